@@ -1,0 +1,53 @@
+"""The FastAPI application: routes are in jobs.py and system.py; errors become one JSON line."""
+
+from __future__ import annotations
+
+import logging
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+
+from gpuherd import __version__
+from gpuherd.api import jobs, system
+from gpuherd.core.states import TransitionError
+from gpuherd.errors import HerdError
+from gpuherd.service import Service
+
+log = logging.getLogger("gpuherd.api")
+
+
+def create_app(service: Service, pid: int, socket_path: str) -> FastAPI:
+    app = FastAPI(title="gpuherd", version=__version__, docs_url=None, redoc_url=None)
+    app.state.service = service
+    app.state.pid = pid
+    app.state.socket_path = socket_path
+    app.state.stop_mode = "leave"
+    app.include_router(jobs.router, prefix="/api/v1")
+    app.include_router(system.router, prefix="/api/v1")
+
+    @app.exception_handler(HerdError)
+    async def herd_error(_: Request, exc: HerdError) -> JSONResponse:
+        return JSONResponse({"error": str(exc)}, status_code=exc.status)
+
+    @app.exception_handler(TransitionError)
+    async def transition_error(_: Request, exc: TransitionError) -> JSONResponse:
+        return JSONResponse({"error": str(exc)}, status_code=409)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err.get('loc', ()) if p != 'body')}: {err.get('msg')}"
+            for err in exc.errors()
+        )
+        return JSONResponse({"error": f"invalid request: {problems}"}, status_code=422)
+
+    @app.exception_handler(Exception)
+    async def crashed(_: Request, exc: Exception) -> JSONResponse:
+        log.exception("request failed")
+        return JSONResponse(
+            {"error": f"internal error ({type(exc).__name__}: {exc}); see daemon.log"},
+            status_code=500,
+        )
+
+    return app

@@ -1,0 +1,187 @@
+"""Routes on jobs: submit, list, show, act, logs, wait. Each parses, calls Service, answers."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from dataclasses import asdict
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import PlainTextResponse, StreamingResponse
+
+from gpuherd.core.states import FINISHED_STATES
+from gpuherd.service import Service
+from gpuherd.wire import IdsRequest, MoveRequest, PriorityRequest, SubmitRequest
+
+router = APIRouter()
+LOG_CHUNK = 64 * 1024
+ACTIONS = ("kill", "rm", "retry", "pause", "resume", "hold", "release")
+
+
+def _service(request: Request) -> Service:
+    service: Service = request.app.state.service
+    return service
+
+
+@router.post("/jobs")
+async def submit(request: Request, body: SubmitRequest) -> dict[str, Any]:
+    return {"ids": _service(request).submit(body.jobs)}
+
+
+@router.get("/jobs")
+async def list_jobs(
+    request: Request,
+    state: Annotated[list[str] | None, Query()] = None,
+    project: str | None = None,
+    all: bool = False,
+    limit: Annotated[int | None, Query(ge=1)] = None,
+) -> dict[str, Any]:
+    return {"jobs": _service(request).list_jobs(state or (), project, all, limit)}
+
+
+@router.get("/jobs/wait")
+async def wait(
+    request: Request,
+    ids: Annotated[list[int], Query()],
+    timeout: Annotated[float, Query(ge=0, le=3600)] = 30.0,
+) -> dict[str, Any]:
+    """Answer once every named job has finished, or when `timeout` runs out (long poll)."""
+    service = _service(request)
+    changes = service.engine.changes.subscribe()
+    try:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            states = {i: service.job_state(i) for i in ids}
+            done = all(s in FINISHED_STATES for s in states.values())
+            left = deadline - loop.time()
+            if done or left <= 0:
+                return {"done": done, "states": {str(i): s.value for i, s in states.items()}}
+            try:
+                await asyncio.wait_for(changes.get(), left)
+            except TimeoutError:
+                pass
+    finally:
+        service.engine.changes.unsubscribe(changes)
+
+
+@router.get("/jobs/{job_id}")
+async def show(request: Request, job_id: int) -> dict[str, Any]:
+    return _service(request).show(job_id)
+
+
+@router.post("/jobs/{action}")
+async def act(request: Request, action: str, body: IdsRequest) -> dict[str, Any]:
+    service = _service(request)
+    verbs = {
+        "kill": service.kill,
+        "rm": service.remove,
+        "retry": service.retry,
+        "pause": service.pause,
+        "resume": service.resume,
+        "hold": service.hold,
+        "release": service.release,
+    }
+    if action not in verbs:
+        from gpuherd.errors import NotFound
+
+        raise NotFound(f"unknown action '{action}': use one of {', '.join(ACTIONS)}")
+    return {"results": [asdict(r) for r in verbs[action](body.ids)]}
+
+
+@router.post("/jobs/{job_id}/priority")
+async def priority(request: Request, job_id: int, body: PriorityRequest) -> dict[str, Any]:
+    return {"message": _service(request).set_priority(job_id, body.priority)}
+
+
+@router.post("/jobs/{job_id}/move")
+async def move(request: Request, job_id: int, body: MoveRequest) -> dict[str, Any]:
+    return {"message": _service(request).move(job_id, body.first, body.before)}
+
+
+@router.get("/jobs/{job_id}/log", response_class=PlainTextResponse)
+async def log(
+    request: Request,
+    job_id: int,
+    stream: str = "stdout",
+    attempt: int | None = None,
+    offset: Annotated[int, Query(ge=0)] = 0,
+) -> PlainTextResponse:
+    path = _service(request).log_path(job_id, stream, attempt)
+    try:
+        with path.open("rb") as f:
+            f.seek(offset)
+            data = f.read()
+    except FileNotFoundError:
+        data = b""
+    return PlainTextResponse(data.decode(errors="replace"))
+
+
+@router.get("/jobs/{job_id}/log/follow")
+async def follow(
+    request: Request,
+    job_id: int,
+    stream: str = "stdout",
+    attempt: int | None = None,
+    offset: Annotated[int, Query(ge=0)] = 0,
+) -> StreamingResponse:
+    """Server-sent events: `data` events carry new log text; an `end` event closes the stream."""
+    service = _service(request)
+    path = service.log_path(job_id, stream, attempt)
+
+    async def events() -> AsyncIterator[str]:
+        changes = service.engine.changes.subscribe()
+        position = offset
+        try:
+            while True:
+                # Read before checking the state, so the last lines are never dropped.
+                chunk = _read(path, position)
+                position += len(chunk)
+                if chunk:
+                    text = chunk.decode(errors="replace")
+                    yield f"data: {json.dumps({'text': text, 'offset': position})}\n\n"
+                    continue
+                state = service.job_state(job_id)
+                if state in FINISHED_STATES and not _read(path, position):
+                    yield f"event: end\ndata: {json.dumps({'state': state.value})}\n\n"
+                    return
+                try:  # the file has no change notification; a state change also wakes us
+                    await asyncio.wait_for(changes.get(), 0.2)
+                except TimeoutError:
+                    pass
+        finally:
+            service.engine.changes.unsubscribe(changes)
+
+    return StreamingResponse(events(), media_type="text/event-stream")
+
+
+@router.get("/events")
+async def events(request: Request) -> StreamingResponse:
+    """Server-sent events: one `data` line per state change, as JSON."""
+    service = _service(request)
+
+    async def stream() -> AsyncIterator[str]:
+        changes = service.engine.changes.subscribe()
+        try:
+            yield ": connected\n\n"
+            while True:
+                change = await changes.get()
+                if change is None:
+                    return
+                yield f"data: {json.dumps(change)}\n\n"
+        finally:
+            service.engine.changes.unsubscribe(changes)
+
+    return StreamingResponse(stream(), media_type="text/event-stream")
+
+
+def _read(path: Any, offset: int) -> bytes:
+    try:
+        with path.open("rb") as f:
+            f.seek(offset)
+            data: bytes = f.read(LOG_CHUNK)
+            return data
+    except FileNotFoundError:
+        return b""

@@ -1,0 +1,84 @@
+"""Routes on the queue, the GPUs and the daemon itself."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from fastapi import APIRouter, Request
+
+from gpuherd.core.model import DeviceState
+from gpuherd.errors import HerdError
+from gpuherd.service import Service
+from gpuherd.wire import GpuAddRequest, StopRequest
+
+router = APIRouter()
+_background: set[asyncio.Task[None]] = set()
+
+
+def _service(request: Request) -> Service:
+    service: Service = request.app.state.service
+    return service
+
+
+@router.post("/queue/pause")
+async def pause_queue(request: Request) -> dict[str, Any]:
+    return {"message": _service(request).pause_queue(True)}
+
+
+@router.post("/queue/resume")
+async def resume_queue(request: Request) -> dict[str, Any]:
+    return {"message": _service(request).pause_queue(False)}
+
+
+@router.get("/gpus")
+async def gpus(request: Request) -> dict[str, Any]:
+    return _service(request).gpus()
+
+
+@router.post("/gpus")
+async def gpu_add(request: Request, body: GpuAddRequest) -> dict[str, Any]:
+    return {"message": _service(request).gpu_add(body.index, body.slots)}
+
+
+@router.delete("/gpus/{index}")
+async def gpu_remove(request: Request, index: int) -> dict[str, Any]:
+    return {"message": _service(request).gpu_remove(index)}
+
+
+@router.post("/gpus/{index}/{action}")
+async def gpu_state(request: Request, index: int, action: str) -> dict[str, Any]:
+    states = {"drain": DeviceState.DRAINING, "enable": DeviceState.ENABLED}
+    if action not in states:
+        raise HerdError(f"unknown GPU action '{action}': use drain or enable")
+    return {"message": _service(request).gpu_state(index, states[action])}
+
+
+@router.get("/daemon")
+async def status(request: Request) -> dict[str, Any]:
+    return _service(request).status(request.app.state.pid, request.app.state.socket_path)
+
+
+@router.post("/daemon/stop")
+async def stop(request: Request, body: StopRequest) -> dict[str, Any]:
+    if body.mode not in ("leave", "drain", "kill"):
+        raise HerdError(f"unknown stop mode '{body.mode}': use leave, drain or kill")
+    engine = _service(request).engine
+    server = request.app.state.server
+    running = len(engine.live)
+
+    async def stop_after_jobs() -> None:
+        await engine.drain(kill=body.mode == "kill")
+        server.should_exit = True
+
+    if body.mode == "leave":
+        server.should_exit = True
+        message = f"stopping; {running} running job(s) go on and the next daemon re-attaches"
+    else:
+        task = asyncio.create_task(stop_after_jobs())
+        _background.add(task)
+        task.add_done_callback(_background.discard)
+        verb = "killing" if body.mode == "kill" else "waiting for"
+        message = f"stopping after {verb} {running} running job(s)"
+    engine.changes.close()  # open event streams end, so the server can close
+    return {"message": message, "running": running}

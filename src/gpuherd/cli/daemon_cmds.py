@@ -1,0 +1,135 @@
+"""`gpuherd daemon start|stop|status`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import click
+
+from gpuherd import paths
+from gpuherd.cli import render
+from gpuherd.cli.options import json_option
+from gpuherd.client import Client
+from gpuherd.errors import DaemonError, HerdError
+
+START_TIMEOUT = 30.0
+
+
+@click.group()
+def daemon() -> None:
+    """Start, stop or inspect the per-user daemon that holds the queue."""
+
+
+@daemon.command()
+@click.option("--gpus", help="GPU indices to use: 0,1,2,3; a repeated index is another slot.")
+@click.option("--fake-gpus", help="Pretend: 4, 2x24GiB,1x80GiB, or a JSON state file.")
+@click.option("--slots", type=click.IntRange(1), help="Jobs that may share each GPU.")
+@click.option("--foreground", is_flag=True, help="Run in this terminal (logs to stderr).")
+def start(gpus: str | None, fake_gpus: str | None, slots: int | None, foreground: bool) -> None:
+    """Start the daemon; returns once it answers. Without --gpus it finds the GPUs (NVML)."""
+    from gpuherd.gpus.spec import parse_gpu_spec
+
+    if gpus is not None and fake_gpus is not None:
+        raise click.UsageError("--gpus and --fake-gpus exclude each other: pass one")
+    if gpus is not None:
+        try:
+            parse_gpu_spec(gpus)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--gpus") from None
+    client = Client()
+    if client.is_up():
+        pid = client.get("/daemon")["pid"]
+        raise HerdError(
+            f"a daemon is already running for {client.home} (pid {pid}): "
+            "`gpuherd daemon stop` stops it"
+        )
+    args = [sys.executable, "-m", "gpuherd.daemon", "--home", str(client.home)]
+    for flag, value in (("--gpus", gpus), ("--fake-gpus", fake_gpus), ("--slots", slots)):
+        if value is not None:
+            args += [flag, str(value)]
+    if foreground:
+        os.execv(sys.executable, args)
+    client.home.mkdir(parents=True, exist_ok=True)
+    log_path = paths.daemon_log(client.home)
+    with log_path.open("ab") as log, open(os.devnull, "rb") as devnull:
+        proc = subprocess.Popen(args, stdin=devnull, stdout=log, stderr=log, start_new_session=True)
+    status = _wait_until_up(client, proc)
+    click.echo(
+        f"daemon started (pid {status['pid']}, {status['probe']}); socket {status['socket']}"
+    )
+
+
+def _wait_until_up(client: Client, proc: subprocess.Popen[bytes]) -> dict[str, object]:
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline:
+        code = proc.poll()
+        if code is not None:
+            raise DaemonError(_last_error(client) or f"the daemon exited with status {code}")
+        try:
+            status: dict[str, object] = client.get("/daemon")
+            return status
+        except DaemonError:
+            time.sleep(0.02)
+    raise DaemonError(
+        f"the daemon did not answer within {START_TIMEOUT:g}s; see {paths.daemon_log(client.home)}"
+    )
+
+
+def _last_error(client: Client) -> str | None:
+    try:
+        lines = paths.daemon_log(client.home).read_text(errors="replace").splitlines()
+    except OSError:
+        return None
+    for line in reversed(lines):
+        if line.startswith("gpuherd daemon: "):
+            return line.removeprefix("gpuherd daemon: ")
+    return None
+
+
+@daemon.command()
+@click.option("--drain", "mode", flag_value="drain", help="Wait for running jobs to finish.")
+@click.option("--kill", "mode", flag_value="kill", help="Kill running jobs first.")
+def stop(mode: str | None) -> None:
+    """Stop the daemon. Running jobs keep running and the next daemon re-attaches to them."""
+    client = Client()
+    status = client.get("/daemon")
+    answer = client.post("/daemon/stop", {"mode": mode or "leave"})
+    click.echo(answer["message"])
+    _wait_for_exit(int(status["pid"]))
+    click.echo("daemon stopped")
+
+
+def _wait_for_exit(pid: int) -> None:
+    import psutil
+
+    try:
+        psutil.Process(pid).wait(timeout=None)
+    except psutil.NoSuchProcess:
+        pass
+
+
+@daemon.command()
+@json_option()
+def status(as_json: bool) -> None:
+    """Is a daemon running? Its pid, socket, GPUs, version and uptime."""
+    client = Client()
+    try:
+        answer = client.get("/daemon")
+    except DaemonError as exc:
+        if as_json:
+            click.echo(json.dumps({"running": False, "home": str(client.home)}))
+        else:
+            click.echo(str(exc))
+        sys.exit(3)
+    answer["running"] = True
+    if as_json:
+        click.echo(json.dumps(answer, indent=1))
+    else:
+        render.daemon_status(answer)
+
+
+COMMANDS = [daemon]

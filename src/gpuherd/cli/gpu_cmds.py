@@ -1,0 +1,63 @@
+"""`gpuherd gpus`: list the GPUs, and add, remove, drain or enable them while the daemon runs."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from gpuherd.cli import render
+from gpuherd.cli.options import json_option
+from gpuherd.client import Client
+
+
+@click.group(invoke_without_command=True)
+@json_option()
+@click.pass_context
+def gpus(ctx: click.Context, as_json: bool) -> None:
+    """List the GPUs: slots, state, memory and the jobs on each."""
+    if ctx.invoked_subcommand is not None:
+        return
+    answer = Client().get("/gpus")
+    if as_json:
+        click.echo(json.dumps(answer, indent=1))
+    else:
+        render.gpu_table(answer)
+
+
+@gpus.command()
+@click.argument("index", type=click.IntRange(0))
+@click.option(
+    "--slots",
+    type=click.IntRange(1),
+    default=1,
+    show_default=True,
+    help="Jobs that may share this GPU.",
+)
+def add(index: int, slots: int) -> None:
+    """Add GPU INDEX (or change its slots); takes effect at once."""
+    click.echo(Client().post("/gpus", {"index": index, "slots": slots})["message"])
+
+
+@gpus.command()
+@click.argument("index", type=click.IntRange(0))
+def remove(index: int) -> None:
+    """Stop using GPU INDEX; jobs running on it go on."""
+    click.echo(Client().delete(f"/gpus/{index}")["message"])
+
+
+@gpus.command()
+@click.argument("index", type=click.IntRange(0))
+def drain(index: int) -> None:
+    """Let jobs on GPU INDEX finish and start nothing new there."""
+    click.echo(Client().post(f"/gpus/{index}/drain")["message"])
+
+
+@gpus.command()
+@click.argument("index", type=click.IntRange(0))
+def enable(index: int) -> None:
+    """Use a drained GPU again."""
+    click.echo(Client().post(f"/gpus/{index}/enable")["message"])
+
+
+COMMANDS = [gpus]

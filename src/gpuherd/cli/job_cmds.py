@@ -1,0 +1,220 @@
+"""`submit`, `ls`, `show`, `log`, `wait`: put jobs in and look at them."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from typing import Any
+
+import click
+
+from gpuherd.cli import render
+from gpuherd.cli.options import DURATION, ENV_PAIR, IDS, SIZE, expand_ids, ids_argument, json_option
+from gpuherd.client import Client
+from gpuherd.core.commands import command_from_args, command_lines
+from gpuherd.errors import HerdError
+
+FINISHED = {"succeeded", "failed", "killed", "cancelled", "lost"}
+
+
+@click.command(context_settings={"allow_interspersed_args": False})
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+@click.option("--name", help="A name to find the job by.")
+@click.option(
+    "--gpus",
+    "gpus",
+    type=click.IntRange(0, 64),
+    default=1,
+    show_default=True,
+    help="GPUs the job needs (0 = CPU-only).",
+)
+@click.option("--mem", type=SIZE, help="GPU memory needed on each GPU, e.g. 10GiB.")
+@click.option("--priority", type=int, default=0, show_default=True, help="Higher runs first.")
+@click.option("--after", type=IDS, help="Start only after these jobs succeeded (e.g. 3,5-7).")
+@click.option(
+    "--retries",
+    type=click.IntRange(0),
+    default=0,
+    show_default=True,
+    help="Run a failed job again up to N times.",
+)
+@click.option("--timeout", type=DURATION, help="Stop an attempt after this long (90s, 2h).")
+@click.option(
+    "--grace",
+    type=DURATION,
+    default="10s",
+    show_default=True,
+    help="Time between SIGTERM and SIGKILL when the job is stopped.",
+)
+@click.option("--hold", is_flag=True, help="Queue it held; `gpuherd release` lets it run.")
+@click.option("--project", help="Group jobs by project (ls --project).")
+@click.option(
+    "--cwd",
+    type=click.Path(exists=True, file_okay=False, resolve_path=True),
+    help="Working directory (default: the current one).",
+)
+@click.option(
+    "--env",
+    "env_pairs",
+    type=ENV_PAIR,
+    multiple=True,
+    help="Set NAME=VALUE for the job (repeatable).",
+)
+@click.option(
+    "--file",
+    "file",
+    type=click.File("r"),
+    help="Submit one job per line of FILE ('-' = stdin); # comments are skipped.",
+)
+@click.option("-q", "--quiet", is_flag=True, help="Print only the job ids.")
+@json_option()
+def submit(
+    command: tuple[str, ...],
+    file: Any,
+    env_pairs: tuple[tuple[str, str], ...],
+    quiet: bool,
+    as_json: bool,
+    **opts: Any,
+) -> None:
+    """Queue a command: `gpuherd submit -- python train.py --lr 0.1`.
+
+    One argument is run as written by sh (pipes, &&); several are quoted and joined.
+    """
+    if file is not None and command:
+        raise click.UsageError("give a command or --file, not both")
+    commands = list(command_lines(file)) if file is not None else []
+    if file is None:
+        if not command:
+            raise click.UsageError("no command: gpuherd submit -- python train.py")
+        commands = [command_from_args(command)]
+    if not commands:
+        raise HerdError("the file holds no command (only comments or blank lines)")
+    base = {
+        "cwd": opts.pop("cwd") or os.getcwd(),
+        "env": dict(os.environ),
+        "env_overrides": dict(env_pairs),
+        "after": opts.pop("after") or [],
+        **opts,
+    }
+    jobs = [{**base, "command": c} for c in commands]
+    ids = Client().post("/jobs", {"jobs": jobs})["ids"]
+    if as_json:
+        click.echo(json.dumps({"ids": ids}))
+    elif quiet:
+        click.echo("\n".join(str(i) for i in ids))
+    else:
+        click.echo(
+            f"submitted job {render.id_ranges(ids)}"
+            if len(ids) == 1
+            else f"submitted {len(ids)} jobs: {render.id_ranges(ids)}"
+        )
+
+
+@click.command(name="ls")
+@click.option("-a", "--all", "all_jobs", is_flag=True, help="Every job, finished ones too.")
+@click.option(
+    "--state",
+    "states",
+    multiple=True,
+    help="Only jobs in this state (repeatable): queued, running, failed, ...",
+)
+@click.option("--project", help="Only jobs of this project.")
+@click.option(
+    "--limit",
+    type=click.IntRange(1),
+    default=None,
+    help="Show at most N waiting jobs (default 100 in the table, all with --json).",
+)
+@json_option()
+def list_jobs(
+    all_jobs: bool, states: tuple[str, ...], project: str | None, limit: int | None, as_json: bool
+) -> None:
+    """List running and queued jobs and the most recent finished ones."""
+    if limit is None and not as_json and not all_jobs:
+        limit = render.DEFAULT_LS_LIMIT
+    client = Client()
+    jobs = client.get(
+        "/jobs", state=list(states), project=project, all=all_jobs or None, limit=limit
+    )["jobs"]
+    if as_json:
+        click.echo(json.dumps(jobs, indent=1))
+        return
+    counts = client.get("/daemon")["counts"] if limit else {}
+    render.job_table(jobs, counts, limit)
+
+
+@click.command()
+@click.argument("job_id", type=click.IntRange(1))
+@json_option()
+def show(job_id: int, as_json: bool) -> None:
+    """Everything about one job: command, GPUs, attempts, outcome, and its stderr tail."""
+    detail = Client().get(f"/jobs/{job_id}")
+    if as_json:
+        click.echo(json.dumps(detail, indent=1))
+    else:
+        render.job_detail(detail)
+
+
+@click.command()
+@click.argument("job_id", type=click.IntRange(1))
+@click.option("-f", "--follow", is_flag=True, help="Keep printing new output until the job ends.")
+@click.option("--stderr", is_flag=True, help="Show stderr instead of stdout.")
+@click.option("--attempt", type=click.IntRange(1), help="An earlier attempt (default: the last).")
+def log(job_id: int, follow: bool, stderr: bool, attempt: int | None) -> None:
+    """Print a job's output (stdout, or --stderr)."""
+    client = Client()
+    stream = "stderr" if stderr else "stdout"
+    if not follow:
+        text = client.request(
+            "GET",
+            f"/jobs/{job_id}/log?stream={stream}" + (f"&attempt={attempt}" if attempt else ""),
+            raw=True,
+        )
+        sys.stdout.write(text)
+        return
+    for event, data in client.stream(f"/jobs/{job_id}/log/follow", stream=stream, attempt=attempt):
+        if event == "end":
+            break
+        sys.stdout.write(data["text"])
+        sys.stdout.flush()
+
+
+@click.command()
+@ids_argument(required=False)
+@click.option("--timeout", type=DURATION, help="Give up after this long (exit 2).")
+@click.option("-q", "--quiet", is_flag=True, help="Print nothing; the exit status tells.")
+def wait(ids: tuple[str, ...], timeout: float | None, quiet: bool) -> None:
+    """Wait until jobs finish (default: every job queued or running now).
+
+    Exit 0 when all succeeded, 1 when any did not, 2 on --timeout.
+    """
+    client = Client()
+    wanted = (
+        expand_ids(ids)
+        if ids
+        else [j["id"] for j in client.get("/jobs", all=True)["jobs"] if j["state"] not in FINISHED]
+    )
+    deadline = None if timeout is None else time.monotonic() + timeout
+    states: dict[str, str] = {}
+    while wanted:
+        left = 30.0 if deadline is None else max(0.0, min(30.0, deadline - time.monotonic()))
+        answer = client.get("/jobs/wait", ids=wanted, timeout=left)
+        states = answer["states"]
+        if answer["done"]:
+            break
+        if deadline is not None and time.monotonic() >= deadline:
+            if not quiet:
+                waiting = [i for i, s in states.items() if s not in FINISHED]
+                click.echo(f"gave up waiting; still unfinished: {', '.join(waiting)}", err=True)
+            sys.exit(2)
+    bad = {i: s for i, s in states.items() if s != "succeeded"}
+    if not quiet:
+        for job_id, state in bad.items():
+            click.echo(f"job {job_id}: {state}", err=True)
+        click.echo(f"{len(states) - len(bad)} of {len(states)} job(s) succeeded")
+    sys.exit(1 if bad else 0)
+
+
+COMMANDS = [submit, list_jobs, show, log, wait]

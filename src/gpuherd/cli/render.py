@@ -1,0 +1,182 @@
+"""Tables and detail views for people (rich, imported only when something is printed)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from gpuherd.core.idspec import format_ids
+from gpuherd.core.units import format_duration, format_size
+
+DEFAULT_LS_LIMIT = 100
+_STATE_STYLE = {
+    "running": "green",
+    "paused": "yellow",
+    "queued": "cyan",
+    "held": "magenta",
+    "succeeded": "green",
+    "failed": "red",
+    "killed": "red",
+    "lost": "red",
+    "cancelled": "dim",
+}
+
+
+def id_ranges(ids: Sequence[int]) -> str:
+    return format_ids(list(ids))
+
+
+def _console() -> Any:
+    from rich.console import Console
+
+    return Console(highlight=False, soft_wrap=False)
+
+
+def runtime(job: dict[str, Any], now: float | None = None) -> str:
+    start = job.get("started_at")
+    if not start or job["state"] in ("queued", "held"):
+        return ""
+    end = job.get("ended_at") or (now or time.time())
+    return format_duration(max(0.0, end - start))
+
+
+def info(job: dict[str, Any]) -> str:
+    """The one phrase that says why a job is where it is."""
+    if job["state"] in ("queued", "held"):
+        return str(job.get("reason") or "")
+    if job.get("outcome") and job["state"] not in ("running", "paused"):
+        outcome = job["outcome"]
+        if outcome == "exit":
+            return f"exit {job['exit_code']}"
+        if outcome == "signal":
+            return f"signal {job['signal']}"
+        return str(outcome)
+    return ""
+
+
+def job_table(jobs: list[dict[str, Any]], counts: dict[str, int], limit: int | None) -> None:
+    from rich.table import Table
+
+    console = _console()
+    if not jobs:
+        console.print("no jobs" + (" (ls --all shows finished ones)" if counts else ""))
+        return
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    for column in ("ID", "STATE", "NAME", "GPUS", "PRIO", "TIME", "INFO", "COMMAND"):
+        table.add_column(column, no_wrap=column != "COMMAND", overflow="ellipsis")
+    now = time.time()
+    for job in jobs:
+        state = job["state"]
+        gpus = ",".join(str(g) for g in job["gpus"]) if state in ("running", "paused") else ""
+        if not gpus and state in ("queued", "held"):
+            gpus = f"({job['gpus_requested']})"
+        table.add_row(
+            str(job["id"]),
+            f"[{_STATE_STYLE.get(state, '')}]{state}[/]",
+            job["name"] or "",
+            gpus,
+            str(job["priority"]),
+            runtime(job, now),
+            info(job),
+            job["command"].replace("\n", " "),
+        )
+    console.print(table)
+    waiting = counts.get("queued", 0) + counts.get("held", 0)
+    shown = sum(1 for j in jobs if j["state"] in ("queued", "held"))
+    if limit and waiting > shown:
+        console.print(f"… and {waiting - shown} more waiting jobs (gpuherd ls --all)")
+
+
+def job_detail(job: dict[str, Any]) -> None:
+    console = _console()
+    rows = [
+        ("job", f"{job['id']}" + (f" ({job['name']})" if job["name"] else "")),
+        ("state", job["state"] + (f" — {info(job)}" if info(job) else "")),
+        ("command", job["command"]),
+        ("cwd", job["cwd"]),
+        ("gpus", ",".join(str(g) for g in job["gpus"]) or "-"),
+        (
+            "requested",
+            f"{job['gpus_requested']} GPU(s)"
+            + (f", {format_size(job['mem'])} each" if job.get("mem") else ""),
+        ),
+        ("priority", str(job["priority"])),
+        ("project", job["project"] or "-"),
+        ("pid", str(job["pid"] or "-")),
+        ("attempt", f"{job['attempt']} (retries allowed: {job['retries']})"),
+        ("created", _when(job["created_at"])),
+        ("started", _when(job["started_at"])),
+        ("ended", _when(job["ended_at"])),
+        ("run time", runtime(job) or "-"),
+        ("folder", job["job_dir"]),
+    ]
+    if job.get("message"):
+        rows.insert(2, ("message", job["message"]))
+    if job.get("after"):
+        rows.append(("after", id_ranges(job["after"])))
+    if job.get("timeout"):
+        rows.append(("timeout", format_duration(job["timeout"])))
+    for key, value in job.get("env_overrides", {}).items():
+        rows.append(("env", f"{key}={value}"))
+    width = max(len(k) for k, _ in rows)
+    for key, value in rows:
+        console.print(f"[bold]{key:<{width}}[/]  {value}", markup=True, highlight=False)
+    if len(job.get("attempts", [])) > 1:
+        console.print("[bold]attempts[/]")
+        for a in job["attempts"]:
+            outcome = info({**a, "state": "ended"}) or "running"
+            gpus = ",".join(str(g) for g in a["gpus"]) or "-"
+            console.print(
+                f"  {a['number']}: {outcome} on GPU {gpus}, pid {a['pid']}, "
+                f"started {_when(a['started_at'])}"
+            )
+    if job.get("stderr_tail") and job["state"] not in ("succeeded", "running", "queued"):
+        console.print("[bold]last lines of stderr[/]")
+        for line in job["stderr_tail"]:
+            console.print("  " + line, markup=False)
+
+
+def gpu_table(answer: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    console = _console()
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    for column in ("GPU", "NAME", "STATE", "SLOTS", "MEMORY", "FOREIGN", "JOBS"):
+        table.add_column(column, no_wrap=True)
+    for gpu in answer["gpus"]:
+        total, used = gpu.get("memory_total"), gpu.get("memory_used")
+        memory = f"{format_size(used or 0)} / {format_size(total)}" if total else "-"
+        table.add_row(
+            str(gpu["index"]),
+            gpu["name"],
+            gpu["state"],
+            f"{len(gpu['jobs'])}/{gpu['slots']}",
+            memory,
+            str(gpu["foreign_processes"] or ""),
+            id_ranges(gpu["jobs"]) if gpu["jobs"] else "",
+        )
+    console.print(table)
+    if answer.get("missing"):
+        console.print(f"configured but not seen by the probe: {id_ranges(answer['missing'])}")
+    console.print(f"[dim]probe: {answer['probe']}[/]")
+
+
+def daemon_status(status: dict[str, Any]) -> None:
+    counts = ", ".join(f"{n} {state}" for state, n in sorted(status["counts"].items())) or "empty"
+    lines = [
+        f"running: pid {status['pid']}, version {status['version']}",
+        f"up: {format_duration(max(status['uptime'], 0.1))}",
+        f"home: {status['home']}",
+        f"socket: {status['socket']}",
+        f"gpus: {','.join(str(i) for i in status['gpus']) or 'none'} ({status['probe']})",
+        f"queue: {'paused' if status['queue_paused'] else 'dispatching'}; jobs: {counts}",
+    ]
+    print("\n".join(lines))
+
+
+def _when(ts: float | None) -> str:
+    if not ts:
+        return "-"
+    return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S")

@@ -1,0 +1,66 @@
+"""Job id lists as the CLI takes them: "3-7,9", "1 2 3" (several argv words), "5"."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+MAX_IDS = 1_000_000
+"""More ids than this in one spec is a typo ("1-10000000"), not a request."""
+
+_HELP = "use ids like 5, 3-7,9 or 1 2 3"
+_ID_RE = re.compile(r"(\d+)(?:-(\d+))?")
+
+
+def split_items(tokens: str | Sequence[str]) -> list[str]:
+    """Items of a comma- or space-separated list given as one string or argv words.
+
+    An empty item ("0,,1", a trailing comma, a blank word) comes back as "" so the caller can
+    reject it with its own message instead of silently dropping it.
+    """
+    words = [tokens] if isinstance(tokens, str) else list(tokens)
+    items: list[str] = []
+    for word in words:
+        items.extend(re.split(r"\s*,\s*|\s+", word.strip()))
+    return items
+
+
+def parse_ids(text: str | Sequence[str]) -> list[int]:
+    """Sorted, unique job ids; ValueError with one line saying what is wrong."""
+    shown = text if isinstance(text, str) else " ".join(text)
+    items = split_items(text)
+    if not any(items):
+        raise ValueError(f"no job ids given: {_HELP}")
+    ids: set[int] = set()
+    for item in items:
+        first, last = _parse_item(item, shown)
+        if len(ids) + (last - first + 1) > MAX_IDS:
+            raise ValueError(f"too many job ids in {shown!r}: at most {MAX_IDS:,} at once")
+        ids.update(range(first, last + 1))
+    return sorted(ids)
+
+
+def _parse_item(item: str, shown: str) -> tuple[int, int]:
+    if not item:
+        raise ValueError(f"empty job id in {shown!r}: {_HELP}")
+    match = _ID_RE.fullmatch(item)
+    if match is None:
+        raise ValueError(f"invalid job id {item!r} in {shown!r}: {_HELP}")
+    first = int(match.group(1))
+    last = first if match.group(2) is None else int(match.group(2))
+    if first == 0:
+        raise ValueError(f"invalid job id {item!r} in {shown!r}: ids start at 1")
+    if last < first:
+        raise ValueError(f"invalid range {item!r} in {shown!r}: write it as {last}-{first}")
+    return first, last
+
+
+def format_ids(ids: Iterable[int]) -> str:
+    """The shortest spec `parse_ids` reads back as `ids`: [3, 4, 5, 9] -> "3-5,9"."""
+    runs: list[list[int]] = []
+    for i in sorted(set(ids)):
+        if runs and i == runs[-1][1] + 1:
+            runs[-1][1] = i
+        else:
+            runs.append([i, i])
+    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)

@@ -1,0 +1,73 @@
+"""What an ended attempt means for its job: the outcome, and the state that follows (pure)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from gpuherd.core.model import Job, Outcome
+from gpuherd.core.states import Event, JobState, OutcomeKind
+
+_CUDA_OOM = re.compile(
+    r"CUDA out of memory|OutOfMemoryError|CUDA_ERROR_OUT_OF_MEMORY|"
+    r"cudaErrorMemoryAllocation|RESOURCE_EXHAUSTED: Out of memory"
+)
+
+
+@dataclass(frozen=True)
+class Ended:
+    """An attempt's end as observed: exit code or signal, both None when it vanished."""
+
+    exit_code: int | None
+    signal: int | None
+    stop_reason: OutcomeKind | None = None
+    """Why gpuherd itself stopped it, if it did: KILLED, TIMEOUT, or None."""
+    requeue: bool = False
+    """gpuherd stopped it to queue it again (`retry` of a running job)."""
+
+
+@dataclass(frozen=True)
+class Next:
+    event: Event
+    state: JobState
+    outcome: Outcome
+    cancel_waiters: bool
+    """The job ended badly for good: jobs waiting for it end as dependency_failed."""
+
+
+def classify(ended: Ended, stderr_tail: str = "") -> Outcome:
+    if ended.exit_code is None and ended.signal is None:
+        return Outcome(OutcomeKind.LOST, message="the process vanished without an exit status")
+    if ended.stop_reason is OutcomeKind.TIMEOUT:
+        return Outcome(OutcomeKind.TIMEOUT, ended.exit_code, ended.signal)
+    if ended.stop_reason is OutcomeKind.KILLED:
+        return Outcome(OutcomeKind.KILLED, ended.exit_code, ended.signal)
+    if ended.signal is not None:
+        return Outcome(OutcomeKind.SIGNAL, signal=ended.signal)
+    if ended.exit_code != 0 and _CUDA_OOM.search(stderr_tail):
+        return Outcome(OutcomeKind.CUDA_OOM, ended.exit_code, message="CUDA out of memory")
+    return Outcome(OutcomeKind.EXIT, ended.exit_code)
+
+
+def after_attempt(job: Job, ended: Ended, outcome: Outcome) -> Next:
+    """The state a running (or paused) job moves to once its attempt has ended."""
+    if ended.requeue:
+        return Next(Event.RETRY, JobState.QUEUED, outcome, cancel_waiters=False)
+    if outcome.success:
+        return Next(Event.SUCCEED, JobState.SUCCEEDED, outcome, cancel_waiters=False)
+    if outcome.kind is OutcomeKind.KILLED:
+        return Next(Event.KILL, JobState.KILLED, outcome, cancel_waiters=True)
+    if retries_left(job) > 0:
+        return Next(Event.RETRY, JobState.QUEUED, outcome, cancel_waiters=False)
+    if outcome.kind is OutcomeKind.LOST:
+        return Next(Event.LOSE, JobState.LOST, outcome, cancel_waiters=True)
+    return Next(Event.FAIL, JobState.FAILED, outcome, cancel_waiters=True)
+
+
+def retries_left(job: Job) -> int:
+    """Automatic retries still allowed after the current attempt."""
+    return max(0, job.spec.retries + 1 - job.attempt)
+
+
+def dependency_failed(dep_id: int, dep_state: JobState) -> Outcome:
+    return Outcome(OutcomeKind.DEPENDENCY_FAILED, message=f"job {dep_id} ended {dep_state.value}")

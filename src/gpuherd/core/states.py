@@ -1,0 +1,106 @@
+"""Job states, outcomes and the one table of allowed transitions (pure)."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class JobState(StrEnum):
+    QUEUED = "queued"
+    HELD = "held"
+    RUNNING = "running"
+    PAUSED = "paused"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    KILLED = "killed"
+    CANCELLED = "cancelled"
+    LOST = "lost"
+
+
+ACTIVE_STATES = frozenset({JobState.QUEUED, JobState.HELD, JobState.RUNNING, JobState.PAUSED})
+LIVE_STATES = frozenset({JobState.RUNNING, JobState.PAUSED})
+"""States in which a job has a process and holds GPUs."""
+FINISHED_STATES = frozenset(
+    {JobState.SUCCEEDED, JobState.FAILED, JobState.KILLED, JobState.CANCELLED, JobState.LOST}
+)
+BAD_END_STATES = FINISHED_STATES - {JobState.SUCCEEDED}
+
+
+class OutcomeKind(StrEnum):
+    """Why an attempt ended; kept apart from the state (see DESIGN.md, Job life)."""
+
+    EXIT = "exit"  # the command exited; see exit_code (0 = success)
+    SIGNAL = "signal"  # the command died of a signal it did not get from gpuherd
+    KILLED = "killed"  # gpuherd stopped it on request (kill, retry of a running job)
+    TIMEOUT = "timeout"
+    CUDA_OOM = "cuda_oom"
+    SPAWN_ERROR = "spawn_error"
+    DEPENDENCY_FAILED = "dependency_failed"
+    CANCELLED = "cancelled"  # removed from the queue before it ran
+    LOST = "lost"  # the process vanished and no exit status could be found
+
+
+class Event(StrEnum):
+    START = "start"
+    SUCCEED = "succeed"
+    FAIL = "fail"
+    KILL = "kill"
+    PAUSE = "pause"
+    RESUME = "resume"
+    HOLD = "hold"
+    RELEASE = "release"
+    CANCEL = "cancel"
+    LOSE = "lose"
+    RETRY = "retry"
+
+
+S = JobState
+TRANSITIONS: dict[tuple[JobState, Event], JobState] = {
+    (S.QUEUED, Event.START): S.RUNNING,
+    (S.QUEUED, Event.HOLD): S.HELD,
+    (S.QUEUED, Event.CANCEL): S.CANCELLED,
+    (S.QUEUED, Event.FAIL): S.FAILED,  # a spawn error ends a job that never ran
+    (S.HELD, Event.RELEASE): S.QUEUED,
+    (S.HELD, Event.CANCEL): S.CANCELLED,
+    (S.RUNNING, Event.SUCCEED): S.SUCCEEDED,
+    (S.RUNNING, Event.FAIL): S.FAILED,
+    (S.RUNNING, Event.KILL): S.KILLED,
+    (S.RUNNING, Event.PAUSE): S.PAUSED,
+    (S.RUNNING, Event.LOSE): S.LOST,
+    (S.RUNNING, Event.RETRY): S.QUEUED,  # an automatic retry, or `retry` of a running job
+    (S.PAUSED, Event.RESUME): S.RUNNING,
+    (S.PAUSED, Event.SUCCEED): S.SUCCEEDED,  # a paused process can still be killed from outside
+    (S.PAUSED, Event.FAIL): S.FAILED,
+    (S.PAUSED, Event.KILL): S.KILLED,
+    (S.PAUSED, Event.LOSE): S.LOST,
+    (S.PAUSED, Event.RETRY): S.QUEUED,
+    (S.FAILED, Event.RETRY): S.QUEUED,
+    (S.KILLED, Event.RETRY): S.QUEUED,
+    (S.LOST, Event.RETRY): S.QUEUED,
+    (S.CANCELLED, Event.RETRY): S.QUEUED,
+    (S.SUCCEEDED, Event.RETRY): S.QUEUED,
+}
+del S
+
+
+class TransitionError(ValueError):
+    """A state change that the TRANSITIONS table does not allow."""
+
+    def __init__(self, state: JobState, event: Event) -> None:
+        allowed = sorted(e.value for (s, e) in TRANSITIONS if s == state)
+        hint = f"allowed: {', '.join(allowed)}" if allowed else "no change is allowed"
+        super().__init__(f"cannot {event.value} a job that is {state.value} ({hint})")
+        self.state = state
+        self.event = event
+
+
+def transition(state: JobState, event: Event) -> JobState:
+    """The state after `event`, or TransitionError when the table does not allow it."""
+    try:
+        return TRANSITIONS[(state, event)]
+    except KeyError:
+        raise TransitionError(state, event) from None
+
+
+def can(state: JobState, event: Event) -> bool:
+    return (state, event) in TRANSITIONS

@@ -1,0 +1,107 @@
+"""Sizes and durations as people type them ("24GiB", "1h30m") and as gpuherd prints them."""
+
+from __future__ import annotations
+
+import math
+import re
+from fractions import Fraction
+
+_SIZE_UNITS: dict[str, int] = {
+    "": 1,
+    "b": 1,
+    "k": 2**10,
+    "kib": 2**10,
+    "kb": 10**3,
+    "m": 2**20,
+    "mib": 2**20,
+    "mb": 10**6,
+    "g": 2**30,
+    "gib": 2**30,
+    "gb": 10**9,
+    "t": 2**40,
+    "tib": 2**40,
+    "tb": 10**12,
+}
+_SIZE_RE = re.compile(r"([+-]?)\s*(\d+(?:\.\d*)?|\.\d+)\s*([a-z]*)")
+_SIZE_HELP = "use bytes or a value like 512MiB, 24GiB, 1.5GiB (GB = 10**9 bytes, GiB = 2**30)"
+
+_FORMAT_UNITS = (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10))
+
+_DURATION_UNITS = (("d", 86400), ("h", 3600), ("m", 60), ("s", 1))
+_NUMBER = r"(\d+(?:\.\d*)?|\.\d+)"
+# Units in falling order, each at most once, so "30m1h" or "1h1h" is rejected as a typo.
+_DURATION_RE = re.compile("".join(f"(?:{_NUMBER}{unit})?" for unit, _ in _DURATION_UNITS))
+_DURATION_HELP = "use a number of seconds or a value like 90s, 10m, 2h, 1h30m"
+
+
+def parse_size(text: str, *, allow_zero: bool = False) -> int:
+    """Bytes in `text`: "24GiB", "24G" and "24 gib" are 24 * 2**30; "24GB" is 24 * 10**9.
+
+    A plain integer is bytes. Zero is rejected unless `allow_zero` (for "memory used").
+    """
+    match = _SIZE_RE.fullmatch(text.strip().lower())
+    if match is None or match.group(3) not in _SIZE_UNITS:
+        raise ValueError(f"invalid size {text!r}: {_SIZE_HELP}")
+    sign, number, unit = match.groups()
+    if not unit and "." in number:
+        raise ValueError(
+            f"invalid size {text!r}: a size without a unit is whole bytes; {_SIZE_HELP}"
+        )
+    # Fraction, not float: "1.1TiB" must give the same bytes on every machine.
+    value = round(Fraction(number) * _SIZE_UNITS[unit])
+    if sign == "-" or value < 0 or (value == 0 and not allow_zero):
+        limit = "zero or more" if allow_zero else "greater than zero"
+        raise ValueError(f"invalid size {text!r}: must be {limit}; {_SIZE_HELP}")
+    return value
+
+
+def format_size(n: int) -> str:
+    """ "24.0 GiB", "512.0 MiB", "512 B": binary units, one decimal."""
+    if n < 0:
+        return "-" + format_size(-n)
+    for name, factor in _FORMAT_UNITS:
+        # Also move up where the unit below would round to "1024.0": 2**20 - 1 is "1.0 MiB".
+        if n >= factor or round(n / (factor // 1024), 1) >= 1024:
+            return f"{n / factor:.1f} {name}"
+    return f"{n} B"
+
+
+def parse_duration(text: str) -> float:
+    """Seconds in `text`: "90", "90s", "1.5m", "2h", "1d", "1h30m", "2h30m10s"."""
+    compact = re.sub(r"\s+", "", text.lower())
+    if compact.startswith("-"):
+        raise ValueError(f"invalid duration {text!r}: must be greater than zero; {_DURATION_HELP}")
+    plain = re.fullmatch(_NUMBER, compact)
+    match = None if plain else _DURATION_RE.fullmatch(compact)
+    if plain is not None:
+        seconds = float(plain.group(1))
+    elif match is not None and compact:
+        seconds = sum(
+            float(part) * factor
+            for part, (_, factor) in zip(match.groups(), _DURATION_UNITS, strict=True)
+            if part is not None
+        )
+    else:
+        raise ValueError(f"invalid duration {text!r}: {_DURATION_HELP}")
+    if seconds <= 0:
+        raise ValueError(f"invalid duration {text!r}: must be greater than zero; {_DURATION_HELP}")
+    if not math.isfinite(seconds):
+        raise ValueError(f"invalid duration {text!r}: too large; {_DURATION_HELP}")
+    return seconds
+
+
+def format_duration(seconds: float) -> str:
+    """ "41.2s", "3m05s", "2h01m", "3d04h": two fields at most, the smaller one truncated."""
+    if not math.isfinite(seconds):
+        raise ValueError(f"cannot format duration {seconds!r}: not a finite number")
+    if seconds < 0:
+        return "-" + format_duration(-seconds)
+    # Compare after rounding, so 59.97 prints as "1m00s" and never as "60.0s".
+    if round(seconds, 1) < 60:
+        return f"{seconds:.1f}s"
+    total = round(seconds)
+    if total < 3600:
+        return f"{total // 60}m{total % 60:02d}s"
+    if total < 86400:
+        return f"{total // 3600}h{total % 3600 // 60:02d}m"
+    return f"{total // 86400}d{total % 86400 // 3600:02d}h"

@@ -1,0 +1,31 @@
+"""The one small exception hierarchy: every message says what is wrong and what to do."""
+
+from __future__ import annotations
+
+
+class HerdError(Exception):
+    """A problem to show the user as one line (never a traceback)."""
+
+    status = 400
+
+
+class NotFound(HerdError):
+    status = 404
+
+
+class Conflict(HerdError):
+    """The request is valid but the job's state does not allow it."""
+
+    status = 409
+
+
+class StoreError(HerdError):
+    """The database cannot be used (damaged, newer schema, unsupported file system)."""
+
+    status = 500
+
+
+class DaemonError(HerdError):
+    """The daemon cannot be reached, started or stopped."""
+
+    status = 503

@@ -1,0 +1,66 @@
+"""The executor port: how the engine starts, watches and stops a job's processes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Protocol
+
+
+class SpawnError(Exception):
+    """The command could not be started; the message names the path or cause and what to do."""
+
+
+@dataclass(frozen=True)
+class LaunchRequest:
+    job_id: int
+    attempt: int
+    command: str
+    cwd: str
+    env: Mapping[str, str]
+    """The complete environment of the job (gpuherd's variables already set)."""
+    attempt_dir: str
+    """Existing folder for this attempt: logs, pid and exit status are written here."""
+
+
+@dataclass(frozen=True)
+class ExitStatus:
+    """How a job's process ended. Both codes None = it vanished without a recorded status."""
+
+    exit_code: int | None
+    signal: int | None
+    ended_at: float
+
+    @property
+    def lost(self) -> bool:
+        return self.exit_code is None and self.signal is None
+
+
+class Executor(Protocol):
+    def launch(self, request: LaunchRequest) -> int:
+        """Start the job in its own process group; return its pid. Raises SpawnError."""
+        ...
+
+    def watch(self, pid: int, attempt_dir: str, on_exit: Callable[[ExitStatus], None]) -> None:
+        """Call `on_exit` once, on the event loop, when the job has ended (no polling)."""
+        ...
+
+    def is_running(self, pid: int, job_id: int, attempt: int) -> bool:
+        """True when `pid` is alive and is that attempt of that job (not a reused pid)."""
+        ...
+
+    def recorded_exit(self, attempt_dir: str) -> ExitStatus | None:
+        """The exit status written to the attempt's folder, if any (readable after a restart)."""
+        ...
+
+    def signal(self, pid: int, signum: int) -> None:
+        """Send `signum` to the job's whole process group; a job already gone is no error."""
+        ...
+
+    def terminate(self, pid: int, grace: float) -> None:
+        """SIGTERM to the group (SIGCONT too, if it was paused), SIGKILL after `grace` s."""
+        ...
+
+    def close(self) -> None:
+        """Stop watching; running jobs are left running."""
+        ...

@@ -1,0 +1,308 @@
+"""Run jobs as local processes: one session per job, logs and exit status in the attempt folder.
+
+Each job runs under a small POSIX sh wrapper that leads its own session (pid == pgid), records
+its pid and, once the command ends, the command's status in the attempt folder. The status file
+is what lets a restarted daemon learn how a job ended while it was down (DESIGN principle 4).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from signal import (
+    SIGCONT,
+    SIGHUP,
+    SIGINT,
+    SIGKILL,
+    SIGPIPE,
+    SIGQUIT,
+    SIGTERM,
+    SIGXFSZ,
+)
+
+import psutil
+
+from gpuherd.executors.base import ExitStatus, LaunchRequest, SpawnError
+
+PID_FILE = "pid"
+EXIT_STATUS_FILE = "exit_status"
+STDOUT_FILE = "stdout.log"
+STDERR_FILE = "stderr.log"
+
+_SHELL = "/bin/sh"
+_LOG_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_APPEND
+_LOG_MODE = 0o644
+_MAX_SIGNAL = 64
+
+# Python ignores SIGPIPE and SIGXFSZ, and a daemon started with nohup or `&` may ignore
+# HUP/INT/QUIT; ignored dispositions survive exec and a shell cannot trap them, so a job
+# would silently inherit them. Reset them to default in the wrapper (as subprocess does).
+_RESET_SIGNALS = (SIGPIPE, SIGXFSZ, SIGHUP, SIGINT, SIGQUIT, SIGTERM)
+
+# $1 = command, $2 = working directory, $3 = attempt folder: passed as arguments so that no
+# quoting of user text into the script is ever needed.
+#
+# The command runs in the FOREGROUND, not as `cmd & wait`: a non-interactive shell makes
+# asynchronous commands ignore SIGINT and SIGQUIT (POSIX), which would break Ctrl-C style
+# handling (KeyboardInterrupt) in jobs. For a foreground command, POSIX defers a trapped
+# signal until the command has finished, so a SIGTERM to the whole group leaves the wrapper
+# alive to record the command's real status. The traps only remember; being traps (not
+# ignored) they are reset to default in the command, which thus dies of TERM normally.
+# `mv` makes both files appear atomically; `command -p` finds it even if the job's PATH is odd.
+_WRAPPER = r"""
+dir=$3
+finish() {
+    printf '%s\n' "$1" > "$dir/exit_status.tmp" &&
+        command -p mv -f "$dir/exit_status.tmp" "$dir/exit_status"
+    exit "$1"
+}
+caught=
+trap 'caught=129' HUP
+trap 'caught=130' INT
+trap 'caught=143' TERM
+printf '%s\n' "$$" > "$dir/pid.tmp" && command -p mv -f "$dir/pid.tmp" "$dir/pid"
+if ! cd -- "$2" 2>/dev/null; then
+    printf 'gpuherd: cannot enter working directory %s\n' "$2" >&2
+    finish 127
+fi
+# Told to stop before the command started: do not start it.
+[ -z "$caught" ] || finish "$caught"
+/bin/sh -c "$1"
+finish "$?"
+"""
+
+
+def read_pid_file(attempt_dir: str) -> int | None:
+    """The pid the wrapper recorded for this attempt, or None if it never got that far."""
+    try:
+        with open(os.path.join(attempt_dir, PID_FILE), encoding="ascii") as f:
+            pid = int(f.read().strip())
+    except (OSError, ValueError):
+        return None
+    return pid if pid > 0 else None
+
+
+def _decode(code: int, ended_at: float) -> ExitStatus:
+    # The shell reports death by signal N as 128+N; an explicit `exit 130` looks the same,
+    # and reading it as a signal is the shell's own convention.
+    if code > 128 and 1 <= code - 128 <= _MAX_SIGNAL:
+        return ExitStatus(exit_code=None, signal=code - 128, ended_at=ended_at)
+    return ExitStatus(exit_code=code, signal=None, ended_at=ended_at)
+
+
+def _read_exit_file(attempt_dir: str) -> ExitStatus | None:
+    path = os.path.join(attempt_dir, EXIT_STATUS_FILE)
+    try:
+        with open(path, encoding="ascii") as f:
+            code = int(f.read().strip())
+            ended_at = os.fstat(f.fileno()).st_mtime
+    except (OSError, ValueError):
+        return None
+    return _decode(code, ended_at)
+
+
+def _from_wait_status(wait_status: int) -> ExitStatus | None:
+    now = time.time()
+    if os.WIFSIGNALED(wait_status):
+        return ExitStatus(exit_code=None, signal=os.WTERMSIG(wait_status), ended_at=now)
+    if os.WIFEXITED(wait_status):
+        # The wrapper exits with the same (encoded) status it writes to the file.
+        return _decode(os.WEXITSTATUS(wait_status), now)
+    return None
+
+
+def _reap(pid: int) -> int | None:
+    """Collect our own child's wait status; None if `pid` is not our child (re-attached)."""
+    try:
+        reaped, wait_status = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return None
+    return wait_status if reaped == pid else None
+
+
+def _killpg(pid: int, signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signum)
+
+
+@dataclass
+class _Watch:
+    fd: int
+    attempt_dir: str
+    on_exit: Callable[[ExitStatus], None]
+    loop: asyncio.AbstractEventLoop
+
+
+class LocalExecutor:
+    """Executor for processes on this machine; see the module docstring for the layout."""
+
+    def __init__(self) -> None:
+        self._watches: dict[int, _Watch] = {}
+        self._kill_timers: dict[int, asyncio.TimerHandle] = {}
+        # Leaders we SIGKILLed ourselves: if one was not our child we cannot reap its status,
+        # but we still know why it ended.
+        self._killed: set[int] = set()
+        # (job id, attempt) of the children we spawned and have not reaped yet. Right after
+        # posix_spawn returns, the child is still inside execve and /proc/<pid>/environ reads
+        # empty, so is_running() cannot identify it from its environment; but the pid of an
+        # unreaped child of ours cannot have been reused, so this record is exact.
+        self._children: dict[int, tuple[int, int]] = {}
+
+    # -- launch ------------------------------------------------------------------------
+
+    def launch(self, request: LaunchRequest) -> int:
+        cwd = os.path.abspath(request.cwd)
+        if not os.path.isdir(cwd):
+            raise SpawnError(
+                f"working directory {cwd} does not exist: "
+                "submit from an existing folder or pass --cwd"
+            )
+        if not os.access(cwd, os.X_OK):
+            raise SpawnError(
+                f"working directory {cwd} cannot be entered (permission denied): "
+                "fix its permissions or pass another --cwd"
+            )
+        attempt_dir = request.attempt_dir
+        # The child opens the logs itself, so the daemon never holds (or leaks) their fds.
+        file_actions = [
+            (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+            (os.POSIX_SPAWN_OPEN, 1, os.path.join(attempt_dir, STDOUT_FILE), _LOG_FLAGS, _LOG_MODE),
+            (os.POSIX_SPAWN_OPEN, 2, os.path.join(attempt_dir, STDERR_FILE), _LOG_FLAGS, _LOG_MODE),
+        ]
+        argv = [_SHELL, "-c", _WRAPPER, "gpuherd-job", request.command, cwd, attempt_dir]
+        try:
+            pid = os.posix_spawn(
+                _SHELL,
+                argv,
+                dict(request.env),
+                file_actions=file_actions,
+                setsid=True,
+                setsigmask=(),
+                setsigdef=_RESET_SIGNALS,
+            )
+        except OSError as e:
+            raise SpawnError(
+                f"starting job {request.job_id} (attempt {request.attempt}) with its logs in "
+                f"{attempt_dir}: {e.strerror or e}; check that this folder exists, is writable "
+                "and its disk is not full"
+            ) from e
+        self._children[pid] = (request.job_id, request.attempt)
+        return pid
+
+    # -- watch -------------------------------------------------------------------------
+
+    def watch(self, pid: int, attempt_dir: str, on_exit: Callable[[ExitStatus], None]) -> None:
+        if pid in self._watches:
+            raise ValueError(f"pid {pid} is already being watched")
+        loop = asyncio.get_running_loop()
+        try:
+            fd = os.pidfd_open(pid)
+        except ProcessLookupError:
+            # Ended (and was reaped) before we looked, e.g. while the daemon was down. Its
+            # group is not killed here: after that long, the number may name another group.
+            loop.call_soon(on_exit, self._exit_status(pid, attempt_dir))
+            return
+        self._watches[pid] = _Watch(fd, attempt_dir, on_exit, loop)
+        loop.add_reader(fd, self._on_leader_exit, pid)
+
+    def _on_leader_exit(self, pid: int) -> None:
+        w = self._watches.pop(pid, None)
+        if w is None:
+            return
+        timer = self._kill_timers.pop(pid, None)
+        if timer is not None:
+            timer.cancel()
+        # Kill stragglers before reaping: while our child is an unreaped zombie its pid
+        # cannot be reused, so this cannot hit another process group.
+        _killpg(pid, SIGKILL)
+        status = self._exit_status(pid, w.attempt_dir)
+        w.loop.remove_reader(w.fd)
+        os.close(w.fd)
+        w.on_exit(status)
+
+    def _exit_status(self, pid: int, attempt_dir: str) -> ExitStatus:
+        wait_status = _reap(pid)
+        self._children.pop(pid, None)
+        killed_by_us = pid in self._killed
+        self._killed.discard(pid)
+        recorded = _read_exit_file(attempt_dir)
+        if recorded is not None:
+            return recorded
+        if wait_status is not None:
+            from_wait = _from_wait_status(wait_status)
+            if from_wait is not None:
+                return from_wait
+        if killed_by_us:
+            return ExitStatus(exit_code=None, signal=SIGKILL, ended_at=time.time())
+        return ExitStatus(exit_code=None, signal=None, ended_at=time.time())
+
+    # -- inspect -----------------------------------------------------------------------
+
+    def is_running(self, pid: int, job_id: int, attempt: int) -> bool:
+        # The environment tells a job apart from an unrelated process that got the same pid
+        # (after a reboot, or once pids wrapped around).
+        try:
+            proc = psutil.Process(pid)
+            if proc.status() == psutil.STATUS_ZOMBIE:
+                return False
+            spawned = self._unreaped_child(pid)
+            if spawned is not None:
+                return spawned == (job_id, attempt)
+            env = proc.environ()
+        except psutil.Error:
+            return False
+        return env.get("GPUHERD_JOB_ID") == str(job_id) and env.get("GPUHERD_ATTEMPT") == str(
+            attempt
+        )
+
+    def _unreaped_child(self, pid: int) -> tuple[int, int] | None:
+        spawned = self._children.get(pid)
+        if spawned is None:
+            return None
+        try:
+            # WNOWAIT: only asks whether it is still our child, leaving any status to watch().
+            os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:  # someone else reaped it: the pid may name another process
+            del self._children[pid]
+            return None
+        return spawned
+
+    def recorded_exit(self, attempt_dir: str) -> ExitStatus | None:
+        return _read_exit_file(attempt_dir)
+
+    # -- control -----------------------------------------------------------------------
+
+    def signal(self, pid: int, signum: int) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signum)
+
+    def terminate(self, pid: int, grace: float) -> None:
+        # SIGCONT too: a paused (SIGSTOPped) job would not act on SIGTERM until resumed.
+        self.signal(pid, SIGCONT)
+        self.signal(pid, SIGTERM)
+        old = self._kill_timers.pop(pid, None)
+        if old is not None:
+            old.cancel()
+        loop = asyncio.get_running_loop()
+        self._kill_timers[pid] = loop.call_later(grace, self._kill_after_grace, pid)
+
+    def _kill_after_grace(self, pid: int) -> None:
+        # The timer is cancelled once watch() has seen the leader end (and killed the group),
+        # so reaching here means the leader is still there, or the job is not watched.
+        self._kill_timers.pop(pid, None)
+        if pid in self._watches:
+            self._killed.add(pid)
+        _killpg(pid, SIGKILL)
+
+    def close(self) -> None:
+        for w in self._watches.values():
+            w.loop.remove_reader(w.fd)
+            os.close(w.fd)
+        self._watches.clear()
+        for timer in self._kill_timers.values():
+            timer.cancel()
+        self._kill_timers.clear()

@@ -1,0 +1,231 @@
+"""Fake GPUs for machines without one: `--fake-gpus 4`, `2x24GiB,1x80GiB`, or a JSON state file.
+
+The file form lets a test (or `gpuherd fake ...`) change the GPUs while the daemon runs:
+
+    {"gpus": [{"name": "Fake A100", "memory_total": "80GiB", "memory_used": "0GiB",
+               "utilization": 0, "processes": [{"pid": 4242, "memory": "20GiB"}]},
+              {"lost": true}]}
+
+A GPU's index is its position in the list, so marking one `"lost": true` makes it vanish
+from readings without renumbering the others. Every key is optional; `null` for
+memory_total, memory_used or utilization means "not available", as on some real GPUs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+from gpuherd.core.units import parse_size
+from gpuherd.gpus.base import GpuProcess, GpuReading, ProbeError
+
+DEFAULT_FAKE_MEMORY = 24 * 2**30
+DEFAULT_FAKE_NAME = "Fake GPU"
+
+_GPU_KEYS = frozenset(
+    {"name", "uuid", "memory_total", "memory_used", "utilization", "processes", "lost"}
+)
+_PROCESS_KEYS = frozenset({"pid", "memory"})
+_T = TypeVar("_T")
+
+
+@dataclass(frozen=True)
+class FakeGpu:
+    name: str = DEFAULT_FAKE_NAME
+    memory_total: int = DEFAULT_FAKE_MEMORY
+
+
+def fake_uuid(index: int) -> str:
+    """A stable UUID per index, shaped like NVML's so code that records UUIDs sees one."""
+    return f"GPU-fake-{index:08x}-0000-0000-0000-000000000000"
+
+
+class _Invalid(ValueError):
+    """A problem at one place in the state file; becomes a ProbeError naming the file."""
+
+
+class FakeProbe:
+    def __init__(self, source: Sequence[FakeGpu] | Path) -> None:
+        self._path = source if isinstance(source, Path) else None
+        self._stamp: tuple[int, int, int] | None = None
+        self._readings: list[GpuReading] = []
+        self._configured = 0
+        if isinstance(source, Path):
+            self.read()  # fail at startup on a bad file, not at the first placement
+        else:
+            self._readings = [
+                _reading(i, gpu.name, gpu.memory_total) for i, gpu in enumerate(source)
+            ]
+            self._configured = len(source)
+        # Lost GPUs count too: they are configured, merely absent from this reading.
+        self.indices = tuple(range(self._configured))
+
+    def read(self) -> list[GpuReading]:
+        if self._path is not None:
+            self._refresh(self._path)
+        return list(self._readings)
+
+    def describe(self) -> str:
+        if self._path is not None:
+            return f"fake: state file {self._path}"
+        return f"fake: {len(self._readings)} GPUs"
+
+    def _refresh(self, path: Path) -> None:
+        try:
+            with path.open("rb") as f:
+                # fstat of the open file, so the stamp and the text come from one version;
+                # the inode catches an atomic rename that kept mtime and size.
+                st = os.fstat(f.fileno())
+                stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
+                if stamp == self._stamp:
+                    return
+                raw = f.read()
+        except OSError as exc:
+            raise ProbeError(f"reading fake GPU state file {path}: {exc.strerror}") from exc
+        try:
+            readings, configured = _parse_state(json.loads(raw))
+        except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+            raise ProbeError(f"fake GPU state file {path}: {exc}") from exc
+        self._readings, self._configured, self._stamp = readings, configured, stamp
+
+
+def _reading(
+    index: int,
+    name: str,
+    memory_total: int | None,
+    memory_used: int | None = 0,
+    utilization: int | None = 0,
+    processes: tuple[GpuProcess, ...] = (),
+    uuid: str | None = None,
+) -> GpuReading:
+    return GpuReading(
+        index=index,
+        uuid=uuid or fake_uuid(index),
+        name=name,
+        memory_total=memory_total,
+        memory_used=memory_used,
+        utilization=utilization,
+        processes=processes,
+    )
+
+
+def _parse_state(data: object) -> tuple[list[GpuReading], int]:
+    if not isinstance(data, dict) or not isinstance(data.get("gpus"), list):
+        raise _Invalid('expected an object like {"gpus": [{"memory_total": "24GiB"}]}')
+    _check_keys(data, frozenset({"gpus"}), "the top level")
+    entries: list[object] = data["gpus"]
+    readings = [_parse_gpu(i, entry) for i, entry in enumerate(entries)]
+    return [r for r in readings if r is not None], len(entries)
+
+
+def _parse_gpu(index: int, entry: object) -> GpuReading | None:
+    where = f"gpus[{index}]"
+    if not isinstance(entry, dict):
+        raise _Invalid(f"{where}: expected an object, got {entry!r}")
+    _check_keys(entry, _GPU_KEYS, where)
+    if _get(entry, "lost", where, _boolean, False):
+        return None
+    processes: list[object] = _get(entry, "processes", where, _list, [])
+    return _reading(
+        index,
+        name=_get(entry, "name", where, _string, DEFAULT_FAKE_NAME),
+        uuid=_get(entry, "uuid", where, _string, fake_uuid(index)),
+        memory_total=_get_optional(
+            entry, "memory_total", where, _positive_size, DEFAULT_FAKE_MEMORY
+        ),
+        memory_used=_get_optional(entry, "memory_used", where, _size, 0),
+        utilization=_get_optional(entry, "utilization", where, _percent, 0),
+        processes=tuple(
+            _parse_process(f"{where}.processes[{i}]", p) for i, p in enumerate(processes)
+        ),
+    )
+
+
+def _parse_process(where: str, entry: object) -> GpuProcess:
+    if not isinstance(entry, dict) or "pid" not in entry:
+        raise _Invalid(f'{where}: expected an object like {{"pid": 4242, "memory": "2GiB"}}')
+    _check_keys(entry, _PROCESS_KEYS, where)
+    return GpuProcess(
+        pid=_get(entry, "pid", where, _pid, 0),
+        memory=_get_optional(entry, "memory", where, _size, None),
+    )
+
+
+def _check_keys(entry: Mapping[str, object], allowed: frozenset[str], where: str) -> None:
+    # Unknown keys are typos ("memory_usd") that would otherwise be silently ignored.
+    unknown = sorted(set(entry) - allowed)
+    if unknown:
+        raise _Invalid(f"{where}: unknown key {unknown[0]!r} (known: {', '.join(sorted(allowed))})")
+
+
+def _get(
+    entry: Mapping[str, object], key: str, where: str, convert: Callable[[object], _T], default: _T
+) -> _T:
+    if key not in entry:
+        return default
+    try:
+        return convert(entry[key])
+    except ValueError as exc:
+        raise _Invalid(f"{where}.{key}: {exc}") from exc
+
+
+def _get_optional(
+    entry: Mapping[str, object],
+    key: str,
+    where: str,
+    convert: Callable[[object], _T],
+    default: _T | None,
+) -> _T | None:
+    """Like `_get`, but an explicit null means "not available on this GPU"."""
+    if entry.get(key, default) is None:
+        return None
+    return _get(entry, key, where, convert, default)
+
+
+def _size(value: object) -> int:
+    if isinstance(value, str):
+        return parse_size(value, allow_zero=True)
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    raise ValueError(f'expected bytes or a size like "20GiB", got {value!r}')
+
+
+def _positive_size(value: object) -> int:
+    size = _size(value)
+    if size == 0:
+        raise ValueError(f"must be greater than zero, got {value!r}")
+    return size
+
+
+def _percent(value: object) -> int:
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 100:
+        return value
+    raise ValueError(f"expected a percentage from 0 to 100, got {value!r}")
+
+
+def _pid(value: object) -> int:
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    raise ValueError(f"expected a process id (a positive integer), got {value!r}")
+
+
+def _string(value: object) -> str:
+    if isinstance(value, str) and value:
+        return value
+    raise ValueError(f"expected a non-empty string, got {value!r}")
+
+
+def _boolean(value: object) -> bool:
+    if isinstance(value, bool):
+        return value
+    raise ValueError(f"expected true or false, got {value!r}")
+
+
+def _list(value: object) -> list[object]:
+    if isinstance(value, list):
+        return value
+    raise ValueError(f"expected a list, got {value!r}")

@@ -1,0 +1,90 @@
+"""The `--gpus` and `--fake-gpus` options, parsed without touching any GPU."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from gpuherd.core.idspec import split_items
+from gpuherd.core.units import parse_size
+from gpuherd.gpus.fake import DEFAULT_FAKE_MEMORY, FakeGpu
+
+MAX_FAKE_GPUS = 1024
+
+_GPU_HELP = "use GPU indices like 0,1,2 or 0 1 2 (nvidia-smi numbering; repeat one for 2 slots)"
+_FAKE_HELP = "use a count (4), sizes (2x24GiB,1x80GiB) or a .json state file"
+
+
+def parse_gpu_spec(tokens: str | Sequence[str]) -> dict[int, int]:
+    """GPU index -> slots, in index order: "0,0,1" -> {0: 2, 1: 1} (a repeat is one more slot).
+
+    Takes one string or argv words (simple_gpu_scheduler's `--gpus 0 1 2`), or both mixed.
+    """
+    shown = tokens if isinstance(tokens, str) else " ".join(tokens)
+    items = split_items(tokens)
+    if not any(items):
+        raise ValueError(f"no GPUs given: {_GPU_HELP}")
+    slots: dict[int, int] = {}
+    for item in items:
+        if not item:
+            raise ValueError(f"empty GPU index in {shown!r}: {_GPU_HELP}")
+        if not _is_digits(item):
+            raise ValueError(f"invalid GPU index {item!r} in {shown!r}: {_GPU_HELP}")
+        index = int(item)
+        slots[index] = slots.get(index, 0) + 1
+    return dict(sorted(slots.items()))
+
+
+def parse_fake_spec(text: str) -> list[FakeGpu] | Path:
+    """`--fake-gpus`: "4" -> four 24 GiB GPUs; "2x24GiB,1x80GiB"; "80GiB" (one GPU); a .json file.
+
+    A .json path comes back as an absolute Path (the probe reads it, maybe after a chdir).
+    """
+    stripped = text.strip()
+    if stripped.lower().endswith(".json"):
+        path = Path(stripped).expanduser()
+        if not path.is_file():
+            raise ValueError(f"fake GPU state file not found: {path}: create it, or {_FAKE_HELP}")
+        return path.resolve()
+    items = split_items(stripped)
+    if not any(items):
+        raise ValueError(f"no fake GPUs given: {_FAKE_HELP}")
+    gpus: list[FakeGpu] = []
+    for item in items:
+        count, size = _parse_fake_item(item, text)
+        if len(gpus) + count > MAX_FAKE_GPUS:
+            raise ValueError(f"too many fake GPUs in {text!r}: at most {MAX_FAKE_GPUS}")
+        gpus.extend([FakeGpu(memory_total=size)] * count)
+    return gpus
+
+
+def _parse_fake_item(item: str, text: str) -> tuple[int, int]:
+    """(count, bytes each); a bare number is a count of 24 GiB GPUs, never a size in bytes."""
+    bad = f"invalid --fake-gpus item {item!r} in {text!r}"
+    if not item:
+        raise ValueError(f"empty item in --fake-gpus {text!r}: {_FAKE_HELP}")
+    if _is_digits(item):
+        return _checked_count(int(item), bad), DEFAULT_FAKE_MEMORY
+    head, times, tail = item.lower().partition("x")
+    if times and not _is_digits(head):
+        raise ValueError(f"{bad}: the count before 'x' must be a number; {_FAKE_HELP}")
+    count, size_text = (int(head), tail.strip()) if times else (1, item)
+    if _is_digits(size_text):
+        # "2x24" is surely 24 GiB, not 24 bytes: make the user say which.
+        raise ValueError(f"{bad}: give the size a unit, like 2x24GiB")
+    try:
+        size = parse_size(size_text)
+    except ValueError:
+        raise ValueError(f"{bad}: {_FAKE_HELP}") from None
+    return _checked_count(count, bad), size
+
+
+def _checked_count(count: int, bad: str) -> int:
+    if count == 0:
+        raise ValueError(f"{bad}: a count must be 1 or more")
+    return count
+
+
+def _is_digits(text: str) -> bool:
+    # str.isdigit() alone accepts "²" and other digits int() rejects.
+    return text.isascii() and text.isdigit()

@@ -1,0 +1,53 @@
+"""Where a GPUHERD_HOME keeps its database, logs, lock and socket."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+
+_SOCKET_PATH_MAX = 100  # sun_path holds 108 bytes on Linux; keep a margin
+
+
+def home_dir(home: str | Path | None = None) -> Path:
+    if home is not None:
+        return Path(home).expanduser().absolute()
+    if os.environ.get("GPUHERD_HOME"):
+        return Path(os.environ["GPUHERD_HOME"]).expanduser().absolute()
+    data = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(data) / "gpuherd"
+
+
+def database(home: Path) -> Path:
+    return home / "herd.db"
+
+
+def daemon_log(home: Path) -> Path:
+    return home / "daemon.log"
+
+
+def lock_file(home: Path) -> Path:
+    return home / "daemon.lock"
+
+
+def socket_dir(home: Path) -> Path:
+    """A 0700 folder for the socket: under XDG_RUNTIME_DIR when set, else in the home.
+
+    One folder per home (named by a hash of its path), so several homes never share a
+    socket; a home whose path is too long for a Unix socket gets a folder under /tmp.
+    """
+    if os.environ.get("GPUHERD_SOCKET"):
+        return Path(os.environ["GPUHERD_SOCKET"]).parent
+    digest = hashlib.sha256(str(home.resolve()).encode()).hexdigest()[:12]
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    folder = Path(runtime) / "gpuherd" / digest if runtime else home / "run"
+    if len(str(folder / "herd.sock")) > _SOCKET_PATH_MAX:
+        folder = Path(tempfile.gettempdir()) / f"gpuherd-{os.getuid()}" / digest
+    return folder
+
+
+def socket_path(home: Path) -> Path:
+    if os.environ.get("GPUHERD_SOCKET"):
+        return Path(os.environ["GPUHERD_SOCKET"])
+    return socket_dir(home) / "herd.sock"

@@ -1,0 +1,385 @@
+"""One function per verb, shared by the HTTP API and the in-process runner.
+
+Each verb validates its input, changes the queue through the engine, and answers plain data.
+Verbs on several jobs answer one ActionResult per job, so one bad id never hides the rest.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from gpuherd import __version__, jobfiles
+from gpuherd.core.model import DeviceState, Job, JobSpec, Outcome
+from gpuherd.core.placement import never_fits, why_waiting
+from gpuherd.core.states import (
+    ACTIVE_STATES,
+    FINISHED_STATES,
+    LIVE_STATES,
+    Event,
+    JobState,
+    OutcomeKind,
+    TransitionError,
+    transition,
+)
+from gpuherd.engine import Engine
+from gpuherd.errors import Conflict, HerdError, NotFound
+from gpuherd.store import NewJob
+from gpuherd.wire import ActionResult, SubmitItem, attempt_view, device_view, job_view
+
+RECENT_FINISHED = 10
+"""How many finished jobs a plain `ls` shows after the active ones."""
+STDERR_TAIL_LINES = 20
+
+
+class Service:
+    def __init__(self, engine: Engine, started_at: float | None = None) -> None:
+        self.engine = engine
+        self.store = engine.store
+        self.started_at = started_at or time.time()
+
+    # ---- submit ---------------------------------------------------------------------------
+
+    def submit(self, items: Sequence[SubmitItem]) -> list[int]:
+        if not items:
+            raise HerdError("nothing to submit: give a command after --, or --file with lines")
+        deps = {dep for item in items for dep in item.after}
+        missing = sorted(deps - self.store.existing_ids(sorted(deps)))
+        if missing:
+            raise NotFound(f"--after names job(s) that do not exist: {_ids(missing)}")
+        devices = self.engine.devices.listing(set())
+        new_jobs = []
+        for n, item in enumerate(items, 1):
+            spec = _spec(item, n if len(items) > 1 else None)
+            reason = never_fits(spec.gpus, spec.mem, devices) if spec.gpus else None
+            if reason:
+                raise HerdError(f"{_where(n, len(items))}this job can never run: {reason}")
+            new_jobs.append(NewJob(spec, item.priority, item.hold))
+        now = self.engine.clock()
+        ids = self.store.add_jobs(new_jobs, now)
+        for job_id in ids:
+            self.engine.changes.publish({"id": job_id, "state": "queued", "event": "submit"})
+        if deps:
+            with self.store.transaction():
+                self.engine.fail_orphaned_waiters(now)
+        self.engine.wake()
+        return ids
+
+    # ---- read -----------------------------------------------------------------------------
+
+    def list_jobs(
+        self,
+        states: Sequence[str] = (),
+        project: str | None = None,
+        all_jobs: bool = False,
+        limit: int | None = None,
+    ) -> list[dict[str, Any]]:
+        wanted = tuple(_state(s) for s in states)
+        if wanted or all_jobs:
+            jobs = self.store.list_jobs(wanted, project, limit)
+        else:
+            recent = self.store.list_jobs(
+                tuple(FINISHED_STATES), project, RECENT_FINISHED, newest_first=True
+            )
+            jobs = recent + self.store.list_jobs(tuple(LIVE_STATES), project)
+            jobs += self.store.list_jobs((JobState.QUEUED, JobState.HELD), project, limit)
+            jobs.sort(key=lambda j: j.id)
+        explain = self._explainer()
+        return [job_view(job, explain(job)) for job in jobs]
+
+    def show(self, job_id: int) -> dict[str, Any]:
+        job = self._job(job_id)
+        view = job_view(job, self._explainer()(job))
+        folder = jobfiles.attempt_dir(self.engine.home, job.id, job.attempt)
+        view.update(
+            env_overrides=dict(job.spec.env_overrides),
+            job_dir=str(jobfiles.job_dir(self.engine.home, job.id)),
+            attempts=[attempt_view(a) for a in self.store.attempts(job.id)],
+            events=[asdict(e) for e in self.store.events(job.id)],
+            stderr_tail=jobfiles.tail_lines(folder / "stderr.log", STDERR_TAIL_LINES)
+            if job.attempt
+            else [],
+        )
+        return view
+
+    def log_path(self, job_id: int, stream: str, attempt: int | None = None) -> Path:
+        job = self._job(job_id)
+        if stream not in ("stdout", "stderr"):
+            raise HerdError(f"unknown stream '{stream}': use stdout or stderr")
+        number = attempt or job.attempt
+        if number < 1 or number > job.attempt:
+            if job.attempt == 0:
+                raise Conflict(f"job {job_id} has not started yet ({self._explainer()(job)})")
+            raise NotFound(f"job {job_id} has attempts 1-{job.attempt}, not {number}")
+        return jobfiles.attempt_dir(self.engine.home, job_id, number) / f"{stream}.log"
+
+    def job_state(self, job_id: int) -> JobState:
+        return self._job(job_id).state
+
+    # ---- verbs on jobs --------------------------------------------------------------------
+
+    def kill(self, ids: Sequence[int]) -> list[ActionResult]:
+        return self._each(ids, self._kill_one)
+
+    def _kill_one(self, job: Job) -> str:
+        if job.state in (JobState.QUEUED, JobState.HELD):
+            self._cancel(job, "cancelled by the user")
+            return "cancelled"
+        if job.state in LIVE_STATES:
+            self.engine.stop_job(job.id, OutcomeKind.KILLED)
+            return f"stopping (SIGTERM, then SIGKILL after {job.spec.grace:g}s)"
+        raise Conflict(f"job {job.id} already ended ({job.state.value})")
+
+    def remove(self, ids: Sequence[int]) -> list[ActionResult]:
+        return self._each(ids, self._remove_one)
+
+    def _remove_one(self, job: Job) -> str:
+        if job.state in LIVE_STATES:
+            raise Conflict(
+                f"job {job.id} is {job.state.value}: kill it first (gpuherd kill {job.id})"
+            )
+        if job.state in (JobState.QUEUED, JobState.HELD):
+            self._cancel(job, "removed by the user")
+        self.store.delete_jobs([job.id])
+        shutil.rmtree(jobfiles.job_dir(self.engine.home, job.id), ignore_errors=True)
+        return "removed"
+
+    def retry(self, ids: Sequence[int]) -> list[ActionResult]:
+        return self._each(ids, self._retry_one)
+
+    def _retry_one(self, job: Job) -> str:
+        if job.state in LIVE_STATES:
+            self.engine.stop_job(job.id, OutcomeKind.KILLED, requeue=True)
+            return "stopping, then queued again"
+        if job.state not in FINISHED_STATES:
+            raise Conflict(
+                f"job {job.id} is {job.state.value}: only finished or running jobs can be retried"
+            )
+        self.engine.move_state(
+            job, Event.RETRY, JobState.QUEUED, detail="retry by the user", ended_at=None
+        )
+        return "queued again"
+
+    def pause(self, ids: Sequence[int]) -> list[ActionResult]:
+        return self._each(ids, lambda job: self._signal_one(job, Event.PAUSE))
+
+    def resume(self, ids: Sequence[int]) -> list[ActionResult]:
+        return self._each(ids, lambda job: self._signal_one(job, Event.RESUME))
+
+    def _signal_one(self, job: Job, event: Event) -> str:
+        self._check(job, event)
+        self.engine.signal_job(job, event)
+        return "paused (SIGSTOP; its GPUs stay reserved)" if event is Event.PAUSE else "resumed"
+
+    def hold(self, ids: Sequence[int]) -> list[ActionResult]:
+        return self._each(ids, lambda job: self._simple(job, Event.HOLD, JobState.HELD))
+
+    def release(self, ids: Sequence[int]) -> list[ActionResult]:
+        return self._each(ids, lambda job: self._simple(job, Event.RELEASE, JobState.QUEUED))
+
+    def _simple(self, job: Job, event: Event, to_state: JobState) -> str:
+        self._check(job, event)
+        self.engine.move_state(job, event, to_state)
+        return to_state.value
+
+    def set_priority(self, job_id: int, priority: int) -> str:
+        job = self._job(job_id)
+        if job.state not in ACTIVE_STATES:
+            raise Conflict(f"job {job_id} already ended ({job.state.value})")
+        self.store.update_job(
+            job_id, self.engine.clock(), "priority", detail=str(priority), priority=priority
+        )
+        self.engine.wake()
+        return f"priority {priority}"
+
+    def move(self, job_id: int, first: bool, before: int | None) -> str:
+        job = self._job(job_id)
+        if job.state not in (JobState.QUEUED, JobState.HELD):
+            raise Conflict(f"job {job_id} is {job.state.value}: only queued or held jobs can move")
+        if first == (before is not None):
+            raise HerdError("say where to move the job: --first, or --before ID")
+        if first:
+            front = self.store.queue_front()
+            priority, position = front if front else (job.priority, job.position)
+            priority = max(priority, job.priority)
+            new_position = position - 1.0
+        else:
+            assert before is not None
+            anchor = self._job(before)
+            if anchor.state not in (JobState.QUEUED, JobState.HELD):
+                raise Conflict(f"job {before} is {anchor.state.value}: move before a queued job")
+            priority = anchor.priority
+            prev = self.store.neighbour_position(priority, anchor.position, before=True)
+            new_position = anchor.position - 1.0 if prev is None else (prev + anchor.position) / 2
+        self.store.update_job(
+            job_id,
+            self.engine.clock(),
+            "move",
+            detail=f"position {new_position}",
+            priority=priority,
+            position=new_position,
+        )
+        self.engine.wake()
+        return "moved to the front" if first else f"moved before job {before}"
+
+    # ---- queue and GPUs -------------------------------------------------------------------
+
+    def pause_queue(self, paused: bool) -> str:
+        self.engine.set_queue_paused(paused)
+        return "queue paused: running jobs go on, nothing new starts" if paused else "queue resumed"
+
+    def gpus(self) -> dict[str, Any]:
+        jobs_on: dict[int, list[int]] = {}
+        for live in self.engine.live.values():
+            for index in live.gpus:
+                jobs_on.setdefault(index, []).append(live.job_id)
+        devices = self.engine.device_listing()
+        return {
+            "probe": self.engine.devices.probe.describe(),
+            "gpus": [device_view(d, sorted(jobs_on.get(d.index, []))) for d in devices],
+            "missing": self.engine.devices.missing(),
+        }
+
+    def gpu_add(self, index: int, slots: int) -> str:
+        self.engine.devices.add(index, slots)
+        return f"GPU {index} added with {slots} slot(s)"
+
+    def gpu_remove(self, index: int) -> str:
+        self.engine.devices.remove(index)
+        return f"GPU {index} removed; jobs running on it go on"
+
+    def gpu_state(self, index: int, state: DeviceState) -> str:
+        self.engine.devices.set_state(index, state)
+        if state is DeviceState.DRAINING:
+            return f"GPU {index} draining: running jobs finish, nothing new starts there"
+        return f"GPU {index} enabled"
+
+    def status(self, pid: int, socket: str) -> dict[str, Any]:
+        return {
+            "pid": pid,
+            "socket": socket,
+            "home": str(self.engine.home),
+            "version": __version__,
+            "uptime": time.time() - self.started_at,
+            "queue_paused": self.engine.queue_paused,
+            "probe": self.engine.devices.probe.describe(),
+            "gpus": [d.index for d in self.engine.devices.listing(set())],
+            "counts": self.store.counts(),
+        }
+
+    # ---- helpers --------------------------------------------------------------------------
+
+    def _job(self, job_id: int) -> Job:
+        job = self.store.get_job(job_id)
+        if job is None:
+            raise NotFound(f"no job {job_id}: `gpuherd ls --all` lists the jobs there are")
+        return job
+
+    def _each(self, ids: Sequence[int], action: Callable[[Job], str]) -> list[ActionResult]:
+        if not ids:
+            raise HerdError("no job ids given: name jobs like 3, 3-7 or 3,5,9")
+        jobs = self.store.get_jobs(list(ids))
+        results = []
+        for job_id in ids:
+            job = jobs.get(job_id)
+            try:
+                if job is None:
+                    raise NotFound(f"no job {job_id}")
+                results.append(ActionResult(job_id, True, action(job)))
+            except (HerdError, TransitionError) as exc:
+                results.append(ActionResult(job_id, False, str(exc)))
+        return results
+
+    def _check(self, job: Job, event: Event) -> None:
+        try:
+            transition(job.state, event)
+        except TransitionError as exc:
+            raise Conflict(f"job {job.id}: {exc}") from None
+
+    def _cancel(self, job: Job, message: str) -> None:
+        now = self.engine.clock()
+        with self.store.transaction():
+            self.engine.move_state(
+                job,
+                Event.CANCEL,
+                JobState.CANCELLED,
+                detail=message,
+                outcome=Outcome(OutcomeKind.CANCELLED, message=message),
+                ended_at=now,
+            )
+            self.engine.cancel_waiters(job.id, JobState.CANCELLED, now)
+
+    def _explainer(self) -> Callable[[Job], str | None]:
+        """Why each queued job is not running yet (computed once per listing)."""
+        devices = self.engine.device_listing()
+        reservations = self.engine.reservations()
+        paused = self.engine.queue_paused
+
+        def explain(job: Job) -> str | None:
+            if job.state is JobState.HELD:
+                return "held"
+            if job.state is not JobState.QUEUED:
+                return None
+            if job.spec.after:
+                unmet = self.store.unmet_deps(job.id)
+                if unmet:
+                    return f"waiting for job {_ids([i for i, _ in unmet])}"
+            if paused:
+                return "queue paused"
+            return why_waiting(job, devices, reservations)
+
+        return explain
+
+
+def _spec(item: SubmitItem, n: int | None) -> JobSpec:
+    where = _where(n or 1, 2 if n else 1)
+    command = item.command.strip()
+    if not command:
+        raise HerdError(f"{where}the command is empty: give it after -- or as one string")
+    if not 0 <= item.gpus <= 64:
+        raise HerdError(f"{where}--gpus must be between 0 and 64, got {item.gpus}")
+    if item.retries < 0:
+        raise HerdError(f"{where}--retries must be 0 or more, got {item.retries}")
+    if item.timeout is not None and item.timeout <= 0:
+        raise HerdError(f"{where}--timeout must be positive")
+    if item.grace < 0:
+        raise HerdError(f"{where}--grace must be 0 or more seconds")
+    if item.mem is not None and item.mem <= 0:
+        raise HerdError(f"{where}--mem must be positive")
+    if not os.path.isabs(item.cwd) or not os.path.isdir(item.cwd):
+        raise HerdError(f"{where}working directory {item.cwd} does not exist: pass --cwd DIR")
+    return JobSpec(
+        command=command,
+        cwd=item.cwd,
+        env=dict(item.env),
+        env_overrides=dict(item.env_overrides),
+        name=item.name,
+        gpus=item.gpus,
+        mem=item.mem,
+        after=tuple(sorted(set(item.after))),
+        retries=item.retries,
+        timeout=item.timeout,
+        grace=item.grace,
+        project=item.project,
+    )
+
+
+def _where(n: int, total: int) -> str:
+    return f"job {n} of the submission: " if total > 1 else ""
+
+
+def _state(name: str) -> JobState:
+    try:
+        return JobState(name)
+    except ValueError:
+        names = ", ".join(s.value for s in JobState)
+        raise HerdError(f"unknown state '{name}': use one of {names}") from None
+
+
+def _ids(ids: Sequence[int]) -> str:
+    return ", ".join(str(i) for i in ids)

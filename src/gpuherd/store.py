@@ -1,0 +1,488 @@
+"""The only SQL in the project: jobs, attempts, events, devices and settings in SQLite (WAL).
+
+One connection, used by one thread (the engine's). Every change runs inside `transaction()`;
+callers acknowledge a change only after it returns.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+from collections.abc import Generator, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from gpuherd.core.model import Attempt, DeviceState, Job, JobSpec, Outcome
+from gpuherd.core.states import JobState, OutcomeKind
+from gpuherd.errors import StoreError
+from gpuherd.store_schema import SCHEMA_VERSION, migrate
+
+_JOB_COLUMNS = (
+    "id, name, command, cwd, env_id, env_overrides, gpus, mem, after, retries, timeout, grace,"
+    " project, state, priority, position, attempt, created_at, queued_at, started_at, ended_at,"
+    " assigned, pid, outcome, exit_code, signal, message"
+)
+
+
+@dataclass(frozen=True)
+class NewJob:
+    spec: JobSpec
+    priority: int = 0
+    held: bool = False
+
+
+@dataclass(frozen=True)
+class EventRow:
+    job_id: int
+    at: float
+    event: str
+    from_state: str | None
+    to_state: str
+    detail: str | None
+
+
+@dataclass(frozen=True)
+class DeviceConfig:
+    index: int
+    slots: int
+    state: DeviceState
+
+
+class Store:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            self._db.execute("PRAGMA busy_timeout = 5000")
+            mode = self._db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"cannot open the database {path}: {exc}") from exc
+        if str(mode).lower() != "wal":
+            raise StoreError(
+                f"the database {path} cannot use write-ahead logging (journal mode '{mode}'); "
+                "this happens on network file systems such as NFS: set GPUHERD_HOME to a "
+                "folder on a local disk"
+            )
+        # NORMAL in WAL mode survives a crash of the daemon (kill -9); only a power cut
+        # can drop the last commits, and FULL would cost an fsync per state change.
+        self._db.execute("PRAGMA synchronous = NORMAL")
+        self._db.execute("PRAGMA foreign_keys = ON")
+        try:
+            migrate(self._db, path)
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(
+                f"the database {path} is damaged ({exc}); move it aside to start with an "
+                "empty queue, or restore it from a backup"
+            ) from exc
+        self._depth = 0
+        self._env_cache = lru_cache(maxsize=64)(self._load_env)
+
+    def close(self) -> None:
+        self._db.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """BEGIN IMMEDIATE … COMMIT; nested calls join the outer transaction."""
+        if self._depth:
+            self._depth += 1
+            try:
+                yield
+            finally:
+                self._depth -= 1
+            return
+        self._db.execute("BEGIN IMMEDIATE")
+        self._depth = 1
+        try:
+            yield
+        except BaseException:
+            self._depth = 0
+            self._db.execute("ROLLBACK")
+            raise
+        self._depth = 0
+        self._db.execute("COMMIT")
+
+    # ---- settings -------------------------------------------------------------------------
+
+    def get_setting(self, key: str, default: str | None = None) -> str | None:
+        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return default if row is None else str(row[0])
+
+    def set_setting(self, key: str, value: str) -> None:
+        with self.transaction():
+            self._db.execute(
+                "INSERT INTO meta(key, value) VALUES (?, ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
+
+    # ---- jobs: writes ---------------------------------------------------------------------
+
+    def add_jobs(self, new_jobs: Sequence[NewJob], now: float) -> list[int]:
+        ids: list[int] = []
+        with self.transaction():
+            for item in new_jobs:
+                spec = item.spec
+                state = JobState.HELD if item.held else JobState.QUEUED
+                cur = self._db.execute(
+                    "INSERT INTO jobs(name, command, cwd, env_id, env_overrides, gpus, mem, after,"
+                    " retries, timeout, grace, project, state, priority, attempt, created_at,"
+                    " queued_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,0,?,?)",
+                    (
+                        spec.name,
+                        spec.command,
+                        spec.cwd,
+                        self._env_id(spec.env),
+                        json.dumps(dict(spec.env_overrides)),
+                        spec.gpus,
+                        spec.mem,
+                        json.dumps(list(spec.after)),
+                        spec.retries,
+                        spec.timeout,
+                        spec.grace,
+                        spec.project,
+                        state.value,
+                        item.priority,
+                        now,
+                        now,
+                    ),
+                )
+                job_id = int(cur.lastrowid or 0)
+                ids.append(job_id)
+                self._db.executemany(
+                    "INSERT OR IGNORE INTO deps(job, dep) VALUES (?, ?)",
+                    [(job_id, dep) for dep in spec.after],
+                )
+                self._add_event(job_id, now, "submit", None, state.value, None)
+            # Submission order is the id order until someone moves a job.
+            self._db.execute("UPDATE jobs SET position = id WHERE position IS NULL")
+        return ids
+
+    def update_job(
+        self,
+        job_id: int,
+        now: float,
+        event: str,
+        to_state: JobState | None = None,
+        detail: str | None = None,
+        **changes: Any,
+    ) -> None:
+        """Change a job's columns and record the event (in the caller's transaction, if any)."""
+        with self.transaction():
+            from_state = None
+            if to_state is not None:
+                row = self._db.execute("SELECT state FROM jobs WHERE id = ?", (job_id,)).fetchone()
+                from_state = row[0] if row else None
+                changes["state"] = to_state.value
+                if to_state is JobState.QUEUED:
+                    changes.setdefault("queued_at", now)
+            if "assigned" in changes:
+                changes["assigned"] = json.dumps(list(changes["assigned"]))
+            if "outcome" in changes:
+                changes.update(_outcome_columns(changes.pop("outcome")))
+            if changes:
+                cols = ", ".join(f"{name} = ?" for name in changes)
+                self._db.execute(
+                    f"UPDATE jobs SET {cols} WHERE id = ?", (*changes.values(), job_id)
+                )
+            self._add_event(job_id, now, event, from_state, (to_state or from_state or ""), detail)
+
+    def delete_jobs(self, ids: Sequence[int]) -> None:
+        with self.transaction():
+            for table, column in (("events", "job_id"), ("attempts", "job_id"), ("deps", "job")):
+                self._db.executemany(f"DELETE FROM {table} WHERE {column} = ?", [(i,) for i in ids])
+            self._db.executemany("DELETE FROM jobs WHERE id = ?", [(i,) for i in ids])
+
+    def add_attempt(self, attempt: Attempt) -> None:
+        with self.transaction():
+            self._db.execute(
+                "INSERT OR REPLACE INTO attempts(job_id, number, gpus, gpu_uuids, dir, host,"
+                " started_at, pid) VALUES (?,?,?,?,?,?,?,?)",
+                (
+                    attempt.job_id,
+                    attempt.number,
+                    json.dumps(list(attempt.gpus)),
+                    json.dumps(list(attempt.gpu_uuids)),
+                    attempt.dir,
+                    attempt.host,
+                    attempt.started_at,
+                    attempt.pid,
+                ),
+            )
+
+    def update_attempt(self, job_id: int, number: int, **changes: Any) -> None:
+        if "outcome" in changes:
+            changes.update(_outcome_columns(changes.pop("outcome")))
+        cols = ", ".join(f"{name} = ?" for name in changes)
+        with self.transaction():
+            self._db.execute(
+                f"UPDATE attempts SET {cols} WHERE job_id = ? AND number = ?",
+                (*changes.values(), job_id, number),
+            )
+
+    def delete_attempt(self, job_id: int, number: int) -> None:
+        with self.transaction():
+            self._db.execute(
+                "DELETE FROM attempts WHERE job_id = ? AND number = ?", (job_id, number)
+            )
+
+    # ---- jobs: reads ----------------------------------------------------------------------
+
+    def get_job(self, job_id: int) -> Job | None:
+        row = self._db.execute(
+            f"SELECT {_JOB_COLUMNS} FROM jobs WHERE id = ?", (job_id,)
+        ).fetchone()
+        return None if row is None else self._job(row)
+
+    def get_jobs(self, ids: Sequence[int]) -> dict[int, Job]:
+        found: dict[int, Job] = {}
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start : start + 500])
+            marks = ",".join("?" * len(chunk))
+            for row in self._db.execute(
+                f"SELECT {_JOB_COLUMNS} FROM jobs WHERE id IN ({marks})", chunk
+            ):
+                job = self._job(row)
+                found[job.id] = job
+        return found
+
+    def list_jobs(
+        self,
+        states: Sequence[JobState] = (),
+        project: str | None = None,
+        limit: int | None = None,
+        newest_first: bool = False,
+    ) -> list[Job]:
+        where, args = _filters(states, project)
+        order = "id DESC" if newest_first else "id"
+        sql = f"SELECT {_JOB_COLUMNS} FROM jobs {where} ORDER BY {order}"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        return [self._job(row) for row in self._db.execute(sql, args)]
+
+    def queued_ready(self, cpu_only: bool = False) -> Generator[Job, None, None]:
+        """Queued jobs whose dependencies all succeeded, in dispatch order, read lazily."""
+        sql = (
+            f"SELECT {_JOB_COLUMNS} FROM jobs WHERE state = 'queued'"
+            + (" AND gpus = 0" if cpu_only else "")
+            + " AND NOT EXISTS (SELECT 1 FROM deps d JOIN jobs j ON j.id = d.dep"
+            " WHERE d.job = jobs.id AND j.state != 'succeeded')"
+            " ORDER BY priority DESC, position, id"
+        )
+        cursor = self._db.execute(sql)
+        try:
+            for row in cursor:
+                yield self._job(row)
+        finally:
+            # A half-read statement would hold a read snapshot; the caller closes the
+            # generator once placement has seen enough.
+            cursor.close()
+
+    def waiters_of(self, job_id: int) -> list[int]:
+        """Jobs that are still queued or held and wait for `job_id`."""
+        rows = self._db.execute(
+            "SELECT d.job FROM deps d JOIN jobs j ON j.id = d.job"
+            " WHERE d.dep = ? AND j.state IN ('queued', 'held')",
+            (job_id,),
+        )
+        return [int(r[0]) for r in rows]
+
+    def unmet_deps(self, job_id: int) -> list[tuple[int, str]]:
+        rows = self._db.execute(
+            "SELECT j.id, j.state FROM deps d JOIN jobs j ON j.id = d.dep"
+            " WHERE d.job = ? AND j.state != 'succeeded' ORDER BY j.id",
+            (job_id,),
+        )
+        return [(int(r[0]), str(r[1])) for r in rows]
+
+    def existing_ids(self, ids: Sequence[int]) -> set[int]:
+        return set(self.get_jobs(ids))
+
+    def counts(self) -> dict[str, int]:
+        rows = self._db.execute("SELECT state, COUNT(*) FROM jobs GROUP BY state")
+        return {str(state): int(n) for state, n in rows}
+
+    def neighbour_position(self, priority: int, position: float, before: bool) -> float | None:
+        """Position of the queued job next to `position` in the same priority class."""
+        op, order = ("<", "DESC") if before else (">", "ASC")
+        row = self._db.execute(
+            f"SELECT position FROM jobs WHERE state IN ('queued', 'held') AND priority = ?"
+            f" AND position {op} ? ORDER BY position {order} LIMIT 1",
+            (priority, position),
+        ).fetchone()
+        return None if row is None else float(row[0])
+
+    def queue_front(self) -> tuple[int, float] | None:
+        """(priority, position) of the first job in dispatch order among queued and held."""
+        row = self._db.execute(
+            "SELECT priority, position FROM jobs WHERE state IN ('queued', 'held')"
+            " ORDER BY priority DESC, position LIMIT 1"
+        ).fetchone()
+        return None if row is None else (int(row[0]), float(row[1]))
+
+    def attempts(self, job_id: int) -> list[Attempt]:
+        rows = self._db.execute(
+            "SELECT job_id, number, gpus, gpu_uuids, dir, host, started_at, pid, ended_at,"
+            " outcome, exit_code, signal, message FROM attempts WHERE job_id = ? ORDER BY number",
+            (job_id,),
+        )
+        return [
+            Attempt(
+                job_id=r[0],
+                number=r[1],
+                gpus=tuple(json.loads(r[2])),
+                gpu_uuids=tuple(json.loads(r[3])),
+                dir=r[4],
+                host=r[5],
+                started_at=r[6],
+                pid=r[7],
+                ended_at=r[8],
+                outcome=_outcome(r[9], r[10], r[11], r[12]),
+            )
+            for r in rows
+        ]
+
+    def events(self, job_id: int | None = None, limit: int = 1000) -> list[EventRow]:
+        where = "WHERE job_id = ?" if job_id is not None else ""
+        args: tuple[int, ...] = (job_id,) if job_id is not None else ()
+        rows = self._db.execute(
+            "SELECT job_id, at, event, from_state, to_state, detail FROM events "
+            f"{where} ORDER BY id LIMIT {int(limit)}",
+            args,
+        )
+        return [EventRow(*r) for r in rows]
+
+    # ---- devices --------------------------------------------------------------------------
+
+    def devices(self) -> list[DeviceConfig]:
+        rows = self._db.execute("SELECT idx, slots, state FROM devices ORDER BY idx")
+        return [DeviceConfig(int(i), int(s), DeviceState(st)) for i, s, st in rows]
+
+    def replace_devices(self, slots: Mapping[int, int]) -> None:
+        with self.transaction():
+            self._db.execute("DELETE FROM devices")
+            self._db.executemany(
+                "INSERT INTO devices(idx, slots, state) VALUES (?, ?, 'enabled')",
+                sorted(slots.items()),
+            )
+
+    def put_device(self, device: DeviceConfig) -> None:
+        with self.transaction():
+            self._db.execute(
+                "INSERT INTO devices(idx, slots, state) VALUES (?, ?, ?) ON CONFLICT(idx)"
+                " DO UPDATE SET slots = excluded.slots, state = excluded.state",
+                (device.index, device.slots, device.state.value),
+            )
+
+    def remove_device(self, index: int) -> None:
+        with self.transaction():
+            self._db.execute("DELETE FROM devices WHERE idx = ?", (index,))
+
+    # ---- internals ------------------------------------------------------------------------
+
+    def _add_event(
+        self,
+        job_id: int,
+        now: float,
+        event: str,
+        from_state: str | None,
+        to_state: str,
+        detail: str | None,
+    ) -> None:
+        self._db.execute(
+            "INSERT INTO events(job_id, at, event, from_state, to_state, detail)"
+            " VALUES (?,?,?,?,?,?)",
+            (job_id, now, event, from_state, to_state, detail),
+        )
+
+    def _env_id(self, env: Mapping[str, str]) -> int:
+        # Thousands of jobs of one sweep share one environment: store it once.
+        text = json.dumps(dict(env), sort_keys=True)
+        digest = hashlib.sha256(text.encode()).hexdigest()
+        row = self._db.execute("SELECT id FROM envs WHERE hash = ?", (digest,)).fetchone()
+        if row:
+            return int(row[0])
+        cur = self._db.execute("INSERT INTO envs(hash, json) VALUES (?, ?)", (digest, text))
+        return int(cur.lastrowid or 0)
+
+    def _load_env(self, env_id: int) -> Mapping[str, str]:
+        row = self._db.execute("SELECT json FROM envs WHERE id = ?", (env_id,)).fetchone()
+        env: dict[str, str] = json.loads(row[0]) if row else {}
+        return env
+
+    def _job(self, r: sqlite3.Row | tuple[Any, ...]) -> Job:
+        spec = JobSpec(
+            name=r[1],
+            command=r[2],
+            cwd=r[3],
+            env=self._env_cache(r[4]),
+            env_overrides=json.loads(r[5]),
+            gpus=r[6],
+            mem=r[7],
+            after=tuple(json.loads(r[8])),
+            retries=r[9],
+            timeout=r[10],
+            grace=r[11],
+            project=r[12],
+        )
+        return Job(
+            id=r[0],
+            spec=spec,
+            state=JobState(r[13]),
+            priority=r[14],
+            position=r[15],
+            attempt=r[16],
+            created_at=r[17],
+            queued_at=r[18],
+            started_at=r[19],
+            ended_at=r[20],
+            gpus=tuple(json.loads(r[21])) if r[21] else (),
+            pid=r[22],
+            outcome=_outcome(r[23], r[24], r[25], r[26]),
+        )
+
+
+def _filters(states: Sequence[JobState], project: str | None) -> tuple[str, list[Any]]:
+    clauses: list[str] = []
+    args: list[Any] = []
+    if states:
+        clauses.append(f"state IN ({','.join('?' * len(states))})")
+        args.extend(s.value for s in states)
+    if project is not None:
+        clauses.append("project = ?")
+        args.append(project)
+    return ("WHERE " + " AND ".join(clauses) if clauses else ""), args
+
+
+def _outcome_columns(outcome: Outcome | None) -> dict[str, Any]:
+    if outcome is None:
+        return {"outcome": None, "exit_code": None, "signal": None, "message": None}
+    return {
+        "outcome": outcome.kind.value,
+        "exit_code": outcome.exit_code,
+        "signal": outcome.signal,
+        "message": outcome.message,
+    }
+
+
+def _outcome(
+    kind: str | None, code: int | None, sig: int | None, msg: str | None
+) -> Outcome | None:
+    if kind is None:
+        return None
+    return Outcome(OutcomeKind(kind), exit_code=code, signal=sig, message=msg)
+
+
+def default_home() -> Path:
+    if "GPUHERD_HOME" in os.environ:
+        return Path(os.environ["GPUHERD_HOME"]).expanduser()
+    data = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(data) / "gpuherd"
+
+
+__all__ = ["SCHEMA_VERSION", "DeviceConfig", "EventRow", "NewJob", "Store", "default_home"]

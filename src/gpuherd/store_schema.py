@@ -1,0 +1,72 @@
+"""The database schema and its migrations, applied in order inside one transaction."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from gpuherd.errors import StoreError
+
+# Each entry upgrades the schema from version i to i + 1. Append; never edit a shipped step.
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE envs (id INTEGER PRIMARY KEY, hash TEXT NOT NULL UNIQUE, json TEXT NOT NULL);
+    CREATE TABLE jobs (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        name TEXT, command TEXT NOT NULL, cwd TEXT NOT NULL,
+        env_id INTEGER NOT NULL REFERENCES envs(id), env_overrides TEXT NOT NULL,
+        gpus INTEGER NOT NULL, mem INTEGER, after TEXT NOT NULL, retries INTEGER NOT NULL,
+        timeout REAL, grace REAL NOT NULL, project TEXT,
+        state TEXT NOT NULL, priority INTEGER NOT NULL, position REAL,
+        attempt INTEGER NOT NULL, created_at REAL NOT NULL, queued_at REAL NOT NULL,
+        started_at REAL, ended_at REAL, assigned TEXT, pid INTEGER,
+        outcome TEXT, exit_code INTEGER, signal INTEGER, message TEXT
+    );
+    CREATE INDEX jobs_queued ON jobs(priority DESC, position, id) WHERE state = 'queued';
+    CREATE INDEX jobs_queued_cpu ON jobs(priority DESC, position, id)
+        WHERE state = 'queued' AND gpus = 0;
+    CREATE INDEX jobs_state ON jobs(state, id);
+    CREATE INDEX jobs_project ON jobs(project, id);
+    CREATE TABLE deps (job INTEGER NOT NULL, dep INTEGER NOT NULL, PRIMARY KEY (job, dep));
+    CREATE INDEX deps_dep ON deps(dep);
+    CREATE TABLE attempts (
+        job_id INTEGER NOT NULL, number INTEGER NOT NULL, gpus TEXT NOT NULL,
+        gpu_uuids TEXT NOT NULL, dir TEXT NOT NULL, host TEXT NOT NULL,
+        started_at REAL NOT NULL, pid INTEGER, ended_at REAL,
+        outcome TEXT, exit_code INTEGER, signal INTEGER, message TEXT,
+        PRIMARY KEY (job_id, number)
+    );
+    CREATE TABLE events (
+        id INTEGER PRIMARY KEY, job_id INTEGER NOT NULL, at REAL NOT NULL, event TEXT NOT NULL,
+        from_state TEXT, to_state TEXT NOT NULL, detail TEXT
+    );
+    CREATE INDEX events_job ON events(job_id, id);
+    CREATE TABLE devices (idx INTEGER PRIMARY KEY, slots INTEGER NOT NULL, state TEXT NOT NULL);
+    """,
+)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def migrate(db: sqlite3.Connection, path: Path) -> None:
+    """Bring the schema to SCHEMA_VERSION; refuse a database written by a newer gpuherd."""
+    version = int(db.execute("PRAGMA user_version").fetchone()[0])
+    if version > SCHEMA_VERSION:
+        raise StoreError(
+            f"the database {path} has schema version {version}, newer than this gpuherd "
+            f"understands ({SCHEMA_VERSION}): upgrade gpuherd, or point GPUHERD_HOME elsewhere"
+        )
+    if version == SCHEMA_VERSION:
+        db.execute("SELECT COUNT(*) FROM jobs").fetchone()  # fails fast on a damaged file
+        return
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        for step in MIGRATIONS[version:]:
+            for statement in step.split(";"):
+                if statement.strip():
+                    db.execute(statement)
+        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")

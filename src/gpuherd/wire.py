@@ -1,0 +1,127 @@
+"""Request and response shapes shared by the HTTP API, the client and the CLI.
+
+Plain dataclasses (no pydantic import) so the CLI starts fast; FastAPI validates them on the
+server side. The API only ever adds fields.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+from gpuherd.core.model import DEFAULT_GRACE, Attempt, Device, Job
+
+
+@dataclass
+class SubmitItem:
+    command: str
+    cwd: str
+    env: dict[str, str] = field(default_factory=dict)
+    env_overrides: dict[str, str] = field(default_factory=dict)
+    name: str | None = None
+    gpus: int = 1
+    mem: int | None = None
+    priority: int = 0
+    after: list[int] = field(default_factory=list)
+    retries: int = 0
+    timeout: float | None = None
+    grace: float = DEFAULT_GRACE
+    project: str | None = None
+    hold: bool = False
+
+
+@dataclass
+class SubmitRequest:
+    jobs: list[SubmitItem]
+
+
+@dataclass
+class IdsRequest:
+    ids: list[int]
+
+
+@dataclass
+class PriorityRequest:
+    priority: int
+
+
+@dataclass
+class MoveRequest:
+    first: bool = False
+    before: int | None = None
+
+
+@dataclass
+class GpuAddRequest:
+    index: int
+    slots: int = 1
+
+
+@dataclass
+class StopRequest:
+    mode: str = "leave"
+    """leave: running jobs keep running; drain: wait for them; kill: stop them."""
+
+
+@dataclass
+class ActionResult:
+    id: int
+    ok: bool
+    message: str
+
+
+def job_view(job: Job, reason: str | None = None) -> dict[str, Any]:
+    """The JSON form of a job in listings (`ls --json`)."""
+    outcome = job.outcome
+    return {
+        "id": job.id,
+        "name": job.spec.name,
+        "state": job.state.value,
+        "outcome": outcome.kind.value if outcome else None,
+        "exit_code": outcome.exit_code if outcome else None,
+        "signal": outcome.signal if outcome else None,
+        "message": outcome.message if outcome else None,
+        "gpus": list(job.gpus),
+        "gpus_requested": job.spec.gpus,
+        "mem": job.spec.mem,
+        "pid": job.pid,
+        "attempt": job.attempt,
+        "retries": job.spec.retries,
+        "timeout": job.spec.timeout,
+        "priority": job.priority,
+        "project": job.spec.project,
+        "after": list(job.spec.after),
+        "command": job.spec.command,
+        "cwd": job.spec.cwd,
+        "created_at": job.created_at,
+        "started_at": job.started_at,
+        "ended_at": job.ended_at,
+        "reason": reason,
+    }
+
+
+def attempt_view(attempt: Attempt) -> dict[str, Any]:
+    outcome = attempt.outcome
+    view = asdict(attempt)
+    view.update(
+        gpus=list(attempt.gpus),
+        gpu_uuids=list(attempt.gpu_uuids),
+        outcome=outcome.kind.value if outcome else None,
+        exit_code=outcome.exit_code if outcome else None,
+        signal=outcome.signal if outcome else None,
+        message=outcome.message if outcome else None,
+    )
+    return view
+
+
+def device_view(device: Device, jobs: list[int]) -> dict[str, Any]:
+    view = asdict(device)
+    view["state"] = device.state.value
+    view["jobs"] = jobs
+    return view
+
+
+def from_dict(cls: type[Any], data: dict[str, Any]) -> Any:
+    """Build a wire dataclass from JSON, ignoring fields a newer peer added."""
+    names = {f.name for f in fields(cls)}
+    return cls(**{k: v for k, v in data.items() if k in names})

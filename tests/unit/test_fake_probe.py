@@ -1,0 +1,226 @@
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gpuherd.gpus import FakeProbe, ProbeError, StaticProbe, make_probe
+from gpuherd.gpus.base import GpuProcess, GpuReading
+from gpuherd.gpus.fake import FakeGpu, fake_uuid
+
+GiB = 2**30
+
+
+def write_state(path: Path, state: Any, mtime: int) -> None:
+    """Write the state file with an explicit mtime, so a rewrite within one clock tick is seen."""
+    path.write_text(json.dumps(state))
+    os.utime(path, ns=(mtime * 10**9, mtime * 10**9))
+
+
+@pytest.fixture
+def state_file(tmp_path: Path) -> Path:
+    path = tmp_path / "gpus.json"
+    write_state(
+        path,
+        {
+            "gpus": [
+                {
+                    "name": "Fake A100",
+                    "memory_total": "80GiB",
+                    "memory_used": "0GiB",
+                    "utilization": 0,
+                    "processes": [{"pid": 4242, "memory": "20GiB"}],
+                },
+                {"memory_total": 24 * GiB},
+            ]
+        },
+        mtime=1_000,
+    )
+    return path
+
+
+def test_list_form_readings() -> None:
+    probe = FakeProbe([FakeGpu(), FakeGpu(name="Big", memory_total=80 * GiB)])
+    assert probe.read() == [
+        GpuReading(0, fake_uuid(0), "Fake GPU", 24 * GiB, 0, 0, ()),
+        GpuReading(1, fake_uuid(1), "Big", 80 * GiB, 0, 0, ()),
+    ]
+    assert probe.describe() == "fake: 2 GPUs"
+    assert probe.indices == (0, 1)
+
+
+def test_fake_uuids_are_stable_distinct_and_uuid_shaped() -> None:
+    uuids = [fake_uuid(i) for i in range(16)]
+    assert len(set(uuids)) == 16
+    assert fake_uuid(3) == fake_uuid(3)
+    assert all(u.startswith("GPU-fake-") and len(u.split("-")) == 7 for u in uuids)
+
+
+def test_file_form_readings(state_file: Path) -> None:
+    probe = FakeProbe(state_file)
+    assert probe.read() == [
+        GpuReading(0, fake_uuid(0), "Fake A100", 80 * GiB, 0, 0, (GpuProcess(4242, 20 * GiB),)),
+        GpuReading(1, fake_uuid(1), "Fake GPU", 24 * GiB, 0, 0, ()),
+    ]
+    assert str(state_file) in probe.describe()
+
+
+def test_file_is_reread_after_it_changes(state_file: Path) -> None:
+    probe = FakeProbe(state_file)
+    assert probe.read()[1].memory_used == 0
+    write_state(
+        state_file,
+        {"gpus": [{"name": "Fake A100"}, {"memory_used": "10GiB", "utilization": 87}]},
+        mtime=2_000,
+    )
+    second = probe.read()[1]
+    assert (second.memory_used, second.utilization) == (10 * GiB, 87)
+
+
+def test_unchanged_file_is_not_reparsed(state_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    probe = FakeProbe(state_file)
+    first = probe.read()
+
+    def fail(_: object) -> None:
+        raise AssertionError("parsed again although the file did not change")
+
+    monkeypatch.setattr("gpuherd.gpus.fake.json.loads", fail)
+    assert probe.read() == first
+
+
+def test_lost_gpu_disappears_without_renumbering_the_others(state_file: Path) -> None:
+    probe = FakeProbe(state_file)
+    write_state(state_file, {"gpus": [{"lost": True}, {"name": "Survivor"}]}, mtime=2_000)
+    readings = probe.read()
+    assert [(r.index, r.name, r.uuid) for r in readings] == [(1, "Survivor", fake_uuid(1))]
+    # Configured GPUs stay configured; only the reading changes.
+    assert probe.indices == (0, 1)
+
+
+def test_null_metrics_mean_not_available(tmp_path: Path) -> None:
+    path = tmp_path / "gpus.json"
+    write_state(
+        path,
+        {
+            "gpus": [
+                {
+                    "uuid": "GPU-1234",
+                    "memory_total": None,
+                    "memory_used": None,
+                    "utilization": None,
+                    "processes": [{"pid": 7}, {"pid": 8, "memory": None}, {"pid": 9, "memory": 0}],
+                }
+            ]
+        },
+        mtime=1_000,
+    )
+    (reading,) = FakeProbe(path).read()
+    assert reading == GpuReading(
+        0,
+        "GPU-1234",
+        "Fake GPU",
+        None,
+        None,
+        None,
+        (GpuProcess(7, None), GpuProcess(8, None), GpuProcess(9, 0)),
+    )
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        ("{not json", "Expecting property name"),
+        ("[]", 'expected an object like {"gpus"'),
+        ('{"gpus": {}}', 'expected an object like {"gpus"'),
+        ('{"gpus": [], "extra": 1}', "the top level: unknown key 'extra'"),
+        ('{"gpus": [3]}', "gpus[0]: expected an object"),
+        ('{"gpus": [{"memory_usd": "1GiB"}]}', "gpus[0]: unknown key 'memory_usd'"),
+        ('{"gpus": [{"memory_total": "lots"}]}', "gpus[0].memory_total: invalid size 'lots'"),
+        ('{"gpus": [{"memory_total": 0}]}', "gpus[0].memory_total: must be greater than zero"),
+        ('{"gpus": [{"memory_used": -1}]}', "gpus[0].memory_used: expected bytes"),
+        ('{"gpus": [{"utilization": 101}]}', "gpus[0].utilization: expected a percentage"),
+        ('{"gpus": [{"utilization": true}]}', "gpus[0].utilization: expected a percentage"),
+        ('{"gpus": [{"lost": "yes"}]}', "gpus[0].lost: expected true or false"),
+        ('{"gpus": [{"name": ""}]}', "gpus[0].name: expected a non-empty string"),
+        ('{"gpus": [{"processes": {}}]}', "gpus[0].processes: expected a list"),
+        ('{"gpus": [{"processes": [{"memory": 1}]}]}', "gpus[0].processes[0]: expected an object"),
+        (
+            '{"gpus": [{"processes": [{"pid": -4}]}]}',
+            "gpus[0].processes[0].pid: expected a process",
+        ),
+        ('{"gpus": [{"processes": [{"pid": 1, "mem": 1}]}]}', "unknown key 'mem'"),
+    ],
+)
+def test_malformed_file_raises_probe_error_naming_file_and_problem(
+    tmp_path: Path, content: str, problem: str
+) -> None:
+    path = tmp_path / "gpus.json"
+    path.write_text(content)
+    with pytest.raises(ProbeError) as info:
+        FakeProbe(path)
+    assert str(path) in str(info.value)
+    assert problem in str(info.value)
+
+
+def test_file_broken_while_running_raises_until_fixed(state_file: Path) -> None:
+    probe = FakeProbe(state_file)
+    good = probe.read()
+    write_state(state_file, {"gpus": "oops"}, mtime=2_000)
+    with pytest.raises(ProbeError, match=r"gpus\.json"):
+        probe.read()
+    with pytest.raises(ProbeError):  # not cached as if it were good
+        probe.read()
+    write_state(state_file, {"gpus": [{"name": "Fake A100"}]}, mtime=3_000)
+    assert [r.name for r in probe.read()] == ["Fake A100"]
+    assert good[0].name == "Fake A100"
+
+
+def test_file_removed_while_running(state_file: Path) -> None:
+    probe = FakeProbe(state_file)
+    state_file.unlink()
+    with pytest.raises(ProbeError, match=r"reading fake GPU state file .*gpus\.json"):
+        probe.read()
+
+
+def test_atomic_replace_with_same_size_and_mtime_is_seen(state_file: Path) -> None:
+    probe = FakeProbe(state_file)
+    old = state_file.stat()
+    content = json.dumps({"gpus": [{"name": "Fake B"}]})
+    replacement = state_file.with_name("new.json")
+    replacement.write_text(content + " " * (old.st_size - len(content)))
+    os.utime(replacement, ns=(old.st_mtime_ns, old.st_mtime_ns))
+    assert replacement.stat().st_size == old.st_size
+    os.replace(replacement, state_file)  # how a careful writer updates the file
+    assert [r.name for r in probe.read()] == ["Fake B"]
+
+
+def test_make_probe_with_fake_gpus() -> None:
+    probe, slots = make_probe(None, "2x24GiB,1x80GiB")
+    assert isinstance(probe, FakeProbe)
+    assert slots == {0: 1, 1: 1, 2: 1}
+    assert [r.memory_total for r in probe.read()] == [24 * GiB, 24 * GiB, 80 * GiB]
+
+
+def test_make_probe_with_fake_state_file_counts_every_configured_gpu(tmp_path: Path) -> None:
+    path = tmp_path / "gpus.json"
+    write_state(path, {"gpus": [{}, {"lost": True}, {}]}, mtime=1_000)
+    probe, slots = make_probe(None, str(path))
+    assert slots == {0: 1, 1: 1, 2: 1}
+    assert [r.index for r in probe.read()] == [0, 2]
+
+
+def test_make_probe_rejects_both_options() -> None:
+    with pytest.raises(ValueError, match="--gpus and --fake-gpus exclude each other"):
+        make_probe("0,1", "4")
+
+
+def test_static_probe() -> None:
+    probe = StaticProbe([1, 0, 1])
+    assert probe.describe() == "static: 0,1"
+    assert probe.read() == [
+        GpuReading(0, None, "GPU 0", None, None, None, ()),
+        GpuReading(1, None, "GPU 1", None, None, None, ()),
+    ]

@@ -1,0 +1,81 @@
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gpuherd.core.idspec import MAX_IDS, format_ids, parse_ids, split_items
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        ("5", [5]),
+        ("3-7,9", [3, 4, 5, 6, 7, 9]),
+        ("9,3-7", [3, 4, 5, 6, 7, 9]),
+        ("3-3", [3]),
+        ("1 2 3", [1, 2, 3]),
+        (["1", "2", "3"], [1, 2, 3]),
+        (["3-5,9", "4", "10"], [3, 4, 5, 9, 10]),
+        ("3, 4 ,5", [3, 4, 5]),
+        ("2,2,1", [1, 2]),
+        (" 7 ", [7]),
+    ],
+)
+def test_parse_ids(spec: str | list[str], expected: list[int]) -> None:
+    assert parse_ids(spec) == expected
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("a", "invalid job id 'a'"),
+        ("3,a", "invalid job id 'a' in '3,a'"),
+        ("-3", "invalid job id '-3'"),
+        ("3-", "invalid job id '3-'"),
+        ("1.5", "invalid job id '1.5'"),
+        ("7-3", "invalid range '7-3' in '7-3': write it as 3-7"),
+        ("0", "ids start at 1"),
+        ("0-4", "ids start at 1"),
+        ("", "no job ids given"),
+        ("  ", "no job ids given"),
+        ([], "no job ids given"),
+        ("3,,4", "empty job id in '3,,4'"),
+        ("3,", "empty job id"),
+        ("1-1000001", "too many job ids"),
+        ("1-600000,700000-1300000", "too many job ids"),
+    ],
+)
+def test_parse_ids_errors_are_one_clear_line(spec: str | list[str], message: str) -> None:
+    with pytest.raises(ValueError) as info:
+        parse_ids(spec)
+    assert message in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_the_limit_itself_is_allowed() -> None:
+    assert len(parse_ids(f"1-{MAX_IDS}")) == MAX_IDS
+
+
+def test_split_items_keeps_empty_items_for_the_caller_to_reject() -> None:
+    assert split_items("0,,1") == ["0", "", "1"]
+    assert split_items(["0, 1", "2"]) == ["0", "1", "2"]
+
+
+@pytest.mark.parametrize(
+    ("ids", "spec"),
+    [([], ""), ([5], "5"), ([3, 4, 5, 9], "3-5,9"), ([9, 1, 2, 2], "1-2,9"), ([1, 3], "1,3")],
+)
+def test_format_ids(ids: list[int], spec: str) -> None:
+    assert format_ids(ids) == spec
+
+
+@given(st.sets(st.integers(min_value=1, max_value=500), min_size=1))
+def test_format_then_parse_round_trips(ids: set[int]) -> None:
+    assert parse_ids(format_ids(ids)) == sorted(ids)
+
+
+@given(st.lists(st.integers(min_value=1, max_value=10**9), min_size=1, max_size=20))
+def test_any_order_and_repeats_give_sorted_unique(ids: list[int]) -> None:
+    assert parse_ids([str(i) for i in ids]) == sorted(set(ids))
+    assert parse_ids(",".join(map(str, ids))) == sorted(set(ids))

@@ -1,0 +1,324 @@
+"""LocalExecutor against real processes and real process trees."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+
+from gpuherd.executors.base import ExitStatus, LaunchRequest, SpawnError
+from gpuherd.executors.local import LocalExecutor, read_pid_file
+
+TIMEOUT = 10.0
+
+
+def run(coro: Coroutine[Any, Any, None]) -> None:
+    asyncio.run(coro)
+
+
+def request(
+    tmp_path: Path,
+    command: str,
+    *,
+    name: str = "a1",
+    cwd: Path | None = None,
+    extra_env: dict[str, str] | None = None,
+    job_id: int = 7,
+    attempt: int = 1,
+) -> LaunchRequest:
+    attempt_dir = tmp_path / name
+    attempt_dir.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ)
+    env.update(GPUHERD_JOB_ID=str(job_id), GPUHERD_ATTEMPT=str(attempt))
+    env.update(extra_env or {})
+    return LaunchRequest(
+        job_id=job_id,
+        attempt=attempt,
+        command=command,
+        cwd=str(cwd or tmp_path),
+        env=env,
+        attempt_dir=str(attempt_dir),
+    )
+
+
+async def wait_exit(executor: LocalExecutor, pid: int, attempt_dir: str) -> ExitStatus:
+    future: asyncio.Future[ExitStatus] = asyncio.get_running_loop().create_future()
+    calls: list[ExitStatus] = []
+
+    def on_exit(status: ExitStatus) -> None:
+        calls.append(status)
+        future.set_result(status)
+
+    executor.watch(pid, attempt_dir, on_exit)
+    status = await asyncio.wait_for(future, timeout=TIMEOUT)
+    await asyncio.sleep(0)  # a second (wrong) call would have been scheduled by now
+    assert calls == [status]
+    return status
+
+
+async def wait_until(condition: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + TIMEOUT
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.01)
+
+
+def live_group(pgid: int) -> list[int]:
+    """Pids of the group that are still alive (orphaned zombies may linger unreaped)."""
+    pids = []
+    for proc in psutil.process_iter():
+        try:
+            if os.getpgid(proc.pid) == pgid and proc.status() != psutil.STATUS_ZOMBIE:
+                pids.append(proc.pid)
+        except (OSError, psutil.Error):
+            continue
+    return pids
+
+
+def log(req: LaunchRequest, name: str = "stdout.log") -> str:
+    return Path(req.attempt_dir, name).read_text()
+
+
+@pytest.mark.parametrize("code", [0, 3])
+def test_exit_code_is_recorded_and_reported(tmp_path: Path, code: int) -> None:
+    async def main() -> None:
+        ex = LocalExecutor()
+        req = request(tmp_path, f"exit {code}")
+        pid = ex.launch(req)
+        assert os.getpgid(pid) == pid  # leads its own group
+        assert os.getsid(pid) == pid  # and its own session
+        status = await wait_exit(ex, pid, req.attempt_dir)
+        assert (status.exit_code, status.signal) == (code, None)
+        assert not status.lost
+        recorded = ex.recorded_exit(req.attempt_dir)
+        assert recorded is not None and recorded.exit_code == code
+        assert abs(recorded.ended_at - time.time()) < TIMEOUT
+        assert read_pid_file(req.attempt_dir) == pid
+        ex.close()
+
+    run(main())
+
+
+def test_stdout_and_stderr_go_to_separate_files(tmp_path: Path) -> None:
+    async def main() -> None:
+        ex = LocalExecutor()
+        req = request(tmp_path, "echo to-out; echo to-err >&2; cat")  # cat: stdin is empty
+        await wait_exit(ex, ex.launch(req), req.attempt_dir)
+        assert log(req) == "to-out\n"
+        assert log(req, "stderr.log") == "to-err\n"
+        assert Path(req.attempt_dir, "stdout.log").stat().st_mode & 0o777 == 0o644
+
+    run(main())
+
+
+def test_env_is_exactly_the_one_passed_and_cwd_is_honoured(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    work = tmp_path / "work dir; $(touch pwned)"  # odd names are arguments, never code
+    work.mkdir()
+
+    async def main() -> None:
+        ex = LocalExecutor()
+        req = request(
+            tmp_path,
+            'echo "$CUDA_VISIBLE_DEVICES|${ONLY_IN_DAEMON-unset}"; pwd -P',
+            cwd=work,
+            extra_env={"CUDA_VISIBLE_DEVICES": "2,3"},
+        )
+        monkeypatch.setenv("ONLY_IN_DAEMON", "1")  # set after the request's env was built
+        status = await wait_exit(ex, ex.launch(req), req.attempt_dir)
+        assert status.exit_code == 0
+        assert log(req).splitlines() == ["2,3|unset", str(work.resolve())]
+        assert not list(tmp_path.rglob("pwned"))
+
+    run(main())
+
+
+def test_signals_ignored_by_the_daemon_are_not_inherited(tmp_path: Path) -> None:
+    # Python itself ignores SIGPIPE; a job must not (`yes | head` would spin on EPIPE).
+    assert signal.getsignal(signal.SIGPIPE) == signal.SIG_IGN
+
+    async def main() -> None:
+        ex = LocalExecutor()
+        req = request(tmp_path, "grep SigIgn /proc/self/status")
+        await wait_exit(ex, ex.launch(req), req.attempt_dir)
+        ignored = int(log(req).split()[1], 16)
+        # Only the standard signals: glibc's posix_spawn leaves its two internal real-time
+        # signals (32, 33) ignored, which every glibc program resets at startup anyway.
+        assert ignored & 0x7FFFFFFF == 0
+
+    run(main())
+
+
+def test_kill_9_of_the_leader_reports_signal_9_and_kills_the_group(tmp_path: Path) -> None:
+    async def main() -> None:
+        ex = LocalExecutor()
+        req = request(tmp_path, "sleep 100 & echo ready; sleep 100")
+        pid = ex.launch(req)
+        await wait_until(lambda: "ready" in log(req) and len(live_group(pid)) >= 4, "the tree")
+        os.kill(pid, signal.SIGKILL)
+        status = await wait_exit(ex, pid, req.attempt_dir)
+        assert (status.exit_code, status.signal) == (None, 9)
+        await wait_until(lambda: not live_group(pid), "the group to die")
+        assert ex.recorded_exit(req.attempt_dir) is None
+
+    run(main())
+
+
+def test_command_killed_by_sigterm_reports_signal_15(tmp_path: Path) -> None:
+    async def main() -> None:
+        ex = LocalExecutor()
+        req = request(tmp_path, "kill -TERM $$")
+        status = await wait_exit(ex, ex.launch(req), req.attempt_dir)
+        assert (status.exit_code, status.signal) == (None, 15)
+
+    run(main())
+
+
+def test_stragglers_die_with_the_leader(tmp_path: Path) -> None:
+    async def main() -> None:
+        ex = LocalExecutor()
+        req = request(tmp_path, "sleep 100 & exit 0")
+        pid = ex.launch(req)
+        status = await wait_exit(ex, pid, req.attempt_dir)
+        assert status.exit_code == 0
+        await wait_until(lambda: not live_group(pid), "the straggler to die")
+
+    run(main())
+
+
+def test_terminate_kills_the_whole_tree(tmp_path: Path) -> None:
+    async def main() -> None:
+        ex = LocalExecutor()
+        req = request(tmp_path, "sleep 100 & sleep 100; wait")
+        pid = ex.launch(req)
+        # wrapper, sh -c, two sleeps
+        await wait_until(lambda: len(live_group(pid)) >= 4, "the tree to start")
+        ex.signal(pid, signal.SIGSTOP)  # paused jobs must still end
+        ex.terminate(pid, grace=5)
+        status = await wait_exit(ex, pid, req.attempt_dir)
+        assert status.signal in (signal.SIGTERM, signal.SIGKILL)
+        assert status.exit_code is None
+        await wait_until(lambda: not live_group(pid), "the group to die")
+        recorded = ex.recorded_exit(req.attempt_dir)
+        assert recorded is not None and recorded.signal == signal.SIGTERM
+        ex.close()
+
+    run(main())
+
+
+def test_terminate_kills_a_job_ignoring_sigterm_after_the_grace(tmp_path: Path) -> None:
+    async def main() -> None:
+        ex = LocalExecutor()
+        req = request(tmp_path, 'trap "" TERM; echo ready; sleep 100')
+        pid = ex.launch(req)
+        await wait_until(lambda: "ready" in log(req), "the trap to be set")
+        started = time.monotonic()
+        ex.terminate(pid, grace=0.5)
+        status = await wait_exit(ex, pid, req.attempt_dir)
+        elapsed = time.monotonic() - started
+        assert (status.exit_code, status.signal) == (None, signal.SIGKILL)
+        assert 0.5 <= elapsed < 5
+        await wait_until(lambda: not live_group(pid), "the group to die")
+
+    run(main())
+
+
+def test_missing_cwd_is_a_spawn_error_naming_it(tmp_path: Path) -> None:
+    missing = tmp_path / "gone"
+    with pytest.raises(SpawnError, match=f"{missing}.*does not exist"):
+        LocalExecutor().launch(request(tmp_path, "true", cwd=missing))
+
+
+def test_unwritable_attempt_dir_is_a_spawn_error(tmp_path: Path) -> None:
+    (tmp_path / "afile").write_text("")
+    req = request(tmp_path, "true")
+    bad = LaunchRequest(
+        req.job_id, req.attempt, req.command, req.cwd, req.env, str(tmp_path / "afile" / "sub")
+    )
+    with pytest.raises(SpawnError, match=r"afile/sub.*Not a directory"):
+        LocalExecutor().launch(bad)
+
+
+def test_reattach_from_a_new_executor(tmp_path: Path) -> None:
+    async def main() -> None:
+        first = LocalExecutor()
+        req = request(tmp_path, "sleep 0.5; exit 4")
+        pid = first.launch(req)
+        first.close()
+        assert first.recorded_exit(req.attempt_dir) is None
+        second = LocalExecutor()
+        status = await wait_exit(second, pid, req.attempt_dir)
+        assert status.exit_code == 4
+        recorded = second.recorded_exit(req.attempt_dir)
+        assert recorded is not None and recorded.exit_code == 4
+        assert recorded.ended_at == status.ended_at
+
+    run(main())
+
+
+def test_watching_a_job_that_is_already_gone(tmp_path: Path) -> None:
+    async def main() -> None:
+        ex = LocalExecutor()
+        req = request(tmp_path, "exit 5")
+        pid = ex.launch(req)
+        os.waitpid(pid, 0)  # reaped elsewhere: pidfd_open will fail
+        assert not ex.is_running(pid, 7, 1)
+        status = await wait_exit(ex, pid, req.attempt_dir)
+        assert status.exit_code == 5
+        lost_dir = tmp_path / "empty"
+        lost_dir.mkdir()
+        assert (await wait_exit(ex, pid, str(lost_dir))).lost
+
+    run(main())
+
+
+def test_is_running_checks_the_jobs_identity(tmp_path: Path) -> None:
+    async def main() -> None:
+        ex = LocalExecutor()
+        req = request(tmp_path, "sleep 100", job_id=12, attempt=3)
+        pid = ex.launch(req)
+        try:
+            # Right away, while the child may still be inside execve with no environment yet.
+            assert ex.is_running(pid, 12, 3)
+            assert not ex.is_running(pid, 12, 2)
+            assert not ex.is_running(pid, 13, 3)
+            # A fresh executor (as after a daemon restart) knows the job only by its env.
+            other = LocalExecutor()
+            await wait_until(lambda: read_pid_file(req.attempt_dir) == pid, "the wrapper")
+            assert other.is_running(pid, 12, 3)
+            assert not other.is_running(pid, 12, 2)
+            assert not other.is_running(pid, 13, 3)
+            assert not other.is_running(os.getpid(), 12, 3)
+            assert not ex.is_running(os.getpid(), 12, 3)
+        finally:
+            ex.terminate(pid, grace=1)
+            await wait_exit(ex, pid, req.attempt_dir)
+        assert not ex.is_running(pid, 12, 3)
+
+    run(main())
+
+
+def test_many_jobs_leak_no_descriptor_and_no_zombie(tmp_path: Path) -> None:
+    async def main() -> None:
+        ex = LocalExecutor()
+        await wait_exit(ex, ex.launch(request(tmp_path, "true", name="warmup")), "/nonexistent")
+        fds_before = len(os.listdir("/proc/self/fd"))
+        for i in range(300):
+            req = request(tmp_path, "echo $GPUHERD_ATTEMPT", name=f"a{i}", attempt=i)
+            status = await wait_exit(ex, ex.launch(req), req.attempt_dir)
+            assert status.exit_code == 0
+        assert len(os.listdir("/proc/self/fd")) == fds_before
+        zombies = [p for p in psutil.Process().children() if p.status() == psutil.STATUS_ZOMBIE]
+        assert zombies == []
+        ex.close()
+
+    run(main())
