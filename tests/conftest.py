@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import select
+import shlex
 import signal
 import subprocess
 import sys
@@ -28,6 +30,31 @@ def wait_for(predicate: Callable[[], Any], timeout: float = 15.0, what: str = "c
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout}s waiting for {what}")
         time.sleep(0.02)
+
+
+def stays(predicate: Callable[[], Any], seconds: float = 0.5, what: str = "condition") -> None:
+    """Check that `predicate` holds throughout a short window (for "nothing happens" claims).
+
+    Use only where no event can tell that the thing did not happen; prefer a witness job.
+    """
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        assert predicate(), f"{what} stopped holding within {seconds}s"
+        time.sleep(0.05)
+
+
+def wait_dead(process: psutil.Process, timeout: float = 10.0) -> None:
+    """Wait until `process` has exited: gone, or a zombie (its files and locks are released).
+
+    A zombie counts as dead: in a container the reaper (pid 1) may take seconds to reap it.
+    """
+    def dead() -> bool:
+        try:
+            return process.status() == psutil.STATUS_ZOMBIE
+        except psutil.NoSuchProcess:
+            return True
+
+    wait_for(dead, timeout, f"process {process.pid} to exit")
 
 
 class Herd:
@@ -71,10 +98,18 @@ class Herd:
         """Crash the daemon (SIGKILL) and wait until it is gone."""
         process = psutil.Process(self.pid)
         process.send_signal(signal.SIGKILL)
-        process.wait(timeout=10)
+        wait_dead(process)
 
     def submit(self, *args: str) -> int:
         return int(self.cli("submit", "-q", *args).stdout.split()[0])
+
+    def submit_lines(self, lines: list[str], *args: str) -> list[int]:
+        """Submit one job per line in a single `submit --file -` call."""
+        out = self.cli("submit", "-q", *args, "--file", "-", input="\n".join(lines) + "\n")
+        return [int(word) for word in out.stdout.split()]
+
+    def ls_all(self) -> list[dict[str, Any]]:
+        return list(self.json("ls", "--all"))
 
     def job(self, job_id: int) -> dict[str, Any]:
         return dict(self.client.get(f"/jobs/{job_id}"))
@@ -91,8 +126,9 @@ class Herd:
         if self.client.is_up():
             pid = self.pid
             try:
-                psutil.Process(pid).kill()
-                psutil.Process(pid).wait(10)
+                process = psutil.Process(pid)
+                process.kill()
+                wait_dead(process)
             except psutil.NoSuchProcess:
                 pass
         for proc in psutil.process_iter():
@@ -103,6 +139,104 @@ class Herd:
                     ) == proc.pid else proc.kill()
             except (psutil.Error, OSError):
                 continue
+
+
+def group_members(pgid: int) -> list[int]:
+    """Pids of the live (non-zombie) processes of process group `pgid`.
+
+    Zombies are left out: they are dead, and in a container nobody may ever reap them.
+    """
+    found = []
+    for proc in psutil.process_iter(["status"]):
+        try:
+            if proc.info["status"] != psutil.STATUS_ZOMBIE and os.getpgid(proc.pid) == pgid:
+                found.append(proc.pid)
+        except (psutil.Error, OSError):
+            continue
+    return found
+
+
+RECORDER_SCRIPT = r'''
+"""A job that records what it saw: python3 record.py OUT [wait FILE] [sleep S] [exit N]."""
+import json, os, sys, time
+
+start = time.time()
+out, rest = sys.argv[1], sys.argv[2:]
+opts = dict(zip(rest[::2], rest[1::2]))
+if "wait" in opts:
+    while not os.path.exists(opts["wait"]):
+        time.sleep(0.01)
+if "sleep" in opts:
+    time.sleep(float(opts["sleep"]))
+record = {
+    "id": int(os.environ["GPUHERD_JOB_ID"]),
+    "attempt": int(os.environ["GPUHERD_ATTEMPT"]),
+    "gpus": os.environ.get("CUDA_VISIBLE_DEVICES"),
+    "start": start,
+    "end": time.time(),
+    "pid": os.getpid(),
+    "pgid": os.getpgid(0),
+}
+fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+os.write(fd, (json.dumps(record) + "\n").encode())  # one write: lines never interleave
+os.close(fd)
+sys.exit(int(opts.get("exit", 0)))
+'''
+
+
+class Recorder:
+    """Builds job commands that append what they saw (id, GPUs, times) to files in `folder`."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.script = folder / "record.py"
+        self.script.write_text(RECORDER_SCRIPT)
+
+    def path(self, name: str) -> Path:
+        return self.folder / name
+
+    def cmd(self, out: str, *, wait: str | None = None, sleep: float | None = None,
+            exit: int | None = None) -> str:
+        """A shell command line for a job that records into `out` (a file name in folder)."""
+        args = [sys.executable, str(self.script), str(self.path(out))]
+        for key, value in (("wait", wait and str(self.path(wait))), ("sleep", sleep),
+                           ("exit", exit)):
+            if value is not None:
+                args += [key, str(value)]
+        return shlex.join(args)
+
+    def lines(self, out: str) -> list[dict[str, Any]]:
+        try:
+            text = self.path(out).read_text()
+        except FileNotFoundError:
+            return []
+        return [json.loads(line) for line in text.splitlines()]
+
+    def go(self, name: str = "go") -> None:
+        self.path(name).touch()
+
+
+@pytest.fixture
+def recorder(tmp_path: Path) -> Recorder:
+    folder = tmp_path / "rec"
+    folder.mkdir()
+    return Recorder(folder)
+
+
+def read_line(fd: int, buffer: bytearray, timeout: float = 15.0) -> bytes:
+    """One line from a pipe's file descriptor, or fail after `timeout` (no blocking forever)."""
+    deadline = time.monotonic() + timeout
+    while b"\n" not in buffer:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            raise AssertionError(f"no full line within {timeout}s; got {bytes(buffer)!r}")
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            raise AssertionError(f"end of output before a full line; got {bytes(buffer)!r}")
+        buffer += chunk
+    line, _, rest = bytes(buffer).partition(b"\n")
+    buffer[:] = rest
+    return line
 
 
 @pytest.fixture

@@ -71,6 +71,7 @@ class Engine:
         self.live: dict[int, Live] = {}
         self.queue_paused = store.get_setting("queue_paused") == "1"
         self._exits: list[tuple[int, int, ExitStatus]] = []
+        self._paperwork: list[Callable[[], None]] = []
         self._tick_scheduled = False
         self._stopping = False
         self._idle = asyncio.Event()
@@ -99,6 +100,7 @@ class Engine:
             now = self.clock()
             self._handle_exits(now)
             self._start_what_fits(now)
+            self._do_paperwork()
         except Exception:  # a bug in one tick must not take the queue down
             log.exception("engine tick failed")
         if not self.live:
@@ -158,7 +160,7 @@ class Engine:
         self._move(
             job, nxt.event, nxt.state, detail=outcome.describe(), ended_at=ended_at, outcome=outcome
         )
-        jobfiles.record_end(attempt_dir, job, outcome, ended_at)
+        self._paperwork.append(lambda: jobfiles.record_end(attempt_dir, job, outcome, ended_at))
         if nxt.cancel_waiters:
             self.cancel_waiters(job_id, nxt.state, now)
 
@@ -209,7 +211,14 @@ class Engine:
         # With every GPU slot taken only CPU-only jobs can start: read just those.
         pending = self.store.queued_ready(cpu_only=not gpu_room)
         try:
-            assignments = plan(islice(pending, SCAN_LIMIT), devices, reservations, self.policy, now)
+            assignments = plan(
+                islice(pending, SCAN_LIMIT),
+                devices,
+                reservations,
+                self.policy,
+                now,
+                cpu_jobs_waiting=self.store.has_queued_cpu_jobs(),
+            )
         finally:
             pending.close()
         if not assignments:
@@ -248,6 +257,16 @@ class Engine:
             for job, attempt in started:
                 self._spawn(job, attempt, now)
 
+    def _do_paperwork(self) -> None:
+        """Write the human-readable job files, after the GPUs got their next jobs.
+
+        They are copies of what the store already holds, so they stay off the path from one
+        job's exit to the next one's start (file creation is slow on some file systems).
+        """
+        work, self._paperwork = self._paperwork, []
+        for write in work:
+            write()
+
     def _spawn(self, job: Job, attempt: Attempt, now: float) -> None:
         folder = Path(attempt.dir)
         live = Live(job.id, attempt.number, None, attempt.gpus, job.spec.mem or 0, folder)
@@ -277,7 +296,7 @@ class Engine:
         self.live[job.id] = live
         self.store.update_job(job.id, now, "spawn", pid=pid, detail=f"pid {pid}")
         self.store.update_attempt(job.id, attempt.number, pid=pid)
-        jobfiles.record_start(self.home, job, attempt, pid)
+        self._paperwork.append(lambda: jobfiles.record_start(self.home, job, attempt, pid))
         self._watch(live, job.spec.timeout, job.spec.grace, job.started_at or now, now)
 
     def _watch(

@@ -22,9 +22,11 @@ def attempt_dir(home: Path, job_id: int, attempt: int) -> Path:
 
 def prepare(folder: Path) -> None:
     """Create an attempt's folder, leaving no marker of an earlier run in it."""
-    folder.mkdir(parents=True, exist_ok=True)
-    for name in ("SUCCESS", "FAILURE", "exit_status", "pid"):
-        (folder / name).unlink(missing_ok=True)
+    try:
+        folder.mkdir(parents=True)
+    except FileExistsError:  # a rerun into the same folder: clear what the last run left
+        for name in ("SUCCESS", "FAILURE", "exit_status", "pid"):
+            (folder / name).unlink(missing_ok=True)
 
 
 def job_env(home: Path, job: Job, attempt: Attempt) -> Mapping[str, str]:
@@ -59,12 +61,11 @@ def record_start(home: Path, job: Job, attempt: Attempt, pid: int) -> None:
         "pid": pid,
         "started_at": attempt.started_at,
     }
-    _write_json(Path(attempt.dir) / "attempt.json", info)
     _write_json(job_dir(home, job.id) / "job.json", info)
 
 
 def record_end(folder: Path, job: Job, outcome: Outcome, ended_at: float) -> None:
-    """Add the end to attempt.json and job.json, and drop the SUCCESS or FAILURE marker."""
+    """Add the end to job.json, and drop the SUCCESS or FAILURE marker in the attempt's folder."""
     end = {
         "ended_at": ended_at,
         "outcome": outcome.kind.value,
@@ -72,14 +73,14 @@ def record_end(folder: Path, job: Job, outcome: Outcome, ended_at: float) -> Non
         "signal": outcome.signal,
         "message": outcome.message,
     }
-    for path in (folder / "attempt.json", folder.parent / "job.json"):
-        try:
-            info = json.loads(path.read_text())
-        except (OSError, ValueError):
-            info = {"id": job.id, "command": job.spec.command, "attempt": job.attempt}
-        if info.get("attempt") == job.attempt:
-            info.update(end)
-            _write_json(path, info)
+    path = folder.parent / "job.json"
+    try:
+        info = json.loads(path.read_text())
+    except (OSError, ValueError):
+        info = {"id": job.id, "command": job.spec.command, "attempt": job.attempt}
+    if info.get("attempt") == job.attempt:
+        info.update(end)
+        _write_json(path, info)
     try:
         (folder / ("SUCCESS" if outcome.success else "FAILURE")).touch()
     except OSError:

@@ -283,6 +283,12 @@ class Store:
             # generator once placement has seen enough.
             cursor.close()
 
+    def has_queued_cpu_jobs(self) -> bool:
+        row = self._db.execute(
+            "SELECT EXISTS(SELECT 1 FROM jobs WHERE state = 'queued' AND gpus = 0)"
+        ).fetchone()
+        return bool(row[0])
+
     def waiters_of(self, job_id: int) -> list[int]:
         """Jobs that are still queued or held and wait for `job_id`."""
         rows = self._db.execute(

@@ -196,6 +196,10 @@ def wait(ids: tuple[str, ...], timeout: float | None, quiet: bool) -> None:
         if ids
         else [j["id"] for j in client.get("/jobs", all=True)["jobs"] if j["state"] not in FINISHED]
     )
+    if not wanted:
+        if not quiet:
+            click.echo("nothing to wait for: no job is queued or running")
+        return
     deadline = None if timeout is None else time.monotonic() + timeout
     states: dict[str, str] = {}
     while wanted:

@@ -29,9 +29,13 @@ def id_ranges(ids: Sequence[int]) -> str:
 
 
 def _console() -> Any:
+    import sys
+
     from rich.console import Console
 
-    return Console(highlight=False, soft_wrap=False)
+    # Piped output is read by people too (`ls | less`): do not cut it to 80 columns.
+    width = None if sys.stdout.isatty() else 200
+    return Console(highlight=False, soft_wrap=False, width=width)
 
 
 def runtime(job: dict[str, Any], now: float | None = None) -> str:
@@ -65,12 +69,12 @@ def job_table(jobs: list[dict[str, Any]], counts: dict[str, int], limit: int | N
         return
     table = Table(box=None, pad_edge=False, header_style="bold")
     for column in ("ID", "STATE", "NAME", "GPUS", "PRIO", "TIME", "INFO", "COMMAND"):
-        table.add_column(column, no_wrap=column != "COMMAND", overflow="ellipsis")
+        table.add_column(column, no_wrap=True, overflow="ellipsis")
     now = time.time()
     for job in jobs:
         state = job["state"]
-        gpus = ",".join(str(g) for g in job["gpus"]) if state in ("running", "paused") else ""
-        if not gpus and state in ("queued", "held"):
+        gpus = ",".join(str(g) for g in job["gpus"])
+        if state in ("queued", "held"):
             gpus = f"({job['gpus_requested']})"
         table.add_row(
             str(job["id"]),

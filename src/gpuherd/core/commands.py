@@ -19,22 +19,32 @@ def command_from_args(args: Sequence[str]) -> str:
 def command_lines(lines: Iterable[str]) -> Iterator[str]:
     """Jobs from lines: `#` comments and blank lines skipped, a trailing `\\` continues a job.
 
-    Works on a stream: each job is yielded as soon as its last line has arrived.
+    Works on a stream: each job is yielded as soon as its last line has arrived. A job keeps
+    its backslash-newlines, which the shell itself reads as continuations.
     """
     pending: list[str] = []
     for raw in lines:
         line = raw.rstrip("\r\n")
         if not pending and (not line.strip() or line.lstrip().startswith("#")):
             continue
-        if line.endswith("\\") and not line.endswith("\\\\"):
-            pending.append(line)  # the shell itself reads backslash-newline as a continuation
-            continue
         pending.append(line)
-        job = "\n".join(pending).strip()
-        pending = []
-        if job:
-            yield job
-    if pending:  # input ended inside a continuation: run what there is
-        job = "\n".join(pending).strip().removesuffix("\\").strip()
-        if job:
-            yield job
+        if not _continues(line):
+            job = _job(pending)
+            pending = []
+            if job:
+                yield job
+    job = _job(pending)  # input ended inside a continuation: run what there is
+    if job:
+        yield job
+
+
+def _continues(line: str) -> bool:
+    """An odd number of trailing backslashes escapes the newline, as in sh."""
+    return (len(line) - len(line.rstrip("\\"))) % 2 == 1
+
+
+def _job(lines: list[str]) -> str:
+    while lines and not lines[-1].strip():
+        lines = lines[:-1]  # a blank line ends a continuation, as in sh
+    text = "\n".join(lines).strip()
+    return text[:-1].rstrip() if _continues(text) else text

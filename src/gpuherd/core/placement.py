@@ -59,7 +59,7 @@ def _load(devices: Sequence[Device], reservations: Sequence[Reservation]) -> lis
     gpus = {
         d.index: _Gpu(d.index, d.memory_total, d.slots, d.memory_total)
         for d in devices
-        if _usable(d)
+        if _usable(d) and d.slots > 0
     }
     for r in reservations:
         for i in r.gpus:
@@ -77,10 +77,21 @@ class _Pass:
 
     def __init__(self, devices: Sequence[Device], reservations: Sequence[Reservation]) -> None:
         self.usable = _load(devices, reservations)
-        self.open = [g for g in self.usable if g.free_slots > 0]
         self.held: frozenset[int] | None = None
+        self.cannot_hold: set[tuple[int, int | None]] = set()
+        self._reopen([g for g in self.usable if g.free_slots > 0])
+
+    def _reopen(self, gpus: list[_Gpu]) -> None:
+        # `widest` and `roomiest` let most jobs that do not fit be turned away in O(1):
+        # a long queue behind busy GPUs is mostly such jobs.
+        self.open = gpus
+        self.widest = len(gpus)
+        mems = [math.inf if g.free_mem is None else g.free_mem for g in gpus]
+        self.roomiest = max(mems, default=-math.inf)
 
     def choose(self, n: int, mem: int | None) -> list[_Gpu] | None:
+        if n > self.widest or (mem is not None and mem > self.roomiest):
+            return None
         fit = self.open if mem is None else [g for g in self.open if g.has_mem(mem)]
         if len(fit) < n:
             return None
@@ -91,7 +102,7 @@ class _Pass:
             g.free_slots -= 1
             if g.free_mem is not None and mem is not None:
                 g.free_mem -= mem
-        self.open = [g for g in self.open if g.free_slots > 0]
+        self._reopen([g for g in self.open if g.free_slots > 0])
 
     def hold(self, n: int, mem: int | None) -> bool:
         """Keep the n GPUs a starving job would get first away from the jobs behind it.
@@ -101,12 +112,15 @@ class _Pass:
         usable (some draining or busy with foreign processes) nothing is held, so a job
         that cannot start at the moment does not freeze the whole queue.
         """
+        if (n, mem) in self.cannot_hold:
+            return False
         eligible = [g for g in self.usable if g.could_ever_hold(mem)]
         if len(eligible) < n:
+            self.cannot_hold.add((n, mem))
             return False
         held = frozenset(g.index for g in sorted(eligible, key=_Gpu.rank)[:n])
         self.held = held
-        self.open = [g for g in self.open if g.index not in held]
+        self._reopen([g for g in self.open if g.index not in held])
         return True
 
 
@@ -126,7 +140,7 @@ def _place_gpu_jobs(
         elif n < 0:
             continue  # invalid; refused at submit time, never placed
         else:
-            chosen = state.choose(n, job.spec.mem) if n <= len(state.open) else None
+            chosen = state.choose(n, job.spec.mem)
             if chosen is None:
                 if (
                     state.held is None
@@ -151,14 +165,14 @@ def plan(
     reservations: Sequence[Reservation],
     policy: Policy,
     now: float,
+    cpu_jobs_waiting: bool = True,
 ) -> list[Assignment]:
     """The jobs to start now and their GPUs, in the order decided.
 
     `pending` must already be in dispatch order (`queue_order_key`) with dependencies met;
     it is consumed lazily and not past the point where `policy.max_running` is reached.
-    While there is no cap, the rest of the queue is still read once every GPU is taken,
-    because a CPU-only job further back can always start; that scan costs one attribute
-    test per job.
+    Once every GPU is taken, the rest of the queue is read only if `cpu_jobs_waiting`
+    (a CPU-only job further back could still start); the caller knows that cheaply.
 
     Starvation: the first job (in order) that asks for GPUs, does not fit, has waited at
     least `policy.reserve_after` and could run on the usable GPUs holds the GPUs it would
@@ -175,6 +189,8 @@ def plan(
     state = _Pass(devices, reservations)
     jobs = iter(pending)
     if state.open and _place_gpu_jobs(jobs, state, policy, now, room, out):
+        return out
+    if not cpu_jobs_waiting:
         return out
     # Every GPU is taken or held: only CPU-only jobs can still start, and a hold would
     # change nothing now, so the rest of the queue is read with the cheapest test.

@@ -52,27 +52,29 @@ _RESET_SIGNALS = (SIGPIPE, SIGXFSZ, SIGHUP, SIGINT, SIGQUIT, SIGTERM)
 # signal until the command has finished, so a SIGTERM to the whole group leaves the wrapper
 # alive to record the command's real status. The traps only remember; being traps (not
 # ignored) they are reset to default in the command, which thus dies of TERM normally.
-# `mv` makes both files appear atomically; `command -p` finds it even if the job's PATH is odd.
+# The files are written with shell builtins only: every fork+exec here (an `mv`, another
+# `sh`) sits on the path from one job's exit to the next job's start. A reader never races
+# a writer: the pid is read only after a daemon crash, the status only once the wrapper exited.
+# The command gets a shell of its own, so that its `$$` and `kill $$` mean the job's shell.
 _WRAPPER = r"""
-dir=$3
-finish() {
-    printf '%s\n' "$1" > "$dir/exit_status.tmp" &&
-        command -p mv -f "$dir/exit_status.tmp" "$dir/exit_status"
+__gpuherd_dir=$3
+__gpuherd_finish() {
+    printf '%s\n' "$1" > "$__gpuherd_dir/exit_status"
     exit "$1"
 }
-caught=
-trap 'caught=129' HUP
-trap 'caught=130' INT
-trap 'caught=143' TERM
-printf '%s\n' "$$" > "$dir/pid.tmp" && command -p mv -f "$dir/pid.tmp" "$dir/pid"
+__gpuherd_caught=
+trap '__gpuherd_caught=129' HUP
+trap '__gpuherd_caught=130' INT
+trap '__gpuherd_caught=143' TERM
+printf '%s\n' "$$" > "$__gpuherd_dir/pid"
 if ! cd -- "$2" 2>/dev/null; then
     printf 'gpuherd: cannot enter working directory %s\n' "$2" >&2
-    finish 127
+    __gpuherd_finish 127
 fi
 # Told to stop before the command started: do not start it.
-[ -z "$caught" ] || finish "$caught"
+[ -z "$__gpuherd_caught" ] || __gpuherd_finish "$__gpuherd_caught"
 /bin/sh -c "$1"
-finish "$?"
+__gpuherd_finish "$?"
 """
 
 

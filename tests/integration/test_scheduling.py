@@ -1,0 +1,242 @@
+"""Placement through a real daemon: GPUs, slots, priorities, the queue's order and dependencies.
+
+Jobs record what they saw (job id, CUDA_VISIBLE_DEVICES, start and end times) into files, and
+the tests judge the scheduler from those records.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from conftest import Herd, Recorder, stays, wait_for
+
+
+def max_overlap(records: list[dict[str, Any]]) -> dict[str, int]:
+    """The most jobs that ran at the same moment, per GPU index (from recorded intervals)."""
+    by_gpu: dict[str, list[tuple[float, int]]] = defaultdict(list)
+    for r in records:
+        for gpu in r["gpus"].split(","):
+            by_gpu[gpu] += [(r["start"], 1), (r["end"], -1)]
+    peaks = {}
+    for gpu, edges in by_gpu.items():
+        running = peak = 0
+        for _, step in sorted(edges, key=lambda e: (e[0], e[1])):  # an end before a start
+            running += step
+            peak = max(peak, running)
+        peaks[gpu] = peak
+    return peaks
+
+
+def start_order(rec: Recorder, name: str) -> list[int]:
+    return [r["id"] for r in sorted(rec.lines(name), key=lambda r: r["start"])]
+
+
+def test_forty_jobs_on_four_gpus_each_run_once_never_sharing(daemon: Herd,
+                                                               recorder: Recorder) -> None:
+    lines = [recorder.cmd(f"job-{n}", sleep=0.05 + 0.05 * (n % 4)) for n in range(40)]
+    ids = daemon.submit_lines(lines)
+    assert len(ids) == 40
+
+    assert daemon.cli("wait", timeout=60).returncode == 0
+
+    records = []
+    for n, job_id in enumerate(ids):
+        seen = recorder.lines(f"job-{n}")
+        assert len(seen) == 1, f"job {job_id} ran {len(seen)} times"
+        assert seen[0]["id"] == job_id and seen[0]["attempt"] == 1
+        assert seen[0]["gpus"] in {"0", "1", "2", "3"}, seen[0]
+        records.append(seen[0])
+    assert max(max_overlap(records).values()) == 1
+    states = {j["id"]: j["state"] for j in daemon.ls_all()}
+    assert states == dict.fromkeys(ids, "succeeded")
+
+
+def test_higher_priority_starts_first(herd: Herd, recorder: Recorder) -> None:
+    herd.start("--fake-gpus", "1")
+    herd.cli("pause")
+    low = herd.submit("--priority", "0", recorder.cmd("order"))
+    high = herd.submit("--priority", "10", recorder.cmd("order"))
+    herd.cli("resume")
+    herd.wait_state(low, "succeeded")
+    herd.wait_state(high, "succeeded")
+    assert start_order(recorder, "order") == [high, low]
+
+
+def test_paused_queue_keeps_jobs_queued_until_resume(daemon: Herd, recorder: Recorder) -> None:
+    daemon.cli("pause")
+    ids = daemon.submit_lines([recorder.cmd("ran"), recorder.cmd("ran")])
+
+    def all_waiting() -> bool:
+        jobs = [j for j in daemon.json("ls") if j["id"] in ids]
+        return all(j["state"] == "queued" and j["reason"] == "queue paused" for j in jobs)
+
+    assert all_waiting()
+    stays(all_waiting, 0.5, "jobs queued while the queue is paused")
+    assert recorder.lines("ran") == []
+
+    daemon.cli("resume")
+    for job_id in ids:
+        daemon.wait_state(job_id, "succeeded")
+    assert sorted(r["id"] for r in recorder.lines("ran")) == ids
+
+
+def test_two_gpu_job_and_cpu_only_job(daemon: Herd, recorder: Recorder) -> None:
+    blockers = daemon.submit_lines([recorder.cmd("blockers", wait="go")] * 4)
+    for job_id in blockers:
+        daemon.wait_state(job_id, "running")
+
+    cpu = daemon.submit("--gpus", "0", recorder.cmd("cpu"))
+    assert daemon.wait_state(cpu, "succeeded")["gpus"] == []
+    assert recorder.lines("cpu")[0]["gpus"] == ""  # set, and empty
+    assert all(daemon.job(j)["state"] == "running" for j in blockers)
+
+    pair = daemon.submit("--gpus", "2", recorder.cmd("pair"))
+    recorder.go()
+    job = daemon.wait_state(pair, "succeeded")
+    seen = recorder.lines("pair")[0]["gpus"].split(",")
+    assert len(seen) == 2 and len(set(seen)) == 2 and set(seen) <= {"0", "1", "2", "3"}
+    assert sorted(job["gpus"]) == sorted(int(g) for g in seen)
+
+
+def test_static_gpus_with_a_repeated_index_give_two_slots(herd: Herd, recorder: Recorder) -> None:
+    herd.start("--gpus", "0,0,1")
+    slots = {g["index"]: g["slots"] for g in herd.json("gpus")["gpus"]}
+    assert slots == {0: 2, 1: 1}
+    ids = herd.submit_lines([recorder.cmd("runs", sleep=0.3)] * 6)
+    for job_id in ids:
+        herd.wait_state(job_id, "succeeded")
+    records = recorder.lines("runs")
+    assert sorted(r["id"] for r in records) == ids
+    assert max_overlap(records) == {"0": 2, "1": 1}
+
+
+def test_slots_option_lets_jobs_share_each_gpu(herd: Herd, recorder: Recorder) -> None:
+    herd.start("--fake-gpus", "2", "--slots", "2")
+    ids = herd.submit_lines([recorder.cmd("runs", sleep=0.3)] * 8)
+    for job_id in ids:
+        herd.wait_state(job_id, "succeeded")
+    records = recorder.lines("runs")
+    assert sorted(r["id"] for r in records) == ids
+    assert max_overlap(records) == {"0": 2, "1": 2}
+
+
+def test_after_starts_only_once_the_dependency_succeeded(daemon: Herd,
+                                                         recorder: Recorder) -> None:
+    first = daemon.submit(recorder.cmd("runs", wait="go"))
+    then = daemon.submit("--after", str(first), recorder.cmd("runs"))
+    daemon.wait_state(first, "running")
+    job = daemon.job(then)
+    assert job["state"] == "queued" and job["reason"] == f"waiting for job {first}"
+    recorder.go()
+    daemon.wait_state(then, "succeeded")
+    by_id = {r["id"]: r for r in recorder.lines("runs")}
+    assert by_id[then]["start"] >= by_id[first]["end"]
+
+
+def test_failed_dependency_cancels_the_whole_chain(daemon: Herd, recorder: Recorder) -> None:
+    a = daemon.submit(recorder.cmd("a", wait="go", exit=3))
+    b = daemon.submit("--after", str(a), recorder.cmd("b"))
+    c = daemon.submit("--after", str(b), recorder.cmd("c"))
+    assert daemon.job(c)["reason"] == f"waiting for job {b}"
+    recorder.go()
+    assert daemon.wait_state(a, "failed")["exit_code"] == 3
+    for waiter, dep in ((b, a), (c, b)):
+        job = daemon.wait_state(waiter, "cancelled", "succeeded", "failed")
+        assert (job["state"], job["outcome"]) == ("cancelled", "dependency_failed")
+        assert str(dep) in job["message"]
+    assert recorder.lines("b") == recorder.lines("c") == []
+
+
+def test_after_an_unknown_job_is_refused_and_queues_nothing(daemon: Herd) -> None:
+    before = daemon.ls_all()
+    proc = daemon.cli("submit", "--after", "999", "--", "true", check=False)
+    assert proc.returncode != 0
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("gpuherd: error:") and "999" in lines[0]
+    assert daemon.ls_all() == before
+
+
+def test_hold_and_release(daemon: Herd, recorder: Recorder) -> None:
+    held = daemon.submit("--hold", recorder.cmd("held"))
+    daemon.cli("pause")
+    later = daemon.submit(recorder.cmd("later"))
+    daemon.cli("hold", str(later))
+    daemon.cli("resume")
+    # a witness job runs to the end: the queue dispatched while the two stayed held
+    witness = daemon.submit("--", "true")
+    daemon.wait_state(witness, "succeeded")
+    for job_id in (held, later):
+        job = daemon.job(job_id)
+        assert (job["state"], job["reason"]) == ("held", "held")
+    assert recorder.lines("held") == recorder.lines("later") == []
+
+    daemon.cli("release", f"{held},{later}")
+    daemon.wait_state(held, "succeeded")
+    daemon.wait_state(later, "succeeded")
+    assert len(recorder.lines("held")) == len(recorder.lines("later")) == 1
+
+
+def test_move_first_jumps_the_queue(herd: Herd, recorder: Recorder) -> None:
+    herd.start("--fake-gpus", "1")
+    herd.cli("pause")
+    ids = herd.submit_lines([recorder.cmd("order")] * 3)
+    herd.cli("move", str(ids[2]), "--first")
+    herd.cli("resume")
+    for job_id in ids:
+        herd.wait_state(job_id, "succeeded")
+    assert start_order(recorder, "order") == [ids[2], ids[0], ids[1]]
+
+
+def test_priority_command_changes_the_order(herd: Herd, recorder: Recorder) -> None:
+    herd.start("--fake-gpus", "1")
+    herd.cli("pause")
+    ids = herd.submit_lines([recorder.cmd("order")] * 3)
+    herd.cli("priority", str(ids[1]), "5")
+    assert herd.job(ids[1])["priority"] == 5
+    herd.cli("resume")
+    for job_id in ids:
+        herd.wait_state(job_id, "succeeded")
+    assert start_order(recorder, "order") == [ids[1], ids[0], ids[2]]
+
+
+def gpu_states(herd: Herd) -> dict[int, str]:
+    return {g["index"]: g["state"] for g in herd.json("gpus")["gpus"]}
+
+
+def test_drain_enable_remove_and_add_gpus_at_runtime(daemon: Herd, recorder: Recorder) -> None:
+    assert gpu_states(daemon) == {0: "enabled", 1: "enabled", 2: "enabled", 3: "enabled"}
+
+    daemon.cli("gpus", "drain", "0")
+    assert gpu_states(daemon)[0] == "draining"
+    ids = daemon.submit_lines([recorder.cmd("one", wait="go1")] * 4)
+
+    def running() -> list[int]:
+        return [j for j in ids if daemon.job(j)["state"] == "running"]
+
+    wait_for(lambda: len(running()) == 3, what="three jobs running")
+    running_ids = running()
+    assert sorted(g for j in running_ids for g in daemon.job(j)["gpus"]) == [1, 2, 3]
+    waiting = next(j for j in ids if j not in running_ids)
+    stays(lambda: daemon.job(waiting)["state"] == "queued", 0.3, "the 4th job queued")
+
+    daemon.cli("gpus", "enable", "0")
+    assert daemon.wait_state(waiting, "running")["gpus"] == [0]
+    recorder.go("go1")
+    for job_id in ids:
+        daemon.wait_state(job_id, "succeeded")
+
+    daemon.cli("gpus", "remove", "3")
+    assert sorted(gpu_states(daemon)) == [0, 1, 2]
+    ids = daemon.submit_lines([recorder.cmd("two", wait="go2")] * 4)
+    wait_for(lambda: len(running()) == 3, what="three jobs running")
+    waiting = next(j for j in ids if daemon.job(j)["state"] == "queued")
+    assert sorted(g for j in ids for g in daemon.job(j)["gpus"] if j != waiting) == [0, 1, 2]
+
+    daemon.cli("gpus", "add", "3")
+    assert gpu_states(daemon) == {0: "enabled", 1: "enabled", 2: "enabled", 3: "enabled"}
+    assert daemon.wait_state(waiting, "running")["gpus"] == [3]
+    recorder.go("go2")
+    for job_id in ids:
+        daemon.wait_state(job_id, "succeeded")
+    assert sorted(r["gpus"] for r in recorder.lines("two")) == ["0", "1", "2", "3"]

@@ -1,0 +1,277 @@
+"""A job's folder: its environment, markers, job.json / attempt.json and log tails."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gpuherd import jobfiles
+from gpuherd.core.model import Attempt, Job, JobSpec, Outcome
+from gpuherd.core.states import JobState, OutcomeKind
+
+SUBMITTER_ENV = {
+    "PATH": "/usr/bin:/bin",
+    "HOME": "/home/u",
+    "CONDA_PREFIX": "/opt/conda/envs/x",
+    "CUDA_VISIBLE_DEVICES": "7",  # from the submitter's shell: must not leak through
+    "CUDA_DEVICE_ORDER": "FASTEST_FIRST",
+    "GPUHERD_TOKEN": "secret",
+}
+
+
+def make_job(
+    home: Path,
+    env: dict[str, str] | None = None,
+    overrides: dict[str, str] | None = None,
+    attempt: int = 1,
+) -> tuple[Job, Attempt]:
+    job = Job(
+        id=12,
+        spec=JobSpec(
+            command="python train.py",
+            cwd="/work",
+            env=SUBMITTER_ENV if env is None else env,
+            env_overrides=overrides or {},
+            name="run",
+        ),
+        state=JobState.RUNNING,
+        attempt=attempt,
+    )
+    att = Attempt(
+        job_id=12,
+        number=attempt,
+        gpus=(2, 0),
+        gpu_uuids=("GPU-2", "GPU-0"),
+        dir=str(jobfiles.attempt_dir(home, 12, attempt)),
+        host="box",
+        started_at=100.0,
+    )
+    return job, att
+
+
+# ---- paths ----------------------------------------------------------------------------------
+
+
+def test_paths(tmp_path: Path) -> None:
+    assert jobfiles.job_dir(tmp_path, 3) == tmp_path / "jobs" / "3"
+    assert jobfiles.attempt_dir(tmp_path, 3, 2) == tmp_path / "jobs" / "3" / "attempt-2"
+
+
+# ---- job_env --------------------------------------------------------------------------------
+
+
+def test_job_env_keeps_the_submitters_environment(tmp_path: Path) -> None:
+    job, att = make_job(tmp_path)
+    env = jobfiles.job_env(tmp_path, job, att)
+    assert env["PATH"] == "/usr/bin:/bin"
+    assert env["HOME"] == "/home/u"
+    assert env["CONDA_PREFIX"] == "/opt/conda/envs/x"
+
+
+def test_job_env_applies_overrides(tmp_path: Path) -> None:
+    job, att = make_job(tmp_path, overrides={"HOME": "/scratch", "SEED": "3"})
+    env = jobfiles.job_env(tmp_path, job, att)
+    assert env["HOME"] == "/scratch"
+    assert env["SEED"] == "3"
+    assert env["PATH"] == "/usr/bin:/bin"
+
+
+def test_job_env_sets_exact_gpu_identity(tmp_path: Path) -> None:
+    job, att = make_job(tmp_path, overrides={"CUDA_VISIBLE_DEVICES": "5"})
+    env = jobfiles.job_env(tmp_path, job, att)
+    assert env["CUDA_VISIBLE_DEVICES"] == "2,0"
+    assert env["CUDA_DEVICE_ORDER"] == "PCI_BUS_ID"
+
+
+def test_job_env_without_gpus_has_empty_cuda_visible_devices(tmp_path: Path) -> None:
+    job, att = make_job(tmp_path)
+    att = Attempt(**{**att.__dict__, "gpus": (), "gpu_uuids": ()})
+    env = jobfiles.job_env(tmp_path, job, att)
+    assert "CUDA_VISIBLE_DEVICES" in env
+    assert env["CUDA_VISIBLE_DEVICES"] == ""
+    assert env["CUDA_DEVICE_ORDER"] == "PCI_BUS_ID"
+
+
+def test_job_env_sets_gpuherd_variables(tmp_path: Path) -> None:
+    job, att = make_job(tmp_path, attempt=3)
+    env = jobfiles.job_env(tmp_path, job, att)
+    assert env["GPUHERD_JOB_ID"] == "12"
+    assert env["GPUHERD_ATTEMPT"] == "3"
+    assert env["GPUHERD_JOB_DIR"] == str(tmp_path / "jobs" / "12")
+    assert env["GPUHERD_ATTEMPT_DIR"] == str(tmp_path / "jobs" / "12" / "attempt-3")
+    assert all(isinstance(v, str) for v in env.values())
+
+
+def test_mplbackend_defaults_to_agg(tmp_path: Path) -> None:
+    job, att = make_job(tmp_path, env={"PATH": "/bin"})
+    assert jobfiles.job_env(tmp_path, job, att)["MPLBACKEND"] == "Agg"
+
+
+def test_mplbackend_of_the_submitter_is_kept(tmp_path: Path) -> None:
+    job, att = make_job(tmp_path, env={"PATH": "/bin", "MPLBACKEND": "TkAgg"})
+    assert jobfiles.job_env(tmp_path, job, att)["MPLBACKEND"] == "TkAgg"
+    job, att = make_job(tmp_path, env={"PATH": "/bin"}, overrides={"MPLBACKEND": "pdf"})
+    assert jobfiles.job_env(tmp_path, job, att)["MPLBACKEND"] == "pdf"
+
+
+def test_gpuherd_token_never_reaches_the_job(tmp_path: Path) -> None:
+    job, att = make_job(tmp_path)
+    assert "GPUHERD_TOKEN" not in jobfiles.job_env(tmp_path, job, att)
+    job, att = make_job(tmp_path, env={"PATH": "/bin"}, overrides={"GPUHERD_TOKEN": "x"})
+    assert "GPUHERD_TOKEN" not in jobfiles.job_env(tmp_path, job, att)
+
+
+def test_job_env_does_not_change_the_spec(tmp_path: Path) -> None:
+    env = dict(SUBMITTER_ENV)
+    job, att = make_job(tmp_path, env=env, overrides={"A": "1"})
+    jobfiles.job_env(tmp_path, job, att)
+    assert env == SUBMITTER_ENV
+    assert dict(job.spec.env_overrides) == {"A": "1"}
+
+
+# ---- prepare and markers --------------------------------------------------------------------
+
+
+def test_prepare_creates_the_folder(tmp_path: Path) -> None:
+    folder = tmp_path / "jobs" / "1" / "attempt-1"
+    jobfiles.prepare(folder)
+    assert folder.is_dir()
+    jobfiles.prepare(folder)  # twice is fine
+
+
+def test_prepare_removes_old_markers_and_keeps_logs(tmp_path: Path) -> None:
+    folder = tmp_path / "a"
+    folder.mkdir()
+    for name in ("SUCCESS", "FAILURE", "exit_status", "pid"):
+        (folder / name).write_text("old")
+    (folder / "stdout.log").write_text("old output")
+    jobfiles.prepare(folder)
+    for name in ("SUCCESS", "FAILURE", "exit_status", "pid"):
+        assert not (folder / name).exists(), name
+    assert (folder / "stdout.log").read_text() == "old output"
+
+
+def markers(folder: Path) -> set[str]:
+    return {n for n in ("SUCCESS", "FAILURE") if (folder / n).exists()}
+
+
+@pytest.mark.parametrize(
+    ("outcome", "marker"),
+    [
+        (Outcome(OutcomeKind.EXIT, 0), "SUCCESS"),
+        (Outcome(OutcomeKind.EXIT, 1), "FAILURE"),
+        (Outcome(OutcomeKind.SIGNAL, signal=9), "FAILURE"),
+        (Outcome(OutcomeKind.CUDA_OOM, 1, message="CUDA out of memory"), "FAILURE"),
+        (Outcome(OutcomeKind.TIMEOUT, 0), "FAILURE"),
+        (Outcome(OutcomeKind.LOST), "FAILURE"),
+    ],
+)
+def test_record_end_writes_one_marker(tmp_path: Path, outcome: Outcome, marker: str) -> None:
+    job, att = make_job(tmp_path)
+    folder = Path(att.dir)
+    jobfiles.prepare(folder)
+    jobfiles.record_end(folder, job, outcome, 150.0)
+    assert markers(folder) == {marker}
+
+
+@pytest.mark.parametrize(
+    "outcomes",
+    [
+        [Outcome(OutcomeKind.EXIT, 1), Outcome(OutcomeKind.EXIT, 0)],
+        [Outcome(OutcomeKind.EXIT, 0), Outcome(OutcomeKind.EXIT, 1)],
+        [Outcome(OutcomeKind.EXIT, 0), Outcome(OutcomeKind.EXIT, 0)],
+    ],
+    ids=["fail-then-succeed", "succeed-then-fail", "succeed-twice"],
+)
+def test_rerun_into_the_same_folder_never_leaves_both_markers(
+    tmp_path: Path, outcomes: list[Outcome]
+) -> None:
+    job, att = make_job(tmp_path)
+    folder = Path(att.dir)
+    for outcome in outcomes:
+        jobfiles.prepare(folder)  # what the engine does before every spawn
+        jobfiles.record_start(tmp_path, job, att, pid=1)
+        jobfiles.record_end(folder, job, outcome, 150.0)
+        assert markers(folder) == {"SUCCESS" if outcome.success else "FAILURE"}
+
+
+def test_record_start_and_end_write_attempt_and_job_json(tmp_path: Path) -> None:
+    job, att = make_job(tmp_path)
+    folder = Path(att.dir)
+    jobfiles.prepare(folder)
+    jobfiles.record_start(tmp_path, job, att, pid=4321)
+    started = json.loads((folder / "attempt.json").read_text())
+    assert started["pid"] == 4321
+    assert started["gpus"] == [2, 0]
+    assert started["gpu_uuids"] == ["GPU-2", "GPU-0"]
+    assert started["command"] == "python train.py"
+    assert started["attempt"] == 1
+    assert json.loads((folder.parent / "job.json").read_text()) == started
+
+    oom = Outcome(OutcomeKind.CUDA_OOM, 1, message="CUDA out of memory")
+    jobfiles.record_end(folder, job, oom, 160.0)
+    for path in (folder / "attempt.json", folder.parent / "job.json"):
+        info = json.loads(path.read_text())
+        assert info["ended_at"] == 160.0
+        assert info["outcome"] == "cuda_oom"
+        assert info["exit_code"] == 1
+        assert info["message"] == "CUDA out of memory"
+        assert info["pid"] == 4321
+    assert not list(folder.glob("*.tmp"))
+
+
+def test_record_end_of_an_old_attempt_does_not_overwrite_job_json(tmp_path: Path) -> None:
+    job2, att2 = make_job(tmp_path, attempt=2)
+    jobfiles.prepare(Path(att2.dir))
+    jobfiles.record_start(tmp_path, job2, att2, pid=2)
+    job1, att1 = make_job(tmp_path, attempt=1)
+    jobfiles.prepare(Path(att1.dir))
+    jobfiles.record_end(Path(att1.dir), job1, Outcome(OutcomeKind.EXIT, 1), 1.0)
+    info = json.loads((jobfiles.job_dir(tmp_path, 12) / "job.json").read_text())
+    assert info["attempt"] == 2
+    assert "ended_at" not in info
+
+
+def test_record_end_in_a_missing_folder_does_not_raise(tmp_path: Path) -> None:
+    job, att = make_job(tmp_path)
+    jobfiles.record_end(tmp_path / "gone" / "attempt-1", job, Outcome(OutcomeKind.EXIT, 0), 1.0)
+
+
+# ---- tail -----------------------------------------------------------------------------------
+
+
+def test_tail_of_a_large_file_returns_only_the_last_bytes(tmp_path: Path) -> None:
+    log = tmp_path / "stderr.log"
+    body = b"".join(b"line %06d\n" % i for i in range(100_000))  # ~1.2 MB
+    log.write_bytes(body)
+    assert jobfiles.tail(log, 1000) == body[-1000:].decode()
+    default = jobfiles.tail(log)
+    assert len(default.encode()) == jobfiles.TAIL_BYTES
+    assert default == body[-jobfiles.TAIL_BYTES :].decode()
+    assert default.endswith("line 099999\n")
+
+
+def test_tail_of_a_small_file_is_the_whole_file(tmp_path: Path) -> None:
+    log = tmp_path / "stdout.log"
+    log.write_text("a\nb\n")
+    assert jobfiles.tail(log) == "a\nb\n"
+
+
+def test_tail_of_a_missing_file_is_empty(tmp_path: Path) -> None:
+    assert jobfiles.tail(tmp_path / "nope.log") == ""
+
+
+def test_tail_that_cuts_a_multibyte_character_does_not_raise(tmp_path: Path) -> None:
+    log = tmp_path / "stderr.log"
+    log.write_bytes("é".encode() * 100)
+    text = jobfiles.tail(log, 5)  # starts in the middle of a character
+    assert text.endswith("éé")
+    assert len(text) <= 5
+
+
+def test_tail_lines(tmp_path: Path) -> None:
+    log = tmp_path / "stderr.log"
+    log.write_text("".join(f"{i}\n" for i in range(50)))
+    assert jobfiles.tail_lines(log, 3) == ["47", "48", "49"]

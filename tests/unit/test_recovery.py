@@ -1,0 +1,111 @@
+"""reconcile(): after a daemon restart, one action per job the database says is live."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gpuherd.core.model import Job, JobSpec
+from gpuherd.core.recovery import Finish, Observed, Reattach, Unstart, reconcile
+from gpuherd.core.states import JobState
+
+
+def live_job(job_id: int, state: JobState = JobState.RUNNING) -> Job:
+    return Job(id=job_id, spec=JobSpec(command="sleep 60", cwd="/tmp"), state=state, attempt=1)
+
+
+def test_recorded_exit_finishes_with_that_code() -> None:
+    seen = Observed(pid=100, running=False, exit_code=3, recorded=True, ended_at=12.5)
+    assert reconcile([live_job(1)], {1: seen}) == [Finish(1, 3, None, 12.5)]
+
+
+def test_recorded_signal_finishes_with_that_signal() -> None:
+    seen = Observed(pid=100, running=False, signal=9, recorded=True, ended_at=3.0)
+    assert reconcile([live_job(1)], {1: seen}) == [Finish(1, None, 9, 3.0)]
+
+
+def test_recorded_exit_wins_even_if_the_pid_looks_alive() -> None:
+    seen = Observed(pid=100, running=True, exit_code=0, recorded=True, ended_at=1.0)
+    assert reconcile([live_job(1)], {1: seen}) == [Finish(1, 0, None, 1.0)]
+
+
+def test_alive_and_not_recorded_is_reattached() -> None:
+    seen = Observed(pid=4242, running=True)
+    assert reconcile([live_job(5)], {5: seen}) == [Reattach(5, 4242)]
+
+
+def test_paused_job_alive_is_reattached() -> None:
+    seen = Observed(pid=4242, running=True)
+    assert reconcile([live_job(5, JobState.PAUSED)], {5: seen}) == [Reattach(5, 4242)]
+
+
+def test_no_pid_at_all_is_unstarted() -> None:
+    assert reconcile([live_job(2)], {2: Observed(pid=None, running=False)}) == [Unstart(2)]
+
+
+def test_pid_known_but_dead_without_status_is_lost() -> None:
+    seen = Observed(pid=999, running=False, ended_at=None)
+    actions = reconcile([live_job(3)], {3: seen})
+    assert actions == [Finish(3, None, None, None)]
+
+
+def test_job_missing_from_observed_is_unstarted() -> None:
+    assert reconcile([live_job(4)], {}) == [Unstart(4)]
+
+
+def test_no_live_jobs_no_actions() -> None:
+    assert reconcile([], {1: Observed(pid=1, running=True)}) == []
+
+
+def test_actions_follow_the_input_order() -> None:
+    jobs = [live_job(i) for i in (9, 2, 7, 4)]
+    observed = {
+        9: Observed(pid=90, running=True),
+        2: Observed(pid=20, running=False, exit_code=0, recorded=True),
+        4: Observed(pid=40, running=False),
+    }
+    assert reconcile(jobs, observed) == [
+        Reattach(9, 90),
+        Finish(2, 0, None, None),
+        Unstart(7),
+        Finish(4, None, None, None),
+    ]
+
+
+observed_strategy = st.builds(
+    Observed,
+    pid=st.one_of(st.none(), st.integers(1, 2**22)),
+    running=st.booleans(),
+    exit_code=st.one_of(st.none(), st.integers(0, 255)),
+    signal=st.one_of(st.none(), st.integers(1, 64)),
+    recorded=st.booleans(),
+    ended_at=st.one_of(st.none(), st.floats(0, 1e9)),
+)
+
+
+@settings(deadline=None, max_examples=200)
+@given(
+    ids=st.lists(st.integers(1, 10_000), unique=True, max_size=30),
+    data=st.data(),
+)
+def test_exactly_one_matching_action_per_live_job(ids: list[int], data: st.DataObject) -> None:
+    jobs = [live_job(i) for i in ids]
+    seen_ids = data.draw(st.lists(st.sampled_from(ids), unique=True) if ids else st.just([]))
+    observed = {i: data.draw(observed_strategy) for i in seen_ids}
+    # Observations of jobs that are not live are ignored.
+    observed[20_000] = Observed(pid=1, running=True)
+
+    actions = reconcile(jobs, observed)
+
+    assert len(actions) == len(jobs)
+    assert [a.job_id for a in actions] == ids
+    for job_id, action in zip(ids, actions, strict=True):
+        seen = observed.get(job_id)
+        if seen is None or (not seen.recorded and seen.pid is None):
+            assert action == Unstart(job_id)
+        elif seen.recorded:
+            assert action == Finish(job_id, seen.exit_code, seen.signal, seen.ended_at)
+        elif seen.running:
+            assert action == Reattach(job_id, seen.pid)  # type: ignore[arg-type]
+        else:
+            assert action == Finish(job_id, None, None, seen.ended_at)

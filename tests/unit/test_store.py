@@ -1,0 +1,557 @@
+"""The SQLite store: WAL, schema version, jobs, events, attempts, devices, transactions."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gpuherd.core.model import Attempt, DeviceState, JobSpec, Outcome, queue_order_key
+from gpuherd.core.states import JobState, OutcomeKind
+from gpuherd.errors import StoreError
+from gpuherd.store import SCHEMA_VERSION, DeviceConfig, NewJob, Store
+
+ENV = {"PATH": "/usr/bin:/bin", "HOME": "/home/u"}
+
+
+def spec(command: str = "true", **kw: object) -> JobSpec:
+    kw.setdefault("env", ENV)
+    return JobSpec(command=command, cwd="/tmp", **kw)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "home" / "herd.db"
+
+
+@pytest.fixture
+def store(db_path: Path) -> Iterator[Store]:
+    s = Store(db_path)
+    yield s
+    s.close()
+
+
+def raw(path: Path, sql: str, args: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
+    """Read with a separate connection: sees only what is committed."""
+    con = sqlite3.connect(path)
+    try:
+        return list(con.execute(sql, args))
+    finally:
+        con.close()
+
+
+def ready_ids(store: Store, cpu_only: bool = False) -> list[int]:
+    return [job.id for job in store.queued_ready(cpu_only=cpu_only)]
+
+
+# ---- opening --------------------------------------------------------------------------------
+
+
+def test_fresh_store_uses_wal_and_current_schema(store: Store, db_path: Path) -> None:
+    assert db_path.exists()
+    assert raw(db_path, "PRAGMA journal_mode") == [("wal",)]
+    assert raw(db_path, "PRAGMA user_version") == [(SCHEMA_VERSION,)]
+    assert store.counts() == {}
+    assert store.list_jobs() == []
+
+
+def test_reopening_an_existing_store_keeps_the_schema(db_path: Path) -> None:
+    Store(db_path).close()
+    s = Store(db_path)
+    try:
+        assert raw(db_path, "PRAGMA user_version") == [(SCHEMA_VERSION,)]
+    finally:
+        s.close()
+
+
+def test_newer_schema_is_refused(db_path: Path) -> None:
+    db_path.parent.mkdir(parents=True)
+    con = sqlite3.connect(db_path)
+    con.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    con.close()
+    with pytest.raises(StoreError, match="newer"):
+        Store(db_path)
+    assert raw(db_path, "PRAGMA user_version") == [(SCHEMA_VERSION + 1,)]
+
+
+@pytest.mark.parametrize("size", [16, 100, 1024, 4096, 65536])
+def test_garbage_file_is_an_error_and_left_untouched(db_path: Path, size: int) -> None:
+    db_path.parent.mkdir(parents=True)
+    garbage = b"\x00garbage!" + os.urandom(size)
+    assert not garbage.startswith(b"SQLite format 3")
+    db_path.write_bytes(garbage)
+    with pytest.raises(StoreError) as info:
+        Store(db_path)
+    assert str(db_path) in str(info.value)
+    assert db_path.read_bytes() == garbage
+
+
+def test_text_file_named_herd_db_is_an_error(db_path: Path) -> None:
+    db_path.parent.mkdir(parents=True)
+    text = b"this is not a database\n" * 200
+    db_path.write_bytes(text)
+    with pytest.raises(StoreError):
+        Store(db_path)
+    assert db_path.read_bytes() == text
+
+
+# ---- adding jobs ----------------------------------------------------------------------------
+
+
+def test_add_jobs_returns_increasing_ids_and_records_submit(store: Store) -> None:
+    first = store.add_jobs([NewJob(spec("echo 1")), NewJob(spec("echo 2"))], now=10.0)
+    second = store.add_jobs([NewJob(spec("echo 3"), held=True)], now=11.0)
+    ids = first + second
+    assert len(ids) == 3
+    assert ids == sorted(ids)
+    assert len(set(ids)) == 3
+    for job_id, state, at in zip(ids, ["queued", "queued", "held"], [10.0, 10.0, 11.0], strict=True):
+        events = store.events(job_id)
+        assert len(events) == 1
+        ev = events[0]
+        assert (ev.job_id, ev.event, ev.from_state, ev.to_state, ev.at) == (
+            job_id,
+            "submit",
+            None,
+            state,
+            at,
+        )
+    assert store.get_job(ids[2]).state is JobState.HELD  # type: ignore[union-attr]
+
+
+def test_add_jobs_round_trips_the_spec(store: Store) -> None:
+    s = JobSpec(
+        command="python train.py --lr 0.1",
+        cwd="/work",
+        env={"A": "1", "B": "two words"},
+        env_overrides={"SEED": "3"},
+        name="run-a",
+        gpus=2,
+        mem=8 * 2**30,
+        after=(),
+        retries=2,
+        timeout=60.0,
+        grace=5.0,
+        project="p",
+    )
+    [job_id] = store.add_jobs([NewJob(s, priority=4)], now=7.0)
+    job = store.get_job(job_id)
+    assert job is not None
+    assert job.spec == s
+    assert dict(job.spec.env) == {"A": "1", "B": "two words"}
+    assert job.priority == 4
+    assert job.state is JobState.QUEUED
+    assert job.attempt == 0
+    assert job.created_at == job.queued_at == 7.0
+    assert job.outcome is None
+
+
+def test_same_env_is_stored_once(store: Store, db_path: Path) -> None:
+    store.add_jobs([NewJob(spec(f"echo {i}")) for i in range(100)], now=1.0)
+    assert raw(db_path, "SELECT COUNT(*) FROM envs") == [(1,)]
+    store.add_jobs([NewJob(spec("echo other", env={"X": "1"}))], now=2.0)
+    store.add_jobs([NewJob(spec("echo same"))], now=3.0)
+    assert raw(db_path, "SELECT COUNT(*) FROM envs") == [(2,)]
+    # Key order does not make a new environment.
+    store.add_jobs([NewJob(spec("echo r", env=dict(reversed(list(ENV.items())))))], now=4.0)
+    assert raw(db_path, "SELECT COUNT(*) FROM envs") == [(2,)]
+    assert all(dict(j.spec.env) == ENV for j in store.list_jobs() if j.spec.command != "echo other")
+
+
+def test_counts(store: Store) -> None:
+    ids = store.add_jobs(
+        [NewJob(spec()), NewJob(spec()), NewJob(spec(), held=True), NewJob(spec())], now=1.0
+    )
+    store.update_job(ids[3], 2.0, "start", JobState.RUNNING)
+    assert store.counts() == {"queued": 2, "held": 1, "running": 1}
+
+
+# ---- queued_ready ---------------------------------------------------------------------------
+
+
+def test_queued_ready_dispatch_order(store: Store) -> None:
+    ids = store.add_jobs(
+        [
+            NewJob(spec("a"), priority=0),
+            NewJob(spec("b"), priority=5),
+            NewJob(spec("c"), priority=0),
+            NewJob(spec("d"), priority=5),
+            NewJob(spec("e"), priority=-1),
+        ],
+        now=1.0,
+    )
+    a, b, c, d, e = ids
+    assert ready_ids(store) == [b, d, a, c, e]
+    # Moving c to the front of its priority class.
+    store.update_job(c, 2.0, "move", position=0.5)
+    assert ready_ids(store) == [b, d, c, a, e]
+    # Equal position: id breaks the tie.
+    store.update_job(a, 2.0, "move", position=0.5)
+    assert ready_ids(store) == [b, d, a, c, e]
+
+
+def test_queued_ready_skips_held_and_non_queued(store: Store) -> None:
+    a, b, c = store.add_jobs([NewJob(spec()), NewJob(spec(), held=True), NewJob(spec())], 1.0)
+    store.update_job(c, 2.0, "start", JobState.RUNNING)
+    assert ready_ids(store) == [a]
+
+
+def test_queued_ready_waits_for_all_dependencies_to_succeed(store: Store) -> None:
+    a, b = store.add_jobs([NewJob(spec("a")), NewJob(spec("b"))], now=1.0)
+    [c] = store.add_jobs([NewJob(spec("c", after=(a, b)))], now=2.0)
+    assert ready_ids(store) == [a, b]
+    assert store.unmet_deps(c) == [(a, "queued"), (b, "queued")]
+    assert store.waiters_of(a) == [c]
+
+    store.update_job(a, 3.0, "start", JobState.RUNNING)
+    store.update_job(a, 4.0, "succeed", JobState.SUCCEEDED)
+    assert ready_ids(store) == [b]
+    assert store.unmet_deps(c) == [(b, "queued")]
+
+    store.update_job(b, 5.0, "start", JobState.RUNNING)
+    assert ready_ids(store) == []
+    store.update_job(b, 6.0, "fail", JobState.FAILED)
+    assert ready_ids(store) == []
+    store.update_job(b, 7.0, "retry", JobState.QUEUED)
+    store.update_job(b, 8.0, "start", JobState.RUNNING)
+    store.update_job(b, 9.0, "succeed", JobState.SUCCEEDED)
+    assert ready_ids(store) == [c]
+    assert store.unmet_deps(c) == []
+
+
+def test_queued_ready_cpu_only(store: Store) -> None:
+    ids = store.add_jobs(
+        [
+            NewJob(spec("g1", gpus=1)),
+            NewJob(spec("c1", gpus=0)),
+            NewJob(spec("g2", gpus=2)),
+            NewJob(spec("c2", gpus=0), priority=3),
+        ],
+        now=1.0,
+    )
+    assert ready_ids(store, cpu_only=True) == [ids[3], ids[1]]
+    assert ready_ids(store) == [ids[3], ids[0], ids[1], ids[2]]
+
+
+def test_closing_queued_ready_early_then_writing_commits(store: Store, db_path: Path) -> None:
+    store.add_jobs([NewJob(spec(f"echo {i}")) for i in range(50)], now=1.0)
+    pending = store.queued_ready()
+    first = next(pending)
+    second = next(pending)
+    assert first.id < second.id
+    pending.close()
+
+    [new_id] = store.add_jobs([NewJob(spec("later"))], now=2.0)
+    store.update_job(first.id, 3.0, "start", JobState.RUNNING)
+    assert raw(db_path, "SELECT COUNT(*) FROM jobs") == [(51,)]
+    assert raw(db_path, "SELECT state FROM jobs WHERE id = ?", (first.id,)) == [("running",)]
+    assert raw(db_path, "SELECT command FROM jobs WHERE id = ?", (new_id,)) == [("later",)]
+
+
+def test_queued_ready_inside_a_transaction_closed_early(store: Store, db_path: Path) -> None:
+    store.add_jobs([NewJob(spec(f"echo {i}")) for i in range(5)], now=1.0)
+    with store.transaction():
+        pending = store.queued_ready()
+        job = next(pending)
+        pending.close()
+        store.update_job(job.id, 2.0, "start", JobState.RUNNING)
+    assert raw(db_path, "SELECT state FROM jobs WHERE id = ?", (job.id,)) == [("running",)]
+
+
+@settings(deadline=None, max_examples=25)
+@given(
+    jobs=st.lists(
+        st.tuples(st.integers(-3, 3), st.one_of(st.none(), st.sampled_from([0.5, 1.5, 2.0]))),
+        min_size=1,
+        max_size=12,
+    )
+)
+def test_queued_ready_order_matches_queue_order_key(jobs: list[tuple[int, float | None]]) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        s = Store(Path(tmp) / "herd.db")
+        try:
+            ids = s.add_jobs([NewJob(spec(), priority=p) for p, _ in jobs], now=1.0)
+            for job_id, (_, position) in zip(ids, jobs, strict=True):
+                if position is not None:
+                    s.update_job(job_id, 2.0, "move", position=position)
+            expected = [j.id for j in sorted(s.list_jobs(), key=queue_order_key)]
+            assert ready_ids(s) == expected
+        finally:
+            s.close()
+
+
+# ---- update_job and events ------------------------------------------------------------------
+
+
+def test_update_job_records_from_and_to_states(store: Store) -> None:
+    [job_id] = store.add_jobs([NewJob(spec())], now=1.0)
+    store.update_job(
+        job_id,
+        2.0,
+        "start",
+        JobState.RUNNING,
+        detail="on GPU 0,1",
+        attempt=1,
+        started_at=2.0,
+        assigned=(0, 1),
+        pid=None,
+    )
+    store.update_job(job_id, 2.5, "spawn", pid=4321, detail="pid 4321")
+    outcome = Outcome(OutcomeKind.CUDA_OOM, exit_code=1, message="CUDA out of memory")
+    store.update_job(job_id, 3.0, "fail", JobState.FAILED, ended_at=3.0, outcome=outcome)
+    store.update_job(job_id, 4.0, "retry", JobState.QUEUED)
+
+    events = store.events(job_id)
+    assert [(e.event, e.from_state, e.to_state) for e in events if e.event != "spawn"] == [
+        ("submit", None, "queued"),
+        ("start", "queued", "running"),
+        ("fail", "running", "failed"),
+        ("retry", "failed", "queued"),
+    ]
+    assert [e.at for e in events] == [1.0, 2.0, 2.5, 3.0, 4.0]
+    assert events[1].detail == "on GPU 0,1"
+    assert events[2].detail == "pid 4321"
+
+    job = store.get_job(job_id)
+    assert job is not None
+    assert job.state is JobState.QUEUED
+    assert job.queued_at == 4.0  # entering queued again restarts the wait
+    assert job.attempt == 1
+    assert job.gpus == (0, 1)
+    assert job.pid == 4321
+    assert job.ended_at == 3.0
+    assert job.outcome == outcome
+
+
+def test_update_job_outcome_none_clears_it(store: Store) -> None:
+    [job_id] = store.add_jobs([NewJob(spec())], now=1.0)
+    store.update_job(job_id, 2.0, "x", outcome=Outcome(OutcomeKind.SIGNAL, signal=9))
+    assert store.get_job(job_id).outcome == Outcome(OutcomeKind.SIGNAL, signal=9)  # type: ignore[union-attr]
+    store.update_job(job_id, 3.0, "y", outcome=None)
+    assert store.get_job(job_id).outcome is None  # type: ignore[union-attr]
+
+
+def test_events_of_all_jobs_in_order(store: Store) -> None:
+    a, b = store.add_jobs([NewJob(spec()), NewJob(spec())], now=1.0)
+    store.update_job(a, 2.0, "hold", JobState.HELD)
+    assert [(e.job_id, e.event) for e in store.events()] == [
+        (a, "submit"),
+        (b, "submit"),
+        (a, "hold"),
+    ]
+    assert len(store.events(limit=2)) == 2
+
+
+# ---- transactions ---------------------------------------------------------------------------
+
+
+def test_transaction_rolls_back_everything_on_exception(store: Store, db_path: Path) -> None:
+    [kept] = store.add_jobs([NewJob(spec("kept"))], now=1.0)
+    with pytest.raises(RuntimeError, match="boom"), store.transaction():
+        store.add_jobs([NewJob(spec("lost"))], now=2.0)
+        store.update_job(kept, 2.0, "start", JobState.RUNNING)
+        store.set_setting("paused", "1")
+        store.put_device(DeviceConfig(0, 1, DeviceState.ENABLED))
+        with store.transaction():
+            store.add_jobs([NewJob(spec("lost too"))], now=2.0)
+        raise RuntimeError("boom")
+    assert [j.command for j in (x.spec for x in store.list_jobs())] == ["kept"]
+    assert store.get_job(kept).state is JobState.QUEUED  # type: ignore[union-attr]
+    assert [e.event for e in store.events()] == ["submit"]
+    assert store.get_setting("paused") is None
+    assert store.devices() == []
+    assert raw(db_path, "SELECT COUNT(*) FROM jobs") == [(1,)]
+    # The store is usable afterwards.
+    store.add_jobs([NewJob(spec("after"))], now=3.0)
+    assert raw(db_path, "SELECT COUNT(*) FROM jobs") == [(2,)]
+
+
+def test_exception_in_a_nested_transaction_rolls_back_the_outer(store: Store) -> None:
+    with pytest.raises(KeyError), store.transaction():
+        store.add_jobs([NewJob(spec("outer"))], now=1.0)
+        with store.transaction():
+            store.add_jobs([NewJob(spec("inner"))], now=1.0)
+            raise KeyError("x")
+    assert store.list_jobs() == []
+    assert store.events() == []
+
+
+def test_nested_transaction_commits_only_with_the_outer(store: Store, db_path: Path) -> None:
+    with store.transaction():
+        with store.transaction():
+            store.add_jobs([NewJob(spec("inner"))], now=1.0)
+        # The inner block has ended, but nothing is visible to other connections yet.
+        assert raw(db_path, "SELECT COUNT(*) FROM jobs") == [(0,)]
+        store.set_setting("k", "v")
+        assert raw(db_path, "SELECT COUNT(*) FROM meta WHERE key = 'k'") == [(0,)]
+    assert raw(db_path, "SELECT COUNT(*) FROM jobs") == [(1,)]
+    assert raw(db_path, "SELECT value FROM meta WHERE key = 'k'") == [("v",)]
+
+
+def test_settings_round_trip(store: Store) -> None:
+    assert store.get_setting("x") is None
+    assert store.get_setting("x", "d") == "d"
+    store.set_setting("x", "1")
+    store.set_setting("x", "2")
+    assert store.get_setting("x") == "2"
+
+
+# ---- deleting -------------------------------------------------------------------------------
+
+
+def attempt(job_id: int, number: int, **kw: object) -> Attempt:
+    return Attempt(
+        job_id=job_id,
+        number=number,
+        gpus=(0,),
+        gpu_uuids=("GPU-aaaa",),
+        dir=f"/h/jobs/{job_id}/attempt-{number}",
+        host="box",
+        started_at=float(number),
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+def test_delete_jobs_removes_events_attempts_and_deps(store: Store, db_path: Path) -> None:
+    [a] = store.add_jobs([NewJob(spec("a"))], now=1.0)
+    b, c = store.add_jobs([NewJob(spec("b", after=(a,))), NewJob(spec("c", after=(a,)))], 2.0)
+    for job_id in (a, b, c):
+        store.add_attempt(attempt(job_id, 1))
+    store.delete_jobs([b, a])
+
+    assert [j.id for j in store.list_jobs()] == [c]
+    assert store.get_job(a) is None and store.get_job(b) is None
+    for job_id in (a, b):
+        assert store.events(job_id) == []
+        assert store.attempts(job_id) == []
+        assert raw(db_path, "SELECT COUNT(*) FROM deps WHERE job = ?", (job_id,)) == [(0,)]
+    assert raw(db_path, "SELECT COUNT(*) FROM events WHERE job_id IN (?, ?)", (a, b)) == [(0,)]
+    assert raw(db_path, "SELECT COUNT(*) FROM attempts WHERE job_id IN (?, ?)", (a, b)) == [(0,)]
+    # The survivor keeps its own rows.
+    assert len(store.events(c)) == 1
+    assert len(store.attempts(c)) == 1
+    assert raw(db_path, "SELECT dep FROM deps WHERE job = ?", (c,)) == [(a,)]
+
+
+def test_ids_of_deleted_jobs_are_not_reused(store: Store) -> None:
+    ids = store.add_jobs([NewJob(spec(str(i))) for i in range(3)], now=1.0)
+    store.delete_jobs([ids[-1]])
+    [new] = store.add_jobs([NewJob(spec("new"))], now=2.0)
+    assert new > ids[-1]  # jobs/<id>/ of the deleted job never gets a new owner
+
+
+def test_get_jobs_and_existing_ids(store: Store) -> None:
+    ids = store.add_jobs([NewJob(spec(str(i))) for i in range(3)], now=1.0)
+    assert set(store.get_jobs(ids)) == set(ids)
+    assert store.existing_ids([*ids, 999]) == set(ids)
+
+
+# ---- attempts -------------------------------------------------------------------------------
+
+
+def test_attempts_round_trip_with_outcomes(store: Store) -> None:
+    [job_id] = store.add_jobs([NewJob(spec())], now=1.0)
+    first = attempt(job_id, 1)
+    second = Attempt(
+        job_id=job_id,
+        number=2,
+        gpus=(1, 3),
+        gpu_uuids=("GPU-b", "GPU-d"),
+        dir="/h/jobs/1/attempt-2",
+        host="node-2",
+        started_at=20.0,
+    )
+    store.add_attempt(second)
+    store.add_attempt(first)
+    assert store.attempts(job_id) == [first, second]
+
+    oom = Outcome(OutcomeKind.CUDA_OOM, exit_code=1, message="CUDA out of memory")
+    store.update_attempt(job_id, 1, pid=111)
+    store.update_attempt(job_id, 1, ended_at=5.0, outcome=oom)
+    store.update_attempt(job_id, 2, pid=222, ended_at=30.0, outcome=Outcome(OutcomeKind.EXIT, 0))
+    got = store.attempts(job_id)
+    assert got[0] == attempt(job_id, 1, pid=111, ended_at=5.0, outcome=oom)
+    assert got[1].outcome == Outcome(OutcomeKind.EXIT, 0)
+    assert got[1].outcome.success  # type: ignore[union-attr]
+    assert got[1].gpus == (1, 3)
+    assert got[1].gpu_uuids == ("GPU-b", "GPU-d")
+    assert got[1].pid == 222
+
+    store.update_attempt(job_id, 2, outcome=Outcome(OutcomeKind.SIGNAL, signal=9, message="m"))
+    assert store.attempts(job_id)[1].outcome == Outcome(OutcomeKind.SIGNAL, signal=9, message="m")
+
+    store.delete_attempt(job_id, 2)
+    assert [a.number for a in store.attempts(job_id)] == [1]
+
+
+# ---- devices --------------------------------------------------------------------------------
+
+
+def test_devices_replace_put_remove(store: Store) -> None:
+    assert store.devices() == []
+    store.replace_devices({2: 1, 0: 2, 1: 1})
+    assert store.devices() == [
+        DeviceConfig(0, 2, DeviceState.ENABLED),
+        DeviceConfig(1, 1, DeviceState.ENABLED),
+        DeviceConfig(2, 1, DeviceState.ENABLED),
+    ]
+    store.put_device(DeviceConfig(1, 3, DeviceState.DRAINING))
+    store.put_device(DeviceConfig(5, 1, DeviceState.ENABLED))
+    assert store.devices() == [
+        DeviceConfig(0, 2, DeviceState.ENABLED),
+        DeviceConfig(1, 3, DeviceState.DRAINING),
+        DeviceConfig(2, 1, DeviceState.ENABLED),
+        DeviceConfig(5, 1, DeviceState.ENABLED),
+    ]
+    store.remove_device(2)
+    store.remove_device(42)  # absent: no error
+    assert [d.index for d in store.devices()] == [0, 1, 5]
+    store.replace_devices({7: 1})
+    assert store.devices() == [DeviceConfig(7, 1, DeviceState.ENABLED)]
+
+
+# ---- reopening ------------------------------------------------------------------------------
+
+
+def test_reopened_store_sees_everything_committed(db_path: Path) -> None:
+    s = Store(db_path)
+    [a] = s.add_jobs([NewJob(spec("a", env={"K": "v"}), priority=2)], now=1.0)
+    [b] = s.add_jobs([NewJob(spec("b", after=(a,)))], now=2.0)
+    s.update_job(a, 3.0, "start", JobState.RUNNING, attempt=1, assigned=(0,), pid=77)
+    s.add_attempt(attempt(a, 1, pid=77))
+    s.set_setting("queue_paused", "1")
+    s.replace_devices({0: 2})
+    s.put_device(DeviceConfig(0, 2, DeviceState.DRAINING))
+    with pytest.raises(RuntimeError), s.transaction():
+        s.add_jobs([NewJob(spec("never"))], now=4.0)
+        raise RuntimeError
+    jobs_before = s.list_jobs()
+    events_before = s.events()
+    s.close()
+
+    s = Store(db_path)
+    try:
+        assert s.list_jobs() == jobs_before
+        assert [j.id for j in s.list_jobs()] == [a, b]
+        job = s.get_job(a)
+        assert job is not None
+        assert job.state is JobState.RUNNING
+        assert dict(job.spec.env) == {"K": "v"}
+        assert job.pid == 77
+        assert job.gpus == (0,)
+        assert s.events() == events_before
+        assert s.attempts(a) == [attempt(a, 1, pid=77)]
+        assert s.get_setting("queue_paused") == "1"
+        assert s.devices() == [DeviceConfig(0, 2, DeviceState.DRAINING)]
+        assert s.unmet_deps(b) == [(a, "running")]
+        assert s.counts() == {"running": 1, "queued": 1}
+        [c] = s.add_jobs([NewJob(spec("c"))], now=5.0)
+        assert c > b
+    finally:
+        s.close()
