@@ -7,6 +7,7 @@ import os
 import select
 import shlex
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -48,6 +49,7 @@ def wait_dead(process: psutil.Process, timeout: float = 10.0) -> None:
 
     A zombie counts as dead: in a container the reaper (pid 1) may take seconds to reap it.
     """
+
     def dead() -> bool:
         try:
             return process.status() == psutil.STATUS_ZOMBIE
@@ -67,16 +69,23 @@ class Herd:
         self.client = Client(home)
 
     def cli(
-        self, *args: str, check: bool = True, input: str | None = None, timeout: float = 60
+        self,
+        *args: str,
+        check: bool = True,
+        input: str | None = None,
+        timeout: float = 60,
+        env: dict[str, str] | None = None,
+        cwd: Path | None = None,
     ) -> subprocess.CompletedProcess[str]:
+        """Run `python -m gpuherd ARGS`; `env` replaces the whole environment, `cwd` the folder."""
         proc = subprocess.run(
             [sys.executable, "-m", "gpuherd", *args],
-            env=self.env,
+            env=env or self.env,
             text=True,
             capture_output=True,
             input=input,
             timeout=timeout,
-            cwd=self.home.parent,
+            cwd=cwd or self.home.parent,
         )
         if check and proc.returncode != 0:
             raise AssertionError(
@@ -121,9 +130,19 @@ class Herd:
 
         return dict(wait_for(reached, timeout, f"job {job_id} to be {'/'.join(states)}"))
 
+    def is_up(self) -> bool:
+        """Does a daemon listen on this home's socket? (Closes its probe socket, unlike
+        Client.is_up, which leaks one when nobody listens: a ResourceWarning.)"""
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+            try:
+                probe.connect(str(self.client.socket_path))
+            except OSError:
+                return False
+        return True
+
     def cleanup(self) -> None:
         """Stop the daemon and every process of every job this home started."""
-        if self.client.is_up():
+        if self.is_up():
             pid = self.pid
             try:
                 process = psutil.Process(pid)
@@ -195,12 +214,21 @@ class Recorder:
     def path(self, name: str) -> Path:
         return self.folder / name
 
-    def cmd(self, out: str, *, wait: str | None = None, sleep: float | None = None,
-            exit: int | None = None) -> str:
+    def cmd(
+        self,
+        out: str,
+        *,
+        wait: str | None = None,
+        sleep: float | None = None,
+        exit: int | None = None,
+    ) -> str:
         """A shell command line for a job that records into `out` (a file name in folder)."""
         args = [sys.executable, str(self.script), str(self.path(out))]
-        for key, value in (("wait", wait and str(self.path(wait))), ("sleep", sleep),
-                           ("exit", exit)):
+        for key, value in (
+            ("wait", wait and str(self.path(wait))),
+            ("sleep", sleep),
+            ("exit", exit),
+        ):
             if value is not None:
                 args += [key, str(value)]
         return shlex.join(args)

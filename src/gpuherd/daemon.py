@@ -24,6 +24,7 @@ from gpuherd.engine import Engine
 from gpuherd.errors import HerdError
 from gpuherd.executors.local import LocalExecutor
 from gpuherd.gpus import GpuProbe, ProbeError, make_probe
+from gpuherd.jobfiles import Layout
 from gpuherd.service import Service
 from gpuherd.store import Store
 
@@ -102,10 +103,14 @@ def serve(home: Path, gpus: str | None, fake_gpus: str | None, slots: int | None
     sock = bind_socket(sock_path)
 
     async def main() -> None:
-        engine = Engine(store, DeviceTable(store, probe), LocalExecutor(), home)
-        service = Service(engine, time.time())
+        engine = Engine(store, DeviceTable(store, probe), LocalExecutor(), Layout.for_home(home))
+        service = Service(engine, home, time.time())
         app = create_app(service, pid=os.getpid(), socket_path=str(sock_path))
-        server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+        # Open event streams must not hold a stopping daemon for long.
+        config = uvicorn.Config(
+            app, log_level="warning", lifespan="off", timeout_graceful_shutdown=2
+        )
+        server = uvicorn.Server(config)
         app.state.server = server
         engine.start()
         log.info("daemon %d serving %s on %s (%s)", os.getpid(), home, sock_path, probe.describe())

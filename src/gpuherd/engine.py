@@ -56,14 +56,14 @@ class Engine:
         store: Store,
         devices: DeviceTable,
         executor: Executor,
-        home: Path,
+        layout: jobfiles.Layout,
         policy: Policy | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.store = store
         self.devices = devices
         self.executor = executor
-        self.home = home
+        self.layout = layout
         self.policy = policy or Policy()
         self.clock = clock
         self.host = socket.gethostname()
@@ -151,7 +151,7 @@ class Engine:
         job = self.store.get_job(job_id)
         if job is None or job.state not in LIVE_STATES:
             return
-        attempt_dir = jobfiles.attempt_dir(self.home, job_id, job.attempt)
+        attempt_dir = self.layout.attempt_dir(job_id, job.attempt)
         tail = "" if ended.exit_code in (0, None) else jobfiles.tail(attempt_dir / "stderr.log")
         outcome = classify(ended, tail)
         nxt = after_attempt(job, ended, outcome)
@@ -160,7 +160,7 @@ class Engine:
         self._move(
             job, nxt.event, nxt.state, detail=outcome.describe(), ended_at=ended_at, outcome=outcome
         )
-        self._paperwork.append(lambda: jobfiles.record_end(attempt_dir, job, outcome, ended_at))
+        self._paperwork.append(lambda: jobfiles.record_end(self.layout, job, outcome, ended_at))
         if nxt.cancel_waiters:
             self.cancel_waiters(job_id, nxt.state, now)
 
@@ -236,7 +236,7 @@ class Engine:
                     number=job.attempt + 1,
                     gpus=a.gpus,
                     gpu_uuids=tuple(by_index[i].uuid or "" for i in a.gpus),
-                    dir=str(jobfiles.attempt_dir(self.home, job.id, job.attempt + 1)),
+                    dir=str(self.layout.attempt_dir(job.id, job.attempt + 1)),
                     host=self.host,
                     started_at=now,
                 )
@@ -278,7 +278,7 @@ class Engine:
                     attempt=attempt.number,
                     command=job.spec.command,
                     cwd=job.spec.cwd,
-                    env=jobfiles.job_env(self.home, job, attempt),
+                    env=jobfiles.job_env(self.layout, job, attempt),
                     attempt_dir=str(folder),
                 )
             )
@@ -296,7 +296,7 @@ class Engine:
         self.live[job.id] = live
         self.store.update_job(job.id, now, "spawn", pid=pid, detail=f"pid {pid}")
         self.store.update_attempt(job.id, attempt.number, pid=pid)
-        self._paperwork.append(lambda: jobfiles.record_start(self.home, job, attempt, pid))
+        self._paperwork.append(lambda: jobfiles.record_start(self.layout, job, attempt, pid))
         self._watch(live, job.spec.timeout, job.spec.grace, job.started_at or now, now)
 
     def _watch(
@@ -363,7 +363,7 @@ class Engine:
         live_jobs = self.store.list_jobs(states=tuple(LIVE_STATES))
         observed: dict[int, Observed] = {}
         for job in live_jobs:
-            folder = jobfiles.attempt_dir(self.home, job.id, job.attempt)
+            folder = self.layout.attempt_dir(job.id, job.attempt)
             pid = job.pid or read_pid_file(str(folder))
             status = self.executor.recorded_exit(str(folder))
             observed[job.id] = Observed(
@@ -396,7 +396,7 @@ class Engine:
         self.fail_orphaned_waiters(now)
 
     def _reattach(self, job: Job, pid: int, now: float) -> None:
-        folder = jobfiles.attempt_dir(self.home, job.id, job.attempt)
+        folder = self.layout.attempt_dir(job.id, job.attempt)
         live = Live(job.id, job.attempt, pid, job.gpus, job.spec.mem or 0, folder)
         self.live[job.id] = live
         if job.pid is None:

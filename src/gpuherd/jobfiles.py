@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from gpuherd.core.model import Attempt, Job, Outcome
@@ -12,12 +13,32 @@ from gpuherd.core.model import Attempt, Job, Outcome
 TAIL_BYTES = 64 * 1024
 
 
-def job_dir(home: Path, job_id: int) -> Path:
-    return home / "jobs" / str(job_id)
+@dataclass(frozen=True)
+class Layout:
+    """Where each job's and attempt's folder lives.
 
+    The daemon keeps `jobs/<id>/attempt-<n>/`; the one-shot runner names job folders the way
+    its users expect (`job_0`, `job_1`, …) and runs attempt 1 in the job's folder itself.
+    """
 
-def attempt_dir(home: Path, job_id: int, attempt: int) -> Path:
-    return job_dir(home, job_id) / f"attempt-{attempt}"
+    root: Path
+    prefix: str = ""
+    first_id: int = 1
+    """The job id whose folder is numbered 0 (the runner counts from 0); 1 = folders by id."""
+    first_attempt_in_job_dir: bool = False
+
+    @classmethod
+    def for_home(cls, home: Path) -> Layout:
+        return cls(home / "jobs")
+
+    def job_dir(self, job_id: int) -> Path:
+        number = job_id if self.first_id == 1 and not self.prefix else job_id - self.first_id
+        return self.root / f"{self.prefix}{number}"
+
+    def attempt_dir(self, job_id: int, attempt: int) -> Path:
+        if attempt == 1 and self.first_attempt_in_job_dir:
+            return self.job_dir(job_id)
+        return self.job_dir(job_id) / f"attempt-{attempt}"
 
 
 def prepare(folder: Path) -> None:
@@ -29,7 +50,7 @@ def prepare(folder: Path) -> None:
             (folder / name).unlink(missing_ok=True)
 
 
-def job_env(home: Path, job: Job, attempt: Attempt) -> Mapping[str, str]:
+def job_env(layout: Layout, job: Job, attempt: Attempt) -> Mapping[str, str]:
     """The submitter's environment, their --env pairs, then gpuherd's own variables."""
     env = dict(job.spec.env)
     env.update(job.spec.env_overrides)
@@ -40,13 +61,14 @@ def job_env(home: Path, job: Job, attempt: Attempt) -> Mapping[str, str]:
         CUDA_VISIBLE_DEVICES=",".join(str(i) for i in attempt.gpus),
         GPUHERD_JOB_ID=str(job.id),
         GPUHERD_ATTEMPT=str(attempt.number),
-        GPUHERD_JOB_DIR=str(job_dir(home, job.id)),
+        GPUHERD_JOB_DIR=str(layout.job_dir(job.id)),
         GPUHERD_ATTEMPT_DIR=attempt.dir,
     )
     return env
 
 
-def record_start(home: Path, job: Job, attempt: Attempt, pid: int) -> None:
+def record_start(layout: Layout, job: Job, attempt: Attempt, pid: int) -> None:
+    """Write attempt.json in the attempt's folder and job.json (the latest attempt) beside it."""
     info = {
         "id": job.id,
         "name": job.spec.name,
@@ -61,11 +83,12 @@ def record_start(home: Path, job: Job, attempt: Attempt, pid: int) -> None:
         "pid": pid,
         "started_at": attempt.started_at,
     }
-    _write_json(job_dir(home, job.id) / "job.json", info)
+    for path in _info_files(layout, job.id, Path(attempt.dir)):
+        _write_json(path, info)
 
 
-def record_end(folder: Path, job: Job, outcome: Outcome, ended_at: float) -> None:
-    """Add the end to job.json, and drop the SUCCESS or FAILURE marker in the attempt's folder."""
+def record_end(layout: Layout, job: Job, outcome: Outcome, ended_at: float) -> None:
+    """Add the end to attempt.json and job.json; mark both folders SUCCESS or FAILURE."""
     end = {
         "ended_at": ended_at,
         "outcome": outcome.kind.value,
@@ -73,18 +96,29 @@ def record_end(folder: Path, job: Job, outcome: Outcome, ended_at: float) -> Non
         "signal": outcome.signal,
         "message": outcome.message,
     }
-    path = folder.parent / "job.json"
-    try:
-        info = json.loads(path.read_text())
-    except (OSError, ValueError):
-        info = {"id": job.id, "command": job.spec.command, "attempt": job.attempt}
-    if info.get("attempt") == job.attempt:
-        info.update(end)
-        _write_json(path, info)
-    try:
-        (folder / ("SUCCESS" if outcome.success else "FAILURE")).touch()
-    except OSError:
-        pass  # the folder may be gone or read-only; the database still has the outcome
+    folder = layout.attempt_dir(job.id, job.attempt)
+    for path in _info_files(layout, job.id, folder):
+        try:
+            info = json.loads(path.read_text())
+        except (OSError, ValueError):
+            info = {"id": job.id, "command": job.spec.command, "attempt": job.attempt}
+        if info.get("attempt") == job.attempt:
+            info.update(end)
+            _write_json(path, info)
+    marker, other = ("SUCCESS", "FAILURE") if outcome.success else ("FAILURE", "SUCCESS")
+    for target in {folder, layout.job_dir(job.id)}:
+        try:
+            (target / other).unlink(missing_ok=True)  # never both markers in one folder
+            (target / marker).touch()
+        except OSError:
+            pass  # the folder may be gone or read-only; the database still has the outcome
+
+
+def _info_files(layout: Layout, job_id: int, attempt_folder: Path) -> list[Path]:
+    job_file = layout.job_dir(job_id) / "job.json"
+    if attempt_folder == layout.job_dir(job_id):
+        return [job_file]
+    return [attempt_folder / "attempt.json", job_file]
 
 
 def tail(path: Path, max_bytes: int = TAIL_BYTES) -> str:

@@ -38,8 +38,9 @@ STDERR_TAIL_LINES = 20
 
 
 class Service:
-    def __init__(self, engine: Engine, started_at: float | None = None) -> None:
+    def __init__(self, engine: Engine, home: Path, started_at: float | None = None) -> None:
         self.engine = engine
+        self.home = home
         self.store = engine.store
         self.started_at = started_at or time.time()
 
@@ -95,10 +96,10 @@ class Service:
     def show(self, job_id: int) -> dict[str, Any]:
         job = self._job(job_id)
         view = job_view(job, self._explainer()(job))
-        folder = jobfiles.attempt_dir(self.engine.home, job.id, job.attempt)
+        folder = self.engine.layout.attempt_dir(job.id, job.attempt)
         view.update(
             env_overrides=dict(job.spec.env_overrides),
-            job_dir=str(jobfiles.job_dir(self.engine.home, job.id)),
+            job_dir=str(self.engine.layout.job_dir(job.id)),
             attempts=[attempt_view(a) for a in self.store.attempts(job.id)],
             events=[asdict(e) for e in self.store.events(job.id)],
             stderr_tail=jobfiles.tail_lines(folder / "stderr.log", STDERR_TAIL_LINES)
@@ -116,7 +117,7 @@ class Service:
             if job.attempt == 0:
                 raise Conflict(f"job {job_id} has not started yet ({self._explainer()(job)})")
             raise NotFound(f"job {job_id} has attempts 1-{job.attempt}, not {number}")
-        return jobfiles.attempt_dir(self.engine.home, job_id, number) / f"{stream}.log"
+        return self.engine.layout.attempt_dir(job_id, number) / f"{stream}.log"
 
     def job_state(self, job_id: int) -> JobState:
         return self._job(job_id).state
@@ -146,7 +147,7 @@ class Service:
         if job.state in (JobState.QUEUED, JobState.HELD):
             self._cancel(job, "removed by the user")
         self.store.delete_jobs([job.id])
-        shutil.rmtree(jobfiles.job_dir(self.engine.home, job.id), ignore_errors=True)
+        shutil.rmtree(self.engine.layout.job_dir(job.id), ignore_errors=True)
         return "removed"
 
     def retry(self, ids: Sequence[int]) -> list[ActionResult]:
@@ -263,7 +264,7 @@ class Service:
         return {
             "pid": pid,
             "socket": socket,
-            "home": str(self.engine.home),
+            "home": str(self.home),
             "version": __version__,
             "uptime": time.time() - self.started_at,
             "queue_paused": self.engine.queue_paused,

@@ -160,7 +160,10 @@ class Store:
                 )
                 self._add_event(job_id, now, "submit", None, state.value, None)
             # Submission order is the id order until someone moves a job.
-            self._db.execute("UPDATE jobs SET position = id WHERE position IS NULL")
+            if ids:
+                self._db.execute(
+                    "UPDATE jobs SET position = id WHERE id BETWEEN ? AND ?", (ids[0], ids[-1])
+                )
         return ids
 
     def update_job(

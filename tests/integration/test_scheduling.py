@@ -32,8 +32,9 @@ def start_order(rec: Recorder, name: str) -> list[int]:
     return [r["id"] for r in sorted(rec.lines(name), key=lambda r: r["start"])]
 
 
-def test_forty_jobs_on_four_gpus_each_run_once_never_sharing(daemon: Herd,
-                                                               recorder: Recorder) -> None:
+def test_forty_jobs_on_four_gpus_each_run_once_never_sharing(
+    daemon: Herd, recorder: Recorder
+) -> None:
     lines = [recorder.cmd(f"job-{n}", sleep=0.05 + 0.05 * (n % 4)) for n in range(40)]
     ids = daemon.submit_lines(lines)
     assert len(ids) == 40
@@ -121,8 +122,7 @@ def test_slots_option_lets_jobs_share_each_gpu(herd: Herd, recorder: Recorder) -
     assert max_overlap(records) == {"0": 2, "1": 2}
 
 
-def test_after_starts_only_once_the_dependency_succeeded(daemon: Herd,
-                                                         recorder: Recorder) -> None:
+def test_after_starts_only_once_the_dependency_succeeded(daemon: Herd, recorder: Recorder) -> None:
     first = daemon.submit(recorder.cmd("runs", wait="go"))
     then = daemon.submit("--after", str(first), recorder.cmd("runs"))
     daemon.wait_state(first, "running")

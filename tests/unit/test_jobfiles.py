@@ -1,4 +1,4 @@
-"""A job's folder: its environment, markers, job.json / attempt.json and log tails."""
+"""A job's folder: its environment, outcome markers, job.json and log tails."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def make_job(
         number=attempt,
         gpus=(2, 0),
         gpu_uuids=("GPU-2", "GPU-0"),
-        dir=str(jobfiles.attempt_dir(home, 12, attempt)),
+        dir=str(jobfiles.Layout.for_home(home).attempt_dir(12, attempt)),
         host="box",
         started_at=100.0,
     )
@@ -55,8 +55,8 @@ def make_job(
 
 
 def test_paths(tmp_path: Path) -> None:
-    assert jobfiles.job_dir(tmp_path, 3) == tmp_path / "jobs" / "3"
-    assert jobfiles.attempt_dir(tmp_path, 3, 2) == tmp_path / "jobs" / "3" / "attempt-2"
+    assert jobfiles.Layout.for_home(tmp_path).job_dir(3) == tmp_path / "jobs" / "3"
+    assert jobfiles.Layout.for_home(tmp_path).attempt_dir(3, 2) == tmp_path / "jobs" / "3" / "attempt-2"
 
 
 # ---- job_env --------------------------------------------------------------------------------
@@ -64,7 +64,7 @@ def test_paths(tmp_path: Path) -> None:
 
 def test_job_env_keeps_the_submitters_environment(tmp_path: Path) -> None:
     job, att = make_job(tmp_path)
-    env = jobfiles.job_env(tmp_path, job, att)
+    env = jobfiles.job_env(jobfiles.Layout.for_home(tmp_path), job, att)
     assert env["PATH"] == "/usr/bin:/bin"
     assert env["HOME"] == "/home/u"
     assert env["CONDA_PREFIX"] == "/opt/conda/envs/x"
@@ -72,7 +72,7 @@ def test_job_env_keeps_the_submitters_environment(tmp_path: Path) -> None:
 
 def test_job_env_applies_overrides(tmp_path: Path) -> None:
     job, att = make_job(tmp_path, overrides={"HOME": "/scratch", "SEED": "3"})
-    env = jobfiles.job_env(tmp_path, job, att)
+    env = jobfiles.job_env(jobfiles.Layout.for_home(tmp_path), job, att)
     assert env["HOME"] == "/scratch"
     assert env["SEED"] == "3"
     assert env["PATH"] == "/usr/bin:/bin"
@@ -80,7 +80,7 @@ def test_job_env_applies_overrides(tmp_path: Path) -> None:
 
 def test_job_env_sets_exact_gpu_identity(tmp_path: Path) -> None:
     job, att = make_job(tmp_path, overrides={"CUDA_VISIBLE_DEVICES": "5"})
-    env = jobfiles.job_env(tmp_path, job, att)
+    env = jobfiles.job_env(jobfiles.Layout.for_home(tmp_path), job, att)
     assert env["CUDA_VISIBLE_DEVICES"] == "2,0"
     assert env["CUDA_DEVICE_ORDER"] == "PCI_BUS_ID"
 
@@ -88,7 +88,7 @@ def test_job_env_sets_exact_gpu_identity(tmp_path: Path) -> None:
 def test_job_env_without_gpus_has_empty_cuda_visible_devices(tmp_path: Path) -> None:
     job, att = make_job(tmp_path)
     att = Attempt(**{**att.__dict__, "gpus": (), "gpu_uuids": ()})
-    env = jobfiles.job_env(tmp_path, job, att)
+    env = jobfiles.job_env(jobfiles.Layout.for_home(tmp_path), job, att)
     assert "CUDA_VISIBLE_DEVICES" in env
     assert env["CUDA_VISIBLE_DEVICES"] == ""
     assert env["CUDA_DEVICE_ORDER"] == "PCI_BUS_ID"
@@ -96,7 +96,7 @@ def test_job_env_without_gpus_has_empty_cuda_visible_devices(tmp_path: Path) -> 
 
 def test_job_env_sets_gpuherd_variables(tmp_path: Path) -> None:
     job, att = make_job(tmp_path, attempt=3)
-    env = jobfiles.job_env(tmp_path, job, att)
+    env = jobfiles.job_env(jobfiles.Layout.for_home(tmp_path), job, att)
     assert env["GPUHERD_JOB_ID"] == "12"
     assert env["GPUHERD_ATTEMPT"] == "3"
     assert env["GPUHERD_JOB_DIR"] == str(tmp_path / "jobs" / "12")
@@ -106,27 +106,27 @@ def test_job_env_sets_gpuherd_variables(tmp_path: Path) -> None:
 
 def test_mplbackend_defaults_to_agg(tmp_path: Path) -> None:
     job, att = make_job(tmp_path, env={"PATH": "/bin"})
-    assert jobfiles.job_env(tmp_path, job, att)["MPLBACKEND"] == "Agg"
+    assert jobfiles.job_env(jobfiles.Layout.for_home(tmp_path), job, att)["MPLBACKEND"] == "Agg"
 
 
 def test_mplbackend_of_the_submitter_is_kept(tmp_path: Path) -> None:
     job, att = make_job(tmp_path, env={"PATH": "/bin", "MPLBACKEND": "TkAgg"})
-    assert jobfiles.job_env(tmp_path, job, att)["MPLBACKEND"] == "TkAgg"
+    assert jobfiles.job_env(jobfiles.Layout.for_home(tmp_path), job, att)["MPLBACKEND"] == "TkAgg"
     job, att = make_job(tmp_path, env={"PATH": "/bin"}, overrides={"MPLBACKEND": "pdf"})
-    assert jobfiles.job_env(tmp_path, job, att)["MPLBACKEND"] == "pdf"
+    assert jobfiles.job_env(jobfiles.Layout.for_home(tmp_path), job, att)["MPLBACKEND"] == "pdf"
 
 
 def test_gpuherd_token_never_reaches_the_job(tmp_path: Path) -> None:
     job, att = make_job(tmp_path)
-    assert "GPUHERD_TOKEN" not in jobfiles.job_env(tmp_path, job, att)
+    assert "GPUHERD_TOKEN" not in jobfiles.job_env(jobfiles.Layout.for_home(tmp_path), job, att)
     job, att = make_job(tmp_path, env={"PATH": "/bin"}, overrides={"GPUHERD_TOKEN": "x"})
-    assert "GPUHERD_TOKEN" not in jobfiles.job_env(tmp_path, job, att)
+    assert "GPUHERD_TOKEN" not in jobfiles.job_env(jobfiles.Layout.for_home(tmp_path), job, att)
 
 
 def test_job_env_does_not_change_the_spec(tmp_path: Path) -> None:
     env = dict(SUBMITTER_ENV)
     job, att = make_job(tmp_path, env=env, overrides={"A": "1"})
-    jobfiles.job_env(tmp_path, job, att)
+    jobfiles.job_env(jobfiles.Layout.for_home(tmp_path), job, att)
     assert env == SUBMITTER_ENV
     assert dict(job.spec.env_overrides) == {"A": "1"}
 
@@ -172,7 +172,7 @@ def test_record_end_writes_one_marker(tmp_path: Path, outcome: Outcome, marker: 
     job, att = make_job(tmp_path)
     folder = Path(att.dir)
     jobfiles.prepare(folder)
-    jobfiles.record_end(folder, job, outcome, 150.0)
+    jobfiles.record_end(jobfiles.Layout.for_home(tmp_path), job, outcome, 150.0)
     assert markers(folder) == {marker}
 
 
@@ -192,51 +192,53 @@ def test_rerun_into_the_same_folder_never_leaves_both_markers(
     folder = Path(att.dir)
     for outcome in outcomes:
         jobfiles.prepare(folder)  # what the engine does before every spawn
-        jobfiles.record_start(tmp_path, job, att, pid=1)
-        jobfiles.record_end(folder, job, outcome, 150.0)
+        jobfiles.record_start(jobfiles.Layout.for_home(tmp_path), job, att, pid=1)
+        jobfiles.record_end(jobfiles.Layout.for_home(tmp_path), job, outcome, 150.0)
         assert markers(folder) == {"SUCCESS" if outcome.success else "FAILURE"}
 
 
-def test_record_start_and_end_write_attempt_and_job_json(tmp_path: Path) -> None:
+def test_record_start_and_end_write_job_json(tmp_path: Path) -> None:
     job, att = make_job(tmp_path)
     folder = Path(att.dir)
     jobfiles.prepare(folder)
-    jobfiles.record_start(tmp_path, job, att, pid=4321)
-    started = json.loads((folder / "attempt.json").read_text())
+    jobfiles.record_start(jobfiles.Layout.for_home(tmp_path), job, att, pid=4321)
+    job_json = folder.parent / "job.json"
+    started = json.loads(job_json.read_text())
+    assert started["id"] == 12
     assert started["pid"] == 4321
     assert started["gpus"] == [2, 0]
     assert started["gpu_uuids"] == ["GPU-2", "GPU-0"]
     assert started["command"] == "python train.py"
+    assert started["host"] == "box"
     assert started["attempt"] == 1
-    assert json.loads((folder.parent / "job.json").read_text()) == started
 
     oom = Outcome(OutcomeKind.CUDA_OOM, 1, message="CUDA out of memory")
-    jobfiles.record_end(folder, job, oom, 160.0)
-    for path in (folder / "attempt.json", folder.parent / "job.json"):
-        info = json.loads(path.read_text())
-        assert info["ended_at"] == 160.0
-        assert info["outcome"] == "cuda_oom"
-        assert info["exit_code"] == 1
-        assert info["message"] == "CUDA out of memory"
-        assert info["pid"] == 4321
+    jobfiles.record_end(jobfiles.Layout.for_home(tmp_path), job, oom, 160.0)
+    info = json.loads(job_json.read_text())
+    assert info["ended_at"] == 160.0
+    assert info["outcome"] == "cuda_oom"
+    assert info["exit_code"] == 1
+    assert info["message"] == "CUDA out of memory"
+    assert info["pid"] == 4321
+    assert not list(folder.parent.glob("*.tmp"))
     assert not list(folder.glob("*.tmp"))
 
 
 def test_record_end_of_an_old_attempt_does_not_overwrite_job_json(tmp_path: Path) -> None:
     job2, att2 = make_job(tmp_path, attempt=2)
     jobfiles.prepare(Path(att2.dir))
-    jobfiles.record_start(tmp_path, job2, att2, pid=2)
+    jobfiles.record_start(jobfiles.Layout.for_home(tmp_path), job2, att2, pid=2)
     job1, att1 = make_job(tmp_path, attempt=1)
     jobfiles.prepare(Path(att1.dir))
-    jobfiles.record_end(Path(att1.dir), job1, Outcome(OutcomeKind.EXIT, 1), 1.0)
-    info = json.loads((jobfiles.job_dir(tmp_path, 12) / "job.json").read_text())
+    jobfiles.record_end(jobfiles.Layout.for_home(tmp_path), job1, Outcome(OutcomeKind.EXIT, 1), 1.0)
+    info = json.loads((jobfiles.Layout.for_home(tmp_path).job_dir(12) / "job.json").read_text())
     assert info["attempt"] == 2
     assert "ended_at" not in info
 
 
 def test_record_end_in_a_missing_folder_does_not_raise(tmp_path: Path) -> None:
-    job, att = make_job(tmp_path)
-    jobfiles.record_end(tmp_path / "gone" / "attempt-1", job, Outcome(OutcomeKind.EXIT, 0), 1.0)
+    job, _ = make_job(tmp_path)
+    jobfiles.record_end(jobfiles.Layout.for_home(tmp_path / "gone"), job, Outcome(OutcomeKind.EXIT, 0), 1.0)
 
 
 # ---- tail -----------------------------------------------------------------------------------
@@ -275,3 +277,31 @@ def test_tail_lines(tmp_path: Path) -> None:
     log = tmp_path / "stderr.log"
     log.write_text("".join(f"{i}\n" for i in range(50)))
     assert jobfiles.tail_lines(log, 3) == ["47", "48", "49"]
+
+
+def test_runner_layout_numbers_from_zero_and_runs_attempt_one_in_the_job_folder(
+    tmp_path: Path,
+) -> None:
+    layout = jobfiles.Layout(tmp_path, prefix="job_", first_id=1, first_attempt_in_job_dir=True)
+    assert layout.job_dir(1) == tmp_path / "job_0"
+    assert layout.attempt_dir(1, 1) == tmp_path / "job_0"
+    assert layout.attempt_dir(1, 2) == tmp_path / "job_0" / "attempt-2"
+
+
+def test_attempt_json_is_kept_per_attempt_and_job_json_follows_the_latest(tmp_path: Path) -> None:
+    layout = jobfiles.Layout.for_home(tmp_path)
+    job1, att1 = make_job(tmp_path, attempt=1)
+    jobfiles.prepare(Path(att1.dir))
+    jobfiles.record_start(layout, job1, att1, pid=11)
+    jobfiles.record_end(layout, job1, Outcome(OutcomeKind.EXIT, 1), 1.0)
+    job2, att2 = make_job(tmp_path, attempt=2)
+    jobfiles.prepare(Path(att2.dir))
+    jobfiles.record_start(layout, job2, att2, pid=22)
+    jobfiles.record_end(layout, job2, Outcome(OutcomeKind.EXIT, 0), 2.0)
+    first = json.loads((Path(att1.dir) / "attempt.json").read_text())
+    assert (first["pid"], first["exit_code"]) == (11, 1)
+    latest = json.loads((layout.job_dir(12) / "job.json").read_text())
+    assert (latest["pid"], latest["exit_code"], latest["attempt"]) == (22, 0, 2)
+    assert (Path(att1.dir) / "FAILURE").exists()
+    assert (layout.job_dir(12) / "SUCCESS").exists()
+    assert not (layout.job_dir(12) / "FAILURE").exists()

@@ -111,7 +111,9 @@ def test_add_jobs_returns_increasing_ids_and_records_submit(store: Store) -> Non
     assert len(ids) == 3
     assert ids == sorted(ids)
     assert len(set(ids)) == 3
-    for job_id, state, at in zip(ids, ["queued", "queued", "held"], [10.0, 10.0, 11.0], strict=True):
+    for job_id, state, at in zip(
+        ids, ["queued", "queued", "held"], [10.0, 10.0, 11.0], strict=True
+    ):
         events = store.events(job_id)
         assert len(events) == 1
         ev = events[0]
@@ -197,7 +199,7 @@ def test_queued_ready_dispatch_order(store: Store) -> None:
 
 
 def test_queued_ready_skips_held_and_non_queued(store: Store) -> None:
-    a, b, c = store.add_jobs([NewJob(spec()), NewJob(spec(), held=True), NewJob(spec())], 1.0)
+    a, _held, c = store.add_jobs([NewJob(spec()), NewJob(spec(), held=True), NewJob(spec())], 1.0)
     store.update_job(c, 2.0, "start", JobState.RUNNING)
     assert ready_ids(store) == [a]
 

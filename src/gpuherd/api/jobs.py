@@ -12,6 +12,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import PlainTextResponse, StreamingResponse
 
 from gpuherd.core.states import FINISHED_STATES
+from gpuherd.errors import DaemonError, NotFound
 from gpuherd.service import Service
 from gpuherd.wire import IdsRequest, MoveRequest, PriorityRequest, SubmitRequest
 
@@ -60,7 +61,8 @@ async def wait(
             if done or left <= 0:
                 return {"done": done, "states": {str(i): s.value for i, s in states.items()}}
             try:
-                await asyncio.wait_for(changes.get(), left)
+                if await asyncio.wait_for(changes.get(), left) is None:
+                    raise DaemonError("the daemon is stopping; wait again once it is back")
             except TimeoutError:
                 pass
     finally:
@@ -85,8 +87,6 @@ async def act(request: Request, action: str, body: IdsRequest) -> dict[str, Any]
         "release": service.release,
     }
     if action not in verbs:
-        from gpuherd.errors import NotFound
-
         raise NotFound(f"unknown action '{action}': use one of {', '.join(ACTIONS)}")
     return {"results": [asdict(r) for r in verbs[action](body.ids)]}
 
@@ -148,7 +148,8 @@ async def follow(
                     yield f"event: end\ndata: {json.dumps({'state': state.value})}\n\n"
                     return
                 try:  # the file has no change notification; a state change also wakes us
-                    await asyncio.wait_for(changes.get(), 0.2)
+                    if await asyncio.wait_for(changes.get(), 0.2) is None:
+                        return  # the daemon is stopping
                 except TimeoutError:
                     pass
         finally:

@@ -1,0 +1,236 @@
+"""Job processes through a real daemon: process groups, signals, retries, environment, logs."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+
+from conftest import Herd, Recorder, group_members, read_line, wait_for
+
+TREE = "sh -c 'sleep 100 & sleep 100; wait'"
+
+
+def wait_group_gone(pgid: int, timeout: float = 10.0) -> None:
+    wait_for(lambda: not group_members(pgid), timeout, f"no process left in group {pgid}")
+
+
+def running_pid(herd: Herd, job_id: int, members: int = 1) -> int:
+    """The job's pid (= its process group) once the group has at least `members` processes."""
+    job = herd.wait_state(job_id, "running")
+    pid = int(job["pid"] or wait_for(lambda: herd.job(job_id)["pid"], what="the job's pid"))
+    wait_for(lambda: len(group_members(pid)) >= members, what=f"{members} processes in group")
+    return pid
+
+
+def test_kill_ends_the_whole_process_group(daemon: Herd) -> None:
+    job_id = daemon.submit(TREE)
+    pgid = running_pid(daemon, job_id, members=3)
+    assert int(daemon.json("show", str(job_id))["pid"]) == pgid
+    daemon.cli("kill", str(job_id))
+    job = daemon.wait_state(job_id, "killed", "failed", "succeeded")
+    assert (job["state"], job["outcome"]) == ("killed", "killed")
+    wait_group_gone(pgid)
+
+
+def test_kill_with_grace_escalates_to_sigkill(daemon: Herd) -> None:
+    job_id = daemon.submit("--grace", "0.5", "sh -c 'trap \"\" TERM; sleep 100 & wait'")
+    pgid = running_pid(daemon, job_id, members=3)
+    started = time.monotonic()
+    daemon.cli("kill", str(job_id))
+    job = daemon.wait_state(job_id, "killed", "failed", "succeeded", timeout=10)
+    assert time.monotonic() - started < 5
+    assert (job["state"], job["outcome"]) == ("killed", "killed")
+    wait_group_gone(pgid)
+
+
+def test_sigkill_from_outside_fails_the_job_and_frees_its_gpu(herd: Herd) -> None:
+    herd.start("--fake-gpus", "1")
+    job_id = herd.submit(TREE)
+    pgid = running_pid(herd, job_id, members=3)
+    os.kill(pgid, signal.SIGKILL)
+    job = herd.wait_state(job_id, "failed", "killed", "lost", "succeeded")
+    assert (job["state"], job["outcome"], job["signal"]) == ("failed", "signal", 9)
+    wait_group_gone(pgid)
+    after = herd.submit("--", "true")
+    assert herd.wait_state(after, "succeeded")["gpus"] == [0]
+
+
+def test_retries_until_success_keep_every_attempt(daemon: Herd, tmp_path: Path) -> None:
+    counter = tmp_path / "counter"
+    script = (
+        f"n=$(cat {counter} 2>/dev/null || echo 0); n=$((n+1)); echo $n > {counter}; "
+        'echo "out $n $GPUHERD_ATTEMPT"; echo "err $n" >&2; [ $n -ge 3 ]'
+    )
+    job_id = daemon.submit("--retries", "2", script)
+    job = daemon.wait_state(job_id, "succeeded", "failed")
+    assert (job["state"], job["attempt"]) == ("succeeded", 3)
+    attempts = daemon.json("show", str(job_id))["attempts"]
+    assert [(a["number"], a["outcome"], a["exit_code"]) for a in attempts] == [
+        (1, "exit", 1),
+        (2, "exit", 1),
+        (3, "exit", 0),
+    ]
+    for n, attempt in enumerate(attempts, 1):
+        folder = Path(attempt["dir"])
+        assert folder.name == f"attempt-{n}"
+        assert (folder / "stdout.log").read_text() == f"out {n} {n}\n"
+        assert (folder / "stderr.log").read_text() == f"err {n}\n"
+        markers = {m for m in ("SUCCESS", "FAILURE") if (folder / m).exists()}
+        assert markers == ({"SUCCESS"} if n == 3 else {"FAILURE"})
+
+
+def test_timeout_stops_the_job(daemon: Herd) -> None:
+    job_id = daemon.submit("--timeout", "1s", "--", "sleep", "100")
+    pgid = running_pid(daemon, job_id)
+    job = daemon.wait_state(job_id, "failed", "killed", "succeeded", timeout=10)
+    assert (job["state"], job["outcome"]) == ("failed", "timeout")
+    assert 0.9 <= job["ended_at"] - job["started_at"] < 5
+    wait_group_gone(pgid)
+
+
+def group_statuses(pgid: int) -> set[str]:
+    statuses = set()
+    for pid in group_members(pgid):
+        try:
+            statuses.add(psutil.Process(pid).status())
+        except psutil.NoSuchProcess:
+            continue
+    return statuses
+
+
+def test_pause_and_resume_a_running_job(daemon: Herd, recorder: Recorder) -> None:
+    job_id = daemon.submit(recorder.cmd("runs", wait="go"))
+    pgid = running_pid(daemon, job_id, members=2)
+    daemon.cli("pause", str(job_id))
+    assert daemon.job(job_id)["state"] == "paused"
+    wait_for(lambda: group_statuses(pgid) == {psutil.STATUS_STOPPED}, what="group stopped")
+
+    daemon.cli("resume", str(job_id))
+    assert daemon.job(job_id)["state"] == "running"
+    wait_for(lambda: psutil.STATUS_STOPPED not in group_statuses(pgid), what="group resumed")
+    recorder.go()
+    daemon.wait_state(job_id, "succeeded")
+    assert len(recorder.lines("runs")) == 1
+
+
+def test_retry_of_a_failed_job_runs_a_new_attempt(daemon: Herd) -> None:
+    job_id = daemon.submit('[ "$GPUHERD_ATTEMPT" = 2 ]')
+    assert daemon.wait_state(job_id, "failed", "succeeded")["state"] == "failed"
+    daemon.cli("retry", str(job_id))
+    job = daemon.wait_state(job_id, "succeeded", "failed")
+    assert (job["state"], job["attempt"]) == ("succeeded", 2)
+
+
+def test_retry_of_a_running_job_stops_and_requeues_it(daemon: Herd, recorder: Recorder) -> None:
+    job_id = daemon.submit(recorder.cmd("runs", wait="go"))
+    pgid = running_pid(daemon, job_id, members=2)
+    daemon.cli("retry", str(job_id))
+    wait_for(
+        lambda: daemon.job(job_id)["attempt"] == 2 and daemon.job(job_id)["state"] == "running",
+        what="attempt 2 running",
+    )
+    wait_group_gone(pgid)
+    recorder.go()
+    job = daemon.wait_state(job_id, "succeeded", "failed")
+    assert (job["state"], job["attempt"]) == ("succeeded", 2)
+    assert [r["attempt"] for r in recorder.lines("runs")] == [2]
+    attempts = daemon.json("show", str(job_id))["attempts"]
+    assert [a["outcome"] for a in attempts] == ["killed", "exit"]
+
+
+DUMP_ENV = (
+    f"{sys.executable} -c 'import json,os; "
+    "json.dump(dict(os.environ, PWD_SEEN=os.getcwd(), "
+    'JOB_DIR_EXISTS=str(os.path.isdir(os.environ["GPUHERD_JOB_DIR"]))), '
+    'open(os.environ["OUT"], "w"))\''
+)
+
+
+def test_job_sees_the_submitters_environment_and_cwd(daemon: Herd, tmp_path: Path) -> None:
+    where = tmp_path / "submitted-from"
+    other = tmp_path / "other"
+    where.mkdir()
+    other.mkdir()
+    env = {k: v for k, v in daemon.env.items() if k != "MPLBACKEND"}
+    env.update(MY_CUSTOM_VAR="from the submitter", OUT=str(tmp_path / "env1.json"))
+    first = int(daemon.cli("submit", "-q", "--env", "SEED=7", DUMP_ENV, env=env, cwd=where).stdout)
+    daemon.wait_state(first, "succeeded")
+    seen = json.loads((tmp_path / "env1.json").read_text())
+    assert seen["MY_CUSTOM_VAR"] == "from the submitter"
+    assert seen["SEED"] == "7"
+    assert seen["GPUHERD_JOB_ID"] == str(first)
+    assert seen["GPUHERD_ATTEMPT"] == "1"
+    assert seen["JOB_DIR_EXISTS"] == "True"
+    assert seen["MPLBACKEND"] == "Agg"
+    assert seen["CUDA_DEVICE_ORDER"] == "PCI_BUS_ID"
+    assert seen["PWD_SEEN"] == str(where)
+
+    env.update(MPLBACKEND="pdf", OUT=str(tmp_path / "env2.json"))
+    second = int(
+        daemon.cli("submit", "-q", "--cwd", str(other), DUMP_ENV, env=env, cwd=where).stdout
+    )
+    daemon.wait_state(second, "succeeded")
+    seen = json.loads((tmp_path / "env2.json").read_text())
+    assert seen["MPLBACKEND"] == "pdf"
+    assert seen["PWD_SEEN"] == str(other)
+    assert seen["GPUHERD_JOB_ID"] == str(second)
+
+
+def test_spawn_error_is_reported_and_the_daemon_goes_on(daemon: Herd, tmp_path: Path) -> None:
+    folder = tmp_path / "vanishing"
+    folder.mkdir()
+    job_id = daemon.submit("--hold", "--cwd", str(folder), "--", "true")
+    folder.rmdir()
+    daemon.cli("release", str(job_id))
+    job = daemon.wait_state(job_id, "failed", "succeeded")
+    assert (job["state"], job["outcome"]) == ("failed", "spawn_error")
+    assert str(folder) in job["message"]
+    after = daemon.submit("--", "true")
+    daemon.wait_state(after, "succeeded")
+
+
+def test_show_of_a_failed_job_includes_its_stderr_tail(daemon: Herd) -> None:
+    job_id = daemon.submit("for w in first last; do echo $w-err >&2; done; echo out; exit 3")
+    daemon.wait_state(job_id, "failed")
+    assert daemon.json("show", str(job_id))["stderr_tail"] == ["first-err", "last-err"]
+    human = daemon.cli("show", str(job_id)).stdout
+    assert "exit 3" in human and "first-err" in human and "last-err" in human
+
+
+def test_log_follow_streams_output_until_the_job_ends(daemon: Herd, tmp_path: Path) -> None:
+    go = tmp_path / "go"
+    job_id = daemon.submit(f"echo first; while [ ! -e {go} ]; do sleep 0.02; done; echo second")
+    daemon.wait_state(job_id, "running", "succeeded")
+    follow = subprocess.Popen(
+        [sys.executable, "-m", "gpuherd", "log", "-f", str(job_id)],
+        env=daemon.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert follow.stdout is not None
+        buffer = bytearray()
+        assert read_line(follow.stdout.fileno(), buffer) == b"first"
+        assert follow.poll() is None
+        go.touch()
+        assert read_line(follow.stdout.fileno(), buffer) == b"second"
+        assert follow.wait(timeout=15) == 0
+        assert follow.stdout.read() == b""
+    finally:
+        follow.kill()
+        follow.communicate()
+    assert daemon.job(job_id)["state"] == "succeeded"
+
+
+def test_stdout_and_stderr_are_kept_apart(daemon: Herd) -> None:
+    job_id = daemon.submit("echo to-out; echo to-err >&2; echo more-out")
+    daemon.wait_state(job_id, "succeeded")
+    assert daemon.cli("log", str(job_id)).stdout == "to-out\nmore-out\n"
+    assert daemon.cli("log", "--stderr", str(job_id)).stdout == "to-err\n"

@@ -1,0 +1,195 @@
+"""Jobs outlive the daemon: crashes, restarts, the three ways to stop, and a second daemon."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+
+from conftest import Herd, Recorder, group_members, read_line, wait_for
+
+
+def pids(herd: Herd, ids: list[int]) -> dict[int, int]:
+    return {job_id: herd.json("show", str(job_id))["pid"] for job_id in ids}
+
+
+def wait_running(herd: Herd, ids: list[int]) -> None:
+    for job_id in ids:
+        wait_for(
+            lambda j=job_id: herd.job(j)["state"] == "running" and herd.job(j)["pid"],
+            what=f"job {job_id} running with a pid",
+        )
+
+
+def attempt_dir(herd: Herd, job_id: int, attempt: int = 1) -> Path:
+    return herd.home / "jobs" / str(job_id) / f"attempt-{attempt}"
+
+
+def alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def test_crashed_daemon_reattaches_running_jobs(daemon: Herd, recorder: Recorder) -> None:
+    codes = [0, 3, 4, 5]
+    running = daemon.submit_lines([recorder.cmd("runs", wait="go", exit=c) for c in codes])
+    queued = daemon.submit_lines([recorder.cmd("runs"), recorder.cmd("runs")])
+    wait_running(daemon, running)
+    before = pids(daemon, running)
+    assert [daemon.job(j)["state"] for j in queued] == ["queued", "queued"]
+
+    daemon.kill9()
+    assert all(alive(pid) for pid in before.values())
+    daemon.start()  # no flags: the saved GPU configuration is used again
+    assert [g["index"] for g in daemon.json("gpus")["gpus"]] == [0, 1, 2, 3]
+    assert pids(daemon, running) == before
+    assert all(daemon.job(j)["state"] == "running" for j in running)
+    assert [daemon.job(j)["state"] for j in queued] == ["queued", "queued"]
+
+    recorder.go()
+    for job_id, code in zip(running, codes, strict=True):
+        job = daemon.wait_state(job_id, "succeeded", "failed", "lost", "killed")
+        assert (job["state"], job["exit_code"]) == ("succeeded" if code == 0 else "failed", code)
+    for job_id in queued:
+        daemon.wait_state(job_id, "succeeded")
+    ran = sorted(r["id"] for r in recorder.lines("runs"))
+    assert ran == sorted(running + queued)  # each exactly once
+    assert all(daemon.job(j)["attempt"] == 1 for j in running + queued)
+
+
+def test_jobs_that_ended_while_the_daemon_was_down(daemon: Herd, recorder: Recorder) -> None:
+    ids = daemon.submit_lines([recorder.cmd("runs", wait="go", exit=c) for c in (0, 7)])
+    wait_running(daemon, ids)
+    groups = pids(daemon, ids)
+    daemon.kill9()
+    recorder.go()
+    for job_id, pgid in groups.items():
+        wait_for(lambda p=pgid: not group_members(p), what=f"job {job_id} to end")
+    ended = {r["id"]: r["end"] for r in recorder.lines("runs")}
+    restarted = time.time()
+
+    daemon.start()
+    ok = daemon.wait_state(ids[0], "succeeded", "failed", "lost")
+    bad = daemon.wait_state(ids[1], "succeeded", "failed", "lost")
+    assert (ok["state"], ok["outcome"], ok["exit_code"]) == ("succeeded", "exit", 0)
+    assert (bad["state"], bad["outcome"], bad["exit_code"]) == ("failed", "exit", 7)
+    for job in (ok, bad):
+        assert ended[job["id"]] - 1 <= job["ended_at"] <= restarted  # when it really ended
+    assert len(recorder.lines("runs")) == 2
+
+
+def test_job_killed_while_the_daemon_was_down_is_lost(daemon: Herd, recorder: Recorder) -> None:
+    once = daemon.submit(recorder.cmd("runs", wait="go"))
+    again = daemon.submit("--retries", "1", recorder.cmd("runs", wait="go"))
+    wait_running(daemon, [once, again])
+    groups = pids(daemon, [once, again])
+    daemon.kill9()
+    for pgid in groups.values():
+        os.killpg(pgid, signal.SIGKILL)
+        wait_for(lambda p=pgid: not group_members(p), what=f"group {pgid} gone")
+
+    daemon.start()
+    job = daemon.wait_state(once, "lost", "failed", "succeeded", "killed", timeout=5)
+    assert (job["state"], job["outcome"]) == ("lost", "lost")
+    job = wait_for(
+        lambda: (j := daemon.job(again))["attempt"] == 2 and j["state"] == "running" and j,
+        timeout=5,
+        what="the job with --retries 1 running its attempt 2",
+    )
+    recorder.go()
+    job = daemon.wait_state(again, "succeeded", "failed", "lost")
+    assert (job["state"], job["attempt"]) == ("succeeded", 2)
+    attempts = daemon.json("show", str(again))["attempts"]
+    assert [a["outcome"] for a in attempts] == ["lost", "exit"]
+    assert [(r["id"], r["attempt"]) for r in recorder.lines("runs")] == [(again, 2)]
+
+
+def test_stop_leave_drain_and_kill(herd: Herd, recorder: Recorder) -> None:
+    herd.start("--fake-gpus", "1")
+    first = herd.submit(recorder.cmd("runs", wait="go1"))
+    second = herd.submit(recorder.cmd("runs", wait="go2"))
+    wait_running(herd, [first])
+    pid = herd.job(first)["pid"]
+
+    # plain stop: the running job goes on, the next daemon re-attaches
+    herd.cli("daemon", "stop")
+    assert not herd.is_up()
+    assert alive(pid)
+    herd.start()
+    assert (herd.job(first)["state"], herd.job(first)["pid"]) == ("running", pid)
+    assert herd.job(second)["state"] == "queued"
+
+    # --drain: waits for the running job, starts nothing new
+    stop = subprocess.Popen(
+        [sys.executable, "-m", "gpuherd", "daemon", "stop", "--drain"],
+        env=herd.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert stop.stdout is not None
+        assert b"waiting for 1" in read_line(stop.stdout.fileno(), bytearray())
+        assert stop.poll() is None and herd.is_up()
+        recorder.go("go1")
+        assert stop.wait(timeout=15) == 0
+    finally:
+        stop.kill()
+        stop.communicate()
+    assert not herd.is_up()
+    assert not attempt_dir(herd, second).exists()  # never started
+
+    herd.start()
+    assert herd.job(first)["state"] == "succeeded"
+    wait_running(herd, [second])
+    assert herd.job(second)["attempt"] == 1
+    pgid = herd.job(second)["pid"]
+
+    # --kill: the running job is killed, and stays killed for the next daemon
+    herd.cli("daemon", "stop", "--kill")
+    assert not herd.is_up()
+    wait_for(lambda: not group_members(pgid), what="the killed job's group to be gone")
+    herd.start()
+    job = herd.job(second)
+    assert (job["state"], job["outcome"]) == ("killed", "killed")
+    assert [(r["id"], r["attempt"]) for r in recorder.lines("runs")] == [(first, 1)]
+
+
+def test_second_daemon_is_refused_and_the_first_keeps_running(daemon: Herd) -> None:
+    pid = daemon.pid
+    proc = daemon.cli("daemon", "start", "--fake-gpus", "2", check=False)
+    assert proc.returncode != 0
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("gpuherd: error:"), proc.stderr
+    assert "already running" in lines[0] and "Traceback" not in proc.stderr
+
+    # started directly (as `daemon start` does), the home's lock refuses it too
+    direct = subprocess.run(
+        [sys.executable, "-m", "gpuherd.daemon", "--home", str(daemon.home), "--fake-gpus", "2"],
+        env=daemon.env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert direct.returncode != 0 and "already running" in direct.stderr
+    assert "Traceback" not in direct.stderr
+
+    assert daemon.pid == pid
+    assert len(daemon.json("gpus")["gpus"]) == 4
+    job_id = daemon.submit("--", "true")
+    daemon.wait_state(job_id, "succeeded")
+
+
+def test_cli_without_a_daemon_says_how_to_start_one(herd: Herd) -> None:
+    proc = herd.cli("ls", check=False)
+    assert proc.returncode != 0
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("gpuherd: error:"), proc.stderr
+    assert "gpuherd daemon start" in lines[0]
+    assert proc.stdout == ""
