@@ -106,15 +106,18 @@ class Engine:
         if not self.live:
             self._idle.set()
 
-    async def drain(self, kill: bool = False) -> None:
+    async def drain(self, kill: bool = False, grace: float | None = None) -> None:
         """Start nothing new; with `kill`, stop every running job; return once none runs."""
-        self._stopping = True
+        self.stop_dispatch()
         if kill:
-            for job_id in list(self.live):
-                self.stop_job(job_id, OutcomeKind.KILLED)
+            self.kill_all(grace)
         while self.live:
             self._idle.clear()
             await self._idle.wait()
+
+    def stop_dispatch(self) -> None:
+        """Start nothing new from now on (for good: a stopping daemon, an interrupted run)."""
+        self._stopping = True
 
     def close(self) -> None:
         """Stop watching; jobs still running are left for the next daemon to re-attach."""
@@ -321,15 +324,23 @@ class Engine:
 
     # ---- actions on live jobs (called by the service) ---------------------------------------
 
-    def stop_job(self, job_id: int, reason: OutcomeKind, requeue: bool = False) -> bool:
+    def stop_job(
+        self, job_id: int, reason: OutcomeKind, requeue: bool = False, grace: float | None = None
+    ) -> bool:
+        """SIGTERM the job's group, SIGKILL after its grace period (or `grace`, if shorter)."""
         live = self.live.get(job_id)
         job = self.store.get_job(job_id)
         if live is None or live.pid is None or job is None:
             return False
         if live.stop_reason is None:
             live.stop_reason, live.requeue = reason, requeue
-        self.executor.terminate(live.pid, job.spec.grace)
+        wait = job.spec.grace if grace is None else min(grace, job.spec.grace)
+        self.executor.terminate(live.pid, wait)
         return True
+
+    def kill_all(self, grace: float | None = None) -> None:
+        for job_id in list(self.live):
+            self.stop_job(job_id, OutcomeKind.KILLED, grace=grace)
 
     def signal_job(self, job: Job, event: Event) -> None:
         """Pause (SIGSTOP) or resume (SIGCONT) a live job's whole process group."""
@@ -417,7 +428,15 @@ class Engine:
     ) -> None:
         transition(job.state, event)  # raises TransitionError for a change the table forbids
         self.store.update_job(job.id, self.clock(), event.value, to_state, detail, **changes)
-        self.changes.publish({"id": job.id, "state": to_state.value, "event": event.value})
+        change: dict[str, object] = {
+            "id": job.id,
+            "state": to_state.value,
+            "event": event.value,
+            "detail": detail,
+        }
+        if "assigned" in changes:
+            change["gpus"] = list(changes["assigned"])  # type: ignore[call-overload]
+        self.changes.publish(change)
 
     def our_pgids(self) -> set[int]:
         return {lv.pid for lv in self.live.values() if lv.pid is not None}

@@ -1,0 +1,222 @@
+"""`gpuherd run`: run a list of commands on the GPUs now, no daemon (simple_gpu_scheduler and
+gpu-hog style)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+import click
+
+from gpuherd.cli.options import DURATION
+from gpuherd.core.units import format_duration
+from gpuherd.errors import HerdError
+
+if TYPE_CHECKING:
+    from gpuherd.wire import SubmitItem
+
+
+class LineReporter:
+    """One line per event; a live progress bar under them when the terminal is interactive."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._progress: Any = None
+        self._task: Any = None
+        self._total = 0
+        self._done = 0
+        if stream.isatty():
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+            self._progress = Progress(
+                TextColumn("[bold]gpuherd run[/]"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.description}"),
+                transient=True,
+            )
+            self._task = self._progress.add_task("", total=0)
+            self._progress.start()
+
+    def _say(self, text: str) -> None:
+        if self._progress is not None:
+            self._progress.console.print(text, markup=False, highlight=False)
+        else:
+            click.echo(text)
+
+    def started(self, number: int, gpus: list[int], command: str) -> None:
+        where = f"GPU {','.join(map(str, gpus))}" if gpus else "no GPU"
+        self._say(f"[{number}] started on {where}: {command}")
+
+    def ended(self, number: int, state: str, detail: str, seconds: float, folder: str) -> None:
+        self._done += 1
+        if state == "succeeded":
+            self._say(f"[{number}] succeeded in {format_duration(max(seconds, 0.0))}")
+        else:
+            why = f" ({detail})" if detail and detail != state else ""
+            self._say(
+                f"[{number}] {state}{why} after {format_duration(max(seconds, 0.0))}:"
+                f" see {folder}/stderr.log"
+            )
+        self._update()
+
+    def retrying(self, number: int, detail: str) -> None:
+        self._say(f"[{number}] failed ({detail}); queued again")
+
+    def notice(self, text: str) -> None:
+        self._say(text)
+
+    def submitted(self, count: int) -> None:
+        self._total = count
+        self._update()
+
+    def _update(self) -> None:
+        if self._progress is not None:
+            self._progress.update(self._task, total=self._total, completed=self._done)
+
+    def close(self) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+
+def _split_gpus_and_file(gpus: str | None, args: tuple[str, ...]) -> tuple[str | None, str | None]:
+    """`--gpus 0 1 2 [FILE]`: click gives --gpus the first index; the others arrive as arguments."""
+    extra = list(args)
+    indices = []
+    while extra and extra[0].replace(",", "").isdigit() and not Path(extra[0]).exists():
+        indices.append(extra.pop(0))
+    if indices and gpus is None:
+        raise click.UsageError(f"unexpected argument {indices[0]}: did you mean --gpus?")
+    if len(extra) > 1:
+        raise click.UsageError(f"give one job file (got {', '.join(extra)}), or none for stdin")
+    spec = ",".join([gpus, *indices]) if gpus is not None else None
+    return spec, (extra[0] if extra else None)
+
+
+@click.command(name="run")
+@click.argument("args", nargs=-1)
+@click.option("--gpus", help="GPUs to use: 0,1,2 or 0 1 2; a repeated index is another slot.")
+@click.option("--fake-gpus", help="Pretend: 4, 2x24GiB,1x80GiB, or a JSON state file.")
+@click.option(
+    "--gpus-per-job",
+    type=click.IntRange(0, 64),
+    default=1,
+    show_default=True,
+    help="GPUs each job needs (0 = CPU-only).",
+)
+@click.option(
+    "--yielder",
+    "yielder",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Run the jobs that yielder() in this Python file yields.",
+)
+@click.option(
+    "--output-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Where job folders go (default ./herd_runs/<timestamp>).",
+)
+@click.option("--prefix", default="job_", show_default=True, help="Job folder name prefix.")
+@click.option(
+    "--retries",
+    type=click.IntRange(0),
+    default=0,
+    show_default=True,
+    help="Run a failed job again up to N times.",
+)
+@click.option("--timeout", type=DURATION, help="Stop a job after this long (90s, 2h).")
+@click.option("--max-parallel", type=click.IntRange(1), help="At most N jobs at once.")
+@click.option("--keep-state", is_flag=True, help="Keep the run's database as OUTPUT/herd.db.")
+def run(
+    args: tuple[str, ...],
+    gpus: str | None,
+    fake_gpus: str | None,
+    gpus_per_job: int,
+    yielder: Path | None,
+    output_dir: Path | None,
+    prefix: str,
+    retries: int,
+    timeout: float | None,
+    max_parallel: int | None,
+    keep_state: bool,
+) -> None:
+    """Run commands on the GPUs now and exit when all are done (no daemon).
+
+    Jobs come from FILE, from standard input (read as a stream: a line that arrives while
+    jobs run starts at once), or from --yielder. One job a line; '#' comments and blank
+    lines are skipped; a line ending in '\\' continues on the next. Exit status: 0 when all
+    succeeded, 1 when any failed, 130 when interrupted. Ctrl-C once: start nothing new and
+    let running jobs finish; twice: kill them.
+    """
+    from gpuherd.core.commands import command_lines
+    from gpuherd.gpus import ProbeError, make_probe
+    from gpuherd.runner import (
+        Runner,
+        RunOptions,
+        items_from_commands,
+        items_from_yielder,
+        load_yielder,
+    )
+
+    spec, file = _split_gpus_and_file(gpus, args)
+    if file and yielder:
+        raise click.UsageError("give a job file or --yielder, not both")
+    try:
+        probe, slots = make_probe(spec, fake_gpus)
+    except (ValueError, ProbeError) as exc:
+        raise HerdError(str(exc)) from None
+    if gpus_per_job > len(slots):
+        raise HerdError(f"--gpus-per-job {gpus_per_job} but only {len(slots)} GPU(s) are given")
+    cwd, env = os.getcwd(), dict(os.environ)
+    source: Iterable[SubmitItem]
+    if yielder is not None:
+        try:
+            values = list(load_yielder(yielder)())
+            source = list(items_from_yielder(values, gpus_per_job, cwd, env))
+        except Exception as exc:
+            raise HerdError(f"--yielder {yielder}: {exc}") from None
+        if not source:
+            click.echo("the yielder yielded no job: nothing to run")
+            return
+    else:
+        stream = _open_input(file)
+        source = items_from_commands(command_lines(stream), gpus_per_job, cwd, env)
+    out = output_dir or Path("herd_runs") / time.strftime("%Y%m%d-%H%M%S")
+    options = RunOptions(
+        output_dir=out.absolute(),
+        prefix=prefix,
+        gpus_per_job=gpus_per_job,
+        retries=retries,
+        timeout=timeout,
+        max_parallel=max_parallel,
+        keep_state=keep_state,
+    )
+    reporter = LineReporter(sys.stdout)
+    try:
+        summary = asyncio.run(Runner(options, probe, slots, reporter).run(source))
+    finally:
+        reporter.close()
+    total = summary.succeeded + summary.failed + summary.not_run
+    if total == 0 and not summary.interrupted:
+        click.echo("the input holds no command: nothing to run")
+        return
+    parts = [f"{summary.succeeded} succeeded", f"{summary.failed} failed"]
+    if summary.not_run:
+        parts.append(f"{summary.not_run} not run")
+    click.echo(f"{', '.join(parts)}; logs in {options.output_dir}")
+    sys.exit(summary.exit_status)
+
+
+def _open_input(file: str | None) -> TextIO:
+    if file is None or file == "-":
+        return sys.stdin
+    try:
+        return open(file, encoding="utf-8", errors="replace")  # read by a thread
+    except OSError as exc:
+        raise HerdError(f"cannot read {file}: {exc.strerror}") from None
+
+
+COMMANDS = [run]

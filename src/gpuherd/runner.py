@@ -1,0 +1,307 @@
+"""`gpuherd run`: the daemon's engine in-process, fed from a file, a stream or a generator.
+
+No second scheduler: the runner builds the same Store, DeviceTable, LocalExecutor and Engine
+as the daemon (state in a temporary database), submits through the same Service, and only
+adds what a one-shot run needs: reading the input as it arrives, reporting each event, and
+the two-step Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import tempfile
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from gpuherd.core.model import Policy
+from gpuherd.core.states import FINISHED_STATES, JobState
+from gpuherd.devices import DeviceTable
+from gpuherd.engine import Engine
+from gpuherd.errors import HerdError
+from gpuherd.executors.local import LocalExecutor
+from gpuherd.gpus.base import GpuProbe
+from gpuherd.jobfiles import Layout
+from gpuherd.service import Service
+from gpuherd.store import Store
+from gpuherd.wire import SubmitItem
+
+KILL_GRACE = 3.0
+"""Seconds between SIGTERM and SIGKILL after the second Ctrl-C: the user wants out now."""
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    output_dir: Path
+    prefix: str = "job_"
+    gpus_per_job: int = 1
+    retries: int = 0
+    timeout: float | None = None
+    max_parallel: int | None = None
+    keep_state: bool = False
+
+
+@dataclass
+class RunSummary:
+    succeeded: int = 0
+    failed: int = 0
+    not_run: int = 0
+    interrupted: bool = False
+    failed_folders: list[str] = field(default_factory=list)
+
+    @property
+    def exit_status(self) -> int:
+        if self.interrupted:
+            return 130
+        return 1 if self.failed or self.not_run else 0
+
+
+class Reporter(Protocol):
+    """What the runner tells the user; the CLI prints it, tests may record it."""
+
+    def started(self, number: int, gpus: list[int], command: str) -> None: ...
+    def ended(self, number: int, state: str, detail: str, seconds: float, folder: str) -> None: ...
+    def retrying(self, number: int, detail: str) -> None: ...
+    def notice(self, text: str) -> None: ...
+    def submitted(self, count: int) -> None: ...
+
+
+JobSource = Iterable[SubmitItem]
+
+
+class Runner:
+    def __init__(
+        self, options: RunOptions, probe: GpuProbe, slots: dict[int, int], reporter: Reporter
+    ) -> None:
+        self.options = options
+        self.reporter = reporter
+        self._state_dir = Path(tempfile.mkdtemp(prefix="gpuherd-run-"))
+        self.store = Store(self._state_dir / "herd.db")
+        self.store.replace_devices(slots)
+        layout = Layout(options.output_dir, prefix=options.prefix, first_attempt_in_job_dir=True)
+        self.engine = Engine(
+            self.store,
+            DeviceTable(self.store, probe),
+            LocalExecutor(),
+            layout,
+            Policy(max_running=options.max_parallel),
+        )
+        self.service = Service(self.engine, self._state_dir)
+        self._ids: set[int] = set()
+        self._finished: set[int] = set()
+        self._input_done = False
+        self._interrupts = 0
+        self.summary = RunSummary()
+
+    async def run(self, source: JobSource) -> RunSummary:
+        """Run every job the source yields; return once input is over and all jobs ended."""
+        loop = asyncio.get_running_loop()
+        self.options.output_dir.mkdir(parents=True, exist_ok=True)
+        self.engine.start()
+        changes = self.engine.changes.subscribe()
+        incoming: asyncio.Queue[SubmitItem | BaseException | None] = asyncio.Queue()
+        _feed_in_thread(source, loop, incoming)
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, self._interrupt)
+        try:
+            await self._loop(incoming, changes)
+        finally:
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(signum)
+            self.engine.changes.unsubscribe(changes)
+            self.engine.close()
+            self.store.close()
+            self._cleanup_state()
+        return self.summary
+
+    async def _loop(
+        self,
+        incoming: asyncio.Queue[SubmitItem | BaseException | None],
+        changes: asyncio.Queue[dict[str, Any] | None],
+    ) -> None:
+        get_item = asyncio.ensure_future(incoming.get())
+        get_change = asyncio.ensure_future(changes.get())
+        try:
+            while not self._all_done():
+                waits = {get_change} | ({get_item} if not self._input_done else set())
+                done, _ = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+                if get_item in done:
+                    self._take_input(get_item.result())
+                    get_item = asyncio.ensure_future(incoming.get())
+                if get_change in done:
+                    change = get_change.result()
+                    if change is not None:
+                        self._on_change(change)
+                    get_change = asyncio.ensure_future(changes.get())
+        finally:
+            get_item.cancel()
+            get_change.cancel()
+
+    def _take_input(self, item: SubmitItem | BaseException | None) -> None:
+        if item is None:
+            self._input_done = True
+            return
+        if isinstance(item, BaseException):
+            self._input_done = True
+            self.reporter.notice(f"input stopped: {item}")
+            self._interrupt_input()
+            return
+        if self._interrupts:
+            self.summary.not_run += 1
+            return
+        item.retries = item.retries or self.options.retries
+        item.timeout = item.timeout or self.options.timeout
+        try:
+            (job_id,) = self.service.submit([item])
+        except HerdError as exc:
+            self.summary.failed += 1
+            self.reporter.notice(f"not run: {item.command}: {exc}")
+            return
+        self._ids.add(job_id)
+        self.reporter.submitted(len(self._ids))
+
+    def _on_change(self, change: dict[str, Any]) -> None:
+        """Report one state change, from what the change itself says (the job moves on)."""
+        job_id = change.get("id")
+        if job_id not in self._ids:
+            return
+        number = job_id - 1
+        state = JobState(change["state"])
+        if change["event"] == "start":
+            job = self.store.get_job(job_id)
+            command = job.spec.command if job else ""
+            self.reporter.started(number, list(change.get("gpus", [])), command)
+        elif change["event"] == "retry" and change.get("detail"):
+            self.reporter.retrying(number, change["detail"])
+        elif state in FINISHED_STATES and job_id not in self._finished:
+            self._finished.add(job_id)
+            job = self.store.get_job(job_id)
+            seconds = (job.ended_at or 0) - (job.started_at or 0) if job and job.started_at else 0
+            folder = str(self.engine.layout.job_dir(job_id))
+            if state is JobState.SUCCEEDED:
+                self.summary.succeeded += 1
+            elif state is JobState.CANCELLED:
+                self.summary.not_run += 1
+            else:
+                self.summary.failed += 1
+                self.summary.failed_folders.append(folder)
+            self.reporter.ended(number, state.value, change.get("detail") or "", seconds, folder)
+
+    def _all_done(self) -> bool:
+        if self._interrupts and not self.engine.live:
+            return True
+        return self._input_done and len(self._finished) == len(self._ids)
+
+    def _interrupt(self) -> None:
+        self._interrupts += 1
+        self.summary.interrupted = True
+        if self._interrupts == 1:
+            running = len(self.engine.live)
+            self.reporter.notice(
+                f"interrupted: starting nothing new; waiting for {running} running job(s) "
+                "to finish (Ctrl-C again kills them)"
+            )
+            self._stop_dispatch()
+        else:
+            self.reporter.notice(f"killing {len(self.engine.live)} running job(s)")
+            self.engine.kill_all(KILL_GRACE)
+        self.engine.changes.publish({"event": "interrupt"})
+
+    def _interrupt_input(self) -> None:
+        """The source failed midway: run nothing more, but let running jobs end."""
+        self._stop_dispatch()
+        self.summary.interrupted = True
+
+    def _stop_dispatch(self) -> None:
+        self.engine.stop_dispatch()
+        queued = len(self._ids) - len(self._finished) - len(self.engine.live)
+        self.summary.not_run += max(0, queued)
+        self._input_done = True
+
+    def _cleanup_state(self) -> None:
+        if self.options.keep_state:
+            target = self.options.output_dir / "herd.db"
+            for suffix in ("", "-wal", "-shm"):
+                src = self._state_dir / f"herd.db{suffix}"
+                if src.exists():
+                    src.replace(target.with_name(target.name + suffix))
+        for path in self._state_dir.glob("*"):
+            path.unlink(missing_ok=True)
+        self._state_dir.rmdir()
+
+
+def _feed_in_thread(
+    source: JobSource,
+    loop: asyncio.AbstractEventLoop,
+    queue: asyncio.Queue[SubmitItem | BaseException | None],
+) -> None:
+    """Read the source on a thread, so a line that arrives while jobs run is scheduled at once."""
+
+    def feed() -> None:
+        try:
+            for item in source:
+                loop.call_soon_threadsafe(queue.put_nowait, item)
+        except Exception as exc:  # a generator or a file that fails midway
+            loop.call_soon_threadsafe(queue.put_nowait, exc)
+        finally:
+            loop.call_soon_threadsafe(queue.put_nowait, None)
+
+    threading.Thread(target=feed, name="gpuherd-run-input", daemon=True).start()
+
+
+def items_from_commands(
+    commands: Iterable[str], gpus: int, cwd: str, env: dict[str, str]
+) -> Iterator[SubmitItem]:
+    for command in commands:
+        yield SubmitItem(command=command, cwd=cwd, env=env, gpus=gpus)
+
+
+def items_from_yielder(
+    values: Iterable[Any], gpus: int, cwd: str, env: dict[str, str]
+) -> Iterator[SubmitItem]:
+    """gpu-hog's `yielder()` protocol: strings are commands; a dict may give more."""
+    for n, value in enumerate(values):
+        if isinstance(value, str):
+            yield SubmitItem(command=value, cwd=cwd, env=env, gpus=gpus)
+            continue
+        if not isinstance(value, dict) or "command" not in value:
+            raise ValueError(
+                f"yielder item {n} is {type(value).__name__}: yield a command string or a "
+                "dict with 'command' (and optionally 'name', 'gpus', 'env')"
+            )
+        unknown = set(value) - {"command", "name", "gpus", "env"}
+        if unknown:
+            raise ValueError(f"yielder item {n} has unknown keys: {', '.join(sorted(unknown))}")
+        yield SubmitItem(
+            command=str(value["command"]),
+            cwd=cwd,
+            env=env,
+            env_overrides={str(k): str(v) for k, v in dict(value.get("env") or {}).items()},
+            name=value.get("name"),
+            gpus=int(value.get("gpus", gpus)),
+        )
+
+
+def load_yielder(path: Path) -> Callable[[], Iterable[Any]]:
+    """Import FILE.py and return its `yielder` function (errors say what to fix)."""
+    import importlib.util
+
+    if not path.is_file():
+        raise ValueError(f"--yielder {path}: no such file")
+    spec = importlib.util.spec_from_file_location(f"gpuherd_yielder_{os.getpid()}", path)
+    if spec is None or spec.loader is None:
+        raise ValueError(f"--yielder {path}: not a Python file")
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        raise ValueError(f"--yielder {path} failed to import: {type(exc).__name__}: {exc}") from exc
+    function = getattr(module, "yielder", None)
+    if not callable(function):
+        raise ValueError(f"--yielder {path} defines no function yielder()")
+    result: Callable[[], Iterable[Any]] = function
+    return result

@@ -1,0 +1,126 @@
+"""The installed console scripts (`gpuherd`, `herd`, `python -m gpuherd`): errors, JSON, id lists.
+
+Every mistake gets one line on stderr starting with "gpuherd: error:", a non-zero exit, no
+traceback, and leaves the queue as it was.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conftest import Herd, Recorder, wait_for
+
+BIN = Path(sys.executable).parent
+ENTRY_POINTS = {
+    "gpuherd": [str(BIN / "gpuherd")],
+    "herd": [str(BIN / "herd")],
+    "module": [sys.executable, "-m", "gpuherd"],
+}
+
+
+def run(herd: Herd, entry: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*ENTRY_POINTS[entry], *args],
+        env=herd.env,
+        cwd=herd.home.parent,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Herd]:
+    """One daemon for the read-only checks: job 1 held, job 2 succeeded."""
+    herd = Herd(tmp_path_factory.mktemp("e2e") / "home")
+    try:
+        herd.start("--fake-gpus", "4")
+        assert herd.submit("--hold", "--name", "held", "--", "true") == 1
+        assert herd.submit("--", "true") == 2
+        herd.wait_state(2, "succeeded")
+        yield herd
+    finally:
+        herd.cleanup()
+
+
+ERRORS = [
+    pytest.param("gpuherd", ["show", "999"], "999", id="show-unknown-id"),
+    pytest.param("gpuherd", ["kill", "999"], "999", id="kill-unknown-id"),
+    pytest.param("herd", ["log", "999"], "999", id="log-unknown-id"),
+    pytest.param("gpuherd", ["daemon", "start", "--gpus", "a,b"], "'a'", id="malformed-gpus"),
+    pytest.param("module", ["priority", "1", "high"], "high", id="priority-not-a-number"),
+    pytest.param("gpuherd", ["submit", "--after", "999", "--", "true"], "999", id="after-unknown"),
+    pytest.param("gpuherd", ["submit", "--timeout", "2x", "--", "true"], "2x", id="bad-duration"),
+    pytest.param("gpuherd", ["submit", "--gpus", "9", "--", "true"], "9", id="never-fits"),
+    pytest.param("gpuherd", ["submit", "--env", "NOEQUALS", "--", "true"], "NOEQUALS", id="env"),
+    pytest.param("gpuherd", ["submit"], "command", id="submit-nothing"),
+    pytest.param("gpuherd", ["kill", "3-1"], "3-1", id="bad-range"),
+    pytest.param("gpuherd", ["move", "1"], "--first", id="move-nowhere"),
+]
+
+
+@pytest.mark.parametrize(("entry", "args", "names"), ERRORS)
+def test_mistakes_get_one_error_line_and_change_nothing(
+    shared: Herd, entry: str, args: list[str], names: str
+) -> None:
+    before = shared.ls_all()
+    pid = shared.pid
+    proc = run(shared, entry, *args)
+    assert proc.returncode != 0
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("gpuherd: error:")
+    assert names in lines[0]  # it says what was wrong
+    assert proc.stdout == ""
+    assert shared.ls_all() == before
+    assert shared.pid == pid
+
+
+REQUIRED = {
+    "id", "name", "state", "outcome", "exit_code", "gpus", "pid", "attempt", "command",
+    "created_at", "started_at", "ended_at",
+}  # fmt: skip
+
+
+def test_json_listings_have_the_documented_fields(shared: Herd) -> None:
+    listed = {job["id"]: job for job in shared.json("ls", "--all")}
+    assert sorted(listed) == [1, 2]
+    for job_id in (1, 2):
+        shown = shared.json("show", str(job_id))
+        for job in (listed[job_id], shown):
+            assert not REQUIRED - set(job), REQUIRED - set(job)
+    done = shared.json("show", "2")
+    assert (done["state"], done["outcome"], done["exit_code"], done["attempt"]) == (
+        "succeeded", "exit", 0, 1,
+    )  # fmt: skip
+    assert done["command"] == "true" and len(done["gpus"]) == 1 and done["pid"] > 0
+    assert done["created_at"] <= done["started_at"] <= done["ended_at"]
+    held = listed[1]
+    assert (held["state"], held["name"], held["pid"], held["started_at"]) == (
+        "held", "held", None, None,
+    )  # fmt: skip
+
+
+def test_ids_accept_ranges_and_lists(daemon: Herd, recorder: Recorder) -> None:
+    ids = daemon.submit_lines([recorder.cmd("runs", wait="go")] * 6)
+    assert ids == [1, 2, 3, 4, 5, 6]
+    wait_for(lambda: all(daemon.job(j)["state"] == "running" for j in ids[:4]), what="4 running")
+    proc = run(daemon, "gpuherd", "kill", "2-4,6")
+    assert proc.returncode == 0, proc.stderr
+    assert [line.split(":")[0] for line in proc.stdout.splitlines()] == [
+        "job 2", "job 3", "job 4", "job 6",
+    ]  # fmt: skip
+    for job_id in (2, 3, 4):
+        assert daemon.wait_state(job_id, "killed", "failed", "succeeded")["state"] == "killed"
+    assert daemon.job(6)["state"] == "cancelled"
+    daemon.wait_state(5, "running")  # took a freed GPU
+    recorder.go()
+    assert daemon.wait_state(1, "succeeded", "failed")["state"] == "succeeded"
+    assert daemon.wait_state(5, "succeeded", "failed")["state"] == "succeeded"
+    assert sorted(r["id"] for r in recorder.lines("runs")) == [1, 5]
