@@ -131,8 +131,7 @@ class Herd:
         return dict(wait_for(reached, timeout, f"job {job_id} to be {'/'.join(states)}"))
 
     def is_up(self) -> bool:
-        """Does a daemon listen on this home's socket? (Closes its probe socket, unlike
-        Client.is_up, which leaks one when nobody listens: a ResourceWarning.)"""
+        """Does a daemon listen on this home's socket? (No HTTP: works while it stops.)"""
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
             try:
                 probe.connect(str(self.client.socket_path))
@@ -281,3 +280,236 @@ def daemon(herd: Herd) -> Herd:
     """A running daemon with 4 fake GPUs (one slot each)."""
     herd.start("--fake-gpus", "4")
     return herd
+
+
+# ---- `gpuherd run`: a job script that records what it saw, and the run process ----------------
+
+GPUHERD_BIN = str(Path(sys.executable).parent / "gpuherd")
+
+PROBE_SCRIPT = r'''
+"""A `gpuherd run` job: python3 probe.py RECDIR NAME [barrier N] [wait FILE] [sleep S]
+[exit N] [fail-attempts K]. Writes RECDIR/NAME.started at start (its pid), appends one JSON
+line to RECDIR/records.jsonl at the end. Every wait gives up after 30 s (exit 3)."""
+import json, os, sys, time
+
+start = time.time()
+rec, name, rest = sys.argv[1], sys.argv[2], sys.argv[3:]
+opts = dict(zip(rest[::2], rest[1::2]))
+with open(os.path.join(rec, name + ".started.tmp"), "w") as f:
+    f.write(str(os.getpid()))
+os.replace(os.path.join(rec, name + ".started.tmp"), os.path.join(rec, name + ".started"))
+
+
+def wait(what, ready):
+    deadline = time.monotonic() + 30
+    while not ready():
+        if time.monotonic() > deadline:
+            print(f"probe {name}: gave up waiting for {what}", file=sys.stderr)
+            sys.exit(3)
+        time.sleep(0.01)
+
+
+if "barrier" in opts:
+    folder = os.path.join(rec, "barrier")
+    os.makedirs(folder, exist_ok=True)
+    open(os.path.join(folder, name), "w").close()
+    wait("the barrier", lambda: len(os.listdir(folder)) >= int(opts["barrier"]))
+if "wait" in opts:
+    wait(opts["wait"], lambda: os.path.exists(opts["wait"]))
+if "sleep" in opts:
+    time.sleep(float(opts["sleep"]))
+attempt = int(os.environ.get("GPUHERD_ATTEMPT", "0"))
+code = int(opts.get("exit", 0))
+if attempt <= int(opts.get("fail-attempts", 0)):
+    code = 1
+record = {
+    "name": name,
+    "argv": sys.argv[1:],
+    "gpus": os.environ.get("CUDA_VISIBLE_DEVICES"),
+    "job_dir": os.environ.get("GPUHERD_JOB_DIR"),
+    "attempt": attempt,
+    "probe_env": {k: v for k, v in os.environ.items() if k.startswith("PROBE_")},
+    "start": start,
+    "end": time.time(),
+    "pid": os.getpid(),
+    "pgid": os.getpgid(0),
+    "exit": code,
+}
+fd = os.open(os.path.join(rec, "records.jsonl"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+os.write(fd, (json.dumps(record) + "\n").encode())  # one write: lines never interleave
+os.close(fd)
+sys.exit(code)
+'''
+
+
+class Probe:
+    """Builds `gpuherd run` job lines that record what they saw into `folder`."""
+
+    def __init__(self, folder: Path) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        self.folder = folder
+        self.script = folder / "probe.py"
+        self.script.write_text(PROBE_SCRIPT)
+
+    def cmd(self, name: str, **opts: object) -> str:
+        """A job line; options: barrier=N, wait=FILE-NAME (in folder), sleep=S, exit=N,
+        fail_attempts=K."""
+        args = [sys.executable, str(self.script), str(self.folder), name]
+        for key, value in opts.items():
+            if key == "wait":
+                value = self.folder / str(value)
+            args += [key.replace("_", "-"), str(value)]
+        return shlex.join(args)
+
+    def records(self) -> list[dict[str, Any]]:
+        try:
+            text = (self.folder / "records.jsonl").read_text()
+        except FileNotFoundError:
+            return []
+        return [json.loads(line) for line in text.splitlines()]
+
+    def by_name(self) -> dict[str, dict[str, Any]]:
+        """The one record of each job name (fails if a job ran more than once)."""
+        found: dict[str, dict[str, Any]] = {}
+        for record in self.records():
+            assert record["name"] not in found, f"job {record['name']} ran twice"
+            found[record["name"]] = record
+        return found
+
+    def started(self, name: str) -> bool:
+        return (self.folder / f"{name}.started").exists()
+
+    def touch(self, name: str) -> None:
+        (self.folder / name).touch()
+
+
+@pytest.fixture
+def probe(tmp_path: Path) -> Probe:
+    return Probe(tmp_path / "probe")
+
+
+def max_overlap(intervals: list[tuple[float, float]]) -> int:
+    """The most intervals that were open at one instant (an end before a start at a tie)."""
+    points = sorted([(s, 1) for s, _ in intervals] + [(e, -1) for _, e in intervals])
+    most = now = 0
+    for _, step in points:
+        now += step
+        most = max(most, now)
+    return most
+
+
+def kill_jobs_under(root: Path) -> None:
+    """SIGKILL the process group of every job whose GPUHERD_JOB_DIR lies under `root`."""
+    for proc in psutil.process_iter():
+        try:
+            if proc.environ().get("GPUHERD_JOB_DIR", "").startswith(str(root)):
+                os.killpg(os.getpgid(proc.pid), signal.SIGKILL)
+        except (psutil.Error, OSError):
+            continue
+
+
+class RunProcess:
+    """One `gpuherd run` started with Popen in its own session (signals reach it alone)."""
+
+    def __init__(self, args: list[str], cwd: Path, env: dict[str, str]) -> None:
+        self.proc = subprocess.Popen(
+            [GPUHERD_BIN, "run", *args],
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+        assert self.proc.stdout is not None
+        self._buffer = bytearray()
+        self.lines: list[str] = []
+
+    def write(self, text: str) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(text.encode())
+        self.proc.stdin.flush()
+
+    def close_stdin(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+            self.proc.stdin = None  # so that communicate() does not flush it
+
+    def expect_line(self, fragment: str, timeout: float = 15.0) -> str:
+        """Read stdout lines until one contains `fragment`; fail after `timeout`."""
+        assert self.proc.stdout is not None
+        deadline = time.monotonic() + timeout
+        while True:
+            left = max(0.01, deadline - time.monotonic())
+            line = read_line(self.proc.stdout.fileno(), self._buffer, left).decode()
+            self.lines.append(line)
+            if fragment in line:
+                return line
+
+    def finish(self, timeout: float = 30.0) -> tuple[int, str, str]:
+        """Wait for the exit; (status, the rest of stdout, all of stderr)."""
+        self.close_stdin()
+        out, err = self.proc.communicate(timeout=timeout)
+        rest = bytes(self._buffer).decode() + out.decode()
+        self._buffer.clear()
+        return self.proc.returncode, rest, err.decode()
+
+    def stop(self) -> None:
+        """Kill it if it still runs (by its handle) and close its pipes."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(timeout=10)
+        for pipe in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            if pipe is not None:
+                try:
+                    pipe.close()
+                except OSError:  # stdin: a pipe whose reader is gone
+                    pass
+
+
+class Runs:
+    """Runs `gpuherd run` in a scratch folder; stops every run and job it started."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.cwd = root / "cwd"
+        self.cwd.mkdir(parents=True, exist_ok=True)
+        self.tmp = root / "tmpdir"  # the run's temporary state goes here: checked to be gone
+        self.tmp.mkdir(exist_ok=True)
+        self.env = {**os.environ, "TMPDIR": str(self.tmp)}
+        self.env.pop("GPUHERD_HOME", None)
+        self._started: list[RunProcess] = []
+
+    def run(
+        self, *args: str, input: str | None = "", timeout: float = 60, cwd: Path | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        """`gpuherd run ARGS` to its end; `input` is its standard input (None: inherit none)."""
+        return subprocess.run(
+            [GPUHERD_BIN, "run", *args],
+            cwd=cwd or self.cwd,
+            env=self.env,
+            input=input,
+            stdin=subprocess.DEVNULL if input is None else None,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+
+    def start(self, *args: str) -> RunProcess:
+        process = RunProcess(list(args), self.cwd, self.env)
+        self._started.append(process)
+        return process
+
+    def cleanup(self) -> None:
+        for process in self._started:
+            process.stop()
+        kill_jobs_under(self.root)
+
+
+@pytest.fixture
+def runs(tmp_path: Path) -> Iterator[Runs]:
+    runs = Runs(tmp_path)
+    try:
+        yield runs
+    finally:
+        runs.cleanup()

@@ -26,9 +26,13 @@ class _UnixConnection(http.client.HTTPConnection):
 
     def connect(self) -> None:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        if self.timeout is not None:
-            sock.settimeout(self.timeout)
-        sock.connect(str(self._path))
+        try:
+            if self.timeout is not None:
+                sock.settimeout(self.timeout)
+            sock.connect(str(self._path))
+        except BaseException:
+            sock.close()
+            raise
         self.sock = sock
 
 

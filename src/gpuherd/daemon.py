@@ -1,7 +1,9 @@
 """The per-user daemon: one per GPUHERD_HOME, serving the API on a Unix socket.
 
-Run as `python -m gpuherd.daemon --home DIR [--gpus SPEC | --fake-gpus SPEC] [--slots N]`;
-`gpuherd daemon start` does that in the background and waits until the socket answers.
+Run as `python -m gpuherd.daemon --home DIR [--gpus SPEC | --fake-gpus SPEC] [--slots N]
+[--listen HOST:PORT]`; `gpuherd daemon start` does that in the background and waits until the
+socket answers. With --listen the same app is also served over TCP, behind a token
+(api/listener.py, api/auth.py).
 """
 
 from __future__ import annotations
@@ -91,14 +93,22 @@ def choose_probe(
     return probe
 
 
-def serve(home: Path, gpus: str | None, fake_gpus: str | None, slots: int | None) -> None:
+def serve(
+    home: Path,
+    gpus: str | None,
+    fake_gpus: str | None,
+    slots: int | None,
+    listen: str | None = None,
+) -> None:
     import uvicorn
 
+    from gpuherd.api import listener as tcp
     from gpuherd.api.app import create_app
 
     lock = acquire_lock(home)
     store = Store(paths.database(home))
     probe = choose_probe(store, gpus, fake_gpus, slots)
+    tcp_sock = tcp.bind(listen) if listen else None  # fail before serving, with the reason
     sock_path = paths.socket_path(home)
     sock = bind_socket(sock_path)
 
@@ -112,15 +122,22 @@ def serve(home: Path, gpus: str | None, fake_gpus: str | None, slots: int | None
         )
         server = uvicorn.Server(config)
         app.state.server = server
+        app.state.listener = tcp.Listener(app, home, primary=server)
+        if tcp_sock is not None and listen is not None:
+            await app.state.listener.start(tcp_sock, tcp.parse_address(listen)[0])
         engine.start()
         log.info("daemon %d serving %s on %s (%s)", os.getpid(), home, sock_path, probe.describe())
         await server.serve(sockets=[sock])
+        engine.changes.close()  # event streams over TCP end too
+        await app.state.listener.stop()
         engine.close()
 
     try:
         asyncio.run(main())
     finally:
         sock.close()
+        if tcp_sock is not None:
+            tcp_sock.close()
         sock_path.unlink(missing_ok=True)
         store.close()
         lock.close()
@@ -133,12 +150,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--gpus")
     parser.add_argument("--fake-gpus")
     parser.add_argument("--slots", type=int)
+    parser.add_argument("--listen", help="also serve over TCP, e.g. 127.0.0.1:8888 (token)")
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     try:
-        serve(paths.home_dir(args.home), args.gpus, args.fake_gpus, args.slots)
+        serve(paths.home_dir(args.home), args.gpus, args.fake_gpus, args.slots, args.listen)
     except (HerdError, ProbeError, ValueError, OSError) as exc:
         print(f"gpuherd daemon: {exc}", file=sys.stderr, flush=True)
         return 1

@@ -5,18 +5,33 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import os
+import time
 from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+import psutil
 
 from gpuherd.core.model import Device, DeviceState
 from gpuherd.errors import HerdError, NotFound
-from gpuherd.gpus.base import GpuProbe, GpuReading, ProbeError
+from gpuherd.gpus.base import GpuProbe, GpuReading, JobOnGpus, ProbeError
 from gpuherd.gpus.static import StaticProbe
 from gpuherd.store import DeviceConfig, Store
 
 log = logging.getLogger("gpuherd.devices")
 
 TELEMETRY_INTERVAL = 2.0
+
+
+@dataclass(frozen=True)
+class GpuProcessView:
+    """A process on a GPU, with whose it is: a gpuherd job's (by job id) or foreign."""
+
+    pid: int
+    memory: int | None
+    job_id: int | None
+    user: str | None
 
 
 class DeviceTable:
@@ -29,10 +44,20 @@ class DeviceTable:
         self._timer: asyncio.TimerHandle | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._on_change: Callable[[], None] = lambda: None
+        self._jobs: Callable[[], list[RunningJob]] = list
+        self._read_at = -math.inf
+        self._processes: dict[int, list[GpuProcessView]] = {}
+        self.usage: dict[int, int] = {}
+        """Job id -> the most memory its processes use on one of its GPUs, last reading."""
         self.refresh()
 
-    def start(self, loop: asyncio.AbstractEventLoop, on_change: Callable[[], None]) -> None:
-        self._loop, self._on_change = loop, on_change
+    def start(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        on_change: Callable[[], None],
+        jobs: Callable[[], list[RunningJob]],
+    ) -> None:
+        self._loop, self._on_change, self._jobs = loop, on_change, jobs
         if not isinstance(self.probe, StaticProbe):  # a static probe never changes
             self._timer = loop.call_later(self.interval, self._tick)
 
@@ -47,27 +72,55 @@ class DeviceTable:
         if self._loop is not None:
             self._timer = self._loop.call_later(self.interval, self._tick)
 
+    def refresh_if_older(self, seconds: float) -> None:
+        """Read again before a placement when the last reading is older than `seconds`."""
+        if time.monotonic() - self._read_at > seconds and not isinstance(self.probe, StaticProbe):
+            self.refresh()
+
     def refresh(self) -> bool:
         """Read the probe; True when what placement sees has changed."""
+        jobs = self._jobs()
+        observe = getattr(self.probe, "observe_jobs", None)
+        if observe is not None:
+            observe([JobOnGpus(j.pgid, j.gpus, j.job_dir) for j in jobs])
         try:
             readings = {r.index: r for r in self.probe.read()}
         except ProbeError as exc:
             log.warning("GPU probe failed, keeping the last reading: %s", exc)
             return False
+        self._read_at = time.monotonic()
         changed = readings != self._readings
         self._readings = readings
+        self._attribute(jobs)
         return changed
+
+    def _attribute(self, jobs: list[RunningJob]) -> None:
+        """Tell each GPU process's owner: one of our jobs (by process group), or foreign."""
+        by_pgid = {j.pgid: j.job_id for j in jobs}
+        usage: dict[int, dict[int, int]] = {}
+        self._processes = {}
+        for index, reading in self._readings.items():
+            views = []
+            for p in reading.processes:
+                pgid = _pgid(p.pid)
+                job_id = None if pgid is None else by_pgid.get(pgid)
+                views.append(GpuProcessView(p.pid, p.memory, job_id, None))
+                if job_id is not None:
+                    per_gpu = usage.setdefault(job_id, {})
+                    per_gpu[index] = per_gpu.get(index, 0) + (p.memory or 0)
+            self._processes[index] = views
+        self.usage = {job_id: max(per_gpu.values()) for job_id, per_gpu in usage.items()}
 
     # ---- views ----------------------------------------------------------------------------
 
-    def listing(self, our_pgids: set[int]) -> list[Device]:
+    def listing(self) -> list[Device]:
         """Configured GPUs that the probe sees now, with their telemetry."""
         out = []
         for index, cfg in sorted(self._config.items()):
             reading = self._readings.get(index)
             if reading is None:
                 continue  # configured but not present (lost, or the probe no longer sees it)
-            foreign = sum(1 for p in reading.processes if not _in_groups(p.pid, our_pgids))
+            foreign = [p for p in self._processes.get(index, []) if p.job_id is None]
             out.append(
                 Device(
                     index=index,
@@ -77,10 +130,21 @@ class DeviceTable:
                     state=cfg.state,
                     memory_total=reading.memory_total,
                     memory_used=reading.memory_used,
-                    foreign_processes=foreign,
+                    foreign_processes=len(foreign),
+                    foreign_memory=sum(p.memory or 0 for p in foreign),
+                    max_jobs=cfg.max_jobs,
+                    utilization=reading.utilization,
+                    links=reading.links,
                 )
             )
         return out
+
+    def processes(self, index: int) -> list[GpuProcessView]:
+        """What runs on a GPU, with the user of each foreign process."""
+        return [
+            replace(p, user=_user(p.pid)) if p.job_id is None else p
+            for p in self._processes.get(index, [])
+        ]
 
     def missing(self) -> list[int]:
         """Configured GPUs the probe does not see."""
@@ -103,7 +167,8 @@ class DeviceTable:
         if index not in self._readings:
             seen = ",".join(str(i) for i in sorted(self._readings)) or "none"
             raise NotFound(f"GPU {index} is not present (the probe sees: {seen})")
-        self._put(DeviceConfig(index, slots, DeviceState.ENABLED))
+        max_jobs = slots if slots > 1 else None
+        self._put(DeviceConfig(index, slots, DeviceState.ENABLED, max_jobs))
 
     def remove(self, index: int) -> None:
         self._require(index)
@@ -113,11 +178,7 @@ class DeviceTable:
 
     def set_state(self, index: int, state: DeviceState) -> None:
         cfg = self._require(index)
-        self._put(DeviceConfig(index, cfg.slots, state))
-
-    def set_slots(self, index: int, slots: int) -> None:
-        cfg = self._require(index)
-        self._put(DeviceConfig(index, slots, cfg.state))
+        self._put(replace(cfg, state=state))
 
     def _require(self, index: int) -> DeviceConfig:
         try:
@@ -132,8 +193,25 @@ class DeviceTable:
         self._on_change()
 
 
-def _in_groups(pid: int, pgids: set[int]) -> bool:
+@dataclass(frozen=True)
+class RunningJob:
+    """What the device table needs to know of a running job."""
+
+    job_id: int
+    pgid: int
+    gpus: tuple[int, ...]
+    job_dir: str
+
+
+def _pgid(pid: int) -> int | None:
     try:
-        return os.getpgid(pid) in pgids
+        return os.getpgid(pid)
     except OSError:
-        return False
+        return None  # gone, or in another PID namespace (a container): not ours
+
+
+def _user(pid: int) -> str | None:
+    try:
+        return str(psutil.Process(pid).username())
+    except (psutil.Error, KeyError):
+        return None

@@ -9,23 +9,29 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import signal
 import socket
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from itertools import islice
-from pathlib import Path
 
 from gpuherd import jobfiles
+from gpuherd.attempts import Attempts, Live
 from gpuherd.broadcast import Broadcast
-from gpuherd.core.lifecycle import Ended, after_attempt, classify, dependency_failed
+from gpuherd.config import load_policy
+from gpuherd.core.lifecycle import (
+    Ended,
+    after_attempt,
+    classify,
+    dependency_failed,
+    grow_request,
+)
 from gpuherd.core.model import Attempt, Device, Job, Outcome, Policy, Reservation
 from gpuherd.core.placement import plan
 from gpuherd.core.recovery import Finish, Observed, Reattach, Unstart, reconcile
 from gpuherd.core.states import LIVE_STATES, Event, JobState, OutcomeKind, transition
 from gpuherd.devices import DeviceTable
-from gpuherd.executors.base import Executor, ExitStatus, LaunchRequest, SpawnError
+from gpuherd.executors.base import Executor, ExitStatus, SpawnError
 from gpuherd.executors.local import read_pid_file
 from gpuherd.store import Store
 
@@ -33,21 +39,8 @@ log = logging.getLogger("gpuherd.engine")
 
 SCAN_LIMIT = 2000
 """How deep one placement pass looks into the queue for a job that fits (backfill depth)."""
-
-
-@dataclass
-class Live:
-    """Runtime handle of a running attempt; never persisted (the store holds the facts)."""
-
-    job_id: int
-    attempt: int
-    pid: int | None
-    gpus: tuple[int, ...]
-    mem: int
-    attempt_dir: Path
-    stop_reason: OutcomeKind | None = None
-    requeue: bool = False
-    deadline: asyncio.TimerHandle | None = field(default=None, repr=False)
+TELEMETRY_MAX_AGE = 1.0
+"""Seconds a GPU reading may be old when placement uses it (else it is read again)."""
 
 
 class Engine:
@@ -64,11 +57,11 @@ class Engine:
         self.devices = devices
         self.executor = executor
         self.layout = layout
-        self.policy = policy or Policy()
+        self.policy = policy or load_policy(store)
         self.clock = clock
         self.host = socket.gethostname()
         self.changes = Broadcast()
-        self.live: dict[int, Live] = {}
+        self.attempts = Attempts(executor, layout, self._on_exit)
         self.queue_paused = store.get_setting("queue_paused") == "1"
         self._exits: list[tuple[int, int, ExitStatus]] = []
         self._paperwork: list[Callable[[], None]] = []
@@ -82,7 +75,7 @@ class Engine:
     def start(self) -> None:
         """Recover what the database says is live, then begin dispatching. Call on the loop."""
         self._loop = asyncio.get_running_loop()
-        self.devices.start(self._loop, on_change=self.wake)
+        self.devices.start(self._loop, on_change=self.wake, jobs=self.attempts.running_jobs)
         with self.store.transaction():
             self._recover(self.clock())
         self.wake()
@@ -122,11 +115,8 @@ class Engine:
     def close(self) -> None:
         """Stop watching; jobs still running are left for the next daemon to re-attach."""
         self._stopping = True
-        for live in self.live.values():
-            if live.deadline:
-                live.deadline.cancel()
+        self.attempts.close()
         self.devices.stop()
-        self.executor.close()
         self.changes.close()
 
     # ---- step 1: finished attempts --------------------------------------------------------
@@ -141,16 +131,20 @@ class Engine:
             return
         with self.store.transaction():
             for job_id, attempt, status in exits:
-                live = self.live.get(job_id)
-                if live is None or live.attempt != attempt:
+                live = self.attempts.ended(job_id, attempt)
+                if live is None:
                     continue
-                del self.live[job_id]
-                if live.deadline:
-                    live.deadline.cancel()
                 ended = Ended(status.exit_code, status.signal, live.stop_reason, live.requeue)
-                self._finish(job_id, ended, status.ended_at, now)
+                self._finish(job_id, ended, status.ended_at, now, live)
 
-    def _finish(self, job_id: int, ended: Ended, ended_at: float | None, now: float) -> None:
+    def _finish(
+        self,
+        job_id: int,
+        ended: Ended,
+        ended_at: float | None,
+        now: float,
+        live: Live | None = None,
+    ) -> None:
         job = self.store.get_job(job_id)
         if job is None or job.state not in LIVE_STATES:
             return
@@ -159,9 +153,24 @@ class Engine:
         outcome = classify(ended, tail)
         nxt = after_attempt(job, ended, outcome)
         ended_at = ended_at or now
-        self.store.update_attempt(job_id, job.attempt, ended_at=ended_at, outcome=outcome)
+        peak = live.peak if live else 0
+        self.store.update_attempt(
+            job_id, job.attempt, ended_at=ended_at, outcome=outcome, peak_mem=peak or None
+        )
+        bigger: dict[str, object] = {}
+        if nxt.state is JobState.QUEUED and outcome.kind is OutcomeKind.CUDA_OOM:
+            largest = max((d.memory_total or 0 for d in self.device_listing()), default=0)
+            mem, exclusive = grow_request(job.spec.mem, peak, largest)
+            bigger = {"mem": mem, "exclusive": int(exclusive)}
         self._move(
-            job, nxt.event, nxt.state, detail=outcome.describe(), ended_at=ended_at, outcome=outcome
+            job,
+            nxt.event,
+            nxt.state,
+            detail=outcome.describe(),
+            ended_at=ended_at,
+            outcome=outcome,
+            stop_reason=None,
+            **bigger,
         )
         self._paperwork.append(lambda: jobfiles.record_end(self.layout, job, outcome, ended_at))
         if nxt.cancel_waiters:
@@ -208,11 +217,10 @@ class Engine:
     def _start_what_fits(self, now: float) -> None:
         if self.queue_paused or self._stopping:
             return
+        self.devices.refresh_if_older(TELEMETRY_MAX_AGE)
         devices = self.device_listing()
         reservations = self.reservations()
-        gpu_room = _has_free_slot(devices, reservations)
-        # With every GPU slot taken only CPU-only jobs can start: read just those.
-        pending = self.store.queued_ready(cpu_only=not gpu_room)
+        pending = self.store.queued_ready()
         try:
             assignments = plan(
                 islice(pending, SCAN_LIMIT),
@@ -221,6 +229,7 @@ class Engine:
                 self.policy,
                 now,
                 cpu_jobs_waiting=self.store.has_queued_cpu_jobs(),
+                host_free=host_memory_available(),
             )
         finally:
             pending.close()
@@ -271,22 +280,10 @@ class Engine:
             write()
 
     def _spawn(self, job: Job, attempt: Attempt, now: float) -> None:
-        folder = Path(attempt.dir)
-        live = Live(job.id, attempt.number, None, attempt.gpus, job.spec.mem or 0, folder)
         try:
-            jobfiles.prepare(folder)
-            pid = self.executor.launch(
-                LaunchRequest(
-                    job_id=job.id,
-                    attempt=attempt.number,
-                    command=job.spec.command,
-                    cwd=job.spec.cwd,
-                    env=jobfiles.job_env(self.layout, job, attempt),
-                    attempt_dir=str(folder),
-                )
-            )
+            pid = self.attempts.launch(job, attempt, now)
         except (SpawnError, OSError) as exc:
-            message = str(exc) if isinstance(exc, SpawnError) else f"{folder}: {exc}"
+            message = str(exc) if isinstance(exc, SpawnError) else f"{attempt.dir}: {exc}"
             outcome = Outcome(OutcomeKind.SPAWN_ERROR, message=message)
             self.store.update_attempt(job.id, attempt.number, ended_at=now, outcome=outcome)
             running = replace(job, state=JobState.RUNNING)
@@ -295,61 +292,37 @@ class Engine:
             )
             self.cancel_waiters(job.id, JobState.FAILED, now)
             return
-        live.pid = pid
-        self.live[job.id] = live
         self.store.update_job(job.id, now, "spawn", pid=pid, detail=f"pid {pid}")
         self.store.update_attempt(job.id, attempt.number, pid=pid)
         self._paperwork.append(lambda: jobfiles.record_start(self.layout, job, attempt, pid))
-        self._watch(live, job.spec.timeout, job.spec.grace, job.started_at or now, now)
-
-    def _watch(
-        self, live: Live, timeout: float | None, grace: float, started: float, now: float
-    ) -> None:
-        assert live.pid is not None and self._loop is not None
-        job_id, number = live.job_id, live.attempt
-        self.executor.watch(
-            live.pid, str(live.attempt_dir), lambda status: self._on_exit(job_id, number, status)
-        )
-        if timeout is not None:
-            remaining = max(0.0, started + timeout - now)
-            live.deadline = self._loop.call_later(
-                remaining, self._on_deadline, job_id, number, grace
-            )
-
-    def _on_deadline(self, job_id: int, attempt: int, grace: float) -> None:
-        live = self.live.get(job_id)
-        if live and live.attempt == attempt and live.stop_reason is None and live.pid:
-            live.stop_reason = OutcomeKind.TIMEOUT
-            self.executor.terminate(live.pid, grace)
 
     # ---- actions on live jobs (called by the service) ---------------------------------------
 
     def stop_job(
         self, job_id: int, reason: OutcomeKind, requeue: bool = False, grace: float | None = None
     ) -> bool:
-        """SIGTERM the job's group, SIGKILL after its grace period (or `grace`, if shorter)."""
-        live = self.live.get(job_id)
-        job = self.store.get_job(job_id)
-        if live is None or live.pid is None or job is None:
+        """Stop a running attempt; the request is stored, so a restarted daemon carries it out."""
+        if not self.attempts.stop(job_id, reason, requeue, grace):
             return False
-        if live.stop_reason is None:
-            live.stop_reason, live.requeue = reason, requeue
-        wait = job.spec.grace if grace is None else min(grace, job.spec.grace)
-        self.executor.terminate(live.pid, wait)
+        self.store.update_job(
+            job_id,
+            self.clock(),
+            "stop",
+            detail=reason.value,
+            stop_reason=reason.value,
+            stop_at=self.clock(),
+            stop_requeue=int(requeue),
+        )
         return True
 
     def kill_all(self, grace: float | None = None) -> None:
-        for job_id in list(self.live):
-            self.stop_job(job_id, OutcomeKind.KILLED, grace=grace)
+        self.attempts.stop_all(grace)
 
     def signal_job(self, job: Job, event: Event) -> None:
         """Pause (SIGSTOP) or resume (SIGCONT) a live job's whole process group."""
-        live = self.live.get(job.id)
-        if live is None or live.pid is None:
-            return
-        self.executor.signal(live.pid, signal.SIGSTOP if event is Event.PAUSE else signal.SIGCONT)
-        to_state = JobState.PAUSED if event is Event.PAUSE else JobState.RUNNING
-        self._move(job, event, to_state)
+        if self.attempts.pause(job.id, event is Event.PAUSE):
+            to_state = JobState.PAUSED if event is Event.PAUSE else JobState.RUNNING
+            self._move(job, event, to_state)
 
     def move_state(
         self,
@@ -391,7 +364,14 @@ class Engine:
             if isinstance(action, Reattach):
                 self._reattach(job, action.pid, now)
             elif isinstance(action, Finish):
-                self._finish(job.id, Ended(action.exit_code, action.signal), action.ended_at, now)
+                stop = job.stop
+                ended = Ended(
+                    action.exit_code,
+                    action.signal,
+                    stop.reason if stop else None,
+                    stop.requeue if stop else False,
+                )
+                self._finish(job.id, ended, action.ended_at, now)
             elif isinstance(action, Unstart):
                 self.store.delete_attempt(job.id, job.attempt)
                 self._move(
@@ -407,14 +387,14 @@ class Engine:
         self.fail_orphaned_waiters(now)
 
     def _reattach(self, job: Job, pid: int, now: float) -> None:
-        folder = self.layout.attempt_dir(job.id, job.attempt)
-        live = Live(job.id, job.attempt, pid, job.gpus, job.spec.mem or 0, folder)
-        self.live[job.id] = live
         if job.pid is None:
             self.store.update_job(job.id, now, "spawn", pid=pid, detail=f"pid {pid} (recovered)")
             self.store.update_attempt(job.id, job.attempt, pid=pid)
+        self.attempts.adopt(job, job.attempt, pid, job.gpus, now)
         log.info("re-attached to job %d (pid %d)", job.id, pid)
-        self._watch(live, job.spec.timeout, job.spec.grace, job.started_at or now, now)
+        if job.stop is not None:  # a kill or retry the last daemon had begun
+            left = max(0.0, job.stop.at + job.spec.grace - now)
+            self.attempts.stop(job.id, job.stop.reason, job.stop.requeue, grace=left)
 
     # ---- helpers --------------------------------------------------------------------------
 
@@ -438,23 +418,22 @@ class Engine:
             change["gpus"] = list(changes["assigned"])  # type: ignore[call-overload]
         self.changes.publish(change)
 
-    def our_pgids(self) -> set[int]:
-        return {lv.pid for lv in self.live.values() if lv.pid is not None}
+    @property
+    def live(self) -> dict[int, Live]:
+        return self.attempts.live
 
     def device_listing(self) -> list[Device]:
-        return self.devices.listing(self.our_pgids())
+        return self.devices.listing()
 
     def reservations(self) -> list[Reservation]:
-        return [Reservation(lv.job_id, lv.gpus, lv.mem) for lv in self.live.values()]
+        return self.attempts.reservations(self.devices.usage)
 
     @property
     def stopping(self) -> bool:
         return self._stopping
 
 
-def _has_free_slot(devices: list[Device], reservations: list[Reservation]) -> bool:
-    used: dict[int, int] = {}
-    for r in reservations:
-        for i in r.gpus:
-            used[i] = used.get(i, 0) + 1
-    return any(d.slots > used.get(d.index, 0) for d in devices)
+def host_memory_available() -> int:
+    import psutil
+
+    return int(psutil.virtual_memory().available)

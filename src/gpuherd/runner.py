@@ -43,6 +43,9 @@ class RunOptions:
     timeout: float | None = None
     max_parallel: int | None = None
     keep_state: bool = False
+    mem: int | None = None
+    ram: int | None = None
+    oom_retry: bool = False
 
 
 @dataclass
@@ -137,6 +140,15 @@ class Runner:
                     if change is not None:
                         self._on_change(change)
                     get_change = asyncio.ensure_future(changes.get())
+            # Changes published in the tick that emptied the queue are still waiting: report
+            # them too, so every job that ended has its line and is counted.
+            get_change.cancel()  # a cancelled get leaves its item in the queue
+            left = [get_change.result()] if get_change.done() and not get_change.cancelled() else []
+            while not changes.empty():
+                left.append(changes.get_nowait())
+            for change in left:
+                if change is not None:
+                    self._on_change(change)
         finally:
             get_item.cancel()
             get_change.cancel()
@@ -155,6 +167,9 @@ class Runner:
             return
         item.retries = item.retries or self.options.retries
         item.timeout = item.timeout or self.options.timeout
+        item.mem = item.mem or self.options.mem
+        item.ram = item.ram or self.options.ram
+        item.oom_retry = item.oom_retry or self.options.oom_retry
         try:
             (job_id,) = self.service.submit([item])
         except HerdError as exc:

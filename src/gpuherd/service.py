@@ -14,7 +14,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from gpuherd import __version__, jobfiles
+from gpuherd import __version__, config, jobfiles
 from gpuherd.core.model import DeviceState, Job, JobSpec, Outcome
 from gpuherd.core.placement import never_fits, why_waiting
 from gpuherd.core.states import (
@@ -53,7 +53,7 @@ class Service:
         missing = sorted(deps - self.store.existing_ids(sorted(deps)))
         if missing:
             raise NotFound(f"--after names job(s) that do not exist: {_ids(missing)}")
-        devices = self.engine.devices.listing(set())
+        devices = self.engine.device_listing()
         new_jobs = []
         for n, item in enumerate(items, 1):
             spec = _spec(item, n if len(items) > 1 else None)
@@ -91,11 +91,11 @@ class Service:
             jobs += self.store.list_jobs((JobState.QUEUED, JobState.HELD), project, limit)
             jobs.sort(key=lambda j: j.id)
         explain = self._explainer()
-        return [job_view(job, explain(job)) for job in jobs]
+        return [job_view(job, explain(job), self._peak(job.id)) for job in jobs]
 
     def show(self, job_id: int) -> dict[str, Any]:
         job = self._job(job_id)
-        view = job_view(job, self._explainer()(job))
+        view = job_view(job, self._explainer()(job), self._peak(job.id))
         folder = self.engine.layout.attempt_dir(job.id, job.attempt)
         view.update(
             env_overrides=dict(job.spec.env_overrides),
@@ -240,9 +240,13 @@ class Service:
             for index in live.gpus:
                 jobs_on.setdefault(index, []).append(live.job_id)
         devices = self.engine.device_listing()
+        table = self.engine.devices
         return {
-            "probe": self.engine.devices.probe.describe(),
-            "gpus": [device_view(d, sorted(jobs_on.get(d.index, []))) for d in devices],
+            "probe": table.probe.describe(),
+            "gpus": [
+                device_view(d, sorted(jobs_on.get(d.index, [])), table.processes(d.index))
+                for d in devices
+            ],
             "missing": self.engine.devices.missing(),
         }
 
@@ -260,6 +264,14 @@ class Service:
             return f"GPU {index} draining: running jobs finish, nothing new starts there"
         return f"GPU {index} enabled"
 
+    def config(self) -> dict[str, dict[str, str]]:
+        return config.describe(self.engine.policy)
+
+    def set_config(self, name: str, value: str) -> str:
+        self.engine.policy = config.change(self.store, self.engine.policy, name, value)
+        self.engine.wake()
+        return f"{name} = {config.describe(self.engine.policy)[name]['value']}"
+
     def status(self, pid: int, socket: str) -> dict[str, Any]:
         return {
             "pid": pid,
@@ -269,11 +281,15 @@ class Service:
             "uptime": time.time() - self.started_at,
             "queue_paused": self.engine.queue_paused,
             "probe": self.engine.devices.probe.describe(),
-            "gpus": [d.index for d in self.engine.devices.listing(set())],
+            "gpus": [d.index for d in self.engine.device_listing()],
             "counts": self.store.counts(),
         }
 
     # ---- helpers --------------------------------------------------------------------------
+
+    def _peak(self, job_id: int) -> int | None:
+        live = self.engine.live.get(job_id)
+        return live.peak or None if live else None
 
     def _job(self, job_id: int) -> Job:
         job = self.store.get_job(job_id)
@@ -352,6 +368,8 @@ def _spec(item: SubmitItem, n: int | None) -> JobSpec:
         raise HerdError(f"{where}--grace must be 0 or more seconds")
     if item.mem is not None and item.mem <= 0:
         raise HerdError(f"{where}--mem must be positive")
+    if item.ram is not None and item.ram <= 0:
+        raise HerdError(f"{where}--ram must be positive")
     if not os.path.isabs(item.cwd) or not os.path.isdir(item.cwd):
         raise HerdError(f"{where}working directory {item.cwd} does not exist: pass --cwd DIR")
     return JobSpec(
@@ -362,6 +380,8 @@ def _spec(item: SubmitItem, n: int | None) -> JobSpec:
         name=item.name,
         gpus=item.gpus,
         mem=item.mem,
+        ram=item.ram,
+        oom_retry=item.oom_retry,
         after=tuple(sorted(set(item.after))),
         retries=item.retries,
         timeout=item.timeout,

@@ -17,16 +17,13 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from gpuherd.core.model import Attempt, DeviceState, Job, JobSpec, Outcome
-from gpuherd.core.states import JobState, OutcomeKind
+from gpuherd import store_rows as rows
+from gpuherd.core.model import Attempt, DeviceState, Job, JobSpec
+from gpuherd.core.states import JobState
 from gpuherd.errors import StoreError
 from gpuherd.store_schema import SCHEMA_VERSION, migrate
 
-_JOB_COLUMNS = (
-    "id, name, command, cwd, env_id, env_overrides, gpus, mem, after, retries, timeout, grace,"
-    " project, state, priority, position, attempt, created_at, queued_at, started_at, ended_at,"
-    " assigned, pid, outcome, exit_code, signal, message"
-)
+_JOB_COLUMNS = rows.JOB_COLUMNS
 
 
 @dataclass(frozen=True)
@@ -51,6 +48,7 @@ class DeviceConfig:
     index: int
     slots: int
     state: DeviceState
+    max_jobs: int | None = None
 
 
 class Store:
@@ -132,7 +130,8 @@ class Store:
                 cur = self._db.execute(
                     "INSERT INTO jobs(name, command, cwd, env_id, env_overrides, gpus, mem, after,"
                     " retries, timeout, grace, project, state, priority, attempt, created_at,"
-                    " queued_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,0,?,?)",
+                    " queued_at, exclusive, ram, oom_retry)"
+                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,0,?,?,?,?,?)",
                     (
                         spec.name,
                         spec.command,
@@ -150,6 +149,9 @@ class Store:
                         item.priority,
                         now,
                         now,
+                        int(spec.exclusive),
+                        spec.ram,
+                        int(spec.oom_retry),
                     ),
                 )
                 job_id = int(cur.lastrowid or 0)
@@ -187,7 +189,7 @@ class Store:
             if "assigned" in changes:
                 changes["assigned"] = json.dumps(list(changes["assigned"]))
             if "outcome" in changes:
-                changes.update(_outcome_columns(changes.pop("outcome")))
+                changes.update(rows.outcome_columns(changes.pop("outcome")))
             if changes:
                 cols = ", ".join(f"{name} = ?" for name in changes)
                 self._db.execute(
@@ -205,7 +207,7 @@ class Store:
         with self.transaction():
             self._db.execute(
                 "INSERT OR REPLACE INTO attempts(job_id, number, gpus, gpu_uuids, dir, host,"
-                " started_at, pid) VALUES (?,?,?,?,?,?,?,?)",
+                " started_at, pid, mem) VALUES (?,?,?,?,?,?,?,?,?)",
                 (
                     attempt.job_id,
                     attempt.number,
@@ -215,12 +217,13 @@ class Store:
                     attempt.host,
                     attempt.started_at,
                     attempt.pid,
+                    attempt.mem,
                 ),
             )
 
     def update_attempt(self, job_id: int, number: int, **changes: Any) -> None:
         if "outcome" in changes:
-            changes.update(_outcome_columns(changes.pop("outcome")))
+            changes.update(rows.outcome_columns(changes.pop("outcome")))
         cols = ", ".join(f"{name} = ?" for name in changes)
         with self.transaction():
             self._db.execute(
@@ -261,7 +264,7 @@ class Store:
         limit: int | None = None,
         newest_first: bool = False,
     ) -> list[Job]:
-        where, args = _filters(states, project)
+        where, args = rows.filters(states, project)
         order = "id DESC" if newest_first else "id"
         sql = f"SELECT {_JOB_COLUMNS} FROM jobs {where} ORDER BY {order}"
         if limit is not None:
@@ -335,26 +338,11 @@ class Store:
         return None if row is None else (int(row[0]), float(row[1]))
 
     def attempts(self, job_id: int) -> list[Attempt]:
-        rows = self._db.execute(
-            "SELECT job_id, number, gpus, gpu_uuids, dir, host, started_at, pid, ended_at,"
-            " outcome, exit_code, signal, message FROM attempts WHERE job_id = ? ORDER BY number",
+        cursor = self._db.execute(
+            f"SELECT {rows.ATTEMPT_COLUMNS} FROM attempts WHERE job_id = ? ORDER BY number",
             (job_id,),
         )
-        return [
-            Attempt(
-                job_id=r[0],
-                number=r[1],
-                gpus=tuple(json.loads(r[2])),
-                gpu_uuids=tuple(json.loads(r[3])),
-                dir=r[4],
-                host=r[5],
-                started_at=r[6],
-                pid=r[7],
-                ended_at=r[8],
-                outcome=_outcome(r[9], r[10], r[11], r[12]),
-            )
-            for r in rows
-        ]
+        return [rows.attempt_from_row(r) for r in cursor]
 
     def events(self, job_id: int | None = None, limit: int = 1000) -> list[EventRow]:
         where = "WHERE job_id = ?" if job_id is not None else ""
@@ -369,23 +357,25 @@ class Store:
     # ---- devices --------------------------------------------------------------------------
 
     def devices(self) -> list[DeviceConfig]:
-        rows = self._db.execute("SELECT idx, slots, state FROM devices ORDER BY idx")
-        return [DeviceConfig(int(i), int(s), DeviceState(st)) for i, s, st in rows]
+        cursor = self._db.execute("SELECT idx, slots, state, max_jobs FROM devices ORDER BY idx")
+        return [DeviceConfig(int(i), int(s), DeviceState(st), m) for i, s, st, m in cursor]
 
-    def replace_devices(self, slots: Mapping[int, int]) -> None:
+    def replace_devices(self, slots: Mapping[int, int], explicit: bool = False) -> None:
+        """Configure exactly these GPUs. `explicit`: the slot counts also cap jobs with --mem."""
         with self.transaction():
             self._db.execute("DELETE FROM devices")
             self._db.executemany(
-                "INSERT INTO devices(idx, slots, state) VALUES (?, ?, 'enabled')",
-                sorted(slots.items()),
+                "INSERT INTO devices(idx, slots, state, max_jobs) VALUES (?, ?, 'enabled', ?)",
+                [(i, n, n if explicit or n > 1 else None) for i, n in sorted(slots.items())],
             )
 
     def put_device(self, device: DeviceConfig) -> None:
         with self.transaction():
             self._db.execute(
-                "INSERT INTO devices(idx, slots, state) VALUES (?, ?, ?) ON CONFLICT(idx)"
-                " DO UPDATE SET slots = excluded.slots, state = excluded.state",
-                (device.index, device.slots, device.state.value),
+                "INSERT INTO devices(idx, slots, state, max_jobs) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT(idx) DO UPDATE SET slots = excluded.slots,"
+                " state = excluded.state, max_jobs = excluded.max_jobs",
+                (device.index, device.slots, device.state.value, device.max_jobs),
             )
 
     def remove_device(self, index: int) -> None:
@@ -424,67 +414,8 @@ class Store:
         env: dict[str, str] = json.loads(row[0]) if row else {}
         return env
 
-    def _job(self, r: sqlite3.Row | tuple[Any, ...]) -> Job:
-        spec = JobSpec(
-            name=r[1],
-            command=r[2],
-            cwd=r[3],
-            env=self._env_cache(r[4]),
-            env_overrides=json.loads(r[5]),
-            gpus=r[6],
-            mem=r[7],
-            after=tuple(json.loads(r[8])),
-            retries=r[9],
-            timeout=r[10],
-            grace=r[11],
-            project=r[12],
-        )
-        return Job(
-            id=r[0],
-            spec=spec,
-            state=JobState(r[13]),
-            priority=r[14],
-            position=r[15],
-            attempt=r[16],
-            created_at=r[17],
-            queued_at=r[18],
-            started_at=r[19],
-            ended_at=r[20],
-            gpus=tuple(json.loads(r[21])) if r[21] else (),
-            pid=r[22],
-            outcome=_outcome(r[23], r[24], r[25], r[26]),
-        )
-
-
-def _filters(states: Sequence[JobState], project: str | None) -> tuple[str, list[Any]]:
-    clauses: list[str] = []
-    args: list[Any] = []
-    if states:
-        clauses.append(f"state IN ({','.join('?' * len(states))})")
-        args.extend(s.value for s in states)
-    if project is not None:
-        clauses.append("project = ?")
-        args.append(project)
-    return ("WHERE " + " AND ".join(clauses) if clauses else ""), args
-
-
-def _outcome_columns(outcome: Outcome | None) -> dict[str, Any]:
-    if outcome is None:
-        return {"outcome": None, "exit_code": None, "signal": None, "message": None}
-    return {
-        "outcome": outcome.kind.value,
-        "exit_code": outcome.exit_code,
-        "signal": outcome.signal,
-        "message": outcome.message,
-    }
-
-
-def _outcome(
-    kind: str | None, code: int | None, sig: int | None, msg: str | None
-) -> Outcome | None:
-    if kind is None:
-        return None
-    return Outcome(OutcomeKind(kind), exit_code=code, signal=sig, message=msg)
+    def _job(self, row: tuple[Any, ...]) -> Job:
+        return rows.job_from_row(row, self._env_cache(row[4]))
 
 
 def default_home() -> Path:

@@ -44,6 +44,19 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX events_job ON events(job_id, id);
     CREATE TABLE devices (idx INTEGER PRIMARY KEY, slots INTEGER NOT NULL, state TEXT NOT NULL);
     """,
+    # 2: GPU awareness (memory held and measured, host memory, exclusive GPUs), and a stop
+    # request that must survive a daemon crash.
+    """
+    ALTER TABLE jobs ADD COLUMN exclusive INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE jobs ADD COLUMN ram INTEGER;
+    ALTER TABLE jobs ADD COLUMN oom_retry INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE attempts ADD COLUMN mem INTEGER;
+    ALTER TABLE attempts ADD COLUMN peak_mem INTEGER;
+    ALTER TABLE devices ADD COLUMN max_jobs INTEGER;
+    ALTER TABLE jobs ADD COLUMN stop_reason TEXT;
+    ALTER TABLE jobs ADD COLUMN stop_at REAL;
+    ALTER TABLE jobs ADD COLUMN stop_requeue INTEGER NOT NULL DEFAULT 0;
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -21,6 +21,8 @@ class SubmitItem:
     name: str | None = None
     gpus: int = 1
     mem: int | None = None
+    ram: int | None = None
+    oom_retry: bool = False
     priority: int = 0
     after: list[int] = field(default_factory=list)
     retries: int = 0
@@ -58,6 +60,12 @@ class GpuAddRequest:
 
 
 @dataclass
+class ConfigRequest:
+    name: str
+    value: str
+
+
+@dataclass
 class StopRequest:
     mode: str = "leave"
     """leave: running jobs keep running; drain: wait for them; kill: stop them."""
@@ -70,7 +78,15 @@ class ActionResult:
     message: str
 
 
-def job_view(job: Job, reason: str | None = None) -> dict[str, Any]:
+OVER_MEM_FACTOR = 1.2
+"""A job seen using more than this times its --mem is flagged."""
+
+
+def over_mem(mem: int | None, peak: int | None) -> bool:
+    return bool(mem and peak and peak > mem * OVER_MEM_FACTOR)
+
+
+def job_view(job: Job, reason: str | None = None, peak_mem: int | None = None) -> dict[str, Any]:
     """The JSON form of a job in listings (`ls --json`)."""
     outcome = job.outcome
     return {
@@ -84,6 +100,10 @@ def job_view(job: Job, reason: str | None = None) -> dict[str, Any]:
         "gpus": list(job.gpus),
         "gpus_requested": job.spec.gpus,
         "mem": job.spec.mem,
+        "exclusive": job.spec.exclusive,
+        "ram": job.spec.ram,
+        "peak_mem": peak_mem,
+        "over_mem": over_mem(job.spec.mem, peak_mem),
         "pid": job.pid,
         "attempt": job.attempt,
         "retries": job.spec.retries,
@@ -110,14 +130,17 @@ def attempt_view(attempt: Attempt) -> dict[str, Any]:
         exit_code=outcome.exit_code if outcome else None,
         signal=outcome.signal if outcome else None,
         message=outcome.message if outcome else None,
+        over_mem=over_mem(attempt.mem, attempt.peak_mem),
     )
     return view
 
 
-def device_view(device: Device, jobs: list[int]) -> dict[str, Any]:
+def device_view(device: Device, jobs: list[int], processes: list[Any]) -> dict[str, Any]:
     view = asdict(device)
     view["state"] = device.state.value
+    view["links"] = {str(k): v for k, v in device.links.items()}
     view["jobs"] = jobs
+    view["processes"] = [asdict(p) for p in processes]
     return view
 
 

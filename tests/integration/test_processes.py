@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import psutil
+import pytest
 
 from conftest import Herd, Recorder, group_members, read_line, wait_for
 
@@ -48,6 +49,31 @@ def test_kill_with_grace_escalates_to_sigkill(daemon: Herd) -> None:
     assert time.monotonic() - started < 5
     assert (job["state"], job["outcome"]) == ("killed", "killed")
     wait_group_gone(pgid)
+
+
+GRACEFUL = """
+import signal, sys, time
+def on_term(*_):
+    time.sleep(0.3)  # saving a checkpoint
+    open(sys.argv[1], "w").write("saved")
+    sys.exit(0)
+signal.signal(signal.SIGTERM, on_term)
+print("ready", flush=True)
+time.sleep(100)
+"""
+
+
+def test_kill_gives_a_job_its_grace_period(daemon: Herd, tmp_path: Path) -> None:
+    script, saved = tmp_path / "graceful.py", tmp_path / "saved"
+    script.write_text(GRACEFUL)
+    job_id = daemon.submit("--grace", "10", "--", sys.executable, str(script), str(saved))
+    daemon.wait_state(job_id, "running")
+    stdout = daemon.home / "jobs" / str(job_id) / "attempt-1" / "stdout.log"
+    wait_for(lambda: stdout.exists() and stdout.read_text() == "ready\n", what="handler set")
+    daemon.cli("kill", str(job_id))
+    job = daemon.wait_state(job_id, "killed", "failed", "succeeded")
+    assert saved.exists(), "the job was SIGKILLed before its grace period was over"
+    assert (job["state"], job["outcome"]) == ("killed", "killed")
 
 
 def test_sigkill_from_outside_fails_the_job_and_frees_its_gpu(herd: Herd) -> None:
@@ -153,15 +179,17 @@ DUMP_ENV = (
 )
 
 
-def test_job_sees_the_submitters_environment_and_cwd(daemon: Herd, tmp_path: Path) -> None:
+def test_job_sees_the_submitters_environment_and_cwd(herd: Herd, tmp_path: Path) -> None:
     where = tmp_path / "submitted-from"
     other = tmp_path / "other"
     where.mkdir()
     other.mkdir()
-    env = {k: v for k, v in daemon.env.items() if k != "MPLBACKEND"}
+    # the daemon's own environment must not reach the job: only the submitter's does
+    herd.cli("daemon", "start", "--fake-gpus", "1", env={**herd.env, "DAEMON_ONLY": "x"})
+    env = {k: v for k, v in herd.env.items() if k != "MPLBACKEND"}
     env.update(MY_CUSTOM_VAR="from the submitter", OUT=str(tmp_path / "env1.json"))
-    first = int(daemon.cli("submit", "-q", "--env", "SEED=7", DUMP_ENV, env=env, cwd=where).stdout)
-    daemon.wait_state(first, "succeeded")
+    first = int(herd.cli("submit", "-q", "--env", "SEED=7", DUMP_ENV, env=env, cwd=where).stdout)
+    herd.wait_state(first, "succeeded")
     seen = json.loads((tmp_path / "env1.json").read_text())
     assert seen["MY_CUSTOM_VAR"] == "from the submitter"
     assert seen["SEED"] == "7"
@@ -171,12 +199,11 @@ def test_job_sees_the_submitters_environment_and_cwd(daemon: Herd, tmp_path: Pat
     assert seen["MPLBACKEND"] == "Agg"
     assert seen["CUDA_DEVICE_ORDER"] == "PCI_BUS_ID"
     assert seen["PWD_SEEN"] == str(where)
+    assert "DAEMON_ONLY" not in seen
 
     env.update(MPLBACKEND="pdf", OUT=str(tmp_path / "env2.json"))
-    second = int(
-        daemon.cli("submit", "-q", "--cwd", str(other), DUMP_ENV, env=env, cwd=where).stdout
-    )
-    daemon.wait_state(second, "succeeded")
+    second = int(herd.cli("submit", "-q", "--cwd", str(other), DUMP_ENV, env=env, cwd=where).stdout)
+    herd.wait_state(second, "succeeded")
     seen = json.loads((tmp_path / "env2.json").read_text())
     assert seen["MPLBACKEND"] == "pdf"
     assert seen["PWD_SEEN"] == str(other)

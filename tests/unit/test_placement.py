@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import itertools
+import math
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -14,6 +15,7 @@ from gpuherd.core.model import (
     Assignment,
     Device,
     DeviceState,
+    ForeignMode,
     Job,
     JobSpec,
     Policy,
@@ -37,8 +39,10 @@ def job(
     mem: int | None = None,
     priority: int = 0,
     queued_at: float = NOW,
+    exclusive: bool = False,
+    ram: int | None = None,
 ) -> Job:
-    spec = JobSpec(command="true", cwd="/tmp", gpus=gpus, mem=mem)
+    spec = JobSpec(command="true", cwd="/tmp", gpus=gpus, mem=mem, exclusive=exclusive, ram=ram)
     return Job(
         id=id,
         spec=spec,
@@ -50,7 +54,29 @@ def job(
 
 
 def usable(d: Device) -> bool:
-    return d.state is DeviceState.ENABLED and d.foreign_processes == 0
+    """Enabled with a slot: the GPUs placement may use at all (by some job kind)."""
+    return d.state is DeviceState.ENABLED and d.slots > 0
+
+
+def plain_ok(d: Device, policy: Policy) -> bool:
+    """Other users' processes leave the GPU to jobs without --mem (and exclusive ones)."""
+    return d.foreign_processes == 0 or policy.foreign in (ForeignMode.MEMORY, ForeignMode.IGNORE)
+
+
+def share_ok(d: Device, policy: Policy) -> bool:
+    return d.foreign_processes == 0 or policy.foreign is not ForeignMode.EXCLUSIVE
+
+
+def cap_of(d: Device, policy: Policy) -> int | None:
+    """Memory placement may hand out on the empty GPU: total, less margin and foreign use."""
+    if d.memory_total is None:
+        return None
+    foreign = 0 if policy.foreign is ForeignMode.IGNORE else d.foreign_memory
+    return d.memory_total - math.ceil(policy.keep_free * d.memory_total) - foreign
+
+
+def kind(spec: JobSpec) -> str:
+    return "exclusive" if spec.exclusive else "plain" if spec.mem is None else "sharing"
 
 
 @dataclass
@@ -59,94 +85,173 @@ class Case:
     reservations: list[Reservation]
     pending: list[Job]
     policy: Policy
+    host_free: int | None = None
 
 
 @st.composite
 def machines(draw: st.DrawFn) -> tuple[list[Device], list[Reservation]]:
     indices = draw(st.lists(st.integers(0, 15), min_size=1, max_size=8, unique=True))
-    devices = [
-        Device(
-            index=i,
-            slots=draw(st.integers(1, 3)),
-            state=draw(st.sampled_from([DeviceState.ENABLED] * 3 + [DeviceState.DRAINING])),
-            memory_total=draw(st.sampled_from([None, 8 * GIB, 24 * GIB, 40 * GIB, 80 * GIB])),
-            foreign_processes=draw(st.sampled_from([0, 0, 0, 1])),
+    links: dict[int, dict[int, int]] = {i: {} for i in indices}
+    if draw(st.integers(0, 2)) == 0:  # topology known on a third of the machines
+        for a, b in itertools.combinations(indices, 2):
+            links[a][b] = links[b][a] = draw(st.integers(0, 3))
+    devices = []
+    for i in indices:
+        foreign = draw(st.sampled_from([0, 0, 0, 1, 2]))
+        devices.append(
+            Device(
+                index=i,
+                slots=draw(st.integers(1, 3)),
+                state=draw(st.sampled_from([DeviceState.ENABLED] * 3 + [DeviceState.DRAINING])),
+                memory_total=draw(st.sampled_from([None, 8 * GIB, 24 * GIB, 40 * GIB, 80 * GIB])),
+                foreign_processes=foreign,
+                foreign_memory=draw(st.sampled_from([0, 1, 4, 20])) * GIB if foreign else 0,
+                max_jobs=draw(st.sampled_from([None, None, None, 1, 2, 4])),
+                links=links[i],
+            )
         )
-        for i in indices
-    ]
-    # Reservations as the engine would have made them: within slots and memory.
-    slots_left = {d.index: d.slots for d in devices}
-    mem_left = {d.index: d.memory_total for d in devices}
+    # Reservations as the engine would have made them, except that measured use may have
+    # grown past what the GPU had free (mem is drawn up to a GPU's whole size).
+    count = dict.fromkeys(indices, 0)
+    alone: set[int] = set()
+    slots = {d.index: d.slots for d in devices}
+    size = {d.index: d.memory_total for d in devices}
     reservations = []
     for job_id in range(1000, 1000 + draw(st.integers(0, 8))):
-        open_ = sorted(i for i, n in slots_left.items() if n > 0)
+        what = draw(st.sampled_from(["plain", "plain", "sharing", "sharing", "exclusive"]))
+        fit = {
+            "plain": lambda i: count[i] < slots[i],
+            "sharing": lambda i: True,
+            "exclusive": lambda i: count[i] == 0,
+        }[what]
+        open_ = sorted(i for i in indices if i not in alone and fit(i))
         if not open_:
-            break
+            continue
         gpus = draw(st.lists(st.sampled_from(open_), min_size=1, max_size=3, unique=True))
+        for i in gpus:
+            count[i] += 1
+            if what == "exclusive":
+                alone.add(i)
         if draw(st.integers(0, 3)) == 0:
             gpus.append(REMOVED_GPU)
-        known = [m for i in gpus if (m := mem_left.get(i)) is not None]
-        limit = min(known, default=80 * GIB) // GIB
-        mem = draw(st.integers(0, limit)) * GIB
-        for i in gpus:
-            if i in slots_left:
-                slots_left[i] -= 1
-                left = mem_left[i]
-                mem_left[i] = None if left is None else left - mem
-        reservations.append(Reservation(job_id=job_id, gpus=tuple(gpus), mem=mem))
+        known = [m for i in gpus if (m := size.get(i)) is not None]
+        mem = draw(st.integers(0, min(known, default=80 * GIB) // GIB)) * GIB
+        reservations.append(
+            Reservation(
+                job_id=job_id,
+                gpus=tuple(gpus),
+                mem=mem,
+                shares=what == "sharing",
+                exclusive=what == "exclusive",
+            )
+        )
     return devices, reservations
+
+
+@st.composite
+def queued_jobs(draw: st.DrawFn, id: int) -> Job:
+    what = draw(st.sampled_from(["plain"] * 3 + ["sharing"] * 3 + ["exclusive"]))
+    if what == "sharing":
+        mem: int | None = draw(st.sampled_from([4, 8, 10, 20, 40, 80, 100])) * GIB
+    elif what == "exclusive":
+        mem = draw(st.sampled_from([None, None, 20 * GIB, 100 * GIB]))
+    else:
+        mem = None
+    ram = draw(st.sampled_from([None, None, None, 1, 4, 16]))
+    return job(
+        id,
+        gpus=draw(st.sampled_from([0, 1, 1, 1, 2, 2, 3, 4])),
+        mem=mem,
+        priority=draw(st.integers(0, 3)),
+        queued_at=NOW - draw(st.sampled_from([0.0, 10.0, 299.0, 300.0, 5000.0])),
+        exclusive=what == "exclusive",
+        ram=None if ram is None else ram * GIB,
+    )
 
 
 @st.composite
 def cases(draw: st.DrawFn) -> Case:
     devices, reservations = draw(machines())
-    pending = []
-    for i in range(draw(st.integers(0, 25))):
-        mem = draw(st.sampled_from([None, None, 4, 8, 20, 40, 80, 100]))
-        pending.append(
-            job(
-                i,
-                gpus=draw(st.sampled_from([0, 1, 1, 1, 2, 2, 3, 4])),
-                mem=None if mem is None else mem * GIB,
-                priority=draw(st.integers(0, 3)),
-                queued_at=NOW - draw(st.sampled_from([0.0, 10.0, 299.0, 300.0, 5000.0])),
-            )
-        )
+    pending = [draw(queued_jobs(i)) for i in range(draw(st.integers(0, 25)))]
     pending.sort(key=queue_order_key)
     policy = Policy(
         reserve_after=300.0,
         max_running=draw(st.one_of(st.none(), st.integers(0, 12))),
+        foreign=draw(st.sampled_from(list(ForeignMode))),
+        keep_free=draw(st.sampled_from([0.0, 0.0, 0.1, 0.2])),
+        keep_ram=draw(st.sampled_from([0, 0, 2 * GIB])),
     )
-    return Case(devices, reservations, pending, policy)
+    host_free = draw(st.sampled_from([None, None, None, 0, 1, 4, 16, 64]))
+    return Case(
+        devices, reservations, pending, policy, None if host_free is None else host_free * GIB
+    )
 
 
 def run(case: Case) -> list[Assignment]:
-    return plan(iter(case.pending), case.devices, case.reservations, case.policy, NOW)
+    return plan(
+        iter(case.pending),
+        case.devices,
+        case.reservations,
+        case.policy,
+        NOW,
+        host_free=case.host_free,
+    )
 
 
-def load(case: Case, result: Sequence[Assignment]) -> tuple[Counter[int], Counter[int]]:
-    """Jobs and declared memory on each GPU once the result has started."""
-    mem_of = {j.id: j.spec.mem or 0 for j in case.pending}
-    jobs: Counter[int] = Counter()
-    mem: Counter[int] = Counter()
+@dataclass
+class Load:
+    """gpuherd's jobs on one GPU."""
+
+    count: int = 0
+    plain: int = 0
+    exclusive: bool = False
+    mem: int = 0
+    jobs: list[int] = field(default_factory=list)
+
+
+def replay(case: Case, result: Sequence[Assignment]) -> Iterator[tuple[Job, dict[int, Load]]]:
+    """Each assigned job with the load of its GPUs just before it started."""
+    loads: dict[int, Load] = {}
     for r in case.reservations:
-        jobs.update(r.gpus)
         for i in r.gpus:
-            mem[i] += r.mem
+            one = loads.setdefault(i, Load())
+            one.count += 1
+            one.plain += not (r.shares or r.exclusive)
+            one.exclusive |= r.exclusive
+            one.mem += r.mem
+            one.jobs.append(r.job_id)
+    by_id = {j.id: j for j in case.pending}
     for a in result:
-        jobs.update(a.gpus)
+        j = by_id[a.job_id]
+        yield j, {i: loads.setdefault(i, Load()) for i in a.gpus}
         for i in a.gpus:
-            mem[i] += mem_of[a.job_id]
-    return jobs, mem
+            one = loads[i]
+            one.count += 1
+            one.plain += kind(j.spec) == "plain"
+            one.exclusive |= j.spec.exclusive
+            one.mem += j.spec.mem or 0
+            one.jobs.append(j.id)
 
 
 @PROPS
 @given(cases())
-def test_no_gpu_holds_more_jobs_than_its_slots(case: Case) -> None:
-    jobs, _ = load(case, run(case))
-    for d in case.devices:
-        before = sum(d.index in r.gpus for r in case.reservations)
-        assert jobs[d.index] <= max(d.slots, before)
+def test_jobs_without_mem_never_overfill_slots(case: Case) -> None:
+    devices = {d.index: d for d in case.devices}
+    for j, before in replay(case, run(case)):
+        for i, one in before.items():
+            d = devices[i]
+            if kind(j.spec) == "plain" or (kind(j.spec) == "sharing" and d.memory_total is None):
+                assert one.count < d.slots
+
+
+@PROPS
+@given(cases())
+def test_no_gpu_gets_more_jobs_than_its_limit(case: Case) -> None:
+    devices = {d.index: d for d in case.devices}
+    for _, before in replay(case, run(case)):
+        for i, one in before.items():
+            limit = devices[i].max_jobs
+            assert limit is None or one.count < limit
 
 
 @PROPS
@@ -165,19 +270,6 @@ def test_each_job_gets_exactly_its_count_of_distinct_usable_gpus(case: Case) -> 
 
 @PROPS
 @given(cases())
-def test_memory_is_never_overcommitted_by_jobs_that_declare_it(case: Case) -> None:
-    result = run(case)
-    _, mem = load(case, result)
-    declared = {j.id for j in case.pending if j.spec.mem is not None}
-    for d in case.devices:
-        if d.memory_total is None:
-            continue
-        if any(d.index in a.gpus for a in result if a.job_id in declared):
-            assert mem[d.index] <= d.memory_total
-
-
-@PROPS
-@given(cases())
 def test_max_running_is_never_exceeded(case: Case) -> None:
     result = run(case)
     cap = case.policy.max_running
@@ -191,15 +283,71 @@ def test_cpu_only_jobs_are_only_blocked_by_max_running(case: Case) -> None:
     result = run(case)
     started = {a.job_id for a in result}
     cap = case.policy.max_running
+    ram_used = sum(j.spec.ram or 0 for j in case.pending if j.id in started)
     for j in case.pending:
         if j.spec.gpus == 0 and j.id not in started:
-            assert cap is not None and len(case.reservations) + len(result) >= cap
+            capped = cap is not None and len(case.reservations) + len(result) >= cap
+            free = None if case.host_free is None else case.host_free - case.policy.keep_ram
+            # Passed over for host memory: it asked more than was left when its turn came,
+            # so more than is left after the whole pass.
+            no_ram = free is not None and (j.spec.ram or 0) > free - ram_used
+            assert capped or no_ram
 
 
-def preferred(
-    candidates: list[int], n: int, slots: dict[int, int], mem: dict[int, float]
-) -> list[int]:
-    return sorted(candidates, key=lambda i: (-slots[i], -mem[i], i))[:n]
+@dataclass
+class Room:
+    """The oracle's view of one usable GPU, written from the rules as stated."""
+
+    device: Device
+    cap: int | None
+    plain_ok: bool
+    share_ok: bool
+    load: Load = field(default_factory=Load)
+
+    def free(self) -> float:
+        return math.inf if self.cap is None else self.cap - self.load.mem
+
+    def fits(self, spec: JobSpec) -> bool:
+        d, one, what = self.device, self.load, kind(spec)
+        if one.exclusive or (d.max_jobs is not None and one.count >= d.max_jobs):
+            return False
+        if what == "exclusive":
+            big = spec.mem is None or self.free() >= spec.mem
+            return self.plain_ok and one.count == 0 and big
+        if what == "plain" or self.cap is None:
+            return self.plain_ok and one.count < d.slots
+        assert spec.mem is not None
+        owned = one.plain > 0 and one.count >= d.slots
+        return self.share_ok and not owned and self.free() >= spec.mem
+
+    def could_ever(self, spec: JobSpec) -> bool:
+        empty = Room(self.device, self.cap, self.plain_ok, self.share_ok)
+        return empty.fits(spec)
+
+    def add(self, spec: JobSpec) -> None:
+        self.load.count += 1
+        self.load.plain += kind(spec) == "plain"
+        self.load.exclusive |= spec.exclusive
+        self.load.mem += spec.mem or 0
+
+
+def preferred(candidates: list[Room], n: int) -> set[int]:
+    def rank(r: Room) -> tuple[int, float, int]:
+        return (r.load.count - r.device.slots, -r.free(), r.device.index)
+
+    ranked = sorted(candidates, key=rank)
+    if len(ranked) == n or not any(r.device.links for r in ranked):
+        return {r.device.index for r in ranked[:n]}
+
+    def speed(a: Room, b: Room) -> int:
+        return max(a.device.links.get(b.device.index, 0), b.device.links.get(a.device.index, 0))
+
+    chosen = ranked[:1]
+    while len(chosen) < n:
+        rest = [r for r in ranked if r not in chosen]
+        best = max(min(speed(r, c) for c in chosen) for r in rest)
+        chosen.append(next(r for r in rest if min(speed(r, c) for c in chosen) == best))
+    return {r.device.index for r in chosen}
 
 
 @PROPS
@@ -210,49 +358,46 @@ def test_greedy_in_order_no_job_that_fits_is_passed_over(case: Case) -> None:
     by_job = {a.job_id: a for a in result}
     assert [a.job_id for a in result] == [j.id for j in case.pending if j.id in by_job]
 
-    devices = {d.index: d for d in case.devices if usable(d)}
-    slots = {i: d.slots for i, d in devices.items()}
-    mem: dict[int, float] = {
-        i: float("inf") if d.memory_total is None else d.memory_total for i, d in devices.items()
+    policy = case.policy
+    rooms = {
+        d.index: Room(d, cap_of(d, policy), plain_ok(d, policy), share_ok(d, policy))
+        for d in case.devices
+        if usable(d)
     }
     for r in case.reservations:
         for i in r.gpus:
-            if i in devices:
-                slots[i] -= 1
-                mem[i] -= r.mem
+            if i in rooms:
+                one = rooms[i].load
+                one.count += 1
+                one.plain += not (r.shares or r.exclusive)
+                one.exclusive |= r.exclusive
+                one.mem += r.mem
     held: set[int] = set()
     holder: int | None = None
     running = len(case.reservations)
-    cap = case.policy.max_running
+    cap = policy.max_running
+    ram_left = None if case.host_free is None else case.host_free - policy.keep_ram
     for j in case.pending:
-        n, need = j.spec.gpus, j.spec.mem
-        if cap is not None and running >= cap:
+        n, ram = j.spec.gpus, j.spec.ram or 0
+        if (cap is not None and running >= cap) or (ram_left is not None and ram > ram_left):
             assert j.id not in by_job
             continue
-        fits_on = [
-            i
-            for i in devices
-            if i not in held and slots[i] > 0 and (need is None or mem[i] >= need)
-        ]
+        fits_on = [r for i, r in rooms.items() if i not in held and r.fits(j.spec)]
         if j.id in by_job:
             assert len(fits_on) >= n
             gpus = by_job[j.id].gpus
-            assert sorted(gpus) == sorted(preferred(fits_on, n, slots, mem))
+            assert set(gpus) == (preferred(fits_on, n) if n else set())
             for i in gpus:
-                slots[i] -= 1
-                mem[i] -= need or 0
+                rooms[i].add(j.spec)
             running += 1
+            ram_left = None if ram_left is None else ram_left - ram
             continue
         assert n > 0 and len(fits_on) < n, f"job {j.id} fits but was passed over"
-        if holder is None and NOW - j.queued_at >= case.policy.reserve_after:
-            could = [
-                i
-                for i, d in devices.items()
-                if need is None or d.memory_total is None or d.memory_total >= need
-            ]
+        if holder is None and NOW - j.queued_at >= policy.reserve_after:
+            could = [r for r in rooms.values() if r.could_ever(j.spec)]
             if len(could) >= n:
                 holder = j.id
-                held = set(preferred(could, n, slots, mem))
+                held = preferred(could, n)
 
 
 def counting(jobs: Iterator[Job], pulled: list[int]) -> Iterator[Job]:
@@ -276,7 +421,8 @@ def test_plan_stops_reading_once_nothing_more_can_start(
     devices, reservations = machine
     _, free = _free_slots(devices, reservations)
     # Each job takes one slot, so the cap is reached no later than the GPUs fill up: after
-    # that not even a CPU-only job could start, and plan must stop reading.
+    # that not even a CPU-only job could start, and plan must stop reading. (Jobs without
+    # --mem, default policy: a GPU with other users' processes is busy.)
     cap = len(reservations) + min(extra, free)
     pulled: list[int] = []
     result = plan(
@@ -291,7 +437,12 @@ def _free_slots(
     devices: Sequence[Device], reservations: Sequence[Reservation]
 ) -> tuple[dict[int, int], int]:
     held = Counter(i for r in reservations for i in r.gpus)
-    left = {d.index: d.slots - held[d.index] for d in devices if usable(d)}
+    alone = {i for r in reservations if r.exclusive for i in r.gpus}
+    left = {
+        d.index: min(d.slots, d.max_jobs or d.slots) - held[d.index]
+        for d in devices
+        if usable(d) and plain_ok(d, Policy()) and d.index not in alone
+    }
     return left, sum(max(0, n) for n in left.values())
 
 
@@ -415,7 +566,7 @@ def test_why_waiting() -> None:
     assert why_waiting(job(10, mem=20 * GIB), two, busy) == "waiting for 20.0 GiB free on 1 GPU"
     foreign = [Device(0, foreign_processes=1), Device(1)]
     assert why_waiting(job(10, gpus=2), foreign, []) == (
-        "waiting for 2 usable GPUs (1 GPU in use by other processes)"
+        "waiting for 2 free GPUs (GPU 0 is busy with other users' processes)"
     )
     assert why_waiting(job(10, gpus=0), devices, busy).startswith("waiting for a run slot")
 

@@ -499,14 +499,14 @@ def test_devices_replace_put_remove(store: Store) -> None:
     assert store.devices() == []
     store.replace_devices({2: 1, 0: 2, 1: 1})
     assert store.devices() == [
-        DeviceConfig(0, 2, DeviceState.ENABLED),
+        DeviceConfig(0, 2, DeviceState.ENABLED, max_jobs=2),
         DeviceConfig(1, 1, DeviceState.ENABLED),
         DeviceConfig(2, 1, DeviceState.ENABLED),
     ]
     store.put_device(DeviceConfig(1, 3, DeviceState.DRAINING))
     store.put_device(DeviceConfig(5, 1, DeviceState.ENABLED))
     assert store.devices() == [
-        DeviceConfig(0, 2, DeviceState.ENABLED),
+        DeviceConfig(0, 2, DeviceState.ENABLED, max_jobs=2),
         DeviceConfig(1, 3, DeviceState.DRAINING),
         DeviceConfig(2, 1, DeviceState.ENABLED),
         DeviceConfig(5, 1, DeviceState.ENABLED),

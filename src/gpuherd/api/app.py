@@ -1,4 +1,9 @@
-"""The FastAPI application: routes are in jobs.py and system.py; errors become one JSON line."""
+"""The FastAPI application: routes are in jobs.py and system.py; errors become one JSON line.
+
+The same app serves the dashboard (dashboard.py: pages at /, fragments and streams under
+/ui, assets under /static) and the TCP listener's control (listener.py). Over TCP it is
+wrapped in auth.TcpGate by the listener; over the Unix socket it is served as it is.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +11,10 @@ import logging
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 
 from gpuherd import __version__
-from gpuherd.api import jobs, system
+from gpuherd.api import dashboard, jobs, listener, system
 from gpuherd.core.states import TransitionError
 from gpuherd.errors import HerdError
 from gpuherd.service import Service
@@ -25,10 +30,13 @@ def create_app(service: Service, pid: int, socket_path: str) -> FastAPI:
     app.state.stop_mode = "leave"
     app.include_router(jobs.router, prefix="/api/v1")
     app.include_router(system.router, prefix="/api/v1")
+    app.include_router(listener.router, prefix="/api/v1")
+    dashboard.install(app)
 
     @app.exception_handler(HerdError)
-    async def herd_error(_: Request, exc: HerdError) -> JSONResponse:
-        return JSONResponse({"error": str(exc)}, status_code=exc.status)
+    async def herd_error(request: Request, exc: HerdError) -> Response:
+        page = dashboard.error_page(request, exc)
+        return page or JSONResponse({"error": str(exc)}, status_code=exc.status)
 
     @app.exception_handler(TransitionError)
     async def transition_error(_: Request, exc: TransitionError) -> JSONResponse:

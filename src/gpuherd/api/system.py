@@ -10,7 +10,7 @@ from fastapi import APIRouter, Request
 from gpuherd.core.model import DeviceState
 from gpuherd.errors import HerdError
 from gpuherd.service import Service
-from gpuherd.wire import GpuAddRequest, StopRequest
+from gpuherd.wire import ConfigRequest, GpuAddRequest, StopRequest
 
 router = APIRouter()
 _background: set[asyncio.Task[None]] = set()
@@ -52,6 +52,16 @@ async def gpu_state(request: Request, index: int, action: str) -> dict[str, Any]
     if action not in states:
         raise HerdError(f"unknown GPU action '{action}': use drain or enable")
     return {"message": _service(request).gpu_state(index, states[action])}
+
+
+@router.get("/config")
+async def get_config(request: Request) -> dict[str, Any]:
+    return {"settings": _service(request).config()}
+
+
+@router.post("/config")
+async def set_config(request: Request, body: ConfigRequest) -> dict[str, Any]:
+    return {"message": _service(request).set_config(body.name, body.value)}
 
 
 @router.get("/daemon")

@@ -29,7 +29,14 @@ def daemon() -> None:
 @click.option("--fake-gpus", help="Pretend: 4, 2x24GiB,1x80GiB, or a JSON state file.")
 @click.option("--slots", type=click.IntRange(1), help="Jobs that may share each GPU.")
 @click.option("--foreground", is_flag=True, help="Run in this terminal (logs to stderr).")
-def start(gpus: str | None, fake_gpus: str | None, slots: int | None, foreground: bool) -> None:
+@click.option(
+    "--listen",
+    metavar="HOST:PORT",
+    help="Also serve the dashboard and API over TCP (token required), e.g. 127.0.0.1:8888.",
+)
+def start(
+    gpus: str | None, fake_gpus: str | None, slots: int | None, foreground: bool, listen: str | None
+) -> None:
     """Start the daemon; returns once it answers. Without --gpus it finds the GPUs (NVML)."""
     from gpuherd.gpus.spec import parse_gpu_spec
 
@@ -48,7 +55,8 @@ def start(gpus: str | None, fake_gpus: str | None, slots: int | None, foreground
             "`gpuherd daemon stop` stops it"
         )
     args = [sys.executable, "-m", "gpuherd.daemon", "--home", str(client.home)]
-    for flag, value in (("--gpus", gpus), ("--fake-gpus", fake_gpus), ("--slots", slots)):
+    options = [("--gpus", gpus), ("--fake-gpus", fake_gpus), ("--slots", slots)]
+    for flag, value in [*options, ("--listen", listen)]:
         if value is not None:
             args += [flag, str(value)]
     if foreground:
@@ -61,6 +69,8 @@ def start(gpus: str | None, fake_gpus: str | None, slots: int | None, foreground
     click.echo(
         f"daemon started (pid {status['pid']}, {status['probe']}); socket {status['socket']}"
     )
+    if listen:
+        click.echo(f"dashboard: {client.get('/daemon/listen')['url']}")
 
 
 def _wait_until_up(client: Client, proc: subprocess.Popen[bytes]) -> dict[str, object]:

@@ -13,16 +13,32 @@ from gpuherd.client import Client
 
 @click.group(invoke_without_command=True)
 @json_option()
+@click.option("-w", "--watch", is_flag=True, help="Refresh in place every 2 s (Ctrl-C ends).")
 @click.pass_context
-def gpus(ctx: click.Context, as_json: bool) -> None:
-    """List the GPUs: slots, state, memory and the jobs on each."""
+def gpus(ctx: click.Context, as_json: bool, watch: bool) -> None:
+    """List the GPUs: slots, state, memory, utilisation, jobs and foreign processes."""
     if ctx.invoked_subcommand is not None:
         return
-    answer = Client().get("/gpus")
+    client = Client()
+    if watch:
+        _watch(client)
+        return
+    answer = client.get("/gpus")
     if as_json:
         click.echo(json.dumps(answer, indent=1))
     else:
         render.gpu_table(answer)
+
+
+def _watch(client: Client) -> None:
+    import time
+
+    from rich.live import Live
+
+    with Live(render.gpu_renderable(client.get("/gpus")), auto_refresh=False) as live:
+        while True:
+            time.sleep(2.0)  # the daemon's telemetry tick; nothing to wait on in between
+            live.update(render.gpu_renderable(client.get("/gpus")), refresh=True)
 
 
 @gpus.command()

@@ -30,7 +30,16 @@ FINISHED = {"succeeded", "failed", "killed", "cancelled", "lost"}
     show_default=True,
     help="GPUs the job needs (0 = CPU-only).",
 )
-@click.option("--mem", type=SIZE, help="GPU memory needed on each GPU, e.g. 10GiB.")
+@click.option(
+    "--mem",
+    type=SIZE,
+    help="GPU memory needed on each GPU, e.g. 10GiB: jobs with --mem share GPUs "
+    "up to their memory.",
+)
+@click.option("--ram", type=SIZE, help="Host memory the job needs, e.g. 16GiB.")
+@click.option(
+    "--oom-retry", is_flag=True, help="Retry a CUDA out-of-memory failure with a larger --mem."
+)
 @click.option("--priority", type=int, default=0, show_default=True, help="Higher runs first.")
 @click.option("--after", type=IDS, help="Start only after these jobs succeeded (e.g. 3,5-7).")
 @click.option(

@@ -10,7 +10,7 @@ import sys
 import click
 
 from gpuherd import __version__
-from gpuherd.cli import daemon_cmds, gpu_cmds, job_cmds, queue_cmds, run_cmd
+from gpuherd.cli import config_cmds, daemon_cmds, gpu_cmds, job_cmds, queue_cmds, run_cmd, ui_cmd
 from gpuherd.errors import HerdError
 
 
@@ -24,7 +24,7 @@ def cli() -> None:
     """
 
 
-for module in (job_cmds, queue_cmds, gpu_cmds, daemon_cmds, run_cmd):
+for module in (job_cmds, queue_cmds, gpu_cmds, config_cmds, daemon_cmds, run_cmd, ui_cmd):
     for command in module.COMMANDS:
         cli.add_command(command)
 

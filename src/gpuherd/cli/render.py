@@ -142,29 +142,53 @@ def job_detail(job: dict[str, Any]) -> None:
             console.print("  " + line, markup=False)
 
 
-def gpu_table(answer: dict[str, Any]) -> None:
-    from rich.table import Table
+def _bar(used: int, total: int, width: int = 10) -> str:
+    filled = min(width, round(width * used / total)) if total else 0
+    return "█" * filled + "░" * (width - filled)
 
-    console = _console()
+
+def gpu_renderable(answer: dict[str, Any]) -> Any:
+    """The GPU table: memory with a bar, utilisation, gpuherd's jobs and foreign processes."""
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
     table = Table(box=None, pad_edge=False, header_style="bold")
-    for column in ("GPU", "NAME", "STATE", "SLOTS", "MEMORY", "FOREIGN", "JOBS"):
+    for column in ("GPU", "NAME", "STATE", "SLOTS", "MEMORY", "UTIL", "JOBS", "FOREIGN"):
         table.add_column(column, no_wrap=True)
     for gpu in answer["gpus"]:
         total, used = gpu.get("memory_total"), gpu.get("memory_used")
-        memory = f"{format_size(used or 0)} / {format_size(total)}" if total else "-"
+        memory = (
+            f"{_bar(used or 0, total)} {format_size(used or 0)} / {format_size(total)}"
+            if total
+            else "-"
+        )
+        util = "-" if gpu.get("utilization") is None else f"{gpu['utilization']}%"
+        foreign = [p for p in gpu.get("processes", []) if p.get("job_id") is None]
+        slots = gpu["slots"] if gpu.get("max_jobs") is None else gpu["max_jobs"]
         table.add_row(
             str(gpu["index"]),
             gpu["name"],
             gpu["state"],
-            f"{len(gpu['jobs'])}/{gpu['slots']}",
+            f"{len(gpu['jobs'])}/{slots}",
             memory,
-            str(gpu["foreign_processes"] or ""),
+            util,
             id_ranges(gpu["jobs"]) if gpu["jobs"] else "",
+            ", ".join(
+                f"{p['pid']} ({p.get('user') or '?'}"
+                + (f", {format_size(p['memory'])})" if p.get("memory") else ")")
+                for p in foreign
+            ),
         )
-    console.print(table)
+    parts: list[Any] = [table]
     if answer.get("missing"):
-        console.print(f"configured but not seen by the probe: {id_ranges(answer['missing'])}")
-    console.print(f"[dim]probe: {answer['probe']}[/]")
+        parts.append(Text(f"configured but not seen by the probe: {id_ranges(answer['missing'])}"))
+    parts.append(Text(f"probe: {answer['probe']}", style="dim"))
+    return Group(*parts)
+
+
+def gpu_table(answer: dict[str, Any]) -> None:
+    _console().print(gpu_renderable(answer))
 
 
 def daemon_status(status: dict[str, Any]) -> None:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import click
 
-from gpuherd.cli.options import DURATION
+from gpuherd.cli.options import DURATION, SIZE
 from gpuherd.core.units import format_duration
 from gpuherd.errors import HerdError
 
@@ -120,6 +120,11 @@ def _split_gpus_and_file(gpus: str | None, args: tuple[str, ...]) -> tuple[str |
     help="Where job folders go (default ./herd_runs/<timestamp>).",
 )
 @click.option("--prefix", default="job_", show_default=True, help="Job folder name prefix.")
+@click.option("--mem", type=SIZE, help="GPU memory each job needs per GPU, e.g. 10GiB.")
+@click.option("--ram", type=SIZE, help="Host memory each job needs, e.g. 16GiB.")
+@click.option(
+    "--oom-retry", is_flag=True, help="Retry a CUDA out-of-memory failure with a larger --mem."
+)
 @click.option(
     "--retries",
     type=click.IntRange(0),
@@ -138,6 +143,9 @@ def run(
     yielder: Path | None,
     output_dir: Path | None,
     prefix: str,
+    mem: int | None,
+    ram: int | None,
+    oom_retry: bool,
     retries: int,
     timeout: float | None,
     max_parallel: int | None,
@@ -177,7 +185,10 @@ def run(
             values = list(load_yielder(yielder)())
             source = list(items_from_yielder(values, gpus_per_job, cwd, env))
         except Exception as exc:
-            raise HerdError(f"--yielder {yielder}: {exc}") from None
+            text = str(exc)
+            raise HerdError(
+                text if text.startswith("--yielder") else f"--yielder {yielder}: {text}"
+            ) from None
         if not source:
             click.echo("the yielder yielded no job: nothing to run")
             return
@@ -193,6 +204,9 @@ def run(
         timeout=timeout,
         max_parallel=max_parallel,
         keep_state=keep_state,
+        mem=mem,
+        ram=ram,
+        oom_retry=oom_retry,
     )
     reporter = LineReporter(sys.stdout)
     try:

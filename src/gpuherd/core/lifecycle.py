@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from gpuherd.core.model import Job, Outcome
 from gpuherd.core.states import Event, JobState, OutcomeKind
 
+OOM_RETRIES = 2
 _CUDA_OOM = re.compile(
     r"CUDA out of memory|OutOfMemoryError|CUDA_ERROR_OUT_OF_MEMORY|"
     r"cudaErrorMemoryAllocation|RESOURCE_EXHAUSTED: Out of memory"
@@ -57,16 +58,35 @@ def after_attempt(job: Job, ended: Ended, outcome: Outcome) -> Next:
         return Next(Event.SUCCEED, JobState.SUCCEEDED, outcome, cancel_waiters=False)
     if outcome.kind is OutcomeKind.KILLED:
         return Next(Event.KILL, JobState.KILLED, outcome, cancel_waiters=True)
-    if retries_left(job) > 0:
+    if retries_left(job, outcome) > 0:
         return Next(Event.RETRY, JobState.QUEUED, outcome, cancel_waiters=False)
     if outcome.kind is OutcomeKind.LOST:
         return Next(Event.LOSE, JobState.LOST, outcome, cancel_waiters=True)
     return Next(Event.FAIL, JobState.FAILED, outcome, cancel_waiters=True)
 
 
-def retries_left(job: Job) -> int:
-    """Automatic retries still allowed after the current attempt."""
-    return max(0, job.spec.retries + 1 - job.attempt)
+def retries_left(job: Job, outcome: Outcome | None = None) -> int:
+    """Automatic retries still allowed after the current attempt.
+
+    With --oom-retry, a CUDA out-of-memory failure may be retried OOM_RETRIES times even
+    when --retries is lower: growing the request is the point of the option.
+    """
+    limit = job.spec.retries
+    if outcome is not None and outcome.kind is OutcomeKind.CUDA_OOM and job.spec.oom_retry:
+        limit = max(limit, OOM_RETRIES)
+    return max(0, limit + 1 - job.attempt)
+
+
+def grow_request(mem: int | None, peak: int, largest_gpu: int) -> tuple[int | None, bool]:
+    """The memory request for the attempt after a CUDA out-of-memory failure.
+
+    The measured peak when it exceeds the request, at least 1.5x the request; with neither,
+    or more than the largest GPU has, an exclusive GPU: (None, True).
+    """
+    grown = max(peak, int((mem or 0) * 1.5))
+    if grown <= (mem or 0) or (largest_gpu and grown > largest_gpu):
+        return None, True
+    return grown, False
 
 
 def dependency_failed(dep_id: int, dep_state: JobState) -> Outcome:

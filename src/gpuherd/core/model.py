@@ -25,7 +25,15 @@ class JobSpec:
     name: str | None = None
     gpus: int = 1
     mem: int | None = None
-    """Bytes of GPU memory needed on each GPU; None = not declared."""
+    """Bytes of GPU memory needed on each GPU; None = not declared (the job takes a slot).
+
+    May grow between attempts: a job that ran out of memory is retried with more."""
+    exclusive: bool = False
+    """Run alone on each of its GPUs (set when an out-of-memory retry has no better guess)."""
+    ram: int | None = None
+    """Bytes of host memory the job needs; None = not declared."""
+    oom_retry: bool = False
+    """Retry a CUDA out-of-memory failure with a larger memory request."""
     after: tuple[int, ...] = ()
     retries: int = 0
     timeout: float | None = None
@@ -58,6 +66,15 @@ class Outcome:
 
 
 @dataclass(frozen=True)
+class StopRequest:
+    """gpuherd is stopping the running attempt (kept so a restarted daemon finishes the job)."""
+
+    reason: OutcomeKind
+    at: float
+    requeue: bool = False
+
+
+@dataclass(frozen=True)
 class Job:
     id: int
     spec: JobSpec
@@ -76,6 +93,7 @@ class Job:
     """GPU indices of the current or last attempt."""
     pid: int | None = None
     outcome: Outcome | None = None
+    stop: StopRequest | None = None
 
 
 def queue_order_key(job: Job) -> tuple[int, float, int]:
@@ -95,6 +113,10 @@ class Attempt:
     pid: int | None = None
     ended_at: float | None = None
     outcome: Outcome | None = None
+    mem: int | None = None
+    """The memory request (per GPU) this attempt ran with."""
+    peak_mem: int | None = None
+    """The most GPU memory (per GPU) the attempt's processes were seen to use."""
 
 
 class DeviceState(StrEnum):
@@ -111,20 +133,46 @@ class Device:
     uuid: str | None = None
     name: str = "GPU"
     slots: int = 1
+    """How many jobs may share the GPU when a job without --mem is among them."""
     state: DeviceState = DeviceState.ENABLED
     memory_total: int | None = None
     memory_used: int | None = None
     foreign_processes: int = 0
     """Processes on the GPU that gpuherd did not start."""
+    foreign_memory: int = 0
+    """Bytes those processes use (0 when the driver does not say)."""
+    max_jobs: int | None = None
+    """A hard cap on gpuherd jobs on this GPU (`--slots`, a repeated index); None = jobs
+    with --mem are bound by memory alone."""
+    utilization: int | None = None
+    links: Mapping[int, int] = field(default_factory=dict)
+    """Link quality to other GPUs by index (higher = faster: NVLink > same PCIe switch)."""
 
 
 @dataclass(frozen=True)
 class Reservation:
-    """What a running or paused job holds: its GPUs, and memory per GPU."""
+    """What a running or paused job holds on each of its GPUs."""
 
     job_id: int
     gpus: tuple[int, ...]
     mem: int = 0
+    """Bytes held per GPU: the larger of the request and the measured use, for its whole life."""
+    shares: bool = False
+    """Declared --mem: bound by memory, not by a slot."""
+    exclusive: bool = False
+
+
+class ForeignMode(StrEnum):
+    """What a GPU's processes that gpuherd did not start mean for placement."""
+
+    AUTO = "auto"
+    """The GPU is busy for jobs without --mem; jobs with --mem see only its free memory."""
+    MEMORY = "memory"
+    """Only their memory counts, for every job."""
+    EXCLUSIVE = "exclusive"
+    """The GPU is busy for every job."""
+    IGNORE = "ignore"
+    """They do not count at all."""
 
 
 @dataclass(frozen=True)
@@ -133,6 +181,11 @@ class Policy:
     """Seconds a job that does not fit waits before it reserves GPUs against smaller jobs."""
     max_running: int | None = None
     """Cap on jobs running at once (GPU and CPU-only alike); None = no cap."""
+    foreign: ForeignMode = ForeignMode.AUTO
+    keep_free: float = 0.0
+    """Fraction (0-1) of each GPU's memory that placement never hands out."""
+    keep_ram: int = 0
+    """Bytes of host memory that must stay available after a job's --ram is taken."""
 
 
 @dataclass(frozen=True)

@@ -1,162 +1,82 @@
 """Which queued jobs start now, and on which GPUs (pure: no I/O, no clock, no processes).
 
-See DESIGN.md, "Placement". `plan` is called on every wake-up of the engine, so it is
-written to be cheap: it keeps one small record per usable GPU and consumes the queue
-lazily, stopping as soon as the running-job cap is reached.
+See DESIGN.md, "Placement", and core/capacity.py for what a GPU can take. `plan` is called
+on every wake-up of the engine, so it is written to be cheap: it keeps one small record per
+usable GPU and consumes the queue lazily, stopping as soon as nothing more can start.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 
+from gpuherd.core.capacity import (
+    EXCLUSIVE,
+    SHARING,
+    Gpu,
+    Kind,
+    Pass,
+    foreign_blocks,
+    foreign_memory,
+    kind_of,
+    load,
+    margin,
+)
 from gpuherd.core.model import Assignment, Device, DeviceState, Job, Policy, Reservation
+from gpuherd.core.units import format_size
 
-GIB = 1 << 30
-
-
-def _gib(size: int) -> str:
-    # core/units.py is being written in parallel; this keeps placement free of that dependency.
-    return f"{size / GIB:.1f} GiB"
+_DEFAULT_POLICY = Policy()
 
 
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
-def _usable(device: Device) -> bool:
-    # A GPU running processes gpuherd did not start belongs to someone else right now.
-    return device.state is DeviceState.ENABLED and device.foreign_processes == 0
-
-
-@dataclass(slots=True)
-class _Gpu:
-    """What is left on one usable GPU during a pass."""
-
-    index: int
-    total: int | None
-    free_slots: int
-    free_mem: int | None
-    """None when the GPU's memory size is unknown: memory then never limits it."""
-
-    def rank(self) -> tuple[int, float, int]:
-        # Most free slots, then most free memory, then lowest index: spreads jobs over the
-        # GPUs and makes every pass deterministic. Unknown memory cannot run out, so it
-        # ranks as the roomiest.
-        mem = math.inf if self.free_mem is None else self.free_mem
-        return (-self.free_slots, -mem, self.index)
-
-    def has_mem(self, mem: int | None) -> bool:
-        return mem is None or self.free_mem is None or self.free_mem >= mem
-
-    def could_ever_hold(self, mem: int | None) -> bool:
-        return mem is None or self.total is None or self.total >= mem
-
-
-def _load(devices: Sequence[Device], reservations: Sequence[Reservation]) -> list[_Gpu]:
-    """The usable GPUs, with what running and paused jobs already hold taken off."""
-    gpus = {
-        d.index: _Gpu(d.index, d.memory_total, d.slots, d.memory_total)
-        for d in devices
-        if _usable(d) and d.slots > 0
-    }
-    for r in reservations:
-        for i in r.gpus:
-            gpu = gpus.get(i)  # a GPU that is not usable (or was removed) has nothing to give
-            if gpu is None:
-                continue
-            gpu.free_slots -= 1
-            if gpu.free_mem is not None:
-                gpu.free_mem -= r.mem
-    return list(gpus.values())
-
-
-class _Pass:
-    """Capacity during one `plan` call: `open` lists the GPUs a later job may still get."""
-
-    def __init__(self, devices: Sequence[Device], reservations: Sequence[Reservation]) -> None:
-        self.usable = _load(devices, reservations)
-        self.held: frozenset[int] | None = None
-        self.cannot_hold: set[tuple[int, int | None]] = set()
-        self._reopen([g for g in self.usable if g.free_slots > 0])
-
-    def _reopen(self, gpus: list[_Gpu]) -> None:
-        # `widest` and `roomiest` let most jobs that do not fit be turned away in O(1):
-        # a long queue behind busy GPUs is mostly such jobs.
-        self.open = gpus
-        self.widest = len(gpus)
-        mems = [math.inf if g.free_mem is None else g.free_mem for g in gpus]
-        self.roomiest = max(mems, default=-math.inf)
-
-    def choose(self, n: int, mem: int | None) -> list[_Gpu] | None:
-        if n > self.widest or (mem is not None and mem > self.roomiest):
-            return None
-        fit = self.open if mem is None else [g for g in self.open if g.has_mem(mem)]
-        if len(fit) < n:
-            return None
-        return fit if len(fit) == n else sorted(fit, key=_Gpu.rank)[:n]
-
-    def take(self, gpus: list[_Gpu], mem: int | None) -> None:
-        for g in gpus:
-            g.free_slots -= 1
-            if g.free_mem is not None and mem is not None:
-                g.free_mem -= mem
-        self._reopen([g for g in self.open if g.free_slots > 0])
-
-    def hold(self, n: int, mem: int | None) -> bool:
-        """Keep the n GPUs a starving job would get first away from the jobs behind it.
-
-        Only GPUs that could ever hold the job count: holding a GPU that is too small
-        would block small jobs and never help the big one. When too few such GPUs are
-        usable (some draining or busy with foreign processes) nothing is held, so a job
-        that cannot start at the moment does not freeze the whole queue.
-        """
-        if (n, mem) in self.cannot_hold:
-            return False
-        eligible = [g for g in self.usable if g.could_ever_hold(mem)]
-        if len(eligible) < n:
-            self.cannot_hold.add((n, mem))
-            return False
-        held = frozenset(g.index for g in sorted(eligible, key=_Gpu.rank)[:n])
-        self.held = held
-        self._reopen([g for g in self.open if g.index not in held])
-        return True
+def _percent(fraction: float) -> str:
+    return f"{fraction * 100:g}%"
 
 
 def _place_gpu_jobs(
     jobs: Iterator[Job],
-    state: _Pass,
+    state: Pass,
     policy: Policy,
     now: float,
     room: int | None,
+    ram_left: int | None,
     out: list[Assignment],
-) -> bool:
-    """Place jobs while some GPU is open; True when the running-job cap is reached."""
+) -> tuple[bool, int | None]:
+    """Place jobs while some GPU is open.
+
+    Returns (the running-job cap is reached, host memory still to give out).
+    """
     for job in jobs:
-        n = job.spec.gpus
+        spec = job.spec
+        n = spec.gpus
+        ram = spec.ram or 0
+        if n < 0 or (ram_left is not None and ram > ram_left):
+            continue  # a negative count is refused at submit time, never placed
         if n == 0:
             out.append(Assignment(job.id, ()))
-        elif n < 0:
-            continue  # invalid; refused at submit time, never placed
         else:
-            chosen = state.choose(n, job.spec.mem)
+            kind = kind_of(spec)
+            chosen = state.choose(kind, n, spec.mem)
             if chosen is None:
                 if (
-                    state.held is None
+                    not state.holding
                     and now - job.queued_at >= policy.reserve_after
-                    and state.hold(n, job.spec.mem)
+                    and state.hold(kind, n, spec.mem)
                     and not state.open
                 ):
-                    return False
+                    return False, ram_left
                 continue
-            state.take(chosen, job.spec.mem)
+            state.take(chosen, kind, spec.mem)
             out.append(Assignment(job.id, tuple(sorted(g.index for g in chosen))))
+        if ram_left is not None:
+            ram_left -= ram
         if room is not None and len(out) >= room:
-            return True
+            return True, ram_left
         if not state.open:
-            return False
-    return False
+            break
+    return False, ram_left
 
 
 def plan(
@@ -166,6 +86,7 @@ def plan(
     policy: Policy,
     now: float,
     cpu_jobs_waiting: bool = True,
+    host_free: int | None = None,
 ) -> list[Assignment]:
     """The jobs to start now and their GPUs, in the order decided.
 
@@ -174,86 +95,218 @@ def plan(
     Once every GPU is taken, the rest of the queue is read only if `cpu_jobs_waiting`
     (a CPU-only job further back could still start); the caller knows that cheaply.
 
+    Host memory: `host_free` is the memory the machine has available now (the caller may
+    take off what running jobs declared with --ram but do not use yet); None = unknown, no
+    check. A job starts only if `host_free`, less the --ram of the jobs placed before it
+    in this pass, less its own --ram, stays at or above `policy.keep_ram`. A job without
+    --ram counts as 0: it is never held back by another job's request, but once the
+    machine is below the margin nothing starts at all (gpulimit's SAFETY_KEEP_MEMORY).
+    This applies to CPU-only jobs too.
+
     Starvation: the first job (in order) that asks for GPUs, does not fit, has waited at
     least `policy.reserve_after` and could run on the usable GPUs holds the GPUs it would
     get first, and no later job in this pass may use them. Only one job holds per pass:
     it is the first blocked job in order, nothing queued behind it lands on the GPUs it
     holds, so they only gain room until it starts; then the next starving job takes its
-    turn. Letting every starving job hold GPUs would idle far more
-    of the machine for no extra guarantee.
+    turn. Letting every starving job hold GPUs would idle far more of the machine for no
+    extra guarantee. Host memory is not held: a job whose --ram does not fit now is
+    passed over without holding anything (a request larger than the machine would
+    otherwise idle GPUs for ever).
     """
     room = None if policy.max_running is None else policy.max_running - len(reservations)
     out: list[Assignment] = []
-    if room is not None and room <= 0:
+    ram_left = None if host_free is None else host_free - policy.keep_ram
+    if (room is not None and room <= 0) or (ram_left is not None and ram_left < 0):
         return out
-    state = _Pass(devices, reservations)
+    state = Pass(devices, reservations, policy)
     jobs = iter(pending)
-    if state.open and _place_gpu_jobs(jobs, state, policy, now, room, out):
-        return out
+    if state.open:
+        full, ram_left = _place_gpu_jobs(jobs, state, policy, now, room, ram_left, out)
+        if full:
+            return out
     if not cpu_jobs_waiting:
         return out
     # Every GPU is taken or held: only CPU-only jobs can still start, and a hold would
     # change nothing now, so the rest of the queue is read with the cheapest test.
     for job in jobs:
-        if job.spec.gpus == 0:
-            out.append(Assignment(job.id, ()))
-            if room is not None and len(out) >= room:
-                break
+        if job.spec.gpus != 0:
+            continue
+        if ram_left is not None:
+            ram = job.spec.ram or 0
+            if ram > ram_left:
+                continue
+            ram_left -= ram
+        out.append(Assignment(job.id, ()))
+        if room is not None and len(out) >= room:
+            break
     return out
 
 
-def why_waiting(job: Job, devices: Sequence[Device], reservations: Sequence[Reservation]) -> str:
-    """A short reason why a queued job (dependencies met) is not running, given current load."""
-    n = job.spec.gpus
-    mem = job.spec.mem
-    if n <= 0:
-        return "waiting for a run slot (max_running reached)"
-    usable = _load(devices, reservations)
-    if len(usable) < n:
-        draining = sum(1 for d in devices if d.state is DeviceState.DRAINING)
-        foreign = sum(
-            1 for d in devices if d.state is DeviceState.ENABLED and d.foreign_processes > 0
+def _ram_reason(ram: int | None, host_free: int | None, policy: Policy) -> str | None:
+    if host_free is None:
+        return None
+    keep = policy.keep_ram
+    left = host_free - keep
+    if ram and ram > left:
+        beyond = f" beyond the {format_size(keep)} kept free" if keep else ""
+        return (
+            f"waiting for {format_size(ram)} of host memory "
+            f"({format_size(max(left, 0))} available{beyond})"
         )
-        causes = [
-            f"{_plural(foreign, 'GPU')} in use by other processes" if foreign else "",
-            f"{draining} draining" if draining else "",
-        ]
-        detail = ", ".join(c for c in causes if c)
-        return f"waiting for {_plural(n, 'usable GPU')}" + (f" ({detail})" if detail else "")
-    free = [g for g in usable if g.free_slots > 0]
-    if len(free) < n:
-        return "waiting for a free GPU" if n == 1 else f"waiting for {n} free GPUs"
-    if mem is not None and sum(1 for g in free if g.has_mem(mem)) < n:
-        return f"waiting for {_gib(mem)} free on {_plural(n, 'GPU')}"
-    return "waiting for its turn (GPUs held for an older blocked job, or max_running reached)"
+    if left < 0:
+        return (
+            f"waiting for host memory ({format_size(host_free)} available, "
+            f"{format_size(keep)} must stay free)"
+        )
+    return None
 
 
-def never_fits(job_gpus: int, job_mem: int | None, devices: Sequence[Device]) -> str | None:
+def _gpu_names(indices: list[int], verbs: tuple[str, str]) -> str:
+    """ "GPU 1 is" or "GPUs 1, 3 are" (with the verbs given)."""
+    if len(indices) == 1:
+        return f"GPU {indices[0]} {verbs[0]}"
+    return "GPUs " + ", ".join(map(str, indices)) + f" {verbs[1]}"
+
+
+_DRAINING = ("is", "are"), "draining"
+_FOREIGN = ("is", "are"), "busy with other users' processes"
+_EXCLUSIVE_JOB = ("runs", "run"), "an exclusive job"
+_LIMIT = ("has", "have"), "reached the limit of jobs set for it"
+_OWNED = ("is", "are"), "taken by a job without --mem"
+
+
+def _blocker(g: Gpu, kind: Kind, mem: int | None) -> tuple[tuple[str, str], str] | None:
+    """Why a GPU with room for the job by its own measure (slots or memory) refuses it."""
+    if kind is EXCLUSIVE:
+        return None  # "waiting for an empty GPU" says it
+    free = g.free_mem
+    sharing = kind is SHARING and free is not None
+    if not (free is not None and free >= (mem or 0) if sharing else g.count < g.slots):
+        return None
+    if g.exclusive:
+        return _EXCLUSIVE_JOB
+    if g.max_jobs is not None and g.count >= g.max_jobs:
+        return _LIMIT
+    if sharing and g.plain and g.count >= g.slots:
+        return _OWNED
+    return None
+
+
+def _details(
+    kind: Kind, mem: int | None, devices: Sequence[Device], gpus: list[Gpu], policy: Policy
+) -> list[str]:
+    """What keeps GPUs that could otherwise take the job from it, GPUs grouped by cause."""
+    by_index = {g.index: g for g in gpus}
+    groups: dict[tuple[tuple[str, str], str], list[int]] = {}
+    foreign: list[str] = []
+    for d in sorted(devices, key=lambda d: d.index):
+        g = by_index.get(d.index)
+        cause = None
+        if d.state is DeviceState.DRAINING:
+            cause = _DRAINING
+        elif g is not None:
+            plain_busy, share_busy = foreign_blocks(d, policy)
+            sharing = kind is SHARING and g.cap is not None
+            cause = _FOREIGN if (share_busy if sharing else plain_busy) else _blocker(g, kind, mem)
+            used, free, need = foreign_memory(d, policy), g.free_mem, mem or 0
+            if (
+                sharing
+                and cause is None
+                and used
+                and free is not None
+                and free < need <= free + used
+            ):
+                foreign.append(f"other users' processes use {format_size(used)} of GPU {d.index}")
+        if cause is not None:
+            groups.setdefault(cause, []).append(d.index)
+    return [f"{_gpu_names(ix, verbs)} {what}" for (verbs, what), ix in groups.items()] + foreign
+
+
+def why_waiting(
+    job: Job,
+    devices: Sequence[Device],
+    reservations: Sequence[Reservation],
+    policy: Policy = _DEFAULT_POLICY,
+    host_free: int | None = None,
+) -> str:
+    """A short reason why a queued job (dependencies met) is not running, given current load.
+
+    "waiting for a free GPU", "waiting for 2 free GPUs", "waiting for 20.0 GiB free on 1
+    GPU" (--mem), "waiting for an empty GPU" (exclusive), "waiting for 8.0 GiB of host
+    memory", with the GPUs that draining, other users' processes, an exclusive job, a job
+    without --mem or a job limit keep from it in parentheses.
+    """
+    spec = job.spec
+    n, mem = spec.gpus, spec.mem
+    ram_reason = _ram_reason(spec.ram, host_free, policy)
+    if n <= 0:
+        return ram_reason or "waiting for a run slot (max_running reached)"
+    kind = kind_of(spec)
+    gpus = load(devices, reservations, policy)
+    if sum(1 for g in gpus if g.fits(kind, mem)) >= n:
+        return ram_reason or (
+            "waiting for its turn (GPUs held for an older blocked job, or max_running reached)"
+        )
+    if kind is SHARING and any(g.cap is not None for g in gpus):
+        head = f"waiting for {format_size(mem or 0)} free on {_plural(n, 'GPU')}"
+    elif kind is EXCLUSIVE:
+        head = "waiting for an empty GPU" if n == 1 else f"waiting for {n} empty GPUs"
+    else:
+        head = "waiting for a free GPU" if n == 1 else f"waiting for {n} free GPUs"
+    details = _details(kind, mem, devices, gpus, policy)
+    return head + (f" ({'; '.join(details)})" if details else "")
+
+
+def never_fits(
+    job_gpus: int,
+    job_mem: int | None,
+    devices: Sequence[Device],
+    policy: Policy = _DEFAULT_POLICY,
+    exclusive: bool = False,
+) -> str | None:
     """Why no arrangement of `devices` could ever run such a job, or None if one could.
 
     Load is ignored; enabled and draining GPUs count (draining is temporary), GPUs with
-    foreign processes count too (those processes may go away).
+    other users' processes count too, with all their memory (those processes may go away).
+    The margin `policy.keep_free` is never handed out: a 24 GiB GPU with 10% kept free
+    cannot take a 23 GiB job. An exclusive job needs the same GPUs as another job with
+    that --mem (it is an empty GPU it waits for); `exclusive` only words the reason.
     """
+    keep = policy.keep_free
     if job_gpus < 0:
         return f"asks for {job_gpus} GPUs; the count must be 0 or more"
     if job_gpus == 0:
         return None
     configured = [
-        d for d in devices if d.state in (DeviceState.ENABLED, DeviceState.DRAINING) and d.slots > 0
+        d
+        for d in devices
+        if d.state in (DeviceState.ENABLED, DeviceState.DRAINING)
+        and d.slots > 0
+        and (d.max_jobs is None or d.max_jobs > 0)
     ]
+    word = "exclusive GPU" if exclusive else "GPU"
     if job_gpus > len(configured):
         count = len(configured)
         have = "none is" if count == 0 else f"only {count} {'is' if count == 1 else 'are'}"
-        return f"asks for {_plural(job_gpus, 'GPU')} but {have} configured"
+        return f"asks for {_plural(job_gpus, word)} but {have} configured"
     if job_mem is None:
         return None
-    big = [d for d in configured if d.memory_total is None or d.memory_total >= job_mem]
+    caps = {
+        d.index: None if d.memory_total is None else d.memory_total - margin(d.memory_total, keep)
+        for d in configured
+    }
+    big = [i for i, cap in caps.items() if cap is None or cap >= job_mem]
     if len(big) >= job_gpus:
         return None
+    kept = f" once {_percent(keep)} is kept free" if keep > 0 else ""
     if not big:
-        largest = max(d.memory_total or 0 for d in configured)
-        return f"asks for {_gib(job_mem)} per GPU but the largest GPU has {_gib(largest)}"
+        largest = max(configured, key=lambda d: caps[d.index] or 0)
+        offer = f" ({format_size(caps[largest.index] or 0)}{kept})" if kept else ""
+        return (
+            f"asks for {format_size(job_mem)} per GPU but the largest GPU has "
+            f"{format_size(largest.memory_total or 0)}{offer}"
+        )
     return (
-        f"asks for {job_gpus} GPUs with {_gib(job_mem)} each but only "
-        f"{len(big)} {'GPU has' if len(big) == 1 else 'GPUs have'} that much"
+        f"asks for {job_gpus} {word}s with {format_size(job_mem)} each but only "
+        f"{len(big)} {'GPU has' if len(big) == 1 else 'GPUs have'} that much{kept}"
     )

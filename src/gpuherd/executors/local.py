@@ -78,6 +78,25 @@ __gpuherd_finish "$?"
 """
 
 
+_GROUP_POLL = 0.05
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether a process group has a member that is not a zombie (read from /proc)."""
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue  # gone meanwhile
+        fields = stat[stat.rindex(b")") + 2 :].split()
+        if int(fields[2]) == pgid and fields[0] != b"Z":
+            return True
+    return False
+
+
 def read_pid_file(attempt_dir: str) -> int | None:
     """The pid the wrapper recorded for this attempt, or None if it never got that far."""
     try:
@@ -148,6 +167,8 @@ class LocalExecutor:
         # Leaders we SIGKILLed ourselves: if one was not our child we cannot reap its status,
         # but we still know why it ended.
         self._killed: set[int] = set()
+        # Jobs whose leader ended while being stopped, waiting for the rest of their group.
+        self._draining: dict[int, _Watch] = {}
         # (job id, attempt) of the children we spawned and have not reaped yet. Right after
         # posix_spawn returns, the child is still inside execve and /proc/<pid>/environ reads
         # empty, so is_running() cannot identify it from its environment; but the pid of an
@@ -215,16 +236,36 @@ class LocalExecutor:
         w = self._watches.pop(pid, None)
         if w is None:
             return
+        w.loop.remove_reader(w.fd)
+        os.close(w.fd)
+        if pid in self._kill_timers:
+            # Being stopped: the wrapper's shell died of SIGTERM at once, but the command's
+            # own processes may be saving a checkpoint. They get the rest of their grace.
+            self._draining[pid] = w
+            self._poll_group(pid)
+            return
+        self._conclude(pid, w)
+
+    def _conclude(self, pid: int, w: _Watch) -> None:
         timer = self._kill_timers.pop(pid, None)
         if timer is not None:
             timer.cancel()
         # Kill stragglers before reaping: while our child is an unreaped zombie its pid
         # cannot be reused, so this cannot hit another process group.
         _killpg(pid, SIGKILL)
-        status = self._exit_status(pid, w.attempt_dir)
-        w.loop.remove_reader(w.fd)
-        os.close(w.fd)
-        w.on_exit(status)
+        w.on_exit(self._exit_status(pid, w.attempt_dir))
+
+    def _poll_group(self, pid: int) -> None:
+        # No kernel event tells when a process group empties; this polls only while a
+        # stopped job's stragglers use their grace period.
+        w = self._draining.get(pid)
+        if w is None:
+            return
+        if not _group_alive(pid):
+            del self._draining[pid]
+            self._conclude(pid, w)
+            return
+        w.loop.call_later(_GROUP_POLL, self._poll_group, pid)
 
     def _exit_status(self, pid: int, attempt_dir: str) -> ExitStatus:
         wait_status = _reap(pid)
@@ -293,18 +334,22 @@ class LocalExecutor:
         self._kill_timers[pid] = loop.call_later(grace, self._kill_after_grace, pid)
 
     def _kill_after_grace(self, pid: int) -> None:
-        # The timer is cancelled once watch() has seen the leader end (and killed the group),
-        # so reaching here means the leader is still there, or the job is not watched.
+        # Reaching here means the leader is still there, its stragglers still run after it
+        # ended, or the job is not watched.
         self._kill_timers.pop(pid, None)
         if pid in self._watches:
             self._killed.add(pid)
         _killpg(pid, SIGKILL)
+        w = self._draining.pop(pid, None)
+        if w is not None:
+            self._conclude(pid, w)
 
     def close(self) -> None:
         for w in self._watches.values():
             w.loop.remove_reader(w.fd)
             os.close(w.fd)
         self._watches.clear()
+        self._draining.clear()
         for timer in self._kill_timers.values():
             timer.cancel()
         self._kill_timers.clear()

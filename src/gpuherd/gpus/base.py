@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Protocol
 
 
@@ -34,6 +35,18 @@ class GpuReading:
     utilization: int | None
     """Percent of time a kernel was running over the driver's last sample period."""
     processes: tuple[GpuProcess, ...]
+    links: Mapping[int, int] = field(default_factory=dict)
+    """Link quality to other GPUs by index: 3 NVLink, 2 same PCIe switch, 1 same host
+    bridge, 0 across CPUs; missing = unknown."""
+
+
+@dataclass(frozen=True)
+class JobOnGpus:
+    """A job gpuherd runs now, as the fake probe needs to see it."""
+
+    pid: int
+    gpus: tuple[int, ...]
+    job_dir: str
 
 
 class GpuProbe(Protocol):

@@ -16,18 +16,20 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypeVar
 
 from gpuherd.core.units import parse_size
-from gpuherd.gpus.base import GpuProcess, GpuReading, ProbeError
+from gpuherd.gpus.base import GpuProcess, GpuReading, JobOnGpus, ProbeError
 
 DEFAULT_FAKE_MEMORY = 24 * 2**30
 DEFAULT_FAKE_NAME = "Fake GPU"
+USAGE_FILE = "fake_gpu_usage.json"
+_NO_LINKS: dict[int, int] = {}
 
 _GPU_KEYS = frozenset(
-    {"name", "uuid", "memory_total", "memory_used", "utilization", "processes", "lost"}
+    {"name", "uuid", "memory_total", "memory_used", "utilization", "processes", "lost", "links"}
 )
 _PROCESS_KEYS = frozenset({"pid", "memory"})
 _T = TypeVar("_T")
@@ -54,6 +56,7 @@ class FakeProbe:
         self._stamp: tuple[int, int, int] | None = None
         self._readings: list[GpuReading] = []
         self._configured = 0
+        self._jobs: list[JobOnGpus] = []
         if isinstance(source, Path):
             self.read()  # fail at startup on a bad file, not at the first placement
         else:
@@ -64,10 +67,23 @@ class FakeProbe:
         # Lost GPUs count too: they are configured, merely absent from this reading.
         self.indices = tuple(range(self._configured))
 
+    def observe_jobs(self, jobs: Sequence[JobOnGpus]) -> None:
+        """The jobs running now; each may report the memory it "uses" on its GPUs by writing
+        {"memory": "10GiB"} to $GPUHERD_JOB_DIR/fake_gpu_usage.json."""
+        self._jobs = list(jobs)
+
     def read(self) -> list[GpuReading]:
         if self._path is not None:
             self._refresh(self._path)
-        return list(self._readings)
+        if not self._jobs:
+            return list(self._readings)
+        usage: dict[int, list[GpuProcess]] = {}
+        for job in self._jobs:
+            memory = _job_usage(Path(job.job_dir) / USAGE_FILE)
+            if memory is not None:
+                for index in job.gpus:
+                    usage.setdefault(index, []).append(GpuProcess(job.pid, memory))
+        return [_with_usage(r, usage.get(r.index, [])) for r in self._readings]
 
     def describe(self) -> str:
         if self._path is not None:
@@ -93,6 +109,21 @@ class FakeProbe:
         self._readings, self._configured, self._stamp = readings, configured, stamp
 
 
+def _job_usage(path: Path) -> int | None:
+    try:
+        data = json.loads(path.read_text())
+        return _size(data["memory"]) if isinstance(data, dict) else None
+    except (OSError, ValueError, KeyError):
+        return None  # not written (yet), or half-written: no usage to report this time
+
+
+def _with_usage(reading: GpuReading, jobs: list[GpuProcess]) -> GpuReading:
+    if not jobs:
+        return reading
+    used = (reading.memory_used or 0) + sum(p.memory or 0 for p in jobs)
+    return replace(reading, memory_used=used, processes=(*reading.processes, *jobs))
+
+
 def _reading(
     index: int,
     name: str,
@@ -101,6 +132,7 @@ def _reading(
     utilization: int | None = 0,
     processes: tuple[GpuProcess, ...] = (),
     uuid: str | None = None,
+    links: Mapping[int, int] | None = None,
 ) -> GpuReading:
     return GpuReading(
         index=index,
@@ -110,7 +142,18 @@ def _reading(
         memory_used=memory_used,
         utilization=utilization,
         processes=processes,
+        links=links or {},
     )
+
+
+def _links(value: object) -> dict[int, int]:
+    """{"1": 3, "2": 1}: link quality to other GPUs by index (3 = NVLink)."""
+    if not isinstance(value, dict):
+        raise ValueError(f'expected an object like {{"1": 3}}, got {value!r}')
+    try:
+        return {int(k): int(v) for k, v in value.items()}
+    except (TypeError, ValueError):
+        raise ValueError(f"expected GPU index keys and integer values, got {value!r}") from None
 
 
 def _parse_state(data: object) -> tuple[list[GpuReading], int]:
@@ -142,6 +185,7 @@ def _parse_gpu(index: int, entry: object) -> GpuReading | None:
         processes=tuple(
             _parse_process(f"{where}.processes[{i}]", p) for i, p in enumerate(processes)
         ),
+        links=_get(entry, "links", where, _links, _NO_LINKS),
     )
 
 

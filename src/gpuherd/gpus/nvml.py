@@ -60,6 +60,47 @@ class NvmlProbe:
                 "check `nvidia-smi -L` and fix --gpus"
             )
 
+        self._links = self._topology()
+
+    def _topology(self) -> dict[int, dict[int, int]]:
+        """Link quality between pairs of GPUs, read once: the wiring does not change."""
+        nvml = self._nvml
+        levels = {  # NVML's common-ancestor levels, nearest first
+            getattr(nvml, "NVML_TOPOLOGY_INTERNAL", 0): 2,
+            getattr(nvml, "NVML_TOPOLOGY_SINGLE", 10): 2,
+            getattr(nvml, "NVML_TOPOLOGY_MULTIPLE", 20): 2,
+            getattr(nvml, "NVML_TOPOLOGY_HOSTBRIDGE", 30): 1,
+            getattr(nvml, "NVML_TOPOLOGY_NODE", 40): 1,
+            getattr(nvml, "NVML_TOPOLOGY_SYSTEM", 50): 0,
+        }
+        links: dict[int, dict[int, int]] = {i: {} for i in self.indices}
+        try:
+            handles = {i: nvml.nvmlDeviceGetHandleByIndex(i) for i in self.indices}
+            for a in self.indices:
+                for b in self.indices:
+                    if a < b:
+                        level = nvml.nvmlDeviceGetTopologyCommonAncestor(handles[a], handles[b])
+                        score = levels.get(int(level), 0)
+                        if self._nvlinked(handles[a], handles[b]):
+                            score = 3
+                        links[a][b] = links[b][a] = score
+        except (nvml.NVMLError, AttributeError):
+            return {i: {} for i in self.indices}  # unknown topology: placement ignores links
+        return links
+
+    def _nvlinked(self, a: Any, b: Any) -> bool:
+        nvml = self._nvml
+        try:
+            peer = nvml.nvmlDeviceGetPciInfo(b).busId
+            for link in range(getattr(nvml, "NVML_NVLINK_MAX_LINKS", 18)):
+                if nvml.nvmlDeviceGetNvLinkState(a, link) and (
+                    nvml.nvmlDeviceGetNvLinkRemotePciInfo(a, link).busId == peer
+                ):
+                    return True
+        except (nvml.NVMLError, AttributeError):
+            return False
+        return False
+
     def describe(self) -> str:
         if self._restricted:
             return f"nvml: GPUs {','.join(map(str, self.indices))} of {self._count}"
@@ -102,6 +143,7 @@ class NvmlProbe:
                 )
                 for p in processes or ()
             ),
+            links=self._links.get(index, {}),
         )
 
     def _metric(self, query: Callable[[Any], _T], handle: Any) -> _T | None:

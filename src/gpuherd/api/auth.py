@@ -1,0 +1,244 @@
+"""The gate in front of the TCP listener: token, Host header and cross-site checks.
+
+The Unix socket serves the app as it is: its file mode is the access control. The TCP
+listener serves the same app wrapped in `TcpGate`, so every request that arrives over TCP
+passes these checks, whatever its path; nothing depends on telling the two apart from the
+ASGI scope. A refused request gets 403 and one line that says why.
+
+- Host: only names that cannot come from DNS rebinding (IP literals, `localhost`, the
+  listen name, and the machine's own names when listening on every interface).
+- Token: `Authorization: token …` (or `Bearer …`), `?token=…`, or the cookie that a page
+  visit with `?token=` sets (HttpOnly, SameSite=Strict), compared in constant time.
+- Cross-site: a request that changes state (anything but GET, HEAD, OPTIONS) must not carry a
+  foreign `Origin`; if its token came from the cookie (the only credential a browser adds on
+  its own), its `Origin` or `Referer` must name this very host.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import ipaddress
+import json
+import socket
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+from urllib.parse import urlencode, urlsplit
+
+from starlette.datastructures import Headers, QueryParams
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+TCP_SCOPE_KEY = "gpuherd.tcp"
+"""Set to True in the scope of every request that came through the gate (over TCP)."""
+SECURITY_HEADERS = [
+    (b"x-content-type-options", b"nosniff"),
+    (b"x-frame-options", b"DENY"),
+    (b"referrer-policy", b"same-origin"),
+]
+WILDCARDS = frozenset({"0.0.0.0", "::", ""})
+
+
+class Refused(Exception):
+    """A request the gate turns away: 403 with this one-line reason."""
+
+
+def cookie_name(token: str) -> str:
+    """One cookie per daemon: two daemons on one host (other ports, SSH tunnels) never clash."""
+    return "gpuherd_" + hashlib.sha256(token.encode()).hexdigest()[:10]
+
+
+def hostname_of(host_header: str) -> str:
+    """The name in a Host header, without port and brackets, lower case: '[::1]:80' -> '::1'."""
+    host = host_header.strip().lower()
+    if host.startswith("["):
+        return host[1 : host.find("]")] if "]" in host else host
+    if host.count(":") == 1:
+        host = host.split(":", 1)[0]
+    return host.rstrip(".")
+
+
+def _is_ip(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
+
+
+class HostCheck:
+    """Which Host headers the listener accepts (against DNS rebinding).
+
+    A rebinding attack makes a browser send the attacker's domain name, so IP literals are
+    always safe, and so is `localhost`. Other names: the one given to --listen, and the
+    machine's own names when listening on every interface. The port is not compared, so an
+    SSH tunnel to another local port keeps working.
+    """
+
+    def __init__(self, listen_host: str, extra: frozenset[str] = frozenset()) -> None:
+        names = {"localhost", *(n.lower() for n in extra)}
+        host = listen_host.strip("[]").lower()
+        if host in WILDCARDS:
+            names |= {socket.gethostname().lower(), socket.getfqdn().lower()}
+        elif not _is_ip(host):
+            names.add(host)
+        self.names = frozenset(names)
+
+    def allows(self, host_header: str) -> bool:
+        name = hostname_of(host_header)
+        return bool(name) and (_is_ip(name) or name in self.names)
+
+
+class TcpGate:
+    """ASGI middleware for the TCP listener; see the module's docstring for the rules."""
+
+    def __init__(self, app: ASGIApp, token: str, hosts: HostCheck) -> None:
+        self.app = app
+        self.token = token
+        self.hosts = hosts
+        self.cookie = cookie_name(token)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket":  # the app has none; refuse rather than guess
+            await send({"type": "websocket.close", "code": 1008})
+            return
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        query = QueryParams(scope.get("query_string", b""))
+        try:
+            source = self._check(scope, headers, query)
+        except Refused as exc:
+            await _refuse(scope, send, str(exc))
+            return
+        path: str = scope.get("path", "/")
+        if source == "query" and scope["method"] == "GET" and not path.startswith("/api/"):
+            await self._redirect_with_cookie(scope, send, query)
+            return
+        inner = dict(scope)
+        inner[TCP_SCOPE_KEY] = True
+        await self.app(inner, receive, _with_headers(send, SECURITY_HEADERS))
+
+    def _check(self, scope: Scope, headers: Headers, query: QueryParams) -> str:
+        """Raise Refused, or answer where the (valid) token came from."""
+        host = headers.get("host", "")
+        if not self.hosts.allows(host):
+            raise Refused(
+                f"Host '{host}' is not allowed (DNS rebinding protection): "
+                "use the address that `gpuherd ui --url` prints"
+            )
+        token, source = self._token(headers, query)
+        if token is None:
+            raise Refused(
+                "this gpuherd daemon needs its token: open the URL that `gpuherd ui --url` "
+                "prints, or send 'Authorization: token TOKEN'"
+            )
+        if not hmac.compare_digest(token.encode(), self.token.encode()):
+            raise Refused(
+                "wrong token (it changes at every daemon start): "
+                "`gpuherd ui --url` prints the current URL"
+            )
+        if scope["method"] not in SAFE_METHODS:
+            _check_same_origin(headers, host, cookie_only=source == "cookie")
+        return source
+
+    def _token(self, headers: Headers, query: QueryParams) -> tuple[str | None, str]:
+        scheme, _, value = headers.get("authorization", "").partition(" ")
+        if scheme.lower() in ("token", "bearer") and value.strip():
+            return value.strip(), "header"
+        if "token" in query:
+            return query["token"], "query"
+        cookies = _cookies(headers.get("cookie", ""))
+        if self.cookie in cookies:
+            return cookies[self.cookie], "cookie"
+        return None, ""
+
+    async def _redirect_with_cookie(self, scope: Scope, send: Send, query: QueryParams) -> None:
+        """A page visit with ?token=: keep the token in a cookie and drop it from the URL."""
+        rest = urlencode([(k, v) for k, v in query.multi_items() if k != "token"])
+        location = scope.get("path", "/") + ("?" + rest if rest else "")
+        cookie = f"{self.cookie}={self.token}; Path=/; HttpOnly; SameSite=Strict"
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 303,
+                "headers": [
+                    (b"location", location.encode("latin-1", "replace")),
+                    (b"set-cookie", cookie.encode()),
+                    (b"cache-control", b"no-store"),
+                    (b"content-length", b"0"),
+                    *SECURITY_HEADERS,
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": b""})
+
+
+def _check_same_origin(headers: Headers, host: str, cookie_only: bool) -> None:
+    origin = headers.get("origin")
+    if origin is not None:
+        if _netloc(origin) != host.lower():
+            raise Refused(
+                f"cross-site request refused: Origin '{origin}' is not this dashboard ({host})"
+            )
+        return
+    referer = headers.get("referer")
+    if referer is not None and _netloc(referer) != host.lower():
+        raise Refused(f"cross-site request refused: Referer is not this dashboard ({host})")
+    if referer is None and cookie_only:
+        raise Refused(
+            "a request that changes something needs an Origin or Referer header, "
+            "or the token in an 'Authorization: token …' header"
+        )
+
+
+def _netloc(url: str) -> str | None:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return None
+    return parts.netloc.lower()
+
+
+def _cookies(header: str) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for part in header.split(";"):
+        name, sep, value = part.strip().partition("=")
+        if sep and name:
+            found.setdefault(name, value.strip().strip('"'))
+    return found
+
+
+def _with_headers(send: Send, extra: list[tuple[bytes, bytes]]) -> Send:
+    async def wrapped(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            message = dict(message)
+            message["headers"] = [*message.get("headers", []), *extra]
+        await send(message)
+
+    return wrapped
+
+
+async def _refuse(scope: Scope, send: Send, reason: str) -> None:
+    if scope.get("path", "").startswith("/api/"):
+        body, kind = json.dumps({"error": reason}).encode(), b"application/json"
+    else:
+        body, kind = f"403 Forbidden: {reason}\n".encode(), b"text/plain; charset=utf-8"
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 403,
+            "headers": [
+                (b"content-type", kind),
+                (b"content-length", str(len(body)).encode()),
+                (b"cache-control", b"no-store"),
+                *SECURITY_HEADERS,
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})

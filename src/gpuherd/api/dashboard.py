@@ -1,0 +1,164 @@
+"""The dashboard's pages and the fragments that keep them live (GET only).
+
+Each page renders its whole content on the server; the page's one SSE stream
+(dashboard_streams.py) tells htmx when to fetch the fragment again. Every figure comes from
+the Service verbs the JSON API answers with; actions are in dashboard_actions.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from fastapi import APIRouter, FastAPI, Request
+from fastapi.responses import HTMLResponse
+from starlette.staticfiles import StaticFiles
+
+from gpuherd.api import dashboard_actions, dashboard_streams, views
+from gpuherd.errors import HerdError
+from gpuherd.service import Service
+
+router = APIRouter(include_in_schema=False)
+LOG_TAIL_BYTES = 64 * 1024
+
+
+def install(app: FastAPI) -> None:
+    """Add the dashboard to the app: pages, fragments, actions, streams and /static."""
+    app.include_router(router)
+    app.include_router(dashboard_actions.router)
+    app.include_router(dashboard_streams.router)
+    app.mount("/static", StaticFiles(directory=views.STATIC), name="static")
+
+
+def _service(request: Request) -> Service:
+    service: Service = request.app.state.service
+    return service
+
+
+def _overview(request: Request) -> dict[str, Any]:
+    state = request.app.state
+    return views.overview(_service(request), state.pid, state.socket_path)
+
+
+# ---- overview ------------------------------------------------------------------------------
+
+
+@router.get("/", response_class=HTMLResponse)
+async def overview_page(request: Request) -> HTMLResponse:
+    return views.render("overview.html", path="/", **_overview(request))
+
+
+@router.get("/ui/overview", response_class=HTMLResponse)
+async def overview_fragment(request: Request) -> HTMLResponse:
+    return views.render("_overview.html", **_overview(request))
+
+
+# ---- jobs ----------------------------------------------------------------------------------
+
+
+def _jobs(request: Request) -> views.JobPage:
+    return views.jobs_page(_service(request), views.JobFilter.from_query(request.query_params))
+
+
+@router.get("/jobs", response_class=HTMLResponse)
+async def jobs_list(request: Request) -> HTMLResponse:
+    submitted = request.query_params.get("submitted", "")
+    ids = [int(i) for i in submitted.split(",") if i.isdigit()]
+    return views.render("jobs.html", path="/jobs", page=_jobs(request), submitted=ids)
+
+
+@router.get("/ui/jobs", response_class=HTMLResponse)
+async def jobs_fragment(request: Request) -> HTMLResponse:
+    return views.render("_jobs.html", page=_jobs(request))
+
+
+# ---- one job -------------------------------------------------------------------------------
+
+
+def _log_tail(path: Path) -> tuple[str, int, bool]:
+    """The end of a log as (text, size in bytes, cut): the page starts; the stream goes on."""
+    try:
+        with path.open("rb") as f:
+            size = f.seek(0, 2)
+            start = max(0, size - LOG_TAIL_BYTES)
+            f.seek(start)
+            data = f.read(size - start)
+    except FileNotFoundError:
+        return "", 0, False
+    if start:
+        data = data[data.find(b"\n") + 1 :]  # begin on a whole line
+    cut = dashboard_streams.utf8_complete(data)
+    return data[:cut].decode(errors="replace"), size - (len(data) - cut), start > 0
+
+
+def _job(request: Request, job_id: int) -> dict[str, Any]:
+    service = _service(request)
+    job = service.show(job_id)
+    try:
+        wanted = int(request.query_params.get("attempt", "0"))
+    except ValueError:
+        wanted = 0
+    number = wanted if 1 <= wanted <= job["attempt"] else job["attempt"]
+    logs: dict[str, dict[str, Any]] = {}
+    for stream in ("stdout", "stderr"):
+        if number:
+            text, offset, cut = _log_tail(service.log_path(job_id, stream, number))
+        else:
+            text, offset, cut = "", 0, False
+        logs[stream] = {"text": text, "offset": offset, "cut": cut}
+    return {"job": job, "number": number, "logs": logs, "job_dir": job["job_dir"]}
+
+
+@router.get("/jobs/{job_id}", response_class=HTMLResponse)
+async def job_page(request: Request, job_id: int) -> HTMLResponse:
+    return views.render("job.html", path="/jobs", **_job(request, job_id))
+
+
+@router.get("/ui/jobs/{job_id}", response_class=HTMLResponse)
+async def job_fragment(request: Request, job_id: int) -> HTMLResponse:
+    return views.render("_job.html", **_job(request, job_id))
+
+
+# ---- submit, GPUs, sweeps ------------------------------------------------------------------
+
+
+@router.get("/submit", response_class=HTMLResponse)
+async def submit_page(request: Request) -> HTMLResponse:
+    return views.render(
+        "submit.html", path="/submit", form=dashboard_actions.SubmitForm.defaults(), error=None
+    )
+
+
+def _gpus(request: Request) -> dict[str, Any]:
+    service = _service(request)
+    live = service.list_jobs(["running", "paused"], all_jobs=True)
+    return {"gpus": service.gpus(), "live": {job["id"]: job for job in live}}
+
+
+@router.get("/gpus", response_class=HTMLResponse)
+async def gpus_page(request: Request) -> HTMLResponse:
+    return views.render("gpus.html", path="/gpus", **_gpus(request))
+
+
+@router.get("/ui/gpus", response_class=HTMLResponse)
+async def gpus_fragment(request: Request) -> HTMLResponse:
+    return views.render("_gpus.html", **_gpus(request))
+
+
+@router.get("/sweeps", response_class=HTMLResponse)
+async def sweeps_page(request: Request) -> HTMLResponse:
+    """Sweeps are not built yet: the page exists, empty, for the change that adds them."""
+    return views.render("sweeps.html", path="/sweeps", sweeps=[])
+
+
+@router.get("/sweeps/{name}", response_class=HTMLResponse)
+async def sweep_page(request: Request, name: str) -> HTMLResponse:
+    return views.render("sweep.html", http_status=404, path="/sweeps", sweep=name)
+
+
+def error_page(request: Request, exc: HerdError) -> HTMLResponse | None:
+    """A HerdError on a page (not /api, not a fragment) as an HTML page, e.g. 'no job 7'."""
+    path = request.url.path
+    if path.startswith(("/api/", "/ui/", "/static/")):
+        return None
+    return views.render("error.html", http_status=exc.status, path=path, message=str(exc))

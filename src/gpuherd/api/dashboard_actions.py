@@ -1,0 +1,238 @@
+"""The dashboard's buttons and forms (POST): each parses a form, calls one Service verb, and
+answers a one-line message (htmx) or a redirect back (a plain form post).
+
+Forms arrive url-encoded and are parsed here with the standard library (no multipart
+dependency). Over TCP these requests passed the gate's token and same-origin checks.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+
+from gpuherd.api import views
+from gpuherd.core.commands import command_lines
+from gpuherd.core.model import DeviceState
+from gpuherd.core.states import JobState
+from gpuherd.core.units import parse_size
+from gpuherd.errors import HerdError
+from gpuherd.service import Service
+from gpuherd.wire import ActionResult, SubmitItem
+
+router = APIRouter(include_in_schema=False)
+MAX_FORM = 1024 * 1024
+Form = dict[str, list[str]]
+
+
+def _service(request: Request) -> Service:
+    service: Service = request.app.state.service
+    return service
+
+
+async def _form(request: Request) -> Form:
+    body = await request.body()
+    if len(body) > MAX_FORM:
+        raise HerdError(f"form too large ({len(body)} bytes; at most {MAX_FORM})")
+    return parse_qs(body.decode(errors="replace"), keep_blank_values=True)
+
+
+def _one(form: Form, name: str, default: str = "") -> str:
+    values = form.get(name)
+    return values[-1] if values else default
+
+
+def _answer(request: Request, form: Form, messages: list[tuple[bool, str]]) -> Response:
+    """htmx: the messages as a fragment, and a `refresh` event for the page's live parts.
+    A plain form post: back to the page it came from."""
+    if request.headers.get("hx-request"):
+        return views.render("_flash.html", messages=messages, headers={"hx-trigger": "refresh"})
+    return RedirectResponse(views.safe_next(_one(form, "next"), "/"), status_code=303)
+
+
+def _results(results: Sequence[ActionResult]) -> list[tuple[bool, str]]:
+    return [(r.ok, f"job {r.id}: {r.message}") for r in results]
+
+
+# ---- the queue and jobs --------------------------------------------------------------------
+
+
+@router.post("/ui/queue/{action}")
+async def queue(request: Request, action: str) -> Response:
+    form = await _form(request)
+    if action not in ("pause", "resume"):
+        return _answer(request, form, [(False, f"unknown queue action '{action}'")])
+    message = _service(request).pause_queue(action == "pause")
+    return _answer(request, form, [(True, message)])
+
+
+def _priority(service: Service, ids: Sequence[int], step: int) -> list[ActionResult]:
+    results = []
+    for job_id in ids:
+        try:
+            current = int(service.show(job_id)["priority"])
+            results.append(ActionResult(job_id, True, service.set_priority(job_id, current + step)))
+        except HerdError as exc:
+            results.append(ActionResult(job_id, False, str(exc)))
+    return results
+
+
+def _verbs(service: Service) -> dict[str, Callable[[list[int]], list[ActionResult]]]:
+    return {
+        "kill": service.kill,
+        "rm": service.remove,
+        "retry": service.retry,
+        "pause": service.pause,
+        "resume": service.resume,
+        "hold": service.hold,
+        "release": service.release,
+        "prio-up": lambda ids: _priority(service, ids, 1),
+        "prio-down": lambda ids: _priority(service, ids, -1),
+    }
+
+
+@router.post("/ui/jobs/act")
+async def act(request: Request) -> Response:
+    """`action` on the jobs in `ids` (several fields, or lists like 3-7,9)."""
+    form = await _form(request)
+    service = _service(request)
+    action = _one(form, "action")
+    verbs = _verbs(service)
+    try:
+        ids = views.parse_id_list(form.get("ids", []))
+        if action not in verbs:
+            raise HerdError(f"unknown action '{action}': use one of {', '.join(verbs)}")
+        if not ids:
+            raise HerdError("no job selected: tick the jobs to act on first")
+        messages = _results(verbs[action](ids))
+    except (HerdError, ValueError) as exc:
+        messages = [(False, str(exc))]
+    return _answer(request, form, messages)
+
+
+@router.post("/ui/jobs/retry-failed")
+async def retry_failed(request: Request) -> Response:
+    form = await _form(request)
+    service = _service(request)
+    failed = [job["id"] for job in service.list_jobs([JobState.FAILED.value], all_jobs=True)]
+    if not failed:
+        return _answer(request, form, [(True, "no failed job to retry")])
+    results = service.retry(failed)
+    done = sum(1 for r in results if r.ok)
+    messages = [(True, f"{done} failed job(s) queued again")]
+    messages += [m for m in _results(results) if not m[0]]
+    return _answer(request, form, messages)
+
+
+# ---- GPUs ----------------------------------------------------------------------------------
+
+
+@router.post("/ui/gpus")
+async def gpus(request: Request) -> Response:
+    """`op` add (index, slots), remove, drain or enable (index)."""
+    form = await _form(request)
+    service = _service(request)
+    op = _one(form, "op")
+    try:
+        index = int(_one(form, "index"))
+        if op == "add":
+            message = service.gpu_add(index, int(_one(form, "slots", "1") or 1))
+        elif op == "remove":
+            message = service.gpu_remove(index)
+        elif op in ("drain", "enable"):
+            state = DeviceState.DRAINING if op == "drain" else DeviceState.ENABLED
+            message = service.gpu_state(index, state)
+        else:
+            raise HerdError(f"unknown GPU action '{op}': use add, remove, drain or enable")
+        messages = [(True, message)]
+    except ValueError:
+        messages = [(False, "give the GPU index (and slots) as whole numbers")]
+    except HerdError as exc:
+        messages = [(False, str(exc))]
+    return _answer(request, form, messages)
+
+
+# ---- submit --------------------------------------------------------------------------------
+
+
+@dataclass
+class SubmitForm:
+    """The submit page's fields, as typed (re-shown with the error when one is wrong)."""
+
+    commands: str = ""
+    name: str = ""
+    gpus: str = "1"
+    mem: str = ""
+    priority: str = "0"
+    cwd: str = field(default_factory=lambda: str(Path.home()))
+    project: str = ""
+    env: str = ""
+    hold: bool = False
+
+    @classmethod
+    def defaults(cls) -> SubmitForm:
+        return cls()
+
+    @classmethod
+    def parse(cls, form: Form) -> SubmitForm:
+        values = {
+            k: _one(form, k)
+            for k in ("commands", "name", "gpus", "mem", "priority", "cwd", "project", "env")
+        }
+        return cls(**values, hold=bool(_one(form, "hold")))
+
+    def items(self) -> list[SubmitItem]:
+        commands = list(command_lines(self.commands.splitlines()))
+        if not commands:
+            raise HerdError("no command: write one command per line")
+        try:
+            gpus, priority = int(self.gpus or "1"), int(self.priority or "0")
+        except ValueError:
+            raise HerdError("GPUs and priority must be whole numbers") from None
+        try:
+            mem = parse_size(self.mem) if self.mem.strip() else None
+        except ValueError as exc:
+            raise HerdError(f"memory: {exc}") from None
+        env = {k: v for k, v in os.environ.items() if k != "GPUHERD_TOKEN"}
+        base: dict[str, Any] = dict(
+            cwd=self.cwd.strip(),
+            env=env,
+            env_overrides=_env_pairs(self.env),
+            name=self.name.strip() or None,
+            gpus=gpus,
+            mem=mem,
+            priority=priority,
+            project=self.project.strip() or None,
+            hold=self.hold,
+        )
+        return [SubmitItem(command=c, **base) for c in commands]
+
+
+def _env_pairs(text: str) -> dict[str, str]:
+    pairs: dict[str, str] = {}
+    for line in text.splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        key, sep, value = line.strip().partition("=")
+        if not sep or not key.replace("_", "a").isalnum() or key[0].isdigit():
+            raise HerdError(f"environment line '{line.strip()}': use NAME=VALUE")
+        pairs[key] = value
+    return pairs
+
+
+@router.post("/submit", response_class=HTMLResponse, response_model=None)
+async def submit(request: Request) -> Response:
+    form = SubmitForm.parse(await _form(request))
+    try:
+        ids = _service(request).submit(form.items())
+    except HerdError as exc:
+        return views.render(
+            "submit.html", http_status=exc.status, path="/submit", form=form, error=str(exc)
+        )
+    return RedirectResponse(f"/jobs?submitted={','.join(map(str, ids))}", status_code=303)

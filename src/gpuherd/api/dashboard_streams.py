@@ -1,0 +1,202 @@
+"""The dashboard's server-sent event streams: one per page.
+
+- `/ui/events` (overview, jobs, GPUs): a `change` event when the queue changed, at most one
+  per COALESCE seconds however many jobs changed, and one on every (re)connect, so a page
+  that missed something while disconnected fetches its fragment again.
+- `/ui/jobs/{id}/stream` (a job's page): `stdout` and `stderr` events carry new log text as
+  escaped HTML to append; `state` says the job changed; `attempt` that a new attempt began;
+  `end` that nothing more will come. Each log event's id is `attempt:stdout:stderr` byte
+  offsets, so a reconnect (Last-Event-ID, or `resume=`) goes on exactly where it stopped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from fastapi import APIRouter, Request
+from fastapi.responses import StreamingResponse
+
+from gpuherd.errors import HerdError
+from gpuherd.service import Service
+
+router = APIRouter(include_in_schema=False)
+COALESCE = 0.3
+"""Seconds to gather state changes into one `change` event."""
+POLL = 0.25
+"""Seconds between looks at a running job's log files (they have no change notification)."""
+CHUNK = 64 * 1024
+MAX_CATCH_UP = 1024 * 1024
+"""A reader further behind than this skips to the last CHUNK bytes (the download has all)."""
+FINISHED = {"succeeded", "failed", "killed", "cancelled", "lost"}
+SSE_HEADERS = {"cache-control": "no-store", "x-accel-buffering": "no"}
+_NEWLINES = re.compile(r"\r\n|\r|\n")
+_LEADS = ((2, 0b110), (3, 0b1110), (4, 0b11110))
+"""UTF-8 lead bytes: (length of the character, the byte's top bits)."""
+
+
+def sse(event: str, data: str, event_id: str | None = None) -> str:
+    """One server-sent event; every line of `data` gets its own `data:` field."""
+    lines = [f"event: {event}"]
+    if event_id is not None:
+        lines.append(f"id: {event_id}")
+    lines += [f"data: {line}" for line in _NEWLINES.split(data)]
+    return "\n".join(lines) + "\n\n"
+
+
+def utf8_complete(data: bytes) -> int:
+    """Length of the longest prefix of `data` that does not end inside a UTF-8 character."""
+    n = len(data)
+    for back in range(1, min(4, n) + 1):
+        byte = data[n - back]
+        if byte & 0xC0 == 0x80:
+            continue  # a continuation byte: look further back for the lead byte
+        need = next((size for size, lead in _LEADS if byte >> (7 - size) == lead), 1)
+        return n if back >= need else n - back
+    return n
+
+
+def _service(request: Request) -> Service:
+    service: Service = request.app.state.service
+    return service
+
+
+def _stream(events: AsyncIterator[str]) -> StreamingResponse:
+    return StreamingResponse(events, media_type="text/event-stream", headers=SSE_HEADERS)
+
+
+@router.get("/ui/events")
+async def page_events(request: Request) -> StreamingResponse:
+    service = _service(request)
+
+    async def events() -> AsyncIterator[str]:
+        changes = service.engine.changes.subscribe()
+        try:
+            yield "retry: 2000\n\n" + sse("change", "connected")
+            while True:
+                if await changes.get() is None:
+                    return  # the daemon is stopping
+                await asyncio.sleep(COALESCE)
+                while not changes.empty():
+                    if changes.get_nowait() is None:
+                        return
+                yield sse("change", "1")
+        finally:
+            service.engine.changes.unsubscribe(changes)
+
+    return _stream(events())
+
+
+class LogCursor:
+    """Where a reader is in one log file of one attempt."""
+
+    def __init__(self, stream: str, path: Path, offset: int) -> None:
+        self.stream, self.path, self.offset = stream, path, offset
+
+    def read(self, final: bool) -> str:
+        """New text since the last read ('' if none); `final`: the file will not grow."""
+        try:
+            with self.path.open("rb") as f:
+                size = f.seek(0, 2)
+                skipped = ""
+                if size - self.offset > MAX_CATCH_UP:
+                    skipped = f"[… {size - CHUNK - self.offset} bytes skipped: see the full log]\n"
+                    self.offset = size - CHUNK
+                f.seek(self.offset)
+                data = f.read(CHUNK)
+        except FileNotFoundError:
+            return ""
+        cut = len(data) if final else utf8_complete(data)
+        self.offset += cut
+        return skipped + data[:cut].decode(errors="replace")
+
+
+def _resume(text: str) -> tuple[int, int, int] | None:
+    parts = text.split(":")
+    if len(parts) == 3 and all(p.isdigit() for p in parts):
+        return int(parts[0]), int(parts[1]), int(parts[2])
+    return None
+
+
+@router.get("/ui/jobs/{job_id}/stream")
+async def job_events(
+    request: Request, job_id: int, attempt: int = 0, out: int = 0, err: int = 0, resume: str = ""
+) -> StreamingResponse:
+    service = _service(request)
+    start = _resume(request.headers.get("last-event-id", "")) or _resume(resume)
+    if start is not None:
+        attempt, out, err = start
+    return _stream(_follow(service, job_id, attempt, out, err))
+
+
+async def _follow(
+    service: Service, job_id: int, number: int, out: int, err: int
+) -> AsyncIterator[str]:
+    changes = service.engine.changes.subscribe()
+    try:
+        yield "retry: 1000\n\n"
+        try:
+            job = service.show(job_id)
+        except HerdError:
+            yield sse("end", "gone")
+            return
+        latest = int(job["attempt"])
+        number = number if 1 <= number <= latest else latest
+        finished = job["state"] in FINISHED or number < latest
+        cursors = _cursors(service, job_id, number, out, err)
+        yield sse("state", "1")
+        while True:
+            events = _new_text(cursors, number, finished)
+            if events:
+                for event in events:
+                    yield event
+                continue
+            if finished:
+                yield sse("end", "1")
+                return
+            try:
+                change = await asyncio.wait_for(changes.get(), POLL)
+            except TimeoutError:
+                continue
+            if change is None:
+                return  # the daemon is stopping
+            if change.get("id") != job_id:
+                continue
+            try:
+                job = service.show(job_id)
+            except HerdError:
+                yield sse("end", "gone")
+                return
+            yield sse("state", "1")
+            if job["attempt"] != number:
+                if number:  # a new attempt: the page follows it from its start
+                    yield sse("attempt", str(job["attempt"]))
+                    return
+                number = int(job["attempt"])
+                cursors = _cursors(service, job_id, number, 0, 0)
+            finished = job["state"] in FINISHED
+    finally:
+        service.engine.changes.unsubscribe(changes)
+
+
+def _new_text(cursors: list[LogCursor], number: int, finished: bool) -> list[str]:
+    """Events for what the logs gained since the last look, as escaped HTML."""
+    events = []
+    for cursor in cursors:
+        text = cursor.read(final=finished)
+        if text:
+            offsets = f"{number}:{cursors[0].offset}:{cursors[1].offset}"
+            events.append(sse(cursor.stream, html.escape(text, quote=False), offsets))
+    return events
+
+
+def _cursors(service: Service, job_id: int, number: int, out: int, err: int) -> list[LogCursor]:
+    if not number:
+        return []
+    return [
+        LogCursor(stream, service.log_path(job_id, stream, number), offset)
+        for stream, offset in (("stdout", out), ("stderr", err))
+    ]

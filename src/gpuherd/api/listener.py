@@ -1,0 +1,238 @@
+"""The optional TCP listener: a second uvicorn server, inside the daemon, on the same app.
+
+Off by default. `gpuherd daemon start --listen ADDR` starts it with the daemon; `gpuherd ui`
+starts it later through `POST /api/v1/daemon/listen` on the Unix socket. Requests over TCP go
+through `TcpGate` (auth.py); the Unix socket serves the bare app. The token is made once per
+daemon process (or taken from GPUHERD_TOKEN in the daemon's environment) and written 0600 to
+GPUHERD_HOME/ui_token while the listener is up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import logging
+import os
+import secrets
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fastapi import APIRouter, FastAPI, Request
+from fastapi.responses import JSONResponse
+
+from gpuherd.api.auth import TCP_SCOPE_KEY, HostCheck, TcpGate
+from gpuherd.errors import Conflict, HerdError
+
+log = logging.getLogger("gpuherd.listener")
+
+DEFAULT_ADDRESS = "127.0.0.1:8888"
+NEXT_FREE_TRIES = 10
+"""`gpuherd ui` without --listen tries this many ports from 8888 up, as Jupyter does."""
+TOKEN_FILE = "ui_token"
+
+router = APIRouter()
+
+
+def token_path(home: Path) -> Path:
+    return home / TOKEN_FILE
+
+
+def parse_address(text: str) -> tuple[str, int]:
+    """'127.0.0.1:8888', '0.0.0.0:8888', '[::1]:8888', 'myhost:8888', or a port alone."""
+    text = text.strip()
+    if text.isdigit():
+        host, port_text = "127.0.0.1", text
+    elif text.startswith("["):
+        host, _, rest = text[1:].partition("]")
+        port_text = rest.removeprefix(":")
+    else:
+        host, sep, port_text = text.rpartition(":")
+        if not sep or ":" in host:
+            raise HerdError(f"invalid listen address '{text}': use HOST:PORT, e.g. 127.0.0.1:8888")
+    if not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
+        raise HerdError(f"invalid port in listen address '{text}': use 0-65535")
+    return host or "127.0.0.1", int(port_text)
+
+
+def format_address(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def bind(address: str, next_free: int = 1) -> socket.socket:
+    """A listening TCP socket on `address`; with `next_free` > 1 try the ports above if taken."""
+    host, port = parse_address(address)
+    last: OSError | None = None
+    for candidate in range(port, port + max(1, next_free)) if port else [0]:
+        try:
+            return _bind_one(host, candidate)
+        except OSError as exc:
+            last = exc
+    reason = last.strerror if last is not None and last.strerror else str(last)
+    raise HerdError(f"cannot listen on {address}: {reason}")
+
+
+def _bind_one(host: str, port: int) -> socket.socket:
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(128)
+    except OSError:
+        sock.close()
+        raise
+    sock.set_inheritable(False)
+    return sock
+
+
+def write_token(home: Path, token: str) -> None:
+    """GPUHERD_HOME/ui_token, mode 0600 from its creation on."""
+    path = token_path(home)
+    path.unlink(missing_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as f:
+        os.fchmod(f.fileno(), 0o600)
+        f.write(token + "\n")
+
+
+class Listener:
+    """At most one TCP server at a time, sharing the daemon's loop, app and engine."""
+
+    def __init__(self, app: FastAPI, home: Path, primary: Any) -> None:
+        self.app = app
+        self.home = home
+        self.primary = primary  # the Unix socket's uvicorn server: when it stops, so do we
+        self.token = os.environ.get("GPUHERD_TOKEN") or secrets.token_urlsafe(32)
+        self.host = ""
+        self.port = 0
+        self._server: Any = None
+        self._task: asyncio.Task[None] | None = None
+        token_path(home).unlink(missing_ok=True)  # left by a daemon that was killed
+
+    @property
+    def listening(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    def url(self, host: str | None = None) -> str | None:
+        """The dashboard's URL with the token; for a wildcard address, the local one."""
+        if not self.listening:
+            return None
+        host = host or self.host.strip("[]")
+        shown = "127.0.0.1" if host in ("0.0.0.0", "") else "::1" if host == "::" else host
+        return f"http://{format_address(shown, self.port)}/?token={self.token}"
+
+    def describe(self) -> dict[str, Any]:
+        wildcard = self.host.strip("[]") in ("0.0.0.0", "::", "")
+        return {
+            "listening": self.listening,
+            "address": format_address(self.host, self.port) if self.listening else None,
+            "url": self.url(),
+            "remote_url": self.url(socket.getfqdn()) if wildcard else None,
+            "token_file": str(token_path(self.home)) if self.listening else None,
+        }
+
+    async def start(self, sock: socket.socket, host: str) -> None:
+        import uvicorn
+
+        self.host, self.port = host, int(sock.getsockname()[1])
+        write_token(self.home, self.token)
+        gate = TcpGate(self.app, self.token, HostCheck(host))
+        config = uvicorn.Config(
+            gate,
+            log_level="warning",
+            lifespan="off",
+            proxy_headers=False,
+            server_header=False,
+            timeout_graceful_shutdown=2,
+        )
+        server = uvicorn.Server(config)
+        config.load()  # what Server.serve() does before startup(), without taking the signals
+        server.lifespan = config.lifespan_class(config)
+        await server.startup(sockets=[sock])
+        self._server = server
+        self._task = asyncio.create_task(self._run(server, sock))
+        log.info("dashboard listening on %s", format_address(self.host, self.port))
+
+    async def _run(self, server: Any, sock: socket.socket) -> None:
+        """uvicorn's main loop, which also ends when the Unix socket's server stops."""
+        counter = 0
+        try:
+            while not await server.on_tick(counter) and not self.primary.should_exit:
+                counter = (counter + 1) % 864000
+                await asyncio.sleep(0.1)
+        finally:
+            await server.shutdown(sockets=[sock])
+            token_path(self.home).unlink(missing_ok=True)
+
+    async def stop(self) -> None:
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._task is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        self._server, self._task = None, None
+
+
+@dataclass
+class ListenRequest:
+    address: str | None = None
+    """HOST:PORT to listen on; None = the default, trying the next ports if it is taken."""
+    stop: bool = False
+
+
+def _listener(request: Request) -> Listener:
+    listener: Listener = request.app.state.listener
+    return listener
+
+
+def _refuse_tcp(request: Request) -> JSONResponse | None:
+    if request.scope.get(TCP_SCOPE_KEY):
+        return JSONResponse(
+            {"error": "the listener is managed from the machine itself: `gpuherd ui`"},
+            status_code=403,
+        )
+    return None
+
+
+@router.get("/daemon/listen", response_model=None)
+async def listen_status(request: Request) -> dict[str, Any] | JSONResponse:
+    return _refuse_tcp(request) or _listener(request).describe()
+
+
+@router.post("/daemon/listen", response_model=None)
+async def listen(request: Request, body: ListenRequest) -> dict[str, Any] | JSONResponse:
+    """Start (or with `stop`, stop) the TCP listener; only over the Unix socket."""
+    refused = _refuse_tcp(request)
+    if refused is not None:
+        return refused
+    listener = _listener(request)
+    if body.stop:
+        await listener.stop()
+        return listener.describe()
+    if listener.listening:
+        if body.address is None or _same(body.address, listener.host, listener.port):
+            return listener.describe()
+        raise Conflict(
+            f"already listening on {format_address(listener.host, listener.port)}: "
+            "`gpuherd ui --stop` first"
+        )
+    address = body.address or DEFAULT_ADDRESS
+    sock = bind(address, 1 if body.address else NEXT_FREE_TRIES)
+    await listener.start(sock, parse_address(address)[0])
+    return listener.describe()
+
+
+def _same(address: str, host: str, port: int) -> bool:
+    want_host, want_port = parse_address(address)
+    return want_port in (0, port) and _norm(want_host) == _norm(host)
+
+
+def _norm(host: str) -> str:
+    try:
+        return str(ipaddress.ip_address(host.strip("[]")))
+    except ValueError:
+        return host.lower()

@@ -1,0 +1,64 @@
+/* gpuherd dashboard: the few behaviours htmx attributes do not cover. No build step, no
+   inline scripts (the pages' Content-Security-Policy allows scripts from /static only). */
+(function () {
+  "use strict";
+
+  var BOXES = 'input[name="ids"][form="bulk"]';
+
+  // Ticked job boxes stay ticked when the live jobs table is fetched again.
+  var ticked = null;
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    if (event.detail.target && event.detail.target.id === "jobs-live") {
+      ticked = Array.prototype.map.call(
+        document.querySelectorAll(BOXES + ":checked"),
+        function (box) { return box.value; }
+      );
+    }
+  });
+  document.addEventListener("htmx:afterSwap", function (event) {
+    if (event.detail.target && event.detail.target.id === "jobs-live" && ticked) {
+      document.querySelectorAll(BOXES).forEach(function (box) {
+        box.checked = ticked.indexOf(box.value) !== -1;
+      });
+      ticked = null;
+    }
+  });
+
+  // "Select all" ticks every job box on the page.
+  document.addEventListener("change", function (event) {
+    var target = event.target;
+    if (target && target.classList && target.classList.contains("select-all")) {
+      document.querySelectorAll(BOXES).forEach(function (box) { box.checked = target.checked; });
+    }
+  });
+
+  // Log tails: stay at the bottom while new text arrives (unless the reader scrolled up).
+  function atBottom(pre) {
+    return pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 8;
+  }
+  document.addEventListener("htmx:sseBeforeMessage", function (event) {
+    var pre = event.target;
+    if (pre && pre.classList && pre.classList.contains("log")) {
+      pre.dataset.follow = atBottom(pre) ? "1" : "";
+    }
+  });
+  document.addEventListener("htmx:sseMessage", function (event) {
+    var message = event.detail || {};
+    var pre = event.target;
+    if (message.type === "stdout" || message.type === "stderr") {
+      if (pre.dataset.follow) { pre.scrollTop = pre.scrollHeight; }
+      // A new EventSource (after the extension's own reconnect) resumes where this one is.
+      var source = document.getElementById("job-stream");
+      if (source && message.lastEventId) {
+        var url = source.getAttribute("sse-connect").split("?")[0];
+        source.setAttribute("sse-connect", url + "?resume=" + encodeURIComponent(message.lastEventId));
+      }
+    } else if (message.type === "attempt") {
+      window.location.assign(window.location.pathname);  // follow the job's new attempt
+    }
+  });
+
+  document.addEventListener("DOMContentLoaded", function () {
+    document.querySelectorAll("pre.log").forEach(function (pre) { pre.scrollTop = pre.scrollHeight; });
+  });
+})();

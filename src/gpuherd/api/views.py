@@ -1,0 +1,258 @@
+"""What the dashboard's pages show, read through Service, and how it is rendered (Jinja2).
+
+Templates autoescape everything (a job named `<script>` is text); pages carry a strict
+Content-Security-Policy: scripts only from /static, no inline script, no framing.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from starlette.datastructures import QueryParams
+from starlette.responses import HTMLResponse
+
+from gpuherd import __version__
+from gpuherd.core.idspec import format_ids
+from gpuherd.core.states import ACTIVE_STATES, FINISHED_STATES, LIVE_STATES, JobState
+from gpuherd.core.units import format_duration, format_size
+from gpuherd.service import Service
+from gpuherd.wire import job_view
+
+HERE = Path(__file__).parent
+TEMPLATES = HERE / "templates"
+STATIC = HERE / "static"
+PAGE_SIZE = 50
+STATE_ORDER = [s.value for s in JobState]
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+)
+PAGE_HEADERS = {"content-security-policy": CSP, "cache-control": "no-store"}
+
+NAV = [
+    ("/", "Overview"),
+    ("/jobs", "Jobs"),
+    ("/submit", "Submit"),
+    ("/gpus", "GPUs"),
+    ("/sweeps", "Sweeps"),
+]
+
+
+def _when(ts: float | None) -> str:
+    return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S") if ts else "-"
+
+
+def _runtime(job: dict[str, Any]) -> str:
+    start = job.get("started_at")
+    if not start or job["state"] in ("queued", "held"):
+        return ""
+    end = job.get("ended_at") or time.time()
+    return format_duration(max(0.0, end - start))
+
+
+def _outcome(job: dict[str, Any]) -> str:
+    """Exit status of a finished job or attempt: 'exit 0', 'signal 9', 'timeout'."""
+    kind = job.get("outcome")
+    if not kind:
+        return ""
+    if kind == "exit":
+        return f"exit {job.get('exit_code')}"
+    if kind == "signal":
+        return f"signal {job.get('signal')}"
+    return str(kind)
+
+
+def _percent(used: int | None, total: int | None) -> int:
+    if not total or used is None:
+        return 0
+    return max(0, min(100, round(100 * used / total)))
+
+
+def _make_env() -> Environment:
+    env = Environment(
+        loader=FileSystemLoader(TEMPLATES),
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        undefined=StrictUndefined,
+    )
+    env.filters.update(
+        when=_when,
+        runtime=_runtime,
+        outcome=_outcome,
+        size=lambda n: format_size(n) if n is not None else "-",
+        ids=lambda ids: format_ids(ids) if ids else "-",
+        percent=_percent,
+    )
+    env.globals.update(version=__version__, nav=NAV, state_order=STATE_ORDER)
+    return env
+
+
+ENV = _make_env()
+
+
+def render(
+    name: str, *, http_status: int = 200, headers: dict[str, str] | None = None, **context: Any
+) -> HTMLResponse:
+    html = ENV.get_template(name).render(**context)
+    return HTMLResponse(html, http_status, headers={**PAGE_HEADERS, **(headers or {})})
+
+
+# ---- the jobs table ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JobFilter:
+    """The jobs page's query: states, project, text search, page number."""
+
+    states: tuple[str, ...] = ()
+    project: str = ""
+    text: str = ""
+    page: int = 1
+
+    @classmethod
+    def from_query(cls, params: QueryParams) -> JobFilter:
+        states = tuple(s for s in params.getlist("state") if s in STATE_ORDER)
+        try:
+            page = max(1, int(params.get("page", "1")))
+        except ValueError:
+            page = 1
+        return cls(
+            states=states,
+            project=params.get("project", "").strip(),
+            text=params.get("q", "").strip(),
+            page=page,
+        )
+
+    def query(self, **changes: Any) -> str:
+        """The query string of this filter with `changes` applied (for links)."""
+        f = replace(self, **changes)
+        pairs: list[tuple[str, Any]] = [("state", s) for s in f.states]
+        pairs += [(k, v) for k, v in (("project", f.project), ("q", f.text)) if v]
+        if f.page > 1:
+            pairs.append(("page", f.page))
+        return urlencode(pairs)
+
+
+@dataclass
+class JobPage:
+    jobs: list[dict[str, Any]]
+    filter: JobFilter
+    has_next: bool
+    total: int | None
+    """Jobs matching the filter, when known without a scan (no project or text filter)."""
+
+    @property
+    def first(self) -> int:
+        return (self.filter.page - 1) * PAGE_SIZE + 1
+
+
+def _matches(job_view_: dict[str, Any], needle: str) -> bool:
+    if needle.lstrip("#").isdigit() and int(needle.lstrip("#")) == job_view_["id"]:
+        return True
+    return any(
+        needle in (job_view_.get(key) or "").lower() for key in ("name", "command", "project")
+    )
+
+
+def jobs_page(service: Service, f: JobFilter, size: int = PAGE_SIZE) -> JobPage:
+    """One page of jobs, newest first, read with LIMIT so the 1st pages stay cheap at 100k jobs.
+
+    Only the page's jobs are turned into views (with their why-not reason); a text search
+    reads every job of the state/project filter once.
+    """
+    store = service.store
+    states = tuple(JobState(s) for s in f.states)
+    project = f.project or None
+    offset = (f.page - 1) * size
+    if f.text:
+        needle = f.text.lower()
+        rows = [
+            j
+            for j in store.list_jobs(states, project, newest_first=True)
+            if _matches(
+                {
+                    "id": j.id,
+                    "name": j.spec.name,
+                    "command": j.spec.command,
+                    "project": j.spec.project,
+                },
+                needle,
+            )
+        ]
+        total: int | None = len(rows)
+    else:
+        rows = store.list_jobs(states, project, limit=offset + size + 1, newest_first=True)
+        counts = store.counts()
+        total = sum(counts.get(s, 0) for s in (f.states or STATE_ORDER)) if not project else None
+    window = rows[offset : offset + size]
+    # The views exactly as Service.list_jobs builds them, for the page's jobs only.
+    explain = service._explainer()
+    views = [job_view(job, explain(job), service._peak(job.id)) for job in window]
+    return JobPage(views, f, has_next=len(rows) > offset + size, total=total)
+
+
+# ---- the overview --------------------------------------------------------------------------
+
+
+def overview(service: Service, pid: int, socket_path: str) -> dict[str, Any]:
+    status = service.status(pid, socket_path)
+    gpus = service.gpus()
+    live = service.list_jobs([s.value for s in LIVE_STATES], all_jobs=True)
+    counts: dict[str, int] = status["counts"]
+    recent = jobs_page(service, JobFilter(), size=8).jobs
+    return {
+        "status": status,
+        "gpus": gpus,
+        "live": {job["id"]: job for job in live},
+        "counts": [(s, counts.get(s, 0)) for s in STATE_ORDER],
+        "active": sum(counts.get(s.value, 0) for s in ACTIVE_STATES),
+        "recent": recent,
+    }
+
+
+def job_actions(state: str) -> list[tuple[str, str]]:
+    """The (action, label) buttons that make sense for a job in `state`."""
+    s = JobState(state)
+    actions: list[tuple[str, str]] = []
+    if s in ACTIVE_STATES:
+        actions.append(("kill", "kill" if s in LIVE_STATES else "cancel"))
+    if s is JobState.RUNNING:
+        actions.append(("pause", "pause"))
+    if s is JobState.PAUSED:
+        actions.append(("resume", "resume"))
+    if s is JobState.QUEUED:
+        actions.append(("hold", "hold"))
+    if s is JobState.HELD:
+        actions.append(("release", "release"))
+    if s in FINISHED_STATES or s in LIVE_STATES:
+        actions.append(("retry", "retry"))
+    if s in ACTIVE_STATES:
+        actions += [("prio-up", "prio +"), ("prio-down", "prio −")]
+    if s not in LIVE_STATES:
+        actions.append(("rm", "remove"))
+    return actions
+
+
+ENV.globals.update(job_actions=job_actions)
+
+
+def safe_next(target: str | None, default: str = "/") -> str:
+    """A local path to go back to after a form post (never another site)."""
+    if not target or not target.startswith("/") or target.startswith("//") or "\\" in target:
+        return default
+    return target
+
+
+def parse_id_list(values: Sequence[str]) -> list[int]:
+    from gpuherd.core.idspec import parse_ids
+
+    words = [v for v in values if v.strip()]
+    return parse_ids(words) if words else []

@@ -1,0 +1,148 @@
+"""The running attempts: their runtime handles, process watching, deadlines and stopping.
+
+Nothing here is persisted: the store holds the facts, this holds what only a live process
+has (its pid watch, its deadline timer, why gpuherd is stopping it, its measured memory).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gpuherd import jobfiles
+from gpuherd.core.model import Attempt, Job, Reservation
+from gpuherd.core.states import OutcomeKind
+from gpuherd.devices import RunningJob
+from gpuherd.executors.base import Executor, ExitStatus, LaunchRequest
+
+OnExit = Callable[[int, int, ExitStatus], None]
+
+
+@dataclass
+class Live:
+    """Runtime handle of a running attempt."""
+
+    job_id: int
+    attempt: int
+    pid: int
+    gpus: tuple[int, ...]
+    mem: int | None
+    attempt_dir: Path
+    exclusive: bool = False
+    grace: float = 10.0
+    peak: int = 0
+    """The most GPU memory the job was seen to use on one GPU (telemetry)."""
+    stop_reason: OutcomeKind | None = None
+    requeue: bool = False
+    deadline: asyncio.TimerHandle | None = field(default=None, repr=False)
+
+
+class Attempts:
+    def __init__(self, executor: Executor, layout: jobfiles.Layout, on_exit: OnExit) -> None:
+        self.executor = executor
+        self.layout = layout
+        self.live: dict[int, Live] = {}
+        self._on_exit = on_exit
+
+    def launch(self, job: Job, attempt: Attempt, now: float) -> int:
+        """Spawn the attempt and watch it; raises SpawnError or OSError when it cannot start."""
+        folder = Path(attempt.dir)
+        jobfiles.prepare(folder)
+        request = LaunchRequest(
+            job_id=job.id,
+            attempt=attempt.number,
+            command=job.spec.command,
+            cwd=job.spec.cwd,
+            env=jobfiles.job_env(self.layout, job, attempt),
+            attempt_dir=str(folder),
+        )
+        pid = self.executor.launch(request)
+        self.adopt(job, attempt.number, pid, attempt.gpus, now)
+        return pid
+
+    def adopt(self, job: Job, number: int, pid: int, gpus: tuple[int, ...], now: float) -> None:
+        """Watch a running attempt (just launched, or found alive after a restart)."""
+        folder = self.layout.attempt_dir(job.id, number)
+        live = Live(
+            job.id, number, pid, gpus, job.spec.mem, folder, job.spec.exclusive, job.spec.grace
+        )
+        self.live[job.id] = live
+        self.executor.watch(pid, str(folder), lambda status: self._on_exit(job.id, number, status))
+        if job.spec.timeout is not None:
+            started = job.started_at or now
+            remaining = max(0.0, started + job.spec.timeout - now)
+            loop = asyncio.get_running_loop()
+            live.deadline = loop.call_later(remaining, self._on_deadline, job.id, number)
+
+    def _on_deadline(self, job_id: int, number: int) -> None:
+        live = self.live.get(job_id)
+        if live and live.attempt == number and live.stop_reason is None:
+            live.stop_reason = OutcomeKind.TIMEOUT
+            self.executor.terminate(live.pid, live.grace)
+
+    def ended(self, job_id: int, number: int) -> Live | None:
+        """Forget an attempt whose process has ended; None if it was not ours (any more)."""
+        live = self.live.get(job_id)
+        if live is None or live.attempt != number:
+            return None
+        del self.live[job_id]
+        if live.deadline:
+            live.deadline.cancel()
+        return live
+
+    def stop(
+        self, job_id: int, reason: OutcomeKind, requeue: bool = False, grace: float | None = None
+    ) -> bool:
+        """SIGTERM the job's group, SIGKILL after its grace period (or `grace`, if shorter)."""
+        live = self.live.get(job_id)
+        if live is None:
+            return False
+        if live.stop_reason is None:
+            live.stop_reason, live.requeue = reason, requeue
+        wait = live.grace if grace is None else min(grace, live.grace)
+        self.executor.terminate(live.pid, wait)
+        return True
+
+    def stop_all(self, grace: float | None = None) -> None:
+        for job_id in list(self.live):
+            self.stop(job_id, OutcomeKind.KILLED, grace=grace)
+
+    def pause(self, job_id: int, pause: bool) -> bool:
+        """SIGSTOP or SIGCONT to the whole process group."""
+        live = self.live.get(job_id)
+        if live is None:
+            return False
+        self.executor.signal(live.pid, signal.SIGSTOP if pause else signal.SIGCONT)
+        return True
+
+    def running_jobs(self) -> list[RunningJob]:
+        return [
+            RunningJob(lv.job_id, lv.pid, lv.gpus, str(self.layout.job_dir(lv.job_id)))
+            for lv in self.live.values()
+        ]
+
+    def reservations(self, usage: dict[int, int]) -> list[Reservation]:
+        """What each running job holds: the larger of its request and its measured peak."""
+        held = []
+        for lv in self.live.values():
+            lv.peak = max(lv.peak, usage.get(lv.job_id, 0))
+            held.append(
+                Reservation(
+                    lv.job_id,
+                    lv.gpus,
+                    max(lv.mem or 0, lv.peak),
+                    shares=lv.mem is not None,
+                    exclusive=lv.exclusive,
+                )
+            )
+        return held
+
+    def close(self) -> None:
+        """Stop watching; the processes run on (a next daemon re-attaches to them)."""
+        for live in self.live.values():
+            if live.deadline:
+                live.deadline.cancel()
+        self.executor.close()

@@ -1,0 +1,47 @@
+"""`gpuherd config`: read and change placement settings while the daemon runs."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from gpuherd.cli.options import json_option
+from gpuherd.client import Client
+
+
+@click.group(invoke_without_command=True)
+@json_option()
+@click.pass_context
+def config(ctx: click.Context, as_json: bool) -> None:
+    """Placement settings: list them, `get NAME`, or `set NAME VALUE` (kept across restarts)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    settings = Client().get("/config")["settings"]
+    if as_json:
+        click.echo(json.dumps({k: v["value"] for k, v in settings.items()}, indent=1))
+        return
+    width = max(len(name) for name in settings)
+    for name, setting in settings.items():
+        click.echo(f"{name:<{width}}  {setting['value']:<8}  {setting['help']}")
+
+
+@config.command()
+@click.argument("name")
+def get(name: str) -> None:
+    """Print one setting's value."""
+    settings = Client().get("/config")["settings"]
+    if name not in settings:
+        raise click.BadParameter(f"unknown setting '{name}': use one of {', '.join(settings)}")
+    click.echo(settings[name]["value"])
+
+
+@config.command(name="set")
+@click.argument("name")
+@click.argument("value")
+def set_(name: str, value: str) -> None:
+    """Change a setting; placement uses it at once."""
+    click.echo(Client().post("/config", {"name": name, "value": value})["message"])
+
+
+COMMANDS = [config]

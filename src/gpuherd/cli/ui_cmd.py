@@ -1,0 +1,60 @@
+"""`gpuherd ui`: the web dashboard's URL, starting the daemon's TCP listener if it has none.
+
+Talks to the daemon over its Unix socket only (standard library client; nothing of the
+dashboard is imported here, so the CLI stays fast).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from gpuherd.client import Client
+from gpuherd.errors import HerdError
+
+
+def _show(answer: dict[str, Any]) -> None:
+    click.echo(f"dashboard: {answer['url']}")
+    if answer.get("remote_url"):
+        click.echo(f"     from other machines: {answer['remote_url']}")
+
+
+@click.command()
+@click.option(
+    "--listen",
+    metavar="HOST:PORT",
+    help="Where to listen if not yet listening (default 127.0.0.1:8888, or the next free port).",
+)
+@click.option("--url", "url_only", is_flag=True, help="Only print the URL of a running listener.")
+@click.option("--open", "open_browser", is_flag=True, help="Also open it in a web browser.")
+@click.option("--stop", is_flag=True, help="Stop the TCP listener (the Unix socket stays).")
+def ui(listen: str | None, url_only: bool, open_browser: bool, stop: bool) -> None:
+    """The web dashboard: prints its URL (with the token), starting the listener if needed.
+
+    The listener lasts until the daemon stops; `gpuherd daemon start --listen HOST:PORT`
+    starts one with the daemon. Anyone with the URL can run commands as you: keep it secret.
+    """
+    client = Client()
+    if stop:
+        client.post("/daemon/listen", {"stop": True})
+        click.echo("dashboard listener stopped")
+        return
+    answer = client.get("/daemon/listen")
+    if not answer["listening"]:
+        if url_only:
+            raise HerdError("the daemon is not listening on TCP: `gpuherd ui` starts the dashboard")
+        answer = client.post("/daemon/listen", {"address": listen})
+    elif listen:
+        answer = client.post("/daemon/listen", {"address": listen})  # 409 if elsewhere
+    if url_only:
+        click.echo(answer["url"])
+        return
+    _show(answer)
+    if open_browser:
+        import webbrowser
+
+        webbrowser.open(answer["url"])
+
+
+COMMANDS = [ui]

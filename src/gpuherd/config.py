@@ -1,0 +1,121 @@
+"""Placement settings a user can read and change while the daemon runs (`gpuherd config`).
+
+Each is kept in the store as text, so it survives restarts, and parsed into the Policy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from gpuherd.core.model import ForeignMode, Policy
+from gpuherd.core.units import format_duration, format_size, parse_duration, parse_size
+from gpuherd.errors import HerdError
+from gpuherd.store import Store
+
+_PREFIX = "config."
+
+
+def _fraction(text: str) -> float:
+    raw = text.strip()
+    value = float(raw[:-1]) / 100 if raw.endswith("%") else float(raw)
+    if not 0 <= value < 1:
+        raise ValueError(f"invalid fraction '{text}': use a percentage like 10% (0-99%)")
+    return value
+
+
+def _ram(text: str) -> int:
+    return 0 if text.strip() in ("0", "none") else parse_size(text)
+
+
+def _count(text: str) -> int | None:
+    if text.strip().lower() in ("none", "unlimited", "0"):
+        return None
+    value = int(text)
+    if value < 1:
+        raise ValueError(f"invalid count '{text}': use a positive number, or none")
+    return value
+
+
+def _foreign(text: str) -> ForeignMode:
+    try:
+        return ForeignMode(text.strip().lower())
+    except ValueError:
+        modes = ", ".join(m.value for m in ForeignMode)
+        raise ValueError(f"invalid mode '{text}': use one of {modes}") from None
+
+
+@dataclass(frozen=True)
+class Setting:
+    field: str
+    parse: Callable[[str], Any]
+    show: Callable[[Any], str]
+    help: str
+
+
+SETTINGS: dict[str, Setting] = {
+    "foreign": Setting(
+        "foreign",
+        _foreign,
+        str,
+        "GPU processes gpuherd did not start: auto (busy for jobs without --mem, only their "
+        "memory counts for jobs with --mem), memory, exclusive, ignore",
+    ),
+    "keep-free": Setting(
+        "keep_free",
+        _fraction,
+        lambda v: f"{v * 100:g}%",
+        "share of each GPU's memory placement never hands out, e.g. 10%",
+    ),
+    "keep-ram": Setting(
+        "keep_ram",
+        _ram,
+        lambda v: format_size(v) if v else "0",
+        "host memory that must stay available after a job's --ram is taken, e.g. 8GiB",
+    ),
+    "reserve-after": Setting(
+        "reserve_after",
+        parse_duration,
+        format_duration,
+        "how long a job that does not fit waits before it reserves GPUs against smaller jobs",
+    ),
+    "max-running": Setting(
+        "max_running",
+        _count,
+        lambda v: "none" if v is None else str(v),
+        "at most this many jobs run at once (none = no cap)",
+    ),
+}
+
+
+def load_policy(store: Store) -> Policy:
+    policy = Policy()
+    for name, setting in SETTINGS.items():
+        raw = store.get_setting(_PREFIX + name)
+        if raw is not None:
+            try:
+                policy = replace(policy, **{setting.field: setting.parse(raw)})
+            except ValueError:
+                pass  # a value an older gpuherd wrote that this one reads differently
+    return policy
+
+
+def describe(policy: Policy) -> dict[str, dict[str, str]]:
+    return {
+        name: {"value": s.show(getattr(policy, s.field)), "help": s.help}
+        for name, s in SETTINGS.items()
+    }
+
+
+def change(store: Store, policy: Policy, name: str, value: str) -> Policy:
+    """The policy with `name` set to `value`, saved; HerdError names what is wrong."""
+    setting = SETTINGS.get(name)
+    if setting is None:
+        raise HerdError(f"unknown setting '{name}': use one of {', '.join(SETTINGS)}")
+    try:
+        parsed = setting.parse(value)
+    except ValueError as exc:
+        raise HerdError(f"{name}: {exc}") from None
+    store.set_setting(_PREFIX + name, value)
+    return replace(policy, **{setting.field: parsed})

@@ -1,0 +1,105 @@
+"""Rows of the store's tables to and from the core's dataclasses (no SQL runs here)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from gpuherd.core.model import Attempt, Job, JobSpec, Outcome, StopRequest
+from gpuherd.core.states import JobState, OutcomeKind
+
+JOB_COLUMNS = (
+    "id, name, command, cwd, env_id, env_overrides, gpus, mem, after, retries, timeout, grace,"
+    " project, state, priority, position, attempt, created_at, queued_at, started_at, ended_at,"
+    " assigned, pid, outcome, exit_code, signal, message, exclusive, ram, oom_retry,"
+    " stop_reason, stop_at, stop_requeue"
+)
+ATTEMPT_COLUMNS = (
+    "job_id, number, gpus, gpu_uuids, dir, host, started_at, pid, ended_at,"
+    " outcome, exit_code, signal, message, mem, peak_mem"
+)
+
+
+def job_from_row(r: Sequence[Any], env: Mapping[str, str]) -> Job:
+    spec = JobSpec(
+        name=r[1],
+        command=r[2],
+        cwd=r[3],
+        env=env,
+        env_overrides=json.loads(r[5]),
+        gpus=r[6],
+        mem=r[7],
+        after=tuple(json.loads(r[8])),
+        retries=r[9],
+        timeout=r[10],
+        grace=r[11],
+        project=r[12],
+        exclusive=bool(r[27]),
+        ram=r[28],
+        oom_retry=bool(r[29]),
+    )
+    return Job(
+        id=r[0],
+        spec=spec,
+        state=JobState(r[13]),
+        priority=r[14],
+        position=r[15],
+        attempt=r[16],
+        created_at=r[17],
+        queued_at=r[18],
+        started_at=r[19],
+        ended_at=r[20],
+        gpus=tuple(json.loads(r[21])) if r[21] else (),
+        pid=r[22],
+        outcome=outcome_from_columns(r[23], r[24], r[25], r[26]),
+        stop=None if r[30] is None else StopRequest(OutcomeKind(r[30]), r[31], bool(r[32])),
+    )
+
+
+def attempt_from_row(r: Sequence[Any]) -> Attempt:
+    return Attempt(
+        job_id=r[0],
+        number=r[1],
+        gpus=tuple(json.loads(r[2])),
+        gpu_uuids=tuple(json.loads(r[3])),
+        dir=r[4],
+        host=r[5],
+        started_at=r[6],
+        pid=r[7],
+        ended_at=r[8],
+        outcome=outcome_from_columns(r[9], r[10], r[11], r[12]),
+        mem=r[13],
+        peak_mem=r[14],
+    )
+
+
+def filters(states: Sequence[JobState], project: str | None) -> tuple[str, list[Any]]:
+    clauses: list[str] = []
+    args: list[Any] = []
+    if states:
+        clauses.append(f"state IN ({','.join('?' * len(states))})")
+        args.extend(s.value for s in states)
+    if project is not None:
+        clauses.append("project = ?")
+        args.append(project)
+    return ("WHERE " + " AND ".join(clauses) if clauses else ""), args
+
+
+def outcome_columns(outcome: Outcome | None) -> dict[str, Any]:
+    if outcome is None:
+        return {"outcome": None, "exit_code": None, "signal": None, "message": None}
+    return {
+        "outcome": outcome.kind.value,
+        "exit_code": outcome.exit_code,
+        "signal": outcome.signal,
+        "message": outcome.message,
+    }
+
+
+def outcome_from_columns(
+    kind: str | None, code: int | None, sig: int | None, msg: str | None
+) -> Outcome | None:
+    if kind is None:
+        return None
+    return Outcome(OutcomeKind(kind), exit_code=code, signal=sig, message=msg)

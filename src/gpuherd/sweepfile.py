@@ -1,0 +1,389 @@
+"""Sweep files (YAML or TOML) and GPU Task Scheduler config dicts, read into a SweepSpec.
+
+Every error is one line: `file:line: what is wrong` (the line where YAML can tell it; TOML
+gives the key path only). `results_dir` is kept as written (relative paths are the caller's
+to resolve, against the working directory the jobs run in); it defaults to `results/<name>`,
+and `name` to the file's stem. YAML reads `1e-5` as a number (YAML 1.2), not as a string.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Self
+
+import yaml
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from gpuherd.core.sweep import DistKind, Distribution, SweepError, SweepSpec
+from gpuherd.core.units import parse_duration, parse_size
+
+
+class SweepFileError(ValueError):
+    """A sweep file or config that cannot be used; the message is one line naming the place."""
+
+
+@dataclass(frozen=True)
+class SubmitOptions:
+    """What `submit` takes, applied to every job of the sweep."""
+
+    gpus: int = 1
+    mem: int | None = None
+    """Bytes per GPU."""
+    priority: int = 0
+    retries: int = 0
+    timeout: float | None = None
+    """Seconds per attempt."""
+    max_parallel: int | None = None
+    project: str | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SweepFile:
+    path: str
+    spec: SweepSpec
+    options: SubmitOptions
+
+
+class _Loader(yaml.SafeLoader):
+    """SafeLoader that also reads `1e-5` and `1E+3` as floats, as YAML 1.2 does."""
+
+
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
+    list("-+0123456789"),
+)
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class _Separators(_Strict):
+    item: StrictStr = ","
+    kv: StrictStr = "="
+
+
+class _Random(_Strict):
+    choice: list[Any] | None = None
+    uniform: list[float] | None = None
+    loguniform: list[float] | None = None
+    int_: list[StrictInt] | None = Field(None, alias="int")
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> Self:
+        self.distribution()
+        return self
+
+    def distribution(self) -> Distribution:
+        kinds: tuple[DistKind, ...] = ("choice", "uniform", "loguniform", "int")
+        values = (self.choice, self.uniform, self.loguniform, self.int_)
+        given = [(k, list(v)) for k, v in zip(kinds, values, strict=True) if v is not None]
+        if len(given) != 1:
+            raise ValueError("give exactly one of choice, uniform, loguniform, int")
+        kind, value = given[0]
+        if kind == "choice":
+            return Distribution("choice", values=tuple(value))
+        if len(value) != 2:
+            raise ValueError(f"{kind}: give [low, high], got {value!r}")
+        return Distribution(kind, low=float(value[0]), high=float(value[1]))
+
+
+class _File(_Strict):
+    name: StrictStr | None = None
+    command: StrictStr | None = None
+    results_dir: StrictStr | None = None
+    fixed: dict[StrictStr, Any] = {}
+    grid: list[dict[StrictStr, list[Any]]] | None = None
+    random: dict[StrictStr, _Random] = {}
+    samples: StrictInt | None = Field(None, ge=1)
+    seed: StrictInt | None = None
+    shuffle: StrictBool = False
+    exclude: Any = None
+    separators: _Separators = _Separators()
+    gpus: StrictInt = Field(1, ge=0)
+    mem: Any = None
+    priority: StrictInt = 0
+    retries: StrictInt = Field(0, ge=0)
+    timeout: Any = None
+    max_parallel: StrictInt | None = Field(None, ge=1)
+    project: StrictStr | None = None
+    env: dict[StrictStr, Any] = {}
+
+    @field_validator("grid", mode="before")
+    @classmethod
+    def _grid_list(cls, value: Any) -> Any:
+        if isinstance(value, Mapping):
+            return [value]
+        if isinstance(value, list) and not value:
+            raise ValueError("empty list: give a mapping of parameter lists, or a list of them")
+        return value
+
+    @field_validator("exclude")
+    @classmethod
+    def _exclude(cls, value: Any) -> Any:
+        if value is None or isinstance(value, str):
+            return value
+        if isinstance(value, list) and all(isinstance(p, Mapping) and p for p in value):
+            return value
+        raise ValueError("give a list of partial points (mappings) or an expression string")
+
+    @field_validator("mem")
+    @classmethod
+    def _mem(cls, value: Any) -> int | None:
+        if value is None or (isinstance(value, int) and not isinstance(value, bool)):
+            return value
+        if isinstance(value, str):
+            return parse_size(value)
+        raise ValueError(f"invalid size {value!r}: use a value like 24GiB")
+
+    @field_validator("timeout")
+    @classmethod
+    def _timeout(cls, value: Any) -> float | None:
+        if value is None:
+            return None
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return parse_duration(str(value))
+        if isinstance(value, str):
+            return parse_duration(value)
+        raise ValueError(f"invalid duration {value!r}: use a value like 90s, 2h, 1h30m")
+
+    @field_validator("env")
+    @classmethod
+    def _env(cls, value: dict[str, Any]) -> dict[str, str]:
+        for key, item in value.items():
+            if not isinstance(item, str | int | float) or isinstance(item, bool):
+                raise ValueError(f"{key}: give a string or a number, got {item!r}")
+        return {key: str(item) for key, item in value.items()}
+
+
+_KEYS = {(): list(_File.model_fields), ("separators",): ["item", "kv"]}
+
+
+def load_sweep(path: str | Path) -> SweepFile:
+    """Read and check a sweep file (`.yaml`, `.yml` or `.toml`)."""
+    where = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SweepFileError(f"{where}: cannot read the sweep file: {exc}") from None
+    return parse_sweep(text, where)
+
+
+def parse_sweep(text: str, path: str) -> SweepFile:
+    """Check sweep file text; `path` names it in messages and picks the format by suffix."""
+    suffix = Path(path).suffix.lower()
+    if suffix in (".yaml", ".yml"):
+        try:
+            data = yaml.load(text, Loader=_Loader)  # a SafeLoader
+        except yaml.YAMLError as exc:
+            raise SweepFileError(_yaml_problem(path, exc)) from None
+    elif suffix == ".toml":
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise SweepFileError(f"{path}: invalid TOML: {exc}") from None
+    else:
+        raise SweepFileError(f"{path}: unknown sweep file type: use .yaml, .yml or .toml")
+    if not isinstance(data, dict):
+        raise SweepFileError(f"{path}: a sweep file must be a mapping of keys (name, grid, ...)")
+    try:
+        model = _File.model_validate(data)
+        spec = _to_spec(model, Path(path).stem)
+    except ValidationError as exc:
+        raise SweepFileError(_pydantic_problem(path, text, data, exc)) from None
+    except SweepError as exc:
+        raise SweepFileError(f"{_place(path, text, exc.loc)}: {exc}") from None
+    options = SubmitOptions(
+        gpus=model.gpus,
+        mem=model.mem,
+        priority=model.priority,
+        retries=model.retries,
+        timeout=model.timeout,
+        max_parallel=model.max_parallel,
+        project=model.project,
+        env=model.env,
+    )
+    return SweepFile(path=path, spec=spec, options=options)
+
+
+def _to_spec(model: _File, stem: str) -> SweepSpec:
+    name = model.name or stem
+    exclude = model.exclude
+    return SweepSpec(
+        name=name,
+        command=model.command,
+        results_dir=model.results_dir or f"results/{name}",
+        fixed=dict(model.fixed),
+        grids=tuple({k: tuple(v) for k, v in grid.items()} for grid in model.grid or ()),
+        random={k: r.distribution() for k, r in model.random.items()},
+        samples=model.samples,
+        seed=model.seed,
+        shuffle=model.shuffle,
+        exclude=tuple(exclude) if isinstance(exclude, list) else (),
+        exclude_expr=exclude if isinstance(exclude, str) else None,
+        item_sep=model.separators.item,
+        kv_sep=model.separators.kv,
+    )
+
+
+def from_config(
+    config: Mapping[str, Any], *, name: str = "sweep", command: str | None = None
+) -> SweepSpec:
+    """A SweepSpec from GPU Task Scheduler's config dict.
+
+    `global_config` becomes `fixed`, `test_config` the grids (values may be any iterable, such
+    as `range(10)`); from `scheduler_config`, `result_root_folder` and the folder-name
+    separators are used, `gpu`, `force_rerun` and the file names are ignored (pass GPUs and
+    force to the submission instead).
+    """
+    unknown = set(config) - {"scheduler_config", "global_config", "test_config", "theano_config"}
+    if unknown:
+        raise SweepFileError(
+            f"config: unknown key {sorted(unknown)[0]!r}; "
+            "known keys: scheduler_config, global_config, test_config"
+        )
+    scheduler = _mapping(config.get("scheduler_config") or {}, "scheduler_config")
+    fixed = _mapping(config.get("global_config") or {}, "global_config")
+    tests = config.get("test_config") or [{}]
+    if isinstance(tests, Mapping):
+        tests = [tests]
+    grids = [_gts_grid(_mapping(t, f"test_config[{i}]"), i) for i, t in enumerate(tests)]
+    try:
+        return SweepSpec(
+            name=name,
+            command=command,
+            results_dir=str(scheduler.get("result_root_folder", "results")),
+            fixed=dict(fixed),
+            grids=tuple(grids) if any(grids) else (),
+            item_sep=str(scheduler.get("test_config_string_separator", ",")),
+            kv_sep=str(scheduler.get("test_config_string_indicator", "=")),
+        )
+    except SweepError as exc:
+        raise SweepFileError(f"config: {exc}") from None
+
+
+def _mapping(value: Any, where: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise SweepFileError(f"config: {where} must be a dict, got {type(value).__name__}")
+    return value
+
+
+def _gts_grid(test: Mapping[str, Any], i: int) -> dict[str, tuple[Any, ...]]:
+    grid: dict[str, tuple[Any, ...]] = {}
+    for key, values in test.items():
+        if isinstance(values, str | bytes | Mapping) or not isinstance(values, Iterable):
+            raise SweepFileError(
+                f"config: test_config[{i}].{key} must be a list of values, got {values!r}"
+            )
+        grid[key] = tuple(values)
+    return grid
+
+
+# ---- error messages -------------------------------------------------------------------------
+
+
+def _yaml_problem(path: str, exc: yaml.YAMLError) -> str:
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc)
+    context = getattr(exc, "context", None)
+    text = f"{context}: {problem}" if context else problem
+    line = f":{mark.line + 1}" if mark is not None else ""
+    return f"{path}{line}: invalid YAML: {' '.join(str(text).split())}"
+
+
+def _pydantic_problem(path: str, text: str, data: Any, exc: ValidationError) -> str:
+    errors = exc.errors()
+    first = errors[0]
+    loc = _real_loc(first["loc"], data)
+    shown_loc = loc
+    if first["type"] == "extra_forbidden":
+        parent = loc[:-1]
+        known = _KEYS.get(tuple(str(p) for p in parent))
+        if parent and parent[0] == "random":
+            known = ["choice", "uniform", "loguniform", "int"]
+        message = f"unknown key {loc[-1]!r}" + (
+            f"; known keys: {', '.join(known)}" if known else ""
+        )
+        shown_loc = parent
+    elif first["type"] == "value_error":
+        message = str(first.get("ctx", {}).get("error", first["msg"]))
+    else:
+        message = first["msg"]
+    more = f" ({len(errors) - 1} more problems)" if len(errors) > 1 else ""
+    shown = f"{_dotted(shown_loc, data)}: " if shown_loc else ""
+    return f"{_place(path, text, loc)}: {shown}{' '.join(message.split())}{more}"
+
+
+def _real_loc(loc: Sequence[str | int], data: Any) -> tuple[str | int, ...]:
+    """The steps of pydantic's `loc` that exist in the data (drops "[key]" and type tags)."""
+    out: list[str | int] = []
+    node = data
+    for step in loc:
+        found = isinstance(node, Mapping) and step in node
+        if found or (isinstance(node, list) and isinstance(step, int) and step < len(node)):
+            node = node[step]
+        elif isinstance(node, Mapping) and isinstance(step, int):
+            continue  # `grid` written as one mapping, checked as a list of one
+        else:
+            break
+        out.append(step)
+    return tuple(out)
+
+
+def _dotted(loc: Sequence[str | int], data: Any) -> str:
+    """`grid.lr`, `grid[1].lr`, `random.lr.int`: the key path as the user wrote it."""
+    text = ""
+    node = data
+    for step in loc:
+        if isinstance(node, Mapping):
+            if isinstance(step, int):
+                continue
+            node = node.get(step)
+        else:
+            ok = isinstance(node, list) and isinstance(step, int) and step < len(node)
+            node = node[step] if ok else None
+        text += f"[{step}]" if isinstance(step, int) else (f".{step}" if text else step)
+    return text
+
+
+def _place(path: str, text: str, loc: Sequence[str | int]) -> str:
+    """`path:line` for the deepest key of `loc` that the YAML text shows; else `path`."""
+    if Path(path).suffix.lower() not in (".yaml", ".yml") or not loc:
+        return path
+    try:
+        node = yaml.compose(text, Loader=_Loader)  # a SafeLoader
+    except yaml.YAMLError:
+        return path
+    line = None
+    for step in loc:
+        if isinstance(node, yaml.MappingNode):
+            if isinstance(step, int):
+                continue
+            match = [(k, v) for k, v in node.value if getattr(k, "value", None) == step]
+            if not match:
+                break
+            line, node = match[0][0].start_mark.line + 1, match[0][1]
+        elif isinstance(node, yaml.SequenceNode) and isinstance(step, int):
+            if step >= len(node.value):
+                break
+            node = node.value[step]
+            line = node.start_mark.line + 1
+        else:
+            break
+    return f"{path}:{line}" if line is not None else path

@@ -1,0 +1,295 @@
+"""The dashboard in a real browser: Python Playwright driving Debian's chromium.
+
+One daemon (fake GPUs, TCP listener on a free port) and one browser serve the whole module.
+Without /usr/bin/chromium (or the playwright package) these tests skip, except in CI
+(CI=true), where they fail: `.ci/run` installs chromium.
+
+GPUHERD_SCREENSHOTS=1 also saves a screenshot of each page under docs/screenshots/.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import Herd
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+TIMEOUT_MS = 10_000
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+
+
+def _unavailable(reason: str) -> None:
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{reason}: CI must run the browser tests (.ci/run installs chromium)")
+    pytest.skip(f"{reason}: the browser tests run in CI; `apt-get install chromium` to run here")
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if not os.path.exists(CHROMIUM):
+        _unavailable(f"no {CHROMIUM}")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _unavailable("the playwright package is not installed (pip install -e '.[test]')")
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+class Board:
+    """A daemon with a TCP listener, and a browser context that holds its cookie."""
+
+    def __init__(self, herd: Herd, url: str, context: Any) -> None:
+        self.herd = herd
+        self.url = url
+        self.base = url.split("/?")[0]
+        self.context = context
+
+    def page(self, path: str = "/", dialogs: list[str] | None = None) -> Any:
+        """A new tab on `path`; JavaScript dialogs (alert…) are recorded in `dialogs`."""
+        page = self.context.new_page()
+        page.set_default_timeout(TIMEOUT_MS)
+        if dialogs is not None:
+            page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+        page.goto(self.base + path)
+        return page
+
+    def submit(self, *args: str) -> int:
+        return self.herd.submit(*args)
+
+
+@pytest.fixture(scope="module")
+def board(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Board]:
+    herd = Herd(tmp_path_factory.mktemp("e2e") / "home")
+    try:
+        herd.start("--fake-gpus", "4", "--listen", "127.0.0.1:0")
+        url = herd.cli("ui", "--url").stdout.strip()
+        context = browser.new_context(viewport={"width": 1280, "height": 800})
+        page = context.new_page()
+        page.goto(url)  # ?token= sets the cookie and drops the token from the URL
+        assert "token=" not in page.url
+        page.close()
+        yield Board(herd, url, context)
+        context.close()
+    finally:
+        herd.cleanup()
+
+
+@pytest.fixture
+def expect() -> Any:
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=TIMEOUT_MS)
+    return expect
+
+
+def _waiter(folder: Path, name: str, before: str = "", after: str = "") -> tuple[str, Path]:
+    """A shell command that prints `before`, waits for the file `name`, then prints `after`."""
+    flag = folder / name
+    script = (
+        f"echo {shlex.quote(before)}; "
+        f"while [ ! -e {shlex.quote(str(flag))} ]; do sleep 0.05; done; "
+        f"echo {shlex.quote(after)}"
+    )
+    return script, flag
+
+
+def test_overview_shows_a_card_per_gpu(board: Board, expect: Any) -> None:
+    page = board.page("/")
+    expect(page.locator(".card.gpu")).to_have_count(4)
+    expect(page.locator(".card.gpu").first).to_contain_text("GPU 0")
+    expect(page.locator(".card.gpu").first).to_contain_text("24.0 GiB")
+    expect(page.locator("#queue-state")).to_have_text("Queue running")
+    page.close()
+
+
+def test_submit_from_the_form_then_watch_it_run_and_finish(
+    board: Board, expect: Any, tmp_path: Path
+) -> None:
+    watcher = board.page("/jobs")
+    watcher.evaluate("window.notReloaded = true")
+    command, flag = _waiter(tmp_path, "go", "from the form", "done")
+    form = board.page("/submit")
+    form.fill("textarea[name=commands]", command)
+    form.fill("input[name=name]", "form-job")
+    form.fill("input[name=gpus]", "0")
+    form.fill("input[name=cwd]", str(tmp_path))
+    form.click("#submit-button")
+    expect(form.locator(".flash.ok")).to_contain_text("Submitted job")
+    job_id = int(form.url.split("submitted=")[1])
+    row = watcher.locator(f"#job-{job_id}")
+    expect(row).to_contain_text("form-job")
+    expect(row.locator(".pill")).to_have_text("running")
+    flag.touch()
+    expect(row.locator(".pill")).to_have_text("succeeded")
+    expect(row).to_contain_text("exit 0")
+    assert watcher.evaluate("window.notReloaded") is True
+    watcher.close()
+    form.close()
+
+
+def test_a_job_page_shows_its_output_as_it_comes(board: Board, expect: Any, tmp_path: Path) -> None:
+    command, flag = _waiter(tmp_path, "go", "first line", "second line")
+    job_id = board.submit("--gpus", "0", "--", "sh", "-c", command)
+    page = board.page(f"/jobs/{job_id}")
+    page.evaluate("window.notReloaded = true")
+    log = page.locator("#log-stdout")
+    expect(log).to_contain_text("first line")
+    expect(page.locator("#job-state")).to_have_text("running")
+    flag.touch()
+    expect(log).to_contain_text("second line")
+    expect(page.locator("#job-state")).to_have_text("succeeded")
+    assert log.inner_text().count("first line") == 1  # nothing shown twice
+    assert page.evaluate("window.notReloaded") is True
+    download = page.locator("a[download]").first.get_attribute("href")
+    assert download == f"/api/v1/jobs/{job_id}/log?stream=stdout&attempt=1"
+    page.close()
+
+
+def test_kill_a_running_job_with_its_button(board: Board, expect: Any) -> None:
+    job_id = board.submit("--gpus", "0", "--name", "to-kill", "--", "sleep", "60")
+    board.herd.wait_state(job_id, "running")
+    page = board.page("/jobs")
+    row = page.locator(f"#job-{job_id}")
+    expect(row.locator(".pill")).to_have_text("running")
+    row.locator("button.act-kill").click()
+    expect(page.locator("#flash")).to_contain_text(f"job {job_id}: stopping")
+    expect(row.locator(".pill")).to_have_text("killed")
+    assert board.herd.job(job_id)["state"] == "killed"
+    page.close()
+
+
+def test_pause_and_resume_the_queue_with_the_button(board: Board, expect: Any) -> None:
+    page = board.page("/")
+    page.click("#queue-toggle")
+    expect(page.locator("#queue-state")).to_have_text("Queue paused")
+    assert board.herd.client.get("/daemon")["queue_paused"] is True
+    page.click("#queue-toggle")
+    expect(page.locator("#queue-state")).to_have_text("Queue running")
+    assert board.herd.client.get("/daemon")["queue_paused"] is False
+    page.close()
+
+
+def test_a_browser_without_the_token_is_refused(board: Board, browser: Any) -> None:
+    stranger = browser.new_context()
+    page = stranger.new_page()
+    response = page.goto(board.base + "/jobs")
+    assert response is not None and response.status == 403
+    assert "needs its token" in page.inner_text("body")
+    stranger.close()
+
+
+def test_a_script_tag_in_a_name_renders_as_text(board: Board, expect: Any, tmp_path: Path) -> None:
+    evil = "<script>alert(1)</script>"
+    job_id = board.submit(
+        "--gpus", "0", "--name", evil, "--", "echo", "<img src=x onerror=alert(2)>"
+    )
+    board.herd.wait_state(job_id, "succeeded")
+    dialogs: list[str] = []
+    for path in ("/", "/jobs", f"/jobs/{job_id}", f"/jobs?q={evil}"):
+        page = board.page(path, dialogs)
+        expect(page.get_by_text(evil).first).to_be_visible()
+        if path == f"/jobs/{job_id}":
+            expect(page.locator("#log-stdout")).to_contain_text("<img src=x onerror=alert(2)>")
+        assert page.locator("img[src=x]").count() == 0
+        page.close()
+    assert dialogs == []
+
+
+# ---- screenshots for docs/ (GPUHERD_SCREENSHOTS=1) -----------------------------------------
+
+TRAIN = r"""
+import os, sys, time
+lr, epochs, pause = float(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
+print(f"CUDA_VISIBLE_DEVICES={os.environ['CUDA_VISIBLE_DEVICES']} lr={lr}", flush=True)
+loss = 0.69
+for epoch in range(1, epochs + 1):
+    loss *= 1 - min(lr, 0.5) / 4
+    print(f"epoch {epoch:3d}  loss {loss:.4f}  acc {1 - loss / 1.4:.3f}", flush=True)
+    time.sleep(pause)
+if lr > 0.9:
+    print("loss is nan: diverged", file=sys.stderr)
+    sys.exit(1)
+"""
+
+
+def test_screenshots(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> None:
+    if os.environ.get("GPUHERD_SCREENSHOTS") != "1":
+        pytest.skip("set GPUHERD_SCREENSHOTS=1 to regenerate docs/screenshots/")
+    folder = tmp_path_factory.mktemp("shots")
+    train = folder / "train.py"
+    train.write_text(TRAIN)
+    gpus = folder / "gpus.json"
+    gpus.write_text(
+        '{"gpus": [{"name": "NVIDIA A100-SXM4-80GB", "memory_total": "80GiB", '
+        '"memory_used": "31GiB"}, {"name": "NVIDIA A100-SXM4-80GB", "memory_total": "80GiB", '
+        '"memory_used": "52GiB"}, {"name": "NVIDIA A100-SXM4-80GB", "memory_total": "80GiB", '
+        '"memory_used": "0GiB"}, {"name": "NVIDIA A100-SXM4-80GB", "memory_total": "80GiB", '
+        '"memory_used": "18GiB", "processes": [{"pid": 4242, "memory": "18GiB"}]}]}'
+    )
+    herd = Herd(folder / "home")
+    try:
+        herd.start("--fake-gpus", str(gpus), "--listen", "127.0.0.1:0")
+        py = shlex.quote(sys.executable)
+
+        def run(name: str, lr: float, epochs: int, pause: float, *opts: str) -> int:
+            cmd = f"{py} train.py {lr} {epochs} {pause}"
+            return herd.submit("--name", name, "--cwd", str(folder), *opts, "--", cmd)
+
+        done = [run(f"resnet50-lr{lr}", lr, 8, 0.0, "--project", "resnet") for lr in (0.3, 0.1)]
+        failed = run("resnet50-lr1.0", 1.0, 3, 0.0, "--project", "resnet")
+        for job_id in (*done, failed):
+            herd.wait_state(job_id, "succeeded", "failed")
+        running = [
+            run("vit-b16-lr0.03", 0.03, 400, 0.5, "--project", "vit"),
+            run("vit-b16-lr0.01", 0.01, 400, 0.5, "--project", "vit", "--mem", "40GiB"),
+        ]
+        for job_id in running:
+            herd.wait_state(job_id, "running")
+        run("vit-l16-lr0.01", 0.01, 400, 0.5, "--project", "vit", "--gpus", "2")
+        run("sweep-check", 0.1, 5, 0.5, "--hold")
+        url = herd.cli("ui", "--url").stdout.strip()
+        context = browser.new_context(viewport={"width": 1280, "height": 760})
+        page = context.new_page()
+        page.set_default_timeout(TIMEOUT_MS)
+        page.goto(url)
+        base = url.split("/?")[0]
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        shots = {
+            "overview": "/",
+            "jobs": "/jobs",
+            "job": f"/jobs/{running[0]}",
+            "submit": "/submit",
+            "gpus": "/gpus",
+            "sweeps": "/sweeps",
+        }
+        for name, path in shots.items():
+            page.goto(base + path)
+            if name == "job":
+                page.wait_for_function(
+                    "document.querySelector('#log-stdout').textContent.includes('epoch   4')"
+                )
+            page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+        context.close()
+    finally:
+        herd.cleanup()

@@ -1,0 +1,356 @@
+"""`gpuherd run` through the installed console script: what users of simple_gpu_scheduler and
+gpu-hog type, what they see, and every kind of bad input (one error line, no traceback, no job).
+
+Jobs are real processes that record what they saw (see `Probe` in conftest.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import re
+import select
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import GPUHERD_BIN, Probe, Runs
+
+REPO = Path(__file__).resolve().parents[2]
+ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
+STARTED = re.compile(r"^\[(\d+)\] started on GPU ([\d,]+): (.*)$")
+
+
+def job_folders(out: Path) -> list[str]:
+    return sorted(p.name for p in out.iterdir() if p.is_dir()) if out.exists() else []
+
+
+def assert_one_error_line(proc: subprocess.CompletedProcess[str], *names: str) -> str:
+    """A mistake: non-zero exit, one `gpuherd: error:` line naming what was wrong."""
+    assert proc.returncode != 0, proc.stdout
+    assert "Traceback" not in proc.stderr, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("gpuherd: error: "), lines[0]
+    for name in names:
+        assert name in lines[0], lines[0]
+    return lines[0]
+
+
+# ---- the README examples -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("gpus", [["0", "1", "2"], ["0,1,2"]], ids=["spaces", "commas"])
+def test_simple_gpu_scheduler_example_runs_three_jobs_on_three_distinct_gpus(
+    runs: Runs, probe: Probe, gpus: list[str]
+) -> None:
+    # `simple_gpu_scheduler --gpus 0 1 2 < gpu_commands.txt`; each job waits until all three
+    # have started, so they must run at once, on three different GPUs.
+    lines = [probe.cmd(f"run_{n}", barrier=3) for n in (1, 2, 3)]
+    out = runs.root / "out"
+    proc = runs.run("--gpus", *gpus, "--output-dir", str(out), input="\n".join(lines) + "\n")
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    assert "Traceback" not in proc.stderr
+    seen = probe.by_name()
+    assert sorted(seen) == ["run_1", "run_2", "run_3"]
+    assert all(r["exit"] == 0 for r in seen.values())
+    assert sorted(r["gpus"] for r in seen.values()) == ["0", "1", "2"]
+    # What the terminal said matches what the jobs saw.
+    started = [m.groups() for m in map(STARTED.match, proc.stdout.splitlines()) if m]
+    assert sorted(started) == [(str(n), seen[f"run_{n + 1}"]["gpus"], lines[n]) for n in range(3)]
+    assert proc.stdout.splitlines()[-1] == f"3 succeeded, 0 failed; logs in {out}"
+    assert job_folders(out) == ["job_0", "job_1", "job_2"]
+
+
+def test_readme_try_it_example_succeeds(runs: Runs) -> None:
+    # `gpuherd run --fake-gpus 2 examples/commands.txt`, from the repository root.
+    out = runs.root / "runs"
+    proc = runs.run("--fake-gpus", "2", "--output-dir", str(out), "examples/commands.txt", cwd=REPO)
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    assert proc.stdout.splitlines()[-1] == f"4 succeeded, 0 failed; logs in {out}"
+    assert job_folders(out) == ["job_0", "job_1", "job_2", "job_3"]
+    for n in range(4):
+        folder = out / f"job_{n}"
+        assert (folder / "SUCCESS").exists() and not (folder / "FAILURE").exists()
+        assert (folder / "metrics.json").exists()  # the toy wrote into $GPUHERD_JOB_DIR
+    assert "short run done" in (out / "job_3" / "stdout.log").read_text()  # && ran
+
+
+def test_python_dash_m_gpuherd_run_works_too(runs: Runs, probe: Probe) -> None:
+    out = runs.root / "out"
+    proc = subprocess.run(
+        [sys.executable, "-m", "gpuherd", "run", "--fake-gpus", "1", "--output-dir", str(out)],
+        input=probe.cmd("only") + "\n",
+        cwd=runs.cwd,
+        env=runs.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert list(probe.by_name()) == ["only"]
+
+
+# ---- output: folders, lines, state -----------------------------------------------------------
+
+
+def test_default_output_dir_is_herd_runs_timestamp_in_the_working_folder(
+    runs: Runs, probe: Probe
+) -> None:
+    proc = runs.run("--fake-gpus", "1", input=probe.cmd("a") + "\n")
+    assert proc.returncode == 0, proc.stderr
+    (stamp,) = list((runs.cwd / "herd_runs").iterdir())
+    assert re.fullmatch(r"\d{8}-\d{6}", stamp.name), stamp.name
+    assert (stamp / "job_0" / "SUCCESS").exists()
+    assert probe.by_name()["a"]["job_dir"] == str(stamp / "job_0")
+    assert proc.stdout.splitlines()[-1].endswith(f"logs in {stamp}")
+
+
+def test_plain_lines_when_not_a_terminal_and_status_1_when_a_job_fails(
+    runs: Runs, probe: Probe
+) -> None:
+    out = runs.root / "out"
+    lines = [probe.cmd("good"), probe.cmd("bad", exit=3)]
+    proc = runs.run("--fake-gpus", "1", "--output-dir", str(out), input="\n".join(lines) + "\n")
+    assert proc.returncode == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert "\x1b" not in proc.stdout  # no progress bar, no colours in a pipe
+    text = proc.stdout.splitlines()
+    assert text[0] == f"[0] started on GPU 0: {lines[0]}"
+    assert re.fullmatch(r"\[0\] succeeded in [\d.]+s", text[1]), text[1]
+    assert f"[1] started on GPU 0: {lines[1]}" in text
+    failed = [line for line in text if line.startswith("[1] failed")]
+    assert len(failed) == 1 and f"see {out / 'job_1'}/stderr.log" in failed[0], text
+    assert "exit 3" in failed[0]
+    assert text[-1] == f"1 succeeded, 1 failed; logs in {out}"
+    assert (out / "job_0" / "SUCCESS").exists() and not (out / "job_0" / "FAILURE").exists()
+    assert (out / "job_1" / "FAILURE").exists() and not (out / "job_1" / "SUCCESS").exists()
+
+
+def test_progress_bar_on_a_terminal(runs: Runs, probe: Probe) -> None:
+    jobs = runs.root / "jobs.txt"
+    jobs.write_text(probe.cmd("a") + "\n" + probe.cmd("b") + "\n")
+    out = runs.root / "out"
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [GPUHERD_BIN, "run", "--fake-gpus", "2", "--output-dir", str(out), str(jobs)],
+        stdin=subprocess.DEVNULL,
+        stdout=follower,
+        stderr=follower,
+        cwd=runs.cwd,
+        env={**runs.env, "TERM": "xterm", "COLUMNS": "100"},
+        start_new_session=True,
+    )
+    os.close(follower)
+    seen = b""
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if not select.select([leader], [], [], 1)[0]:
+                if proc.poll() is not None:
+                    break
+                continue
+            try:
+                chunk = os.read(leader, 4096)
+            except OSError:  # EIO: every writer closed the terminal
+                break
+            if not chunk:
+                break
+            seen += chunk
+        status = proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+        os.close(leader)
+    text = ANSI.sub(b"", seen).decode()
+    assert status == 0, text
+    assert "gpuherd run" in text and "2/2" in text  # the live bar, counting the jobs
+    assert "[0] started on GPU" in text and "[1] succeeded in" in text
+    assert f"2 succeeded, 0 failed; logs in {out}" in text
+    assert "Traceback" not in text
+
+
+def test_run_state_dies_with_the_run_unless_kept(runs: Runs, probe: Probe) -> None:
+    gone = runs.run(
+        "--fake-gpus", "1", "--output-dir", str(runs.root / "a"), input=probe.cmd("a") + "\n"
+    )
+    assert gone.returncode == 0, gone.stderr
+    assert list(runs.tmp.iterdir()) == []  # the temporary database went with the run
+    assert not (runs.root / "a" / "herd.db").exists()
+
+    kept = runs.run(
+        "--fake-gpus",
+        "1",
+        "--output-dir",
+        str(runs.root / "b"),
+        "--keep-state",
+        input=probe.cmd("b") + "\n",
+    )
+    assert kept.returncode == 0, kept.stderr
+    assert list(runs.tmp.iterdir()) == []
+    db = runs.root / "b" / "herd.db"
+    with sqlite3.connect(db) as connection:
+        assert connection.execute("select count(*) from jobs").fetchone() == (1,)
+    connection.close()
+
+
+# ---- --yielder ---------------------------------------------------------------------------------
+
+
+def write_yielder(runs: Runs, body: str, name: str = "make_jobs.py") -> Path:
+    path = runs.root / name
+    path.write_text(body)
+    return path
+
+
+def test_yielder_strings_and_dicts_all_run_with_their_env_gpus_and_name(
+    runs: Runs, probe: Probe
+) -> None:
+    yielder = write_yielder(
+        runs,
+        f"""
+def yielder():
+    yield {probe.cmd("plain")!r}
+    yield {{"command": {probe.cmd("fancy")!r}, "name": "fancy-job", "gpus": 2,
+           "env": {{"PROBE_LR": "0.1", "PROBE_N": 3}}}}
+    for n in range(2):
+        yield {probe.cmd("gen")!r} + "_" + str(n)
+""",
+    )
+    out = runs.root / "out"
+    proc = runs.run("--fake-gpus", "2", "--output-dir", str(out), "--yielder", str(yielder))
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    seen = probe.by_name()
+    assert sorted(seen) == ["fancy", "gen_0", "gen_1", "plain"]
+    assert seen["fancy"]["probe_env"] == {"PROBE_LR": "0.1", "PROBE_N": "3"}
+    assert seen["plain"]["probe_env"] == {}  # one job's env is not another's
+    assert sorted(seen["fancy"]["gpus"].split(",")) == ["0", "1"]
+    assert len(seen["plain"]["gpus"].split(",")) == 1
+    info = json.loads((out / "job_1" / "job.json").read_text())
+    assert info["name"] == "fancy-job"
+    assert info["env_overrides"] == {"PROBE_LR": "0.1", "PROBE_N": "3"}
+
+
+def test_yielder_that_raises_gets_one_line_and_starts_nothing(runs: Runs, probe: Probe) -> None:
+    yielder = write_yielder(
+        runs,
+        f"""
+def yielder():
+    yield {probe.cmd("first")!r}
+    raise RuntimeError("the sweep config is broken")
+""",
+    )
+    out = runs.root / "out"
+    proc = runs.run("--fake-gpus", "1", "--output-dir", str(out), "--yielder", str(yielder))
+    assert_one_error_line(proc, "the sweep config is broken")
+    assert job_folders(out) == []
+    assert not probe.started("first")
+
+
+@pytest.mark.parametrize(
+    ("body", "names"),
+    [
+        pytest.param(None, ["missing.py", "no such file"], id="missing-file"),
+        pytest.param("def make():\n    yield 'true'\n", ["yielder()"], id="no-yielder-function"),
+        pytest.param("def yielder(:\n", ["SyntaxError"], id="syntax-error"),
+        pytest.param("raise ImportError('no torch')\n", ["no torch"], id="import-fails"),
+        pytest.param("def yielder():\n    yield 42\n", ["int", "command"], id="yields-an-int"),
+        pytest.param(
+            "def yielder():\n    yield {'command': 'true', 'gpu': 1}\n", ["gpu"], id="unknown-key"
+        ),
+    ],
+)
+def test_bad_yielder_gets_one_clear_line(runs: Runs, body: str | None, names: list[str]) -> None:
+    path = runs.root / "missing.py" if body is None else write_yielder(runs, body)
+    out = runs.root / "out"
+    proc = runs.run("--fake-gpus", "1", "--output-dir", str(out), "--yielder", str(path))
+    assert_one_error_line(proc, *names)
+    assert job_folders(out) == []
+
+
+def test_bad_yielder_message_names_the_file_once(runs: Runs) -> None:
+    proc = runs.run("--fake-gpus", "1", "--yielder", "nothere.py")
+    line = assert_one_error_line(proc, "nothere.py")
+    assert line.count("nothere.py") == 1, line
+
+
+def test_yielder_yielding_nothing_says_so(runs: Runs) -> None:
+    path = write_yielder(runs, "def yielder():\n    return iter(())\n")
+    out = runs.root / "out"
+    proc = runs.run("--fake-gpus", "1", "--output-dir", str(out), "--yielder", str(path))
+    assert proc.returncode == 0, proc.stderr
+    assert "nothing to run" in proc.stdout
+    assert "Traceback" not in proc.stderr
+    assert job_folders(out) == []
+
+
+# ---- bad input ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text", ["", "\n\n", "# only a comment\n\n   \n# another\n"], ids=["empty", "blank", "comments"]
+)
+def test_empty_input_runs_nothing_and_says_so(runs: Runs, text: str) -> None:
+    out = runs.root / "out"
+    proc = runs.run("--fake-gpus", "2", "--output-dir", str(out), input=text)
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert "nothing to run" in proc.stdout
+    assert job_folders(out) == []
+
+
+def test_empty_job_file_runs_nothing_and_says_so(runs: Runs) -> None:
+    jobs = runs.root / "jobs.txt"
+    jobs.write_text("")
+    proc = runs.run("--fake-gpus", "2", "--output-dir", str(runs.root / "out"), str(jobs))
+    assert proc.returncode == 0, proc.stderr
+    assert "nothing to run" in proc.stdout
+
+
+def test_unreadable_job_files_get_one_line(runs: Runs) -> None:
+    missing = runs.root / "nope.txt"
+    proc = runs.run("--fake-gpus", "1", "--output-dir", str(runs.root / "out"), str(missing))
+    assert_one_error_line(proc, "nope.txt")
+    assert job_folders(runs.root / "out") == []
+
+    folder = runs.root / "a_folder"
+    folder.mkdir()
+    proc = runs.run("--fake-gpus", "1", "--output-dir", str(runs.root / "out"), str(folder))
+    assert_one_error_line(proc, "a_folder")
+    assert job_folders(runs.root / "out") == []
+
+
+BAD_OPTIONS = [
+    pytest.param(["--gpus", "a,b"], ["'a'"], id="gpus-not-numbers"),
+    pytest.param(["--gpus", "0,-1"], ["-1"], id="gpus-negative"),
+    pytest.param(["--gpus", "0,1", "--gpus-per-job", "5"], ["5", "2"], id="gpus-per-job-too-many"),
+    pytest.param(["--fake-gpus", "2", "--gpus-per-job", "3"], ["3"], id="fake-gpus-per-job"),
+    pytest.param(["--gpus", "0", "--fake-gpus", "1"], ["--fake-gpus"], id="gpus-and-fake"),
+    pytest.param(["--fake-gpus", "zero"], ["zero"], id="bad-fake-spec"),
+    pytest.param(["--fake-gpus", "1", "--timeout", "2x"], ["2x"], id="bad-timeout"),
+    pytest.param(["--fake-gpus", "1", "--retries", "-1"], ["-1"], id="negative-retries"),
+    pytest.param(["--fake-gpus", "1", "--max-parallel", "0"], ["0"], id="max-parallel-0"),
+    pytest.param(["--fake-gpus", "1", "jobs.txt", "more.txt"], ["more.txt"], id="two-files"),
+    pytest.param(["--fake-gpus", "1", "--yielder", "y.py", "jobs.txt"], ["--yielder"], id="both"),
+]
+
+
+@pytest.mark.parametrize(("args", "names"), BAD_OPTIONS)
+def test_bad_options_get_one_line_before_any_job_starts(
+    runs: Runs, probe: Probe, args: list[str], names: list[str]
+) -> None:
+    (runs.cwd / "jobs.txt").write_text(probe.cmd("never") + "\n")
+    (runs.cwd / "more.txt").write_text(probe.cmd("never") + "\n")
+    (runs.cwd / "y.py").write_text(f"def yielder():\n    yield {probe.cmd('never')!r}\n")
+    out = runs.root / "out"
+    proc = runs.run(*args, "--output-dir", str(out), input=probe.cmd("never") + "\n")
+    assert_one_error_line(proc, *names)
+    assert proc.stdout == ""
+    assert not out.exists()
+    assert not probe.started("never")

@@ -1,0 +1,246 @@
+"""Sweep files (YAML, TOML) and GPU Task Scheduler config dicts, and their one-line errors."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gpuherd.core.sweep import expand
+from gpuherd.sweepfile import SubmitOptions, SweepFileError, from_config, load_sweep, parse_sweep
+
+GTS_POINTS = [
+    {"num_run": 5, "num_epoch": 200, "method": "GAN", "num_packing": 1, "num_zmode": 1},
+    {"num_run": 5, "num_epoch": 200, "method": "ALI", "num_packing": 1, "num_zmode": 1},
+    {"num_run": 5, "num_epoch": 200, "method": "WGAN", "num_packing": 3, "num_zmode": 1},
+    {"num_run": 5, "num_epoch": 200, "method": "WGAN", "num_packing": 3, "num_zmode": 2},
+]
+
+GTS_YAML = """\
+name: pacgan
+command: >-
+  python main.py --method {method} --packing {num_packing} --zmode {num_zmode}
+  --out {run_dir}
+fixed:
+  num_run: 5
+  num_epoch: 200
+grid:
+  - method: [GAN, ALI]
+    num_packing: [1]
+    num_zmode: [1]
+  - method: [WGAN]
+    num_packing: [3]
+    num_zmode: [1, 2]
+gpus: 2
+mem: 10GiB
+priority: 5
+retries: 1
+timeout: 1h30m
+max_parallel: 3
+project: gan
+env: {SEED: 1, MODE: fast}
+"""
+
+GTS_CONFIG: dict[str, Any] = {
+    "scheduler_config": {"gpu": ["0", "1", "2"]},
+    "global_config": {"num_run": 5, "num_epoch": 200},
+    "test_config": [
+        {"method": ["GAN", "ALI"], "num_packing": [1], "num_zmode": [1]},
+        {"method": ["WGAN"], "num_packing": [3], "num_zmode": [1, 2]},
+    ],
+}
+
+
+def test_gpu_task_scheduler_example_as_a_yaml_file(tmp_path: Path) -> None:
+    path = tmp_path / "pacgan.yaml"
+    path.write_text(GTS_YAML)
+    loaded = load_sweep(path)
+    points = expand(loaded.spec)
+    assert [dict(p.params) for p in points] == GTS_POINTS
+    assert points[3].command == (
+        "python main.py --method WGAN --packing 3 --zmode 2"
+        " --out results/pacgan/method=WGAN,num_packing=3,num_zmode=2"
+    )
+    assert loaded.options == SubmitOptions(
+        gpus=2,
+        mem=10 * 2**30,
+        priority=5,
+        retries=1,
+        timeout=5400.0,
+        max_parallel=3,
+        project="gan",
+        env={"SEED": "1", "MODE": "fast"},
+    )
+    assert loaded.path == str(path)
+
+
+def test_gpu_task_scheduler_example_as_a_config_dict() -> None:
+    spec = from_config(GTS_CONFIG)
+    assert [dict(p.params) for p in expand(spec)] == GTS_POINTS
+    assert spec.command is None and spec.results_dir == "results"
+
+
+def test_config_dict_scheduler_options_and_ranges() -> None:
+    config = {
+        "scheduler_config": {
+            "gpu": [["0", "1"]],
+            "result_root_folder": "out",
+            "test_config_string_indicator": "-",
+            "log_file": "worker.log",
+        },
+        "global_config": {"epoch": 3},
+        "test_config": [{"run": range(3), "coe": [1.0, 10.0]}],
+    }
+    points = expand(from_config(config, name="cr", command="python t.py --run {run}"))
+    assert len(points) == 6
+    assert points[1].run_dir == "out/run-0,coe-10.0"
+    assert points[1].command == "python t.py --run 0"
+    assert [p.folder for p in expand(from_config({}))] == ["point_0"]
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        ({"test_confg": []}, "unknown key 'test_confg'"),
+        ({"test_config": [{"method": "GAN"}]}, r"test_config\[0\]\.method must be a list"),
+        ({"global_config": [1]}, "global_config must be a dict"),
+        ({"test_config": [{"a": []}]}, r"config: grid\.a: empty list"),
+    ],
+)
+def test_config_dict_errors(config: dict[str, Any], message: str) -> None:
+    with pytest.raises(SweepFileError, match=message):
+        from_config(config)
+
+
+def test_a_toml_file_gives_the_same_points() -> None:
+    toml = """
+command = "python main.py --method {method}"
+[fixed]
+num_run = 5
+num_epoch = 200
+[[grid]]
+method = ["GAN", "ALI"]
+num_packing = [1]
+num_zmode = [1]
+[[grid]]
+method = ["WGAN"]
+num_packing = [3]
+num_zmode = [1, 2]
+"""
+    loaded = parse_sweep(toml, "sweeps/pacgan.toml")
+    assert [dict(p.params) for p in expand(loaded.spec)] == GTS_POINTS
+    assert loaded.spec.name == "pacgan" and loaded.spec.results_dir == "results/pacgan"
+    assert loaded.options == SubmitOptions()
+
+
+def test_random_search_file_is_reproducible() -> None:
+    text = """
+command: train --lr {lr} --opt {opt} --layers {layers} --bs {bs}
+grid: {bs: [32, 64]}
+random:
+  lr: {loguniform: [1e-5, 1e-2]}
+  opt: {choice: [adam, sgd]}
+  layers: {int: [1, 4]}
+samples: 6
+seed: 11
+exclude: "opt == 'sgd' and layers > 3"
+separators: {item: '+', kv: '-'}
+"""
+    spec = parse_sweep(text, "r.yaml").spec
+    points = expand(spec)
+    assert len(points) == 6
+    assert [p.command for p in points] == [p.command for p in expand(spec)]
+    assert all(1e-5 <= p.params["lr"] <= 1e-2 for p in points)
+    assert not any(p.params["opt"] == "sgd" and p.params["layers"] > 3 for p in points)
+    assert re.fullmatch(
+        r"bs-\d+\+lr-[0-9.e_]+\+opt-\w+\+layers-\d(~[0-9a-f]{8})?", points[0].folder
+    )
+
+
+def test_yaml_reads_exponent_floats_as_numbers_and_exclude_lists() -> None:
+    text = "grid:\n  lr: [1e-5, 1.0e-3, 2E2]\n  bs: [1, 2]\nexclude:\n  - {lr: 1e-5, bs: 2}\n"
+    spec = parse_sweep(text, "s.yml").spec
+    assert spec.grids[0]["lr"] == (1e-5, 1e-3, 200.0)
+    assert len(expand(spec)) == 5
+
+
+def test_a_sweep_without_shuffle_seed_leaves_the_seed_to_the_caller() -> None:
+    spec = parse_sweep("grid: {a: [1, 2]}\nshuffle: true\n", "s.yaml").spec
+    assert spec.seed is None and spec.needs_seed
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "name: x\ngrid:\n  lr: [1, 2]\nlrr: 3\n",
+            r"s\.yaml:4: unknown key 'lrr'; known keys: name,",
+        ),
+        ("grid:\n  lr: [1]\nseparators:\n  item: ','\n  foo: 1\n", r":5: separators: unknown key"),
+        (
+            "random:\n  lr:\n    normal: [1, 2]\nsamples: 3\n",
+            r":3: random\.lr: unknown key 'normal'",
+        ),
+        ("grid:\n  lr: 5\n", r"s\.yaml:2: grid\.lr: Input should be a valid list"),
+        ("grid:\n  - lr: [1]\n  - bs: 3\n", r":3: grid\[1\]\.bs: Input should be a valid list"),
+        ("samples: '3'\ngrid: {a: [1]}\n", r":1: samples: Input should be a valid integer"),
+        ("name: x\ngrid: []\n", r":2: grid: empty list"),
+        ("grid: {}\n", r":1: grid: empty"),
+        ("grid:\n  a: [1]\n  lr: []\n", r":3: grid\.lr: empty list of values"),
+        ("grid:\n  - a: [1]\n  - lr: []\n", r":3: grid\[1\]\.lr: empty list of values"),
+        (
+            "command: python {lr} {bs}\ngrid:\n  lr: [1]\n",
+            r":1: command: placeholder \{bs\} is not",
+        ),
+        ("grid:\n  lr: [1, 2\nname: x\n", r"s\.yaml:3: invalid YAML: while parsing a flow"),
+        (
+            "grid: {lr: [1]}\nexclude: \"__import__('os').system('x')\"\n",
+            r":2: exclude: expression .*Call is not allowed",
+        ),
+        ("grid: {a: [1]}\nexclude: 5\n", r":2: exclude: give a list of partial points"),
+        ("grid: {a: [1]}\nexclude:\n  - b: 1\n", r":3: exclude\[0\]: b is not a parameter"),
+        ("random:\n  lr: {loguniform: [-1, 1]}\nsamples: 2\n", r":2: random\.lr: loguniform"),
+        ("random:\n  lr: {uniform: [0, 1], int: [1, 2]}\nsamples: 2\n", "exactly one of"),
+        ("random:\n  lr: {uniform: [0, 1]}\n", r":1: random: distributions need `samples`"),
+        ("grid:\n  index: [1]\n", r":2: grid\.index: reserved"),
+        ("grid: {a: [1]}\nseparators: {item: /}\n", r":2: separators\.item: '/' must be"),
+        ("mem: lots\n", r":1: mem: invalid size 'lots'"),
+        ("timeout: -5\n", r":1: timeout: invalid duration"),
+        ("gpus: -1\n", r":1: gpus: Input should be greater than or equal to 0"),
+        ("env: {A: [1]}\n", r":1: env: A: give a string or a number"),
+        ("- a\n", "must be a mapping"),
+        ("", "must be a mapping"),
+    ],
+)
+def test_yaml_errors_are_one_line_naming_file_line_and_key(text: str, message: str) -> None:
+    with pytest.raises(SweepFileError, match=message) as caught:
+        parse_sweep(text, "s.yaml")
+    assert "\n" not in str(caught.value)
+    assert str(caught.value).startswith("s.yaml")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("lrr = 1\n[grid]\nlr = [1, 2]\n", r"^s\.toml: unknown key 'lrr'"),
+        ("[grid]\nlr = []\n", r"^s\.toml: grid\.lr: empty list"),
+        ("a = \n", r"^s\.toml: invalid TOML: .*line 1"),
+    ],
+)
+def test_toml_errors_name_the_key_path(text: str, message: str) -> None:
+    with pytest.raises(SweepFileError, match=message):
+        parse_sweep(text, "s.toml")
+
+
+def test_file_level_errors(tmp_path: Path) -> None:
+    with pytest.raises(SweepFileError, match="cannot read the sweep file"):
+        load_sweep(tmp_path / "missing.yaml")
+    with pytest.raises(SweepFileError, match=r"use \.yaml, \.yml or \.toml"):
+        parse_sweep("grid: {a: [1]}", "sweep.json")
+
+
+def test_many_problems_are_counted_on_the_one_line() -> None:
+    with pytest.raises(SweepFileError, match=r"\(2 more problems\)$"):
+        parse_sweep("lrr: 1\nbss: 2\nfoo: 3\n", "s.yaml")
