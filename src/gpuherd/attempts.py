@@ -33,6 +33,7 @@ class Live:
     attempt_dir: Path
     exclusive: bool = False
     grace: float = 10.0
+    job_dir: Path = Path()
     peak: int = 0
     """The most GPU memory the job was seen to use on one GPU (telemetry)."""
     stop_reason: OutcomeKind | None = None
@@ -65,7 +66,7 @@ class Attempts:
 
     def adopt(self, job: Job, number: int, pid: int, gpus: tuple[int, ...], now: float) -> None:
         """Watch a running attempt (just launched, or found alive after a restart)."""
-        folder = self.layout.attempt_dir(job.id, number)
+        folder = self.layout.attempt_dir(job, number)
         live = Live(
             job.id, number, pid, gpus, job.spec.mem, folder, job.spec.exclusive, job.spec.grace
         )
@@ -120,8 +121,7 @@ class Attempts:
 
     def running_jobs(self) -> list[RunningJob]:
         return [
-            RunningJob(lv.job_id, lv.pid, lv.gpus, str(self.layout.job_dir(lv.job_id)))
-            for lv in self.live.values()
+            RunningJob(lv.job_id, lv.pid, lv.gpus, str(lv.job_dir)) for lv in self.live.values()
         ]
 
     def reservations(self, usage: dict[int, int]) -> list[Reservation]:

@@ -148,7 +148,7 @@ class Engine:
         job = self.store.get_job(job_id)
         if job is None or job.state not in LIVE_STATES:
             return
-        attempt_dir = self.layout.attempt_dir(job_id, job.attempt)
+        attempt_dir = self.layout.attempt_dir(job, job.attempt)
         tail = "" if ended.exit_code in (0, None) else jobfiles.tail(attempt_dir / "stderr.log")
         outcome = classify(ended, tail)
         nxt = after_attempt(job, ended, outcome)
@@ -248,7 +248,7 @@ class Engine:
                     number=job.attempt + 1,
                     gpus=a.gpus,
                     gpu_uuids=tuple(by_index[i].uuid or "" for i in a.gpus),
-                    dir=str(self.layout.attempt_dir(job.id, job.attempt + 1)),
+                    dir=str(self.layout.attempt_dir(job, job.attempt + 1)),
                     host=self.host,
                     started_at=now,
                 )
@@ -347,7 +347,7 @@ class Engine:
         live_jobs = self.store.list_jobs(states=tuple(LIVE_STATES))
         observed: dict[int, Observed] = {}
         for job in live_jobs:
-            folder = self.layout.attempt_dir(job.id, job.attempt)
+            folder = self.layout.attempt_dir(job, job.attempt)
             pid = job.pid or read_pid_file(str(folder))
             status = self.executor.recorded_exit(str(folder))
             observed[job.id] = Observed(

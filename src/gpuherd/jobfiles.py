@@ -31,14 +31,16 @@ class Layout:
     def for_home(cls, home: Path) -> Layout:
         return cls(home / "jobs")
 
-    def job_dir(self, job_id: int) -> Path:
-        number = job_id if self.first_id == 1 and not self.prefix else job_id - self.first_id
+    def job_dir(self, job: Job) -> Path:
+        if job.spec.folder:  # a sweep point's results folder, named by the user's sweep
+            return Path(job.spec.folder)
+        number = job.id if self.first_id == 1 and not self.prefix else job.id - self.first_id
         return self.root / f"{self.prefix}{number}"
 
-    def attempt_dir(self, job_id: int, attempt: int) -> Path:
+    def attempt_dir(self, job: Job, attempt: int) -> Path:
         if attempt == 1 and self.first_attempt_in_job_dir:
-            return self.job_dir(job_id)
-        return self.job_dir(job_id) / f"attempt-{attempt}"
+            return self.job_dir(job)
+        return self.job_dir(job) / f"attempt-{attempt}"
 
 
 def prepare(folder: Path) -> None:
@@ -61,7 +63,7 @@ def job_env(layout: Layout, job: Job, attempt: Attempt) -> Mapping[str, str]:
         CUDA_VISIBLE_DEVICES=",".join(str(i) for i in attempt.gpus),
         GPUHERD_JOB_ID=str(job.id),
         GPUHERD_ATTEMPT=str(attempt.number),
-        GPUHERD_JOB_DIR=str(layout.job_dir(job.id)),
+        GPUHERD_JOB_DIR=str(layout.job_dir(job)),
         GPUHERD_ATTEMPT_DIR=attempt.dir,
     )
     return env
@@ -83,7 +85,7 @@ def record_start(layout: Layout, job: Job, attempt: Attempt, pid: int) -> None:
         "pid": pid,
         "started_at": attempt.started_at,
     }
-    for path in _info_files(layout, job.id, Path(attempt.dir)):
+    for path in _info_files(layout, job, Path(attempt.dir)):
         _write_json(path, info)
 
 
@@ -96,8 +98,8 @@ def record_end(layout: Layout, job: Job, outcome: Outcome, ended_at: float) -> N
         "signal": outcome.signal,
         "message": outcome.message,
     }
-    folder = layout.attempt_dir(job.id, job.attempt)
-    for path in _info_files(layout, job.id, folder):
+    folder = layout.attempt_dir(job, job.attempt)
+    for path in _info_files(layout, job, folder):
         try:
             info = json.loads(path.read_text())
         except (OSError, ValueError):
@@ -106,7 +108,7 @@ def record_end(layout: Layout, job: Job, outcome: Outcome, ended_at: float) -> N
             info.update(end)
             _write_json(path, info)
     marker, other = ("SUCCESS", "FAILURE") if outcome.success else ("FAILURE", "SUCCESS")
-    for target in {folder, layout.job_dir(job.id)}:
+    for target in {folder, layout.job_dir(job)}:
         try:
             (target / other).unlink(missing_ok=True)  # never both markers in one folder
             (target / marker).touch()
@@ -114,9 +116,9 @@ def record_end(layout: Layout, job: Job, outcome: Outcome, ended_at: float) -> N
             pass  # the folder may be gone or read-only; the database still has the outcome
 
 
-def _info_files(layout: Layout, job_id: int, attempt_folder: Path) -> list[Path]:
-    job_file = layout.job_dir(job_id) / "job.json"
-    if attempt_folder == layout.job_dir(job_id):
+def _info_files(layout: Layout, job: Job, attempt_folder: Path) -> list[Path]:
+    job_file = layout.job_dir(job) / "job.json"
+    if attempt_folder == layout.job_dir(job):
         return [job_file]
     return [attempt_folder / "attempt.json", job_file]
 

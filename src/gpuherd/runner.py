@@ -196,7 +196,7 @@ class Runner:
             self._finished.add(job_id)
             job = self.store.get_job(job_id)
             seconds = (job.ended_at or 0) - (job.started_at or 0) if job and job.started_at else 0
-            folder = str(self.engine.layout.job_dir(job_id))
+            folder = str(self.engine.layout.job_dir(job)) if job else ""
             if state is JobState.SUCCEEDED:
                 self.summary.succeeded += 1
             elif state is JobState.CANCELLED:

@@ -96,10 +96,10 @@ class Service:
     def show(self, job_id: int) -> dict[str, Any]:
         job = self._job(job_id)
         view = job_view(job, self._explainer()(job), self._peak(job.id))
-        folder = self.engine.layout.attempt_dir(job.id, job.attempt)
+        folder = self.engine.layout.attempt_dir(job, job.attempt)
         view.update(
             env_overrides=dict(job.spec.env_overrides),
-            job_dir=str(self.engine.layout.job_dir(job.id)),
+            job_dir=str(self.engine.layout.job_dir(job)),
             attempts=[attempt_view(a) for a in self.store.attempts(job.id)],
             events=[asdict(e) for e in self.store.events(job.id)],
             stderr_tail=jobfiles.tail_lines(folder / "stderr.log", STDERR_TAIL_LINES)
@@ -117,7 +117,7 @@ class Service:
             if job.attempt == 0:
                 raise Conflict(f"job {job_id} has not started yet ({self._explainer()(job)})")
             raise NotFound(f"job {job_id} has attempts 1-{job.attempt}, not {number}")
-        return self.engine.layout.attempt_dir(job_id, number) / f"{stream}.log"
+        return self.engine.layout.attempt_dir(job, number) / f"{stream}.log"
 
     def job_state(self, job_id: int) -> JobState:
         return self._job(job_id).state
@@ -147,7 +147,8 @@ class Service:
         if job.state in (JobState.QUEUED, JobState.HELD):
             self._cancel(job, "removed by the user")
         self.store.delete_jobs([job.id])
-        shutil.rmtree(self.engine.layout.job_dir(job.id), ignore_errors=True)
+        if not job.spec.folder:  # a sweep's results folder is the user's, never deleted
+            shutil.rmtree(self.engine.layout.job_dir(job), ignore_errors=True)
         return "removed"
 
     def retry(self, ids: Sequence[int]) -> list[ActionResult]:

@@ -130,8 +130,8 @@ class Store:
                 cur = self._db.execute(
                     "INSERT INTO jobs(name, command, cwd, env_id, env_overrides, gpus, mem, after,"
                     " retries, timeout, grace, project, state, priority, attempt, created_at,"
-                    " queued_at, exclusive, ram, oom_retry)"
-                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,0,?,?,?,?,?)",
+                    " queued_at, exclusive, ram, oom_retry, folder, sweep, git)"
+                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,0,?,?,?,?,?,?,?,?)",
                     (
                         spec.name,
                         spec.command,
@@ -152,6 +152,9 @@ class Store:
                         int(spec.exclusive),
                         spec.ram,
                         int(spec.oom_retry),
+                        spec.folder,
+                        spec.sweep,
+                        spec.git,
                     ),
                 )
                 job_id = int(cur.lastrowid or 0)

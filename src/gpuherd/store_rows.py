@@ -13,7 +13,7 @@ JOB_COLUMNS = (
     "id, name, command, cwd, env_id, env_overrides, gpus, mem, after, retries, timeout, grace,"
     " project, state, priority, position, attempt, created_at, queued_at, started_at, ended_at,"
     " assigned, pid, outcome, exit_code, signal, message, exclusive, ram, oom_retry,"
-    " stop_reason, stop_at, stop_requeue"
+    " stop_reason, stop_at, stop_requeue, folder, sweep, git"
 )
 ATTEMPT_COLUMNS = (
     "job_id, number, gpus, gpu_uuids, dir, host, started_at, pid, ended_at,"
@@ -38,6 +38,9 @@ def job_from_row(r: Sequence[Any], env: Mapping[str, str]) -> Job:
         exclusive=bool(r[27]),
         ram=r[28],
         oom_retry=bool(r[29]),
+        folder=r[33],
+        sweep=r[34],
+        git=r[35],
     )
     return Job(
         id=r[0],

@@ -45,7 +45,7 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TABLE devices (idx INTEGER PRIMARY KEY, slots INTEGER NOT NULL, state TEXT NOT NULL);
     """,
     # 2: GPU awareness (memory held and measured, host memory, exclusive GPUs), and a stop
-    # request that must survive a daemon crash.
+    # request that must survive a daemon crash, and sweeps (a job's folder, sweep, git commit).
     """
     ALTER TABLE jobs ADD COLUMN exclusive INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE jobs ADD COLUMN ram INTEGER;
@@ -56,6 +56,14 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE jobs ADD COLUMN stop_reason TEXT;
     ALTER TABLE jobs ADD COLUMN stop_at REAL;
     ALTER TABLE jobs ADD COLUMN stop_requeue INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE jobs ADD COLUMN folder TEXT;
+    ALTER TABLE jobs ADD COLUMN sweep TEXT;
+    ALTER TABLE jobs ADD COLUMN git TEXT;
+    CREATE INDEX jobs_sweep ON jobs(sweep, id) WHERE sweep IS NOT NULL;
+    CREATE TABLE sweeps (
+        name TEXT PRIMARY KEY, results_dir TEXT NOT NULL, spec TEXT NOT NULL,
+        created_at REAL NOT NULL, updated_at REAL NOT NULL
+    );
     """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import shlex
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -250,10 +249,9 @@ def test_screenshots(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> 
     herd = Herd(folder / "home")
     try:
         herd.start("--fake-gpus", str(gpus), "--listen", "127.0.0.1:0")
-        py = shlex.quote(sys.executable)
 
         def run(name: str, lr: float, epochs: int, pause: float, *opts: str) -> int:
-            cmd = f"{py} train.py {lr} {epochs} {pause}"
+            cmd = f"python train.py {lr} {epochs} {pause}"
             return herd.submit("--name", name, "--cwd", str(folder), *opts, "--", cmd)
 
         done = [run(f"resnet50-lr{lr}", lr, 8, 0.0, "--project", "resnet") for lr in (0.3, 0.1)]

@@ -11,6 +11,7 @@ import os
 import pty
 import re
 import select
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -81,10 +82,21 @@ def test_readme_try_it_example_succeeds(runs: Runs) -> None:
     assert "short run done" in (out / "job_3" / "stdout.log").read_text()  # && ran
 
 
-def test_python_dash_m_gpuherd_run_works_too(runs: Runs, probe: Probe) -> None:
+@pytest.mark.parametrize("dash", [[], ["-"]], ids=["stdin", "dash-is-stdin"])
+def test_python_dash_m_gpuherd_run_works_too(runs: Runs, probe: Probe, dash: list[str]) -> None:
     out = runs.root / "out"
     proc = subprocess.run(
-        [sys.executable, "-m", "gpuherd", "run", "--fake-gpus", "1", "--output-dir", str(out)],
+        [
+            sys.executable,
+            "-m",
+            "gpuherd",
+            "run",
+            "--fake-gpus",
+            "1",
+            "--output-dir",
+            str(out),
+            *dash,
+        ],
         input=probe.cmd("only") + "\n",
         cwd=runs.cwd,
         env=runs.env,
@@ -94,6 +106,42 @@ def test_python_dash_m_gpuherd_run_works_too(runs: Runs, probe: Probe) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert list(probe.by_name()) == ["only"]
+
+
+def test_space_separated_gpus_then_a_job_file(runs: Runs, probe: Probe) -> None:
+    # `gpuherd run --gpus 0 1 jobs.txt`: the indices end where the file name begins.
+    jobs = runs.root / "jobs.txt"
+    jobs.write_text("".join(probe.cmd(n, barrier=2) + "\n" for n in "ab"))
+    proc = runs.run("--gpus", "0", "1", str(jobs), "--output-dir", str(runs.root / "out"))
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(r["gpus"] for r in probe.by_name().values()) == ["0", "1"]
+
+
+def test_gpus_per_job_0_runs_cpu_only_jobs(runs: Runs, probe: Probe) -> None:
+    text = "".join(probe.cmd(n, barrier=3) + "\n" for n in "abc")  # more than the one GPU
+    proc = runs.run(
+        "--fake-gpus",
+        "1",
+        "--gpus-per-job",
+        "0",
+        "--output-dir",
+        str(runs.root / "out"),
+        input=text,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert [r["gpus"] for r in probe.by_name().values()] == ["", "", ""]
+    assert "[0] started on no GPU: " in proc.stdout
+
+
+@pytest.mark.skipif(
+    shutil.which("nvidia-smi") is not None, reason="a GPU driver is installed: auto-detects"
+)
+def test_without_gpu_options_and_no_driver_it_says_what_to_pass(runs: Runs, probe: Probe) -> None:
+    out = runs.root / "out"
+    proc = runs.run("--output-dir", str(out), input=probe.cmd("never") + "\n")
+    assert_one_error_line(proc, "--gpus", "--fake-gpus")
+    assert not out.exists()
+    assert not probe.started("never")
 
 
 # ---- output: folders, lines, state -----------------------------------------------------------
@@ -278,6 +326,26 @@ def test_bad_yielder_message_names_the_file_once(runs: Runs) -> None:
     proc = runs.run("--fake-gpus", "1", "--yielder", "nothere.py")
     line = assert_one_error_line(proc, "nothere.py")
     assert line.count("nothere.py") == 1, line
+
+
+def test_yielded_job_that_can_never_fit_is_not_run_and_fails_the_run(
+    runs: Runs, probe: Probe
+) -> None:
+    yielder = write_yielder(
+        runs,
+        f"""
+def yielder():
+    yield {{"command": {probe.cmd("huge")!r}, "gpus": 3}}
+    yield {probe.cmd("fine")!r}
+""",
+    )
+    proc = runs.run(
+        "--fake-gpus", "2", "--output-dir", str(runs.root / "out"), "--yielder", str(yielder)
+    )
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert "not run" in proc.stdout
+    assert sorted(probe.by_name()) == ["fine"]
 
 
 def test_yielder_yielding_nothing_says_so(runs: Runs) -> None:

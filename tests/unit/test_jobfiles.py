@@ -21,6 +21,19 @@ SUBMITTER_ENV = {
 }
 
 
+def _job(job_id: int, folder: str | None = None) -> Job:
+    return Job(
+        id=job_id, spec=JobSpec(command="true", cwd="/", folder=folder), state=JobState.QUEUED
+    )
+
+
+def test_a_job_with_its_own_folder_keeps_its_attempts_there(tmp_path: Path) -> None:
+    layout = jobfiles.Layout.for_home(tmp_path / "home")
+    job = _job(7, folder=str(tmp_path / "results" / "lr=0.1"))
+    assert layout.job_dir(job) == tmp_path / "results" / "lr=0.1"
+    assert layout.attempt_dir(job, 2) == tmp_path / "results" / "lr=0.1" / "attempt-2"
+
+
 def make_job(
     home: Path,
     env: dict[str, str] | None = None,
@@ -44,7 +57,7 @@ def make_job(
         number=attempt,
         gpus=(2, 0),
         gpu_uuids=("GPU-2", "GPU-0"),
-        dir=str(jobfiles.Layout.for_home(home).attempt_dir(12, attempt)),
+        dir=str(jobfiles.Layout.for_home(home).attempt_dir(_job(12), attempt)),
         host="box",
         started_at=100.0,
     )
@@ -55,8 +68,11 @@ def make_job(
 
 
 def test_paths(tmp_path: Path) -> None:
-    assert jobfiles.Layout.for_home(tmp_path).job_dir(3) == tmp_path / "jobs" / "3"
-    assert jobfiles.Layout.for_home(tmp_path).attempt_dir(3, 2) == tmp_path / "jobs" / "3" / "attempt-2"
+    assert jobfiles.Layout.for_home(tmp_path).job_dir(_job(3)) == tmp_path / "jobs" / "3"
+    assert (
+        jobfiles.Layout.for_home(tmp_path).attempt_dir(_job(3), 2)
+        == tmp_path / "jobs" / "3" / "attempt-2"
+    )
 
 
 # ---- job_env --------------------------------------------------------------------------------
@@ -231,14 +247,18 @@ def test_record_end_of_an_old_attempt_does_not_overwrite_job_json(tmp_path: Path
     job1, att1 = make_job(tmp_path, attempt=1)
     jobfiles.prepare(Path(att1.dir))
     jobfiles.record_end(jobfiles.Layout.for_home(tmp_path), job1, Outcome(OutcomeKind.EXIT, 1), 1.0)
-    info = json.loads((jobfiles.Layout.for_home(tmp_path).job_dir(12) / "job.json").read_text())
+    info = json.loads(
+        (jobfiles.Layout.for_home(tmp_path).job_dir(_job(12)) / "job.json").read_text()
+    )
     assert info["attempt"] == 2
     assert "ended_at" not in info
 
 
 def test_record_end_in_a_missing_folder_does_not_raise(tmp_path: Path) -> None:
     job, _ = make_job(tmp_path)
-    jobfiles.record_end(jobfiles.Layout.for_home(tmp_path / "gone"), job, Outcome(OutcomeKind.EXIT, 0), 1.0)
+    jobfiles.record_end(
+        jobfiles.Layout.for_home(tmp_path / "gone"), job, Outcome(OutcomeKind.EXIT, 0), 1.0
+    )
 
 
 # ---- tail -----------------------------------------------------------------------------------
@@ -283,9 +303,9 @@ def test_runner_layout_numbers_from_zero_and_runs_attempt_one_in_the_job_folder(
     tmp_path: Path,
 ) -> None:
     layout = jobfiles.Layout(tmp_path, prefix="job_", first_id=1, first_attempt_in_job_dir=True)
-    assert layout.job_dir(1) == tmp_path / "job_0"
-    assert layout.attempt_dir(1, 1) == tmp_path / "job_0"
-    assert layout.attempt_dir(1, 2) == tmp_path / "job_0" / "attempt-2"
+    assert layout.job_dir(_job(1)) == tmp_path / "job_0"
+    assert layout.attempt_dir(_job(1), 1) == tmp_path / "job_0"
+    assert layout.attempt_dir(_job(1), 2) == tmp_path / "job_0" / "attempt-2"
 
 
 def test_attempt_json_is_kept_per_attempt_and_job_json_follows_the_latest(tmp_path: Path) -> None:
@@ -300,8 +320,8 @@ def test_attempt_json_is_kept_per_attempt_and_job_json_follows_the_latest(tmp_pa
     jobfiles.record_end(layout, job2, Outcome(OutcomeKind.EXIT, 0), 2.0)
     first = json.loads((Path(att1.dir) / "attempt.json").read_text())
     assert (first["pid"], first["exit_code"]) == (11, 1)
-    latest = json.loads((layout.job_dir(12) / "job.json").read_text())
+    latest = json.loads((layout.job_dir(_job(12)) / "job.json").read_text())
     assert (latest["pid"], latest["exit_code"], latest["attempt"]) == (22, 0, 2)
     assert (Path(att1.dir) / "FAILURE").exists()
-    assert (layout.job_dir(12) / "SUCCESS").exists()
-    assert not (layout.job_dir(12) / "FAILURE").exists()
+    assert (layout.job_dir(_job(12)) / "SUCCESS").exists()
+    assert not (layout.job_dir(_job(12)) / "FAILURE").exists()

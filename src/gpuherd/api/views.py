@@ -19,7 +19,8 @@ from starlette.datastructures import QueryParams
 from starlette.responses import HTMLResponse
 
 from gpuherd import __version__
-from gpuherd.core.idspec import format_ids
+from gpuherd.core.idspec import format_ids, parse_ids
+from gpuherd.core.model import Job
 from gpuherd.core.states import ACTIVE_STATES, FINISHED_STATES, LIVE_STATES, JobState
 from gpuherd.core.units import format_duration, format_size
 from gpuherd.service import Service
@@ -154,11 +155,15 @@ class JobPage:
         return (self.filter.page - 1) * PAGE_SIZE + 1
 
 
-def _matches(job_view_: dict[str, Any], needle: str) -> bool:
-    if needle.lstrip("#").isdigit() and int(needle.lstrip("#")) == job_view_["id"]:
+def _matches(job: Job, needle: str) -> bool:
+    """Text search: `#12` is job 12; other text is looked for in name, command and project."""
+    if needle.startswith("#") and needle[1:].isdigit():
+        return job.id == int(needle[1:])
+    if needle.isdigit() and job.id == int(needle):
         return True
     return any(
-        needle in (job_view_.get(key) or "").lower() for key in ("name", "command", "project")
+        needle in (text or "").lower()
+        for text in (job.spec.name, job.spec.command, job.spec.project)
     )
 
 
@@ -175,18 +180,10 @@ def jobs_page(service: Service, f: JobFilter, size: int = PAGE_SIZE) -> JobPage:
     if f.text:
         needle = f.text.lower()
         rows = [
-            j
-            for j in store.list_jobs(states, project, newest_first=True)
-            if _matches(
-                {
-                    "id": j.id,
-                    "name": j.spec.name,
-                    "command": j.spec.command,
-                    "project": j.spec.project,
-                },
-                needle,
-            )
+            j for j in store.list_jobs(states, project, newest_first=True) if _matches(j, needle)
         ]
+        if needle.isdigit():  # the job with that id first
+            rows.sort(key=lambda j: j.id != int(needle))
         total: int | None = len(rows)
     else:
         rows = store.list_jobs(states, project, limit=offset + size + 1, newest_first=True)
@@ -252,7 +249,5 @@ def safe_next(target: str | None, default: str = "/") -> str:
 
 
 def parse_id_list(values: Sequence[str]) -> list[int]:
-    from gpuherd.core.idspec import parse_ids
-
     words = [v for v in values if v.strip()]
     return parse_ids(words) if words else []

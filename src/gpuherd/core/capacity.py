@@ -68,7 +68,7 @@ def foreign_blocks(device: Device, policy: Policy) -> tuple[bool, bool]:
     if device.foreign_processes <= 0:
         return False, False
     mode = policy.foreign
-    return mode is ForeignMode.EXCLUSIVE, mode is ForeignMode.EXCLUSIVE
+    return mode in (ForeignMode.AUTO, ForeignMode.EXCLUSIVE), mode is ForeignMode.EXCLUSIVE
 
 
 @dataclass(slots=True)
@@ -103,7 +103,7 @@ class Gpu:
 
     def fits(self, kind: Kind, mem: int | None) -> bool:
         """Whether one more job of this kind (and --mem) may join the GPU now."""
-        if self.exclusive or (self.max_jobs is not None and self.count >= self.max_jobs):
+        if (self.max_jobs is not None and self.count >= self.max_jobs):
             return False
         if kind is EXCLUSIVE:
             return self.plain_ok and self.count == 0 and self.holds_ever(mem)

@@ -40,6 +40,12 @@ class JobSpec:
     """Seconds a single attempt may run before it is stopped with outcome `timeout`."""
     grace: float = DEFAULT_GRACE
     project: str | None = None
+    folder: str | None = None
+    """The job's own folder (a sweep point's results folder); None = gpuherd's default."""
+    sweep: str | None = None
+    """The sweep this job is a point of."""
+    git: str | None = None
+    """The git commit of the working directory at submit time, "+dirty" when changed."""
 
 
 @dataclass(frozen=True)

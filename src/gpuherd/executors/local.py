@@ -83,11 +83,11 @@ _GROUP_POLL = 0.05
 
 def _group_alive(pgid: int) -> bool:
     """Whether a process group has a member that is not a zombie (read from /proc)."""
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
             continue
         try:
-            with open(f"/proc/{entry.name}/stat", "rb") as f:
+            with open(f"/proc/{name}/stat", "rb") as f:
                 stat = f.read()
         except OSError:
             continue  # gone meanwhile
