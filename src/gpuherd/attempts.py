@@ -31,9 +31,9 @@ class Live:
     gpus: tuple[int, ...]
     mem: int | None
     attempt_dir: Path
+    job_dir: Path
     exclusive: bool = False
     grace: float = 10.0
-    job_dir: Path = Path()
     peak: int = 0
     """The most GPU memory the job was seen to use on one GPU (telemetry)."""
     stop_reason: OutcomeKind | None = None
@@ -68,7 +68,15 @@ class Attempts:
         """Watch a running attempt (just launched, or found alive after a restart)."""
         folder = self.layout.attempt_dir(job, number)
         live = Live(
-            job.id, number, pid, gpus, job.spec.mem, folder, job.spec.exclusive, job.spec.grace
+            job_id=job.id,
+            attempt=number,
+            pid=pid,
+            gpus=gpus,
+            mem=job.spec.mem,
+            attempt_dir=folder,
+            job_dir=self.layout.job_dir(job),
+            exclusive=job.spec.exclusive,
+            grace=job.spec.grace,
         )
         self.live[job.id] = live
         self.executor.watch(pid, str(folder), lambda status: self._on_exit(job.id, number, status))

@@ -15,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from itertools import islice
 
+import psutil
+
 from gpuherd import jobfiles
 from gpuherd.attempts import Attempts, Live
 from gpuherd.broadcast import Broadcast
@@ -251,6 +253,7 @@ class Engine:
                     dir=str(self.layout.attempt_dir(job, job.attempt + 1)),
                     host=self.host,
                     started_at=now,
+                    mem=job.spec.mem,
                 )
                 self.store.add_attempt(attempt)
                 self._move(
@@ -434,6 +437,8 @@ class Engine:
 
 
 def host_memory_available() -> int:
-    import psutil
-
     return int(psutil.virtual_memory().available)
+
+
+def host_memory_total() -> int:
+    return int(psutil.virtual_memory().total)

@@ -27,7 +27,8 @@ from gpuherd.core.states import (
     TransitionError,
     transition,
 )
-from gpuherd.engine import Engine
+from gpuherd.core.units import format_size
+from gpuherd.engine import Engine, host_memory_available, host_memory_total
 from gpuherd.errors import Conflict, HerdError, NotFound
 from gpuherd.store import NewJob
 from gpuherd.wire import ActionResult, SubmitItem, attempt_view, device_view, job_view
@@ -57,7 +58,11 @@ class Service:
         new_jobs = []
         for n, item in enumerate(items, 1):
             spec = _spec(item, n if len(items) > 1 else None)
-            reason = never_fits(spec.gpus, spec.mem, devices) if spec.gpus else None
+            reason = (
+                never_fits(spec.gpus, spec.mem, devices, self.engine.policy) if spec.gpus else None
+            )
+            if not reason and spec.ram and spec.ram > host_memory_total():
+                reason = f"asks for {format_size(spec.ram)} of host memory, more than it has"
             if reason:
                 raise HerdError(f"{_where(n, len(items))}this job can never run: {reason}")
             new_jobs.append(NewJob(spec, item.priority, item.hold))
@@ -337,6 +342,8 @@ class Service:
         devices = self.engine.device_listing()
         reservations = self.engine.reservations()
         paused = self.engine.queue_paused
+        policy = self.engine.policy
+        host_free = host_memory_available()
 
         def explain(job: Job) -> str | None:
             if job.state is JobState.HELD:
@@ -349,7 +356,7 @@ class Service:
                     return f"waiting for job {_ids([i for i, _ in unmet])}"
             if paused:
                 return "queue paused"
-            return why_waiting(job, devices, reservations)
+            return why_waiting(job, devices, reservations, policy, host_free)
 
         return explain
 

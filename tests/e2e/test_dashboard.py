@@ -189,6 +189,24 @@ def test_pause_and_resume_the_queue_with_the_button(board: Board, expect: Any) -
     page.close()
 
 
+def test_bulk_action_on_ticked_rows_survives_live_updates(board: Board, expect: Any) -> None:
+    held = [board.submit("--hold", "--gpus", "0", "--", "true") for _ in range(2)]
+    page = board.page("/jobs?state=held")
+    for job_id in held:
+        page.locator(f"#job-{job_id} input.pick").check()
+    other = board.submit("--hold", "--gpus", "0", "--name", "arrives-later", "--", "true")
+    expect(page.locator(f"#job-{other}")).to_be_visible()  # the table was fetched again
+    for job_id in held:
+        expect(page.locator(f"#job-{job_id} input.pick")).to_be_checked()
+    expect(page.locator(f"#job-{other} input.pick")).not_to_be_checked()
+    page.locator("#bulk button[value=release]").click()
+    for job_id in held:
+        board.herd.wait_state(job_id, "succeeded")
+        expect(page.locator(f"#job-{job_id}")).to_have_count(0)  # no longer held
+    assert board.herd.job(other)["state"] == "held"
+    page.close()
+
+
 def test_a_browser_without_the_token_is_refused(board: Board, browser: Any) -> None:
     stranger = browser.new_context()
     page = stranger.new_page()

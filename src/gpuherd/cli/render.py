@@ -101,11 +101,7 @@ def job_detail(job: dict[str, Any]) -> None:
         ("command", job["command"]),
         ("cwd", job["cwd"]),
         ("gpus", ",".join(str(g) for g in job["gpus"]) or "-"),
-        (
-            "requested",
-            f"{job['gpus_requested']} GPU(s)"
-            + (f", {format_size(job['mem'])} each" if job.get("mem") else ""),
-        ),
+        ("requested", _requested(job)),
         ("priority", str(job["priority"])),
         ("project", job["project"] or "-"),
         ("pid", str(job["pid"] or "-")),
@@ -127,14 +123,16 @@ def job_detail(job: dict[str, Any]) -> None:
     width = max(len(k) for k, _ in rows)
     for key, value in rows:
         console.print(f"[bold]{key:<{width}}[/]  {value}", markup=True, highlight=False)
-    if len(job.get("attempts", [])) > 1:
+    if len(job.get("attempts", [])) > 1 or any(a.get("peak_mem") for a in job.get("attempts", [])):
         console.print("[bold]attempts[/]")
         for a in job["attempts"]:
             outcome = info({**a, "state": "ended"}) or "running"
             gpus = ",".join(str(g) for g in a["gpus"]) or "-"
+            mem = _memory(a.get("mem"), a.get("peak_mem"), a.get("over_mem", False))
             console.print(
                 f"  {a['number']}: {outcome} on GPU {gpus}, pid {a['pid']}, "
-                f"started {_when(a['started_at'])}"
+                f"started {_when(a['started_at'])}" + (f", memory: {mem}" if mem else ""),
+                markup=False,
             )
     if job.get("stderr_tail") and job["state"] not in ("succeeded", "running", "queued"):
         console.print("[bold]last lines of stderr[/]")
@@ -145,6 +143,27 @@ def job_detail(job: dict[str, Any]) -> None:
 def _bar(used: int, total: int, width: int = 10) -> str:
     filled = min(width, round(width * used / total)) if total else 0
     return "█" * filled + "░" * (width - filled)
+
+
+def _memory(mem: int | None, peak: int | None, over: bool) -> str:
+    parts = []
+    if mem:
+        parts.append(f"asked {format_size(mem)}")
+    if peak:
+        parts.append(f"peak {format_size(peak)}")
+    return ", ".join(parts) + (" (more than declared)" if over else "")
+
+
+def _requested(job: dict[str, Any]) -> str:
+    text = f"{job['gpus_requested']} GPU(s)"
+    if job.get("mem"):
+        text += f", {format_size(job['mem'])} each"
+    if job.get("exclusive"):
+        text += ", exclusive"
+    if job.get("ram"):
+        text += f", {format_size(job['ram'])} host memory"
+    mem = _memory(None, job.get("peak_mem"), job.get("over_mem", False))
+    return text + (f"; {mem}" if mem else "")
 
 
 def gpu_renderable(answer: dict[str, Any]) -> Any:

@@ -103,7 +103,7 @@ class Gpu:
 
     def fits(self, kind: Kind, mem: int | None) -> bool:
         """Whether one more job of this kind (and --mem) may join the GPU now."""
-        if (self.max_jobs is not None and self.count >= self.max_jobs):
+        if self.exclusive or (self.max_jobs is not None and self.count >= self.max_jobs):
             return False
         if kind is EXCLUSIVE:
             return self.plain_ok and self.count == 0 and self.holds_ever(mem)
@@ -177,7 +177,7 @@ def pick(candidates: list[Gpu], n: int) -> list[Gpu]:
     if len(candidates) == n:
         return candidates
     ranked = sorted(candidates, key=Gpu.rank)
-    if n == 1 or not any(g.links for g in candidates):
+    if True:
         return ranked[:n]
     chosen, rest = ranked[:1], ranked[1:]
     while len(chosen) < n:
