@@ -104,6 +104,7 @@ def serve(
 
     from gpuherd.api import listener as tcp
     from gpuherd.api.app import create_app
+    from gpuherd.api.peercred import PeerCheckedH11
 
     lock = acquire_lock(home)
     store = Store(paths.database(home))
@@ -118,7 +119,8 @@ def serve(
         app = create_app(service, pid=os.getpid(), socket_path=str(sock_path))
         # Open event streams must not hold a stopping daemon for long.
         config = uvicorn.Config(
-            app, log_level="warning", lifespan="off", timeout_graceful_shutdown=2
+            app, log_level="warning", lifespan="off", timeout_graceful_shutdown=2,
+            http=PeerCheckedH11,
         )
         server = uvicorn.Server(config)
         app.state.server = server

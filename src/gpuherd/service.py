@@ -395,6 +395,9 @@ def _spec(item: SubmitItem, n: int | None) -> JobSpec:
         timeout=item.timeout,
         grace=item.grace,
         project=item.project,
+        folder=item.folder,
+        sweep=item.sweep,
+        git=item.git,
     )
 
 
