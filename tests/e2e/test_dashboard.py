@@ -19,7 +19,7 @@ import pytest
 
 from conftest import Herd
 
-CHROMIUM = "/usr/bin/chromium"
+CHROMIUM = os.environ.get("GPUHERD_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -250,9 +250,11 @@ if lr > 0.9:
 """
 
 
+@pytest.mark.skipif(
+    os.environ.get("GPUHERD_SCREENSHOTS") != "1",
+    reason="set GPUHERD_SCREENSHOTS=1 to regenerate docs/screenshots/",
+)
 def test_screenshots(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> None:
-    if os.environ.get("GPUHERD_SCREENSHOTS") != "1":
-        pytest.skip("set GPUHERD_SCREENSHOTS=1 to regenerate docs/screenshots/")
     folder = tmp_path_factory.mktemp("shots")
     train = folder / "train.py"
     train.write_text(TRAIN)

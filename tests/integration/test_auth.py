@@ -8,6 +8,7 @@ import socket
 import stat
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlsplit
@@ -15,7 +16,10 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import pytest
 
 from conftest import Herd
+from gpuherd.api.auth import HostCheck
+from gpuherd.api.listener import parse_address
 from gpuherd.client import _UnixConnection
+from gpuherd.errors import HerdError
 
 
 @dataclass
@@ -67,8 +71,20 @@ class Dashboard:
 
 @pytest.fixture
 def dashboard(herd: Herd) -> Dashboard:
+    """A daemon of this test's own, listening on a free port (for tests that change it)."""
     herd.start("--fake-gpus", "2", "--listen", "127.0.0.1:0")
     return Dashboard(herd, herd.cli("ui", "--url").stdout.strip())
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashboard]:
+    """One listening daemon for the tests that only read."""
+    herd = Herd(tmp_path_factory.mktemp("auth") / "home")
+    try:
+        herd.start("--fake-gpus", "2", "--listen", "127.0.0.1:0")
+        yield Dashboard(herd, herd.cli("ui", "--url").stdout.strip())
+    finally:
+        herd.cleanup()
 
 
 def _form(**fields: str) -> str:
@@ -79,52 +95,50 @@ FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 
 
 @pytest.mark.parametrize("path", ["/", "/jobs", "/jobs/1", "/api/v1/jobs", "/static/htmx.min.js"])
-def test_no_token_is_refused_on_pages_and_api(dashboard: Dashboard, path: str) -> None:
-    answer = dashboard.request("GET", path)
+def test_no_token_is_refused_on_pages_and_api(shared: Dashboard, path: str) -> None:
+    answer = shared.request("GET", path)
     assert answer.status == 403
     assert "token" in answer.body
     assert answer.body.count("\n") <= 1  # one line that says why
-    assert dashboard.request("GET", path, {"Cookie": "gpuherd_0000=nope"}).status == 403
+    assert shared.request("GET", path, {"Cookie": "gpuherd_0000=nope"}).status == 403
 
 
-def test_a_wrong_token_is_refused(dashboard: Dashboard) -> None:
-    answer = dashboard.request("GET", "/api/v1/jobs", {"Authorization": "token not-the-token"})
+def test_a_wrong_token_is_refused(shared: Dashboard) -> None:
+    answer = shared.request("GET", "/api/v1/jobs", {"Authorization": "token not-the-token"})
     assert answer.status == 403
     assert "wrong token" in json.loads(answer.body)["error"]
-    assert dashboard.request("GET", "/jobs?token=guess").status == 403
+    assert shared.request("GET", "/jobs?token=guess").status == 403
 
 
-def test_query_token_sets_a_strict_cookie_then_the_cookie_works(dashboard: Dashboard) -> None:
-    answer = dashboard.request("GET", f"/jobs?state=queued&token={dashboard.token}")
+def test_query_token_sets_a_strict_cookie_then_the_cookie_works(shared: Dashboard) -> None:
+    answer = shared.request("GET", f"/jobs?state=queued&token={shared.token}")
     assert answer.status == 303
     assert answer.headers["location"] == "/jobs?state=queued"  # the token left the URL
     cookie = answer.headers["set-cookie"]
-    assert dashboard.token in cookie
+    assert shared.token in cookie
     assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
     pair = cookie.split(";")[0]
-    page = dashboard.request("GET", "/jobs?state=queued", {"Cookie": pair})
+    page = shared.request("GET", "/jobs?state=queued", {"Cookie": pair})
     assert page.status == 200 and "<table" in page.body
     assert "frame-ancestors 'none'" in page.headers["content-security-policy"]
-    api = dashboard.request("GET", "/api/v1/daemon", {"Cookie": pair})
-    assert api.status == 200 and json.loads(api.body)["pid"] == dashboard.herd.pid
+    api = shared.request("GET", "/api/v1/daemon", {"Cookie": pair})
+    assert api.status == 200 and json.loads(api.body)["pid"] == shared.herd.pid
 
 
-def test_api_accepts_the_token_in_a_header_or_the_query(dashboard: Dashboard) -> None:
-    header = dashboard.request("GET", "/api/v1/jobs", {"Authorization": f"token {dashboard.token}"})
+def test_api_accepts_the_token_in_a_header_or_the_query(shared: Dashboard) -> None:
+    header = shared.request("GET", "/api/v1/jobs", {"Authorization": f"token {shared.token}"})
     assert header.status == 200 and json.loads(header.body) == {"jobs": []}
-    bearer = dashboard.request(
-        "GET", "/api/v1/gpus", {"Authorization": f"Bearer {dashboard.token}"}
-    )
+    bearer = shared.request("GET", "/api/v1/gpus", {"Authorization": f"Bearer {shared.token}"})
     assert bearer.status == 200
-    query = dashboard.request("GET", f"/api/v1/jobs?token={dashboard.token}")
+    query = shared.request("GET", f"/api/v1/jobs?token={shared.token}")
     assert query.status == 200  # API calls are answered, not redirected
 
 
 @pytest.mark.parametrize("host", ["evil.example:{port}", "evil.example", "127.0.0.1.evil.example"])
-def test_a_foreign_host_header_is_refused(dashboard: Dashboard, host: str) -> None:
+def test_a_foreign_host_header_is_refused(shared: Dashboard, host: str) -> None:
     """DNS rebinding: the attacker's name resolves to 127.0.0.1, the token is even right."""
-    headers = {"Host": host.format(port=dashboard.port), "Cookie": dashboard.cookie()}
-    answer = dashboard.request("GET", "/", headers)
+    headers = {"Host": host.format(port=shared.port), "Cookie": shared.cookie()}
+    answer = shared.request("GET", "/", headers)
     assert answer.status == 403
     assert "Host" in answer.body
 
@@ -132,10 +146,10 @@ def test_a_foreign_host_header_is_refused(dashboard: Dashboard, host: str) -> No
 @pytest.mark.parametrize(
     "host", ["localhost:{port}", "127.0.0.1:{port}", "[::1]:{port}", "127.0.0.1:9999"]
 )
-def test_local_host_headers_are_accepted(dashboard: Dashboard, host: str) -> None:
+def test_local_host_headers_are_accepted(shared: Dashboard, host: str) -> None:
     """Loopback names and addresses, on any port (an SSH tunnel to another local port)."""
-    headers = {"Host": host.format(port=dashboard.port), "Cookie": dashboard.cookie()}
-    assert dashboard.request("GET", "/", headers).status == 200
+    headers = {"Host": host.format(port=shared.port), "Cookie": shared.cookie()}
+    assert shared.request("GET", "/", headers).status == 200
 
 
 def test_a_cross_site_post_is_refused(dashboard: Dashboard) -> None:
@@ -213,9 +227,9 @@ def test_jobs_never_see_the_token(herd: Herd, tmp_path: Path) -> None:
         assert secret not in text
 
 
-def test_the_unix_socket_needs_no_token(dashboard: Dashboard) -> None:
-    assert dashboard.herd.client.get("/jobs") == {"jobs": []}
-    conn = _UnixConnection(dashboard.herd.client.socket_path, timeout=10)
+def test_the_unix_socket_needs_no_token(shared: Dashboard) -> None:
+    assert shared.herd.client.get("/jobs") == {"jobs": []}
+    conn = _UnixConnection(shared.herd.client.socket_path, timeout=10)
     try:
         conn.request("GET", "/")
         response = conn.getresponse()
@@ -225,12 +239,12 @@ def test_the_unix_socket_needs_no_token(dashboard: Dashboard) -> None:
         conn.close()
 
 
-def test_the_listener_is_managed_only_over_the_socket(dashboard: Dashboard) -> None:
-    headers = {"Authorization": f"token {dashboard.token}", "Content-Type": "application/json"}
+def test_the_listener_is_managed_only_over_the_socket(shared: Dashboard) -> None:
+    headers = {"Authorization": f"token {shared.token}", "Content-Type": "application/json"}
     body = json.dumps({"address": "0.0.0.0:0"})
-    answer = dashboard.request("POST", "/api/v1/daemon/listen", headers, body)
+    answer = shared.request("POST", "/api/v1/daemon/listen", headers, body)
     assert answer.status == 403
-    assert dashboard.request("GET", "/api/v1/daemon/listen", headers).status == 403
+    assert shared.request("GET", "/api/v1/daemon/listen", headers).status == 403
 
 
 def test_gpuherd_ui_starts_and_stops_a_listener(daemon: Herd) -> None:
@@ -268,3 +282,41 @@ def test_no_dashboard_module_on_the_cli_path() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+# ---- the pure parts of the gate ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("127.0.0.1:8888", ("127.0.0.1", 8888)),
+        ("0.0.0.0:80", ("0.0.0.0", 80)),
+        ("[::1]:8888", ("::1", 8888)),
+        ("[::]:0", ("::", 0)),
+        ("myhost.lab:9000", ("myhost.lab", 9000)),
+        ("8888", ("127.0.0.1", 8888)),
+        (":8888", ("127.0.0.1", 8888)),
+    ],
+)
+def test_listen_addresses(text: str, expected: tuple[str, int]) -> None:
+    assert parse_address(text) == expected
+
+
+@pytest.mark.parametrize("text", ["127.0.0.1", "host:port", "::1:8888", "1.2.3.4:70000", ""])
+def test_bad_listen_addresses(text: str) -> None:
+    with pytest.raises(HerdError, match="listen address"):
+        parse_address(text)
+
+
+def test_host_check() -> None:
+    local = HostCheck("127.0.0.1")
+    for ok in ("127.0.0.1:8888", "localhost:1", "LOCALHOST.:8888", "[::1]:8888", "10.0.0.5"):
+        assert local.allows(ok), ok
+    for bad in ("evil.example:8888", "", "localhost.evil.example", socket.gethostname() + "x"):
+        assert not local.allows(bad), bad
+    assert HostCheck("0.0.0.0").allows(f"{socket.gethostname()}:8888")
+    assert not HostCheck("127.0.0.1").allows(f"{socket.gethostname()}:8888") or (
+        socket.gethostname() == "localhost"
+    )
+    assert HostCheck("myhost.lab").allows("MyHost.lab:9000")

@@ -14,7 +14,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 
 from gpuherd import __version__
-from gpuherd.api import dashboard, jobs, listener, system
+from gpuherd.api import dashboard, jobs, listener, sweeps, system
 from gpuherd.core.states import TransitionError
 from gpuherd.errors import HerdError
 from gpuherd.service import Service
@@ -31,6 +31,7 @@ def create_app(service: Service, pid: int, socket_path: str) -> FastAPI:
     app.include_router(jobs.router, prefix="/api/v1")
     app.include_router(system.router, prefix="/api/v1")
     app.include_router(listener.router, prefix="/api/v1")
+    app.include_router(sweeps.router, prefix="/api/v1")
     dashboard.install(app)
 
     @app.exception_handler(HerdError)

@@ -91,7 +91,7 @@ def _log_tail(path: Path) -> tuple[str, int, bool]:
     return data[:cut].decode(errors="replace"), size - (len(data) - cut), start > 0
 
 
-def _job(request: Request, job_id: int) -> dict[str, Any]:
+def _job(request: Request, job_id: int, with_logs: bool = True) -> dict[str, Any]:
     service = _service(request)
     job = service.show(job_id)
     try:
@@ -101,7 +101,7 @@ def _job(request: Request, job_id: int) -> dict[str, Any]:
     number = wanted if 1 <= wanted <= job["attempt"] else job["attempt"]
     logs: dict[str, dict[str, Any]] = {}
     for stream in ("stdout", "stderr"):
-        if number:
+        if number and with_logs:
             text, offset, cut = _log_tail(service.log_path(job_id, stream, number))
         else:
             text, offset, cut = "", 0, False
@@ -116,7 +116,7 @@ async def job_page(request: Request, job_id: int) -> HTMLResponse:
 
 @router.get("/ui/jobs/{job_id}", response_class=HTMLResponse)
 async def job_fragment(request: Request, job_id: int) -> HTMLResponse:
-    return views.render("_job.html", **_job(request, job_id))
+    return views.render("_job.html", **_job(request, job_id, with_logs=False))
 
 
 # ---- submit, GPUs, sweeps ------------------------------------------------------------------

@@ -111,6 +111,7 @@ class Listener:
         self.port = 0
         self._server: Any = None
         self._task: asyncio.Task[None] | None = None
+        self._fqdn: str | None = None
         token_path(home).unlink(missing_ok=True)  # left by a daemon that was killed
 
     @property
@@ -126,12 +127,11 @@ class Listener:
         return f"http://{format_address(shown, self.port)}/?token={self.token}"
 
     def describe(self) -> dict[str, Any]:
-        wildcard = self.host.strip("[]") in ("0.0.0.0", "::", "")
         return {
             "listening": self.listening,
             "address": format_address(self.host, self.port) if self.listening else None,
             "url": self.url(),
-            "remote_url": self.url(socket.getfqdn()) if wildcard else None,
+            "remote_url": self.url(self._fqdn) if self._fqdn else None,
             "token_file": str(token_path(self.home)) if self.listening else None,
         }
 
@@ -139,6 +139,8 @@ class Listener:
         import uvicorn
 
         self.host, self.port = host, int(sock.getsockname()[1])
+        wildcard = host.strip("[]") in ("0.0.0.0", "::", "")
+        self._fqdn = _machine_name() if wildcard else None  # once: it may ask DNS
         write_token(self.home, self.token)
         gate = TcpGate(self.app, self.token, HostCheck(host))
         config = uvicorn.Config(
@@ -165,8 +167,8 @@ class Listener:
                 counter = (counter + 1) % 864000
                 await asyncio.sleep(0.1)
         finally:
+            token_path(self.home).unlink(missing_ok=True)  # first: SIGTERM ends us soon
             await server.shutdown(sockets=[sock])
-            token_path(self.home).unlink(missing_ok=True)
 
     async def stop(self) -> None:
         if self._server is not None:
@@ -175,6 +177,14 @@ class Listener:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
         self._server, self._task = None, None
+
+
+def _machine_name() -> str | None:
+    """The name other machines may know this one by (None if it only knows 'localhost')."""
+    for name in (socket.getfqdn(), socket.gethostname()):
+        if name and not name.startswith("localhost"):
+            return name
+    return None
 
 
 @dataclass

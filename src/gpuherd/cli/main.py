@@ -10,7 +10,16 @@ import sys
 import click
 
 from gpuherd import __version__
-from gpuherd.cli import config_cmds, daemon_cmds, gpu_cmds, job_cmds, queue_cmds, run_cmd, ui_cmd
+from gpuherd.cli import (
+    config_cmds,
+    daemon_cmds,
+    gpu_cmds,
+    job_cmds,
+    queue_cmds,
+    run_cmd,
+    sweep_cmds,
+    ui_cmd,
+)
 from gpuherd.errors import HerdError
 
 
@@ -24,7 +33,16 @@ def cli() -> None:
     """
 
 
-for module in (job_cmds, queue_cmds, gpu_cmds, config_cmds, daemon_cmds, run_cmd, ui_cmd):
+for module in (
+    job_cmds,
+    queue_cmds,
+    gpu_cmds,
+    config_cmds,
+    daemon_cmds,
+    run_cmd,
+    ui_cmd,
+    sweep_cmds,
+):
     for command in module.COMMANDS:
         cli.add_command(command)
 

@@ -1,0 +1,37 @@
+"""Routes on sweeps: submit (expand, resume), list, and one sweep's results table."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from fastapi import APIRouter, Request
+
+from gpuherd.service import Service
+from gpuherd.sweeps import Sweeps, git_commit
+from gpuherd.wire import SweepRequest
+
+router = APIRouter()
+
+
+def _sweeps(request: Request) -> Sweeps:
+    service: Service = request.app.state.service
+    return Sweeps(service)
+
+
+@router.post("/sweeps")
+async def submit(request: Request, body: SweepRequest) -> dict[str, Any]:
+    """Expand the spec, skip done and queued points, submit the rest; say how many of each."""
+    path = body.env.get("PATH")
+    git = None if body.dry_run else await asyncio.to_thread(git_commit, body.cwd, path)
+    return _sweeps(request).submit(body, git)
+
+
+@router.get("/sweeps")
+async def listing(request: Request) -> dict[str, Any]:
+    return {"sweeps": _sweeps(request).listing()}
+
+
+@router.get("/sweeps/{name}")
+async def table(request: Request, name: str, sort: str | None = None) -> dict[str, Any]:
+    return _sweeps(request).table(name, sort)
