@@ -320,7 +320,7 @@ if "sleep" in opts:
     time.sleep(float(opts["sleep"]))
 attempt = int(os.environ.get("GPUHERD_ATTEMPT", "0"))
 code = int(opts.get("exit", 0))
-if attempt <= int(opts.get("fail-attempts", 0)):
+if attempt <= int(opts.get("fail-attempts", -1)):
     code = 1
 record = {
     "name": name,
@@ -483,7 +483,7 @@ class Runs:
     def run(
         self, *args: str, input: str | None = "", timeout: float = 60, cwd: Path | None = None
     ) -> subprocess.CompletedProcess[str]:
-        """`gpuherd run ARGS` to its end; `input` is its standard input (None: inherit none)."""
+        """`gpuherd run ARGS` to its end; `input` is its standard input (None: /dev/null)."""
         return subprocess.run(
             [GPUHERD_BIN, "run", *args],
             cwd=cwd or self.cwd,

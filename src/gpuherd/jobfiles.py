@@ -23,18 +23,22 @@ class Layout:
 
     root: Path
     prefix: str = ""
-    first_id: int = 1
-    """The job id whose folder is numbered 0 (the runner counts from 0); 1 = folders by id."""
+    count_from_zero: bool = False
+    """Number job folders from 0 (the runner, as gpu-hog does); else by job id."""
     first_attempt_in_job_dir: bool = False
 
     @classmethod
     def for_home(cls, home: Path) -> Layout:
         return cls(home / "jobs")
 
+    @classmethod
+    def for_run(cls, output_dir: Path, prefix: str) -> Layout:
+        return cls(output_dir, prefix, count_from_zero=True, first_attempt_in_job_dir=True)
+
     def job_dir(self, job: Job) -> Path:
         if job.spec.folder:  # a sweep point's results folder, named by the user's sweep
             return Path(job.spec.folder)
-        number = job.id if self.first_id == 1 and not self.prefix else job.id - self.first_id
+        number = job.id - 1 if self.count_from_zero else job.id
         return self.root / f"{self.prefix}{number}"
 
     def attempt_dir(self, job: Job, attempt: int) -> Path:
@@ -75,6 +79,8 @@ def record_start(layout: Layout, job: Job, attempt: Attempt, pid: int) -> None:
         "id": job.id,
         "name": job.spec.name,
         "project": job.spec.project,
+        "sweep": job.spec.sweep,
+        "git": job.spec.git,
         "command": job.spec.command,
         "cwd": job.spec.cwd,
         "env_overrides": dict(job.spec.env_overrides),

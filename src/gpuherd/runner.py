@@ -85,7 +85,7 @@ class Runner:
         self._state_dir = Path(tempfile.mkdtemp(prefix="gpuherd-run-"))
         self.store = Store(self._state_dir / "herd.db")
         self.store.replace_devices(slots)
-        layout = Layout(options.output_dir, prefix=options.prefix, first_attempt_in_job_dir=True)
+        layout = Layout.for_run(options.output_dir, options.prefix)
         self.engine = Engine(
             self.store,
             DeviceTable(self.store, probe),

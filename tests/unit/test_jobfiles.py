@@ -302,10 +302,11 @@ def test_tail_lines(tmp_path: Path) -> None:
 def test_runner_layout_numbers_from_zero_and_runs_attempt_one_in_the_job_folder(
     tmp_path: Path,
 ) -> None:
-    layout = jobfiles.Layout(tmp_path, prefix="job_", first_id=1, first_attempt_in_job_dir=True)
+    layout = jobfiles.Layout.for_run(tmp_path, "job_")
     assert layout.job_dir(_job(1)) == tmp_path / "job_0"
     assert layout.attempt_dir(_job(1), 1) == tmp_path / "job_0"
     assert layout.attempt_dir(_job(1), 2) == tmp_path / "job_0" / "attempt-2"
+    assert jobfiles.Layout.for_run(tmp_path, "").job_dir(_job(1)) == tmp_path / "0"
 
 
 def test_attempt_json_is_kept_per_attempt_and_job_json_follows_the_latest(tmp_path: Path) -> None:
