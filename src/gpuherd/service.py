@@ -19,6 +19,7 @@ from gpuherd.core.model import DeviceState, Job, JobSpec, Outcome
 from gpuherd.core.placement import never_fits, why_waiting
 from gpuherd.core.states import (
     ACTIVE_STATES,
+    BAD_END_STATES,
     FINISHED_STATES,
     LIVE_STATES,
     Event,
@@ -166,6 +167,16 @@ class Service:
         if job.state not in FINISHED_STATES:
             raise Conflict(
                 f"job {job.id} is {job.state.value}: only finished or running jobs can be retried"
+            )
+        failed = [
+            (dep_id, state) for dep_id, state in self.store.unmet_deps(job.id)
+            if JobState(state) in BAD_END_STATES
+        ]
+        if failed:
+            dep_id, state = failed[0]
+            raise Conflict(
+                f"job {job.id} waits for job {dep_id}, which ended {state}: retry both "
+                f"(gpuherd retry {dep_id} {job.id})"
             )
         self.engine.move_state(
             job, Event.RETRY, JobState.QUEUED, detail="retry by the user", ended_at=None

@@ -11,7 +11,6 @@ import time
 from pathlib import Path
 
 import psutil
-import pytest
 
 from conftest import Herd, Recorder, group_members, read_line, wait_for
 

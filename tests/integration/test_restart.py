@@ -12,7 +12,6 @@ import warnings
 from pathlib import Path
 
 import psutil
-import pytest
 
 from conftest import Herd, Recorder, group_members, read_line, wait_for
 from gpuherd.client import Client
@@ -219,3 +218,28 @@ def test_client_without_a_daemon_closes_its_socket(herd: Herd) -> None:
         assert Client(herd.home).is_up() is False
         gc.collect()
     assert [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)] == []
+
+
+NO_REAPER = """
+import ctypes, os, subprocess, sys
+ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER: the daemon becomes our child
+gpuherd = [sys.executable, "-m", "gpuherd"]
+subprocess.run([*gpuherd, "daemon", "start", "--fake-gpus", "1"], check=True)
+try:
+    subprocess.run([*gpuherd, "daemon", "stop"], timeout=5, check=True)
+    print("stopped")
+except subprocess.TimeoutExpired:
+    print("hung")
+"""  # and we never reap it, like a container's pid 1 without an init
+
+
+def test_daemon_stop_returns_even_if_nobody_reaps_the_daemon(herd: Herd) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", NO_REAPER],
+        env=herd.env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[-1] == "stopped"

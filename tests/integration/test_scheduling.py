@@ -100,26 +100,33 @@ def test_two_gpu_job_and_cpu_only_job(daemon: Herd, recorder: Recorder) -> None:
     assert sorted(job["gpus"]) == sorted(int(g) for g in seen)
 
 
-def test_static_gpus_with_a_repeated_index_give_two_slots(herd: Herd, recorder: Recorder) -> None:
-    herd.start("--gpus", "0,0,1")
-    slots = {g["index"]: g["slots"] for g in herd.json("gpus")["gpus"]}
-    assert slots == {0: 2, 1: 1}
-    ids = herd.submit_lines([recorder.cmd("runs", sleep=0.3)] * 6)
+def jobs_per_gpu(herd: Herd) -> dict[int, int]:
+    return {g["index"]: len(g["jobs"]) for g in herd.json("gpus")["gpus"]}
+
+
+def check_slots(herd: Herd, recorder: Recorder, jobs: int, slots: dict[int, int]) -> None:
+    """Fill every slot with jobs that wait for "go", then check they never over-commit."""
+    ids = herd.submit_lines([recorder.cmd("runs", wait="go")] * jobs)
+    wait_for(lambda: jobs_per_gpu(herd) == slots, what=f"GPU slots filled as {slots}")
+    running = [j for j in ids if herd.job(j)["state"] == "running"]
+    assert len(running) == sum(slots.values())
+    recorder.go()
     for job_id in ids:
         herd.wait_state(job_id, "succeeded")
     records = recorder.lines("runs")
     assert sorted(r["id"] for r in records) == ids
-    assert max_overlap(records) == {"0": 2, "1": 1}
+    assert max_overlap(records) == {str(i): n for i, n in slots.items()}
+
+
+def test_static_gpus_with_a_repeated_index_give_two_slots(herd: Herd, recorder: Recorder) -> None:
+    herd.start("--gpus", "0,0,1")
+    assert {g["index"]: g["slots"] for g in herd.json("gpus")["gpus"]} == {0: 2, 1: 1}
+    check_slots(herd, recorder, 6, {0: 2, 1: 1})
 
 
 def test_slots_option_lets_jobs_share_each_gpu(herd: Herd, recorder: Recorder) -> None:
     herd.start("--fake-gpus", "2", "--slots", "2")
-    ids = herd.submit_lines([recorder.cmd("runs", sleep=0.3)] * 8)
-    for job_id in ids:
-        herd.wait_state(job_id, "succeeded")
-    records = recorder.lines("runs")
-    assert sorted(r["id"] for r in records) == ids
-    assert max_overlap(records) == {"0": 2, "1": 2}
+    check_slots(herd, recorder, 8, {0: 2, 1: 2})
 
 
 def test_after_starts_only_once_the_dependency_succeeded(daemon: Herd, recorder: Recorder) -> None:
@@ -146,6 +153,25 @@ def test_failed_dependency_cancels_the_whole_chain(daemon: Herd, recorder: Recor
         assert (job["state"], job["outcome"]) == ("cancelled", "dependency_failed")
         assert str(dep) in job["message"]
     assert recorder.lines("b") == recorder.lines("c") == []
+
+
+def test_retry_of_a_dependency_failed_job_does_not_wait_forever(daemon: Herd) -> None:
+    first = daemon.submit("--", "false")
+    daemon.wait_state(first, "failed")
+    waiter = daemon.submit("--after", str(first), "--", "true")
+    daemon.wait_state(waiter, "cancelled")
+    retried = daemon.cli("retry", str(waiter), check=False)
+    # Refused, with one line that says to retry both, and nothing changed.
+    assert retried.returncode != 0
+    assert (
+        retried.stderr.startswith("gpuherd: error:") and f"retry {first} {waiter}" in retried.stderr
+    )
+    assert daemon.job(waiter)["state"] == "cancelled"
+    # Retrying both queues the dependency first; the waiter then waits for it again.
+    both = daemon.cli("retry", str(first), str(waiter))
+    assert both.returncode == 0
+    assert daemon.wait_state(waiter, "cancelled")["outcome"] == "dependency_failed"
+    assert daemon.job(first)["attempt"] == 2
 
 
 def test_after_an_unknown_job_is_refused_and_queues_nothing(daemon: Herd) -> None:

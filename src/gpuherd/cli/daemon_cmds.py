@@ -114,10 +114,14 @@ def stop(mode: str | None) -> None:
 
 
 def _wait_for_exit(pid: int) -> None:
+    """Return once the daemon has exited: gone, or a zombie its parent has not reaped yet
+    (psutil's wait() would wait for the reaping, which an init-less container never does)."""
     import psutil
 
     try:
-        psutil.Process(pid).wait(timeout=None)
+        process = psutil.Process(pid)
+        while process.status() != psutil.STATUS_ZOMBIE:
+            time.sleep(0.02)
     except psutil.NoSuchProcess:
         pass
 

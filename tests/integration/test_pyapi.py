@@ -1,0 +1,211 @@
+"""The Python API against a real daemon: connect, job handles, tasks, GPU Task Scheduler code."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+
+import gpuherd
+from conftest import Herd, kill_jobs_under
+from gpuherd.errors import DaemonError, HerdError
+from gpuherd.pyapi import connect
+
+GTS_CONFIG = {
+    "scheduler_config": {"gpu": ["0", "1"], "force_rerun": False},
+    "global_config": {"num_run": 5, "num_epoch": 200},
+    "test_config": [
+        {"method": ["GAN", "ALI"], "num_packing": [1], "num_zmode": [1]},
+        {"method": ["WGAN"], "num_packing": [3], "num_zmode": [1, 2]},
+    ],
+}
+GTS_POINTS = [
+    {"num_run": 5, "num_epoch": 200, "method": "GAN", "num_packing": 1, "num_zmode": 1},
+    {"num_run": 5, "num_epoch": 200, "method": "ALI", "num_packing": 1, "num_zmode": 1},
+    {"num_run": 5, "num_epoch": 200, "method": "WGAN", "num_packing": 3, "num_zmode": 1},
+    {"num_run": 5, "num_epoch": 200, "method": "WGAN", "num_packing": 3, "num_zmode": 2},
+]
+TASKS_MODULE = """
+import json, os
+import gpuherd
+
+
+@gpuherd.task(gpus=1, retries=0)
+def score(x, y=1, run_dir=None):
+    return {"score": x * y, "gpu": os.environ["CUDA_VISIBLE_DEVICES"], "run_dir": run_dir}
+
+
+@gpuherd.task(gpus=0)
+def boom(x):
+    raise ValueError(f"boom {x}")
+
+
+class MyGPUTask:  # GPU Task Scheduler's GPUTask protocol
+    def __init__(self, config, work_dir):
+        self._config, self._work_dir = config, work_dir
+
+    def required_env(self):
+        return {"GTS_ENV": "set"}
+
+    def main(self):
+        seen = {"config": self._config, "work_dir": self._work_dir, "env": os.environ["GTS_ENV"]}
+        with open(os.path.join(self._work_dir, "seen.json"), "w") as f:
+            json.dump(seen, f)
+"""
+MAIN_SCRIPT = """
+import json, os, sys
+import gpuherd
+
+with open("imported.log", "a") as f:  # every load of this file, the worker's too
+    f.write(__name__ + "\\n")
+
+
+@gpuherd.task(gpus=0)
+def square(n, run_dir):
+    return {"square": n * n, "run_dir": run_dir}
+
+
+if __name__ == "__main__":
+    with open("main.log", "a") as f:
+        f.write("main\\n")
+    sweep = square.sweep(n=[2, 3], results_dir="squares")
+    assert sweep.wait(timeout=30), sweep.results()
+    print(json.dumps(sweep.results()))
+"""
+
+
+@pytest.fixture(scope="module")
+def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[gpuherd.Herd]:
+    """One daemon (4 fake GPUs) for the module, and a work folder holding tasks_mod.py."""
+    root = tmp_path_factory.mktemp("api")
+    herd = Herd(root / "home")
+    work = root / "work"
+    work.mkdir()
+    (work / "tasks_mod.py").write_text(TASKS_MODULE)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("GPUHERD_HOME", str(herd.home))
+        patch.delenv("XDG_RUNTIME_DIR", raising=False)
+        patch.chdir(work)
+        patch.syspath_prepend(str(work))
+        herd.start("--fake-gpus", "4")
+        try:
+            yield connect()
+        finally:
+            kill_jobs_under(work)
+            herd.cleanup()
+            sys.modules.pop("tasks_mod", None)
+
+
+def test_connect_starts_a_daemon_with_fake_gpus_from_the_environment(
+    herd: Herd, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    monkeypatch.setenv("GPUHERD_FAKE_GPUS", "3")
+    with pytest.raises(DaemonError, match="no gpuherd daemon is running"):
+        connect(herd.home, start=False)
+    client = connect(herd.home)
+    assert client.client.get("/daemon")["probe"].startswith("fake: 3 GPUs")
+    assert connect(herd.home, fake_gpus=1).client.home == herd.home  # already up: reused
+    assert psutil.Process().children() == []  # detached: nothing for this process to reap
+    with pytest.raises(DaemonError, match="bogus"):
+        connect(herd.home.parent / "other", fake_gpus="bogus")
+
+
+def test_job_handle_waits_and_reads_logs(api: gpuherd.Herd) -> None:
+    herd = api
+    job = herd.submit(["sh", "-c", "echo out $CUDA_VISIBLE_DEVICES; echo err >&2"], name="h")
+    assert job.wait(timeout=20) == "succeeded"
+    assert job.state() == "succeeded" and job.info()["name"] == "h"
+    assert job.logs().startswith("out ") and job.logs("stderr") == "err\n"
+    slow = herd.submit("sleep 30", gpus=0, timeout="1m", env={"A": 1})
+    with pytest.raises(TimeoutError, match="still not finished"):
+        slow.wait(timeout=0.3)
+    assert slow.info()["env_overrides"] == {"A": "1"}
+    slow.kill()
+    assert slow.wait(timeout=20) == "killed"
+
+
+def test_task_sweep_return_values_are_the_metrics(api: gpuherd.Herd, tmp_path: Path) -> None:
+    import tasks_mod  # its tasks connect by themselves (GPUHERD_HOME), as a user's would
+
+    results = tmp_path / "scores"
+    sweep = tasks_mod.score.sweep(results_dir=results, x=[1, 2, 3], y=[10], name="scores")
+    assert (sweep.submission["new"], len(sweep.ids)) == (3, 3)
+    assert sweep.wait(timeout=30)
+    rows = sweep.results(sort="-score")
+    assert [r["metrics"]["score"] for r in rows] == [30, 20, 10]
+    assert {r["metrics"]["run_dir"] for r in rows} == {r["run_dir"] for r in rows}
+    assert all(r["metrics"]["gpu"] in "0123" for r in rows)
+    status = Herd(Path(os.environ["GPUHERD_HOME"])).json("sweep", "status", "scores")
+    assert [r["metrics"]["score"] for r in status["rows"]] == [10, 20, 30]
+    again = tasks_mod.score.sweep(results_dir=results, x=[1, 2, 3, 4], y=[10], name="scores")
+    assert (again.submission["new"], again.submission["skipped_done"]) == (1, 3)
+    assert again.wait(timeout=30)
+
+    one = tasks_mod.score.submit(x=7, y=6)
+    assert one.wait(timeout=20) == "succeeded" and one.result()["score"] == 42
+
+    failed = tasks_mod.boom.submit(x=1)
+    assert failed.wait(timeout=20) == "failed"
+    assert "ValueError: boom 1" in failed.logs("stderr")
+    wrong = tasks_mod.boom.submit(z=1)
+    assert wrong.wait(timeout=20) == "failed"
+    assert "boom() takes no parameter 'z'" in wrong.logs("stderr")
+
+
+def test_a_task_in_a_scripts_main_runs_without_its_main_block(
+    api: gpuherd.Herd, tmp_path: Path
+) -> None:
+    script = tmp_path / "experiment.py"
+    script.write_text(textwrap.dedent(MAIN_SCRIPT))
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        cwd=tmp_path,
+        env=dict(os.environ),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)
+    assert [(r["params"], r["metrics"]["square"]) for r in rows] == [({"n": 2}, 4), ({"n": 3}, 9)]
+    assert (tmp_path / "main.log").read_text() == "main\n"  # once: the workers skipped it
+    loads = (tmp_path / "imported.log").read_text().split()
+    assert sorted(loads) == ["__gpuherd_main__", "__gpuherd_main__", "__main__"]
+
+
+def test_gpu_task_scheduler_config_and_class(api: gpuherd.Herd, tmp_path: Path) -> None:
+    herd = api
+    import tasks_mod
+
+    config = {**GTS_CONFIG, "scheduler_config": {"result_root_folder": str(tmp_path / "gts")}}
+    sweep = gpuherd.sweep_from_config(config, task=tasks_mod.MyGPUTask, herd=herd)
+    assert (sweep.name, sweep.submission["points"], sweep.submission["new"]) == ("MyGPUTask", 4, 4)
+    assert sweep.wait(timeout=30)
+    rows = sweep.results()
+    assert [r["params"] for r in rows] == GTS_POINTS
+    for row in rows:
+        seen = json.loads((Path(row["run_dir"]) / "seen.json").read_text())
+        assert seen == {"config": row["params"], "work_dir": row["run_dir"], "env": "set"}
+
+
+def test_sweep_from_python_mirrors_the_cli(api: gpuherd.Herd, tmp_path: Path) -> None:
+    herd = api
+    dry = herd.sweep("echo {x} {y}", {"x": [1, "a b"]}, fixed={"y": 0}, dry_run=True)
+    assert dry.commands == ["echo 1 0", "echo 'a b' 0"] and dry.ids == []
+    (tmp_path / "s.yaml").write_text("command: echo {a}\ngrid:\n  a: [1, 2, 3]\ngpus: 0\n")
+    from_file = herd.sweep(tmp_path / "s.yaml", samples=2, seed=4, results_dir=tmp_path / "r")
+    assert (from_file.name, from_file.submission["new"]) == ("s", 2)
+    assert from_file.wait(timeout=30)
+    assert [s["name"] for s in herd.sweeps()][-1] == "s"
+    with pytest.raises(HerdError, match="JSON values"):
+        herd.sweep("echo {x}", {"x": [object()]})
+    with pytest.raises(HerdError, match="top level"):
+        gpuherd.task(lambda: None)

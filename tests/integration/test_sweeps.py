@@ -1,0 +1,283 @@
+"""Sweeps through the CLI and a real daemon: expansion, resume, quoting, results, git."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import Herd, kill_jobs_under, wait_for
+from gpuherd.sweeps import git_commit
+
+# Writes its arguments (all but the last, the run folder) to RUN_DIR/args.json; appends to
+# RUN_DIR/../runs.log; fails when the file named by $FAIL_FLAG exists and names this point.
+RECORD = r"""
+import json, os, sys
+args, run_dir = sys.argv[1:-1], sys.argv[-1]
+with open(os.path.join(run_dir, "args.json"), "w") as f:
+    json.dump(args, f)
+with open(os.path.join(os.path.dirname(run_dir), "runs.log"), "a") as f:
+    f.write(" ".join(args) + "\n")
+flag = os.environ.get("FAIL_FLAG", "")
+if flag and os.path.exists(flag) and open(flag).read().split() == args:
+    sys.exit(3)
+"""
+LRS = ["0.001", "0.0005", "0.0001"]
+BSS = ["32", "64", "128"]
+GTS_YAML = """\
+name: pacgan
+command: python3 record.py {method} {num_packing} {num_zmode} {num_run} {run_dir}
+results_dir: gts
+fixed:
+  num_run: 5
+  num_epoch: 200
+grid:
+  - method: [GAN, ALI]
+    num_packing: [1]
+    num_zmode: [1]
+  - method: [WGAN]
+    num_packing: [3]
+    num_zmode: [1, 2]
+gpus: 0
+"""
+GTS_POINTS = [
+    {"num_run": 5, "num_epoch": 200, "method": "GAN", "num_packing": 1, "num_zmode": 1},
+    {"num_run": 5, "num_epoch": 200, "method": "ALI", "num_packing": 1, "num_zmode": 1},
+    {"num_run": 5, "num_epoch": 200, "method": "WGAN", "num_packing": 3, "num_zmode": 1},
+    {"num_run": 5, "num_epoch": 200, "method": "WGAN", "num_packing": 3, "num_zmode": 2},
+]
+
+
+@pytest.fixture
+def work(daemon: Herd) -> Iterator[Path]:
+    """The submitter's working folder, with record.py; every job started there is killed."""
+    folder = daemon.home.parent / "work"
+    folder.mkdir()
+    (folder / "record.py").write_text(RECORD)
+    try:
+        yield folder
+    finally:
+        kill_jobs_under(folder)
+
+
+def sweep(herd: Herd, work: Path, *args: str, **kw: Any) -> dict[str, Any]:
+    out = herd.cli("sweep", *args, "--json", cwd=work, **kw)
+    return dict(json.loads(out.stdout))
+
+
+def finished(herd: Herd, name: str, count: int) -> list[dict[str, Any]]:
+    """The sweep's rows once `count` of them have ended (succeeded or failed)."""
+
+    def done() -> list[dict[str, Any]] | None:
+        rows = herd.json("sweep", "status", name)["rows"]
+        ended = [r for r in rows if r["state"] in ("succeeded", "failed")]
+        return rows if len(ended) >= count else None
+
+    return list(wait_for(done, 30, f"{count} points of sweep {name} to end"))
+
+
+def test_hypersearch_grid_runs_nine_points_in_their_folders(daemon: Herd, work: Path) -> None:
+    template = "python3 record.py --lr {lr} --batch_size {bs} {run_dir}"
+    answer = sweep(daemon, work, template, "-p", "lr", *LRS, "-p", "bs", *BSS, "--gpus", "0")
+    assert (answer["points"], answer["new"], len(answer["ids"])) == (9, 9, 9)
+    rows = finished(daemon, answer["name"], 9)
+    assert {r["state"] for r in rows} == {"succeeded"}
+    results = work / "results" / answer["name"]
+    assert answer["results_dir"] == str(results)
+    for row, (lr, bs) in zip(rows, [(lr, bs) for lr in LRS for bs in BSS], strict=True):
+        folder = results / f"lr={lr},bs={bs}"
+        assert row["run_dir"] == str(folder)
+        assert json.loads((folder / "args.json").read_text()) == ["--lr", lr, "--batch_size", bs]
+        params = json.loads((folder / "params.json").read_text())
+        assert params["params"] == {"lr": float(lr), "bs": int(bs)}
+        assert (params["sweep"], params["index"]) == (answer["name"], row["index"])
+        assert (folder / "SUCCESS").exists() and (folder / "attempt-1" / "stdout.log").exists()
+        job = json.loads((folder / "job.json").read_text())
+        assert (job["sweep"], job["id"]) == (answer["name"], row["job_id"])
+    listed = daemon.json("sweep", "ls")
+    assert [(s["name"], s["points"], s["counts"]) for s in listed] == [
+        (answer["name"], 9, {"succeeded": 9})
+    ]
+
+
+def test_samples_draw_the_same_points_in_the_same_order_for_a_seed(
+    daemon: Herd, work: Path
+) -> None:
+    base = ["python3 record.py {lr} {bs} {run_dir}", "-p", "lr", *LRS, "-p", "bs", *BSS]
+    dry = [
+        daemon.cli("sweep", *base, samples, "5", "--seed", "1", "--dry-run", cwd=work)
+        for samples in ("--samples", "--n-samples")
+    ]
+    assert dry[0].stdout == dry[1].stdout
+    assert len(dry[0].stdout.splitlines()) == len(set(dry[0].stdout.splitlines())) == 5
+    other = daemon.cli("sweep", *base, "--samples", "5", "--seed", "2", "--dry-run", cwd=work)
+    assert other.stdout != dry[0].stdout
+
+    answer = sweep(daemon, work, *base, "--samples", "5", "--seed", "1", "--gpus", "0")
+    rows = finished(daemon, answer["name"], 5)
+    commands = [daemon.job(r["job_id"])["command"] for r in rows]
+    assert [c.rsplit(" ", 1)[0] for c in commands] == [
+        line.rsplit(" ", 1)[0] for line in dry[0].stdout.splitlines()
+    ]
+
+    # Without --seed one is chosen, printed and recorded: a resubmission draws the same points.
+    chosen = daemon.cli(
+        "sweep", *base, "--samples", "3", "--name", "drawn", "--gpus", "0", cwd=work
+    )
+    assert "seed " in chosen.stdout and "(chosen;" in chosen.stdout
+    finished(daemon, "drawn", 3)
+    again = sweep(daemon, work, *base, "--samples", "3", "--name", "drawn")
+    assert (again["skipped_done"], again["new"], again["seed_chosen"]) == (3, 0, False)
+
+
+def test_gpu_task_scheduler_file_gives_its_four_points(daemon: Herd, work: Path) -> None:
+    (work / "pacgan.yaml").write_text(GTS_YAML)
+    answer = sweep(daemon, work, "pacgan.yaml", "--priority", "3")
+    assert (answer["name"], answer["points"], answer["new"]) == ("pacgan", 4, 4)
+    rows = finished(daemon, "pacgan", 4)
+    assert [r["params"] for r in rows] == GTS_POINTS
+    assert [r["folder"] for r in rows] == [
+        "method=GAN,num_packing=1,num_zmode=1",
+        "method=ALI,num_packing=1,num_zmode=1",
+        "method=WGAN,num_packing=3,num_zmode=1",
+        "method=WGAN,num_packing=3,num_zmode=2",
+    ]
+    for row, point in zip(rows, GTS_POINTS, strict=True):
+        args = json.loads((Path(row["run_dir"]) / "args.json").read_text())
+        assert args == [str(point[k]) for k in ("method", "num_packing", "num_zmode", "num_run")]
+        job = daemon.job(row["job_id"])
+        assert (job["priority"], job["gpus_requested"]) == (3, 0)  # CLI over file; file's gpus
+
+
+def test_resubmission_reruns_only_failed_and_new_points(daemon: Herd, work: Path) -> None:
+    flag = work / "fail.flag"
+    flag.write_text("2")
+    env = {**daemon.env, "FAIL_FLAG": str(flag)}
+    args = ["python3 record.py {x} {run_dir}", "--name", "resume", "--gpus", "0", "-p", "x"]
+    first = sweep(daemon, work, *args, "1", "2", "3", env=env)
+    assert first["new"] == 3
+    rows = finished(daemon, "resume", 3)
+    assert [r["state"] for r in rows] == ["succeeded", "failed", "succeeded"]
+    assert (work / "results" / "resume" / "x=2" / "FAILURE").exists()
+
+    flag.unlink()
+    second = sweep(daemon, work, *args, "1", "2", "3", env=env)
+    assert (second["new"], second["rerun_failed"], second["skipped_done"]) == (0, 1, 2)
+    wait_for(lambda: daemon.job(second["ids"][0])["state"] == "succeeded", 15, "the rerun")
+    runs = (work / "results" / "resume" / "runs.log").read_text().split()
+    assert sorted(runs) == ["1", "2", "2", "3"]
+    previous = work / "results" / "resume" / "x=2" / "previous-runs" / "1"
+    assert (previous / "FAILURE").exists() and (previous / "attempt-1" / "stderr.log").exists()
+
+    # A new value runs alone; a point still queued (held) is not submitted twice.
+    third = sweep(daemon, work, *args, "1", "2", "3", "4", "--hold", env=env)
+    assert (third["new"], third["skipped_done"], len(third["ids"])) == (1, 3, 1)
+    fourth = daemon.cli("sweep", *args, "1", "2", "3", "4", cwd=work, env=env).stdout
+    assert "submitted 0 jobs" in fourth and "1 already queued or running skipped" in fourth
+    forced = sweep(daemon, work, *args, "1", "2", "3", "4", "--force", env=env)
+    assert (forced["rerun_done"], forced["skipped_active"], len(forced["ids"])) == (3, 1, 3)
+    daemon.cli("release", str(third["ids"][0]))
+
+    def states() -> list[str]:
+        return [r["state"] for r in daemon.json("sweep", "status", "resume")["rows"]]
+
+    wait_for(lambda: states() == ["succeeded"] * 4, 30, "every point to succeed")
+
+
+def test_values_with_spaces_quotes_and_shell_syntax_arrive_intact(daemon: Herd, work: Path) -> None:
+    home = work / "fakehome"
+    home.mkdir()
+    (home / "canary").write_text("still here")
+    env = {**daemon.env, "HOME": str(home)}  # were quoting broken, `rm -rf ~` would hit this
+    values = ["a b", 'it\'s "quoted"', "; rm -rf ~", "$(touch pwned)", "-1"]
+    answer = sweep(
+        daemon, work, "python3 record.py {v} {run_dir}", "-p", "v", *values, "--gpus", "0", env=env
+    )
+    rows = finished(daemon, answer["name"], len(values))
+    assert [r["state"] for r in rows] == ["succeeded"] * len(values)
+    for row, value in zip(rows, values, strict=True):
+        assert json.loads((Path(row["run_dir"]) / "args.json").read_text()) == [value]
+        assert row["params"]["v"] == (-1 if value == "-1" else value)
+        assert "/" not in row["folder"] and " " not in row["folder"]
+    assert (home / "canary").read_text() == "still here"
+    assert not (work / "pwned").exists()
+
+
+def test_status_shows_metrics_sorted_and_as_csv(daemon: Herd, work: Path) -> None:
+    (work / "metrics.py").write_text(
+        "import json, sys\n"
+        "metrics = {'val_acc': float(sys.argv[1]) / 10, 'note': 'x y', 'shape': [2, 3]}\n"
+        "json.dump(metrics, open(sys.argv[2] + '/metrics.json', 'w'))\n"
+    )
+    template = "python3 metrics.py {q} {run_dir}"
+    answer = sweep(daemon, work, template, "-p", "q", "3", "9", "1", "--name", "m", "--gpus", "0")
+    finished(daemon, "m", 3)
+    table = daemon.json("sweep", "status", "m", "--sort", "-val_acc")
+    assert [r["params"]["q"] for r in table["rows"]] == [9, 3, 1]
+    assert table["rows"][0]["metrics"] == {"val_acc": 0.9, "note": "x y", "shape": "[2, 3]"}
+    assert table["metric_keys"] == ["val_acc", "note", "shape"]
+    text = daemon.cli("sweep", "status", "m", "--sort", "q").stdout
+    assert [line.split()[0] for line in text.splitlines()[1:4]] == ["q=1", "q=3", "q=9"]
+    csv = daemon.cli("sweep", "status", "m", "--csv").stdout.splitlines()
+    assert csv[0] == "folder,q,state,job_id,seconds,val_acc,note,shape"
+    assert csv[1].startswith("q=3,3,succeeded,")
+    bad = daemon.cli("sweep", "status", "m", "--sort", "nope", check=False)
+    assert bad.returncode == 1 and "cannot sort by 'nope'" in bad.stderr
+    missing = daemon.cli("sweep", "status", "nosuch", check=False)
+    assert missing.returncode == 1 and "no sweep named 'nosuch'" in missing.stderr
+    assert answer["ids"]
+
+
+def test_more_than_ten_thousand_points_need_yes(daemon: Herd, work: Path) -> None:
+    args = ["echo {a} {b}", "-p", "a", *map(str, range(101)), "-p", "b", *map(str, range(100))]
+    refused = daemon.cli("sweep", *args, check=False, cwd=work)
+    assert refused.returncode == 1
+    assert "10,100 points, more than 10,000" in refused.stderr and "--yes" in refused.stderr
+    assert daemon.json("sweep", "ls") == []
+    dry = daemon.cli("sweep", *args, "--dry-run", check=False, cwd=work)
+    assert dry.returncode == 1 and "10,100 points" in dry.stderr
+    listed = daemon.cli("sweep", *args, "--dry-run", "--yes", cwd=work).stdout.splitlines()
+    assert len(listed) == 10_100 and listed[0] == "echo 0 0"
+    body = {"spec": {"name": "big", "command": "echo {a}", "grids": [{"a": list(range(10_001))}]}}
+    body |= {"cwd": str(work), "yes": True, "dry_run": True}
+    answer = daemon.client.post("/sweeps", body)
+    assert (answer["points"], answer["new"], answer["ids"]) == (10_001, 10_001, [])
+
+
+def fake_git(folder: Path, commit: str, status: str) -> str:
+    """A `git` on a PATH of its own that answers rev-parse and status like a real one."""
+    folder.mkdir()
+    script = folder / "git"
+    script.write_text(
+        "#!/bin/sh\n"
+        'for a in "$@"; do case "$a" in\n'
+        f"  rev-parse) echo {commit}; exit 0;;\n"
+        f"  status) printf '{status}'; exit 0;;\n"
+        "esac; done\nexit 1\n"
+    )
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    return f"{folder}{os.pathsep}{os.environ['PATH']}"
+
+
+def test_git_commit_is_recorded_in_params_and_job_json(daemon: Herd, work: Path) -> None:
+    path = fake_git(work / "bin", "0123abcd" * 5, " M train.py\\n")
+    env = {**daemon.env, "PATH": path}
+    answer = sweep(daemon, work, "python3 record.py {x} {run_dir}", "-p", "x", "1", env=env)
+    assert answer["git"] == "0123abcd" * 5 + "+dirty"
+    (row,) = finished(daemon, answer["name"], 1)
+    folder = Path(row["run_dir"])
+    assert json.loads((folder / "params.json").read_text())["git"] == answer["git"]
+    assert json.loads((folder / "job.json").read_text())["git"] == answer["git"]
+
+
+def test_git_commit_outside_a_repository_and_clean(tmp_path: Path) -> None:
+    assert git_commit(str(tmp_path), path=str(tmp_path / "nowhere")) is None  # no git at all
+    clean = fake_git(tmp_path / "bin", "feedbeef", "")
+    assert git_commit(str(tmp_path), path=clean) == "feedbeef"
+    assert sys.executable  # the suite itself never runs a real git
