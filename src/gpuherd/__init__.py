@@ -1,3 +1,41 @@
-"""gpuherd: a GPU job queue for machine-learning experiments."""
+"""gpuherd: a GPU job queue for machine-learning experiments.
+
+The Python API (`connect`, `Herd`, `Job`, `Sweep` from gpuherd.pyapi; `task`, `Task`,
+`sweep_from_config` from gpuherd.tasks) is imported on first use, so `import gpuherd` (and
+the CLI) stay fast.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+_API = {
+    "connect": "pyapi",
+    "Herd": "pyapi",
+    "Job": "pyapi",
+    "Sweep": "pyapi",
+    "task": "tasks",
+    "sweep_from_config": "tasks",
+    "Task": "tasks",
+}
+
+if TYPE_CHECKING:
+    from gpuherd.pyapi import Herd, Job, Sweep, connect
+    from gpuherd.tasks import Task, sweep_from_config, task
+
+
+def __getattr__(name: str) -> Any:
+    if name in _API:
+        import importlib
+
+        return getattr(importlib.import_module(f"gpuherd.{_API[name]}"), name)
+    raise AttributeError(f"module 'gpuherd' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_API])
+
+
+__all__ = ["Herd", "Job", "Sweep", "Task", "__version__", "connect", "sweep_from_config", "task"]

@@ -44,6 +44,16 @@ class EventRow:
 
 
 @dataclass(frozen=True)
+class SweepRow:
+    name: str
+    results_dir: str
+    spec: dict[str, Any]
+    """The latest submission's spec (core.sweep.spec_to_dict's shape)."""
+    created_at: float
+    updated_at: float
+
+
+@dataclass(frozen=True)
 class DeviceConfig:
     index: int
     slots: int
@@ -357,6 +367,39 @@ class Store:
         )
         return [EventRow(*r) for r in rows]
 
+    # ---- sweeps ---------------------------------------------------------------------------
+
+    def put_sweep(self, name: str, results_dir: str, spec: Mapping[str, Any], now: float) -> None:
+        """Record a sweep's latest spec (keeping when it was first submitted)."""
+        with self.transaction():
+            self._db.execute(
+                "INSERT INTO sweeps(name, results_dir, spec, created_at, updated_at)"
+                " VALUES (?, ?, ?, ?, ?) ON CONFLICT(name) DO UPDATE SET"
+                " results_dir = excluded.results_dir, spec = excluded.spec,"
+                " updated_at = excluded.updated_at",
+                (name, results_dir, json.dumps(dict(spec)), now, now),
+            )
+
+    def get_sweep(self, name: str) -> SweepRow | None:
+        row = self._db.execute(
+            "SELECT name, results_dir, spec, created_at, updated_at FROM sweeps WHERE name = ?",
+            (name,),
+        ).fetchone()
+        return None if row is None else SweepRow(row[0], row[1], json.loads(row[2]), *row[3:])
+
+    def list_sweeps(self) -> list[SweepRow]:
+        cursor = self._db.execute(
+            "SELECT name, results_dir, spec, created_at, updated_at FROM sweeps ORDER BY created_at"
+        )
+        return [SweepRow(r[0], r[1], json.loads(r[2]), r[3], r[4]) for r in cursor]
+
+    def sweep_jobs(self, name: str) -> list[Job]:
+        """Every job of the sweep, oldest first."""
+        cursor = self._db.execute(
+            f"SELECT {_JOB_COLUMNS} FROM jobs WHERE sweep = ? ORDER BY id", (name,)
+        )
+        return [self._job(row) for row in cursor]
+
     # ---- devices --------------------------------------------------------------------------
 
     def devices(self) -> list[DeviceConfig]:
@@ -428,4 +471,12 @@ def default_home() -> Path:
     return Path(data) / "gpuherd"
 
 
-__all__ = ["SCHEMA_VERSION", "DeviceConfig", "EventRow", "NewJob", "Store", "default_home"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "DeviceConfig",
+    "EventRow",
+    "NewJob",
+    "Store",
+    "SweepRow",
+    "default_home",
+]

@@ -30,11 +30,53 @@ class SubmitItem:
     grace: float = DEFAULT_GRACE
     project: str | None = None
     hold: bool = False
+    folder: str | None = None
+    """The job's own folder (absolute); a sweep point's results folder."""
+    sweep: str | None = None
+    git: str | None = None
 
 
 @dataclass
 class SubmitRequest:
     jobs: list[SubmitItem]
+
+
+@dataclass
+class SweepOptions:
+    """Submit options applied to every job of a sweep (as `submit` takes them)."""
+
+    env_overrides: dict[str, str] = field(default_factory=dict)
+    gpus: int = 1
+    mem: int | None = None
+    ram: int | None = None
+    oom_retry: bool = False
+    priority: int = 0
+    after: list[int] = field(default_factory=list)
+    retries: int = 0
+    timeout: float | None = None
+    grace: float = DEFAULT_GRACE
+    project: str | None = None
+    hold: bool = False
+    max_parallel: int | None = None
+
+
+@dataclass
+class SweepRequest:
+    """POST /sweeps: a spec (core.sweep.spec_to_dict's shape) expanded and resumed by the
+    daemon. A relative results_dir is resolved against `cwd`, where the jobs run."""
+
+    spec: dict[str, Any]
+    cwd: str
+    env: dict[str, str] = field(default_factory=dict)
+    options: SweepOptions = field(default_factory=SweepOptions)
+    force: bool = False
+    """Run every point again, done ones too."""
+    yes: bool = False
+    """Submit a sweep of more than 10,000 points."""
+    dry_run: bool = False
+    """Answer what would be submitted, and submit nothing."""
+    task: bool = False
+    """The command runs a Python task (gpuherd.worker): no warning for params it does not name."""
 
 
 @dataclass

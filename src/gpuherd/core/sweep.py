@@ -12,40 +12,37 @@ Pure: no I/O, no clock; randomness only from `random.Random(spec.seed)`. Rules:
 - Shuffling or sampling needs `seed`: the caller picks one and records it.
 - Placeholders may carry a format spec or conversion (`{lr:.2e}`, `{x!r}`), applied to the raw
   value before quoting.
+
+Folder names and command rendering live in sweep_names.py, exclude expressions in
+sweep_expr.py; this module re-exports their public names.
 """
 
 from __future__ import annotations
 
-import ast
-import hashlib
 import itertools
-import json
 import math
-import operator
 import posixpath
-import shlex
-import string
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from random import Random
 from typing import Any, Literal
 
+from gpuherd.core.sweep_expr import compile_expr as compile_expr
+from gpuherd.core.sweep_expr import evaluate as evaluate
+from gpuherd.core.sweep_expr import keeper
+from gpuherd.core.sweep_names import MAX_FOLDER_BYTES as MAX_FOLDER_BYTES
+from gpuherd.core.sweep_names import RESERVED as RESERVED
+from gpuherd.core.sweep_names import SweepError as SweepError
+from gpuherd.core.sweep_names import check_key, check_seps
+from gpuherd.core.sweep_names import check_template as check_template
+from gpuherd.core.sweep_names import folder_name as folder_name
+from gpuherd.core.sweep_names import render as render
+from gpuherd.core.sweep_names import template_fields as template_fields
+from gpuherd.core.sweep_names import value_text as value_text
+
 DistKind = Literal["choice", "uniform", "loguniform", "int"]
-RESERVED = ("run_dir", "sweep", "index")
-"""Placeholders every command has; no parameter may take these names."""
-MAX_FOLDER_BYTES = 100
 MAX_POINTS = 1_000_000
 """expand() refuses bigger grids; check count() first to tell the user."""
-_NAME_CHARS = "._+-@"
-"""Besides letters and digits, the characters a folder name keeps."""
-
-
-class SweepError(ValueError):
-    """An invalid sweep. `loc` is the key path at fault, e.g. ("grid", 0, "lr")."""
-
-    def __init__(self, message: str, loc: tuple[str | int, ...] = ()) -> None:
-        super().__init__(message)
-        self.loc = loc
 
 
 @dataclass(frozen=True)
@@ -163,9 +160,14 @@ class ResumePlan:
 def _validate(spec: SweepSpec) -> None:
     if not spec.name:
         raise SweepError("name: must not be empty", ("name",))
-    _check_seps(spec.item_sep, spec.kv_sep)
+    if "/" in spec.name or not spec.name.isprintable() or spec.name != spec.name.strip():
+        raise SweepError(
+            f"name: {spec.name!r} must not hold '/', control characters or outer spaces",
+            ("name",),
+        )
+    check_seps(spec.item_sep, spec.kv_sep)
     for key in spec.fixed:
-        _check_key(key, "fixed", ("fixed", key))
+        check_key(key, "fixed", ("fixed", key))
     _check_grids(spec)
     if spec.samples is not None and spec.samples < 1:
         raise SweepError(f"samples: must be at least 1, got {spec.samples}", ("samples",))
@@ -194,11 +196,11 @@ def _check_grids(spec: SweepSpec) -> None:
         if not grid:
             raise SweepError(f"{where}: empty; give each parameter a list of values", ("grid", i))
         for key, values in grid.items():
-            _check_key(key, where, ("grid", i, key))
+            check_key(key, where, ("grid", i, key))
             if not values:
                 raise SweepError(f"{where}.{key}: empty list of values", ("grid", i, key))
     for key in spec.random:
-        _check_key(key, "random", ("random", key))
+        check_key(key, "random", ("random", key))
         if any(key in grid for grid in spec.grids):
             raise SweepError(f"random.{key}: {key!r} is also in grid", ("random", key))
 
@@ -214,25 +216,6 @@ def _check_coverage(spec: SweepSpec) -> None:
                 " add it there or to fixed",
                 ("grid", i),
             )
-
-
-def _check_key(key: object, where: str, loc: tuple[str | int, ...]) -> None:
-    if not isinstance(key, str) or not key:
-        raise SweepError(f"{where}: {key!r}: a parameter name must be a non-empty string", loc)
-    if key in RESERVED:
-        raise SweepError(f"{where}.{key}: reserved for the placeholder {{{key}}}; rename it", loc)
-
-
-def _check_seps(item_sep: str, kv_sep: str) -> None:
-    for which, sep in (("item", item_sep), ("kv", kv_sep)):
-        if len(sep) != 1 or sep.isalnum() or sep.isspace() or sep in "/\\~_.'\"\0":
-            raise SweepError(
-                f"separators.{which}: {sep!r} must be one punctuation character other than"
-                " / \\ ~ _ . and quotes",
-                ("separators", which),
-            )
-    if item_sep == kv_sep:
-        raise SweepError(f"separators: item and kv are both {item_sep!r}", ("separators",))
 
 
 # ---- expansion ------------------------------------------------------------------------------
@@ -258,7 +241,7 @@ def expand(spec: SweepSpec) -> list[Point]:
     if size > MAX_POINTS:
         raise SweepError(f"grid: {size} points, more than {MAX_POINTS}; narrow it", ("grid",))
     rng = Random(spec.seed)
-    keep = _keeper(spec)
+    keep = keeper(spec.exclude, spec.exclude_expr, [*spec.fixed, *spec.varying])
     if spec.random:
         chosen = _draw(spec, rng, keep)
     else:
@@ -340,137 +323,6 @@ def _point(spec: SweepSpec, index: int, params: dict[str, Any], varying: tuple[s
     return Point(index, params, varying, folder, run_dir, command)
 
 
-def _keeper(spec: SweepSpec) -> Callable[[Mapping[str, Any]], bool]:
-    """A predicate: True for a point that `exclude` does not remove."""
-    partials = [{k: value_text(v) for k, v in p.items()} for p in spec.exclude]
-    expr = spec.exclude_expr
-    tree = compile_expr(expr, [*spec.fixed, *spec.varying]) if expr is not None else None
-
-    def keep(params: Mapping[str, Any]) -> bool:
-        for partial in partials:
-            if all(k in params and value_text(params[k]) == t for k, t in partial.items()):
-                return False
-        return tree is None or not evaluate(tree, params, expr or "")
-
-    return keep
-
-
-# ---- names and commands ---------------------------------------------------------------------
-
-
-def value_text(value: Any) -> str:
-    """A value as commands and folder names show it: "0.1", "1e-05", "32", "adam", "[1,2]"."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool) or value is None:
-        return repr(value)
-    if isinstance(value, int | float):  # through int()/float(): numpy's repr is "np.float64(..)"
-        return repr(int(value) if isinstance(value, int) else float(value))
-    try:
-        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-    except (TypeError, ValueError):
-        return str(value)
-
-
-def _clean(text: str, seps: str) -> str:
-    return "".join(c if (c.isalnum() or c in _NAME_CHARS) and c not in seps else "_" for c in text)
-
-
-def folder_name(
-    params: Mapping[str, Any],
-    varying_keys: Sequence[str],
-    item_sep: str = ",",
-    kv_sep: str = "=",
-    *,
-    index: int = 0,
-) -> str:
-    """`lr=0.1,bs=32` from the varying keys, in their order; `point_<index>` if there are none.
-
-    Other characters than letters, digits and `._+-@` (and a leading `.` or `-`) become `_`;
-    then, or when the name is over MAX_FOLDER_BYTES, it ends in `~` and 8 hex digits of a hash
-    of the exact values, so names stay legal, short and unique.
-    """
-    pairs = [(k, value_text(params[k])) for k in varying_keys if k in params]
-    if not pairs:
-        return f"point_{index}"
-    seps = item_sep + kv_sep
-    name = item_sep.join(f"{_clean(k, seps)}{kv_sep}{_clean(v, seps)}" for k, v in pairs)
-    exact = name == item_sep.join(f"{k}{kv_sep}{v}" for k, v in pairs)
-    if name[0] in ".-":
-        name, exact = "_" + name[1:], False
-    if exact and len(name.encode()) <= MAX_FOLDER_BYTES:
-        return name
-    digest = hashlib.sha256(json.dumps(pairs, ensure_ascii=False).encode()).hexdigest()[:8]
-    head = name.encode()[: MAX_FOLDER_BYTES - 9].decode("utf-8", "ignore")
-    return f"{head}~{digest}"
-
-
-_Field = tuple[str, str | None, str | None, str | None]
-
-
-def _parse_template(template: str) -> list[_Field]:
-    try:
-        return list(string.Formatter().parse(template))
-    except ValueError as exc:
-        raise SweepError(
-            f"command: {exc} in {template!r} (write {{{{ and }}}} for literal braces)",
-            ("command",),
-        ) from None
-
-
-def template_fields(template: str) -> list[str]:
-    """The placeholder names in `template`, in order, repeats included."""
-    return [name for _, name, _, _ in _parse_template(template) if name is not None]
-
-
-def check_template(template: str, names: Collection[str]) -> None:
-    """Raise SweepError for a placeholder that is not a parameter or cannot be rendered."""
-    for _, name, spec, conversion in _parse_template(template):
-        if name is None:
-            continue
-        if not name or name.isdigit():
-            raise SweepError(
-                f"command: placeholder {{{name}}} needs a parameter name", ("command",)
-            )
-        if name not in names and name not in RESERVED:
-            raise SweepError(
-                f"command: placeholder {{{name}}} is not a parameter; parameters: "
-                f"{', '.join(names) or '(none)'} (and {', '.join(RESERVED)})",
-                ("command",),
-            )
-        if conversion not in (None, "r", "s", "a") or "{" in (spec or ""):
-            raise SweepError(
-                f"command: placeholder {{{name}}}: unsupported conversion or nested placeholder",
-                ("command",),
-            )
-
-
-def render(template: str, params: Mapping[str, Any], run_dir: str, sweep: str, index: int) -> str:
-    """The command for one point: each placeholder's value shell-quoted (`{{`/`}}` = braces)."""
-    specials: dict[str, Any] = {"run_dir": run_dir, "sweep": sweep, "index": index}
-    out: list[str] = []
-    check_template(template, list(params))
-    for literal, name, spec, conversion in _parse_template(template):
-        out.append(literal)
-        if name is not None:
-            value = specials[name] if name in specials else params[name]
-            out.append(shlex.quote(_format(name, value, spec or "", conversion)))
-    return "".join(out)
-
-
-def _format(name: str, value: Any, spec: str, conversion: str | None) -> str:
-    if conversion is not None:
-        value = {"r": repr, "a": ascii, "s": value_text}[conversion](value)
-    if not spec:
-        return value_text(value)
-    try:
-        return format(value, spec)
-    except (TypeError, ValueError) as exc:
-        raise SweepError(
-            f"command: {{{name}:{spec}}} cannot format {value!r}: {exc}", ("command",)
-        ) from None
-
-
 def unused_params(template: str, spec: SweepSpec) -> list[str]:
     """Varying keys the command does not mention (worth a warning; not an error)."""
     used = set(template_fields(template))
@@ -499,132 +351,83 @@ def plan_resume(
     )
 
 
-# ---- exclude expressions --------------------------------------------------------------------
+# ---- as JSON --------------------------------------------------------------------------------
 
 
-def _mul(a: Any, b: Any) -> Any:
-    for seq, n in ((a, b), (b, a)):
-        if isinstance(seq, str | list | tuple) and isinstance(n, int) and len(seq) * n > 10**6:
-            raise ValueError("repetition too large")
-    return operator.mul(a, b)
+def spec_to_dict(spec: SweepSpec) -> dict[str, Any]:
+    """The spec as JSON-ready data (spec_from_dict reads it back)."""
+    return {
+        "name": spec.name,
+        "command": spec.command,
+        "results_dir": spec.results_dir,
+        "fixed": dict(spec.fixed),
+        "grids": [{k: list(v) for k, v in grid.items()} for grid in spec.grids],
+        "random": {
+            key: {"kind": d.kind, "values": list(d.values), "low": d.low, "high": d.high}
+            for key, d in spec.random.items()
+        },
+        "samples": spec.samples,
+        "seed": spec.seed,
+        "shuffle": spec.shuffle,
+        "exclude": [dict(partial) for partial in spec.exclude],
+        "exclude_expr": spec.exclude_expr,
+        "item_sep": spec.item_sep,
+        "kv_sep": spec.kv_sep,
+    }
 
 
-def _pow(a: Any, b: Any) -> Any:
-    if isinstance(b, int | float) and abs(b) > 100:
-        raise ValueError("exponent too large")
-    return operator.pow(a, b)
+_SPEC_KEYS = frozenset(spec_to_dict(SweepSpec(name="x")))
 
 
-_BINOPS: dict[type[ast.AST], Callable[[Any, Any], Any]] = {
-    ast.Add: operator.add,
-    ast.Sub: operator.sub,
-    ast.Mult: _mul,
-    ast.Div: operator.truediv,
-    ast.FloorDiv: operator.floordiv,
-    ast.Mod: operator.mod,
-    ast.Pow: _pow,
-}
-_CMPOPS: dict[type[ast.AST], Callable[[Any, Any], Any]] = {
-    ast.Eq: operator.eq,
-    ast.NotEq: operator.ne,
-    ast.Lt: operator.lt,
-    ast.LtE: operator.le,
-    ast.Gt: operator.gt,
-    ast.GtE: operator.ge,
-    ast.In: lambda a, b: a in b,
-    ast.NotIn: lambda a, b: a not in b,
-}
-_UNARY: dict[type[ast.AST], Callable[[Any], Any]] = {
-    ast.Not: operator.not_,
-    ast.USub: operator.neg,
-    ast.UAdd: operator.pos,
-}
-_ALLOWED = (
-    ast.Expression,
-    ast.BoolOp,
-    ast.And,
-    ast.Or,
-    ast.BinOp,
-    ast.UnaryOp,
-    ast.Compare,
-    ast.IfExp,
-    ast.Name,
-    ast.Load,
-    ast.Constant,
-    ast.Tuple,
-    ast.List,
-    *_BINOPS,
-    *_CMPOPS,
-    *_UNARY,
-)
-
-
-def compile_expr(text: str, names: Collection[str]) -> ast.Expression:
-    """Parse an exclude expression; SweepError for anything but names of `names`, constants,
-    comparisons (`in` too), and/or/not, arithmetic, `x if c else y`, tuples and lists."""
-    where = f"exclude: expression {text!r}"
+def spec_from_dict(data: Mapping[str, Any]) -> SweepSpec:
+    """A SweepSpec from spec_to_dict's shape; SweepError (with the key at fault) if invalid."""
+    if not isinstance(data, Mapping):
+        raise SweepError("spec: must be a JSON object")
+    unknown = sorted(set(data) - _SPEC_KEYS)
+    if unknown:
+        raise SweepError(f"spec: unknown key {unknown[0]!r}", (unknown[0],))
     try:
-        tree = ast.parse(text.strip(), mode="eval")
-    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-        raise SweepError(f"{where}: invalid syntax ({exc})", ("exclude",)) from None
-    for node in ast.walk(tree):
-        if not isinstance(node, _ALLOWED):
-            raise SweepError(
-                f"{where}: {type(node).__name__} is not allowed (only parameters,"
-                " constants, comparisons, and/or/not, arithmetic)",
-                ("exclude",),
+        grids = tuple(
+            {str(k): tuple(_values(v, f"grids[{i}].{k}")) for k, v in dict(grid).items()}
+            for i, grid in enumerate(data.get("grids") or ())
+        )
+        random = {
+            str(k): Distribution(
+                d["kind"],
+                values=tuple(d.get("values") or ()),
+                low=float(d.get("low", 0.0)),
+                high=float(d.get("high", 0.0)),
             )
-        if isinstance(node, ast.Name) and (node.id.startswith("__") or node.id not in names):
-            raise SweepError(
-                f"{where}: {node.id} is not a parameter; parameters: "
-                f"{', '.join(names) or '(none)'}",
-                ("exclude",),
-            )
-    return tree
+            for k, d in dict(data.get("random") or {}).items()
+        }
+        return SweepSpec(
+            name=str(data.get("name") or ""),
+            command=data.get("command"),
+            results_dir=str(data.get("results_dir") or "results"),
+            fixed=dict(data.get("fixed") or {}),
+            grids=grids,
+            random=random,
+            samples=_int_or_none(data.get("samples"), "samples"),
+            seed=_int_or_none(data.get("seed"), "seed"),
+            shuffle=bool(data.get("shuffle", False)),
+            exclude=tuple(dict(p) for p in data.get("exclude") or ()),
+            exclude_expr=data.get("exclude_expr"),
+            item_sep=str(data.get("item_sep", ",")),
+            kv_sep=str(data.get("kv_sep", "=")),
+        )
+    except (TypeError, KeyError, AttributeError) as exc:
+        raise SweepError(f"spec: malformed ({type(exc).__name__}: {exc})") from None
 
 
-def evaluate(tree: ast.Expression, params: Mapping[str, Any], text: str) -> bool:
-    """Whether the compiled expression holds for `params` (a key the point lacks is None)."""
-    try:
-        return bool(_eval(tree.body, params))
-    except (TypeError, ValueError, ArithmeticError, RecursionError) as exc:
-        raise SweepError(
-            f"exclude: expression {text!r} failed on {dict(params)}: {exc}", ("exclude",)
-        ) from None
+def _values(value: Any, where: str) -> list[Any]:
+    if not isinstance(value, list | tuple):
+        raise SweepError(f"{where}: give a list of values, got {value!r}", ("grid",))
+    return list(value)
 
 
-def _eval(node: ast.AST, env: Mapping[str, Any]) -> Any:
-    match node:
-        case ast.Constant(value=value):
-            return value
-        case ast.Name(id=name):
-            return env.get(name)
-        case ast.Tuple(elts=elts):
-            return tuple(_eval(e, env) for e in elts)
-        case ast.List(elts=elts):
-            return [_eval(e, env) for e in elts]
-        case ast.BoolOp(op=op, values=values):
-            result: Any = None
-            for value_node in values:
-                result = _eval(value_node, env)
-                if bool(result) is isinstance(op, ast.Or):
-                    return result
-            return result
-        case ast.UnaryOp(op=op, operand=operand):
-            return _UNARY[type(op)](_eval(operand, env))
-        case ast.BinOp(left=left, op=op, right=right):
-            return _BINOPS[type(op)](_eval(left, env), _eval(right, env))
-        case ast.Compare(left=left, ops=ops, comparators=comparators):
-            return _compare(_eval(left, env), ops, comparators, env)
-        case ast.IfExp(test=test, body=body, orelse=orelse):
-            return _eval(body, env) if _eval(test, env) else _eval(orelse, env)
-    raise ValueError(f"{type(node).__name__} is not allowed")
-
-
-def _compare(left: Any, ops: list[ast.cmpop], rest: list[ast.expr], env: Mapping[str, Any]) -> bool:
-    for op, node in zip(ops, rest, strict=True):
-        right = _eval(node, env)
-        if not _CMPOPS[type(op)](left, right):
-            return False
-        left = right
-    return True
+def _int_or_none(value: Any, where: str) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise SweepError(f"{where}: must be a whole number, got {value!r}", (where,))
+    return value

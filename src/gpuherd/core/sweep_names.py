@@ -1,0 +1,174 @@
+"""Sweep folder names and command templates: pure text functions, no I/O.
+
+Part of core/sweep.py (which re-exports every public name here).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shlex
+import string
+from collections.abc import Collection, Mapping, Sequence
+from pathlib import PurePosixPath
+from typing import Any
+
+RESERVED = ("run_dir", "sweep", "index")
+"""Placeholders every command has; no parameter may take these names."""
+MAX_FOLDER_BYTES = 100
+_NAME_CHARS = "._+-@"
+"""Besides letters and digits, the characters a folder name keeps."""
+
+
+class SweepError(ValueError):
+    """An invalid sweep. `loc` is the key path at fault, e.g. ("grid", 0, "lr")."""
+
+    def __init__(self, message: str, loc: tuple[str | int, ...] = ()) -> None:
+        super().__init__(message)
+        self.loc = loc
+
+
+def value_text(value: Any) -> str:
+    """A value as commands and folder names show it: "0.1", "1e-05", "32", "adam", "[1,2]"."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool) or value is None:
+        return repr(value)
+    if isinstance(value, int | float):  # through int()/float(): numpy's repr is "np.float64(..)"
+        return repr(int(value) if isinstance(value, int) else float(value))
+    try:
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def _clean(text: str, seps: str) -> str:
+    return "".join(c if (c.isalnum() or c in _NAME_CHARS) and c not in seps else "_" for c in text)
+
+
+def folder_name(
+    params: Mapping[str, Any],
+    varying_keys: Sequence[str],
+    item_sep: str = ",",
+    kv_sep: str = "=",
+    *,
+    index: int = 0,
+) -> str:
+    """`lr=0.1,bs=32` from the varying keys, in their order; `point_<index>` if there are none.
+
+    Other characters than letters, digits and `._+-@` (and a leading `.` or `-`) become `_`;
+    then, or when the name is over MAX_FOLDER_BYTES, it ends in `~` and 8 hex digits of a hash
+    of the exact values, so names stay legal, short and unique.
+    """
+    pairs = [(k, value_text(params[k])) for k in varying_keys if k in params]
+    if not pairs:
+        return f"point_{index}"
+    seps = item_sep + kv_sep
+    name = item_sep.join(f"{_clean(k, seps)}{kv_sep}{_clean(v, seps)}" for k, v in pairs)
+    exact = name == item_sep.join(f"{k}{kv_sep}{v}" for k, v in pairs)
+    if name[0] in ".-":
+        name, exact = "_" + name[1:], False
+    if exact and len(name.encode()) <= MAX_FOLDER_BYTES:
+        return name
+    digest = hashlib.sha256(json.dumps(pairs, ensure_ascii=False).encode()).hexdigest()[:8]
+    head = name.encode()[: MAX_FOLDER_BYTES - 9].decode("utf-8", "ignore")
+    return f"{head}~{digest}"
+
+
+_Field = tuple[str, str | None, str | None, str | None]
+
+
+def _parse_template(template: str) -> list[_Field]:
+    try:
+        return list(string.Formatter().parse(template))
+    except ValueError as exc:
+        raise SweepError(
+            f"command: {exc} in {template!r} (write {{{{ and }}}} for literal braces)",
+            ("command",),
+        ) from None
+
+
+def template_fields(template: str) -> list[str]:
+    """The placeholder names in `template`, in order, repeats included."""
+    return [name for _, name, _, _ in _parse_template(template) if name is not None]
+
+
+def check_template(template: str, names: Collection[str]) -> None:
+    """Raise SweepError for a placeholder that is not a parameter or cannot be rendered."""
+    for _, name, spec, conversion in _parse_template(template):
+        if name is None:
+            continue
+        if not name or name.isdigit():
+            raise SweepError(
+                f"command: placeholder {{{name}}} needs a parameter name", ("command",)
+            )
+        if name not in names and name not in RESERVED:
+            raise SweepError(
+                f"command: placeholder {{{name}}} is not a parameter; parameters: "
+                f"{', '.join(names) or '(none)'} (and {', '.join(RESERVED)})",
+                ("command",),
+            )
+        if conversion not in (None, "r", "s", "a") or "{" in (spec or ""):
+            raise SweepError(
+                f"command: placeholder {{{name}}}: unsupported conversion or nested placeholder",
+                ("command",),
+            )
+
+
+def render(template: str, params: Mapping[str, Any], run_dir: str, sweep: str, index: int) -> str:
+    """The command for one point: each placeholder's value shell-quoted (`{{`/`}}` = braces)."""
+    specials: dict[str, Any] = {"run_dir": run_dir, "sweep": sweep, "index": index}
+    out: list[str] = []
+    check_template(template, list(params))
+    for literal, name, spec, conversion in _parse_template(template):
+        out.append(literal)
+        if name is not None:
+            value = specials[name] if name in specials else params[name]
+            out.append(shlex.quote(_format(name, value, spec or "", conversion)))
+    return "".join(out)
+
+
+def _format(name: str, value: Any, spec: str, conversion: str | None) -> str:
+    if conversion is not None:
+        value = {"r": repr, "a": ascii, "s": value_text}[conversion](value)
+    if not spec:
+        return value_text(value)
+    try:
+        return format(value, spec)
+    except (TypeError, ValueError) as exc:
+        raise SweepError(
+            f"command: {{{name}:{spec}}} cannot format {value!r}: {exc}", ("command",)
+        ) from None
+
+
+def check_key(key: object, where: str, loc: tuple[str | int, ...]) -> None:
+    if not isinstance(key, str) or not key:
+        raise SweepError(f"{where}: {key!r}: a parameter name must be a non-empty string", loc)
+    if key in RESERVED:
+        raise SweepError(f"{where}.{key}: reserved for the placeholder {{{key}}}; rename it", loc)
+
+
+def check_seps(item_sep: str, kv_sep: str) -> None:
+    for which, sep in (("item", item_sep), ("kv", kv_sep)):
+        if len(sep) != 1 or sep.isalnum() or sep.isspace() or sep in "/\\~_.'\"\0":
+            raise SweepError(
+                f"separators.{which}: {sep!r} must be one punctuation character other than"
+                " / \\ ~ _ . and quotes",
+                ("separators", which),
+            )
+    if item_sep == kv_sep:
+        raise SweepError(f"separators: item and kv are both {item_sep!r}", ("separators",))
+
+
+def default_sweep_name(template: str) -> str:
+    """`train-3f2a1b`: the script's stem and a hash of the template, so submitting the same
+    template again names the same sweep, and another template another one."""
+    try:
+        words = shlex.split(template)
+    except ValueError:
+        words = template.split()
+    stem = next((PurePosixPath(w).stem for w in words if w.endswith(".py")), None)
+    stem = stem or (PurePosixPath(words[0]).name if words else "sweep")
+    clean = re.sub(r"[^A-Za-z0-9_.-]+", "_", stem).strip("._-")[:40] or "sweep"
+    return f"{clean}-{hashlib.sha256(template.encode()).hexdigest()[:6]}"

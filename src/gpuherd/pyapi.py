@@ -1,0 +1,360 @@
+"""The Python API: `gpuherd.connect()`, job handles, `@gpuherd.task`, sweeps from Python.
+
+    import gpuherd
+
+    @gpuherd.task(gpus=1)
+    def train(lr: float, bs: int, run_dir: str) -> dict:
+        ...
+        return {"val_acc": acc}
+
+    sweep = train.sweep(lr=[1e-3, 1e-4], bs=[32, 64], results_dir="results/train")
+    sweep.wait()
+    print(sweep.results())                    # params, state and metrics of every point
+    job = gpuherd.connect().submit("python train.py", gpus=1)
+
+Tasks (`@gpuherd.task`, `sweep_from_config`) are in tasks.py. Everything goes through the
+daemon's API, as the CLI does.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import Any
+
+from gpuherd import paths
+from gpuherd.client import Client
+from gpuherd.core.commands import command_from_args
+from gpuherd.core.sweep import SweepError, SweepSpec, spec_to_dict
+from gpuherd.core.sweep_names import default_sweep_name
+from gpuherd.core.units import parse_duration, parse_size
+from gpuherd.errors import DaemonError, HerdError
+from gpuherd.wire import SweepOptions
+
+START_TIMEOUT = 30.0
+FINISHED = frozenset({"succeeded", "failed", "killed", "cancelled", "lost"})
+WAIT_CHUNK = 500
+"""Job ids per long-poll request (they travel in the URL)."""
+
+
+def connect(
+    home: str | Path | None = None,
+    start: bool = True,
+    gpus: str | Iterable[int] | None = None,
+    fake_gpus: str | int | None = None,
+) -> Herd:
+    """A client of the daemon of `home` (default: GPUHERD_HOME), starting one if none runs.
+
+    A daemon started here uses `gpus` or `fake_gpus`; with neither, GPUHERD_FAKE_GPUS if set,
+    else the GPUs it finds (or its last configuration), as `gpuherd daemon start` does.
+    """
+    client = Client(home)
+    if client.is_up():
+        return Herd(client)
+    if not start:
+        client.get("/daemon")  # raises the "no daemon is running" error
+    if gpus is None and fake_gpus is None:
+        fake_gpus = os.environ.get("GPUHERD_FAKE_GPUS") or None
+    args = [sys.executable, "-m", "gpuherd.daemon", "--home", str(client.home)]
+    if gpus is not None:
+        args += ["--gpus", gpus if isinstance(gpus, str) else ",".join(map(str, gpus))]
+    if fake_gpus is not None:
+        args += ["--fake-gpus", str(fake_gpus)]
+    _start_daemon(client, args)
+    return Herd(client)
+
+
+def _start_daemon(client: Client, args: list[str]) -> None:
+    """Start the daemon detached (sh puts it in the background and exits, so it is never a
+    child of this process: no zombie, nothing to reap), and wait until it answers."""
+    client.home.mkdir(parents=True, exist_ok=True)
+    log = paths.daemon_log(client.home)
+    seen = log.stat().st_size if log.exists() else 0
+    with log.open("ab") as out:
+        subprocess.run(
+            ["/bin/sh", "-c", '"$@" </dev/null &', "sh", *args],
+            stdout=out,
+            stderr=out,
+            start_new_session=True,
+            check=True,
+        )
+    deadline = time.monotonic() + START_TIMEOUT
+    while not client.is_up():
+        with log.open("rb") as f:
+            f.seek(seen)
+            new = f.read().decode(errors="replace").splitlines()
+        failed = [line for line in new if line.startswith("gpuherd daemon: ")]
+        if failed and not client.is_up():  # (another process may have started one first)
+            raise DaemonError(failed[-1].removeprefix("gpuherd daemon: "))
+        if time.monotonic() > deadline:
+            raise DaemonError(f"the daemon did not answer within {START_TIMEOUT:g}s; see {log}")
+        time.sleep(0.02)
+
+
+def _submit_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """`submit` keyword options as the API takes them (sizes and durations may be text)."""
+    known = {"gpus", "mem", "ram", "oom_retry", "priority", "after", "retries", "timeout"}
+    known |= {"grace", "project", "env", "hold", "max_parallel"}
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise TypeError(f"unknown option {unknown[0]!r}; options: {', '.join(sorted(known))}")
+    out = {k: v for k, v in options.items() if v is not None}
+    for key in ("mem", "ram"):
+        if isinstance(out.get(key), str):
+            out[key] = parse_size(out[key])
+    for key in ("timeout", "grace"):
+        if isinstance(out.get(key), str):
+            out[key] = parse_duration(out[key])
+    out["after"] = [a.id if isinstance(a, Job) else int(a) for a in out.get("after", ())]
+    out["env_overrides"] = {str(k): str(v) for k, v in dict(out.pop("env", {})).items()}
+    return out
+
+
+class Herd:
+    """A connection to one daemon: submit jobs and sweeps, look at them."""
+
+    def __init__(self, client: Client) -> None:
+        self.client = client
+
+    def __repr__(self) -> str:
+        return f"<gpuherd.Herd {self.client.home}>"
+
+    def submit(
+        self,
+        command: str | Iterable[str],
+        gpus: int = 1,
+        name: str | None = None,
+        *,
+        cwd: str | Path | None = None,
+        **options: Any,
+    ) -> Job:
+        """Queue a command: one string is run by sh as written; a list is quoted and joined.
+        Options as `gpuherd submit`: mem, ram, priority, after, retries, timeout, grace,
+        project, env (a dict), hold, oom_retry."""
+        text = command if isinstance(command, str) else command_from_args(list(command))
+        item = {
+            "command": text,
+            "cwd": str(Path(cwd or os.getcwd()).absolute()),
+            "env": dict(os.environ),
+            "name": name,
+            **_submit_options({**options, "gpus": gpus}),
+        }
+        item.pop("max_parallel", None)
+        (job_id,) = self.client.post("/jobs", {"jobs": [item]})["ids"]
+        return Job(self, int(job_id))
+
+    def job(self, job_id: int) -> Job:
+        return Job(self, job_id)
+
+    def sweep(
+        self,
+        command: str | Path | SweepSpec | None = None,
+        params: Mapping[str, Iterable[Any]] | None = None,
+        *,
+        name: str | None = None,
+        results_dir: str | Path | None = None,
+        fixed: Mapping[str, Any] | None = None,
+        samples: int | None = None,
+        seed: int | None = None,
+        shuffle: bool = False,
+        force: bool = False,
+        yes: bool = False,
+        dry_run: bool = False,
+        cwd: str | Path | None = None,
+        task: bool = False,
+        **options: Any,
+    ) -> Sweep:
+        """Submit a sweep, as `gpuherd sweep` does: a command template with `params` (name ->
+        values), a sweep file (.yaml, .toml; the arguments given here override it), or a
+        SweepSpec. Returns a Sweep handle that says what was submitted and skipped."""
+        if isinstance(command, SweepSpec):
+            spec = command
+        elif command is not None and str(command).lower().endswith((".yaml", ".yml", ".toml")):
+            from gpuherd.sweepfile import SweepFileError, load_sweep
+
+            try:
+                loaded = load_sweep(command)
+            except SweepFileError as exc:
+                raise HerdError(str(exc)) from None
+            spec = loaded.spec
+            merged = {**asdict(loaded.options), **options}
+            merged["env"] = {**loaded.options.env, **dict(options.get("env") or {})}
+            options = merged
+        elif isinstance(command, str):
+            sweep_name = name or default_sweep_name(command)
+            spec = make_spec(sweep_name, command, params or {}, fixed)
+        else:
+            raise TypeError("give a command template, a sweep file, or a SweepSpec")
+        changes: dict[str, Any] = {"name": name, "samples": samples, "seed": seed}
+        changes["results_dir"] = None if results_dir is None else str(results_dir)
+        changes = {k: v for k, v in changes.items() if v is not None}
+        if shuffle:
+            changes["shuffle"] = True
+        try:
+            spec = replace(spec, **changes)
+        except SweepError as exc:
+            raise HerdError(f"invalid sweep: {exc}") from None
+        body = {
+            "spec": spec_to_dict(spec),
+            "cwd": str(Path(cwd or os.getcwd()).absolute()),
+            "env": dict(os.environ),
+            "options": asdict(SweepOptions(**_submit_options(options))),
+            "force": force,
+            "yes": yes,
+            "dry_run": dry_run,
+            "task": task,
+        }
+        try:
+            json.dumps(body)
+        except (TypeError, ValueError) as exc:
+            raise HerdError(f"sweep parameters must be JSON values: {exc}") from None
+        answer = Client(self.client.home, timeout=600.0).post("/sweeps", body)
+        return Sweep(self, answer["name"], answer)
+
+    def sweeps(self) -> list[dict[str, Any]]:
+        """Every sweep, with its points counted by state (`gpuherd sweep ls --json`)."""
+        return list(self.client.get("/sweeps")["sweeps"])
+
+    def get_sweep(self, name: str) -> Sweep:
+        return Sweep(self, name, None)
+
+    def wait(self, ids: Iterable[int], timeout: float | None = None) -> dict[int, str]:
+        """Wait until the jobs finish; their final states. TimeoutError after `timeout` s."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        left_ids, states = sorted(set(ids)), {}
+        while left_ids:
+            chunk = left_ids[:WAIT_CHUNK]
+            left = 30.0 if deadline is None else max(0.0, min(30.0, deadline - time.monotonic()))
+            answer = self.client.get("/jobs/wait", ids=chunk, timeout=left)
+            states.update({int(k): v for k, v in answer["states"].items()})
+            if answer["done"]:
+                left_ids = left_ids[WAIT_CHUNK:]
+            elif deadline is not None and time.monotonic() >= deadline:
+                busy = [i for i in chunk if states.get(i) not in FINISHED]
+                raise TimeoutError(f"after {timeout:g}s, job(s) {busy[:10]} still not finished")
+        return states
+
+
+class Job:
+    """A handle on one job: its id, and what the daemon knows of it."""
+
+    def __init__(self, herd: Herd, job_id: int) -> None:
+        self.herd = herd
+        self.id = job_id
+
+    def __repr__(self) -> str:
+        return f"<gpuherd.Job {self.id}>"
+
+    def info(self) -> dict[str, Any]:
+        """Everything about the job (`gpuherd show --json`)."""
+        return dict(self.herd.client.get(f"/jobs/{self.id}"))
+
+    def state(self) -> str:
+        return str(self.info()["state"])
+
+    def wait(self, timeout: float | None = None) -> str:
+        """Wait until the job ends; its final state. TimeoutError after `timeout` seconds."""
+        return self.herd.wait([self.id], timeout)[self.id]
+
+    def logs(self, stream: str = "stdout", attempt: int | None = None) -> str:
+        """The job's stdout (or "stderr") so far; "" before it starts."""
+        query = f"?stream={stream}" + (f"&attempt={attempt}" if attempt else "")
+        try:
+            return str(self.herd.client.request("GET", f"/jobs/{self.id}/log{query}", raw=True))
+        except HerdError:
+            if self.state() in ("queued", "held"):
+                return ""
+            raise
+
+    def result(self) -> dict[str, Any] | None:
+        """The metrics.json the job wrote in its folder (a task's return value), if any."""
+        try:
+            data = json.loads((Path(self.info()["job_dir"]) / "metrics.json").read_text())
+        except (OSError, ValueError):
+            return None
+        return data if isinstance(data, dict) else None
+
+    def kill(self) -> str:
+        (result,) = self.herd.client.post("/jobs/kill", {"ids": [self.id]})["results"]
+        return str(result["message"])
+
+
+class Sweep:
+    """A handle on a sweep: what the last submission did, waiting, and the results table."""
+
+    def __init__(self, herd: Herd, name: str, answer: dict[str, Any] | None) -> None:
+        self.herd = herd
+        self.name = name
+        self.submission = answer or {}
+        """The daemon's answer: counts (new, rerun_failed, skipped_done, ...), ids, seed."""
+
+    def __repr__(self) -> str:
+        if not self.submission:
+            return f"<gpuherd.Sweep {self.name}>"
+        words = {
+            "new": "new",
+            "rerun_failed": "failed rerun",
+            "skipped_done": "done skipped",
+            "skipped_active": "already queued or running skipped",
+        }
+        counts = ", ".join(f"{self.submission.get(k, 0)} {w}" for k, w in words.items())
+        return f"<gpuherd.Sweep {self.name}: {counts}>"
+
+    @property
+    def ids(self) -> list[int]:
+        return [int(i) for i in self.submission.get("ids", [])]
+
+    @property
+    def commands(self) -> list[str]:
+        """With dry_run: the commands that would have been submitted."""
+        return list(self.submission.get("commands", []))
+
+    def status(self, sort: str | None = None) -> dict[str, Any]:
+        """The whole results table (`gpuherd sweep status NAME --json`)."""
+        from urllib.parse import quote
+
+        return dict(self.herd.client.get(f"/sweeps/{quote(self.name, safe='')}", sort=sort))
+
+    def results(self, sort: str | None = None) -> list[dict[str, Any]]:
+        """One row per point: params, state, metrics (the task's return value), folder, …"""
+        return list(self.status(sort)["rows"])
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait until no point of the sweep is queued or running; True if all are done."""
+        active = {"queued", "held", "running", "paused"}
+        rows = self.results()
+        ids = set(self.ids) | {r["job_id"] for r in rows if r["state"] in active}
+        self.herd.wait(ids, timeout)
+        return all(r["state"] in ("succeeded", "done") for r in self.results())
+
+
+def make_spec(
+    name: str,
+    command: str,
+    params: Mapping[str, Iterable[Any]],
+    fixed: Mapping[str, Any] | None,
+) -> SweepSpec:
+    grid = {}
+    for key, values in params.items():
+        if isinstance(values, str | bytes) or not isinstance(values, Iterable):
+            raise HerdError(f"parameter {key!r}: give a list of values, got {values!r}")
+        grid[key] = tuple(values)
+    try:
+        return SweepSpec(
+            name=name,
+            command=command,
+            results_dir=f"results/{name}",
+            fixed=dict(fixed or {}),
+            grids=(grid,) if grid else (),
+        )
+    except SweepError as exc:
+        raise HerdError(f"invalid sweep: {exc}") from None
+
+
+__all__ = ["Herd", "Job", "Sweep", "connect"]

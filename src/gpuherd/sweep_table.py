@@ -1,0 +1,237 @@
+"""A sweep's results table: every point with its state, run time and metrics; the listing.
+
+The points are those of the sweep's latest spec; a point's state is its latest job's, or,
+for a point no job in the database ran, "done" / "failed" from the markers in its folder
+("missing" without either). Jobs of the sweep whose folder is no point of the latest spec
+(an earlier grid) are listed after the points, with `in_spec` false.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from gpuherd.core.model import Job
+from gpuherd.core.states import JobState
+from gpuherd.core.sweep import Point, SweepError, SweepSpec, expand, spec_from_dict
+from gpuherd.errors import HerdError, NotFound
+from gpuherd.store import Store, SweepRow
+
+PARAMS_FILE = "params.json"
+METRICS_FILE = "metrics.json"
+
+
+def listing(store: Store) -> list[dict[str, Any]]:
+    """Every sweep with its points counted by state (`sweep ls`)."""
+    out = []
+    for row in store.list_sweeps():
+        table = _rows(store, row, metrics=False)
+        out.append(
+            {
+                "name": row.name,
+                "results_dir": row.results_dir,
+                "points": sum(1 for r in table if r["in_spec"]),
+                "counts": dict(Counter(r["state"] for r in table)),
+                "created_at": row.created_at,
+                "updated_at": row.updated_at,
+            }
+        )
+    return out
+
+
+def table(store: Store, name: str, sort: str | None = None) -> dict[str, Any]:
+    """Every point of the sweep: params, state, times and metrics (`sweep status`)."""
+    row = store.get_sweep(name)
+    if row is None:
+        raise NotFound(f"no sweep named {name!r}: `gpuherd sweep ls` lists the sweeps")
+    rows = _rows(store, row, metrics=True)
+    spec = stored_spec(row)
+    metric_keys = list(dict.fromkeys(k for r in rows for k in r["metrics"]))
+    if sort:
+        rows = sort_rows(rows, sort, spec.varying, metric_keys)
+    return {
+        "name": row.name,
+        "results_dir": row.results_dir,
+        "command": spec.command,
+        "varying": list(spec.varying),
+        "metric_keys": metric_keys,
+        "counts": dict(Counter(r["state"] for r in rows)),
+        "created_at": row.created_at,
+        "updated_at": row.updated_at,
+        "rows": rows,
+    }
+
+
+def _rows(store: Store, row: SweepRow, metrics: bool) -> list[dict[str, Any]]:
+    spec = stored_spec(row)
+    latest: dict[str, Job] = {}
+    for job in store.sweep_jobs(row.name):
+        if job.spec.folder:
+            latest[job.spec.folder] = job
+    now = time.time()
+    out = [_point_row(p, latest.pop(p.run_dir, None), now, metrics) for p in expand_points(spec)]
+    for folder, job in latest.items():  # points of an earlier spec of this sweep
+        out.append(_extra_row(folder, job, now, metrics))
+    return out
+
+
+# ---- rows of the table ----------------------------------------------------------------------
+
+
+def _point_row(point: Point, job: Job | None, now: float, metrics: bool) -> dict[str, Any]:
+    folder = Path(point.run_dir)
+    return {
+        "index": point.index,
+        "folder": point.folder,
+        "run_dir": point.run_dir,
+        "params": dict(point.params),
+        "in_spec": True,
+        **_run_facts(folder, job, now),
+        **(_metrics(folder) if metrics else {"metrics": {}}),
+    }
+
+
+def _extra_row(run_dir: str, job: Job, now: float, metrics: bool) -> dict[str, Any]:
+    folder = Path(run_dir)
+    recorded = read_json(folder / PARAMS_FILE) or {}
+    params = recorded.get("params")
+    return {
+        "index": recorded.get("index"),
+        "folder": folder.name,
+        "run_dir": run_dir,
+        "params": params if isinstance(params, dict) else {},
+        "in_spec": False,
+        **_run_facts(folder, job, now),
+        **(_metrics(folder) if metrics else {"metrics": {}}),
+    }
+
+
+def _run_facts(folder: Path, job: Job | None, now: float) -> dict[str, Any]:
+    """State, job id and times: from the latest job, else from the folder's markers."""
+    if job is not None:
+        state: str = job.state.value
+        started, ended = job.started_at, job.ended_at
+        if job.state in (JobState.QUEUED, JobState.HELD):
+            started = ended = None
+    else:
+        state = (
+            "done"
+            if (folder / "SUCCESS").exists()
+            else "failed"
+            if (folder / "FAILURE").exists()
+            else "missing"
+        )
+        recorded = (read_json(folder / "job.json") or {}) if state != "missing" else {}
+        if not isinstance(recorded, dict):
+            recorded = {}
+        started, ended = _number(recorded.get("started_at")), _number(recorded.get("ended_at"))
+    seconds = None
+    if started is not None:
+        seconds = max(0.0, (ended if ended is not None else now) - started)
+    return {
+        "state": state,
+        "job_id": job.id if job else None,
+        "started_at": started,
+        "ended_at": ended,
+        "seconds": seconds,
+    }
+
+
+def _metrics(folder: Path) -> dict[str, Any]:
+    path = folder / METRICS_FILE
+    if not path.exists():
+        return {"metrics": {}}
+    data = read_json(path)
+    if not isinstance(data, dict):
+        return {"metrics": {}, "metrics_error": f"{path}: not a JSON object"}
+    return {"metrics": {str(k): _metric_value(v) for k, v in data.items()}}
+
+
+def _metric_value(value: Any) -> Any:
+    """Numbers stay numbers; anything else is shown as text."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        return value
+    return json.dumps(value)
+
+
+_FIELDS = ("index", "folder", "state", "seconds", "job_id", "started_at", "ended_at")
+
+
+def sort_rows(
+    rows: list[dict[str, Any]], key: str, varying: Sequence[str], metric_keys: Sequence[str]
+) -> list[dict[str, Any]]:
+    """Rows by a metric, a parameter or a field (`-key`: descending); rows without it last."""
+    descending = key.startswith("-")
+    name = key.lstrip("-+")
+    params = list(dict.fromkeys([*varying, *(k for r in rows for k in r["params"])]))
+    if name not in metric_keys and name not in params and name not in _FIELDS:
+        raise HerdError(
+            f"cannot sort by {name!r}: use a metric ({', '.join(metric_keys) or 'none yet'}),"
+            f" a parameter ({', '.join(params) or 'none'}) or one of {', '.join(_FIELDS)};"
+            " prefix - for descending"
+        )
+
+    def value(row: dict[str, Any]) -> Any:
+        for source in (row["metrics"], row["params"], row):
+            if name in source:
+                return source[name]
+        return None
+
+    present = [r for r in rows if value(r) is not None]
+    missing = [r for r in rows if value(r) is None]
+
+    def order(row: dict[str, Any]) -> tuple[int, Any]:
+        v = value(row)
+        numeric = isinstance(v, int | float) and not isinstance(v, bool)
+        return (0, float(v)) if numeric else (1, str(v))
+
+    return sorted(present, key=order, reverse=descending) + missing
+
+
+# ---- helpers --------------------------------------------------------------------------------
+
+
+def stored_spec(row: SweepRow) -> SweepSpec:
+    data = {k: v for k, v in row.spec.items() if k != "submission"}
+    try:
+        return spec_from_dict(data)
+    except SweepError as exc:
+        raise HerdError(f"sweep {row.name!r}: its stored spec is invalid: {exc}") from None
+
+
+def expand_points(spec: SweepSpec) -> list[Point]:
+    try:
+        points = expand(spec)
+    except SweepError as exc:
+        raise HerdError(f"invalid sweep: {exc}") from None
+    seen: dict[str, int] = {}
+    for point in points:
+        if point.run_dir in seen:  # folder_name keeps names unique; guard the invariant
+            raise HerdError(
+                f"points {seen[point.run_dir]} and {point.index} share the folder {point.run_dir}"
+            )
+        seen[point.run_dir] = point.index
+    return points
+
+
+def read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def submission_of(row: SweepRow) -> Mapping[str, Any]:
+    """What the latest submission of a sweep asked for besides the spec (cwd, options, git)."""
+    value = row.spec.get("submission")
+    return value if isinstance(value, dict) else {}

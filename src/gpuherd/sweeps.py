@@ -1,0 +1,273 @@
+"""Sweeps in the daemon: expand a spec, resume it against its folders, submit, and tabulate.
+
+The CLI, the Python API and the dashboard all come here through the API, so expansion,
+resume and the results table have one implementation. Expansion and folder naming are the
+pure core's (core/sweep.py); this module adds what needs the file system and the queue:
+
+- a point is *done* when its folder holds SUCCESS, *failed* when it holds FAILURE, *missing*
+  otherwise; a point whose latest job of the sweep is still queued, held, running or paused
+  is never submitted twice;
+- each submitted point gets `params.json` in its folder, and its job gets that folder as
+  its own (logs, job.json, markers), the sweep's name and the git commit of the submitter's
+  working directory;
+- the latest submission's spec is kept in the `sweeps` table: it defines the points that
+  `status` lists (with the seed it used, so a resubmission draws the same points).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import subprocess
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from gpuherd import sweep_table
+from gpuherd.core.states import ACTIVE_STATES
+from gpuherd.core.sweep import (
+    Point,
+    SweepError,
+    SweepSpec,
+    count,
+    plan_resume,
+    spec_from_dict,
+    spec_to_dict,
+    unused_params,
+)
+from gpuherd.errors import HerdError
+from gpuherd.service import Service
+from gpuherd.sweep_table import METRICS_FILE, PARAMS_FILE
+from gpuherd.wire import SubmitItem, SweepOptions, SweepRequest
+
+CONFIRM_POINTS = 10_000
+"""A sweep with more points is submitted only when the caller says yes."""
+PREVIOUS_DIR = "previous-runs"
+RUN_FILES = ("job.json", "SUCCESS", "FAILURE", METRICS_FILE)
+"""With the attempt-N folders: what a point's run leaves; moved aside when it runs again."""
+GIT_TIMEOUT = 10.0
+
+
+@dataclass
+class _Plan:
+    to_submit: list[Point]
+    counts: dict[str, int]
+
+
+class Sweeps:
+    def __init__(self, service: Service) -> None:
+        self.service = service
+        self.store = service.store
+
+    # ---- submit ---------------------------------------------------------------------------
+
+    def submit(self, request: SweepRequest, git: str | None = None) -> dict[str, Any]:
+        """Expand, resume and submit (or, with dry_run, only say what would run)."""
+        spec, seed_chosen = self._prepare(request)
+        total = count(spec)
+        if total > CONFIRM_POINTS and not request.yes:
+            raise HerdError(
+                f"sweep {spec.name!r} has {total:,} points, more than {CONFIRM_POINTS:,}: "
+                "pass --yes (yes=True) to submit them all, or narrow it (--samples N)"
+            )
+        points = sweep_table.expand_points(spec)
+        plan = self._plan(spec.name, points, request.force)
+        answer: dict[str, Any] = {
+            "name": spec.name,
+            "results_dir": spec.results_dir,
+            "seed": spec.seed,
+            "seed_chosen": seed_chosen,
+            "points": len(points),
+            **plan.counts,
+            "ids": [],
+            "git": git,
+            "dry_run": request.dry_run,
+            "warnings": self._warnings(spec, request),
+        }
+        if request.dry_run:
+            answer["commands"] = [p.command for p in plan.to_submit]
+            return answer
+        items = [self._item(spec, point, request, git) for point in plan.to_submit]
+        stored = spec_to_dict(spec)
+        stored["submission"] = {"cwd": request.cwd, "git": git, **asdict(request.options)}
+        with self.store.transaction():
+            self.store.put_sweep(spec.name, spec.results_dir, stored, self.service.engine.clock())
+            for point in plan.to_submit:
+                _write_params(spec, point, git)
+            answer["ids"] = self.service.submit(items) if items else []
+        return answer
+
+    def _prepare(self, request: SweepRequest) -> tuple[SweepSpec, bool]:
+        """The spec with an absolute results_dir and a seed when it needs one."""
+        try:
+            spec = spec_from_dict(request.spec)
+        except SweepError as exc:
+            raise HerdError(f"invalid sweep: {exc}") from None
+        if spec.command is None:
+            raise HerdError(f"sweep {spec.name!r} has no command: give a command template")
+        if not os.path.isabs(request.cwd) or not os.path.isdir(request.cwd):
+            raise HerdError(f"working directory {request.cwd} does not exist")
+        results = os.path.normpath(os.path.join(request.cwd, os.path.expanduser(spec.results_dir)))
+        seed_chosen = False
+        seed = spec.seed
+        if spec.needs_seed and seed is None:
+            known = self.store.get_sweep(spec.name)
+            seed = known.spec.get("seed") if known else None
+            if not isinstance(seed, int):  # a new sweep: choose one, and say which
+                seed, seed_chosen = secrets.randbelow(2**31), True
+        try:
+            return replace(spec, results_dir=results, seed=seed), seed_chosen
+        except SweepError as exc:
+            raise HerdError(f"invalid sweep: {exc}") from None
+
+    def _plan(self, name: str, points: Sequence[Point], force: bool) -> _Plan:
+        active = {
+            job.spec.folder for job in self.store.sweep_jobs(name) if job.state in ACTIVE_STATES
+        }
+        done = {p.folder for p in points if (Path(p.run_dir) / "SUCCESS").exists()}
+        failed = {p.folder for p in points if (Path(p.run_dir) / "FAILURE").exists()}
+        resume = plan_resume(points, done, failed, force=force)
+
+        def idle(group: Sequence[Point]) -> list[Point]:
+            return [p for p in group if p.run_dir not in active]
+
+        counts = {
+            "new": len(idle(resume.new)),
+            "rerun_failed": len(idle(resume.rerun_failed)),
+            "rerun_done": len(idle(resume.rerun_done)),
+            "skipped_done": len(resume.skipped_done),
+            "skipped_active": len(resume.to_run) - len(idle(resume.to_run)),
+        }
+        return _Plan(idle(resume.to_run), counts)
+
+    def _warnings(self, spec: SweepSpec, request: SweepRequest) -> list[str]:
+        warnings = []
+        if not request.task and spec.command is not None:
+            for key in unused_params(spec.command, spec):
+                warnings.append(
+                    f"parameter {key!r} does not appear in the command: it only names folders"
+                )
+        if request.options.max_parallel is not None:
+            warnings.append(
+                f"max_parallel {request.options.max_parallel} is recorded, but this daemon does"
+                " not cap a sweep's running jobs yet: all its points may run at once"
+            )
+        known = self.store.get_sweep(spec.name)
+        if known and known.results_dir != spec.results_dir:
+            warnings.append(
+                f"sweep {spec.name!r} kept its results in {known.results_dir}; "
+                f"from now on they are in {spec.results_dir} (use another --name to keep both)"
+            )
+        return warnings
+
+    def _item(
+        self, spec: SweepSpec, point: Point, request: SweepRequest, git: str | None
+    ) -> SubmitItem:
+        options: SweepOptions = request.options
+        return SubmitItem(
+            command=point.command or "",
+            cwd=request.cwd,
+            env=dict(request.env),
+            env_overrides=dict(options.env_overrides),
+            name=f"{spec.name}/{point.folder}",
+            gpus=options.gpus,
+            mem=options.mem,
+            ram=options.ram,
+            oom_retry=options.oom_retry,
+            priority=options.priority,
+            after=list(options.after),
+            retries=options.retries,
+            timeout=options.timeout,
+            grace=options.grace,
+            project=options.project,
+            hold=options.hold,
+            folder=point.run_dir,
+            sweep=spec.name,
+            git=git,
+        )
+
+    # ---- read -----------------------------------------------------------------------------
+
+    def listing(self) -> list[dict[str, Any]]:
+        """Every sweep with its points counted by state (`sweep ls`)."""
+        return sweep_table.listing(self.store)
+
+    def table(self, name: str, sort: str | None = None) -> dict[str, Any]:
+        """Every point of the sweep: params, state, times and metrics (`sweep status`)."""
+        return sweep_table.table(self.store, name, sort)
+
+
+# ---- files ----------------------------------------------------------------------------------
+
+
+def _write_params(spec: SweepSpec, point: Point, git: str | None) -> None:
+    """params.json in the point's folder; clear what the point's previous run left."""
+    folder = Path(point.run_dir)
+    record = {
+        "sweep": spec.name,
+        "index": point.index,
+        "folder": point.folder,
+        "params": dict(point.params),
+        "varying": list(point.varying),
+        "command": point.command,
+        "git": git,
+        "submitted_at": time.time(),
+    }
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        _move_previous_run(folder)
+        tmp = folder / (PARAMS_FILE + ".tmp")
+        tmp.write_text(json.dumps(record, indent=2, default=str) + "\n")
+        tmp.replace(folder / PARAMS_FILE)
+    except OSError as exc:
+        raise HerdError(
+            f"cannot write {folder / PARAMS_FILE}: {exc.strerror or exc}; "
+            "choose a results folder you can write (--results-dir)"
+        ) from None
+
+
+def _move_previous_run(folder: Path) -> None:
+    """Move the logs, markers and metrics of the point's last run to previous-runs/<n>/, so
+    the new run starts clean (logs are appended to) and nothing of the old one is lost."""
+    old = [folder / name for name in RUN_FILES if (folder / name).exists()]
+    old += sorted(p for p in folder.glob("attempt-*") if p.is_dir())
+    if not old:
+        return
+    archive = folder / PREVIOUS_DIR
+    number = 1 + max((int(p.name) for p in archive.glob("*") if p.name.isdigit()), default=0)
+    target = archive / str(number)
+    target.mkdir(parents=True)
+    for path in old:
+        path.rename(target / path.name)
+
+
+def git_commit(cwd: str, path: str | None = None) -> str | None:
+    """The commit checked out in `cwd`, with "+dirty" when tracked files changed; None
+    outside a git work tree (or without git on `path`). Untracked files do not count: a
+    sweep's own results folder inside the repository would make every resubmission dirty."""
+    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
+    if path is not None:  # the submitter's PATH: their git
+        env["PATH"] = path
+
+    def git(*args: str) -> subprocess.CompletedProcess[str] | None:
+        try:
+            return subprocess.run(
+                ["git", "-C", cwd, *args],
+                capture_output=True,
+                text=True,
+                timeout=GIT_TIMEOUT,
+                env=env,
+                stdin=subprocess.DEVNULL,
+            )
+        except (OSError, subprocess.SubprocessError):
+            return None
+
+    head = git("rev-parse", "--verify", "HEAD")
+    if head is None or head.returncode != 0 or not head.stdout.strip():
+        return None
+    status = git("status", "--porcelain", "--untracked-files=no")
+    dirty = status is not None and status.returncode == 0 and bool(status.stdout.strip())
+    return head.stdout.strip() + ("+dirty" if dirty else "")

@@ -1,0 +1,166 @@
+"""Python functions as jobs: `@gpuherd.task`, and GPU Task Scheduler configs and classes.
+
+    @gpuherd.task(gpus=1)
+    def train(lr: float, bs: int, run_dir: str) -> dict: ...
+
+    train.submit(lr=0.1, bs=32)                       # one job; .result() is its return value
+    train.sweep(lr=[0.1, 0.01], bs=[32, 64], results_dir="results/train")
+
+The job runs `python -m gpuherd.worker module:function` (worker.py): the function is found by
+its import path (or, defined in a script's `__main__`, by the script's path), never pickled.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import shlex
+import sys
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from gpuherd.errors import HerdError
+from gpuherd.pyapi import Herd, Job, Sweep, connect, make_spec
+
+# ---- tasks ----------------------------------------------------------------------------------
+
+
+class Task:
+    """A function (or GPUTask-like class) that runs as a job: `.submit(**params)`, `.sweep()`."""
+
+    def __init__(self, fn: Callable[..., Any], options: dict[str, Any]) -> None:
+        self.fn = fn
+        self.options = options
+        self.__gpuherd_task__ = fn
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.fn(*args, **kwargs)
+
+    def _herd(self) -> Herd:
+        herd = self.options.get("herd")
+        return herd if isinstance(herd, Herd) else connect()
+
+    def _job_options(self) -> dict[str, Any]:
+        return {k: v for k, v in self.options.items() if k != "herd"}
+
+    def submit(self, **params: Any) -> Job:
+        """Run one call as a job; its return value becomes the job's metrics.json."""
+        try:
+            text = json.dumps(params)
+        except (TypeError, ValueError) as exc:
+            raise HerdError(f"task parameters must be JSON values: {exc}") from None
+        command = worker_command(self.fn) + " --params " + shlex.quote(text)
+        options = self._job_options()
+        gpus = options.pop("gpus", 1)
+        return self._herd().submit(command, gpus, name=self.fn.__name__, **options)
+
+    def sweep(
+        self,
+        results_dir: str | Path | None = None,
+        *,
+        params: Mapping[str, Iterable[Any]] | None = None,
+        **kwargs: Any,
+    ) -> Sweep:
+        """Run a grid: `train.sweep(lr=[0.1, 0.01], bs=[32, 64], results_dir="results/x")`.
+
+        Keyword lists are parameters; name, samples, seed (a number), shuffle, fixed, force,
+        yes and dry_run are the sweep's own. To sweep a parameter named like one of those,
+        give it a list (`seed=[1, 2, 3]`) or pass `params={...}`."""
+        own = {"name", "samples", "seed", "shuffle", "fixed", "force", "yes", "dry_run", "cwd"}
+        grid = dict(params or {})
+        sweep_args: dict[str, Any] = {}
+        for key, value in kwargs.items():
+            if key in own and not isinstance(value, list | tuple | range):
+                sweep_args[key] = value
+            else:
+                grid[key] = value
+        name = sweep_args.pop("name", None) or self.fn.__name__
+        spec = make_spec(
+            name, worker_command(self.fn, sweep=True), grid, sweep_args.pop("fixed", None)
+        )
+        if results_dir is not None:
+            spec = replace(spec, results_dir=str(results_dir))
+        return self._herd().sweep(spec, task=True, **sweep_args, **self._job_options())
+
+
+def task(fn: Callable[..., Any] | None = None, *, gpus: int = 1, **options: Any) -> Any:
+    """Decorate a top-level function to run as jobs: `@gpuherd.task(gpus=1)`. Options as
+    `submit` (mem, priority, retries, timeout, ...), and `herd=` a connection to use."""
+
+    def wrap(function: Callable[..., Any]) -> Task:
+        worker_target(function)  # fail now, not in the job, for a nested function or lambda
+        return Task(function, {"gpus": gpus, **options})
+
+    return wrap(fn) if fn is not None else wrap
+
+
+def sweep_from_config(
+    config: Mapping[str, Any],
+    task: Any,
+    *,
+    name: str | None = None,
+    herd: Herd | None = None,
+    force: bool | None = None,
+    gpus: int | None = None,
+    **options: Any,
+) -> Sweep:
+    """Submit a GPU Task Scheduler config (scheduler_config, global_config, test_config) with
+    its GPUTask class (or a task function). `force_rerun` and the GPUs per job (the length of
+    an entry of scheduler_config.gpu) are taken from the config unless given here."""
+    from gpuherd.sweepfile import SweepFileError, from_config
+
+    fn = getattr(task, "__gpuherd_task__", task)
+    scheduler = config.get("scheduler_config") or {}
+    try:
+        spec = from_config(config, name=name or fn.__name__, command=worker_command(fn, sweep=True))
+    except SweepFileError as exc:
+        raise HerdError(str(exc)) from None
+    if force is None:
+        force = bool(scheduler.get("force_rerun", False))
+    if gpus is None:
+        entries = scheduler.get("gpu") or ["0"]
+        gpus = len(entries[0]) if isinstance(entries[0], list | tuple) else 1
+    target = herd or connect()
+    return target.sweep(spec, force=force, task=True, gpus=gpus, **options)
+
+
+def worker_target(fn: Any) -> tuple[str, str | None]:
+    """(`module:qualname` or `/path/script.py:qualname`, the folder to import it from)."""
+    fn = getattr(fn, "__gpuherd_task__", fn)
+    qualname = getattr(fn, "__qualname__", "")
+    if not qualname or "<" in qualname:
+        raise HerdError(f"{fn!r} cannot run as a task: define it at the top level of a module")
+    module_name = fn.__module__
+    module = sys.modules.get(module_name)
+    file = getattr(module, "__file__", None)
+    spec = getattr(module, "__spec__", None)
+    if module_name == "__main__" and spec is not None and spec.name not in ("__main__", None):
+        module_name = spec.name  # run as `python -m package.module`
+    if module_name in ("__main__", "__gpuherd_main__", "__mp_main__"):
+        if not file:
+            raise HerdError(
+                f"{qualname} was defined interactively: put it in a .py file to run it as a task"
+            )
+        return f"{Path(file).resolve()}:{qualname}", None
+    root = None
+    if file:  # the folder the top-level package sits in, for the job's sys.path
+        root = str(Path(file).resolve().parents[module_name.count(".")])
+    return f"{module_name}:{qualname}", root
+
+
+def worker_command(fn: Any, sweep: bool = False) -> str:
+    """The job's command (a sweep template with {run_dir} when `sweep`)."""
+    target, root = worker_target(fn)
+    args = [sys.executable, "-m", "gpuherd.worker", target]
+    if root is not None:
+        args += ["--path", root]
+    command = shlex.join(args)
+    if sweep:
+        command = command.replace("{", "{{").replace("}", "}}") + " --run-dir {run_dir}"
+    return command
+
+
+__all__ = ["Task", "sweep_from_config", "task", "worker_command", "worker_target"]

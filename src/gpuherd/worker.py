@@ -1,0 +1,202 @@
+"""`python -m gpuherd.worker TARGET`: run one Python task (a point of a sweep) in a job.
+
+TARGET is `package.module:function` (imported by name), or `/path/to/script.py:function` for
+a task defined in a script run as `__main__`: the script is loaded under another module name,
+so its `if __name__ == "__main__":` block does not run again (as multiprocessing's spawn
+does). The function is called with the point's parameters, read from `RUN_DIR/params.json`
+(or given with `--params JSON`), plus `run_dir` when it takes that argument. Its return
+value is written to `RUN_DIR/metrics.json`: a dict as it is, anything else but None as
+`{"result": value}`. An exception fails the job with the traceback on stderr.
+
+A class with a `main()` method (GPU Task Scheduler's `GPUTask`) runs too: it is created,
+given `_config` (the parameters) and `_work_dir` (the run folder), and its `main()` called.
+
+Only the standard library is imported before the user's module: the job's
+CUDA_VISIBLE_DEVICES is already set, so `import torch` at the top of that module is safe.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import inspect
+import json
+import os
+import sys
+import traceback
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+MAIN_MODULE = "__gpuherd_main__"
+"""The module name a `__main__` script is loaded under (its main block sees this name)."""
+PARAMS_FILE = "params.json"
+METRICS_FILE = "metrics.json"
+
+
+class WorkerError(Exception):
+    """The task cannot be found or called; the message says why (no traceback needed)."""
+
+
+def load_target(target: str) -> Any:
+    """The object TARGET names: `module:qualname` or `path/to/file.py:qualname`."""
+    where, sep, qualname = target.rpartition(":")
+    if not sep or not where or not qualname:
+        raise WorkerError(f"invalid target {target!r}: use module:function or file.py:function")
+    module = _load_path(where) if where.endswith(".py") or os.sep in where else _import(where)
+    obj: Any = module
+    for part in qualname.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise WorkerError(f"{where} has no {qualname!r} (looked up {part!r})") from None
+    return getattr(obj, "__gpuherd_task__", obj)  # a @gpuherd.task wrapper: its function
+
+
+def _import(name: str) -> ModuleType:
+    if "" not in sys.path and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name and name.startswith(exc.name):
+            raise WorkerError(
+                f"cannot import {name!r} from {os.getcwd()}: {exc}; run the sweep from the "
+                "folder the module is importable from"
+            ) from None
+        raise
+
+
+def _load_path(path: str) -> ModuleType:
+    file = Path(path)
+    if not file.is_file():
+        raise WorkerError(f"the task's script {path} does not exist (moved or deleted?)")
+    sys.path.insert(0, str(file.resolve().parent))  # as when the script itself was run
+    spec = importlib.util.spec_from_file_location(MAIN_MODULE, file)
+    if spec is None or spec.loader is None:
+        raise WorkerError(f"cannot load {path} as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[MAIN_MODULE] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def call(obj: Any, params: dict[str, Any], run_dir: str) -> Any:
+    """Run a function with the params (and run_dir if it wants it), or a GPUTask-like class."""
+    if inspect.isclass(obj):
+        if not callable(getattr(obj, "main", None)):
+            raise WorkerError(f"class {obj.__qualname__} has no main() method to run")
+        return _run_task_class(obj, params, run_dir)
+    if not callable(obj):
+        raise WorkerError(f"{obj!r} is not a function")
+    kwargs = dict(params)
+    try:
+        signature = inspect.signature(obj)
+    except (TypeError, ValueError):
+        return obj(**kwargs)
+    accepted = signature.parameters
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values())
+    if "run_dir" in accepted:
+        kwargs["run_dir"] = run_dir
+    unknown = [k for k in kwargs if k not in accepted]
+    if unknown and not takes_any:
+        raise WorkerError(
+            f"{obj.__qualname__}() takes no parameter {unknown[0]!r}; "
+            "add it to the signature (or **kwargs)"
+        )
+    try:
+        signature.bind(**kwargs)
+    except TypeError as exc:
+        raise WorkerError(
+            f"cannot call {obj.__qualname__}() with {sorted(kwargs)}: {exc}"
+        ) from None
+    return obj(**kwargs)
+
+
+def _run_task_class(cls: type[Any], params: dict[str, Any], run_dir: str) -> Any:
+    """GPU Task Scheduler's protocol: GPUTask(config, work_dir); required_env(); main()."""
+    try:
+        inspect.signature(cls).bind(params, run_dir)
+        instance = cls(params, run_dir)
+    except TypeError:
+        try:
+            instance = cls()
+        except TypeError:
+            instance = object.__new__(cls)
+    instance._config = params
+    instance._work_dir = run_dir
+    required = getattr(instance, "required_env", None)
+    if callable(required):
+        os.environ.update({str(k): str(v) for k, v in (required() or {}).items()})
+    return instance.main()
+
+
+def write_metrics(run_dir: str, result: Any) -> None:
+    if result is None:
+        return
+    data = result if isinstance(result, dict) else {"result": result}
+    path = Path(run_dir) / METRICS_FILE
+    tmp = path.with_name(METRICS_FILE + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2, default=_plain) + "\n")
+    tmp.replace(path)
+
+
+def _plain(value: Any) -> Any:
+    """numpy and torch scalars through .item(); anything else as its text."""
+    item = getattr(value, "item", None)
+    if callable(item):
+        try:
+            return item()
+        except (TypeError, ValueError):
+            pass
+    tolist = getattr(value, "tolist", None)
+    return tolist() if callable(tolist) else str(value)
+
+
+def read_params(run_dir: str) -> dict[str, Any]:
+    path = Path(run_dir) / PARAMS_FILE
+    try:
+        record = json.loads(path.read_text())
+    except OSError as exc:
+        raise WorkerError(f"cannot read the point's parameters {path}: {exc.strerror}") from None
+    except ValueError as exc:
+        raise WorkerError(f"{path} is not valid JSON: {exc}") from None
+    params = record.get("params") if isinstance(record, dict) else None
+    if not isinstance(params, dict):
+        raise WorkerError(f'{path} has no "params" object')
+    return params
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m gpuherd.worker", description=__doc__)
+    parser.add_argument("target", help="module:function or path/to/script.py:function")
+    parser.add_argument("--run-dir", help="the point's folder (default: $GPUHERD_JOB_DIR)")
+    parser.add_argument("--params", help="the parameters as a JSON object (else params.json)")
+    parser.add_argument("--path", help="a folder to import the module from (put on sys.path)")
+    args = parser.parse_args(argv)
+    if args.path:
+        sys.path.insert(0, args.path)
+    run_dir = args.run_dir or os.environ.get("GPUHERD_JOB_DIR") or os.getcwd()
+    try:
+        params = json.loads(args.params) if args.params is not None else read_params(run_dir)
+        if not isinstance(params, dict):
+            raise WorkerError("--params must be a JSON object")
+        obj = load_target(args.target)
+        result = call(obj, params, run_dir)
+        write_metrics(run_dir, result)
+    except WorkerError as exc:
+        print(f"gpuherd worker: {exc}", file=sys.stderr)
+        return 2
+    except SystemExit as exc:  # the task called sys.exit(): keep its status
+        if isinstance(exc.code, str):
+            print(exc.code, file=sys.stderr)
+        return exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
+    except BaseException:  # the task's own error: its traceback, then a failed job
+        traceback.print_exc()
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,129 @@
+"""`gpuherd sweep` as a user types it, with no daemon: dry runs, pipes, and bad sweep files."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import GPUHERD_BIN, Runs
+
+RECORD = (
+    "mkdir -p {run_dir} && python3 -c "
+    + shlex.quote(
+        "import os, sys; open(sys.argv[1] + '/ran', 'w').write("
+        "os.environ['CUDA_VISIBLE_DEVICES'] + ' ' + sys.argv[2])"
+    ).replace("{", "{{")
+    + " {run_dir} {x}"
+)
+
+
+def sweep(runs: Runs, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [GPUHERD_BIN, "sweep", *args],
+        cwd=runs.cwd,
+        env=runs.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_dry_run_pipes_into_the_one_shot_runner(runs: Runs) -> None:
+    pipe = (
+        f"{GPUHERD_BIN} sweep {shlex.quote(RECORD)} -p x a 'b c' 3 --name pipe --dry-run"
+        f" | {GPUHERD_BIN} run --gpus 0,1,2 --output-dir out"
+    )
+    done = subprocess.run(
+        pipe, shell=True, cwd=runs.cwd, env=runs.env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr + done.stdout
+    assert "3 succeeded, 0 failed" in done.stdout
+    assert "3 commands of sweep pipe (dry run: nothing submitted)" in done.stderr
+    results = runs.cwd / "results" / "pipe"
+    seen = {folder.name: (folder / "ran").read_text().split(" ", 1) for folder in results.iterdir()}
+    assert {name: value for name, (_, value) in seen.items()} == {
+        "x=a": "a",
+        "x=b_c~" + next(n for n in seen if n.startswith("x=b_c~"))[6:]: "b c",
+        "x=3": "3",
+    }
+    assert sorted(gpu for gpu, _ in seen.values()) == ["0", "1", "2"]
+    assert not (results / "x=a" / "params.json").exists()  # a dry run writes nothing
+
+
+def test_dry_run_prints_one_command_a_line_in_grid_order(runs: Runs) -> None:
+    done = sweep(runs, "echo {a} {b}", "-p", "a", "1", "-2", "x y", "-p", "b", "0.5", "--dry-run")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["echo 1 0.5", "echo -2 0.5", "echo 'x y' 0.5"]
+    shuffled = sweep(runs, "echo {a}", "-p", "a", *map(str, range(20)), "--shuffle", "--dry-run")
+    assert "seed " in shuffled.stderr and "(chosen;" in shuffled.stderr
+    assert sorted(shuffled.stdout.splitlines()) == sorted(f"echo {i}" for i in range(20))
+
+
+BAD_FILES = {
+    "unknown key": (
+        "name: x\ncommand: echo {a}\ngrid:\n  a: [1, 2]\ngpu: 2\n",
+        "bad.yaml:5: unknown key 'gpu'",
+    ),
+    "missing placeholder": (
+        "name: x\ncommand: echo {b}\ngrid:\n  a: [1, 2]\n",
+        "placeholder {b} is not a parameter",
+    ),
+    "empty values": ("name: x\ncommand: echo {a}\ngrid:\n  a: []\n", "bad.yaml:4: grid.a"),
+    "invalid yaml": ("name: x\ncommand: echo {a}\ngrid: {a: [1, 2}\n", "invalid YAML"),
+    "not a mapping": ("- 1\n- 2\n", "must be a mapping"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_FILES))
+def test_a_bad_sweep_file_gives_one_clear_line(runs: Runs, case: str) -> None:
+    text, expected = BAD_FILES[case]
+    (runs.cwd / "bad.yaml").write_text(text)
+    done = sweep(runs, "bad.yaml")
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert len(done.stderr.splitlines()) == 1, done.stderr
+    assert done.stderr.startswith("gpuherd: error: ") and expected in done.stderr, done.stderr
+
+
+def test_other_mistakes_are_one_line_too(runs: Runs, tmp_path: Path) -> None:
+    (runs.cwd / "ok.toml").write_text('command = "echo {a}"\n[[grid]]\na = [1, 2]\n')
+    cases = [
+        (["nosuch.yaml"], "nosuch.yaml: cannot read the sweep file"),
+        (["ok.toml", "-p", "a", "1"], "give the parameters in the sweep file, or -p, not both"),
+        (["echo {a}", "-p"], "-p needs a NAME and values"),
+        (["echo {a}", "-p", "a", "1", "-p", "a", "2"], "-p a given twice"),
+        (["echo {a}", "-p", "a", "1", "--samples", "5", "--dry-run"], "samples: 5 asked"),
+        (["echo {a}", "-p", "a", "1", "--name", "a/b"], "name: 'a/b' must not hold '/'"),
+        (["status", "x"], "no gpuherd daemon is running"),
+    ]
+    for args, expected in cases:
+        done = sweep(runs, *args)
+        assert done.returncode != 0, args
+        assert len(done.stderr.splitlines()) == 1 and expected in done.stderr, (args, done.stderr)
+    toml = sweep(runs, "ok.toml", "--dry-run")
+    assert toml.returncode == 0 and toml.stdout.splitlines() == ["echo 1", "echo 2"]
+
+
+def test_the_digits_example_expands_and_one_point_trains(runs: Runs, tmp_path: Path) -> None:
+    """examples/sweep.yaml: 8 points; one of them really trains and writes its metrics."""
+    repo = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [GPUHERD_BIN, "sweep", "examples/sweep.yaml", "--dry-run"],
+        cwd=repo,
+        env=runs.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    commands = done.stdout.splitlines()
+    assert len(commands) == 8 and "--model logreg --C 0.01 --hidden 32" in commands[0]
+    point = commands[0].replace(str(repo / "results" / "digits"), str(tmp_path))
+    ran = subprocess.run(point, shell=True, cwd=repo, capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0, ran.stderr
+    metrics = json.loads((tmp_path / "model=logreg,C=0.01" / "metrics.json").read_text())
+    assert set(metrics) == {"val_acc", "train_time"} and 0.8 < metrics["val_acc"] <= 1.0
