@@ -34,6 +34,7 @@ class Live:
     job_dir: Path
     exclusive: bool = False
     grace: float = 10.0
+    sweep: str | None = None
     peak: int = 0
     """The most GPU memory the job was seen to use on one GPU (telemetry)."""
     stop_reason: OutcomeKind | None = None
@@ -77,6 +78,7 @@ class Attempts:
             job_dir=self.layout.job_dir(job),
             exclusive=job.spec.exclusive,
             grace=job.spec.grace,
+            sweep=job.spec.sweep,
         )
         self.live[job.id] = live
         self.executor.watch(pid, str(folder), lambda status: self._on_exit(job.id, number, status))

@@ -119,7 +119,10 @@ def serve(
         app = create_app(service, pid=os.getpid(), socket_path=str(sock_path))
         # Open event streams must not hold a stopping daemon for long.
         config = uvicorn.Config(
-            app, log_level="warning", lifespan="off", timeout_graceful_shutdown=2,
+            app,
+            log_level="warning",
+            lifespan="off",
+            timeout_graceful_shutdown=2,
             http=PeerCheckedH11,
         )
         server = uvicorn.Server(config)

@@ -11,7 +11,7 @@ import asyncio
 import logging
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from itertools import islice
 
@@ -41,6 +41,8 @@ log = logging.getLogger("gpuherd.engine")
 
 SCAN_LIMIT = 2000
 """How deep one placement pass looks into the queue for a job that fits (backfill depth)."""
+LEARNED_MEM_MARGIN = 1.1
+"""Headroom over a sweep point's measured peak when its siblings learn their request."""
 TELEMETRY_MAX_AGE = 1.0
 """Seconds a GPU reading may be old when placement uses it (else it is read again)."""
 
@@ -64,6 +66,12 @@ class Engine:
         self.host = socket.gethostname()
         self.changes = Broadcast()
         self.attempts = Attempts(executor, layout, self._on_exit)
+        self.sweep_caps: dict[str, int] = {
+            row.name: int(cap)
+            for row in store.list_sweeps()
+            if (cap := row.spec.get("submission", {}).get("max_parallel"))
+        }
+        """Sweeps whose running jobs are capped (`--max-parallel`), by name."""
         self.queue_paused = store.get_setting("queue_paused") == "1"
         self._exits: list[tuple[int, int, ExitStatus]] = []
         self._paperwork: list[Callable[[], None]] = []
@@ -177,6 +185,10 @@ class Engine:
         self._paperwork.append(lambda: jobfiles.record_end(self.layout, job, outcome, ended_at))
         if nxt.cancel_waiters:
             self.cancel_waiters(job_id, nxt.state, now)
+        if nxt.state is JobState.SUCCEEDED and job.spec.sweep and peak:
+            # Sweeps learn: a finished point's measured peak becomes the memory request of
+            # the points still queued that declared none, so they can share GPUs.
+            self.store.learn_sweep_mem(job.spec.sweep, int(peak * LEARNED_MEM_MARGIN), now)
 
     def cancel_waiters(self, job_id: int, state: JobState, now: float) -> None:
         pending = [(job_id, state)]
@@ -225,7 +237,7 @@ class Engine:
         pending = self.store.queued_ready()
         try:
             assignments = plan(
-                islice(pending, SCAN_LIMIT),
+                islice(self._within_sweep_caps(pending), SCAN_LIMIT),
                 devices,
                 reservations,
                 self.policy,
@@ -271,6 +283,35 @@ class Engine:
         with self.store.transaction():
             for job, attempt in started:
                 self._spawn(job, attempt, now)
+
+    def set_sweep_cap(self, sweep: str, cap: int | None) -> None:
+        if cap is None:
+            self.sweep_caps.pop(sweep, None)
+        else:
+            self.sweep_caps[sweep] = cap
+        self.wake()
+
+    def _within_sweep_caps(self, pending: Iterator[Job]) -> Iterator[Job]:
+        """Offer placement no more of a capped sweep's jobs than it may still start.
+
+        The cap is applied before placement, which stays unaware of sweeps: a sweep's
+        points ask for the same resources, so one offered but not placed means the others
+        would not fit either.
+        """
+        if not self.sweep_caps:
+            yield from pending
+            return
+        room = dict(self.sweep_caps)
+        for live in self.live.values():
+            if live.sweep in room:
+                room[live.sweep] -= 1
+        for job in pending:
+            sweep = job.spec.sweep
+            if sweep in room:
+                if room[sweep] <= 0:
+                    continue
+                room[sweep] -= 1
+            yield job
 
     def _do_paperwork(self) -> None:
         """Write the human-readable job files, after the GPUs got their next jobs.

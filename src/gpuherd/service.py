@@ -169,7 +169,8 @@ class Service:
                 f"job {job.id} is {job.state.value}: only finished or running jobs can be retried"
             )
         failed = [
-            (dep_id, state) for dep_id, state in self.store.unmet_deps(job.id)
+            (dep_id, state)
+            for dep_id, state in self.store.unmet_deps(job.id)
             if JobState(state) in BAD_END_STATES
         ]
         if failed:

@@ -400,6 +400,20 @@ class Store:
         )
         return [self._job(row) for row in cursor]
 
+    def learn_sweep_mem(self, sweep: str, mem: int, now: float) -> None:
+        """Give the sweep's waiting points that declared no memory (or learned less) `mem`."""
+        with self.transaction():
+            rows = self._db.execute(
+                "SELECT id FROM jobs WHERE sweep = ? AND state IN ('queued', 'held')"
+                " AND (mem IS NULL OR (mem_learned = 1 AND mem < ?))",
+                (sweep, mem),
+            ).fetchall()
+            for (job_id,) in rows:
+                self._db.execute(
+                    "UPDATE jobs SET mem = ?, mem_learned = 1 WHERE id = ?", (mem, job_id)
+                )
+                self._add_event(job_id, now, "learn", None, "queued", f"mem {mem} from a sibling")
+
     # ---- devices --------------------------------------------------------------------------
 
     def devices(self) -> list[DeviceConfig]:

@@ -17,6 +17,7 @@ pure core's (core/sweep.py); this module adds what needs the file system and the
 from __future__ import annotations
 
 import json
+import math
 import os
 import secrets
 import subprocess
@@ -51,6 +52,12 @@ RUN_FILES = ("job.json", "SUCCESS", "FAILURE", METRICS_FILE)
 GIT_TIMEOUT = 10.0
 
 
+def longest_first(points: Sequence[Point], run_times: dict[str, float]) -> list[Point]:
+    """Longest expected run first (LPT), so the last to finish are short: points with no
+    earlier run are not known to be short, so they go first, in their given order."""
+    return sorted(points, key=lambda p: -run_times.get(p.run_dir, math.inf))
+
+
 @dataclass
 class _Plan:
     to_submit: list[Point]
@@ -75,6 +82,10 @@ class Sweeps:
             )
         points = sweep_table.expand_points(spec)
         plan = self._plan(spec.name, points, request.force)
+        if request.options.order == "longest-first":
+            plan = replace(
+                plan, to_submit=longest_first(plan.to_submit, self._run_times(spec.name))
+            )
         answer: dict[str, Any] = {
             "name": spec.name,
             "results_dir": spec.results_dir,
@@ -97,8 +108,17 @@ class Sweeps:
             self.store.put_sweep(spec.name, spec.results_dir, stored, self.service.engine.clock())
             for point in plan.to_submit:
                 _write_params(spec, point, git)
+            self.service.engine.set_sweep_cap(spec.name, request.options.max_parallel)
             answer["ids"] = self.service.submit(items) if items else []
         return answer
+
+    def _run_times(self, name: str) -> dict[str, float]:
+        """How long each point's latest finished run took, by its folder."""
+        times: dict[str, float] = {}
+        for job in self.store.sweep_jobs(name):
+            if job.spec.folder and job.started_at and job.ended_at:
+                times[job.spec.folder] = job.ended_at - job.started_at
+        return times
 
     def _prepare(self, request: SweepRequest) -> tuple[SweepSpec, bool]:
         """The spec with an absolute results_dir and a seed when it needs one."""
@@ -150,11 +170,6 @@ class Sweeps:
                 warnings.append(
                     f"parameter {key!r} does not appear in the command: it only names folders"
                 )
-        if request.options.max_parallel is not None:
-            warnings.append(
-                f"max_parallel {request.options.max_parallel} is recorded, but this daemon does"
-                " not cap a sweep's running jobs yet: all its points may run at once"
-            )
         known = self.store.get_sweep(spec.name)
         if known and known.results_dir != spec.results_dir:
             warnings.append(

@@ -58,6 +58,8 @@ class SweepOptions:
     project: str | None = None
     hold: bool = False
     max_parallel: int | None = None
+    order: str = "given"
+    """given: the sweep's own order; longest-first: points that ran longest before go first."""
 
 
 @dataclass

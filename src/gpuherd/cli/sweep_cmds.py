@@ -171,6 +171,12 @@ def sweep() -> None:
 @click.option("--project", help="Group the jobs by project.")
 @click.option("--max-parallel", type=click.IntRange(1), help="Run at most N points at once.")
 @click.option(
+    "--order",
+    type=click.Choice(["given", "longest-first"]),
+    default="given",
+    help="longest-first: points that ran longest before start first (packs the GPUs tighter).",
+)
+@click.option(
     "--cwd",
     type=click.Path(exists=True, file_okay=False, resolve_path=True),
     help="Working directory of the jobs (default: the current one).",
@@ -257,6 +263,7 @@ def _build(
         after=opts["after"] or [],
         grace=opts["grace"],
         hold=opts["hold"],
+        order=opts["order"],
         **submit,
     )
     return spec, options

@@ -177,7 +177,7 @@ def pick(candidates: list[Gpu], n: int) -> list[Gpu]:
     if len(candidates) == n:
         return candidates
     ranked = sorted(candidates, key=Gpu.rank)
-    if True:
+    if n == 1 or not any(g.links for g in candidates):
         return ranked[:n]
     chosen, rest = ranked[:1], ranked[1:]
     while len(chosen) < n:

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator, Sequence
 
 from gpuherd.core.capacity import (
     EXCLUSIVE,
+    PLAIN,
     SHARING,
     Gpu,
     Kind,
@@ -57,18 +58,19 @@ def _place_gpu_jobs(
         if n == 0:
             out.append(Assignment(job.id, ()))
         else:
-            kind = kind_of(spec)
-            chosen = state.choose(kind, n, spec.mem)
+            mem = spec.mem
+            kind = EXCLUSIVE if spec.exclusive else PLAIN if mem is None else SHARING  # kind_of
+            chosen = state.choose(kind, n, mem)
             if chosen is None:
                 if (
                     not state.holding
                     and now - job.queued_at >= policy.reserve_after
-                    and state.hold(kind, n, spec.mem)
+                    and state.hold(kind, n, mem)
                     and not state.open
                 ):
                     return False, ram_left
                 continue
-            state.take(chosen, kind, spec.mem)
+            state.take(chosen, kind, mem)
             out.append(Assignment(job.id, tuple(sorted(g.index for g in chosen))))
         if ram_left is not None:
             ram_left -= ram
@@ -142,6 +144,17 @@ def plan(
     return out
 
 
+def gpus_open(
+    devices: Sequence[Device], reservations: Sequence[Reservation], policy: Policy
+) -> bool:
+    """Whether some job asking for GPUs could start now (by slots, memory or both).
+
+    The engine's cheap test before reading GPU jobs from the queue: with jobs that declare
+    --mem, a GPU whose slots are all taken may still have room.
+    """
+    return Pass(devices, reservations, policy).open
+
+
 def _ram_reason(ram: int | None, host_free: int | None, policy: Policy) -> str | None:
     if host_free is None:
         return None
@@ -201,7 +214,9 @@ def _details(
     foreign: list[str] = []
     for d in sorted(devices, key=lambda d: d.index):
         g = by_index.get(d.index)
-        cause = None
+        total, cause = d.memory_total, None
+        if mem is not None and total is not None and total - margin(total, policy.keep_free) < mem:
+            continue  # too small even when free: never the reason the job waits
         if d.state is DeviceState.DRAINING:
             cause = _DRAINING
         elif g is not None:
