@@ -19,6 +19,10 @@ from gpuherd.devices import RunningJob
 from gpuherd.executors.base import Executor, ExitStatus, LaunchRequest
 
 OnExit = Callable[[int, int, ExitStatus], None]
+OnStall = Callable[[int, float], None]
+"""Called with a job id and how many seconds it has printed nothing."""
+SILENCE_CHECKS = 4
+"""Looks at a job's logs this many times per --no-output-timeout (at most every 5 s)."""
 
 
 @dataclass
@@ -35,6 +39,8 @@ class Live:
     exclusive: bool = False
     grace: float = 10.0
     sweep: str | None = None
+    stalled: bool = False
+    """Printed nothing for its --no-output-timeout (cleared by its next output)."""
     peak: int = 0
     """The most GPU memory the job was seen to use on one GPU (telemetry)."""
     stop_reason: OutcomeKind | None = None
@@ -43,11 +49,14 @@ class Live:
 
 
 class Attempts:
-    def __init__(self, executor: Executor, layout: jobfiles.Layout, on_exit: OnExit) -> None:
+    def __init__(
+        self, executor: Executor, layout: jobfiles.Layout, on_exit: OnExit, on_stall: OnStall
+    ) -> None:
         self.executor = executor
         self.layout = layout
         self.live: dict[int, Live] = {}
         self._on_exit = on_exit
+        self._on_stall = on_stall
 
     def launch(self, job: Job, attempt: Attempt, now: float) -> int:
         """Spawn the attempt and watch it; raises SpawnError or OSError when it cannot start."""
@@ -87,6 +96,30 @@ class Attempts:
             remaining = max(0.0, started + job.spec.timeout - now)
             loop = asyncio.get_running_loop()
             live.deadline = loop.call_later(remaining, self._on_deadline, job.id, number)
+        if job.spec.no_output_timeout is not None:
+            self._watch_output(live, job.spec.no_output_timeout)
+
+    def _watch_output(self, live: Live, limit: float) -> None:
+        """A liveness check: the job's log sizes, a few times per `limit` seconds."""
+        loop = asyncio.get_running_loop()
+        every = min(max(limit / SILENCE_CHECKS, 0.05), 5.0)
+        last = (-1, loop.time())  # (bytes written so far, when that changed)
+
+        def check() -> None:
+            nonlocal last
+            if self.live.get(live.job_id) is not live:
+                return  # the attempt ended
+            size = _log_bytes(live.attempt_dir)
+            now = loop.time()
+            if size != last[0]:
+                last = (size, now)
+                live.stalled = False
+            elif not live.stalled and now - last[1] >= limit:
+                live.stalled = True
+                self._on_stall(live.job_id, now - last[1])
+            loop.call_later(every, check)
+
+        check()
 
     def _on_deadline(self, job_id: int, number: int) -> None:
         live = self.live.get(job_id)
@@ -156,3 +189,13 @@ class Attempts:
             if live.deadline:
                 live.deadline.cancel()
         self.executor.close()
+
+
+def _log_bytes(folder: Path) -> int:
+    total = 0
+    for name in ("stdout.log", "stderr.log"):
+        try:
+            total += (folder / name).stat().st_size
+        except OSError:
+            pass
+    return total

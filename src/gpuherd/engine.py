@@ -32,6 +32,7 @@ from gpuherd.core.model import Attempt, Device, Job, Outcome, Policy, Reservatio
 from gpuherd.core.placement import plan
 from gpuherd.core.recovery import Finish, Observed, Reattach, Unstart, reconcile
 from gpuherd.core.states import LIVE_STATES, Event, JobState, OutcomeKind, transition
+from gpuherd.core.units import format_duration
 from gpuherd.devices import DeviceTable
 from gpuherd.executors.base import Executor, ExitStatus, SpawnError
 from gpuherd.executors.local import read_pid_file
@@ -65,7 +66,7 @@ class Engine:
         self.clock = clock
         self.host = socket.gethostname()
         self.changes = Broadcast()
-        self.attempts = Attempts(executor, layout, self._on_exit)
+        self.attempts = Attempts(executor, layout, self._on_exit, self._on_stall)
         self.sweep_caps: dict[str, int] = {
             row.name: int(cap)
             for row in store.list_sweeps()
@@ -134,6 +135,19 @@ class Engine:
     def _on_exit(self, job_id: int, attempt: int, status: ExitStatus) -> None:
         self._exits.append((job_id, attempt, status))
         self.wake()
+
+    def _on_stall(self, job_id: int, silent_for: float) -> None:
+        """A running job printed nothing for its --no-output-timeout: flag it, or stop it."""
+        job = self.store.get_job(job_id)
+        if job is None:
+            return
+        detail = f"no output for {format_duration(silent_for)}"
+        self.store.update_job(job_id, self.clock(), "stalled", detail=detail)
+        self.changes.publish(
+            {"id": job_id, "state": job.state.value, "event": "stalled", "detail": detail}
+        )
+        if job.spec.kill_on_no_output:
+            self.stop_job(job_id, OutcomeKind.STALLED)
 
     def _handle_exits(self, now: float) -> None:
         exits, self._exits = self._exits, []

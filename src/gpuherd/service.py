@@ -28,7 +28,7 @@ from gpuherd.core.states import (
     TransitionError,
     transition,
 )
-from gpuherd.core.units import format_size
+from gpuherd.core.units import format_duration, format_size
 from gpuherd.engine import Engine, host_memory_available, host_memory_total
 from gpuherd.errors import Conflict, HerdError, NotFound
 from gpuherd.store import NewJob
@@ -60,7 +60,9 @@ class Service:
         for n, item in enumerate(items, 1):
             spec = _spec(item, n if len(items) > 1 else None)
             reason = (
-                never_fits(spec.gpus, spec.mem, devices, self.engine.policy) if spec.gpus else None
+                never_fits(spec.gpus, spec.mem, devices, self.engine.policy, spec.exclusive)
+                if spec.gpus
+                else None
             )
             if not reason and spec.ram and spec.ram > host_memory_total():
                 reason = f"asks for {format_size(spec.ram)} of host memory, more than it has"
@@ -360,6 +362,12 @@ class Service:
         def explain(job: Job) -> str | None:
             if job.state is JobState.HELD:
                 return "held"
+            if job.state in LIVE_STATES:
+                live = self.engine.live.get(job.id)
+                limit = job.spec.no_output_timeout
+                if live and live.stalled and limit:
+                    return f"stalled: no output for over {format_duration(limit)}"
+                return None
             if job.state is not JobState.QUEUED:
                 return None
             if job.spec.after:
@@ -384,6 +392,8 @@ def _spec(item: SubmitItem, n: int | None) -> JobSpec:
         raise HerdError(f"{where}--retries must be 0 or more, got {item.retries}")
     if item.timeout is not None and item.timeout <= 0:
         raise HerdError(f"{where}--timeout must be positive")
+    if item.no_output_timeout is not None and item.no_output_timeout <= 0:
+        raise HerdError(f"{where}--no-output-timeout must be positive")
     if item.grace < 0:
         raise HerdError(f"{where}--grace must be 0 or more seconds")
     if item.mem is not None and item.mem <= 0:
@@ -405,6 +415,8 @@ def _spec(item: SubmitItem, n: int | None) -> JobSpec:
         after=tuple(sorted(set(item.after))),
         retries=item.retries,
         timeout=item.timeout,
+        no_output_timeout=item.no_output_timeout,
+        kill_on_no_output=item.kill_on_no_output,
         grace=item.grace,
         project=item.project,
         folder=item.folder,

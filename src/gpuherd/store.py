@@ -137,35 +137,10 @@ class Store:
             for item in new_jobs:
                 spec = item.spec
                 state = JobState.HELD if item.held else JobState.QUEUED
+                row = rows.job_row(spec, self._env_id(spec.env), state, item.priority, now)
                 cur = self._db.execute(
-                    "INSERT INTO jobs(name, command, cwd, env_id, env_overrides, gpus, mem, after,"
-                    " retries, timeout, grace, project, state, priority, attempt, created_at,"
-                    " queued_at, exclusive, ram, oom_retry, folder, sweep, git)"
-                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,0,?,?,?,?,?,?,?,?)",
-                    (
-                        spec.name,
-                        spec.command,
-                        spec.cwd,
-                        self._env_id(spec.env),
-                        json.dumps(dict(spec.env_overrides)),
-                        spec.gpus,
-                        spec.mem,
-                        json.dumps(list(spec.after)),
-                        spec.retries,
-                        spec.timeout,
-                        spec.grace,
-                        spec.project,
-                        state.value,
-                        item.priority,
-                        now,
-                        now,
-                        int(spec.exclusive),
-                        spec.ram,
-                        int(spec.oom_retry),
-                        spec.folder,
-                        spec.sweep,
-                        spec.git,
-                    ),
+                    f"INSERT INTO jobs({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
+                    tuple(row.values()),
                 )
                 job_id = int(cur.lastrowid or 0)
                 ids.append(job_id)

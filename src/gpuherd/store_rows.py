@@ -13,12 +13,45 @@ JOB_COLUMNS = (
     "id, name, command, cwd, env_id, env_overrides, gpus, mem, after, retries, timeout, grace,"
     " project, state, priority, position, attempt, created_at, queued_at, started_at, ended_at,"
     " assigned, pid, outcome, exit_code, signal, message, exclusive, ram, oom_retry,"
-    " stop_reason, stop_at, stop_requeue, folder, sweep, git"
+    " stop_reason, stop_at, stop_requeue, folder, sweep, git, no_output_timeout, kill_on_no_output"
 )
 ATTEMPT_COLUMNS = (
     "job_id, number, gpus, gpu_uuids, dir, host, started_at, pid, ended_at,"
     " outcome, exit_code, signal, message, mem, peak_mem"
 )
+
+
+def job_row(
+    spec: JobSpec, env_id: int, state: JobState, priority: int, now: float
+) -> dict[str, Any]:
+    """The columns of a new job's row."""
+    return {
+        "name": spec.name,
+        "command": spec.command,
+        "cwd": spec.cwd,
+        "env_id": env_id,
+        "env_overrides": json.dumps(dict(spec.env_overrides)),
+        "gpus": spec.gpus,
+        "mem": spec.mem,
+        "after": json.dumps(list(spec.after)),
+        "retries": spec.retries,
+        "timeout": spec.timeout,
+        "grace": spec.grace,
+        "project": spec.project,
+        "state": state.value,
+        "priority": priority,
+        "attempt": 0,
+        "created_at": now,
+        "queued_at": now,
+        "exclusive": int(spec.exclusive),
+        "ram": spec.ram,
+        "oom_retry": int(spec.oom_retry),
+        "folder": spec.folder,
+        "sweep": spec.sweep,
+        "git": spec.git,
+        "no_output_timeout": spec.no_output_timeout,
+        "kill_on_no_output": int(spec.kill_on_no_output),
+    }
 
 
 def job_from_row(r: Sequence[Any], env: Mapping[str, str]) -> Job:
@@ -41,6 +74,8 @@ def job_from_row(r: Sequence[Any], env: Mapping[str, str]) -> Job:
         folder=r[33],
         sweep=r[34],
         git=r[35],
+        no_output_timeout=r[36],
+        kill_on_no_output=bool(r[37]),
     )
     return Job(
         id=r[0],

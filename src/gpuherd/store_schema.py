@@ -60,6 +60,8 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE jobs ADD COLUMN sweep TEXT;
     ALTER TABLE jobs ADD COLUMN git TEXT;
     ALTER TABLE jobs ADD COLUMN mem_learned INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE jobs ADD COLUMN no_output_timeout REAL;
+    ALTER TABLE jobs ADD COLUMN kill_on_no_output INTEGER NOT NULL DEFAULT 0;
     CREATE INDEX jobs_sweep ON jobs(sweep, id) WHERE sweep IS NOT NULL;
     CREATE TABLE sweeps (
         name TEXT PRIMARY KEY, results_dir TEXT NOT NULL, spec TEXT NOT NULL,

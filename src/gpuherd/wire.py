@@ -27,6 +27,8 @@ class SubmitItem:
     after: list[int] = field(default_factory=list)
     retries: int = 0
     timeout: float | None = None
+    no_output_timeout: float | None = None
+    kill_on_no_output: bool = False
     grace: float = DEFAULT_GRACE
     project: str | None = None
     hold: bool = False

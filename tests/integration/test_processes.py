@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import psutil
 
@@ -260,3 +261,23 @@ def test_stdout_and_stderr_are_kept_apart(daemon: Herd) -> None:
     daemon.wait_state(job_id, "succeeded")
     assert daemon.cli("log", str(job_id)).stdout == "to-out\nmore-out\n"
     assert daemon.cli("log", "--stderr", str(job_id)).stdout == "to-err\n"
+
+
+def test_a_silent_job_is_flagged_then_killed_when_asked(daemon: Herd) -> None:
+    # Prints once, then nothing: flagged after 1 s of silence, and killed because asked.
+    flagged = daemon.submit("--no-output-timeout", "1s", "--", "sh", "-c", "echo hi; sleep 60")
+    killed = daemon.submit(
+        "--no-output-timeout", "1s", "--on-no-output", "kill", "--", "sh", "-c", "sleep 60"
+    )
+    job = daemon.wait_state(killed, "failed", timeout=20)
+    assert job["outcome"] == "stalled"
+    assert any(e["event"] == "stalled" for e in job["events"])
+
+    def stalled() -> dict[str, Any] | None:
+        info = daemon.job(flagged)
+        return info if (info["reason"] or "").startswith("stalled") else None
+
+    info = wait_for(stalled, 20, "the silent job to be flagged")
+    assert info["state"] == "running"  # flagged only
+    assert "stalled" in daemon.cli("ls").stdout
+    daemon.cli("kill", str(flagged))

@@ -51,6 +51,18 @@ FINISHED = {"succeeded", "failed", "killed", "cancelled", "lost"}
 )
 @click.option("--timeout", type=DURATION, help="Stop an attempt after this long (90s, 2h).")
 @click.option(
+    "--no-output-timeout",
+    type=DURATION,
+    help="Flag the job as stalled when it prints nothing for this long (10m).",
+)
+@click.option(
+    "--on-no-output",
+    type=click.Choice(["flag", "kill"]),
+    default="flag",
+    show_default=True,
+    help="kill: stop a stalled job (outcome stalled; --retries apply).",
+)
+@click.option(
     "--grace",
     type=DURATION,
     default="10s",
@@ -105,6 +117,7 @@ def submit(
         "env": dict(os.environ),
         "env_overrides": dict(env_pairs),
         "after": opts.pop("after") or [],
+        "kill_on_no_output": opts.pop("on_no_output") == "kill",
         **opts,
     }
     jobs = [{**base, "command": c} for c in commands]

@@ -48,7 +48,7 @@ def runtime(job: dict[str, Any], now: float | None = None) -> str:
 
 def info(job: dict[str, Any]) -> str:
     """The one phrase that says why a job is where it is."""
-    if job["state"] in ("queued", "held"):
+    if job["state"] in ("queued", "held") or job.get("reason"):
         return str(job.get("reason") or "")
     if job.get("outcome") and job["state"] not in ("running", "paused"):
         outcome = job["outcome"]

@@ -22,7 +22,7 @@ class Ended:
     exit_code: int | None
     signal: int | None
     stop_reason: OutcomeKind | None = None
-    """Why gpuherd itself stopped it, if it did: KILLED, TIMEOUT, or None."""
+    """Why gpuherd itself stopped it, if it did: KILLED, TIMEOUT, STALLED, or None."""
     requeue: bool = False
     """gpuherd stopped it to queue it again (`retry` of a running job)."""
 
@@ -39,8 +39,8 @@ class Next:
 def classify(ended: Ended, stderr_tail: str = "") -> Outcome:
     if ended.exit_code is None and ended.signal is None:
         return Outcome(OutcomeKind.LOST, message="the process vanished without an exit status")
-    if ended.stop_reason is OutcomeKind.TIMEOUT:
-        return Outcome(OutcomeKind.TIMEOUT, ended.exit_code, ended.signal)
+    if ended.stop_reason in (OutcomeKind.TIMEOUT, OutcomeKind.STALLED):
+        return Outcome(ended.stop_reason, ended.exit_code, ended.signal)
     if ended.stop_reason is OutcomeKind.KILLED:
         return Outcome(OutcomeKind.KILLED, ended.exit_code, ended.signal)
     if ended.signal is not None:

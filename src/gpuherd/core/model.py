@@ -38,6 +38,10 @@ class JobSpec:
     retries: int = 0
     timeout: float | None = None
     """Seconds a single attempt may run before it is stopped with outcome `timeout`."""
+    no_output_timeout: float | None = None
+    """Seconds without a byte on stdout or stderr after which the job is flagged as stalled."""
+    kill_on_no_output: bool = False
+    """Stop a stalled job (outcome `stalled`) instead of only flagging it."""
     grace: float = DEFAULT_GRACE
     project: str | None = None
     folder: str | None = None

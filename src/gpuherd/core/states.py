@@ -33,6 +33,7 @@ class OutcomeKind(StrEnum):
     SIGNAL = "signal"  # the command died of a signal it did not get from gpuherd
     KILLED = "killed"  # gpuherd stopped it on request (kill, retry of a running job)
     TIMEOUT = "timeout"
+    STALLED = "stalled"  # printed nothing for --no-output-timeout, and was killed for it
     CUDA_OOM = "cuda_oom"
     SPAWN_ERROR = "spawn_error"
     DEPENDENCY_FAILED = "dependency_failed"
