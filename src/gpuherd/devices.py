@@ -8,6 +8,7 @@ import logging
 import math
 import os
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -22,6 +23,8 @@ from gpuherd.store import DeviceConfig, Store
 log = logging.getLogger("gpuherd.devices")
 
 TELEMETRY_INTERVAL = 2.0
+HISTORY_LENGTH = 300
+"""Readings kept per GPU: ten minutes at the default interval."""
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,8 @@ class DeviceTable:
         self._jobs: Callable[[], list[RunningJob]] = list
         self._read_at = -math.inf
         self._processes: dict[int, list[GpuProcessView]] = {}
+        self.history: dict[int, deque[tuple[float, int | None, int | None]]] = {}
+        """Per GPU, the last readings: (time, utilisation %, memory used), for sparklines."""
         self.usage: dict[int, int] = {}
         """Job id -> the most memory its processes use on one of its GPUs, last reading."""
         self.refresh()
@@ -89,6 +94,10 @@ class DeviceTable:
             log.warning("GPU probe failed, keeping the last reading: %s", exc)
             return False
         self._read_at = time.monotonic()
+        stamp = time.time()
+        for index, r in readings.items():
+            series = self.history.setdefault(index, deque(maxlen=HISTORY_LENGTH))
+            series.append((stamp, r.utilization, r.memory_used))
         changed = readings != self._readings
         self._readings = readings
         self._attribute(jobs)

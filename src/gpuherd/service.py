@@ -264,7 +264,10 @@ class Service:
         return {
             "probe": table.probe.describe(),
             "gpus": [
-                device_view(d, sorted(jobs_on.get(d.index, [])), table.processes(d.index))
+                {
+                    **device_view(d, sorted(jobs_on.get(d.index, [])), table.processes(d.index)),
+                    "history": [list(sample) for sample in table.history.get(d.index, ())],
+                }
                 for d in devices
             ],
             "missing": self.engine.devices.missing(),
