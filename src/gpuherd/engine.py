@@ -11,7 +11,7 @@ import asyncio
 import logging
 import socket
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from itertools import islice
 
@@ -31,7 +31,14 @@ from gpuherd.core.lifecycle import (
 from gpuherd.core.model import Attempt, Device, Job, Outcome, Policy, Reservation
 from gpuherd.core.placement import plan
 from gpuherd.core.recovery import Finish, Observed, Reattach, Unstart, reconcile
-from gpuherd.core.states import LIVE_STATES, Event, JobState, OutcomeKind, transition
+from gpuherd.core.states import (
+    BAD_END_STATES,
+    LIVE_STATES,
+    Event,
+    JobState,
+    OutcomeKind,
+    transition,
+)
 from gpuherd.core.units import format_duration
 from gpuherd.devices import DeviceTable
 from gpuherd.executors.base import Executor, ExitStatus, SpawnError
@@ -205,40 +212,40 @@ class Engine:
             self.store.learn_sweep_mem(job.spec.sweep, int(peak * LEARNED_MEM_MARGIN), now)
 
     def cancel_waiters(self, job_id: int, state: JobState, now: float) -> None:
+        """Jobs waiting for `job_id`, which ended badly, end as dependency_failed (transitively)."""
         pending = [(job_id, state)]
         while pending:
             dep_id, dep_state = pending.pop()
             for waiter_id in self.store.waiters_of(dep_id):
                 waiter = self.store.get_job(waiter_id)
-                if waiter is None:
-                    continue
-                outcome = dependency_failed(dep_id, dep_state)
-                self._move(
-                    waiter,
-                    Event.CANCEL,
-                    JobState.CANCELLED,
-                    detail=outcome.message,
-                    outcome=outcome,
-                    ended_at=now,
-                )
-                pending.append((waiter_id, JobState.CANCELLED))
+                if waiter is not None:
+                    self._cancel_waiter(waiter, dep_id, dep_state, now)
+                    pending.append((waiter_id, JobState.CANCELLED))
 
-    def fail_orphaned_waiters(self, now: float) -> None:
-        """Cancel queued jobs whose dependency already ended badly (e.g. submitted after it)."""
-        for job in self.store.list_jobs(states=(JobState.QUEUED, JobState.HELD)):
-            for dep_id, dep_state in self.store.unmet_deps(job.id):
-                if JobState(dep_state) not in LIVE_STATES | {JobState.QUEUED, JobState.HELD}:
-                    outcome = dependency_failed(dep_id, JobState(dep_state))
-                    self._move(
-                        job,
-                        Event.CANCEL,
-                        JobState.CANCELLED,
-                        detail=outcome.message,
-                        outcome=outcome,
-                        ended_at=now,
-                    )
-                    self.cancel_waiters(job.id, JobState.CANCELLED, now)
-                    break
+    def fail_orphaned_waiters(self, now: float, ids: Sequence[int] | None = None) -> None:
+        """Cancel queued jobs (these, or all) whose dependency already ended badly."""
+        jobs = (
+            self.store.get_jobs(list(ids)).values()
+            if ids is not None
+            else self.store.list_jobs(states=(JobState.QUEUED, JobState.HELD))
+        )
+        for job in jobs:
+            failed = [(d, JobState(s)) for d, s in self.store.unmet_deps(job.id)]
+            failed = [(d, s) for d, s in failed if s in BAD_END_STATES]
+            if failed and job.state in (JobState.QUEUED, JobState.HELD):
+                self._cancel_waiter(job, *failed[0], now)
+                self.cancel_waiters(job.id, JobState.CANCELLED, now)
+
+    def _cancel_waiter(self, waiter: Job, dep_id: int, dep_state: JobState, now: float) -> None:
+        outcome = dependency_failed(dep_id, dep_state)
+        self._move(
+            waiter,
+            Event.CANCEL,
+            JobState.CANCELLED,
+            detail=outcome.message,
+            outcome=outcome,
+            ended_at=now,
+        )
 
     # ---- step 2: start what fits ----------------------------------------------------------
 

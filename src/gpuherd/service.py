@@ -75,7 +75,7 @@ class Service:
             self.engine.changes.publish({"id": job_id, "state": "queued", "event": "submit"})
         if deps:
             with self.store.transaction():
-                self.engine.fail_orphaned_waiters(now)
+                self.engine.fail_orphaned_waiters(now, ids)
         self.engine.wake()
         return ids
 
@@ -100,6 +100,24 @@ class Service:
             jobs.sort(key=lambda j: j.id)
         explain = self._explainer()
         return [job_view(job, explain(job), self._peak(job.id)) for job in jobs]
+
+    def page_jobs(
+        self,
+        states: Sequence[str] = (),
+        project: str | None = None,
+        search: str = "",
+        sweep: str | None = None,
+        offset: int = 0,
+        limit: int = 50,
+    ) -> tuple[int, list[dict[str, Any]]]:
+        """(how many jobs match, the views of `limit` of them from `offset`), newest first:
+        one COUNT and one LIMIT/OFFSET query, so a page stays cheap with 100,000 jobs."""
+        wanted = tuple(_state(s) for s in states)
+        total, jobs = self.store.page_jobs(
+            wanted, project, search.strip(), sweep, max(0, offset), max(0, limit)
+        )
+        explain = self._explainer() if jobs else None
+        return total, [job_view(j, explain(j), self._peak(j.id)) for j in jobs if explain]
 
     def show(self, job_id: int) -> dict[str, Any]:
         job = self._job(job_id)

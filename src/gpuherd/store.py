@@ -259,6 +259,43 @@ class Store:
             sql += f" LIMIT {int(limit)}"
         return [self._job(row) for row in self._db.execute(sql, args)]
 
+    def page_jobs(
+        self,
+        states: Sequence[JobState],
+        project: str | None,
+        search: str,
+        sweep: str | None,
+        offset: int,
+        limit: int,
+    ) -> tuple[int, list[Job]]:
+        """How many jobs match, and `limit` of them from `offset`, newest first. `search`:
+        `#12` is job 12; other text is a LIKE on name and command (digits: the id too, first)."""
+        where, args = rows.filters(states, project)
+        clauses = [where.removeprefix("WHERE ")] if where else []
+        if sweep is not None:
+            clauses.append("sweep = ?")
+            args.append(sweep)
+        order = "id DESC"
+        number = search.lstrip("#")
+        is_number = number.isascii() and number.isdigit()
+        number_id = int(number) if is_number and len(number) < 19 else -1
+        if search.startswith("#") and is_number:
+            clauses.append(f"id = {number_id}")
+        elif search:
+            escaped = search.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            match = "name LIKE ? ESCAPE '\\' OR command LIKE ? ESCAPE '\\'"
+            args += [f"%{escaped}%"] * 2
+            if number_id >= 0:
+                match += f" OR id = {number_id}"
+                order = f"id = {number_id} DESC, id DESC"
+            clauses.append(f"({match})")
+        where = "WHERE " + " AND ".join(clauses) if clauses else ""
+        total = int(self._db.execute(f"SELECT COUNT(*) FROM jobs {where}", args).fetchone()[0])
+        if limit <= 0 or offset >= total:
+            return total, []
+        sql = f"SELECT {_JOB_COLUMNS} FROM jobs {where} ORDER BY {order} LIMIT ? OFFSET ?"
+        return total, [self._job(r) for r in self._db.execute(sql, [*args, limit, offset])]
+
     def queued_ready(self, cpu_only: bool = False) -> Generator[Job, None, None]:
         """Queued jobs whose dependencies all succeeded, in dispatch order, read lazily."""
         sql = (

@@ -20,16 +20,15 @@ from starlette.responses import HTMLResponse
 
 from gpuherd import __version__
 from gpuherd.core.idspec import format_ids, parse_ids
-from gpuherd.core.model import Job
 from gpuherd.core.states import ACTIVE_STATES, FINISHED_STATES, LIVE_STATES, JobState
 from gpuherd.core.units import format_duration, format_size
 from gpuherd.service import Service
-from gpuherd.wire import job_view
 
 HERE = Path(__file__).parent
 TEMPLATES = HERE / "templates"
 STATIC = HERE / "static"
 PAGE_SIZE = 50
+MAX_PAGE = 1_000_000
 STATE_ORDER = [s.value for s in JobState]
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -111,10 +110,11 @@ def render(
 
 @dataclass(frozen=True)
 class JobFilter:
-    """The jobs page's query: states, project, text search, page number."""
+    """The jobs page's query: states, project, sweep, text search, page number."""
 
     states: tuple[str, ...] = ()
     project: str = ""
+    sweep: str = ""
     text: str = ""
     page: int = 1
 
@@ -122,21 +122,28 @@ class JobFilter:
     def from_query(cls, params: QueryParams) -> JobFilter:
         states = tuple(s for s in params.getlist("state") if s in STATE_ORDER)
         try:
-            page = max(1, int(params.get("page", "1")))
+            page = max(1, min(int(params.get("page", "1")), MAX_PAGE))
         except ValueError:
             page = 1
         return cls(
             states=states,
             project=params.get("project", "").strip(),
+            sweep=params.get("sweep", "").strip(),
             text=params.get("q", "").strip(),
             page=page,
         )
+
+    @property
+    def active(self) -> bool:
+        return bool(self.states or self.project or self.sweep or self.text)
 
     def query(self, **changes: Any) -> str:
         """The query string of this filter with `changes` applied (for links)."""
         f = replace(self, **changes)
         pairs: list[tuple[str, Any]] = [("state", s) for s in f.states]
-        pairs += [(k, v) for k, v in (("project", f.project), ("q", f.text)) if v]
+        pairs += [
+            (k, v) for k, v in (("project", f.project), ("sweep", f.sweep), ("q", f.text)) if v
+        ]
         if f.page > 1:
             pairs.append(("page", f.page))
         return urlencode(pairs)
@@ -146,54 +153,35 @@ class JobFilter:
 class JobPage:
     jobs: list[dict[str, Any]]
     filter: JobFilter
-    has_next: bool
-    total: int | None
-    """Jobs matching the filter, when known without a scan (no project or text filter)."""
+    total: int
+    """Jobs matching the filter."""
+    size: int = PAGE_SIZE
 
     @property
     def first(self) -> int:
-        return (self.filter.page - 1) * PAGE_SIZE + 1
+        return (self.filter.page - 1) * self.size + 1
 
+    @property
+    def has_next(self) -> bool:
+        return self.first - 1 + len(self.jobs) < self.total
 
-def _matches(job: Job, needle: str) -> bool:
-    """Text search: `#12` is job 12; other text is looked for in name, command and project."""
-    if needle.startswith("#") and needle[1:].isdigit():
-        return job.id == int(needle[1:])
-    if needle.isdigit() and job.id == int(needle):
-        return True
-    return any(
-        needle in (text or "").lower()
-        for text in (job.spec.name, job.spec.command, job.spec.project)
-    )
+    @property
+    def last_page(self) -> int:
+        return max(1, -(-self.total // self.size))
 
 
 def jobs_page(service: Service, f: JobFilter, size: int = PAGE_SIZE) -> JobPage:
-    """One page of jobs, newest first, read with LIMIT so the 1st pages stay cheap at 100k jobs.
+    """One page of jobs, newest first, through Service.page_jobs (COUNT, LIMIT and OFFSET in
+    SQL): only the page's jobs are read and turned into views (with their why-not reason)."""
+    total, jobs = service.page_jobs(
+        f.states, f.project or None, f.text, f.sweep or None, (f.page - 1) * size, size
+    )
+    return JobPage(jobs, f, total, size)
 
-    Only the page's jobs are turned into views (with their why-not reason); a text search
-    reads every job of the state/project filter once.
-    """
-    store = service.store
-    states = tuple(JobState(s) for s in f.states)
-    project = f.project or None
-    offset = (f.page - 1) * size
-    if f.text:
-        needle = f.text.lower()
-        rows = [
-            j for j in store.list_jobs(states, project, newest_first=True) if _matches(j, needle)
-        ]
-        if needle.isdigit():  # the job with that id first
-            rows.sort(key=lambda j: j.id != int(needle))
-        total: int | None = len(rows)
-    else:
-        rows = store.list_jobs(states, project, limit=offset + size + 1, newest_first=True)
-        counts = store.counts()
-        total = sum(counts.get(s, 0) for s in (f.states or STATE_ORDER)) if not project else None
-    window = rows[offset : offset + size]
-    # The views exactly as Service.list_jobs builds them, for the page's jobs only.
-    explain = service._explainer()
-    views = [job_view(job, explain(job), service._peak(job.id)) for job in window]
-    return JobPage(views, f, has_next=len(rows) > offset + size, total=total)
+
+def sweep_names(service: Service) -> list[str]:
+    """The sweeps' names for the jobs page's sweep filter (names only: no table is built)."""
+    return [row.name for row in service.store.list_sweeps()]
 
 
 # ---- the overview --------------------------------------------------------------------------
@@ -204,7 +192,7 @@ def overview(service: Service, pid: int, socket_path: str) -> dict[str, Any]:
     gpus = service.gpus()
     live = service.list_jobs([s.value for s in LIVE_STATES], all_jobs=True)
     counts: dict[str, int] = status["counts"]
-    recent = jobs_page(service, JobFilter(), size=8).jobs
+    recent = service.page_jobs(limit=8)[1]
     return {
         "status": status,
         "gpus": gpus,

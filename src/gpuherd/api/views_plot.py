@@ -1,0 +1,257 @@
+"""Charts drawn on the server as inline SVG (no JavaScript chart library): the geometry here,
+the markup in templates (`_plot.html`, `_sparkline.html`), the colours in dashboard.css.
+
+- `scatter`: a metric against a parameter, one point per finished sweep point. A numeric
+  parameter gets a linear axis, or a log one when every value is positive and they span at
+  least two decades; any other parameter is categorical, its values evenly spaced in the
+  order the sweep first lists them.
+- `sparkline`: a GPU's utilisation and memory over the last minutes, from the `history`
+  readings of GET /api/v1/gpus (`[time, utilisation %, memory used bytes]`, values may be
+  null: a gap in the line).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+WIDTH, HEIGHT = 640, 300
+LEFT, RIGHT, TOP, BOTTOM = 64, 20, 16, 44
+LOG_DECADES = 2.0
+"""A positive numeric parameter spanning at least this many decades gets a log axis."""
+FINISHED = frozenset({"succeeded", "done", "failed", "killed", "cancelled", "lost"})
+GOOD = frozenset({"succeeded", "done"})
+
+
+def number(value: Any) -> float | None:
+    """A finite number from a metric or parameter value (text such as "1e-3" too), or None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        result = float(value)
+    elif isinstance(value, str):
+        try:
+            result = float(value)
+        except ValueError:
+            return None
+    else:
+        return None
+    return result if math.isfinite(result) else None
+
+
+def label(value: float) -> str:
+    """A tick label: short, without float noise (0.30000000000000004 is 0.3)."""
+    if value == 0:
+        return "0"
+    text = f"{value:.4g}"
+    return text.replace("e-0", "e-").replace("e+0", "e").replace("e+", "e")
+
+
+@dataclass(frozen=True)
+class Tick:
+    at: float
+    """Pixel position along the axis."""
+    text: str
+
+
+@dataclass
+class Axis:
+    kind: str
+    """linear, log or category."""
+    name: str
+    ticks: list[Tick] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Dot:
+    x: float
+    y: float
+    title: str
+    job_id: int | None
+    ok: bool
+
+
+@dataclass
+class Scatter:
+    x: Axis
+    y: Axis
+    dots: list[Dot]
+    left: int = LEFT
+    top: int = TOP
+    right: int = WIDTH - RIGHT
+    bottom: int = HEIGHT - BOTTOM
+    width: int = WIDTH
+    height: int = HEIGHT
+
+
+class _Scale:
+    """Maps data values to pixels between `lo_px` and `hi_px` (inset a little at both ends)."""
+
+    def __init__(self, lo: float, hi: float, lo_px: float, hi_px: float, log: bool) -> None:
+        self.log = log
+        self.lo, self.hi = (math.log10(lo), math.log10(hi)) if log else (lo, hi)
+        inset = (hi_px - lo_px) * 0.04
+        self.lo_px, self.hi_px = lo_px + inset, hi_px - inset
+
+    def __call__(self, value: float) -> float:
+        v = math.log10(value) if self.log else value
+        share = 0.5 if self.hi == self.lo else (v - self.lo) / (self.hi - self.lo)
+        return round(self.lo_px + share * (self.hi_px - self.lo_px), 1)
+
+
+def nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
+    """About `count` round values (1, 2 or 5 times a power of ten) covering [lo, hi]."""
+    if hi == lo:
+        return [lo]
+    raw = (hi - lo) / count
+    power = 10 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+    first = math.ceil(lo / step - 1e-9)
+    values = []
+    k = first
+    while k * step <= hi + step * 1e-9:
+        values.append(round(k * step, 12))
+        k += 1
+    return values
+
+
+def _numeric_axis(
+    name: str, values: Sequence[float], lo_px: float, hi_px: float, allow_log: bool
+) -> tuple[Axis, _Scale]:
+    lo, hi = min(values), max(values)
+    log = allow_log and lo > 0 and math.log10(hi / lo) >= LOG_DECADES
+    if log:
+        scale = _Scale(lo, hi, lo_px, hi_px, log=True)
+        first, last = math.floor(math.log10(lo) + 1e-9), math.ceil(math.log10(hi) - 1e-9)
+        marks = [10.0**k for k in range(first, last + 1) if lo <= 10.0**k * (1 + 1e-9)]
+        marks = [m for m in marks if m <= hi * (1 + 1e-9)] or [lo, hi]
+        return Axis("log", name, [Tick(scale(m), label(m)) for m in marks]), scale
+    if lo == hi:
+        pad = abs(lo) * 0.1 or 1.0
+        lo, hi = lo - pad, hi + pad
+    scale = _Scale(lo, hi, lo_px, hi_px, log=False)
+    ticks = [Tick(scale(m), label(m)) for m in nice_ticks(lo, hi)]
+    return Axis("linear", name, ticks), scale
+
+
+def scatter(rows: Iterable[Mapping[str, Any]], param: str, metric: str) -> Scatter | None:
+    """The finished points of a sweep table with a numeric `metric`, placed by `param`;
+    None when there is nothing to draw."""
+    rows = sorted(rows, key=lambda r: (r.get("index") is None, r.get("index") or 0))
+    xs_all = [r["params"].get(param) for r in rows if param in r["params"]]
+    shown = [
+        r
+        for r in rows
+        if r.get("state") in FINISHED
+        and param in r["params"]
+        and number(r["metrics"].get(metric)) is not None
+    ]
+    if not shown:
+        return None
+    numeric = all(number(v) is not None for v in xs_all)
+    left, right = LEFT, WIDTH - RIGHT
+    top, bottom = TOP, HEIGHT - BOTTOM
+    y_values = [number(r["metrics"][metric]) or 0.0 for r in shown]
+    y_axis, y_scale = _numeric_axis(metric, y_values, bottom, top, allow_log=False)
+    if numeric:
+        x_values = [number(v) or 0.0 for v in xs_all]
+        x_axis, x_scale = _numeric_axis(param, x_values, left, right, allow_log=True)
+
+        def place(value: Any) -> float:
+            return x_scale(number(value) or 0.0)
+
+    else:
+        categories = list(dict.fromkeys(str(v) for v in xs_all))
+        step = (right - left) / len(categories)
+        at = {c: round(left + step * (i + 0.5), 1) for i, c in enumerate(categories)}
+        x_axis = Axis("category", param, [Tick(at[c], c) for c in categories])
+
+        def place(value: Any) -> float:
+            return at[str(value)]
+
+    dots = []
+    for row, y in zip(shown, y_values, strict=True):
+        x_value = row["params"][param]
+        job = row.get("job_id")
+        title = f"{param} = {x_value}, {metric} = {label(y)} ({row.get('state')}"
+        title += f", job {job})" if job else ")"
+        dots.append(Dot(place(x_value), y_scale(y), title, job, row.get("state") in GOOD))
+    return Scatter(x_axis, y_axis, dots)
+
+
+# ---- sparklines ------------------------------------------------------------------------------
+
+SPARK_W, SPARK_H = 240, 36
+SPARK_MIN, SPARK_MAX = 60.0, 600.0
+"""The span shown: the history there is, at least one minute and at most ten."""
+
+
+@dataclass
+class Spark:
+    util: list[str]
+    """Polyline `points` attributes, one per unbroken run of readings."""
+    mem: list[str]
+    minutes: int
+    util_now: int | None
+    mem_now: int | None
+    """Percent of the GPU's memory in use at the last reading."""
+    width: int = SPARK_W
+    height: int = SPARK_H
+
+
+def _runs(points: Sequence[tuple[float, float | None]]) -> list[str]:
+    """Polyline point lists split where a value is missing; a lone reading is a short dash."""
+    runs: list[list[tuple[float, float]]] = [[]]
+    for x, y in points:
+        if y is None:
+            if runs[-1]:
+                runs.append([])
+            continue
+        runs[-1].append((x, y))
+    out = []
+    for run in runs:
+        if len(run) == 1:
+            x, y = run[0]
+            run = [(max(0.0, x - 2), y), (x, y)]
+        if run:
+            out.append(" ".join(f"{x:.1f},{y:.1f}" for x, y in run))
+    return out
+
+
+def sparkline(
+    history: Sequence[Sequence[Any]], memory_total: int | None, now: float
+) -> Spark | None:
+    """The last minutes of a GPU's readings, or None before the first reading."""
+    samples = [s for s in history if len(s) >= 3 and number(s[0]) is not None]
+    if not samples:
+        return None
+    oldest = float(samples[0][0])
+    span = min(SPARK_MAX, max(SPARK_MIN, math.ceil((now - oldest) / 60.0) * 60.0))
+    samples = [s for s in samples if now - float(s[0]) <= span]
+    if not samples:
+        return None
+
+    def x(t: float) -> float:
+        return SPARK_W * (1 - min(span, max(0.0, now - t)) / span)
+
+    def y(share: float | None) -> float | None:
+        if share is None:
+            return None
+        return 1 + (SPARK_H - 2) * (1 - min(1.0, max(0.0, share)))
+
+    util_share = [(number(s[1]) or 0.0) / 100 if s[1] is not None else None for s in samples]
+    util = _runs([(x(float(s[0])), y(u)) for s, u in zip(samples, util_share, strict=True)])
+    mem: list[str] = []
+    mem_now = None
+    if memory_total:
+        shares = [
+            (number(s[2]) or 0.0) / memory_total if s[2] is not None else None for s in samples
+        ]
+        mem = _runs([(x(float(s[0])), y(m)) for s, m in zip(samples, shares, strict=True)])
+        last = shares[-1]
+        mem_now = None if last is None else round(100 * last)
+    last_util = samples[-1][1]
+    util_now = None if number(last_util) is None else round(number(last_util) or 0.0)
+    return Spark(util, mem, int(span // 60), util_now, mem_now)

@@ -1,0 +1,154 @@
+"""The Ray actor that holds one attempt's GPUs and runs it on its node (node side).
+
+One detached actor per attempt. It takes the GPUs Ray gives it, sets `CUDA_VISIBLE_DEVICES`
+to exactly those ids (empty for a job without GPUs: Ray would show it every GPU), starts the
+supervisor (ray_supervisor.py) from a thread that lives as long as the actor's process, and
+serves the daemon: log chunks, the exit status, signals. Its folder on the node is a
+scratch copy; the daemon pulls everything into the attempt folder on its own machine.
+
+Nothing else is done in the constructor after the spawn: the supervisor learns of the
+worker's death from the kernel (parent-death signal), so an actor killed at any moment,
+even during its setup, never leaves the job running.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+import ray
+
+CHUNK = 1 << 20
+"""Most bytes of each stream one pull returns."""
+
+
+def scratch_root() -> Path:
+    return Path(tempfile.gettempdir()) / f"gpuherd-ray-{os.getuid()}"
+
+
+class JobActor:
+    def __init__(self, name: str, command: str, cwd: str, env: dict[str, str]) -> None:
+        self.folder = scratch_root() / name
+        if self.folder.exists():
+            shutil.rmtree(self.folder, ignore_errors=True)
+        self.folder.mkdir(parents=True)
+        self.node_id = ray.get_runtime_context().get_node_id()
+        self.gpu_ids = [str(i) for i in ray.get_gpu_ids()]
+        env = dict(env)
+        env["CUDA_VISIBLE_DEVICES"] = ",".join(self.gpu_ids)
+        env["GPUHERD_RAY_NODE_ID"] = self.node_id
+        spec = {"command": command, "cwd": cwd, "env": env}
+        (self.folder / "spec.json").write_text(json.dumps(spec))
+        self._started = threading.Event()
+        self._supervisor: subprocess.Popen[bytes] | None = None
+        self._error: str | None = None
+        # Linux sends the parent-death signal when the creating *thread* exits: this one
+        # waits for the supervisor, so it lives exactly as long as the supervisor needs it.
+        threading.Thread(target=self._run_supervisor, name="gpuherd-supervisor", daemon=True).start()
+        self._started.wait()
+        if self._error is not None:
+            raise RuntimeError(self._error)
+
+    def _run_supervisor(self) -> None:
+        argv = [sys.executable, "-m", "gpuherd.executors.ray_supervisor"]
+        argv += [str(self.folder), str(os.getpid())]
+        try:
+            log = open(self.folder / "supervisor.log", "ab")  # noqa: SIM115 - held by the child
+            self._supervisor = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+            log.close()
+        except OSError as exc:
+            self._error = f"starting the job supervisor on {socket.gethostname()}: {exc}"
+            self._started.set()
+            return
+        self._started.set()
+        self._supervisor.wait()
+
+    # ---- what the daemon calls ------------------------------------------------------------
+
+    def info(self) -> dict[str, Any]:
+        """Where the job runs: node id, host, the GPU ids Ray gave it, the command's pid."""
+        return {
+            "node_id": self.node_id,
+            "host": socket.gethostname(),
+            "gpu_ids": self.gpu_ids,
+            "supervisor_pid": self._supervisor.pid if self._supervisor else None,
+            "pid": self._leader(),
+        }
+
+    def pull(self, out_offset: int, err_offset: int, wait: float) -> dict[str, Any]:
+        """Log bytes past the offsets and the exit status once known; waits up to `wait` s
+        for something new, so the daemon's follow loop is a long poll, not a busy one."""
+        deadline = time.monotonic() + wait
+        while True:
+            status = self._status()
+            out = self._read("stdout.log", out_offset)
+            err = self._read("stderr.log", err_offset)
+            if out or err or status is not None or time.monotonic() >= deadline:
+                return {"out": out, "err": err, "status": status}
+            time.sleep(0.05)
+
+    def signal(self, signum: int) -> None:
+        """Send a signal to every process of the job (not to the supervisor)."""
+        leader = self._leader()
+        if leader is not None:
+            with contextlib.suppress(OSError):
+                os.killpg(leader, signum)
+        for proc in self._descendants():
+            with contextlib.suppress(psutil.Error):
+                proc.send_signal(signum)
+
+    def terminate(self, grace: float) -> None:
+        """SIGCONT and SIGTERM to the job, SIGKILL after `grace` s (done by the supervisor)."""
+        (self.folder / "grace").write_text(f"{grace}\n")
+        if self._supervisor is not None and self._supervisor.poll() is None:
+            with contextlib.suppress(OSError):
+                self._supervisor.send_signal(signal.SIGTERM)
+
+    def release(self) -> None:
+        """The daemon has everything: remove the scratch folder (the actor is killed next)."""
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    # ---- helpers --------------------------------------------------------------------------
+
+    def _leader(self) -> int | None:
+        try:
+            return int((self.folder / "pid").read_text().strip())
+        except (OSError, ValueError):
+            return None
+
+    def _descendants(self) -> list[psutil.Process]:
+        if self._supervisor is None:
+            return []
+        try:
+            return list(psutil.Process(self._supervisor.pid).children(recursive=True))
+        except psutil.Error:
+            return []
+
+    def _status(self) -> int | None:
+        try:
+            return int((self.folder / "exit_status").read_text().strip())
+        except (OSError, ValueError):
+            pass
+        if self._supervisor is not None and self._supervisor.poll() not in (None, 0):
+            return -1  # the supervisor itself failed: no status will ever come
+        return None
+
+    def _read(self, name: str, offset: int) -> bytes:
+        try:
+            with open(self.folder / name, "rb") as f:
+                f.seek(offset)
+                return f.read(CHUNK)
+        except OSError:
+            return b""
