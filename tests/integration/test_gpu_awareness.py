@@ -1,0 +1,128 @@
+"""Memory-aware placement end to end, with fake GPUs and real processes (issue: GPU awareness)."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+
+from conftest import Herd, Recorder, wait_for
+
+# A job that reports the GPU memory it "uses" (fake probe), records its interval, sleeps.
+USES = r"""
+import json, os, sys, time
+usage, out, seconds = sys.argv[1], sys.argv[2], float(sys.argv[3])
+with open(os.path.join(os.environ["GPUHERD_JOB_DIR"], "fake_gpu_usage.json"), "w") as f:
+    json.dump({"memory": usage}, f)
+start = time.time()
+time.sleep(seconds)
+with open(out, "a") as f:
+    f.write(json.dumps([os.environ["CUDA_VISIBLE_DEVICES"], start, time.time()]) + "\n")
+"""
+
+
+def uses(tmp: Path, usage: str, out: str, seconds: float) -> str:
+    script = tmp / "uses.py"
+    script.write_text(USES)
+    return shlex.join([sys.executable, str(script), usage, str(tmp / out), str(seconds)])
+
+
+def most_at_once(spans: list[tuple[float, float]]) -> int:
+    return max(sum(1 for a, b in spans if a <= t < b) for t, _ in spans)
+
+
+def write_state(path: Path, gpus: list[dict[str, object]]) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"gpus": gpus}))
+    tmp.replace(path)  # a new inode: the probe sees the change even within one mtime tick
+
+
+def test_ten_10gib_jobs_on_two_24gib_gpus_run_two_per_gpu(herd: Herd, tmp_path: Path) -> None:
+    herd.start("--fake-gpus", "2x24GiB")
+    herd.cli("pause")
+    herd.cli(
+        "submit",
+        "--file",
+        "-",
+        "--mem",
+        "10GiB",
+        input="\n".join(uses(tmp_path, "9GiB", "spans", 0.6) for _ in range(10)),
+    )
+    herd.cli("resume")
+    assert herd.cli("wait").returncode == 0
+    rows = [json.loads(line) for line in (tmp_path / "spans").read_text().splitlines()]
+    assert len(rows) == 10
+    for gpu in ("0", "1"):
+        spans = [(a, b) for g, a, b in rows if g == gpu]
+        assert most_at_once(spans) == 2  # shared up to memory: two, never three
+
+
+def test_a_foreign_process_keeps_plain_jobs_off_its_gpu(
+    herd: Herd, recorder: Recorder, tmp_path: Path
+) -> None:
+    state = tmp_path / "gpus.json"
+    write_state(
+        state,
+        [
+            {"memory_total": "24GiB"},
+            {"memory_total": "24GiB", "processes": [{"pid": 4242, "memory": "20GiB"}]},
+        ],
+    )
+    herd.start("--fake-gpus", str(state))
+    plain = [herd.submit(recorder.cmd("plain", sleep=0.2)) for _ in range(4)]
+    small = herd.submit("--mem", "3GiB", "--", "sh", "-c", "echo $CUDA_VISIBLE_DEVICES")
+    for job_id in plain:
+        herd.wait_state(job_id, "succeeded")
+    assert {r["gpus"] for r in recorder.lines("plain")} == {"0"}
+    # A job that declares memory may use what the other user left free.
+    herd.wait_state(small, "succeeded")
+    gpus = herd.json("gpus")["gpus"]
+    foreign = [p for p in gpus[1]["processes"] if p["job_id"] is None]
+    assert [p["pid"] for p in foreign] == [4242]
+
+
+def test_changing_the_state_file_changes_placement_within_a_tick(
+    herd: Herd, recorder: Recorder, tmp_path: Path
+) -> None:
+    state = tmp_path / "gpus.json"
+    write_state(state, [{"memory_total": "24GiB", "processes": [{"pid": 4242, "memory": "1GiB"}]}])
+    herd.start("--fake-gpus", str(state))
+    job = herd.submit(recorder.cmd("late"))
+    assert herd.job(job)["state"] == "queued"
+    assert "other users" in herd.job(job)["reason"]
+    write_state(state, [{"memory_total": "24GiB"}])  # the other user's process ended
+    herd.wait_state(job, "succeeded", timeout=6)  # one telemetry tick is 2 s
+
+
+def test_a_job_using_more_than_it_declared_is_flagged(herd: Herd, tmp_path: Path) -> None:
+    herd.start("--fake-gpus", "1x24GiB")
+    job = herd.submit("--mem", "10GiB", "--", "sh", "-c", uses(tmp_path, "30GiB", "o", 3.0))
+
+    def flagged() -> dict[str, object] | None:
+        info = herd.job(job)
+        return info if info["over_mem"] else None
+
+    info = wait_for(flagged, 10, "the job's measured memory to exceed its request")
+    assert info["peak_mem"] == 30 * 2**30
+    assert "more than declared" in herd.cli("show", str(job)).stdout
+    herd.wait_state(job, "succeeded")
+    assert herd.job(job)["attempts"][0]["over_mem"] is True
+
+
+def test_cuda_oom_is_retried_with_a_larger_request(herd: Herd, tmp_path: Path) -> None:
+    herd.start("--fake-gpus", "1x24GiB")
+    marker = tmp_path / "second"
+    script = tmp_path / "oom.sh"
+    script.write_text(
+        f"[ -e {marker} ] && exit 0\n"
+        f"touch {marker}\n"
+        'echo "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2 GiB" >&2\n'
+        "exit 1\n"
+    )
+    job = herd.submit("--oom-retry", "--mem", "8GiB", "--", "sh", str(script))
+    info = herd.wait_state(job, "succeeded", timeout=20)
+    first, second = info["attempts"]
+    assert first["outcome"] == "cuda_oom" and first["mem"] == 8 * 2**30
+    assert second["mem"] == 12 * 2**30  # 1.5x: no peak was measured in so short a run
+    assert "cuda_oom" in herd.cli("show", str(job)).stdout
