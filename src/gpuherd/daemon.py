@@ -1,9 +1,10 @@
 """The per-user daemon: one per GPUHERD_HOME, serving the API on a Unix socket.
 
 Run as `python -m gpuherd.daemon --home DIR [--gpus SPEC | --fake-gpus SPEC] [--slots N]
-[--listen HOST:PORT]`; `gpuherd daemon start` does that in the background and waits until the
-socket answers. With --listen the same app is also served over TCP, behind a token
-(api/listener.py, api/auth.py).
+[--listen HOST:PORT] [--executor local|ray --address ADDR]`; `gpuherd daemon start` does that
+in the background and waits until the socket answers. With --listen the same app is also
+served over TCP, behind a token (api/listener.py, api/auth.py). With --executor ray the jobs
+run on a Ray cluster (executors/ray.py, docs/cluster.md).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from gpuherd import paths
 from gpuherd.devices import DeviceTable
 from gpuherd.engine import Engine
 from gpuherd.errors import HerdError
+from gpuherd.executors.base import Executor
 from gpuherd.executors.local import LocalExecutor
 from gpuherd.gpus import GpuProbe, ProbeError, make_probe
 from gpuherd.jobfiles import Layout
@@ -93,12 +95,49 @@ def choose_probe(
     return probe
 
 
+def choose_executor(
+    store: Store, kind: str | None, address: str | None, local_options: bool
+) -> tuple[str, str | None]:
+    """The executor from the options, or from the last start (a daemon restarted without
+    options must re-attach to the jobs where they run, never count them lost)."""
+    saved = json.loads(store.get_setting("executor") or "{}")
+    if kind is None:
+        local = local_options and address is None
+        kind = "ray" if address is not None else "local" if local else saved.get("kind", "local")
+    if kind == "ray":
+        if local_options:
+            raise ValueError("--gpus, --fake-gpus and --slots are for the local executor")
+        address = address or saved.get("address") or "auto"
+    elif address is not None:
+        raise ValueError("--address is for --executor ray")
+    store.set_setting("executor", json.dumps({"kind": kind, "address": address}))
+    return kind, address
+
+
+def _ray_parts(
+    store: Store, home: Path, address: str, switched: bool
+) -> tuple[GpuProbe, Executor, type[DeviceTable]]:
+    from gpuherd.executors import ray_cluster  # imports ray: only for --executor ray
+
+    probe, executor = ray_cluster.connect(address, home)
+    if switched:  # the local GPUs' configuration means nothing on the cluster
+        ray_cluster.configure(store, probe)
+
+    def placed(job_id: int, attempt: int, host: str, node_id: str) -> None:
+        store.update_attempt(job_id, attempt, host=f"{host} (ray node {node_id})")
+
+    executor.on_placed = placed
+    return probe, executor, ray_cluster.ClusterDeviceTable
+
+
 def serve(
     home: Path,
     gpus: str | None,
     fake_gpus: str | None,
     slots: int | None,
     listen: str | None = None,
+    executor_kind: str | None = None,
+    address: str | None = None,
 ) -> None:
     import uvicorn
 
@@ -108,13 +147,21 @@ def serve(
 
     lock = acquire_lock(home)
     store = Store(paths.database(home))
-    probe = choose_probe(store, gpus, fake_gpus, slots)
+    before = json.loads(store.get_setting("executor") or "{}").get("kind", "local")
+    local_options = gpus is not None or fake_gpus is not None or slots is not None
+    kind, address = choose_executor(store, executor_kind, address, local_options)
+    executor: Executor = LocalExecutor()
+    table: type[DeviceTable] = DeviceTable
+    if kind == "ray":
+        probe, executor, table = _ray_parts(store, home, address or "auto", before != "ray")
+    else:
+        probe = choose_probe(store, gpus, fake_gpus, slots)
     tcp_sock = tcp.bind(listen) if listen else None  # fail before serving, with the reason
     sock_path = paths.socket_path(home)
     sock = bind_socket(sock_path)
 
     async def main() -> None:
-        engine = Engine(store, DeviceTable(store, probe), LocalExecutor(), Layout.for_home(home))
+        engine = Engine(store, table(store, probe), executor, Layout.for_home(home))
         service = Service(engine, home, time.time())
         app = create_app(service, pid=os.getpid(), socket_path=str(sock_path))
         # Open event streams must not hold a stopping daemon for long.
@@ -145,6 +192,10 @@ def serve(
             tcp_sock.close()
         sock_path.unlink(missing_ok=True)
         store.close()
+        if kind == "ray":
+            from gpuherd.executors import ray_cluster
+
+            ray_cluster.disconnect()
         lock.close()
         log.info("daemon %d stopped", os.getpid())
 
@@ -156,12 +207,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fake-gpus")
     parser.add_argument("--slots", type=int)
     parser.add_argument("--listen", help="also serve over TCP, e.g. 127.0.0.1:8888 (token)")
+    parser.add_argument("--executor", choices=("local", "ray"))
+    parser.add_argument("--address", help="the Ray cluster: HOST:PORT or auto")
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     try:
-        serve(paths.home_dir(args.home), args.gpus, args.fake_gpus, args.slots, args.listen)
+        serve(
+            paths.home_dir(args.home),
+            args.gpus,
+            args.fake_gpus,
+            args.slots,
+            args.listen,
+            args.executor,
+            args.address,
+        )
     except (HerdError, ProbeError, ValueError, OSError) as exc:
         print(f"gpuherd daemon: {exc}", file=sys.stderr, flush=True)
         return 1

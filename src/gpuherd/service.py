@@ -64,6 +64,10 @@ class Service:
                 if spec.gpus
                 else None
             )
+            # An executor may know more (Ray: a job runs on one node): ask it, if it can say.
+            cluster_check = getattr(self.engine.executor, "never_fits", None)
+            if not reason and spec.gpus and cluster_check is not None:
+                reason = cluster_check(spec.gpus)
             if not reason and spec.ram and spec.ram > host_memory_total():
                 reason = f"asks for {format_size(spec.ram)} of host memory, more than it has"
             if reason:

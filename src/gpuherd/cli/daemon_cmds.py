@@ -34,8 +34,24 @@ def daemon() -> None:
     metavar="HOST:PORT",
     help="Also serve the dashboard and API over TCP (token required), e.g. 127.0.0.1:8888.",
 )
+@click.option(
+    "--executor",
+    type=click.Choice(["local", "ray"]),
+    help="Where jobs run: this machine (default) or a Ray cluster; remembered across starts.",
+)
+@click.option(
+    "--address",
+    metavar="ADDR|auto",
+    help="The Ray cluster to run jobs on (implies --executor ray), e.g. 10.0.0.5:6379.",
+)
 def start(
-    gpus: str | None, fake_gpus: str | None, slots: int | None, foreground: bool, listen: str | None
+    gpus: str | None,
+    fake_gpus: str | None,
+    slots: int | None,
+    foreground: bool,
+    listen: str | None,
+    executor: str | None,
+    address: str | None,
 ) -> None:
     """Start the daemon; returns once it answers. Without --gpus it finds the GPUs (NVML)."""
     from gpuherd.gpus.spec import parse_gpu_spec
@@ -56,6 +72,7 @@ def start(
         )
     args = [sys.executable, "-m", "gpuherd.daemon", "--home", str(client.home)]
     options = [("--gpus", gpus), ("--fake-gpus", fake_gpus), ("--slots", slots)]
+    options += [("--executor", executor), ("--address", address)]
     for flag, value in [*options, ("--listen", listen)]:
         if value is not None:
             args += [flag, str(value)]

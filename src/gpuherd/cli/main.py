@@ -16,6 +16,7 @@ from gpuherd.cli import (
     gpu_cmds,
     job_cmds,
     queue_cmds,
+    ray_cmds,
     run_cmd,
     sweep_cmds,
     ui_cmd,
@@ -42,6 +43,7 @@ for module in (
     run_cmd,
     ui_cmd,
     sweep_cmds,
+    ray_cmds,
 ):
     for command in module.COMMANDS:
         cli.add_command(command)

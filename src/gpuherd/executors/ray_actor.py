@@ -2,13 +2,13 @@
 
 One detached actor per attempt. It takes the GPUs Ray gives it, sets `CUDA_VISIBLE_DEVICES`
 to exactly those ids (empty for a job without GPUs: Ray would show it every GPU), starts the
-supervisor (ray_supervisor.py) from a thread that lives as long as the actor's process, and
-serves the daemon: log chunks, the exit status, signals. Its folder on the node is a
-scratch copy; the daemon pulls everything into the attempt folder on its own machine.
+supervisor (ray_supervisor.py), and serves the daemon: log chunks, the exit status, signals.
+Its folder on the node is a scratch copy; the daemon pulls everything into the attempt
+folder on its own machine.
 
-Nothing else is done in the constructor after the spawn: the supervisor learns of the
-worker's death from the kernel (parent-death signal), so an actor killed at any moment,
-even during its setup, never leaves the job running.
+Nothing else is done in the constructor after the spawn: the supervisor watches the
+worker's process itself (a pidfd), so an actor killed at any moment, even during its setup,
+never leaves the job running.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -51,29 +50,23 @@ class JobActor:
         env["GPUHERD_RAY_NODE_ID"] = self.node_id
         spec = {"command": command, "cwd": cwd, "env": env}
         (self.folder / "spec.json").write_text(json.dumps(spec))
-        self._started = threading.Event()
-        self._supervisor: subprocess.Popen[bytes] | None = None
-        self._error: str | None = None
-        # Linux sends the parent-death signal when the creating *thread* exits: this one
-        # waits for the supervisor, so it lives exactly as long as the supervisor needs it.
-        threading.Thread(target=self._run_supervisor, name="gpuherd-supervisor", daemon=True).start()
-        self._started.wait()
-        if self._error is not None:
-            raise RuntimeError(self._error)
+        self._supervisor = self._start_supervisor()
 
-    def _run_supervisor(self) -> None:
+    def _start_supervisor(self) -> psutil.Process:
         argv = [sys.executable, "-m", "gpuherd.executors.ray_supervisor"]
         argv += [str(self.folder), str(os.getpid())]
+        where = f"starting the job supervisor on {socket.gethostname()} in {self.folder}"
         try:
-            log = open(self.folder / "supervisor.log", "ab")  # noqa: SIM115 - held by the child
-            self._supervisor = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
-            log.close()
-        except OSError as exc:
-            self._error = f"starting the job supervisor on {socket.gethostname()}: {exc}"
-            self._started.set()
-            return
-        self._started.set()
-        self._supervisor.wait()
+            with open(self.folder / "supervisor.log", "ab") as log:
+                # It forks once more and this first process exits: the supervisor leaves the
+                # worker's tree (see ray_supervisor.py) and says where it went.
+                subprocess.run(
+                    argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, timeout=60, check=True
+                )
+            pid = int((self.folder / "supervisor.pid").read_text().strip())
+            return psutil.Process(pid)
+        except (OSError, ValueError, subprocess.SubprocessError, psutil.Error) as exc:
+            raise RuntimeError(f"{where}: {exc}") from exc
 
     # ---- what the daemon calls ------------------------------------------------------------
 
@@ -83,7 +76,7 @@ class JobActor:
             "node_id": self.node_id,
             "host": socket.gethostname(),
             "gpu_ids": self.gpu_ids,
-            "supervisor_pid": self._supervisor.pid if self._supervisor else None,
+            "supervisor_pid": self._supervisor.pid,
             "pid": self._leader(),
         }
 
@@ -112,9 +105,8 @@ class JobActor:
     def terminate(self, grace: float) -> None:
         """SIGCONT and SIGTERM to the job, SIGKILL after `grace` s (done by the supervisor)."""
         (self.folder / "grace").write_text(f"{grace}\n")
-        if self._supervisor is not None and self._supervisor.poll() is None:
-            with contextlib.suppress(OSError):
-                self._supervisor.send_signal(signal.SIGTERM)
+        with contextlib.suppress(psutil.Error):
+            self._supervisor.send_signal(signal.SIGTERM)  # psutil: never a reused pid
 
     def release(self) -> None:
         """The daemon has everything: remove the scratch folder (the actor is killed next)."""
@@ -129,21 +121,30 @@ class JobActor:
             return None
 
     def _descendants(self) -> list[psutil.Process]:
-        if self._supervisor is None:
-            return []
         try:
-            return list(psutil.Process(self._supervisor.pid).children(recursive=True))
+            return list(self._supervisor.children(recursive=True))
         except psutil.Error:
             return []
 
-    def _status(self) -> int | None:
+    def _recorded(self) -> int | None:
         try:
             return int((self.folder / "exit_status").read_text().strip())
         except (OSError, ValueError):
-            pass
-        if self._supervisor is not None and self._supervisor.poll() not in (None, 0):
-            return -1  # the supervisor itself failed: no status will ever come
-        return None
+            return None
+
+    def _status(self) -> int | None:
+        status = self._recorded()
+        if status is not None:
+            return status
+        try:
+            alive = self._supervisor.status() != psutil.STATUS_ZOMBIE
+        except psutil.Error:
+            alive = False
+        if alive:
+            return None
+        # Gone: it may have written the status just before exiting; else none will come.
+        status = self._recorded()
+        return -1 if status is None else status
 
     def _read(self, name: str, offset: int) -> bytes:
         try:

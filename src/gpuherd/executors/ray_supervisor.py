@@ -3,15 +3,16 @@
 Run by the job's actor as `python -m gpuherd.executors.ray_supervisor DIR PARENT_PID`, with
 `DIR/spec.json` holding the command, working directory and environment. It
 
-- asks the kernel for SIGUSR2 when its parent (the actor's worker) dies, and gives up at once
-  if that parent is already gone: a worker killed by Ray (`ray.kill`, a dead raylet, a
-  cancelled actor) never leaves the job running while Ray hands its GPUs to someone else;
+- leaves the worker's process tree (Ray SIGKILLs a dead worker's children and process group,
+  which would orphan the job) and watches the worker through a pidfd instead: a worker
+  killed by Ray (`ray.kill`, a dead raylet, a lost node) never leaves the job running while
+  Ray hands its GPUs to someone else;
 - becomes a child subreaper, so that a process the command detaches (`setsid cmd &`, a double
   fork) is re-parented to the supervisor instead of init, and stays in reach;
 - runs the command with `/bin/sh -c` in a session of its own, its output appended to
   `DIR/stdout.log` and `DIR/stderr.log` (the actor serves them to the daemon);
 - on SIGTERM (a kill, a timeout) sends SIGCONT and SIGTERM to every descendant, then SIGKILL
-  after the grace period written to `DIR/grace`; on SIGUSR2 kills everything at once;
+  after the grace period written to `DIR/grace`; when the worker dies, kills everything;
 - once the command has ended, kills what it left behind and writes `DIR/exit_status`
   (the code, or 128 + the signal number, as the local executor does), atomically.
 
@@ -24,6 +25,7 @@ import contextlib
 import ctypes
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -35,7 +37,7 @@ import psutil
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 DEFAULT_GRACE = 10.0
-_WATCHED = {signal.SIGCHLD, signal.SIGTERM, signal.SIGUSR2}
+_WATCHED = {signal.SIGCHLD, signal.SIGTERM}
 
 
 def _prctl(option: int, value: int) -> None:
@@ -102,8 +104,9 @@ def _grace(folder: Path) -> float:
         return DEFAULT_GRACE
 
 
-def _unblock() -> None:
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, _WATCHED)
+def _in_child() -> None:
+    # Should the supervisor itself be killed outright, the command's shell dies with it.
+    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def _spawn(folder: Path, spec: dict[str, object]) -> subprocess.Popen[bytes] | None:
@@ -125,16 +128,56 @@ def _spawn(folder: Path, spec: dict[str, object]) -> subprocess.Popen[bytes] | N
             stderr=err,
             start_new_session=True,
             restore_signals=True,
-            preexec_fn=_unblock,  # the mask survives exec: the command must get its signals
+            preexec_fn=_in_child,
         )
+
+
+def _detach(folder: Path, parent: int) -> int | None:
+    """Leave the worker's process tree; return a pidfd of the worker (None: it is gone).
+
+    Ray kills a dead worker's children and process group outright (SIGKILL), which would
+    leave the job orphaned. So the supervisor forks once more and lets the first process
+    exit: re-parented away from the worker, it watches the worker through a pidfd instead.
+    """
+    try:
+        pidfd = os.pidfd_open(parent)
+    except ProcessLookupError:
+        return None
+    if os.getppid() != parent:  # the worker died (and its pid was reused) before we looked
+        return None
+    pid = os.fork()
+    if pid:
+        (folder / "supervisor.pid").write_text(f"{pid}\n")
+        os._exit(0)
+    return pidfd
+
+
+def _wakeup() -> int:
+    """Signals as bytes on a pipe, so that one select() waits for them and the worker."""
+    r, w = os.pipe()
+    os.set_blocking(r, False)
+    os.set_blocking(w, False)
+    for signum in _WATCHED:
+        signal.signal(signum, lambda *_: None)
+    signal.set_wakeup_fd(w)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _WATCHED)
+    return r
+
+
+def _signals(fd: int) -> set[int]:
+    try:
+        return set(os.read(fd, 512))
+    except BlockingIOError:
+        return set()
 
 
 def supervise(folder: Path, parent: int) -> int:
     signal.pthread_sigmask(signal.SIG_BLOCK, _WATCHED)
-    _prctl(PR_SET_PDEATHSIG, signal.SIGUSR2)
-    if os.getppid() != parent:  # the worker died before we could ask to be told
+    worker = _detach(folder, parent)
+    if worker is None:
         return 1
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
+    wake = _wakeup()
     spec = json.loads((folder / "spec.json").read_text())
     try:
         child = _spawn(folder, spec)
@@ -149,12 +192,15 @@ def supervise(folder: Path, parent: int) -> int:
     (folder / "pid").write_text(f"{leader}\n")
     status: list[int] = []
     kill_at: float | None = None
+    watching = [wake, worker]
     while not status:
         timeout = None if kill_at is None else max(0.0, kill_at - time.monotonic())
-        info = signal.sigtimedwait(_WATCHED, 3600 if timeout is None else timeout)
-        if info is not None and info.si_signo == signal.SIGUSR2:
+        ready, _, _ = select.select(watching, [], [], timeout)
+        got = _signals(wake) if wake in ready else set()
+        if worker in ready:  # the actor is gone (killed, its node lost): so is the job
+            watching.remove(worker)
             _kill_all(leader, status)
-        elif info is not None and info.si_signo == signal.SIGTERM and kill_at is None:
+        elif signal.SIGTERM in got and kill_at is None:
             kill_at = time.monotonic() + _grace(folder)
             signal_tree(signal.SIGCONT, leader)
             signal_tree(signal.SIGTERM, leader)
@@ -164,7 +210,8 @@ def supervise(folder: Path, parent: int) -> int:
     # The command has ended. Being stopped, its stragglers get the rest of their grace
     # (saving a checkpoint); otherwise, or after that, nothing it started may outlive it.
     while kill_at is not None and descendants() and time.monotonic() < kill_at:
-        signal.sigtimedwait(_WATCHED, 0.05)
+        select.select([wake], [], [], 0.05)
+        _signals(wake)
         _reap(leader, status)
     _kill_all(leader, status)
     _write_status(folder, _encode(status[0]))

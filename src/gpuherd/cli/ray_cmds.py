@@ -1,0 +1,67 @@
+"""`gpuherd ray-local`: a multi-node Ray cluster on this machine, with fake GPUs, to try on."""
+
+from __future__ import annotations
+
+import signal
+import sys
+import time
+from types import FrameType
+from typing import Any
+
+import click
+
+from gpuherd.errors import HerdError
+
+
+@click.command("ray-local")
+@click.option("--nodes", type=click.IntRange(1, 16), default=2, show_default=True)
+@click.option("--gpus-per-node", type=click.IntRange(0, 64), default=2, show_default=True)
+@click.option(
+    "--cpus-per-node", type=click.IntRange(0), default=1, show_default=True, help="CPUs declared."
+)
+def ray_local(nodes: int, gpus_per_node: int, cpus_per_node: int) -> None:
+    """Start a local Ray cluster: a head without GPUs and NODES nodes with fake GPUs.
+
+    Prints the address to give `gpuherd daemon start --address`, then waits; Ctrl-C (or
+    SIGTERM) stops every Ray process it started, and nothing else.
+    """
+    try:
+        from ray.cluster_utils import Cluster
+    except ImportError:
+        raise HerdError(
+            "Ray is not installed: pip install 'gpuherd[ray]' (or pip install 'ray[default]')"
+        ) from None
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)  # also when started in the background (`&`)
+    started = time.monotonic()
+    cluster: Any = Cluster(
+        initialize_head=True,
+        head_node_args={"num_cpus": cpus_per_node, "num_gpus": 0},
+    )
+    try:
+        for _ in range(nodes):
+            cluster.add_node(num_cpus=cpus_per_node, num_gpus=gpus_per_node)
+        cluster.wait_for_nodes()
+        click.echo(
+            f"Ray cluster up in {time.monotonic() - started:.1f}s: a head without GPUs and "
+            f"{nodes} node(s) with {gpus_per_node} fake GPU(s) each"
+        )
+        click.echo(f"address: {cluster.address}")
+        click.echo(f"try:     gpuherd daemon start --address {cluster.address}")
+        click.echo("Ctrl-C stops the cluster.", nl=True)
+        sys.stdout.flush()
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        click.echo("stopping the Ray cluster…")
+        cluster.shutdown()
+        click.echo("stopped")
+
+
+COMMANDS = [ray_local]

@@ -1,0 +1,367 @@
+"""Run attempts on a Ray cluster: one detached actor per attempt (daemon side).
+
+The engine does not know it drives Ray. What the executor port calls a pid is, here, a
+handle: `job id * 1000 + attempt number % 1000`, recorded as the attempt's pid (and in its
+folder's `pid` file, before the actor is created, so a daemon killed at any point finds it).
+The actor is named `gpuherd-<home tag>-<job>-<attempt>` in the namespace of this home, so a
+restarted daemon finds it again by name.
+
+- Placement: gpuherd's own placement chooses GPUs among the cluster's (gpus/ray.py); this
+  executor maps them to their node and pins the actor there (strict node affinity), asking
+  Ray for that many GPUs and no CPU. A multi-GPU choice that spans nodes, or a node that
+  has no room left by this executor's own count, moves to a node that has room. Ray gives
+  the actual GPU ids on the node, and `CUDA_VISIBLE_DEVICES` is set from them.
+- No Ray-level re-run ever: `max_restarts=0`, `max_task_retries=0`. A node that dies takes
+  the actor with it; the attempt ends without a status (`lost`) and gpuherd's retry policy
+  decides on a new attempt.
+- Logs and exit status: a follow loop per attempt long-polls the actor for new log bytes and
+  appends them to the attempt folder here (so `gpuherd log -f` works while the job runs),
+  then writes the exit status there and kills the actor, which frees its GPUs in Ray.
+- Stop: the actor's supervisor sends SIGTERM, then SIGKILL after the grace period; if the
+  actor does not answer within the grace period plus a margin, the daemon kills the actor,
+  and the supervisor (told by the kernel) kills the whole job.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import signal as signals
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import ray
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+from gpuherd.executors.base import ExitStatus, LaunchRequest, SpawnError
+from gpuherd.executors.ray_actor import JobActor
+from gpuherd.gpus.base import ProbeError
+from gpuherd.gpus.ray import Node, RayNodes
+
+log = logging.getLogger("gpuherd.ray")
+
+HANDLE_BASE = 1000
+PULL_WAIT = 1.0
+"""Seconds one log pull may wait on the node for new output (a long poll)."""
+KILL_MARGIN = 5.0
+"""Seconds past the grace period after which an unanswering actor is killed outright."""
+LOOKUP_TIMEOUT = 10.0
+RELEASE_TIMEOUT = 5.0
+UNAVAILABLE_LIMIT = 30
+"""Consecutive pulls that found the actor temporarily unreachable before it counts as lost."""
+EXIT_STATUS_FILE = "exit_status"
+PLACE_FILE = "ray.json"
+_MAX_SIGNAL = 64
+
+_ray: Any = ray  # ray.get's overloads do not type an actor method's result
+RemoteActor = ray.remote(JobActor)
+
+
+def home_tag(home: Path) -> str:
+    return hashlib.sha256(str(home.resolve()).encode()).hexdigest()[:10]
+
+
+def handle_of(job_id: int, attempt: int) -> int:
+    return job_id * HANDLE_BASE + attempt % HANDLE_BASE
+
+
+def decode(code: int, ended_at: float) -> ExitStatus:
+    if code < 0:
+        return ExitStatus(exit_code=None, signal=None, ended_at=ended_at)
+    if code > 128 and 1 <= code - 128 <= _MAX_SIGNAL:
+        return ExitStatus(exit_code=None, signal=code - 128, ended_at=ended_at)
+    return ExitStatus(exit_code=code, signal=None, ended_at=ended_at)
+
+
+@dataclass
+class _Run:
+    name: str
+    actor: Any
+    node_id: str | None
+    gpus: int
+    attempt_dir: str = ""
+    task: asyncio.Task[None] | None = None
+    kill_timer: asyncio.TimerHandle | None = None
+    killed: bool = False
+    on_exit: Callable[[ExitStatus], None] | None = None
+    done: bool = field(default=False)
+
+
+Placed = Callable[[int, int, str, str], None]
+"""Told (job id, attempt, host, node id) once an attempt is placed on a node."""
+
+
+class RayExecutor:
+    def __init__(self, nodes: RayNodes, namespace: str, tag: str) -> None:
+        self.nodes = nodes
+        self.namespace = namespace
+        self.tag = tag
+        self.on_placed: Placed | None = None
+        self._runs: dict[int, _Run] = {}
+
+    def actor_name(self, job_id: int, attempt: int) -> str:
+        return f"gpuherd-{self.tag}-{job_id}-{attempt}"
+
+    # ---- submit-time check ----------------------------------------------------------------
+
+    def never_fits(self, gpus: int) -> str | None:
+        """Why no node of the cluster could ever run a job asking for `gpus` GPUs."""
+        if gpus <= 0:
+            return None
+        try:
+            nodes = self.nodes.nodes()
+        except ProbeError as exc:
+            return str(exc)
+        largest = max((n.gpus for n in nodes), default=0)
+        if gpus <= largest:
+            return None
+        sizes = ", ".join(f"{n.host} ({n.node_id[:8]}): {n.gpus}" for n in nodes if n.gpus)
+        return (
+            f"asks for {gpus} GPUs but no node of the Ray cluster has that many; a job runs "
+            f"on one node, and the largest has {largest} (GPUs per node: {sizes or 'none'})"
+        )
+
+    # ---- launch -----------------------------------------------------------------------------
+
+    def launch(self, request: LaunchRequest) -> int:
+        indices = _indices(request.env.get("CUDA_VISIBLE_DEVICES", ""))
+        handle = handle_of(request.job_id, request.attempt)
+        name = self.actor_name(request.job_id, request.attempt)
+        folder = Path(request.attempt_dir)
+        try:
+            node = self._choose_node(indices)
+        except ProbeError as exc:
+            raise SpawnError(f"placing job {request.job_id} on the Ray cluster: {exc}") from exc
+        self._drop_stale(name)
+        # The handle is on disk before the actor exists: a daemon killed in between finds
+        # the pid file, looks for the actor, and counts the attempt as lost (never twice).
+        (folder / "pid").write_text(f"{handle}\n")
+        for log_name in ("stdout.log", "stderr.log"):
+            (folder / log_name).touch()
+        options: dict[str, Any] = {
+            "name": name,
+            "namespace": self.namespace,
+            "lifetime": "detached",
+            "num_gpus": len(indices),
+            "num_cpus": 0,
+            "max_restarts": 0,
+            "max_task_retries": 0,
+            "max_concurrency": 4,
+        }
+        if node is not None:
+            options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(
+                node.node_id, soft=False
+            )
+        try:
+            actor = RemoteActor.options(**options).remote(
+                name, request.command, os.path.abspath(request.cwd), dict(request.env)
+            )
+        except Exception as exc:  # Ray raises many kinds; all mean "not started"
+            raise SpawnError(
+                f"starting job {request.job_id} (attempt {request.attempt}) on the Ray "
+                f"cluster: {exc}; check `gpuherd gpus` and the cluster's state (`ray status`)"
+            ) from exc
+        self._runs[handle] = _Run(name, actor, node.node_id if node else None, len(indices))
+        place = {"actor": name, "namespace": self.namespace, "handle": handle}
+        if node is not None:
+            place.update(node_id=node.node_id, host=node.host)
+            if self.on_placed is not None:
+                self.on_placed(request.job_id, request.attempt, node.host, node.node_id)
+        _write_json(folder / PLACE_FILE, place)
+        return handle
+
+    def _choose_node(self, indices: list[int]) -> Node | None:
+        """The node to pin the actor on; None = let Ray choose (no GPUs, or no room known)."""
+        if not indices:
+            return None
+        nodes = {n.node_id: n for n in self.nodes.nodes(max_age=0.0) if n.gpus}
+        used: dict[str, int] = {}
+        for run in self._runs.values():
+            if run.node_id is not None and not run.done:
+                used[run.node_id] = used.get(run.node_id, 0) + run.gpus
+
+        def room(node: Node) -> int:
+            return node.gpus - used.get(node.node_id, 0)
+
+        chosen = [self.nodes.node_of(i) for i in indices]
+        votes = {nid: chosen.count(nid) for nid in set(chosen) if nid in nodes}
+        ranked = sorted(nodes.values(), key=lambda n: (-votes.get(n.node_id, 0), -room(n)))
+        for node in ranked:
+            if room(node) >= len(indices):
+                return node
+        return None
+
+    def _drop_stale(self, name: str) -> None:
+        """An actor of this very name left by an attempt recorded as lost: it must not run."""
+        with contextlib.suppress(Exception):
+            stale = _ray.get_actor(name, namespace=self.namespace)
+            ray.kill(stale, no_restart=True)
+
+    # ---- watch ------------------------------------------------------------------------------
+
+    def watch(self, pid: int, attempt_dir: str, on_exit: Callable[[ExitStatus], None]) -> None:
+        run = self._runs.get(pid)
+        loop = asyncio.get_running_loop()
+        if run is None:
+            loop.call_soon(on_exit, ExitStatus(exit_code=None, signal=None, ended_at=time.time()))
+            return
+        run.attempt_dir, run.on_exit = attempt_dir, on_exit
+        run.task = loop.create_task(self._follow(pid, run))
+
+    async def _follow(self, handle: int, run: _Run) -> None:
+        folder = Path(run.attempt_dir)
+        offsets = [_size(folder / "stdout.log"), _size(folder / "stderr.log")]
+        code: int | None = None
+        unavailable = 0
+        while True:
+            try:
+                got = await run.actor.pull.remote(offsets[0], offsets[1], PULL_WAIT)
+            except ray.exceptions.ActorUnavailableError:
+                unavailable += 1
+                if unavailable < UNAVAILABLE_LIMIT:
+                    await asyncio.sleep(1.0)
+                    continue
+                code = -1
+                break
+            except (ray.exceptions.RayActorError, ray.exceptions.RayError) as exc:
+                log.info("job actor %s ended without a status: %s", run.name, _first_line(exc))
+                code = -1
+                break
+            unavailable = 0
+            for i, key in enumerate(("out", "err")):
+                chunk: bytes = got[key]
+                if chunk:
+                    _append(folder / ("stdout.log", "stderr.log")[i], chunk)
+                    offsets[i] += len(chunk)
+            if got["status"] is not None and not got["out"] and not got["err"]:
+                code = int(got["status"])
+                break
+        if code >= 0:  # everything is here: the node's scratch copy can go
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(run.actor.release.remote(), RELEASE_TIMEOUT)
+        self._conclude(handle, run, code)
+
+    def _conclude(self, handle: int, run: _Run, code: int) -> None:
+        run.done = True
+        if run.kill_timer is not None:
+            run.kill_timer.cancel()
+        self._runs.pop(handle, None)
+        with contextlib.suppress(Exception):
+            ray.kill(run.actor, no_restart=True)  # frees its GPUs in Ray
+        now = time.time()
+        status = decode(code, now)
+        if status.lost and run.killed:
+            status = ExitStatus(exit_code=None, signal=signals.SIGKILL, ended_at=now)
+        if not status.lost:
+            code_text = status.exit_code if status.signal is None else 128 + status.signal
+            with contextlib.suppress(OSError):
+                tmp = Path(run.attempt_dir) / (EXIT_STATUS_FILE + ".tmp")
+                tmp.write_text(f"{code_text}\n")
+                tmp.replace(Path(run.attempt_dir) / EXIT_STATUS_FILE)
+        if run.on_exit is not None:
+            run.on_exit(status)
+
+    # ---- inspect ----------------------------------------------------------------------------
+
+    def is_running(self, pid: int, job_id: int, attempt: int) -> bool:
+        if pid != handle_of(job_id, attempt):
+            return False
+        if pid in self._runs:
+            return True
+        name = self.actor_name(job_id, attempt)
+        try:
+            actor = _ray.get_actor(name, namespace=self.namespace)
+        except ValueError:
+            return False  # no such actor: it ended, or was never created
+        try:
+            info: dict[str, Any] = _ray.get(actor.info.remote(), timeout=LOOKUP_TIMEOUT)
+        except Exception as exc:
+            # Unreachable: never let it run on unwatched (a silent second run after a retry).
+            log.warning("job actor %s does not answer (%s); killing it", name, _first_line(exc))
+            with contextlib.suppress(Exception):
+                ray.kill(actor, no_restart=True)
+            return False
+        self._runs[pid] = _Run(name, actor, info["node_id"], len(info["gpu_ids"]))
+        log.info("found job actor %s on %s (node %s)", name, info["host"], info["node_id"][:8])
+        return True
+
+    def recorded_exit(self, attempt_dir: str) -> ExitStatus | None:
+        path = Path(attempt_dir) / EXIT_STATUS_FILE
+        try:
+            code = int(path.read_text().strip())
+            ended_at = path.stat().st_mtime
+        except (OSError, ValueError):
+            return None
+        return decode(code, ended_at)
+
+    # ---- control ----------------------------------------------------------------------------
+
+    def signal(self, pid: int, signum: int) -> None:
+        run = self._runs.get(pid)
+        if run is not None:
+            with contextlib.suppress(Exception):
+                run.actor.signal.remote(signum)
+
+    def terminate(self, pid: int, grace: float) -> None:
+        run = self._runs.get(pid)
+        if run is None:
+            return
+        with contextlib.suppress(Exception):
+            run.actor.terminate.remote(grace)
+        if run.kill_timer is not None:
+            run.kill_timer.cancel()
+        loop = asyncio.get_running_loop()
+        run.kill_timer = loop.call_later(grace + KILL_MARGIN, self._kill_actor, pid)
+
+    def _kill_actor(self, pid: int) -> None:
+        run = self._runs.get(pid)
+        if run is None or run.done:
+            return
+        log.warning("job actor %s did not stop within its grace period; killing it", run.name)
+        run.killed = True
+        with contextlib.suppress(Exception):
+            ray.kill(run.actor, no_restart=True)
+
+    def close(self) -> None:
+        """Stop following; the actors and their jobs run on for the next daemon."""
+        for run in self._runs.values():
+            if run.task is not None:
+                run.task.cancel()
+            if run.kill_timer is not None:
+                run.kill_timer.cancel()
+        self._runs.clear()
+
+
+def _indices(text: str) -> list[int]:
+    return [int(part) for part in text.split(",") if part.strip()]
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _append(path: Path, chunk: bytes) -> None:
+    with path.open("ab") as f:
+        f.write(chunk)
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    with contextlib.suppress(OSError):
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(data, indent=2) + "\n")
+        tmp.replace(path)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

@@ -1,0 +1,146 @@
+"""The GPUs of a Ray cluster, as one list of devices with stable gpuherd indices.
+
+Every GPU of every live node becomes a device. Its index is gpuherd's own (kept in a small
+JSON file in GPUHERD_HOME so that it survives daemon restarts and never names another GPU
+once a node has left); its uuid `ray:<node id>:<gpu id on the node>` and its name
+`<host> GPU <id> (node <node id prefix>)` tell where it is. GPUs of one node are linked to
+each other, so placement prefers giving a multi-GPU job GPUs of one node (the executor
+makes sure of it). Requires a connected Ray driver (`ray.init`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import ray
+
+from gpuherd.gpus.base import GpuReading, ProbeError
+
+_ray: Any = ray  # parts of Ray's API are untyped (with or without Ray installed for mypy)
+
+SAME_NODE_LINK = 3
+NODE_MAX_AGE = 0.5
+"""Seconds a listing of the cluster's nodes may be reused before asking Ray again."""
+
+
+@dataclass(frozen=True)
+class Node:
+    node_id: str
+    host: str
+    address: str
+    gpus: int
+    indices: tuple[int, ...]
+    """gpuherd's indices of this node's GPUs, in Ray's GPU-id order (0, 1, ...)."""
+
+
+class RayNodes:
+    """The cluster's live nodes and the index map (node id -> gpuherd indices)."""
+
+    def __init__(self, map_file: Path) -> None:
+        self.map_file = map_file
+        self._map: dict[str, list[int]] = self._load()
+        self._nodes: list[Node] = []
+        self._read_at = -1e9
+        self._lock = threading.Lock()
+
+    def _load(self) -> dict[str, list[int]]:
+        try:
+            data = json.loads(self.map_file.read_text())
+        except (OSError, ValueError):
+            return {}
+        return {str(k): [int(i) for i in v] for k, v in data.items()}
+
+    def _save(self) -> None:
+        tmp = self.map_file.with_name(self.map_file.name + ".tmp")
+        tmp.write_text(json.dumps(self._map, indent=1) + "\n")
+        os.replace(tmp, self.map_file)
+
+    def _indices(self, node_id: str, count: int) -> tuple[int, ...]:
+        known = self._map.get(node_id, [])
+        if len(known) < count:
+            top = max((i for v in self._map.values() for i in v), default=-1)
+            known = known + list(range(top + 1, top + 1 + count - len(known)))
+            self._map[node_id] = known
+            self._save()
+        return tuple(known[:count])
+
+    def nodes(self, max_age: float = NODE_MAX_AGE) -> list[Node]:
+        """Live nodes (with or without GPUs), read from Ray at most every `max_age` s."""
+        with self._lock:
+            if time.monotonic() - self._read_at <= max_age:
+                return list(self._nodes)
+            try:
+                raw: list[dict[str, Any]] = _ray.nodes()
+            except Exception as exc:  # any failure of the GCS client
+                raise ProbeError(f"reading the Ray cluster's nodes: {exc}") from exc
+            found = []
+            for n in raw:
+                if not n.get("Alive"):
+                    continue
+                gpus = int(n.get("Resources", {}).get("GPU", 0))
+                node_id = str(n["NodeID"])
+                found.append(
+                    Node(
+                        node_id=node_id,
+                        host=str(n.get("NodeManagerHostname") or n.get("NodeManagerAddress")),
+                        address=str(n.get("NodeManagerAddress", "")),
+                        gpus=gpus,
+                        indices=self._indices(node_id, gpus) if gpus else (),
+                    )
+                )
+            self._nodes = sorted(found, key=lambda n: (n.indices or (1 << 30,), n.node_id))
+            self._read_at = time.monotonic()
+            return list(self._nodes)
+
+    def node_of(self, index: int) -> str | None:
+        for node_id, indices in self._map.items():
+            if index in indices:
+                return node_id
+        return None
+
+    def largest(self) -> int:
+        return max((n.gpus for n in self.nodes()), default=0)
+
+
+class RayProbe:
+    """GpuProbe over a Ray cluster: no telemetry (Ray does not report GPU memory or use)."""
+
+    def __init__(self, nodes: RayNodes, address: str) -> None:
+        self.cluster = nodes
+        self.address = address
+
+    def read(self) -> list[GpuReading]:
+        readings = []
+        for node in self.cluster.nodes():
+            links_of = set(node.indices)
+            for gpu_id, index in enumerate(node.indices):
+                readings.append(
+                    GpuReading(
+                        index=index,
+                        uuid=f"ray:{node.node_id}:{gpu_id}",
+                        name=f"{node.host} GPU {gpu_id} (node {node.node_id[:8]})",
+                        memory_total=None,
+                        memory_used=None,
+                        utilization=None,
+                        processes=(),
+                        links={i: SAME_NODE_LINK for i in links_of if i != index},
+                    )
+                )
+        return readings
+
+    def describe(self) -> str:
+        try:
+            nodes = self.cluster.nodes()
+        except ProbeError:
+            return f"ray at {self.address}: unreachable"
+        with_gpus = [n for n in nodes if n.gpus]
+        total = sum(n.gpus for n in nodes)
+        return (
+            f"ray at {self.address}: {len(nodes)} nodes, {total} GPUs on {len(with_gpus)} of them"
+        )

@@ -1,0 +1,178 @@
+"""gpuherd on a Ray cluster (head without GPUs + 2 nodes x 2 fake GPUs, one per module)."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+
+from conftest import wait_for
+
+pytest.importorskip("ray.cluster_utils", reason="Ray is not installed (pip install '.[ray]')")
+
+from ray_fixtures import GPUS_PER_NODE, RayHerd, cluster_fixture, rherd_fixture  # noqa: F401
+
+pytestmark = pytest.mark.timeout(90)
+
+RECORD = r"""
+import json, os, sys, time
+out, sleep = sys.argv[1], float(sys.argv[2])
+start = time.time()
+print("started", flush=True)
+time.sleep(sleep)
+record = {
+    "id": int(os.environ["GPUHERD_JOB_ID"]),
+    "node": os.environ["GPUHERD_RAY_NODE_ID"],
+    "gpus": os.environ["CUDA_VISIBLE_DEVICES"],
+    "start": start,
+    "end": time.time(),
+}
+fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+os.write(fd, (json.dumps(record) + "\n").encode())
+os.close(fd)
+"""
+
+
+def recorder(tmp_path: Path, sleep: float) -> tuple[str, Path]:
+    script = tmp_path / "record.py"
+    script.write_text(RECORD)
+    out = tmp_path / "records.jsonl"
+    return shlex.join([sys.executable, str(script), str(out), str(sleep)]), out
+
+
+def records(out: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in out.read_text().splitlines()]
+
+
+def test_eight_one_gpu_jobs_share_four_gpus_exactly(rherd: RayHerd, tmp_path: Path) -> None:
+    cmd, out = recorder(tmp_path, 1.5)
+    ids = rherd.submit_lines([cmd] * 8)
+    for job_id in ids:
+        rherd.wait_state(job_id, "succeeded", timeout=60)
+    seen = records(out)
+    assert len(seen) == 8
+    for r in seen:
+        assert r["gpus"] in {str(i) for i in range(GPUS_PER_NODE)}
+    # At no moment more than 4 jobs, nor two on one (node, GPU).
+    # Checked at each job's start: the busiest moments are among those instants.
+    for r in seen:
+        active = [o for o in seen if o["start"] <= r["start"] < o["end"]]
+        assert len(active) <= 4
+        places = [(o["node"], o["gpus"]) for o in active]
+        assert len(places) == len(set(places)), places
+    assert len({(r["node"], r["gpus"]) for r in seen}) == 4  # every GPU was used
+    # The attempt records where it ran: the node's host and id.
+    for job_id in ids:
+        shown = rherd.json("show", str(job_id))
+        (attempt,) = shown["attempts"]
+        ran_on = next(r["node"] for r in seen if r["id"] == job_id)
+        assert rherd.placement(job_id)["node_id"] == ran_on
+        assert attempt["host"].endswith(f"(ray node {ran_on})")
+
+
+def test_two_gpu_job_gets_both_gpus_of_one_node(rherd: RayHerd, tmp_path: Path) -> None:
+    cmd, out = recorder(tmp_path, 0.1)
+    job = rherd.submit("--gpus", "2", "--", cmd)
+    rherd.wait_state(job, "succeeded", timeout=30)
+    (r,) = records(out)
+    assert sorted(r["gpus"].split(",")) == ["0", "1"]
+    assert r["node"] in rherd.ray.gpu_nodes()
+
+
+def test_cpu_only_job_sees_no_gpu(rherd: RayHerd) -> None:
+    job = rherd.submit("--gpus", "0", "--", 'echo "[$CUDA_VISIBLE_DEVICES]"')
+    rherd.wait_state(job, "succeeded", timeout=30)
+    assert (rherd.attempt_dir(job) / "stdout.log").read_text() == "[]\n"
+
+
+def test_impossible_request_is_refused_at_submit(rherd: RayHerd) -> None:
+    proc = rherd.cli("submit", "--gpus", "3", "--", "true", check=False)
+    assert proc.returncode != 0
+    assert "no node of the Ray cluster has that many" in proc.stderr
+    assert "largest has 2" in proc.stderr
+    assert rherd.ls_all() == []
+    listing = rherd.json("gpus")
+    gpus = listing["gpus"] if isinstance(listing, dict) else listing
+    assert len(gpus) == 4
+
+
+def test_logs_stream_while_running_and_kill_leaves_nothing(rherd: RayHerd) -> None:
+    # A job with a detached grandchild in its own session, and one that ignores SIGTERM.
+    cmd = (
+        "echo hello; setsid sh -c 'sleep 300' & sh -c 'trap \"\" TERM; sleep 300' & sleep 300; wait"
+    )
+    job = rherd.submit("--grace", "1", "--", cmd)
+    rherd.wait_state(job, "running", timeout=30)
+    log = rherd.attempt_dir(job) / "stdout.log"
+    wait_for(lambda: log.exists() and log.read_text() == "hello\n", 30, "the log to stream")
+    wait_for(lambda: len(rherd.job_processes()) >= 4, 30, "the job's processes")
+    assert rherd.ray.free_gpus() == 3
+    rherd.cli("kill", str(job))
+    done = rherd.wait_state(job, "killed", timeout=30)
+    assert done["state"] == "killed"
+    assert rherd.job_processes() == []
+    wait_for(lambda: rherd.ray.free_gpus() == 4, 15, "the GPU to be free in Ray")
+
+
+def test_job_end_kills_what_it_left_behind(rherd: RayHerd) -> None:
+    job = rherd.submit("--", "setsid sh -c 'sleep 300' & echo bye; exit 3")
+    done = rherd.wait_state(job, "failed", timeout=30)
+    assert done["exit_code"] == 3
+    wait_for(lambda: rherd.job_processes() == [], 10, "no process of the job")
+    assert (rherd.attempt_dir(job) / "stdout.log").read_text() == "bye\n"
+
+
+def test_pause_and_resume_stop_the_whole_job(rherd: RayHerd) -> None:
+    job = rherd.submit("--", "echo go; sleep 300")
+    rherd.wait_state(job, "running", timeout=30)
+    wait_for(lambda: len(rherd.job_processes()) >= 2, 30, "the job's processes")
+    rherd.cli("pause", str(job))
+    rherd.wait_state(job, "paused")
+
+    def all_stopped() -> bool:
+        procs = rherd.job_processes()
+        return bool(procs) and all(p.status() == psutil.STATUS_STOPPED for p in procs)
+
+    wait_for(all_stopped, 15, "every process of the job to be stopped")
+    rherd.cli("resume", str(job))
+    rherd.wait_state(job, "running")
+    wait_for(lambda: not all_stopped(), 15, "the job to run again")
+    rherd.cli("kill", str(job))
+    rherd.wait_state(job, "killed", timeout=30)
+
+
+def test_daemon_restarted_mid_job_reattaches(rherd: RayHerd, tmp_path: Path) -> None:
+    go = tmp_path / "go"
+    wait = f"while [ ! -e {shlex.quote(str(go))} ]; do sleep 0.05; done"
+    cmd = f"echo before; {wait}; echo after; exit 5"
+    job = rherd.submit("--", cmd)
+    rherd.wait_state(job, "running", timeout=30)
+    log = rherd.attempt_dir(job) / "stdout.log"
+    wait_for(lambda: log.read_text() == "before\n", 30, "the first line")
+    rherd.kill9()
+    time.sleep(0.5)
+    assert rherd.job_processes(), "the job must outlive the daemon"
+    rherd.start()  # no options: the executor and the cluster are remembered
+    assert rherd.job(job)["state"] == "running"
+    go.touch()
+    done = rherd.wait_state(job, "failed", timeout=30)
+    assert done["exit_code"] == 5
+    assert done["attempt"] == 1
+    assert log.read_text() == "before\nafter\n"
+    assert rherd.job_processes() == []
+    # A graceful stop leaves a job running too, and the next daemon finds it.
+    job2 = rherd.submit("--", "sleep 300")
+    rherd.wait_state(job2, "running", timeout=30)
+    rherd.cli("daemon", "stop")
+    rherd.start()
+    assert rherd.job(job2)["state"] == "running"
+    rherd.cli("kill", str(job2))
+    rherd.wait_state(job2, "killed", timeout=30)
+    assert signal.SIGTERM  # (the kill went through the re-attached actor)
