@@ -4,7 +4,7 @@ One daemon (fake GPUs, TCP listener on a free port) and one browser serve the wh
 Without /usr/bin/chromium (or the playwright package) these tests skip, except in CI
 (CI=true), where they fail: `.ci/run` installs chromium.
 
-GPUHERD_SCREENSHOTS=1 also saves a screenshot of each page under docs/screenshots/.
+test_dashboard_screenshots.py (GPUHERD_SCREENSHOTS=1) saves a screenshot of each page.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from conftest import Herd
+from conftest import Herd, wait_for
 
 CHROMIUM = os.environ.get("GPUHERD_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -233,81 +233,110 @@ def test_a_script_tag_in_a_name_renders_as_text(board: Board, expect: Any, tmp_p
     assert dialogs == []
 
 
-# ---- screenshots for docs/ (GPUHERD_SCREENSHOTS=1) -----------------------------------------
+# ---- sweeps and telemetry --------------------------------------------------------------------
 
-TRAIN = r"""
-import os, sys, time
-lr, epochs, pause = float(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
-print(f"CUDA_VISIBLE_DEVICES={os.environ['CUDA_VISIBLE_DEVICES']} lr={lr}", flush=True)
-loss = 0.69
-for epoch in range(1, epochs + 1):
-    loss *= 1 - min(lr, 0.5) / 4
-    print(f"epoch {epoch:3d}  loss {loss:.4f}  acc {1 - loss / 1.4:.3f}", flush=True)
-    time.sleep(pause)
-if lr > 0.9:
-    print("loss is nan: diverged", file=sys.stderr)
-    sys.exit(1)
-"""
-
-
-@pytest.mark.skipif(
-    os.environ.get("GPUHERD_SCREENSHOTS") != "1",
-    reason="set GPUHERD_SCREENSHOTS=1 to regenerate docs/screenshots/",
+SWEEP_CMD = (
+    "python3 -c 'import json, os, sys; x = float(sys.argv[1]);"
+    ' json.dump(dict(acc=x, err=1 - x), open(os.path.join(sys.argv[2], "metrics.json"), "w"))\''
+    " {x} {run_dir}"
 )
-def test_screenshots(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> None:
-    folder = tmp_path_factory.mktemp("shots")
-    train = folder / "train.py"
-    train.write_text(TRAIN)
-    gpus = folder / "gpus.json"
-    gpus.write_text(
-        '{"gpus": [{"name": "NVIDIA A100-SXM4-80GB", "memory_total": "80GiB", '
-        '"memory_used": "31GiB"}, {"name": "NVIDIA A100-SXM4-80GB", "memory_total": "80GiB", '
-        '"memory_used": "52GiB"}, {"name": "NVIDIA A100-SXM4-80GB", "memory_total": "80GiB", '
-        '"memory_used": "0GiB"}, {"name": "NVIDIA A100-SXM4-80GB", "memory_total": "80GiB", '
-        '"memory_used": "18GiB", "processes": [{"pid": 4242, "memory": "18GiB"}]}]}'
+
+
+def test_a_sweep_shows_live_with_its_table_and_plot(
+    board: Board, expect: Any, tmp_path: Path
+) -> None:
+    listing = board.page("/sweeps")
+    listing.evaluate("window.notReloaded = true")
+    out = board.herd.cli(
+        "sweep",
+        SWEEP_CMD,
+        "-p",
+        "x",
+        "0.5",
+        "0.1",
+        "0.9",
+        "--gpus",
+        "0",
+        "--hold",
+        "--name",
+        "browser-sweep",
+        "-q",
+        cwd=tmp_path,
     )
-    herd = Herd(folder / "home")
-    try:
-        herd.start("--fake-gpus", str(gpus), "--listen", "127.0.0.1:0")
+    ids = out.stdout.split()
+    card = listing.locator('article.sweep[data-sweep="browser-sweep"]')
+    expect(card).to_contain_text("3 points")  # arrived without a reload
+    expect(card.locator(".count-queued")).to_contain_text("3 queued")
+    expect(card.locator(".eta")).to_contain_text("no estimate until a point has finished")
+    page = board.page("/sweeps/browser-sweep")
+    page.evaluate("window.notReloaded = true")
+    expect(page.locator("tr.point")).to_have_count(3)
+    expect(page.locator("svg.plot")).to_have_count(0)  # nothing finished yet
+    board.herd.cli("release", *ids)
+    expect(card.locator(".count-done")).to_contain_text("3 done")
+    expect(card.locator(".pct")).to_have_text("100%")
+    plot = page.locator("svg.plot")
+    expect(plot.locator("circle.pt")).to_have_count(3)  # one point per finished point
+    expect(plot).to_have_attribute("aria-label", "acc against x")
+    cells = page.locator('td[data-metric="acc"]')
+    expect(cells).to_have_text(["0.5", "0.1", "0.9"])
+    assert listing.evaluate("window.notReloaded") is True
+    assert page.evaluate("window.notReloaded") is True
+    page.locator('th a[data-sort="acc"]').click()
+    expect(cells).to_have_text(["0.1", "0.5", "0.9"])
+    page.locator('th a[data-sort="acc"]').click()
+    expect(cells).to_have_text(["0.9", "0.5", "0.1"])
+    assert "sort=-acc" in page.url
+    page.select_option("#plot-metric", "err")
+    expect(page.locator("svg.plot")).to_have_attribute("aria-label", "err against x")
+    assert "sort=-acc" in page.url and "metric=err" in page.url  # the sort is kept
+    page.locator("a", has_text="its jobs").first.click()
+    expect(page.locator("tbody tr[id^=job-]")).to_have_count(3)
+    expect(page.locator("#sweep-filter")).to_have_value("browser-sweep")
+    listing.close()
+    page.close()
 
-        def run(name: str, lr: float, epochs: int, pause: float, *opts: str) -> int:
-            cmd = f"python train.py {lr} {epochs} {pause}"
-            return herd.submit("--name", name, "--cwd", str(folder), *opts, "--", cmd)
 
-        done = [run(f"resnet50-lr{lr}", lr, 8, 0.0, "--project", "resnet") for lr in (0.3, 0.1)]
-        failed = run("resnet50-lr1.0", 1.0, 3, 0.0, "--project", "resnet")
-        for job_id in (*done, failed):
-            herd.wait_state(job_id, "succeeded", "failed")
-        running = [
-            run("vit-b16-lr0.03", 0.03, 400, 0.5, "--project", "vit"),
-            run("vit-b16-lr0.01", 0.01, 400, 0.5, "--project", "vit", "--mem", "40GiB"),
-        ]
-        for job_id in running:
-            herd.wait_state(job_id, "running")
-        run("vit-l16-lr0.01", 0.01, 400, 0.5, "--project", "vit", "--gpus", "2")
-        run("sweep-check", 0.1, 5, 0.5, "--hold")
-        url = herd.cli("ui", "--url").stdout.strip()
-        context = browser.new_context(viewport={"width": 1280, "height": 760})
-        page = context.new_page()
-        page.set_default_timeout(TIMEOUT_MS)
-        page.goto(url)
-        base = url.split("/?")[0]
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        shots = {
-            "overview": "/",
-            "jobs": "/jobs",
-            "job": f"/jobs/{running[0]}",
-            "submit": "/submit",
-            "gpus": "/gpus",
-            "sweeps": "/sweeps",
-        }
-        for name, path in shots.items():
-            page.goto(base + path)
-            if name == "job":
-                page.wait_for_function(
-                    "document.querySelector('#log-stdout').textContent.includes('epoch   4')"
-                )
-            page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
-        context.close()
-    finally:
-        herd.cleanup()
+def test_the_jobs_page_filters_by_sweep(board: Board, expect: Any, tmp_path: Path) -> None:
+    board.herd.cli(
+        "sweep",
+        "true {x}",
+        "-p",
+        "x",
+        "1",
+        "2",
+        "--gpus",
+        "0",
+        "--hold",
+        "--name",
+        "filtered",
+        cwd=tmp_path,
+    )
+    board.submit("--hold", "--gpus", "0", "--name", "not-in-a-sweep", "--", "true")
+    page = board.page("/jobs?state=held")
+    expect(page.get_by_text("not-in-a-sweep")).to_be_visible()
+    page.select_option("#sweep-filter", "filtered")
+    page.locator("form.filters button").click()
+    rows = page.locator("tbody tr[id^=job-]")
+    expect(rows).to_have_count(2)
+    expect(rows.first).to_contain_text("filtered/x=2")
+    assert "sweep=filtered" in page.url and "state=held" in page.url
+    expect(page.get_by_text("not-in-a-sweep")).to_have_count(0)
+    page.close()
+
+
+def test_the_overview_shows_a_sparkline_per_gpu(board: Board, expect: Any) -> None:
+    def ticked() -> bool:
+        gpus = board.herd.client.get("/gpus")["gpus"]
+        return all(len(gpu["history"]) >= 3 for gpu in gpus)
+
+    wait_for(ticked, timeout=20, what="three telemetry readings of every GPU")
+    page = board.page("/")
+    cards = page.locator(".card.gpu")
+    expect(cards).to_have_count(4)
+    expect(cards.locator("svg.spark")).to_have_count(4)
+    for n in range(4):
+        line = cards.nth(n).locator("svg.spark polyline.util").first
+        assert len((line.get_attribute("points") or "").split()) >= 3
+    expect(cards.first.locator("figcaption")).to_contain_text("util 0%")
+    page.close()

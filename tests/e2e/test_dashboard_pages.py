@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import http.client
 import re
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -93,6 +94,7 @@ def test_every_page_renders_on_first_load(daemon: Herd) -> None:
         assert "script-src 'self'" in answer.headers["content-security-policy"]
     gone = call(daemon, "GET", "/sweeps/lr-grid")
     assert gone.status == 404 and "No sweep named" in gone.body
+    assert call(daemon, "GET", "/ui/sweeps/lr-grid").status == 404
     missing = call(daemon, "GET", "/jobs/999")
     assert missing.status == 404 and "no job 999" in missing.body and "<html" in missing.body
 
@@ -123,30 +125,55 @@ def test_names_commands_and_logs_are_escaped(daemon: Herd) -> None:
     assert logged == '&lt;b onmouseover="x"&gt;\n'
 
 
-def test_the_jobs_table_pages_10000_jobs_quickly(daemon: Herd) -> None:
+def run_sweep(herd: Herd, cwd: Path, command: str, options: str) -> None:
+    """`gpuherd sweep COMMAND OPTIONS...` submitted from `cwd` (results go to cwd/results)."""
+    herd.cli("sweep", command, *options.split(), cwd=cwd)
+
+
+def timed(herd: Herd, path: str) -> tuple[Answer, float]:
+    started = time.monotonic()
+    answer = call(herd, "GET", path)
+    assert answer.status == 200, (path, answer.body[:500])
+    return answer, time.monotonic() - started
+
+
+def test_the_jobs_table_pages_10000_jobs_quickly(daemon: Herd, tmp_path: Path) -> None:
     lines = [f"echo {i}" for i in range(10_500)]
     ids = daemon.submit_lines(lines, "--hold", "--gpus", "0")
     marker = daemon.submit("--hold", "--gpus", "0", "--name", "needle-job", "--", "true")
-    started = time.monotonic()
-    first = call(daemon, "GET", "/jobs")
-    first_time = time.monotonic() - started
-    assert first.status == 200
+    run_sweep(daemon, tmp_path, "true {x}", "-p x 1 2 3 --hold --gpus 0 --name paged")
+    first, first_time = timed(daemon, "/jobs")
     assert first.body.count('<tr id="job-') == 50
-    assert f'id="job-{marker}"' in first.body  # newest first
-    assert "1–50 of 10501" in first.body
+    assert f'id="job-{marker + 3}"' in first.body  # newest first
+    assert "1–50 of 10504" in first.body
     assert first_time < 2.0, f"the first page took {first_time:.2f}s"
-    last = call(daemon, "GET", "/ui/jobs?state=held&page=211")
-    assert last.body.count('<tr id="job-') == 1 and f'id="job-{ids[0]}"' in last.body
+    assert '<option value="paged">paged</option>' in first.body  # the sweep filter
+    last, deep_time = timed(daemon, "/ui/jobs?state=held&page=211")
+    assert last.body.count('<tr id="job-') == 4 and f'id="job-{ids[0]}"' in last.body
+    assert "10501–10504 of 10504" in last.body
     assert "older" not in last.body and "newer" in last.body
-    found = call(daemon, "GET", "/ui/jobs?q=needle")
+    assert deep_time < 1.0, f"the last page took {deep_time:.2f}s"
+    oldest = re.search(r'href="/jobs\?([^"]*)">oldest', first.body)
+    assert oldest is not None and oldest.group(1) == "page=211"
+    found, search_time = timed(daemon, "/ui/jobs?q=needle")
     assert found.body.count('<tr id="job-') == 1 and "needle-job" in found.body
+    assert search_time < 1.0, f"a search took {search_time:.2f}s"
+    echo = call(daemon, "GET", "/ui/jobs?q=echo+10499").body
+    assert echo.count('<tr id="job-') == 1 and f'id="job-{ids[10_499]}"' in echo
     by_id = call(daemon, "GET", f"/ui/jobs?q=%23{ids[7]}")
     assert by_id.body.count('<tr id="job-') == 1 and f'id="job-{ids[7]}"' in by_id.body
     id_first = call(daemon, "GET", f"/ui/jobs?q={ids[7]}")
     assert id_first.body.index('<tr id="job-') == id_first.body.index(f'<tr id="job-{ids[7]}"')
-    started = time.monotonic()
-    assert call(daemon, "GET", "/").status == 200
-    assert time.monotonic() - started < 2.0
+    literal = call(daemon, "GET", "/ui/jobs?q=%25").body  # % is text, not a wildcard
+    assert "No job matches this filter." in literal
+    swept = call(daemon, "GET", "/ui/jobs?sweep=paged").body
+    assert swept.count('<tr id="job-') == 3 and "1–3 of 3" in swept
+    both = call(daemon, "GET", f"/ui/jobs?sweep=paged&q=%23{marker + 2}").body
+    assert both.count('<tr id="job-') == 1
+    beyond = call(daemon, "GET", "/ui/jobs?page=9999").body
+    assert "none on page 9999" in beyond and "page=211" in beyond
+    _, overview_time = timed(daemon, "/")
+    assert overview_time < 2.0
 
 
 def test_row_and_bulk_actions(daemon: Herd) -> None:
@@ -268,3 +295,118 @@ def test_no_listener_unless_asked(daemon: Herd) -> None:
         "remote_url": None,
         "token_file": None,
     }
+
+
+# ---- sweeps ---------------------------------------------------------------------------------
+
+METRIC_CMD = (
+    'python3 -c \'import json, os, sys; json.dump(dict(acc=float(sys.argv[1]), tag="t"),'
+    ' open(os.path.join(sys.argv[2], "metrics.json"), "w"))\' {x} {run_dir}'
+)
+
+
+def sweep_done(herd: Herd, name: str, points: int) -> None:
+    def done() -> bool:
+        table = herd.client.get(f"/sweeps/{name}")
+        return sum(1 for r in table["rows"] if r["state"] == "succeeded") == points
+
+    wait_for(done, what=f"sweep {name} to finish")
+
+
+def metric_column(body: str, metric: str) -> list[str]:
+    return re.findall(rf'data-metric="{metric}">([^<]*)<', body)
+
+
+def test_the_sweep_pages(daemon: Herd, tmp_path: Path) -> None:
+    run_sweep(daemon, tmp_path, METRIC_CMD, "-p x 0.5 0.1 0.9 --gpus 0 --name acc-x")
+    sweep_done(daemon, "acc-x", 3)
+    listing = call(daemon, "GET", "/sweeps").body
+    assert 'href="/sweeps/acc-x"' in listing and "3 points" in listing
+    assert re.search(r'<b class="n">3</b> done', listing) and "100%" in listing
+    page = call(daemon, "GET", "/sweeps/acc-x")
+    assert page.status == 200
+    assert page.body.count('<tr class="point') == 3
+    assert metric_column(page.body, "acc") == ["0.5", "0.1", "0.9"]  # the grid's order
+    assert metric_column(page.body, "tag") == ["t", "t", "t"]
+    start = page.body.index('<svg class="plot"')
+    plot = page.body[start : page.body.index("</svg>", start)]
+    assert plot.count("<circle") == 3 and 'aria-label="acc against x"' in plot
+    assert 'data-x-axis="linear"' in plot and "tag" not in plot  # text metrics are not plotted
+    assert 'href="/jobs?sweep=acc-x"' in page.body
+    ascending = call(daemon, "GET", "/sweeps/acc-x?sort=acc").body
+    assert metric_column(ascending, "acc") == ["0.1", "0.5", "0.9"]
+    assert 'href="/sweeps/acc-x?sort=-acc&amp;metric=acc&amp;param=x' in ascending  # click again
+    descending = call(daemon, "GET", "/ui/sweeps/acc-x?sort=-acc").body
+    assert metric_column(descending, "acc") == ["0.9", "0.5", "0.1"]
+    assert "▼" in descending
+    wrong = call(daemon, "GET", "/sweeps/acc-x?sort=nope&metric=nope&param=nope")
+    assert wrong.status == 200 and "cannot sort by &#39;nope&#39;" in wrong.body
+    assert 'aria-label="acc against x"' in wrong.body
+    jobs = call(daemon, "GET", "/jobs?sweep=acc-x").body
+    assert jobs.count('<tr id="job-') == 3 and '<option value="acc-x" selected>' in jobs
+    assert call(daemon, "GET", "/ui/sweeps").status == 200
+
+
+def test_a_sweep_page_plots_a_log_or_categorical_parameter(daemon: Herd, tmp_path: Path) -> None:
+    command = (
+        "python3 -c 'import json, os, sys; a = sys.argv;"
+        " json.dump(dict(loss=len(a[2]) * float(a[1])),"
+        ' open(os.path.join(sys.argv[3], "metrics.json"), "w"))\' {lr} {opt} {run_dir}'
+    )
+    run_sweep(
+        daemon, tmp_path, command, "-p lr 1e-4 1e-3 0.01 -p opt adam sgd --gpus 0 --name lr-opt"
+    )
+    sweep_done(daemon, "lr-opt", 6)
+    page = call(daemon, "GET", "/sweeps/lr-opt").body
+    assert 'data-x-axis="log"' in page and "lr (log scale)" in page  # 1e-4 is text, a number
+    assert len(re.findall(r'<circle class="pt c[01]" cx="[\d.]+" cy="[\d.]+" r="5"', page)) == 6
+    assert "opt: " in page  # coloured by opt, with a legend
+    assert '<option value="opt" selected>opt</option>' in page
+    by_opt = call(daemon, "GET", "/sweeps/lr-opt?param=opt&colour=-").body
+    assert 'data-x-axis="category"' in by_opt and ">adam</text>" in by_opt
+    assert by_opt.count('<circle class="pt c0"') == 6 and "opt: " not in by_opt
+
+
+def test_the_sweep_stream_says_change_for_its_own_jobs(daemon: Herd, tmp_path: Path) -> None:
+    run_sweep(daemon, tmp_path, "true {x}", "-p x 1 2 --hold --gpus 0 --name streamed")
+    held = [job["id"] for job in daemon.ls_all() if job["state"] == "held"]
+    conn = _UnixConnection(daemon.client.socket_path, timeout=15)
+    released = threading.Timer(0.5, daemon.cli, ("release", str(held[0])))
+    try:
+        conn.request("GET", "/ui/sweep-events/streamed")
+        response = conn.getresponse()
+        assert response.readline() == b"retry: 2000\n"
+        assert response.readline() == b"\n"
+        assert response.readline() == b"event: change\n"  # at once: fetch what you missed
+        assert response.readline() == b"data: connected\n"
+        assert response.readline() == b"\n"
+        other = daemon.submit("--gpus", "0", "--", "true")
+        daemon.wait_state(other, "succeeded")
+        time.sleep(1.5)  # had the other job's changes made an event, it would be sent by now
+        started = time.monotonic()
+        released.start()
+        assert response.readline() == b"event: change\n"
+        assert time.monotonic() - started >= 0.5, "a job of no sweep changed the sweep's page"
+    finally:
+        released.cancel()
+        if released.ident:
+            released.join()
+        conn.close()
+
+
+def test_sweep_pages_escape_names_values_and_metrics(daemon: Herd, tmp_path: Path) -> None:
+    command = (
+        'python3 -c \'import json, os, sys; json.dump(dict([("<i>k</i>", 1),'
+        ' ("note", "<script>alert(1)</script>")]),'
+        ' open(os.path.join(sys.argv[1], "metrics.json"), "w"))\' {run_dir} {x}'
+    )
+    run_sweep(daemon, tmp_path, command, "-p x <b> 2 --gpus 0 --name esc<aped>")
+    sweep_done(daemon, "esc<aped>", 2)
+    for path in ("/sweeps", "/ui/sweeps", "/sweeps/esc%3Caped%3E?param=x&metric=%3Ci%3Ek%3C/i%3E"):
+        body = call(daemon, "GET", path).body
+        assert "<script>alert" not in body and "<i>k" not in body and "<b>" not in body, path
+        assert "esc&lt;aped&gt;" in body, path
+    page = call(daemon, "GET", "/sweeps/esc%3Caped%3E?param=x&metric=%3Ci%3Ek%3C/i%3E").body
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "&lt;i&gt;k&lt;/i&gt;" in page
+    assert 'aria-label="&lt;i&gt;k&lt;/i&gt; against x"' in page  # plotted, as text
+    assert ">&lt;b&gt;</text>" in page  # a categorical tick

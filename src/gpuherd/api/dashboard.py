@@ -14,8 +14,8 @@ from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import HTMLResponse
 from starlette.staticfiles import StaticFiles
 
-from gpuherd.api import dashboard_actions, dashboard_streams, views
-from gpuherd.errors import HerdError
+from gpuherd.api import dashboard_actions, dashboard_streams, views, views_sweeps
+from gpuherd.errors import HerdError, NotFound
 from gpuherd.service import Service
 
 router = APIRouter(include_in_schema=False)
@@ -64,7 +64,10 @@ def _jobs(request: Request) -> views.JobPage:
 async def jobs_list(request: Request) -> HTMLResponse:
     submitted = request.query_params.get("submitted", "")
     ids = [int(i) for i in submitted.split(",") if i.isdigit()]
-    return views.render("jobs.html", path="/jobs", page=_jobs(request), submitted=ids)
+    sweeps = views.sweep_names(_service(request))
+    return views.render(
+        "jobs.html", path="/jobs", page=_jobs(request), submitted=ids, sweeps=sweeps
+    )
 
 
 @router.get("/ui/jobs", response_class=HTMLResponse)
@@ -119,7 +122,7 @@ async def job_fragment(request: Request, job_id: int) -> HTMLResponse:
     return views.render("_job.html", **_job(request, job_id, with_logs=False))
 
 
-# ---- submit, GPUs, sweeps ------------------------------------------------------------------
+# ---- submit, GPUs --------------------------------------------------------------------------
 
 
 @router.get("/submit", response_class=HTMLResponse)
@@ -145,15 +148,40 @@ async def gpus_fragment(request: Request) -> HTMLResponse:
     return views.render("_gpus.html", **_gpus(request))
 
 
+# ---- sweeps ---------------------------------------------------------------------------------
+
+
+def _sweeps(request: Request) -> dict[str, Any]:
+    return {"sweeps": views_sweeps.listing(_service(request))}
+
+
 @router.get("/sweeps", response_class=HTMLResponse)
 async def sweeps_page(request: Request) -> HTMLResponse:
-    """Sweeps are not built yet: the page exists, empty, for the change that adds them."""
-    return views.render("sweeps.html", path="/sweeps", sweeps=[])
+    return views.render("sweeps.html", path="/sweeps", **_sweeps(request))
+
+
+@router.get("/ui/sweeps", response_class=HTMLResponse)
+async def sweeps_fragment(request: Request) -> HTMLResponse:
+    return views.render("_sweeps.html", **_sweeps(request))
+
+
+def _sweep(request: Request, name: str) -> views_sweeps.SweepPage:
+    query = views_sweeps.SweepQuery.from_query(request.query_params)
+    return views_sweeps.sweep_page(_service(request), name, query)
 
 
 @router.get("/sweeps/{name}", response_class=HTMLResponse)
 async def sweep_page(request: Request, name: str) -> HTMLResponse:
-    return views.render("sweep.html", http_status=404, path="/sweeps", sweep=name)
+    try:
+        page = _sweep(request, name)
+    except NotFound:
+        return views.render("sweep.html", http_status=404, path="/sweeps", name=name, page=None)
+    return views.render("sweep.html", path="/sweeps", name=name, page=page)
+
+
+@router.get("/ui/sweeps/{name}", response_class=HTMLResponse)
+async def sweep_fragment(request: Request, name: str) -> HTMLResponse:
+    return views.render("_sweep.html", name=name, page=_sweep(request, name))
 
 
 def error_page(request: Request, exc: HerdError) -> HTMLResponse | None:

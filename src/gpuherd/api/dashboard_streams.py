@@ -14,18 +14,27 @@ from __future__ import annotations
 import asyncio
 import html
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 
+from gpuherd.api import views
 from gpuherd.errors import HerdError
 from gpuherd.service import Service
 
 router = APIRouter(include_in_schema=False)
 COALESCE = 0.3
 """Seconds to gather state changes into one `change` event."""
+SWEEP_COALESCE = 1.0
+"""Seconds to gather changes before a sweep page (which reads every point's metrics) reloads;
+longer for big sweeps (a table of 10,000 points takes about 0.5 s to build): one second per
+SWEEP_JOBS_PER_SECOND of the sweeps' jobs, at most SWEEP_MAX_PAUSE."""
+SWEEP_JOBS_PER_SECOND = 2000
+SWEEP_MAX_PAUSE = 10.0
+MAX_LOOKUPS = 50
+"""More new jobs than this in one batch (a sweep submitted): refresh without asking each."""
 POLL = 0.25
 """Seconds between looks at a running job's log files (they have no change notification)."""
 CHUNK = 64 * 1024
@@ -88,6 +97,63 @@ async def page_events(request: Request) -> StreamingResponse:
             service.engine.changes.unsubscribe(changes)
 
     return _stream(events())
+
+
+@router.get("/ui/sweep-events")
+async def sweeps_events(request: Request) -> StreamingResponse:
+    """`change` when a job of any sweep changed (the sweeps page)."""
+    service = _service(request)
+    return _stream(_sweep_changes(service, lambda: views.sweep_names(service)))
+
+
+@router.get("/ui/sweep-events/{name}")
+async def sweep_events(request: Request, name: str) -> StreamingResponse:
+    """`change` when a job of sweep `name` changed (its page)."""
+    return _stream(_sweep_changes(_service(request), lambda: [name]))
+
+
+async def _sweep_changes(service: Service, names: Callable[[], list[str]]) -> AsyncIterator[str]:
+    """One `change` on connect, then at most one per SWEEP_COALESCE seconds (more for big
+    sweeps) when a job of the sweeps `names()` changed. Whether a job belongs to one is asked
+    once per job."""
+    changes = service.engine.changes.subscribe()
+    known: dict[int, bool] = {}
+    try:
+        yield "retry: 2000\n\n" + sse("change", "connected")
+        while True:
+            batch = [await changes.get()]
+            await asyncio.sleep(_pause(service, names()))
+            while not changes.empty():
+                batch.append(changes.get_nowait())
+            if None in batch:
+                return  # the daemon is stopping
+            ids = {c["id"] for c in batch if c is not None and isinstance(c.get("id"), int)}
+            if ids and _touches(service, ids, names, known):
+                yield sse("change", "1")
+    finally:
+        service.engine.changes.unsubscribe(changes)
+
+
+def _pause(service: Service, names: list[str]) -> float:
+    jobs = sum(service.page_jobs(sweep=name, limit=0)[0] for name in names)
+    return min(SWEEP_MAX_PAUSE, max(SWEEP_COALESCE, jobs / SWEEP_JOBS_PER_SECOND))
+
+
+def _touches(
+    service: Service, ids: set[int], names: Callable[[], list[str]], known: dict[int, bool]
+) -> bool:
+    """Is one of the jobs `ids` part of one of the sweeps? (Many new ids: assume so.)"""
+    unknown = ids - known.keys()
+    if len(unknown) > MAX_LOOKUPS:
+        return True
+    if len(known) > 100_000:
+        known.clear()
+    sweeps = names() if unknown else []
+    for job_id in unknown:
+        known[job_id] = any(
+            service.page_jobs(search=f"#{job_id}", sweep=sweep, limit=0)[0] for sweep in sweeps
+        )
+    return any(known.get(job_id) for job_id in ids)
 
 
 class LogCursor:

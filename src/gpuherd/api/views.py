@@ -19,6 +19,7 @@ from starlette.datastructures import QueryParams
 from starlette.responses import HTMLResponse
 
 from gpuherd import __version__
+from gpuherd.api import views_plot, views_sweeps
 from gpuherd.core.idspec import format_ids, parse_ids
 from gpuherd.core.states import ACTIVE_STATES, FINISHED_STATES, LIVE_STATES, JobState
 from gpuherd.core.units import format_duration, format_size
@@ -90,16 +91,30 @@ def _make_env() -> Environment:
         size=lambda n: format_size(n) if n is not None else "-",
         ids=lambda ids: format_ids(ids) if ids else "-",
         percent=_percent,
+        duration=format_duration,
+        metric=views_sweeps.metric_text,
     )
-    env.globals.update(version=__version__, nav=NAV, state_order=STATE_ORDER)
+    env.globals.update(
+        version=__version__,
+        nav=NAV,
+        state_order=STATE_ORDER,
+        jobs_link=views_sweeps.jobs_link,
+        job_states=views_sweeps.JOB_STATES,
+        sparkline=_sparkline,
+    )
     return env
+
+
+def _sparkline(gpu: dict[str, Any]) -> views_plot.Spark | None:
+    """The sparkline of a GPU of GET /api/v1/gpus (its `history` readings)."""
+    return views_plot.sparkline(gpu.get("history") or [], gpu.get("memory_total"), time.time())
 
 
 ENV = _make_env()
 
 
 def render(
-    name: str, *, http_status: int = 200, headers: dict[str, str] | None = None, **context: Any
+    name: str, /, *, http_status: int = 200, headers: dict[str, str] | None = None, **context: Any
 ) -> HTMLResponse:
     html = ENV.get_template(name).render(**context)
     return HTMLResponse(html, http_status, headers={**PAGE_HEADERS, **(headers or {})})

@@ -23,6 +23,8 @@ LOG_DECADES = 2.0
 """A positive numeric parameter spanning at least this many decades gets a log axis."""
 FINISHED = frozenset({"succeeded", "done", "failed", "killed", "cancelled", "lost"})
 GOOD = frozenset({"succeeded", "done"})
+COLOURS = 8
+"""Points are coloured by a parameter with at most this many values (dashboard.css c0-c7)."""
 
 
 def number(value: Any) -> float | None:
@@ -71,6 +73,8 @@ class Dot:
     title: str
     job_id: int | None
     ok: bool
+    series: int = 0
+    """Which colour: the index of the point's value of the colour-by parameter."""
 
 
 @dataclass
@@ -78,6 +82,9 @@ class Scatter:
     x: Axis
     y: Axis
     dots: list[Dot]
+    colour_by: str = ""
+    legend: list[str] = field(default_factory=list)
+    """The colour-by parameter's values, in the order of their colours."""
     left: int = LEFT
     top: int = TOP
     right: int = WIDTH - RIGHT
@@ -136,9 +143,12 @@ def _numeric_axis(
     return Axis("linear", name, ticks), scale
 
 
-def scatter(rows: Iterable[Mapping[str, Any]], param: str, metric: str) -> Scatter | None:
-    """The finished points of a sweep table with a numeric `metric`, placed by `param`;
-    None when there is nothing to draw."""
+def scatter(
+    rows: Iterable[Mapping[str, Any]], param: str, metric: str, colour_by: str = ""
+) -> Scatter | None:
+    """The finished points of a sweep table with a numeric `metric`, placed by `param` and
+    coloured by the value of `colour_by` (at most COLOURS values; else one colour); None
+    when there is nothing to draw."""
     rows = sorted(rows, key=lambda r: (r.get("index") is None, r.get("index") or 0))
     xs_all = [r["params"].get(param) for r in rows if param in r["params"]]
     shown = [
@@ -171,14 +181,23 @@ def scatter(rows: Iterable[Mapping[str, Any]], param: str, metric: str) -> Scatt
         def place(value: Any) -> float:
             return at[str(value)]
 
+    legend = list(dict.fromkeys(str(r["params"].get(colour_by, "")) for r in rows))
+    if not colour_by or colour_by == param or len(legend) > COLOURS:
+        colour_by, legend = "", []
     dots = []
     for row, y in zip(shown, y_values, strict=True):
         x_value = row["params"][param]
         job = row.get("job_id")
-        title = f"{param} = {x_value}, {metric} = {label(y)} ({row.get('state')}"
-        title += f", job {job})" if job else ")"
-        dots.append(Dot(place(x_value), y_scale(y), title, job, row.get("state") in GOOD))
-    return Scatter(x_axis, y_axis, dots)
+        title = f"{param} = {x_value}, {metric} = {label(y)}"
+        series = 0
+        if colour_by:
+            value = str(row["params"].get(colour_by, ""))
+            title += f", {colour_by} = {value}"
+            series = legend.index(value)
+        title += f" ({row.get('state')}" + (f", job {job})" if job else ")")
+        ok = row.get("state") in GOOD
+        dots.append(Dot(place(x_value), y_scale(y), title, job, ok, series))
+    return Scatter(x_axis, y_axis, dots, colour_by, legend)
 
 
 # ---- sparklines ------------------------------------------------------------------------------

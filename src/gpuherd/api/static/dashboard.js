@@ -58,6 +58,23 @@
     }
   });
 
+  // A sweep's plot: choosing a metric or a parameter shows it (the form works without us too).
+  document.addEventListener("change", function (event) {
+    var target = event.target;
+    if (target && target.hasAttribute && target.hasAttribute("data-autosubmit") && target.form) {
+      target.form.submit();
+    }
+  });
+  // No live refresh of a sweep's page while one of its selects is open or focused.
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    var target = event.detail && event.detail.target;
+    var active = document.activeElement;
+    if (target && target.id === "sweep-live" && active && active.closest &&
+        active.closest(".plot-controls")) {
+      event.preventDefault();
+    }
+  });
+
   document.addEventListener("DOMContentLoaded", function () {
     document.querySelectorAll("pre.log").forEach(function (pre) { pre.scrollTop = pre.scrollHeight; });
   });

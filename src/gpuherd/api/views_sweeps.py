@@ -1,0 +1,231 @@
+"""What the sweep pages show: each sweep's progress and estimated time to finish, and one
+sweep's results table and plot. Read through the verbs GET /api/v1/sweeps[/{name}] answer
+with (gpuherd.sweeps) and Service.page_jobs; nothing here keeps state of its own.
+
+The estimate: the mean run time of the sweep's latest finished points (up to MEAN_OF of its
+succeeded jobs) times the points still queued, plus what the running points have left of
+that mean, divided by how many of its points run at once now (the GPUs they hold are named).
+No estimate before a point has finished, or while none of the sweep's points runs.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from statistics import fmean
+from typing import Any
+from urllib.parse import urlencode
+
+from starlette.datastructures import QueryParams
+
+from gpuherd.api import views_plot
+from gpuherd.core.units import format_duration
+from gpuherd.errors import HerdError, NotFound
+from gpuherd.service import Service
+from gpuherd.sweeps import Sweeps
+
+MEAN_OF = 200
+"""The estimate averages the run times of at most this many of the latest finished points."""
+MAX_ROWS = 1000
+"""A sweep page lists at most this many points (sorted first); the plot shows them all."""
+GROUPS: tuple[tuple[str, frozenset[str]], ...] = (
+    ("done", frozenset({"succeeded", "done"})),
+    ("failed", frozenset({"failed", "killed", "cancelled", "lost"})),
+    ("running", frozenset({"running", "paused"})),
+    ("queued", frozenset({"queued", "held"})),
+    ("not run", frozenset({"missing"})),
+)
+JOB_STATES = {
+    "done": ("succeeded",),
+    "failed": ("failed", "killed", "cancelled", "lost"),
+    "running": ("running", "paused"),
+    "queued": ("queued", "held"),
+}
+"""The jobs page's state filter behind each count (a count links to the sweep's jobs)."""
+
+
+def jobs_link(name: str, group: str | None = None) -> str:
+    """/jobs filtered to the sweep (and to the job states of a group of points)."""
+    pairs = [("state", s) for s in JOB_STATES.get(group or "", ())]
+    return "/jobs?" + urlencode([*pairs, ("sweep", name)])
+
+
+@dataclass(frozen=True)
+class Segment:
+    group: str
+    count: int
+    x: float
+    width: float
+    """Percent of the bar."""
+
+
+@dataclass
+class Progress:
+    points: int
+    counts: dict[str, int]
+    segments: list[Segment]
+    mean: float | None
+    running: int
+    gpus: list[int]
+    eta: float | None
+    how: str
+
+    @property
+    def done_percent(self) -> int:
+        return round(100 * self.counts["done"] / self.points) if self.points else 0
+
+    @property
+    def finished(self) -> bool:
+        return self.counts["running"] + self.counts["queued"] == 0
+
+
+def group_counts(counts: dict[str, int]) -> dict[str, int]:
+    """Point counts by state folded into done / failed / running / queued / not run."""
+    grouped = {name: sum(counts.get(s, 0) for s in states) for name, states in GROUPS}
+    known = {s for _, states in GROUPS for s in states}
+    grouped["not run"] += sum(n for s, n in counts.items() if s not in known)
+    return grouped
+
+
+def progress(service: Service, name: str, counts: dict[str, int]) -> Progress:
+    grouped = group_counts(counts)
+    points = sum(grouped.values())
+    segments, x = [], 0.0
+    for group, n in grouped.items():
+        if n and points:
+            width = 100 * n / points
+            segments.append(Segment(group, n, round(x, 3), round(width, 3)))
+            x += width
+    _, live = service.page_jobs(["running", "paused"], sweep=name, limit=10_000)
+    _, done = service.page_jobs(["succeeded"], sweep=name, limit=MEAN_OF)
+    runs = [j["ended_at"] - j["started_at"] for j in done if j["started_at"] and j["ended_at"]]
+    mean = fmean(runs) if runs else None
+    running = [j for j in live if j["state"] == "running"]
+    gpus = sorted({g for j in running for g in j["gpus"]})
+    queued = grouped["queued"]
+    eta: float | None = None
+    if not queued and not live:
+        how = "nothing left to run"
+    elif mean is None:
+        how = "no estimate until a point has finished"
+    elif not running:
+        how = "no estimate while none of its points runs"
+    else:
+        now = time.time()
+        left = sum(max(0.0, mean - (now - j["started_at"])) for j in live if j["started_at"])
+        on = f" on GPU {', '.join(map(str, gpus))}" if gpus else ", on no GPU"
+        of = f"{format_duration(mean)} mean run (of {len(runs)} finished point{_s(runs)})"
+        eta = (queued * mean + left) / len(running)
+        how = (
+            f"{queued} queued × {of} + {format_duration(left)} left of the running ones,"
+            f" ÷ {len(running)} running at once{on}"
+        )
+        if not queued and not left:
+            eta = None
+            how = f"any moment: its {len(live)} running point{_s(live)} ran longer than the {of}"
+    return Progress(points, grouped, segments, mean, len(running), gpus, eta, how)
+
+
+def _s(items: list[Any]) -> str:
+    return "" if len(items) == 1 else "s"
+
+
+def listing(service: Service) -> list[dict[str, Any]]:
+    """Every sweep (GET /api/v1/sweeps), newest first, with its progress."""
+    sweeps = Sweeps(service).listing()
+    sweeps.sort(key=lambda s: s["updated_at"], reverse=True)
+    return [{**s, "progress": progress(service, s["name"], s["counts"])} for s in sweeps]
+
+
+# ---- one sweep --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SweepQuery:
+    """A sweep page's choices: the table's sort key, and the plot's metric and parameter."""
+
+    sort: str = ""
+    metric: str = ""
+    param: str = ""
+    colour: str = ""
+    """The parameter that colours the plot's points; "-" for none."""
+
+    @classmethod
+    def from_query(cls, params: QueryParams) -> SweepQuery:
+        get = params.get
+        return cls(*(get(k, "").strip() for k in ("sort", "metric", "param", "colour")))
+
+    def query(self, **changes: Any) -> str:
+        q = replace(self, **changes)
+        return urlencode([(k, v) for k, v in vars(q).items() if v])
+
+    def sort_link(self, key: str) -> str:
+        """The query that sorts by `key`: ascending first, then descending, and back."""
+        return self.query(sort=f"-{key}" if self.sort == key else key)
+
+    def sorted_by(self, key: str) -> str:
+        return "asc" if self.sort == key else "desc" if self.sort == f"-{key}" else ""
+
+
+@dataclass
+class SweepPage:
+    table: dict[str, Any]
+    query: SweepQuery
+    progress: Progress
+    params: list[str]
+    metrics: list[str]
+    """Metrics with a number in at least one row (the ones a plot can show)."""
+    rows: list[dict[str, Any]]
+    plot: views_plot.Scatter | None
+    notes: list[str] = field(default_factory=list)
+
+
+def sweep_page(service: Service, name: str, q: SweepQuery) -> SweepPage:
+    """One sweep (GET /api/v1/sweeps/{name}?sort=) with its progress, table and plot."""
+    sweeps = Sweeps(service)
+    notes = []
+    try:
+        table = sweeps.table(name, q.sort or None)
+    except NotFound:
+        raise
+    except HerdError as exc:  # an unknown sort key: say so, show the table unsorted
+        notes.append(str(exc))
+        table = sweeps.table(name, None)
+        q = replace(q, sort="")
+    rows: list[dict[str, Any]] = table["rows"]
+    params = list(table["varying"]) or list(dict.fromkeys(k for r in rows for k in r["params"]))
+    metrics = [
+        k
+        for k in table["metric_keys"]
+        if any(views_plot.number(r["metrics"].get(k)) is not None for r in rows)
+    ]
+    metric = q.metric if q.metric in metrics else (metrics[0] if metrics else "")
+    param = q.param if q.param in params else (params[0] if params else "")
+    others = [k for k in params if k != param]
+    colour = q.colour if q.colour in others or q.colour == "-" else (others or ["-"])[0]
+    q = replace(q, metric=metric, param=param, colour=colour)
+    plot = None
+    if metric and param:
+        plot = views_plot.scatter(rows, param, metric, "" if colour == "-" else colour)
+    if len(rows) > MAX_ROWS:
+        notes.append(
+            f"The table shows the first {MAX_ROWS:,} of {len(rows):,} points"
+            " (sort to see others; the plot shows every finished point)."
+        )
+    return SweepPage(
+        table=table,
+        query=q,
+        progress=progress(service, name, table["counts"]),
+        params=params,
+        metrics=metrics,
+        rows=rows[:MAX_ROWS],
+        plot=plot,
+        notes=notes,
+    )
+
+
+def metric_text(value: Any) -> str:
+    """A metric in a table cell: numbers to 4 significant digits, text as it is."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return "" if value is None else str(value)
+    return str(value) if isinstance(value, int) else f"{value:.6g}"
