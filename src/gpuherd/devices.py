@@ -224,3 +224,11 @@ def _user(pid: int) -> str | None:
         return str(psutil.Process(pid).username())
     except (psutil.Error, KeyError):
         return None
+
+
+def host_memory_available() -> int:
+    return int(psutil.virtual_memory().available)
+
+
+def host_memory_total() -> int:
+    return int(psutil.virtual_memory().total)

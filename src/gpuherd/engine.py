@@ -11,16 +11,16 @@ import asyncio
 import logging
 import socket
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from itertools import islice
-
-import psutil
 
 from gpuherd import jobfiles
 from gpuherd.attempts import Attempts, Live
 from gpuherd.broadcast import Broadcast
 from gpuherd.config import load_policy
+from gpuherd.core.caps import within_caps
 from gpuherd.core.lifecycle import (
     Ended,
     after_attempt,
@@ -40,7 +40,7 @@ from gpuherd.core.states import (
     transition,
 )
 from gpuherd.core.units import format_duration
-from gpuherd.devices import DeviceTable
+from gpuherd.devices import DeviceTable, host_memory_available
 from gpuherd.executors.base import Executor, ExitStatus, SpawnError
 from gpuherd.executors.local import read_pid_file
 from gpuherd.store import Store
@@ -313,26 +313,10 @@ class Engine:
         self.wake()
 
     def _within_sweep_caps(self, pending: Iterator[Job]) -> Iterator[Job]:
-        """Offer placement no more of a capped sweep's jobs than it may still start.
-
-        The cap is applied before placement, which stays unaware of sweeps: a sweep's
-        points ask for the same resources, so one offered but not placed means the others
-        would not fit either.
-        """
         if not self.sweep_caps:
-            yield from pending
-            return
-        room = dict(self.sweep_caps)
-        for live in self.live.values():
-            if live.sweep in room:
-                room[live.sweep] -= 1
-        for job in pending:
-            sweep = job.spec.sweep
-            if sweep in room:
-                if room[sweep] <= 0:
-                    continue
-                room[sweep] -= 1
-            yield job
+            return pending
+        running = Counter(live.sweep for live in self.live.values() if live.sweep)
+        return within_caps(pending, self.sweep_caps, running)
 
     def _do_paperwork(self) -> None:
         """Write the human-readable job files, after the GPUs got their next jobs.
@@ -496,11 +480,3 @@ class Engine:
     @property
     def stopping(self) -> bool:
         return self._stopping
-
-
-def host_memory_available() -> int:
-    return int(psutil.virtual_memory().available)
-
-
-def host_memory_total() -> int:
-    return int(psutil.virtual_memory().total)

@@ -6,7 +6,6 @@ Verbs on several jobs answer one ActionResult per job, so one bad id never hides
 
 from __future__ import annotations
 
-import os
 import shutil
 import time
 from collections.abc import Callable, Sequence
@@ -15,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuherd import __version__, config, jobfiles
-from gpuherd.core.model import DeviceState, Job, JobSpec, Outcome
+from gpuherd.core.model import DeviceState, Job, Outcome
 from gpuherd.core.placement import never_fits, why_waiting
 from gpuherd.core.states import (
     ACTIVE_STATES,
@@ -29,9 +28,11 @@ from gpuherd.core.states import (
     transition,
 )
 from gpuherd.core.units import format_duration, format_size
-from gpuherd.engine import Engine, host_memory_available, host_memory_total
+from gpuherd.devices import host_memory_available, host_memory_total
+from gpuherd.engine import Engine
 from gpuherd.errors import Conflict, HerdError, NotFound
 from gpuherd.store import NewJob
+from gpuherd.submission import spec_from_item, where_in_batch
 from gpuherd.wire import ActionResult, SubmitItem, attempt_view, device_view, job_view
 
 RECENT_FINISHED = 10
@@ -58,7 +59,7 @@ class Service:
         devices = self.engine.device_listing()
         new_jobs = []
         for n, item in enumerate(items, 1):
-            spec = _spec(item, n if len(items) > 1 else None)
+            spec = spec_from_item(item, n if len(items) > 1 else None)
             reason = (
                 never_fits(spec.gpus, spec.mem, devices, self.engine.policy, spec.exclusive)
                 if spec.gpus
@@ -71,7 +72,7 @@ class Service:
             if not reason and spec.ram and spec.ram > host_memory_total():
                 reason = f"asks for {format_size(spec.ram)} of host memory, more than it has"
             if reason:
-                raise HerdError(f"{_where(n, len(items))}this job can never run: {reason}")
+                raise HerdError(f"{where_in_batch(n, len(items))}this job can never run: {reason}")
             new_jobs.append(NewJob(spec, item.priority, item.hold))
         now = self.engine.clock()
         ids = self.store.add_jobs(new_jobs, now)
@@ -404,54 +405,6 @@ class Service:
             return why_waiting(job, devices, reservations, policy, host_free)
 
         return explain
-
-
-def _spec(item: SubmitItem, n: int | None) -> JobSpec:
-    where = _where(n or 1, 2 if n else 1)
-    command = item.command.strip()
-    if not command:
-        raise HerdError(f"{where}the command is empty: give it after -- or as one string")
-    if not 0 <= item.gpus <= 64:
-        raise HerdError(f"{where}--gpus must be between 0 and 64, got {item.gpus}")
-    if item.retries < 0:
-        raise HerdError(f"{where}--retries must be 0 or more, got {item.retries}")
-    if item.timeout is not None and item.timeout <= 0:
-        raise HerdError(f"{where}--timeout must be positive")
-    if item.no_output_timeout is not None and item.no_output_timeout <= 0:
-        raise HerdError(f"{where}--no-output-timeout must be positive")
-    if item.grace < 0:
-        raise HerdError(f"{where}--grace must be 0 or more seconds")
-    if item.mem is not None and item.mem <= 0:
-        raise HerdError(f"{where}--mem must be positive")
-    if item.ram is not None and item.ram <= 0:
-        raise HerdError(f"{where}--ram must be positive")
-    if not os.path.isabs(item.cwd) or not os.path.isdir(item.cwd):
-        raise HerdError(f"{where}working directory {item.cwd} does not exist: pass --cwd DIR")
-    return JobSpec(
-        command=command,
-        cwd=item.cwd,
-        env=dict(item.env),
-        env_overrides=dict(item.env_overrides),
-        name=item.name,
-        gpus=item.gpus,
-        mem=item.mem,
-        ram=item.ram,
-        oom_retry=item.oom_retry,
-        after=tuple(sorted(set(item.after))),
-        retries=item.retries,
-        timeout=item.timeout,
-        no_output_timeout=item.no_output_timeout,
-        kill_on_no_output=item.kill_on_no_output,
-        grace=item.grace,
-        project=item.project,
-        folder=item.folder,
-        sweep=item.sweep,
-        git=item.git,
-    )
-
-
-def _where(n: int, total: int) -> str:
-    return f"job {n} of the submission: " if total > 1 else ""
 
 
 def _state(name: str) -> JobState:

@@ -30,7 +30,7 @@ from gpuherd.core.model import (
     Policy,
     Reservation,
 )
-from gpuherd.core.placement import never_fits, plan, why_waiting
+from gpuherd.core.placement import gpus_open, never_fits, plan, why_waiting
 
 
 @PROPS
@@ -130,8 +130,8 @@ def test_the_margin_is_never_handed_out() -> None:
 
 
 def test_a_foreign_process_keeps_plain_jobs_off_but_leaves_its_free_memory_to_mem_jobs() -> None:
-    devices = [Device(0, memory_total=24 * GIB), Device(1, memory_total=24 * GIB,
-               foreign_processes=1, foreign_memory=20 * GIB)]  # fmt: skip
+    other = Device(1, memory_total=24 * GIB, foreign_processes=1, foreign_memory=20 * GIB)
+    devices = [Device(0, memory_total=24 * GIB), other]
     running = [Reservation(1, (0,))]
     pending = [job(10), job(11, mem=4 * GIB), job(12, mem=1 * GIB)]
     assert plan(pending, devices, running, Policy(), NOW) == [Assignment(11, (1,))]
@@ -203,6 +203,11 @@ def test_a_two_gpu_job_gets_linked_gpus() -> None:
     assert plan([job(10, gpus=2)], devices, running, Policy(), NOW) == [Assignment(10, (2, 3))]
     plain = [Device(i, memory_total=sizes[i] * GIB) for i in range(4)]
     assert plan([job(10, gpus=2)], plain, [], Policy(), NOW) == [Assignment(10, (0, 2))]
+    # Each GPU added is the one whose slowest link to those chosen is fastest: 3 joins 0
+    # and 1 (links 2 and 2), not 2 (link 0 to GPU 1), though 2 ranks before it.
+    mesh = {0: {1: 3, 2: 2, 3: 2}, 1: {2: 0, 3: 2}, 2: {3: 2}, 3: {}}
+    devices = [Device(i, links=mesh[i]) for i in range(4)]
+    assert plan([job(10, gpus=3)], devices, [], Policy(), NOW) == [Assignment(10, (0, 1, 3))]
 
 
 def test_host_memory_limits_jobs_with_ram_and_the_margin_stops_all() -> None:
@@ -217,6 +222,24 @@ def test_host_memory_limits_jobs_with_ram_and_the_margin_stops_all() -> None:
     below = plan(counting(gpu_jobs_forever(), pulled), [Device(0)], [], policy, NOW, host_free=GIB)
     assert below == [] and pulled == []
     assert plan(pending, [], [], policy, NOW) == [Assignment(i, ()) for i in range(4)]
+
+
+def test_a_starving_job_with_mem_holds_its_gpu_against_smaller_ones() -> None:
+    devices = [Device(0, memory_total=80 * GIB)]
+    running = [Reservation(1, (0,), mem=50 * GIB, shares=True)]
+    big = job(10, mem=60 * GIB, queued_at=NOW - 301)
+    small = job(11, mem=10 * GIB)
+    assert plan([big, small], devices, running, Policy(), NOW) == []
+    fresh = job(10, mem=60 * GIB)
+    assert plan([fresh, small], devices, running, Policy(), NOW) == [Assignment(11, (0,))]
+
+
+def test_gpus_open_sees_room_for_jobs_with_mem_behind_full_slots() -> None:
+    devices = [Device(0, memory_total=80 * GIB)]
+    running = [Reservation(1, (0,), mem=30 * GIB, shares=True)]
+    assert gpus_open(devices, running, Policy())
+    assert not gpus_open(devices, [Reservation(1, (0,), mem=30 * GIB)], Policy())
+    assert not gpus_open([Device(0)], [Reservation(1, (0,), shares=True)], Policy())
 
 
 def test_a_job_waiting_for_host_memory_holds_no_gpus() -> None:

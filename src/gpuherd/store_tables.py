@@ -1,0 +1,129 @@
+"""The store's smaller tables: sweeps and the GPU configuration (a part of Store)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Mapping
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any
+
+from gpuherd.core.model import DeviceState, Job
+from gpuherd.store_rows import JOB_COLUMNS
+
+
+@dataclass(frozen=True)
+class SweepRow:
+    name: str
+    results_dir: str
+    spec: dict[str, Any]
+    """The latest submission's spec (core.sweep.spec_to_dict's shape)."""
+    created_at: float
+    updated_at: float
+
+
+@dataclass(frozen=True)
+class DeviceConfig:
+    index: int
+    slots: int
+    state: DeviceState
+    max_jobs: int | None = None
+
+
+class SweepAndDeviceTables:
+    """Mixed into Store, which provides the connection, transactions and row mapping."""
+
+    _db: sqlite3.Connection
+
+    def transaction(self) -> AbstractContextManager[None]:
+        raise NotImplementedError
+
+    def _job(self, row: tuple[Any, ...]) -> Job:
+        raise NotImplementedError
+
+    def _add_event(
+        self,
+        job_id: int,
+        now: float,
+        event: str,
+        from_state: str | None,
+        to_state: str,
+        detail: str | None,
+    ) -> None:
+        raise NotImplementedError
+
+    # ---- sweeps ---------------------------------------------------------------------------
+
+    def put_sweep(self, name: str, results_dir: str, spec: Mapping[str, Any], now: float) -> None:
+        """Record a sweep's latest spec (keeping when it was first submitted)."""
+        with self.transaction():
+            self._db.execute(
+                "INSERT INTO sweeps(name, results_dir, spec, created_at, updated_at)"
+                " VALUES (?, ?, ?, ?, ?) ON CONFLICT(name) DO UPDATE SET"
+                " results_dir = excluded.results_dir, spec = excluded.spec,"
+                " updated_at = excluded.updated_at",
+                (name, results_dir, json.dumps(dict(spec)), now, now),
+            )
+
+    def get_sweep(self, name: str) -> SweepRow | None:
+        row = self._db.execute(
+            "SELECT name, results_dir, spec, created_at, updated_at FROM sweeps WHERE name = ?",
+            (name,),
+        ).fetchone()
+        return None if row is None else SweepRow(row[0], row[1], json.loads(row[2]), *row[3:])
+
+    def list_sweeps(self) -> list[SweepRow]:
+        cursor = self._db.execute(
+            "SELECT name, results_dir, spec, created_at, updated_at FROM sweeps ORDER BY created_at"
+        )
+        return [SweepRow(r[0], r[1], json.loads(r[2]), r[3], r[4]) for r in cursor]
+
+    def sweep_jobs(self, name: str) -> list[Job]:
+        """Every job of the sweep, oldest first."""
+        cursor = self._db.execute(
+            f"SELECT {JOB_COLUMNS} FROM jobs WHERE sweep = ? ORDER BY id", (name,)
+        )
+        return [self._job(row) for row in cursor]
+
+    def learn_sweep_mem(self, sweep: str, mem: int, now: float) -> None:
+        """Give the sweep's waiting points that declared no memory (or learned less) `mem`."""
+        with self.transaction():
+            rows = self._db.execute(
+                "SELECT id FROM jobs WHERE sweep = ? AND state IN ('queued', 'held')"
+                " AND (mem IS NULL OR (mem_learned = 1 AND mem < ?))",
+                (sweep, mem),
+            ).fetchall()
+            for (job_id,) in rows:
+                self._db.execute(
+                    "UPDATE jobs SET mem = ?, mem_learned = 1 WHERE id = ?", (mem, job_id)
+                )
+                self._add_event(job_id, now, "learn", None, "queued", f"mem {mem} from a sibling")
+
+    # ---- devices --------------------------------------------------------------------------
+
+    def devices(self) -> list[DeviceConfig]:
+        cursor = self._db.execute("SELECT idx, slots, state, max_jobs FROM devices ORDER BY idx")
+        return [DeviceConfig(int(i), int(s), DeviceState(st), m) for i, s, st, m in cursor]
+
+    def replace_devices(self, slots: Mapping[int, int], explicit: bool = False) -> None:
+        """Configure exactly these GPUs. `explicit`: the slot counts also cap jobs with --mem."""
+        with self.transaction():
+            self._db.execute("DELETE FROM devices")
+            self._db.executemany(
+                "INSERT INTO devices(idx, slots, state, max_jobs) VALUES (?, ?, 'enabled', ?)",
+                [(i, n, n if explicit or n > 1 else None) for i, n in sorted(slots.items())],
+            )
+
+    def put_device(self, device: DeviceConfig) -> None:
+        with self.transaction():
+            self._db.execute(
+                "INSERT INTO devices(idx, slots, state, max_jobs) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT(idx) DO UPDATE SET slots = excluded.slots,"
+                " state = excluded.state, max_jobs = excluded.max_jobs",
+                (device.index, device.slots, device.state.value, device.max_jobs),
+            )
+
+    def remove_device(self, index: int) -> None:
+        with self.transaction():
+            self._db.execute("DELETE FROM devices WHERE idx = ?", (index,))
