@@ -61,8 +61,8 @@ class Client:
             data = response.read()
         except TimeoutError:
             raise DaemonError(f"the daemon did not answer within {self.timeout:g}s") from None
-        except OSError as exc:
-            raise DaemonError(f"lost the connection to the daemon: {exc}") from None
+        except (OSError, http.client.HTTPException) as exc:
+            raise DaemonError(f"lost the connection to the daemon: {exc!r}") from None
         finally:
             conn.close()
         if response.status >= 400:

@@ -15,11 +15,15 @@ import fcntl
 import json
 import logging
 import os
+import signal
 import socket
+import sqlite3
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from gpuherd import paths
 from gpuherd.devices import DeviceTable
@@ -130,6 +134,27 @@ def _ray_parts(
     return probe, executor, ray_cluster.ClusterDeviceTable
 
 
+def _server_class() -> type[Any]:
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        """uvicorn's server, minus re-raising SIGTERM/SIGINT once it has stopped: that would
+        kill the daemon before its own clean-up (engine, store, socket, lock) and exit 0."""
+
+        @contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            handlers = {
+                sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)
+            }
+            try:
+                yield
+            finally:
+                for sig, handler in handlers.items():
+                    signal.signal(sig, handler)
+
+    return Server
+
+
 def serve(
     home: Path,
     gpus: str | None,
@@ -144,6 +169,8 @@ def serve(
     from gpuherd.api import listener as tcp
     from gpuherd.api.app import create_app
     from gpuherd.api.peercred import PeerCheckedH11
+
+    server_class = _server_class()
 
     lock = acquire_lock(home)
     store = Store(paths.database(home))
@@ -172,7 +199,7 @@ def serve(
             timeout_graceful_shutdown=2,
             http=PeerCheckedH11,
         )
-        server = uvicorn.Server(config)
+        server = server_class(config)
         app.state.server = server
         app.state.listener = tcp.Listener(app, home, primary=server)
         if tcp_sock is not None and listen is not None:
@@ -225,6 +252,14 @@ def main(argv: list[str] | None = None) -> int:
         )
     except (HerdError, ProbeError, ValueError, OSError) as exc:
         print(f"gpuherd daemon: {exc}", file=sys.stderr, flush=True)
+        return 1
+    except sqlite3.DatabaseError as exc:
+        print(
+            f"gpuherd daemon: the database in {args.home} failed ({exc}); move herd.db aside "
+            "to start with an empty queue, or restore it from a backup",
+            file=sys.stderr,
+            flush=True,
+        )
         return 1
     return 0
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
+import sqlite3
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -47,6 +48,8 @@ from gpuherd.store import Store
 
 log = logging.getLogger("gpuherd.engine")
 
+RETRY_RECORDING = 1.0
+"""Seconds before recording finished jobs is tried again after the database failed."""
 SCAN_LIMIT = 2000
 """How deep one placement pass looks into the queue for a job that fits (backfill depth)."""
 LEARNED_MEM_MARGIN = 1.1
@@ -160,13 +163,23 @@ class Engine:
         exits, self._exits = self._exits, []
         if not exits:
             return
-        with self.store.transaction():
-            for job_id, attempt, status in exits:
-                live = self.attempts.ended(job_id, attempt)
-                if live is None:
-                    continue
-                ended = Ended(status.exit_code, status.signal, live.stop_reason, live.requeue)
-                self._finish(job_id, ended, status.ended_at, now, live)
+        taken = [(e, live) for e in exits if (live := self.attempts.ended(e[0], e[1]))]
+        paperwork = len(self._paperwork)
+        try:
+            with self.store.transaction():
+                for (job_id, _, status), live in taken:
+                    ended = Ended(status.exit_code, status.signal, live.stop_reason, live.requeue)
+                    self._finish(job_id, ended, status.ended_at, now, live)
+        except sqlite3.Error as exc:
+            # Nothing was recorded (a full disk, say): keep the exits and their jobs' GPUs,
+            # and try again soon rather than forget that these jobs ended.
+            log.warning("recording %d finished job(s) failed, retrying: %s", len(taken), exc)
+            del self._paperwork[paperwork:]
+            for (job_id, _, _), live in taken:
+                self.attempts.live[job_id] = live
+            self._exits = exits + self._exits
+            if self._loop is not None:
+                self._loop.call_later(RETRY_RECORDING, self.wake)
 
     def _finish(
         self,
@@ -341,7 +354,7 @@ class Engine:
             )
             self.cancel_waiters(job.id, JobState.FAILED, now)
             return
-        self.store.update_job(job.id, now, "spawn", pid=pid, detail=f"pid {pid}")
+        self.store.update_job(job.id, self.clock(), "spawn", pid=pid, detail=f"pid {pid}")
         self.store.update_attempt(job.id, attempt.number, pid=pid)
         self._paperwork.append(lambda: jobfiles.record_start(self.layout, job, attempt, pid))
 
@@ -413,6 +426,7 @@ class Engine:
             if isinstance(action, Reattach):
                 self._reattach(job, action.pid, now)
             elif isinstance(action, Finish):
+                self._record_found_pid(job, observed[job.id].pid, now)
                 stop = job.stop
                 ended = Ended(
                     action.exit_code,
@@ -435,10 +449,14 @@ class Engine:
                 )
         self.fail_orphaned_waiters(now)
 
-    def _reattach(self, job: Job, pid: int, now: float) -> None:
-        if job.pid is None:
+    def _record_found_pid(self, job: Job, pid: int | None, now: float) -> None:
+        """The daemon died between spawning and recording the pid: take it from the pid file."""
+        if job.pid is None and pid is not None:
             self.store.update_job(job.id, now, "spawn", pid=pid, detail=f"pid {pid} (recovered)")
             self.store.update_attempt(job.id, job.attempt, pid=pid)
+
+    def _reattach(self, job: Job, pid: int, now: float) -> None:
+        self._record_found_pid(job, pid, now)
         self.attempts.adopt(job, job.attempt, pid, job.gpus, now)
         log.info("re-attached to job %d (pid %d)", job.id, pid)
         if job.stop is not None:  # a kill or retry the last daemon had begun

@@ -13,6 +13,10 @@ class NotFound(HerdError):
     status = 404
 
 
+class Forbidden(HerdError):
+    status = 403
+
+
 class Conflict(HerdError):
     """The request is valid but the job's state does not allow it."""
 

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from gpuherd.core.model import Attempt, Job, Outcome
+from gpuherd.errors import Forbidden
 
 TAIL_BYTES = 64 * 1024
 
@@ -129,13 +132,30 @@ def _info_files(layout: Layout, job: Job, attempt_folder: Path) -> list[Path]:
     return [attempt_folder / "attempt.json", job_file]
 
 
+def open_log(path: Path) -> BinaryIO:
+    """Open a job's log for reading, refusing a symbolic link in its place.
+
+    A job can write to its own folder: a link planted there must not make the daemon (which
+    serves logs over its API and dashboard) read any file it can read, such as /etc/shadow.
+    """
+    if path.parent.is_symlink():  # the attempt's folder, swapped for a link by the job
+        raise Forbidden(f"{path.parent} is a symbolic link, not the attempt's folder: not served")
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise Forbidden(f"{path} is a symbolic link, not the job's log: not served") from None
+        raise
+    return os.fdopen(fd, "rb")
+
+
 def tail(path: Path, max_bytes: int = TAIL_BYTES) -> str:
     try:
-        with path.open("rb") as f:
+        with open_log(path) as f:
             f.seek(0, os.SEEK_END)
             f.seek(max(0, f.tell() - max_bytes))
             return f.read().decode(errors="replace")
-    except OSError:
+    except (OSError, Forbidden):
         return ""
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 
 from gpuherd.core.model import JobSpec
 from gpuherd.errors import HerdError
@@ -15,6 +16,15 @@ def spec_from_item(item: SubmitItem, n: int | None) -> JobSpec:
     `n` numbers the item within a batch, so a message can say which line of a file it is.
     """
     where = where_in_batch(n or 1, 2 if n else 1)
+    reject_nul(
+        where,
+        command=item.command,
+        cwd=item.cwd,
+        name=item.name or "",
+        project=item.project or "",
+        env=item.env,
+        env_overrides=item.env_overrides,
+    )
     command = item.command.strip()
     if not command:
         raise HerdError(f"{where}the command is empty: give it after -- or as one string")
@@ -55,6 +65,14 @@ def spec_from_item(item: SubmitItem, n: int | None) -> JobSpec:
         sweep=item.sweep,
         git=item.git,
     )
+
+
+def reject_nul(where: str, **fields: str | Mapping[str, str]) -> None:
+    """No NUL byte in text that reaches a process's argv, environment or a path."""
+    for name, value in fields.items():
+        texts = [value] if isinstance(value, str) else [*value.keys(), *value.values()]
+        if any("\0" in text for text in texts):
+            raise HerdError(f"{where}a NUL byte in {name}: remove it (no program can receive it)")
 
 
 def where_in_batch(n: int, total: int) -> str:

@@ -30,6 +30,7 @@ from typing import Any
 from gpuherd import sweep_table
 from gpuherd.core.states import ACTIVE_STATES
 from gpuherd.core.sweep import (
+    MAX_POINTS,
     Point,
     SweepError,
     SweepSpec,
@@ -78,7 +79,8 @@ class Sweeps:
         if total > CONFIRM_POINTS and not request.yes:
             raise HerdError(
                 f"sweep {spec.name!r} has {total:,} points, more than {CONFIRM_POINTS:,}: "
-                "pass --yes (yes=True) to submit them all, or narrow it (--samples N)"
+                "pass --yes (yes=True) to submit them all, or narrow it"
+                + (" (--samples N)" if total <= MAX_POINTS else "")
             )
         points = sweep_table.expand_points(spec)
         plan = self._plan(spec.name, points, request.force)

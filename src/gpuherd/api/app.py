@@ -39,6 +39,12 @@ def create_app(service: Service, pid: int, socket_path: str) -> FastAPI:
         page = dashboard.error_page(request, exc)
         return page or JSONResponse({"error": str(exc)}, status_code=exc.status)
 
+    @app.exception_handler(OverflowError)
+    async def too_large(_: Request, exc: OverflowError) -> JSONResponse:
+        return JSONResponse(
+            {"error": "a number in the request is too large (at most 2**63 - 1)"}, status_code=422
+        )
+
     @app.exception_handler(TransitionError)
     async def transition_error(_: Request, exc: TransitionError) -> JSONResponse:
         return JSONResponse({"error": str(exc)}, status_code=409)

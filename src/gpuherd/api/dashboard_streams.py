@@ -21,7 +21,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 
 from gpuherd.api import views
-from gpuherd.errors import HerdError
+from gpuherd.errors import Forbidden, HerdError
+from gpuherd.jobfiles import open_log
 from gpuherd.service import Service
 
 router = APIRouter(include_in_schema=False)
@@ -165,7 +166,7 @@ class LogCursor:
     def read(self, final: bool) -> str:
         """New text since the last read ('' if none); `final`: the file will not grow."""
         try:
-            with self.path.open("rb") as f:
+            with open_log(self.path) as f:
                 size = f.seek(0, 2)
                 skipped = ""
                 if size - self.offset > MAX_CATCH_UP:
@@ -173,7 +174,7 @@ class LogCursor:
                     self.offset = size - CHUNK
                 f.seek(self.offset)
                 data = f.read(CHUNK)
-        except FileNotFoundError:
+        except (FileNotFoundError, Forbidden):  # not there yet, or a planted link: not served
             return ""
         cut = len(data) if final else utf8_complete(data)
         self.offset += cut

@@ -12,7 +12,8 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import PlainTextResponse, StreamingResponse
 
 from gpuherd.core.states import FINISHED_STATES
-from gpuherd.errors import DaemonError, NotFound
+from gpuherd.errors import DaemonError, Forbidden, NotFound
+from gpuherd.jobfiles import open_log
 from gpuherd.service import Service
 from gpuherd.wire import IdsRequest, MoveRequest, PriorityRequest, SubmitRequest
 
@@ -111,7 +112,7 @@ async def log(
 ) -> PlainTextResponse:
     path = _service(request).log_path(job_id, stream, attempt)
     try:
-        with path.open("rb") as f:
+        with open_log(path) as f:
             f.seek(offset)
             data = f.read()
     except FileNotFoundError:
@@ -180,9 +181,9 @@ async def events(request: Request) -> StreamingResponse:
 
 def _read(path: Any, offset: int) -> bytes:
     try:
-        with path.open("rb") as f:
+        with open_log(path) as f:
             f.seek(offset)
             data: bytes = f.read(LOG_CHUNK)
             return data
-    except FileNotFoundError:
+    except (FileNotFoundError, Forbidden):  # not there yet, or a planted link: not served
         return b""

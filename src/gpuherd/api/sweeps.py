@@ -8,6 +8,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 
 from gpuherd.service import Service
+from gpuherd.submission import reject_nul
 from gpuherd.sweeps import Sweeps, git_commit
 from gpuherd.wire import SweepRequest
 
@@ -22,6 +23,7 @@ def _sweeps(request: Request) -> Sweeps:
 @router.post("/sweeps")
 async def submit(request: Request, body: SweepRequest) -> dict[str, Any]:
     """Expand the spec, skip done and queued points, submit the rest; say how many of each."""
+    reject_nul("sweep: ", cwd=body.cwd, env=body.env)
     path = body.env.get("PATH")
     git = None if body.dry_run else await asyncio.to_thread(git_commit, body.cwd, path)
     return _sweeps(request).submit(body, git)

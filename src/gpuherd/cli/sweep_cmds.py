@@ -26,7 +26,15 @@ from click.core import ParameterSource
 from gpuherd.cli import render
 from gpuherd.cli.options import DURATION, ENV_PAIR, IDS, SIZE, json_option
 from gpuherd.client import Client
-from gpuherd.core.sweep import SweepError, SweepSpec, count, expand, spec_to_dict, unused_params
+from gpuherd.core.sweep import (
+    MAX_POINTS,
+    SweepError,
+    SweepSpec,
+    count,
+    expand,
+    spec_to_dict,
+    unused_params,
+)
 from gpuherd.core.sweep_names import default_sweep_name, value_text
 from gpuherd.core.units import format_duration
 from gpuherd.errors import HerdError
@@ -275,7 +283,8 @@ def _dry_run(spec: SweepSpec, cwd: str, yes: bool) -> None:
     if total > CONFIRM_POINTS and not yes:
         raise HerdError(
             f"sweep {spec.name!r} has {total:,} points, more than {CONFIRM_POINTS:,}: "
-            "pass --yes to list them all, or narrow it (--samples N)"
+            "pass --yes to list them all, or narrow it"
+            + (" (--samples N)" if total <= MAX_POINTS else "")
         )
     results = os.path.normpath(os.path.join(cwd, os.path.expanduser(spec.results_dir)))
     chosen = spec.needs_seed and spec.seed is None

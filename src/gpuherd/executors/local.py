@@ -190,6 +190,16 @@ class LocalExecutor:
                 "fix its permissions or pass another --cwd"
             )
         attempt_dir = request.attempt_dir
+        try:
+            # The wrapper writes its pid and exit status here; on a full disk it could not,
+            # and the job would end with no status at all: find that out before starting it.
+            with open(os.path.join(attempt_dir, PID_FILE), "w") as f:
+                f.write("0\n")
+        except OSError as e:
+            raise SpawnError(
+                f"starting job {request.job_id}: cannot write in {attempt_dir}: "
+                f"{e.strerror or e}; free some disk space or fix the folder's permissions"
+            ) from e
         # The child opens the logs itself, so the daemon never holds (or leaks) their fds.
         file_actions = [
             (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
