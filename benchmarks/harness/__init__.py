@@ -1,0 +1,1 @@
+"""The benchmark harness behind `python benchmarks/run.py` (see benchmarks/README.md)."""

@@ -1,0 +1,152 @@
+"""Paths, statistics, process handling and gpuherd helpers shared by the harness modules."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+BENCH = Path(__file__).resolve().parents[1]
+REPO = BENCH.parent
+SCRATCH = BENCH / ".scratch"
+"""Installed peers (kept between runs) and, below it, each run's own work folder."""
+_WORK: list[Path] = [SCRATCH / "work"]
+
+
+def workdir() -> Path:
+    """This run's folder for records, logs, daemon homes and servers' sockets."""
+    return _WORK[0]
+
+
+def set_work(path: Path) -> None:
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "runs").mkdir(exist_ok=True)
+    (path / "logs").mkdir(exist_ok=True)
+    _WORK[0] = path
+
+
+GPUS = (0, 1, 2, 3)
+"""The fake GPU ids every tool gets."""
+
+
+def gpuherd_cmd() -> list[str]:
+    """The installed console script beside this interpreter (no pyenv shim in the way)."""
+    script = Path(sys.executable).parent / "gpuherd"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "gpuherd"]
+
+
+def herd_env(home: Path) -> dict[str, str]:
+    env = {**os.environ, "GPUHERD_HOME": str(home)}
+    env.pop("XDG_RUNTIME_DIR", None)
+    return env
+
+
+def fresh_dir(path: Path) -> Path:
+    if path.exists():
+        shutil.rmtree(path, ignore_errors=True)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    t = time.perf_counter()
+    value = fn()
+    return time.perf_counter() - t, value
+
+
+def wall(cmd: Sequence[str], env: dict[str, str] | None = None, check: bool = True) -> float:
+    """Wall time of one process, output discarded."""
+    t = time.perf_counter()
+    proc = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    elapsed = time.perf_counter() - t
+    if check and proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed: {proc.stderr.decode()[-500:]}")
+    return elapsed
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    return ordered[min(len(ordered) - 1, int(len(ordered) * q))]
+
+
+@dataclass
+class Figure:
+    """Repeated measurements of one quantity for one tool, and what was noticed on the way."""
+
+    values: list[float] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+
+    def add(self, value: float | None, note: str = "") -> None:
+        if value is not None:
+            self.values.append(value)
+        if note and note not in self.notes:
+            self.notes.append(note)
+
+    def fail(self, why: str) -> None:
+        if why not in self.failures:
+            self.failures.append(why)
+
+    @property
+    def median(self) -> float | None:
+        return statistics.median(self.values) if self.values else None
+
+
+def cpu_seconds(proc: psutil.Process) -> float:
+    t = proc.cpu_times()
+    return float(t.user + t.system)
+
+
+def tree(pid: int) -> list[psutil.Process]:
+    try:
+        root = psutil.Process(pid)
+        return [root, *root.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return []
+
+
+def kill_tree(pid: int, grace: float = 3.0) -> None:
+    """End a process we started and every descendant it left, by pid."""
+    procs = tree(pid)
+    for p in procs:
+        try:
+            p.send_signal(signal.SIGTERM)
+        except psutil.NoSuchProcess:
+            pass
+    _, alive = psutil.wait_procs(procs, timeout=grace)
+    for p in alive:
+        try:
+            p.kill()
+        except psutil.NoSuchProcess:
+            pass
+
+
+def wait_lines(path: Path, count: int, timeout: float, marker: str = "") -> float | None:
+    """Poll a record file until it holds `count` lines (starting with `marker`); the time then."""
+    deadline = time.monotonic() + timeout
+    size = -1
+    while time.monotonic() < deadline:
+        try:
+            now = path.stat().st_size
+        except FileNotFoundError:
+            now = 0
+        if now != size:
+            size = now
+            text = path.read_text() if now else ""
+            have = sum(1 for ln in text.splitlines() if ln.startswith(marker))
+            if have >= count:
+                return time.time()
+        time.sleep(0.005)
+    return None

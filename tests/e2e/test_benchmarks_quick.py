@@ -1,0 +1,32 @@
+"""The benchmark harness's smoke mode, so it never rots: `python benchmarks/run.py --quick`.
+
+gpuherd only, small sizes: it must finish, pass its own correctness checks (every job ran
+once, never two jobs on one GPU at a time) and print its figures. The figures themselves are
+not asserted: speed is measured, not tested (see benchmarks/README.md).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_quick_benchmark_runs_checks_and_prints_its_figures() -> None:
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "run.py"), "--quick"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=110,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "CORRECTNESS" not in proc.stdout + proc.stderr
+    out = proc.stdout
+    assert "figures:" in out
+    for key in ("W1 ", "W2 ", "W3-p50", "W5-batch", "W6 ", "W7-plan", "W8 "):
+        assert any(line.strip().startswith(key.strip()) for line in out.splitlines()), (key, out)
+    for row in ("gpuherd-run", "gpuherd-daemon"):
+        assert f"W1           {row}" in out, out
