@@ -35,7 +35,7 @@ from harness.tools import (
     Tool,
     Xargs,
 )
-from harness.workloads import Bench, Results, Sizes, run_all
+from harness.workloads import Bench, Results, Sizes, note_load, run_all
 
 ALL = ("W1", "W2", "W3", "W4", "W5", "W6", "W7", "W8")
 
@@ -138,7 +138,16 @@ def merged(old: Results, new: Results) -> Results:
     old.figures = {k: f for k, f in old.figures.items() if k[0] not in fresh}
     old.figures.update(new.figures)
     old.labels.update(new.labels)
+    load = [*old.extra.get("load", []), *new.extra.get("load", [])]  # type: ignore[misc]
+    what = sorted({key[:2] for key, _ in new.figures})
+    rows = sorted({row for key, row in new.figures if key[:2] in ("W1", "W2", "W3")})
+    redone = ", ".join(what) + (f" ({', '.join(rows)})" if rows else "")
+    updated = [*old.extra.get("updated", []), f"{redone} at {new.extra.get('when')}"]  # type: ignore[misc]
+    for key in ("when", "minutes", "reps"):  # the full run's, not this partial one's
+        new.extra.pop(key, None)
     old.extra.update(new.extra)
+    old.extra["load"] = load
+    old.extra["updated"] = updated
     return old
 
 
@@ -171,6 +180,7 @@ def measure(
     reps: int,
     quick: bool,
 ) -> None:
+    note_load(res)
     w123 = tuple(w for w in ("W1", "W2", "W3") if w in workloads)
     if w123:
         run_all(Bench(sizes, res), tools, reps, w123)
@@ -199,6 +209,7 @@ def measure(
         finally:
             big.teardown()
         single.w7_plan(res, 10_000 if quick else 100_000, 3 if quick else 20)
+    note_load(res)
 
 
 def write_results(

@@ -27,6 +27,18 @@ def _versions(peers: dict[str, Peer]) -> str:
     return ", ".join(parts)
 
 
+def _load_line(res: Results) -> str:
+    loads = res.extra.get("load") or []
+    if not isinstance(loads, list) or not loads:
+        return "- Machine load during the run: not recorded."
+    return (
+        f"- 1-minute load average when a workload started ({len(loads)} readings): "
+        f"{min(loads):.1f} to {max(loads):.1f}. The machine has 2 cores: above about 2, other "
+        "work (other sessions' test suites) shared it with the benchmark, and single readings "
+        "(W4-W8 measure once) may carry that noise."
+    )
+
+
 def header(
     res: Results, peers: dict[str, Peer], args: argparse.Namespace, seconds: float
 ) -> list[str]:
@@ -45,6 +57,8 @@ def header(
         f"- Machine: {os.cpu_count()} cores, {mem:.0f} GiB, no GPU, Linux "
         f"{platform.release()}, Python {sys.version.split()[0]}.",
         f"- Versions: {_versions(peers)}.",
+        _load_line(res),
+        *[f"- Re-measured since with `--merge`: {u}." for u in res.extra.get("updated", [])],
         f"- W2's jobs (seed 9) give a lower bound of {lower_bound(lengths):.2f} s on {SLOTS} "
         f"slots; a scheduler with zero overhead that starts jobs in submission order reaches "
         f"{ceiling:.3f} of it (the in-order ceiling); longest-first would reach "

@@ -54,7 +54,7 @@ TABLES = [
         "lower",
         "herd-submit",
         "gpuherd: one POST /jobs through gpuherd.client.Client (queue paused, each job carrying "
-        "the environment as the CLI sends it).",
+        "the environment as the CLI sends it), three batches in a row into the same daemon.",
     ),
     ("W5-rss", "W5: daemon memory with 10,000 queued", "MB", "lower", "herd-submit", ""),
     (

@@ -7,6 +7,7 @@ failure is reported beside it.
 
 from __future__ import annotations
 
+import os
 import shutil
 import statistics
 import time
@@ -207,6 +208,7 @@ def run_all(bench: Bench, tools: list[Tool], reps: int, workloads: tuple[str, ..
             order = tools[rep % len(tools) :] + tools[: rep % len(tools)]
             for name in workloads:
                 bench.results.log(f"[rep {rep + 1}/{reps}] {name}")
+                note_load(bench.results)
                 for tool in order:
                     if name not in tool.workloads:
                         continue
@@ -216,6 +218,13 @@ def run_all(bench: Bench, tools: list[Tool], reps: int, workloads: tuple[str, ..
         for t in persistent:
             t.teardown()
         shutil.rmtree(workdir() / "herd-run-out", ignore_errors=True)
+
+
+def note_load(res: Results) -> None:
+    """Keep the 1-minute load average: other work on the machine shows in the figures."""
+    loads = res.extra.setdefault("load", [])
+    assert isinstance(loads, list)
+    loads.append(round(os.getloadavg()[0], 2))
 
 
 def keep_failed_records() -> list[Path]:

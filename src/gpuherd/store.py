@@ -281,7 +281,11 @@ class Store(SweepAndDeviceTables):
     def queued_ready(self, cpu_only: bool = False) -> Generator[Job, None, None]:
         """Queued jobs whose dependencies all succeeded, in dispatch order, read lazily."""
         sql = (
-            f"SELECT {_JOB_COLUMNS} FROM jobs WHERE state = 'queued'"
+            # The partial index holds exactly the queued jobs in dispatch order; left to
+            # itself SQLite picks jobs_state and sorts the whole queue on every pass.
+            f"SELECT {_JOB_COLUMNS} FROM jobs"
+            + (" INDEXED BY jobs_queued_cpu" if cpu_only else " INDEXED BY jobs_queued")
+            + " WHERE state = 'queued'"
             + (" AND gpus = 0" if cpu_only else "")
             + " AND NOT EXISTS (SELECT 1 FROM deps d JOIN jobs j ON j.id = d.dep"
             " WHERE d.job = jobs.id AND j.state != 'succeeded')"
@@ -298,7 +302,8 @@ class Store(SweepAndDeviceTables):
 
     def has_queued_cpu_jobs(self) -> bool:
         row = self._db.execute(
-            "SELECT EXISTS(SELECT 1 FROM jobs WHERE state = 'queued' AND gpus = 0)"
+            "SELECT EXISTS(SELECT 1 FROM jobs INDEXED BY jobs_queued_cpu"
+            " WHERE state = 'queued' AND gpus = 0)"
         ).fetchone()
         return bool(row[0])
 

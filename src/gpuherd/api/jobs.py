@@ -11,7 +11,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import PlainTextResponse, StreamingResponse
 
-from gpuherd.core.states import FINISHED_STATES
+from gpuherd.core.states import FINISHED_STATES, JobState
 from gpuherd.errors import DaemonError, Forbidden, NotFound
 from gpuherd.jobfiles import open_log
 from gpuherd.service import Service
@@ -55,17 +55,22 @@ async def wait(
     try:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
+        # Read each job once; then follow the changes themselves (re-reading every job on
+        # every change made a wait for N jobs cost N^2 reads).
+        states = {i: service.job_state(i) for i in ids}
         while True:
-            states = {i: service.job_state(i) for i in ids}
             done = all(s in FINISHED_STATES for s in states.values())
             left = deadline - loop.time()
             if done or left <= 0:
                 return {"done": done, "states": {str(i): s.value for i, s in states.items()}}
             try:
-                if await asyncio.wait_for(changes.get(), left) is None:
-                    raise DaemonError("the daemon is stopping; wait again once it is back")
+                change = await asyncio.wait_for(changes.get(), left)
             except TimeoutError:
-                pass
+                continue
+            if change is None:
+                raise DaemonError("the daemon is stopping; wait again once it is back")
+            if change.get("id") in states and "state" in change:
+                states[change["id"]] = JobState(change["state"])
     finally:
         service.engine.changes.unsubscribe(changes)
 
