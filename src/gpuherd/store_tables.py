@@ -86,6 +86,15 @@ class SweepAndDeviceTables:
         )
         return [self._job(row) for row in cursor]
 
+    def sweep_peaks(self, name: str) -> dict[int, int]:
+        """The most GPU memory each job of the sweep was seen to use (jobs with a reading)."""
+        cursor = self._db.execute(
+            "SELECT a.job_id, MAX(a.peak_mem) FROM attempts a JOIN jobs j ON j.id = a.job_id"
+            " WHERE j.sweep = ? AND a.peak_mem IS NOT NULL GROUP BY a.job_id",
+            (name,),
+        )
+        return {int(job_id): int(peak) for job_id, peak in cursor}
+
     def learn_sweep_mem(self, sweep: str, mem: int, now: float) -> None:
         """Give the sweep's waiting points that declared no memory (or learned less) `mem`."""
         with self.transaction():

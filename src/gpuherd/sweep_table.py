@@ -76,6 +76,9 @@ def _rows(store: Store, row: SweepRow, metrics: bool) -> list[dict[str, Any]]:
     out = [_point_row(p, latest.pop(p.run_dir, None), now, metrics) for p in expand_points(spec)]
     for folder, job in latest.items():  # points of an earlier spec of this sweep
         out.append(_extra_row(folder, job, now, metrics))
+    peaks = store.sweep_peaks(row.name)
+    for point in out:
+        point["peak_mem"] = peaks.get(point["job_id"]) if point["job_id"] else None
     return out
 
 

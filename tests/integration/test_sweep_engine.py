@@ -109,6 +109,9 @@ def test_siblings_learn_the_memory_a_finished_point_used(herd: Herd, work: Path)
     learned = [herd.job(i) for i in siblings]
     assert all(j["mem"] == int(5 * 2**30 * 1.1) for j in learned), [j["mem"] for j in learned]
     assert all(any(e["event"] == "learn" for e in j["events"]) for j in learned)
+    rows = herd.json("sweep", "status", "learn")["rows"]
+    assert [r["peak_mem"] for r in rows if r["job_id"] == first] == [5 * 2**30]
+    assert "PEAK MEM" in herd.cli("sweep", "status", "learn").stdout
     # ...and, declaring memory now, share the one GPU instead of taking turns.
     wait_all(herd, siblings)
     (_, end_first), (start_second, _) = sorted(

@@ -105,6 +105,7 @@ def job_detail(job: dict[str, Any]) -> None:
         ("priority", str(job["priority"])),
         ("project", job["project"] or "-"),
         ("pid", str(job["pid"] or "-")),
+        ("host", job["attempts"][-1]["host"] if job.get("attempts") else "-"),
         ("attempt", f"{job['attempt']} (retries allowed: {job['retries']})"),
         ("created", _when(job["created_at"])),
         ("started", _when(job["started_at"])),

@@ -36,7 +36,7 @@ from gpuherd.core.sweep import (
     unused_params,
 )
 from gpuherd.core.sweep_names import default_sweep_name, value_text
-from gpuherd.core.units import format_duration
+from gpuherd.core.units import format_duration, format_size
 from gpuherd.errors import HerdError
 from gpuherd.wire import SweepOptions
 
@@ -365,8 +365,9 @@ def _table(table: dict[str, Any]) -> None:
     from rich.table import Table
 
     rows, varying, metrics = table["rows"], table["varying"], table["metric_keys"]
+    peaks = any(row.get("peak_mem") for row in rows)
     grid = Table(box=None, pad_edge=False, header_style="bold")
-    for column in ["FOLDER", *varying, "STATE", "JOB", "TIME", *metrics]:
+    for column in ["FOLDER", *varying, "STATE", "JOB", "TIME", *(["PEAK MEM"] * peaks), *metrics]:
         grid.add_column(column, no_wrap=True, overflow="ellipsis")
     for row in rows:
         state = row["state"]
@@ -378,6 +379,7 @@ def _table(table: dict[str, Any]) -> None:
             f"[{style}]{state}[/]" if style else state,
             str(row["job_id"] or ""),
             format_duration(seconds) if seconds is not None else "",
+            *([format_size(row["peak_mem"]) if row.get("peak_mem") else ""] * peaks),
             *(_cell(row["metrics"].get(k)) for k in metrics),
         )
     console = render._console()
