@@ -80,6 +80,9 @@ def _check_refused(herd: Herd, monkeypatch: pytest.MonkeyPatch, folder: Path) ->
         assert "Traceback" not in proc.stderr, proc.stderr
         return proc.stdout.strip()
 
-    assert ask(None) == "HTTP/1.1 200"  # the daemon's own user gets an answer
-    assert ask(NOBODY) == ""  # another user's connection is closed without one
-    assert herd.client.is_up()  # and the daemon carries on
+    try:
+        assert ask(None) == "HTTP/1.1 200"  # the daemon's own user gets an answer
+        assert ask(NOBODY) == ""  # another user's connection is closed without one
+        assert herd.client.is_up()  # and the daemon carries on
+    finally:
+        herd.kill9()  # now: the fixture's clean-up runs after GPUHERD_SOCKET is unset
