@@ -11,7 +11,15 @@ from typing import Any
 import click
 
 from gpuherd.cli import render
-from gpuherd.cli.options import DURATION, ENV_PAIR, IDS, SIZE, expand_ids, ids_argument, json_option
+from gpuherd.cli.options import (
+    DURATION,
+    ENV_PAIR,
+    IDS,
+    expand_ids,
+    ids_argument,
+    json_option,
+    memory_options,
+)
 from gpuherd.client import Client
 from gpuherd.core.commands import command_from_args, command_lines
 from gpuherd.errors import HerdError
@@ -30,16 +38,7 @@ FINISHED = {"succeeded", "failed", "killed", "cancelled", "lost"}
     show_default=True,
     help="GPUs the job needs (0 = CPU-only).",
 )
-@click.option(
-    "--mem",
-    type=SIZE,
-    help="GPU memory needed on each GPU, e.g. 10GiB: jobs with --mem share GPUs "
-    "up to their memory.",
-)
-@click.option("--ram", type=SIZE, help="Host memory the job needs, e.g. 16GiB.")
-@click.option(
-    "--oom-retry", is_flag=True, help="Retry a CUDA out-of-memory failure with a larger --mem."
-)
+@memory_options()
 @click.option("--priority", type=int, default=0, show_default=True, help="Higher runs first.")
 @click.option("--after", type=IDS, help="Start only after these jobs succeeded (e.g. 3,5-7).")
 @click.option(

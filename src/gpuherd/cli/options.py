@@ -54,5 +54,31 @@ def expand_ids(tokens: tuple[str, ...]) -> list[int]:
         raise click.BadParameter(str(exc), param_hint="IDS") from None
 
 
+def memory_options(what: str = "the job") -> Callable[[F], F]:
+    """--mem, --ram and --oom-retry, as submit, run and sweep all take them."""
+
+    def apply(command: F) -> F:
+        for option in reversed(
+            [
+                click.option(
+                    "--mem",
+                    type=SIZE,
+                    help=f"GPU memory {what} needs on each GPU, e.g. 10GiB: jobs with --mem "
+                    "share GPUs up to their memory.",
+                ),
+                click.option("--ram", type=SIZE, help=f"Host memory {what} needs, e.g. 16GiB."),
+                click.option(
+                    "--oom-retry",
+                    is_flag=True,
+                    help="Retry a CUDA out-of-memory failure with a larger --mem.",
+                ),
+            ]
+        ):
+            command = option(command)
+        return command
+
+    return apply
+
+
 def json_option() -> Callable[[F], F]:
     return click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import click
 
-from gpuherd.cli.options import DURATION, SIZE
+from gpuherd.cli.options import DURATION, memory_options
 from gpuherd.core.units import format_duration
 from gpuherd.errors import HerdError
 
@@ -120,11 +120,7 @@ def _split_gpus_and_file(gpus: str | None, args: tuple[str, ...]) -> tuple[str |
     help="Where job folders go (default ./herd_runs/<timestamp>).",
 )
 @click.option("--prefix", default="job_", show_default=True, help="Job folder name prefix.")
-@click.option("--mem", type=SIZE, help="GPU memory each job needs per GPU, e.g. 10GiB.")
-@click.option("--ram", type=SIZE, help="Host memory each job needs, e.g. 16GiB.")
-@click.option(
-    "--oom-retry", is_flag=True, help="Retry a CUDA out-of-memory failure with a larger --mem."
-)
+@memory_options("each job")
 @click.option(
     "--retries",
     type=click.IntRange(0),

@@ -24,7 +24,7 @@ import click
 from click.core import ParameterSource
 
 from gpuherd.cli import render
-from gpuherd.cli.options import DURATION, ENV_PAIR, IDS, SIZE, json_option
+from gpuherd.cli.options import DURATION, ENV_PAIR, IDS, json_option, memory_options
 from gpuherd.client import Client
 from gpuherd.core.sweep import (
     MAX_POINTS,
@@ -167,9 +167,7 @@ def sweep() -> None:
 @click.option("--dry-run", is_flag=True, help="Print the commands, one a line; submit nothing.")
 @click.option("--yes", is_flag=True, help="Submit even more than 10,000 points.")
 @click.option("--gpus", type=click.IntRange(0, 64), default=1, help="GPUs per point (0 = CPU).")
-@click.option("--mem", type=SIZE, help="GPU memory per GPU, e.g. 10GiB.")
-@click.option("--ram", type=SIZE, help="Host memory per point, e.g. 16GiB.")
-@click.option("--oom-retry", is_flag=True, help="Retry CUDA out-of-memory with more --mem.")
+@memory_options("each point")
 @click.option("--priority", type=int, default=0, help="Higher runs first.")
 @click.option("--after", type=IDS, help="Start only after these jobs succeeded.")
 @click.option("--retries", type=click.IntRange(0), default=0, help="Rerun a failed point N times.")
