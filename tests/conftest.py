@@ -21,6 +21,15 @@ import pytest
 from gpuherd.client import Client
 
 
+def need(module: str, extra: str) -> None:
+    """Import an optional dependency, or skip the module's tests without it. CI installs every
+    extra (.ci/run), so there a missing one is a failure, never a silent skip."""
+    if os.environ.get("CI"):
+        __import__(module)
+    else:
+        pytest.importorskip(module, reason=f"{module} is not installed (pip install '.[{extra}]')")
+
+
 def wait_for(predicate: Callable[[], Any], timeout: float = 15.0, what: str = "condition") -> Any:
     """Poll `predicate` until it returns something truthy; fail the test after `timeout`."""
     deadline = time.monotonic() + timeout

@@ -21,9 +21,9 @@ from typing import Any
 import psutil
 import pytest
 
-from conftest import Herd, wait_for
+from conftest import Herd, need, wait_for
 
-pytest.importorskip("ray.cluster_utils", reason="Ray is not installed (pip install '.[ray]')")
+need("ray.cluster_utils", "ray")
 
 import ray
 from ray.cluster_utils import Cluster

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import wait_for
+from conftest import need, wait_for
 
-pytest.importorskip("ray.cluster_utils", reason="Ray is not installed (pip install '.[ray]')")
+need("ray.cluster_utils", "ray")
 
 from ray_fixtures import RayHerd, cluster_fixture, rherd_fixture  # noqa: F401
 
