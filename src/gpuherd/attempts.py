@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,6 +45,8 @@ class Live:
     """The most GPU memory the job was seen to use on one GPU (telemetry)."""
     stop_reason: OutcomeKind | None = None
     requeue: bool = False
+    started_info: Mapping[str, object] | None = None
+    """What job.json says of this attempt's start (so its end need not read it back)."""
     deadline: asyncio.TimerHandle | None = field(default=None, repr=False)
 
 

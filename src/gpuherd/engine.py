@@ -31,7 +31,6 @@ from gpuherd.core.lifecycle import (
 )
 from gpuherd.core.model import Attempt, Device, Job, Outcome, Policy, Reservation
 from gpuherd.core.placement import plan
-from gpuherd.core.recovery import Finish, Observed, Reattach, Unstart, reconcile
 from gpuherd.core.states import (
     BAD_END_STATES,
     LIVE_STATES,
@@ -42,8 +41,8 @@ from gpuherd.core.states import (
 )
 from gpuherd.core.units import format_duration
 from gpuherd.devices import DeviceTable, host_memory_available
+from gpuherd.engine_recovery import recover
 from gpuherd.executors.base import Executor, ExitStatus, SpawnError
-from gpuherd.executors.local import read_pid_file
 from gpuherd.store import Store
 
 log = logging.getLogger("gpuherd.engine")
@@ -89,6 +88,7 @@ class Engine:
         self._tick_scheduled = False
         self._stopping = False
         self._idle = asyncio.Event()
+        self._host_free_at = (0, -1e9)  # (bytes available, when read)
         self._loop: asyncio.AbstractEventLoop | None = None
 
     # ---- the loop -------------------------------------------------------------------------
@@ -98,7 +98,7 @@ class Engine:
         self._loop = asyncio.get_running_loop()
         self.devices.start(self._loop, on_change=self.wake, jobs=self.attempts.running_jobs)
         with self.store.transaction():
-            self._recover(self.clock())
+            recover(self, self.clock())
         self.wake()
 
     def wake(self) -> None:
@@ -167,9 +167,10 @@ class Engine:
         paperwork = len(self._paperwork)
         try:
             with self.store.transaction():
+                jobs = self.store.get_jobs([job_id for (job_id, _, _), _ in taken])
                 for (job_id, _, status), live in taken:
                     ended = Ended(status.exit_code, status.signal, live.stop_reason, live.requeue)
-                    self._finish(job_id, ended, status.ended_at, now, live)
+                    self._finish(jobs.get(job_id), ended, status.ended_at, now, live)
         except sqlite3.Error as exc:
             # Nothing was recorded (a full disk, say): keep the exits and their jobs' GPUs,
             # and try again soon rather than forget that these jobs ended.
@@ -183,23 +184,24 @@ class Engine:
 
     def _finish(
         self,
-        job_id: int,
+        job: Job | None,
         ended: Ended,
         ended_at: float | None,
         now: float,
         live: Live | None = None,
     ) -> None:
-        job = self.store.get_job(job_id)
+        """Record how an attempt ended and move its job on (retry, done, failed...)."""
         if job is None or job.state not in LIVE_STATES:
             return
-        attempt_dir = self.layout.attempt_dir(job, job.attempt)
-        tail = "" if ended.exit_code in (0, None) else jobfiles.tail(attempt_dir / "stderr.log")
+        tail = ""
+        if ended.exit_code not in (0, None):
+            tail = jobfiles.tail(self.layout.attempt_dir(job, job.attempt) / "stderr.log")
         outcome = classify(ended, tail)
         nxt = after_attempt(job, ended, outcome)
         ended_at = ended_at or now
         peak = live.peak if live else 0
         self.store.update_attempt(
-            job_id, job.attempt, ended_at=ended_at, outcome=outcome, peak_mem=peak or None
+            job.id, job.attempt, ended_at=ended_at, outcome=outcome, peak_mem=peak or None
         )
         bigger: dict[str, object] = {}
         if nxt.state is JobState.QUEUED and outcome.kind is OutcomeKind.CUDA_OOM:
@@ -216,9 +218,12 @@ class Engine:
             stop_reason=None,
             **bigger,
         )
-        self._paperwork.append(lambda: jobfiles.record_end(self.layout, job, outcome, ended_at))
+        started = live.started_info if live else None
+        self._paperwork.append(
+            lambda: jobfiles.record_end(self.layout, job, outcome, ended_at, started)
+        )
         if nxt.cancel_waiters:
-            self.cancel_waiters(job_id, nxt.state, now)
+            self.cancel_waiters(job.id, nxt.state, now)
         if nxt.state is JobState.SUCCEEDED and job.spec.sweep and peak:
             # Sweeps learn: a finished point's measured peak becomes the memory request of
             # the points still queued that declared none, so they can share GPUs.
@@ -277,7 +282,7 @@ class Engine:
                 self.policy,
                 now,
                 cpu_jobs_waiting=self.store.has_queued_cpu_jobs(),
-                host_free=host_memory_available(),
+                host_free=self._host_free(),
             )
         finally:
             pending.close()
@@ -314,9 +319,21 @@ class Engine:
                     outcome=None,
                 )
                 started.append((job, attempt))
-        with self.store.transaction():
-            for job, attempt in started:
-                self._spawn(job, attempt, now)
+        spawned = [
+            (job.id, attempt.number, pid)
+            for job, attempt in started
+            if (pid := self._spawn(job, attempt, now))
+        ]
+        if spawned:
+            self.store.record_pids(spawned, self.clock())
+
+    def _host_free(self) -> int:
+        """Available host memory, read at most once per TELEMETRY_MAX_AGE (it is a file read,
+        and a busy queue ticks hundreds of times a second)."""
+        now = time.monotonic()
+        if now - self._host_free_at[1] > TELEMETRY_MAX_AGE:
+            self._host_free_at = (host_memory_available(), now)
+        return self._host_free_at[0]
 
     def set_sweep_cap(self, sweep: str, cap: int | None) -> None:
         if cap is None:
@@ -341,22 +358,33 @@ class Engine:
         for write in work:
             write()
 
-    def _spawn(self, job: Job, attempt: Attempt, now: float) -> None:
+    def _spawn(self, job: Job, attempt: Attempt, now: float) -> int | None:
+        """Launch an attempt whose start is recorded; its pid, or None if it could not start."""
         try:
             pid = self.attempts.launch(job, attempt, now)
         except (SpawnError, OSError) as exc:
             message = str(exc) if isinstance(exc, SpawnError) else f"{attempt.dir}: {exc}"
             outcome = Outcome(OutcomeKind.SPAWN_ERROR, message=message)
-            self.store.update_attempt(job.id, attempt.number, ended_at=now, outcome=outcome)
             running = replace(job, state=JobState.RUNNING)
-            self._move(
-                running, Event.FAIL, JobState.FAILED, detail=message, outcome=outcome, ended_at=now
-            )
-            self.cancel_waiters(job.id, JobState.FAILED, now)
-            return
-        self.store.update_job(job.id, self.clock(), "spawn", pid=pid, detail=f"pid {pid}")
-        self.store.update_attempt(job.id, attempt.number, pid=pid)
-        self._paperwork.append(lambda: jobfiles.record_start(self.layout, job, attempt, pid))
+            with self.store.transaction():
+                self.store.update_attempt(job.id, attempt.number, ended_at=now, outcome=outcome)
+                self._move(
+                    running,
+                    Event.FAIL,
+                    JobState.FAILED,
+                    detail=message,
+                    outcome=outcome,
+                    ended_at=now,
+                )
+                self.cancel_waiters(job.id, JobState.FAILED, now)
+            return None
+        live = self.live[job.id]
+
+        def write_start() -> None:
+            live.started_info = jobfiles.record_start(self.layout, job, attempt, pid)
+
+        self._paperwork.append(write_start)
+        return pid
 
     # ---- actions on live jobs (called by the service) ---------------------------------------
 
@@ -403,66 +431,6 @@ class Engine:
         self.changes.publish({"queue_paused": paused})
         self.wake()
 
-    # ---- recovery -------------------------------------------------------------------------
-
-    def _recover(self, now: float) -> None:
-        live_jobs = self.store.list_jobs(states=tuple(LIVE_STATES))
-        observed: dict[int, Observed] = {}
-        for job in live_jobs:
-            folder = self.layout.attempt_dir(job, job.attempt)
-            pid = job.pid or read_pid_file(str(folder))
-            status = self.executor.recorded_exit(str(folder))
-            observed[job.id] = Observed(
-                pid=pid,
-                running=pid is not None and self.executor.is_running(pid, job.id, job.attempt),
-                exit_code=status.exit_code if status else None,
-                signal=status.signal if status else None,
-                recorded=status is not None,
-                ended_at=status.ended_at if status else now,
-            )
-        jobs = {job.id: job for job in live_jobs}
-        for action in reconcile(live_jobs, observed):
-            job = jobs[action.job_id]
-            if isinstance(action, Reattach):
-                self._reattach(job, action.pid, now)
-            elif isinstance(action, Finish):
-                self._record_found_pid(job, observed[job.id].pid, now)
-                stop = job.stop
-                ended = Ended(
-                    action.exit_code,
-                    action.signal,
-                    stop.reason if stop else None,
-                    stop.requeue if stop else False,
-                )
-                self._finish(job.id, ended, action.ended_at, now)
-            elif isinstance(action, Unstart):
-                self.store.delete_attempt(job.id, job.attempt)
-                self._move(
-                    job,
-                    Event.RETRY,
-                    JobState.QUEUED,
-                    detail="daemon stopped before spawn",
-                    attempt=job.attempt - 1,
-                    started_at=None,
-                    assigned=(),
-                    pid=None,
-                )
-        self.fail_orphaned_waiters(now)
-
-    def _record_found_pid(self, job: Job, pid: int | None, now: float) -> None:
-        """The daemon died between spawning and recording the pid: take it from the pid file."""
-        if job.pid is None and pid is not None:
-            self.store.update_job(job.id, now, "spawn", pid=pid, detail=f"pid {pid} (recovered)")
-            self.store.update_attempt(job.id, job.attempt, pid=pid)
-
-    def _reattach(self, job: Job, pid: int, now: float) -> None:
-        self._record_found_pid(job, pid, now)
-        self.attempts.adopt(job, job.attempt, pid, job.gpus, now)
-        log.info("re-attached to job %d (pid %d)", job.id, pid)
-        if job.stop is not None:  # a kill or retry the last daemon had begun
-            left = max(0.0, job.stop.at + job.spec.grace - now)
-            self.attempts.stop(job.id, job.stop.reason, job.stop.requeue, grace=left)
-
     # ---- helpers --------------------------------------------------------------------------
 
     def _move(
@@ -474,7 +442,9 @@ class Engine:
         **changes: object,
     ) -> None:
         transition(job.state, event)  # raises TransitionError for a change the table forbids
-        self.store.update_job(job.id, self.clock(), event.value, to_state, detail, **changes)
+        self.store.update_job(
+            job.id, self.clock(), event.value, to_state, detail, from_state=job.state, **changes
+        )
         change: dict[str, object] = {
             "id": job.id,
             "state": to_state.value,
@@ -483,6 +453,9 @@ class Engine:
         }
         if "assigned" in changes:
             change["gpus"] = list(changes["assigned"])  # type: ignore[call-overload]
+        for moment in ("started_at", "ended_at"):
+            if changes.get(moment) is not None:
+                change[moment] = changes[moment]
         self.changes.publish(change)
 
     @property

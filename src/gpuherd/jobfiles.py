@@ -41,7 +41,11 @@ class Layout:
     def job_dir(self, job: Job) -> Path:
         if job.spec.folder:  # a sweep point's results folder, named by the user's sweep
             return Path(job.spec.folder)
-        number = job.id - 1 if self.count_from_zero else job.id
+        return self.numbered_dir(job.id)
+
+    def numbered_dir(self, job_id: int) -> Path:
+        """The folder of a job that names none itself."""
+        number = job_id - 1 if self.count_from_zero else job_id
         return self.root / f"{self.prefix}{number}"
 
     def attempt_dir(self, job: Job, attempt: int) -> Path:
@@ -76,9 +80,10 @@ def job_env(layout: Layout, job: Job, attempt: Attempt) -> Mapping[str, str]:
     return env
 
 
-def record_start(layout: Layout, job: Job, attempt: Attempt, pid: int) -> None:
-    """Write attempt.json in the attempt's folder and job.json (the latest attempt) beside it."""
-    info = {
+def record_start(layout: Layout, job: Job, attempt: Attempt, pid: int) -> dict[str, object]:
+    """Write attempt.json in the attempt's folder and job.json (the latest attempt) beside it;
+    return what was written, for record_end."""
+    info: dict[str, object] = {
         "id": job.id,
         "name": job.spec.name,
         "project": job.spec.project,
@@ -94,12 +99,21 @@ def record_start(layout: Layout, job: Job, attempt: Attempt, pid: int) -> None:
         "pid": pid,
         "started_at": attempt.started_at,
     }
-    for path in _info_files(layout, job, Path(attempt.dir)):
-        _write_json(path, info)
+    _write_copies(_info_files(layout, job, attempt.dir), _json_text(info))
+    return info
 
 
-def record_end(layout: Layout, job: Job, outcome: Outcome, ended_at: float) -> None:
-    """Add the end to attempt.json and job.json; mark both folders SUCCESS or FAILURE."""
+def record_end(
+    layout: Layout,
+    job: Job,
+    outcome: Outcome,
+    ended_at: float,
+    started: Mapping[str, object] | None = None,
+) -> None:
+    """Add the end to attempt.json and job.json; mark both folders SUCCESS or FAILURE.
+
+    `started`: what record_start wrote for this attempt (else the files are read back).
+    """
     end = {
         "ended_at": ended_at,
         "outcome": outcome.kind.value,
@@ -107,29 +121,45 @@ def record_end(layout: Layout, job: Job, outcome: Outcome, ended_at: float) -> N
         "signal": outcome.signal,
         "message": outcome.message,
     }
-    folder = layout.attempt_dir(job, job.attempt)
-    for path in _info_files(layout, job, folder):
-        try:
-            info = json.loads(path.read_text())
-        except (OSError, ValueError):
-            info = {"id": job.id, "command": job.spec.command, "attempt": job.attempt}
-        if info.get("attempt") == job.attempt:
-            info.update(end)
-            _write_json(path, info)
+    folder = str(layout.attempt_dir(job, job.attempt))
+    files = _info_files(layout, job, folder)
+    if started is not None:
+        _write_copies(files, _json_text({**started, **end}))
+    else:  # after a restart: each file says which attempt it describes
+        for path in files:
+            info = _read_info(path, job)
+            if info.get("attempt") == job.attempt:
+                _write_text(path, _json_text({**info, **end}))
     marker, other = ("SUCCESS", "FAILURE") if outcome.success else ("FAILURE", "SUCCESS")
-    for target in {folder, layout.job_dir(job)}:
+    first = None
+    for target in dict.fromkeys((folder, str(layout.job_dir(job)))):
         try:
-            (target / other).unlink(missing_ok=True)  # never both markers in one folder
-            (target / marker).touch()
+            os.unlink(os.path.join(target, other))  # never both markers in one folder
+        except FileNotFoundError:
+            pass
         except OSError:
-            pass  # the folder may be gone or read-only; the database still has the outcome
+            continue  # the folder may be gone or read-only; the database has the outcome
+        path = os.path.join(target, marker)
+        if first is None or not _link(first, path):
+            _touch(path)
+        first = path
 
 
-def _info_files(layout: Layout, job: Job, attempt_folder: Path) -> list[Path]:
-    job_file = layout.job_dir(job) / "job.json"
-    if attempt_folder == layout.job_dir(job):
+def _read_info(path: str, job: Job) -> dict[str, object]:
+    try:
+        with open(path, encoding="utf-8") as f:
+            info: dict[str, object] = json.load(f)
+        return info
+    except (OSError, ValueError):
+        return {"id": job.id, "command": job.spec.command, "attempt": job.attempt}
+
+
+def _info_files(layout: Layout, job: Job, attempt_folder: str) -> list[str]:
+    job_folder = str(layout.job_dir(job))
+    job_file = os.path.join(job_folder, "job.json")
+    if attempt_folder == job_folder:
         return [job_file]
-    return [attempt_folder / "attempt.json", job_file]
+    return [os.path.join(attempt_folder, "attempt.json"), job_file]
 
 
 def open_log(path: Path) -> BinaryIO:
@@ -163,10 +193,62 @@ def tail_lines(path: Path, lines: int) -> list[str]:
     return tail(path).splitlines()[-lines:]
 
 
-def _write_json(path: Path, data: Mapping[str, object]) -> None:
+def _json_text(data: Mapping[str, object]) -> str:
+    """One key per line: readable, and made by json's C encoder (indent= falls back to the
+    pure-Python one, which costs more than the file write). Lists break lines too."""
+    return "{\n  " + json.dumps(data, separators=(",\n  ", ": "))[1:-1] + "\n}\n"
+
+
+_WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
+"""Never through a link a job planted in its own folder."""
+
+
+def _write_copies(paths: list[str], text: str) -> None:
+    """Write `text` to the first path and make the others hard links to it: the same content
+    without another file to create (creating files is the slow part on some file systems)."""
+    _write_text(paths[0], text)
+    for path in paths[1:]:
+        tmp = path + ".tmp"
+        if _link(paths[0], tmp):
+            try:
+                os.replace(tmp, path)
+                continue
+            except OSError:
+                pass
+        _write_text(path, text)
+
+
+def _link(source: str, target: str) -> bool:
     try:
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(data, indent=2) + "\n")
-        tmp.replace(path)
+        os.unlink(target)
+    except FileNotFoundError:
+        pass
     except OSError:
-        pass  # informational copy only; the database is the source of truth
+        return False
+    try:
+        os.link(source, target, follow_symlinks=False)
+    except OSError:
+        return False
+    return True
+
+
+def _touch(path: str) -> None:
+    try:
+        os.close(os.open(path, _WRITE_FLAGS, 0o644))
+    except OSError:
+        pass
+
+
+def _write_text(path: str, text: str) -> None:
+    """Replace a file at once (readers never see half of it); errors are ignored: these are
+    informational copies, the database is the source of truth."""
+    tmp = path + ".tmp"
+    try:
+        fd = os.open(tmp, _WRITE_FLAGS | os.O_TRUNC, 0o644)
+        try:
+            os.write(fd, text.encode())
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except OSError:
+        pass

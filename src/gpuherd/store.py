@@ -145,14 +145,19 @@ class Store(SweepAndDeviceTables):
         event: str,
         to_state: JobState | None = None,
         detail: str | None = None,
+        from_state: JobState | None = None,
         **changes: Any,
     ) -> None:
-        """Change a job's columns and record the event (in the caller's transaction, if any)."""
+        """Change a job's columns and record the event (in the caller's transaction, if any).
+
+        `from_state`: the state the caller read in this transaction (saves reading it again).
+        """
         with self.transaction():
-            from_state = None
+            was = from_state.value if from_state is not None else None
             if to_state is not None:
-                row = self._db.execute("SELECT state FROM jobs WHERE id = ?", (job_id,)).fetchone()
-                from_state = row[0] if row else None
+                if was is None:
+                    row = self._db.execute("SELECT state FROM jobs WHERE id = ?", (job_id,))
+                    was = next((r[0] for r in row), None)
                 changes["state"] = to_state.value
                 if to_state is JobState.QUEUED:
                     changes.setdefault("queued_at", now)
@@ -165,7 +170,24 @@ class Store(SweepAndDeviceTables):
                 self._db.execute(
                     f"UPDATE jobs SET {cols} WHERE id = ?", (*changes.values(), job_id)
                 )
-            self._add_event(job_id, now, event, from_state, (to_state or from_state or ""), detail)
+            to = to_state.value if to_state is not None else (was or "")
+            self._add_event(job_id, now, event, was, to, detail)
+
+    def record_pids(self, spawned: Sequence[tuple[int, int, int]], now: float) -> None:
+        """The pids of just-spawned attempts, as (job id, attempt, pid): one batch per tick."""
+        with self.transaction():
+            self._db.executemany(
+                "UPDATE jobs SET pid = ? WHERE id = ?", [(pid, job) for job, _, pid in spawned]
+            )
+            self._db.executemany(
+                "UPDATE attempts SET pid = ? WHERE job_id = ? AND number = ?",
+                [(pid, job, number) for job, number, pid in spawned],
+            )
+            self._db.executemany(
+                "INSERT INTO events(job_id, at, event, from_state, to_state, detail)"
+                " VALUES (?, ?, 'spawn', NULL, '', ?)",
+                [(job, now, f"pid {pid}") for job, _, pid in spawned],
+            )
 
     def delete_jobs(self, ids: Sequence[int]) -> None:
         with self.transaction():

@@ -84,7 +84,9 @@ def live_group(pgid: int) -> list[int]:
 
 
 def log(req: LaunchRequest, name: str = "stdout.log") -> str:
-    return Path(req.attempt_dir, name).read_text()
+    """The log so far ("" before the job's wrapper has created it)."""
+    path = Path(req.attempt_dir, name)
+    return path.read_text() if path.exists() else ""
 
 
 @pytest.mark.parametrize("code", [0, 3])

@@ -30,12 +30,8 @@ from gpuherd.executors.base import ExitStatus, LaunchRequest, SpawnError
 
 PID_FILE = "pid"
 EXIT_STATUS_FILE = "exit_status"
-STDOUT_FILE = "stdout.log"
-STDERR_FILE = "stderr.log"
 
 _SHELL = "/bin/sh"
-_LOG_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_APPEND
-_LOG_MODE = 0o644
 _MAX_SIGNAL = 64
 
 # Python ignores SIGPIPE and SIGXFSZ, and a daemon started with nohup or `&` may ignore
@@ -56,8 +52,11 @@ _RESET_SIGNALS = (SIGPIPE, SIGXFSZ, SIGHUP, SIGINT, SIGQUIT, SIGTERM)
 # `sh`) sits on the path from one job's exit to the next job's start. A reader never races
 # a writer: the pid is read only after a daemon crash, the status only once the wrapper exited.
 # The command gets a shell of its own, so that its `$$` and `kill $$` mean the job's shell.
+# The wrapper opens the logs itself (first thing): posix_spawn's file actions would run in
+# the vfork child while the daemon waits, on the path from one job's exit to the next start.
 _WRAPPER = r"""
 __gpuherd_dir=$3
+exec </dev/null >>"$3/stdout.log" 2>>"$3/stderr.log"
 __gpuherd_finish() {
     printf '%s\n' "$1" > "$__gpuherd_dir/exit_status"
     exit "$1"
@@ -201,18 +200,12 @@ class LocalExecutor:
                 f"{e.strerror or e}; free some disk space or fix the folder's permissions"
             ) from e
         # The child opens the logs itself, so the daemon never holds (or leaks) their fds.
-        file_actions = [
-            (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-            (os.POSIX_SPAWN_OPEN, 1, os.path.join(attempt_dir, STDOUT_FILE), _LOG_FLAGS, _LOG_MODE),
-            (os.POSIX_SPAWN_OPEN, 2, os.path.join(attempt_dir, STDERR_FILE), _LOG_FLAGS, _LOG_MODE),
-        ]
         argv = [_SHELL, "-c", _WRAPPER, "gpuherd-job", request.command, cwd, attempt_dir]
         try:
             pid = os.posix_spawn(
                 _SHELL,
                 argv,
                 dict(request.env),
-                file_actions=file_actions,
                 setsid=True,
                 setsigmask=(),
                 setsigdef=_RESET_SIGNALS,

@@ -1,0 +1,85 @@
+"""Recovery: what a (re)starting engine does with the jobs the database says are live.
+
+The decisions are the pure core's (`core.recovery.reconcile`); this gathers what it needs
+(pid files, recorded exit statuses, whether a pid is still our job) and carries them out:
+re-attach to a job still running, record one that ended while no daemon watched, queue again
+one that never started.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from gpuherd.core.lifecycle import Ended
+from gpuherd.core.model import Job
+from gpuherd.core.recovery import Finish, Observed, Reattach, Unstart, reconcile
+from gpuherd.core.states import LIVE_STATES, Event, JobState
+from gpuherd.executors.local import read_pid_file
+
+if TYPE_CHECKING:
+    from gpuherd.engine import Engine
+
+log = logging.getLogger("gpuherd.engine")
+
+
+def recover(engine: Engine, now: float) -> None:
+    """Reconcile what the database says is live with what runs (DESIGN principle 4)."""
+    live_jobs = engine.store.list_jobs(states=tuple(LIVE_STATES))
+    observed: dict[int, Observed] = {}
+    for job in live_jobs:
+        folder = engine.layout.attempt_dir(job, job.attempt)
+        pid = job.pid or read_pid_file(str(folder))
+        status = engine.executor.recorded_exit(str(folder))
+        observed[job.id] = Observed(
+            pid=pid,
+            running=pid is not None and engine.executor.is_running(pid, job.id, job.attempt),
+            exit_code=status.exit_code if status else None,
+            signal=status.signal if status else None,
+            recorded=status is not None,
+            ended_at=status.ended_at if status else now,
+        )
+    jobs = {job.id: job for job in live_jobs}
+    for action in reconcile(live_jobs, observed):
+        job = jobs[action.job_id]
+        if isinstance(action, Reattach):
+            _reattach(engine, job, action.pid, now)
+        elif isinstance(action, Finish):
+            _record_found_pid(engine, job, observed[job.id].pid, now)
+            stop = job.stop
+            ended = Ended(
+                action.exit_code,
+                action.signal,
+                stop.reason if stop else None,
+                stop.requeue if stop else False,
+            )
+            engine._finish(engine.store.get_job(job.id), ended, action.ended_at, now)
+        elif isinstance(action, Unstart):
+            engine.store.delete_attempt(job.id, job.attempt)
+            engine._move(
+                job,
+                Event.RETRY,
+                JobState.QUEUED,
+                detail="daemon stopped before spawn",
+                attempt=job.attempt - 1,
+                started_at=None,
+                assigned=(),
+                pid=None,
+            )
+    engine.fail_orphaned_waiters(now)
+
+
+def _record_found_pid(engine: Engine, job: Job, pid: int | None, now: float) -> None:
+    """The daemon died between spawning and recording the pid: take it from the pid file."""
+    if job.pid is None and pid is not None:
+        engine.store.update_job(job.id, now, "spawn", pid=pid, detail=f"pid {pid} (recovered)")
+        engine.store.update_attempt(job.id, job.attempt, pid=pid)
+
+
+def _reattach(engine: Engine, job: Job, pid: int, now: float) -> None:
+    _record_found_pid(engine, job, pid, now)
+    engine.attempts.adopt(job, job.attempt, pid, job.gpus, now)
+    log.info("re-attached to job %d (pid %d)", job.id, pid)
+    if job.stop is not None:  # a kill or retry the last daemon had begun
+        left = max(0.0, job.stop.at + job.spec.grace - now)
+        engine.attempts.stop(job.id, job.stop.reason, job.stop.requeue, grace=left)
