@@ -96,6 +96,9 @@ class Runner:
         self.service = Service(self.engine, self._state_dir)
         self._ids: set[int] = set()
         self._finished: set[int] = set()
+        self._commands: dict[int, str] = {}
+        """Commands of submitted jobs that have not finished, for the `started` lines."""
+        self._started_at: dict[int, float] = {}
         self._input_done = False
         self._interrupts = 0
         self.summary = RunSummary()
@@ -132,51 +135,68 @@ class Runner:
             while not self._all_done():
                 waits = {get_change} | ({get_item} if not self._input_done else set())
                 done, _ = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+                # Take everything that is there: lines read while jobs ran are submitted in
+                # one batch, and a burst of changes is reported without a wait per change.
                 if get_item in done:
-                    self._take_input(get_item.result())
+                    self._take_input([get_item.result(), *_drain(incoming)])
                     get_item = asyncio.ensure_future(incoming.get())
                 if get_change in done:
-                    change = get_change.result()
-                    if change is not None:
-                        self._on_change(change)
+                    self._report([get_change.result(), *_drain(changes)])
                     get_change = asyncio.ensure_future(changes.get())
             # Changes published in the tick that emptied the queue are still waiting: report
             # them too, so every job that ended has its line and is counted.
             get_change.cancel()  # a cancelled get leaves its item in the queue
             left = [get_change.result()] if get_change.done() and not get_change.cancelled() else []
-            while not changes.empty():
-                left.append(changes.get_nowait())
-            for change in left:
-                if change is not None:
-                    self._on_change(change)
+            self._report([*left, *_drain(changes)])
         finally:
             get_item.cancel()
             get_change.cancel()
 
-    def _take_input(self, item: SubmitItem | BaseException | None) -> None:
-        if item is None:
-            self._input_done = True
+    def _report(self, changes: list[dict[str, Any] | None]) -> None:
+        for change in changes:
+            if change is not None:
+                self._on_change(change)
+
+    def _take_input(self, arrived: list[SubmitItem | BaseException | None]) -> None:
+        batch: list[SubmitItem] = []
+        for item in arrived:
+            if item is None or isinstance(item, BaseException):
+                self._submit(batch)  # what came before the end goes in first
+                batch = []
+                self._input_done = True
+                if isinstance(item, BaseException):
+                    self.reporter.notice(f"input stopped: {item}")
+                    self._interrupt_input()
+                continue
+            if self._interrupts or self._input_done:
+                self.summary.not_run += 1
+                continue
+            item.retries = item.retries or self.options.retries
+            item.timeout = item.timeout or self.options.timeout
+            item.mem = item.mem or self.options.mem
+            item.ram = item.ram or self.options.ram
+            item.oom_retry = item.oom_retry or self.options.oom_retry
+            batch.append(item)
+        self._submit(batch)
+
+    def _submit(self, items: list[SubmitItem]) -> None:
+        """Submit what arrived together in one transaction; if the batch is refused, one by
+        one, so that only the bad items are reported and skipped."""
+        if not items:
             return
-        if isinstance(item, BaseException):
-            self._input_done = True
-            self.reporter.notice(f"input stopped: {item}")
-            self._interrupt_input()
-            return
-        if self._interrupts:
-            self.summary.not_run += 1
-            return
-        item.retries = item.retries or self.options.retries
-        item.timeout = item.timeout or self.options.timeout
-        item.mem = item.mem or self.options.mem
-        item.ram = item.ram or self.options.ram
-        item.oom_retry = item.oom_retry or self.options.oom_retry
         try:
-            (job_id,) = self.service.submit([item])
+            ids = self.service.submit(items)
         except HerdError as exc:
+            if len(items) > 1:
+                for item in items:
+                    self._submit([item])
+                return
             self.summary.failed += 1
-            self.reporter.notice(f"not run: {item.command}: {exc}")
+            self.reporter.notice(f"not run: {items[0].command}: {exc}")
             return
-        self._ids.add(job_id)
+        for job_id, item in zip(ids, items, strict=True):
+            self._ids.add(job_id)
+            self._commands[job_id] = item.command
         self.reporter.submitted(len(self._ids))
 
     def _on_change(self, change: dict[str, Any]) -> None:
@@ -187,16 +207,18 @@ class Runner:
         number = job_id - 1
         state = JobState(change["state"])
         if change["event"] == "start":
-            job = self.store.get_job(job_id)
-            command = job.spec.command if job else ""
+            if change.get("started_at") is not None:
+                self._started_at[job_id] = change["started_at"]
+            command = self._commands.get(job_id, "")
             self.reporter.started(number, list(change.get("gpus", [])), command)
         elif change["event"] == "retry" and change.get("detail"):
             self.reporter.retrying(number, change["detail"])
         elif state in FINISHED_STATES and job_id not in self._finished:
             self._finished.add(job_id)
-            job = self.store.get_job(job_id)
-            seconds = (job.ended_at or 0) - (job.started_at or 0) if job and job.started_at else 0
-            folder = str(self.engine.layout.job_dir(job)) if job else ""
+            self._commands.pop(job_id, None)
+            started = self._started_at.pop(job_id, None)
+            seconds = change.get("ended_at", started or 0) - started if started else 0
+            folder = str(self.engine.layout.numbered_dir(job_id))
             if state is JobState.SUCCEEDED:
                 self.summary.succeeded += 1
             elif state is JobState.CANCELLED:
@@ -247,6 +269,13 @@ class Runner:
         for path in self._state_dir.glob("*"):
             path.unlink(missing_ok=True)
         self._state_dir.rmdir()
+
+
+def _drain(queue: asyncio.Queue[Any]) -> list[Any]:
+    items = []
+    while not queue.empty():
+        items.append(queue.get_nowait())
+    return items
 
 
 def _feed_in_thread(
