@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 from pathlib import Path
 
 _SOCKET_PATH_MAX = 100  # sun_path holds 108 bytes on Linux; keep a margin
@@ -43,6 +42,8 @@ def socket_dir(home: Path) -> Path:
     runtime = os.environ.get("XDG_RUNTIME_DIR")
     folder = Path(runtime) / "gpuherd" / digest if runtime else home / "run"
     if len(str(folder / "herd.sock")) > _SOCKET_PATH_MAX:
+        import tempfile  # rarely needed; costs the CLI a few ms at start-up
+
         folder = Path(tempfile.gettempdir()) / f"gpuherd-{os.getuid()}" / digest
     return folder
 

@@ -1,30 +1,127 @@
 """The `gpuherd` (and `herd`) console script: a click group; one module per verb group.
 
+A command's module is imported only when that command runs (`gpuherd ls` never loads the
+sweep, daemon or dashboard code), so `--help` lists the commands from the table below;
+tests/unit/test_cli_commands.py checks that the table matches the real commands.
+
 Every error reaches the user as one line on stderr and a non-zero exit, never a traceback.
 """
 
 from __future__ import annotations
 
+import importlib
 import sys
+from typing import Any
 
 import click
 
 from gpuherd import __version__
-from gpuherd.cli import (
-    config_cmds,
-    daemon_cmds,
-    gpu_cmds,
-    job_cmds,
-    queue_cmds,
-    ray_cmds,
-    run_cmd,
-    sweep_cmds,
-    ui_cmd,
-)
 from gpuherd.errors import HerdError
 
+COMMAND_TABLE: dict[str, tuple[str, str]] = {
+    # name: (module in gpuherd.cli, its short help as `--help` lists it)
+    "config": (
+        "config_cmds",
+        "Placement settings: list them, `get NAME`, or `set NAME VALUE` (kept across restarts).",
+    ),
+    "daemon": ("daemon_cmds", "Start, stop or inspect the per-user daemon that holds the queue."),
+    "gpus": (
+        "gpu_cmds",
+        "List the GPUs: slots, state, memory, utilisation, jobs and foreign processes.",
+    ),
+    "hold": ("queue_cmds", "Keep queued jobs from starting until `gpuherd release`."),
+    "kill": (
+        "queue_cmds",
+        "Stop jobs: queued ones are cancelled, running ones get SIGTERM, then SIGKILL after "
+        "their grace period.",
+    ),
+    "log": ("job_cmds", "Print a job's output (stdout, or --stderr)."),
+    "ls": ("job_cmds", "List running and queued jobs and the most recent finished ones."),
+    "move": ("queue_cmds", "Move a queued job: --first, or --before ID."),
+    "pause": (
+        "queue_cmds",
+        "Pause running jobs (SIGSTOP to the whole process group), or without IDS pause the "
+        "queue's dispatch (running jobs are not touched).",
+    ),
+    "priority": ("queue_cmds", "Set a job's priority (higher runs first)."),
+    "ray-local": (
+        "ray_cmds",
+        "Start a local Ray cluster: a head without GPUs and NODES nodes with fake GPUs.",
+    ),
+    "release": ("queue_cmds", "Let held jobs run again."),
+    "resume": (
+        "queue_cmds",
+        "Resume running jobs (SIGCONT to the whole process group), or without IDS resume the "
+        "queue's dispatch (running jobs are not touched).",
+    ),
+    "retry": (
+        "queue_cmds",
+        "Run finished jobs again as a new attempt; a running job is stopped gracefully and "
+        "queued again (for jobs that resume from a checkpoint).",
+    ),
+    "rm": ("queue_cmds", "Remove jobs: cancel queued ones, forget finished ones and their logs."),
+    "run": ("run_cmd", "Run commands on the GPUs now and exit when all are done (no daemon)."),
+    "show": (
+        "job_cmds",
+        "Everything about one job: command, GPUs, attempts, outcome, and its stderr tail.",
+    ),
+    "submit": ("job_cmds", "Queue a command: `gpuherd submit -- python train.py --lr 0.1`."),
+    "sweep": (
+        "sweep_cmds",
+        "Run a command over a parameter grid or random search, one results folder per point.",
+    ),
+    "ui": (
+        "ui_cmd",
+        "The web dashboard: prints its URL (with the token), starting the listener if needed.",
+    ),
+    "wait": ("job_cmds", "Wait until jobs finish (default: every job queued or running now)."),
+}
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+def load_command(name: str) -> click.Command | None:
+    """The real command `name`, importing only its module (None: no such command)."""
+    if name not in COMMAND_TABLE:
+        return None
+    module = importlib.import_module(f"gpuherd.cli.{COMMAND_TABLE[name][0]}")
+    found: list[click.Command] = [c for c in module.COMMANDS if c.name == name]
+    return found[0] if found else None
+
+
+class LazyGroup(click.Group):
+    """A group whose commands are imported on first use; `--help` reads COMMAND_TABLE."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*COMMAND_TABLE, *self.commands})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands:
+            command = load_command(cmd_name)
+            if command is None:
+                return None
+            self.add_command(command)
+        return self.commands[cmd_name]
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        try:
+            return super().resolve_command(ctx, args)
+        except click.exceptions.NoSuchCommand:  # suggest from every name, loaded or not
+            raise click.exceptions.NoSuchCommand(
+                args[0], possibilities=self.list_commands(ctx), ctx=ctx
+            ) from None
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        limit = formatter.width - 6 - max(len(name) for name in COMMAND_TABLE)
+        rows = [
+            (name, click.Command(name, help=text).get_short_help_str(limit))
+            for name, (_, text) in sorted(COMMAND_TABLE.items())
+        ]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="gpuherd")
 def cli() -> None:
     """gpuherd: a GPU job queue for machine-learning experiments.
@@ -32,21 +129,6 @@ def cli() -> None:
     Start a daemon once (`gpuherd daemon start`), then submit commands; each runs on free
     GPUs with CUDA_VISIBLE_DEVICES set. Set GPUHERD_HOME to keep separate queues.
     """
-
-
-for module in (
-    job_cmds,
-    queue_cmds,
-    gpu_cmds,
-    config_cmds,
-    daemon_cmds,
-    run_cmd,
-    ui_cmd,
-    sweep_cmds,
-    ray_cmds,
-):
-    for command in module.COMMANDS:
-        cli.add_command(command)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -57,9 +139,12 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Abort:
         click.echo("gpuherd: interrupted", err=True)
         sys.exit(130)
+    except click.exceptions.NoArgsIsHelpError as exc:  # `gpuherd`, `gpuherd daemon`: the help
+        click.echo(exc.ctx.get_help(), err=True)
+        sys.exit(exc.exit_code)
     except click.ClickException as exc:
         hint = ""
-        ctx = getattr(exc, "ctx", None)
+        ctx: Any = getattr(exc, "ctx", None)
         if ctx is not None:
             hint = f" (see {ctx.command_path} --help)"
         click.echo(f"gpuherd: error: {exc.format_message()}{hint}", err=True)

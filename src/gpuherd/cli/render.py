@@ -1,16 +1,21 @@
-"""Tables and detail views for people (rich, imported only when something is printed)."""
+"""Tables and detail views for people.
+
+`ls` and `show` print plain text (cli/plain.py); the GPU table and `--watch` use rich,
+imported only when they print.
+"""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from datetime import datetime
 from typing import Any
 
+from gpuherd.cli import plain
 from gpuherd.core.idspec import format_ids
 from gpuherd.core.units import format_duration, format_size
 
 DEFAULT_LS_LIMIT = 100
+LS_COLUMNS = ("ID", "STATE", "NAME", "GPUS", "PRIO", "TIME", "INFO", "COMMAND")
 _STATE_STYLE = {
     "running": "green",
     "paused": "yellow",
@@ -60,41 +65,46 @@ def info(job: dict[str, Any]) -> str:
     return ""
 
 
-def job_table(jobs: list[dict[str, Any]], counts: dict[str, int], limit: int | None) -> None:
-    from rich.table import Table
-
-    console = _console()
+def job_table(
+    jobs: list[dict[str, Any]],
+    counts: dict[str, int],
+    limit: int | None,
+    term: plain.Terminal | None = None,
+) -> None:
+    term = term or plain.Terminal()
     if not jobs:
-        console.print("no jobs" + (" (ls --all shows finished ones)" if counts else ""))
+        term.write(["no jobs" + (" (ls --all shows finished ones)" if counts else "")])
         return
-    table = Table(box=None, pad_edge=False, header_style="bold")
-    for column in ("ID", "STATE", "NAME", "GPUS", "PRIO", "TIME", "INFO", "COMMAND"):
-        table.add_column(column, no_wrap=True, overflow="ellipsis")
     now = time.time()
+    rows: list[list[plain.Cell]] = []
     for job in jobs:
         state = job["state"]
         gpus = ",".join(str(g) for g in job["gpus"])
         if state in ("queued", "held"):
             gpus = f"({job['gpus_requested']})"
-        table.add_row(
-            str(job["id"]),
-            f"[{_STATE_STYLE.get(state, '')}]{state}[/]",
-            job["name"] or "",
-            gpus,
-            str(job["priority"]),
-            runtime(job, now),
-            info(job),
-            job["command"].replace("\n", " "),
+        rows.append(
+            [
+                str(job["id"]),
+                (state, _STATE_STYLE.get(state, "")),
+                job["name"] or "",
+                gpus,
+                str(job["priority"]),
+                runtime(job, now),
+                info(job),
+                job["command"],
+            ]
         )
-    console.print(table)
+    # Too wide for the terminal: cut the command first, then the free-text NAME and INFO.
+    lines = plain.table(term, LS_COLUMNS, rows, shrink=(7, 2, 6))
     waiting = counts.get("queued", 0) + counts.get("held", 0)
     shown = sum(1 for j in jobs if j["state"] in ("queued", "held"))
     if limit and waiting > shown:
-        console.print(f"… and {waiting - shown} more waiting jobs (gpuherd ls --all)")
+        lines.append(f"… and {waiting - shown} more waiting jobs (gpuherd ls --all)")
+    term.write(lines)
 
 
-def job_detail(job: dict[str, Any]) -> None:
-    console = _console()
+def job_detail(job: dict[str, Any], term: plain.Terminal | None = None) -> None:
+    term = term or plain.Terminal()
     rows = [
         ("job", f"{job['id']}" + (f" ({job['name']})" if job["name"] else "")),
         ("state", job["state"] + (f" — {info(job)}" if info(job) else "")),
@@ -122,23 +132,25 @@ def job_detail(job: dict[str, Any]) -> None:
     for key, value in job.get("env_overrides", {}).items():
         rows.append(("env", f"{key}={value}"))
     width = max(len(k) for k, _ in rows)
-    for key, value in rows:
-        console.print(f"[bold]{key:<{width}}[/]  {value}", markup=True, highlight=False)
+    lines = []
+    for key, value in rows:  # a multi-line command keeps its lines, aligned under the first
+        first, *more = value.split("\n")
+        lines.append(f"{term.style(f'{key:<{width}}', 'bold')}  {plain.clean(first)}")
+        lines += [" " * (width + 2) + plain.clean(line) for line in more]
     if len(job.get("attempts", [])) > 1 or any(a.get("peak_mem") for a in job.get("attempts", [])):
-        console.print("[bold]attempts[/]")
+        lines.append(term.style("attempts", "bold"))
         for a in job["attempts"]:
             outcome = info({**a, "state": "ended"}) or "running"
             gpus = ",".join(str(g) for g in a["gpus"]) or "-"
             mem = _memory(a.get("mem"), a.get("peak_mem"), a.get("over_mem", False))
-            console.print(
-                f"  {a['number']}: {outcome} on GPU {gpus}, pid {a['pid']}, "
-                f"started {_when(a['started_at'])}" + (f", memory: {mem}" if mem else ""),
-                markup=False,
+            lines.append(
+                f"  {a['number']}: {plain.clean(outcome)} on GPU {gpus}, pid {a['pid']}, "
+                f"started {_when(a['started_at'])}" + (f", memory: {mem}" if mem else "")
             )
     if job.get("stderr_tail") and job["state"] not in ("succeeded", "running", "queued"):
-        console.print("[bold]last lines of stderr[/]")
-        for line in job["stderr_tail"]:
-            console.print("  " + line, markup=False)
+        lines.append(term.style("last lines of stderr", "bold"))
+        lines += ["  " + plain.clean(line.expandtabs()) for line in job["stderr_tail"]]
+    term.write(lines)
 
 
 def _bar(used: int, total: int, width: int = 10) -> str:
@@ -174,7 +186,9 @@ def gpu_renderable(answer: dict[str, Any]) -> Any:
     from rich.text import Text
 
     table = Table(box=None, pad_edge=False, header_style="bold")
-    for column in ("GPU", "NAME", "STATE", "SLOTS", "MEMORY", "UTIL", "JOBS", "FOREIGN"):
+    nodes = any(gpu.get("node") for gpu in answer["gpus"])  # a cluster: say where each GPU is
+    columns = ("GPU", "NODE", "NAME", "STATE", "SLOTS", "MEMORY", "UTIL", "JOBS", "FOREIGN")
+    for column in columns if nodes else columns[:1] + columns[2:]:
         table.add_column(column, no_wrap=True)
     for gpu in answer["gpus"]:
         total, used = gpu.get("memory_total"), gpu.get("memory_used")
@@ -186,8 +200,10 @@ def gpu_renderable(answer: dict[str, Any]) -> Any:
         util = "-" if gpu.get("utilization") is None else f"{gpu['utilization']}%"
         foreign = [p for p in gpu.get("processes", []) if p.get("job_id") is None]
         slots = gpu["slots"] if gpu.get("max_jobs") is None else gpu["max_jobs"]
+        node = [gpu.get("host") or gpu.get("node") or "local"] if nodes else []
         table.add_row(
             str(gpu["index"]),
+            *node,
             gpu["name"],
             gpu["state"],
             f"{len(gpu['jobs'])}/{slots}",
@@ -227,4 +243,4 @@ def daemon_status(status: dict[str, Any]) -> None:
 def _when(ts: float | None) -> str:
     if not ts:
         return "-"
-    return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S")
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))

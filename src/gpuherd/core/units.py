@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import re
-from fractions import Fraction
 
 _SIZE_UNITS: dict[str, int] = {
     "": 1,
@@ -47,7 +46,10 @@ def parse_size(text: str, *, allow_zero: bool = False) -> int:
         raise ValueError(
             f"invalid size {text!r}: a size without a unit is whole bytes; {_SIZE_HELP}"
         )
-    # Fraction, not float: "1.1TiB" must give the same bytes on every machine.
+    # Fraction, not float: "1.1TiB" must give the same bytes on every machine. (Imported here:
+    # fractions loads decimal, which `gpuherd ls` does not need.)
+    from fractions import Fraction
+
     value = round(Fraction(number) * _SIZE_UNITS[unit])
     if sign == "-" or value < 0 or (value == 0 and not allow_zero):
         limit = "zero or more" if allow_zero else "greater than zero"

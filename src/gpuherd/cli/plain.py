@@ -1,0 +1,147 @@
+"""Plain-text tables and styles for the commands people run most (`ls`, `show`).
+
+No rich here: importing it costs about 20 ms, a third of a whole `gpuherd ls`. Text from
+jobs (names, commands, messages) is printed as it is, never read as markup; escape sequences
+are dropped and other control characters (tabs, newlines) shown as spaces, so they cannot
+garble the terminal.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import unicodedata
+from collections.abc import Sequence
+from typing import TextIO
+
+PIPED_WIDTH = 200
+"""Output to a pipe or file is read by people too (`ls | less`): cut at 200 columns, not 80."""
+ELLIPSIS = "…"
+GAP = "  "
+
+_SGR = {
+    "bold": "1",
+    "dim": "2",
+    "red": "31",
+    "green": "32",
+    "yellow": "33",
+    "magenta": "35",
+    "cyan": "36",
+}
+_COLORS = {"red", "green", "yellow", "magenta", "cyan"}
+_CONTROL = {code: " " for code in [*range(0x20), 0x7F]}
+_ESCAPE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")  # colours and cursor moves (CSI sequences)
+
+Cell = str | tuple[str, str]
+"""A table cell: its text, or (text, style) with a style of _SGR."""
+
+
+def clean(text: str) -> str:
+    """`text` safe to print: escape sequences dropped, other control characters as spaces."""
+    if "\x1b" in text:
+        text = _ESCAPE.sub("", text)
+    return text.translate(_CONTROL)
+
+
+class Terminal:
+    """Where the output goes: its width and whether it shows styles (a terminal does)."""
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.stream = sys.stdout if stream is None else stream
+        tty = self.stream.isatty()
+        env = os.environ
+        self.styled = bool(env.get("FORCE_COLOR")) or (tty and env.get("TERM") != "dumb")
+        self.colored = self.styled and not env.get("NO_COLOR")
+        self.width = _terminal_width(self.stream) if tty else PIPED_WIDTH
+
+    def style(self, text: str, style: str) -> str:
+        if not text or not self.styled or style not in _SGR:
+            return text
+        if style in _COLORS and not self.colored:
+            return text
+        return f"\x1b[{_SGR[style]}m{text}\x1b[0m"
+
+    def write(self, lines: Sequence[str]) -> None:
+        if lines:
+            self.stream.write("\n".join(lines) + "\n")
+
+
+def _terminal_width(stream: TextIO) -> int:
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    try:
+        return os.get_terminal_size(stream.fileno()).columns or 80
+    except (OSError, ValueError):
+        return 80
+
+
+def cells(text: str) -> int:
+    """Columns `text` takes on a terminal (wide East Asian characters take two)."""
+    if text.isascii():
+        return len(text)
+    return sum(_char_cells(c) for c in text)
+
+
+def _char_cells(char: str) -> int:
+    if unicodedata.combining(char):
+        return 0
+    return 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+
+
+def cut(text: str, width: int) -> str:
+    """`text` in at most `width` columns, ending in … when something was cut."""
+    if cells(text) <= width:
+        return text
+    if width <= 0:
+        return ""
+    kept, used = [], 0
+    for char in text:
+        size = _char_cells(char)
+        if used + size > width - 1:
+            break
+        kept.append(char)
+        used += size
+    return "".join(kept) + ELLIPSIS
+
+
+def table(
+    term: Terminal,
+    headers: Sequence[str],
+    rows: Sequence[Sequence[Cell]],
+    shrink: Sequence[int] = (),
+    min_width: int = 10,
+) -> list[str]:
+    """Left-aligned columns two spaces apart, a bold header, no trailing blanks.
+
+    A table wider than the terminal cuts the columns in `shrink` (by index, first one first)
+    down to `min_width` each, with …; the other columns are always shown whole.
+    """
+    texts = [[clean(c if isinstance(c, str) else c[0]) for c in row] for row in rows]
+    widths = [cells(h) for h in headers]
+    for row in texts:
+        widths = [max(w, cells(t)) for w, t in zip(widths, row, strict=True)]
+    excess = sum(widths) + len(GAP) * (len(widths) - 1) - term.width
+    for index in shrink:
+        if excess <= 0:
+            break
+        floor = max(min_width, cells(headers[index]))
+        cut_by = min(excess, max(0, widths[index] - floor))
+        widths[index] -= cut_by
+        excess -= cut_by
+    styles = [[None if isinstance(c, str) else c[1] for c in row] for row in rows]
+    lines = [_line(term, list(headers), ["bold"] * len(headers), widths)]
+    lines += [_line(term, row, style, widths) for row, style in zip(texts, styles, strict=True)]
+    return lines
+
+
+def _line(
+    term: Terminal, texts: Sequence[str], styles: Sequence[str | None], widths: Sequence[int]
+) -> str:
+    parts = []
+    for text, style, width in zip(texts, styles, widths, strict=True):
+        shown = cut(text, width)
+        pad = " " * (width - cells(shown))
+        parts.append((term.style(shown, style) if style else shown) + pad)
+    return GAP.join(parts).rstrip(" ")

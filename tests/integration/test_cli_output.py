@@ -1,0 +1,87 @@
+"""`ls`, `show`, `submit` and `log` through the real CLI: what they print, and what they load."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from conftest import Herd
+
+# Loaded by no command people run many times a minute (each costs milliseconds to import).
+HEAVY = {"rich", "asyncio", "pydantic", "fastapi", "yaml", "psutil", "gpuherd.api", "sqlite3"}
+OTHER_COMMANDS = {
+    f"gpuherd.cli.{name}"
+    for name in ("queue_cmds", "gpu_cmds", "config_cmds", "daemon_cmds", "run_cmd", "ui_cmd")
+} | {"gpuherd.cli.sweep_cmds", "gpuherd.cli.ray_cmds"}
+
+LOADED = """
+import json, sys
+from gpuherd.cli.main import main
+try:
+    main(sys.argv[1:])
+except SystemExit as exc:
+    assert not exc.code, exc.code
+print(json.dumps(sorted(sys.modules)), file=sys.stderr)
+"""
+
+
+def loaded_by(herd: Herd, *args: str) -> set[str]:
+    proc = subprocess.run(
+        [sys.executable, "-c", LOADED, *args],
+        env=herd.env,
+        cwd=herd.home.parent,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return set(json.loads(proc.stderr.splitlines()[-1]))
+
+
+def test_the_frequent_commands_load_nothing_heavy(daemon: Herd) -> None:
+    job_id = daemon.submit("--", "echo", "hello")
+    daemon.wait_state(job_id, "succeeded")
+    for args in (["ls"], ["submit", "-q", "--hold", "--", "true"], ["show", "1"], ["log", "1"]):
+        loaded = loaded_by(daemon, *args)
+        assert "gpuherd.cli.job_cmds" in loaded, args
+        heavy = {m for m in loaded if m.split(".")[0] in HEAVY or m.startswith("gpuherd.api")}
+        assert not heavy, (args, heavy)
+        assert not OTHER_COMMANDS & loaded, (args, OTHER_COMMANDS & loaded)
+
+
+def test_ls_and_show_print_job_text_as_it_is(daemon: Herd) -> None:
+    """Brackets are not markup (`[/]` used to crash ls), escapes and newlines cannot garble."""
+    command = "echo [red]hi[/red] [/] \x1b[31mred\x1b[0m"
+    job_id = daemon.submit("--hold", "--name", "[bold]x", "--", command)
+    listing = daemon.cli("ls").stdout.splitlines()
+    assert listing[0].split() == ["ID", "STATE", "NAME", "GPUS", "PRIO", "TIME", "INFO", "COMMAND"]
+    row = next(line for line in listing if line.startswith(f"{job_id} "))
+    shown_command = ["echo", "[red]hi[/red]", "[/]", "red"]
+    assert row.split() == [str(job_id), "held", "[bold]x", "(1)", "0", "held", *shown_command]
+    assert "\x1b" not in "".join(listing)
+    assert all(line == line.rstrip() for line in listing)
+    shown = daemon.cli("show", str(job_id)).stdout.splitlines()
+    assert shown[0] == f"job        {job_id} ([bold]x)"
+    assert "command    echo [red]hi[/red] [/] red" in shown
+    assert "state      held — held" in shown
+
+
+def test_show_keeps_a_multi_line_command_aligned(daemon: Herd) -> None:
+    job_id = daemon.submit("--hold", "--", "echo one \\\n  && echo two")
+    shown = daemon.cli("show", str(job_id)).stdout.splitlines()
+    at = shown.index("command    echo one \\")
+    assert shown[at + 1] == "             && echo two"
+    listing = daemon.cli("ls").stdout
+    assert "echo one \\   && echo two" in listing
+
+
+def test_ls_cuts_long_commands_to_200_columns_when_piped(daemon: Herd) -> None:
+    long = "echo " + "x" * 300
+    job_id = daemon.submit("--hold", "--", long)
+    row = next(
+        line for line in daemon.cli("ls").stdout.splitlines() if line.startswith(f"{job_id} ")
+    )
+    assert len(row) == 200
+    assert row.endswith("x…")
+    assert daemon.json("show", str(job_id))["command"] == long

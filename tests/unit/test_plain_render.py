@@ -1,0 +1,128 @@
+"""`ls` and `show` as people read them: plain text, aligned, cut to the terminal, never markup."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+import pytest
+
+from gpuherd.cli import plain, render
+
+
+def terminal(width: int = 200, styled: bool = False, colored: bool = True) -> plain.Terminal:
+    term = plain.Terminal(io.StringIO())
+    term.width, term.styled, term.colored = width, styled, colored
+    return term
+
+
+def job(job_id: int, state: str = "queued", command: str = "true", **extra: Any) -> dict[str, Any]:
+    return {
+        "id": job_id,
+        "name": None,
+        "state": state,
+        "outcome": None,
+        "exit_code": None,
+        "signal": None,
+        "gpus": [],
+        "gpus_requested": 1,
+        "priority": 0,
+        "command": command,
+        "started_at": None,
+        "ended_at": None,
+        "reason": None,
+        **extra,
+    }
+
+
+def ls_output(jobs: list[dict[str, Any]], counts: dict[str, int], limit: int | None) -> str:
+    term = terminal()
+    render.job_table(jobs, counts, limit, term)
+    assert isinstance(term.stream, io.StringIO)
+    return term.stream.getvalue()
+
+
+def test_columns_are_aligned_two_spaces_apart_without_trailing_blanks() -> None:
+    lines = plain.table(
+        terminal(), ["ID", "STATE", "CMD"], [["1", "queued", "true"], ["12", "ok", ""]]
+    )
+    assert lines == ["ID  STATE   CMD", "1   queued  true", "12  ok"]
+
+
+def test_a_wide_table_cuts_the_shrinkable_column_to_the_terminal() -> None:
+    rows = [["1", "running", "python train.py --lr 0.1 --epochs 100 --data /very/long/path"]]
+    lines = plain.table(terminal(width=40), ["ID", "STATE", "COMMAND"], rows, shrink=(2,))
+    assert lines[1] == "1   running  python train.py --lr 0.1 -…"
+    assert plain.cells(lines[1]) == 40
+
+
+def test_columns_not_named_to_shrink_stay_whole_and_a_cut_one_keeps_ten_columns() -> None:
+    rows = [["a-long-name-of-a-job", "python train.py --lr 0.1"]]
+    lines = plain.table(terminal(width=30), ["NAME", "COMMAND"], rows, shrink=(1,))
+    assert lines[1] == "a-long-name-of-a-job  python tr…"  # 32 columns: wider than 30
+
+
+def test_wide_characters_count_double() -> None:
+    assert plain.cells("训练") == 4
+    assert plain.cut("训练模型", 5) == "训练…"
+    lines = plain.table(terminal(), ["NAME", "X"], [["训练", "1"], ["ab", "2"]])
+    assert lines == ["NAME  X", "训练  1", "ab    2"]
+
+
+def test_text_is_never_markup_and_control_characters_cannot_garble() -> None:
+    command = "echo [red]hi[/red] [/] \x1b[31mred\x1b[0m\tdone\nnext"
+    lines = plain.table(terminal(), ["COMMAND"], [[command]])
+    assert lines[1] == "echo [red]hi[/red] [/] red done next"
+
+
+def test_styles_only_on_a_terminal_and_no_color_keeps_bold() -> None:
+    rows: list[list[plain.Cell]] = [["1", ("failed", "red")]]
+    assert "\x1b" not in "".join(plain.table(terminal(), ["ID", "STATE"], rows))
+    styled = plain.table(terminal(styled=True), ["ID", "STATE"], rows)
+    assert styled == ["\x1b[1mID\x1b[0m  \x1b[1mSTATE\x1b[0m", "1   \x1b[31mfailed\x1b[0m"]
+    no_color = plain.table(terminal(styled=True, colored=False), ["ID", "STATE"], rows)
+    assert no_color[1] == "1   failed"
+    assert no_color[0].startswith("\x1b[1mID")
+
+
+def test_the_environment_decides_styles(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+    piped = plain.Terminal(io.StringIO())
+    assert not piped.styled
+    assert piped.width == plain.PIPED_WIDTH
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    monkeypatch.setenv("NO_COLOR", "1")
+    forced = plain.Terminal(io.StringIO())
+    assert forced.styled
+    assert not forced.colored
+
+
+def test_ls_table_as_before_with_the_more_line() -> None:
+    jobs = [
+        job(
+            1,
+            "succeeded",
+            "python3 train.py --lr 1.0",
+            outcome="exit",
+            exit_code=0,
+            gpus=[0],
+            started_at=100.0,
+            ended_at=100.1,
+        ),
+        job(2, "queued", "python3 train.py --lr 0.3", reason="queue paused"),
+        job(3, "held", "true", name="later", reason="held"),
+    ]
+    out = ls_output(jobs, {"succeeded": 1, "queued": 5, "held": 1}, limit=100)
+    assert out.splitlines() == [
+        "ID  STATE      NAME   GPUS  PRIO  TIME  INFO          COMMAND",
+        "1   succeeded         0     0     0.1s  exit 0        python3 train.py --lr 1.0",
+        "2   queued            (1)   0           queue paused  python3 train.py --lr 0.3",
+        "3   held       later  (1)   0           held          true",
+        "… and 4 more waiting jobs (gpuherd ls --all)",
+    ]
+
+
+def test_ls_of_nothing() -> None:
+    assert ls_output([], {}, 100) == "no jobs\n"
+    assert ls_output([], {"succeeded": 2}, 100) == "no jobs (ls --all shows finished ones)\n"
