@@ -134,10 +134,14 @@ def _ray_parts(
     return probe, executor, ray_cluster.ClusterDeviceTable
 
 
-def _server_class() -> type[Any]:
-    import uvicorn
+DATE_HEADER_EVERY = 30.0
+"""Seconds between refreshes of the HTTP Date header (uvicorn's own loop: every second)."""
 
-    class Server(uvicorn.Server):
+
+def _server_class() -> type[Any]:
+    from gpuherd.api.server import quiet_server_class
+
+    class Server(quiet_server_class()):  # type: ignore[misc]
         """uvicorn's server, minus re-raising SIGTERM/SIGINT once it has stopped: that would
         kill the daemon before its own clean-up (engine, store, socket, lock) and exit 0."""
 
@@ -201,7 +205,7 @@ def serve(
         )
         server = server_class(config)
         app.state.server = server
-        app.state.listener = tcp.Listener(app, home, primary=server)
+        app.state.listener = tcp.Listener(app, home)
         if tcp_sock is not None and listen is not None:
             await app.state.listener.start(tcp_sock, tcp.parse_address(listen)[0])
         engine.start()

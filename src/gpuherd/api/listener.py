@@ -102,10 +102,9 @@ def write_token(home: Path, token: str) -> None:
 class Listener:
     """At most one TCP server at a time, sharing the daemon's loop, app and engine."""
 
-    def __init__(self, app: FastAPI, home: Path, primary: Any) -> None:
+    def __init__(self, app: FastAPI, home: Path) -> None:
         self.app = app
         self.home = home
-        self.primary = primary  # the Unix socket's uvicorn server: when it stops, so do we
         self.token = os.environ.get("GPUHERD_TOKEN") or secrets.token_urlsafe(32)
         self.host = ""
         self.port = 0
@@ -138,6 +137,8 @@ class Listener:
     async def start(self, sock: socket.socket, host: str) -> None:
         import uvicorn
 
+        from gpuherd.api.server import quiet_server_class
+
         self.host, self.port = host, int(sock.getsockname()[1])
         wildcard = host.strip("[]") in ("0.0.0.0", "::", "")
         self._fqdn = _machine_name() if wildcard else None  # once: it may ask DNS
@@ -151,7 +152,7 @@ class Listener:
             server_header=False,
             timeout_graceful_shutdown=2,
         )
-        server = uvicorn.Server(config)
+        server = quiet_server_class()(config)
         config.load()  # what Server.serve() does before startup(), without taking the signals
         server.lifespan = config.lifespan_class(config)
         await server.startup(sockets=[sock])
@@ -160,12 +161,9 @@ class Listener:
         log.info("dashboard listening on %s", format_address(self.host, self.port))
 
     async def _run(self, server: Any, sock: socket.socket) -> None:
-        """uvicorn's main loop, which also ends when the Unix socket's server stops."""
-        counter = 0
+        """uvicorn's main loop, until stop() (the daemon calls it once its main server ends)."""
         try:
-            while not await server.on_tick(counter) and not self.primary.should_exit:
-                counter = (counter + 1) % 864000
-                await asyncio.sleep(0.1)
+            await server.main_loop()
         finally:
             token_path(self.home).unlink(missing_ok=True)  # first: SIGTERM ends us soon
             await server.shutdown(sockets=[sock])
