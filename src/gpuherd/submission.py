@@ -70,8 +70,9 @@ def spec_from_item(item: SubmitItem, n: int | None) -> JobSpec:
 def reject_nul(where: str, **fields: str | Mapping[str, str]) -> None:
     """No NUL byte in text that reaches a process's argv, environment or a path."""
     for name, value in fields.items():
-        texts = [value] if isinstance(value, str) else [*value.keys(), *value.values()]
-        if any("\0" in text for text in texts):
+        # One join instead of a test per variable: a submitted environment has ~100 of them.
+        text = value if isinstance(value, str) else "".join([*value.keys(), *value.values()])
+        if "\0" in text:
             raise HerdError(f"{where}a NUL byte in {name}: remove it (no program can receive it)")
 
 
