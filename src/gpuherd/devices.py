@@ -144,6 +144,8 @@ class DeviceTable:
                     max_jobs=cfg.max_jobs,
                     utilization=reading.utilization,
                     links=reading.links,
+                    node=reading.node,
+                    host=reading.host,
                 )
             )
         return out

@@ -9,9 +9,12 @@ test_dashboard_screenshots.py (GPUHERD_SCREENSHOTS=1) saves a screenshot of each
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
+import socket
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -77,21 +80,30 @@ class Board:
         return self.herd.submit(*args)
 
 
-@pytest.fixture(scope="module")
-def board(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Board]:
-    herd = Herd(tmp_path_factory.mktemp("e2e") / "home")
+@contextmanager
+def open_board(browser: Any, home: Path, fake_gpus: str) -> Iterator[Board]:
+    """A daemon on `fake_gpus` with a TCP listener, and a browser context logged in to it."""
+    herd = Herd(home)
     try:
-        herd.start("--fake-gpus", "4", "--listen", "127.0.0.1:0")
+        herd.start("--fake-gpus", fake_gpus, "--listen", "127.0.0.1:0")
         url = herd.cli("ui", "--url").stdout.strip()
         context = browser.new_context(viewport={"width": 1280, "height": 800})
-        page = context.new_page()
-        page.goto(url)  # ?token= sets the cookie and drops the token from the URL
-        assert "token=" not in page.url
-        page.close()
-        yield Board(herd, url, context)
-        context.close()
+        try:
+            page = context.new_page()
+            page.goto(url)  # ?token= sets the cookie and drops the token from the URL
+            assert "token=" not in page.url
+            page.close()
+            yield Board(herd, url, context)
+        finally:
+            context.close()
     finally:
         herd.cleanup()
+
+
+@pytest.fixture(scope="module")
+def board(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Board]:
+    with open_board(browser, tmp_path_factory.mktemp("e2e") / "home", "4") as b:
+        yield b
 
 
 @pytest.fixture
@@ -340,3 +352,36 @@ def test_the_overview_shows_a_sparkline_per_gpu(board: Board, expect: Any) -> No
         assert len((line.get_attribute("points") or "").split()) >= 3
     expect(cards.first.locator("figcaption")).to_contain_text("util 0%")
     page.close()
+
+
+# ---- GPUs on several nodes -------------------------------------------------------------------
+
+
+def test_gpus_on_nodes_show_their_node_and_a_job_shows_where_it_runs(
+    browser: Any, expect: Any, tmp_path: Path
+) -> None:
+    # Two pretend nodes of two GPUs (a Ray cluster's shape; the jobs still run here).
+    state = tmp_path / "gpus.json"
+    gpus = [{"node": f"n{i // 2}", "host": f"box-{'ab'[i // 2]}"} for i in range(4)]
+    state.write_text(json.dumps({"gpus": gpus}))
+    with open_board(browser, tmp_path / "home", str(state)) as nodes:
+        command, flag = _waiter(tmp_path, "go")
+        one = nodes.submit("--", "sh", "-c", command)  # GPU 0, on box-a
+        two = nodes.submit("--gpus", "2", "--", "sh", "-c", command)  # box-b, whole
+        nodes.herd.wait_state(two, "running")
+        assert nodes.herd.job(one)["gpus"] == [0]
+        assert nodes.herd.job(two)["gpus"] == [2, 3]
+        page = nodes.page("/gpus")
+        expect(page.locator("table.gpus th", has_text="Node")).to_be_visible()
+        expect(page.locator("#gpu-0 td.gpu-node")).to_have_text("box-a")
+        expect(page.locator("#gpu-3 td.gpu-node")).to_have_text("box-b")
+        overview = nodes.page("/")
+        card = overview.locator('.card.gpu[data-gpu="2"]')
+        expect(card.locator(".gpu-node")).to_have_text("on box-b")
+        expect(card).to_contain_text(f"#{two}")
+        job_page = nodes.page(f"/jobs/{two}")
+        expect(job_page.locator("#job-node")).to_have_text(socket.gethostname())
+        flag.touch()
+        nodes.herd.wait_state(two, "succeeded")
+        for tab in (page, overview, job_page):
+            tab.close()

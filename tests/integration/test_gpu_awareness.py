@@ -126,3 +126,28 @@ def test_cuda_oom_is_retried_with_a_larger_request(herd: Herd, tmp_path: Path) -
     assert first["outcome"] == "cuda_oom" and first["mem"] == 8 * 2**30
     assert second["mem"] == 12 * 2**30  # 1.5x: no peak was measured in so short a run
     assert "cuda_oom" in herd.cli("show", str(job)).stdout
+
+
+def test_gpus_on_nodes_through_the_cli(herd: Herd, tmp_path: Path) -> None:
+    # Two pretend nodes of two GPUs, as on a Ray cluster (the jobs still run here).
+    state = tmp_path / "gpus.json"
+    write_state(state, [{"node": f"n{i // 2}", "host": f"box-{'ab'[i // 2]}"} for i in range(4)])
+    herd.start("--fake-gpus", str(state))
+    table = herd.cli("gpus").stdout.splitlines()
+    assert table[0].split()[:3] == ["GPU", "NODE", "NAME"]
+    assert [line.split()[1] for line in table[1:5]] == ["box-a", "box-a", "box-b", "box-b"]
+    refused = herd.cli("submit", "--gpus", "3", "--", "true", check=False)
+    assert refused.returncode != 0
+    assert "asks for 3 GPUs on one node: the largest node has 2" in refused.stderr
+    herd.cli("pause")
+    first, second = herd.submit("--", "sleep", "30"), herd.submit("--", "sleep", "30")
+    herd.cli("gpus", "drain", "3")
+    herd.cli("resume")
+    herd.wait_state(second, "running")
+    # One-GPU jobs fill the node with the fewest free GPUs first: box-a stays whole longest.
+    assert (herd.job(first)["gpus"], herd.job(second)["gpus"]) == ([2], [0])
+    two = herd.submit("--gpus", "2", "--", "true")
+    assert herd.job(two)["reason"] == "waiting for 2 free GPUs on one node (GPU 3 is draining)"
+    herd.cli("kill", str(second))
+    herd.wait_state(two, "succeeded")
+    assert herd.job(two)["gpus"] == [0, 1]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shlex
 import signal
@@ -17,7 +18,17 @@ from conftest import need, wait_for
 
 need("ray.cluster_utils", "ray")
 
-from ray_fixtures import GPUS_PER_NODE, RayHerd, cluster_fixture, rherd_fixture  # noqa: F401
+from ray_fixtures import (  # noqa: F401
+    GPUS_PER_NODE,
+    LocalCluster,
+    RayHerd,
+    cluster_fixture,
+    rherd_fixture,
+)
+
+from gpuherd.executors.base import ExitStatus, LaunchRequest
+from gpuherd.executors.ray import MISSING_GPUHERD, RayExecutor, actor_died_note
+from gpuherd.gpus.ray import RayNodes
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -68,22 +79,57 @@ def test_eight_one_gpu_jobs_share_four_gpus_exactly(rherd: RayHerd, tmp_path: Pa
         places = [(o["node"], o["gpus"]) for o in active]
         assert len(places) == len(set(places)), places
     assert len({(r["node"], r["gpus"]) for r in seen}) == 4  # every GPU was used
-    # The attempt records where it ran: the node's host and id.
+    # The attempt records where it ran: the node's host and id, and gpuherd's GPU there.
     for job_id in ids:
         shown = rherd.json("show", str(job_id))
         (attempt,) = shown["attempts"]
-        ran_on = next(r["node"] for r in seen if r["id"] == job_id)
-        assert rherd.placement(job_id)["node_id"] == ran_on
-        assert attempt["host"].endswith(f"(ray node {ran_on})")
+        ran = next(r for r in seen if r["id"] == job_id)
+        assert rherd.placement(job_id)["node_id"] == ran["node"]
+        assert attempt["host"].endswith(f"(ray node {ran['node']})")
+        assert attempt["gpu_uuids"] == [f"ray:{ran['node']}:{ran['gpus']}"]
+
+
+def gpu_listing(rherd: RayHerd) -> list[dict[str, Any]]:
+    listing = rherd.json("gpus")
+    return list(listing["gpus"] if isinstance(listing, dict) else listing)
 
 
 def test_two_gpu_job_gets_both_gpus_of_one_node(rherd: RayHerd, tmp_path: Path) -> None:
     cmd, out = recorder(tmp_path, 0.1)
+    one = rherd.submit("--", "sleep", "300")  # a GPU of one node taken: the job goes to the other
+    rherd.wait_state(one, "running", timeout=30)
     job = rherd.submit("--gpus", "2", "--", cmd)
-    rherd.wait_state(job, "succeeded", timeout=30)
+    done = rherd.wait_state(job, "succeeded", timeout=30)
     (r,) = records(out)
-    assert sorted(r["gpus"].split(",")) == ["0", "1"]
+    assert r["gpus"] == "0,1"
     assert r["node"] in rherd.ray.gpu_nodes()
+    assert r["node"] != rherd.placement(one)["node_id"]
+    # gpuherd's indices are exactly the GPUs the job saw, on the node it ran on.
+    by_index = {g["index"]: g for g in gpu_listing(rherd)}
+    assert [by_index[i]["uuid"] for i in done["gpus"]] == [f"ray:{r['node']}:{i}" for i in (0, 1)]
+    assert {by_index[i]["node"] for i in done["gpus"]} == {r["node"]}
+    rherd.cli("kill", str(one))
+    rherd.wait_state(one, "killed", timeout=30)
+
+
+def test_a_job_sees_the_gpu_gpuherd_chose_not_the_one_ray_would(
+    rherd: RayHerd, tmp_path: Path
+) -> None:
+    # Ray hands out a node's lowest free GPU id; drained, those must stay unused.
+    firsts = [g["index"] for g in gpu_listing(rherd) if g["uuid"].endswith(":0")]
+    for index in firsts:
+        rherd.cli("gpus", "drain", str(index))
+    cmd, out = recorder(tmp_path, 1.0)
+    # --mem is accepted on a cluster: Ray reports no GPU memory, the job takes a whole GPU.
+    ids = [rherd.submit("--mem", "1GiB", "--", cmd), rherd.submit("--", cmd)]
+    done = [rherd.wait_state(job_id, "succeeded", timeout=30) for job_id in ids]
+    seen = records(out)
+    assert sorted(r["gpus"] for r in seen) == ["1", "1"]
+    assert len({r["node"] for r in seen}) == 2
+    assert not {i for d in done for i in d["gpus"]} & set(firsts)
+    for job_id in ids:
+        actual = rherd.placement(job_id)
+        assert actual["gpu_ids"] == [1]
 
 
 def test_cpu_only_job_sees_no_gpu(rherd: RayHerd) -> None:
@@ -95,12 +141,13 @@ def test_cpu_only_job_sees_no_gpu(rherd: RayHerd) -> None:
 def test_impossible_request_is_refused_at_submit(rherd: RayHerd) -> None:
     proc = rherd.cli("submit", "--gpus", "3", "--", "true", check=False)
     assert proc.returncode != 0
-    assert "no node of the Ray cluster has that many" in proc.stderr
-    assert "largest has 2" in proc.stderr
+    assert "asks for 3 GPUs on one node: the largest node has 2" in proc.stderr
     assert rherd.ls_all() == []
-    listing = rherd.json("gpus")
-    gpus = listing["gpus"] if isinstance(listing, dict) else listing
+    gpus = gpu_listing(rherd)
     assert len(gpus) == 4
+    assert len({g["node"] for g in gpus}) == 2
+    table = rherd.cli("gpus").stdout.splitlines()
+    assert table[0].split()[:2] == ["GPU", "NODE"]
 
 
 def test_logs_stream_while_running_and_kill_leaves_nothing(rherd: RayHerd) -> None:
@@ -176,3 +223,41 @@ def test_daemon_restarted_mid_job_reattaches(rherd: RayHerd, tmp_path: Path) -> 
     rherd.cli("kill", str(job2))
     rherd.wait_state(job2, "killed", timeout=30)
     assert signal.SIGTERM  # (the kill went through the re-attached actor)
+
+
+def test_a_node_gone_before_its_job_started_makes_the_attempt_lost(
+    cluster: LocalCluster, tmp_path: Path
+) -> None:
+    # gpuherd placed the job on GPU 7 of a node that has left the cluster since.
+    gone = "f" * 56
+    (tmp_path / "ray-gpus.json").write_text(json.dumps({gone: [6, 7]}))
+    executor = RayExecutor(RayNodes(tmp_path / "ray-gpus.json"), "gpuherd-test-gone", "gone")
+    folder = tmp_path / "attempt-1"
+    folder.mkdir()
+    request = LaunchRequest(1, 1, "true", str(tmp_path), {"CUDA_VISIBLE_DEVICES": "7"}, str(folder))
+    handle = executor.launch(request)
+    assert (folder / "pid").read_text() == f"{handle}\n"
+    assert f"Ray node {gone} left the cluster" in (folder / "stderr.log").read_text()
+    assert not executor.is_running(handle, 1, 1)
+
+    async def watched() -> ExitStatus:
+        ended: asyncio.Future[ExitStatus] = asyncio.get_running_loop().create_future()
+        executor.watch(handle, str(folder), ended.set_result)
+        return await asyncio.wait_for(ended, 5)
+
+    assert asyncio.run(watched()).lost
+
+
+def test_a_node_without_gpuherd_is_named_in_the_attempts_stderr() -> None:
+    # What Ray 2.60 says when the actor's class cannot be imported on the node.
+    died = RuntimeError(
+        "The actor died because of an error raised in its creation task, \x1b[36mray::"
+        "JobActor.__init__()\x1b[39m (pid=1, ip=192.0.2.2)\n"
+        "RuntimeError: The actor with name JobActor failed to import on the worker.\n"
+        "ModuleNotFoundError: No module named 'gpuherd'"
+    )
+    note = actor_died_note(died)
+    assert note == (
+        "gpuherd: the job's Ray actor ended without an exit status: ModuleNotFoundError: "
+        f"No module named 'gpuherd'; {MISSING_GPUHERD}\n"
+    )

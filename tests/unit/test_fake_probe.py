@@ -129,6 +129,13 @@ def test_null_metrics_mean_not_available(tmp_path: Path) -> None:
     )
 
 
+def test_gpus_on_pretend_nodes(tmp_path: Path) -> None:
+    path = tmp_path / "gpus.json"
+    write_state(path, {"gpus": [{"node": "n1", "host": "box-1"}, {"node": "n2"}, {}]}, 1_000)
+    readings = FakeProbe(path).read()
+    assert [(r.node, r.host) for r in readings] == [("n1", "box-1"), ("n2", None), (None, None)]
+
+
 @pytest.mark.parametrize(
     ("content", "problem"),
     [
@@ -145,6 +152,7 @@ def test_null_metrics_mean_not_available(tmp_path: Path) -> None:
         ('{"gpus": [{"utilization": true}]}', "gpus[0].utilization: expected a percentage"),
         ('{"gpus": [{"lost": "yes"}]}', "gpus[0].lost: expected true or false"),
         ('{"gpus": [{"name": ""}]}', "gpus[0].name: expected a non-empty string"),
+        ('{"gpus": [{"node": 3}]}', "gpus[0].node: expected a non-empty string"),
         ('{"gpus": [{"processes": {}}]}', "gpus[0].processes: expected a list"),
         ('{"gpus": [{"processes": [{"memory": 1}]}]}', "gpus[0].processes[0]: expected an object"),
         (

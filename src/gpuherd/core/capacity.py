@@ -11,13 +11,14 @@ Three kinds of jobs share the GPUs (DESIGN.md, "Placement"):
   below the slots. On a GPU of unknown memory size a SHARING job is treated as PLAIN.
 - EXCLUSIVE: needs a GPU without any gpuherd job, and nothing joins it there.
 
-`Device.max_jobs` caps the count of gpuherd jobs for every kind.
+`Device.max_jobs` caps the count of gpuherd jobs for every kind. A job's GPUs are all on one
+node (`Device.node`; GPUs without a node are one more node): see `pick`.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -84,6 +85,7 @@ class Gpu:
     """Not busy with other users' processes for PLAIN and EXCLUSIVE jobs."""
     share_ok: bool
     links: Mapping[int, int] = field(default_factory=dict)
+    node: str | None = None
     count: int = 0
     plain: int = 0
     exclusive: bool = False
@@ -153,6 +155,7 @@ def load(
             not plain_busy,
             not share_busy,
             d.links,
+            d.node,
         )
     for r in reservations:
         kind = reservation_kind(r)
@@ -167,8 +170,53 @@ def link(a: Gpu, b: Gpu) -> int:
     return max(a.links.get(b.index, 0), b.links.get(a.index, 0))
 
 
-def pick(candidates: list[Gpu], n: int) -> list[Gpu]:
-    """The n GPUs a job gets among `candidates` (at least n, all fitting it).
+def by_node(gpus: Iterable[Gpu]) -> dict[str | None, list[Gpu]]:
+    groups: dict[str | None, list[Gpu]] = {}
+    for g in gpus:
+        groups.setdefault(g.node, []).append(g)
+    return groups
+
+
+def most_on_a_node(gpus: Iterable[Gpu]) -> int:
+    """How many of `gpus` the node with the most of them has."""
+    return max(map(len, by_node(gpus).values()), default=0)
+
+
+def pick(candidates: list[Gpu], n: int) -> list[Gpu] | None:
+    """The n GPUs a job gets among `candidates` (all fitting it), all on one node; None when
+    no node has n of them.
+
+    On one node (or without nodes), see `_pick_on`. With several nodes that have n
+    candidates, the one whose n chosen GPUs are emptiest (most free slots, then most free
+    memory, over the n), then the one with the fewest candidates (so 1-GPU jobs fill a
+    node before starting on an idle one, which stays whole for a bigger job), then the
+    lowest GPU index.
+    """
+    if len(candidates) < n:
+        return None
+    groups = by_node(candidates)
+    if len(groups) == 1:
+        return _pick_on(candidates, n)
+    best: tuple[tuple[int, float, int, int], list[Gpu]] | None = None
+    for group in groups.values():
+        if len(group) < n:
+            continue
+        chosen = _pick_on(group, n)
+        key = _node_key(chosen, len(group))
+        if best is None or key < best[0]:
+            best = key, chosen
+    return None if best is None else best[1]
+
+
+def _node_key(chosen: list[Gpu], candidates: int) -> tuple[int, float, int, int]:
+    free = [g.free_mem for g in chosen]
+    room = math.inf if None in free else sum(f for f in free if f is not None)
+    taken = sum(g.count - g.slots for g in chosen)
+    return taken, -room, candidates, min(g.index for g in chosen)
+
+
+def _pick_on(candidates: list[Gpu], n: int) -> list[Gpu]:
+    """The n GPUs a job gets among `candidates` of one node (at least n, all fitting it).
 
     Without link information: the n best-ranked. With it: the best-ranked first, then
     again and again the candidate whose slowest link to those chosen is fastest (ties by
@@ -224,7 +272,7 @@ class Pass:
             fit = (
                 self.excl_open if mem is None else [g for g in self.excl_open if g.fits(kind, mem)]
             )
-        return None if len(fit) < n else pick(fit, n)
+        return pick(fit, n)
 
     def take(self, gpus: list[Gpu], kind: Kind, mem: int | None) -> None:
         for g in gpus:
@@ -236,17 +284,17 @@ class Pass:
 
         Only GPUs that could ever hold the job count: holding a GPU that is too small
         would block small jobs and never help the big one. When too few such GPUs are
-        usable (some draining or busy with other users' processes) nothing is held, so a
-        job that cannot start at the moment does not freeze the whole queue.
+        usable on one node (some draining or busy with other users' processes) nothing is
+        held, so a job that cannot start at the moment does not freeze the whole queue.
         """
         key = (kind, n, mem)
         if key in self.cannot_hold:
             return False
-        eligible = [g for g in self.usable if g.could_ever_hold(kind, mem)]
-        if len(eligible) < n:
+        chosen = pick([g for g in self.usable if g.could_ever_hold(kind, mem)], n)
+        if chosen is None:
             self.cannot_hold.add(key)
             return False
-        self.held = frozenset(g.index for g in pick(eligible, n))
+        self.held = frozenset(g.index for g in chosen)
         self.holding = True
         self._reopen()
         return True

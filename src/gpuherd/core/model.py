@@ -157,6 +157,11 @@ class Device:
     utilization: int | None = None
     links: Mapping[int, int] = field(default_factory=dict)
     """Link quality to other GPUs by index (higher = faster: NVLink > same PCIe switch)."""
+    node: str | None = None
+    """The machine the GPU is on (a Ray node id); None = this machine. A job's GPUs are all
+    on one node: GPUs without a node count as one more node."""
+    host: str | None = None
+    """How to show the node to people (its host name); None = the node itself, or local."""
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ usable GPU and consumes the queue lazily, stopping as soon as nothing more can s
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 
 from gpuherd.core.capacity import (
@@ -21,6 +22,7 @@ from gpuherd.core.capacity import (
     kind_of,
     load,
     margin,
+    most_on_a_node,
 )
 from gpuherd.core.model import Assignment, Device, DeviceState, Job, Policy, Reservation
 from gpuherd.core.units import format_size
@@ -249,7 +251,8 @@ def why_waiting(
     "waiting for a free GPU", "waiting for 2 free GPUs", "waiting for 20.0 GiB free on 1
     GPU" (--mem), "waiting for an empty GPU" (exclusive), "waiting for 8.0 GiB of host
     memory", with the GPUs that draining, other users' processes, an exclusive job, a job
-    without --mem or a job limit keep from it in parentheses.
+    without --mem or a job limit keep from it in parentheses. A job for several GPUs on
+    GPUs of several nodes waits for them "on one node".
     """
     spec = job.spec
     n, mem = spec.gpus, spec.mem
@@ -258,7 +261,7 @@ def why_waiting(
         return ram_reason or "waiting for a run slot (max_running reached)"
     kind = kind_of(spec)
     gpus = load(devices, reservations, policy)
-    if sum(1 for g in gpus if g.fits(kind, mem)) >= n:
+    if most_on_a_node(g for g in gpus if g.fits(kind, mem)) >= n:
         return ram_reason or (
             "waiting for its turn (GPUs held for an older blocked job, or max_running reached)"
         )
@@ -268,6 +271,8 @@ def why_waiting(
         head = "waiting for an empty GPU" if n == 1 else f"waiting for {n} empty GPUs"
     else:
         head = "waiting for a free GPU" if n == 1 else f"waiting for {n} free GPUs"
+    if n > 1 and len({d.node for d in devices}) > 1:
+        head += " on one node"
     details = _details(kind, mem, devices, gpus, policy)
     return head + (f" ({'; '.join(details)})" if details else "")
 
@@ -284,8 +289,9 @@ def never_fits(
     Load is ignored; enabled and draining GPUs count (draining is temporary), GPUs with
     other users' processes count too, with all their memory (those processes may go away).
     The margin `policy.keep_free` is never handed out: a 24 GiB GPU with 10% kept free
-    cannot take a 23 GiB job. An exclusive job needs the same GPUs as another job with
-    that --mem (it is an empty GPU it waits for); `exclusive` only words the reason.
+    cannot take a 23 GiB job. A job's GPUs must all be on one node (`Device.node`). An
+    exclusive job needs the same GPUs as another job with that --mem (it is an empty GPU
+    it waits for); `exclusive` only words the reason.
     """
     keep = policy.keep_free
     if job_gpus < 0:
@@ -304,14 +310,18 @@ def never_fits(
         count = len(configured)
         have = "none is" if count == 0 else f"only {count} {'is' if count == 1 else 'are'}"
         return f"asks for {_plural(job_gpus, word)} but {have} configured"
+    largest_node = _most_on_a_node(configured)
+    if job_gpus > largest_node:
+        return f"asks for {job_gpus} {word}s on one node: the largest node has {largest_node}"
     if job_mem is None:
         return None
     caps = {
         d.index: None if d.memory_total is None else d.memory_total - margin(d.memory_total, keep)
         for d in configured
     }
-    big = [i for i, cap in caps.items() if cap is None or cap >= job_mem]
-    if len(big) >= job_gpus:
+    big = [d for d in configured if (cap := caps[d.index]) is None or cap >= job_mem]
+    most = _most_on_a_node(big)
+    if most >= job_gpus:
         return None
     kept = f" once {_percent(keep)} is kept free" if keep > 0 else ""
     if not big:
@@ -321,7 +331,13 @@ def never_fits(
             f"asks for {format_size(job_mem)} per GPU but the largest GPU has "
             f"{format_size(largest.memory_total or 0)}{offer}"
         )
-    return (
-        f"asks for {job_gpus} {word}s with {format_size(job_mem)} each but only "
-        f"{len(big)} {'GPU has' if len(big) == 1 else 'GPUs have'} that much{kept}"
-    )
+    asks = f"asks for {job_gpus} {word}s with {format_size(job_mem)} each"
+    if len(big) >= job_gpus:
+        return f"{asks} on one node, but no node has more than {_plural(most, 'such GPU')}{kept}"
+    have = "GPU has" if len(big) == 1 else "GPUs have"
+    return f"{asks} but only {len(big)} {have} that much{kept}"
+
+
+def _most_on_a_node(devices: Sequence[Device]) -> int:
+    counts = Counter(d.node for d in devices)
+    return max(counts.values(), default=0)

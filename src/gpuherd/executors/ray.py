@@ -6,11 +6,13 @@ folder's `pid` file, before the actor is created, so a daemon killed at any poin
 The actor is named `gpuherd-<home tag>-<job>-<attempt>` in the namespace of this home, so a
 restarted daemon finds it again by name.
 
-- Placement: gpuherd's own placement chooses GPUs among the cluster's (gpus/ray.py); this
-  executor maps them to their node and pins the actor there (strict node affinity), asking
-  Ray for that many GPUs and no CPU. A multi-GPU choice that spans nodes, or a node that
-  has no room left by this executor's own count, moves to a node that has room. Ray gives
-  the actual GPU ids on the node, and `CUDA_VISIBLE_DEVICES` is set from them.
+- Placement: gpuherd's own placement chooses GPUs among the cluster's, all on one node
+  (gpus/ray.py gives each GPU its node); this executor maps them to their node and their
+  GPU ids there, pins the actor to that node (strict node affinity), asking Ray for that
+  many GPUs and no CPU, and the actor sets `CUDA_VISIBLE_DEVICES` to exactly those ids.
+  Ray's count of GPUs per node stays right; which ids Ray itself assigned is recorded
+  beside (`ray.json`), never used. A node that left the cluster before its job started
+  makes the attempt `lost` (a note in its stderr says so): the retry policy decides.
 - No Ray-level re-run ever: `max_restarts=0`, `max_task_retries=0`. A node that dies takes
   the actor with it; the attempt ends without a status (`lost`) and gpuherd's retry policy
   decides on a new attempt.
@@ -30,6 +32,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import signal as signals
 import time
 from collections.abc import Callable
@@ -43,7 +46,7 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 from gpuherd.executors.base import ExitStatus, LaunchRequest, SpawnError
 from gpuherd.executors.ray_actor import JobActor
 from gpuherd.gpus.base import ProbeError
-from gpuherd.gpus.ray import Node, RayNodes
+from gpuherd.gpus.ray import RayNodes
 
 log = logging.getLogger("gpuherd.ray")
 
@@ -84,8 +87,6 @@ def decode(code: int, ended_at: float) -> ExitStatus:
 class _Run:
     name: str
     actor: Any
-    node_id: str | None
-    gpus: int
     attempt_dir: str = ""
     task: asyncio.Task[None] | None = None
     kill_timer: asyncio.TimerHandle | None = None
@@ -109,25 +110,6 @@ class RayExecutor:
     def actor_name(self, job_id: int, attempt: int) -> str:
         return f"gpuherd-{self.tag}-{job_id}-{attempt}"
 
-    # ---- submit-time check ----------------------------------------------------------------
-
-    def never_fits(self, gpus: int) -> str | None:
-        """Why no node of the cluster could ever run a job asking for `gpus` GPUs."""
-        if gpus <= 0:
-            return None
-        try:
-            nodes = self.nodes.nodes()
-        except ProbeError as exc:
-            return str(exc)
-        largest = max((n.gpus for n in nodes), default=0)
-        if gpus <= largest:
-            return None
-        sizes = ", ".join(f"{n.host} ({n.node_id[:8]}): {n.gpus}" for n in nodes if n.gpus)
-        return (
-            f"asks for {gpus} GPUs but no node of the Ray cluster has that many; a job runs "
-            f"on one node, and the largest has {largest} (GPUs per node: {sizes or 'none'})"
-        )
-
     # ---- launch -----------------------------------------------------------------------------
 
     def launch(self, request: LaunchRequest) -> int:
@@ -135,8 +117,9 @@ class RayExecutor:
         handle = handle_of(request.job_id, request.attempt)
         name = self.actor_name(request.job_id, request.attempt)
         folder = Path(request.attempt_dir)
+        node_id, gpu_ids = self._locate(request.job_id, indices)
         try:
-            node = self._choose_node(indices)
+            live = {n.node_id: n for n in self.nodes.nodes(max_age=0.0)}
         except ProbeError as exc:
             raise SpawnError(f"placing job {request.job_id} on the Ray cluster: {exc}") from exc
         self._drop_stale(name)
@@ -145,58 +128,53 @@ class RayExecutor:
         (folder / "pid").write_text(f"{handle}\n")
         for log_name in ("stdout.log", "stderr.log"):
             (folder / log_name).touch()
+        if node_id is not None and node_id not in live:
+            # No actor, no run: `watch` reports the attempt lost, the retry policy decides.
+            note = f"gpuherd: Ray node {node_id} left the cluster before this attempt started\n"
+            _append(folder / "stderr.log", note.encode())
+            log.warning("job %s: %s", request.job_id, note.strip())
+            return handle
         options: dict[str, Any] = {
             "name": name,
             "namespace": self.namespace,
             "lifetime": "detached",
-            "num_gpus": len(indices),
+            "num_gpus": len(gpu_ids),
             "num_cpus": 0,
             "max_restarts": 0,
             "max_task_retries": 0,
             "max_concurrency": 4,
         }
-        if node is not None:
-            options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(
-                node.node_id, soft=False
-            )
+        if node_id is not None:
+            options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(node_id, soft=False)
         try:
             actor = RemoteActor.options(**options).remote(
-                name, request.command, os.path.abspath(request.cwd), dict(request.env)
+                name, request.command, os.path.abspath(request.cwd), dict(request.env), gpu_ids
             )
         except Exception as exc:  # Ray raises many kinds; all mean "not started"
             raise SpawnError(
                 f"starting job {request.job_id} (attempt {request.attempt}) on the Ray "
                 f"cluster: {exc}; check `gpuherd gpus` and the cluster's state (`ray status`)"
             ) from exc
-        self._runs[handle] = _Run(name, actor, node.node_id if node else None, len(indices))
-        place = {"actor": name, "namespace": self.namespace, "handle": handle}
-        if node is not None:
-            place.update(node_id=node.node_id, host=node.host)
+        self._runs[handle] = _Run(name, actor)
+        place: dict[str, Any] = {"actor": name, "namespace": self.namespace, "handle": handle}
+        if node_id is not None:
+            host = live[node_id].host
+            place.update(node_id=node_id, host=host, gpu_ids=gpu_ids)
             if self.on_placed is not None:
-                self.on_placed(request.job_id, request.attempt, node.host, node.node_id)
+                self.on_placed(request.job_id, request.attempt, host, node_id)
         _write_json(folder / PLACE_FILE, place)
         return handle
 
-    def _choose_node(self, indices: list[int]) -> Node | None:
-        """The node to pin the actor on; None = let Ray choose (no GPUs, or no room known)."""
-        if not indices:
-            return None
-        nodes = {n.node_id: n for n in self.nodes.nodes(max_age=0.0) if n.gpus}
-        used: dict[str, int] = {}
-        for run in self._runs.values():
-            if run.node_id is not None and not run.done:
-                used[run.node_id] = used.get(run.node_id, 0) + run.gpus
-
-        def room(node: Node) -> int:
-            return node.gpus - used.get(node.node_id, 0)
-
-        chosen = [self.nodes.node_of(i) for i in indices]
-        votes = {nid: chosen.count(nid) for nid in set(chosen) if nid in nodes}
-        ranked = sorted(nodes.values(), key=lambda n: (-votes.get(n.node_id, 0), -room(n)))
-        for node in ranked:
-            if room(node) >= len(indices):
-                return node
-        return None
+    def _locate(self, job_id: int, indices: list[int]) -> tuple[str | None, list[int]]:
+        """(the node, the GPU ids on it) of gpuherd's GPUs `indices`; (None, []) for none."""
+        where = [self.nodes.locate(i) for i in indices]
+        nodes = {w[0] for w in where if w is not None}
+        if None in where or len(nodes) > 1:
+            raise SpawnError(
+                f"job {job_id}: GPUs {','.join(map(str, indices))} are not all on one known "
+                "node of the Ray cluster; placement should never do this: please report it"
+            )
+        return (nodes.pop() if nodes else None), [w[1] for w in where if w is not None]
 
     def _drop_stale(self, name: str) -> None:
         """An actor of this very name left by an attempt recorded as lost: it must not run."""
@@ -232,6 +210,8 @@ class RayExecutor:
                 break
             except (ray.exceptions.RayActorError, ray.exceptions.RayError) as exc:
                 log.info("job actor %s ended without a status: %s", run.name, _first_line(exc))
+                if not run.killed:
+                    _append(folder / "stderr.log", actor_died_note(exc).encode())
                 code = -1
                 break
             unavailable = 0
@@ -288,7 +268,7 @@ class RayExecutor:
             with contextlib.suppress(Exception):
                 ray.kill(actor, no_restart=True)
             return False
-        self._runs[pid] = _Run(name, actor, info["node_id"], len(info["gpu_ids"]))
+        self._runs[pid] = _Run(name, actor)
         log.info("found job actor %s on %s (node %s)", name, info["host"], info["node_id"][:8])
         return True
 
@@ -360,6 +340,24 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
         tmp = path.with_name(path.name + ".tmp")
         tmp.write_text(json.dumps(data, indent=2) + "\n")
         tmp.replace(path)
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_ERROR_LINE = re.compile(r"^[A-Za-z_.]*(Error|Exception): .+")
+MISSING_GPUHERD = (
+    "gpuherd is not installed on that node: install the same gpuherd version, with its "
+    "[ray] extra, on every node of the cluster (docs/cluster.md)"
+)
+
+
+def actor_died_note(exc: BaseException) -> str:
+    """The line a lost attempt's stderr gets: why Ray says its actor died, and what to do."""
+    lines = [_ANSI.sub("", line).strip() for line in str(exc).splitlines()]
+    errors = [line for line in lines if _ERROR_LINE.match(line)]
+    reason = errors[-1] if errors else _first_line(exc)
+    if "No module named 'gpuherd" in reason:
+        reason += f"; {MISSING_GPUHERD}"
+    return f"gpuherd: the job's Ray actor ended without an exit status: {reason[:500]}\n"
 
 
 def _first_line(exc: BaseException) -> str:

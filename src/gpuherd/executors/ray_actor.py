@@ -1,8 +1,9 @@
 """The Ray actor that holds one attempt's GPUs and runs it on its node (node side).
 
-One detached actor per attempt. It takes the GPUs Ray gives it, sets `CUDA_VISIBLE_DEVICES`
-to exactly those ids (empty for a job without GPUs: Ray would show it every GPU), starts the
-supervisor (ray_supervisor.py), and serves the daemon: log chunks, the exit status, signals.
+One detached actor per attempt. Ray reserves as many GPUs of its node as the job asks for;
+the actor sets `CUDA_VISIBLE_DEVICES` to exactly the GPUs gpuherd's placement chose on the
+node (empty for a job without GPUs: Ray would show it every GPU), starts the supervisor
+(ray_supervisor.py), and serves the daemon: log chunks, the exit status, signals.
 Its folder on the node is a scratch copy; the daemon pulls everything into the attempt
 folder on its own machine.
 
@@ -37,14 +38,30 @@ def scratch_root() -> Path:
     return Path(tempfile.gettempdir()) / f"gpuherd-ray-{os.getuid()}"
 
 
+def node_gpu_ids(slots: list[int]) -> list[str]:
+    """The device ids of the node's GPUs number `slots` (0, 1, ... in Ray's order), as Ray
+    itself names them: through the node's own CUDA_VISIBLE_DEVICES when it had one."""
+    worker = getattr(getattr(ray, "_private", None), "worker", None)
+    original = getattr(
+        getattr(worker, "global_worker", None), "original_visible_accelerator_ids", None
+    )
+    visible = original.get("GPU") if isinstance(original, dict) else None
+    if not visible:
+        return [str(s) for s in slots]
+    return [str(visible[s]) if s < len(visible) else str(s) for s in slots]
+
+
 class JobActor:
-    def __init__(self, name: str, command: str, cwd: str, env: dict[str, str]) -> None:
+    def __init__(
+        self, name: str, command: str, cwd: str, env: dict[str, str], gpus: list[int]
+    ) -> None:
         self.folder = scratch_root() / name
         if self.folder.exists():
             shutil.rmtree(self.folder, ignore_errors=True)
         self.folder.mkdir(parents=True)
         self.node_id = ray.get_runtime_context().get_node_id()
-        self.gpu_ids = [str(i) for i in ray.get_gpu_ids()]
+        self.ray_gpu_ids = [str(i) for i in ray.get_gpu_ids()]
+        self.gpu_ids = node_gpu_ids(gpus)
         env = dict(env)
         env["CUDA_VISIBLE_DEVICES"] = ",".join(self.gpu_ids)
         env["GPUHERD_RAY_NODE_ID"] = self.node_id
@@ -71,11 +88,12 @@ class JobActor:
     # ---- what the daemon calls ------------------------------------------------------------
 
     def info(self) -> dict[str, Any]:
-        """Where the job runs: node id, host, the GPU ids Ray gave it, the command's pid."""
+        """Where the job runs: node id, host, its GPU ids (and those Ray assigned), its pid."""
         return {
             "node_id": self.node_id,
             "host": socket.gethostname(),
             "gpu_ids": self.gpu_ids,
+            "ray_gpu_ids": self.ray_gpu_ids,
             "supervisor_pid": self._supervisor.pid,
             "pid": self._leader(),
         }

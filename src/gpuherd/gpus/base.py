@@ -38,6 +38,10 @@ class GpuReading:
     links: Mapping[int, int] = field(default_factory=dict)
     """Link quality to other GPUs by index: 3 NVLink, 2 same PCIe switch, 1 same host
     bridge, 0 across CPUs; missing = unknown."""
+    node: str | None = None
+    """The machine the GPU is on (a Ray node id); None = the daemon's own machine."""
+    host: str | None = None
+    """The node as people know it (a host name)."""
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,9 @@ The file form lets a test (or `gpuherd fake ...`) change the GPUs while the daem
 A GPU's index is its position in the list, so marking one `"lost": true` makes it vanish
 from readings without renumbering the others. Every key is optional; `null` for
 memory_total, memory_used or utilization means "not available", as on some real GPUs.
+`"node": "n1"` (and `"host": "gpu-box-1"`, how to show it) pretends the GPU is on another
+machine, as on a Ray cluster: placement then gives a job GPUs of one node only (the jobs
+still run here).
 """
 
 from __future__ import annotations
@@ -29,7 +32,18 @@ USAGE_FILE = "fake_gpu_usage.json"
 _NO_LINKS: dict[int, int] = {}
 
 _GPU_KEYS = frozenset(
-    {"name", "uuid", "memory_total", "memory_used", "utilization", "processes", "lost", "links"}
+    {
+        "name",
+        "uuid",
+        "memory_total",
+        "memory_used",
+        "utilization",
+        "processes",
+        "lost",
+        "links",
+        "node",
+        "host",
+    }
 )
 _PROCESS_KEYS = frozenset({"pid", "memory"})
 _T = TypeVar("_T")
@@ -133,6 +147,8 @@ def _reading(
     processes: tuple[GpuProcess, ...] = (),
     uuid: str | None = None,
     links: Mapping[int, int] | None = None,
+    node: str | None = None,
+    host: str | None = None,
 ) -> GpuReading:
     return GpuReading(
         index=index,
@@ -143,6 +159,8 @@ def _reading(
         utilization=utilization,
         processes=processes,
         links=links or {},
+        node=node,
+        host=host,
     )
 
 
@@ -186,6 +204,8 @@ def _parse_gpu(index: int, entry: object) -> GpuReading | None:
             _parse_process(f"{where}.processes[{i}]", p) for i, p in enumerate(processes)
         ),
         links=_get(entry, "links", where, _links, _NO_LINKS),
+        node=_get(entry, "node", where, _string, None),
+        host=_get(entry, "host", where, _string, None),
     )
 
 

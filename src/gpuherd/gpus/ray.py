@@ -2,10 +2,10 @@
 
 Every GPU of every live node becomes a device. Its index is gpuherd's own (kept in a small
 JSON file in GPUHERD_HOME so that it survives daemon restarts and never names another GPU
-once a node has left); its uuid `ray:<node id>:<gpu id on the node>` and its name
-`<host> GPU <id> (node <node id prefix>)` tell where it is. GPUs of one node are linked to
-each other, so placement prefers giving a multi-GPU job GPUs of one node (the executor
-makes sure of it). Requires a connected Ray driver (`ray.init`).
+once a node has left); its uuid `ray:<node id>:<gpu id on the node>`, its node (the Ray node
+id, which placement keeps a job's GPUs within) and its host (the node's host name, with the
+node id's first 8 characters when two nodes share a host name) tell where it is; its name
+is `Ray GPU <gpu id on the node>`. Requires a connected Ray driver (`ray.init`).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import json
 import os
 import threading
 import time
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,6 @@ from gpuherd.gpus.base import GpuReading, ProbeError
 
 _ray: Any = ray  # parts of Ray's API are untyped (with or without Ray installed for mypy)
 
-SAME_NODE_LINK = 3
 NODE_MAX_AGE = 0.5
 """Seconds a listing of the cluster's nodes may be reused before asking Ray again."""
 
@@ -98,14 +98,20 @@ class RayNodes:
             self._read_at = time.monotonic()
             return list(self._nodes)
 
-    def node_of(self, index: int) -> str | None:
+    def locate(self, index: int) -> tuple[str, int] | None:
+        """(node id, GPU id on that node) of gpuherd's GPU `index`; None if never seen."""
         for node_id, indices in self._map.items():
             if index in indices:
-                return node_id
+                return node_id, indices.index(index)
         return None
 
-    def largest(self) -> int:
-        return max((n.gpus for n in self.nodes()), default=0)
+
+def labels(nodes: list[Node]) -> dict[str, str]:
+    """How to show each node: its host name, with its id's start when the name is shared."""
+    hosts = Counter(n.host for n in nodes)
+    return {
+        n.node_id: n.host if hosts[n.host] == 1 else f"{n.host} ({n.node_id[:8]})" for n in nodes
+    }
 
 
 class RayProbe:
@@ -117,19 +123,21 @@ class RayProbe:
 
     def read(self) -> list[GpuReading]:
         readings = []
-        for node in self.cluster.nodes():
-            links_of = set(node.indices)
+        nodes = self.cluster.nodes()
+        label = labels(nodes)
+        for node in nodes:
             for gpu_id, index in enumerate(node.indices):
                 readings.append(
                     GpuReading(
                         index=index,
                         uuid=f"ray:{node.node_id}:{gpu_id}",
-                        name=f"{node.host} GPU {gpu_id} (node {node.node_id[:8]})",
+                        name=f"Ray GPU {gpu_id}",
                         memory_total=None,
                         memory_used=None,
                         utilization=None,
                         processes=(),
-                        links={i: SAME_NODE_LINK for i in links_of if i != index},
+                        node=node.node_id,
+                        host=label[node.node_id],
                     )
                 )
         return readings
