@@ -43,7 +43,7 @@ from gpuherd.core.sweep import (
 from gpuherd.errors import HerdError
 from gpuherd.service import Service
 from gpuherd.sweep_table import METRICS_FILE, PARAMS_FILE
-from gpuherd.wire import SubmitItem, SweepOptions, SweepRequest
+from gpuherd.wire import SubmitItem, SweepRequest
 
 CONFIRM_POINTS = 10_000
 """A sweep with more points is submitted only when the caller says yes."""
@@ -183,27 +183,15 @@ class Sweeps:
     def _item(
         self, spec: SweepSpec, point: Point, request: SweepRequest, git: str | None
     ) -> SubmitItem:
-        options: SweepOptions = request.options
         return SubmitItem(
             command=point.command or "",
             cwd=request.cwd,
             env=dict(request.env),
-            env_overrides=dict(options.env_overrides),
             name=f"{spec.name}/{point.folder}",
-            gpus=options.gpus,
-            mem=options.mem,
-            ram=options.ram,
-            oom_retry=options.oom_retry,
-            priority=options.priority,
-            after=list(options.after),
-            retries=options.retries,
-            timeout=options.timeout,
-            grace=options.grace,
-            project=options.project,
-            hold=options.hold,
             folder=point.run_dir,
             sweep=spec.name,
             git=git,
+            **request.options.job_options(),
         )
 
     # ---- read -----------------------------------------------------------------------------

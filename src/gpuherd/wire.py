@@ -6,19 +6,18 @@ server side. The API only ever adds fields.
 
 from __future__ import annotations
 
+from copy import copy
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from gpuherd.core.model import DEFAULT_GRACE, Attempt, Device, Job
 
 
-@dataclass
-class SubmitItem:
-    command: str
-    cwd: str
-    env: dict[str, str] = field(default_factory=dict)
+@dataclass(kw_only=True)
+class JobOptions:
+    """How a job is to run, as `submit` takes it: what SubmitItem and SweepOptions share."""
+
     env_overrides: dict[str, str] = field(default_factory=dict)
-    name: str | None = None
     gpus: int = 1
     mem: int | None = None
     ram: int | None = None
@@ -27,11 +26,23 @@ class SubmitItem:
     after: list[int] = field(default_factory=list)
     retries: int = 0
     timeout: float | None = None
-    no_output_timeout: float | None = None
-    kill_on_no_output: bool = False
     grace: float = DEFAULT_GRACE
     project: str | None = None
     hold: bool = False
+
+    def job_options(self) -> dict[str, Any]:
+        """These options alone (not a subclass's), as keywords; lists and dicts copied."""
+        return {f.name: copy(getattr(self, f.name)) for f in fields(JobOptions)}
+
+
+@dataclass(kw_only=True)
+class SubmitItem(JobOptions):
+    command: str
+    cwd: str
+    env: dict[str, str] = field(default_factory=dict)
+    name: str | None = None
+    no_output_timeout: float | None = None
+    kill_on_no_output: bool = False
     folder: str | None = None
     """The job's own folder (absolute); a sweep point's results folder."""
     sweep: str | None = None
@@ -43,22 +54,10 @@ class SubmitRequest:
     jobs: list[SubmitItem]
 
 
-@dataclass
-class SweepOptions:
+@dataclass(kw_only=True)
+class SweepOptions(JobOptions):
     """Submit options applied to every job of a sweep (as `submit` takes them)."""
 
-    env_overrides: dict[str, str] = field(default_factory=dict)
-    gpus: int = 1
-    mem: int | None = None
-    ram: int | None = None
-    oom_retry: bool = False
-    priority: int = 0
-    after: list[int] = field(default_factory=list)
-    retries: int = 0
-    timeout: float | None = None
-    grace: float = DEFAULT_GRACE
-    project: str | None = None
-    hold: bool = False
     max_parallel: int | None = None
     order: str = "given"
     """given: the sweep's own order; longest-first: points that ran longest before go first."""

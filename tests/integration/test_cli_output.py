@@ -13,7 +13,7 @@ HEAVY = {"rich", "asyncio", "pydantic", "fastapi", "yaml", "psutil", "gpuherd.ap
 OTHER_COMMANDS = {
     f"gpuherd.cli.{name}"
     for name in ("queue_cmds", "gpu_cmds", "config_cmds", "daemon_cmds", "run_cmd", "ui_cmd")
-} | {"gpuherd.cli.sweep_cmds", "gpuherd.cli.ray_cmds"}
+} | {f"gpuherd.cli.{name}" for name in ("sweep_cmds", "sweep_args", "sweep_render", "ray_cmds")}
 
 LOADED = """
 import json, sys
@@ -65,6 +65,26 @@ def test_ls_and_show_print_job_text_as_it_is(daemon: Herd) -> None:
     assert shown[0] == f"job        {job_id} ([bold]x)"
     assert "command    echo [red]hi[/red] [/] red" in shown
     assert "state      held — held" in shown
+
+
+def test_sweep_status_and_ls_print_sweep_text_as_it_is(daemon: Herd) -> None:
+    """`[/]` in a value or name used to crash them (rich markup); escapes cannot garble."""
+    values = ["[/]", "[red]x[/red]", "\x1b[31mred\x1b[0m"]
+    name = "[bold]x\\[i]"
+    daemon.cli("sweep", "echo {v}", "-p", "v", *values, "--name", name, "--gpus", "0", "--hold")
+    status = daemon.cli("sweep", "status", name).stdout.splitlines()
+    assert status[0].split() == ["FOLDER", "v", "STATE", "JOB", "TIME"]
+    assert [line.split()[1:3] for line in status[1:4]] == [
+        ["[/]", "held"],
+        ["[red]x[/red]", "held"],
+        ["red", "held"],
+    ]
+    assert status[4].startswith(f"sweep {name}: 3 points (3 held); ")
+    listing = daemon.cli("sweep", "ls").stdout.splitlines()
+    assert listing[1].split()[:4] == [name, "3", "3", "held"]
+    assert "\x1b" not in "".join(status + listing)
+    for args in (["sweep", "status", name], ["sweep", "ls"]):
+        assert not {m for m in loaded_by(daemon, *args) if m.split(".")[0] == "rich"}, args
 
 
 def test_show_keeps_a_multi_line_command_aligned(daemon: Herd) -> None:

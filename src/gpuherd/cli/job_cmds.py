@@ -13,12 +13,21 @@ import click
 from gpuherd.cli import render
 from gpuherd.cli.options import (
     DURATION,
-    ENV_PAIR,
-    IDS,
+    after_option,
+    cwd_option,
+    env_option,
     expand_ids,
+    gpus_option,
+    grace_option,
+    hold_option,
     ids_argument,
     json_option,
     memory_options,
+    priority_option,
+    project_option,
+    quiet_option,
+    retries_option,
+    timeout_option,
 )
 from gpuherd.client import Client
 from gpuherd.core.commands import command_from_args, command_lines
@@ -30,25 +39,12 @@ FINISHED = {"succeeded", "failed", "killed", "cancelled", "lost"}
 @click.command(context_settings={"allow_interspersed_args": False})
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @click.option("--name", help="A name to find the job by.")
-@click.option(
-    "--gpus",
-    "gpus",
-    type=click.IntRange(0, 64),
-    default=1,
-    show_default=True,
-    help="GPUs the job needs (0 = CPU-only).",
-)
+@gpus_option()
 @memory_options()
-@click.option("--priority", type=int, default=0, show_default=True, help="Higher runs first.")
-@click.option("--after", type=IDS, help="Start only after these jobs succeeded (e.g. 3,5-7).")
-@click.option(
-    "--retries",
-    type=click.IntRange(0),
-    default=0,
-    show_default=True,
-    help="Run a failed job again up to N times.",
-)
-@click.option("--timeout", type=DURATION, help="Stop an attempt after this long (90s, 2h).")
+@priority_option()
+@after_option()
+@retries_option()
+@timeout_option()
 @click.option(
     "--no-output-timeout",
     type=DURATION,
@@ -61,34 +57,18 @@ FINISHED = {"succeeded", "failed", "killed", "cancelled", "lost"}
     show_default=True,
     help="kill: stop a stalled job (outcome stalled; --retries apply).",
 )
-@click.option(
-    "--grace",
-    type=DURATION,
-    default="10s",
-    show_default=True,
-    help="Time between SIGTERM and SIGKILL when the job is stopped.",
-)
-@click.option("--hold", is_flag=True, help="Queue it held; `gpuherd release` lets it run.")
-@click.option("--project", help="Group jobs by project (ls --project).")
-@click.option(
-    "--cwd",
-    type=click.Path(exists=True, file_okay=False, resolve_path=True),
-    help="Working directory (default: the current one).",
-)
-@click.option(
-    "--env",
-    "env_pairs",
-    type=ENV_PAIR,
-    multiple=True,
-    help="Set NAME=VALUE for the job (repeatable).",
-)
+@grace_option()
+@hold_option()
+@project_option()
+@cwd_option()
+@env_option()
 @click.option(
     "--file",
     "file",
     type=click.File("r"),
     help="Submit one job per line of FILE ('-' = stdin); # comments are skipped.",
 )
-@click.option("-q", "--quiet", is_flag=True, help="Print only the job ids.")
+@quiet_option()
 @json_option()
 def submit(
     command: tuple[str, ...],

@@ -1,4 +1,11 @@
-"""Parameter types shared by the commands: durations, sizes, id lists, KEY=VALUE pairs."""
+"""What the commands share: parameter types (durations, sizes, id lists, NAME=VALUE pairs)
+and the options `submit`, `run` and `sweep` all take, declared once.
+
+An option's help names what it applies to (`the job`, `each job`, `each point`): the
+factories below take that phrase; type, default and meaning are the same everywhere.
+`sweep` hides the defaults of options a sweep file may set (gpus, priority, retries): there
+the file's value is the default.
+"""
 
 from __future__ import annotations
 
@@ -78,6 +85,90 @@ def memory_options(what: str = "the job") -> Callable[[F], F]:
         return command
 
     return apply
+
+
+def gpus_option(
+    what: str = "the job", flag: str = "--gpus", show_default: bool = True
+) -> Callable[[F], F]:
+    return click.option(
+        flag,
+        type=click.IntRange(0, 64),
+        default=1,
+        show_default=show_default,
+        help=f"GPUs {what} needs (0 = CPU-only).",
+    )
+
+
+def priority_option(show_default: bool = True) -> Callable[[F], F]:
+    return click.option(
+        "--priority", type=int, default=0, show_default=show_default, help="Higher runs first."
+    )
+
+
+def after_option() -> Callable[[F], F]:
+    return click.option(
+        "--after", type=IDS, help="Start only after these jobs succeeded (e.g. 3,5-7)."
+    )
+
+
+def retries_option(what: str = "job", show_default: bool = True) -> Callable[[F], F]:
+    return click.option(
+        "--retries",
+        type=click.IntRange(0),
+        default=0,
+        show_default=show_default,
+        help=f"Run a failed {what} again up to N times.",
+    )
+
+
+def timeout_option(what: str = "an attempt") -> Callable[[F], F]:
+    return click.option("--timeout", type=DURATION, help=f"Stop {what} after this long (90s, 2h).")
+
+
+def grace_option(what: str = "the job") -> Callable[[F], F]:
+    return click.option(
+        "--grace",
+        type=DURATION,
+        default="10s",
+        show_default=True,
+        help=f"Time between SIGTERM and SIGKILL when {what} is stopped.",
+    )
+
+
+def hold_option(what: str = "it", it: str = "it") -> Callable[[F], F]:
+    return click.option(
+        "--hold", is_flag=True, help=f"Queue {what} held; `gpuherd release` lets {it} run."
+    )
+
+
+def project_option() -> Callable[[F], F]:
+    return click.option("--project", help="Group jobs by project (ls --project).")
+
+
+def max_parallel_option(what: str = "jobs") -> Callable[[F], F]:
+    return click.option("--max-parallel", type=click.IntRange(1), help=f"At most N {what} at once.")
+
+
+def cwd_option() -> Callable[[F], F]:
+    return click.option(
+        "--cwd",
+        type=click.Path(exists=True, file_okay=False, resolve_path=True),
+        help="Working directory (default: the current one).",
+    )
+
+
+def env_option(what: str = "the job") -> Callable[[F], F]:
+    return click.option(
+        "--env",
+        "env_pairs",
+        type=ENV_PAIR,
+        multiple=True,
+        help=f"Set NAME=VALUE for {what} (repeatable).",
+    )
+
+
+def quiet_option() -> Callable[[F], F]:
+    return click.option("-q", "--quiet", is_flag=True, help="Print only the job ids.")
 
 
 def json_option() -> Callable[[F], F]:

@@ -1,9 +1,10 @@
-"""Plain-text tables and styles for the commands people run most (`ls`, `show`).
+"""Plain-text tables and styles for the commands people run most (`ls`, `show`), and for the
+sweep tables (`sweep status`, `sweep ls`).
 
 No rich here: importing it costs about 20 ms, a third of a whole `gpuherd ls`. Text from
-jobs (names, commands, messages) is printed as it is, never read as markup; escape sequences
-are dropped and other control characters (tabs, newlines) shown as spaces, so they cannot
-garble the terminal.
+jobs and sweeps (names, commands, messages, parameters, metrics; column names too) is printed
+as it is, never read as markup; escape sequences are dropped and other control characters
+(tabs, newlines) shown as spaces, so they cannot garble the terminal.
 """
 
 from __future__ import annotations
@@ -118,6 +119,7 @@ def table(
     A table wider than the terminal cuts the columns in `shrink` (by index, first one first)
     down to `min_width` each, with …; the other columns are always shown whole.
     """
+    headers = [clean(h) for h in headers]  # a column may be named by data (a metric's key)
     texts = [[clean(c if isinstance(c, str) else c[0]) for c in row] for row in rows]
     widths = [cells(h) for h in headers]
     for row in texts:
@@ -131,7 +133,7 @@ def table(
         widths[index] -= cut_by
         excess -= cut_by
     styles = [[None if isinstance(c, str) else c[1] for c in row] for row in rows]
-    lines = [_line(term, list(headers), ["bold"] * len(headers), widths)]
+    lines = [_line(term, headers, ["bold"] * len(headers), widths)]
     lines += [_line(term, row, style, widths) for row, style in zip(texts, styles, strict=True)]
     return lines
 

@@ -16,7 +16,7 @@ from gpuherd.core.units import format_duration, format_size
 
 DEFAULT_LS_LIMIT = 100
 LS_COLUMNS = ("ID", "STATE", "NAME", "GPUS", "PRIO", "TIME", "INFO", "COMMAND")
-_STATE_STYLE = {
+STATE_STYLE = {
     "running": "green",
     "paused": "yellow",
     "queued": "cyan",
@@ -85,7 +85,7 @@ def job_table(
         rows.append(
             [
                 str(job["id"]),
-                (state, _STATE_STYLE.get(state, "")),
+                (state, STATE_STYLE.get(state, "")),
                 job["name"] or "",
                 gpus,
                 str(job["priority"]),

@@ -13,7 +13,13 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import click
 
-from gpuherd.cli.options import DURATION, memory_options
+from gpuherd.cli.options import (
+    gpus_option,
+    max_parallel_option,
+    memory_options,
+    retries_option,
+    timeout_option,
+)
 from gpuherd.core.units import format_duration
 from gpuherd.errors import HerdError
 
@@ -101,13 +107,7 @@ def _split_gpus_and_file(gpus: str | None, args: tuple[str, ...]) -> tuple[str |
 @click.argument("args", nargs=-1)
 @click.option("--gpus", help="GPUs to use: 0,1,2 or 0 1 2; a repeated index is another slot.")
 @click.option("--fake-gpus", help="Pretend: 4, 2x24GiB,1x80GiB, or a JSON state file.")
-@click.option(
-    "--gpus-per-job",
-    type=click.IntRange(0, 64),
-    default=1,
-    show_default=True,
-    help="GPUs each job needs (0 = CPU-only).",
-)
+@gpus_option("each job", flag="--gpus-per-job")
 @click.option(
     "--yielder",
     "yielder",
@@ -121,15 +121,9 @@ def _split_gpus_and_file(gpus: str | None, args: tuple[str, ...]) -> tuple[str |
 )
 @click.option("--prefix", default="job_", show_default=True, help="Job folder name prefix.")
 @memory_options("each job")
-@click.option(
-    "--retries",
-    type=click.IntRange(0),
-    default=0,
-    show_default=True,
-    help="Run a failed job again up to N times.",
-)
-@click.option("--timeout", type=DURATION, help="Stop a job after this long (90s, 2h).")
-@click.option("--max-parallel", type=click.IntRange(1), help="At most N jobs at once.")
+@retries_option()
+@timeout_option("a job")
+@max_parallel_option()
 @click.option("--keep-state", is_flag=True, help="Keep the run's database as OUTPUT/herd.db.")
 def run(
     args: tuple[str, ...],

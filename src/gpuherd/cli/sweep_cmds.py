@@ -5,26 +5,23 @@
     gpuherd sweep status NAME [--sort -val_acc] [--json | --csv]
     gpuherd sweep ls [--json]
 
-The CLI only parses: the daemon expands the sweep, skips done points and submits the rest
-(sweeps.py). `--dry-run` expands here, with no daemon, and prints the commands.
+The CLI only parses (sweep_args.py) and prints (sweep_render.py): the daemon expands the
+sweep, skips done points and submits the rest (sweeps.py). `--dry-run` expands here, with no
+daemon, and prints the commands.
 """
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import secrets
-import shlex
-import sys
 from dataclasses import asdict, replace
 from typing import Any
 
 import click
-from click.core import ParameterSource
 
-from gpuherd.cli import render
-from gpuherd.cli.options import DURATION, ENV_PAIR, IDS, json_option, memory_options
+from gpuherd.cli import options, sweep_render
+from gpuherd.cli.sweep_args import ParamsCommand, build
 from gpuherd.client import Client
 from gpuherd.core.sweep import (
     MAX_POINTS,
@@ -35,16 +32,10 @@ from gpuherd.core.sweep import (
     spec_to_dict,
     unused_params,
 )
-from gpuherd.core.sweep_names import default_sweep_name, value_text
-from gpuherd.core.units import format_duration, format_size
 from gpuherd.errors import HerdError
-from gpuherd.wire import SweepOptions
 
 CONFIRM_POINTS = 10_000
 RUN = "submit"
-FILE_SUFFIXES = (".yaml", ".yml", ".toml")
-# Submit options a sweep file may set too: (CLI name, SubmitOptions name).
-_FILE_OPTIONS = ("gpus", "mem", "priority", "retries", "timeout", "max_parallel", "project")
 
 
 class _SweepGroup(click.Group):
@@ -70,77 +61,6 @@ class _SweepGroup(click.Group):
         super().format_options(ctx, formatter)
 
 
-class _ParamsCommand(click.Command):
-    """Takes `-p NAME V1 V2 ...` out of the arguments before click parses the rest."""
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        rest, params = take_params(args)
-        ctx.meta["gpuherd.params"] = params
-        return super().parse_args(ctx, rest)
-
-
-def _is_value(token: str) -> bool:
-    if not token.startswith("-") or token == "-":
-        return True
-    try:
-        float(token)  # -1, -0.5, -1e-3 are values
-    except ValueError:
-        return False
-    return True
-
-
-def take_params(args: list[str]) -> tuple[list[str], list[tuple[str, list[Any]]]]:
-    """Split `-p NAME V1 V2 ...` groups from the other arguments (a value ends at an option)."""
-    rest: list[str] = []
-    params: list[tuple[str, list[Any]]] = []
-    i = 0
-    while i < len(args):
-        token = args[i]
-        if token == "--":
-            rest += args[i:]
-            break
-        if token not in ("-p", "--param"):
-            rest.append(token)
-            i += 1
-            continue
-        if i + 1 >= len(args) or not _is_value(args[i + 1]):
-            raise click.UsageError(f"{token} needs a NAME and values: -p lr 0.1 0.01")
-        name, i = args[i + 1], i + 2
-        values: list[Any] = []
-        while i < len(args) and _is_value(args[i]):
-            values.append(typed(args[i]))
-            i += 1
-        if not values:
-            raise click.UsageError(f"-p {name}: give at least one value")
-        if any(name == known for known, _ in params):
-            raise click.UsageError(f"-p {name} given twice: list all its values after one -p")
-        params.append((name, values))
-    return rest, params
-
-
-def typed(text: str) -> Any:
-    """A number when the text reads back the same (32, 0.001), else the text ("1e-3", "007")."""
-    try:
-        if str(int(text)) == text:
-            return int(text)
-    except ValueError:
-        pass
-    try:
-        if repr(float(text)) == text:
-            return float(text)
-    except ValueError:
-        pass
-    return text
-
-
-def _is_file(source: str) -> bool:
-    return (
-        source.lower().endswith(FILE_SUFFIXES)
-        and not any(c.isspace() for c in source)
-        and ("{" not in source)
-    )
-
-
 @click.group(cls=_SweepGroup)
 def sweep() -> None:
     """Run a command over a parameter grid or random search, one results folder per point.
@@ -156,7 +76,8 @@ def sweep() -> None:
     """
 
 
-@sweep.command(name=RUN, cls=_ParamsCommand, hidden=True)
+# A sweep file may set gpus, priority and retries: their default is the file's, so not shown.
+@sweep.command(name=RUN, cls=ParamsCommand, hidden=True)
 @click.argument("source")
 @click.option("--name", help="The sweep's name (default: from the file, or the template).")
 @click.option("--results-dir", help="Folder of the point folders (default: results/NAME).")
@@ -166,36 +87,32 @@ def sweep() -> None:
 @click.option("--force", is_flag=True, help="Run every point again, done ones too.")
 @click.option("--dry-run", is_flag=True, help="Print the commands, one a line; submit nothing.")
 @click.option("--yes", is_flag=True, help="Submit even more than 10,000 points.")
-@click.option("--gpus", type=click.IntRange(0, 64), default=1, help="GPUs per point (0 = CPU).")
-@memory_options("each point")
-@click.option("--priority", type=int, default=0, help="Higher runs first.")
-@click.option("--after", type=IDS, help="Start only after these jobs succeeded.")
-@click.option("--retries", type=click.IntRange(0), default=0, help="Rerun a failed point N times.")
-@click.option("--timeout", type=DURATION, help="Stop an attempt after this long (90s, 2h).")
-@click.option("--grace", type=DURATION, default="10s", help="SIGTERM to SIGKILL delay.")
-@click.option("--hold", is_flag=True, help="Queue the points held (gpuherd release).")
-@click.option("--project", help="Group the jobs by project.")
-@click.option("--max-parallel", type=click.IntRange(1), help="Run at most N points at once.")
+@options.gpus_option("each point", show_default=False)
+@options.memory_options("each point")
+@options.priority_option(show_default=False)
+@options.after_option()
+@options.retries_option("point", show_default=False)
+@options.timeout_option()
+@options.grace_option("a point")
+@options.hold_option("the points", it="them")
+@options.project_option()
+@options.max_parallel_option("points")
 @click.option(
     "--order",
     type=click.Choice(["given", "longest-first"]),
     default="given",
     help="longest-first: points that ran longest before start first (packs the GPUs tighter).",
 )
-@click.option(
-    "--cwd",
-    type=click.Path(exists=True, file_okay=False, resolve_path=True),
-    help="Working directory of the jobs (default: the current one).",
-)
-@click.option("--env", "env_pairs", type=ENV_PAIR, multiple=True, help="NAME=VALUE (repeat).")
-@click.option("-q", "--quiet", is_flag=True, help="Print only the job ids.")
-@json_option()
+@options.cwd_option()
+@options.env_option("each point")
+@options.quiet_option()
+@options.json_option()
 @click.pass_context
 def submit_sweep(ctx: click.Context, /, source: str, **opts: Any) -> None:
     """Submit a sweep: a TEMPLATE with -p NAME VALUES..., or a sweep FILE (.yaml, .toml)."""
     params: list[tuple[str, list[Any]]] = ctx.meta.get("gpuherd.params", [])
     cwd = opts["cwd"] or os.getcwd()
-    spec, options = _build(ctx, source, params, opts)
+    spec, options = build(ctx, source, params, opts)
     if opts["dry_run"]:
         _dry_run(spec, cwd, opts["yes"])
         return
@@ -215,64 +132,7 @@ def submit_sweep(ctx: click.Context, /, source: str, **opts: Any) -> None:
     elif opts["quiet"]:
         click.echo("\n".join(str(i) for i in answer["ids"]))
     else:
-        click.echo(summary(answer))
-
-
-def _build(
-    ctx: click.Context, source: str, params: list[tuple[str, list[Any]]], opts: dict[str, Any]
-) -> tuple[SweepSpec, SweepOptions]:
-    """The spec and the submit options, from a file or a template, with the CLI's overrides."""
-
-    def given(name: str) -> bool:
-        return ctx.get_parameter_source(name) is ParameterSource.COMMANDLINE
-
-    env = dict(opts["env_pairs"])
-    base: dict[str, Any] = {}
-    try:
-        if _is_file(source):
-            from gpuherd.sweepfile import SweepFileError, load_sweep
-
-            if params:
-                raise click.UsageError("give the parameters in the sweep file, or -p, not both")
-            try:
-                loaded = load_sweep(source)
-            except SweepFileError as exc:
-                raise HerdError(str(exc)) from None
-            spec = loaded.spec
-            base = {k: getattr(loaded.options, k) for k in _FILE_OPTIONS}
-            env = {**loaded.options.env, **env}
-        else:
-            name = opts["name"] or default_sweep_name(source)
-            grid = {key: tuple(values) for key, values in params}
-            spec = SweepSpec(
-                name=name,
-                command=source,
-                results_dir=f"results/{name}",
-                grids=(grid,) if grid else (),
-            )
-        changes = {
-            key: opts[key]
-            for key in ("name", "results_dir", "samples", "seed")
-            if opts[key] is not None
-        }
-        if opts["shuffle"]:
-            changes["shuffle"] = True
-        spec = replace(spec, **changes)
-    except SweepError as exc:
-        raise HerdError(f"invalid sweep: {exc}") from None
-    chosen = {k: opts[k] for k in _FILE_OPTIONS if given(k) or k not in base}
-    submit = {**base, **chosen}
-    options = SweepOptions(
-        env_overrides=env,
-        ram=opts["ram"],
-        oom_retry=opts["oom_retry"],
-        after=opts["after"] or [],
-        grace=opts["grace"],
-        hold=opts["hold"],
-        order=opts["order"],
-        **submit,
-    )
-    return spec, options
+        click.echo(sweep_render.summary(answer))
 
 
 def _dry_run(spec: SweepSpec, cwd: str, yes: bool) -> None:
@@ -301,36 +161,11 @@ def _dry_run(spec: SweepSpec, cwd: str, yes: bool) -> None:
     click.echo(done, err=True)
 
 
-def summary(answer: dict[str, Any]) -> str:
-    """What a submission did, in words."""
-    ids = answer["ids"]
-    lines = [f"sweep {answer['name']}: {answer['points']} points in {answer['results_dir']}"]
-    jobs = f"submitted {len(ids)} job{'s' if len(ids) != 1 else ''}"
-    if ids:
-        jobs += f" ({render.id_ranges(ids)})"
-    parts = [f"{answer['new']} new", f"{answer['rerun_failed']} failed rerun"]
-    if answer.get("rerun_done"):
-        parts.append(f"{answer['rerun_done']} done rerun (--force)")
-    parts += [
-        f"{answer['skipped_done']} done skipped",
-        f"{answer['skipped_active']} already queued or running skipped",
-    ]
-    lines.append(f"{jobs}: {', '.join(parts)}")
-    if answer.get("seed_chosen"):
-        seed = answer["seed"]
-        lines.append(f"seed {seed} (chosen; recorded for this sweep; --seed {seed} repeats it)")
-    lines.append(f"results: gpuherd sweep status {shlex.quote(answer['name'])}")
-    return "\n".join(lines)
-
-
-# ---- status and ls --------------------------------------------------------------------------
-
-
 @sweep.command(name="status")
 @click.argument("name")
 @click.option("--sort", "sort_key", help="Sort by a metric or parameter; -KEY = descending.")
 @click.option("--csv", "as_csv", is_flag=True, help="Print CSV.")
-@json_option()
+@options.json_option()
 def status(name: str, sort_key: str | None, as_csv: bool, as_json: bool) -> None:
     """Every point of a sweep: its parameters, state, run time and metrics (metrics.json)."""
     from urllib.parse import quote
@@ -339,90 +174,20 @@ def status(name: str, sort_key: str | None, as_csv: bool, as_json: bool) -> None
     if as_json:
         click.echo(json.dumps(table, indent=1))
     elif as_csv:
-        _csv(table)
+        sweep_render.status_csv(table)
     else:
-        _table(table)
-
-
-def _cell(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, float):
-        return format(value, ".4g")
-    if isinstance(value, str):
-        return value
-    return json.dumps(value)
-
-
-def _param(params: dict[str, Any], key: str) -> str:
-    """A parameter as its folder name and command show it (1.0 stays 1.0)."""
-    return value_text(params[key]) if key in params else ""
-
-
-def _table(table: dict[str, Any]) -> None:
-    from rich.table import Table
-
-    rows, varying, metrics = table["rows"], table["varying"], table["metric_keys"]
-    peaks = any(row.get("peak_mem") for row in rows)
-    grid = Table(box=None, pad_edge=False, header_style="bold")
-    for column in ["FOLDER", *varying, "STATE", "JOB", "TIME", *(["PEAK MEM"] * peaks), *metrics]:
-        grid.add_column(column, no_wrap=True, overflow="ellipsis")
-    for row in rows:
-        state = row["state"]
-        style = {"done": "green", "missing": "dim"}.get(state) or render._STATE_STYLE.get(state, "")
-        seconds = row["seconds"]
-        grid.add_row(
-            row["folder"],
-            *(_param(row["params"], k) for k in varying),
-            f"[{style}]{state}[/]" if style else state,
-            str(row["job_id"] or ""),
-            format_duration(seconds) if seconds is not None else "",
-            *([format_size(row["peak_mem"]) if row.get("peak_mem") else ""] * peaks),
-            *(_cell(row["metrics"].get(k)) for k in metrics),
-        )
-    console = render._console()
-    console.print(grid)
-    counts = ", ".join(f"{n} {s}" for s, n in sorted(table["counts"].items()))
-    console.print(f"sweep {table['name']}: {len(rows)} points ({counts}); {table['results_dir']}")
-
-
-def _csv(table: dict[str, Any]) -> None:
-    varying, metrics = table["varying"], table["metric_keys"]
-    writer = csv.writer(sys.stdout)
-    writer.writerow(["folder", *varying, "state", "job_id", "seconds", *metrics])
-    for row in table["rows"]:
-        writer.writerow(
-            [
-                row["folder"],
-                *(_param(row["params"], k) for k in varying),
-                row["state"],
-                row["job_id"] or "",
-                "" if row["seconds"] is None else round(row["seconds"], 3),
-                *(row["metrics"].get(k, "") for k in metrics),
-            ]
-        )
+        sweep_render.status_table(table)
 
 
 @sweep.command(name="ls")
-@json_option()
+@options.json_option()
 def list_sweeps(as_json: bool) -> None:
     """The sweeps, with their points counted by state."""
     sweeps = Client().get("/sweeps")["sweeps"]
     if as_json:
         click.echo(json.dumps(sweeps, indent=1))
-        return
-    if not sweeps:
-        click.echo("no sweeps yet: gpuherd sweep TEMPLATE -p NAME VALUES... submits one")
-        return
-    from rich.table import Table
-
-    grid = Table(box=None, pad_edge=False, header_style="bold")
-    for column in ("NAME", "POINTS", "STATES", "RESULTS"):
-        grid.add_column(column, no_wrap=True, overflow="ellipsis")
-    for item in sweeps:
-        states = ", ".join(f"{n} {s}" for s, n in sorted(item["counts"].items()))
-        grid.add_row(item["name"], str(item["points"]), states, item["results_dir"])
-    render._console().print(grid)
+    else:
+        sweep_render.sweep_list(sweeps)
 
 
 COMMANDS = [sweep]

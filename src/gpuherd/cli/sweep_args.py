@@ -1,0 +1,149 @@
+"""`gpuherd sweep` arguments: `-p NAME V1 V2 ...` groups, their typed values, and the spec and
+submit options they make with the other options (from a template, or a sweep file that the
+command line overrides)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import click
+from click.core import ParameterSource
+
+from gpuherd.core.sweep import SweepError, SweepSpec
+from gpuherd.core.sweep_names import default_sweep_name
+from gpuherd.errors import HerdError
+from gpuherd.wire import SweepOptions
+
+FILE_SUFFIXES = (".yaml", ".yml", ".toml")
+FILE_OPTIONS = ("gpus", "mem", "priority", "retries", "timeout", "max_parallel", "project")
+"""Submit options a sweep file may set too (sweepfile.SubmitOptions): the CLI's win."""
+
+
+class ParamsCommand(click.Command):
+    """Takes `-p NAME V1 V2 ...` out of the arguments before click parses the rest."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        rest, params = take_params(args)
+        ctx.meta["gpuherd.params"] = params
+        return super().parse_args(ctx, rest)
+
+
+def _is_value(token: str) -> bool:
+    if not token.startswith("-") or token == "-":
+        return True
+    try:
+        float(token)  # -1, -0.5, -1e-3 are values
+    except ValueError:
+        return False
+    return True
+
+
+def take_params(args: list[str]) -> tuple[list[str], list[tuple[str, list[Any]]]]:
+    """Split `-p NAME V1 V2 ...` groups from the other arguments (a value ends at an option)."""
+    rest: list[str] = []
+    params: list[tuple[str, list[Any]]] = []
+    i = 0
+    while i < len(args):
+        token = args[i]
+        if token == "--":
+            rest += args[i:]
+            break
+        if token not in ("-p", "--param"):
+            rest.append(token)
+            i += 1
+            continue
+        if i + 1 >= len(args) or not _is_value(args[i + 1]):
+            raise click.UsageError(f"{token} needs a NAME and values: -p lr 0.1 0.01")
+        name, i = args[i + 1], i + 2
+        values: list[Any] = []
+        while i < len(args) and _is_value(args[i]):
+            values.append(typed(args[i]))
+            i += 1
+        if not values:
+            raise click.UsageError(f"-p {name}: give at least one value")
+        if any(name == known for known, _ in params):
+            raise click.UsageError(f"-p {name} given twice: list all its values after one -p")
+        params.append((name, values))
+    return rest, params
+
+
+def typed(text: str) -> Any:
+    """A number when the text reads back the same (32, 0.001), else the text ("1e-3", "007")."""
+    try:
+        if str(int(text)) == text:
+            return int(text)
+    except ValueError:
+        pass
+    try:
+        if repr(float(text)) == text:
+            return float(text)
+    except ValueError:
+        pass
+    return text
+
+
+def is_file(source: str) -> bool:
+    """Whether `sweep SOURCE` names a sweep file rather than a command template."""
+    return (
+        source.lower().endswith(FILE_SUFFIXES)
+        and not any(c.isspace() for c in source)
+        and ("{" not in source)
+    )
+
+
+def build(
+    ctx: click.Context, source: str, params: list[tuple[str, list[Any]]], opts: dict[str, Any]
+) -> tuple[SweepSpec, SweepOptions]:
+    """The spec and the submit options, from a file or a template, with the CLI's overrides."""
+
+    def given(name: str) -> bool:
+        return ctx.get_parameter_source(name) is ParameterSource.COMMANDLINE
+
+    env = dict(opts["env_pairs"])
+    base: dict[str, Any] = {}
+    try:
+        if is_file(source):
+            from gpuherd.sweepfile import SweepFileError, load_sweep
+
+            if params:
+                raise click.UsageError("give the parameters in the sweep file, or -p, not both")
+            try:
+                loaded = load_sweep(source)
+            except SweepFileError as exc:
+                raise HerdError(str(exc)) from None
+            spec = loaded.spec
+            base = {k: getattr(loaded.options, k) for k in FILE_OPTIONS}
+            env = {**loaded.options.env, **env}
+        else:
+            name = opts["name"] or default_sweep_name(source)
+            grid = {key: tuple(values) for key, values in params}
+            spec = SweepSpec(
+                name=name,
+                command=source,
+                results_dir=f"results/{name}",
+                grids=(grid,) if grid else (),
+            )
+        changes = {
+            key: opts[key]
+            for key in ("name", "results_dir", "samples", "seed")
+            if opts[key] is not None
+        }
+        if opts["shuffle"]:
+            changes["shuffle"] = True
+        spec = replace(spec, **changes)
+    except SweepError as exc:
+        raise HerdError(f"invalid sweep: {exc}") from None
+    chosen = {k: opts[k] for k in FILE_OPTIONS if given(k) or k not in base}
+    submit = {**base, **chosen}
+    options = SweepOptions(
+        env_overrides=env,
+        ram=opts["ram"],
+        oom_retry=opts["oom_retry"],
+        after=opts["after"] or [],
+        grace=opts["grace"],
+        hold=opts["hold"],
+        order=opts["order"],
+        **submit,
+    )
+    return spec, options

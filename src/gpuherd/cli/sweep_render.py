@@ -1,0 +1,122 @@
+"""What `gpuherd sweep` prints: a submission in words, `sweep status` as a table or CSV, and
+`sweep ls`.
+
+Tables are plain text (cli/plain.py), never markup: parameter values, metric names and
+values, sweep names and folders come from users and their programs, and are printed as they
+are (`[/]` stays `[/]`), with escape sequences dropped.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import shlex
+import sys
+from typing import Any
+
+from gpuherd.cli import plain, render
+from gpuherd.core.sweep_names import value_text
+from gpuherd.core.units import format_duration, format_size
+
+_POINT_STYLE = {"done": "green", "missing": "dim"}
+"""Styles of the states only a point has (no job of it in the database); others as in ls."""
+
+
+def summary(answer: dict[str, Any]) -> str:
+    """What a submission did, in words."""
+    ids = answer["ids"]
+    lines = [f"sweep {answer['name']}: {answer['points']} points in {answer['results_dir']}"]
+    jobs = f"submitted {len(ids)} job{'s' if len(ids) != 1 else ''}"
+    if ids:
+        jobs += f" ({render.id_ranges(ids)})"
+    parts = [f"{answer['new']} new", f"{answer['rerun_failed']} failed rerun"]
+    if answer.get("rerun_done"):
+        parts.append(f"{answer['rerun_done']} done rerun (--force)")
+    parts += [
+        f"{answer['skipped_done']} done skipped",
+        f"{answer['skipped_active']} already queued or running skipped",
+    ]
+    lines.append(f"{jobs}: {', '.join(parts)}")
+    if answer.get("seed_chosen"):
+        seed = answer["seed"]
+        lines.append(f"seed {seed} (chosen; recorded for this sweep; --seed {seed} repeats it)")
+    lines.append(f"results: gpuherd sweep status {shlex.quote(answer['name'])}")
+    return "\n".join(lines)
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return format(value, ".4g")
+    if isinstance(value, str):
+        return value
+    return json.dumps(value)
+
+
+def _param(params: dict[str, Any], key: str) -> str:
+    """A parameter as its folder name and command show it (1.0 stays 1.0)."""
+    return value_text(params[key]) if key in params else ""
+
+
+def status_table(table: dict[str, Any], term: plain.Terminal | None = None) -> None:
+    """Every point: folder, varying parameters, state, job, run time, peak memory, metrics."""
+    term = term or plain.Terminal()
+    rows, varying, metrics = table["rows"], table["varying"], table["metric_keys"]
+    peaks = any(row.get("peak_mem") for row in rows)
+    headers = ["FOLDER", *varying, "STATE", "JOB", "TIME", *(["PEAK MEM"] * peaks), *metrics]
+    cells: list[list[plain.Cell]] = []
+    for row in rows:
+        state = row["state"]
+        seconds = row["seconds"]
+        cells.append(
+            [
+                row["folder"],
+                *(_param(row["params"], k) for k in varying),
+                (state, _POINT_STYLE.get(state) or render.STATE_STYLE.get(state, "")),
+                str(row["job_id"] or ""),
+                format_duration(seconds) if seconds is not None else "",
+                *([format_size(row["peak_mem"]) if row.get("peak_mem") else ""] * peaks),
+                *(_cell(row["metrics"].get(k)) for k in metrics),
+            ]
+        )
+    # Too wide for the terminal: cut the folder first (its parameters have their own columns),
+    # then the parameters, then the metrics; state, job and times stay whole.
+    first_metric = len(headers) - len(metrics)
+    shrink = [0, *range(1, 1 + len(varying)), *range(first_metric, len(headers))]
+    lines = plain.table(term, headers, cells, shrink=shrink)
+    counts = ", ".join(f"{n} {s}" for s, n in sorted(table["counts"].items()))
+    where = table["results_dir"]
+    lines.append(plain.clean(f"sweep {table['name']}: {len(rows)} points ({counts}); {where}"))
+    term.write(lines)
+
+
+def status_csv(table: dict[str, Any]) -> None:
+    varying, metrics = table["varying"], table["metric_keys"]
+    writer = csv.writer(sys.stdout)
+    writer.writerow(["folder", *varying, "state", "job_id", "seconds", *metrics])
+    for row in table["rows"]:
+        writer.writerow(
+            [
+                row["folder"],
+                *(_param(row["params"], k) for k in varying),
+                row["state"],
+                row["job_id"] or "",
+                "" if row["seconds"] is None else round(row["seconds"], 3),
+                *(row["metrics"].get(k, "") for k in metrics),
+            ]
+        )
+
+
+def sweep_list(sweeps: list[dict[str, Any]], term: plain.Terminal | None = None) -> None:
+    """The sweeps: name, points, points by state, results folder."""
+    term = term or plain.Terminal()
+    if not sweeps:
+        term.write(["no sweeps yet: gpuherd sweep TEMPLATE -p NAME VALUES... submits one"])
+        return
+    rows: list[list[plain.Cell]] = []
+    for item in sweeps:
+        states = ", ".join(f"{n} {s}" for s, n in sorted(item["counts"].items()))
+        rows.append([item["name"], str(item["points"]), states, item["results_dir"]])
+    # Too wide: cut the results folder first, then the states, then the name.
+    term.write(plain.table(term, ("NAME", "POINTS", "STATES", "RESULTS"), rows, shrink=(3, 2, 0)))

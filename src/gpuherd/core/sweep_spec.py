@@ -1,0 +1,250 @@
+"""A sweep's spec: its parameters and how they vary, checked when built, and its JSON form.
+
+Pure: no I/O. Part of core/sweep.py (which re-exports every public name here); expanding a
+spec into points is there.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from random import Random
+from typing import Any, Literal
+
+from gpuherd.core.sweep_expr import compile_expr
+from gpuherd.core.sweep_names import (
+    RESERVED,
+    SweepError,
+    check_key,
+    check_seps,
+    check_template,
+    template_fields,
+    value_text,
+)
+
+DistKind = Literal["choice", "uniform", "loguniform", "int"]
+
+
+@dataclass(frozen=True)
+class Distribution:
+    kind: DistKind
+    values: tuple[Any, ...] = ()
+    """For `choice`."""
+    low: float = 0.0
+    high: float = 0.0
+    """Bounds for `uniform`, `loguniform` and `int` (both included for `int`)."""
+
+    def __post_init__(self) -> None:
+        bounds = f"[{self.low!r}, {self.high!r}]"
+        if self.kind == "choice":
+            if not self.values:
+                raise SweepError("choice needs at least one value")
+            return
+        if self.kind not in ("uniform", "loguniform", "int"):
+            raise SweepError(f"unknown distribution {self.kind!r}: use choice, uniform, ...")
+        if not (math.isfinite(self.low) and math.isfinite(self.high) and self.low <= self.high):
+            raise SweepError(f"{self.kind}: needs finite bounds low <= high, got {bounds}")
+        if self.kind == "loguniform" and self.low <= 0:
+            raise SweepError(f"loguniform: bounds must be greater than zero, got {bounds}")
+        if self.kind == "int" and not (
+            float(self.low).is_integer() and float(self.high).is_integer()
+        ):
+            raise SweepError(f"int: bounds must be whole numbers, got {bounds}")
+
+    def sample(self, rng: Random) -> Any:
+        if self.kind == "choice":
+            return rng.choice(self.values)
+        if self.kind == "int":
+            return rng.randint(int(self.low), int(self.high))
+        if self.kind == "uniform":
+            return rng.uniform(self.low, self.high)
+        drawn = math.exp(rng.uniform(math.log(self.low), math.log(self.high)))
+        return min(max(drawn, self.low), self.high)
+
+    def size(self) -> int | None:
+        """How many distinct values it gives; None for a float range."""
+        if self.kind == "choice":
+            return len({value_text(v) for v in self.values})
+        if self.kind == "int" or self.low == self.high:
+            return int(self.high - self.low) + 1
+        return None
+
+
+@dataclass(frozen=True)
+class SweepSpec:
+    name: str
+    command: str | None = None
+    """The template; None for Python-task sweeps (then points carry no command)."""
+    results_dir: str = "results"
+    fixed: Mapping[str, Any] = field(default_factory=dict)
+    grids: tuple[Mapping[str, tuple[Any, ...]], ...] = ()
+    """Each grid's Cartesian product, joined in order; () = one point of `fixed` alone."""
+    random: Mapping[str, Distribution] = field(default_factory=dict)
+    samples: int | None = None
+    seed: int | None = None
+    shuffle: bool = False
+    exclude: tuple[Mapping[str, Any], ...] = ()
+    """Partial points: a point matching every key of one of them is left out."""
+    exclude_expr: str | None = None
+    """A Python expression over the point's keys; points where it is true are left out."""
+    item_sep: str = ","
+    kv_sep: str = "="
+
+    def __post_init__(self) -> None:
+        _validate(self)
+
+    @property
+    def varying(self) -> tuple[str, ...]:
+        """The keys any point varies, in declaration order (grids first, then random)."""
+        return tuple(dict.fromkeys([*(k for g in self.grids for k in g), *self.random]))
+
+    @property
+    def needs_seed(self) -> bool:
+        return self.shuffle or self.samples is not None
+
+
+# ---- validation -----------------------------------------------------------------------------
+
+
+def _validate(spec: SweepSpec) -> None:
+    if not spec.name:
+        raise SweepError("name: must not be empty", ("name",))
+    if "/" in spec.name or not spec.name.isprintable() or spec.name != spec.name.strip():
+        raise SweepError(
+            f"name: {spec.name!r} must not hold '/', control characters or outer spaces",
+            ("name",),
+        )
+    check_seps(spec.item_sep, spec.kv_sep)
+    for key in spec.fixed:
+        check_key(key, "fixed", ("fixed", key))
+    _check_grids(spec)
+    if spec.samples is not None and spec.samples < 1:
+        raise SweepError(f"samples: must be at least 1, got {spec.samples}", ("samples",))
+    if spec.random and spec.samples is None:
+        raise SweepError("random: distributions need `samples` (how many points)", ("random",))
+    known = [*spec.fixed, *(k for k in spec.varying if k not in spec.fixed)]
+    for i, partial in enumerate(spec.exclude):
+        if not partial:
+            raise SweepError(f"exclude[{i}]: empty; it would exclude every point", ("exclude", i))
+        unknown = [k for k in partial if k not in known]
+        if unknown:
+            raise SweepError(
+                f"exclude[{i}]: {unknown[0]} is not a parameter; parameters: {', '.join(known)}",
+                ("exclude", i),
+            )
+    if spec.exclude_expr is not None:
+        compile_expr(spec.exclude_expr, known)
+    if spec.command is not None:
+        check_template(spec.command, known)
+        _check_coverage(spec)
+
+
+def _check_grids(spec: SweepSpec) -> None:
+    for i, grid in enumerate(spec.grids):
+        where = "grid" if len(spec.grids) == 1 else f"grid[{i}]"
+        if not grid:
+            raise SweepError(f"{where}: empty; give each parameter a list of values", ("grid", i))
+        for key, values in grid.items():
+            check_key(key, where, ("grid", i, key))
+            if not values:
+                raise SweepError(f"{where}.{key}: empty list of values", ("grid", i, key))
+    for key in spec.random:
+        check_key(key, "random", ("random", key))
+        if any(key in grid for grid in spec.grids):
+            raise SweepError(f"random.{key}: {key!r} is also in grid", ("random", key))
+
+
+def _check_coverage(spec: SweepSpec) -> None:
+    """Every grid must give a value to every placeholder of the command."""
+    used = set(template_fields(spec.command or "")) - set(RESERVED)
+    for i, grid in enumerate(spec.grids):
+        missing = sorted(used - set(grid) - set(spec.fixed) - set(spec.random))
+        if missing:
+            raise SweepError(
+                f"command: placeholder {{{missing[0]}}} has no value in grid[{i}];"
+                " add it there or to fixed",
+                ("grid", i),
+            )
+
+
+# ---- as JSON --------------------------------------------------------------------------------
+
+
+def spec_to_dict(spec: SweepSpec) -> dict[str, Any]:
+    """The spec as JSON-ready data (spec_from_dict reads it back)."""
+    return {
+        "name": spec.name,
+        "command": spec.command,
+        "results_dir": spec.results_dir,
+        "fixed": dict(spec.fixed),
+        "grids": [{k: list(v) for k, v in grid.items()} for grid in spec.grids],
+        "random": {
+            key: {"kind": d.kind, "values": list(d.values), "low": d.low, "high": d.high}
+            for key, d in spec.random.items()
+        },
+        "samples": spec.samples,
+        "seed": spec.seed,
+        "shuffle": spec.shuffle,
+        "exclude": [dict(partial) for partial in spec.exclude],
+        "exclude_expr": spec.exclude_expr,
+        "item_sep": spec.item_sep,
+        "kv_sep": spec.kv_sep,
+    }
+
+
+_SPEC_KEYS = frozenset(spec_to_dict(SweepSpec(name="x")))
+
+
+def spec_from_dict(data: Mapping[str, Any]) -> SweepSpec:
+    """A SweepSpec from spec_to_dict's shape; SweepError (with the key at fault) if invalid."""
+    if not isinstance(data, Mapping):
+        raise SweepError("spec: must be a JSON object")
+    unknown = sorted(set(data) - _SPEC_KEYS)
+    if unknown:
+        raise SweepError(f"spec: unknown key {unknown[0]!r}", (unknown[0],))
+    try:
+        grids = tuple(
+            {str(k): tuple(_values(v, f"grids[{i}].{k}")) for k, v in dict(grid).items()}
+            for i, grid in enumerate(data.get("grids") or ())
+        )
+        random = {
+            str(k): Distribution(
+                d["kind"],
+                values=tuple(d.get("values") or ()),
+                low=float(d.get("low", 0.0)),
+                high=float(d.get("high", 0.0)),
+            )
+            for k, d in dict(data.get("random") or {}).items()
+        }
+        return SweepSpec(
+            name=str(data.get("name") or ""),
+            command=data.get("command"),
+            results_dir=str(data.get("results_dir") or "results"),
+            fixed=dict(data.get("fixed") or {}),
+            grids=grids,
+            random=random,
+            samples=_int_or_none(data.get("samples"), "samples"),
+            seed=_int_or_none(data.get("seed"), "seed"),
+            shuffle=bool(data.get("shuffle", False)),
+            exclude=tuple(dict(p) for p in data.get("exclude") or ()),
+            exclude_expr=data.get("exclude_expr"),
+            item_sep=str(data.get("item_sep", ",")),
+            kv_sep=str(data.get("kv_sep", "=")),
+        )
+    except (TypeError, KeyError, AttributeError) as exc:
+        raise SweepError(f"spec: malformed ({type(exc).__name__}: {exc})") from None
+
+
+def _values(value: Any, where: str) -> list[Any]:
+    if not isinstance(value, list | tuple):
+        raise SweepError(f"{where}: give a list of values, got {value!r}", ("grid",))
+    return list(value)
+
+
+def _int_or_none(value: Any, where: str) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise SweepError(f"{where}: must be a whole number, got {value!r}", (where,))
+    return value

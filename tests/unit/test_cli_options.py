@@ -1,0 +1,100 @@
+"""Options `submit`, `run` and `sweep` share are declared once (cli/options.py): the same
+names, types, defaults and parsing in each; only the words of their help name what they
+apply to. And the wire's JobOptions: what a job and a sweep's jobs are given alike."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import fields
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from gpuherd.cli.job_cmds import submit
+from gpuherd.cli.run_cmd import run
+from gpuherd.cli.sweep_cmds import RUN, sweep
+from gpuherd.wire import JobOptions, SubmitItem, SweepOptions
+
+SHARED = {
+    "gpus": ("submit", "sweep"),
+    "gpus_per_job": ("run",),
+    "mem": ("submit", "run", "sweep"),
+    "ram": ("submit", "run", "sweep"),
+    "oom_retry": ("submit", "run", "sweep"),
+    "priority": ("submit", "sweep"),
+    "after": ("submit", "sweep"),
+    "retries": ("submit", "run", "sweep"),
+    "timeout": ("submit", "run", "sweep"),
+    "grace": ("submit", "sweep"),
+    "hold": ("submit", "sweep"),
+    "project": ("submit", "sweep"),
+    "max_parallel": ("run", "sweep"),
+    "cwd": ("submit", "sweep"),
+    "env_pairs": ("submit", "sweep"),
+    "quiet": ("submit", "sweep"),
+}
+
+
+def commands() -> dict[str, click.Command]:
+    assert isinstance(sweep, click.Group)
+    return {"submit": submit, "run": run, "sweep": sweep.commands[RUN]}
+
+
+def option(command: click.Command, name: str) -> click.Option:
+    found = [p for p in command.params if p.name == name]
+    assert len(found) == 1 and isinstance(found[0], click.Option), (command.name, name)
+    return found[0]
+
+
+def shape(opt: click.Option) -> tuple[object, ...]:
+    return (
+        tuple(opt.secondary_opts),
+        json.dumps(opt.type.to_info_dict(), sort_keys=True, default=str),
+        opt.default,
+        opt.multiple,
+        opt.is_flag,
+        opt.nargs,
+    )
+
+
+@pytest.mark.parametrize("name", sorted(SHARED))
+def test_a_shared_option_parses_the_same_in_every_command(name: str) -> None:
+    declared = [option(commands()[c], name) for c in SHARED[name]]
+    assert len({shape(o) for o in declared}) == 1, name
+    assert len({tuple(o.opts) for o in declared}) == 1 or name.startswith("gpus")
+
+
+def test_the_gpus_options_differ_only_by_their_flag() -> None:
+    gpus, per_job = option(submit, "gpus"), option(run, "gpus_per_job")
+    assert (gpus.opts, per_job.opts) == (["--gpus"], ["--gpus-per-job"])
+    assert shape(gpus) == shape(per_job)
+
+
+@pytest.mark.parametrize("args", [["--retries", "-1"], ["--timeout", "soon"], ["--gpus", "65"]])
+def test_a_bad_value_is_refused_by_submit_and_sweep_alike(args: list[str]) -> None:
+    runner = CliRunner()
+    for command, rest in ((submit, ["--", "true"]), (sweep, ["echo {a}", "-p", "a", "1"])):
+        result = runner.invoke(command, [*args, *rest])
+        assert result.exit_code == 2, (command.name, args, result.output)
+        assert f"Invalid value for '{args[0]}'" in result.output
+
+
+def test_job_options_copies_the_shared_fields_alone() -> None:
+    options = SweepOptions(gpus=2, after=[3], env_overrides={"A": "1"}, max_parallel=4)
+    given = options.job_options()
+    assert set(given) == {f.name for f in fields(JobOptions)}
+    assert "max_parallel" not in given and "order" not in given
+    item = SubmitItem(command="true", cwd="/", **given)
+    assert (item.gpus, item.after, item.env_overrides) == (2, [3], {"A": "1"})
+    item.after.append(4)
+    item.env_overrides["B"] = "2"
+    assert (options.after, options.env_overrides) == ([3], {"A": "1"})
+
+
+def test_submit_items_and_sweep_options_share_every_job_option() -> None:
+    shared = {f.name for f in fields(JobOptions)}
+    assert shared <= {f.name for f in fields(SubmitItem)}
+    assert shared <= {f.name for f in fields(SweepOptions)}
+    with pytest.raises(TypeError):
+        SubmitItem("true", "/")  # type: ignore[misc]  # keywords only

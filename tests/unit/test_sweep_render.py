@@ -1,0 +1,148 @@
+"""`sweep status` and `sweep ls` as people read them: plain text that prints data as it is.
+
+Parameter values, metric names and values, sweep names and folders come from users and their
+programs: brackets are never markup (`[/]` crashed the rich tables), escape sequences are
+dropped and newlines shown as spaces.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from gpuherd.cli import plain, sweep_render
+
+NASTY = "[/] [red]x[/red] \x1b[31mred\x1b[0m\nnext"
+SHOWN = "[/] [red]x[/red] red next"
+
+
+def terminal(width: int = 200, styled: bool = False) -> plain.Terminal:
+    term = plain.Terminal(io.StringIO())
+    term.width, term.styled, term.colored = width, styled, True
+    return term
+
+
+def output(term: plain.Terminal) -> list[str]:
+    assert isinstance(term.stream, io.StringIO)
+    return term.stream.getvalue().splitlines()
+
+
+def point(
+    folder: str, params: dict[str, Any], state: str = "succeeded", **extra: Any
+) -> dict[str, Any]:
+    return {
+        "folder": folder,
+        "params": params,
+        "state": state,
+        "job_id": extra.pop("job_id", 1),
+        "seconds": extra.pop("seconds", 1.5),
+        "metrics": extra.pop("metrics", {}),
+        **extra,
+    }
+
+
+def table(rows: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+    return {
+        "name": "s",
+        "results_dir": "/r/s",
+        "varying": ["lr"],
+        "metric_keys": [],
+        "counts": {"succeeded": len(rows)},
+        "rows": rows,
+        **extra,
+    }
+
+
+def status(data: dict[str, Any], term: plain.Terminal | None = None) -> list[str]:
+    term = term or terminal()
+    sweep_render.status_table(data, term)
+    return output(term)
+
+
+def test_status_lines_up_as_the_rich_table_did() -> None:
+    rows = [
+        point("lr=0.1", {"lr": 0.1}, job_id=4, metrics={"acc": 0.91234567}),
+        point("lr=1.0", {"lr": 1.0}, "missing", job_id=None, seconds=None),
+    ]
+    lines = status(table(rows, metric_keys=["acc"], counts={"succeeded": 1, "missing": 1}))
+    assert lines == [
+        "FOLDER  lr   STATE      JOB  TIME  acc",
+        "lr=0.1  0.1  succeeded  4    1.5s  0.9123",
+        "lr=1.0  1.0  missing",
+        "sweep s: 2 points (1 missing, 1 succeeded); /r/s",
+    ]
+
+
+def test_status_prints_brackets_and_escapes_literally() -> None:
+    rows = [point("v=x", {"v": NASTY}, metrics={NASTY: NASTY, "[b]": "[/b]"})]
+    data = table(rows, name="[b]x[/]", results_dir="/r/[/]\x1b[2J", varying=["v"])
+    data["metric_keys"] = [NASTY, "[b]"]
+    assert status(data) == [
+        f"FOLDER  v{' ' * 26}STATE      JOB  TIME  {SHOWN}  [b]",
+        f"v=x     {SHOWN}  succeeded  1    1.5s  {SHOWN}  [/b]",
+        "sweep [b]x[/]: 1 points (1 succeeded); /r/[/]",
+    ]
+
+
+def test_status_styles_states_only_on_a_terminal() -> None:
+    rows = [point("lr=0.1", {"lr": 0.1}, "done"), point("lr=0.2", {"lr": 0.2}, "failed")]
+    plain_lines = status(table(rows))
+    assert "\x1b" not in "".join(plain_lines)
+    styled = status(table(rows), terminal(styled=True))
+    assert "\x1b[32mdone\x1b[0m" in styled[1]
+    assert "\x1b[31mfailed\x1b[0m" in styled[2]
+
+
+def test_status_shows_peak_memory_only_when_a_point_has_one() -> None:
+    rows = [point("lr=0.1", {"lr": 0.1}, peak_mem=3 * 2**30), point("lr=0.2", {"lr": 0.2})]
+    lines = status(table(rows))
+    assert lines[0].split() == ["FOLDER", "lr", "STATE", "JOB", "TIME", "PEAK", "MEM"]
+    assert lines[1].endswith("1.5s  3.0 GiB")
+    assert "PEAK" not in status(table(rows[1:]))[0]
+
+
+def test_a_wide_status_cuts_the_folder_first_and_keeps_state_job_and_time() -> None:
+    folder = "lr=0.1,data=" + "d" * 60
+    rows = [point(folder, {"lr": 0.1}, metrics={"note": "n" * 30})]
+    lines = status(table(rows, metric_keys=["note"]), terminal(width=70))
+    assert plain.cells(lines[1]) == 70
+    assert lines[1] == "lr=0.1,dat…  0.1  succeeded  1    1.5s  " + "n" * 30
+
+
+def test_ls_prints_names_and_folders_literally() -> None:
+    term = terminal()
+    sweeps = [
+        {"name": "[b]x", "points": 3, "counts": {"held": 3}, "results_dir": "/r/[/]"},
+        {"name": "plain", "points": 2, "counts": {"succeeded": 2}, "results_dir": "/r/plain"},
+    ]
+    sweep_render.sweep_list(sweeps, term)
+    assert output(term) == [
+        "NAME   POINTS  STATES       RESULTS",
+        "[b]x   3       3 held       /r/[/]",
+        "plain  2       2 succeeded  /r/plain",
+    ]
+
+
+def test_ls_of_no_sweep_says_how_to_submit_one() -> None:
+    term = terminal()
+    sweep_render.sweep_list([], term)
+    assert output(term) == ["no sweeps yet: gpuherd sweep TEMPLATE -p NAME VALUES... submits one"]
+
+
+def test_summary_quotes_the_name_in_its_hint() -> None:
+    answer = {
+        "name": "a b",
+        "points": 3,
+        "results_dir": "/r/a b",
+        "ids": [4, 5],
+        "new": 2,
+        "rerun_failed": 0,
+        "skipped_done": 1,
+        "skipped_active": 0,
+    }
+    assert sweep_render.summary(answer).splitlines() == [
+        "sweep a b: 3 points in /r/a b",
+        "submitted 2 jobs (4-5): 2 new, 0 failed rerun, 1 done skipped,"
+        " 0 already queued or running skipped",
+        "results: gpuherd sweep status 'a b'",
+    ]
