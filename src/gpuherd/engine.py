@@ -13,7 +13,7 @@ import socket
 import sqlite3
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from itertools import islice
 
@@ -24,16 +24,10 @@ from gpuherd.config import load_policy
 from gpuherd.core.caps import within_caps
 from gpuherd.core.lifecycle import (
     Ended,
-    after_attempt,
-    classify,
-    dependency_failed,
-    grow_request,
 )
 from gpuherd.core.model import Attempt, Device, Job, Outcome, Policy, Reservation
 from gpuherd.core.placement import plan
 from gpuherd.core.states import (
-    BAD_END_STATES,
-    LIVE_STATES,
     Event,
     JobState,
     OutcomeKind,
@@ -41,6 +35,7 @@ from gpuherd.core.states import (
 )
 from gpuherd.core.units import format_duration
 from gpuherd.devices import DeviceTable, host_memory_available
+from gpuherd.engine_endings import cancel_waiters, finish
 from gpuherd.engine_recovery import recover
 from gpuherd.executors.base import Executor, ExitStatus, SpawnError
 from gpuherd.store import Store
@@ -51,8 +46,6 @@ RETRY_RECORDING = 1.0
 """Seconds before recording finished jobs is tried again after the database failed."""
 SCAN_LIMIT = 2000
 """How deep one placement pass looks into the queue for a job that fits (backfill depth)."""
-LEARNED_MEM_MARGIN = 1.1
-"""Headroom over a sweep point's measured peak when its siblings learn their request."""
 TELEMETRY_MAX_AGE = 1.0
 """Seconds a GPU reading may be old when placement uses it (else it is read again)."""
 
@@ -170,7 +163,7 @@ class Engine:
                 jobs = self.store.get_jobs([job_id for (job_id, _, _), _ in taken])
                 for (job_id, _, status), live in taken:
                     ended = Ended(status.exit_code, status.signal, live.stop_reason, live.requeue)
-                    self._finish(jobs.get(job_id), ended, status.ended_at, now, live)
+                    finish(self, jobs.get(job_id), ended, status.ended_at, now, live)
         except sqlite3.Error as exc:
             # Nothing was recorded (a full disk, say): keep the exits and their jobs' GPUs,
             # and try again soon rather than forget that these jobs ended.
@@ -181,89 +174,6 @@ class Engine:
             self._exits = exits + self._exits
             if self._loop is not None:
                 self._loop.call_later(RETRY_RECORDING, self.wake)
-
-    def _finish(
-        self,
-        job: Job | None,
-        ended: Ended,
-        ended_at: float | None,
-        now: float,
-        live: Live | None = None,
-    ) -> None:
-        """Record how an attempt ended and move its job on (retry, done, failed...)."""
-        if job is None or job.state not in LIVE_STATES:
-            return
-        tail = ""
-        if ended.exit_code not in (0, None):
-            tail = jobfiles.tail(self.layout.attempt_dir(job, job.attempt) / "stderr.log")
-        outcome = classify(ended, tail)
-        nxt = after_attempt(job, ended, outcome)
-        ended_at = ended_at or now
-        peak = live.peak if live else 0
-        self.store.update_attempt(
-            job.id, job.attempt, ended_at=ended_at, outcome=outcome, peak_mem=peak or None
-        )
-        bigger: dict[str, object] = {}
-        if nxt.state is JobState.QUEUED and outcome.kind is OutcomeKind.CUDA_OOM:
-            largest = max((d.memory_total or 0 for d in self.device_listing()), default=0)
-            mem, exclusive = grow_request(job.spec.mem, peak, largest)
-            bigger = {"mem": mem, "exclusive": int(exclusive)}
-        self._move(
-            job,
-            nxt.event,
-            nxt.state,
-            detail=outcome.describe(),
-            ended_at=ended_at,
-            outcome=outcome,
-            stop_reason=None,
-            **bigger,
-        )
-        started = live.started_info if live else None
-        self._paperwork.append(
-            lambda: jobfiles.record_end(self.layout, job, outcome, ended_at, started)
-        )
-        if nxt.cancel_waiters:
-            self.cancel_waiters(job.id, nxt.state, now)
-        if nxt.state is JobState.SUCCEEDED and job.spec.sweep and peak:
-            # Sweeps learn: a finished point's measured peak becomes the memory request of
-            # the points still queued that declared none, so they can share GPUs.
-            self.store.learn_sweep_mem(job.spec.sweep, int(peak * LEARNED_MEM_MARGIN), now)
-
-    def cancel_waiters(self, job_id: int, state: JobState, now: float) -> None:
-        """Jobs waiting for `job_id`, which ended badly, end as dependency_failed (transitively)."""
-        pending = [(job_id, state)]
-        while pending:
-            dep_id, dep_state = pending.pop()
-            for waiter_id in self.store.waiters_of(dep_id):
-                waiter = self.store.get_job(waiter_id)
-                if waiter is not None:
-                    self._cancel_waiter(waiter, dep_id, dep_state, now)
-                    pending.append((waiter_id, JobState.CANCELLED))
-
-    def fail_orphaned_waiters(self, now: float, ids: Sequence[int] | None = None) -> None:
-        """Cancel queued jobs (these, or all) whose dependency already ended badly."""
-        jobs = (
-            self.store.get_jobs(list(ids)).values()
-            if ids is not None
-            else self.store.list_jobs(states=(JobState.QUEUED, JobState.HELD))
-        )
-        for job in jobs:
-            failed = [(d, JobState(s)) for d, s in self.store.unmet_deps(job.id)]
-            failed = [(d, s) for d, s in failed if s in BAD_END_STATES]
-            if failed and job.state in (JobState.QUEUED, JobState.HELD):
-                self._cancel_waiter(job, *failed[0], now)
-                self.cancel_waiters(job.id, JobState.CANCELLED, now)
-
-    def _cancel_waiter(self, waiter: Job, dep_id: int, dep_state: JobState, now: float) -> None:
-        outcome = dependency_failed(dep_id, dep_state)
-        self._move(
-            waiter,
-            Event.CANCEL,
-            JobState.CANCELLED,
-            detail=outcome.message,
-            outcome=outcome,
-            ended_at=now,
-        )
 
     # ---- step 2: start what fits ----------------------------------------------------------
 
@@ -376,7 +286,7 @@ class Engine:
                     outcome=outcome,
                     ended_at=now,
                 )
-                self.cancel_waiters(job.id, JobState.FAILED, now)
+                cancel_waiters(self, job.id, JobState.FAILED, now)
             return None
         live = self.live[job.id]
 

@@ -15,6 +15,7 @@ from gpuherd.core.lifecycle import Ended
 from gpuherd.core.model import Job
 from gpuherd.core.recovery import Finish, Observed, Reattach, Unstart, reconcile
 from gpuherd.core.states import LIVE_STATES, Event, JobState
+from gpuherd.engine_endings import fail_orphaned_waiters, finish
 from gpuherd.executors.local import read_pid_file
 
 if TYPE_CHECKING:
@@ -53,7 +54,7 @@ def recover(engine: Engine, now: float) -> None:
                 stop.reason if stop else None,
                 stop.requeue if stop else False,
             )
-            engine._finish(engine.store.get_job(job.id), ended, action.ended_at, now)
+            finish(engine, engine.store.get_job(job.id), ended, action.ended_at, now)
         elif isinstance(action, Unstart):
             engine.store.delete_attempt(job.id, job.attempt)
             engine._move(
@@ -66,7 +67,7 @@ def recover(engine: Engine, now: float) -> None:
                 assigned=(),
                 pid=None,
             )
-    engine.fail_orphaned_waiters(now)
+    fail_orphaned_waiters(engine, now)
 
 
 def _record_found_pid(engine: Engine, job: Job, pid: int | None, now: float) -> None:

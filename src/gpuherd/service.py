@@ -30,6 +30,7 @@ from gpuherd.core.states import (
 from gpuherd.core.units import format_duration, format_size
 from gpuherd.devices import host_memory_available, host_memory_total
 from gpuherd.engine import Engine
+from gpuherd.engine_endings import cancel_waiters, fail_orphaned_waiters
 from gpuherd.errors import Conflict, HerdError, NotFound
 from gpuherd.store import NewJob
 from gpuherd.submission import spec_from_item, where_in_batch
@@ -58,17 +59,17 @@ class Service:
             raise NotFound(f"--after names job(s) that do not exist: {_ids(missing)}")
         devices = self.engine.device_listing()
         new_jobs = []
+        verdicts: dict[tuple[int, int | None, bool], str | None] = {}  # a sweep asks alike
         for n, item in enumerate(items, 1):
             spec = spec_from_item(item, n if len(items) > 1 else None)
-            reason = (
-                never_fits(spec.gpus, spec.mem, devices, self.engine.policy, spec.exclusive)
-                if spec.gpus
-                else None
-            )
-            # An executor may know more (Ray: a job runs on one node): ask it, if it can say.
-            cluster_check = getattr(self.engine.executor, "never_fits", None)
-            if not reason and spec.gpus and cluster_check is not None:
-                reason = cluster_check(spec.gpus)
+            request = (spec.gpus, spec.mem, spec.exclusive)
+            if request not in verdicts:
+                verdicts[request] = (
+                    never_fits(spec.gpus, spec.mem, devices, self.engine.policy, spec.exclusive)
+                    if spec.gpus
+                    else None
+                )
+            reason = verdicts[request]
             if not reason and spec.ram and spec.ram > host_memory_total():
                 reason = f"asks for {format_size(spec.ram)} of host memory, more than it has"
             if reason:
@@ -80,7 +81,7 @@ class Service:
             self.engine.changes.publish({"id": job_id, "state": "queued", "event": "submit"})
         if deps:
             with self.store.transaction():
-                self.engine.fail_orphaned_waiters(now, ids)
+                fail_orphaned_waiters(self.engine, now, ids)
         self.engine.wake()
         return ids
 
@@ -375,7 +376,7 @@ class Service:
                 outcome=Outcome(OutcomeKind.CANCELLED, message=message),
                 ended_at=now,
             )
-            self.engine.cancel_waiters(job.id, JobState.CANCELLED, now)
+            cancel_waiters(self.engine, job.id, JobState.CANCELLED, now)
 
     def _explainer(self) -> Callable[[Job], str | None]:
         """Why each queued job is not running yet (computed once per listing)."""

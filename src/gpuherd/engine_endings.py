@@ -1,0 +1,108 @@
+"""How attempts end: the outcome recorded, the job moved on (retry, done, failed...), and the
+jobs that waited for a job that ended badly cancelled with it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from gpuherd import jobfiles
+from gpuherd.attempts import Live
+from gpuherd.core.lifecycle import Ended, after_attempt, classify, dependency_failed, grow_request
+from gpuherd.core.model import Job
+from gpuherd.core.states import BAD_END_STATES, LIVE_STATES, Event, JobState, OutcomeKind
+
+if TYPE_CHECKING:
+    from gpuherd.engine import Engine
+
+LEARNED_MEM_MARGIN = 1.1
+"""Headroom over a sweep point's measured peak when its siblings learn their request."""
+
+
+def finish(
+    engine: Engine,
+    job: Job | None,
+    ended: Ended,
+    ended_at: float | None,
+    now: float,
+    live: Live | None = None,
+) -> None:
+    """Record how an attempt ended and move its job on (retry, done, failed...)."""
+    if job is None or job.state not in LIVE_STATES:
+        return
+    tail = ""
+    if ended.exit_code not in (0, None):
+        tail = jobfiles.tail(engine.layout.attempt_dir(job, job.attempt) / "stderr.log")
+    outcome = classify(ended, tail)
+    nxt = after_attempt(job, ended, outcome)
+    ended_at = ended_at or now
+    peak = live.peak if live else 0
+    engine.store.update_attempt(
+        job.id, job.attempt, ended_at=ended_at, outcome=outcome, peak_mem=peak or None
+    )
+    bigger: dict[str, object] = {}
+    if nxt.state is JobState.QUEUED and outcome.kind is OutcomeKind.CUDA_OOM:
+        largest = max((d.memory_total or 0 for d in engine.device_listing()), default=0)
+        mem, exclusive = grow_request(job.spec.mem, peak, largest)
+        bigger = {"mem": mem, "exclusive": int(exclusive)}
+    engine._move(
+        job,
+        nxt.event,
+        nxt.state,
+        detail=outcome.describe(),
+        ended_at=ended_at,
+        outcome=outcome,
+        stop_reason=None,
+        **bigger,
+    )
+    started = live.started_info if live else None
+    engine._paperwork.append(
+        lambda: jobfiles.record_end(engine.layout, job, outcome, ended_at, started)
+    )
+    if nxt.cancel_waiters:
+        cancel_waiters(engine, job.id, nxt.state, now)
+    if nxt.state is JobState.SUCCEEDED and job.spec.sweep and peak:
+        # Sweeps learn: a finished point's measured peak becomes the memory request of
+        # the points still queued that declared none, so they can share GPUs.
+        engine.store.learn_sweep_mem(job.spec.sweep, int(peak * LEARNED_MEM_MARGIN), now)
+
+
+def cancel_waiters(engine: Engine, job_id: int, state: JobState, now: float) -> None:
+    """Jobs waiting for `job_id`, which ended badly, end as dependency_failed (transitively)."""
+    pending = [(job_id, state)]
+    while pending:
+        dep_id, dep_state = pending.pop()
+        for waiter_id in engine.store.waiters_of(dep_id):
+            waiter = engine.store.get_job(waiter_id)
+            if waiter is not None:
+                _cancel_waiter(engine, waiter, dep_id, dep_state, now)
+                pending.append((waiter_id, JobState.CANCELLED))
+
+
+def fail_orphaned_waiters(engine: Engine, now: float, ids: Sequence[int] | None = None) -> None:
+    """Cancel queued jobs (these, or all) whose dependency already ended badly."""
+    jobs = (
+        engine.store.get_jobs(list(ids)).values()
+        if ids is not None
+        else engine.store.list_jobs(states=(JobState.QUEUED, JobState.HELD))
+    )
+    for job in jobs:
+        failed = [(d, JobState(s)) for d, s in engine.store.unmet_deps(job.id)]
+        failed = [(d, s) for d, s in failed if s in BAD_END_STATES]
+        if failed and job.state in (JobState.QUEUED, JobState.HELD):
+            _cancel_waiter(engine, job, *failed[0], now)
+            cancel_waiters(engine, job.id, JobState.CANCELLED, now)
+
+
+def _cancel_waiter(
+    engine: Engine, waiter: Job, dep_id: int, dep_state: JobState, now: float
+) -> None:
+    outcome = dependency_failed(dep_id, dep_state)
+    engine._move(
+        waiter,
+        Event.CANCEL,
+        JobState.CANCELLED,
+        detail=outcome.message,
+        outcome=outcome,
+        ended_at=now,
+    )
