@@ -13,8 +13,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from gpuherd import __version__, config, jobfiles
-from gpuherd.core.model import DeviceState, Job, Outcome
+from gpuherd import jobfiles
+from gpuherd.core.model import Job, Outcome
 from gpuherd.core.placement import never_fits, why_waiting
 from gpuherd.core.states import (
     ACTIVE_STATES,
@@ -32,16 +32,17 @@ from gpuherd.devices import host_memory_available, host_memory_total
 from gpuherd.engine import Engine
 from gpuherd.engine_endings import cancel_waiters, fail_orphaned_waiters
 from gpuherd.errors import Conflict, HerdError, NotFound
+from gpuherd.service_system import SystemVerbs
 from gpuherd.store import NewJob
 from gpuherd.submission import spec_from_item, where_in_batch
-from gpuherd.wire import ActionResult, SubmitItem, attempt_view, device_view, job_view
+from gpuherd.wire import ActionResult, SubmitItem, attempt_view, job_view
 
 RECENT_FINISHED = 10
 """How many finished jobs a plain `ls` shows after the active ones."""
 STDERR_TAIL_LINES = 20
 
 
-class Service:
+class Service(SystemVerbs):
     def __init__(self, engine: Engine, home: Path, started_at: float | None = None) -> None:
         self.engine = engine
         self.home = home
@@ -273,64 +274,6 @@ class Service:
         return "moved to the front" if first else f"moved before job {before}"
 
     # ---- queue and GPUs -------------------------------------------------------------------
-
-    def pause_queue(self, paused: bool) -> str:
-        self.engine.set_queue_paused(paused)
-        return "queue paused: running jobs go on, nothing new starts" if paused else "queue resumed"
-
-    def gpus(self) -> dict[str, Any]:
-        jobs_on: dict[int, list[int]] = {}
-        for live in self.engine.live.values():
-            for index in live.gpus:
-                jobs_on.setdefault(index, []).append(live.job_id)
-        devices = self.engine.device_listing()
-        table = self.engine.devices
-        return {
-            "probe": table.probe.describe(),
-            "gpus": [
-                {
-                    **device_view(d, sorted(jobs_on.get(d.index, [])), table.processes(d.index)),
-                    "history": [list(sample) for sample in table.history.get(d.index, ())],
-                }
-                for d in devices
-            ],
-            "missing": self.engine.devices.missing(),
-        }
-
-    def gpu_add(self, index: int, slots: int) -> str:
-        self.engine.devices.add(index, slots)
-        return f"GPU {index} added with {slots} slot(s)"
-
-    def gpu_remove(self, index: int) -> str:
-        self.engine.devices.remove(index)
-        return f"GPU {index} removed; jobs running on it go on"
-
-    def gpu_state(self, index: int, state: DeviceState) -> str:
-        self.engine.devices.set_state(index, state)
-        if state is DeviceState.DRAINING:
-            return f"GPU {index} draining: running jobs finish, nothing new starts there"
-        return f"GPU {index} enabled"
-
-    def config(self) -> dict[str, dict[str, str]]:
-        return config.describe(self.engine.policy)
-
-    def set_config(self, name: str, value: str) -> str:
-        self.engine.policy = config.change(self.store, self.engine.policy, name, value)
-        self.engine.wake()
-        return f"{name} = {config.describe(self.engine.policy)[name]['value']}"
-
-    def status(self, pid: int, socket: str) -> dict[str, Any]:
-        return {
-            "pid": pid,
-            "socket": socket,
-            "home": str(self.home),
-            "version": __version__,
-            "uptime": time.time() - self.started_at,
-            "queue_paused": self.engine.queue_paused,
-            "probe": self.engine.devices.probe.describe(),
-            "gpus": [d.index for d in self.engine.device_listing()],
-            "counts": self.store.counts(),
-        }
 
     # ---- helpers --------------------------------------------------------------------------
 

@@ -22,6 +22,7 @@ from gpuherd.core.states import JobState
 from gpuherd.errors import StoreError
 from gpuherd.store_schema import SCHEMA_VERSION, migrate
 from gpuherd.store_tables import DeviceConfig, SweepAndDeviceTables, SweepRow
+from gpuherd.store_views import EventRow, JobViews
 
 _JOB_COLUMNS = rows.JOB_COLUMNS
 
@@ -33,17 +34,7 @@ class NewJob:
     held: bool = False
 
 
-@dataclass(frozen=True)
-class EventRow:
-    job_id: int
-    at: float
-    event: str
-    from_state: str | None
-    to_state: str
-    detail: str | None
-
-
-class Store(SweepAndDeviceTables):
+class Store(SweepAndDeviceTables, JobViews):
     def __init__(self, path: Path) -> None:
         self.path = path
         try:
@@ -263,43 +254,6 @@ class Store(SweepAndDeviceTables):
             sql += f" LIMIT {int(limit)}"
         return [self._job(row) for row in self._db.execute(sql, args)]
 
-    def page_jobs(
-        self,
-        states: Sequence[JobState],
-        project: str | None,
-        search: str,
-        sweep: str | None,
-        offset: int,
-        limit: int,
-    ) -> tuple[int, list[Job]]:
-        """How many jobs match, and `limit` of them from `offset`, newest first. `search`:
-        `#12` is job 12; other text is a LIKE on name and command (digits: the id too, first)."""
-        where, args = rows.filters(states, project)
-        clauses = [where.removeprefix("WHERE ")] if where else []
-        if sweep is not None:
-            clauses.append("sweep = ?")
-            args.append(sweep)
-        order = "id DESC"
-        number = search.lstrip("#")
-        is_number = number.isascii() and number.isdigit()
-        number_id = int(number) if is_number and len(number) < 19 else -1
-        if search.startswith("#") and is_number:
-            clauses.append(f"id = {number_id}")
-        elif search:
-            escaped = search.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-            match = "name LIKE ? ESCAPE '\\' OR command LIKE ? ESCAPE '\\'"
-            args += [f"%{escaped}%"] * 2
-            if number_id >= 0:
-                match += f" OR id = {number_id}"
-                order = f"id = {number_id} DESC, id DESC"
-            clauses.append(f"({match})")
-        where = "WHERE " + " AND ".join(clauses) if clauses else ""
-        total = int(self._db.execute(f"SELECT COUNT(*) FROM jobs {where}", args).fetchone()[0])
-        if limit <= 0 or offset >= total:
-            return total, []
-        sql = f"SELECT {_JOB_COLUMNS} FROM jobs {where} ORDER BY {order} LIMIT ? OFFSET ?"
-        return total, [self._job(r) for r in self._db.execute(sql, [*args, limit, offset])]
-
     def queued_ready(self, cpu_only: bool = False) -> Generator[Job, None, None]:
         """Queued jobs whose dependencies all succeeded, in dispatch order, read lazily."""
         sql = (
@@ -352,41 +306,6 @@ class Store(SweepAndDeviceTables):
     def counts(self) -> dict[str, int]:
         rows = self._db.execute("SELECT state, COUNT(*) FROM jobs GROUP BY state")
         return {str(state): int(n) for state, n in rows}
-
-    def neighbour_position(self, priority: int, position: float, before: bool) -> float | None:
-        """Position of the queued job next to `position` in the same priority class."""
-        op, order = ("<", "DESC") if before else (">", "ASC")
-        row = self._db.execute(
-            f"SELECT position FROM jobs WHERE state IN ('queued', 'held') AND priority = ?"
-            f" AND position {op} ? ORDER BY position {order} LIMIT 1",
-            (priority, position),
-        ).fetchone()
-        return None if row is None else float(row[0])
-
-    def queue_front(self) -> tuple[int, float] | None:
-        """(priority, position) of the first job in dispatch order among queued and held."""
-        row = self._db.execute(
-            "SELECT priority, position FROM jobs WHERE state IN ('queued', 'held')"
-            " ORDER BY priority DESC, position LIMIT 1"
-        ).fetchone()
-        return None if row is None else (int(row[0]), float(row[1]))
-
-    def attempts(self, job_id: int) -> list[Attempt]:
-        cursor = self._db.execute(
-            f"SELECT {rows.ATTEMPT_COLUMNS} FROM attempts WHERE job_id = ? ORDER BY number",
-            (job_id,),
-        )
-        return [rows.attempt_from_row(r) for r in cursor]
-
-    def events(self, job_id: int | None = None, limit: int = 1000) -> list[EventRow]:
-        where = "WHERE job_id = ?" if job_id is not None else ""
-        args: tuple[int, ...] = (job_id,) if job_id is not None else ()
-        rows = self._db.execute(
-            "SELECT job_id, at, event, from_state, to_state, detail FROM events "
-            f"{where} ORDER BY id LIMIT {int(limit)}",
-            args,
-        )
-        return [EventRow(*r) for r in rows]
 
     # ---- internals ------------------------------------------------------------------------
 

@@ -326,3 +326,27 @@ def test_attempt_json_is_kept_per_attempt_and_job_json_follows_the_latest(tmp_pa
     assert (Path(att1.dir) / "FAILURE").exists()
     assert (layout.job_dir(_job(12)) / "SUCCESS").exists()
     assert not (layout.job_dir(_job(12)) / "FAILURE").exists()
+
+
+def test_job_json_and_marker_follow_the_latest_attempt_and_never_change_an_older_one(
+    tmp_path: Path,
+) -> None:
+    layout = jobfiles.Layout.for_home(tmp_path)
+    job1, att1 = make_job(tmp_path, attempt=1)
+    jobfiles.prepare(Path(att1.dir))
+    first = jobfiles.record_start(layout, job1, att1, pid=1)
+    jobfiles.record_end(layout, job1, Outcome(OutcomeKind.EXIT, 3), 5.0, first)
+    job2, att2 = make_job(tmp_path, attempt=2)
+    jobfiles.prepare(Path(att2.dir))
+    second = jobfiles.record_start(layout, job2, att2, pid=2)
+    jobfiles.record_end(layout, job2, Outcome(OutcomeKind.EXIT, 0), 9.0, second)
+
+    job_dir = layout.job_dir(job2)
+    old, new = Path(att1.dir), Path(att2.dir)
+    assert json.loads((old / "attempt.json").read_text())["exit_code"] == 3
+    assert json.loads((new / "attempt.json").read_text())["exit_code"] == 0
+    assert (job_dir / "job.json").read_text() == (new / "attempt.json").read_text()
+    assert (job_dir / "job.json").samefile(new / "attempt.json")  # a link, not a second file
+    assert (old / "FAILURE").exists() and not (old / "SUCCESS").exists()
+    assert (job_dir / "SUCCESS").exists() and not (job_dir / "FAILURE").exists()
+    assert not list(job_dir.rglob("*.tmp"))

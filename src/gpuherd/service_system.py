@@ -1,0 +1,80 @@
+"""The verbs on the queue as a whole, the GPUs, the settings and the daemon (not on jobs)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from gpuherd import __version__, config
+from gpuherd.core.model import DeviceState
+from gpuherd.engine import Engine
+from gpuherd.store import Store
+from gpuherd.wire import device_view
+
+
+class SystemVerbs:
+    """Part of `Service` (which sets these attributes)."""
+
+    engine: Engine
+    home: Path
+    store: Store
+    started_at: float
+
+    def pause_queue(self, paused: bool) -> str:
+        self.engine.set_queue_paused(paused)
+        return "queue paused: running jobs go on, nothing new starts" if paused else "queue resumed"
+
+    def gpus(self) -> dict[str, Any]:
+        jobs_on: dict[int, list[int]] = {}
+        for live in self.engine.live.values():
+            for index in live.gpus:
+                jobs_on.setdefault(index, []).append(live.job_id)
+        devices = self.engine.device_listing()
+        table = self.engine.devices
+        return {
+            "probe": table.probe.describe(),
+            "gpus": [
+                {
+                    **device_view(d, sorted(jobs_on.get(d.index, [])), table.processes(d.index)),
+                    "history": [list(sample) for sample in table.history.get(d.index, ())],
+                }
+                for d in devices
+            ],
+            "missing": self.engine.devices.missing(),
+        }
+
+    def gpu_add(self, index: int, slots: int) -> str:
+        self.engine.devices.add(index, slots)
+        return f"GPU {index} added with {slots} slot(s)"
+
+    def gpu_remove(self, index: int) -> str:
+        self.engine.devices.remove(index)
+        return f"GPU {index} removed; jobs running on it go on"
+
+    def gpu_state(self, index: int, state: DeviceState) -> str:
+        self.engine.devices.set_state(index, state)
+        if state is DeviceState.DRAINING:
+            return f"GPU {index} draining: running jobs finish, nothing new starts there"
+        return f"GPU {index} enabled"
+
+    def config(self) -> dict[str, dict[str, str]]:
+        return config.describe(self.engine.policy)
+
+    def set_config(self, name: str, value: str) -> str:
+        self.engine.policy = config.change(self.store, self.engine.policy, name, value)
+        self.engine.wake()
+        return f"{name} = {config.describe(self.engine.policy)[name]['value']}"
+
+    def status(self, pid: int, socket: str) -> dict[str, Any]:
+        return {
+            "pid": pid,
+            "socket": socket,
+            "home": str(self.home),
+            "version": __version__,
+            "uptime": time.time() - self.started_at,
+            "queue_paused": self.engine.queue_paused,
+            "probe": self.engine.devices.probe.describe(),
+            "gpus": [d.index for d in self.engine.device_listing()],
+            "counts": self.store.counts(),
+        }
