@@ -30,11 +30,11 @@ from typing import Any
 from gpuherd import sweep_table
 from gpuherd.core.states import ACTIVE_STATES
 from gpuherd.core.sweep import (
-    MAX_POINTS,
     Point,
     SweepError,
     SweepSpec,
     count,
+    needs_yes,
     plan_resume,
     spec_from_dict,
     spec_to_dict,
@@ -45,8 +45,6 @@ from gpuherd.service import Service
 from gpuherd.sweep_table import METRICS_FILE, PARAMS_FILE
 from gpuherd.wire import SubmitItem, SweepRequest
 
-CONFIRM_POINTS = 10_000
-"""A sweep with more points is submitted only when the caller says yes."""
 PREVIOUS_DIR = "previous-runs"
 RUN_FILES = ("job.json", "SUCCESS", "FAILURE", METRICS_FILE)
 """With the attempt-N folders: what a point's run leaves; moved aside when it runs again."""
@@ -75,13 +73,9 @@ class Sweeps:
     def submit(self, request: SweepRequest, git: str | None = None) -> dict[str, Any]:
         """Expand, resume and submit (or, with dry_run, only say what would run)."""
         spec, seed_chosen = self._prepare(request)
-        total = count(spec)
-        if total > CONFIRM_POINTS and not request.yes:
-            raise HerdError(
-                f"sweep {spec.name!r} has {total:,} points, more than {CONFIRM_POINTS:,}: "
-                "pass --yes (yes=True) to submit them all, or narrow it"
-                + (" (--samples N)" if total <= MAX_POINTS else "")
-            )
+        refusal = needs_yes(spec.name, count(spec), "pass --yes (yes=True) to submit them all")
+        if refusal and not request.yes:
+            raise HerdError(refusal)
         points = sweep_table.expand_points(spec)
         plan = self._plan(spec.name, points, request.force)
         if request.options.order == "longest-first":

@@ -80,7 +80,7 @@ def test_status_prints_brackets_and_escapes_literally() -> None:
     assert status(data) == [
         f"FOLDER  v{' ' * 26}STATE      JOB  TIME  {SHOWN}  [b]",
         f"v=x     {SHOWN}  succeeded  1    1.5s  {SHOWN}  [/b]",
-        "sweep [b]x[/]: 1 points (1 succeeded); /r/[/]",
+        "sweep [b]x[/]: 1 point (1 succeeded); /r/[/]",
     ]
 
 

@@ -24,17 +24,16 @@ from gpuherd.cli import options, sweep_render
 from gpuherd.cli.sweep_args import ParamsCommand, build
 from gpuherd.client import Client
 from gpuherd.core.sweep import (
-    MAX_POINTS,
     SweepError,
     SweepSpec,
     count,
     expand,
+    needs_yes,
     spec_to_dict,
     unused_params,
 )
 from gpuherd.errors import HerdError
 
-CONFIRM_POINTS = 10_000
 RUN = "submit"
 
 
@@ -137,13 +136,9 @@ def submit_sweep(ctx: click.Context, /, source: str, **opts: Any) -> None:
 
 def _dry_run(spec: SweepSpec, cwd: str, yes: bool) -> None:
     """Expand here (no daemon): the commands on stdout, one a line; the rest on stderr."""
-    total = count(spec)
-    if total > CONFIRM_POINTS and not yes:
-        raise HerdError(
-            f"sweep {spec.name!r} has {total:,} points, more than {CONFIRM_POINTS:,}: "
-            "pass --yes to list them all, or narrow it"
-            + (" (--samples N)" if total <= MAX_POINTS else "")
-        )
+    refusal = needs_yes(spec.name, count(spec), "pass --yes to list them all")
+    if refusal and not yes:
+        raise HerdError(refusal)
     results = os.path.normpath(os.path.join(cwd, os.path.expanduser(spec.results_dir)))
     chosen = spec.needs_seed and spec.seed is None
     seed = secrets.randbelow(2**31) if chosen else spec.seed

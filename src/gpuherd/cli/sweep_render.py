@@ -25,7 +25,7 @@ _POINT_STYLE = {"done": "green", "missing": "dim"}
 def summary(answer: dict[str, Any]) -> str:
     """What a submission did, in words."""
     ids = answer["ids"]
-    lines = [f"sweep {answer['name']}: {answer['points']} points in {answer['results_dir']}"]
+    lines = [f"sweep {answer['name']}: {_points(answer['points'])} in {answer['results_dir']}"]
     jobs = f"submitted {len(ids)} job{'s' if len(ids) != 1 else ''}"
     if ids:
         jobs += f" ({render.id_ranges(ids)})"
@@ -87,7 +87,7 @@ def status_table(table: dict[str, Any], term: plain.Terminal | None = None) -> N
     lines = plain.table(term, headers, cells, shrink=shrink)
     counts = ", ".join(f"{n} {s}" for s, n in sorted(table["counts"].items()))
     where = table["results_dir"]
-    lines.append(plain.clean(f"sweep {table['name']}: {len(rows)} points ({counts}); {where}"))
+    lines.append(plain.clean(f"sweep {table['name']}: {_points(len(rows))} ({counts}); {where}"))
     term.write(lines)
 
 
@@ -120,3 +120,7 @@ def sweep_list(sweeps: list[dict[str, Any]], term: plain.Terminal | None = None)
         rows.append([item["name"], str(item["points"]), states, item["results_dir"]])
     # Too wide: cut the results folder first, then the states, then the name.
     term.write(plain.table(term, ("NAME", "POINTS", "STATES", "RESULTS"), rows, shrink=(3, 2, 0)))
+
+
+def _points(n: int) -> str:
+    return f"{n:,} point" if n == 1 else f"{n:,} points"

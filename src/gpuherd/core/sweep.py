@@ -47,6 +47,19 @@ from gpuherd.core.sweep_spec import spec_to_dict as spec_to_dict
 
 MAX_POINTS = 1_000_000
 """expand() refuses bigger grids; check count() first to tell the user."""
+CONFIRM_POINTS = 10_000
+"""Bigger sweeps are listed or submitted only with --yes."""
+
+
+def needs_yes(name: str, total: int, action: str) -> str | None:
+    """Why a sweep of `total` points needs --yes (`action`: "pass --yes to ..."), or None."""
+    if total <= CONFIRM_POINTS:
+        return None
+    narrow = " (--samples N)" if total <= MAX_POINTS else ""
+    return (
+        f"sweep {name!r} has {total:,} points, more than {CONFIRM_POINTS:,}: "
+        f"{action}, or narrow it{narrow}"
+    )
 
 
 @dataclass(frozen=True)
