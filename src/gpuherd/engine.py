@@ -35,9 +35,9 @@ from gpuherd.core.states import (
 )
 from gpuherd.core.units import format_duration
 from gpuherd.devices import DeviceTable, host_memory_available
-from gpuherd.engine_endings import cancel_waiters, finish
+from gpuherd.engine_endings import cancel_waiters, finish, requeue_unstarted
 from gpuherd.engine_recovery import recover
-from gpuherd.executors.base import Executor, ExitStatus, SpawnError
+from gpuherd.executors.base import Executor, ExitStatus, NotStarted, SpawnError
 from gpuherd.store import Store
 
 log = logging.getLogger("gpuherd.engine")
@@ -272,6 +272,9 @@ class Engine:
         """Launch an attempt whose start is recorded; its pid, or None if it could not start."""
         try:
             pid = self.attempts.launch(job, attempt, now)
+        except NotStarted as exc:
+            requeue_unstarted(self, job, attempt, str(exc))
+            return None
         except (SpawnError, OSError) as exc:
             message = str(exc) if isinstance(exc, SpawnError) else f"{attempt.dir}: {exc}"
             outcome = Outcome(OutcomeKind.SPAWN_ERROR, message=message)

@@ -4,17 +4,20 @@ jobs that waited for a job that ended badly cancelled with it."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from gpuherd import jobfiles
 from gpuherd.attempts import Live
 from gpuherd.core.lifecycle import Ended, after_attempt, classify, dependency_failed, grow_request
-from gpuherd.core.model import Job
+from gpuherd.core.model import Attempt, Job
 from gpuherd.core.states import BAD_END_STATES, LIVE_STATES, Event, JobState, OutcomeKind
 
 if TYPE_CHECKING:
     from gpuherd.engine import Engine
 
+RETRY_NOT_STARTED = 0.5
+"""Seconds before placing again after an executor could not start a job (NotStarted)."""
 LEARNED_MEM_MARGIN = 1.1
 """Headroom over a sweep point's measured peak when its siblings learn their request."""
 
@@ -106,3 +109,23 @@ def _cancel_waiter(
         outcome=outcome,
         ended_at=now,
     )
+
+
+def requeue_unstarted(engine: Engine, job: Job, attempt: Attempt, message: str) -> None:
+    """Undo the recorded start (as recovery does for a job that never spawned), read the
+    GPUs again so the next placement sees what the executor saw, and try again soon."""
+    with engine.store.transaction():
+        engine.store.delete_attempt(job.id, attempt.number)
+        engine._move(
+            replace(job, state=JobState.RUNNING),
+            Event.RETRY,
+            JobState.QUEUED,
+            detail=f"not started, queued again: {message}",
+            attempt=job.attempt,
+            started_at=None,
+            assigned=(),
+            pid=None,
+        )
+    engine.devices.refresh()
+    if engine._loop is not None:  # not at once: a stale view must not spin the loop
+        engine._loop.call_later(RETRY_NOT_STARTED, engine.wake)

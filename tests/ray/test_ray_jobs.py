@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import shlex
 import signal
@@ -18,6 +17,7 @@ from conftest import need, wait_for
 
 need("ray.cluster_utils", "ray")
 
+import ray
 from ray_fixtures import (  # noqa: F401
     GPUS_PER_NODE,
     LocalCluster,
@@ -26,8 +26,8 @@ from ray_fixtures import (  # noqa: F401
     rherd_fixture,
 )
 
-from gpuherd.executors.base import ExitStatus, LaunchRequest
-from gpuherd.executors.ray import MISSING_GPUHERD, RayExecutor, actor_died_note
+from gpuherd.executors.base import LaunchRequest, NotStarted
+from gpuherd.executors.ray import MISSING_GPUHERD, RayExecutor, actor_died_note, handle_of
 from gpuherd.gpus.ray import RayNodes
 
 pytestmark = pytest.mark.timeout(90)
@@ -225,27 +225,23 @@ def test_daemon_restarted_mid_job_reattaches(rherd: RayHerd, tmp_path: Path) -> 
     assert signal.SIGTERM  # (the kill went through the re-attached actor)
 
 
-def test_a_node_gone_before_its_job_started_makes_the_attempt_lost(
+def test_a_node_gone_before_its_job_started_is_not_started(
     cluster: LocalCluster, tmp_path: Path
 ) -> None:
-    # gpuherd placed the job on GPU 7 of a node that has left the cluster since.
+    # gpuherd placed the job on GPU 7 of a node that has left the cluster since: no actor is
+    # made, and the engine gets NotStarted (it queues the job again: test_not_started.py).
     gone = "f" * 56
     (tmp_path / "ray-gpus.json").write_text(json.dumps({gone: [6, 7]}))
     executor = RayExecutor(RayNodes(tmp_path / "ray-gpus.json"), "gpuherd-test-gone", "gone")
     folder = tmp_path / "attempt-1"
     folder.mkdir()
     request = LaunchRequest(1, 1, "true", str(tmp_path), {"CUDA_VISIBLE_DEVICES": "7"}, str(folder))
-    handle = executor.launch(request)
-    assert (folder / "pid").read_text() == f"{handle}\n"
+    with pytest.raises(NotStarted, match=f"Ray node {gone} left the cluster"):
+        executor.launch(request)
     assert f"Ray node {gone} left the cluster" in (folder / "stderr.log").read_text()
-    assert not executor.is_running(handle, 1, 1)
-
-    async def watched() -> ExitStatus:
-        ended: asyncio.Future[ExitStatus] = asyncio.get_running_loop().create_future()
-        executor.watch(handle, str(folder), ended.set_result)
-        return await asyncio.wait_for(ended, 5)
-
-    assert asyncio.run(watched()).lost
+    assert not executor.is_running(handle_of(1, 1), 1, 1)
+    names = {a["name"] for a in ray.util.list_named_actors(all_namespaces=True)}
+    assert executor.actor_name(1, 1) not in names
 
 
 def test_a_node_without_gpuherd_is_named_in_the_attempts_stderr() -> None:

@@ -11,6 +11,11 @@ class SpawnError(Exception):
     """The command could not be started; the message names the path or cause and what to do."""
 
 
+class NotStarted(SpawnError):
+    """The job could not start there and then, through no fault of its own (a cluster node
+    that left between placement and start): it goes back to the queue with its retries."""
+
+
 @dataclass(frozen=True)
 class LaunchRequest:
     job_id: int

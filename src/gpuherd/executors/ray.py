@@ -12,7 +12,7 @@ restarted daemon finds it again by name.
   many GPUs and no CPU, and the actor sets `CUDA_VISIBLE_DEVICES` to exactly those ids.
   Ray's count of GPUs per node stays right; which ids Ray itself assigned is recorded
   beside (`ray.json`), never used. A node that left the cluster before its job started
-  makes the attempt `lost` (a note in its stderr says so): the retry policy decides.
+  sends the job back to the queue (NotStarted; a note in its stderr says so).
 - No Ray-level re-run ever: `max_restarts=0`, `max_task_retries=0`. A node that dies takes
   the actor with it; the attempt ends without a status (`lost`) and gpuherd's retry policy
   decides on a new attempt.
@@ -43,7 +43,7 @@ from typing import Any
 import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-from gpuherd.executors.base import ExitStatus, LaunchRequest, SpawnError
+from gpuherd.executors.base import ExitStatus, LaunchRequest, NotStarted, SpawnError
 from gpuherd.executors.ray_actor import JobActor
 from gpuherd.gpus.base import ProbeError
 from gpuherd.gpus.ray import RayNodes
@@ -129,11 +129,11 @@ class RayExecutor:
         for log_name in ("stdout.log", "stderr.log"):
             (folder / log_name).touch()
         if node_id is not None and node_id not in live:
-            # No actor, no run: `watch` reports the attempt lost, the retry policy decides.
-            note = f"gpuherd: Ray node {node_id} left the cluster before this attempt started\n"
-            _append(folder / "stderr.log", note.encode())
-            log.warning("job %s: %s", request.job_id, note.strip())
-            return handle
+            # No actor, no run: the engine queues the job again (its retries untouched).
+            note = f"Ray node {node_id} left the cluster before this attempt started"
+            _append(folder / "stderr.log", f"gpuherd: {note}\n".encode())
+            log.warning("job %s: %s", request.job_id, note)
+            raise NotStarted(note)
         options: dict[str, Any] = {
             "name": name,
             "namespace": self.namespace,

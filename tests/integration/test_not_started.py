@@ -1,0 +1,78 @@
+"""An executor that cannot start a job there and then (NotStarted: a cluster node that left
+between placement and start) sends it back to the queue; the job keeps its retries and runs.
+
+The engine is built as the daemon builds it, with the local executor behind a door that
+refuses the first launch (what the Ray executor does when the chosen node is gone).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+from gpuherd.core.model import Policy
+from gpuherd.core.states import JobState
+from gpuherd.devices import DeviceTable
+from gpuherd.engine import Engine
+from gpuherd.executors.base import LaunchRequest, NotStarted
+from gpuherd.executors.local import LocalExecutor
+from gpuherd.gpus.fake import FakeGpu, FakeProbe
+from gpuherd.jobfiles import Layout
+from gpuherd.service import Service
+from gpuherd.store import Store
+from gpuherd.wire import SubmitItem
+
+
+class NodeGoneOnce(LocalExecutor):
+    def __init__(self) -> None:
+        super().__init__()
+        self.refused: list[tuple[int, int]] = []
+
+    def launch(self, request: LaunchRequest) -> int:
+        if not self.refused:
+            self.refused.append((request.job_id, request.attempt))
+            raise NotStarted("node n1 left the cluster before this attempt started")
+        return super().launch(request)
+
+
+def test_a_job_not_started_goes_back_to_the_queue_with_its_retries(tmp_path: Path) -> None:
+    store = Store(tmp_path / "herd.db")
+    store.replace_devices({0: 1})
+    executor = NodeGoneOnce()
+
+    async def main() -> None:
+        engine = Engine(
+            store,
+            DeviceTable(store, FakeProbe([FakeGpu()])),
+            executor,
+            Layout.for_home(tmp_path),
+            Policy(),
+        )
+        service = Service(engine, tmp_path)
+        engine.start()
+        try:
+            item = SubmitItem(command="echo ran", cwd=str(tmp_path), env=dict(os.environ))
+            (job_id,) = service.submit([item])
+            for _ in range(200):  # 10 s
+                job = store.get_job(job_id)
+                if job is not None and job.state is JobState.SUCCEEDED:
+                    break
+                await asyncio.sleep(0.05)
+        finally:
+            engine.close()
+
+        job = store.get_job(job_id)
+        assert job is not None and job.state is JobState.SUCCEEDED, job
+        assert executor.refused == [(job_id, 1)]
+        assert job.attempt == 1  # the refused start is not an attempt: no retry was used
+        assert [a.number for a in store.attempts(job_id)] == [1]
+        events = [(e.event, e.to_state) for e in store.events(job_id)]
+        assert events[:3] == [("submit", "queued"), ("start", "running"), ("retry", "queued")]
+        assert ("succeed", "succeeded") in events
+        retry = next(e for e in store.events(job_id) if e.event == "retry")
+        assert retry.detail is not None and "node n1 left" in retry.detail
+        assert (tmp_path / "jobs" / str(job_id) / "attempt-1" / "stdout.log").read_text() == "ran\n"
+
+    asyncio.run(main())
+    store.close()
