@@ -152,8 +152,13 @@ class Service(SystemVerbs):
             raise NotFound(f"job {job_id} has attempts 1-{job.attempt}, not {number}")
         return self.engine.layout.attempt_dir(job, number) / f"{stream}.log"
 
-    def job_state(self, job_id: int) -> JobState:
-        return self._job(job_id).state
+    def job_states(self, ids: Sequence[int]) -> dict[int, JobState]:
+        """The states of these jobs, read in one go; NotFound names the first unknown id."""
+        jobs = self.store.get_jobs(list(dict.fromkeys(ids)))
+        for job_id in ids:
+            if job_id not in jobs:
+                self._job(job_id)  # raises NotFound with the usual message
+        return {job_id: jobs[job_id].state for job_id in ids}
 
     # ---- verbs on jobs --------------------------------------------------------------------
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import AsyncIterator
 from dataclasses import asdict
@@ -55,22 +56,32 @@ async def wait(
     try:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
-        # Read each job once; then follow the changes themselves (re-reading every job on
-        # every change made a wait for N jobs cost N^2 reads).
-        states = {i: service.job_state(i) for i in ids}
-        while True:
-            done = all(s in FINISHED_STATES for s in states.values())
-            left = deadline - loop.time()
-            if done or left <= 0:
-                return {"done": done, "states": {str(i): s.value for i, s in states.items()}}
-            try:
-                change = await asyncio.wait_for(changes.get(), left)
-            except TimeoutError:
-                continue
+        # Read the jobs once; then follow the changes themselves, keeping the set of jobs
+        # not finished yet (re-reading, or re-checking every job, on every change made a
+        # wait for N jobs cost N^2).
+        states = service.job_states(ids)
+        left_to_finish = {i for i, s in states.items() if s not in FINISHED_STATES}
+
+        def follow(change: dict[str, Any] | None) -> None:
             if change is None:
                 raise DaemonError("the daemon is stopping; wait again once it is back")
-            if change.get("id") in states and "state" in change:
-                states[change["id"]] = JobState(change["state"])
+            job_id = change.get("id")
+            if job_id in states and "state" in change:
+                states[job_id] = state = JobState(change["state"])
+                if state in FINISHED_STATES:
+                    left_to_finish.discard(job_id)
+                else:
+                    left_to_finish.add(job_id)
+
+        while True:
+            while not changes.empty():  # a burst of changes: no timer for each
+                follow(changes.get_nowait())
+            left = deadline - loop.time()
+            if not left_to_finish or left <= 0:
+                states_out = {str(i): s.value for i, s in states.items()}
+                return {"done": not left_to_finish, "states": states_out}
+            with contextlib.suppress(TimeoutError):
+                follow(await asyncio.wait_for(changes.get(), left))
     finally:
         service.engine.changes.unsubscribe(changes)
 
@@ -149,7 +160,7 @@ async def follow(
                     text = chunk.decode(errors="replace")
                     yield f"data: {json.dumps({'text': text, 'offset': position})}\n\n"
                     continue
-                state = service.job_state(job_id)
+                state = service.job_states([job_id])[job_id]
                 if state in FINISHED_STATES and not _read(path, position):
                     yield f"event: end\ndata: {json.dumps({'state': state.value})}\n\n"
                     return
