@@ -58,6 +58,19 @@ def fresh_dir(path: Path) -> Path:
     return path
 
 
+def unused_dir(prefix: Path) -> Path:
+    """A new, empty folder named `prefix`-N."""
+    n = 1
+    while True:
+        path = prefix.with_name(f"{prefix.name}-{n}")
+        try:
+            path.mkdir(parents=True)
+        except FileExistsError:
+            n += 1
+            continue
+        return path
+
+
 def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     t = time.perf_counter()
     value = fn()

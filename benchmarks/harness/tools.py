@@ -20,7 +20,16 @@ from pathlib import Path
 import psutil
 
 from gpuherd.client import Client
-from harness.common import GPUS, fresh_dir, gpuherd_cmd, herd_env, kill_tree, wait_lines, workdir
+from harness.common import (
+    GPUS,
+    fresh_dir,
+    gpuherd_cmd,
+    herd_env,
+    kill_tree,
+    unused_dir,
+    wait_lines,
+    workdir,
+)
 from harness.install import Peer
 from harness.jobs import Work
 
@@ -101,7 +110,10 @@ class HerdRun(Tool):
         self.name, self.label = name or self.name, label or self.label
 
     def run(self, work: Work, jobs_file: Path) -> tuple[float, float]:
-        out = fresh_dir(workdir() / "herd-run-out")
+        # A new folder per run, all removed with the run's work folder at the end: deleting
+        # the last run's 2,000 job folders just before this one would make the file system
+        # slower at creating this run's (ext4 without a journal scans recently freed inodes).
+        out = unused_dir(workdir() / "herd-run-out")
         gpus = ["--fake-gpus", "4"] if _fake_needed() else ["--gpus", ",".join(GPU_LIST)]
         cmd = [*gpuherd_cmd(), "run", *gpus, *self.extra, "--output-dir", str(out)]
         return self.oneshot([*cmd, str(jobs_file)], None)
@@ -191,7 +203,7 @@ class Gpusched(Tool):
         self.bin = Path(peer.paths["bin"]) / "gpusched"
 
     def run(self, work: Work, jobs_file: Path) -> tuple[float, float]:
-        logs = fresh_dir(workdir() / "gpusched-logs")
+        logs = unused_dir(workdir() / "gpusched-logs")  # as for gpuherd run: never a fresh delete
         env = {**os.environ, "GPUSCHED_SIM_DIR": str(logs / "sim")}
         cmd = [
             str(self.bin),
