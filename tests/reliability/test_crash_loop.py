@@ -148,6 +148,7 @@ def test_kill_9_loop_loses_and_duplicates_nothing(herd: Herd, tmp_path: Path) ->
 # home's lock a few milliseconds later, to land inside those steps. A killer whose job ended
 # while no daemon ran waits (up to 1 s) for the next one: that lands in its start-up.
 KILLER = (
+    ': > "$GPUHERD_TEST_MARK"; '  # out of the job's process group now (setsid ran)
     'for i in $(seq 100); do p=$(cat "$GPUHERD_HOME/daemon.lock" 2>/dev/null); '
     'if [ -n "$p" ] && grep -q gpuherd.daemon /proc/$p/cmdline 2>/dev/null; then '
     "sleep {delay}; kill -9 $p; exit 0; fi; sleep 0.01; done"
@@ -155,11 +156,21 @@ KILLER = (
 
 
 def killer_line(runs: Path, seconds: float, delay: float, tag: str) -> str:
+    """A job that, on its first attempt, leaves behind a process (in a session of its own)
+    that kill -9s the daemon `delay` s after finding it.
+
+    The job ends only once the killer has left its process group: when a job ends, gpuherd
+    kills what is left in its group, and a killer still between fork and setsid would die
+    with it (a fast enough daemon won that race every time in one CI run)."""
     arm = shlex.quote(KILLER.format(delay=delay))
+    marks = runs.parent / "armed"  # not in runs/, which holds only the jobs' records
+    marks.mkdir(exist_ok=True)
+    mark = shlex.quote(str(marks)) + '/"$GPUHERD_JOB_ID"'
     return (
-        job_line(runs, seconds) + '; [ "$GPUHERD_ATTEMPT" = 1 ] && '
+        job_line(runs, seconds) + '; [ "$GPUHERD_ATTEMPT" = 1 ] && { '
         f"env -u GPUHERD_JOB_DIR -u GPUHERD_ATTEMPT_DIR GPUHERD_TEST_KILLER={tag} "
-        f"setsid sh -c {arm} >/dev/null 2>&1 < /dev/null & true"
+        f"GPUHERD_TEST_MARK={mark} setsid sh -c {arm} >/dev/null 2>&1 < /dev/null & "
+        f"for i in $(seq 500); do [ -e {mark} ] && break; sleep 0.01; done; }}; true"
     )
 
 

@@ -29,7 +29,9 @@ def quiet_server_class() -> type[Any]:
             woken = getattr(self, "_woken", None)
             if value and woken is not None:
                 loop, event = woken
-                loop.call_soon_threadsafe(event.set)  # safe from a signal handler too
+                # Safe from a signal handler too; a loop already closed has nothing to wake.
+                with contextlib.suppress(RuntimeError):
+                    loop.call_soon_threadsafe(event.set)
 
         async def main_loop(self) -> None:
             event = asyncio.Event()
