@@ -31,10 +31,10 @@ STORY = re.compile(r"submit( start( spawn)? retry)* start spawn succeed")
 def job_line(runs: Path, seconds: float) -> str:
     """A job that sleeps, then appends "id attempt pid" to its own runs file (one write).
 
-    The command runs in a shell whose parent is the job's wrapper, so $PPID is the pid
-    gpuherd records for the attempt."""
+    The command runs in the job's own shell, so $$ is the pid gpuherd records for the
+    attempt."""
     target = shlex.quote(str(runs)) + '/"$GPUHERD_JOB_ID"'
-    return f'sleep {seconds}; echo "$GPUHERD_JOB_ID $GPUHERD_ATTEMPT $PPID" >> {target}'
+    return f'sleep {seconds}; echo "$GPUHERD_JOB_ID $GPUHERD_ATTEMPT $$" >> {target}'
 
 
 def finished(herd: Herd, total: int) -> bool:

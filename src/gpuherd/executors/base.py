@@ -58,6 +58,10 @@ class Executor(Protocol):
         """The exit status written to the attempt's folder, if any (readable after a restart)."""
         ...
 
+    def recorded_pid(self, attempt_dir: str) -> int | None:
+        """The pid written to the attempt's folder before or as it started, if any."""
+        ...
+
     def signal(self, pid: int, signum: int) -> None:
         """Send `signum` to the job's whole process group; a job already gone is no error."""
         ...

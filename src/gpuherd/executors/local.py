@@ -1,8 +1,9 @@
 """Run jobs as local processes: one session per job, logs and exit status in the attempt folder.
 
-Each job runs under a small POSIX sh wrapper that leads its own session (pid == pgid), records
-its pid and, once the command ends, the command's status in the attempt folder. The status file
-is what lets a restarted daemon learn how a job ended while it was down (DESIGN principle 4).
+Each job runs in a small POSIX sh that leads its own session (pid == pgid), records its pid
+and, once the command ends, the command's status in the attempt folder's `process` file. That
+file is what lets a restarted daemon learn how a job ended while it was down (DESIGN
+principle 4).
 """
 
 from __future__ import annotations
@@ -28,8 +29,10 @@ import psutil
 
 from gpuherd.executors.base import ExitStatus, LaunchRequest, SpawnError
 
-PID_FILE = "pid"
-EXIT_STATUS_FILE = "exit_status"
+PROCESS_FILE = "process"
+"""`pid N` once the job's shell runs, then `exit N` once its command has ended."""
+OLD_FILES = ("pid", "exit_status")
+"""What attempts started by gpuherd before 0.2 recorded instead (still read after a restart)."""
 
 _SHELL = "/bin/sh"
 _MAX_SIGNAL = 64
@@ -42,38 +45,34 @@ _RESET_SIGNALS = (SIGPIPE, SIGXFSZ, SIGHUP, SIGINT, SIGQUIT, SIGTERM)
 # $1 = command, $2 = working directory, $3 = attempt folder: passed as arguments so that no
 # quoting of user text into the script is ever needed.
 #
-# The command runs in the FOREGROUND, not as `cmd & wait`: a non-interactive shell makes
-# asynchronous commands ignore SIGINT and SIGQUIT (POSIX), which would break Ctrl-C style
-# handling (KeyboardInterrupt) in jobs. For a foreground command, POSIX defers a trapped
-# signal until the command has finished, so a SIGTERM to the whole group leaves the wrapper
-# alive to record the command's real status. The traps only remember; being traps (not
-# ignored) they are reset to default in the command, which thus dies of TERM normally.
-# The files are written with shell builtins only: every fork+exec here (an `mv`, another
-# `sh`) sits on the path from one job's exit to the next job's start. A reader never races
-# a writer: the pid is read only after a daemon crash, the status only once the wrapper exited.
-# The command gets a shell of its own, so that its `$$` and `kill $$` mean the job's shell.
-# The wrapper opens the logs itself (first thing): posix_spawn's file actions would run in
-# the vfork child while the daemon waits, on the path from one job's exit to the next start.
+# One shell per job, the command run in it by `eval` (like `sh -c` would, with `$@` empty
+# after the shift): a second shell for the command cost more CPU than the rest of gpuherd's
+# work per job. The EXIT trap records the status however the command ends: at its end, by
+# `exit N` (also inside the command), or by HUP/INT/TERM, which end the shell through the
+# traps below. For a foreground command, POSIX defers a trapped signal until the command has
+# finished, so the status recorded is the command's real one. Traps are reset to default in
+# the commands the shell starts, so they die of these signals normally. A command that
+# replaces the shell (`exec prog`) or sets its own EXIT trap leaves no `exit` line: the
+# daemon then takes the status from the process itself, and only a daemon that was down
+# when such a job ended finds it `lost`.
+# The files are written with shell builtins only: every fork+exec here sits on the path from
+# one job's exit to the next job's start. The shell opens the logs itself (first thing):
+# posix_spawn's file actions would run in the vfork child while the daemon waits.
 _WRAPPER = r"""
 __gpuherd_dir=$3
 exec </dev/null >>"$3/stdout.log" 2>>"$3/stderr.log"
-__gpuherd_finish() {
-    printf '%s\n' "$1" > "$__gpuherd_dir/exit_status"
-    exit "$1"
-}
-__gpuherd_caught=
-trap '__gpuherd_caught=129' HUP
-trap '__gpuherd_caught=130' INT
-trap '__gpuherd_caught=143' TERM
-printf '%s\n' "$$" > "$__gpuherd_dir/pid"
+trap 'printf "exit %s\n" "$?" >>"$__gpuherd_dir/process"' EXIT
+trap 'exit 129' HUP
+trap 'exit 130' INT
+trap 'exit 143' TERM
+printf 'pid %s\n' "$$" >"$3/process"
 if ! cd -- "$2" 2>/dev/null; then
     printf 'gpuherd: cannot enter working directory %s\n' "$2" >&2
-    __gpuherd_finish 127
+    exit 127
 fi
-# Told to stop before the command started: do not start it.
-[ -z "$__gpuherd_caught" ] || __gpuherd_finish "$__gpuherd_caught"
-/bin/sh -c "$1"
-__gpuherd_finish "$?"
+__gpuherd_command=$1
+shift 3
+eval "$__gpuherd_command"
 """
 
 
@@ -96,14 +95,38 @@ def _group_alive(pgid: int) -> bool:
     return False
 
 
-def read_pid_file(attempt_dir: str) -> int | None:
-    """The pid the wrapper recorded for this attempt, or None if it never got that far."""
+def read_process_file(attempt_dir: str) -> tuple[int | None, ExitStatus | None]:
+    """What the job's shell recorded: its pid (None if it never got that far) and, once
+    the command ended, its exit status."""
     try:
-        with open(os.path.join(attempt_dir, PID_FILE), encoding="ascii") as f:
-            pid = int(f.read().strip())
-    except (OSError, ValueError):
-        return None
-    return pid if pid > 0 else None
+        with open(os.path.join(attempt_dir, PROCESS_FILE), "rb") as f:
+            text = f.read()
+            ended_at = os.fstat(f.fileno()).st_mtime
+    except FileNotFoundError:
+        return _read_old_files(attempt_dir)
+    except OSError:
+        return None, None
+    pid = code = None
+    for line in text.split(b"\n"):
+        key, _, value = line.partition(b" ")
+        if value.isdigit():
+            if key == b"pid":
+                pid = int(value) or None
+            elif key == b"exit":
+                code = int(value)
+    return pid, None if code is None else _decode(code, ended_at)
+
+
+def _read_old_files(attempt_dir: str) -> tuple[int | None, ExitStatus | None]:
+    found: list[tuple[int, float] | None] = []
+    for name in OLD_FILES:
+        try:
+            with open(os.path.join(attempt_dir, name), encoding="ascii") as f:
+                found.append((int(f.read().strip()), os.fstat(f.fileno()).st_mtime))
+        except (OSError, ValueError):
+            found.append(None)
+    pid, code = found
+    return (pid[0] or None) if pid else None, _decode(*code) if code else None
 
 
 def _decode(code: int, ended_at: float) -> ExitStatus:
@@ -112,17 +135,6 @@ def _decode(code: int, ended_at: float) -> ExitStatus:
     if code > 128 and 1 <= code - 128 <= _MAX_SIGNAL:
         return ExitStatus(exit_code=None, signal=code - 128, ended_at=ended_at)
     return ExitStatus(exit_code=code, signal=None, ended_at=ended_at)
-
-
-def _read_exit_file(attempt_dir: str) -> ExitStatus | None:
-    path = os.path.join(attempt_dir, EXIT_STATUS_FILE)
-    try:
-        with open(path, encoding="ascii") as f:
-            code = int(f.read().strip())
-            ended_at = os.fstat(f.fileno()).st_mtime
-    except (OSError, ValueError):
-        return None
-    return _decode(code, ended_at)
 
 
 def _from_wait_status(wait_status: int) -> ExitStatus | None:
@@ -190,10 +202,10 @@ class LocalExecutor:
             )
         attempt_dir = request.attempt_dir
         try:
-            # The wrapper writes its pid and exit status here; on a full disk it could not,
-            # and the job would end with no status at all: find that out before starting it.
-            with open(os.path.join(attempt_dir, PID_FILE), "w") as f:
-                f.write("0\n")
+            # The job's shell writes its pid and exit status here; on a full disk it could
+            # not, and the job would end with no status at all: find that out before starting.
+            with open(os.path.join(attempt_dir, PROCESS_FILE), "w") as f:
+                f.write("pid 0\n")
         except OSError as e:
             raise SpawnError(
                 f"starting job {request.job_id}: cannot write in {attempt_dir}: "
@@ -275,13 +287,15 @@ class LocalExecutor:
         self._children.pop(pid, None)
         killed_by_us = pid in self._killed
         self._killed.discard(pid)
-        recorded = _read_exit_file(attempt_dir)
-        if recorded is not None:
-            return recorded
+        # Our own child's wait status is the shell's, which exits with the status it records;
+        # the file is for a job we re-attached to after a restart (not our child).
         if wait_status is not None:
             from_wait = _from_wait_status(wait_status)
             if from_wait is not None:
                 return from_wait
+        recorded = read_process_file(attempt_dir)[1]
+        if recorded is not None:
+            return recorded
         if killed_by_us:
             return ExitStatus(exit_code=None, signal=SIGKILL, ended_at=time.time())
         return ExitStatus(exit_code=None, signal=None, ended_at=time.time())
@@ -318,7 +332,10 @@ class LocalExecutor:
         return spawned
 
     def recorded_exit(self, attempt_dir: str) -> ExitStatus | None:
-        return _read_exit_file(attempt_dir)
+        return read_process_file(attempt_dir)[1]
+
+    def recorded_pid(self, attempt_dir: str) -> int | None:
+        return read_process_file(attempt_dir)[0]
 
     # -- control -----------------------------------------------------------------------
 

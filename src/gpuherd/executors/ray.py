@@ -281,6 +281,13 @@ class RayExecutor:
             return None
         return decode(code, ended_at)
 
+    def recorded_pid(self, attempt_dir: str) -> int | None:
+        """The handle written before the actor was created."""
+        try:
+            return int((Path(attempt_dir) / "pid").read_text().strip()) or None
+        except (OSError, ValueError):
+            return None
+
     # ---- control ----------------------------------------------------------------------------
 
     def signal(self, pid: int, signum: int) -> None:
