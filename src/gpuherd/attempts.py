@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import signal
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from gpuherd import jobfiles
@@ -23,6 +23,10 @@ OnStall = Callable[[int, float], None]
 """Called with a job id and how many seconds it has printed nothing."""
 SILENCE_CHECKS = 4
 """Looks at a job's logs this many times per --no-output-timeout (at most every 5 s)."""
+START_RECORD_DELAY = 1.0
+"""Seconds an attempt runs before its job.json is written. One that ends sooner gets a single
+file, written at its end, instead of two: creating files was most of gpuherd's own work for a
+short job (and a job.json replaced frees an inode, which slows the next creations)."""
 
 
 @dataclass
@@ -36,6 +40,8 @@ class Live:
     mem: int | None
     attempt_dir: Path
     job_dir: Path
+    started_info: Mapping[str, object]
+    """What job.json says of this attempt's start (jobfiles.start_info)."""
     exclusive: bool = False
     grace: float = 10.0
     sweep: str | None = None
@@ -45,8 +51,6 @@ class Live:
     """The most GPU memory the job was seen to use on one GPU (telemetry)."""
     stop_reason: OutcomeKind | None = None
     requeue: bool = False
-    started_info: Mapping[str, object] | None = None
-    """What job.json says of this attempt's start (so its end need not read it back)."""
     deadline: asyncio.TimerHandle | None = field(default=None, repr=False)
 
 
@@ -62,44 +66,51 @@ class Attempts:
 
     def launch(self, job: Job, attempt: Attempt, now: float) -> int:
         """Spawn the attempt and watch it; raises SpawnError or OSError when it cannot start."""
-        folder = Path(attempt.dir)
-        jobfiles.prepare(folder)
+        jobfiles.prepare(attempt.dir)
         request = LaunchRequest(
             job_id=job.id,
             attempt=attempt.number,
             command=job.spec.command,
             cwd=job.spec.cwd,
             env=jobfiles.job_env(self.layout, job, attempt),
-            attempt_dir=str(folder),
+            attempt_dir=attempt.dir,
         )
         pid = self.executor.launch(request)
-        self.adopt(job, attempt.number, pid, attempt.gpus, now)
+        self.adopt(job, replace(attempt, pid=pid), now)
         return pid
 
-    def adopt(self, job: Job, number: int, pid: int, gpus: tuple[int, ...], now: float) -> None:
+    def adopt(self, job: Job, attempt: Attempt, now: float) -> None:
         """Watch a running attempt (just launched, or found alive after a restart)."""
+        assert attempt.pid is not None
+        pid, number = attempt.pid, attempt.number
         folder = self.layout.attempt_dir(job, number)
         live = Live(
             job_id=job.id,
             attempt=number,
             pid=pid,
-            gpus=gpus,
+            gpus=attempt.gpus,
             mem=job.spec.mem,
             attempt_dir=folder,
             job_dir=self.layout.job_dir(job),
+            started_info=jobfiles.start_info(job, attempt),
             exclusive=job.spec.exclusive,
             grace=job.spec.grace,
             sweep=job.spec.sweep,
         )
         self.live[job.id] = live
         self.executor.watch(pid, str(folder), lambda status: self._on_exit(job.id, number, status))
+        loop = asyncio.get_running_loop()
+        loop.call_later(START_RECORD_DELAY, self._record_start, live)
         if job.spec.timeout is not None:
             started = job.started_at or now
             remaining = max(0.0, started + job.spec.timeout - now)
-            loop = asyncio.get_running_loop()
             live.deadline = loop.call_later(remaining, self._on_deadline, job.id, number)
         if job.spec.no_output_timeout is not None:
             self._watch_output(live, job.spec.no_output_timeout)
+
+    def _record_start(self, live: Live) -> None:
+        if self.live.get(live.job_id) is live:  # else it ended: its end writes the file
+            jobfiles.record_start(live.attempt_dir, live.job_dir, live.started_info)
 
     def _watch_output(self, live: Live, limit: float) -> None:
         """A liveness check: the job's log sizes, a few times per `limit` seconds."""

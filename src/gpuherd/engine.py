@@ -42,6 +42,8 @@ from gpuherd.store import Store
 
 log = logging.getLogger("gpuherd.engine")
 
+Exit = tuple[int, int, ExitStatus]
+"""(job id, attempt number, how its process ended)"""
 RETRY_RECORDING = 1.0
 """Seconds before recording finished jobs is tried again after the database failed."""
 SCAN_LIMIT = 2000
@@ -76,7 +78,7 @@ class Engine:
         }
         """Sweeps whose running jobs are capped (`--max-parallel`), by name."""
         self.queue_paused = store.get_setting("queue_paused") == "1"
-        self._exits: list[tuple[int, int, ExitStatus]] = []
+        self._exits: list[Exit] = []
         self._paperwork: list[Callable[[], None]] = []
         self._tick_scheduled = False
         self._stopping = False
@@ -105,13 +107,35 @@ class Engine:
         self._tick_scheduled = False
         try:
             now = self.clock()
-            self._handle_exits(now)
-            self._start_what_fits(now)
+            started = self._record_exits_and_starts(now)
+            self._spawn_all(started, now)
             self._do_paperwork()
         except Exception:  # a bug in one tick must not take the queue down
             log.exception("engine tick failed")
         if not self.live:
             self._idle.set()
+
+    def _record_exits_and_starts(self, now: float) -> list[tuple[Job, Attempt]]:
+        """Record the attempts that ended and the starts that follow, in one transaction;
+        return the attempts to spawn now."""
+        exits, self._exits = self._exits, []
+        taken = [(e, live) for e in exits if (live := self.attempts.ended(e[0], e[1]))]
+        paperwork = len(self._paperwork)
+        try:
+            with self.store.transaction():
+                self._handle_exits(taken, now)
+                return self._record_starts(now)
+        except sqlite3.Error as exc:
+            # Nothing was recorded (a full disk, say): keep the exits and their jobs' GPUs,
+            # and try again soon rather than forget that these jobs ended.
+            log.warning("recording the queue's changes failed, retrying: %s", exc)
+            del self._paperwork[paperwork:]
+            for (job_id, _, _), live in taken:
+                self.attempts.live[job_id] = live
+            self._exits = exits + self._exits
+            if self._loop is not None:
+                self._loop.call_later(RETRY_RECORDING, self.wake)
+            return []
 
     async def drain(self, kill: bool = False, grace: float | None = None) -> None:
         """Start nothing new; with `kill`, stop every running job; return once none runs."""
@@ -152,43 +176,32 @@ class Engine:
         if job.spec.kill_on_no_output:
             self.stop_job(job_id, OutcomeKind.STALLED)
 
-    def _handle_exits(self, now: float) -> None:
-        exits, self._exits = self._exits, []
-        if not exits:
+    def _handle_exits(self, taken: list[tuple[Exit, Live]], now: float) -> None:
+        if not taken:
             return
-        taken = [(e, live) for e in exits if (live := self.attempts.ended(e[0], e[1]))]
-        paperwork = len(self._paperwork)
-        try:
-            with self.store.transaction():
-                jobs = self.store.get_jobs([job_id for (job_id, _, _), _ in taken])
-                for (job_id, _, status), live in taken:
-                    ended = Ended(status.exit_code, status.signal, live.stop_reason, live.requeue)
-                    finish(self, jobs.get(job_id), ended, status.ended_at, now, live)
-        except sqlite3.Error as exc:
-            # Nothing was recorded (a full disk, say): keep the exits and their jobs' GPUs,
-            # and try again soon rather than forget that these jobs ended.
-            log.warning("recording %d finished job(s) failed, retrying: %s", len(taken), exc)
-            del self._paperwork[paperwork:]
-            for (job_id, _, _), live in taken:
-                self.attempts.live[job_id] = live
-            self._exits = exits + self._exits
-            if self._loop is not None:
-                self._loop.call_later(RETRY_RECORDING, self.wake)
+        jobs = self.store.get_jobs([job_id for (job_id, _, _), _ in taken])
+        for (job_id, _, status), live in taken:
+            ended = Ended(status.exit_code, status.signal, live.stop_reason, live.requeue)
+            finish(self, jobs.get(job_id), ended, status.ended_at, now, live)
 
     # ---- step 2: start what fits ----------------------------------------------------------
 
-    def _start_what_fits(self, now: float) -> None:
+    def _record_starts(self, now: float) -> list[tuple[Job, Attempt]]:
+        """Plan what fits and record each start (in the caller's transaction): a daemon
+        killed between this commit and the spawn finds no pid on restart and queues the
+        job again instead of running it twice."""
         if self.queue_paused or self._stopping:
-            return
+            return []
         self.devices.refresh_if_older(TELEMETRY_MAX_AGE)
         devices = self.device_listing()
-        reservations = self.reservations()
         pending = self.store.queued_ready()
+        seen: dict[int, Job] = {}
         try:
+            read = (seen.setdefault(job.id, job) for job in self._within_sweep_caps(pending))
             assignments = plan(
-                islice(self._within_sweep_caps(pending), SCAN_LIMIT),
+                islice(read, SCAN_LIMIT),
                 devices,
-                reservations,
+                self.reservations(),
                 self.policy,
                 now,
                 cpu_jobs_waiting=self.store.has_queued_cpu_jobs(),
@@ -196,39 +209,36 @@ class Engine:
             )
         finally:
             pending.close()
-        if not assignments:
-            return
         by_index = {d.index: d for d in devices}
-        jobs = self.store.get_jobs([a.job_id for a in assignments])
         started: list[tuple[Job, Attempt]] = []
-        # Record the intent first: a daemon killed between this commit and the spawn finds
-        # no pid file on restart and queues the job again instead of running it twice.
-        with self.store.transaction():
-            for a in assignments:
-                job = jobs[a.job_id]
-                attempt = Attempt(
-                    job_id=job.id,
-                    number=job.attempt + 1,
-                    gpus=a.gpus,
-                    gpu_uuids=tuple(by_index[i].uuid or "" for i in a.gpus),
-                    dir=str(self.layout.attempt_dir(job, job.attempt + 1)),
-                    host=self.host,
-                    started_at=now,
-                    mem=job.spec.mem,
-                )
-                self.store.add_attempt(attempt)
-                self._move(
-                    job,
-                    Event.START,
-                    JobState.RUNNING,
-                    attempt=attempt.number,
-                    started_at=now,
-                    ended_at=None,
-                    assigned=a.gpus,
-                    pid=None,
-                    outcome=None,
-                )
-                started.append((job, attempt))
+        for a in assignments:
+            job = seen[a.job_id]
+            attempt = Attempt(
+                job_id=job.id,
+                number=job.attempt + 1,
+                gpus=a.gpus,
+                gpu_uuids=tuple(by_index[i].uuid or "" for i in a.gpus),
+                dir=str(self.layout.attempt_dir(job, job.attempt + 1)),
+                host=self.host,
+                started_at=now,
+                mem=job.spec.mem,
+            )
+            self.store.add_attempt(attempt)
+            self._move(
+                job,
+                Event.START,
+                JobState.RUNNING,
+                attempt=attempt.number,
+                started_at=now,
+                ended_at=None,
+                assigned=a.gpus,
+                pid=None,
+                outcome=None,
+            )
+            started.append((job, attempt))
+        return started
+
+    def _spawn_all(self, started: list[tuple[Job, Attempt]], now: float) -> None:
         spawned = [
             (job.id, attempt.number, pid)
             for job, attempt in started
@@ -291,12 +301,6 @@ class Engine:
                 )
                 cancel_waiters(self, job.id, JobState.FAILED, now)
             return None
-        live = self.live[job.id]
-
-        def write_start() -> None:
-            live.started_info = jobfiles.record_start(self.layout, job, attempt, pid)
-
-        self._paperwork.append(write_start)
         return pid
 
     # ---- actions on live jobs (called by the service) ---------------------------------------

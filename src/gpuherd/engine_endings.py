@@ -58,7 +58,7 @@ def finish(
         stop_reason=None,
         **bigger,
     )
-    started = live.started_info if live else None
+    started = live.started_info if live else jobfiles.start_info(job, stored_attempt(engine, job))
     engine._paperwork.append(
         lambda: jobfiles.record_end(engine.layout, job, outcome, ended_at, started)
     )
@@ -68,6 +68,15 @@ def finish(
         # Sweeps learn: a finished point's measured peak becomes the memory request of
         # the points still queued that declared none, so they can share GPUs.
         engine.store.learn_sweep_mem(job.spec.sweep, int(peak * LEARNED_MEM_MARGIN), now)
+
+
+def stored_attempt(engine: Engine, job: Job) -> Attempt:
+    """The job's latest attempt as the database has it (for one no daemon watched)."""
+    for attempt in engine.store.attempts(job.id):
+        if attempt.number == job.attempt:
+            return attempt
+    folder = str(engine.layout.attempt_dir(job, job.attempt))  # never missing for a started job
+    return Attempt(job.id, job.attempt, job.gpus, (), folder, engine.host, job.started_at or 0)
 
 
 def cancel_waiters(engine: Engine, job_id: int, state: JobState, now: float) -> None:

@@ -9,14 +9,14 @@ one that never started.
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from gpuherd.core.lifecycle import Ended
 from gpuherd.core.model import Job
 from gpuherd.core.recovery import Finish, Observed, Reattach, Unstart, reconcile
 from gpuherd.core.states import LIVE_STATES, Event, JobState
-from gpuherd.engine_endings import fail_orphaned_waiters, finish
-from gpuherd.executors.local import read_pid_file
+from gpuherd.engine_endings import fail_orphaned_waiters, finish, stored_attempt
 
 if TYPE_CHECKING:
     from gpuherd.engine import Engine
@@ -30,7 +30,7 @@ def recover(engine: Engine, now: float) -> None:
     observed: dict[int, Observed] = {}
     for job in live_jobs:
         folder = engine.layout.attempt_dir(job, job.attempt)
-        pid = job.pid or read_pid_file(str(folder))
+        pid = job.pid or engine.executor.recorded_pid(str(folder))
         status = engine.executor.recorded_exit(str(folder))
         observed[job.id] = Observed(
             pid=pid,
@@ -79,7 +79,7 @@ def _record_found_pid(engine: Engine, job: Job, pid: int | None, now: float) -> 
 
 def _reattach(engine: Engine, job: Job, pid: int, now: float) -> None:
     _record_found_pid(engine, job, pid, now)
-    engine.attempts.adopt(job, job.attempt, pid, job.gpus, now)
+    engine.attempts.adopt(job, replace(stored_attempt(engine, job), pid=pid), now)
     log.info("re-attached to job %d (pid %d)", job.id, pid)
     if job.stop is not None:  # a kill or retry the last daemon had begun
         left = max(0.0, job.stop.at + job.spec.grace - now)

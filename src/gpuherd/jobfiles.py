@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
@@ -67,13 +68,16 @@ def _attempt_folder(layout: Layout, job_id: int, named: str | None, attempt: int
     return _folder(layout, job_id, named) / f"attempt-{attempt}"
 
 
-def prepare(folder: Path) -> None:
+def prepare(folder: str | Path) -> None:
     """Create an attempt's folder, leaving no marker of an earlier run in it."""
     try:
-        folder.mkdir(parents=True)
+        os.mkdir(folder)
+    except FileNotFoundError:
+        os.makedirs(folder)
     except FileExistsError:  # a rerun into the same folder: clear what the last run left
-        for name in ("SUCCESS", "FAILURE", "exit_status", "pid"):
-            (folder / name).unlink(missing_ok=True)
+        for name in ("SUCCESS", "FAILURE", "process", "exit_status", "pid"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(os.path.join(folder, name))
 
 
 def job_env(layout: Layout, job: Job, attempt: Attempt) -> Mapping[str, str]:
@@ -93,10 +97,9 @@ def job_env(layout: Layout, job: Job, attempt: Attempt) -> Mapping[str, str]:
     return env
 
 
-def record_start(layout: Layout, job: Job, attempt: Attempt, pid: int) -> dict[str, object]:
-    """Write attempt.json in the attempt's folder and job.json (the latest attempt) beside it;
-    return what was written, for record_end."""
-    info: dict[str, object] = {
+def start_info(job: Job, attempt: Attempt) -> dict[str, object]:
+    """What job.json and attempt.json say of a started attempt (its pid once known)."""
+    return {
         "id": job.id,
         "name": job.spec.name,
         "project": job.spec.project,
@@ -109,11 +112,14 @@ def record_start(layout: Layout, job: Job, attempt: Attempt, pid: int) -> dict[s
         "gpus": list(attempt.gpus),
         "gpu_uuids": list(attempt.gpu_uuids),
         "host": attempt.host,
-        "pid": pid,
+        "pid": attempt.pid,
         "started_at": attempt.started_at,
     }
-    _write_copies(_info_files(layout, job, attempt.dir), _json_text(info))
-    return info
+
+
+def record_start(attempt_dir: Path, job_dir: Path, info: Mapping[str, object]) -> None:
+    """Write attempt.json in the attempt's folder and job.json (the latest attempt) beside it."""
+    _write_copies(_info_files(str(attempt_dir), str(job_dir)), _json_text(info))
 
 
 def record_end(
@@ -121,12 +127,10 @@ def record_end(
     job: Job,
     outcome: Outcome,
     ended_at: float,
-    started: Mapping[str, object] | None = None,
+    started: Mapping[str, object],
 ) -> None:
-    """Add the end to attempt.json and job.json; mark both folders SUCCESS or FAILURE.
-
-    `started`: what record_start wrote for this attempt (else the files are read back).
-    """
+    """Write attempt.json and job.json with the attempt's start (`started`, from start_info)
+    and end; mark both folders SUCCESS or FAILURE."""
     end = {
         "ended_at": ended_at,
         "outcome": outcome.kind.value,
@@ -135,17 +139,11 @@ def record_end(
         "message": outcome.message,
     }
     folder = str(layout.attempt_dir(job, job.attempt))
-    files = _info_files(layout, job, folder)
-    if started is not None:
-        _write_copies(files, _json_text({**started, **end}))
-    else:  # after a restart: each file says which attempt it describes
-        for path in files:
-            info = _read_info(path, job)
-            if info.get("attempt") == job.attempt:
-                _write_text(path, _json_text({**info, **end}))
+    job_folder = str(layout.job_dir(job))
+    _write_copies(_info_files(folder, job_folder), _json_text({**started, **end}))
     marker, other = ("SUCCESS", "FAILURE") if outcome.success else ("FAILURE", "SUCCESS")
     first = None
-    for target in dict.fromkeys((folder, str(layout.job_dir(job)))):
+    for target in dict.fromkeys((folder, job_folder)):
         try:
             os.unlink(os.path.join(target, other))  # never both markers in one folder
         except FileNotFoundError:
@@ -158,17 +156,7 @@ def record_end(
         first = path
 
 
-def _read_info(path: str, job: Job) -> dict[str, object]:
-    try:
-        with open(path, encoding="utf-8") as f:
-            info: dict[str, object] = json.load(f)
-        return info
-    except (OSError, ValueError):
-        return {"id": job.id, "command": job.spec.command, "attempt": job.attempt}
-
-
-def _info_files(layout: Layout, job: Job, attempt_folder: str) -> list[str]:
-    job_folder = str(layout.job_dir(job))
+def _info_files(attempt_folder: str, job_folder: str) -> list[str]:
     job_file = os.path.join(job_folder, "job.json")
     if attempt_folder == job_folder:
         return [job_file]

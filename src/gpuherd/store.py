@@ -106,21 +106,27 @@ class Store(SweepAndDeviceTables, JobViews):
 
     def add_jobs(self, new_jobs: Sequence[NewJob], now: float) -> list[int]:
         ids: list[int] = []
+        env_ids: dict[tuple[tuple[str, str], ...], int] = {}  # a batch's jobs share one env
         with self.transaction():
             for item in new_jobs:
                 spec = item.spec
                 state = JobState.HELD if item.held else JobState.QUEUED
-                row = rows.job_row(spec, self._env_id(spec.env), state, item.priority, now)
+                env_key = tuple(spec.env.items())
+                env_id = env_ids.get(env_key)
+                if env_id is None:
+                    env_id = env_ids[env_key] = self._env_id(spec.env)
+                row = rows.job_row(spec, env_id, state, item.priority, now)
                 cur = self._db.execute(
                     f"INSERT INTO jobs({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
                     tuple(row.values()),
                 )
                 job_id = int(cur.lastrowid or 0)
                 ids.append(job_id)
-                self._db.executemany(
-                    "INSERT OR IGNORE INTO deps(job, dep) VALUES (?, ?)",
-                    [(job_id, dep) for dep in spec.after],
-                )
+                if spec.after:
+                    self._db.executemany(
+                        "INSERT OR IGNORE INTO deps(job, dep) VALUES (?, ?)",
+                        [(job_id, dep) for dep in spec.after],
+                    )
                 self._add_event(job_id, now, "submit", None, state.value, None)
             # Submission order is the id order until someone moves a job.
             if ids:

@@ -302,9 +302,13 @@ def test_second_interrupt_kills_every_running_job_and_leaves_no_process(
         n: [int((rec / f"{n}.{kind}").read_text()) for kind in ("bg", "sh", "started")]
         for n in running
     }
+    # job.json is written once a job has run for a second (or at its end)
+    infos = [out / f"job_{i}" / "job.json" for i in range(len(running))]
+    wait_for(lambda: all(p.exists() for p in infos), what="job.json of the running jobs")
     pgids = {n: job_info(out / f"job_{i}")["pid"] for i, n in enumerate(running)}
     for n in running:
         assert {os.getpgid(pid) for pid in pids[n]} == {pgids[n]}
+        assert pids[n][1] == pgids[n]  # the command's $$ is the job's shell, the group leader
     run.proc.send_signal(signal.SIGINT)
     run.expect_line("interrupted")
     run.proc.send_signal(signal.SIGINT)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -160,13 +161,20 @@ def test_prepare_creates_the_folder(tmp_path: Path) -> None:
 def test_prepare_removes_old_markers_and_keeps_logs(tmp_path: Path) -> None:
     folder = tmp_path / "a"
     folder.mkdir()
-    for name in ("SUCCESS", "FAILURE", "exit_status", "pid"):
+    for name in ("SUCCESS", "FAILURE", "process", "exit_status", "pid"):
         (folder / name).write_text("old")
     (folder / "stdout.log").write_text("old output")
     jobfiles.prepare(folder)
-    for name in ("SUCCESS", "FAILURE", "exit_status", "pid"):
+    for name in ("SUCCESS", "FAILURE", "process", "exit_status", "pid"):
         assert not (folder / name).exists(), name
     assert (folder / "stdout.log").read_text() == "old output"
+
+
+def start(layout: jobfiles.Layout, job: Job, att: Attempt, pid: int) -> dict[str, object]:
+    """What the engine does once an attempt has run for a while: write its start."""
+    info = jobfiles.start_info(job, replace(att, pid=pid))
+    jobfiles.record_start(Path(att.dir), layout.job_dir(job), info)
+    return info
 
 
 def markers(folder: Path) -> set[str]:
@@ -188,7 +196,8 @@ def test_record_end_writes_one_marker(tmp_path: Path, outcome: Outcome, marker: 
     job, att = make_job(tmp_path)
     folder = Path(att.dir)
     jobfiles.prepare(folder)
-    jobfiles.record_end(jobfiles.Layout.for_home(tmp_path), job, outcome, 150.0)
+    info = jobfiles.start_info(job, att)
+    jobfiles.record_end(jobfiles.Layout.for_home(tmp_path), job, outcome, 150.0, info)
     assert markers(folder) == {marker}
 
 
@@ -208,8 +217,8 @@ def test_rerun_into_the_same_folder_never_leaves_both_markers(
     folder = Path(att.dir)
     for outcome in outcomes:
         jobfiles.prepare(folder)  # what the engine does before every spawn
-        jobfiles.record_start(jobfiles.Layout.for_home(tmp_path), job, att, pid=1)
-        jobfiles.record_end(jobfiles.Layout.for_home(tmp_path), job, outcome, 150.0)
+        layout = jobfiles.Layout.for_home(tmp_path)
+        jobfiles.record_end(layout, job, outcome, 150.0, start(layout, job, att, pid=1))
         assert markers(folder) == {"SUCCESS" if outcome.success else "FAILURE"}
 
 
@@ -217,7 +226,8 @@ def test_record_start_and_end_write_job_json(tmp_path: Path) -> None:
     job, att = make_job(tmp_path)
     folder = Path(att.dir)
     jobfiles.prepare(folder)
-    jobfiles.record_start(jobfiles.Layout.for_home(tmp_path), job, att, pid=4321)
+    layout = jobfiles.Layout.for_home(tmp_path)
+    first = start(layout, job, att, pid=4321)
     job_json = folder.parent / "job.json"
     started = json.loads(job_json.read_text())
     assert started["id"] == 12
@@ -229,7 +239,7 @@ def test_record_start_and_end_write_job_json(tmp_path: Path) -> None:
     assert started["attempt"] == 1
 
     oom = Outcome(OutcomeKind.CUDA_OOM, 1, message="CUDA out of memory")
-    jobfiles.record_end(jobfiles.Layout.for_home(tmp_path), job, oom, 160.0)
+    jobfiles.record_end(layout, job, oom, 160.0, first)
     info = json.loads(job_json.read_text())
     assert info["ended_at"] == 160.0
     assert info["outcome"] == "cuda_oom"
@@ -240,25 +250,22 @@ def test_record_start_and_end_write_job_json(tmp_path: Path) -> None:
     assert not list(folder.glob("*.tmp"))
 
 
-def test_record_end_of_an_old_attempt_does_not_overwrite_job_json(tmp_path: Path) -> None:
-    job2, att2 = make_job(tmp_path, attempt=2)
-    jobfiles.prepare(Path(att2.dir))
-    jobfiles.record_start(jobfiles.Layout.for_home(tmp_path), job2, att2, pid=2)
-    job1, att1 = make_job(tmp_path, attempt=1)
-    jobfiles.prepare(Path(att1.dir))
-    jobfiles.record_end(jobfiles.Layout.for_home(tmp_path), job1, Outcome(OutcomeKind.EXIT, 1), 1.0)
-    info = json.loads(
-        (jobfiles.Layout.for_home(tmp_path).job_dir(_job(12)) / "job.json").read_text()
-    )
-    assert info["attempt"] == 2
-    assert "ended_at" not in info
+def test_a_short_job_gets_its_start_and_end_in_one_write(tmp_path: Path) -> None:
+    layout = jobfiles.Layout.for_home(tmp_path)
+    job, att = make_job(tmp_path)
+    jobfiles.prepare(Path(att.dir))
+    info = jobfiles.start_info(job, replace(att, pid=77))
+    jobfiles.record_end(layout, job, Outcome(OutcomeKind.EXIT, 0), 3.0, info)
+    written = json.loads((layout.job_dir(job) / "job.json").read_text())
+    assert (written["pid"], written["gpus"], written["exit_code"]) == (77, [2, 0], 0)
+    assert written["ended_at"] == 3.0 and written["started_at"] == att.started_at
 
 
 def test_record_end_in_a_missing_folder_does_not_raise(tmp_path: Path) -> None:
     job, _ = make_job(tmp_path)
-    jobfiles.record_end(
-        jobfiles.Layout.for_home(tmp_path / "gone"), job, Outcome(OutcomeKind.EXIT, 0), 1.0
-    )
+    layout = jobfiles.Layout.for_home(tmp_path / "gone")
+    info = jobfiles.start_info(job, make_job(tmp_path)[1])
+    jobfiles.record_end(layout, job, Outcome(OutcomeKind.EXIT, 0), 1.0, info)
 
 
 # ---- tail -----------------------------------------------------------------------------------
@@ -313,12 +320,14 @@ def test_attempt_json_is_kept_per_attempt_and_job_json_follows_the_latest(tmp_pa
     layout = jobfiles.Layout.for_home(tmp_path)
     job1, att1 = make_job(tmp_path, attempt=1)
     jobfiles.prepare(Path(att1.dir))
-    jobfiles.record_start(layout, job1, att1, pid=11)
-    jobfiles.record_end(layout, job1, Outcome(OutcomeKind.EXIT, 1), 1.0)
+    jobfiles.record_end(
+        layout, job1, Outcome(OutcomeKind.EXIT, 1), 1.0, start(layout, job1, att1, 11)
+    )
     job2, att2 = make_job(tmp_path, attempt=2)
     jobfiles.prepare(Path(att2.dir))
-    jobfiles.record_start(layout, job2, att2, pid=22)
-    jobfiles.record_end(layout, job2, Outcome(OutcomeKind.EXIT, 0), 2.0)
+    jobfiles.record_end(
+        layout, job2, Outcome(OutcomeKind.EXIT, 0), 2.0, start(layout, job2, att2, 22)
+    )
     first = json.loads((Path(att1.dir) / "attempt.json").read_text())
     assert (first["pid"], first["exit_code"]) == (11, 1)
     latest = json.loads((layout.job_dir(_job(12)) / "job.json").read_text())
@@ -334,11 +343,11 @@ def test_job_json_and_marker_follow_the_latest_attempt_and_never_change_an_older
     layout = jobfiles.Layout.for_home(tmp_path)
     job1, att1 = make_job(tmp_path, attempt=1)
     jobfiles.prepare(Path(att1.dir))
-    first = jobfiles.record_start(layout, job1, att1, pid=1)
+    first = start(layout, job1, att1, pid=1)
     jobfiles.record_end(layout, job1, Outcome(OutcomeKind.EXIT, 3), 5.0, first)
     job2, att2 = make_job(tmp_path, attempt=2)
     jobfiles.prepare(Path(att2.dir))
-    second = jobfiles.record_start(layout, job2, att2, pid=2)
+    second = start(layout, job2, att2, pid=2)
     jobfiles.record_end(layout, job2, Outcome(OutcomeKind.EXIT, 0), 9.0, second)
 
     job_dir = layout.job_dir(job2)
