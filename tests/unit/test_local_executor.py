@@ -324,3 +324,55 @@ def test_many_jobs_leak_no_descriptor_and_no_zombie(tmp_path: Path) -> None:
         ex.close()
 
     run(main())
+
+
+# ---- the job's one shell: the command runs in it as `sh -c` would run it ----------------------
+
+
+def test_dollar_dollar_is_the_job_shell_that_leads_the_group(tmp_path: Path) -> None:
+    async def main() -> None:
+        ex = LocalExecutor()
+        req = request(tmp_path, 'echo "$$ $# $*"')
+        pid = ex.launch(req)
+        assert (await wait_exit(ex, pid, req.attempt_dir)).exit_code == 0
+        assert log(req) == f"{pid} 0 \n"  # gpuherd's own arguments are not the command's
+        assert Path(req.attempt_dir, "process").read_text() == f"pid {pid}\nexit 0\n"
+
+    run(main())
+
+
+@pytest.mark.parametrize(
+    ("command", "code", "recorded"),
+    [
+        ("exec sh -c 'exit 5'", 5, None),  # the shell is replaced: nothing left to record
+        ("trap 'echo bye' EXIT; exit 4", 4, None),  # the command's trap replaces gpuherd's
+        ("echo (", 2, 2),  # a syntax error ends the shell like `sh -c` does
+        ("f() { exit 6; }; f; echo not reached", 6, 6),
+    ],
+    ids=["exec", "own-exit-trap", "syntax-error", "exit-in-a-function"],
+)
+def test_status_however_the_command_ends(
+    tmp_path: Path, command: str, code: int, recorded: int | None
+) -> None:
+    async def main() -> None:
+        ex = LocalExecutor()
+        req = request(tmp_path, command)
+        status = await wait_exit(ex, ex.launch(req), req.attempt_dir)
+        assert (status.exit_code, status.signal) == (code, None)  # from the process itself
+        after_restart = ex.recorded_exit(req.attempt_dir)  # what a restarted daemon reads
+        assert (after_restart.exit_code if after_restart else None) == recorded
+        assert "not reached" not in log(req)
+
+    run(main())
+
+
+def test_an_attempt_recorded_by_an_older_gpuherd_is_still_read(tmp_path: Path) -> None:
+    folder = tmp_path / "attempt-1"
+    folder.mkdir()
+    ex = LocalExecutor()
+    assert (ex.recorded_pid(str(folder)), ex.recorded_exit(str(folder))) == (None, None)
+    (folder / "pid").write_text("4321\n")
+    assert (ex.recorded_pid(str(folder)), ex.recorded_exit(str(folder))) == (4321, None)
+    (folder / "exit_status").write_text("137\n")
+    status = ex.recorded_exit(str(folder))
+    assert status is not None and (status.exit_code, status.signal) == (None, 9)
