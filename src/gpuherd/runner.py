@@ -71,6 +71,8 @@ class Reporter(Protocol):
     def retrying(self, number: int, detail: str) -> None: ...
     def notice(self, text: str) -> None: ...
     def submitted(self, count: int) -> None: ...
+    def flush(self) -> None:
+        """The lines said so far are complete: show them (called once per burst)."""
 
 
 JobSource = Iterable[SubmitItem]
@@ -156,6 +158,7 @@ class Runner:
         for change in changes:
             if change is not None:
                 self._on_change(change)
+        self.reporter.flush()
 
     def _take_input(self, arrived: list[SubmitItem | BaseException | None]) -> None:
         batch: list[SubmitItem] = []

@@ -424,6 +424,9 @@ class RecordingReporter:
     def retrying(self, number: int, detail: str) -> None:
         self.notices.append(f"retrying {number}: {detail}")
 
+    def flush(self) -> None:
+        pass
+
     def notice(self, text: str) -> None:
         self.notices.append(text)
 

@@ -31,6 +31,7 @@ class LineReporter:
     """One line per event; a live progress bar under them when the terminal is interactive."""
 
     def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
         self._progress: Any = None
         self._task: Any = None
         self._total = 0
@@ -51,8 +52,8 @@ class LineReporter:
     def _say(self, text: str) -> None:
         if self._progress is not None:
             self._progress.console.print(text, markup=False, highlight=False)
-        else:
-            click.echo(text)
+        else:  # flushed once per burst of events (flush), not once per line
+            self._stream.write(text + "\n")
 
     def started(self, number: int, gpus: list[int], command: str) -> None:
         where = f"GPU {','.join(map(str, gpus))}" if gpus else "no GPU"
@@ -75,16 +76,22 @@ class LineReporter:
 
     def notice(self, text: str) -> None:
         self._say(text)
+        self.flush()  # notices come outside bursts (an interrupt, a refused line)
 
     def submitted(self, count: int) -> None:
         self._total = count
         self._update()
+
+    def flush(self) -> None:
+        if self._progress is None:
+            self._stream.flush()
 
     def _update(self) -> None:
         if self._progress is not None:
             self._progress.update(self._task, total=self._total, completed=self._done)
 
     def close(self) -> None:
+        self.flush()
         if self._progress is not None:
             self._progress.stop()
 
