@@ -72,8 +72,15 @@ def prepare(folder: str | Path) -> None:
     """Create an attempt's folder, leaving no marker of an earlier run in it."""
     try:
         os.mkdir(folder)
-    except FileNotFoundError:
-        os.makedirs(folder)
+    except FileNotFoundError:  # the daemon's jobs/<id>/attempt-1: the job's folder first
+        parent = os.path.dirname(folder)
+        try:
+            os.mkdir(parent)  # one call; os.makedirs only when more is missing
+        except FileNotFoundError:
+            os.makedirs(parent, exist_ok=True)
+        except FileExistsError:
+            pass
+        os.mkdir(folder)
     except FileExistsError:  # a rerun into the same folder: clear what the last run left
         for name in ("SUCCESS", "FAILURE", "process", "exit_status", "pid"):
             with contextlib.suppress(FileNotFoundError):
