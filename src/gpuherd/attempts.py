@@ -101,9 +101,8 @@ class Attempts:
         self.executor.watch(pid, str(folder), lambda status: self._on_exit(job.id, number, status))
         loop = asyncio.get_running_loop()
         loop.call_later(START_RECORD_DELAY, self._record_start, live)
-        if job.spec.timeout is not None:
-            started = job.started_at or now
-            remaining = max(0.0, started + job.spec.timeout - now)
+        if job.spec.timeout is not None:  # from this attempt's start (not the job's last)
+            remaining = max(0.0, attempt.started_at + job.spec.timeout - now)
             live.deadline = loop.call_later(remaining, self._on_deadline, job.id, number)
         if job.spec.no_output_timeout is not None:
             self._watch_output(live, job.spec.no_output_timeout)

@@ -121,6 +121,19 @@ def test_timeout_stops_the_job(daemon: Herd) -> None:
     wait_group_gone(pgid)
 
 
+def test_a_retry_gets_its_whole_timeout_from_its_own_start(daemon: Herd) -> None:
+    # Attempt 1 fails after 1.5 s of its 3 s; attempt 2 needs 2 s. Counted from the job's
+    # first start, attempt 2 would be cut off after 1.5 s.
+    job_id = daemon.submit(
+        "--timeout", "3s", "--retries", "1", "--",
+        "sh", "-c", 'if [ "$GPUHERD_ATTEMPT" = 1 ]; then sleep 1.5; exit 1; fi; sleep 2',
+    )  # fmt: skip
+    job = daemon.wait_state(job_id, "failed", "succeeded", timeout=20)
+    attempts = daemon.json("show", str(job_id))["attempts"]
+    assert [(a["number"], a["outcome"]) for a in attempts] == [(1, "exit"), (2, "exit")]
+    assert job["state"] == "succeeded", job
+
+
 def group_statuses(pgid: int) -> set[str]:
     statuses = set()
     for pid in group_members(pgid):
