@@ -340,6 +340,8 @@ class LocalExecutor:
     # -- control -----------------------------------------------------------------------
 
     def signal(self, pid: int, signum: int) -> None:
+        if pid <= 0:  # killpg(0) would signal the daemon's own group
+            raise ValueError(f"not a job's process group: {pid}")
         with contextlib.suppress(ProcessLookupError):
             os.killpg(pid, signum)
 
