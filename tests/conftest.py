@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import select
@@ -522,3 +523,23 @@ def runs(tmp_path: Path) -> Iterator[Runs]:
         yield runs
     finally:
         runs.cleanup()
+
+
+class UnixConnection(http.client.HTTPConnection):
+    """http.client over the daemon's socket, for tests that send raw HTTP (the CLI's own
+    client does not use http.client: it is slow to import)."""
+
+    def __init__(self, path: Path, timeout: float | None) -> None:
+        super().__init__("localhost", timeout=timeout)
+        self._path = path
+
+    def connect(self) -> None:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            if self.timeout is not None:
+                sock.settimeout(self.timeout)
+            sock.connect(str(self._path))
+        except BaseException:
+            sock.close()
+            raise
+        self.sock = sock

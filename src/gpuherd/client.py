@@ -1,14 +1,18 @@
 """A small client for the daemon's Unix socket, on the standard library only (fast to import).
 
 Used by the CLI and the Python API. Errors come back as HerdError with the daemon's one line.
+
+It speaks just enough HTTP/1.1 itself, on a plain socket: `http.client` would cost every CLI
+call ~12 ms of imports (email.parser, ssl, ...). One request per connection (`Connection:
+close`), so there is no keep-alive, pipelining or connection reuse to get right.
 """
 
 from __future__ import annotations
 
-import http.client
 import json
 import socket
 from collections.abc import Iterator
+from io import BufferedReader
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -17,23 +21,13 @@ from gpuherd import paths
 from gpuherd.errors import Conflict, DaemonError, HerdError, NotFound
 
 _STATUS_ERRORS: dict[int, type[HerdError]] = {404: NotFound, 409: Conflict}
+_MAX_LINE = 65536  # a status, header or chunk-size line; longer means a broken answer
+_MAX_HEADERS = 100
+_HEX = b"0123456789abcdefABCDEF"
 
 
-class _UnixConnection(http.client.HTTPConnection):
-    def __init__(self, path: Path, timeout: float | None) -> None:
-        super().__init__("localhost", timeout=timeout)
-        self._path = path
-
-    def connect(self) -> None:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            if self.timeout is not None:
-                sock.settimeout(self.timeout)
-            sock.connect(str(self._path))
-        except BaseException:
-            sock.close()
-            raise
-        self.sock = sock
+class _BadResponse(Exception):
+    """The daemon's answer is not the HTTP we expect: cut off or garbled."""
 
 
 class Client:
@@ -52,19 +46,17 @@ class Client:
         return self.request("DELETE", path)
 
     def request(self, method: str, path: str, body: Any = None, raw: bool = False) -> Any:
-        conn = self._connect()
-        try:
-            payload = None if body is None else json.dumps(body).encode()
-            headers = {"Content-Type": "application/json"} if payload is not None else {}
-            conn.request(method, "/api/v1" + path, body=payload, headers=headers)
-            response = conn.getresponse()
-            data = response.read()
-        except TimeoutError:
-            raise DaemonError(f"the daemon did not answer within {self.timeout:g}s") from None
-        except (OSError, http.client.HTTPException) as exc:
-            raise DaemonError(f"lost the connection to the daemon: {exc!r}") from None
-        finally:
-            conn.close()
+        payload = None if body is None else json.dumps(body).encode()
+        # The file holds a reference to the socket: both must be closed to free it.
+        with self._connect() as sock, sock.makefile("rb") as file:
+            try:
+                _send(sock, method, path, payload)
+                response = _Response(file)
+                data = response.read()
+            except TimeoutError:
+                raise DaemonError(f"the daemon did not answer within {self.timeout:g}s") from None
+            except (OSError, _BadResponse) as exc:
+                raise _lost(exc) from None
         if response.status >= 400:
             raise _error(response.status, data)
         if raw:
@@ -72,28 +64,29 @@ class Client:
         return json.loads(data) if data else None
 
     def stream(self, path: str, **query: Any) -> Iterator[tuple[str, Any]]:
-        """Server-sent events from `path` as (event name, decoded JSON data) pairs."""
-        conn = self._connect(timeout=None)
-        try:
-            conn.request("GET", "/api/v1" + _with_query(path, query))
-            response = conn.getresponse()
-            if response.status >= 400:
-                raise _error(response.status, response.read())
-            event, data = "message", ""
-            while True:
-                line = response.readline()
-                if not line:
-                    return
-                text = line.decode().rstrip("\r\n")
-                if text.startswith("event:"):
-                    event = text[6:].strip()
-                elif text.startswith("data:"):
-                    data += text[5:].strip()
-                elif not text and data:
-                    yield event, json.loads(data)
-                    event, data = "message", ""
-        finally:
-            conn.close()
+        """Server-sent events from `path` as (event name, decoded JSON data) pairs.
+
+        Each event is yielded as soon as its blank line arrives: log follows and event
+        streams never end on their own, so nothing may wait for the end of the body.
+        """
+        with self._connect(timeout=None) as sock, sock.makefile("rb") as file:
+            try:
+                _send(sock, "GET", _with_query(path, query), None)
+                response = _Response(file)
+                if response.status >= 400:
+                    raise _error(response.status, response.read())
+                event, data = "message", ""
+                for line in response.lines():
+                    text = line.decode().rstrip("\r\n")
+                    if text.startswith("event:"):
+                        event = text[6:].strip()
+                    elif text.startswith("data:"):
+                        data += text[5:].strip()
+                    elif not text and data:
+                        yield event, json.loads(data)
+                        event, data = "message", ""
+            except (OSError, _BadResponse) as exc:
+                raise _lost(exc) from None
 
     def is_up(self) -> bool:
         try:
@@ -102,20 +95,122 @@ class Client:
             return False
         return True
 
-    def _connect(self, timeout: float | None = -1.0) -> _UnixConnection:
-        conn = _UnixConnection(self.socket_path, self.timeout if timeout == -1.0 else timeout)
+    def _connect(self, timeout: float | None = -1.0) -> socket.socket:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        timeout = self.timeout if timeout == -1.0 else timeout
         try:
-            conn.connect()
+            if timeout is not None:
+                sock.settimeout(timeout)
+            sock.connect(str(self.socket_path))
         except (FileNotFoundError, ConnectionRefusedError):
+            sock.close()
             raise DaemonError(
                 f"no gpuherd daemon is running for {self.home}: start one with "
                 "`gpuherd daemon start` (add --fake-gpus 4 on a machine without GPUs)"
             ) from None
         except PermissionError:
+            sock.close()
             raise DaemonError(
                 f"permission denied on {self.socket_path}: the daemon belongs to another user"
             ) from None
-        return conn
+        except BaseException:
+            sock.close()
+            raise
+        return sock
+
+
+def _send(sock: socket.socket, method: str, path: str, payload: bytes | None) -> None:
+    head = f"{method} /api/v1{path} HTTP/1.1\r\nHost: gpuherd\r\nConnection: close\r\n"
+    if payload is not None:
+        head += "Content-Type: application/json\r\n"
+    body = payload or b""
+    sock.sendall(f"{head}Content-Length: {len(body)}\r\n\r\n".encode() + body)
+
+
+class _Response:
+    """The status and headers of an answer, read at once; the body, read on demand."""
+
+    def __init__(self, file: BufferedReader) -> None:
+        self._file = file
+        status_line = file.readline(_MAX_LINE)
+        if not status_line:
+            raise _BadResponse("the daemon closed the connection without answering")
+        parts = _complete(status_line).split(None, 2)  # b"HTTP/1.1", b"200", b"OK"
+        if len(parts) < 2 or not parts[0].startswith(b"HTTP/") or not parts[1].isdigit():
+            raise _BadResponse(f"not an HTTP status line: {status_line[:80]!r}")
+        self.status = int(parts[1])
+        self.headers: dict[str, str] = {}
+        for _ in range(_MAX_HEADERS):
+            line = self._line()
+            if not line.strip():
+                break
+            name, _, value = line.decode("latin-1").partition(":")
+            self.headers[name.strip().lower()] = value.strip()
+        else:
+            raise _BadResponse(f"more than {_MAX_HEADERS} header lines")
+
+    def read(self) -> bytes:
+        return b"".join(self._pieces())
+
+    def lines(self) -> Iterator[bytes]:
+        """The body's lines, without their newline, as they arrive."""
+        pending = b""
+        for piece in self._pieces():
+            *complete, pending = (pending + piece).split(b"\n")
+            yield from complete
+        if pending:
+            yield pending
+
+    def _pieces(self) -> Iterator[bytes]:
+        """The body in pieces as they arrive: chunked, of a Content-Length, or up to the end."""
+        if self.headers.get("transfer-encoding", "").lower().endswith("chunked"):
+            while size := self._chunk_size():
+                yield from self._exactly(size)
+                if self._line().strip():
+                    raise _BadResponse("a chunk is longer than its size says")
+            while self._line().strip():
+                pass  # trailer fields: nothing here needs them
+        elif "content-length" in self.headers:
+            length = self.headers["content-length"]
+            if not (length.isascii() and length.isdigit()):
+                raise _BadResponse(f"bad Content-Length: {length[:40]!r}")
+            yield from self._exactly(int(length))
+        else:  # neither: the body runs until the daemon closes the connection
+            while data := self._file.read1(_MAX_LINE):
+                yield data
+
+    def _exactly(self, size: int) -> Iterator[bytes]:
+        """`size` bytes, in pieces as they arrive (a huge bogus size allocates nothing)."""
+        while size > 0:
+            data = self._file.read1(min(size, _MAX_LINE))
+            if not data:
+                raise _BadResponse("the answer stopped in the middle of its body")
+            size -= len(data)
+            yield data
+
+    def _chunk_size(self) -> int:
+        line = self._line()
+        size = line.split(b";", 1)[0].strip()  # ";name=value" chunk extensions: ignored
+        if not size or size.strip(_HEX):
+            raise _BadResponse(f"bad chunk size line: {line[:40]!r}")
+        return int(size, 16)
+
+    def _line(self) -> bytes:
+        return _complete(self._file.readline(_MAX_LINE))
+
+
+def _complete(line: bytes) -> bytes:
+    """`line` if it ends with its newline; a cut-off answer or an over-long line otherwise."""
+    if line.endswith(b"\n"):
+        return line
+    if len(line) >= _MAX_LINE:
+        raise _BadResponse(f"a line longer than {_MAX_LINE} bytes in the answer")
+    raise _BadResponse("the answer stopped in the middle")
+
+
+def _lost(exc: OSError | _BadResponse) -> DaemonError:
+    detail = str(exc) if isinstance(exc, _BadResponse) else repr(exc)
+    return DaemonError(f"lost the connection to the daemon: {detail}")
 
 
 def _with_query(path: str, query: dict[str, Any]) -> str:

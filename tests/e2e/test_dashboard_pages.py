@@ -13,8 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlencode
 
-from conftest import Herd, wait_for
-from gpuherd.client import _UnixConnection
+from conftest import Herd, UnixConnection, wait_for
 
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 
@@ -33,7 +32,7 @@ def call(
     body: str | None = None,
     headers: dict[str, str] | None = None,
 ) -> Answer:
-    conn = _UnixConnection(herd.client.socket_path, timeout=30)
+    conn = UnixConnection(herd.client.socket_path, timeout=30)
     try:
         conn.request(method, path, body=body, headers=headers or {})
         response = conn.getresponse()
@@ -51,7 +50,7 @@ def sse_events(
     herd: Herd, path: str, headers: dict[str, str], until: str
 ) -> list[tuple[str, str, str]]:
     """(event, id, data) of a stream, read until the event named `until`."""
-    conn = _UnixConnection(herd.client.socket_path, timeout=15)
+    conn = UnixConnection(herd.client.socket_path, timeout=15)
     events: list[tuple[str, str, str]] = []
     try:
         conn.request("GET", path, headers=headers)
@@ -270,7 +269,7 @@ def test_the_log_stream_resumes_where_it_stopped(daemon: Herd, tmp_path: Path) -
 
 
 def test_the_page_stream_says_change(daemon: Herd) -> None:
-    conn = _UnixConnection(daemon.client.socket_path, timeout=15)
+    conn = UnixConnection(daemon.client.socket_path, timeout=15)
     try:
         conn.request("GET", "/ui/events")
         response = conn.getresponse()
@@ -370,7 +369,7 @@ def test_a_sweep_page_plots_a_log_or_categorical_parameter(daemon: Herd, tmp_pat
 def test_the_sweep_stream_says_change_for_its_own_jobs(daemon: Herd, tmp_path: Path) -> None:
     run_sweep(daemon, tmp_path, "true {x}", "-p x 1 2 --hold --gpus 0 --name streamed")
     held = [job["id"] for job in daemon.ls_all() if job["state"] == "held"]
-    conn = _UnixConnection(daemon.client.socket_path, timeout=15)
+    conn = UnixConnection(daemon.client.socket_path, timeout=15)
     released = threading.Timer(0.5, daemon.cli, ("release", str(held[0])))
     try:
         conn.request("GET", "/ui/sweep-events/streamed")

@@ -15,10 +15,9 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
 
-from conftest import Herd
+from conftest import Herd, UnixConnection
 from gpuherd.api.auth import HostCheck
 from gpuherd.api.listener import parse_address
-from gpuherd.client import _UnixConnection
 from gpuherd.errors import HerdError
 
 
@@ -229,7 +228,7 @@ def test_jobs_never_see_the_token(herd: Herd, tmp_path: Path) -> None:
 
 def test_the_unix_socket_needs_no_token(shared: Dashboard) -> None:
     assert shared.herd.client.get("/jobs") == {"jobs": []}
-    conn = _UnixConnection(shared.herd.client.socket_path, timeout=10)
+    conn = UnixConnection(shared.herd.client.socket_path, timeout=10)
     try:
         conn.request("GET", "/")
         response = conn.getresponse()

@@ -21,8 +21,7 @@ from urllib.parse import quote, urlencode
 
 import pytest
 
-from conftest import Herd, wait_for
-from gpuherd.client import _UnixConnection
+from conftest import Herd, UnixConnection, wait_for
 
 SECRET = "TOP-SECRET-0f9c3b: must never be served"
 PASSWD = "root:x:0:"
@@ -60,7 +59,7 @@ class Site:
             conn.close()
 
     def unix(self, method: str, path: str, body: str | None = None, **headers: str) -> Answer:
-        conn = _UnixConnection(self.herd.client.socket_path, timeout=15)
+        conn = UnixConnection(self.herd.client.socket_path, timeout=15)
         try:
             conn.request(method, path, body=body, headers=headers)
             response = conn.getresponse()
