@@ -103,6 +103,15 @@ class Engine:
         self._tick_scheduled = True
         self._loop.call_soon(self._tick)
 
+    def wake_later(self, seconds: float) -> None:
+        """Ask for a tick in `seconds` (to try again after something failed)."""
+        if self._loop is not None:
+            self._loop.call_later(seconds, self.wake)
+
+    def add_paperwork(self, write: Callable[[], None]) -> None:
+        """Write a job file at the end of this tick, once the GPUs have their next jobs."""
+        self._paperwork.append(write)
+
     def _tick(self) -> None:
         self._tick_scheduled = False
         try:
@@ -133,8 +142,7 @@ class Engine:
             for (job_id, _, _), live in taken:
                 self.attempts.live[job_id] = live
             self._exits = exits + self._exits
-            if self._loop is not None:
-                self._loop.call_later(RETRY_RECORDING, self.wake)
+            self.wake_later(RETRY_RECORDING)
             return []
 
     async def drain(self, kill: bool = False, grace: float | None = None) -> None:
@@ -224,7 +232,7 @@ class Engine:
                 mem=job.spec.mem,
             )
             self.store.add_attempt(attempt)
-            self._move(
+            self.move(
                 job,
                 Event.START,
                 JobState.RUNNING,
@@ -291,7 +299,7 @@ class Engine:
             running = replace(job, state=JobState.RUNNING)
             with self.store.transaction():
                 self.store.update_attempt(job.id, attempt.number, ended_at=now, outcome=outcome)
-                self._move(
+                self.move(
                     running,
                     Event.FAIL,
                     JobState.FAILED,
@@ -329,7 +337,7 @@ class Engine:
         """Pause (SIGSTOP) or resume (SIGCONT) a live job's whole process group."""
         if self.attempts.pause(job.id, event is Event.PAUSE):
             to_state = JobState.PAUSED if event is Event.PAUSE else JobState.RUNNING
-            self._move(job, event, to_state)
+            self.move(job, event, to_state)
 
     def move_state(
         self,
@@ -339,7 +347,7 @@ class Engine:
         detail: str | None = None,
         **changes: object,
     ) -> None:
-        self._move(job, event, to_state, detail, **changes)
+        self.move(job, event, to_state, detail, **changes)
         self.wake()
 
     def set_queue_paused(self, paused: bool) -> None:
@@ -350,7 +358,7 @@ class Engine:
 
     # ---- helpers --------------------------------------------------------------------------
 
-    def _move(
+    def move(
         self,
         job: Job,
         event: Event,

@@ -48,7 +48,7 @@ def finish(
         largest = max((d.memory_total or 0 for d in engine.device_listing()), default=0)
         mem, exclusive = grow_request(job.spec.mem, peak, largest)
         bigger = {"mem": mem, "exclusive": int(exclusive)}
-    engine._move(
+    engine.move(
         job,
         nxt.event,
         nxt.state,
@@ -59,7 +59,7 @@ def finish(
         **bigger,
     )
     started = live.started_info if live else jobfiles.start_info(job, stored_attempt(engine, job))
-    engine._paperwork.append(
+    engine.add_paperwork(
         lambda: jobfiles.record_end(engine.layout, job, outcome, ended_at, started)
     )
     if nxt.cancel_waiters:
@@ -110,7 +110,7 @@ def _cancel_waiter(
     engine: Engine, waiter: Job, dep_id: int, dep_state: JobState, now: float
 ) -> None:
     outcome = dependency_failed(dep_id, dep_state)
-    engine._move(
+    engine.move(
         waiter,
         Event.CANCEL,
         JobState.CANCELLED,
@@ -125,7 +125,7 @@ def requeue_unstarted(engine: Engine, job: Job, attempt: Attempt, message: str) 
     GPUs again so the next placement sees what the executor saw, and try again soon."""
     with engine.store.transaction():
         engine.store.delete_attempt(job.id, attempt.number)
-        engine._move(
+        engine.move(
             replace(job, state=JobState.RUNNING),
             Event.RETRY,
             JobState.QUEUED,
@@ -136,5 +136,4 @@ def requeue_unstarted(engine: Engine, job: Job, attempt: Attempt, message: str) 
             pid=None,
         )
     engine.devices.refresh()
-    if engine._loop is not None:  # not at once: a stale view must not spin the loop
-        engine._loop.call_later(RETRY_NOT_STARTED, engine.wake)
+    engine.wake_later(RETRY_NOT_STARTED)  # not at once: a stale view must not spin the loop

@@ -57,7 +57,7 @@ def recover(engine: Engine, now: float) -> None:
             finish(engine, engine.store.get_job(job.id), ended, action.ended_at, now)
         elif isinstance(action, Unstart):
             engine.store.delete_attempt(job.id, job.attempt)
-            engine._move(
+            engine.move(
                 job,
                 Event.RETRY,
                 JobState.QUEUED,
