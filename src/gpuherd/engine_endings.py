@@ -76,7 +76,8 @@ def stored_attempt(engine: Engine, job: Job) -> Attempt:
         if attempt.number == job.attempt:
             return attempt
     folder = str(engine.layout.attempt_dir(job, job.attempt))  # never missing for a started job
-    return Attempt(job.id, job.attempt, job.gpus, (), folder, engine.host, job.started_at or 0)
+    started = job.started_at if job.started_at is not None else engine.clock()
+    return Attempt(job.id, job.attempt, job.gpus, (), folder, engine.host, started)
 
 
 def cancel_waiters(engine: Engine, job_id: int, state: JobState, now: float) -> None:

@@ -24,8 +24,6 @@ from gpuherd.store_schema import SCHEMA_VERSION, migrate
 from gpuherd.store_tables import DeviceConfig, SweepAndDeviceTables, SweepRow
 from gpuherd.store_views import EventRow, JobViews
 
-_JOB_COLUMNS = rows.JOB_COLUMNS
-
 
 @dataclass(frozen=True)
 class NewJob:
@@ -230,7 +228,7 @@ class Store(SweepAndDeviceTables, JobViews):
 
     def get_job(self, job_id: int) -> Job | None:
         row = self._db.execute(
-            f"SELECT {_JOB_COLUMNS} FROM jobs WHERE id = ?", (job_id,)
+            f"SELECT {rows.JOB_COLUMNS} FROM jobs WHERE id = ?", (job_id,)
         ).fetchone()
         return None if row is None else self._job(row)
 
@@ -240,7 +238,7 @@ class Store(SweepAndDeviceTables, JobViews):
             chunk = list(ids[start : start + 500])
             marks = ",".join("?" * len(chunk))
             for row in self._db.execute(
-                f"SELECT {_JOB_COLUMNS} FROM jobs WHERE id IN ({marks})", chunk
+                f"SELECT {rows.JOB_COLUMNS} FROM jobs WHERE id IN ({marks})", chunk
             ):
                 job = self._job(row)
                 found[job.id] = job
@@ -255,7 +253,7 @@ class Store(SweepAndDeviceTables, JobViews):
     ) -> list[Job]:
         where, args = rows.filters(states, project)
         order = "id DESC" if newest_first else "id"
-        sql = f"SELECT {_JOB_COLUMNS} FROM jobs {where} ORDER BY {order}"
+        sql = f"SELECT {rows.JOB_COLUMNS} FROM jobs {where} ORDER BY {order}"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
         return [self._job(row) for row in self._db.execute(sql, args)]
@@ -265,7 +263,7 @@ class Store(SweepAndDeviceTables, JobViews):
         sql = (
             # The partial index holds exactly the queued jobs in dispatch order; left to
             # itself SQLite picks jobs_state and sorts the whole queue on every pass.
-            f"SELECT {_JOB_COLUMNS} FROM jobs"
+            f"SELECT {rows.JOB_COLUMNS} FROM jobs"
             + (" INDEXED BY jobs_queued_cpu" if cpu_only else " INDEXED BY jobs_queued")
             + " WHERE state = 'queued'"
             + (" AND gpus = 0" if cpu_only else "")

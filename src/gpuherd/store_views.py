@@ -12,8 +12,6 @@ from gpuherd import store_rows as rows
 from gpuherd.core.model import Attempt, Job
 from gpuherd.core.states import JobState
 
-_JOB_COLUMNS = rows.JOB_COLUMNS
-
 
 @dataclass(frozen=True)
 class EventRow:
@@ -67,7 +65,7 @@ class JobViews:
         total = int(self._db.execute(f"SELECT COUNT(*) FROM jobs {where}", args).fetchone()[0])
         if limit <= 0 or offset >= total:
             return total, []
-        sql = f"SELECT {_JOB_COLUMNS} FROM jobs {where} ORDER BY {order} LIMIT ? OFFSET ?"
+        sql = f"SELECT {rows.JOB_COLUMNS} FROM jobs {where} ORDER BY {order} LIMIT ? OFFSET ?"
         return total, [self._job(r) for r in self._db.execute(sql, [*args, limit, offset])]
 
     def neighbour_position(self, priority: int, position: float, before: bool) -> float | None:
