@@ -39,7 +39,7 @@ _MAX_SIGNAL = 64
 
 # Python ignores SIGPIPE and SIGXFSZ, and a daemon started with nohup or `&` may ignore
 # HUP/INT/QUIT; ignored dispositions survive exec and a shell cannot trap them, so a job
-# would silently inherit them. Reset them to default in the wrapper (as subprocess does).
+# would silently inherit them. Reset them to default in the job's shell (as subprocess does).
 _RESET_SIGNALS = (SIGPIPE, SIGXFSZ, SIGHUP, SIGINT, SIGQUIT, SIGTERM)
 
 # $1 = command, $2 = working directory, $3 = attempt folder: passed as arguments so that no
@@ -58,7 +58,7 @@ _RESET_SIGNALS = (SIGPIPE, SIGXFSZ, SIGHUP, SIGINT, SIGQUIT, SIGTERM)
 # The files are written with shell builtins only: every fork+exec here sits on the path from
 # one job's exit to the next job's start. The shell opens the logs itself (first thing):
 # posix_spawn's file actions would run in the vfork child while the daemon waits.
-_WRAPPER = r"""
+_JOB_SHELL = r"""
 __gpuherd_dir=$3
 exec </dev/null >>"$3/stdout.log" 2>>"$3/stderr.log"
 trap 'printf "exit %s\n" "$?" >>"$__gpuherd_dir/process"' EXIT
@@ -142,7 +142,7 @@ def _from_wait_status(wait_status: int) -> ExitStatus | None:
     if os.WIFSIGNALED(wait_status):
         return ExitStatus(exit_code=None, signal=os.WTERMSIG(wait_status), ended_at=now)
     if os.WIFEXITED(wait_status):
-        # The wrapper exits with the same (encoded) status it writes to the file.
+        # The job's shell exits with the same (encoded) status it writes to the file.
         return _decode(os.WEXITSTATUS(wait_status), now)
     return None
 
@@ -212,7 +212,7 @@ class LocalExecutor:
                 f"{e.strerror or e}; free some disk space or fix the folder's permissions"
             ) from e
         # The child opens the logs itself, so the daemon never holds (or leaks) their fds.
-        argv = [_SHELL, "-c", _WRAPPER, "gpuherd-job", request.command, cwd, attempt_dir]
+        argv = [_SHELL, "-c", _JOB_SHELL, "gpuherd-job", request.command, cwd, attempt_dir]
         try:
             pid = os.posix_spawn(
                 _SHELL,
@@ -254,8 +254,8 @@ class LocalExecutor:
         w.loop.remove_reader(w.fd)
         os.close(w.fd)
         if pid in self._kill_timers:
-            # Being stopped: the wrapper's shell died of SIGTERM at once, but the command's
-            # own processes may be saving a checkpoint. They get the rest of their grace.
+            # Being stopped: the job's shell has ended, but processes the command started
+            # may still be saving a checkpoint. They get the rest of their grace.
             self._draining[pid] = w
             self._poll_group(pid)
             return
