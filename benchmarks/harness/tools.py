@@ -105,18 +105,31 @@ class Python4(Tool):
 class HerdRun(Tool):
     name, label = "gpuherd-run", "gpuherd run"
 
-    def __init__(self, extra: tuple[str, ...] = (), name: str = "", label: str = "") -> None:
+    def __init__(
+        self, extra: tuple[str, ...] = (), name: str = "", label: str = "", rerun: bool = False
+    ) -> None:
         self.extra = extra
         self.name, self.label = name or self.name, label or self.label
+        self.rerun = rerun
+        """Run the jobs once untimed first, and time a second run given the first's folder
+        (`--order longest-first --times-from`: the run times are known from earlier runs)."""
 
     def run(self, work: Work, jobs_file: Path) -> tuple[float, float]:
+        extra = self.extra
+        if self.rerun:
+            earlier = self._once(jobs_file, extra)[2]
+            work.record.write_text("")  # only the timed run's stamps count
+            extra = (*extra, "--times-from", str(earlier))
+        return self._once(jobs_file, extra)[:2]
+
+    def _once(self, jobs_file: Path, extra: tuple[str, ...]) -> tuple[float, float, Path]:
         # A new folder per run, all removed with the run's work folder at the end: deleting
         # the last run's 2,000 job folders just before this one would make the file system
         # slower at creating this run's (ext4 without a journal scans recently freed inodes).
         out = unused_dir(workdir() / "herd-run-out")
         gpus = ["--fake-gpus", "4"] if _fake_needed() else ["--gpus", ",".join(GPU_LIST)]
-        cmd = [*gpuherd_cmd(), "run", *gpus, *self.extra, "--output-dir", str(out)]
-        return self.oneshot([*cmd, str(jobs_file)], None)
+        cmd = [*gpuherd_cmd(), "run", *gpus, *extra, "--output-dir", str(out)]
+        return (*self.oneshot([*cmd, str(jobs_file)], None), out)
 
 
 def _fake_needed() -> bool:

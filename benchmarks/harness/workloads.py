@@ -123,9 +123,8 @@ class Bench:
             return
         stamps = read_stamps(work.record)
         if workload == "W2":
-            lengths = self.len2 if "lpt" not in row else sorted(self.len2, reverse=True)
             if stamps:
-                fig.add(lower_bound(lengths) / (max(s.end for s in stamps) - t0))
+                fig.add(lower_bound(self.len2) / (max(s.end for s in stamps) - t0))
             return
         gaps = handoff_gaps(stamps)
         if gaps:
@@ -150,8 +149,9 @@ class Bench:
             return
         self.once(tool, "W2", tool.name, self.len2)
         if isinstance(tool, HerdRun) and tool.name == "gpuherd-run":
-            lpt = HerdRun(tool.extra + longest_first(), "gpuherd-run-lpt", lpt_label())
-            self.once(lpt, "W2", lpt.name, sorted(self.len2, reverse=True), lpt.label)
+            # The same jobs a second time, ordered by the run times of the first.
+            lpt = HerdRun(tool.extra + LONGEST_FIRST, "gpuherd-run-lpt", LPT_LABEL, rerun=True)
+            self.once(lpt, "W2", lpt.name, self.len2, lpt.label)
 
     def w3(self, tool: Tool) -> None:
         if isinstance(tool, Ray):
@@ -178,24 +178,8 @@ class session:
         self.tool.teardown()
 
 
-def longest_first() -> tuple[str, ...]:
-    """`--order longest-first` if this gpuherd has it; else the input is sorted by hand."""
-    return ("--order", "longest-first") if _has_order_option() else ()
-
-
-def lpt_label() -> str:
-    if _has_order_option():
-        return "gpuherd run --order longest-first"
-    return "gpuherd run, input sorted longest first (no --order option yet)"
-
-
-def _has_order_option() -> bool:
-    import subprocess
-
-    from harness.common import gpuherd_cmd
-
-    out = subprocess.run([*gpuherd_cmd(), "run", "--help"], capture_output=True, text=True).stdout
-    return "--order" in out
+LONGEST_FIRST = ("--order", "longest-first")
+LPT_LABEL = "gpuherd run --order longest-first (times from a first run of the same jobs)"
 
 
 def run_all(bench: Bench, tools: list[Tool], reps: int, workloads: tuple[str, ...]) -> None:

@@ -43,10 +43,6 @@ class Layout:
     def job_dir(self, job: Job) -> Path:
         return _folder(self, job.id, job.spec.folder)
 
-    def numbered_dir(self, job_id: int) -> Path:
-        """The folder of a job that names none itself."""
-        return _folder(self, job_id, None)
-
     def attempt_dir(self, job: Job, attempt: int) -> Path:
         return _attempt_folder(self, job.id, job.spec.folder, attempt)
 
@@ -161,6 +157,24 @@ def record_end(
         if first is None or not _link(first, path):
             _touch(path)
         first = path
+
+
+def earlier_run_times(folder: Path) -> dict[str, float]:
+    """How long each command ran, from the job.json files of the job folders in `folder` (an
+    earlier `gpuherd run`'s output, or the daemon's jobs folder): `--order longest-first`.
+    A command that ran in several folders counts with its longest run."""
+    times: dict[str, float] = {}
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            try:
+                with open(os.path.join(entry.path, "job.json"), "rb") as f:
+                    info = json.loads(f.read())
+                command, seconds = info["command"], info["ended_at"] - info["started_at"]
+            except (OSError, ValueError, KeyError, TypeError):
+                continue  # not a job folder, or a job that has not ended
+            if isinstance(command, str) and isinstance(seconds, float | int):
+                times[command] = max(float(seconds), times.get(command, 0.0))
+    return times
 
 
 def _info_files(attempt_folder: str, job_folder: str) -> list[str]:

@@ -13,12 +13,13 @@ import os
 import signal
 import tempfile
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from gpuherd.core.model import Policy
+from gpuherd.core.ordering import longest_first
 from gpuherd.core.states import FINISHED_STATES, JobState
 from gpuherd.devices import DeviceTable
 from gpuherd.engine import Engine
@@ -46,6 +47,9 @@ class RunOptions:
     mem: int | None = None
     ram: int | None = None
     oom_retry: bool = False
+    run_times: Mapping[str, float] | None = None
+    """Given: read the whole input, then start the jobs longest first by these earlier run
+    times of their commands (--order longest-first); unknown commands go first."""
 
 
 @dataclass
@@ -76,6 +80,8 @@ class Reporter(Protocol):
 
 
 JobSource = Iterable[SubmitItem]
+Numbered = tuple[int, SubmitItem]
+"""A job and its place in the input (from 0): its folder and its number in the report."""
 
 
 class Runner:
@@ -96,7 +102,8 @@ class Runner:
             Policy(max_running=options.max_parallel),
         )
         self.service = Service(self.engine, self._state_dir)
-        self._ids: set[int] = set()
+        self._numbers: dict[int, int] = {}
+        """Job id -> place in the input, for every submitted job."""
         self._finished: set[int] = set()
         self._commands: dict[int, str] = {}
         """Commands of submitted jobs that have not finished, for the `started` lines."""
@@ -111,8 +118,11 @@ class Runner:
         self.options.output_dir.mkdir(parents=True, exist_ok=True)
         self.engine.start()
         changes = self.engine.changes.subscribe()
-        incoming: asyncio.Queue[SubmitItem | BaseException | None] = asyncio.Queue()
-        _feed_in_thread(source, loop, incoming)
+        incoming: asyncio.Queue[Numbered | BaseException | None] = asyncio.Queue()
+        numbered: Iterable[Numbered] = enumerate(source)
+        if self.options.run_times is not None:
+            numbered = _longest_first(numbered, self.options.run_times)
+        _feed_in_thread(numbered, loop, incoming)
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signum, self._interrupt)
         try:
@@ -128,7 +138,7 @@ class Runner:
 
     async def _loop(
         self,
-        incoming: asyncio.Queue[SubmitItem | BaseException | None],
+        incoming: asyncio.Queue[Numbered | BaseException | None],
         changes: asyncio.Queue[dict[str, Any] | None],
     ) -> None:
         get_item = asyncio.ensure_future(incoming.get())
@@ -160,54 +170,59 @@ class Runner:
                 self._on_change(change)
         self.reporter.flush()
 
-    def _take_input(self, arrived: list[SubmitItem | BaseException | None]) -> None:
-        batch: list[SubmitItem] = []
-        for item in arrived:
-            if item is None or isinstance(item, BaseException):
+    def _take_input(self, arrived: list[Numbered | BaseException | None]) -> None:
+        batch: list[Numbered] = []
+        for entry in arrived:
+            if entry is None or isinstance(entry, BaseException):
                 self._submit(batch)  # what came before the end goes in first
                 batch = []
                 self._input_done = True
-                if isinstance(item, BaseException):
-                    self.reporter.notice(f"input stopped: {item}")
+                if isinstance(entry, BaseException):
+                    self.reporter.notice(f"input stopped: {entry}")
                     self._interrupt_input()
                 continue
             if self._interrupts or self._input_done:
                 self.summary.not_run += 1
                 continue
+            number, item = entry
+            item.folder = str(self._folder(number))  # by input place, whatever the start order
             item.retries = item.retries or self.options.retries
             item.timeout = item.timeout or self.options.timeout
             item.mem = item.mem or self.options.mem
             item.ram = item.ram or self.options.ram
             item.oom_retry = item.oom_retry or self.options.oom_retry
-            batch.append(item)
+            batch.append(entry)
         self._submit(batch)
 
-    def _submit(self, items: list[SubmitItem]) -> None:
+    def _submit(self, batch: list[Numbered]) -> None:
         """Submit what arrived together in one transaction; if the batch is refused, one by
         one, so that only the bad items are reported and skipped."""
-        if not items:
+        if not batch:
             return
         try:
-            ids = self.service.submit(items)
+            ids = self.service.submit([item for _, item in batch])
         except HerdError as exc:
-            if len(items) > 1:
-                for item in items:
-                    self._submit([item])
+            if len(batch) > 1:
+                for entry in batch:
+                    self._submit([entry])
                 return
             self.summary.failed += 1
-            self.reporter.notice(f"not run: {items[0].command}: {exc}")
+            self.reporter.notice(f"not run: {batch[0][1].command}: {exc}")
             return
-        for job_id, item in zip(ids, items, strict=True):
-            self._ids.add(job_id)
+        for job_id, (number, item) in zip(ids, batch, strict=True):
+            self._numbers[job_id] = number
             self._commands[job_id] = item.command
-        self.reporter.submitted(len(self._ids))
+        self.reporter.submitted(len(self._numbers))
+
+    def _folder(self, number: int) -> Path:
+        return self.options.output_dir.absolute() / f"{self.options.prefix}{number}"
 
     def _on_change(self, change: dict[str, Any]) -> None:
         """Report one state change, from what the change itself says (the job moves on)."""
         job_id = change.get("id")
-        if job_id not in self._ids:
+        if not isinstance(job_id, int) or job_id not in self._numbers:
             return
-        number = job_id - 1
+        number = self._numbers[job_id]
         state = JobState(change["state"])
         if change["event"] == "start":
             if change.get("started_at") is not None:
@@ -221,7 +236,7 @@ class Runner:
             self._commands.pop(job_id, None)
             started = self._started_at.pop(job_id, None)
             seconds = change.get("ended_at", started or 0) - started if started else 0
-            folder = str(self.engine.layout.numbered_dir(job_id))
+            folder = str(self._folder(number))
             if state is JobState.SUCCEEDED:
                 self.summary.succeeded += 1
             elif state is JobState.CANCELLED:
@@ -234,7 +249,7 @@ class Runner:
     def _all_done(self) -> bool:
         if self._interrupts and not self.engine.live:
             return True
-        return self._input_done and len(self._finished) == len(self._ids)
+        return self._input_done and len(self._finished) == len(self._numbers)
 
     def _interrupt(self) -> None:
         self._interrupts += 1
@@ -258,7 +273,7 @@ class Runner:
 
     def _stop_dispatch(self) -> None:
         self.engine.stop_dispatch()
-        queued = len(self._ids) - len(self._finished) - len(self.engine.live)
+        queued = len(self._numbers) - len(self._finished) - len(self.engine.live)
         self.summary.not_run += max(0, queued)
         self._input_done = True
 
@@ -281,10 +296,15 @@ def _drain(queue: asyncio.Queue[Any]) -> list[Any]:
     return items
 
 
+def _longest_first(numbered: Iterable[Numbered], times: Mapping[str, float]) -> Iterator[Numbered]:
+    """A generator, so that the whole input is read on the feeding thread."""
+    yield from longest_first(numbered, lambda entry: times.get(entry[1].command))
+
+
 def _feed_in_thread(
-    source: JobSource,
+    source: Iterable[Numbered],
     loop: asyncio.AbstractEventLoop,
-    queue: asyncio.Queue[SubmitItem | BaseException | None],
+    queue: asyncio.Queue[Numbered | BaseException | None],
 ) -> None:
     """Read the source on a thread, so a line that arrives while jobs run is scheduled at once."""
 

@@ -17,7 +17,6 @@ pure core's (core/sweep.py); this module adds what needs the file system and the
 from __future__ import annotations
 
 import json
-import math
 import os
 import secrets
 import subprocess
@@ -28,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuherd import sweep_table
+from gpuherd.core.ordering import longest_first
 from gpuherd.core.states import ACTIVE_STATES
 from gpuherd.core.sweep import (
     Point,
@@ -49,12 +49,6 @@ PREVIOUS_DIR = "previous-runs"
 RUN_FILES = ("job.json", "SUCCESS", "FAILURE", METRICS_FILE)
 """With the attempt-N folders: what a point's run leaves; moved aside when it runs again."""
 GIT_TIMEOUT = 10.0
-
-
-def longest_first(points: Sequence[Point], run_times: dict[str, float]) -> list[Point]:
-    """Longest expected run first (LPT), so the last to finish are short: points with no
-    earlier run are not known to be short, so they go first, in their given order."""
-    return sorted(points, key=lambda p: -run_times.get(p.run_dir, math.inf))
 
 
 @dataclass
@@ -79,8 +73,9 @@ class Sweeps:
         points = sweep_table.expand_points(spec)
         plan = self._plan(spec.name, points, request.force)
         if request.options.order == "longest-first":
+            times = self._run_times(spec.name)
             plan = replace(
-                plan, to_submit=longest_first(plan.to_submit, self._run_times(spec.name))
+                plan, to_submit=longest_first(plan.to_submit, lambda p: times.get(p.run_dir))
             )
         answer: dict[str, Any] = {
             "name": spec.name,

@@ -406,6 +406,13 @@ BAD_OPTIONS = [
     pytest.param(["--fake-gpus", "1", "--max-parallel", "0"], ["0"], id="max-parallel-0"),
     pytest.param(["--fake-gpus", "1", "jobs.txt", "more.txt"], ["more.txt"], id="two-files"),
     pytest.param(["--fake-gpus", "1", "--yielder", "y.py", "jobs.txt"], ["--yielder"], id="both"),
+    pytest.param(["--fake-gpus", "1", "--times-from", "."], ["--order"], id="times-alone"),
+    pytest.param(
+        ["--fake-gpus", "1", "--order", "longest-first", "--times-from", "nope"],
+        ["--times-from nope"],
+        id="times-from-missing",
+    ),
+    pytest.param(["--fake-gpus", "1", "--order", "shortest"], ["shortest"], id="bad-order"),
 ]
 
 

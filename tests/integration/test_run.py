@@ -131,6 +131,60 @@ def test_rerun_into_the_same_folder_never_leaves_both_markers(runs: Runs) -> Non
     assert job_info(out / "job_1")["exit_code"] == 0
 
 
+@pytest.mark.parametrize("where", ["same output dir", "--times-from"])
+def test_longest_first_starts_what_ran_longest_first_and_keeps_folders_by_line(
+    runs: Runs, where: str
+) -> None:
+    starts = runs.root / "starts"
+    lines = [
+        f"echo {name} >> {starts}; sleep {seconds}"
+        for name, seconds in [("a", 0.05), ("b", 0.6), ("c", 0.3)]
+    ]
+    first = runs.root / "first"
+    proc = runs.run("--fake-gpus", "1", "--output-dir", str(first), input="\n".join(lines))
+    assert proc.returncode == 0, proc.stderr
+    assert starts.read_text().split() == ["a", "b", "c"]
+    starts.unlink()
+
+    lines.append(f"echo d >> {starts}")  # never ran: not known to be short, so it goes first
+    out = first if where == "same output dir" else runs.root / "second"
+    options = ["--times-from", str(first)] if where == "--times-from" else []
+    proc = runs.run(
+        "--fake-gpus",
+        "1",
+        "--order",
+        "longest-first",
+        *options,
+        "--output-dir",
+        str(out),
+        input="\n".join(lines),
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert starts.read_text().split() == ["d", "b", "c", "a"]
+    started = [line.split()[0] for line in proc.stdout.splitlines() if " started on " in line]
+    assert started == ["[3]", "[1]", "[2]", "[0]"]  # numbered by input line, not start order
+    for number, line in enumerate(lines):
+        assert job_info(out / f"job_{number}")["command"] == line
+        assert markers(out / f"job_{number}") == {"SUCCESS"}
+
+
+def test_longest_first_without_earlier_times_says_so_and_keeps_the_input_order(
+    runs: Runs,
+) -> None:
+    starts = runs.root / "starts"
+    text = "".join(f"echo {name} >> {starts}\n" for name in "abc")
+    out = runs.root / "out"
+    proc = runs.run(
+        "--fake-gpus", "1", "--order", "longest-first", "--output-dir", str(out), input=text
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert starts.read_text().split() == ["a", "b", "c"]
+    assert proc.stdout.splitlines()[0] == (
+        f"--order longest-first: no earlier run times in {out} (no job folder with an ended "
+        "job.json): jobs start in input order"
+    )
+
+
 # ---- input: streams and multi-line jobs ---------------------------------------------------------
 
 

@@ -359,3 +359,34 @@ def test_job_json_and_marker_follow_the_latest_attempt_and_never_change_an_older
     assert (old / "FAILURE").exists() and not (old / "SUCCESS").exists()
     assert (job_dir / "SUCCESS").exists() and not (job_dir / "FAILURE").exists()
     assert not list(job_dir.rglob("*.tmp"))
+
+
+def _write_job_json(folder: Path, text: str) -> None:
+    folder.mkdir(parents=True)
+    (folder / "job.json").write_text(text)
+
+
+def test_earlier_run_times_come_from_ended_job_folders_and_skip_the_rest(tmp_path: Path) -> None:
+    def ended(command: str, seconds: float) -> str:
+        return json.dumps({"command": command, "started_at": 100.0, "ended_at": 100.0 + seconds})
+
+    _write_job_json(tmp_path / "job_0", ended("python train.py --lr 1", 30.0))
+    _write_job_json(tmp_path / "job_1", ended("python train.py --lr 2", 5.5))
+    _write_job_json(tmp_path / "job_2", ended("python train.py --lr 1", 42.0))  # same command
+    _write_job_json(tmp_path / "job_3", json.dumps({"command": "running", "started_at": 1.0}))
+    _write_job_json(tmp_path / "job_4", "{not json")
+    _write_job_json(tmp_path / "job_5", "[1, 2]")
+    _write_job_json(tmp_path / "job_6", json.dumps({"command": 7, "started_at": 1, "ended_at": 2}))
+    (tmp_path / "job_7").mkdir()  # no job.json
+    (tmp_path / "herd.db").write_text("not a folder")
+    assert jobfiles.earlier_run_times(tmp_path) == {
+        "python train.py --lr 1": 42.0,  # a command seen twice counts with its longest run
+        "python train.py --lr 2": 5.5,
+    }
+
+
+def test_earlier_run_times_of_a_missing_folder_raise_for_the_caller_to_word(
+    tmp_path: Path,
+) -> None:
+    with pytest.raises(FileNotFoundError):
+        jobfiles.earlier_run_times(tmp_path / "missing")

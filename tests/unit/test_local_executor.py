@@ -83,6 +83,17 @@ def live_group(pgid: int) -> list[int]:
     return pids
 
 
+def sleeping(pgid: int) -> int:
+    """How many of the group's live processes are `sleep` (have exec'd)."""
+    count = 0
+    for pid in live_group(pgid):
+        try:
+            count += psutil.Process(pid).name() == "sleep"
+        except psutil.Error:
+            continue
+    return count
+
+
 def log(req: LaunchRequest, name: str = "stdout.log") -> str:
     """The log so far ("" before the job's wrapper has created it)."""
     path = Path(req.attempt_dir, name)
@@ -202,8 +213,10 @@ def test_terminate_kills_the_whole_tree(tmp_path: Path) -> None:
         ex = LocalExecutor()
         req = request(tmp_path, "sleep 100 & sleep 100; wait")
         pid = ex.launch(req)
-        # wrapper, sh -c, two sleeps
-        await wait_until(lambda: len(live_group(pid)) >= 3, "the tree to start")
+        # The job's shell and two sleeps. Wait for both to be `sleep`: a child the shell has
+        # forked but not yet exec'd still runs the shell's TERM trap, and exec drops the caught
+        # signal, so a TERM in that instant leaves the sleep running until the grace's KILL.
+        await wait_until(lambda: sleeping(pid) == 2, "the tree to start")
         ex.signal(pid, signal.SIGSTOP)  # paused jobs must still end
         ex.terminate(pid, grace=5)
         status = await wait_exit(ex, pid, req.attempt_dir)

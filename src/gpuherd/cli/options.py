@@ -149,6 +149,16 @@ def max_parallel_option(what: str = "jobs") -> Callable[[F], F]:
     return click.option("--max-parallel", type=click.IntRange(1), help=f"At most N {what} at once.")
 
 
+def order_option(what: str) -> Callable[[F], F]:
+    return click.option(
+        "--order",
+        type=click.Choice(["given", "longest-first"]),
+        default="given",
+        show_default=True,
+        help=f"longest-first: {what} that ran longest before start first (packs the GPUs tighter).",
+    )
+
+
 def cwd_option() -> Callable[[F], F]:
     return click.option(
         "--cwd",

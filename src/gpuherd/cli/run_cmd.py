@@ -17,6 +17,7 @@ from gpuherd.cli.options import (
     gpus_option,
     max_parallel_option,
     memory_options,
+    order_option,
     retries_option,
     timeout_option,
 )
@@ -132,6 +133,13 @@ def _split_gpus_and_file(gpus: str | None, args: tuple[str, ...]) -> tuple[str |
 @timeout_option("a job")
 @max_parallel_option()
 @click.option("--keep-state", is_flag=True, help="Keep the run's database as OUTPUT/herd.db.")
+@order_option("jobs")
+@click.option(
+    "--times-from",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="With --order longest-first: an earlier run's output folder to take run times from "
+    "(default: --output-dir).",
+)
 def run(
     args: tuple[str, ...],
     gpus: str | None,
@@ -147,12 +155,16 @@ def run(
     timeout: float | None,
     max_parallel: int | None,
     keep_state: bool,
+    order: str,
+    times_from: Path | None,
 ) -> None:
     """Run commands on the GPUs now and exit when all are done (no daemon).
 
     Jobs come from FILE, from standard input (read as a stream: a line that arrives while
     jobs run starts at once), or from --yielder. One job a line; '#' comments and blank
-    lines are skipped; a line ending in '\\' continues on the next. Exit status: 0 when all
+    lines are skipped; a line ending in '\\' continues on the next. With --order longest-first
+    the whole input is read first, then the jobs whose commands ran longest in an earlier run
+    start first (commands not seen before go first, in input order). Exit status: 0 when all
     succeeded, 1 when any failed, 130 when interrupted. Ctrl-C once: start nothing new and
     let running jobs finish; twice: kill them.
     """
@@ -169,6 +181,8 @@ def run(
     spec, file = _split_gpus_and_file(gpus, args)
     if file and yielder:
         raise click.UsageError("give a job file or --yielder, not both")
+    if times_from is not None and order != "longest-first":
+        raise click.UsageError("--times-from is for --order longest-first")
     try:
         probe, slots = make_probe(spec, fake_gpus)
     except (ValueError, ProbeError) as exc:
@@ -193,6 +207,7 @@ def run(
         stream = _open_input(file)
         source = items_from_commands(command_lines(stream), gpus_per_job, cwd, env)
     out = output_dir or Path("herd_runs") / time.strftime("%Y%m%d-%H%M%S")
+    run_times = _earlier_run_times(times_from, out) if order == "longest-first" else None
     options = RunOptions(
         output_dir=out.absolute(),
         prefix=prefix,
@@ -204,6 +219,7 @@ def run(
         mem=mem,
         ram=ram,
         oom_retry=oom_retry,
+        run_times=run_times,
     )
     reporter = LineReporter(sys.stdout)
     try:
@@ -219,6 +235,27 @@ def run(
         parts.append(f"{summary.not_run} not run")
     click.echo(f"{', '.join(parts)}; logs in {options.output_dir}")
     sys.exit(summary.exit_status)
+
+
+def _earlier_run_times(times_from: Path | None, output_dir: Path) -> dict[str, float]:
+    """--order longest-first's run times: from --times-from, else from a rerun's own folder."""
+    from gpuherd.jobfiles import earlier_run_times
+
+    folder = times_from or output_dir
+    try:
+        times = earlier_run_times(folder)
+    except OSError as exc:
+        if times_from is not None:  # named by the user: say so; a new --output-dir is fine
+            raise HerdError(
+                f"--times-from {times_from}: {exc.strerror} (give an earlier run's --output-dir)"
+            ) from None
+        times = {}
+    if not times:
+        click.echo(
+            f"--order longest-first: no earlier run times in {folder} (no job folder with an "
+            "ended job.json): jobs start in input order"
+        )
+    return times
 
 
 def _open_input(file: str | None) -> TextIO:

@@ -96,12 +96,7 @@ def sweep() -> None:
 @options.hold_option("the points", it="them")
 @options.project_option()
 @options.max_parallel_option("points")
-@click.option(
-    "--order",
-    type=click.Choice(["given", "longest-first"]),
-    default="given",
-    help="longest-first: points that ran longest before start first (packs the GPUs tighter).",
-)
+@options.order_option("points")
 @options.cwd_option()
 @options.env_option("each point")
 @options.quiet_option()
