@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 
@@ -38,14 +37,19 @@ def socket_dir(home: Path) -> Path:
     """
     if os.environ.get("GPUHERD_SOCKET"):
         return Path(os.environ["GPUHERD_SOCKET"]).parent
-    digest = hashlib.sha256(str(home.resolve()).encode()).hexdigest()[:12]
     runtime = os.environ.get("XDG_RUNTIME_DIR")
-    folder = Path(runtime) / "gpuherd" / digest if runtime else home / "run"
+    folder = Path(runtime) / "gpuherd" / _digest(home) if runtime else home / "run"
     if len(str(folder / "herd.sock")) > _SOCKET_PATH_MAX:
         import tempfile  # rarely needed; costs the CLI a few ms at start-up
 
-        folder = Path(tempfile.gettempdir()) / f"gpuherd-{os.getuid()}" / digest
+        folder = Path(tempfile.gettempdir()) / f"gpuherd-{os.getuid()}" / _digest(home)
     return folder
+
+
+def _digest(home: Path) -> str:
+    import hashlib  # deferred: loading OpenSSL costs the CLI ~2 ms, and home/run needs no hash
+
+    return hashlib.sha256(str(home.resolve()).encode()).hexdigest()[:12]
 
 
 def socket_path(home: Path) -> Path:

@@ -35,7 +35,7 @@ from gpuherd.core.sweep import SweepError, SweepSpec, spec_to_dict
 from gpuherd.core.sweep_names import default_sweep_name
 from gpuherd.core.units import parse_duration, parse_size
 from gpuherd.errors import DaemonError, HerdError
-from gpuherd.wire import SweepOptions
+from gpuherd.wire_requests import SweepOptions
 
 START_TIMEOUT = 30.0
 FINISHED = frozenset({"succeeded", "failed", "killed", "cancelled", "lost"})

@@ -43,7 +43,8 @@ from gpuherd.core.sweep import (
 from gpuherd.errors import HerdError
 from gpuherd.service import Service
 from gpuherd.sweep_table import METRICS_FILE, PARAMS_FILE
-from gpuherd.wire import SubmitItem, SweepRequest
+from gpuherd.wire import SubmitItem
+from gpuherd.wire_requests import SweepRequest
 
 PREVIOUS_DIR = "previous-runs"
 RUN_FILES = ("job.json", "SUCCESS", "FAILURE", METRICS_FILE)

@@ -1,7 +1,8 @@
 """Request and response shapes shared by the HTTP API, the client and the CLI.
 
 Plain dataclasses (no pydantic import) so the CLI starts fast; FastAPI validates them on the
-server side. The API only ever adds fields.
+server side. The API only ever adds fields. The bodies of the API's other requests are in
+gpuherd.wire_requests (`gpuherd run` never needs them).
 """
 
 from __future__ import annotations
@@ -47,73 +48,6 @@ class SubmitItem(JobOptions):
     """The job's own folder (absolute); a sweep point's results folder."""
     sweep: str | None = None
     git: str | None = None
-
-
-@dataclass
-class SubmitRequest:
-    jobs: list[SubmitItem]
-
-
-@dataclass(kw_only=True)
-class SweepOptions(JobOptions):
-    """Submit options applied to every job of a sweep (as `submit` takes them)."""
-
-    max_parallel: int | None = None
-    order: str = "given"
-    """given: the sweep's own order; longest-first: points that ran longest before go first."""
-
-
-@dataclass
-class SweepRequest:
-    """POST /sweeps: a spec (core.sweep.spec_to_dict's shape) expanded and resumed by the
-    daemon. A relative results_dir is resolved against `cwd`, where the jobs run."""
-
-    spec: dict[str, Any]
-    cwd: str
-    env: dict[str, str] = field(default_factory=dict)
-    options: SweepOptions = field(default_factory=SweepOptions)
-    force: bool = False
-    """Run every point again, done ones too."""
-    yes: bool = False
-    """Submit a sweep of more than 10,000 points."""
-    dry_run: bool = False
-    """Answer what would be submitted, and submit nothing."""
-    task: bool = False
-    """The command runs a Python task (gpuherd.worker): no warning for params it does not name."""
-
-
-@dataclass
-class IdsRequest:
-    ids: list[int]
-
-
-@dataclass
-class PriorityRequest:
-    priority: int
-
-
-@dataclass
-class MoveRequest:
-    first: bool = False
-    before: int | None = None
-
-
-@dataclass
-class GpuAddRequest:
-    index: int
-    slots: int = 1
-
-
-@dataclass
-class ConfigRequest:
-    name: str
-    value: str
-
-
-@dataclass
-class StopRequest:
-    mode: str = "leave"
-    """leave: running jobs keep running; drain: wait for them; kill: stop them."""
 
 
 @dataclass

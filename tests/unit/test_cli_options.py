@@ -14,7 +14,8 @@ from click.testing import CliRunner
 from gpuherd.cli.job_cmds import submit
 from gpuherd.cli.run_cmd import run
 from gpuherd.cli.sweep_cmds import RUN, sweep
-from gpuherd.wire import JobOptions, SubmitItem, SweepOptions
+from gpuherd.wire import JobOptions, SubmitItem
+from gpuherd.wire_requests import SweepOptions
 
 SHARED = {
     "gpus": ("submit", "sweep"),

@@ -16,7 +16,7 @@ from gpuherd.core.states import FINISHED_STATES, JobState
 from gpuherd.errors import DaemonError, Forbidden, NotFound
 from gpuherd.jobfiles import open_log
 from gpuherd.service import Service
-from gpuherd.wire import IdsRequest, MoveRequest, PriorityRequest, SubmitRequest
+from gpuherd.wire_requests import IdsRequest, MoveRequest, PriorityRequest, SubmitRequest
 
 router = APIRouter()
 LOG_CHUNK = 64 * 1024

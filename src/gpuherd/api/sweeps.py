@@ -10,7 +10,7 @@ from fastapi import APIRouter, Request
 from gpuherd.service import Service
 from gpuherd.submission import reject_nul
 from gpuherd.sweeps import Sweeps, git_commit
-from gpuherd.wire import SweepRequest
+from gpuherd.wire_requests import SweepRequest
 
 router = APIRouter()
 

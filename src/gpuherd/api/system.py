@@ -10,7 +10,7 @@ from fastapi import APIRouter, Request
 from gpuherd.core.model import DeviceState
 from gpuherd.errors import HerdError
 from gpuherd.service import Service
-from gpuherd.wire import ConfigRequest, GpuAddRequest, StopRequest
+from gpuherd.wire_requests import ConfigRequest, GpuAddRequest, StopRequest
 
 router = APIRouter()
 _background: set[asyncio.Task[None]] = set()

@@ -10,7 +10,6 @@ from typing import Any
 
 import click
 
-from gpuherd.cli import render
 from gpuherd.cli.options import (
     DURATION,
     after_option,
@@ -30,7 +29,7 @@ from gpuherd.cli.options import (
     timeout_option,
 )
 from gpuherd.client import Client
-from gpuherd.core.commands import command_from_args, command_lines
+from gpuherd.core.idspec import format_ids
 from gpuherd.errors import HerdError
 
 FINISHED = {"succeeded", "failed", "killed", "cancelled", "lost"}
@@ -82,6 +81,9 @@ def submit(
 
     One argument is run as written by sh (pipes, &&); several are quoted and joined.
     """
+    # deferred: only submit parses commands (shlex)
+    from gpuherd.core.commands import command_from_args, command_lines
+
     if file is not None and command:
         raise click.UsageError("give a command or --file, not both")
     commands = list(command_lines(file)) if file is not None else []
@@ -107,9 +109,9 @@ def submit(
         click.echo("\n".join(str(i) for i in ids))
     else:
         click.echo(
-            f"submitted job {render.id_ranges(ids)}"
+            f"submitted job {format_ids(ids)}"
             if len(ids) == 1
-            else f"submitted {len(ids)} jobs: {render.id_ranges(ids)}"
+            else f"submitted {len(ids)} jobs: {format_ids(ids)}"
         )
 
 
@@ -133,6 +135,8 @@ def list_jobs(
     all_jobs: bool, states: tuple[str, ...], project: str | None, limit: int | None, as_json: bool
 ) -> None:
     """List running and queued jobs and the most recent finished ones."""
+    from gpuherd.cli import render  # deferred: the tables' code, which `submit` does not need
+
     if limit is None and not as_json and not all_jobs:
         limit = render.DEFAULT_LS_LIMIT
     client = Client()
@@ -151,6 +155,8 @@ def list_jobs(
 @json_option()
 def show(job_id: int, as_json: bool) -> None:
     """Everything about one job: command, GPUs, attempts, outcome, and its stderr tail."""
+    from gpuherd.cli import render  # deferred: the tables' code, which `submit` does not need
+
     detail = Client().get(f"/jobs/{job_id}")
     if as_json:
         click.echo(json.dumps(detail, indent=1))

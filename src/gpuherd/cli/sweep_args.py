@@ -13,7 +13,7 @@ from click.core import ParameterSource
 from gpuherd.core.sweep import SweepError, SweepSpec
 from gpuherd.core.sweep_names import default_sweep_name
 from gpuherd.errors import HerdError
-from gpuherd.wire import SweepOptions
+from gpuherd.wire_requests import SweepOptions
 
 FILE_SUFFIXES = (".yaml", ".yml", ".toml")
 FILE_OPTIONS = ("gpus", "mem", "priority", "retries", "timeout", "max_parallel", "project")

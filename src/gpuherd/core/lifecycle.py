@@ -4,15 +4,21 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
 
 from gpuherd.core.model import Job, Outcome
 from gpuherd.core.states import Event, JobState, OutcomeKind
 
 OOM_RETRIES = 2
-_CUDA_OOM = re.compile(
-    r"CUDA out of memory|OutOfMemoryError|CUDA_ERROR_OUT_OF_MEMORY|"
-    r"cudaErrorMemoryAllocation|RESOURCE_EXHAUSTED: Out of memory"
-)
+
+
+@cache
+def _cuda_oom() -> re.Pattern[str]:
+    # Compiled on first use, not at import: only a failed attempt is checked.
+    return re.compile(
+        r"CUDA out of memory|OutOfMemoryError|CUDA_ERROR_OUT_OF_MEMORY|"
+        r"cudaErrorMemoryAllocation|RESOURCE_EXHAUSTED: Out of memory"
+    )
 
 
 @dataclass(frozen=True)
@@ -45,7 +51,7 @@ def classify(ended: Ended, stderr_tail: str = "") -> Outcome:
         return Outcome(OutcomeKind.KILLED, ended.exit_code, ended.signal)
     if ended.signal is not None:
         return Outcome(OutcomeKind.SIGNAL, signal=ended.signal)
-    if ended.exit_code != 0 and _CUDA_OOM.search(stderr_tail):
+    if ended.exit_code != 0 and _cuda_oom().search(stderr_tail):
         return Outcome(OutcomeKind.CUDA_OOM, ended.exit_code, message="CUDA out of memory")
     return Outcome(OutcomeKind.EXIT, ended.exit_code)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from functools import cache
 
 _SIZE_UNITS: dict[str, int] = {
     "": 1,
@@ -21,16 +22,26 @@ _SIZE_UNITS: dict[str, int] = {
     "tib": 2**40,
     "tb": 10**12,
 }
-_SIZE_RE = re.compile(r"([+-]?)\s*(\d+(?:\.\d*)?|\.\d+)\s*([a-z]*)")
 _SIZE_HELP = "use bytes or a value like 512MiB, 24GiB, 1.5GiB (GB = 10**9 bytes, GiB = 2**30)"
 
 _FORMAT_UNITS = (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10))
 
 _DURATION_UNITS = (("d", 86400), ("h", 3600), ("m", 60), ("s", 1))
 _NUMBER = r"(\d+(?:\.\d*)?|\.\d+)"
-# Units in falling order, each at most once, so "30m1h" or "1h1h" is rejected as a typo.
-_DURATION_RE = re.compile("".join(f"(?:{_NUMBER}{unit})?" for unit, _ in _DURATION_UNITS))
 _DURATION_HELP = "use a number of seconds or a value like 90s, 10m, 2h, 1h30m"
+
+
+@cache
+def _size_re() -> re.Pattern[str]:
+    # Compiled on first use, not at import: `gpuherd ls` and `run` parse no size.
+    return re.compile(r"([+-]?)\s*(\d+(?:\.\d*)?|\.\d+)\s*([a-z]*)")
+
+
+@cache
+def _duration_re() -> re.Pattern[str]:
+    # Compiled on first use, as _size_re. Units in falling order, each at most once, so
+    # "30m1h" or "1h1h" is rejected as a typo.
+    return re.compile("".join(f"(?:{_NUMBER}{unit})?" for unit, _ in _DURATION_UNITS))
 
 
 def parse_size(text: str, *, allow_zero: bool = False) -> int:
@@ -38,7 +49,7 @@ def parse_size(text: str, *, allow_zero: bool = False) -> int:
 
     A plain integer is bytes. Zero is rejected unless `allow_zero` (for "memory used").
     """
-    match = _SIZE_RE.fullmatch(text.strip().lower())
+    match = _size_re().fullmatch(text.strip().lower())
     if match is None or match.group(3) not in _SIZE_UNITS:
         raise ValueError(f"invalid size {text!r}: {_SIZE_HELP}")
     sign, number, unit = match.groups()
@@ -74,7 +85,7 @@ def parse_duration(text: str) -> float:
     if compact.startswith("-"):
         raise ValueError(f"invalid duration {text!r}: must be greater than zero; {_DURATION_HELP}")
     plain = re.fullmatch(_NUMBER, compact)
-    match = None if plain else _DURATION_RE.fullmatch(compact)
+    match = None if plain else _duration_re().fullmatch(compact)
     if plain is not None:
         seconds = float(plain.group(1))
     elif match is not None and compact:
