@@ -128,6 +128,8 @@ class Engine:
         """Record the attempts that ended and the starts that follow, in one transaction;
         return the attempts to spawn now."""
         exits, self._exits = self._exits, []
+        if not exits and (self.queue_paused or self._stopping):
+            return []  # nothing to record: no transaction (a paused queue is woken often)
         taken = [(e, live) for e in exits if (live := self.attempts.ended(e[0], e[1]))]
         paperwork = len(self._paperwork)
         try:

@@ -89,6 +89,7 @@ class Runner:
         self, options: RunOptions, probe: GpuProbe, slots: dict[int, int], reporter: Reporter
     ) -> None:
         self.options = options
+        self._folder_prefix = os.path.join(options.output_dir.absolute(), options.prefix)
         self.reporter = reporter
         self._state_dir = Path(tempfile.mkdtemp(prefix="gpuherd-run-"))
         self.store = Store(self._state_dir / "herd.db")
@@ -185,7 +186,7 @@ class Runner:
                 self.summary.not_run += 1
                 continue
             number, item = entry
-            item.folder = str(self._folder(number))  # by input place, whatever the start order
+            item.folder = self._folder(number)  # by input place, whatever the start order
             item.retries = item.retries or self.options.retries
             item.timeout = item.timeout or self.options.timeout
             item.mem = item.mem or self.options.mem
@@ -214,8 +215,8 @@ class Runner:
             self._commands[job_id] = item.command
         self.reporter.submitted(len(self._numbers))
 
-    def _folder(self, number: int) -> Path:
-        return self.options.output_dir.absolute() / f"{self.options.prefix}{number}"
+    def _folder(self, number: int) -> str:
+        return f"{self._folder_prefix}{number}"  # a string: this is on every job's path
 
     def _on_change(self, change: dict[str, Any]) -> None:
         """Report one state change, from what the change itself says (the job moves on)."""
@@ -236,7 +237,7 @@ class Runner:
             self._commands.pop(job_id, None)
             started = self._started_at.pop(job_id, None)
             seconds = change.get("ended_at", started or 0) - started if started else 0
-            folder = str(self._folder(number))
+            folder = self._folder(number)
             if state is JobState.SUCCEEDED:
                 self.summary.succeeded += 1
             elif state is JobState.CANCELLED:
