@@ -47,6 +47,7 @@ class DeviceTable:
         self._on_change: Callable[[], None] = lambda: None
         self._jobs: Callable[[], list[RunningJob]] = list
         self._read_at = -math.inf
+        self._host_free_at = (0, -math.inf)  # (bytes available, when read)
         self._processes: dict[int, list[GpuProcessView]] = {}
         self.history: dict[int, deque[tuple[float, int | None, int | None]]] = {}
         """Per GPU, the last readings: (time, utilisation %, memory used), for sparklines."""
@@ -79,6 +80,14 @@ class DeviceTable:
         """Read again before a placement when the last reading is older than `seconds`."""
         if time.monotonic() - self._read_at > seconds and not isinstance(self.probe, StaticProbe):
             self.refresh()
+
+    def host_free(self, max_age: float) -> int:
+        """Available host memory, read at most once per `max_age` seconds (it is a file read,
+        and a busy queue ticks hundreds of times a second)."""
+        now = time.monotonic()
+        if now - self._host_free_at[1] > max_age:
+            self._host_free_at = (host_memory_available(), now)
+        return self._host_free_at[0]
 
     def refresh(self) -> bool:
         """Read the probe; True when what placement sees has changed."""

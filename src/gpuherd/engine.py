@@ -8,6 +8,7 @@ timer is GPU telemetry.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import socket
 import sqlite3
@@ -22,19 +23,12 @@ from gpuherd.attempts import Attempts, Live
 from gpuherd.broadcast import Broadcast
 from gpuherd.config import load_policy
 from gpuherd.core.caps import within_caps
-from gpuherd.core.lifecycle import (
-    Ended,
-)
+from gpuherd.core.lifecycle import Ended
 from gpuherd.core.model import Attempt, Device, Job, Outcome, Policy, Reservation
 from gpuherd.core.placement import plan
-from gpuherd.core.states import (
-    Event,
-    JobState,
-    OutcomeKind,
-    transition,
-)
+from gpuherd.core.states import Event, JobState, OutcomeKind, transition
 from gpuherd.core.units import format_duration
-from gpuherd.devices import DeviceTable, host_memory_available
+from gpuherd.devices import DeviceTable
 from gpuherd.engine_endings import cancel_waiters, finish, requeue_unstarted
 from gpuherd.engine_recovery import recover
 from gpuherd.executors.base import Executor, ExitStatus, NotStarted, SpawnError
@@ -48,6 +42,9 @@ RETRY_RECORDING = 1.0
 """Seconds before recording finished jobs is tried again after the database failed."""
 SCAN_LIMIT = 2000
 """How deep one placement pass looks into the queue for a job that fits (backfill depth)."""
+PID_RECORD_DELAY = 0.05
+"""Seconds a spawned job's pid may wait to be written with the next tick's changes (a busy
+queue ticks sooner); a daemon killed before that takes it from the job's process file."""
 TELEMETRY_MAX_AGE = 1.0
 """Seconds a GPU reading may be old when placement uses it (else it is read again)."""
 
@@ -79,11 +76,11 @@ class Engine:
         """Sweeps whose running jobs are capped (`--max-parallel`), by name."""
         self.queue_paused = store.get_setting("queue_paused") == "1"
         self._exits: list[Exit] = []
+        self._unrecorded_pids: list[tuple[int, int, int, float]] = []  # job, attempt, pid, at
         self._paperwork: list[Callable[[], None]] = []
         self._tick_scheduled = False
         self._stopping = False
         self._idle = asyncio.Event()
-        self._host_free_at = (0, -1e9)  # (bytes available, when read)
         self._loop: asyncio.AbstractEventLoop | None = None
 
     # ---- the loop -------------------------------------------------------------------------
@@ -128,12 +125,14 @@ class Engine:
         """Record the attempts that ended and the starts that follow, in one transaction;
         return the attempts to spawn now."""
         exits, self._exits = self._exits, []
-        if not exits and (self.queue_paused or self._stopping):
+        pids, self._unrecorded_pids = self._unrecorded_pids, []
+        if not exits and not pids and (self.queue_paused or self._stopping):
             return []  # nothing to record: no transaction (a paused queue is woken often)
         taken = [(e, live) for e in exits if (live := self.attempts.ended(e[0], e[1]))]
         paperwork = len(self._paperwork)
         try:
             with self.store.transaction():
+                self.store.record_pids(pids)
                 self._handle_exits(taken, now)
                 return self._record_starts(now)
         except sqlite3.Error as exc:
@@ -144,6 +143,7 @@ class Engine:
             for (job_id, _, _), live in taken:
                 self.attempts.live[job_id] = live
             self._exits = exits + self._exits
+            self._unrecorded_pids = pids + self._unrecorded_pids
             self.wake_later(RETRY_RECORDING)
             return []
 
@@ -163,6 +163,9 @@ class Engine:
     def close(self) -> None:
         """Stop watching; jobs still running are left for the next daemon to re-attach."""
         self._stopping = True
+        if self._unrecorded_pids:  # jobs left running: the next daemon re-attaches by pid
+            with contextlib.suppress(sqlite3.Error):
+                self.store.record_pids(self._unrecorded_pids)
         self.attempts.close()
         self.devices.stop()
         self.changes.close()
@@ -215,7 +218,7 @@ class Engine:
                 self.policy,
                 now,
                 cpu_jobs_waiting=self.store.has_queued_cpu_jobs(),
-                host_free=self._host_free(),
+                host_free=self.devices.host_free(TELEMETRY_MAX_AGE),
             )
         finally:
             pending.close()
@@ -254,16 +257,11 @@ class Engine:
             for job, attempt in started
             if (pid := self._spawn(job, attempt, now))
         ]
-        if spawned:
-            self.store.record_pids(spawned, self.clock())
-
-    def _host_free(self) -> int:
-        """Available host memory, read at most once per TELEMETRY_MAX_AGE (it is a file read,
-        and a busy queue ticks hundreds of times a second)."""
-        now = time.monotonic()
-        if now - self._host_free_at[1] > TELEMETRY_MAX_AGE:
-            self._host_free_at = (host_memory_available(), now)
-        return self._host_free_at[0]
+        if spawned:  # recorded by the next tick's transaction, not one of their own
+            if not self._unrecorded_pids:
+                self.wake_later(PID_RECORD_DELAY)
+            at = self.clock()  # after the start events, which the spawns follow
+            self._unrecorded_pids += [(job_id, number, pid, at) for job_id, number, pid in spawned]
 
     def set_sweep_cap(self, sweep: str, cap: int | None) -> None:
         if cap is None:

@@ -168,20 +168,22 @@ class Store(SweepAndDeviceTables, JobViews):
             to = to_state.value if to_state is not None else (was or "")
             self._add_event(job_id, now, event, was, to, detail)
 
-    def record_pids(self, spawned: Sequence[tuple[int, int, int]], now: float) -> None:
-        """The pids of just-spawned attempts, as (job id, attempt, pid): one batch per tick."""
+    def record_pids(self, spawned: Sequence[tuple[int, int, int, float]]) -> None:
+        """The pids of spawned attempts, as (job id, attempt, pid, spawned at), in one batch."""
+        if not spawned:
+            return
         with self.transaction():
             self._db.executemany(
-                "UPDATE jobs SET pid = ? WHERE id = ?", [(pid, job) for job, _, pid in spawned]
+                "UPDATE jobs SET pid = ? WHERE id = ?", [(pid, job) for job, _, pid, _ in spawned]
             )
             self._db.executemany(
                 "UPDATE attempts SET pid = ? WHERE job_id = ? AND number = ?",
-                [(pid, job, number) for job, number, pid in spawned],
+                [(pid, job, number) for job, number, pid, _ in spawned],
             )
             self._db.executemany(
                 "INSERT INTO events(job_id, at, event, from_state, to_state, detail)"
                 " VALUES (?, ?, 'spawn', NULL, '', ?)",
-                [(job, now, f"pid {pid}") for job, _, pid in spawned],
+                [(job, at, f"pid {pid}") for job, _, pid, at in spawned],
             )
 
     def delete_jobs(self, ids: Sequence[int]) -> None:
