@@ -39,9 +39,7 @@ def main() -> None:
         w = [w[0] - args.lr * gw[0] / n, w[1] - args.lr * gw[1] / n]
         b -= args.lr * gb / n
         print(f"epoch {epoch + 1} loss {loss / n:.4f}", flush=True)
-    accuracy = sum(
-        (w[0] * x[0] + w[1] * x[1] + b > 0) == (y == 1.0) for x, y in data
-    ) / len(data)
+    accuracy = sum((w[0] * x[0] + w[1] * x[1] + b > 0) == (y == 1.0) for x, y in data) / len(data)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "metrics.json").write_text(json.dumps({"loss": loss / len(data), "acc": accuracy}))
