@@ -1,0 +1,83 @@
+"""A spawned job's pid is committed with the next tick's changes (engine.PID_RECORD_DELAY), not
+in a transaction of its own; a daemon that stops inside that window still writes it, so the
+next daemon finds the running job by its recorded pid.
+
+The engine is built as the daemon builds it; the executor asks the loop to close the engine
+right after the tick that spawned the job, before any later tick could record the pid.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from pathlib import Path
+
+from conftest import group_members, wait_for
+from gpuherd.core.model import Policy
+from gpuherd.core.states import JobState
+from gpuherd.devices import DeviceTable
+from gpuherd.engine import Engine
+from gpuherd.executors.base import LaunchRequest
+from gpuherd.executors.local import LocalExecutor, read_process_file
+from gpuherd.gpus.fake import FakeGpu, FakeProbe
+from gpuherd.jobfiles import Layout
+from gpuherd.service import Service
+from gpuherd.store import Store
+from gpuherd.wire import SubmitItem
+
+
+class StopAfterFirstSpawn(LocalExecutor):
+    def __init__(self) -> None:
+        super().__init__()
+        self.pids: list[int] = []
+        self.stop: asyncio.Event | None = None
+
+    def launch(self, request: LaunchRequest) -> int:
+        pid = super().launch(request)
+        self.pids.append(pid)
+        if self.stop is not None:
+            asyncio.get_running_loop().call_soon(self.stop.set)  # after this tick, at once
+        return pid
+
+
+def test_a_daemon_stopping_right_after_a_spawn_still_records_the_pid(tmp_path: Path) -> None:
+    store = Store(tmp_path / "herd.db")
+    store.replace_devices({0: 1})
+    executor = StopAfterFirstSpawn()
+
+    async def main() -> int:
+        engine = Engine(
+            store,
+            DeviceTable(store, FakeProbe([FakeGpu()])),
+            executor,
+            Layout.for_home(tmp_path),
+            Policy(),
+        )
+        executor.stop = asyncio.Event()
+        engine.start()
+        try:
+            item = SubmitItem(command="sleep 30", cwd=str(tmp_path), env=dict(os.environ))
+            (job_id,) = Service(engine, tmp_path).submit([item])
+            await asyncio.wait_for(executor.stop.wait(), timeout=10)
+            job = store.get_job(job_id)
+            assert job is not None and job.pid is None  # not yet: it waits for the next tick
+        finally:
+            engine.close()
+        return job_id
+
+    job_id = asyncio.run(main())
+    (pid,) = executor.pids
+    try:
+        job = store.get_job(job_id)
+        assert job is not None and job.state is JobState.RUNNING
+        assert job.pid == pid
+        assert [a.pid for a in store.attempts(job_id)] == [pid]
+        spawns = [e.detail for e in store.events(job_id) if e.event == "spawn"]
+        assert spawns == [f"pid {pid}"]
+        attempt_dir = tmp_path / "jobs" / str(job_id) / "attempt-1"
+        wait_for(lambda: read_process_file(str(attempt_dir))[0] == pid, what="the shell's pid line")
+    finally:
+        os.killpg(pid, signal.SIGKILL)
+        wait_for(lambda: not group_members(pid), what="the job's group to end")
+        store.close()
