@@ -192,6 +192,8 @@ start = time.time()
 out, rest = sys.argv[1], sys.argv[2:]
 opts = dict(zip(rest[::2], rest[1::2]))
 if "wait" in opts:
+    with open(out + ".waiting", "a") as f:  # Recorder.waiting: this job has begun, and waits
+        f.write(os.environ["GPUHERD_JOB_ID"] + "\n")
     while not os.path.exists(opts["wait"]):
         time.sleep(0.01)
 if "sleep" in opts:
@@ -248,6 +250,14 @@ class Recorder:
         except FileNotFoundError:
             return []
         return [json.loads(line) for line in text.splitlines()]
+
+    def waiting(self, out: str) -> int:
+        """How many jobs recording into `out` have started and wait for their file (a job
+        can be running for the daemon some milliseconds before its own start stamp)."""
+        try:
+            return len(self.path(out + ".waiting").read_text().splitlines())
+        except FileNotFoundError:
+            return 0
 
     def go(self, name: str = "go") -> None:
         self.path(name).touch()

@@ -79,5 +79,6 @@ def test_a_daemon_stopping_right_after_a_spawn_still_records_the_pid(tmp_path: P
         wait_for(lambda: read_process_file(str(attempt_dir))[0] == pid, what="the shell's pid line")
     finally:
         os.killpg(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)  # the job's shell is this process's child: leave no zombie
         wait_for(lambda: not group_members(pid), what="the job's group to end")
         store.close()

@@ -110,6 +110,8 @@ def check_slots(herd: Herd, recorder: Recorder, jobs: int, slots: dict[int, int]
     wait_for(lambda: jobs_per_gpu(herd) == slots, what=f"GPU slots filled as {slots}")
     running = [j for j in ids if herd.job(j)["state"] == "running"]
     assert len(running) == sum(slots.values())
+    # The overlap below is measured from the jobs' own start stamps: let them all take one.
+    wait_for(lambda: recorder.waiting("runs") == len(running), what="running jobs to begin")
     recorder.go()
     for job_id in ids:
         herd.wait_state(job_id, "succeeded")
