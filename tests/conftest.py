@@ -14,12 +14,17 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psutil
 import pytest
 
 from gpuherd.client import Client
+
+if TYPE_CHECKING:
+    from gpuherd.engine import Engine
+    from gpuherd.executors.base import Executor
+    from gpuherd.store import Store
 
 
 def need(module: str, extra: str) -> None:
@@ -182,6 +187,21 @@ def group_members(pgid: int) -> list[int]:
         except (psutil.Error, OSError):
             continue
     return found
+
+
+def one_gpu_engine(home: Path, store: Store, executor: Executor) -> Engine:
+    """An engine built as the daemon builds it, on one fake GPU, with its job folders under
+    `home` (call it inside the running event loop; `store` has one device of one slot)."""
+    from gpuherd.core.model import Policy
+    from gpuherd.devices import DeviceTable
+    from gpuherd.engine import Engine
+    from gpuherd.gpus.fake import FakeGpu, FakeProbe
+    from gpuherd.jobfiles import Layout
+
+    store.replace_devices({0: 1})
+    return Engine(
+        store, DeviceTable(store, FakeProbe([FakeGpu()])), executor, Layout.for_home(home), Policy()
+    )
 
 
 RECORDER_SCRIPT = r'''

@@ -11,14 +11,10 @@ import asyncio
 import os
 from pathlib import Path
 
-from gpuherd.core.model import Policy
+from conftest import one_gpu_engine
 from gpuherd.core.states import JobState
-from gpuherd.devices import DeviceTable
-from gpuherd.engine import Engine
 from gpuherd.executors.base import LaunchRequest, NotStarted
 from gpuherd.executors.local import LocalExecutor
-from gpuherd.gpus.fake import FakeGpu, FakeProbe
-from gpuherd.jobfiles import Layout
 from gpuherd.service import Service
 from gpuherd.store import Store
 from gpuherd.wire import SubmitItem
@@ -38,17 +34,10 @@ class NodeGoneOnce(LocalExecutor):
 
 def test_a_job_not_started_goes_back_to_the_queue_with_its_retries(tmp_path: Path) -> None:
     store = Store(tmp_path / "herd.db")
-    store.replace_devices({0: 1})
     executor = NodeGoneOnce()
 
     async def main() -> None:
-        engine = Engine(
-            store,
-            DeviceTable(store, FakeProbe([FakeGpu()])),
-            executor,
-            Layout.for_home(tmp_path),
-            Policy(),
-        )
+        engine = one_gpu_engine(tmp_path, store, executor)
         service = Service(engine, tmp_path)
         engine.start()
         try:

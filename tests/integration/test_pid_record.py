@@ -13,15 +13,10 @@ import os
 import signal
 from pathlib import Path
 
-from conftest import group_members, wait_for
-from gpuherd.core.model import Policy
+from conftest import group_members, one_gpu_engine, wait_for
 from gpuherd.core.states import JobState
-from gpuherd.devices import DeviceTable
-from gpuherd.engine import Engine
 from gpuherd.executors.base import LaunchRequest
 from gpuherd.executors.local import LocalExecutor, read_process_file
-from gpuherd.gpus.fake import FakeGpu, FakeProbe
-from gpuherd.jobfiles import Layout
 from gpuherd.service import Service
 from gpuherd.store import Store
 from gpuherd.wire import SubmitItem
@@ -31,30 +26,21 @@ class StopAfterFirstSpawn(LocalExecutor):
     def __init__(self) -> None:
         super().__init__()
         self.pids: list[int] = []
-        self.stop: asyncio.Event | None = None
+        self.stop = asyncio.Event()
 
     def launch(self, request: LaunchRequest) -> int:
         pid = super().launch(request)
         self.pids.append(pid)
-        if self.stop is not None:
-            asyncio.get_running_loop().call_soon(self.stop.set)  # after this tick, at once
+        asyncio.get_running_loop().call_soon(self.stop.set)  # after this tick, at once
         return pid
 
 
 def test_a_daemon_stopping_right_after_a_spawn_still_records_the_pid(tmp_path: Path) -> None:
     store = Store(tmp_path / "herd.db")
-    store.replace_devices({0: 1})
     executor = StopAfterFirstSpawn()
 
     async def main() -> int:
-        engine = Engine(
-            store,
-            DeviceTable(store, FakeProbe([FakeGpu()])),
-            executor,
-            Layout.for_home(tmp_path),
-            Policy(),
-        )
-        executor.stop = asyncio.Event()
+        engine = one_gpu_engine(tmp_path, store, executor)
         engine.start()
         try:
             item = SubmitItem(command="sleep 30", cwd=str(tmp_path), env=dict(os.environ))
