@@ -105,3 +105,24 @@ def test_ls_cuts_long_commands_to_200_columns_when_piped(daemon: Herd) -> None:
     assert len(row) == 200
     assert row.endswith("x…")
     assert daemon.json("show", str(job_id))["command"] == long
+
+
+def test_verbs_on_many_jobs_print_one_line_per_outcome(daemon: Herd) -> None:
+    """`kill 1-5000` on a sweep says what happened in a few lines, not one per job."""
+    held = daemon.submit_lines(["sleep 60"] * 30, "--hold")
+    running = daemon.submit("--", "sleep 60")
+    daemon.wait_state(running, "running")
+    spec = f"{held[0]}-{held[-1]},{running}"
+    killed = daemon.cli("kill", spec)
+    assert killed.stdout.splitlines() == [
+        f"jobs {held[0]}-{held[-1]}: cancelled",
+        f"job {running}: stopping (SIGTERM, then SIGKILL after 10s)",
+    ]
+    daemon.wait_state(running, "killed")
+    # Ended jobs are refused, each with its reason up to 10, then one line for the rest.
+    again = daemon.cli("kill", f"{held[0]}-{running + 2}", check=False)
+    assert again.returncode == 1 and again.stdout == ""
+    errors = again.stderr.splitlines()
+    assert errors[:10] == [f"gpuherd: error: job {i} already ended (cancelled)" for i in held[:10]]
+    assert errors[10:] == [f"gpuherd: error: 23 more jobs refused too: {held[10]}-{running + 2}"]
+    assert len(daemon.ls_all()) == 31  # refusals changed nothing

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gpuherd.core.idspec import MAX_IDS, format_ids, parse_ids, split_items
+from gpuherd.core.idspec import MAX_IDS, format_ids, parse_ids, split_items, summarize
 
 
 @pytest.mark.parametrize(
@@ -79,3 +79,46 @@ def test_format_then_parse_round_trips(ids: set[int]) -> None:
 def test_any_order_and_repeats_give_sorted_unique(ids: list[int]) -> None:
     assert parse_ids([str(i) for i in ids]) == sorted(set(ids))
     assert parse_ids(",".join(map(str, ids))) == sorted(set(ids))
+
+
+def test_summarize_puts_jobs_with_one_answer_on_one_line() -> None:
+    results = [(1, True, "cancelled"), (2, True, "stopping"), (3, True, "cancelled")]
+    results += [(9, True, "cancelled"), (4, False, "job 4 already ended (killed)")]
+    assert summarize(results) == [
+        (True, "jobs 1,3,9: cancelled"),
+        (True, "job 2: stopping"),
+        (False, "job 4 already ended (killed)"),
+    ]
+
+
+def test_summarize_shows_the_first_refusals_and_lists_the_rest() -> None:
+    refused = [(i, False, f"no job {i}") for i in range(1, 15)]
+    lines = summarize(refused, refusals_shown=3)
+    assert lines == [
+        (False, "no job 1"),
+        (False, "no job 2"),
+        (False, "no job 3"),
+        (False, "11 more jobs refused too: 4-14"),
+    ]
+    assert summarize(refused[:3], refusals_shown=3) == lines[:3]
+    assert summarize([]) == []
+
+
+@given(
+    st.lists(
+        st.tuples(st.integers(1, 50), st.booleans(), st.sampled_from("ab")),
+        unique_by=lambda result: result[0],
+    )
+)
+def test_summarize_names_every_job_once(results: list[tuple[int, bool, str]]) -> None:
+    """Each id is named once: on its answer's line, on a refusal line, or on the rest line."""
+    results = [(i, ok, answer if ok else f"no job {i}") for i, ok, answer in results]
+    named: list[int] = []
+    for ok, line in summarize(results, refusals_shown=2):
+        if ok:
+            named += parse_ids(line.split(" ", 1)[1].split(":")[0])
+        elif "refused too" in line:
+            named += parse_ids(line.rsplit(": ", 1)[1])
+        else:
+            named.append(int(line.rsplit(" ", 1)[1]))
+    assert sorted(named) == sorted(i for i, _, _ in results)

@@ -19,6 +19,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from gpuherd.api import views
 from gpuherd.core.commands import command_lines
+from gpuherd.core.idspec import summarize
 from gpuherd.core.model import DeviceState
 from gpuherd.core.states import JobState
 from gpuherd.core.units import parse_size
@@ -57,7 +58,7 @@ def _answer(request: Request, form: Form, messages: list[tuple[bool, str]]) -> R
 
 
 def _results(results: Sequence[ActionResult]) -> list[tuple[bool, str]]:
-    return [(r.ok, f"job {r.id}: {r.message}") for r in results]
+    return summarize((r.id, r.ok, r.message) for r in results)
 
 
 # ---- the queue and jobs --------------------------------------------------------------------

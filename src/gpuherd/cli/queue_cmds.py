@@ -10,18 +10,15 @@ import click
 
 from gpuherd.cli.options import expand_ids, ids_argument
 from gpuherd.client import Client
+from gpuherd.core.idspec import summarize
 
 
 def _act(action: str, ids: tuple[str, ...]) -> None:
     results = Client().post(f"/jobs/{action}", {"ids": expand_ids(ids)})["results"]
-    failed = False
-    for result in results:
-        if result["ok"]:
-            click.echo(f"job {result['id']}: {result['message']}")
-        else:
-            failed = True
-            click.echo(f"gpuherd: error: {result['message']}", err=True)
-    if failed:
+    lines = summarize((r["id"], r["ok"], r["message"]) for r in results)
+    for ok, line in lines:
+        click.echo(line if ok else f"gpuherd: error: {line}", err=not ok)
+    if not all(ok for ok, _ in lines):
         sys.exit(1)
 
 

@@ -64,3 +64,27 @@ def format_ids(ids: Iterable[int]) -> str:
         else:
             runs.append([i, i])
     return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
+
+
+def summarize(
+    results: Iterable[tuple[int, bool, str]], refusals_shown: int = 10
+) -> list[tuple[bool, str]]:
+    """What a verb on many jobs did, as (ok, line): jobs that got the same answer share a line
+    ("jobs 1-40: cancelled"); refusals (their messages name the job) get a line each up to
+    `refusals_shown`, then one line lists the rest. A verb on a whole sweep stays readable."""
+    done: dict[str, list[int]] = {}  # answer -> ids, in the order first seen
+    refused: list[tuple[int, str]] = []
+    for job_id, ok, message in results:
+        if ok:
+            done.setdefault(message, []).append(job_id)
+        else:
+            refused.append((job_id, message))
+    lines = [
+        (True, f"job {ids[0]}: {answer}" if len(ids) == 1 else f"jobs {format_ids(ids)}: {answer}")
+        for answer, ids in done.items()
+    ]
+    lines += [(False, message) for _, message in refused[:refusals_shown]]
+    if len(refused) > refusals_shown:
+        rest = [job_id for job_id, _ in refused[refusals_shown:]]
+        lines.append((False, f"{len(rest)} more jobs refused too: {format_ids(rest)}"))
+    return lines
