@@ -126,3 +126,16 @@ def test_verbs_on_many_jobs_print_one_line_per_outcome(daemon: Herd) -> None:
     assert errors[:10] == [f"gpuherd: error: job {i} already ended (cancelled)" for i in held[:10]]
     assert errors[10:] == [f"gpuherd: error: 23 more jobs refused too: {held[10]}-{running + 2}"]
     assert len(daemon.ls_all()) == 31  # refusals changed nothing
+
+
+def test_ls_quiet_prints_the_ids_for_scripts(daemon: Herd) -> None:
+    assert daemon.cli("ls", "-q").stdout == ""
+    failed = daemon.submit_lines(["false"] * 3)
+    held = daemon.submit("--hold", "--", "true")
+    for job_id in failed:
+        daemon.wait_state(job_id, "failed")
+    assert daemon.cli("ls", "--state", "failed", "-q").stdout.split() == [str(i) for i in failed]
+    assert daemon.cli("ls", "--state", "held", "--quiet").stdout == f"{held}\n"
+    # What it prints is what the verbs take.
+    retried = daemon.cli("retry", *daemon.cli("ls", "--state", "failed", "-q").stdout.split())
+    assert retried.stdout == f"jobs {failed[0]}-{failed[-1]}: queued again\n"

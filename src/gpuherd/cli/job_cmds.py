@@ -128,16 +128,27 @@ def submit(
     "--limit",
     type=click.IntRange(1),
     default=None,
-    help="Show at most N waiting jobs (default 100 in the table, all with --json).",
+    help="Show at most N waiting jobs (default 100 in the table, all with --json or -q).",
+)
+@click.option(
+    "-q",
+    "--quiet",
+    is_flag=True,
+    help="Print only the ids, one per line: gpuherd retry $(gpuherd ls --state failed -q).",
 )
 @json_option()
 def list_jobs(
-    all_jobs: bool, states: tuple[str, ...], project: str | None, limit: int | None, as_json: bool
+    all_jobs: bool,
+    states: tuple[str, ...],
+    project: str | None,
+    limit: int | None,
+    quiet: bool,
+    as_json: bool,
 ) -> None:
     """List running and queued jobs and the most recent finished ones."""
     from gpuherd.cli import render  # deferred: the tables' code, which `submit` does not need
 
-    if limit is None and not as_json and not all_jobs:
+    if limit is None and not (as_json or quiet or all_jobs):
         limit = render.DEFAULT_LS_LIMIT
     client = Client()
     jobs = client.get(
@@ -145,6 +156,9 @@ def list_jobs(
     )["jobs"]
     if as_json:
         click.echo(json.dumps(jobs, indent=1))
+        return
+    if quiet:
+        click.echo("\n".join(str(job["id"]) for job in jobs), nl=bool(jobs))
         return
     counts = client.get("/daemon")["counts"] if limit else {}
     render.job_table(jobs, counts, limit)
