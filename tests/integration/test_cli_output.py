@@ -139,3 +139,15 @@ def test_ls_quiet_prints_the_ids_for_scripts(daemon: Herd) -> None:
     # What it prints is what the verbs take.
     retried = daemon.cli("retry", *daemon.cli("ls", "--state", "failed", "-q").stdout.split())
     assert retried.stdout == f"jobs {failed[0]}-{failed[-1]}: queued again\n"
+
+
+def test_wait_names_the_jobs_that_did_not_succeed_by_state(daemon: Herd) -> None:
+    ids = daemon.submit_lines(["true", "false", "exit 3", "false"])
+    done = daemon.cli("wait", f"{ids[0]}-{ids[-1]}", check=False)
+    assert done.returncode == 1
+    assert done.stderr == f"jobs {ids[1]}-{ids[3]}: failed\n"
+    assert done.stdout == "1 of 4 job(s) succeeded\n"
+    held = daemon.submit_lines(["true"] * 3, "--hold")
+    late = daemon.cli("wait", *map(str, held), "--timeout", "0.2", check=False)
+    assert late.returncode == 2
+    assert late.stderr == f"gave up waiting; still unfinished: {held[0]}-{held[-1]}\n"

@@ -29,7 +29,7 @@ from gpuherd.cli.options import (
     timeout_option,
 )
 from gpuherd.client import Client
-from gpuherd.core.idspec import format_ids
+from gpuherd.core.idspec import format_ids, summarize
 from gpuherd.errors import HerdError
 
 FINISHED = {"succeeded", "failed", "killed", "cancelled", "lost"}
@@ -231,13 +231,13 @@ def wait(ids: tuple[str, ...], timeout: float | None, quiet: bool) -> None:
             break
         if deadline is not None and time.monotonic() >= deadline:
             if not quiet:
-                waiting = [i for i, s in states.items() if s not in FINISHED]
-                click.echo(f"gave up waiting; still unfinished: {', '.join(waiting)}", err=True)
+                waiting = format_ids(int(i) for i, s in states.items() if s not in FINISHED)
+                click.echo(f"gave up waiting; still unfinished: {waiting}", err=True)
             sys.exit(2)
-    bad = {i: s for i, s in states.items() if s != "succeeded"}
+    bad = {int(i): s for i, s in states.items() if s != "succeeded"}
     if not quiet:
-        for job_id, state in bad.items():
-            click.echo(f"job {job_id}: {state}", err=True)
+        for _, line in summarize((job_id, True, state) for job_id, state in sorted(bad.items())):
+            click.echo(line, err=True)  # `jobs 3,5-9: failed`: one line per state
         click.echo(f"{len(states) - len(bad)} of {len(states)} job(s) succeeded")
     sys.exit(1 if bad else 0)
 
