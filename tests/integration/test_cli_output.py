@@ -136,6 +136,9 @@ def test_ls_quiet_prints_the_ids_for_scripts(daemon: Herd) -> None:
         daemon.wait_state(job_id, "failed")
     assert daemon.cli("ls", "--state", "failed", "-q").stdout.split() == [str(i) for i in failed]
     assert daemon.cli("ls", "--state", "held", "--quiet").stdout == f"{held}\n"
+    # Without --state or --all: the jobs not finished (the table adds recent ones to read).
+    assert daemon.cli("ls", "-q").stdout == f"{held}\n"
+    assert daemon.cli("ls", "-q", "--all").stdout.split() == [str(i) for i in [*failed, held]]
     # What it prints is what the verbs take.
     retried = daemon.cli("retry", *daemon.cli("ls", "--state", "failed", "-q").stdout.split())
     assert retried.stdout == f"jobs {failed[0]}-{failed[-1]}: queued again\n"

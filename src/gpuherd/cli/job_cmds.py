@@ -134,7 +134,7 @@ def submit(
     "-q",
     "--quiet",
     is_flag=True,
-    help="Print only the ids, one per line: gpuherd retry $(gpuherd ls --state failed -q).",
+    help="Print only the ids, one per line (without --all or --state: the unfinished jobs).",
 )
 @json_option()
 def list_jobs(
@@ -158,6 +158,8 @@ def list_jobs(
         click.echo(json.dumps(jobs, indent=1))
         return
     if quiet:
+        if not (states or all_jobs):  # `kill $(ls -q)`: not the finished ones shown
+            jobs = [job for job in jobs if job["state"] not in FINISHED]  # for context
         click.echo("\n".join(str(job["id"]) for job in jobs), nl=bool(jobs))
         return
     counts = client.get("/daemon")["counts"] if limit else {}
