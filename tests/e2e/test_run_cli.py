@@ -159,6 +159,22 @@ def test_default_output_dir_is_herd_runs_timestamp_in_the_working_folder(
     assert proc.stdout.splitlines()[-1].endswith(f"logs in {stamp}")
 
 
+def test_a_run_never_takes_the_default_folder_of_a_run_started_the_same_second(
+    runs: Runs, probe: Probe
+) -> None:
+    # Taken already: the folders of every second this run could start in (two runs started
+    # together used to share one and write into each other's job folders).
+    now = time.time()
+    taken = [time.strftime("%Y%m%d-%H%M%S", time.localtime(now + s)) for s in range(-1, 30)]
+    for name in taken:
+        (runs.cwd / "herd_runs" / name).mkdir(parents=True, exist_ok=True)
+    proc = runs.run("--fake-gpus", "1", input=probe.cmd("a") + "\n")
+    assert proc.returncode == 0, proc.stderr
+    (fresh,) = [p for p in (runs.cwd / "herd_runs").iterdir() if any(p.iterdir())]
+    assert fresh.name.endswith("-2") and fresh.name.removesuffix("-2") in taken, fresh.name
+    assert probe.by_name()["a"]["job_dir"] == str(fresh / "job_0")
+
+
 def test_plain_lines_when_not_a_terminal_and_status_1_when_a_job_fails(
     runs: Runs, probe: Probe
 ) -> None:

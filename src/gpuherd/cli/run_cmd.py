@@ -206,7 +206,7 @@ def run(
     else:
         stream = _open_input(file)
         source = items_from_commands(command_lines(stream), gpus_per_job, cwd, env)
-    out = output_dir or Path("herd_runs") / time.strftime("%Y%m%d-%H%M%S")
+    out = output_dir or _fresh_run_dir()
     run_times = _earlier_run_times(times_from, out) if order == "longest-first" else None
     options = RunOptions(
         output_dir=out.absolute(),
@@ -235,6 +235,27 @@ def run(
         parts.append(f"{summary.not_run} not run")
     click.echo(f"{', '.join(parts)}; logs in {options.output_dir}")
     sys.exit(summary.exit_status)
+
+
+def _fresh_run_dir() -> Path:
+    """herd_runs/<timestamp>, made now; -2, -3, ... after it when a run started in the same
+    second has it: two runs must never write into each other's job folders."""
+    base = Path("herd_runs") / time.strftime("%Y%m%d-%H%M%S")
+    folder, n = base, 1
+    try:
+        base.parent.mkdir(exist_ok=True)
+        while True:
+            try:
+                folder.mkdir()
+                return folder
+            except FileExistsError:
+                n += 1
+                folder = base.with_name(f"{base.name}-{n}")
+    except OSError as exc:
+        raise HerdError(
+            f"cannot create {folder}: {exc.strerror}; run from a folder you can write to, "
+            "or pass --output-dir"
+        ) from None
 
 
 def _earlier_run_times(times_from: Path | None, output_dir: Path) -> dict[str, float]:
