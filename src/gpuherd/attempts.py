@@ -205,7 +205,7 @@ class Attempts:
 
 def _log_bytes(folder: Path) -> int:
     total = 0
-    for name in ("stdout.log", "stderr.log"):
+    for name in jobfiles.LOGS:
         try:
             total += (folder / name).stat().st_size
         except OSError:

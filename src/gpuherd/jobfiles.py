@@ -16,6 +16,8 @@ from gpuherd.core.model import Attempt, Job, Outcome
 from gpuherd.errors import Forbidden
 
 TAIL_BYTES = 64 * 1024
+LOGS = ("stdout.log", "stderr.log")
+MARKERS = ("SUCCESS", "FAILURE")
 
 
 @dataclass(frozen=True)
@@ -65,7 +67,9 @@ def _attempt_folder(layout: Layout, job_id: int, named: str | None, attempt: int
 
 
 def prepare(folder: str | Path) -> None:
-    """Create an attempt's folder, leaving no marker of an earlier run in it."""
+    """Create an attempt's folder, leaving no marker of an earlier run in it, nor the logs
+    of one that ended there (the job's shell appends: two runs' output in one log would
+    mislead). An attempt that never started (its Ray node left) keeps the note it logged."""
     try:
         os.mkdir(folder)
     except FileNotFoundError:  # the daemon's jobs/<id>/attempt-1: the job's folder first
@@ -78,7 +82,12 @@ def prepare(folder: str | Path) -> None:
             pass
         os.mkdir(folder)
     except FileExistsError:  # a rerun into the same folder: clear what the last run left
-        for name in ("SUCCESS", "FAILURE", "process", "exit_status", "pid"):
+        ended = False
+        for name in (*MARKERS, "process", "exit_status", "pid"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(os.path.join(folder, name))
+                ended = ended or name in MARKERS
+        for name in LOGS if ended else ():
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(os.path.join(folder, name))
 
@@ -144,7 +153,7 @@ def record_end(
     folder = str(layout.attempt_dir(job, job.attempt))
     job_folder = str(layout.job_dir(job))
     _write_copies(_info_files(folder, job_folder), _json_text({**started, **end}))
-    marker, other = ("SUCCESS", "FAILURE") if outcome.success else ("FAILURE", "SUCCESS")
+    marker, other = MARKERS if outcome.success else MARKERS[::-1]
     first = None
     for target in dict.fromkeys((folder, job_folder)):
         try:

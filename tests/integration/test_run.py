@@ -113,7 +113,7 @@ def test_rerun_into_the_same_folder_never_leaves_both_markers(runs: Runs) -> Non
     flags.mkdir()
     jobs = (
         # Succeeds the first time, fails the second.
-        f"if [ -e {flags}/one ]; then exit 1; else touch {flags}/one; fi\n"
+        f"if [ -e {flags}/one ]; then echo 2nd; exit 1; else echo 1st; touch {flags}/one; fi\n"
         # Fails the first time, succeeds the second.
         f"if [ -e {flags}/two ]; then exit 0; else touch {flags}/two; exit 1; fi\n"
     )
@@ -129,6 +129,7 @@ def test_rerun_into_the_same_folder_never_leaves_both_markers(runs: Runs) -> Non
     assert markers(out / "job_1") == {"SUCCESS"}
     assert job_info(out / "job_0")["exit_code"] == 1
     assert job_info(out / "job_1")["exit_code"] == 0
+    assert (out / "job_0" / "stdout.log").read_text() == "2nd\n"  # not the first run's too
 
 
 @pytest.mark.parametrize("where", ["same output dir", "--times-from"])

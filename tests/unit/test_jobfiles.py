@@ -158,16 +158,27 @@ def test_prepare_creates_the_folder(tmp_path: Path) -> None:
     jobfiles.prepare(folder)  # twice is fine
 
 
-def test_prepare_removes_old_markers_and_keeps_logs(tmp_path: Path) -> None:
+def test_prepare_removes_old_markers_and_the_logs_of_a_run_that_ended(tmp_path: Path) -> None:
     folder = tmp_path / "a"
     folder.mkdir()
     for name in ("SUCCESS", "FAILURE", "process", "exit_status", "pid"):
         (folder / name).write_text("old")
     (folder / "stdout.log").write_text("old output")
     jobfiles.prepare(folder)
-    for name in ("SUCCESS", "FAILURE", "process", "exit_status", "pid"):
+    for name in ("SUCCESS", "FAILURE", "process", "exit_status", "pid", "stdout.log"):
         assert not (folder / name).exists(), name
-    assert (folder / "stdout.log").read_text() == "old output"
+
+
+def test_prepare_keeps_what_an_attempt_that_never_ran_logged(tmp_path: Path) -> None:
+    """A Ray attempt whose node left before it started notes why in stderr.log; the next
+    try runs in the same folder, and the note stays above its output."""
+    folder = tmp_path / "a"
+    folder.mkdir()
+    (folder / "pid").write_text("ray:12:1\n")
+    (folder / "stderr.log").write_text("gpuherd: Ray node n1 left the cluster\n")
+    jobfiles.prepare(folder)
+    assert not (folder / "pid").exists()
+    assert (folder / "stderr.log").read_text() == "gpuherd: Ray node n1 left the cluster\n"
 
 
 def start(layout: jobfiles.Layout, job: Job, att: Attempt, pid: int) -> dict[str, object]:
