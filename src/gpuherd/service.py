@@ -95,18 +95,38 @@ class Service(SystemVerbs):
         all_jobs: bool = False,
         limit: int | None = None,
     ) -> list[dict[str, Any]]:
+        return self.ls(states, project, all_jobs, limit)[0]
+
+    def ls(
+        self,
+        states: Sequence[str] = (),
+        project: str | None = None,
+        all_jobs: bool = False,
+        limit: int | None = None,
+    ) -> tuple[list[dict[str, Any]], int]:
+        """The jobs `ls` lists, and how many more match but were left out by `limit`: with
+        `states` or `all_jobs`, the jobs that match; else the running and waiting ones (the
+        limit applies to the waiting) and the most recent finished ones."""
         wanted = tuple(_state(s) for s in states)
+        limited: tuple[JobState, ...] = wanted
         if wanted or all_jobs:
             jobs = self.store.list_jobs(wanted, project, limit)
+            shown = len(jobs)
         else:
+            limited = (JobState.QUEUED, JobState.HELD)
+            waiting = self.store.list_jobs(limited, project, limit)
             recent = self.store.list_jobs(
                 tuple(FINISHED_STATES), project, RECENT_FINISHED, newest_first=True
             )
-            jobs = recent + self.store.list_jobs(tuple(LIVE_STATES), project)
-            jobs += self.store.list_jobs((JobState.QUEUED, JobState.HELD), project, limit)
-            jobs.sort(key=lambda j: j.id)
+            jobs = sorted(
+                recent + self.store.list_jobs(tuple(LIVE_STATES), project) + waiting,
+                key=lambda j: j.id,
+            )
+            shown = len(waiting)
+        more = 0 if limit is None or shown < limit else self.store.count_jobs(limited, project)
         explain = self._explainer()
-        return [job_view(job, explain(job), self._peak(job.id)) for job in jobs]
+        views = [job_view(job, explain(job), self._peak(job.id)) for job in jobs]
+        return views, max(0, more - shown)
 
     def page_jobs(
         self,

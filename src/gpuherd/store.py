@@ -260,6 +260,10 @@ class Store(SweepAndDeviceTables, JobViews):
             sql += f" LIMIT {int(limit)}"
         return [self._job(row) for row in self._db.execute(sql, args)]
 
+    def count_jobs(self, states: Sequence[JobState] = (), project: str | None = None) -> int:
+        where, args = rows.filters(states, project)
+        return int(self._db.execute(f"SELECT COUNT(*) FROM jobs {where}", args).fetchone()[0])
+
     def queued_ready(self, cpu_only: bool = False) -> Generator[Job, None, None]:
         """Queued jobs whose dependencies all succeeded, in dispatch order, read lazily."""
         sql = (

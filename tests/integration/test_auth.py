@@ -126,7 +126,7 @@ def test_query_token_sets_a_strict_cookie_then_the_cookie_works(shared: Dashboar
 
 def test_api_accepts_the_token_in_a_header_or_the_query(shared: Dashboard) -> None:
     header = shared.request("GET", "/api/v1/jobs", {"Authorization": f"token {shared.token}"})
-    assert header.status == 200 and json.loads(header.body) == {"jobs": []}
+    assert header.status == 200 and json.loads(header.body)["jobs"] == []
     bearer = shared.request("GET", "/api/v1/gpus", {"Authorization": f"Bearer {shared.token}"})
     assert bearer.status == 200
     query = shared.request("GET", f"/api/v1/jobs?token={shared.token}")
@@ -227,7 +227,7 @@ def test_jobs_never_see_the_token(herd: Herd, tmp_path: Path) -> None:
 
 
 def test_the_unix_socket_needs_no_token(shared: Dashboard) -> None:
-    assert shared.herd.client.get("/jobs") == {"jobs": []}
+    assert shared.herd.client.get("/jobs")["jobs"] == []
     conn = UnixConnection(shared.herd.client.socket_path, timeout=10)
     try:
         conn.request("GET", "/")

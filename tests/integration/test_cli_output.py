@@ -154,3 +154,19 @@ def test_wait_names_the_jobs_that_did_not_succeed_by_state(daemon: Herd) -> None
     late = daemon.cli("wait", *map(str, held), "--timeout", "0.2", check=False)
     assert late.returncode == 2
     assert late.stderr == f"gave up waiting; still unfinished: {held[0]}-{held[-1]}\n"
+
+
+def test_ls_footer_counts_only_what_the_listing_left_out(daemon: Herd) -> None:
+    held = daemon.submit_lines(["true"] * 5, "--hold")
+    failed = daemon.submit_lines(["false"] * 3)
+    for job_id in failed:
+        daemon.wait_state(job_id, "failed")
+    default = daemon.cli("ls", "--limit", "2").stdout.splitlines()
+    assert default[-1] == "… and 3 more waiting jobs (gpuherd ls --all)"
+    assert len(default) == 1 + 3 + 2 + 1  # header, the finished, 2 waiting, the footer
+    by_state = daemon.cli("ls", "--state", "failed", "--limit", "2").stdout.splitlines()
+    assert by_state[-1] == "… and 1 more (a higher --limit shows them)"
+    assert [line.split()[0] for line in by_state[1:-1]] == [str(i) for i in failed[:2]]
+    # A filter that hides the held jobs does not count them (it used to: "1 more waiting").
+    assert daemon.cli("ls", "--state", "running").stdout == "no jobs match\n"
+    assert daemon.cli("ls", "--state", "held").stdout.splitlines()[-1].startswith(f"{held[-1]} ")

@@ -35,9 +35,9 @@ def job(job_id: int, state: str = "queued", command: str = "true", **extra: Any)
     }
 
 
-def ls_output(jobs: list[dict[str, Any]], counts: dict[str, int], limit: int | None) -> str:
+def ls_output(jobs: list[dict[str, Any]], more: int = 0, filtered: bool = False) -> str:
     term = terminal()
-    render.job_table(jobs, counts, limit, term)
+    render.job_table(jobs, more, filtered, term)
     assert isinstance(term.stream, io.StringIO)
     return term.stream.getvalue()
 
@@ -113,7 +113,7 @@ def test_ls_table_as_before_with_the_more_line() -> None:
         job(2, "queued", "python3 train.py --lr 0.3", reason="queue paused"),
         job(3, "held", "true", name="later", reason="held"),
     ]
-    out = ls_output(jobs, {"succeeded": 1, "queued": 5, "held": 1}, limit=100)
+    out = ls_output(jobs, more=4)
     assert out.splitlines() == [
         "ID  STATE      NAME   GPUS  PRIO  TIME  INFO          COMMAND",
         "1   succeeded         0     0     0.1s  exit 0        python3 train.py --lr 1.0",
@@ -124,5 +124,11 @@ def test_ls_table_as_before_with_the_more_line() -> None:
 
 
 def test_ls_of_nothing() -> None:
-    assert ls_output([], {}, 100) == "no jobs\n"
-    assert ls_output([], {"succeeded": 2}, 100) == "no jobs (ls --all shows finished ones)\n"
+    assert ls_output([]) == "no jobs\n"
+    assert ls_output([], filtered=True) == "no jobs match\n"
+
+
+def test_ls_says_how_many_a_filtered_listing_left_out() -> None:
+    jobs = [job(2, "failed", "false", outcome="exit", exit_code=1)]
+    out = ls_output(jobs, more=179, filtered=True).splitlines()
+    assert out[-1] == "… and 179 more (a higher --limit shows them)"

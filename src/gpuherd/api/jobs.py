@@ -41,7 +41,8 @@ async def list_jobs(
     all: bool = False,
     limit: Annotated[int | None, Query(ge=1)] = None,
 ) -> dict[str, Any]:
-    return {"jobs": _service(request).list_jobs(state or (), project, all, limit)}
+    jobs, more = _service(request).ls(state or (), project, all, limit)
+    return {"jobs": jobs, "more": more}
 
 
 @router.get("/jobs/wait")

@@ -150,10 +150,10 @@ def list_jobs(
 
     if limit is None and not (as_json or quiet or all_jobs):
         limit = render.DEFAULT_LS_LIMIT
-    client = Client()
-    jobs = client.get(
+    answer = Client().get(
         "/jobs", state=list(states), project=project, all=all_jobs or None, limit=limit
-    )["jobs"]
+    )
+    jobs = answer["jobs"]
     if as_json:
         click.echo(json.dumps(jobs, indent=1))
         return
@@ -162,8 +162,7 @@ def list_jobs(
             jobs = [job for job in jobs if job["state"] not in FINISHED]  # for context
         click.echo("\n".join(str(job["id"]) for job in jobs), nl=bool(jobs))
         return
-    counts = client.get("/daemon")["counts"] if limit else {}
-    render.job_table(jobs, counts, limit)
+    render.job_table(jobs, answer.get("more", 0), filtered=bool(states or project or all_jobs))
 
 
 @click.command()

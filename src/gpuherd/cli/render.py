@@ -67,13 +67,15 @@ def info(job: dict[str, Any]) -> str:
 
 def job_table(
     jobs: list[dict[str, Any]],
-    counts: dict[str, int],
-    limit: int | None,
+    more: int = 0,
+    filtered: bool = False,
     term: plain.Terminal | None = None,
 ) -> None:
+    """`ls`: the jobs, then how many more the limit left out (`more`). `filtered`: by state,
+    project or --all, where the limit counts every job listed (else only the waiting)."""
     term = term or plain.Terminal()
     if not jobs:
-        term.write(["no jobs" + (" (ls --all shows finished ones)" if counts else "")])
+        term.write(["no jobs match" if filtered else "no jobs"])
         return
     now = time.time()
     rows: list[list[plain.Cell]] = []
@@ -96,10 +98,12 @@ def job_table(
         )
     # Too wide for the terminal: cut the command first, then the free-text NAME and INFO.
     lines = plain.table(term, LS_COLUMNS, rows, shrink=(7, 2, 6))
-    waiting = counts.get("queued", 0) + counts.get("held", 0)
-    shown = sum(1 for j in jobs if j["state"] in ("queued", "held"))
-    if limit and waiting > shown:
-        lines.append(f"… and {waiting - shown} more waiting jobs (gpuherd ls --all)")
+    if more:
+        lines.append(
+            f"… and {more} more (a higher --limit shows them)"
+            if filtered
+            else f"… and {more} more waiting jobs (gpuherd ls --all)"
+        )
     term.write(lines)
 
 
