@@ -88,15 +88,6 @@ class Service(SystemVerbs):
 
     # ---- read -----------------------------------------------------------------------------
 
-    def list_jobs(
-        self,
-        states: Sequence[str] = (),
-        project: str | None = None,
-        all_jobs: bool = False,
-        limit: int | None = None,
-    ) -> list[dict[str, Any]]:
-        return self.ls(states, project, all_jobs, limit)[0]
-
     def ls(
         self,
         states: Sequence[str] = (),

@@ -135,7 +135,7 @@ async def submit_page(request: Request) -> HTMLResponse:
 
 def _gpus(request: Request) -> dict[str, Any]:
     service = _service(request)
-    live = service.list_jobs(["running", "paused"], all_jobs=True)
+    live, _ = service.ls(["running", "paused"], all_jobs=True)
     return {"gpus": service.gpus(), "live": {job["id"]: job for job in live}}
 
 

@@ -121,7 +121,7 @@ async def act(request: Request) -> Response:
 async def retry_failed(request: Request) -> Response:
     form = await _form(request)
     service = _service(request)
-    failed = [job["id"] for job in service.list_jobs([JobState.FAILED.value], all_jobs=True)]
+    failed = [job["id"] for job in service.ls([JobState.FAILED.value], all_jobs=True)[0]]
     if not failed:
         return _answer(request, form, [(True, "no failed job to retry")])
     results = service.retry(failed)

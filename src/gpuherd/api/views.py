@@ -205,7 +205,7 @@ def sweep_names(service: Service) -> list[str]:
 def overview(service: Service, pid: int, socket_path: str) -> dict[str, Any]:
     status = service.status(pid, socket_path)
     gpus = service.gpus()
-    live = service.list_jobs([s.value for s in LIVE_STATES], all_jobs=True)
+    live, _ = service.ls([s.value for s in LIVE_STATES], all_jobs=True)
     counts: dict[str, int] = status["counts"]
     recent = service.page_jobs(limit=8)[1]
     return {
