@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import shutil
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -344,6 +345,8 @@ class Service(SystemVerbs):
         paused = self.engine.queue_paused
         policy = self.engine.policy
         host_free = host_memory_available()
+        caps = self.engine.sweep_caps
+        sweeps_running = Counter(live.sweep for live in self.engine.live.values() if live.sweep)
 
         def explain(job: Job) -> str | None:
             if job.state is JobState.HELD:
@@ -362,6 +365,9 @@ class Service(SystemVerbs):
                     return f"waiting for job {_ids([i for i, _ in unmet])}"
             if paused:
                 return "queue paused"
+            sweep = job.spec.sweep
+            if sweep in caps and sweeps_running[sweep] >= caps[sweep]:
+                return f"waiting: sweep {sweep} runs {caps[sweep]} at a time (--max-parallel)"
             return why_waiting(job, devices, reservations, policy, host_free)
 
         return explain

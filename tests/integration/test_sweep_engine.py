@@ -83,6 +83,19 @@ def test_max_parallel_caps_a_sweeps_running_points(herd: Herd, work: Path) -> No
     assert most == 2  # four GPUs free, yet never more than two of the sweep at once
 
 
+def test_a_capped_sweeps_waiting_points_say_why(herd: Herd, work: Path) -> None:
+    herd.start("--fake-gpus", "4")
+    answer = sweep(
+        herd, work, "sleep 30 # {s}", "-p", "s", "1", "2", "--name", "one", "--max-parallel", "1"
+    )
+    ids = answer["ids"]
+    wait_for(lambda: any(herd.job(i)["state"] == "running" for i in ids), what="a point running")
+    (waiting,) = [herd.job(i) for i in ids if herd.job(i)["state"] == "queued"]
+    # Three GPUs are free: the sweep's own cap holds it back, not max-running.
+    assert waiting["reason"] == "waiting: sweep one runs 1 at a time (--max-parallel)"
+    herd.cli("kill", *map(str, ids))
+
+
 def test_siblings_learn_the_memory_a_finished_point_used(herd: Herd, work: Path) -> None:
     herd.start("--fake-gpus", "1x24GiB")
     herd.cli("pause")
