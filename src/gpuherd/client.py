@@ -104,6 +104,10 @@ class Client:
             sock.connect(str(self.socket_path))
         except (FileNotFoundError, ConnectionRefusedError):
             sock.close()
+            noted = self._noted_socket()
+            if noted is not None:  # the daemon runs with another XDG_RUNTIME_DIR
+                self.socket_path = noted
+                return self._connect(timeout)
             raise DaemonError(
                 f"no gpuherd daemon is running for {self.home}: start one with "
                 "`gpuherd daemon start` (add --fake-gpus 4 on a machine without GPUs)"
@@ -117,6 +121,14 @@ class Client:
             sock.close()
             raise
         return sock
+
+    def _noted_socket(self) -> Path | None:
+        """The socket the running daemon noted in the home, if it is not the one tried."""
+        try:
+            noted = Path(paths.socket_note(self.home).read_text().strip())
+        except (OSError, UnicodeDecodeError):
+            return None
+        return noted if noted != self.socket_path and noted.is_socket() else None
 
 
 def _send(sock: socket.socket, method: str, path: str, payload: bytes | None) -> None:

@@ -52,6 +52,12 @@ def _digest(home: Path) -> str:
     return hashlib.sha256(str(home.resolve()).encode()).hexdigest()[:12]
 
 
+def socket_note(home: Path) -> Path:
+    """Where the running daemon notes its socket: a client whose XDG_RUNTIME_DIR is not the
+    daemon's (an ssh session, cron, tmux) computes another path, and finds it here."""
+    return home / "daemon.socket"
+
+
 def socket_path(home: Path) -> Path:
     if os.environ.get("GPUHERD_SOCKET"):
         return Path(os.environ["GPUHERD_SOCKET"])

@@ -9,3 +9,19 @@ def test_submit_runs_on_a_fake_gpu(daemon: Herd) -> None:
     assert job["exit_code"] == 0
     out = daemon.cli("log", str(job_id)).stdout
     assert out == f"gpu={job['gpus'][0]} order=PCI_BUS_ID\n"
+
+
+def test_a_client_finds_a_daemon_started_with_another_runtime_dir(herd: Herd) -> None:
+    """ssh, cron and tmux shells differ in XDG_RUNTIME_DIR, which decides the socket's path;
+    the daemon notes its socket in the home, and a client that finds nothing looks there."""
+    runtime = herd.home.parent / "xdg"
+    runtime.mkdir(mode=0o700)
+    herd.cli(
+        "daemon", "start", "--fake-gpus", "1", env={**herd.env, "XDG_RUNTIME_DIR": str(runtime)}
+    )
+    assert not (herd.home / "run" / "herd.sock").exists()  # where a client without it looks
+    job_id = herd.submit("--hold", "--", "true")  # herd.env has no XDG_RUNTIME_DIR
+    assert herd.cli("ls", "-q").stdout == f"{job_id}\n"
+    herd.cli("daemon", "stop")
+    gone = herd.cli("ls", check=False)
+    assert gone.returncode == 1 and "no gpuherd daemon is running" in gone.stderr
