@@ -100,7 +100,8 @@ def _start_daemon(client: Client, args: list[str]) -> None:
 def _submit_options(options: Mapping[str, Any]) -> dict[str, Any]:
     """`submit` keyword options as the API takes them (sizes and durations may be text)."""
     known = {"gpus", "mem", "ram", "oom_retry", "priority", "after", "retries", "timeout"}
-    known |= {"grace", "project", "env", "hold", "max_parallel"}
+    known |= {"grace", "no_output_timeout", "kill_on_no_output", "project", "env", "hold"}
+    known |= {"max_parallel"}
     unknown = sorted(set(options) - known)
     if unknown:
         raise TypeError(f"unknown option {unknown[0]!r}; options: {', '.join(sorted(known))}")
@@ -108,7 +109,7 @@ def _submit_options(options: Mapping[str, Any]) -> dict[str, Any]:
     for key in ("mem", "ram"):
         if isinstance(out.get(key), str):
             out[key] = parse_size(out[key])
-    for key in ("timeout", "grace"):
+    for key in ("timeout", "grace", "no_output_timeout"):
         if isinstance(out.get(key), str):
             out[key] = parse_duration(out[key])
     out["after"] = [a.id if isinstance(a, Job) else int(a) for a in out.get("after", ())]
@@ -136,7 +137,7 @@ class Herd:
     ) -> Job:
         """Queue a command: one string is run by sh as written; a list is quoted and joined.
         Options as `gpuherd submit`: mem, ram, priority, after, retries, timeout, grace,
-        project, env (a dict), hold, oom_retry."""
+        no_output_timeout, kill_on_no_output, project, env (a dict), hold, oom_retry."""
         text = command if isinstance(command, str) else command_from_args(list(command))
         item = {
             "command": text,

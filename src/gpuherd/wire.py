@@ -28,6 +28,8 @@ class JobOptions:
     retries: int = 0
     timeout: float | None = None
     grace: float = DEFAULT_GRACE
+    no_output_timeout: float | None = None
+    kill_on_no_output: bool = False
     project: str | None = None
     hold: bool = False
 
@@ -42,8 +44,6 @@ class SubmitItem(JobOptions):
     cwd: str
     env: dict[str, str] = field(default_factory=dict)
     name: str | None = None
-    no_output_timeout: float | None = None
-    kill_on_no_output: bool = False
     folder: str | None = None
     """The job's own folder (absolute); a sweep point's results folder."""
     sweep: str | None = None

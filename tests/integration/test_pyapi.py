@@ -132,6 +132,12 @@ def test_job_handle_waits_and_reads_logs(api: gpuherd.Herd) -> None:
     assert slow.wait(timeout=20) == "killed"
 
 
+def test_submit_takes_the_no_output_options(api: gpuherd.Herd) -> None:
+    silent = api.submit("sleep 60", gpus=0, no_output_timeout="1s", kill_on_no_output=True)
+    assert silent.wait(timeout=20) == "failed"
+    assert silent.info()["outcome"] == "stalled"
+
+
 def test_task_sweep_return_values_are_the_metrics(api: gpuherd.Herd, tmp_path: Path) -> None:
     import tasks_mod  # its tasks connect by themselves (GPUHERD_HOME), as a user's would
 

@@ -281,3 +281,23 @@ def test_git_commit_outside_a_repository_and_clean(tmp_path: Path) -> None:
     clean = fake_git(tmp_path / "bin", "feedbeef", "")
     assert git_commit(str(tmp_path), path=clean) == "feedbeef"
     assert sys.executable  # the suite itself never runs a real git
+
+
+def test_a_silent_point_is_killed_when_the_sweep_asks(daemon: Herd, work: Path) -> None:
+    answer = sweep(
+        daemon,
+        work,
+        "sleep 60 # {s}",
+        "-p",
+        "s",
+        "1",
+        "--name",
+        "silent",
+        "--no-output-timeout",
+        "1s",
+        "--on-no-output",
+        "kill",
+    )
+    (job_id,) = answer["ids"]
+    job = daemon.wait_state(job_id, "failed", timeout=20)
+    assert job["outcome"] == "stalled"

@@ -22,6 +22,7 @@ from gpuherd.cli.options import (
     ids_argument,
     json_option,
     memory_options,
+    no_output_options,
     priority_option,
     project_option,
     quiet_option,
@@ -44,18 +45,7 @@ FINISHED = {"succeeded", "failed", "killed", "cancelled", "lost"}
 @after_option()
 @retries_option()
 @timeout_option()
-@click.option(
-    "--no-output-timeout",
-    type=DURATION,
-    help="Flag the job as stalled when it prints nothing for this long (10m).",
-)
-@click.option(
-    "--on-no-output",
-    type=click.Choice(["flag", "kill"]),
-    default="flag",
-    show_default=True,
-    help="kill: stop a stalled job (outcome stalled; --retries apply).",
-)
+@no_output_options()
 @grace_option()
 @hold_option()
 @project_option()

@@ -99,6 +99,26 @@ def gpus_option(
     )
 
 
+def no_output_options(what: str = "the job") -> Callable[[F], F]:
+    """--no-output-timeout and --on-no-output, as submit and sweep take them."""
+
+    def apply(command: F) -> F:
+        command = click.option(
+            "--on-no-output",
+            type=click.Choice(["flag", "kill"]),
+            default="flag",
+            show_default=True,
+            help=f"kill: stop {what} when stalled (outcome stalled; --retries apply).",
+        )(command)
+        return click.option(
+            "--no-output-timeout",
+            type=DURATION,
+            help=f"Flag {what} as stalled when it prints nothing for this long (10m).",
+        )(command)
+
+    return apply
+
+
 def priority_option(show_default: bool = True) -> Callable[[F], F]:
     return click.option(
         "--priority", type=int, default=0, show_default=show_default, help="Higher runs first."

@@ -142,6 +142,8 @@ def build(
         oom_retry=opts["oom_retry"],
         after=opts["after"] or [],
         grace=opts["grace"],
+        no_output_timeout=opts["no_output_timeout"],
+        kill_on_no_output=opts["on_no_output"] == "kill",
         hold=opts["hold"],
         order=opts["order"],
         **submit,

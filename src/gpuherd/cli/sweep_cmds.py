@@ -92,6 +92,7 @@ def sweep() -> None:
 @options.after_option()
 @options.retries_option("point", show_default=False)
 @options.timeout_option()
+@options.no_output_options("a point")
 @options.grace_option("a point")
 @options.hold_option("the points", it="them")
 @options.project_option()
