@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gpuherd.core.units import format_duration, format_size, parse_duration, parse_size
+from gpuherd.core.units import format_duration, format_size, parse_duration, parse_size, plural
 
 GiB = 2**30
 MiB = 2**20
@@ -201,3 +201,9 @@ def test_duration_round_trip_within_display_precision(seconds: float) -> None:
     else:
         tolerance = 3600.5
     assert abs(parse_duration(shown) - seconds) <= tolerance + 1e-9
+
+
+def test_plural_counts_one_thing_without_an_s() -> None:
+    assert plural(1, "GPU") == "1 GPU"
+    assert plural(0, "GPU") == "0 GPUs"
+    assert plural(3, "more waiting job") == "3 more waiting jobs"

@@ -12,7 +12,7 @@ from typing import Any
 
 from gpuherd.cli import plain
 from gpuherd.core.idspec import format_ids
-from gpuherd.core.units import format_duration, format_size
+from gpuherd.core.units import format_duration, format_size, plural
 
 DEFAULT_LS_LIMIT = 100
 LS_COLUMNS = ("ID", "STATE", "NAME", "GPUS", "PRIO", "TIME", "INFO", "COMMAND")
@@ -102,7 +102,7 @@ def job_table(
         lines.append(
             f"… and {more} more (a higher --limit shows them)"
             if filtered
-            else f"… and {more} more waiting jobs (gpuherd ls --all)"
+            else f"… and {plural(more, 'more waiting job')} (gpuherd ls --all)"
         )
     term.write(lines)
 

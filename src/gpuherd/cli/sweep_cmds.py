@@ -32,6 +32,7 @@ from gpuherd.core.sweep import (
     spec_to_dict,
     unused_params,
 )
+from gpuherd.core.units import plural
 from gpuherd.errors import HerdError
 
 RUN = "submit"
@@ -148,7 +149,7 @@ def _dry_run(spec: SweepSpec, cwd: str, yes: bool) -> None:
         click.echo(f"gpuherd: warning: parameter {key!r} does not appear in the command", err=True)
     for point in points:
         click.echo((point.command or "").replace("\n", " "))
-    done = f"{len(points)} commands of sweep {spec.name} (dry run: nothing submitted)"
+    done = f"{plural(len(points), 'command')} of sweep {spec.name} (dry run: nothing submitted)"
     click.echo(done, err=True)
 
 

@@ -25,13 +25,9 @@ from gpuherd.core.capacity import (
     most_on_a_node,
 )
 from gpuherd.core.model import Assignment, Device, DeviceState, Job, Policy, Reservation
-from gpuherd.core.units import format_size
+from gpuherd.core.units import format_size, plural
 
 _DEFAULT_POLICY = Policy()
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def _percent(fraction: float) -> str:
@@ -266,7 +262,7 @@ def why_waiting(
             "waiting for its turn (GPUs held for an older blocked job, or max_running reached)"
         )
     if kind is SHARING and any(g.cap is not None for g in gpus):
-        head = f"waiting for {format_size(mem or 0)} free on {_plural(n, 'GPU')}"
+        head = f"waiting for {format_size(mem or 0)} free on {plural(n, 'GPU')}"
     elif kind is EXCLUSIVE:
         head = "waiting for an empty GPU" if n == 1 else f"waiting for {n} empty GPUs"
     else:
@@ -309,7 +305,7 @@ def never_fits(
     if job_gpus > len(configured):
         count = len(configured)
         have = "none is" if count == 0 else f"only {count} {'is' if count == 1 else 'are'}"
-        return f"asks for {_plural(job_gpus, word)} but {have} configured"
+        return f"asks for {plural(job_gpus, word)} but {have} configured"
     largest_node = _most_on_a_node(configured)
     if job_gpus > largest_node:
         return f"asks for {job_gpus} {word}s on one node: the largest node has {largest_node}"
@@ -333,7 +329,7 @@ def never_fits(
         )
     asks = f"asks for {job_gpus} {word}s with {format_size(job_mem)} each"
     if len(big) >= job_gpus:
-        return f"{asks} on one node, but no node has more than {_plural(most, 'such GPU')}{kept}"
+        return f"{asks} on one node, but no node has more than {plural(most, 'such GPU')}{kept}"
     have = "GPU has" if len(big) == 1 else "GPUs have"
     return f"{asks} but only {len(big)} {have} that much{kept}"
 

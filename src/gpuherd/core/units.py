@@ -118,3 +118,8 @@ def format_duration(seconds: float) -> str:
     if total < 86400:
         return f"{total // 3600}h{total % 3600 // 60:02d}m"
     return f"{total // 86400}d{total % 86400 // 3600:02d}h"
+
+
+def plural(n: int, word: str) -> str:
+    """`1 GPU`, `2 GPUs`: a count with its noun (regular plurals only)."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"

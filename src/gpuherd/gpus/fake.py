@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypeVar
 
-from gpuherd.core.units import parse_size
+from gpuherd.core.units import parse_size, plural
 from gpuherd.gpus.base import GpuProcess, GpuReading, JobOnGpus, ProbeError
 
 DEFAULT_FAKE_MEMORY = 24 * 2**30
@@ -102,7 +102,7 @@ class FakeProbe:
     def describe(self) -> str:
         if self._path is not None:
             return f"fake: state file {self._path}"
-        return f"fake: {len(self._readings)} GPUs"
+        return f"fake: {plural(len(self._readings), 'GPU')}"
 
     def _refresh(self, path: Path) -> None:
         try:
