@@ -228,6 +228,9 @@ def test_the_submit_form(daemon: Herd, tmp_path: Path) -> None:
     assert empty.status == 400 and "no command" in empty.body and 'value="keep-me"' in empty.body
     bad_mem = post(daemon, "/submit", htmx=False, commands="true", mem="lots", cwd=str(tmp_path))
     assert bad_mem.status == 400 and "memory" in bad_mem.body
+    no_cwd = post(daemon, "/submit", htmx=False, commands="true", cwd=" ")
+    assert no_cwd.status == 400 and "working directory &#39;&#39; is not a folder" in no_cwd.body
+    assert "--cwd" not in no_cwd.body  # a form has no flags
     answer = post(
         daemon,
         "/submit",

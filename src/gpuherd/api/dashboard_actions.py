@@ -200,9 +200,15 @@ class SubmitForm:
             mem = parse_size(self.mem) if self.mem.strip() else None
         except ValueError as exc:
             raise HerdError(f"memory: {exc}") from None
+        cwd = self.cwd.strip()
+        if not os.path.isabs(cwd) or not os.path.isdir(cwd):  # said for a form, not the CLI
+            raise HerdError(
+                f"working directory '{cwd}' is not a folder here: give the absolute path of "
+                "an existing folder on the daemon's machine"
+            )
         env = {k: v for k, v in os.environ.items() if k != "GPUHERD_TOKEN"}
         base: dict[str, Any] = dict(
-            cwd=self.cwd.strip(),
+            cwd=cwd,
             env=env,
             env_overrides=_env_pairs(self.env),
             name=self.name.strip() or None,
