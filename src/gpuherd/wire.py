@@ -89,6 +89,8 @@ def job_view(job: Job, reason: str | None = None, peak_mem: int | None = None) -
         "timeout": job.spec.timeout,
         "priority": job.priority,
         "project": job.spec.project,
+        "sweep": job.spec.sweep,
+        "git": job.spec.git,
         "after": list(job.spec.after),
         "command": job.spec.command,
         "cwd": job.spec.cwd,

@@ -301,3 +301,5 @@ def test_a_silent_point_is_killed_when_the_sweep_asks(daemon: Herd, work: Path) 
     (job_id,) = answer["ids"]
     job = daemon.wait_state(job_id, "failed", timeout=20)
     assert job["outcome"] == "stalled"
+    assert job["sweep"] == "silent" and job["git"] is None  # `work` is no repository
+    assert "sweep      silent" in daemon.cli("show", str(job_id)).stdout.splitlines()

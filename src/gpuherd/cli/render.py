@@ -118,6 +118,8 @@ def job_detail(job: dict[str, Any], term: plain.Terminal | None = None) -> None:
         ("requested", _requested(job)),
         ("priority", str(job["priority"])),
         ("project", job["project"] or "-"),
+        ("sweep", job.get("sweep") or "-"),
+        ("git", job.get("git") or "-"),
         ("pid", str(job["pid"] or "-")),
         ("host", job["attempts"][-1]["host"] if job.get("attempts") else "-"),
         ("attempt", f"{job['attempt']} (retries allowed: {job['retries']})"),
