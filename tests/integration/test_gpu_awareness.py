@@ -151,3 +151,13 @@ def test_gpus_on_nodes_through_the_cli(herd: Herd, tmp_path: Path) -> None:
     herd.cli("kill", str(second))
     herd.wait_state(two, "succeeded")
     assert herd.job(two)["gpus"] == [0, 1]
+
+
+def test_gpus_says_when_jobs_with_mem_share_a_gpu_beyond_its_slot(herd: Herd) -> None:
+    herd.start("--fake-gpus", "1x24GiB")
+    jobs = [herd.submit("--mem", "5GiB", "--", "sleep", "60") for _ in range(3)]
+    for job_id in jobs:
+        herd.wait_state(job_id, "running")
+    row = herd.cli("gpus").stdout.splitlines()[1]
+    assert "3 sharing" in row and "3/1" not in row
+    herd.cli("kill", f"{jobs[0]}-{jobs[-1]}")

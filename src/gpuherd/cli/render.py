@@ -212,7 +212,7 @@ def gpu_renderable(answer: dict[str, Any]) -> Any:
             *node,
             gpu["name"],
             gpu["state"],
-            f"{len(gpu['jobs'])}/{slots}",
+            _slots(len(gpu["jobs"]), slots),
             memory,
             util,
             id_ranges(gpu["jobs"]) if gpu["jobs"] else "",
@@ -227,6 +227,11 @@ def gpu_renderable(answer: dict[str, Any]) -> Any:
         parts.append(Text(f"configured but not seen by the probe: {id_ranges(answer['missing'])}"))
     parts.append(Text(f"probe: {answer['probe']}", style="dim"))
     return Group(*parts)
+
+
+def _slots(jobs: int, slots: int) -> str:
+    """`1/2`; jobs with --mem share a GPU beyond its slots: `3 sharing`, not `3/1`."""
+    return f"{jobs}/{slots}" if jobs <= slots else f"{jobs} sharing"
 
 
 def gpu_table(answer: dict[str, Any]) -> None:
