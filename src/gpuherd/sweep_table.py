@@ -50,7 +50,11 @@ def table(store: Store, name: str, sort: str | None = None) -> dict[str, Any]:
         raise NotFound(f"no sweep named {name!r}: `gpuherd sweep ls` lists the sweeps")
     rows = _rows(store, row, metrics=True)
     spec = stored_spec(row)
-    metric_keys = list(dict.fromkeys(k for r in rows for k in r["metrics"]))
+    metric_keys = [
+        k
+        for k in dict.fromkeys(k for r in rows for k in r["metrics"])
+        if k not in spec.varying or not _echoes(rows, k)
+    ]
     if sort:
         rows = sort_rows(rows, sort, spec.varying, metric_keys)
     return {
@@ -64,6 +68,13 @@ def table(store: Store, name: str, sort: str | None = None) -> dict[str, Any]:
         "updated_at": row.updated_at,
         "rows": rows,
     }
+
+
+def _echoes(rows: list[dict[str, Any]], key: str) -> bool:
+    """Whether a metric only repeats the point's parameter of that name (a config dumped
+    into metrics.json): a varying one has its column already."""
+    found = [r for r in rows if key in r["metrics"]]
+    return all(key in r["params"] and r["metrics"][key] == r["params"][key] for r in found)
 
 
 def _rows(store: Store, row: SweepRow, metrics: bool) -> list[dict[str, Any]]:

@@ -213,6 +213,7 @@ def test_status_shows_metrics_sorted_and_as_csv(daemon: Herd, work: Path) -> Non
     (work / "metrics.py").write_text(
         "import json, sys\n"
         "metrics = {'val_acc': float(sys.argv[1]) / 10, 'note': 'x y', 'shape': [2, 3]}\n"
+        "metrics['q'] = int(sys.argv[1])  # the config, echoed: no second q column\n"
         "json.dump(metrics, open(sys.argv[2] + '/metrics.json', 'w'))\n"
     )
     template = "python3 metrics.py {q} {run_dir}"
@@ -220,7 +221,7 @@ def test_status_shows_metrics_sorted_and_as_csv(daemon: Herd, work: Path) -> Non
     finished(daemon, "m", 3)
     table = daemon.json("sweep", "status", "m", "--sort", "-val_acc")
     assert [r["params"]["q"] for r in table["rows"]] == [9, 3, 1]
-    assert table["rows"][0]["metrics"] == {"val_acc": 0.9, "note": "x y", "shape": "[2, 3]"}
+    assert table["rows"][0]["metrics"] == {"val_acc": 0.9, "note": "x y", "shape": "[2, 3]", "q": 9}
     assert table["metric_keys"] == ["val_acc", "note", "shape"]
     text = daemon.cli("sweep", "status", "m", "--sort", "q").stdout
     assert [line.split()[0] for line in text.splitlines()[1:4]] == ["q=1", "q=3", "q=9"]
