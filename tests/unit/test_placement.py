@@ -611,7 +611,12 @@ def test_why_waiting() -> None:
     assert why_waiting(job(10, gpus=2), foreign, []) == (
         "waiting for 2 free GPUs (GPU 0 is busy with other users' processes)"
     )
-    assert why_waiting(job(10, gpus=0), devices, busy).startswith("waiting for a run slot")
+    assert why_waiting(job(10, gpus=0), devices, busy) == "starting"  # nothing holds it back
+    capped = Policy(max_running=1)
+    assert why_waiting(job(10, gpus=0), devices, busy, capped) == (
+        "waiting for a run slot (1 running: config max-running)"
+    )
+    assert why_waiting(job(10, gpus=1), devices, busy, capped).startswith("waiting for a run")
 
 
 def test_never_fits() -> None:

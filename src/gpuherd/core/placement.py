@@ -253,13 +253,16 @@ def why_waiting(
     spec = job.spec
     n, mem = spec.gpus, spec.mem
     ram_reason = _ram_reason(spec.ram, host_free, policy)
+    cap = policy.max_running
+    if cap is not None and len(reservations) >= cap:
+        return f"waiting for a run slot ({cap} running: config max-running)"
     if n <= 0:
-        return ram_reason or "waiting for a run slot (max_running reached)"
+        return ram_reason or "starting"  # nothing else holds a CPU-only job back
     kind = kind_of(spec)
     gpus = load(devices, reservations, policy)
     if most_on_a_node(g for g in gpus if g.fits(kind, mem)) >= n:
         return ram_reason or (
-            "waiting for its turn (GPUs held for an older blocked job, or max_running reached)"
+            "waiting for its turn (its GPUs are held for an older job that waits longer)"
         )
     if kind is SHARING and any(g.cap is not None for g in gpus):
         head = f"waiting for {format_size(mem or 0)} free on {plural(n, 'GPU')}"
