@@ -190,9 +190,9 @@ def serve(
     tcp_sock = tcp.bind(listen) if listen else None  # fail before serving, with the reason
     sock_path = paths.socket_path(home)
     sock = bind_socket(sock_path)
-    note = paths.socket_note(home)
-    note.with_suffix(".tmp").write_text(f"{sock_path}\n")
-    note.with_suffix(".tmp").replace(note)
+    note, draft = paths.socket_note(home), home / "daemon.socket.tmp"
+    draft.write_text(f"{sock_path}\n")
+    draft.replace(note)  # whole or not at all: clients read it without a lock
 
     async def main() -> None:
         engine = Engine(store, table(store, probe), executor, Layout.for_home(home))
