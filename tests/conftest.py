@@ -27,6 +27,19 @@ if TYPE_CHECKING:
     from gpuherd.store import Store
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """SIGTERM (a CI time limit, a closed terminal) ends the run as Ctrl-C does, so fixture
+    teardown still stops the daemons and jobs the tests started; by default it ended pytest
+    at once and left them running (they lead sessions of their own). Set before every test:
+    an in-process `gpuherd run` puts SIGTERM back to its default when it ends."""
+    if signal.getsignal(signal.SIGTERM) is not _interrupt:
+        signal.signal(signal.SIGTERM, _interrupt)
+
+
 def need(module: str, extra: str) -> None:
     """Import an optional dependency, or skip the module's tests without it. CI installs every
     extra (.ci/run), so there a missing one is a failure, never a silent skip."""
