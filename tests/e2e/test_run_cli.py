@@ -196,6 +196,18 @@ def test_plain_lines_when_not_a_terminal_and_status_1_when_a_job_fails(
     assert (out / "job_1" / "FAILURE").exists() and not (out / "job_1" / "SUCCESS").exists()
 
 
+def test_quiet_prints_only_what_went_wrong_and_the_summary(runs: Runs, probe: Probe) -> None:
+    out = runs.root / "out"
+    lines = [probe.cmd("good"), probe.cmd("bad", exit=3), probe.cmd("also-good")]
+    proc = runs.run("--fake-gpus", "2", "-q", "--output-dir", str(out), input="\n".join(lines))
+    assert proc.returncode == 1, proc.stderr
+    failed, summary = proc.stdout.splitlines()
+    assert failed.startswith("[1] failed (exit 3) after "), failed
+    assert failed.endswith(f"see {out / 'job_1'}/stderr.log"), failed
+    assert summary == f"2 succeeded, 1 failed; logs in {out}"
+    assert sorted(probe.by_name()) == ["also-good", "bad", "good"]  # all three ran
+
+
 def test_progress_bar_on_a_terminal(runs: Runs, probe: Probe) -> None:
     jobs = runs.root / "jobs.txt"
     jobs.write_text(probe.cmd("a") + "\n" + probe.cmd("b") + "\n")

@@ -29,10 +29,12 @@ if TYPE_CHECKING:
 
 
 class LineReporter:
-    """One line per event; a live progress bar under them when the terminal is interactive."""
+    """One line per event; a live progress bar under them when the terminal is interactive.
+    `quiet`: no line for a start or a success (a run of thousands of jobs)."""
 
-    def __init__(self, stream: TextIO) -> None:
+    def __init__(self, stream: TextIO, quiet: bool = False) -> None:
         self._stream = stream
+        self._quiet = quiet
         self._progress: Any = None
         self._task: Any = None
         self._total = 0
@@ -57,13 +59,16 @@ class LineReporter:
             self._stream.write(text + "\n")
 
     def started(self, number: int, gpus: list[int], command: str) -> None:
+        if self._quiet:
+            return
         where = f"GPU {','.join(map(str, gpus))}" if gpus else "no GPU"
         self._say(f"[{number}] started on {where}: {command}")
 
     def ended(self, number: int, state: str, detail: str, seconds: float, folder: str) -> None:
         self._done += 1
         if state == "succeeded":
-            self._say(f"[{number}] succeeded in {format_duration(max(seconds, 0.0))}")
+            if not self._quiet:
+                self._say(f"[{number}] succeeded in {format_duration(max(seconds, 0.0))}")
         else:
             why = f" ({detail})" if detail and detail != state else ""
             self._say(
@@ -140,6 +145,12 @@ def _split_gpus_and_file(gpus: str | None, args: tuple[str, ...]) -> tuple[str |
     help="With --order longest-first: an earlier run's output folder to take run times from "
     "(default: --output-dir).",
 )
+@click.option(
+    "-q",
+    "--quiet",
+    is_flag=True,
+    help="Print only what went wrong and the summary (no line per start or success).",
+)
 def run(
     args: tuple[str, ...],
     gpus: str | None,
@@ -157,6 +168,7 @@ def run(
     keep_state: bool,
     order: str,
     times_from: Path | None,
+    quiet: bool,
 ) -> None:
     """Run commands on the GPUs now and exit when all are done (no daemon).
 
@@ -221,7 +233,7 @@ def run(
         oom_retry=oom_retry,
         run_times=run_times,
     )
-    reporter = LineReporter(sys.stdout)
+    reporter = LineReporter(sys.stdout, quiet)
     try:
         summary = asyncio.run(Runner(options, probe, slots, reporter).run(source))
     finally:
