@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -173,6 +174,10 @@ class Attempts:
             return False
         self.executor.signal(live.pid, signal.SIGSTOP if pause else signal.SIGCONT)
         return True
+
+    def sweeps_running(self) -> Counter[str]:
+        """How many points of each sweep run now (what --max-parallel caps)."""
+        return Counter(lv.sweep for lv in self.live.values() if lv.sweep)
 
     def running_jobs(self) -> list[RunningJob]:
         return [

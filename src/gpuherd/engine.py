@@ -13,7 +13,6 @@ import logging
 import socket
 import sqlite3
 import time
-from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from itertools import islice
@@ -273,8 +272,7 @@ class Engine:
     def _within_sweep_caps(self, pending: Iterator[Job]) -> Iterator[Job]:
         if not self.sweep_caps:
             return pending
-        running = Counter(live.sweep for live in self.live.values() if live.sweep)
-        return within_caps(pending, self.sweep_caps, running)
+        return within_caps(pending, self.sweep_caps, self.attempts.sweeps_running())
 
     def _do_paperwork(self) -> None:
         """Write the human-readable job files, after the GPUs got their next jobs.

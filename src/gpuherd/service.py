@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import shutil
 import time
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -346,7 +345,7 @@ class Service(SystemVerbs):
         policy = self.engine.policy
         host_free = host_memory_available()
         caps = self.engine.sweep_caps
-        sweeps_running = Counter(live.sweep for live in self.engine.live.values() if live.sweep)
+        sweeps_running = self.engine.attempts.sweeps_running()
 
         def explain(job: Job) -> str | None:
             if job.state is JobState.HELD:
