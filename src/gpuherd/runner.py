@@ -92,7 +92,7 @@ class Runner:
         self._folder_prefix = os.path.join(options.output_dir.absolute(), options.prefix)
         self.reporter = reporter
         self._state_dir = Path(tempfile.mkdtemp(prefix="gpuherd-run-"))
-        self.store = Store(self._state_dir / "herd.db")
+        self.store = Store(self._state_dir / "herd.db", scratch=True)
         self.store.replace_devices(slots)
         layout = Layout.for_run(options.output_dir, options.prefix)
         self.engine = Engine(

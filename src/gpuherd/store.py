@@ -33,16 +33,26 @@ class NewJob:
 
 
 class Store(SweepAndDeviceTables, JobViews):
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, scratch: bool = False) -> None:
+        """Open (or create) the database at `path`.
+
+        `scratch` is for a database only this process uses and that dies with it (the one of
+        `gpuherd run`): one lock held for the connection's life, the rollback journal in
+        memory and no syncs. Nothing can read it meanwhile and a crash loses it, but a
+        commit then costs about half as much (no write-ahead log, no fsync at checkpoints).
+        """
         self.path = path
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
             self._db.execute("PRAGMA busy_timeout = 5000")
-            mode = self._db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if scratch:
+                self._db.execute("PRAGMA locking_mode = EXCLUSIVE")
+            wanted = "MEMORY" if scratch else "WAL"
+            mode = self._db.execute(f"PRAGMA journal_mode = {wanted}").fetchone()[0]
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"cannot open the database {path}: {exc}") from exc
-        if str(mode).lower() != "wal":
+        if str(mode).lower() != wanted.lower():
             raise StoreError(
                 f"the database {path} cannot use write-ahead logging (journal mode '{mode}'); "
                 "this happens on network file systems such as NFS: set GPUHERD_HOME to a "
@@ -50,7 +60,7 @@ class Store(SweepAndDeviceTables, JobViews):
             )
         # NORMAL in WAL mode survives a crash of the daemon (kill -9); only a power cut
         # can drop the last commits, and FULL would cost an fsync per state change.
-        self._db.execute("PRAGMA synchronous = NORMAL")
+        self._db.execute(f"PRAGMA synchronous = {'OFF' if scratch else 'NORMAL'}")
         self._db.execute("PRAGMA foreign_keys = ON")
         try:
             migrate(self._db, path)

@@ -70,6 +70,27 @@ def test_reopening_an_existing_store_keeps_the_schema(db_path: Path) -> None:
         s.close()
 
 
+def test_a_scratch_store_keeps_no_log_rolls_back_and_is_whole_once_closed(db_path: Path) -> None:
+    """`gpuherd run`'s store: no write-ahead log and no syncs, but still all-or-nothing."""
+    s = Store(db_path, scratch=True)
+    try:
+        [kept] = s.add_jobs([NewJob(spec("kept"))], now=1.0)
+        with pytest.raises(RuntimeError), s.transaction():
+            s.add_jobs([NewJob(spec("lost"))], now=2.0)
+            s.update_job(kept, 2.0, "start", JobState.RUNNING)
+            raise RuntimeError
+        assert [j.spec.command for j in s.list_jobs()] == ["kept"]
+        assert s.get_job(kept).state is JobState.QUEUED  # type: ignore[union-attr]
+        other = sqlite3.connect(db_path, timeout=0)
+        with pytest.raises(sqlite3.OperationalError, match="locked"):
+            other.execute("SELECT COUNT(*) FROM jobs")  # held by its one process
+        other.close()
+        assert sorted(p.name for p in db_path.parent.iterdir()) == ["herd.db"]
+    finally:
+        s.close()
+    assert raw(db_path, "SELECT command FROM jobs") == [("kept",)]
+
+
 def test_newer_schema_is_refused(db_path: Path) -> None:
     db_path.parent.mkdir(parents=True)
     con = sqlite3.connect(db_path)
