@@ -160,7 +160,8 @@ class Service(SystemVerbs):
         if number < 1 or number > job.attempt:
             if job.attempt == 0:
                 raise Conflict(f"job {job_id} has not started yet ({self._explainer()(job)})")
-            raise NotFound(f"job {job_id} has attempts 1-{job.attempt}, not {number}")
+            ran = "it has run once" if job.attempt == 1 else f"its attempts are 1-{job.attempt}"
+            raise NotFound(f"job {job_id} has no attempt {number}: {ran}")
         return self.engine.layout.attempt_dir(job, number) / f"{stream}.log"
 
     def job_states(self, ids: Sequence[int]) -> dict[int, JobState]:

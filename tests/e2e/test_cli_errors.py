@@ -61,6 +61,7 @@ ERRORS = [
     pytest.param("gpuherd", ["submit"], "command", id="submit-nothing"),
     pytest.param("gpuherd", ["kill", "3-1"], "3-1", id="bad-range"),
     pytest.param("gpuherd", ["move", "1"], "--first", id="move-nowhere"),
+    pytest.param("gpuherd", ["log", "2", "--attempt", "3"], "run once", id="log-no-attempt"),
 ]
 
 
