@@ -73,6 +73,19 @@ def test_status_lines_up_as_the_rich_table_did() -> None:
     ]
 
 
+def test_a_metric_named_like_another_column_is_told_apart(capsys: Any) -> None:
+    """metrics.json may hold `lr` (the rate a scheduler ended with) or `seconds`."""
+    rows = [point("lr=0.1", {"lr": 0.1}, metrics={"lr": 0.001, "seconds": 9, "acc": 0.5})]
+    data = table(rows, metric_keys=["lr", "seconds", "acc"])
+    assert status(data)[0].split() == (
+        "FOLDER lr STATE JOB TIME lr (metric) seconds acc".split()
+    )
+    sweep_render.status_csv(data)
+    header, values = capsys.readouterr().out.splitlines()
+    assert header == "folder,lr,state,job_id,seconds,lr (metric),seconds (metric),acc"
+    assert values == "lr=0.1,0.1,succeeded,1,1.5,0.001,9,0.5"
+
+
 def test_status_prints_brackets_and_escapes_literally() -> None:
     rows = [point("v=x", {"v": NASTY}, metrics={NASTY: NASTY, "[b]": "[/b]"})]
     data = table(rows, name="[b]x[/]", results_dir="/r/[/]\x1b[2J", varying=["v"])

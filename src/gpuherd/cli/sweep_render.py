@@ -64,7 +64,8 @@ def status_table(table: dict[str, Any], term: plain.Terminal | None = None) -> N
     term = term or plain.Terminal()
     rows, varying, metrics = table["rows"], table["varying"], table["metric_keys"]
     peaks = any(row.get("peak_mem") for row in rows)
-    headers = ["FOLDER", *varying, "STATE", "JOB", "TIME", *(["PEAK MEM"] * peaks), *metrics]
+    headers = ["FOLDER", *varying, "STATE", "JOB", "TIME", *(["PEAK MEM"] * peaks)]
+    headers += _metric_labels(metrics, headers)
     cells: list[list[plain.Cell]] = []
     for row in rows:
         state = row["state"]
@@ -94,7 +95,8 @@ def status_table(table: dict[str, Any], term: plain.Terminal | None = None) -> N
 def status_csv(table: dict[str, Any]) -> None:
     varying, metrics = table["varying"], table["metric_keys"]
     writer = csv.writer(sys.stdout)
-    writer.writerow(["folder", *varying, "state", "job_id", "seconds", *metrics])
+    headers = ["folder", *varying, "state", "job_id", "seconds"]
+    writer.writerow(headers + _metric_labels(metrics, headers))
     for row in table["rows"]:
         writer.writerow(
             [
@@ -120,6 +122,13 @@ def sweep_list(sweeps: list[dict[str, Any]], term: plain.Terminal | None = None)
         rows.append([item["name"], str(item["points"]), states, item["results_dir"]])
     # Too wide: cut the results folder first, then the states, then the name.
     term.write(plain.table(term, ("NAME", "POINTS", "STATES", "RESULTS"), rows, shrink=(3, 2, 0)))
+
+
+def _metric_labels(metrics: list[str], taken: list[str]) -> list[str]:
+    """Metric column names; one named like another column (a parameter whose metric differs
+    from it, `seconds`...) is told apart as `NAME (metric)`."""
+    names = {name.casefold() for name in taken}
+    return [f"{k} (metric)" if k.casefold() in names else k for k in metrics]
 
 
 def _points(n: int) -> str:
