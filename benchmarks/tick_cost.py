@@ -4,7 +4,8 @@
    nothing to record and finds no room (the placement pass, the device listing, two small
    queries, an empty transaction).
 2. The SQL of a job's end and the next job's start (6 statements), for 3 jobs in one
-   transaction (a tick of W1's usual size) or each in its own (one tick per exit).
+   transaction (a tick of W1's usual size) or each in its own (one tick per exit), in the
+   daemon's database (WAL) and in `gpuherd run`'s scratch one.
 
 Run: python benchmarks/tick_cost.py
 """
@@ -59,8 +60,8 @@ async def empty_tick(ticks: int = 3000) -> float:
     return seconds
 
 
-def end_and_start(per_tick: int, commit_each: bool, rounds: int = 300) -> float:
-    store = Store(Path(tempfile.mkdtemp(prefix="tick-cost-")) / "herd.db")
+def end_and_start(per_tick: int, commit_each: bool, scratch: bool, rounds: int = 300) -> float:
+    store = Store(Path(tempfile.mkdtemp(prefix="tick-cost-")) / "herd.db", scratch=scratch)
     spec = JobSpec(command="true", cwd="/tmp")
     queue = iter(store.add_jobs([NewJob(spec) for _ in range(2000)], 1.0))
 
@@ -94,12 +95,13 @@ def end_and_start(per_tick: int, commit_each: bool, rounds: int = 300) -> float:
 
 def main() -> None:
     print(f"empty tick: {asyncio.run(empty_tick()) * 1e6:.0f} us")
-    together = end_and_start(3, commit_each=False)
-    alone = end_and_start(3, commit_each=True)
-    print(
-        f"a job's end and the next start: {together * 1e6:.0f} us a job with 3 in a "
-        f"transaction, {alone * 1e6:.0f} us with a transaction each"
-    )
+    for scratch, which in ((False, "daemon (WAL)"), (True, "run (scratch)")):
+        together = end_and_start(3, commit_each=False, scratch=scratch)
+        alone = end_and_start(3, commit_each=True, scratch=scratch)
+        print(
+            f"{which}: a job's end and the next start: {together * 1e6:.0f} us a job with 3 "
+            f"in a transaction, {alone * 1e6:.0f} us with a transaction each"
+        )
 
 
 if __name__ == "__main__":
