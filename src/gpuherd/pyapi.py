@@ -238,7 +238,7 @@ class Herd:
                 left_ids = left_ids[WAIT_CHUNK:]
             elif deadline is not None and time.monotonic() >= deadline:
                 busy = [i for i in chunk if states.get(i) not in FINISHED]
-                raise TimeoutError(f"after {timeout:g}s, job(s) {busy[:10]} still not finished")
+                raise TimeoutError(f"after {timeout:g}s, jobs {busy[:10]} still not finished")
         return states
 
 

@@ -21,6 +21,7 @@ from typing import Any, Protocol
 from gpuherd.core.model import Policy
 from gpuherd.core.ordering import longest_first
 from gpuherd.core.states import FINISHED_STATES, JobState
+from gpuherd.core.units import plural
 from gpuherd.devices import DeviceTable
 from gpuherd.engine import Engine
 from gpuherd.errors import HerdError
@@ -258,12 +259,12 @@ class Runner:
         if self._interrupts == 1:
             running = len(self.engine.live)
             self.reporter.notice(
-                f"interrupted: starting nothing new; waiting for {running} running job(s) "
+                f"interrupted: starting nothing new; waiting for {plural(running, 'running job')} "
                 "to finish (Ctrl-C again kills them)"
             )
             self._stop_dispatch()
         else:
-            self.reporter.notice(f"killing {len(self.engine.live)} running job(s)")
+            self.reporter.notice(f"killing {plural(len(self.engine.live), 'running job')}")
             self.engine.kill_all(KILL_GRACE)
         self.engine.changes.publish({"event": "interrupt"})
 

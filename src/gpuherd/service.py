@@ -57,7 +57,9 @@ class Service(SystemVerbs):
         deps = {dep for item in items for dep in item.after}
         missing = sorted(deps - self.store.existing_ids(sorted(deps)))
         if missing:
-            raise NotFound(f"--after names job(s) that do not exist: {_ids(missing)}")
+            raise NotFound(
+                f"--after: no job {_ids(missing)} (`gpuherd ls --all` lists the jobs there are)"
+            )
         devices = self.engine.device_listing()
         new_jobs = []
         verdicts: dict[tuple[int, int | None, bool], str | None] = {}  # a sweep asks alike

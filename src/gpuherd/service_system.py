@@ -8,6 +8,7 @@ from typing import Any
 
 from gpuherd import __version__, config
 from gpuherd.core.model import DeviceState
+from gpuherd.core.units import plural
 from gpuherd.engine import Engine
 from gpuherd.store import Store
 from gpuherd.wire import device_view
@@ -46,7 +47,7 @@ class SystemVerbs:
 
     def gpu_add(self, index: int, slots: int) -> str:
         self.engine.devices.add(index, slots)
-        return f"GPU {index} added with {slots} slot(s)"
+        return f"GPU {index} added with {plural(slots, 'slot')}"
 
     def gpu_remove(self, index: int) -> str:
         self.engine.devices.remove(index)

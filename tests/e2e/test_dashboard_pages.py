@@ -206,7 +206,7 @@ def test_retry_all_failed(daemon: Herd) -> None:
         daemon.wait_state(job_id, "failed")
     daemon.wait_state(ok, "succeeded")
     answer = post(daemon, "/ui/jobs/retry-failed")
-    assert "2 failed job(s) queued again" in answer.body
+    assert "2 failed jobs queued again" in answer.body
     for job_id in failed:
         wait_for(lambda j=job_id: daemon.job(j)["attempt"] == 2, what=f"job {job_id} retried")
     assert daemon.job(ok)["attempt"] == 1

@@ -149,7 +149,7 @@ def test_wait_names_the_jobs_that_did_not_succeed_by_state(daemon: Herd) -> None
     done = daemon.cli("wait", f"{ids[0]}-{ids[-1]}", check=False)
     assert done.returncode == 1
     assert done.stderr == f"jobs {ids[1]}-{ids[3]}: failed\n"
-    assert done.stdout == "1 of 4 job(s) succeeded\n"
+    assert done.stdout == "1 of 4 jobs succeeded\n"
     held = daemon.submit_lines(["true"] * 3, "--hold")
     late = daemon.cli("wait", *map(str, held), "--timeout", "0.2", check=False)
     assert late.returncode == 2

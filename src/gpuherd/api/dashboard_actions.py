@@ -22,7 +22,7 @@ from gpuherd.core.commands import command_lines
 from gpuherd.core.idspec import summarize
 from gpuherd.core.model import DeviceState
 from gpuherd.core.states import JobState
-from gpuherd.core.units import parse_size
+from gpuherd.core.units import parse_size, plural
 from gpuherd.errors import HerdError
 from gpuherd.service import Service
 from gpuherd.wire import ActionResult, SubmitItem
@@ -126,7 +126,7 @@ async def retry_failed(request: Request) -> Response:
         return _answer(request, form, [(True, "no failed job to retry")])
     results = service.retry(failed)
     done = sum(1 for r in results if r.ok)
-    messages = [(True, f"{done} failed job(s) queued again")]
+    messages = [(True, f"{plural(done, 'failed job')} queued again")]
     messages += [m for m in _results(results) if not m[0]]
     return _answer(request, form, messages)
 

@@ -8,6 +8,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 
 from gpuherd.core.model import DeviceState
+from gpuherd.core.units import plural
 from gpuherd.errors import HerdError
 from gpuherd.service import Service
 from gpuherd.wire_requests import ConfigRequest, GpuAddRequest, StopRequest
@@ -83,12 +84,13 @@ async def stop(request: Request, body: StopRequest) -> dict[str, Any]:
 
     if body.mode == "leave":
         server.should_exit = True
-        message = f"stopping; {running} running job(s) go on and the next daemon re-attaches"
+        going_on = plural(running, "running job")
+        message = f"stopping; {going_on} go on and the next daemon re-attaches"
     else:
         task = asyncio.create_task(stop_after_jobs())
         _background.add(task)
         task.add_done_callback(_background.discard)
         verb = "killing" if body.mode == "kill" else "waiting for"
-        message = f"stopping after {verb} {running} running job(s)"
+        message = f"stopping after {verb} {plural(running, 'running job')}"
     engine.changes.close()  # open event streams end, so the server can close
     return {"message": message, "running": running}

@@ -31,6 +31,7 @@ from gpuherd.cli.options import (
 )
 from gpuherd.client import Client
 from gpuherd.core.idspec import format_ids, summarize
+from gpuherd.core.units import plural
 from gpuherd.errors import HerdError
 
 FINISHED = {"succeeded", "failed", "killed", "cancelled", "lost"}
@@ -229,7 +230,7 @@ def wait(ids: tuple[str, ...], timeout: float | None, quiet: bool) -> None:
     if not quiet:
         for _, line in summarize((job_id, True, state) for job_id, state in sorted(bad.items())):
             click.echo(line, err=True)  # `jobs 3,5-9: failed`: one line per state
-        click.echo(f"{len(states) - len(bad)} of {len(states)} job(s) succeeded")
+        click.echo(f"{len(states) - len(bad)} of {plural(len(states), 'job')} succeeded")
     sys.exit(1 if bad else 0)
 
 
