@@ -63,6 +63,20 @@ class Client:
             return data.decode(errors="replace")
         return json.loads(data) if data else None
 
+    def download(self, path: str, **query: Any) -> Iterator[bytes]:
+        """A GET's body in pieces as they arrive: a log of gigabytes never sits in memory."""
+        with self._connect() as sock, sock.makefile("rb") as file:
+            try:
+                _send(sock, "GET", _with_query(path, query), None)
+                response = _Response(file)
+                if response.status >= 400:
+                    raise _error(response.status, response.read())
+                yield from response.pieces()
+            except TimeoutError:
+                raise DaemonError(f"the daemon did not answer within {self.timeout:g}s") from None
+            except (OSError, _BadResponse) as exc:
+                raise _lost(exc) from None
+
     def stream(self, path: str, **query: Any) -> Iterator[tuple[str, Any]]:
         """Server-sent events from `path` as (event name, decoded JSON data) pairs.
 
@@ -162,18 +176,18 @@ class _Response:
             raise _BadResponse(f"more than {_MAX_HEADERS} header lines")
 
     def read(self) -> bytes:
-        return b"".join(self._pieces())
+        return b"".join(self.pieces())
 
     def lines(self) -> Iterator[bytes]:
         """The body's lines, without their newline, as they arrive."""
         pending = b""
-        for piece in self._pieces():
+        for piece in self.pieces():
             *complete, pending = (pending + piece).split(b"\n")
             yield from complete
         if pending:
             yield pending
 
-    def _pieces(self) -> Iterator[bytes]:
+    def pieces(self) -> Iterator[bytes]:
         """The body in pieces as they arrive: chunked, of a Content-Length, or up to the end."""
         if self.headers.get("transfer-encoding", "").lower().endswith("chunked"):
             while size := self._chunk_size():

@@ -220,6 +220,31 @@ def tail(path: Path, max_bytes: int = TAIL_BYTES) -> str:
         return ""
 
 
+def start_of_last_lines(f: BinaryIO, lines: int, block: int = 64 * 1024) -> int:
+    """Where the last `lines` lines of an open file begin (0 when it has no more than that).
+
+    Read backwards a block at a time: the end of a log of gigabytes costs a read or two. A
+    newline that ends the file ends its last line; it does not begin another.
+    """
+    stop = f.seek(0, os.SEEK_END)
+    if stop:
+        f.seek(stop - 1)
+        if f.read(1) == b"\n":
+            stop -= 1
+    found, position = 0, stop
+    while position > 0:
+        size = min(block, position)
+        position -= size
+        f.seek(position)
+        data = f.read(size)
+        index = len(data)
+        while (index := data.rfind(b"\n", 0, index)) != -1:
+            found += 1
+            if found == lines:
+                return position + index + 1
+    return 0
+
+
 def tail_lines(path: Path, lines: int) -> list[str]:
     return tail(path).splitlines()[-lines:]
 

@@ -263,11 +263,15 @@ class Job:
         """Wait until the job ends; its final state. TimeoutError after `timeout` seconds."""
         return self.herd.wait([self.id], timeout)[self.id]
 
-    def logs(self, stream: str = "stdout", attempt: int | None = None) -> str:
-        """The job's stdout (or "stderr") so far; "" before it starts."""
-        query = f"?stream={stream}" + (f"&attempt={attempt}" if attempt else "")
+    def logs(
+        self, stream: str = "stdout", attempt: int | None = None, lines: int | None = None
+    ) -> str:
+        """The job's stdout (or "stderr") so far, or its last `lines` lines; "" before it
+        starts."""
+        query = {"stream": stream, "attempt": attempt, "lines": lines}
         try:
-            return str(self.herd.client.request("GET", f"/jobs/{self.id}/log{query}", raw=True))
+            data = b"".join(self.herd.client.download(f"/jobs/{self.id}/log", **query))
+            return data.decode(errors="replace")
         except HerdError:
             if self.state() in ("queued", "held"):
                 return ""

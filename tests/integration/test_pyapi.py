@@ -124,6 +124,9 @@ def test_job_handle_waits_and_reads_logs(api: gpuherd.Herd) -> None:
     assert job.wait(timeout=20) == "succeeded"
     assert job.state() == "succeeded" and job.info()["name"] == "h"
     assert job.logs().startswith("out ") and job.logs("stderr") == "err\n"
+    lines = herd.submit("printf 'a\\nb\\nc\\n'", gpus=0)
+    assert lines.wait(timeout=20) == "succeeded"
+    assert lines.logs(lines=2) == "b\nc\n" and lines.logs() == "a\nb\nc\n"
     slow = herd.submit("sleep 30", gpus=0, timeout="1m", env={"A": 1})
     with pytest.raises(TimeoutError, match="still not finished"):
         slow.wait(timeout=0.3)

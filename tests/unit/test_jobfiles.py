@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import io
 import json
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gpuherd import jobfiles
 from gpuherd.core.model import Attempt, Job, JobSpec, Outcome
@@ -401,3 +404,54 @@ def test_earlier_run_times_of_a_missing_folder_raise_for_the_caller_to_word(
 ) -> None:
     with pytest.raises(FileNotFoundError):
         jobfiles.earlier_run_times(tmp_path / "missing")
+
+
+# ---- the last lines of a log ----------------------------------------------------------------
+
+
+def _last_lines_reference(data: bytes, lines: int) -> int:
+    """Where the last `lines` lines begin, by splitting the whole text."""
+    body = data[:-1] if data.endswith(b"\n") else data
+    pieces = body.split(b"\n")
+    if lines >= len(pieces):
+        return 0
+    return len(b"\n".join(pieces[:-lines])) + 1
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    data=st.lists(st.sampled_from([b"a", b"bc", b"\n", b"\n\n", b"\xff"]), max_size=40).map(
+        b"".join
+    ),
+    lines=st.integers(1, 12),
+    block=st.integers(1, 9),
+)
+def test_start_of_last_lines_matches_splitting_the_whole_text(
+    tmp_path_factory: pytest.TempPathFactory, data: bytes, lines: int, block: int
+) -> None:
+    path = tmp_path_factory.mktemp("log") / "stdout.log"
+    path.write_bytes(data)
+    with path.open("rb") as f:
+        start = jobfiles.start_of_last_lines(f, lines, block=block)
+    assert start == _last_lines_reference(data, lines)
+
+
+class CountingReads(io.BytesIO):
+    def __init__(self, data: bytes) -> None:
+        super().__init__(data)
+        self.bytes_read = 0
+
+    def read(self, size: int | None = -1, /) -> bytes:
+        data = super().read(size)
+        self.bytes_read += len(data)
+        return data
+
+
+def test_start_of_last_lines_of_a_large_log_reads_only_its_end() -> None:
+    log = CountingReads(b"x" * 99 + b"\n" + b"line\n" * 3 + b"y" * 10_000_000)
+    assert jobfiles.start_of_last_lines(log, 1) == 115  # the 10 MB line without a newline
+    assert jobfiles.start_of_last_lines(log, 2) == 110
+    assert jobfiles.start_of_last_lines(log, 5) == 0
+    small = CountingReads(b"old\n" * 1_000_000 + b"new\n")
+    assert jobfiles.start_of_last_lines(small, 1) == 4_000_000
+    assert small.bytes_read <= 64 * 1024 + 1  # one block (and the final byte), of 4 MB

@@ -5,21 +5,26 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator
+import os
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import asdict
-from typing import Annotated, Any
+from pathlib import Path
+from typing import Annotated, Any, BinaryIO
 
 from fastapi import APIRouter, Query, Request
-from fastapi.responses import PlainTextResponse, StreamingResponse
+from fastapi.responses import PlainTextResponse, Response, StreamingResponse
 
 from gpuherd.core.states import FINISHED_STATES, JobState
 from gpuherd.errors import DaemonError, Forbidden, NotFound
-from gpuherd.jobfiles import open_log
+from gpuherd.jobfiles import open_log, start_of_last_lines
 from gpuherd.service import Service
 from gpuherd.wire_requests import IdsRequest, MoveRequest, PriorityRequest, SubmitRequest
 
 router = APIRouter()
 LOG_CHUNK = 64 * 1024
+"""Bytes of log text in one event of a follow."""
+DOWNLOAD_CHUNK = 1024 * 1024
+"""Bytes read and sent at a time when a log is fetched whole."""
 ACTIONS = ("kill", "rm", "retry", "pause", "resume", "hold", "release")
 
 
@@ -126,15 +131,33 @@ async def log(
     stream: str = "stdout",
     attempt: int | None = None,
     offset: Annotated[int, Query(ge=0)] = 0,
-) -> PlainTextResponse:
+    lines: Annotated[int | None, Query(ge=1)] = None,
+) -> Response:
+    """The log's bytes as they are, from `offset` or from where its last `lines` lines begin,
+    up to its size now. Streamed in chunks read on a worker thread: a log of gigabytes never
+    sits in the daemon's memory, and the engine's loop never waits for the disk."""
     path = _service(request).log_path(job_id, stream, attempt)
     try:
-        with open_log(path) as f:
-            f.seek(offset)
-            data = f.read()
+        f = open_log(path)
     except FileNotFoundError:
-        data = b""
-    return PlainTextResponse(data.decode(errors="replace"))
+        return PlainTextResponse("")
+    try:
+        start = offset if lines is None else max(offset, start_of_last_lines(f, lines))
+        end = f.seek(0, os.SEEK_END)
+    except OSError:
+        f.close()
+        raise
+    return StreamingResponse(_log_chunks(f, start, end), media_type="text/plain; charset=utf-8")
+
+
+def _log_chunks(f: BinaryIO, start: int, end: int) -> Iterator[bytes]:
+    """A plain generator: Starlette runs each step on a worker thread."""
+    with f:
+        f.seek(start)
+        left = end - start
+        while left > 0 and (data := f.read(min(DOWNLOAD_CHUNK, left))):
+            left -= len(data)
+            yield data
 
 
 @router.get("/jobs/{job_id}/log/follow")
@@ -144,10 +167,14 @@ async def follow(
     stream: str = "stdout",
     attempt: int | None = None,
     offset: Annotated[int, Query(ge=0)] = 0,
+    lines: Annotated[int | None, Query(ge=1)] = None,
 ) -> StreamingResponse:
-    """Server-sent events: `data` events carry new log text; an `end` event closes the stream."""
+    """Server-sent events: `data` events carry new log text; an `end` event closes the stream.
+    With `lines`, the text starts with the log's last `lines` lines (as `tail -f -n`)."""
     service = _service(request)
     path = service.log_path(job_id, stream, attempt)
+    if lines is not None:
+        offset = max(offset, _start_of_last_lines(path, lines))
 
     async def events() -> AsyncIterator[str]:
         changes = service.engine.changes.subscribe()
@@ -194,6 +221,14 @@ async def events(request: Request) -> StreamingResponse:
             service.engine.changes.unsubscribe(changes)
 
     return StreamingResponse(stream(), media_type="text/event-stream")
+
+
+def _start_of_last_lines(path: Path, lines: int) -> int:
+    try:
+        with open_log(path) as f:
+            return start_of_last_lines(f, lines)
+    except FileNotFoundError:  # not started yet: from its first line
+        return 0
 
 
 def _read(path: Any, offset: int) -> bytes:

@@ -175,19 +175,24 @@ def show(job_id: int, as_json: bool) -> None:
 @click.option("-f", "--follow", is_flag=True, help="Keep printing new output until the job ends.")
 @click.option("--stderr", is_flag=True, help="Show stderr instead of stdout.")
 @click.option("--attempt", type=click.IntRange(1), help="An earlier attempt (default: the last).")
-def log(job_id: int, follow: bool, stderr: bool, attempt: int | None) -> None:
+@click.option(
+    "-n", "--lines", type=click.IntRange(1), help="Only the last N lines (with -f: then follow)."
+)
+def log(job_id: int, follow: bool, stderr: bool, attempt: int | None, lines: int | None) -> None:
     """Print a job's output (stdout, or --stderr)."""
     client = Client()
     stream = "stderr" if stderr else "stdout"
     if not follow:
-        text = client.request(
-            "GET",
-            f"/jobs/{job_id}/log?stream={stream}" + (f"&attempt={attempt}" if attempt else ""),
-            raw=True,
-        )
-        sys.stdout.write(text)
+        out = sys.stdout.buffer  # the bytes as the job wrote them, a piece at a time
+        for piece in client.download(
+            f"/jobs/{job_id}/log", stream=stream, attempt=attempt, lines=lines
+        ):
+            out.write(piece)
+        out.flush()
         return
-    for event, data in client.stream(f"/jobs/{job_id}/log/follow", stream=stream, attempt=attempt):
+    for event, data in client.stream(
+        f"/jobs/{job_id}/log/follow", stream=stream, attempt=attempt, lines=lines
+    ):
         if event == "end":
             break
         sys.stdout.write(data["text"])

@@ -10,6 +10,7 @@ Every error reaches the user as one line on stderr and a non-zero exit, never a 
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from typing import Any
 
@@ -87,11 +88,21 @@ def load_command(name: str) -> click.Command | None:
     return found[0] if found else None
 
 
+class ReaderLeft(Exception):
+    """Whoever read our output closed the pipe (`| head`)."""
+
+
 class LazyGroup(click.Group):
     """A group whose commands are imported on first use; `--help` reads COMMAND_TABLE."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*COMMAND_TABLE, *self.commands})
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:  # click would make this exit 1; main() makes it a quiet 0
+            raise ReaderLeft from None
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in self.commands:
@@ -155,8 +166,10 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         click.echo("gpuherd: interrupted", err=True)
         sys.exit(130)
-    except BrokenPipeError:
-        sys.stderr.close()  # `gpuherd ls | head`: the reader left; nothing to report
+    except ReaderLeft:
+        # `gpuherd log 5 | head`: the reader has what it wanted. Nothing to report, and
+        # stdout points at /dev/null so that flushing it at exit fails no more.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(0)
 
 
