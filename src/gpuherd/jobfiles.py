@@ -210,6 +210,22 @@ def open_log(path: Path) -> BinaryIO:
     return os.fdopen(fd, "rb")
 
 
+_LEADS = ((2, 0b110), (3, 0b1110), (4, 0b11110))
+"""UTF-8 lead bytes: (length of the character, the byte's top bits)."""
+
+
+def utf8_complete(data: bytes) -> int:
+    """Length of the longest prefix of `data` that does not end inside a UTF-8 character."""
+    n = len(data)
+    for back in range(1, min(4, n) + 1):
+        byte = data[n - back]
+        if byte & 0xC0 == 0x80:
+            continue  # a continuation byte: look further back for the lead byte
+        need = next((size for size, lead in _LEADS if byte >> (7 - size) == lead), 1)
+        return n if back >= need else n - back
+    return n
+
+
 def tail(path: Path, max_bytes: int = TAIL_BYTES) -> str:
     try:
         with open_log(path) as f:

@@ -85,3 +85,24 @@ def test_a_reader_that_leaves_early_ends_log_quietly(daemon: Herd) -> None:
     reader.stdout.close()  # as `| head -3` does
     _, stderr = reader.communicate(timeout=30)
     assert (reader.returncode, stderr) == (0, b"")
+
+
+def test_follow_never_splits_a_character_between_two_reads(daemon: Herd, tmp_path: Path) -> None:
+    go = tmp_path / "go"
+    # 65,535 bytes, then a 3-byte █: the first 64 KiB read ends inside it.
+    job_id = daemon.submit(
+        f"head -c 65535 /dev/zero | tr '\\0' x; printf '\\342\\226\\210\\n'; "
+        f"while [ ! -e {go} ]; do sleep 0.02; done; echo end"
+    )
+    wait_for(lambda: len(daemon.cli("log", str(job_id)).stdout) == 65537, what="the bar")
+    follow = gpuherd(daemon, "log", str(job_id), "-f")
+    try:
+        assert follow.stdout is not None
+        buffer = bytearray()
+        assert read_line(follow.stdout.fileno(), buffer) == b"x" * 65535 + "█".encode()
+        go.touch()
+        assert read_line(follow.stdout.fileno(), buffer) == b"end"
+        assert follow.wait(timeout=15) == 0
+    finally:
+        follow.kill()
+        follow.communicate()

@@ -16,7 +16,7 @@ from starlette.staticfiles import StaticFiles
 
 from gpuherd.api import dashboard_actions, dashboard_streams, views, views_sweeps
 from gpuherd.errors import HerdError, NotFound
-from gpuherd.jobfiles import open_log
+from gpuherd.jobfiles import open_log, utf8_complete
 from gpuherd.service import Service
 
 router = APIRouter(include_in_schema=False)
@@ -91,7 +91,7 @@ def _log_tail(path: Path) -> tuple[str, int, bool]:
         return "", 0, False
     if start:
         data = data[data.find(b"\n") + 1 :]  # begin on a whole line
-    cut = dashboard_streams.utf8_complete(data)
+    cut = utf8_complete(data)
     return data[:cut].decode(errors="replace"), size - (len(data) - cut), start > 0
 
 

@@ -22,7 +22,7 @@ from fastapi.responses import StreamingResponse
 
 from gpuherd.api import views
 from gpuherd.errors import Forbidden, HerdError
-from gpuherd.jobfiles import open_log
+from gpuherd.jobfiles import open_log, utf8_complete
 from gpuherd.service import Service
 
 router = APIRouter(include_in_schema=False)
@@ -44,8 +44,6 @@ MAX_CATCH_UP = 1024 * 1024
 FINISHED = {"succeeded", "failed", "killed", "cancelled", "lost"}
 SSE_HEADERS = {"cache-control": "no-store", "x-accel-buffering": "no"}
 _NEWLINES = re.compile(r"\r\n|\r|\n")
-_LEADS = ((2, 0b110), (3, 0b1110), (4, 0b11110))
-"""UTF-8 lead bytes: (length of the character, the byte's top bits)."""
 
 
 def sse(event: str, data: str, event_id: str | None = None) -> str:
@@ -55,18 +53,6 @@ def sse(event: str, data: str, event_id: str | None = None) -> str:
         lines.append(f"id: {event_id}")
     lines += [f"data: {line}" for line in _NEWLINES.split(data)]
     return "\n".join(lines) + "\n\n"
-
-
-def utf8_complete(data: bytes) -> int:
-    """Length of the longest prefix of `data` that does not end inside a UTF-8 character."""
-    n = len(data)
-    for back in range(1, min(4, n) + 1):
-        byte = data[n - back]
-        if byte & 0xC0 == 0x80:
-            continue  # a continuation byte: look further back for the lead byte
-        need = next((size for size, lead in _LEADS if byte >> (7 - size) == lead), 1)
-        return n if back >= need else n - back
-    return n
 
 
 def _service(request: Request) -> Service:

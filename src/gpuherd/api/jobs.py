@@ -16,7 +16,7 @@ from fastapi.responses import PlainTextResponse, Response, StreamingResponse
 
 from gpuherd.core.states import FINISHED_STATES, JobState
 from gpuherd.errors import DaemonError, Forbidden, NotFound
-from gpuherd.jobfiles import open_log, start_of_last_lines
+from gpuherd.jobfiles import open_log, start_of_last_lines, utf8_complete
 from gpuherd.service import Service
 from gpuherd.wire_requests import IdsRequest, MoveRequest, PriorityRequest, SubmitRequest
 
@@ -181,17 +181,24 @@ async def follow(
         position = offset
         try:
             while True:
-                # Read before checking the state, so the last lines are never dropped.
+                # Read before checking the state, so the last lines are never dropped. Text
+                # goes out in whole UTF-8 characters (a progress bar's █ is 3 bytes) until
+                # the job has ended and its log will not grow.
                 chunk = _read(path, position)
-                position += len(chunk)
-                if chunk:
-                    text = chunk.decode(errors="replace")
+                cut = utf8_complete(chunk)
+                if not cut:
+                    state = service.job_states([job_id])[job_id]
+                    if state in FINISHED_STATES:  # what is left goes out as it is
+                        chunk = _read(path, position)
+                        if not chunk:
+                            yield f"event: end\ndata: {json.dumps({'state': state.value})}\n\n"
+                            return
+                        cut = len(chunk)
+                if cut:
+                    position += cut
+                    text = chunk[:cut].decode(errors="replace")
                     yield f"data: {json.dumps({'text': text, 'offset': position})}\n\n"
                     continue
-                state = service.job_states([job_id])[job_id]
-                if state in FINISHED_STATES and not _read(path, position):
-                    yield f"event: end\ndata: {json.dumps({'state': state.value})}\n\n"
-                    return
                 try:  # the file has no change notification; a state change also wakes us
                     if await asyncio.wait_for(changes.get(), 0.2) is None:
                         return  # the daemon is stopping
