@@ -193,11 +193,13 @@ def _info_files(attempt_folder: str, job_folder: str) -> list[str]:
     return [os.path.join(attempt_folder, "attempt.json"), job_file]
 
 
-def open_log(path: Path) -> BinaryIO:
-    """Open a job's log for reading, refusing a symbolic link in its place.
+def open_job_file(path: Path) -> BinaryIO:
+    """Open a file of a job's folder (a log, metrics.json) for reading, refusing a symbolic
+    link in its place.
 
     A job can write to its own folder: a link planted there must not make the daemon (which
-    serves logs over its API and dashboard) read any file it can read, such as /etc/shadow.
+    serves logs and metrics over its API and dashboard) read any file it can read, such as
+    /etc/shadow.
     """
     if path.parent.is_symlink():  # the attempt's folder, swapped for a link by the job
         raise Forbidden(f"{path.parent} is a symbolic link, not the attempt's folder: not served")
@@ -228,7 +230,7 @@ def utf8_complete(data: bytes) -> int:
 
 def tail(path: Path, max_bytes: int = TAIL_BYTES) -> str:
     try:
-        with open_log(path) as f:
+        with open_job_file(path) as f:
             f.seek(0, os.SEEK_END)
             f.seek(max(0, f.tell() - max_bytes))
             return f.read().decode(errors="replace")

@@ -9,6 +9,7 @@ for a point no job in the database ran, "done" / "failed" from the markers in it
 from __future__ import annotations
 
 import json
+import stat
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -18,11 +19,15 @@ from typing import Any
 from gpuherd.core.model import Job
 from gpuherd.core.states import JobState
 from gpuherd.core.sweep import Point, SweepError, SweepSpec, expand, spec_from_dict
-from gpuherd.errors import HerdError, NotFound
+from gpuherd.core.units import format_size
+from gpuherd.errors import Forbidden, HerdError, NotFound
+from gpuherd.jobfiles import open_job_file
 from gpuherd.store import Store, SweepRow
 
 PARAMS_FILE = "params.json"
 METRICS_FILE = "metrics.json"
+JSON_MAX_BYTES = 1024 * 1024
+"""Largest params.json, job.json or metrics.json read from a point's folder."""
 
 
 def listing(store: Store) -> list[dict[str, Any]]:
@@ -157,8 +162,16 @@ def _run_facts(folder: Path, job: Job | None, now: float) -> dict[str, Any]:
 
 def _metrics(folder: Path) -> dict[str, Any]:
     path = folder / METRICS_FILE
-    if not path.exists():
+    try:
+        found = path.lstat()
+    except OSError:
         return {"metrics": {}}
+    size = found.st_size
+    if stat.S_ISLNK(found.st_mode):
+        return {"metrics": {}, "metrics_error": f"{path}: a symbolic link, not read"}
+    if size > JSON_MAX_BYTES:
+        error = f"{path}: {format_size(size)}, more than the {format_size(JSON_MAX_BYTES)} read"
+        return {"metrics": {}, "metrics_error": error + " (keep curves in a file of their own)"}
     data = read_json(path)
     if not isinstance(data, dict):
         return {"metrics": {}, "metrics_error": f"{path}: not a JSON object"}
@@ -235,9 +248,13 @@ def expand_points(spec: SweepSpec) -> list[Point]:
 
 
 def read_json(path: Path) -> Any:
+    """A JSON file of a point's folder; None when it is missing, a link, too large (a job
+    can write anything there: the table must stay quick) or not JSON."""
     try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
+        with open_job_file(path) as f:
+            data = f.read(JSON_MAX_BYTES + 1)
+        return None if len(data) > JSON_MAX_BYTES else json.loads(data)
+    except (OSError, ValueError, Forbidden):
         return None
 
 

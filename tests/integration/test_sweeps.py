@@ -235,6 +235,33 @@ def test_status_shows_metrics_sorted_and_as_csv(daemon: Herd, work: Path) -> Non
     assert answer["ids"]
 
 
+def test_metrics_that_are_a_link_or_too_large_are_not_read(daemon: Herd, work: Path) -> None:
+    """A job writes its own folder: its metrics.json must not make the daemon (which serves
+    the table over its API) read another file, nor swallow a file of any size."""
+    secret = work / "secret.txt"
+    secret.write_text('{"token": "hunter2"}')
+    (work / "metrics.sh").write_text(
+        "case $1 in\n"
+        f'  link) ln -s {secret} "$2/metrics.json" ;;\n'
+        '  big) head -c 2000000 /dev/zero | tr "\\0" " " > "$2/metrics.json";'
+        ' echo "{}" >> "$2/metrics.json" ;;\n'
+        '  fine) echo \'{"acc": 0.5}\' > "$2/metrics.json" ;;\n'
+        "esac\n"
+    )
+    template = "sh metrics.sh {kind} {run_dir}"
+    sweep(daemon, work, template, "-p", "kind", "link", "big", "fine", "--name", "g", "--gpus", "0")
+    rows = {r["params"]["kind"]: r for r in finished(daemon, "g", 3)}
+    assert rows["fine"]["metrics"] == {"acc": 0.5}
+    assert rows["link"]["metrics"] == {} and "hunter2" not in json.dumps(rows["link"])
+    assert rows["link"]["metrics_error"].endswith("metrics.json: a symbolic link, not read")
+    assert (
+        rows["big"]["metrics"] == {}
+        and "more than the 1.0 MiB read" in rows["big"]["metrics_error"]
+    )
+    text = daemon.cli("sweep", "status", "g").stdout
+    assert "hunter2" not in text and "metrics not read:" in text.splitlines()[-1]
+
+
 def test_more_than_ten_thousand_points_need_yes(daemon: Herd, work: Path) -> None:
     args = ["echo {a} {b}", "-p", "a", *map(str, range(101)), "-p", "b", *map(str, range(100))]
     refused = daemon.cli("sweep", *args, check=False, cwd=work)

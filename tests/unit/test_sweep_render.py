@@ -157,3 +157,14 @@ def test_summary_quotes_the_name_in_its_hint() -> None:
         " 0 already queued or running skipped",
         "results: gpuherd sweep status 'a b'",
     ]
+
+
+def test_status_says_why_a_point_has_no_metrics() -> None:
+    rows = [
+        point("lr=0.1", {"lr": 0.1}, metrics_error="/r/s/lr=0.1/metrics.json: not a JSON object"),
+        point("lr=0.2", {"lr": 0.2}, metrics_error="/r/s/lr=0.2/metrics.json: 3.0 MiB, more"),
+        point("lr=0.3", {"lr": 0.3}),
+    ]
+    lines = status(table(rows))
+    assert lines[-1] == "metrics not read: /r/s/lr=0.1/metrics.json: not a JSON object (and 1 more)"
+    assert "metrics not read" not in "".join(status(table(rows[2:])))

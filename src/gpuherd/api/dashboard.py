@@ -16,7 +16,7 @@ from starlette.staticfiles import StaticFiles
 
 from gpuherd.api import dashboard_actions, dashboard_streams, views, views_sweeps
 from gpuherd.errors import HerdError, NotFound
-from gpuherd.jobfiles import open_log, utf8_complete
+from gpuherd.jobfiles import open_job_file, utf8_complete
 from gpuherd.service import Service
 
 router = APIRouter(include_in_schema=False)
@@ -82,7 +82,7 @@ async def jobs_fragment(request: Request) -> HTMLResponse:
 def _log_tail(path: Path) -> tuple[str, int, bool]:
     """The end of a log as (text, size in bytes, cut): the page starts; the stream goes on."""
     try:
-        with open_log(path) as f:
+        with open_job_file(path) as f:
             size = f.seek(0, 2)
             start = max(0, size - LOG_TAIL_BYTES)
             f.seek(start)

@@ -22,7 +22,7 @@ from fastapi.responses import StreamingResponse
 
 from gpuherd.api import views
 from gpuherd.errors import Forbidden, HerdError
-from gpuherd.jobfiles import open_log, utf8_complete
+from gpuherd.jobfiles import open_job_file, utf8_complete
 from gpuherd.service import Service
 
 router = APIRouter(include_in_schema=False)
@@ -152,7 +152,7 @@ class LogCursor:
     def read(self, final: bool) -> str:
         """New text since the last read ('' if none); `final`: the file will not grow."""
         try:
-            with open_log(self.path) as f:
+            with open_job_file(self.path) as f:
                 size = f.seek(0, 2)
                 skipped = ""
                 if size - self.offset > MAX_CATCH_UP:

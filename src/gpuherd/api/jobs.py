@@ -16,7 +16,7 @@ from fastapi.responses import PlainTextResponse, Response, StreamingResponse
 
 from gpuherd.core.states import FINISHED_STATES, JobState
 from gpuherd.errors import DaemonError, Forbidden, NotFound
-from gpuherd.jobfiles import open_log, start_of_last_lines, utf8_complete
+from gpuherd.jobfiles import open_job_file, start_of_last_lines, utf8_complete
 from gpuherd.service import Service
 from gpuherd.wire_requests import IdsRequest, MoveRequest, PriorityRequest, SubmitRequest
 
@@ -138,7 +138,7 @@ async def log(
     sits in the daemon's memory, and the engine's loop never waits for the disk."""
     path = _service(request).log_path(job_id, stream, attempt)
     try:
-        f = open_log(path)
+        f = open_job_file(path)
     except FileNotFoundError:
         return PlainTextResponse("")
     try:
@@ -232,7 +232,7 @@ async def events(request: Request) -> StreamingResponse:
 
 def _start_of_last_lines(path: Path, lines: int) -> int:
     try:
-        with open_log(path) as f:
+        with open_job_file(path) as f:
             return start_of_last_lines(f, lines)
     except FileNotFoundError:  # not started yet: from its first line
         return 0
@@ -240,7 +240,7 @@ def _start_of_last_lines(path: Path, lines: int) -> int:
 
 def _read(path: Any, offset: int) -> bytes:
     try:
-        with open_log(path) as f:
+        with open_job_file(path) as f:
             f.seek(offset)
             data: bytes = f.read(LOG_CHUNK)
             return data

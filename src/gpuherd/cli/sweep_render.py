@@ -89,6 +89,10 @@ def status_table(table: dict[str, Any], term: plain.Terminal | None = None) -> N
     counts = ", ".join(f"{n} {s}" for s, n in sorted(table["counts"].items()))
     where = table["results_dir"]
     lines.append(plain.clean(f"sweep {table['name']}: {_points(len(rows))} ({counts}); {where}"))
+    unread = [row["metrics_error"] for row in rows if row.get("metrics_error")]
+    if unread:  # else the columns are just empty, with no reason given
+        more = f" (and {len(unread) - 1} more)" if len(unread) > 1 else ""
+        lines.append(plain.clean(f"metrics not read: {unread[0]}{more}"))
     term.write(lines)
 
 
