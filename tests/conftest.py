@@ -158,6 +158,16 @@ class Herd:
 
         return dict(wait_for(reached, timeout, f"job {job_id} to be {'/'.join(states)}"))
 
+    def _daemons(self) -> list[psutil.Process]:
+        """This home's daemon processes, found by their command line: asking a daemon that
+        hangs for its pid would hang the cleanup too, and leave it running."""
+        found = []
+        for proc in psutil.process_iter(["cmdline"]):
+            cmdline = proc.info["cmdline"] or []
+            if "gpuherd.daemon" in cmdline and str(self.home) in cmdline:
+                found.append(proc)
+        return found
+
     def is_up(self) -> bool:
         """Does a daemon listen on this home's socket? (No HTTP: works while it stops.)"""
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
@@ -169,10 +179,11 @@ class Herd:
 
     def cleanup(self) -> None:
         """Stop the daemon and every process of every job this home started."""
-        if self.is_up():
-            pid = self.pid
+        daemons = self._daemons()
+        if not daemons and self.is_up():  # started some other way: it answers, ask it
+            daemons = [psutil.Process(self.pid)]
+        for process in daemons:
             try:
-                process = psutil.Process(pid)
                 process.kill()
                 wait_dead(process)
             except psutil.NoSuchProcess:

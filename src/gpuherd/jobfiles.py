@@ -6,6 +6,7 @@ import contextlib
 import errno
 import json
 import os
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -176,10 +177,10 @@ def earlier_run_times(folder: Path) -> dict[str, float]:
     with os.scandir(folder) as entries:
         for entry in entries:
             try:
-                with open(os.path.join(entry.path, "job.json"), "rb") as f:
+                with open_job_file(os.path.join(entry.path, "job.json")) as f:
                     info = json.loads(f.read())
                 command, seconds = info["command"], info["ended_at"] - info["started_at"]
-            except (OSError, ValueError, KeyError, TypeError):
+            except (OSError, ValueError, KeyError, TypeError, Forbidden):
                 continue  # not a job folder, or a job that has not ended
             if isinstance(command, str) and isinstance(seconds, float | int):
                 times[command] = max(float(seconds), times.get(command, 0.0))
@@ -193,22 +194,27 @@ def _info_files(attempt_folder: str, job_folder: str) -> list[str]:
     return [os.path.join(attempt_folder, "attempt.json"), job_file]
 
 
-def open_job_file(path: Path) -> BinaryIO:
-    """Open a file of a job's folder (a log, metrics.json) for reading, refusing a symbolic
-    link in its place.
+def open_job_file(path: str | Path) -> BinaryIO:
+    """Open a file of a job's folder (a log, metrics.json, `process`) for reading, refusing
+    anything but a plain file in its place.
 
     A job can write to its own folder: a link planted there must not make the daemon (which
     serves logs and metrics over its API and dashboard) read any file it can read, such as
-    /etc/shadow.
+    /etc/shadow; and a named pipe must not leave the daemon waiting for ever for a writer.
     """
-    if path.parent.is_symlink():  # the attempt's folder, swapped for a link by the job
-        raise Forbidden(f"{path.parent} is a symbolic link, not the attempt's folder: not served")
+    folder = os.path.dirname(path)
+    if os.path.islink(folder):  # the attempt's folder, swapped for a link by the job
+        raise Forbidden(f"{folder} is a symbolic link, not the attempt's folder: not served")
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise Forbidden(f"{path} is a symbolic link, not the job's log: not served") from None
+            raise Forbidden(f"{path} is a symbolic link, not the job's file: not served") from None
         raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise Forbidden(f"{path} is not a plain file: not served")
+    os.set_blocking(fd, True)
     return os.fdopen(fd, "rb")
 
 
@@ -273,8 +279,9 @@ def _json_text(data: Mapping[str, object]) -> str:
     return "{\n  " + json.dumps(data, separators=(",\n  ", ": "))[1:-1] + "\n}\n"
 
 
-_WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
-"""Never through a link a job planted in its own folder."""
+_WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
+"""Never through a link a job planted in its own folder; a named pipe planted there fails at
+once (ENXIO) instead of holding the daemon until someone reads it."""
 
 
 def _write_copies(paths: list[str], text: str) -> None:

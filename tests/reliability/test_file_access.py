@@ -321,3 +321,25 @@ def test_jobs_inherit_no_descriptor_and_no_token_of_the_daemon(site: Site) -> No
     assert fds[1].endswith("stdout.log") and fds[2].endswith("stderr.log")
     assert site.token not in site.herd.cli("log", str(job_id)).stdout
     wait_for(lambda: site.herd.is_up(), what="the daemon")
+
+
+# ---- named pipes planted in a job's folder ----------------------------------------------------
+
+
+def test_named_pipes_planted_in_a_job_folder_never_hold_the_daemon(daemon: Herd) -> None:
+    """Opening a FIFO waits for its other end: a job that made its log, its marker or the
+    daemon's temporary job.json one must not freeze the daemon (and so the whole queue)."""
+    job_id = daemon.submit(
+        "--gpus",
+        "0",
+        'echo out; cd "$GPUHERD_ATTEMPT_DIR"; rm stdout.log; mkfifo stdout.log attempt.json.tmp; '
+        'cd "$GPUHERD_JOB_DIR"; mkfifo SUCCESS FAILURE job.json.tmp',
+    )
+    daemon.wait_state(job_id, "succeeded")
+    for args in (["log", str(job_id)], ["log", "-f", str(job_id)], ["log", "-n", "3", str(job_id)]):
+        answer = daemon.cli(*args, check=False, timeout=30)
+        assert answer.returncode == 1 and "stdout.log is not a plain file" in answer.stderr
+    assert daemon.cli("log", "--stderr", str(job_id)).stdout == ""
+    after = daemon.submit("--gpus", "0", "echo next")
+    daemon.wait_state(after, "succeeded")
+    assert daemon.cli("log", str(after)).stdout == "next\n"

@@ -173,8 +173,7 @@ async def follow(
     With `lines`, the text starts with the log's last `lines` lines (as `tail -f -n`)."""
     service = _service(request)
     path = service.log_path(job_id, stream, attempt)
-    if lines is not None:
-        offset = max(offset, _start_of_last_lines(path, lines))
+    offset = _follow_start(path, offset, lines)
 
     async def events() -> AsyncIterator[str]:
         changes = service.engine.changes.subscribe()
@@ -230,12 +229,14 @@ async def events(request: Request) -> StreamingResponse:
     return StreamingResponse(stream(), media_type="text/event-stream")
 
 
-def _start_of_last_lines(path: Path, lines: int) -> int:
+def _follow_start(path: Path, offset: int, lines: int | None) -> int:
+    """Where a follow begins. Opening the log now answers a link or a pipe in its place with
+    an error rather than an empty stream."""
     try:
         with open_job_file(path) as f:
-            return start_of_last_lines(f, lines)
+            return offset if lines is None else max(offset, start_of_last_lines(f, lines))
     except FileNotFoundError:  # not started yet: from its first line
-        return 0
+        return offset
 
 
 def _read(path: Any, offset: int) -> bytes:

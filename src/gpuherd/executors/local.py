@@ -25,7 +25,9 @@ from signal import (
     SIGXFSZ,
 )
 
+from gpuherd.errors import Forbidden
 from gpuherd.executors.base import ExitStatus, LaunchRequest, SpawnError
+from gpuherd.jobfiles import open_job_file
 
 PROCESS_FILE = "process"
 """`pid N` once the job's shell runs, then `exit N` once its command has ended."""
@@ -78,6 +80,8 @@ _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
 """os.open rather than open(): no buffered text wrapper on every job's way to its start."""
 
 _GROUP_POLL = 0.05
+_MAX_PROCESS_FILE = 4096
+"""A `process` file holds two short lines; a job may have made it anything."""
 
 
 def _group_alive(pgid: int) -> bool:
@@ -100,12 +104,12 @@ def read_process_file(attempt_dir: str) -> tuple[int | None, ExitStatus | None]:
     """What the job's shell recorded: its pid (None if it never got that far) and, once
     the command ended, its exit status."""
     try:
-        with open(os.path.join(attempt_dir, PROCESS_FILE), "rb") as f:
-            text = f.read()
+        with open_job_file(os.path.join(attempt_dir, PROCESS_FILE)) as f:
+            text = f.read(_MAX_PROCESS_FILE)
             ended_at = os.fstat(f.fileno()).st_mtime
     except FileNotFoundError:
         return _read_old_files(attempt_dir)
-    except OSError:
+    except (OSError, Forbidden):  # the job replaced it: its status is lost
         return None, None
     pid = code = None
     for line in text.split(b"\n"):
@@ -122,9 +126,9 @@ def _read_old_files(attempt_dir: str) -> tuple[int | None, ExitStatus | None]:
     found: list[tuple[int, float] | None] = []
     for name in OLD_FILES:
         try:
-            with open(os.path.join(attempt_dir, name), encoding="ascii") as f:
-                found.append((int(f.read().strip()), os.fstat(f.fileno()).st_mtime))
-        except (OSError, ValueError):
+            with open_job_file(os.path.join(attempt_dir, name)) as f:
+                found.append((int(f.read(64).strip()), os.fstat(f.fileno()).st_mtime))
+        except (OSError, ValueError, Forbidden):
             found.append(None)
     pid, code = found
     return (pid[0] or None) if pid else None, _decode(*code) if code else None
