@@ -270,7 +270,14 @@ def start_of_last_lines(f: BinaryIO, lines: int, block: int = 64 * 1024) -> int:
 
 
 def tail_lines(path: Path, lines: int) -> list[str]:
-    return tail(path).splitlines()[-lines:]
+    """The last `lines` lines as a terminal shows them: a progress bar redrawn in place
+    (`\r`, as tqdm does) is the one line it leaves, not a line per redraw that would push
+    the traceback after it out of the tail."""
+    text = tail(path).replace("\r\n", "\n")
+    shown = [line.rstrip("\r").rpartition("\r")[2] for line in text.split("\n")]
+    if text.endswith("\n") or not text:
+        shown.pop()  # the newline ends the last line; no empty line follows
+    return shown[-lines:]
 
 
 def _json_text(data: Mapping[str, object]) -> str:

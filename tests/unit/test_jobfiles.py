@@ -318,6 +318,25 @@ def test_tail_lines(tmp_path: Path) -> None:
     log = tmp_path / "stderr.log"
     log.write_text("".join(f"{i}\n" for i in range(50)))
     assert jobfiles.tail_lines(log, 3) == ["47", "48", "49"]
+    log.write_text("")
+    assert jobfiles.tail_lines(log, 3) == []
+    log.write_bytes(b"a\r\nb\r\nc")  # CRLF, and a last line without its newline
+    assert jobfiles.tail_lines(log, 5) == ["a", "b", "c"]
+
+
+def test_tail_lines_shows_a_redrawn_progress_bar_as_the_one_line_it_leaves(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "stderr.log"
+    frames = "".join(f"\r{i:3d}%|{'#' * (i // 10)}" for i in range(101))
+    log.write_text(f"loading\n{frames}\r\nTraceback (most recent call last):\nValueError: x\n")
+    assert jobfiles.tail_lines(log, 3) == [
+        "100%|##########",
+        "Traceback (most recent call last):",
+        "ValueError: x",
+    ]
+    log.write_text(f"{frames}\r")  # tqdm's last redraw ends with a carriage return too
+    assert jobfiles.tail_lines(log, 2) == ["100%|##########"]
 
 
 def test_runner_layout_numbers_from_zero_and_runs_attempt_one_in_the_job_folder(
