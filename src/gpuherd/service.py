@@ -155,6 +155,10 @@ class Service(SystemVerbs):
         return view
 
     def log_path(self, job_id: int, stream: str, attempt: int | None = None) -> Path:
+        return self.log_target(job_id, stream, attempt)[1]
+
+    def log_target(self, job_id: int, stream: str, attempt: int | None) -> tuple[int, Path]:
+        """The attempt whose log is read (`attempt`, or the job's latest) and that log."""
         job = self._job(job_id)
         if stream not in ("stdout", "stderr"):
             raise HerdError(f"unknown stream '{stream}': use stdout or stderr")
@@ -164,7 +168,7 @@ class Service(SystemVerbs):
                 raise Conflict(f"job {job_id} has not started yet ({self._explainer()(job)})")
             ran = "it has run once" if job.attempt == 1 else f"its attempts are 1-{job.attempt}"
             raise NotFound(f"job {job_id} has no attempt {number}: {ran}")
-        return self.engine.layout.attempt_dir(job, number) / f"{stream}.log"
+        return number, self.engine.layout.attempt_dir(job, number) / f"{stream}.log"
 
     def job_states(self, ids: Sequence[int]) -> dict[int, JobState]:
         """The states of these jobs, read in one go; NotFound names the first unknown id."""

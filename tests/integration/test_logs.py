@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import psutil
+
 from conftest import Herd, read_line, wait_for
 
 
@@ -103,6 +105,49 @@ def test_follow_never_splits_a_character_between_two_reads(daemon: Herd, tmp_pat
         go.touch()
         assert read_line(follow.stdout.fileno(), buffer) == b"end"
         assert follow.wait(timeout=15) == 0
+    finally:
+        follow.kill()
+        follow.communicate()
+
+
+def test_follow_waits_for_a_queued_job_and_goes_on_through_its_retries(
+    daemon: Herd, tmp_path: Path
+) -> None:
+    go = tmp_path / "go"
+    job_id = daemon.submit(
+        "--hold",
+        "--retries",
+        "1",
+        f'echo "try $GPUHERD_ATTEMPT"; [ "$GPUHERD_ATTEMPT" = 2 ] || exit 3; '
+        f"while [ ! -e {go} ]; do sleep 0.02; done; echo done",
+    )
+    follow = gpuherd(daemon, "log", str(job_id), "-f")
+    try:
+        assert follow.stdout is not None and follow.stderr is not None
+        connected = psutil.Process(follow.pid)
+        wait_for(lambda: connected.net_connections(kind="unix"), what="the follow to connect")
+        daemon.cli("release", str(job_id))
+        buffer = bytearray()
+        assert read_line(follow.stdout.fileno(), buffer) == b"try 1"
+        assert read_line(follow.stdout.fileno(), buffer) == b"try 2"
+        assert follow.poll() is None  # attempt 2 still runs
+        go.touch()
+        assert read_line(follow.stdout.fileno(), buffer) == b"done"
+        assert follow.wait(timeout=15) == 0
+        assert follow.stderr.read() == f"gpuherd: job {job_id}: attempt 2 began\n".encode()
+    finally:
+        follow.kill()
+        follow.communicate()
+    assert daemon.job(job_id)["state"] == "succeeded"
+
+
+def test_follow_of_a_job_cancelled_before_it_started_ends(daemon: Herd) -> None:
+    job_id = daemon.submit("--hold", "echo never")
+    follow = gpuherd(daemon, "log", str(job_id), "-f")
+    try:
+        daemon.cli("kill", str(job_id))
+        assert follow.wait(timeout=15) == 0
+        assert follow.communicate()[0] == b""
     finally:
         follow.kill()
         follow.communicate()

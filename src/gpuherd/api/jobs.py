@@ -8,21 +8,19 @@ import json
 import os
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import asdict
-from pathlib import Path
 from typing import Annotated, Any, BinaryIO
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import PlainTextResponse, Response, StreamingResponse
 
+from gpuherd.api import log_follow
 from gpuherd.core.states import FINISHED_STATES, JobState
-from gpuherd.errors import DaemonError, Forbidden, NotFound
-from gpuherd.jobfiles import open_job_file, start_of_last_lines, utf8_complete
+from gpuherd.errors import DaemonError, NotFound
+from gpuherd.jobfiles import open_job_file, start_of_last_lines
 from gpuherd.service import Service
 from gpuherd.wire_requests import IdsRequest, MoveRequest, PriorityRequest, SubmitRequest
 
 router = APIRouter()
-LOG_CHUNK = 64 * 1024
-"""Bytes of log text in one event of a follow."""
 DOWNLOAD_CHUNK = 1024 * 1024
 """Bytes read and sent at a time when a log is fetched whole."""
 ACTIONS = ("kill", "rm", "retry", "pause", "resume", "hold", "release")
@@ -169,44 +167,15 @@ async def follow(
     offset: Annotated[int, Query(ge=0)] = 0,
     lines: Annotated[int | None, Query(ge=1)] = None,
 ) -> StreamingResponse:
-    """Server-sent events: `data` events carry new log text; an `end` event closes the stream.
-    With `lines`, the text starts with the log's last `lines` lines (as `tail -f -n`)."""
+    """Server-sent events: `data` events carry new log text, an `attempt` event says that the
+    job's next attempt began (its log follows), an `end` event closes the stream. Without
+    `attempt`, a job that has not started yet is waited for. With `lines`, the text starts
+    with the log's last `lines` lines (as `tail -f -n`)."""
     service = _service(request)
-    path = service.log_path(job_id, stream, attempt)
-    offset = _follow_start(path, offset, lines)
-
-    async def events() -> AsyncIterator[str]:
-        changes = service.engine.changes.subscribe()
-        position = offset
-        try:
-            while True:
-                # Read before checking the state, so the last lines are never dropped. Text
-                # goes out in whole UTF-8 characters (a progress bar's █ is 3 bytes) until
-                # the job has ended and its log will not grow.
-                chunk = _read(path, position)
-                cut = utf8_complete(chunk)
-                if not cut:
-                    state = service.job_states([job_id])[job_id]
-                    if state in FINISHED_STATES:  # what is left goes out as it is
-                        chunk = _read(path, position)
-                        if not chunk:
-                            yield f"event: end\ndata: {json.dumps({'state': state.value})}\n\n"
-                            return
-                        cut = len(chunk)
-                if cut:
-                    position += cut
-                    text = chunk[:cut].decode(errors="replace")
-                    yield f"data: {json.dumps({'text': text, 'offset': position})}\n\n"
-                    continue
-                try:  # the file has no change notification; a state change also wakes us
-                    if await asyncio.wait_for(changes.get(), 0.2) is None:
-                        return  # the daemon is stopping
-                except TimeoutError:
-                    pass
-        finally:
-            service.engine.changes.unsubscribe(changes)
-
-    return StreamingResponse(events(), media_type="text/event-stream")
+    target = log_follow.log_of(service, job_id, stream, attempt)
+    start = log_follow.start_offset(target, offset, lines)
+    events = log_follow.follow_events(service, job_id, stream, attempt, target, start)
+    return StreamingResponse(events, media_type="text/event-stream")
 
 
 @router.get("/events")
@@ -227,23 +196,3 @@ async def events(request: Request) -> StreamingResponse:
             service.engine.changes.unsubscribe(changes)
 
     return StreamingResponse(stream(), media_type="text/event-stream")
-
-
-def _follow_start(path: Path, offset: int, lines: int | None) -> int:
-    """Where a follow begins. Opening the log now answers a link or a pipe in its place with
-    an error rather than an empty stream."""
-    try:
-        with open_job_file(path) as f:
-            return offset if lines is None else max(offset, start_of_last_lines(f, lines))
-    except FileNotFoundError:  # not started yet: from its first line
-        return offset
-
-
-def _read(path: Any, offset: int) -> bytes:
-    try:
-        with open_job_file(path) as f:
-            f.seek(offset)
-            data: bytes = f.read(LOG_CHUNK)
-            return data
-    except (FileNotFoundError, Forbidden):  # not there yet, or a planted link: not served
-        return b""

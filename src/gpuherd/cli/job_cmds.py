@@ -179,7 +179,10 @@ def show(job_id: int, as_json: bool) -> None:
     "-n", "--lines", type=click.IntRange(1), help="Only the last N lines (with -f: then follow)."
 )
 def log(job_id: int, follow: bool, stderr: bool, attempt: int | None, lines: int | None) -> None:
-    """Print a job's output (stdout, or --stderr)."""
+    """Print a job's output (stdout, or --stderr).
+
+    With -f, a job that has not started is waited for, and a retry's output follows.
+    """
     client = Client()
     stream = "stderr" if stderr else "stdout"
     if not follow:
@@ -195,6 +198,9 @@ def log(job_id: int, follow: bool, stderr: bool, attempt: int | None, lines: int
     ):
         if event == "end":
             break
+        if event == "attempt":  # a retry: its log follows (said on stderr, apart from the log)
+            click.echo(f"gpuherd: job {job_id}: attempt {data['attempt']} began", err=True)
+            continue
         sys.stdout.write(data["text"])
         sys.stdout.flush()
 

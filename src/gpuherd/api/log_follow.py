@@ -1,0 +1,109 @@
+"""Following a job's log (`gpuherd log -f`): server-sent events from its start to its end.
+
+Without a fixed attempt the follow is of the job, not of one file: a job that has not started
+is waited for, and when a retry starts another attempt the stream says so (an `attempt`
+event) and goes on with that attempt's log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from gpuherd.core.states import FINISHED_STATES
+from gpuherd.errors import Conflict, Forbidden
+from gpuherd.jobfiles import open_job_file, start_of_last_lines, utf8_complete
+from gpuherd.service import Service
+
+CHUNK = 64 * 1024
+"""Bytes of log text in one event."""
+POLL = 0.2
+"""Seconds between looks at a log that has not grown (files send no notification; a state
+change of any job wakes the follow sooner)."""
+
+
+Target = tuple[int, Path] | None
+"""The attempt followed and its log; None before the job's first start."""
+
+
+def log_of(service: Service, job_id: int, stream: str, attempt: int | None) -> Target:
+    """The log to follow: of `attempt`, else of the job's latest attempt. An unknown job,
+    stream or attempt raises (answered before the stream begins)."""
+    try:
+        return service.log_target(job_id, stream, attempt)
+    except Conflict:
+        if attempt is not None:
+            raise
+        return None
+
+
+def start_offset(target: Target, offset: int, lines: int | None) -> int:
+    """Where a follow begins. Opening the log now answers a link or a pipe in its place with
+    an error rather than an empty stream."""
+    if target is None:
+        return 0
+    try:
+        with open_job_file(target[1]) as f:
+            return offset if lines is None else max(offset, start_of_last_lines(f, lines))
+    except FileNotFoundError:  # not written yet: from its first line
+        return offset
+
+
+async def follow_events(
+    service: Service, job_id: int, stream: str, attempt: int | None, target: Target, position: int
+) -> AsyncIterator[str]:
+    """`data` events with new text, `attempt` when the next attempt's log begins, then `end`.
+
+    Text goes out in whole UTF-8 characters (a progress bar's █ is 3 bytes); once a log can
+    no longer grow (its job ended, or a later attempt began) what is left goes out as it is.
+    """
+    changes = service.engine.changes.subscribe()
+    try:
+        while True:
+            chunk = _read(target, position)  # before the state: the last lines are never lost
+            cut = utf8_complete(chunk)
+            if not cut:
+                state = service.job_states([job_id])[job_id]
+                latest = target if attempt is not None else log_of(service, job_id, stream, None)
+                if latest != target or state in FINISHED_STATES:
+                    chunk = _read(target, position)
+                    cut = len(chunk)
+                    if not cut and latest != target:
+                        if target is not None and latest is not None:
+                            yield _event("attempt", {"attempt": latest[0]})
+                        target, position = latest, 0
+                        continue
+                    if not cut:
+                        yield _event("end", {"state": state.value})
+                        return
+            if cut:
+                position += cut
+                text = chunk[:cut].decode(errors="replace")
+                yield _event("message", {"text": text, "offset": position})
+                continue
+            try:
+                if await asyncio.wait_for(changes.get(), POLL) is None:
+                    return  # the daemon is stopping
+            except TimeoutError:
+                pass
+    finally:
+        service.engine.changes.unsubscribe(changes)
+
+
+def _event(name: str, data: dict[str, object]) -> str:
+    head = "" if name == "message" else f"event: {name}\n"  # unnamed: a plain data event
+    return f"{head}data: {json.dumps(data)}\n\n"
+
+
+def _read(target: Target, offset: int) -> bytes:
+    if target is None:
+        return b""
+    try:
+        with open_job_file(target[1]) as f:
+            f.seek(offset)
+            data: bytes = f.read(CHUNK)
+            return data
+    except (FileNotFoundError, Forbidden):  # not there yet, or a planted link: not served
+        return b""
