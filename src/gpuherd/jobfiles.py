@@ -269,15 +269,17 @@ def start_of_last_lines(f: BinaryIO, lines: int, block: int = 64 * 1024) -> int:
     return 0
 
 
+def as_a_terminal_shows(text: str) -> str:
+    """`text` with each line as a terminal leaves it: a progress bar redrawn in place (`\r`,
+    as tqdm does) is its last drawing, not one line per redraw."""
+    lines = text.replace("\r\n", "\n").split("\n")
+    return "\n".join(line.rstrip("\r").rpartition("\r")[2] for line in lines)
+
+
 def tail_lines(path: Path, lines: int) -> list[str]:
-    """The last `lines` lines as a terminal shows them: a progress bar redrawn in place
-    (`\r`, as tqdm does) is the one line it leaves, not a line per redraw that would push
-    the traceback after it out of the tail."""
-    text = tail(path).replace("\r\n", "\n")
-    shown = [line.rstrip("\r").rpartition("\r")[2] for line in text.split("\n")]
-    if text.endswith("\n") or not text:
-        shown.pop()  # the newline ends the last line; no empty line follows
-    return shown[-lines:]
+    """The last `lines` lines as a terminal shows them (tqdm's redraws would push the
+    traceback after them out of the tail)."""
+    return as_a_terminal_shows(tail(path)).splitlines()[-lines:]
 
 
 def _json_text(data: Mapping[str, object]) -> str:

@@ -177,6 +177,30 @@ def test_a_job_page_shows_its_output_as_it_comes(board: Board, expect: Any, tmp_
     page.close()
 
 
+def test_a_progress_bar_redrawn_in_place_stays_one_line(
+    board: Board, expect: Any, tmp_path: Path
+) -> None:
+    """tqdm redraws its bar with carriage returns: the page shows the bar's last drawing, as a
+    terminal does, not a line per redraw (and a CRLF line ending wipes nothing)."""
+    more, done = tmp_path / "more", tmp_path / "done"
+    frames = "".join(f"\\r{p:3d}%%" for p in range(0, 60, 10))  # %% for printf
+    later = "".join(f"\\r{p:3d}%%" for p in range(60, 100, 10))
+    script = (
+        f"printf 'start\\r\\n{frames}'; while [ ! -e {more} ]; do sleep 0.05; done; "
+        f"printf '{later}'; while [ ! -e {done} ]; do sleep 0.05; done; printf '\\ndone\\n'"
+    )
+    job_id = board.submit("--gpus", "0", "--", "sh", "-c", script)
+    page = board.page(f"/jobs/{job_id}")
+    log = page.locator("#log-stdout")
+    expect(log).to_have_text("start\n 50%")  # the tail as the page began: collapsed
+    more.touch()
+    expect(log).to_have_text("start\n 90%")  # redrawn live: no line per frame
+    done.touch()
+    expect(log).to_have_text("start\n 90%\ndone\n")
+    expect(page.locator("#job-state")).to_have_text("succeeded")
+    page.close()
+
+
 def test_kill_a_running_job_with_its_button(board: Board, expect: Any) -> None:
     job_id = board.submit("--gpus", "0", "--name", "to-kill", "--", "sleep", "60")
     board.herd.wait_state(job_id, "running")

@@ -16,7 +16,7 @@ from starlette.staticfiles import StaticFiles
 
 from gpuherd.api import dashboard_actions, dashboard_streams, views, views_sweeps
 from gpuherd.errors import HerdError, NotFound
-from gpuherd.jobfiles import open_job_file, utf8_complete
+from gpuherd.jobfiles import as_a_terminal_shows, open_job_file, utf8_complete
 from gpuherd.service import Service
 
 router = APIRouter(include_in_schema=False)
@@ -92,7 +92,8 @@ def _log_tail(path: Path) -> tuple[str, int, bool]:
     if start:
         data = data[data.find(b"\n") + 1 :]  # begin on a whole line
     cut = utf8_complete(data)
-    return data[:cut].decode(errors="replace"), size - (len(data) - cut), start > 0
+    text = as_a_terminal_shows(data[:cut].decode(errors="replace"))
+    return text, size - (len(data) - cut), start > 0
 
 
 def _job(request: Request, job_id: int, with_logs: bool = True) -> dict[str, Any]:

@@ -163,6 +163,8 @@ class LogCursor:
         except (FileNotFoundError, Forbidden):  # not there yet, or a planted link: not served
             return ""
         cut = len(data) if final else utf8_complete(data)
+        if not final and data[:cut].endswith(b"\r"):
+            cut -= 1  # maybe half of a \r\n: a lone \r would wipe the line (_log_html)
         self.offset += cut
         return skipped + data[:cut].decode(errors="replace")
 
@@ -242,8 +244,19 @@ def _new_text(cursors: list[LogCursor], number: int, finished: bool) -> list[str
         text = cursor.read(final=finished)
         if text:
             offsets = f"{number}:{cursors[0].offset}:{cursors[1].offset}"
-            events.append(sse(cursor.stream, html.escape(text, quote=False), offsets))
+            events.append(sse(cursor.stream, _log_html(text), offsets))
     return events
+
+
+CARRIAGE_RETURN = '<i class="cr"></i>'
+"""Where a log redraws its line (dashboard.js wipes the line there, as a terminal would)."""
+
+
+def _log_html(text: str) -> str:
+    """Escaped log text. A carriage return that redraws a line (tqdm's progress bars) is sent
+    as a marker: in server-sent events it would arrive as a line break, a line per redraw."""
+    escaped = html.escape(text.replace("\r\n", "\n"), quote=False)
+    return escaped.replace("\r", CARRIAGE_RETURN)
 
 
 def _cursors(service: Service, job_id: int, number: int, out: int, err: int) -> list[LogCursor]:

@@ -42,10 +42,30 @@
       pre.dataset.follow = atBottom(pre) ? "1" : "";
     }
   });
+  // A line redrawn with a carriage return (a progress bar) arrives with a marker where the
+  // return was: the text since the line's start goes, as a terminal overwrites it.
+  function redraw(pre) {
+    var mark;
+    while ((mark = pre.querySelector("i.cr"))) {
+      var node = mark.previousSibling;
+      while (node) {
+        var before = node.previousSibling;
+        var cut = node.nodeType === Node.TEXT_NODE ? node.data.lastIndexOf("\n") : -1;
+        if (cut >= 0) {
+          node.data = node.data.slice(0, cut + 1);
+          break;
+        }
+        pre.removeChild(node);
+        node = before;
+      }
+      pre.removeChild(mark);
+    }
+  }
   document.addEventListener("htmx:sseMessage", function (event) {
     var message = event.detail || {};
     var pre = event.target;
     if (message.type === "stdout" || message.type === "stderr") {
+      redraw(pre);
       if (pre.dataset.follow) { pre.scrollTop = pre.scrollHeight; }
       // A new EventSource (after the extension's own reconnect) resumes where this one is.
       var source = document.getElementById("job-stream");
