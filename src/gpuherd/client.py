@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import json
 import socket
+import sys
 from collections.abc import Iterator
 from io import BufferedReader
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
-from gpuherd import paths
+from gpuherd import __version__, paths
 from gpuherd.errors import Conflict, DaemonError, HerdError, NotFound
 
 _STATUS_ERRORS: dict[int, type[HerdError]] = {404: NotFound, 409: Conflict}
@@ -174,6 +175,7 @@ class _Response:
             self.headers[name.strip().lower()] = value.strip()
         else:
             raise _BadResponse(f"more than {_MAX_HEADERS} header lines")
+        _note_version(self.headers.get("gpuherd-version"))
 
     def read(self) -> bytes:
         return b"".join(self.pieces())
@@ -223,6 +225,21 @@ class _Response:
 
     def _line(self) -> bytes:
         return _complete(self._file.readline(_MAX_LINE))
+
+
+_versions_told: set[str] = set()
+
+
+def _note_version(theirs: str | None) -> None:
+    """Say once per process that the daemon runs another gpuherd (upgraded, not restarted):
+    new options may be ignored by it, new answers missing."""
+    if theirs and theirs != __version__ and theirs not in _versions_told:
+        _versions_told.add(theirs)
+        sys.stderr.write(
+            f"gpuherd: warning: the daemon runs gpuherd {theirs} and this is {__version__}: "
+            "restart it to run this version (`gpuherd daemon stop`, then `gpuherd daemon "
+            "start`; running jobs go on)\n"
+        )
 
 
 def _complete(line: bytes) -> bytes:

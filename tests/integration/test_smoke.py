@@ -1,4 +1,5 @@
-from conftest import Herd
+from conftest import Herd, UnixConnection
+from gpuherd import __version__
 
 
 def test_submit_runs_on_a_fake_gpu(daemon: Herd) -> None:
@@ -25,3 +26,18 @@ def test_a_client_finds_a_daemon_started_with_another_runtime_dir(herd: Herd) ->
     herd.cli("daemon", "stop")
     gone = herd.cli("ls", check=False)
     assert gone.returncode == 1 and "no gpuherd daemon is running" in gone.stderr
+
+
+def test_every_answer_names_the_daemons_version(daemon: Herd) -> None:
+    """So that a client upgraded while an older daemon runs can say so (test_client_transport
+    checks the warning)."""
+    for path in ("/api/v1/daemon", "/api/v1/jobs/999", "/", "/static/dashboard.css"):
+        conn = UnixConnection(daemon.client.socket_path, timeout=15)
+        try:
+            conn.request("GET", path)
+            answer = conn.getresponse()
+            answer.read()
+        finally:
+            conn.close()
+        assert answer.getheader("gpuherd-version") == __version__, path
+    assert daemon.cli("ls").stderr == ""  # same version: no warning

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from gpuherd import __version__
+from gpuherd import client as client_module
 from gpuherd.client import Client
 from gpuherd.errors import Conflict, DaemonError, HerdError, NotFound
 
@@ -261,3 +263,22 @@ def test_the_cli_never_imports_http_client() -> None:
     code = "import sys, gpuherd.client; print('http.client' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_a_daemon_of_another_version_is_named_once(
+    daemon: FakeDaemon, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """After `pip install -U`, the daemon still running is the old one until restarted."""
+    monkeypatch.setattr(client_module, "_versions_told", set())
+    ours = f"HTTP/1.1 200 OK\r\ngpuherd-version: {__version__}\r\nContent-Length: 2\r\n\r\n{{}}"
+    daemon.client(send(ours.encode())).get("/daemon")
+    assert capsys.readouterr().err == ""
+    older = ours.replace(__version__, "0.0.1").encode()
+    for _ in range(2):
+        daemon.client(send(older)).get("/daemon")
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith(
+        f"gpuherd: warning: the daemon runs gpuherd 0.0.1 and this is {__version__}"
+    )
+    assert "`gpuherd daemon stop`, then `gpuherd daemon start`" in err

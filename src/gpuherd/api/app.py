@@ -15,11 +15,26 @@ from fastapi.responses import JSONResponse, Response
 
 from gpuherd import __version__
 from gpuherd.api import dashboard, jobs, listener, sweeps, system
+from gpuherd.api.auth import ASGIApp, Receive, Scope, Send, with_headers
 from gpuherd.core.states import TransitionError
 from gpuherd.errors import HerdError
 from gpuherd.service import Service
 
 log = logging.getLogger("gpuherd.api")
+VERSION_HEADER = (b"gpuherd-version", __version__.encode())
+
+
+class SaysItsVersion:
+    """Every answer names the gpuherd that gave it (`gpuherd-version`): a client of another
+    version (the package was upgraded and this daemon not restarted) can say so."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            send = with_headers(send, [VERSION_HEADER])
+        await self.app(scope, receive, send)
 
 
 def create_app(service: Service, pid: int, socket_path: str) -> FastAPI:
@@ -33,6 +48,7 @@ def create_app(service: Service, pid: int, socket_path: str) -> FastAPI:
     app.include_router(listener.router, prefix="/api/v1")
     app.include_router(sweeps.router, prefix="/api/v1")
     dashboard.install(app)
+    app.add_middleware(SaysItsVersion)
 
     @app.exception_handler(HerdError)
     async def herd_error(request: Request, exc: HerdError) -> Response:

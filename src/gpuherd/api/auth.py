@@ -123,7 +123,7 @@ class TcpGate:
             return
         inner = dict(scope)
         inner[TCP_SCOPE_KEY] = True
-        await self.app(inner, receive, _with_headers(send, SECURITY_HEADERS))
+        await self.app(inner, receive, with_headers(send, SECURITY_HEADERS))
 
     def _check(self, scope: Scope, headers: Headers, query: QueryParams) -> str:
         """Raise Refused, or answer where the (valid) token came from."""
@@ -214,7 +214,7 @@ def _cookies(header: str) -> dict[str, str]:
     return found
 
 
-def _with_headers(send: Send, extra: list[tuple[bytes, bytes]]) -> Send:
+def with_headers(send: Send, extra: list[tuple[bytes, bytes]]) -> Send:
     async def wrapped(message: Message) -> None:
         if message["type"] == "http.response.start":
             message = dict(message)
