@@ -96,14 +96,16 @@ class Service(SystemVerbs):
         project: str | None = None,
         all_jobs: bool = False,
         limit: int | None = None,
+        newest_first: bool = False,
     ) -> tuple[list[dict[str, Any]], int]:
         """The jobs `ls` lists, and how many more match but were left out by `limit`: with
-        `states` or `all_jobs`, the jobs that match; else the running and waiting ones (the
-        limit applies to the waiting) and the most recent finished ones."""
+        `states` or `all_jobs`, the jobs that match (the newest first if asked); else the
+        running and waiting ones (the limit applies to the waiting) and the most recent
+        finished ones."""
         wanted = tuple(_state(s) for s in states)
         limited: tuple[JobState, ...] = wanted
         if wanted or all_jobs:
-            jobs = self.store.list_jobs(wanted, project, limit)
+            jobs = self.store.list_jobs(wanted, project, limit, newest_first)
             shown = len(jobs)
         else:
             limited = (JobState.QUEUED, JobState.HELD)

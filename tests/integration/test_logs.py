@@ -151,3 +151,25 @@ def test_follow_of_a_job_cancelled_before_it_started_ends(daemon: Herd) -> None:
     finally:
         follow.kill()
         follow.communicate()
+
+
+def test_without_an_id_log_is_of_the_job_submitted_last(daemon: Herd, tmp_path: Path) -> None:
+    empty = daemon.cli("log", check=False)
+    assert empty.returncode == 1 and "no job yet" in empty.stderr
+    first = daemon.submit("echo first")
+    daemon.wait_state(first, "succeeded")
+    assert daemon.cli("log").stdout == "first\n"
+    go = tmp_path / "go"
+    last = daemon.submit("--hold", f"echo last; while [ ! -e {go} ]; do sleep 0.02; done")
+    follow = gpuherd(daemon, "log", "-f")  # as right after a `gpuherd submit`
+    try:
+        assert follow.stdout is not None
+        connected = psutil.Process(follow.pid)
+        wait_for(lambda: connected.net_connections(kind="unix"), what="the follow to connect")
+        daemon.cli("release", str(last))
+        assert read_line(follow.stdout.fileno(), bytearray()) == b"last"
+        go.touch()
+        assert follow.wait(timeout=15) == 0
+    finally:
+        follow.kill()
+        follow.communicate()

@@ -43,8 +43,9 @@ async def list_jobs(
     project: str | None = None,
     all: bool = False,
     limit: Annotated[int | None, Query(ge=1)] = None,
+    newest: bool = False,
 ) -> dict[str, Any]:
-    jobs, more = _service(request).ls(state or (), project, all, limit)
+    jobs, more = _service(request).ls(state or (), project, all, limit, newest)
     return {"jobs": jobs, "more": more}
 
 

@@ -171,19 +171,26 @@ def show(job_id: int, as_json: bool) -> None:
 
 
 @click.command()
-@click.argument("job_id", type=click.IntRange(1))
+@click.argument("job_id", type=click.IntRange(1), required=False)
 @click.option("-f", "--follow", is_flag=True, help="Keep printing new output until the job ends.")
 @click.option("--stderr", is_flag=True, help="Show stderr instead of stdout.")
 @click.option("--attempt", type=click.IntRange(1), help="An earlier attempt (default: the last).")
 @click.option(
     "-n", "--lines", type=click.IntRange(1), help="Only the last N lines (with -f: then follow)."
 )
-def log(job_id: int, follow: bool, stderr: bool, attempt: int | None, lines: int | None) -> None:
-    """Print a job's output (stdout, or --stderr).
+def log(
+    job_id: int | None, follow: bool, stderr: bool, attempt: int | None, lines: int | None
+) -> None:
+    """Print a job's output (stdout, or --stderr); without JOB_ID, the job submitted last.
 
     With -f, a job that has not started is waited for, and a retry's output follows.
     """
     client = Client()
+    if job_id is None:  # `gpuherd submit ...` then `gpuherd log -f`
+        newest = client.get("/jobs", all=True, limit=1, newest=True)["jobs"]
+        if not newest:
+            raise HerdError("no job yet: `gpuherd submit` queues one")
+        job_id = int(newest[0]["id"])
     stream = "stderr" if stderr else "stdout"
     if not follow:
         out = sys.stdout.buffer  # the bytes as the job wrote them, a piece at a time

@@ -36,7 +36,10 @@ COMMAND_TABLE: dict[str, tuple[str, str]] = {
         "Stop jobs: queued ones are cancelled, running ones get SIGTERM, then SIGKILL after "
         "their grace period.",
     ),
-    "log": ("job_cmds", "Print a job's output (stdout, or --stderr)."),
+    "log": (
+        "job_cmds",
+        "Print a job's output (stdout, or --stderr); without JOB_ID, the job submitted last.",
+    ),
     "ls": ("job_cmds", "List running and queued jobs and the most recent finished ones."),
     "move": ("queue_cmds", "Move a queued job: --first, or --before ID."),
     "pause": (
