@@ -246,7 +246,13 @@ class Runner:
             else:
                 self.summary.failed += 1
                 self.summary.failed_folders.append(folder)
+                folder = self._last_attempt_folder(job_id, folder)
             self.reporter.ended(number, state.value, change.get("detail") or "", seconds, folder)
+
+    def _last_attempt_folder(self, job_id: int, folder: str) -> str:
+        """Where a failed job's last attempt ran (attempt-N after retries): its logs."""
+        job = self.store.get_job(job_id)
+        return str(self.engine.layout.attempt_dir(job, job.attempt)) if job else folder
 
     def _all_done(self) -> bool:
         if self._interrupts and not self.engine.live:

@@ -196,6 +196,33 @@ def test_plain_lines_when_not_a_terminal_and_status_1_when_a_job_fails(
     assert (out / "job_1" / "FAILURE").exists() and not (out / "job_1" / "SUCCESS").exists()
 
 
+def test_a_failure_shows_the_last_stderr_lines_of_its_last_attempt(runs: Runs) -> None:
+    """Up to 5 lines, as a terminal shows them (a progress bar is its last drawing), for the
+    first 10 failures; the rest get their one line (a sweep gone wrong must stay readable)."""
+    out = runs.root / "out"
+    script = (
+        "echo \"warning $N\" >&2; printf 'bar\\r50%%\\r100%%\\n' >&2; "
+        'echo "ValueError: job $N attempt $GPUHERD_ATTEMPT" >&2; exit 1'
+    )
+    lines = [f"N={n}; {script}" for n in range(12)]
+    proc = runs.run(
+        "--fake-gpus", "2", "-q", "--retries", "1", "--output-dir", str(out),
+        input="\n".join(lines) + "\n",
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stderr
+    text = proc.stdout.splitlines()
+    failures = [
+        i for i, line in enumerate(text) if re.match(r"\[\d+\] failed \(exit 1\) after", line)
+    ]
+    assert len(failures) == 12, text
+    for shown, at in enumerate(failures):
+        number = int(text[at][1 : text[at].index("]")])
+        assert text[at].endswith(f"see {out / f'job_{number}'}/attempt-2/stderr.log"), text[at]
+        tail = text[at + 1 : at + 4]
+        expected = [f"    warning {number}", "    100%", f"    ValueError: job {number} attempt 2"]
+        assert (tail == expected) == (shown < 10), (shown, tail)
+
+
 def test_quiet_prints_only_what_went_wrong_and_the_summary(runs: Runs, probe: Probe) -> None:
     out = runs.root / "out"
     lines = [probe.cmd("good"), probe.cmd("bad", exit=3), probe.cmd("also-good")]

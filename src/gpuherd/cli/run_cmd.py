@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import click
 
+from gpuherd.cli import plain
 from gpuherd.cli.options import (
     gpus_option,
     max_parallel_option,
@@ -23,9 +24,16 @@ from gpuherd.cli.options import (
 )
 from gpuherd.core.units import format_duration
 from gpuherd.errors import HerdError
+from gpuherd.jobfiles import tail_lines
 
 if TYPE_CHECKING:
     from gpuherd.wire import SubmitItem
+
+
+TAILS_SHOWN = 10
+"""Failures whose last stderr lines are shown; later ones get their one line."""
+TAIL_LINES = 5
+TAIL_WIDTH = 200
 
 
 class LineReporter:
@@ -39,6 +47,7 @@ class LineReporter:
         self._task: Any = None
         self._total = 0
         self._done = 0
+        self._failures = 0
         if stream.isatty():
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
@@ -75,6 +84,10 @@ class LineReporter:
                 f"[{number}] {state}{why} after {format_duration(max(seconds, 0.0))}:"
                 f" see {folder}/stderr.log"
             )
+            self._failures += 1
+            if self._failures <= TAILS_SHOWN:  # a sweep gone wrong must not flood the screen
+                for line in tail_lines(Path(folder) / "stderr.log", TAIL_LINES):
+                    self._say(f"    {plain.clean(line)[:TAIL_WIDTH]}")
         self._update()
 
     def retrying(self, number: int, detail: str) -> None:
