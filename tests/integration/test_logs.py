@@ -173,3 +173,17 @@ def test_without_an_id_log_is_of_the_job_submitted_last(daemon: Herd, tmp_path: 
     finally:
         follow.kill()
         follow.communicate()
+
+
+def test_follow_of_a_job_removed_meanwhile_ends_quietly(daemon: Herd) -> None:
+    job_id = daemon.submit("--hold", "echo never")
+    follow = gpuherd(daemon, "log", str(job_id), "-f")
+    try:
+        connected = psutil.Process(follow.pid)
+        wait_for(lambda: connected.net_connections(kind="unix"), what="the follow to connect")
+        daemon.cli("rm", str(job_id))
+        out, err = follow.communicate(timeout=15)
+        assert (follow.returncode, out, err) == (0, b"", b"")
+    finally:
+        follow.kill()
+        follow.communicate()

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 from gpuherd.core.states import FINISHED_STATES
-from gpuherd.errors import Conflict, Forbidden
+from gpuherd.errors import Conflict, Forbidden, NotFound
 from gpuherd.jobfiles import open_job_file, start_of_last_lines, utf8_complete
 from gpuherd.service import Service
 
@@ -34,7 +34,7 @@ def log_of(service: Service, job_id: int, stream: str, attempt: int | None) -> T
     try:
         return service.log_target(job_id, stream, attempt)
     except Conflict:
-        if attempt is not None:
+        if attempt:  # (0 means the latest, as for log_path)
             raise
         return None
 
@@ -65,8 +65,12 @@ async def follow_events(
             chunk = _read(target, position)  # before the state: the last lines are never lost
             cut = utf8_complete(chunk)
             if not cut:
-                state = service.job_states([job_id])[job_id]
-                latest = target if attempt is not None else log_of(service, job_id, stream, None)
+                try:
+                    state = service.job_states([job_id])[job_id]
+                    latest = target if attempt else log_of(service, job_id, stream, None)
+                except NotFound:  # removed meanwhile (`gpuherd rm`)
+                    yield _event("end", {"state": "removed"})
+                    return
                 if latest != target or state in FINISHED_STATES:
                     chunk = _read(target, position)
                     cut = len(chunk)
