@@ -23,7 +23,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
@@ -276,6 +276,17 @@ class Job:
             if self.state() in ("queued", "held"):
                 return ""
             raise
+
+    def follow(self, stream: str = "stdout", lines: int | None = None) -> Iterator[str]:
+        """The job's output as it comes (from its last `lines` lines, if given), until the
+        job ends; a job not started yet is waited for, and a retry's output follows.
+        `for text in job.follow(): print(text, end="")` is `gpuherd log -f`."""
+        query = {"stream": stream, "lines": lines}
+        for event, data in self.herd.client.stream(f"/jobs/{self.id}/log/follow", **query):
+            if event == "end":
+                return
+            if event == "message":
+                yield str(data["text"])
 
     def result(self) -> dict[str, Any] | None:
         """The metrics.json the job wrote in its folder (a task's return value), if any."""

@@ -127,6 +127,9 @@ def test_job_handle_waits_and_reads_logs(api: gpuherd.Herd) -> None:
     lines = herd.submit("printf 'a\\nb\\nc\\n'", gpus=0)
     assert lines.wait(timeout=20) == "succeeded"
     assert lines.logs(lines=2) == "b\nc\n" and lines.logs() == "a\nb\nc\n"
+    retried = herd.submit('echo "try $GPUHERD_ATTEMPT"; [ "$GPUHERD_ATTEMPT" = 2 ]', retries=1)
+    assert "".join(retried.follow()) == "try 1\ntry 2\n"  # through the retry, to the end
+    assert "".join(lines.follow(lines=1)) == "c\n"
     slow = herd.submit("sleep 30", gpus=0, timeout="1m", env={"A": 1})
     with pytest.raises(TimeoutError, match="still not finished"):
         slow.wait(timeout=0.3)
