@@ -84,6 +84,13 @@ def test_a_metric_named_like_another_column_is_told_apart(capsys: Any) -> None:
     assert values == "lr=0.1,0.1,succeeded,1,1.5,0.001,9,0.5"
 
 
+def test_counts_have_thousands_separators_like_the_points() -> None:
+    rows = [point(f"lr={i}", {"lr": i}) for i in range(1200)]
+    assert status(table(rows, counts={"succeeded": 1200}))[-1] == (
+        "sweep s: 1,200 points (1,200 succeeded); /r/s"
+    )
+
+
 def test_status_prints_brackets_and_escapes_literally() -> None:
     rows = [point("v=x", {"v": NASTY}, metrics={NASTY: NASTY, "[b]": "[/b]"})]
     data = table(rows, name="[b]x[/]", results_dir="/r/[/]\x1b[2J", varying=["v"])

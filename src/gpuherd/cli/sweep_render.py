@@ -86,7 +86,7 @@ def status_table(table: dict[str, Any], term: plain.Terminal | None = None) -> N
     first_metric = len(headers) - len(metrics)
     shrink = [0, *range(1, 1 + len(varying)), *range(first_metric, len(headers))]
     lines = plain.table(term, headers, cells, shrink=shrink)
-    counts = ", ".join(f"{n} {s}" for s, n in sorted(table["counts"].items()))
+    counts = ", ".join(f"{n:,} {s}" for s, n in sorted(table["counts"].items()))
     where = table["results_dir"]
     lines.append(plain.clean(f"sweep {table['name']}: {_points(len(rows))} ({counts}); {where}"))
     unread = [row["metrics_error"] for row in rows if row.get("metrics_error")]
@@ -122,7 +122,7 @@ def sweep_list(sweeps: list[dict[str, Any]], term: plain.Terminal | None = None)
         return
     rows: list[list[plain.Cell]] = []
     for item in sweeps:
-        states = ", ".join(f"{n} {s}" for s, n in sorted(item["counts"].items()))
+        states = ", ".join(f"{n:,} {s}" for s, n in sorted(item["counts"].items()))
         rows.append([item["name"], str(item["points"]), states, item["results_dir"]])
     # Too wide: cut the results folder first, then the states, then the name.
     term.write(plain.table(term, ("NAME", "POINTS", "STATES", "RESULTS"), rows, shrink=(3, 2, 0)))
