@@ -159,13 +159,20 @@ class Herd:
         return dict(wait_for(reached, timeout, f"job {job_id} to be {'/'.join(states)}"))
 
     def _daemons(self) -> list[psutil.Process]:
-        """This home's daemon processes, found by their command line: asking a daemon that
-        hangs for its pid would hang the cleanup too, and leave it running."""
+        """This home's daemon processes: the pid in its lock file, and any process whose
+        command line names the home. Never asked over HTTP: a daemon that hangs, or is dying,
+        would hang or fail the cleanup, and be left running."""
         found = []
         for proc in psutil.process_iter(["cmdline"]):
             cmdline = proc.info["cmdline"] or []
             if "gpuherd.daemon" in cmdline and str(self.home) in cmdline:
                 found.append(proc)
+        try:
+            locked = psutil.Process(int((self.home / "daemon.lock").read_text().split()[0]))
+            if "gpuherd.daemon" in locked.cmdline() and locked not in found:
+                found.append(locked)
+        except (OSError, ValueError, IndexError, psutil.Error):
+            pass  # no lock file, or its pid is gone (or now another program's)
         return found
 
     def is_up(self) -> bool:
@@ -179,10 +186,7 @@ class Herd:
 
     def cleanup(self) -> None:
         """Stop the daemon and every process of every job this home started."""
-        daemons = self._daemons()
-        if not daemons and self.is_up():  # started some other way: it answers, ask it
-            daemons = [psutil.Process(self.pid)]
-        for process in daemons:
+        for process in self._daemons():
             try:
                 process.kill()
                 wait_dead(process)
