@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import psutil
@@ -22,6 +24,34 @@ def gpuherd(herd: Herd, *args: str) -> subprocess.Popen[bytes]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
+
+
+class Reader:
+    """A running `gpuherd log ...`, read a line at a time."""
+
+    def __init__(self, herd: Herd, *args: str) -> None:
+        self.proc = gpuherd(herd, *args)
+        self._buffer = bytearray()
+
+    def line(self) -> bytes:
+        assert self.proc.stdout is not None
+        return read_line(self.proc.stdout.fileno(), self._buffer)
+
+    def connected(self) -> None:
+        """Wait until it has reached the daemon (its request is on the way)."""
+        process = psutil.Process(self.proc.pid)
+        wait_for(lambda: process.net_connections(kind="unix"), what="the follow to connect")
+
+
+@contextmanager
+def reading(herd: Herd, *args: str) -> Iterator[Reader]:
+    """`gpuherd log ARGS`, killed at the end whatever the test found."""
+    reader = Reader(herd, *args)
+    try:
+        yield reader
+    finally:
+        reader.proc.kill()
+        reader.proc.communicate()
 
 
 def peak_memory_kib(pid: int) -> int:
@@ -46,18 +76,12 @@ def test_follow_with_lines_starts_at_the_tail_then_follows(daemon: Herd, tmp_pat
     job_id = daemon.submit(f"seq 1 5; while [ ! -e {go} ]; do sleep 0.02; done; echo later")
     daemon.wait_state(job_id, "running")
     wait_for(lambda: daemon.cli("log", str(job_id)).stdout == "1\n2\n3\n4\n5\n", what="5 lines")
-    follow = gpuherd(daemon, "log", str(job_id), "-f", "-n", "2")
-    try:
-        assert follow.stdout is not None
-        buffer = bytearray()
-        assert read_line(follow.stdout.fileno(), buffer) == b"4"
-        assert read_line(follow.stdout.fileno(), buffer) == b"5"
+    with reading(daemon, "log", str(job_id), "-f", "-n", "2") as follow:
+        assert follow.line() == b"4"
+        assert follow.line() == b"5"
         go.touch()
-        assert read_line(follow.stdout.fileno(), buffer) == b"later"
-        assert follow.wait(timeout=15) == 0
-    finally:
-        follow.kill()
-        follow.communicate()
+        assert follow.line() == b"later"
+        assert follow.proc.wait(timeout=15) == 0
 
 
 def test_a_huge_log_is_served_byte_for_byte_without_swelling_the_daemon(daemon: Herd) -> None:
@@ -82,11 +106,12 @@ def test_a_huge_log_is_served_byte_for_byte_without_swelling_the_daemon(daemon: 
 def test_a_reader_that_leaves_early_ends_log_quietly(daemon: Herd) -> None:
     job_id = daemon.submit("seq 1 300000")
     daemon.wait_state(job_id, "succeeded")
-    reader = gpuherd(daemon, "log", str(job_id))
-    assert reader.stdout is not None and reader.stdout.read(6) == b"1\n2\n3\n"
-    reader.stdout.close()  # as `| head -3` does
-    _, stderr = reader.communicate(timeout=30)
-    assert (reader.returncode, stderr) == (0, b"")
+    with reading(daemon, "log", str(job_id)) as reader:
+        stdout = reader.proc.stdout
+        assert stdout is not None and stdout.read(6) == b"1\n2\n3\n"
+        stdout.close()  # as `| head -3` does
+        _, stderr = reader.proc.communicate(timeout=30)
+        assert (reader.proc.returncode, stderr) == (0, b"")
 
 
 def test_follow_never_splits_a_character_between_two_reads(daemon: Herd, tmp_path: Path) -> None:
@@ -97,17 +122,11 @@ def test_follow_never_splits_a_character_between_two_reads(daemon: Herd, tmp_pat
         f"while [ ! -e {go} ]; do sleep 0.02; done; echo end"
     )
     wait_for(lambda: len(daemon.cli("log", str(job_id)).stdout) == 65537, what="the bar")
-    follow = gpuherd(daemon, "log", str(job_id), "-f")
-    try:
-        assert follow.stdout is not None
-        buffer = bytearray()
-        assert read_line(follow.stdout.fileno(), buffer) == b"x" * 65535 + "█".encode()
+    with reading(daemon, "log", str(job_id), "-f") as follow:
+        assert follow.line() == b"x" * 65535 + "█".encode()
         go.touch()
-        assert read_line(follow.stdout.fileno(), buffer) == b"end"
-        assert follow.wait(timeout=15) == 0
-    finally:
-        follow.kill()
-        follow.communicate()
+        assert follow.line() == b"end"
+        assert follow.proc.wait(timeout=15) == 0
 
 
 def test_follow_waits_for_a_queued_job_and_goes_on_through_its_retries(
@@ -121,36 +140,26 @@ def test_follow_waits_for_a_queued_job_and_goes_on_through_its_retries(
         f'echo "try $GPUHERD_ATTEMPT"; [ "$GPUHERD_ATTEMPT" = 2 ] || exit 3; '
         f"while [ ! -e {go} ]; do sleep 0.02; done; echo done",
     )
-    follow = gpuherd(daemon, "log", str(job_id), "-f")
-    try:
-        assert follow.stdout is not None and follow.stderr is not None
-        connected = psutil.Process(follow.pid)
-        wait_for(lambda: connected.net_connections(kind="unix"), what="the follow to connect")
+    with reading(daemon, "log", str(job_id), "-f") as follow:
+        follow.connected()
         daemon.cli("release", str(job_id))
-        buffer = bytearray()
-        assert read_line(follow.stdout.fileno(), buffer) == b"try 1"
-        assert read_line(follow.stdout.fileno(), buffer) == b"try 2"
-        assert follow.poll() is None  # attempt 2 still runs
+        assert follow.line() == b"try 1"
+        assert follow.line() == b"try 2"
+        assert follow.proc.poll() is None  # attempt 2 still runs
         go.touch()
-        assert read_line(follow.stdout.fileno(), buffer) == b"done"
-        assert follow.wait(timeout=15) == 0
-        assert follow.stderr.read() == f"gpuherd: job {job_id}: attempt 2 began\n".encode()
-    finally:
-        follow.kill()
-        follow.communicate()
+        assert follow.line() == b"done"
+        assert follow.proc.wait(timeout=15) == 0
+        assert follow.proc.stderr is not None
+        assert follow.proc.stderr.read() == f"gpuherd: job {job_id}: attempt 2 began\n".encode()
     assert daemon.job(job_id)["state"] == "succeeded"
 
 
 def test_follow_of_a_job_cancelled_before_it_started_ends(daemon: Herd) -> None:
     job_id = daemon.submit("--hold", "echo never")
-    follow = gpuherd(daemon, "log", str(job_id), "-f")
-    try:
+    with reading(daemon, "log", str(job_id), "-f") as follow:
         daemon.cli("kill", str(job_id))
-        assert follow.wait(timeout=15) == 0
-        assert follow.communicate()[0] == b""
-    finally:
-        follow.kill()
-        follow.communicate()
+        assert follow.proc.wait(timeout=15) == 0
+        assert follow.proc.communicate()[0] == b""
 
 
 def test_without_an_id_log_is_of_the_job_submitted_last(daemon: Herd, tmp_path: Path) -> None:
@@ -161,29 +170,18 @@ def test_without_an_id_log_is_of_the_job_submitted_last(daemon: Herd, tmp_path: 
     assert daemon.cli("log").stdout == "first\n"
     go = tmp_path / "go"
     last = daemon.submit("--hold", f"echo last; while [ ! -e {go} ]; do sleep 0.02; done")
-    follow = gpuherd(daemon, "log", "-f")  # as right after a `gpuherd submit`
-    try:
-        assert follow.stdout is not None
-        connected = psutil.Process(follow.pid)
-        wait_for(lambda: connected.net_connections(kind="unix"), what="the follow to connect")
+    with reading(daemon, "log", "-f") as follow:  # as right after a `gpuherd submit`
+        follow.connected()
         daemon.cli("release", str(last))
-        assert read_line(follow.stdout.fileno(), bytearray()) == b"last"
+        assert follow.line() == b"last"
         go.touch()
-        assert follow.wait(timeout=15) == 0
-    finally:
-        follow.kill()
-        follow.communicate()
+        assert follow.proc.wait(timeout=15) == 0
 
 
 def test_follow_of_a_job_removed_meanwhile_ends_quietly(daemon: Herd) -> None:
     job_id = daemon.submit("--hold", "echo never")
-    follow = gpuherd(daemon, "log", str(job_id), "-f")
-    try:
-        connected = psutil.Process(follow.pid)
-        wait_for(lambda: connected.net_connections(kind="unix"), what="the follow to connect")
+    with reading(daemon, "log", str(job_id), "-f") as follow:
+        follow.connected()
         daemon.cli("rm", str(job_id))
-        out, err = follow.communicate(timeout=15)
-        assert (follow.returncode, out, err) == (0, b"", b"")
-    finally:
-        follow.kill()
-        follow.communicate()
+        out, err = follow.proc.communicate(timeout=15)
+        assert (follow.proc.returncode, out, err) == (0, b"", b"")
