@@ -15,6 +15,8 @@ from gpuherd.errors import HerdError
 from gpuherd.store import Store
 
 _PREFIX = "config."
+AUTO = "auto"
+"""A value that means the setting's default where the daemon runs (`cpu-jobs auto`)."""
 
 
 def _fraction(text: str) -> float:
@@ -32,10 +34,17 @@ def _ram(text: str) -> int:
 def _count(text: str) -> int | None:
     if text.strip().lower() in ("none", "unlimited", "0"):
         return None
-    value = int(text)
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
     if value < 1:
         raise ValueError(f"invalid count '{text}': use a positive number, or none")
     return value
+
+
+def _cpu_jobs(text: str) -> int | str | None:
+    return AUTO if text.strip().lower() == AUTO else _count(text)
 
 
 def _foreign(text: str) -> ForeignMode:
@@ -86,19 +95,33 @@ SETTINGS: dict[str, Setting] = {
         lambda v: "none" if v is None else str(v),
         "at most this many jobs run at once (none = no cap)",
     ),
+    "cpu-jobs": Setting(
+        "cpu_jobs",
+        _cpu_jobs,
+        lambda v: "none" if v is None else str(v),
+        "at most this many CPU-only jobs (--gpus 0) run at once (auto = one per core of "
+        "this machine, no cap on a Ray cluster; none = no cap)",
+    ),
 }
 
 
-def load_policy(store: Store) -> Policy:
-    policy = Policy()
+def load_policy(store: Store, defaults: Policy) -> Policy:
+    """The saved settings over `defaults` (what a setting never set, or set to auto, is)."""
+    policy = defaults
     for name, setting in SETTINGS.items():
         raw = store.get_setting(_PREFIX + name)
         if raw is not None:
             try:
-                policy = replace(policy, **{setting.field: setting.parse(raw)})
+                policy = _with(policy, setting, setting.parse(raw), defaults)
             except ValueError:
                 pass  # a value an older gpuherd wrote that this one reads differently
     return policy
+
+
+def _with(policy: Policy, setting: Setting, value: Any, defaults: Policy) -> Policy:
+    if value == AUTO:
+        value = getattr(defaults, setting.field)
+    return replace(policy, **{setting.field: value})
 
 
 def describe(policy: Policy) -> dict[str, dict[str, str]]:
@@ -108,7 +131,7 @@ def describe(policy: Policy) -> dict[str, dict[str, str]]:
     }
 
 
-def change(store: Store, policy: Policy, name: str, value: str) -> Policy:
+def change(store: Store, policy: Policy, name: str, value: str, defaults: Policy) -> Policy:
     """The policy with `name` set to `value`, saved; HerdError names what is wrong."""
     setting = SETTINGS.get(name)
     if setting is None:
@@ -118,4 +141,4 @@ def change(store: Store, policy: Policy, name: str, value: str) -> Policy:
     except ValueError as exc:
         raise HerdError(f"{name}: {exc}") from None
     store.set_setting(_PREFIX + name, value)
-    return replace(policy, **{setting.field: parsed})
+    return _with(policy, setting, parsed, defaults)

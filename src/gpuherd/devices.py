@@ -81,6 +81,11 @@ class DeviceTable:
         if time.monotonic() - self._read_at > seconds and not isinstance(self.probe, StaticProbe):
             self.refresh()
 
+    def cores(self) -> int | None:
+        """How many CPU-only jobs `cpu-jobs auto` lets run at once: the cores this process
+        may use (its affinity, so `taskset` and cpusets count)."""
+        return len(os.sched_getaffinity(0))
+
     def host_free(self, max_age: float) -> int:
         """Available host memory, read at most once per `max_age` seconds (it is a file read,
         and a busy queue ticks hundreds of times a second)."""

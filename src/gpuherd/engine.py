@@ -62,7 +62,9 @@ class Engine:
         self.devices = devices
         self.executor = executor
         self.layout = layout
-        self.policy = policy or load_policy(store)
+        self.policy_defaults = Policy(cpu_jobs=devices.cores())
+        """What a setting never changed (or set to `auto`) is, where these jobs run."""
+        self.policy = policy or load_policy(store, self.policy_defaults)
         self.clock = clock
         self.host = socket.gethostname()
         self.changes = Broadcast()

@@ -96,13 +96,11 @@ class Runner:
         self.store = Store(self._state_dir / "herd.db", scratch=True)
         self.store.replace_devices(slots)
         layout = Layout.for_run(options.output_dir, options.prefix)
-        self.engine = Engine(
-            self.store,
-            DeviceTable(self.store, probe),
-            LocalExecutor(),
-            layout,
-            Policy(max_running=options.max_parallel),
-        )
+        devices = DeviceTable(self.store, probe)
+        # CPU-only jobs run one per core, as with GNU parallel, unless --max-parallel says.
+        cpu_jobs = devices.cores() if options.max_parallel is None else None
+        policy = Policy(max_running=options.max_parallel, cpu_jobs=cpu_jobs)
+        self.engine = Engine(self.store, devices, LocalExecutor(), layout, policy)
         self.service = Service(self.engine, self._state_dir)
         self._numbers: dict[int, int] = {}
         """Job id -> place in the input, for every submitted job."""

@@ -63,9 +63,11 @@ class SystemVerbs:
         return config.describe(self.engine.policy)
 
     def set_config(self, name: str, value: str) -> str:
-        self.engine.policy = config.change(self.store, self.engine.policy, name, value)
-        self.engine.wake()
-        return f"{name} = {config.describe(self.engine.policy)[name]['value']}"
+        engine = self.engine
+        defaults = engine.policy_defaults
+        engine.policy = config.change(self.store, engine.policy, name, value, defaults)
+        engine.wake()
+        return f"{name} = {config.describe(engine.policy)[name]['value']}"
 
     def status(self, pid: int, socket: str) -> dict[str, Any]:
         return {

@@ -118,12 +118,16 @@ def test_space_separated_gpus_then_a_job_file(runs: Runs, probe: Probe) -> None:
 
 
 def test_gpus_per_job_0_runs_cpu_only_jobs(runs: Runs, probe: Probe) -> None:
-    text = "".join(probe.cmd(n, barrier=3) + "\n" for n in "abc")  # more than the one GPU
+    # More than the one GPU, all at once; more than one per core too, which --max-parallel
+    # allows (tests/integration/test_cpu_jobs.py: without it, one per core).
+    text = "".join(probe.cmd(n, barrier=3) + "\n" for n in "abc")
     proc = runs.run(
         "--fake-gpus",
         "1",
         "--gpus-per-job",
         "0",
+        "--max-parallel",
+        "3",
         "--output-dir",
         str(runs.root / "out"),
         input=text,

@@ -166,6 +166,8 @@ def machines(draw: st.DrawFn) -> tuple[list[Device], list[Reservation]]:
                 exclusive=what == "exclusive",
             )
         )
+    # CPU-only jobs running: no GPU, but they count against max-running and cpu-jobs.
+    reservations += [Reservation(2000 + i, ()) for i in range(draw(st.integers(0, 3)))]
     return devices, reservations
 
 
@@ -207,6 +209,7 @@ def cases(draw: st.DrawFn) -> Case:
         foreign=draw(st.sampled_from(list(ForeignMode))),
         keep_free=draw(st.sampled_from([0.0, 0.0, 0.1, 0.2])),
         keep_ram=draw(st.sampled_from([0, 0, 2 * GIB])),
+        cpu_jobs=draw(st.one_of(st.none(), st.integers(0, 6))),
     )
     host_free = draw(st.sampled_from([None, None, None, 0, 1, 4, 16, 64]))
     return Case(
@@ -303,19 +306,32 @@ def test_max_running_is_never_exceeded(case: Case) -> None:
 
 @PROPS
 @given(cases())
-def test_cpu_only_jobs_are_only_blocked_by_max_running_or_host_memory(case: Case) -> None:
+def test_cpu_jobs_cap_is_never_exceeded(case: Case) -> None:
+    result = run(case)
+    cap = case.policy.cpu_jobs
+    if cap is not None:
+        running = sum(1 for r in case.reservations if not r.gpus)
+        assert sum(1 for a in result if not a.gpus) <= max(0, cap - running)
+
+
+@PROPS
+@given(cases())
+def test_cpu_only_jobs_are_only_blocked_by_a_cap_or_host_memory(case: Case) -> None:
     result = run(case)
     started = {a.job_id for a in result}
-    cap = case.policy.max_running
+    cap, cpu_cap = case.policy.max_running, case.policy.cpu_jobs
+    cpu_running = sum(1 for r in case.reservations if not r.gpus)
+    cpu_running += sum(1 for a in result if not a.gpus)
     ram_used = sum(j.spec.ram or 0 for j in case.pending if j.id in started)
     for j in case.pending:
         if j.spec.gpus == 0 and j.id not in started:
             capped = cap is not None and len(case.reservations) + len(result) >= cap
+            cpu_capped = cpu_cap is not None and cpu_running >= cpu_cap
             free = None if case.host_free is None else case.host_free - case.policy.keep_ram
             # Passed over for host memory: it asked more than was left when its turn came,
             # so more than is left after the whole pass.
             no_ram = free is not None and (j.spec.ram or 0) > free - ram_used
-            assert capped or no_ram
+            assert capped or cpu_capped or no_ram
 
 
 @dataclass
@@ -420,12 +436,21 @@ def test_greedy_in_order_no_job_that_fits_is_passed_over(case: Case) -> None:
     holder: int | None = None
     running = len(case.reservations)
     cap = policy.max_running
+    cpu_left = None if policy.cpu_jobs is None else policy.cpu_jobs
+    if cpu_left is not None:
+        cpu_left -= sum(1 for r in case.reservations if not r.gpus)
     ram_left = None if case.host_free is None else case.host_free - policy.keep_ram
     for j in case.pending:
         n, ram = j.spec.gpus, j.spec.ram or 0
-        if (cap is not None and running >= cap) or (ram_left is not None and ram > ram_left):
+        if (
+            (cap is not None and running >= cap)
+            or (ram_left is not None and ram > ram_left)
+            or (n == 0 and cpu_left is not None and cpu_left <= 0)
+        ):
             assert j.id not in by_job
             continue
+        if n == 0 and cpu_left is not None:
+            cpu_left -= 1
         fits_on = [r for i, r in rooms.items() if i not in held and r.fits(j.spec)]
         if j.id in by_job:
             gpus = by_job[j.id].gpus
@@ -617,6 +642,31 @@ def test_why_waiting() -> None:
         "waiting for a run slot (1 running: config max-running)"
     )
     assert why_waiting(job(10, gpus=1), devices, busy, capped).startswith("waiting for a run")
+    two_cpu = Policy(cpu_jobs=2)
+    cpu_busy = [*busy, Reservation(2, ()), Reservation(3, ())]
+    assert why_waiting(job(10, gpus=0), devices, cpu_busy, two_cpu) == (
+        "waiting for a CPU slot (2 running: config cpu-jobs)"
+    )
+    assert why_waiting(job(10, gpus=0), devices, cpu_busy[:2], two_cpu) == "starting"
+
+
+def test_cpu_jobs_cap_passes_over_cpu_only_jobs_and_not_the_gpu_jobs_behind_them() -> None:
+    devices = [Device(0), Device(1)]
+    pending = [job(10, gpus=0), job(11), job(12, gpus=0), job(13, gpus=0)]
+    one_cpu = Policy(cpu_jobs=1)
+    assert plan(iter(pending), devices, [Reservation(1, ())], one_cpu, NOW) == [
+        Assignment(11, (0,))
+    ]
+    assert plan(iter(pending), devices, [], one_cpu, NOW) == [
+        Assignment(10, ()),
+        Assignment(11, (0,)),
+    ]
+    # With every GPU taken only CPU-only jobs are read, and no further than the cap.
+    full = [Reservation(1, (0,)), Reservation(2, (1,))]
+    assert plan(iter(pending), devices, full, Policy(cpu_jobs=2), NOW) == [
+        Assignment(10, ()),
+        Assignment(12, ()),
+    ]
 
 
 def test_never_fits() -> None:

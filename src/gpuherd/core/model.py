@@ -196,6 +196,9 @@ class Policy:
     """Seconds a job that does not fit waits before it reserves GPUs against smaller jobs."""
     max_running: int | None = None
     """Cap on jobs running at once (GPU and CPU-only alike); None = no cap."""
+    cpu_jobs: int | None = None
+    """Cap on CPU-only jobs (`--gpus 0`) running at once; None = no cap. Such a job holds no
+    GPU slot, so without it a sweep of 2,000 CPU-only points would start 2,000 processes."""
     foreign: ForeignMode = ForeignMode.AUTO
     keep_free: float = 0.0
     """Fraction (0-1) of each GPU's memory that placement never hands out."""

@@ -41,11 +41,13 @@ def _place_gpu_jobs(
     now: float,
     room: int | None,
     ram_left: int | None,
+    cpu_left: int | None,
     out: list[Assignment],
-) -> tuple[bool, int | None]:
+) -> tuple[bool, int | None, int | None]:
     """Place jobs while some GPU is open.
 
-    Returns (the running-job cap is reached, host memory still to give out).
+    Returns (the running-job cap is reached, host memory still to give out, CPU-only jobs
+    that may still start); None = no limit.
     """
     for job in jobs:
         spec = job.spec
@@ -54,6 +56,10 @@ def _place_gpu_jobs(
         if n < 0 or (ram_left is not None and ram > ram_left):
             continue  # a negative count is refused at submit time, never placed
         if n == 0:
+            if cpu_left is not None:
+                if cpu_left <= 0:
+                    continue
+                cpu_left -= 1
             out.append(Assignment(job.id, ()))
         else:
             mem = spec.mem
@@ -66,17 +72,17 @@ def _place_gpu_jobs(
                     and state.hold(kind, n, mem)
                     and not state.open
                 ):
-                    return False, ram_left
+                    return False, ram_left, cpu_left
                 continue
             state.take(chosen, kind, mem)
             out.append(Assignment(job.id, tuple(sorted(g.index for g in chosen))))
         if ram_left is not None:
             ram_left -= ram
         if room is not None and len(out) >= room:
-            return True, ram_left
+            return True, ram_left, cpu_left
         if not state.open:
             break
-    return False, ram_left
+    return False, ram_left, cpu_left
 
 
 def plan(
@@ -103,6 +109,9 @@ def plan(
     machine is below the margin nothing starts at all (gpulimit's SAFETY_KEEP_MEMORY).
     This applies to CPU-only jobs too.
 
+    CPU-only jobs: at most `policy.cpu_jobs` run at once (reservations without GPUs count);
+    past that, one is passed over like a GPU job that does not fit, holding nothing.
+
     Starvation: the first job (in order) that asks for GPUs, does not fit, has waited at
     least `policy.reserve_after` and could run on the usable GPUs holds the GPUs it would
     get first, and no later job in this pass may use them. Only one job holds per pass:
@@ -120,11 +129,14 @@ def plan(
         return out
     state = Pass(devices, reservations, policy)
     jobs = iter(pending)
+    cpu_left = cpu_slots_left(reservations, policy)
     if state.open:
-        full, ram_left = _place_gpu_jobs(jobs, state, policy, now, room, ram_left, out)
+        full, ram_left, cpu_left = _place_gpu_jobs(
+            jobs, state, policy, now, room, ram_left, cpu_left, out
+        )
         if full:
             return out
-    if not cpu_jobs_waiting:
+    if not cpu_jobs_waiting or cpu_left == 0:
         return out
     # Every GPU is taken or held: only CPU-only jobs can still start, and a hold would
     # change nothing now, so the rest of the queue is read with the cheapest test.
@@ -139,7 +151,18 @@ def plan(
         out.append(Assignment(job.id, ()))
         if room is not None and len(out) >= room:
             break
+        if cpu_left is not None:
+            cpu_left -= 1
+            if cpu_left <= 0:
+                break
     return out
+
+
+def cpu_slots_left(reservations: Sequence[Reservation], policy: Policy) -> int | None:
+    """How many more CPU-only jobs may start under `policy.cpu_jobs` (None: no cap)."""
+    if policy.cpu_jobs is None:
+        return None
+    return max(policy.cpu_jobs - sum(1 for r in reservations if not r.gpus), 0)
 
 
 def gpus_open(
@@ -257,6 +280,8 @@ def why_waiting(
     if cap is not None and len(reservations) >= cap:
         return f"waiting for a run slot ({cap} running: config max-running)"
     if n <= 0:
+        if cpu_slots_left(reservations, policy) == 0:
+            return f"waiting for a CPU slot ({policy.cpu_jobs} running: config cpu-jobs)"
         return ram_reason or "starting"  # nothing else holds a CPU-only job back
     kind = kind_of(spec)
     gpus = load(devices, reservations, policy)

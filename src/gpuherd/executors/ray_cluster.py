@@ -27,6 +27,9 @@ MAP_FILE = "ray-gpus.json"
 class ClusterDeviceTable(DeviceTable):
     """A device table whose GPUs follow the cluster: a new node's GPUs are enabled at once."""
 
+    def cores(self) -> int | None:
+        return None  # CPU-only jobs go to any node: Ray places them, the daemon's cores say nothing
+
     def refresh(self) -> bool:
         changed = super().refresh()
         new = sorted(set(self._readings) - set(self._config))

@@ -1,0 +1,67 @@
+"""CPU-only jobs (`--gpus 0`) run at most `cpu-jobs` at once: one per core unless set.
+
+Without the cap a sweep of 2,000 CPU-only points started 2,000 processes at once. The jobs
+record their own start and end, so the overlap is seen from the jobs' side.
+"""
+
+from __future__ import annotations
+
+import os
+
+from conftest import Herd, Probe, Recorder, Runs, max_overlap, wait_for
+
+CORES = len(os.sched_getaffinity(0))
+
+
+def test_cpu_jobs_cap_holds_cpu_only_jobs_back_and_lets_gpu_jobs_pass(
+    daemon: Herd, recorder: Recorder
+) -> None:
+    assert daemon.cli("config", "set", "cpu-jobs", "2").stdout.strip() == "cpu-jobs = 2"
+    cpu = [daemon.submit("--gpus", "0", recorder.cmd("out", wait="go")) for _ in range(3)]
+    gpu = daemon.submit(recorder.cmd("out", wait="go"))
+    # The GPU job, queued behind the third CPU-only job, is the witness: once it runs, the
+    # third has been passed over (placement goes in queue order).
+    daemon.wait_state(gpu, "running")
+    for job_id in cpu[:2]:
+        daemon.wait_state(job_id, "running")
+    third = daemon.job(cpu[2])
+    assert third["state"] == "queued"
+    assert third["reason"] == "waiting for a CPU slot (2 running: config cpu-jobs)"
+
+    # Raising the cap starts it at once; the change is kept across a restart.
+    daemon.cli("config", "set", "cpu-jobs", "3")
+    wait_for(lambda: recorder.waiting("out") == 4, what="the third CPU-only job to start")
+    recorder.go()
+    for job_id in [*cpu, gpu]:
+        daemon.wait_state(job_id, "succeeded")
+    assert len(recorder.lines("out")) == 4
+
+
+def test_cpu_jobs_default_is_the_cores_and_auto_goes_back_to_it(daemon: Herd) -> None:
+    assert daemon.cli("config", "get", "cpu-jobs").stdout.strip() == str(CORES)
+    daemon.cli("config", "set", "cpu-jobs", "none")
+    assert daemon.cli("config", "get", "cpu-jobs").stdout.strip() == "none"
+    daemon.cli("config", "set", "cpu-jobs", "7")
+    daemon.cli("daemon", "stop")
+    daemon.start()  # the saved value comes back
+    assert daemon.cli("config", "get", "cpu-jobs").stdout.strip() == "7"
+    assert daemon.cli("config", "set", "cpu-jobs", "AUTO").stdout.strip() == f"cpu-jobs = {CORES}"
+
+    for wrong in ("many", "--", "-3", "2.5"):
+        bad = daemon.cli("config", "set", "cpu-jobs", "--", wrong, check=False)
+        assert bad.returncode != 0
+        assert bad.stderr.strip().splitlines() == [
+            f"gpuherd: error: cpu-jobs: invalid count '{wrong}': use a positive number, or none"
+        ]
+    assert daemon.cli("config", "get", "cpu-jobs").stdout.strip() == str(CORES)
+
+
+def test_run_starts_cpu_only_jobs_one_per_core(runs: Runs, probe: Probe) -> None:
+    names = [f"j{i}" for i in range(2 * CORES + 1)]
+    text = "".join(probe.cmd(n, sleep=0.3) + "\n" for n in names)
+    out = runs.root / "out"
+    proc = runs.run("--fake-gpus", "1", "--gpus-per-job", "0", "--output-dir", str(out), input=text)
+    assert proc.returncode == 0, proc.stderr
+    seen = probe.by_name()
+    assert sorted(seen) == sorted(names)
+    assert max_overlap([(r["start"], r["end"]) for r in seen.values()]) <= CORES
