@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 import socket
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Iterator, Sequence
 from io import BufferedReader
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,11 @@ _STATUS_ERRORS: dict[int, type[HerdError]] = {404: NotFound, 409: Conflict}
 _MAX_LINE = 65536  # a status, header or chunk-size line; longer means a broken answer
 _MAX_HEADERS = 100
 _HEX = b"0123456789abcdefABCDEF"
+WAIT_CHUNK = 500
+"""Job ids per `GET /jobs/wait`: they travel in the query string, which the daemon's HTTP
+parser caps (a wait for 30,000 ids in one call lost the connection)."""
+WAIT_POLL = 30.0
+"""Longest single wait the daemon is asked for (a long poll; then it is asked again)."""
 
 
 class _BadResponse(Exception):
@@ -102,6 +108,31 @@ class Client:
                         event, data = "message", ""
             except (OSError, _BadResponse) as exc:
                 raise _lost(exc) from None
+
+    def wait(
+        self, ids: Sequence[int], deadline: float | None = None
+    ) -> tuple[dict[int, str], bool]:
+        """Wait until every job of `ids` has finished, or `deadline` (a `time.monotonic()`
+        value) has passed: (each job's last state seen, whether all have finished).
+
+        Asks about WAIT_CHUNK jobs at a time, each chunk until it is done; at the deadline
+        the chunks not asked about yet are read once, so every job has a state.
+        """
+        states: dict[int, str] = {}
+        left = list(dict.fromkeys(ids))
+        done = True
+        while left:
+            chunk, rest = left[:WAIT_CHUNK], left[WAIT_CHUNK:]
+            seconds = WAIT_POLL
+            if deadline is not None:
+                seconds = 0.0 if not done else min(seconds, max(0.0, deadline - time.monotonic()))
+            answer = self.get("/jobs/wait", ids=chunk, timeout=seconds)
+            states.update((int(k), v) for k, v in answer["states"].items())
+            if answer["done"] or not done:
+                left = rest
+            elif deadline is not None and time.monotonic() >= deadline:
+                done, left = False, rest
+        return states, done
 
     def is_up(self) -> bool:
         try:

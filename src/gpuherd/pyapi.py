@@ -39,8 +39,6 @@ from gpuherd.wire_requests import SweepOptions
 
 START_TIMEOUT = 30.0
 FINISHED = frozenset({"succeeded", "failed", "killed", "cancelled", "lost"})
-WAIT_CHUNK = 500
-"""Job ids per long-poll request (they travel in the URL)."""
 
 
 def connect(
@@ -228,17 +226,10 @@ class Herd:
     def wait(self, ids: Iterable[int], timeout: float | None = None) -> dict[int, str]:
         """Wait until the jobs finish; their final states. TimeoutError after `timeout` s."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        left_ids, states = sorted(set(ids)), {}
-        while left_ids:
-            chunk = left_ids[:WAIT_CHUNK]
-            left = 30.0 if deadline is None else max(0.0, min(30.0, deadline - time.monotonic()))
-            answer = self.client.get("/jobs/wait", ids=chunk, timeout=left)
-            states.update({int(k): v for k, v in answer["states"].items()})
-            if answer["done"]:
-                left_ids = left_ids[WAIT_CHUNK:]
-            elif deadline is not None and time.monotonic() >= deadline:
-                busy = [i for i in chunk if states.get(i) not in FINISHED]
-                raise TimeoutError(f"after {timeout:g}s, jobs {busy[:10]} still not finished")
+        states, done = self.client.wait(sorted(set(ids)), deadline)
+        if not done:
+            busy = [i for i, state in sorted(states.items()) if state not in FINISHED]
+            raise TimeoutError(f"after {timeout:g}s, jobs {busy[:10]} still not finished")
         return states
 
 

@@ -123,6 +123,15 @@ class Service(SystemVerbs):
         views = [job_view(job, explain(job), self._peak(job.id)) for job in jobs]
         return views, max(0, more - shown)
 
+    def ls_ids(
+        self, states: Sequence[str] = (), project: str | None = None, all_jobs: bool = False
+    ) -> list[int]:
+        """`ls -q`: the ids of the jobs matching, or else of every job not finished."""
+        wanted = tuple(_state(s) for s in states)
+        if not (wanted or all_jobs):
+            wanted = tuple(s for s in JobState if s not in FINISHED_STATES)
+        return self.store.list_job_ids(wanted, project)
+
     def page_jobs(
         self,
         states: Sequence[str] = (),

@@ -270,6 +270,14 @@ class Store(SweepAndDeviceTables, JobViews):
             sql += f" LIMIT {int(limit)}"
         return [self._job(row) for row in self._db.execute(sql, args)]
 
+    def list_job_ids(
+        self, states: Sequence[JobState] = (), project: str | None = None
+    ) -> list[int]:
+        where, args = rows.filters(states, project)
+        return [
+            row[0] for row in self._db.execute(f"SELECT id FROM jobs {where} ORDER BY id", args)
+        ]
+
     def count_jobs(self, states: Sequence[JobState] = (), project: str | None = None) -> int:
         where, args = rows.filters(states, project)
         return int(self._db.execute(f"SELECT COUNT(*) FROM jobs {where}", args).fetchone()[0])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -170,3 +171,19 @@ def test_ls_footer_counts_only_what_the_listing_left_out(daemon: Herd) -> None:
     # A filter that hides the held jobs does not count them (it used to: "1 more waiting").
     assert daemon.cli("ls", "--state", "running").stdout == "no jobs match\n"
     assert daemon.cli("ls", "--state", "held").stdout.splitlines()[-1].startswith(f"{held[-1]} ")
+
+
+def test_wait_and_ls_quiet_handle_a_queue_of_30000_jobs(daemon: Herd) -> None:
+    # `wait` sent every id in one query string: past ~20,000 ids the daemon's HTTP parser
+    # dropped the request ("lost the connection to the daemon").
+    daemon.cli("pause")
+    env, cwd = {"PATH": os.environ["PATH"]}, str(daemon.home.parent)
+    jobs = [{"command": "true", "cwd": cwd, "env": env} for _ in range(30_000)]
+    ids = daemon.client.post("/jobs", {"jobs": jobs})["ids"]
+    assert daemon.cli("ls", "-q").stdout.split() == [str(i) for i in ids]
+    late = daemon.cli("wait", "--timeout", "0.2", check=False)
+    assert (late.returncode, late.stderr) == (2, "gave up waiting; still unfinished: 1-30000\n")
+    daemon.cli("rm", "1201-30000")  # the rest runs: its ids are three chunks to wait for
+    daemon.cli("resume")
+    done = daemon.cli("wait", "1-1200", "--timeout", "60")
+    assert done.stdout == "1200 of 1200 jobs succeeded\n"

@@ -44,7 +44,10 @@ async def list_jobs(
     all: bool = False,
     limit: Annotated[int | None, Query(ge=1)] = None,
     newest: bool = False,
+    ids_only: bool = False,
 ) -> dict[str, Any]:
+    if ids_only:
+        return {"ids": _service(request).ls_ids(state or (), project, all)}
     jobs, more = _service(request).ls(state or (), project, all, limit, newest)
     return {"jobs": jobs, "more": more}
 

@@ -139,9 +139,14 @@ def list_jobs(
     """List running and queued jobs and the most recent finished ones."""
     from gpuherd.cli import render  # deferred: the tables' code, which `submit` does not need
 
+    client = Client()
+    if quiet and limit is None:
+        ids = listed_ids(client, states, project, all_jobs)
+        click.echo("\n".join(map(str, ids)), nl=bool(ids))
+        return
     if limit is None and not (as_json or quiet or all_jobs):
         limit = render.DEFAULT_LS_LIMIT
-    answer = Client().get(
+    answer = client.get(
         "/jobs", state=list(states), project=project, all=all_jobs or None, limit=limit
     )
     jobs = answer["jobs"]
@@ -149,11 +154,29 @@ def list_jobs(
         click.echo(json.dumps(jobs, indent=1))
         return
     if quiet:
-        if not (states or all_jobs):  # `kill $(ls -q)`: not the finished ones shown
-            jobs = [job for job in jobs if job["state"] not in FINISHED]  # for context
-        click.echo("\n".join(str(job["id"]) for job in jobs), nl=bool(jobs))
+        click.echo("\n".join(str(job["id"]) for job in _unless_finished(jobs, states, all_jobs)))
         return
     render.job_table(jobs, answer.get("more", 0), filtered=bool(states or project or all_jobs))
+
+
+def listed_ids(
+    client: Client, states: tuple[str, ...] = (), project: str | None = None, all_jobs: bool = False
+) -> list[int]:
+    """The ids `ls -q` prints: of the jobs matching, or else of every job not finished."""
+    answer = client.get(
+        "/jobs", state=list(states), project=project, all=all_jobs or None, ids_only=True
+    )
+    if "ids" in answer:
+        return list(answer["ids"])
+    # A daemon from before ids_only answers with the whole listing.
+    return [job["id"] for job in _unless_finished(answer["jobs"], states, all_jobs)]
+
+
+def _unless_finished(
+    jobs: list[dict[str, Any]], states: tuple[str, ...], all_jobs: bool
+) -> list[dict[str, Any]]:
+    """`kill $(ls -q)`: without --all or --state, not the finished jobs `ls` shows for context."""
+    return jobs if states or all_jobs else [j for j in jobs if j["state"] not in FINISHED]
 
 
 @click.command()
@@ -222,29 +245,18 @@ def wait(ids: tuple[str, ...], timeout: float | None, quiet: bool) -> None:
     Exit 0 when all succeeded, 1 when any did not, 2 on --timeout.
     """
     client = Client()
-    wanted = (
-        expand_ids(ids)
-        if ids
-        else [j["id"] for j in client.get("/jobs", all=True)["jobs"] if j["state"] not in FINISHED]
-    )
+    wanted = expand_ids(ids) if ids else listed_ids(client)
     if not wanted:
         if not quiet:
             click.echo("nothing to wait for: no job is queued or running")
         return
-    deadline = None if timeout is None else time.monotonic() + timeout
-    states: dict[str, str] = {}
-    while wanted:
-        left = 30.0 if deadline is None else max(0.0, min(30.0, deadline - time.monotonic()))
-        answer = client.get("/jobs/wait", ids=wanted, timeout=left)
-        states = answer["states"]
-        if answer["done"]:
-            break
-        if deadline is not None and time.monotonic() >= deadline:
-            if not quiet:
-                waiting = format_ids(int(i) for i, s in states.items() if s not in FINISHED)
-                click.echo(f"gave up waiting; still unfinished: {waiting}", err=True)
-            sys.exit(2)
-    bad = {int(i): s for i, s in states.items() if s != "succeeded"}
+    states, done = client.wait(wanted, None if timeout is None else time.monotonic() + timeout)
+    if not done:
+        if not quiet:
+            waiting = format_ids(i for i, s in sorted(states.items()) if s not in FINISHED)
+            click.echo(f"gave up waiting; still unfinished: {waiting}", err=True)
+        sys.exit(2)
+    bad = {i: s for i, s in states.items() if s != "succeeded"}
     if not quiet:
         for _, line in summarize((job_id, True, state) for job_id, state in sorted(bad.items())):
             click.echo(line, err=True)  # `jobs 3,5-9: failed`: one line per state
