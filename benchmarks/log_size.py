@@ -7,17 +7,16 @@ Run: python benchmarks/log_size.py [--mb 300]
 from __future__ import annotations
 
 import argparse
-import os
 import resource
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from gpuherd.client import Client
+from harness.common import scratch_daemon
 
 
 def peak_kib(pid: int) -> int:
@@ -42,12 +41,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--mb", type=int, default=300)
     size = parser.parse_args().mb * 1_000_000
-    home = Path(tempfile.mkdtemp(prefix="log-size-"))
-    env = {**os.environ, "GPUHERD_HOME": str(home)}
-    env.pop("XDG_RUNTIME_DIR", None)
-    gpuherd = [sys.executable, "-m", "gpuherd"]
-    subprocess.run([*gpuherd, "daemon", "start", "--fake-gpus", "1"], env=env, check=True)
-    try:
+    with scratch_daemon("log-size-") as (home, env):
         client = Client(home, timeout=120)
         line = "head -c {size} /dev/zero | tr '\\0' x | fold -w 100"
         job = client.post("/jobs", {"jobs": [{"command": line.format(size=size), "cwd": "/"}]})
@@ -62,8 +56,6 @@ def main() -> None:
                 f"gpuherd {' '.join(args)}: {seconds:.2f} s, client peak {client_kib // 1024} MiB"
                 f" (all commands so far), daemon peak +{(peak_kib(pid) - before) // 1024} MiB"
             )
-    finally:
-        subprocess.run([*gpuherd, "daemon", "stop", "--kill"], env=env, capture_output=True)
 
 
 if __name__ == "__main__":

@@ -8,8 +8,10 @@ import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,6 +51,21 @@ def herd_env(home: Path) -> dict[str, str]:
     env = {**os.environ, "GPUHERD_HOME": str(home)}
     env.pop("XDG_RUNTIME_DIR", None)
     return env
+
+
+@contextmanager
+def scratch_daemon(prefix: str, gpus: int = 1) -> Iterator[tuple[Path, dict[str, str]]]:
+    """A daemon with `gpus` fake GPUs in a new temporary home: (home, environment for
+    `gpuherd` commands); killed on the way out."""
+    home = Path(tempfile.mkdtemp(prefix=prefix))
+    env = herd_env(home)
+    subprocess.run(
+        [*gpuherd_cmd(), "daemon", "start", "--fake-gpus", str(gpus)], env=env, check=True
+    )
+    try:
+        yield home, env
+    finally:
+        subprocess.run([*gpuherd_cmd(), "daemon", "stop", "--kill"], env=env, capture_output=True)
 
 
 def fresh_dir(path: Path) -> Path:

@@ -6,7 +6,6 @@ Verbs on several jobs answer one ActionResult per job, so one bad id never hides
 
 from __future__ import annotations
 
-import shutil
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
@@ -14,35 +13,30 @@ from pathlib import Path
 from typing import Any
 
 from gpuherd import jobfiles
-from gpuherd.core.model import Job, Outcome
+from gpuherd.core.model import Job
 from gpuherd.core.placement import never_fits, why_waiting
 from gpuherd.core.states import (
-    ACTIVE_STATES,
-    BAD_END_STATES,
     FINISHED_STATES,
     LIVE_STATES,
-    Event,
     JobState,
-    OutcomeKind,
-    TransitionError,
-    transition,
 )
 from gpuherd.core.units import format_duration, format_size
 from gpuherd.devices import host_memory_available, host_memory_total
 from gpuherd.engine import Engine
-from gpuherd.engine_endings import cancel_waiters, fail_orphaned_waiters
+from gpuherd.engine_endings import fail_orphaned_waiters
 from gpuherd.errors import Conflict, HerdError, NotFound
+from gpuherd.service_jobs import JobVerbs
 from gpuherd.service_system import SystemVerbs
 from gpuherd.store import NewJob
 from gpuherd.submission import spec_from_item, where_in_batch
-from gpuherd.wire import ActionResult, SubmitItem, attempt_view, job_view
+from gpuherd.wire import SubmitItem, attempt_view, job_view
 
 RECENT_FINISHED = 10
 """How many finished jobs a plain `ls` shows after the active ones."""
 STDERR_TAIL_LINES = 20
 
 
-class Service(SystemVerbs):
+class Service(SystemVerbs, JobVerbs):
     def __init__(self, engine: Engine, home: Path, started_at: float | None = None) -> None:
         self.engine = engine
         self.home = home
@@ -189,171 +183,11 @@ class Service(SystemVerbs):
                 self._job(job_id)  # raises NotFound with the usual message
         return {job_id: jobs[job_id].state for job_id in ids}
 
-    # ---- verbs on jobs --------------------------------------------------------------------
-
-    def kill(self, ids: Sequence[int]) -> list[ActionResult]:
-        return self._each(ids, self._kill_one)
-
-    def _kill_one(self, job: Job) -> str:
-        if job.state in (JobState.QUEUED, JobState.HELD):
-            self._cancel(job, "cancelled by the user")
-            return "cancelled"
-        if job.state in LIVE_STATES:
-            self.engine.stop_job(job.id, OutcomeKind.KILLED)
-            return f"stopping (SIGTERM, then SIGKILL after {job.spec.grace:g}s)"
-        raise Conflict(f"job {job.id} already ended ({job.state.value})")
-
-    def remove(self, ids: Sequence[int]) -> list[ActionResult]:
-        return self._each(ids, self._remove_one)
-
-    def _remove_one(self, job: Job) -> str:
-        if job.state in LIVE_STATES:
-            raise Conflict(
-                f"job {job.id} is {job.state.value}: kill it first (gpuherd kill {job.id})"
-            )
-        if job.state in (JobState.QUEUED, JobState.HELD):
-            self._cancel(job, "removed by the user")
-        self.store.delete_jobs([job.id])
-        if not job.spec.folder:  # a sweep's results folder is the user's, never deleted
-            shutil.rmtree(self.engine.layout.job_dir(job), ignore_errors=True)
-        return "removed"
-
-    def retry(self, ids: Sequence[int]) -> list[ActionResult]:
-        return self._each(ids, self._retry_one)
-
-    def _retry_one(self, job: Job) -> str:
-        if job.state in LIVE_STATES:
-            self.engine.stop_job(job.id, OutcomeKind.KILLED, requeue=True)
-            return "stopping, then queued again"
-        if job.state not in FINISHED_STATES:
-            raise Conflict(
-                f"job {job.id} is {job.state.value}: only finished or running jobs can be retried"
-            )
-        failed = [
-            (dep_id, state)
-            for dep_id, state in self.store.unmet_deps(job.id)
-            if JobState(state) in BAD_END_STATES
-        ]
-        if failed:
-            dep_id, state = failed[0]
-            raise Conflict(
-                f"job {job.id} waits for job {dep_id}, which ended {state}: retry both "
-                f"(gpuherd retry {dep_id} {job.id})"
-            )
-        self.engine.move_state(
-            job, Event.RETRY, JobState.QUEUED, detail="retry by the user", ended_at=None
-        )
-        return "queued again"
-
-    def pause(self, ids: Sequence[int]) -> list[ActionResult]:
-        return self._each(ids, lambda job: self._signal_one(job, Event.PAUSE))
-
-    def resume(self, ids: Sequence[int]) -> list[ActionResult]:
-        return self._each(ids, lambda job: self._signal_one(job, Event.RESUME))
-
-    def _signal_one(self, job: Job, event: Event) -> str:
-        self._check(job, event)
-        self.engine.signal_job(job, event)
-        return "paused (SIGSTOP; its GPUs stay reserved)" if event is Event.PAUSE else "resumed"
-
-    def hold(self, ids: Sequence[int]) -> list[ActionResult]:
-        return self._each(ids, lambda job: self._simple(job, Event.HOLD, JobState.HELD))
-
-    def release(self, ids: Sequence[int]) -> list[ActionResult]:
-        return self._each(ids, lambda job: self._simple(job, Event.RELEASE, JobState.QUEUED))
-
-    def _simple(self, job: Job, event: Event, to_state: JobState) -> str:
-        self._check(job, event)
-        self.engine.move_state(job, event, to_state)
-        return to_state.value
-
-    def set_priority(self, job_id: int, priority: int) -> str:
-        job = self._job(job_id)
-        if job.state not in ACTIVE_STATES:
-            raise Conflict(f"job {job_id} already ended ({job.state.value})")
-        self.store.update_job(
-            job_id, self.engine.clock(), "priority", detail=str(priority), priority=priority
-        )
-        self.engine.wake()
-        return f"priority {priority}"
-
-    def move(self, job_id: int, first: bool, before: int | None) -> str:
-        job = self._job(job_id)
-        if job.state not in (JobState.QUEUED, JobState.HELD):
-            raise Conflict(f"job {job_id} is {job.state.value}: only queued or held jobs can move")
-        if first == (before is not None):
-            raise HerdError("say where to move the job: --first, or --before ID")
-        if first:
-            front = self.store.queue_front()
-            priority, position = front if front else (job.priority, job.position)
-            priority = max(priority, job.priority)
-            new_position = position - 1.0
-        else:
-            assert before is not None
-            anchor = self._job(before)
-            if anchor.state not in (JobState.QUEUED, JobState.HELD):
-                raise Conflict(f"job {before} is {anchor.state.value}: move before a queued job")
-            priority = anchor.priority
-            prev = self.store.neighbour_position(priority, anchor.position, before=True)
-            new_position = anchor.position - 1.0 if prev is None else (prev + anchor.position) / 2
-        self.store.update_job(
-            job_id,
-            self.engine.clock(),
-            "move",
-            detail=f"position {new_position}",
-            priority=priority,
-            position=new_position,
-        )
-        self.engine.wake()
-        return "moved to the front" if first else f"moved before job {before}"
-
-    # ---- queue and GPUs -------------------------------------------------------------------
-
     # ---- helpers --------------------------------------------------------------------------
 
     def _peak(self, job_id: int) -> int | None:
         live = self.engine.live.get(job_id)
         return live.peak or None if live else None
-
-    def _job(self, job_id: int) -> Job:
-        job = self.store.get_job(job_id)
-        if job is None:
-            raise NotFound(f"no job {job_id}: `gpuherd ls --all` lists the jobs there are")
-        return job
-
-    def _each(self, ids: Sequence[int], action: Callable[[Job], str]) -> list[ActionResult]:
-        if not ids:
-            raise HerdError("no job ids given: name jobs like 3, 3-7 or 3,5,9")
-        jobs = self.store.get_jobs(list(ids))
-        results = []
-        for job_id in ids:
-            job = jobs.get(job_id)
-            try:
-                if job is None:
-                    raise NotFound(f"no job {job_id}")
-                results.append(ActionResult(job_id, True, action(job)))
-            except (HerdError, TransitionError) as exc:
-                results.append(ActionResult(job_id, False, str(exc)))
-        return results
-
-    def _check(self, job: Job, event: Event) -> None:
-        try:
-            transition(job.state, event)
-        except TransitionError as exc:
-            raise Conflict(f"job {job.id}: {exc}") from None
-
-    def _cancel(self, job: Job, message: str) -> None:
-        now = self.engine.clock()
-        with self.store.transaction():
-            self.engine.move_state(
-                job,
-                Event.CANCEL,
-                JobState.CANCELLED,
-                detail=message,
-                outcome=Outcome(OutcomeKind.CANCELLED, message=message),
-                ended_at=now,
-            )
-            cancel_waiters(self.engine, job.id, JobState.CANCELLED, now)
 
     def _explainer(self) -> Callable[[Job], str | None]:
         """Why each queued job is not running yet (computed once per listing)."""

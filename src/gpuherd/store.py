@@ -96,6 +96,20 @@ class Store(SweepAndDeviceTables, JobViews):
         self._depth = 0
         self._db.execute("COMMIT")
 
+    @contextmanager
+    def savepoint(self) -> Iterator[None]:
+        """A transaction, or inside one a block whose writes alone are undone when it raises
+        (the rest of the transaction stands); the exception goes on."""
+        with self.transaction():
+            self._db.execute("SAVEPOINT block")
+            try:
+                yield
+            except BaseException:
+                self._db.execute("ROLLBACK TO block")
+                self._db.execute("RELEASE block")
+                raise
+            self._db.execute("RELEASE block")
+
     # ---- settings -------------------------------------------------------------------------
 
     def get_setting(self, key: str, default: str | None = None) -> str | None:

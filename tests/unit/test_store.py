@@ -417,6 +417,29 @@ def test_nested_transaction_commits_only_with_the_outer(store: Store, db_path: P
     assert raw(db_path, "SELECT value FROM meta WHERE key = 'k'") == [("v",)]
 
 
+def test_a_failed_savepoint_undoes_only_its_own_writes(store: Store, db_path: Path) -> None:
+    [first, second] = store.add_jobs([NewJob(spec("a")), NewJob(spec("b"))], now=1.0)
+    with store.transaction():
+        with store.savepoint():
+            store.update_job(first, 2.0, "hold", JobState.HELD)
+        with pytest.raises(RuntimeError), store.savepoint():
+            store.update_job(second, 2.0, "hold", JobState.HELD)
+            raise RuntimeError("this job's action failed half-way")
+        assert raw(db_path, "SELECT COUNT(*) FROM events WHERE event = 'hold'") == [(0,)]
+    states = {job.id: job.state for job in store.list_jobs()}
+    assert states == {first: JobState.HELD, second: JobState.QUEUED}
+    assert raw(db_path, "SELECT job_id FROM events WHERE event = 'hold'") == [(first,)]
+
+
+def test_a_savepoint_outside_a_transaction_is_one(store: Store, db_path: Path) -> None:
+    with pytest.raises(RuntimeError), store.savepoint():
+        store.add_jobs([NewJob(spec("lost"))], now=1.0)
+        raise RuntimeError("boom")
+    with store.savepoint():
+        store.add_jobs([NewJob(spec("kept"))], now=1.0)
+    assert raw(db_path, "SELECT command FROM jobs") == [("kept",)]
+
+
 def test_settings_round_trip(store: Store) -> None:
     assert store.get_setting("x") is None
     assert store.get_setting("x", "d") == "d"

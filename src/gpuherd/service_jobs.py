@@ -1,0 +1,201 @@
+"""The verbs on jobs: kill, rm, retry, pause, resume, hold, release, priority, move.
+
+A verb on several jobs answers one ActionResult per job, so one bad id never hides the rest.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from gpuherd.core.model import Job, Outcome
+from gpuherd.core.states import (
+    ACTIVE_STATES,
+    BAD_END_STATES,
+    FINISHED_STATES,
+    LIVE_STATES,
+    Event,
+    JobState,
+    OutcomeKind,
+    TransitionError,
+    transition,
+)
+from gpuherd.engine import Engine
+from gpuherd.engine_endings import cancel_waiters
+from gpuherd.errors import Conflict, HerdError, NotFound
+from gpuherd.store import Store
+from gpuherd.wire import ActionResult
+
+
+class JobVerbs:
+    """Part of `Service` (which sets these attributes)."""
+
+    engine: Engine
+    store: Store
+
+    def kill(self, ids: Sequence[int]) -> list[ActionResult]:
+        return self._each(ids, self._kill_one)
+
+    def _kill_one(self, job: Job) -> str:
+        if job.state in (JobState.QUEUED, JobState.HELD):
+            self._cancel(job, "cancelled by the user")
+            return "cancelled"
+        if job.state in LIVE_STATES:
+            self.engine.stop_job(job.id, OutcomeKind.KILLED)
+            return f"stopping (SIGTERM, then SIGKILL after {job.spec.grace:g}s)"
+        raise Conflict(f"job {job.id} already ended ({job.state.value})")
+
+    def remove(self, ids: Sequence[int]) -> list[ActionResult]:
+        folders: list[Path] = []
+        results = self._each(ids, lambda job: self._remove_one(job, folders))
+        for folder in folders:  # once the removal is committed
+            shutil.rmtree(folder, ignore_errors=True)
+        return results
+
+    def _remove_one(self, job: Job, folders: list[Path]) -> str:
+        if job.state in LIVE_STATES:
+            raise Conflict(
+                f"job {job.id} is {job.state.value}: kill it first (gpuherd kill {job.id})"
+            )
+        if job.state in (JobState.QUEUED, JobState.HELD):
+            self._cancel(job, "removed by the user")
+        self.store.delete_jobs([job.id])
+        if not job.spec.folder:  # a sweep's results folder is the user's, never deleted
+            folders.append(self.engine.layout.job_dir(job))
+        return "removed"
+
+    def retry(self, ids: Sequence[int]) -> list[ActionResult]:
+        return self._each(ids, self._retry_one)
+
+    def _retry_one(self, job: Job) -> str:
+        if job.state in LIVE_STATES:
+            self.engine.stop_job(job.id, OutcomeKind.KILLED, requeue=True)
+            return "stopping, then queued again"
+        if job.state not in FINISHED_STATES:
+            raise Conflict(
+                f"job {job.id} is {job.state.value}: only finished or running jobs can be retried"
+            )
+        failed = [
+            (dep_id, state)
+            for dep_id, state in self.store.unmet_deps(job.id)
+            if JobState(state) in BAD_END_STATES
+        ]
+        if failed:
+            dep_id, state = failed[0]
+            raise Conflict(
+                f"job {job.id} waits for job {dep_id}, which ended {state}: retry both "
+                f"(gpuherd retry {dep_id} {job.id})"
+            )
+        self.engine.move_state(
+            job, Event.RETRY, JobState.QUEUED, detail="retry by the user", ended_at=None
+        )
+        return "queued again"
+
+    def pause(self, ids: Sequence[int]) -> list[ActionResult]:
+        return self._each(ids, lambda job: self._signal_one(job, Event.PAUSE))
+
+    def resume(self, ids: Sequence[int]) -> list[ActionResult]:
+        return self._each(ids, lambda job: self._signal_one(job, Event.RESUME))
+
+    def _signal_one(self, job: Job, event: Event) -> str:
+        self._check(job, event)
+        self.engine.signal_job(job, event)
+        return "paused (SIGSTOP; its GPUs stay reserved)" if event is Event.PAUSE else "resumed"
+
+    def hold(self, ids: Sequence[int]) -> list[ActionResult]:
+        return self._each(ids, lambda job: self._simple(job, Event.HOLD, JobState.HELD))
+
+    def release(self, ids: Sequence[int]) -> list[ActionResult]:
+        return self._each(ids, lambda job: self._simple(job, Event.RELEASE, JobState.QUEUED))
+
+    def _simple(self, job: Job, event: Event, to_state: JobState) -> str:
+        self._check(job, event)
+        self.engine.move_state(job, event, to_state)
+        return to_state.value
+
+    def set_priority(self, job_id: int, priority: int) -> str:
+        job = self._job(job_id)
+        if job.state not in ACTIVE_STATES:
+            raise Conflict(f"job {job_id} already ended ({job.state.value})")
+        self.store.update_job(
+            job_id, self.engine.clock(), "priority", detail=str(priority), priority=priority
+        )
+        self.engine.wake()
+        return f"priority {priority}"
+
+    def move(self, job_id: int, first: bool, before: int | None) -> str:
+        job = self._job(job_id)
+        if job.state not in (JobState.QUEUED, JobState.HELD):
+            raise Conflict(f"job {job_id} is {job.state.value}: only queued or held jobs can move")
+        if first == (before is not None):
+            raise HerdError("say where to move the job: --first, or --before ID")
+        if first:
+            front = self.store.queue_front()
+            priority, position = front if front else (job.priority, job.position)
+            priority = max(priority, job.priority)
+            new_position = position - 1.0
+        else:
+            assert before is not None
+            anchor = self._job(before)
+            if anchor.state not in (JobState.QUEUED, JobState.HELD):
+                raise Conflict(f"job {before} is {anchor.state.value}: move before a queued job")
+            priority = anchor.priority
+            prev = self.store.neighbour_position(priority, anchor.position, before=True)
+            new_position = anchor.position - 1.0 if prev is None else (prev + anchor.position) / 2
+        self.store.update_job(
+            job_id,
+            self.engine.clock(),
+            "move",
+            detail=f"position {new_position}",
+            priority=priority,
+            position=new_position,
+        )
+        self.engine.wake()
+        return "moved to the front" if first else f"moved before job {before}"
+
+    # ---- helpers --------------------------------------------------------------------------
+
+    def _job(self, job_id: int) -> Job:
+        job = self.store.get_job(job_id)
+        if job is None:
+            raise NotFound(f"no job {job_id}: `gpuherd ls --all` lists the jobs there are")
+        return job
+
+    def _each(self, ids: Sequence[int], action: Callable[[Job], str]) -> list[ActionResult]:
+        if not ids:
+            raise HerdError("no job ids given: name jobs like 3, 3-7 or 3,5,9")
+        jobs = self.store.get_jobs(list(ids))
+        results = []
+        # One commit for the lot (a commit per job made `hold` of 100,000 jobs take seconds);
+        # a job whose action fails has its own writes undone, the others' stand.
+        with self.store.transaction():
+            for job_id in ids:
+                job = jobs.get(job_id)
+                try:
+                    if job is None:
+                        raise NotFound(f"no job {job_id}")
+                    with self.store.savepoint():
+                        results.append(ActionResult(job_id, True, action(job)))
+                except (HerdError, TransitionError) as exc:
+                    results.append(ActionResult(job_id, False, str(exc)))
+        return results
+
+    def _check(self, job: Job, event: Event) -> None:
+        try:
+            transition(job.state, event)
+        except TransitionError as exc:
+            raise Conflict(f"job {job.id}: {exc}") from None
+
+    def _cancel(self, job: Job, message: str) -> None:
+        now = self.engine.clock()
+        with self.store.transaction():
+            self.engine.move_state(
+                job,
+                Event.CANCEL,
+                JobState.CANCELLED,
+                detail=message,
+                outcome=Outcome(OutcomeKind.CANCELLED, message=message),
+                ended_at=now,
+            )
+            cancel_waiters(self.engine, job.id, JobState.CANCELLED, now)
