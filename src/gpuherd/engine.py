@@ -1,8 +1,8 @@
 """The engine: one event-driven loop that ties the pure core to the store, probe and executor.
 
 Every wake-up runs the same short tick: handle finished attempts, then start what fits.
-Wake-ups come from submissions, process exits (pidfd), deadlines and GPU changes; the only
-timer is GPU telemetry.
+Wake-ups come from submissions, process exits (pidfd), deadlines and GPU changes; the
+timers are GPU telemetry and the earliest `--begin` time (engine_begin.py).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from gpuherd.core.placement import plan
 from gpuherd.core.states import Event, JobState, OutcomeKind, transition
 from gpuherd.core.units import format_duration
 from gpuherd.devices import DeviceTable
+from gpuherd.engine_begin import BeginTimer
 from gpuherd.engine_endings import cancel_waiters, finish, requeue_unstarted
 from gpuherd.engine_recovery import recover
 from gpuherd.executors.base import Executor, ExitStatus, NotStarted, SpawnError
@@ -76,6 +77,7 @@ class Engine:
         }
         """Sweeps whose running jobs are capped (`--max-parallel`), by name."""
         self.queue_paused = store.get_setting("queue_paused") == "1"
+        self.begins = BeginTimer(self)
         self._exits: list[Exit] = []
         self._unrecorded_pids: list[tuple[int, int, int, float]] = []  # job, attempt, pid, at
         self._paperwork: list[Callable[[], None]] = []
@@ -92,6 +94,7 @@ class Engine:
         self.devices.start(self._loop, on_change=self.wake, jobs=self.attempts.running_jobs)
         with self.store.transaction():
             recover(self, self.clock())
+        self.begins.arm()
         self.wake()
 
     def wake(self) -> None:
@@ -169,6 +172,7 @@ class Engine:
                 self.store.record_pids(self._unrecorded_pids)
         self.attempts.close()
         self.devices.stop()
+        self.begins.stop()
         self.changes.close()
 
     # ---- step 1: finished attempts --------------------------------------------------------

@@ -25,6 +25,7 @@ import sys
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,7 @@ from gpuherd.core.commands import command_from_args
 from gpuherd.core.sweep import SweepError, SweepSpec, spec_to_dict
 from gpuherd.core.sweep_names import default_sweep_name
 from gpuherd.core.units import parse_duration, parse_size
+from gpuherd.core.when import parse_begin
 from gpuherd.errors import DaemonError, HerdError
 from gpuherd.wire_requests import SweepOptions
 
@@ -99,7 +101,7 @@ def _submit_options(options: Mapping[str, Any]) -> dict[str, Any]:
     """`submit` keyword options as the API takes them (sizes and durations may be text)."""
     known = {"gpus", "mem", "ram", "oom_retry", "priority", "after", "retries", "timeout"}
     known |= {"grace", "no_output_timeout", "kill_on_no_output", "project", "env", "hold"}
-    known |= {"max_parallel"}
+    known |= {"max_parallel", "begin"}
     unknown = sorted(set(options) - known)
     if unknown:
         raise TypeError(f"unknown option {unknown[0]!r}; options: {', '.join(sorted(known))}")
@@ -110,6 +112,11 @@ def _submit_options(options: Mapping[str, Any]) -> dict[str, Any]:
     for key in ("timeout", "grace", "no_output_timeout"):
         if isinstance(out.get(key), str):
             out[key] = parse_duration(out[key])
+    begin = out.get("begin")
+    if isinstance(begin, str):
+        out["begin"] = parse_begin(begin, time.time())
+    elif isinstance(begin, datetime):
+        out["begin"] = begin.timestamp()  # a naive datetime is local time
     out["after"] = [a.id if isinstance(a, Job) else int(a) for a in out.get("after", ())]
     out["env_overrides"] = {str(k): str(v) for k, v in dict(out.pop("env", {})).items()}
     return out
@@ -135,7 +142,8 @@ class Herd:
     ) -> Job:
         """Queue a command: one string is run by sh as written; a list is quoted and joined.
         Options as `gpuherd submit`: mem, ram, priority, after, retries, timeout, grace,
-        no_output_timeout, kill_on_no_output, project, env (a dict), hold, oom_retry."""
+        no_output_timeout, kill_on_no_output, project, env (a dict), hold, oom_retry, begin
+        (a datetime, epoch seconds, or text as `--begin` takes it: "+2h", "23:30")."""
         text = command if isinstance(command, str) else command_from_args(list(command))
         item = {
             "command": text,

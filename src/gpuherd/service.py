@@ -21,6 +21,7 @@ from gpuherd.core.states import (
     JobState,
 )
 from gpuherd.core.units import format_duration, format_size
+from gpuherd.core.when import format_moment
 from gpuherd.devices import host_memory_available, host_memory_total
 from gpuherd.engine import Engine
 from gpuherd.engine_endings import fail_orphaned_waiters
@@ -55,6 +56,7 @@ class Service(SystemVerbs, JobVerbs):
                 f"--after: no job {_ids(missing)} (`gpuherd ls --all` lists the jobs there are)"
             )
         devices = self.engine.device_listing()
+        now = self.engine.clock()
         new_jobs = []
         verdicts: dict[tuple[int, int | None, bool], str | None] = {}  # a sweep asks alike
         for n, item in enumerate(items, 1):
@@ -71,14 +73,16 @@ class Service(SystemVerbs, JobVerbs):
                 reason = f"asks for {format_size(spec.ram)} of host memory, more than it has"
             if reason:
                 raise HerdError(f"{where_in_batch(n, len(items))}this job can never run: {reason}")
-            new_jobs.append(NewJob(spec, item.priority, item.hold))
-        now = self.engine.clock()
+            new_jobs.append(NewJob(spec, item.priority, item.hold, _future(item.begin, now)))
         ids = self.store.add_jobs(new_jobs, now)
-        for job_id in ids:
-            self.engine.changes.publish({"id": job_id, "state": "queued", "event": "submit"})
+        for job_id, new in zip(ids, new_jobs, strict=True):
+            state = "held" if new.held or new.release_at else "queued"
+            self.engine.changes.publish({"id": job_id, "state": state, "event": "submit"})
         if deps:
             with self.store.transaction():
                 fail_orphaned_waiters(self.engine, now, ids)
+        if any(new.release_at for new in new_jobs):
+            self.engine.begins.arm()
         self.engine.wake()
         return ids
 
@@ -198,10 +202,13 @@ class Service(SystemVerbs, JobVerbs):
         host_free = host_memory_available()
         caps = self.engine.sweep_caps
         sweeps_running = self.engine.attempts.sweeps_running()
+        now = self.engine.clock()
 
         def explain(job: Job) -> str | None:
             if job.state is JobState.HELD:
-                return "held"
+                if job.release_at is None:
+                    return "held"
+                return f"held until {format_moment(job.release_at, now)} (--begin)"
             if job.state in LIVE_STATES:
                 live = self.engine.live.get(job.id)
                 limit = job.spec.no_output_timeout
@@ -230,6 +237,11 @@ def _state(name: str) -> JobState:
     except ValueError:
         names = ", ".join(s.value for s in JobState)
         raise HerdError(f"unknown state '{name}': use one of {names}") from None
+
+
+def _future(begin: float | None, now: float) -> float | None:
+    """A `--begin` time still to come (one that has passed queues the job at once)."""
+    return begin if begin is not None and begin > now else None
 
 
 def _ids(ids: Sequence[int]) -> str:

@@ -104,14 +104,29 @@ class JobVerbs:
         return "paused (SIGSTOP; its GPUs stay reserved)" if event is Event.PAUSE else "resumed"
 
     def hold(self, ids: Sequence[int]) -> list[ActionResult]:
-        return self._each(ids, lambda job: self._simple(job, Event.HOLD, JobState.HELD))
+        return self._each(ids, self._hold_one)
+
+    def _hold_one(self, job: Job) -> str:
+        if job.state is JobState.HELD and job.release_at is not None:
+            self.store.update_job(
+                job.id,
+                self.engine.clock(),
+                Event.HOLD.value,
+                detail="its --begin time dropped",
+                from_state=job.state,
+                release_at=None,
+            )
+            return "held until released (its --begin time dropped)"
+        return self._simple(job, Event.HOLD, JobState.HELD)
 
     def release(self, ids: Sequence[int]) -> list[ActionResult]:
         return self._each(ids, lambda job: self._simple(job, Event.RELEASE, JobState.QUEUED))
 
     def _simple(self, job: Job, event: Event, to_state: JobState) -> str:
         self._check(job, event)
-        self.engine.move_state(job, event, to_state)
+        # By hand, a job is held until told, or released now: its --begin time is forgotten.
+        changes = {} if job.release_at is None else {"release_at": None}
+        self.engine.move_state(job, event, to_state, **changes)
         return to_state.value
 
     def set_priority(self, job_id: int, priority: int) -> str:

@@ -30,6 +30,8 @@ class NewJob:
     spec: JobSpec
     priority: int = 0
     held: bool = False
+    release_at: float | None = None
+    """Held until then (`--begin`)."""
 
 
 class Store(SweepAndDeviceTables, JobViews):
@@ -132,12 +134,15 @@ class Store(SweepAndDeviceTables, JobViews):
         with self.transaction():
             for item in new_jobs:
                 spec = item.spec
-                state = JobState.HELD if item.held else JobState.QUEUED
+                held = item.held or item.release_at is not None
+                state = JobState.HELD if held else JobState.QUEUED
                 env_key = tuple(spec.env.items())
                 env_id = env_ids.get(env_key)
                 if env_id is None:
                     env_id = env_ids[env_key] = self._env_id(spec.env)
                 row = rows.job_row(spec, env_id, state, item.priority, now)
+                if item.release_at is not None:
+                    row["release_at"] = item.release_at
                 cur = self._db.execute(
                     f"INSERT INTO jobs({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
                     tuple(row.values()),

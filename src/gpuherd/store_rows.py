@@ -13,7 +13,8 @@ JOB_COLUMNS = (
     "id, name, command, cwd, env_id, env_overrides, gpus, mem, after, retries, timeout, grace,"
     " project, state, priority, position, attempt, created_at, queued_at, started_at, ended_at,"
     " assigned, pid, outcome, exit_code, signal, message, exclusive, ram, oom_retry,"
-    " stop_reason, stop_at, stop_requeue, folder, sweep, git, no_output_timeout, kill_on_no_output"
+    " stop_reason, stop_at, stop_requeue, folder, sweep, git, no_output_timeout, kill_on_no_output,"
+    " release_at"
 )
 ATTEMPT_COLUMNS = (
     "job_id, number, gpus, gpu_uuids, dir, host, started_at, pid, ended_at,"
@@ -98,6 +99,7 @@ def job_from_row(r: Sequence[Any], env: Mapping[str, str]) -> Job:
         pid=r[22],
         outcome=outcome_from_columns(r[23], r[24], r[25], r[26]),
         stop=None if r[30] is None else StopRequest(OutcomeKind(r[30]), r[31], bool(r[32])),
+        release_at=r[38],
     )
 
 

@@ -68,6 +68,11 @@ MIGRATIONS: tuple[str, ...] = (
         created_at REAL NOT NULL, updated_at REAL NOT NULL
     );
     """,
+    # 3: `--begin`: the time a held job is released at.
+    """
+    ALTER TABLE jobs ADD COLUMN release_at REAL;
+    CREATE INDEX jobs_release ON jobs(release_at) WHERE state = 'held' AND release_at IS NOT NULL;
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -1,5 +1,6 @@
 """The store's reads for people: a page of jobs with search, a job's attempts and events,
-and the queue positions `move` needs (a part of Store)."""
+the queue positions `move` needs, and the held jobs whose `--begin` time comes (a part of
+Store)."""
 
 from __future__ import annotations
 
@@ -102,3 +103,21 @@ class JobViews:
             args,
         )
         return [EventRow(*r) for r in rows]
+
+    def next_release(self) -> float | None:
+        """The earliest `--begin` time of a held job (None: no job waits for one)."""
+        row = self._db.execute(
+            "SELECT release_at FROM jobs INDEXED BY jobs_release"
+            " WHERE state = 'held' AND release_at IS NOT NULL ORDER BY release_at LIMIT 1"
+        ).fetchone()
+        return None if row is None else float(row[0])
+
+    def due_releases(self, now: float) -> list[Job]:
+        """Held jobs whose `--begin` time is `now` or earlier, earliest first."""
+        rows_ = self._db.execute(
+            f"SELECT {rows.JOB_COLUMNS} FROM jobs INDEXED BY jobs_release"
+            " WHERE state = 'held' AND release_at IS NOT NULL AND release_at <= ?"
+            " ORDER BY release_at, id",
+            (now,),
+        )
+        return [self._job(row) for row in rows_]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 
@@ -42,6 +43,12 @@ def spec_from_item(item: SubmitItem, n: int | None) -> JobSpec:
         raise HerdError(f"{where}--mem must be positive")
     if item.ram is not None and item.ram <= 0:
         raise HerdError(f"{where}--ram must be positive")
+    if item.begin is not None and not math.isfinite(item.begin):
+        raise HerdError(f"{where}--begin must be a time (epoch seconds)")
+    if item.begin is not None and item.hold:
+        raise HerdError(
+            f"{where}give --hold or --begin, not both: --begin keeps the job held until then"
+        )
     if not os.path.isabs(item.cwd) or not os.path.isdir(item.cwd):
         raise HerdError(f"{where}working directory {item.cwd} does not exist: pass --cwd DIR")
     return JobSpec(

@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from gpuherd.core.model import DEFAULT_GRACE, Attempt, Device, Job
+from gpuherd.core.states import JobState
 
 
 @dataclass(kw_only=True)
@@ -32,6 +33,8 @@ class JobOptions:
     kill_on_no_output: bool = False
     project: str | None = None
     hold: bool = False
+    begin: float | None = None
+    """Epoch seconds: the job is held until then (`--begin`), then queued."""
 
     def job_options(self) -> dict[str, Any]:
         """These options alone (not a subclass's), as keywords; lists and dicts copied."""
@@ -94,6 +97,7 @@ def job_view(job: Job, reason: str | None = None, peak_mem: int | None = None) -
         "after": list(job.spec.after),
         "command": job.spec.command,
         "cwd": job.spec.cwd,
+        "begin": job.release_at if job.state is JobState.HELD else None,
         "created_at": job.created_at,
         "started_at": job.started_at,
         "ended_at": job.ended_at,

@@ -62,6 +62,9 @@ ERRORS = [
     pytest.param("gpuherd", ["kill", "3-1"], "3-1", id="bad-range"),
     pytest.param("gpuherd", ["move", "1"], "--first", id="move-nowhere"),
     pytest.param("gpuherd", ["log", "2", "--attempt", "3"], "run once", id="log-no-attempt"),
+    pytest.param("gpuherd", ["submit", "--begin", "tomorrow", "true"], "tomorrow", id="begin"),
+    pytest.param("gpuherd", ["submit", "--begin", "24:00", "true"], "24:00", id="begin-clock"),
+    pytest.param("gpuherd", ["submit", "--hold", "--begin", "+1h", "true"], "not both", id="hb"),
 ]
 
 

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlencode
 
+import pytest
+
 from conftest import Herd, UnixConnection, wait_for
 
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}
@@ -251,6 +253,22 @@ def test_the_submit_form(daemon: Herd, tmp_path: Path) -> None:
     post(daemon, "/ui/jobs/act", action="release", ids=f"{first}-{second}")
     daemon.wait_state(second, "succeeded")
     assert (tmp_path / "seed.txt").read_text() == "42\n"
+
+
+def test_the_submit_form_takes_a_begin_time(daemon: Herd, tmp_path: Path) -> None:
+    fields = {"commands": "true", "cwd": str(tmp_path), "gpus": "0"}
+    bad = post(daemon, "/submit", htmx=False, begin="tomorrow", **fields)
+    assert bad.status == 400 and "invalid begin time &#39;tomorrow&#39;: use +DURATION" in bad.body
+    assert 'value="tomorrow"' in bad.body  # kept for correcting
+    both = post(daemon, "/submit", htmx=False, begin="+1h", hold="1", **fields)
+    [said] = re.findall(r'class="flash error"[^>]*>(.*?)</div>', both.body)
+    assert both.status == 400 and "not both" in said and "--" not in said  # no flags in a form
+    answer = post(daemon, "/submit", htmx=False, begin="+2h", **fields)
+    assert answer.status == 303
+    [job_id] = (int(i) for i in re.findall(r"\d+", answer.headers["location"]))
+    job = daemon.job(job_id)
+    assert job["state"] == "held" and job["reason"].startswith("held until ")
+    assert job["begin"] == pytest.approx(time.time() + 7200, abs=60)
 
 
 def test_the_log_stream_resumes_where_it_stopped(daemon: Herd, tmp_path: Path) -> None:

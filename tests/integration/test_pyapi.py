@@ -7,7 +7,9 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Iterator
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import psutil
@@ -136,6 +138,20 @@ def test_job_handle_waits_and_reads_logs(api: gpuherd.Herd) -> None:
     assert slow.info()["env_overrides"] == {"A": "1"}
     slow.kill()
     assert slow.wait(timeout=20) == "killed"
+
+
+def test_submit_takes_a_begin_time_as_a_datetime_or_as_text(api: gpuherd.Herd) -> None:
+    soon = datetime.now() + timedelta(seconds=1)
+    job = api.submit("true", gpus=0, begin=soon)
+    assert job.info()["begin"] == pytest.approx(soon.timestamp())
+    later = api.submit("true", gpus=0, begin="+2h")
+    assert later.state() == "held"
+    assert later.info()["begin"] == pytest.approx(time.time() + 7200, abs=60)
+    assert job.wait(timeout=20) == "succeeded"
+    assert job.info()["started_at"] >= soon.timestamp()
+    later.kill()
+    with pytest.raises(HerdError, match="not both"):
+        api.submit("true", begin="+1h", hold=True)
 
 
 def test_submit_takes_the_no_output_options(api: gpuherd.Herd) -> None:

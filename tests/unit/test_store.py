@@ -16,6 +16,7 @@ from gpuherd.core.model import Attempt, DeviceState, JobSpec, Outcome, queue_ord
 from gpuherd.core.states import JobState, OutcomeKind
 from gpuherd.errors import StoreError
 from gpuherd.store import SCHEMA_VERSION, DeviceConfig, NewJob, Store
+from gpuherd.store_schema import MIGRATIONS
 
 ENV = {"PATH": "/usr/bin:/bin", "HOME": "/home/u"}
 
@@ -89,6 +90,30 @@ def test_a_scratch_store_keeps_no_log_rolls_back_and_is_whole_once_closed(db_pat
     finally:
         s.close()
     assert raw(db_path, "SELECT command FROM jobs") == [("kept",)]
+
+
+def test_an_older_schema_is_upgraded_and_keeps_its_jobs(db_path: Path) -> None:
+    db_path.parent.mkdir(parents=True)
+    con = sqlite3.connect(db_path)
+    for script in MIGRATIONS[:2]:  # a database of the release before `--begin`
+        con.executescript(script)
+    con.execute("INSERT INTO envs(id, hash, json) VALUES (1, 'h', '{}')")
+    con.execute(
+        "INSERT INTO jobs(command, cwd, env_id, env_overrides, gpus, after, retries, grace,"
+        " state, priority, position, attempt, created_at, queued_at)"
+        " VALUES ('old', '/', 1, '{}', 1, '[]', 0, 10, 'held', 0, 1, 0, 1, 1)"
+    )
+    con.execute("PRAGMA user_version = 2")
+    con.commit()
+    con.close()
+    s = Store(db_path)
+    try:
+        [job] = s.list_jobs()
+        assert (job.spec.command, job.state, job.release_at) == ("old", JobState.HELD, None)
+        assert s.next_release() is None
+        assert raw(db_path, "PRAGMA user_version") == [(SCHEMA_VERSION,)]
+    finally:
+        s.close()
 
 
 def test_newer_schema_is_refused(db_path: Path) -> None:
@@ -438,6 +463,30 @@ def test_a_savepoint_outside_a_transaction_is_one(store: Store, db_path: Path) -
     with store.savepoint():
         store.add_jobs([NewJob(spec("kept"))], now=1.0)
     assert raw(db_path, "SELECT command FROM jobs") == [("kept",)]
+
+
+def test_begin_times_are_held_jobs_released_earliest_first(store: Store) -> None:
+    late, plain, early, gone = store.add_jobs(
+        [
+            NewJob(spec("late"), release_at=300.0),
+            NewJob(spec("plain"), held=True),
+            NewJob(spec("early"), release_at=200.0),
+            NewJob(spec("gone"), release_at=100.0),
+        ],
+        now=1.0,
+    )
+    assert {j.id: (j.state, j.release_at) for j in store.list_jobs()} == {
+        late: (JobState.HELD, 300.0),
+        plain: (JobState.HELD, None),
+        early: (JobState.HELD, 200.0),
+        gone: (JobState.HELD, 100.0),
+    }
+    store.update_job(gone, 2.0, "cancel", JobState.CANCELLED)  # no longer held: not due
+    assert store.next_release() == 200.0
+    assert store.due_releases(199.0) == []
+    assert [j.id for j in store.due_releases(1000.0)] == [early, late]
+    store.update_job(early, 3.0, "release", JobState.QUEUED, release_at=None)
+    assert store.next_release() == 300.0
 
 
 def test_settings_round_trip(store: Store) -> None:

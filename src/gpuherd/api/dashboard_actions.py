@@ -8,6 +8,7 @@ dependency). Over TCP these requests passed the gate's token and same-origin che
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +24,7 @@ from gpuherd.core.idspec import summarize
 from gpuherd.core.model import DeviceState
 from gpuherd.core.states import JobState
 from gpuherd.core.units import parse_size, plural
+from gpuherd.core.when import parse_begin
 from gpuherd.errors import HerdError
 from gpuherd.service import Service
 from gpuherd.wire import ActionResult, SubmitItem
@@ -175,6 +177,7 @@ class SubmitForm:
     project: str = ""
     env: str = ""
     hold: bool = False
+    begin: str = ""
 
     @classmethod
     def defaults(cls) -> SubmitForm:
@@ -184,7 +187,17 @@ class SubmitForm:
     def parse(cls, form: Form) -> SubmitForm:
         values = {
             k: _one(form, k)
-            for k in ("commands", "name", "gpus", "mem", "priority", "cwd", "project", "env")
+            for k in (
+                "commands",
+                "name",
+                "gpus",
+                "mem",
+                "priority",
+                "cwd",
+                "project",
+                "env",
+                "begin",
+            )
         }
         return cls(**values, hold=bool(_one(form, "hold")))
 
@@ -200,6 +213,7 @@ class SubmitForm:
             mem = parse_size(self.mem) if self.mem.strip() else None
         except ValueError as exc:
             raise HerdError(f"memory: {exc}") from None
+        begin = self._begin()
         cwd = self.cwd.strip()
         if not os.path.isabs(cwd) or not os.path.isdir(cwd):  # said for a form, not the CLI
             raise HerdError(
@@ -217,8 +231,22 @@ class SubmitForm:
             priority=priority,
             project=self.project.strip() or None,
             hold=self.hold,
+            begin=begin,
         )
         return [SubmitItem(command=c, **base) for c in commands]
+
+    def _begin(self) -> float | None:
+        if not self.begin.strip():
+            return None
+        if self.hold:
+            raise HerdError(
+                "tick 'submit held' or give a begin time, not both: a begin time keeps the "
+                "jobs held until then"
+            )
+        try:
+            return parse_begin(self.begin, time.time())
+        except ValueError as exc:
+            raise HerdError(str(exc).replace("--begin", "begin time", 1)) from None
 
 
 def _env_pairs(text: str) -> dict[str, str]:

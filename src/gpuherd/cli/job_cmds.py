@@ -13,6 +13,7 @@ import click
 from gpuherd.cli.options import (
     DURATION,
     after_option,
+    begin_option,
     cwd_option,
     env_option,
     expand_ids,
@@ -49,6 +50,7 @@ FINISHED = {"succeeded", "failed", "killed", "cancelled", "lost"}
 @no_output_options()
 @grace_option()
 @hold_option()
+@begin_option()
 @project_option()
 @cwd_option()
 @env_option()

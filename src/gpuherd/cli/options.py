@@ -9,6 +9,7 @@ the file's value is the default.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -16,6 +17,7 @@ import click
 
 from gpuherd.core.idspec import parse_ids
 from gpuherd.core.units import parse_duration, parse_size
+from gpuherd.core.when import parse_begin
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -47,6 +49,7 @@ DURATION = _Parsed("duration", parse_duration)
 SIZE = _Parsed("size", parse_size)
 IDS = _Parsed("ids", parse_ids)
 ENV_PAIR = _Parsed("NAME=VALUE", _env_pair)
+BEGIN = _Parsed("time", lambda text: parse_begin(text, time.time()))
 
 
 def ids_argument(required: bool = True) -> Callable[[F], F]:
@@ -158,6 +161,15 @@ def grace_option(what: str = "the job") -> Callable[[F], F]:
 def hold_option(what: str = "it", it: str = "it") -> Callable[[F], F]:
     return click.option(
         "--hold", is_flag=True, help=f"Queue {what} held; `gpuherd release` lets {it} run."
+    )
+
+
+def begin_option(what: str = "the job") -> Callable[[F], F]:
+    return click.option(
+        "--begin",
+        metavar="WHEN",
+        type=BEGIN,
+        help=f"Hold {what} until then: +30m, +2h, 23:30 (next), 2026-11-26T02:00 (local time).",
     )
 
 

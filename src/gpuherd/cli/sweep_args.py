@@ -145,6 +145,7 @@ def build(
         no_output_timeout=opts["no_output_timeout"],
         kill_on_no_output=opts["on_no_output"] == "kill",
         hold=opts["hold"],
+        begin=opts["begin"],
         order=opts["order"],
         **submit,
     )

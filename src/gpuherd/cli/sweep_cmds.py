@@ -96,6 +96,7 @@ def sweep() -> None:
 @options.no_output_options("a point")
 @options.grace_option("a point")
 @options.hold_option("the points", it="them")
+@options.begin_option("the points")
 @options.project_option()
 @options.max_parallel_option("points")
 @options.order_option("points")

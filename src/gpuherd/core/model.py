@@ -104,6 +104,8 @@ class Job:
     pid: int | None = None
     outcome: Outcome | None = None
     stop: StopRequest | None = None
+    release_at: float | None = None
+    """A held job's `--begin` time: the engine releases it then (None = held until told)."""
 
 
 def queue_order_key(job: Job) -> tuple[int, float, int]:

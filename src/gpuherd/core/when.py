@@ -1,0 +1,58 @@
+"""`--begin` times: when a job may start, as a person writes it and reads it back.
+
+Pure: the current time is passed in; times of day are local (the machine's time zone).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from datetime import datetime, timedelta
+
+from gpuherd.core.units import parse_duration
+
+_HELP = "use +DURATION (+30m, +2h), a time of day (23:30) or a date and time (2026-11-26T02:00)"
+
+
+def parse_begin(text: str, now: float) -> float:
+    """Epoch seconds of `text`: "+2h" (from now), "23:30" (its next occurrence: today, or
+    tomorrow once it is past), "2026-11-26" (that midnight), "2026-11-26T02:00" or
+    "2026-11-26 02:00" (an explicit offset such as "+01:00" is honoured), or "now"."""
+    value = text.strip()
+    if value == "now":
+        return now
+    if value.startswith("+"):
+        try:
+            return now + parse_duration(value[1:])
+        except ValueError:
+            raise ValueError(f"invalid --begin {text!r}: {_HELP}") from None
+    clock = re.fullmatch(r"(\d{1,2}):(\d{2})(?::(\d{2}))?", value)
+    if clock:
+        hour, minute, second = (int(part or 0) for part in clock.groups())
+        if hour > 23 or minute > 59 or second > 59:
+            raise ValueError(f"invalid --begin {text!r}: no such time of day; {_HELP}")
+        moment = datetime.fromtimestamp(now).replace(
+            hour=hour, minute=minute, second=second, microsecond=0
+        )
+        if moment.timestamp() <= now:
+            moment += timedelta(days=1)
+        return moment.timestamp()
+    try:
+        at = datetime.fromisoformat(value).timestamp()  # naive = local time
+    except (ValueError, OverflowError, OSError):
+        raise ValueError(f"invalid --begin {text!r}: {_HELP}") from None
+    if not math.isfinite(at):
+        raise ValueError(f"invalid --begin {text!r}: {_HELP}")
+    return at
+
+
+def format_moment(at: float, now: float) -> str:
+    """ "23:30" today, "Nov 26 02:00" on another day, "2027-01-05 02:00" in another year
+    (seconds only when there are some)."""
+    moment, today = datetime.fromtimestamp(at), datetime.fromtimestamp(now)
+    clock = moment.strftime("%H:%M:%S" if moment.second else "%H:%M")
+    if moment.date() == today.date():
+        return clock
+    if moment.year == today.year:
+        return f"{moment.strftime('%b')} {moment.day} {clock}"
+    return f"{moment.strftime('%Y-%m-%d')} {clock}"

@@ -1,0 +1,52 @@
+"""Jobs submitted with `--begin`: held until their time, then released by the engine.
+
+One timer for the earliest time; it re-reads the store whenever it fires, so jobs released,
+held or removed by hand meanwhile need no bookkeeping here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from gpuherd.core.states import Event, JobState
+
+if TYPE_CHECKING:
+    from gpuherd.engine import Engine
+
+LONGEST_SLEEP = 60.0
+"""Seconds the timer sleeps at most before it looks again: a wall clock that jumps (a
+suspended machine, a clock set by hand) delays a release by a minute at most."""
+RELEASED = "its --begin time came"
+
+
+class BeginTimer:
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+        self._handle: asyncio.TimerHandle | None = None
+
+    def arm(self) -> None:
+        """Fire at the earliest `--begin` time of a held job (call on the loop, after jobs
+        with one were added, and at start: times that passed while no daemon ran are due)."""
+        self.stop()
+        at = self._engine.store.next_release()
+        if at is not None:
+            delay = min(max(0.0, at - self._engine.clock()), LONGEST_SLEEP)
+            self._handle = asyncio.get_running_loop().call_later(delay, self._fire)
+
+    def stop(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+
+    def _fire(self) -> None:
+        self._handle = None
+        engine = self._engine
+        now = engine.clock()
+        due = engine.store.due_releases(now)
+        if due:
+            with engine.store.transaction():
+                for job in due:
+                    engine.move(job, Event.RELEASE, JobState.QUEUED, RELEASED, release_at=None)
+            engine.wake()
+        self.arm()

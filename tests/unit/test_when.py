@@ -1,0 +1,63 @@
+"""`--begin` times as people write them, and as `ls` shows them (local time)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gpuherd.core.when import format_moment, parse_begin
+
+NOW = datetime(2026, 11, 25, 14, 30, 15).timestamp()
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("+90s", NOW + 90),
+        ("+2h", NOW + 7200),
+        (" +1h30m ", NOW + 5400),
+        ("now", NOW),
+        ("23:30", datetime(2026, 11, 25, 23, 30).timestamp()),
+        ("14:30", datetime(2026, 11, 26, 14, 30).timestamp()),  # passed today: tomorrow
+        ("14:30:15", datetime(2026, 11, 26, 14, 30, 15).timestamp()),  # exactly now: tomorrow
+        ("7:05:09", datetime(2026, 11, 26, 7, 5, 9).timestamp()),
+        ("2026-11-26", datetime(2026, 11, 26).timestamp()),
+        ("2026-11-26T02:00", datetime(2026, 11, 26, 2, 0).timestamp()),
+        ("2026-11-26 02:00:30", datetime(2026, 11, 26, 2, 0, 30).timestamp()),
+        ("2026-11-26T02:00+00:00", datetime.fromisoformat("2026-11-26T02:00+00:00").timestamp()),
+        ("2001-01-01T00:00", datetime(2001, 1, 1).timestamp()),  # the past is allowed
+    ],
+)
+def test_begin_forms(text: str, expected: float) -> None:
+    assert parse_begin(text, NOW) == expected
+
+
+@pytest.mark.parametrize(
+    "text", ["", "tomorrow", "+", "+-1h", "+0s", "24:00", "12:60", "9:5", "2026-13-01", "+2x"]
+)
+def test_bad_begin_says_what_forms_there_are(text: str) -> None:
+    with pytest.raises(ValueError, match=r"invalid --begin .*use \+DURATION .*\(23:30\).*T02:00"):
+        parse_begin(text, NOW)
+
+
+@given(
+    now=st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2100, 1, 1)),
+    hour=st.integers(0, 23),
+    minute=st.integers(0, 59),
+)
+def test_a_time_of_day_is_its_next_occurrence(now: datetime, hour: int, minute: int) -> None:
+    start = now.timestamp()
+    at = parse_begin(f"{hour}:{minute:02d}", start)
+    assert start < at <= start + timedelta(days=1, hours=1).total_seconds()  # (a DST day)
+    moment = datetime.fromtimestamp(at)
+    assert (moment.hour, moment.minute, moment.second) == (hour, minute, 0)
+
+
+def test_format_moment_names_the_day_only_when_it_is_not_today() -> None:
+    assert format_moment(datetime(2026, 11, 25, 23, 30).timestamp(), NOW) == "23:30"
+    assert format_moment(NOW + 30, NOW) == "14:30:45"
+    assert format_moment(datetime(2026, 11, 26, 2, 0).timestamp(), NOW) == "Nov 26 02:00"
+    assert format_moment(datetime(2027, 1, 5, 2, 0).timestamp(), NOW) == "2027-01-05 02:00"
