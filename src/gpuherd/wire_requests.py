@@ -15,6 +15,15 @@ from gpuherd.wire import JobOptions, SubmitItem
 @dataclass
 class SubmitRequest:
     jobs: list[SubmitItem]
+    env: dict[str, str] = field(default_factory=dict)
+    """The environment of each job that brings none of its own: a file of 10,000 commands
+    sends it once, not 10,000 times (with a 9 KB environment: 90 MB of JSON, 3 s)."""
+
+    def items(self) -> list[SubmitItem]:
+        if self.env:
+            for item in self.jobs:
+                item.env = item.env or self.env
+        return self.jobs
 
 
 @dataclass(kw_only=True)

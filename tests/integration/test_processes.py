@@ -223,6 +223,30 @@ def test_job_sees_the_submitters_environment_and_cwd(herd: Herd, tmp_path: Path)
     assert seen["GPUHERD_JOB_ID"] == str(second)
 
 
+def test_a_batch_sends_its_environment_once_and_a_job_may_bring_its_own(
+    daemon: Herd, tmp_path: Path
+) -> None:
+    shared = {"PATH": os.environ["PATH"], "WHO": "the batch"}
+    own = {"PATH": os.environ["PATH"], "WHO": "the job"}
+    outs = [tmp_path / f"env{n}.json" for n in range(3)]
+    jobs = [
+        {"command": DUMP_ENV, "cwd": str(tmp_path), "env_overrides": {"OUT": str(outs[0])}},
+        {"command": DUMP_ENV, "cwd": str(tmp_path), "env_overrides": {"OUT": str(outs[1])}},
+        {
+            "command": DUMP_ENV,
+            "cwd": str(tmp_path),
+            "env": own,
+            "env_overrides": {"OUT": str(outs[2])},
+        },
+    ]
+    ids = daemon.client.post("/jobs", {"jobs": jobs, "env": shared})["ids"]
+    for job_id in ids:
+        daemon.wait_state(job_id, "succeeded")
+    seen = [json.loads(out.read_text()) for out in outs]
+    assert [s["WHO"] for s in seen] == ["the batch", "the batch", "the job"]
+    assert daemon.job(ids[0])["env_overrides"] == {"OUT": str(outs[0])}
+
+
 def test_spawn_error_is_reported_and_the_daemon_goes_on(daemon: Herd, tmp_path: Path) -> None:
     folder = tmp_path / "vanishing"
     folder.mkdir()

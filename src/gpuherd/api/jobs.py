@@ -33,7 +33,7 @@ def _service(request: Request) -> Service:
 
 @router.post("/jobs")
 async def submit(request: Request, body: SubmitRequest) -> dict[str, Any]:
-    return {"ids": _service(request).submit(body.jobs)}
+    return {"ids": _service(request).submit(body.items())}
 
 
 @router.get("/jobs")

@@ -88,14 +88,13 @@ def submit(
         raise HerdError("the file holds no command (only comments or blank lines)")
     base = {
         "cwd": opts.pop("cwd") or os.getcwd(),
-        "env": dict(os.environ),
         "env_overrides": dict(env_pairs),
         "after": opts.pop("after") or [],
         "kill_on_no_output": opts.pop("on_no_output") == "kill",
         **opts,
     }
     jobs = [{**base, "command": c} for c in commands]
-    ids = Client().post("/jobs", {"jobs": jobs})["ids"]
+    ids = Client().post("/jobs", {"jobs": jobs, "env": dict(os.environ)})["ids"]
     if as_json:
         click.echo(json.dumps({"ids": ids}))
     elif quiet:
