@@ -31,6 +31,17 @@ def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Compile the package once: the tests start hundreds of `gpuherd` processes, and where
+    PYTHONDONTWRITEBYTECODE is set (as on these machines) each one compiled every module it
+    imports (~12% of the suite's time)."""
+    import compileall
+
+    import gpuherd
+
+    compileall.compile_dir(Path(gpuherd.__file__).parent, quiet=2)
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """SIGTERM (a CI time limit, a closed terminal) ends the run as Ctrl-C does, so fixture
     teardown still stops the daemons and jobs the tests started; by default it ended pytest

@@ -14,7 +14,6 @@ import socket
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import replace
 from itertools import islice
 
 from gpuherd import jobfiles
@@ -23,13 +22,13 @@ from gpuherd.broadcast import Broadcast
 from gpuherd.config import load_policy
 from gpuherd.core.caps import within_caps
 from gpuherd.core.lifecycle import Ended
-from gpuherd.core.model import Attempt, Device, Job, Outcome, Policy, Reservation
+from gpuherd.core.model import Attempt, Device, Job, Policy, Reservation
 from gpuherd.core.placement import plan
 from gpuherd.core.states import Event, JobState, OutcomeKind, transition
 from gpuherd.core.units import format_duration
 from gpuherd.devices import DeviceTable
 from gpuherd.engine_begin import BeginTimer
-from gpuherd.engine_endings import cancel_waiters, finish, requeue_unstarted
+from gpuherd.engine_endings import fail_unspawned, finish, requeue_unstarted
 from gpuherd.engine_recovery import recover
 from gpuherd.executors.base import Executor, ExitStatus, NotStarted, SpawnError
 from gpuherd.store import Store
@@ -83,6 +82,7 @@ class Engine:
         self._paperwork: list[Callable[[], None]] = []
         self._tick_scheduled = False
         self._stopping = False
+        self._dispatch_pauses = 0
         self._idle = asyncio.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -160,6 +160,17 @@ class Engine:
             self._idle.clear()
             await self._idle.wait()
 
+    @contextlib.contextmanager
+    def dispatch_paused(self) -> Iterator[None]:
+        """Start nothing meanwhile (ends are still recorded): a verb on many jobs that lets
+        other clients in between its pieces still lands as one change of the queue."""
+        self._dispatch_pauses += 1
+        try:
+            yield
+        finally:
+            self._dispatch_pauses -= 1
+            self.wake()
+
     def stop_dispatch(self) -> None:
         """Start nothing new from now on (for good: a stopping daemon, an interrupted run)."""
         self._stopping = True
@@ -208,7 +219,7 @@ class Engine:
         """Plan what fits and record each start (in the caller's transaction): a daemon
         killed between this commit and the spawn finds no pid on restart and queues the
         job again instead of running it twice."""
-        if self.queue_paused or self._stopping:
+        if self.queue_paused or self._stopping or self._dispatch_pauses:
             return []
         self.devices.refresh_if_older(TELEMETRY_MAX_AGE)
         devices = self.device_listing()
@@ -299,19 +310,7 @@ class Engine:
             return None
         except (SpawnError, OSError) as exc:
             message = str(exc) if isinstance(exc, SpawnError) else f"{attempt.dir}: {exc}"
-            outcome = Outcome(OutcomeKind.SPAWN_ERROR, message=message)
-            running = replace(job, state=JobState.RUNNING)
-            with self.store.transaction():
-                self.store.update_attempt(job.id, attempt.number, ended_at=now, outcome=outcome)
-                self.move(
-                    running,
-                    Event.FAIL,
-                    JobState.FAILED,
-                    detail=message,
-                    outcome=outcome,
-                    ended_at=now,
-                )
-                cancel_waiters(self, job.id, JobState.FAILED, now)
+            fail_unspawned(self, job, attempt, message, now)
             return None
         return pid
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from gpuherd import jobfiles
 from gpuherd.attempts import Live
 from gpuherd.core.lifecycle import Ended, after_attempt, classify, dependency_failed, grow_request
-from gpuherd.core.model import Attempt, Job
+from gpuherd.core.model import Attempt, Job, Outcome
 from gpuherd.core.states import BAD_END_STATES, LIVE_STATES, Event, JobState, OutcomeKind
 
 if TYPE_CHECKING:
@@ -138,3 +138,20 @@ def requeue_unstarted(engine: Engine, job: Job, attempt: Attempt, message: str) 
         )
     engine.devices.refresh()
     engine.wake_later(RETRY_NOT_STARTED)  # not at once: a stale view must not spin the loop
+
+
+def fail_unspawned(engine: Engine, job: Job, attempt: Attempt, message: str, now: float) -> None:
+    """The command could not start (a missing folder, no such program): the attempt and the
+    job fail with outcome `spawn_error`, and the jobs that waited for it are cancelled."""
+    outcome = Outcome(OutcomeKind.SPAWN_ERROR, message=message)
+    with engine.store.transaction():
+        engine.store.update_attempt(job.id, attempt.number, ended_at=now, outcome=outcome)
+        engine.move(
+            replace(job, state=JobState.RUNNING),
+            Event.FAIL,
+            JobState.FAILED,
+            detail=message,
+            outcome=outcome,
+            ended_at=now,
+        )
+        cancel_waiters(engine, job.id, JobState.FAILED, now)

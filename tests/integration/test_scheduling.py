@@ -268,3 +268,22 @@ def test_drain_enable_remove_and_add_gpus_at_runtime(daemon: Herd, recorder: Rec
     for job_id in ids:
         daemon.wait_state(job_id, "succeeded")
     assert sorted(r["gpus"] for r in recorder.lines("two")) == ["0", "1", "2", "3"]
+
+
+def test_a_verb_on_more_jobs_than_a_piece_starts_nothing_before_it_is_done(herd: Herd) -> None:
+    """A verb on many jobs works in pieces, answering other clients in between; the job it
+    kills first ends meanwhile, yet the jobs queued behind it are cancelled, never started."""
+    herd.start("--fake-gpus", "1")
+    first = herd.submit("--", "sleep", "60")
+    herd.wait_state(first, "running")
+    rest = herd.submit_lines(["true"] * 1199)
+    assert rest == list(range(first + 1, first + 1200))
+    answer = herd.cli("kill", f"{first}-{rest[-1]}").stdout.splitlines()
+    assert answer == [
+        f"job {first}: stopping (SIGTERM, then SIGKILL after 10s)",
+        f"jobs {rest[0]}-{rest[-1]}: cancelled",
+    ]
+    assert herd.wait_state(first, "killed")["outcome"] == "killed"
+    jobs = herd.ls_all()
+    assert {j["state"] for j in jobs if j["id"] != first} == {"cancelled"}
+    assert all(j["started_at"] is None for j in jobs if j["id"] != first)

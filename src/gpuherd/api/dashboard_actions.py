@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ from gpuherd.core.units import parse_size, plural
 from gpuherd.core.when import parse_begin
 from gpuherd.errors import HerdError
 from gpuherd.service import Service
+from gpuherd.service_jobs import VERBS
 from gpuherd.wire import ActionResult, SubmitItem
 
 router = APIRouter(include_in_schema=False)
@@ -86,18 +87,7 @@ def _priority(service: Service, ids: Sequence[int], step: int) -> list[ActionRes
     return results
 
 
-def _verbs(service: Service) -> dict[str, Callable[[list[int]], list[ActionResult]]]:
-    return {
-        "kill": service.kill,
-        "rm": service.remove,
-        "retry": service.retry,
-        "pause": service.pause,
-        "resume": service.resume,
-        "hold": service.hold,
-        "release": service.release,
-        "prio-up": lambda ids: _priority(service, ids, 1),
-        "prio-down": lambda ids: _priority(service, ids, -1),
-    }
+PRIORITY_STEPS = {"prio-up": 1, "prio-down": -1}
 
 
 @router.post("/ui/jobs/act")
@@ -106,14 +96,17 @@ async def act(request: Request) -> Response:
     form = await _form(request)
     service = _service(request)
     action = _one(form, "action")
-    verbs = _verbs(service)
     try:
         ids = views.parse_id_list(form.get("ids", []))
-        if action not in verbs:
-            raise HerdError(f"unknown action '{action}': use one of {', '.join(verbs)}")
+        if action not in VERBS and action not in PRIORITY_STEPS:
+            known = ", ".join([*VERBS, *PRIORITY_STEPS])
+            raise HerdError(f"unknown action '{action}': use one of {known}")
         if not ids:
             raise HerdError("no job selected: tick the jobs to act on first")
-        messages = _results(verbs[action](ids))
+        if action in PRIORITY_STEPS:
+            messages = _results(_priority(service, ids, PRIORITY_STEPS[action]))
+        else:
+            messages = _results(await service.act(action, ids))
     except (HerdError, ValueError) as exc:
         messages = [(False, str(exc))]
     return _answer(request, form, messages)

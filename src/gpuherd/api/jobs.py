@@ -7,7 +7,6 @@ import contextlib
 import json
 import os
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import asdict
 from typing import Annotated, Any, BinaryIO
 
 from fastapi import APIRouter, Query, Request
@@ -18,12 +17,12 @@ from gpuherd.core.states import FINISHED_STATES, JobState
 from gpuherd.errors import DaemonError, NotFound
 from gpuherd.jobfiles import open_job_file, start_of_last_lines
 from gpuherd.service import Service
+from gpuherd.service_jobs import VERBS
 from gpuherd.wire_requests import IdsRequest, MoveRequest, PriorityRequest, SubmitRequest
 
 router = APIRouter()
 DOWNLOAD_CHUNK = 1024 * 1024
 """Bytes read and sent at a time when a log is fetched whole."""
-ACTIONS = ("kill", "rm", "retry", "pause", "resume", "hold", "release")
 
 
 def _service(request: Request) -> Service:
@@ -100,20 +99,13 @@ async def show(request: Request, job_id: int) -> dict[str, Any]:
 
 
 @router.post("/jobs/{action}")
-async def act(request: Request, action: str, body: IdsRequest) -> dict[str, Any]:
-    service = _service(request)
-    verbs = {
-        "kill": service.kill,
-        "rm": service.remove,
-        "retry": service.retry,
-        "pause": service.pause,
-        "resume": service.resume,
-        "hold": service.hold,
-        "release": service.release,
-    }
-    if action not in verbs:
-        raise NotFound(f"unknown action '{action}': use one of {', '.join(ACTIONS)}")
-    return {"results": [asdict(r) for r in verbs[action](body.ids)]}
+async def act(request: Request, action: str, body: IdsRequest) -> Response:
+    if action not in VERBS:
+        raise NotFound(f"unknown action '{action}': use one of {', '.join(VERBS)}")
+    results = await _service(request).act(action, body.ids)
+    # Encoded here: FastAPI's generic encoder took 0.3 s for the 20,000 answers of a sweep.
+    answers = [{"id": r.id, "ok": r.ok, "message": r.message} for r in results]
+    return Response(json.dumps({"results": answers}), media_type="application/json")
 
 
 @router.post("/jobs/{job_id}/priority")
