@@ -23,7 +23,7 @@ def spec_from_item(item: SubmitItem, n: int | None) -> JobSpec:
         cwd=item.cwd,
         name=item.name or "",
         project=item.project or "",
-        env=item.env,
+        env=item.env or {},
         env_overrides=item.env_overrides,
     )
     command = item.command.strip()
@@ -54,7 +54,7 @@ def spec_from_item(item: SubmitItem, n: int | None) -> JobSpec:
     return JobSpec(
         command=command,
         cwd=item.cwd,
-        env=dict(item.env),
+        env=dict(item.env or {}),
         env_overrides=dict(item.env_overrides),
         name=item.name,
         gpus=item.gpus,

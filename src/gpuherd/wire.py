@@ -45,7 +45,8 @@ class JobOptions:
 class SubmitItem(JobOptions):
     command: str
     cwd: str
-    env: dict[str, str] = field(default_factory=dict)
+    env: dict[str, str] | None = field(default_factory=dict)
+    """The job's whole environment; None (or empty) = the batch's (SubmitRequest.env)."""
     name: str | None = None
     folder: str | None = None
     """The job's own folder (absolute); a sweep point's results folder."""

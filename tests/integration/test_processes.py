@@ -230,7 +230,12 @@ def test_a_batch_sends_its_environment_once_and_a_job_may_bring_its_own(
     own = {"PATH": os.environ["PATH"], "WHO": "the job"}
     outs = [tmp_path / f"env{n}.json" for n in range(3)]
     jobs = [
-        {"command": DUMP_ENV, "cwd": str(tmp_path), "env_overrides": {"OUT": str(outs[0])}},
+        {
+            "command": DUMP_ENV,
+            "cwd": str(tmp_path),
+            "env": None,
+            "env_overrides": {"OUT": str(outs[0])},
+        },
         {"command": DUMP_ENV, "cwd": str(tmp_path), "env_overrides": {"OUT": str(outs[1])}},
         {
             "command": DUMP_ENV,

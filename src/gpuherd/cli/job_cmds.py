@@ -88,6 +88,7 @@ def submit(
         raise HerdError("the file holds no command (only comments or blank lines)")
     base = {
         "cwd": opts.pop("cwd") or os.getcwd(),
+        "env": None,  # the batch's, sent once
         "env_overrides": dict(env_pairs),
         "after": opts.pop("after") or [],
         "kill_on_no_output": opts.pop("on_no_output") == "kill",
