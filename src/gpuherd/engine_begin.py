@@ -7,6 +7,8 @@ held or removed by hand meanwhile need no bookkeeping here.
 from __future__ import annotations
 
 import asyncio
+import logging
+import sqlite3
 from typing import TYPE_CHECKING
 
 from gpuherd.core.states import Event, JobState
@@ -17,7 +19,11 @@ if TYPE_CHECKING:
 LONGEST_SLEEP = 60.0
 """Seconds the timer sleeps at most before it looks again: a wall clock that jumps (a
 suspended machine, a clock set by hand) delays a release by a minute at most."""
+RETRY_AFTER_ERROR = 1.0
+"""Seconds before trying again when the database failed."""
 RELEASED = "its --begin time came"
+
+log = logging.getLogger("gpuherd.engine")
 
 
 class BeginTimer:
@@ -41,12 +47,18 @@ class BeginTimer:
 
     def _fire(self) -> None:
         self._handle = None
+        try:
+            self._release_due()
+            self.arm()
+        except sqlite3.Error as exc:  # a full disk, say: the jobs stay held, try again
+            log.warning("releasing jobs whose --begin time came failed, retrying: %s", exc)
+            self._handle = asyncio.get_running_loop().call_later(RETRY_AFTER_ERROR, self._fire)
+
+    def _release_due(self) -> None:
         engine = self._engine
-        now = engine.clock()
-        due = engine.store.due_releases(now)
+        due = engine.store.due_releases(engine.clock())
         if due:
             with engine.store.transaction():
                 for job in due:
                     engine.move(job, Event.RELEASE, JobState.QUEUED, RELEASED, release_at=None)
             engine.wake()
-        self.arm()
