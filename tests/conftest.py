@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import http.client
 import json
 import os
@@ -241,6 +242,19 @@ def one_gpu_engine(home: Path, store: Store, executor: Executor) -> Engine:
     return Engine(
         store, DeviceTable(store, FakeProbe([FakeGpu()])), executor, Layout.for_home(home), Policy()
     )
+
+
+async def settled(store: Store, job_id: int, timeout: float = 10.0) -> None:
+    """Inside an in-process engine's loop: wait until the job succeeded, or `timeout` passed
+    (the caller asserts the state, so a failure shows the job as it is)."""
+    from gpuherd.core.states import JobState
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        job = store.get_job(job_id)
+        if job is not None and job.state is JobState.SUCCEEDED:
+            return
+        await asyncio.sleep(0.05)
 
 
 RECORDER_SCRIPT = r'''

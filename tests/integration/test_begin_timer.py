@@ -9,7 +9,7 @@ import sqlite3
 import time
 from pathlib import Path
 
-from conftest import one_gpu_engine
+from conftest import one_gpu_engine, settled
 from gpuherd.core.model import Job
 from gpuherd.core.states import JobState
 from gpuherd.executors.local import LocalExecutor
@@ -42,11 +42,7 @@ def test_a_failed_release_is_tried_again(tmp_path: Path) -> None:
             item = SubmitItem(command="true", cwd=str(tmp_path), env=dict(os.environ), begin=begin)
             (job_id,) = service.submit([item])
             assert store.get_job(job_id).state is JobState.HELD  # type: ignore[union-attr]
-            for _ in range(200):  # 10 s
-                job = store.get_job(job_id)
-                if job is not None and job.state is JobState.SUCCEEDED:
-                    break
-                await asyncio.sleep(0.05)
+            await settled(store, job_id)
         finally:
             engine.close()
         job = store.get_job(job_id)

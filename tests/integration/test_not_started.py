@@ -11,7 +11,7 @@ import asyncio
 import os
 from pathlib import Path
 
-from conftest import one_gpu_engine
+from conftest import one_gpu_engine, settled
 from gpuherd.core.states import JobState
 from gpuherd.executors.base import LaunchRequest, NotStarted
 from gpuherd.executors.local import LocalExecutor
@@ -43,11 +43,7 @@ def test_a_job_not_started_goes_back_to_the_queue_with_its_retries(tmp_path: Pat
         try:
             item = SubmitItem(command="echo ran", cwd=str(tmp_path), env=dict(os.environ))
             (job_id,) = service.submit([item])
-            for _ in range(200):  # 10 s
-                job = store.get_job(job_id)
-                if job is not None and job.state is JobState.SUCCEEDED:
-                    break
-                await asyncio.sleep(0.05)
+            await settled(store, job_id)
         finally:
             engine.close()
 
