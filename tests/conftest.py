@@ -528,21 +528,27 @@ class RunProcess:
             self.proc.stdin.close()
             self.proc.stdin = None  # so that communicate() does not flush it
 
-    def expect_line(self, fragment: str, timeout: float = 15.0) -> str:
-        """Read stdout lines until one contains `fragment`; fail after `timeout`."""
+    def expect_line(self, start: str, timeout: float = 15.0) -> str:
+        """Read stdout lines until one starts with `start`; fail after `timeout`. (Not "contains":
+        the `[0] started` lines hold the job's command, and its paths the test's name.)"""
         assert self.proc.stdout is not None
         deadline = time.monotonic() + timeout
         while True:
             left = max(0.01, deadline - time.monotonic())
             line = read_line(self.proc.stdout.fileno(), self._buffer, left).decode()
             self.lines.append(line)
-            if fragment in line:
+            if line.startswith(start):
                 return line
 
     def finish(self, timeout: float = 30.0) -> tuple[int, str, str]:
         """Wait for the exit; (status, the rest of stdout, all of stderr)."""
         self.close_stdin()
-        out, err = self.proc.communicate(timeout=timeout)
+        try:
+            out, err = self.proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired as exc:  # the whole output says where it stuck
+            out = bytes(self._buffer) + (exc.output or b"")
+            said = "\n".join([*self.lines, out.decode(), "stderr:", (exc.stderr or b"").decode()])
+            raise AssertionError(f"gpuherd run still runs after {timeout:g}s:\n{said}") from None
         rest = bytes(self._buffer).decode() + out.decode()
         self._buffer.clear()
         return self.proc.returncode, rest, err.decode()

@@ -322,7 +322,7 @@ def test_interrupted_run_reports_every_running_job_that_finished(runs: Runs) -> 
             run.proc.send_signal(signal.SIGINT)
             run.expect_line("interrupted")
             os.write(holder, b"xx")
-            status, rest, _ = run.finish(timeout=90)  # once timed out at 30 s on a loaded CI box
+            status, rest, _ = run.finish()
             assert status == 130
             text = "\n".join(run.lines) + "\n" + rest
             assert "[0] succeeded" in text and "[1] succeeded" in text, text
