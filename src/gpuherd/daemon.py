@@ -134,10 +134,6 @@ def _ray_parts(
     return probe, executor, ray_cluster.ClusterDeviceTable
 
 
-DATE_HEADER_EVERY = 30.0
-"""Seconds between refreshes of the HTTP Date header (uvicorn's own loop: every second)."""
-
-
 def _server_class() -> type[Any]:
     from gpuherd.api.server import quiet_server_class
 
