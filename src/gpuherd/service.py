@@ -14,22 +14,22 @@ from typing import Any
 
 from gpuherd import jobfiles
 from gpuherd.core.model import Job
-from gpuherd.core.placement import never_fits, why_waiting
+from gpuherd.core.placement import why_waiting
 from gpuherd.core.states import (
     FINISHED_STATES,
     LIVE_STATES,
     JobState,
 )
-from gpuherd.core.units import format_duration, format_size
+from gpuherd.core.units import format_duration
 from gpuherd.core.when import format_moment
-from gpuherd.devices import host_memory_available, host_memory_total
+from gpuherd.devices import host_memory_available
 from gpuherd.engine import Engine
 from gpuherd.engine_endings import fail_orphaned_waiters
 from gpuherd.errors import Conflict, HerdError, NotFound
 from gpuherd.service_jobs import JobVerbs
 from gpuherd.service_system import SystemVerbs
 from gpuherd.store import NewJob
-from gpuherd.submission import spec_from_item, where_in_batch
+from gpuherd.submission import never_runs, spec_from_item, where_in_batch
 from gpuherd.wire import SubmitItem, attempt_view, job_view
 
 RECENT_FINISHED = 10
@@ -58,19 +58,13 @@ class Service(SystemVerbs, JobVerbs):
         devices = self.engine.device_listing()
         now = self.engine.clock()
         new_jobs = []
-        verdicts: dict[tuple[int, int | None, bool], str | None] = {}  # a sweep asks alike
+        verdicts: dict[tuple[Any, ...], str | None] = {}  # the points of a sweep ask alike
         for n, item in enumerate(items, 1):
             spec = spec_from_item(item, n if len(items) > 1 else None)
-            request = (spec.gpus, spec.mem, spec.exclusive)
+            request = (spec.gpus, spec.mem, spec.exclusive, spec.ram)
             if request not in verdicts:
-                verdicts[request] = (
-                    never_fits(spec.gpus, spec.mem, devices, self.engine.policy, spec.exclusive)
-                    if spec.gpus
-                    else None
-                )
+                verdicts[request] = never_runs(spec, devices, self.engine.policy)
             reason = verdicts[request]
-            if not reason and spec.ram and spec.ram > host_memory_total():
-                reason = f"asks for {format_size(spec.ram)} of host memory, more than it has"
             if reason:
                 raise HerdError(f"{where_in_batch(n, len(items))}this job can never run: {reason}")
             new_jobs.append(NewJob(spec, item.priority, item.hold, _future(item.begin, now)))

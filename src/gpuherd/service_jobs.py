@@ -1,4 +1,4 @@
-"""The verbs on jobs: kill, rm, retry, pause, resume, hold, release, priority, move.
+"""The verbs on jobs: kill, rm, retry, pause, resume, hold, release, edit, priority, move.
 
 A verb on several jobs answers one ActionResult per job, so one bad id never hides the rest.
 """
@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
-from gpuherd.core.model import Job, Outcome
+from gpuherd.core.edit import check_edit, describe_edit, edit_spec
+from gpuherd.core.model import Device, Job, Outcome
 from gpuherd.core.states import (
     ACTIVE_STATES,
     BAD_END_STATES,
@@ -26,6 +28,7 @@ from gpuherd.engine import Engine
 from gpuherd.engine_endings import cancel_waiters
 from gpuherd.errors import Conflict, HerdError, NotFound
 from gpuherd.store import Store
+from gpuherd.submission import check_spec, never_runs, reject_nul
 from gpuherd.wire import ActionResult
 
 VERBS = ("kill", "rm", "retry", "pause", "resume", "hold", "release")
@@ -56,6 +59,11 @@ class JobVerbs:
             "hold": self.hold,
             "release": self.release,
         }[verb]
+        return await self.in_pieces(action, ids)
+
+    async def in_pieces(
+        self, action: Callable[[Sequence[int]], list[ActionResult]], ids: Sequence[int]
+    ) -> list[ActionResult]:
         if len(ids) <= PIECE:
             return action(ids)
         results: list[ActionResult] = []
@@ -159,6 +167,48 @@ class JobVerbs:
         changes = {} if job.release_at is None else {"release_at": None}
         self.engine.move_state(job, event, to_state, **changes)
         return to_state.value
+
+    def edit(
+        self, ids: Sequence[int], changes: Mapping[str, Any], clear: Sequence[str]
+    ) -> list[ActionResult]:
+        """Change what waiting jobs ask for (EDITABLE fields); their place in the queue stays."""
+        try:
+            check_edit(changes, clear)
+        except ValueError as exc:
+            raise HerdError(str(exc)) from None
+        devices = self.engine.device_listing()
+        results = self._each(ids, lambda job: self._edit_one(job, changes, clear, devices))
+        self.engine.wake()  # a job asking for less may fit now
+        return results
+
+    def _edit_one(
+        self, job: Job, changes: Mapping[str, Any], clear: Sequence[str], devices: list[Device]
+    ) -> str:
+        if job.state in FINISHED_STATES:
+            raise Conflict(f"job {job.id} already ended ({job.state.value}): it cannot change")
+        if job.state not in (JobState.QUEUED, JobState.HELD):
+            raise Conflict(
+                f"job {job.id} is {job.state.value}: only queued or held jobs can be edited"
+            )
+        spec, fields = edit_spec(job.spec, changes, clear)
+        if not fields:
+            return "unchanged"
+        reject_nul("", command=spec.command, name=spec.name or "", project=spec.project or "")
+        check_spec(spec)
+        reason = never_runs(spec, devices, self.engine.policy)
+        if reason:
+            raise Conflict(f"job {job.id} would never run: {reason}")
+        what = describe_edit(job.spec, spec, fields)
+        self.store.update_job(
+            job.id,
+            self.engine.clock(),
+            "edit",
+            detail=what,
+            from_state=job.state,
+            **{name: getattr(spec, name) for name in fields},
+        )
+        self.engine.changes.publish({"id": job.id, "state": job.state.value, "event": "edit"})
+        return f"edited ({what})"
 
     def set_priority(self, job_id: int, priority: int) -> str:
         job = self._job(job_id)

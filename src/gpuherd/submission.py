@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
-from gpuherd.core.model import JobSpec
+from gpuherd.core.model import Device, JobSpec, Policy
+from gpuherd.core.placement import never_fits
+from gpuherd.core.units import format_size
+from gpuherd.devices import host_memory_total
 from gpuherd.errors import HerdError
 from gpuherd.wire import SubmitItem
 
@@ -26,33 +29,14 @@ def spec_from_item(item: SubmitItem, n: int | None) -> JobSpec:
         env=item.env or {},
         env_overrides=item.env_overrides,
     )
-    command = item.command.strip()
-    if not command:
-        raise HerdError(f"{where}the command is empty: give it after -- or as one string")
-    if not 0 <= item.gpus <= 64:
-        raise HerdError(f"{where}--gpus must be between 0 and 64, got {item.gpus}")
-    if item.retries < 0:
-        raise HerdError(f"{where}--retries must be 0 or more, got {item.retries}")
-    if item.timeout is not None and item.timeout <= 0:
-        raise HerdError(f"{where}--timeout must be positive")
-    if item.no_output_timeout is not None and item.no_output_timeout <= 0:
-        raise HerdError(f"{where}--no-output-timeout must be positive")
-    if item.grace < 0:
-        raise HerdError(f"{where}--grace must be 0 or more seconds")
-    if item.mem is not None and item.mem <= 0:
-        raise HerdError(f"{where}--mem must be positive")
-    if item.ram is not None and item.ram <= 0:
-        raise HerdError(f"{where}--ram must be positive")
     if item.begin is not None and not math.isfinite(item.begin):
         raise HerdError(f"{where}--begin must be a time (epoch seconds)")
     if item.begin is not None and item.hold:
         raise HerdError(
             f"{where}give --hold or --begin, not both: --begin keeps the job held until then"
         )
-    if not os.path.isabs(item.cwd) or not os.path.isdir(item.cwd):
-        raise HerdError(f"{where}working directory {item.cwd} does not exist: pass --cwd DIR")
-    return JobSpec(
-        command=command,
+    spec = JobSpec(
+        command=item.command.strip(),
         cwd=item.cwd,
         env=dict(item.env or {}),
         env_overrides=dict(item.env_overrides),
@@ -72,6 +56,41 @@ def spec_from_item(item: SubmitItem, n: int | None) -> JobSpec:
         sweep=item.sweep,
         git=item.git,
     )
+    check_spec(spec, where)
+    if not os.path.isabs(item.cwd) or not os.path.isdir(item.cwd):
+        raise HerdError(f"{where}working directory {item.cwd} does not exist: pass --cwd DIR")
+    return spec
+
+
+def check_spec(spec: JobSpec, where: str = "") -> None:
+    """HerdError for the first value a job cannot have (at submission, and after an edit)."""
+    problems = (
+        (not spec.command, "the command is empty: give it after -- or as one string"),
+        (not 0 <= spec.gpus <= 64, f"--gpus must be between 0 and 64, got {spec.gpus}"),
+        (spec.retries < 0, f"--retries must be 0 or more, got {spec.retries}"),
+        (spec.timeout is not None and spec.timeout <= 0, "--timeout must be positive"),
+        (
+            spec.no_output_timeout is not None and spec.no_output_timeout <= 0,
+            "--no-output-timeout must be positive",
+        ),
+        (spec.grace < 0, "--grace must be 0 or more seconds"),
+        (spec.mem is not None and spec.mem <= 0, "--mem must be positive"),
+        (spec.ram is not None and spec.ram <= 0, "--ram must be positive"),
+    )
+    for wrong, message in problems:
+        if wrong:
+            raise HerdError(f"{where}{message}")
+
+
+def never_runs(spec: JobSpec, devices: Sequence[Device], policy: Policy) -> str | None:
+    """Why a job asking for this could never start here (None: it can)."""
+    if spec.gpus:
+        reason = never_fits(spec.gpus, spec.mem, devices, policy, spec.exclusive)
+        if reason:
+            return reason
+    if spec.ram and spec.ram > host_memory_total():
+        return f"asks for {format_size(spec.ram)} of host memory, more than it has"
+    return None
 
 
 def reject_nul(where: str, **fields: str | Mapping[str, str]) -> None:

@@ -62,6 +62,31 @@ class IdsRequest:
 
 
 @dataclass
+class EditRequest:
+    """POST /jobs/edit: what waiting jobs are to ask for from now on; a field left null
+    stays as it is, and `clear` sets fields back to undeclared (name, mem, ram, timeout,
+    project)."""
+
+    ids: list[int]
+    command: str | None = None
+    name: str | None = None
+    gpus: int | None = None
+    mem: int | None = None
+    ram: int | None = None
+    retries: int | None = None
+    timeout: float | None = None
+    project: str | None = None
+    clear: list[str] = field(default_factory=list)
+
+    def changes(self) -> dict[str, Any]:
+        return {
+            name: value
+            for name, value in vars(self).items()
+            if name not in ("ids", "clear") and value is not None
+        }
+
+
+@dataclass
 class PriorityRequest:
     priority: int
 

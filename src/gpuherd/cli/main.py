@@ -26,6 +26,10 @@ COMMAND_TABLE: dict[str, tuple[str, str]] = {
         "Placement settings: list them, `get NAME`, or `set NAME VALUE` (kept across restarts).",
     ),
     "daemon": ("daemon_cmds", "Start, stop or inspect the per-user daemon that holds the queue."),
+    "edit": (
+        "queue_cmds",
+        "Change what queued or held jobs ask for; they keep their place in the queue.",
+    ),
     "gpus": (
         "gpu_cmds",
         "List the GPUs: slots, state, memory, utilisation, jobs and foreign processes.",

@@ -1,4 +1,4 @@
-"""Verbs that change jobs or the queue: kill, rm, retry, pause, resume, hold, release,
+"""Verbs that change jobs or the queue: kill, rm, retry, pause, resume, hold, release, edit,
 priority, move."""
 
 from __future__ import annotations
@@ -8,13 +8,15 @@ from typing import Any
 
 import click
 
-from gpuherd.cli.options import expand_ids, ids_argument
+from gpuherd.cli.options import DURATION, SIZE, expand_ids, ids_argument
 from gpuherd.client import Client
+from gpuherd.core.edit import CLEARABLE
 from gpuherd.core.idspec import summarize
 
 
-def _act(action: str, ids: tuple[str, ...]) -> None:
-    results = Client().post(f"/jobs/{action}", {"ids": expand_ids(ids)})["results"]
+def _act(action: str, ids: tuple[str, ...], **body: Any) -> None:
+    """POST /jobs/ACTION; one line per outcome, errors on stderr and exit status 1."""
+    results = Client().post(f"/jobs/{action}", {"ids": expand_ids(ids), **body})["results"]
     lines = summarize((r["id"], r["ok"], r["message"]) for r in results)
     for ok, line in lines:
         click.echo(line if ok else f"gpuherd: error: {line}", err=not ok)
@@ -91,4 +93,34 @@ def move(job_id: int, first: bool, before: int | None) -> None:
     click.echo(f"job {job_id}: {answer['message']}")
 
 
-COMMANDS = [kill, rm, retry, pause, resume, hold, release, priority, move]
+@click.command()
+@ids_argument()
+@click.option("--command", help="The new command line (run by sh as written).")
+@click.option("--name", help="A new name.")
+@click.option("--gpus", type=click.IntRange(0, 64), help="GPUs it needs (0 = CPU-only).")
+@click.option("--mem", type=SIZE, help="GPU memory it needs on each GPU, e.g. 10GiB.")
+@click.option("--ram", type=SIZE, help="Host memory it needs, e.g. 16GiB.")
+@click.option("--retries", type=click.IntRange(0), help="Run a failed attempt again N times.")
+@click.option("--timeout", type=DURATION, help="Stop an attempt after this long (90s, 2h).")
+@click.option("--project", help="A new project.")
+@click.option(
+    "--clear",
+    type=click.Choice(CLEARABLE),
+    multiple=True,
+    help="Unset a field (repeatable): name, mem, ram, timeout or project.",
+)
+def edit(ids: tuple[str, ...], clear: tuple[str, ...], **changes: Any) -> None:
+    """Change what queued or held jobs ask for; they keep their place in the queue.
+
+    IDS: 3, 3-7, 3,5,9. A running job cannot change: kill it and submit again.
+    """
+    given = {name: value for name, value in changes.items() if value is not None}
+    if not given and not clear:
+        raise click.UsageError(
+            "say what to change: --command, --name, --gpus, --mem, --ram, --retries, "
+            "--timeout, --project, or --clear FIELD"
+        )
+    _act("edit", ids, **given, clear=list(clear))
+
+
+COMMANDS = [kill, rm, retry, pause, resume, hold, release, edit, priority, move]

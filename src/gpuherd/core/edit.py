@@ -1,0 +1,64 @@
+"""Editing a waiting job: which fields may change, and what a change says in the job's events.
+
+Pure: the caller checks the edited spec as a submission is checked, and stores it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from gpuherd.core.model import JobSpec
+from gpuherd.core.units import format_duration, format_size
+
+EDITABLE = ("command", "name", "gpus", "mem", "ram", "retries", "timeout", "project")
+"""JobSpec fields `gpuherd edit` changes (each a jobs column of the same name)."""
+CLEARABLE = ("name", "mem", "ram", "timeout", "project")
+"""Fields `--clear` sets back to undeclared."""
+
+
+def check_edit(changes: Mapping[str, Any], clear: Sequence[str]) -> None:
+    """ValueError names a field that cannot be edited (or cleared), or one given both ways."""
+    wrong = sorted(set(changes) - set(EDITABLE))
+    if wrong:
+        raise ValueError(f"{wrong[0]} cannot be edited: edit one of {', '.join(EDITABLE)}")
+    wrong = sorted(set(clear) - set(CLEARABLE))
+    if wrong:
+        raise ValueError(f"{wrong[0]} cannot be cleared: clear one of {', '.join(CLEARABLE)}")
+    both = sorted(set(changes) & set(clear))
+    if both:
+        raise ValueError(f"{both[0]} is both set and cleared: give one")
+    if not changes and not clear:
+        raise ValueError(f"nothing to change: give one of {', '.join(EDITABLE)} (or clear one)")
+
+
+def edit_spec(
+    spec: JobSpec, changes: Mapping[str, Any], clear: Sequence[str]
+) -> tuple[JobSpec, list[str]]:
+    """The spec with `changes` made and `clear` fields unset (as check_edit allows), and the
+    fields that differ from `spec`."""
+    wanted = {**changes, **dict.fromkeys(clear)}
+    if isinstance(wanted.get("command"), str):
+        wanted["command"] = wanted["command"].strip()
+    edited = replace(spec, **wanted)
+    return edited, [name for name in EDITABLE if getattr(edited, name) != getattr(spec, name)]
+
+
+def describe_edit(before: JobSpec, after: JobSpec, fields: Sequence[str]) -> str:
+    """`gpus 1 -> 2, mem 10GiB -> none, command`: what changed, short enough for one line."""
+    return ", ".join(
+        name if name == "command" else f"{name} {_show(name, before)} -> {_show(name, after)}"
+        for name in fields
+    )
+
+
+def _show(name: str, spec: JobSpec) -> str:
+    value = getattr(spec, name)
+    if value is None:
+        return "none"
+    if name in ("mem", "ram"):
+        return format_size(value)
+    if name == "timeout":
+        return format_duration(value)
+    return str(value)

@@ -1,0 +1,115 @@
+"""`gpuherd edit`: a waiting job changes what it asks for and keeps its place; what cannot be
+(a running or finished job, a request no GPU here could meet, a field that is not editable)
+is refused with the reason and changes nothing."""
+
+from __future__ import annotations
+
+import shlex
+
+import pytest
+
+from conftest import Herd, Recorder, wait_for
+from gpuherd.errors import HerdError
+
+
+def test_an_edited_job_runs_the_new_command_on_the_new_gpus_in_its_old_place(
+    herd: Herd, recorder: Recorder
+) -> None:
+    herd.start("--fake-gpus", "2")
+    herd.cli("pause")
+    first = herd.submit("--", "echo typo")
+    second = herd.submit("--", recorder.cmd("second"))
+
+    new = recorder.cmd("first")
+    answer = herd.cli("edit", str(first), "--command", new, "--gpus", "2", "--name", "fixed")
+    assert answer.stdout == f"job {first}: edited (command, name none -> fixed, gpus 1 -> 2)\n"
+    assert [job["id"] for job in herd.json("ls")] == [first, second]  # its place is kept
+
+    herd.cli("resume")
+    done = herd.wait_state(first, "succeeded")
+    assert (done["command"], done["name"], done["gpus_requested"]) == (new, "fixed", 2)
+    (ran,) = recorder.lines("first")
+    assert sorted(ran["gpus"].split(",")) == ["0", "1"]  # CUDA_VISIBLE_DEVICES: both GPUs
+    # The first job held both GPUs, so the second could only start once it had ended.
+    assert herd.wait_state(second, "succeeded")["started_at"] >= done["ended_at"]
+    edits = [e for e in done["events"] if e["event"] == "edit"]
+    assert [(e["from_state"], e["to_state"], e["detail"]) for e in edits] == [
+        ("queued", "queued", "command, name none -> fixed, gpus 1 -> 2")
+    ]
+
+
+def test_edit_sets_and_clears_fields_of_many_jobs_and_keeps_a_held_job_held(
+    daemon: Herd,
+) -> None:
+    daemon.cli("pause")
+    ids = daemon.submit_lines(["true"] * 1200, "--mem", "1GiB", "--timeout", "1h")
+    later = daemon.submit("--begin", "+2h", "--project", "p", "--", "true")
+
+    answer = daemon.cli("edit", f"{ids[0]}-{ids[-1]}", "--clear", "mem", "--retries", "2")
+    assert (
+        answer.stdout == f"jobs {ids[0]}-{ids[-1]}: edited (mem 1.0 GiB -> none, retries 0 -> 2)\n"
+    )
+    jobs = {job["id"]: job for job in daemon.json("ls", "--all")}
+    assert {(jobs[i]["mem"], jobs[i]["retries"], jobs[i]["timeout"]) for i in ids} == {
+        (None, 2, 3600.0)
+    }
+    assert daemon.cli("edit", str(ids[0]), "--retries", "2").stdout == f"job {ids[0]}: unchanged\n"
+
+    begin = daemon.job(later)["begin"]
+    daemon.cli("edit", str(later), "--timeout", "90s", "--clear", "project")
+    held = daemon.job(later)
+    assert (held["state"], held["begin"], held["timeout"], held["project"]) == (
+        "held",
+        begin,
+        90.0,
+        None,
+    )
+
+
+def test_edit_refuses_running_finished_and_impossible_jobs_and_changes_nothing(
+    daemon: Herd, recorder: Recorder
+) -> None:
+    running = daemon.submit("--", recorder.cmd("running", wait="go"))
+    wait_for(lambda: recorder.waiting("running") == 1, what="the job to run")
+    finished = daemon.submit("--", "true")
+    daemon.wait_state(finished, "succeeded")
+    daemon.cli("pause")
+    queued = daemon.submit("--", "true")
+
+    refused = daemon.cli("edit", str(running), str(finished), "--gpus", "2", check=False)
+    assert refused.returncode == 1
+    assert refused.stderr.splitlines() == [
+        f"gpuherd: error: job {running} is running: only queued or held jobs can be edited",
+        f"gpuherd: error: job {finished} already ended (succeeded): it cannot change",
+    ]
+    never = daemon.cli("edit", str(queued), "--gpus", "5", "--name", "big", check=False)
+    assert never.returncode == 1
+    assert "would never run: asks for 5 GPUs" in never.stderr
+    before = daemon.job(queued)
+    assert (before["gpus_requested"], before["name"]) == (1, None)
+    assert not [e for e in before["events"] if e["event"] == "edit"]
+
+    # One bad id among good ones: the good ones are edited, the exit status says 1.
+    mixed = daemon.cli("edit", str(queued), "999", "--name", "n", check=False)
+    assert (mixed.returncode, mixed.stdout) == (1, f"job {queued}: edited (name none -> n)\n")
+    assert "no job 999" in mixed.stderr
+
+    with pytest.raises(HerdError, match="command cannot be cleared"):
+        daemon.client.post("/jobs/edit", {"ids": [queued], "clear": ["command"]})
+    # A value no job may have is refused per job: one result, not an error for the request.
+    (only,) = daemon.client.post("/jobs/edit", {"ids": [queued], "command": "  "})["results"]
+    assert (only["ok"], only["message"].split(":")[0]) == (False, "the command is empty")
+    assert daemon.job(queued)["command"] == "true"
+    recorder.go()
+    daemon.wait_state(running, "succeeded")
+
+
+def test_edit_without_a_change_is_a_usage_error(daemon: Herd) -> None:
+    job = daemon.submit("--hold", "--", "true")
+    nothing = daemon.cli("edit", str(job), check=False)
+    assert nothing.returncode == 2
+    assert nothing.stderr.startswith("gpuherd: error: say what to change: --command")
+    assert len(nothing.stderr.splitlines()) == 1
+    quoted = daemon.cli("edit", str(job), "--command", "echo 'a b'").stdout
+    assert quoted == f"job {job}: edited (command)\n"
+    assert shlex.split(daemon.job(job)["command"]) == ["echo", "a b"]
