@@ -214,6 +214,22 @@ def test_kill_a_running_job_with_its_button(board: Board, expect: Any) -> None:
     page.close()
 
 
+def test_edit_a_held_job_from_its_page(board: Board, expect: Any) -> None:
+    job_id = board.submit("--hold", "--gpus", "0", "--name", "to-edit", "--", "echo typo")
+    page = board.page(f"/jobs/{job_id}")
+    page.locator("details.edit-job summary").click()
+    page.fill("details.edit-job textarea[name=command]", "echo fixed")
+    page.fill("details.edit-job input[name=name]", "")
+    page.click("#edit-button")
+    expect(page.locator("#flash")).to_contain_text(
+        f"job {job_id}: edited (command, name to-edit -> none)"
+    )
+    expect(page.locator("pre.command")).to_have_text("echo fixed")  # the page drew it again
+    job = board.herd.job(job_id)
+    assert (job["command"], job["name"], job["state"]) == ("echo fixed", None, "held")
+    page.close()
+
+
 def test_pause_and_resume_the_queue_with_the_button(board: Board, expect: Any) -> None:
     page = board.page("/")
     page.click("#queue-toggle")

@@ -201,6 +201,30 @@ def test_row_and_bulk_actions(daemon: Herd) -> None:
     assert away.headers["location"] == "/"
 
 
+def test_the_edit_form_sends_only_what_changed(daemon: Herd) -> None:
+    job_id = daemon.submit("--hold", "--mem", "10000000000", "--timeout", "100s", "--", "true")
+    page = call(daemon, "GET", f"/jobs/{job_id}").body
+    shown = dict(re.findall(r'name="was\.(\w+)" value="([^"]*)"', page))
+    assert shown["mem"] == "9.3 GiB" and shown["timeout"] == "1m40s"  # rounded for the eye
+    path = f"/ui/jobs/{job_id}/edit"
+    fields = dict(shown)
+    was = {f"was.{name}": value for name, value in shown.items()}
+
+    same = post(daemon, path, **fields, **was)
+    assert "nothing changed" in same.body and 'class="flash error"' in same.body
+    edited = post(daemon, path, **{**fields, "gpus": "2", "timeout": "", "name": "x"}, **was)
+    said = "edited (name none -> x, gpus 1 -> 2, timeout 1m40s -> none)"
+    assert f"job {job_id}: {said}".replace(">", "&gt;") in edited.body
+    job = daemon.job(job_id)
+    assert (job["gpus_requested"], job["timeout"], job["mem"]) == (2, None, 10_000_000_000)
+    bad = post(daemon, path, **{**fields, "mem": "lots"}, **was)
+    assert "mem: invalid size &#39;lots&#39;" in bad.body
+    assert "Edit this job" in page
+    ended = daemon.submit("--gpus", "0", "--", "true")
+    daemon.wait_state(ended, "succeeded")
+    assert "Edit this job" not in call(daemon, "GET", f"/jobs/{ended}").body
+
+
 def test_retry_all_failed(daemon: Herd) -> None:
     failed = [daemon.submit("--gpus", "0", "--", "sh", "-c", "exit 3") for _ in range(2)]
     ok = daemon.submit("--gpus", "0", "--", "true")

@@ -20,10 +20,11 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from gpuherd.api import views
 from gpuherd.core.commands import command_lines
+from gpuherd.core.edit import CLEARABLE
 from gpuherd.core.idspec import summarize
 from gpuherd.core.model import DeviceState
 from gpuherd.core.states import JobState
-from gpuherd.core.units import parse_size, plural
+from gpuherd.core.units import parse_duration, parse_size, plural
 from gpuherd.core.when import parse_begin
 from gpuherd.errors import HerdError
 from gpuherd.service import Service
@@ -124,6 +125,58 @@ async def retry_failed(request: Request) -> Response:
     messages = [(True, f"{plural(done, 'failed job')} queued again")]
     messages += [m for m in _results(results) if not m[0]]
     return _answer(request, form, messages)
+
+
+@router.post("/ui/jobs/{job_id}/edit")
+async def edit(request: Request, job_id: int) -> Response:
+    """The job page's edit form: what a field said when the page was drawn comes back as
+    `was.NAME`, and only fields whose text changed are sent (the page shows sizes and times
+    rounded: "10.0 GiB" must not overwrite 10,000,000,000 bytes)."""
+    form = await _form(request)
+    try:
+        changes, clear = _edited_fields(form)
+        messages = _results(_service(request).edit([job_id], changes, clear))
+    except HerdError as exc:
+        messages = [(False, str(exc))]
+    return _answer(request, form, messages)
+
+
+def _whole(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"{text!r} is not a whole number") from None
+
+
+EDIT_PARSERS: dict[str, Any] = {
+    "command": lambda text: text.replace("\r\n", "\n"),
+    "name": str,
+    "gpus": _whole,
+    "mem": parse_size,
+    "ram": parse_size,
+    "retries": _whole,
+    "timeout": parse_duration,
+    "project": str,
+}
+
+
+def _edited_fields(form: Form) -> tuple[dict[str, Any], list[str]]:
+    changes: dict[str, Any] = {}
+    clear: list[str] = []
+    for name, parse in EDIT_PARSERS.items():
+        text = _one(form, name).strip()
+        if text == _one(form, f"was.{name}").strip():
+            continue
+        if not text and name in CLEARABLE:
+            clear.append(name)
+            continue
+        try:
+            changes[name] = parse(text)
+        except ValueError as exc:
+            raise HerdError(f"{name}: {exc}") from None
+    if not changes and not clear:
+        raise HerdError("nothing changed: edit a field, then save")
+    return changes, clear
 
 
 # ---- GPUs ----------------------------------------------------------------------------------
