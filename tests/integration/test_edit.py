@@ -4,6 +4,7 @@ is refused with the reason and changes nothing."""
 
 from __future__ import annotations
 
+import re
 import shlex
 
 import pytest
@@ -32,6 +33,8 @@ def test_an_edited_job_runs_the_new_command_on_the_new_gpus_in_its_old_place(
     assert sorted(ran["gpus"].split(",")) == ["0", "1"]  # CUDA_VISIBLE_DEVICES: both GPUs
     # The first job held both GPUs, so the second could only start once it had ended.
     assert herd.wait_state(second, "succeeded")["started_at"] >= done["ended_at"]
+    history = herd.cli("show", str(first)).stdout.split("\nhistory\n")[1]
+    assert re.search(r"\n  \S+ \S+  edit +command, name none -> fixed, gpus 1 -> 2\n", history)
     edits = [e for e in done["events"] if e["event"] == "edit"]
     assert [(e["from_state"], e["to_state"], e["detail"]) for e in edits] == [
         ("queued", "queued", "command, name none -> fixed, gpus 1 -> 2")

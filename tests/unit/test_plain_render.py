@@ -132,3 +132,46 @@ def test_ls_says_how_many_a_filtered_listing_left_out() -> None:
     jobs = [job(2, "failed", "false", outcome="exit", exit_code=1)]
     out = ls_output(jobs, more=179, filtered=True).splitlines()
     assert out[-1] == "… and 179 more (a higher --limit shows them)"
+
+
+def test_show_lists_the_newest_events_of_a_job_one_line_each() -> None:
+    events = [{"at": 1e9, "event": "submit", "from_state": None, "to_state": "queued"}]
+    events += [
+        {"at": 1e9 + n, "event": "retry", "from_state": "failed", "to_state": "queued"}
+        for n in range(1, 22)
+    ]
+    events += [
+        {
+            "at": 1e9 + 30,
+            "event": "edit",
+            "from_state": "queued",
+            "to_state": "queued",
+            "detail": "gpus 1 -> 2\x1b[31m",
+        },
+        {"at": 1e9 + 31, "event": "spawn", "from_state": None, "to_state": "", "detail": "pid 7"},
+    ]
+    events = [{"detail": None, **e} for e in events]
+    shown = job(
+        4,
+        "running",
+        cwd="/w",
+        project=None,
+        pid=7,
+        attempt=22,
+        retries=30,
+        created_at=1e9,
+        job_dir="/w/4",
+        attempts=[],
+        events=events,
+        mem=None,
+        ram=None,
+    )
+    term = terminal()
+    render.job_detail(shown, term)
+    text = term.stream.getvalue()  # type: ignore[attr-defined]
+    history = text.split("history\n", 1)[1].splitlines()
+    assert history[0] == "  … 4 earlier events (--json)"
+    assert len(history) == 1 + render.HISTORY_SHOWN
+    assert history[-2].split()[2:] == ["edit", "gpus", "1", "->", "2"]  # no escape sequence
+    assert history[-1].split()[2:] == ["spawn", "pid", "7"]  # no state change: no arrow
+    assert history[-3].split()[2:] == ["retry", "->", "queued"]

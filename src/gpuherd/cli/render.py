@@ -155,10 +155,30 @@ def job_detail(job: dict[str, Any], term: plain.Terminal | None = None) -> None:
                 f"  {a['number']}: {plain.clean(outcome)} on GPU {gpus}, pid {a['pid']}, "
                 f"started {_when(a['started_at'])}" + (f", memory: {mem}" if mem else "")
             )
+    lines += _history(job.get("events", []), term)
     if job.get("stderr_tail") and job["state"] not in ("succeeded", "running", "queued"):
         lines.append(term.style("last lines of stderr", "bold"))
         lines += ["  " + plain.clean(line.expandtabs()) for line in job["stderr_tail"]]
     term.write(lines)
+
+
+HISTORY_SHOWN = 20
+"""The newest events `show` lists (a job retried many times has hundreds; --json has all)."""
+
+
+def _history(events: list[dict[str, Any]], term: plain.Terminal) -> list[str]:
+    """One line per change of the job: when, what, the state it moved to, the detail."""
+    if not events:
+        return []
+    lines = [term.style("history", "bold")]
+    if len(events) > HISTORY_SHOWN:
+        lines.append(f"  … {plural(len(events) - HISTORY_SHOWN, 'earlier event')} (--json)")
+    width = max(len(e["event"]) for e in events[-HISTORY_SHOWN:])
+    for e in events[-HISTORY_SHOWN:]:
+        moved = f"-> {e['to_state']}" if e["to_state"] and e["to_state"] != e["from_state"] else ""
+        text = "  ".join(part for part in (moved, plain.clean(e["detail"] or "")) if part)
+        lines.append(f"  {_when(e['at'])}  {e['event']:<{width}}  {text}".rstrip())
+    return lines
 
 
 def _bar(used: int, total: int, width: int = 10) -> str:
