@@ -32,6 +32,7 @@ from typing import Any
 from gpuherd import paths
 from gpuherd.client import Client
 from gpuherd.core.commands import command_from_args
+from gpuherd.core.edit import EDITABLE
 from gpuherd.core.sweep import SweepError, SweepSpec, spec_to_dict
 from gpuherd.core.sweep_names import default_sweep_name
 from gpuherd.core.units import parse_duration, parse_size
@@ -105,13 +106,7 @@ def _submit_options(options: Mapping[str, Any]) -> dict[str, Any]:
     unknown = sorted(set(options) - known)
     if unknown:
         raise TypeError(f"unknown option {unknown[0]!r}; options: {', '.join(sorted(known))}")
-    out = {k: v for k, v in options.items() if v is not None}
-    for key in ("mem", "ram"):
-        if isinstance(out.get(key), str):
-            out[key] = parse_size(out[key])
-    for key in ("timeout", "grace", "no_output_timeout"):
-        if isinstance(out.get(key), str):
-            out[key] = parse_duration(out[key])
+    out = _in_units({k: v for k, v in options.items() if v is not None})
     begin = out.get("begin")
     if isinstance(begin, str):
         out["begin"] = parse_begin(begin, time.time())
@@ -120,6 +115,17 @@ def _submit_options(options: Mapping[str, Any]) -> dict[str, Any]:
     out["after"] = [a.id if isinstance(a, Job) else int(a) for a in out.get("after", ())]
     out["env_overrides"] = {str(k): str(v) for k, v in dict(out.pop("env", {})).items()}
     return out
+
+
+def _in_units(options: dict[str, Any]) -> dict[str, Any]:
+    """Sizes in bytes and durations in seconds, where they were given as text ("10GiB")."""
+    for key in ("mem", "ram"):
+        if isinstance(options.get(key), str):
+            options[key] = parse_size(options[key])
+    for key in ("timeout", "grace", "no_output_timeout"):
+        if isinstance(options.get(key), str):
+            options[key] = parse_duration(options[key])
+    return options
 
 
 class Herd:
@@ -297,6 +303,20 @@ class Job:
 
     def kill(self) -> str:
         (result,) = self.herd.client.post("/jobs/kill", {"ids": [self.id]})["results"]
+        return str(result["message"])
+
+    def edit(self, clear: Iterable[str] = (), **changes: Any) -> str:
+        """Change what the waiting job asks for, as `gpuherd edit`: command, name, gpus,
+        mem, ram (bytes or "10GiB"), retries, timeout (seconds or "2h"), project; `clear`
+        unsets name, mem, ram, timeout or project. Answers what changed ("edited (gpus 1 ->
+        2)"); HerdError if the daemon refused (the job runs or ended, or could never run)."""
+        unknown = sorted(set(changes) - set(EDITABLE))
+        if unknown:
+            raise TypeError(f"{unknown[0]!r} cannot be edited; fields: {', '.join(EDITABLE)}")
+        body = {"ids": [self.id], **_in_units(dict(changes)), "clear": list(clear)}
+        (result,) = self.herd.client.post("/jobs/edit", body)["results"]
+        if not result["ok"]:
+            raise HerdError(str(result["message"]))
         return str(result["message"])
 
 

@@ -154,6 +154,22 @@ def test_submit_takes_a_begin_time_as_a_datetime_or_as_text(api: gpuherd.Herd) -
         api.submit("true", begin="+1h", hold=True)
 
 
+def test_a_job_handle_edits_a_waiting_job(api: gpuherd.Herd) -> None:
+    job = api.submit("true", gpus=0, hold=True, timeout="1h")
+    assert job.edit(gpus=2, mem="20GiB", clear=["timeout"]) == (
+        "edited (gpus 0 -> 2, mem none -> 20.0 GiB, timeout 1h00m -> none)"
+    )
+    info = job.info()
+    assert (info["gpus_requested"], info["mem"], info["timeout"]) == (2, 20 * 2**30, None)
+    with pytest.raises(HerdError, match="would never run: asks for 9 GPUs"):
+        job.edit(gpus=9)
+    with pytest.raises(TypeError, match="'cwd' cannot be edited"):
+        job.edit(cwd="/")
+    job.kill()
+    with pytest.raises(HerdError, match="already ended"):
+        job.edit(name="late")
+
+
 def test_submit_takes_the_no_output_options(api: gpuherd.Herd) -> None:
     silent = api.submit("sleep 60", gpus=0, no_output_timeout="1s", kill_on_no_output=True)
     assert silent.wait(timeout=20) == "failed"
