@@ -7,14 +7,24 @@ from typing import Any
 
 Change = dict[str, Any]
 
+BACKLOG = 10_000
+"""Changes kept for a subscriber that reads slower than they come (a verb on 20,000 jobs
+publishes 20,000 at once); past that it gets GAP instead of the backlog."""
+
+GAP: Change = {"event": "gap"}
+"""Given in place of the changes a subscriber fell too far behind to receive: whatever it
+follows, it must read again. It stays subscribed and gets the changes after the gap."""
+
 
 class Broadcast:
-    def __init__(self, maxsize: int = 10_000) -> None:
+    def __init__(self) -> None:
         self._subscribers: set[asyncio.Queue[Change | None]] = set()
-        self._maxsize = maxsize
 
-    def subscribe(self) -> asyncio.Queue[Change | None]:
-        queue: asyncio.Queue[Change | None] = asyncio.Queue(self._maxsize)
+    def subscribe(self, backlog: int | None = None) -> asyncio.Queue[Change | None]:
+        """A queue of the changes from now on; None at its end (the daemon is stopping).
+        `backlog` 0: keep every change, for an in-process reader that needs each one (the
+        runner of `gpuherd run`, which reports every job's end)."""
+        queue: asyncio.Queue[Change | None] = asyncio.Queue(BACKLOG if backlog is None else backlog)
         self._subscribers.add(queue)
         return queue
 
@@ -22,17 +32,20 @@ class Broadcast:
         self._subscribers.discard(queue)
 
     def publish(self, change: Change) -> None:
-        for queue in list(self._subscribers):
+        for queue in self._subscribers:
             try:
                 queue.put_nowait(change)
             except asyncio.QueueFull:
-                # A reader that fell this far behind gets a gap marker and must re-read state.
-                self._subscribers.discard(queue)
+                # Drop the backlog, say so, and go on: before, such a subscriber was dropped
+                # without a word and waited for ever (a `gpuherd run` of 15,000 jobs hung).
+                while not queue.empty():
+                    queue.get_nowait()
+                queue.put_nowait(GAP)
+                queue.put_nowait(change)
 
     def close(self) -> None:
-        for queue in list(self._subscribers):
-            try:
-                queue.put_nowait(None)
-            except asyncio.QueueFull:
-                pass
+        for queue in self._subscribers:
+            while queue.full():  # the end must arrive even behind a full backlog
+                queue.get_nowait()
+            queue.put_nowait(None)
         self._subscribers.clear()

@@ -117,7 +117,7 @@ class Runner:
         loop = asyncio.get_running_loop()
         self.options.output_dir.mkdir(parents=True, exist_ok=True)
         self.engine.start()
-        changes = self.engine.changes.subscribe()
+        changes = self.engine.changes.subscribe(backlog=0)  # every job's end is reported
         incoming: asyncio.Queue[Numbered | BaseException | None] = asyncio.Queue()
         numbered: Iterable[Numbered] = enumerate(source)
         if self.options.run_times is not None:

@@ -24,6 +24,7 @@ import psutil
 import pytest
 
 from conftest import Probe, Runs, group_members, max_overlap, wait_for
+from gpuherd import broadcast
 
 HOST = socket.gethostname()
 
@@ -489,7 +490,9 @@ class RecordingReporter:
         self.submitted_count = count
 
 
-def run_in_process(out: Path, commands: list[str], cwd: Path) -> tuple[Any, RecordingReporter]:
+def run_in_process(
+    out: Path, commands: list[str], cwd: Path, timeout: float = 60
+) -> tuple[Any, RecordingReporter]:
     from gpuherd.gpus import make_probe
     from gpuherd.runner import Runner, RunOptions, items_from_commands
 
@@ -497,8 +500,18 @@ def run_in_process(out: Path, commands: list[str], cwd: Path) -> tuple[Any, Reco
     reporter = RecordingReporter()
     runner = Runner(RunOptions(output_dir=out), gpu_probe, slots, reporter)
     source = items_from_commands(commands, 1, str(cwd), dict(os.environ))
-    summary = asyncio.run(runner.run(source))
+    summary = asyncio.run(asyncio.wait_for(runner.run(source), timeout))
     return summary, reporter
+
+
+def test_a_run_reports_every_job_when_they_change_faster_than_it_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A daemon's slow reader is told of a gap after BACKLOG changes; the run must see every
+    # one (its submission alone publishes one a job): a run of 15,000 jobs used to hang.
+    monkeypatch.setattr(broadcast, "BACKLOG", 2)  # a tick's ends and starts overflow it
+    summary, reporter = run_in_process(tmp_path / "out", ["true"] * 200, tmp_path, timeout=20)
+    assert (summary.succeeded, len(reporter.ends)) == (200, 200)
 
 
 def open_fds() -> list[str]:

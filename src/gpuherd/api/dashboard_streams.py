@@ -21,6 +21,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 
 from gpuherd.api import views
+from gpuherd.broadcast import GAP
 from gpuherd.errors import Forbidden, HerdError
 from gpuherd.jobfiles import open_job_file, utf8_complete
 from gpuherd.service import Service
@@ -115,7 +116,7 @@ async def _sweep_changes(service: Service, names: Callable[[], list[str]]) -> As
             if None in batch:
                 return  # the daemon is stopping
             ids = {c["id"] for c in batch if c is not None and isinstance(c.get("id"), int)}
-            if ids and _touches(service, ids, names, known):
+            if GAP in batch or (ids and _touches(service, ids, names, known)):
                 yield sse("change", "1")
     finally:
         service.engine.changes.unsubscribe(changes)
@@ -218,7 +219,7 @@ async def _follow(
                 continue
             if change is None:
                 return  # the daemon is stopping
-            if change.get("id") != job_id:
+            if change.get("id") != job_id and change is not GAP:
                 continue
             try:
                 job = service.show(job_id)

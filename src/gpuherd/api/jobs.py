@@ -13,6 +13,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import PlainTextResponse, Response, StreamingResponse
 
 from gpuherd.api import log_follow
+from gpuherd.broadcast import GAP
 from gpuherd.core.states import FINISHED_STATES, JobState
 from gpuherd.errors import DaemonError, NotFound
 from gpuherd.jobfiles import open_job_file, start_of_last_lines
@@ -73,12 +74,22 @@ async def wait(
         # Read the jobs once; then follow the changes themselves, keeping the set of jobs
         # not finished yet (re-reading, or re-checking every job, on every change made a
         # wait for N jobs cost N^2).
-        states = service.job_states(ids)
-        left_to_finish = {i for i, s in states.items() if s not in FINISHED_STATES}
+        states: dict[int, JobState] = {}
+        left_to_finish: set[int] = set()
+
+        def read() -> None:
+            states.update(service.job_states(ids))
+            left_to_finish.clear()
+            left_to_finish.update(i for i, s in states.items() if s not in FINISHED_STATES)
+
+        read()
 
         def follow(change: dict[str, Any] | None) -> None:
             if change is None:
                 raise DaemonError("the daemon is stopping; wait again once it is back")
+            if change is GAP:  # changes were dropped: read the jobs again
+                read()
+                return
             job_id = change.get("id")
             if job_id in states and "state" in change:
                 states[job_id] = state = JobState(change["state"])

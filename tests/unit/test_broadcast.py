@@ -1,0 +1,43 @@
+"""Broadcast: a subscriber that falls behind gets GAP in place of its backlog and stays
+subscribed; the end (None) arrives even behind a full backlog."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from gpuherd import broadcast
+from gpuherd.broadcast import GAP, Broadcast
+
+
+def drain(queue: asyncio.Queue[broadcast.Change | None]) -> list[broadcast.Change | None]:
+    return [queue.get_nowait() for _ in range(queue.qsize())]
+
+
+def test_a_reader_behind_its_backlog_gets_a_gap_and_then_what_follows(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(broadcast, "BACKLOG", 3)
+    changes = Broadcast()
+    slow, every = changes.subscribe(), changes.subscribe(backlog=0)
+    for n in range(5):
+        changes.publish({"id": n})
+    assert drain(slow) == [GAP, {"id": 3}, {"id": 4}]  # 0-2, the backlog, were dropped
+    changes.publish({"id": 5})
+    assert drain(slow) == [{"id": 5}]  # still subscribed
+    assert drain(every) == [{"id": n} for n in range(6)]
+
+
+def test_close_ends_every_reader_even_one_with_a_full_backlog(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(broadcast, "BACKLOG", 2)
+    changes = Broadcast()
+    full = changes.subscribe()
+    changes.publish({"id": 1})
+    changes.publish({"id": 2})
+    changes.close()
+    assert drain(full)[-1] is None
+    changes.publish({"id": 3})  # after close: nobody is subscribed
+    assert drain(full) == []
