@@ -64,6 +64,7 @@ class JobVerbs:
     async def in_pieces(
         self, action: Callable[[Sequence[int]], list[ActionResult]], ids: Sequence[int]
     ) -> list[ActionResult]:
+        """`action` on `ids`, PIECE jobs at a time with a breath between (see `act`)."""
         if len(ids) <= PIECE:
             return action(ids)
         results: list[ActionResult] = []
