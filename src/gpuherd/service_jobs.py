@@ -75,7 +75,8 @@ class JobVerbs:
         return results
 
     def kill(self, ids: Sequence[int]) -> list[ActionResult]:
-        return self._each(ids, self._kill_one)
+        # A waiter cancelled with a job named before it was cancelled by this very command.
+        return self._each(ids, self._kill_one, ended_here=lambda job: job.state.value)
 
     def _kill_one(self, job: Job) -> str:
         if job.state in (JobState.QUEUED, JobState.HELD):
@@ -259,23 +260,40 @@ class JobVerbs:
             raise NotFound(f"no job {job_id}: `gpuherd ls --all` lists the jobs there are")
         return job
 
-    def _each(self, ids: Sequence[int], action: Callable[[Job], str]) -> list[ActionResult]:
+    def _each(
+        self,
+        ids: Sequence[int],
+        action: Callable[[Job], str],
+        ended_here: Callable[[Job], str] | None = None,
+    ) -> list[ActionResult]:
+        """`action` on each job, one result per job. An action may change other jobs too (a
+        cancel cancels the jobs waiting for it): such a job is read again before its turn,
+        and if it ended meanwhile and `ended_here` is given, that says what became of it."""
         if not ids:
             raise HerdError("no job ids given: name jobs like 3, 3-7 or 3,5,9")
         jobs = self.store.get_jobs(list(ids))
         results = []
-        # One commit for the lot (a commit per job made `hold` of 100,000 jobs take seconds);
-        # a job whose action fails has its own writes undone, the others' stand.
-        with self.store.transaction():
-            for job_id in ids:
-                job = jobs.get(job_id)
-                try:
-                    if job is None:
-                        raise NotFound(f"no job {job_id}")
-                    with self.store.savepoint():
-                        results.append(ActionResult(job_id, True, action(job)))
-                except (HerdError, TransitionError) as exc:
-                    results.append(ActionResult(job_id, False, str(exc)))
+        touched = self.store.touched = set()
+        try:
+            # One commit for the lot (a commit per job made `hold` of 100,000 jobs take
+            # seconds); a job whose action fails has its own writes undone, the others' stand.
+            with self.store.transaction():
+                for job_id in ids:
+                    job = jobs.get(job_id)
+                    try:
+                        if job is None:
+                            raise NotFound(f"no job {job_id}")
+                        if job_id in touched:
+                            job = self._job(job_id)
+                            if ended_here and job.state in FINISHED_STATES:
+                                results.append(ActionResult(job_id, True, ended_here(job)))
+                                continue
+                        with self.store.savepoint():
+                            results.append(ActionResult(job_id, True, action(job)))
+                    except (HerdError, TransitionError) as exc:
+                        results.append(ActionResult(job_id, False, str(exc)))
+        finally:
+            self.store.touched = None
         return results
 
     def _check(self, job: Job, event: Event) -> None:

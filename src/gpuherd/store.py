@@ -72,6 +72,8 @@ class Store(SweepAndDeviceTables, JobViews):
                 "empty queue, or restore it from a backup"
             ) from exc
         self._depth = 0
+        self.touched: set[int] | None = None
+        """While a verb on many jobs runs, the ids of the jobs `update_job` changed."""
         self._env_cache = lru_cache(maxsize=64)(self._load_env)
 
     def close(self) -> None:
@@ -176,6 +178,8 @@ class Store(SweepAndDeviceTables, JobViews):
 
         `from_state`: the state the caller read in this transaction (saves reading it again).
         """
+        if self.touched is not None:
+            self.touched.add(job_id)
         with self.transaction():
             was = from_state.value if from_state is not None else None
             if to_state is not None:
@@ -297,10 +301,6 @@ class Store(SweepAndDeviceTables, JobViews):
             row[0] for row in self._db.execute(f"SELECT id FROM jobs {where} ORDER BY id", args)
         ]
 
-    def count_jobs(self, states: Sequence[JobState] = (), project: str | None = None) -> int:
-        where, args = rows.filters(states, project)
-        return int(self._db.execute(f"SELECT COUNT(*) FROM jobs {where}", args).fetchone()[0])
-
     def queued_ready(self, cpu_only: bool = False) -> Generator[Job, None, None]:
         """Queued jobs whose dependencies all succeeded, in dispatch order, read lazily."""
         sql = (
@@ -349,10 +349,6 @@ class Store(SweepAndDeviceTables, JobViews):
 
     def existing_ids(self, ids: Sequence[int]) -> set[int]:
         return set(self.get_jobs(ids))
-
-    def counts(self) -> dict[str, int]:
-        rows = self._db.execute("SELECT state, COUNT(*) FROM jobs GROUP BY state")
-        return {str(state): int(n) for state, n in rows}
 
     # ---- internals ------------------------------------------------------------------------
 

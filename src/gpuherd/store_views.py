@@ -1,4 +1,4 @@
-"""The store's reads for people: a page of jobs with search, a job's attempts and events,
+"""The store's reads for people: counts, a page of jobs with search, a job's attempts and events,
 the queue positions `move` needs, and the held jobs whose `--begin` time comes (a part of
 Store)."""
 
@@ -31,6 +31,14 @@ class JobViews:
 
     def _job(self, row: tuple[Any, ...]) -> Job:
         raise NotImplementedError
+
+    def count_jobs(self, states: Sequence[JobState] = (), project: str | None = None) -> int:
+        where, args = rows.filters(states, project)
+        return int(self._db.execute(f"SELECT COUNT(*) FROM jobs {where}", args).fetchone()[0])
+
+    def counts(self) -> dict[str, int]:
+        found = self._db.execute("SELECT state, COUNT(*) FROM jobs GROUP BY state")
+        return {str(state): int(n) for state, n in found}
 
     def page_jobs(
         self,

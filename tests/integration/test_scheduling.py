@@ -287,3 +287,26 @@ def test_a_verb_on_more_jobs_than_a_piece_starts_nothing_before_it_is_done(herd:
     jobs = herd.ls_all()
     assert {j["state"] for j in jobs if j["id"] != first} == {"cancelled"}
     assert all(j["started_at"] is None for j in jobs if j["id"] != first)
+
+
+def test_kill_of_a_job_and_its_waiter_cancels_each_once(daemon: Herd) -> None:
+    daemon.cli("pause")
+    first = daemon.submit("--", "true")
+    waiter = daemon.submit("--after", str(first), "--", "true")
+    # The waiter is cancelled with the job it waits for, before its own turn in the list:
+    # its turn must see that, not cancel it a second time from what was read before.
+    answer = daemon.cli("kill", str(first), str(waiter))
+    assert answer.stdout == f"jobs {first}-{waiter}: cancelled\n"
+    job = daemon.job(waiter)
+    assert (job["state"], job["outcome"]) == ("cancelled", "dependency_failed")
+    cancels = [e for e in job["events"] if e["event"] == "cancel"]
+    assert len(cancels) == 1, cancels
+
+
+def test_rm_of_a_job_and_its_waiter_removes_both(daemon: Herd) -> None:
+    daemon.cli("pause")
+    first = daemon.submit("--", "true")
+    waiter = daemon.submit("--after", str(first), "--", "true")
+    answer = daemon.cli("rm", str(first), str(waiter))
+    assert answer.stdout == f"jobs {first}-{waiter}: removed\n"
+    assert {job["id"] for job in daemon.ls_all()}.isdisjoint({first, waiter})
