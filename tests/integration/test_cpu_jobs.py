@@ -65,3 +65,22 @@ def test_run_starts_cpu_only_jobs_one_per_core(runs: Runs, probe: Probe) -> None
     seen = probe.by_name()
     assert sorted(seen) == sorted(names)
     assert max_overlap([(r["start"], r["end"]) for r in seen.values()]) <= CORES
+
+
+def test_run_of_cpu_only_jobs_needs_no_gpu_at_all(runs: Runs, probe: Probe) -> None:
+    # No --gpus nor --fake-gpus: on a machine without a driver (CI) the probe finds nothing,
+    # which jobs that ask for no GPU do not need; on one with GPUs they are left alone.
+    out = runs.root / "out"
+    proc = runs.run("--gpus-per-job", "0", "--output-dir", str(out), input=probe.cmd("cpu") + "\n")
+    assert proc.returncode == 0, proc.stderr
+    assert probe.by_name()["cpu"]["gpus"] == ""
+    assert "[0] started on no GPU" in proc.stdout
+
+
+def test_run_without_a_driver_says_how_to_run_jobs_that_need_no_gpu(runs: Runs) -> None:
+    proc = runs.run("--output-dir", str(runs.root / "out"), input="true\n")
+    if proc.returncode == 0:
+        return  # this machine has a GPU driver: nothing to refuse
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("gpuherd: error: no NVIDIA driver found")
+    assert lines[0].endswith("or --gpus-per-job 0 for jobs that need no GPU")

@@ -194,7 +194,7 @@ def run(
     let running jobs finish; twice: kill them.
     """
     from gpuherd.core.commands import command_lines
-    from gpuherd.gpus import ProbeError, make_probe
+    from gpuherd.gpus import ProbeError, StaticProbe, make_probe
     from gpuherd.runner import (
         Runner,
         RunOptions,
@@ -210,7 +210,11 @@ def run(
         raise click.UsageError("--times-from is for --order longest-first")
     try:
         probe, slots = make_probe(spec, fake_gpus)
-    except (ValueError, ProbeError) as exc:
+    except ProbeError as exc:
+        if gpus_per_job or spec is not None:
+            raise HerdError(f"{exc}; or --gpus-per-job 0 for jobs that need no GPU") from None
+        probe, slots = StaticProbe(()), {}  # CPU-only jobs need no GPU, nor a driver
+    except ValueError as exc:
         raise HerdError(str(exc)) from None
     if gpus_per_job > len(slots):
         raise HerdError(f"--gpus-per-job {gpus_per_job} but only {len(slots)} GPU(s) are given")
