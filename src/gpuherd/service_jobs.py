@@ -107,9 +107,19 @@ class JobVerbs:
         return "removed"
 
     def retry(self, ids: Sequence[int]) -> list[ActionResult]:
-        return self._each(ids, self._retry_one)
+        sweeps = {job.spec.sweep for job in self.store.get_jobs(list(ids)).values()}
+        newest = {name: self.store.newest_runs(name) for name in sweeps if name}
+        return self._each(ids, lambda job: self._retry_one(job, newest))
 
-    def _retry_one(self, job: Job) -> str:
+    def _retry_one(self, job: Job, newest: Mapping[str, Mapping[str, int]]) -> str:
+        folder = job.spec.folder
+        newer = newest.get(job.spec.sweep or "", {}).get(folder or "", job.id)
+        if newer != job.id:
+            # Its folder is the newer job's now: a retry would run the point twice in it.
+            raise Conflict(
+                f"job {job.id} is an older run of {job.spec.name or folder}: job {newer} "
+                f"ran that point since (retry job {newer} if it should run again)"
+            )
         if job.state in LIVE_STATES:
             self.engine.stop_job(job.id, OutcomeKind.KILLED, requeue=True)
             return "stopping, then queued again"

@@ -86,6 +86,15 @@ class SweepAndDeviceTables:
         )
         return [self._job(row) for row in cursor]
 
+    def newest_runs(self, name: str) -> dict[str, int]:
+        """The newest job of each folder of the sweep (a resubmitted point runs as a new job)."""
+        cursor = self._db.execute(
+            "SELECT folder, MAX(id) FROM jobs WHERE sweep = ? AND folder IS NOT NULL"
+            " GROUP BY folder",
+            (name,),
+        )
+        return {str(folder): int(job_id) for folder, job_id in cursor}
+
     def sweep_peaks(self, name: str) -> dict[int, int]:
         """The most GPU memory each job of the sweep was seen to use (jobs with a reading)."""
         cursor = self._db.execute(

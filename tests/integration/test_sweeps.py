@@ -175,6 +175,19 @@ def test_resubmission_reruns_only_failed_and_new_points(daemon: Herd, work: Path
     previous = work / "results" / "resume" / "x=2" / "previous-runs" / "1"
     assert (previous / "FAILURE").exists() and (previous / "attempt-1" / "stderr.log").exists()
 
+    # The old failed job still lists as failed; retrying it would run x=2 a third time in the
+    # folder that now holds the rerun's success: refused, naming the job that ran it since.
+    (old,) = [r for r in rows if r["state"] == "failed"]
+    rerun = second["ids"][0]
+    refused = daemon.cli("retry", str(old["job_id"]), check=False)
+    assert refused.returncode != 0
+    assert refused.stderr.splitlines() == [
+        f"gpuherd: error: job {old['job_id']} is an older run of resume/x=2: job {rerun} ran "
+        f"that point since (retry job {rerun} if it should run again)"
+    ]
+    assert daemon.job(old["job_id"])["state"] == "failed"
+    assert (work / "results" / "resume" / "x=2" / "SUCCESS").exists()
+
     # A new value runs alone; a point still queued (held) is not submitted twice.
     third = sweep(daemon, work, *args, "1", "2", "3", "4", "--hold", env=env)
     assert (third["new"], third["skipped_done"], len(third["ids"])) == (1, 3, 1)
