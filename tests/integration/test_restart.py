@@ -136,7 +136,8 @@ def test_stop_leave_drain_and_kill(herd: Herd, recorder: Recorder) -> None:
     pid = herd.job(first)["pid"]
 
     # plain stop: the running job goes on, the next daemon re-attaches
-    herd.cli("daemon", "stop")
+    answer = herd.cli("daemon", "stop").stdout
+    assert "stopping; 1 running job goes on and the next daemon re-attaches" in answer
     assert not herd.is_up()
     assert alive(pid)
     herd.start()

@@ -222,10 +222,12 @@ def test_priority_command_changes_the_order(herd: Herd, recorder: Recorder) -> N
     ids = herd.submit_lines([recorder.cmd("order")] * 3)
     herd.cli("priority", str(ids[1]), "5")
     assert herd.job(ids[1])["priority"] == 5
+    # A negative priority needs no `--` before it: the last job goes behind the default 0.
+    assert herd.cli("priority", str(ids[0]), "-2").stdout == f"job {ids[0]}: priority -2\n"
     herd.cli("resume")
     for job_id in ids:
         herd.wait_state(job_id, "succeeded")
-    assert start_order(recorder, "order") == [ids[1], ids[0], ids[2]]
+    assert start_order(recorder, "order") == [ids[1], ids[2], ids[0]]
 
 
 def gpu_states(herd: Herd) -> dict[int, str]:

@@ -84,8 +84,10 @@ async def stop(request: Request, body: StopRequest) -> dict[str, Any]:
 
     if body.mode == "leave":
         server.should_exit = True
-        going_on = plural(running, "running job")
-        message = f"stopping; {going_on} go on and the next daemon re-attaches"
+        message = "stopping"
+        if running:
+            going_on = plural(running, "running job") + (" goes" if running == 1 else " go")
+            message += f"; {going_on} on and the next daemon re-attaches"
     else:
         task = asyncio.create_task(stop_after_jobs())
         _background.add(task)

@@ -70,11 +70,11 @@ pause = _queue_or_jobs("pause")
 resume = _queue_or_jobs("resume")
 
 
-@click.command()
+@click.command(context_settings={"ignore_unknown_options": True})
 @click.argument("job_id", type=click.IntRange(1))
 @click.argument("priority", type=int)
 def priority(job_id: int, priority: int) -> None:
-    """Set a job's priority (higher runs first)."""
+    """Set a job's priority (higher runs first; default 0, may be negative: `priority 7 -3`)."""
     click.echo(
         f"job {job_id}: "
         + Client().post(f"/jobs/{job_id}/priority", {"priority": priority})["message"]
