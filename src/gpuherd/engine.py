@@ -30,7 +30,7 @@ from gpuherd.devices import DeviceTable
 from gpuherd.engine_begin import BeginTimer
 from gpuherd.engine_endings import fail_unspawned, finish, requeue_unstarted
 from gpuherd.engine_recovery import recover
-from gpuherd.executors.base import Executor, ExitStatus, NotStarted, SpawnError
+from gpuherd.executors.base import Executor, ExitStatus, NotStarted
 from gpuherd.store import Store
 
 log = logging.getLogger("gpuherd.engine")
@@ -308,9 +308,8 @@ class Engine:
         except NotStarted as exc:
             requeue_unstarted(self, job, attempt, str(exc))
             return None
-        except (SpawnError, OSError) as exc:
-            message = str(exc) if isinstance(exc, SpawnError) else f"{attempt.dir}: {exc}"
-            fail_unspawned(self, job, attempt, message, now)
+        except Exception as exc:  # of any kind: the job must not stay "running" for ever
+            fail_unspawned(self, job, attempt, exc, now)
             return None
         return pid
 

@@ -3,6 +3,7 @@ jobs that waited for a job that ended badly cancelled with it."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -12,9 +13,12 @@ from gpuherd.attempts import Live
 from gpuherd.core.lifecycle import Ended, after_attempt, classify, dependency_failed, grow_request
 from gpuherd.core.model import Attempt, Job, Outcome
 from gpuherd.core.states import BAD_END_STATES, LIVE_STATES, Event, JobState, OutcomeKind
+from gpuherd.executors.base import SpawnError
 
 if TYPE_CHECKING:
     from gpuherd.engine import Engine
+
+log = logging.getLogger("gpuherd.engine")
 
 RETRY_NOT_STARTED = 0.5
 """Seconds before placing again after an executor could not start a job (NotStarted)."""
@@ -140,9 +144,18 @@ def requeue_unstarted(engine: Engine, job: Job, attempt: Attempt, message: str) 
     engine.wake_later(RETRY_NOT_STARTED)  # not at once: a stale view must not spin the loop
 
 
-def fail_unspawned(engine: Engine, job: Job, attempt: Attempt, message: str, now: float) -> None:
+def fail_unspawned(
+    engine: Engine, job: Job, attempt: Attempt, error: Exception, now: float
+) -> None:
     """The command could not start (a missing folder, no such program): the attempt and the
     job fail with outcome `spawn_error`, and the jobs that waited for it are cancelled."""
+    if isinstance(error, SpawnError):
+        message = str(error)
+    elif isinstance(error, OSError):
+        message = f"{attempt.dir}: {error}"
+    else:  # a bug in gpuherd
+        log.error("starting job %d failed", job.id, exc_info=error)
+        message = f"gpuherd could not start it: {error!r}"
     outcome = Outcome(OutcomeKind.SPAWN_ERROR, message=message)
     with engine.store.transaction():
         engine.store.update_attempt(job.id, attempt.number, ended_at=now, outcome=outcome)
@@ -155,3 +168,4 @@ def fail_unspawned(engine: Engine, job: Job, attempt: Attempt, message: str, now
             ended_at=now,
         )
         cancel_waiters(engine, job.id, JobState.FAILED, now)
+    engine.wake()  # its GPUs are free for the next job

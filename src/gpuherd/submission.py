@@ -29,6 +29,13 @@ def spec_from_item(item: SubmitItem, n: int | None) -> JobSpec:
         env=item.env or {},
         env_overrides=item.env_overrides,
     )
+    for env in (item.env or {}, item.env_overrides):
+        if "" in env or "=" in "".join(env):  # one join: an environment has ~100 variables
+            bad = next(name for name in env if not name or "=" in name)
+            raise HerdError(
+                f"{where}{bad!r} is not an environment variable name: "
+                "give NAME=VALUE, with no '=' in NAME"
+            )
     if item.begin is not None and not math.isfinite(item.begin):
         raise HerdError(f"{where}--begin must be a time (epoch seconds)")
     if item.begin is not None and item.hold:

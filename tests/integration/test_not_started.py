@@ -61,3 +61,49 @@ def test_a_job_not_started_goes_back_to_the_queue_with_its_retries(tmp_path: Pat
 
     asyncio.run(main())
     store.close()
+
+
+class BrokenOnce(LocalExecutor):
+    """A launch that fails in a way no executor means to (a bug): once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.broke = False
+
+    def launch(self, request: LaunchRequest) -> int:
+        if not self.broke:
+            self.broke = True
+            raise KeyError("a bug in the executor")
+        return super().launch(request)
+
+
+def test_a_launch_that_fails_unexpectedly_fails_its_job_and_the_queue_goes_on(
+    tmp_path: Path,
+) -> None:
+    # Before, the exception escaped the engine's tick: the job stayed "running" with no
+    # process, for ever (kill could not end it), and its GPU stayed taken.
+    store = Store(tmp_path / "herd.db")
+
+    async def main() -> None:
+        engine = one_gpu_engine(tmp_path, store, BrokenOnce())
+        service = Service(engine, tmp_path)
+        engine.start()
+        try:
+            items = [
+                SubmitItem(command=f"echo {n}", cwd=str(tmp_path), env=dict(os.environ))
+                for n in ("first", "second")
+            ]
+            first, second = service.submit(items)
+            await settled(store, second)  # one GPU: the second runs once the first let it go
+        finally:
+            engine.close()
+
+        broken, fine = store.get_job(first), store.get_job(second)
+        assert broken is not None and broken.state is JobState.FAILED, broken
+        assert broken.outcome is not None and broken.outcome.kind.value == "spawn_error"
+        message = broken.outcome.message
+        assert message == "gpuherd could not start it: KeyError('a bug in the executor')"
+        assert fine is not None and fine.state is JobState.SUCCEEDED, fine
+
+    asyncio.run(main())
+    store.close()

@@ -154,6 +154,20 @@ def test_submit_takes_a_begin_time_as_a_datetime_or_as_text(api: gpuherd.Herd) -
         api.submit("true", begin="+1h", hold=True)
 
 
+def test_an_environment_variable_name_no_process_can_have_is_refused(api: gpuherd.Herd) -> None:
+    # Before, such a job was queued, then could not spawn, and stayed "running" for ever.
+    before = api.submit("true", gpus=0, env={"A_B": "1"})
+    for name in ("A=B", ""):
+        with pytest.raises(HerdError) as refused:
+            api.submit("true", gpus=0, env={name: "1"})
+        assert str(refused.value) == (
+            f"{name!r} is not an environment variable name: give NAME=VALUE, with no '=' in NAME"
+        )
+    after = api.submit("true", gpus=0)
+    assert after.id == before.id + 1  # nothing was queued in between
+    assert before.wait(timeout=20) == after.wait(timeout=20) == "succeeded"
+
+
 def test_a_job_handle_edits_a_waiting_job(api: gpuherd.Herd) -> None:
     job = api.submit("true", gpus=0, hold=True, timeout="1h")
     assert job.edit(gpus=2, mem="20GiB", clear=["timeout"]) == (

@@ -230,6 +230,8 @@ class LocalExecutor:
                 setsigmask=(),
                 setsigdef=_RESET_SIGNALS,
             )
+        except ValueError as e:  # what posix_spawn refuses in the environment or argv
+            raise SpawnError(f"starting job {request.job_id}: {e}") from e
         except OSError as e:
             raise SpawnError(
                 f"starting job {request.job_id} (attempt {request.attempt}) with its logs in "
