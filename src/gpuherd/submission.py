@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Mapping, Sequence
 
 from gpuherd.core.model import Device, JobSpec, Policy
 from gpuherd.core.placement import never_fits
 from gpuherd.core.units import format_size
+from gpuherd.core.when import LATEST
 from gpuherd.devices import host_memory_total
 from gpuherd.errors import HerdError
 from gpuherd.wire import SubmitItem
@@ -36,8 +36,8 @@ def spec_from_item(item: SubmitItem, n: int | None) -> JobSpec:
                 f"{where}{bad!r} is not an environment variable name: "
                 "give NAME=VALUE, with no '=' in NAME"
             )
-    if item.begin is not None and not math.isfinite(item.begin):
-        raise HerdError(f"{where}--begin must be a time (epoch seconds)")
+    if item.begin is not None and not 0 <= item.begin <= LATEST:  # NaN too
+        raise HerdError(f"{where}--begin must be a time (epoch seconds) before the year 9999")
     if item.begin is not None and item.hold:
         raise HerdError(
             f"{where}give --hold or --begin, not both: --begin keeps the job held until then"

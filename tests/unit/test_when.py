@@ -61,3 +61,15 @@ def test_format_moment_names_the_day_only_when_it_is_not_today() -> None:
     assert format_moment(NOW + 30, NOW) == "14:30:45"
     assert format_moment(datetime(2026, 11, 26, 2, 0).timestamp(), NOW) == "Nov 26 02:00"
     assert format_moment(datetime(2027, 1, 5, 2, 0).timestamp(), NOW) == "2027-01-05 02:00"
+
+
+@pytest.mark.parametrize("text", ["+99999999999999999999h", "+3000000d", "9999-12-31T12:00"])
+def test_a_begin_past_the_year_9999_is_refused(text: str) -> None:
+    # Accepted before, such a job then broke `ls` and `show` for the whole queue.
+    with pytest.raises(ValueError, match=r"invalid --begin .*: that is after the year 9999$"):
+        parse_begin(text, NOW)
+    assert parse_begin("9999-01-01", NOW) == datetime(9999, 1, 1).timestamp()
+
+
+def test_format_moment_of_a_time_no_date_can_show_gives_the_number() -> None:
+    assert format_moment(1e300, NOW) == f"{1e300:.0f} (epoch seconds)"

@@ -12,6 +12,8 @@ from datetime import datetime, timedelta
 from gpuherd.core.units import parse_duration
 
 _HELP = "use +DURATION (+30m, +2h), a time of day (23:30) or a date and time (2026-11-26T02:00)"
+LATEST = datetime(9999, 12, 30).timestamp()  # a day short: any time zone still shows it
+"""The last moment a --begin may name: later ones cannot be shown as a date."""
 
 
 def parse_begin(text: str, now: float) -> float:
@@ -23,9 +25,12 @@ def parse_begin(text: str, now: float) -> float:
         return now
     if value.startswith("+"):
         try:
-            return now + parse_duration(value[1:])
+            at = now + parse_duration(value[1:])
         except ValueError:
             raise ValueError(f"invalid --begin {text!r}: {_HELP}") from None
+        if at > LATEST:
+            raise ValueError(f"invalid --begin {text!r}: that is after the year 9999")
+        return at
     clock = re.fullmatch(r"(\d{1,2}):(\d{2})(?::(\d{2}))?", value)
     if clock:
         hour, minute, second = (int(part or 0) for part in clock.groups())
@@ -43,13 +48,18 @@ def parse_begin(text: str, now: float) -> float:
         raise ValueError(f"invalid --begin {text!r}: {_HELP}") from None
     if not math.isfinite(at):
         raise ValueError(f"invalid --begin {text!r}: {_HELP}")
+    if at > LATEST:
+        raise ValueError(f"invalid --begin {text!r}: that is after the year 9999")
     return at
 
 
 def format_moment(at: float, now: float) -> str:
     """ "23:30" today, "Nov 26 02:00" on another day, "2027-01-05 02:00" in another year
     (seconds only when there are some)."""
-    moment, today = datetime.fromtimestamp(at), datetime.fromtimestamp(now)
+    try:
+        moment, today = datetime.fromtimestamp(at), datetime.fromtimestamp(now)
+    except (ValueError, OverflowError, OSError):  # beyond any date (an older gpuherd let it in)
+        return f"{at:.0f} (epoch seconds)"
     clock = moment.strftime("%H:%M:%S" if moment.second else "%H:%M")
     if moment.date() == today.date():
         return clock
