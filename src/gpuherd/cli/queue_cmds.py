@@ -74,7 +74,10 @@ resume = _queue_or_jobs("resume")
 @click.argument("job_id", type=click.IntRange(1))
 @click.argument("priority", type=int)
 def priority(job_id: int, priority: int) -> None:
-    """Set a job's priority (higher runs first; default 0, may be negative: `priority 7 -3`)."""
+    """Set a job's priority (higher runs first).
+
+    The default is 0; a negative priority needs no `--`: `gpuherd priority 7 -3`.
+    """
     click.echo(
         f"job {job_id}: "
         + Client().post(f"/jobs/{job_id}/priority", {"priority": priority})["message"]
