@@ -65,6 +65,9 @@ ERRORS = [
     pytest.param("gpuherd", ["submit", "--begin", "tomorrow", "true"], "tomorrow", id="begin"),
     pytest.param("gpuherd", ["submit", "--begin", "24:00", "true"], "24:00", id="begin-clock"),
     pytest.param("gpuherd", ["submit", "--hold", "--begin", "+1h", "true"], "not both", id="hb"),
+    pytest.param("gpuherd", ["daemon", "stop", "--drain", "--kill"], "not both", id="stop"),
+    # Both --after count: only the last did, and the job would have waited for job 2 alone.
+    pytest.param("gpuherd", ["submit", "--after", "999", "--after", "2", "true"], "999", id="a2"),
 ]
 
 

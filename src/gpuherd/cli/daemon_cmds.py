@@ -118,13 +118,17 @@ def _last_error(client: Client) -> str | None:
 
 
 @daemon.command()
-@click.option("--drain", "mode", flag_value="drain", help="Wait for running jobs to finish.")
-@click.option("--kill", "mode", flag_value="kill", help="Kill running jobs first.")
-def stop(mode: str | None) -> None:
+@click.option("--drain", is_flag=True, help="Wait for running jobs to finish.")
+@click.option("--kill", is_flag=True, help="Kill running jobs first.")
+def stop(drain: bool, kill: bool) -> None:
     """Stop the daemon. Running jobs keep running and the next daemon re-attaches to them."""
+    if drain and kill:
+        raise click.UsageError("give --drain (let running jobs finish) or --kill, not both")
     client = Client()
     status = client.get("/daemon")
-    answer = client.post("/daemon/stop", {"mode": mode or "leave"})
+    answer = client.post(
+        "/daemon/stop", {"mode": "drain" if drain else "kill" if kill else "leave"}
+    )
     click.echo(answer["message"])
     _wait_for_exit(int(status["pid"]))
     click.echo("daemon stopped")

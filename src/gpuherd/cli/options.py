@@ -130,7 +130,13 @@ def priority_option(show_default: bool = True) -> Callable[[F], F]:
 
 def after_option() -> Callable[[F], F]:
     return click.option(
-        "--after", type=IDS, help="Start only after these jobs succeeded (e.g. 3,5-7)."
+        "--after",
+        type=IDS,
+        multiple=True,
+        # Given twice, both count (click keeps only the last of a plain option: the job
+        # could start before the first dependency ended).
+        callback=lambda _ctx, _param, lists: [i for ids in lists for i in ids],
+        help="Start only after these jobs succeeded (e.g. 3,5-7; may be repeated).",
     )
 
 
