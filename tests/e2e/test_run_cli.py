@@ -488,3 +488,128 @@ def test_bad_options_get_one_line_before_any_job_starts(
     assert proc.stdout == ""
     assert not out.exists()
     assert not probe.started("never")
+
+
+# ---- job folders stay in --output-dir; bad folders; what reaches the terminal -----------------
+
+
+@pytest.mark.parametrize(
+    "prefix",
+    [
+        pytest.param("../victim", id="up"),
+        pytest.param("{root}/abs/victim", id="absolute"),
+        pytest.param("a/b", id="sub-folder"),
+        pytest.param(".", id="dot"),
+        pytest.param("..", id="dot-dot"),
+    ],
+)
+def test_prefix_that_is_a_path_is_refused_and_writes_nothing(
+    runs: Runs, probe: Probe, prefix: str
+) -> None:
+    # `--prefix ../victim` put job 0 in out/../victim0, overwriting what was there.
+    prefix = prefix.format(root=runs.root)
+    victim = runs.root / "victim0"
+    victim.mkdir()
+    (victim / "stdout.log").write_text("precious\n")
+    out = runs.root / "out"
+    args = ["--fake-gpus", "2", "--output-dir", str(out), "--prefix", prefix]
+    proc = runs.run(*args, input=probe.cmd("never") + "\n")
+    assert_one_error_line(proc, f"--prefix {prefix}", "--output-dir")
+    assert proc.stdout == ""
+    assert not out.exists()
+    assert not probe.started("never")
+    assert sorted(p.name for p in victim.iterdir()) == ["stdout.log"]
+    assert (victim / "stdout.log").read_text() == "precious\n"
+    assert not (runs.root / "abs").exists()
+    assert not (runs.cwd / "a").exists()
+
+
+def test_empty_prefix_names_job_folders_by_number_inside_output_dir(runs: Runs) -> None:
+    out = runs.root / "out"
+    proc = runs.run("--fake-gpus", "2", "--output-dir", str(out), "--prefix", "", input="true\n")
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    assert job_folders(out) == ["0"]
+
+
+@pytest.mark.parametrize(
+    ("make", "reason"),
+    [
+        pytest.param("{file}/sub", "Not a directory", id="under-a-file"),
+        pytest.param("/dev/null/x", "Not a directory", id="under-dev-null"),
+        pytest.param("/proc/gpuherd-test", "No such file or directory", id="in-proc"),
+    ],
+)
+def test_output_dir_that_cannot_be_made_gets_one_line_naming_it(
+    runs: Runs, probe: Probe, make: str, reason: str
+) -> None:
+    file = runs.root / "a_file.txt"
+    file.write_text("")
+    folder = make.format(file=file)
+    proc = runs.run("--fake-gpus", "2", "--output-dir", folder, input=probe.cmd("never") + "\n")
+    assert_one_error_line(proc, f"--output-dir {folder}", reason)
+    assert proc.stdout == ""
+    assert not probe.started("never")
+
+
+def test_empty_output_dir_is_refused_not_taken_as_the_working_folder(
+    runs: Runs, probe: Probe
+) -> None:
+    proc = runs.run("--fake-gpus", "2", "--output-dir", "", input=probe.cmd("never") + "\n")
+    assert_one_error_line(proc, "--output-dir")
+    assert list(runs.cwd.iterdir()) == []
+    assert not probe.started("never")
+
+
+def test_escape_sequences_and_control_characters_in_commands_are_never_printed_raw(
+    runs: Runs,
+) -> None:
+    # Colours, a terminal title (OSC) and a bell in a comment; a NUL in a refused command.
+    jobs = runs.root / "jobs.txt"
+    jobs.write_bytes(b"true # \x1b[31mRED\x1b[0m \x1b]0;TITLE\x07 end\necho a\x00b\n")
+    proc = runs.run("--fake-gpus", "2", "--output-dir", str(runs.root / "out"), str(jobs))
+    assert proc.returncode == 1, proc.stderr + proc.stdout  # the NUL command is not run
+    assert "Traceback" not in proc.stderr
+    shown = proc.stdout + proc.stderr
+    assert not re.search(r"[\x00-\x09\x0b-\x1f\x7f]", shown), repr(shown)
+    lines = proc.stdout.splitlines()
+    started = [line for line in lines if line.startswith("[0] started")]
+    assert len(started) == 1 and "RED" in started[0] and "end" in started[0], lines
+    refused = [line for line in lines if line.startswith("not run: echo a")]
+    assert len(refused) == 1 and "NUL" in refused[0], lines
+
+
+@pytest.mark.parametrize(
+    ("body", "call"),
+    [
+        pytest.param("import sys\nsys.exit(3)\n", "sys.exit(3)", id="on-import"),
+        pytest.param(
+            "import sys\ndef yielder():\n    yield 'true'\n    sys.exit(3)\n",
+            "sys.exit(3)",
+            id="while-yielding",
+        ),
+        pytest.param(
+            "def yielder():\n    raise SystemExit('stop\\nnow')\n",
+            "sys.exit('stop\\nnow')",
+            id="with-a-message",
+        ),
+    ],
+)
+def test_yielder_that_exits_gets_one_line_not_its_exit_status(
+    runs: Runs, probe: Probe, body: str, call: str
+) -> None:
+    path = write_yielder(runs, body.replace("'true'", repr(probe.cmd("never"))))
+    out = runs.root / "out"
+    proc = runs.run("--fake-gpus", "1", "--output-dir", str(out), "--yielder", str(path))
+    line = assert_one_error_line(proc, f"--yielder {path}", "exited", call)
+    assert proc.returncode == 1, line
+    assert job_folders(out) == []
+    assert not probe.started("never")
+
+
+def test_yielder_error_message_is_one_clean_line(runs: Runs) -> None:
+    path = write_yielder(
+        runs, "def yielder():\n    raise ValueError('bad\\nconfig \\x1b[31mred')\n"
+    )
+    proc = runs.run("--fake-gpus", "1", "--yielder", str(path))
+    line = assert_one_error_line(proc, "bad", "config", "red")
+    assert "\x1b" not in line

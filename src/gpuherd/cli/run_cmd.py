@@ -34,6 +34,8 @@ TAILS_SHOWN = 10
 """Failures whose last stderr lines are shown; later ones get their one line."""
 TAIL_LINES = 5
 TAIL_WIDTH = 200
+PREFIX_MAX = 200
+"""Bytes of --prefix: a job folder's name (prefix + number) must fit a file name (255)."""
 
 
 class LineReporter:
@@ -62,6 +64,7 @@ class LineReporter:
             self._progress.start()
 
     def _say(self, text: str) -> None:
+        text = plain.clean(text)  # commands and messages may hold escape sequences: never raw
         if self._progress is not None:
             self._progress.console.print(text, markup=False, highlight=False)
         else:  # flushed once per burst of events (flush), not once per line
@@ -142,7 +145,7 @@ def _split_gpus_and_file(gpus: str | None, args: tuple[str, ...]) -> tuple[str |
 )
 @click.option(
     "--output-dir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(file_okay=False),
     help="Where job folders go (default ./herd_runs/<timestamp>).",
 )
 @click.option("--prefix", default="job_", show_default=True, help="Job folder name prefix.")
@@ -170,7 +173,7 @@ def run(
     fake_gpus: str | None,
     gpus_per_job: int,
     yielder: Path | None,
-    output_dir: Path | None,
+    output_dir: str | None,
     prefix: str,
     mem: int | None,
     ram: int | None,
@@ -195,19 +198,14 @@ def run(
     """
     from gpuherd.core.commands import command_lines
     from gpuherd.gpus import ProbeError, StaticProbe, make_probe
-    from gpuherd.runner import (
-        Runner,
-        RunOptions,
-        items_from_commands,
-        items_from_yielder,
-        load_yielder,
-    )
+    from gpuherd.runner import Runner, RunOptions, items_from_commands
 
     spec, file = _split_gpus_and_file(gpus, args)
     if file and yielder:
         raise click.UsageError("give a job file or --yielder, not both")
     if times_from is not None and order != "longest-first":
         raise click.UsageError("--times-from is for --order longest-first")
+    _check_output(output_dir, prefix)
     try:
         probe, slots = make_probe(spec, fake_gpus)
     except ProbeError as exc:
@@ -221,22 +219,16 @@ def run(
     cwd, env = os.getcwd(), dict(os.environ)
     source: Iterable[SubmitItem]
     if yielder is not None:
-        try:
-            values = list(load_yielder(yielder)())
-            source = list(items_from_yielder(values, gpus_per_job, cwd, env))
-        except Exception as exc:
-            text = str(exc)
-            raise HerdError(
-                text if text.startswith("--yielder") else f"--yielder {yielder}: {text}"
-            ) from None
+        source = _yielded_items(yielder, gpus_per_job, cwd, env)
         if not source:
             click.echo("the yielder yielded no job: nothing to run")
             return
     else:
         stream = _open_input(file)
         source = items_from_commands(command_lines(stream), gpus_per_job, cwd, env)
-    out = output_dir or _fresh_run_dir()
+    out = Path(output_dir) if output_dir is not None else _fresh_run_dir()
     run_times = _earlier_run_times(times_from, out) if order == "longest-first" else None
+    _make_output_dir(out)  # after --times-from is checked: a refused run makes no folder
     options = RunOptions(
         output_dir=out.absolute(),
         prefix=prefix,
@@ -264,6 +256,56 @@ def run(
         parts.append(f"{summary.not_run} not run")
     click.echo(f"{', '.join(parts)}; logs in {options.output_dir}")
     sys.exit(summary.exit_status)
+
+
+def _yielded_items(
+    yielder: Path, gpus_per_job: int, cwd: str, env: dict[str, str]
+) -> list[SubmitItem]:
+    """Every job the --yielder file's yielder() yields; its errors as one line."""
+    from gpuherd.runner import items_from_yielder, load_yielder
+
+    try:
+        values = list(load_yielder(yielder)())
+        return list(items_from_yielder(values, gpus_per_job, cwd, env))
+    except Exception as exc:
+        text = plain.clean(str(exc))  # one line, whatever the yielder's message holds
+        raise HerdError(
+            text if text.startswith("--yielder") else f"--yielder {yielder}: {text}"
+        ) from None
+    except SystemExit as exc:  # the yielder's own sys.exit(), not gpuherd's
+        raise HerdError(
+            f"--yielder {yielder}: the yielder exited ({_exit_call(exc.code)}) before "
+            "yielding its jobs"
+        ) from None
+
+
+def _check_output(output_dir: str | None, prefix: str) -> None:
+    """Job folders are OUTPUT/<prefix><number>: a prefix that is a path would put them (and
+    overwrite what is there) outside --output-dir."""
+    if output_dir == "":
+        raise HerdError("--output-dir is empty: give a folder, or leave it out for a new one")
+    separators = {"/", os.sep, os.altsep or "/"}
+    if prefix in (".", "..") or any(sep in prefix for sep in separators):
+        raise HerdError(
+            f"--prefix {prefix}: give the start of a folder name, with no '/' and not . or .."
+            " (e.g. --prefix job_): job folders go in --output-dir"
+        )
+    if len(os.fsencode(prefix)) > PREFIX_MAX:
+        raise HerdError(f"--prefix is too long: give at most {PREFIX_MAX} characters")
+
+
+def _make_output_dir(folder: Path) -> None:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise HerdError(
+            f"--output-dir {folder}: cannot create it: {exc.strerror or exc}; give a folder "
+            "you can write to"
+        ) from None
+
+
+def _exit_call(code: object) -> str:
+    return "sys.exit()" if code is None else plain.clean(f"sys.exit({code!r})")
 
 
 def _fresh_run_dir() -> Path:
