@@ -163,6 +163,9 @@ class Client:
             raise DaemonError(
                 f"permission denied on {self.socket_path}: the daemon belongs to another user"
             ) from None
+        except NotADirectoryError:
+            sock.close()
+            raise DaemonError(paths.not_a_folder(self.home, self.socket_path)) from None
         except BaseException:
             sock.close()
             raise

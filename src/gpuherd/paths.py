@@ -62,3 +62,15 @@ def socket_path(home: Path) -> Path:
     if os.environ.get("GPUHERD_SOCKET"):
         return Path(os.environ["GPUHERD_SOCKET"])
     return socket_dir(home) / "herd.sock"
+
+
+def not_a_folder(home: Path, wanted: Path) -> str:
+    """What to say when a file stands where the home (or a folder on the way to `wanted`)
+    should be."""
+    for place in (home, *home.parents):
+        if place.exists():
+            if place.is_dir():
+                break
+            where = "" if place == home else f": {place}"
+            return f"GPUHERD_HOME {home}{where} is a file, not a folder: point it at a folder"
+    return f"{wanted}: a file stands where a folder should be on its path"

@@ -6,6 +6,7 @@ traceback, and leaves the queue as it was.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -129,3 +130,42 @@ def test_ids_accept_ranges_and_lists(daemon: Herd, recorder: Recorder) -> None:
     assert daemon.wait_state(1, "succeeded", "failed")["state"] == "succeeded"
     assert daemon.wait_state(5, "succeeded", "failed")["state"] == "succeeded"
     assert sorted(r["id"] for r in recorder.lines("runs")) == [1, 5]
+
+
+@pytest.mark.parametrize(
+    ("home", "says"),
+    [
+        ("afile", "GPUHERD_HOME {tmp}/afile is a file, not a folder: point it at a folder"),
+        ("afile/sub", "GPUHERD_HOME {tmp}/afile/sub: {tmp}/afile is a file, not a folder"),
+    ],
+)
+@pytest.mark.parametrize("args", [["ls"], ["daemon", "start", "--fake-gpus", "1"]])
+def test_a_home_that_is_a_file_gets_one_line_that_says_so(
+    tmp_path: Path, home: str, says: str, args: list[str]
+) -> None:
+    (tmp_path / "afile").write_text("not a folder\n")
+    env = {**os.environ, "GPUHERD_HOME": str(tmp_path / home)}
+    env.pop("XDG_RUNTIME_DIR", None)
+    proc = subprocess.run(
+        [*ENTRY_POINTS["gpuherd"], *args], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode != 0
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("gpuherd: error: " + says.format(tmp=tmp_path))
+
+
+def test_a_home_that_cannot_be_created_gets_one_line(tmp_path: Path) -> None:
+    env = {**os.environ, "GPUHERD_HOME": "/proc/gpuherd-cannot-be-here"}
+    proc = subprocess.run(
+        [*ENTRY_POINTS["gpuherd"], "daemon", "start", "--fake-gpus", "1"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode != 0
+    assert proc.stderr.splitlines() == [
+        "gpuherd: error: cannot create the daemon's home /proc/gpuherd-cannot-be-here: No such "
+        "file or directory; point GPUHERD_HOME at a folder you can write"
+    ]

@@ -78,7 +78,15 @@ def start(
             args += [flag, str(value)]
     if foreground:
         os.execv(sys.executable, args)
-    client.home.mkdir(parents=True, exist_ok=True)
+    try:
+        client.home.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise HerdError(paths.not_a_folder(client.home, client.home)) from None
+    except OSError as exc:
+        raise HerdError(
+            f"cannot create the daemon's home {client.home}: {exc.strerror or exc}; "
+            "point GPUHERD_HOME at a folder you can write"
+        ) from None
     log_path = paths.daemon_log(client.home)
     with log_path.open("ab") as log, open(os.devnull, "rb") as devnull:
         proc = subprocess.Popen(args, stdin=devnull, stdout=log, stderr=log, start_new_session=True)
