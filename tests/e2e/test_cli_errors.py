@@ -67,6 +67,7 @@ ERRORS = [
     pytest.param("gpuherd", ["submit", "--begin", "24:00", "true"], "24:00", id="begin-clock"),
     pytest.param("gpuherd", ["submit", "--hold", "--begin", "+1h", "true"], "not both", id="hb"),
     pytest.param("gpuherd", ["daemon", "stop", "--drain", "--kill"], "not both", id="stop"),
+    pytest.param("gpuherd", ["submit", "--file", sys.executable], "not text", id="binary-file"),
     # Both --after count: only the last did, and the job would have waited for job 2 alone.
     pytest.param("gpuherd", ["submit", "--after", "999", "--after", "2", "true"], "999", id="a2"),
 ]

@@ -79,7 +79,12 @@ def submit(
 
     if file is not None and command:
         raise click.UsageError("give a command or --file, not both")
-    commands = list(command_lines(file)) if file is not None else []
+    try:
+        commands = list(command_lines(file)) if file is not None else []
+    except UnicodeDecodeError:
+        raise HerdError(
+            f"{file.name} is not text (UTF-8): give a file of commands, one a line"
+        ) from None
     if file is None:
         if not command:
             raise click.UsageError("no command: gpuherd submit -- python train.py")
