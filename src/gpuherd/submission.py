@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 
 from gpuherd.core.model import Device, JobSpec, Policy
 from gpuherd.core.placement import never_fits
-from gpuherd.core.units import format_size
+from gpuherd.core.units import LONGEST, format_size
 from gpuherd.core.when import LATEST
 from gpuherd.devices import host_memory_total
 from gpuherd.errors import HerdError
@@ -75,18 +75,23 @@ def check_spec(spec: JobSpec, where: str = "") -> None:
         (not spec.command, "the command is empty: give it after -- or as one string"),
         (not 0 <= spec.gpus <= 64, f"--gpus must be between 0 and 64, got {spec.gpus}"),
         (spec.retries < 0, f"--retries must be 0 or more, got {spec.retries}"),
-        (spec.timeout is not None and spec.timeout <= 0, "--timeout must be positive"),
+        (not _duration(spec.timeout), "--timeout must be positive, at most 100 years"),
         (
-            spec.no_output_timeout is not None and spec.no_output_timeout <= 0,
-            "--no-output-timeout must be positive",
+            not _duration(spec.no_output_timeout),
+            "--no-output-timeout must be positive, at most 100 years",
         ),
-        (spec.grace < 0, "--grace must be 0 or more seconds"),
+        (not 0 <= spec.grace <= LONGEST, "--grace must be 0 to 100 years"),
         (spec.mem is not None and spec.mem <= 0, "--mem must be positive"),
         (spec.ram is not None and spec.ram <= 0, "--ram must be positive"),
     )
     for wrong, message in problems:
         if wrong:
             raise HerdError(f"{where}{message}")
+
+
+def _duration(seconds: float | None) -> bool:
+    """None (no limit), or a positive number of seconds within LONGEST (not NaN)."""
+    return seconds is None or 0 < seconds <= LONGEST
 
 
 def never_runs(spec: JobSpec, devices: Sequence[Device], policy: Policy) -> str | None:

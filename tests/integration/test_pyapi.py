@@ -120,7 +120,7 @@ def test_connect_starts_a_daemon_with_fake_gpus_from_the_environment(
         connect(herd.home.parent / "other", fake_gpus="bogus")
 
 
-def test_job_handle_waits_and_reads_logs(api: gpuherd.Herd) -> None:
+def test_job_handle_waits_and_reads_logs(api: gpuherd.Herd, tmp_path: Path) -> None:
     herd = api
     job = herd.submit(["sh", "-c", "echo out $CUDA_VISIBLE_DEVICES; echo err >&2"], name="h")
     assert job.wait(timeout=20) == "succeeded"
@@ -129,8 +129,18 @@ def test_job_handle_waits_and_reads_logs(api: gpuherd.Herd) -> None:
     lines = herd.submit("printf 'a\\nb\\nc\\n'", gpus=0)
     assert lines.wait(timeout=20) == "succeeded"
     assert lines.logs(lines=2) == "b\nc\n" and lines.logs() == "a\nb\nc\n"
-    retried = herd.submit('echo "try $GPUHERD_ATTEMPT"; [ "$GPUHERD_ATTEMPT" = 2 ]', retries=1)
-    assert "".join(retried.follow()) == "try 1\ntry 2\n"  # through the retry, to the end
+    # The first attempt fails only once the follow has its line: a follow begins with the
+    # job's latest attempt, which under load was already the second one.
+    go = tmp_path / "go"
+    retried = herd.submit(
+        f'echo "try $GPUHERD_ATTEMPT"; [ "$GPUHERD_ATTEMPT" = 2 ] && exit 0; '
+        f"while [ ! -e {go} ]; do sleep 0.02; done; exit 1",
+        retries=1,
+    )
+    followed = retried.follow()
+    assert next(followed) == "try 1\n"
+    go.touch()
+    assert "".join(followed) == "try 2\n"  # through the retry, to the end
     assert "".join(lines.follow(lines=1)) == "c\n"
     slow = herd.submit("sleep 30", gpus=0, timeout="1m", env={"A": 1})
     with pytest.raises(TimeoutError, match="still not finished"):
@@ -169,6 +179,24 @@ def test_an_environment_variable_name_no_process_can_have_is_refused(api: gpuher
     after = api.submit("true", gpus=0)
     assert after.id == before.id + 1  # nothing was queued in between
     assert before.wait(timeout=20) == after.wait(timeout=20) == "succeeded"
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "says"),
+    [
+        ("grace", float("nan"), "--grace must be 0 to 100 years"),  # was an internal error
+        ("grace", float("inf"), "--grace must be 0 to 100 years"),
+        ("timeout", float("nan"), "--timeout must be positive, at most 100 years"),
+        ("timeout", float("inf"), "--timeout must be positive, at most 100 years"),
+        ("no_output_timeout", 4e9, "--no-output-timeout must be positive, at most 100 years"),
+    ],
+)
+def test_a_duration_no_clock_can_reach_is_refused(
+    api: gpuherd.Herd, option: str, value: float, says: str
+) -> None:
+    with pytest.raises(HerdError) as refused:
+        api.submit("true", gpus=0, **{option: value})
+    assert str(refused.value) == says
 
 
 def test_a_job_handle_edits_a_waiting_job(api: gpuherd.Herd) -> None:

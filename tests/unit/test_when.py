@@ -63,11 +63,19 @@ def test_format_moment_names_the_day_only_when_it_is_not_today() -> None:
     assert format_moment(datetime(2027, 1, 5, 2, 0).timestamp(), NOW) == "2027-01-05 02:00"
 
 
-@pytest.mark.parametrize("text", ["+99999999999999999999h", "+3000000d", "9999-12-31T12:00"])
-def test_a_begin_past_the_year_9999_is_refused(text: str) -> None:
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("+99999999999999999999h", "more than 100 years away"),
+        ("+3000000d", "more than 100 years away"),
+        ("9999-12-31T12:00", "that is after the year 9999"),
+    ],
+)
+def test_a_begin_no_date_can_show_is_refused(text: str, why: str) -> None:
     # Accepted before, such a job then broke `ls` and `show` for the whole queue.
-    with pytest.raises(ValueError, match=r"invalid --begin .*: that is after the year 9999$"):
+    with pytest.raises(ValueError) as refused:
         parse_begin(text, NOW)
+    assert str(refused.value) == f"invalid --begin {text!r}: {why}"
     assert parse_begin("9999-01-01", NOW) == datetime(9999, 1, 1).timestamp()
 
 

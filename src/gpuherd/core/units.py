@@ -79,6 +79,11 @@ def format_size(n: int) -> str:
     return f"{n} B"
 
 
+LONGEST = 100 * 365 * 86400.0
+"""The longest duration anything takes (a timeout, a grace period): longer ones are typos,
+and would overflow what prints them."""
+
+
 def parse_duration(text: str) -> float:
     """Seconds in `text`: "90", "90s", "1.5m", "2h", "1d", "1h30m", "2h30m10s"."""
     compact = re.sub(r"\s+", "", text.lower())
@@ -98,8 +103,8 @@ def parse_duration(text: str) -> float:
         raise ValueError(f"invalid duration {text!r}: {_DURATION_HELP}")
     if seconds <= 0:
         raise ValueError(f"invalid duration {text!r}: must be greater than zero; {_DURATION_HELP}")
-    if not math.isfinite(seconds):
-        raise ValueError(f"invalid duration {text!r}: too large; {_DURATION_HELP}")
+    if not seconds <= LONGEST:  # inf too
+        raise ValueError(f"invalid duration {text!r}: longer than 100 years")
     return seconds
 
 

@@ -25,12 +25,13 @@ def parse_begin(text: str, now: float) -> float:
         return now
     if value.startswith("+"):
         try:
-            at = now + parse_duration(value[1:])
-        except ValueError:
-            raise ValueError(f"invalid --begin {text!r}: {_HELP}") from None
-        if at > LATEST:
-            raise ValueError(f"invalid --begin {text!r}: that is after the year 9999")
-        return at
+            seconds = parse_duration(value[1:])
+        except ValueError as exc:
+            far = str(exc).endswith("longer than 100 years")
+            raise ValueError(
+                f"invalid --begin {text!r}: " + ("more than 100 years away" if far else _HELP)
+            ) from None
+        return now + seconds
     clock = re.fullmatch(r"(\d{1,2}):(\d{2})(?::(\d{2}))?", value)
     if clock:
         hour, minute, second = (int(part or 0) for part in clock.groups())
