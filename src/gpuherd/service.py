@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuherd import jobfiles
+from gpuherd.core.idspec import format_ids
 from gpuherd.core.model import Job
 from gpuherd.core.placement import why_waiting
 from gpuherd.core.states import (
@@ -53,7 +54,8 @@ class Service(SystemVerbs, JobVerbs):
         missing = sorted(deps - self.store.existing_ids(sorted(deps)))
         if missing:
             raise NotFound(
-                f"--after: no job {_ids(missing)} (`gpuherd ls --all` lists the jobs there are)"
+                f"--after: no job {format_ids(missing).replace(',', ', ')} "
+                "(`gpuherd ls --all` lists the jobs there are)"
             )
         devices = self.engine.device_listing()
         now = self.engine.clock()

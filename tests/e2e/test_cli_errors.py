@@ -67,6 +67,8 @@ ERRORS = [
     pytest.param("gpuherd", ["submit", "--begin", "24:00", "true"], "24:00", id="begin-clock"),
     pytest.param("gpuherd", ["submit", "--hold", "--begin", "+1h", "true"], "not both", id="hb"),
     pytest.param("gpuherd", ["daemon", "stop", "--drain", "--kill"], "not both", id="stop"),
+    # Missing ids as ranges: a line per million ids was 7.8 MB.
+    pytest.param("gpuherd", ["submit", "--after", "1-9999", "true"], "no job 3-9999 ", id="ar"),
     pytest.param("gpuherd", ["submit", "--file", sys.executable], "not text", id="binary-file"),
     # Both --after count: only the last did, and the job would have waited for job 2 alone.
     pytest.param("gpuherd", ["submit", "--after", "999", "--after", "2", "true"], "999", id="a2"),
