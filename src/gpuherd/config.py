@@ -5,12 +5,14 @@ Each is kept in the store as text, so it survives restarts, and parsed into the 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
 from gpuherd.core.model import ForeignMode, Policy
 from gpuherd.core.units import format_duration, format_size, parse_duration, parse_size
+from gpuherd.devices import host_memory_total
 from gpuherd.errors import HerdError
 from gpuherd.store import Store
 
@@ -21,25 +23,38 @@ AUTO = "auto"
 
 def _fraction(text: str) -> float:
     raw = text.strip()
-    value = float(raw[:-1]) / 100 if raw.endswith("%") else float(raw)
-    if not 0 <= value < 1:
+    try:
+        value = float(raw[:-1]) / 100 if raw.endswith("%") else float(raw)
+    except ValueError:
+        value = math.nan
+    if not 0 <= value < 1:  # NaN too
         raise ValueError(f"invalid fraction '{text}': use a percentage like 10% (0-99%)")
     return value
 
 
 def _ram(text: str) -> int:
-    return 0 if text.strip() in ("0", "none") else parse_size(text)
+    """A size, or a share of this machine's memory (20%, as gpulimit's SAFETY_KEEP_MEMORY)."""
+    if text.strip() in ("0", "none"):
+        return 0
+    total = host_memory_total()
+    size = int(_fraction(text) * total) if text.strip().endswith("%") else parse_size(text)
+    if size >= total:
+        raise ValueError(
+            f"{format_size(size)} is all this machine's memory ({format_size(total)}) or more: "
+            "no job with --ram could start; give less, or a share like 20%"
+        )
+    return size
 
 
 def _count(text: str) -> int | None:
-    if text.strip().lower() in ("none", "unlimited", "0"):
+    if text.strip().lower() in ("none", "unlimited"):
         return None
     try:
         value = int(text)
     except ValueError:
         value = 0
-    if value < 1:
-        raise ValueError(f"invalid count '{text}': use a positive number, or none")
+    if value < 1:  # 0 meant "no cap", the opposite of what it says
+        raise ValueError(f"invalid count '{text}': use a positive number, or none (no cap)")
     return value
 
 
@@ -81,7 +96,7 @@ SETTINGS: dict[str, Setting] = {
         "keep_ram",
         _ram,
         lambda v: format_size(v) if v else "0",
-        "host memory that must stay available after a job's --ram is taken, e.g. 8GiB",
+        "host memory that must stay available after a job's --ram is taken, e.g. 8GiB or 20%",
     ),
     "reserve-after": Setting(
         "reserve_after",

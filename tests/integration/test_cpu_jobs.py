@@ -47,11 +47,12 @@ def test_cpu_jobs_default_is_the_cores_and_auto_goes_back_to_it(daemon: Herd) ->
     assert daemon.cli("config", "get", "cpu-jobs").stdout.strip() == "7"
     assert daemon.cli("config", "set", "cpu-jobs", "AUTO").stdout.strip() == f"cpu-jobs = {CORES}"
 
-    for wrong in ("many", "--", "-3", "2.5"):
+    for wrong in ("many", "--", "-3", "2.5", "0"):  # 0 meant "no cap": the opposite
         bad = daemon.cli("config", "set", "cpu-jobs", "--", wrong, check=False)
         assert bad.returncode != 0
         assert bad.stderr.strip().splitlines() == [
-            f"gpuherd: error: cpu-jobs: invalid count '{wrong}': use a positive number, or none"
+            f"gpuherd: error: cpu-jobs: invalid count '{wrong}': use a positive number, "
+            "or none (no cap)"
         ]
     assert daemon.cli("config", "get", "cpu-jobs").stdout.strip() == str(CORES)
 

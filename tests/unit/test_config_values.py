@@ -1,0 +1,46 @@
+"""What `gpuherd config set NAME VALUE` accepts, and what each refusal says."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpuherd.config import SETTINGS
+from gpuherd.devices import host_memory_total
+
+GIB = 2**30
+
+
+def parse(name: str, value: str) -> object:
+    return SETTINGS[name].parse(value)
+
+
+def test_keep_ram_takes_a_size_or_a_share_of_this_machine() -> None:
+    total = host_memory_total()
+    assert parse("keep-ram", "1GiB") == GIB
+    assert parse("keep-ram", "20%") == int(0.2 * total)  # gpulimit's SAFETY_KEEP_MEMORY=0.2
+    assert parse("keep-ram", "0") == parse("keep-ram", "none") == 0
+
+
+@pytest.mark.parametrize("value", ["99999999999999999999TiB", str(host_memory_total())])
+def test_keep_ram_of_all_the_memory_or_more_is_refused(value: str) -> None:
+    # Accepted before: no job with --ram could ever start, and nothing said why.
+    with pytest.raises(ValueError, match=r"is all this machine's memory \(.*\) or more"):
+        parse("keep-ram", value)
+    assert parse("keep-ram", str(host_memory_total() - 1)) == host_memory_total() - 1
+
+
+@pytest.mark.parametrize("value", ["", "10XB", "nan", "%"])
+def test_keep_free_says_what_a_fraction_is(value: str) -> None:
+    with pytest.raises(ValueError) as refused:
+        parse("keep-free", value)
+    assert str(refused.value) == (
+        f"invalid fraction '{value}': use a percentage like 10% (0-99%)"
+    )  # was "could not convert string to float: ''"
+
+
+@pytest.mark.parametrize("name", ["max-running", "cpu-jobs"])
+def test_a_count_of_zero_is_refused_not_read_as_no_cap(name: str) -> None:
+    with pytest.raises(ValueError, match=r"use a positive number, or none \(no cap\)"):
+        parse(name, "0")
+    assert parse(name, "none") is None
+    assert parse(name, "3") == 3
