@@ -33,7 +33,7 @@ from gpuherd import paths
 from gpuherd.client import Client
 from gpuherd.core.commands import command_from_args
 from gpuherd.core.edit import EDITABLE
-from gpuherd.core.sweep import SweepError, SweepSpec, spec_to_dict
+from gpuherd.core.sweep import SweepError, SweepSpec, count, size_refusal, spec_to_dict
 from gpuherd.core.sweep_names import default_sweep_name
 from gpuherd.core.units import parse_duration, parse_size
 from gpuherd.core.when import parse_begin
@@ -184,11 +184,13 @@ class Herd:
         **options: Any,
     ) -> Sweep:
         """Submit a sweep, as `gpuherd sweep` does: a command template with `params` (name ->
-        values), a sweep file (.yaml, .toml; the arguments given here override it), or a
+        values), a sweep file (.yaml, .toml, .json; the arguments given here override it), or a
         SweepSpec. Returns a Sweep handle that says what was submitted and skipped."""
         if isinstance(command, SweepSpec):
             spec = command
-        elif command is not None and str(command).lower().endswith((".yaml", ".yml", ".toml")):
+        elif command is not None and str(command).lower().endswith(
+            (".yaml", ".yml", ".toml", ".json")
+        ):
             from gpuherd.sweepfile import SweepFileError, load_sweep
 
             try:
@@ -213,6 +215,10 @@ class Herd:
             spec = replace(spec, **changes)
         except SweepError as exc:
             raise HerdError(f"invalid sweep: {exc}") from None
+        action = "pass yes=True to submit them all"
+        refusal = size_refusal(spec.name, count(spec), yes=yes, action=action, samples="samples=N")
+        if refusal:
+            raise HerdError(refusal)
         body = {
             "spec": spec_to_dict(spec),
             "cwd": str(Path(cwd or os.getcwd()).absolute()),

@@ -1,16 +1,19 @@
-"""Sweep files (YAML or TOML) and GPU Task Scheduler config dicts, read into a SweepSpec.
+"""Sweep files (YAML, TOML or JSON) read into a SweepSpec (GPU Task Scheduler config dicts:
+core/sweep_config.py, re-exported here).
 
 Every error is one line: `file:line: what is wrong` (the line where YAML can tell it; TOML
-gives the key path only). `results_dir` is kept as written (relative paths are the caller's
-to resolve, against the working directory the jobs run in); it defaults to `results/<name>`,
-and `name` to the file's stem. YAML reads `1e-5` as a number (YAML 1.2), not as a string.
-"""
+gives the key path only). A file is at most MAX_FILE_BYTES, and its values are checked as it
+is read (core/sweep_values.py: JSON's types, nesting, and size with aliases expanded).
+`results_dir` is kept as written (relative paths are the caller's to resolve, against the
+working directory the jobs run in); it defaults to `results/<name>`, and `name` to the file's
+stem. YAML reads `1e-5` as a number (YAML 1.2), not as a string."""
 
 from __future__ import annotations
 
+import json
 import re
 import tomllib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Self
@@ -29,11 +32,14 @@ from pydantic import (
 )
 
 from gpuherd.core.sweep import DistKind, Distribution, SweepError, SweepSpec
+from gpuherd.core.sweep_config import SweepFileError as SweepFileError
+from gpuherd.core.sweep_config import from_config as from_config
+from gpuherd.core.sweep_values import MAX_DEPTH, TOO_DEEP, check_values
 from gpuherd.core.units import parse_duration, parse_size
 
-
-class SweepFileError(ValueError):
-    """A sweep file or config that cannot be used; the message is one line naming the place."""
+SUFFIXES = (".yaml", ".yml", ".toml", ".json")
+MAX_FILE_BYTES = 1024 * 1024
+"""Larger sweep files are refused before they are parsed (YAML reads ~300 KB a second)."""
 
 
 @dataclass(frozen=True)
@@ -59,8 +65,27 @@ class SweepFile:
     options: SubmitOptions
 
 
+class _TooDeep(yaml.MarkedYAMLError):
+    pass
+
+
 class _Loader(yaml.SafeLoader):
-    """SafeLoader that also reads `1e-5` and `1E+3` as floats, as YAML 1.2 does."""
+    """SafeLoader that also reads `1e-5` and `1E+3` as floats, as YAML 1.2 does, and stops
+    at MAX_DEPTH levels of lists and mappings (its composer recurses once a level)."""
+
+    _depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH and self.check_event(
+                yaml.SequenceStartEvent, yaml.MappingStartEvent
+            ):
+                mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
+                raise _TooDeep(problem=TOO_DEEP, problem_mark=mark)
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
 
 
 _Loader.add_implicit_resolver(
@@ -176,10 +201,12 @@ _KEYS = {(): list(_File.model_fields), ("separators",): ["item", "kv"]}
 
 
 def load_sweep(path: str | Path) -> SweepFile:
-    """Read and check a sweep file (`.yaml`, `.yml` or `.toml`)."""
+    """Read and check a sweep file (`.yaml`, `.yml`, `.toml` or `.json`)."""
     where = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        with open(path, "rb") as file:
+            raw = file.read(MAX_FILE_BYTES + 1)
+        text = raw.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise SweepFileError(f"{where}: cannot read the sweep file: {exc}") from None
     return parse_sweep(text, where)
@@ -187,22 +214,11 @@ def load_sweep(path: str | Path) -> SweepFile:
 
 def parse_sweep(text: str, path: str) -> SweepFile:
     """Check sweep file text; `path` names it in messages and picks the format by suffix."""
-    suffix = Path(path).suffix.lower()
-    if suffix in (".yaml", ".yml"):
-        try:
-            data = yaml.load(text, Loader=_Loader)  # a SafeLoader
-        except yaml.YAMLError as exc:
-            raise SweepFileError(_yaml_problem(path, exc)) from None
-    elif suffix == ".toml":
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise SweepFileError(f"{path}: invalid TOML: {exc}") from None
-    else:
-        raise SweepFileError(f"{path}: unknown sweep file type: use .yaml, .yml or .toml")
+    data = _parse(text, path)
     if not isinstance(data, dict):
         raise SweepFileError(f"{path}: a sweep file must be a mapping of keys (name, grid, ...)")
     try:
+        check_values(data)
         model = _File.model_validate(data)
         spec = _to_spec(model, Path(path).stem)
     except ValidationError as exc:
@@ -220,6 +236,41 @@ def parse_sweep(text: str, path: str) -> SweepFile:
         env=model.env,
     )
     return SweepFile(path=path, spec=spec, options=options)
+
+
+def _parse(text: str, path: str) -> Any:
+    """The file's data, by its suffix; SweepFileError for what cannot be read."""
+    suffix = Path(path).suffix.lower()
+    if suffix not in SUFFIXES:
+        raise SweepFileError(f"{path}: unknown sweep file type: use .yaml, .yml, .toml or .json")
+    if len(text) > MAX_FILE_BYTES:
+        raise SweepFileError(
+            f"{path}: larger than {MAX_FILE_BYTES // 1024 // 1024} MiB: a sweep file lists"
+            " parameters and their values; narrow it, or split it into sweeps"
+        )
+    try:
+        if suffix == ".toml":
+            return tomllib.loads(text)
+        if suffix == ".json":
+            return json.loads(text)
+        return yaml.load(text, Loader=_Loader)  # a SafeLoader
+    except _TooDeep as exc:
+        line = f":{exc.problem_mark.line + 1}" if exc.problem_mark else ""
+        raise SweepFileError(f"{path}{line}: {TOO_DEEP}") from None
+    except yaml.YAMLError as exc:
+        raise SweepFileError(_yaml_problem(path, exc)) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise SweepFileError(f"{path}: invalid TOML: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise SweepFileError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from None
+    except RecursionError:  # tomllib and json recurse once a level
+        raise SweepFileError(f"{path}: {TOO_DEEP}") from None
+    except ValueError as exc:  # a YAML date 2024-13-45, a number of 5000 digits
+        if "integer string conversion" in str(exc):
+            raise SweepFileError(
+                f"{path}: a number of more than 4300 digits: quote it to keep it as text"
+            ) from None
+        raise SweepFileError(f"{path}: invalid value: {' '.join(str(exc).split())}") from None
 
 
 def _to_spec(model: _File, stem: str) -> SweepSpec:
@@ -240,59 +291,6 @@ def _to_spec(model: _File, stem: str) -> SweepSpec:
         item_sep=model.separators.item,
         kv_sep=model.separators.kv,
     )
-
-
-def from_config(
-    config: Mapping[str, Any], *, name: str = "sweep", command: str | None = None
-) -> SweepSpec:
-    """A SweepSpec from GPU Task Scheduler's config dict.
-
-    `global_config` becomes `fixed`, `test_config` the grids (values may be any iterable, such
-    as `range(10)`); from `scheduler_config`, `result_root_folder` and the folder-name
-    separators are used, `gpu`, `force_rerun` and the file names are ignored (pass GPUs and
-    force to the submission instead).
-    """
-    unknown = set(config) - {"scheduler_config", "global_config", "test_config", "theano_config"}
-    if unknown:
-        raise SweepFileError(
-            f"config: unknown key {sorted(unknown)[0]!r}; "
-            "known keys: scheduler_config, global_config, test_config"
-        )
-    scheduler = _mapping(config.get("scheduler_config") or {}, "scheduler_config")
-    fixed = _mapping(config.get("global_config") or {}, "global_config")
-    tests = config.get("test_config") or [{}]
-    if isinstance(tests, Mapping):
-        tests = [tests]
-    grids = [_gts_grid(_mapping(t, f"test_config[{i}]"), i) for i, t in enumerate(tests)]
-    try:
-        return SweepSpec(
-            name=name,
-            command=command,
-            results_dir=str(scheduler.get("result_root_folder", "results")),
-            fixed=dict(fixed),
-            grids=tuple(grids) if any(grids) else (),
-            item_sep=str(scheduler.get("test_config_string_separator", ",")),
-            kv_sep=str(scheduler.get("test_config_string_indicator", "=")),
-        )
-    except SweepError as exc:
-        raise SweepFileError(f"config: {exc}") from None
-
-
-def _mapping(value: Any, where: str) -> Mapping[str, Any]:
-    if not isinstance(value, Mapping):
-        raise SweepFileError(f"config: {where} must be a dict, got {type(value).__name__}")
-    return value
-
-
-def _gts_grid(test: Mapping[str, Any], i: int) -> dict[str, tuple[Any, ...]]:
-    grid: dict[str, tuple[Any, ...]] = {}
-    for key, values in test.items():
-        if isinstance(values, str | bytes | Mapping) or not isinstance(values, Iterable):
-            raise SweepFileError(
-                f"config: test_config[{i}].{key} must be a list of values, got {values!r}"
-            )
-        grid[key] = tuple(values)
-    return grid
 
 
 # ---- error messages -------------------------------------------------------------------------
@@ -364,7 +362,7 @@ def _dotted(loc: Sequence[str | int], data: Any) -> str:
 
 def _place(path: str, text: str, loc: Sequence[str | int]) -> str:
     """`path:line` for the deepest key of `loc` that the YAML text shows; else `path`."""
-    if Path(path).suffix.lower() not in (".yaml", ".yml") or not loc:
+    if Path(path).suffix.lower() not in (".yaml", ".yml", ".json") or not loc:
         return path
     try:
         node = yaml.compose(text, Loader=_Loader)  # a SafeLoader

@@ -34,8 +34,8 @@ from gpuherd.core.sweep import (
     SweepError,
     SweepSpec,
     count,
-    needs_yes,
     plan_resume,
+    size_refusal,
     spec_from_dict,
     spec_to_dict,
     unused_params,
@@ -68,8 +68,14 @@ class Sweeps:
     def submit(self, request: SweepRequest, git: str | None = None) -> dict[str, Any]:
         """Expand, resume and submit (or, with dry_run, only say what would run)."""
         spec, seed_chosen = self._prepare(request)
-        refusal = needs_yes(spec.name, count(spec), "pass --yes (yes=True) to submit them all")
-        if refusal and not request.yes:
+        refusal = size_refusal(
+            spec.name,
+            count(spec),
+            yes=request.yes,
+            action='send "yes": true to submit them all',  # the CLI and Python API check first
+            samples='"samples": N',
+        )
+        if refusal:
             raise HerdError(refusal)
         points = sweep_table.expand_points(spec)
         plan = self._plan(spec.name, points, request.force)
@@ -98,10 +104,13 @@ class Sweeps:
         stored["submission"] = {"cwd": request.cwd, "git": git, **asdict(request.options)}
         with self.store.transaction():
             self.store.put_sweep(spec.name, spec.results_dir, stored, self.service.engine.clock())
+            # Submit (which checks every job) before writing any folder: a refused sweep
+            # leaves none behind. No job starts before the folders are written: the engine
+            # ticks on this event loop, after this request; a failed write rolls all back.
+            answer["ids"] = self.service.submit(items) if items else []
             for point in plan.to_submit:
                 _write_params(spec, point, git)
             self.service.engine.set_sweep_cap(spec.name, request.options.max_parallel)
-            answer["ids"] = self.service.submit(items) if items else []
         return answer
 
     def _run_times(self, name: str) -> dict[str, float]:

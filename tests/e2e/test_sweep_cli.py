@@ -127,3 +127,82 @@ def test_the_digits_example_expands_and_one_point_trains(runs: Runs, tmp_path: P
     assert ran.returncode == 0, ran.stderr
     metrics = json.loads((tmp_path / "model=logreg,C=0.01" / "metrics.json").read_text())
     assert set(metrics) == {"val_acc", "train_time"} and 0.8 < metrics["val_acc"] <= 1.0
+
+
+UNUSABLE_FILES = {
+    "deep.yaml": (
+        "command: echo {x}\ngrid:\n  x: " + "[" * 100_000 + "]" * 100_000 + "\n",
+        "deep.yaml:3: nested too deeply",
+    ),
+    "deep.toml": (
+        'command = "echo {x}"\n[grid]\nx = ' + "[" * 5000 + "]" * 5000 + "\n",
+        "deep.toml: nested too deeply",
+    ),
+    "types.toml": (
+        'command = "echo {x}"\n[grid]\nx = [1, 1979-05-27T07:32:00Z]\n',
+        "types.toml: grid.x[1]: 1979-05-27T07:32:00+00:00 is a date and time: values must be",
+    ),
+    "circ.yaml": (
+        "command: echo {x} {y}\nfixed: &f {y: *f}\ngrid: {x: [1]}\n",
+        "circ.yaml:2: fixed.y: holds itself",
+    ),
+    "laughs.yaml": (
+        "command: echo {x}\nfixed:\n  a0: &a0 ["
+        + ",".join(["lol"] * 9)
+        + "]\n"
+        + "".join(f"  a{i}: &a{i} [" + ",".join([f"*a{i - 1}"] * 9) + "]\n" for i in range(1, 9))
+        + "grid: {x: [1]}\n",
+        "laughs.yaml: more than 200,000 values",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNUSABLE_FILES))
+def test_files_too_deep_too_big_or_not_json_are_one_line(runs: Runs, name: str) -> None:
+    """Refused as the file is read: the same line for a dry run and a submission (which
+    fails here before it looks for a daemon: none runs)."""
+    text, expected = UNUSABLE_FILES[name]
+    (runs.cwd / name).write_text(text)
+    for extra in (["--dry-run"], ["-q"]):
+        done = sweep(runs, name, *extra)
+        assert done.returncode == 1 and done.stdout == ""
+        assert len(done.stderr.splitlines()) == 1, done.stderr
+        assert done.stderr.startswith(f"gpuherd: error: {expected}"), done.stderr
+
+
+def test_a_json_sweep_file_is_a_file_not_a_template(runs: Runs) -> None:
+    (runs.cwd / "s.json").write_text('{"command": "echo {x}", "grid": {"x": [1, "a b"]}}\n')
+    done = sweep(runs, "s.json", "--dry-run")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["echo 1", "echo 'a b'"]
+    assert "2 commands of sweep s" in done.stderr
+
+
+def test_cli_messages_name_the_cli_options_and_commands(runs: Runs) -> None:
+    samples = sweep(runs, "echo {x}", "-p", "x", "1", "--samples", "0")
+    assert samples.returncode == 2
+    assert samples.stderr.strip().endswith("(see gpuherd sweep --help)"), samples.stderr
+    assert sweep(runs, "--help").returncode == 0  # the command the hint names
+    # Counted before the daemon is asked (none runs here), in the CLI's words.
+    three = ["-p", "a", *map(str, range(200)), "-p", "b", *map(str, range(200))]
+    confirm = sweep(runs, "echo {a}{b}", *three)
+    assert confirm.returncode == 1 and len(confirm.stderr.splitlines()) == 1
+    assert "40,000 points, more than 10,000: pass --yes to submit them all, or narrow it" in (
+        confirm.stderr
+    )
+    assert "(--samples N)" in confirm.stderr and "yes=True" not in confirm.stderr
+    huge = sweep(runs, "echo {a}{b}{c}", *three, "-p", "c", *map(str, range(80)), "--yes")
+    assert huge.returncode == 1, huge.stderr
+    assert huge.stderr == (
+        "gpuherd: error: sweep 'echo-c02131' has 3,200,000 points, more than 1,000,000"
+        " (the most a sweep may have): narrow it\n"
+    )
+
+
+@pytest.mark.parametrize("name", ["", "../../etc", " x"])
+def test_status_of_a_name_no_sweep_can_have(runs: Runs, name: str) -> None:
+    done = sweep(runs, "status", name)
+    assert done.returncode == 1
+    assert done.stderr == (
+        f"gpuherd: error: no sweep named {name!r}: `gpuherd sweep ls` lists the sweeps\n"
+    )

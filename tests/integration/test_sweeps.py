@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 
 from conftest import Herd, kill_jobs_under, wait_for
+from gpuherd.errors import HerdError
+from gpuherd.pyapi import connect
 from gpuherd.sweeps import git_commit
 
 # Writes its arguments (all but the last, the run folder) to RUN_DIR/args.json; appends to
@@ -344,3 +346,58 @@ def test_a_silent_point_is_killed_when_the_sweep_asks(daemon: Herd, work: Path) 
     assert job["outcome"] == "stalled"
     assert job["sweep"] == "silent" and job["git"] is None  # `work` is no repository
     assert "sweep      silent" in daemon.cli("show", str(job_id)).stdout.splitlines()
+
+
+def test_a_json_sweep_file_runs_its_points(daemon: Herd, work: Path) -> None:
+    spec = {"command": "python3 record.py {x} {run_dir}", "grid": {"x": [1, "a b"]}, "gpus": 0}
+    (work / "s.json").write_text(json.dumps(spec))
+    answer = sweep(daemon, work, "s.json")
+    assert (answer["name"], answer["points"], answer["new"]) == ("s", 2, 2)
+    rows = finished(daemon, "s", 2)
+    assert [r["state"] for r in rows] == ["succeeded", "succeeded"]
+    args = [json.loads((Path(r["run_dir"]) / "args.json").read_text()) for r in rows]
+    assert args == [["1"], ["a b"]]
+    assert daemon.job(rows[0]["job_id"])["command"].startswith("python3 record.py 1 ")
+    again = connect(daemon.home, start=False).sweep(str(work / "s.json"), cwd=work)
+    assert (again.submission["name"], again.submission["skipped_done"]) == ("s", 2)
+
+
+def test_a_refused_submission_writes_no_point_folder(daemon: Herd, work: Path) -> None:
+    (work / "empty.yaml").write_text("name: e1\ncommand: ' '\ngrid: {x: [1]}\n")
+    (work / "prio.yaml").write_text(
+        f"name: p3\ncommand: echo {{x}}\npriority: {2**64}\ngrid: {{x: [1]}}\n"
+    )
+    cases = [
+        (["empty.yaml"], "the command is empty"),
+        (["echo {x}", "--name", "p2", "-p", "x", "1", "--priority", str(2**64)], "too large"),
+        (["prio.yaml"], "too large"),
+    ]
+    for args, expected in cases:
+        done = daemon.cli("sweep", *args, check=False, cwd=work)
+        assert done.returncode == 1 and expected in done.stderr, (args, done.stderr)
+    assert not (work / "results").exists()
+    assert daemon.json("sweep", "ls") == [] and daemon.json("ls", "--all") == []
+
+
+def test_each_surface_says_how_it_confirms_a_big_sweep(daemon: Herd, work: Path) -> None:
+    body = {"spec": {"name": "big", "command": "echo {a}", "grids": [{"a": list(range(10_001))}]}}
+    body["cwd"] = str(work)
+    with pytest.raises(HerdError) as http:
+        daemon.client.post("/sweeps", body)
+    assert str(http.value) == (
+        "sweep 'big' has 10,001 points, more than 10,000: "
+        'send "yes": true to submit them all, or narrow it ("samples": N)'
+    )
+    with pytest.raises(HerdError) as python:
+        connect(daemon.home, start=False).sweep("echo {a}", {"a": range(10_001)}, cwd=work)
+    assert "pass yes=True to submit them all, or narrow it (samples=N)" in str(python.value)
+    assert "--yes" not in str(python.value) and daemon.json("sweep", "ls") == []
+
+
+@pytest.mark.parametrize("name", ["", "../../etc", ".."])
+def test_status_of_no_such_sweep_is_one_line(daemon: Herd, name: str) -> None:
+    done = daemon.cli("sweep", "status", name, check=False)
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        f"gpuherd: error: no sweep named {name!r}: `gpuherd sweep ls` lists the sweeps\n"
+    )

@@ -237,8 +237,8 @@ def test_toml_errors_name_the_key_path(text: str, message: str) -> None:
 def test_file_level_errors(tmp_path: Path) -> None:
     with pytest.raises(SweepFileError, match="cannot read the sweep file"):
         load_sweep(tmp_path / "missing.yaml")
-    with pytest.raises(SweepFileError, match=r"use \.yaml, \.yml or \.toml"):
-        parse_sweep("grid: {a: [1]}", "sweep.json")
+    with pytest.raises(SweepFileError, match=r"use \.yaml, \.yml, \.toml or \.json"):
+        parse_sweep("grid: {a: [1]}", "sweep.txt")
 
 
 def test_many_problems_are_counted_on_the_one_line() -> None:

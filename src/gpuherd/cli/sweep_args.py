@@ -15,13 +15,25 @@ from gpuherd.core.sweep_names import default_sweep_name
 from gpuherd.errors import HerdError
 from gpuherd.wire_requests import SweepOptions
 
-FILE_SUFFIXES = (".yaml", ".yml", ".toml")
+FILE_SUFFIXES = (".yaml", ".yml", ".toml", ".json")
+"""As sweepfile.SUFFIXES (not imported from there: it loads YAML and pydantic)."""
 FILE_OPTIONS = ("gpus", "mem", "priority", "retries", "timeout", "max_parallel", "project")
 """Submit options a sweep file may set too (sweepfile.SubmitOptions): the CLI's win."""
 
 
+class _RunContext(click.Context):
+    """The hidden `sweep submit` is typed as `sweep ...`: usage lines and error hints say so
+    (`see gpuherd sweep --help`, which shows its options)."""
+
+    @property
+    def command_path(self) -> str:
+        return self.parent.command_path if self.parent else super().command_path
+
+
 class ParamsCommand(click.Command):
     """Takes `-p NAME V1 V2 ...` out of the arguments before click parses the rest."""
+
+    context_class = _RunContext
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         rest, params = take_params(args)

@@ -28,7 +28,8 @@ from gpuherd.core.sweep import (
     SweepSpec,
     count,
     expand,
-    needs_yes,
+    is_sweep_name,
+    size_refusal,
     spec_to_dict,
     unused_params,
 )
@@ -48,7 +49,7 @@ class _SweepGroup(click.Group):
 
     def format_usage(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         formatter.write_usage(ctx.command_path, "TEMPLATE -p NAME V1 V2 ... [OPTIONS]")
-        formatter.write_usage(ctx.command_path, "FILE.yaml|FILE.toml [OPTIONS]", "   or: ")
+        formatter.write_usage(ctx.command_path, "FILE.yaml|.toml|.json [OPTIONS]", "   or: ")
         formatter.write_usage(ctx.command_path, "status NAME | ls", "   or: ")
 
     def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
@@ -67,7 +68,7 @@ def sweep() -> None:
 
     \b
     gpuherd sweep "python train.py --lr {lr} --bs {bs}" -p lr 0.1 0.01 -p bs 32 64
-    gpuherd sweep sweep.yaml            (YAML or TOML; options here override the file's)
+    gpuherd sweep sweep.yaml            (YAML, TOML or JSON; options here override the file's)
     gpuherd sweep status NAME --sort -val_acc
     gpuherd sweep ls
 
@@ -106,13 +107,14 @@ def sweep() -> None:
 @options.json_option()
 @click.pass_context
 def submit_sweep(ctx: click.Context, /, source: str, **opts: Any) -> None:
-    """Submit a sweep: a TEMPLATE with -p NAME VALUES..., or a sweep FILE (.yaml, .toml)."""
+    """Submit a sweep: a TEMPLATE with -p NAME VALUES..., or a sweep FILE (.yaml, .toml, .json)."""
     params: list[tuple[str, list[Any]]] = ctx.meta.get("gpuherd.params", [])
     cwd = opts["cwd"] or os.getcwd()
     spec, options = build(ctx, source, params, opts)
     if opts["dry_run"]:
         _dry_run(spec, cwd, opts["yes"])
         return
+    _check_size(spec, opts["yes"], "pass --yes to submit them all")
     body = {
         "spec": spec_to_dict(spec),
         "cwd": cwd,
@@ -134,9 +136,7 @@ def submit_sweep(ctx: click.Context, /, source: str, **opts: Any) -> None:
 
 def _dry_run(spec: SweepSpec, cwd: str, yes: bool) -> None:
     """Expand here (no daemon): the commands on stdout, one a line; the rest on stderr."""
-    refusal = needs_yes(spec.name, count(spec), "pass --yes to list them all")
-    if refusal and not yes:
-        raise HerdError(refusal)
+    _check_size(spec, yes, "pass --yes to list them all")
     results = os.path.normpath(os.path.join(cwd, os.path.expanduser(spec.results_dir)))
     chosen = spec.needs_seed and spec.seed is None
     seed = secrets.randbelow(2**31) if chosen else spec.seed
@@ -154,6 +154,13 @@ def _dry_run(spec: SweepSpec, cwd: str, yes: bool) -> None:
     click.echo(done, err=True)
 
 
+def _check_size(spec: SweepSpec, yes: bool, action: str) -> None:
+    """Too many points: said here, in the CLI's words (the daemon would say it in HTTP's)."""
+    refusal = size_refusal(spec.name, count(spec), yes=yes, action=action, samples="--samples N")
+    if refusal:
+        raise HerdError(refusal)
+
+
 @sweep.command(name="status")
 @click.argument("name")
 @click.option("--sort", "sort_key", help="Sort by a metric or parameter; -KEY = descending.")
@@ -163,6 +170,8 @@ def status(name: str, sort_key: str | None, as_csv: bool, as_json: bool) -> None
     """Every point of a sweep: its parameters, state, run time and metrics (metrics.json)."""
     from urllib.parse import quote
 
+    if not is_sweep_name(name):  # the daemon would not even route it
+        raise HerdError(f"no sweep named {name!r}: `gpuherd sweep ls` lists the sweeps")
     table = Client().get(f"/sweeps/{quote(name, safe='')}", sort=sort_key)
     if as_json:
         click.echo(json.dumps(table, indent=1))

@@ -42,6 +42,7 @@ from gpuherd.core.sweep_names import value_text as value_text
 from gpuherd.core.sweep_spec import DistKind as DistKind
 from gpuherd.core.sweep_spec import Distribution as Distribution
 from gpuherd.core.sweep_spec import SweepSpec as SweepSpec
+from gpuherd.core.sweep_spec import is_sweep_name as is_sweep_name
 from gpuherd.core.sweep_spec import spec_from_dict as spec_from_dict
 from gpuherd.core.sweep_spec import spec_to_dict as spec_to_dict
 
@@ -51,14 +52,21 @@ CONFIRM_POINTS = 10_000
 """Bigger sweeps are listed or submitted only with --yes."""
 
 
-def needs_yes(name: str, total: int, action: str) -> str | None:
-    """Why a sweep of `total` points needs --yes (`action`: "pass --yes to ..."), or None."""
-    if total <= CONFIRM_POINTS:
+def size_refusal(name: str, total: int, *, yes: bool, action: str, samples: str) -> str | None:
+    """Why a sweep of `total` points (count()) cannot go on, or None: more than MAX_POINTS
+    whatever `yes`, more than CONFIRM_POINTS without it. Each caller spells its own way out:
+    `action` how to confirm ("pass --yes to submit them all"), `samples` how to draw fewer
+    points ("--samples N")."""
+    if total > MAX_POINTS:
+        return (
+            f"sweep {name!r} has {total:,} points, more than {MAX_POINTS:,} (the most a sweep"
+            " may have): narrow it"
+        )
+    if total <= CONFIRM_POINTS or yes:
         return None
-    narrow = " (--samples N)" if total <= MAX_POINTS else ""
     return (
         f"sweep {name!r} has {total:,} points, more than {CONFIRM_POINTS:,}: "
-        f"{action}, or narrow it{narrow}"
+        f"{action}, or narrow it ({samples})"
     )
 
 

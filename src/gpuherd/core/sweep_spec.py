@@ -107,10 +107,16 @@ class SweepSpec:
 # ---- validation -----------------------------------------------------------------------------
 
 
+def is_sweep_name(name: str) -> bool:
+    """Whether a sweep may have this name: not empty, no '/', control characters or outer
+    spaces (a name is a folder's and a URL path segment's)."""
+    return bool(name) and "/" not in name and name.isprintable() and name == name.strip()
+
+
 def _validate(spec: SweepSpec) -> None:
     if not spec.name:
         raise SweepError("name: must not be empty", ("name",))
-    if "/" in spec.name or not spec.name.isprintable() or spec.name != spec.name.strip():
+    if not is_sweep_name(spec.name):
         raise SweepError(
             f"name: {spec.name!r} must not hold '/', control characters or outer spaces",
             ("name",),

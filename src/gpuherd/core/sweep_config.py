@@ -1,0 +1,70 @@
+"""GPU Task Scheduler's config dicts (scheduler_config, global_config, test_config) read into
+a SweepSpec, and the error both they and sweep files raise.
+
+Pure: no I/O. sweepfile.py re-exports both names (sweep files are read there).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from gpuherd.core.sweep_names import SweepError
+from gpuherd.core.sweep_spec import SweepSpec
+
+
+class SweepFileError(ValueError):
+    """A sweep file or config that cannot be used; the message is one line naming the place."""
+
+
+def from_config(
+    config: Mapping[str, Any], *, name: str = "sweep", command: str | None = None
+) -> SweepSpec:
+    """A SweepSpec from GPU Task Scheduler's config dict.
+
+    `global_config` becomes `fixed`, `test_config` the grids (values may be any iterable, such
+    as `range(10)`); from `scheduler_config`, `result_root_folder` and the folder-name
+    separators are used, `gpu`, `force_rerun` and the file names are ignored (pass GPUs and
+    force to the submission instead).
+    """
+    unknown = set(config) - {"scheduler_config", "global_config", "test_config", "theano_config"}
+    if unknown:
+        raise SweepFileError(
+            f"config: unknown key {sorted(unknown)[0]!r}; "
+            "known keys: scheduler_config, global_config, test_config"
+        )
+    scheduler = _mapping(config.get("scheduler_config") or {}, "scheduler_config")
+    fixed = _mapping(config.get("global_config") or {}, "global_config")
+    tests = config.get("test_config") or [{}]
+    if isinstance(tests, Mapping):
+        tests = [tests]
+    grids = [_gts_grid(_mapping(t, f"test_config[{i}]"), i) for i, t in enumerate(tests)]
+    try:
+        return SweepSpec(
+            name=name,
+            command=command,
+            results_dir=str(scheduler.get("result_root_folder", "results")),
+            fixed=dict(fixed),
+            grids=tuple(grids) if any(grids) else (),
+            item_sep=str(scheduler.get("test_config_string_separator", ",")),
+            kv_sep=str(scheduler.get("test_config_string_indicator", "=")),
+        )
+    except SweepError as exc:
+        raise SweepFileError(f"config: {exc}") from None
+
+
+def _mapping(value: Any, where: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise SweepFileError(f"config: {where} must be a dict, got {type(value).__name__}")
+    return value
+
+
+def _gts_grid(test: Mapping[str, Any], i: int) -> dict[str, tuple[Any, ...]]:
+    grid: dict[str, tuple[Any, ...]] = {}
+    for key, values in test.items():
+        if isinstance(values, str | bytes | Mapping) or not isinstance(values, Iterable):
+            raise SweepFileError(
+                f"config: test_config[{i}].{key} must be a list of values, got {values!r}"
+            )
+        grid[key] = tuple(values)
+    return grid

@@ -1,0 +1,100 @@
+"""What a sweep file's values may be, and how much of them: checked as the file is read,
+before anything is expanded, sent to the daemon or written to params.json.
+
+Values are JSON's: strings, numbers, booleans, null, and lists or mappings of them (a date
+or a set cannot be sent). A file nests at most MAX_DEPTH levels of lists and mappings and
+holds at most MAX_VALUES values, an alias counting each time it is used: nine nested YAML
+anchors fit in 500 bytes and expand to 387 million strings.
+
+Pure: no I/O. Part of the sweep core (core/sweep.py).
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Mapping
+from typing import Any
+
+from gpuherd.core.sweep_names import SweepError
+
+MAX_DEPTH = 32
+"""Levels of lists and mappings, the file's top-level mapping included."""
+MAX_VALUES = 200_000
+"""Values (and lists and mappings) in a file, each alias counted as what it stands for."""
+ALLOWED = "values must be strings, numbers, booleans, or lists or mappings of them"
+TOO_DEEP = f"nested too deeply: a sweep file holds at most {MAX_DEPTH} levels of lists and mappings"
+TOO_MANY = (
+    f"more than {MAX_VALUES:,} values (an alias counts each time it is used): "
+    "a sweep file lists parameters and their values; narrow it, or split it into sweeps"
+)
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def check_values(data: Any) -> None:
+    """SweepError (message and `loc` naming the key path) for the first value that JSON
+    cannot carry, or where the data nests too deeply, holds itself or grows too large."""
+    _check(data, (), set(), [MAX_VALUES])
+
+
+def _check(value: Any, loc: tuple[str | int, ...], above: set[int], left: list[int]) -> None:
+    left[0] -= 1
+    if left[0] < 0:
+        raise SweepError(TOO_MANY)
+    if isinstance(value, _SCALARS):
+        return
+    if not isinstance(value, list | tuple | dict):
+        raise SweepError(
+            f"{_where(loc)}{_shown(value)} is {_kind(value)}: {ALLOWED}{_hint(value)}", loc
+        )
+    if id(value) in above:
+        raise SweepError(
+            f"{_where(loc)}holds itself (an alias inside its own anchor): {ALLOWED}", loc
+        )
+    if len(loc) >= MAX_DEPTH:
+        raise SweepError(f"{_where(loc)}{TOO_DEEP}", loc)
+    above.add(id(value))
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if not isinstance(key, _SCALARS):
+                raise SweepError(
+                    f"{_where(loc)}key {_shown(key)} is {_kind(key)}: keys must be strings",
+                    loc,
+                )
+            _check(item, (*loc, str(key)), above, left)
+    else:
+        for i, item in enumerate(value):
+            _check(item, (*loc, i), above, left)
+    above.discard(id(value))
+
+
+def _where(loc: tuple[str | int, ...]) -> str:
+    text = ""
+    for step in loc:
+        text += f"[{step}]" if isinstance(step, int) else (f".{step}" if text else step)
+    return f"{text}: " if text else ""
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, datetime.datetime):
+        return "a date and time"
+    if isinstance(value, datetime.date):
+        return "a date"
+    if isinstance(value, datetime.time):
+        return "a time"
+    if isinstance(value, bytes | bytearray):
+        return "binary data"
+    return f"a {type(value).__name__}"
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, datetime.date | datetime.time):
+        return value.isoformat()
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _hint(value: Any) -> str:
+    if isinstance(value, datetime.date | datetime.time):
+        return " (quote it to keep it as text)"
+    return ""
