@@ -134,6 +134,22 @@ def _ray_parts(
     return probe, executor, ray_cluster.ClusterDeviceTable
 
 
+def _number_after_job_folders(store: Store, home: Path) -> None:
+    """A new job never takes the folder of one the database forgot (herd.db deleted, emptied
+    or restored from a backup): it would overwrite that job's logs and job.json."""
+    try:
+        last = max((int(name) for name in os.listdir(home / "jobs") if name.isdecimal()), default=0)
+    except OSError:
+        return  # no jobs folder yet
+    if store.number_jobs_after(last):
+        log.warning(
+            "the database knew no job numbered %d, whose folder is in %s: new jobs are "
+            "numbered after it",
+            last,
+            home / "jobs",
+        )
+
+
 def _server_class() -> type[Any]:
     from gpuherd.api.server import quiet_server_class
 
@@ -174,6 +190,7 @@ def serve(
 
     lock = acquire_lock(home)
     store = Store(paths.database(home))
+    _number_after_job_folders(store, home)
     before = json.loads(store.get_setting("executor") or "{}").get("kind", "local")
     local_options = gpus is not None or fake_gpus is not None or slots is not None
     kind, address = choose_executor(store, executor_kind, address, local_options)

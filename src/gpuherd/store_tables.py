@@ -1,4 +1,5 @@
-"""The store's smaller tables: sweeps and the GPU configuration (a part of Store)."""
+"""The store's smaller tables: sweeps, the GPU configuration and job numbering (a part of
+Store)."""
 
 from __future__ import annotations
 
@@ -119,6 +120,18 @@ class SweepAndDeviceTables:
                 self._add_event(job_id, now, "learn", None, "queued", f"mem {mem} from a sibling")
 
     # ---- devices --------------------------------------------------------------------------
+
+    def number_jobs_after(self, last: int) -> bool:
+        """New jobs get ids above `last` (a job folder on disk); whether that changed the
+        next id (a database lost or restored from a backup would reuse folders' numbers)."""
+        with self.transaction():
+            row = self._db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'jobs'")
+            seq = next((int(r[0]) for r in row), 0)
+            if seq >= last:
+                return False
+            self._db.execute("DELETE FROM sqlite_sequence WHERE name = 'jobs'")
+            self._db.execute("INSERT INTO sqlite_sequence (name, seq) VALUES ('jobs', ?)", (last,))
+        return True
 
     def devices(self) -> list[DeviceConfig]:
         cursor = self._db.execute("SELECT idx, slots, state, max_jobs FROM devices ORDER BY idx")

@@ -244,3 +244,21 @@ def test_daemon_stop_returns_even_if_nobody_reaps_the_daemon(herd: Herd) -> None
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[-1] == "stopped"
+
+
+def test_a_lost_database_never_gives_a_new_job_an_old_jobs_folder(daemon: Herd) -> None:
+    ids = daemon.submit_lines(["echo first", "echo second"])
+    for job_id in ids:
+        daemon.wait_state(job_id, "succeeded")
+    daemon.cli("daemon", "stop")
+    for name in os.listdir(daemon.home):  # herd.db and its -wal/-shm: lost, or emptied
+        if name.startswith("herd.db"):
+            os.unlink(daemon.home / name)
+
+    daemon.start("--fake-gpus", "1")  # the GPU configuration went with the database
+    new = daemon.submit("--", "echo third")
+    assert new == ids[-1] + 1  # before: job 1 again, writing into job 1's folder
+    daemon.wait_state(new, "succeeded")
+    for job_id, text in zip([*ids, new], ["first", "second", "third"], strict=True):
+        assert (attempt_dir(daemon, job_id) / "stdout.log").read_text() == f"{text}\n"
+    assert "new jobs are numbered after it" in (daemon.home / "daemon.log").read_text()
