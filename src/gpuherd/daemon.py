@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from gpuherd import paths
+from gpuherd.core.model import MAX_SLOTS
 from gpuherd.devices import DeviceTable
 from gpuherd.engine import Engine
 from gpuherd.errors import HerdError
@@ -84,6 +85,8 @@ def choose_probe(
     store: Store, gpus: str | None, fake_gpus: str | None, slots: int | None
 ) -> GpuProbe:
     """The probe from the options, or from the last start; the device table follows it."""
+    if slots is not None and not 1 <= slots <= MAX_SLOTS:
+        raise ValueError(f"--slots must be 1 to {MAX_SLOTS}, got {slots}")
     if gpus is None and fake_gpus is None:
         saved = json.loads(store.get_setting("probe") or "{}")
         if saved:

@@ -12,7 +12,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from gpuherd.core.model import Device, DeviceState
+from gpuherd.core.model import MAX_SLOTS, Device, DeviceState
 from gpuherd.errors import HerdError, NotFound
 from gpuherd.gpus.base import GpuProbe, GpuReading, JobOnGpus, ProbeError
 from gpuherd.gpus.static import StaticProbe
@@ -182,8 +182,8 @@ class DeviceTable:
     # ---- changes (take effect at the next tick, no restart) -------------------------------
 
     def add(self, index: int, slots: int) -> None:
-        if slots < 1:
-            raise HerdError(f"--slots must be at least 1, got {slots}")
+        if not 1 <= slots <= MAX_SLOTS:
+            raise HerdError(f"--slots must be 1 to {MAX_SLOTS}, got {slots}")
         if isinstance(self.probe, StaticProbe) and index not in self._readings:
             self.probe = StaticProbe([*self._readings, index])
             self.refresh()

@@ -67,6 +67,9 @@ ERRORS = [
     pytest.param("gpuherd", ["submit", "--begin", "24:00", "true"], "24:00", id="begin-clock"),
     pytest.param("gpuherd", ["submit", "--hold", "--begin", "+1h", "true"], "not both", id="hb"),
     pytest.param("gpuherd", ["daemon", "stop", "--drain", "--kill"], "not both", id="stop"),
+    pytest.param(
+        "gpuherd", ["gpus", "add", "0", "--slots", "99999999999999999999"], "1<=x<=1024", id="slots"
+    ),
     # Missing ids as ranges: a line per million ids was 7.8 MB.
     pytest.param("gpuherd", ["submit", "--after", "1-9999", "true"], "no job 3-9999 ", id="ar"),
     pytest.param("gpuherd", ["submit", "--file", sys.executable], "not text", id="binary-file"),

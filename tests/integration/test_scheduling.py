@@ -9,7 +9,10 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+import pytest
+
 from conftest import Herd, Recorder, stays, wait_for
+from gpuherd.errors import HerdError
 
 
 def max_overlap(records: list[dict[str, Any]]) -> dict[str, int]:
@@ -263,6 +266,8 @@ def test_drain_enable_remove_and_add_gpus_at_runtime(daemon: Herd, recorder: Rec
     waiting = next(j for j in ids if daemon.job(j)["state"] == "queued")
     assert sorted(g for j in ids for g in daemon.job(j)["gpus"] if j != waiting) == [0, 1, 2]
 
+    with pytest.raises(HerdError, match="--slots must be 1 to 1024, got 1099511627776"):
+        daemon.client.post("/gpus", {"index": 3, "slots": 2**40})  # the API, past the CLI
     daemon.cli("gpus", "add", "3")
     assert gpu_states(daemon) == {0: "enabled", 1: "enabled", 2: "enabled", 3: "enabled"}
     assert daemon.wait_state(waiting, "running")["gpus"] == [3]

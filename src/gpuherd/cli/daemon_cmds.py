@@ -14,6 +14,7 @@ from gpuherd import paths
 from gpuherd.cli import render
 from gpuherd.cli.options import json_option
 from gpuherd.client import Client
+from gpuherd.core.model import MAX_SLOTS
 from gpuherd.errors import DaemonError, HerdError
 
 START_TIMEOUT = 30.0
@@ -27,7 +28,7 @@ def daemon() -> None:
 @daemon.command()
 @click.option("--gpus", help="GPU indices to use: 0,1,2,3; a repeated index is another slot.")
 @click.option("--fake-gpus", help="Pretend: 4, 2x24GiB,1x80GiB, or a JSON state file.")
-@click.option("--slots", type=click.IntRange(1), help="Jobs that may share each GPU.")
+@click.option("--slots", type=click.IntRange(1, MAX_SLOTS), help="Jobs that may share each GPU.")
 @click.option("--foreground", is_flag=True, help="Run in this terminal (logs to stderr).")
 @click.option(
     "--listen",
@@ -89,8 +90,9 @@ def start(
         ) from None
     log_path = paths.daemon_log(client.home)
     with log_path.open("ab") as log, open(os.devnull, "rb") as devnull:
+        logged = log.tell()
         proc = subprocess.Popen(args, stdin=devnull, stdout=log, stderr=log, start_new_session=True)
-    status = _wait_until_up(client, proc)
+    status = _wait_until_up(client, proc, logged)
     click.echo(
         f"daemon started (pid {status['pid']}, {status['probe']}); socket {status['socket']}"
     )
@@ -98,12 +100,14 @@ def start(
         click.echo(f"dashboard: {client.get('/daemon/listen')['url']}")
 
 
-def _wait_until_up(client: Client, proc: subprocess.Popen[bytes]) -> dict[str, object]:
+def _wait_until_up(client: Client, proc: subprocess.Popen[bytes], logged: int) -> dict[str, object]:
     deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline:
         code = proc.poll()
         if code is not None:
-            raise DaemonError(_last_error(client) or f"the daemon exited with status {code}")
+            raise DaemonError(
+                _last_error(client, logged) or f"the daemon exited with status {code}"
+            )
         try:
             status: dict[str, object] = client.get("/daemon")
             return status
@@ -114,9 +118,13 @@ def _wait_until_up(client: Client, proc: subprocess.Popen[bytes]) -> dict[str, o
     )
 
 
-def _last_error(client: Client) -> str | None:
+def _last_error(client: Client, since: int) -> str | None:
+    """The daemon's reason for exiting, from what it logged after byte `since` (what the
+    log held before this start: an earlier start's reason is not this one's)."""
     try:
-        lines = paths.daemon_log(client.home).read_text(errors="replace").splitlines()
+        with paths.daemon_log(client.home).open("rb") as log:
+            log.seek(since)
+            lines = log.read().decode(errors="replace").splitlines()
     except OSError:
         return None
     for line in reversed(lines):

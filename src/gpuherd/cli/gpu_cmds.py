@@ -9,6 +9,7 @@ import click
 from gpuherd.cli import render
 from gpuherd.cli.options import json_option
 from gpuherd.client import Client
+from gpuherd.core.model import MAX_SLOTS
 
 
 @click.group(invoke_without_command=True)
@@ -45,7 +46,7 @@ def _watch(client: Client) -> None:
 @click.argument("index", type=click.IntRange(0))
 @click.option(
     "--slots",
-    type=click.IntRange(1),
+    type=click.IntRange(1, MAX_SLOTS),
     default=1,
     show_default=True,
     help="Jobs that may share this GPU.",

@@ -10,6 +10,8 @@ from gpuherd.core.states import JobState, OutcomeKind
 
 DEFAULT_GRACE = 10.0
 """Seconds between SIGTERM and SIGKILL when a job is stopped."""
+MAX_SLOTS = 1024
+"""Jobs one GPU may run at once (--slots): more is a typo, and overflowed the database."""
 
 
 @dataclass(frozen=True)
