@@ -238,6 +238,8 @@ class JobVerbs:
             raise Conflict(f"job {job_id} is {job.state.value}: only queued or held jobs can move")
         if first == (before is not None):
             raise HerdError("say where to move the job: --first, or --before ID")
+        if before == job_id:
+            raise HerdError(f"job {job_id} cannot move before itself: name another queued job")
         if first:
             front = self.store.queue_front()
             priority, position = front if front else (job.priority, job.position)
@@ -251,16 +253,19 @@ class JobVerbs:
             priority = anchor.priority
             prev = self.store.neighbour_position(priority, anchor.position, before=True)
             new_position = anchor.position - 1.0 if prev is None else (prev + anchor.position) / 2
+        # Priority outranks position: a job moves ahead of higher-priority ones by taking
+        # their priority, and the answer says so.
+        raised = f" (priority {job.priority} -> {priority})" if priority != job.priority else ""
         self.store.update_job(
             job_id,
             self.engine.clock(),
             "move",
-            detail=f"position {new_position}",
+            detail=f"position {new_position}{raised}",
             priority=priority,
             position=new_position,
         )
         self.engine.wake()
-        return "moved to the front" if first else f"moved before job {before}"
+        return ("moved to the front" if first else f"moved before job {before}") + raised
 
     # ---- helpers --------------------------------------------------------------------------
 

@@ -81,6 +81,10 @@ def check_spec(spec: JobSpec, where: str = "") -> None:
             "--no-output-timeout must be positive, at most 100 years",
         ),
         (not 0 <= spec.grace <= LONGEST, "--grace must be 0 to 100 years"),
+        (
+            spec.kill_on_no_output and spec.no_output_timeout is None,
+            "--on-no-output kill needs --no-output-timeout: how long a job may print nothing",
+        ),
         (spec.mem is not None and spec.mem <= 0, "--mem must be positive"),
         (spec.ram is not None and spec.ram <= 0, "--ram must be positive"),
     )

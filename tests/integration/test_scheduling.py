@@ -212,11 +212,19 @@ def test_move_first_jumps_the_queue(herd: Herd, recorder: Recorder) -> None:
     herd.start("--fake-gpus", "1")
     herd.cli("pause")
     ids = herd.submit_lines([recorder.cmd("order")] * 3)
-    herd.cli("move", str(ids[2]), "--first")
+    urgent = herd.submit("--priority", "5", recorder.cmd("order"))
+    # Ahead of the priority-5 job too: the moved job takes its priority, and says so.
+    answer = herd.cli("move", str(ids[2]), "--first").stdout
+    assert answer == f"job {ids[2]}: moved to the front (priority 0 -> 5)\n"
+    refused = herd.cli("move", str(ids[1]), "--before", str(ids[1]), check=False)
+    assert refused.returncode != 0
+    assert refused.stderr.splitlines() == [
+        f"gpuherd: error: job {ids[1]} cannot move before itself: name another queued job"
+    ]
     herd.cli("resume")
-    for job_id in ids:
+    for job_id in [*ids, urgent]:
         herd.wait_state(job_id, "succeeded")
-    assert start_order(recorder, "order") == [ids[2], ids[0], ids[1]]
+    assert start_order(recorder, "order") == [ids[2], urgent, ids[0], ids[1]]
 
 
 def test_priority_command_changes_the_order(herd: Herd, recorder: Recorder) -> None:
