@@ -138,6 +138,14 @@ def test_cpu_only_job_sees_no_gpu(rherd: RayHerd) -> None:
     assert (rherd.attempt_dir(job) / "stdout.log").read_text() == "[]\n"
 
 
+def test_a_job_on_a_node_runs_in_the_shell_its_submitter_names(rherd: RayHerd) -> None:
+    env = {**rherd.env, "GPUHERD_SHELL": "bash"}
+    command = '[[ 1 == 1 ]] && echo "${BASH_VERSION:+bash}" {1..2}'
+    job = int(rherd.cli("submit", "-q", "--gpus", "0", "--", command, env=env).stdout)
+    rherd.wait_state(job, "succeeded", timeout=30)
+    assert (rherd.attempt_dir(job) / "stdout.log").read_text() == "bash 1 2\n"
+
+
 def test_impossible_request_is_refused_at_submit(rherd: RayHerd) -> None:
     proc = rherd.cli("submit", "--gpus", "3", "--", "true", check=False)
     assert proc.returncode != 0

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
+
+SHELL_VARIABLE = "GPUHERD_SHELL"
+DEFAULT_SHELL = "/bin/sh"
 
 
 class SpawnError(Exception):
@@ -14,6 +19,22 @@ class SpawnError(Exception):
 class NotStarted(SpawnError):
     """The job could not start there and then, through no fault of its own (a cluster node
     that left between placement and start): it goes back to the queue with its retries."""
+
+
+def job_shell(env: Mapping[str, str]) -> str:
+    """The shell a job's command runs in: $GPUHERD_SHELL in the job's environment (bash, for
+    `source` and `[[ ]]`; found on the job's PATH), else /bin/sh. SpawnError if it is not a
+    program."""
+    name = env.get(SHELL_VARIABLE)
+    if not name:
+        return DEFAULT_SHELL
+    path = name if os.path.isabs(name) else shutil.which(name, path=env.get("PATH", os.defpath))
+    if path is None or os.path.isdir(path) or not os.access(path, os.X_OK):
+        raise SpawnError(
+            f"{SHELL_VARIABLE}={name} is not a program here: set it to a POSIX shell such as "
+            "bash (or its path), or unset it for /bin/sh"
+        )
+    return path
 
 
 @dataclass(frozen=True)

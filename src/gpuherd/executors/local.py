@@ -1,9 +1,9 @@
 """Run jobs as local processes: one session per job, logs and exit status in the attempt folder.
 
-Each job runs in a small POSIX sh that leads its own session (pid == pgid), records its pid
-and, once the command ends, the command's status in the attempt folder's `process` file. That
-file is what lets a restarted daemon learn how a job ended while it was down (DESIGN
-principle 4).
+Each job runs in a small POSIX sh (or $GPUHERD_SHELL) that leads its own session (pid ==
+pgid), records its pid and, once the command ends, the command's status in the attempt
+folder's `process` file. That file is what lets a restarted daemon learn how a job ended
+while it was down (DESIGN principle 4).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from signal import (
 )
 
 from gpuherd.errors import Forbidden
-from gpuherd.executors.base import ExitStatus, LaunchRequest, SpawnError
+from gpuherd.executors.base import ExitStatus, LaunchRequest, SpawnError, job_shell
 from gpuherd.jobfiles import open_job_file
 
 PROCESS_FILE = "process"
@@ -34,7 +34,6 @@ PROCESS_FILE = "process"
 OLD_FILES = ("pid", "exit_status")
 """What attempts started by gpuherd before 0.2 recorded instead (still read after a restart)."""
 
-_SHELL = "/bin/sh"
 _MAX_SIGNAL = 64
 
 # Python ignores SIGPIPE and SIGXFSZ, and a daemon started with nohup or `&` may ignore
@@ -220,10 +219,11 @@ class LocalExecutor:
                 f"{e.strerror or e}; free some disk space or fix the folder's permissions"
             ) from e
         # The child opens the logs itself, so the daemon never holds (or leaks) their fds.
-        argv = [_SHELL, "-c", _JOB_SHELL, "gpuherd-job", request.command, cwd, attempt_dir]
+        shell = job_shell(request.env)
+        argv = [shell, "-c", _JOB_SHELL, "gpuherd-job", request.command, cwd, attempt_dir]
         try:
             pid = os.posix_spawn(
-                _SHELL,
+                shell,
                 argv,
                 dict(request.env),
                 setsid=True,

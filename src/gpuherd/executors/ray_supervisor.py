@@ -9,14 +9,14 @@ Run by the job's actor as `python -m gpuherd.executors.ray_supervisor DIR PARENT
   Ray hands its GPUs to someone else;
 - becomes a child subreaper, so that a process the command detaches (`setsid cmd &`, a double
   fork) is re-parented to the supervisor instead of init, and stays in reach;
-- runs the command with `/bin/sh -c` in a session of its own, its output appended to
-  `DIR/stdout.log` and `DIR/stderr.log` (the actor serves them to the daemon);
+- runs the command with `/bin/sh -c` (or $GPUHERD_SHELL) in a session of its own, its output
+  appended to `DIR/stdout.log` and `DIR/stderr.log` (the actor serves them to the daemon);
 - on SIGTERM (a kill, a timeout) sends SIGCONT and SIGTERM to every descendant, then SIGKILL
   after the grace period written to `DIR/grace`; when the worker dies, kills everything;
 - once the command has ended, kills what it left behind and writes `DIR/exit_status`
   (the code, or 128 + the signal number, as the local executor does), atomically.
 
-Only the standard library and psutil: this runs on every node of the cluster.
+Only the standard library, psutil and gpuherd's executor port: this runs on every node.
 """
 
 from __future__ import annotations
@@ -33,6 +33,8 @@ import time
 from pathlib import Path
 
 import psutil
+
+from gpuherd.executors.base import SpawnError, job_shell
 
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
@@ -119,8 +121,13 @@ def _spawn(folder: Path, spec: dict[str, object]) -> subprocess.Popen[bytes] | N
         if not os.path.isdir(cwd):
             err.write(f"gpuherd: working directory {cwd} does not exist on this node\n".encode())
             return None
+        try:
+            shell = job_shell(env)
+        except SpawnError as exc:
+            err.write(f"gpuherd: {exc}\n".encode())
+            return None
         return subprocess.Popen(
-            ["/bin/sh", "-c", str(spec["command"])],
+            [shell, "-c", str(spec["command"])],
             cwd=cwd,
             env=env,
             stdin=subprocess.DEVNULL,
