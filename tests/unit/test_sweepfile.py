@@ -78,8 +78,11 @@ def test_gpu_task_scheduler_example_as_a_yaml_file(tmp_path: Path) -> None:
 
 def test_gpu_task_scheduler_example_as_a_config_dict() -> None:
     spec = from_config(GTS_CONFIG)
-    assert [dict(p.params) for p in expand(spec)] == GTS_POINTS
+    points = expand(spec)
+    assert [dict(p.params) for p in points] == GTS_POINTS
     assert spec.command is None and spec.results_dir == "results"
+    # Its folder names, as GPU Task Scheduler writes them: an earlier run's are recognised.
+    assert points[0].folder == "method-GAN,num_packing-1,num_zmode-1"
 
 
 def test_config_dict_scheduler_options_and_ranges() -> None:

@@ -47,7 +47,9 @@ def from_config(
             fixed=dict(fixed),
             grids=tuple(grids) if any(grids) else (),
             item_sep=str(scheduler.get("test_config_string_separator", ",")),
-            kv_sep=str(scheduler.get("test_config_string_indicator", "=")),
+            # GPU Task Scheduler's default: its result folders read key-value,key-value, and
+            # a switching user's finished points are found (and skipped) under those names.
+            kv_sep=str(scheduler.get("test_config_string_indicator", "-")),
         )
     except SweepError as exc:
         raise SweepFileError(f"config: {exc}") from None
