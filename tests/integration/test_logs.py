@@ -185,3 +185,23 @@ def test_follow_of_a_job_removed_meanwhile_ends_quietly(daemon: Herd) -> None:
         daemon.cli("rm", str(job_id))
         out, err = follow.proc.communicate(timeout=15)
         assert (follow.proc.returncode, out, err) == (0, b"", b"")
+
+
+def test_daemon_log_prints_and_follows_the_daemons_own_log(daemon: Herd) -> None:
+    serving = daemon.cli("daemon", "log", "-n", "1").stdout
+    assert serving.count("\n") == 1 and f"daemon {daemon.pid} serving {daemon.home}" in serving
+    with reading(daemon, "daemon", "log", "-f", "-n", "0") as follow:
+        pid = daemon.pid
+        daemon.cli("daemon", "stop")  # logs its last line while the follow reads
+        assert f"daemon {pid} stopped".encode() in follow.line()
+    # No daemon runs now: the log is read from the home all the same.
+    assert daemon.cli("daemon", "log").stdout.endswith(f"daemon {pid} stopped\n")
+
+
+def test_daemon_log_of_a_home_where_no_daemon_started_says_so(herd: Herd) -> None:
+    proc = herd.cli("daemon", "log", check=False)
+    assert proc.returncode != 0
+    assert proc.stderr.splitlines() == [
+        f"gpuherd: error: no daemon log at {herd.home / 'daemon.log'} yet: "
+        "no daemon has started there"
+    ]

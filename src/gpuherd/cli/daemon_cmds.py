@@ -183,4 +183,35 @@ def status(as_json: bool) -> None:
         render.daemon_status(answer)
 
 
+LOG_POLL = 0.25
+"""Seconds between looks at a followed daemon.log (a file sends no notification)."""
+
+
+@daemon.command(name="log")
+@click.option("-n", "--lines", type=click.IntRange(0), default=20, show_default=True)
+@click.option("-f", "--follow", is_flag=True, help="Keep printing what the daemon logs.")
+def log_cmd(lines: int, follow: bool) -> None:
+    """Print the end of the daemon's log; -f keeps following it.
+
+    Read from the home's daemon.log, so it works when no daemon runs (after a failed start).
+    """
+    path = paths.daemon_log(paths.home_dir())
+    try:
+        log = path.open("rb")
+    except FileNotFoundError:
+        raise HerdError(f"no daemon log at {path} yet: no daemon has started there") from None
+    with log:
+        text = log.read()
+        tail = text.splitlines(keepends=True)[-lines:] if lines else []
+        sys.stdout.write(b"".join(tail).decode(errors="replace"))
+        sys.stdout.flush()
+        while follow:
+            chunk = log.read()
+            if chunk:
+                sys.stdout.write(chunk.decode(errors="replace"))
+                sys.stdout.flush()
+            else:
+                time.sleep(LOG_POLL)
+
+
 COMMANDS = [daemon]
