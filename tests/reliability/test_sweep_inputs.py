@@ -94,9 +94,11 @@ def test_a_billion_point_grid_is_refused_with_its_count(tmp_path: Path) -> None:
     billion(tmp_path)
     began = time.monotonic()
     line = one_error_line(sweep(tmp_path, "huge.yaml", "--dry-run"))
-    assert "1,000,000,000 points" in line and "--yes" in line, line
+    # Past the cap, --yes cannot help: the line says to narrow it, and offers no --yes.
+    assert "1,000,000,000 points" in line and "narrow it" in line, line
+    assert "--yes" not in line, line
     line = one_error_line(sweep(tmp_path, "huge.yaml", "--dry-run", "--yes"))
-    assert "1000000000 points" in line, line  # a cap even with --yes; never expanded
+    assert "1,000,000,000 points" in line, line  # a cap even with --yes; never expanded
     assert time.monotonic() - began < 10  # counted, not expanded: no time or memory spent
 
 
