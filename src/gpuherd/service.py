@@ -94,8 +94,8 @@ class Service(SystemVerbs, JobVerbs):
     ) -> tuple[list[dict[str, Any]], int]:
         """The jobs `ls` lists, and how many more match but were left out by `limit`: with
         `states` or `all_jobs`, the jobs that match (the newest first if asked); else the
-        running and waiting ones (the limit applies to the waiting) and the most recent
-        finished ones."""
+        most recent finished ones and the running ones, then the waiting ones in the order
+        they are to start (the limit applies to the waiting)."""
         wanted = tuple(_state(s) for s in states)
         limited: tuple[JobState, ...] = wanted
         if wanted or all_jobs:
@@ -103,14 +103,12 @@ class Service(SystemVerbs, JobVerbs):
             shown = len(jobs)
         else:
             limited = (JobState.QUEUED, JobState.HELD)
-            waiting = self.store.list_jobs(limited, project, limit)
+            waiting = self.store.waiting_in_order(project, limit)
             recent = self.store.list_jobs(
                 tuple(FINISHED_STATES), project, RECENT_FINISHED, newest_first=True
             )
-            jobs = sorted(
-                recent + self.store.list_jobs(tuple(LIVE_STATES), project) + waiting,
-                key=lambda j: j.id,
-            )
+            live = self.store.list_jobs(tuple(LIVE_STATES), project)
+            jobs = sorted(recent + live, key=lambda j: j.id) + waiting
             shown = len(waiting)
         more = 0 if limit is None or shown < limit else self.store.count_jobs(limited, project)
         explain = self._explainer()

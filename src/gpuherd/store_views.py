@@ -40,6 +40,26 @@ class JobViews:
         found = self._db.execute("SELECT state, COUNT(*) FROM jobs GROUP BY state")
         return {str(state): int(n) for state, n in found}
 
+    def waiting_in_order(self, project: str | None, limit: int | None) -> list[Job]:
+        """Up to `limit` waiting jobs as `ls` shows them: the queued ones in the order they
+        are to start (priority, then place: `move` and `priority` show), then the held ones."""
+        found: list[Job] = []
+        mine = "" if project is None else " AND project = ?"
+        args = [] if project is None else [project]
+        for source in (
+            # The partial index holds the queued jobs in that order: no sort of the queue.
+            "jobs INDEXED BY jobs_queued WHERE state = 'queued'"
+            f"{mine} ORDER BY priority DESC, position, id",
+            f"jobs WHERE state = 'held'{mine} ORDER BY id",
+        ):
+            if limit is not None and len(found) >= limit:
+                break
+            sql = f"SELECT {rows.JOB_COLUMNS} FROM {source}"
+            if limit is not None:
+                sql += f" LIMIT {int(limit) - len(found)}"
+            found += [self._job(row) for row in self._db.execute(sql, args)]
+        return found
+
     def page_jobs(
         self,
         states: Sequence[JobState],

@@ -216,11 +216,16 @@ def test_move_first_jumps_the_queue(herd: Herd, recorder: Recorder) -> None:
     # Ahead of the priority-5 job too: the moved job takes its priority, and says so.
     answer = herd.cli("move", str(ids[2]), "--first").stdout
     assert answer == f"job {ids[2]}: moved to the front (priority 0 -> 5)\n"
+    held = herd.submit("--hold", "--priority", "9", "--", "true")
+    # ls lists the waiting jobs in the order they are to start, the held ones after them.
+    assert [j["id"] for j in herd.json("ls")] == [ids[2], urgent, ids[0], ids[1], held]
+    assert [j["id"] for j in herd.json("ls", "--limit", "2")] == [ids[2], urgent]
     refused = herd.cli("move", str(ids[1]), "--before", str(ids[1]), check=False)
     assert refused.returncode != 0
     assert refused.stderr.splitlines() == [
         f"gpuherd: error: job {ids[1]} cannot move before itself: name another queued job"
     ]
+    herd.cli("rm", str(held))
     herd.cli("resume")
     for job_id in [*ids, urgent]:
         herd.wait_state(job_id, "succeeded")
