@@ -17,6 +17,7 @@ from gpuherd.core.idspec import format_ids
 from gpuherd.core.model import Job
 from gpuherd.core.placement import why_waiting
 from gpuherd.core.states import (
+    BAD_END_STATES,
     FINISHED_STATES,
     LIVE_STATES,
     JobState,
@@ -51,11 +52,19 @@ class Service(SystemVerbs, JobVerbs):
         if not items:
             raise HerdError("nothing to submit: give a command after --, or --file with lines")
         deps = {dep for item in items for dep in item.after}
-        missing = sorted(deps - self.store.existing_ids(sorted(deps)))
+        found = self.store.get_jobs(sorted(deps))
+        missing = sorted(deps - set(found))
         if missing:
             raise NotFound(
                 f"--after: no job {format_ids(missing).replace(',', ', ')} "
                 "(`gpuherd ls --all` lists the jobs there are)"
+            )
+        ended = sorted((d for d, job in found.items() if job.state in BAD_END_STATES))
+        if ended:  # the job would be cancelled at once (dependency_failed)
+            dep = found[ended[0]]
+            raise Conflict(
+                f"--after: job {dep.id} already ended {dep.state.value}, so this job would "
+                f"never run: retry it first (gpuherd retry {dep.id}), then submit"
             )
         devices = self.engine.device_listing()
         now = self.engine.clock()

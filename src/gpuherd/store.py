@@ -347,9 +347,6 @@ class Store(SweepAndDeviceTables, JobViews):
         )
         return [(int(r[0]), str(r[1])) for r in rows]
 
-    def existing_ids(self, ids: Sequence[int]) -> set[int]:
-        return set(self.get_jobs(ids))
-
     # ---- internals ------------------------------------------------------------------------
 
     def _add_event(

@@ -160,11 +160,21 @@ def test_failed_dependency_cancels_the_whole_chain(daemon: Herd, recorder: Recor
     assert recorder.lines("b") == recorder.lines("c") == []
 
 
-def test_retry_of_a_dependency_failed_job_does_not_wait_forever(daemon: Herd) -> None:
-    first = daemon.submit("--", "false")
-    daemon.wait_state(first, "failed")
+def test_retry_of_a_dependency_failed_job_does_not_wait_forever(
+    daemon: Herd, recorder: Recorder
+) -> None:
+    first = daemon.submit(recorder.cmd("first", wait="go", exit=1))
     waiter = daemon.submit("--after", str(first), "--", "true")
+    recorder.go()
+    daemon.wait_state(first, "failed")
     daemon.wait_state(waiter, "cancelled")
+    # Submitted after the failure, a job waiting for it is refused: it could never run.
+    late = daemon.cli("submit", "--after", str(first), "--", "true", check=False)
+    assert late.returncode != 0
+    assert late.stderr.splitlines() == [
+        f"gpuherd: error: --after: job {first} already ended failed, so this job would never "
+        f"run: retry it first (gpuherd retry {first}), then submit"
+    ]
     retried = daemon.cli("retry", str(waiter), check=False)
     # Refused, with one line that says to retry both, and nothing changed.
     assert retried.returncode != 0
