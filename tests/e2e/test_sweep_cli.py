@@ -97,7 +97,9 @@ def test_other_mistakes_are_one_line_too(runs: Runs, tmp_path: Path) -> None:
         (["echo {a}", "-p"], "-p needs a NAME and values"),
         (["echo {a}", "-p", "a", "1", "-p", "a", "2"], "-p a given twice"),
         (["echo {a}", "-p", "a", "1", "--samples", "5", "--dry-run"], "samples: 5 asked"),
-        (["echo {a}", "-p", "a", "1", "--name", "a/b"], "name: 'a/b' must not hold '/'"),
+        (["echo {a}", "-p", "a", "1", "--name", "a/b"], "name: 'a/b' must not be . or .., nor"),
+        # results/.. would be the working folder itself
+        (["echo {a}", "-p", "a", "1", "--name", ".."], "name: '..' must not be . or .., nor"),
         (["status", "x"], "no gpuherd daemon is running"),
     ]
     for args, expected in cases:

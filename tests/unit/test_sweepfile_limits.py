@@ -180,7 +180,9 @@ def test_each_surface_spells_its_own_way_past_the_point_limits() -> None:
     [
         ("digits", True),
         ("a b", True),
-        ("..", True),
+        ("..", False),  # results/.. is the working folder itself
+        (".", False),
+        ("..x", True),
         ("", False),
         ("../../etc", False),
         (" x", False),

@@ -108,9 +108,14 @@ class SweepSpec:
 
 
 def is_sweep_name(name: str) -> bool:
-    """Whether a sweep may have this name: not empty, no '/', control characters or outer
-    spaces (a name is a folder's and a URL path segment's)."""
-    return bool(name) and "/" not in name and name.isprintable() and name == name.strip()
+    """Whether a sweep may have this name: not empty, `.` or `..`, no '/', control characters
+    or outer spaces (a name is a folder's, results/NAME, and a URL path segment's)."""
+    return (
+        name not in ("", ".", "..")
+        and "/" not in name
+        and name.isprintable()
+        and name == name.strip()
+    )
 
 
 def _validate(spec: SweepSpec) -> None:
@@ -118,7 +123,8 @@ def _validate(spec: SweepSpec) -> None:
         raise SweepError("name: must not be empty", ("name",))
     if not is_sweep_name(spec.name):
         raise SweepError(
-            f"name: {spec.name!r} must not hold '/', control characters or outer spaces",
+            f"name: {spec.name!r} must not be . or .., nor hold '/', control characters or "
+            "outer spaces",
             ("name",),
         )
     check_seps(spec.item_sep, spec.kv_sep)
