@@ -35,12 +35,14 @@ from gpuherd.core.commands import command_from_args
 from gpuherd.core.edit import EDITABLE
 from gpuherd.core.sweep import SweepError, SweepSpec, count, size_refusal, spec_to_dict
 from gpuherd.core.sweep_names import default_sweep_name
+from gpuherd.core.sweep_spec import FILE_SUFFIXES
 from gpuherd.core.units import parse_duration, parse_size
 from gpuherd.core.when import parse_begin
 from gpuherd.errors import DaemonError, HerdError
 from gpuherd.wire_requests import SweepOptions
 
 START_TIMEOUT = 30.0
+_YES = "pass yes=True to submit them all"
 FINISHED = frozenset({"succeeded", "failed", "killed", "cancelled", "lost"})
 
 
@@ -188,9 +190,7 @@ class Herd:
         SweepSpec. Returns a Sweep handle that says what was submitted and skipped."""
         if isinstance(command, SweepSpec):
             spec = command
-        elif command is not None and str(command).lower().endswith(
-            (".yaml", ".yml", ".toml", ".json")
-        ):
+        elif command is not None and str(command).lower().endswith(FILE_SUFFIXES):
             from gpuherd.sweepfile import SweepFileError, load_sweep
 
             try:
@@ -215,9 +215,8 @@ class Herd:
             spec = replace(spec, **changes)
         except SweepError as exc:
             raise HerdError(f"invalid sweep: {exc}") from None
-        action = "pass yes=True to submit them all"
-        refusal = size_refusal(spec.name, count(spec), yes=yes, action=action, samples="samples=N")
-        if refusal:
+        points = count(spec)
+        if refusal := size_refusal(spec.name, points, yes=yes, action=_YES, samples="samples=N"):
             raise HerdError(refusal)
         body = {
             "spec": spec_to_dict(spec),

@@ -31,13 +31,12 @@ from pydantic import (
     model_validator,
 )
 
-from gpuherd.core.sweep import DistKind, Distribution, SweepError, SweepSpec
+from gpuherd.core.sweep import FILE_SUFFIXES, DistKind, Distribution, SweepError, SweepSpec
 from gpuherd.core.sweep_config import SweepFileError as SweepFileError
 from gpuherd.core.sweep_config import from_config as from_config
 from gpuherd.core.sweep_values import MAX_DEPTH, TOO_DEEP, check_values
 from gpuherd.core.units import parse_duration, parse_size
 
-SUFFIXES = (".yaml", ".yml", ".toml", ".json")
 MAX_FILE_BYTES = 1024 * 1024
 """Larger sweep files are refused before they are parsed (YAML reads ~300 KB a second)."""
 
@@ -241,7 +240,7 @@ def parse_sweep(text: str, path: str) -> SweepFile:
 def _parse(text: str, path: str) -> Any:
     """The file's data, by its suffix; SweepFileError for what cannot be read."""
     suffix = Path(path).suffix.lower()
-    if suffix not in SUFFIXES:
+    if suffix not in FILE_SUFFIXES:
         raise SweepFileError(f"{path}: unknown sweep file type: use .yaml, .yml, .toml or .json")
     if len(text) > MAX_FILE_BYTES:
         raise SweepFileError(

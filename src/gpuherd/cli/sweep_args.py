@@ -10,13 +10,11 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
-from gpuherd.core.sweep import SweepError, SweepSpec
+from gpuherd.core.sweep import FILE_SUFFIXES, SweepError, SweepSpec
 from gpuherd.core.sweep_names import default_sweep_name
 from gpuherd.errors import HerdError
 from gpuherd.wire_requests import SweepOptions
 
-FILE_SUFFIXES = (".yaml", ".yml", ".toml", ".json")
-"""As sweepfile.SUFFIXES (not imported from there: it loads YAML and pydantic)."""
 FILE_OPTIONS = ("gpus", "mem", "priority", "retries", "timeout", "max_parallel", "project")
 """Submit options a sweep file may set too (sweepfile.SubmitOptions): the CLI's win."""
 

@@ -39,6 +39,7 @@ from gpuherd.core.sweep_names import folder_name as folder_name
 from gpuherd.core.sweep_names import render as render
 from gpuherd.core.sweep_names import template_fields as template_fields
 from gpuherd.core.sweep_names import value_text as value_text
+from gpuherd.core.sweep_spec import FILE_SUFFIXES as FILE_SUFFIXES
 from gpuherd.core.sweep_spec import DistKind as DistKind
 from gpuherd.core.sweep_spec import Distribution as Distribution
 from gpuherd.core.sweep_spec import SweepSpec as SweepSpec

@@ -107,6 +107,11 @@ class SweepSpec:
 # ---- validation -----------------------------------------------------------------------------
 
 
+FILE_SUFFIXES = (".yaml", ".yml", ".toml", ".json")
+"""What a sweep file's name ends with (sweepfile.py reads them; the CLI and the Python API
+tell a file from a command template by it)."""
+
+
 def is_sweep_name(name: str) -> bool:
     """Whether a sweep may have this name: not empty, `.` or `..`, no '/', control characters
     or outer spaces (a name is a folder's, results/NAME, and a URL path segment's)."""
