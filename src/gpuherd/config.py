@@ -58,6 +58,16 @@ def _count(text: str) -> int | None:
     return value
 
 
+def _retries(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise ValueError(f"invalid count '{text}': use 0 or more")
+    return value
+
+
 def _cpu_jobs(text: str) -> int | str | None:
     return AUTO if text.strip().lower() == AUTO else _count(text)
 
@@ -116,6 +126,12 @@ SETTINGS: dict[str, Setting] = {
         lambda v: "none" if v is None else str(v),
         "at most this many CPU-only jobs (--gpus 0) run at once (auto = one per core of "
         "this machine, no cap on a Ray cluster; none = no cap)",
+    ),
+    "retries": Setting(
+        "retries",
+        _retries,
+        str,
+        "how often a failed job runs again when it was submitted without --retries",
     ),
 }
 

@@ -71,7 +71,7 @@ class Service(SystemVerbs, JobVerbs):
         new_jobs = []
         verdicts: dict[tuple[Any, ...], str | None] = {}  # the points of a sweep ask alike
         for n, item in enumerate(items, 1):
-            spec = spec_from_item(item, n if len(items) > 1 else None)
+            spec = spec_from_item(item, n if len(items) > 1 else None, self.engine.policy.retries)
             request = (spec.gpus, spec.mem, spec.exclusive, spec.ram)
             if request not in verdicts:
                 verdicts[request] = never_runs(spec, devices, self.engine.policy)

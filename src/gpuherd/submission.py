@@ -14,10 +14,11 @@ from gpuherd.errors import HerdError
 from gpuherd.wire import SubmitItem
 
 
-def spec_from_item(item: SubmitItem, n: int | None) -> JobSpec:
+def spec_from_item(item: SubmitItem, n: int | None, retries: int = 0) -> JobSpec:
     """The JobSpec a submitted item asks for; HerdError names the first thing wrong.
 
-    `n` numbers the item within a batch, so a message can say which line of a file it is.
+    `n` numbers the item within a batch, so a message can say which line of a file it is;
+    `retries` is what an item that gives none gets.
     """
     where = where_in_batch(n or 1, 2 if n else 1)
     reject_nul(
@@ -53,7 +54,7 @@ def spec_from_item(item: SubmitItem, n: int | None) -> JobSpec:
         ram=item.ram,
         oom_retry=item.oom_retry,
         after=tuple(sorted(set(item.after))),
-        retries=item.retries,
+        retries=retries if item.retries is None else item.retries,
         timeout=item.timeout,
         no_output_timeout=item.no_output_timeout,
         kill_on_no_output=item.kill_on_no_output,

@@ -49,7 +49,8 @@ class SubmitOptions:
     mem: int | None = None
     """Bytes per GPU."""
     priority: int = 0
-    retries: int = 0
+    retries: int | None = None
+    """None: the daemon's `config retries`."""
     timeout: float | None = None
     """Seconds per attempt."""
     max_parallel: int | None = None
@@ -143,7 +144,7 @@ class _File(_Strict):
     gpus: StrictInt = Field(1, ge=0)
     mem: Any = None
     priority: StrictInt = 0
-    retries: StrictInt = Field(0, ge=0)
+    retries: StrictInt | None = Field(None, ge=0)
     timeout: Any = None
     max_parallel: StrictInt | None = Field(None, ge=1)
     project: StrictStr | None = None

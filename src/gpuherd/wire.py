@@ -26,7 +26,8 @@ class JobOptions:
     oom_retry: bool = False
     priority: int = 0
     after: list[int] = field(default_factory=list)
-    retries: int = 0
+    retries: int | None = None
+    """None: the daemon's `config retries` (0 unless set)."""
     timeout: float | None = None
     grace: float = DEFAULT_GRACE
     no_output_timeout: float | None = None

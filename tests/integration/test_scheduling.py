@@ -340,3 +340,16 @@ def test_rm_of_a_job_and_its_waiter_removes_both(daemon: Herd) -> None:
     answer = daemon.cli("rm", str(first), str(waiter))
     assert answer.stdout == f"jobs {first}-{waiter}: removed\n"
     assert {job["id"] for job in daemon.ls_all()}.isdisjoint({first, waiter})
+
+
+def test_config_retries_is_the_retries_of_a_job_that_gives_none(daemon: Herd) -> None:
+    # gpulimit's MAX_ERR_TIMES: one setting instead of --retries on every submit.
+    assert daemon.cli("config", "set", "retries", "2").stdout == "retries = 2\n"
+    default = daemon.submit("--", "false")
+    explicit = daemon.submit("--retries", "0", "--", "false")
+    point = daemon.json("sweep", "false {x}", "-p", "x", "1", "--json")["ids"][0]
+    for job_id, attempts in ((default, 3), (explicit, 1), (point, 3)):
+        job = daemon.wait_state(job_id, "failed", timeout=30)
+        assert (job["retries"], job["attempt"]) == (attempts - 1, attempts), job
+    daemon.cli("config", "set", "retries", "0")
+    assert daemon.job(daemon.submit("--hold", "--", "false"))["retries"] == 0

@@ -25,7 +25,7 @@ SHARED = {
     "oom_retry": ("submit", "run", "sweep"),
     "priority": ("submit", "sweep"),
     "after": ("submit", "sweep"),
-    "retries": ("submit", "run", "sweep"),
+    "retries": ("submit", "sweep"),  # run's defaults to 0: no daemon, no `config retries`
     "timeout": ("submit", "run", "sweep"),
     "grace": ("submit", "sweep"),
     "hold": ("submit", "sweep"),
@@ -64,6 +64,12 @@ def test_a_shared_option_parses_the_same_in_every_command(name: str) -> None:
     declared = [option(commands()[c], name) for c in SHARED[name]]
     assert len({shape(o) for o in declared}) == 1, name
     assert len({tuple(o.opts) for o in declared}) == 1 or name.startswith("gpus")
+
+
+def test_run_retries_differ_only_by_their_default() -> None:
+    daemon, alone = option(submit, "retries"), option(run, "retries")
+    assert (daemon.default, alone.default) == (None, 0)
+    assert shape(daemon)[:2] == shape(alone)[:2]
 
 
 def test_the_gpus_options_differ_only_by_their_flag() -> None:

@@ -44,3 +44,11 @@ def test_a_count_of_zero_is_refused_not_read_as_no_cap(name: str) -> None:
         parse(name, "0")
     assert parse(name, "none") is None
     assert parse(name, "3") == 3
+
+
+def test_retries_is_a_count_of_zero_or_more() -> None:
+    assert parse("retries", "0") == 0
+    assert parse("retries", "3") == 3
+    for wrong in ("-1", "x", "1.5", ""):
+        with pytest.raises(ValueError, match=f"invalid count '{wrong}': use 0 or more"):
+            parse("retries", wrong)

@@ -140,13 +140,17 @@ def after_option() -> Callable[[F], F]:
     )
 
 
-def retries_option(what: str = "job", show_default: bool = True) -> Callable[[F], F]:
+def retries_option(
+    what: str = "job", daemon: bool = True, default: str = "gpuherd config get retries"
+) -> Callable[[F], F]:
+    """--retries; where a daemon takes the job, left out it is the daemon's `config retries`."""
+    more = f" [default: {default}]" if daemon else ""
     return click.option(
         "--retries",
         type=click.IntRange(0),
-        default=0,
-        show_default=show_default,
-        help=f"Run a failed {what} again up to N times.",
+        default=None if daemon else 0,
+        show_default=not daemon,
+        help=f"Run a failed {what} again up to N times.{more}",
     )
 
 

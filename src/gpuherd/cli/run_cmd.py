@@ -150,7 +150,7 @@ def _split_gpus_and_file(gpus: str | None, args: tuple[str, ...]) -> tuple[str |
 )
 @click.option("--prefix", default="job_", show_default=True, help="Job folder name prefix.")
 @memory_options("each job")
-@retries_option()
+@retries_option(daemon=False)
 @timeout_option("a job")
 @max_parallel_option()
 @click.option("--keep-state", is_flag=True, help="Keep the run's database as OUTPUT/herd.db.")

@@ -92,7 +92,7 @@ def sweep() -> None:
 @options.memory_options("each point")
 @options.priority_option(show_default=False)
 @options.after_option()
-@options.retries_option("point", show_default=False)
+@options.retries_option("point", default="the sweep file's, else gpuherd config get retries")
 @options.timeout_option()
 @options.no_output_options("a point")
 @options.grace_option("a point")

@@ -208,6 +208,8 @@ class Policy:
     """Fraction (0-1) of each GPU's memory that placement never hands out."""
     keep_ram: int = 0
     """Bytes of host memory that must stay available after a job's --ram is taken."""
+    retries: int = 0
+    """The --retries of a job submitted without one (gpulimit's MAX_ERR_TIMES)."""
 
 
 @dataclass(frozen=True)
