@@ -67,6 +67,9 @@ ERRORS = [
     pytest.param("gpuherd", ["submit", "--begin", "24:00", "true"], "24:00", id="begin-clock"),
     pytest.param("gpuherd", ["submit", "--hold", "--begin", "+1h", "true"], "not both", id="hb"),
     pytest.param("gpuherd", ["daemon", "stop", "--drain", "--kill"], "not both", id="stop"),
+    pytest.param("gpuherd", ["submit", "-q", "--json", "true"], "not both", id="q-json"),
+    pytest.param("gpuherd", ["ls", "-q", "--json"], "not both", id="ls-q-json"),
+    pytest.param("gpuherd", ["sweep", "echo {x}", "-p", "x", "1", "-q", "--json"], "not", id="sq"),
     pytest.param("gpuherd", ["submit", "--on-no-output", "kill", "true"], "needs", id="stall"),
     pytest.param(
         "gpuherd", ["gpus", "add", "0", "--slots", "99999999999999999999"], "1<=x<=1024", id="slots"

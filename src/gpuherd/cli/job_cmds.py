@@ -24,6 +24,7 @@ from gpuherd.cli.options import (
     json_option,
     memory_options,
     no_output_options,
+    one_output,
     priority_option,
     project_option,
     quiet_option,
@@ -77,6 +78,7 @@ def submit(
     # deferred: only submit parses commands (shlex)
     from gpuherd.core.commands import command_from_args, command_lines
 
+    one_output(quiet, as_json)
     if file is not None and command:
         raise click.UsageError("give a command or --file, not both")
     try:
@@ -146,6 +148,7 @@ def list_jobs(
     """List running and queued jobs and the most recent finished ones."""
     from gpuherd.cli import render  # deferred: the tables' code, which `submit` does not need
 
+    one_output(quiet, as_json)
     client = Client()
     if quiet and limit is None:
         ids = listed_ids(client, states, project, all_jobs)

@@ -223,5 +223,11 @@ def quiet_option() -> Callable[[F], F]:
     return click.option("-q", "--quiet", is_flag=True, help="Print only the job ids.")
 
 
+def one_output(quiet: bool, as_json: bool) -> None:
+    """-q and --json each say what to print: both at once is a mistake, not a choice."""
+    if quiet and as_json:
+        raise click.UsageError("give -q (the ids only) or --json, not both")
+
+
 def json_option() -> Callable[[F], F]:
     return click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")

@@ -21,6 +21,7 @@ from typing import Any
 import click
 
 from gpuherd.cli import options, sweep_render
+from gpuherd.cli.options import one_output
 from gpuherd.cli.sweep_args import ParamsCommand, build
 from gpuherd.client import Client
 from gpuherd.core.sweep import (
@@ -109,6 +110,7 @@ def sweep() -> None:
 def submit_sweep(ctx: click.Context, /, source: str, **opts: Any) -> None:
     """Submit a sweep: a TEMPLATE with -p NAME VALUES..., or a sweep FILE (.yaml, .toml, .json)."""
     params: list[tuple[str, list[Any]]] = ctx.meta.get("gpuherd.params", [])
+    one_output(opts["quiet"], opts["as_json"])
     cwd = opts["cwd"] or os.getcwd()
     spec, options = build(ctx, source, params, opts)
     if opts["dry_run"]:
