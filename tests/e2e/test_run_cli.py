@@ -117,6 +117,23 @@ def test_space_separated_gpus_then_a_job_file(runs: Runs, probe: Probe) -> None:
     assert sorted(r["gpus"] for r in probe.by_name().values()) == ["0", "1"]
 
 
+def test_a_gpu_hog_command_line_runs_as_it_is(runs: Runs, probe: Probe) -> None:
+    # `hog --job_file foo.txt --gpus 1,2,3`, with gpu-hog's other spellings too.
+    jobs = runs.root / "foo.txt"
+    jobs.write_text("".join(probe.cmd(n, barrier=2) + "\n" for n in "ab"))
+    out = runs.root / "out"
+    proc = runs.run("--job_file", str(jobs), "--gpus", "0,1", f"--output_dir={out}")
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(r["gpus"] for r in probe.by_name().values()) == ["0", "1"]
+    assert sorted(p.name for p in out.iterdir()) == ["job_0", "job_1"]
+    (runs.root / "y.py").write_text(f"def yielder():\n    yield {probe.cmd('c')!r}\n")
+    proc = runs.run(
+        "--job_yielder", str(runs.root / "y.py"), "--gpus", "0", "--output_dir", str(out)
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "c" in probe.by_name()
+
+
 def test_gpus_per_job_0_runs_cpu_only_jobs(runs: Runs, probe: Probe) -> None:
     # More than the one GPU, all at once; more than one per core too, which --max-parallel
     # allows (tests/integration/test_cpu_jobs.py: without it, one per core).

@@ -132,7 +132,33 @@ def _split_gpus_and_file(gpus: str | None, args: tuple[str, ...]) -> tuple[str |
     return spec, (extra[0] if extra else None)
 
 
-@click.command(name="run")
+GPU_HOG_SPELLINGS = {"--job_yielder": "--yielder", "--output_dir": "--output-dir"}
+"""gpu-hog's option names, taken as ours; its `--job_file F` is the FILE argument."""
+
+
+class _RunCommand(click.Command):
+    """`run`, which also takes a gpu-hog command line as it is (`--job_file foo.txt`)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, gpu_hog_args(args))
+
+
+def gpu_hog_args(args: list[str]) -> list[str]:
+    """`args` with gpu-hog's spellings in ours (everything after `--` left as it is)."""
+    out: list[str] = []
+    rest = iter(args)
+    for arg in rest:
+        name, eq, value = arg.partition("=")
+        if arg == "--":
+            return [*out, arg, *rest]
+        if name == "--job_file" and (eq or (value := next(rest, ""))):
+            out.append(value)
+        else:  # (without '=', name is arg and value empty)
+            out.append(GPU_HOG_SPELLINGS.get(name, name) + eq + value)
+    return out
+
+
+@click.command(name="run", cls=_RunCommand)
 @click.argument("args", nargs=-1)
 @click.option("--gpus", help="GPUs to use: 0,1,2 or 0 1 2; a repeated index is another slot.")
 @click.option("--fake-gpus", help="Pretend: 4, 2x24GiB,1x80GiB, or a JSON state file.")
