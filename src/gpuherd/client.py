@@ -134,6 +134,19 @@ class Client:
                 done, left = False, rest
         return states, done
 
+    def start_failure(self, since: int) -> str | None:
+        """Why a daemon start failed: the last `gpuherd daemon:` line its log got after byte
+        `since` (what the log held before the start: an earlier start's reason is not this
+        one's); None if it said nothing."""
+        try:
+            with paths.daemon_log(self.home).open("rb") as log:
+                log.seek(since)
+                lines = log.read().decode(errors="replace").splitlines()
+        except OSError:
+            return None
+        failed = [line for line in lines if line.startswith("gpuherd daemon: ")]
+        return failed[-1].removeprefix("gpuherd daemon: ") if failed else None
+
     def is_up(self) -> bool:
         try:
             self.get("/daemon")

@@ -89,12 +89,9 @@ def _start_daemon(client: Client, args: list[str]) -> None:
         )
     deadline = time.monotonic() + START_TIMEOUT
     while not client.is_up():
-        with log.open("rb") as f:
-            f.seek(seen)
-            new = f.read().decode(errors="replace").splitlines()
-        failed = [line for line in new if line.startswith("gpuherd daemon: ")]
+        failed = client.start_failure(seen)
         if failed and not client.is_up():  # (another process may have started one first)
-            raise DaemonError(failed[-1].removeprefix("gpuherd daemon: "))
+            raise DaemonError(failed)
         if time.monotonic() > deadline:
             raise DaemonError(f"the daemon did not answer within {START_TIMEOUT:g}s; see {log}")
         time.sleep(0.02)

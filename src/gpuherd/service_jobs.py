@@ -107,13 +107,16 @@ class JobVerbs:
         return "removed"
 
     def retry(self, ids: Sequence[int]) -> list[ActionResult]:
-        sweeps = {job.spec.sweep for job in self.store.get_jobs(list(ids)).values()}
-        newest = {name: self.store.newest_runs(name) for name in sweeps if name}
+        newest: dict[str, dict[str, int]] = {}  # per sweep, read at its first job here
         return self._each(ids, lambda job: self._retry_one(job, newest))
 
-    def _retry_one(self, job: Job, newest: Mapping[str, Mapping[str, int]]) -> str:
-        folder = job.spec.folder
-        newer = newest.get(job.spec.sweep or "", {}).get(folder or "", job.id)
+    def _retry_one(self, job: Job, newest: dict[str, dict[str, int]]) -> str:
+        sweep, folder = job.spec.sweep, job.spec.folder
+        newer = job.id
+        if sweep and folder:
+            if sweep not in newest:
+                newest[sweep] = self.store.newest_runs(sweep)
+            newer = newest[sweep].get(folder, job.id)
         if newer != job.id:
             # Its folder is the newer job's now: a retry would run the point twice in it.
             raise Conflict(

@@ -106,7 +106,7 @@ def _wait_until_up(client: Client, proc: subprocess.Popen[bytes], logged: int) -
         code = proc.poll()
         if code is not None:
             raise DaemonError(
-                _last_error(client, logged) or f"the daemon exited with status {code}"
+                client.start_failure(logged) or f"the daemon exited with status {code}"
             )
         try:
             status: dict[str, object] = client.get("/daemon")
@@ -116,21 +116,6 @@ def _wait_until_up(client: Client, proc: subprocess.Popen[bytes], logged: int) -
     raise DaemonError(
         f"the daemon did not answer within {START_TIMEOUT:g}s; see {paths.daemon_log(client.home)}"
     )
-
-
-def _last_error(client: Client, since: int) -> str | None:
-    """The daemon's reason for exiting, from what it logged after byte `since` (what the
-    log held before this start: an earlier start's reason is not this one's)."""
-    try:
-        with paths.daemon_log(client.home).open("rb") as log:
-            log.seek(since)
-            lines = log.read().decode(errors="replace").splitlines()
-    except OSError:
-        return None
-    for line in reversed(lines):
-        if line.startswith("gpuherd daemon: "):
-            return line.removeprefix("gpuherd daemon: ")
-    return None
 
 
 @daemon.command()
