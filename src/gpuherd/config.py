@@ -1,4 +1,4 @@
-"""Placement settings a user can read and change while the daemon runs (`gpuherd config`).
+"""Daemon settings a user can read and change while the daemon runs (`gpuherd config`).
 
 Each is kept in the store as text, so it survives restarts, and parsed into the Policy.
 """
@@ -68,6 +68,11 @@ def _retries(text: str) -> int:
     return value
 
 
+def _command(text: str) -> str | None:
+    command = text.strip()
+    return None if command.lower() in ("", "none") else command
+
+
 def _cpu_jobs(text: str) -> int | str | None:
     return AUTO if text.strip().lower() == AUTO else _count(text)
 
@@ -132,6 +137,13 @@ SETTINGS: dict[str, Setting] = {
         _retries,
         str,
         "how often a failed job runs again when it was submitted without --retries",
+    ),
+    "on-end": Setting(
+        "on_end",
+        _command,
+        lambda v: v or "none",
+        "shell command run when a job that ran ends, told of it by GPUHERD_JOB_* "
+        "variables (none = no command)",
     ),
 }
 

@@ -33,6 +33,7 @@ from gpuherd.errors import HerdError
 from gpuherd.executors.base import Executor
 from gpuherd.executors.local import LocalExecutor
 from gpuherd.gpus import GpuProbe, ProbeError, make_probe
+from gpuherd.hooks import EndHooks
 from gpuherd.jobfiles import Layout
 from gpuherd.service import Service
 from gpuherd.store import Store
@@ -227,11 +228,14 @@ def serve(
         app.state.listener = tcp.Listener(app, home)
         if tcp_sock is not None and listen is not None:
             await app.state.listener.start(tcp_sock, tcp.parse_address(listen)[0])
+        hooks = EndHooks(engine, home)
+        hooks.start()  # before the engine finishes jobs that ended while it was down
         engine.start()
         log.info("daemon %d serving %s on %s (%s)", os.getpid(), home, sock_path, probe.describe())
         await server.serve(sockets=[sock])
         engine.changes.close()  # event streams over TCP end too
         await app.state.listener.stop()
+        hooks.stop()
         engine.close()
 
     try:

@@ -52,3 +52,10 @@ def test_retries_is_a_count_of_zero_or_more() -> None:
     for wrong in ("-1", "x", "1.5", ""):
         with pytest.raises(ValueError, match=f"invalid count '{wrong}': use 0 or more"):
             parse("retries", wrong)
+
+
+def test_on_end_is_a_command_or_none() -> None:
+    assert parse("on-end", "  notify-send done ") == "notify-send done"
+    for off in ("none", "NONE", "", "  "):
+        assert parse("on-end", off) is None
+    assert SETTINGS["on-end"].show(None) == "none"

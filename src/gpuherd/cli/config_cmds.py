@@ -14,7 +14,7 @@ from gpuherd.client import Client
 @json_option()
 @click.pass_context
 def config(ctx: click.Context, as_json: bool) -> None:
-    """Placement settings: list them, `get NAME`, or `set NAME VALUE` (kept across restarts)."""
+    """Daemon settings: list them, `get NAME`, or `set NAME VALUE` (kept across restarts)."""
     if ctx.invoked_subcommand is not None:
         return
     settings = Client().get("/config")["settings"]
@@ -23,7 +23,11 @@ def config(ctx: click.Context, as_json: bool) -> None:
         return
     width = max(len(name) for name in settings)
     for name, setting in settings.items():
-        click.echo(f"{name:<{width}}  {setting['value']:<8}  {setting['help']}")
+        value = setting["value"]
+        if len(value) > 8:  # a command (on-end): its own line, the help under it
+            click.echo(f"{name:<{width}}  {value}\n{'':<{width + 12}}{setting['help']}")
+        else:
+            click.echo(f"{name:<{width}}  {value:<8}  {setting['help']}")
 
 
 @config.command()
@@ -40,7 +44,7 @@ def get(name: str) -> None:
 @click.argument("name")
 @click.argument("value")
 def set_(name: str, value: str) -> None:
-    """Change a setting; placement uses it at once."""
+    """Change a setting; the daemon uses it at once."""
     click.echo(Client().post("/config", {"name": name, "value": value})["message"])
 
 

@@ -23,7 +23,7 @@ COMMAND_TABLE: dict[str, tuple[str, str]] = {
     # name: (module in gpuherd.cli, its short help as `--help` lists it)
     "config": (
         "config_cmds",
-        "Placement settings: list them, `get NAME`, or `set NAME VALUE` (kept across restarts).",
+        "Daemon settings: list them, `get NAME`, or `set NAME VALUE` (kept across restarts).",
     ),
     "daemon": ("daemon_cmds", "Start, stop or inspect the per-user daemon that holds the queue."),
     "edit": (

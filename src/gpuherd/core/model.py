@@ -210,6 +210,8 @@ class Policy:
     """Bytes of host memory that must stay available after a job's --ram is taken."""
     retries: int = 0
     """The --retries of a job submitted without one (gpulimit's MAX_ERR_TIMES)."""
+    on_end: str | None = None
+    """Not placement: the shell command the daemon runs when a job that ran ends (hooks.py)."""
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,187 @@
+"""The on-end hook: a shell command the daemon runs each time a job that ran ends
+(`gpuherd config set on-end CMD`), as task-spooler's TS_ONFINISH and pueue's callback do.
+
+It learns of ends from the engine's change stream (it holds every change, never a gap) and
+reads the job from the store, so a change that was published but not recorded runs nothing.
+Hooks run apart from the jobs and from the engine's tick: at most PARALLEL at once, each in
+its own session, killed after `timeout`; their output goes to hooks.log in the home, and a
+hook that fails is logged in daemon.log. Best effort: a hook still waiting when the daemon
+stops is not run later.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import time
+from collections import deque
+from collections.abc import Mapping
+from pathlib import Path
+
+from gpuherd.broadcast import Change
+from gpuherd.core.model import Job
+from gpuherd.core.states import ACTIVE_STATES, FINISHED_STATES
+from gpuherd.engine import Engine
+from gpuherd.executors.base import job_shell
+
+log = logging.getLogger("gpuherd.hooks")
+
+HOOK_LOG = "hooks.log"
+PARALLEL = 4
+"""Hooks running at once: a sweep whose points all fail together must not fork hundreds."""
+TIMEOUT = 60.0
+"""Seconds a hook may run before its whole process group is killed."""
+
+# $1 = the hook command, $2 = the log: passed as arguments, never quoted into the script.
+_HOOK_SHELL = r"""
+exec </dev/null >>"$2" 2>&1
+__gpuherd_hook=$1
+shift 2
+eval "$__gpuherd_hook"
+"""
+
+
+def hook_env(
+    base: Mapping[str, str], job: Job, attempt_dir: str, job_dir: str, left: int
+) -> dict[str, str]:
+    """The daemon's environment and what the hook is told of the job (docs: Notifications)."""
+    outcome = job.outcome
+    env = {k: v for k, v in base.items() if k != "GPUHERD_TOKEN"}
+    seconds = (job.ended_at or 0) - job.started_at if job.started_at and job.ended_at else 0
+    env.update(
+        GPUHERD_JOB_ID=str(job.id),
+        GPUHERD_JOB_NAME=job.spec.name or "",
+        GPUHERD_JOB_STATE=job.state.value,
+        GPUHERD_JOB_OUTCOME=outcome.kind.value if outcome else "",
+        GPUHERD_JOB_EXIT_CODE=""
+        if outcome is None or outcome.exit_code is None
+        else str(outcome.exit_code),
+        GPUHERD_JOB_DETAIL=outcome.describe() if outcome else "",
+        GPUHERD_JOB_COMMAND=job.spec.command,
+        GPUHERD_JOB_PROJECT=job.spec.project or "",
+        GPUHERD_JOB_SWEEP=job.spec.sweep or "",
+        GPUHERD_JOB_SECONDS=f"{max(0.0, seconds):.1f}",
+        GPUHERD_JOB_GPUS=",".join(str(i) for i in job.gpus),
+        GPUHERD_ATTEMPT=str(job.attempt),
+        GPUHERD_JOB_DIR=job_dir,
+        GPUHERD_ATTEMPT_DIR=attempt_dir,
+        GPUHERD_JOBS_LEFT=str(left),
+    )
+    return env
+
+
+class EndHooks:
+    """Runs the engine's policy's `on_end` command for every job that ran and ended."""
+
+    def __init__(
+        self, engine: Engine, home: Path, timeout: float = TIMEOUT, parallel: int = PARALLEL
+    ) -> None:
+        self.engine = engine
+        self.log_path = str(home / HOOK_LOG)
+        self.timeout = timeout
+        self.parallel = parallel
+        self._waiting: deque[tuple[str, int, dict[str, str]]] = deque()
+        self._running: dict[int, tuple[int, int, asyncio.TimerHandle]] = {}
+        """Hook pid -> (pidfd, job id, its kill timer)."""
+        self._killed: set[int] = set()
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def running(self) -> int:
+        """Hooks running now."""
+        return len(self._running)
+
+    def start(self) -> None:
+        """Subscribe now (before the engine recovers jobs that ended while it was down)."""
+        changes = self.engine.changes.subscribe(backlog=0)
+        self._task = asyncio.get_running_loop().create_task(self._follow(changes))
+
+    def stop(self) -> None:
+        """Run nothing more; hooks still running go on by themselves (own sessions)."""
+        if self._task is not None:
+            self._task.cancel()
+        loop = asyncio.get_running_loop()
+        for fd, _, timer in self._running.values():
+            loop.remove_reader(fd)
+            os.close(fd)
+            timer.cancel()
+        self._running.clear()
+        if self._waiting:
+            log.warning("%d on-end hooks not run: the daemon stopped", len(self._waiting))
+            self._waiting.clear()
+
+    async def _follow(self, changes: asyncio.Queue[Change | None]) -> None:
+        while (change := await changes.get()) is not None:
+            command = self.engine.policy.on_end
+            if command and change.get("state") in FINISHED_STATES:
+                self._queue(command, change.get("id"))
+
+    def _queue(self, command: str, job_id: object) -> None:
+        store = self.engine.store
+        job = store.get_job(job_id) if isinstance(job_id, int) else None
+        if job is None or job.state not in FINISHED_STATES or job.attempt == 0:
+            return  # not recorded after all, or never ran (cancelled while queued)
+        layout = self.engine.layout
+        env = hook_env(
+            os.environ,
+            job,
+            str(layout.attempt_dir(job, job.attempt)),
+            str(layout.job_dir(job)),
+            store.count_jobs(tuple(ACTIVE_STATES)),
+        )
+        self._waiting.append((command, job.id, env))
+        self._start_waiting()
+
+    def _start_waiting(self) -> None:
+        while self._waiting and len(self._running) < self.parallel:
+            command, job_id, env = self._waiting.popleft()
+            try:
+                self._spawn(command, job_id, env)
+            except (OSError, ValueError) as exc:
+                log.warning("on-end hook for job %d could not start: %s", job_id, exc)
+
+    def _spawn(self, command: str, job_id: int, env: dict[str, str]) -> None:
+        stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+        with open(self.log_path, "a", encoding="utf-8") as f:
+            f.write(f"--- {stamp} job {job_id} {env['GPUHERD_JOB_STATE']}: {command}\n")
+        shell = job_shell(env)
+        argv = [shell, "-c", _HOOK_SHELL, "gpuherd-hook", command, self.log_path]
+        pid = os.posix_spawn(shell, argv, env, setsid=True, setsigmask=())
+        loop = asyncio.get_running_loop()
+        fd = os.pidfd_open(pid)
+        timer = loop.call_later(self.timeout, self._kill, pid)
+        self._running[pid] = (fd, job_id, timer)
+        loop.add_reader(fd, self._ended, pid)
+
+    def _kill(self, pid: int) -> None:
+        if pid in self._running:
+            log.warning(
+                "on-end hook for job %d ran longer than %gs and was killed",
+                self._running[pid][1],
+                self.timeout,
+            )
+            self._killed.add(pid)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)
+
+    def _ended(self, pid: int) -> None:
+        fd, job_id, timer = self._running.pop(pid)
+        asyncio.get_running_loop().remove_reader(fd)
+        os.close(fd)
+        timer.cancel()
+        try:
+            code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+        except ChildProcessError:
+            code = 0  # reaped elsewhere: nothing to say of it
+        if code != 0 and pid not in self._killed:
+            log.warning(
+                "on-end hook for job %d %s (its output is in %s)",
+                job_id,
+                f"exited {code}" if code > 0 else f"died of signal {-code}",
+                self.log_path,
+            )
+        self._killed.discard(pid)
+        self._start_waiting()

@@ -1,0 +1,153 @@
+"""The on-end hook (`gpuherd config set on-end CMD`): run once per job that ran and ended,
+told of the job in GPUHERD_JOB_* variables; never for a job cancelled before it started;
+kept across restarts; a failing or hanging hook is logged and never holds the queue."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from conftest import Herd, one_gpu_engine, stays, wait_for
+from gpuherd.core.model import Policy
+from gpuherd.executors.local import LocalExecutor
+from gpuherd.hooks import EndHooks
+from gpuherd.service import Service
+from gpuherd.store import Store
+from gpuherd.wire import SubmitItem
+
+
+def record_hook(folder: Path) -> str:
+    """A hook that saves its GPUHERD_ variables as FOLDER/<job id>.env (whole, by rename)."""
+    folder.mkdir(exist_ok=True)
+    return (
+        f'env | grep ^GPUHERD_ > "{folder}/tmp.$$" && '
+        f'mv "{folder}/tmp.$$" "{folder}/$GPUHERD_JOB_ID.env"'
+    )
+
+
+def told(folder: Path, job_id: int, timeout: float = 15.0) -> dict[str, str]:
+    path = folder / f"{job_id}.env"
+    wait_for(path.exists, timeout, f"the hook of job {job_id}")
+    return dict(line.split("=", 1) for line in path.read_text().splitlines())
+
+
+def test_the_hook_runs_once_for_each_job_that_ran_and_ended(daemon: Herd, tmp_path: Path) -> None:
+    seen = tmp_path / "seen"
+    assert "on-end = " in daemon.cli("config", "set", "on-end", record_hook(seen)).stdout
+    assert daemon.cli("config", "get", "on-end").stdout.strip() == record_hook(seen)
+
+    ok = daemon.submit("--name", "good", "--project", "p1", "--", "echo hi")
+    bad = daemon.submit("--retries", "1", "--", "exit 4")
+    never = daemon.submit("--hold", "--", "true")
+    daemon.cli("kill", str(never))
+    running = daemon.submit("--", "sleep 60")
+    daemon.wait_state(running, "running")
+    daemon.cli("kill", str(running))
+
+    good = told(seen, ok)
+    assert good["GPUHERD_JOB_STATE"] == "succeeded"
+    assert good["GPUHERD_JOB_OUTCOME"] == "exit"
+    assert good["GPUHERD_JOB_EXIT_CODE"] == "0"
+    assert good["GPUHERD_JOB_NAME"] == "good"
+    assert good["GPUHERD_JOB_PROJECT"] == "p1"
+    assert good["GPUHERD_JOB_COMMAND"] == "echo hi"
+    assert good["GPUHERD_ATTEMPT"] == "1"
+    assert good["GPUHERD_JOB_GPUS"] in {"0", "1", "2", "3"}
+    attempt_dir = Path(good["GPUHERD_ATTEMPT_DIR"])
+    assert (attempt_dir / "stdout.log").read_text() == "hi\n"
+    assert Path(good["GPUHERD_JOB_DIR"]) == attempt_dir.parent
+    assert float(good["GPUHERD_JOB_SECONDS"]) >= 0
+
+    failed = told(seen, bad)  # once, after its last attempt: a retry is not an end
+    assert failed["GPUHERD_JOB_STATE"] == "failed"
+    assert failed["GPUHERD_JOB_EXIT_CODE"] == "4"
+    assert failed["GPUHERD_JOB_DETAIL"] == "exit 4"
+    assert failed["GPUHERD_ATTEMPT"] == "2"
+
+    killed = told(seen, running)
+    assert killed["GPUHERD_JOB_STATE"] == "killed"
+    assert killed["GPUHERD_JOB_EXIT_CODE"] == ""
+    assert killed["GPUHERD_JOBS_LEFT"] == "0"
+    # The cancelled job's change came before the kill's: it was passed over, not pending.
+    assert not (seen / f"{never}.env").exists()
+    assert "GPUHERD_TOKEN" not in killed
+    assert "on-end hook" not in (daemon.home / "daemon.log").read_text()
+
+
+def test_a_failing_hook_is_logged_and_none_turns_it_off(daemon: Herd, tmp_path: Path) -> None:
+    daemon.cli("config", "set", "on-end", "echo told $GPUHERD_JOB_ID; exit 3")
+    first = daemon.submit("--", "true")
+    log = daemon.home / "daemon.log"
+    wait_for(lambda: f"on-end hook for job {first} exited 3" in log.read_text(), 15, "the warning")
+    hooks_log = (daemon.home / "hooks.log").read_text()
+    assert f"job {first} succeeded: echo told" in hooks_log
+    assert f"told {first}\n" in hooks_log
+
+    assert daemon.cli("config", "set", "on-end", "none").stdout.strip() == "on-end = none"
+    second = daemon.submit("--", "true")
+    daemon.wait_state(second, "succeeded")
+    stays(lambda: f"job {second}" not in (daemon.home / "hooks.log").read_text())
+
+
+def test_the_hook_is_kept_and_runs_for_a_job_that_ended_while_the_daemon_was_down(
+    daemon: Herd, tmp_path: Path
+) -> None:
+    seen, go = tmp_path / "seen", tmp_path / "go"
+    daemon.cli("config", "set", "on-end", record_hook(seen))
+    job = daemon.submit("--", f"while [ ! -e {go} ]; do sleep 0.05; done; exit 7")
+    daemon.wait_state(job, "running")
+    daemon.kill9()
+    go.touch()
+    daemon.start()
+
+    recovered = told(seen, job)
+    assert recovered["GPUHERD_JOB_STATE"] == "failed"
+    assert recovered["GPUHERD_JOB_EXIT_CODE"] == "7"
+
+
+def test_a_hook_past_its_time_is_killed_and_hooks_run_a_few_at_a_time(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = Store(tmp_path / "herd.db")
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    # Each hook writes its pid, then hangs until killed: with 2 at a time, the third job's
+    # hook can start only once one of the first two was killed at its time limit.
+    hang = f'echo $$ >"{marks}/t$$" && mv "{marks}/t$$" "{marks}/$GPUHERD_JOB_ID"; exec sleep 600'
+    limit = 1.0
+
+    async def main() -> list[int]:
+        engine = one_gpu_engine(tmp_path, store, LocalExecutor())
+        engine.policy = Policy(on_end=hang)
+        hooks = EndHooks(engine, tmp_path, timeout=limit, parallel=2)
+        hooks.start()
+        service = Service(engine, tmp_path)
+        engine.start()
+        try:
+            item = SubmitItem(command="true", cwd=str(tmp_path), env=dict(os.environ))
+            ids = service.submit([item, item, item])
+            deadline = time.monotonic() + 20
+            while (len(os.listdir(marks)) < 3 or hooks.running) and time.monotonic() < deadline:
+                await asyncio.sleep(0.02)
+            assert not hooks.running
+            return ids
+        finally:
+            hooks.stop()
+            engine.close()
+
+    with caplog.at_level(logging.WARNING, logger="gpuherd.hooks"):
+        ids = asyncio.run(main())
+    store.close()
+    started = [os.stat(marks / str(i)).st_mtime for i in ids]
+    assert started[2] - min(started[:2]) > limit * 0.9  # it waited for a place
+    for job_id in ids:
+        assert not psutil.pid_exists(int((marks / str(job_id)).read_text()))
+    killed = [r.getMessage() for r in caplog.records if "was killed" in r.getMessage()]
+    assert len(killed) == 3, killed
+    assert not [r for r in caplog.records if "died of signal" in r.getMessage()]
