@@ -14,6 +14,7 @@ import socket
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
+from functools import partial
 from itertools import islice
 
 from gpuherd import jobfiles
@@ -25,10 +26,9 @@ from gpuherd.core.lifecycle import Ended
 from gpuherd.core.model import Attempt, Device, Job, Policy, Reservation
 from gpuherd.core.placement import plan
 from gpuherd.core.states import Event, JobState, OutcomeKind, transition
-from gpuherd.core.units import format_duration
 from gpuherd.devices import DeviceTable
 from gpuherd.engine_begin import BeginTimer
-from gpuherd.engine_endings import fail_unspawned, finish, requeue_unstarted
+from gpuherd.engine_endings import fail_unspawned, finish, flag_stalled, requeue_unstarted
 from gpuherd.engine_recovery import recover
 from gpuherd.executors.base import Executor, ExitStatus, NotStarted
 from gpuherd.store import Store
@@ -68,7 +68,7 @@ class Engine:
         self.clock = clock
         self.host = socket.gethostname()
         self.changes = Broadcast()
-        self.attempts = Attempts(executor, layout, self._on_exit, self._on_stall)
+        self.attempts = Attempts(executor, layout, self._on_exit, partial(flag_stalled, self))
         self.sweep_caps: dict[str, int] = {
             row.name: int(cap)
             for row in store.list_sweeps()
@@ -191,19 +191,6 @@ class Engine:
     def _on_exit(self, job_id: int, attempt: int, status: ExitStatus) -> None:
         self._exits.append((job_id, attempt, status))
         self.wake()
-
-    def _on_stall(self, job_id: int, silent_for: float) -> None:
-        """A running job printed nothing for its --no-output-timeout: flag it, or stop it."""
-        job = self.store.get_job(job_id)
-        if job is None:
-            return
-        detail = f"no output for {format_duration(silent_for)}"
-        self.store.update_job(job_id, self.clock(), "stalled", detail=detail)
-        self.changes.publish(
-            {"id": job_id, "state": job.state.value, "event": "stalled", "detail": detail}
-        )
-        if job.spec.kill_on_no_output:
-            self.stop_job(job_id, OutcomeKind.STALLED)
 
     def _handle_exits(self, taken: list[tuple[Exit, Live]], now: float) -> None:
         if not taken:
@@ -383,7 +370,11 @@ class Engine:
         for moment in ("started_at", "ended_at"):
             if changes.get(moment) is not None:
                 change[moment] = changes[moment]
-        self.changes.publish(change)
+        self.publish(change)
+
+    def publish(self, change: dict[str, object]) -> None:
+        """Tell watchers of a change to a job once it is committed (never if rolled back)."""
+        self.store.after_commit(partial(self.changes.publish, change))
 
     @property
     def live(self) -> dict[int, Live]:

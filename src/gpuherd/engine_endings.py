@@ -13,6 +13,7 @@ from gpuherd.attempts import Live
 from gpuherd.core.lifecycle import Ended, after_attempt, classify, dependency_failed, grow_request
 from gpuherd.core.model import Attempt, Job, Outcome
 from gpuherd.core.states import BAD_END_STATES, LIVE_STATES, Event, JobState, OutcomeKind
+from gpuherd.core.units import format_duration
 from gpuherd.executors.base import SpawnError
 
 if TYPE_CHECKING:
@@ -24,6 +25,18 @@ RETRY_NOT_STARTED = 0.5
 """Seconds before placing again after an executor could not start a job (NotStarted)."""
 LEARNED_MEM_MARGIN = 1.1
 """Headroom over a sweep point's measured peak when its siblings learn their request."""
+
+
+def flag_stalled(engine: Engine, job_id: int, silent_for: float) -> None:
+    """A running job printed nothing for its --no-output-timeout: flag it, or stop it."""
+    job = engine.store.get_job(job_id)
+    if job is None:
+        return
+    detail = f"no output for {format_duration(silent_for)}"
+    engine.store.update_job(job_id, engine.clock(), "stalled", detail=detail)
+    engine.publish({"id": job_id, "state": job.state.value, "event": "stalled", "detail": detail})
+    if job.spec.kill_on_no_output:
+        engine.stop_job(job_id, OutcomeKind.STALLED)
 
 
 def finish(

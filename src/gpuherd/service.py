@@ -82,7 +82,7 @@ class Service(SystemVerbs, JobVerbs):
         ids = self.store.add_jobs(new_jobs, now)
         for job_id, new in zip(ids, new_jobs, strict=True):
             state = "held" if new.held or new.release_at else "queued"
-            self.engine.changes.publish({"id": job_id, "state": state, "event": "submit"})
+            self.engine.publish({"id": job_id, "state": state, "event": "submit"})
         if deps:
             with self.store.transaction():
                 fail_orphaned_waiters(self.engine, now, ids)

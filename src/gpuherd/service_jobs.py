@@ -222,7 +222,7 @@ class JobVerbs:
             from_state=job.state,
             **{name: getattr(spec, name) for name in fields},
         )
-        self.engine.changes.publish({"id": job.id, "state": job.state.value, "event": "edit"})
+        self.engine.publish({"id": job.id, "state": job.state.value, "event": "edit"})
         return f"edited ({what})"
 
     def set_priority(self, job_id: int, priority: int) -> str:

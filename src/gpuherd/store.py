@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-from collections.abc import Generator, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
@@ -72,6 +72,7 @@ class Store(SweepAndDeviceTables, JobViews):
                 "empty queue, or restore it from a backup"
             ) from exc
         self._depth = 0
+        self._on_commit: list[Callable[[], None]] = []
         self.touched: set[int] | None = None
         """While a verb on many jobs runs, the ids of the jobs `update_job` changed."""
         self._env_cache = lru_cache(maxsize=64)(self._load_env)
@@ -95,10 +96,23 @@ class Store(SweepAndDeviceTables, JobViews):
             yield
         except BaseException:
             self._depth = 0
+            self._on_commit.clear()
             self._db.execute("ROLLBACK")
             raise
         self._depth = 0
         self._db.execute("COMMIT")
+        done, self._on_commit = self._on_commit, []
+        for callback in done:
+            callback()
+
+    def after_commit(self, callback: Callable[[], None]) -> None:
+        """Call `callback` once what is written now is committed (at once outside a
+        transaction); never if it is rolled back. Watchers must not hear of a change that
+        did not happen (a sweep whose params.json could not be written rolls back)."""
+        if self._depth:
+            self._on_commit.append(callback)
+        else:
+            callback()
 
     @contextmanager
     def savepoint(self) -> Iterator[None]:
@@ -106,9 +120,11 @@ class Store(SweepAndDeviceTables, JobViews):
         (the rest of the transaction stands); the exception goes on."""
         with self.transaction():
             self._db.execute("SAVEPOINT block")
+            pending = len(self._on_commit)
             try:
                 yield
             except BaseException:
+                del self._on_commit[pending:]
                 self._db.execute("ROLLBACK TO block")
                 self._db.execute("RELEASE block")
                 raise
@@ -329,23 +345,6 @@ class Store(SweepAndDeviceTables, JobViews):
             " WHERE state = 'queued' AND gpus = 0)"
         ).fetchone()
         return bool(row[0])
-
-    def waiters_of(self, job_id: int) -> list[int]:
-        """Jobs that are still queued or held and wait for `job_id`."""
-        rows = self._db.execute(
-            "SELECT d.job FROM deps d JOIN jobs j ON j.id = d.job"
-            " WHERE d.dep = ? AND j.state IN ('queued', 'held')",
-            (job_id,),
-        )
-        return [int(r[0]) for r in rows]
-
-    def unmet_deps(self, job_id: int) -> list[tuple[int, str]]:
-        rows = self._db.execute(
-            "SELECT j.id, j.state FROM deps d JOIN jobs j ON j.id = d.dep"
-            " WHERE d.job = ? AND j.state != 'succeeded' ORDER BY j.id",
-            (job_id,),
-        )
-        return [(int(r[0]), str(r[1])) for r in rows]
 
     # ---- internals ------------------------------------------------------------------------
 

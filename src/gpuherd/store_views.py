@@ -1,6 +1,6 @@
 """The store's reads for people: counts, a page of jobs with search, a job's attempts and events,
-the queue positions `move` needs, and the held jobs whose `--begin` time comes (a part of
-Store)."""
+the queue positions `move` needs, the held jobs whose `--begin` time comes, and what waits on
+what (a part of Store)."""
 
 from __future__ import annotations
 
@@ -35,6 +35,23 @@ class JobViews:
     def count_jobs(self, states: Sequence[JobState] = (), project: str | None = None) -> int:
         where, args = rows.filters(states, project)
         return int(self._db.execute(f"SELECT COUNT(*) FROM jobs {where}", args).fetchone()[0])
+
+    def waiters_of(self, job_id: int) -> list[int]:
+        """Jobs that are still queued or held and wait for `job_id`."""
+        rows = self._db.execute(
+            "SELECT d.job FROM deps d JOIN jobs j ON j.id = d.job"
+            " WHERE d.dep = ? AND j.state IN ('queued', 'held')",
+            (job_id,),
+        )
+        return [int(r[0]) for r in rows]
+
+    def unmet_deps(self, job_id: int) -> list[tuple[int, str]]:
+        rows = self._db.execute(
+            "SELECT j.id, j.state FROM deps d JOIN jobs j ON j.id = d.dep"
+            " WHERE d.job = ? AND j.state != 'succeeded' ORDER BY j.id",
+            (job_id,),
+        )
+        return [(int(r[0]), str(r[1])) for r in rows]
 
     def counts(self) -> dict[str, int]:
         found = self._db.execute("SELECT state, COUNT(*) FROM jobs GROUP BY state")

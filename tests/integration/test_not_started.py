@@ -11,13 +11,18 @@ import asyncio
 import os
 from pathlib import Path
 
+import pytest
+
 from conftest import one_gpu_engine, settled
 from gpuherd.core.states import JobState
+from gpuherd.errors import HerdError
 from gpuherd.executors.base import LaunchRequest, NotStarted
 from gpuherd.executors.local import LocalExecutor
 from gpuherd.service import Service
 from gpuherd.store import Store
+from gpuherd.sweeps import Sweeps
 from gpuherd.wire import SubmitItem
+from gpuherd.wire_requests import SweepRequest
 
 
 class NodeGoneOnce(LocalExecutor):
@@ -106,4 +111,31 @@ def test_a_launch_that_fails_unexpectedly_fails_its_job_and_the_queue_goes_on(
         assert fine is not None and fine.state is JobState.SUCCEEDED, fine
 
     asyncio.run(main())
+    store.close()
+
+
+def test_a_sweep_rolled_back_tells_watchers_of_no_job(tmp_path: Path) -> None:
+    # The results folder is a file: no params.json can be written, and the whole sweep is
+    # refused. Its jobs were inserted first; watchers heard of them before the fix.
+    store = Store(tmp_path / "herd.db")
+    results = tmp_path / "results"
+    spec = {"name": "s", "command": "echo {x}", "grids": [{"x": [1, 2, 3]}]}
+    spec["results_dir"] = str(results)
+
+    async def main() -> list[object]:
+        engine = one_gpu_engine(tmp_path, store, LocalExecutor())
+        sweeps = Sweeps(Service(engine, tmp_path))
+        engine.start()
+        heard = engine.changes.subscribe(backlog=0)
+        try:
+            results.write_text("not a folder")
+            with pytest.raises(HerdError, match="cannot write"):
+                sweeps.submit(SweepRequest(spec=spec, cwd=str(tmp_path)))
+            await asyncio.sleep(0.1)  # a tick would start a job that was not rolled back
+            return [heard.get_nowait() for _ in range(heard.qsize())]
+        finally:
+            engine.close()
+
+    assert asyncio.run(main()) == []
+    assert store.count_jobs() == 0
     store.close()

@@ -649,3 +649,25 @@ def test_reopened_store_sees_everything_committed(db_path: Path) -> None:
         assert c > b
     finally:
         s.close()
+
+
+def test_after_commit_runs_on_commit_and_never_after_a_rollback(store: Store) -> None:
+    told: list[str] = []
+    store.after_commit(lambda: told.append("outside"))  # no transaction: at once
+    assert told == ["outside"]
+    with store.transaction():
+        store.after_commit(lambda: told.append("outer"))
+        with store.transaction():  # nested: joins the outer one
+            store.after_commit(lambda: told.append("inner"))
+        assert told == ["outside"]
+    assert told == ["outside", "outer", "inner"]
+
+    with pytest.raises(RuntimeError), store.transaction():
+        store.after_commit(lambda: told.append("rolled back"))
+        raise RuntimeError
+    with store.transaction():
+        store.after_commit(lambda: told.append("kept"))
+        with pytest.raises(RuntimeError), store.savepoint():  # only the block is undone
+            store.after_commit(lambda: told.append("undone block"))
+            raise RuntimeError
+    assert told == ["outside", "outer", "inner", "kept"]
