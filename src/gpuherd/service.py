@@ -31,6 +31,7 @@ from gpuherd.errors import Conflict, HerdError, NotFound
 from gpuherd.service_jobs import JobVerbs
 from gpuherd.service_system import SystemVerbs
 from gpuherd.store import NewJob
+from gpuherd.store_rows import ANY_JOB, JobFilter
 from gpuherd.submission import never_runs, spec_from_item, where_in_batch
 from gpuherd.wire import SubmitItem, attempt_view, job_view
 
@@ -96,7 +97,7 @@ class Service(SystemVerbs, JobVerbs):
     def ls(
         self,
         states: Sequence[str] = (),
-        project: str | None = None,
+        match: JobFilter = ANY_JOB,
         all_jobs: bool = False,
         limit: int | None = None,
         newest_first: bool = False,
@@ -108,30 +109,30 @@ class Service(SystemVerbs, JobVerbs):
         wanted = tuple(_state(s) for s in states)
         limited: tuple[JobState, ...] = wanted
         if wanted or all_jobs:
-            jobs = self.store.list_jobs(wanted, project, limit, newest_first)
+            jobs = self.store.list_jobs(wanted, match, limit, newest_first)
             shown = len(jobs)
         else:
             limited = (JobState.QUEUED, JobState.HELD)
-            waiting = self.store.waiting_in_order(project, limit)
+            waiting = self.store.waiting_in_order(match, limit)
             recent = self.store.list_jobs(
-                tuple(FINISHED_STATES), project, RECENT_FINISHED, newest_first=True
+                tuple(FINISHED_STATES), match, RECENT_FINISHED, newest_first=True
             )
-            live = self.store.list_jobs(tuple(LIVE_STATES), project)
+            live = self.store.list_jobs(tuple(LIVE_STATES), match)
             jobs = sorted(recent + live, key=lambda j: j.id) + waiting
             shown = len(waiting)
-        more = 0 if limit is None or shown < limit else self.store.count_jobs(limited, project)
+        more = 0 if limit is None or shown < limit else self.store.count_jobs(limited, match)
         explain = self._explainer()
         views = [job_view(job, explain(job), self._peak(job.id)) for job in jobs]
         return views, max(0, more - shown)
 
     def ls_ids(
-        self, states: Sequence[str] = (), project: str | None = None, all_jobs: bool = False
+        self, states: Sequence[str] = (), match: JobFilter = ANY_JOB, all_jobs: bool = False
     ) -> list[int]:
         """`ls -q`: the ids of the jobs matching, or else of every job not finished."""
         wanted = tuple(_state(s) for s in states)
         if not (wanted or all_jobs):
             wanted = tuple(s for s in JobState if s not in FINISHED_STATES)
-        return self.store.list_job_ids(wanted, project)
+        return self.store.list_job_ids(wanted, match)
 
     def page_jobs(
         self,

@@ -20,6 +20,7 @@ from gpuherd import store_rows as rows
 from gpuherd.core.model import Attempt, Job, JobSpec
 from gpuherd.core.states import JobState
 from gpuherd.errors import StoreError
+from gpuherd.store_rows import ANY_JOB, JobFilter
 from gpuherd.store_schema import SCHEMA_VERSION, migrate
 from gpuherd.store_tables import DeviceConfig, SweepAndDeviceTables, SweepRow
 from gpuherd.store_views import EventRow, JobViews
@@ -298,11 +299,11 @@ class Store(SweepAndDeviceTables, JobViews):
     def list_jobs(
         self,
         states: Sequence[JobState] = (),
-        project: str | None = None,
+        match: JobFilter = ANY_JOB,
         limit: int | None = None,
         newest_first: bool = False,
     ) -> list[Job]:
-        where, args = rows.filters(states, project)
+        where, args = rows.filters(states, match)
         order = "id DESC" if newest_first else "id"
         sql = f"SELECT {rows.JOB_COLUMNS} FROM jobs {where} ORDER BY {order}"
         if limit is not None:
@@ -310,9 +311,9 @@ class Store(SweepAndDeviceTables, JobViews):
         return [self._job(row) for row in self._db.execute(sql, args)]
 
     def list_job_ids(
-        self, states: Sequence[JobState] = (), project: str | None = None
+        self, states: Sequence[JobState] = (), match: JobFilter = ANY_JOB
     ) -> list[int]:
-        where, args = rows.filters(states, project)
+        where, args = rows.filters(states, match)
         return [
             row[0] for row in self._db.execute(f"SELECT id FROM jobs {where} ORDER BY id", args)
         ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from gpuherd.core.model import Attempt, Job, JobSpec, Outcome, StopRequest
@@ -120,15 +121,36 @@ def attempt_from_row(r: Sequence[Any]) -> Attempt:
     )
 
 
-def filters(states: Sequence[JobState], project: str | None) -> tuple[str, list[Any]]:
-    clauses: list[str] = []
-    args: list[Any] = []
+@dataclass(frozen=True)
+class JobFilter:
+    """Which jobs a listing wants, besides their state (`ls --project/--sweep/--name`)."""
+
+    project: str | None = None
+    sweep: str | None = None
+    name: str | None = None
+    """A glob on the job's name: `resnet-*`; a name without * ? [ matches itself alone."""
+
+    def clauses(self) -> tuple[list[str], list[Any]]:
+        found = [
+            (clause, value)
+            for clause, value in (
+                ("project = ?", self.project),
+                ("sweep = ?", self.sweep),
+                ("name GLOB ?", self.name),
+            )
+            if value is not None
+        ]
+        return [clause for clause, _ in found], [value for _, value in found]
+
+
+ANY_JOB = JobFilter()
+
+
+def filters(states: Sequence[JobState], match: JobFilter = ANY_JOB) -> tuple[str, list[Any]]:
+    clauses, args = match.clauses()
     if states:
         clauses.append(f"state IN ({','.join('?' * len(states))})")
         args.extend(s.value for s in states)
-    if project is not None:
-        clauses.append("project = ?")
-        args.append(project)
     return ("WHERE " + " AND ".join(clauses) if clauses else ""), args
 
 

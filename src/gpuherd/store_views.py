@@ -12,6 +12,7 @@ from typing import Any
 from gpuherd import store_rows as rows
 from gpuherd.core.model import Attempt, Job
 from gpuherd.core.states import JobState
+from gpuherd.store_rows import ANY_JOB, JobFilter
 
 
 @dataclass(frozen=True)
@@ -32,8 +33,8 @@ class JobViews:
     def _job(self, row: tuple[Any, ...]) -> Job:
         raise NotImplementedError
 
-    def count_jobs(self, states: Sequence[JobState] = (), project: str | None = None) -> int:
-        where, args = rows.filters(states, project)
+    def count_jobs(self, states: Sequence[JobState] = (), match: JobFilter = ANY_JOB) -> int:
+        where, args = rows.filters(states, match)
         return int(self._db.execute(f"SELECT COUNT(*) FROM jobs {where}", args).fetchone()[0])
 
     def waiters_of(self, job_id: int) -> list[int]:
@@ -57,12 +58,12 @@ class JobViews:
         found = self._db.execute("SELECT state, COUNT(*) FROM jobs GROUP BY state")
         return {str(state): int(n) for state, n in found}
 
-    def waiting_in_order(self, project: str | None, limit: int | None) -> list[Job]:
+    def waiting_in_order(self, match: JobFilter, limit: int | None) -> list[Job]:
         """Up to `limit` waiting jobs as `ls` shows them: the queued ones in the order they
         are to start (priority, then place: `move` and `priority` show), then the held ones."""
         found: list[Job] = []
-        mine = "" if project is None else " AND project = ?"
-        args = [] if project is None else [project]
+        clauses, args = match.clauses()
+        mine = "".join(f" AND {clause}" for clause in clauses)
         for source in (
             # The partial index holds the queued jobs in that order: no sort of the queue.
             "jobs INDEXED BY jobs_queued WHERE state = 'queued'"
@@ -88,11 +89,8 @@ class JobViews:
     ) -> tuple[int, list[Job]]:
         """How many jobs match, and `limit` of them from `offset`, newest first. `search`:
         `#12` is job 12; other text is a LIKE on name and command (digits: the id too, first)."""
-        where, args = rows.filters(states, project)
+        where, args = rows.filters(states, JobFilter(project, sweep))
         clauses = [where.removeprefix("WHERE ")] if where else []
-        if sweep is not None:
-            clauses.append("sweep = ?")
-            args.append(sweep)
         order = "id DESC"
         number = search.lstrip("#")
         is_number = number.isascii() and number.isdigit()

@@ -145,6 +145,25 @@ def test_ls_quiet_prints_the_ids_for_scripts(daemon: Herd) -> None:
     assert retried.stdout == f"jobs {failed[0]}-{failed[-1]}: queued again\n"
 
 
+def test_ls_picks_jobs_by_sweep_and_by_name_for_the_verbs(daemon: Herd) -> None:
+    daemon.cli("pause")  # nothing starts: every job stays queued, in the listing's order
+    swept = json.loads(
+        daemon.cli("sweep", "echo {x}", "-p", "x", "1", "2", "--name", "lr", "--json").stdout
+    )["ids"]
+    resnets = [daemon.submit("--name", f"resnet-{n}", "--", "true") for n in "ab"]
+    other = daemon.submit("--name", "resnet", "--", "true")
+    assert daemon.cli("ls", "-q", "--sweep", "lr").stdout.split() == [str(i) for i in swept]
+    assert daemon.cli("ls", "-q", "--name", "resnet-*").stdout.split() == [str(i) for i in resnets]
+    assert daemon.cli("ls", "-q", "--name", "resnet").stdout == f"{other}\n"  # no pattern: exact
+    table = daemon.cli("ls", "--name", "resnet-?").stdout
+    assert "resnet-a" in table and "resnet-b" in table and "lr" not in table
+    assert [j["id"] for j in daemon.json("ls", "--all", "--sweep", "lr")] == swept
+    assert daemon.cli("ls", "--sweep", "none-such").stdout == "no jobs match\n"
+    killed = daemon.cli("kill", *daemon.cli("ls", "-q", "--sweep", "lr").stdout.split())
+    assert killed.stdout == f"jobs {swept[0]}-{swept[-1]}: cancelled\n"
+    assert {j["state"] for j in daemon.ls_all() if j["id"] not in swept} == {"queued"}
+
+
 def test_wait_names_the_jobs_that_did_not_succeed_by_state(daemon: Herd) -> None:
     ids = daemon.submit_lines(["true", "false", "exit 3", "false"])
     done = daemon.cli("wait", f"{ids[0]}-{ids[-1]}", check=False)

@@ -19,6 +19,7 @@ from gpuherd.errors import DaemonError, NotFound
 from gpuherd.jobfiles import open_job_file, start_of_last_lines
 from gpuherd.service import Service
 from gpuherd.service_jobs import VERBS
+from gpuherd.store_rows import JobFilter
 from gpuherd.wire import ActionResult
 from gpuherd.wire_requests import (
     EditRequest,
@@ -48,15 +49,21 @@ async def list_jobs(
     request: Request,
     state: Annotated[list[str] | None, Query()] = None,
     project: str | None = None,
+    sweep: str | None = None,
+    name: str | None = None,
     all: bool = False,
     limit: Annotated[int | None, Query(ge=1)] = None,
     newest: bool = False,
     ids_only: bool = False,
 ) -> dict[str, Any]:
+    """`filtered` names the filters applied: a client asking for a filter an older daemon
+    ignores (it lists every job) must not act on that list (`kill $(ls -q --sweep S)`)."""
+    match = JobFilter(project, sweep, name)
+    filtered = {"filtered": ["project", "sweep", "name"]}
     if ids_only:
-        return {"ids": _service(request).ls_ids(state or (), project, all)}
-    jobs, more = _service(request).ls(state or (), project, all, limit, newest)
-    return {"jobs": jobs, "more": more}
+        return {"ids": _service(request).ls_ids(state or (), match, all), **filtered}
+    jobs, more = _service(request).ls(state or (), match, all, limit, newest)
+    return {"jobs": jobs, "more": more, **filtered}
 
 
 @router.get("/jobs/wait")

@@ -124,6 +124,13 @@ def submit(
     help="Only jobs in this state (repeatable): queued, running, failed, ...",
 )
 @click.option("--project", help="Only jobs of this project.")
+@click.option("--sweep", help="Only the jobs of this sweep (its points, every submission).")
+@click.option(
+    "--name",
+    "name_glob",
+    metavar="PATTERN",
+    help="Only jobs whose name matches: a name, or a pattern like 'resnet-*'.",
+)
 @click.option(
     "--limit",
     type=click.IntRange(1),
@@ -141,6 +148,8 @@ def list_jobs(
     all_jobs: bool,
     states: tuple[str, ...],
     project: str | None,
+    sweep: str | None,
+    name_glob: str | None,
     limit: int | None,
     quiet: bool,
     as_json: bool,
@@ -150,14 +159,15 @@ def list_jobs(
 
     one_output(quiet, as_json)
     client = Client()
+    match = {"project": project, "sweep": sweep, "name": name_glob}
     if quiet and limit is None:
-        ids = listed_ids(client, states, project, all_jobs)
+        ids = listed_ids(client, states, match, all_jobs)
         click.echo("\n".join(map(str, ids)), nl=bool(ids))
         return
     if limit is None and not (as_json or quiet or all_jobs):
         limit = render.DEFAULT_LS_LIMIT
-    answer = client.get(
-        "/jobs", state=list(states), project=project, all=all_jobs or None, limit=limit
+    answer = _filtered(
+        client.get("/jobs", state=list(states), **match, all=all_jobs or None, limit=limit), match
     )
     jobs = answer["jobs"]
     if as_json:
@@ -166,20 +176,37 @@ def list_jobs(
     if quiet:
         click.echo("\n".join(str(job["id"]) for job in _unless_finished(jobs, states, all_jobs)))
         return
-    render.job_table(jobs, answer.get("more", 0), filtered=bool(states or project or all_jobs))
+    filtered = bool(states or all_jobs or any(match.values()))
+    render.job_table(jobs, answer.get("more", 0), filtered=filtered)
 
 
 def listed_ids(
-    client: Client, states: tuple[str, ...] = (), project: str | None = None, all_jobs: bool = False
+    client: Client,
+    states: tuple[str, ...] = (),
+    match: dict[str, str | None] | None = None,
+    all_jobs: bool = False,
 ) -> list[int]:
     """The ids `ls -q` prints: of the jobs matching, or else of every job not finished."""
-    answer = client.get(
-        "/jobs", state=list(states), project=project, all=all_jobs or None, ids_only=True
-    )
+    match = match or {}
+    answer = client.get("/jobs", state=list(states), **match, all=all_jobs or None, ids_only=True)
+    _filtered(answer, match)
     if "ids" in answer:
         return list(answer["ids"])
     # A daemon from before ids_only answers with the whole listing.
     return [job["id"] for job in _unless_finished(answer["jobs"], states, all_jobs)]
+
+
+def _filtered(answer: dict[str, Any], match: dict[str, str | None]) -> dict[str, Any]:
+    """The answer, unless the daemon ignored a filter asked for: an older daemon lists every
+    job, and `kill $(gpuherd ls -q --sweep S)` would then kill them all."""
+    known = ("project", *answer.get("filtered", ()))  # every daemon knows --project
+    unknown = [k for k, v in match.items() if v is not None and k not in known]
+    if unknown:
+        raise click.ClickException(
+            f"the daemon cannot filter by --{unknown[0]}: it runs an older gpuherd; restart "
+            "it (gpuherd daemon stop, then gpuherd daemon start: running jobs go on)"
+        )
+    return answer
 
 
 def _unless_finished(
