@@ -13,16 +13,16 @@ import json
 import socket
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from io import BufferedReader
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
 from gpuherd import __version__, paths
-from gpuherd.errors import Conflict, DaemonError, HerdError, NotFound
+from gpuherd.errors import Conflict, DaemonError, HerdError, NotFound, NotRunning
 
-_STATUS_ERRORS: dict[int, type[HerdError]] = {404: NotFound, 409: Conflict}
+_STATUS_ERRORS: dict[int, type[HerdError]] = {404: NotFound, 409: Conflict, 503: DaemonError}
 _MAX_LINE = 65536  # a status, header or chunk-size line; longer means a broken answer
 _MAX_HEADERS = 100
 _HEX = b"0123456789abcdefABCDEF"
@@ -31,6 +31,9 @@ WAIT_CHUNK = 500
 parser caps (a wait for 30,000 ids in one call lost the connection)."""
 WAIT_POLL = 30.0
 """Longest single wait the daemon is asked for (a long poll; then it is asked again)."""
+RESTART_GRACE = 60.0
+"""Seconds a wait gives a daemon that went away midway to come back (a restart to upgrade):
+the jobs go on meanwhile, and a notebook's overnight wait should too."""
 
 
 class _BadResponse(Exception):
@@ -110,29 +113,65 @@ class Client:
                 raise _lost(exc) from None
 
     def wait(
-        self, ids: Sequence[int], deadline: float | None = None
+        self,
+        ids: Sequence[int],
+        deadline: float | None = None,
+        on_gone: Callable[[], None] | None = None,
     ) -> tuple[dict[int, str], bool]:
         """Wait until every job of `ids` has finished, or `deadline` (a `time.monotonic()`
         value) has passed: (each job's last state seen, whether all have finished).
 
         Asks about WAIT_CHUNK jobs at a time, each chunk until it is done; at the deadline
-        the chunks not asked about yet are read once, so every job has a state.
+        the chunks not asked about yet are read once, so every job has a state. A daemon
+        that goes away midway gets RESTART_GRACE seconds to come back (`on_gone` is called
+        when it went), then the wait goes on with the new one.
         """
         states: dict[int, str] = {}
         left = list(dict.fromkeys(ids))
-        done = True
+        done = first = True
         while left:
             chunk, rest = left[:WAIT_CHUNK], left[WAIT_CHUNK:]
             seconds = WAIT_POLL
             if deadline is not None:
                 seconds = 0.0 if not done else min(seconds, max(0.0, deadline - time.monotonic()))
-            answer = self.get("/jobs/wait", ids=chunk, timeout=seconds)
+            try:
+                answer = self.get("/jobs/wait", ids=chunk, timeout=seconds)
+            except DaemonError as exc:
+                if (first and isinstance(exc, NotRunning)) or not self._comes_back(
+                    deadline, on_gone
+                ):
+                    raise  # none ran to begin with, or none came back
+                continue
+            finally:
+                first = False
             states.update((int(k), v) for k, v in answer["states"].items())
             if answer["done"] or not done:
                 left = rest
             elif deadline is not None and time.monotonic() >= deadline:
                 done, left = False, rest
         return states, done
+
+    def _comes_back(self, deadline: float | None, on_gone: Callable[[], None] | None) -> bool:
+        """Whether another daemon answers within RESTART_GRACE (and before `deadline`); one
+        that is stopping still answers, with its own pid."""
+        if on_gone is not None:
+            on_gone()
+        old = self._pid()
+        give_up = time.monotonic() + RESTART_GRACE
+        if deadline is not None:
+            give_up = min(give_up, deadline)
+        while time.monotonic() < give_up:
+            time.sleep(0.2)
+            pid = self._pid()
+            if pid is not None and pid != old:
+                return True
+        return False
+
+    def _pid(self) -> int | None:
+        try:
+            return int(self.get("/daemon")["pid"])
+        except DaemonError:
+            return None
 
     def start_failure(self, since: int) -> str | None:
         """Why a daemon start failed: the last `gpuherd daemon:` line its log got after byte
@@ -167,7 +206,7 @@ class Client:
             if noted is not None:  # the daemon runs with another XDG_RUNTIME_DIR
                 self.socket_path = noted
                 return self._connect(timeout)
-            raise DaemonError(
+            raise NotRunning(
                 f"no gpuherd daemon is running for {self.home}: start one with "
                 "`gpuherd daemon start` (add --fake-gpus 4 on a machine without GPUs)"
             ) from None

@@ -33,3 +33,7 @@ class DaemonError(HerdError):
     """The daemon cannot be reached, started or stopped."""
 
     status = 503
+
+
+class NotRunning(DaemonError):
+    """No daemon listens on the home's socket."""

@@ -262,3 +262,34 @@ def test_a_lost_database_never_gives_a_new_job_an_old_jobs_folder(daemon: Herd) 
     for job_id, text in zip([*ids, new], ["first", "second", "third"], strict=True):
         assert (attempt_dir(daemon, job_id) / "stdout.log").read_text() == f"{text}\n"
     assert "new jobs are numbered after it" in (daemon.home / "daemon.log").read_text()
+
+
+def test_wait_goes_on_through_a_restart_and_a_crash(daemon: Herd, tmp_path: Path) -> None:
+    go = tmp_path / "go"
+    job = daemon.submit("--", f"while [ ! -e {go} ]; do sleep 0.05; done")
+    daemon.wait_state(job, "running")
+    waiting = subprocess.Popen(
+        [sys.executable, "-m", "gpuherd", "wait", str(job)],
+        env=daemon.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        # Its long poll is open: it holds a connection to the daemon's socket.
+        process = psutil.Process(waiting.pid)
+        wait_for(lambda: process.net_connections(kind="unix"), what="the wait's long poll")
+        daemon.cli("daemon", "stop")  # an upgrade's restart: the job goes on
+        daemon.start()
+        daemon.kill9()  # then a crash
+        daemon.start()
+        assert waiting.poll() is None  # still waiting, for the job
+        go.touch()
+        out, err = waiting.communicate(timeout=60)
+    finally:
+        if waiting.poll() is None:
+            waiting.kill()
+            waiting.communicate()
+    assert waiting.returncode == 0, err
+    assert out == "1 of 1 job succeeded\n"
+    assert "the daemon went away; waiting for it to come back" in err

@@ -287,7 +287,13 @@ def wait(ids: tuple[str, ...], timeout: float | None, quiet: bool) -> None:
         if not quiet:
             click.echo("nothing to wait for: no job is queued or running")
         return
-    states, done = client.wait(wanted, None if timeout is None else time.monotonic() + timeout)
+
+    def gone() -> None:
+        if not quiet:
+            click.echo("gpuherd: the daemon went away; waiting for it to come back", err=True)
+
+    deadline = None if timeout is None else time.monotonic() + timeout
+    states, done = client.wait(wanted, deadline, on_gone=gone)
     if not done:
         if not quiet:
             waiting = format_ids(i for i, s in sorted(states.items()) if s not in FINISHED)
