@@ -15,13 +15,15 @@ from pathlib import Path
 
 from gpuherd import jobfiles
 from gpuherd.core.model import Attempt, Job, Reservation
-from gpuherd.core.states import OutcomeKind
+from gpuherd.core.states import JobState, OutcomeKind
 from gpuherd.devices import RunningJob
 from gpuherd.executors.base import Executor, ExitStatus, LaunchRequest
 
 OnExit = Callable[[int, int, ExitStatus], None]
 OnStall = Callable[[int, float], None]
 """Called with a job id and how many seconds it has printed nothing."""
+OnTimeout = Callable[[int], object]
+"""Called with a job id whose attempt has run its --timeout: the engine stops it."""
 SILENCE_CHECKS = 4
 """Looks at a job's logs this many times per --no-output-timeout (at most every 5 s)."""
 START_RECORD_DELAY = 1.0
@@ -52,18 +54,29 @@ class Live:
     """The most GPU memory the job was seen to use on one GPU (telemetry)."""
     stop_reason: OutcomeKind | None = None
     requeue: bool = False
+    kill_at: float | None = None
+    """When (event-loop time) the stop's SIGKILL comes: a later stop request never delays it."""
     deadline: asyncio.TimerHandle | None = field(default=None, repr=False)
+    paused: bool = False
+    time_left: float | None = None
+    """Seconds of its --timeout a paused attempt has left: time does not run while paused."""
 
 
 class Attempts:
     def __init__(
-        self, executor: Executor, layout: jobfiles.Layout, on_exit: OnExit, on_stall: OnStall
+        self,
+        executor: Executor,
+        layout: jobfiles.Layout,
+        on_exit: OnExit,
+        on_stall: OnStall,
+        on_timeout: OnTimeout,
     ) -> None:
         self.executor = executor
         self.layout = layout
         self.live: dict[int, Live] = {}
         self._on_exit = on_exit
         self._on_stall = on_stall
+        self._on_timeout = on_timeout
 
     def launch(self, job: Job, attempt: Attempt, now: float) -> int:
         """Spawn the attempt and watch it; raises SpawnError or OSError when it cannot start."""
@@ -80,8 +93,9 @@ class Attempts:
         self.adopt(job, replace(attempt, pid=pid), now)
         return pid
 
-    def adopt(self, job: Job, attempt: Attempt, now: float) -> None:
-        """Watch a running attempt (just launched, or found alive after a restart)."""
+    def adopt(self, job: Job, attempt: Attempt, now: float, paused_for: float = 0.0) -> None:
+        """Watch a running attempt (just launched, or found alive after a restart, having
+        been paused for `paused_for` seconds so far: its --timeout does not count those)."""
         assert attempt.pid is not None
         pid, number = attempt.pid, attempt.number
         folder = self.layout.attempt_dir(job, number)
@@ -102,9 +116,13 @@ class Attempts:
         self.executor.watch(pid, str(folder), lambda status: self._on_exit(job.id, number, status))
         loop = asyncio.get_running_loop()
         loop.call_later(START_RECORD_DELAY, self._record_start, live)
+        live.paused = job.state is JobState.PAUSED
         if job.spec.timeout is not None:  # from this attempt's start (not the job's last)
-            remaining = max(0.0, attempt.started_at + job.spec.timeout - now)
-            live.deadline = loop.call_later(remaining, self._on_deadline, job.id, number)
+            remaining = max(0.0, attempt.started_at + paused_for + job.spec.timeout - now)
+            if live.paused:
+                live.time_left = remaining
+            else:
+                live.deadline = loop.call_later(remaining, self._on_deadline, job.id, number)
         if job.spec.no_output_timeout is not None:
             self._watch_output(live, job.spec.no_output_timeout)
 
@@ -124,7 +142,7 @@ class Attempts:
                 return  # the attempt ended
             size = _log_bytes(live.attempt_dir)
             now = loop.time()
-            if size != last[0]:
+            if size != last[0] or live.paused:  # a paused job's silence is not its own
                 last = (size, now)
                 live.stalled = False
             elif not live.stalled and now - last[1] >= limit:
@@ -137,8 +155,7 @@ class Attempts:
     def _on_deadline(self, job_id: int, number: int) -> None:
         live = self.live.get(job_id)
         if live and live.attempt == number and live.stop_reason is None:
-            live.stop_reason = OutcomeKind.TIMEOUT
-            self.executor.terminate(live.pid, live.grace)
+            self._on_timeout(job_id)  # through the engine, which stores the stop
 
     def ended(self, job_id: int, number: int) -> Live | None:
         """Forget an attempt whose process has ended; None if it was not ours (any more)."""
@@ -152,27 +169,44 @@ class Attempts:
 
     def stop(
         self, job_id: int, reason: OutcomeKind, requeue: bool = False, grace: float | None = None
-    ) -> bool:
-        """SIGTERM the job's group, SIGKILL after its grace period (or `grace`, if shorter)."""
+    ) -> Live | None:
+        """SIGTERM the job's group, SIGKILL after its grace period (or `grace`, if shorter).
+        Returns the attempt with the stop it is under; None if nothing changed."""
         live = self.live.get(job_id)
         if live is None:
-            return False
-        if live.stop_reason is None:
-            live.stop_reason, live.requeue = reason, requeue
+            return None
+        if live.stop_reason is not None and reason is not OutcomeKind.KILLED:
+            return None  # a timeout or stall while already stopping adds nothing
+        # A person's kill or retry overrides what was asked before (the last word wins: a
+        # kill after a retry is not run again), and a timeout or stall (a kill is never
+        # retried). The SIGKILL stays when it was due: asking again never delays it.
+        live.stop_reason, live.requeue = reason, requeue
+        loop = asyncio.get_running_loop()
         wait = live.grace if grace is None else min(grace, live.grace)
-        self.executor.terminate(live.pid, wait)
-        return True
+        if live.kill_at is None or loop.time() + wait < live.kill_at:
+            live.kill_at = loop.time() + wait
+            self.executor.terminate(live.pid, wait)
+        return live
 
     def stop_all(self, grace: float | None = None) -> None:
         for job_id in list(self.live):
             self.stop(job_id, OutcomeKind.KILLED, grace=grace)
 
     def pause(self, job_id: int, pause: bool) -> bool:
-        """SIGSTOP or SIGCONT to the whole process group."""
+        """SIGSTOP or SIGCONT to the whole process group; its --timeout stops meanwhile."""
         live = self.live.get(job_id)
         if live is None:
             return False
         self.executor.signal(live.pid, signal.SIGSTOP if pause else signal.SIGCONT)
+        loop = asyncio.get_running_loop()
+        if pause and not live.paused and live.deadline is not None:
+            live.time_left = max(0.0, live.deadline.when() - loop.time())
+            live.deadline.cancel()
+            live.deadline = None
+        elif not pause and live.paused and live.time_left is not None:
+            live.deadline = loop.call_later(live.time_left, self._on_deadline, job_id, live.attempt)
+            live.time_left = None
+        live.paused = pause
         return True
 
     def sweeps_running(self) -> Counter[str]:

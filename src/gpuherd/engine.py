@@ -68,7 +68,13 @@ class Engine:
         self.clock = clock
         self.host = socket.gethostname()
         self.changes = Broadcast()
-        self.attempts = Attempts(executor, layout, self._on_exit, partial(flag_stalled, self))
+        self.attempts = Attempts(
+            executor,
+            layout,
+            self._on_exit,
+            partial(flag_stalled, self),
+            lambda job_id: self.stop_job(job_id, OutcomeKind.TIMEOUT),
+        )
         self.sweep_caps: dict[str, int] = {
             row.name: int(cap)
             for row in store.list_sweeps()
@@ -279,11 +285,8 @@ class Engine:
         return within_caps(pending, self.sweep_caps, self.attempts.sweeps_running())
 
     def _do_paperwork(self) -> None:
-        """Write the human-readable job files, after the GPUs got their next jobs.
-
-        They are copies of what the store already holds, so they stay off the path from one
-        job's exit to the next one's start (file creation is slow on some file systems).
-        """
+        """Write the human-readable job files, after the GPUs got their next jobs: copies of
+        what the store holds, kept off the path from one job's exit to the next one's start."""
         work, self._paperwork = self._paperwork, []
         for write in work:
             write()
@@ -306,16 +309,20 @@ class Engine:
         self, job_id: int, reason: OutcomeKind, requeue: bool = False, grace: float | None = None
     ) -> bool:
         """Stop a running attempt; the request is stored, so a restarted daemon carries it out."""
-        if not self.attempts.stop(job_id, reason, requeue, grace):
+        live = self.attempts.stop(job_id, reason, requeue, grace)
+        if live is None or live.kill_at is None:
             return False
+        now, reason = self.clock(), live.stop_reason or reason
+        # Stored so that `at + grace` is when the SIGKILL is due, however often it was asked.
+        kill_in = live.kill_at - asyncio.get_running_loop().time()
         self.store.update_job(
             job_id,
-            self.clock(),
+            now,
             "stop",
-            detail=reason.value,
+            detail=reason.value + (", then queued again" if live.requeue else ""),
             stop_reason=reason.value,
-            stop_at=self.clock(),
-            stop_requeue=int(requeue),
+            stop_at=now + kill_in - live.grace,
+            stop_requeue=int(live.requeue),
         )
         return True
 

@@ -34,7 +34,8 @@ def recover(engine: Engine, now: float) -> None:
         status = engine.executor.recorded_exit(str(folder))
         observed[job.id] = Observed(
             pid=pid,
-            running=pid is not None and engine.executor.is_running(pid, job.id, job.attempt),
+            running=pid is not None
+            and engine.executor.is_running(pid, job.id, job.attempt, str(folder)),
             exit_code=status.exit_code if status else None,
             signal=status.signal if status else None,
             recorded=status is not None,
@@ -46,7 +47,10 @@ def recover(engine: Engine, now: float) -> None:
         if isinstance(action, Reattach):
             _reattach(engine, job, action.pid, now)
         elif isinstance(action, Finish):
-            _record_found_pid(engine, job, observed[job.id].pid, now)
+            found = observed[job.id].pid
+            _record_found_pid(engine, job, found, now)
+            if found is not None:  # as when a daemon watched it end: no process stays
+                engine.executor.end_leftovers(found, job.id, job.attempt)
             stop = job.stop
             ended = Ended(
                 action.exit_code,
@@ -79,8 +83,24 @@ def _record_found_pid(engine: Engine, job: Job, pid: int | None, now: float) -> 
 
 def _reattach(engine: Engine, job: Job, pid: int, now: float) -> None:
     _record_found_pid(engine, job, pid, now)
-    engine.attempts.adopt(job, replace(stored_attempt(engine, job), pid=pid), now)
+    attempt = replace(stored_attempt(engine, job), pid=pid)
+    paused = _paused_for(engine, job.id, attempt.started_at, now) if job.spec.timeout else 0.0
+    engine.attempts.adopt(job, attempt, now, paused)
     log.info("re-attached to job %d (pid %d)", job.id, pid)
     if job.stop is not None:  # a kill or retry the last daemon had begun
         left = max(0.0, job.stop.at + job.spec.grace - now)
         engine.attempts.stop(job.id, job.stop.reason, job.stop.requeue, grace=left)
+
+
+def _paused_for(engine: Engine, job_id: int, since: float, now: float) -> float:
+    """Seconds the attempt begun at `since` has spent paused, from its pause/resume events
+    (its --timeout does not count them)."""
+    total, paused_at = 0.0, None
+    for event in engine.store.events(job_id, limit=1_000_000):
+        if event.at < since:
+            continue
+        if event.event == "pause" and paused_at is None:
+            paused_at = event.at
+        elif event.event == "resume" and paused_at is not None:
+            total, paused_at = total + event.at - paused_at, None
+    return total + (now - paused_at if paused_at is not None else 0.0)

@@ -216,6 +216,9 @@ class Service(SystemVerbs, JobVerbs):
             if job.state in LIVE_STATES:
                 live = self.engine.live.get(job.id)
                 limit = job.spec.no_output_timeout
+                if live and live.stop_reason:
+                    then = ", then queued again" if live.requeue else ""
+                    return f"stopping ({live.stop_reason.value}{then})"
                 if live and live.stalled and limit:
                     return f"stalled: no output for over {format_duration(limit)}"
                 return None

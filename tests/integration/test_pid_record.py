@@ -16,7 +16,8 @@ from pathlib import Path
 from conftest import group_members, one_gpu_engine, wait_for
 from gpuherd.core.states import JobState
 from gpuherd.executors.base import LaunchRequest
-from gpuherd.executors.local import LocalExecutor, read_process_file
+from gpuherd.executors.local import LocalExecutor
+from gpuherd.executors.local_records import read_process_file
 from gpuherd.service import Service
 from gpuherd.store import Store
 from gpuherd.wire import SubmitItem

@@ -71,8 +71,13 @@ class Executor(Protocol):
         """Call `on_exit` once, on the event loop, when the job has ended (no polling)."""
         ...
 
-    def is_running(self, pid: int, job_id: int, attempt: int) -> bool:
+    def is_running(self, pid: int, job_id: int, attempt: int, attempt_dir: str) -> bool:
         """True when `pid` is alive and is that attempt of that job (not a reused pid)."""
+        ...
+
+    def end_leftovers(self, pid: int, job_id: int, attempt: int) -> None:
+        """Kill what is left of an attempt that ended while no daemon watched (processes it
+        started in the background), as the end of a watched attempt does."""
         ...
 
     def recorded_exit(self, attempt_dir: str) -> ExitStatus | None:

@@ -25,16 +25,14 @@ from signal import (
     SIGXFSZ,
 )
 
-from gpuherd.errors import Forbidden
 from gpuherd.executors.base import ExitStatus, LaunchRequest, SpawnError, job_shell
-from gpuherd.jobfiles import open_job_file
-
-PROCESS_FILE = "process"
-"""`pid N` once the job's shell runs, then `exit N` once its command has ended."""
-OLD_FILES = ("pid", "exit_status")
-"""What attempts started by gpuherd before 0.2 recorded instead (still read after a restart)."""
-
-_MAX_SIGNAL = 64
+from gpuherd.executors.local_records import (
+    PROCESS_FILE,
+    decode,
+    is_attempt,
+    read_process_file,
+    recorded_leader,
+)
 
 # Python ignores SIGPIPE and SIGXFSZ, and a daemon started with nohup or `&` may ignore
 # HUP/INT/QUIT; ignored dispositions survive exec and a shell cannot trap them, so a job
@@ -79,8 +77,6 @@ _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
 """os.open rather than open(): no buffered text wrapper on every job's way to its start."""
 
 _GROUP_POLL = 0.05
-_MAX_PROCESS_FILE = 4096
-"""A `process` file holds two short lines; a job may have made it anything."""
 
 
 def _group_alive(pgid: int) -> bool:
@@ -99,55 +95,13 @@ def _group_alive(pgid: int) -> bool:
     return False
 
 
-def read_process_file(attempt_dir: str) -> tuple[int | None, ExitStatus | None]:
-    """What the job's shell recorded: its pid (None if it never got that far) and, once
-    the command ended, its exit status."""
-    try:
-        with open_job_file(os.path.join(attempt_dir, PROCESS_FILE)) as f:
-            text = f.read(_MAX_PROCESS_FILE)
-            ended_at = os.fstat(f.fileno()).st_mtime
-    except FileNotFoundError:
-        return _read_old_files(attempt_dir)
-    except (OSError, Forbidden):  # the job replaced it: its status is lost
-        return None, None
-    pid = code = None
-    for line in text.split(b"\n"):
-        key, _, value = line.partition(b" ")
-        if value.isdigit():
-            if key == b"pid":
-                pid = int(value) or None
-            elif key == b"exit":
-                code = int(value)
-    return pid, None if code is None else _decode(code, ended_at)
-
-
-def _read_old_files(attempt_dir: str) -> tuple[int | None, ExitStatus | None]:
-    found: list[tuple[int, float] | None] = []
-    for name in OLD_FILES:
-        try:
-            with open_job_file(os.path.join(attempt_dir, name)) as f:
-                found.append((int(f.read(64).strip()), os.fstat(f.fileno()).st_mtime))
-        except (OSError, ValueError, Forbidden):
-            found.append(None)
-    pid, code = found
-    return (pid[0] or None) if pid else None, _decode(*code) if code else None
-
-
-def _decode(code: int, ended_at: float) -> ExitStatus:
-    # The shell reports death by signal N as 128+N; an explicit `exit 130` looks the same,
-    # and reading it as a signal is the shell's own convention.
-    if code > 128 and 1 <= code - 128 <= _MAX_SIGNAL:
-        return ExitStatus(exit_code=None, signal=code - 128, ended_at=ended_at)
-    return ExitStatus(exit_code=code, signal=None, ended_at=ended_at)
-
-
 def _from_wait_status(wait_status: int) -> ExitStatus | None:
     now = time.time()
     if os.WIFSIGNALED(wait_status):
         return ExitStatus(exit_code=None, signal=os.WTERMSIG(wait_status), ended_at=now)
     if os.WIFEXITED(wait_status):
         # The job's shell exits with the same (encoded) status it writes to the file.
-        return _decode(os.WEXITSTATUS(wait_status), now)
+        return decode(os.WEXITSTATUS(wait_status), now)
     return None
 
 
@@ -312,7 +266,7 @@ class LocalExecutor:
 
     # -- inspect -----------------------------------------------------------------------
 
-    def is_running(self, pid: int, job_id: int, attempt: int) -> bool:
+    def is_running(self, pid: int, job_id: int, attempt: int, attempt_dir: str = "") -> bool:
         # The environment tells a job apart from an unrelated process that got the same pid
         # (after a reboot, or once pids wrapped around).
         import psutil  # deferred: ~6 ms at import, needed only when a restart finds live jobs
@@ -324,12 +278,24 @@ class LocalExecutor:
             spawned = self._unreaped_child(pid)
             if spawned is not None:
                 return spawned == (job_id, attempt)
-            env = proc.environ()
+            if is_attempt(proc.environ(), job_id, attempt):
+                return True
+            created = proc.create_time()
         except psutil.Error:
             return False
-        return env.get("GPUHERD_JOB_ID") == str(job_id) and env.get("GPUHERD_ATTEMPT") == str(
-            attempt
-        )
+        return bool(attempt_dir) and recorded_leader(pid, created, attempt_dir)
+
+    def end_leftovers(self, pid: int, job_id: int, attempt: int) -> None:
+        import psutil
+
+        for proc in psutil.process_iter():
+            try:
+                # Members of its group that carry its variables: a group whose number was
+                # taken again once the job's emptied is never touched.
+                if os.getpgid(proc.pid) == pid and is_attempt(proc.environ(), job_id, attempt):
+                    proc.kill()
+            except (OSError, psutil.Error):
+                continue
 
     def _unreaped_child(self, pid: int) -> tuple[int, int] | None:
         spawned = self._children.get(pid)

@@ -250,7 +250,7 @@ class RayExecutor:
 
     # ---- inspect ----------------------------------------------------------------------------
 
-    def is_running(self, pid: int, job_id: int, attempt: int) -> bool:
+    def is_running(self, pid: int, job_id: int, attempt: int, attempt_dir: str = "") -> bool:
         if pid != handle_of(job_id, attempt):
             return False
         if pid in self._runs:
@@ -271,6 +271,10 @@ class RayExecutor:
         self._runs[pid] = _Run(name, actor)
         log.info("found job actor %s on %s (node %s)", name, info["host"], info["node_id"][:8])
         return True
+
+    def end_leftovers(self, pid: int, job_id: int, attempt: int) -> None:
+        """Nothing to do: a job's supervisor kills what its command left when it ends, watched
+        or not (ray_supervisor.py)."""
 
     def recorded_exit(self, attempt_dir: str) -> ExitStatus | None:
         path = Path(attempt_dir) / EXIT_STATUS_FILE

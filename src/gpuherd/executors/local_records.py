@@ -1,0 +1,81 @@
+"""What a local job's shell records in its attempt folder, read back after a restart: its
+pid and exit status (the `process` file), and whether a live pid is still that attempt."""
+
+from __future__ import annotations
+
+import os
+
+from gpuherd.errors import Forbidden
+from gpuherd.executors.base import ExitStatus
+from gpuherd.jobfiles import open_job_file
+
+PROCESS_FILE = "process"
+"""`pid N` once the job's shell runs, then `exit N` once its command has ended."""
+OLD_FILES = ("pid", "exit_status")
+"""What attempts started by gpuherd before 0.2 recorded instead (still read after a restart)."""
+
+_MAX_SIGNAL = 64
+
+_MAX_PROCESS_FILE = 4096
+"""A `process` file holds two short lines; a job may have made it anything."""
+
+
+def read_process_file(attempt_dir: str) -> tuple[int | None, ExitStatus | None]:
+    """What the job's shell recorded: its pid (None if it never got that far) and, once
+    the command ended, its exit status."""
+    try:
+        with open_job_file(os.path.join(attempt_dir, PROCESS_FILE)) as f:
+            text = f.read(_MAX_PROCESS_FILE)
+            ended_at = os.fstat(f.fileno()).st_mtime
+    except FileNotFoundError:
+        return _read_old_files(attempt_dir)
+    except (OSError, Forbidden):  # the job replaced it: its status is lost
+        return None, None
+    pid = code = None
+    for line in text.split(b"\n"):
+        key, _, value = line.partition(b" ")
+        if value.isdigit():
+            if key == b"pid":
+                pid = int(value) or None
+            elif key == b"exit":
+                code = int(value)
+    return pid, None if code is None else decode(code, ended_at)
+
+
+def _read_old_files(attempt_dir: str) -> tuple[int | None, ExitStatus | None]:
+    found: list[tuple[int, float] | None] = []
+    for name in OLD_FILES:
+        try:
+            with open_job_file(os.path.join(attempt_dir, name)) as f:
+                found.append((int(f.read(64).strip()), os.fstat(f.fileno()).st_mtime))
+        except (OSError, ValueError, Forbidden):
+            found.append(None)
+    pid, code = found
+    return (pid[0] or None) if pid else None, decode(*code) if code else None
+
+
+def decode(code: int, ended_at: float) -> ExitStatus:
+    # The shell reports death by signal N as 128+N; an explicit `exit 130` looks the same,
+    # and reading it as a signal is the shell's own convention.
+    if code > 128 and 1 <= code - 128 <= _MAX_SIGNAL:
+        return ExitStatus(exit_code=None, signal=code - 128, ended_at=ended_at)
+    return ExitStatus(exit_code=code, signal=None, ended_at=ended_at)
+
+
+def is_attempt(env: dict[str, str], job_id: int, attempt: int) -> bool:
+    return env.get("GPUHERD_JOB_ID") == str(job_id) and env.get("GPUHERD_ATTEMPT") == str(attempt)
+
+
+def recorded_leader(pid: int, created: float, attempt_dir: str) -> bool:
+    """A job whose shell replaced its environment (`exec env -i prog`) is still this attempt
+    when the attempt's process file names it, has no exit, and the process already existed
+    when the file was written (a pid taken again is created after the job's shell ended);
+    it also still leads the session its shell began."""
+    recorded, status = read_process_file(attempt_dir)
+    try:
+        written = os.stat(os.path.join(attempt_dir, PROCESS_FILE)).st_mtime
+        leads = os.getsid(pid) == pid
+    except OSError:
+        return False
+    # Process start times are counted from a boot time in whole seconds: allow for that.
+    return recorded == pid and status is None and leads and created <= written + 2.0

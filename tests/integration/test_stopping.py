@@ -1,0 +1,117 @@
+"""Stopping and pausing running jobs: the last person's word wins, asking again never delays
+the SIGKILL, a paused job's time limits stand still, and a stop survives a daemon crash."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import psutil
+
+from conftest import Herd, stays, wait_for
+
+# Takes a while to stop (its TERM trap), so a second request comes while it is stopping.
+SLOW_TO_STOP = "trap 'sleep 0.5; exit 0' TERM; sleep 100 & wait"
+
+
+def test_a_kill_after_a_retry_wins_and_so_does_a_retry_after_a_kill(daemon: Herd) -> None:
+    first = daemon.submit("--grace", "10s", "--", SLOW_TO_STOP)
+    daemon.wait_state(first, "running")
+    assert "stopping, then queued again" in daemon.cli("retry", str(first)).stdout
+    assert daemon.job(first)["reason"] == "stopping (killed, then queued again)"
+    daemon.cli("kill", str(first))
+    assert daemon.job(first)["reason"] == "stopping (killed)"
+    assert daemon.wait_state(first, "killed")["attempt"] == 1  # not run again
+
+    second = daemon.submit(
+        "--grace", "10s", "--", f'[ "$GPUHERD_ATTEMPT" = 2 ] || {{ {SLOW_TO_STOP}; }}'
+    )
+    daemon.wait_state(second, "running")
+    daemon.cli("kill", str(second))
+    daemon.cli("retry", str(second))  # changed my mind: run it again
+    done = daemon.wait_state(second, "succeeded", "killed")
+    assert (done["state"], done["attempt"]) == ("succeeded", 2)
+
+
+def test_asking_again_never_delays_the_sigkill(daemon: Herd) -> None:
+    grace = 2.0
+    job = daemon.submit("--grace", f"{grace:g}s", "--", "trap '' TERM; sleep 100")
+    daemon.wait_state(job, "running")
+    asked = time.time()
+    while daemon.job(job)["state"] == "running" and time.time() < asked + 15:
+        daemon.cli("kill", str(job))  # every kill used to start the grace again
+        time.sleep(0.2)
+    ended = daemon.wait_state(job, "killed")
+    assert ended["ended_at"] - asked < grace + 1.5
+
+
+def test_time_limits_stand_still_while_a_job_is_paused(daemon: Herd, tmp_path: Path) -> None:
+    # Each needs 1.5 s of running: less than its limit, unless paused time counted.
+    timed = daemon.submit("--timeout", "2s", "--", "sleep 0.5; sleep 0.5; sleep 0.5")
+    chatty = daemon.submit(
+        "--no-output-timeout", "1s", "--on-no-output", "kill", "--",
+        "for i in 1 2 3 4 5 6; do echo $i; sleep 0.25; done",
+    )  # fmt: skip
+    restarted = daemon.submit("--timeout", "2s", "--", "sleep 0.5; sleep 0.5; sleep 0.5")
+    for job in (timed, chatty, restarted):
+        daemon.wait_state(job, "running")
+    daemon.cli("pause", str(timed), str(chatty), str(restarted))
+    stays(lambda: daemon.job(timed)["state"] == "paused", seconds=2.5)
+    daemon.cli("resume", str(timed), str(chatty))
+    # The third stays paused through a crash: its paused time is read back from its events.
+    daemon.kill9()
+    daemon.start()
+    assert daemon.job(restarted)["state"] == "paused"
+    daemon.cli("resume", str(restarted))
+    for job in (timed, chatty, restarted):
+        assert daemon.wait_state(job, "succeeded", "failed")["state"] == "succeeded", job
+
+
+def test_a_timeout_stop_survives_a_crash_during_its_grace(daemon: Herd, tmp_path: Path) -> None:
+    job = daemon.submit(
+        "--timeout", "0.5s", "--grace", "20s", "--", SLOW_TO_STOP.replace("0.5", "2")
+    )
+    wait_for(lambda: any(e["event"] == "stop" for e in daemon.json("show", str(job))["events"]))
+    daemon.kill9()
+    process_file = daemon.home / "jobs" / str(job) / "attempt-1" / "process"
+    wait_for(lambda: "exit" in process_file.read_text(), what="its end, while no daemon runs")
+    daemon.start()
+    ended = daemon.wait_state(job, "failed", "succeeded")
+    assert (ended["state"], ended["outcome"]) == ("failed", "timeout")
+
+
+def test_a_job_that_cleans_its_environment_is_still_found_after_a_crash(
+    daemon: Herd, tmp_path: Path
+) -> None:
+    go = tmp_path / "go"
+    job = daemon.submit("--", f'exec env -i sh -c "while [ ! -e {go} ]; do sleep 0.05; done"')
+    daemon.wait_state(job, "running")
+    pid = daemon.job(job)["pid"]
+    wait_for(lambda: "GPUHERD_JOB_ID" not in psutil.Process(pid).environ(), what="the exec")
+    daemon.kill9()
+    daemon.start()
+    assert daemon.job(job)["state"] == "running"  # was `lost`, its GPU given to the next job
+    other = daemon.submit("--gpus", "4", "--", "true")
+    assert "waiting" in daemon.job(other)["reason"]
+    go.touch()
+    daemon.wait_state(other, "succeeded")
+
+
+def test_what_a_job_left_running_while_no_daemon_ran_is_killed(
+    daemon: Herd, tmp_path: Path
+) -> None:
+    go, child = tmp_path / "go", tmp_path / "child"
+    job = daemon.submit(
+        "--", f"sleep 300 & echo $! > {child}; while [ ! -e {go} ]; do sleep 0.05; done"
+    )
+    wait_for(lambda: child.exists() and child.read_text().strip(), what="the child")
+    straggler = psutil.Process(int(child.read_text()))
+    daemon.kill9()
+    go.touch()
+    process_file = daemon.home / "jobs" / str(job) / "attempt-1" / "process"
+    wait_for(lambda: "exit" in process_file.read_text(), what="the job's end")
+    assert straggler.is_running()
+    daemon.start()
+    assert daemon.wait_state(job, "succeeded")["state"] == "succeeded"
+    wait_for(lambda: not straggler.is_running() or straggler.status() == "zombie",
+             what="the child to be killed")  # fmt: skip
