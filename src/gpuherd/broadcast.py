@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 Change = dict[str, Any]
@@ -19,6 +20,13 @@ follows, it must read again. It stays subscribed and gets the changes after the 
 class Broadcast:
     def __init__(self) -> None:
         self._subscribers: set[asyncio.Queue[Change | None]] = set()
+        self._listeners: list[Callable[[Change], None]] = []
+
+    def listen(self, listener: Callable[[Change], None]) -> None:
+        """Call `listener` with every change as it is published: for an in-process follower
+        that must see each one and mostly ignores them (a queue would cost every change a
+        task switch); it must be quick and must not raise."""
+        self._listeners.append(listener)
 
     def subscribe(self, backlog: int | None = None) -> asyncio.Queue[Change | None]:
         """A queue of the changes from now on; None at its end (the daemon is stopping).
@@ -32,6 +40,8 @@ class Broadcast:
         self._subscribers.discard(queue)
 
     def publish(self, change: Change) -> None:
+        for listener in self._listeners:
+            listener(change)
         for queue in self._subscribers:
             try:
                 queue.put_nowait(change)

@@ -1,9 +1,8 @@
 """The on-end hook: a shell command the daemon runs each time a job that ran ends
 (`gpuherd config set on-end CMD`), as task-spooler's TS_ONFINISH and pueue's callback do.
 
-It learns of ends from the engine's change stream (it holds every change, never a gap) and
-reads the job from the store, so a change that was published but not recorded runs nothing.
-Hooks run apart from the jobs and from the engine's tick: at most PARALLEL at once, each in
+It listens to the engine's changes (each one, published once committed) and reads the
+ended job from the store. Hooks run apart from the jobs and from the engine's tick: at most PARALLEL at once, each in
 its own session, killed after `timeout`; their output goes to hooks.log in the home, and a
 hook that fails is logged in daemon.log. Best effort: a hook still waiting when the daemon
 stops is not run later.
@@ -87,7 +86,8 @@ class EndHooks:
         self._running: dict[int, tuple[int, int, asyncio.TimerHandle]] = {}
         """Hook pid -> (pidfd, job id, its kill timer)."""
         self._killed: set[int] = set()
-        self._task: asyncio.Task[None] | None = None
+        self._stopped = False
+        self._loop = asyncio.get_running_loop()  # built on the daemon's loop
 
     @property
     def running(self) -> int:
@@ -95,17 +95,15 @@ class EndHooks:
         return len(self._running)
 
     def start(self) -> None:
-        """Subscribe now (before the engine recovers jobs that ended while it was down)."""
-        changes = self.engine.changes.subscribe(backlog=0)
-        self._task = asyncio.get_running_loop().create_task(self._follow(changes))
+        """Follow the changes now (before the engine finishes jobs that ended while it was
+        down). A change is published once committed: the job is read as it was recorded."""
+        self.engine.changes.listen(self._heard)
 
     def stop(self) -> None:
         """Run nothing more; hooks still running go on by themselves (own sessions)."""
-        if self._task is not None:
-            self._task.cancel()
-        loop = asyncio.get_running_loop()
+        self._stopped = True
         for fd, _, timer in self._running.values():
-            loop.remove_reader(fd)
+            self._loop.remove_reader(fd)
             os.close(fd)
             timer.cancel()
         self._running.clear()
@@ -113,13 +111,15 @@ class EndHooks:
             log.warning("%d on-end hooks not run: the daemon stopped", len(self._waiting))
             self._waiting.clear()
 
-    async def _follow(self, changes: asyncio.Queue[Change | None]) -> None:
-        while (change := await changes.get()) is not None:
-            command = self.engine.policy.on_end
-            if command and change.get("state") in FINISHED_STATES:
-                self._queue(command, change.get("id"))
+    def _heard(self, change: Change) -> None:
+        command = self.engine.policy.on_end
+        if command and not self._stopped and change.get("state") in FINISHED_STATES:
+            # After the tick: starting a hook must not delay the next job's start.
+            self._loop.call_soon(self._queue, command, change.get("id"))
 
     def _queue(self, command: str, job_id: object) -> None:
+        if self._stopped:
+            return
         store = self.engine.store
         job = store.get_job(job_id) if isinstance(job_id, int) else None
         if job is None or job.state not in FINISHED_STATES or job.attempt == 0:
@@ -150,11 +150,10 @@ class EndHooks:
         shell = job_shell(env)
         argv = [shell, "-c", _HOOK_SHELL, "gpuherd-hook", command, self.log_path]
         pid = os.posix_spawn(shell, argv, env, setsid=True, setsigmask=())
-        loop = asyncio.get_running_loop()
         fd = os.pidfd_open(pid)
-        timer = loop.call_later(self.timeout, self._kill, pid)
+        timer = self._loop.call_later(self.timeout, self._kill, pid)
         self._running[pid] = (fd, job_id, timer)
-        loop.add_reader(fd, self._ended, pid)
+        self._loop.add_reader(fd, self._ended, pid)
 
     def _kill(self, pid: int) -> None:
         if pid in self._running:
@@ -169,7 +168,7 @@ class EndHooks:
 
     def _ended(self, pid: int) -> None:
         fd, job_id, timer = self._running.pop(pid)
-        asyncio.get_running_loop().remove_reader(fd)
+        self._loop.remove_reader(fd)
         os.close(fd)
         timer.cancel()
         try:
