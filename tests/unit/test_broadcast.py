@@ -41,3 +41,16 @@ def test_close_ends_every_reader_even_one_with_a_full_backlog(
     assert drain(full)[-1] is None
     changes.publish({"id": 3})  # after close: nobody is subscribed
     assert drain(full) == []
+
+
+def test_a_listener_hears_every_change_at_once_even_past_the_backlog(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(broadcast, "BACKLOG", 2)
+    changes = Broadcast()
+    heard: list[broadcast.Change] = []
+    changes.listen(heard.append)
+    for n in range(5):
+        changes.publish({"id": n})
+        assert heard[-1] == {"id": n}  # in place, not later
+    assert len(heard) == 5
