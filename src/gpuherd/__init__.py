@@ -1,7 +1,8 @@
 """gpuherd: a GPU job queue for machine-learning experiments.
 
-The Python API (`connect`, `Herd`, `Job`, `Sweep` from gpuherd.pyapi; `task`, `Task`,
-`sweep_from_config` from gpuherd.tasks) is imported on first use, so `import gpuherd` (and
+The Python API (`connect`, `Herd`, `Job`, `Sweep`, `JobFailed` from gpuherd.pyapi; `task`,
+`Task`, `sweep_from_config`, `TaskArgumentError` from gpuherd.tasks; `HerdError`, what every
+error of gpuherd is) is imported on first use, so `import gpuherd` (and
 the CLI) stay fast.
 """
 
@@ -19,11 +20,15 @@ _API = {
     "task": "tasks",
     "sweep_from_config": "tasks",
     "Task": "tasks",
+    "JobFailed": "pyapi",
+    "TaskArgumentError": "tasks",
+    "HerdError": "errors",
 }
 
 if TYPE_CHECKING:
-    from gpuherd.pyapi import Herd, Job, Sweep, connect
-    from gpuherd.tasks import Task, sweep_from_config, task
+    from gpuherd.errors import HerdError
+    from gpuherd.pyapi import Herd, Job, JobFailed, Sweep, connect
+    from gpuherd.tasks import Task, TaskArgumentError, sweep_from_config, task
 
 
 def __getattr__(name: str) -> Any:
@@ -38,4 +43,16 @@ def __dir__() -> list[str]:
     return sorted([*globals(), *_API])
 
 
-__all__ = ["Herd", "Job", "Sweep", "Task", "__version__", "connect", "sweep_from_config", "task"]
+__all__ = [
+    "Herd",
+    "HerdError",
+    "Job",
+    "JobFailed",
+    "Sweep",
+    "Task",
+    "TaskArgumentError",
+    "__version__",
+    "connect",
+    "sweep_from_config",
+    "task",
+]

@@ -25,7 +25,6 @@ import sys
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, replace
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -35,11 +34,11 @@ from gpuherd.core.commands import command_from_args
 from gpuherd.core.edit import EDITABLE
 from gpuherd.core.sweep import SweepError, SweepSpec, count, size_refusal, spec_to_dict
 from gpuherd.core.sweep_names import default_sweep_name
-from gpuherd.core.sweep_spec import FILE_SUFFIXES
-from gpuherd.core.units import parse_duration, parse_size
-from gpuherd.core.when import parse_begin
 from gpuherd.errors import DaemonError, HerdError
+from gpuherd.pyapi_values import in_units, is_sweep_file, make_spec, plain, submit_options
+from gpuherd.tasks_guard import refuse_while_loading
 from gpuherd.wire_requests import SweepOptions
+from gpuherd.worker import METRICS_FILE, RESULT_FILE
 
 START_TIMEOUT = 30.0
 _YES = "pass yes=True to submit them all"
@@ -97,36 +96,6 @@ def _start_daemon(client: Client, args: list[str]) -> None:
         time.sleep(0.02)
 
 
-def _submit_options(options: Mapping[str, Any]) -> dict[str, Any]:
-    """`submit` keyword options as the API takes them (sizes and durations may be text)."""
-    known = {"gpus", "mem", "ram", "oom_retry", "priority", "after", "retries", "timeout"}
-    known |= {"grace", "no_output_timeout", "kill_on_no_output", "project", "env", "hold"}
-    known |= {"max_parallel", "begin"}
-    unknown = sorted(set(options) - known)
-    if unknown:
-        raise TypeError(f"unknown option {unknown[0]!r}; options: {', '.join(sorted(known))}")
-    out = _in_units({k: v for k, v in options.items() if v is not None})
-    begin = out.get("begin")
-    if isinstance(begin, str):
-        out["begin"] = parse_begin(begin, time.time())
-    elif isinstance(begin, datetime):
-        out["begin"] = begin.timestamp()  # a naive datetime is local time
-    out["after"] = [a.id if isinstance(a, Job) else int(a) for a in out.get("after", ())]
-    out["env_overrides"] = {str(k): str(v) for k, v in dict(out.pop("env", {})).items()}
-    return out
-
-
-def _in_units(options: dict[str, Any]) -> dict[str, Any]:
-    """Sizes in bytes and durations in seconds, where they were given as text ("10GiB")."""
-    for key in ("mem", "ram"):
-        if isinstance(options.get(key), str):
-            options[key] = parse_size(options[key])
-    for key in ("timeout", "grace", "no_output_timeout"):
-        if isinstance(options.get(key), str):
-            options[key] = parse_duration(options[key])
-    return options
-
-
 class Herd:
     """A connection to one daemon: submit jobs and sweeps, look at them."""
 
@@ -149,13 +118,14 @@ class Herd:
         Options as `gpuherd submit`: mem, ram, priority, after, retries, timeout, grace,
         no_output_timeout, kill_on_no_output, project, env (a dict), hold, oom_retry, begin
         (a datetime, epoch seconds, or text as `--begin` takes it: "+2h", "23:30")."""
+        refuse_while_loading("submit")
         text = command if isinstance(command, str) else command_from_args(list(command))
         item = {
             "command": text,
             "cwd": str(Path(cwd or os.getcwd()).absolute()),
             "env": dict(os.environ),
             "name": name,
-            **_submit_options({**options, "gpus": gpus}),
+            **submit_options({**options, "gpus": gpus}, Job),
         }
         item.pop("max_parallel", None)
         (job_id,) = self.client.post("/jobs", {"jobs": [item]})["ids"]
@@ -183,11 +153,13 @@ class Herd:
         **options: Any,
     ) -> Sweep:
         """Submit a sweep, as `gpuherd sweep` does: a command template with `params` (name ->
-        values), a sweep file (.yaml, .toml, .json; the arguments given here override it), or a
-        SweepSpec. Returns a Sweep handle that says what was submitted and skipped."""
+        values), a sweep file (a Path, or a name ending in .yaml, .yml, .toml or .json with no
+        space or `{`, without `params`; the arguments given here override it), or a SweepSpec.
+        Returns a Sweep handle that says what was submitted and skipped."""
+        refuse_while_loading("sweep")
         if isinstance(command, SweepSpec):
             spec = command
-        elif command is not None and str(command).lower().endswith(FILE_SUFFIXES):
+        elif isinstance(command, str | Path) and is_sweep_file(command, params):
             from gpuherd.sweepfile import SweepFileError, load_sweep
 
             try:
@@ -203,7 +175,7 @@ class Herd:
             spec = make_spec(sweep_name, command, params or {}, fixed)
         else:
             raise TypeError("give a command template, a sweep file, or a SweepSpec")
-        changes: dict[str, Any] = {"name": name, "samples": samples, "seed": seed}
+        changes: dict[str, Any] = {"name": name, "samples": plain(samples), "seed": plain(seed)}
         changes["results_dir"] = None if results_dir is None else str(results_dir)
         changes = {k: v for k, v in changes.items() if v is not None}
         if shuffle:
@@ -219,7 +191,7 @@ class Herd:
             "spec": spec_to_dict(spec),
             "cwd": str(Path(cwd or os.getcwd()).absolute()),
             "env": dict(os.environ),
-            "options": asdict(SweepOptions(**_submit_options(options))),
+            "options": asdict(SweepOptions(**submit_options(options, Job))),
             "force": force,
             "yes": yes,
             "dry_run": dry_run,
@@ -295,13 +267,24 @@ class Job:
             if event == "message":
                 yield str(data["text"])
 
-    def result(self) -> dict[str, Any] | None:
-        """The metrics.json the job wrote in its folder (a task's return value), if any."""
-        try:
-            data = json.loads((Path(self.info()["job_dir"]) / "metrics.json").read_text())
-        except (OSError, ValueError):
-            return None
-        return data if isinstance(data, dict) else None
+    def result(self, timeout: float | None = None) -> Any:
+        """Wait until the job ends (TimeoutError after `timeout` seconds), then what it
+        returned: a task's return value as it was (through JSON: a tuple comes back as a
+        list; None if it returned None), or for a command the metrics.json it wrote in its
+        folder ($GPUHERD_JOB_DIR), None if none. A job that did not succeed (failed, killed,
+        cancelled, lost) raises JobFailed, saying how it ended and its last line of stderr."""
+        state = self.wait(timeout)
+        if state != "succeeded":
+            raise JobFailed(self, state)
+        folder = Path(self.info()["job_dir"])
+        for name in (RESULT_FILE, METRICS_FILE):
+            try:
+                return json.loads((folder / name).read_text())
+            except FileNotFoundError:
+                continue
+            except (OSError, ValueError) as exc:
+                raise HerdError(f"cannot read job {self.id}'s {folder / name}: {exc}") from None
+        return None
 
     def kill(self) -> str:
         (result,) = self.herd.client.post("/jobs/kill", {"ids": [self.id]})["results"]
@@ -315,11 +298,28 @@ class Job:
         unknown = sorted(set(changes) - set(EDITABLE))
         if unknown:
             raise TypeError(f"{unknown[0]!r} cannot be edited; fields: {', '.join(EDITABLE)}")
-        body = {"ids": [self.id], **_in_units(dict(changes)), "clear": list(clear)}
+        body = {"ids": [self.id], **in_units(dict(changes)), "clear": list(clear)}
         (result,) = self.herd.client.post("/jobs/edit", body)["results"]
         if not result["ok"]:
             raise HerdError(str(result["message"]))
         return str(result["message"])
+
+
+class JobFailed(HerdError):
+    """Job.result() of a job that did not succeed: `job`, its `state`, and why in the text."""
+
+    def __init__(self, job: Job, state: str) -> None:
+        self.job, self.state = job, state
+        info = job.info()
+        said = {"exit": f"exit {info.get('exit_code')}", "signal": f"signal {info.get('signal')}"}
+        why = said.get(info.get("outcome") or "", info.get("message") or info.get("outcome"))
+        text = f"job {job.id}" + (f" ({info['name']})" if info.get("name") else "") + f" {state}"
+        text += f" ({why})" if why and why != state else ""
+        try:
+            last = [line for line in job.logs("stderr", lines=5).splitlines() if line.strip()]
+        except HerdError:
+            last = []
+        super().__init__(text + (f": {last[-1].strip()}" if last else ""))
 
 
 class Sweep:
@@ -371,27 +371,4 @@ class Sweep:
         return all(r["state"] in ("succeeded", "done") for r in self.results())
 
 
-def make_spec(
-    name: str,
-    command: str,
-    params: Mapping[str, Iterable[Any]],
-    fixed: Mapping[str, Any] | None,
-) -> SweepSpec:
-    grid = {}
-    for key, values in params.items():
-        if isinstance(values, str | bytes) or not isinstance(values, Iterable):
-            raise HerdError(f"parameter {key!r}: give a list of values, got {values!r}")
-        grid[key] = tuple(values)
-    try:
-        return SweepSpec(
-            name=name,
-            command=command,
-            results_dir=f"results/{name}",
-            fixed=dict(fixed or {}),
-            grids=(grid,) if grid else (),
-        )
-    except SweepError as exc:
-        raise HerdError(f"invalid sweep: {exc}") from None
-
-
-__all__ = ["Herd", "Job", "Sweep", "connect"]
+__all__ = ["Herd", "Job", "JobFailed", "Sweep", "connect", "make_spec"]

@@ -8,21 +8,39 @@
 
 The job runs `python -m gpuherd.worker module:function` (worker.py): the function is found by
 its import path (or, defined in a script's `__main__`, by the script's path), never pickled.
+A call is checked against the function's signature at submit; its parameters go on the job's
+command line, or, when large, in a file under the home's task-params/ that the job's first
+run moves into its folder.
 """
 
 from __future__ import annotations
 
 import functools
+import inspect
 import json
+import os
 import shlex
 import sys
+import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from gpuherd import worker
 from gpuherd.errors import HerdError
-from gpuherd.pyapi import Herd, Job, Sweep, connect, make_spec
+from gpuherd.pyapi import Herd, Job, Sweep, connect
+from gpuherd.pyapi_values import make_spec, plain
+from gpuherd.tasks_guard import refuse_while_loading
+
+PARAMS_INLINE_MAX = 16 * 1024
+"""Larger parameters (as JSON) go in a file: one argument of a command line holds 128 KiB."""
+PARAMS_FOLDER = "task-params"
+
+
+class TaskArgumentError(HerdError, TypeError):
+    """A task's call does not fit its function's signature (found at submit)."""
+
 
 # ---- tasks ----------------------------------------------------------------------------------
 
@@ -46,16 +64,41 @@ class Task:
     def _job_options(self) -> dict[str, Any]:
         return {k: v for k, v in self.options.items() if k != "herd"}
 
+    def _check_call(self, params: Mapping[str, Any]) -> None:
+        """TaskArgumentError now, rather than a failed job later, for a call the function
+        cannot take (a GPUTask-like class takes any config)."""
+        if inspect.isclass(self.fn):
+            return
+        try:
+            worker.arguments(self.fn, dict(params), run_dir="")
+        except worker.WorkerError as exc:
+            raise TaskArgumentError(str(exc)) from None
+
     def submit(self, **params: Any) -> Job:
-        """Run one call as a job; its return value becomes the job's metrics.json."""
+        """Run one call as a job (`job.result()` is its return value). The call is checked
+        against the function's signature now: TaskArgumentError if it does not fit."""
+        refuse_while_loading("submit")
+        params = plain(params)
+        self._check_call(params)
         try:
             text = json.dumps(params)
         except (TypeError, ValueError) as exc:
             raise HerdError(f"task parameters must be JSON values: {exc}") from None
-        command = worker_command(self.fn) + " --params " + shlex.quote(text)
+        herd = self._herd()
+        staged = None
+        if len(text.encode()) <= PARAMS_INLINE_MAX:
+            command = worker_command(self.fn) + " --params " + shlex.quote(text)
+        else:
+            staged = _stage_params(herd, text)
+            command = worker_command(self.fn) + " --params-file " + shlex.quote(str(staged))
         options = self._job_options()
         gpus = options.pop("gpus", 1)
-        return self._herd().submit(command, gpus, name=self.fn.__name__, **options)
+        try:
+            return herd.submit(command, gpus, name=self.fn.__name__, **options)
+        except BaseException:
+            if staged is not None:
+                staged.unlink(missing_ok=True)
+            raise
 
     def sweep(
         self,
@@ -69,14 +112,16 @@ class Task:
         Keyword lists are parameters; name, samples, seed (a number), shuffle, fixed, force,
         yes and dry_run are the sweep's own. To sweep a parameter named like one of those,
         give it a list (`seed=[1, 2, 3]`) or pass `params={...}`."""
+        refuse_while_loading("sweep")
         own = {"name", "samples", "seed", "shuffle", "fixed", "force", "yes", "dry_run", "cwd"}
         grid = dict(params or {})
         sweep_args: dict[str, Any] = {}
-        for key, value in kwargs.items():
+        for key, value in plain(kwargs).items():  # a numpy array: a list of values
             if key in own and not isinstance(value, list | tuple | range):
                 sweep_args[key] = value
             else:
                 grid[key] = value
+        self._check_call(dict.fromkeys([*grid, *(sweep_args.get("fixed") or {})]))
         name = sweep_args.pop("name", None) or self.fn.__name__
         spec = make_spec(
             name, worker_command(self.fn, sweep=True), grid, sweep_args.pop("fixed", None)
@@ -97,6 +142,26 @@ def task(fn: Callable[..., Any] | None = None, *, gpus: int = 1, **options: Any)
     return wrap(fn) if fn is not None else wrap
 
 
+def _stage_params(herd: Herd, text: str) -> Path:
+    """Write the parameters to a new file under the home's task-params/ (only this user can
+    read it); the job moves it into its own folder when it first runs (worker.py)."""
+    folder = herd.client.home / PARAMS_FOLDER
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        path = folder / f"{uuid.uuid4().hex}.json"
+        tmp = path.with_name(path.name + ".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as out:
+            out.write(text)
+        tmp.replace(path)
+    except OSError as exc:
+        raise HerdError(
+            f"cannot write the task's parameters ({len(text)} bytes as JSON, too large for a "
+            f"command line) under {folder}: {exc.strerror or exc}"
+        ) from None
+    return path
+
+
 def sweep_from_config(
     config: Mapping[str, Any],
     task: Any,
@@ -112,6 +177,7 @@ def sweep_from_config(
     an entry of scheduler_config.gpu) are taken from the config unless given here."""
     from gpuherd.sweepfile import SweepFileError, from_config
 
+    refuse_while_loading("sweep_from_config")
     fn = getattr(task, "__gpuherd_task__", task)
     scheduler = config.get("scheduler_config") or {}
     try:
@@ -144,6 +210,11 @@ def worker_target(fn: Any) -> tuple[str, str | None]:
             raise HerdError(
                 f"{qualname} was defined interactively: put it in a .py file to run it as a task"
             )
+        if not Path(file).is_file():  # `python - < script.py`: __file__ is "<stdin>"
+            raise HerdError(
+                f"{qualname} was defined in a script read from {file}, which a job cannot read "
+                "again: save it as a .py file and run that to use it as a task"
+            )
         return f"{Path(file).resolve()}:{qualname}", None
     root = None
     if file:  # the folder the top-level package sits in, for the job's sys.path
@@ -163,4 +234,11 @@ def worker_command(fn: Any, sweep: bool = False) -> str:
     return command
 
 
-__all__ = ["Task", "sweep_from_config", "task", "worker_command", "worker_target"]
+__all__ = [
+    "Task",
+    "TaskArgumentError",
+    "sweep_from_config",
+    "task",
+    "worker_command",
+    "worker_target",
+]

@@ -1,12 +1,15 @@
 """`python -m gpuherd.worker TARGET`: run one Python task (a point of a sweep) in a job.
 
 TARGET is `package.module:function` (imported by name), or `/path/to/script.py:function` for
-a task defined in a script run as `__main__`: the script is loaded under another module name,
-so its `if __name__ == "__main__":` block does not run again (as multiprocessing's spawn
-does). The function is called with the point's parameters, read from `RUN_DIR/params.json`
-(or given with `--params JSON`), plus `run_dir` when it takes that argument. Its return
-value is written to `RUN_DIR/metrics.json`: a dict as it is, anything else but None as
-`{"result": value}`. An exception fails the job with the traceback on stderr.
+a task defined in a script run as `__main__`: the script is run as multiprocessing's spawn
+runs it in a child process, as the module `__mp_main__` that is also `sys.modules["__main__"]`,
+so its `if __name__ == "__main__":` block does not run again, and processes the task starts
+with multiprocessing's "spawn" or "forkserver" load it the same way. While the module loads,
+submitting a job raises (tasks_guard.py). The function is called with the point's parameters,
+read from `RUN_DIR/params.json` (or given with `--params JSON`, or `--params-file FILE` for
+large ones), plus `run_dir` when it takes that argument. Its return value is written to
+`RUN_DIR/result.json` as it is, and to `RUN_DIR/metrics.json`: a dict as it is, anything else
+but None as `{"result": value}`. An exception fails the job with the traceback on stderr.
 
 A class with a `main()` method (GPU Task Scheduler's `GPUTask`) runs too: it is created,
 given `_config` (the parameters) and `_work_dir` (the run folder), and its `main()` called.
@@ -18,21 +21,29 @@ CUDA_VISIBLE_DEVICES is already set, so `import torch` at the top of that module
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
-import importlib.util
 import inspect
 import json
 import os
 import sys
 import traceback
+from importlib.machinery import SourceFileLoader
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-MAIN_MODULE = "__gpuherd_main__"
-"""The module name a `__main__` script is loaded under (its main block sees this name)."""
+from gpuherd import tasks_guard
+
+MAIN_MODULE = "__mp_main__"
+"""The module name a `__main__` script is loaded under (its main block sees this name): the
+one multiprocessing gives it in the processes it spawns, which can then unpickle its functions."""
 PARAMS_FILE = "params.json"
 METRICS_FILE = "metrics.json"
+RESULT_FILE = "result.json"
+"""The task's return value as it is (Job.result() reads it)."""
+KEPT_PARAMS_FILE = "task-params.json"
+"""Where a `--params-file` is moved to in the job's folder, for the job's later attempts."""
 
 
 class WorkerError(Exception):
@@ -44,7 +55,11 @@ def load_target(target: str) -> Any:
     where, sep, qualname = target.rpartition(":")
     if not sep or not where or not qualname:
         raise WorkerError(f"invalid target {target!r}: use module:function or file.py:function")
-    module = _load_path(where) if where.endswith(".py") or os.sep in where else _import(where)
+    tasks_guard.loading = where
+    try:
+        module = _load_path(where) if where.endswith(".py") or os.sep in where else _import(where)
+    finally:
+        tasks_guard.loading = None
     obj: Any = module
     for part in qualname.split("."):
         try:
@@ -69,16 +84,23 @@ def _import(name: str) -> ModuleType:
 
 
 def _load_path(path: str) -> ModuleType:
+    """Run the script as multiprocessing's spawn runs the main script in a child: as module
+    `__mp_main__`, with no `__spec__` and its `__file__`, also standing as `__main__`. A
+    process the task starts with "spawn" is then told to load the script by its path, and
+    finds its functions (pickled as `__mp_main__.name`) there."""
     file = Path(path)
     if not file.is_file():
         raise WorkerError(f"the task's script {path} does not exist (moved or deleted?)")
+    try:
+        source = file.read_bytes()
+    except OSError as exc:
+        raise WorkerError(f"cannot read the task's script {path}: {exc.strerror}") from None
     sys.path.insert(0, str(file.resolve().parent))  # as when the script itself was run
-    spec = importlib.util.spec_from_file_location(MAIN_MODULE, file)
-    if spec is None or spec.loader is None:
-        raise WorkerError(f"cannot load {path} as a Python module")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[MAIN_MODULE] = module
-    spec.loader.exec_module(module)
+    module = ModuleType(MAIN_MODULE)
+    module.__file__ = str(file)
+    module.__loader__ = SourceFileLoader(MAIN_MODULE, str(file))
+    sys.modules["__main__"] = sys.modules[MAIN_MODULE] = module
+    exec(compile(source, str(file), "exec"), module.__dict__)
     return module
 
 
@@ -90,11 +112,17 @@ def call(obj: Any, params: dict[str, Any], run_dir: str) -> Any:
         return _run_task_class(obj, params, run_dir)
     if not callable(obj):
         raise WorkerError(f"{obj!r} is not a function")
+    return obj(**arguments(obj, params, run_dir))
+
+
+def arguments(fn: Any, params: dict[str, Any], run_dir: str) -> dict[str, Any]:
+    """The keywords to call `fn` with: the params, and run_dir if it takes it. WorkerError
+    if its signature does not take them (tasks.py checks a call at submit with it too)."""
     kwargs = dict(params)
     try:
-        signature = inspect.signature(obj)
+        signature = inspect.signature(fn)
     except (TypeError, ValueError):
-        return obj(**kwargs)
+        return kwargs
     accepted = signature.parameters
     takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values())
     if "run_dir" in accepted:
@@ -102,16 +130,14 @@ def call(obj: Any, params: dict[str, Any], run_dir: str) -> Any:
     unknown = [k for k in kwargs if k not in accepted]
     if unknown and not takes_any:
         raise WorkerError(
-            f"{obj.__qualname__}() takes no parameter {unknown[0]!r}; "
+            f"{fn.__qualname__}() takes no parameter {unknown[0]!r}; "
             "add it to the signature (or **kwargs)"
         )
     try:
         signature.bind(**kwargs)
     except TypeError as exc:
-        raise WorkerError(
-            f"cannot call {obj.__qualname__}() with {sorted(kwargs)}: {exc}"
-        ) from None
-    return obj(**kwargs)
+        raise WorkerError(f"cannot call {fn.__qualname__}() with {sorted(params)}: {exc}") from None
+    return kwargs
 
 
 def _run_task_class(cls: type[Any], params: dict[str, Any], run_dir: str) -> Any:
@@ -133,11 +159,17 @@ def _run_task_class(cls: type[Any], params: dict[str, Any], run_dir: str) -> Any
 
 
 def write_metrics(run_dir: str, result: Any) -> None:
+    """result.json (the value as it is) and metrics.json (a dict, for the sweep table)."""
     if result is None:
         return
-    data = result if isinstance(result, dict) else {"result": result}
-    path = Path(run_dir) / METRICS_FILE
-    tmp = path.with_name(METRICS_FILE + ".tmp")
+    _write_json(Path(run_dir) / RESULT_FILE, result)
+    _write_json(
+        Path(run_dir) / METRICS_FILE, result if isinstance(result, dict) else {"result": result}
+    )
+
+
+def _write_json(path: Path, data: Any) -> None:
+    tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(data, indent=2, default=_plain) + "\n")
     tmp.replace(path)
 
@@ -168,24 +200,58 @@ def read_params(run_dir: str) -> dict[str, Any]:
     return params
 
 
+def read_params_file(path: str, run_dir: str) -> Any:
+    """The parameters a submit left in a file (too large for a command line). The file is
+    moved into the job's folder, so a later attempt (a retry) reads them there."""
+    staged, kept = Path(path), Path(run_dir) / KEPT_PARAMS_FILE
+    try:
+        text = staged.read_text()
+    except FileNotFoundError:
+        try:
+            text = kept.read_text()
+        except FileNotFoundError:
+            raise WorkerError(
+                f"the task's parameters file {path} is gone: it is moved into the folder of "
+                "the job that first runs it; submit the task again"
+            ) from None
+    else:
+        try:
+            _write_json(kept, json.loads(text))
+            staged.unlink()
+        except (OSError, ValueError):
+            pass  # keep the file where it is: the next attempt reads it there
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise WorkerError(f"{path} is not valid JSON: {exc}") from None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m gpuherd.worker", description=__doc__)
     parser.add_argument("target", help="module:function or path/to/script.py:function")
     parser.add_argument("--run-dir", help="the point's folder (default: $GPUHERD_JOB_DIR)")
     parser.add_argument("--params", help="the parameters as a JSON object (else params.json)")
+    parser.add_argument("--params-file", help="a file holding the parameters' JSON object")
     parser.add_argument("--path", help="a folder to import the module from (put on sys.path)")
     args = parser.parse_args(argv)
     if args.path:
         sys.path.insert(0, args.path)
     run_dir = args.run_dir or os.environ.get("GPUHERD_JOB_DIR") or os.getcwd()
     try:
-        params = json.loads(args.params) if args.params is not None else read_params(run_dir)
+        if args.params_file is not None:
+            params = read_params_file(args.params_file, run_dir)
+        elif args.params is not None:
+            params = json.loads(args.params)
+        else:
+            params = read_params(run_dir)
         if not isinstance(params, dict):
             raise WorkerError("--params must be a JSON object")
+        with contextlib.suppress(OSError):  # an earlier run's return value
+            Path(run_dir, RESULT_FILE).unlink()
         obj = load_target(args.target)
         result = call(obj, params, run_dir)
         write_metrics(run_dir, result)
-    except WorkerError as exc:
+    except (WorkerError, tasks_guard.BootstrapError) as exc:
         print(f"gpuherd worker: {exc}", file=sys.stderr)
         return 2
     except SystemExit as exc:  # the task called sys.exit(): keep its status
