@@ -70,9 +70,11 @@ def _attempt_folder(layout: Layout, job_id: int, named: str | None, attempt: int
 def prepare(folder: str | Path) -> None:
     """Create an attempt's folder, leaving no marker of an earlier run in it, nor the logs
     of one that ended there (the job's shell appends: two runs' output in one log would
-    mislead). An attempt that never started (its Ray node left) keeps the note it logged."""
+    mislead). An attempt that never started (its Ray node left) keeps the note it logged.
+    A new attempt-N (N > 1) moves the job folder's metrics.json into attempt-(N-1)."""
     try:
         os.mkdir(folder)
+        _set_aside_metrics(str(folder))
     except FileNotFoundError:  # the daemon's jobs/<id>/attempt-1: the job's folder first
         parent = os.path.dirname(folder)
         try:
@@ -91,6 +93,28 @@ def prepare(folder: str | Path) -> None:
         for name in LOGS if ended else ():
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(os.path.join(folder, name))
+
+
+METRICS = "metrics.json"
+
+
+def _set_aside_metrics(attempt_folder: str) -> None:
+    """A retry (by `gpuherd retry` or --retries) must not show the metrics.json the attempt
+    before it wrote in the job's folder (a sweep point's) as its own: move it into that
+    attempt's folder, where it stays findable (beside its own, if it kept one there). Each
+    attempt's start moves what was there, so what is there was the attempt before's."""
+    parent, name = os.path.split(attempt_folder)
+    number = name.removeprefix("attempt-")
+    if not number.isdigit() or int(number) < 2:
+        return
+    before = os.path.join(parent, f"attempt-{int(number) - 1}")
+    if os.path.islink(before) or not os.path.isdir(before):
+        return  # `gpuherd run` runs attempt 1 in the job's folder itself: nothing to mix up
+    target = os.path.join(before, METRICS)
+    if os.path.lexists(target):
+        target = os.path.join(before, "metrics.job.json")
+    with contextlib.suppress(OSError):  # none there; or a folder it cannot write
+        os.rename(os.path.join(parent, METRICS), target)
 
 
 def job_env(layout: Layout, job: Job, attempt: Attempt) -> Mapping[str, str]:

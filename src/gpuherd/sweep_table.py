@@ -2,13 +2,18 @@
 
 The points are those of the sweep's latest spec; a point's state is its latest job's, or,
 for a point no job in the database ran, "done" / "failed" from the markers in its folder
-("missing" without either). Jobs of the sweep whose folder is no point of the latest spec
-(an earlier grid) are listed after the points, with `in_spec` false.
+("missing" without either). A point's parameters are those it ran with (its params.json),
+else the spec's. Jobs of the sweep whose folder is no point of the latest spec (an earlier
+grid) are kept apart (`outside`, with `in_spec` false): not counted, not in `rows`.
+
+NaN and the infinities (a metrics.json may hold them) sort as numbers, NaN last both ways,
+and leave as the text "nan", "inf" and "-inf": the answer is standard JSON.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import stat
 import time
 from collections import Counter
@@ -19,6 +24,7 @@ from typing import Any
 from gpuherd.core.model import Job
 from gpuherd.core.states import JobState
 from gpuherd.core.sweep import Point, SweepError, SweepSpec, expand, spec_from_dict
+from gpuherd.core.sweep_values import json_safe
 from gpuherd.core.units import format_size
 from gpuherd.errors import Forbidden, HerdError, NotFound
 from gpuherd.jobfiles import open_job_file
@@ -34,13 +40,14 @@ def listing(store: Store) -> list[dict[str, Any]]:
     """Every sweep with its points counted by state (`sweep ls`)."""
     out = []
     for row in store.list_sweeps():
-        table = _rows(store, row, metrics=False)
+        points, outside = _rows(store, row, metrics=False)
         out.append(
             {
                 "name": row.name,
                 "results_dir": row.results_dir,
-                "points": sum(1 for r in table if r["in_spec"]),
-                "counts": dict(Counter(r["state"] for r in table)),
+                "points": len(points),
+                "counts": dict(Counter(r["state"] for r in points)),
+                "outside": dict(Counter(r["state"] for r in outside)),
                 "created_at": row.created_at,
                 "updated_at": row.updated_at,
             }
@@ -53,16 +60,18 @@ def table(store: Store, name: str, sort: str | None = None) -> dict[str, Any]:
     row = store.get_sweep(name)
     if row is None:
         raise NotFound(f"no sweep named {name!r}: `gpuherd sweep ls` lists the sweeps")
-    rows = _rows(store, row, metrics=True)
+    rows, outside = _rows(store, row, metrics=True)
     spec = stored_spec(row)
+    every = rows + outside
     metric_keys = [
         k
-        for k in dict.fromkeys(k for r in rows for k in r["metrics"])
-        if k not in spec.varying or not _echoes(rows, k)
+        for k in dict.fromkeys(k for r in every for k in r["metrics"])
+        if k not in spec.varying or not _echoes(every, k)
     ]
     if sort:
-        rows = sort_rows(rows, sort, spec.varying, metric_keys)
-    return {
+        rows = sort_rows(rows, sort, spec.varying, metric_keys, outside)
+        outside = sort_rows(outside, sort, spec.varying, metric_keys, rows)
+    answer = {
         "name": row.name,
         "results_dir": row.results_dir,
         "command": spec.command,
@@ -72,7 +81,9 @@ def table(store: Store, name: str, sort: str | None = None) -> dict[str, Any]:
         "created_at": row.created_at,
         "updated_at": row.updated_at,
         "rows": rows,
+        "outside": outside,
     }
+    return dict(json_safe(answer))
 
 
 def _echoes(rows: list[dict[str, Any]], key: str) -> bool:
@@ -82,20 +93,24 @@ def _echoes(rows: list[dict[str, Any]], key: str) -> bool:
     return all(key in r["params"] and r["metrics"][key] == r["params"][key] for r in found)
 
 
-def _rows(store: Store, row: SweepRow, metrics: bool) -> list[dict[str, Any]]:
+_Rows = list[dict[str, Any]]
+
+
+def _rows(store: Store, row: SweepRow, metrics: bool) -> tuple[_Rows, _Rows]:
+    """The rows of the spec's points, and those of the sweep's jobs outside it. With
+    `metrics`, the folders' files are read too (metrics.json, params.json)."""
     spec = stored_spec(row)
     latest: dict[str, Job] = {}
     for job in store.sweep_jobs(row.name):
         if job.spec.folder:
             latest[job.spec.folder] = job
     now = time.time()
-    out = [_point_row(p, latest.pop(p.run_dir, None), now, metrics) for p in expand_points(spec)]
-    for folder, job in latest.items():  # points of an earlier spec of this sweep
-        out.append(_extra_row(folder, job, now, metrics))
+    points = [_point_row(p, latest.pop(p.run_dir, None), now, metrics) for p in expand_points(spec)]
+    outside = [_extra_row(folder, job, now, metrics) for folder, job in latest.items()]
     peaks = store.sweep_peaks(row.name)
-    for point in out:
+    for point in points + outside:
         point["peak_mem"] = peaks.get(point["job_id"]) if point["job_id"] else None
-    return out
+    return points, outside
 
 
 # ---- rows of the table ----------------------------------------------------------------------
@@ -103,20 +118,31 @@ def _rows(store: Store, row: SweepRow, metrics: bool) -> list[dict[str, Any]]:
 
 def _point_row(point: Point, job: Job | None, now: float, metrics: bool) -> dict[str, Any]:
     folder = Path(point.run_dir)
+    ran = _recorded_params(folder) if metrics else None
     return {
         "index": point.index,
         "folder": point.folder,
         "run_dir": point.run_dir,
-        "params": dict(point.params),
+        "params": dict(point.params) if ran is None else ran,
         "in_spec": True,
         **_run_facts(folder, job, now),
         **(_metrics(folder) if metrics else {"metrics": {}}),
     }
 
 
+def _recorded_params(folder: Path) -> dict[str, Any] | None:
+    """The parameters the point's latest submission gave it (params.json): a done point
+    skipped by a resubmission that changed `fixed` ran with these, not with the spec's."""
+    recorded = read_json(folder / PARAMS_FILE)
+    params = recorded.get("params") if isinstance(recorded, dict) else None
+    return params if isinstance(params, dict) else None
+
+
 def _extra_row(run_dir: str, job: Job, now: float, metrics: bool) -> dict[str, Any]:
     folder = Path(run_dir)
-    recorded = read_json(folder / PARAMS_FILE) or {}
+    recorded = read_json(folder / PARAMS_FILE) if metrics else None
+    if not isinstance(recorded, dict):
+        recorded = {}
     params = recorded.get("params")
     return {
         "index": recorded.get("index"),
@@ -191,34 +217,57 @@ _FIELDS = ("index", "folder", "state", "seconds", "job_id", "started_at", "ended
 
 
 def sort_rows(
-    rows: list[dict[str, Any]], key: str, varying: Sequence[str], metric_keys: Sequence[str]
+    rows: list[dict[str, Any]],
+    key: str,
+    varying: Sequence[str],
+    metric_keys: Sequence[str],
+    others: Sequence[dict[str, Any]] = (),
 ) -> list[dict[str, Any]]:
-    """Rows by a metric, a parameter or a field (`-key`: descending); rows without it last."""
+    """Rows by a metric, a parameter or a field (`-key`: descending): numbers (infinities
+    too) before text; then NaN, then rows without the key, in both directions. `others`:
+    rows whose parameters may be sorted by too (the runs outside the grid)."""
     descending = key.startswith("-")
     name = key.lstrip("-+")
-    params = list(dict.fromkeys([*varying, *(k for r in rows for k in r["params"])]))
+    every = [*rows, *others]
+    params = list(dict.fromkeys([*varying, *(k for r in every for k in r["params"])]))
     if name not in metric_keys and name not in params and name not in _FIELDS:
         raise HerdError(
             f"cannot sort by {name!r}: use a metric ({', '.join(metric_keys) or 'none yet'}),"
             f" a parameter ({', '.join(params) or 'none'}) or one of {', '.join(_FIELDS)};"
             " prefix - for descending"
         )
+    keyed = [(_sort_key(_value(row, name)), row) for row in rows]
+    present = [(k, row) for k, row in keyed if k is not None and k != _NAN]
+    last = [row for k, row in keyed if k == _NAN] + [row for k, row in keyed if k is None]
+    present.sort(key=lambda pair: pair[0], reverse=descending)
+    return [row for _, row in present] + last
 
-    def value(row: dict[str, Any]) -> Any:
-        for source in (row["metrics"], row["params"], row):
-            if name in source:
-                return source[name]
+
+_NAN = (2, "")
+_NON_FINITE = {"nan", "inf", "-inf", "+inf", "infinity", "-infinity", "+infinity"}
+
+
+def _value(row: dict[str, Any], name: str) -> Any:
+    for source in (row["metrics"], row["params"], row):
+        if name in source:
+            return source[name]
+    return None
+
+
+def _sort_key(value: Any) -> tuple[int, Any] | None:
+    """(0, number) or (1, text); _NAN for NaN; None for no value. A text that names a
+    non-finite number ("inf", as typed on the command line) sorts as that number."""
+    if value is None:
         return None
-
-    present = [r for r in rows if value(r) is not None]
-    missing = [r for r in rows if value(r) is None]
-
-    def order(row: dict[str, Any]) -> tuple[int, Any]:
-        v = value(row)
-        numeric = isinstance(v, int | float) and not isinstance(v, bool)
-        return (0, float(v)) if numeric else (1, str(v))
-
-    return sorted(present, key=order, reverse=descending) + missing
+    if isinstance(value, str) and value.strip().lower() in _NON_FINITE:
+        value = float(value)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        try:
+            number = float(value)
+        except OverflowError:  # an int of 400 digits
+            number = math.copysign(math.inf, value)
+        return _NAN if math.isnan(number) else (0, number)
+    return (1, str(value))
 
 
 # ---- helpers --------------------------------------------------------------------------------

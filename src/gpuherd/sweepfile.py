@@ -5,8 +5,9 @@ Every error is one line: `file:line: what is wrong` (the line where YAML can tel
 gives the key path only). A file is at most MAX_FILE_BYTES, and its values are checked as it
 is read (core/sweep_values.py: JSON's types, nesting, and size with aliases expanded).
 `results_dir` is kept as written (relative paths are the caller's to resolve, against the
-working directory the jobs run in); it defaults to `results/<name>`, and `name` to the file's
-stem. YAML reads `1e-5` as a number (YAML 1.2), not as a string."""
+working directory the jobs run in); it defaults to `results/{sweep}` (SweepSpec.results_path:
+the sweep's name, also when --name renames it), and `name` to the file's stem. YAML reads
+`1e-5` as a number (YAML 1.2), not as a string."""
 
 from __future__ import annotations
 
@@ -34,6 +35,7 @@ from pydantic import (
 from gpuherd.core.sweep import FILE_SUFFIXES, DistKind, Distribution, SweepError, SweepSpec
 from gpuherd.core.sweep_config import SweepFileError as SweepFileError
 from gpuherd.core.sweep_config import from_config as from_config
+from gpuherd.core.sweep_spec import SWEEP_FIELD
 from gpuherd.core.sweep_values import MAX_DEPTH, TOO_DEEP, check_values
 from gpuherd.core.units import parse_duration, parse_size
 
@@ -279,7 +281,7 @@ def _to_spec(model: _File, stem: str) -> SweepSpec:
     return SweepSpec(
         name=name,
         command=model.command,
-        results_dir=model.results_dir or f"results/{name}",
+        results_dir=model.results_dir or f"results/{SWEEP_FIELD}",
         fixed=dict(model.fixed),
         grids=tuple({k: tuple(v) for k, v in grid.items()} for grid in model.grid or ()),
         random={k: r.distribution() for k, r in model.random.items()},

@@ -11,7 +11,10 @@ pure core's (core/sweep.py); this module adds what needs the file system and the
   its own (logs, job.json, markers), the sweep's name and the git commit of the submitter's
   working directory;
 - the latest submission's spec is kept in the `sweeps` table: it defines the points that
-  `status` lists (with the seed it used, so a resubmission draws the same points).
+  `status` lists (with the seed it used, so a resubmission draws the same points);
+- a submission warns of what it cannot tell from its counts: values that read alike (one
+  point), done points that ran with other fixed values (skipped all the same), folders named
+  with True/False/None by earlier versions (not found under true/false/null).
 """
 
 from __future__ import annotations
@@ -40,8 +43,10 @@ from gpuherd.core.sweep import (
     spec_to_dict,
     unused_params,
 )
+from gpuherd.core.sweep_values import alike_values, check_finite, json_safe
 from gpuherd.errors import HerdError
 from gpuherd.service import Service
+from gpuherd.sweep_checks import changed_values
 from gpuherd.sweep_table import METRICS_FILE, PARAMS_FILE
 from gpuherd.wire import SubmitItem
 from gpuherd.wire_requests import SweepRequest
@@ -56,6 +61,7 @@ GIT_TIMEOUT = 10.0
 class _Plan:
     to_submit: list[Point]
     counts: dict[str, int]
+    skipped_done: Sequence[Point] = ()
 
 
 class Sweeps:
@@ -94,7 +100,10 @@ class Sweeps:
             "ids": [],
             "git": git,
             "dry_run": request.dry_run,
-            "warnings": self._warnings(spec, request),
+            "warnings": [
+                *self._warnings(spec, request),
+                *changed_values(plan.skipped_done),
+            ],
         }
         if request.dry_run:
             answer["commands"] = [p.command for p in plan.to_submit]
@@ -129,9 +138,14 @@ class Sweeps:
             raise HerdError(f"invalid sweep: {exc}") from None
         if spec.command is None:
             raise HerdError(f"sweep {spec.name!r} has no command: give a command template")
+        try:
+            check_finite(request.spec)
+        except SweepError as exc:
+            raise HerdError(f"invalid sweep: {exc}") from None
         if not os.path.isabs(request.cwd) or not os.path.isdir(request.cwd):
             raise HerdError(f"working directory {request.cwd} does not exist")
-        results = os.path.normpath(os.path.join(request.cwd, os.path.expanduser(spec.results_dir)))
+        where = os.path.expanduser(spec.results_path)
+        results = os.path.normpath(os.path.join(request.cwd, where))
         seed_chosen = False
         seed = spec.seed
         if spec.needs_seed and seed is None:
@@ -162,10 +176,10 @@ class Sweeps:
             "skipped_done": len(resume.skipped_done),
             "skipped_active": len(resume.to_run) - len(idle(resume.to_run)),
         }
-        return _Plan(idle(resume.to_run), counts)
+        return _Plan(idle(resume.to_run), counts, resume.skipped_done)
 
     def _warnings(self, spec: SweepSpec, request: SweepRequest) -> list[str]:
-        warnings = []
+        warnings = alike_values(spec)
         if not request.task and spec.command is not None:
             for key in unused_params(spec.command, spec):
                 warnings.append(
@@ -224,7 +238,7 @@ def _write_params(spec: SweepSpec, point: Point, git: str | None) -> None:
         folder.mkdir(parents=True, exist_ok=True)
         _move_previous_run(folder)
         tmp = folder / (PARAMS_FILE + ".tmp")
-        tmp.write_text(json.dumps(record, indent=2, default=str) + "\n")
+        tmp.write_text(json.dumps(json_safe(record), indent=2, default=str) + "\n")
         tmp.replace(folder / PARAMS_FILE)
     except OSError as exc:
         raise HerdError(

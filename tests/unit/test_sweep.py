@@ -281,6 +281,7 @@ def test_folder_names_are_unique_legal_and_stable(
         (1e-05, "x=1e-05"),
         ("adam", "x=adam"),
         (True, "x=True"),
+        (None, "x=None"),
         ("a/b c", "x=a_b_c~"),
         ("../up", "x=.._up~"),
         ("x" * 300, "x=" + "x" * 89 + "~"),

@@ -134,7 +134,7 @@ num_zmode = [1, 2]
 """
     loaded = parse_sweep(toml, "sweeps/pacgan.toml")
     assert [dict(p.params) for p in expand(loaded.spec)] == GTS_POINTS
-    assert loaded.spec.name == "pacgan" and loaded.spec.results_dir == "results/pacgan"
+    assert loaded.spec.name == "pacgan" and loaded.spec.results_path == "results/pacgan"
     assert loaded.options == SubmitOptions()
 
 

@@ -4,6 +4,7 @@ command line overrides)."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from typing import Any
 
@@ -79,15 +80,17 @@ def take_params(args: list[str]) -> tuple[list[str], list[tuple[str, list[Any]]]
 
 
 def typed(text: str) -> Any:
-    """A number when the text reads back the same (32, 0.001), else the text ("1e-3", "007")."""
+    """A number when the text reads back the same (32, 0.001), else the text ("1e-3", "007",
+    and "nan", "inf": JSON has no such numbers; the command gets the text all the same)."""
     try:
         if str(int(text)) == text:
             return int(text)
     except ValueError:
         pass
     try:
-        if repr(float(text)) == text:
-            return float(text)
+        number = float(text)
+        if repr(number) == text and math.isfinite(number):
+            return number
     except ValueError:
         pass
     return text

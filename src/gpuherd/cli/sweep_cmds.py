@@ -34,6 +34,7 @@ from gpuherd.core.sweep import (
     spec_to_dict,
     unused_params,
 )
+from gpuherd.core.sweep_values import alike_values
 from gpuherd.core.units import plural
 from gpuherd.errors import HerdError
 
@@ -139,7 +140,7 @@ def submit_sweep(ctx: click.Context, /, source: str, **opts: Any) -> None:
 def _dry_run(spec: SweepSpec, cwd: str, yes: bool) -> None:
     """Expand here (no daemon): the commands on stdout, one a line; the rest on stderr."""
     _check_size(spec, yes, "pass --yes to list them all")
-    results = os.path.normpath(os.path.join(cwd, os.path.expanduser(spec.results_dir)))
+    results = os.path.normpath(os.path.join(cwd, os.path.expanduser(spec.results_path)))
     chosen = spec.needs_seed and spec.seed is None
     seed = secrets.randbelow(2**31) if chosen else spec.seed
     try:
@@ -150,6 +151,8 @@ def _dry_run(spec: SweepSpec, cwd: str, yes: bool) -> None:
         click.echo(f"seed {seed} (chosen; pass --seed {seed} to get the same points)", err=True)
     for key in unused_params(spec.command or "", spec):
         click.echo(f"gpuherd: warning: parameter {key!r} does not appear in the command", err=True)
+    for warning in alike_values(spec):
+        click.echo(f"gpuherd: warning: {warning}", err=True)
     for point in points:
         click.echo((point.command or "").replace("\n", " "))
     done = f"{plural(len(points), 'command')} of sweep {spec.name} (dry run: nothing submitted)"

@@ -40,8 +40,13 @@ def summary(answer: dict[str, Any]) -> str:
     if answer.get("seed_chosen"):
         seed = answer["seed"]
         lines.append(f"seed {seed} (chosen; recorded for this sweep; --seed {seed} repeats it)")
-    lines.append(f"results: gpuherd sweep status {shlex.quote(answer['name'])}")
+    lines.append(f"results: {status_command(answer['name'])}")
     return "\n".join(lines)
+
+
+def status_command(name: str) -> str:
+    """`gpuherd sweep status NAME` as a shell runs it: `--` before a name that starts with -."""
+    return f"gpuherd sweep status {'-- ' * name.startswith('-')}{shlex.quote(name)}"
 
 
 def _cell(value: Any) -> str:
@@ -60,9 +65,37 @@ def _param(params: dict[str, Any], key: str) -> str:
 
 
 def status_table(table: dict[str, Any], term: plain.Terminal | None = None) -> None:
-    """Every point: folder, varying parameters, state, job, run time, peak memory, metrics."""
+    """Every point: folder, varying parameters, state, job, run time, peak memory, metrics;
+    then, apart, the sweep's runs outside its current grid."""
     term = term or plain.Terminal()
-    rows, varying, metrics = table["rows"], table["varying"], table["metric_keys"]
+    rows, outside = table["rows"], table.get("outside") or []
+    lines = _point_table(table, rows, term)
+    counts = ", ".join(f"{n:,} {s}" for s, n in sorted(table["counts"].items()))
+    where = table["results_dir"]
+    lines.append(plain.clean(f"sweep {table['name']}: {_points(len(rows))} ({counts}); {where}"))
+    unread = [row["metrics_error"] for row in rows if row.get("metrics_error")]
+    if unread:  # else the columns are just empty, with no reason given
+        more = f" (and {len(unread) - 1} more)" if len(unread) > 1 else ""
+        lines.append(plain.clean(f"metrics not read: {unread[0]}{more}"))
+    if outside:
+        runs = f"{len(outside):,} run{'s' * (len(outside) != 1)}"
+        states = ", ".join(f"{n:,} {s}" for s, n in sorted(_counts(outside).items()))
+        lines.append(f"{runs} not in the current grid (not counted): {states}")
+        lines += _point_table(table, outside, term)
+    term.write(lines)
+
+
+def _counts(rows: list[dict[str, Any]]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for row in rows:
+        counts[row["state"]] = counts.get(row["state"], 0) + 1
+    return counts
+
+
+def _point_table(
+    table: dict[str, Any], rows: list[dict[str, Any]], term: plain.Terminal
+) -> list[str]:
+    varying, metrics = table["varying"], table["metric_keys"]
     peaks = any(row.get("peak_mem") for row in rows)
     headers = ["FOLDER", *varying, "STATE", "JOB", "TIME", *(["PEAK MEM"] * peaks)]
     headers += _metric_labels(metrics, headers)
@@ -85,15 +118,7 @@ def status_table(table: dict[str, Any], term: plain.Terminal | None = None) -> N
     # then the parameters, then the metrics; state, job and times stay whole.
     first_metric = len(headers) - len(metrics)
     shrink = [0, *range(1, 1 + len(varying)), *range(first_metric, len(headers))]
-    lines = plain.table(term, headers, cells, shrink=shrink)
-    counts = ", ".join(f"{n:,} {s}" for s, n in sorted(table["counts"].items()))
-    where = table["results_dir"]
-    lines.append(plain.clean(f"sweep {table['name']}: {_points(len(rows))} ({counts}); {where}"))
-    unread = [row["metrics_error"] for row in rows if row.get("metrics_error")]
-    if unread:  # else the columns are just empty, with no reason given
-        more = f" (and {len(unread) - 1} more)" if len(unread) > 1 else ""
-        lines.append(plain.clean(f"metrics not read: {unread[0]}{more}"))
-    term.write(lines)
+    return plain.table(term, headers, cells, shrink=shrink)
 
 
 def status_csv(table: dict[str, Any]) -> None:
@@ -123,6 +148,9 @@ def sweep_list(sweeps: list[dict[str, Any]], term: plain.Terminal | None = None)
     rows: list[list[plain.Cell]] = []
     for item in sweeps:
         states = ", ".join(f"{n:,} {s}" for s, n in sorted(item["counts"].items()))
+        outside = sum((item.get("outside") or {}).values())
+        if outside:
+            states += f" (+{outside:,} not in the grid)"
         rows.append([item["name"], str(item["points"]), states, item["results_dir"]])
     # Too wide: cut the results folder first, then the states, then the name.
     term.write(plain.table(term, ("NAME", "POINTS", "STATES", "RESULTS"), rows, shrink=(3, 2, 0)))

@@ -8,7 +8,7 @@ Pure: no I/O, no clock; randomness only from `random.Random(spec.seed)`. Rules:
 - A point's varying keys are the keys its grid declares plus the random keys, in declaration
   order, even a key with one value: adding a value later renames no finished point's folder.
 - A point is its parameters as text (`value_text`): 1 and "1" are one point (they give the same
-  command); 1 and 1.0 are two.
+  command), as are True and "True"; 1 and 1.0 are two. (sweep_values.alike_values warns.)
 - Shuffling or sampling needs `seed`: the caller picks one and records it.
 - Placeholders may carry a format spec or conversion (`{lr:.2e}`, `{x!r}`), applied to the raw
   value before quoting.
@@ -79,7 +79,8 @@ class Point:
     varying: tuple[str, ...]
     folder: str
     run_dir: str
-    """`results_dir/folder`, as written in the spec (relative if it is)."""
+    """`results_dir/folder`, as written in the spec (relative if it is; `{sweep}` in it
+    replaced by the sweep's name)."""
     command: str | None
 
 
@@ -200,7 +201,7 @@ def _draw(spec: SweepSpec, rng: Random, keep: Callable[[Mapping[str, Any]], bool
 
 def _point(spec: SweepSpec, index: int, params: dict[str, Any], varying: tuple[str, ...]) -> Point:
     folder = folder_name(params, varying, spec.item_sep, spec.kv_sep, index=index)
-    run_dir = posixpath.join(spec.results_dir, folder)
+    run_dir = posixpath.join(spec.results_path, folder)
     command = None
     if spec.command is not None:
         command = render(spec.command, params, run_dir, spec.name, index)

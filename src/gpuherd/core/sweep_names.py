@@ -30,7 +30,9 @@ class SweepError(ValueError):
 
 
 def value_text(value: Any) -> str:
-    """A value as commands and folder names show it: "0.1", "1e-05", "32", "adam", "[1,2]"."""
+    """A value as commands and folder names show it: "0.1", "1e-05", "32", "adam", "[1,2]";
+    booleans and null as Python spells them ("True", "None"), as GPU Task Scheduler names its
+    folders and earlier sweeps named theirs: a different spelling would run done points again."""
     if isinstance(value, str):
         return value
     if isinstance(value, bool) or value is None:

@@ -24,6 +24,8 @@ from gpuherd.core.sweep_names import (
 )
 
 DistKind = Literal["choice", "uniform", "loguniform", "int"]
+SWEEP_FIELD = "{sweep}"
+"""In a results_dir, the sweep's name."""
 
 
 @dataclass(frozen=True)
@@ -93,6 +95,12 @@ class SweepSpec:
 
     def __post_init__(self) -> None:
         _validate(self)
+
+    @property
+    def results_path(self) -> str:
+        """`results_dir` with `{sweep}` replaced by the sweep's name: a sweep file that names
+        no folder gives `results/{sweep}`, so renaming the sweep renames its folder."""
+        return self.results_dir.replace(SWEEP_FIELD, self.name)
 
     @property
     def varying(self) -> tuple[str, ...]:

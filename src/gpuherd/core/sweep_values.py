@@ -2,9 +2,13 @@
 before anything is expanded, sent to the daemon or written to params.json.
 
 Values are JSON's: strings, numbers, booleans, null, and lists or mappings of them (a date
-or a set cannot be sent). A file nests at most MAX_DEPTH levels of lists and mappings and
-holds at most MAX_VALUES values, an alias counting each time it is used: nine nested YAML
-anchors fit in 500 bytes and expand to 387 million strings.
+or a set cannot be sent; nor NaN or an infinity, which standard JSON cannot hold: written as
+text, "nan" and "inf" reach the command just the same). A file nests at most MAX_DEPTH
+levels of lists and mappings and holds at most MAX_VALUES values, an alias counting each
+time it is used: nine nested YAML anchors fit in 500 bytes and expand to 387 million strings.
+
+Also here: check_finite (the daemon's check of any spec), json_safe (non-finite numbers read
+from a job's files, as text) and alike_values (values that read the same: one point).
 
 Pure: no I/O. Part of the sweep core (core/sweep.py).
 """
@@ -12,10 +16,13 @@ Pure: no I/O. Part of the sweep core (core/sweep.py).
 from __future__ import annotations
 
 import datetime
+import json
+import math
 from collections.abc import Mapping
 from typing import Any
 
-from gpuherd.core.sweep_names import SweepError
+from gpuherd.core.sweep_names import SweepError, value_text
+from gpuherd.core.sweep_spec import SweepSpec
 
 MAX_DEPTH = 32
 """Levels of lists and mappings, the file's top-level mapping included."""
@@ -42,6 +49,7 @@ def _check(value: Any, loc: tuple[str | int, ...], above: set[int], left: list[i
     if left[0] < 0:
         raise SweepError(TOO_MANY)
     if isinstance(value, _SCALARS):
+        _check_finite(value, loc)
         return
     if not isinstance(value, list | tuple | dict):
         raise SweepError(
@@ -98,3 +106,82 @@ def _hint(value: Any) -> str:
     if isinstance(value, datetime.date | datetime.time):
         return " (quote it to keep it as text)"
     return ""
+
+
+# ---- non-finite numbers ---------------------------------------------------------------------
+
+
+def _check_finite(value: Any, loc: tuple[str | int, ...]) -> None:
+    if isinstance(value, float) and not math.isfinite(value):
+        raise SweepError(
+            f"{_where(loc)}{value!r} is not a finite number (JSON has no NaN or Infinity):"
+            f" quote it ('{value!r}') to pass it as text",
+            loc,
+        )
+
+
+def check_finite(data: Any) -> None:
+    """SweepError naming the key path of the first NaN or infinity in `data` (a spec as
+    JSON: a sweep's values are written to params.json and the database, standard JSON)."""
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(data, ())]
+    while stack:
+        value, loc = stack.pop()
+        if isinstance(value, Mapping):
+            stack += [(v, (*loc, str(k))) for k, v in reversed(list(value.items()))]
+        elif isinstance(value, list | tuple):
+            stack += [(v, (*loc, i)) for i, v in reversed(list(enumerate(value)))]
+        else:
+            _check_finite(value, loc)
+
+
+def json_safe(value: Any) -> Any:
+    """`value` with NaN and the infinities as the text "nan", "inf" and "-inf": what a job
+    wrote (metrics.json) or an older gpuherd recorded, made standard JSON."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)
+    if isinstance(value, Mapping):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    return value
+
+
+# ---- values that read alike -----------------------------------------------------------------
+
+
+def alike_values(spec: SweepSpec) -> list[str]:
+    """A warning for each parameter with distinct values that read the same in commands and
+    folder names (1 and "1", true and "True"): such values are one point, the first one's."""
+    lists = [
+        ("grid" if len(spec.grids) == 1 else f"grid[{i}]", key, values)
+        for i, grid in enumerate(spec.grids)
+        for key, values in grid.items()
+    ]
+    lists += [("random", key, d.values) for key, d in spec.random.items()]
+    warnings = []
+    for where, key, values in lists:
+        groups: dict[str, dict[str, None]] = {}
+        for value in values:
+            groups.setdefault(value_text(value), {})[_as_json(value)] = None
+        alike = [(text, list(shown)) for text, shown in groups.items() if len(shown) > 1]
+        if alike:
+            parts = [
+                f"{_and(shown)} {'both' if len(shown) == 2 else 'all'} read {text}"
+                for text, shown in alike
+            ]
+            warnings.append(
+                f"{where}.{key}: {'; '.join(parts)}: values that read the same are one point"
+                " (the first one runs)"
+            )
+    return warnings
+
+
+def _as_json(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def _and(items: list[str]) -> str:
+    return f"{', '.join(items[:-1])} and {items[-1]}"

@@ -1,0 +1,104 @@
+"""The results table of a sweep: sorting with NaN and infinities, points outside the current
+grid, and hints that run as printed."""
+
+from __future__ import annotations
+
+import io
+import math
+import shlex
+from typing import Any
+
+import pytest
+
+from gpuherd.cli import plain, sweep_render
+from gpuherd.sweep_table import sort_rows
+
+
+def row(name: str, metrics: dict[str, Any] | None = None, **params: Any) -> dict[str, Any]:
+    return {"folder": name, "params": params, "metrics": metrics or {}, "state": "succeeded"}
+
+
+def test_nan_sorts_last_both_ways_and_infinities_as_numbers() -> None:
+    values = {"a": 0.9, "b": math.nan, "c": math.inf, "d": 0.1, "e": -math.inf, "f": 2}
+    rows = [row(k, {"acc": v}) for k, v in values.items()] + [row("none")]
+    up = [r["folder"] for r in sort_rows(rows, "acc", [], ["acc"])]
+    down = [r["folder"] for r in sort_rows(rows, "-acc", [], ["acc"])]
+    assert up == ["e", "d", "a", "f", "c", "b", "none"]
+    assert down == ["c", "f", "a", "d", "e", "b", "none"]
+
+
+def test_non_finite_numbers_given_as_text_sort_as_the_numbers_they_name() -> None:
+    rows = [row(str(x), x=x) for x in (1, "nan", "inf", "-inf", "abc", 0.5)]
+    assert [r["folder"] for r in sort_rows(rows, "x", ["x"], [])] == [
+        "-inf",
+        "0.5",
+        "1",
+        "inf",
+        "abc",
+        "nan",
+    ]
+    assert [r["folder"] for r in sort_rows(rows, "-x", ["x"], [])] == [
+        "abc",
+        "inf",
+        "1",
+        "0.5",
+        "-inf",
+        "nan",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("name", "hint"),
+    [
+        ("digits", "gpuherd sweep status digits"),
+        ("-dash", "gpuherd sweep status -- -dash"),
+        ("-a b", "gpuherd sweep status -- '-a b'"),
+        ("a b", "gpuherd sweep status 'a b'"),
+    ],
+)
+def test_the_results_hint_runs_as_printed(name: str, hint: str) -> None:
+    answer = {"name": name, "points": 1, "results_dir": "/r", "ids": [1], "new": 1}
+    answer |= {"rerun_failed": 0, "skipped_done": 0, "skipped_active": 0}
+    last = sweep_render.summary(answer).splitlines()[-1]
+    assert last == f"results: {hint}"
+    assert shlex.split(hint)[-1] == name
+
+
+def terminal() -> plain.Terminal:
+    term = plain.Terminal(io.StringIO())
+    term.width, term.styled, term.colored = 200, False, False
+    return term
+
+
+def test_runs_outside_the_current_grid_are_listed_apart_and_not_counted() -> None:
+    points = [row("x=1", x=1), row("x=2", x=2)]
+    old = {**row("x=3", x=3), "state": "failed", "in_spec": False}
+    table = {"name": "nar", "results_dir": "/r/nar", "varying": ["x"], "metric_keys": []}
+    table |= {"counts": {"succeeded": 2}, "rows": points, "outside": [old]}
+    for r in [*points, old]:
+        r |= {"job_id": 1, "seconds": 1.0}
+    term = terminal()
+    sweep_render.status_table(table, term)
+    assert isinstance(term.stream, io.StringIO)
+    lines = term.stream.getvalue().splitlines()
+    assert lines[3] == "sweep nar: 2 points (2 succeeded); /r/nar"
+    assert lines[4] == "1 run not in the current grid (not counted): 1 failed"
+    assert lines[5].split() == ["FOLDER", "x", "STATE", "JOB", "TIME"]
+    assert lines[6].split() == ["x=3", "3", "failed", "1", "1.0s"]
+
+    term = terminal()
+    listed = {"name": "nar", "points": 2, "counts": {"succeeded": 2}, "results_dir": "/r"}
+    sweep_render.sweep_list([{**listed, "outside": {"failed": 1}}], term)
+    assert isinstance(term.stream, io.StringIO)
+    assert term.stream.getvalue().splitlines()[1].split() == [
+        "nar",
+        "2",
+        "2",
+        "succeeded",
+        "(+1",
+        "not",
+        "in",
+        "the",
+        "grid)",
+        "/r",
+    ]
