@@ -2,10 +2,10 @@
 (`gpuherd config set on-end CMD`), as task-spooler's TS_ONFINISH and pueue's callback do.
 
 It listens to the engine's changes (each one, published once committed) and reads the
-ended job from the store. Hooks run apart from the jobs and from the engine's tick: at most PARALLEL at once, each in
-its own session, killed after `timeout`; their output goes to hooks.log in the home, and a
-hook that fails is logged in daemon.log. Best effort: a hook still waiting when the daemon
-stops is not run later.
+ended job from the store. Hooks run apart from the jobs and from the engine's tick: at most
+PARALLEL at once, each in its own session, killed after `timeout`; their output goes to
+hooks.log in the home, and a hook that fails is logged in daemon.log. Best effort: a hook
+still waiting when the daemon stops is not run later.
 """
 
 from __future__ import annotations
