@@ -2,15 +2,14 @@
 
 No second scheduler: the runner builds the same Store, DeviceTable, LocalExecutor and Engine
 as the daemon (state in a temporary database), submits through the same Service, and only
-adds what a one-shot run needs: reading the input as it arrives, reporting each event, and
-the two-step Ctrl-C.
+adds what a one-shot run needs: reading the input as it arrives, reporting each event, the
+two-step Ctrl-C and the hangup (runner_signals.py).
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-import signal
 import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -28,12 +27,14 @@ from gpuherd.errors import HerdError
 from gpuherd.executors.local import LocalExecutor
 from gpuherd.gpus.base import GpuProbe
 from gpuherd.jobfiles import Layout
+from gpuherd.runner_signals import HANGUP_STATUS, INTERRUPT_STATUS, handled
 from gpuherd.service import Service
 from gpuherd.store import Store
 from gpuherd.wire import SubmitItem
 
 KILL_GRACE = 3.0
-"""Seconds between SIGTERM and SIGKILL after the second Ctrl-C: the user wants out now."""
+"""Seconds between SIGTERM and SIGKILL after the second Ctrl-C (the user wants out now) or a
+hangup (the user is gone)."""
 
 
 @dataclass(frozen=True)
@@ -59,12 +60,15 @@ class RunSummary:
     failed: int = 0
     not_run: int = 0
     interrupted: bool = False
+    hung_up: bool = False
     failed_folders: list[str] = field(default_factory=list)
 
     @property
     def exit_status(self) -> int:
+        if self.hung_up:
+            return HANGUP_STATUS
         if self.interrupted:
-            return 130
+            return INTERRUPT_STATUS
         return 1 if self.failed or self.not_run else 0
 
 
@@ -123,13 +127,10 @@ class Runner:
         if self.options.run_times is not None:
             numbered = _longest_first(numbered, self.options.run_times)
         _feed_in_thread(numbered, loop, incoming)
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(signum, self._interrupt)
         try:
-            await self._loop(incoming, changes)
+            with handled(self._interrupt, self._hang_up):
+                await self._loop(incoming, changes)
         finally:
-            for signum in (signal.SIGINT, signal.SIGTERM):
-                loop.remove_signal_handler(signum)
             self.engine.changes.unsubscribe(changes)
             self.engine.close()
             self.store.close()
@@ -272,12 +273,26 @@ class Runner:
             self.engine.kill_all(KILL_GRACE)
         self.engine.changes.publish({"event": "interrupt"})
 
+    def _hang_up(self) -> None:
+        """SIGHUP: the terminal closed or the ssh connection dropped. Nobody is left to wait
+        for the running jobs: kill them now (SIGTERM, SIGKILL KILL_GRACE later), record their
+        ends, and exit HANGUP_STATUS once they are gone."""
+        if not self._interrupts:  # after a Ctrl-C, dispatch stopped and its count was taken
+            self._stop_dispatch()
+        self._interrupts += 1
+        self.summary.interrupted = self.summary.hung_up = True
+        self.reporter.notice(f"hung up: killing {plural(len(self.engine.live), 'running job')}")
+        self.engine.kill_all(KILL_GRACE)
+        self.engine.changes.publish({"event": "interrupt"})
+
     def _interrupt_input(self) -> None:
         """The source failed midway: run nothing more, but let running jobs end."""
         self._stop_dispatch()
         self.summary.interrupted = True
 
     def _stop_dispatch(self) -> None:
+        if self.engine.stopping:  # stopped already: its queued jobs are counted
+            return
         self.engine.stop_dispatch()
         queued = len(self._numbers) - len(self._finished) - len(self.engine.live)
         self.summary.not_run += max(0, queued)

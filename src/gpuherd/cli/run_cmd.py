@@ -25,6 +25,7 @@ from gpuherd.cli.options import (
 from gpuherd.core.units import format_duration
 from gpuherd.errors import HerdError
 from gpuherd.jobfiles import tail_lines
+from gpuherd.runner_signals import tolerant
 
 if TYPE_CHECKING:
     from gpuherd.wire import SubmitItem
@@ -51,6 +52,7 @@ class LineReporter:
         self._done = 0
         self._failures = 0
         if stream.isatty():
+            from rich.console import Console
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
             self._progress = Progress(
@@ -58,6 +60,7 @@ class LineReporter:
                 BarColumn(),
                 MofNCompleteColumn(),
                 TextColumn("{task.description}"),
+                console=Console(file=stream),  # its refresh thread writes there too
                 transient=True,
             )
             self._task = self._progress.add_task("", total=0)
@@ -219,8 +222,8 @@ def run(
     lines are skipped; a line ending in '\\' continues on the next. With --order longest-first
     the whole input is read first, then the jobs whose commands ran longest in an earlier run
     start first (commands not seen before go first, in input order). Exit status: 0 when all
-    succeeded, 1 when any failed, 130 when interrupted. Ctrl-C once: start nothing new and
-    let running jobs finish; twice: kill them.
+    succeeded, 1 when any failed, 130 when interrupted, 129 when hung up. Ctrl-C once: start
+    nothing new and let running jobs finish; twice: kill them. SIGHUP kills them at once.
     """
     from gpuherd.core.commands import command_lines
     from gpuherd.gpus import ProbeError, StaticProbe, make_probe
@@ -268,19 +271,20 @@ def run(
         oom_retry=oom_retry,
         run_times=run_times,
     )
-    reporter = LineReporter(sys.stdout, quiet)
+    out_stream = tolerant(sys.stdout)  # a closed terminal (SIGHUP) must not end the run
+    reporter = LineReporter(out_stream, quiet)
     try:
         summary = asyncio.run(Runner(options, probe, slots, reporter).run(source))
     finally:
         reporter.close()
     total = summary.succeeded + summary.failed + summary.not_run
     if total == 0 and not summary.interrupted:
-        click.echo("the input holds no command: nothing to run")
+        click.echo("the input holds no command: nothing to run", file=out_stream)
         return
     parts = [f"{summary.succeeded} succeeded", f"{summary.failed} failed"]
     if summary.not_run:
         parts.append(f"{summary.not_run} not run")
-    click.echo(f"{', '.join(parts)}; logs in {options.output_dir}")
+    click.echo(f"{', '.join(parts)}; logs in {options.output_dir}", file=out_stream)
     sys.exit(summary.exit_status)
 
 
