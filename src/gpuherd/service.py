@@ -197,6 +197,17 @@ class Service(SystemVerbs, JobVerbs):
         live = self.engine.live.get(job_id)
         return live.peak or None if live else None
 
+    def _live_reason(self, job: Job) -> str | None:
+        """What `ls` says of a running job: that it is being stopped, or stalled."""
+        live = self.engine.live.get(job.id)
+        limit = job.spec.no_output_timeout
+        if live and live.stop_reason:
+            then = ", then queued again" if live.requeue else ""
+            return f"stopping ({live.stop_reason.value}{then})"
+        if live and live.stalled and limit:
+            return f"stalled: no output for over {format_duration(limit)}"
+        return None
+
     def _explainer(self) -> Callable[[Job], str | None]:
         """Why each queued job is not running yet (computed once per listing)."""
         devices = self.engine.device_listing()
@@ -214,16 +225,11 @@ class Service(SystemVerbs, JobVerbs):
                     return "held"
                 return f"held until {format_moment(job.release_at, now)} (--begin)"
             if job.state in LIVE_STATES:
-                live = self.engine.live.get(job.id)
-                limit = job.spec.no_output_timeout
-                if live and live.stop_reason:
-                    then = ", then queued again" if live.requeue else ""
-                    return f"stopping ({live.stop_reason.value}{then})"
-                if live and live.stalled and limit:
-                    return f"stalled: no output for over {format_duration(limit)}"
-                return None
+                return self._live_reason(job)
             if job.state is not JobState.QUEUED:
                 return None
+            if self.engine.stopping:
+                return "daemon stopping: starts after the next `gpuherd daemon start`"
             if job.spec.after:
                 unmet = self.store.unmet_deps(job.id)
                 if unmet:

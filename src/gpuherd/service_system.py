@@ -10,6 +10,7 @@ from gpuherd import __version__, config
 from gpuherd.core.model import DeviceState
 from gpuherd.core.units import plural
 from gpuherd.engine import Engine
+from gpuherd.errors import Conflict
 from gpuherd.store import Store
 from gpuherd.wire import device_view
 
@@ -21,8 +22,19 @@ class SystemVerbs:
     home: Path
     store: Store
     started_at: float
+    stop_mode: str | None = None
+    """How the daemon was asked to stop (`leave`, `drain` or `kill`); None while it serves."""
+
+    def asked_to_stop(self, mode: str) -> None:
+        """The daemon was asked to stop (`gpuherd daemon stop [--drain | --kill]`)."""
+        self.stop_mode = mode
 
     def pause_queue(self, paused: bool) -> str:
+        if not paused and self.engine.stopping:
+            raise Conflict(
+                "cannot resume dispatch while the daemon drains: it stops once its running "
+                "jobs end, and the next `gpuherd daemon start` dispatches the queue again"
+            )
         self.engine.set_queue_paused(paused)
         return "queue paused: running jobs go on, nothing new starts" if paused else "queue resumed"
 
@@ -77,6 +89,8 @@ class SystemVerbs:
             "version": __version__,
             "uptime": time.time() - self.started_at,
             "queue_paused": self.engine.queue_paused,
+            "stopping": self.stop_mode,
+            "running_jobs": len(self.engine.live),
             "probe": self.engine.devices.probe.describe(),
             "gpus": [d.index for d in self.engine.device_listing()],
             "counts": self.store.counts(),

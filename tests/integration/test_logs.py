@@ -6,6 +6,7 @@ in the daemon's memory (it holds the queue) nor in the client's.
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -192,6 +193,9 @@ def test_daemon_log_prints_and_follows_the_daemons_own_log(daemon: Herd) -> None
     assert serving.count("\n") == 1 and f"daemon {daemon.pid} serving {daemon.home}" in serving
     with reading(daemon, "daemon", "log", "-f", "-n", "0") as follow:
         pid = daemon.pid
+        # It reads from the end of the log once it has it open: stop only after that.
+        log, reader = str(daemon.home / "daemon.log"), psutil.Process(follow.proc.pid)
+        wait_for(lambda: log in [f.path for f in reader.open_files()], what="the log opened")
         daemon.cli("daemon", "stop")  # logs its last line while the follow reads
         assert f"daemon {pid} stopped".encode() in follow.line()
     # No daemon runs now: the log is read from the home all the same.
@@ -205,3 +209,57 @@ def test_daemon_log_of_a_home_where_no_daemon_started_says_so(herd: Herd) -> Non
         f"gpuherd: error: no daemon log at {herd.home / 'daemon.log'} yet: "
         "no daemon has started there"
     ]
+
+
+def assert_log_gone(herd: Herd, job_id: int, path: Path, *args: str, folder: bool) -> None:
+    """`gpuherd log JOB ARGS` says in one line that the log file is gone, and fails."""
+    proc = herd.cli("log", str(job_id), *args, check=False, timeout=15)
+    why = " (its folder was deleted)" if folder else ""
+    assert (proc.returncode, proc.stdout) == (1, ""), proc.stderr
+    assert proc.stderr.splitlines() == [
+        f"gpuherd: error: job {job_id}: its log file is gone: {path}{why}"
+    ]
+
+
+def test_log_of_a_job_whose_folder_was_deleted_says_the_log_is_gone(daemon: Herd) -> None:
+    # Two attempts (the first fails, --retries 1), then the whole job folder is deleted.
+    job_id = daemon.submit(
+        "--retries", "1", 'echo "try $GPUHERD_ATTEMPT"; [ "$GPUHERD_ATTEMPT" = 2 ]'
+    )
+    daemon.wait_state(job_id, "succeeded")
+    assert daemon.cli("log", str(job_id)).stdout == "try 2\n"
+    attempts = {a["number"]: Path(a["dir"]) for a in daemon.job(job_id)["attempts"]}
+    shutil.rmtree(daemon.job(job_id)["job_dir"])
+    for args, path in [
+        ((), attempts[2] / "stdout.log"),
+        (("--stderr",), attempts[2] / "stderr.log"),
+        (("--attempt", "1"), attempts[1] / "stdout.log"),
+        (("-n", "3"), attempts[2] / "stdout.log"),
+        (("-f",), attempts[2] / "stdout.log"),
+        (("-f", "--attempt", "1"), attempts[1] / "stdout.log"),
+    ]:
+        assert_log_gone(daemon, job_id, path, *args, folder=True)
+
+
+def test_log_of_a_finished_job_whose_log_file_was_deleted_says_so(daemon: Herd) -> None:
+    job_id = daemon.submit("echo out; echo err >&2")
+    daemon.wait_state(job_id, "succeeded")
+    path = Path(daemon.job(job_id)["attempts"][0]["dir"]) / "stdout.log"
+    path.unlink()
+    assert_log_gone(daemon, job_id, path, folder=False)
+    assert_log_gone(daemon, job_id, path, "-f", folder=False)
+    assert daemon.cli("log", str(job_id), "--stderr").stdout == "err\n"  # the other is there
+
+
+def test_log_of_a_running_job_whose_folder_was_deleted_says_so(
+    daemon: Herd, tmp_path: Path
+) -> None:
+    go = tmp_path / "go"
+    job_id = daemon.submit(f"echo started; while [ ! -e {go} ]; do sleep 0.02; done")
+    wait_for(lambda: daemon.cli("log", str(job_id)).stdout == "started\n", what="its output")
+    job = daemon.job(job_id)
+    shutil.rmtree(job["job_dir"])
+    path = Path(job["attempts"][0]["dir"]) / "stdout.log"
+    assert_log_gone(daemon, job_id, path, folder=True)
+    go.touch()
+    daemon.wait_state(job_id, "succeeded", "failed")

@@ -7,6 +7,7 @@ import contextlib
 import json
 import os
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Annotated, Any, BinaryIO
 
 from fastapi import APIRouter, Query, Request
@@ -14,7 +15,7 @@ from fastapi.responses import PlainTextResponse, Response, StreamingResponse
 
 from gpuherd.api import log_follow
 from gpuherd.broadcast import GAP
-from gpuherd.core.states import FINISHED_STATES, JobState
+from gpuherd.core.states import FINISHED_STATES, LIVE_STATES, JobState
 from gpuherd.errors import DaemonError, NotFound
 from gpuherd.jobfiles import open_job_file, start_of_last_lines
 from gpuherd.service import Service
@@ -41,7 +42,9 @@ def _service(request: Request) -> Service:
 
 @router.post("/jobs")
 async def submit(request: Request, body: SubmitRequest) -> dict[str, Any]:
-    return {"ids": _service(request).submit(body.items())}
+    """`draining`: the daemon is stopping once its running jobs end; these wait for the next."""
+    service = _service(request)
+    return {"ids": service.submit(body.items()), "draining": service.engine.stopping}
 
 
 @router.get("/jobs")
@@ -167,10 +170,12 @@ async def log(
     """The log's bytes as they are, from `offset` or from where its last `lines` lines begin,
     up to its size now. Streamed in chunks read on a worker thread: a log of gigabytes never
     sits in the daemon's memory, and the engine's loop never waits for the disk."""
-    path = _service(request).log_path(job_id, stream, attempt)
+    service = _service(request)
+    number, path = service.log_target(job_id, stream, attempt)
     try:
         f = open_job_file(path)
     except FileNotFoundError:
+        _not_written_yet(service, job_id, number, path)
         return PlainTextResponse("")
     try:
         start = offset if lines is None else max(offset, start_of_last_lines(f, lines))
@@ -179,6 +184,18 @@ async def log(
         f.close()
         raise
     return StreamingResponse(_log_chunks(f, start, end), media_type="text/plain; charset=utf-8")
+
+
+def _not_written_yet(service: Service, job_id: int, number: int, path: Path) -> None:
+    """Return if a log that is not there may still come: the attempt runs, in its folder,
+    and has not opened its log yet. Else the log is gone (its folder deleted, or the file):
+    raise NotFound, which says so, rather than answer an empty log."""
+    state = service.job_states([job_id])[job_id]
+    latest, _ = service.log_target(job_id, "stdout", None)
+    if state in LIVE_STATES and number == latest and path.parent.is_dir():
+        return
+    why = "" if path.parent.is_dir() else " (its folder was deleted)"
+    raise NotFound(f"job {job_id}: its log file is gone: {path}{why}")
 
 
 def _log_chunks(f: BinaryIO, start: int, end: int) -> Iterator[bytes]:
@@ -206,6 +223,8 @@ async def follow(
     with the log's last `lines` lines (as `tail -f -n`)."""
     service = _service(request)
     target = log_follow.log_of(service, job_id, stream, attempt)
+    if target is not None and not os.path.lexists(target[1]):
+        _not_written_yet(service, job_id, *target)
     start = log_follow.start_offset(target, offset, lines)
     events = log_follow.follow_events(service, job_id, stream, attempt, target, start)
     return StreamingResponse(events, media_type="text/event-stream")

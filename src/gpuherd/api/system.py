@@ -74,9 +74,10 @@ async def status(request: Request) -> dict[str, Any]:
 async def stop(request: Request, body: StopRequest) -> dict[str, Any]:
     if body.mode not in ("leave", "drain", "kill"):
         raise HerdError(f"unknown stop mode '{body.mode}': use leave, drain or kill")
-    engine = _service(request).engine
-    server = request.app.state.server
+    service = _service(request)
+    engine, server = service.engine, request.app.state.server
     running = len(engine.live)
+    service.asked_to_stop(body.mode)
 
     async def stop_after_jobs() -> None:
         await engine.drain(kill=body.mode == "kill")

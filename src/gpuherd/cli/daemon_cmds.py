@@ -7,14 +7,15 @@ import os
 import subprocess
 import sys
 import time
+from typing import Any
 
 import click
 
 from gpuherd import paths
-from gpuherd.cli import render
 from gpuherd.cli.options import json_option
 from gpuherd.client import Client
 from gpuherd.core.model import MAX_SLOTS
+from gpuherd.core.units import format_duration, plural
 from gpuherd.errors import DaemonError, HerdError
 
 START_TIMEOUT = 30.0
@@ -65,12 +66,9 @@ def start(
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="--gpus") from None
     client = Client()
-    if client.is_up():
-        pid = client.get("/daemon")["pid"]
-        raise HerdError(
-            f"a daemon is already running for {client.home} (pid {pid}): "
-            "`gpuherd daemon stop` stops it"
-        )
+    running = _status_or_none(client)
+    if running is not None:
+        raise _already_running(client, running)
     args = [sys.executable, "-m", "gpuherd.daemon", "--home", str(client.home)]
     options = [("--gpus", gpus), ("--fake-gpus", fake_gpus), ("--slots", slots)]
     options += [("--executor", executor), ("--address", address)]
@@ -100,21 +98,47 @@ def start(
         click.echo(f"dashboard: {client.get('/daemon/listen')['url']}")
 
 
-def _wait_until_up(client: Client, proc: subprocess.Popen[bytes], logged: int) -> dict[str, object]:
+def _wait_until_up(client: Client, proc: subprocess.Popen[bytes], logged: int) -> dict[str, Any]:
+    """The status of the daemon started, once it answers. Several starts at once (in one
+    home) race for its lock: the others' daemons exit, and they say which one runs."""
     deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline:
         code = proc.poll()
         if code is not None:
-            raise DaemonError(
-                client.start_failure(logged) or f"the daemon exited with status {code}"
-            )
-        try:
-            status: dict[str, object] = client.get("/daemon")
+            reason = client.start_failure(logged)
+            if reason and reason.startswith(ALREADY_RUNNING):  # another start won the lock
+                winner = _status_or_none(client, deadline)
+                if winner is not None:
+                    raise _already_running(client, winner)
+            raise DaemonError(reason or f"the daemon exited with status {code}")
+        status = _status_or_none(client)
+        if status is not None and status["pid"] == proc.pid:
             return status
-        except DaemonError:
-            time.sleep(0.02)
+        time.sleep(0.02)  # not up yet, or another start's daemon answers: ours will exit
     raise DaemonError(
         f"the daemon did not answer within {START_TIMEOUT:g}s; see {paths.daemon_log(client.home)}"
+    )
+
+
+ALREADY_RUNNING = "a daemon is already running"
+"""How a daemon that found the home's lock taken says so (daemon.py)."""
+
+
+def _status_or_none(client: Client, until: float = 0.0) -> dict[str, Any] | None:
+    """The running daemon's status; None if none answers (by `until`, a monotonic time)."""
+    while True:
+        try:
+            status: dict[str, Any] = client.get("/daemon")
+            return status
+        except DaemonError:
+            if time.monotonic() >= until:
+                return None
+            time.sleep(0.02)
+
+
+def _already_running(client: Client, status: dict[str, Any]) -> HerdError:
+    return HerdError(
+        f"{ALREADY_RUNNING} for {client.home} (pid {status['pid']}): `gpuherd daemon stop` stops it"
     )
 
 
@@ -165,7 +189,32 @@ def status(as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(answer, indent=1))
     else:
-        render.daemon_status(answer)
+        click.echo("\n".join(_status_lines(answer)))
+
+
+def _status_lines(status: dict[str, Any]) -> list[str]:
+    counts = ", ".join(f"{n} {state}" for state, n in sorted(status["counts"].items())) or "empty"
+    mode, running = status.get("stopping"), status.get("running_jobs") or 0
+    queue = "paused" if status["queue_paused"] else "dispatching"
+    if mode is not None:
+        queue = "draining" if mode == "drain" else "stopping"
+    lines = [
+        f"running: pid {status['pid']}, version {status['version']}",
+        f"up: {format_duration(max(status['uptime'], 0.1))}",
+        f"home: {status['home']}",
+        f"socket: {status['socket']}",
+        f"gpus: {','.join(str(i) for i in status['gpus']) or 'none'} ({status['probe']})",
+        f"queue: {queue}; jobs: {counts}",
+    ]
+    jobs = plural(running, "running job")
+    if mode == "drain":
+        lines.append(
+            f"draining: the daemon stops once {jobs} {'ends' if running == 1 else 'end'}; "
+            "nothing new starts (queued jobs start after the next `gpuherd daemon start`)"
+        )
+    elif mode == "kill":
+        lines.append(f"stopping: killing {jobs}")
+    return lines
 
 
 LOG_POLL = 0.25

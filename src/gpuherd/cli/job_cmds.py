@@ -102,7 +102,15 @@ def submit(
         **opts,
     }
     jobs = [{**base, "command": c} for c in commands]
-    ids = Client().post("/jobs", {"jobs": jobs, "env": dict(os.environ)})["ids"]
+    answer = Client().post("/jobs", {"jobs": jobs, "env": dict(os.environ)})
+    ids = answer["ids"]
+    if answer.get("draining"):
+        click.echo(
+            "gpuherd: warning: the daemon is stopping (daemon stop --drain): "
+            f"{'this job starts' if len(ids) == 1 else 'these jobs start'} after the next "
+            "`gpuherd daemon start`",
+            err=True,
+        )
     if as_json:
         click.echo(json.dumps({"ids": ids}))
     elif quiet:

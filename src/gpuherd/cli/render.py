@@ -260,19 +260,6 @@ def gpu_table(answer: dict[str, Any]) -> None:
     _console().print(gpu_renderable(answer))
 
 
-def daemon_status(status: dict[str, Any]) -> None:
-    counts = ", ".join(f"{n} {state}" for state, n in sorted(status["counts"].items())) or "empty"
-    lines = [
-        f"running: pid {status['pid']}, version {status['version']}",
-        f"up: {format_duration(max(status['uptime'], 0.1))}",
-        f"home: {status['home']}",
-        f"socket: {status['socket']}",
-        f"gpus: {','.join(str(i) for i in status['gpus']) or 'none'} ({status['probe']})",
-        f"queue: {'paused' if status['queue_paused'] else 'dispatching'}; jobs: {counts}",
-    ]
-    print("\n".join(lines))
-
-
 def _when(ts: float | None) -> str:
     if not ts:
         return "-"

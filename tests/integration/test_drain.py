@@ -1,0 +1,155 @@
+"""Stopping and starting the daemon: a drain in progress (`gpuherd daemon stop --drain`) as
+`status`, `submit` and `resume` see it, the way out of a drain, and starts run at once.
+
+Real daemons in temporary homes; jobs wait for a file, so the test says when they end.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import psutil
+
+from conftest import Herd, read_line, wait_dead, wait_for
+
+
+def draining(herd: Herd) -> int:
+    """Start `gpuherd daemon stop --drain`, wait until the daemon took it, then interrupt the
+    CLI (as `timeout -s INT 3 gpuherd daemon stop --drain` does): the daemon goes on
+    draining. Its pid."""
+    pid = herd.pid
+    stop = subprocess.Popen(
+        [sys.executable, "-m", "gpuherd", "daemon", "stop", "--drain"],
+        env=herd.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert stop.stdout is not None
+        line = read_line(stop.stdout.fileno(), bytearray()).decode()
+        assert line == "stopping after waiting for 1 running job", line
+        stop.send_signal(signal.SIGINT)
+        stop.communicate(timeout=15)
+    finally:
+        if stop.poll() is None:
+            stop.kill()
+            stop.wait(timeout=10)
+    return pid
+
+
+def test_a_draining_daemon_says_so_refuses_resume_and_keeps_new_jobs_for_the_next_one(
+    daemon: Herd, tmp_path: Path
+) -> None:
+    go = tmp_path / "go"
+    running = daemon.submit(f"while [ ! -e {go} ]; do sleep 0.02; done")
+    daemon.wait_state(running, "running")
+    pid = draining(daemon)
+
+    status = daemon.cli("daemon", "status").stdout.splitlines()
+    assert status[-2:] == [
+        "queue: draining; jobs: 1 running",
+        "draining: the daemon stops once 1 running job ends; nothing new starts (queued jobs "
+        "start after the next `gpuherd daemon start`)",
+    ]
+    answer = daemon.json("daemon", "status")
+    assert (answer["stopping"], answer["running_jobs"]) == ("drain", 1)
+
+    resume = daemon.cli("resume", check=False)
+    assert (resume.returncode, resume.stdout) == (1, "")
+    assert resume.stderr.splitlines() == [
+        "gpuherd: error: cannot resume dispatch while the daemon drains: it stops once its "
+        "running jobs end, and the next `gpuherd daemon start` dispatches the queue again"
+    ]
+    assert daemon.job(running)["state"] == "running"
+
+    taken = daemon.cli("submit", "-q", "--", "echo hi")  # taken, for the next daemon
+    later = int(taken.stdout)
+    assert taken.stderr == (
+        "gpuherd: warning: the daemon is stopping (daemon stop --drain): this job starts after"
+        " the next `gpuherd daemon start`\n"
+    )
+    assert daemon.job(later)["state"] == "queued"
+    assert daemon.job(later)["reason"] == (
+        "daemon stopping: starts after the next `gpuherd daemon start`"
+    )  # was "waiting for its turn (its GPUs are held for an older job ...)"
+
+    go.touch()  # the running job ends: the drain is over, and the daemon stops
+    wait_dead(psutil.Process(pid))
+    assert not daemon.is_up()
+    daemon.start()
+    assert daemon.wait_state(running, "succeeded")
+    daemon.wait_state(later, "succeeded")
+    assert daemon.cli("log", str(later)).stdout == "hi\n"
+    assert daemon.cli("daemon", "status").stdout.splitlines()[-1].startswith("queue: dispatching")
+
+
+def test_a_plain_stop_ends_a_drain_at_once_leaving_its_jobs_to_the_next_daemon(
+    daemon: Herd, tmp_path: Path
+) -> None:
+    # A drain cannot be called off; `daemon stop` ends it now, the running jobs go on, and
+    # the next daemon re-attaches to them and dispatches again.
+    go = tmp_path / "go"
+    running = daemon.submit(f"while [ ! -e {go} ]; do sleep 0.02; done")
+    job_pid = wait_for(lambda: daemon.job(running)["pid"], what="the job's pid")
+    pid = draining(daemon)
+    queued = daemon.submit("echo after")
+    stop = daemon.cli("daemon", "stop")
+    assert stop.stdout.splitlines() == [
+        "stopping; 1 running job goes on and the next daemon re-attaches",
+        "daemon stopped",
+    ]
+    wait_dead(psutil.Process(pid))
+    assert psutil.pid_exists(job_pid)  # the job goes on without a daemon
+    daemon.start()
+    daemon.wait_state(queued, "succeeded")
+    assert daemon.job(running)["state"] == "running"
+    go.touch()
+    daemon.wait_state(running, "succeeded")
+
+
+def test_of_starts_run_at_once_one_starts_the_daemon_and_the_others_say_it_runs(
+    herd: Herd,
+) -> None:
+    for _ in range(2):  # the race is not lost every time: run it twice
+        starts = [
+            subprocess.Popen(
+                [sys.executable, "-m", "gpuherd", "daemon", "start", "--fake-gpus", "2"],
+                env=herd.env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for _ in range(5)
+        ]
+        said = [(*p.communicate(timeout=60), p.returncode) for p in starts]
+        pid = herd.pid
+        started = [out for out, _, code in said if code == 0]
+        assert len(started) == 1, said
+        assert started[0].startswith(f"daemon started (pid {pid}, fake: 2 GPUs)"), said
+        refused = [(out, err) for out, err, code in said if code != 0]
+        assert (
+            refused
+            == [
+                (
+                    "",
+                    f"gpuherd: error: a daemon is already running for {herd.home} (pid {pid}): "
+                    "`gpuherd daemon stop` stops it\n",
+                )
+            ]
+            * 4
+        ), said
+        # A start while it runs says the same.
+        again = herd.cli("daemon", "start", "--fake-gpus", "2", check=False)
+        assert (again.returncode, again.stdout, again.stderr) == (1, *refused[0])
+        daemons = [p for p in psutil.process_iter(["cmdline"]) if _is_daemon_of(p, herd)]
+        assert [p.pid for p in daemons] == [pid]
+        herd.cli("daemon", "stop")
+        wait_for(lambda: not herd.is_up(), what="the daemon to stop")
+
+
+def _is_daemon_of(process: psutil.Process, herd: Herd) -> bool:
+    cmdline = process.info["cmdline"] or []
+    return "gpuherd.daemon" in cmdline and str(herd.home) in cmdline
