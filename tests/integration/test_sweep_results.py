@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from conftest import Herd, kill_jobs_under, wait_for
+from conftest import Herd, UnixConnection, kill_jobs_under, wait_for
 from gpuherd.errors import HerdError
 from gpuherd.pyapi import connect
 
@@ -244,6 +244,13 @@ def test_points_dropped_from_the_grid_are_listed_apart_and_not_counted(
     line = daemon.cli("sweep", "ls").stdout.splitlines()[1]
     assert "2 succeeded (+1 not in the grid)" in line and " 2 " in line
     assert connect(daemon.home, start=False).get_sweep("nar").wait(timeout=30) is True
+    conn = UnixConnection(daemon.client.socket_path, timeout=30)  # the dashboard says so too
+    try:
+        conn.request("GET", "/ui/sweeps/nar")
+        page = conn.getresponse().read().decode()
+    finally:
+        conn.close()
+    assert "1 earlier run of points no longer in the grid is not shown or counted" in page
 
 
 # ---- 5: fixed values changed since a point ran ----------------------------------------------

@@ -207,6 +207,13 @@ def sweep_page(service: Service, name: str, q: SweepQuery) -> SweepPage:
     plot = None
     if metric and param:
         plot = views_plot.scatter(rows, param, metric, "" if colour == "-" else colour)
+    outside = len(table.get("outside") or ())
+    if outside:  # points a resubmission of a narrower grid left out
+        notes.append(
+            f"{outside:,} earlier run{'s' * (outside != 1)} of points no longer in the grid "
+            f"{'are' if outside != 1 else 'is'} not shown or counted (`gpuherd sweep status "
+            f"{name}` lists them)."
+        )
     if len(rows) > MAX_ROWS:
         notes.append(
             f"The table shows the first {MAX_ROWS:,} of {len(rows):,} points"
