@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -499,6 +500,42 @@ def kill_jobs_under(root: Path) -> None:
                 os.killpg(os.getpgid(proc.pid), signal.SIGKILL)
         except (psutil.Error, OSError):
             continue
+
+
+@contextmanager
+def api_daemon(root: Path, module: str, text: str) -> Iterator[Herd]:
+    """A daemon (4 fake GPUs) in `root`/home, with the Python API's working folder
+    `root`/work holding `module`.py: GPUHERD_HOME, the folder and sys.path point there."""
+    herd = Herd(root / "home")
+    work = root / "work"
+    work.mkdir()
+    (work / f"{module}.py").write_text(text)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("GPUHERD_HOME", str(herd.home))
+        patch.delenv("XDG_RUNTIME_DIR", raising=False)
+        patch.chdir(work)
+        patch.syspath_prepend(str(work))
+        herd.start("--fake-gpus", "4")
+        try:
+            yield herd
+        finally:
+            kill_jobs_under(root)
+            herd.cleanup()
+            sys.modules.pop(module, None)
+
+
+def job_info(folder: Path) -> dict[str, Any]:
+    """A `gpuherd run` job folder's job.json."""
+    info: dict[str, Any] = json.loads((folder / "job.json").read_text())
+    return info
+
+
+def gone(pid: int) -> bool:
+    """Has `pid` exited (gone, or a zombie nobody reaped yet)?"""
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
 
 
 class RunProcess:

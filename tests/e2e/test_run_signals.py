@@ -7,30 +7,14 @@ and the run exits 129, printing its summary if anyone can still read it.
 
 from __future__ import annotations
 
-import json
 import os
 import pty
 import signal
 import subprocess
 import time
 from pathlib import Path
-from typing import Any
 
-import psutil
-
-from conftest import GPUHERD_BIN, Probe, Runs, group_members, read_line, wait_for
-
-
-def job_info(folder: Path) -> dict[str, Any]:
-    info: dict[str, Any] = json.loads((folder / "job.json").read_text())
-    return info
-
-
-def gone(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return True
+from conftest import GPUHERD_BIN, Probe, Runs, gone, group_members, job_info, read_line, wait_for
 
 
 def jobs_file(runs: Runs, probe: Probe, names: str, **opts: object) -> Path:

@@ -16,7 +16,7 @@ import psutil
 import pytest
 
 import gpuherd
-from conftest import Herd, kill_jobs_under
+from conftest import Herd, api_daemon
 from gpuherd.errors import DaemonError, HerdError
 from gpuherd.pyapi import connect
 
@@ -86,23 +86,8 @@ if __name__ == "__main__":
 @pytest.fixture(scope="module")
 def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[gpuherd.Herd]:
     """One daemon (4 fake GPUs) for the module, and a work folder holding tasks_mod.py."""
-    root = tmp_path_factory.mktemp("api")
-    herd = Herd(root / "home")
-    work = root / "work"
-    work.mkdir()
-    (work / "tasks_mod.py").write_text(TASKS_MODULE)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("GPUHERD_HOME", str(herd.home))
-        patch.delenv("XDG_RUNTIME_DIR", raising=False)
-        patch.chdir(work)
-        patch.syspath_prepend(str(work))
-        herd.start("--fake-gpus", "4")
-        try:
-            yield connect()
-        finally:
-            kill_jobs_under(work)
-            herd.cleanup()
-            sys.modules.pop("tasks_mod", None)
+    with api_daemon(tmp_path_factory.mktemp("api"), "tasks_mod", TASKS_MODULE):
+        yield connect()
 
 
 def test_connect_starts_a_daemon_with_fake_gpus_from_the_environment(

@@ -8,7 +8,6 @@ drives `Runner` in-process to count descriptors and zombies after 1,000 jobs.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import shutil
 import signal
@@ -23,7 +22,7 @@ from typing import Any
 import psutil
 import pytest
 
-from conftest import Probe, Runs, group_members, max_overlap, wait_for
+from conftest import Probe, Runs, gone, group_members, job_info, max_overlap, wait_for
 from gpuherd import broadcast
 
 HOST = socket.gethostname()
@@ -31,19 +30,6 @@ HOST = socket.gethostname()
 
 def markers(folder: Path) -> set[str]:
     return {name for name in ("SUCCESS", "FAILURE") if (folder / name).exists()}
-
-
-def job_info(folder: Path) -> dict[str, Any]:
-    info: dict[str, Any] = json.loads((folder / "job.json").read_text())
-    return info
-
-
-def gone(pid: int) -> bool:
-    """Has `pid` exited (gone, or a zombie nobody reaped yet)?"""
-    try:
-        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return True
 
 
 # ---- gpu-hog job files: slots, markers, job.json ------------------------------------------------

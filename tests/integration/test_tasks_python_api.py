@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import gpuherd
-from conftest import Herd, kill_jobs_under
+from conftest import api_daemon
 from gpuherd.errors import HerdError
 from gpuherd.pyapi import JobFailed, connect
 from gpuherd.tasks import TaskArgumentError
@@ -133,23 +133,8 @@ GUARD_ADVICE = (
 @pytest.fixture(scope="module")
 def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[gpuherd.Herd]:
     """One daemon (4 fake GPUs) for the module, and a work folder holding tasks_qa_mod.py."""
-    root = tmp_path_factory.mktemp("tasks")
-    herd = Herd(root / "home")
-    work = root / "work"
-    work.mkdir()
-    (work / "tasks_qa_mod.py").write_text(TASKS_MODULE)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("GPUHERD_HOME", str(herd.home))
-        patch.delenv("XDG_RUNTIME_DIR", raising=False)
-        patch.chdir(work)
-        patch.syspath_prepend(str(work))
-        herd.start("--fake-gpus", "4")
-        try:
-            yield connect()
-        finally:
-            kill_jobs_under(root)
-            herd.cleanup()
-            sys.modules.pop("tasks_qa_mod", None)
+    with api_daemon(tmp_path_factory.mktemp("tasks"), "tasks_qa_mod", TASKS_MODULE):
+        yield connect()
 
 
 def run_script(
