@@ -62,7 +62,10 @@ def test_fake_uuids_are_stable_distinct_and_uuid_shaped() -> None:
 def test_file_form_readings(state_file: Path) -> None:
     probe = FakeProbe(state_file)
     assert probe.read() == [
-        GpuReading(0, fake_uuid(0), "Fake A100", 80 * GiB, 0, 0, (GpuProcess(4242, 20 * GiB),)),
+        # The foreign process's memory is in use, as NVML counts it (it showed as 0 used).
+        GpuReading(
+            0, fake_uuid(0), "Fake A100", 80 * GiB, 20 * GiB, 0, (GpuProcess(4242, 20 * GiB),)
+        ),
         GpuReading(1, fake_uuid(1), "Fake GPU", 24 * GiB, 0, 0, ()),
     ]
     assert str(state_file) in probe.describe()

@@ -392,8 +392,8 @@ def preferred(candidates: list[Room], n: int) -> set[int] | None:
 
 
 def preferred_on_one_node(candidates: list[Room], n: int) -> list[Room]:
-    def rank(r: Room) -> tuple[int, float, int]:
-        return (r.load.count - r.device.slots, -r.free(), r.device.index)
+    def rank(r: Room) -> tuple[int, int, float, int]:
+        return (r.load.count, r.load.count - r.device.slots, -r.free(), r.device.index)
 
     ranked = sorted(candidates, key=rank)
     if len(ranked) == n or not any(r.device.links for r in ranked):
@@ -684,3 +684,15 @@ def test_never_fits() -> None:
     )
     assert never_fits(1, 60 * GIB, big) is None
     assert never_fits(2, 60 * GIB, [Device(0), Device(1)]) is None  # sizes unknown
+
+
+def test_an_idle_gpu_goes_before_sharing_one_with_more_slots() -> None:
+    # `--gpus 0,0,1` (gpu-hog): GPU 0 may take two jobs. Both had one free slot once GPU 0
+    # held a job, and the tie went to GPU 0 while GPU 1 sat idle.
+    devices = [Device(index=0, slots=2), Device(index=1, slots=1)]
+    placed = plan(iter([job(1), job(2), job(3)]), devices, [], Policy(), NOW)
+    assert [a.gpus for a in placed] == [(0,), (1,), (0,)]
+    # `--gpus 0,0,1,2,2,2`: one job on each GPU before any shares.
+    devices = [Device(index=0, slots=2), Device(index=1, slots=1), Device(index=2, slots=3)]
+    placed = plan(iter([job(1), job(2), job(3)]), devices, [], Policy(), NOW)
+    assert sorted(a.gpus for a in placed) == [(0,), (1,), (2,)]

@@ -96,12 +96,14 @@ class Gpu:
     def free_mem(self) -> int | None:
         return None if self.cap is None else self.cap - self.held
 
-    def rank(self) -> tuple[int, float, int]:
-        # Most free slots, then most free memory, then lowest index: spreads jobs over the
-        # GPUs and makes every pass deterministic. Unknown memory cannot run out, so it
-        # ranks as the roomiest.
+    def rank(self) -> tuple[int, int, float, int]:
+        # Fewest jobs, then most free slots, then most free memory, then lowest index:
+        # spreads jobs over the GPUs (an idle GPU before a half-used one with more slots:
+        # `--gpus 0,0,1` lets GPU 0 take two jobs, it does not fill GPU 0 first) and makes
+        # every pass deterministic. Unknown memory cannot run out: it ranks as the roomiest.
         free = self.free_mem
-        return (self.count - self.slots, -math.inf if free is None else -free, self.index)
+        spare = -math.inf if free is None else -free
+        return (self.count, self.count - self.slots, spare, self.index)
 
     def fits(self, kind: Kind, mem: int | None) -> bool:
         """Whether one more job of this kind (and --mem) may join the GPU now."""

@@ -190,7 +190,11 @@ def _parse_gpu(index: int, entry: object) -> GpuReading | None:
     _check_keys(entry, _GPU_KEYS, where)
     if _get(entry, "lost", where, _boolean, False):
         return None
-    processes: list[object] = _get(entry, "processes", where, _list, [])
+    listed: list[object] = _get(entry, "processes", where, _list, [])
+    processes = tuple(_parse_process(f"{where}.processes[{i}]", p) for i, p in enumerate(listed))
+    used = _get_optional(entry, "memory_used", where, _size, 0)
+    if used is not None:  # as NVML counts it: the listed processes' memory is in use too
+        used += sum(p.memory or 0 for p in processes)
     return _reading(
         index,
         name=_get(entry, "name", where, _string, DEFAULT_FAKE_NAME),
@@ -198,11 +202,9 @@ def _parse_gpu(index: int, entry: object) -> GpuReading | None:
         memory_total=_get_optional(
             entry, "memory_total", where, _positive_size, DEFAULT_FAKE_MEMORY
         ),
-        memory_used=_get_optional(entry, "memory_used", where, _size, 0),
+        memory_used=used,
         utilization=_get_optional(entry, "utilization", where, _percent, 0),
-        processes=tuple(
-            _parse_process(f"{where}.processes[{i}]", p) for i, p in enumerate(processes)
-        ),
+        processes=processes,
         links=_get(entry, "links", where, _links, _NO_LINKS),
         node=_get(entry, "node", where, _string, None),
         host=_get(entry, "host", where, _string, None),
