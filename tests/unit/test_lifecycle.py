@@ -295,3 +295,22 @@ def test_always_failing_job_gets_exactly_retries_plus_one_attempts(
             assert nxt.cancel_waiters
             break
     assert attempts == retries + 1
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB",
+        "RuntimeError: CUDA error: out of memory",  # cuBLAS, cuDNN, a new CUDA context
+        "tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating "
+        "tensor with shape[1024,1024,1024] and type float on /device:GPU:0",
+        "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying",
+        "CUDA_ERROR_OUT_OF_MEMORY: out of memory",
+    ],
+)
+def test_the_frameworks_out_of_memory_errors_are_cuda_oom(line: str) -> None:
+    outcome = classify(Ended(exit_code=1, signal=None), stderr_tail=f"Traceback\n{line}\n")
+    assert outcome.kind is OutcomeKind.CUDA_OOM
+    assert classify(Ended(exit_code=1, signal=None), "ValueError: out of range").kind is (
+        OutcomeKind.EXIT
+    )

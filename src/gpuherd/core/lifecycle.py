@@ -16,8 +16,11 @@ OOM_RETRIES = 2
 def _cuda_oom() -> re.Pattern[str]:
     # Compiled on first use, not at import: only a failed attempt is checked.
     return re.compile(
-        r"CUDA out of memory|OutOfMemoryError|CUDA_ERROR_OUT_OF_MEMORY|"
-        r"cudaErrorMemoryAllocation|RESOURCE_EXHAUSTED: Out of memory"
+        # PyTorch (also "CUDA error: out of memory" from cuBLAS, cuDNN or a new context),
+        # the driver and runtime, JAX/XLA, TensorFlow ("OOM when allocating tensor ...").
+        r"CUDA out of memory|OutOfMemoryError|CUDA error: out of memory|"
+        r"CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation|"
+        r"RESOURCE_EXHAUSTED: Out of memory|OOM when allocating"
     )
 
 
