@@ -208,7 +208,9 @@ class Runner:
                     self._submit([entry])
                 return
             self.summary.failed += 1
-            self.reporter.notice(f"not run: {batch[0][1].command}: {exc}")
+            command = batch[0][1].command
+            shown = command if len(command) <= 200 else command[:199] + "…"
+            self.reporter.notice(f"not run: {shown}: {exc}")
             return
         for job_id, (number, item) in zip(ids, batch, strict=True):
             self._numbers[job_id] = number

@@ -70,10 +70,23 @@ def spec_from_item(item: SubmitItem, n: int | None, retries: int = 0) -> JobSpec
     return spec
 
 
+MAX_COMMAND_BYTES = 128 * 1024 - 1
+"""The job's shell gets the command as one argument, which Linux caps at 128 KiB with its NUL."""
+
+
+def _too_long(command: str) -> bool:
+    return len(command) > MAX_COMMAND_BYTES // 4 and len(command.encode()) > MAX_COMMAND_BYTES
+
+
 def check_spec(spec: JobSpec, where: str = "") -> None:
     """HerdError for the first value a job cannot have (at submission, and after an edit)."""
     problems = (
         (not spec.command, "the command is empty: give it after -- or as one string"),
+        (
+            _too_long(spec.command),
+            f"the command is {len(spec.command.encode()):,} bytes, over the 128 KiB a program's "
+            "argument may hold: put it in a script file and run that",
+        ),
         (not 0 <= spec.gpus <= 64, f"--gpus must be between 0 and 64, got {spec.gpus}"),
         (spec.retries < 0, f"--retries must be 0 or more, got {spec.retries}"),
         (not _duration(spec.timeout), "--timeout must be positive, at most 100 years"),

@@ -147,6 +147,22 @@ def test_a_nul_byte_in_a_job_never_wedges_the_queue(daemon: Herd, where: str) ->
     assert after["state"] == "succeeded"
 
 
+def test_a_command_over_128_kib_is_refused_with_the_reason(daemon: Herd) -> None:
+    # It was queued, then failed as spawn_error "Argument list too long; check that this
+    # folder exists, is writable and its disk is not full".
+    fits = "echo " + "y" * (128 * 1024 - 1 - 5)
+    proc = daemon.cli("submit", "-q", "--file", "-", input=fits + "y\n", check=False)
+    assert (proc.returncode, proc.stdout) == (1, "")
+    assert proc.stderr == (
+        "gpuherd: error: the command is 131,072 bytes, over the 128 KiB a program's argument "
+        "may hold: put it in a script file and run that\n"
+    )
+    assert daemon.ls_all() == []
+    (longest,) = daemon.submit_lines([fits])  # the limit itself still runs
+    assert daemon.wait_state(longest, "succeeded", "failed")["state"] == "succeeded"
+    assert len(daemon.cli("log", str(longest)).stdout) == len(fits) - 5 + 1
+
+
 # ---- found by the durability test: a daemon that dies while it answers ---------------------------
 
 
