@@ -197,8 +197,14 @@ class Service(SystemVerbs, JobVerbs):
         live = self.engine.live.get(job_id)
         return live.peak or None if live else None
 
-    def _live_reason(self, job: Job) -> str | None:
-        """What `ls` says of a running job: that it is being stopped, or stalled."""
+    def _other_reason(self, job: Job, now: float) -> str | None:
+        """What `ls` says of a held job (until when), or a running one (stopping, stalled)."""
+        if job.state is JobState.HELD:
+            if job.release_at is None:
+                return "held"
+            return f"held until {format_moment(job.release_at, now)} (--begin)"
+        if job.state not in LIVE_STATES:
+            return None
         live = self.engine.live.get(job.id)
         limit = job.spec.no_output_timeout
         if live and live.stop_reason:
@@ -218,18 +224,24 @@ class Service(SystemVerbs, JobVerbs):
         caps = self.engine.sweep_caps
         sweeps_running = self.engine.attempts.sweeps_running()
         now = self.engine.clock()
+        verdicts: dict[tuple[object, ...], str | None] = {}  # jobs that ask alike, once
+
+        def never(job: Job) -> str | None:
+            """Refused at submit, yet queued: a GPU it needed was removed since."""
+            spec = job.spec
+            request = (spec.gpus, spec.mem, spec.exclusive, spec.ram)
+            if request not in verdicts:
+                reason = never_runs(spec, devices, policy)
+                verdicts[request] = f"can never run on these GPUs: {reason}" if reason else None
+            return verdicts[request]
 
         def explain(job: Job) -> str | None:
-            if job.state is JobState.HELD:
-                if job.release_at is None:
-                    return "held"
-                return f"held until {format_moment(job.release_at, now)} (--begin)"
-            if job.state in LIVE_STATES:
-                return self._live_reason(job)
             if job.state is not JobState.QUEUED:
-                return None
+                return self._other_reason(job, now)
             if self.engine.stopping:
                 return "daemon stopping: starts after the next `gpuherd daemon start`"
+            if reason := never(job):  # before any other wait: this one never ends
+                return reason
             if job.spec.after:
                 unmet = self.store.unmet_deps(job.id)
                 if unmet:

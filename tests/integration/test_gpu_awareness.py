@@ -161,3 +161,17 @@ def test_gpus_says_when_jobs_with_mem_share_a_gpu_beyond_its_slot(herd: Herd) ->
     row = herd.cli("gpus").stdout.splitlines()[1]
     assert "3 sharing" in row and "3/1" not in row
     herd.cli("kill", f"{jobs[0]}-{jobs[-1]}")
+
+
+def test_a_queued_job_that_a_removed_gpu_left_with_no_place_says_so(herd: Herd) -> None:
+    herd.start("--fake-gpus", "2x24GiB,1x80GiB")
+    herd.cli("pause")
+    big = herd.submit("--mem", "70GiB", "--", "true")
+    wide = herd.submit("--gpus", "3", "--", "true")
+    herd.cli("gpus", "remove", "2")  # refused at submit now; these were queued before
+    assert herd.job(big)["reason"] == (
+        "can never run on these GPUs: asks for 70.0 GiB per GPU but the largest GPU has 24.0 GiB"
+    )  # was "waiting for 70.0 GiB free on 1 GPU", for ever
+    assert herd.job(wide)["reason"] == (
+        "can never run on these GPUs: asks for 3 GPUs but only 2 are configured"
+    )
