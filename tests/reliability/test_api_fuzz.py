@@ -287,8 +287,25 @@ HUGE = 2**63  # one more than SQLite's largest INTEGER
         ("POST", "/api/v1/jobs/3/move", {"before": HUGE}),
         ("POST", "/api/v1/jobs", {"jobs": [{"command": "true", "cwd": "/", "after": [HUGE]}]}),
         ("POST", "/api/v1/jobs", {"jobs": [{"command": "true", "cwd": "/", "retries": HUGE}]}),
+        ("GET", f"/api/v1/jobs?limit={HUGE}", None),  # was a 500 (datatype mismatch)
+        ("GET", f"/api/v1/jobs/1/log?offset={HUGE}", None),  # a 200 whose stream then broke
+        ("GET", f"/api/v1/jobs/1/log/follow?offset={HUGE}", None),
+        ("GET", f"/api/v1/jobs/1/log?lines={HUGE}", None),
     ],
-    ids=["show", "log", "wait", "kill", "priority", "move", "after", "retries"],
+    ids=[
+        "show",
+        "log",
+        "wait",
+        "kill",
+        "priority",
+        "move",
+        "after",
+        "retries",
+        "limit",
+        "offset",
+        "follow-offset",
+        "lines",
+    ],
 )
 def test_an_integer_beyond_64_bits_is_a_clean_4xx(
     shared: Target, method: str, path: str, body: Any

@@ -31,6 +31,9 @@ from gpuherd.wire_requests import (
 )
 
 router = APIRouter()
+LARGEST = 2**63 - 1
+"""The largest number a query may give: SQLite's and a file offset's limit (a larger `limit`
+was a 500, a larger log `offset` broke the stream after its 200)."""
 DOWNLOAD_CHUNK = 1024 * 1024
 """Bytes read and sent at a time when a log is fetched whole."""
 
@@ -55,7 +58,7 @@ async def list_jobs(
     sweep: str | None = None,
     name: str | None = None,
     all: bool = False,
-    limit: Annotated[int | None, Query(ge=1)] = None,
+    limit: Annotated[int | None, Query(ge=1, le=LARGEST)] = None,
     newest: bool = False,
     ids_only: bool = False,
 ) -> dict[str, Any]:
@@ -163,9 +166,9 @@ async def log(
     request: Request,
     job_id: int,
     stream: str = "stdout",
-    attempt: int | None = None,
-    offset: Annotated[int, Query(ge=0)] = 0,
-    lines: Annotated[int | None, Query(ge=1)] = None,
+    attempt: Annotated[int | None, Query(ge=0, le=LARGEST)] = None,
+    offset: Annotated[int, Query(ge=0, le=LARGEST)] = 0,
+    lines: Annotated[int | None, Query(ge=1, le=LARGEST)] = None,
 ) -> Response:
     """The log's bytes as they are, from `offset` or from where its last `lines` lines begin,
     up to its size now. Streamed in chunks read on a worker thread: a log of gigabytes never
@@ -213,9 +216,9 @@ async def follow(
     request: Request,
     job_id: int,
     stream: str = "stdout",
-    attempt: int | None = None,
-    offset: Annotated[int, Query(ge=0)] = 0,
-    lines: Annotated[int | None, Query(ge=1)] = None,
+    attempt: Annotated[int | None, Query(ge=0, le=LARGEST)] = None,
+    offset: Annotated[int, Query(ge=0, le=LARGEST)] = 0,
+    lines: Annotated[int | None, Query(ge=1, le=LARGEST)] = None,
 ) -> StreamingResponse:
     """Server-sent events: `data` events carry new log text, an `attempt` event says that the
     job's next attempt began (its log follows), an `end` event closes the stream. Without
