@@ -341,3 +341,18 @@ def call(target: Target, method: str, path: str, body: Any) -> int:
             return int(answer.status)
     except urllib.error.HTTPError as error:
         return int(error.code)
+
+
+def test_an_unknown_endpoint_or_method_answers_with_an_error_line(shared: Target) -> None:
+    # FastAPI's own {"detail": "Not Found"} / {"detail": "Method Not Allowed"} before.
+    for method, path, status, message in [
+        (
+            "GET",
+            "/api/v2/jobs",
+            404,
+            "no such endpoint: GET /api/v2/jobs (/openapi.json lists them)",
+        ),  # noqa: E501
+        ("DELETE", "/api/v1/jobs/5", 405, "DELETE is not allowed on /api/v1/jobs/5"),
+    ]:
+        code, body = shared.raw(method, path)
+        assert (code, json.loads(body)) == (status, {"error": message})

@@ -10,8 +10,10 @@ from __future__ import annotations
 import logging
 
 from fastapi import FastAPI, Request
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from gpuherd import __version__
 from gpuherd.api import dashboard, jobs, listener, sweeps, system
@@ -54,6 +56,19 @@ def create_app(service: Service, pid: int, socket_path: str) -> FastAPI:
     async def herd_error(request: Request, exc: HerdError) -> Response:
         page = dashboard.error_page(request, exc)
         return page or JSONResponse({"error": str(exc)}, status_code=exc.status)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        # An unknown path or method under /api answers as every API error does.
+        if not request.url.path.startswith("/api/"):
+            return await http_exception_handler(request, exc)
+        method, path = request.method, request.url.path
+        messages = {
+            404: f"no such endpoint: {method} {path} (/openapi.json lists them)",
+            405: f"{method} is not allowed on {path}",
+        }
+        message = messages.get(exc.status_code, str(exc.detail))
+        return JSONResponse({"error": message}, status_code=exc.status_code, headers=exc.headers)
 
     @app.exception_handler(OverflowError)
     async def too_large(_: Request, exc: OverflowError) -> JSONResponse:
