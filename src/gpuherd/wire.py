@@ -44,6 +44,10 @@ class JobOptions:
 
 @dataclass(kw_only=True)
 class SubmitItem(JobOptions):
+    # A misspelt field (`"gpu": 2`) is refused, not dropped: the job would run as not asked.
+    # (A plain dict: pydantic reads it, and the CLI does not import pydantic.)
+    __pydantic_config__ = {"extra": "forbid"}  # noqa: RUF012
+
     command: str
     cwd: str
     env: dict[str, str] | None = field(default_factory=dict)

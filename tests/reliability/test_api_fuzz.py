@@ -28,6 +28,7 @@ from hypothesis.errors import Unsatisfiable  # noqa: E402
 from schemathesis import GenerationMode  # noqa: E402
 
 from conftest import Herd  # noqa: E402
+from gpuherd.errors import HerdError  # noqa: E402
 
 NOT_FUZZED = {
     "POST /api/v1/daemon/stop",
@@ -351,8 +352,17 @@ def test_an_unknown_endpoint_or_method_answers_with_an_error_line(shared: Target
             "/api/v2/jobs",
             404,
             "no such endpoint: GET /api/v2/jobs (/openapi.json lists them)",
-        ),  # noqa: E501
+        ),
         ("DELETE", "/api/v1/jobs/5", 405, "DELETE is not allowed on /api/v1/jobs/5"),
     ]:
         code, body = shared.raw(method, path)
         assert (code, json.loads(body)) == (status, {"error": message})
+
+
+def test_a_misspelt_job_field_is_refused_not_dropped(shared: Target) -> None:
+    # {"gpu": 2} ran on 1 GPU, the field silently dropped.
+    before = shared.snapshot()
+    job = {"command": "true", "cwd": str(shared.scratch), "gpu": 2}
+    with pytest.raises(HerdError, match=r"jobs\.0\.gpu: unknown field \(misspelt\?\)"):
+        shared.herd.client.post("/jobs", {"jobs": [job]})
+    assert shared.snapshot() == before

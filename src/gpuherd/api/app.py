@@ -82,8 +82,10 @@ def create_app(service: Service, pid: int, socket_path: str) -> FastAPI:
 
     @app.exception_handler(RequestValidationError)
     async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+        unknown = ("unexpected_keyword_argument", "extra_forbidden")
         problems = "; ".join(
-            f"{'.'.join(str(p) for p in err.get('loc', ()) if p != 'body')}: {err.get('msg')}"
+            f"{'.'.join(str(p) for p in err.get('loc', ()) if p != 'body')}: "
+            + ("unknown field (misspelt?)" if err.get("type") in unknown else str(err.get("msg")))
             for err in exc.errors()
         )
         return JSONResponse({"error": f"invalid request: {problems}"}, status_code=422)
