@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import time
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -140,9 +141,14 @@ class Attempts:
             nonlocal last
             if self.live.get(live.job_id) is not live:
                 return  # the attempt ended
-            size = _log_bytes(live.attempt_dir)
+            size, written = _log_state(live.attempt_dir)
             now = loop.time()
-            if size != last[0] or live.paused:  # a paused job's silence is not its own
+            if last[0] < 0 and written and not live.paused:
+                # First look (also after a restart): silent since the logs' last write, in
+                # this attempt (a log an earlier run left in the folder is older).
+                since = max(written, _number(live.started_info.get("started_at")))
+                last = (size, now - max(0.0, time.time() - since))
+            elif size != last[0] or live.paused:  # a paused job's silence is not its own
                 last = (size, now)
                 live.stalled = False
             elif not live.stalled and now - last[1] >= limit:
@@ -242,11 +248,17 @@ class Attempts:
         self.executor.close()
 
 
-def _log_bytes(folder: Path) -> int:
-    total = 0
+def _number(value: object) -> float:
+    return float(value) if isinstance(value, int | float) else 0.0
+
+
+def _log_state(folder: Path) -> tuple[int, float]:
+    """The logs' bytes so far, and when they were last written (0: no log yet)."""
+    total, written = 0, 0.0
     for name in jobfiles.LOGS:
         try:
-            total += (folder / name).stat().st_size
+            stat = (folder / name).stat()
         except OSError:
-            pass
-    return total
+            continue
+        total, written = total + stat.st_size, max(written, stat.st_mtime)
+    return total, written

@@ -115,3 +115,22 @@ def test_what_a_job_left_running_while_no_daemon_ran_is_killed(
     assert daemon.wait_state(job, "succeeded")["state"] == "succeeded"
     wait_for(lambda: not straggler.is_running() or straggler.status() == "zombie",
              what="the child to be killed")  # fmt: skip
+
+
+def test_silence_while_no_daemon_ran_counts_toward_no_output_timeout(daemon: Herd) -> None:
+    limit = 2.0
+    job = daemon.submit(
+        "--no-output-timeout", f"{limit:g}s", "--on-no-output", "kill", "--",
+        "echo started; sleep 60",
+    )  # fmt: skip
+    log = daemon.home / "jobs" / str(job) / "attempt-1" / "stdout.log"
+    wait_for(lambda: log.exists() and log.read_text() == "started\n", what="its one line")
+    daemon.kill9()
+    silent_since = log.stat().st_mtime
+    while time.time() < silent_since + limit + 0.5:  # silent past its limit, unwatched
+        time.sleep(0.05)
+    restarted = time.time()
+    daemon.start()
+    ended = daemon.wait_state(job, "failed", timeout=20)
+    assert ended["outcome"] == "stalled"
+    assert ended["ended_at"] - restarted < limit  # it used to count from the restart
