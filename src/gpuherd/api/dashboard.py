@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter, FastAPI, Request
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, Response
 from starlette.staticfiles import StaticFiles
 
 from gpuherd.api import dashboard_actions, dashboard_streams, views, views_sweeps
@@ -49,6 +49,12 @@ async def overview_page(request: Request) -> HTMLResponse:
     return views.render("overview.html", path="/", **_overview(request))
 
 
+@router.get("/ui/ping")
+async def ping() -> Response:
+    """Nothing, for a page to ask whether it may still talk to the daemon (its token)."""
+    return Response(status_code=204, headers={"cache-control": "no-store"})
+
+
 @router.get("/ui/overview", response_class=HTMLResponse)
 async def overview_fragment(request: Request) -> HTMLResponse:
     return views.render("_overview.html", **_overview(request))
@@ -65,9 +71,16 @@ def _jobs(request: Request) -> views.JobPage:
 async def jobs_list(request: Request) -> HTMLResponse:
     submitted = request.query_params.get("submitted", "")
     ids = [int(i) for i in submitted.split(",") if i.isdigit()]
-    sweeps = views.sweep_names(_service(request))
+    service = _service(request)
+    sweeps = views.sweep_names(service)
+    draining = views.stopping(service) if ids else None
     return views.render(
-        "jobs.html", path="/jobs", page=_jobs(request), submitted=ids, sweeps=sweeps
+        "jobs.html",
+        path="/jobs",
+        page=_jobs(request),
+        submitted=ids,
+        sweeps=sweeps,
+        draining=draining,
     )
 
 
@@ -129,9 +142,7 @@ async def job_fragment(request: Request, job_id: int) -> HTMLResponse:
 
 @router.get("/submit", response_class=HTMLResponse)
 async def submit_page(request: Request) -> HTMLResponse:
-    return views.render(
-        "submit.html", path="/submit", form=dashboard_actions.SubmitForm.defaults(), error=None
-    )
+    return dashboard_actions.submit_page(request, dashboard_actions.SubmitForm.defaults())
 
 
 def _gpus(request: Request) -> dict[str, Any]:

@@ -33,6 +33,8 @@ from gpuherd.wire import ActionResult, SubmitItem
 
 router = APIRouter(include_in_schema=False)
 MAX_FORM = 1024 * 1024
+LARGEST = 2**63 - 1
+"""The largest number SQLite stores (a priority past it was a raw 422 answer)."""
 Form = dict[str, list[str]]
 
 
@@ -255,6 +257,8 @@ class SubmitForm:
             gpus, priority = int(self.gpus or "1"), int(self.priority or "0")
         except ValueError:
             raise HerdError("GPUs and priority must be whole numbers") from None
+        if not -LARGEST - 1 <= priority <= LARGEST:
+            raise HerdError(f"priority {priority} is too large: at most {LARGEST} either way")
         try:
             mem = parse_size(self.mem) if self.mem.strip() else None
         except ValueError as exc:
@@ -307,13 +311,29 @@ def _env_pairs(text: str) -> dict[str, str]:
     return pairs
 
 
+def submit_page(
+    request: Request, form: SubmitForm, error: str | None = None, status: int = 200
+) -> HTMLResponse:
+    """The submit page: the form as typed, the error if any, and, while the daemon drains,
+    the warning the CLI gives (jobs submitted now start after the next daemon start)."""
+    draining = views.stopping(_service(request))
+    return views.render(
+        "submit.html",
+        http_status=status,
+        path="/submit",
+        form=form,
+        error=error,
+        draining=draining,
+    )
+
+
 @router.post("/submit", response_class=HTMLResponse, response_model=None)
 async def submit(request: Request) -> Response:
     form = SubmitForm.parse(await _form(request))
     try:
         ids = _service(request).submit(form.items())
     except HerdError as exc:
-        return views.render(
-            "submit.html", http_status=exc.status, path="/submit", form=form, error=str(exc)
-        )
+        return submit_page(request, form, str(exc), exc.status)
+    except OverflowError:  # a number SQLite cannot store; the form is shown again
+        return submit_page(request, form, f"a number is too large (at most {LARGEST})", 400)
     return RedirectResponse(f"/jobs?submitted={','.join(map(str, ids))}", status_code=303)

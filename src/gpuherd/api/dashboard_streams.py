@@ -7,6 +7,9 @@
   escaped HTML to append; `state` says the job changed; `attempt` that a new attempt began;
   `end` that nothing more will come. Each log event's id is `attempt:stdout:stderr` byte
   offsets, so a reconnect (Last-Event-ID, or `resume=`) goes on exactly where it stopped.
+  With `live=1` (the job's page) a finished job's stream does not end: it waits for the job
+  to change again (a retry), says `state`, and `attempt` once the new attempt begins; `end`
+  comes only if the job is removed. The page stays live with its one stream.
 """
 
 from __future__ import annotations
@@ -16,12 +19,13 @@ import html
 import re
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 
 from gpuherd.api import views
-from gpuherd.broadcast import GAP
+from gpuherd.broadcast import GAP, Change
 from gpuherd.errors import Forbidden, HerdError
 from gpuherd.jobfiles import open_job_file, utf8_complete
 from gpuherd.service import Service
@@ -179,24 +183,32 @@ def _resume(text: str) -> tuple[int, int, int] | None:
 
 @router.get("/ui/jobs/{job_id}/stream")
 async def job_events(
-    request: Request, job_id: int, attempt: int = 0, out: int = 0, err: int = 0, resume: str = ""
+    request: Request,
+    job_id: int,
+    attempt: int = 0,
+    out: int = 0,
+    err: int = 0,
+    resume: str = "",
+    live: bool = False,
 ) -> StreamingResponse:
     service = _service(request)
     start = _resume(request.headers.get("last-event-id", "")) or _resume(resume)
     if start is not None:
         attempt, out, err = start
-    return _stream(_follow(service, job_id, attempt, out, err))
+    return _stream(_follow(service, job_id, attempt, out, err, live))
 
 
 async def _follow(
-    service: Service, job_id: int, number: int, out: int, err: int
+    service: Service, job_id: int, number: int, out: int, err: int, live: bool
 ) -> AsyncIterator[str]:
+    """The logs of attempt `number` (0: the latest) from the offsets `out` and `err`, and
+    the job's changes. `live`: once everything is read, wait for the job to change again
+    rather than end (a finished job retried: its page follows the new attempt)."""
     changes = service.engine.changes.subscribe()
     try:
         yield "retry: 1000\n\n"
-        try:
-            job = service.show(job_id)
-        except HerdError:
+        job = _show(service, job_id)
+        if job is None:
             yield sse("end", "gone")
             return
         latest = int(job["attempt"])
@@ -210,32 +222,52 @@ async def _follow(
                 for event in events:
                     yield event
                 continue
-            if finished:
+            if finished and not live:
                 yield sse("end", "1")
                 return
-            try:
-                change = await asyncio.wait_for(changes.get(), POLL)
-            except TimeoutError:
-                continue
-            if change is None:
+            # Finished logs do not grow: wait for a change, with no look at the files.
+            changed = await _job_changed(changes, job_id, None if finished else POLL)
+            if changed is None:
                 return  # the daemon is stopping
-            if change.get("id") != job_id and change is not GAP:
+            if not changed:
                 continue
-            try:
-                job = service.show(job_id)
-            except HerdError:
+            job = _show(service, job_id)
+            if job is None:
                 yield sse("end", "gone")
                 return
             yield sse("state", "1")
-            if job["attempt"] != number:
-                if number:  # a new attempt: the page follows it from its start
-                    yield sse("attempt", str(job["attempt"]))
+            if job["attempt"] != latest:
+                following, latest = number == latest, int(job["attempt"])
+                if following and number:  # a new attempt: the page follows it from its start
+                    yield sse("attempt", str(latest))
                     return
-                number = int(job["attempt"])
-                cursors = _cursors(service, job_id, number, 0, 0)
-            finished = job["state"] in FINISHED
+                if following:  # the first attempt began
+                    number = latest
+                    cursors = _cursors(service, job_id, number, 0, 0)
+            finished = job["state"] in FINISHED or number < latest
     finally:
         service.engine.changes.unsubscribe(changes)
+
+
+def _show(service: Service, job_id: int) -> dict[str, Any] | None:
+    try:
+        return service.show(job_id)
+    except HerdError:
+        return None  # removed
+
+
+async def _job_changed(
+    changes: asyncio.Queue[Change | None], job_id: int, timeout: float | None
+) -> bool | None:
+    """Did job `job_id` change (or may it have: a gap) within `timeout` seconds? None: the
+    daemon is stopping."""
+    try:
+        change = await asyncio.wait_for(changes.get(), timeout)
+    except TimeoutError:
+        return False
+    if change is None:
+        return None
+    return change is GAP or change.get("id") == job_id
 
 
 def _new_text(cursors: list[LogCursor], number: int, finished: bool) -> list[str]:

@@ -215,7 +215,16 @@ def overview(service: Service, pid: int, socket_path: str) -> dict[str, Any]:
         "counts": [(s, counts.get(s, 0)) for s in STATE_ORDER],
         "active": sum(counts.get(s.value, 0) for s in ACTIVE_STATES),
         "recent": recent,
+        "stopping": stopping(service),
     }
+
+
+def stopping(service: Service) -> str | None:
+    """How the daemon stops (`drain`, `kill`, `leave`), None while it serves: the overview
+    then offers no pause or resume (dispatch never resumes in a stopping daemon)."""
+    if service.stop_mode is not None:
+        return service.stop_mode
+    return "drain" if service.engine.stopping else None
 
 
 def job_actions(state: str) -> list[tuple[str, str]]:

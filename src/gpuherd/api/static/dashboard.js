@@ -71,7 +71,8 @@
       var source = document.getElementById("job-stream");
       if (source && message.lastEventId) {
         var url = source.getAttribute("sse-connect").split("?")[0];
-        source.setAttribute("sse-connect", url + "?resume=" + encodeURIComponent(message.lastEventId));
+        source.setAttribute("sse-connect",
+          url + "?resume=" + encodeURIComponent(message.lastEventId) + "&live=1");
       }
     } else if (message.type === "attempt") {
       window.location.assign(window.location.pathname);  // follow the job's new attempt
@@ -94,6 +95,80 @@
       event.preventDefault();
     }
   });
+
+  // ---- errors and the connection to the daemon -------------------------------------------
+  // htmx swaps no error answer: without this, a refused action showed nothing. Server text
+  // goes in with textContent only, never as HTML.
+
+  function errorLine(xhr) {
+    var text = xhr.responseText || "";
+    try {
+      var body = JSON.parse(text);
+      if (body && typeof body.error === "string") { return body.error; }
+    } catch (ignored) { /* not JSON: the text's first line */ }
+    text = text.trim().split("\n")[0];
+    if (!text || text.charAt(0) === "<") { text = "the daemon answered " + xhr.status; }
+    return text;
+  }
+
+  // An action's error replaces the messages shown; a live fragment's error (a job removed
+  // under its page) is added to them, once.
+  function flashError(text, add) {
+    var area = document.getElementById("flash");
+    if (!area) { return; }
+    var shown = Array.prototype.some.call(area.children, function (box) {
+      return box.textContent === text;
+    });
+    if (add && shown) { return; }
+    var box = document.createElement("div");
+    box.className = "flash error";
+    box.textContent = text;
+    if (add) { area.appendChild(box); } else { area.replaceChildren(box); }
+  }
+
+  // A banner when the page can no longer talk to the daemon: a restarted daemon has a new
+  // token (every request gets 403), or the daemon does not answer at all.
+  var NEW_TOKEN = ["The daemon restarted with a new token: open the dashboard again from ",
+    "gpuherd ui", "."];
+  var DOWN = ["The daemon is not answering; retrying…"];
+  function banner(parts) {
+    var box = document.getElementById("conn-banner");
+    if (!box) { return; }
+    box.replaceChildren();
+    (parts || []).forEach(function (part, i) {
+      var node = i % 2 ? document.createElement("code") : document.createTextNode(part);
+      if (i % 2) { node.textContent = part; }
+      box.appendChild(node);
+    });
+    box.hidden = !parts;
+  }
+  // EventSource does not tell why it failed: ask a cheap URL that needs the token.
+  var probing = false;
+  function probe() {
+    if (probing) { return; }
+    probing = true;
+    fetch("/ui/ping", { credentials: "same-origin", cache: "no-store" }).then(function (answer) {
+      banner(answer.status === 403 ? NEW_TOKEN : answer.ok ? null : DOWN);
+    }, function () {
+      banner(DOWN);
+    }).then(function () { probing = false; });
+  }
+
+  document.addEventListener("htmx:responseError", function (event) {
+    var detail = event.detail || {};
+    var xhr = detail.xhr;
+    if (!xhr) { return; }
+    var verb = detail.requestConfig && detail.requestConfig.verb;
+    if (xhr.status === 403) { probe(); }
+    if (verb !== "get") {
+      flashError(errorLine(xhr), false);
+    } else if (xhr.status !== 403) {
+      flashError(errorLine(xhr), true);
+    }
+  });
+  document.addEventListener("htmx:sendError", probe);
+  document.addEventListener("htmx:sseError", probe);
+  document.addEventListener("htmx:sseOpen", function () { banner(null); });
 
   document.addEventListener("DOMContentLoaded", function () {
     document.querySelectorAll("pre.log").forEach(function (pre) { pre.scrollTop = pre.scrollHeight; });
