@@ -102,6 +102,7 @@ class JobVerbs:
         if job.state in (JobState.QUEUED, JobState.HELD):
             self._cancel(job, "removed by the user")
         self.store.delete_jobs([job.id])
+        self.engine.publish({"id": job.id, "event": "rm"})  # no state: it has none now
         if not job.spec.folder:  # a sweep's results folder is the user's, never deleted
             folders.append(self.engine.layout.job_dir(job))
         return "removed"
