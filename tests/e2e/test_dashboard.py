@@ -202,9 +202,12 @@ def test_a_progress_bar_redrawn_in_place_stays_one_line(
 
 
 def test_kill_a_running_job_with_its_button(board: Board, expect: Any) -> None:
+    # The page is open first, so the list's live refresh that shows the job running is the
+    # last one before the click: a click while a refresh swaps the rows could be lost (the
+    # page loaded after the start refreshed again right away, and the kill flaked in CI).
+    page = board.page("/jobs")
     job_id = board.submit("--gpus", "0", "--name", "to-kill", "--", "sleep", "60")
     board.herd.wait_state(job_id, "running")
-    page = board.page("/jobs")
     row = page.locator(f"#job-{job_id}")
     expect(row.locator(".pill")).to_have_text("running")
     row.locator("button.act-kill").click()
