@@ -134,6 +134,15 @@ class Herd:
             )
         return proc
 
+    def popen(self, *args: str) -> subprocess.Popen[bytes]:
+        """`python -m gpuherd ARGS` left running, its output piped (read it, then end it)."""
+        return subprocess.Popen(
+            [sys.executable, "-m", "gpuherd", *args],
+            env=self.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+
     def json(self, *args: str) -> Any:
         return json.loads(self.cli(*args, "--json").stdout)
 

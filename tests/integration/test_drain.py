@@ -21,12 +21,7 @@ def draining(herd: Herd) -> int:
     CLI (as `timeout -s INT 3 gpuherd daemon stop --drain` does): the daemon goes on
     draining. Its pid."""
     pid = herd.pid
-    stop = subprocess.Popen(
-        [sys.executable, "-m", "gpuherd", "daemon", "stop", "--drain"],
-        env=herd.env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+    stop = herd.popen("daemon", "stop", "--drain")
     try:
         assert stop.stdout is not None
         line = read_line(stop.stdout.fileno(), bytearray()).decode()

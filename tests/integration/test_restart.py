@@ -145,12 +145,7 @@ def test_stop_leave_drain_and_kill(herd: Herd, recorder: Recorder) -> None:
     assert herd.job(second)["state"] == "queued"
 
     # --drain: waits for the running job, starts nothing new
-    stop = subprocess.Popen(
-        [sys.executable, "-m", "gpuherd", "daemon", "stop", "--drain"],
-        env=herd.env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+    stop = herd.popen("daemon", "stop", "--drain")
     try:
         assert stop.stdout is not None
         assert b"waiting for 1" in read_line(stop.stdout.fileno(), bytearray())
