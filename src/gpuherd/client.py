@@ -137,7 +137,7 @@ class Client:
             try:
                 answer = self.get("/jobs/wait", ids=chunk, timeout=seconds)
             except DaemonError as exc:
-                if (first and isinstance(exc, NotRunning)) or not self._comes_back(
+                if (first and isinstance(exc, NotRunning)) or not self.comes_back(
                     deadline, on_gone
                 ):
                     raise  # none ran to begin with, or none came back
@@ -151,7 +151,7 @@ class Client:
                 done, left = False, rest
         return states, done
 
-    def _comes_back(self, deadline: float | None, on_gone: Callable[[], None] | None) -> bool:
+    def comes_back(self, deadline: float | None, on_gone: Callable[[], None] | None) -> bool:
         """Whether another daemon answers within RESTART_GRACE (and before `deadline`); one
         that is stopping still answers, with its own pid."""
         if on_gone is not None:

@@ -35,6 +35,7 @@ from gpuherd.core.edit import EDITABLE
 from gpuherd.core.sweep import SweepError, SweepSpec, count, size_refusal, spec_to_dict
 from gpuherd.core.sweep_names import default_sweep_name
 from gpuherd.errors import DaemonError, HerdError
+from gpuherd.following import follow_log
 from gpuherd.pyapi_values import in_units, is_sweep_file, make_spec, plain, submit_options
 from gpuherd.tasks_guard import refuse_while_loading
 from gpuherd.wire_requests import SweepOptions
@@ -260,12 +261,9 @@ class Job:
         """The job's output as it comes (from its last `lines` lines, if given), until the
         job ends; a job not started yet is waited for, and a retry's output follows.
         `for text in job.follow(): print(text, end="")` is `gpuherd log -f`."""
-        query = {"stream": stream, "lines": lines}
-        for event, data in self.herd.client.stream(f"/jobs/{self.id}/log/follow", **query):
-            if event == "end":
-                return
-            if event == "message":
-                yield str(data["text"])
+        for kind, piece in follow_log(self.herd.client, self.id, stream, lines=lines):
+            if kind == "text":
+                yield str(piece)
 
     def result(self, timeout: float | None = None) -> Any:
         """Wait until the job ends (TimeoutError after `timeout` seconds), then what it

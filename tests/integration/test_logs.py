@@ -14,8 +14,12 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import psutil
+import pytest
 
+import gpuherd as gpuherd_api
 from conftest import Herd, read_line, wait_for
+from gpuherd import client as client_module
+from gpuherd.errors import DaemonError, HerdError
 
 
 def gpuherd(herd: Herd, *args: str) -> subprocess.Popen[bytes]:
@@ -263,3 +267,68 @@ def test_log_of_a_running_job_whose_folder_was_deleted_says_so(
     assert_log_gone(daemon, job_id, path, folder=True)
     go.touch()
     daemon.wait_state(job_id, "succeeded", "failed")
+
+
+def test_follow_goes_on_through_a_daemon_crash_and_the_retry_made_meanwhile(
+    daemon: Herd, tmp_path: Path
+) -> None:
+    go = tmp_path / "go"
+    job_id = daemon.submit(
+        "--retries",
+        "1",
+        f'echo "start $GPUHERD_ATTEMPT"; while [ ! -e {go} ]; do sleep 0.02; done; '
+        f'echo "after $GPUHERD_ATTEMPT"; [ "$GPUHERD_ATTEMPT" = 2 ] || exit 3',
+    )
+    process = Path(daemon.job(job_id)["job_dir"]) / "attempt-1" / "process"
+    with reading(daemon, "log", str(job_id), "-f") as follow:
+        assert follow.line() == b"start 1"
+        daemon.kill9()
+        go.touch()  # attempt 1 goes on, writes its last line and fails while no daemon runs
+        wait_for(lambda: "exit 3" in process.read_text(), what="attempt 1 to end")
+        daemon.start("--fake-gpus", "4")  # recovery finds exit 3 and retries
+        assert follow.line() == b"after 1"
+        assert follow.line() == b"start 2"
+        assert follow.line() == b"after 2"
+        out, err = follow.proc.communicate(timeout=30)
+        assert (follow.proc.returncode, out) == (0, b"")
+        assert err.decode().splitlines() == [
+            "gpuherd: the daemon went away; waiting for it to come back",
+            f"gpuherd: job {job_id}: attempt 2 began",
+        ]
+    assert daemon.job(job_id)["state"] == "succeeded"
+
+
+def test_a_follow_of_one_attempt_resumes_at_its_byte_after_a_restart(
+    daemon: Herd, tmp_path: Path
+) -> None:
+    go = tmp_path / "go"
+    job_id = daemon.submit(f"echo one; while [ ! -e {go} ]; do sleep 0.02; done; echo two")
+    with reading(daemon, "log", str(job_id), "-f", "--attempt", "1") as follow:
+        assert follow.line() == b"one"
+        daemon.cli("daemon", "stop")  # jobs go on
+        daemon.start("--fake-gpus", "4")
+        go.touch()
+        assert follow.line() == b"two"
+        assert follow.proc.wait(timeout=30) == 0
+    assert daemon.job(job_id)["state"] == "succeeded"
+
+
+def test_a_python_follow_gives_up_when_no_daemon_comes_back(
+    daemon: Herd, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(client_module, "RESTART_GRACE", 0.5)
+    job_id = daemon.submit("echo one; sleep 60")
+    texts = gpuherd_api.connect(daemon.home, start=False).job(job_id).follow()
+    assert next(texts) == "one\n"
+    daemon.kill9()
+    with pytest.raises(DaemonError, match="no daemon came back"):
+        next(texts)
+
+
+def test_a_follow_is_of_one_attempt_or_from_one_not_both(daemon: Herd) -> None:
+    job_id = daemon.submit("echo x")
+    daemon.wait_state(job_id, "succeeded")
+    with pytest.raises(HerdError, match="not both"):
+        next(daemon.client.stream(f"/jobs/{job_id}/log/follow", attempt=1, from_attempt=1))
+    resumed = daemon.client.stream(f"/jobs/{job_id}/log/follow", from_attempt=1, offset=1)
+    assert [event for event, _ in resumed] == ["message", "end"]  # the newline after x

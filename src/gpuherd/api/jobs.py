@@ -16,7 +16,7 @@ from fastapi.responses import PlainTextResponse, Response, StreamingResponse
 from gpuherd.api import log_follow
 from gpuherd.broadcast import GAP
 from gpuherd.core.states import FINISHED_STATES, LIVE_STATES, JobState
-from gpuherd.errors import DaemonError, NotFound
+from gpuherd.errors import DaemonError, HerdError, NotFound
 from gpuherd.jobfiles import open_job_file, start_of_last_lines
 from gpuherd.service import Service
 from gpuherd.service_jobs import VERBS
@@ -219,13 +219,18 @@ async def follow(
     attempt: Annotated[int | None, Query(ge=0, le=LARGEST)] = None,
     offset: Annotated[int, Query(ge=0, le=LARGEST)] = 0,
     lines: Annotated[int | None, Query(ge=1, le=LARGEST)] = None,
+    from_attempt: Annotated[int | None, Query(ge=1, le=LARGEST)] = None,
 ) -> StreamingResponse:
-    """Server-sent events: `data` events carry new log text, an `attempt` event says that the
-    job's next attempt began (its log follows), an `end` event closes the stream. Without
-    `attempt`, a job that has not started yet is waited for. With `lines`, the text starts
-    with the log's last `lines` lines (as `tail -f -n`)."""
+    """Server-sent events: `data` events carry new log text (with its attempt and the offset
+    after it), an `attempt` event says that the job's next attempt began (its log follows), an
+    `end` event closes the stream. Without `attempt`, a job that has not started yet is waited
+    for. With `lines`, the text starts with the log's last `lines` lines (as `tail -f -n`).
+    `from_attempt` with `offset` resumes a follow where it was cut (a daemon restart): from
+    that point of that attempt's log, then on through later attempts."""
+    if attempt and from_attempt:
+        raise HerdError("give attempt (that attempt only) or from_attempt, not both")
     service = _service(request)
-    target = log_follow.log_of(service, job_id, stream, attempt)
+    target = log_follow.log_of(service, job_id, stream, attempt or from_attempt)
     if target is not None and not os.path.lexists(target[1]):
         _not_written_yet(service, job_id, *target)
     start = log_follow.start_offset(target, offset, lines)

@@ -82,10 +82,10 @@ async def follow_events(
                     if not cut:
                         yield _event("end", {"state": state.value})
                         return
-            if cut:
+            if cut and target is not None:  # (text is only ever read from a target)
                 position += cut
                 text = chunk[:cut].decode(errors="replace")
-                yield _event("message", {"text": text, "offset": position})
+                yield _event("message", {"text": text, "attempt": target[0], "offset": position})
                 continue
             try:
                 if await asyncio.wait_for(changes.get(), POLL) is None:

@@ -35,6 +35,7 @@ from gpuherd.client import Client
 from gpuherd.core.idspec import format_ids, summarize
 from gpuherd.core.units import plural
 from gpuherd.errors import HerdError
+from gpuherd.following import follow_log
 
 FINISHED = {"succeeded", "failed", "killed", "cancelled", "lost"}
 
@@ -238,6 +239,10 @@ def show(job_id: int, as_json: bool) -> None:
         render.job_detail(detail)
 
 
+def _say_daemon_gone() -> None:
+    click.echo("gpuherd: the daemon went away; waiting for it to come back", err=True)
+
+
 @click.command()
 @click.argument("job_id", type=click.IntRange(1), required=False)
 @click.option("-f", "--follow", is_flag=True, help="Keep printing new output until the job ends.")
@@ -268,15 +273,12 @@ def log(
             out.write(piece)
         out.flush()
         return
-    for event, data in client.stream(
-        f"/jobs/{job_id}/log/follow", stream=stream, attempt=attempt, lines=lines
-    ):
-        if event == "end":
-            break
-        if event == "attempt":  # a retry: its log follows (said on stderr, apart from the log)
-            click.echo(f"gpuherd: job {job_id}: attempt {data['attempt']} began", err=True)
+    pieces = follow_log(client, job_id, stream, attempt, lines, on_gone=_say_daemon_gone)
+    for kind, piece in pieces:
+        if kind == "attempt":  # a retry: its log follows (said on stderr, apart from the log)
+            click.echo(f"gpuherd: job {job_id}: attempt {piece} began", err=True)
             continue
-        sys.stdout.write(data["text"])
+        sys.stdout.write(piece)
         sys.stdout.flush()
 
 
@@ -296,12 +298,8 @@ def wait(ids: tuple[str, ...], timeout: float | None, quiet: bool) -> None:
             click.echo("nothing to wait for: no job is queued or running")
         return
 
-    def gone() -> None:
-        if not quiet:
-            click.echo("gpuherd: the daemon went away; waiting for it to come back", err=True)
-
     deadline = None if timeout is None else time.monotonic() + timeout
-    states, done = client.wait(wanted, deadline, on_gone=gone)
+    states, done = client.wait(wanted, deadline, None if quiet else _say_daemon_gone)
     if not done:
         if not quiet:
             waiting = format_ids(i for i, s in sorted(states.items()) if s not in FINISHED)

@@ -1,0 +1,72 @@
+"""Following a job's log from the client side (`gpuherd log -f`, `Job.follow()`).
+
+A follow outlives the daemon: when the connection drops (a crash, a restart, `daemon stop`)
+the next daemon is waited for, as `wait` does, and the follow resumes at the attempt and byte
+it had reached, so no text is lost or printed twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from gpuherd.client import RESTART_GRACE, Client
+from gpuherd.errors import DaemonError, NotRunning
+
+Piece = tuple[str, Any]
+"""("text", new log text) or ("attempt", number) when a later attempt's log begins."""
+
+
+def follow_log(
+    client: Client,
+    job_id: int,
+    stream: str = "stdout",
+    attempt: int | None = None,
+    lines: int | None = None,
+    on_gone: Callable[[], None] | None = None,
+) -> Iterator[Piece]:
+    """The job's log as it comes (its `attempt` only, if given; from the last `lines` lines,
+    if given) until the job ends. A daemon that goes away midway gets RESTART_GRACE seconds
+    to come back (`on_gone` is called when it went); none running at the start is an error
+    at once."""
+    query: dict[str, Any] = {"stream": stream, "attempt": attempt, "lines": lines}
+    resume: dict[str, Any] | None = query  # where to go on if the daemon goes away now
+    first = True
+    while True:
+        try:
+            for event, data in client.stream(f"/jobs/{job_id}/log/follow", **query):
+                first = False
+                if event == "end":
+                    return
+                if event == "attempt":
+                    yield "attempt", data["attempt"]
+                    resume = _resume_at(stream, attempt, data["attempt"], 0)
+                elif event == "message":
+                    yield "text", data["text"]
+                    resume = _resume_at(stream, attempt, data.get("attempt"), data["offset"])
+            lost = DaemonError("the daemon stopped")  # its stream ended without an `end`
+        except DaemonError as exc:
+            if first and isinstance(exc, NotRunning):
+                raise  # none ran to begin with
+            lost = exc
+        first = False
+        if resume is None:
+            raise lost from None
+        query = resume
+        if not client.comes_back(None, on_gone):
+            raise DaemonError(
+                f"{lost}; no daemon came back within {RESTART_GRACE:.0f} s: "
+                f"`gpuherd daemon start`, then `gpuherd log -f {job_id}` again"
+            ) from None
+
+
+def _resume_at(
+    stream: str, attempt: int | None, number: int | None, offset: int
+) -> dict[str, Any] | None:
+    """The query that goes on from byte `offset` of attempt `number`'s log; None from an
+    older daemon, which does not say which attempt its text came from."""
+    if number is None:
+        return None
+    if attempt:  # that attempt only
+        return {"stream": stream, "attempt": attempt, "offset": offset}
+    return {"stream": stream, "from_attempt": number, "offset": offset}
