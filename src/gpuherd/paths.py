@@ -25,6 +25,11 @@ def daemon_log(home: Path) -> Path:
     return home / "daemon.log"
 
 
+def task_params(home: Path) -> Path:
+    """Where a Python task's large parameters wait for its first run (tasks.py, worker.py)."""
+    return home / "task-params"
+
+
 def lock_file(home: Path) -> Path:
     return home / "daemon.lock"
 

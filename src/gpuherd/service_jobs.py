@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from gpuherd import paths
 from gpuherd.core.edit import check_edit, describe_edit, edit_spec
 from gpuherd.core.model import Device, Job, Outcome
 from gpuherd.core.states import (
@@ -30,6 +31,7 @@ from gpuherd.errors import Conflict, HerdError, NotFound
 from gpuherd.store import Store
 from gpuherd.submission import check_spec, never_runs, reject_nul
 from gpuherd.wire import ActionResult
+from gpuherd.worker import staged_params_file
 
 VERBS = ("kill", "rm", "retry", "pause", "resume", "hold", "release")
 PIECE = 500
@@ -45,6 +47,7 @@ class JobVerbs:
 
     engine: Engine
     store: Store
+    home: Path
 
     async def act(self, verb: str, ids: Sequence[int]) -> list[ActionResult]:
         """One of VERBS on the jobs `ids`, PIECE jobs at a time: between pieces the daemon
@@ -88,13 +91,16 @@ class JobVerbs:
         raise Conflict(f"job {job.id} already ended ({job.state.value})")
 
     def remove(self, ids: Sequence[int]) -> list[ActionResult]:
-        folders: list[Path] = []
-        results = self._each(ids, lambda job: self._remove_one(job, folders))
-        for folder in folders:  # once the removal is committed
-            shutil.rmtree(folder, ignore_errors=True)
+        leftovers: list[Path] = []
+        results = self._each(ids, lambda job: self._remove_one(job, leftovers))
+        for path in leftovers:  # once the removal is committed
+            if path.is_dir():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
         return results
 
-    def _remove_one(self, job: Job, folders: list[Path]) -> str:
+    def _remove_one(self, job: Job, leftovers: list[Path]) -> str:
         if job.state in LIVE_STATES:
             raise Conflict(
                 f"job {job.id} is {job.state.value}: kill it first (gpuherd kill {job.id})"
@@ -104,7 +110,10 @@ class JobVerbs:
         self.store.delete_jobs([job.id])
         self.engine.publish({"id": job.id, "event": "rm"})  # no state: it has none now
         if not job.spec.folder:  # a sweep's results folder is the user's, never deleted
-            folders.append(self.engine.layout.job_dir(job))
+            leftovers.append(self.engine.layout.job_dir(job))
+        if job.attempt == 0:  # a task's large parameters, still waiting for its first run
+            staged = staged_params_file(job.spec.command, paths.task_params(self.home))
+            leftovers += [staged] if staged else []
         return "removed"
 
     def retry(self, ids: Sequence[int]) -> list[ActionResult]:

@@ -27,7 +27,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from gpuherd import worker
+from gpuherd import paths, worker
 from gpuherd.errors import HerdError
 from gpuherd.pyapi import Herd, Job, Sweep, connect
 from gpuherd.pyapi_values import make_spec, plain
@@ -35,7 +35,6 @@ from gpuherd.tasks_guard import refuse_while_loading
 
 PARAMS_INLINE_MAX = 16 * 1024
 """Larger parameters (as JSON) go in a file: one argument of a command line holds 128 KiB."""
-PARAMS_FOLDER = "task-params"
 
 
 class TaskArgumentError(HerdError, TypeError):
@@ -145,7 +144,7 @@ def task(fn: Callable[..., Any] | None = None, *, gpus: int = 1, **options: Any)
 def _stage_params(herd: Herd, text: str) -> Path:
     """Write the parameters to a new file under the home's task-params/ (only this user can
     read it); the job moves it into its own folder when it first runs (worker.py)."""
-    folder = herd.client.home / PARAMS_FOLDER
+    folder = paths.task_params(herd.client.home)
     try:
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         path = folder / f"{uuid.uuid4().hex}.json"

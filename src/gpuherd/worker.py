@@ -24,8 +24,10 @@ import argparse
 import contextlib
 import importlib
 import inspect
+import itertools
 import json
 import os
+import shlex
 import sys
 import traceback
 from importlib.machinery import SourceFileLoader
@@ -198,6 +200,19 @@ def read_params(run_dir: str) -> dict[str, Any]:
     if not isinstance(params, dict):
         raise WorkerError(f'{path} has no "params" object')
     return params
+
+
+def staged_params_file(command: str, folder: Path) -> Path | None:
+    """The `--params-file` in `folder` that a task's command names, if any: a job removed
+    before it ever ran leaves it behind (its first run would have moved it)."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    for flag, value in itertools.pairwise(words):
+        if flag == "--params-file" and Path(value).parent == folder:
+            return Path(value)
+    return None
 
 
 def read_params_file(path: str, run_dir: str) -> Any:

@@ -265,6 +265,24 @@ def test_parameters_too_large_for_a_command_line_reach_the_task(api: gpuherd.Her
     assert small.result(timeout=30) == 100
 
 
+def test_a_large_parameters_file_goes_with_a_job_removed_before_it_ran(
+    api: gpuherd.Herd,
+) -> None:
+    import tasks_qa_mod
+
+    api.client.post("/queue/pause")
+    never, ran = (tasks_qa_mod.measure.submit(data="x" * 20_000) for _ in range(2))
+    staged = list((api.client.home / "task-params").iterdir())
+    assert len(staged) == 2
+    never.kill()  # cancelled: a retry would still need its parameters
+    assert len(list((api.client.home / "task-params").iterdir())) == 2
+    api.client.post("/jobs/rm", {"ids": [never.id]})
+    (left,) = (api.client.home / "task-params").iterdir()
+    assert str(left) in ran.info()["command"]
+    api.client.post("/queue/resume")
+    assert ran.result(timeout=30) == 20_000
+
+
 # ---- 5. Job.result() ------------------------------------------------------------------------
 
 
