@@ -32,7 +32,7 @@ from gpuherd.service_jobs import JobVerbs
 from gpuherd.service_system import SystemVerbs
 from gpuherd.store import NewJob
 from gpuherd.store_rows import ANY_JOB, JobFilter
-from gpuherd.submission import never_runs, spec_from_item, where_in_batch
+from gpuherd.submission import never_runs_judge, spec_from_item, where_in_batch
 from gpuherd.wire import SubmitItem, attempt_view, job_view
 
 RECENT_FINISHED = 10
@@ -70,14 +70,10 @@ class Service(SystemVerbs, JobVerbs):
         devices = self.engine.device_listing()
         now = self.engine.clock()
         new_jobs = []
-        verdicts: dict[tuple[Any, ...], str | None] = {}  # the points of a sweep ask alike
+        never = never_runs_judge(devices, self.engine.policy)
         for n, item in enumerate(items, 1):
             spec = spec_from_item(item, n if len(items) > 1 else None, self.engine.policy.retries)
-            request = (spec.gpus, spec.mem, spec.exclusive, spec.ram)
-            if request not in verdicts:
-                verdicts[request] = never_runs(spec, devices, self.engine.policy)
-            reason = verdicts[request]
-            if reason:
+            if reason := never(spec):
                 raise HerdError(f"{where_in_batch(n, len(items))}this job can never run: {reason}")
             new_jobs.append(NewJob(spec, item.priority, item.hold, _future(item.begin, now)))
         ids = self.store.add_jobs(new_jobs, now)
@@ -224,16 +220,12 @@ class Service(SystemVerbs, JobVerbs):
         caps = self.engine.sweep_caps
         sweeps_running = self.engine.attempts.sweeps_running()
         now = self.engine.clock()
-        verdicts: dict[tuple[object, ...], str | None] = {}  # jobs that ask alike, once
+        never_runs_here = never_runs_judge(devices, policy)
 
         def never(job: Job) -> str | None:
             """Refused at submit, yet queued: a GPU it needed was removed since."""
-            spec = job.spec
-            request = (spec.gpus, spec.mem, spec.exclusive, spec.ram)
-            if request not in verdicts:
-                reason = never_runs(spec, devices, policy)
-                verdicts[request] = f"can never run on these GPUs: {reason}" if reason else None
-            return verdicts[request]
+            reason = never_runs_here(job.spec)
+            return f"can never run on these GPUs: {reason}" if reason else None
 
         def explain(job: Job) -> str | None:
             if job.state is not JobState.QUEUED:

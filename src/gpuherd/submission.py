@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from gpuherd.core.model import Device, JobSpec, Policy
 from gpuherd.core.placement import never_fits
@@ -121,6 +121,20 @@ def never_runs(spec: JobSpec, devices: Sequence[Device], policy: Policy) -> str 
     if spec.ram and spec.ram > host_memory_total():
         return f"asks for {format_size(spec.ram)} of host memory, more than it has"
     return None
+
+
+def never_runs_judge(devices: Sequence[Device], policy: Policy) -> Callable[[JobSpec], str | None]:
+    """never_runs() for many jobs: asked once per request shape (a sweep's points, a queue's
+    jobs all ask alike)."""
+    verdicts: dict[tuple[object, ...], str | None] = {}
+
+    def judge(spec: JobSpec) -> str | None:
+        request = (spec.gpus, spec.mem, spec.exclusive, spec.ram)
+        if request not in verdicts:
+            verdicts[request] = never_runs(spec, devices, policy)
+        return verdicts[request]
+
+    return judge
 
 
 def reject_nul(where: str, **fields: str | Mapping[str, str]) -> None:
