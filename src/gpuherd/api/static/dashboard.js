@@ -5,9 +5,30 @@
 
   var BOXES = 'input[name="ids"][form="bulk"]';
 
+  // A click is a press and a release on the same element: a live refresh of the jobs table
+  // between the two (a busy queue refreshes it several times a second) replaced the button
+  // under the pointer, and the click was lost. While a pointer is down the table is not
+  // swapped; one refresh follows the release (after its click has been handled).
+  var pressed = false, deferred = false;
+  document.addEventListener("pointerdown", function () { pressed = true; }, true);
+  function released() {
+    pressed = false;
+    if (deferred) {
+      deferred = false;
+      setTimeout(function () { htmx.trigger(document.body, "refresh"); }, 0);
+    }
+  }
+  document.addEventListener("pointerup", released, true);
+  document.addEventListener("pointercancel", released, true);
+
   // Ticked job boxes stay ticked when the live jobs table is fetched again.
   var ticked = null;
   document.addEventListener("htmx:beforeSwap", function (event) {
+    if (event.detail.target && event.detail.target.id === "jobs-live" && pressed) {
+      event.detail.shouldSwap = false;
+      deferred = true;
+      return;
+    }
     if (event.detail.target && event.detail.target.id === "jobs-live") {
       ticked = Array.prototype.map.call(
         document.querySelectorAll(BOXES + ":checked"),
