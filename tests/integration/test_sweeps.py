@@ -293,6 +293,18 @@ def test_more_than_ten_thousand_points_need_yes(daemon: Herd, work: Path) -> Non
     assert (answer["points"], answer["new"], answer["ids"]) == (10_001, 10_001, [])
 
 
+def test_sweeps_posted_without_a_folder_each_get_their_own(daemon: Herd, work: Path) -> None:
+    answers = []
+    for name in ("api-a", "api-b"):
+        spec = {"name": name, "command": f"echo {name} {{x}}", "grids": [{"x": [1]}]}
+        answers.append(daemon.client.post("/sweeps", {"spec": spec, "cwd": str(work)}))
+    assert [(a["new"], a["skipped_done"]) for a in answers] == [(1, 0), (1, 0)]
+    for answer, name in zip(answers, ("api-a", "api-b"), strict=True):
+        assert answer["results_dir"] == str(work / "results" / name)
+        daemon.wait_state(answer["ids"][0], "succeeded")
+        assert (work / "results" / name / "x=1" / "SUCCESS").is_file()
+
+
 def fake_git(folder: Path, commit: str, status: str) -> str:
     """A `git` on a PATH of its own that answers rev-parse and status like a real one."""
     folder.mkdir()

@@ -58,7 +58,7 @@ def test_hypersearch_grid_gives_nine_commands_in_order() -> None:
     ]
     assert [p.index for p in points] == list(range(9))
     assert points[0].folder == "lr=0.001,bs=32"
-    assert points[0].run_dir == "results/lr=0.001,bs=32"
+    assert points[0].run_dir == "results/hs/lr=0.001,bs=32"  # each sweep in its own folder
     assert points[0].varying == ("lr", "bs")
 
 

@@ -78,7 +78,9 @@ class SweepSpec:
     name: str
     command: str | None = None
     """The template; None for Python-task sweeps (then points carry no command)."""
-    results_dir: str = "results"
+    results_dir: str = f"results/{SWEEP_FIELD}"
+    """Each sweep in a folder of its own by default: in a shared one, a sweep would take
+    another's finished points with the same values for its own."""
     fixed: Mapping[str, Any] = field(default_factory=dict)
     grids: tuple[Mapping[str, tuple[Any, ...]], ...] = ()
     """Each grid's Cartesian product, joined in order; () = one point of `fixed` alone."""
@@ -245,7 +247,7 @@ def spec_from_dict(data: Mapping[str, Any]) -> SweepSpec:
         return SweepSpec(
             name=str(data.get("name") or ""),
             command=data.get("command"),
-            results_dir=str(data.get("results_dir") or "results"),
+            results_dir=str(data.get("results_dir") or SweepSpec.results_dir),
             fixed=dict(data.get("fixed") or {}),
             grids=grids,
             random=random,
