@@ -287,12 +287,13 @@ def log(
 @click.option("--timeout", type=DURATION, help="Give up after this long (exit 2).")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing; the exit status tells.")
 def wait(ids: tuple[str, ...], timeout: float | None, quiet: bool) -> None:
-    """Wait until jobs finish (default: every job queued or running now).
+    """Wait until jobs finish (default: every job queued, running or paused now; not the
+    held ones, which would wait for a release).
 
     Exit 0 when all succeeded, 1 when any did not, 2 on --timeout.
     """
     client = Client()
-    wanted = expand_ids(ids) if ids else listed_ids(client)
+    wanted = expand_ids(ids) if ids else listed_ids(client, ("queued", "running", "paused"))
     if not wanted:
         if not quiet:
             click.echo("nothing to wait for: no job is queued or running")
