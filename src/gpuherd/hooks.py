@@ -35,10 +35,12 @@ TIMEOUT = 60.0
 """Seconds a hook may run before its whole process group is killed."""
 
 # $1 = the hook command, $2 = the log: passed as arguments, never quoted into the script.
+# $1 = the hook's command, $2 = hooks.log, $3 = the home (where the hook runs).
 _HOOK_SHELL = r"""
 exec </dev/null >>"$2" 2>&1
+cd -- "$3" || exit 127
 __gpuherd_hook=$1
-shift 2
+shift 3
 eval "$__gpuherd_hook"
 """
 
@@ -80,6 +82,7 @@ class EndHooks:
     ) -> None:
         self.engine = engine
         self.log_path = str(home / HOOK_LOG)
+        self.home = str(home)
         self.timeout = timeout
         self.parallel = parallel
         self._waiting: deque[tuple[str, int, dict[str, str]]] = deque()
@@ -148,7 +151,7 @@ class EndHooks:
         with open(self.log_path, "a", encoding="utf-8") as f:
             f.write(f"--- {stamp} job {job_id} {env['GPUHERD_JOB_STATE']}: {command}\n")
         shell = job_shell(env)
-        argv = [shell, "-c", _HOOK_SHELL, "gpuherd-hook", command, self.log_path]
+        argv = [shell, "-c", _HOOK_SHELL, "gpuherd-hook", command, self.log_path, self.home]
         pid = os.posix_spawn(shell, argv, env, setsid=True, setsigmask=())
         fd = os.pidfd_open(pid)
         timer = self._loop.call_later(self.timeout, self._kill, pid)

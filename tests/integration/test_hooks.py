@@ -81,13 +81,13 @@ def test_the_hook_runs_once_for_each_job_that_ran_and_ended(daemon: Herd, tmp_pa
 
 
 def test_a_failing_hook_is_logged_and_none_turns_it_off(daemon: Herd, tmp_path: Path) -> None:
-    daemon.cli("config", "set", "on-end", "echo told $GPUHERD_JOB_ID; exit 3")
+    daemon.cli("config", "set", "on-end", 'echo told $GPUHERD_JOB_ID in "$(pwd)"; exit 3')
     first = daemon.submit("--", "true")
     log = daemon.home / "daemon.log"
     wait_for(lambda: f"on-end hook for job {first} exited 3" in log.read_text(), 15, "the warning")
     hooks_log = (daemon.home / "hooks.log").read_text()
     assert f"job {first} succeeded: echo told" in hooks_log
-    assert f"told {first}\n" in hooks_log
+    assert f"told {first} in {daemon.home}\n" in hooks_log  # not where the daemon started
 
     assert daemon.cli("config", "set", "on-end", "none").stdout.strip() == "on-end = none"
     second = daemon.submit("--", "true")
