@@ -167,11 +167,18 @@ def _with(policy: Policy, setting: Setting, value: Any, defaults: Policy) -> Pol
     return replace(policy, **{setting.field: value})
 
 
-def describe(policy: Policy) -> dict[str, dict[str, str]]:
+def describe(policy: Policy, store: Store) -> dict[str, dict[str, str]]:
     return {
-        name: {"value": s.show(getattr(policy, s.field)), "help": s.help}
+        name: {"value": _shown(s, policy, store.get_setting(_PREFIX + name)), "help": s.help}
         for name, s in SETTINGS.items()
     }
+
+
+def _shown(setting: Setting, policy: Policy, raw: str | None) -> str:
+    """The value in effect; a share set as such (`keep-ram 20%`) stays one: `20% (4.7 GiB)`."""
+    value = setting.show(getattr(policy, setting.field))
+    share = (raw or "").strip()
+    return f"{share} ({value})" if share.endswith("%") and share != value else value
 
 
 def change(store: Store, policy: Policy, name: str, value: str, defaults: Policy) -> Policy:

@@ -72,14 +72,14 @@ class SystemVerbs:
         return f"GPU {index} enabled"
 
     def config(self) -> dict[str, dict[str, str]]:
-        return config.describe(self.engine.policy)
+        return config.describe(self.engine.policy, self.store)
 
     def set_config(self, name: str, value: str) -> str:
         engine = self.engine
         defaults = engine.policy_defaults
         engine.policy = config.change(self.store, engine.policy, name, value, defaults)
         engine.wake()
-        return f"{name} = {config.describe(engine.policy)[name]['value']}"
+        return f"{name} = {config.describe(engine.policy, self.store)[name]['value']}"
 
     def status(self, pid: int, socket: str) -> dict[str, Any]:
         return {

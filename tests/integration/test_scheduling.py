@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 
 from conftest import Herd, Recorder, stays, wait_for
+from gpuherd.core.units import format_size
+from gpuherd.devices import host_memory_total
 from gpuherd.errors import HerdError
 
 
@@ -353,3 +355,10 @@ def test_config_retries_is_the_retries_of_a_job_that_gives_none(daemon: Herd) ->
         assert (job["retries"], job["attempt"]) == (attempts - 1, attempts), job
     daemon.cli("config", "set", "retries", "0")
     assert daemon.job(daemon.submit("--hold", "--", "false"))["retries"] == 0
+
+
+def test_keep_ram_set_as_a_share_is_shown_as_one(daemon: Herd) -> None:
+    size = format_size(int(0.2 * host_memory_total()))
+    assert daemon.cli("config", "set", "keep-ram", "20%").stdout == f"keep-ram = 20% ({size})\n"
+    assert daemon.cli("config", "get", "keep-ram").stdout == f"20% ({size})\n"
+    assert daemon.cli("config", "set", "keep-ram", "1GiB").stdout == "keep-ram = 1.0 GiB\n"
