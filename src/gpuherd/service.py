@@ -70,7 +70,7 @@ class Service(SystemVerbs, JobVerbs):
         devices = self.engine.device_listing()
         now = self.engine.clock()
         new_jobs = []
-        never = never_runs_judge(devices, self.engine.policy)
+        never = never_runs_judge(devices, self.engine.policy, self.engine.devices.missing())
         for n, item in enumerate(items, 1):
             spec = spec_from_item(item, n if len(items) > 1 else None, self.engine.policy.retries)
             if reason := never(spec):
@@ -220,7 +220,7 @@ class Service(SystemVerbs, JobVerbs):
         caps = self.engine.sweep_caps
         sweeps_running = self.engine.attempts.sweeps_running()
         now = self.engine.clock()
-        never_runs_here = never_runs_judge(devices, policy)
+        never_runs_here = never_runs_judge(devices, policy, self.engine.devices.missing())
 
         def never(job: Job) -> str | None:
             """Refused at submit, yet queued: a GPU it needed was removed since."""

@@ -13,7 +13,7 @@ from typing import Any
 
 from gpuherd import paths
 from gpuherd.core.edit import check_edit, describe_edit, edit_spec
-from gpuherd.core.model import Device, Job, Outcome
+from gpuherd.core.model import Job, JobSpec, Outcome
 from gpuherd.core.states import (
     ACTIVE_STATES,
     BAD_END_STATES,
@@ -29,7 +29,7 @@ from gpuherd.engine import Engine
 from gpuherd.engine_endings import cancel_waiters
 from gpuherd.errors import Conflict, HerdError, NotFound
 from gpuherd.store import Store
-from gpuherd.submission import check_spec, never_runs, reject_nul
+from gpuherd.submission import check_spec, never_runs_judge, reject_nul
 from gpuherd.wire import ActionResult
 from gpuherd.worker import staged_params_file
 
@@ -201,13 +201,18 @@ class JobVerbs:
             check_edit(changes, clear)
         except ValueError as exc:
             raise HerdError(str(exc)) from None
-        devices = self.engine.device_listing()
-        results = self._each(ids, lambda job: self._edit_one(job, changes, clear, devices))
+        engine = self.engine
+        never = never_runs_judge(engine.device_listing(), engine.policy, engine.devices.missing())
+        results = self._each(ids, lambda job: self._edit_one(job, changes, clear, never))
         self.engine.wake()  # a job asking for less may fit now
         return results
 
     def _edit_one(
-        self, job: Job, changes: Mapping[str, Any], clear: Sequence[str], devices: list[Device]
+        self,
+        job: Job,
+        changes: Mapping[str, Any],
+        clear: Sequence[str],
+        never: Callable[[JobSpec], str | None],
     ) -> str:
         if job.state in FINISHED_STATES:
             raise Conflict(f"job {job.id} already ended ({job.state.value}): it cannot change")
@@ -220,8 +225,7 @@ class JobVerbs:
             return "unchanged"
         reject_nul("", command=spec.command, name=spec.name or "", project=spec.project or "")
         check_spec(spec)
-        reason = never_runs(spec, devices, self.engine.policy)
-        if reason:
+        if reason := never(spec):
             raise Conflict(f"job {job.id} would never run: {reason}")
         what = describe_edit(job.spec, spec, fields)
         self.store.update_job(

@@ -112,10 +112,17 @@ def _duration(seconds: float | None) -> bool:
     return seconds is None or 0 < seconds <= LONGEST
 
 
-def never_runs(spec: JobSpec, devices: Sequence[Device], policy: Policy) -> str | None:
-    """Why a job asking for this could never start here (None: it can)."""
+def never_runs(
+    spec: JobSpec, devices: Sequence[Device], policy: Policy, missing: Sequence[int] = ()
+) -> str | None:
+    """Why a job asking for this could never start here (None: it can). `missing`: GPUs
+    configured but not seen by the probe now (named in a GPU reason: they may come back)."""
     if spec.gpus:
         reason = never_fits(spec.gpus, spec.mem, devices, policy, spec.exclusive)
+        if reason and missing:
+            gpus = ", ".join(map(str, missing))
+            are = "is" if len(missing) == 1 else "are"
+            reason += f" (GPU {gpus} {are} configured but not seen now: `gpuherd gpus`)"
         if reason:
             return reason
     if spec.ram and spec.ram > host_memory_total():
@@ -123,7 +130,9 @@ def never_runs(spec: JobSpec, devices: Sequence[Device], policy: Policy) -> str 
     return None
 
 
-def never_runs_judge(devices: Sequence[Device], policy: Policy) -> Callable[[JobSpec], str | None]:
+def never_runs_judge(
+    devices: Sequence[Device], policy: Policy, missing: Sequence[int] = ()
+) -> Callable[[JobSpec], str | None]:
     """never_runs() for many jobs: asked once per request shape (a sweep's points, a queue's
     jobs all ask alike)."""
     verdicts: dict[tuple[object, ...], str | None] = {}
@@ -131,7 +140,7 @@ def never_runs_judge(devices: Sequence[Device], policy: Policy) -> Callable[[Job
     def judge(spec: JobSpec) -> str | None:
         request = (spec.gpus, spec.mem, spec.exclusive, spec.ram)
         if request not in verdicts:
-            verdicts[request] = never_runs(spec, devices, policy)
+            verdicts[request] = never_runs(spec, devices, policy, missing)
         return verdicts[request]
 
     return judge

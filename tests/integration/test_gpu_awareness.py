@@ -173,5 +173,19 @@ def test_a_queued_job_that_a_removed_gpu_left_with_no_place_says_so(herd: Herd) 
         "can never run on these GPUs: asks for 70.0 GiB per GPU but the largest GPU has 24.0 GiB"
     )  # was "waiting for 70.0 GiB free on 1 GPU", for ever
     assert herd.job(wide)["reason"] == (
-        "can never run on these GPUs: asks for 3 GPUs but only 2 are configured"
+        "can never run on these GPUs: asks for 3 GPUs but gpuherd has only 2"
+    )
+
+
+def test_a_refusal_for_too_few_gpus_names_those_configured_but_not_seen(
+    herd: Herd, tmp_path: Path
+) -> None:
+    state = tmp_path / "gpus.json"
+    state.write_text('{"gpus": [{}, {}, {"lost": true}]}')
+    herd.start("--fake-gpus", str(state))
+    refused = herd.cli("submit", "--gpus", "3", "--", "true", check=False)
+    assert (refused.returncode, refused.stderr) == (
+        1,
+        "gpuherd: error: this job can never run: asks for 3 GPUs but gpuherd has only 2 "
+        "(GPU 2 is configured but not seen now: `gpuherd gpus`)\n",
     )

@@ -671,8 +671,8 @@ def test_cpu_jobs_cap_passes_over_cpu_only_jobs_and_not_the_gpu_jobs_behind_them
 
 def test_never_fits() -> None:
     devices = [Device(0, memory_total=80 * GIB), Device(1, state=DeviceState.DRAINING)]
-    assert never_fits(3, None, devices) == "asks for 3 GPUs but only 2 are configured"
-    assert never_fits(1, None, []) == "asks for 1 GPU but none is configured"
+    assert never_fits(3, None, devices) == "asks for 3 GPUs but gpuherd has only 2"
+    assert never_fits(1, None, []) == "asks for 1 GPU but gpuherd has none"
     assert never_fits(2, None, devices) is None
     assert never_fits(0, 10**15, []) is None
     big = [Device(0, memory_total=80 * GIB), Device(1, memory_total=40 * GIB)]

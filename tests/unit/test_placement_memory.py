@@ -299,7 +299,7 @@ def test_never_fits_keeps_the_margin() -> None:
         "asks for 2 GPUs with 22.0 GiB each but only 1 GPU has that much once 10% is kept free"
     )
     assert never_fits(3, None, mixed, exclusive=True) == (
-        "asks for 3 exclusive GPUs but only 2 are configured"
+        "asks for 3 exclusive GPUs but gpuherd has only 2"
     )
     # Other users' processes may go away: their memory does not make a job impossible.
     foreign = [Device(0, memory_total=24 * GIB, foreign_processes=1, foreign_memory=20 * GIB)]

@@ -332,8 +332,8 @@ def never_fits(
     word = "exclusive GPU" if exclusive else "GPU"
     if job_gpus > len(configured):
         count = len(configured)
-        have = "none is" if count == 0 else f"only {count} {'is' if count == 1 else 'are'}"
-        return f"asks for {plural(job_gpus, word)} but {have} configured"
+        have = "none" if count == 0 else f"only {count}"
+        return f"asks for {plural(job_gpus, word)} but gpuherd has {have}"
     largest_node = _most_on_a_node(configured)
     if job_gpus > largest_node:
         return f"asks for {job_gpus} {word}s on one node: the largest node has {largest_node}"
