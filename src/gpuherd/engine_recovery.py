@@ -31,6 +31,8 @@ def recover(engine: Engine, now: float) -> None:
     for job in live_jobs:
         folder = engine.layout.attempt_dir(job, job.attempt)
         pid = job.pid or engine.executor.recorded_pid(str(folder))
+        if pid is None:  # died right after the spawn: the job may not have written its pid yet
+            pid = engine.executor.find_leader(job.id, job.attempt)
         status = engine.executor.recorded_exit(str(folder))
         observed[job.id] = Observed(
             pid=pid,

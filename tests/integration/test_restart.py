@@ -13,7 +13,7 @@ from pathlib import Path
 
 import psutil
 
-from conftest import Herd, Recorder, group_members, read_line, wait_for
+from conftest import Herd, Recorder, group_members, read_line, wait_dead, wait_for
 from gpuherd.client import Client
 
 
@@ -126,6 +126,31 @@ def test_kill_acknowledged_before_a_crash_still_happens(daemon: Herd) -> None:
     job = daemon.wait_state(job_id, "killed", "failed", "lost", "succeeded", timeout=6)
     assert (job["state"], job["outcome"]) == ("killed", "killed")
     wait_for(lambda: not group_members(pgid), what="the job's group to be gone")
+
+
+def test_a_crash_right_after_a_spawn_reattaches_to_the_job_not_a_second_copy(
+    herd: Herd, tmp_path: Path
+) -> None:
+    # The job's bash kills the daemon (its parent) before its first line, as a crash within
+    # moments of a spawn would: no pid recorded anywhere yet. It waits for `go` to go on.
+    runs, go, crashed = tmp_path / "runs", tmp_path / "go", tmp_path / "crashed"
+    startup = tmp_path / "startup.sh"
+    startup.write_text(
+        f'[ -e {crashed} ] || {{ touch {crashed}; kill -9 "$PPID"; }}\n'
+        f"while [ ! -e {go} ]; do sleep 0.02; done\n"
+    )
+    herd.start("--fake-gpus", "1")
+    daemon_pid = herd.pid
+    env = {**herd.env, "GPUHERD_SHELL": "bash", "BASH_ENV": str(startup)}
+    submitted = herd.cli("submit", "-q", "--", f'echo "run $$" >> {runs}', env=env)
+    job_id = int(submitted.stdout.split()[0])
+    wait_dead(psutil.Process(daemon_pid))
+    herd.start()
+    go.touch()
+    job = herd.wait_state(job_id, "succeeded", "failed", "lost", "killed")
+    assert (job["state"], job["attempt"]) == ("succeeded", 1)
+    assert len(runs.read_text().splitlines()) == 1  # once: it was not queued again meanwhile
+    assert "daemon stopped before spawn" not in herd.cli("show", str(job_id)).stdout
 
 
 def test_stop_leave_drain_and_kill(herd: Herd, recorder: Recorder) -> None:

@@ -88,6 +88,11 @@ class Executor(Protocol):
         """The pid written to the attempt's folder before or as it started, if any."""
         ...
 
+    def find_leader(self, job_id: int, attempt: int) -> int | None:
+        """The live process that leads this attempt of this job, found without a recorded pid
+        (the daemon died within moments of spawning it, before anything was written)."""
+        ...
+
     def signal(self, pid: int, signum: int) -> None:
         """Send `signum` to the job's whole process group; a job already gone is no error."""
         ...

@@ -297,6 +297,18 @@ class LocalExecutor:
             except (OSError, psutil.Error):
                 continue
 
+    def find_leader(self, job_id: int, attempt: int) -> int | None:
+        import psutil
+
+        for proc in psutil.process_iter():
+            try:
+                # A job's shell leads its own session; its variables say which attempt it is.
+                if os.getsid(proc.pid) == proc.pid and is_attempt(proc.environ(), job_id, attempt):
+                    return int(proc.pid)
+            except (OSError, psutil.Error):
+                continue
+        return None
+
     def _unreaped_child(self, pid: int) -> tuple[int, int] | None:
         spawned = self._children.get(pid)
         if spawned is None:

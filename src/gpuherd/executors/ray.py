@@ -285,6 +285,10 @@ class RayExecutor:
             return None
         return decode(code, ended_at)
 
+    def find_leader(self, job_id: int, attempt: int) -> int | None:
+        """None: an actor's handle is written before the actor is created (recorded_pid)."""
+        return None
+
     def recorded_pid(self, attempt_dir: str) -> int | None:
         """The handle written before the actor was created."""
         try:
