@@ -194,10 +194,6 @@ class Attempts:
             self.executor.terminate(live.pid, wait)
         return live
 
-    def stop_all(self, grace: float | None = None) -> None:
-        for job_id in list(self.live):
-            self.stop(job_id, OutcomeKind.KILLED, grace=grace)
-
     def pause(self, job_id: int, pause: bool) -> bool:
         """SIGSTOP or SIGCONT to the whole process group; its --timeout stops meanwhile."""
         live = self.live.get(job_id)

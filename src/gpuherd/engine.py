@@ -327,7 +327,10 @@ class Engine:
         return True
 
     def kill_all(self, grace: float | None = None) -> None:
-        self.attempts.stop_all(grace)
+        """Stop every running job, each stop stored: a crash in its grace must not undo it."""
+        with self.store.transaction():
+            for job_id in list(self.attempts.live):
+                self.stop_job(job_id, OutcomeKind.KILLED, grace=grace)
 
     def signal_job(self, job: Job, event: Event) -> None:
         """Pause (SIGSTOP) or resume (SIGCONT) a live job's whole process group."""

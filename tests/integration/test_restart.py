@@ -199,6 +199,27 @@ def test_stop_leave_drain_and_kill(herd: Herd, recorder: Recorder) -> None:
     assert [(r["id"], r["attempt"]) for r in recorder.lines("runs")] == [(first, 1)]
 
 
+def test_a_daemon_stop_kill_cut_short_by_a_crash_still_kills(daemon: Herd, tmp_path: Path) -> None:
+    runs, termed = tmp_path / "runs", tmp_path / "termed"
+    job_id = daemon.submit(
+        "--retries",
+        "2",
+        f"echo run >> {runs}; trap 'touch {termed}; sleep 1; exit 1' TERM; sleep 60 & wait",
+    )
+    wait_running(daemon, [job_id])
+    stop = daemon.popen("daemon", "stop", "--kill")
+    try:
+        wait_for(termed.exists, what="the job to get its SIGTERM")
+        daemon.kill9()  # in the job's grace: the stop must outlive this daemon
+    finally:
+        stop.kill()
+        stop.communicate()
+    daemon.start()
+    job = daemon.wait_state(job_id, "killed", "failed", "succeeded", "lost")
+    assert (job["state"], job["attempt"]) == ("killed", 1)  # not failed, not run again
+    assert runs.read_text() == "run\n"
+
+
 def test_second_daemon_is_refused_and_the_first_keeps_running(daemon: Herd) -> None:
     pid = daemon.pid
     proc = daemon.cli("daemon", "start", "--fake-gpus", "2", check=False)
