@@ -211,6 +211,9 @@ def test_a_daemon_stop_kill_cut_short_by_a_crash_still_kills(daemon: Herd, tmp_p
     try:
         wait_for(termed.exists, what="the job to get its SIGTERM")
         daemon.kill9()  # in the job's grace: the stop must outlive this daemon
+        _, err = stop.communicate(timeout=15)
+        assert stop.returncode == 1  # it did not say "daemon stopped"
+        assert "ended before it had stopped (killed or crashed)" in err.decode()
     finally:
         stop.kill()
         stop.communicate()

@@ -151,11 +151,17 @@ def stop(drain: bool, kill: bool) -> None:
         raise click.UsageError("give --drain (let running jobs finish) or --kill, not both")
     client = Client()
     status = client.get("/daemon")
+    pid = int(status["pid"])
     answer = client.post(
         "/daemon/stop", {"mode": "drain" if drain else "kill" if kill else "leave"}
     )
     click.echo(answer["message"])
-    _wait_for_exit(int(status["pid"]))
+    _wait_for_exit(pid)
+    if client.socket_path.exists():  # a daemon that stops (not one that dies) removes it
+        raise HerdError(
+            f"the daemon (pid {pid}) ended before it had stopped (killed or crashed): what it "
+            "had begun is carried out by the next `gpuherd daemon start`; see `gpuherd daemon log`"
+        )
     click.echo("daemon stopped")
 
 
