@@ -179,3 +179,21 @@ def test_a_home_that_cannot_be_created_gets_one_line(tmp_path: Path) -> None:
         "gpuherd: error: cannot create the daemon's home /proc/gpuherd-cannot-be-here: No such "
         "file or directory; point GPUHERD_HOME at a folder you can write"
     ]
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_output_that_cannot_be_written_gets_one_line_not_a_traceback(shared: Herd) -> None:
+    for args in (("ls", "--all"), ("show", "2"), ("ls", "-q", "--all"), ("--help",)):
+        with open("/dev/full", "w") as full:
+            proc = subprocess.run(
+                [*ENTRY_POINTS["gpuherd"], *args],
+                env=shared.env,
+                stdout=full,
+                stderr=subprocess.PIPE,
+                text=True,
+                timeout=60,
+            )
+        assert (proc.returncode, proc.stderr) == (
+            1,
+            "gpuherd: error: No space left on device (writing the output)\n",
+        ), args

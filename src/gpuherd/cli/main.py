@@ -178,6 +178,11 @@ def main(argv: list[str] | None = None) -> None:
         # stdout points at /dev/null so that flushing it at exit fails no more.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(0)
+    except OSError as exc:  # mostly our output failing: `> /dev/full`, a full disk
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        where = f" ({exc.filename})" if exc.filename else " (writing the output)"
+        click.echo(f"gpuherd: error: {exc.strerror or exc}{where}", err=True)
+        sys.exit(1)
 
 
 if __name__ == "__main__":
