@@ -181,6 +181,8 @@ class JobVerbs:
                 release_at=None,
             )
             return "held until released (its --begin time dropped)"
+        if job.state is JobState.HELD:  # `hold $(gpuherd ls -q)` on a queue with held jobs
+            return "already held"
         return self._simple(job, Event.HOLD, JobState.HELD)
 
     def release(self, ids: Sequence[int]) -> list[ActionResult]:

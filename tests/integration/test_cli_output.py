@@ -209,3 +209,24 @@ def test_wait_and_ls_quiet_handle_a_queue_of_30000_jobs(daemon: Herd) -> None:
     daemon.cli("resume")
     done = daemon.cli("wait", "1-1200", "--timeout", "60")
     assert done.stdout == "1200 of 1200 jobs succeeded\n"
+
+
+def test_verbs_given_no_ids_do_nothing_and_hold_of_a_held_job_is_no_error(daemon: Herd) -> None:
+    # `gpuherd kill $(gpuherd ls -q --state lost)` with no such job: a no-op, as xargs -r.
+    for verb in ("kill", "rm", "retry", "hold", "release"):
+        done = daemon.cli(verb)
+        assert done.stdout == f"no job ids given: nothing to {verb} (e.g. gpuherd {verb} 3-7)\n"
+    daemon.cli("pause")
+    held = daemon.submit("--hold", "--", "true")
+    queued = daemon.submit("--", "true")
+    again = daemon.cli("hold", str(held), str(queued))  # a mixed queue: held and not
+    assert again.stdout == f"job {held}: already held\njob {queued}: held\n"
+    daemon.cli("resume")
+    running = daemon.submit("--", "sleep 60")
+    daemon.wait_state(running, "running")
+    refused = daemon.cli("hold", str(running), check=False)
+    assert refused.stderr == (
+        f"gpuherd: error: job {running}: cannot hold a job that is running "
+        "(it can: kill, pause, retry)\n"
+    )
+    daemon.cli("kill", str(running))

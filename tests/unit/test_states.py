@@ -14,6 +14,7 @@ from gpuherd.core.states import (
     FINISHED_STATES,
     LIVE_STATES,
     TRANSITIONS,
+    VERB_OF_EVENT,
     Event,
     JobState,
     TransitionError,
@@ -57,12 +58,10 @@ def test_forbidden_pair_raises_with_state_and_allowed_events(state: JobState, ev
     assert event.value in message
     allowed = allowed_events(state)
     assert allowed, f"{state} has no way out at all"
-    for e in allowed:
-        assert e.value in message, f"allowed event {e.value} not named in {message!r}"
-    # Events that are not allowed are not listed as allowed.
-    hint = message.split("allowed:", 1)[1]
-    for e in set(Event) - allowed:
-        assert e.value not in {part.strip(" )") for part in hint.split(",")}
+    # The hint names the verbs a person can use, and only those.
+    hint = {part.strip(" )") for part in message.split("it can:", 1)[1].split(",")}
+    verbs = {VERB_OF_EVENT[e] for e in allowed if e in VERB_OF_EVENT}
+    assert hint == verbs | ({"rm"} if state not in LIVE_STATES else set())
 
 
 def test_the_table_has_forbidden_pairs_and_allowed_pairs() -> None:
@@ -75,7 +74,17 @@ def test_transition_error_for_a_state_without_any_way_out_says_so() -> None:
     err = TransitionError(S.SUCCEEDED, E.START)
     assert "succeeded" in str(err)
     assert "start" in str(err)
-    assert "allowed: retry" in str(err)
+    assert "(it can: retry, rm)" in str(err)
+
+
+def test_a_refusal_names_only_what_a_person_can_do() -> None:
+    # The engine's own events (fail, lose, succeed, start) are no commands.
+    assert str(TransitionError(S.RUNNING, E.HOLD)) == (
+        "cannot hold a job that is running (it can: kill, pause, retry)"
+    )
+    assert str(TransitionError(S.HELD, E.PAUSE)) == (
+        "cannot pause a job that is held (it can: kill, release, rm)"
+    )
 
 
 # ---- finished states ------------------------------------------------------------------------

@@ -26,8 +26,11 @@ def _act(action: str, ids: tuple[str, ...], **body: Any) -> None:
 
 def _verb(action: str, doc: str, name: str | None = None) -> click.Command:
     @click.command(name=name or action, help=doc)
-    @ids_argument()
+    @ids_argument(required=False)
     def command(ids: tuple[str, ...]) -> None:
+        if not ids:  # `gpuherd kill $(gpuherd ls -q ...)` when nothing matched: as `xargs -r`
+            click.echo(f"no job ids given: nothing to {action} (e.g. gpuherd {action} 3-7)")
+            return
         _act(action, ids)
 
     return command

@@ -84,12 +84,26 @@ TRANSITIONS: dict[tuple[JobState, Event], JobState] = {
 del S
 
 
+VERB_OF_EVENT = {
+    Event.KILL: "kill",
+    Event.CANCEL: "kill",
+    Event.PAUSE: "pause",
+    Event.RESUME: "resume",
+    Event.HOLD: "hold",
+    Event.RELEASE: "release",
+    Event.RETRY: "retry",
+}
+"""The `gpuherd` verb that causes each event a person can cause (the rest are the engine's)."""
+
+
 class TransitionError(ValueError):
     """A state change that the TRANSITIONS table does not allow."""
 
     def __init__(self, state: JobState, event: Event) -> None:
-        allowed = sorted(e.value for (s, e) in TRANSITIONS if s == state)
-        hint = f"allowed: {', '.join(allowed)}" if allowed else "no change is allowed"
+        verbs = {VERB_OF_EVENT[e] for (s, e) in TRANSITIONS if s == state and e in VERB_OF_EVENT}
+        if state not in (JobState.RUNNING, JobState.PAUSED):
+            verbs.add("rm")
+        hint = f"it can: {', '.join(sorted(verbs))}" if verbs else "it cannot change"
         super().__init__(f"cannot {event.value} a job that is {state.value} ({hint})")
         self.state = state
         self.event = event
