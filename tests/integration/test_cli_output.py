@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 from conftest import Herd
 
@@ -230,3 +231,21 @@ def test_verbs_given_no_ids_do_nothing_and_hold_of_a_held_job_is_no_error(daemon
         "(it can: kill, pause, retry)\n"
     )
     daemon.cli("kill", str(running))
+
+
+def test_clean_removes_finished_jobs_and_keeps_the_rest(daemon: Herd) -> None:
+    ok = daemon.submit("--", "true")
+    bad = daemon.submit("--", "exit 3")
+    daemon.wait_state(ok, "succeeded")
+    daemon.wait_state(bad, "failed")
+    waiting = daemon.submit("--hold", "--", "true")
+    assert daemon.cli("clean", "--state", "succeeded").stdout == f"job {ok}: removed\n"
+    assert daemon.cli("clean", "--state", "succeeded").stdout == (
+        "nothing to clean: no finished job in that state\n"
+    )
+    folder = Path(daemon.job(bad)["job_dir"])
+    assert daemon.cli("clean").stdout == f"job {bad}: removed\n"
+    assert not folder.exists()
+    assert [job["id"] for job in daemon.ls_all()] == [waiting]
+    refused = daemon.cli("clean", "--state", "held", check=False)
+    assert refused.returncode == 2 and "'held' is not one of" in refused.stderr

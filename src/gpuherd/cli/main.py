@@ -68,6 +68,7 @@ COMMAND_TABLE: dict[str, tuple[str, str]] = {
         "queued again (for jobs that resume from a checkpoint).",
     ),
     "rm": ("queue_cmds", "Remove jobs: cancel queued ones, forget finished ones and their logs."),
+    "clean": ("queue_cmds", "Remove finished jobs (or only those in --state) and their logs."),
     "run": ("run_cmd", "Run commands on the GPUs now and exit when all are done (no daemon)."),
     "show": (
         "job_cmds",
@@ -82,7 +83,10 @@ COMMAND_TABLE: dict[str, tuple[str, str]] = {
         "ui_cmd",
         "The web dashboard: prints its URL (with the token), starting the listener if needed.",
     ),
-    "wait": ("job_cmds", "Wait until jobs finish (default: every job queued or running now)."),
+    "wait": (
+        "job_cmds",
+        "Wait until jobs finish (default: every job queued, running or paused now).",
+    ),
 }
 
 

@@ -8,10 +8,12 @@ from typing import Any
 
 import click
 
+from gpuherd.cli.job_cmds import listed_ids
 from gpuherd.cli.options import DURATION, SIZE, expand_ids, ids_argument
 from gpuherd.client import Client
 from gpuherd.core.edit import CLEARABLE
 from gpuherd.core.idspec import summarize
+from gpuherd.core.states import FINISHED_STATES
 
 
 def _act(action: str, ids: tuple[str, ...], **body: Any) -> None:
@@ -49,6 +51,28 @@ retry = _verb(
 )
 hold = _verb("hold", "Keep queued jobs from starting until `gpuherd release`.")
 release = _verb("release", "Let held jobs run again.")
+
+
+ENDINGS = sorted(state.value for state in FINISHED_STATES)
+
+
+@click.command()
+@click.option(
+    "--state",
+    "states",
+    multiple=True,
+    type=click.Choice(ENDINGS),
+    help="Only jobs that ended so (repeatable); default: every finished job.",
+)
+def clean(states: tuple[str, ...]) -> None:
+    """Remove finished jobs and their logs (pueue's clean, tsp -C): `gpuherd clean --state
+    succeeded` keeps the failures to look at. Queued, held and running jobs stay."""
+    client = Client()
+    ids = listed_ids(client, states or tuple(ENDINGS))
+    if not ids:
+        click.echo("nothing to clean: no finished job" + (" in that state" if states else ""))
+        return
+    _act("rm", tuple(map(str, ids)))
 
 
 def _queue_or_jobs(action: str) -> Any:
@@ -129,4 +153,4 @@ def edit(ids: tuple[str, ...], clear: tuple[str, ...], **changes: Any) -> None:
     _act("edit", ids, **given, clear=list(clear))
 
 
-COMMANDS = [kill, rm, retry, pause, resume, hold, release, edit, priority, move]
+COMMANDS = [kill, rm, clean, retry, pause, resume, hold, release, edit, priority, move]
