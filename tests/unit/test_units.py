@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -149,8 +151,82 @@ def test_parse_duration_message_matches_the_documented_one() -> None:
     with pytest.raises(ValueError) as info:
         parse_duration("2x")
     assert str(info.value) == (
-        "invalid duration '2x': use a number of seconds or a value like 90s, 10m, 2h, 1h30m"
+        "invalid duration '2x': use a number of seconds or a value like 90s, 10m, 2h, 1h30m,"
+        " 2:00:00 ([D-]HH:MM:SS or MM:SS)"
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("2:00:00", 7200.0),
+        ("02:00:00", 7200.0),
+        ("1:30", 90.0),
+        ("90:00", 5400.0),
+        ("0:01", 1.0),
+        ("00:00:01", 1.0),
+        ("100:00:00", 360000.0),
+        ("1:5", 65.0),
+        ("1-00:00:00", 86400.0),
+        ("1-12:30:15", 86400.0 + 12 * 3600 + 30 * 60 + 15),
+        ("0-23:59:59", 86399.0),
+        ("36500-00:00:00", 100 * 365 * 86400.0),
+    ],
+)
+def test_parse_duration_reads_slurm_clock_forms(text: str, expected: float) -> None:
+    # Slurm's --time: MM:SS, HH:MM:SS, D-HH:MM:SS; the first field has no upper bound.
+    assert parse_duration(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("1:60", "minutes and seconds must be below 60"),
+        ("1:00:60", "minutes and seconds must be below 60"),
+        ("1:60:00", "minutes and seconds must be below 60"),
+        ("1-24:00:00", "hours after a day count must be below 24"),
+    ],
+)
+def test_parse_duration_rejects_clock_fields_out_of_range(text: str, reason: str) -> None:
+    with pytest.raises(ValueError) as info:
+        parse_duration(text)
+    message = str(info.value)
+    assert message.startswith(f"invalid duration {text!r}: {reason}; ")
+    assert "90s, 10m, 2h, 1h30m, 2:00:00" in message
+    assert "\n" not in message
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "1:2:3:4",
+        "1-02:00",
+        "1-2",
+        "1::00",
+        ":30",
+        "1:30:",
+        "1.5:00",
+        "1:30.5",
+        "1:300",
+        "1h:30",
+        "1-",
+    ],
+)
+def test_parse_duration_rejects_other_clock_shapes(text: str) -> None:
+    with pytest.raises(ValueError, match=rf"^invalid duration {re.escape(repr(text))}: use "):
+        parse_duration(text)
+
+
+@pytest.mark.parametrize("text", ["0:00", "00:00:00", "0-00:00:00", "-1:00", "-1-00:00:00"])
+def test_parse_duration_rejects_zero_and_negative_clocks(text: str) -> None:
+    with pytest.raises(ValueError, match="greater than zero"):
+        parse_duration(text)
+
+
+@pytest.mark.parametrize("text", ["9" * 400 + ":00", "36501-00:00:00", "876001:00:00"])
+def test_parse_duration_rejects_clocks_longer_than_100_years(text: str) -> None:
+    with pytest.raises(ValueError, match=r"invalid duration .*: longer than 100 years$"):
+        parse_duration(text)
 
 
 @pytest.mark.parametrize("text", ["0", "0s", "0h0m", "-5", "-1h"])

@@ -28,13 +28,44 @@ _FORMAT_UNITS = (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10))
 
 _DURATION_UNITS = (("d", 86400), ("h", 3600), ("m", 60), ("s", 1))
 _NUMBER = r"(\d+(?:\.\d*)?|\.\d+)"
-_DURATION_HELP = "use a number of seconds or a value like 90s, 10m, 2h, 1h30m"
+_DURATION_HELP = (
+    "use a number of seconds or a value like 90s, 10m, 2h, 1h30m, 2:00:00 ([D-]HH:MM:SS or MM:SS)"
+)
 
 
 @cache
 def _size_re() -> re.Pattern[str]:
     # Compiled on first use, not at import: `gpuherd ls` and `run` parse no size.
     return re.compile(r"([+-]?)\s*(\d+(?:\.\d*)?|\.\d+)\s*([a-z]*)")
+
+
+@cache
+def _clock_re() -> re.Pattern[str]:
+    # Slurm's --time forms: MM:SS, HH:MM:SS, D-HH:MM:SS (whole numbers only).
+    return re.compile(r"(?:(\d+)-)?(\d+)(?::(\d{1,2}))?:(\d{1,2})")
+
+
+def _clock_seconds(text: str, compact: str) -> int | None:
+    """Seconds in a clock form ("90:00", "2:00:00", "1-12:00:00"), None if it is not one."""
+    match = _clock_re().fullmatch(compact)
+    if match is None:
+        return None
+    days, first, middle, last = match.groups()
+    if days is not None and middle is None:  # "1-02:00" is not a form gpuherd reads
+        return None
+    fields = [first, last] if middle is None else [first, middle, last]
+    if any(int(field) >= 60 for field in fields[1:]):
+        raise ValueError(
+            f"invalid duration {text!r}: minutes and seconds must be below 60; {_DURATION_HELP}"
+        )
+    if days is not None and int(first) >= 24:
+        raise ValueError(
+            f"invalid duration {text!r}: hours after a day count must be below 24; {_DURATION_HELP}"
+        )
+    seconds = 0
+    for field in fields:
+        seconds = seconds * 60 + int(field)
+    return seconds + int(days or 0) * 86400
 
 
 @cache
@@ -85,14 +116,22 @@ and would overflow what prints them."""
 
 
 def parse_duration(text: str) -> float:
-    """Seconds in `text`: "90", "90s", "1.5m", "2h", "1d", "1h30m", "2h30m10s"."""
+    """Seconds in `text`: "90", "90s", "1.5m", "2h", "1d", "1h30m", "2h30m10s", and Slurm's
+    clock forms "MM:SS", "HH:MM:SS", "D-HH:MM:SS" ("90:00", "2:00:00", "1-12:00:00")."""
     compact = re.sub(r"\s+", "", text.lower())
     if compact.startswith("-"):
         raise ValueError(f"invalid duration {text!r}: must be greater than zero; {_DURATION_HELP}")
     plain = re.fullmatch(_NUMBER, compact)
-    match = None if plain else _duration_re().fullmatch(compact)
+    clock = None if plain else _clock_seconds(text, compact)
+    match = None if plain or clock is not None else _duration_re().fullmatch(compact)
+    seconds: float
     if plain is not None:
         seconds = float(plain.group(1))
+    elif clock is not None:
+        # Compared as an int before float(): "9...9:00" has more digits than a float holds.
+        if clock > LONGEST:
+            raise ValueError(f"invalid duration {text!r}: longer than 100 years")
+        seconds = float(clock)
     elif match is not None and compact:
         seconds = sum(
             float(part) * factor
