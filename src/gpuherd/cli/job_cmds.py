@@ -6,6 +6,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -42,11 +43,11 @@ FINISHED = {"succeeded", "failed", "killed", "cancelled", "lost"}
 
 @click.command(context_settings={"allow_interspersed_args": False})
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
-@click.option("--name", help="A name to find the job by.")
-@gpus_option()
+@click.option("-n", "--name", help="A name to find the job by.")
+@gpus_option(short="-g")
 @memory_options()
-@priority_option()
-@after_option()
+@priority_option(short="-p")
+@after_option(short="-a")
 @retries_option()
 @timeout_option()
 @no_output_options()
@@ -62,12 +63,27 @@ FINISHED = {"succeeded", "failed", "killed", "cancelled", "lost"}
     type=click.File("r"),
     help="Submit one job per line of FILE ('-' = stdin); # comments are skipped.",
 )
+@click.option(
+    "-w",
+    "--wait",
+    "wait_end",
+    is_flag=True,
+    help="Wait until the jobs end; exit with the job's exit status (128+N after signal N; "
+    "1 when it ended otherwise; of several jobs, the first one's that did not succeed).",
+)
+@click.option(
+    "--follow",
+    is_flag=True,
+    help="Print the job's stdout as it comes, then exit as --wait does (one job only).",
+)
 @quiet_option()
 @json_option()
 def submit(
     command: tuple[str, ...],
     file: Any,
     env_pairs: tuple[tuple[str, str], ...],
+    wait_end: bool,
+    follow: bool,
     quiet: bool,
     as_json: bool,
     **opts: Any,
@@ -75,6 +91,7 @@ def submit(
     """Queue a command: `gpuherd submit -- python train.py --lr 0.1`.
 
     One argument is run as written by sh (pipes, &&); several are quoted and joined.
+    With --wait (or --follow), wait for it to end and exit with its exit status.
     """
     # deferred: only submit parses commands (shlex)
     from gpuherd.core.commands import command_from_args, command_lines
@@ -94,6 +111,8 @@ def submit(
         commands = [command_from_args(command)]
     if not commands:
         raise HerdError("the file holds no command (only comments or blank lines)")
+    if follow and len(commands) > 1:
+        raise click.UsageError("--follow prints one job's output: give one command (or --wait)")
     base = {
         "cwd": opts.pop("cwd") or os.getcwd(),
         "env": None,  # the batch's, sent once
@@ -103,8 +122,12 @@ def submit(
         **opts,
     }
     jobs = [{**base, "command": c} for c in commands]
-    answer = Client().post("/jobs", {"jobs": jobs, "env": dict(os.environ)})
+    client = Client()
+    answer = client.post("/jobs", {"jobs": jobs, "env": dict(os.environ)})
     ids = answer["ids"]
+    from gpuherd.cli.submit_hints import warn_not_on_path  # deferred, as command_lines
+
+    warn_not_on_path(commands, base["cwd"], {**os.environ, **dict(env_pairs)})
     if answer.get("draining"):
         click.echo(
             "gpuherd: warning: the daemon is stopping (daemon stop --drain): "
@@ -115,13 +138,18 @@ def submit(
     if as_json:
         click.echo(json.dumps({"ids": ids}))
     elif quiet:
-        click.echo("\n".join(str(i) for i in ids))
+        if not (wait_end or follow):  # waiting, -q prints nothing: the exit status tells
+            click.echo("\n".join(str(i) for i in ids))
     else:
         click.echo(
             f"submitted job {format_ids(ids)}"
             if len(ids) == 1
             else f"submitted {len(ids)} jobs: {format_ids(ids)}"
         )
+    if wait_end or follow:
+        from gpuherd.cli.submit_wait import wait_and_exit  # deferred: only a waiting submit
+
+        wait_and_exit(client, ids, follow, None if quiet else _say_daemon_gone)
 
 
 @click.command(name="ls")
@@ -273,8 +301,19 @@ def log(
             out.write(piece)
         out.flush()
         return
-    pieces = follow_log(client, job_id, stream, attempt, lines, on_gone=_say_daemon_gone)
-    for kind, piece in pieces:
+    print_follow(client, job_id, stream, attempt, lines, _say_daemon_gone)
+
+
+def print_follow(
+    client: Client,
+    job_id: int,
+    stream: str = "stdout",
+    attempt: int | None = None,
+    lines: int | None = None,
+    on_gone: Callable[[], None] | None = None,
+) -> None:
+    """Print a job's log as it comes until the job ends (`log -f`, `submit --follow`)."""
+    for kind, piece in follow_log(client, job_id, stream, attempt, lines, on_gone):
         if kind == "attempt":  # a retry: its log follows (said on stderr, apart from the log)
             click.echo(f"gpuherd: job {job_id}: attempt {piece} began", err=True)
             continue

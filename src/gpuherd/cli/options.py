@@ -90,11 +90,20 @@ def memory_options(what: str = "the job") -> Callable[[F], F]:
     return apply
 
 
+def _flags(long: str, short: str | None) -> list[str]:
+    """An option's names: its long one, and a short one where the command gives it
+    (`submit -g 2`; not `sweep`, where `-p` is a parameter)."""
+    return [short, long] if short else [long]
+
+
 def gpus_option(
-    what: str = "the job", flag: str = "--gpus", show_default: bool = True
+    what: str = "the job",
+    flag: str = "--gpus",
+    show_default: bool = True,
+    short: str | None = None,
 ) -> Callable[[F], F]:
     return click.option(
-        flag,
+        *_flags(flag, short),
         type=click.IntRange(0, 64),
         default=1,
         show_default=show_default,
@@ -122,15 +131,19 @@ def no_output_options(what: str = "the job") -> Callable[[F], F]:
     return apply
 
 
-def priority_option(show_default: bool = True) -> Callable[[F], F]:
+def priority_option(show_default: bool = True, short: str | None = None) -> Callable[[F], F]:
     return click.option(
-        "--priority", type=int, default=0, show_default=show_default, help="Higher runs first."
+        *_flags("--priority", short),
+        type=int,
+        default=0,
+        show_default=show_default,
+        help="Higher runs first.",
     )
 
 
-def after_option() -> Callable[[F], F]:
+def after_option(short: str | None = None) -> Callable[[F], F]:
     return click.option(
-        "--after",
+        *_flags("--after", short),
         type=IDS,
         multiple=True,
         # Given twice, both count (click keeps only the last of a plain option: the job

@@ -1,0 +1,65 @@
+"""Warnings `submit` prints for a command that is queued but will not run as meant."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+from collections.abc import Iterable, Mapping
+
+import click
+
+# Words the shell runs itself, never looked up on PATH (sh's and bash's): a file of that name
+# in the folder is no mistake.
+_SHELL_WORDS_TEXT = (
+    "! { } [[ ]] case do done elif else esac fi for function if in select then time until "
+    "while . : [ alias bg bind break builtin caller cd command compgen complete continue "
+    "declare dirs disown echo enable eval exec exit export false fc fg getopts hash help "
+    "history jobs kill let local logout mapfile popd printf pushd pwd read readarray readonly "
+    "return set shift shopt source suspend test times trap true type typeset ulimit umask "
+    "unalias unset wait"
+)
+_SHELL_WORDS = frozenset(_SHELL_WORDS_TEXT.split())
+_ASSIGNMENT = r"[A-Za-z_][A-Za-z0-9_]*="
+
+
+def not_on_path_hint(command: str, cwd: str, env: Mapping[str, str]) -> str | None:
+    """What to say when `command` starts with a file of `cwd` named without a `/` that the
+    job's shell will not find: it looks on the job's PATH, never in its folder (`eval: job.sh:
+    not found`, exit 127). None for anything else, and whenever unsure."""
+    try:
+        words = shlex.split(command)
+    except ValueError:  # unbalanced quotes: the shell will say
+        return None
+    while words and re.match(_ASSIGNMENT, words[0]):
+        if words.pop(0).startswith("PATH="):  # `PATH=.:$PATH job.sh`
+            return None
+    if not words:
+        return None
+    word = words[0]
+    if "/" in word or word in _SHELL_WORDS or f"BASH_FUNC_{word}%%" in env:
+        return None
+    file = os.path.join(cwd, word)
+    if not os.path.isfile(file):
+        return None
+    # PATH as the job's shell reads it: an empty or relative entry is relative to its folder.
+    path = os.pathsep.join(
+        os.path.join(cwd, entry or ".") for entry in env.get("PATH", os.defpath).split(os.pathsep)
+    )
+    if shutil.which(word, path=path) is not None:
+        return None
+    fix = (
+        f"submit ./{word} (or sh {word})"
+        if os.access(file, os.X_OK)
+        else f"submit sh {word} (or chmod +x {word}, then submit ./{word})"
+    )
+    return f'{word} is a file in {cwd} but not on PATH: the job will fail with "not found"; {fix}'
+
+
+def warn_not_on_path(commands: Iterable[str], cwd: str, env: Mapping[str, str]) -> None:
+    """Print not_on_path_hint's warnings for a batch on stderr, each once (1000 lines
+    `job.sh N` warn once)."""
+    for hint in dict.fromkeys(not_on_path_hint(command, cwd, env) for command in commands):
+        if hint is not None:
+            click.echo(f"gpuherd: warning: {hint}", err=True)

@@ -1,0 +1,83 @@
+"""`submit --wait` and `submit --follow`: wait for the jobs just submitted and exit with their
+own exit status, as task-spooler's `tsp -w`/`-f`, Slurm's `sbatch --wait` and `srun` do.
+
+The exit status of a job, as a shell would report its command:
+- it succeeded: 0;
+- its command exited with code N (outcome `exit`, or `cuda_oom`, which is an exit too): N;
+- a signal N it did not get from gpuherd ended it (outcome `signal`): 128 + N;
+- anything else (killed by gpuherd, timeout, stalled, spawn_error, dependency_failed,
+  cancelled, lost): 1.
+Of several jobs (`--file`): 0 when all succeeded, else the status of the first one (in
+submission order) that did not.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import click
+
+from gpuherd.cli import plain
+from gpuherd.client import Client
+from gpuherd.core.idspec import summarize
+
+SHELL_SIGNAL_BASE = 128
+"""A shell reports a command that a signal N ended as 128 + N."""
+
+
+def exit_status(job: dict[str, Any]) -> int:
+    """What `submit --wait` exits with for this finished job (`show --json`'s fields)."""
+    if job["state"] == "succeeded":
+        return 0
+    code = None
+    if job.get("outcome") in ("exit", "cuda_oom"):
+        code = job.get("exit_code")
+    elif job.get("outcome") == "signal" and job.get("signal"):
+        code = SHELL_SIGNAL_BASE + int(job["signal"])
+    # Never 0 for a job that did not succeed, and within what an exit status can hold.
+    return int(code) if code and 0 < int(code) < 256 else 1
+
+
+def ending(job: dict[str, Any]) -> str:
+    """How a job that did not succeed ended: `failed (exit 3)`, `failed (signal 9, SIGKILL)`,
+    `killed`, `failed (timeout)`, `cancelled (dependency_failed: ...)`."""
+    state, outcome = job["state"], job.get("outcome")
+    if outcome in ("exit", "cuda_oom"):
+        how = f"exit {job.get('exit_code')}"
+    elif outcome == "signal":
+        how = f"signal {job.get('signal')}"
+        try:
+            how += f", {signal.Signals(int(job['signal'])).name}"
+        except (TypeError, ValueError):
+            pass  # no number, or none this system names
+    else:
+        how = "" if outcome in (None, state) else str(outcome)
+    message = str(job.get("message") or "")
+    if message.startswith(f"{state} ") and not how:
+        return plain.clean(message)  # `cancelled by the user`, not `cancelled (cancelled by...)`
+    if message:
+        how = f"{how}: {message}" if how else message
+    return plain.clean(f"{state} ({how})" if how else state)
+
+
+def wait_and_exit(
+    client: Client,
+    ids: Sequence[int],
+    follow: bool,
+    on_gone: Callable[[], None] | None,
+) -> None:
+    """Wait for the jobs (printing the one job's stdout as it comes if `follow`), name those
+    that did not succeed on stderr, and exit with the status the module's doc gives."""
+    if follow:
+        from gpuherd.cli.job_cmds import print_follow
+
+        (job_id,) = ids
+        print_follow(client, job_id, on_gone=on_gone)
+    states, _ = client.wait(ids, None, on_gone)  # at once after a follow: the job has ended
+    bad = [client.get(f"/jobs/{i}") for i in ids if states.get(i) != "succeeded"]
+    for _, line in summarize((int(job["id"]), True, ending(job)) for job in bad):
+        click.echo(line, err=True)  # `job 5: failed (exit 3)`; `jobs 3,7: killed`
+    sys.exit(exit_status(bad[0]) if bad else 0)

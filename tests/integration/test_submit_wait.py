@@ -1,0 +1,190 @@
+"""`submit --wait` / `--follow`: wait for the job, exit with its own exit status (tsp -w/-f,
+sbatch --wait, srun), through a restart of the daemon too; and submit's short options."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import psutil
+
+from conftest import Herd, read_line, wait_for
+
+
+def waiting_submit(herd: Herd, *args: str) -> tuple[subprocess.Popen[str], int]:
+    """`gpuherd submit --wait ARGS` left running, and the id its first line gave."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gpuherd", "submit", "--wait", *args],
+        env=herd.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    first = read_line(proc.stdout.fileno(), bytearray()).decode()
+    assert first.startswith("submitted job "), first
+    return proc, int(first.split()[-1])
+
+
+def finish(proc: subprocess.Popen[str]) -> tuple[int, str, str]:
+    try:
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    return proc.returncode, out, err
+
+
+def blocked(go: Path, then: str = "") -> str:
+    """A job command that waits until `go` exists, then runs `then`."""
+    return f"while [ ! -e {go} ]; do sleep 0.05; done; {then}".rstrip("; ")
+
+
+def test_success_exits_0_and_says_nothing_more(daemon: Herd) -> None:
+    done = daemon.cli("submit", "--wait", "--", "echo", "hi")
+    assert (done.returncode, done.stdout, done.stderr) == (0, "submitted job 1\n", "")
+    assert daemon.job(1)["state"] == "succeeded"
+
+
+def test_exit_code_is_the_jobs(daemon: Herd) -> None:
+    done = daemon.cli("submit", "--wait", "exit 3", check=False)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        3,
+        "submitted job 1\n",
+        "job 1: failed (exit 3)\n",
+    )
+
+
+def test_a_signal_gives_128_plus_its_number(daemon: Herd) -> None:
+    done = daemon.cli("submit", "--wait", "kill -9 $$", check=False)
+    assert done.returncode == 128 + 9
+    assert done.stderr == "job 1: failed (signal 9, SIGKILL)\n"
+    job = daemon.job(1)
+    assert (job["outcome"], job["signal"]) == ("signal", 9)
+
+
+def test_killed_by_gpuherd_exits_1_and_says_so(daemon: Herd, tmp_path: Path) -> None:
+    proc, job_id = waiting_submit(daemon, blocked(tmp_path / "never"))
+    daemon.wait_state(job_id, "running")
+    daemon.cli("kill", str(job_id))
+    code, out, err = finish(proc)
+    assert (code, out, err) == (1, "", f"job {job_id}: killed\n")
+
+
+def test_a_cancelled_job_exits_1(daemon: Herd) -> None:
+    proc, job_id = waiting_submit(daemon, "--hold", "true")
+    daemon.wait_state(job_id, "held")
+    daemon.cli("kill", str(job_id))
+    code, _, err = finish(proc)
+    assert (code, err) == (1, f"job {job_id}: cancelled by the user\n")
+
+
+def test_file_exits_with_the_first_failed_jobs_code(daemon: Herd) -> None:
+    one_fails = daemon.cli("submit", "-w", "--file", "-", input="true\nexit 4\ntrue\n", check=False)
+    assert one_fails.returncode == 4
+    assert one_fails.stdout == "submitted 3 jobs: 1-3\n"
+    assert one_fails.stderr == "job 2: failed (exit 4)\n"
+    assert [daemon.job(i)["state"] for i in (1, 2, 3)] == ["succeeded", "failed", "succeeded"]
+
+    # The first in submission order counts, not the first to end; every failure is named.
+    lines = "sleep 0.5; exit 6\nexit 5\nexit 5\n"
+    several = daemon.cli("submit", "-w", "--file", "-", input=lines, check=False)
+    assert several.returncode == 6
+    assert several.stderr == "job 4: failed (exit 6)\njobs 5-6: failed (exit 5)\n"
+
+    all_good = daemon.cli("submit", "-w", "--file", "-", input="true\ntrue\n")
+    assert (all_good.returncode, all_good.stderr) == (0, "")
+
+
+def test_quiet_prints_nothing_the_exit_status_tells(daemon: Herd) -> None:
+    good = daemon.cli("submit", "-q", "-w", "--", "echo", "hi")
+    assert (good.returncode, good.stdout, good.stderr) == (0, "", "")
+    bad = daemon.cli("submit", "-q", "-w", "exit 2", check=False)
+    assert (bad.returncode, bad.stdout) == (2, "")
+    assert bad.stderr == "job 2: failed (exit 2)\n"  # a failure is still named, on stderr
+    # Without --wait, -q prints the ids as before.
+    assert daemon.cli("submit", "-q", "true").stdout == "3\n"
+
+
+def test_follow_prints_the_jobs_stdout_then_exits_with_its_code(daemon: Herd) -> None:
+    done = daemon.cli(
+        "submit", "--follow", "echo one; echo oops >&2; echo two; exit 7", check=False
+    )
+    assert done.returncode == 7
+    assert done.stdout == "submitted job 1\none\ntwo\n"
+    assert done.stderr == "job 1: failed (exit 7)\n"
+    quiet = daemon.cli("submit", "-q", "--follow", "--", "echo", "only this")
+    assert (quiet.returncode, quiet.stdout) == (0, "only this\n")
+
+    several = daemon.cli("submit", "--follow", "--file", "-", input="true\ntrue\n", check=False)
+    assert several.returncode == 2
+    assert "--follow prints one job's output" in several.stderr
+    assert len(daemon.ls_all()) == 2  # refused before anything was submitted
+
+
+def test_short_options(daemon: Herd) -> None:
+    first = daemon.submit("--", "true")
+    done = daemon.cli(
+        "submit", "-n", "short", "-g", "2", "-p", "5", "-a", str(first), "-w", "--", "true"
+    )
+    assert done.returncode == 0
+    job = daemon.job(first + 1)
+    assert (job["name"], job["gpus_requested"], job["priority"], job["after"]) == (
+        "short",
+        2,
+        5,
+        [first],
+    )
+    assert (job["state"], len(job["gpus"])) == ("succeeded", 2)
+    help_text = daemon.cli("submit", "--help").stdout
+    for short, long in [("-n", "--name"), ("-g", "--gpus"), ("-p", "--priority")]:
+        assert f"{short}, {long}" in help_text
+    assert "-a, --after" in help_text and "-w, --wait" in help_text
+
+
+def test_the_wait_goes_on_through_a_crash_of_the_daemon(daemon: Herd, tmp_path: Path) -> None:
+    go = tmp_path / "go"
+    proc, job_id = waiting_submit(daemon, blocked(go, "exit 3"))
+    try:
+        daemon.wait_state(job_id, "running")
+        # Its long poll is open: it holds a connection to the daemon's socket.
+        waiter = psutil.Process(proc.pid)
+        wait_for(lambda: waiter.net_connections(kind="unix"), what="the wait's long poll")
+        daemon.kill9()
+        daemon.start()
+        assert proc.poll() is None  # still waiting, for the job
+        go.touch()
+    finally:
+        code, out, err = finish(proc)
+    assert code == 3, err
+    assert out == ""
+    assert "gpuherd: the daemon went away; waiting for it to come back\n" in err
+    assert err.endswith(f"job {job_id}: failed (exit 3)\n")
+
+
+def test_follow_goes_on_through_a_restart_of_the_daemon(daemon: Herd, tmp_path: Path) -> None:
+    go = tmp_path / "go"
+    command = f"echo before; {blocked(go, 'echo after')}"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gpuherd", "submit", "--follow", command],
+        env=daemon.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        buffer = bytearray()
+        assert read_line(proc.stdout.fileno(), buffer) == b"submitted job 1"
+        assert read_line(proc.stdout.fileno(), buffer) == b"before"
+        assert not buffer
+        daemon.cli("daemon", "stop")  # an upgrade's restart: the job goes on
+        daemon.start()
+        go.touch()
+    finally:
+        code, out, err = finish(proc)
+    assert code == 0, err
+    assert out == "after\n"  # what was read before the restart is not printed again
+    assert "the daemon went away" in err

@@ -1,0 +1,78 @@
+"""not_on_path_hint: when `submit` warns that a command's first word will not be found."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gpuherd.cli.submit_hints import not_on_path_hint, warn_not_on_path
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    for name in ("job.sh", "source", "[["):
+        (tmp_path / name).write_text("echo hi\n")
+        (tmp_path / name).chmod(0o755)
+    (tmp_path / "plain.sh").write_text("echo hi\n")
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "bin").mkdir()
+    return tmp_path
+
+
+@pytest.mark.parametrize("command", ["job.sh", "job.sh --lr 0.1", "A=1 B=2 job.sh", "'job.sh' x"])
+def test_a_script_of_the_folder_named_without_a_slash_is_warned_of(
+    work: Path, command: str
+) -> None:
+    assert not_on_path_hint(command, str(work), {"PATH": "/usr/bin:/bin"}) == (
+        f'job.sh is a file in {work} but not on PATH: the job will fail with "not found"; '
+        "submit ./job.sh (or sh job.sh)"
+    )
+
+
+def test_a_script_that_is_not_executable_is_told_to_run_with_sh(work: Path) -> None:
+    hint = not_on_path_hint("plain.sh", str(work), {"PATH": "/usr/bin"})
+    assert hint is not None
+    assert hint.endswith("; submit sh plain.sh (or chmod +x plain.sh, then submit ./plain.sh)")
+
+
+@pytest.mark.parametrize(
+    ("command", "env"),
+    [
+        ("./job.sh", {}),
+        ("sh job.sh", {}),
+        ("no-such.sh", {}),  # not a file here
+        ("folder", {}),  # a folder, not a file
+        ("source", {}),  # the shell's own words
+        ("[[ -e x ]]", {}),
+        ("job.sh", {"PATH": "/usr/bin:."}),  # found through a relative entry ...
+        ("job.sh", {"PATH": "/usr/bin::/bin"}),  # ... or an empty one (the folder)
+        ("PATH=.:/bin job.sh", {}),  # set on the line itself
+        ("job.sh", {"BASH_FUNC_job.sh%%": "() { :; }"}),  # an exported bash function
+        ("job.sh 'unbalanced", {}),  # the shell's own error will say
+        ("", {}),
+        ("X=1", {}),
+    ],
+)
+def test_nothing_is_said_when_the_shell_finds_it_or_it_is_unclear(
+    work: Path, command: str, env: dict[str, str]
+) -> None:
+    assert not_on_path_hint(command, str(work), {"PATH": "/usr/bin:/bin", **env}) is None
+
+
+def test_a_folder_on_path_finds_the_script(work: Path) -> None:
+    (work / "bin" / "job.sh").write_text("echo hi\n")
+    (work / "bin" / "job.sh").chmod(0o755)
+    assert not_on_path_hint("job.sh", str(work), {"PATH": f"{work / 'bin'}:/bin"}) is None
+    assert not_on_path_hint("job.sh", str(work), {"PATH": "bin"}) is None  # relative to cwd
+
+
+def test_a_batch_warns_once_per_word_in_order(
+    work: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    commands = ["job.sh 1", "plain.sh", "job.sh 2", "./job.sh", "plain.sh x"]
+    warn_not_on_path(commands, str(work), {"PATH": "/bin"})
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert [line.split()[2] for line in err.splitlines()] == ["job.sh", "plain.sh"]
+    assert all(line.startswith("gpuherd: warning: ") for line in err.splitlines())
