@@ -332,3 +332,17 @@ def test_a_follow_is_of_one_attempt_or_from_one_not_both(daemon: Herd) -> None:
         next(daemon.client.stream(f"/jobs/{job_id}/log/follow", attempt=1, from_attempt=1))
     resumed = daemon.client.stream(f"/jobs/{job_id}/log/follow", from_attempt=1, offset=1)
     assert [event for event, _ in resumed] == ["message", "end"]  # the newline after x
+
+
+def test_a_job_that_wrote_only_to_stderr_is_pointed_at_it(daemon: Herd, tmp_path: Path) -> None:
+    quiet = daemon.submit("echo 'epoch 1 loss 0.5' >&2")  # as logging and tqdm write
+    daemon.wait_state(quiet, "succeeded")
+    shown = daemon.cli("log", str(quiet))
+    hint = f"gpuherd: job {quiet} wrote nothing to stdout so far, but to stderr: "
+    assert (shown.stdout, shown.stderr) == ("", hint + f"gpuherd log {quiet} --stderr\n")
+    followed = daemon.cli("log", "-f", str(quiet))
+    assert followed.stderr == hint + f"gpuherd log -f {quiet} --stderr\n"
+    talks = daemon.submit("echo out; echo err >&2")
+    daemon.wait_state(talks, "succeeded")
+    assert daemon.cli("log", str(talks)).stderr == ""
+    assert daemon.cli("log", "--stderr", str(quiet)).stderr == ""

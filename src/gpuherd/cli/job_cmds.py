@@ -295,13 +295,39 @@ def log(
     stream = "stderr" if stderr else "stdout"
     if not follow:
         out = sys.stdout.buffer  # the bytes as the job wrote them, a piece at a time
+        wrote = False
         for piece in client.download(
             f"/jobs/{job_id}/log", stream=stream, attempt=attempt, lines=lines
         ):
             out.write(piece)
+            wrote = wrote or bool(piece)
         out.flush()
+        if not wrote and not stderr:
+            _point_at_stderr(client, job_id, attempt, "")
         return
+    if not stderr and _has_text(client, job_id, "stdout", attempt) is False:
+        _point_at_stderr(client, job_id, attempt, " -f")
     print_follow(client, job_id, stream, attempt, lines, _say_daemon_gone)
+
+
+def _has_text(client: Client, job_id: int, stream: str, attempt: int | None) -> bool | None:
+    """Whether that log holds text; None when it cannot be read (not started, or gone)."""
+    try:
+        pieces = client.download(f"/jobs/{job_id}/log", stream=stream, attempt=attempt, lines=1)
+        return any(pieces)
+    except HerdError:
+        return None
+
+
+def _point_at_stderr(client: Client, job_id: int, attempt: int | None, follow: str) -> None:
+    """A job whose stdout is empty but not its stderr (logging, tqdm and warnings write
+    there) looks silent: say where its output is."""
+    if _has_text(client, job_id, "stderr", attempt):  # (None: nothing to point at)
+        click.echo(
+            f"gpuherd: job {job_id} wrote nothing to stdout so far, but to stderr: "
+            f"gpuherd log{follow} {job_id} --stderr",
+            err=True,
+        )
 
 
 def print_follow(
