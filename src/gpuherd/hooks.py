@@ -4,8 +4,11 @@
 It listens to the engine's changes (each one, published once committed) and reads the
 ended job from the store. Hooks run apart from the jobs and from the engine's tick: at most
 PARALLEL at once, each in its own session, killed after `timeout`; their output goes to
-hooks.log in the home, and a hook that fails is logged in daemon.log. Best effort: a hook
-still waiting when the daemon stops is not run later.
+hooks.log in the home, and a hook that fails is logged in daemon.log.
+
+When a hook starts, the end time of its job is stored (THROUGH): hooks still waiting when
+the daemon stops or dies run at its next start (jobs that ended after THROUGH). A hook that
+had started goes on by itself (its own session) and is not run again.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from gpuherd.core.model import Job
 from gpuherd.core.states import ACTIVE_STATES, FINISHED_STATES
 from gpuherd.engine import Engine
 from gpuherd.executors.base import job_shell
+from gpuherd.store import Store
 
 log = logging.getLogger("gpuherd.hooks")
 
@@ -33,6 +37,14 @@ PARALLEL = 4
 """Hooks running at once: a sweep whose points all fail together must not fork hundreds."""
 TIMEOUT = 60.0
 """Seconds a hook may run before its whole process group is killed."""
+THROUGH = "hooks.through"
+"""The setting holding the end time of the job whose hook started last."""
+
+
+def hooks_from_now(store: Store) -> None:
+    """A new on-end command runs for jobs that end from now on, none that ended before."""
+    store.set_setting(THROUGH, repr(time.time()))
+
 
 # $1 = the hook command, $2 = the log: passed as arguments, never quoted into the script.
 # $1 = the hook's command, $2 = hooks.log, $3 = the home (where the hook runs).
@@ -85,7 +97,7 @@ class EndHooks:
         self.home = str(home)
         self.timeout = timeout
         self.parallel = parallel
-        self._waiting: deque[tuple[str, int, dict[str, str]]] = deque()
+        self._waiting: deque[tuple[str, Job, dict[str, str]]] = deque()
         self._running: dict[int, tuple[int, int, asyncio.TimerHandle]] = {}
         """Hook pid -> (pidfd, job id, its kill timer)."""
         self._killed: set[int] = set()
@@ -99,7 +111,15 @@ class EndHooks:
 
     def start(self) -> None:
         """Follow the changes now (before the engine finishes jobs that ended while it was
-        down). A change is published once committed: the job is read as it was recorded."""
+        down), after queueing the hooks the last daemon had not started. A change is
+        published once committed: the job is read as it was recorded."""
+        command, store = self.engine.policy.on_end, self.engine.store
+        through = store.get_setting(THROUGH)
+        if command and through is None:
+            hooks_from_now(store)
+        elif command and through is not None:
+            for job in store.ended_since(float(through)):
+                self._queue(command, job.id)
         self.engine.changes.listen(self._heard)
 
     def stop(self) -> None:
@@ -111,7 +131,7 @@ class EndHooks:
             timer.cancel()
         self._running.clear()
         if self._waiting:
-            log.warning("%d on-end hooks not run: the daemon stopped", len(self._waiting))
+            log.warning("%d on-end hooks left for the next daemon start", len(self._waiting))
             self._waiting.clear()
 
     def _heard(self, change: Change) -> None:
@@ -135,16 +155,18 @@ class EndHooks:
             str(layout.job_dir(job)),
             store.count_jobs(tuple(ACTIVE_STATES)),
         )
-        self._waiting.append((command, job.id, env))
+        self._waiting.append((command, job, env))
         self._start_waiting()
 
     def _start_waiting(self) -> None:
         while self._waiting and len(self._running) < self.parallel:
-            command, job_id, env = self._waiting.popleft()
+            command, job, env = self._waiting.popleft()
+            if job.ended_at is not None:
+                self.engine.store.set_setting(THROUGH, repr(job.ended_at))
             try:
-                self._spawn(command, job_id, env)
+                self._spawn(command, job.id, env)
             except (OSError, ValueError) as exc:
-                log.warning("on-end hook for job %d could not start: %s", job_id, exc)
+                log.warning("on-end hook for job %d could not start: %s", job.id, exc)
 
     def _spawn(self, command: str, job_id: int, env: dict[str, str]) -> None:
         stamp = time.strftime("%Y-%m-%d %H:%M:%S")

@@ -11,6 +11,7 @@ from gpuherd.core.model import DeviceState
 from gpuherd.core.units import plural
 from gpuherd.engine import Engine
 from gpuherd.errors import Conflict
+from gpuherd.hooks import hooks_from_now
 from gpuherd.store import Store
 from gpuherd.wire import device_view
 
@@ -78,6 +79,8 @@ class SystemVerbs:
         engine = self.engine
         defaults = engine.policy_defaults
         engine.policy = config.change(self.store, engine.policy, name, value, defaults)
+        if name == "on-end":
+            hooks_from_now(self.store)
         engine.wake()
         return f"{name} = {config.describe(engine.policy, self.store)[name]['value']}"
 

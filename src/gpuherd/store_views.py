@@ -11,7 +11,7 @@ from typing import Any
 
 from gpuherd import store_rows as rows
 from gpuherd.core.model import Attempt, Job
-from gpuherd.core.states import JobState
+from gpuherd.core.states import FINISHED_STATES, JobState
 from gpuherd.store_rows import ANY_JOB, JobFilter
 
 
@@ -45,6 +45,17 @@ class JobViews:
             (job_id,),
         )
         return [int(r[0]) for r in rows]
+
+    def ended_since(self, at: float) -> list[Job]:
+        """Jobs that ran and ended after `at`, in the order they ended (the on-end hooks a
+        daemon that died had not started yet)."""
+        finished = ",".join(f"'{state.value}'" for state in FINISHED_STATES)
+        found = self._db.execute(
+            f"SELECT {rows.JOB_COLUMNS} FROM jobs INDEXED BY jobs_state WHERE state IN"
+            f" ({finished}) AND attempt > 0 AND ended_at > ? ORDER BY ended_at, id",
+            (at,),
+        )
+        return [self._job(row) for row in found]
 
     def unmet_deps(self, job_id: int) -> list[tuple[int, str]]:
         rows = self._db.execute(

@@ -151,3 +151,29 @@ def test_a_hook_past_its_time_is_killed_and_hooks_run_a_few_at_a_time(
     killed = [r.getMessage() for r in caplog.records if "was killed" in r.getMessage()]
     assert len(killed) == 3, killed
     assert not [r for r in caplog.records if "died of signal" in r.getMessage()]
+
+
+def test_hooks_left_waiting_by_a_crash_run_at_the_next_start(daemon: Herd, tmp_path: Path) -> None:
+    started, done, go = tmp_path / "started", tmp_path / "done", tmp_path / "go"
+    started.mkdir()
+    before = daemon.submit("--", "true")  # ended before the hook was set: never hooked
+    daemon.wait_state(before, "succeeded")
+    # 4 hooks run at once: they hold on until `go`, so the other ends wait their turn.
+    daemon.cli(
+        "config",
+        "set",
+        "on-end",
+        f'touch "{started}/$GPUHERD_JOB_ID"; while [ ! -e {go} ]; do sleep 0.02; done; '
+        f'echo "$GPUHERD_JOB_ID" >> {done}',
+    )
+    ids = [daemon.submit("--gpus", "0", "--", "true") for _ in range(7)]
+    for job_id in ids:
+        daemon.wait_state(job_id, "succeeded")
+    wait_for(lambda: len(os.listdir(started)) == 4, what="4 hooks to start")
+    daemon.kill9()  # 3 hooks still waiting: in memory only, until now
+    daemon.start()
+    go.touch()
+    wait_for(lambda: done.exists() and len(done.read_text().split()) == len(ids), timeout=30)
+    stays(lambda: len(done.read_text().split()) == len(ids))  # none twice
+    assert sorted(map(int, done.read_text().split())) == ids
+    assert not (started / str(before)).exists()
