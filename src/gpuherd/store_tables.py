@@ -80,6 +80,11 @@ class SweepAndDeviceTables:
         )
         return [SweepRow(r[0], r[1], json.loads(r[2]), r[3], r[4]) for r in cursor]
 
+    def delete_sweep(self, name: str) -> None:
+        """Forget a sweep's record (its jobs are removed first, as `rm` removes jobs)."""
+        with self.transaction():
+            self._db.execute("DELETE FROM sweeps WHERE name = ?", (name,))
+
     def sweep_jobs(self, name: str) -> list[Job]:
         """Every job of the sweep, oldest first."""
         cursor = self._db.execute(

@@ -55,11 +55,15 @@ def listing(store: Store) -> list[dict[str, Any]]:
     return out
 
 
+def no_such_sweep(name: str) -> str:
+    return f"no sweep named {name!r}: `gpuherd sweep ls` lists the sweeps"
+
+
 def table(store: Store, name: str, sort: str | None = None) -> dict[str, Any]:
     """Every point of the sweep: params, state, times and metrics (`sweep status`)."""
     row = store.get_sweep(name)
     if row is None:
-        raise NotFound(f"no sweep named {name!r}: `gpuherd sweep ls` lists the sweeps")
+        raise NotFound(no_such_sweep(name))
     rows, outside = _rows(store, row, metrics=True)
     spec = stored_spec(row)
     every = rows + outside

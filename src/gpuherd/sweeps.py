@@ -14,7 +14,10 @@ pure core's (core/sweep.py); this module adds what needs the file system and the
   `status` lists (with the seed it used, so a resubmission draws the same points);
 - a submission warns of what it cannot tell from its counts: values that read alike (one
   point), done points that ran with other fixed values (skipped all the same), folders named
-  with True/False/None by earlier versions (not found under true/false/null).
+  with True/False/None by earlier versions (not found under true/false/null);
+- removing a sweep removes its jobs as `rm` does (service_jobs.py), then its record; its
+  results folder is the user's and stays (with the SUCCESS markers that make a resubmission
+  skip the points done).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shlex
 import subprocess
 import time
 from collections.abc import Sequence
@@ -30,8 +34,9 @@ from pathlib import Path
 from typing import Any
 
 from gpuherd import sweep_table
+from gpuherd.core.idspec import format_ids
 from gpuherd.core.ordering import longest_first
-from gpuherd.core.states import ACTIVE_STATES
+from gpuherd.core.states import ACTIVE_STATES, LIVE_STATES
 from gpuherd.core.sweep import (
     Point,
     SweepError,
@@ -44,7 +49,8 @@ from gpuherd.core.sweep import (
     unused_params,
 )
 from gpuherd.core.sweep_values import alike_values, check_finite, json_safe
-from gpuherd.errors import HerdError
+from gpuherd.core.units import plural
+from gpuherd.errors import Conflict, HerdError, NotFound
 from gpuherd.service import Service
 from gpuherd.sweep_checks import changed_values
 from gpuherd.sweep_table import METRICS_FILE, PARAMS_FILE
@@ -207,6 +213,45 @@ class Sweeps:
             **request.options.job_options(),
         )
 
+    # ---- remove ---------------------------------------------------------------------------
+
+    async def remove(self, name: str) -> dict[str, Any]:
+        """Forget the sweep: its jobs as `gpuherd rm` removes them (queued and held ones
+        cancelled, finished ones forgotten; PIECE at a time, so the daemon answers others
+        meanwhile), then its record. Refused as a whole, nothing removed, while one of its
+        jobs runs or is paused. Its results folder is the user's: kept, markers and all."""
+        row = self.store.get_sweep(name)
+        if row is None:
+            raise NotFound(sweep_table.no_such_sweep(name))
+        jobs = self.store.sweep_jobs(name)
+        live = [job.id for job in jobs if job.state in LIVE_STATES]
+        if live:
+            raise Conflict(
+                f"sweep {name!r} has {plural(len(live), 'job')} running or paused "
+                f"({format_ids(live)}): nothing removed. Stop them first: gpuherd kill "
+                f"$(gpuherd ls -q {_sweep_option(name)}); once they have ended, "
+                f"gpuherd sweep rm {'-- ' * name.startswith('-')}{shlex.quote(name)}"
+            )
+        results = await self.service.act("rm", [job.id for job in jobs]) if jobs else []
+        # Between pieces other clients are answered: one may have submitted the sweep again.
+        # From here on nothing awaits, so what is checked is what is deleted.
+        left = self.store.sweep_jobs(name)
+        if left:
+            raise Conflict(
+                f"sweep {name!r}: {plural(sum(r.ok for r in results), 'job')} removed, but "
+                f"{plural(len(left), 'job')} of it remain ({format_ids(j.id for j in left)}: "
+                "submitted again meanwhile, or refused); its record is kept"
+            )
+        with self.store.transaction():
+            self.store.delete_sweep(name)
+            self.service.engine.publish({"event": "sweep-rm", "sweep": name})
+        self.service.engine.set_sweep_cap(name, None)
+        return {
+            "name": name,
+            "removed": sum(r.ok for r in results),
+            "results_dir": row.results_dir,
+        }
+
     # ---- read -----------------------------------------------------------------------------
 
     def listing(self) -> list[dict[str, Any]]:
@@ -216,6 +261,12 @@ class Sweeps:
     def table(self, name: str, sort: str | None = None) -> dict[str, Any]:
         """Every point of the sweep: params, state, times and metrics (`sweep status`)."""
         return sweep_table.table(self.store, name, sort)
+
+
+def _sweep_option(name: str) -> str:
+    """`--sweep NAME` as a shell passes it to `gpuherd ls` (a name may start with -)."""
+    quoted = shlex.quote(name)
+    return f"--sweep={quoted}" if name.startswith("-") else f"--sweep {quoted}"
 
 
 # ---- files ----------------------------------------------------------------------------------

@@ -194,7 +194,11 @@ async def sweep_page(request: Request, name: str) -> HTMLResponse:
 
 @router.get("/ui/sweeps/{name}", response_class=HTMLResponse)
 async def sweep_fragment(request: Request, name: str) -> HTMLResponse:
-    return views.render("_sweep.html", name=name, page=_sweep(request, name))
+    try:
+        page = _sweep(request, name)
+    except NotFound:  # removed (`gpuherd sweep rm`) while its page was open
+        return views.render("_sweep_gone.html", name=name)
+    return views.render("_sweep.html", name=name, page=page)
 
 
 def error_page(request: Request, exc: HerdError) -> HTMLResponse | None:

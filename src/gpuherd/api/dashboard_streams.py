@@ -120,7 +120,10 @@ async def _sweep_changes(service: Service, names: Callable[[], list[str]]) -> As
             if None in batch:
                 return  # the daemon is stopping
             ids = {c["id"] for c in batch if c is not None and isinstance(c.get("id"), int)}
-            if GAP in batch or (ids and _touches(service, ids, names, known)):
+            # A removed sweep: its jobs are gone (no longer found to be the sweep's), so
+            # `sweep rm` says so once, by name (no longer among names() on the sweeps page).
+            removed = any(c is not None and c.get("event") == "sweep-rm" for c in batch)
+            if removed or GAP in batch or (ids and _touches(service, ids, names, known)):
                 yield sse("change", "1")
     finally:
         service.engine.changes.unsubscribe(changes)

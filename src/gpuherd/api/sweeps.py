@@ -1,4 +1,4 @@
-"""Routes on sweeps: submit (expand, resume), list, and one sweep's results table."""
+"""Routes on sweeps: submit (expand, resume), list, one sweep's results table, remove."""
 
 from __future__ import annotations
 
@@ -37,3 +37,9 @@ async def listing(request: Request) -> dict[str, Any]:
 @router.get("/sweeps/{name}")
 async def table(request: Request, name: str, sort: str | None = None) -> dict[str, Any]:
     return _sweeps(request).table(name, sort)
+
+
+@router.delete("/sweeps/{name}")
+async def remove(request: Request, name: str) -> dict[str, Any]:
+    """Remove the sweep's jobs (as `rm`, in pieces) and its record; its results folder stays."""
+    return await _sweeps(request).remove(name)

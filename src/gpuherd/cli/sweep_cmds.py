@@ -4,6 +4,7 @@
     gpuherd sweep sweep.yaml [--gpus 2 ...]        # options here override the file's
     gpuherd sweep status NAME [--sort -val_acc] [--json | --csv]
     gpuherd sweep ls [--json]
+    gpuherd sweep rm NAME [NAME...]                 # its jobs and record; results stay
 
 The CLI only parses (sweep_args.py) and prints (sweep_render.py): the daemon expands the
 sweep, skips done points and submits the rest (sweeps.py). `--dry-run` expands here, with no
@@ -15,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import sys
 from dataclasses import asdict, replace
 from typing import Any
 
@@ -42,7 +44,8 @@ RUN = "submit"
 
 
 class _SweepGroup(click.Group):
-    """`sweep TEMPLATE|FILE ...` runs the hidden `submit` command; `status` and `ls` are verbs."""
+    """`sweep TEMPLATE|FILE ...` runs the hidden `submit` command; `status`, `ls` and `rm` are
+    verbs."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if args and args[0] not in self.commands and args[0] not in ctx.help_option_names:
@@ -52,7 +55,7 @@ class _SweepGroup(click.Group):
     def format_usage(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         formatter.write_usage(ctx.command_path, "TEMPLATE -p NAME V1 V2 ... [OPTIONS]")
         formatter.write_usage(ctx.command_path, "FILE.yaml|.toml|.json [OPTIONS]", "   or: ")
-        formatter.write_usage(ctx.command_path, "status NAME | ls", "   or: ")
+        formatter.write_usage(ctx.command_path, "status NAME | ls | rm NAME...", "   or: ")
 
     def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         run = self.commands[RUN]
@@ -73,6 +76,7 @@ def sweep() -> None:
     gpuherd sweep sweep.yaml            (YAML, TOML or JSON; options here override the file's)
     gpuherd sweep status NAME --sort -val_acc
     gpuherd sweep ls
+    gpuherd sweep rm NAME               (its jobs and record; its results folder stays)
 
     Placeholders get the value shell-quoted; {run_dir}, {sweep} and {index} are there too.
     Submitting again skips points whose folder holds SUCCESS and reruns the others.
@@ -173,11 +177,7 @@ def _check_size(spec: SweepSpec, yes: bool, action: str) -> None:
 @options.json_option()
 def status(name: str, sort_key: str | None, as_csv: bool, as_json: bool) -> None:
     """Every point of a sweep: its parameters, state, run time and metrics (metrics.json)."""
-    from urllib.parse import quote
-
-    if not is_sweep_name(name):  # the daemon would not even route it
-        raise HerdError(f"no sweep named {name!r}: `gpuherd sweep ls` lists the sweeps")
-    table = Client().get(f"/sweeps/{quote(name, safe='')}", sort=sort_key)
+    table = Client().get(_path(name), sort=sort_key)
     if as_json:
         click.echo(json.dumps(table, indent=1))
     elif as_csv:
@@ -195,6 +195,36 @@ def list_sweeps(as_json: bool) -> None:
         click.echo(json.dumps(sweeps, indent=1))
     else:
         sweep_render.sweep_list(sweeps)
+
+
+@sweep.command(name="rm")
+@click.argument("names", metavar="NAME...", nargs=-1, required=True)
+def remove(names: tuple[str, ...]) -> None:
+    """Remove sweeps: their jobs, as `gpuherd rm` (queued ones cancelled, finished ones
+    forgotten), and their records. The results folders stay. A sweep with a running job is
+    refused whole: `gpuherd kill $(gpuherd ls -q --sweep NAME)` first."""
+    client = Client(timeout=600.0)  # 100,000 jobs take a while (the daemon answers others)
+    failed = False
+    for name in names:
+        try:
+            answer = client.delete(_path(name))
+        except HerdError as exc:
+            click.echo(f"gpuherd: error: {exc}", err=True)
+            failed = True
+            continue
+        jobs = plural(answer["removed"], "job")
+        click.echo(f"removed sweep {name} ({jobs}); results in {answer['results_dir']} kept")
+    if failed:
+        sys.exit(1)
+
+
+def _path(name: str) -> str:
+    """/sweeps/NAME, or the daemon's one line for a name it would not even route."""
+    from urllib.parse import quote
+
+    if not is_sweep_name(name):
+        raise HerdError(f"no sweep named {name!r}: `gpuherd sweep ls` lists the sweeps")
+    return f"/sweeps/{quote(name, safe='')}"
 
 
 COMMANDS = [sweep]

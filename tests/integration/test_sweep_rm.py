@@ -1,0 +1,148 @@
+"""`gpuherd sweep rm` and DELETE /api/v1/sweeps/{name} with a real daemon: the jobs and the
+record go, the results folder stays, a running sweep is refused whole."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from test_sweeps import finished, sweep, work
+
+from conftest import Herd, wait_for
+from gpuherd.errors import Conflict, NotFound
+from gpuherd.service_jobs import PIECE
+
+__all__ = ["work"]  # the fixture, used by name
+
+RECORD = ["python3 record.py {x} {run_dir}", "--name", "gone", "--gpus", "0", "-p", "x"]
+
+
+def ids_of_all(herd: Herd) -> set[int]:
+    return {job["id"] for job in herd.ls_all()}
+
+
+def test_rm_forgets_a_finished_sweep_and_keeps_its_results(daemon: Herd, work: Path) -> None:
+    answer = sweep(daemon, work, *RECORD, "1", "2", "3")
+    finished(daemon, "gone", 3)
+    other = daemon.submit("true")  # not the sweep's: stays
+    done = daemon.cli("sweep", "rm", "gone")
+    results = work / "results" / "gone"
+    assert done.stdout == f"removed sweep gone (3 jobs); results in {results} kept\n"
+    assert done.stderr == ""
+    assert ids_of_all(daemon) == {other}
+    assert not set(answer["ids"]) & ids_of_all(daemon)
+    assert daemon.json("sweep", "ls") == []
+    assert daemon.cli("sweep", "ls").stdout.startswith("no sweeps yet")
+    for x in ("1", "2", "3"):  # the user's: params, logs, markers, outputs
+        folder = results / f"x={x}"
+        assert (folder / "SUCCESS").exists() and (folder / "args.json").exists()
+        assert (folder / "params.json").exists() and (folder / "attempt-1" / "stdout.log").exists()
+    gone = daemon.cli("sweep", "status", "gone", check=False)
+    assert (gone.returncode, gone.stderr) == (
+        1,
+        "gpuherd: error: no sweep named 'gone': `gpuherd sweep ls` lists the sweeps\n",
+    )
+
+
+def test_submitting_a_removed_sweep_again_skips_its_done_points(daemon: Herd, work: Path) -> None:
+    """The SUCCESS markers stay in the results folder, so a resubmission after `sweep rm`
+    skips the points done (as for any resubmission); `--force` runs them again."""
+    flag = work / "fail.flag"
+    flag.write_text("2")
+    env = {**daemon.env, "FAIL_FLAG": str(flag)}
+    sweep(daemon, work, *RECORD, "1", "2", "3", env=env)
+    finished(daemon, "gone", 3)
+    daemon.cli("sweep", "rm", "gone")
+    flag.unlink()
+
+    again = sweep(daemon, work, *RECORD, "1", "2", "3", "4")
+    counts = [again[k] for k in ("new", "rerun_failed", "skipped_done", "skipped_active")]
+    assert counts == [1, 1, 2, 0] and len(again["ids"]) == 2
+    finished(daemon, "gone", 2)  # the two that ran: the others are "done" from the start
+    rows = daemon.json("sweep", "status", "gone")["rows"]
+    # The points skipped have no job in the database: their state is their marker's.
+    assert [(r["folder"], r["state"], r["job_id"]) for r in rows] == [
+        ("x=1", "done", None),
+        ("x=2", "succeeded", again["ids"][0]),
+        ("x=3", "done", None),
+        ("x=4", "succeeded", again["ids"][1]),
+    ]
+    runs = (work / "results" / "gone" / "runs.log").read_text().split()
+    assert sorted(runs) == ["1", "2", "2", "3", "4"]
+    previous = work / "results" / "gone" / "x=2" / "previous-runs" / "1"
+    assert (previous / "FAILURE").exists()
+
+    forced = sweep(daemon, work, *RECORD, "1", "2", "3", "4", "--force")
+    assert (forced["rerun_done"], len(forced["ids"])) == (4, 4)
+    finished(daemon, "gone", 4)
+
+
+def test_rm_refuses_a_sweep_with_a_running_job_and_removes_nothing(
+    daemon: Herd, work: Path
+) -> None:
+    args = ["sleep {s}", "--name", "busy", "--gpus", "0", "-p", "s", "0", "60"]
+    answer = sweep(daemon, work, *args)
+    quick, slow = answer["ids"]
+    daemon.wait_state(quick, "succeeded")
+    daemon.wait_state(slow, "running")
+    refused = daemon.cli("sweep", "rm", "busy", check=False)
+    assert (refused.returncode, refused.stdout) == (1, "")
+    assert refused.stderr == (
+        f"gpuherd: error: sweep 'busy' has 1 job running or paused ({slow}): nothing removed. "
+        "Stop them first: gpuherd kill $(gpuherd ls -q --sweep busy); once they have ended, "
+        "gpuherd sweep rm busy\n"
+    )
+    assert ids_of_all(daemon) == {quick, slow}
+    assert [s["name"] for s in daemon.json("sweep", "ls")] == ["busy"]
+    daemon.cli("pause", str(slow))
+    daemon.wait_state(slow, "paused")
+    with pytest.raises(Conflict, match="has 1 job running or paused"):
+        daemon.client.delete("/sweeps/busy")
+
+    # What the message says to do works as written.
+    daemon.cli("kill", *daemon.cli("ls", "-q", "--sweep", "busy").stdout.split())
+    daemon.wait_state(slow, "killed")
+    assert "removed sweep busy (2 jobs)" in daemon.cli("sweep", "rm", "busy").stdout
+    assert ids_of_all(daemon) == set()
+
+
+def test_rm_of_an_unknown_sweep_is_one_line_and_the_others_go_on(daemon: Herd, work: Path) -> None:
+    sweep(daemon, work, *RECORD, "1")
+    finished(daemon, "gone", 1)
+    done = daemon.cli("sweep", "rm", "nope", "gone", "..", check=False)
+    assert done.returncode == 1
+    assert done.stderr == (
+        "gpuherd: error: no sweep named 'nope': `gpuherd sweep ls` lists the sweeps\n"
+        "gpuherd: error: no sweep named '..': `gpuherd sweep ls` lists the sweeps\n"
+    )
+    assert done.stdout.startswith("removed sweep gone (1 job); results in ")
+    assert daemon.json("sweep", "ls") == [] and daemon.ls_all() == []
+    usage = daemon.cli("sweep", "rm", check=False)
+    assert usage.returncode == 2 and "Missing argument 'NAME...'" in usage.stderr
+
+
+def test_http_delete_removes_a_held_sweep_in_pieces(daemon: Herd, work: Path) -> None:
+    """More points than one piece of `act`: queued (held) jobs are cancelled and removed,
+    and the daemon answers other clients meanwhile."""
+    points = [str(i) for i in range(2 * PIECE + 100)]
+    args = ["echo {i}", "--name", "held", "--hold", "--gpus", "0", "--max-parallel", "2"]
+    answer = sweep(daemon, work, *args, "-p", "i", *points)
+    assert len(answer["ids"]) == len(points)
+    kept = daemon.submit("--hold", "true")
+    removed = daemon.client.delete("/sweeps/held")
+    assert removed == {
+        "name": "held",
+        "removed": len(points),
+        "results_dir": str(work / "results" / "held"),
+    }
+    assert ids_of_all(daemon) == {kept}
+    assert daemon.client.get("/sweeps") == {"sweeps": []}
+    params = json.loads((work / "results" / "held" / "i=0" / "params.json").read_text())
+    assert params["sweep"] == "held"  # the folders stay
+    with pytest.raises(NotFound, match="no sweep named 'held'"):
+        daemon.client.delete("/sweeps/held")
+    # The record and its --max-parallel cap are forgotten: submitted again, it is new.
+    again = sweep(daemon, work, "echo {i}", "--name", "held", "--gpus", "0", "-p", "i", "a")
+    assert (again["new"], again["warnings"]) == (1, [])
+    wait_for(lambda: daemon.job(again["ids"][0])["state"] == "succeeded", 15, "the new point")
