@@ -68,7 +68,11 @@ COMMAND_TABLE: dict[str, tuple[str, str]] = {
         "queued again (for jobs that resume from a checkpoint).",
     ),
     "rm": ("queue_cmds", "Remove jobs: cancel queued ones, forget finished ones and their logs."),
-    "clean": ("queue_cmds", "Remove finished jobs (or only those in --state) and their logs."),
+    "clean": (
+        "queue_cmds",
+        "Remove finished jobs and their logs (pueue's clean, tsp -C): `gpuherd clean --state "
+        "succeeded` keeps the failures to look at.",
+    ),
     "run": ("run_cmd", "Run commands on the GPUs now and exit when all are done (no daemon)."),
     "show": (
         "job_cmds",
@@ -85,7 +89,8 @@ COMMAND_TABLE: dict[str, tuple[str, str]] = {
     ),
     "wait": (
         "job_cmds",
-        "Wait until jobs finish (default: every job queued, running or paused now).",
+        "Wait until jobs finish (default: every job queued, running or paused now; not the "
+        "held ones, which would wait for a release).",
     ),
 }
 
