@@ -1,9 +1,9 @@
 """gpuherd: a GPU job queue for machine-learning experiments.
 
-The Python API (`connect`, `Herd`, `Job`, `Sweep`, `JobFailed` from gpuherd.pyapi; `task`,
-`Task`, `sweep_from_config`, `TaskArgumentError` from gpuherd.tasks; `HerdError`, what every
-error of gpuherd is) is imported on first use, so `import gpuherd` (and
-the CLI) stay fast.
+The Python API (`connect`, `Herd`, `Job`, `Sweep`, `JobFailed`, `SweepWarning` from
+gpuherd.pyapi; `task`, `Task`, `sweep_from_config`, `TaskArgumentError` from gpuherd.tasks;
+`HerdError`, what every error of gpuherd is) is imported on first use, so `import gpuherd`
+(and the CLI) stay fast.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ _API = {
     "Herd": "pyapi",
     "Job": "pyapi",
     "Sweep": "pyapi",
+    "SweepWarning": "pyapi",
     "task": "tasks",
     "sweep_from_config": "tasks",
     "Task": "tasks",
@@ -27,7 +28,7 @@ _API = {
 
 if TYPE_CHECKING:
     from gpuherd.errors import HerdError
-    from gpuherd.pyapi import Herd, Job, JobFailed, Sweep, connect
+    from gpuherd.pyapi import Herd, Job, JobFailed, Sweep, SweepWarning, connect
     from gpuherd.tasks import Task, TaskArgumentError, sweep_from_config, task
 
 
@@ -49,6 +50,7 @@ __all__ = [
     "Job",
     "JobFailed",
     "Sweep",
+    "SweepWarning",
     "Task",
     "TaskArgumentError",
     "__version__",

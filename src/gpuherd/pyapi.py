@@ -23,6 +23,7 @@ import os
 import subprocess
 import sys
 import time
+import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -203,6 +204,8 @@ class Herd:
         except (TypeError, ValueError) as exc:
             raise HerdError(f"sweep parameters must be JSON values: {exc}") from None
         answer = Client(self.client.home, timeout=600.0).post("/sweeps", body)
+        for text in answer.get("warnings", []):  # what the CLI prints as `gpuherd: warning:`
+            warnings.warn(text, SweepWarning, stacklevel=2)
         return Sweep(self, answer["name"], answer)
 
     def sweeps(self) -> list[dict[str, Any]]:
@@ -318,6 +321,11 @@ class JobFailed(HerdError):
         except HerdError:
             last = []
         super().__init__(text + (f": {last[-1].strip()}" if last else ""))
+
+
+class SweepWarning(UserWarning):
+    """What a sweep's submission warns of (a changed results folder, points that ran with
+    other fixed values, values that read alike): shown once, as Python warnings are."""
 
 
 class Sweep:

@@ -22,6 +22,7 @@ import os
 import shlex
 import sys
 import uuid
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -29,7 +30,7 @@ from typing import Any
 
 from gpuherd import paths, worker
 from gpuherd.errors import HerdError
-from gpuherd.pyapi import Herd, Job, Sweep, connect
+from gpuherd.pyapi import Herd, Job, Sweep, SweepWarning, connect
 from gpuherd.pyapi_values import make_spec, plain
 from gpuherd.tasks_guard import refuse_while_loading
 
@@ -187,7 +188,16 @@ def sweep_from_config(
         force = bool(scheduler.get("force_rerun", False))
     if gpus is None:
         entries = scheduler.get("gpu") or ["0"]
-        gpus = len(entries[0]) if isinstance(entries[0], list | tuple) else 1
+        sizes = [len(e) if isinstance(e, list | tuple) else 1 for e in entries]
+        gpus = sizes[0]
+        if len(set(sizes)) > 1:  # GTS gives each worker its entry; here every point is alike
+            mixed = " and ".join(map(str, sorted(set(sizes))))
+            warnings.warn(
+                f"scheduler_config.gpu mixes entries of {mixed} GPUs: every point runs on "
+                f"{gpus} (the first entry's); pass gpus=N to choose",
+                SweepWarning,
+                stacklevel=2,
+            )
     target = herd or connect()
     return target.sweep(spec, force=force, task=True, gpus=gpus, **options)
 

@@ -269,6 +269,25 @@ def test_gpu_task_scheduler_config_and_class(api: gpuherd.Herd, tmp_path: Path) 
         assert seen == {"config": row["params"], "work_dir": row["run_dir"], "env": "set"}
 
 
+def test_what_a_sweep_warns_of_reaches_python_as_a_warning(
+    api: gpuherd.Herd, tmp_path: Path
+) -> None:
+    import tasks_mod
+
+    first = tmp_path / "first"
+    api.sweep("echo {x}", {"x": [1]}, name="moved", results_dir=first, dry_run=False).wait(30)
+    with pytest.warns(gpuherd.SweepWarning, match=f"kept its results in {first}"):
+        api.sweep("echo {x}", {"x": [1]}, name="moved", results_dir=tmp_path / "second")
+    mixed = {
+        **GTS_CONFIG,
+        "scheduler_config": {"result_root_folder": str(tmp_path / "gts"), "gpu": [["0", "1"], "2"]},
+    }
+    with pytest.warns(gpuherd.SweepWarning, match="mixes entries of 1 and 2 GPUs"):
+        gpuherd.sweep_from_config(
+            mixed, task=tasks_mod.MyGPUTask, herd=api, name="mixed", dry_run=True
+        )
+
+
 def test_sweep_from_python_mirrors_the_cli(api: gpuherd.Herd, tmp_path: Path) -> None:
     herd = api
     dry = herd.sweep("echo {x} {y}", {"x": [1, "a b"]}, fixed={"y": 0}, dry_run=True)
