@@ -70,6 +70,11 @@ def bind_socket(path: Path) -> socket.socket:
     """A listening Unix socket, 0600 inside a 0700 folder: the file mode is the access control."""
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     os.chmod(path.parent, 0o700)
+    if _answers(path):  # our lock is this home's: a daemon of another home took the path
+        raise HerdError(
+            f"another daemon listens on {path} (a GPUHERD_SOCKET shared by two homes?): "
+            "give each home its own socket, or unset GPUHERD_SOCKET"
+        )
     path.unlink(missing_ok=True)  # a stale socket of a dead daemon (we hold the lock)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     old = os.umask(0o177)
@@ -80,6 +85,19 @@ def bind_socket(path: Path) -> socket.socket:
     os.chmod(path, 0o600)
     sock.listen(128)
     return sock
+
+
+def _answers(path: Path) -> bool:
+    """Whether something listens on the Unix socket at `path`."""
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe.settimeout(1.0)
+    try:
+        probe.connect(str(path))
+    except OSError:  # none there, refused (stale), not a socket
+        return False
+    finally:
+        probe.close()
+    return True
 
 
 def choose_probe(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import json
 import os
 import signal
 import subprocess
@@ -337,3 +338,40 @@ def test_wait_goes_on_through_a_restart_and_a_crash(daemon: Herd, tmp_path: Path
     assert waiting.returncode == 0, err
     assert out == "1 of 1 job succeeded\n"
     assert "the daemon went away; waiting for it to come back" in err
+
+
+def test_a_daemon_never_takes_the_socket_another_homes_daemon_listens_on(
+    tmp_path: Path,
+) -> None:
+    shared = {"GPUHERD_SOCKET": str(tmp_path / "shared.sock")}
+    first, second = Herd(tmp_path / "a"), Herd(tmp_path / "b")
+    try:
+        for herd in (first, second):
+            herd.env.update(shared)
+        first.start("--fake-gpus", "1")
+        refused = second.cli("daemon", "start", "--fake-gpus", "1", check=False)
+        assert refused.returncode == 1
+        assert "another daemon listens on" in refused.stderr
+        assert "GPUHERD_SOCKET shared by two homes" in refused.stderr
+        # Started at the same moment, the second daemon itself finds the socket taken.
+        direct = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "gpuherd.daemon",
+                "--home",
+                str(second.home),
+                "--fake-gpus",
+                "1",
+            ],
+            env=second.env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert direct.returncode == 1 and "another daemon listens on" in direct.stderr
+        status = first.cli("daemon", "status", "--json")
+        assert json.loads(status.stdout)["home"] == str(tmp_path / "a")  # still the first's
+    finally:
+        first.cleanup()
+        second.cleanup()

@@ -137,6 +137,12 @@ def _status_or_none(client: Client, until: float = 0.0) -> dict[str, Any] | None
 
 
 def _already_running(client: Client, status: dict[str, Any]) -> HerdError:
+    theirs = status.get("home")
+    if theirs is not None and theirs != str(client.home):  # a GPUHERD_SOCKET shared by two
+        return HerdError(
+            f"another daemon listens on {client.socket_path} (pid {status['pid']}, home "
+            f"{theirs}; a GPUHERD_SOCKET shared by two homes?): give each home its own socket"
+        )
     return HerdError(
         f"{ALREADY_RUNNING} for {client.home} (pid {status['pid']}): `gpuherd daemon stop` stops it"
     )
