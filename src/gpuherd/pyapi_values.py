@@ -22,7 +22,8 @@ from gpuherd.core.when import parse_begin
 from gpuherd.errors import HerdError
 
 SUBMIT_OPTIONS = frozenset(
-    {"gpus", "mem", "ram", "oom_retry", "priority", "after", "retries", "timeout", "grace"}
+    {"gpus", "mem", "ram", "oom_retry", "priority", "after", "after_any", "retries", "timeout"}
+    | {"grace"}
     | {"no_output_timeout", "kill_on_no_output", "project", "env", "hold", "max_parallel"}
     | {"begin"}
 )
@@ -47,7 +48,7 @@ def plain(value: Any) -> Any:
 
 def submit_options(options: Mapping[str, Any], job_type: type[Any]) -> dict[str, Any]:
     """`submit` keyword options as the API takes them (sizes and durations may be text);
-    `after` takes job ids or handles of `job_type`."""
+    `after` and `after_any` take job ids or handles of `job_type`."""
     unknown = sorted(set(options) - SUBMIT_OPTIONS)
     if unknown:
         known = ", ".join(sorted(SUBMIT_OPTIONS))
@@ -58,7 +59,8 @@ def submit_options(options: Mapping[str, Any], job_type: type[Any]) -> dict[str,
         out["begin"] = parse_begin(begin, time.time())
     elif isinstance(begin, datetime):
         out["begin"] = begin.timestamp()  # a naive datetime is local time
-    out["after"] = [a.id if isinstance(a, job_type) else int(a) for a in out.get("after", ())]
+    for key in ("after", "after_any"):
+        out[key] = [a.id if isinstance(a, job_type) else int(a) for a in out.get(key, ())]
     out["env_overrides"] = {str(k): str(v) for k, v in dict(out.pop("env", {})).items()}
     return out
 

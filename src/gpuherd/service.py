@@ -53,14 +53,15 @@ class Service(SystemVerbs, JobVerbs):
         if not items:
             raise HerdError("nothing to submit: give a command after --, or --file with lines")
         deps = {dep for item in items for dep in item.after}
-        found = self.store.get_jobs(sorted(deps))
-        missing = sorted(deps - set(found))
+        deps_any = {dep for item in items for dep in item.after_any}
+        found = self.store.get_jobs(sorted(deps | deps_any))
+        missing = sorted((deps | deps_any) - set(found))
         if missing:
             raise NotFound(
                 f"--after: no job {format_ids(missing).replace(',', ', ')} "
                 "(`gpuherd ls --all` lists the jobs there are)"
             )
-        ended = sorted((d for d, job in found.items() if job.state in BAD_END_STATES))
+        ended = sorted(d for d in deps if found[d].state in BAD_END_STATES)
         if ended:  # the job would be cancelled at once (dependency_failed)
             dep = found[ended[0]]
             raise Conflict(
@@ -80,7 +81,7 @@ class Service(SystemVerbs, JobVerbs):
         for job_id, new in zip(ids, new_jobs, strict=True):
             state = "held" if new.held or new.release_at else "queued"
             self.engine.publish({"id": job_id, "state": state, "event": "submit"})
-        if deps:
+        if deps | deps_any:
             with self.store.transaction():
                 fail_orphaned_waiters(self.engine, now, ids)
         if any(new.release_at for new in new_jobs):
@@ -234,7 +235,7 @@ class Service(SystemVerbs, JobVerbs):
                 return "daemon stopping: starts after the next `gpuherd daemon start`"
             if reason := never(job):  # before any other wait: this one never ends
                 return reason
-            if job.spec.after:
+            if job.spec.after or job.spec.after_any:
                 unmet = self.store.unmet_deps(job.id)
                 if unmet:
                     return f"waiting for job {_ids([i for i, _ in unmet])}"

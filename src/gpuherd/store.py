@@ -168,10 +168,11 @@ class Store(SweepAndDeviceTables, JobViews):
                 )
                 job_id = int(cur.lastrowid or 0)
                 ids.append(job_id)
-                if spec.after:
+                if spec.after or spec.after_any:  # a job in both: its success is needed
                     self._db.executemany(
-                        "INSERT OR IGNORE INTO deps(job, dep) VALUES (?, ?)",
-                        [(job_id, dep) for dep in spec.after],
+                        "INSERT OR IGNORE INTO deps(job, dep, any_end) VALUES (?, ?, ?)",
+                        [(job_id, dep, 0) for dep in spec.after]
+                        + [(job_id, dep, 1) for dep in spec.after_any],
                     )
                 self._add_event(job_id, now, "submit", None, state.value, None)
             # Submission order is the id order until someone moves a job.
@@ -328,7 +329,7 @@ class Store(SweepAndDeviceTables, JobViews):
             + " WHERE state = 'queued'"
             + (" AND gpus = 0" if cpu_only else "")
             + " AND NOT EXISTS (SELECT 1 FROM deps d JOIN jobs j ON j.id = d.dep"
-            " WHERE d.job = jobs.id AND j.state != 'succeeded')"
+            f" WHERE d.job = jobs.id AND {rows.UNMET})"
             " ORDER BY priority DESC, position, id"
         )
         cursor = self._db.execute(sql)

@@ -15,8 +15,14 @@ JOB_COLUMNS = (
     " project, state, priority, position, attempt, created_at, queued_at, started_at, ended_at,"
     " assigned, pid, outcome, exit_code, signal, message, exclusive, ram, oom_retry,"
     " stop_reason, stop_at, stop_requeue, folder, sweep, git, no_output_timeout, kill_on_no_output,"
-    " release_at"
+    " release_at, after_any"
 )
+UNMET = (
+    "j.state != 'succeeded' AND NOT (d.any_end = 1 AND j.state IN"
+    " ('failed', 'killed', 'cancelled', 'lost'))"
+)
+"""SQL over `deps d JOIN jobs j ON j.id = d.dep`: this dependency still holds its job back
+(`--after` waits for a success, `--after-any` for any end)."""
 ATTEMPT_COLUMNS = (
     "job_id, number, gpus, gpu_uuids, dir, host, started_at, pid, ended_at,"
     " outcome, exit_code, signal, message, mem, peak_mem"
@@ -36,6 +42,7 @@ def job_row(
         "gpus": spec.gpus,
         "mem": spec.mem,
         "after": json.dumps(list(spec.after)),
+        "after_any": json.dumps(list(spec.after_any)),
         "retries": spec.retries,
         "timeout": spec.timeout,
         "grace": spec.grace,
@@ -72,6 +79,7 @@ def job_from_row(r: Sequence[Any], env: Mapping[str, str]) -> Job:
         gpus=r[6],
         mem=r[7],
         after=_ids(r[8]),
+        after_any=_ids(r[39]),
         retries=r[9],
         timeout=r[10],
         grace=r[11],

@@ -73,6 +73,11 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE jobs ADD COLUMN release_at REAL;
     CREATE INDEX jobs_release ON jobs(release_at) WHERE state = 'held' AND release_at IS NOT NULL;
     """,
+    # 4: `--after-any`: a dependency met by any end of the job, not only by its success.
+    """
+    ALTER TABLE jobs ADD COLUMN after_any TEXT NOT NULL DEFAULT '[]';
+    ALTER TABLE deps ADD COLUMN any_end INTEGER NOT NULL DEFAULT 0;
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

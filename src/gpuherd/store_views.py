@@ -38,10 +38,11 @@ class JobViews:
         return int(self._db.execute(f"SELECT COUNT(*) FROM jobs {where}", args).fetchone()[0])
 
     def waiters_of(self, job_id: int) -> list[int]:
-        """Jobs that are still queued or held and wait for `job_id`."""
+        """Jobs that are still queued or held and wait for `job_id` to succeed (`--after`;
+        one waiting for any end of it does not end with it)."""
         rows = self._db.execute(
             "SELECT d.job FROM deps d JOIN jobs j ON j.id = d.job"
-            " WHERE d.dep = ? AND j.state IN ('queued', 'held')",
+            " WHERE d.dep = ? AND d.any_end = 0 AND j.state IN ('queued', 'held')",
             (job_id,),
         )
         return [int(r[0]) for r in rows]
@@ -58,12 +59,12 @@ class JobViews:
         return [self._job(row) for row in found]
 
     def unmet_deps(self, job_id: int) -> list[tuple[int, str]]:
-        rows = self._db.execute(
+        found = self._db.execute(
             "SELECT j.id, j.state FROM deps d JOIN jobs j ON j.id = d.dep"
-            " WHERE d.job = ? AND j.state != 'succeeded' ORDER BY j.id",
+            f" WHERE d.job = ? AND {rows.UNMET} ORDER BY j.id",
             (job_id,),
         )
-        return [(int(r[0]), str(r[1])) for r in rows]
+        return [(int(r[0]), str(r[1])) for r in found]
 
     def counts(self) -> dict[str, int]:
         found = self._db.execute("SELECT state, COUNT(*) FROM jobs GROUP BY state")

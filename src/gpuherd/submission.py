@@ -54,6 +54,7 @@ def spec_from_item(item: SubmitItem, n: int | None, retries: int = 0) -> JobSpec
         ram=item.ram,
         oom_retry=item.oom_retry,
         after=tuple(sorted(set(item.after))),
+        after_any=tuple(sorted(set(item.after_any) - set(item.after))),
         retries=retries if item.retries is None else item.retries,
         timeout=item.timeout,
         no_output_timeout=item.no_output_timeout,

@@ -26,6 +26,8 @@ class JobOptions:
     oom_retry: bool = False
     priority: int = 0
     after: list[int] = field(default_factory=list)
+    after_any: list[int] = field(default_factory=list)
+    """Jobs to wait for however they end (`--after-any`)."""
     retries: int | None = None
     """None: the daemon's `config retries` (0 unless set)."""
     timeout: float | None = None
@@ -101,6 +103,7 @@ def job_view(job: Job, reason: str | None = None, peak_mem: int | None = None) -
         "sweep": job.spec.sweep,
         "git": job.spec.git,
         "after": list(job.spec.after),
+        "after_any": list(job.spec.after_any),
         "command": job.spec.command,
         "cwd": job.spec.cwd,
         "begin": job.release_at if job.state is JobState.HELD else None,

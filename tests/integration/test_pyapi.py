@@ -301,3 +301,11 @@ def test_sweep_from_python_mirrors_the_cli(api: gpuherd.Herd, tmp_path: Path) ->
         herd.sweep("echo {x}", {"x": [object()]})
     with pytest.raises(HerdError, match="top level"):
         gpuherd.task(lambda: None)
+
+
+def test_submit_takes_dependencies_as_handles(api: gpuherd.Herd) -> None:
+    first = api.submit("exit 4", gpus=0)
+    ok = api.submit("true", gpus=0, after=[first])
+    anyway = api.submit("true", gpus=0, after_any=[first])
+    assert (ok.info()["after"], anyway.info()["after_any"]) == ([first.id], [first.id])
+    assert (ok.wait(timeout=30), anyway.wait(timeout=30)) == ("cancelled", "succeeded")

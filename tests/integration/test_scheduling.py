@@ -162,6 +162,32 @@ def test_failed_dependency_cancels_the_whole_chain(daemon: Herd, recorder: Recor
     assert recorder.lines("b") == recorder.lines("c") == []
 
 
+def test_after_any_waits_for_any_end_and_is_never_cancelled(
+    daemon: Herd, recorder: Recorder
+) -> None:
+    # Slurm's afterany: a summary of a sweep runs once every point ended, failures included.
+    failing = daemon.submit(recorder.cmd("a", wait="go", exit=3))
+    good = daemon.submit("--", "true")
+    summary = daemon.submit("--after-any", f"{failing},{good}", recorder.cmd("summary"))
+    strict = daemon.submit("--after", str(failing), "--after-any", str(good), "--", "true")
+    assert daemon.job(summary)["reason"] == f"waiting for job {failing}"
+    assert (daemon.job(summary)["after"], daemon.job(summary)["after_any"]) == (
+        [],
+        [failing, good],
+    )
+    recorder.go()
+    daemon.wait_state(summary, "succeeded")
+    by_id = {r["id"]: r for r in recorder.lines("a") + recorder.lines("summary")}
+    assert by_id[summary]["start"] >= by_id[failing]["end"]
+    assert daemon.wait_state(strict, "cancelled")["outcome"] == "dependency_failed"
+    assert "after any end of" in daemon.cli("show", str(summary)).stdout
+    # An --after-any on a job that already failed is no mistake: it runs at once.
+    late = daemon.submit("--after-any", str(failing), "--", "true")
+    daemon.wait_state(late, "succeeded")
+    unknown = daemon.cli("submit", "--after-any", "999", "--", "true", check=False)
+    assert unknown.returncode == 1 and "no job 999" in unknown.stderr
+
+
 def test_retry_of_a_dependency_failed_job_does_not_wait_forever(
     daemon: Herd, recorder: Recorder
 ) -> None:

@@ -48,6 +48,7 @@ FINISHED = {"succeeded", "failed", "killed", "cancelled", "lost"}
 @memory_options()
 @priority_option(short="-p")
 @after_option(short="-a")
+@after_option(any_end=True)
 @retries_option()
 @timeout_option()
 @no_output_options()
@@ -118,6 +119,7 @@ def submit(
         "env": None,  # the batch's, sent once
         "env_overrides": dict(env_pairs),
         "after": opts.pop("after") or [],
+        "after_any": opts.pop("after_any") or [],
         "kill_on_no_output": opts.pop("on_no_output") == "kill",
         **opts,
     }

@@ -141,15 +141,20 @@ def priority_option(show_default: bool = True, short: str | None = None) -> Call
     )
 
 
-def after_option(short: str | None = None) -> Callable[[F], F]:
+def after_option(short: str | None = None, any_end: bool = False) -> Callable[[F], F]:
+    """--after (these jobs must succeed), or with `any_end` --after-any (must end, however)."""
     return click.option(
-        *_flags("--after", short),
+        *_flags("--after-any" if any_end else "--after", short),
         type=IDS,
         multiple=True,
         # Given twice, both count (click keeps only the last of a plain option: the job
         # could start before the first dependency ended).
         callback=lambda _ctx, _param, lists: [i for ids in lists for i in ids],
-        help="Start only after these jobs succeeded (e.g. 3,5-7; may be repeated).",
+        help=(
+            "Start only once these jobs ended, however they ended (e.g. 3,5-7; repeatable)."
+            if any_end
+            else "Start only after these jobs succeeded (e.g. 3,5-7; may be repeated)."
+        ),
     )
 
 

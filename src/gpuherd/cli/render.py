@@ -133,6 +133,8 @@ def job_detail(job: dict[str, Any], term: plain.Terminal | None = None) -> None:
         rows.insert(2, ("message", job["message"]))
     if job.get("after"):
         rows.append(("after", id_ranges(job["after"])))
+    if job.get("after_any"):
+        rows.append(("after any end of", id_ranges(job["after_any"])))
     if job.get("begin"):
         rows.append(("begins", _when(job["begin"]) + " (--begin: held until then)"))
     if job.get("timeout"):

@@ -37,6 +37,9 @@ class JobSpec:
     oom_retry: bool = False
     """Retry a CUDA out-of-memory failure with a larger memory request."""
     after: tuple[int, ...] = ()
+    """Jobs that must succeed first (a bad end of one cancels this job)."""
+    after_any: tuple[int, ...] = ()
+    """Jobs that must end first, however they end (Slurm's afterany)."""
     retries: int = 0
     timeout: float | None = None
     """Seconds a single attempt may run before it is stopped with outcome `timeout`."""
