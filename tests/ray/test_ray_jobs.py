@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import signal
 import sys
@@ -174,6 +175,34 @@ def test_logs_stream_while_running_and_kill_leaves_nothing(rherd: RayHerd) -> No
     assert done["state"] == "killed"
     assert rherd.job_processes() == []
     wait_for(lambda: rherd.ray.free_gpus() == 4, 15, "the GPU to be free in Ray")
+
+
+def test_a_kill_sends_each_process_one_sigterm(rherd: RayHerd) -> None:
+    # Sent to the job's group and again to each descendant, a trap ran twice: a checkpoint
+    # its first SIGTERM began was cut by the second.
+    job = rherd.submit("--grace", "2", "--", "trap 'echo term' TERM; while :; do sleep 0.05; done")
+    rherd.wait_state(job, "running", timeout=30)
+    wait_for(lambda: len(rherd.job_processes()) >= 1, 30, "the job's shell")
+    rherd.cli("kill", str(job))
+    rherd.wait_state(job, "killed", timeout=30)
+    assert (rherd.attempt_dir(job) / "stdout.log").read_text() == "term\n"
+
+
+def test_ray_killing_the_workers_group_still_ends_every_process_of_the_job(
+    rherd: RayHerd,
+) -> None:
+    job = rherd.submit("--", "sh -c 'sleep 300' & sleep 300; wait")
+    rherd.wait_state(job, "running", timeout=30)
+    wait_for(lambda: len(rherd.job_processes()) >= 3, 30, "the job's processes")
+    shell = min(rherd.job_processes(), key=lambda p: p.pid)
+    supervisor = shell.parent()
+    assert supervisor is not None and "ray_supervisor" in " ".join(supervisor.cmdline())
+    worker = int(supervisor.cmdline()[-1])
+    if os.getpgid(worker) != worker:
+        pytest.skip("this Ray's workers do not lead their own process group")
+    os.killpg(worker, signal.SIGKILL)  # what Ray does to a dead worker's group
+    rherd.wait_state(job, "lost", "failed", timeout=60)
+    wait_for(lambda: rherd.job_processes() == [], 20, "no process of the job left")
 
 
 def test_job_end_kills_what_it_left_behind(rherd: RayHerd) -> None:

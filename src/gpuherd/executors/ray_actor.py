@@ -30,6 +30,8 @@ from typing import Any
 import psutil
 import ray
 
+from gpuherd.executors.ray_supervisor import signal_tree
+
 CHUNK = 1 << 20
 """Most bytes of each stream one pull returns."""
 
@@ -112,13 +114,7 @@ class JobActor:
 
     def signal(self, signum: int) -> None:
         """Send a signal to every process of the job (not to the supervisor)."""
-        leader = self._leader()
-        if leader is not None:
-            with contextlib.suppress(OSError):
-                os.killpg(leader, signum)
-        for proc in self._descendants():
-            with contextlib.suppress(psutil.Error):
-                proc.send_signal(signum)
+        signal_tree(signum, self._leader(), self._descendants())
 
     def terminate(self, grace: float) -> None:
         """SIGCONT and SIGTERM to the job, SIGKILL after `grace` s (done by the supervisor)."""

@@ -55,14 +55,17 @@ def descendants() -> list[psutil.Process]:
         return []
 
 
-def signal_tree(signum: int, leader: int | None) -> None:
-    """Send `signum` to the command's group and to every descendant (also detached ones)."""
+def signal_tree(signum: int, leader: int | None, procs: list[psutil.Process] | None = None) -> None:
+    """Send `signum` once to every process of the command: its group, then the descendants
+    outside it (detached ones). `procs`: those descendants, if not the caller's own."""
     if leader is not None:
         with contextlib.suppress(OSError):
             os.killpg(leader, signum)
-    for proc in descendants():
-        with contextlib.suppress(psutil.Error):
-            proc.send_signal(signum)
+    for proc in descendants() if procs is None else procs:
+        with contextlib.suppress(psutil.Error, OSError):
+            # A second SIGTERM would interrupt a checkpoint its first one began.
+            if leader is None or os.getpgid(proc.pid) != leader:
+                proc.send_signal(signum)
 
 
 def _reap(leader: int, status: list[int]) -> None:
@@ -156,6 +159,7 @@ def _detach(folder: Path, parent: int) -> int | None:
     if pid:
         (folder / "supervisor.pid").write_text(f"{pid}\n")
         os._exit(0)
+    os.setsid()  # out of the worker's process group too, which Ray kills as a whole
     return pidfd
 
 
