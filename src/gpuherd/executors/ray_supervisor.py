@@ -3,10 +3,10 @@
 Run by the job's actor as `python -m gpuherd.executors.ray_supervisor DIR PARENT_PID`, with
 `DIR/spec.json` holding the command, working directory and environment. It
 
-- leaves the worker's process tree (Ray SIGKILLs a dead worker's children and process group,
-  which would orphan the job) and watches the worker through a pidfd instead: a worker
-  killed by Ray (`ray.kill`, a dead raylet, a lost node) never leaves the job running while
-  Ray hands its GPUs to someone else;
+- leaves the worker's process tree and group (Ray SIGKILLs a dead worker's children and
+  process group, which would orphan the job) and watches the worker and its raylet through
+  pidfds instead: a worker killed by Ray (`ray.kill`, a lost node), or one that outlives its
+  raylet, never leaves the job running while Ray hands its GPUs to someone else;
 - becomes a child subreaper, so that a process the command detaches (`setsid cmd &`, a double
   fork) is re-parented to the supervisor instead of init, and stays in reach;
 - runs the command with `/bin/sh -c` (or $GPUHERD_SHELL) in a session of its own, its output
@@ -142,12 +142,15 @@ def _spawn(folder: Path, spec: dict[str, object]) -> subprocess.Popen[bytes] | N
         )
 
 
-def _detach(folder: Path, parent: int) -> int | None:
-    """Leave the worker's process tree; return a pidfd of the worker (None: it is gone).
+def _detach(folder: Path, parent: int) -> list[int] | None:
+    """Leave the worker's process tree; return pidfds of the worker and of its raylet (None:
+    the worker is gone).
 
     Ray kills a dead worker's children and process group outright (SIGKILL), which would
     leave the job orphaned. So the supervisor forks once more and lets the first process
-    exit: re-parented away from the worker, it watches the worker through a pidfd instead.
+    exit: re-parented away from the worker, it watches the worker through a pidfd instead,
+    and the node's raylet too: a worker can outlive its raylet (adopted by init) while Ray
+    counts the node, and the job with it, as lost and runs the job again elsewhere.
     """
     try:
         pidfd = os.pidfd_open(parent)
@@ -155,12 +158,22 @@ def _detach(folder: Path, parent: int) -> int | None:
         return None
     if os.getppid() != parent:  # the worker died (and its pid was reused) before we looked
         return None
+    watched = [pidfd, *_raylet_pidfd(parent)]
     pid = os.fork()
     if pid:
         (folder / "supervisor.pid").write_text(f"{pid}\n")
         os._exit(0)
     os.setsid()  # out of the worker's process group too, which Ray kills as a whole
-    return pidfd
+    return watched
+
+
+def _raylet_pidfd(worker: int) -> list[int]:
+    """A pidfd of the worker's parent if that is a raylet (none if it is not, or gone)."""
+    with contextlib.suppress(psutil.Error, OSError):
+        raylet = psutil.Process(worker).parent()
+        if raylet is not None and "raylet" in raylet.name():
+            return [os.pidfd_open(raylet.pid)]
+    return []
 
 
 def _wakeup() -> int:
@@ -184,8 +197,8 @@ def _signals(fd: int) -> set[int]:
 
 def supervise(folder: Path, parent: int) -> int:
     signal.pthread_sigmask(signal.SIG_BLOCK, _WATCHED)
-    worker = _detach(folder, parent)
-    if worker is None:
+    lifelines = _detach(folder, parent)
+    if lifelines is None:
         return 1
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
     wake = _wakeup()
@@ -203,13 +216,18 @@ def supervise(folder: Path, parent: int) -> int:
     (folder / "pid").write_text(f"{leader}\n")
     status: list[int] = []
     kill_at: float | None = None
-    watching = [wake, worker]
+    watching = [wake, *lifelines]
     while not status:
         timeout = None if kill_at is None else max(0.0, kill_at - time.monotonic())
         ready, _, _ = select.select(watching, [], [], timeout)
         got = _signals(wake) if wake in ready else set()
-        if worker in ready:  # the actor is gone (killed, its node lost): so is the job
-            watching.remove(worker)
+        if set(ready) & set(lifelines):  # the actor or its raylet is gone: so is the job
+            if lifelines[1:] and lifelines[1] in ready:
+                with open(folder / "stderr.log", "ab") as err:
+                    err.write(
+                        b"gpuherd: the node's raylet died: every process of the job was killed\n"
+                    )
+            watching = [wake]
             _kill_all(leader, status)
         elif signal.SIGTERM in got and kill_at is None:
             kill_at = time.monotonic() + _grace(folder)

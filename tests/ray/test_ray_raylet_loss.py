@@ -1,0 +1,34 @@
+"""A node whose raylet dies while its workers live on (adopted by init): Ray counts the node
+lost and gpuherd may run the job elsewhere, so the job's processes must end with the raylet.
+
+A module of its own: killing a raylet changes the cluster, so it gets a fresh one.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import need, wait_for
+
+need("ray.cluster_utils", "ray")
+
+from ray_fixtures import RayHerd, cluster_fixture, rherd_fixture  # noqa: F401
+
+pytestmark = pytest.mark.timeout(90)
+
+
+def test_a_job_ends_with_its_nodes_raylet(rherd: RayHerd) -> None:
+    job = rherd.submit("--", "echo up; sleep 300 & sleep 300; wait")
+    rherd.wait_state(job, "running", timeout=30)
+    log = rherd.attempt_dir(job) / "stdout.log"
+    wait_for(lambda: log.exists() and log.read_text() == "up\n", 30, "the job to run")
+    wait_for(lambda: len(rherd.job_processes()) >= 3, 30, "the job's processes")
+    node = rherd.ray.gpu_nodes()[rherd.placement(job)["node_id"]]
+    node.kill_raylet()  # SIGKILL to the raylet alone: its workers stay
+    wait_for(lambda: rherd.job_processes() == [], 20, "no process of the job left")
+    ended = rherd.wait_state(job, "lost", "failed", timeout=60)  # (retries: run elsewhere)
+    assert ended["state"] in ("lost", "failed"), ended
+    note = "gpuherd: the node's raylet died: every process of the job was killed"
+    assert note in (rherd.attempt_dir(job) / "stderr.log").read_text()
+    rherd.ray.nodes.remove(node)
+    wait_for(lambda: rherd.ray.total_gpus() == 2, 45, "Ray to count the node dead")
