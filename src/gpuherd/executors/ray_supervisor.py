@@ -227,6 +227,12 @@ def supervise(folder: Path, parent: int) -> int:
                     err.write(
                         b"gpuherd: the node's raylet died: every process of the job was killed\n"
                     )
+                # No exit status, and the supervisor stays until the worker goes: the attempt
+                # ends `lost` once Ray counts the node dead, so a retry is placed only then
+                # (ending it now put the retry on this dead node again).
+                _kill_all(leader, [])
+                select.select(lifelines[:1], [], [])
+                return 0
             watching = [wake]
             _kill_all(leader, status)
         elif signal.SIGTERM in got and kill_at is None:
