@@ -6,9 +6,11 @@ ended job from the store. Hooks run apart from the jobs and from the engine's ti
 PARALLEL at once, each in its own session, killed after `timeout`; their output goes to
 hooks.log in the home, and a hook that fails is logged in daemon.log.
 
-When a hook starts, the end time of its job is stored (THROUGH): hooks still waiting when
-the daemon stops or dies run at its next start (jobs that ended after THROUGH). A hook that
-had started goes on by itself (its own session) and is not run again.
+When a hook starts, the end time of its job is stored (THROUGH, the latest one): hooks still
+waiting when the daemon stops or dies run at its next start (jobs that ended after THROUGH).
+A hook that had started goes on by itself (its own session) and is not run again. (Hooks
+start out of end order only for jobs that ended while no daemon ran; if the daemon dies
+just then, an earlier end's hook still waiting is not run.)
 """
 
 from __future__ import annotations
@@ -161,12 +163,19 @@ class EndHooks:
     def _start_waiting(self) -> None:
         while self._waiting and len(self._running) < self.parallel:
             command, job, env = self._waiting.popleft()
-            if job.ended_at is not None:
-                self.engine.store.set_setting(THROUGH, repr(job.ended_at))
+            self._mark_through(job.ended_at)
             try:
                 self._spawn(command, job.id, env)
             except (OSError, ValueError) as exc:
                 log.warning("on-end hook for job %d could not start: %s", job.id, exc)
+
+    def _mark_through(self, ended_at: float | None) -> None:
+        """Move THROUGH up to this end, never back: after a restart, jobs that ended while no
+        daemon ran are recorded (and hooked) in id order, not in the order they ended."""
+        store = self.engine.store
+        through = float(store.get_setting(THROUGH) or 0.0)
+        if ended_at is not None and ended_at > through:
+            store.set_setting(THROUGH, repr(ended_at))
 
     def _spawn(self, command: str, job_id: int, env: dict[str, str]) -> None:
         stamp = time.strftime("%Y-%m-%d %H:%M:%S")

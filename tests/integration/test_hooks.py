@@ -177,3 +177,23 @@ def test_hooks_left_waiting_by_a_crash_run_at_the_next_start(daemon: Herd, tmp_p
     stays(lambda: len(done.read_text().split()) == len(ids))  # none twice
     assert sorted(map(int, done.read_text().split())) == ids
     assert not (started / str(before)).exists()
+
+
+def test_jobs_that_ended_out_of_order_while_no_daemon_ran_are_hooked_once(
+    daemon: Herd, tmp_path: Path
+) -> None:
+    ends, go_a, go_b = tmp_path / "ends", tmp_path / "go-a", tmp_path / "go-b"
+    daemon.cli("config", "set", "on-end", f'echo "$GPUHERD_JOB_ID" >> {ends}')
+    wait_go = "while [ ! -e {} ]; do sleep 0.02; done"
+    a = daemon.submit("--", wait_go.format(go_a))
+    b = daemon.submit("--", wait_go.format(go_b))
+    folders = [Path(daemon.wait_state(j, "running")["job_dir"]) / "attempt-1" for j in (a, b)]
+    daemon.cli("daemon", "stop")  # the jobs go on
+    for go, folder in ((go_b, folders[1]), (go_a, folders[0])):  # b ends first, then a
+        go.touch()
+        wait_for(lambda f=folder: "exit 0" in (f / "process").read_text(), what="its end")
+    daemon.start()  # recorded (and hooked) in id order: a, then b, which ended earlier
+    wait_for(lambda: ends.exists() and sorted(ends.read_text().split()) == [str(a), str(b)])
+    daemon.cli("daemon", "stop")
+    daemon.start()
+    stays(lambda: sorted(ends.read_text().split()) == [str(a), str(b)])  # none again
