@@ -148,3 +148,26 @@ def test_of_starts_run_at_once_one_starts_the_daemon_and_the_others_say_it_runs(
 def _is_daemon_of(process: psutil.Process, herd: Herd) -> bool:
     cmdline = process.info["cmdline"] or []
     return "gpuherd.daemon" in cmdline and str(herd.home) in cmdline
+
+
+def test_a_follow_and_a_wait_go_on_through_a_drain_to_the_jobs_end(
+    daemon: Herd, tmp_path: Path
+) -> None:
+    go = tmp_path / "go"
+    job = daemon.submit(f"echo before; while [ ! -e {go} ]; do sleep 0.02; done; echo after")
+    daemon.wait_state(job, "running")
+    follow = daemon.popen("log", "-f", str(job))
+    waiting = daemon.popen("wait", str(job))
+    try:
+        assert follow.stdout is not None
+        assert read_line(follow.stdout.fileno(), bytearray()) == b"before"
+        pid = draining(daemon)
+        go.touch()  # the job ends during the drain: the follow and the wait see it end
+        out, err = follow.communicate(timeout=30)
+        assert (follow.returncode, out, err) == (0, b"after\n", b"")
+        assert waiting.wait(timeout=30) == 0
+    finally:
+        for proc in (follow, waiting):
+            proc.kill()
+            proc.communicate()
+    wait_dead(psutil.Process(pid))

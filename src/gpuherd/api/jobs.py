@@ -98,8 +98,11 @@ async def wait(
         read()
 
         def follow(change: dict[str, Any] | None) -> None:
-            if change is None:
-                raise DaemonError("the daemon is stopping; wait again once it is back")
+            if change is None:  # the daemon is stopping: answer if the jobs ended by now
+                read()
+                if left_to_finish:
+                    raise DaemonError("the daemon is stopping; wait again once it is back")
+                return
             if change is GAP:  # changes were dropped: read the jobs again
                 read()
                 return

@@ -81,9 +81,13 @@ async def stop(request: Request, body: StopRequest) -> dict[str, Any]:
 
     async def stop_after_jobs() -> None:
         await engine.drain(kill=body.mode == "kill")
+        engine.changes.close()  # open event streams end, so the server can close
         server.should_exit = True
 
+    # Streams (log -f, wait, the dashboard) end only when the daemon does: during a drain
+    # the jobs go on, and a follow cut now would wait in vain for another daemon.
     if body.mode == "leave":
+        engine.changes.close()
         server.should_exit = True
         message = "stopping"
         if running:
@@ -95,5 +99,4 @@ async def stop(request: Request, body: StopRequest) -> dict[str, Any]:
         task.add_done_callback(_background.discard)
         verb = "killing" if body.mode == "kill" else "waiting for"
         message = f"stopping after {verb} {plural(running, 'running job')}"
-    engine.changes.close()  # open event streams end, so the server can close
     return {"message": message, "running": running}
