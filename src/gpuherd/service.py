@@ -46,6 +46,8 @@ class Service(SystemVerbs, JobVerbs):
         self.home = home
         self.store = engine.store
         self.started_at = started_at or time.time()
+        self.sweeps_removing: set[str] = set()
+        """Sweeps a `sweep rm` works through (in pieces): not to be submitted meanwhile."""
 
     # ---- submit ---------------------------------------------------------------------------
 

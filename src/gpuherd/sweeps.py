@@ -80,6 +80,11 @@ class Sweeps:
     def submit(self, request: SweepRequest, git: str | None = None) -> dict[str, Any]:
         """Expand, resume and submit (or, with dry_run, only say what would run)."""
         spec, seed_chosen = self._prepare(request)
+        if spec.name in self.service.sweeps_removing and not request.dry_run:
+            raise Conflict(
+                f"sweep {spec.name!r} is being removed (gpuherd sweep rm): its points counted "
+                "now would be gone in a moment; submit it again once the removal is done"
+            )
         refusal = size_refusal(
             spec.name,
             count(spec),
@@ -232,8 +237,14 @@ class Sweeps:
                 f"$(gpuherd ls -q {_sweep_option(name)}); once they have ended, "
                 f"gpuherd sweep rm {'-- ' * name.startswith('-')}{shlex.quote(name)}"
             )
-        results = await self.service.act("rm", [job.id for job in jobs]) if jobs else []
-        # Between pieces other clients are answered: one may have submitted the sweep again.
+        removing = self.service.sweeps_removing
+        if name in removing:
+            raise Conflict(f"sweep {name!r} is being removed already")
+        removing.add(name)  # between pieces other clients are answered: none submits it
+        try:
+            results = await self.service.act("rm", [job.id for job in jobs]) if jobs else []
+        finally:
+            removing.discard(name)
         # From here on nothing awaits, so what is checked is what is deleted.
         left = self.store.sweep_jobs(name)
         if left:

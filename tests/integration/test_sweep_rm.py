@@ -3,15 +3,21 @@ record go, the results folder stays, a running sweep is refused whole."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
 import pytest
 from test_sweeps import finished, sweep, work
 
-from conftest import Herd, wait_for
+from conftest import Herd, one_gpu_engine, wait_for
 from gpuherd.errors import Conflict, NotFound
+from gpuherd.executors.local import LocalExecutor
+from gpuherd.service import Service
 from gpuherd.service_jobs import PIECE
+from gpuherd.store import Store
+from gpuherd.sweeps import Sweeps
+from gpuherd.wire_requests import SweepOptions, SweepRequest
 
 __all__ = ["work"]  # the fixture, used by name
 
@@ -146,3 +152,31 @@ def test_http_delete_removes_a_held_sweep_in_pieces(daemon: Herd, work: Path) ->
     again = sweep(daemon, work, "echo {i}", "--name", "held", "--gpus", "0", "-p", "i", "a")
     assert (again["new"], again["warnings"]) == (1, [])
     wait_for(lambda: daemon.job(again["ids"][0])["state"] == "succeeded", 15, "the new point")
+
+
+def test_a_sweep_being_removed_is_not_submitted_meanwhile(tmp_path: Path) -> None:
+    # Between the removal's pieces other clients are answered: a resubmission then counted
+    # points about to be deleted as "already queued" and never ran them.
+    store = Store(tmp_path / "herd.db")
+    spec = {"name": "big", "command": "true {x}", "grids": [{"x": list(range(3 * PIECE))}]}
+    request = SweepRequest(spec=spec, cwd=str(tmp_path), options=SweepOptions(hold=True))
+
+    async def main() -> None:
+        engine = one_gpu_engine(tmp_path, store, LocalExecutor())
+        service = Service(engine, tmp_path)
+        sweeps = Sweeps(service)
+        engine.start()
+        try:
+            sweeps.submit(request)
+            removal = asyncio.create_task(sweeps.remove("big"))
+            while "big" not in service.sweeps_removing:
+                await asyncio.sleep(0)
+            with pytest.raises(Conflict, match="is being removed"):
+                sweeps.submit(request)
+            assert (await removal)["removed"] == 3 * PIECE
+            assert sweeps.submit(request)["new"] == 3 * PIECE  # once it is done, it may
+        finally:
+            engine.close()
+
+    asyncio.run(main())
+    store.close()
