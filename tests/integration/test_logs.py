@@ -346,3 +346,21 @@ def test_a_job_that_wrote_only_to_stderr_is_pointed_at_it(daemon: Herd, tmp_path
     daemon.wait_state(talks, "succeeded")
     assert daemon.cli("log", str(talks)).stderr == ""
     assert daemon.cli("log", "--stderr", str(quiet)).stderr == ""
+
+
+def test_a_follow_of_an_earlier_attempt_ends_once_a_later_one_began(
+    daemon: Herd, tmp_path: Path
+) -> None:
+    go = tmp_path / "go"
+    job_id = daemon.submit(
+        "--retries",
+        "1",
+        f'echo "att $GPUHERD_ATTEMPT"; [ "$GPUHERD_ATTEMPT" = 2 ] || exit 1; '
+        f"while [ ! -e {go} ]; do sleep 0.02; done",
+    )
+    wait_for(lambda: daemon.job(job_id)["attempt"] == 2, what="attempt 2")
+    done = daemon.cli("log", "-f", "--attempt", "1", str(job_id), timeout=15)
+    assert (done.returncode, done.stdout) == (0, "att 1\n")  # while attempt 2 still runs
+    assert daemon.job(job_id)["state"] == "running"
+    go.touch()
+    daemon.wait_state(job_id, "succeeded")

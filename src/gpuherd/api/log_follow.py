@@ -67,11 +67,15 @@ async def follow_events(
             if not cut:
                 try:
                     state = service.job_states([job_id])[job_id]
-                    latest = target if attempt else log_of(service, job_id, stream, None)
+                    latest = log_of(service, job_id, stream, None)
                 except NotFound:  # removed meanwhile (`gpuherd rm`)
                     yield _event("end", {"state": "removed"})
                     return
-                if latest != target or state in FINISHED_STATES:
+                # An earlier attempt (`--attempt N`) no longer grows once a later one began.
+                over = attempt and latest is not None and target is not None and latest != target
+                if attempt:
+                    latest = target
+                if over or latest != target or state in FINISHED_STATES:
                     chunk = _read(target, position)
                     cut = len(chunk)
                     if not cut and latest != target:
@@ -80,7 +84,7 @@ async def follow_events(
                         target, position = latest, 0
                         continue
                     if not cut:
-                        yield _event("end", {"state": state.value})
+                        yield _event("end", {"state": "ended" if over else state.value})
                         return
             if cut and target is not None:  # (text is only ever read from a target)
                 position += cut
