@@ -138,7 +138,10 @@ class JobVerbs:
             return "stopping, then queued again"
         if job.state not in FINISHED_STATES:
             raise Conflict(
-                f"job {job.id} is {job.state.value}: only finished or running jobs can be retried"
+                f"job {job.id} is {job.state.value}: only finished or running jobs can be "
+                "retried (it can: kill, release, rm)"
+                if job.state is JobState.HELD
+                else f"job {job.id} is queued: it runs when its turn comes (it can: hold, kill, rm)"
             )
         failed = [
             (dep_id, state)
@@ -163,6 +166,9 @@ class JobVerbs:
         return self._each(ids, lambda job: self._signal_one(job, Event.RESUME))
 
     def _signal_one(self, job: Job, event: Event) -> str:
+        already = JobState.PAUSED if event is Event.PAUSE else JobState.RUNNING
+        if job.state is already:  # `pause $(gpuherd ls -q)` over jobs some of them paused
+            return f"already {already.value}"
         self._check(job, event)
         self.engine.signal_job(job, event)
         return "paused (SIGSTOP; its GPUs stay reserved)" if event is Event.PAUSE else "resumed"
@@ -186,7 +192,12 @@ class JobVerbs:
         return self._simple(job, Event.HOLD, JobState.HELD)
 
     def release(self, ids: Sequence[int]) -> list[ActionResult]:
-        return self._each(ids, lambda job: self._simple(job, Event.RELEASE, JobState.QUEUED))
+        return self._each(ids, self._release_one)
+
+    def _release_one(self, job: Job) -> str:
+        if job.state is JobState.QUEUED:
+            return "already queued"
+        return self._simple(job, Event.RELEASE, JobState.QUEUED)
 
     def _simple(self, job: Job, event: Event, to_state: JobState) -> str:
         self._check(job, event)

@@ -222,6 +222,8 @@ def test_verbs_given_no_ids_do_nothing_and_hold_of_a_held_job_is_no_error(daemon
     queued = daemon.submit("--", "true")
     again = daemon.cli("hold", str(held), str(queued))  # a mixed queue: held and not
     assert again.stdout == f"job {held}: already held\njob {queued}: held\n"
+    daemon.cli("release", str(queued))
+    assert daemon.cli("release", str(queued)).stdout == f"job {queued}: already queued\n"
     daemon.cli("resume")
     running = daemon.submit("--", "sleep 60")
     daemon.wait_state(running, "running")
@@ -230,6 +232,10 @@ def test_verbs_given_no_ids_do_nothing_and_hold_of_a_held_job_is_no_error(daemon
         f"gpuherd: error: job {running}: cannot hold a job that is running "
         "(it can: kill, pause, retry)\n"
     )
+    # What a verb asks for, already so, is no error: `pause $(gpuherd ls -q --state running)`
+    assert daemon.cli("resume", str(running)).stdout == f"job {running}: already running\n"
+    daemon.cli("pause", str(running))
+    assert daemon.cli("pause", str(running)).stdout == f"job {running}: already paused\n"
     daemon.cli("kill", str(running))
 
 
