@@ -35,7 +35,7 @@ from gpuherd.cli.options import (
 from gpuherd.client import Client
 from gpuherd.core.idspec import format_ids, summarize
 from gpuherd.core.units import plural
-from gpuherd.errors import HerdError
+from gpuherd.errors import DaemonError, HerdError
 from gpuherd.following import follow_log
 
 FINISHED = {"succeeded", "failed", "killed", "cancelled", "lost"}
@@ -357,7 +357,8 @@ def wait(ids: tuple[str, ...], timeout: float | None, quiet: bool) -> None:
     """Wait until jobs finish (default: every job queued, running or paused now; not the
     held ones, which would wait for a release).
 
-    Exit 0 when all succeeded, 1 when any did not, 2 on --timeout.
+    Exit 0 when all succeeded, 1 when any did not, 2 on --timeout, 3 when the daemon went
+    away and none came back within a minute.
     """
     client = Client()
     wanted = expand_ids(ids) if ids else listed_ids(client, ("queued", "running", "paused"))
@@ -367,7 +368,11 @@ def wait(ids: tuple[str, ...], timeout: float | None, quiet: bool) -> None:
         return
 
     deadline = None if timeout is None else time.monotonic() + timeout
-    states, done = client.wait(wanted, deadline, None if quiet else _say_daemon_gone)
+    try:
+        states, done = client.wait(wanted, deadline, None if quiet else _say_daemon_gone)
+    except DaemonError as exc:  # gone, and none came back: no verdict on the jobs (exit 3)
+        click.echo(f"gpuherd: error: {exc}", err=True)
+        sys.exit(3)
     if not done:
         if not quiet:
             waiting = format_ids(i for i, s in sorted(states.items()) if s not in FINISHED)
