@@ -95,6 +95,14 @@ def main() -> int:
     args = parse_args()
     SCRATCH.mkdir(parents=True, exist_ok=True)
     small = args.quick or args.small
+    if args.merge and not small and not (SCRATCH / "results.json").exists():
+        # Without the full run's figures a merge would write a RESULTS.md of this run alone.
+        print(
+            f"--merge needs the last full run's {SCRATCH / 'results.json'} (this machine has "
+            "none): run without --merge to measure everything",
+            file=sys.stderr,
+        )
+        return 2
     # Each run works in a folder of its own: a --quick run (the test suite) must never touch
     # the daemons or records of a full run going on at the same time.
     work_dir = Path(tempfile.mkdtemp(prefix="quick-" if small else "full-", dir=SCRATCH))
