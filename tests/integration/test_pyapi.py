@@ -304,8 +304,9 @@ def test_sweep_from_python_mirrors_the_cli(api: gpuherd.Herd, tmp_path: Path) ->
 
 
 def test_submit_takes_dependencies_as_handles(api: gpuherd.Herd) -> None:
-    first = api.submit("exit 4", gpus=0)
+    first = api.submit("exit 4", gpus=0, hold=True)  # held: it cannot fail before the others
     ok = api.submit("true", gpus=0, after=[first])
     anyway = api.submit("true", gpus=0, after_any=[first])
+    api.client.post("/jobs/release", {"ids": [first.id]})
     assert (ok.info()["after"], anyway.info()["after_any"]) == ([first.id], [first.id])
     assert (ok.wait(timeout=30), anyway.wait(timeout=30)) == ("cancelled", "succeeded")
