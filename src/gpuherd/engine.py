@@ -132,8 +132,7 @@ class Engine:
             self._idle.set()
 
     def _record_exits_and_starts(self, now: float) -> list[tuple[Job, Attempt]]:
-        """Record the attempts that ended and the starts that follow, in one transaction;
-        return the attempts to spawn now."""
+        """Record the ended attempts and new starts in one transaction; return those to spawn."""
         exits, self._exits = self._exits, []
         pids, self._unrecorded_pids = self._unrecorded_pids, []
         if not exits and not pids and (self.queue_paused or self._stopping):

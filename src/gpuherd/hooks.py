@@ -48,8 +48,8 @@ def hooks_from_now(store: Store) -> None:
     store.set_setting(THROUGH, repr(time.time()))
 
 
-# $1 = the hook command, $2 = the log: passed as arguments, never quoted into the script.
-# $1 = the hook's command, $2 = hooks.log, $3 = the home (where the hook runs).
+# $1 = the hook's command, $2 = hooks.log, $3 = the home (where the hook runs): passed as
+# arguments, never quoted into the script.
 _HOOK_SHELL = r"""
 exec </dev/null >>"$2" 2>&1
 cd -- "$3" || exit 127
@@ -119,7 +119,7 @@ class EndHooks:
         through = store.get_setting(THROUGH)
         if command and through is None:
             hooks_from_now(store)
-        elif command and through is not None:
+        elif command and through:
             for job in store.ended_since(float(through)):
                 self._queue(command, job.id)
         self.engine.changes.listen(self._heard)

@@ -187,19 +187,14 @@ class JobVerbs:
                 release_at=None,
             )
             return "held until released (its --begin time dropped)"
-        if job.state is JobState.HELD:  # `hold $(gpuherd ls -q)` on a queue with held jobs
-            return "already held"
         return self._simple(job, Event.HOLD, JobState.HELD)
 
     def release(self, ids: Sequence[int]) -> list[ActionResult]:
-        return self._each(ids, self._release_one)
-
-    def _release_one(self, job: Job) -> str:
-        if job.state is JobState.QUEUED:
-            return "already queued"
-        return self._simple(job, Event.RELEASE, JobState.QUEUED)
+        return self._each(ids, lambda job: self._simple(job, Event.RELEASE, JobState.QUEUED))
 
     def _simple(self, job: Job, event: Event, to_state: JobState) -> str:
+        if job.state is to_state:  # `hold $(gpuherd ls -q)` on a queue with held jobs
+            return f"already {to_state.value}"
         self._check(job, event)
         # By hand, a job is held until told, or released now: its --begin time is forgotten.
         changes = {} if job.release_at is None else {"release_at": None}
