@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import re
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,7 +18,7 @@ from typing import Any
 from test_dashboard import TIMEOUT_MS, browser, expect, open_board
 from test_dashboard_pages import call, post
 
-from conftest import Herd, UnixConnection
+from conftest import Herd, UnixConnection, wait_for
 
 __all__ = ["browser", "expect"]  # the fixtures, shared with test_dashboard.py
 
@@ -218,6 +219,37 @@ def test_a_refused_action_shows_its_error(browser: Any, expect: Any, tmp_path: P
         board.herd.cli("kill", str(job_id))
         page.click("#job-head .act-rm")  # a success still flashes as before
         expect(page.locator("#flash .flash.ok")).to_be_visible()
+        page.close()
+
+
+def test_an_action_during_a_refresh_of_the_head_is_sent_and_answered(
+    browser: Any, expect: Any, tmp_path: Path
+) -> None:
+    # The job page refreshes its head (buttons included) when its stream connects and when the
+    # job changes. A click while that refresh was on its way was queued behind it (the form
+    # took the head's hx-sync) and then dropped with the replaced button; and an answer that
+    # came back after the refresh went to a button no longer on the page, so its error was
+    # never shown (CI: the test above, once). Both requests are held here to order them.
+    with open_board(browser, tmp_path / "home", "1") as board:
+        job_id = board.submit("--hold", "--priority", str(LARGEST), "--", "true")
+        page = board.page(f"/jobs/{job_id}")
+        heads: list[Any] = []
+        actions: list[Any] = []
+        page.route(re.compile(r"/ui/jobs/\d+\?attempt="), lambda route: heads.append(route))
+        page.route("**/ui/jobs/act", lambda route: actions.append(route))
+
+        def sent(held: list[Any], what: str) -> None:  # page.evaluate runs route handlers
+            wait_for(lambda: held or page.evaluate("0"), what=what)
+
+        page.evaluate("() => { window.before = document.querySelector('#job-head form'); }")
+        page.evaluate("() => htmx.trigger(document.body, 'refresh')")
+        sent(heads, "the head's refresh")
+        page.click("#job-head .act-prio-up")
+        sent(actions, "the action, while the refresh is on its way")
+        heads[0].continue_()
+        page.wait_for_function("() => document.querySelector('#job-head form') !== window.before")
+        actions[0].continue_()  # answered 422 now, to a button that was replaced
+        expect(page.locator("#flash .flash.error")).to_contain_text("too large")
         page.close()
 
 

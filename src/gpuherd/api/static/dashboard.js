@@ -5,14 +5,15 @@
 
   var BOXES = 'input[name="ids"][form="bulk"]';
 
-  // A click is a press and a release on the same element: a live refresh of the jobs table
-  // between the two (a busy queue refreshes it several times a second) replaced the button
-  // under the pointer, and the click was lost. While a pointer is down the table is not
-  // swapped; one refresh follows the release (after its click has been handled).
-  var pressed = false, deferred = false;
-  document.addEventListener("pointerdown", function () { pressed = true; }, true);
+  // A click is a press and a release on the same element: a live refresh between the two (a
+  // busy queue refreshes the jobs table several times a second; a job's page refreshes its
+  // head when the job changes) replaced the button under the pointer, and the click was lost.
+  // While a pointer is down no fragment holding the pressed element is swapped; one refresh
+  // follows the release (after its click has been handled).
+  var pressed = null, deferred = false;
+  document.addEventListener("pointerdown", function (event) { pressed = event.target; }, true);
   function released() {
-    pressed = false;
+    pressed = null;
     if (deferred) {
       deferred = false;
       setTimeout(function () { htmx.trigger(document.body, "refresh"); }, 0);
@@ -24,7 +25,13 @@
   // Ticked job boxes stay ticked when the live jobs table is fetched again.
   var ticked = null;
   document.addEventListener("htmx:beforeSwap", function (event) {
-    if (event.detail.target && event.detail.target.id === "jobs-live" && pressed) {
+    if (event.detail.xhr && event.detail.xhr.status >= 400) {
+      failed(event.detail);
+      return;
+    }
+    var target = event.detail.target, config = event.detail.requestConfig;
+    var live = config && config.verb === "get";  // live fragments are fetched; actions post
+    if (live && pressed && target && target.contains(pressed)) {
       event.detail.shouldSwap = false;
       deferred = true;
       return;
@@ -175,10 +182,13 @@
     }).then(function () { probing = false; });
   }
 
-  document.addEventListener("htmx:responseError", function (event) {
-    var detail = event.detail || {};
+  // An error answer is shown from htmx:beforeSwap, which htmx sends to the request's target
+  // (#flash for an action, the fragment for a live fetch), not from htmx:responseError, which
+  // goes to the element that asked: a live refresh may have replaced that element meanwhile
+  // (a job page's head, buttons included, refreshes when the job changes) and no listener
+  // hears an event on an element no longer on the page.
+  function failed(detail) {
     var xhr = detail.xhr;
-    if (!xhr) { return; }
     var verb = detail.requestConfig && detail.requestConfig.verb;
     if (xhr.status === 403) { probe(); }
     if (verb !== "get") {
@@ -186,7 +196,7 @@
     } else if (xhr.status !== 403) {
       flashError(errorLine(xhr), true);
     }
-  });
+  }
   document.addEventListener("htmx:sendError", probe);
   document.addEventListener("htmx:sseError", probe);
   document.addEventListener("htmx:sseOpen", function () { banner(null); });
