@@ -119,7 +119,8 @@ class Herd:
         """Queue a command: one string is run by sh as written; a list is quoted and joined.
         Options as `gpuherd submit`: mem, ram, priority, after, retries, timeout, grace,
         no_output_timeout, kill_on_no_output, project, env (a dict), hold, oom_retry, begin
-        (a datetime, epoch seconds, or text as `--begin` takes it: "+2h", "23:30")."""
+        (a datetime, epoch seconds, or text as `--begin` takes it: "+2h", "23:30"),
+        only_gpus (a list of GPU indices, or text as `--only-gpus` takes it: "0,2")."""
         refuse_while_loading("submit")
         text = command if isinstance(command, str) else command_from_args(list(command))
         item = {

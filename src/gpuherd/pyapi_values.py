@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
+from gpuherd.core.idspec import parse_gpu_indices
 from gpuherd.core.sweep import SweepError, SweepSpec
 from gpuherd.core.sweep_spec import FILE_SUFFIXES
 from gpuherd.core.units import parse_duration, parse_size
@@ -25,7 +26,7 @@ SUBMIT_OPTIONS = frozenset(
     {"gpus", "mem", "ram", "oom_retry", "priority", "after", "after_any", "retries", "timeout"}
     | {"grace"}
     | {"no_output_timeout", "kill_on_no_output", "project", "env", "hold", "max_parallel"}
-    | {"begin"}
+    | {"begin", "only_gpus"}
 )
 
 
@@ -61,6 +62,12 @@ def submit_options(options: Mapping[str, Any], job_type: type[Any]) -> dict[str,
         out["begin"] = begin.timestamp()  # a naive datetime is local time
     for key in ("after", "after_any"):
         out[key] = [a.id if isinstance(a, job_type) else int(a) for a in out.get(key, ())]
+    only = out.get("only_gpus")
+    if only is not None:  # "0,2" as the CLI takes it, an int, or a list of ints
+        if isinstance(only, str):
+            out["only_gpus"] = parse_gpu_indices(only)
+        else:
+            out["only_gpus"] = [int(i) for i in ([only] if isinstance(only, int) else only)]
     out["env_overrides"] = {str(k): str(v) for k, v in dict(out.pop("env", {})).items()}
     return out
 

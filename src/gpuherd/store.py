@@ -207,8 +207,9 @@ class Store(SweepAndDeviceTables, JobViews):
                 changes["state"] = to_state.value
                 if to_state is JobState.QUEUED:
                     changes.setdefault("queued_at", now)
-            if "assigned" in changes:
-                changes["assigned"] = json.dumps(list(changes["assigned"]))
+            for name in ("assigned", "only_gpus"):
+                if name in changes:
+                    changes[name] = json.dumps(list(changes[name]))
             if "outcome" in changes:
                 changes.update(rows.outcome_columns(changes.pop("outcome")))
             if changes:

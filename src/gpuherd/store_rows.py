@@ -15,7 +15,7 @@ JOB_COLUMNS = (
     " project, state, priority, position, attempt, created_at, queued_at, started_at, ended_at,"
     " assigned, pid, outcome, exit_code, signal, message, exclusive, ram, oom_retry,"
     " stop_reason, stop_at, stop_requeue, folder, sweep, git, no_output_timeout, kill_on_no_output,"
-    " release_at, after_any"
+    " release_at, after_any, only_gpus"
 )
 UNMET = (
     "j.state != 'succeeded' AND NOT (d.any_end = 1 AND j.state IN"
@@ -43,6 +43,7 @@ def job_row(
         "mem": spec.mem,
         "after": json.dumps(list(spec.after)),
         "after_any": json.dumps(list(spec.after_any)),
+        "only_gpus": json.dumps(list(spec.only_gpus)),
         "retries": spec.retries,
         "timeout": spec.timeout,
         "grace": spec.grace,
@@ -80,6 +81,7 @@ def job_from_row(r: Sequence[Any], env: Mapping[str, str]) -> Job:
         mem=r[7],
         after=_ids(r[8]),
         after_any=_ids(r[39]),
+        only_gpus=_ids(r[40]),
         retries=r[9],
         timeout=r[10],
         grace=r[11],

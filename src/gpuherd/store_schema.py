@@ -78,6 +78,10 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE jobs ADD COLUMN after_any TEXT NOT NULL DEFAULT '[]';
     ALTER TABLE deps ADD COLUMN any_end INTEGER NOT NULL DEFAULT 0;
     """,
+    # 5: `--only-gpus`: the GPUs a job may be placed on.
+    """
+    ALTER TABLE jobs ADD COLUMN only_gpus TEXT NOT NULL DEFAULT '[]';
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

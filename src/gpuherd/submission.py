@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping, Sequence
 
+from gpuherd.core.idspec import MAX_GPU_INDEX
 from gpuherd.core.model import Device, JobSpec, Policy
 from gpuherd.core.placement import never_fits
 from gpuherd.core.units import LONGEST, format_size
@@ -50,6 +51,7 @@ def spec_from_item(item: SubmitItem, n: int | None, retries: int = 0) -> JobSpec
         env_overrides=dict(item.env_overrides),
         name=item.name,
         gpus=item.gpus,
+        only_gpus=tuple(sorted(set(item.only_gpus))),
         mem=item.mem,
         ram=item.ram,
         oom_retry=item.oom_retry,
@@ -89,6 +91,14 @@ def check_spec(spec: JobSpec, where: str = "") -> None:
             "argument may hold: put it in a script file and run that",
         ),
         (not 0 <= spec.gpus <= 64, f"--gpus must be between 0 and 64, got {spec.gpus}"),
+        (
+            any(not 0 <= i <= MAX_GPU_INDEX for i in spec.only_gpus),
+            f"--only-gpus takes GPU indices from 0 to {MAX_GPU_INDEX}",
+        ),
+        (
+            bool(spec.only_gpus) and spec.gpus == 0,
+            "--only-gpus with --gpus 0: a CPU-only job gets no GPU; drop one of them",
+        ),
         (spec.retries < 0, f"--retries must be 0 or more, got {spec.retries}"),
         (not _duration(spec.timeout), "--timeout must be positive, at most 100 years"),
         (
@@ -119,7 +129,7 @@ def never_runs(
     """Why a job asking for this could never start here (None: it can). `missing`: GPUs
     configured but not seen by the probe now (named in a GPU reason: they may come back)."""
     if spec.gpus:
-        reason = never_fits(spec.gpus, spec.mem, devices, policy, spec.exclusive)
+        reason = never_fits(spec.gpus, spec.mem, devices, policy, spec.exclusive, spec.only_gpus)
         if reason and missing:
             gpus = ", ".join(map(str, missing))
             are = "is" if len(missing) == 1 else "are"
@@ -139,7 +149,7 @@ def never_runs_judge(
     verdicts: dict[tuple[object, ...], str | None] = {}
 
     def judge(spec: JobSpec) -> str | None:
-        request = (spec.gpus, spec.mem, spec.exclusive, spec.ram)
+        request = (spec.gpus, spec.mem, spec.exclusive, spec.ram, spec.only_gpus)
         if request not in verdicts:
             verdicts[request] = never_runs(spec, devices, policy, missing)
         return verdicts[request]

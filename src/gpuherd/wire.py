@@ -21,6 +21,8 @@ class JobOptions:
 
     env_overrides: dict[str, str] = field(default_factory=dict)
     gpus: int = 1
+    only_gpus: list[int] = field(default_factory=list)
+    """The GPUs (indices) the job may be placed on (`--only-gpus`); empty = any."""
     mem: int | None = None
     ram: int | None = None
     oom_retry: bool = False
@@ -89,6 +91,7 @@ def job_view(job: Job, reason: str | None = None, peak_mem: int | None = None) -
         "message": outcome.message if outcome else None,
         "gpus": list(job.gpus),
         "gpus_requested": job.spec.gpus,
+        "only_gpus": list(job.spec.only_gpus),
         "mem": job.spec.mem,
         "exclusive": job.spec.exclusive,
         "ram": job.spec.ram,

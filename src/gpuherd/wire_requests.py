@@ -64,13 +64,14 @@ class IdsRequest:
 @dataclass
 class EditRequest:
     """POST /jobs/edit: what waiting jobs are to ask for from now on; a field left null
-    stays as it is, and `clear` sets fields back to undeclared (name, mem, ram, timeout,
-    project)."""
+    stays as it is, and `clear` sets fields back to undeclared (name, only_gpus, mem, ram,
+    timeout, project)."""
 
     ids: list[int]
     command: str | None = None
     name: str | None = None
     gpus: int | None = None
+    only_gpus: list[int] | None = None
     mem: int | None = None
     ram: int | None = None
     retries: int | None = None

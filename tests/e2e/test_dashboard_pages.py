@@ -457,3 +457,24 @@ def test_sweep_pages_escape_names_values_and_metrics(daemon: Herd, tmp_path: Pat
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "&lt;i&gt;k&lt;/i&gt;" in page
     assert 'aria-label="&lt;i&gt;k&lt;/i&gt; against x"' in page  # plotted, as text
     assert ">&lt;b&gt;</text>" in page  # a categorical tick
+
+
+def test_the_forms_take_only_gpus(daemon: Herd, tmp_path: Path) -> None:
+    fields = {"commands": "true", "cwd": str(tmp_path), "hold": "1"}
+    bad = post(daemon, "/submit", htmx=False, only_gpus="two", **fields)
+    assert bad.status == 400 and "only on GPUs: invalid GPU index &#39;two&#39;" in bad.body
+    answer = post(daemon, "/submit", htmx=False, only_gpus="3, 1", **fields)
+    assert answer.status == 303
+    [job_id] = (int(i) for i in re.findall(r"\d+", answer.headers["location"]))
+    assert daemon.job(job_id)["only_gpus"] == [1, 3]
+    page = call(daemon, "GET", f"/jobs/{job_id}").body
+    assert "(asked for 1 of GPU 1,3 only)" in page
+    shown = dict(re.findall(r'name="was\.(\w+)" value="([^"]*)"', page))
+    assert shown["only_gpus"] == "1,3"
+    was = {f"was.{name}": value for name, value in shown.items()}
+    path = f"/ui/jobs/{job_id}/edit"
+    edited = post(daemon, path, **{**shown, "only_gpus": "2"}, **was)
+    assert f"job {job_id}: edited (only_gpus 1,3 -&gt; 2)" in edited.body
+    cleared = post(daemon, path, **{**shown, "only_gpus": ""}, **{**was, "was.only_gpus": "2"})
+    assert f"job {job_id}: edited (only_gpus 2 -&gt; any)" in cleared.body  # blank: unset
+    assert daemon.job(job_id)["only_gpus"] == []

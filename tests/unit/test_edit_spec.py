@@ -14,7 +14,7 @@ SPEC = JobSpec(command="python train.py", cwd="/w", gpus=1, mem=10 * 2**30, time
     ("changes", "clear", "message"),
     [
         ({"cwd": "/x"}, [], "cwd cannot be edited: edit one of command, name, gpus"),
-        ({}, ["gpus"], "gpus cannot be cleared: clear one of name, mem, ram, timeout, project"),
+        ({}, ["gpus"], "gpus cannot be cleared: clear one of name, only_gpus, mem, ram"),
         ({"mem": 1}, ["mem"], "mem is both set and cleared: give one"),
         ({}, [], "nothing to change"),
     ],
@@ -45,3 +45,12 @@ def test_describe_edit_shows_sizes_durations_and_unset_values() -> None:
         describe_edit(SPEC, edited, fields)
         == "command, mem 10.0 GiB -> none, timeout 1h00m -> 1m30s"
     )
+
+
+def test_only_gpus_are_edited_as_a_sorted_set_and_cleared_to_any() -> None:
+    edited, fields = edit_spec(SPEC, {"only_gpus": [3, 1, 3]}, [])
+    assert (edited.only_gpus, fields) == ((1, 3), ["only_gpus"])
+    assert describe_edit(SPEC, edited, fields) == "only_gpus any -> 1,3"
+    cleared, fields = edit_spec(edited, {}, ["only_gpus"])
+    assert (cleared.only_gpus, fields) == ((), ["only_gpus"])
+    assert describe_edit(edited, cleared, fields) == "only_gpus 1,3 -> any"

@@ -4,7 +4,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gpuherd.core.idspec import MAX_IDS, format_ids, parse_ids, split_items, summarize
+from gpuherd.core.idspec import (
+    MAX_IDS,
+    format_ids,
+    parse_gpu_indices,
+    parse_ids,
+    split_items,
+    summarize,
+)
 
 
 @pytest.mark.parametrize(
@@ -122,3 +129,25 @@ def test_summarize_names_every_job_once(results: list[tuple[int, bool, str]]) ->
         else:
             named.append(int(line.rsplit(" ", 1)[1]))
     assert sorted(named) == sorted(i for i, _, _ in results)
+
+
+def test_parse_gpu_indices_takes_zero_ranges_and_lists() -> None:
+    assert parse_gpu_indices("0") == [0]
+    assert parse_gpu_indices("2,0-1, 2") == [0, 1, 2]
+    assert parse_gpu_indices(["3", "1"]) == [1, 3]
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("", "no GPU given: use GPU indices like 0, 0-3 or 0,2"),
+        ("0,,1", "empty GPU index in '0,,1'"),
+        ("gpu0", "invalid GPU index 'gpu0'"),
+        ("3-1", "invalid range '3-1' in '3-1': write it as 1-3"),
+        ("0-70000", "GPU 70000 in '0-70000' is not a GPU index: at most 65535"),
+    ],
+)
+def test_parse_gpu_indices_errors_are_one_clear_line(spec: str, message: str) -> None:
+    with pytest.raises(ValueError) as info:
+        parse_gpu_indices(spec)
+    assert message in str(info.value)

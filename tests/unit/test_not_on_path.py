@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuherd.cli.submit_hints import not_on_path_hint, warn_not_on_path
+from gpuherd.cli.submit_hints import not_on_path_hint, visible_devices_hint, warn_submitted
 
 
 @pytest.fixture
@@ -68,11 +68,27 @@ def test_a_folder_on_path_finds_the_script(work: Path) -> None:
 
 
 def test_a_batch_warns_once_per_word_in_order(
-    work: Path, capsys: pytest.CaptureFixture[str]
+    work: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     commands = ["job.sh 1", "plain.sh", "job.sh 2", "./job.sh", "plain.sh x"]
-    warn_not_on_path(commands, str(work), {"PATH": "/bin"})
+    job = {"cwd": str(work), "env_overrides": {"PATH": "/bin"}, "gpus": 1, "only_gpus": []}
+    warn_submitted(commands, job)
     out, err = capsys.readouterr()
     assert out == ""
     assert [line.split()[2] for line in err.splitlines()] == ["job.sh", "plain.sh"]
     assert all(line.startswith("gpuherd: warning: ") for line in err.splitlines())
+
+
+def test_a_visible_devices_setting_that_gpuherd_replaces_is_pointed_out() -> None:
+    shell = {"CUDA_VISIBLE_DEVICES": "2,3"}
+    hint = visible_devices_hint(shell, {}, 1, [])
+    assert hint and hint.startswith("this shell's CUDA_VISIBLE_DEVICES=2,3 is replaced")
+    assert hint.endswith("--only-gpus 2,3 keeps the job on those GPUs")
+    by_env = visible_devices_hint(shell, {"CUDA_VISIBLE_DEVICES": "GPU-8a1f"}, 1, [])
+    assert by_env and by_env.startswith("--env CUDA_VISIBLE_DEVICES=GPU-8a1f is replaced")
+    assert "with their indices" in by_env  # a UUID is no index to give --only-gpus
+    assert visible_devices_hint(shell, {}, 1, [2]) is None  # --only-gpus says where
+    assert visible_devices_hint(shell, {}, 0, []) is None  # a CPU-only job gets none anyway
+    assert visible_devices_hint({"CUDA_VISIBLE_DEVICES": ""}, {}, 1, []) is None
+    assert visible_devices_hint({}, {}, 1, []) is None

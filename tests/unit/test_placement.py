@@ -41,8 +41,17 @@ def job(
     queued_at: float = NOW,
     exclusive: bool = False,
     ram: int | None = None,
+    only_gpus: tuple[int, ...] = (),
 ) -> Job:
-    spec = JobSpec(command="true", cwd="/tmp", gpus=gpus, mem=mem, exclusive=exclusive, ram=ram)
+    spec = JobSpec(
+        command="true",
+        cwd="/tmp",
+        gpus=gpus,
+        mem=mem,
+        exclusive=exclusive,
+        ram=ram,
+        only_gpus=only_gpus,
+    )
     return Job(
         id=id,
         spec=spec,
@@ -179,11 +188,16 @@ _JOB = st.tuples(
     st.sampled_from([0, 1, 1, 1, 2, 2, 3, 4]),  # gpus
     st.integers(0, 3),  # priority
     st.sampled_from([0.0, 10.0, 299.0, 300.0, 5000.0]),  # seconds queued
+    # --only-gpus: mostly none; some name GPUs the machine may not have
+    st.sampled_from([(), (), (), (), (0,), (1, 2), (0, 3, 5), (2, 4, 6, 8), (REMOVED_GPU,)]),
 )
 
 
-def queued_job(id: int, fields: tuple[str, int, int | None, int | None, int, int, float]) -> Job:
-    what, sharing_gib, exclusive_gib, ram_gib, gpus, priority, waited = fields
+def queued_job(
+    id: int,
+    fields: tuple[str, int, int | None, int | None, int, int, float, tuple[int, ...]],
+) -> Job:
+    what, sharing_gib, exclusive_gib, ram_gib, gpus, priority, waited, only = fields
     mem = {"plain": None, "sharing": sharing_gib, "exclusive": exclusive_gib}[what]
     return job(
         id,
@@ -193,6 +207,7 @@ def queued_job(id: int, fields: tuple[str, int, int | None, int | None, int, int
         queued_at=NOW - waited,
         exclusive=what == "exclusive",
         ram=None if ram_gib is None else ram_gib * GIB,
+        only_gpus=only if gpus else (),  # a CPU-only job with --only-gpus is refused
     )
 
 
@@ -261,6 +276,14 @@ def replay(case: Case, result: Sequence[Assignment]) -> Iterator[tuple[Job, dict
 
 
 @PROPS
+@given(cases())
+def test_a_job_is_placed_only_on_its_only_gpus(case: Case) -> None:
+    by_id = {j.id: j for j in case.pending}
+    for a in run(case):
+        only = by_id[a.job_id].spec.only_gpus
+        assert not only or set(a.gpus) <= set(only)
+
+
 @given(cases())
 def test_jobs_without_mem_never_overfill_slots(case: Case) -> None:
     devices = {d.index: d for d in case.devices}
@@ -451,7 +474,9 @@ def test_greedy_in_order_no_job_that_fits_is_passed_over(case: Case) -> None:
             continue
         if n == 0 and cpu_left is not None:
             cpu_left -= 1
-        fits_on = [r for i, r in rooms.items() if i not in held and r.fits(j.spec)]
+        only = j.spec.only_gpus
+        allowed = [r for i, r in rooms.items() if not only or i in only]
+        fits_on = [r for r in allowed if r.device.index not in held and r.fits(j.spec)]
         if j.id in by_job:
             gpus = by_job[j.id].gpus
             assert set(gpus) == (preferred(fits_on, n) if n else set())
@@ -462,7 +487,7 @@ def test_greedy_in_order_no_job_that_fits_is_passed_over(case: Case) -> None:
             continue
         assert n > 0 and preferred(fits_on, n) is None, f"job {j.id} fits but was passed over"
         if holder is None and NOW - j.queued_at >= policy.reserve_after:
-            could = preferred([r for r in rooms.values() if r.could_ever(j.spec)], n)
+            could = preferred([r for r in allowed if r.could_ever(j.spec)], n)
             if could is not None:
                 holder = j.id
                 held = could
@@ -648,6 +673,37 @@ def test_why_waiting() -> None:
         "waiting for a CPU slot (2 running: config cpu-jobs)"
     )
     assert why_waiting(job(10, gpus=0), devices, cpu_busy[:2], two_cpu) == "starting"
+
+
+def test_a_job_with_only_gpus_waits_for_those_and_is_told_why() -> None:
+    devices = [Device(0), Device(1), Device(2, state=DeviceState.DRAINING)]
+    on_1 = [Reservation(1, (1,))]
+    assert plan([job(10, only_gpus=(1,)), job(11)], devices, on_1, Policy(), NOW) == [
+        Assignment(11, (0,))  # GPU 0 is free, but job 10 may use GPU 1 alone
+    ]
+    assert why_waiting(job(10, only_gpus=(1, 2)), devices, on_1) == (
+        "waiting for a free GPU of --only-gpus 1,2 (GPU 2 is draining)"
+    )
+    assert why_waiting(job(10, only_gpus=(1, 7)), devices, on_1) == (
+        "waiting for a free GPU of --only-gpus 1,7 (GPU 7 is not there now: `gpuherd gpus`)"
+    )
+    # A starving job holds GPUs it may use only; GPU 0 stays open to the jobs behind it.
+    old = job(10, gpus=2, only_gpus=(1, 2), queued_at=NOW - 1000)
+    two = [Device(0), Device(1), Device(2)]
+    assert plan([old, job(11), job(12)], two, on_1, Policy(), NOW) == [Assignment(11, (0,))]
+
+
+def test_never_fits_with_only_gpus() -> None:
+    devices = [Device(0), Device(1), Device(2, state=DeviceState.DRAINING)]
+    assert never_fits(1, None, devices, only=(2,)) is None  # draining passes
+    assert never_fits(2, None, devices, only=(1,)) == "asks for 2 GPUs but --only-gpus names 1"
+    assert never_fits(2, None, devices, only=(1, 5, 6)) == (
+        "asks for 2 GPUs of --only-gpus 1,5,6, but gpuherd has no GPUs 5, 6"
+    )
+    big = [Device(0, memory_total=80 * GIB), Device(1, memory_total=40 * GIB)]
+    assert never_fits(1, 60 * GIB, big, only=(1,)) == (
+        "asks for 60.0 GiB per GPU but the largest GPU has 40.0 GiB"
+    )
 
 
 def test_cpu_jobs_cap_passes_over_cpu_only_jobs_and_not_the_gpu_jobs_behind_them() -> None:

@@ -111,6 +111,7 @@ def test_an_older_schema_is_upgraded_and_keeps_its_jobs(db_path: Path) -> None:
         [job] = s.list_jobs()
         assert (job.spec.command, job.state, job.release_at) == ("old", JobState.HELD, None)
         assert job.spec.after_any == ()  # (migration 4: no job waited for any end before)
+        assert job.spec.only_gpus == ()  # (migration 5: every job could use any GPU)
         assert s.next_release() is None
         assert raw(db_path, "PRAGMA user_version") == [(SCHEMA_VERSION,)]
     finally:

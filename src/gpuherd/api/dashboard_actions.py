@@ -21,7 +21,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from gpuherd.api import views
 from gpuherd.core.commands import command_lines
 from gpuherd.core.edit import CLEARABLE
-from gpuherd.core.idspec import summarize
+from gpuherd.core.idspec import parse_gpu_indices, summarize
 from gpuherd.core.model import DeviceState
 from gpuherd.core.states import JobState
 from gpuherd.core.units import parse_duration, parse_size, plural
@@ -154,6 +154,7 @@ EDIT_PARSERS: dict[str, Any] = {
     "command": lambda text: text.replace("\r\n", "\n"),
     "name": str,
     "gpus": _whole,
+    "only_gpus": parse_gpu_indices,
     "mem": parse_size,
     "ram": parse_size,
     "retries": _whole,
@@ -219,6 +220,7 @@ class SubmitForm:
     commands: str = ""
     name: str = ""
     gpus: str = "1"
+    only_gpus: str = ""
     mem: str = ""
     priority: str = "0"
     cwd: str = field(default_factory=lambda: str(Path.home()))
@@ -239,6 +241,7 @@ class SubmitForm:
                 "commands",
                 "name",
                 "gpus",
+                "only_gpus",
                 "mem",
                 "priority",
                 "cwd",
@@ -263,6 +266,10 @@ class SubmitForm:
             mem = parse_size(self.mem) if self.mem.strip() else None
         except ValueError as exc:
             raise HerdError(f"memory: {exc}") from None
+        try:
+            only_gpus = parse_gpu_indices(self.only_gpus) if self.only_gpus.strip() else []
+        except ValueError as exc:
+            raise HerdError(f"only on GPUs: {exc}") from None
         begin = self._begin()
         cwd = self.cwd.strip()
         if not os.path.isabs(cwd) or not os.path.isdir(cwd):  # said for a form, not the CLI
@@ -277,6 +284,7 @@ class SubmitForm:
             env_overrides=_env_pairs(self.env),
             name=self.name.strip() or None,
             gpus=gpus,
+            only_gpus=only_gpus,
             mem=mem,
             priority=priority,
             project=self.project.strip() or None,

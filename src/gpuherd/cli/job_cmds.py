@@ -26,6 +26,7 @@ from gpuherd.cli.options import (
     memory_options,
     no_output_options,
     one_output,
+    only_gpus_option,
     priority_option,
     project_option,
     quiet_option,
@@ -45,6 +46,7 @@ FINISHED = {"succeeded", "failed", "killed", "cancelled", "lost"}
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @click.option("-n", "--name", help="A name to find the job by.")
 @gpus_option(short="-g")
+@only_gpus_option()
 @memory_options()
 @priority_option(short="-p")
 @after_option(short="-a")
@@ -120,6 +122,7 @@ def submit(
         "env_overrides": dict(env_pairs),
         "after": opts.pop("after") or [],
         "after_any": opts.pop("after_any") or [],
+        "only_gpus": opts.pop("only_gpus") or [],
         "kill_on_no_output": opts.pop("on_no_output") == "kill",
         **opts,
     }
@@ -127,9 +130,9 @@ def submit(
     client = Client()
     answer = client.post("/jobs", {"jobs": jobs, "env": dict(os.environ)})
     ids = answer["ids"]
-    from gpuherd.cli.submit_hints import warn_not_on_path  # deferred, as command_lines
+    from gpuherd.cli.submit_hints import warn_submitted  # deferred, as command_lines
 
-    warn_not_on_path(commands, base["cwd"], {**os.environ, **dict(env_pairs)})
+    warn_submitted(commands, base)
     if answer.get("draining"):
         click.echo(
             "gpuherd: warning: the daemon is stopping (daemon stop --drain): "

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 import click
 
-from gpuherd.core.idspec import parse_ids
+from gpuherd.core.idspec import parse_gpu_indices, parse_ids
 from gpuherd.core.units import parse_duration, parse_size
 from gpuherd.core.when import parse_begin
 
@@ -48,6 +48,7 @@ def _env_pair(text: str) -> tuple[str, str]:
 DURATION = _Parsed("duration", parse_duration)
 SIZE = _Parsed("size", parse_size)
 IDS = _Parsed("ids", parse_ids)
+GPU_INDICES = _Parsed("GPUs", parse_gpu_indices)
 ENV_PAIR = _Parsed("NAME=VALUE", _env_pair)
 BEGIN = _Parsed("time", lambda text: parse_begin(text, time.time()))
 
@@ -108,6 +109,14 @@ def gpus_option(
         default=1,
         show_default=show_default,
         help=f"GPUs {what} needs (0 = CPU-only).",
+    )
+
+
+def only_gpus_option(what: str = "the job") -> Callable[[F], F]:
+    return click.option(
+        "--only-gpus",
+        type=GPU_INDICES,
+        help=f"Place {what} only on these GPUs (indices as `gpuherd gpus` shows: 2, 0-3, 0,2).",
     )
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from gpuherd.cli.job_cmds import listed_ids
-from gpuherd.cli.options import DURATION, SIZE, expand_ids, ids_argument
+from gpuherd.cli.options import DURATION, SIZE, expand_ids, ids_argument, only_gpus_option
 from gpuherd.client import Client
 from gpuherd.core.edit import CLEARABLE
 from gpuherd.core.idspec import summarize
@@ -128,6 +128,7 @@ def move(job_id: int, first: bool, before: int | None) -> None:
 @click.option("--command", help="The new command line (run by sh as written).")
 @click.option("--name", help="A new name.")
 @click.option("--gpus", type=click.IntRange(0, 64), help="GPUs it needs (0 = CPU-only).")
+@only_gpus_option("it")
 @click.option("--mem", type=SIZE, help="GPU memory it needs on each GPU, e.g. 10GiB.")
 @click.option("--ram", type=SIZE, help="Host memory it needs, e.g. 16GiB.")
 @click.option("--retries", type=click.IntRange(0), help="Run a failed attempt again N times.")
@@ -137,7 +138,7 @@ def move(job_id: int, first: bool, before: int | None) -> None:
     "--clear",
     type=click.Choice(CLEARABLE),
     multiple=True,
-    help="Unset a field (repeatable): name, mem, ram, timeout or project.",
+    help="Unset a field (repeatable): name, only_gpus, mem, ram, timeout or project.",
 )
 def edit(ids: tuple[str, ...], clear: tuple[str, ...], **changes: Any) -> None:
     """Change what queued or held jobs ask for; they keep their place in the queue.
@@ -147,8 +148,8 @@ def edit(ids: tuple[str, ...], clear: tuple[str, ...], **changes: Any) -> None:
     given = {name: value for name, value in changes.items() if value is not None}
     if not given and not clear:
         raise click.UsageError(
-            "say what to change: --command, --name, --gpus, --mem, --ram, --retries, "
-            "--timeout, --project, or --clear FIELD"
+            "say what to change: --command, --name, --gpus, --only-gpus, --mem, --ram, "
+            "--retries, --timeout, --project, or --clear FIELD"
         )
     _act("edit", ids, **given, clear=list(clear))
 

@@ -199,6 +199,8 @@ def _memory(mem: int | None, peak: int | None, over: bool) -> str:
 
 def _requested(job: dict[str, Any]) -> str:
     text = f"{job['gpus_requested']} GPU(s)"
+    if job.get("only_gpus"):
+        text += f" of GPU {','.join(map(str, job['only_gpus']))} only"
     if job.get("mem"):
         text += f", {format_size(job['mem'])} each"
     if job.get("exclusive"):

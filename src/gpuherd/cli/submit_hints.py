@@ -6,7 +6,8 @@ import os
 import re
 import shlex
 import shutil
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import click
 
@@ -57,9 +58,34 @@ def not_on_path_hint(command: str, cwd: str, env: Mapping[str, str]) -> str | No
     return f'{word} is a file in {cwd} but not on PATH: the job will fail with "not found"; {fix}'
 
 
-def warn_not_on_path(commands: Iterable[str], cwd: str, env: Mapping[str, str]) -> None:
-    """Print not_on_path_hint's warnings for a batch on stderr, each once (1000 lines
-    `job.sh N` warn once)."""
-    for hint in dict.fromkeys(not_on_path_hint(command, cwd, env) for command in commands):
+def warn_submitted(commands: Iterable[str], job: Mapping[str, Any]) -> None:
+    """Print the hints for a batch of `commands` submitted with the options of `job` (a
+    SubmitItem's fields) on stderr, each once (1000 lines `job.sh N` warn once)."""
+    overrides = job["env_overrides"]
+    env = {**os.environ, **overrides}
+    hints = [not_on_path_hint(command, job["cwd"], env) for command in commands]
+    hints.append(visible_devices_hint(os.environ, overrides, job["gpus"], job["only_gpus"]))
+    for hint in dict.fromkeys(hints):
         if hint is not None:
             click.echo(f"gpuherd: warning: {hint}", err=True)
+
+
+def visible_devices_hint(
+    environ: Mapping[str, str], overrides: Mapping[str, str], gpus: int, only: Sequence[int]
+) -> str | None:
+    """What to say when the submitter set CUDA_VISIBLE_DEVICES (in the shell, or with
+    --env) for a job that gets GPUs: gpuherd replaces it with the GPUs it places the job on,
+    so the job would not run where they meant. None when --only-gpus is given, or no GPU."""
+    given = overrides.get("CUDA_VISIBLE_DEVICES")
+    where = "--env CUDA_VISIBLE_DEVICES"
+    if given is None:
+        given, where = environ.get("CUDA_VISIBLE_DEVICES"), "this shell's CUDA_VISIBLE_DEVICES"
+    if not given or not gpus or only:
+        return None
+    indices = given.replace(" ", "")
+    keep = (
+        f"--only-gpus {indices} keeps the job on those GPUs"
+        if re.fullmatch(r"\d+(,\d+)*", indices)
+        else "--only-gpus with their indices (`gpuherd gpus`) keeps the job on them"
+    )
+    return f"{where}={given} is replaced: the job sees the GPUs gpuherd places it on; {keep}"

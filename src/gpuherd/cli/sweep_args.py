@@ -154,6 +154,7 @@ def build(
         ram=opts["ram"],
         oom_retry=opts["oom_retry"],
         after=opts["after"] or [],
+        only_gpus=opts["only_gpus"] or [],
         grace=opts["grace"],
         no_output_timeout=opts["no_output_timeout"],
         kill_on_no_output=opts["on_no_output"] == "kill",

@@ -95,6 +95,7 @@ def sweep() -> None:
 @click.option("--dry-run", is_flag=True, help="Print the commands, one a line; submit nothing.")
 @click.option("--yes", is_flag=True, help="Submit even more than 10,000 points.")
 @options.gpus_option("each point", show_default=False)
+@options.only_gpus_option("each point")
 @options.memory_options("each point")
 @options.priority_option(show_default=False)
 @options.after_option()

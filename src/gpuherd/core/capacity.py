@@ -168,6 +168,11 @@ def load(
     return list(gpus.values())
 
 
+def within(gpus: list[Gpu], only: tuple[int, ...]) -> list[Gpu]:
+    """The GPUs of `gpus` a job limited to `only` (`--only-gpus`; () = any) may use."""
+    return [g for g in gpus if g.index in only] if only else gpus
+
+
 def link(a: Gpu, b: Gpu) -> int:
     return max(a.links.get(b.index, 0), b.links.get(a.index, 0))
 
@@ -247,7 +252,7 @@ class Pass:
         self.usable = load(devices, reservations, policy)
         self.held: frozenset[int] = frozenset()
         self.holding = False
-        self.cannot_hold: set[tuple[Kind, int, int | None]] = set()
+        self.cannot_hold: set[tuple[Kind, int, int | None, tuple[int, ...]]] = set()
         self._reopen()
 
     def _reopen(self) -> None:
@@ -262,7 +267,10 @@ class Pass:
         self.share_room = sorted((math.inf if f is None else f for f in free), reverse=True)
         self.open = bool(self.plain_open or self.share_open)
 
-    def choose(self, kind: Kind, n: int, mem: int | None) -> list[Gpu] | None:
+    def choose(
+        self, kind: Kind, n: int, mem: int | None, only: tuple[int, ...] = ()
+    ) -> list[Gpu] | None:
+        """The GPUs a job gets now (None: it does not fit); `only`: the GPUs it may use."""
         if kind is PLAIN:
             fit = self.plain_open
         elif kind is SHARING:
@@ -274,14 +282,14 @@ class Pass:
             fit = (
                 self.excl_open if mem is None else [g for g in self.excl_open if g.fits(kind, mem)]
             )
-        return pick(fit, n)
+        return pick(within(fit, only), n)
 
     def take(self, gpus: list[Gpu], kind: Kind, mem: int | None) -> None:
         for g in gpus:
             g.add(kind, mem)
         self._reopen()
 
-    def hold(self, kind: Kind, n: int, mem: int | None) -> bool:
+    def hold(self, kind: Kind, n: int, mem: int | None, only: tuple[int, ...] = ()) -> bool:
         """Keep the n GPUs a starving job would get first away from the jobs behind it.
 
         Only GPUs that could ever hold the job count: holding a GPU that is too small
@@ -289,10 +297,10 @@ class Pass:
         usable on one node (some draining or busy with other users' processes) nothing is
         held, so a job that cannot start at the moment does not freeze the whole queue.
         """
-        key = (kind, n, mem)
+        key = (kind, n, mem, only)
         if key in self.cannot_hold:
             return False
-        chosen = pick([g for g in self.usable if g.could_ever_hold(kind, mem)], n)
+        chosen = pick([g for g in within(self.usable, only) if g.could_ever_hold(kind, mem)], n)
         if chosen is None:
             self.cannot_hold.add(key)
             return False

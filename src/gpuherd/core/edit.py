@@ -12,10 +12,22 @@ from typing import Any
 from gpuherd.core.model import JobSpec
 from gpuherd.core.units import format_duration, format_size
 
-EDITABLE = ("command", "name", "gpus", "mem", "ram", "retries", "timeout", "project")
+EDITABLE = (
+    "command",
+    "name",
+    "gpus",
+    "only_gpus",
+    "mem",
+    "ram",
+    "retries",
+    "timeout",
+    "project",
+)
 """JobSpec fields `gpuherd edit` changes (each a jobs column of the same name)."""
-CLEARABLE = ("name", "mem", "ram", "timeout", "project")
+CLEARABLE = ("name", "only_gpus", "mem", "ram", "timeout", "project")
 """Fields `--clear` sets back to undeclared."""
+_UNDECLARED: dict[str, Any] = {"only_gpus": ()}
+"""What a cleared field becomes, where that is not None."""
 
 
 def check_edit(changes: Mapping[str, Any], clear: Sequence[str]) -> None:
@@ -38,9 +50,11 @@ def edit_spec(
 ) -> tuple[JobSpec, list[str]]:
     """The spec with `changes` made and `clear` fields unset (as check_edit allows), and the
     fields that differ from `spec`."""
-    wanted = {**changes, **dict.fromkeys(clear)}
+    wanted = {**changes, **{name: _UNDECLARED.get(name) for name in clear}}
     if isinstance(wanted.get("command"), str):
         wanted["command"] = wanted["command"].strip()
+    if "only_gpus" in wanted:
+        wanted["only_gpus"] = tuple(sorted(set(wanted["only_gpus"])))
     edited = replace(spec, **wanted)
     return edited, [name for name in EDITABLE if getattr(edited, name) != getattr(spec, name)]
 
@@ -55,6 +69,8 @@ def describe_edit(before: JobSpec, after: JobSpec, fields: Sequence[str]) -> str
 
 def _show(name: str, spec: JobSpec) -> str:
     value = getattr(spec, name)
+    if name == "only_gpus":
+        return ",".join(map(str, value)) or "any"
     if value is None:
         return "none"
     if name in ("mem", "ram"):

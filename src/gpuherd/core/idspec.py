@@ -40,15 +40,36 @@ def parse_ids(text: str | Sequence[str]) -> list[int]:
     return sorted(ids)
 
 
-def _parse_item(item: str, shown: str) -> tuple[int, int]:
+_GPU_HELP = "use GPU indices like 0, 0-3 or 0,2"
+MAX_GPU_INDEX = 65535
+
+
+def parse_gpu_indices(text: str | Sequence[str]) -> list[int]:
+    """Sorted, unique GPU indices ("0,2", "0-3"); ValueError with one line saying what is wrong."""
+    shown = text if isinstance(text, str) else " ".join(text)
+    items = split_items(text)
+    if not any(items):
+        raise ValueError(f"no GPU given: {_GPU_HELP}")
+    indices: set[int] = set()
+    for item in items:
+        first, last = _parse_item(item, shown, "GPU index", _GPU_HELP, 0)
+        if last > MAX_GPU_INDEX:
+            raise ValueError(f"GPU {last} in {shown!r} is not a GPU index: at most {MAX_GPU_INDEX}")
+        indices.update(range(first, last + 1))
+    return sorted(indices)
+
+
+def _parse_item(
+    item: str, shown: str, noun: str = "job id", hint: str = _HELP, lowest: int = 1
+) -> tuple[int, int]:
     if not item:
-        raise ValueError(f"empty job id in {shown!r}: {_HELP}")
+        raise ValueError(f"empty {noun} in {shown!r}: {hint}")
     match = _ID_RE.fullmatch(item)
     if match is None:
-        raise ValueError(f"invalid job id {item!r} in {shown!r}: {_HELP}")
+        raise ValueError(f"invalid {noun} {item!r} in {shown!r}: {hint}")
     first = int(match.group(1))
     last = first if match.group(2) is None else int(match.group(2))
-    if first == 0:
+    if first < lowest:
         raise ValueError(f"invalid job id {item!r} in {shown!r}: ids start at 1")
     if last < first:
         raise ValueError(f"invalid range {item!r} in {shown!r}: write it as {last}-{first}")

@@ -30,6 +30,8 @@ class JobSpec:
     """Bytes of GPU memory needed on each GPU; None = not declared (the job takes a slot).
 
     May grow between attempts: a job that ran out of memory is retried with more."""
+    only_gpus: tuple[int, ...] = ()
+    """The GPUs (indices) the job may be placed on (`--only-gpus`); () = any."""
     exclusive: bool = False
     """Run alone on each of its GPUs (set when an out-of-memory retry has no better guess)."""
     ram: int | None = None

@@ -64,12 +64,12 @@ def _place_gpu_jobs(
         else:
             mem = spec.mem
             kind = EXCLUSIVE if spec.exclusive else PLAIN if mem is None else SHARING  # kind_of
-            chosen = state.choose(kind, n, mem)
+            chosen = state.choose(kind, n, mem, spec.only_gpus)
             if chosen is None:
                 if (
                     not state.holding
                     and now - job.queued_at >= policy.reserve_after
-                    and state.hold(kind, n, mem)
+                    and state.hold(kind, n, mem, spec.only_gpus)
                     and not state.open
                 ):
                     return False, ram_left, cpu_left
@@ -195,11 +195,20 @@ def _ram_reason(ram: int | None, host_free: int | None, policy: Policy) -> str |
     return None
 
 
+def _gpus_named(indices: Sequence[int]) -> str:
+    """ "GPU 1" or "GPUs 1, 3"."""
+    if len(indices) == 1:
+        return f"GPU {indices[0]}"
+    return "GPUs " + ", ".join(map(str, indices))
+
+
 def _gpu_names(indices: list[int], verbs: tuple[str, str]) -> str:
     """ "GPU 1 is" or "GPUs 1, 3 are" (with the verbs given)."""
-    if len(indices) == 1:
-        return f"GPU {indices[0]} {verbs[0]}"
-    return "GPUs " + ", ".join(map(str, indices)) + f" {verbs[1]}"
+    return f"{_gpus_named(indices)} {verbs[0] if len(indices) == 1 else verbs[1]}"
+
+
+def _only(indices: Sequence[int]) -> str:
+    return "--only-gpus " + ",".join(map(str, indices))
 
 
 _DRAINING = ("is", "are"), "draining"
@@ -271,10 +280,11 @@ def why_waiting(
     GPU" (--mem), "waiting for an empty GPU" (exclusive), "waiting for 8.0 GiB of host
     memory", with the GPUs that draining, other users' processes, an exclusive job, a job
     without --mem or a job limit keep from it in parentheses. A job for several GPUs on
-    GPUs of several nodes waits for them "on one node".
+    GPUs of several nodes waits for them "on one node". A job limited to some GPUs
+    (`--only-gpus`) waits for a free GPU "of --only-gpus 0,2": only those GPUs are looked at.
     """
     spec = job.spec
-    n, mem = spec.gpus, spec.mem
+    n, mem, only = spec.gpus, spec.mem, spec.only_gpus
     ram_reason = _ram_reason(spec.ram, host_free, policy)
     cap = policy.max_running
     if cap is not None and len(reservations) >= cap:
@@ -284,6 +294,9 @@ def why_waiting(
             return f"waiting for a CPU slot ({policy.cpu_jobs} running: config cpu-jobs)"
         return ram_reason or "starting"  # nothing else holds a CPU-only job back
     kind = kind_of(spec)
+    absent = sorted(set(only) - {d.index for d in devices})
+    if only:
+        devices = [d for d in devices if d.index in only]
     gpus = load(devices, reservations, policy)
     if most_on_a_node(g for g in gpus if g.fits(kind, mem)) >= n:
         return ram_reason or (
@@ -297,7 +310,11 @@ def why_waiting(
         head = "waiting for a free GPU" if n == 1 else f"waiting for {n} free GPUs"
     if n > 1 and len({d.node for d in devices}) > 1:
         head += " on one node"
+    if only:
+        head += f" of {_only(only)}"
     details = _details(kind, mem, devices, gpus, policy)
+    if absent:
+        details.append(f"{_gpu_names(absent, ('is', 'are'))} not there now: `gpuherd gpus`")
     return head + (f" ({'; '.join(details)})" if details else "")
 
 
@@ -307,6 +324,7 @@ def never_fits(
     devices: Sequence[Device],
     policy: Policy = _DEFAULT_POLICY,
     exclusive: bool = False,
+    only: tuple[int, ...] = (),
 ) -> str | None:
     """Why no arrangement of `devices` could ever run such a job, or None if one could.
 
@@ -315,7 +333,8 @@ def never_fits(
     The margin `policy.keep_free` is never handed out: a 24 GiB GPU with 10% kept free
     cannot take a 23 GiB job. A job's GPUs must all be on one node (`Device.node`). An
     exclusive job needs the same GPUs as another job with that --mem (it is an empty GPU
-    it waits for); `exclusive` only words the reason.
+    it waits for); `exclusive` only words the reason. `only`: the job may use these GPUs
+    alone (`--only-gpus`; () = any).
     """
     keep = policy.keep_free
     if job_gpus < 0:
@@ -330,6 +349,17 @@ def never_fits(
         and (d.max_jobs is None or d.max_jobs > 0)
     ]
     word = "exclusive GPU" if exclusive else "GPU"
+    if only:
+        if job_gpus > len(only):
+            return f"asks for {plural(job_gpus, word)} but --only-gpus names {len(only)}"
+        named = [d for d in configured if d.index in only]
+        if len(named) < job_gpus:
+            absent = sorted(set(only) - {d.index for d in named})
+            return (
+                f"asks for {plural(job_gpus, word)} of {_only(only)}, "
+                f"but gpuherd has no {_gpus_named(absent)}"
+            )
+        configured = named
     if job_gpus > len(configured):
         count = len(configured)
         have = "none" if count == 0 else f"only {count}"
