@@ -123,29 +123,37 @@ def choose_probe(
 
 def choose_executor(
     store: Store, kind: str | None, address: str | None, local_options: bool
-) -> tuple[str, str | None]:
+) -> tuple[str, str | None, bool]:
     """The executor from the options, or from the last start (a daemon restarted without
-    options must re-attach to the jobs where they run, never count them lost)."""
+    options must re-attach to the jobs where they run, never count them lost), and whether
+    its address is the last start's. Saved by `remember_executor` once it is set up."""
     saved = json.loads(store.get_setting("executor") or "{}")
+    remembered = False
     if kind is None:
         local = local_options and address is None
         kind = "ray" if address is not None else "local" if local else saved.get("kind", "local")
     if kind == "ray":
         if local_options:
             raise ValueError("--gpus, --fake-gpus and --slots are for the local executor")
+        remembered = address is None and bool(saved.get("address"))
         address = address or saved.get("address") or "auto"
     elif address is not None:
         raise ValueError("--address is for --executor ray")
+    return kind, address, remembered
+
+
+def remember_executor(store: Store, kind: str, address: str | None) -> None:
+    """Only an executor that was set up replaces the last start's choice (a mistyped or dead
+    address must not take the place of a working one)."""
     store.set_setting("executor", json.dumps({"kind": kind, "address": address}))
-    return kind, address
 
 
 def _ray_parts(
-    store: Store, home: Path, address: str, switched: bool
+    store: Store, home: Path, address: str, switched: bool, remembered: bool
 ) -> tuple[GpuProbe, Executor, type[DeviceTable]]:
     from gpuherd.executors import ray_cluster  # imports ray: only for --executor ray
 
-    probe, executor = ray_cluster.connect(address, home)
+    probe, executor = ray_cluster.connect(address, home, remembered)
     if switched:  # the local GPUs' configuration means nothing on the cluster
         ray_cluster.configure(store, probe)
 
@@ -215,13 +223,15 @@ def serve(
     _number_after_job_folders(store, home)
     before = json.loads(store.get_setting("executor") or "{}").get("kind", "local")
     local_options = gpus is not None or fake_gpus is not None or slots is not None
-    kind, address = choose_executor(store, executor_kind, address, local_options)
+    kind, address, remembered = choose_executor(store, executor_kind, address, local_options)
     executor: Executor = LocalExecutor()
     table: type[DeviceTable] = DeviceTable
     if kind == "ray":
-        probe, executor, table = _ray_parts(store, home, address or "auto", before != "ray")
+        switched = before != "ray"
+        probe, executor, table = _ray_parts(store, home, address or "auto", switched, remembered)
     else:
         probe = choose_probe(store, gpus, fake_gpus, slots)
+    remember_executor(store, kind, address)
     tcp_sock = tcp.bind(listen) if listen else None  # fail before serving, with the reason
     sock_path = paths.socket_path(home)
     sock = bind_socket(sock_path)

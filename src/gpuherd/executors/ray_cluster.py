@@ -3,11 +3,14 @@
 `connect` joins the cluster as a driver (Ray's token authentication: the daemon uses the
 same RAY_AUTH_MODE / RAY_AUTH_TOKEN / ~/.ray/auth_token as the cluster's nodes), and
 `ClusterDeviceTable` configures the GPUs of nodes that join after the daemon started.
+`connect` first checks that the cluster answers: `ray.init` on a dead address never returns.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import socket
 from pathlib import Path
 
 import ray
@@ -22,6 +25,10 @@ from gpuherd.store import DeviceConfig, Store
 log = logging.getLogger("gpuherd.ray")
 
 MAP_FILE = "ray-gpus.json"
+ANSWER_TIMEOUT = 5.0
+"""Seconds the cluster's GCS (or Ray Client server, for ray://) has to accept a connection."""
+CLIENT_PORT = 10001
+"""The Ray Client server's port when a ray:// address gives none."""
 
 
 class ClusterDeviceTable(DeviceTable):
@@ -42,8 +49,59 @@ class ClusterDeviceTable(DeviceTable):
         return changed or bool(new)
 
 
-def connect(address: str, home: Path) -> tuple[RayProbe, RayExecutor]:
-    """Join the cluster at `address` ("auto", "host:port") as this home's driver."""
+def dialled(address: str) -> tuple[str, int] | None:
+    """The host and port `ray.init(address)` connects to: the GCS (for "auto", the local
+    cluster Ray finds; a local host name stands for this machine's IP, as in Ray), or the
+    Ray Client server of a ray:// address. ValueError or ConnectionError when there is none;
+    None when this Ray cannot tell (it moved the function `ray.init` uses)."""
+    if address == "auto" and os.environ.get("RAY_ADDRESS"):
+        address = os.environ["RAY_ADDRESS"]  # as ray.init does
+    if "://" in address:
+        where, default = address.split("://", 1)[1].rstrip("/"), CLIENT_PORT
+    else:
+        try:
+            from ray._private.services import canonicalize_bootstrap_address
+        except ImportError:
+            return None
+        where, default = str(canonicalize_bootstrap_address(address)), -1
+    host, colon, port = where.rpartition(":")
+    if not colon or "]" in port:  # no port, or an IPv6 host without one
+        host, port = where, str(default)
+    if not host or not port.isdecimal() or not 0 < int(port) < 65536:
+        raise ValueError(f"no valid port in {address!r}")
+    return host.strip("[]"), int(port)
+
+
+def check_answers(address: str, remembered: bool = False) -> None:
+    """Raise ProbeError (one line: what is wrong, what to do) unless something accepts a
+    connection where `ray.init(address)` would connect, within ANSWER_TIMEOUT."""
+    cluster = "the Ray cluster " + ("Ray finds (auto)" if address == "auto" else f"at {address}")
+    if remembered:
+        cluster += " (remembered from the last start)"
+    try:
+        target = dialled(address)
+    except ValueError as exc:
+        raise ProbeError(f"{cluster}: {exc}; give `--address HOST:PORT` or `auto`") from None
+    except OSError as exc:  # "auto" found no cluster (a ConnectionError)
+        reason = str(exc).rstrip(".")
+    else:
+        if target is None:
+            return
+        try:
+            socket.create_connection(target, timeout=ANSWER_TIMEOUT).close()
+            return
+        except OSError as exc:
+            reason = f"{target[0]}:{target[1]}: {exc.strerror or exc}"
+    raise ProbeError(
+        f"{cluster} does not answer ({reason}): start it, give another cluster with "
+        "`--address HOST:PORT`, or run jobs on this machine with `--executor local`"
+    )
+
+
+def connect(address: str, home: Path, remembered: bool = False) -> tuple[RayProbe, RayExecutor]:
+    """Join the cluster at `address` ("auto", "host:port") as this home's driver; `remembered`:
+    the address is the last start's (an error says so)."""
+    check_answers(address, remembered)
     tag = home_tag(home)
     namespace = f"gpuherd-{tag}"
     try:

@@ -1,0 +1,84 @@
+"""A Ray cluster that does not answer: `daemon start` refuses at once with one line saying what
+to do, instead of a daemon hung in `ray.init` for ever (deaf to SIGTERM, out of the CLI's reach).
+
+A module of its own: its cluster is stopped on purpose (a head only, no GPU node: cheap).
+"""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+from typing import Any
+
+import pytest
+
+from conftest import Herd, need, wait_for
+
+need("ray.cluster_utils", "ray")
+
+from ray.cluster_utils import Cluster
+
+from gpuherd import paths
+from gpuherd.store import Store
+
+pytestmark = pytest.mark.timeout(90)
+
+ADVICE = (
+    "start it, give another cluster with `--address HOST:PORT`, or run jobs on this machine "
+    "with `--executor local`"
+)
+
+
+def free_port() -> int:
+    """A TCP port nobody listens on (on any address of this machine)."""
+    with socket.socket() as s:
+        s.bind(("", 0))
+        return int(s.getsockname()[1])
+
+
+def refused(herd: Herd, proc: subprocess.CompletedProcess[str], cluster: str) -> None:
+    """`daemon start` failed with exactly one line naming `cluster`, and no daemon is left."""
+    assert proc.returncode != 0, proc.stdout
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith(f"gpuherd: error: the Ray cluster at {cluster} does not answer")
+    assert lines[0].endswith(ADVICE)
+    wait_for(lambda: not herd._daemons(), 10, "the daemon to exit")
+
+
+def executor_setting(herd: Herd) -> str | None:
+    store = Store(paths.database(herd.home))
+    try:
+        return store.get_setting("executor")
+    finally:
+        store.close()
+
+
+def test_start_on_an_address_nobody_answers_refuses(herd: Herd) -> None:
+    address = f"127.0.0.1:{free_port()}"
+    proc = herd.cli("daemon", "start", "--address", address, check=False)
+    refused(herd, proc, address)
+    assert not herd.is_up()
+    # A dead address never takes the place of the last start's choice (here: none).
+    assert executor_setting(herd) is None
+
+
+def test_plain_start_refuses_when_the_remembered_cluster_is_gone(herd: Herd) -> None:
+    cluster: Any = Cluster(
+        initialize_head=True, connect=False, head_node_args={"num_cpus": 1, "num_gpus": 0}
+    )
+    try:
+        address = str(cluster.address)
+        herd.start("--address", address)
+        job = herd.submit("--hold", "--gpus", "0", "--", "true")
+        herd.cli("daemon", "stop")
+    finally:
+        cluster.shutdown()
+
+    proc = herd.cli("daemon", "start", check=False)
+    refused(herd, proc, f"{address} (remembered from the last start)")
+    assert address in (executor_setting(herd) or "")  # still remembered, for when it is back
+    # What the line advises works, and the queue is as it was.
+    herd.start("--executor", "local", "--fake-gpus", "1")
+    assert herd.job(job)["state"] == "held"
