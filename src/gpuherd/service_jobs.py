@@ -254,6 +254,8 @@ class JobVerbs:
         self.store.update_job(
             job_id, self.engine.clock(), "priority", detail=str(priority), priority=priority
         )
+        # Published (no state change) so pages and event streams showing the job see it.
+        self.engine.publish({"id": job_id, "state": job.state.value, "event": "priority"})
         self.engine.wake()
         return f"priority {priority}"
 
@@ -289,6 +291,7 @@ class JobVerbs:
             priority=priority,
             position=new_position,
         )
+        self.engine.publish({"id": job_id, "state": job.state.value, "event": "move"})
         self.engine.wake()
         return ("moved to the front" if first else f"moved before job {before}") + raised
 

@@ -201,6 +201,28 @@ def test_a_progress_bar_redrawn_in_place_stays_one_line(
     page.close()
 
 
+def test_a_line_redrawn_after_its_return_is_overwritten_not_appended_to(
+    board: Board, expect: Any, tmp_path: Path
+) -> None:
+    """A bar that draws then returns (`step 2\\r`) is overwritten by the next drawing: the
+    page that opened between the two showed `step 2step 3`. A last return with nothing after
+    it leaves the line shown, as a terminal does."""
+    go, drawn = tmp_path / "go", tmp_path / "drawn"
+    script = (
+        f"printf 'step 1\\rstep 2\\r'; : > {drawn}; "
+        f"while [ ! -e {go} ]; do sleep 0.05; done; printf 'step 3\\r'"
+    )
+    job_id = board.submit("--gpus", "0", "--", "sh", "-c", script)
+    wait_for(drawn.exists, what="the job to draw step 2")
+    page = board.page(f"/jobs/{job_id}")
+    log = page.locator("#log-stdout")
+    expect(log).to_have_text("step 2")
+    go.touch()
+    expect(page.locator("#job-state")).to_have_text("succeeded")
+    expect(log).to_have_text("step 3")
+    page.close()
+
+
 def test_kill_a_running_job_with_its_button(board: Board, expect: Any) -> None:
     # The page is open first, so the list's live refresh that shows the job running is the
     # last one before the click (a click held through a refresh: the test below).

@@ -6,6 +6,7 @@ Requests go over the daemon's Unix socket, which needs no token (test_auth.py co
 from __future__ import annotations
 
 import http.client
+import json
 import re
 import threading
 import time
@@ -101,6 +102,13 @@ def test_every_page_renders_on_first_load(daemon: Herd) -> None:
     assert fragment.status == 200 and "No sweep named" in fragment.body
     missing = call(daemon, "GET", "/jobs/999")
     assert missing.status == 404 and "no job 999" in missing.body and "<html" in missing.body
+    # A page that is no page is an HTML page too, never the API's JSON.
+    for path in ("/jobs/abc", "/jobs/99999999999999999999", "/nope", "/sweeps/a%2Fb"):
+        answer = call(daemon, "GET", path)
+        assert answer.status == 404 and "<html" in answer.body, (path, answer.body[:80])
+        assert "no such page: " in answer.body or "No sweep" in answer.body, path
+    api = call(daemon, "GET", "/api/v1/jobs/abc")
+    assert api.status == 422 and json.loads(api.body)["error"].startswith("invalid request")
 
 
 def test_assets_are_served_from_the_package(daemon: Herd) -> None:
@@ -185,7 +193,7 @@ def test_row_and_bulk_actions(daemon: Herd) -> None:
     b = daemon.submit("--hold", "--gpus", "0", "--", "true")
     up = post(daemon, "/ui/jobs/act", action="prio-up", ids=str(a))
     assert up.status == 200 and f"job {a}: priority 1" in up.body
-    assert up.headers["hx-trigger"] == "refresh"
+    assert up.headers["hx-trigger-after-swap"] == "refresh"  # the page's live parts
     assert daemon.job(a)["priority"] == 1
     post(daemon, "/ui/jobs/act", action="prio-down", ids=str(a))
     assert daemon.job(a)["priority"] == 0
@@ -195,6 +203,7 @@ def test_row_and_bulk_actions(daemon: Herd) -> None:
         daemon.wait_state(job_id, "succeeded")
     wrong = post(daemon, "/ui/jobs/act", action="pause", ids=str(a))
     assert 'class="flash error"' in wrong.body
+    assert "hx-trigger-after-swap" not in wrong.headers  # nothing changed: nothing to refresh
     nothing = post(daemon, "/ui/jobs/act", action="kill")
     assert "no job selected" in nothing.body
     plain = post(daemon, "/ui/jobs/act", htmx=False, action="rm", ids=str(b), next="/jobs?q=x")
@@ -478,3 +487,16 @@ def test_the_forms_take_only_gpus(daemon: Herd, tmp_path: Path) -> None:
     cleared = post(daemon, path, **{**shown, "only_gpus": ""}, **{**was, "was.only_gpus": "2"})
     assert f"job {job_id}: edited (only_gpus 2 -&gt; any)" in cleared.body  # blank: unset
     assert daemon.job(job_id)["only_gpus"] == []
+
+
+def test_many_commands_from_the_form_land_on_a_short_url(daemon: Herd, tmp_path: Path) -> None:
+    # 20,000 ids, comma-separated, made a URL of 115 KB that chromium's request failed on.
+    commands = "\n".join(f"echo {i}" for i in range(2000))
+    answer = post(daemon, "/submit", htmx=False, commands=commands, cwd=str(tmp_path), hold="1")
+    assert answer.status == 303
+    location = answer.headers["location"]
+    first, last = (int(i) for i in re.findall(r"\d+", location))
+    assert location == f"/jobs?submitted={first}-{last}" and last - first == 1999
+    page = call(daemon, "GET", location).body
+    assert f'Submitted 2,000 jobs: <a href="/jobs/{first}">#{first}</a> … ' in page
+    assert "Submitted job" not in call(daemon, "GET", "/jobs?submitted=x").body  # no banner

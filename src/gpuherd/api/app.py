@@ -54,14 +54,16 @@ def create_app(service: Service, pid: int, socket_path: str) -> FastAPI:
 
     @app.exception_handler(HerdError)
     async def herd_error(request: Request, exc: HerdError) -> Response:
-        page = dashboard.error_page(request, exc)
+        page = dashboard.error_page(request, exc.status, str(exc))
         return page or JSONResponse({"error": str(exc)}, status_code=exc.status)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
-        # An unknown path or method under /api answers as every API error does.
+        # An unknown path or method under /api answers as every API error does; an unknown
+        # page as the dashboard's pages do.
         if not request.url.path.startswith("/api/"):
-            return await http_exception_handler(request, exc)
+            page = dashboard.error_page(request, 404) if exc.status_code == 404 else None
+            return page or await http_exception_handler(request, exc)
         method, path = request.method, request.url.path
         messages = {
             404: f"no such endpoint: {method} {path} (/openapi.json lists them)",
@@ -71,8 +73,8 @@ def create_app(service: Service, pid: int, socket_path: str) -> FastAPI:
         return JSONResponse({"error": message}, status_code=exc.status_code, headers=exc.headers)
 
     @app.exception_handler(OverflowError)
-    async def too_large(_: Request, exc: OverflowError) -> JSONResponse:
-        return JSONResponse(
+    async def too_large(request: Request, exc: OverflowError) -> Response:
+        return dashboard.error_page(request, 404) or JSONResponse(
             {"error": "a number in the request is too large (at most 2**63 - 1)"}, status_code=422
         )
 
@@ -81,7 +83,9 @@ def create_app(service: Service, pid: int, socket_path: str) -> FastAPI:
         return JSONResponse({"error": str(exc)}, status_code=409)
 
     @app.exception_handler(RequestValidationError)
-    async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+    async def invalid(request: Request, exc: RequestValidationError) -> Response:
+        if page := dashboard.error_page(request, 404):  # /jobs/abc: no such page
+            return page
         unknown = ("unexpected_keyword_argument", "extra_forbidden")
         problems = "; ".join(
             f"{'.'.join(str(p) for p in err.get('loc', ()) if p != 'body')}: "

@@ -15,7 +15,8 @@ from fastapi.responses import HTMLResponse, Response
 from starlette.staticfiles import StaticFiles
 
 from gpuherd.api import dashboard_actions, dashboard_streams, views, views_sweeps
-from gpuherd.errors import HerdError, NotFound
+from gpuherd.core.idspec import parse_ids
+from gpuherd.errors import NotFound
 from gpuherd.jobfiles import as_a_terminal_shows, open_job_file, utf8_complete
 from gpuherd.service import Service
 
@@ -69,8 +70,10 @@ def _jobs(request: Request) -> views.JobPage:
 
 @router.get("/jobs", response_class=HTMLResponse)
 async def jobs_list(request: Request) -> HTMLResponse:
-    submitted = request.query_params.get("submitted", "")
-    ids = [int(i) for i in submitted.split(",") if i.isdigit()]
+    try:
+        ids = parse_ids(request.query_params.get("submitted", ""))
+    except ValueError:  # none, or a URL typed by hand: no banner
+        ids = []
     service = _service(request)
     sweeps = views.sweep_names(service)
     draining = views.stopping(service) if ids else None
@@ -105,6 +108,10 @@ def _log_tail(path: Path) -> tuple[str, int, bool]:
     if start:
         data = data[data.find(b"\n") + 1 :]  # begin on a whole line
     cut = utf8_complete(data)
+    if data[:cut].endswith(b"\r"):
+        # Left for the stream to send: a line being redrawn (a progress bar) is overwritten
+        # by what comes next, which the page must know (the text shown has no \r left).
+        cut -= 1
     text = as_a_terminal_shows(data[:cut].decode(errors="replace"))
     return text, size - (len(data) - cut), start > 0
 
@@ -201,9 +208,11 @@ async def sweep_fragment(request: Request, name: str) -> HTMLResponse:
     return views.render("_sweep.html", name=name, page=page)
 
 
-def error_page(request: Request, exc: HerdError) -> HTMLResponse | None:
-    """A HerdError on a page (not /api, not a fragment) as an HTML page, e.g. 'no job 7'."""
+def error_page(request: Request, status: int, message: str | None = None) -> HTMLResponse | None:
+    """An error on a page (not /api, not a fragment) as an HTML page: `message` (e.g. 'no
+    job 7'), or for none 'no such page' (an unknown path, or one whose id is no number)."""
     path = request.url.path
     if path.startswith(("/api/", "/ui/", "/static/")):
         return None
-    return views.render("error.html", http_status=exc.status, path=path, message=str(exc))
+    message = message or f"no such page: {path}"
+    return views.render("error.html", http_status=status, path=path, message=message)

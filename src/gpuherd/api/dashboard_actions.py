@@ -21,7 +21,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from gpuherd.api import views
 from gpuherd.core.commands import command_lines
 from gpuherd.core.edit import CLEARABLE
-from gpuherd.core.idspec import parse_gpu_indices, summarize
+from gpuherd.core.idspec import format_ids, parse_gpu_indices, summarize
 from gpuherd.core.model import DeviceState
 from gpuherd.core.states import JobState
 from gpuherd.core.units import parse_duration, parse_size, plural
@@ -56,10 +56,15 @@ def _one(form: Form, name: str, default: str = "") -> str:
 
 
 def _answer(request: Request, form: Form, messages: list[tuple[bool, str]]) -> Response:
-    """htmx: the messages as a fragment, and a `refresh` event for the page's live parts.
-    A plain form post: back to the page it came from."""
+    """htmx: the messages as a fragment, and, when something was done, a `refresh` event for
+    the page's live parts (nothing changed after a refusal: a refresh would only wipe the
+    form the user is correcting). A plain form post: back to the page it came from."""
     if request.headers.get("hx-request"):
-        return views.render("_flash.html", messages=messages, headers={"hx-trigger": "refresh"})
+        # After-Swap: htmx sends it to the body when the button that asked is gone (a live
+        # refresh replaced it meanwhile); a plain HX-Trigger went nowhere then.
+        done = any(ok for ok, _ in messages)
+        headers = {"hx-trigger-after-swap": "refresh"} if done else {}
+        return views.render("_flash.html", messages=messages, headers=headers)
     return RedirectResponse(views.safe_next(_one(form, "next"), "/"), status_code=303)
 
 
@@ -344,4 +349,5 @@ async def submit(request: Request) -> Response:
         return submit_page(request, form, str(exc), exc.status)
     except OverflowError:  # a number SQLite cannot store; the form is shown again
         return submit_page(request, form, f"a number is too large (at most {LARGEST})", 400)
-    return RedirectResponse(f"/jobs?submitted={','.join(map(str, ids))}", status_code=303)
+    # As ranges ("5-20004"): a list of 20,000 ids made a URL the browser's request failed on.
+    return RedirectResponse(f"/jobs?submitted={format_ids(ids)}", status_code=303)

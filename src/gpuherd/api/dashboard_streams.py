@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import html
 import re
+import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,10 @@ MAX_LOOKUPS = 50
 """More new jobs than this in one batch (a sweep submitted): refresh without asking each."""
 POLL = 0.25
 """Seconds between looks at a running job's log files (they have no change notification)."""
+WAITING_REFRESH = 1.0
+"""A waiting job's page says why it waits, which other jobs' changes alter (a GPU freed, a
+dependency done): after such a change its head is refreshed, at most once per this long."""
+WAITING = ("queued", "held")
 CHUNK = 64 * 1024
 MAX_CATCH_UP = 1024 * 1024
 """A reader further behind than this skips to the last CHUNK bytes (the download has all)."""
@@ -219,6 +224,7 @@ async def _follow(
         finished = job["state"] in FINISHED or number < latest
         cursors = _cursors(service, job_id, number, out, err)
         yield sse("state", "1")
+        pace = _Pace()
         while True:
             events = _new_text(cursors, number, finished)
             if events:
@@ -229,10 +235,10 @@ async def _follow(
                 yield sse("end", "1")
                 return
             # Finished logs do not grow: wait for a change, with no look at the files.
-            changed = await _job_changed(changes, job_id, None if finished else POLL)
+            changed = await _job_changed(changes, job_id, pace.timeout(finished))
             if changed is None:
                 return  # the daemon is stopping
-            if not changed:
+            if not pace.due(changed, job["state"] in WAITING):
                 continue
             job = _show(service, job_id)
             if job is None:
@@ -252,6 +258,34 @@ async def _follow(
         service.engine.changes.unsubscribe(changes)
 
 
+class _Pace:
+    """When a job's page is told `state`: at each change of the job, and for a waiting job
+    after other jobs' changes too (they alter why it waits), at most once per
+    WAITING_REFRESH."""
+
+    def __init__(self) -> None:
+        self.told = time.monotonic()
+        self.others: float | None = None
+        """Since when other jobs' changes are not yet told (None: none are pending)."""
+
+    def timeout(self, finished: bool) -> float | None:
+        wait = None if finished else POLL  # a finished job's logs do not grow
+        if self.others is None:
+            return wait
+        left = max(0.0, self.others + WAITING_REFRESH - time.monotonic())
+        return left if wait is None else min(wait, left)
+
+    def due(self, changed: bool | str, waiting: bool) -> bool:
+        """Whether to tell `state` now (and then it counts as told)."""
+        if changed is OTHERS and waiting and self.others is None:
+            self.others = self.told
+        now = time.monotonic()
+        if changed is True or (self.others is not None and now >= self.others + WAITING_REFRESH):
+            self.told, self.others = now, None
+            return True
+        return False
+
+
 def _show(service: Service, job_id: int) -> dict[str, Any] | None:
     try:
         return service.show(job_id)
@@ -259,18 +293,23 @@ def _show(service: Service, job_id: int) -> dict[str, Any] | None:
         return None  # removed
 
 
+OTHERS = "others"
+
+
 async def _job_changed(
     changes: asyncio.Queue[Change | None], job_id: int, timeout: float | None
-) -> bool | None:
-    """Did job `job_id` change (or may it have: a gap) within `timeout` seconds? None: the
-    daemon is stopping."""
+) -> bool | str | None:
+    """Did job `job_id` change (or may it have: a gap; or its queue was paused or resumed)
+    within `timeout` seconds? OTHERS: another job changed. None: the daemon is stopping."""
     try:
         change = await asyncio.wait_for(changes.get(), timeout)
     except TimeoutError:
         return False
     if change is None:
         return None
-    return change is GAP or change.get("id") == job_id
+    if change is GAP or change.get("id") == job_id or "queue_paused" in change:
+        return True
+    return OTHERS
 
 
 def _new_text(cursors: list[LogCursor], number: int, finished: bool) -> list[str]:

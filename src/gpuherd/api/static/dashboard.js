@@ -22,7 +22,42 @@
   document.addEventListener("pointerup", released, true);
   document.addEventListener("pointercancel", released, true);
 
-  // Ticked job boxes stay ticked when the live jobs table is fetched again.
+  // A job page's edit form is in its head, which a live refresh replaces (the job changed,
+  // or its stream reconnected): the form stays open, and what was typed in it stays typed.
+  var editing = null;
+  function typedEdits(head) {
+    var box = head.querySelector("details.edit-job");
+    if (!box || !box.open) { return null; }
+    var typed = {}, focus = document.activeElement;
+    box.querySelectorAll("form [name]").forEach(function (field) {
+      var was = box.querySelector('input[name="was.' + field.name + '"]');
+      if (was && field.value !== was.value) { typed[field.name] = field.value; }
+    });
+    return {
+      typed: typed,
+      focus: focus && box.contains(focus) ? focus.name : null,
+      at: focus && box.contains(focus) ? [focus.selectionStart, focus.selectionEnd] : null,
+    };
+  }
+  function restoreEdits(head, state) {
+    var box = head.querySelector("details.edit-job");
+    if (!box) { return; }  // the job started meanwhile: nothing left to edit
+    box.open = true;
+    Object.keys(state.typed).forEach(function (name) {
+      var field = box.querySelector('form [name="' + name + '"]');
+      if (field) { field.value = state.typed[name]; }
+    });
+    var focus = state.focus && box.querySelector('form [name="' + state.focus + '"]');
+    if (focus) {
+      focus.focus();
+      if (state.at && state.at[0] !== null && focus.setSelectionRange) {
+        focus.setSelectionRange(state.at[0], state.at[1]);
+      }
+    }
+  }
+
+  // Ticked job boxes stay ticked when the live jobs table is fetched again (and "select all"
+  // stays ticked while every one is).
   var ticked = null;
   document.addEventListener("htmx:beforeSwap", function (event) {
     if (event.detail.xhr && event.detail.xhr.status >= 400) {
@@ -36,6 +71,9 @@
       deferred = true;
       return;
     }
+    if (target && target.id === "job-head" && event.detail.shouldSwap) {
+      editing = typedEdits(target);
+    }
     if (event.detail.target && event.detail.target.id === "jobs-live") {
       ticked = Array.prototype.map.call(
         document.querySelectorAll(BOXES + ":checked"),
@@ -44,9 +82,18 @@
     }
   });
   document.addEventListener("htmx:afterSwap", function (event) {
+    if (event.detail.target && event.detail.target.id === "job-head" && editing) {
+      restoreEdits(event.detail.target, editing);
+      editing = null;
+    }
     if (event.detail.target && event.detail.target.id === "jobs-live" && ticked) {
-      document.querySelectorAll(BOXES).forEach(function (box) {
+      var boxes = document.querySelectorAll(BOXES), all = true;
+      boxes.forEach(function (box) {
         box.checked = ticked.indexOf(box.value) !== -1;
+        all = all && box.checked;
+      });
+      document.querySelectorAll(".select-all").forEach(function (head) {
+        head.checked = all && boxes.length > 0;
       });
       ticked = null;
     }
@@ -71,10 +118,12 @@
     }
   });
   // A line redrawn with a carriage return (a progress bar) arrives with a marker where the
-  // return was: the text since the line's start goes, as a terminal overwrites it.
+  // return was: the text since the line's start goes, as a terminal overwrites it. A marker
+  // with nothing after it yet waits: a terminal shows the line until something overwrites it.
   function redraw(pre) {
     var mark;
     while ((mark = pre.querySelector("i.cr"))) {
+      if (!mark.nextSibling) { break; }
       var node = mark.previousSibling;
       while (node) {
         var before = node.previousSibling;

@@ -1,0 +1,116 @@
+"""What a live refresh of a page keeps (what was typed in a job's edit form, "select all"),
+and what it shows (a priority set from a shell, why a job waits once that changes); and a job
+page's layout with a long name.
+
+In Debian's chromium, as test_dashboard.py; the board (a daemon with 4 fake GPUs) is this
+module's own.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from test_dashboard import Board, board, browser, expect
+
+__all__ = ["board", "browser", "expect"]  # the fixtures, shared with test_dashboard.py
+
+SWAPPED = "() => document.querySelector('#job-head form') !== window.before"
+
+
+def refresh_head(page: Any) -> None:
+    """Refresh the job page's head as a change of the job does, and wait until it is new."""
+    page.evaluate("() => { window.before = document.querySelector('#job-head form'); }")
+    page.evaluate("() => htmx.trigger(document.body, 'refresh')")
+    page.wait_for_function(SWAPPED)
+
+
+def test_what_is_typed_in_the_edit_form_outlives_a_refresh_and_a_refusal(
+    board: Board, expect: Any
+) -> None:
+    job_id = board.submit("--hold", "--gpus", "0", "--name", "before", "--", "true")
+    page = board.page(f"/jobs/{job_id}")
+    page.locator("details.edit-job summary").click()
+    page.fill("details.edit-job input[name=name]", "typed")
+    page.fill("details.edit-job input[name=timeout]", "banana")
+    page.focus("details.edit-job input[name=timeout]")
+    refresh_head(page)  # the job changed meanwhile (from a shell, say)
+    form = page.locator("details.edit-job")
+    expect(form).to_have_attribute("open", "")
+    expect(form.locator("input[name=name]")).to_have_value("typed")
+    expect(form.locator("input[name=timeout]")).to_have_value("banana")
+    expect(form.locator("input[name=timeout]")).to_be_focused()  # typing goes on there
+
+    page.click("#edit-button")
+    expect(page.locator("#flash .flash.error")).to_contain_text("timeout: invalid duration")
+    expect(form).to_have_attribute("open", "")  # refused: nothing changed, nothing wiped
+    expect(form.locator("input[name=name]")).to_have_value("typed")
+    form.locator("input[name=timeout]").fill("2h")
+    page.click("#edit-button")
+    expect(page.locator("#flash .flash.ok")).to_contain_text(f"job {job_id}: edited")
+    job = board.herd.job(job_id)
+    assert (job["name"], job["timeout"]) == ("typed", 7200.0)
+    page.close()
+
+
+def test_a_priority_set_from_a_shell_shows_on_the_open_page(board: Board, expect: Any) -> None:
+    job_id = board.submit("--hold", "--gpus", "0", "--", "true")
+    page = board.page(f"/jobs/{job_id}")
+    priority = page.locator("dt:text-is('Priority') + dd")
+    expect(priority).to_have_text("0")
+    board.herd.cli("priority", str(job_id), "7")
+    expect(priority).to_have_text("7")  # the change was published: no reload needed
+    page.dblclick("#job-head .act-prio-up")  # two answers, the second to a replaced button
+    expect(priority).to_have_text("9")
+    page.close()
+
+
+def test_why_a_job_waits_follows_the_queue(board: Board, expect: Any) -> None:
+    board.herd.cli("pause")
+    try:
+        job_id = board.submit("--gpus", "0", "--", "true")
+        page = board.page(f"/jobs/{job_id}")
+        expect(page.locator(".reason-line")).to_have_text("Waiting: queue paused")
+        board.herd.cli("resume")  # no change of this job: of the queue
+        expect(page.locator("#job-state")).to_have_text("succeeded")
+    finally:
+        board.herd.cli("resume")
+    first, second = (board.submit("--hold", "--gpus", "0", "--", "true") for _ in range(2))
+    waiter = board.submit("--after", f"{first},{second}", "--gpus", "0", "--", "true")
+    page = board.page(f"/jobs/{waiter}")
+    reason = page.locator(".reason-line")
+    expect(reason).to_have_text(f"Waiting: waiting for job {first}, {second}")
+    board.herd.cli("release", str(first))  # other jobs' changes: this one's reason follows
+    board.herd.wait_state(first, "succeeded")
+    expect(reason).to_have_text(f"Waiting: waiting for job {second}")
+    assert board.herd.job(waiter)["state"] == "queued"  # no change of its own told the page
+    page.close()
+
+
+def test_select_all_stays_ticked_through_a_refresh(board: Board, expect: Any) -> None:
+    first = board.submit("--hold", "--gpus", "0", "--project", "ticks", "--", "true")
+    page = board.page("/jobs?project=ticks")
+    page.evaluate(
+        """() => { window.swaps = 0; document.addEventListener("htmx:afterSwap",
+        (e) => { if (e.detail.target.id === "jobs-live") window.swaps++; }); }"""
+    )
+    page.locator(".select-all").check()
+    other = board.submit("--hold", "--gpus", "0", "--project", "ticks", "--", "true")
+    expect(page.locator(f"#job-{other}")).to_be_visible()  # the table was fetched again
+    expect(page.locator(f"#job-{first} input.pick")).to_be_checked()
+    expect(page.locator(".select-all")).not_to_be_checked()  # a new row is not ticked
+    page.locator(".select-all").check()
+    swaps = page.evaluate("() => window.swaps")
+    board.submit("--hold", "--gpus", "0", "--project", "elsewhere", "--", "true")
+    page.wait_for_function(f"() => window.swaps > {swaps}")  # fetched again, rows the same
+    expect(page.locator(".select-all")).to_be_checked()
+    page.locator(".select-all").uncheck()  # one click unticks them all
+    expect(page.locator("input.pick:checked")).to_have_count(0)
+    page.close()
+
+
+def test_a_long_name_wraps_instead_of_widening_the_page(board: Board) -> None:
+    job_id = board.submit("--hold", "--gpus", "0", "--name", "x" * 3000, "--", "true")
+    page = board.page(f"/jobs/{job_id}")
+    width = page.evaluate("() => document.documentElement.scrollWidth")
+    assert width <= 1280, width  # the viewport's width
+    page.close()
