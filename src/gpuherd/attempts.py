@@ -49,6 +49,7 @@ class Live:
     exclusive: bool = False
     grace: float = 10.0
     sweep: str | None = None
+    project: str | None = None
     stalled: bool = False
     """Printed nothing for its --no-output-timeout (cleared by its next output)."""
     peak: int = 0
@@ -112,6 +113,7 @@ class Attempts:
             exclusive=job.spec.exclusive,
             grace=job.spec.grace,
             sweep=job.spec.sweep,
+            project=job.spec.project,
         )
         self.live[job.id] = live
         self.executor.watch(pid, str(folder), lambda status: self._on_exit(job.id, number, status))
@@ -232,6 +234,7 @@ class Attempts:
                     max(lv.mem or 0, lv.peak),
                     shares=lv.mem is not None,
                     exclusive=lv.exclusive,
+                    project=lv.project,
                 )
             )
         return held

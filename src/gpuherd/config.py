@@ -73,6 +73,27 @@ def _command(text: str) -> str | None:
     return None if command.lower() in ("", "none") else command
 
 
+def _project_limits(text: str) -> tuple[tuple[str, int], ...]:
+    """`lr-sweep=2,eval=1` (none = no limits): at most N jobs of each project at once."""
+    if text.strip().lower() in ("", "none"):
+        return ()
+    limits: dict[str, int] = {}
+    for item in text.split(","):
+        name, sep, count = item.strip().rpartition("=")
+        name = name.strip()
+        if not sep or not name or not count.strip().isdecimal() or int(count) < 1:
+            raise ValueError(
+                f"invalid limit '{item.strip()}': use PROJECT=N with N of 1 or more, "
+                "comma-separated (lr-sweep=2,eval=1), or none"
+            )
+        limits[name] = int(count)
+    return tuple(sorted(limits.items()))
+
+
+def _show_limits(limits: tuple[tuple[str, int], ...]) -> str:
+    return ",".join(f"{name}={count}" for name, count in limits) or "none"
+
+
 def _cpu_jobs(text: str) -> int | str | None:
     return AUTO if text.strip().lower() == AUTO else _count(text)
 
@@ -131,6 +152,13 @@ SETTINGS: dict[str, Setting] = {
         lambda v: "none" if v is None else str(v),
         "at most this many CPU-only jobs (--gpus 0) run at once (auto = one per core of "
         "this machine, no cap on a Ray cluster; none = no cap)",
+    ),
+    "project-limits": Setting(
+        "project_limits",
+        _project_limits,
+        _show_limits,
+        "at most N jobs of a project (--project) run at once: PROJECT=N,... (none = no "
+        "limits; the whole list is set at once)",
     ),
     "retries": Setting(
         "retries",

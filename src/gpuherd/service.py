@@ -15,7 +15,7 @@ from typing import Any
 from gpuherd import jobfiles
 from gpuherd.core.idspec import format_ids
 from gpuherd.core.model import Job
-from gpuherd.core.placement import why_waiting
+from gpuherd.core.reasons import why_waiting
 from gpuherd.core.states import (
     BAD_END_STATES,
     FINISHED_STATES,

@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from gpuherd.core.idspec import MAX_GPU_INDEX
 from gpuherd.core.model import Device, JobSpec, Policy
-from gpuherd.core.placement import never_fits
+from gpuherd.core.reasons import never_fits
 from gpuherd.core.units import LONGEST, format_size
 from gpuherd.core.when import LATEST
 from gpuherd.devices import host_memory_total

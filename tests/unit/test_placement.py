@@ -6,7 +6,7 @@ import itertools
 import math
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -22,7 +22,8 @@ from gpuherd.core.model import (
     Reservation,
     queue_order_key,
 )
-from gpuherd.core.placement import never_fits, plan, why_waiting
+from gpuherd.core.placement import plan
+from gpuherd.core.reasons import never_fits, why_waiting
 from gpuherd.core.states import JobState
 
 GIB = 1 << 30
@@ -42,6 +43,7 @@ def job(
     exclusive: bool = False,
     ram: int | None = None,
     only_gpus: tuple[int, ...] = (),
+    project: str | None = None,
 ) -> Job:
     spec = JobSpec(
         command="true",
@@ -51,6 +53,7 @@ def job(
         exclusive=exclusive,
         ram=ram,
         only_gpus=only_gpus,
+        project=project,
     )
     return Job(
         id=id,
@@ -190,14 +193,16 @@ _JOB = st.tuples(
     st.sampled_from([0.0, 10.0, 299.0, 300.0, 5000.0]),  # seconds queued
     # --only-gpus: mostly none; some name GPUs the machine may not have
     st.sampled_from([(), (), (), (), (0,), (1, 2), (0, 3, 5), (2, 4, 6, 8), (REMOVED_GPU,)]),
+    st.sampled_from([None, None, "a", "b"]),  # --project
 )
+_PROJECT_LIMITS = st.sampled_from([(), (), (("a", 1),), (("a", 2), ("b", 1)), (("b", 3),)])
 
 
 def queued_job(
     id: int,
-    fields: tuple[str, int, int | None, int | None, int, int, float, tuple[int, ...]],
+    fields: tuple[str, int, int | None, int | None, int, int, float, tuple[int, ...], str | None],
 ) -> Job:
-    what, sharing_gib, exclusive_gib, ram_gib, gpus, priority, waited, only = fields
+    what, sharing_gib, exclusive_gib, ram_gib, gpus, priority, waited, only, project = fields
     mem = {"plain": None, "sharing": sharing_gib, "exclusive": exclusive_gib}[what]
     return job(
         id,
@@ -208,12 +213,15 @@ def queued_job(
         exclusive=what == "exclusive",
         ram=None if ram_gib is None else ram_gib * GIB,
         only_gpus=only if gpus else (),  # a CPU-only job with --only-gpus is refused
+        project=project,
     )
 
 
 @st.composite
 def cases(draw: st.DrawFn) -> Case:
     devices, reservations = draw(machines())
+    projects = st.sampled_from([None, None, "a", "b"])
+    reservations = [replace(r, project=draw(projects)) for r in reservations]
     size = draw(st.integers(0, 25))
     fields = draw(st.lists(_JOB, min_size=size, max_size=size))
     pending = [queued_job(i, f) for i, f in enumerate(fields)]
@@ -225,6 +233,7 @@ def cases(draw: st.DrawFn) -> Case:
         keep_free=draw(st.sampled_from([0.0, 0.0, 0.1, 0.2])),
         keep_ram=draw(st.sampled_from([0, 0, 2 * GIB])),
         cpu_jobs=draw(st.one_of(st.none(), st.integers(0, 6))),
+        project_limits=draw(_PROJECT_LIMITS),
     )
     host_free = draw(st.sampled_from([None, None, None, 0, 1, 4, 16, 64]))
     return Case(
@@ -354,7 +363,27 @@ def test_cpu_only_jobs_are_only_blocked_by_a_cap_or_host_memory(case: Case) -> N
             # Passed over for host memory: it asked more than was left when its turn came,
             # so more than is left after the whole pass.
             no_ram = free is not None and (j.spec.ram or 0) > free - ram_used
-            assert capped or cpu_capped or no_ram
+            assert capped or cpu_capped or no_ram or project_full(case, result, j)
+
+
+def project_full(case: Case, result: Sequence[Assignment], j: Job) -> bool:
+    """Whether the job's project has as many jobs running, after the pass, as its limit."""
+    limit = dict(case.policy.project_limits).get(j.spec.project or "")
+    if limit is None:
+        return False
+    started = {a.job_id for a in result}
+    mine = sum(1 for r in case.reservations if r.project == j.spec.project)
+    mine += sum(1 for p in case.pending if p.id in started and p.spec.project == j.spec.project)
+    return mine >= limit
+
+
+@given(cases())
+def test_no_project_runs_more_jobs_than_its_limit(case: Case) -> None:
+    started = {a.job_id for a in run(case)}
+    for name, limit in case.policy.project_limits:
+        before = sum(1 for r in case.reservations if r.project == name)
+        new = sum(1 for j in case.pending if j.id in started and j.spec.project == name)
+        assert new <= max(0, limit - before)
 
 
 @dataclass
@@ -433,14 +462,8 @@ def preferred_on_one_node(candidates: list[Room], n: int) -> list[Room]:
     return chosen
 
 
-@PROPS
-@given(cases())
-def test_greedy_in_order_no_job_that_fits_is_passed_over(case: Case) -> None:
-    """Replays the queue with plain bookkeeping and checks every decision plan made."""
-    result = run(case)
-    by_job = {a.job_id: a for a in result}
-    assert [a.job_id for a in result] == [j.id for j in case.pending if j.id in by_job]
-
+def rooms_of(case: Case) -> dict[int, Room]:
+    """The usable GPUs with what the reservations hold on them."""
     policy = case.policy
     rooms = {
         d.index: Room(d, cap_of(d, policy), plain_ok(d, policy), share_ok(d, policy))
@@ -455,6 +478,19 @@ def test_greedy_in_order_no_job_that_fits_is_passed_over(case: Case) -> None:
                 one.plain += not (r.shares or r.exclusive)
                 one.exclusive |= r.exclusive
                 one.mem += r.mem
+    return rooms
+
+
+@PROPS
+@given(cases())
+def test_greedy_in_order_no_job_that_fits_is_passed_over(case: Case) -> None:
+    """Replays the queue with plain bookkeeping and checks every decision plan made."""
+    result = run(case)
+    by_job = {a.job_id: a for a in result}
+    assert [a.job_id for a in result] == [j.id for j in case.pending if j.id in by_job]
+
+    policy = case.policy
+    rooms = rooms_of(case)
     held: set[int] = set()
     holder: int | None = None
     running = len(case.reservations)
@@ -463,12 +499,17 @@ def test_greedy_in_order_no_job_that_fits_is_passed_over(case: Case) -> None:
     if cpu_left is not None:
         cpu_left -= sum(1 for r in case.reservations if not r.gpus)
     ram_left = None if case.host_free is None else case.host_free - policy.keep_ram
+    project_left = {
+        name: limit - sum(1 for r in case.reservations if r.project == name)
+        for name, limit in policy.project_limits
+    }
     for j in case.pending:
         n, ram = j.spec.gpus, j.spec.ram or 0
         if (
             (cap is not None and running >= cap)
             or (ram_left is not None and ram > ram_left)
             or (n == 0 and cpu_left is not None and cpu_left <= 0)
+            or project_left.get(j.spec.project or "", 1) <= 0
         ):
             assert j.id not in by_job
             continue
@@ -483,6 +524,8 @@ def test_greedy_in_order_no_job_that_fits_is_passed_over(case: Case) -> None:
             for i in gpus:
                 rooms[i].add(j.spec)
             running += 1
+            if j.spec.project in project_left:
+                project_left[j.spec.project] -= 1
             ram_left = None if ram_left is None else ram_left - ram
             continue
         assert n > 0 and preferred(fits_on, n) is None, f"job {j.id} fits but was passed over"

@@ -30,7 +30,8 @@ from gpuherd.core.model import (
     Policy,
     Reservation,
 )
-from gpuherd.core.placement import gpus_open, never_fits, plan, why_waiting
+from gpuherd.core.placement import gpus_open, plan
+from gpuherd.core.reasons import never_fits, why_waiting
 
 
 @PROPS

@@ -10,7 +10,8 @@ from hypothesis import given
 from test_placement import GIB, NOW, PROPS, Case, cases, job, run
 
 from gpuherd.core.model import Assignment, Device, DeviceState, Policy, Reservation
-from gpuherd.core.placement import never_fits, plan, why_waiting
+from gpuherd.core.placement import plan
+from gpuherd.core.reasons import never_fits, why_waiting
 
 
 def cluster(*sizes: int, slots: int = 1) -> list[Device]:

@@ -184,6 +184,8 @@ class Reservation:
     shares: bool = False
     """Declared --mem: bound by memory, not by a slot."""
     exclusive: bool = False
+    project: str | None = None
+    """The job's project (what `Policy.project_limits` counts)."""
 
 
 class ForeignMode(StrEnum):
@@ -205,6 +207,8 @@ class Policy:
     """Seconds a job that does not fit waits before it reserves GPUs against smaller jobs."""
     max_running: int | None = None
     """Cap on jobs running at once (GPU and CPU-only alike); None = no cap."""
+    project_limits: tuple[tuple[str, int], ...] = ()
+    """(project, cap): at most that many jobs of the project run at once (pueue's groups)."""
     cpu_jobs: int | None = None
     """Cap on CPU-only jobs (`--gpus 0`) running at once; None = no cap. Such a job holds no
     GPU slot, so without it a sweep of 2,000 CPU-only points would start 2,000 processes."""

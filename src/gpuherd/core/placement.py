@@ -9,29 +9,57 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 
 from gpuherd.core.capacity import (
     EXCLUSIVE,
     PLAIN,
     SHARING,
-    Gpu,
-    Kind,
     Pass,
-    foreign_blocks,
-    foreign_memory,
-    kind_of,
-    load,
-    margin,
-    most_on_a_node,
 )
-from gpuherd.core.model import Assignment, Device, DeviceState, Job, Policy, Reservation
-from gpuherd.core.units import format_size, plural
+from gpuherd.core.model import (
+    Assignment,
+    Device,
+    Job,
+    JobSpec,
+    Policy,
+    Reservation,
+)
 
-_DEFAULT_POLICY = Policy()
 
+@dataclass(slots=True)
+class _Budget:
+    """What may still start in one pass; None = no limit."""
 
-def _percent(fraction: float) -> str:
-    return f"{fraction * 100:g}%"
+    room: int | None
+    """More jobs of any kind (`max_running`)."""
+    ram: int | None
+    """Host memory still to give out (beyond `keep_ram`)."""
+    cpu: int | None
+    """More CPU-only jobs (`cpu_jobs`)."""
+    projects: dict[str, int]
+    """More jobs of each project that has a limit (`project_limits`)."""
+
+    def allows(self, spec: JobSpec) -> bool:
+        """Whether the limits let the job start (whatever the GPUs say)."""
+        return not (
+            (self.ram is not None and (spec.ram or 0) > self.ram)
+            or (spec.gpus == 0 and self.cpu is not None and self.cpu <= 0)
+            or (spec.project is not None and self.projects.get(spec.project, 1) <= 0)
+        )
+
+    def take(self, spec: JobSpec) -> bool:
+        """Count the job as started; True when nothing more may start (`max_running`)."""
+        if self.ram is not None:
+            self.ram -= spec.ram or 0
+        if spec.gpus == 0 and self.cpu is not None:
+            self.cpu -= 1
+        if spec.project in self.projects:
+            self.projects[spec.project] -= 1
+        if self.room is not None:
+            self.room -= 1
+            return self.room <= 0
+        return False
 
 
 def _place_gpu_jobs(
@@ -39,27 +67,16 @@ def _place_gpu_jobs(
     state: Pass,
     policy: Policy,
     now: float,
-    room: int | None,
-    ram_left: int | None,
-    cpu_left: int | None,
+    budget: _Budget,
     out: list[Assignment],
-) -> tuple[bool, int | None, int | None]:
-    """Place jobs while some GPU is open.
-
-    Returns (the running-job cap is reached, host memory still to give out, CPU-only jobs
-    that may still start); None = no limit.
-    """
+) -> bool:
+    """Place jobs while some GPU is open; True when the running-job cap is reached."""
     for job in jobs:
         spec = job.spec
         n = spec.gpus
-        ram = spec.ram or 0
-        if n < 0 or (ram_left is not None and ram > ram_left):
-            continue  # a negative count is refused at submit time, never placed
+        if n < 0 or not budget.allows(spec):
+            continue  # (a negative count is refused at submit time, never placed)
         if n == 0:
-            if cpu_left is not None:
-                if cpu_left <= 0:
-                    continue
-                cpu_left -= 1
             out.append(Assignment(job.id, ()))
         else:
             mem = spec.mem
@@ -72,17 +89,15 @@ def _place_gpu_jobs(
                     and state.hold(kind, n, mem, spec.only_gpus)
                     and not state.open
                 ):
-                    return False, ram_left, cpu_left
+                    return False
                 continue
             state.take(chosen, kind, mem)
             out.append(Assignment(job.id, tuple(sorted(g.index for g in chosen))))
-        if ram_left is not None:
-            ram_left -= ram
-        if room is not None and len(out) >= room:
-            return True, ram_left, cpu_left
+        if budget.take(spec):
+            return True
         if not state.open:
             break
-    return False, ram_left, cpu_left
+    return False
 
 
 def plan(
@@ -110,7 +125,9 @@ def plan(
     This applies to CPU-only jobs too.
 
     CPU-only jobs: at most `policy.cpu_jobs` run at once (reservations without GPUs count);
-    past that, one is passed over like a GPU job that does not fit, holding nothing.
+    past that, one is passed over like a GPU job that does not fit, holding nothing. So is
+    a job of a project that has `policy.project_limits` jobs running (reservations count
+    by their project).
 
     Starvation: the first job (in order) that asks for GPUs, does not fit, has waited at
     least `policy.reserve_after` and could run on the usable GPUs holds the GPUs it would
@@ -127,35 +144,32 @@ def plan(
     ram_left = None if host_free is None else host_free - policy.keep_ram
     if (room is not None and room <= 0) or (ram_left is not None and ram_left < 0):
         return out
+    budget = _Budget(
+        room, ram_left, cpu_slots_left(reservations, policy), project_room(reservations, policy)
+    )
     state = Pass(devices, reservations, policy)
     jobs = iter(pending)
-    cpu_left = cpu_slots_left(reservations, policy)
-    if state.open:
-        full, ram_left, cpu_left = _place_gpu_jobs(
-            jobs, state, policy, now, room, ram_left, cpu_left, out
-        )
-        if full:
-            return out
-    if not cpu_jobs_waiting or cpu_left == 0:
+    if state.open and _place_gpu_jobs(jobs, state, policy, now, budget, out):
+        return out
+    if not cpu_jobs_waiting or budget.cpu == 0:
         return out
     # Every GPU is taken or held: only CPU-only jobs can still start, and a hold would
     # change nothing now, so the rest of the queue is read with the cheapest test.
     for job in jobs:
-        if job.spec.gpus != 0:
+        if job.spec.gpus != 0 or not budget.allows(job.spec):
             continue
-        if ram_left is not None:
-            ram = job.spec.ram or 0
-            if ram > ram_left:
-                continue
-            ram_left -= ram
         out.append(Assignment(job.id, ()))
-        if room is not None and len(out) >= room:
+        if budget.take(job.spec) or budget.cpu == 0:
             break
-        if cpu_left is not None:
-            cpu_left -= 1
-            if cpu_left <= 0:
-                break
     return out
+
+
+def project_room(reservations: Sequence[Reservation], policy: Policy) -> dict[str, int]:
+    """How many more jobs of each project with a limit (`policy.project_limits`) may start."""
+    if not policy.project_limits:
+        return {}
+    running = Counter(r.project for r in reservations if r.project is not None)
+    return {name: limit - running[name] for name, limit in policy.project_limits}
 
 
 def cpu_slots_left(reservations: Sequence[Reservation], policy: Policy) -> int | None:
@@ -174,224 +188,3 @@ def gpus_open(
     --mem, a GPU whose slots are all taken may still have room.
     """
     return Pass(devices, reservations, policy).open
-
-
-def _ram_reason(ram: int | None, host_free: int | None, policy: Policy) -> str | None:
-    if host_free is None:
-        return None
-    keep = policy.keep_ram
-    left = host_free - keep
-    if ram and ram > left:
-        beyond = f" beyond the {format_size(keep)} kept free" if keep else ""
-        return (
-            f"waiting for {format_size(ram)} of host memory "
-            f"({format_size(max(left, 0))} available{beyond})"
-        )
-    if left < 0:
-        return (
-            f"waiting for host memory ({format_size(host_free)} available, "
-            f"{format_size(keep)} must stay free)"
-        )
-    return None
-
-
-def _gpus_named(indices: Sequence[int]) -> str:
-    """ "GPU 1" or "GPUs 1, 3"."""
-    if len(indices) == 1:
-        return f"GPU {indices[0]}"
-    return "GPUs " + ", ".join(map(str, indices))
-
-
-def _gpu_names(indices: list[int], verbs: tuple[str, str]) -> str:
-    """ "GPU 1 is" or "GPUs 1, 3 are" (with the verbs given)."""
-    return f"{_gpus_named(indices)} {verbs[0] if len(indices) == 1 else verbs[1]}"
-
-
-def _only(indices: Sequence[int]) -> str:
-    return "--only-gpus " + ",".join(map(str, indices))
-
-
-_DRAINING = ("is", "are"), "draining"
-_FOREIGN = ("is", "are"), "busy with other users' processes"
-_EXCLUSIVE_JOB = ("runs", "run"), "an exclusive job"
-_LIMIT = ("has", "have"), "reached the limit of jobs set for it"
-_OWNED = ("is", "are"), "taken by a job without --mem"
-
-
-def _blocker(g: Gpu, kind: Kind, mem: int | None) -> tuple[tuple[str, str], str] | None:
-    """Why a GPU with room for the job by its own measure (slots or memory) refuses it."""
-    if kind is EXCLUSIVE:
-        return None  # "waiting for an empty GPU" says it
-    free = g.free_mem
-    sharing = kind is SHARING and free is not None
-    if not (free is not None and free >= (mem or 0) if sharing else g.count < g.slots):
-        return None
-    if g.exclusive:
-        return _EXCLUSIVE_JOB
-    if g.max_jobs is not None and g.count >= g.max_jobs:
-        return _LIMIT
-    if sharing and g.plain and g.count >= g.slots:
-        return _OWNED
-    return None
-
-
-def _details(
-    kind: Kind, mem: int | None, devices: Sequence[Device], gpus: list[Gpu], policy: Policy
-) -> list[str]:
-    """What keeps GPUs that could otherwise take the job from it, GPUs grouped by cause."""
-    by_index = {g.index: g for g in gpus}
-    groups: dict[tuple[tuple[str, str], str], list[int]] = {}
-    foreign: list[str] = []
-    for d in sorted(devices, key=lambda d: d.index):
-        g = by_index.get(d.index)
-        total, cause = d.memory_total, None
-        if mem is not None and total is not None and total - margin(total, policy.keep_free) < mem:
-            continue  # too small even when free: never the reason the job waits
-        if d.state is DeviceState.DRAINING:
-            cause = _DRAINING
-        elif g is not None:
-            plain_busy, share_busy = foreign_blocks(d, policy)
-            sharing = kind is SHARING and g.cap is not None
-            cause = _FOREIGN if (share_busy if sharing else plain_busy) else _blocker(g, kind, mem)
-            used, free, need = foreign_memory(d, policy), g.free_mem, mem or 0
-            if (
-                sharing
-                and cause is None
-                and used
-                and free is not None
-                and free < need <= free + used
-            ):
-                foreign.append(f"other users' processes use {format_size(used)} of GPU {d.index}")
-        if cause is not None:
-            groups.setdefault(cause, []).append(d.index)
-    return [f"{_gpu_names(ix, verbs)} {what}" for (verbs, what), ix in groups.items()] + foreign
-
-
-def why_waiting(
-    job: Job,
-    devices: Sequence[Device],
-    reservations: Sequence[Reservation],
-    policy: Policy = _DEFAULT_POLICY,
-    host_free: int | None = None,
-) -> str:
-    """A short reason why a queued job (dependencies met) is not running, given current load.
-
-    "waiting for a free GPU", "waiting for 2 free GPUs", "waiting for 20.0 GiB free on 1
-    GPU" (--mem), "waiting for an empty GPU" (exclusive), "waiting for 8.0 GiB of host
-    memory", with the GPUs that draining, other users' processes, an exclusive job, a job
-    without --mem or a job limit keep from it in parentheses. A job for several GPUs on
-    GPUs of several nodes waits for them "on one node". A job limited to some GPUs
-    (`--only-gpus`) waits for a free GPU "of --only-gpus 0,2": only those GPUs are looked at.
-    """
-    spec = job.spec
-    n, mem, only = spec.gpus, spec.mem, spec.only_gpus
-    ram_reason = _ram_reason(spec.ram, host_free, policy)
-    cap = policy.max_running
-    if cap is not None and len(reservations) >= cap:
-        return f"waiting for a run slot ({cap} running: config max-running)"
-    if n <= 0:
-        if cpu_slots_left(reservations, policy) == 0:
-            return f"waiting for a CPU slot ({policy.cpu_jobs} running: config cpu-jobs)"
-        return ram_reason or "starting"  # nothing else holds a CPU-only job back
-    kind = kind_of(spec)
-    absent = sorted(set(only) - {d.index for d in devices})
-    if only:
-        devices = [d for d in devices if d.index in only]
-    gpus = load(devices, reservations, policy)
-    if most_on_a_node(g for g in gpus if g.fits(kind, mem)) >= n:
-        return ram_reason or (
-            "waiting for its turn (its GPUs are held for an older job that waits longer)"
-        )
-    if kind is SHARING and any(g.cap is not None for g in gpus):
-        head = f"waiting for {format_size(mem or 0)} free on {plural(n, 'GPU')}"
-    elif kind is EXCLUSIVE:
-        head = "waiting for an empty GPU" if n == 1 else f"waiting for {n} empty GPUs"
-    else:
-        head = "waiting for a free GPU" if n == 1 else f"waiting for {n} free GPUs"
-    if n > 1 and len({d.node for d in devices}) > 1:
-        head += " on one node"
-    if only:
-        head += f" of {_only(only)}"
-    details = _details(kind, mem, devices, gpus, policy)
-    if absent:
-        details.append(f"{_gpu_names(absent, ('is', 'are'))} not there now: `gpuherd gpus`")
-    return head + (f" ({'; '.join(details)})" if details else "")
-
-
-def never_fits(
-    job_gpus: int,
-    job_mem: int | None,
-    devices: Sequence[Device],
-    policy: Policy = _DEFAULT_POLICY,
-    exclusive: bool = False,
-    only: tuple[int, ...] = (),
-) -> str | None:
-    """Why no arrangement of `devices` could ever run such a job, or None if one could.
-
-    Load is ignored; enabled and draining GPUs count (draining is temporary), GPUs with
-    other users' processes count too, with all their memory (those processes may go away).
-    The margin `policy.keep_free` is never handed out: a 24 GiB GPU with 10% kept free
-    cannot take a 23 GiB job. A job's GPUs must all be on one node (`Device.node`). An
-    exclusive job needs the same GPUs as another job with that --mem (it is an empty GPU
-    it waits for); `exclusive` only words the reason. `only`: the job may use these GPUs
-    alone (`--only-gpus`; () = any).
-    """
-    keep = policy.keep_free
-    if job_gpus < 0:
-        return f"asks for {job_gpus} GPUs; the count must be 0 or more"
-    if job_gpus == 0:
-        return None
-    configured = [
-        d
-        for d in devices
-        if d.state in (DeviceState.ENABLED, DeviceState.DRAINING)
-        and d.slots > 0
-        and (d.max_jobs is None or d.max_jobs > 0)
-    ]
-    word = "exclusive GPU" if exclusive else "GPU"
-    if only:
-        if job_gpus > len(only):
-            return f"asks for {plural(job_gpus, word)} but --only-gpus names {len(only)}"
-        named = [d for d in configured if d.index in only]
-        if len(named) < job_gpus:
-            absent = sorted(set(only) - {d.index for d in named})
-            return (
-                f"asks for {plural(job_gpus, word)} of {_only(only)}, "
-                f"but gpuherd has no {_gpus_named(absent)}"
-            )
-        configured = named
-    if job_gpus > len(configured):
-        count = len(configured)
-        have = "none" if count == 0 else f"only {count}"
-        return f"asks for {plural(job_gpus, word)} but gpuherd has {have}"
-    largest_node = _most_on_a_node(configured)
-    if job_gpus > largest_node:
-        return f"asks for {job_gpus} {word}s on one node: the largest node has {largest_node}"
-    if job_mem is None:
-        return None
-    caps = {
-        d.index: None if d.memory_total is None else d.memory_total - margin(d.memory_total, keep)
-        for d in configured
-    }
-    big = [d for d in configured if (cap := caps[d.index]) is None or cap >= job_mem]
-    most = _most_on_a_node(big)
-    if most >= job_gpus:
-        return None
-    kept = f" once {_percent(keep)} is kept free" if keep > 0 else ""
-    if not big:
-        largest = max(configured, key=lambda d: caps[d.index] or 0)
-        offer = f" ({format_size(caps[largest.index] or 0)}{kept})" if kept else ""
-        return (
-            f"asks for {format_size(job_mem)} per GPU but the largest GPU has "
-            f"{format_size(largest.memory_total or 0)}{offer}"
-        )
-    asks = f"asks for {job_gpus} {word}s with {format_size(job_mem)} each"
-    if len(big) >= job_gpus:
-        return f"{asks} on one node, but no node has more than {plural(most, 'such GPU')}{kept}"
-    have = "GPU has" if len(big) == 1 else "GPUs have"
-    return f"{asks} but only {len(big)} {have} that much{kept}"
-
-
-def _most_on_a_node(devices: Sequence[Device]) -> int:
-    counts = Counter(d.node for d in devices)
-    return max(counts.values(), default=0)

@@ -1,0 +1,45 @@
+"""`config set project-limits P=N`: at most N jobs of project P run at once (pueue's groups),
+while other projects' jobs use the GPUs left; the jobs record their own start and end."""
+
+from __future__ import annotations
+
+from conftest import Herd, Recorder, max_overlap, wait_for
+
+
+def test_a_project_runs_at_most_its_limit_and_others_pass_it(
+    daemon: Herd, recorder: Recorder
+) -> None:
+    said = daemon.cli("config", "set", "project-limits", "sweep-a=2, eval=1")
+    assert said.stdout.strip() == "project-limits = eval=1,sweep-a=2"
+    capped = [
+        daemon.submit("--project", "sweep-a", "--", recorder.cmd("a", wait="go")) for _ in range(4)
+    ]
+    free = daemon.submit("--project", "other", "--", recorder.cmd("other", wait="go"))
+    daemon.wait_state(free, "running")  # queued behind the four: passed them
+    wait_for(lambda: recorder.waiting("a") == 2, what="two jobs of sweep-a to start")
+    waiting = daemon.job(capped[2])
+    assert waiting["state"] == "queued"  # a GPU is free: the limit holds it back
+    assert waiting["reason"] == (
+        "waiting for a run slot of project sweep-a (2 running: config project-limits)"
+    )
+
+    recorder.go()
+    for job_id in [*capped, free]:
+        daemon.wait_state(job_id, "succeeded")
+    runs = [(line["start"], line["end"]) for line in recorder.lines("a")]
+    assert len(runs) == 4 and max_overlap(runs) == 2
+
+
+def test_limits_are_kept_across_a_restart_and_cleared_with_none(daemon: Herd) -> None:
+    daemon.cli("config", "set", "project-limits", "p=1")
+    daemon.cli("daemon", "stop")
+    daemon.start()
+    assert daemon.cli("config", "get", "project-limits").stdout.strip() == "p=1"
+    daemon.cli("config", "set", "project-limits", "none")
+    assert daemon.cli("config", "get", "project-limits").stdout.strip() == "none"
+    for wrong in ("p", "p=0", "p=-1", "=2", "p=two"):
+        refused = daemon.cli("config", "set", "project-limits", wrong, check=False)
+        assert refused.returncode != 0, wrong
+        assert refused.stderr.startswith("gpuherd: error: project-limits: invalid limit"), wrong
+        assert len(refused.stderr.splitlines()) == 1
+    assert daemon.cli("config", "get", "project-limits").stdout.strip() == "none"
