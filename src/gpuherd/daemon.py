@@ -291,10 +291,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--listen", help="also serve over TCP, e.g. 127.0.0.1:8888 (token)")
     parser.add_argument("--executor", choices=("local", "ray"))
     parser.add_argument("--address", help="the Ray cluster: HOST:PORT or auto")
+    parser.add_argument("--log-file", help="also log here (a foreground daemon: daemon.log)")
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    if args.log_file:
+        try:
+            also = logging.FileHandler(args.log_file)
+        except OSError as exc:
+            log.warning("cannot write %s (%s): logging to stderr only", args.log_file, exc)
+        else:
+            also.setFormatter(logging.getLogger().handlers[0].formatter)
+            logging.getLogger().addHandler(also)
     try:
         serve(
             paths.home_dir(args.home),

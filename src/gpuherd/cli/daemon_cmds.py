@@ -75,8 +75,6 @@ def start(
     for flag, value in [*options, ("--listen", listen)]:
         if value is not None:
             args += [flag, str(value)]
-    if foreground:
-        os.execv(sys.executable, args)
     try:
         client.home.mkdir(parents=True, exist_ok=True)
     except (FileExistsError, NotADirectoryError):
@@ -87,6 +85,8 @@ def start(
             "point GPUHERD_HOME at a folder you can write"
         ) from None
     log_path = paths.daemon_log(client.home)
+    if foreground:  # stderr (a service manager's journal), and daemon.log for `daemon log`
+        os.execv(sys.executable, [*args, "--log-file", str(log_path)])
     with log_path.open("ab") as log, open(os.devnull, "rb") as devnull:
         logged = log.tell()
         proc = subprocess.Popen(args, stdin=devnull, stdout=log, stderr=log, start_new_session=True)
