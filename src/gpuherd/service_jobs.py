@@ -33,7 +33,7 @@ from gpuherd.submission import check_spec, never_runs_judge, reject_nul
 from gpuherd.wire import ActionResult
 from gpuherd.worker import staged_params_file
 
-VERBS = ("kill", "rm", "retry", "pause", "resume", "hold", "release")
+VERBS = ("kill", "rm", "retry", "retry-held", "pause", "resume", "hold", "release")
 PIECE = 500
 """Jobs a verb on many handles between two breaths (~50 ms of work)."""
 BREATH = 0.002
@@ -57,6 +57,7 @@ class JobVerbs:
             "kill": self.kill,
             "rm": self.remove,
             "retry": self.retry,
+            "retry-held": lambda ids: self.retry(ids, hold=True),
             "pause": self.pause,
             "resume": self.resume,
             "hold": self.hold,
@@ -116,11 +117,13 @@ class JobVerbs:
             leftovers += [staged] if staged else []
         return "removed"
 
-    def retry(self, ids: Sequence[int]) -> list[ActionResult]:
+    def retry(self, ids: Sequence[int], hold: bool = False) -> list[ActionResult]:
+        """Finished jobs queued again (`hold`: held, to be edited, then released); running
+        ones stopped and queued again."""
         newest: dict[str, dict[str, int]] = {}  # per sweep, read at its first job here
-        return self._each(ids, lambda job: self._retry_one(job, newest))
+        return self._each(ids, lambda job: self._retry_one(job, newest, hold))
 
-    def _retry_one(self, job: Job, newest: dict[str, dict[str, int]]) -> str:
+    def _retry_one(self, job: Job, newest: dict[str, dict[str, int]], hold: bool) -> str:
         sweep, folder = job.spec.sweep, job.spec.folder
         newer = job.id
         if sweep and folder:
@@ -132,6 +135,11 @@ class JobVerbs:
             raise Conflict(
                 f"job {job.id} is an older run of {job.spec.name or folder}: job {newer} "
                 f"ran that point since (retry job {newer} if it should run again)"
+            )
+        if job.state in LIVE_STATES and hold:
+            raise Conflict(
+                f"job {job.id} is {job.state.value}: retry --hold takes a finished job "
+                f"(gpuherd kill {job.id}, then retry --hold it)"
             )
         if job.state in LIVE_STATES:
             self.engine.stop_job(job.id, OutcomeKind.KILLED, requeue=True)
@@ -154,10 +162,10 @@ class JobVerbs:
                 f"job {job.id} waits for job {dep_id}, which ended {state}: retry both "
                 f"(gpuherd retry {dep_id} {job.id})"
             )
-        self.engine.move_state(
-            job, Event.RETRY, JobState.QUEUED, detail="retry by the user", ended_at=None
-        )
-        return "queued again"
+        event, to = (Event.RETRY_HELD, JobState.HELD) if hold else (Event.RETRY, JobState.QUEUED)
+        detail = "retry by the user" + (", held" if hold else "")
+        self.engine.move_state(job, event, to, detail=detail, ended_at=None)
+        return "held (`gpuherd release` runs it again)" if hold else "queued again"
 
     def pause(self, ids: Sequence[int]) -> list[ActionResult]:
         return self._each(ids, lambda job: self._signal_one(job, Event.PAUSE))

@@ -116,3 +116,27 @@ def test_edit_without_a_change_is_a_usage_error(daemon: Herd) -> None:
     quoted = daemon.cli("edit", str(job), "--command", "echo 'a b'").stdout
     assert quoted == f"job {job}: edited (command)\n"
     assert shlex.split(daemon.job(job)["command"]) == ["echo", "a b"]
+
+
+def test_a_finished_job_retried_held_is_edited_then_released(daemon: Herd) -> None:
+    job_id = daemon.submit("--", "echo typo; exit 3")
+    daemon.wait_state(job_id, "failed")
+    answer = daemon.cli("retry", "--hold", str(job_id))
+    assert answer.stdout == f"job {job_id}: held (`gpuherd release` runs it again)\n"
+    assert daemon.job(job_id)["state"] == "held"
+    daemon.cli("edit", str(job_id), "--command", "echo fixed")
+    daemon.cli("release", str(job_id))
+    done = daemon.wait_state(job_id, "succeeded")
+    assert (done["attempt"], daemon.cli("log", str(job_id)).stdout) == (2, "fixed\n")
+    events = [(e["event"], e["to_state"]) for e in done["events"]]
+    assert ("retry-held", "held") in events
+
+    running = daemon.submit("--", "sleep 60")
+    daemon.wait_state(running, "running")
+    refused = daemon.cli("retry", "--hold", str(running), check=False)
+    assert refused.returncode == 1
+    assert refused.stderr == (
+        f"gpuherd: error: job {running} is running: retry --hold takes a finished job "
+        f"(gpuherd kill {running}, then retry --hold it)\n"
+    )
+    daemon.cli("kill", str(running))

@@ -92,9 +92,10 @@ def test_a_refusal_names_only_what_a_person_can_do() -> None:
 
 @pytest.mark.parametrize("state", sorted(FINISHED_STATES), ids=str)
 def test_finished_states_only_allow_retry(state: JobState) -> None:
-    assert allowed_events(state) == {E.RETRY}
+    assert allowed_events(state) == {E.RETRY, E.RETRY_HELD}
     assert transition(state, E.RETRY) is S.QUEUED
-    for event in set(Event) - {E.RETRY}:
+    assert transition(state, E.RETRY_HELD) is S.HELD  # `retry --hold`
+    for event in set(Event) - {E.RETRY, E.RETRY_HELD}:
         with pytest.raises(TransitionError):
             transition(state, event)
 
@@ -210,9 +211,9 @@ def test_guarded_event_sequences_stay_inside_the_table(
         # A held job goes nowhere live directly: it is released (to queued) or cancelled.
         if before is S.HELD:
             assert after in {S.QUEUED, S.CANCELLED}
-        # Leaving a finished state is always a retry back to the queue.
+        # Leaving a finished state is always a retry back to the queue (held, or not).
         if before in FINISHED_STATES:
-            assert (event, after) == (E.RETRY, S.QUEUED)
+            assert (event, after) in {(E.RETRY, S.QUEUED), (E.RETRY_HELD, S.HELD)}
 
 
 @settings(deadline=None, max_examples=200)

@@ -44,11 +44,24 @@ kill = _verb(
     "SIGKILL after their grace period. IDS: 3, 3-7, 3,5,9.",
 )
 rm = _verb("rm", "Remove jobs: cancel queued ones, forget finished ones and their logs.")
-retry = _verb(
-    "retry",
-    "Run finished jobs again as a new attempt; a running job is stopped "
-    "gracefully and queued again (for jobs that resume from a checkpoint).",
+
+
+@click.command()
+@ids_argument(required=False)
+@click.option(
+    "--hold",
+    is_flag=True,
+    help="Put finished jobs back held: `gpuherd edit` them, then `gpuherd release`.",
 )
+def retry(ids: tuple[str, ...], hold: bool) -> None:
+    """Run finished jobs again as a new attempt; a running job is stopped gracefully and
+    queued again (for jobs that resume from a checkpoint). IDS: 3, 3-7, 3,5,9."""
+    if not ids:
+        click.echo("no job ids given: nothing to retry (e.g. gpuherd retry 3-7)")
+        return
+    _act("retry-held" if hold else "retry", ids)
+
+
 hold = _verb("hold", "Keep queued jobs from starting until `gpuherd release`.")
 release = _verb("release", "Let held jobs run again.")
 

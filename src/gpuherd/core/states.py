@@ -53,6 +53,8 @@ class Event(StrEnum):
     CANCEL = "cancel"
     LOSE = "lose"
     RETRY = "retry"
+    RETRY_HELD = "retry-held"
+    """`retry --hold`: a finished job back in the queue, held (to edit it before it runs)."""
 
 
 S = JobState
@@ -80,6 +82,11 @@ TRANSITIONS: dict[tuple[JobState, Event], JobState] = {
     (S.LOST, Event.RETRY): S.QUEUED,
     (S.CANCELLED, Event.RETRY): S.QUEUED,
     (S.SUCCEEDED, Event.RETRY): S.QUEUED,
+    (S.FAILED, Event.RETRY_HELD): S.HELD,
+    (S.KILLED, Event.RETRY_HELD): S.HELD,
+    (S.LOST, Event.RETRY_HELD): S.HELD,
+    (S.CANCELLED, Event.RETRY_HELD): S.HELD,
+    (S.SUCCEEDED, Event.RETRY_HELD): S.HELD,
 }
 del S
 
