@@ -1,4 +1,5 @@
-"""Jobs submitted with `--begin`: held until their time, then released by the engine.
+"""Jobs submitted with `--begin`: held until their time, then released by the engine; and
+jobs retried with `--retry-delay`: queued, but not placed before their time.
 
 One timer for the earliest time; it re-reads the store whenever it fires, so jobs released,
 held or removed by hand meanwhile need no bookkeeping here.
@@ -56,9 +57,13 @@ class BeginTimer:
 
     def _release_due(self) -> None:
         engine = self._engine
-        due = engine.store.due_releases(engine.clock())
-        if due:
-            with engine.store.transaction():
-                for job in due:
-                    engine.move(job, Event.RELEASE, JobState.QUEUED, RELEASED, release_at=None)
+        now = engine.clock()
+        due = engine.store.due_releases(now)
+        with engine.store.transaction():
+            for job in due:
+                engine.move(job, Event.RELEASE, JobState.QUEUED, RELEASED, release_at=None)
+            retries = engine.store.end_retry_waits(now)
+            for job_id in retries:  # no event of their own: the retry's says when it starts
+                engine.publish({"id": job_id, "state": JobState.QUEUED.value, "event": "ready"})
+        if due or retries:
             engine.wake()

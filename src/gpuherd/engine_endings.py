@@ -60,21 +60,28 @@ def finish(
     engine.store.update_attempt(
         job.id, job.attempt, ended_at=ended_at, outcome=outcome, peak_mem=peak or None
     )
-    bigger: dict[str, object] = {}
+    changes: dict[str, object] = {}
+    detail = outcome.describe()
     if nxt.state is JobState.QUEUED and outcome.kind is OutcomeKind.CUDA_OOM:
         largest = max((d.memory_total or 0 for d in engine.device_listing()), default=0)
         mem, exclusive = grow_request(job.spec.mem, peak, largest)
-        bigger = {"mem": mem, "exclusive": int(exclusive)}
+        changes = {"mem": mem, "exclusive": int(exclusive)}
+    delay = job.spec.retry_delay
+    if nxt.state is JobState.QUEUED and delay and not ended.requeue:  # not a user's retry
+        changes["release_at"] = now + delay
+        detail += f"; runs again in {format_duration(delay)} (--retry-delay)"
     engine.move(
         job,
         nxt.event,
         nxt.state,
-        detail=outcome.describe(),
+        detail=detail,
         ended_at=ended_at,
         outcome=outcome,
         stop_reason=None,
-        **bigger,
+        **changes,
     )
+    if "release_at" in changes:
+        engine.begins.arm()
     started = live.started_info if live else jobfiles.start_info(job, stored_attempt(engine, job))
     engine.add_paperwork(
         lambda: jobfiles.record_end(engine.layout, job, outcome, ended_at, started)

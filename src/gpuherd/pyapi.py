@@ -294,9 +294,10 @@ class Job:
 
     def edit(self, clear: Iterable[str] = (), **changes: Any) -> str:
         """Change what the waiting job asks for, as `gpuherd edit`: command, name, gpus,
-        mem, ram (bytes or "10GiB"), retries, timeout (seconds or "2h"), project; `clear`
-        unsets name, mem, ram, timeout or project. Answers what changed ("edited (gpus 1 ->
-        2)"); HerdError if the daemon refused (the job runs or ended, or could never run)."""
+        only_gpus (a list), mem, ram (bytes or "10GiB"), retries, retry_delay, timeout
+        (seconds or "2h"), project; `clear` unsets name, only_gpus, mem, ram, retry_delay,
+        timeout or project. Answers what changed ("edited (gpus 1 -> 2)"); HerdError if the
+        daemon refused (the job runs or ended, or could never run)."""
         unknown = sorted(set(changes) - set(EDITABLE))
         if unknown:
             raise TypeError(f"{unknown[0]!r} cannot be edited; fields: {', '.join(EDITABLE)}")

@@ -26,7 +26,7 @@ SUBMIT_OPTIONS = frozenset(
     {"gpus", "mem", "ram", "oom_retry", "priority", "after", "after_any", "retries", "timeout"}
     | {"grace"}
     | {"no_output_timeout", "kill_on_no_output", "project", "env", "hold", "max_parallel"}
-    | {"begin", "only_gpus"}
+    | {"begin", "only_gpus", "retry_delay"}
 )
 
 
@@ -77,7 +77,7 @@ def in_units(options: dict[str, Any]) -> dict[str, Any]:
     for key in ("mem", "ram"):
         if isinstance(options.get(key), str):
             options[key] = parse_size(options[key])
-    for key in ("timeout", "grace", "no_output_timeout"):
+    for key in ("timeout", "grace", "no_output_timeout", "retry_delay"):
         if isinstance(options.get(key), str):
             options[key] = parse_duration(options[key])
     return options

@@ -241,6 +241,9 @@ class Service(SystemVerbs, JobVerbs):
                 unmet = self.store.unmet_deps(job.id)
                 if unmet:
                     return f"waiting for job {_ids([i for i, _ in unmet])}"
+            if job.release_at is not None:
+                when, delay = format_moment(job.release_at, now), job.spec.retry_delay or 0
+                return f"retrying at {when} (--retry-delay {format_duration(delay)})"
             if paused:
                 return "queue paused"
             sweep = job.spec.sweep

@@ -164,7 +164,7 @@ class JobVerbs:
             )
         event, to = (Event.RETRY_HELD, JobState.HELD) if hold else (Event.RETRY, JobState.QUEUED)
         detail = "retry by the user" + (", held" if hold else "")
-        self.engine.move_state(job, event, to, detail=detail, ended_at=None)
+        self.engine.move_state(job, event, to, detail=detail, ended_at=None, release_at=None)
         return "held (`gpuherd release` runs it again)" if hold else "queued again"
 
     def pause(self, ids: Sequence[int]) -> list[ActionResult]:

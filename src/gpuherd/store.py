@@ -327,7 +327,7 @@ class Store(SweepAndDeviceTables, JobViews):
             # itself SQLite picks jobs_state and sorts the whole queue on every pass.
             f"SELECT {rows.JOB_COLUMNS} FROM jobs"
             + (" INDEXED BY jobs_queued_cpu" if cpu_only else " INDEXED BY jobs_queued")
-            + " WHERE state = 'queued'"
+            + " WHERE state = 'queued' AND release_at IS NULL"  # not waiting to retry
             + (" AND gpus = 0" if cpu_only else "")
             + " AND NOT EXISTS (SELECT 1 FROM deps d JOIN jobs j ON j.id = d.dep"
             f" WHERE d.job = jobs.id AND {rows.UNMET})"

@@ -15,7 +15,7 @@ JOB_COLUMNS = (
     " project, state, priority, position, attempt, created_at, queued_at, started_at, ended_at,"
     " assigned, pid, outcome, exit_code, signal, message, exclusive, ram, oom_retry,"
     " stop_reason, stop_at, stop_requeue, folder, sweep, git, no_output_timeout, kill_on_no_output,"
-    " release_at, after_any, only_gpus"
+    " release_at, after_any, only_gpus, retry_delay"
 )
 UNMET = (
     "j.state != 'succeeded' AND NOT (d.any_end = 1 AND j.state IN"
@@ -45,6 +45,7 @@ def job_row(
         "after_any": json.dumps(list(spec.after_any)),
         "only_gpus": json.dumps(list(spec.only_gpus)),
         "retries": spec.retries,
+        "retry_delay": spec.retry_delay,
         "timeout": spec.timeout,
         "grace": spec.grace,
         "project": spec.project,
@@ -83,6 +84,7 @@ def job_from_row(r: Sequence[Any], env: Mapping[str, str]) -> Job:
         after_any=_ids(r[39]),
         only_gpus=_ids(r[40]),
         retries=r[9],
+        retry_delay=r[41],
         timeout=r[10],
         grace=r[11],
         project=r[12],

@@ -82,6 +82,12 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE jobs ADD COLUMN only_gpus TEXT NOT NULL DEFAULT '[]';
     """,
+    # 6: `--retry-delay`: a job retried after a failure waits, queued, until release_at.
+    """
+    ALTER TABLE jobs ADD COLUMN retry_delay REAL;
+    CREATE INDEX jobs_retry_wait ON jobs(release_at)
+        WHERE state = 'queued' AND release_at IS NOT NULL;
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

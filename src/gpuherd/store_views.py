@@ -160,12 +160,30 @@ class JobViews:
         return [EventRow(*r) for r in rows]
 
     def next_release(self) -> float | None:
-        """The earliest `--begin` time of a held job (None: no job waits for one)."""
-        row = self._db.execute(
-            "SELECT release_at FROM jobs INDEXED BY jobs_release"
-            " WHERE state = 'held' AND release_at IS NOT NULL ORDER BY release_at LIMIT 1"
-        ).fetchone()
-        return None if row is None else float(row[0])
+        """The earliest `--begin` time of a held job, or end of a queued job's wait to retry
+        (`--retry-delay`); None: no job waits for either."""
+        times = [
+            float(row[0])
+            for index, state in (("jobs_release", "held"), ("jobs_retry_wait", "queued"))
+            for row in self._db.execute(
+                f"SELECT release_at FROM jobs INDEXED BY {index} WHERE state = '{state}'"
+                " AND release_at IS NOT NULL ORDER BY release_at LIMIT 1"
+            )
+        ]
+        return min(times, default=None)
+
+    def end_retry_waits(self, now: float) -> list[int]:
+        """Queued jobs whose `--retry-delay` ended by `now`: they may start (their ids)."""
+        ids = [
+            int(row[0])
+            for row in self._db.execute(
+                "SELECT id FROM jobs INDEXED BY jobs_retry_wait WHERE state = 'queued'"
+                " AND release_at IS NOT NULL AND release_at <= ?",
+                (now,),
+            )
+        ]
+        self._db.executemany("UPDATE jobs SET release_at = NULL WHERE id = ?", [(i,) for i in ids])
+        return ids
 
     def due_releases(self, now: float) -> list[Job]:
         """Held jobs whose `--begin` time is `now` or earlier, earliest first."""

@@ -58,6 +58,7 @@ def spec_from_item(item: SubmitItem, n: int | None, retries: int = 0) -> JobSpec
         after=tuple(sorted(set(item.after))),
         after_any=tuple(sorted(set(item.after_any) - set(item.after))),
         retries=retries if item.retries is None else item.retries,
+        retry_delay=item.retry_delay,
         timeout=item.timeout,
         no_output_timeout=item.no_output_timeout,
         kill_on_no_output=item.kill_on_no_output,
@@ -101,6 +102,7 @@ def check_spec(spec: JobSpec, where: str = "") -> None:
         ),
         (spec.retries < 0, f"--retries must be 0 or more, got {spec.retries}"),
         (not _duration(spec.timeout), "--timeout must be positive, at most 100 years"),
+        (not _duration(spec.retry_delay), "--retry-delay must be positive, at most 100 years"),
         (
             not _duration(spec.no_output_timeout),
             "--no-output-timeout must be positive, at most 100 years",

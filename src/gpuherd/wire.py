@@ -32,6 +32,8 @@ class JobOptions:
     """Jobs to wait for however they end (`--after-any`)."""
     retries: int | None = None
     """None: the daemon's `config retries` (0 unless set)."""
+    retry_delay: float | None = None
+    """Seconds an automatic retry waits before it may start (`--retry-delay`)."""
     timeout: float | None = None
     grace: float = DEFAULT_GRACE
     no_output_timeout: float | None = None
@@ -100,6 +102,8 @@ def job_view(job: Job, reason: str | None = None, peak_mem: int | None = None) -
         "pid": job.pid,
         "attempt": job.attempt,
         "retries": job.spec.retries,
+        "retry_delay": job.spec.retry_delay,
+        "retry_at": job.release_at if job.state is JobState.QUEUED else None,
         "timeout": job.spec.timeout,
         "priority": job.priority,
         "project": job.spec.project,

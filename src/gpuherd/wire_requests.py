@@ -75,6 +75,7 @@ class EditRequest:
     mem: int | None = None
     ram: int | None = None
     retries: int | None = None
+    retry_delay: float | None = None
     timeout: float | None = None
     project: str | None = None
     clear: list[str] = field(default_factory=list)

@@ -31,6 +31,7 @@ from gpuherd.cli.options import (
     project_option,
     quiet_option,
     retries_option,
+    retry_delay_option,
     timeout_option,
 )
 from gpuherd.client import Client
@@ -52,6 +53,7 @@ FINISHED = {"succeeded", "failed", "killed", "cancelled", "lost"}
 @after_option(short="-a")
 @after_option(any_end=True)
 @retries_option()
+@retry_delay_option()
 @timeout_option()
 @no_output_options()
 @grace_option()

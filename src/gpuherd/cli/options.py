@@ -181,6 +181,14 @@ def retries_option(
     )
 
 
+def retry_delay_option(what: str = "a failed job") -> Callable[[F], F]:
+    return click.option(
+        "--retry-delay",
+        type=DURATION,
+        help=f"Wait this long before {what} runs again (30s, 5m; with --retries).",
+    )
+
+
 def timeout_option(what: str = "an attempt") -> Callable[[F], F]:
     return click.option("--timeout", type=DURATION, help=f"Stop {what} after this long (90s, 2h).")
 

@@ -145,13 +145,14 @@ def move(job_id: int, first: bool, before: int | None) -> None:
 @click.option("--mem", type=SIZE, help="GPU memory it needs on each GPU, e.g. 10GiB.")
 @click.option("--ram", type=SIZE, help="Host memory it needs, e.g. 16GiB.")
 @click.option("--retries", type=click.IntRange(0), help="Run a failed attempt again N times.")
+@click.option("--retry-delay", type=DURATION, help="Wait this long before a retry (30s, 5m).")
 @click.option("--timeout", type=DURATION, help="Stop an attempt after this long (90s, 2h).")
 @click.option("--project", help="A new project.")
 @click.option(
     "--clear",
     type=click.Choice(CLEARABLE),
     multiple=True,
-    help="Unset a field (repeatable): name, only_gpus, mem, ram, timeout or project.",
+    help="Unset a field (repeatable): name, only_gpus, mem, ram, retry_delay, timeout or project.",
 )
 def edit(ids: tuple[str, ...], clear: tuple[str, ...], **changes: Any) -> None:
     """Change what queued or held jobs ask for; they keep their place in the queue.
@@ -162,7 +163,7 @@ def edit(ids: tuple[str, ...], clear: tuple[str, ...], **changes: Any) -> None:
     if not given and not clear:
         raise click.UsageError(
             "say what to change: --command, --name, --gpus, --only-gpus, --mem, --ram, "
-            "--retries, --timeout, --project, or --clear FIELD"
+            "--retries, --retry-delay, --timeout, --project, or --clear FIELD"
         )
     _act("edit", ids, **given, clear=list(clear))
 

@@ -155,6 +155,7 @@ def build(
         oom_retry=opts["oom_retry"],
         after=opts["after"] or [],
         only_gpus=opts["only_gpus"] or [],
+        retry_delay=opts["retry_delay"],
         grace=opts["grace"],
         no_output_timeout=opts["no_output_timeout"],
         kill_on_no_output=opts["on_no_output"] == "kill",

@@ -100,6 +100,7 @@ def sweep() -> None:
 @options.priority_option(show_default=False)
 @options.after_option()
 @options.retries_option("point", default="the sweep file's, else gpuherd config get retries")
+@options.retry_delay_option("a failed point")
 @options.timeout_option()
 @options.no_output_options("a point")
 @options.grace_option("a point")

@@ -20,11 +20,12 @@ EDITABLE = (
     "mem",
     "ram",
     "retries",
+    "retry_delay",
     "timeout",
     "project",
 )
 """JobSpec fields `gpuherd edit` changes (each a jobs column of the same name)."""
-CLEARABLE = ("name", "only_gpus", "mem", "ram", "timeout", "project")
+CLEARABLE = ("name", "only_gpus", "mem", "ram", "retry_delay", "timeout", "project")
 """Fields `--clear` sets back to undeclared."""
 _UNDECLARED: dict[str, Any] = {"only_gpus": ()}
 """What a cleared field becomes, where that is not None."""
@@ -75,6 +76,6 @@ def _show(name: str, spec: JobSpec) -> str:
         return "none"
     if name in ("mem", "ram"):
         return format_size(value)
-    if name == "timeout":
+    if name in ("timeout", "retry_delay"):
         return format_duration(value)
     return str(value)

@@ -43,6 +43,8 @@ class JobSpec:
     after_any: tuple[int, ...] = ()
     """Jobs that must end first, however they end (Slurm's afterany)."""
     retries: int = 0
+    retry_delay: float | None = None
+    """Seconds a failed attempt's automatic retry waits, queued, before it may start."""
     timeout: float | None = None
     """Seconds a single attempt may run before it is stopped with outcome `timeout`."""
     no_output_timeout: float | None = None
@@ -112,7 +114,8 @@ class Job:
     outcome: Outcome | None = None
     stop: StopRequest | None = None
     release_at: float | None = None
-    """A held job's `--begin` time: the engine releases it then (None = held until told)."""
+    """A held job's `--begin` time: the engine releases it then (None = held until told).
+    A queued job's earliest start after a failure (`--retry-delay`): not placed before."""
 
 
 def queue_order_key(job: Job) -> tuple[int, float, int]:
