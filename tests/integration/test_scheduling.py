@@ -226,6 +226,23 @@ def test_after_an_unknown_job_is_refused_and_queues_nothing(daemon: Herd) -> Non
     assert daemon.ls_all() == before
 
 
+def test_after_last_waits_for_the_job_submitted_last(daemon: Herd) -> None:
+    none_yet = daemon.cli("submit", "--after", "last", "--", "true", check=False)
+    assert none_yet.returncode == 1
+    assert none_yet.stderr == "gpuherd: error: --after last: there is no job yet to wait for\n"
+    first = daemon.submit("--hold", "--", "true")
+    second = daemon.submit("-a", "last", "--", "true")  # tsp -d
+    third = daemon.submit("--after-any", "last", "--after", str(first), "--", "true")
+    daemon.cli("sweep", "true {x}", "-p", "x", "1", "2", "--after", "last", "-q")
+    jobs = {job["id"]: job for job in daemon.ls_all()}
+    assert jobs[second]["after"] == [first]
+    assert (jobs[third]["after"], jobs[third]["after_any"]) == ([first], [second])
+    points = [job for job in jobs.values() if job["sweep"]]
+    assert [job["after"] for job in points] == [[third], [third]]
+    typo = daemon.cli("submit", "--after", "lats", "--", "true", check=False)
+    assert typo.returncode == 2 and "or last (the job submitted last)" in typo.stderr
+
+
 def test_hold_and_release(daemon: Herd, recorder: Recorder) -> None:
     held = daemon.submit("--hold", recorder.cmd("held"))
     daemon.cli("pause")

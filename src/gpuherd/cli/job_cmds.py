@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from gpuherd.cli.job_refs import newest_job, resolve_last
 from gpuherd.cli.options import (
     DURATION,
     after_option,
@@ -118,18 +119,18 @@ def submit(
         raise HerdError("the file holds no command (only comments or blank lines)")
     if follow and len(commands) > 1:
         raise click.UsageError("--follow prints one job's output: give one command (or --wait)")
+    client = Client()
     base = {
         "cwd": opts.pop("cwd") or os.getcwd(),
         "env": None,  # the batch's, sent once
         "env_overrides": dict(env_pairs),
-        "after": opts.pop("after") or [],
-        "after_any": opts.pop("after_any") or [],
+        "after": resolve_last(client, opts.pop("after") or [], "--after"),
+        "after_any": resolve_last(client, opts.pop("after_any") or [], "--after-any"),
         "only_gpus": opts.pop("only_gpus") or [],
         "kill_on_no_output": opts.pop("on_no_output") == "kill",
         **opts,
     }
     jobs = [{**base, "command": c} for c in commands]
-    client = Client()
     answer = client.post("/jobs", {"jobs": jobs, "env": dict(os.environ)})
     ids = answer["ids"]
     from gpuherd.cli.submit_hints import warn_submitted  # deferred, as command_lines
@@ -295,10 +296,9 @@ def log(
     """
     client = Client()
     if job_id is None:  # `gpuherd submit ...` then `gpuherd log -f`
-        newest = client.get("/jobs", all=True, limit=1, newest=True)["jobs"]
-        if not newest:
+        job_id = newest_job(client)
+        if job_id is None:
             raise HerdError("no job yet: `gpuherd submit` queues one")
-        job_id = int(newest[0]["id"])
     stream = "stderr" if stderr else "stdout"
     if not follow:
         out = sys.stdout.buffer  # the bytes as the job wrote them, a piece at a time

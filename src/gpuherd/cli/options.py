@@ -48,6 +48,20 @@ def _env_pair(text: str) -> tuple[str, str]:
 DURATION = _Parsed("duration", parse_duration)
 SIZE = _Parsed("size", parse_size)
 IDS = _Parsed("ids", parse_ids)
+
+
+def _after_ids(text: str) -> list[int | str]:
+    """Job ids, or `last`: the job submitted last (resolved by the command, which asks the
+    daemon)."""
+    if text.strip() == "last":
+        return ["last"]
+    try:
+        return list(parse_ids(text))
+    except ValueError as exc:
+        raise ValueError(f"{exc}, or last (the job submitted last)") from None
+
+
+AFTER_IDS = _Parsed("ids", _after_ids)
 GPU_INDICES = _Parsed("GPUs", parse_gpu_indices)
 ENV_PAIR = _Parsed("NAME=VALUE", _env_pair)
 BEGIN = _Parsed("time", lambda text: parse_begin(text, time.time()))
@@ -154,15 +168,17 @@ def after_option(short: str | None = None, any_end: bool = False) -> Callable[[F
     """--after (these jobs must succeed), or with `any_end` --after-any (must end, however)."""
     return click.option(
         *_flags("--after-any" if any_end else "--after", short),
-        type=IDS,
+        type=AFTER_IDS,
         multiple=True,
         # Given twice, both count (click keeps only the last of a plain option: the job
         # could start before the first dependency ended).
         callback=lambda _ctx, _param, lists: [i for ids in lists for i in ids],
         help=(
-            "Start only once these jobs ended, however they ended (e.g. 3,5-7; repeatable)."
+            "Start only once these jobs ended, however they ended (e.g. 3,5-7, or last: the "
+            "job submitted last; repeatable)."
             if any_end
-            else "Start only after these jobs succeeded (e.g. 3,5-7; may be repeated)."
+            else "Start only after these jobs succeeded (e.g. 3,5-7, or last: the job "
+            "submitted last; repeatable)."
         ),
     )
 

@@ -23,6 +23,7 @@ from typing import Any
 import click
 
 from gpuherd.cli import options, sweep_render
+from gpuherd.cli.job_refs import resolve_last
 from gpuherd.cli.options import one_output
 from gpuherd.cli.sweep_args import ParamsCommand, build
 from gpuherd.client import Client
@@ -124,6 +125,8 @@ def submit_sweep(ctx: click.Context, /, source: str, **opts: Any) -> None:
         _dry_run(spec, cwd, opts["yes"])
         return
     _check_size(spec, opts["yes"], "pass --yes to submit them all")
+    client = Client(timeout=600.0)
+    options.after = resolve_last(client, options.after, "--after")
     body = {
         "spec": spec_to_dict(spec),
         "cwd": cwd,
@@ -132,7 +135,7 @@ def submit_sweep(ctx: click.Context, /, source: str, **opts: Any) -> None:
         "force": opts["force"],
         "yes": opts["yes"],
     }
-    answer = Client(timeout=600.0).post("/sweeps", body)
+    answer = client.post("/sweeps", body)
     for warning in answer["warnings"]:
         click.echo(f"gpuherd: warning: {warning}", err=True)
     if opts["as_json"]:
