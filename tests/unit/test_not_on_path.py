@@ -92,3 +92,9 @@ def test_a_visible_devices_setting_that_gpuherd_replaces_is_pointed_out() -> Non
     assert visible_devices_hint(shell, {}, 0, []) is None  # a CPU-only job gets none anyway
     assert visible_devices_hint({"CUDA_VISIBLE_DEVICES": ""}, {}, 1, []) is None
     assert visible_devices_hint({}, {}, 1, []) is None
+
+
+@pytest.mark.parametrize("word", ["$x.sh", "`x`.sh", "job*.sh", "~job.sh"])
+def test_a_word_the_shell_expands_is_not_judged(work: Path, word: str) -> None:
+    (work / word).write_text("echo hi\n")  # a file literally of that name: not what runs
+    assert not_on_path_hint(word, str(work), {"PATH": "/bin"}) is None

@@ -41,6 +41,8 @@ def not_on_path_hint(command: str, cwd: str, env: Mapping[str, str]) -> str | No
     word = words[0]
     if "/" in word or word in _SHELL_WORDS or f"BASH_FUNC_{word}%%" in env:
         return None
+    if any(c in word for c in "$`*?[~"):  # the shell expands it to another word: unsure
+        return None
     file = os.path.join(cwd, word)
     if not os.path.isfile(file):
         return None
