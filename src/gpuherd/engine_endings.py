@@ -30,8 +30,8 @@ LEARNED_MEM_MARGIN = 1.1
 def flag_stalled(engine: Engine, job_id: int, silent_for: float) -> None:
     """A running job printed nothing for its --no-output-timeout: flag it, or stop it."""
     job = engine.store.get_job(job_id)
-    if job is None:
-        return
+    if job is None or job.state not in LIVE_STATES:
+        return  # ended meanwhile: a finished state published again would run its hook twice
     detail = f"no output for {format_duration(silent_for)}"
     engine.store.update_job(job_id, engine.clock(), "stalled", detail=detail)
     engine.publish({"id": job_id, "state": job.state.value, "event": "stalled", "detail": detail})
