@@ -21,10 +21,10 @@ from gpuherd import jobfiles
 from gpuherd.attempts import Attempts, Live
 from gpuherd.broadcast import Broadcast
 from gpuherd.config import load_policy
-from gpuherd.core.caps import within_caps
+from gpuherd.core.caps import worth_offering
 from gpuherd.core.lifecycle import Ended
 from gpuherd.core.model import Attempt, Device, Job, Policy, Reservation
-from gpuherd.core.placement import plan
+from gpuherd.core.placement import open_gpus, plan, project_room
 from gpuherd.core.states import Event, JobState, OutcomeKind, transition
 from gpuherd.devices import DeviceTable
 from gpuherd.engine_begin import BeginTimer
@@ -214,16 +214,21 @@ class Engine:
         if self.queue_paused or self._stopping or self._dispatch_pauses:
             return []
         self.devices.refresh_if_older(TELEMETRY_MAX_AGE)
-        devices = self.device_listing()
+        devices, reservations, policy = self.device_listing(), self.reservations(), self.policy
         pending = self.store.queued_ready()
         seen: dict[int, Job] = {}
         try:
-            read = (seen.setdefault(job.id, job) for job in self._within_sweep_caps(pending))
+            running = self.attempts.sweeps_running() if self.sweep_caps else {}
+            room = project_room(reservations, policy)
+            gpus = partial(open_gpus, devices, reservations, policy)
+            hold_after = now - policy.reserve_after
+            offered = worth_offering(pending, self.sweep_caps, running, room, gpus, hold_after)
+            read = (seen.setdefault(job.id, job) for job in offered)
             assignments = plan(
                 islice(read, SCAN_LIMIT),
                 devices,
-                self.reservations(),
-                self.policy,
+                reservations,
+                policy,
                 now,
                 cpu_jobs_waiting=self.store.has_queued_cpu_jobs(),
                 host_free=self.devices.host_free(TELEMETRY_MAX_AGE),
@@ -277,11 +282,6 @@ class Engine:
         else:
             self.sweep_caps[sweep] = cap
         self.wake()
-
-    def _within_sweep_caps(self, pending: Iterator[Job]) -> Iterator[Job]:
-        if not self.sweep_caps:
-            return pending
-        return within_caps(pending, self.sweep_caps, self.attempts.sweeps_running())
 
     def _do_paperwork(self) -> None:
         """Write the human-readable job files, after the GPUs got their next jobs: copies of

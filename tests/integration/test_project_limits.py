@@ -43,3 +43,25 @@ def test_limits_are_kept_across_a_restart_and_cleared_with_none(daemon: Herd) ->
         assert refused.stderr.startswith("gpuherd: error: project-limits: invalid limit"), wrong
         assert len(refused.stderr.splitlines()) == 1
     assert daemon.cli("config", "get", "project-limits").stdout.strip() == "none"
+
+
+def test_a_backlog_past_the_read_window_does_not_stall_the_jobs_behind_it(
+    daemon: Herd, recorder: Recorder
+) -> None:
+    # The engine reads at most SCAN_LIMIT queued jobs per pass: a backlog that long of a
+    # project at its limit, or of jobs pinned to a busy GPU, left every job behind it
+    # queued with three GPUs idle.
+    from gpuherd.engine import SCAN_LIMIT
+
+    daemon.cli("config", "set", "project-limits", "lr=1")
+    busy = daemon.submit("--only-gpus", "0", "--", recorder.cmd("busy", wait="go"))
+    daemon.wait_state(busy, "running")
+    backlog = SCAN_LIMIT + 10
+    daemon.submit_lines([recorder.cmd("lr", wait="go")] * backlog, "--project", "lr")
+    daemon.submit_lines([recorder.cmd("pinned", wait="go")] * backlog, "--only-gpus", "0")
+    behind = daemon.submit("--", recorder.cmd("behind"))
+    assert daemon.wait_state(behind, "succeeded")["gpus"] != [0]
+    assert recorder.waiting("lr") == 1  # the project's limit still holds
+    assert recorder.waiting("pinned") == 0  # GPU 0 is still busy
+    daemon.cli("kill", *daemon.cli("ls", "-q").stdout.split())  # not 4,000 jobs to run now
+    recorder.go()

@@ -1,26 +1,53 @@
-"""Caps on how many jobs of one group (a sweep) run at once (pure)."""
+"""Which queued jobs are worth offering placement at all (pure).
+
+The engine reads at most a window of queued jobs per pass (engine.SCAN_LIMIT). Jobs that
+placement would pass over for a cap, or for GPUs that have no room, must not use up that
+window: 2,000 queued jobs of a project at its limit (or pinned to a busy GPU) left every job
+behind them waiting with GPUs idle. They are skipped here, before the window is counted.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 from gpuherd.core.model import Job
 
 
-def within_caps(
-    pending: Iterator[Job], caps: Mapping[str, int], running: Mapping[str, int]
+def worth_offering(
+    pending: Iterator[Job],
+    sweep_caps: Mapping[str, int],
+    sweeps_running: Mapping[str, int],
+    project_room: Mapping[str, int],
+    open_gpus: Callable[[], frozenset[int]],
+    hold_after: float,
 ) -> Iterator[Job]:
-    """Offer placement no more of a capped sweep's jobs than it may still start.
+    """`pending` less the jobs that cannot start in this pass.
 
-    Applied to the queue before placement, which stays unaware of sweeps: a sweep's points
-    ask for the same resources, so one offered but not placed means the others would not
-    fit either.
+    - A sweep with `--max-parallel` (`sweep_caps`, of which `sweeps_running` run) is offered
+      no more jobs than it may still start: a sweep's points ask for the same resources, so
+      one offered but not placed means the others would not fit either.
+    - A project with a limit is offered no more jobs than `project_room` says may start:
+      its first ones in queue order.
+    - A job limited to some GPUs (`--only-gpus`) none of which is open to a job now
+      (`open_gpus()`, asked once, at the first such job) is skipped, unless it has waited
+      `hold_after` (a queued_at that old): then placement may have it hold GPUs.
     """
-    room = {sweep: cap - running.get(sweep, 0) for sweep, cap in caps.items()}
+    gpus: frozenset[int] | None = None
+    sweep_room = {sweep: cap - sweeps_running.get(sweep, 0) for sweep, cap in sweep_caps.items()}
+    project_left = dict(project_room)
     for job in pending:
-        sweep = job.spec.sweep
-        if sweep in room:
-            if room[sweep] <= 0:
+        spec = job.spec
+        sweep, project = spec.sweep, spec.project
+        if (sweep in sweep_room and sweep_room[sweep] <= 0) or (
+            project in project_left and project_left[project] <= 0
+        ):
+            continue
+        if spec.only_gpus and job.queued_at > hold_after:
+            gpus = open_gpus() if gpus is None else gpus
+            if gpus.isdisjoint(spec.only_gpus):
                 continue
-            room[sweep] -= 1
+        if sweep in sweep_room:
+            sweep_room[sweep] -= 1
+        if project in project_left:
+            project_left[project] -= 1
         yield job

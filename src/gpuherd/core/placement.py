@@ -179,6 +179,15 @@ def cpu_slots_left(reservations: Sequence[Reservation], policy: Policy) -> int |
     return max(policy.cpu_jobs - sum(1 for r in reservations if not r.gpus), 0)
 
 
+def open_gpus(
+    devices: Sequence[Device], reservations: Sequence[Reservation], policy: Policy
+) -> frozenset[int]:
+    """The GPUs a job could start on now, by slots or memory (`--only-gpus` jobs that name
+    none of them are not worth reading: core/caps.py)."""
+    state = Pass(devices, reservations, policy)
+    return frozenset(g.index for g in (*state.plain_open, *state.share_open))
+
+
 def gpus_open(
     devices: Sequence[Device], reservations: Sequence[Reservation], policy: Policy
 ) -> bool:
