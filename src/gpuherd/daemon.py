@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import fcntl
 import json
 import logging
@@ -315,17 +316,27 @@ def main(argv: list[str] | None = None) -> int:
             args.address,
         )
     except (HerdError, ProbeError, ValueError, OSError) as exc:
-        print(f"gpuherd daemon: {exc}", file=sys.stderr, flush=True)
+        _failed(str(exc), args.log_file)
         return 1
     except sqlite3.DatabaseError as exc:
-        print(
-            f"gpuherd daemon: the database in {args.home} failed ({exc}); move herd.db aside "
-            "to start with an empty queue, or restore it from a backup",
-            file=sys.stderr,
-            flush=True,
+        _failed(
+            f"the database in {args.home} failed ({exc}); move herd.db aside to start with "
+            "an empty queue, or restore it from a backup",
+            args.log_file,
         )
         return 1
     return 0
+
+
+def _failed(reason: str, log_file: str | None) -> None:
+    """Why the daemon could not start or run, on stderr (daemon.log, for a daemon `daemon
+    start` started), and in `log_file` (a foreground daemon's daemon.log) too."""
+    line = f"gpuherd daemon: {reason}\n"
+    sys.stderr.write(line)
+    sys.stderr.flush()
+    if log_file:
+        with contextlib.suppress(OSError), open(log_file, "a", encoding="utf-8") as f:
+            f.write(line)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ stop` does: the running job goes on, and the next daemon re-attaches to it."""
 from __future__ import annotations
 
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -55,3 +56,26 @@ def test_sigterm_stops_a_foreground_daemon_and_its_job_goes_on(
     finally:
         if second.poll() is None:
             second.kill()
+
+
+def test_a_foreground_daemon_that_cannot_start_says_why_in_daemon_log_too(herd: Herd) -> None:
+    # A service restarted on failure: `gpuherd daemon log` is where its user looks.
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        proc = herd.cli(
+            "daemon",
+            "start",
+            "--foreground",
+            "--fake-gpus",
+            "1",
+            "--listen",
+            f"127.0.0.1:{port}",
+            check=False,
+        )
+    assert proc.returncode == 1
+    said = [line for line in proc.stderr.splitlines() if line.startswith("gpuherd daemon:")]
+    assert len(said) == 1 and "cannot listen" in said[0], proc.stderr
+    assert said[0] in (herd.home / "daemon.log").read_text()
+    assert herd.cli("daemon", "log").stdout.strip().endswith(said[0])
