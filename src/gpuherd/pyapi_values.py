@@ -62,18 +62,15 @@ def submit_options(options: Mapping[str, Any], job_type: type[Any]) -> dict[str,
         out["begin"] = begin.timestamp()  # a naive datetime is local time
     for key in ("after", "after_any"):
         out[key] = [a.id if isinstance(a, job_type) else int(a) for a in out.get(key, ())]
-    only = out.get("only_gpus")
-    if only is not None:  # "0,2" as the CLI takes it, an int, or a list of ints
-        if isinstance(only, str):
-            out["only_gpus"] = parse_gpu_indices(only)
-        else:
-            out["only_gpus"] = [int(i) for i in ([only] if isinstance(only, int) else only)]
     out["env_overrides"] = {str(k): str(v) for k, v in dict(out.pop("env", {})).items()}
     return out
 
 
 def in_units(options: dict[str, Any]) -> dict[str, Any]:
-    """Sizes in bytes and durations in seconds, where they were given as text ("10GiB")."""
+    """Sizes in bytes and durations in seconds, where they were given as text ("10GiB"), and
+    `only_gpus` as a list of indices."""
+    if options.get("only_gpus") is not None:
+        options["only_gpus"] = gpu_indices(options["only_gpus"])
     for key in ("mem", "ram"):
         if isinstance(options.get(key), str):
             options[key] = parse_size(options[key])
@@ -81,6 +78,25 @@ def in_units(options: dict[str, Any]) -> dict[str, Any]:
         if isinstance(options.get(key), str):
             options[key] = parse_duration(options[key])
     return options
+
+
+def gpu_indices(value: Any) -> list[int]:
+    """`only_gpus` as given: text as `--only-gpus` takes it ("0,2", "0-3"), an int, or a list
+    of ints; HerdError for anything else (1.7 or True is no GPU index)."""
+    if isinstance(value, str):
+        try:
+            return parse_gpu_indices(value)
+        except ValueError as exc:
+            raise HerdError(f"only_gpus: {exc}") from None
+    items = [value] if isinstance(value, int) else value
+    if not isinstance(items, list | tuple | set | frozenset | range) or any(
+        isinstance(i, bool) or not isinstance(i, int) or i < 0 for i in items
+    ):
+        raise HerdError(
+            f"only_gpus: {value!r} is not GPU indices: give a list of them ([0, 2]), one (2), "
+            "or text as --only-gpus takes it ('0,2', '0-3')"
+        )
+    return sorted(set(items))
 
 
 def make_spec(

@@ -3,8 +3,11 @@ those while others are free, and refused when it could never run there."""
 
 from __future__ import annotations
 
+import pytest
+
 from conftest import Herd, Recorder
 from gpuherd import connect
+from gpuherd.errors import HerdError
 
 
 def test_a_job_waits_for_its_gpu_while_others_are_free_and_runs_there(
@@ -86,3 +89,15 @@ def test_a_visible_devices_setting_of_the_shell_is_pointed_out(daemon: Herd) -> 
         "submit", "--only-gpus", "1", "--", "true", env={**daemon.env, "CUDA_VISIBLE_DEVICES": "1"}
     )
     assert quiet.stderr == ""
+
+
+def test_python_takes_gpu_indices_and_refuses_what_is_none(daemon: Herd) -> None:
+    herd = connect(daemon.home, start=False)
+    for wrong in ([1.7], True, ["a"], "x", [-1]):
+        with pytest.raises(HerdError, match="only_gpus: "):
+            herd.submit("true", only_gpus=wrong, hold=True)
+    job = herd.submit("true", only_gpus=3, hold=True)
+    assert daemon.job(job.id)["only_gpus"] == [3]
+    assert job.edit(only_gpus="1-2") == "edited (only_gpus 3 -> 1,2)"  # as `gpuherd edit`
+    assert job.edit(only_gpus=[0]) == "edited (only_gpus 1,2 -> 0)"
+    assert daemon.json("ls", "--all")[0]["only_gpus"] == [0]

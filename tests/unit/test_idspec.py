@@ -144,7 +144,7 @@ def test_parse_gpu_indices_takes_zero_ranges_and_lists() -> None:
         ("0,,1", "empty GPU index in '0,,1'"),
         ("gpu0", "invalid GPU index 'gpu0'"),
         ("3-1", "invalid range '3-1' in '3-1': write it as 1-3"),
-        ("0-70000", "GPU 70000 in '0-70000' is not a GPU index: at most 65535"),
+        ("0-70000", "GPU 70000 in '0-70000' is not a GPU index: at most 4095"),
     ],
 )
 def test_parse_gpu_indices_errors_are_one_clear_line(spec: str, message: str) -> None:

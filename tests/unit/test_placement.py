@@ -736,6 +736,31 @@ def test_a_job_with_only_gpus_waits_for_those_and_is_told_why() -> None:
     assert plan([old, job(11), job(12)], two, on_1, Policy(), NOW) == [Assignment(11, (0,))]
 
 
+def test_a_wide_only_gpus_is_said_in_ranges() -> None:
+    devices = [Device(i) for i in range(4)]
+    wide = tuple(range(2, 4000))
+    busy = [Reservation(1, (2,)), Reservation(2, (3,))]
+    reason = why_waiting(job(10, only_gpus=wide), devices, busy)
+    assert reason.startswith("waiting for a free GPU of --only-gpus 2-3999 (")
+    assert "GPUs 4-3999 are not there now" in reason and len(reason) < 200
+
+
+def test_a_limit_lowered_below_the_running_jobs_says_both() -> None:
+    devices = [Device(i) for i in range(4)]
+    two = [Reservation(1, (0,), project="p"), Reservation(2, (1,), project="p")]
+    lower = Policy(project_limits=(("p", 1),), max_running=3)
+    assert why_waiting(job(10, project="p"), devices, two, lower) == (
+        "waiting for a run slot of project p (2 running, at most 1: config project-limits)"
+    )
+    exact = Policy(project_limits=(("p", 2),))
+    assert why_waiting(job(10, project="p"), devices, two, exact) == (
+        "waiting for a run slot of project p (2 running: config project-limits)"
+    )
+    assert why_waiting(job(10), devices, two, Policy(max_running=1)) == (
+        "waiting for a run slot (2 running, at most 1: config max-running)"
+    )
+
+
 def test_never_fits_with_only_gpus() -> None:
     devices = [Device(0), Device(1), Device(2, state=DeviceState.DRAINING)]
     assert never_fits(1, None, devices, only=(2,)) is None  # draining passes
@@ -745,7 +770,11 @@ def test_never_fits_with_only_gpus() -> None:
     )
     big = [Device(0, memory_total=80 * GIB), Device(1, memory_total=40 * GIB)]
     assert never_fits(1, 60 * GIB, big, only=(1,)) == (
-        "asks for 60.0 GiB per GPU but the largest GPU has 40.0 GiB"
+        "asks for 60.0 GiB per GPU but the largest GPU of --only-gpus 1 has 40.0 GiB"
+    )  # not "the largest GPU", which GPU 0 (80 GiB) is
+    three = [*big, Device(2, memory_total=80 * GIB)]
+    assert never_fits(2, 60 * GIB, three, only=(0, 1)) == (
+        "asks for 2 GPUs with 60.0 GiB each but only 1 GPU of --only-gpus 0,1 has that much"
     )
 
 

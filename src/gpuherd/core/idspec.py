@@ -41,7 +41,7 @@ def parse_ids(text: str | Sequence[str]) -> list[int]:
 
 
 _GPU_HELP = "use GPU indices like 0, 0-3 or 0,2"
-MAX_GPU_INDEX = 65535
+MAX_GPU_INDEX = 4095
 
 
 def parse_gpu_indices(text: str | Sequence[str]) -> list[int]:

@@ -21,6 +21,7 @@ from gpuherd.core.capacity import (
     margin,
     most_on_a_node,
 )
+from gpuherd.core.idspec import format_ids
 from gpuherd.core.model import Device, DeviceState, Job, Policy, Reservation
 from gpuherd.core.placement import cpu_slots_left, project_room
 from gpuherd.core.units import format_size, plural
@@ -52,10 +53,10 @@ def _ram_reason(ram: int | None, host_free: int | None, policy: Policy) -> str |
 
 
 def _gpus_named(indices: Sequence[int]) -> str:
-    """ "GPU 1" or "GPUs 1, 3"."""
+    """ "GPU 1", "GPUs 1, 3", or as ranges past a few: "GPUs 4-900" (a wide --only-gpus)."""
     if len(indices) == 1:
         return f"GPU {indices[0]}"
-    return "GPUs " + ", ".join(map(str, indices))
+    return "GPUs " + _listed(indices, ", ")
 
 
 def _gpu_names(indices: list[int], verbs: tuple[str, str]) -> str:
@@ -63,8 +64,30 @@ def _gpu_names(indices: list[int], verbs: tuple[str, str]) -> str:
     return f"{_gpus_named(indices)} {verbs[0] if len(indices) == 1 else verbs[1]}"
 
 
+def _running(count: int, cap: int) -> str:
+    """ "4 running", or "5 running, at most 4" after the cap was lowered below the count."""
+    return f"{count} running" + (f", at most {cap}" if count != cap else "")
+
+
 def _only(indices: Sequence[int]) -> str:
-    return "--only-gpus " + ",".join(map(str, indices))
+    return "--only-gpus " + _listed(indices, ",")
+
+
+def _listed(indices: Sequence[int], sep: str) -> str:
+    """Indices with runs of three or more as ranges: "0, 2", "0, 4-900" (a wide --only-gpus
+    would otherwise print thousands of numbers)."""
+    return sep.join(_runs(indices))
+
+
+def _runs(indices: Sequence[int]) -> list[str]:
+    out: list[str] = []
+    for part in format_ids(indices).split(","):
+        first, _, last = part.partition("-")
+        if last and int(last) - int(first) < 2:  # a pair: "1, 2", not "1-2"
+            out += [first, last]
+        else:
+            out.append(part)
+    return out
 
 
 _DRAINING = ("is", "are"), "draining"
@@ -145,12 +168,13 @@ def why_waiting(
     ram_reason = _ram_reason(spec.ram, host_free, policy)
     cap = policy.max_running
     if cap is not None and len(reservations) >= cap:
-        return f"waiting for a run slot ({cap} running: config max-running)"
+        return f"waiting for a run slot ({_running(len(reservations), cap)}: config max-running)"
     if spec.project is not None and project_room(reservations, policy).get(spec.project, 1) <= 0:
         limit = dict(policy.project_limits)[spec.project]
+        running = sum(1 for r in reservations if r.project == spec.project)
         return (
             f"waiting for a run slot of project {spec.project} "
-            f"({limit} running: config project-limits)"
+            f"({_running(running, limit)}: config project-limits)"
         )
     if n <= 0:
         if cpu_slots_left(reservations, policy) == 0:
@@ -241,18 +265,19 @@ def never_fits(
     if most >= job_gpus:
         return None
     kept = f" once {_percent(keep)} is kept free" if keep > 0 else ""
+    of = f" of {_only(only)}" if only else ""  # the GPUs it may use, not all of them
     if not big:
         largest = max(configured, key=lambda d: caps[d.index] or 0)
         offer = f" ({format_size(caps[largest.index] or 0)}{kept})" if kept else ""
         return (
-            f"asks for {format_size(job_mem)} per GPU but the largest GPU has "
+            f"asks for {format_size(job_mem)} per GPU but the largest GPU{of} has "
             f"{format_size(largest.memory_total or 0)}{offer}"
         )
     asks = f"asks for {job_gpus} {word}s with {format_size(job_mem)} each"
     if len(big) >= job_gpus:
         return f"{asks} on one node, but no node has more than {plural(most, 'such GPU')}{kept}"
-    have = "GPU has" if len(big) == 1 else "GPUs have"
-    return f"{asks} but only {len(big)} {have} that much{kept}"
+    gpus, have = ("GPU", "has") if len(big) == 1 else ("GPUs", "have")
+    return f"{asks} but only {len(big)} {gpus}{of} {have} that much{kept}"
 
 
 def _most_on_a_node(devices: Sequence[Device]) -> int:
