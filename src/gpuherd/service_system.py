@@ -60,14 +60,17 @@ class SystemVerbs:
 
     def gpu_add(self, index: int, slots: int) -> str:
         self.engine.devices.add(index, slots)
+        self._changed("gpus")
         return f"GPU {index} added with {plural(slots, 'slot')}"
 
     def gpu_remove(self, index: int) -> str:
         self.engine.devices.remove(index)
+        self._changed("gpus")
         return f"GPU {index} removed; jobs running on it go on"
 
     def gpu_state(self, index: int, state: DeviceState) -> str:
         self.engine.devices.set_state(index, state)
+        self._changed("gpus")
         if state is DeviceState.DRAINING:
             return f"GPU {index} draining: running jobs finish, nothing new starts there"
         return f"GPU {index} enabled"
@@ -81,8 +84,14 @@ class SystemVerbs:
         engine.policy = config.change(self.store, engine.policy, name, value, defaults)
         if name == "on-end":
             hooks_from_now(self.store)
+        self._changed("config")
         engine.wake()
         return f"{name} = {config.describe(engine.policy, self.store)[name]['value']}"
+
+    def _changed(self, what: str) -> None:
+        """Tell watchers that the GPUs or settings changed: why each queued job waits may have
+        (a job's page refreshes its reason on such a change)."""
+        self.engine.changes.publish({"event": what})
 
     def status(self, pid: int, socket: str) -> dict[str, Any]:
         return {

@@ -114,3 +114,29 @@ def test_a_long_name_wraps_instead_of_widening_the_page(board: Board) -> None:
     width = page.evaluate("() => document.documentElement.scrollWidth")
     assert width <= 1280, width  # the viewport's width
     page.close()
+
+
+def test_why_a_job_waits_follows_the_gpus_and_the_settings(board: Board, expect: Any) -> None:
+    busy = board.submit("--only-gpus", "3", "--", "sleep 60")
+    other = board.submit("--only-gpus", "0", "--project", "slow", "--", "sleep 60")
+    board.herd.wait_state(busy, "running")
+    board.herd.wait_state(other, "running")
+    waiter = board.submit("--only-gpus", "3", "--project", "slow", "--", "true")
+    page = board.page(f"/jobs/{waiter}")
+    reason = page.locator(".reason-line")
+    expect(reason).to_have_text("Waiting: waiting for a free GPU of --only-gpus 3")
+    try:
+        board.herd.cli("gpus", "drain", "3")  # no job changed: the GPUs did
+        expect(reason).to_have_text(
+            "Waiting: waiting for a free GPU of --only-gpus 3 (GPU 3 is draining)"
+        )
+        board.herd.cli("gpus", "enable", "3")
+        board.herd.cli("config", "set", "project-limits", "slow=1")  # and now the settings
+        expect(reason).to_have_text(
+            "Waiting: waiting for a run slot of project slow (1 running: config project-limits)"
+        )
+    finally:
+        board.herd.cli("gpus", "enable", "3")
+        board.herd.cli("config", "set", "project-limits", "none")
+        board.herd.cli("kill", str(busy), str(other), str(waiter), check=False)
+    page.close()
