@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 MAX_IDS = 1_000_000
 """More ids than this in one spec is a typo ("1-10000000"), not a request."""
@@ -27,17 +27,12 @@ def split_items(tokens: str | Sequence[str]) -> list[str]:
 
 def parse_ids(text: str | Sequence[str]) -> list[int]:
     """Sorted, unique job ids; ValueError with one line saying what is wrong."""
-    shown = text if isinstance(text, str) else " ".join(text)
-    items = split_items(text)
-    if not any(items):
-        raise ValueError(f"no job ids given: {_HELP}")
-    ids: set[int] = set()
-    for item in items:
-        first, last = _parse_item(item, shown)
-        if len(ids) + (last - first + 1) > MAX_IDS:
+
+    def check(first: int, last: int, taken: int, shown: str) -> None:
+        if taken + (last - first + 1) > MAX_IDS:
             raise ValueError(f"too many job ids in {shown!r}: at most {MAX_IDS:,} at once")
-        ids.update(range(first, last + 1))
-    return sorted(ids)
+
+    return _parse_list(text, "job ids", ("job id", _HELP, 1), check)
 
 
 _GPU_HELP = "use GPU indices like 0, 0-3 or 0,2"
@@ -46,17 +41,32 @@ MAX_GPU_INDEX = 4095
 
 def parse_gpu_indices(text: str | Sequence[str]) -> list[int]:
     """Sorted, unique GPU indices ("0,2", "0-3"); ValueError with one line saying what is wrong."""
+
+    def check(first: int, last: int, taken: int, shown: str) -> None:
+        if last > MAX_GPU_INDEX:
+            raise ValueError(f"GPU {last} in {shown!r} is not a GPU index: at most {MAX_GPU_INDEX}")
+
+    return _parse_list(text, "GPU", ("GPU index", _GPU_HELP, 0), check)
+
+
+def _parse_list(
+    text: str | Sequence[str],
+    what: str,
+    item_kind: tuple[str, str, int],
+    check: Callable[[int, int, int, str], None],
+) -> list[int]:
+    """Items and ranges of `text` as sorted unique numbers; `item_kind` is (noun, hint,
+    lowest) for `_parse_item`, `check(first, last, numbers so far, text)` refuses a range."""
     shown = text if isinstance(text, str) else " ".join(text)
     items = split_items(text)
     if not any(items):
-        raise ValueError(f"no GPU given: {_GPU_HELP}")
-    indices: set[int] = set()
+        raise ValueError(f"no {what} given: {item_kind[1]}")
+    numbers: set[int] = set()
     for item in items:
-        first, last = _parse_item(item, shown, "GPU index", _GPU_HELP, 0)
-        if last > MAX_GPU_INDEX:
-            raise ValueError(f"GPU {last} in {shown!r} is not a GPU index: at most {MAX_GPU_INDEX}")
-        indices.update(range(first, last + 1))
-    return sorted(indices)
+        first, last = _parse_item(item, shown, *item_kind)
+        check(first, last, len(numbers), shown)
+        numbers.update(range(first, last + 1))
+    return sorted(numbers)
 
 
 def _parse_item(
