@@ -224,11 +224,17 @@ def test_the_edit_form_sends_only_what_changed(daemon: Herd) -> None:
 
     same = post(daemon, path, **fields, **was)
     assert "nothing changed" in same.body and 'class="flash error"' in same.body
-    edited = post(daemon, path, **{**fields, "gpus": "2", "timeout": "", "name": "x"}, **was)
-    said = "edited (name none -> x, gpus 1 -> 2, timeout 1m40s -> none)"
+    edited = post(
+        daemon,
+        path,
+        **{**fields, "gpus": "2", "timeout": "", "name": "x", "retry_delay": "30s"},
+        **was,
+    )
+    said = "edited (name none -> x, gpus 1 -> 2, retry_delay none -> 30.0s, timeout 1m40s -> none)"
     assert f"job {job_id}: {said}".replace(">", "&gt;") in edited.body
     job = daemon.job(job_id)
     assert (job["gpus_requested"], job["timeout"], job["mem"]) == (2, None, 10_000_000_000)
+    assert job["retry_delay"] == 30.0
     bad = post(daemon, path, **{**fields, "mem": "lots"}, **was)
     assert "mem: invalid size &#39;lots&#39;" in bad.body
     assert "Edit this job" in page

@@ -163,6 +163,7 @@ EDIT_PARSERS: dict[str, Any] = {
     "mem": parse_size,
     "ram": parse_size,
     "retries": _whole,
+    "retry_delay": parse_duration,
     "timeout": parse_duration,
     "project": str,
 }
