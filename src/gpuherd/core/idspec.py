@@ -86,15 +86,21 @@ def _parse_item(
     return first, last
 
 
-def format_ids(ids: Iterable[int]) -> str:
-    """The shortest spec `parse_ids` reads back as `ids`: [3, 4, 5, 9] -> "3-5,9"."""
+def number_runs(ids: Iterable[int]) -> list[tuple[int, int]]:
+    """The unique numbers as (first, last) runs of consecutive ones: [3, 4, 5, 9] ->
+    [(3, 5), (9, 9)]."""
     runs: list[list[int]] = []
     for i in sorted(set(ids)):
         if runs and i == runs[-1][1] + 1:
             runs[-1][1] = i
         else:
             runs.append([i, i])
-    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
+    return [(a, b) for a, b in runs]
+
+
+def format_ids(ids: Iterable[int]) -> str:
+    """The shortest spec `parse_ids` reads back as `ids`: [3, 4, 5, 9] -> "3-5,9"."""
+    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in number_runs(ids))
 
 
 def summarize(

@@ -21,7 +21,7 @@ from gpuherd.core.capacity import (
     margin,
     most_on_a_node,
 )
-from gpuherd.core.idspec import format_ids
+from gpuherd.core.idspec import number_runs
 from gpuherd.core.model import Device, DeviceState, Job, Policy, Reservation
 from gpuherd.core.placement import cpu_slots_left, project_room
 from gpuherd.core.units import format_size, plural
@@ -76,18 +76,13 @@ def _only(indices: Sequence[int]) -> str:
 def _listed(indices: Sequence[int], sep: str) -> str:
     """Indices with runs of three or more as ranges: "0, 2", "0, 4-900" (a wide --only-gpus
     would otherwise print thousands of numbers)."""
-    return sep.join(_runs(indices))
-
-
-def _runs(indices: Sequence[int]) -> list[str]:
-    out: list[str] = []
-    for part in format_ids(indices).split(","):
-        first, _, last = part.partition("-")
-        if last and int(last) - int(first) < 2:  # a pair: "1, 2", not "1-2"
-            out += [first, last]
-        else:
-            out.append(part)
-    return out
+    parts: list[str] = []
+    for first, last in number_runs(indices):
+        if last - first >= 2:
+            parts.append(f"{first}-{last}")
+        else:  # one, or a pair: "1, 2", not "1-2"
+            parts += map(str, range(first, last + 1))
+    return sep.join(parts)
 
 
 _DRAINING = ("is", "are"), "draining"
