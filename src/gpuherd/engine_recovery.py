@@ -51,8 +51,8 @@ def recover(engine: Engine, now: float) -> None:
         elif isinstance(action, Finish):
             found = observed[job.id].pid
             _record_found_pid(engine, job, found, now)
-            if found is not None:  # as when a daemon watched it end: no process stays
-                engine.executor.end_leftovers(found, job.id, job.attempt)
+            # As when a daemon watched it end: no process stays.
+            engine.executor.end_leftovers(str(engine.layout.attempt_dir(job, job.attempt)))
             stop = job.stop
             ended = Ended(
                 action.exit_code,

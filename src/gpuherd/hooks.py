@@ -69,7 +69,7 @@ def hook_env(
     env.update(
         GPUHERD_JOB_ID=str(job.id),
         GPUHERD_JOB_NAME=job.spec.name or "",
-        GPUHERD_JOB_STATE=job.state.value,
+        GPUHERD_JOB_STATE=job.state.value,  # jobfiles.HOOK_VARIABLE: marks a hook
         GPUHERD_JOB_OUTCOME=outcome.kind.value if outcome else "",
         GPUHERD_JOB_EXIT_CODE=""
         if outcome is None or outcome.exit_code is None

@@ -117,12 +117,19 @@ def _set_aside_metrics(attempt_folder: str) -> None:
         os.rename(os.path.join(parent, METRICS), target)
 
 
+HOOK_VARIABLE = "GPUHERD_JOB_STATE"
+"""In every on-end hook's environment (hooks.hook_env), never in a job's."""
+
+
 def job_env(layout: Layout, job: Job, attempt: Attempt) -> Mapping[str, str]:
     """The submitter's environment, their --env pairs, then gpuherd's own variables."""
     env = dict(job.spec.env)
     env.update(job.spec.env_overrides)
     env.setdefault("MPLBACKEND", "Agg")  # jobs have no screen
     env.pop("GPUHERD_TOKEN", None)  # a daemon secret never reaches a job
+    # An on-end hook's mark (submitted from a hook): with it, what the job leaves running
+    # outside its process group would not be stopped with it (executors/local_escaped.py).
+    env.pop(HOOK_VARIABLE, None)
     env.update(
         CUDA_DEVICE_ORDER="PCI_BUS_ID",
         CUDA_VISIBLE_DEVICES=",".join(str(i) for i in attempt.gpus),

@@ -75,7 +75,7 @@ class Executor(Protocol):
         """True when `pid` is alive and is that attempt of that job (not a reused pid)."""
         ...
 
-    def end_leftovers(self, pid: int, job_id: int, attempt: int) -> None:
+    def end_leftovers(self, attempt_dir: str) -> None:
         """Kill what is left of an attempt that ended while no daemon watched (processes it
         started in the background), as the end of a watched attempt does."""
         ...

@@ -26,6 +26,7 @@ from signal import (
 )
 
 from gpuherd.executors.base import ExitStatus, LaunchRequest, SpawnError, job_shell
+from gpuherd.executors.local_escaped import EscapedSweeper, attempt_alive, signal_escaped
 from gpuherd.executors.local_records import (
     PROCESS_FILE,
     decode,
@@ -79,22 +80,6 @@ _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
 _GROUP_POLL = 0.05
 
 
-def _group_alive(pgid: int) -> bool:
-    """Whether a process group has a member that is not a zombie (read from /proc)."""
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:
-            continue  # gone meanwhile
-        fields = stat[stat.rindex(b")") + 2 :].split()
-        if int(fields[2]) == pgid and fields[0] != b"Z":
-            return True
-    return False
-
-
 def _from_wait_status(wait_status: int) -> ExitStatus | None:
     now = time.time()
     if os.WIFSIGNALED(wait_status):
@@ -143,6 +128,7 @@ class LocalExecutor:
         # empty, so is_running() cannot identify it from its environment; but the pid of an
         # unreaped child of ours cannot have been reused, so this record is exact.
         self._children: dict[int, tuple[int, int]] = {}
+        self._sweeper = EscapedSweeper()
 
     # -- launch ------------------------------------------------------------------------
 
@@ -206,6 +192,8 @@ class LocalExecutor:
         except ProcessLookupError:
             # Ended (and was reaped) before we looked, e.g. while the daemon was down. Its
             # group is not killed here: after that long, the number may name another group.
+            # What it left running is still known by its environment.
+            self._sweeper.add(attempt_dir)
             loop.call_soon(on_exit, self._exit_status(pid, attempt_dir))
             return
         self._watches[pid] = _Watch(fd, attempt_dir, on_exit, loop)
@@ -232,15 +220,15 @@ class LocalExecutor:
         # Kill stragglers before reaping: while our child is an unreaped zombie its pid
         # cannot be reused, so this cannot hit another process group.
         _killpg(pid, SIGKILL)
+        self._sweeper.add(w.attempt_dir)
         w.on_exit(self._exit_status(pid, w.attempt_dir))
 
     def _poll_group(self, pid: int) -> None:
-        # No kernel event tells when a process group empties; this polls only while a
-        # stopped job's stragglers use their grace period.
+        # This polls only while a stopped job's stragglers use their grace period.
         w = self._draining.get(pid)
         if w is None:
             return
-        if not _group_alive(pid):
+        if not attempt_alive(pid, w.attempt_dir):
             del self._draining[pid]
             self._conclude(pid, w)
             return
@@ -285,17 +273,10 @@ class LocalExecutor:
             return False
         return bool(attempt_dir) and recorded_leader(pid, created, attempt_dir)
 
-    def end_leftovers(self, pid: int, job_id: int, attempt: int) -> None:
-        import psutil
-
-        for proc in psutil.process_iter():
-            try:
-                # Members of its group that carry its variables: a group whose number was
-                # taken again once the job's emptied is never touched.
-                if os.getpgid(proc.pid) == pid and is_attempt(proc.environ(), job_id, attempt):
-                    proc.kill()
-            except (OSError, psutil.Error):
-                continue
+    def end_leftovers(self, attempt_dir: str) -> None:
+        # Found by their environment: a group whose number was taken again once the job's
+        # emptied is never touched.
+        signal_escaped([attempt_dir], SIGKILL)
 
     def find_leader(self, job_id: int, attempt: int) -> int | None:
         import psutil
@@ -334,6 +315,9 @@ class LocalExecutor:
             raise ValueError(f"not a job's process group: {pid}")
         with contextlib.suppress(ProcessLookupError):
             os.killpg(pid, signum)
+        w = self._watches.get(pid) or self._draining.get(pid)
+        if w is not None:  # and what left the group (local_escaped.py)
+            signal_escaped([w.attempt_dir], signum, group=pid)
 
     def terminate(self, pid: int, grace: float) -> None:
         # SIGCONT too: a paused (SIGSTOPped) job would not act on SIGTERM until resumed.
@@ -357,6 +341,7 @@ class LocalExecutor:
             self._conclude(pid, w)
 
     def close(self) -> None:
+        self._sweeper.close()
         for w in self._watches.values():
             w.loop.remove_reader(w.fd)
             os.close(w.fd)

@@ -272,7 +272,7 @@ class RayExecutor:
         log.info("found job actor %s on %s (node %s)", name, info["host"], info["node_id"][:8])
         return True
 
-    def end_leftovers(self, pid: int, job_id: int, attempt: int) -> None:
+    def end_leftovers(self, attempt_dir: str) -> None:
         """Nothing to do: a job's supervisor kills what its command left when it ends, watched
         or not (ray_supervisor.py)."""
 
