@@ -379,6 +379,7 @@ def test_a_daemon_never_takes_the_socket_another_homes_daemon_listens_on(
 
 def test_wait_without_a_daemon_exits_3_not_as_a_failed_job(herd: Herd) -> None:
     # 1 means "a job did not succeed": a script must tell that from "no daemon to ask".
-    gone = herd.cli("wait", "1", check=False)
-    assert gone.returncode == 3
-    assert gone.stderr.startswith("gpuherd: error: no gpuherd daemon is running for")
+    for ids in (["1"], []):  # without ids, it would first ask the daemon what to wait for
+        gone = herd.cli("wait", *ids, check=False)
+        assert gone.returncode == 3, ids
+        assert gone.stderr.startswith("gpuherd: error: no gpuherd daemon is running for")

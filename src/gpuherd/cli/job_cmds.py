@@ -366,18 +366,18 @@ def wait(ids: tuple[str, ...], timeout: float | None, quiet: bool) -> None:
     away and none came back within a minute.
     """
     client = Client()
-    wanted = expand_ids(ids) if ids else listed_ids(client, ("queued", "running", "paused"))
+    deadline = None if timeout is None else time.monotonic() + timeout
+    try:  # no daemon, or gone and none came back: no verdict on the jobs (exit 3)
+        wanted = expand_ids(ids) if ids else listed_ids(client, ("queued", "running", "paused"))
+        say_gone = None if quiet else _say_daemon_gone
+        states, done = client.wait(wanted, deadline, say_gone) if wanted else ({}, True)
+    except DaemonError as exc:
+        click.echo(f"gpuherd: error: {exc}", err=True)
+        sys.exit(3)
     if not wanted:
         if not quiet:
             click.echo("nothing to wait for: no job is queued or running")
         return
-
-    deadline = None if timeout is None else time.monotonic() + timeout
-    try:
-        states, done = client.wait(wanted, deadline, None if quiet else _say_daemon_gone)
-    except DaemonError as exc:  # gone, and none came back: no verdict on the jobs (exit 3)
-        click.echo(f"gpuherd: error: {exc}", err=True)
-        sys.exit(3)
     if not done:
         if not quiet:
             waiting = format_ids(i for i, s in sorted(states.items()) if s not in FINISHED)
