@@ -6,6 +6,7 @@ import contextlib
 import errno
 import json
 import os
+import shutil
 import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -93,6 +94,17 @@ def prepare(folder: str | Path) -> None:
         for name in LOGS if ended else ():
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(os.path.join(folder, name))
+        if not os.path.basename(folder).startswith("attempt-"):
+            _remove_later_attempts(str(folder))
+
+
+def _remove_later_attempts(job_folder: str) -> None:
+    """`gpuherd run` starts a job's first attempt in the job's folder itself: there, the
+    attempt-N folders are an earlier run's retries, and would be taken for this run's."""
+    for entry in os.scandir(job_folder):
+        number = entry.name.removeprefix("attempt-")
+        if number != entry.name and number.isdigit() and entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path, ignore_errors=True)
 
 
 METRICS = "metrics.json"

@@ -119,6 +119,19 @@ def test_rerun_into_the_same_folder_never_leaves_both_markers(runs: Runs) -> Non
     assert (out / "job_0" / "stdout.log").read_text() == "2nd\n"  # not the first run's too
 
 
+def test_a_rerun_leaves_no_retry_folder_of_the_earlier_run(runs: Runs) -> None:
+    flag, out = runs.root / "flag", runs.root / "out"
+    retried = f"[ -e {flag} ] || {{ touch {flag}; exit 1; }}; echo second\n"
+    first = runs.run("--fake-gpus", "1", "--retries", "1", "--output-dir", str(out), input=retried)
+    assert first.returncode == 0, first.stderr
+    assert markers(out / "job_0" / "attempt-2") == {"SUCCESS"}
+
+    second = runs.run("--fake-gpus", "1", "--output-dir", str(out), input="exit 2\n")
+    assert second.returncode == 1, second.stderr
+    assert markers(out / "job_0") == {"FAILURE"}
+    assert not (out / "job_0" / "attempt-2").exists(), "the first run's retry was left"
+
+
 @pytest.mark.parametrize("where", ["same output dir", "--times-from"])
 def test_longest_first_starts_what_ran_longest_first_and_keeps_folders_by_line(
     runs: Runs, where: str
