@@ -37,7 +37,14 @@ from gpuherd.core.sweep import SweepError, SweepSpec, count, size_refusal, spec_
 from gpuherd.core.sweep_names import default_sweep_name
 from gpuherd.errors import DaemonError, HerdError
 from gpuherd.following import follow_log
-from gpuherd.pyapi_values import in_units, is_sweep_file, make_spec, plain, submit_options
+from gpuherd.pyapi_values import (
+    in_units,
+    is_sweep_file,
+    make_spec,
+    non_finite,
+    plain,
+    submit_options,
+)
 from gpuherd.tasks_guard import refuse_while_loading
 from gpuherd.wire_requests import SweepOptions
 from gpuherd.worker import METRICS_FILE, RESULT_FILE
@@ -345,10 +352,15 @@ class Sweep:
         words = {
             "new": "new",
             "rerun_failed": "failed rerun",
+            "rerun_done": "done rerun (force)",
             "skipped_done": "done skipped",
             "skipped_active": "already queued or running skipped",
         }
-        counts = ", ".join(f"{self.submission.get(k, 0)} {w}" for k, w in words.items())
+        counts = ", ".join(
+            f"{self.submission.get(k, 0)} {w}"
+            for k, w in words.items()
+            if k != "rerun_done" or self.submission.get(k)
+        )
         return f"<gpuherd.Sweep {self.name}: {counts}>"
 
     @property
@@ -367,8 +379,12 @@ class Sweep:
         return dict(self.herd.client.get(f"/sweeps/{quote(self.name, safe='')}", sort=sort))
 
     def results(self, sort: str | None = None) -> list[dict[str, Any]]:
-        """One row per point: params, state, metrics (the task's return value), folder, …"""
-        return list(self.status(sort)["rows"])
+        """One row per point: params, state, metrics (the task's return value, or what the
+        command wrote to metrics.json, with its values as they were), folder, …"""
+        rows = list(self.status(sort)["rows"])
+        for row in rows:  # NaN and the infinities travel as text (JSON has no such numbers)
+            row["metrics"] = {k: non_finite(v) for k, v in row["metrics"].items()}
+        return rows
 
     def wait(self, timeout: float | None = None) -> bool:
         """Wait until no point of the sweep is queued or running; True if all are done."""

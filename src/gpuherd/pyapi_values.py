@@ -4,6 +4,7 @@
   imported here: a value is converted only when its type comes from numpy);
 - `submit_options`, `in_units`: `submit` keyword options as the daemon's API takes them;
 - `make_spec`: a sweep spec from a command template and parameter lists;
+- `non_finite`: NaN and the infinities back as floats in a sweep's metrics;
 - `is_sweep_file`: whether `Herd.sweep`'s first argument names a sweep file (the CLI's rule).
 """
 
@@ -44,6 +45,21 @@ def plain(value: Any) -> Any:
         return [plain(item) for item in value]
     if type(value) is tuple:
         return tuple(plain(item) for item in value)
+    return value
+
+
+_NON_FINITE = {"nan": float("nan"), "inf": float("inf"), "-inf": float("-inf")}
+
+
+def non_finite(value: Any) -> Any:
+    """`value` with the text "nan", "inf" and "-inf" (how the daemon's answers carry these
+    numbers, which JSON lacks) as the floats again, in dicts and lists too."""
+    if isinstance(value, str):
+        return _NON_FINITE.get(value, value)
+    if isinstance(value, dict):
+        return {key: non_finite(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [non_finite(item) for item in value]
     return value
 
 

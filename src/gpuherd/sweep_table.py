@@ -24,7 +24,7 @@ from typing import Any
 from gpuherd.core.model import Job
 from gpuherd.core.states import JobState
 from gpuherd.core.sweep import Point, SweepError, SweepSpec, expand, spec_from_dict
-from gpuherd.core.sweep_values import json_safe
+from gpuherd.core.sweep_values import json_safe, metric_text
 from gpuherd.core.units import format_size
 from gpuherd.errors import Forbidden, HerdError, NotFound
 from gpuherd.jobfiles import open_job_file
@@ -205,16 +205,9 @@ def _metrics(folder: Path) -> dict[str, Any]:
     data = read_json(path)
     if not isinstance(data, dict):
         return {"metrics": {}, "metrics_error": f"{path}: not a JSON object"}
-    return {"metrics": {str(k): _metric_value(v) for k, v in data.items()}}
-
-
-def _metric_value(value: Any) -> Any:
-    """Numbers stay numbers; anything else is shown as text."""
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return value
-    if isinstance(value, str):
-        return value
-    return json.dumps(value)
+    # Values as the job wrote them (a true stays true, a list a list): the renderers show
+    # what is not a number or text as JSON text (metric_text).
+    return {"metrics": {str(k): v for k, v in data.items()}}
 
 
 _FIELDS = ("index", "folder", "state", "seconds", "job_id", "started_at", "ended_at")
@@ -271,7 +264,7 @@ def _sort_key(value: Any) -> tuple[int, Any] | None:
         except OverflowError:  # an int of 400 digits
             number = math.copysign(math.inf, value)
         return _NAN if math.isnan(number) else (0, number)
-    return (1, str(value))
+    return (1, metric_text(value))
 
 
 # ---- helpers --------------------------------------------------------------------------------

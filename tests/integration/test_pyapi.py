@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -310,3 +311,32 @@ def test_submit_takes_dependencies_as_handles(api: gpuherd.Herd) -> None:
     api.client.post("/jobs/release", {"ids": [first.id]})
     assert (ok.info()["after"], anyway.info()["after_any"]) == ([first.id], [first.id])
     assert (ok.wait(timeout=30), anyway.wait(timeout=30)) == ("cancelled", "succeeded")
+
+
+def test_sweep_results_give_metrics_back_as_the_job_wrote_them(
+    api: gpuherd.Herd, tmp_path: Path
+) -> None:
+    (tmp_path / "m.py").write_text(
+        "import json, sys\n"
+        "metrics = {'loss': float(sys.argv[1]), 'shape': [2, 3], 'ok': True}\n"
+        "json.dump(metrics, open(sys.argv[2] + '/metrics.json', 'w'))\n"
+    )
+    params = {"v": ["nan", "inf", "-inf", "0.5"]}
+    template = f"python3 {tmp_path / 'm.py'} {{v}} {{run_dir}}"
+    sweep = api.sweep(template, params, name="finite", results_dir=tmp_path / "r", gpus=0)
+    assert sweep.wait(timeout=30)
+    losses = {r["params"]["v"]: r["metrics"]["loss"] for r in sweep.results()}
+    assert math.isnan(losses["nan"]) and isinstance(losses["nan"], float)
+    assert (losses["inf"], losses["-inf"], losses["0.5"]) == (math.inf, -math.inf, 0.5)
+    row = sweep.results()[0]["metrics"]
+    assert (row["shape"], row["ok"]) == ([2, 3], True)
+    again = api.sweep(
+        template, params, name="finite", results_dir=tmp_path / "r", gpus=0, force=True
+    )
+    assert repr(again) == (
+        "<gpuherd.Sweep finite: 0 new, 0 failed rerun, 4 done rerun (force), 0 done skipped,"
+        " 0 already queued or running skipped>"
+    )
+    assert again.wait(timeout=30)
+    first = api.sweep(template, {"v": [1]}, name="plain", results_dir=tmp_path / "p", gpus=0)
+    assert "rerun" in repr(first) and "done rerun" not in repr(first)

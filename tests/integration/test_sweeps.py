@@ -236,13 +236,16 @@ def test_status_shows_metrics_sorted_and_as_csv(daemon: Herd, work: Path) -> Non
     finished(daemon, "m", 3)
     table = daemon.json("sweep", "status", "m", "--sort", "-val_acc")
     assert [r["params"]["q"] for r in table["rows"]] == [9, 3, 1]
-    assert table["rows"][0]["metrics"] == {"val_acc": 0.9, "note": "x y", "shape": "[2, 3]", "q": 9}
+    # values as the job wrote them in JSON; the table and the CSV show a list as JSON text
+    assert table["rows"][0]["metrics"] == {"val_acc": 0.9, "note": "x y", "shape": [2, 3], "q": 9}
     assert table["metric_keys"] == ["val_acc", "note", "shape"]
     text = daemon.cli("sweep", "status", "m", "--sort", "q").stdout
     assert [line.split()[0] for line in text.splitlines()[1:4]] == ["q=1", "q=3", "q=9"]
+    assert "[2, 3]" in text.splitlines()[1]
     csv = daemon.cli("sweep", "status", "m", "--csv").stdout.splitlines()
     assert csv[0] == "folder,q,state,job_id,seconds,val_acc,note,shape"
     assert csv[1].startswith("q=3,3,succeeded,")
+    assert csv[1].endswith(',0.3,x y,"[2, 3]"')
     bad = daemon.cli("sweep", "status", "m", "--sort", "nope", check=False)
     assert bad.returncode == 1 and "cannot sort by 'nope'" in bad.stderr
     missing = daemon.cli("sweep", "status", "nosuch", check=False)

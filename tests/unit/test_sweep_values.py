@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
+from gpuherd.api.views_sweeps import metric_text as cell
 from gpuherd.cli.sweep_args import typed
 from gpuherd.core.sweep import SweepError, SweepSpec, expand, folder_name, render, value_text
-from gpuherd.core.sweep_values import alike_values, check_finite, json_safe
+from gpuherd.core.sweep_values import alike_values, check_finite, json_safe, metric_text
 from gpuherd.sweepfile import SweepFileError, parse_sweep
 
 
@@ -103,3 +104,14 @@ def test_a_sweep_files_default_results_folder_follows_its_name(tmp_path: Path) -
     assert expand(renamed)[0].command == "echo 1 results/varB/x=1"
     own = parse_sweep("command: echo {x}\nresults_dir: out\ngrid: {x: [1]}\n", "o.yml")
     assert dataclasses.replace(own.spec, name="other").results_path == "out"
+
+
+def test_a_metric_that_is_not_a_number_shows_as_text_or_json() -> None:
+    assert [metric_text(v) for v in (None, "x y", True, [2, 3], {"a": 1})] == [
+        "",
+        "x y",
+        "true",
+        "[2, 3]",
+        '{"a": 1}',
+    ]
+    assert [cell(v) for v in (True, [0.5], 0.123456789, 3)] == ["true", "[0.5]", "0.123457", "3"]

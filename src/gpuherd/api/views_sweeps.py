@@ -19,6 +19,7 @@ from urllib.parse import urlencode
 from starlette.datastructures import QueryParams
 
 from gpuherd.api import views_plot
+from gpuherd.core import sweep_values
 from gpuherd.core.units import format_duration
 from gpuherd.errors import HerdError, NotFound
 from gpuherd.service import Service
@@ -232,7 +233,8 @@ def sweep_page(service: Service, name: str, q: SweepQuery) -> SweepPage:
 
 
 def metric_text(value: Any) -> str:
-    """A metric in a table cell: numbers to 4 significant digits, text as it is."""
+    """A metric in a table cell: numbers to 6 significant digits, the rest as the CLI's
+    table shows it (text as it is, other values as JSON)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
-        return "" if value is None else str(value)
+        return sweep_values.metric_text(value)
     return str(value) if isinstance(value, int) else f"{value:.6g}"

@@ -154,6 +154,7 @@ def build(
         ram=opts["ram"],
         oom_retry=opts["oom_retry"],
         after=opts["after"] or [],
+        after_any=opts["after_any"] or [],
         only_gpus=opts["only_gpus"] or [],
         retry_delay=opts["retry_delay"],
         grace=opts["grace"],

@@ -100,6 +100,7 @@ def sweep() -> None:
 @options.memory_options("each point")
 @options.priority_option(show_default=False)
 @options.after_option()
+@options.after_option(any_end=True)
 @options.retries_option("point", default="the sweep file's, else gpuherd config get retries")
 @options.retry_delay_option("a failed point")
 @options.timeout_option()
@@ -127,6 +128,7 @@ def submit_sweep(ctx: click.Context, /, source: str, **opts: Any) -> None:
     _check_size(spec, opts["yes"], "pass --yes to submit them all")
     client = Client(timeout=600.0)
     options.after = resolve_last(client, options.after, "--after")
+    options.after_any = resolve_last(client, options.after_any, "--after-any")
     body = {
         "spec": spec_to_dict(spec),
         "cwd": cwd,

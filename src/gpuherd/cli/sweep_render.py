@@ -9,13 +9,13 @@ are (`[/]` stays `[/]`), with escape sequences dropped.
 from __future__ import annotations
 
 import csv
-import json
 import shlex
 import sys
 from typing import Any
 
 from gpuherd.cli import plain, render
 from gpuherd.core.sweep_names import value_text
+from gpuherd.core.sweep_values import metric_text
 from gpuherd.core.units import format_duration, format_size
 
 _POINT_STYLE = {"done": "green", "missing": "dim"}
@@ -50,13 +50,9 @@ def status_command(name: str) -> str:
 
 
 def _cell(value: Any) -> str:
-    if value is None:
-        return ""
     if isinstance(value, float):
         return format(value, ".4g")
-    if isinstance(value, str):
-        return value
-    return json.dumps(value)
+    return metric_text(value)
 
 
 def _param(params: dict[str, Any], key: str) -> str:
@@ -134,7 +130,7 @@ def status_csv(table: dict[str, Any]) -> None:
                 row["state"],
                 row["job_id"] or "",
                 "" if row["seconds"] is None else round(row["seconds"], 3),
-                *(row["metrics"].get(k, "") for k in metrics),
+                *(_csv_metric(row["metrics"].get(k)) for k in metrics),
             ]
         )
 
@@ -154,6 +150,12 @@ def sweep_list(sweeps: list[dict[str, Any]], term: plain.Terminal | None = None)
         rows.append([item["name"], str(item["points"]), states, item["results_dir"]])
     # Too wide: cut the results folder first, then the states, then the name.
     term.write(plain.table(term, ("NAME", "POINTS", "STATES", "RESULTS"), rows, shrink=(3, 2, 0)))
+
+
+def _csv_metric(value: Any) -> Any:
+    """Numbers as they are (full precision), anything else as the table shows it."""
+    is_number = isinstance(value, int | float) and not isinstance(value, bool)
+    return value if is_number else metric_text(value)
 
 
 def _metric_labels(metrics: list[str], taken: list[str]) -> list[str]:

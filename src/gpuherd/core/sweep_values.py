@@ -146,6 +146,14 @@ def json_safe(value: Any) -> Any:
     return value
 
 
+def metric_text(value: Any) -> str:
+    """A metric that is not a number as a table cell shows it: text as it is, other JSON
+    values as JSON (true, [0.5, 0.9]), none as nothing."""
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value)
+
+
 # ---- values that read alike -----------------------------------------------------------------
 
 
