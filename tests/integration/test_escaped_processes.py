@@ -139,3 +139,44 @@ def test_a_job_submitted_from_a_hook_is_not_taken_for_a_hook(daemon: Herd, tmp_p
     daemon.cli("kill", str(job_id))
     daemon.wait_state(job_id, "killed")
     wait_for(lambda: gone(pid), 10, "the escaped process to be killed")
+
+
+def test_a_job_started_at_once_in_the_folder_an_ended_one_used_is_not_killed(
+    daemon: Herd, tmp_path: Path
+) -> None:
+    """Two sweeps with the same results folder run their point in one folder, so both jobs
+    carry the same GPUHERD_ATTEMPT_DIR: the second starts the moment the first ends, and the
+    pass that kills what the first left (0.1 s later) must spare it."""
+    go = tmp_path / "go"
+    results = str(tmp_path / "same")
+    first = daemon.cli(
+        "sweep",
+        f"while [ ! -e {go} ]; do sleep 0.01; done; echo {{x}}",
+        "-p",
+        "x",
+        "1",
+        "--name",
+        "first",
+        "--results-dir",
+        results,
+        "-q",
+    ).stdout.split()
+    second = daemon.cli(
+        "sweep",
+        "sleep 0.5; echo {x}",
+        "-p",
+        "x",
+        "1",
+        "--name",
+        "second",
+        "--results-dir",
+        results,
+        "--after-any",
+        first[0],
+        "-q",
+    ).stdout.split()
+    job = daemon.wait_state(int(first[0]), "running")
+    assert job["attempts"][0]["dir"] == str(tmp_path / "same" / "x=1" / "attempt-1")
+    go.touch()
+    ended = daemon.wait_state(int(second[0]), "succeeded", "failed")
+    assert (ended["state"], ended["signal"]) == ("succeeded", None)

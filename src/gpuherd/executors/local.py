@@ -128,7 +128,10 @@ class LocalExecutor:
         # empty, so is_running() cannot identify it from its environment; but the pid of an
         # unreaped child of ours cannot have been reused, so this record is exact.
         self._children: dict[int, tuple[int, int]] = {}
-        self._sweeper = EscapedSweeper()
+        self._sweeper = EscapedSweeper(self._attempts_in_use)
+
+    def _attempts_in_use(self) -> set[str]:
+        return {w.attempt_dir for w in (*self._watches.values(), *self._draining.values())}
 
     # -- launch ------------------------------------------------------------------------
 

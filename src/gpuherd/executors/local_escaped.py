@@ -5,8 +5,9 @@ whole group. A process that calls setsid (`setsid prog &`, a daemonizing double 
 start` inside a job) leaves it, and would outlive a killed or finished job, holding its GPU
 from the next one. Every process a job starts inherits GPUHERD_ATTEMPT_DIR, which names one
 attempt of one job of one gpuherd home (the job id alone does not: `gpuherd run` and other
-homes number their jobs from 1 too), so they are found in /proc by it. A process that clears
-its environment (`env -i prog`) cannot be found this way.
+homes number their jobs from 1 too), so they are found in /proc by it. The one exception is a
+sweep point's folder, which a later job of the point reuses: the sweeper spares attempts
+running now. A process that clears its environment (`env -i prog`) cannot be found this way.
 
 On-end hooks are told the attempt folder of the job that ended too; their environment also
 carries GPUHERD_JOB_STATE, which a job's never does (jobfiles.job_env drops it), and they
@@ -19,7 +20,7 @@ import asyncio
 import contextlib
 import os
 import signal
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 
 from gpuherd.jobfiles import HOOK_VARIABLE
 
@@ -104,9 +105,14 @@ def attempt_alive(pgid: int, attempt_dir: str) -> bool:
 
 class EscapedSweeper:
     """Kills the escaped processes of attempts that ended, SWEEP_DELAY after the first of
-    them, in one pass for all."""
+    them, in one pass for all.
 
-    def __init__(self) -> None:
+    `in_use` gives the attempt folders of the attempts running now: a sweep point rerun at
+    once (`sweep --force`, a failed point's rerun) runs its new job in the folder the ended
+    one used, and its processes carry the same GPUHERD_ATTEMPT_DIR; they are spared."""
+
+    def __init__(self, in_use: Callable[[], Collection[str]]) -> None:
+        self._in_use = in_use
         self._due: set[str] = set()
         self._timer: asyncio.TimerHandle | None = None
 
@@ -118,7 +124,7 @@ class EscapedSweeper:
     def sweep(self) -> None:
         self._timer = None
         due, self._due = self._due, set()
-        signal_escaped(due, signal.SIGKILL)
+        signal_escaped(due.difference(self._in_use()), signal.SIGKILL)
 
     def close(self) -> None:
         """Sweep now what is due: the loop may not run again."""
