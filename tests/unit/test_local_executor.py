@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import threading
 import time
 from collections.abc import Callable, Coroutine
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import Any
 import psutil
 import pytest
 
+from gpuherd.executors import local_escaped
 from gpuherd.executors.base import ExitStatus, LaunchRequest, SpawnError
 from gpuherd.executors.local import LocalExecutor
 
@@ -389,3 +391,54 @@ def test_an_attempt_recorded_by_an_older_gpuherd_is_still_read(tmp_path: Path) -
     (folder / "exit_status").write_text("137\n")
     status = ex.recorded_exit(str(folder))
     assert status is not None and (status.exit_code, status.signal) == (None, 9)
+
+
+def test_a_process_whose_environment_cannot_be_read_never_blocks_the_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reading a process's environment waits for its memory map lock, which a process stuck
+    in the kernel can hold for ever: the passes that find what left a job's group run off
+    the event loop, and catch up once the read returns."""
+    release = threading.Event()
+    stuck: list[int] = []
+    read = local_escaped._environment
+
+    def first_read_hangs(pid: int) -> bytes:
+        if not stuck:
+            stuck.append(pid)
+            release.wait(10)
+        return read(pid)
+
+    async def main() -> None:
+        ex = LocalExecutor()
+        pid_file = tmp_path / "escaped"
+        req = request(
+            tmp_path,
+            f"setsid sh -c 'echo $$ > {pid_file}; exec sleep 100' & sleep 100",
+            extra_env={"GPUHERD_ATTEMPT_DIR": str(tmp_path / "a1")},
+        )
+        pid = ex.launch(req)
+        await wait_until(lambda: pid_file.exists() and bool(pid_file.read_text()), "escape")
+        escaped = int(pid_file.read_text())
+        monkeypatch.setattr(local_escaped, "_environment", first_read_hangs)
+        ended = asyncio.ensure_future(wait_exit(ex, pid, req.attempt_dir))
+        await asyncio.sleep(0)  # watched from now on
+        asked = time.monotonic()
+        ex.terminate(pid, grace=30)
+        assert time.monotonic() - asked < 1
+        await asyncio.sleep(0.2)  # the loop goes on; the job drains until the pass is done
+        assert stuck and not ended.done() and alive(escaped)
+        release.set()
+        status = await asyncio.wait_for(ended, TIMEOUT)
+        assert status.signal == signal.SIGTERM
+        await wait_until(lambda: not alive(escaped), "the escaped process to be stopped")
+        ex.close()
+
+    run(main())
+
+
+def alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False

@@ -13,7 +13,9 @@ import contextlib
 import os
 import time
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass
+from functools import partial
 from signal import (
     SIGCONT,
     SIGHUP,
@@ -24,9 +26,15 @@ from signal import (
     SIGTERM,
     SIGXFSZ,
 )
+from typing import Any
 
 from gpuherd.executors.base import ExitStatus, LaunchRequest, SpawnError, job_shell
-from gpuherd.executors.local_escaped import EscapedSweeper, attempt_alive, signal_escaped
+from gpuherd.executors.local_escaped import (
+    EscapedSweeper,
+    ProcScanner,
+    attempt_alive,
+    signal_escaped,
+)
 from gpuherd.executors.local_records import (
     PROCESS_FILE,
     decode,
@@ -99,6 +107,12 @@ def _reap(pid: int) -> int | None:
     return wait_status if reaped == pid else None
 
 
+def _call_soon(loop: asyncio.AbstractEventLoop, callback: Callable[..., None], *args: Any) -> None:
+    """Hand a result from another thread to the loop (gone if the loop was closed)."""
+    with contextlib.suppress(RuntimeError):
+        loop.call_soon_threadsafe(callback, *args)
+
+
 def _killpg(pid: int, signum: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signum)
@@ -128,7 +142,9 @@ class LocalExecutor:
         # empty, so is_running() cannot identify it from its environment; but the pid of an
         # unreaped child of ours cannot have been reused, so this record is exact.
         self._children: dict[int, tuple[int, int]] = {}
-        self._sweeper = EscapedSweeper(self._attempts_in_use)
+        # Passes over /proc for what left a job's group, off the event loop (local_escaped.py).
+        self._scanner = ProcScanner()
+        self._sweeper = EscapedSweeper(self._attempts_in_use, self._scanner)
 
     def _attempts_in_use(self) -> set[str]:
         return {w.attempt_dir for w in (*self._watches.values(), *self._draining.values())}
@@ -231,7 +247,14 @@ class LocalExecutor:
         w = self._draining.get(pid)
         if w is None:
             return
-        if not attempt_alive(pid, w.attempt_dir):
+        alive = self._scanner.submit(attempt_alive, pid, w.attempt_dir)
+        alive.add_done_callback(partial(_call_soon, w.loop, self._polled, pid))
+
+    def _polled(self, pid: int, alive: Future[bool]) -> None:
+        w = self._draining.get(pid)
+        if w is None:
+            return
+        if alive.exception() is None and not alive.result():
             del self._draining[pid]
             self._conclude(pid, w)
             return
@@ -279,7 +302,7 @@ class LocalExecutor:
     def end_leftovers(self, attempt_dir: str) -> None:
         # Found by their environment: a group whose number was taken again once the job's
         # emptied is never touched.
-        signal_escaped([attempt_dir], SIGKILL)
+        self._scanner.submit(signal_escaped, [attempt_dir], SIGKILL)
 
     def find_leader(self, job_id: int, attempt: int) -> int | None:
         import psutil
@@ -319,8 +342,8 @@ class LocalExecutor:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(pid, signum)
         w = self._watches.get(pid) or self._draining.get(pid)
-        if w is not None:  # and what left the group (local_escaped.py)
-            signal_escaped([w.attempt_dir], signum, group=pid)
+        if w is not None:  # and what left the group (local_escaped.py), in order
+            self._scanner.submit(signal_escaped, [w.attempt_dir], signum, group=pid)
 
     def terminate(self, pid: int, grace: float) -> None:
         # SIGCONT too: a paused (SIGSTOPped) job would not act on SIGTERM until resumed.
@@ -345,6 +368,7 @@ class LocalExecutor:
 
     def close(self) -> None:
         self._sweeper.close()
+        self._scanner.close()
         for w in self._watches.values():
             w.loop.remove_reader(w.fd)
             os.close(w.fd)

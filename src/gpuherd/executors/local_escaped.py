@@ -12,17 +12,30 @@ running now. A process that clears its environment (`env -i prog`) cannot be fou
 On-end hooks are told the attempt folder of the job that ended too; their environment also
 carries GPUHERD_JOB_STATE, which a job's never does (jobfiles.job_env drops it), and they
 are left alone.
+
+The passes run on a thread of their own (ProcScanner): reading a process's environment waits
+for the lock on its memory map, which a process stuck in the kernel (a hung GPU driver call,
+an NFS server gone) can hold for ever. `ps` hangs on such a process; the engine must not.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
+import queue
 import signal
+import threading
 from collections.abc import Callable, Collection, Iterator
+from concurrent.futures import Future
+from typing import Any, ParamSpec, TypeVar
 
 from gpuherd.jobfiles import HOOK_VARIABLE
+
+log = logging.getLogger("gpuherd.executor")
+P = ParamSpec("P")
+T = TypeVar("T")
 
 _HOOK_MARK = b"\0" + HOOK_VARIABLE.encode() + b"="
 
@@ -30,6 +43,9 @@ SWEEP_DELAY = 0.1
 """Seconds between a job's end and the pass that kills what escaped its group: one pass of
 /proc then serves all the jobs that ended meanwhile (a pass costs ~0.3 ms per 100 processes,
 too much to pay for each of a thousand trivial jobs a second)."""
+CLOSE_WAIT = 5.0
+"""Seconds a closing executor waits for its last pass (a stuck process must not keep a
+daemon or `gpuherd run` from exiting)."""
 
 
 def _marker(attempt_dir: str) -> bytes:
@@ -103,6 +119,45 @@ def attempt_alive(pgid: int, attempt_dir: str) -> bool:
     return False
 
 
+class ProcScanner:
+    """Runs the passes over /proc one after another, in order, on a thread of its own."""
+
+    def __init__(self) -> None:
+        self._work: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+
+    def submit(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> Future[T]:
+        future: Future[T] = Future()
+
+        def call() -> None:
+            try:
+                future.set_result(fn(*args, **kwargs))
+            except Exception as exc:
+                future.set_exception(exc)
+
+        future.add_done_callback(_log_failure)
+        self._work.put(call)
+        if self._thread is None:  # a daemon thread: a pass stuck for ever never blocks exit
+            self._thread = threading.Thread(target=self._serve, name="gpuherd-proc", daemon=True)
+            self._thread.start()
+        return future
+
+    def _serve(self) -> None:
+        while (call := self._work.get()) is not None:
+            call()
+
+    def close(self) -> None:
+        """End the thread once the passes asked for so far are done."""
+        if self._thread is not None:
+            self._work.put(None)
+            self._thread = None
+
+
+def _log_failure(future: Future[Any]) -> None:
+    if (exc := future.exception()) is not None:
+        log.warning("a pass over /proc for escaped processes failed: %s", exc)
+
+
 class EscapedSweeper:
     """Kills the escaped processes of attempts that ended, SWEEP_DELAY after the first of
     them, in one pass for all.
@@ -111,8 +166,9 @@ class EscapedSweeper:
     once (`sweep --force`, a failed point's rerun) runs its new job in the folder the ended
     one used, and its processes carry the same GPUHERD_ATTEMPT_DIR; they are spared."""
 
-    def __init__(self, in_use: Callable[[], Collection[str]]) -> None:
+    def __init__(self, in_use: Callable[[], Collection[str]], scanner: ProcScanner) -> None:
         self._in_use = in_use
+        self._scanner = scanner
         self._due: set[str] = set()
         self._timer: asyncio.TimerHandle | None = None
 
@@ -121,14 +177,14 @@ class EscapedSweeper:
         if self._timer is None:
             self._timer = asyncio.get_running_loop().call_later(SWEEP_DELAY, self.sweep)
 
-    def sweep(self) -> None:
+    def sweep(self) -> Future[int]:
         self._timer = None
         due, self._due = self._due, set()
-        signal_escaped(due.difference(self._in_use()), signal.SIGKILL)
+        return self._scanner.submit(signal_escaped, due.difference(self._in_use()), signal.SIGKILL)
 
     def close(self) -> None:
-        """Sweep now what is due: the loop may not run again."""
+        """Sweep now what is due (the loop may not run again), waiting CLOSE_WAIT at most."""
         if self._timer is not None:
             self._timer.cancel()
-        with contextlib.suppress(OSError):
-            self.sweep()
+        with contextlib.suppress(Exception):  # timed out, or failed (logged)
+            self.sweep().result(timeout=CLOSE_WAIT)
