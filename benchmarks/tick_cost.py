@@ -26,7 +26,7 @@ from gpuherd.devices import DeviceTable
 from gpuherd.engine import Engine
 from gpuherd.executors.local import LocalExecutor
 from gpuherd.gpus.fake import FakeGpu, FakeProbe
-from gpuherd.jobfiles import Layout
+from gpuherd.layout import Layout
 from gpuherd.service import Service
 from gpuherd.store import NewJob, Store
 from gpuherd.wire import SubmitItem
@@ -39,7 +39,7 @@ async def empty_tick(ticks: int = 3000) -> float:
     store = Store(tmp / "herd.db")
     store.replace_devices(dict.fromkeys(range(SLOTS), 1))
     probe = FakeProbe([FakeGpu() for _ in range(SLOTS)])
-    layout = Layout.for_run(tmp / "out", "job_")
+    layout = Layout.for_run(tmp / "out", "job_", tmp)
     engine = Engine(store, DeviceTable(store, probe), LocalExecutor(), layout, Policy())
     (tmp / "out").mkdir()
     engine.start()

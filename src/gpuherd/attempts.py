@@ -19,6 +19,7 @@ from gpuherd.core.model import Attempt, Job, Reservation
 from gpuherd.core.states import JobState, OutcomeKind
 from gpuherd.devices import RunningJob
 from gpuherd.executors.base import Executor, ExitStatus, LaunchRequest
+from gpuherd.layout import Layout
 
 OnExit = Callable[[int, int, ExitStatus], None]
 OnStall = Callable[[int, float], None]
@@ -68,7 +69,7 @@ class Attempts:
     def __init__(
         self,
         executor: Executor,
-        layout: jobfiles.Layout,
+        layout: Layout,
         on_exit: OnExit,
         on_stall: OnStall,
         on_timeout: OnTimeout,
@@ -116,7 +117,10 @@ class Attempts:
             project=job.spec.project,
         )
         self.live[job.id] = live
-        self.executor.watch(pid, str(folder), lambda status: self._on_exit(job.id, number, status))
+        key = self.layout.attempt_key(job.id, number)
+        self.executor.watch(
+            pid, str(folder), key, lambda status: self._on_exit(job.id, number, status)
+        )
         loop = asyncio.get_running_loop()
         loop.call_later(START_RECORD_DELAY, self._record_start, live)
         live.paused = job.state is JobState.PAUSED
@@ -176,10 +180,16 @@ class Attempts:
         return live
 
     def stop(
-        self, job_id: int, reason: OutcomeKind, requeue: bool = False, grace: float | None = None
+        self,
+        job_id: int,
+        reason: OutcomeKind,
+        requeue: bool = False,
+        grace: float | None = None,
+        begun: bool = False,
     ) -> Live | None:
-        """SIGTERM the job's group, SIGKILL after its grace period (or `grace`, if shorter).
-        Returns the attempt with the stop it is under; None if nothing changed."""
+        """SIGTERM the job's group, SIGKILL after its grace period (or `grace`, if shorter);
+        `begun`: an earlier daemon sent the SIGTERM (Executor.terminate). Returns the attempt
+        with the stop it is under; None if nothing changed."""
         live = self.live.get(job_id)
         if live is None:
             return None
@@ -193,7 +203,7 @@ class Attempts:
         wait = live.grace if grace is None else min(grace, live.grace)
         if live.kill_at is None or loop.time() + wait < live.kill_at:
             live.kill_at = loop.time() + wait
-            self.executor.terminate(live.pid, wait)
+            self.executor.terminate(live.pid, wait, begun)
         return live
 
     def pause(self, job_id: int, pause: bool) -> bool:

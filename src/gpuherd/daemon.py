@@ -35,7 +35,7 @@ from gpuherd.executors.base import Executor
 from gpuherd.executors.local import LocalExecutor
 from gpuherd.gpus import GpuProbe, ProbeError, make_probe
 from gpuherd.hooks import EndHooks
-from gpuherd.jobfiles import Layout
+from gpuherd.layout import Layout
 from gpuherd.service import Service
 from gpuherd.store import Store
 

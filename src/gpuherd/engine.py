@@ -17,7 +17,6 @@ from collections.abc import Callable, Iterator
 from functools import partial
 from itertools import islice
 
-from gpuherd import jobfiles
 from gpuherd.attempts import Attempts, Live
 from gpuherd.broadcast import Broadcast
 from gpuherd.config import load_policy
@@ -31,6 +30,7 @@ from gpuherd.engine_begin import BeginTimer
 from gpuherd.engine_endings import fail_unspawned, finish, flag_stalled, requeue_unstarted
 from gpuherd.engine_recovery import recover
 from gpuherd.executors.base import Executor, ExitStatus, NotStarted
+from gpuherd.layout import Layout
 from gpuherd.store import Store
 
 log = logging.getLogger("gpuherd.engine")
@@ -54,7 +54,7 @@ class Engine:
         store: Store,
         devices: DeviceTable,
         executor: Executor,
-        layout: jobfiles.Layout,
+        layout: Layout,
         policy: Policy | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:

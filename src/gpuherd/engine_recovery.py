@@ -51,8 +51,6 @@ def recover(engine: Engine, now: float) -> None:
         elif isinstance(action, Finish):
             found = observed[job.id].pid
             _record_found_pid(engine, job, found, now)
-            # As when a daemon watched it end: no process stays.
-            engine.executor.end_leftovers(str(engine.layout.attempt_dir(job, job.attempt)))
             stop = job.stop
             ended = Ended(
                 action.exit_code,
@@ -74,6 +72,9 @@ def recover(engine: Engine, now: float) -> None:
                 pid=None,
             )
     fail_orphaned_waiters(engine, now)
+    # As when a daemon watched them end: no process of an ended attempt stays, also of one
+    # that ended while no daemon ran, or just before the last one was killed.
+    engine.executor.end_leftovers(engine.layout.home_id)
 
 
 def _record_found_pid(engine: Engine, job: Job, pid: int | None, now: float) -> None:
@@ -91,7 +92,7 @@ def _reattach(engine: Engine, job: Job, pid: int, now: float) -> None:
     log.info("re-attached to job %d (pid %d)", job.id, pid)
     if job.stop is not None:  # a kill or retry the last daemon had begun
         left = max(0.0, job.stop.at + job.spec.grace - now)
-        engine.attempts.stop(job.id, job.stop.reason, job.stop.requeue, grace=left)
+        engine.attempts.stop(job.id, job.stop.reason, job.stop.requeue, grace=left, begun=True)
 
 
 def _paused_for(engine: Engine, job_id: int, since: float, now: float) -> float:

@@ -1,4 +1,5 @@
-"""A job's folder on disk: paths, the job's environment, job.json and the outcome markers."""
+"""A job's folder on disk: what is in it (the job's environment, job.json, the outcome markers,
+the logs); where it is, is layout.py's."""
 
 from __future__ import annotations
 
@@ -9,63 +10,16 @@ import os
 import shutil
 import stat
 from collections.abc import Mapping
-from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import BinaryIO
 
 from gpuherd.core.model import Attempt, Job, Outcome
 from gpuherd.errors import Forbidden
+from gpuherd.layout import Layout
 
 TAIL_BYTES = 64 * 1024
 LOGS = ("stdout.log", "stderr.log")
 MARKERS = ("SUCCESS", "FAILURE")
-
-
-@dataclass(frozen=True)
-class Layout:
-    """Where each job's and attempt's folder lives.
-
-    The daemon keeps `jobs/<id>/attempt-<n>/`; the one-shot runner names job folders the way
-    its users expect (`job_0`, `job_1`, …) and runs attempt 1 in the job's folder itself.
-    """
-
-    root: Path
-    prefix: str = ""
-    count_from_zero: bool = False
-    """Number job folders from 0 (the runner, as gpu-hog does); else by job id."""
-    first_attempt_in_job_dir: bool = False
-
-    @classmethod
-    def for_home(cls, home: Path) -> Layout:
-        return cls(home / "jobs")
-
-    @classmethod
-    def for_run(cls, output_dir: Path, prefix: str) -> Layout:
-        return cls(output_dir, prefix, count_from_zero=True, first_attempt_in_job_dir=True)
-
-    def job_dir(self, job: Job) -> Path:
-        return _folder(self, job.id, job.spec.folder)
-
-    def attempt_dir(self, job: Job, attempt: int) -> Path:
-        return _attempt_folder(self, job.id, job.spec.folder, attempt)
-
-
-# A running job's folders are asked for about ten times (spawn, env, files, watch): building a
-# Path each time was a noticeable part of the engine's work per job.
-@lru_cache(maxsize=4096)
-def _folder(layout: Layout, job_id: int, named: str | None) -> Path:
-    if named:  # a sweep point's results folder, named by the user's sweep
-        return Path(named)
-    number = job_id - 1 if layout.count_from_zero else job_id
-    return layout.root / f"{layout.prefix}{number}"
-
-
-@lru_cache(maxsize=4096)
-def _attempt_folder(layout: Layout, job_id: int, named: str | None, attempt: int) -> Path:
-    if attempt == 1 and layout.first_attempt_in_job_dir:
-        return _folder(layout, job_id, named)
-    return _folder(layout, job_id, named) / f"attempt-{attempt}"
 
 
 def prepare(folder: str | Path) -> None:
@@ -131,6 +85,8 @@ def _set_aside_metrics(attempt_folder: str) -> None:
 
 HOOK_VARIABLE = "GPUHERD_JOB_STATE"
 """In every on-end hook's environment (hooks.hook_env), never in a job's."""
+KEY_VARIABLE = "GPUHERD_ATTEMPT_KEY"
+"""In every job's environment: its attempt key (Layout.attempt_key)."""
 
 
 def job_env(layout: Layout, job: Job, attempt: Attempt) -> Mapping[str, str]:
@@ -140,7 +96,7 @@ def job_env(layout: Layout, job: Job, attempt: Attempt) -> Mapping[str, str]:
     env.setdefault("MPLBACKEND", "Agg")  # jobs have no screen
     env.pop("GPUHERD_TOKEN", None)  # a daemon secret never reaches a job
     # An on-end hook's mark (submitted from a hook): with it, what the job leaves running
-    # outside its process group would not be stopped with it (executors/local_escaped.py).
+    # outside its process group would not be found (executors/local_escaped.py).
     env.pop(HOOK_VARIABLE, None)
     env.update(
         CUDA_DEVICE_ORDER="PCI_BUS_ID",
@@ -150,6 +106,7 @@ def job_env(layout: Layout, job: Job, attempt: Attempt) -> Mapping[str, str]:
         GPUHERD_JOB_DIR=str(layout.job_dir(job)),
         GPUHERD_ATTEMPT_DIR=attempt.dir,
     )
+    env[KEY_VARIABLE] = layout.attempt_key(job.id, attempt.number)
     return env
 
 

@@ -26,7 +26,7 @@ from gpuherd.engine import Engine
 from gpuherd.errors import HerdError
 from gpuherd.executors.local import LocalExecutor
 from gpuherd.gpus.base import GpuProbe
-from gpuherd.jobfiles import Layout
+from gpuherd.layout import Layout
 from gpuherd.runner_signals import HANGUP_STATUS, INTERRUPT_STATUS, handled
 from gpuherd.service import Service
 from gpuherd.store import Store
@@ -99,7 +99,7 @@ class Runner:
         self._state_dir = Path(tempfile.mkdtemp(prefix="gpuherd-run-"))
         self.store = Store(self._state_dir / "herd.db", scratch=True)
         self.store.replace_devices(slots)
-        layout = Layout.for_run(options.output_dir, options.prefix)
+        layout = Layout.for_run(options.output_dir, options.prefix, self._state_dir)
         devices = DeviceTable(self.store, probe)
         # CPU-only jobs run one per core, as with GNU parallel, unless --max-parallel says.
         cpu_jobs = devices.cores() if options.max_parallel is None else None

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpuherd.core.model import DeviceState, Job
+from gpuherd.core.states import ACTIVE_STATES
 from gpuherd.store_rows import JOB_COLUMNS
 
 
@@ -91,6 +92,15 @@ class SweepAndDeviceTables:
             f"SELECT {JOB_COLUMNS} FROM jobs WHERE sweep = ? ORDER BY id", (name,)
         )
         return [self._job(row) for row in cursor]
+
+    def active_folders(self) -> dict[str, str]:
+        """The named folders of jobs queued, held, running or paused, with their sweep's name
+        (a sweep point's folder is in use until its job ends)."""
+        states = ", ".join(f"'{state.value}'" for state in ACTIVE_STATES)
+        cursor = self._db.execute(
+            f"SELECT folder, sweep FROM jobs WHERE folder IS NOT NULL AND state IN ({states})"
+        )
+        return {str(folder): str(sweep or "") for folder, sweep in cursor}
 
     def newest_runs(self, name: str) -> dict[str, int]:
         """The newest job of each folder of the sweep (a resubmitted point runs as a new job)."""

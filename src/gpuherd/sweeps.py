@@ -29,14 +29,14 @@ import shlex
 import subprocess
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from gpuherd import sweep_table
 from gpuherd.core.idspec import format_ids
 from gpuherd.core.ordering import longest_first
-from gpuherd.core.states import ACTIVE_STATES, LIVE_STATES
+from gpuherd.core.states import LIVE_STATES
 from gpuherd.core.sweep import (
     Point,
     SweepError,
@@ -68,6 +68,8 @@ class _Plan:
     to_submit: list[Point]
     counts: dict[str, int]
     skipped_done: Sequence[Point] = ()
+    shared: list[str] = field(default_factory=list)
+    """A warning when points were skipped because another sweep's jobs use their folders."""
 
 
 class Sweeps:
@@ -114,6 +116,7 @@ class Sweeps:
             "warnings": [
                 *self._warnings(spec, request),
                 *changed_values(plan.skipped_done),
+                *plan.shared,
             ],
         }
         if request.dry_run:
@@ -170,9 +173,9 @@ class Sweeps:
             raise HerdError(f"invalid sweep: {exc}") from None
 
     def _plan(self, name: str, points: Sequence[Point], force: bool) -> _Plan:
-        active = {
-            job.spec.folder for job in self.store.sweep_jobs(name) if job.state in ACTIVE_STATES
-        }
+        # Any sweep's: two sweeps into one results folder share their points' folders, and
+        # two jobs running in one folder would write one set of logs and files.
+        active = self.store.active_folders()
         done = {p.folder for p in points if (Path(p.run_dir) / "SUCCESS").exists()}
         failed = {p.folder for p in points if (Path(p.run_dir) / "FAILURE").exists()}
         resume = plan_resume(points, done, failed, force=force)
@@ -187,7 +190,14 @@ class Sweeps:
             "skipped_done": len(resume.skipped_done),
             "skipped_active": len(resume.to_run) - len(idle(resume.to_run)),
         }
-        return _Plan(idle(resume.to_run), counts, resume.skipped_done)
+        others = [active[p.run_dir] for p in resume.to_run if active.get(p.run_dir, name) != name]
+        their = "their folders are" if len(others) > 1 else "its folder is"
+        shared = [
+            f"{plural(len(others), 'point')} skipped: {their} in use by queued or running jobs"
+            f" of sweep {', '.join(map(repr, sorted(set(others))))} (the same results folder);"
+            " submit again once those ended, or give another --results-dir"
+        ]
+        return _Plan(idle(resume.to_run), counts, resume.skipped_done, shared if others else [])
 
     def _warnings(self, spec: SweepSpec, request: SweepRequest) -> list[str]:
         warnings = alike_values(spec)

@@ -5,6 +5,7 @@ of other attempts, other homes and on-end hooks are left alone."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,7 +13,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from conftest import Herd, gone, wait_for
+from conftest import Herd, Runs, gone, wait_for
+from gpuherd.layout import Layout
 
 
 def escaping(pid_file: Path, body: str = "exec sleep 100") -> str:
@@ -30,16 +32,22 @@ def escaped_pid(pid_file: Path, job_pgid: int | None = None) -> int:
     return pid
 
 
+def claiming(key: str, **env: str) -> subprocess.Popen[bytes]:
+    """A process in a session of its own that carries this attempt key."""
+    full = dict(os.environ, GPUHERD_ATTEMPT_KEY=key, **env)
+    return subprocess.Popen(["sleep", "100"], env=full, start_new_session=True)
+
+
 @pytest.fixture
-def outsider(tmp_path: Path) -> Iterator[subprocess.Popen[bytes]]:
-    """A process that claims to be job 1's first attempt by id, but of another home."""
-    env = dict(
-        os.environ,
+def outsider(daemon: Herd) -> Iterator[subprocess.Popen[bytes]]:
+    """A process that claims to be job 1's first attempt by id and folder, but of another
+    home (or another `gpuherd run` into the same folder)."""
+    process = claiming(
+        "0123456789ab:1:1",
         GPUHERD_JOB_ID="1",
         GPUHERD_ATTEMPT="1",
-        GPUHERD_ATTEMPT_DIR=str(tmp_path / "elsewhere" / "jobs" / "1" / "attempt-1"),
+        GPUHERD_ATTEMPT_DIR=str(daemon.home / "jobs" / "1" / "attempt-1"),
     )
-    process = subprocess.Popen(["sleep", "100"], env=env, start_new_session=True)
     yield process
     process.kill()
     process.wait()
@@ -70,7 +78,7 @@ def test_what_left_the_group_gets_the_grace_period(daemon: Herd, tmp_path: Path)
 def test_the_end_of_a_job_kills_what_it_left_running(
     daemon: Herd, tmp_path: Path, outsider: subprocess.Popen[bytes]
 ) -> None:
-    # Job 1, as the outsider claims to be: only the attempt folder tells them apart.
+    # Job 1 in the folder the outsider claims too: only the attempt key tells them apart.
     pid_file = tmp_path / "pid"
     job_id = daemon.submit(
         f"setsid sh -c 'echo $$ > {pid_file}; exec sleep 100' & "
@@ -141,42 +149,110 @@ def test_a_job_submitted_from_a_hook_is_not_taken_for_a_hook(daemon: Herd, tmp_p
     wait_for(lambda: gone(pid), 10, "the escaped process to be killed")
 
 
-def test_a_job_started_at_once_in_the_folder_an_ended_one_used_is_not_killed(
+def test_a_sweep_skips_points_whose_folder_another_sweeps_job_uses(
     daemon: Herd, tmp_path: Path
 ) -> None:
-    """Two sweeps with the same results folder run their point in one folder, so both jobs
-    carry the same GPUHERD_ATTEMPT_DIR: the second starts the moment the first ends, and the
-    pass that kills what the first left (0.1 s later) must spare it."""
-    go = tmp_path / "go"
-    results = str(tmp_path / "same")
+    """Two sweeps into one results folder share their points' folders: two jobs running in
+    one would write one set of logs, markers and job.json."""
+    results = str(tmp_path / "shared")
     first = daemon.cli(
-        "sweep",
-        f"while [ ! -e {go} ]; do sleep 0.01; done; echo {{x}}",
-        "-p",
-        "x",
-        "1",
-        "--name",
-        "first",
-        "--results-dir",
-        results,
-        "-q",
-    ).stdout.split()
-    second = daemon.cli(
-        "sweep",
-        "sleep 0.5; echo {x}",
-        "-p",
-        "x",
-        "1",
-        "--name",
-        "second",
-        "--results-dir",
-        results,
-        "--after-any",
-        first[0],
-        "-q",
-    ).stdout.split()
-    job = daemon.wait_state(int(first[0]), "running")
-    assert job["attempts"][0]["dir"] == str(tmp_path / "same" / "x=1" / "attempt-1")
+        "sweep", "sleep 100; echo {x}", "-p", "x", "1", "--name", "one", "--results-dir", results
+    )
+    assert first.stderr == ""
+    daemon.wait_state(1, "running")
+    second = daemon.json(
+        "sweep", "echo {x}", "-p", "x", "1", "2", "--name", "two", "--results-dir", results
+    )
+    assert (second["new"], second["skipped_active"], len(second["ids"])) == (1, 1, 1)
+    assert second["warnings"] == [
+        "1 point skipped: its folder is in use by queued or running jobs of sweep 'one'"
+        " (the same results folder); submit again once those ended, or give another"
+        " --results-dir"
+    ]
+    assert daemon.job(second["ids"][0])["job_dir"] == str(tmp_path / "shared" / "x=2")
+    assert not (tmp_path / "shared" / "x=1" / "previous-runs").exists()  # left as it was
+
+
+def test_two_runs_into_one_folder_never_stop_each_others_jobs(runs: Runs, tmp_path: Path) -> None:
+    """Their job_0 folders are one, but each run's jobs carry that run's own key."""
+    out = str(tmp_path / "shared")
+    pid_file, go = tmp_path / "first", tmp_path / "go"
+    (tmp_path / "first.txt").write_text(
+        f"setsid sh -c 'echo $$ > {pid_file}; exec sleep 100' & "
+        f"while [ ! -e {go} ]; do sleep 0.05; done\n"
+    )
+    (tmp_path / "second.txt").write_text("true\n")
+    first = runs.start("--fake-gpus", "1", "--output-dir", out, str(tmp_path / "first.txt"))
+    escaped = escaped_pid(pid_file)
+    second = runs.run("--fake-gpus", "1", "--output-dir", out, str(tmp_path / "second.txt"))
+    assert second.returncode == 0, second.stderr
+    assert not gone(escaped) and first.proc.poll() is None
     go.touch()
-    ended = daemon.wait_state(int(second[0]), "succeeded", "failed")
-    assert (ended["state"], ended["signal"]) == ("succeeded", None)
+    status, _, err = first.finish()
+    assert status == 0, err
+    wait_for(lambda: gone(escaped), 10, "the first run's escaped process to be killed")
+
+
+def test_what_ended_attempts_left_is_killed_when_a_daemon_starts(daemon: Herd) -> None:
+    """A daemon killed within moments of a job's end never ran the pass that kills what the
+    job left: the next daemon's first pass does, sparing what running jobs own."""
+    ended = daemon.submit("true")
+    daemon.wait_state(ended, "succeeded")
+    running = daemon.submit("sleep 100")
+    daemon.wait_state(running, "running")
+    home_id = Layout.for_home(daemon.home).home_id
+    left = claiming(f"{home_id}:{ended}:1")
+    owned = claiming(f"{home_id}:{running}:1")
+    other_home = claiming(f"ba9876543210:{ended}:1")
+    try:
+        daemon.kill9()
+        daemon.start()
+        wait_for(lambda: left.poll() is not None, 10, "the ended job's leftover to be killed")
+        assert left.returncode == -signal.SIGKILL
+        daemon.cli("kill", str(running))
+        wait_for(lambda: owned.poll() is not None, 10, "the killed job's process to end")
+        assert other_home.poll() is None
+    finally:
+        for process in (left, owned, other_home):
+            process.kill()
+            process.wait()
+
+
+FORKER = """
+import os, signal, sys, time
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+os.setsid()
+open(sys.argv[1], "w").write(str(os.getpid()))
+while True:  # a new session every 2 ms, each of which lives on
+    if os.fork() == 0:
+        os.setsid()
+        time.sleep(100)
+        os._exit(0)
+    time.sleep(0.002)
+"""
+
+
+def test_what_forks_while_the_pass_runs_is_killed_too(daemon: Herd, tmp_path: Path) -> None:
+    script = tmp_path / "forker.py"
+    script.write_text(FORKER)
+    tag = f"forker-{tmp_path.name}"
+    job = daemon.submit(
+        f"GPUHERD_TEST_TAG={tag} python3 {script} {tmp_path / 'pid'} & "
+        f"while [ ! -s {tmp_path / 'pid'} ]; do sleep 0.01; done; sleep 0.3"
+    )
+    daemon.wait_state(job, "succeeded")
+    wait_for(lambda: not tagged(tag), 15, "every process the forker made to be killed")
+
+
+def tagged(tag: str) -> list[int]:
+    found = []
+    for proc in psutil.process_iter():
+        try:
+            if (
+                proc.status() != psutil.STATUS_ZOMBIE
+                and proc.environ().get("GPUHERD_TEST_TAG") == tag
+            ):
+                found.append(proc.pid)
+        except psutil.Error:
+            continue
+    return found

@@ -383,3 +383,40 @@ def test_wait_without_a_daemon_exits_3_not_as_a_failed_job(herd: Herd) -> None:
         gone = herd.cli("wait", *ids, check=False)
         assert gone.returncode == 3, ids
         assert gone.stderr.startswith("gpuherd: error: no gpuherd daemon is running for")
+
+
+def test_a_reattached_job_that_replaced_its_shell_is_killed_not_lost(daemon: Herd) -> None:
+    """After a restart the daemon is not the job's parent, and `exec` left no shell to record
+    an exit status: a kill or timeout of it is still recorded as such (it was retried as lost)."""
+    killed = daemon.submit("--retries", "2", "--", "exec sleep 100")
+    timed = daemon.submit("--timeout", "3s", "--", "exec sleep 100")
+    for job in (killed, timed):
+        daemon.wait_state(job, "running")
+    daemon.cli("daemon", "stop")
+    daemon.start()
+    daemon.cli("kill", str(killed))
+    job = daemon.wait_state(killed, "killed", "queued", "lost", "failed")
+    assert (job["state"], job["outcome"], job["attempt"]) == ("killed", "killed", 1)
+    job = daemon.wait_state(timed, "failed", "lost", timeout=20)
+    assert (job["state"], job["outcome"]) == ("failed", "timeout")
+
+
+def test_a_restart_during_a_kills_grace_sends_no_second_sigterm(
+    daemon: Herd, tmp_path: Path
+) -> None:
+    """A second SIGTERM means "hurry, skip the checkpoint" to some programs: a daemon that
+    re-attaches to a job being stopped only keeps its SIGKILL due."""
+    terms, go = tmp_path / "terms", tmp_path / "go"
+    job = daemon.submit(
+        "--grace", "30s", "--",
+        f"trap 'echo term >> {terms}' TERM; while [ ! -e {go} ]; do sleep 0.05; done",
+    )  # fmt: skip
+    daemon.wait_state(job, "running")
+    daemon.cli("kill", str(job))
+    wait_for(terms.exists, what="the job to take the SIGTERM")
+    daemon.cli("daemon", "stop")
+    daemon.start()
+    assert daemon.job(job)["state"] == "running"  # re-attached, still within its grace
+    go.touch()
+    assert daemon.wait_state(job, "killed", "failed", "succeeded")["state"] == "killed"
+    assert terms.read_text() == "term\n"

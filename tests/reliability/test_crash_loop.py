@@ -168,7 +168,8 @@ def killer_line(runs: Path, seconds: float, delay: float, tag: str) -> str:
     mark = shlex.quote(str(marks)) + '/"$GPUHERD_JOB_ID"'
     return (
         job_line(runs, seconds) + '; [ "$GPUHERD_ATTEMPT" = 1 ] && { '
-        f"env -u GPUHERD_JOB_DIR -u GPUHERD_ATTEMPT_DIR GPUHERD_TEST_KILLER={tag} "
+        f"env -u GPUHERD_JOB_DIR -u GPUHERD_ATTEMPT_DIR -u GPUHERD_ATTEMPT_KEY "
+        f"GPUHERD_TEST_KILLER={tag} "
         f"GPUHERD_TEST_MARK={mark} setsid sh -c {arm} >/dev/null 2>&1 < /dev/null & "
         f"for i in $(seq 500); do [ -e {mark} ] && break; sleep 0.01; done; }}; true"
     )

@@ -122,6 +122,19 @@ def test_job_env_sets_gpuherd_variables(tmp_path: Path) -> None:
     assert env["GPUHERD_JOB_DIR"] == str(tmp_path / "jobs" / "12")
     assert env["GPUHERD_ATTEMPT_DIR"] == str(tmp_path / "jobs" / "12" / "attempt-3")
     assert all(isinstance(v, str) for v in env.values())
+    home, key = env["GPUHERD_ATTEMPT_KEY"].split(":", 1)
+    assert key == "12:3" and len(home) == 12
+
+
+def test_attempt_keys_tell_homes_and_runs_apart_and_last_across_restarts(tmp_path: Path) -> None:
+    home = jobfiles.Layout.for_home(tmp_path / "home")
+    assert home.attempt_key(3, 1) == jobfiles.Layout.for_home(tmp_path / "home").attempt_key(3, 1)
+    assert home.attempt_key(3, 1) != jobfiles.Layout.for_home(tmp_path / "other").attempt_key(3, 1)
+    one, two = (
+        jobfiles.Layout.for_run(tmp_path / "out", "job_", tmp_path / name).attempt_key(1, 1)
+        for name in ("run-a", "run-b")
+    )
+    assert one != two  # two runs into one output folder
 
 
 def test_mplbackend_defaults_to_agg(tmp_path: Path) -> None:
@@ -342,11 +355,11 @@ def test_tail_lines_shows_a_redrawn_progress_bar_as_the_one_line_it_leaves(
 def test_runner_layout_numbers_from_zero_and_runs_attempt_one_in_the_job_folder(
     tmp_path: Path,
 ) -> None:
-    layout = jobfiles.Layout.for_run(tmp_path, "job_")
+    layout = jobfiles.Layout.for_run(tmp_path, "job_", tmp_path)
     assert layout.job_dir(_job(1)) == tmp_path / "job_0"
     assert layout.attempt_dir(_job(1), 1) == tmp_path / "job_0"
     assert layout.attempt_dir(_job(1), 2) == tmp_path / "job_0" / "attempt-2"
-    assert jobfiles.Layout.for_run(tmp_path, "").job_dir(_job(1)) == tmp_path / "0"
+    assert jobfiles.Layout.for_run(tmp_path, "", tmp_path).job_dir(_job(1)) == tmp_path / "0"
 
 
 def test_attempt_json_is_kept_per_attempt_and_job_json_follows_the_latest(tmp_path: Path) -> None:

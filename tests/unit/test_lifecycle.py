@@ -65,8 +65,10 @@ def test_no_exit_code_and_no_signal_is_lost() -> None:
     assert outcome.message
 
 
-@pytest.mark.parametrize("reason", [OutcomeKind.TIMEOUT, OutcomeKind.KILLED])
-@pytest.mark.parametrize(("code", "sig"), [(0, None), (1, None), (143, None), (None, 15)])
+@pytest.mark.parametrize("reason", [OutcomeKind.TIMEOUT, OutcomeKind.KILLED, OutcomeKind.STALLED])
+@pytest.mark.parametrize(
+    ("code", "sig"), [(0, None), (1, None), (143, None), (None, 15), (None, None)]
+)
 def test_stop_reason_wins_over_exit_code_and_signal(
     reason: OutcomeKind, code: int | None, sig: int | None
 ) -> None:

@@ -50,7 +50,9 @@ def request(
     )
 
 
-async def wait_exit(executor: LocalExecutor, pid: int, attempt_dir: str) -> ExitStatus:
+async def wait_exit(
+    executor: LocalExecutor, pid: int, attempt_dir: str, key: str = "test:7:1"
+) -> ExitStatus:
     future: asyncio.Future[ExitStatus] = asyncio.get_running_loop().create_future()
     calls: list[ExitStatus] = []
 
@@ -58,7 +60,7 @@ async def wait_exit(executor: LocalExecutor, pid: int, attempt_dir: str) -> Exit
         calls.append(status)
         future.set_result(status)
 
-    executor.watch(pid, attempt_dir, on_exit)
+    executor.watch(pid, attempt_dir, key, on_exit)
     status = await asyncio.wait_for(future, timeout=TIMEOUT)
     await asyncio.sleep(0)  # a second (wrong) call would have been scheduled by now
     assert calls == [status]
@@ -415,7 +417,7 @@ def test_a_process_whose_environment_cannot_be_read_never_blocks_the_loop(
         req = request(
             tmp_path,
             f"setsid sh -c 'echo $$ > {pid_file}; exec sleep 100' & sleep 100",
-            extra_env={"GPUHERD_ATTEMPT_DIR": str(tmp_path / "a1")},
+            extra_env={"GPUHERD_ATTEMPT_KEY": "test:7:1"},
         )
         pid = ex.launch(req)
         await wait_until(lambda: pid_file.exists() and bool(pid_file.read_text()), "escape")

@@ -46,12 +46,13 @@ class Next:
 
 
 def classify(ended: Ended, stderr_tail: str = "") -> Outcome:
+    if ended.stop_reason in (OutcomeKind.TIMEOUT, OutcomeKind.STALLED, OutcomeKind.KILLED):
+        # Stopped by gpuherd: that is why it ended, also when no exit status was seen (a
+        # job re-attached after a restart is not the daemon's child, and a command that
+        # replaced its shell with `exec` records none).
+        return Outcome(ended.stop_reason, ended.exit_code, ended.signal)
     if ended.exit_code is None and ended.signal is None:
         return Outcome(OutcomeKind.LOST, message="the process vanished without an exit status")
-    if ended.stop_reason in (OutcomeKind.TIMEOUT, OutcomeKind.STALLED):
-        return Outcome(ended.stop_reason, ended.exit_code, ended.signal)
-    if ended.stop_reason is OutcomeKind.KILLED:
-        return Outcome(OutcomeKind.KILLED, ended.exit_code, ended.signal)
     if ended.signal is not None:
         return Outcome(OutcomeKind.SIGNAL, signal=ended.signal)
     if ended.exit_code != 0 and _cuda_oom().search(stderr_tail):

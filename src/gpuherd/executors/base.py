@@ -67,17 +67,21 @@ class Executor(Protocol):
         """Start the job in its own process group; return its pid. Raises SpawnError."""
         ...
 
-    def watch(self, pid: int, attempt_dir: str, on_exit: Callable[[ExitStatus], None]) -> None:
-        """Call `on_exit` once, on the event loop, when the job has ended (no polling)."""
+    def watch(
+        self, pid: int, attempt_dir: str, key: str, on_exit: Callable[[ExitStatus], None]
+    ) -> None:
+        """Call `on_exit` once, on the event loop, when the job has ended (no polling). `key`
+        is the attempt's (Layout.attempt_key), which all its processes carry."""
         ...
 
     def is_running(self, pid: int, job_id: int, attempt: int, attempt_dir: str) -> bool:
         """True when `pid` is alive and is that attempt of that job (not a reused pid)."""
         ...
 
-    def end_leftovers(self, attempt_dir: str) -> None:
-        """Kill what is left of an attempt that ended while no daemon watched (processes it
-        started in the background), as the end of a watched attempt does."""
+    def end_leftovers(self, home_id: str) -> None:
+        """Kill what this home's attempts that ended left running (processes they started in
+        the background), those that ended while no daemon watched too, and from now on what
+        each attempt leaves at its end. Called once, when the engine starts."""
         ...
 
     def recorded_exit(self, attempt_dir: str) -> ExitStatus | None:
@@ -97,8 +101,10 @@ class Executor(Protocol):
         """Send `signum` to the job's whole process group; a job already gone is no error."""
         ...
 
-    def terminate(self, pid: int, grace: float) -> None:
-        """SIGTERM to the group (SIGCONT too, if it was paused), SIGKILL after `grace` s."""
+    def terminate(self, pid: int, grace: float, begun: bool = False) -> None:
+        """SIGTERM to the group (SIGCONT too, if it was paused), SIGKILL after `grace` s. With
+        `begun`, an earlier daemon sent the SIGTERM: only the SIGKILL is left to arm (a second
+        SIGTERM means "hurry, skip the checkpoint" to some programs)."""
         ...
 
     def close(self) -> None:

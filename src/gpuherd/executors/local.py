@@ -26,14 +26,14 @@ from signal import (
     SIGTERM,
     SIGXFSZ,
 )
-from typing import Any
 
 from gpuherd.executors.base import ExitStatus, LaunchRequest, SpawnError, job_shell
 from gpuherd.executors.local_escaped import (
-    EscapedSweeper,
+    LeftoverSweeper,
     ProcScanner,
     attempt_alive,
-    signal_escaped,
+    call_on_loop,
+    signal_attempt,
 )
 from gpuherd.executors.local_records import (
     PROCESS_FILE,
@@ -107,12 +107,6 @@ def _reap(pid: int) -> int | None:
     return wait_status if reaped == pid else None
 
 
-def _call_soon(loop: asyncio.AbstractEventLoop, callback: Callable[..., None], *args: Any) -> None:
-    """Hand a result from another thread to the loop (gone if the loop was closed)."""
-    with contextlib.suppress(RuntimeError):
-        loop.call_soon_threadsafe(callback, *args)
-
-
 def _killpg(pid: int, signum: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signum)
@@ -122,6 +116,7 @@ def _killpg(pid: int, signum: int) -> None:
 class _Watch:
     fd: int
     attempt_dir: str
+    key: str
     on_exit: Callable[[ExitStatus], None]
     loop: asyncio.AbstractEventLoop
 
@@ -144,10 +139,10 @@ class LocalExecutor:
         self._children: dict[int, tuple[int, int]] = {}
         # Passes over /proc for what left a job's group, off the event loop (local_escaped.py).
         self._scanner = ProcScanner()
-        self._sweeper = EscapedSweeper(self._attempts_in_use, self._scanner)
+        self._sweeper = LeftoverSweeper(self._attempts_running, self._scanner)
 
-    def _attempts_in_use(self) -> set[str]:
-        return {w.attempt_dir for w in (*self._watches.values(), *self._draining.values())}
+    def _attempts_running(self) -> set[str]:
+        return {w.key for w in (*self._watches.values(), *self._draining.values())}
 
     # -- launch ------------------------------------------------------------------------
 
@@ -202,7 +197,9 @@ class LocalExecutor:
 
     # -- watch -------------------------------------------------------------------------
 
-    def watch(self, pid: int, attempt_dir: str, on_exit: Callable[[ExitStatus], None]) -> None:
+    def watch(
+        self, pid: int, attempt_dir: str, key: str, on_exit: Callable[[ExitStatus], None]
+    ) -> None:
         if pid in self._watches:
             raise ValueError(f"pid {pid} is already being watched")
         loop = asyncio.get_running_loop()
@@ -212,10 +209,10 @@ class LocalExecutor:
             # Ended (and was reaped) before we looked, e.g. while the daemon was down. Its
             # group is not killed here: after that long, the number may name another group.
             # What it left running is still known by its environment.
-            self._sweeper.add(attempt_dir)
+            self._sweeper.due()
             loop.call_soon(on_exit, self._exit_status(pid, attempt_dir))
             return
-        self._watches[pid] = _Watch(fd, attempt_dir, on_exit, loop)
+        self._watches[pid] = _Watch(fd, attempt_dir, key, on_exit, loop)
         loop.add_reader(fd, self._on_leader_exit, pid)
 
     def _on_leader_exit(self, pid: int) -> None:
@@ -239,7 +236,7 @@ class LocalExecutor:
         # Kill stragglers before reaping: while our child is an unreaped zombie its pid
         # cannot be reused, so this cannot hit another process group.
         _killpg(pid, SIGKILL)
-        self._sweeper.add(w.attempt_dir)
+        self._sweeper.due()
         w.on_exit(self._exit_status(pid, w.attempt_dir))
 
     def _poll_group(self, pid: int) -> None:
@@ -247,8 +244,8 @@ class LocalExecutor:
         w = self._draining.get(pid)
         if w is None:
             return
-        alive = self._scanner.submit(attempt_alive, pid, w.attempt_dir)
-        alive.add_done_callback(partial(_call_soon, w.loop, self._polled, pid))
+        alive = self._scanner.submit(attempt_alive, pid, w.key)
+        alive.add_done_callback(partial(call_on_loop, w.loop, self._polled, pid))
 
     def _polled(self, pid: int, alive: Future[bool]) -> None:
         w = self._draining.get(pid)
@@ -299,10 +296,11 @@ class LocalExecutor:
             return False
         return bool(attempt_dir) and recorded_leader(pid, created, attempt_dir)
 
-    def end_leftovers(self, attempt_dir: str) -> None:
+    def end_leftovers(self, home_id: str) -> None:
         # Found by their environment: a group whose number was taken again once the job's
         # emptied is never touched.
-        self._scanner.submit(signal_escaped, [attempt_dir], SIGKILL)
+        self._sweeper.home_id = home_id
+        self._sweeper.due()
 
     def find_leader(self, job_id: int, attempt: int) -> int | None:
         import psutil
@@ -343,12 +341,13 @@ class LocalExecutor:
             os.killpg(pid, signum)
         w = self._watches.get(pid) or self._draining.get(pid)
         if w is not None:  # and what left the group (local_escaped.py), in order
-            self._scanner.submit(signal_escaped, [w.attempt_dir], signum, group=pid)
+            self._scanner.submit(signal_attempt, w.key, signum, group=pid)
 
-    def terminate(self, pid: int, grace: float) -> None:
-        # SIGCONT too: a paused (SIGSTOPped) job would not act on SIGTERM until resumed.
-        self.signal(pid, SIGCONT)
-        self.signal(pid, SIGTERM)
+    def terminate(self, pid: int, grace: float, begun: bool = False) -> None:
+        if not begun:
+            # SIGCONT too: a paused (SIGSTOPped) job would not act on SIGTERM until resumed.
+            self.signal(pid, SIGCONT)
+            self.signal(pid, SIGTERM)
         old = self._kill_timers.pop(pid, None)
         if old is not None:
             old.cancel()

@@ -1,17 +1,22 @@
-"""Processes that left a job's process group, found by the attempt folder in their environment.
+"""Processes that left a job's process group, found by the attempt key in their environment.
 
 A job's processes normally stay in the session its shell leads, and the executor signals that
 whole group. A process that calls setsid (`setsid prog &`, a daemonizing double fork, `ray
 start` inside a job) leaves it, and would outlive a killed or finished job, holding its GPU
-from the next one. Every process a job starts inherits GPUHERD_ATTEMPT_DIR, which names one
-attempt of one job of one gpuherd home (the job id alone does not: `gpuherd run` and other
-homes number their jobs from 1 too), so they are found in /proc by it. The one exception is a
-sweep point's folder, which a later job of the point reuses: the sweeper spares attempts
-running now. A process that clears its environment (`env -i prog`) cannot be found this way.
+from the next one. Every process a job starts inherits GPUHERD_ATTEMPT_KEY, `HOME:JOB:N`:
+the id of the gpuherd home (a random id kept in its database; each `gpuherd run` has its own),
+the job id and the attempt number. It names one attempt of one job of one home, also when
+another job runs in the same folder (a sweep point's later job, two sweeps or two runs into
+one results folder), so they are found in /proc by it. A process that clears its environment
+(`env -i prog`), or writes over it (setproctitle, which Ray's workers and gunicorn call), is
+not found.
 
-On-end hooks are told the attempt folder of the job that ended too; their environment also
-carries GPUHERD_JOB_STATE, which a job's never does (jobfiles.job_env drops it), and they
-are left alone.
+What ended attempts left is killed by one pass for the whole home (LeftoverSweeper): every
+process with a key of this home whose attempt is not running now. The same pass runs when a
+daemon starts, so what a daemon killed at the wrong moment missed is caught by the next one.
+
+On-end hooks carry GPUHERD_JOB_STATE, which a job's environment never does (jobfiles.job_env
+drops it), and are left alone.
 
 The passes run on a thread of their own (ProcScanner): reading a process's environment waits
 for the lock on its memory map, which a process stuck in the kernel (a hung GPU driver call,
@@ -27,29 +32,30 @@ import os
 import queue
 import signal
 import threading
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Mapping
 from concurrent.futures import Future
+from functools import partial
 from typing import Any, ParamSpec, TypeVar
 
-from gpuherd.jobfiles import HOOK_VARIABLE
+from gpuherd.jobfiles import HOOK_VARIABLE, KEY_VARIABLE
 
 log = logging.getLogger("gpuherd.executor")
 P = ParamSpec("P")
 T = TypeVar("T")
 
 _HOOK_MARK = b"\0" + HOOK_VARIABLE.encode() + b"="
+_KEY_MARK = b"\0" + KEY_VARIABLE.encode() + b"="
 
 SWEEP_DELAY = 0.1
 """Seconds between a job's end and the pass that kills what escaped its group: one pass of
 /proc then serves all the jobs that ended meanwhile (a pass costs ~0.3 ms per 100 processes,
 too much to pay for each of a thousand trivial jobs a second)."""
+SWEEP_ROUNDS = 5
+"""Passes in a row while each still finds something to kill: a process that forks while a
+pass runs leaves a child the pass did not see, which the next one kills."""
 CLOSE_WAIT = 5.0
 """Seconds a closing executor waits for its last pass (a stuck process must not keep a
 daemon or `gpuherd run` from exiting)."""
-
-
-def _marker(attempt_dir: str) -> bytes:
-    return b"\0GPUHERD_ATTEMPT_DIR=" + os.fsencode(attempt_dir) + b"\0"
 
 
 def _other_pids() -> Iterator[int]:
@@ -69,42 +75,70 @@ def _environment(pid: int) -> bytes:
         return b""
 
 
-def _belongs(environment: bytes, markers: Collection[bytes]) -> bool:
-    return _HOOK_MARK not in environment and any(m in environment for m in markers)
+def attempt_key(environment: bytes) -> str | None:
+    """The attempt key a job's process carries; None for other processes and for hooks."""
+    start = environment.find(_KEY_MARK)
+    if start < 0 or _HOOK_MARK in environment:
+        return None
+    start += len(_KEY_MARK)
+    return os.fsdecode(environment[start : environment.index(b"\0", start)])
 
 
-def signal_escaped(attempt_dirs: Collection[str], signum: int, group: int = 0) -> int:
-    """Send `signum` to every other process whose environment names one of these attempts,
-    except members of `group` (signalled with it already: a second SIGTERM or SIGINT means
-    "hurry" to some programs); return how many were signalled."""
-    markers = [_marker(d) for d in attempt_dirs]
-    if not markers:
-        return 0
-    sent = 0
+def _signal_pinned(pid: int, signum: int, wanted: Callable[[int], bool]) -> bool:
+    """Signal `pid` if `wanted(pid)` still holds once the process is pinned by a pidfd (the
+    pid cannot be taken by another process between the check and the signal)."""
+    try:
+        fd = os.pidfd_open(pid)
+    except OSError:
+        return False  # gone meanwhile
+    try:
+        if wanted(pid):
+            signal.pidfd_send_signal(fd, signum)
+            return True
+    except OSError:
+        pass  # ended meanwhile
+    finally:
+        os.close(fd)
+    return False
+
+
+def signal_attempt(key: str, signum: int, group: int = 0) -> int:
+    """Send `signum` to every other process of this attempt, except members of `group`
+    (signalled with it already: a second SIGTERM or SIGINT means "hurry" to some programs);
+    return how many were signalled."""
+
+    def wanted(pid: int) -> bool:
+        return _carries(key, pid) and os.getpgid(pid) != group
+
+    return sum(_signal_pinned(pid, signum, wanted) for pid in _other_pids() if wanted(pid))
+
+
+def home_processes(home_id: str) -> dict[int, str]:
+    """Every other process of a job of this home, with its attempt key."""
+    prefix = home_id + ":"
+    found = {}
     for pid in _other_pids():
-        if not _belongs(_environment(pid), markers):
-            continue
-        try:
-            fd = os.pidfd_open(pid)
-        except OSError:
-            continue  # gone meanwhile
-        try:
-            # Read again through the pinned process: the pid cannot have been taken by
-            # another process between this check and the signal.
-            if _belongs(_environment(pid), markers) and os.getpgid(pid) != group:
-                signal.pidfd_send_signal(fd, signum)
-                sent += 1
-        except OSError:
-            pass  # ended meanwhile
-        finally:
-            os.close(fd)
-    return sent
+        key = attempt_key(_environment(pid))
+        if key is not None and key.startswith(prefix):
+            found[pid] = key
+    return found
 
 
-def attempt_alive(pgid: int, attempt_dir: str) -> bool:
+def kill_processes(found: Mapping[int, str]) -> int:
+    """SIGKILL these processes if each still carries the key it was found with."""
+    killed = 0
+    for pid, key in found.items():
+        killed += _signal_pinned(pid, signal.SIGKILL, partial(_carries, key))
+    return killed
+
+
+def _carries(key: str, pid: int) -> bool:
+    return attempt_key(_environment(pid)) == key
+
+
+def attempt_alive(pgid: int, key: str) -> bool:
     """Whether a process that is not a zombie is left in the job's group or carries its
-    attempt in its environment (read from /proc: no kernel event tells when they are gone)."""
-    markers = [_marker(attempt_dir)]
+    attempt key (read from /proc: no kernel event tells when they are gone)."""
     for pid in _other_pids():
         try:
             with open(f"/proc/{pid}/stat", "rb") as f:
@@ -114,7 +148,7 @@ def attempt_alive(pgid: int, attempt_dir: str) -> bool:
         fields = stat[stat.rindex(b")") + 2 :].split()
         if fields[0] == b"Z":
             continue
-        if int(fields[2]) == pgid or _belongs(_environment(pid), markers):
+        if int(fields[2]) == pgid or attempt_key(_environment(pid)) == key:
             return True
     return False
 
@@ -155,36 +189,74 @@ class ProcScanner:
 
 def _log_failure(future: Future[Any]) -> None:
     if (exc := future.exception()) is not None:
-        log.warning("a pass over /proc for escaped processes failed: %s", exc)
+        log.warning("a pass over /proc for a job's processes failed: %s", exc)
 
 
-class EscapedSweeper:
-    """Kills the escaped processes of attempts that ended, SWEEP_DELAY after the first of
-    them, in one pass for all.
+class LeftoverSweeper:
+    """Kills what ended attempts of one home left running: SWEEP_DELAY after it is asked
+    (one pass serves all the attempts that ended meanwhile), and again while a pass finds
+    something. Which attempts run is read on the event loop, between finding the processes
+    (on the scanner's thread) and killing them: an attempt that starts meanwhile is running
+    by then."""
 
-    `in_use` gives the attempt folders of the attempts running now: a sweep point rerun at
-    once (`sweep --force`, a failed point's rerun) runs its new job in the folder the ended
-    one used, and its processes carry the same GPUHERD_ATTEMPT_DIR; they are spared."""
-
-    def __init__(self, in_use: Callable[[], Collection[str]], scanner: ProcScanner) -> None:
-        self._in_use = in_use
+    def __init__(self, running: Callable[[], Collection[str]], scanner: ProcScanner) -> None:
+        self.home_id = ""
+        """Whose leftovers to kill; none until the engine says (LocalExecutor.end_leftovers)."""
+        self._running = running
         self._scanner = scanner
-        self._due: set[str] = set()
         self._timer: asyncio.TimerHandle | None = None
+        self._busy = False
+        """A pass is due or under way."""
+        self._again = False
+        """Asked again meanwhile: what ended since the pass looked needs one more."""
+        self._rounds = 0
 
-    def add(self, attempt_dir: str) -> None:
-        self._due.add(attempt_dir)
-        if self._timer is None:
-            self._timer = asyncio.get_running_loop().call_later(SWEEP_DELAY, self.sweep)
+    def due(self) -> None:
+        """Ask for a pass soon (a job ended, or a daemon started)."""
+        if not self.home_id:
+            return
+        if self._busy:
+            self._again = True
+            return
+        self._busy = True
+        self._timer = asyncio.get_running_loop().call_later(SWEEP_DELAY, self._sweep)
 
-    def sweep(self) -> Future[int]:
+    def _sweep(self) -> None:
         self._timer = None
-        due, self._due = self._due, set()
-        return self._scanner.submit(signal_escaped, due.difference(self._in_use()), signal.SIGKILL)
+        loop = asyncio.get_running_loop()
+        found = self._scanner.submit(home_processes, self.home_id)
+        found.add_done_callback(lambda f: call_on_loop(loop, self._kill, f))
+
+    def _kill(self, found: Future[dict[int, str]]) -> None:
+        self._busy = False
+        again, self._again = self._again, False
+        leftovers = {} if found.exception() is not None else self._leftovers(found.result())
+        self._rounds = self._rounds + 1 if leftovers else 0
+        if leftovers:
+            self._scanner.submit(kill_processes, leftovers)
+        if again or (leftovers and self._rounds < SWEEP_ROUNDS):
+            self.due()
+
+    def _leftovers(self, found: Mapping[int, str]) -> dict[int, str]:
+        running = set(self._running())
+        return {pid: key for pid, key in found.items() if key not in running}
 
     def close(self) -> None:
-        """Sweep now what is due (the loop may not run again), waiting CLOSE_WAIT at most."""
+        """Kill what is left now (the loop may not run again), waiting CLOSE_WAIT at most;
+        attempts still running (left for the next daemon) keep their processes."""
         if self._timer is not None:
             self._timer.cancel()
+            self._timer = None
+        if not self.home_id:
+            return
         with contextlib.suppress(Exception):  # timed out, or failed (logged)
-            self.sweep().result(timeout=CLOSE_WAIT)
+            found = self._scanner.submit(home_processes, self.home_id).result(CLOSE_WAIT)
+            self._scanner.submit(kill_processes, self._leftovers(found)).result(CLOSE_WAIT)
+
+
+def call_on_loop(
+    loop: asyncio.AbstractEventLoop, callback: Callable[..., None], *args: Any
+) -> None:
+    """Hand a result from another thread to the loop (gone if the loop was closed)."""
+    with contextlib.suppress(RuntimeError):
+        loop.call_soon_threadsafe(callback, *args)

@@ -184,7 +184,9 @@ class RayExecutor:
 
     # ---- watch ------------------------------------------------------------------------------
 
-    def watch(self, pid: int, attempt_dir: str, on_exit: Callable[[ExitStatus], None]) -> None:
+    def watch(
+        self, pid: int, attempt_dir: str, key: str, on_exit: Callable[[ExitStatus], None]
+    ) -> None:
         run = self._runs.get(pid)
         loop = asyncio.get_running_loop()
         if run is None:
@@ -272,7 +274,7 @@ class RayExecutor:
         log.info("found job actor %s on %s (node %s)", name, info["host"], info["node_id"][:8])
         return True
 
-    def end_leftovers(self, attempt_dir: str) -> None:
+    def end_leftovers(self, home_id: str) -> None:
         """Nothing to do: a job's supervisor kills what its command left when it ends, watched
         or not (ray_supervisor.py)."""
 
@@ -304,12 +306,13 @@ class RayExecutor:
             with contextlib.suppress(Exception):
                 run.actor.signal.remote(signum)
 
-    def terminate(self, pid: int, grace: float) -> None:
+    def terminate(self, pid: int, grace: float, begun: bool = False) -> None:
         run = self._runs.get(pid)
         if run is None:
             return
-        with contextlib.suppress(Exception):
-            run.actor.terminate.remote(grace)
+        if not begun:  # else the job's supervisor has its own SIGKILL timer already
+            with contextlib.suppress(Exception):
+                run.actor.terminate.remote(grace)
         if run.kill_timer is not None:
             run.kill_timer.cancel()
         loop = asyncio.get_running_loop()

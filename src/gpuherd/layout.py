@@ -1,0 +1,76 @@
+"""Where a job's and an attempt's folders are, and the key that marks an attempt's processes."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from gpuherd.core.model import Job
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where each job's and attempt's folder lives.
+
+    The daemon keeps `jobs/<id>/attempt-<n>/`; the one-shot runner names job folders the way
+    its users expect (`job_0`, `job_1`, …) and runs attempt 1 in the job's folder itself.
+    """
+
+    root: Path
+    prefix: str = ""
+    count_from_zero: bool = False
+    """Number job folders from 0 (the runner, as gpu-hog does); else by job id."""
+    first_attempt_in_job_dir: bool = False
+    home_id: str = ""
+    """The first part of every attempt key: a digest of the folder that holds the database
+    (the home, or a `gpuherd run`'s own temporary folder), so it is the same after a
+    restart and another home's or run's jobs never share it."""
+
+    @classmethod
+    def for_home(cls, home: Path) -> Layout:
+        return cls(home / "jobs", home_id=_digest(home))
+
+    @classmethod
+    def for_run(cls, output_dir: Path, prefix: str, state_dir: Path) -> Layout:
+        return cls(
+            output_dir,
+            prefix,
+            count_from_zero=True,
+            first_attempt_in_job_dir=True,
+            home_id=_digest(state_dir),
+        )
+
+    def attempt_key(self, job_id: int, attempt: int) -> str:
+        """What every process of this attempt carries in KEY_VARIABLE: unique to one attempt
+        of one job of one home, wherever its folder is (executors/local_escaped.py)."""
+        return f"{self.home_id}:{job_id}:{attempt}"
+
+    def job_dir(self, job: Job) -> Path:
+        return _folder(self, job.id, job.spec.folder)
+
+    def attempt_dir(self, job: Job, attempt: int) -> Path:
+        return _attempt_folder(self, job.id, job.spec.folder, attempt)
+
+
+def _digest(folder: Path) -> str:
+    return hashlib.sha256(os.fsencode(folder.resolve())).hexdigest()[:12]
+
+
+# A running job's folders are asked for about ten times (spawn, env, files, watch): building a
+# Path each time was a noticeable part of the engine's work per job.
+@lru_cache(maxsize=4096)
+def _folder(layout: Layout, job_id: int, named: str | None) -> Path:
+    if named:  # a sweep point's results folder, named by the user's sweep
+        return Path(named)
+    number = job_id - 1 if layout.count_from_zero else job_id
+    return layout.root / f"{layout.prefix}{number}"
+
+
+@lru_cache(maxsize=4096)
+def _attempt_folder(layout: Layout, job_id: int, named: str | None, attempt: int) -> Path:
+    if attempt == 1 and layout.first_attempt_in_job_dir:
+        return _folder(layout, job_id, named)
+    return _folder(layout, job_id, named) / f"attempt-{attempt}"
