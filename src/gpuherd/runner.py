@@ -12,7 +12,7 @@ import asyncio
 import os
 import tempfile
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -61,6 +61,9 @@ class RunSummary:
     not_run: int = 0
     interrupted: bool = False
     hung_up: bool = False
+    input_failed: bool = False
+    """The input could not be read to its end (not text, a line too long, a read error):
+    a failure of the run, not an interruption by the user."""
     failed_folders: list[str] = field(default_factory=list)
 
     @property
@@ -69,7 +72,7 @@ class RunSummary:
             return HANGUP_STATUS
         if self.interrupted:
             return INTERRUPT_STATUS
-        return 1 if self.failed or self.not_run else 0
+        return 1 if self.failed or self.not_run or self.input_failed else 0
 
 
 class Reporter(Protocol):
@@ -179,8 +182,9 @@ class Runner:
                 batch = []
                 self._input_done = True
                 if isinstance(entry, BaseException):
-                    self.reporter.notice(f"input stopped: {entry}")
-                    self._interrupt_input()
+                    # (a MemoryError says nothing of itself)
+                    self.reporter.notice(f"input stopped: {str(entry) or type(entry).__name__}")
+                    self._input_failed()
                 continue
             if self._interrupts or self._input_done:
                 self.summary.not_run += 1
@@ -256,7 +260,7 @@ class Runner:
         return str(self.engine.layout.attempt_dir(job, job.attempt)) if job else folder
 
     def _all_done(self) -> bool:
-        if self._interrupts and not self.engine.live:
+        if self.engine.stopping and not self.engine.live:  # its queued jobs will never start
             return True
         return self._input_done and len(self._finished) == len(self._numbers)
 
@@ -287,10 +291,10 @@ class Runner:
         self.engine.kill_all(KILL_GRACE)
         self.engine.changes.publish({"event": "interrupt"})
 
-    def _interrupt_input(self) -> None:
+    def _input_failed(self) -> None:
         """The source failed midway: run nothing more, but let running jobs end."""
         self._stop_dispatch()
-        self.summary.interrupted = True
+        self.summary.input_failed = True
 
     def _stop_dispatch(self) -> None:
         if self.engine.stopping:  # stopped already: its queued jobs are counted
@@ -348,50 +352,3 @@ def items_from_commands(
 ) -> Iterator[SubmitItem]:
     for command in commands:
         yield SubmitItem(command=command, cwd=cwd, env=env, gpus=gpus)
-
-
-def items_from_yielder(
-    values: Iterable[Any], gpus: int, cwd: str, env: dict[str, str]
-) -> Iterator[SubmitItem]:
-    """gpu-hog's `yielder()` protocol: strings are commands; a dict may give more."""
-    for n, value in enumerate(values):
-        if isinstance(value, str):
-            yield SubmitItem(command=value, cwd=cwd, env=env, gpus=gpus)
-            continue
-        if not isinstance(value, dict) or "command" not in value:
-            raise ValueError(
-                f"yielder item {n} is {type(value).__name__}: yield a command string or a "
-                "dict with 'command' (and optionally 'name', 'gpus', 'env')"
-            )
-        unknown = set(value) - {"command", "name", "gpus", "env"}
-        if unknown:
-            raise ValueError(f"yielder item {n} has unknown keys: {', '.join(sorted(unknown))}")
-        yield SubmitItem(
-            command=str(value["command"]),
-            cwd=cwd,
-            env=env,
-            env_overrides={str(k): str(v) for k, v in dict(value.get("env") or {}).items()},
-            name=value.get("name"),
-            gpus=int(value.get("gpus", gpus)),
-        )
-
-
-def load_yielder(path: Path) -> Callable[[], Iterable[Any]]:
-    """Import FILE.py and return its `yielder` function (errors say what to fix)."""
-    import importlib.util
-
-    if not path.is_file():
-        raise ValueError(f"--yielder {path}: no such file")
-    spec = importlib.util.spec_from_file_location(f"gpuherd_yielder_{os.getpid()}", path)
-    if spec is None or spec.loader is None:
-        raise ValueError(f"--yielder {path}: not a Python file")
-    module = importlib.util.module_from_spec(spec)
-    try:
-        spec.loader.exec_module(module)
-    except Exception as exc:
-        raise ValueError(f"--yielder {path} failed to import: {type(exc).__name__}: {exc}") from exc
-    function = getattr(module, "yielder", None)
-    if not callable(function):
-        raise ValueError(f"--yielder {path} defines no function yielder()")
-    result: Callable[[], Iterable[Any]] = function
-    return result

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping, Sequence
 
+from gpuherd.core.commands import MAX_COMMAND_BYTES
 from gpuherd.core.idspec import MAX_GPU_INDEX
 from gpuherd.core.model import Device, JobSpec, Policy
 from gpuherd.core.reasons import never_fits
@@ -72,10 +73,6 @@ def spec_from_item(item: SubmitItem, n: int | None, retries: int = 0) -> JobSpec
     if not os.path.isabs(item.cwd) or not os.path.isdir(item.cwd):
         raise HerdError(f"{where}working directory {item.cwd} does not exist: pass --cwd DIR")
     return spec
-
-
-MAX_COMMAND_BYTES = 128 * 1024 - 1
-"""The job's shell gets the command as one argument, which Linux caps at 128 KiB with its NUL."""
 
 
 def _too_long(command: str) -> bool:

@@ -77,6 +77,15 @@ ERRORS = [
     # Missing ids as ranges: a line per million ids was 7.8 MB.
     pytest.param("gpuherd", ["submit", "--after", "1-9999", "true"], "no job 3-9999 ", id="ar"),
     pytest.param("gpuherd", ["submit", "--file", sys.executable], "not text", id="binary-file"),
+    # Read until memory ran out: a line longer than any command is refused at its 128 KiB.
+    pytest.param(
+        "gpuherd", ["submit", "--file", "/dev/zero"], "/dev/zero: line 1 is longer", id="endless"
+    ),
+    # GPU indices are capped as --only-gpus's are: these were taken, or failed in the daemon.
+    pytest.param(
+        "gpuherd", ["daemon", "start", "--gpus", "9223372036854775807"], "at most 4095", id="big"
+    ),
+    pytest.param("gpuherd", ["gpus", "drain", "99999999999999999999"], "0<=x<=4095", id="drain"),
     # Both --after count: only the last did, and the job would have waited for job 2 alone.
     pytest.param("gpuherd", ["submit", "--after", "999", "--after", "2", "true"], "999", id="a2"),
 ]
@@ -98,6 +107,73 @@ def test_mistakes_get_one_error_line_and_change_nothing(
     assert proc.stdout == ""
     assert shared.ls_all() == before
     assert shared.pid == pid
+
+
+def closed(herd: Herd, redirect: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """`gpuherd ARGS` with standard streams closed by `redirect` (`>&-`, `<&- 2>&-`)."""
+    return subprocess.run(
+        ["sh", "-c", f'exec "$0" "$@" {redirect}', *ENTRY_POINTS["gpuherd"], *args],
+        env=herd.env,
+        cwd=herd.home.parent,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+STDOUT_CLOSED = (
+    "gpuherd: error: standard output is closed: point it at a file, or at /dev/null "
+    "(> /dev/null) to drop what gpuherd prints\n"
+)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["ls"],
+        ["ls", "-a"],
+        ["show", "2"],
+        ["log", "2"],
+        ["gpus"],
+        ["sweep", "ls"],
+        ["sweep", "status", "X"],
+        ["submit", "--", "true"],
+    ],
+    ids=" ".join,
+)
+def test_a_closed_stdout_gets_one_line_and_nothing_is_done(shared: Herd, args: list[str]) -> None:
+    # They failed with a traceback ('NoneType' object has no attribute 'isatty' / 'buffer').
+    before = shared.ls_all()
+    proc = closed(shared, ">&-", *args)
+    assert (proc.returncode, proc.stderr, proc.stdout) == (1, STDOUT_CLOSED, "")
+    both = closed(shared, ">&- 2>&-", *args)  # nowhere to say it: the exit status tells
+    assert (both.returncode, both.stderr, both.stdout) == (1, "", "")
+    assert shared.ls_all() == before
+
+
+STDIN_CLOSED = (
+    "gpuherd: error: standard input is closed: give a job file, or pipe the jobs in (< jobs.txt)\n"
+)
+
+
+def test_a_closed_stdin_is_refused_only_where_it_is_read(shared: Herd) -> None:
+    before = shared.ls_all()
+    proc = closed(shared, "<&-", "submit", "--file", "-")  # was: 'NoneType' has no 'flush'
+    assert (proc.returncode, proc.stderr, proc.stdout) == (1, STDIN_CLOSED, "")
+    on_stdout = closed(shared, "<&- 2>&-", "submit", "--file", "-")  # the stream still open
+    assert (on_stdout.returncode, on_stdout.stderr, on_stdout.stdout) == (1, "", STDIN_CLOSED)
+    assert shared.ls_all() == before
+    listing = closed(shared, "<&-", "ls", "-q", "--all")
+    assert (listing.returncode, listing.stdout, listing.stderr) == (0, "1\n2\n", "")
+
+
+def test_submit_file_drops_a_byte_order_mark(daemon: Herd, tmp_path: Path) -> None:
+    # It began the first command ("\ufeffecho one": sh found no such command).
+    jobs = tmp_path / "jobs.txt"
+    jobs.write_bytes(b"\xef\xbb\xbfecho one\r\necho two\r\n")
+    assert daemon.cli("submit", "-q", "--file", str(jobs)).stdout == "1\n2\n"
+    assert [daemon.job(i)["command"] for i in (1, 2)] == ["echo one", "echo two"]
+    assert daemon.wait_state(1, "succeeded", "failed")["state"] == "succeeded"
 
 
 REQUIRED = {

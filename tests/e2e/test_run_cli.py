@@ -388,6 +388,22 @@ def yielder():
         pytest.param(
             "def yielder():\n    yield {'command': 'true', 'gpu': 1}\n", ["gpu"], id="unknown-key"
         ),
+        # Taken as they were: a name of 5 failed with a traceback, a command of 5 ran as `5`.
+        pytest.param(
+            "def yielder():\n    yield 'true'\n    yield {'command': 'echo hi', 'name': 5}\n",
+            ["yielder item 1: 'name' is int: give a string"],
+            id="name-an-int",
+        ),
+        pytest.param(
+            "def yielder():\n    yield {'command': 5}\n",
+            ["yielder item 0: 'command' is int: give the command as a string"],
+            id="command-an-int",
+        ),
+        pytest.param(
+            "def yielder():\n    yield {'command': 'true', 'env': {'A': None}}\n",
+            ["yielder item 0: 'env' value of 'A' is NoneType: give a string or a number"],
+            id="env-value-none",
+        ),
     ],
 )
 def test_bad_yielder_gets_one_clear_line(runs: Runs, body: str | None, names: list[str]) -> None:
@@ -470,9 +486,86 @@ def test_unreadable_job_files_get_one_line(runs: Runs) -> None:
     assert job_folders(runs.root / "out") == []
 
 
+def test_a_job_file_that_is_not_text_is_refused_before_any_job_starts(
+    runs: Runs, probe: Probe
+) -> None:
+    # Its lines ran in sh, garbage and all; `submit --file` refused it already.
+    jobs = runs.root / "jobs.bin"
+    jobs.write_bytes(probe.cmd("first").encode() + b"\n\x7fELF\xff\xfe\x00\n")
+    out = runs.root / "out"
+    proc = runs.run("--fake-gpus", "1", "--output-dir", str(out), str(jobs))
+    assert_one_error_line(proc, f"{jobs} is not text (UTF-8) at line 2: give a file of commands")
+    assert proc.returncode == 1
+    assert not out.exists()
+    assert not probe.started("first")
+
+
+def test_a_byte_order_mark_does_not_become_part_of_the_first_command(
+    runs: Runs, probe: Probe
+) -> None:
+    jobs = runs.root / "jobs.txt"
+    jobs.write_bytes(b"\xef\xbb\xbf" + probe.cmd("first").encode() + b"\r\n")
+    proc = runs.run("--fake-gpus", "1", "--output-dir", str(runs.root / "out"), str(jobs))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.splitlines()[0] == f"[0] started on GPU 0: {probe.cmd('first')}"
+    assert sorted(probe.by_name()) == ["first"]
+
+
+@pytest.mark.parametrize("source", ["<&-", "/dev/zero"], ids=["stdin-closed", "endless"])
+def test_input_that_cannot_be_read_fails_the_run_without_calling_it_interrupted(
+    runs: Runs, source: str
+) -> None:
+    # Both said "input stopped: " ('NoneType' object is not iterable, or nothing after the
+    # memory ran out) and exited 130, as for a Ctrl-C.
+    proc = subprocess.run(
+        ["sh", "-c", f'exec "$0" run --fake-gpus 1 --output-dir out {source}', GPUHERD_BIN],
+        cwd=runs.cwd,
+        env=runs.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr
+    if source == "<&-":  # seen before anything starts
+        assert proc.stderr == (
+            "gpuherd: error: standard input is closed: give a job file, or pipe the jobs in "
+            "(< jobs.txt)\n"
+        )
+        assert proc.stdout == ""
+    else:  # a device is read as a stream: seen as it is read
+        assert proc.stdout.splitlines()[0] == (
+            "input stopped: /dev/zero: line 1 is longer than 128 KiB, more than a command can "
+            "be: put it in a script file and run that"
+        )
+    assert list(runs.tmp.iterdir()) == []
+
+
+def test_a_stream_stops_at_its_first_bad_line_and_the_run_fails(runs: Runs, probe: Probe) -> None:
+    run = runs.start("--fake-gpus", "2", "--output-dir", str(runs.root / "out"))
+    run.write(probe.cmd("first", wait="go") + "\n")
+    run.expect_line("[0] started")
+    assert run.proc.stdin is not None
+    run.proc.stdin.write(b"echo \xff\n" + probe.cmd("late").encode() + b"\n")
+    run.proc.stdin.flush()
+    said = run.expect_line("input stopped: ")
+    assert said == (
+        "input stopped: standard input is not text (UTF-8) at line 2: give a file of commands, "
+        "one a line"
+    )
+    probe.touch("go")  # the job that runs goes on to its end
+    status, rest, err = run.finish()
+    assert status == 1, rest + err  # a failure, not an interruption (130)
+    assert "[0] succeeded" in rest
+    assert sorted(probe.by_name()) == ["first"]
+    assert not probe.started("late")
+
+
 BAD_OPTIONS = [
     pytest.param(["--gpus", "a,b"], ["'a'"], id="gpus-not-numbers"),
     pytest.param(["--gpus", "0,-1"], ["-1"], id="gpus-negative"),
+    # An OverflowError from SQLite, after the run's state folder was made (and left).
+    pytest.param(["--gpus", "0", "99999999999999999999"], ["at most 4095"], id="gpus-too-big"),
     pytest.param(["--gpus", "0,1", "--gpus-per-job", "5"], ["5", "2"], id="gpus-per-job-too-many"),
     pytest.param(["--fake-gpus", "2", "--gpus-per-job", "3"], ["3"], id="fake-gpus-per-job"),
     pytest.param(["--gpus", "0", "--fake-gpus", "1"], ["--fake-gpus"], id="gpus-and-fake"),
@@ -504,6 +597,7 @@ def test_bad_options_get_one_line_before_any_job_starts(
     assert_one_error_line(proc, *names)
     assert proc.stdout == ""
     assert not out.exists()
+    assert list(runs.tmp.iterdir()) == []  # no state folder either
     assert not probe.started("never")
 
 

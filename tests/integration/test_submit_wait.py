@@ -3,6 +3,7 @@ sbatch --wait, srun), through a restart of the daemon too; and submit's short op
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -122,6 +123,52 @@ def test_follow_prints_the_jobs_stdout_then_exits_with_its_code(daemon: Herd) ->
     assert several.returncode == 2
     assert "--follow prints one job's output" in several.stderr
     assert len(daemon.ls_all()) == 2  # refused before anything was submitted
+
+
+def test_a_reader_that_goes_away_ends_the_printing_not_the_wait(
+    daemon: Herd, tmp_path: Path
+) -> None:
+    """`submit --follow ... | head -1` exited 0 when the job printed its next line, before
+    the job had ended: a success nobody knew. It waits on, silent, as --wait does."""
+    go = tmp_path / "go"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gpuherd", "submit", "--follow", blocked(go, "echo more; exit 3")],
+        env=daemon.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        assert read_line(proc.stdout.fileno(), bytearray()) == b"submitted job 1"
+        proc.stdout.close()  # `head -1` has its line
+        daemon.wait_state(1, "running")
+        go.touch()  # its next line finds no reader
+        daemon.wait_state(1, "failed")
+        assert proc.wait(timeout=30) == 3
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+    assert proc.stderr is not None
+    assert proc.stderr.read() == "job 1: failed (exit 3)\n"
+    proc.stderr.close()
+
+    # Gone before the first line (`| true`): --wait too exits with the job's status.
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "gpuherd", "submit", "--wait", "exit 4"],
+            env=daemon.env,
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        os.close(write)
+    assert (done.returncode, done.stderr) == (4, "job 2: failed (exit 4)\n")
 
 
 def test_short_options(daemon: Herd) -> None:

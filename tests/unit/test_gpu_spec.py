@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from gpuherd.core.idspec import MAX_GPU_INDEX
 from gpuherd.gpus.fake import DEFAULT_FAKE_MEMORY, FakeGpu
 from gpuherd.gpus.spec import MAX_FAKE_GPUS, parse_fake_spec, parse_gpu_spec
 
@@ -51,6 +52,15 @@ def test_parse_gpu_spec_errors_name_the_token_and_an_example(
     assert message in str(info.value)
     assert "0,1,2" in str(info.value)
     assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("index", ["4096", "9223372036854775807", "99999999999999999999"])
+def test_parse_gpu_spec_caps_indices_as_only_gpus_does(index: str) -> None:
+    # The largest ones failed with a traceback (SQLite's integers) or started a daemon.
+    assert parse_gpu_spec(f"0,{MAX_GPU_INDEX}") == {0: 1, MAX_GPU_INDEX: 1}
+    with pytest.raises(ValueError) as info:
+        parse_gpu_spec(f"0,{index}")
+    assert str(info.value) == f"GPU {index} in '0,{index}' is not a GPU index: at most 4095"
 
 
 @pytest.mark.parametrize(

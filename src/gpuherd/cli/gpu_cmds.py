@@ -9,7 +9,11 @@ import click
 from gpuherd.cli import render
 from gpuherd.cli.options import json_option
 from gpuherd.client import Client
+from gpuherd.core.idspec import MAX_GPU_INDEX
 from gpuherd.core.model import MAX_SLOTS
+
+GPU_INDEX = click.IntRange(0, MAX_GPU_INDEX)
+"""A GPU named by its index, as --only-gpus takes them (a larger one failed in the daemon)."""
 
 
 @click.group(invoke_without_command=True)
@@ -43,7 +47,7 @@ def _watch(client: Client) -> None:
 
 
 @gpus.command()
-@click.argument("index", type=click.IntRange(0))
+@click.argument("index", type=GPU_INDEX)
 @click.option(
     "--slots",
     type=click.IntRange(1, MAX_SLOTS),
@@ -57,21 +61,21 @@ def add(index: int, slots: int) -> None:
 
 
 @gpus.command()
-@click.argument("index", type=click.IntRange(0))
+@click.argument("index", type=GPU_INDEX)
 def remove(index: int) -> None:
     """Stop using GPU INDEX; jobs running on it go on."""
     click.echo(Client().delete(f"/gpus/{index}")["message"])
 
 
 @gpus.command()
-@click.argument("index", type=click.IntRange(0))
+@click.argument("index", type=GPU_INDEX)
 def drain(index: int) -> None:
     """Let jobs on GPU INDEX finish and start nothing new there."""
     click.echo(Client().post(f"/gpus/{index}/drain")["message"])
 
 
 @gpus.command()
-@click.argument("index", type=click.IntRange(0))
+@click.argument("index", type=GPU_INDEX)
 def enable(index: int) -> None:
     """Use a drained GPU again."""
     click.echo(Client().post(f"/gpus/{index}/enable")["message"])

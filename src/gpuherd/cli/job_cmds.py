@@ -66,7 +66,7 @@ FINISHED = {"succeeded", "failed", "killed", "cancelled", "lost"}
 @click.option(
     "--file",
     "file",
-    type=click.File("r"),
+    metavar="FILE",
     help="Submit one job per line of FILE ('-' = stdin); # comments are skipped.",
 )
 @click.option(
@@ -86,7 +86,7 @@ FINISHED = {"succeeded", "failed", "killed", "cancelled", "lost"}
 @json_option()
 def submit(
     command: tuple[str, ...],
-    file: Any,
+    file: str | None,
     env_pairs: tuple[tuple[str, str], ...],
     wait_end: bool,
     follow: bool,
@@ -100,17 +100,13 @@ def submit(
     With --wait (or --follow), wait for it to end and exit with its exit status.
     """
     # deferred: only submit parses commands (shlex)
-    from gpuherd.core.commands import command_from_args, command_lines
+    from gpuherd.cli.job_input import job_commands
+    from gpuherd.core.commands import command_from_args
 
     one_output(quiet, as_json)
     if file is not None and command:
         raise click.UsageError("give a command or --file, not both")
-    try:
-        commands = list(command_lines(file)) if file is not None else []
-    except UnicodeDecodeError:
-        raise HerdError(
-            f"{file.name} is not text (UTF-8): give a file of commands, one a line"
-        ) from None
+    commands = list(job_commands(file)) if file is not None else []
     if file is None:
         if not command:
             raise click.UsageError("no command: gpuherd submit -- python train.py")
@@ -143,21 +139,24 @@ def submit(
             "`gpuherd daemon start`",
             err=True,
         )
+    waiting = wait_end or follow
+    said: str | None
     if as_json:
-        click.echo(json.dumps({"ids": ids}))
-    elif quiet:
-        if not (wait_end or follow):  # waiting, -q prints nothing: the exit status tells
-            click.echo("\n".join(str(i) for i in ids))
+        said = json.dumps({"ids": ids})
+    elif quiet:  # waiting, -q prints nothing: the exit status tells
+        said = None if waiting else "\n".join(str(i) for i in ids)
     else:
-        click.echo(
+        said = (
             f"submitted job {format_ids(ids)}"
             if len(ids) == 1
             else f"submitted {len(ids)} jobs: {format_ids(ids)}"
         )
-    if wait_end or follow:
-        from gpuherd.cli.submit_wait import wait_and_exit  # deferred: only a waiting submit
+    if not waiting:
+        click.echo(said)
+        return
+    from gpuherd.cli.submit_wait import wait_and_exit  # deferred: only a waiting submit
 
-        wait_and_exit(client, ids, follow, None if quiet else _say_daemon_gone)
+    wait_and_exit(client, ids, follow, said, None if quiet else _say_daemon_gone)
 
 
 @click.command(name="ls")
@@ -362,8 +361,8 @@ def wait(ids: tuple[str, ...], timeout: float | None, quiet: bool) -> None:
     """Wait until jobs finish (default: every job queued, running or paused now; not the
     held ones, which would wait for a release).
 
-    Exit 0 when all succeeded, 1 when any did not, 2 on --timeout, 3 when the daemon went
-    away and none came back within a minute.
+    Exit 0 when all succeeded, 1 when any did not, 2 on --timeout, 3 when no daemon runs,
+    or it went away and none came back within a minute.
     """
     client = Client()
     deadline = None if timeout is None else time.monotonic() + timeout

@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from typing import Any
+from typing import Any, TextIO
 
 import click
 
@@ -159,39 +159,72 @@ def cli() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
+    _fill_closed_descriptors()
+    if sys.stdout is None:  # every command prints what it did or found: refuse before acting
+        _error(
+            "gpuherd: error: standard output is closed: point it at a file, or at /dev/null"
+            " (> /dev/null) to drop what gpuherd prints"
+        )
+        sys.exit(1)
     try:
         cli.main(args=argv, prog_name="gpuherd", standalone_mode=False)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except click.exceptions.Abort:
-        click.echo("gpuherd: interrupted", err=True)
+        _error("gpuherd: interrupted")
         sys.exit(130)
     except click.exceptions.NoArgsIsHelpError as exc:  # `gpuherd`, `gpuherd daemon`: the help
-        click.echo(exc.ctx.get_help(), err=True)
+        _error(exc.ctx.get_help())
         sys.exit(exc.exit_code)
     except click.ClickException as exc:
         hint = ""
         ctx: Any = getattr(exc, "ctx", None)
         if ctx is not None:
             hint = f" (see {ctx.command_path} --help)"
-        click.echo(f"gpuherd: error: {exc.format_message()}{hint}", err=True)
+        _error(f"gpuherd: error: {exc.format_message()}{hint}")
         sys.exit(exc.exit_code)
     except HerdError as exc:
-        click.echo(f"gpuherd: error: {exc}", err=True)
+        _error(f"gpuherd: error: {exc}")
         sys.exit(1)
     except KeyboardInterrupt:
-        click.echo("gpuherd: interrupted", err=True)
+        _error("gpuherd: interrupted")
         sys.exit(130)
     except ReaderLeft:
-        # `gpuherd log 5 | head`: the reader has what it wanted. Nothing to report, and
-        # stdout points at /dev/null so that flushing it at exit fails no more.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        # `gpuherd log 5 | head`: the reader has what it wanted. Nothing to report.
+        drop_output(sys.stdout)
         sys.exit(0)
     except OSError as exc:  # mostly our output failing: `> /dev/full`, a full disk
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        drop_output(sys.stdout)
         where = f" ({exc.filename})" if exc.filename else " (writing the output)"
-        click.echo(f"gpuherd: error: {exc.strerror or exc}{where}", err=True)
+        _error(f"gpuherd: error: {exc.strerror or exc}{where}")
         sys.exit(1)
+
+
+def drop_output(stream: TextIO) -> None:
+    """Point `stream` at /dev/null: its reader has gone (or it cannot be written), and what
+    is still buffered there must not fail again when it is flushed at exit."""
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, stream.fileno())
+    os.close(null)
+
+
+def _error(text: str) -> None:
+    """An error's line on stderr; on stdout when stderr is closed (`2>&-`); else nowhere."""
+    click.echo(text, err=sys.stderr is not None)
+
+
+def _fill_closed_descriptors() -> None:
+    """Put /dev/null on a standard descriptor the caller closed (`<&-`, `>&-`, `2>&-`).
+
+    Python leaves its stream None (and so do we: a command that needs it refuses); but the
+    next file opened (the database, a log, a socket) would take the free number, and the
+    daemon or a job started from here would take that file for its standard stream."""
+    for fd, stream in enumerate((sys.stdin, sys.stdout, sys.stderr)):
+        if stream is None:
+            null = os.open(os.devnull, os.O_RDWR)  # the lowest free number: `fd`, usually
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
 
 
 if __name__ == "__main__":

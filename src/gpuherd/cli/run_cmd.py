@@ -222,10 +222,11 @@ def run(
     lines are skipped; a line ending in '\\' continues on the next. With --order longest-first
     the whole input is read first, then the jobs whose commands ran longest in an earlier run
     start first (commands not seen before go first, in input order). Exit status: 0 when all
-    succeeded, 1 when any failed, 130 when interrupted, 129 when hung up. Ctrl-C once: start
-    nothing new and let running jobs finish; twice: kill them. SIGHUP kills them at once.
+    succeeded, 1 when any failed or did not run or the input could not be read, 130 when
+    interrupted, 129 when hung up. Ctrl-C once: start nothing new and let running jobs
+    finish; twice: kill them. SIGHUP kills them at once.
     """
-    from gpuherd.core.commands import command_lines
+    from gpuherd.cli.job_input import job_commands
     from gpuherd.gpus import ProbeError, StaticProbe, make_probe
     from gpuherd.runner import Runner, RunOptions, items_from_commands
 
@@ -253,8 +254,7 @@ def run(
             click.echo("the yielder yielded no job: nothing to run")
             return
     else:
-        stream = _open_input(file)
-        source = items_from_commands(command_lines(stream), gpus_per_job, cwd, env)
+        source = items_from_commands(job_commands(file), gpus_per_job, cwd, env)
     out = Path(output_dir) if output_dir is not None else _fresh_run_dir()
     run_times = _earlier_run_times(times_from, out) if order == "longest-first" else None
     _make_output_dir(out)  # after --times-from is checked: a refused run makes no folder
@@ -278,7 +278,7 @@ def run(
     finally:
         reporter.close()
     total = summary.succeeded + summary.failed + summary.not_run
-    if total == 0 and not summary.interrupted:
+    if total == 0 and not (summary.interrupted or summary.input_failed):
         click.echo("the input holds no command: nothing to run", file=out_stream)
         return
     parts = [f"{summary.succeeded} succeeded", f"{summary.failed} failed"]
@@ -292,7 +292,7 @@ def _yielded_items(
     yielder: Path, gpus_per_job: int, cwd: str, env: dict[str, str]
 ) -> list[SubmitItem]:
     """Every job the --yielder file's yielder() yields; its errors as one line."""
-    from gpuherd.runner import items_from_yielder, load_yielder
+    from gpuherd.yielder import items_from_yielder, load_yielder
 
     try:
         values = list(load_yielder(yielder)())
@@ -378,15 +378,6 @@ def _earlier_run_times(times_from: Path | None, output_dir: Path) -> dict[str, f
             "ended job.json): jobs start in input order"
         )
     return times
-
-
-def _open_input(file: str | None) -> TextIO:
-    if file is None or file == "-":
-        return sys.stdin
-    try:
-        return open(file, encoding="utf-8", errors="replace")  # read by a thread
-    except OSError as exc:
-        raise HerdError(f"cannot read {file}: {exc.strerror}") from None
 
 
 COMMANDS = [run]

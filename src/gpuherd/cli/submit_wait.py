@@ -9,18 +9,23 @@ The exit status of a job, as a shell would report its command:
   cancelled, lost): 1.
 Of several jobs (`--file`): 0 when all succeeded, else the status of the first one (in
 submission order) that did not.
+
+A reader that goes away (`submit --follow ... | head -1`) ends the printing, not the wait:
+exiting then (0, as `log -f | head` does) would claim a success nobody knows yet.
 """
 
 from __future__ import annotations
 
+import functools
 import signal
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TextIO
 
 import click
 
 from gpuherd.cli import plain
+from gpuherd.cli.main import drop_output
 from gpuherd.client import Client
 from gpuherd.core.idspec import summarize
 
@@ -67,17 +72,30 @@ def wait_and_exit(
     client: Client,
     ids: Sequence[int],
     follow: bool,
+    said: str | None,
     on_gone: Callable[[], None] | None,
 ) -> None:
-    """Wait for the jobs (printing the one job's stdout as it comes if `follow`), name those
-    that did not succeed on stderr, and exit with the status the module's doc gives."""
+    """Print `said` (the ids), wait for the jobs (printing the one job's stdout as it comes
+    if `follow`), name those that did not succeed on stderr, and exit with the status the
+    module's doc gives."""
+    if said is not None:
+        _unless_reader_left(lambda: click.echo(said), sys.stdout)
     if follow:
         from gpuherd.cli.job_cmds import print_follow
 
         (job_id,) = ids
-        print_follow(client, job_id, on_gone=on_gone)
+        _unless_reader_left(lambda: print_follow(client, job_id, on_gone=on_gone), sys.stdout)
     states, _ = client.wait(ids, None, on_gone)  # at once after a follow: the job has ended
     bad = [client.get(f"/jobs/{i}") for i in ids if states.get(i) != "succeeded"]
     for _, line in summarize((int(job["id"]), True, ending(job)) for job in bad):
-        click.echo(line, err=True)  # `job 5: failed (exit 3)`; `jobs 3,7: killed`
+        # `job 5: failed (exit 3)`; `jobs 3,7: killed`
+        _unless_reader_left(functools.partial(click.echo, line, err=True), sys.stderr)
     sys.exit(exit_status(bad[0]) if bad else 0)
+
+
+def _unless_reader_left(write: Callable[[], None], stream: TextIO) -> None:
+    """`write`, or nothing more on `stream` once its reader has gone."""
+    try:
+        write()
+    except BrokenPipeError:
+        drop_output(stream)

@@ -5,6 +5,9 @@ from __future__ import annotations
 import shlex
 from collections.abc import Iterable, Iterator, Sequence
 
+MAX_COMMAND_BYTES = 128 * 1024 - 1
+"""The job's shell gets the command as one argument, which Linux caps at 128 KiB with its NUL."""
+
 
 def command_from_args(args: Sequence[str]) -> str:
     """One argument is a shell command as written; several are quoted and joined.

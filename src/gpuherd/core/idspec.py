@@ -37,14 +37,21 @@ def parse_ids(text: str | Sequence[str]) -> list[int]:
 
 _GPU_HELP = "use GPU indices like 0, 0-3 or 0,2"
 MAX_GPU_INDEX = 4095
+"""The highest GPU index the user may name (nvidia-smi's numbering never comes near it): a
+larger one is a typo, and one past SQLite's integers failed with a traceback."""
+
+
+def check_gpu_index(index: int, shown: str) -> None:
+    """ValueError, one line, for an index past MAX_GPU_INDEX (`shown`: the option's text)."""
+    if index > MAX_GPU_INDEX:
+        raise ValueError(f"GPU {index} in {shown!r} is not a GPU index: at most {MAX_GPU_INDEX}")
 
 
 def parse_gpu_indices(text: str | Sequence[str]) -> list[int]:
     """Sorted, unique GPU indices ("0,2", "0-3"); ValueError with one line saying what is wrong."""
 
     def check(first: int, last: int, taken: int, shown: str) -> None:
-        if last > MAX_GPU_INDEX:
-            raise ValueError(f"GPU {last} in {shown!r} is not a GPU index: at most {MAX_GPU_INDEX}")
+        check_gpu_index(last, shown)
 
     return _parse_list(text, "GPU", ("GPU index", _GPU_HELP, 0), check)
 

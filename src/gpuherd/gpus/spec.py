@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from gpuherd.core.idspec import split_items
+from gpuherd.core.idspec import check_gpu_index, split_items
 from gpuherd.core.units import parse_size
 from gpuherd.gpus.fake import DEFAULT_FAKE_MEMORY, FakeGpu
 
@@ -31,6 +31,7 @@ def parse_gpu_spec(tokens: str | Sequence[str]) -> dict[int, int]:
         if not _is_digits(item):
             raise ValueError(f"invalid GPU index {item!r} in {shown!r}: {_GPU_HELP}")
         index = int(item)
+        check_gpu_index(index, shown)
         slots[index] = slots.get(index, 0) + 1
     return dict(sorted(slots.items()))
 

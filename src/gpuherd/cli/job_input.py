@@ -1,0 +1,81 @@
+"""Job files as `submit --file` and `run` read them: UTF-8 text, one job a line.
+
+Read as bytes and checked here, once for both: a binary file, a line longer than any command
+can be (`/dev/zero` has no line break at all: it was read until memory ran out), a closed
+standard input, each get one line naming the file and the line.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import stat
+import sys
+from collections.abc import Iterable, Iterator
+from typing import BinaryIO
+
+from gpuherd.core.commands import MAX_COMMAND_BYTES, command_lines
+from gpuherd.errors import HerdError
+
+STDIN_NAME = "standard input"
+
+_READ_LIMIT = MAX_COMMAND_BYTES + len("\r\n")
+"""The most bytes one line may take, its line break included: a longer one can never be a
+command, so reading it to its end would only use up memory."""
+
+
+def job_commands(file: str | None) -> Iterable[str]:
+    """The jobs of FILE (standard input for None or '-'): a file on disk is read whole, so a
+    bad line is refused before any job starts; a pipe, a terminal or a device is read as a
+    stream (a job as soon as its line arrives), and a bad line ends it there."""
+    stream, name = _open(file)
+    commands = command_lines(text_lines(stream, name))
+    if not _is_regular_file(stream):
+        return commands
+    with stream:
+        return list(commands)
+
+
+def text_lines(stream: BinaryIO, name: str) -> Iterator[str]:
+    """The stream's lines as text, each as soon as it has arrived; HerdError for a line that
+    is not UTF-8 or is longer than a command may be. A byte order mark at the start is
+    dropped (editors on Windows write one; it would begin the first command)."""
+    number = 0
+    while raw := stream.readline(_READ_LIMIT):
+        number += 1
+        if len(raw) == _READ_LIMIT and not raw.endswith(b"\n"):
+            raise HerdError(
+                f"{name}: line {number} is longer than 128 KiB, more than a command can be:"
+                " put it in a script file and run that"
+            )
+        if number == 1:
+            raw = raw.removeprefix(codecs.BOM_UTF8)
+        try:
+            yield raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise HerdError(
+                f"{name} is not text (UTF-8) at line {number}: give a file of commands, one a line"
+            ) from None
+
+
+def _open(file: str | None) -> tuple[BinaryIO, str]:
+    """The jobs' stream and its name for messages."""
+    if file is None or file == "-":
+        if sys.stdin is None:  # `<&-`: Python leaves sys.stdin None (main put /dev/null on fd 0)
+            raise HerdError(
+                "standard input is closed: give a job file, or pipe the jobs in (< jobs.txt)"
+            )
+        # Not sys.stdin.buffer: the run's reading thread may still wait in it at exit, and
+        # Python, finalizing sys.stdin then, aborts (Fatal Python error: _enter_buffered_busy).
+        return open(sys.stdin.fileno(), "rb", closefd=False), STDIN_NAME
+    try:
+        return open(file, "rb"), file  # a stream is read on, by the run's thread
+    except OSError as exc:
+        raise HerdError(f"cannot read {file}: {exc.strerror}") from None
+
+
+def _is_regular_file(stream: BinaryIO) -> bool:
+    try:
+        return stat.S_ISREG(os.fstat(stream.fileno()).st_mode)
+    except (OSError, ValueError):
+        return False
