@@ -275,33 +275,45 @@ class JobVerbs:
             raise HerdError("say where to move the job: --first, or --before ID")
         if before == job_id:
             raise HerdError(f"job {job_id} cannot move before itself: name another queued job")
-        if first:
-            front = self.store.queue_front()
-            priority, position = front if front else (job.priority, job.position)
-            priority = max(priority, job.priority)
-            new_position = position - 1.0
-        else:
-            assert before is not None
-            anchor = self._job(before)
-            if anchor.state not in (JobState.QUEUED, JobState.HELD):
-                raise Conflict(f"job {before} is {anchor.state.value}: move before a queued job")
-            priority = anchor.priority
-            prev = self.store.neighbour_position(priority, anchor.position, before=True)
-            new_position = anchor.position - 1.0 if prev is None else (prev + anchor.position) / 2
-        # Priority outranks position: a job moves ahead of higher-priority ones by taking
-        # their priority, and the answer says so.
-        raised = f" (priority {job.priority} -> {priority})" if priority != job.priority else ""
-        self.store.update_job(
-            job_id,
-            self.engine.clock(),
-            "move",
-            detail=f"position {new_position}{raised}",
-            priority=priority,
-            position=new_position,
-        )
+        with self.store.transaction():  # a renumbering and the move: both or neither
+            priority, new_position = self._place(job, before)
+            # Priority outranks position: a job moves ahead of higher-priority ones by taking
+            # their priority, and the answer says so.
+            raised = f" (priority {job.priority} -> {priority})" if priority != job.priority else ""
+            self.store.update_job(
+                job_id,
+                self.engine.clock(),
+                "move",
+                detail=f"position {new_position}{raised}",
+                priority=priority,
+                position=new_position,
+            )
         self.engine.publish({"id": job_id, "state": job.state.value, "event": "move"})
         self.engine.wake()
         return ("moved to the front" if first else f"moved before job {before}") + raised
+
+    def _place(self, job: Job, before: int | None) -> tuple[int, float]:
+        """The priority and position that put `job` at the front of the queue (`before` None)
+        or just ahead of job `before`. A position between two others is their midpoint; where
+        a float has no number left between them, the priority class is renumbered first."""
+        for renumbered in (False, True):
+            if before is None:
+                front = self.store.queue_front()
+                priority, ahead_of = front if front else (job.priority, job.position)
+                priority, prev = max(priority, job.priority), None
+            else:
+                anchor = self._job(before)
+                if anchor.state not in (JobState.QUEUED, JobState.HELD):
+                    raise Conflict(
+                        f"job {before} is {anchor.state.value}: move before a queued job"
+                    )
+                priority, ahead_of = anchor.priority, anchor.position
+                prev = self.store.neighbour_position(priority, ahead_of, before=True)
+            position = ahead_of - 1.0 if prev is None else (prev + ahead_of) / 2
+            if renumbered or ((prev is None or prev < position) and position < ahead_of):
+                break
+            self.store.renumber_positions(priority)
+        return priority, position
 
     # ---- helpers --------------------------------------------------------------------------
 

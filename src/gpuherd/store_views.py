@@ -1,6 +1,6 @@
 """The store's reads for people: counts, a page of jobs with search, a job's attempts and events,
-the queue positions `move` needs, the held jobs whose `--begin` time comes, and what waits on
-what (a part of Store)."""
+the queue positions `move` needs (and their renumbering), the held jobs whose `--begin` time
+comes, and what waits on what (a part of Store)."""
 
 from __future__ import annotations
 
@@ -133,6 +133,23 @@ class JobViews:
             (priority, position),
         ).fetchone()
         return None if row is None else float(row[0])
+
+    def renumber_positions(self, priority: int) -> None:
+        """Spread the queued and held jobs of one priority class apart again, keeping their
+        order: `move --before` halves a gap, and a float has only ~52 halvings in it. Each
+        job takes one of the class's ids as its position (the smallest for the first), so
+        the gaps are whole again and a job submitted later (a larger id) still comes last."""
+        ids = [
+            int(row[0])
+            for row in self._db.execute(
+                "SELECT id FROM jobs WHERE state IN ('queued', 'held') AND priority = ?"
+                " ORDER BY position, id",
+                (priority,),
+            )
+        ]
+        self._db.executemany(
+            "UPDATE jobs SET position = ? WHERE id = ?", zip(sorted(ids), ids, strict=True)
+        )
 
     def queue_front(self) -> tuple[int, float] | None:
         """(priority, position) of the first job in dispatch order among queued and held."""
