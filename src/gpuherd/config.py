@@ -15,6 +15,7 @@ from gpuherd.core.units import format_duration, format_size, parse_duration, par
 from gpuherd.devices import host_memory_total
 from gpuherd.errors import HerdError
 from gpuherd.store import Store
+from gpuherd.store_rows import LARGEST
 
 _PREFIX = "config."
 AUTO = "auto"
@@ -46,26 +47,27 @@ def _ram(text: str) -> int:
     return size
 
 
+def _whole(text: str, least: int, or_else: str = "") -> int:
+    """A whole number from `least` up to what the store holds: a larger one, saved, made
+    every job that took it fail to submit ("a number in the request is too large")."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = least - 1
+    if not least <= value <= LARGEST:
+        raise ValueError(f"invalid count '{text}': use a number from {least} to {LARGEST}{or_else}")
+    return value
+
+
 def _count(text: str) -> int | None:
     if text.strip().lower() in ("none", "unlimited"):
         return None
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:  # 0 meant "no cap", the opposite of what it says
-        raise ValueError(f"invalid count '{text}': use a positive number, or none (no cap)")
-    return value
+    # From 1: 0 meant "no cap", the opposite of what it says.
+    return _whole(text, 1, ", or none (no cap)")
 
 
 def _retries(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise ValueError(f"invalid count '{text}': use 0 or more")
-    return value
+    return _whole(text, 0)
 
 
 def _command(text: str) -> str | None:
@@ -80,13 +82,15 @@ def _project_limits(text: str) -> tuple[tuple[str, int], ...]:
     limits: dict[str, int] = {}
     for item in text.split(","):
         name, sep, count = item.strip().rpartition("=")
-        name = name.strip()
-        if not sep or not name or not count.strip().isdecimal() or int(count) < 1:
+        name, count = name.strip(), count.strip()
+        # (int() raises on a string of over 4300 digits: such a count is refused here.)
+        number = int(count) if count.isdecimal() and len(count) < 40 else 0
+        if not sep or not name or not 1 <= number <= LARGEST:
             raise ValueError(
-                f"invalid limit '{item.strip()}': use PROJECT=N with N of 1 or more, "
+                f"invalid limit '{item.strip()}': use PROJECT=N with N from 1 to {LARGEST}, "
                 "comma-separated (lr-sweep=2,eval=1), or none"
             )
-        limits[name] = int(count)
+        limits[name] = number
     return tuple(sorted(limits.items()))
 
 

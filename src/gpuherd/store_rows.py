@@ -23,6 +23,8 @@ UNMET = (
 )
 """SQL over `deps d JOIN jobs j ON j.id = d.dep`: this dependency still holds its job back
 (`--after` waits for a success, `--after-any` for any end)."""
+LARGEST = 2**63 - 1
+"""The largest number an INTEGER column holds (SQLite's 64 bits)."""
 ATTEMPT_COLUMNS = (
     "job_id, number, gpus, gpu_uuids, dir, host, started_at, pid, ended_at,"
     " outcome, exit_code, signal, message, mem, peak_mem"

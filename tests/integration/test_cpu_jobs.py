@@ -51,8 +51,8 @@ def test_cpu_jobs_default_is_the_cores_and_auto_goes_back_to_it(daemon: Herd) ->
         bad = daemon.cli("config", "set", "cpu-jobs", "--", wrong, check=False)
         assert bad.returncode != 0
         assert bad.stderr.strip().splitlines() == [
-            f"gpuherd: error: cpu-jobs: invalid count '{wrong}': use a positive number, "
-            "or none (no cap)"
+            f"gpuherd: error: cpu-jobs: invalid count '{wrong}': use a number from 1 to "
+            f"{2**63 - 1}, or none (no cap)"
         ]
     assert daemon.cli("config", "get", "cpu-jobs").stdout.strip() == str(CORES)
 

@@ -400,6 +400,20 @@ def test_config_retries_is_the_retries_of_a_job_that_gives_none(daemon: Herd) ->
     assert daemon.job(daemon.submit("--hold", "--", "false"))["retries"] == 0
 
 
+def test_config_refuses_a_count_beyond_64_bits_and_submit_goes_on(daemon: Herd) -> None:
+    huge = str(2**63)
+    for name, value in (("retries", huge), ("max-running", huge), ("project-limits", f"p={huge}")):
+        refused = daemon.cli("config", "set", name, value, check=False)
+        assert refused.returncode != 0
+        assert len(refused.stderr.splitlines()) == 1
+        assert f"to {2**63 - 1}" in refused.stderr  # the range
+    assert daemon.cli("config", "get", "retries").stdout == "0\n"
+    daemon.wait_state(daemon.submit("--", "true"), "succeeded")  # was refused: "too large"
+    # A number the daemon cannot store is named by its field.
+    wrong = daemon.cli("submit", "--retries", huge, "--", "true", check=False)
+    assert wrong.stderr == f"gpuherd: error: retries {huge} is too large (at most 2**63 - 1)\n"
+
+
 def test_keep_ram_set_as_a_share_is_shown_as_one(daemon: Herd) -> None:
     size = format_size(int(0.2 * host_memory_total()))
     assert daemon.cli("config", "set", "keep-ram", "20%").stdout == f"keep-ram = 20% ({size})\n"

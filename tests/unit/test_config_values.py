@@ -38,9 +38,12 @@ def test_keep_free_says_what_a_fraction_is(value: str) -> None:
     )  # was "could not convert string to float: ''"
 
 
+LARGEST = 2**63 - 1
+
+
 @pytest.mark.parametrize("name", ["max-running", "cpu-jobs"])
 def test_a_count_of_zero_is_refused_not_read_as_no_cap(name: str) -> None:
-    with pytest.raises(ValueError, match=r"use a positive number, or none \(no cap\)"):
+    with pytest.raises(ValueError, match=rf"use a number from 1 to {LARGEST}, or none \(no cap\)"):
         parse(name, "0")
     assert parse(name, "none") is None
     assert parse(name, "3") == 3
@@ -50,8 +53,19 @@ def test_retries_is_a_count_of_zero_or_more() -> None:
     assert parse("retries", "0") == 0
     assert parse("retries", "3") == 3
     for wrong in ("-1", "x", "1.5", ""):
-        with pytest.raises(ValueError, match=f"invalid count '{wrong}': use 0 or more"):
+        with pytest.raises(ValueError, match=f"invalid count '{wrong}': use a number from 0 to"):
             parse("retries", wrong)
+
+
+@pytest.mark.parametrize("name", ["retries", "max-running", "cpu-jobs", "project-limits"])
+def test_a_count_beyond_64_bits_is_refused_with_the_range(name: str) -> None:
+    # Accepted before: saved, it made every later submit fail with "a number in the request
+    # is too large", which never named the setting.
+    prefix = "p=" if name == "project-limits" else ""
+    for huge in (str(LARGEST + 1), "9" * 5000):
+        with pytest.raises(ValueError, match=f"from [01] to {LARGEST}"):
+            parse(name, prefix + huge)
+    assert parse(name, prefix + str(LARGEST)) in (LARGEST, (("p", LARGEST),))
 
 
 def test_on_end_is_a_command_or_none() -> None:

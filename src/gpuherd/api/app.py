@@ -7,7 +7,9 @@ wrapped in auth.TcpGate by the listener; over the Unix socket it is served as it
 
 from __future__ import annotations
 
+import json
 import logging
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exception_handlers import http_exception_handler
@@ -21,6 +23,7 @@ from gpuherd.api.auth import ASGIApp, Receive, Scope, Send, with_headers
 from gpuherd.core.states import TransitionError
 from gpuherd.errors import HerdError
 from gpuherd.service import Service
+from gpuherd.store_rows import LARGEST
 
 log = logging.getLogger("gpuherd.api")
 VERSION_HEADER = (b"gpuherd-version", __version__.encode())
@@ -74,8 +77,10 @@ def create_app(service: Service, pid: int, socket_path: str) -> FastAPI:
 
     @app.exception_handler(OverflowError)
     async def too_large(request: Request, exc: OverflowError) -> Response:
+        found = _too_large(_path_numbers(request)) or _too_large(_body(request))
+        what = f"{found[0]} {found[1]}" if found else "a number in the request"
         return dashboard.error_page(request, 404) or JSONResponse(
-            {"error": "a number in the request is too large (at most 2**63 - 1)"}, status_code=422
+            {"error": f"{what} is too large (at most 2**63 - 1)"}, status_code=422
         )
 
     @app.exception_handler(TransitionError)
@@ -103,3 +108,39 @@ def create_app(service: Service, pid: int, socket_path: str) -> FastAPI:
         )
 
     return app
+
+
+def _body(request: Request) -> Any:
+    """The JSON body the route was given, as far as it was read: Starlette keeps what it read
+    on the request. (Never read the stream here: a body read once, waited on again, would
+    hang until the client leaves.)"""
+    try:
+        return json.loads(getattr(request, "_body", b"") or b"null")
+    except ValueError:
+        return None
+
+
+def _too_large(data: Any, name: str = "") -> tuple[str, int] | None:
+    """The first field (its name, its number) holding an integer beyond what SQLite stores:
+    `retries` of a job; `after` for one of a list's numbers."""
+    if isinstance(data, int) and not isinstance(data, bool):
+        return (name or "a number", data) if abs(data) > LARGEST else None
+    if isinstance(data, dict):
+        items = [(str(key), value) for key, value in data.items()]
+    elif isinstance(data, list):
+        items = [(name, value) for value in data]
+    else:
+        return None
+    for key, value in items:
+        if found := _too_large(value, key):
+            return found
+    return None
+
+
+def _path_numbers(request: Request) -> dict[str, int]:
+    """The path's numbers (`/jobs/{job_id}`): still text when the route refused one."""
+    return {
+        name: int(text)
+        for name, text in request.path_params.items()
+        if isinstance(text, str) and text.isdecimal() and len(text) < 40
+    }
