@@ -28,6 +28,7 @@ from typing import IO, Any
 
 from gpuherd import paths
 from gpuherd.core.model import MAX_SLOTS
+from gpuherd.core.units import plural
 from gpuherd.devices import DeviceTable
 from gpuherd.engine import Engine
 from gpuherd.errors import HerdError
@@ -165,13 +166,36 @@ def _ray_parts(
     return probe, executor, ray_cluster.ClusterDeviceTable
 
 
+def _job_folders(home: Path) -> list[int]:
+    """The numbers of the job folders in the home (none: no jobs folder yet)."""
+    try:
+        return [int(name) for name in os.listdir(home / "jobs") if name.isdecimal()]
+    except OSError:
+        return []
+
+
+def _refuse_an_emptied_database(home: Path) -> None:
+    """An empty herd.db beside job folders is a queue lost (emptied by a full disk, a `>`
+    that missed its file): opened, it would become an empty queue in silence, and the file
+    that a backup could replace would be written over. A new home's is simply new."""
+    database = paths.database(home)
+    try:
+        empty = database.stat().st_size == 0
+    except OSError:
+        return  # none yet (a new home); one that cannot be read: the store says why
+    folders = _job_folders(home) if empty else []
+    if folders:
+        raise HerdError(
+            f"{database} is empty but {home / 'jobs'} holds the folders of "
+            f"{plural(len(folders), 'job')}: restore herd.db from a backup, or move it aside "
+            "to start an empty queue"
+        )
+
+
 def _number_after_job_folders(store: Store, home: Path) -> None:
     """A new job never takes the folder of one the database forgot (herd.db deleted, emptied
     or restored from a backup): it would overwrite that job's logs and job.json."""
-    try:
-        last = max((int(name) for name in os.listdir(home / "jobs") if name.isdecimal()), default=0)
-    except OSError:
-        return  # no jobs folder yet
+    last = max(_job_folders(home), default=0)
     if store.number_jobs_after(last):
         log.warning(
             "the database knew no job numbered %d, whose folder is in %s: new jobs are "
@@ -220,6 +244,7 @@ def serve(
     server_class = _server_class()
 
     lock = acquire_lock(home)
+    _refuse_an_emptied_database(home)
     store = Store(paths.database(home))
     _number_after_job_folders(store, home)
     before = json.loads(store.get_setting("executor") or "{}").get("kind", "local")

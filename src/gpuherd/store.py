@@ -21,7 +21,7 @@ from gpuherd.core.model import Attempt, Job, JobSpec
 from gpuherd.core.states import JobState
 from gpuherd.errors import StoreError
 from gpuherd.store_rows import ANY_JOB, JobFilter
-from gpuherd.store_schema import SCHEMA_VERSION, migrate
+from gpuherd.store_schema import SCHEMA_VERSION, migrate, open_failed
 from gpuherd.store_tables import DeviceConfig, SweepAndDeviceTables, SweepRow
 from gpuherd.store_views import EventRow, JobViews
 
@@ -54,7 +54,7 @@ class Store(SweepAndDeviceTables, JobViews):
             wanted = "MEMORY" if scratch else "WAL"
             mode = self._db.execute(f"PRAGMA journal_mode = {wanted}").fetchone()[0]
         except sqlite3.DatabaseError as exc:
-            raise StoreError(f"cannot open the database {path}: {exc}") from exc
+            raise open_failed(path, exc) from exc
         if str(mode).lower() != wanted.lower():
             raise StoreError(
                 f"the database {path} cannot use write-ahead logging (journal mode '{mode}'); "
@@ -68,10 +68,7 @@ class Store(SweepAndDeviceTables, JobViews):
         try:
             migrate(self._db, path)
         except sqlite3.DatabaseError as exc:
-            raise StoreError(
-                f"the database {path} is damaged ({exc}); move it aside to start with an "
-                "empty queue, or restore it from a backup"
-            ) from exc
+            raise open_failed(path, exc) from exc
         self._depth = 0
         self._on_commit: list[Callable[[], None]] = []
         self.touched: set[int] | None = None

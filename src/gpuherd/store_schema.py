@@ -92,6 +92,26 @@ MIGRATIONS: tuple[str, ...] = (
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
+def damaged(path: Path, problem: object) -> StoreError:
+    """The one line for a database file SQLite finds damaged, with the way out. SQLite's
+    report can span lines ("*** in database main ***", then the pages): a terminal shows the
+    first line of a failed start alone, so they are joined."""
+    said = " ".join(str(problem).replace("*** in database main ***", "").split())
+    return StoreError(
+        f"the database {path} is damaged ({said}): restore it from a backup, or move it "
+        "aside to start with an empty queue"
+    )
+
+
+def open_failed(path: Path, exc: sqlite3.DatabaseError) -> StoreError:
+    """Why the database could not be opened: damaged (cut short, not a database at all), or
+    another reason (no permission, a full disk), which moving the file aside would not mend."""
+    name = getattr(exc, "sqlite_errorname", None) or ""  # none on errors Python raised itself
+    if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):
+        return damaged(path, exc)
+    return StoreError(f"cannot open the database {path}: {exc}")
+
+
 def migrate(db: sqlite3.Connection, path: Path) -> None:
     """Bring the schema to SCHEMA_VERSION; refuse a database written by a newer gpuherd."""
     version = int(db.execute("PRAGMA user_version").fetchone()[0])
@@ -105,10 +125,7 @@ def migrate(db: sqlite3.Connection, path: Path) -> None:
         # well under a second for 100,000 jobs.
         problem = db.execute("PRAGMA quick_check(1)").fetchone()[0]
         if problem != "ok":
-            raise StoreError(
-                f"the database {path} is damaged ({problem}); move it aside to start with an "
-                "empty queue, or restore it from a backup"
-            )
+            raise damaged(path, problem)
         return
     db.execute("BEGIN IMMEDIATE")
     try:

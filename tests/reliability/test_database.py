@@ -133,8 +133,37 @@ def damaged_table(herd: Herd) -> None:
     db.write_bytes(bytes(data))
 
 
-DAMAGE = {"garbage": garbage, "newer schema": newer_schema, "damaged table": damaged_table}
-CLEAR = {"garbage": "not a database", "newer schema": "999", "damaged table": "damaged"}
+def cut_short(herd: Herd) -> None:
+    """The file cut to half its size (a copy that stopped, a full disk)."""
+    db = real_database(herd)
+    db.write_bytes(db.read_bytes()[: db.stat().st_size // 2])
+
+
+def emptied(herd: Herd) -> None:
+    """herd.db emptied (0 bytes) in a home whose jobs ran: their folders are still there."""
+    herd.start("--fake-gpus", "2")
+    for job_id in herd.submit_lines(["true"] * 3):
+        herd.wait_state(job_id, "succeeded")
+    herd.cli("daemon", "stop")
+    Path(f"{herd.home / 'herd.db'}-wal").unlink(missing_ok=True)
+    (herd.home / "herd.db").write_bytes(b"")
+
+
+DAMAGE = {
+    "garbage": garbage,
+    "newer schema": newer_schema,
+    "damaged table": damaged_table,
+    "cut short": cut_short,
+    "emptied": emptied,
+}
+CLEAR = {
+    "garbage": "is damaged (file is not a database): restore it from a backup, or move it aside",
+    "newer schema": "999",
+    # The whole report on the one line a terminal shows: the page and its problem.
+    "damaged table": "is damaged (Page ",
+    "cut short": "is damaged (database disk image is malformed): restore it from a backup",
+    "emptied": "herd.db is empty but",
+}
 
 
 def try_start(herd: Herd, damage: str) -> tuple[Any, str, str]:
@@ -158,24 +187,24 @@ def test_a_bad_database_is_refused_and_left_as_it_was(herd: Herd, damage: str) -
     assert listing.returncode != 0 and "no gpuherd daemon is running" in listing.stderr
 
 
-@pytest.mark.parametrize(
-    "damage",
-    [
-        "garbage",
-        "newer schema",
-        pytest.param(
-            "damaged table",
-        ),
-    ],
-)
+@pytest.mark.parametrize("damage", sorted(DAMAGE))
 def test_a_bad_database_gets_one_clear_line(herd: Herd, damage: str) -> None:
     proc, _, _ = try_start(herd, damage)
     lines = proc.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("gpuherd: error:"), proc.stderr
     assert str(herd.home / "herd.db") in lines[0], lines[0]  # names the file
     assert CLEAR[damage] in lines[0], lines[0]  # and what is wrong with it
+    if damage != "newer schema":  # and what to do
+        assert "from a backup, or move it aside to start " in lines[0], lines[0]
     log = (herd.home / "daemon.log").read_text()
     assert "Traceback" not in log, log[-2000:]
+
+
+def test_an_empty_database_in_a_home_without_job_folders_starts(herd: Herd) -> None:
+    herd.home.mkdir(parents=True)
+    (herd.home / "herd.db").write_bytes(b"")  # `touch herd.db`: a new queue, nothing lost
+    herd.start("--fake-gpus", "1")
+    herd.wait_state(herd.submit("--", "true"), "succeeded")
 
 
 # ---- NFS: no write-ahead logging there (checked in-process: NFS cannot be mounted here) --------
