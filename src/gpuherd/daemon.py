@@ -68,10 +68,14 @@ def acquire_lock(home: Path) -> IO[str]:
     return handle
 
 
-def bind_socket(path: Path) -> socket.socket:
-    """A listening Unix socket, 0600 inside a 0700 folder: the file mode is the access control."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    os.chmod(path.parent, 0o700)
+def bind_socket(path: Path, own_folder: bool) -> socket.socket:
+    """A listening Unix socket, 0600 inside a 0700 folder: the file mode is the access control.
+    A folder that is not gpuherd's own (GPUHERD_SOCKET=/tmp/herd.sock) keeps its mode: made
+    0700, /tmp would be closed to everyone else. The socket's 0600 and the peer check
+    (api/peercred.py) still keep other users out."""
+    if own_folder or not path.parent.exists():
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        os.chmod(path.parent, 0o700)
     if _answers(path):  # our lock is this home's: a daemon of another home took the path
         raise HerdError(
             f"another daemon listens on {path} (a GPUHERD_SOCKET shared by two homes?): "
@@ -260,7 +264,7 @@ def serve(
     remember_executor(store, kind, address)
     tcp_sock = tcp.bind(listen) if listen else None  # fail before serving, with the reason
     sock_path = paths.socket_path(home)
-    sock = bind_socket(sock_path)
+    sock = bind_socket(sock_path, own_folder=not os.environ.get("GPUHERD_SOCKET"))
     note, draft = paths.socket_note(home), home / "daemon.socket.tmp"
     draft.write_text(f"{sock_path}\n")
     draft.replace(note)  # whole or not at all: clients read it without a lock

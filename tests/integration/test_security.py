@@ -86,3 +86,23 @@ def _check_refused(herd: Herd, monkeypatch: pytest.MonkeyPatch, folder: Path) ->
         assert herd.client.is_up()  # and the daemon carries on
     finally:
         herd.kill9()  # now: the fixture's clean-up runs after GPUHERD_SOCKET is unset
+
+
+def test_a_given_socket_leaves_the_mode_of_its_existing_folder(
+    herd: Herd, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """GPUHERD_SOCKET=/tmp/herd.sock must not close /tmp to every other user."""
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o755)
+    os.chmod(shared, 0o755)
+    sock = shared / "herd.sock"
+    monkeypatch.setenv("GPUHERD_SOCKET", str(sock))
+    herd.env["GPUHERD_SOCKET"] = str(sock)
+    herd.client = Client(herd.home)
+    herd.start("--fake-gpus", "1")
+    try:
+        assert stat.S_IMODE(shared.stat().st_mode) == 0o755
+        assert stat.S_IMODE(sock.stat().st_mode) == 0o600
+        assert herd.client.is_up()
+    finally:
+        herd.kill9()
