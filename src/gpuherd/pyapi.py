@@ -40,6 +40,7 @@ from gpuherd.following import follow_log
 from gpuherd.pyapi_values import (
     in_units,
     is_sweep_file,
+    job_cwd,
     make_spec,
     non_finite,
     plain,
@@ -124,18 +125,19 @@ class Herd:
         **options: Any,
     ) -> Job:
         """Queue a command: one string is run by sh as written; a list is quoted and joined.
-        Options as `gpuherd submit`: mem, ram, priority, after, retries, timeout, grace,
-        no_output_timeout, kill_on_no_output, project, env (a dict), hold, oom_retry, begin
-        (a datetime, epoch seconds, or text as `--begin` takes it: "+2h", "23:30"),
-        only_gpus (a list of GPU indices, or text as `--only-gpus` takes it: "0,2")."""
+        Options as `gpuherd submit`'s: mem, ram, priority, after and after_any (job handles,
+        ids, or text as `--after` takes it: "3-5,7", "last"), retries, retry_delay, timeout,
+        grace, no_output_timeout (durations: seconds, "2h" or a timedelta), on_no_output
+        ("flag" or "kill"), project, env (a dict), hold, oom_retry, begin (a datetime, epoch
+        seconds, or text as `--begin` takes it: "+2h"), only_gpus ([0, 2], or "0,2")."""
         refuse_while_loading("submit")
         text = command if isinstance(command, str) else command_from_args(list(command))
         item = {
             "command": text,
-            "cwd": str(Path(cwd or os.getcwd()).absolute()),
+            "cwd": job_cwd(cwd),
             "env": dict(os.environ),
             "name": name,
-            **submit_options({**options, "gpus": gpus}, Job),
+            **submit_options({**options, "gpus": gpus}, Job, self.client),
         }
         item.pop("max_parallel", None)
         (job_id,) = self.client.post("/jobs", {"jobs": [item]})["ids"]
@@ -199,9 +201,9 @@ class Herd:
             raise HerdError(refusal)
         body = {
             "spec": spec_to_dict(spec),
-            "cwd": str(Path(cwd or os.getcwd()).absolute()),
+            "cwd": job_cwd(cwd),
             "env": dict(os.environ),
-            "options": asdict(SweepOptions(**submit_options(options, Job))),
+            "options": asdict(SweepOptions(**submit_options(options, Job, self.client))),
             "force": force,
             "yes": yes,
             "dry_run": dry_run,

@@ -3,6 +3,7 @@
 - `plain`: numpy scalars and arrays as Python numbers and lists, for JSON (numpy is never
   imported here: a value is converted only when its type comes from numpy);
 - `submit_options`, `in_units`: `submit` keyword options as the daemon's API takes them;
+- `job_cwd`: the folder a job runs in, checked to be one;
 - `make_spec`: a sweep spec from a command template and parameter lists;
 - `non_finite`: NaN and the infinities back as floats in a sweep's metrics;
 - `is_sweep_file`: whether `Herd.sweep`'s first argument names a sweep file (the CLI's rule).
@@ -13,10 +14,14 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterable, Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
-from gpuherd.core.idspec import parse_gpu_indices
+from gpuherd.cli.job_refs import LAST, resolve_last
+from gpuherd.client import Client
+from gpuherd.core.commands import MAX_COMMAND_BYTES
+from gpuherd.core.idspec import parse_gpu_indices, parse_ids
 from gpuherd.core.sweep import SweepError, SweepSpec
 from gpuherd.core.sweep_spec import FILE_SUFFIXES
 from gpuherd.core.units import parse_duration, parse_size
@@ -27,8 +32,10 @@ SUBMIT_OPTIONS = frozenset(
     {"gpus", "mem", "ram", "oom_retry", "priority", "after", "after_any", "retries", "timeout"}
     | {"grace"}
     | {"no_output_timeout", "kill_on_no_output", "project", "env", "hold", "max_parallel"}
-    | {"begin", "only_gpus", "retry_delay"}
+    | {"begin", "only_gpus", "retry_delay", "on_no_output"}
 )
+_ON_NO_OUTPUT = {"kill": True, "flag": False}
+"""`on_no_output` as `--on-no-output` takes it: whether a stalled job is killed."""
 
 
 def plain(value: Any) -> Any:
@@ -63,28 +70,118 @@ def non_finite(value: Any) -> Any:
     return value
 
 
-def submit_options(options: Mapping[str, Any], job_type: type[Any]) -> dict[str, Any]:
-    """`submit` keyword options as the API takes them (sizes and durations may be text);
-    `after` and `after_any` take job ids or handles of `job_type`."""
+def submit_options(
+    options: Mapping[str, Any], job_type: type[Any], client: Client
+) -> dict[str, Any]:
+    """`submit` keyword options as the API takes them (sizes and durations may be text or,
+    for durations, timedelta); `after` and `after_any` as `job_ids` reads them."""
     unknown = sorted(set(options) - SUBMIT_OPTIONS)
     if unknown:
         known = ", ".join(sorted(SUBMIT_OPTIONS))
         raise TypeError(f"unknown option {unknown[0]!r}; options: {known}")
     out = in_units({k: plain(v) for k, v in options.items() if v is not None})
-    begin = out.get("begin")
-    if isinstance(begin, str):
-        out["begin"] = parse_begin(begin, time.time())
-    elif isinstance(begin, datetime):
-        out["begin"] = begin.timestamp()  # a naive datetime is local time
+    if "begin" in out:
+        out["begin"] = _begin(out["begin"])
     for key in ("after", "after_any"):
-        out[key] = [a.id if isinstance(a, job_type) else int(a) for a in out.get(key, ())]
-    out["env_overrides"] = {str(k): str(v) for k, v in dict(out.pop("env", {})).items()}
+        out[key] = resolve_last(client, job_ids(out.get(key, ()), key, job_type), key)
+    out["env_overrides"] = env_overrides(out.pop("env", {}))
+    if "on_no_output" in out:
+        out["kill_on_no_output"] = _kill_on_no_output(out)
     return out
 
 
+def _begin(value: Any) -> Any:
+    """`begin` in epoch seconds: text as `--begin` takes it, or a datetime (naive: local
+    time); a number as it is (the daemon checks its range)."""
+    if isinstance(value, str):
+        try:
+            return parse_begin(value, time.time())
+        except ValueError as exc:
+            raise HerdError(str(exc)) from None
+    if isinstance(value, datetime):
+        try:
+            return value.timestamp()
+        except (ValueError, OverflowError, OSError):  # datetime(1, 1, 1): "year 0 is out of…"
+            raise HerdError(
+                f"begin {value} is no time a job can start at: give one from 1970 to the year 9999"
+            ) from None
+    return value
+
+
+def _kill_on_no_output(options: dict[str, Any]) -> bool:
+    """`on_no_output="kill"` or `"flag"` (the CLI's `--on-no-output`), the same as
+    `kill_on_no_output=True` or False; both given must agree."""
+    given = options.pop("on_no_output")
+    kill = _ON_NO_OUTPUT.get(given) if isinstance(given, str) else None
+    if kill is None:
+        raise HerdError(f"on_no_output: {given!r} is neither 'kill' nor 'flag'")
+    if options.get("kill_on_no_output", kill) != kill:
+        raise HerdError("give on_no_output or kill_on_no_output, not both")
+    return kill
+
+
+def job_ids(value: Any, key: str, job_type: type[Any]) -> list[int | str]:
+    """`after` or `after_any` as given: a job handle, an id, text as `--after` takes it
+    ("3-5,7", or "last": the job submitted last, left for `resolve_last`), or a list of
+    these. Text is never read one character at a time ("12" is job 12)."""
+    one = isinstance(value, str | int | job_type | bytes | Mapping)
+    items = list(value) if isinstance(value, Iterable) and not one else [value]
+    found: list[int | str] = []
+    for item in items:
+        if isinstance(item, job_type):
+            found.append(item.id)
+        elif isinstance(item, int) and not isinstance(item, bool) and item > 0:
+            found.append(item)
+        elif isinstance(item, str) and item.strip() == LAST:
+            found.append(LAST)
+        elif isinstance(item, str):
+            try:
+                found += parse_ids(item)
+            except ValueError as exc:
+                raise HerdError(f"{key}: {exc}, or 'last' (the job submitted last)") from None
+        else:
+            raise HerdError(
+                f"{key}: {item!r} is not a job: give job handles, ids (a list of them, or "
+                "text such as '3-5,7'), or 'last' (the job submitted last)"
+            )
+    return found
+
+
+def env_overrides(env: Any) -> dict[str, str]:
+    """`env` as the job's NAME=VALUE changes. A value is text, or a number as its text (as a
+    sweep file's env takes it): None, True or an object would reach the job as its repr.
+    `NAME=VALUE` must fit where Linux puts it, in 128 KiB (an argument's limit, which the
+    CLI's `--env NAME=VALUE` meets too): a larger one failed only when the job started."""
+    if not isinstance(env, Mapping):
+        raise TypeError(f"env must be a dict of names to values, got {env!r}")
+    found: dict[str, str] = {}
+    for name, value in env.items():
+        if not isinstance(name, str):
+            raise TypeError(f"env: the name {name!r} is not text")
+        if isinstance(value, bool) or not isinstance(value, str | int | float):
+            raise TypeError(f"env: {name}={value!r}: give the value as a string (or a number)")
+        pair = f"{name}={value}"
+        if len(pair.encode()) > MAX_COMMAND_BYTES:
+            raise HerdError(
+                f"env: {name!r} is {len(pair.encode()):,} bytes with its name, over the "
+                "128 KiB an environment variable may hold: put the value in a file and give "
+                "its path"
+            )
+        found[name] = str(value)
+    return found
+
+
+def job_cwd(cwd: str | Path | None) -> str:
+    """The folder a job runs in, absolute (default: this process's working folder)."""
+    path = Path(cwd or os.getcwd()).absolute()
+    if path.exists() and not path.is_dir():
+        raise HerdError(f"cwd {path} is not a folder: give the folder the job runs in")
+    return str(path)
+
+
 def in_units(options: dict[str, Any]) -> dict[str, Any]:
-    """Sizes in bytes and durations in seconds, where they were given as text ("10GiB"), and
-    `only_gpus` as a list of indices."""
+    """Sizes in bytes and durations in seconds, where they were given as text ("10GiB") or
+    as a timedelta, and `only_gpus` as a list of indices."""
     if options.get("only_gpus") is not None:
         options["only_gpus"] = gpu_indices(options["only_gpus"])
     for key in ("mem", "ram"):
@@ -93,6 +190,8 @@ def in_units(options: dict[str, Any]) -> dict[str, Any]:
     for key in ("timeout", "grace", "no_output_timeout", "retry_delay"):
         if isinstance(options.get(key), str):
             options[key] = parse_duration(options[key])
+        elif isinstance(options.get(key), timedelta):
+            options[key] = options[key].total_seconds()
     return options
 
 
@@ -122,6 +221,10 @@ def make_spec(
     fixed: Mapping[str, Any] | None,
 ) -> SweepSpec:
     """A sweep of `command` over the grid of `params` (name -> list of values)."""
+    if not isinstance(params, Mapping):
+        raise TypeError(
+            f"params must be a dict of lists ({{'lr': [0.1, 0.01]}}), got {type(params).__name__}"
+        )
     grid = {}
     for key, values in params.items():
         values = plain(values)  # a numpy array: a list
@@ -157,4 +260,4 @@ def is_sweep_file(source: object, params: Mapping[str, Any] | None) -> bool:
     return found
 
 
-__all__ = ["in_units", "is_sweep_file", "make_spec", "plain", "submit_options"]
+__all__ = ["in_units", "is_sweep_file", "job_cwd", "make_spec", "plain", "submit_options"]

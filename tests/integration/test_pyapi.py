@@ -17,7 +17,7 @@ import psutil
 import pytest
 
 import gpuherd
-from conftest import Herd, api_daemon
+from conftest import Herd, api_daemon, wait_for
 from gpuherd.errors import DaemonError, HerdError
 from gpuherd.pyapi import connect
 
@@ -203,8 +203,54 @@ def test_a_job_handle_edits_a_waiting_job(api: gpuherd.Herd) -> None:
 
 def test_submit_takes_the_no_output_options(api: gpuherd.Herd) -> None:
     silent = api.submit("sleep 60", gpus=0, no_output_timeout="1s", kill_on_no_output=True)
-    assert silent.wait(timeout=20) == "failed"
-    assert silent.info()["outcome"] == "stalled"
+    # The CLI's spelling (`--on-no-output kill`), and a duration as a timedelta.
+    second = timedelta(seconds=1)
+    spelt = api.submit("sleep 60", gpus=0, no_output_timeout=second, on_no_output="kill")
+    flagged = api.submit("sleep 60", gpus=0, no_output_timeout=second, on_no_output="flag")
+    for job in (silent, spelt):
+        assert job.wait(timeout=20) == "failed"
+        assert job.info()["outcome"] == "stalled"
+    stalled = wait_for(lambda: (flagged.info()["reason"] or "").startswith("stalled"), 20)
+    assert stalled and flagged.state() == "running"  # flagged, not killed
+    flagged.kill()
+    with pytest.raises(HerdError, match="'die' is neither 'kill' nor 'flag'"):
+        api.submit("true", on_no_output="die")
+
+
+def test_submit_reads_after_as_the_cli_does(api: gpuherd.Herd) -> None:
+    first = api.submit("true", gpus=0, hold=True)
+    second = api.submit("true", gpus=0, hold=True)
+    # Text was read one character at a time: "12" waited for jobs 1 and 2.
+    assert api.submit("true", hold=True, after=str(second.id)).info()["after"] == [second.id]
+    ranged = api.submit("true", hold=True, after=f"{first.id}-{second.id}")
+    assert ranged.info()["after"] == [first.id, second.id]
+    # "last": the job submitted last (was a ValueError), alone or in a list.
+    assert api.submit("true", hold=True, after="last").info()["after"] == [ranged.id]
+    mixed = api.submit("true", hold=True, after_any=[first, "last"])
+    assert mixed.info()["after_any"] == [first.id, ranged.id + 1]
+    for wrong, says in (("soon", "invalid job id 'soon'"), (0, "0 is not a job")):
+        with pytest.raises(HerdError, match=says):
+            api.submit("true", after=wrong)
+
+
+def test_python_values_a_job_cannot_take_are_refused_at_submit(
+    api: gpuherd.Herd, tmp_path: Path
+) -> None:
+    before = api.submit("true", gpus=0, hold=True)
+    with pytest.raises(TypeError, match=r"env: A=None: give the value as a string"):
+        api.submit("true", env={"A": None})  # was sent as the text "None"
+    with pytest.raises(HerdError, match="over the 128 KiB an environment variable may hold"):
+        api.submit("true", env={"A": "x" * 10_000_000})  # was queued, then failed to spawn
+    with pytest.raises(HerdError, match=f"cwd {tmp_path / 'f'} is not a folder"):
+        (tmp_path / "f").touch()
+        api.submit("true", cwd=tmp_path / "f")  # was: "does not exist"
+    with pytest.raises(HerdError, match="begin 0001-01-01 00:00:00 is no time a job can start"):
+        api.submit("true", begin=datetime(1, 1, 1))  # was: "year 0 is out of range"
+    with pytest.raises(TypeError, match="params must be a dict of lists"):
+        api.sweep("echo {x}", ["x"])  # type: ignore[arg-type]  # was an AttributeError
+    assert api.submit("true", gpus=0, hold=True).id == before.id + 1  # nothing queued between
+    timed = api.submit("true", gpus=0, hold=True, timeout=timedelta(minutes=5))
+    assert timed.info()["timeout"] == 300  # was: "not JSON serializable"
 
 
 def test_task_sweep_return_values_are_the_metrics(api: gpuherd.Herd, tmp_path: Path) -> None:
