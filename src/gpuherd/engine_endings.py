@@ -13,7 +13,7 @@ from gpuherd.attempts import Live
 from gpuherd.core.lifecycle import Ended, after_attempt, classify, dependency_failed, grow_request
 from gpuherd.core.model import Attempt, Job, Outcome
 from gpuherd.core.states import BAD_END_STATES, LIVE_STATES, Event, JobState, OutcomeKind
-from gpuherd.core.units import format_duration
+from gpuherd.core.units import format_duration, format_given
 from gpuherd.executors.base import SpawnError
 
 if TYPE_CHECKING:
@@ -69,7 +69,7 @@ def finish(
     delay = job.spec.retry_delay
     if nxt.state is JobState.QUEUED and delay and not ended.requeue:  # not a user's retry
         changes["release_at"] = now + delay
-        detail += f"; runs again in {format_duration(delay)} (--retry-delay)"
+        detail += f"; runs again in {format_given(delay)} (--retry-delay)"
     engine.move(
         job,
         nxt.event,

@@ -22,7 +22,7 @@ from gpuherd.core.states import (
     LIVE_STATES,
     JobState,
 )
-from gpuherd.core.units import format_duration
+from gpuherd.core.units import format_given
 from gpuherd.core.when import format_moment
 from gpuherd.devices import host_memory_available
 from gpuherd.engine import Engine
@@ -210,7 +210,7 @@ class Service(SystemVerbs, JobVerbs):
             then = ", then queued again" if live.requeue else ""
             return f"stopping ({live.stop_reason.value}{then})"
         if live and live.stalled and limit:
-            return f"stalled: no output for over {format_duration(limit)}"
+            return f"stalled: no output for over {format_given(limit)}"
         return None
 
     def _explainer(self) -> Callable[[Job], str | None]:
@@ -243,7 +243,7 @@ class Service(SystemVerbs, JobVerbs):
                     return f"waiting for job {_ids([i for i, _ in unmet])}"
             if job.release_at is not None:
                 when, delay = format_moment(job.release_at, now), job.spec.retry_delay or 0
-                return f"retrying at {when} (--retry-delay {format_duration(delay)})"
+                return f"retrying at {when} (--retry-delay {format_given(delay)})"
             if paused:
                 return "queue paused"
             sweep = job.spec.sweep

@@ -20,7 +20,7 @@ def test_each_retry_waits_its_delay_and_says_so(daemon: Herd) -> None:
         what="the first retry to wait",
     )
     assert waiting["reason"].startswith("retrying at ")
-    assert waiting["reason"].endswith(" (--retry-delay 1.0s)")
+    assert waiting["reason"].endswith(" (--retry-delay 1s)")  # as typed (was 1.0s)
     assert waiting["retry_at"] is not None and waiting["retry_delay"] == 1.0
     done = daemon.wait_state(job_id, "failed", timeout=30)
     assert done["attempt"] == 3
@@ -29,7 +29,7 @@ def test_each_retry_waits_its_delay_and_says_so(daemon: Herd) -> None:
         # The GPUs were free: only the delay held the retry back.
         assert after["started_at"] - before["ended_at"] >= 1.0
     retries = [e for e in done["events"] if e["event"] == "retry"]
-    assert [e["detail"] for e in retries] == ["exit 3; runs again in 1.0s (--retry-delay)"] * 2
+    assert [e["detail"] for e in retries] == ["exit 3; runs again in 1s (--retry-delay)"] * 2
 
 
 def test_the_wait_survives_a_restart_and_hold_release_ends_it(daemon: Herd) -> None:
@@ -39,7 +39,7 @@ def test_the_wait_survives_a_restart_and_hold_release_ends_it(daemon: Herd) -> N
     daemon.start()
     job = daemon.job(job_id)
     assert (job["state"], job["attempt"]) == ("queued", 1)  # still waiting its hour
-    assert job["reason"].endswith("(--retry-delay 1h00m)")
+    assert job["reason"].endswith("(--retry-delay 1h)")
     daemon.cli("hold", str(job_id))
     assert daemon.job(job_id)["reason"] == "held"  # not a --begin time: held until released
     daemon.cli("release", str(job_id))

@@ -6,7 +6,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gpuherd.core.units import format_duration, format_size, parse_duration, parse_size, plural
+from gpuherd.core.units import (
+    format_duration,
+    format_given,
+    format_size,
+    parse_duration,
+    parse_size,
+    plural,
+)
 
 GiB = 2**30
 MiB = 2**20
@@ -259,6 +266,25 @@ def test_parse_duration_rejects_more_than_100_years(text: str) -> None:
 )
 def test_format_duration(seconds: float, expected: str) -> None:
     assert format_duration(seconds) == expected
+
+
+@pytest.mark.parametrize(
+    ("seconds", "expected"),
+    [
+        (30, "30s"),
+        (2.5, "2.5s"),
+        (90, "1m30s"),
+        (300, "5m"),
+        (3600, "1h"),
+        (5400, "1h30m"),
+        (3725, "1h2m5s"),
+        (86400, "1d"),
+        (90.5, "1m30s"),
+    ],
+)
+def test_format_given_shows_a_duration_as_it_is_typed(seconds: float, expected: str) -> None:
+    assert format_given(seconds) == expected  # `ls`: "(--retry-delay 30s)", not "30.0s"
+    assert parse_duration(expected) == pytest.approx(seconds, abs=0.5)  # and reads back
 
 
 @pytest.mark.parametrize("bad", [float("inf"), float("nan")])

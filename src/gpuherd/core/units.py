@@ -164,6 +164,20 @@ def format_duration(seconds: float) -> str:
     return f"{total // 86400}d{total % 86400 // 3600:02d}h"
 
 
+def format_given(seconds: float) -> str:
+    """A duration someone gave (`--retry-delay 30s`) as one is typed: `30s`, `5m`, `1h30m`,
+    `2.5s`. format_duration's `30.0s` and `1h00m` suit times measured, not times chosen."""
+    whole = round(seconds) if math.isfinite(seconds) else -1
+    if whole != seconds or whole <= 0:  # a fraction, 0, a negative
+        return f"{seconds:g}s" if 0 <= seconds < 60 else format_duration(seconds)
+    parts = []
+    for unit, size in _DURATION_UNITS:
+        count, whole = divmod(whole, size)
+        if count:
+            parts.append(f"{count}{unit}")
+    return "".join(parts)
+
+
 def plural(n: int, word: str) -> str:
     """`1 GPU`, `2 GPUs`: a count with its noun (regular plurals only)."""
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
