@@ -59,8 +59,14 @@ def test_a_priority_set_from_a_shell_shows_on_the_open_page(board: Board, expect
     expect(priority).to_have_text("0")
     board.herd.cli("priority", str(job_id), "7")
     expect(priority).to_have_text("7")  # the change was published: no reload needed
-    page.dblclick("#job-head .act-prio-up")  # two answers, the second to a replaced button
+    # Two answers, the second to a replaced button; the first answer's message, over the
+    # page, moves no button from under the pointer.
+    page.dblclick("#job-head .act-prio-up")
     expect(priority).to_have_text("9")
+    message = page.locator("#flash .flash.ok")
+    expect(message).to_contain_text(f"job {job_id}: priority 9")
+    message.click()  # put away
+    expect(message).to_have_count(0)
     page.close()
 
 

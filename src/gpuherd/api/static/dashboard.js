@@ -203,6 +203,12 @@
     if (add) { area.appendChild(box); } else { area.replaceChildren(box); }
   }
 
+  // Messages float over the page's corner: a click puts one away (it may cover a link).
+  document.addEventListener("click", function (event) {
+    var box = event.target && event.target.closest && event.target.closest("#flash .flash");
+    if (box) { box.remove(); }
+  });
+
   // A banner when the page can no longer talk to the daemon: a restarted daemon has a new
   // token (every request gets 403), or the daemon does not answer at all.
   var NEW_TOKEN = ["The daemon restarted with a new token: open the dashboard again from ",
