@@ -7,10 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from gpuherd import __version__, config
+from gpuherd.core.idspec import MAX_GPU_INDEX
 from gpuherd.core.model import DeviceState
 from gpuherd.core.units import plural
 from gpuherd.engine import Engine
-from gpuherd.errors import Conflict
+from gpuherd.errors import Conflict, HerdError
 from gpuherd.hooks import hooks_from_now
 from gpuherd.store import Store
 from gpuherd.wire import device_view
@@ -59,6 +60,8 @@ class SystemVerbs:
         }
 
     def gpu_add(self, index: int, slots: int) -> str:
+        if not 0 <= index <= MAX_GPU_INDEX:  # as the CLI takes them (a typo, else)
+            raise HerdError(f"GPU {index} is not a GPU index: use 0 to {MAX_GPU_INDEX}")
         self.engine.devices.add(index, slots)
         self._changed("gpus")
         return f"GPU {index} added with {plural(slots, 'slot')}"

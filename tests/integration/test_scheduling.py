@@ -336,6 +336,8 @@ def test_drain_enable_remove_and_add_gpus_at_runtime(daemon: Herd, recorder: Rec
 
     with pytest.raises(HerdError, match="--slots must be 1 to 1024, got 1099511627776"):
         daemon.client.post("/gpus", {"index": 3, "slots": 2**40})  # the API, past the CLI
+    with pytest.raises(HerdError, match="GPU 4096 is not a GPU index: use 0 to 4095"):
+        daemon.client.post("/gpus", {"index": 4096, "slots": 1})  # as the CLI caps them
     daemon.cli("gpus", "add", "3")
     assert gpu_states(daemon) == {0: "enabled", 1: "enabled", 2: "enabled", 3: "enabled"}
     assert daemon.wait_state(waiting, "running")["gpus"] == [3]

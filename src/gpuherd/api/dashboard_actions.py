@@ -29,12 +29,11 @@ from gpuherd.core.when import parse_begin
 from gpuherd.errors import HerdError
 from gpuherd.service import Service
 from gpuherd.service_jobs import VERBS
+from gpuherd.store_rows import LARGEST  # a priority past it was a raw 422 answer
 from gpuherd.wire import ActionResult, SubmitItem
 
 router = APIRouter(include_in_schema=False)
 MAX_FORM = 1024 * 1024
-LARGEST = 2**63 - 1
-"""The largest number SQLite stores (a priority past it was a raw 422 answer)."""
 Form = dict[str, list[str]]
 
 

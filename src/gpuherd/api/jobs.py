@@ -20,7 +20,7 @@ from gpuherd.errors import DaemonError, HerdError, NotFound
 from gpuherd.jobfiles import open_job_file, start_of_last_lines
 from gpuherd.service import Service
 from gpuherd.service_jobs import VERBS
-from gpuherd.store_rows import JobFilter
+from gpuherd.store_rows import LARGEST, JobFilter
 from gpuherd.wire import ActionResult
 from gpuherd.wire_requests import (
     EditRequest,
@@ -31,9 +31,8 @@ from gpuherd.wire_requests import (
 )
 
 router = APIRouter()
-LARGEST = 2**63 - 1
-"""The largest number a query may give: SQLite's and a file offset's limit (a larger `limit`
-was a 500, a larger log `offset` broke the stream after its 200)."""
+# Queries' numbers stop at LARGEST: SQLite's and a file offset's limit (a larger `limit` was
+# a 500, a larger log `offset` broke the stream after its 200).
 DOWNLOAD_CHUNK = 1024 * 1024
 """Bytes read and sent at a time when a log is fetched whole."""
 
