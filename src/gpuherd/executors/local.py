@@ -335,19 +335,22 @@ class LocalExecutor:
     # -- control -----------------------------------------------------------------------
 
     def signal(self, pid: int, signum: int) -> None:
+        self._signal(pid, signum)
+
+    def _signal(self, pid: int, *signums: int) -> None:
         if pid <= 0:  # killpg(0) would signal the daemon's own group
             raise ValueError(f"not a job's process group: {pid}")
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(pid, signum)
+        for signum in signums:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pid, signum)
         w = self._watches.get(pid) or self._draining.get(pid)
-        if w is not None:  # and what left the group (local_escaped.py), in order
-            self._scanner.submit(signal_attempt, w.key, signum, group=pid)
+        if w is not None:  # and what left the group (local_escaped.py), in one pass, in order
+            self._scanner.submit(signal_attempt, w.key, signums, group=pid)
 
     def terminate(self, pid: int, grace: float, begun: bool = False) -> None:
         if not begun:
             # SIGCONT too: a paused (SIGSTOPped) job would not act on SIGTERM until resumed.
-            self.signal(pid, SIGCONT)
-            self.signal(pid, SIGTERM)
+            self._signal(pid, SIGCONT, SIGTERM)
         old = self._kill_timers.pop(pid, None)
         if old is not None:
             old.cancel()

@@ -32,7 +32,7 @@ import os
 import queue
 import signal
 import threading
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from functools import partial
 from typing import Any, ParamSpec, TypeVar
@@ -84,16 +84,18 @@ def attempt_key(environment: bytes) -> str | None:
     return os.fsdecode(environment[start : environment.index(b"\0", start)])
 
 
-def _signal_pinned(pid: int, signum: int, wanted: Callable[[int], bool]) -> bool:
-    """Signal `pid` if `wanted(pid)` still holds once the process is pinned by a pidfd (the
-    pid cannot be taken by another process between the check and the signal)."""
+def _signal_pinned(pid: int, signums: Sequence[int], wanted: Callable[[int], bool]) -> bool:
+    """Send `signums`, in order, to `pid` if `wanted(pid)` still holds once the process is
+    pinned by a pidfd (the pid cannot be taken by another process between the check and the
+    signal)."""
     try:
         fd = os.pidfd_open(pid)
     except OSError:
         return False  # gone meanwhile
     try:
         if wanted(pid):
-            signal.pidfd_send_signal(fd, signum)
+            for signum in signums:
+                signal.pidfd_send_signal(fd, signum)
             return True
     except OSError:
         pass  # ended meanwhile
@@ -102,15 +104,18 @@ def _signal_pinned(pid: int, signum: int, wanted: Callable[[int], bool]) -> bool
     return False
 
 
-def signal_attempt(key: str, signum: int, group: int = 0) -> int:
-    """Send `signum` to every other process of this attempt, except members of `group`
-    (signalled with it already: a second SIGTERM or SIGINT means "hurry" to some programs);
-    return how many were signalled."""
+def signal_attempt(key: str, signums: Sequence[int], group: int = 0) -> int:
+    """Send `signums`, in order, to every other process of this attempt (one pass for all),
+    except members of `group` (signalled with them already: a second SIGTERM or SIGINT means
+    "hurry" to some programs); return how many were signalled."""
 
     def wanted(pid: int) -> bool:
-        return _carries(key, pid) and os.getpgid(pid) != group
+        try:
+            return _carries(key, pid) and os.getpgid(pid) != group
+        except OSError:  # ended meanwhile
+            return False
 
-    return sum(_signal_pinned(pid, signum, wanted) for pid in _other_pids() if wanted(pid))
+    return sum(_signal_pinned(pid, signums, wanted) for pid in _other_pids() if wanted(pid))
 
 
 def home_processes(home_id: str) -> dict[int, str]:
@@ -128,7 +133,7 @@ def kill_processes(found: Mapping[int, str]) -> int:
     """SIGKILL these processes if each still carries the key it was found with."""
     killed = 0
     for pid, key in found.items():
-        killed += _signal_pinned(pid, signal.SIGKILL, partial(_carries, key))
+        killed += _signal_pinned(pid, (signal.SIGKILL,), partial(_carries, key))
     return killed
 
 
