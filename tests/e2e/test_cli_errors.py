@@ -88,6 +88,27 @@ ERRORS = [
     pytest.param("gpuherd", ["gpus", "drain", "99999999999999999999"], "0<=x<=4095", id="drain"),
     # Both --after count: only the last did, and the job would have waited for job 2 alone.
     pytest.param("gpuherd", ["submit", "--after", "999", "--after", "2", "true"], "999", id="a2"),
+    # Commands about one job: click said "'1-2' is not a valid integer range".
+    pytest.param("gpuherd", ["show", "1-2"], "show takes one job id, not '1-2'", id="show-ids"),
+    pytest.param("herd", ["log", "1,2"], "log takes one job id, not '1,2'", id="log-ids"),
+    pytest.param("gpuherd", ["show", "x"], "invalid job id 'x': give a number", id="show-x"),
+    pytest.param("gpuherd", ["log", "0"], "invalid job id '0': ids start at 1", id="log-0"),
+    pytest.param("gpuherd", ["priority", "1-2", "5"], "priority takes one job id", id="prio-ids"),
+    pytest.param("gpuherd", ["move", "1", "--before", "2-3"], "--before takes one", id="before"),
+    # A negative value was "No such option '-1'": now the setting's own refusal.
+    pytest.param(
+        "gpuherd", ["config", "set", "retries", "-1"], "retries: invalid count '-1'", id="cfg-r"
+    ),
+    pytest.param(
+        "gpuherd", ["config", "set", "keep-free", "-5%"], "invalid fraction '-5%'", id="cfg-kf"
+    ),
+    pytest.param(
+        "gpuherd", ["config", "set", "reserve-after", "-5m"], "must be greater", id="cfg-ra"
+    ),
+    # An empty filter (`--name "$RUN"`, RUN unset) listed "no jobs": refused.
+    pytest.param("gpuherd", ["ls", "--name", ""], "--name is empty", id="ls-name"),
+    pytest.param("gpuherd", ["ls", "-q", "--project", ""], "--project is empty", id="ls-project"),
+    pytest.param("gpuherd", ["ls", "--sweep", ""], "--sweep is empty", id="ls-sweep"),
 ]
 
 
@@ -107,6 +128,56 @@ def test_mistakes_get_one_error_line_and_change_nothing(
     assert proc.stdout == ""
     assert shared.ls_all() == before
     assert shared.pid == pid
+
+
+CLICK_WORDING = ("Invalid value", "integer range", "No such option", "not in the range")
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (
+            ["show", "1-2"],
+            "show takes one job id, not '1-2': one job at a time (gpuherd show 1, then "
+            "gpuherd show 2); gpuherd ls --all lists every job",
+        ),
+        (
+            ["priority", "3,5", "1"],
+            "priority takes one job id, not '3,5': one job at a time (gpuherd priority 3 ..., "
+            "then gpuherd priority 5 ...); gpuherd ls --all lists every job",
+        ),
+        (
+            ["move", "1", "--before", "abc"],
+            "invalid job id 'abc': give a number, e.g. --before 3; gpuherd ls --all lists "
+            "every job",
+        ),
+        (
+            ["config", "set", "retries", "-1"],
+            "retries: invalid count '-1': use a number from 0 to 9223372036854775807",
+        ),
+        (
+            ["ls", "--name", ""],
+            "--name is empty: give a name or a pattern like 'resnet-*', or leave --name out",
+        ),
+    ],
+    ids=lambda value: " ".join(value) if isinstance(value, list) else "",
+)
+def test_mistakes_are_said_in_gpuherds_words_with_what_to_do(
+    shared: Herd, args: list[str], said: str
+) -> None:
+    proc = run(shared, "gpuherd", *args)
+    assert proc.returncode != 0 and proc.stdout == ""
+    (line,) = proc.stderr.splitlines()
+    assert line.startswith(f"gpuherd: error: {said}"), line
+    assert not [words for words in CLICK_WORDING if words in line], line
+
+
+def test_one_job_commands_still_take_one_id_and_a_name_filter_still_matches(
+    shared: Herd,
+) -> None:
+    assert shared.json("show", " 2 ")["id"] == 2  # spaces around an id, as before
+    assert shared.cli("show", "002").stdout.startswith("job        2\n")
+    assert shared.cli("ls", "-q", "--all", "--name", "h*").stdout == "1\n"
 
 
 def closed(herd: Herd, redirect: str, *args: str) -> subprocess.CompletedProcess[str]:

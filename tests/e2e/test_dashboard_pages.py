@@ -230,7 +230,7 @@ def test_the_edit_form_sends_only_what_changed(daemon: Herd) -> None:
         **{**fields, "gpus": "2", "timeout": "", "name": "x", "retry_delay": "30s"},
         **was,
     )
-    said = "edited (name none -> x, gpus 1 -> 2, retry_delay none -> 30.0s, timeout 1m40s -> none)"
+    said = "edited (name none -> x, gpus 1 -> 2, retry_delay none -> 30s, timeout 1m40s -> none)"
     assert f"job {job_id}: {said}".replace(">", "&gt;") in edited.body
     job = daemon.job(job_id)
     assert (job["gpus_requested"], job["timeout"], job["mem"]) == (2, None, 10_000_000_000)

@@ -63,6 +63,35 @@ def test_dry_run_prints_one_command_a_line_in_grid_order(runs: Runs) -> None:
     assert sorted(shuffled.stdout.splitlines()) == sorted(f"echo {i}" for i in range(20))
 
 
+def test_dry_run_with_json_prints_the_submission_json_with_the_commands(runs: Runs) -> None:
+    # It printed the plain commands, one a line: `--json` was ignored.
+    args = ("echo {a}", "-p", "a", "1", "x y", "-p", "unused", "0", "--name", "dj", "--dry-run")
+    done = sweep(runs, *args, "--json", "--samples", "2", "--seed", "7")
+    assert done.returncode == 0, done.stderr
+    said = json.loads(done.stdout)
+    commands = said.pop("commands")
+    assert set(commands) == {"echo 1", "echo 'x y'"}  # 2 of 2 points, in the seed's order
+    warning = "parameter 'unused' does not appear in the command"
+    assert said == {
+        "name": "dj",
+        "results_dir": str(runs.cwd / "results" / "dj"),
+        "seed": 7,
+        "seed_chosen": False,
+        "points": 2,
+        "ids": [],
+        "dry_run": True,
+        "warnings": [warning],
+    }
+    assert done.stderr == f"gpuherd: warning: {warning}\n"  # as a submission with --json
+    plain = sweep(runs, *args, "--samples", "2", "--seed", "7")
+    assert plain.stdout.splitlines() == commands  # the same points, in the same order
+    assert not (runs.cwd / "results").exists()  # nothing written
+    chosen = json.loads(
+        sweep(runs, "echo {a}", "-p", "a", "1", "2", "--shuffle", "--dry-run", "--json").stdout
+    )
+    assert chosen["seed_chosen"] is True and isinstance(chosen["seed"], int)
+
+
 BAD_FILES = {
     "unknown key": (
         "name: x\ncommand: echo {a}\ngrid:\n  a: [1, 2]\ngpu: 2\n",

@@ -140,3 +140,18 @@ def test_a_finished_job_retried_held_is_edited_then_released(daemon: Herd) -> No
         f"(gpuherd kill {running}, then retry --hold it)\n"
     )
     daemon.cli("kill", str(running))
+
+
+def test_edited_durations_are_said_as_typed(daemon: Herd) -> None:
+    # The event and the answer said `timeout none -> 30.0s`, and `show` `timeout 30.0s`.
+    job = daemon.submit("--hold", "--timeout", "2h", "--", "true")
+    answer = daemon.cli("edit", str(job), "--timeout", "30s", "--retry-delay", "1h30m")
+    said = "retry_delay none -> 1h30m, timeout 2h -> 30s"
+    assert answer.stdout == f"job {job}: edited ({said})\n"
+    shown = daemon.cli("show", str(job)).stdout
+    assert re.search(rf"\n  \S+ \S+  edit +{re.escape(said)}\n", shown)
+    assert re.search(r"\ntimeout +30s\n", shown)
+    (edit,) = [e for e in daemon.job(job)["events"] if e["event"] == "edit"]
+    assert edit["detail"] == said
+    cleared = daemon.cli("edit", str(job), "--clear", "timeout", "--retry-delay", "2.5")
+    assert cleared.stdout == f"job {job}: edited (retry_delay 1h30m -> 2.5s, timeout 30s -> none)\n"

@@ -188,7 +188,7 @@ def test_a_duration_no_clock_can_reach_is_refused(
 def test_a_job_handle_edits_a_waiting_job(api: gpuherd.Herd) -> None:
     job = api.submit("true", gpus=0, hold=True, timeout="1h")
     assert job.edit(gpus=2, mem="20GiB", clear=["timeout"]) == (
-        "edited (gpus 0 -> 2, mem none -> 20.0 GiB, timeout 1h00m -> none)"
+        "edited (gpus 0 -> 2, mem none -> 20.0 GiB, timeout 1h -> none)"
     )
     info = job.info()
     assert (info["gpus_requested"], info["mem"], info["timeout"]) == (2, 20 * 2**30, None)

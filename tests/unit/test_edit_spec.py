@@ -43,7 +43,7 @@ def test_describe_edit_shows_sizes_durations_and_unset_values() -> None:
     edited, fields = edit_spec(SPEC, {"command": "true", "timeout": 90.0}, ["mem"])
     assert (
         describe_edit(SPEC, edited, fields)
-        == "command, mem 10.0 GiB -> none, timeout 1h00m -> 1m30s"
+        == "command, mem 10.0 GiB -> none, timeout 1h -> 1m30s"
     )
 
 

@@ -40,7 +40,9 @@ def get(name: str) -> None:
     click.echo(settings[name]["value"])
 
 
-@config.command(name="set")
+# A value may start with "-" (`set retries -1`, `set keep-free -5%`): read as the value,
+# for the daemon to refuse in its words, not as an unknown option.
+@config.command(name="set", context_settings={"ignore_unknown_options": True})
 @click.argument("name")
 @click.argument("value")
 def set_(name: str, value: str) -> None:

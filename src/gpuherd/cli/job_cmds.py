@@ -14,11 +14,13 @@ import click
 from gpuherd.cli.job_refs import newest_job, resolve_last
 from gpuherd.cli.options import (
     DURATION,
+    JOB_ID,
     after_option,
     begin_option,
     cwd_option,
     env_option,
     expand_ids,
+    filter_options,
     gpus_option,
     grace_option,
     hold_option,
@@ -167,14 +169,7 @@ def submit(
     multiple=True,
     help="Only jobs in this state (repeatable): queued, running, failed, ...",
 )
-@click.option("--project", help="Only jobs of this project.")
-@click.option("--sweep", help="Only the jobs of this sweep (its points, every submission).")
-@click.option(
-    "--name",
-    "name_glob",
-    metavar="PATTERN",
-    help="Only jobs whose name matches: a name, or a pattern like 'resnet-*'.",
-)
+@filter_options()
 @click.option(
     "--limit",
     type=click.IntRange(1),
@@ -261,7 +256,7 @@ def _unless_finished(
 
 
 @click.command()
-@click.argument("job_id", type=click.IntRange(1))
+@click.argument("job_id", type=JOB_ID)
 @json_option()
 def show(job_id: int, as_json: bool) -> None:
     """Everything about one job: command, GPUs, attempts, outcome, and its stderr tail."""
@@ -279,7 +274,7 @@ def _say_daemon_gone() -> None:
 
 
 @click.command()
-@click.argument("job_id", type=click.IntRange(1), required=False)
+@click.argument("job_id", type=JOB_ID, required=False)
 @click.option("-f", "--follow", is_flag=True, help="Keep printing new output until the job ends.")
 @click.option("--stderr", is_flag=True, help="Show stderr instead of stdout.")
 @click.option("--attempt", type=click.IntRange(1), help="An earlier attempt (default: the last).")

@@ -67,6 +67,51 @@ ENV_PAIR = _Parsed("NAME=VALUE", _env_pair)
 BEGIN = _Parsed("time", lambda text: parse_begin(text, time.time()))
 
 
+class _OneJob(click.ParamType):  # type: ignore[type-arg]
+    """One job id (`show`, `log`, `priority`, `move --before`), refused in gpuherd's words:
+    click's were "'1-2' is not a valid integer range", with no word of what to do."""
+
+    name = "job_id"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if not isinstance(value, str):
+            return value
+        text = value.strip()
+        path = ctx.command_path if ctx else "gpuherd"
+        # An option names itself (--before); an argument is the command's one job.
+        option = param.opts[-1] if isinstance(param, click.Option) else None
+        number = text.isascii() and text.isdigit()
+        ids = [] if number else _ids_or_none(text)  # several: "1-2", "3,5"
+        if number and int(text) >= 1:
+            return int(text)
+        if number:
+            said = f"invalid job id {text!r}: ids start at 1; {_EVERY_JOB}"
+        elif len(ids) > 1 and option:
+            said = f"{option} takes one job id, not {text!r}: give one, e.g. {option} {ids[0]}"
+        elif len(ids) > 1:
+            # `priority ID N`: the example shows that more follows the id.
+            rest = " ..." if ctx and len([p for p in ctx.command.params if p.required]) > 1 else ""
+            said = (
+                f"{path.split()[-1]} takes one job id, not {text!r}: one job at a time "
+                f"({path} {ids[0]}{rest}, then {path} {ids[1]}{rest}); {_EVERY_JOB}"
+            )
+        else:
+            example = f"{option} 3" if option else f"{path} 3"
+            said = f"invalid job id {text!r}: give a number, e.g. {example}; {_EVERY_JOB}"
+        raise click.UsageError(said, ctx)
+
+
+def _ids_or_none(text: str) -> list[int]:
+    try:
+        return parse_ids(text)
+    except ValueError:
+        return []
+
+
+_EVERY_JOB = "gpuherd ls --all lists every job"
+JOB_ID = _OneJob()
+
+
 def ids_argument(required: bool = True) -> Callable[[F], F]:
     return click.argument("ids", nargs=-1, required=required)
 
@@ -79,30 +124,68 @@ def expand_ids(tokens: tuple[str, ...]) -> list[int]:
         raise click.BadParameter(str(exc), param_hint="IDS") from None
 
 
-def memory_options(what: str = "the job") -> Callable[[F], F]:
-    """--mem, --ram and --oom-retry, as submit, run and sweep all take them."""
+def _all_of(*options: Callable[[F], F]) -> Callable[[F], F]:
+    """Several options as one decorator; --help lists them in this order."""
 
     def apply(command: F) -> F:
-        for option in reversed(
-            [
-                click.option(
-                    "--mem",
-                    type=SIZE,
-                    help=f"GPU memory {what} needs on each GPU, e.g. 10GiB: jobs with --mem "
-                    "share GPUs up to their memory.",
-                ),
-                click.option("--ram", type=SIZE, help=f"Host memory {what} needs, e.g. 16GiB."),
-                click.option(
-                    "--oom-retry",
-                    is_flag=True,
-                    help="Retry a CUDA out-of-memory failure with a larger --mem.",
-                ),
-            ]
-        ):
+        for option in reversed(options):
             command = option(command)
         return command
 
     return apply
+
+
+def memory_options(what: str = "the job") -> Callable[[F], F]:
+    """--mem, --ram and --oom-retry, as submit, run and sweep all take them."""
+    return _all_of(
+        click.option(
+            "--mem",
+            type=SIZE,
+            help=f"GPU memory {what} needs on each GPU, e.g. 10GiB: jobs with --mem "
+            "share GPUs up to their memory.",
+        ),
+        click.option("--ram", type=SIZE, help=f"Host memory {what} needs, e.g. 16GiB."),
+        click.option(
+            "--oom-retry",
+            is_flag=True,
+            help="Retry a CUDA out-of-memory failure with a larger --mem.",
+        ),
+    )
+
+
+def _refuse_empty(hint: str) -> Callable[[click.Context, click.Parameter, Any], Any]:
+    """A callback for a text filter (`ls --name`): '' is a mistake (`--name "$RUN"` with RUN
+    unset), refused; matched, it would have listed no job, or (`kill $(ls -q ...)`) many."""
+
+    def check(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        if value == "":
+            raise click.UsageError(f"{param.opts[-1]} is empty: {hint}", ctx)
+        return value
+
+    return check
+
+
+def filter_options() -> Callable[[F], F]:
+    """`ls --project/--sweep/--name`: the filters that take text, none of them empty."""
+    return _all_of(
+        click.option(
+            "--project",
+            callback=_refuse_empty("give a project, or leave --project out"),
+            help="Only jobs of this project.",
+        ),
+        click.option(
+            "--sweep",
+            callback=_refuse_empty("give a sweep's name (gpuherd sweep ls lists them)"),
+            help="Only the jobs of this sweep (its points, every submission).",
+        ),
+        click.option(
+            "--name",
+            "name_glob",
+            metavar="PATTERN",
+            callback=_refuse_empty("give a name or a pattern like 'resnet-*', or leave --name out"),
+            help="Only jobs whose name matches: a name, or a pattern like 'resnet-*'.",
+        ),
+    )
 
 
 def _flags(long: str, short: str | None) -> list[str]:

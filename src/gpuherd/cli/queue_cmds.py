@@ -9,7 +9,14 @@ from typing import Any
 import click
 
 from gpuherd.cli.job_cmds import listed_ids
-from gpuherd.cli.options import DURATION, SIZE, expand_ids, ids_argument, only_gpus_option
+from gpuherd.cli.options import (
+    DURATION,
+    JOB_ID,
+    SIZE,
+    expand_ids,
+    ids_argument,
+    only_gpus_option,
+)
 from gpuherd.client import Client
 from gpuherd.core.edit import CLEARABLE
 from gpuherd.core.idspec import summarize
@@ -111,7 +118,7 @@ resume = _queue_or_jobs("resume")
 
 
 @click.command(context_settings={"ignore_unknown_options": True})
-@click.argument("job_id", type=click.IntRange(1))
+@click.argument("job_id", type=JOB_ID)
 @click.argument("priority", type=int)
 def priority(job_id: int, priority: int) -> None:
     """Set a job's priority (higher runs first).
@@ -125,9 +132,9 @@ def priority(job_id: int, priority: int) -> None:
 
 
 @click.command()
-@click.argument("job_id", type=click.IntRange(1))
+@click.argument("job_id", type=JOB_ID)
 @click.option("--first", is_flag=True, help="To the front of the queue.")
-@click.option("--before", type=click.IntRange(1), help="Just before this queued job.")
+@click.option("--before", type=JOB_ID, help="Just before this queued job.")
 def move(job_id: int, first: bool, before: int | None) -> None:
     """Move a queued job: --first, or --before ID."""
     if first == (before is not None):

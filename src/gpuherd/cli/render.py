@@ -12,7 +12,7 @@ from typing import Any
 
 from gpuherd.cli import plain
 from gpuherd.core.idspec import format_ids
-from gpuherd.core.units import format_duration, format_size, plural
+from gpuherd.core.units import format_duration, format_given, format_size, plural
 
 DEFAULT_LS_LIMIT = 100
 LS_COLUMNS = ("ID", "STATE", "NAME", "GPUS", "PRIO", "TIME", "INFO", "COMMAND")
@@ -138,7 +138,7 @@ def job_detail(job: dict[str, Any], term: plain.Terminal | None = None) -> None:
     if job.get("begin"):
         rows.append(("begins", _when(job["begin"]) + " (--begin: held until then)"))
     if job.get("timeout"):
-        rows.append(("timeout", format_duration(job["timeout"])))
+        rows.append(("timeout", format_given(job["timeout"])))  # as --timeout was typed
     for key, value in job.get("env_overrides", {}).items():
         rows.append(("env", f"{key}={value}"))
     width = max(len(k) for k, _ in rows)

@@ -93,7 +93,11 @@ def sweep() -> None:
 @click.option("--seed", type=int, help="Seed for --samples and --shuffle (default: chosen).")
 @click.option("--shuffle", is_flag=True, help="Run the grid in a random order.")
 @click.option("--force", is_flag=True, help="Run every point again, done ones too.")
-@click.option("--dry-run", is_flag=True, help="Print the commands, one a line; submit nothing.")
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Print the commands, one a line (a JSON object with --json); submit nothing.",
+)
 @click.option("--yes", is_flag=True, help="Submit even more than 10,000 points.")
 @options.gpus_option("each point", show_default=False)
 @options.only_gpus_option("each point")
@@ -123,7 +127,7 @@ def submit_sweep(ctx: click.Context, /, source: str, **opts: Any) -> None:
     cwd = opts["cwd"] or os.getcwd()
     spec, options = build(ctx, source, params, opts)
     if opts["dry_run"]:
-        _dry_run(spec, cwd, opts["yes"])
+        _dry_run(spec, cwd, opts["yes"], opts["as_json"])
         return
     _check_size(spec, opts["yes"], "pass --yes to submit them all")
     client = Client(timeout=600.0)
@@ -148,8 +152,9 @@ def submit_sweep(ctx: click.Context, /, source: str, **opts: Any) -> None:
         click.echo(sweep_render.summary(answer))
 
 
-def _dry_run(spec: SweepSpec, cwd: str, yes: bool) -> None:
-    """Expand here (no daemon): the commands on stdout, one a line; the rest on stderr."""
+def _dry_run(spec: SweepSpec, cwd: str, yes: bool, as_json: bool) -> None:
+    """Expand here (no daemon): the commands on stdout, one a line, the rest on stderr; or
+    with --json, what a submission's JSON says, `ids` empty, and the `commands`."""
     _check_size(spec, yes, "pass --yes to list them all")
     results = os.path.normpath(os.path.join(cwd, os.path.expanduser(spec.results_path)))
     chosen = spec.needs_seed and spec.seed is None
@@ -158,12 +163,33 @@ def _dry_run(spec: SweepSpec, cwd: str, yes: bool) -> None:
         points = expand(replace(spec, results_dir=results, seed=seed))
     except SweepError as exc:
         raise HerdError(f"invalid sweep: {exc}") from None
-    if chosen:
+    if chosen and not as_json:  # (the JSON says seed_chosen)
         click.echo(f"seed {seed} (chosen; pass --seed {seed} to get the same points)", err=True)
-    for key in unused_params(spec.command or "", spec):
-        click.echo(f"gpuherd: warning: parameter {key!r} does not appear in the command", err=True)
-    for warning in alike_values(spec):
+    warnings = [
+        *(
+            f"parameter {key!r} does not appear in the command"
+            for key in unused_params(spec.command or "", spec)
+        ),
+        *alike_values(spec),
+    ]
+    for warning in warnings:  # on stderr with --json too, as a submission's
         click.echo(f"gpuherd: warning: {warning}", err=True)
+    if as_json:
+        # The keys of a submission's JSON that need no daemon (the done, failed and queued
+        # points are the daemon's to count); `commands` as the daemon's own dry run names them.
+        said = {
+            "name": spec.name,
+            "results_dir": results,
+            "seed": seed,
+            "seed_chosen": chosen,
+            "points": len(points),
+            "ids": [],
+            "dry_run": True,
+            "warnings": warnings,
+            "commands": [point.command or "" for point in points],
+        }
+        click.echo(json.dumps(said, indent=1))
+        return
     for point in points:
         click.echo((point.command or "").replace("\n", " "))
     done = f"{plural(len(points), 'command')} of sweep {spec.name} (dry run: nothing submitted)"

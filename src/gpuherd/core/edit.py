@@ -10,7 +10,7 @@ from dataclasses import replace
 from typing import Any
 
 from gpuherd.core.model import JobSpec
-from gpuherd.core.units import format_duration, format_size
+from gpuherd.core.units import format_given, format_size
 
 EDITABLE = (
     "command",
@@ -76,6 +76,6 @@ def _show(name: str, spec: JobSpec) -> str:
         return "none"
     if name in ("mem", "ram"):
         return format_size(value)
-    if name in ("timeout", "retry_delay"):
-        return format_duration(value)
+    if name in ("timeout", "retry_delay"):  # chosen, so as typed: 30s, not 30.0s
+        return format_given(value)
     return str(value)
