@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import resource
 from collections.abc import Callable, Mapping, Sequence
 
 from gpuherd.core.commands import MAX_COMMAND_BYTES
@@ -75,8 +76,28 @@ def spec_from_item(item: SubmitItem, n: int | None, retries: int = 0) -> JobSpec
     return spec
 
 
-def _too_long(command: str) -> bool:
-    return len(command) > MAX_COMMAND_BYTES // 4 and len(command.encode()) > MAX_COMMAND_BYTES
+MAX_PATH_BYTES = 4095
+"""The longest path Linux takes (PATH_MAX, 4096 with its NUL): no job runs in a longer one."""
+EXEC_CEILING = 6 * 1024 * 1024
+"""What Linux lets a program start with, arguments and environment together, however large
+its stack limit (fs/exec.c: three quarters of _STK_LIM)."""
+EXEC_RESERVE = 16 * 1024
+"""Of that, what a job's start adds to its command and environment: gpuherd's variables,
+and its shell's script and paths."""
+
+
+def exec_room() -> int:
+    """The bytes of arguments and environment a program may start with here: a quarter of
+    the stack limit (`ulimit -s`: 2 MiB of the usual 8 MiB), at most EXEC_CEILING, at least
+    128 KiB. The jobs a daemon (or `gpuherd run`) starts inherit its limit."""
+    soft = resource.getrlimit(resource.RLIMIT_STACK)[0]
+    quarter = EXEC_CEILING if soft == resource.RLIM_INFINITY else soft // 4
+    return max(MAX_COMMAND_BYTES + 1, min(EXEC_CEILING, quarter))
+
+
+def _too_long(text: str, most: int = MAX_COMMAND_BYTES) -> bool:
+    """More than `most` UTF-8 bytes (encoded only when it may be: 4 bytes a character)."""
+    return len(text) > most // 4 and len(text.encode()) > most
 
 
 def check_spec(spec: JobSpec, where: str = "") -> None:
@@ -115,6 +136,58 @@ def check_spec(spec: JobSpec, where: str = "") -> None:
     for wrong, message in problems:
         if wrong:
             raise HerdError(f"{where}{message}")
+    if problem := _size_problem(spec):
+        raise HerdError(f"{where}{problem}")
+
+
+def _size_problem(spec: JobSpec) -> str | None:
+    """What of the job is larger than Linux lets it start with, or than any client sends
+    (the CLI's arguments, the Python API's checks): a raw request's 50 MB environment was
+    stored, and failed the job at its start."""
+    texts = ("name", spec.name), ("project", spec.project), ("sweep", spec.sweep)
+    for field, value in (*texts, ("git commit", spec.git)):
+        if value and _too_long(value):
+            return (
+                f"the {field} is {len(value.encode()):,} bytes, over the 128 KiB a program's "
+                "argument may hold: give a shorter one"
+            )
+    for field, value in ("working directory", spec.cwd), ("folder", spec.folder):
+        if value and _too_long(value, MAX_PATH_BYTES):
+            return (
+                f"the {field} is {len(value.encode()):,} bytes, over the {MAX_PATH_BYTES:,} "
+                "bytes a path may have: give a shorter one"
+            )
+    env = {**spec.env, **spec.env_overrides}
+    return env_problem(env, len(spec.command.encode()))
+
+
+def env_problem(env: Mapping[str, str], command_bytes: int) -> str | None:
+    """A variable longer than Linux takes, or an environment and command together larger
+    (a sweep's environment is checked once, before its points: `command_bytes` 0)."""
+    env_bytes = len("".join([*env, *env.values()]).encode())
+    if env_bytes > MAX_COMMAND_BYTES:  # else no variable can be
+        for name, value in env.items():
+            if _too_long(pair := f"{name}={value}"):
+                return (
+                    f"the environment variable {_shown(name)} is {len(pair.encode()):,} bytes "
+                    "with its name, over the 128 KiB an environment variable may hold: put the "
+                    "value in a file and give its path"
+                )
+    # As Linux counts them: each string with its NUL, and a pointer to it.
+    size = env_bytes + 10 * len(env) + command_bytes + 9 + EXEC_RESERVE
+    if size > (room := exec_room()):
+        return (
+            f"the job's environment ({len(env):,} variables) and command take {size:,} bytes "
+            f"with gpuherd's own, over the {format_size(room)} a program may start with here "
+            "(a quarter of the stack limit, ulimit -s, at most 6 MiB): unset large "
+            "variables, or give values in files"
+        )
+    return None
+
+
+def _shown(name: str) -> str:
+    """A variable's name for a message: a long one cut short."""
+    return repr(name if len(name) <= 40 else name[:40] + "…")
 
 
 def _duration(seconds: float | None) -> bool:

@@ -49,10 +49,11 @@ class Task:
     """A function (or GPUTask-like class) that runs as a job: `.submit(**params)`, `.sweep()`."""
 
     def __init__(self, fn: Callable[..., Any], options: dict[str, Any]) -> None:
+        functools.update_wrapper(self, fn)
+        # After: update_wrapper copies fn's __dict__, which for a task holds its own options.
         self.fn = fn
         self.options = options
-        self.__gpuherd_task__ = fn
-        functools.update_wrapper(self, fn)
+        self.__gpuherd_task__ = getattr(fn, "__gpuherd_task__", fn)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.fn(*args, **kwargs)
@@ -131,13 +132,19 @@ class Task:
         return self._herd().sweep(spec, task=True, **sweep_args, **self._job_options())
 
 
-def task(fn: Callable[..., Any] | None = None, *, gpus: int = 1, **options: Any) -> Any:
-    """Decorate a top-level function to run as jobs: `@gpuherd.task(gpus=1)`. Options as
-    `submit` (mem, priority, retries, timeout, ...), and `herd=` a connection to use."""
+def task(fn: Callable[..., Any] | None = None, *, gpus: int | None = None, **options: Any) -> Any:
+    """Decorate a top-level function to run as jobs: `@gpuherd.task(gpus=1)` (1 GPU unless
+    given). Options as `submit` (mem, priority, retries, timeout, ...), and `herd=` a
+    connection to use. Applied to a task, the options given change that task's and keep the
+    others, as a functools.partial of a partial does: `gpuherd.task(gpus=2)(train)` is train
+    on 2 GPUs; the task itself is left as it was."""
+    given = options if gpus is None else {"gpus": gpus, **options}
 
     def wrap(function: Callable[..., Any]) -> Task:
         worker_target(function)  # fail now, not in the job, for a nested function or lambda
-        return Task(function, {"gpus": gpus, **options})
+        if isinstance(function, Task):
+            return Task(function.fn, {**function.options, **given})
+        return Task(function, {"gpus": 1, **given})
 
     return wrap(fn) if fn is not None else wrap
 

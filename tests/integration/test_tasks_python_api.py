@@ -51,6 +51,25 @@ def measure(data, fail_first=False):
 @gpuherd.task(gpus=0, retries=0)
 def train(lr, seed, run_dir):
     return {"lr": lr, "seed": seed}
+
+
+@gpuherd.task(gpus=1, retries=0, priority=3, project="inner")
+def devices():
+    return os.environ["CUDA_VISIBLE_DEVICES"]
+
+
+on_two = gpuherd.task(gpus=2, priority=7)(devices)
+
+
+@gpuherd.task(gpus=3)
+@gpuherd.task(gpus=1, retries=0, project="stacked")
+def stacked():
+    return os.environ["CUDA_VISIBLE_DEVICES"]
+
+
+@gpuherd.task(retries=0)
+def one_by_default():
+    return os.environ["CUDA_VISIBLE_DEVICES"]
 """
 POOL_SCRIPT = """
 import multiprocessing as mp
@@ -384,3 +403,32 @@ def test_a_task_in_a_script_read_from_stdin_is_refused_at_decoration(
         "a job cannot read again: save it as a .py file and run that to use it as a task"
     )
     assert next_id(api) == before + 1  # nothing was queued
+
+
+# ---- 9. a task made of a task: the new options are the task's ------------------------------
+
+
+def _asked(job: gpuherd.Job) -> tuple[str, int, int, str | None]:
+    """What the job ran on and was queued with: its GPUs, gpus asked, priority, project."""
+    result = job.result(timeout=30)
+    info = job.info()
+    return result, info["gpus_requested"], info["priority"], info["project"]
+
+
+def test_a_task_made_of_a_task_takes_the_new_options_and_keeps_the_others(
+    api: gpuherd.Herd,
+) -> None:
+    # gpuherd.task(gpus=2)(a_task) ran with the inner task's options: functools.update_wrapper
+    # copied the inner task's attributes (its options) over the new ones.
+    import tasks_qa_mod
+
+    two = _asked(tasks_qa_mod.on_two.submit())
+    assert (len(two[0].split(",")), *two[1:]) == (2, 2, 7, "inner")
+    one = _asked(tasks_qa_mod.devices.submit())  # the inner task is left as it was
+    assert (len(one[0].split(",")), *one[1:]) == (1, 1, 3, "inner")
+    three = _asked(tasks_qa_mod.stacked.submit())  # stacked decorators: the outer one wins
+    assert (len(three[0].split(",")), *three[1:]) == (3, 3, 0, "stacked")
+    default = _asked(tasks_qa_mod.one_by_default.submit())
+    assert (len(default[0].split(",")), default[1]) == (1, 1)
+    assert tasks_qa_mod.on_two.fn is tasks_qa_mod.devices.fn
+    assert tasks_qa_mod.on_two.__gpuherd_task__ is tasks_qa_mod.devices.fn

@@ -28,7 +28,9 @@ from hypothesis.errors import Unsatisfiable  # noqa: E402
 from schemathesis import GenerationMode  # noqa: E402
 
 from conftest import Herd  # noqa: E402
+from gpuherd.core.commands import MAX_COMMAND_BYTES  # noqa: E402
 from gpuherd.errors import HerdError  # noqa: E402
+from gpuherd.submission import EXEC_RESERVE, exec_room  # noqa: E402
 
 NOT_FUZZED = {
     "POST /api/v1/daemon/stop",
@@ -366,3 +368,133 @@ def test_a_misspelt_job_field_is_refused_not_dropped(shared: Target) -> None:
     with pytest.raises(HerdError, match=r"jobs\.0\.gpu: unknown field \(misspelt\?\)"):
         shared.herd.client.post("/jobs", {"jobs": [job]})
     assert shared.snapshot() == before
+
+
+# ---- what a raw client sends: capped as the CLI and the Python API cap it ------------------
+# A 50 MB environment (or 1 million variables, or a 200 KB name) sent over HTTP was stored,
+# and the job failed at its start ("Argument list too long").
+
+BIG = "x" * (50 * 1024 * 1024)
+LONG = "n" * 200_000
+ARGUMENT = "over the 128 KiB a program's argument may hold: give a shorter one"
+
+
+def answer(target: Target, path: str, body: Any) -> tuple[int, Any]:
+    """POST `body` over the TCP listener: the status and the answer's JSON."""
+    request = urllib.request.Request(
+        target.base + path,
+        method="POST",
+        headers={**target.headers, "Content-Type": "application/json"},
+        data=json.dumps(body).encode(),
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return int(response.status), json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return int(error.code), json.loads(error.read())
+
+
+ONE_MILLION = {f"V{i}": "" for i in range(1_000_000)}
+ONE_MILLION_BYTES = sum(len(name) + 10 for name in ONE_MILLION) + len("true") + 9 + EXEC_RESERVE
+
+
+@pytest.mark.parametrize(
+    ("job", "batch_env", "message"),
+    [
+        (
+            {"env": {"BIG": BIG}},
+            None,
+            "the environment variable 'BIG' is 52,428,804 bytes with its name, over the 128 KiB "
+            "an environment variable may hold: put the value in a file and give its path",
+        ),
+        (  # the environment of a whole batch, sent once
+            {"env": None},
+            {"PATH": "/bin", "BIG": BIG},
+            "the environment variable 'BIG' is 52,428,804 bytes with its name, over the",
+        ),
+        (
+            {"env_overrides": {"V" * 200_000: "1"}},
+            None,
+            f"the environment variable '{'V' * 40}…' is 200,002 bytes with its name, over the",
+        ),
+        (
+            {"env": ONE_MILLION},
+            None,
+            f"the job's environment (1,000,000 variables) and command take "
+            f"{ONE_MILLION_BYTES:,} bytes with gpuherd's own, over the ",
+        ),
+        ({"name": LONG}, None, f"the name is 200,000 bytes, {ARGUMENT}"),
+        ({"project": LONG}, None, f"the project is 200,000 bytes, {ARGUMENT}"),
+        ({"sweep": LONG}, None, f"the sweep is 200,000 bytes, {ARGUMENT}"),
+        ({"git": LONG}, None, f"the git commit is 200,000 bytes, {ARGUMENT}"),
+        (
+            {"folder": "/" + "d/" * 3000},
+            None,
+            "the folder is 6,001 bytes, over the 4,095 bytes a path may have: give a shorter one",
+        ),
+        (
+            {"cwd": "/" + "d/" * 3000},
+            None,
+            "the working directory is 6,001 bytes, over the 4,095 bytes a path may have",
+        ),
+    ],
+    ids=[
+        "env-50MB",
+        "batch-env",
+        "env-name",
+        "env-1M-vars",
+        "name",
+        "project",
+        "sweep",
+        "git",
+        "folder",
+        "cwd",
+    ],
+)
+def test_a_job_larger_than_a_client_sends_is_a_4xx_naming_the_limit(
+    shared: Target, job: dict[str, Any], batch_env: dict[str, str] | None, message: str
+) -> None:
+    before = shared.snapshot()
+    body: dict[str, Any] = {"jobs": [{"command": "true", "cwd": str(shared.scratch), **job}]}
+    if batch_env is not None:
+        body["env"] = batch_env
+    status, error = answer(shared, "/api/v1/jobs", body)
+    assert status == 400, error
+    assert error["error"].startswith(message), error
+    assert shared.snapshot() == before
+
+
+def test_a_sweep_or_an_edit_over_a_cap_is_refused_and_changes_nothing(shared: Target) -> None:
+    before = shared.snapshot()
+    spec = {"name": "big", "command": "echo {x}", "grids": [{"x": [1, 2]}]}
+    body = {"spec": spec, "cwd": str(shared.scratch), "env": {"BIG": BIG}}
+    status, error = answer(shared, "/api/v1/sweeps", body)
+    assert status == 400, error
+    assert error["error"].startswith("sweep: the environment variable 'BIG' is 52,428,804 bytes")
+    held = next(job["id"] for job in before["jobs"] if job["name"] == "held")
+    status, edited = answer(shared, "/api/v1/jobs/edit", {"ids": [held], "name": LONG})
+    message = f"the name is 200,000 bytes, {ARGUMENT}"
+    assert (status, edited) == (200, {"results": [{"id": held, "ok": False, "message": message}]})
+    assert shared.snapshot() == before
+
+
+def test_an_environment_that_fits_runs_and_one_byte_more_is_refused(target: Target) -> None:
+    # The cap is what Linux lets the job start with: a quarter of `ulimit -s` (inherited from
+    # this process by the daemon and its jobs), less what gpuherd itself adds to the job.
+    room = exec_room() - EXEC_RESERVE - len("true") - 9  # the command, its NUL and pointer
+    value = "v" * (MAX_COMMAND_BYTES - 64)
+    env = {f"V{i}": value for i in range((room - 1000) // len(f"V00={value}\0" + 8 * "p"))}
+    env["PATH"] = "/usr/bin:/bin"
+    used = sum(len(name) + len(text) + 10 for name, text in env.items())  # =, NUL, pointer
+    env["FILL"] = "f" * (room - used - len("FILL") - 10)
+    job = {"command": "true", "cwd": str(target.scratch), "env": env, "gpus": 0}
+    target.herd.cli("resume")
+    ids = target.herd.client.post("/jobs", {"jobs": [job]})["ids"]
+    target.herd.wait_state(ids[0], "succeeded")
+    job["env"] = {**env, "FILL": env["FILL"] + "f"}
+    status, error = answer(target, "/api/v1/jobs", {"jobs": [job]})
+    assert status == 400, error
+    assert error["error"].startswith(
+        f"the job's environment ({len(env):,} variables) and command take "
+        f"{exec_room() + 1:,} bytes with gpuherd's own, over the "
+    )

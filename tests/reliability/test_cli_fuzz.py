@@ -154,8 +154,8 @@ def test_a_command_over_128_kib_is_refused_with_the_reason(daemon: Herd) -> None
     proc = daemon.cli("submit", "-q", "--file", "-", input=fits + "y\n", check=False)
     assert (proc.returncode, proc.stdout) == (1, "")
     assert proc.stderr == (
-        "gpuherd: error: the command is 131,072 bytes, over the 128 KiB a program's argument "
-        "may hold: put it in a script file and run that\n"
+        "gpuherd: error: standard input: line 1 is longer than 128 KiB, more than a command "
+        "can be: put it in a script file and run that\n"
     )
     assert daemon.ls_all() == []
     (longest,) = daemon.submit_lines([fits])  # the limit itself still runs

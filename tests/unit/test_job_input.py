@@ -4,10 +4,13 @@ no longer than a command can be, a byte order mark dropped; bad input named by f
 from __future__ import annotations
 
 import io
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
-from gpuherd.cli.job_input import text_lines
+from gpuherd.cli import job_input
+from gpuherd.cli.job_input import STDIN_NAME, job_commands, text_lines
 from gpuherd.core.commands import MAX_COMMAND_BYTES
 from gpuherd.errors import HerdError
 
@@ -52,3 +55,63 @@ def test_a_byte_order_mark_is_dropped_at_the_start_only() -> None:
     bom = "\ufeff".encode()
     stream = io.BytesIO(bom + b"echo one\n" + bom + b"echo two\n")
     assert list(text_lines(stream, "jobs.txt")) == ["echo one\n", "\ufeffecho two\n"]
+
+
+# ---- a job of continued lines: the same cap, for `run` and `submit --file` alike ------------
+
+
+def continued(total: int, tail: str = "") -> str:
+    """A job of continued lines whose joined command is `total` bytes (`tail` after each
+    line's backslash; the shell's newline between lines counts)."""
+    head = "echo " + "x" * 60_000 + f" \\{tail}\n"
+    rest = total - (len(head) - len(tail) - 1) - 1  # the newline between the lines
+    return head + "y" * rest + "\n"
+
+
+def test_a_continued_job_as_long_as_a_command_may_be_is_read(tmp_path: Path) -> None:
+    jobs = tmp_path / "jobs.txt"
+    jobs.write_text("echo first\n" + continued(MAX_COMMAND_BYTES) + "echo last\n")
+    commands = list(job_commands(str(jobs)))
+    assert [len(c.encode()) for c in commands] == [10, MAX_COMMAND_BYTES, 9]
+
+
+def test_a_continued_job_longer_than_a_command_names_its_lines(tmp_path: Path) -> None:
+    # `run` read it and started the other jobs; `submit` said "job 2 of the submission".
+    jobs = tmp_path / "jobs.txt"
+    jobs.write_text("echo first\n\n# two lines\n" + continued(MAX_COMMAND_BYTES + 1) + "echo x\n")
+    with pytest.raises(HerdError) as info:
+        job_commands(str(jobs))
+    assert str(info.value) == (
+        f"{jobs}: lines 4 to 5 (continued with '\\') are longer than 128 KiB, more than a "
+        "command can be: put it in a script file and run that"
+    )
+
+
+def test_what_the_shell_strips_of_a_job_is_not_counted(tmp_path: Path) -> None:
+    # Leading blanks and the blanks before a last backslash are not the command's.
+    jobs = tmp_path / "jobs.txt"
+    job = continued(MAX_COMMAND_BYTES).rstrip("\n")
+    jobs.write_text(" " * 100 + job + " " * 100 + "\\\n\necho last\n")
+    commands = list(job_commands(str(jobs)))
+    assert [len(c.encode()) for c in commands] == [MAX_COMMAND_BYTES, 9]
+
+
+def test_one_line_longer_than_a_command_by_its_last_byte_is_named_alone(tmp_path: Path) -> None:
+    jobs = tmp_path / "jobs.txt"
+    jobs.write_bytes(b"echo first\n" + b"y" * (MAX_COMMAND_BYTES + 1) + b"\n")
+    with pytest.raises(HerdError, match=f"^{jobs}: line 2 is longer than 128 KiB, more"):
+        job_commands(str(jobs))
+
+
+def test_lines_continued_without_end_are_refused_without_reading_them_all() -> None:
+    line = b"x" * 999 + b" \\\n"
+    stream = io.BytesIO(line * 10_000)  # 10 MB of one job
+    jobs = _capped_stream(stream)
+    with pytest.raises(HerdError, match=r"^standard input: lines 1 to 1\d\d \(continued"):
+        next(jobs)
+    assert stream.tell() < 2 * MAX_COMMAND_BYTES
+
+
+def _capped_stream(stream: io.BytesIO) -> Iterator[str]:
+    """The jobs of a stream as `run` reads standard input: one at a time."""
+    return iter(job_input._capped_jobs(text_lines(stream, STDIN_NAME), STDIN_NAME))

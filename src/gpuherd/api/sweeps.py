@@ -7,8 +7,9 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
+from gpuherd.errors import HerdError
 from gpuherd.service import Service
-from gpuherd.submission import reject_nul
+from gpuherd.submission import env_problem, reject_nul
 from gpuherd.sweeps import Sweeps, git_commit
 from gpuherd.wire_requests import SweepRequest
 
@@ -24,6 +25,8 @@ def _sweeps(request: Request) -> Sweeps:
 async def submit(request: Request, body: SweepRequest) -> dict[str, Any]:
     """Expand the spec, skip done and queued points, submit the rest; say how many of each."""
     reject_nul("sweep: ", cwd=body.cwd, env=body.env)
+    if problem := env_problem({**body.env, **body.options.env_overrides}, 0):
+        raise HerdError(f"sweep: {problem}")  # once, not for each of its points
     path = body.env.get("PATH")
     git = None if body.dry_run else await asyncio.to_thread(git_commit, body.cwd, path)
     return _sweeps(request).submit(body, git)

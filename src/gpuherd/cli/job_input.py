@@ -1,7 +1,8 @@
 """Job files as `submit --file` and `run` read them: UTF-8 text, one job a line.
 
 Read as bytes and checked here, once for both: a binary file, a line longer than any command
-can be (`/dev/zero` has no line break at all: it was read until memory ran out), a closed
+can be (`/dev/zero` has no line break at all: it was read until memory ran out), a job of
+`\\`-continued lines that is (`run` started the others and `submit` named no line), a closed
 standard input, each get one line naming the file and the line.
 """
 
@@ -14,7 +15,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from typing import BinaryIO
 
-from gpuherd.core.commands import MAX_COMMAND_BYTES, command_lines
+from gpuherd.core.commands import MAX_COMMAND_BYTES, JobTooLong, command_lines
 from gpuherd.errors import HerdError
 
 STDIN_NAME = "standard input"
@@ -22,6 +23,7 @@ STDIN_NAME = "standard input"
 _READ_LIMIT = MAX_COMMAND_BYTES + len("\r\n")
 """The most bytes one line may take, its line break included: a longer one can never be a
 command, so reading it to its end would only use up memory."""
+_TOO_LONG = "longer than 128 KiB, more than a command can be: put it in a script file and run that"
 
 
 def job_commands(file: str | None) -> Iterable[str]:
@@ -29,7 +31,7 @@ def job_commands(file: str | None) -> Iterable[str]:
     bad line is refused before any job starts; a pipe, a terminal or a device is read as a
     stream (a job as soon as its line arrives), and a bad line ends it there."""
     stream, name = _open(file)
-    commands = command_lines(text_lines(stream, name))
+    commands = _capped_jobs(text_lines(stream, name), name)
     if not _is_regular_file(stream):
         return commands
     with stream:
@@ -44,10 +46,7 @@ def text_lines(stream: BinaryIO, name: str) -> Iterator[str]:
     while raw := stream.readline(_READ_LIMIT):
         number += 1
         if len(raw) == _READ_LIMIT and not raw.endswith(b"\n"):
-            raise HerdError(
-                f"{name}: line {number} is longer than 128 KiB, more than a command can be:"
-                " put it in a script file and run that"
-            )
+            raise HerdError(f"{name}: line {number} is {_TOO_LONG}")
         if number == 1:
             raw = raw.removeprefix(codecs.BOM_UTF8)
         try:
@@ -56,6 +55,18 @@ def text_lines(stream: BinaryIO, name: str) -> Iterator[str]:
             raise HerdError(
                 f"{name} is not text (UTF-8) at line {number}: give a file of commands, one a line"
             ) from None
+
+
+def _capped_jobs(lines: Iterable[str], name: str) -> Iterator[str]:
+    """The jobs of the lines; HerdError for one that, its continued lines joined, is longer
+    than a command may be, as soon as it is (so for both `run` and `submit --file`)."""
+    try:
+        yield from command_lines(lines, MAX_COMMAND_BYTES)
+    except JobTooLong as exc:
+        where = f"line {exc.first} is"
+        if exc.last > exc.first:
+            where = f"lines {exc.first} to {exc.last} (continued with '\\') are"
+        raise HerdError(f"{name}: {where} {_TOO_LONG}") from None
 
 
 def _open(file: str | None) -> tuple[BinaryIO, str]:

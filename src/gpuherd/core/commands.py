@@ -19,17 +19,36 @@ def command_from_args(args: Sequence[str]) -> str:
     return shlex.join(args)
 
 
-def command_lines(lines: Iterable[str]) -> Iterator[str]:
+class JobTooLong(ValueError):
+    """A job of command_lines() longer than its `limit` by its lines `first` to `last`."""
+
+    def __init__(self, first: int, last: int) -> None:
+        super().__init__(f"the job on lines {first} to {last} is too long")
+        self.first, self.last = first, last
+
+
+def command_lines(lines: Iterable[str], limit: int | None = None) -> Iterator[str]:
     """Jobs from lines: `#` comments and blank lines skipped, a trailing `\\` continues a job.
 
     Works on a stream: each job is yielded as soon as its last line has arrived. A job keeps
-    its backslash-newlines, which the shell itself reads as continuations.
+    its backslash-newlines, which the shell itself reads as continuations. With `limit`,
+    JobTooLong as soon as a job has more UTF-8 bytes: lines continued without end (`yes 'x \\'`)
+    are never held whole.
     """
     pending: list[str] = []
-    for raw in lines:
+    first = size = 0
+    for number, raw in enumerate(lines, 1):
         line = raw.rstrip("\r\n")
         if not pending and (not line.strip() or line.lstrip().startswith("#")):
             continue
+        if not pending:
+            first = number
+        if limit is not None:
+            # The job's bytes but for what _job() strips at its end, all of which a next line
+            # keeps: over the limit, the job is too long now or at its next line.
+            size = size + 1 + len(line.encode()) if pending else len(line.lstrip().encode())
+            if size > limit and len(_job([*pending, line]).encode()) > limit:
+                raise JobTooLong(first, number)
         pending.append(line)
         if not _continues(line):
             job = _job(pending)
