@@ -165,6 +165,14 @@ def test_ls_picks_jobs_by_sweep_and_by_name_for_the_verbs(daemon: Herd) -> None:
     assert {j["state"] for j in daemon.ls_all() if j["id"] not in swept} == {"queued"}
 
 
+def test_an_empty_name_or_project_is_no_name(daemon: Herd) -> None:
+    """`submit --name "$RUN"` with RUN unset: the job is unnamed, as one given no --name (an
+    empty name was stored, shown as none, and no `ls --name` could pick the job)."""
+    job_id = daemon.submit("--hold", "--name", "", "--project", "", "--", "true")
+    job = daemon.job(job_id)
+    assert (job["name"], job["project"]) == (None, None)
+
+
 def test_wait_names_the_jobs_that_did_not_succeed_by_state(daemon: Herd) -> None:
     ids = daemon.submit_lines(["true", "false", "exit 3", "false"])
     done = daemon.cli("wait", f"{ids[0]}-{ids[-1]}", check=False)
