@@ -9,6 +9,7 @@ two-step Ctrl-C and the hangup (runner_signals.py).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import tempfile
 import threading
@@ -28,6 +29,7 @@ from gpuherd.executors.local import LocalExecutor
 from gpuherd.gpus.base import GpuProbe
 from gpuherd.layout import Layout
 from gpuherd.runner_signals import HANGUP_STATUS, INTERRUPT_STATUS, handled
+from gpuherd.runner_state import check_keep_state, keep_database, remove_state
 from gpuherd.service import Service
 from gpuherd.store import Store
 from gpuherd.wire import SubmitItem
@@ -58,6 +60,9 @@ class RunOptions:
 class RunSummary:
     succeeded: int = 0
     failed: int = 0
+    could_not_run: int = 0
+    """Jobs refused before they were queued: they can never run here (more GPUs or memory than
+    there is) or are not valid jobs (an empty command); each one's line says why."""
     not_run: int = 0
     interrupted: bool = False
     hung_up: bool = False
@@ -65,6 +70,8 @@ class RunSummary:
     """The input could not be read to its end (not text, a line too long, a read error):
     a failure of the run, not an interruption by the user."""
     failed_folders: list[str] = field(default_factory=list)
+    state_left_in: Path | None = None
+    """--keep-state could not move the database to the output folder: where it stayed."""
 
     @property
     def exit_status(self) -> int:
@@ -72,7 +79,8 @@ class RunSummary:
             return HANGUP_STATUS
         if self.interrupted:
             return INTERRUPT_STATUS
-        return 1 if self.failed or self.not_run or self.input_failed else 0
+        bad = self.failed or self.could_not_run or self.not_run or self.input_failed
+        return 1 if bad or self.state_left_in else 0
 
 
 class Reporter(Protocol):
@@ -99,16 +107,29 @@ class Runner:
         self.options = options
         self._folder_prefix = os.path.join(options.output_dir.absolute(), options.prefix)
         self.reporter = reporter
+        if options.keep_state:
+            check_keep_state(options.output_dir)
+        self._ran = False
+        self._closing = contextlib.ExitStack()
+        """What the run made, undone in reverse order at its end, or at once when making the
+        rest fails: no temporary folder, database or watcher outlives a failed start."""
         self._state_dir = Path(tempfile.mkdtemp(prefix="gpuherd-run-"))
-        self.store = Store(self._state_dir / "herd.db", scratch=True)
-        self.store.replace_devices(slots)
-        layout = Layout.for_run(options.output_dir, options.prefix, self._state_dir)
-        devices = DeviceTable(self.store, probe)
-        # CPU-only jobs run one per core, as with GNU parallel, unless --max-parallel says.
-        cpu_jobs = devices.cores() if options.max_parallel is None else None
-        policy = Policy(max_running=options.max_parallel, cpu_jobs=cpu_jobs)
-        self.engine = Engine(self.store, devices, LocalExecutor(), layout, policy)
-        self.service = Service(self.engine, self._state_dir)
+        try:
+            self._closing.callback(self._remove_state)
+            self.store = Store(self._state_dir / "herd.db", scratch=True)
+            self._closing.callback(self.store.close)
+            self.store.replace_devices(slots)
+            layout = Layout.for_run(options.output_dir, options.prefix, self._state_dir)
+            devices = DeviceTable(self.store, probe)
+            # CPU-only jobs run one per core, as with GNU parallel, unless --max-parallel says.
+            cpu_jobs = devices.cores() if options.max_parallel is None else None
+            policy = Policy(max_running=options.max_parallel, cpu_jobs=cpu_jobs)
+            self.engine = Engine(self.store, devices, LocalExecutor(), layout, policy)
+            self._closing.callback(self.engine.close)
+            self.service = Service(self.engine, self._state_dir)
+        except BaseException:
+            self._closing.close()
+            raise
         self._numbers: dict[int, int] = {}
         """Job id -> place in the input, for every submitted job."""
         self._finished: set[int] = set()
@@ -120,24 +141,22 @@ class Runner:
         self.summary = RunSummary()
 
     async def run(self, source: JobSource) -> RunSummary:
-        """Run every job the source yields; return once input is over and all jobs ended."""
-        loop = asyncio.get_running_loop()
-        self.options.output_dir.mkdir(parents=True, exist_ok=True)
-        self.engine.start()
-        changes = self.engine.changes.subscribe(backlog=0)  # every job's end is reported
-        incoming: asyncio.Queue[Numbered | BaseException | None] = asyncio.Queue()
-        numbered: Iterable[Numbered] = enumerate(source)
-        if self.options.run_times is not None:
-            numbered = _longest_first(numbered, self.options.run_times)
-        _feed_in_thread(numbered, loop, incoming)
-        try:
+        """Run every job the source yields; return once input is over and all jobs ended.
+        Whatever ends it, what the runner made is undone (once: a runner runs one source)."""
+        self._ran = True
+        with self._closing:
+            loop = asyncio.get_running_loop()
+            self.options.output_dir.mkdir(parents=True, exist_ok=True)
+            self.engine.start()
+            changes = self.engine.changes.subscribe(backlog=0)  # every job's end is reported
+            self._closing.callback(self.engine.changes.unsubscribe, changes)
+            incoming: asyncio.Queue[Numbered | BaseException | None] = asyncio.Queue()
+            numbered: Iterable[Numbered] = enumerate(source)
+            if self.options.run_times is not None:
+                numbered = _longest_first(numbered, self.options.run_times)
+            _feed_in_thread(numbered, loop, incoming)
             with handled(self._interrupt, self._hang_up):
                 await self._loop(incoming, changes)
-        finally:
-            self.engine.changes.unsubscribe(changes)
-            self.engine.close()
-            self.store.close()
-            self._cleanup_state()
         return self.summary
 
     async def _loop(
@@ -211,10 +230,10 @@ class Runner:
                 for entry in batch:
                     self._submit([entry])
                 return
-            self.summary.failed += 1
-            command = batch[0][1].command
-            shown = command if len(command) <= 200 else command[:199] + "…"
-            self.reporter.notice(f"not run: {shown}: {exc}")
+            self.summary.could_not_run += 1
+            number, item = batch[0]
+            shown = item.command if len(item.command) <= 200 else item.command[:199] + "…"
+            self.reporter.notice(f"[{number}] could not run: {shown}: {exc}")
             return
         for job_id, (number, item) in zip(ids, batch, strict=True):
             self._numbers[job_id] = number
@@ -304,16 +323,32 @@ class Runner:
         self.summary.not_run += max(0, queued)
         self._input_done = True
 
-    def _cleanup_state(self) -> None:
-        if self.options.keep_state:
-            target = self.options.output_dir / "herd.db"
-            for suffix in ("", "-wal", "-shm"):
-                src = self._state_dir / f"herd.db{suffix}"
-                if src.exists():
-                    src.replace(target.with_name(target.name + suffix))
-        for path in self._state_dir.glob("*"):
-            path.unlink(missing_ok=True)
-        self._state_dir.rmdir()
+    def _remove_state(self) -> None:
+        """The temporary state folder goes; with --keep-state, once its database has moved to
+        the output folder (a run that never started keeps nothing)."""
+        if self.options.keep_state and self._ran:
+            try:
+                keep_database(self._state_dir, self.options.output_dir)
+            except OSError as exc:  # checked at the start, but the folder may have changed
+                self.summary.state_left_in = self._state_dir
+                self.reporter.notice(
+                    f"--keep-state: cannot move the run's database to {self.options.output_dir}:"
+                    f" {exc.strerror or exc}; it is in {self._state_dir / 'herd.db'}"
+                )
+                return
+        remove_state(self._state_dir)
+
+
+async def run_jobs(
+    options: RunOptions,
+    probe: GpuProbe,
+    slots: dict[int, int],
+    reporter: Reporter,
+    source: JobSource,
+) -> RunSummary:
+    """Make a runner on the running loop and run `source`: a loop that cannot be made (no
+    file descriptor left) leaves no runner made before it, with its temporary folder."""
+    return await Runner(options, probe, slots, reporter).run(source)
 
 
 def _drain(queue: asyncio.Queue[Any]) -> list[Any]:

@@ -1,25 +1,128 @@
 """gpu-hog's `--yielder FILE.py` for `gpuherd run`: import the file, take what its `yielder()`
-yields, and check each item's fields (ValueError, one line naming the item and the field)."""
+yields, and check each item's fields (ValueError, one line naming the item and the field).
+
+The file runs in a Python process of its own, which sends the checked items to the run over
+a pipe, one JSON record a line, and then an `end` record. Whatever ends that process before
+its yielder() returned (`os._exit(0)`, a crash, a signal) would otherwise end `gpuherd run`
+itself, with the yielder's exit status: now the run sees no `end` and says so."""
 
 from __future__ import annotations
 
+import json
 import os
+import signal
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gpuherd.wire import SubmitItem
+if TYPE_CHECKING:
+    from gpuherd.wire import SubmitItem
 
 FIELDS = ("command", "name", "gpus", "env")
+CHILD = "import sys; from gpuherd.yielder import main; main(sys.argv[1:])"
+"""The yielder's process: `python -P` (no script folder nor working folder put first on
+sys.path: it imports what `gpuherd run` itself would) with this code, the pipe and the file."""
 
 
-def items_from_yielder(
-    values: Iterable[Any], gpus: int, cwd: str, env: dict[str, str]
-) -> Iterator[SubmitItem]:
-    """gpu-hog's `yielder()` protocol: strings are commands; a dict may give more."""
+def yielded_items(path: Path, gpus: int, cwd: str, env: dict[str, str]) -> list[SubmitItem]:
+    """Every job FILE.py's yielder() yields, as the run's items (a dict's `gpus`, else `gpus`).
+    ValueError, one line, when the yielder fails, exits, or its process ends before the end."""
+    from gpuherd.wire import SubmitItem
+
+    return [
+        SubmitItem(
+            command=record["command"],
+            cwd=cwd,
+            env=env,
+            env_overrides=record["env"],
+            name=record["name"],
+            gpus=record.get("gpus", gpus),
+        )
+        for record in _run_yielder(path)
+    ]
+
+
+def _run_yielder(path: Path) -> list[dict[str, Any]]:
+    import subprocess
+
+    read_end, write_end = os.pipe()
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-P", "-c", CHILD, str(write_end), str(path)], pass_fds=[write_end]
+        )
+    except BaseException:
+        os.close(read_end)
+        raise
+    finally:
+        os.close(write_end)  # the child's copy is the only one: its end is the pipe's end
+    items: list[dict[str, Any]] = []
+    ending: dict[str, Any] = {}
+    try:
+        with open(read_end, encoding="utf-8") as pipe:
+            for line in pipe:
+                record = json.loads(line)
+                if "item" not in record:
+                    ending = record
+                    break
+                items.append(record["item"])
+    except BaseException:  # Ctrl-C while it runs, or a record that is not ours
+        process.kill()
+        raise
+    finally:
+        status = process.wait()
+    if "end" in ending:
+        return items
+    if "error" in ending:
+        raise ValueError(ending["error"])
+    if "exit" in ending:
+        call = "sys.exit()" if ending["exit"] is None else f"sys.exit({ending['exit']})"
+        raise ValueError(f"the yielder exited ({call}) before yielding its jobs")
+    raise ValueError(
+        f"the yielder's process ended ({_how_ended(status)}) before yielder() returned: none "
+        f"of its jobs was run, as their list may be incomplete; {_advice(status)}"
+    )
+
+
+def _how_ended(status: int) -> str:
+    if status >= 0:
+        return f"exit status {status}"
+    try:
+        return f"killed by {signal.Signals(-status).name}"
+    except ValueError:
+        return f"killed by signal {-status}"
+
+
+def _advice(status: int) -> str:
+    if status >= 0:
+        return "let yielder() return instead of ending its process (os._exit())"
+    return "see what killed it (out of memory?), then run again"
+
+
+def main(args: list[str]) -> None:
+    """The yielder's process: args are the pipe's descriptor and the file."""
+    ending: dict[str, Any]
+    with open(int(args[0]), "w", encoding="utf-8") as out:
+        os.set_inheritable(out.fileno(), False)  # the yielder's own subprocesses must not hold it
+        try:
+            items = list(checked_items(list(load_yielder(Path(args[1]))())))
+        except SystemExit as exc:  # the yielder's own sys.exit()
+            ending = {"exit": None if exc.code is None else repr(exc.code)}
+        except BaseException as exc:  # its error (Ctrl-C too, which the run sees itself)
+            ending = {"error": str(exc) or type(exc).__name__}
+        else:
+            for item in items:
+                out.write(json.dumps({"item": item}) + "\n")
+            ending = {"end": len(items)}
+        out.write(json.dumps(ending) + "\n")
+
+
+def checked_items(values: Iterable[Any]) -> Iterator[dict[str, Any]]:
+    """gpu-hog's `yielder()` protocol: strings are commands; a dict may give more. Each as
+    {command, name, env, and gpus if given}."""
     for n, value in enumerate(values):
         if isinstance(value, str):
-            yield SubmitItem(command=value, cwd=cwd, env=env, gpus=gpus)
+            yield {"command": value, "name": None, "env": {}}
             continue
         if not isinstance(value, dict) or "command" not in value:
             raise ValueError(
@@ -32,14 +135,12 @@ def items_from_yielder(
                 f"yielder item {n} has unknown keys: {', '.join(sorted(map(str, unknown)))}"
             )
         _check_fields(n, value)
-        yield SubmitItem(
-            command=value["command"],
-            cwd=cwd,
-            env=env,
-            env_overrides={k: str(v) for k, v in (value.get("env") or {}).items()},
-            name=value.get("name"),
-            gpus=value.get("gpus", gpus),
-        )
+        item = {
+            "command": value["command"],
+            "name": value.get("name"),
+            "env": {k: str(v) for k, v in (value.get("env") or {}).items()},
+        }
+        yield item | ({"gpus": value["gpus"]} if "gpus" in value else {})
 
 
 def _check_fields(n: int, item: dict[Any, Any]) -> None:

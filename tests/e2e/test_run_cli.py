@@ -420,24 +420,45 @@ def test_bad_yielder_message_names_the_file_once(runs: Runs) -> None:
     assert line.count("nothere.py") == 1, line
 
 
-def test_yielded_job_that_can_never_fit_is_not_run_and_fails_the_run(
+def test_yielded_job_that_can_never_fit_is_counted_apart_with_its_reason(
     runs: Runs, probe: Probe
 ) -> None:
+    # Refused before it was queued: not a job that failed, but one that could not run here.
     yielder = write_yielder(
         runs,
         f"""
 def yielder():
     yield {{"command": {probe.cmd("huge")!r}, "gpus": 3}}
     yield {probe.cmd("fine")!r}
+    yield {probe.cmd("broken", exit=2)!r}
 """,
     )
-    proc = runs.run(
-        "--fake-gpus", "2", "--output-dir", str(runs.root / "out"), "--yielder", str(yielder)
-    )
+    out = runs.root / "out"
+    proc = runs.run("--fake-gpus", "2", "--output-dir", str(out), "--yielder", str(yielder))
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stderr
-    assert "not run" in proc.stdout
-    assert sorted(probe.by_name()) == ["fine"]
+    lines = proc.stdout.splitlines()
+    refused = [line for line in lines if "could not run" in line and "huge" in line]
+    assert len(refused) == 1 and refused[0].startswith("[0] could not run: "), lines
+    assert refused[0].endswith("this job can never run: asks for 3 GPUs but gpuherd has only 2")
+    assert lines[-1] == f"1 succeeded, 1 failed, 1 could not run; logs in {out}"
+    assert sorted(probe.by_name()) == ["broken", "fine"]
+    assert job_folders(out) == ["job_1", "job_2"]
+
+
+def test_a_run_whose_every_job_could_not_run_says_so_and_fails(runs: Runs, probe: Probe) -> None:
+    text = probe.cmd("a") + "\n" + probe.cmd("b") + "\n"
+    out = runs.root / "out"
+    proc = runs.run("--fake-gpus", "2", "--mem", "900GiB", "--output-dir", str(out), input=text)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    assert [line.split(":")[0] for line in lines[:-1]] == [
+        "[0] could not run",
+        "[1] could not run",
+    ], lines
+    assert all("asks for 900.0 GiB per GPU" in line for line in lines[:-1]), lines
+    assert lines[-1] == f"0 succeeded, 0 failed, 2 could not run; logs in {out}"
+    assert probe.records() == []
 
 
 def test_yielder_yielding_nothing_says_so(runs: Runs) -> None:
@@ -685,7 +706,7 @@ def test_escape_sequences_and_control_characters_in_commands_are_never_printed_r
     lines = proc.stdout.splitlines()
     started = [line for line in lines if line.startswith("[0] started")]
     assert len(started) == 1 and "RED" in started[0] and "end" in started[0], lines
-    refused = [line for line in lines if line.startswith("not run: echo a")]
+    refused = [line for line in lines if line.startswith("[1] could not run: echo a")]
     assert len(refused) == 1 and "NUL" in refused[0], lines
 
 

@@ -13,6 +13,7 @@ import shutil
 import signal
 import socket
 import sys
+import tempfile
 import threading
 import time
 from itertools import combinations
@@ -519,6 +520,25 @@ def test_a_run_reports_every_job_when_they_change_faster_than_it_reads(
 
 def open_fds() -> list[str]:
     return sorted(os.listdir("/proc/self/fd"))
+
+
+def test_a_runner_that_fails_to_start_leaves_no_state_folder_nor_descriptor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A GPU index SQLite cannot hold fails Runner() after its state folder and database were
+    # made (how `--gpus 0 99999999999999999999` failed before the CLI refused such indices).
+    from gpuherd.gpus import make_probe
+    from gpuherd.runner import Runner, RunOptions
+
+    private = tmp_path / "tmpdir"
+    private.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(private))
+    gpu_probe, _ = make_probe(None, "1")
+    fds = open_fds()
+    with pytest.raises(OverflowError):
+        Runner(RunOptions(output_dir=tmp_path / "out"), gpu_probe, {2**70: 1}, RecordingReporter())
+    assert list(private.glob("gpuherd-run-*")) == []
+    assert open_fds() == fds
 
 
 def test_a_thousand_trivial_jobs_leave_no_descriptor_zombie_or_thread(tmp_path: Path) -> None:

@@ -222,13 +222,14 @@ def run(
     lines are skipped; a line ending in '\\' continues on the next. With --order longest-first
     the whole input is read first, then the jobs whose commands ran longest in an earlier run
     start first (commands not seen before go first, in input order). Exit status: 0 when all
-    succeeded, 1 when any failed or did not run or the input could not be read, 130 when
-    interrupted, 129 when hung up. Ctrl-C once: start nothing new and let running jobs
-    finish; twice: kill them. SIGHUP kills them at once.
+    succeeded, 1 when any failed, could not run (more GPUs than there are: its line says why)
+    or did not run, or the input could not be read, 130 when interrupted, 129 when hung up.
+    Ctrl-C once: start nothing new and let running jobs finish; twice: kill them. SIGHUP
+    kills them at once.
     """
     from gpuherd.cli.job_input import job_commands
     from gpuherd.gpus import ProbeError, StaticProbe, make_probe
-    from gpuherd.runner import Runner, RunOptions, items_from_commands
+    from gpuherd.runner import RunOptions, items_from_commands, run_jobs
 
     spec, file = _split_gpus_and_file(gpus, args)
     if file and yielder:
@@ -274,14 +275,16 @@ def run(
     out_stream = tolerant(sys.stdout)  # a closed terminal (SIGHUP) must not end the run
     reporter = LineReporter(out_stream, quiet)
     try:
-        summary = asyncio.run(Runner(options, probe, slots, reporter).run(source))
+        summary = asyncio.run(run_jobs(options, probe, slots, reporter, source))
     finally:
         reporter.close()
-    total = summary.succeeded + summary.failed + summary.not_run
+    total = summary.succeeded + summary.failed + summary.could_not_run + summary.not_run
     if total == 0 and not (summary.interrupted or summary.input_failed):
         click.echo("the input holds no command: nothing to run", file=out_stream)
         return
     parts = [f"{summary.succeeded} succeeded", f"{summary.failed} failed"]
+    if summary.could_not_run:  # refused at once: each one's line above says why
+        parts.append(f"{summary.could_not_run} could not run")
     if summary.not_run:
         parts.append(f"{summary.not_run} not run")
     click.echo(f"{', '.join(parts)}; logs in {options.output_dir}", file=out_stream)
@@ -292,20 +295,14 @@ def _yielded_items(
     yielder: Path, gpus_per_job: int, cwd: str, env: dict[str, str]
 ) -> list[SubmitItem]:
     """Every job the --yielder file's yielder() yields; its errors as one line."""
-    from gpuherd.yielder import items_from_yielder, load_yielder
+    from gpuherd.yielder import yielded_items
 
     try:
-        values = list(load_yielder(yielder)())
-        return list(items_from_yielder(values, gpus_per_job, cwd, env))
+        return yielded_items(yielder, gpus_per_job, cwd, env)
     except Exception as exc:
         text = plain.clean(str(exc))  # one line, whatever the yielder's message holds
         raise HerdError(
             text if text.startswith("--yielder") else f"--yielder {yielder}: {text}"
-        ) from None
-    except SystemExit as exc:  # the yielder's own sys.exit(), not gpuherd's
-        raise HerdError(
-            f"--yielder {yielder}: the yielder exited ({_exit_call(exc.code)}) before "
-            "yielding its jobs"
         ) from None
 
 
@@ -332,10 +329,6 @@ def _make_output_dir(folder: Path) -> None:
             f"--output-dir {folder}: cannot create it: {exc.strerror or exc}; give a folder "
             "you can write to"
         ) from None
-
-
-def _exit_call(code: object) -> str:
-    return "sys.exit()" if code is None else plain.clean(f"sys.exit({code!r})")
 
 
 def _fresh_run_dir() -> Path:
