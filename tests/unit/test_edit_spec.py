@@ -42,8 +42,7 @@ def test_edit_spec_sets_clears_and_reports_only_what_differs() -> None:
 def test_describe_edit_shows_sizes_durations_and_unset_values() -> None:
     edited, fields = edit_spec(SPEC, {"command": "true", "timeout": 90.0}, ["mem"])
     assert (
-        describe_edit(SPEC, edited, fields)
-        == "command, mem 10.0 GiB -> none, timeout 1h -> 1m30s"
+        describe_edit(SPEC, edited, fields) == "command, mem 10.0 GiB -> none, timeout 1h -> 1m30s"
     )
 
 
