@@ -3,7 +3,9 @@
 The decisions are the pure core's (`core.recovery.reconcile`); this gathers what it needs
 (pid files, recorded exit statuses, whether a pid is still our job) and carries them out:
 re-attach to a job still running, record one that ended while no daemon watched, queue again
-one that never started.
+one that never started. A job whose stop had begun keeps the rest of its grace: also when its
+shell has ended and only the processes it started run on (saving a checkpoint), which the
+start-up pass for leftovers would otherwise kill at once.
 """
 
 from __future__ import annotations
@@ -14,7 +16,16 @@ from typing import TYPE_CHECKING
 
 from gpuherd.core.lifecycle import Ended
 from gpuherd.core.model import Job
-from gpuherd.core.recovery import Finish, Observed, Reattach, Unstart, reconcile
+from gpuherd.core.recovery import (
+    Drain,
+    Finish,
+    Observed,
+    Reattach,
+    Unstart,
+    in_grace,
+    kill_due,
+    reconcile,
+)
 from gpuherd.core.states import LIVE_STATES, Event, JobState
 from gpuherd.engine_endings import fail_orphaned_waiters, finish, stored_attempt
 
@@ -27,26 +38,16 @@ log = logging.getLogger("gpuherd.engine")
 def recover(engine: Engine, now: float) -> None:
     """Reconcile what the database says is live with what runs (DESIGN principle 4)."""
     live_jobs = engine.store.list_jobs(states=tuple(LIVE_STATES))
-    observed: dict[int, Observed] = {}
-    for job in live_jobs:
-        folder = engine.layout.attempt_dir(job, job.attempt)
-        pid = job.pid or engine.executor.recorded_pid(str(folder))
-        if pid is None:  # died right after the spawn: the job may not have written its pid yet
-            pid = engine.executor.find_leader(job.id, job.attempt)
-        status = engine.executor.recorded_exit(str(folder))
-        observed[job.id] = Observed(
-            pid=pid,
-            running=pid is not None
-            and engine.executor.is_running(pid, job.id, job.attempt, str(folder)),
-            exit_code=status.exit_code if status else None,
-            signal=status.signal if status else None,
-            recorded=status is not None,
-            ended_at=status.ended_at if status else now,
-        )
+    observed = {job.id: _observe(engine, job, now) for job in live_jobs}
     jobs = {job.id: job for job in live_jobs}
-    for action in reconcile(live_jobs, observed):
+    for action in reconcile(live_jobs, observed, now):
         job = jobs[action.job_id]
         if isinstance(action, Reattach):
+            _reattach(engine, job, action.pid, now)
+        elif isinstance(action, Drain):
+            # The executor takes the leader, gone, as one that ends at once, and the stop
+            # re-armed with it lets the rest of the job's processes finish their grace.
+            log.info("job %d: its shell ended while stopping; the rest get their grace", job.id)
             _reattach(engine, job, action.pid, now)
         elif isinstance(action, Finish):
             found = observed[job.id].pid
@@ -77,6 +78,30 @@ def recover(engine: Engine, now: float) -> None:
     engine.executor.end_leftovers(engine.layout.home_id)
 
 
+def _observe(engine: Engine, job: Job, now: float) -> Observed:
+    folder = str(engine.layout.attempt_dir(job, job.attempt))
+    key = engine.layout.attempt_key(job.id, job.attempt)
+    executor = engine.executor
+    pid = job.pid or executor.recorded_pid(folder)
+    if pid is None:  # died right after the spawn: the job may not have written its pid yet
+        pid = executor.find_leader(job.id, job.attempt, key)
+    status = executor.recorded_exit(folder)
+    running = pid is not None and executor.is_running(pid, job.id, job.attempt, key, folder)
+    return Observed(
+        pid=pid,
+        running=running,
+        exit_code=status.exit_code if status else None,
+        signal=status.signal if status else None,
+        recorded=status is not None,
+        ended_at=status.ended_at if status else now,
+        # Asked only where it decides something: one pass over /proc per job being stopped.
+        outlived=pid is not None
+        and not running
+        and in_grace(job, now)
+        and executor.outlived(pid, key),
+    )
+
+
 def _record_found_pid(engine: Engine, job: Job, pid: int | None, now: float) -> None:
     """The daemon died between spawning and recording the pid: take it from the pid file."""
     if job.pid is None and pid is not None:
@@ -91,7 +116,7 @@ def _reattach(engine: Engine, job: Job, pid: int, now: float) -> None:
     engine.attempts.adopt(job, attempt, now, paused)
     log.info("re-attached to job %d (pid %d)", job.id, pid)
     if job.stop is not None:  # a kill or retry the last daemon had begun
-        left = max(0.0, job.stop.at + job.spec.grace - now)
+        left = max(0.0, kill_due(job) - now)
         engine.attempts.stop(job.id, job.stop.reason, job.stop.requeue, grace=left, begun=True)
 
 

@@ -3,12 +3,13 @@ the SIGKILL, a paused job's time limits stand still, and a stop survives a daemo
 
 from __future__ import annotations
 
+import shlex
 import time
 from pathlib import Path
 
 import psutil
 
-from conftest import Herd, stays, wait_for
+from conftest import Herd, stays, wait_dead, wait_for
 
 # Takes a while to stop (its TERM trap), so a second request comes while it is stopping.
 SLOW_TO_STOP = "trap 'sleep 0.5; exit 0' TERM; sleep 100 & wait"
@@ -137,3 +138,66 @@ def test_silence_while_no_daemon_ran_counts_toward_no_output_timeout(daemon: Her
     ended = daemon.wait_state(job, "failed", timeout=20)
     assert ended["outcome"] == "stalled"
     assert ended["ended_at"] - restarted < limit  # it used to count from the restart
+
+
+def saving_child(terms: Path, ready: Path, saved: Path, go: Path | None) -> str:
+    """A job whose shell starts a child and waits. The child takes its SIGTERM as "save a
+    checkpoint, then exit": it saves until `go` exists (for ever without one). The job's
+    shell ends at once on the SIGTERM, so the child outlives its leader."""
+    until = f"[ -e {go} ]" if go else "false"
+    child = (
+        f"trap 'echo term >> {terms}; until {until}; do sleep 0.05; done; touch {saved}; exit 0' "
+        f"TERM; touch {ready}; while :; do sleep 0.05; done"
+    )
+    return f"sh -c {shlex.quote(child)} & echo $! > {ready}.pid; wait"
+
+
+def crash_once_the_leader_ended(daemon: Herd, job: int, ready: Path) -> psutil.Process:
+    """Kill the job, kill -9 the daemon once the job's shell has ended (its child still
+    saving), and start it again; return the child."""
+    pid_file = Path(f"{ready}.pid")
+    wait_for(lambda: ready.exists() and pid_file.exists() and pid_file.read_text().strip(),
+             what="the child")  # fmt: skip
+    child = psutil.Process(int(pid_file.read_text()))
+    daemon.cli("kill", str(job))
+    process_file = daemon.home / "jobs" / str(job) / "attempt-1" / "process"
+    wait_for(lambda: "exit" in process_file.read_text(), what="the job's shell to end")
+    daemon.kill9()
+    daemon.start()
+    return child
+
+
+def test_a_restart_after_the_leader_ended_leaves_its_children_their_grace(
+    daemon: Herd, tmp_path: Path
+) -> None:
+    terms, ready, saved, go = (tmp_path / name for name in ("terms", "ready", "saved", "go"))
+    job = daemon.submit("--grace", "60s", "--", saving_child(terms, ready, saved, go))
+    child = crash_once_the_leader_ended(daemon, job, ready)
+    # Was recorded `killed` at once, and the start-up pass SIGKILLed the child mid-save.
+    assert daemon.job(job)["state"] == "running"
+    assert child.is_running() and child.status() != psutil.STATUS_ZOMBIE
+    go.touch()
+    ended = daemon.wait_state(job, "killed", "failed", "succeeded", "lost")
+    assert (ended["state"], ended["outcome"]) == ("killed", "killed")
+    assert saved.exists()  # it finished saving: it ended by itself, well within its grace
+    assert terms.read_text() == "term\n"  # one SIGTERM: the restarted daemon sent none
+
+
+def test_children_that_outlive_the_grace_after_a_restart_are_killed_when_it_ends(
+    daemon: Herd, tmp_path: Path
+) -> None:
+    grace = 6.0
+    terms, ready, saved = (tmp_path / name for name in ("terms", "ready", "saved"))
+    job = daemon.submit("--grace", f"{grace:g}s", "--", saving_child(terms, ready, saved, None))
+    child = crash_once_the_leader_ended(daemon, job, ready)
+    assert daemon.job(job)["state"] == "running"
+    ended = daemon.wait_state(job, "killed", "failed", "succeeded", "lost", timeout=2 * grace)
+    assert (ended["state"], ended["outcome"]) == ("killed", "killed")
+    wait_dead(child)
+    assert not saved.exists()
+    events = daemon.json("show", str(job))["events"]
+    asked = next(e["at"] for e in events if e["event"] == "stop")
+    killed = next(e["at"] for e in events if e["event"] == "kill")
+    # Killed when the grace the kill gave ran out: not at the restart, not later.
+    assert asked + grace - 0.1 <= killed < asked + grace + 3
+    assert terms.read_text() == "term\n"

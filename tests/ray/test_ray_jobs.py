@@ -276,7 +276,7 @@ def test_a_node_gone_before_its_job_started_is_not_started(
     with pytest.raises(NotStarted, match=f"Ray node {gone} left the cluster"):
         executor.launch(request)
     assert f"Ray node {gone} left the cluster" in (folder / "stderr.log").read_text()
-    assert not executor.is_running(handle_of(1, 1), 1, 1)
+    assert not executor.is_running(handle_of(1, 1), 1, 1, "gone:1:1")
     names = {a["name"] for a in ray.util.list_named_actors(all_namespaces=True)}
     assert executor.actor_name(1, 1) not in names
 

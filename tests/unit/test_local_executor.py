@@ -7,7 +7,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +39,7 @@ def request(
     attempt_dir.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ)
     env.update(GPUHERD_JOB_ID=str(job_id), GPUHERD_ATTEMPT=str(attempt))
+    env["GPUHERD_ATTEMPT_KEY"] = f"test:{job_id}:{attempt}"  # as a home whose id is "test"
     env.update(extra_env or {})
     return LaunchRequest(
         job_id=job_id,
@@ -290,7 +291,7 @@ def test_watching_a_job_that_is_already_gone(tmp_path: Path) -> None:
         req = request(tmp_path, "exit 5")
         pid = ex.launch(req)
         os.waitpid(pid, 0)  # reaped elsewhere: pidfd_open will fail
-        assert not ex.is_running(pid, 7, 1)
+        assert not ex.is_running(pid, 7, 1, "test:7:1")
         status = await wait_exit(ex, pid, req.attempt_dir)
         assert status.exit_code == 5
         lost_dir = tmp_path / "empty"
@@ -304,24 +305,52 @@ def test_is_running_checks_the_jobs_identity(tmp_path: Path) -> None:
     async def main() -> None:
         ex = LocalExecutor()
         req = request(tmp_path, "sleep 100", job_id=12, attempt=3)
+        key = "test:12:3"
         pid = ex.launch(req)
         try:
             # Right away, while the child may still be inside execve with no environment yet.
-            assert ex.is_running(pid, 12, 3)
-            assert not ex.is_running(pid, 12, 2)
-            assert not ex.is_running(pid, 13, 3)
+            assert ex.is_running(pid, 12, 3, key)
+            assert not ex.is_running(pid, 12, 2, "test:12:2")
+            assert not ex.is_running(pid, 13, 3, "test:13:3")
             # A fresh executor (as after a daemon restart) knows the job only by its env.
             other = LocalExecutor()
             await wait_until(lambda: ex.recorded_pid(req.attempt_dir) == pid, "the wrapper")
-            assert other.is_running(pid, 12, 3)
-            assert not other.is_running(pid, 12, 2)
-            assert not other.is_running(pid, 13, 3)
-            assert not other.is_running(os.getpid(), 12, 3)
-            assert not ex.is_running(os.getpid(), 12, 3)
+            assert other.is_running(pid, 12, 3, key)
+            assert not other.is_running(pid, 12, 2, "test:12:2")
+            assert not other.is_running(pid, 13, 3, "test:13:3")
+            assert not other.is_running(os.getpid(), 12, 3, key)
+            assert not ex.is_running(os.getpid(), 12, 3, key)
         finally:
             ex.terminate(pid, grace=1)
-            await wait_exit(ex, pid, req.attempt_dir)
-        assert not ex.is_running(pid, 12, 3)
+            await wait_exit(ex, pid, req.attempt_dir, key)
+        assert not ex.is_running(pid, 12, 3, key)
+
+    run(main())
+
+
+def test_another_homes_job_of_the_same_number_is_not_taken_for_this_one(tmp_path: Path) -> None:
+    """Two homes (two daemons, or `gpuherd run` and a daemon) number their jobs alike: only
+    the attempt key, which names the home, tells their processes apart."""
+
+    async def main() -> None:
+        ex = LocalExecutor()
+        theirs = request(
+            tmp_path, "sleep 100", name="theirs", job_id=12, attempt=3,
+            extra_env={"GPUHERD_ATTEMPT_KEY": "elsewhere:12:3"},
+        )  # fmt: skip
+        pid = ex.launch(theirs)
+        ours = tmp_path / "ours"  # this home's attempt 3 of job 12: never started
+        ours.mkdir()
+        try:
+            await wait_until(lambda: ex.recorded_pid(theirs.attempt_dir) == pid, "the wrapper")
+            restarted = LocalExecutor()  # this home's daemon, after a restart
+            assert restarted.is_running(pid, 12, 3, "elsewhere:12:3")  # theirs, by their key
+            assert not restarted.is_running(pid, 12, 3, "test:12:3", str(ours))
+            assert restarted.find_leader(12, 3, "elsewhere:12:3") == pid
+            assert restarted.find_leader(12, 3, "test:12:3") is None
+        finally:
+            ex.terminate(pid, grace=1)
+            await wait_exit(ex, pid, theirs.attempt_dir, "elsewhere:12:3")
 
     run(main())
 
@@ -444,3 +473,100 @@ def alive(pid: int) -> bool:
         return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
     except psutil.Error:
         return False
+
+
+# ---- a stop cut short by a daemon restart, once the job's shell had ended ---------------------
+
+HOME_ID = f"drain{os.getpid()}"
+"""A home id of these tests' own: their start-up passes kill no other test run's processes."""
+KEY = f"{HOME_ID}:7:1"
+
+
+def saver(tmp_path: Path) -> LaunchRequest:
+    """A job whose shell ends at its SIGTERM, leaving a child that takes it as "save, then
+    exit": it saves (appending to `terms`) until `go` exists, then writes `saved`."""
+    child = (
+        f"trap 'echo term >> {tmp_path}/terms; until [ -e {tmp_path}/go ]; do sleep 0.05; "
+        f"done; touch {tmp_path}/saved; exit 0' TERM; touch {tmp_path}/ready; "
+        "while :; do sleep 0.05; done"
+    )
+    return request(tmp_path, f'sh -c "{child}" & wait', extra_env={"GPUHERD_ATTEMPT_KEY": KEY})
+
+
+@pytest.fixture
+def leftovers_killed() -> Iterator[None]:
+    """Whatever a failed test of `saver` leaves running is killed at its end."""
+    yield
+    local_escaped.signal_attempt(KEY, (signal.SIGKILL,))
+
+
+async def restarted_mid_stop(tmp_path: Path) -> tuple[int, LaunchRequest, LocalExecutor]:
+    """Launch `saver`, SIGTERM it, and let its shell end and be reaped while no executor
+    watches (a daemon killed mid-grace, and init reaps the shell); return it with a new
+    executor that has begun its start-up pass for this home's leftovers."""
+    first = LocalExecutor()
+    req = saver(tmp_path)
+    pid = first.launch(req)
+    await wait_until(lambda: (tmp_path / "ready").exists(), "the child")
+    restarted = LocalExecutor()
+    assert not restarted.outlived(pid, KEY)  # its leader still runs
+    first.terminate(pid, grace=30)
+    first.close()
+    os.waitpid(pid, 0)  # the shell ends at once on SIGTERM
+    assert restarted.outlived(pid, KEY)
+    restarted.end_leftovers(HOME_ID)
+    return pid, req, restarted
+
+
+@pytest.mark.usefixtures("leftovers_killed")
+def test_a_stop_whose_leader_ended_before_a_restart_keeps_its_grace(tmp_path: Path) -> None:
+    async def main() -> None:
+        pid, req, ex = await restarted_mid_stop(tmp_path)
+        ended: asyncio.Future[ExitStatus] = asyncio.get_running_loop().create_future()
+        # As recovery does: watch the leader (gone), then re-arm the stop's SIGKILL.
+        ex.watch(pid, req.attempt_dir, KEY, ended.set_result)
+        ex.terminate(pid, grace=30, begun=True)
+        await wait_until(lambda: not ex._sweeper._busy, "the start-up pass for leftovers")
+        assert not ended.done() and live_group(pid)  # the child saves on
+        (tmp_path / "go").touch()
+        status = await asyncio.wait_for(ended, TIMEOUT)
+        assert status.signal == signal.SIGTERM  # what the job's shell recorded
+        assert (tmp_path / "saved").exists()
+        assert (tmp_path / "terms").read_text() == "term\n"  # no second SIGTERM
+        assert not ex.outlived(pid, KEY)
+        ex.close()
+
+    run(main())
+
+
+@pytest.mark.usefixtures("leftovers_killed")
+def test_what_outlives_the_grace_after_a_restart_is_killed_when_it_ends(tmp_path: Path) -> None:
+    async def main() -> None:
+        pid, req, ex = await restarted_mid_stop(tmp_path)
+        ended: asyncio.Future[ExitStatus] = asyncio.get_running_loop().create_future()
+        ex.watch(pid, req.attempt_dir, KEY, ended.set_result)
+        started = time.monotonic()
+        ex.terminate(pid, grace=1, begun=True)
+        status = await asyncio.wait_for(ended, TIMEOUT)
+        assert 1 <= time.monotonic() - started < 5
+        assert status.signal == signal.SIGTERM
+        await wait_until(lambda: not live_group(pid), "the child to be killed")
+        assert not (tmp_path / "saved").exists()
+        assert (tmp_path / "terms").read_text() == "term\n"
+        ex.close()
+
+    run(main())
+
+
+@pytest.mark.usefixtures("leftovers_killed")
+def test_a_leader_gone_before_it_was_watched_ends_at_once_without_a_stop(
+    tmp_path: Path,
+) -> None:
+    async def main() -> None:
+        pid, req, ex = await restarted_mid_stop(tmp_path)
+        status = await wait_exit(ex, pid, req.attempt_dir, KEY)  # no stop re-armed
+        assert status.signal == signal.SIGTERM
+        await wait_until(lambda: not live_group(pid), "the start-up pass to kill the child")
+        ex.close()
+
+    run(main())

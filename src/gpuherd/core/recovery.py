@@ -20,10 +20,24 @@ class Observed:
     recorded: bool = False
     """An exit status was recorded in the attempt's folder."""
     ended_at: float | None = None
+    outlived: bool = False
+    """`pid` has ended (no process has that number now), but processes of its attempt (its
+    group, its attempt key) still run: what the job started, still saving after a SIGTERM.
+    Looked for only in a job being stopped."""
 
 
 @dataclass(frozen=True)
 class Reattach:
+    job_id: int
+    pid: int
+
+
+@dataclass(frozen=True)
+class Drain:
+    """The job was being stopped and its leader has ended, but the processes it started still
+    run within the stop's grace period: the job stays running until they end or the grace
+    runs out (then they are killed), as if no restart had come between."""
+
     job_id: int
     pid: int
 
@@ -45,14 +59,16 @@ class Unstart:
     job_id: int
 
 
-Action = Reattach | Finish | Unstart
+Action = Reattach | Drain | Finish | Unstart
 
 
-def reconcile(live: list[Job], observed: dict[int, Observed]) -> list[Action]:
+def reconcile(live: list[Job], observed: dict[int, Observed], now: float) -> list[Action]:
     actions: list[Action] = []
     for job in live:
         seen = observed.get(job.id, Observed(pid=None, running=False))
-        if seen.recorded:
+        if seen.outlived and seen.pid is not None and in_grace(job, now):
+            actions.append(Drain(job.id, seen.pid))
+        elif seen.recorded:
             actions.append(Finish(job.id, seen.exit_code, seen.signal, seen.ended_at))
         elif seen.running and seen.pid is not None:
             actions.append(Reattach(job.id, seen.pid))
@@ -61,3 +77,15 @@ def reconcile(live: list[Job], observed: dict[int, Observed]) -> list[Action]:
         else:
             actions.append(Finish(job.id, None, None, seen.ended_at))
     return actions
+
+
+def in_grace(job: Job, now: float) -> bool:
+    """The job is being stopped and the SIGKILL its stop has due is still to come."""
+    return job.stop is not None and now < kill_due(job)
+
+
+def kill_due(job: Job) -> float:
+    """When the stop of `job` (which has one) has its SIGKILL due: the stored stop time is
+    set so that this holds however often (and with whatever --grace) the stop was asked."""
+    assert job.stop is not None
+    return job.stop.at + job.spec.grace

@@ -71,11 +71,22 @@ class Executor(Protocol):
         self, pid: int, attempt_dir: str, key: str, on_exit: Callable[[ExitStatus], None]
     ) -> None:
         """Call `on_exit` once, on the event loop, when the job has ended (no polling). `key`
-        is the attempt's (Layout.attempt_key), which all its processes carry."""
+        is the attempt's (Layout.attempt_key), which all its processes carry. A job being
+        stopped (`terminate`) has ended once the rest of its processes have too, or its grace
+        has run out. A leader already gone counts as one that ends right after this call (a
+        `terminate` in the same step of the loop lets its other processes drain)."""
         ...
 
-    def is_running(self, pid: int, job_id: int, attempt: int, attempt_dir: str) -> bool:
-        """True when `pid` is alive and is that attempt of that job (not a reused pid)."""
+    def is_running(
+        self, pid: int, job_id: int, attempt: int, key: str, attempt_dir: str = ""
+    ) -> bool:
+        """True when `pid` is alive and is that attempt of that job, of this home (`key`): not
+        a reused pid, nor another home's job of the same number."""
+        ...
+
+    def outlived(self, pid: int, key: str) -> bool:
+        """True when the attempt's leader `pid` has ended (no other process took its number)
+        but processes of that attempt (left in its group, or carrying `key`) still run."""
         ...
 
     def end_leftovers(self, home_id: str) -> None:
@@ -92,9 +103,10 @@ class Executor(Protocol):
         """The pid written to the attempt's folder before or as it started, if any."""
         ...
 
-    def find_leader(self, job_id: int, attempt: int) -> int | None:
-        """The live process that leads this attempt of this job, found without a recorded pid
-        (the daemon died within moments of spawning it, before anything was written)."""
+    def find_leader(self, job_id: int, attempt: int, key: str) -> int | None:
+        """The live process that leads this attempt of this job of this home (`key`), found
+        without a recorded pid (the daemon died within moments of spawning it, before
+        anything was written)."""
         ...
 
     def signal(self, pid: int, signum: int) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import os
 import time
 from collections.abc import Callable
@@ -29,15 +30,18 @@ from signal import (
 
 from gpuherd.executors.base import ExitStatus, LaunchRequest, SpawnError, job_shell
 from gpuherd.executors.local_escaped import (
+    ASK_WAIT,
     LeftoverSweeper,
     ProcScanner,
     attempt_alive,
     call_on_loop,
+    outlived,
     signal_attempt,
 )
 from gpuherd.executors.local_records import (
     PROCESS_FILE,
     decode,
+    find_leader,
     is_attempt,
     read_process_file,
     recorded_leader,
@@ -114,11 +118,18 @@ def _killpg(pid: int, signum: int) -> None:
 
 @dataclass
 class _Watch:
-    fd: int
+    fd: int | None
+    """The leader's pidfd; None when it had ended before it was watched."""
     attempt_dir: str
     key: str
     on_exit: Callable[[ExitStatus], None]
     loop: asyncio.AbstractEventLoop
+
+
+def _forget_fd(w: _Watch) -> None:
+    if w.fd is not None:
+        w.loop.remove_reader(w.fd)
+        os.close(w.fd)
 
 
 class LocalExecutor:
@@ -204,23 +215,26 @@ class LocalExecutor:
             raise ValueError(f"pid {pid} is already being watched")
         loop = asyncio.get_running_loop()
         try:
-            fd = os.pidfd_open(pid)
-        except ProcessLookupError:
-            # Ended (and was reaped) before we looked, e.g. while the daemon was down. Its
-            # group is not killed here: after that long, the number may name another group.
-            # What it left running is still known by its environment.
-            self._sweeper.due()
-            loop.call_soon(on_exit, self._exit_status(pid, attempt_dir))
-            return
+            fd: int | None = os.pidfd_open(pid)
+        except OSError as e:
+            # Ended (and was reaped) before we looked, e.g. while the daemon was down: as if
+            # it ended now. A stop the last daemon had begun (terminate, next) lets what it
+            # started finish its grace; else the job has ended. (Older kernels say
+            # EINVAL, not ESRCH, while its number still names the group it left running.)
+            if e.errno not in (errno.ESRCH, errno.EINVAL):
+                raise
+            fd = None
         self._watches[pid] = _Watch(fd, attempt_dir, key, on_exit, loop)
-        loop.add_reader(fd, self._on_leader_exit, pid)
+        if fd is None:
+            loop.call_soon(self._on_leader_exit, pid)
+        else:
+            loop.add_reader(fd, self._on_leader_exit, pid)
 
     def _on_leader_exit(self, pid: int) -> None:
         w = self._watches.pop(pid, None)
         if w is None:
             return
-        w.loop.remove_reader(w.fd)
-        os.close(w.fd)
+        _forget_fd(w)
         if pid in self._kill_timers:
             # Being stopped: the job's shell has ended, but processes the command started
             # may still be saving a checkpoint. They get the rest of their grace.
@@ -234,8 +248,11 @@ class LocalExecutor:
         if timer is not None:
             timer.cancel()
         # Kill stragglers before reaping: while our child is an unreaped zombie its pid
-        # cannot be reused, so this cannot hit another process group.
-        _killpg(pid, SIGKILL)
+        # cannot be reused, so this cannot hit another process group. A leader gone before
+        # it was watched may have ended long ago, and its number name another group by now:
+        # what it left is known by its environment only (the sweeper's pass).
+        if w.fd is not None:
+            _killpg(pid, SIGKILL)
         self._sweeper.due()
         w.on_exit(self._exit_status(pid, w.attempt_dir))
 
@@ -277,9 +294,11 @@ class LocalExecutor:
 
     # -- inspect -----------------------------------------------------------------------
 
-    def is_running(self, pid: int, job_id: int, attempt: int, attempt_dir: str = "") -> bool:
+    def is_running(
+        self, pid: int, job_id: int, attempt: int, key: str, attempt_dir: str = ""
+    ) -> bool:
         # The environment tells a job apart from an unrelated process that got the same pid
-        # (after a reboot, or once pids wrapped around).
+        # (after a reboot, or once pids wrapped around), or another home's job.
         import psutil  # deferred: ~6 ms at import, needed only when a restart finds live jobs
 
         try:
@@ -289,7 +308,7 @@ class LocalExecutor:
             spawned = self._unreaped_child(pid)
             if spawned is not None:
                 return spawned == (job_id, attempt)
-            if is_attempt(proc.environ(), job_id, attempt):
+            if is_attempt(proc.environ(), key):
                 return True
             created = proc.create_time()
         except psutil.Error:
@@ -302,17 +321,14 @@ class LocalExecutor:
         self._sweeper.home_id = home_id
         self._sweeper.due()
 
-    def find_leader(self, job_id: int, attempt: int) -> int | None:
-        import psutil
+    def find_leader(self, job_id: int, attempt: int, key: str) -> int | None:
+        return find_leader(key)
 
-        for proc in psutil.process_iter():
-            try:
-                # A job's shell leads its own session; its variables say which attempt it is.
-                if os.getsid(proc.pid) == proc.pid and is_attempt(proc.environ(), job_id, attempt):
-                    return int(proc.pid)
-            except (OSError, psutil.Error):
-                continue
-        return None
+    def outlived(self, pid: int, key: str) -> bool:
+        try:  # on the scanner's thread: a stuck process must not keep the daemon from starting
+            return self._scanner.submit(outlived, pid, key).result(ASK_WAIT)
+        except Exception:  # timed out, or failed (logged): as before, taken for gone
+            return False
 
     def _unreaped_child(self, pid: int) -> tuple[int, int] | None:
         spawned = self._children.get(pid)
@@ -372,8 +388,7 @@ class LocalExecutor:
         self._sweeper.close()
         self._scanner.close()
         for w in self._watches.values():
-            w.loop.remove_reader(w.fd)
-            os.close(w.fd)
+            _forget_fd(w)
         self._watches.clear()
         self._draining.clear()
         for timer in self._kill_timers.values():

@@ -13,7 +13,9 @@ not found.
 
 What ended attempts left is killed by one pass for the whole home (LeftoverSweeper): every
 process with a key of this home whose attempt is not running now. The same pass runs when a
-daemon starts, so what a daemon killed at the wrong moment missed is caught by the next one.
+daemon starts, so what a daemon killed at the wrong moment missed is caught by the next one;
+an attempt being stopped whose shell ended while no daemon ran, but whose other processes
+still run (`outlived`), counts as running until they end or its grace runs out.
 
 On-end hooks carry GPUHERD_JOB_STATE, which a job's environment never does (jobfiles.job_env
 drops it), and are left alone.
@@ -56,6 +58,9 @@ pass runs leaves a child the pass did not see, which the next one kills."""
 CLOSE_WAIT = 5.0
 """Seconds a closing executor waits for its last pass (a stuck process must not keep a
 daemon or `gpuherd run` from exiting)."""
+ASK_WAIT = 5.0
+"""Seconds a starting daemon waits for a pass that tells whether a job's processes still run
+(a stuck process must not keep it from starting: then it takes them for gone)."""
 
 
 def _other_pids() -> Iterator[int]:
@@ -141,21 +146,35 @@ def _carries(key: str, pid: int) -> bool:
     return attempt_key(_environment(pid)) == key
 
 
+def _stat(pid: int) -> list[bytes] | None:
+    """The fields of /proc/<pid>/stat after the command name (the state first, the process
+    group third); None once it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    return stat[stat.rindex(b")") + 2 :].split()
+
+
 def attempt_alive(pgid: int, key: str) -> bool:
     """Whether a process that is not a zombie is left in the job's group or carries its
     attempt key (read from /proc: no kernel event tells when they are gone)."""
     for pid in _other_pids():
-        try:
-            with open(f"/proc/{pid}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:
-            continue  # gone meanwhile
-        fields = stat[stat.rindex(b")") + 2 :].split()
-        if fields[0] == b"Z":
-            continue
+        fields = _stat(pid)
+        if fields is None or fields[0] == b"Z":
+            continue  # gone meanwhile, or dead
         if int(fields[2]) == pgid or attempt_key(_environment(pid)) == key:
             return True
     return False
+
+
+def outlived(leader: int, key: str) -> bool:
+    """Whether an attempt whose leader has ended still has processes running. No: when a
+    live process has the leader's number, which is then another program's, and the job's
+    group could not be told from the one it may lead."""
+    fields = _stat(leader)
+    return (fields is None or fields[0] == b"Z") and attempt_alive(leader, key)
 
 
 class ProcScanner:

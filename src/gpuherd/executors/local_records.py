@@ -1,13 +1,15 @@
 """What a local job's shell records in its attempt folder, read back after a restart: its
-pid and exit status (the `process` file), and whether a live pid is still that attempt."""
+pid and exit status (the `process` file); whether a live pid is still that attempt, and
+which process leads it when no pid was recorded."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 
 from gpuherd.errors import Forbidden
 from gpuherd.executors.base import ExitStatus
-from gpuherd.jobfiles import open_job_file
+from gpuherd.jobfiles import HOOK_VARIABLE, KEY_VARIABLE, open_job_file
 
 PROCESS_FILE = "process"
 """`pid N` once the job's shell runs, then `exit N` once its command has ended."""
@@ -62,8 +64,25 @@ def decode(code: int, ended_at: float) -> ExitStatus:
     return ExitStatus(exit_code=code, signal=None, ended_at=ended_at)
 
 
-def is_attempt(env: dict[str, str], job_id: int, attempt: int) -> bool:
-    return env.get("GPUHERD_JOB_ID") == str(job_id) and env.get("GPUHERD_ATTEMPT") == str(attempt)
+def is_attempt(env: Mapping[str, str], key: str) -> bool:
+    """A process's environment is this attempt's: by its key, as GPUHERD_JOB_ID and
+    GPUHERD_ATTEMPT are the same in another home's (or `gpuherd run`'s) job of that number.
+    An on-end hook carries the job's key too, but is not the job."""
+    return env.get(KEY_VARIABLE) == key and HOOK_VARIABLE not in env
+
+
+def find_leader(key: str) -> int | None:
+    """The live process that leads the attempt keyed `key`: a job's shell leads its own
+    session, and its key says which attempt it is."""
+    import psutil  # deferred: needed only when a restart finds a job with no recorded pid
+
+    for proc in psutil.process_iter():
+        try:
+            if os.getsid(proc.pid) == proc.pid and is_attempt(proc.environ(), key):
+                return int(proc.pid)
+        except (OSError, psutil.Error):
+            continue
+    return None
 
 
 def recorded_leader(pid: int, created: float, attempt_dir: str) -> bool:

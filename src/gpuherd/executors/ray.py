@@ -252,7 +252,10 @@ class RayExecutor:
 
     # ---- inspect ----------------------------------------------------------------------------
 
-    def is_running(self, pid: int, job_id: int, attempt: int, attempt_dir: str = "") -> bool:
+    def is_running(
+        self, pid: int, job_id: int, attempt: int, key: str, attempt_dir: str = ""
+    ) -> bool:
+        # The actor's name and namespace are this home's: the key adds nothing to find it by.
         if pid != handle_of(job_id, attempt):
             return False
         if pid in self._runs:
@@ -287,9 +290,14 @@ class RayExecutor:
             return None
         return decode(code, ended_at)
 
-    def find_leader(self, job_id: int, attempt: int) -> int | None:
+    def find_leader(self, job_id: int, attempt: int, key: str) -> int | None:
         """None: an actor's handle is written before the actor is created (recorded_pid)."""
         return None
+
+    def outlived(self, pid: int, key: str) -> bool:
+        """False: the actor lives until the daemon has its status, and its job's supervisor
+        gives what the job started the rest of the grace (ray_supervisor.py)."""
+        return False
 
     def recorded_pid(self, attempt_dir: str) -> int | None:
         """The handle written before the actor was created."""
