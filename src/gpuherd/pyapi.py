@@ -23,7 +23,6 @@ import os
 import subprocess
 import sys
 import time
-import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -45,6 +44,7 @@ from gpuherd.pyapi_values import (
     non_finite,
     plain,
     submit_options,
+    sweep_warnings,
 )
 from gpuherd.tasks_guard import refuse_while_loading
 from gpuherd.wire_requests import SweepOptions
@@ -53,6 +53,7 @@ from gpuherd.worker import METRICS_FILE, RESULT_FILE
 START_TIMEOUT = 30.0
 _YES = "pass yes=True to submit them all"
 FINISHED = frozenset({"succeeded", "failed", "killed", "cancelled", "lost"})
+_ACTIVE = frozenset({"queued", "running", "paused"})
 
 
 def connect(
@@ -214,8 +215,7 @@ class Herd:
         except (TypeError, ValueError) as exc:
             raise HerdError(f"sweep parameters must be JSON values: {exc}") from None
         answer = Client(self.client.home, timeout=600.0).post("/sweeps", body)
-        for text in answer.get("warnings", []):  # what the CLI prints as `gpuherd: warning:`
-            warnings.warn(text, SweepWarning, stacklevel=2)
+        sweep_warnings(answer.get("warnings", []), SweepWarning)  # the CLI's `warning:` lines
         return Sweep(self, answer["name"], answer)
 
     def sweeps(self) -> list[dict[str, Any]]:
@@ -389,11 +389,10 @@ class Sweep:
         return rows
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Wait until no point of the sweep is queued or running; True if all are done."""
-        active = {"queued", "held", "running", "paused"}
-        rows = self.results()
-        ids = set(self.ids) | {r["job_id"] for r in rows if r["state"] in active}
-        self.herd.wait(ids, timeout)
+        """Wait until no point is queued, running or paused; True if all are done. As `gpuherd
+        wait`, held points are not waited for: they wait for a release (see herd.wait)."""
+        now = {r["job_id"]: r["state"] for r in self.results()}
+        self.herd.wait([i for i in {*self.ids, *now} if now.get(i, "queued") in _ACTIVE], timeout)
         return all(r["state"] in ("succeeded", "done") for r in self.results())
 
 

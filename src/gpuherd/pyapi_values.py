@@ -2,6 +2,8 @@
 
 - `plain`: numpy scalars and arrays as Python numbers and lists, for JSON (numpy is never
   imported here: a value is converted only when its type comes from numpy);
+- `sweep_warnings`: a sweep's warnings, at the user's line, with the CLI's option names
+  as the Python API's keywords;
 - `submit_options`, `in_units`: `submit` keyword options as the daemon's API takes them;
 - `job_cwd`: the folder a job runs in, checked to be one;
 - `make_spec`: a sweep spec from a command template and parameter lists;
@@ -12,7 +14,10 @@
 from __future__ import annotations
 
 import os
+import re
+import sys
 import time
+import warnings
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -27,6 +32,7 @@ from gpuherd.core.sweep_spec import FILE_SUFFIXES
 from gpuherd.core.units import parse_duration, parse_size
 from gpuherd.core.when import parse_begin
 from gpuherd.errors import HerdError
+from gpuherd.task_values import from_numpy, is_numpy
 
 SUBMIT_OPTIONS = frozenset(
     {"gpus", "mem", "ram", "oom_retry", "priority", "after", "after_any", "retries", "timeout"}
@@ -39,13 +45,11 @@ _ON_NO_OUTPUT = {"kill": True, "flag": False}
 
 
 def plain(value: Any) -> Any:
-    """`value` with numpy scalars as Python ones (`.item()`) and numpy arrays as lists
-    (`.tolist()`), in dicts, lists and tuples too; anything else as it is."""
-    module = type(value).__module__
-    if module == "numpy" or module.startswith("numpy."):
-        convert = getattr(value, "tolist", None)  # ndarray.tolist(), numpy scalar's too
-        if callable(convert):
-            return plain(convert())
+    """`value` with numpy scalars as Python ones and numpy arrays as lists (float32 by its
+    shortest text: np.float32(0.01) is 0.01), in dicts, lists and tuples too; anything else
+    as it is."""
+    if is_numpy(value) and (converted := from_numpy(value)) is not value:
+        return plain(converted)
     if isinstance(value, dict):
         return {key: plain(item) for key, item in value.items()}
     if isinstance(value, list):
@@ -53,6 +57,33 @@ def plain(value: Any) -> Any:
     if type(value) is tuple:
         return tuple(plain(item) for item in value)
     return value
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_CLI_OPTIONS = {"--results-dir": "results_dir=", "--name": "name=", "--force": "force=True"}
+"""The options a sweep's warnings name (sweeps.py, sweep_checks.py), as Python spells them."""
+_CLI_OPTION = re.compile(r"(?<![^\s(])(" + "|".join(_CLI_OPTIONS) + r")(?![\w-])")
+
+
+def python_spelling(text: str) -> str:
+    """A warning of the daemon's, written for the CLI, with its options as keywords."""
+    return _CLI_OPTION.sub(lambda found: _CLI_OPTIONS[found.group(1)], text)
+
+
+def sweep_warnings(texts: Iterable[str], category: type[Warning]) -> None:
+    """What the daemon warns of (the CLI prints it as `gpuherd: warning:`), as Python
+    warnings: shown once each, at the user's line."""
+    for text in texts:
+        warn_at_caller(python_spelling(text), category)
+
+
+def warn_at_caller(text: str, category: type[Warning]) -> None:
+    """Warn at the line that called into gpuherd (as Python 3.12's skip_file_prefixes), not
+    at gpuherd's own: `train.sweep()` calls `Herd.sweep()`, which warns."""
+    level, frame = 2, sys._getframe(1)
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        level, frame = level + 1, frame.f_back
+    warnings.warn(text, category, stacklevel=level)
 
 
 _NON_FINITE = {"nan": float("nan"), "inf": float("inf"), "-inf": float("-inf")}
@@ -260,4 +291,14 @@ def is_sweep_file(source: object, params: Mapping[str, Any] | None) -> bool:
     return found
 
 
-__all__ = ["in_units", "is_sweep_file", "job_cwd", "make_spec", "plain", "submit_options"]
+__all__ = [
+    "in_units",
+    "is_sweep_file",
+    "job_cwd",
+    "make_spec",
+    "plain",
+    "python_spelling",
+    "submit_options",
+    "sweep_warnings",
+    "warn_at_caller",
+]

@@ -22,7 +22,6 @@ import os
 import shlex
 import sys
 import uuid
-import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -31,11 +30,17 @@ from typing import Any
 from gpuherd import paths, worker
 from gpuherd.errors import HerdError
 from gpuherd.pyapi import Herd, Job, Sweep, SweepWarning, connect
-from gpuherd.pyapi_values import make_spec, plain
+from gpuherd.pyapi_values import SUBMIT_OPTIONS, make_spec, plain, warn_at_caller
 from gpuherd.tasks_guard import refuse_while_loading
 
 PARAMS_INLINE_MAX = 16 * 1024
 """Larger parameters (as JSON) go in a file: one argument of a command line holds 128 KiB."""
+JOB_OPTIONS = SUBMIT_OPTIONS | {"name", "cwd", "herd"}
+"""What `gpuherd.task(...)` takes: a call's keyword of these names, which the function does
+not take, was meant as a job option."""
+SWEEP_OWN = ("name", "samples", "seed", "shuffle", "fixed", "force", "yes", "dry_run", "cwd")
+"""A task sweep's own keywords; each is also `sweep_` and its name (`sweep_seed=5`), for a
+function that has a parameter of that name."""
 
 
 class TaskArgumentError(HerdError, TypeError):
@@ -65,22 +70,43 @@ class Task:
     def _job_options(self) -> dict[str, Any]:
         return {k: v for k, v in self.options.items() if k != "herd"}
 
-    def _check_call(self, params: Mapping[str, Any]) -> None:
+    def _check_call(self, params: Mapping[str, Any], call: str) -> None:
         """TaskArgumentError now, rather than a failed job later, for a call the function
         cannot take (a GPUTask-like class takes any config)."""
         if inspect.isclass(self.fn):
             return
         try:
             worker.arguments(self.fn, dict(params), run_dir="")
+        except worker.UnknownParameter as exc:
+            if exc.name in JOB_OPTIONS:
+                raise self._job_option_error(exc.name, call) from None
+            raise TaskArgumentError(str(exc)) from None
         except worker.WorkerError as exc:
             raise TaskArgumentError(str(exc)) from None
+
+    def _job_option_error(self, key: str, call: str) -> TaskArgumentError:
+        name = self.fn.__name__
+        return TaskArgumentError(
+            f"{name}() takes no parameter {key!r}, and {key} is a job option: job options go "
+            f"in the task, @gpuherd.task({key}=...), or for one call in a task of the task, "
+            f"gpuherd.task({key}=...)({name}).{call}(...)"
+        )
+
+    def _named_parameters(self) -> set[str]:
+        """The parameters the function names (not a **kwargs's), none for a class."""
+        try:
+            accepted = {} if inspect.isclass(self.fn) else inspect.signature(self.fn).parameters
+        except (TypeError, ValueError):
+            return set()
+        variadic = (inspect.Parameter.VAR_KEYWORD, inspect.Parameter.VAR_POSITIONAL)
+        return {k for k, p in accepted.items() if p.kind not in variadic}
 
     def submit(self, **params: Any) -> Job:
         """Run one call as a job (`job.result()` is its return value). The call is checked
         against the function's signature now: TaskArgumentError if it does not fit."""
         refuse_while_loading("submit")
         params = plain(params)
-        self._check_call(params)
+        self._check_call(params, "submit")
         try:
             text = json.dumps(params)
         except (TypeError, ValueError) as exc:
@@ -93,9 +119,9 @@ class Task:
             staged = _stage_params(herd, text)
             command = worker_command(self.fn) + " --params-file " + shlex.quote(str(staged))
         options = self._job_options()
-        gpus = options.pop("gpus", 1)
+        gpus, name = options.pop("gpus", 1), options.pop("name", None) or self.fn.__name__
         try:
-            return herd.submit(command, gpus, name=self.fn.__name__, **options)
+            return herd.submit(command, gpus, name=name, **options)
         except BaseException:
             if staged is not None:
                 staged.unlink(missing_ok=True)
@@ -111,25 +137,47 @@ class Task:
         """Run a grid: `train.sweep(lr=[0.1, 0.01], bs=[32, 64], results_dir="results/x")`.
 
         Keyword lists are parameters; name, samples, seed (a number), shuffle, fixed, force,
-        yes and dry_run are the sweep's own. To sweep a parameter named like one of those,
-        give it a list (`seed=[1, 2, 3]`) or pass `params={...}`."""
+        yes, dry_run and cwd are the sweep's own. To sweep a parameter named like one of
+        those, give it a list (`seed=[1, 2, 3]`) or pass `params={...}`; to fix it,
+        `fixed={"seed": 5}`. For a function with a parameter of such a name, a value that is
+        not a list is refused (whose is it?): the sweep's own is then `sweep_seed=5`."""
         refuse_while_loading("sweep")
-        own = {"name", "samples", "seed", "shuffle", "fixed", "force", "yes", "dry_run", "cwd"}
         grid = dict(params or {})
         sweep_args: dict[str, Any] = {}
         for key, value in plain(kwargs).items():  # a numpy array: a list of values
-            if key in own and not isinstance(value, list | tuple | range):
-                sweep_args[key] = value
-            else:
+            if isinstance(value, list | tuple | range):
                 grid[key] = value
-        self._check_call(dict.fromkeys([*grid, *(sweep_args.get("fixed") or {})]))
-        name = sweep_args.pop("name", None) or self.fn.__name__
+            elif (own := self._sweep_option(key, value)) is not None:
+                sweep_args[own] = value
+            elif key in JOB_OPTIONS and key not in self._named_parameters():
+                raise self._job_option_error(key, "sweep")
+            else:
+                grid[key] = value  # make_spec says that a parameter takes a list
+        self._check_call(dict.fromkeys([*grid, *(sweep_args.get("fixed") or {})]), "sweep")
+        options = self._job_options()
+        name = sweep_args.pop("name", None) or options.pop("name", None) or self.fn.__name__
         spec = make_spec(
             name, worker_command(self.fn, sweep=True), grid, sweep_args.pop("fixed", None)
         )
         if results_dir is not None:
             spec = replace(spec, results_dir=str(results_dir))
-        return self._herd().sweep(spec, task=True, **sweep_args, **self._job_options())
+        return self._herd().sweep(spec, task=True, **{**options, **sweep_args})
+
+    def _sweep_option(self, key: str, value: Any) -> str | None:
+        """The sweep's own option a keyword given a single value is (`seed` or `sweep_seed`),
+        if it is one; TaskArgumentError if the function has a parameter of that name too."""
+        own = key.removeprefix("sweep_")
+        if own not in SWEEP_OWN:
+            return None
+        if key in self._named_parameters():
+            name = self.fn.__name__
+            other = f"sweep_{own}" if key == own else own
+            raise TaskArgumentError(
+                f"{name}() has a parameter {key!r}, and {key} is also the sweep's own option: "
+                f"give {name}'s value as fixed={{{key!r}: {value!r}}} (or a list, {key}="
+                f"[{value!r}], to sweep it), and the sweep's as {other}={value!r}"
+            )
+        return own
 
 
 def task(fn: Callable[..., Any] | None = None, *, gpus: int | None = None, **options: Any) -> Any:
@@ -199,11 +247,10 @@ def sweep_from_config(
         gpus = sizes[0]
         if len(set(sizes)) > 1:  # GTS gives each worker its entry; here every point is alike
             mixed = " and ".join(map(str, sorted(set(sizes))))
-            warnings.warn(
+            warn_at_caller(
                 f"scheduler_config.gpu mixes entries of {mixed} GPUs: every point runs on "
                 f"{gpus} (the first entry's); pass gpus=N to choose",
                 SweepWarning,
-                stacklevel=2,
             )
     target = herd or connect()
     return target.sweep(spec, force=force, task=True, gpus=gpus, **options)

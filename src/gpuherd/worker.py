@@ -9,7 +9,9 @@ submitting a job raises (tasks_guard.py). The function is called with the point'
 read from `RUN_DIR/params.json` (or given with `--params JSON`, or `--params-file FILE` for
 large ones), plus `run_dir` when it takes that argument. Its return value is written to
 `RUN_DIR/result.json` as it is, and to `RUN_DIR/metrics.json`: a dict as it is, anything else
-but None as `{"result": value}`. An exception fails the job with the traceback on stderr.
+but None as `{"result": value}`. What JSON cannot hold is stored as its text, said in one line
+on stderr (task_values.py): the function succeeded, so its run is kept. An exception fails
+the job with the traceback on stderr.
 
 A class with a `main()` method (GPU Task Scheduler's `GPUTask`) runs too: it is created,
 given `_config` (the parameters) and `_work_dir` (the run folder), and its `main()` called.
@@ -36,6 +38,7 @@ from types import ModuleType
 from typing import Any
 
 from gpuherd import tasks_guard
+from gpuherd.task_values import Storable
 
 MAIN_MODULE = "__mp_main__"
 """The module name a `__main__` script is loaded under (its main block sees this name): the
@@ -50,6 +53,16 @@ KEPT_PARAMS_FILE = "task-params.json"
 
 class WorkerError(Exception):
     """The task cannot be found or called; the message says why (no traceback needed)."""
+
+
+class UnknownParameter(WorkerError):
+    """A call gives a parameter (`name`) the function does not take."""
+
+    def __init__(self, function: str, name: str) -> None:
+        self.name = name
+        super().__init__(
+            f"{function}() takes no parameter {name!r}; add it to the signature (or **kwargs)"
+        )
 
 
 def load_target(target: str) -> Any:
@@ -131,10 +144,7 @@ def arguments(fn: Any, params: dict[str, Any], run_dir: str) -> dict[str, Any]:
         kwargs["run_dir"] = run_dir
     unknown = [k for k in kwargs if k not in accepted]
     if unknown and not takes_any:
-        raise WorkerError(
-            f"{fn.__qualname__}() takes no parameter {unknown[0]!r}; "
-            "add it to the signature (or **kwargs)"
-        )
+        raise UnknownParameter(fn.__qualname__, unknown[0])
     try:
         signature.bind(**kwargs)
     except TypeError as exc:
@@ -160,32 +170,31 @@ def _run_task_class(cls: type[Any], params: dict[str, Any], run_dir: str) -> Any
     return instance.main()
 
 
-def write_metrics(run_dir: str, result: Any) -> None:
-    """result.json (the value as it is) and metrics.json (a dict, for the sweep table)."""
+def write_metrics(run_dir: str, result: Any) -> str | None:
+    """result.json (the value as it is) and metrics.json (a dict, for the sweep table).
+    Answers a note naming what JSON could not hold (stored as its text), if anything; a
+    file that cannot be written is a WorkerError (the run's results would be missing, and a
+    sweep would count the point done)."""
     if result is None:
-        return
-    _write_json(Path(run_dir) / RESULT_FILE, result)
-    _write_json(
-        Path(run_dir) / METRICS_FILE, result if isinstance(result, dict) else {"result": result}
-    )
+        return None
+    stored = Storable(result)
+    value = stored.value
+    metrics = value if isinstance(value, dict) else {"result": value}
+    for name, data in ((RESULT_FILE, value), (METRICS_FILE, metrics)):
+        try:
+            _write_json(Path(run_dir) / name, data)
+        except OSError as exc:
+            raise WorkerError(
+                f"the task returned, but its return value could not be written to "
+                f"{Path(run_dir) / name}: {exc.strerror or exc}"
+            ) from None
+    return stored.note()
 
 
 def _write_json(path: Path, data: Any) -> None:
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, default=_plain) + "\n")
+    tmp.write_text(json.dumps(data, indent=2) + "\n")
     tmp.replace(path)
-
-
-def _plain(value: Any) -> Any:
-    """numpy and torch scalars through .item(); anything else as its text."""
-    item = getattr(value, "item", None)
-    if callable(item):
-        try:
-            return item()
-        except (TypeError, ValueError):
-            pass
-    tolist = getattr(value, "tolist", None)
-    return tolist() if callable(tolist) else str(value)
 
 
 def read_params(run_dir: str) -> dict[str, Any]:
@@ -265,7 +274,8 @@ def main(argv: list[str] | None = None) -> int:
             Path(run_dir, RESULT_FILE).unlink()
         obj = load_target(args.target)
         result = call(obj, params, run_dir)
-        write_metrics(run_dir, result)
+        if note := write_metrics(run_dir, result):
+            print(f"gpuherd worker: {note}", file=sys.stderr)
     except (WorkerError, tasks_guard.BootstrapError) as exc:
         print(f"gpuherd worker: {exc}", file=sys.stderr)
         return 2

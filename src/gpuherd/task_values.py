@@ -1,0 +1,137 @@
+"""Python values as JSON holds them: numpy's as Python's (the Python API's parameters, a
+task's return value), and a task's return value made storable in result.json (worker.py).
+
+Only the standard library is imported, and numpy never (a value is converted only when its
+type comes from numpy): the worker imports this module before the user's code.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+JSON_KEYS = (str, int, float, bool, type(None))
+"""What json.dumps takes as a dict key (it writes the numbers and None as text)."""
+NOTED_MAX = 5
+"""How many unstorable values a note names (then "and N more")."""
+
+
+def is_numpy(value: Any) -> bool:
+    module = type(value).__module__
+    return module == "numpy" or module.startswith("numpy.")
+
+
+def from_numpy(value: Any) -> Any:
+    """A numpy scalar as the Python number it holds, an array as lists of them; anything
+    else as it is (nested lists and dicts are the callers' to walk). float16 and float32 go
+    by their shortest text, as numpy shows them: `.item()` widens np.float32(0.01) to
+    0.009999999776482582, which then names folders and reaches the task."""
+    if not is_numpy(value):
+        return value
+    dtype = getattr(value, "dtype", None)
+    if getattr(dtype, "kind", None) == "f" and getattr(dtype, "itemsize", 8) != 8:
+        # Narrow floats by their text (in C: fast for large arrays too); long doubles,
+        # which .item() keeps as numpy's, rounded to a Python float.
+        narrow = dtype.itemsize < 8  # type: ignore[union-attr]
+        wide = value.astype(str).astype(float) if narrow else value.astype(float)
+        return wide.tolist()
+    convert = getattr(value, "tolist", None)  # ndarray.tolist(), and a numpy scalar's
+    return convert() if callable(convert) else value
+
+
+class Storable:
+    """A task's return value made storable as JSON, and what it could not store as it was."""
+
+    def __init__(self, value: Any) -> None:
+        self.noted: list[str] = []
+        self._open: set[int] = set()  # the containers being walked, to see a cycle
+        try:
+            self.value = self._walk(value, "result")
+        except RecursionError:  # json.dumps could not write it either
+            self.noted = []
+            self.value = self._text(value, "result", "a value nested too deep to walk")
+
+    def note(self) -> str | None:
+        """One line naming what was stored as its text, or None if everything was stored."""
+        if not self.noted:
+            return None
+        named = ", ".join(self.noted[:NOTED_MAX])
+        more = len(self.noted) - NOTED_MAX
+        named += f" and {more} more" if more > 0 else ""
+        return (
+            "the return value was stored in result.json, with what JSON cannot hold as its "
+            f"text: {named}"
+        )
+
+    def _walk(self, value: Any, where: str) -> Any:
+        value = _scalar(value)
+        if value is None or isinstance(value, str | int | float):  # bool is an int
+            return value
+        if isinstance(value, dict | list | tuple | set | frozenset):
+            if id(value) in self._open:
+                return self._text(value, where, "a reference to itself")
+            self._open.add(id(value))
+            try:
+                return self._container(value, where)
+            finally:
+                self._open.discard(id(value))
+        try:  # anything else JSON takes (a subclass json.dumps knows)
+            json.dumps(value)
+        except (TypeError, ValueError, RecursionError):
+            return self._text(value, where, _a(type(value)))
+        return value
+
+    def _container(self, value: Any, where: str) -> Any:
+        if isinstance(value, dict):
+            found: dict[Any, Any] = {}
+            for key, item in value.items():
+                plain_key = _scalar(key)
+                if not isinstance(plain_key, JSON_KEYS):
+                    plain_key = self._text(key, f"{where}[{_shown(key)}]", _a(type(key), "key"))
+                found[plain_key] = self._walk(item, f"{where}[{_shown(plain_key)}]")
+            return found
+        items = list(value)
+        if isinstance(value, set | frozenset):  # a list, in order when its items sort
+            try:
+                items = sorted(items)
+            except Exception:  # TypeError, or whatever an item's own __lt__ raises
+                pass
+        return [self._walk(item, f"{where}[{i}]") for i, item in enumerate(items)]
+
+    def _text(self, value: Any, where: str, what: str) -> str:
+        self.noted.append(f"{where} ({what})")
+        return _shown(value, repr_=False)
+
+
+def _scalar(value: Any) -> Any:
+    """A numpy scalar or array as Python's; else one with `.item()` (a torch tensor of one
+    number) as its number, one with `.tolist()` as its list; anything else as it is."""
+    if is_numpy(value):
+        return from_numpy(value)
+    if isinstance(value, str | int | float | dict | list | tuple | set | frozenset):
+        return value
+    for method in ("item", "tolist"):
+        convert = getattr(value, method, None)
+        if callable(convert):
+            try:
+                return convert()
+            except Exception:  # torch: "a Tensor with 2 elements cannot be converted"
+                continue
+    return value
+
+
+def _a(kind: type, what: str = "") -> str:
+    """ "a tuple key", "an Obj": what a value stored as its text was."""
+    name = kind.__qualname__
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}" + (f" {what}" if what else "")
+
+
+def _shown(value: Any, repr_: bool = True) -> str:
+    """`repr(value)` (or its `str`), or its type's name if that raises."""
+    try:
+        return repr(value) if repr_ else str(value)
+    except Exception:
+        return f"<{type(value).__qualname__} object>"
+
+
+__all__ = ["Storable", "from_numpy", "is_numpy"]
