@@ -11,9 +11,6 @@ the sweep's name, also when --name renames it), and `name` to the file's stem. Y
 
 from __future__ import annotations
 
-import json
-import re
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,15 +29,14 @@ from pydantic import (
     model_validator,
 )
 
-from gpuherd.core.sweep import FILE_SUFFIXES, DistKind, Distribution, SweepError, SweepSpec
+from gpuherd.core.sweep import DistKind, Distribution, SweepError, SweepSpec
 from gpuherd.core.sweep_config import SweepFileError as SweepFileError
 from gpuherd.core.sweep_config import from_config as from_config
 from gpuherd.core.sweep_spec import SWEEP_FIELD
-from gpuherd.core.sweep_values import MAX_DEPTH, TOO_DEEP, check_values
+from gpuherd.core.sweep_values import check_values
 from gpuherd.core.units import parse_duration, parse_size
-
-MAX_FILE_BYTES = 1024 * 1024
-"""Larger sweep files are refused before they are parsed (YAML reads ~300 KB a second)."""
+from gpuherd.sweepfile_text import MAX_FILE_BYTES as MAX_FILE_BYTES
+from gpuherd.sweepfile_text import Loader, parse_text
 
 
 @dataclass(frozen=True)
@@ -67,36 +63,6 @@ class SweepFile:
     options: SubmitOptions
 
 
-class _TooDeep(yaml.MarkedYAMLError):
-    pass
-
-
-class _Loader(yaml.SafeLoader):
-    """SafeLoader that also reads `1e-5` and `1E+3` as floats, as YAML 1.2 does, and stops
-    at MAX_DEPTH levels of lists and mappings (its composer recurses once a level)."""
-
-    _depth = 0
-
-    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
-        self._depth += 1
-        try:
-            if self._depth > MAX_DEPTH and self.check_event(
-                yaml.SequenceStartEvent, yaml.MappingStartEvent
-            ):
-                mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
-                raise _TooDeep(problem=TOO_DEEP, problem_mark=mark)
-            return super().compose_node(parent, index)
-        finally:
-            self._depth -= 1
-
-
-_Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:float",
-    re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
-    list("-+0123456789"),
-)
-
-
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -111,6 +77,17 @@ class _Random(_Strict):
     uniform: list[float] | None = None
     loguniform: list[float] | None = None
     int_: list[StrictInt] | None = Field(None, alias="int")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _a_mapping(cls, value: Any) -> Any:
+        if isinstance(value, Mapping):
+            return value
+        given = "a list" if isinstance(value, list) else repr(value)
+        raise ValueError(
+            f"{given} is not a distribution: give choice: [values] (drawn from them), or"
+            " uniform, loguniform or int: [low, high]"
+        )
 
     @model_validator(mode="after")
     def _one_kind(self) -> Self:
@@ -216,7 +193,7 @@ def load_sweep(path: str | Path) -> SweepFile:
 
 def parse_sweep(text: str, path: str) -> SweepFile:
     """Check sweep file text; `path` names it in messages and picks the format by suffix."""
-    data = _parse(text, path)
+    data = parse_text(text, path)
     if not isinstance(data, dict):
         raise SweepFileError(f"{path}: a sweep file must be a mapping of keys (name, grid, ...)")
     try:
@@ -240,41 +217,6 @@ def parse_sweep(text: str, path: str) -> SweepFile:
     return SweepFile(path=path, spec=spec, options=options)
 
 
-def _parse(text: str, path: str) -> Any:
-    """The file's data, by its suffix; SweepFileError for what cannot be read."""
-    suffix = Path(path).suffix.lower()
-    if suffix not in FILE_SUFFIXES:
-        raise SweepFileError(f"{path}: unknown sweep file type: use .yaml, .yml, .toml or .json")
-    if len(text) > MAX_FILE_BYTES:
-        raise SweepFileError(
-            f"{path}: larger than {MAX_FILE_BYTES // 1024 // 1024} MiB: a sweep file lists"
-            " parameters and their values; narrow it, or split it into sweeps"
-        )
-    try:
-        if suffix == ".toml":
-            return tomllib.loads(text)
-        if suffix == ".json":
-            return json.loads(text)
-        return yaml.load(text, Loader=_Loader)  # a SafeLoader
-    except _TooDeep as exc:
-        line = f":{exc.problem_mark.line + 1}" if exc.problem_mark else ""
-        raise SweepFileError(f"{path}{line}: {TOO_DEEP}") from None
-    except yaml.YAMLError as exc:
-        raise SweepFileError(_yaml_problem(path, exc)) from None
-    except tomllib.TOMLDecodeError as exc:
-        raise SweepFileError(f"{path}: invalid TOML: {exc}") from None
-    except json.JSONDecodeError as exc:
-        raise SweepFileError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from None
-    except RecursionError:  # tomllib and json recurse once a level
-        raise SweepFileError(f"{path}: {TOO_DEEP}") from None
-    except ValueError as exc:  # a YAML date 2024-13-45, a number of 5000 digits
-        if "integer string conversion" in str(exc):
-            raise SweepFileError(
-                f"{path}: a number of more than 4300 digits: quote it to keep it as text"
-            ) from None
-        raise SweepFileError(f"{path}: invalid value: {' '.join(str(exc).split())}") from None
-
-
 def _to_spec(model: _File, stem: str) -> SweepSpec:
     name = model.name or stem
     exclude = model.exclude
@@ -296,15 +238,6 @@ def _to_spec(model: _File, stem: str) -> SweepSpec:
 
 
 # ---- error messages -------------------------------------------------------------------------
-
-
-def _yaml_problem(path: str, exc: yaml.YAMLError) -> str:
-    mark = getattr(exc, "problem_mark", None)
-    problem = getattr(exc, "problem", None) or str(exc)
-    context = getattr(exc, "context", None)
-    text = f"{context}: {problem}" if context else problem
-    line = f":{mark.line + 1}" if mark is not None else ""
-    return f"{path}{line}: invalid YAML: {' '.join(str(text).split())}"
 
 
 def _pydantic_problem(path: str, text: str, data: Any, exc: ValidationError) -> str:
@@ -367,7 +300,7 @@ def _place(path: str, text: str, loc: Sequence[str | int]) -> str:
     if Path(path).suffix.lower() not in (".yaml", ".yml", ".json") or not loc:
         return path
     try:
-        node = yaml.compose(text, Loader=_Loader)  # a SafeLoader
+        node = yaml.compose(text, Loader=Loader)  # a SafeLoader
     except yaml.YAMLError:
         return path
     line = None

@@ -104,6 +104,18 @@ BAD_FILES = {
     "empty values": ("name: x\ncommand: echo {a}\ngrid:\n  a: []\n", "bad.yaml:4: grid.a"),
     "invalid yaml": ("name: x\ncommand: echo {a}\ngrid: {a: [1, 2}\n", "invalid YAML"),
     "not a mapping": ("- 1\n- 2\n", "must be a mapping"),
+    "key given twice": (
+        "command: echo {x}\ngrid: {x: [1, 2], x: [3]}\n",
+        "bad.yaml:2: key 'x' is given twice in one mapping: give each key once",
+    ),
+    "list for a distribution": (
+        "command: echo {x}\nsamples: 1\nrandom: {x: [1, 2, 3]}\n",
+        "bad.yaml:3: random.x: a list is not a distribution: give choice: [values]",
+    ),
+    "broken exclude": (
+        "command: echo {x}\ngrid: {x: [1]}\nexclude: x ===\n",
+        "exclude: expression 'x ===': not a Python expression (invalid syntax at column 5)",
+    ),
 }
 
 
@@ -111,11 +123,12 @@ BAD_FILES = {
 def test_a_bad_sweep_file_gives_one_clear_line(runs: Runs, case: str) -> None:
     text, expected = BAD_FILES[case]
     (runs.cwd / "bad.yaml").write_text(text)
-    done = sweep(runs, "bad.yaml")
-    assert done.returncode == 1
-    assert done.stdout == ""
-    assert len(done.stderr.splitlines()) == 1, done.stderr
-    assert done.stderr.startswith("gpuherd: error: ") and expected in done.stderr, done.stderr
+    for extra in ([], ["--dry-run"]):  # (no daemon runs: refused before it is asked)
+        done = sweep(runs, "bad.yaml", *extra)
+        assert done.returncode == 1
+        assert done.stdout == ""
+        assert len(done.stderr.splitlines()) == 1, done.stderr
+        assert done.stderr.startswith("gpuherd: error: ") and expected in done.stderr, done.stderr
 
 
 def test_other_mistakes_are_one_line_too(runs: Runs, tmp_path: Path) -> None:
@@ -226,8 +239,14 @@ def test_cli_messages_name_the_cli_options_and_commands(runs: Runs) -> None:
     assert huge.returncode == 1, huge.stderr
     assert huge.stderr == (
         "gpuherd: error: sweep 'echo-c02131' has 3,200,000 points, more than 1,000,000"
-        " (the most a sweep may have): narrow it\n"
+        " (the most a sweep may have): narrow it, or draw some of them (--samples N)\n"
     )
+    # --samples draws from it without listing it (it was refused: "grid: 3200000 points").
+    c_values = ["-p", "c", *map(str, range(80))]
+    drawn = sweep(runs, "echo {a}-{b}-{c}", *three, *c_values, "--samples", "1500", "--dry-run")
+    assert drawn.returncode == 0, drawn.stderr
+    assert len(set(drawn.stdout.splitlines())) == 1500
+    assert "1,500 commands of sweep echo-" in drawn.stderr
 
 
 @pytest.mark.parametrize("name", ["", "../../etc", " x"])
@@ -237,3 +256,79 @@ def test_status_of_a_name_no_sweep_can_have(runs: Runs, name: str) -> None:
     assert done.stderr == (
         f"gpuherd: error: no sweep named {name!r}: `gpuherd sweep ls` lists the sweeps\n"
     )
+
+
+MULTI_LINE = "command: |\n  cd /\n  echo lr={lr}\ngrid:\n  lr: [1, 2]\n"
+
+
+def test_a_dry_run_refuses_a_command_of_several_lines_rather_than_join_them(runs: Runs) -> None:
+    # It printed `cd / echo lr=1`: piped into `gpuherd run`, another command (echo / echo...).
+    (runs.cwd / "multi.yaml").write_text(MULTI_LINE)
+    done = sweep(runs, "multi.yaml", "--dry-run")
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        "gpuherd: error: the command of point lr=1 has several lines, which --dry-run's one"
+        " command a line cannot show: --dry-run --json prints the commands exactly, or put the"
+        " lines in a script and run that\n"
+    )
+    exact = sweep(runs, "multi.yaml", "--dry-run", "--json")
+    assert exact.returncode == 0, exact.stderr
+    assert json.loads(exact.stdout)["commands"] == [
+        "cd /\necho lr=1\n",
+        "cd /\necho lr=2\n",
+    ]
+    value = sweep(runs, "echo {x}", "-p", "x", "a", "b\nc", "--dry-run")
+    assert (value.returncode, value.stdout) == (1, "")
+    assert value.stderr.startswith("gpuherd: error: the command of point x=b_c~")
+    assert len(value.stderr.splitlines()) == 1
+
+
+def test_a_one_line_block_command_is_printed_exactly_and_runs(runs: Runs) -> None:
+    # `command: |` (or `>`) ends the command with a line break: that is its line's end.
+    (runs.cwd / "block.yaml").write_text("command: >\n  echo lr={lr}\ngrid:\n  lr: [1, 2]\n")
+    done = sweep(runs, "block.yaml", "--dry-run")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "echo lr=1\necho lr=2\n"
+    pipe = f"{GPUHERD_BIN} sweep block.yaml --dry-run | {GPUHERD_BIN} run --gpus 0 --output-dir out"
+    ran = subprocess.run(
+        pipe, shell=True, cwd=runs.cwd, env=runs.env, capture_output=True, text=True, timeout=60
+    )
+    assert ran.returncode == 0, ran.stderr + ran.stdout
+    assert "2 succeeded, 0 failed" in ran.stdout
+
+
+@pytest.mark.parametrize("template", ["", "  "])
+def test_a_dry_run_of_an_empty_command_is_refused_as_a_submission_is(
+    runs: Runs, template: str
+) -> None:
+    # It printed an empty line and exited 0; a submission was refused.
+    for extra in (["--dry-run"], ["--dry-run", "--json"], []):
+        done = sweep(runs, template, "-p", "lr", "0.1", *extra)
+        assert (done.returncode, done.stdout) == (1, ""), extra
+        assert done.stderr == (
+            "gpuherd: error: invalid sweep: command: empty; give the command to run for each"
+            ' point, with placeholders such as "python train.py --lr {lr}"\n'
+        )
+
+
+def test_a_value_given_twice_is_warned_of_in_a_dry_run(runs: Runs) -> None:
+    done = sweep(runs, "echo {lr}", "-p", "lr", "1", "1", "2", "--dry-run")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["echo 1", "echo 2"]
+    assert done.stderr.splitlines() == [
+        "gpuherd: warning: grid.lr: value 1 is given twice: a value given more than once is"
+        " one point",
+        "2 commands of sweep echo-d57627 (dry run: nothing submitted)",
+    ]
+
+
+def test_a_dry_run_of_an_exclude_that_leaves_no_point_is_refused(runs: Runs) -> None:
+    # It printed `0 commands of sweep e` and exited 0 (and a submission made an empty sweep).
+    (runs.cwd / "e.yaml").write_text("command: echo {x}\ngrid: {x: [1, 2]}\nexclude: 'True'\n")
+    for extra in ([], ["--json"]):
+        done = sweep(runs, "e.yaml", "--dry-run", *extra)
+        assert (done.returncode, done.stdout) == (1, "")
+        assert done.stderr == (
+            "gpuherd: error: invalid sweep: exclude: expression 'True' removes every point of"
+            " the grid (2 of 2); loosen it so some remain\n"
+        )

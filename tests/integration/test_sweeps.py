@@ -383,7 +383,7 @@ def test_a_refused_submission_writes_no_point_folder(daemon: Herd, work: Path) -
         f"name: p3\ncommand: echo {{x}}\npriority: {2**64}\ngrid: {{x: [1]}}\n"
     )
     cases = [
-        (["empty.yaml"], "the command is empty"),
+        (["empty.yaml"], "empty.yaml:2: command: empty"),
         (["echo {x}", "--name", "p2", "-p", "x", "1", "--priority", str(2**64)], "too large"),
         (["prio.yaml"], "too large"),
     ]

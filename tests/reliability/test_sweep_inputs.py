@@ -114,13 +114,19 @@ def test_a_billion_point_grid_never_reaches_the_queue(daemon: Herd) -> None:
 
 
 def test_the_advice_for_a_huge_grid_works(tmp_path: Path) -> None:
-    # Sampling a grid of more than 1,000,000 points is not supported (it would be expanded
-    # first), so the refusal must not advise --samples there: only narrowing works.
+    # Sampling a grid of more than 1,000,000 points used to expand it first, and was refused
+    # ("grid: 1000000000 points, ...; narrow it"); now the indices are drawn, not the grid.
     billion(tmp_path)
     line = one_error_line(sweep(tmp_path, "huge.yaml", "--dry-run"))
-    assert "narrow it" in line and "--samples" not in line, line
+    assert "narrow it, or draw some of them (--samples N)" in line, line
+    began = time.monotonic()
     done = sweep(tmp_path, "huge.yaml", "--samples", "5", "--seed", "1", "--dry-run")
-    assert done.returncode != 0 and "narrow it" in done.stderr
+    assert done.returncode == 0, done.stderr
+    commands = done.stdout.splitlines()
+    assert len(set(commands)) == 5 and all(len(c.split()) == 10 for c in commands), commands
+    assert time.monotonic() - began < 10  # drawn, never listed
+    again = sweep(tmp_path, "huge.yaml", "--samples", "5", "--seed", "1", "--dry-run")
+    assert again.stdout.splitlines() == commands
 
 
 PLACEHOLDERS = [

@@ -84,13 +84,14 @@ def test_values_that_read_alike_are_named_in_a_warning() -> None:
         grids=({"x": (1, "1", True, "True", 2, 2), "y": (None, "None")}, {"x": (1.0, 1), "y": [0]}),
     )
     assert alike_values(spec) == [
+        "grid[0].x: value 2 is given twice: a value given more than once is one point",
         'grid[0].x: 1 and "1" both read 1; true and "True" both read True: values that read'
         " the same are one point (the first one runs)",
         'grid[0].y: null and "None" both read None: values that read the same are one point'
         " (the first one runs)",
     ]
     assert [p.command for p in expand(spec)][:2] == ["echo 1 None", "echo True None"]
-    plain = SweepSpec(name="s", command="echo {x}", grids=({"x": (1, 1.0, "a", "a")},))
+    plain = SweepSpec(name="s", command="echo {x}", grids=({"x": (1, 1.0, "a")},))
     assert alike_values(plain) == []
 
 

@@ -171,7 +171,7 @@ def test_each_surface_spells_its_own_way_past_the_point_limits() -> None:
         too_many = size_refusal("big", 3_200_000, yes=yes, action="pass --yes", samples="-s")
         assert too_many == (
             f"sweep 'big' has 3,200,000 points, more than {MAX_POINTS:,} (the most a sweep may"
-            " have): narrow it"
+            " have): narrow it, or draw some of them (-s)"
         )
 
 

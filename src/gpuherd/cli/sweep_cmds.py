@@ -28,6 +28,7 @@ from gpuherd.cli.options import one_output
 from gpuherd.cli.sweep_args import ParamsCommand, build
 from gpuherd.client import Client
 from gpuherd.core.sweep import (
+    Point,
     SweepError,
     SweepSpec,
     count,
@@ -38,7 +39,6 @@ from gpuherd.core.sweep import (
     unused_params,
 )
 from gpuherd.core.sweep_values import alike_values
-from gpuherd.core.units import plural
 from gpuherd.errors import HerdError
 
 RUN = "submit"
@@ -147,7 +147,8 @@ def submit_sweep(ctx: click.Context, /, source: str, **opts: Any) -> None:
     if opts["as_json"]:
         click.echo(json.dumps(answer, indent=1))
     elif opts["quiet"]:
-        click.echo("\n".join(str(i) for i in answer["ids"]))
+        for job_id in answer["ids"]:  # none submitted: nothing, not an empty line
+            click.echo(job_id)
     else:
         click.echo(sweep_render.summary(answer))
 
@@ -163,6 +164,9 @@ def _dry_run(spec: SweepSpec, cwd: str, yes: bool, as_json: bool) -> None:
         points = expand(replace(spec, results_dir=results, seed=seed))
     except SweepError as exc:
         raise HerdError(f"invalid sweep: {exc}") from None
+    commands = [point.command or "" for point in points]
+    if not as_json:
+        _check_one_a_line(points)
     if chosen and not as_json:  # (the JSON says seed_chosen)
         click.echo(f"seed {seed} (chosen; pass --seed {seed} to get the same points)", err=True)
     warnings = [
@@ -186,14 +190,33 @@ def _dry_run(spec: SweepSpec, cwd: str, yes: bool, as_json: bool) -> None:
             "ids": [],
             "dry_run": True,
             "warnings": warnings,
-            "commands": [point.command or "" for point in points],
+            "commands": commands,
         }
         click.echo(json.dumps(said, indent=1))
         return
-    for point in points:
-        click.echo((point.command or "").replace("\n", " "))
-    done = f"{plural(len(points), 'command')} of sweep {spec.name} (dry run: nothing submitted)"
+    for command in commands:
+        # The command exactly: its own final line break ends its line (as a `command: |`
+        # block's does); one a line is what `| gpuherd run` reads.
+        click.echo(command, nl=not command.endswith("\n"))
+    done = f"{_counted(len(points), 'command')} of sweep {spec.name} (dry run: nothing submitted)"
     click.echo(done, err=True)
+
+
+def _check_one_a_line(points: list[Point]) -> None:
+    """One command a line cannot show a command of several lines: joined, its lines would be
+    one other command (`cd /tmp echo 1`); as they are, each line would be a job of its own."""
+    for point in points:
+        if "\n" in (point.command or "").removesuffix("\n"):
+            raise HerdError(
+                f"the command of point {point.folder} has several lines, which --dry-run's one"
+                " command a line cannot show: --dry-run --json prints the commands exactly, or"
+                " put the lines in a script and run that"
+            )
+
+
+def _counted(n: int, word: str) -> str:
+    """`1 command`, `5,000 commands`: counts in sweep output as the sweep's sizes are given."""
+    return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
 
 
 def _check_size(spec: SweepSpec, yes: bool, action: str) -> None:
@@ -245,7 +268,7 @@ def remove(names: tuple[str, ...]) -> None:
             click.echo(f"gpuherd: error: {exc}", err=True)
             failed = True
             continue
-        jobs = plural(answer["removed"], "job")
+        jobs = _counted(answer["removed"], "job")
         click.echo(f"removed sweep {name} ({jobs}); results in {answer['results_dir']} kept")
     if failed:
         sys.exit(1)

@@ -48,7 +48,8 @@ from gpuherd.core.sweep_spec import spec_from_dict as spec_from_dict
 from gpuherd.core.sweep_spec import spec_to_dict as spec_to_dict
 
 MAX_POINTS = 1_000_000
-"""expand() refuses bigger grids; check count() first to tell the user."""
+"""expand() lists no bigger grid (it draws `samples` of one by index, without listing it);
+check count() first to tell the user."""
 CONFIRM_POINTS = 10_000
 """Bigger sweeps are listed or submitted only with --yes."""
 
@@ -61,7 +62,7 @@ def size_refusal(name: str, total: int, *, yes: bool, action: str, samples: str)
     if total > MAX_POINTS:
         return (
             f"sweep {name!r} has {total:,} points, more than {MAX_POINTS:,} (the most a sweep"
-            " may have): narrow it"
+            f" may have): narrow it, or draw some of them ({samples})"
         )
     if total <= CONFIRM_POINTS or yes:
         return None
@@ -97,10 +98,11 @@ class ResumePlan:
 
     def summary(self) -> str:
         text = (
-            f"{len(self.to_run)} to run: {len(self.new)} new, {len(self.rerun_failed)} failed"
-            f" to rerun, {len(self.skipped_done)} done (skipped)"
+            f"{len(self.to_run):,} to run: {len(self.new):,} new, {len(self.rerun_failed):,}"
+            f" failed to rerun, {len(self.skipped_done):,} done (skipped)"
         )
-        return text + (f", {len(self.rerun_done)} done forced to rerun" if self.rerun_done else "")
+        forced = f", {len(self.rerun_done):,} done forced to rerun"
+        return text + (forced if self.rerun_done else "")
 
 
 # ---- expansion ------------------------------------------------------------------------------
@@ -123,24 +125,40 @@ def expand(spec: SweepSpec) -> list[Point]:
     if spec.needs_seed and spec.seed is None:
         raise SweepError("seed: shuffle and samples need a seed; pick one and record it", ("seed",))
     size = _grid_size(spec)
-    if size > MAX_POINTS:
-        raise SweepError(f"grid: {size} points, more than {MAX_POINTS}; narrow it", ("grid",))
     rng = Random(spec.seed)
     keep = keeper(spec.exclude, spec.exclude_expr, [*spec.fixed, *spec.varying])
-    if spec.random:
+    if size > MAX_POINTS and spec.samples is not None and not spec.random:
+        chosen = _sample_unexpanded(spec, rng, keep)  # too many to list: drawn by index
+    elif size > MAX_POINTS:
+        raise SweepError(f"grid: {size:,} points, more than {MAX_POINTS:,}; narrow it", ("grid",))
+    elif spec.random:
         chosen = _draw(spec, rng, keep)
     else:
-        chosen = [(p, v) for p, v in _grid(spec) if keep(p)]
+        grid = _grid(spec)
+        chosen = [(p, v) for p, v in grid if keep(p)]
+        if grid and not chosen:
+            raise SweepError(_excludes_all(spec, len(grid)), ("exclude",))
         if spec.samples is not None:
             if spec.samples > len(chosen):
                 raise SweepError(
-                    f"samples: {spec.samples} asked, but the grid has only {len(chosen)} points",
+                    f"samples: {spec.samples:,} asked, but the grid has only {len(chosen):,}"
+                    " points",
                     ("samples",),
                 )
+            # The same draws as rng.sample(range(len(chosen)), ...), which _sample_unexpanded
+            # cannot make (it does not know how many points exclude and duplicates leave).
             chosen = rng.sample(chosen, spec.samples)
         elif spec.shuffle:
             rng.shuffle(chosen)
     return [_point(spec, i, params, varying) for i, (params, varying) in enumerate(chosen)]
+
+
+def _excludes_all(spec: SweepSpec, total: int) -> str:
+    what = "it"  # both a list and an expression
+    if not spec.exclude or not spec.exclude_expr:
+        what = f"expression {spec.exclude_expr!r}" if spec.exclude_expr else "the list"
+    every = f"{total:,} of {total:,}"
+    return f"exclude: {what} removes every point of the grid ({every}); loosen it so some remain"
 
 
 _Combo = tuple[dict[str, Any], tuple[str, ...]]
@@ -165,6 +183,62 @@ def _grid(spec: SweepSpec) -> list[_Combo]:
     return out
 
 
+def _sample_unexpanded(
+    spec: SweepSpec, rng: Random, keep: Callable[[Mapping[str, Any]], bool]
+) -> list[_Combo]:
+    """`samples` distinct points of a grid too large to list: indices drawn from the grids'
+    product and decoded, each point through its first occurrence (as _grid keeps it), so its
+    folder name is the one the listed grid would give it."""
+    wanted = spec.samples or 0
+    sizes = [math.prod(len(v) for v in grid.values()) for grid in spec.grids]
+    total = sum(sizes)
+    texts = [{k: {value_text(v) for v in values} for k, values in g.items()} for g in spec.grids]
+    seen: set[frozenset[tuple[str, str]]] = set()
+    out: list[_Combo] = []
+    draws = 0
+    while len(out) < wanted:
+        # Enough draws for `samples` near the grid's size (a coupon collector's), with few
+        # excluded; not a set of the indices drawn: up to millions of them, for nothing.
+        if draws >= 10 * wanted + 10_000:
+            raise SweepError(
+                f"samples: found only {len(out):,} distinct points of {wanted:,} in"
+                f" {draws:,} draws; loosen exclude, or ask for fewer",
+                ("samples",),
+            )
+        draws += 1
+        index = rng.randrange(total)
+        which = 0
+        while index >= sizes[which]:
+            index, which = index - sizes[which], which + 1
+        grid = spec.grids[which]
+        values: dict[str, Any] = {}
+        for key in reversed(list(grid)):  # itertools.product's order: the last key fastest
+            index, digit = divmod(index, len(grid[key]))
+            values[key] = grid[key][digit]
+        params = {**spec.fixed, **{k: values[k] for k in grid}}
+        ident = _identity(params)
+        earlier = any(_holds(spec, g, texts[g], params) for g in range(which))
+        if ident not in seen and not earlier and keep(params):
+            seen.add(ident)
+            out.append((params, tuple(k for k in spec.varying if k in grid)))
+    return out
+
+
+def _holds(
+    spec: SweepSpec, which: int, texts: Mapping[str, set[str]], params: Mapping[str, Any]
+) -> bool:
+    """Whether grid `which` (its values' texts given) has a point with these parameters."""
+    grid = spec.grids[which]
+    if set(params) != {*spec.fixed, *grid}:
+        return False
+    return all(
+        value_text(value) in texts[key]
+        if key in grid
+        else value_text(value) == value_text(spec.fixed[key])
+        for key, value in params.items()
+    )
+
+
 def _draw(spec: SweepSpec, rng: Random, keep: Callable[[Mapping[str, Any]], bool]) -> list[_Combo]:
     """`samples` distinct points: grid points in shuffled rounds, each with random draws."""
     wanted = spec.samples or 0
@@ -173,7 +247,7 @@ def _draw(spec: SweepSpec, rng: Random, keep: Callable[[Mapping[str, Any]], bool
     space = None if None in sizes else len(bases) * math.prod(s or 0 for s in sizes)
     if space is not None and wanted > space:
         raise SweepError(
-            f"samples: {wanted} asked, but only {space} distinct points exist", ("samples",)
+            f"samples: {wanted:,} asked, but only {space:,} distinct points exist", ("samples",)
         )
     seen: set[frozenset[tuple[str, str]]] = set()
     out: list[_Combo] = []
@@ -182,7 +256,7 @@ def _draw(spec: SweepSpec, rng: Random, keep: Callable[[Mapping[str, Any]], bool
     while len(out) < wanted:
         if tries >= 100 * wanted + 1000:
             raise SweepError(
-                f"samples: drew only {len(out)} distinct points of {wanted} in {tries} tries;"
+                f"samples: drew only {len(out):,} distinct points of {wanted:,} in {tries:,} tries;"
                 " widen the distributions or loosen exclude",
                 ("samples",),
             )

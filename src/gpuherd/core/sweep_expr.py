@@ -70,14 +70,30 @@ _ALLOWED = (
 )
 
 
+_EXAMPLE = "lr > 0.1 and bs == 64"
+
+
 def compile_expr(text: str, names: Collection[str]) -> ast.Expression:
     """Parse an exclude expression; SweepError for anything but names of `names`, constants,
     comparisons (`in` too), and/or/not, arithmetic, `x if c else y`, tuples and lists."""
     where = f"exclude: expression {text!r}"
     try:
         tree = ast.parse(text.strip(), mode="eval")
-    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-        raise SweepError(f"{where}: invalid syntax ({exc})", ("exclude",)) from None
+    except SyntaxError as exc:  # its str() repeats the message with "(<unknown>, line 1)"
+        column = (exc.offset or 0) + len(text) - len(text.lstrip())  # parsed stripped
+        at = f" at column {column}" if exc.offset and "\n" not in text.strip() else ""
+        raise SweepError(
+            f"{where}: not a Python expression ({exc.msg}{at}): write one over the"
+            f" parameters, as {_EXAMPLE}",
+            ("exclude",),
+        ) from None
+    except (ValueError, RecursionError, MemoryError) as exc:  # a NUL; nested too deeply
+        problem = str(exc) or type(exc).__name__
+        raise SweepError(
+            f"{where}: not a Python expression ({problem}): write one over the parameters,"
+            f" as {_EXAMPLE}",
+            ("exclude",),
+        ) from None
     for node in ast.walk(tree):
         if not isinstance(node, _ALLOWED):
             raise SweepError(

@@ -22,6 +22,7 @@ from gpuherd.core.sweep_names import (
     template_fields,
     value_text,
 )
+from gpuherd.core.sweep_values import check_finite
 
 DistKind = Literal["choice", "uniform", "loguniform", "int"]
 SWEEP_FIELD = "{sweep}"
@@ -143,8 +144,9 @@ def _validate(spec: SweepSpec) -> None:
             ("name",),
         )
     check_seps(spec.item_sep, spec.kv_sep)
-    for key in spec.fixed:
+    for key, value in spec.fixed.items():
         check_key(key, "fixed", ("fixed", key))
+        check_finite(value, ("fixed", key))
     _check_grids(spec)
     if spec.samples is not None and spec.samples < 1:
         raise SweepError(f"samples: must be at least 1, got {spec.samples}", ("samples",))
@@ -163,6 +165,12 @@ def _validate(spec: SweepSpec) -> None:
     if spec.exclude_expr is not None:
         compile_expr(spec.exclude_expr, known)
     if spec.command is not None:
+        if not spec.command.strip():
+            raise SweepError(
+                "command: empty; give the command to run for each point, with placeholders"
+                ' such as "python train.py --lr {lr}"',
+                ("command",),
+            )
         check_template(spec.command, known)
         _check_coverage(spec)
 
@@ -176,8 +184,11 @@ def _check_grids(spec: SweepSpec) -> None:
             check_key(key, where, ("grid", i, key))
             if not values:
                 raise SweepError(f"{where}.{key}: empty list of values", ("grid", i, key))
-    for key in spec.random:
+            # As a sweep file's check says it: `grid.x[1]`, the key path the user wrote.
+            check_finite(values, ("grid", key) if len(spec.grids) == 1 else ("grid", i, key))
+    for key, distribution in spec.random.items():
         check_key(key, "random", ("random", key))
+        check_finite(distribution.values, ("random", key, "choice"))
         if any(key in grid for grid in spec.grids):
             raise SweepError(f"random.{key}: {key!r} is also in grid", ("random", key))
 

@@ -19,10 +19,12 @@ import datetime
 import json
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpuherd.core.sweep_names import SweepError, value_text
-from gpuherd.core.sweep_spec import SweepSpec
+
+if TYPE_CHECKING:  # sweep_spec checks its values here
+    from gpuherd.core.sweep_spec import SweepSpec
 
 MAX_DEPTH = 32
 """Levels of lists and mappings, the file's top-level mapping included."""
@@ -120,10 +122,11 @@ def _check_finite(value: Any, loc: tuple[str | int, ...]) -> None:
         )
 
 
-def check_finite(data: Any) -> None:
+def check_finite(data: Any, loc: tuple[str | int, ...] = ()) -> None:
     """SweepError naming the key path of the first NaN or infinity in `data` (a spec as
-    JSON: a sweep's values are written to params.json and the database, standard JSON)."""
-    stack: list[tuple[Any, tuple[str | int, ...]]] = [(data, ())]
+    JSON: a sweep's values are written to params.json and the database, standard JSON), `loc`
+    being the path of `data` itself."""
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(data, loc)]
     while stack:
         value, loc = stack.pop()
         if isinstance(value, Mapping):
@@ -158,15 +161,21 @@ def metric_text(value: Any) -> str:
 
 
 def alike_values(spec: SweepSpec) -> list[str]:
-    """A warning for each parameter with distinct values that read the same in commands and
-    folder names (1 and "1", true and "True"): such values are one point, the first one's."""
-    lists = [
+    """A warning for each parameter of a grid with a value given more than once, and for each
+    parameter with distinct values that read the same in commands and folder names (1 and
+    "1", true and "True"): either is one point, the first one's. (A random choice's repeated
+    values are its weights.)"""
+    grids = [
         ("grid" if len(spec.grids) == 1 else f"grid[{i}]", key, values)
         for i, grid in enumerate(spec.grids)
         for key, values in grid.items()
     ]
-    lists += [("random", key, d.values) for key, d in spec.random.items()]
-    warnings = []
+    warnings = [
+        f"{where}.{key}: {', '.join(parts)}: a value given more than once is one point"
+        for where, key, values in grids
+        if (parts := _repeated(values))
+    ]
+    lists = [*grids, *(("random", key, d.values) for key, d in spec.random.items())]
     for where, key, values in lists:
         groups: dict[str, dict[str, None]] = {}
         for value in values:
@@ -182,6 +191,19 @@ def alike_values(spec: SweepSpec) -> list[str]:
                 " (the first one runs)"
             )
     return warnings
+
+
+def _repeated(values: tuple[Any, ...]) -> list[str]:
+    """`value 1 is given twice` for each value given more than once, as JSON spells it."""
+    times: dict[str, int] = {}
+    for value in values:
+        shown = _as_json(value)
+        times[shown] = times.get(shown, 0) + 1
+    return [
+        f"value {shown} is given {'twice' if n == 2 else f'{n:,} times'}"
+        for shown, n in times.items()
+        if n > 1
+    ]
 
 
 def _as_json(value: Any) -> str:

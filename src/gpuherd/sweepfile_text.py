@@ -1,0 +1,142 @@
+"""A sweep file's text read into data (YAML, TOML or JSON, by its suffix), for sweepfile.py.
+
+Each problem is one line, `file:line: what is wrong` where the format tells the line. A key
+given twice in one mapping is refused, as TOML itself does: YAML and JSON would keep the last
+one without a word (`grid: {x: [1, 2], x: [3]}` would run x=3 only).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gpuherd.core.sweep import FILE_SUFFIXES
+from gpuherd.core.sweep_config import SweepFileError
+from gpuherd.core.sweep_values import MAX_DEPTH, TOO_DEEP
+
+MAX_FILE_BYTES = 1024 * 1024
+"""Larger sweep files are refused before they are parsed (YAML reads ~300 KB a second)."""
+_MERGE = "tag:yaml.org,2002:merge"
+
+
+class _TooDeep(yaml.MarkedYAMLError):
+    pass
+
+
+class _Duplicate(yaml.MarkedYAMLError):
+    pass
+
+
+class _DuplicateJSON(ValueError):
+    pass
+
+
+def _twice(key: str, mapping: str = "mapping") -> str:
+    return f"key {key!r} is given twice in one {mapping}: give each key once (with all its values)"
+
+
+class Loader(yaml.SafeLoader):
+    """SafeLoader that also reads `1e-5` and `1E+3` as floats, as YAML 1.2 does, stops at
+    MAX_DEPTH levels of lists and mappings (its composer recurses once a level), and refuses
+    a key given twice in a mapping."""
+
+    _depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH and self.check_event(
+                yaml.SequenceStartEvent, yaml.MappingStartEvent
+            ):
+                mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
+                raise _TooDeep(problem=TOO_DEEP, problem_mark=mark)
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def compose_mapping_node(self, anchor: Any) -> yaml.MappingNode:  # (a name; typed amiss)
+        """Checked as composed, before `<<` merges join other mappings' keys (which a mapping
+        may override) into it. Keys compared as constructed: `yes` and `true` are one key."""
+        node: yaml.MappingNode = super().compose_mapping_node(anchor)
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == _MERGE:
+                continue
+            key = self.construct_object(key_node)
+            if key in seen:
+                raise _Duplicate(problem=_twice(key_node.value), problem_mark=key_node.start_mark)
+            seen.add(key)
+        return node
+
+
+Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
+    list("-+0123456789"),
+)
+
+
+def _json_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    data: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in data:
+            raise _DuplicateJSON(_twice(key, "object"))
+        data[key] = value
+    return data
+
+
+def _suffix(text: str, path: str) -> str:
+    """The file's suffix; SweepFileError for a file of another type, or too large."""
+    suffix = Path(path).suffix.lower()
+    if suffix not in FILE_SUFFIXES:
+        raise SweepFileError(f"{path}: unknown sweep file type: use .yaml, .yml, .toml or .json")
+    if len(text) > MAX_FILE_BYTES:
+        raise SweepFileError(
+            f"{path}: larger than {MAX_FILE_BYTES // 1024 // 1024} MiB: a sweep file lists"
+            " parameters and their values; narrow it, or split it into sweeps"
+        )
+    return suffix
+
+
+def parse_text(text: str, path: str) -> Any:
+    """The file's data, by its suffix; SweepFileError for what cannot be read."""
+    suffix = _suffix(text, path)
+    try:
+        if suffix == ".toml":
+            return tomllib.loads(text)
+        if suffix == ".json":
+            return json.loads(text, object_pairs_hook=_json_object)
+        return yaml.load(text, Loader=Loader)  # a SafeLoader
+    except (_TooDeep, _Duplicate) as exc:
+        line = f":{exc.problem_mark.line + 1}" if exc.problem_mark else ""
+        raise SweepFileError(f"{path}{line}: {exc.problem}") from None
+    except yaml.YAMLError as exc:
+        raise SweepFileError(_yaml_problem(path, exc)) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise SweepFileError(f"{path}: invalid TOML: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise SweepFileError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from None
+    except _DuplicateJSON as exc:  # the hook is not told where the object is
+        raise SweepFileError(f"{path}: {exc}") from None
+    except RecursionError:  # tomllib and json recurse once a level
+        raise SweepFileError(f"{path}: {TOO_DEEP}") from None
+    except ValueError as exc:  # a YAML date 2024-13-45, a number of 5000 digits
+        if "integer string conversion" in str(exc):
+            raise SweepFileError(
+                f"{path}: a number of more than 4300 digits: quote it to keep it as text"
+            ) from None
+        raise SweepFileError(f"{path}: invalid value: {' '.join(str(exc).split())}") from None
+
+
+def _yaml_problem(path: str, exc: yaml.YAMLError) -> str:
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc)
+    context = getattr(exc, "context", None)
+    text = f"{context}: {problem}" if context else problem
+    line = f":{mark.line + 1}" if mark is not None else ""
+    return f"{path}{line}: invalid YAML: {' '.join(str(text).split())}"

@@ -1,0 +1,62 @@
+"""What a daemon's sweep submission refuses or prints for input it used to take silently:
+an exclude that leaves no point, NaN from Python, and `-q` when nothing is submitted."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conftest import Herd, kill_jobs_under
+from gpuherd.core.sweep import SweepSpec
+from gpuherd.errors import HerdError
+from gpuherd.pyapi import connect
+
+
+@pytest.fixture
+def work(daemon: Herd) -> Iterator[Path]:
+    folder = daemon.home.parent / "work"
+    folder.mkdir()
+    try:
+        yield folder
+    finally:
+        kill_jobs_under(folder)
+
+
+def test_an_exclude_that_leaves_no_point_creates_no_sweep(daemon: Herd, work: Path) -> None:
+    # It was taken: "0 points", exit 0, and a sweep record of nothing in `sweep ls`.
+    (work / "e.yaml").write_text("command: echo {x}\ngrid: {x: [1, 2]}\nexclude: 'True'\n")
+    done = daemon.cli("sweep", "e.yaml", check=False, cwd=work)
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        "gpuherd: error: invalid sweep: exclude: expression 'True' removes every point of the"
+        " grid (2 of 2); loosen it so some remain\n"
+    )
+    herd = connect(daemon.home, start=False)
+    excluding = SweepSpec(name="f", command="echo {x}", grids=({"x": (1,)},), exclude=({"x": 1},))
+    with pytest.raises(HerdError, match=r"exclude: the list removes every point .*\(1 of 1\)"):
+        herd.sweep(excluding, cwd=work)
+    assert daemon.json("sweep", "ls") == [] and not (work / "results").exists()
+
+
+def test_nan_from_python_names_the_parameter_as_given(daemon: Herd, work: Path) -> None:
+    # It said `grids[0].x[0]`: the path in the JSON the daemon gets, not what the user wrote.
+    herd = connect(daemon.home, start=False)
+    with pytest.raises(HerdError) as err:
+        herd.sweep("echo {x}", {"x": [1, math.nan]}, cwd=work)
+    assert str(err.value) == (
+        "invalid sweep: grid.x[1]: nan is not a finite number (JSON has no NaN or Infinity):"
+        " quote it ('nan') to pass it as text"
+    )
+    assert daemon.json("sweep", "ls") == []
+
+
+def test_quiet_prints_the_ids_and_nothing_when_none_is_submitted(daemon: Herd, work: Path) -> None:
+    args = ("sweep", "true {x}", "-p", "x", "1", "2", "--hold", "--name", "q", "-q")
+    first = daemon.cli(*args, cwd=work)
+    ids = [int(word) for word in first.stdout.split()]
+    assert len(ids) == 2 and first.stdout == "".join(f"{i}\n" for i in ids)
+    again = daemon.cli(*args, cwd=work)  # both points queued already: none submitted
+    assert (again.stdout, again.stderr) == ("", "")  # it printed an empty line
