@@ -93,6 +93,17 @@ class SweepAndDeviceTables:
         )
         return [self._job(row) for row in cursor]
 
+    def sweep_runs(self, name: str) -> list[tuple[int, str, str, float | None, float | None]]:
+        """(id, folder, state, started_at, ended_at) of the sweep's jobs that have a folder,
+        oldest first: what its results table needs, without reading whole jobs (a fifth of
+        a second for 5,000 of them)."""
+        cursor = self._db.execute(
+            "SELECT id, folder, state, started_at, ended_at FROM jobs"
+            " WHERE sweep = ? AND folder IS NOT NULL ORDER BY id",
+            (name,),
+        )
+        return [(r[0], r[1], r[2], r[3], r[4]) for r in cursor]
+
     def active_folders(self) -> dict[str, str]:
         """The named folders of jobs queued, held, running or paused, with their sweep's name
         (a sweep point's folder is in use until its job ends)."""

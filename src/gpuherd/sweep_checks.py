@@ -1,11 +1,12 @@
 """What a sweep's submission says besides its counts, from the points' folders: done points
-that ran with other values than the spec gives them now (a changed `fixed`). The daemon adds
-it to a submission's warnings (sweeps.py)."""
+that ran with other values than the spec gives them now (a changed `fixed`), or another
+command (a changed template, or another sweep or task writing to the same results folder).
+The daemon adds it to a submission's warnings (sweeps.py)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from gpuherd.core.sweep import Point, value_text
@@ -13,15 +14,19 @@ from gpuherd.sweep_table import PARAMS_FILE, read_json
 
 
 def changed_values(skipped_done: Sequence[Point]) -> list[str]:
-    """One warning for the done points, skipped, whose params.json holds other values than
-    the spec's now: the folder name holds the varying values, so a `fixed` one changed."""
+    """A warning for the done points, skipped, whose params.json holds other values than
+    the spec's now: the folder name holds the varying values, so a `fixed` one changed. And
+    one for those that ran with the same values but another command: the results kept are
+    not the command's now. (One read of each params.json for both.)"""
     changes: dict[str, str] = {}
     changed = 0
+    commands: list[str] = []
     for point in skipped_done:
-        recorded = read_json(Path(point.run_dir) / PARAMS_FILE)
+        recorded = read_json(os.path.join(point.run_dir, PARAMS_FILE))
         ran = recorded.get("params") if isinstance(recorded, dict) else None
         if not isinstance(ran, dict):
             continue  # a folder copied from elsewhere, or a params.json the job rewrote
+        command = recorded.get("command")
         differ = {
             key: f"{_shown(ran, key)} -> {_shown(point.params, key)}"
             for key in dict.fromkeys([*ran, *point.params])
@@ -29,13 +34,24 @@ def changed_values(skipped_done: Sequence[Point]) -> list[str]:
         }
         changed += bool(differ)
         changes = {**differ, **changes}  # each key as the first point showed it
-    if not changed:
-        return []
-    what = ", ".join(f"{key}: {change}" for key, change in changes.items())
-    return [
-        f"fixed values changed for {changed} finished point{'s' * (changed != 1)} ({what}):"
-        " they are skipped and keep their results; --force runs them again"
-    ]
+        if not differ and isinstance(command, str) and command != point.command:
+            commands.append(command)  # (changed values change the command: said above)
+    warnings = []
+    if changed:
+        what = ", ".join(f"{key}: {change}" for key, change in changes.items())
+        warnings.append(
+            f"fixed values changed for {changed:,} finished point{'s' * (changed != 1)} ({what}):"
+            " they are skipped and keep their results; --force runs them again"
+        )
+    if commands:
+        first = " ".join(commands[0].split("\n"))  # one line, however the template ran
+        first = first if len(first) <= 80 else first[:79] + "…"
+        n = len(commands)
+        warnings.append(
+            f"{n:,} done point{'s' * (n != 1)} ran another command ({first}"
+            f"{', ...' * (len(commands) > 1)}): their results are kept; --force runs them again"
+        )
+    return warnings
 
 
 def _shown(params: Any, key: str) -> str:

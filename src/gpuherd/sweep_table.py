@@ -12,28 +12,35 @@ and leave as the text "nan", "inf" and "-inf": the answer is standard JSON.
 
 from __future__ import annotations
 
-import json
 import math
+import os
 import stat
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-from gpuherd.core.model import Job
 from gpuherd.core.states import JobState
 from gpuherd.core.sweep import Point, SweepError, SweepSpec, expand, spec_from_dict
 from gpuherd.core.sweep_values import json_safe, metric_text
 from gpuherd.core.units import format_size
 from gpuherd.errors import Forbidden, HerdError, NotFound
-from gpuherd.jobfiles import open_job_file
 from gpuherd.store import Store, SweepRow
+from gpuherd.sweep_files import (
+    JSON_MAX_BYTES,
+    METRICS_FILE,
+    PARAMS_FILE,
+    NotJson,
+    load_json,
+    marker,
+    read_json,
+)
 
-PARAMS_FILE = "params.json"
-METRICS_FILE = "metrics.json"
-JSON_MAX_BYTES = 1024 * 1024
-"""Largest params.json, job.json or metrics.json read from a point's folder."""
+__all__ = ["METRICS_FILE", "PARAMS_FILE", "listing", "read_json", "sort_rows", "table"]
+
+EXPANSIONS_KEPT = 8
+"""Expanded specs kept (status and resubmission of a big sweep expand it each time)."""
+_expansions: dict[str, tuple[Point, ...]] = {}
 
 
 def listing(store: Store) -> list[dict[str, Any]]:
@@ -75,7 +82,7 @@ def table(store: Store, name: str, sort: str | None = None) -> dict[str, Any]:
     if sort:
         rows = sort_rows(rows, sort, spec.varying, metric_keys, outside)
         outside = sort_rows(outside, sort, spec.varying, metric_keys, rows)
-    answer = {
+    return {
         "name": row.name,
         "results_dir": row.results_dir,
         "command": spec.command,
@@ -84,10 +91,16 @@ def table(store: Store, name: str, sort: str | None = None) -> dict[str, Any]:
         "counts": dict(Counter(r["state"] for r in rows)),
         "created_at": row.created_at,
         "updated_at": row.updated_at,
-        "rows": rows,
-        "outside": outside,
+        "rows": [_safe(r) for r in rows],
+        "outside": [_safe(r) for r in outside],
     }
-    return dict(json_safe(answer))
+
+
+def _safe(row: dict[str, Any]) -> dict[str, Any]:
+    """The row as standard JSON. Only what a job or a file wrote may hold NaN: the rest are
+    the daemon's own numbers (run times, ids), and 5,000 rows are quicker left as they are.
+    Copies too: the values read from the folders are kept (sweep_files) and must not change."""
+    return {**row, "params": json_safe(row["params"]), "metrics": json_safe(row["metrics"])}
 
 
 def _echoes(rows: list[dict[str, Any]], key: str) -> bool:
@@ -104,10 +117,9 @@ def _rows(store: Store, row: SweepRow, metrics: bool) -> tuple[_Rows, _Rows]:
     """The rows of the spec's points, and those of the sweep's jobs outside it. With
     `metrics`, the folders' files are read too (metrics.json, params.json)."""
     spec = stored_spec(row)
-    latest: dict[str, Job] = {}
-    for job in store.sweep_jobs(row.name):
-        if job.spec.folder:
-            latest[job.spec.folder] = job
+    latest: dict[str, _Run] = {}
+    for job_id, folder, state, started, ended in store.sweep_runs(row.name):
+        latest[folder] = _Run(job_id, state, started, ended)
     now = time.time()
     points = [_point_row(p, latest.pop(p.run_dir, None), now, metrics) for p in expand_points(spec)]
     outside = [_extra_row(folder, job, now, metrics) for folder, job in latest.items()]
@@ -120,61 +132,70 @@ def _rows(store: Store, row: SweepRow, metrics: bool) -> tuple[_Rows, _Rows]:
 # ---- rows of the table ----------------------------------------------------------------------
 
 
-def _point_row(point: Point, job: Job | None, now: float, metrics: bool) -> dict[str, Any]:
-    folder = Path(point.run_dir)
-    ran = _recorded_params(folder) if metrics else None
+class _Run(NamedTuple):
+    """What the table shows of a point's latest job."""
+
+    id: int
+    state: str
+    started_at: float | None
+    ended_at: float | None
+
+
+def _point_row(point: Point, job: _Run | None, now: float, metrics: bool) -> dict[str, Any]:
+    recorded = _recorded(point.run_dir) if metrics else {}
+    ran, command = recorded.get("params"), recorded.get("command")
     return {
         "index": point.index,
         "folder": point.folder,
         "run_dir": point.run_dir,
-        "params": dict(point.params) if ran is None else ran,
+        # The parameters the point's latest submission gave it: a done point skipped by a
+        # resubmission that changed `fixed` ran with these, not with the spec's.
+        "params": dict(point.params) if not isinstance(ran, dict) else ran,
+        # Its results came from another command than the sweep's now (a template changed,
+        # or another sweep or task sharing the results folder): say which.
+        "other_command": command if _other(command, point.command) else None,
         "in_spec": True,
-        **_run_facts(folder, job, now),
-        **(_metrics(folder) if metrics else {"metrics": {}}),
+        **_run_facts(point.run_dir, job, now),
+        **(_metrics(point.run_dir) if metrics else {"metrics": {}}),
     }
 
 
-def _recorded_params(folder: Path) -> dict[str, Any] | None:
-    """The parameters the point's latest submission gave it (params.json): a done point
-    skipped by a resubmission that changed `fixed` ran with these, not with the spec's."""
-    recorded = read_json(folder / PARAMS_FILE)
-    params = recorded.get("params") if isinstance(recorded, dict) else None
-    return params if isinstance(params, dict) else None
+def _recorded(run_dir: str) -> dict[str, Any]:
+    recorded = read_json(os.path.join(run_dir, PARAMS_FILE))
+    return recorded if isinstance(recorded, dict) else {}
 
 
-def _extra_row(run_dir: str, job: Job, now: float, metrics: bool) -> dict[str, Any]:
-    folder = Path(run_dir)
-    recorded = read_json(folder / PARAMS_FILE) if metrics else None
-    if not isinstance(recorded, dict):
-        recorded = {}
+def _other(ran: Any, command: str | None) -> bool:
+    """Whether params.json names another command than the point's (one it does not name, or
+    an older gpuherd's without one, is not known to differ)."""
+    return isinstance(ran, str) and command is not None and ran != command
+
+
+def _extra_row(run_dir: str, job: _Run, now: float, metrics: bool) -> dict[str, Any]:
+    recorded = _recorded(run_dir) if metrics else {}
     params = recorded.get("params")
     return {
         "index": recorded.get("index"),
-        "folder": folder.name,
+        "folder": os.path.basename(run_dir),
         "run_dir": run_dir,
         "params": params if isinstance(params, dict) else {},
+        "other_command": None,  # outside the grid: no command of the sweep's to differ from
         "in_spec": False,
-        **_run_facts(folder, job, now),
-        **(_metrics(folder) if metrics else {"metrics": {}}),
+        **_run_facts(run_dir, job, now),
+        **(_metrics(run_dir) if metrics else {"metrics": {}}),
     }
 
 
-def _run_facts(folder: Path, job: Job | None, now: float) -> dict[str, Any]:
+def _run_facts(run_dir: str, job: _Run | None, now: float) -> dict[str, Any]:
     """State, job id and times: from the latest job, else from the folder's markers."""
     if job is not None:
-        state: str = job.state.value
+        state = job.state
         started, ended = job.started_at, job.ended_at
-        if job.state in (JobState.QUEUED, JobState.HELD):
+        if state in (JobState.QUEUED, JobState.HELD):
             started = ended = None
     else:
-        state = (
-            "done"
-            if (folder / "SUCCESS").exists()
-            else "failed"
-            if (folder / "FAILURE").exists()
-            else "missing"
-        )
-        recorded = (read_json(folder / "job.json") or {}) if state != "missing" else {}
+        state = marker(run_dir)
+        recorded = read_json(os.path.join(run_dir, "job.json")) if state != "missing" else {}
         if not isinstance(recorded, dict):
             recorded = {}
         started, ended = _number(recorded.get("started_at")), _number(recorded.get("ended_at"))
@@ -190,10 +211,10 @@ def _run_facts(folder: Path, job: Job | None, now: float) -> dict[str, Any]:
     }
 
 
-def _metrics(folder: Path) -> dict[str, Any]:
-    path = folder / METRICS_FILE
+def _metrics(run_dir: str) -> dict[str, Any]:
+    path = os.path.join(run_dir, METRICS_FILE)
     try:
-        found = path.lstat()
+        found = os.lstat(path)
     except OSError:
         return {"metrics": {}}
     size = found.st_size
@@ -202,12 +223,28 @@ def _metrics(folder: Path) -> dict[str, Any]:
     if size > JSON_MAX_BYTES:
         error = f"{path}: {format_size(size)}, more than the {format_size(JSON_MAX_BYTES)} read"
         return {"metrics": {}, "metrics_error": error + " (keep curves in a file of their own)"}
-    data = read_json(path)
+    try:
+        data = load_json(path, found)
+    except NotJson as exc:  # most often a job cut off while writing it, or writing it now
+        return {"metrics": {}, "metrics_error": f"{path}: {exc} (cut off mid-write?)"}
+    except (OSError, ValueError, Forbidden) as exc:
+        return {"metrics": {}, "metrics_error": f"{path}: not read ({exc})"}
     if not isinstance(data, dict):
-        return {"metrics": {}, "metrics_error": f"{path}: not a JSON object"}
+        error = f'{path}: valid JSON, but {_kind(data)}, not an object ({{"name": value, ...}})'
+        return {"metrics": {}, "metrics_error": error}
     # Values as the job wrote them (a true stays true, a list a list): the renderers show
     # what is not a number or text as JSON text (metric_text).
     return {"metrics": {str(k): v for k, v in data.items()}}
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    return "text" if isinstance(value, str) else "a list"
 
 
 _FIELDS = ("index", "folder", "state", "seconds", "job_id", "started_at", "ended_at")
@@ -226,8 +263,9 @@ def sort_rows(
     descending = key.startswith("-")
     name = key.lstrip("-+")
     every = [*rows, *others]
-    params = list(dict.fromkeys([*varying, *(k for r in every for k in r["params"])]))
-    if name not in metric_keys and name not in params and name not in _FIELDS:
+    known = (*metric_keys, *_FIELDS, *varying)
+    if name not in known and not any(name in r["params"] for r in every):
+        params = list(dict.fromkeys([*varying, *(k for r in every for k in r["params"])]))
         raise HerdError(
             f"cannot sort by {name!r}: use a metric ({', '.join(metric_keys) or 'none yet'}),"
             f" a parameter ({', '.join(params) or 'none'}) or one of {', '.join(_FIELDS)};"
@@ -236,7 +274,10 @@ def sort_rows(
     keyed = [(_sort_key(_value(row, name)), row) for row in rows]
     present = [(k, row) for k, row in keyed if k is not None and k != _NAN]
     last = [row for k, row in keyed if k == _NAN] + [row for k, row in keyed if k is None]
+    # Descending reverses the order within numbers and within text, not which comes first:
+    # numbers before text both ways (one sort on the whole key would put text first).
     present.sort(key=lambda pair: pair[0], reverse=descending)
+    present.sort(key=lambda pair: pair[0][0])  # stable: the order within each class stays
     return [row for _, row in present] + last
 
 
@@ -262,7 +303,7 @@ def _sort_key(value: Any) -> tuple[int, Any] | None:
         try:
             number = float(value)
         except OverflowError:  # an int of 400 digits
-            number = math.copysign(math.inf, value)
+            number = math.inf if value > 0 else -math.inf  # (copysign converts it too)
         return _NAN if math.isnan(number) else (0, number)
     return (1, metric_text(value))
 
@@ -279,6 +320,20 @@ def stored_spec(row: SweepRow) -> SweepSpec:
 
 
 def expand_points(spec: SweepSpec) -> list[Point]:
+    """The spec's points; the last EXPANSIONS_KEPT specs' are kept, as the spec's repr (every
+    field, 1, 1.0 and "1" told apart) says: `sweep status` expands the same spec each time,
+    and 5,000 points took a fifth of a second. (Points are frozen; the list is a copy.)"""
+    key = repr(spec)
+    kept = _expansions.pop(key, None)
+    if kept is None:
+        kept = tuple(_expand(spec))
+    if len(_expansions) >= EXPANSIONS_KEPT:
+        del _expansions[next(iter(_expansions))]  # the least recently used (dicts keep order)
+    _expansions[key] = kept
+    return list(kept)
+
+
+def _expand(spec: SweepSpec) -> list[Point]:
     try:
         points = expand(spec)
     except SweepError as exc:
@@ -291,17 +346,6 @@ def expand_points(spec: SweepSpec) -> list[Point]:
             )
         seen[point.run_dir] = point.index
     return points
-
-
-def read_json(path: Path) -> Any:
-    """A JSON file of a point's folder; None when it is missing, a link, too large (a job
-    can write anything there: the table must stay quick) or not JSON."""
-    try:
-        with open_job_file(path) as f:
-            data = f.read(JSON_MAX_BYTES + 1)
-        return None if len(data) > JSON_MAX_BYTES else json.loads(data)
-    except (OSError, ValueError, Forbidden):
-        return None
 
 
 def _number(value: Any) -> float | None:

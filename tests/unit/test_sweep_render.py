@@ -175,3 +175,25 @@ def test_status_says_why_a_point_has_no_metrics() -> None:
     lines = status(table(rows))
     assert lines[-1] == "metrics not read: /r/s/lr=0.1/metrics.json: not a JSON object (and 1 more)"
     assert "metrics not read" not in "".join(status(table(rows[2:])))
+
+
+def test_counts_of_thousands_of_points_have_separators() -> None:
+    answer = {
+        "name": "big",
+        "points": 5000,
+        "results_dir": "/r/big",
+        "ids": list(range(1, 4001)),
+        "new": 4000,
+        "rerun_failed": 0,
+        "skipped_done": 1000,
+        "skipped_active": 0,
+    }
+    assert sweep_render.summary(answer).splitlines()[:2] == [
+        "sweep big: 5,000 points in /r/big",
+        "submitted 4,000 jobs (1-4000): 4,000 new, 0 failed rerun, 1,000 done skipped,"
+        " 0 already queued or running skipped",
+    ]
+    listed = {"name": "big", "points": 5000, "counts": {"succeeded": 5000}, "results_dir": "/r"}
+    out = io.StringIO()
+    sweep_render.sweep_list([listed], plain.Terminal(out))
+    assert out.getvalue().splitlines()[1].split()[:3] == ["big", "5,000", "5,000"]

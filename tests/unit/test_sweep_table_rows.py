@@ -38,13 +38,24 @@ def test_non_finite_numbers_given_as_text_sort_as_the_numbers_they_name() -> Non
         "nan",
     ]
     assert [r["folder"] for r in sort_rows(rows, "-x", ["x"], [])] == [
-        "abc",
         "inf",
         "1",
         "0.5",
         "-inf",
+        "abc",
         "nan",
     ]
+
+
+def test_numbers_sort_before_text_and_booleans_in_both_directions() -> None:
+    values = {"t": True, "b": "beta", "one": 1, "f": False, "a": "alpha", "half": 0.5}
+    values |= {"big": 10**400, "list": [1, 2], "none": None}
+    rows = [row(k, {"m": v}) for k, v in values.items()] + [row("missing")]
+    up = [r["folder"] for r in sort_rows(rows, "m", [], ["m"])]
+    down = [r["folder"] for r in sort_rows(rows, "-m", [], ["m"])]
+    # Text as the table shows it: [1, 2], alpha, beta, false, true (JSON text of the rest).
+    assert up == ["half", "one", "big", "list", "a", "b", "f", "t", "none", "missing"]
+    assert down == ["big", "one", "half", "t", "f", "b", "a", "list", "none", "missing"]
 
 
 @pytest.mark.parametrize(

@@ -26,15 +26,15 @@ def summary(answer: dict[str, Any]) -> str:
     """What a submission did, in words."""
     ids = answer["ids"]
     lines = [f"sweep {answer['name']}: {_points(answer['points'])} in {answer['results_dir']}"]
-    jobs = f"submitted {len(ids)} job{'s' if len(ids) != 1 else ''}"
+    jobs = f"submitted {len(ids):,} job{'s' if len(ids) != 1 else ''}"
     if ids:
         jobs += f" ({render.id_ranges(ids)})"
-    parts = [f"{answer['new']} new", f"{answer['rerun_failed']} failed rerun"]
+    parts = [f"{answer['new']:,} new", f"{answer['rerun_failed']:,} failed rerun"]
     if answer.get("rerun_done"):
-        parts.append(f"{answer['rerun_done']} done rerun (--force)")
+        parts.append(f"{answer['rerun_done']:,} done rerun (--force)")
     parts += [
-        f"{answer['skipped_done']} done skipped",
-        f"{answer['skipped_active']} already queued or running skipped",
+        f"{answer['skipped_done']:,} done skipped",
+        f"{answer['skipped_active']:,} already queued or running skipped",
     ]
     lines.append(f"{jobs}: {', '.join(parts)}")
     if answer.get("seed_chosen"):
@@ -73,6 +73,16 @@ def status_table(table: dict[str, Any], term: plain.Terminal | None = None) -> N
     if unread:  # else the columns are just empty, with no reason given
         more = f" (and {len(unread) - 1} more)" if len(unread) > 1 else ""
         lines.append(plain.clean(f"metrics not read: {unread[0]}{more}"))
+    other = [row for row in rows if row.get("other_command")]
+    if other:  # their results are another command's: nothing in the columns says so
+        first = other[0]["other_command"].replace("\n", " ")
+        lines.append(
+            plain.clean(
+                f"{_points(len(other))} ran another command than the sweep's now ({first}"
+                f"{', ...' * (len(other) > 1)}): their results are shown; submitting the sweep"
+                " again with --force runs them again"
+            )
+        )
     if outside:
         runs = f"{len(outside):,} run{'s' * (len(outside) != 1)}"
         states = ", ".join(f"{n:,} {s}" for s, n in sorted(_counts(outside).items()))
@@ -147,7 +157,7 @@ def sweep_list(sweeps: list[dict[str, Any]], term: plain.Terminal | None = None)
         outside = sum((item.get("outside") or {}).values())
         if outside:
             states += f" (+{outside:,} not in the grid)"
-        rows.append([item["name"], str(item["points"]), states, item["results_dir"]])
+        rows.append([item["name"], f"{item['points']:,}", states, item["results_dir"]])
     # Too wide: cut the results folder first, then the states, then the name.
     term.write(plain.table(term, ("NAME", "POINTS", "STATES", "RESULTS"), rows, shrink=(3, 2, 0)))
 

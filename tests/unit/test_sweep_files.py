@@ -1,0 +1,65 @@
+"""The point folders' JSON files: kept between reads only while they are unchanged, never
+when just written; and a file that is not JSON says where it stops."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import wait_for
+from gpuherd import sweep_files
+from gpuherd.sweep_files import NotJson, load_json, read_json
+
+
+def age(path: Path, seconds: float) -> os.stat_result:
+    """Give the file a modification time `seconds` ago; its lstat."""
+    then = time.time() - seconds
+    os.utime(path, (then, then))
+    return os.lstat(path)
+
+
+def test_a_kept_file_is_read_again_once_rewritten(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # utime() sets the change time to now: keep even fresh files here.
+    monkeypatch.setattr(sweep_files, "SETTLED", -1.0)
+    path = tmp_path / "metrics.json"
+    path.write_text('{"acc": 1}')
+    old = age(path, 60)
+    assert load_json(str(path)) == {"acc": 1}
+    assert str(path) in sweep_files._kept  # kept: the next read only stats it
+    # Rewritten at the same size and given back the same modification time: its change
+    # time (which no one can set) still tells the versions apart, once the file system's
+    # clock has ticked (SETTLED is there for files changed within a tick).
+    probe = tmp_path / "probe"
+
+    def ticked() -> bool:
+        probe.write_text("")
+        return os.lstat(probe).st_ctime_ns > old.st_ctime_ns
+
+    wait_for(ticked, 5, "the file system's clock to tick")
+    path.write_text('{"acc": 2}')
+    os.utime(path, ns=(old.st_atime_ns, old.st_mtime_ns))
+    assert os.lstat(path).st_mtime_ns == old.st_mtime_ns
+    assert load_json(str(path)) == {"acc": 2}
+
+
+def test_a_file_just_written_is_read_each_time(tmp_path: Path) -> None:
+    path = tmp_path / "params.json"
+    path.write_text('{"x": 1}')
+    assert read_json(path) == {"x": 1}
+    assert str(path) not in sweep_files._kept
+
+
+def test_not_json_says_where_and_a_link_is_not_read(tmp_path: Path) -> None:
+    path = tmp_path / "metrics.json"
+    path.write_text('{"acc": 0.3,\n "loss": ')
+    with pytest.raises(NotJson, match=r"^not valid JSON at line 2, column 10: Expecting value$"):
+        load_json(str(path))
+    assert read_json(path) is None
+    link = tmp_path / "link.json"
+    link.symlink_to(path)
+    assert read_json(link) is None
