@@ -15,12 +15,11 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from functools import partial
-from itertools import islice
 
 from gpuherd.attempts import Attempts, Live
 from gpuherd.broadcast import Broadcast
 from gpuherd.config import load_policy
-from gpuherd.core.caps import worth_offering
+from gpuherd.core.caps import Offering
 from gpuherd.core.lifecycle import Ended
 from gpuherd.core.model import Attempt, Device, Job, Policy, Reservation
 from gpuherd.core.placement import open_gpus, plan, project_room
@@ -29,6 +28,8 @@ from gpuherd.devices import DeviceTable
 from gpuherd.engine_begin import BeginTimer
 from gpuherd.engine_endings import fail_unspawned, finish, flag_stalled, requeue_unstarted
 from gpuherd.engine_recovery import recover
+from gpuherd.engine_scan import SCAN_LIMIT as SCAN_LIMIT  # where tests look for it
+from gpuherd.engine_scan import Scan
 from gpuherd.executors.base import Executor, ExitStatus, NotStarted
 from gpuherd.layout import Layout
 from gpuherd.store import Store
@@ -39,8 +40,6 @@ Exit = tuple[int, int, ExitStatus]
 """(job id, attempt number, how its process ended)"""
 RETRY_RECORDING = 1.0
 """Seconds before recording finished jobs is tried again after the database failed."""
-SCAN_LIMIT = 2000
-"""How deep one placement pass looks into the queue for a job that fits (backfill depth)."""
 PID_RECORD_DELAY = 0.05
 """Seconds a spawned job's pid may wait to be written with the next tick's changes (a busy
 queue ticks sooner); a daemon killed before that takes it from the job's process file."""
@@ -83,6 +82,7 @@ class Engine:
         """Sweeps whose running jobs are capped (`--max-parallel`), by name."""
         self.queue_paused = store.get_setting("queue_paused") == "1"
         self.begins = BeginTimer(self)
+        self.scan = Scan(store)
         self._exits: list[Exit] = []
         self._unrecorded_pids: list[tuple[int, int, int, float]] = []  # job, attempt, pid, at
         self._paperwork: list[Callable[[], None]] = []
@@ -215,26 +215,18 @@ class Engine:
             return []
         self.devices.refresh_if_older(TELEMETRY_MAX_AGE)
         devices, reservations, policy = self.device_listing(), self.reservations(), self.policy
-        pending = self.store.queued_ready()
-        seen: dict[int, Job] = {}
-        try:
-            running = self.attempts.sweeps_running() if self.sweep_caps else {}
-            room = project_room(reservations, policy)
-            gpus = partial(open_gpus, devices, reservations, policy)
-            hold_after = now - policy.reserve_after
-            offered = worth_offering(pending, self.sweep_caps, running, room, gpus, hold_after)
-            read = (seen.setdefault(job.id, job) for job in offered)
+        offer = Offering(
+            self.sweep_caps,
+            self.attempts.sweeps_running() if self.sweep_caps else {},
+            project_room(reservations, policy),
+            partial(open_gpus, devices, reservations, policy),
+            now - policy.reserve_after,
+        )
+        with self.scan.reading(offer) as (window, cpu_only, seen):
+            host_free = self.devices.host_free(TELEMETRY_MAX_AGE)
             assignments = plan(
-                islice(read, SCAN_LIMIT),
-                devices,
-                reservations,
-                policy,
-                now,
-                cpu_jobs_waiting=self.store.has_queued_cpu_jobs(),
-                host_free=self.devices.host_free(TELEMETRY_MAX_AGE),
+                window, devices, reservations, policy, now, host_free=host_free, cpu_only=cpu_only
             )
-        finally:
-            pending.close()
         by_index = {d.index: d for d in devices}
         started: list[tuple[Job, Attempt]] = []
         for a in assignments:

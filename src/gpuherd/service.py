@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -249,7 +250,8 @@ class Service(SystemVerbs, JobVerbs):
             sweep = job.spec.sweep
             if sweep in caps and sweeps_running[sweep] >= caps[sweep]:
                 return f"waiting: sweep {sweep} runs {caps[sweep]} at a time (--max-parallel)"
-            return why_waiting(job, devices, reservations, policy, host_free)
+            ahead = partial(self.engine.scan.ahead, job)  # beyond what placement read?
+            return why_waiting(job, devices, reservations, policy, host_free, ahead)
 
         return explain
 

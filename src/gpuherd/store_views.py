@@ -14,6 +14,13 @@ from gpuherd.core.model import Attempt, Job
 from gpuherd.core.states import FINISHED_STATES, JobState
 from gpuherd.store_rows import ANY_JOB, JobFilter
 
+READY = (
+    "state = 'queued' AND release_at IS NULL"  # not waiting to retry
+    " AND NOT EXISTS (SELECT 1 FROM deps d JOIN jobs j ON j.id = d.dep"
+    f" WHERE d.job = jobs.id AND {rows.UNMET})"
+)
+"""SQL over `jobs`: a queued job that may start now (placement reads only these)."""
+
 
 @dataclass(frozen=True)
 class EventRow:
@@ -65,6 +72,18 @@ class JobViews:
             (job_id,),
         )
         return [(int(r[0]), str(r[1])) for r in found]
+
+    def count_queued_ahead(self, job: Job, most: int) -> int:
+        """How many queued jobs come before `job` in dispatch order, counted up to `most`
+        (a count costs about 0.2 µs per job along the index; queues run to 100,000s)."""
+        row = self._db.execute(
+            "SELECT COUNT(*) FROM (SELECT 1 FROM jobs INDEXED BY jobs_queued"
+            " WHERE state = 'queued' AND priority > ? UNION ALL"
+            " SELECT 1 FROM jobs INDEXED BY jobs_queued WHERE state = 'queued'"
+            " AND priority = ? AND (position, id) < (?, ?) LIMIT ?)",
+            (job.priority, job.priority, job.position, job.id, most),
+        ).fetchone()
+        return int(row[0])
 
     def counts(self) -> dict[str, int]:
         found = self._db.execute("SELECT state, COUNT(*) FROM jobs GROUP BY state")

@@ -85,3 +85,24 @@ def test_run_without_a_driver_says_how_to_run_jobs_that_need_no_gpu(runs: Runs) 
     lines = proc.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("gpuherd: error: no NVIDIA driver found")
     assert lines[0].endswith("or --gpus-per-job 0 for jobs that need no GPU")
+
+
+def test_a_cpu_only_job_is_not_kept_waiting_by_a_long_queue_of_gpu_jobs(
+    daemon: Herd, recorder: Recorder
+) -> None:
+    # Placement reads at most SCAN_LIMIT queued jobs per pass: a CPU-only job behind more
+    # GPU jobs than that stayed queued with every GPU busy and the cores free ("starting").
+    from gpuherd.engine_scan import SCAN_LIMIT
+
+    busy = daemon.submit_lines([recorder.cmd("busy", wait="go")] * 4)
+    wait_for(lambda: recorder.waiting("busy") == 4, what="the four GPUs to be busy")
+    backlog = daemon.submit_lines(["true"] * (SCAN_LIMIT + 100))
+    cpu = daemon.submit("--gpus", "0", "--", recorder.cmd("cpu"))
+    assert daemon.wait_state(cpu, "succeeded")["gpus"] == []
+    assert all(daemon.job(job_id)["state"] == "running" for job_id in busy)
+    # The GPU jobs behind the busy GPUs say so, and start only when a GPU frees.
+    assert daemon.job(backlog[-1])["reason"] == "waiting for a free GPU"
+    daemon.cli("kill", f"{backlog[0]}-{backlog[-1]}")
+    recorder.go()
+    for job_id in busy:
+        daemon.wait_state(job_id, "succeeded")

@@ -1,6 +1,6 @@
 """Which queued jobs are worth offering placement at all (pure).
 
-The engine reads at most a window of queued jobs per pass (engine.SCAN_LIMIT). Jobs that
+The engine reads at most a window of queued jobs per pass (engine_scan.SCAN_LIMIT). Jobs that
 placement would pass over for a cap, or for GPUs that have no room, must not use up that
 window: 2,000 queued jobs of a project at its limit (or pinned to a busy GPU) left every job
 behind them waiting with GPUs idle. They are skipped here, before the window is counted.
@@ -8,9 +8,52 @@ behind them waiting with GPUs idle. They are skipped here, before the window is 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from gpuherd.core.model import Job
+
+
+class Offering:
+    """Skips the jobs that cannot start in this pass (see `worth_offering`).
+
+    One per pass: the counts are shared by every stream it filters, so a sweep or project
+    offered jobs from the queue's window is offered no more from the CPU-only stream read
+    after it (each job must reach it once only: the caller leaves out those already read).
+    """
+
+    def __init__(
+        self,
+        sweep_caps: Mapping[str, int],
+        sweeps_running: Mapping[str, int],
+        project_room: Mapping[str, int],
+        open_gpus: Callable[[], frozenset[int]],
+        hold_after: float,
+    ) -> None:
+        self._sweep_room = {s: cap - sweeps_running.get(s, 0) for s, cap in sweep_caps.items()}
+        self._project_left = dict(project_room)
+        self._open_gpus = open_gpus
+        self._gpus: frozenset[int] | None = None
+        self._hold_after = hold_after
+
+    def filter(self, pending: Iterable[Job]) -> Iterator[Job]:
+        sweep_room, project_left = self._sweep_room, self._project_left
+        for job in pending:
+            spec = job.spec
+            sweep, project = spec.sweep, spec.project
+            if (sweep in sweep_room and sweep_room[sweep] <= 0) or (
+                project in project_left and project_left[project] <= 0
+            ):
+                continue
+            if spec.only_gpus and job.queued_at > self._hold_after:
+                if self._gpus is None:
+                    self._gpus = self._open_gpus()
+                if self._gpus.isdisjoint(spec.only_gpus):
+                    continue
+            if sweep in sweep_room:
+                sweep_room[sweep] -= 1
+            if project in project_left:
+                project_left[project] -= 1
+            yield job
 
 
 def worth_offering(
@@ -32,22 +75,5 @@ def worth_offering(
       (`open_gpus()`, asked once, at the first such job) is skipped, unless it has waited
       `hold_after` (a queued_at that old): then placement may have it hold GPUs.
     """
-    gpus: frozenset[int] | None = None
-    sweep_room = {sweep: cap - sweeps_running.get(sweep, 0) for sweep, cap in sweep_caps.items()}
-    project_left = dict(project_room)
-    for job in pending:
-        spec = job.spec
-        sweep, project = spec.sweep, spec.project
-        if (sweep in sweep_room and sweep_room[sweep] <= 0) or (
-            project in project_left and project_left[project] <= 0
-        ):
-            continue
-        if spec.only_gpus and job.queued_at > hold_after:
-            gpus = open_gpus() if gpus is None else gpus
-            if gpus.isdisjoint(spec.only_gpus):
-                continue
-        if sweep in sweep_room:
-            sweep_room[sweep] -= 1
-        if project in project_left:
-            project_left[project] -= 1
-        yield job
+    offer = Offering(sweep_caps, sweeps_running, project_room, open_gpus, hold_after)
+    return offer.filter(pending)

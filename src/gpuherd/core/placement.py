@@ -108,13 +108,19 @@ def plan(
     now: float,
     cpu_jobs_waiting: bool = True,
     host_free: int | None = None,
+    cpu_only: Iterable[Job] | None = None,
 ) -> list[Assignment]:
     """The jobs to start now and their GPUs, in the order decided.
 
     `pending` must already be in dispatch order (`queue_order_key`) with dependencies met;
     it is consumed lazily and not past the point where `policy.max_running` is reached.
-    Once every GPU is taken, the rest of the queue is read only if `cpu_jobs_waiting`
-    (a CPU-only job further back could still start); the caller knows that cheaply.
+    Once every GPU is taken (or `pending` is read to its end), the rest of the queue is
+    read only if `cpu_jobs_waiting` (a CPU-only job further back could still start); the
+    caller knows that cheaply. Given `cpu_only` (the queued CPU-only jobs, in dispatch
+    order, that may repeat jobs of `pending`), that rest is read from it instead: a caller
+    that reads only a window of the queue (a CPU-only job is never blocked by GPU slots,
+    however many GPU jobs stand before it) and one that can read CPU-only jobs alone. A job
+    placed from `pending` is not placed twice.
 
     Host memory: `host_free` is the memory the machine has available now (the caller may
     take off what running jobs declared with --ram but do not use yet); None = unknown, no
@@ -154,7 +160,11 @@ def plan(
     if not cpu_jobs_waiting or budget.cpu == 0:
         return out
     # Every GPU is taken or held: only CPU-only jobs can still start, and a hold would
-    # change nothing now, so the rest of the queue is read with the cheapest test.
+    # change nothing now, so the rest of the queue is read with the cheapest test. A job
+    # of `pending` passed over for the budget is passed over again (budgets only shrink).
+    if cpu_only is not None:
+        placed = {a.job_id for a in out}
+        jobs = (job for job in cpu_only if job.id not in placed)
     for job in jobs:
         if job.spec.gpus != 0 or not budget.allows(job.spec):
             continue

@@ -7,7 +7,7 @@ decides is in core/placement.py, what a GPU can take in core/capacity.py.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from gpuherd.core.capacity import (
     EXCLUSIVE,
@@ -27,6 +27,9 @@ from gpuherd.core.placement import cpu_slots_left, project_room
 from gpuherd.core.units import format_size, plural
 
 _DEFAULT_POLICY = Policy()
+AHEAD_COUNTED = 10_000
+"""Jobs ahead of a waiting one are counted up to this many ("over 10,000" beyond): a count
+walks the queue, and `ls` may word hundreds of reasons at once."""
 
 
 def _percent(fraction: float) -> str:
@@ -141,12 +144,22 @@ def _details(
     return [f"{_gpu_names(ix, verbs)} {what}" for (verbs, what), ix in groups.items()] + foreign
 
 
+def _ahead(ahead: Callable[[int], int | None] | None) -> str | None:
+    counted = ahead(AHEAD_COUNTED + 1) if ahead is not None else None
+    if not counted:  # read by placement (or the jobs ahead of it have gone since)
+        return None
+    if counted > AHEAD_COUNTED:
+        return f"waiting: over {AHEAD_COUNTED:,} jobs ahead in the queue"
+    return f"waiting: {counted:,} job{'' if counted == 1 else 's'} ahead in the queue"
+
+
 def why_waiting(
     job: Job,
     devices: Sequence[Device],
     reservations: Sequence[Reservation],
     policy: Policy = _DEFAULT_POLICY,
     host_free: int | None = None,
+    ahead: Callable[[int], int | None] | None = None,
 ) -> str:
     """A short reason why a queued job (dependencies met) is not running, given current load.
 
@@ -157,6 +170,11 @@ def why_waiting(
     GPUs of several nodes waits for them "on one node". A job limited to some GPUs
     (`--only-gpus`) waits for a free GPU "of --only-gpus 0,2": only those GPUs are looked at.
     A job of a project at its limit waits for "a run slot of project NAME".
+
+    Placement reads only the front of a long queue in a pass: `ahead(most)` says how many
+    queued jobs (counted up to `most`) stand before a job it did not read, None for one it
+    read. When nothing else holds such a job back, it waits for those jobs: "waiting: 2,100
+    jobs ahead in the queue", not "starting" (it is not about to start).
     """
     spec = job.spec
     n, mem, only = spec.gpus, spec.mem, spec.only_gpus
@@ -174,15 +192,18 @@ def why_waiting(
     if n <= 0:
         if cpu_slots_left(reservations, policy) == 0:
             return f"waiting for a CPU slot ({policy.cpu_jobs} running: config cpu-jobs)"
-        return ram_reason or "starting"  # nothing else holds a CPU-only job back
+        # Nothing else holds a CPU-only job back.
+        return ram_reason or _ahead(ahead) or "starting"
     kind = kind_of(spec)
     absent = sorted(set(only) - {d.index for d in devices})
     if only:
         devices = [d for d in devices if d.index in only]
     gpus = load(devices, reservations, policy)
     if most_on_a_node(g for g in gpus if g.fits(kind, mem)) >= n:
-        return ram_reason or (
-            "waiting for its turn (its GPUs are held for an older job that waits longer)"
+        return (
+            ram_reason
+            or _ahead(ahead)
+            or "waiting for its turn (its GPUs are held for an older job that waits longer)"
         )
     if kind is SHARING and any(g.cap is not None for g in gpus):
         head = f"waiting for {format_size(mem or 0)} free on {plural(n, 'GPU')}"
