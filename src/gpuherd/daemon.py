@@ -19,6 +19,7 @@ import os
 import signal
 import socket
 import sqlite3
+import stat
 import sys
 import time
 from collections.abc import Iterator
@@ -49,7 +50,8 @@ class AlreadyRunning(HerdError):
 
 def acquire_lock(home: Path) -> IO[str]:
     """Hold an exclusive lock on the home for the daemon's life (released by the kernel)."""
-    home.mkdir(parents=True, exist_ok=True)
+    home.parent.mkdir(parents=True, exist_ok=True)  # the folders above: the umask's mode
+    home.mkdir(mode=0o700, exist_ok=True)
     handle = paths.lock_file(home).open("a+")
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -66,6 +68,28 @@ def acquire_lock(home: Path) -> IO[str]:
     handle.write(f"{os.getpid()}\n")
     handle.flush()
     return handle
+
+
+def make_home_private(home: Path) -> None:
+    """The home 0700: herd.db, job.json and the logs hold the jobs' environments (API keys).
+    A new home (no herd.db yet: `daemon start` made it, with the umask's mode, for daemon.log)
+    is closed in silence, an older gpuherd's with a line in the log. Only the home: the umask
+    the jobs inherit (their own output files) stays the user's."""
+    mode = stat.S_IMODE(home.stat().st_mode)
+    if not mode & 0o077:
+        return
+    try:
+        os.chmod(home, mode & 0o700)
+    except OSError as exc:  # another user's folder: serve anyway (herd.db is 0600)
+        log.warning("cannot make %s private (%s): `chmod 700` it", home, exc.strerror)
+        return
+    if paths.database(home).exists():
+        log.warning(
+            "%s was open to other users (mode %04o): made it 0700, as it holds the jobs' "
+            "environments (API keys) and logs",
+            home,
+            mode,
+        )
 
 
 def bind_socket(path: Path, own_folder: bool) -> socket.socket:
@@ -248,6 +272,7 @@ def serve(
     server_class = _server_class()
 
     lock = acquire_lock(home)
+    make_home_private(home)
     _refuse_an_emptied_database(home)
     store = Store(paths.database(home))
     _number_after_job_folders(store, home)

@@ -53,3 +53,4 @@ def _move_file(src: Path, dst: Path) -> None:
         if exc.errno != errno.EXDEV:
             raise
         shutil.copyfile(src, dst)  # (the original goes with the temporary folder)
+        os.chmod(dst, 0o600)  # a copy takes the umask's mode: it holds the jobs' environments

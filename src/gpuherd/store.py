@@ -21,9 +21,9 @@ from gpuherd.core.model import Attempt, Job, JobSpec
 from gpuherd.core.states import JobState
 from gpuherd.errors import StoreError
 from gpuherd.store_rows import ANY_JOB, JobFilter
-from gpuherd.store_schema import SCHEMA_VERSION, migrate, open_failed
+from gpuherd.store_schema import SCHEMA_VERSION, make_private, migrate, open_failed
 from gpuherd.store_tables import DeviceConfig, SweepAndDeviceTables, SweepRow
-from gpuherd.store_views import EventRow, JobViews
+from gpuherd.store_views import READY, EventRow, JobViews
 
 
 @dataclass(frozen=True)
@@ -47,6 +47,7 @@ class Store(SweepAndDeviceTables, JobViews):
         self.path = path
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
+            make_private(path)
             self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
             self._db.execute("PRAGMA busy_timeout = 5000")
             if scratch:
@@ -324,11 +325,9 @@ class Store(SweepAndDeviceTables, JobViews):
             # itself SQLite picks jobs_state and sorts the whole queue on every pass.
             f"SELECT {rows.JOB_COLUMNS} FROM jobs"
             + (" INDEXED BY jobs_queued_cpu" if cpu_only else " INDEXED BY jobs_queued")
-            + " WHERE state = 'queued' AND release_at IS NULL"  # not waiting to retry
+            + f" WHERE {READY}"
             + (" AND gpus = 0" if cpu_only else "")
-            + " AND NOT EXISTS (SELECT 1 FROM deps d JOIN jobs j ON j.id = d.dep"
-            f" WHERE d.job = jobs.id AND {rows.UNMET})"
-            " ORDER BY priority DESC, position, id"
+            + " ORDER BY priority DESC, position, id"
         )
         cursor = self._db.execute(sql)
         try:
@@ -338,13 +337,6 @@ class Store(SweepAndDeviceTables, JobViews):
             # A half-read statement would hold a read snapshot; the caller closes the
             # generator once placement has seen enough.
             cursor.close()
-
-    def has_queued_cpu_jobs(self) -> bool:
-        row = self._db.execute(
-            "SELECT EXISTS(SELECT 1 FROM jobs INDEXED BY jobs_queued_cpu"
-            " WHERE state = 'queued' AND gpus = 0)"
-        ).fetchone()
-        return bool(row[0])
 
     # ---- internals ------------------------------------------------------------------------
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import stat
 from pathlib import Path
 
 from gpuherd.errors import StoreError
@@ -101,6 +103,38 @@ def damaged(path: Path, problem: object) -> StoreError:
         f"the database {path} is damaged ({said}): restore it from a backup, or move it "
         "aside to start with an empty queue"
     )
+
+
+DATABASE_FILES = ("", "-wal", "-shm")
+"""herd.db and what SQLite keeps beside it in WAL mode."""
+
+
+def make_private(path: Path) -> None:
+    """The database and its -wal and -shm readable by their owner alone: they hold every
+    job's environment (API keys and all). A new database is created 0600 before SQLite opens
+    it (SQLite gives -wal and -shm the database's mode); those of an older gpuherd (0644 by
+    the umask) are made so here. Only these files: the umask jobs inherit stays the user's."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        pass
+    except OSError:
+        return  # no folder, no permission: SQLite's open says why
+    for suffix in DATABASE_FILES:
+        part = Path(f"{path}{suffix}")
+        try:
+            mode = stat.S_IMODE(part.stat().st_mode)
+        except OSError:
+            continue  # none (yet): SQLite makes -wal and -shm with the database's mode
+        if not mode & 0o077:
+            continue
+        try:
+            os.chmod(part, mode & 0o700)
+        except OSError as exc:
+            raise StoreError(
+                f"{part} is open to other users (mode {mode:04o}) and cannot be made private "
+                f"({exc.strerror}): `chmod 600` it as its owner"
+            ) from None
 
 
 def open_failed(path: Path, exc: sqlite3.DatabaseError) -> StoreError:

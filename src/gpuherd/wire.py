@@ -9,10 +9,31 @@ from __future__ import annotations
 
 from copy import copy
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any
+from typing import Annotated, Any
 
 from gpuherd.core.model import DEFAULT_GRACE, Attempt, Device, Job
 from gpuherd.core.states import JobState
+
+
+class _StrictOnTheServer:
+    """Annotated metadata that pydantic alone reads (the CLI never imports it): the field
+    takes a JSON number or true/false as it is, never text nor the other kind (`"gpus": "2"`,
+    `"gpus": true`, `"hold": "yes"` were taken, and a client's mistake passed for a request)."""
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:
+        return {**handler(source), "strict": True}
+
+
+_STRICT = _StrictOnTheServer()
+Int = Annotated[int, _STRICT]
+Float = Annotated[float, _STRICT]
+"""A number; an integer is one too (`"timeout": 60`)."""
+Bool = Annotated[bool, _STRICT]
+
+REFUSE_UNKNOWN_FIELDS = {"extra": "forbid"}
+"""Every request body's pydantic config: a misspelt field (`"gpu": 2`) is refused, not
+dropped, or the request would be carried out as not asked. (A plain dict: pydantic reads it,
+and the CLI does not import pydantic.)"""
 
 
 @dataclass(kw_only=True)
@@ -20,27 +41,27 @@ class JobOptions:
     """How a job is to run, as `submit` takes it: what SubmitItem and SweepOptions share."""
 
     env_overrides: dict[str, str] = field(default_factory=dict)
-    gpus: int = 1
-    only_gpus: list[int] = field(default_factory=list)
+    gpus: Int = 1
+    only_gpus: list[Int] = field(default_factory=list)
     """The GPUs (indices) the job may be placed on (`--only-gpus`); empty = any."""
-    mem: int | None = None
-    ram: int | None = None
-    oom_retry: bool = False
-    priority: int = 0
-    after: list[int] = field(default_factory=list)
-    after_any: list[int] = field(default_factory=list)
+    mem: Int | None = None
+    ram: Int | None = None
+    oom_retry: Bool = False
+    priority: Int = 0
+    after: list[Int] = field(default_factory=list)
+    after_any: list[Int] = field(default_factory=list)
     """Jobs to wait for however they end (`--after-any`)."""
-    retries: int | None = None
+    retries: Int | None = None
     """None: the daemon's `config retries` (0 unless set)."""
-    retry_delay: float | None = None
+    retry_delay: Float | None = None
     """Seconds an automatic retry waits before it may start (`--retry-delay`)."""
-    timeout: float | None = None
-    grace: float = DEFAULT_GRACE
-    no_output_timeout: float | None = None
-    kill_on_no_output: bool = False
+    timeout: Float | None = None
+    grace: Float = DEFAULT_GRACE
+    no_output_timeout: Float | None = None
+    kill_on_no_output: Bool = False
     project: str | None = None
-    hold: bool = False
-    begin: float | None = None
+    hold: Bool = False
+    begin: Float | None = None
     """Epoch seconds: the job is held until then (`--begin`), then queued."""
 
     def job_options(self) -> dict[str, Any]:
@@ -50,9 +71,7 @@ class JobOptions:
 
 @dataclass(kw_only=True)
 class SubmitItem(JobOptions):
-    # A misspelt field (`"gpu": 2`) is refused, not dropped: the job would run as not asked.
-    # (A plain dict: pydantic reads it, and the CLI does not import pydantic.)
-    __pydantic_config__ = {"extra": "forbid"}  # noqa: RUF012
+    __pydantic_config__ = REFUSE_UNKNOWN_FIELDS
 
     command: str
     cwd: str

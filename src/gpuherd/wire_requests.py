@@ -1,7 +1,8 @@
 """The bodies of the HTTP API's requests other than a job's (gpuherd.wire has those).
 
 Kept out of gpuherd.wire so that `gpuherd run` does not build nine dataclasses it never uses;
-gpuherd.wire still answers for these names.
+gpuherd.wire still answers for these names. Each one refuses a field it does not know and
+takes numbers and flags only as JSON numbers and booleans (gpuherd.wire's Int, Float, Bool).
 """
 
 from __future__ import annotations
@@ -9,11 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuherd.wire import JobOptions, SubmitItem
+from gpuherd.wire import REFUSE_UNKNOWN_FIELDS, Bool, Float, Int, JobOptions, SubmitItem
 
 
 @dataclass
 class SubmitRequest:
+    __pydantic_config__ = REFUSE_UNKNOWN_FIELDS
+
     jobs: list[SubmitItem]
     env: dict[str, str] = field(default_factory=dict)
     """The environment of each job that has none of its own (`env` null, absent or empty): a
@@ -32,7 +35,9 @@ class SubmitRequest:
 class SweepOptions(JobOptions):
     """Submit options applied to every job of a sweep (as `submit` takes them)."""
 
-    max_parallel: int | None = None
+    __pydantic_config__ = REFUSE_UNKNOWN_FIELDS
+
+    max_parallel: Int | None = None
     order: str = "given"
     """given: the sweep's own order; longest-first: points that ran longest before go first."""
 
@@ -42,23 +47,27 @@ class SweepRequest:
     """POST /sweeps: a spec (core.sweep.spec_to_dict's shape) expanded and resumed by the
     daemon. A relative results_dir is resolved against `cwd`, where the jobs run."""
 
+    __pydantic_config__ = REFUSE_UNKNOWN_FIELDS
+
     spec: dict[str, Any]
     cwd: str
     env: dict[str, str] = field(default_factory=dict)
     options: SweepOptions = field(default_factory=SweepOptions)
-    force: bool = False
+    force: Bool = False
     """Run every point again, done ones too."""
-    yes: bool = False
+    yes: Bool = False
     """Submit a sweep of more than 10,000 points."""
-    dry_run: bool = False
+    dry_run: Bool = False
     """Answer what would be submitted, and submit nothing."""
-    task: bool = False
+    task: Bool = False
     """The command runs a Python task (gpuherd.worker): no warning for params it does not name."""
 
 
 @dataclass
 class IdsRequest:
-    ids: list[int]
+    __pydantic_config__ = REFUSE_UNKNOWN_FIELDS
+
+    ids: list[Int]
 
 
 @dataclass
@@ -67,16 +76,18 @@ class EditRequest:
     stays as it is, and `clear` sets fields back to undeclared (name, only_gpus, mem, ram,
     timeout, project)."""
 
-    ids: list[int]
+    __pydantic_config__ = REFUSE_UNKNOWN_FIELDS
+
+    ids: list[Int]
     command: str | None = None
     name: str | None = None
-    gpus: int | None = None
-    only_gpus: list[int] | None = None
-    mem: int | None = None
-    ram: int | None = None
-    retries: int | None = None
-    retry_delay: float | None = None
-    timeout: float | None = None
+    gpus: Int | None = None
+    only_gpus: list[Int] | None = None
+    mem: Int | None = None
+    ram: Int | None = None
+    retries: Int | None = None
+    retry_delay: Float | None = None
+    timeout: Float | None = None
     project: str | None = None
     clear: list[str] = field(default_factory=list)
 
@@ -90,28 +101,38 @@ class EditRequest:
 
 @dataclass
 class PriorityRequest:
-    priority: int
+    __pydantic_config__ = REFUSE_UNKNOWN_FIELDS
+
+    priority: Int
 
 
 @dataclass
 class MoveRequest:
-    first: bool = False
-    before: int | None = None
+    __pydantic_config__ = REFUSE_UNKNOWN_FIELDS
+
+    first: Bool = False
+    before: Int | None = None
 
 
 @dataclass
 class GpuAddRequest:
-    index: int
-    slots: int = 1
+    __pydantic_config__ = REFUSE_UNKNOWN_FIELDS
+
+    index: Int
+    slots: Int = 1
 
 
 @dataclass
 class ConfigRequest:
+    __pydantic_config__ = REFUSE_UNKNOWN_FIELDS
+
     name: str
     value: str
 
 
 @dataclass
 class StopRequest:
+    __pydantic_config__ = REFUSE_UNKNOWN_FIELDS
+
     mode: str = "leave"
     """leave: running jobs keep running; drain: wait for them; kill: stop them."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import signal
 import sqlite3
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -206,6 +207,8 @@ def test_keep_state_from_a_temporary_folder_on_another_file_system(
         )
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert state_folders(Path(tmp)) == []
+    # A copy, not a rename: it must stay private all the same (the jobs' environments).
+    assert stat.S_IMODE((out / "herd.db").stat().st_mode) == 0o600
     with sqlite3.connect(out / "herd.db") as connection:
         assert connection.execute("select count(*) from jobs").fetchone() == (1,)
     connection.close()

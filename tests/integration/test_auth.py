@@ -114,7 +114,7 @@ def test_query_token_sets_a_strict_cookie_then_the_cookie_works(shared: Dashboar
     assert answer.status == 303
     assert answer.headers["location"] == "/jobs?state=queued"  # the token left the URL
     cookie = answer.headers["set-cookie"]
-    assert shared.token in cookie
+    assert shared.token not in cookie  # a value derived from it (see the test below)
     assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
     pair = cookie.split(";")[0]
     page = shared.request("GET", "/jobs?state=queued", {"Cookie": pair})
@@ -122,6 +122,21 @@ def test_query_token_sets_a_strict_cookie_then_the_cookie_works(shared: Dashboar
     assert "frame-ancestors 'none'" in page.headers["content-security-policy"]
     api = shared.request("GET", "/api/v1/daemon", {"Cookie": pair})
     assert api.status == 200 and json.loads(api.body)["pid"] == shared.herd.pid
+
+
+def test_the_cookie_is_no_token_and_the_token_is_no_cookie(shared: Dashboard) -> None:
+    """Browsers send a host's cookies to every port of that host: a server on another port
+    that receives the dashboard's cookie must not get the API's token with it."""
+    pair = shared.cookie()
+    name, value = pair.split("=", 1)
+    assert value != shared.token and shared.token not in value
+    for header in ({"Authorization": f"token {value}"}, {"Authorization": f"Bearer {value}"}):
+        answer = shared.request("GET", "/api/v1/jobs", header)
+        assert answer.status == 403 and "wrong token" in json.loads(answer.body)["error"]
+    assert shared.request("GET", f"/api/v1/jobs?token={value}").status == 403
+    # The raw token is not taken as the cookie either: only the gate's own value is.
+    assert shared.request("GET", "/api/v1/jobs", {"Cookie": f"{name}={shared.token}"}).status == 403
+    assert shared.request("GET", "/api/v1/jobs", {"Cookie": pair}).status == 200
 
 
 def test_api_accepts_the_token_in_a_header_or_the_query(shared: Dashboard) -> None:

@@ -7,6 +7,7 @@ wrapped in auth.TcpGate by the listener; over the Unix socket it is served as it
 
 from __future__ import annotations
 
+import email.message
 import json
 import logging
 from typing import Any
@@ -27,6 +28,13 @@ from gpuherd.store_rows import LARGEST
 
 log = logging.getLogger("gpuherd.api")
 VERSION_HEADER = (b"gpuherd-version", __version__.encode())
+HEAD_SCOPE_KEY = "gpuherd.head"
+"""Set in the scope of a HEAD request that AnswersHead passes on as a GET."""
+TOO_LARGE = "is too large (at most 2**63 - 1)"
+NOT_JSON = (
+    "the body must be JSON, sent with 'Content-Type: application/json' "
+    "(curl: -H 'Content-Type: application/json')"
+)
 
 
 class SaysItsVersion:
@@ -42,6 +50,21 @@ class SaysItsVersion:
         await self.app(scope, receive, send)
 
 
+class AnswersHead:
+    """HEAD is GET without the body (RFC 9110) on every GET endpoint: FastAPI routes GET
+    alone, and `curl -I` got 405. The route runs as for a GET; uvicorn, which still sees the
+    request's HEAD, sends the headers and drops the body, and a stream (`/events`) ends as
+    any does when its client, having had the headers, leaves."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "HEAD":
+            scope = {**scope, "method": "GET", HEAD_SCOPE_KEY: True}
+        await self.app(scope, receive, send)
+
+
 def create_app(service: Service, pid: int, socket_path: str) -> FastAPI:
     app = FastAPI(title="gpuherd", version=__version__, docs_url=None, redoc_url=None)
     app.state.service = service
@@ -54,6 +77,7 @@ def create_app(service: Service, pid: int, socket_path: str) -> FastAPI:
     app.include_router(sweeps.router, prefix="/api/v1")
     dashboard.install(app)
     app.add_middleware(SaysItsVersion)
+    app.add_middleware(AnswersHead)
 
     @app.exception_handler(HerdError)
     async def herd_error(request: Request, exc: HerdError) -> Response:
@@ -67,7 +91,8 @@ def create_app(service: Service, pid: int, socket_path: str) -> FastAPI:
         if not request.url.path.startswith("/api/"):
             page = dashboard.error_page(request, 404) if exc.status_code == 404 else None
             return page or await http_exception_handler(request, exc)
-        method, path = request.method, request.url.path
+        method = "HEAD" if request.scope.get(HEAD_SCOPE_KEY) else request.method
+        path = request.url.path
         messages = {
             404: f"no such endpoint: {method} {path} (/openapi.json lists them)",
             405: f"{method} is not allowed on {path}",
@@ -80,7 +105,7 @@ def create_app(service: Service, pid: int, socket_path: str) -> FastAPI:
         found = _too_large(_path_numbers(request)) or _too_large(_body(request))
         what = f"{found[0]} {found[1]}" if found else "a number in the request"
         return dashboard.error_page(request, 404) or JSONResponse(
-            {"error": f"{what} is too large (at most 2**63 - 1)"}, status_code=422
+            {"error": f"{what} {TOO_LARGE}"}, status_code=422
         )
 
     @app.exception_handler(TransitionError)
@@ -91,12 +116,11 @@ def create_app(service: Service, pid: int, socket_path: str) -> FastAPI:
     async def invalid(request: Request, exc: RequestValidationError) -> Response:
         if page := dashboard.error_page(request, 404):  # /jobs/abc: no such page
             return page
-        unknown = ("unexpected_keyword_argument", "extra_forbidden")
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err.get('loc', ()) if p != 'body')}: "
-            + ("unknown field (misspelt?)" if err.get("type") in unknown else str(err.get("msg")))
-            for err in exc.errors()
-        )
+        errors = exc.errors()
+        whole_body = any(tuple(err.get("loc", ())) == ("body",) for err in errors)
+        if whole_body and not _sent_json(request):  # curl -d: a form, not JSON
+            return JSONResponse({"error": NOT_JSON}, status_code=415)
+        problems = "; ".join(_problem(err) for err in errors)
         return JSONResponse({"error": f"invalid request: {problems}"}, status_code=422)
 
     @app.exception_handler(Exception)
@@ -108,6 +132,40 @@ def create_app(service: Service, pid: int, socket_path: str) -> FastAPI:
         )
 
     return app
+
+
+def _sent_json(request: Request) -> bool:
+    """Whether the request said its body is JSON, as FastAPI reads it (`application/json`,
+    `application/*+json`); FastAPI leaves any other body unparsed."""
+    header = email.message.Message()
+    header["content-type"] = request.headers.get("content-type", "")
+    subtype = header.get_content_subtype()
+    return header.get_content_maintype() == "application" and (
+        subtype == "json" or subtype.endswith("+json")
+    )
+
+
+UNKNOWN_FIELD = ("unexpected_keyword_argument", "extra_forbidden")
+
+
+def _problem(err: Any) -> str:
+    """One problem of a request, named by its field: `jobs.0.gpus: Input should be …`."""
+    loc = [str(part) for part in err.get("loc", ())]
+    if loc[:1] == ["body"]:
+        loc = loc[1:]
+    kind, value = err.get("type"), err.get("input")
+    if kind == "json_invalid":
+        why = err.get("ctx", {}).get("error", "JSON decode error")
+        return f"the body is not valid JSON ({why})"
+    if not loc:
+        return "the body must be a JSON object (/openapi.json describes each endpoint's)"
+    if kind in UNKNOWN_FIELD:
+        return f"{'.'.join(loc)}: unknown field (misspelt?)"
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if str(kind).startswith("int_") and number and abs(value) > LARGEST:
+        # 1e30 for an integer: "not a valid integer" would hide what is wrong with it.
+        return f"{'.'.join(loc)}: {value:g} {TOO_LARGE}"
+    return f"{'.'.join(loc)}: {err.get('msg')}"
 
 
 def _body(request: Request) -> Any:

@@ -8,7 +8,10 @@ ASGI scope. A refused request gets 403 and one line that says why.
 - Host: only names that cannot come from DNS rebinding (IP literals, `localhost`, the
   listen name, and the machine's own names when listening on every interface).
 - Token: `Authorization: token …` (or `Bearer …`), `?token=…`, or the cookie that a page
-  visit with `?token=` sets (HttpOnly, SameSite=Strict), compared in constant time.
+  visit with `?token=` sets (HttpOnly, SameSite=Strict), compared in constant time. The
+  cookie holds a value derived from the token (`cookie_value`), not the token: browsers send
+  a host's cookies to every port of that host, and what another server there receives must
+  not be the token (the value is taken as this dashboard's cookie only, never as a token).
 - Cross-site: a request that changes state (anything but GET, HEAD, OPTIONS) must not carry a
   foreign `Origin`; if its token came from the cookie (the only credential a browser adds on
   its own), its `Origin` or `Referer` must name this very host.
@@ -51,6 +54,15 @@ class Refused(Exception):
 def cookie_name(token: str) -> str:
     """One cookie per daemon: two daemons on one host (other ports, SSH tunnels) never clash."""
     return "gpuherd_" + hashlib.sha256(token.encode()).hexdigest()[:10]
+
+
+COOKIE_LABEL = b"gpuherd dashboard cookie v1"
+
+
+def cookie_value(token: str) -> str:
+    """The dashboard cookie's value: an HMAC of a fixed label under the token. It cannot be
+    turned back into the token, and the gate takes it only as the cookie, never as a token."""
+    return hmac.new(token.encode(), COOKIE_LABEL, hashlib.sha256).hexdigest()
 
 
 def hostname_of(host_header: str) -> str:
@@ -102,6 +114,7 @@ class TcpGate:
         self.token = token
         self.hosts = hosts
         self.cookie = cookie_name(token)
+        self.cookie_value = cookie_value(token)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "websocket":  # the app has none; refuse rather than guess
@@ -139,7 +152,8 @@ class TcpGate:
                 "this gpuherd daemon needs its token: open the URL that `gpuherd ui --url` "
                 "prints, or send 'Authorization: token TOKEN'"
             )
-        if not hmac.compare_digest(token.encode(), self.token.encode()):
+        expected = self.cookie_value if source == "cookie" else self.token
+        if not hmac.compare_digest(token.encode(), expected.encode()):
             raise Refused(
                 "wrong token (it changes at every daemon start): "
                 "`gpuherd ui --url` prints the current URL"
@@ -163,7 +177,7 @@ class TcpGate:
         """A page visit with ?token=: keep the token in a cookie and drop it from the URL."""
         rest = urlencode([(k, v) for k, v in query.multi_items() if k != "token"])
         location = scope.get("path", "/") + ("?" + rest if rest else "")
-        cookie = f"{self.cookie}={self.token}; Path=/; HttpOnly; SameSite=Strict"
+        cookie = f"{self.cookie}={self.cookie_value}; Path=/; HttpOnly; SameSite=Strict"
         await send(
             {
                 "type": "http.response.start",

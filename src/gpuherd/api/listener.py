@@ -25,6 +25,7 @@ from fastapi.responses import JSONResponse
 
 from gpuherd.api.auth import TCP_SCOPE_KEY, HostCheck, TcpGate
 from gpuherd.errors import Conflict, HerdError
+from gpuherd.wire import REFUSE_UNKNOWN_FIELDS, Bool
 
 log = logging.getLogger("gpuherd.listener")
 
@@ -187,9 +188,11 @@ def _machine_name() -> str | None:
 
 @dataclass
 class ListenRequest:
+    __pydantic_config__ = REFUSE_UNKNOWN_FIELDS
+
     address: str | None = None
     """HOST:PORT to listen on; None = the default, trying the next ports if it is taken."""
-    stop: bool = False
+    stop: Bool = False
 
 
 def _listener(request: Request) -> Listener:

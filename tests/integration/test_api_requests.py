@@ -1,0 +1,275 @@
+"""What the HTTP API takes in a request body, over the Unix socket: unknown fields, loose types,
+bodies that are not JSON, and HEAD on GET endpoints. A refused request changes nothing."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from conftest import Herd, UnixConnection
+
+JSON = {"Content-Type": "application/json"}
+Headers = dict[str, str]
+
+
+@dataclass
+class Answer:
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+    @property
+    def error(self) -> str:
+        return str(json.loads(self.body)["error"])
+
+
+@dataclass
+class Api:
+    herd: Herd
+    held: int
+    """A held job (editable, never runs: the queue is paused too)."""
+    cwd: str
+
+    def send(
+        self,
+        method: str,
+        path: str,
+        body: bytes | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> Answer:
+        conn = UnixConnection(self.herd.client.socket_path, timeout=15)
+        try:
+            conn.request(method, "/api/v1" + path, body=body, headers=headers or {})
+            response = conn.getresponse()
+            return Answer(response.status, dict(response.headers), response.read())
+        finally:
+            conn.close()
+
+    def post(self, path: str, body: Any) -> Answer:
+        return self.send("POST", path, json.dumps(body).encode(), JSON)
+
+    def snapshot(self) -> Any:
+        client = self.herd.client
+        return (
+            client.get("/jobs", all=True)["jobs"],
+            client.get("/gpus")["gpus"],
+            client.get("/config"),
+            client.get("/sweeps"),
+            client.get("/daemon/listen"),
+        )
+
+
+@pytest.fixture(scope="module")
+def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Api]:
+    root = tmp_path_factory.mktemp("api")
+    herd = Herd(root / "home")
+    try:
+        herd.start("--fake-gpus", "2")
+        herd.cli("pause")
+        held = herd.submit("--hold", "--name", "held", "--", "true")
+        yield Api(herd, held, str(root))
+    finally:
+        herd.cleanup()
+
+
+def _job(api: Api, **fields: Any) -> dict[str, Any]:
+    return {"command": "true", "cwd": api.cwd, "hold": True, **fields}
+
+
+# ---- a field the API does not know is refused, never dropped -------------------------------
+
+
+UNKNOWN_FIELDS = [
+    ("/jobs", lambda a: {"jobs": [_job(a)], "envv": {"KEY": "1"}}, "envv"),
+    ("/jobs/edit", lambda a: {"ids": [a.held], "gpu": 2, "name": "x"}, "gpu"),
+    ("/jobs/hold", lambda a: {"ids": [a.held], "bogus": True}, "bogus"),
+    ("/jobs/{held}/priority", lambda a: {"priority": 3, "prio": 4}, "prio"),
+    ("/jobs/{held}/move", lambda a: {"first": True, "after": 1}, "after"),
+    ("/gpus", lambda a: {"index": 5, "slot": 2}, "slot"),
+    ("/config", lambda a: {"name": "retries", "value": "2", "scope": "all"}, "scope"),
+    ("/daemon/listen", lambda a: {"adress": "127.0.0.1:0"}, "adress"),
+    (
+        "/sweeps",
+        lambda a: {"spec": {"name": "s", "command": "echo"}, "cwd": a.cwd, "dryrun": True},
+        "dryrun",
+    ),
+    (
+        "/sweeps",
+        lambda a: {"spec": {"name": "s", "command": "echo"}, "cwd": a.cwd, "options": {"gpu": 2}},
+        "options.gpu",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "field"), UNKNOWN_FIELDS, ids=[f"{p} {f}" for p, _, f in UNKNOWN_FIELDS]
+)
+def test_an_unknown_field_is_refused_and_nothing_changes(
+    api: Api, path: str, body: Any, field: str
+) -> None:
+    before = api.snapshot()
+    answer = api.post(path.format(held=api.held), body(api))
+    assert answer.status == 422, answer.body
+    assert answer.error == f"invalid request: {field}: unknown field (misspelt?)"
+    assert api.snapshot() == before  # (a /daemon/stop carried out would fail this too)
+
+
+def test_a_stop_with_an_unknown_field_does_not_stop_the_daemon(daemon: Herd) -> None:
+    """(A daemon of its own: the old code stopped it.)"""
+    api = Api(daemon, 0, str(daemon.home.parent))
+    answer = api.post("/daemon/stop", {"mode": "drain", "force": True})
+    assert (answer.status, answer.error) == (
+        422,
+        "invalid request: force: unknown field (misspelt?)",
+    )
+    assert daemon.client.get("/daemon")["stopping"] is None
+
+
+def test_an_edit_with_a_misspelt_field_changes_nothing_of_the_rest(api: Api) -> None:
+    """`gpu` was dropped and `name` applied: the job looked edited as asked."""
+    answer = api.post("/jobs/edit", {"ids": [api.held], "gpu": 2, "name": "renamed"})
+    assert answer.status == 422
+    assert api.herd.job(api.held)["name"] == "held"
+
+
+# ---- numbers and flags are JSON numbers and booleans, not text -----------------------------
+
+
+LOOSE = [
+    ("/jobs", lambda a: {"jobs": [_job(a, gpus="2")]}, "jobs.0.gpus", "a valid integer"),
+    ("/jobs", lambda a: {"jobs": [_job(a, gpus=True)]}, "jobs.0.gpus", "a valid integer"),
+    ("/jobs", lambda a: {"jobs": [_job(a, gpus=1.5)]}, "jobs.0.gpus", "a valid integer"),
+    ("/jobs", lambda a: {"jobs": [_job(a, hold="yes")]}, "jobs.0.hold", "a valid boolean"),
+    ("/jobs", lambda a: {"jobs": [_job(a, priority="5")]}, "jobs.0.priority", "a valid integer"),
+    ("/jobs", lambda a: {"jobs": [_job(a, after=["1"])]}, "jobs.0.after.0", "a valid integer"),
+    ("/jobs", lambda a: {"jobs": [_job(a, timeout="60")]}, "jobs.0.timeout", "a valid number"),
+    ("/jobs/edit", lambda a: {"ids": [a.held], "mem": "1024"}, "mem", "a valid integer"),
+    ("/jobs/kill", lambda a: {"ids": [str(a.held)]}, "ids.0", "a valid integer"),
+    ("/jobs/{held}/priority", lambda a: {"priority": "5"}, "priority", "a valid integer"),
+    ("/jobs/{held}/move", lambda a: {"first": "yes"}, "first", "a valid boolean"),
+    ("/gpus", lambda a: {"index": "5"}, "index", "a valid integer"),
+    ("/daemon/listen", lambda a: {"stop": 1}, "stop", "a valid boolean"),
+]
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "field", "says"), LOOSE, ids=[f"{p} {f}" for p, _, f, _ in LOOSE]
+)
+def test_text_for_a_number_or_a_flag_is_refused(
+    api: Api, path: str, body: Any, field: str, says: str
+) -> None:
+    before = api.snapshot()
+    answer = api.post(path.format(held=api.held), body(api))
+    assert answer.status == 422, answer.body
+    assert answer.error == f"invalid request: {field}: Input should be {says}"
+    assert api.snapshot() == before
+
+
+def test_numbers_and_flags_as_json_has_them_are_taken(api: Api) -> None:
+    """An integer for a number of seconds is a number; every field as the CLI sends it."""
+    job = _job(api, gpus=0, priority=2, timeout=60, retry_delay=1.5, begin=None, mem=1024)
+    answer = api.post("/jobs", {"jobs": [job], "env": {"PATH": "/bin"}})
+    assert answer.status == 200, answer.body
+    (job_id,) = json.loads(answer.body)["ids"]
+    shown = api.herd.job(job_id)
+    assert (shown["gpus_requested"], shown["priority"], shown["timeout"]) == (0, 2, 60.0)
+    edited = api.post("/jobs/edit", {"ids": [job_id], "gpus": 1, "timeout": 30, "clear": ["mem"]})
+    assert json.loads(edited.body)["results"][0]["ok"] is True
+    api.herd.client.post("/jobs/rm", {"ids": [job_id]})
+
+
+def test_a_number_too_large_for_an_integer_says_so(api: Api) -> None:
+    """1e30 answered "Unable to parse input string as an integer"."""
+    answer = api.post("/jobs", {"jobs": [_job(api, mem=1e30)]})
+    assert answer.status == 422
+    assert answer.error == "invalid request: jobs.0.mem: 1e+30 is too large (at most 2**63 - 1)"
+
+
+# ---- a body that is not JSON ---------------------------------------------------------------
+
+NOT_JSON = (
+    "the body must be JSON, sent with 'Content-Type: application/json' "
+    "(curl: -H 'Content-Type: application/json')"
+)
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [{"Content-Type": "application/x-www-form-urlencoded"}, {"Content-Type": "text/plain"}, {}],
+    ids=["form (curl -d)", "text", "none"],
+)
+def test_a_body_not_sent_as_json_is_415_with_one_line(api: Api, headers: dict[str, str]) -> None:
+    before = api.snapshot()
+    body = json.dumps({"jobs": [_job(api)]}).encode()
+    answer = api.send("POST", "/jobs", body, headers)
+    assert (answer.status, answer.error) == (415, NOT_JSON)
+    assert api.snapshot() == before
+
+
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [
+        (b'{"jobs": [', "the body is not valid JSON (Expecting value)"),
+        (b"[1, 2]", "the body must be a JSON object (/openapi.json describes each endpoint's)"),
+        (b"", "the body must be a JSON object (/openapi.json describes each endpoint's)"),
+    ],
+    ids=["cut short", "a list", "empty"],
+)
+def test_a_json_body_that_is_no_object_says_what_is_wrong(api: Api, body: bytes, says: str) -> None:
+    answer = api.send("POST", "/jobs/kill", body, JSON)
+    assert (answer.status, answer.error) == (422, f"invalid request: {says}")
+
+
+# ---- HEAD ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", ["/jobs", "/daemon", "/gpus", "/jobs/{held}", "/jobs/{held}/log"])
+def test_head_answers_as_get_without_the_body(api: Api, path: str) -> None:
+    path = path.format(held=api.held)
+    get, head = api.send("GET", path), api.send("HEAD", path)
+    assert (head.status, head.body) == (get.status, b"")
+    assert head.headers["content-type"] == get.headers["content-type"]
+
+
+def test_head_on_a_stream_answers_its_headers_and_ends(api: Api) -> None:
+    head = api.send("HEAD", "/events")
+    assert (head.status, head.body) == (200, b"")
+    assert head.headers["content-type"].startswith("text/event-stream")
+    assert api.herd.client.get("/daemon")["pid"]  # the daemon serves on
+
+
+def test_head_where_there_is_no_get_is_405(api: Api) -> None:
+    answer = api.send("HEAD", "/queue/pause")
+    assert answer.status == 405
+    assert api.herd.client.get("/daemon")["queue_paused"] is True
+    get = api.send("GET", "/queue/pause")
+    assert get.error == "GET is not allowed on /api/v1/queue/pause"
+
+
+def test_the_cli_sends_what_the_api_takes(api: Api) -> None:
+    """The bodies the CLI sends (submit with every option, edit, priority, move, gpus add,
+    config set, hold, rm): none has a field or a type the API refuses."""
+    herd = api.herd
+    job_id = herd.submit(
+        "--gpus", "1", "--mem", "1GiB", "--ram", "1GiB", "--timeout", "1h",
+        "--retries", "2", "--retry-delay", "5", "--priority", "1", "--only-gpus", "0",
+        "--begin", "+1h", "--project", "p", "--env", "A=1", "--after-any", str(api.held),
+        "--", "true",
+    )  # fmt: skip
+    for command in [
+        ("edit", str(job_id), "--gpus", "1", "--mem", "2GiB", "--timeout", "30m"),
+        ("edit", str(job_id), "--clear", "mem", "--name", "n", "--retry-delay", "1.5"),
+        ("edit", str(job_id), "--only-gpus", "0,1", "--retries", "1", "--command", "true"),
+        ("priority", str(job_id), "3"),
+        ("release", str(job_id)),
+        ("move", str(job_id), "--first"),
+        ("hold", str(job_id)),
+        ("gpus", "add", "1", "--slots", "1"),
+        ("config", "set", "retries", "0"),
+        ("rm", str(job_id)),
+    ]:
+        herd.cli(*command)
