@@ -30,6 +30,7 @@ class SystemVerbs:
     def asked_to_stop(self, mode: str) -> None:
         """The daemon was asked to stop (`gpuherd daemon stop [--drain | --kill]`)."""
         self.stop_mode = mode
+        self._changed("stopping")  # open pages show it at once, as they show a pause
 
     def pause_queue(self, paused: bool) -> str:
         if not paused and self.engine.stopping:

@@ -67,12 +67,16 @@ class Board:
         self.base = url.split("/?")[0]
         self.context = context
 
-    def page(self, path: str = "/", dialogs: list[str] | None = None) -> Any:
-        """A new tab on `path`; JavaScript dialogs (alert…) are recorded in `dialogs`."""
+    def page(self, path: str = "/", dialogs: list[str] | None = None, accept: bool = False) -> Any:
+        """A new tab on `path`; JavaScript dialogs (alert, confirm) are recorded in `dialogs`,
+        and dismissed (`accept`: accepted, as a user who confirms an action)."""
         page = self.context.new_page()
         page.set_default_timeout(TIMEOUT_MS)
         if dialogs is not None:
-            page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+            answer = "accept" if accept else "dismiss"
+            page.on(
+                "dialog", lambda dialog: (dialogs.append(dialog.message), getattr(dialog, answer)())
+            )
         page.goto(self.base + path)
         return page
 
@@ -226,13 +230,15 @@ def test_a_line_redrawn_after_its_return_is_overwritten_not_appended_to(
 def test_kill_a_running_job_with_its_button(board: Board, expect: Any) -> None:
     # The page is open first, so the list's live refresh that shows the job running is the
     # last one before the click (a click held through a refresh: the test below).
-    page = board.page("/jobs")
+    asked: list[str] = []
+    page = board.page("/jobs", asked, accept=True)
     job_id = board.submit("--gpus", "0", "--name", "to-kill", "--", "sleep", "60")
     board.herd.wait_state(job_id, "running")
     row = page.locator(f"#job-{job_id}")
     expect(row.locator(".pill")).to_have_text("running")
     row.locator("button.act-kill").click()
     expect(page.locator("#flash")).to_contain_text(f"job {job_id}: stopping")
+    assert asked == [f"Job {job_id} is running: kill it? Its work so far is lost."]
     expect(row.locator(".pill")).to_have_text("killed")
     assert board.herd.job(job_id)["state"] == "killed"
     page.close()
@@ -241,7 +247,7 @@ def test_kill_a_running_job_with_its_button(board: Board, expect: Any) -> None:
 def test_a_click_held_through_a_live_refresh_of_the_list_is_not_lost(
     board: Board, expect: Any
 ) -> None:
-    page = board.page("/jobs")
+    page = board.page("/jobs", [], accept=True)  # (the kill asks first)
     job_id = board.submit("--gpus", "0", "--name", "to-kill", "--", "sleep", "60")
     board.herd.wait_state(job_id, "running")
     row = page.locator(f"#job-{job_id}")

@@ -211,7 +211,7 @@ def test_a_finished_jobs_page_follows_its_retries(
 def test_a_refused_action_shows_its_error(browser: Any, expect: Any, tmp_path: Path) -> None:
     with open_board(browser, tmp_path / "home", "1") as board:
         job_id = board.submit("--hold", "--priority", str(LARGEST), "--", "true")
-        page = board.page(f"/jobs/{job_id}")
+        page = board.page(f"/jobs/{job_id}", [], accept=True)  # (the remove asks first)
         page.click("#job-head .act-prio-up")  # answered 422
         error = page.locator("#flash .flash.error")
         expect(error).to_contain_text("too large")

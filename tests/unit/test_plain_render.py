@@ -175,3 +175,53 @@ def test_show_lists_the_newest_events_of_a_job_one_line_each() -> None:
     assert history[-2].split()[2:] == ["edit", "gpus", "1", "->", "2"]  # no escape sequence
     assert history[-1].split()[2:] == ["spawn", "pid", "7"]  # no state change: no arrow
     assert history[-3].split()[2:] == ["retry", "->", "queued"]
+
+
+def test_bidi_controls_show_as_code_points_and_cannot_reorder_text() -> None:
+    name = "rtl\u202eevil"  # would read "rtllive"
+    assert plain.clean(name) == "rtl<U+202E>evil"
+    hidden = "".join(map(chr, [0x61C, 0x200E, 0x200F, 0x202A, 0x2066, 0x2069]))
+    assert plain.clean(hidden) == "<U+061C><U+200E><U+200F><U+202A><U+2066><U+2069>"
+    assert plain.show_bidi("a\u2067b\tc") == "a<U+2067>b\tc"  # only the bidi controls
+    out = ls_output([job(1, command="echo \u202dx", name=name, project="p")])
+    assert "rtl<U+202E>evil" in out and "echo <U+202D>x" in out and "\u202e" not in out
+
+
+def test_ls_cuts_a_very_long_name_and_leaves_room_for_the_command() -> None:
+    command = "python train.py --lr 0.1 --epochs 100"
+    out = ls_output([job(1, command=command, name="n" * 3000)]).splitlines()
+    assert out[1].split()[2] == "n" * (render.NAME_WIDTH - 1) + "…"
+    assert out[1].endswith(command)
+
+
+def show_text(shown: dict[str, Any]) -> str:
+    defaults = {
+        "cwd": "/w",
+        "project": None,
+        "pid": None,
+        "attempt": 1,
+        "retries": 0,
+        "created_at": 1e9,
+        "job_dir": "/w/1",
+        "attempts": [],
+        "mem": None,
+        "ram": None,
+    }
+    term = terminal()
+    render.job_detail({**defaults, **shown}, term)
+    assert isinstance(term.stream, io.StringIO)
+    return term.stream.getvalue()
+
+
+def test_show_says_the_detail_of_a_state_only_when_it_adds_something() -> None:
+    killed = show_text(job(1, "killed", outcome="killed", started_at=1e9, ended_at=1e9 + 2))
+    assert "\nstate      killed\n" in killed
+    failed = show_text(job(1, "failed", outcome="exit", exit_code=3))
+    assert "\nstate      failed — exit 3\n" in failed
+
+
+def test_show_says_the_attempt_of_a_paused_job_is_paused() -> None:
+    attempt = {"number": 2, "gpus": [0], "pid": 7, "started_at": 1e9, "outcome": None, "host": "h"}
+    earlier = {**attempt, "number": 1, "outcome": "exit", "exit_code": 1}
+    text = show_text(job(1, "paused", gpus=[0], pid=7, attempt=2, attempts=[earlier, attempt]))
+    assert "  1: exit 1 on GPU 0" in text and "  2: paused on GPU 0" in text

@@ -71,21 +71,21 @@ async def follow_events(
                 except NotFound:  # removed meanwhile (`gpuherd rm`)
                     yield _event("end", {"state": "removed"})
                     return
-                # An earlier attempt (`--attempt N`) no longer grows once a later one began.
-                over = attempt and latest is not None and target is not None and latest != target
-                if attempt:
-                    latest = target
-                if over or latest != target or state in FINISHED_STATES:
+                # A log no longer grows once a later attempt began or the job ended.
+                done = state in FINISHED_STATES or _number(latest) > _number(target)
+                if done:
                     chunk = _read(target, position)
                     cut = len(chunk)
-                    if not cut and latest != target:
-                        if target is not None and latest is not None:
-                            yield _event("attempt", {"attempt": latest[0]})
-                        target, position = latest, 0
-                        continue
-                    if not cut:
-                        yield _event("end", {"state": "ended" if over else state.value})
+                if not cut and done:
+                    if attempt or _number(latest) <= _number(target):
+                        yield _event("end", {"state": state.value})
                         return
+                    # Every attempt in turn, each from its start: retries that fail fast can
+                    # run several attempts between two looks, and none may be skipped.
+                    target, position = _next_attempt(service, job_id, stream, target), 0
+                    if target[0] > 1:
+                        yield _event("attempt", {"attempt": target[0]})
+                    continue
             if cut and target is not None:  # (text is only ever read from a target)
                 position += cut
                 text = chunk[:cut].decode(errors="replace")
@@ -98,6 +98,16 @@ async def follow_events(
                 pass
     finally:
         service.engine.changes.unsubscribe(changes)
+
+
+def _number(target: Target) -> int:
+    """The attempt's number; 0 before the first."""
+    return 0 if target is None else target[0]
+
+
+def _next_attempt(service: Service, job_id: int, stream: str, target: Target) -> tuple[int, Path]:
+    """The attempt after `target` (which exists: a later one began) and its log."""
+    return service.log_target(job_id, stream, _number(target) + 1)
 
 
 def _event(name: str, data: dict[str, object]) -> str:

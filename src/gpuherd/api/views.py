@@ -1,7 +1,8 @@
 """What the dashboard's pages show, read through Service, and how it is rendered (Jinja2).
 
-Templates autoescape everything (a job named `<script>` is text); pages carry a strict
-Content-Security-Policy: scripts only from /static, no inline script, no framing.
+Templates autoescape everything (a job named `<script>` is text), and text from users shows
+its bidi controls (`|visible`: "rtl", U+202E, "evil" must not read "rtllive"); pages carry a
+strict Content-Security-Policy: scripts only from /static, no inline script, no framing.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from starlette.responses import HTMLResponse
 
 from gpuherd import __version__
 from gpuherd.api import views_plot, views_sweeps
+from gpuherd.cli.plain import show_bidi
 from gpuherd.core.idspec import format_ids, parse_ids
 from gpuherd.core.states import ACTIVE_STATES, FINISHED_STATES, LIVE_STATES, JobState
 from gpuherd.core.units import format_duration, format_size
@@ -227,8 +229,9 @@ def stopping(service: Service) -> str | None:
     return "drain" if service.engine.stopping else None
 
 
-def job_actions(state: str) -> list[tuple[str, str]]:
-    """The (action, label) buttons that make sense for a job in `state`."""
+def job_actions(state: str, job_id: int) -> list[tuple[str, str, str]]:
+    """The (action, label, question) buttons that make sense for job `job_id` in `state`;
+    the question, if any, is asked before an action that cannot be undone (dashboard.js)."""
     s = JobState(state)
     actions: list[tuple[str, str]] = []
     if s in ACTIVE_STATES:
@@ -247,10 +250,34 @@ def job_actions(state: str) -> list[tuple[str, str]]:
         actions += [("prio-up", "prio +"), ("prio-down", "prio −")]
     if s not in LIVE_STATES:
         actions.append(("rm", "remove"))
-    return actions
+    return [(action, label, _question(action, s, job_id)) for action, label in actions]
 
 
-ENV.globals.update(job_actions=job_actions)
+def _question(action: str, state: JobState, job_id: int) -> str:
+    """What to ask before `action` on a job in `state`: killing or restarting a job that
+    runs loses its work, removing a job loses its logs. '' for the rest."""
+    if action == "rm":
+        return f"Remove job {job_id} and its logs?"
+    if state in LIVE_STATES and action in ("kill", "retry"):
+        then = "" if action == "kill" else " and start it again"
+        return f"Job {job_id} is {state.value}: kill it{then}? Its work so far is lost."
+    return ""
+
+
+BULK_ACTIONS = [
+    ("kill", "kill", "Kill the selected jobs? The work of those running is lost."),
+    ("retry", "retry", "Retry the selected jobs? Those running are killed and start again."),
+    ("hold", "hold", ""),
+    ("release", "release", ""),
+    ("pause", "pause", ""),
+    ("resume", "resume", ""),
+    ("rm", "remove", "Remove the selected jobs and their logs?"),
+]
+"""The jobs page's buttons for the jobs ticked: (action, label, question) as job_actions."""
+
+
+ENV.globals.update(job_actions=job_actions, bulk_actions=BULK_ACTIONS)
+ENV.filters.update(visible=show_bidi)
 
 
 def safe_next(target: str | None, default: str = "/") -> str:

@@ -3,8 +3,9 @@ sweep tables (`sweep status`, `sweep ls`).
 
 No rich here: importing it costs about 20 ms, a third of a whole `gpuherd ls`. Text from
 jobs and sweeps (names, commands, messages, parameters, metrics; column names too) is printed
-as it is, never read as markup; escape sequences are dropped and other control characters
-(tabs, newlines) shown as spaces, so they cannot garble the terminal.
+as it is, never read as markup; escape sequences are dropped, other control characters
+(tabs, newlines) shown as spaces and bidi controls as `<U+202E>`, so they cannot garble the
+terminal or make text read as other text.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import os
 import re
 import sys
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TextIO
 
 PIPED_WIDTH = 200
@@ -31,7 +32,10 @@ _SGR = {
     "cyan": "36",
 }
 _COLORS = {"red", "green", "yellow", "magenta", "cyan"}
-_CONTROL = {code: " " for code in [*range(0x20), 0x7F]}
+BIDI_CONTROLS = [0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
+"""Characters that reorder the text around them: "rtl", U+202E, "evil" reads "rtllive"."""
+_BIDI = {code: f"<U+{code:04X}>" for code in BIDI_CONTROLS}
+_CONTROL = {code: " " for code in [*range(0x20), 0x7F]} | _BIDI
 _ESCAPE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")  # colours and cursor moves (CSI sequences)
 
 Cell = str | tuple[str, str]
@@ -39,10 +43,17 @@ Cell = str | tuple[str, str]
 
 
 def clean(text: str) -> str:
-    """`text` safe to print: escape sequences dropped, other control characters as spaces."""
+    """`text` safe to print: escape sequences dropped, other control characters as spaces,
+    bidi controls shown as `<U+202E>` (what is shown is what is stored, in its order)."""
     if "\x1b" in text:
         text = _ESCAPE.sub("", text)
     return text.translate(_CONTROL)
+
+
+def show_bidi(text: str) -> str:
+    """`text` with its bidi controls shown as `<U+202E>`, nothing else changed (the
+    dashboard, whose templates escape the rest)."""
+    return text.translate(_BIDI)
 
 
 class Terminal:
@@ -113,17 +124,21 @@ def table(
     rows: Sequence[Sequence[Cell]],
     shrink: Sequence[int] = (),
     min_width: int = 10,
+    widest: Mapping[int, int] | None = None,
 ) -> list[str]:
     """Left-aligned columns two spaces apart, a bold header, no trailing blanks.
 
-    A table wider than the terminal cuts the columns in `shrink` (by index, first one first)
-    down to `min_width` each, with …; the other columns are always shown whole.
+    The columns in `widest` (index: columns) are never wider than that, with …. A table
+    wider than the terminal then cuts the columns in `shrink` (by index, first one first)
+    down to `min_width` each; the other columns are always shown whole.
     """
     headers = [clean(h) for h in headers]  # a column may be named by data (a metric's key)
     texts = [[clean(c if isinstance(c, str) else c[0]) for c in row] for row in rows]
     widths = [cells(h) for h in headers]
     for row in texts:
         widths = [max(w, cells(t)) for w, t in zip(widths, row, strict=True)]
+    for index, most in (widest or {}).items():
+        widths[index] = min(widths[index], max(most, cells(headers[index])))
     excess = sum(widths) + len(GAP) * (len(widths) - 1) - term.width
     for index in shrink:
         if excess <= 0:

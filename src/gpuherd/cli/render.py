@@ -16,6 +16,8 @@ from gpuherd.core.units import format_duration, format_given, format_size, plura
 
 DEFAULT_LS_LIMIT = 100
 LS_COLUMNS = ("ID", "STATE", "NAME", "GPUS", "PRIO", "TIME", "INFO", "COMMAND")
+NAME_WIDTH = 40
+"""`ls` cuts longer names: one long name must not push every command off the screen."""
 STATE_STYLE = {
     "running": "green",
     "paused": "yellow",
@@ -97,7 +99,7 @@ def job_table(
             ]
         )
     # Too wide for the terminal: cut the command first, then the free-text NAME and INFO.
-    lines = plain.table(term, LS_COLUMNS, rows, shrink=(7, 2, 6))
+    lines = plain.table(term, LS_COLUMNS, rows, shrink=(7, 2, 6), widest={2: NAME_WIDTH})
     if more:
         lines.append(
             f"… and {more} more (a higher --limit shows them)"
@@ -111,7 +113,7 @@ def job_detail(job: dict[str, Any], term: plain.Terminal | None = None) -> None:
     term = term or plain.Terminal()
     rows = [
         ("job", f"{job['id']}" + (f" ({job['name']})" if job["name"] else "")),
-        ("state", job["state"] + (f" — {info(job)}" if info(job) else "")),
+        ("state", _state_line(job)),
         ("command", job["command"]),
         ("cwd", job["cwd"]),
         ("gpus", ",".join(str(g) for g in job["gpus"]) or "-"),
@@ -150,7 +152,7 @@ def job_detail(job: dict[str, Any], term: plain.Terminal | None = None) -> None:
     if len(job.get("attempts", [])) > 1 or any(a.get("peak_mem") for a in job.get("attempts", [])):
         lines.append(term.style("attempts", "bold"))
         for a in job["attempts"]:
-            outcome = info({**a, "state": "ended"}) or "running"
+            outcome = info({**a, "state": "ended"}) or _unended(job)
             gpus = ",".join(str(g) for g in a["gpus"]) or "-"
             mem = _memory(a.get("mem"), a.get("peak_mem"), a.get("over_mem", False))
             lines.append(
@@ -162,6 +164,17 @@ def job_detail(job: dict[str, Any], term: plain.Terminal | None = None) -> None:
         lines.append(term.style("last lines of stderr", "bold"))
         lines += ["  " + plain.clean(line.expandtabs()) for line in job["stderr_tail"]]
     term.write(lines)
+
+
+def _state_line(job: dict[str, Any]) -> str:
+    """`failed — exit 1`; the detail only where it adds something (not `killed — killed`)."""
+    state, detail = str(job["state"]), info(job)
+    return state + (f" — {detail}" if detail and detail != state else "")
+
+
+def _unended(job: dict[str, Any]) -> str:
+    """What an attempt that has not ended does: runs, or is paused with its job."""
+    return "paused" if job["state"] == "paused" else "running"
 
 
 HISTORY_SHOWN = 20

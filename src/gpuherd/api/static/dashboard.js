@@ -99,6 +99,17 @@
     }
   });
 
+  // A button that kills work or deletes logs (data-confirm: kill or retry a running job,
+  // remove, the bulk ones) asks first. Capturing at the document runs before htmx's own
+  // submit listener on the form, so a "no" sends nothing.
+  document.addEventListener("submit", function (event) {
+    var button = event.submitter, question = button && button.dataset.confirm;
+    if (question && !window.confirm(question)) {
+      event.preventDefault();
+      event.stopImmediatePropagation();
+    }
+  }, true);
+
   // "Select all" ticks every job box on the page.
   document.addEventListener("change", function (event) {
     var target = event.target;

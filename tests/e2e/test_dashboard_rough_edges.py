@@ -1,0 +1,143 @@
+"""Rough edges of the dashboard: a page past the end, text that reorders itself, very long
+names, a drain that must show at once, actions that ask first, and what a state says.
+
+HTTP tests talk over the daemon's Unix socket; the ones whose behaviour is in dashboard.js or
+the live refresh drive Debian's chromium, as test_dashboard.py does.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from test_dashboard import browser, expect, open_board
+from test_dashboard_pages import call
+
+from conftest import Herd
+
+__all__ = ["browser", "expect"]  # the fixtures, shared with test_dashboard.py
+
+PROMPTLY_MS = 2_500
+"""Well under the overview's 5 s poll: what is seen this soon came from an event."""
+
+
+def test_a_page_past_the_end_points_to_the_last_one(daemon: Herd) -> None:
+    for _ in range(2):
+        daemon.submit("--hold", "--", "true")
+    beyond = call(daemon, "GET", "/ui/jobs?page=102").body
+    assert "No jobs yet" not in beyond and "No job matches" not in beyond
+    assert "2 jobs, none on page 102" in beyond
+    assert re.search(r'<a href="/jobs\?">the last is page 1</a>', beyond)
+    empty = call(daemon, "GET", "/ui/jobs?state=failed&page=3").body  # nothing to page through
+    assert "No job matches this filter." in empty and "none on page" not in empty
+
+
+def test_bidi_controls_in_user_text_show_as_code_points(daemon: Herd, tmp_path: Path) -> None:
+    job_id = daemon.submit(
+        "--hold", "--name", "rtl\u202eevil", "--project", "p\u2066q", "--", "echo \u200fhi"
+    )
+    pages = {path: call(daemon, "GET", path).body for path in ("/jobs", "/", f"/jobs/{job_id}")}
+    # The edit form holds the text as it is stored (saving it must not change it).
+    shown, form = re.subn(
+        r'<details class="edit-job">.*?</details>', "", pages[f"/jobs/{job_id}"], flags=re.S
+    )
+    assert form == 1 and 'name="was.name" value="rtl\u202eevil"' in pages[f"/jobs/{job_id}"]
+    pages[f"/jobs/{job_id}"] = shown
+    for path, body in pages.items():
+        assert "rtl&lt;U+202E&gt;evil" in body, path
+        assert "echo &lt;U+200F&gt;hi" in body, path
+        assert not re.search("[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]", body), path
+    assert "p&lt;U+2066&gt;q" in shown
+    assert daemon.job(job_id)["name"] == "rtl\u202eevil"
+
+
+def test_a_very_long_name_is_cut_in_the_heading_and_shown_whole_below(daemon: Herd) -> None:
+    name = "n" * 3000
+    job_id = daemon.submit("--hold", "--name", name, "--", "true")
+    page = call(daemon, "GET", f"/jobs/{job_id}").body
+    heading = re.search(r"<h1>.*?</h1>", page, re.S)
+    assert heading is not None
+    assert f'<span class="name" title="{name}">{"n" * 79}…</span>' in heading.group(0)
+    assert f'<dt>Name</dt><dd class="long-name">{name}</dd>' in page
+    short = daemon.submit("--hold", "--name", "short", "--", "true")
+    assert "<dt>Name</dt>" not in call(daemon, "GET", f"/jobs/{short}").body
+
+
+def test_a_state_is_said_once_and_a_paused_attempt_is_paused(daemon: Herd) -> None:
+    killed = daemon.submit("--gpus", "0", "--", "sleep", "60")
+    daemon.wait_state(killed, "running")
+    daemon.cli("kill", str(killed))
+    daemon.wait_state(killed, "killed")
+    assert "Exit status" not in call(daemon, "GET", f"/ui/jobs/{killed}").body
+    failed = daemon.submit("--gpus", "0", "--", "false")
+    daemon.wait_state(failed, "failed")
+    assert "<dt>Exit status</dt><dd>exit 1</dd>" in call(daemon, "GET", f"/ui/jobs/{failed}").body
+
+    paused = daemon.submit("--gpus", "0", "--", "sleep", "60")
+    daemon.wait_state(paused, "running")
+    daemon.cli("pause", str(paused))
+    daemon.wait_state(paused, "paused")
+    rows = call(daemon, "GET", f"/ui/jobs/{paused}").body.split('<table class="attempts">')[1]
+    assert '<td title="">paused</td>' in rows and "running" not in rows
+    daemon.cli("kill", str(paused))
+
+
+def test_destructive_actions_carry_their_question(daemon: Herd) -> None:
+    running = daemon.submit("--gpus", "0", "--", "sleep", "60")
+    held = daemon.submit("--hold", "--", "true")
+    daemon.wait_state(running, "running")
+    page = call(daemon, "GET", "/ui/jobs").body
+    row = page.split(f'id="job-{running}"')[1].split("</tr>")[0]
+    assert f'data-confirm="Job {running} is running: kill it? Its work so far is lost."' in row
+    assert f"Job {running} is running: kill it and start it again?" in row
+    assert 'value="pause">pause' in row  # pausing loses nothing: asked nothing
+    waiting = page.split(f'id="job-{held}"')[1].split("</tr>")[0]
+    assert waiting.count("data-confirm") == 1  # cancel, release, prio: no; remove: yes
+    assert f'data-confirm="Remove job {held} and its logs?"' in waiting
+    whole = call(daemon, "GET", "/jobs").body
+    assert 'id="retry-failed" data-confirm="Retry every failed job?"' in whole
+    daemon.cli("kill", str(running))
+
+
+def test_a_kill_asked_first_is_sent_only_when_confirmed(
+    browser: Any, expect: Any, tmp_path: Path
+) -> None:
+    with open_board(browser, tmp_path / "home", "1") as board:
+        job_id = board.submit("--gpus", "0", "--", "sleep", "60")
+        board.herd.wait_state(job_id, "running")
+        declined: list[str] = []
+        page = board.page(f"/jobs/{job_id}", declined)
+        page.click("#job-head .act-kill")
+        assert declined == [f"Job {job_id} is running: kill it? Its work so far is lost."]
+        page.click("#job-head .act-pause")  # asks nothing: sent at once, after the "no"
+        expect(page.locator("#job-state")).to_have_text("paused")
+        assert board.herd.job(job_id)["state"] == "paused"  # the kill was never sent
+        page.close()
+        confirmed: list[str] = []
+        page = board.page(f"/jobs/{job_id}", confirmed, accept=True)
+        page.click("#job-head .act-kill")
+        expect(page.locator("#job-state")).to_have_text("killed")
+        assert confirmed == [f"Job {job_id} is paused: kill it? Its work so far is lost."]
+        page.close()
+
+
+def test_the_overview_shows_a_drain_at_once(browser: Any, expect: Any, tmp_path: Path) -> None:
+    go = tmp_path / "go"
+    with open_board(browser, tmp_path / "home", "1") as board:
+        job_id = board.submit(
+            "--gpus", "0", "--", "sh", "-c", f"until [ -e {go} ]; do sleep 0.05; done"
+        )
+        board.herd.wait_state(job_id, "running")
+        page = board.page("/")
+        state = page.locator("#queue-state")
+        expect(state).to_have_text("Queue running")
+        board.herd.cli("pause")  # the page's event stream is live: a pause shows promptly
+        expect(state).to_have_text("Queue paused", timeout=PROMPTLY_MS)
+        board.herd.cli("resume")
+        expect(state).to_have_text("Queue running", timeout=PROMPTLY_MS)
+        board.herd.client.post("/daemon/stop", {"mode": "drain"})
+        expect(state).to_have_text("Daemon draining", timeout=PROMPTLY_MS)
+        expect(page.locator("#queue-toggle")).to_have_count(0)
+        page.close()
+        go.touch()
