@@ -52,6 +52,15 @@ def test_bidi_controls_in_user_text_show_as_code_points(daemon: Herd, tmp_path: 
     assert daemon.job(job_id)["name"] == "rtl\u202eevil"
 
 
+def test_bidi_controls_in_a_sweeps_command_show_as_code_points(daemon: Herd) -> None:
+    # (A sweep's name cannot hold them: it is refused as a folder name would be.)
+    daemon.cli("sweep", "echo \u202e{x}", "-p", "x", "1", "--name", "bidi", "--hold")
+    for path in ("/sweeps/bidi", "/ui/sweeps/bidi"):
+        body = call(daemon, "GET", path).body
+        assert "echo &lt;U+202E&gt;{x}" in body, path
+        assert not re.search("[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]", body), path
+
+
 def test_a_very_long_name_is_cut_in_the_heading_and_shown_whole_below(daemon: Herd) -> None:
     name = "n" * 3000
     job_id = daemon.submit("--hold", "--name", name, "--", "true")
