@@ -511,6 +511,18 @@ def kill_jobs_under(root: Path) -> None:
             continue
 
 
+@pytest.fixture
+def work(daemon: Herd) -> Iterator[Path]:
+    """The submitter's working folder beside the daemon's home; every job started there is
+    killed at the end (a file may add what its jobs run: override `work`, asking for it)."""
+    folder = daemon.home.parent / "work"
+    folder.mkdir()
+    try:
+        yield folder
+    finally:
+        kill_jobs_under(folder)
+
+
 @contextmanager
 def api_daemon(root: Path, module: str, text: str) -> Iterator[Herd]:
     """A daemon (4 fake GPUs) in `root`/home, with the Python API's working folder

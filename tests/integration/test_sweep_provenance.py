@@ -5,28 +5,15 @@ daemon)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from conftest import Herd, kill_jobs_under, wait_for
+from conftest import Herd, wait_for
 
 CHANGED = (
     "gpuherd: warning: 2 done points ran another command (echo v1 1, ...): their results are"
     " kept; --force runs them again"
 )
-
-
-@pytest.fixture
-def work(daemon: Herd) -> Iterator[Path]:
-    folder = daemon.home.parent / "work"
-    folder.mkdir()
-    try:
-        yield folder
-    finally:
-        kill_jobs_under(folder)
 
 
 def submit(herd: Herd, work: Path, *args: str) -> tuple[dict[str, Any], list[str]]:

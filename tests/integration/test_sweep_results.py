@@ -7,13 +7,12 @@ import csv
 import io
 import json
 import shlex
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conftest import Herd, UnixConnection, kill_jobs_under, wait_for
+from conftest import Herd, UnixConnection, wait_for
 from gpuherd.errors import HerdError
 from gpuherd.pyapi import connect
 
@@ -41,14 +40,10 @@ sys.exit(3 if "fail" in opts else 0)
 
 
 @pytest.fixture
-def work(daemon: Herd) -> Iterator[Path]:
-    folder = daemon.home.parent / "work"
-    folder.mkdir()
-    (folder / "point.py").write_text(POINT)
-    try:
-        yield folder
-    finally:
-        kill_jobs_under(folder)
+def work(work: Path) -> Path:
+    """The submitter's working folder (conftest's), with point.py."""
+    (work / "point.py").write_text(POINT)
+    return work
 
 
 def sweep(herd: Herd, work: Path, *args: str) -> dict[str, Any]:

@@ -4,25 +4,14 @@ an exclude that leaves no point, NaN from Python, and `-q` when nothing is submi
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from conftest import Herd, kill_jobs_under
+from conftest import Herd
 from gpuherd.core.sweep import SweepSpec
 from gpuherd.errors import HerdError
 from gpuherd.pyapi import connect
-
-
-@pytest.fixture
-def work(daemon: Herd) -> Iterator[Path]:
-    folder = daemon.home.parent / "work"
-    folder.mkdir()
-    try:
-        yield folder
-    finally:
-        kill_jobs_under(folder)
 
 
 def test_an_exclude_that_leaves_no_point_creates_no_sweep(daemon: Herd, work: Path) -> None:

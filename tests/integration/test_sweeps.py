@@ -6,13 +6,12 @@ import json
 import os
 import stat
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conftest import Herd, kill_jobs_under, wait_for
+from conftest import Herd, wait_for
 from gpuherd.errors import HerdError
 from gpuherd.pyapi import connect
 from gpuherd.sweeps import git_commit
@@ -57,15 +56,10 @@ GTS_POINTS = [
 
 
 @pytest.fixture
-def work(daemon: Herd) -> Iterator[Path]:
-    """The submitter's working folder, with record.py; every job started there is killed."""
-    folder = daemon.home.parent / "work"
-    folder.mkdir()
-    (folder / "record.py").write_text(RECORD)
-    try:
-        yield folder
-    finally:
-        kill_jobs_under(folder)
+def work(work: Path) -> Path:
+    """The submitter's working folder (conftest's), with record.py."""
+    (work / "record.py").write_text(RECORD)
+    return work
 
 
 def sweep(herd: Herd, work: Path, *args: str, **kw: Any) -> dict[str, Any]:
