@@ -223,19 +223,26 @@ def w7_plan(res: Results, queued: int, reps: int) -> None:
         Job(id=i, spec=spec, state=JobState.QUEUED, position=float(i), queued_at=now)
         for i in range(1, queued + 1)
     ]
+    cpu_spec = JobSpec(command="true", cwd="/tmp", gpus=0)
+    cpu_jobs = [
+        Job(id=queued + i, spec=cpu_spec, state=JobState.QUEUED, position=float(queued + i))
+        for i in range(1, 101)
+    ]
     devices = [Device(index=i) for i in range(8)]
     busy7 = [Reservation(job_id=10**9 + i, gpus=(i,)) for i in range(7)]
     busy8 = [*busy7, Reservation(job_id=10**9 + 7, gpus=(7,))]
+    # As the engine calls it (engine_scan.py): the queue in dispatch order, and the CPU-only
+    # jobs from their own index, read once every GPU is taken.
     cases = (
-        ("plan(): 1 of 8 GPUs free (no CPU-only job queued, as the engine says)", busy7, False),
-        ("plan(): all 8 busy, no CPU-only job queued", busy8, False),
-        ("plan(): all 8 busy, caller says a CPU-only job may wait", busy8, True),
+        ("plan(): 1 of 8 GPUs free, no CPU-only job queued", busy7, []),
+        ("plan(): all 8 busy, no CPU-only job queued", busy8, []),
+        ("plan(): all 8 busy, 100 CPU-only jobs queued behind them all", busy8, cpu_jobs),
     )
-    for label, reservations, cpu_waiting in cases:
+    for label, reservations, cpu_only in cases:
         times = []
         for _ in range(reps):
             t = time.perf_counter()
-            plan(iter(jobs), devices, reservations, Policy(), now, cpu_jobs_waiting=cpu_waiting)
+            plan(iter(jobs), devices, reservations, Policy(), now, cpu_only=iter(cpu_only))
             times.append((time.perf_counter() - t) * 1000)
         fig = res.fig("W7-plan", label, label)
         for v in times:
