@@ -6,6 +6,7 @@ Each is kept in the store as text, so it survives restarts, and parsed into the 
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -75,6 +76,35 @@ def _command(text: str) -> str | None:
     return None if command.lower() in ("", "none") else command
 
 
+def _shell_syntax(command: str | None) -> str | None:
+    """What the hooks' shell (`sh -n`) says of `command`, None when it reads it: a hook that
+    cannot parse (`echo "unterminated`) failed only once a job ended, in hooks.log."""
+    import subprocess  # deferred: the daemon loads settings at every start; this is rare
+
+    from gpuherd.executors.base import SpawnError, job_shell
+
+    if command is None:
+        return None
+    try:
+        shell = job_shell(os.environ)  # as hooks.py runs the hooks: the daemon's environment
+    except SpawnError:
+        return None  # a GPUHERD_SHELL that is not a program: logged when a hook starts
+    try:
+        proc = subprocess.run(
+            [shell, "-n", "-c", command, "sh"],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None  # no verdict: the hook's own run will tell
+    said = [line.strip() for line in proc.stderr.decode(errors="replace").splitlines()]
+    if proc.returncode == 0:
+        return None
+    complaint = next((line for line in said if line), f"exit status {proc.returncode}")
+    return f"the hooks' shell {shell} cannot parse it: {complaint}; fix it and set it again"
+
+
 def _project_limits(text: str) -> tuple[tuple[str, int], ...]:
     """`lr-sweep=2,eval=1` (none = no limits): at most N jobs of each project at once."""
     if text.strip().lower() in ("", "none"):
@@ -116,6 +146,9 @@ class Setting:
     parse: Callable[[str], Any]
     show: Callable[[Any], str]
     help: str
+    check: Callable[[Any], str | None] = lambda _value: None
+    """What is wrong with a parsed value, checked when set (not when loaded, which keeps
+    what was accepted)."""
 
 
 SETTINGS: dict[str, Setting] = {
@@ -176,6 +209,7 @@ SETTINGS: dict[str, Setting] = {
         lambda v: v or "none",
         "shell command run when a job that ran ends, told of it by GPUHERD_JOB_* "
         "variables (none = no command)",
+        _shell_syntax,
     ),
 }
 
@@ -222,5 +256,8 @@ def change(store: Store, policy: Policy, name: str, value: str, defaults: Policy
         parsed = setting.parse(value)
     except ValueError as exc:
         raise HerdError(f"{name}: {exc}") from None
+    problem = setting.check(parsed)
+    if problem is not None:
+        raise HerdError(f"{name}: {problem}")
     store.set_setting(_PREFIX + name, value)
     return _with(policy, setting, parsed, defaults)

@@ -3,8 +3,12 @@
 
 It listens to the engine's changes (each one, published once committed) and reads the
 ended job from the store. Hooks run apart from the jobs and from the engine's tick: at most
-PARALLEL at once, each in its own session, killed after `timeout`; their output goes to
-hooks.log in the home, and a hook that fails is logged in daemon.log.
+PARALLEL at once, each in its own session, killed after `timeout`; a hook that fails is
+logged in daemon.log. Each run's output goes to a file of its own in hooks.running/, locked
+while any of its processes holds it; once the hook ended (or, at a later start, once the file
+is no longer locked) it is appended to hooks.log with at most HEAD + TAIL of its bytes and its
+escape sequences dropped, and removed. hooks.log is rotated past ROTATE_AT: thousands of jobs
+with a chatty notifier filled the disk.
 
 When a hook starts, the end time of its job is stored (THROUGH, the latest one): hooks still
 waiting when the daemon stops or dies run at its next start (jobs that ended after THROUGH).
@@ -17,24 +21,34 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import logging
 import os
+import re
 import signal
+import tempfile
 import time
 from collections import deque
 from collections.abc import Mapping
 from pathlib import Path
+from typing import BinaryIO
 
 from gpuherd.broadcast import Change
 from gpuherd.core.model import Job
 from gpuherd.core.states import ACTIVE_STATES, FINISHED_STATES
 from gpuherd.engine import Engine
-from gpuherd.executors.base import job_shell
+from gpuherd.executors.base import SpawnError, job_shell
 from gpuherd.store import Store
 
 log = logging.getLogger("gpuherd.hooks")
 
 HOOK_LOG = "hooks.log"
+RUNNING = "hooks.running"
+"""The folder of the output files of hooks that have not been written to hooks.log yet."""
+HEAD = TAIL = 4096
+"""Bytes of a hook run's output kept from its start and its end; the rest is left out."""
+ROTATE_AT = 10 * 2**20
+"""hooks.log's size past which it becomes hooks.log.1 (the one before is removed)."""
 PARALLEL = 4
 """Hooks running at once: a sweep whose points all fail together must not fork hundreds."""
 TIMEOUT = 60.0
@@ -48,15 +62,73 @@ def hooks_from_now(store: Store) -> None:
     store.set_setting(THROUGH, repr(time.time()))
 
 
-# $1 = the hook's command, $2 = hooks.log, $3 = the home (where the hook runs): passed as
-# arguments, never quoted into the script.
+# $1 = the hook's command, $2 = the home (where the hook runs): passed as arguments, never
+# quoted into the script. Its output goes to its file in RUNNING (posix_spawn's doing).
 _HOOK_SHELL = r"""
-exec </dev/null >>"$2" 2>&1
-cd -- "$3" || exit 127
+exec </dev/null
+cd -- "$2" || exit 127
 __gpuherd_hook=$1
-shift 3
+shift 2
 eval "$__gpuherd_hook"
 """
+
+# Escape sequences (CSI, OSC, others) and control characters but tab and newline: a hook's
+# colours and cursor moves were stored raw, and replayed by `cat hooks.log`.
+_ESCAPES = re.compile(rb"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|.?)", re.DOTALL)
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _plain(data: bytes) -> str:
+    text = _ESCAPES.sub(b"", data).decode(errors="replace").replace("\r\n", "\n")
+    return _CONTROLS.sub(lambda m: "\n" if m.group() == "\r" else "?", text)
+
+
+def _one_line(command: str) -> str:
+    """A command for hooks.log's header line: a multi-line hook's newlines as ⏎."""
+    return _plain(command.replace("\n", "⏎").encode())
+
+
+def _capped(f: BinaryIO, size: int) -> str:
+    """The `size` bytes from `f`'s position, HEAD and TAIL of them when more."""
+    if size <= HEAD + TAIL:
+        return _plain(f.read(size))
+    head = _plain(f.read(HEAD))
+    f.seek(size - HEAD - TAIL, os.SEEK_CUR)
+    tail = _plain(f.read(TAIL))
+    cut = "" if head.endswith("\n") else "\n"
+    return f"{head}{cut}… {size - HEAD - TAIL:,} bytes left out …\n{tail}"
+
+
+def write_out(run_file: str, log_path: str) -> None:
+    """Append a hook run's file (its header line, then its output, capped) to hooks.log,
+    rotated first when it would grow past ROTATE_AT; then remove the file."""
+    with open(run_file, "rb") as f:
+        header = f.readline().decode(errors="replace")
+        size = os.fstat(f.fileno()).st_size - f.tell()  # (a background child may add more)
+        output = _capped(f, size)
+    entry = (header + output + ("" if not output or output.endswith("\n") else "\n")).encode()
+    with contextlib.suppress(FileNotFoundError):
+        if os.path.getsize(log_path) + len(entry) > ROTATE_AT:
+            os.replace(log_path, log_path + ".1")
+    with open(log_path, "ab") as log_file:
+        log_file.write(entry)
+    os.unlink(run_file)
+
+
+def write_out_ended(folder: str, log_path: str) -> None:
+    """Write out the files in `folder` whose hooks ended (no process holds their lock): those
+    of hooks that were running when the last daemon stopped."""
+    with contextlib.suppress(FileNotFoundError):
+        for name in sorted(os.listdir(folder)):
+            path = os.path.join(folder, name)
+            try:
+                with open(path, "rb") as f:
+                    fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                write_out(path, log_path)
+            except BlockingIOError:
+                continue  # its hook still runs
+            except OSError as exc:
+                log.warning("cannot write out the hook output %s: %s", path, exc)
 
 
 def hook_env(
@@ -96,12 +168,13 @@ class EndHooks:
     ) -> None:
         self.engine = engine
         self.log_path = str(home / HOOK_LOG)
+        self.run_folder = str(home / RUNNING)
         self.home = str(home)
         self.timeout = timeout
         self.parallel = parallel
         self._waiting: deque[tuple[str, Job, dict[str, str]]] = deque()
-        self._running: dict[int, tuple[int, int, asyncio.TimerHandle]] = {}
-        """Hook pid -> (pidfd, job id, its kill timer)."""
+        self._running: dict[int, tuple[int, int, asyncio.TimerHandle, str]] = {}
+        """Hook pid -> (pidfd, job id, its kill timer, its output file)."""
         self._killed: set[int] = set()
         self._stopped = False
         self._loop = asyncio.get_running_loop()  # built on the daemon's loop
@@ -115,6 +188,7 @@ class EndHooks:
         """Follow the changes now (before the engine finishes jobs that ended while it was
         down), after queueing the hooks the last daemon had not started. A change is
         published once committed: the job is read as it was recorded."""
+        write_out_ended(self.run_folder, self.log_path)
         command, store = self.engine.policy.on_end, self.engine.store
         through = store.get_setting(THROUGH)
         if command and through is None:
@@ -127,7 +201,7 @@ class EndHooks:
     def stop(self) -> None:
         """Run nothing more; hooks still running go on by themselves (own sessions)."""
         self._stopped = True
-        for fd, _, timer in self._running.values():
+        for fd, _, timer, _ in self._running.values():
             self._loop.remove_reader(fd)
             os.close(fd)
             timer.cancel()
@@ -166,7 +240,7 @@ class EndHooks:
             self._mark_through(job.ended_at)
             try:
                 self._spawn(command, job.id, env)
-            except (OSError, ValueError) as exc:
+            except (OSError, ValueError, SpawnError) as exc:
                 log.warning("on-end hook for job %d could not start: %s", job.id, exc)
 
     def _mark_through(self, ended_at: float | None) -> None:
@@ -178,15 +252,27 @@ class EndHooks:
             store.set_setting(THROUGH, repr(ended_at))
 
     def _spawn(self, command: str, job_id: int, env: dict[str, str]) -> None:
-        stamp = time.strftime("%Y-%m-%d %H:%M:%S")
-        with open(self.log_path, "a", encoding="utf-8") as f:
-            f.write(f"--- {stamp} job {job_id} {env['GPUHERD_JOB_STATE']}: {command}\n")
         shell = job_shell(env)
-        argv = [shell, "-c", _HOOK_SHELL, "gpuherd-hook", command, self.log_path, self.home]
-        pid = os.posix_spawn(shell, argv, env, setsid=True, setsigmask=())
+        stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+        header = f"--- {stamp} job {job_id} {env['GPUHERD_JOB_STATE']}: {_one_line(command)}\n"
+        os.makedirs(self.run_folder, exist_ok=True)
+        out, path = tempfile.mkstemp(prefix=f"job{job_id}-", dir=self.run_folder)
+        try:
+            os.write(out, header.encode())
+            # Held by the hook's stdout and stderr (this open file) until its last process
+            # is gone: a later daemon writes out only the files no hook holds.
+            fcntl.flock(out, fcntl.LOCK_EX)
+            argv = [shell, "-c", _HOOK_SHELL, "gpuherd-hook", command, self.home]
+            to_file = [(os.POSIX_SPAWN_DUP2, out, 1), (os.POSIX_SPAWN_DUP2, out, 2)]
+            pid = os.posix_spawn(shell, argv, env, file_actions=to_file, setsid=True, setsigmask=())
+        except BaseException:
+            os.unlink(path)
+            raise
+        finally:
+            os.close(out)
         fd = os.pidfd_open(pid)
         timer = self._loop.call_later(self.timeout, self._kill, pid)
-        self._running[pid] = (fd, job_id, timer)
+        self._running[pid] = (fd, job_id, timer, path)
         self._loop.add_reader(fd, self._ended, pid)
 
     def _kill(self, pid: int) -> None:
@@ -201,10 +287,14 @@ class EndHooks:
                 os.killpg(pid, signal.SIGKILL)
 
     def _ended(self, pid: int) -> None:
-        fd, job_id, timer = self._running.pop(pid)
+        fd, job_id, timer, path = self._running.pop(pid)
         self._loop.remove_reader(fd)
         os.close(fd)
         timer.cancel()
+        try:
+            write_out(path, self.log_path)
+        except OSError as exc:
+            log.warning("cannot write out the output of job %d's hook: %s", job_id, exc)
         try:
             code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
         except ChildProcessError:

@@ -288,10 +288,13 @@ class Runner:
         self.summary.interrupted = True
         if self._interrupts == 1:
             running = len(self.engine.live)
-            self.reporter.notice(
-                f"interrupted: starting nothing new; waiting for {plural(running, 'running job')} "
-                "to finish (Ctrl-C again kills them)"
+            waiting = (  # with none running there is nothing to wait for, nor to kill
+                f"; waiting for {plural(running, 'running job')} to finish (Ctrl-C again kills "
+                f"{'it' if running == 1 else 'them'})"
+                if running
+                else ""
             )
+            self.reporter.notice(f"interrupted: starting nothing new{waiting}")
             self._stop_dispatch()
         else:
             self.reporter.notice(f"killing {plural(len(self.engine.live), 'running job')}")

@@ -63,7 +63,7 @@ ERRORS = [
     pytest.param("gpuherd", ["kill", "3-1"], "3-1", id="bad-range"),
     pytest.param("gpuherd", ["move", "1"], "--first", id="move-nowhere"),
     pytest.param("gpuherd", ["log", "2", "--attempt", "3"], "run once", id="log-no-attempt"),
-    pytest.param("gpuherd", ["submit", "--begin", "tomorrow", "true"], "tomorrow", id="begin"),
+    pytest.param("gpuherd", ["submit", "--begin", "tomorrow", "true"], "use now, +", id="begin"),
     pytest.param("gpuherd", ["submit", "--begin", "24:00", "true"], "24:00", id="begin-clock"),
     pytest.param("gpuherd", ["submit", "--hold", "--begin", "+1h", "true"], "not both", id="hb"),
     pytest.param("gpuherd", ["daemon", "stop", "--drain", "--kill"], "not both", id="stop"),
@@ -109,6 +109,41 @@ ERRORS = [
     pytest.param("gpuherd", ["ls", "--name", ""], "--name is empty", id="ls-name"),
     pytest.param("gpuherd", ["ls", "-q", "--project", ""], "--project is empty", id="ls-project"),
     pytest.param("gpuherd", ["ls", "--sweep", ""], "--sweep is empty", id="ls-sweep"),
+    # An option's values given space-separated: the rest was queued as the command `1 -- true`.
+    pytest.param(
+        "gpuherd",
+        ["submit", "--after", "2", "1", "--", "true"],
+        "the command starts '1 --': --after takes its ids comma-separated (--after 2,1)",
+        id="after-spaced",
+    ),
+    pytest.param(
+        "gpuherd",
+        ["submit", "-q", "--only-gpus", "0", "2", "3", "--", "true"],
+        "'2 3 --': --only-gpus takes its GPU indices comma-separated (--only-gpus 0,2,3)",
+        id="only-gpus-spaced",
+    ),
+    pytest.param(
+        "gpuherd",
+        ["submit", "--hold", "2", "--", "true"],
+        "'2 --': --after and --only-gpus take their values comma-separated",
+        id="ids-after-a-flag",
+    ),
+    # Taken as 10 bytes: any number of such jobs shared a GPU.
+    pytest.param(
+        "gpuherd", ["submit", "--mem", "10", "true"], "--mem 10 is 10 bytes: give a unit", id="mem"
+    ),
+    pytest.param(
+        "gpuherd",
+        ["submit", "-g", "0", "--mem", "1GiB", "true"],
+        "--mem with --gpus 0: a CPU-only job gets no GPU memory",
+        id="cpu-mem",
+    ),
+    pytest.param(
+        "gpuherd",
+        ["config", "set", "on-end", 'echo "unterminated'],
+        "on-end: the hooks' shell /bin/sh cannot parse it: ",
+        id="cfg-hook",
+    ),
 ]
 
 
@@ -158,6 +193,15 @@ CLICK_WORDING = ("Invalid value", "integer range", "No such option", "not in the
         (
             ["ls", "--name", ""],
             "--name is empty: give a name or a pattern like 'resnet-*', or leave --name out",
+        ),
+        (
+            ["submit", "-g", "1.5", "true"],
+            "--gpus takes a whole number of GPUs, not '1.5': e.g. -g 2",
+        ),
+        (
+            ["submit", "--mem", "10", "true"],
+            "--mem 10 is 10 bytes: give a unit, e.g. --mem 10GiB (a number without one is "
+            "bytes, taken from 1 MiB up)",
         ),
     ],
     ids=lambda value: " ".join(value) if isinstance(value, list) else "",
@@ -344,3 +388,25 @@ def test_output_that_cannot_be_written_gets_one_line_not_a_traceback(shared: Her
             1,
             "gpuherd: error: No space left on device (writing the output)\n",
         ), args
+
+
+def test_commands_with_a_dash_dash_of_their_own_and_likely_mistakes_are_taken(
+    daemon: Herd, tmp_path: Path
+) -> None:
+    # A `--` inside the command is no sign of stray ids: queued as written.
+    job = daemon.submit("--", "sh", "-c", 'echo "$@"', "x", "--nproc", "2", "--", "train.py")
+    assert daemon.job(job)["command"] == "sh -c 'echo \"$@\"' x --nproc 2 -- train.py"
+    assert daemon.wait_state(job, "succeeded", "failed")["state"] == "succeeded"
+    out = Path(daemon.job(job)["job_dir"]) / "attempt-1" / "stdout.log"
+    assert out.read_text() == "--nproc 2 -- train.py\n"
+    # A byte count (1 MiB and more) is taken as bytes, as scripts pass it.
+    assert daemon.job(daemon.submit("--mem", "1048576", "--", "true"))["mem"] == 2**20
+    # +0s is now (it was refused as not a +DURATION); a past time warns, on one line.
+    soon = daemon.cli("submit", "-q", "--begin", "+0s", "--", "true")
+    assert soon.stderr == ""
+    assert daemon.wait_state(int(soon.stdout), "succeeded")["state"] == "succeeded"
+    past = daemon.cli("submit", "-q", "--begin", "2020-01-01", "--", "true")
+    assert past.stderr == (
+        "gpuherd: warning: --begin 2020-01-01 00:00 is already past: the job may start now\n"
+    )
+    assert daemon.wait_state(int(past.stdout), "succeeded")["state"] == "succeeded"

@@ -24,7 +24,7 @@ from conftest import GPUHERD_BIN, Probe, Runs
 
 REPO = Path(__file__).resolve().parents[2]
 ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
-STARTED = re.compile(r"^\[(\d+)\] started on GPU ([\d,]+): (.*)$")
+STARTED = re.compile(r"^\[(\d+)\] started on GPUs? ([\d,]+): (.*)$")
 
 
 def job_folders(out: Path) -> list[str]:
@@ -152,6 +152,17 @@ def test_gpus_per_job_0_runs_cpu_only_jobs(runs: Runs, probe: Probe) -> None:
     assert proc.returncode == 0, proc.stderr
     assert [r["gpus"] for r in probe.by_name().values()] == ["", "", ""]
     assert "[0] started on no GPU: " in proc.stdout
+
+
+def test_a_job_on_several_gpus_says_gpus(runs: Runs, probe: Probe) -> None:
+    # It said "started on GPU 0,1".
+    proc = runs.run(
+        "--fake-gpus", "2", "--gpus-per-job", "2", "--output-dir", str(runs.root / "out"),
+        input=probe.cmd("a") + "\n",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[0] == f"[0] started on GPUs 0,1: {probe.cmd('a')}"
+    assert probe.by_name()["a"]["gpus"] == "0,1"
 
 
 @pytest.mark.skipif(
@@ -604,6 +615,21 @@ BAD_OPTIONS = [
         id="times-from-missing",
     ),
     pytest.param(["--fake-gpus", "1", "--order", "shortest"], ["shortest"], id="bad-order"),
+    # GPU memory for jobs that get no GPU: refused, as `submit -g 0 --mem` is.
+    pytest.param(
+        ["--fake-gpus", "1", "--gpus-per-job", "0", "--mem", "1GiB"],
+        ["--mem with --gpus-per-job 0: a CPU-only job gets no GPU memory"],
+        id="cpu-only-mem",
+    ),
+    pytest.param(
+        ["--fake-gpus", "1", "--mem", "10"], ["--mem 10 is 10 bytes: give a unit"], id="mem-unit"
+    ),
+    # Click said "'1.5' is not a valid integer range."
+    pytest.param(
+        ["--fake-gpus", "2", "--gpus-per-job", "1.5"],
+        ["--gpus-per-job takes a whole number of GPUs, not '1.5': e.g. --gpus-per-job 2"],
+        id="gpus-per-job-fraction",
+    ),
 ]
 
 

@@ -171,3 +171,17 @@ def test_under_nohup_a_sighup_is_ignored_and_the_jobs_finish(runs: Runs, probe: 
     assert not any(line.startswith("hung up") for line in lines), lines
     assert sorted(probe.by_name()) == ["a", "b"]
     assert all((out / f"job_{n}" / "SUCCESS").exists() for n in (0, 1))
+
+
+def test_ctrl_c_with_no_job_running_says_only_that_nothing_new_starts(
+    runs: Runs, probe: Probe
+) -> None:
+    # It said "waiting for 0 running jobs to finish (Ctrl-C again kills them)".
+    run = runs.start("--fake-gpus", "1", "--output-dir", str(runs.root / "out"))
+    run.write(probe.cmd("a") + "\n")  # its input stays open: the run waits for more
+    run.expect_line("[0] succeeded")
+    run.proc.send_signal(signal.SIGINT)
+    assert run.expect_line("interrupted") == "interrupted: starting nothing new"
+    status, rest, err = run.finish()
+    assert status == 130, rest + err
+    assert "Traceback" not in err

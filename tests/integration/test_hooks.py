@@ -13,10 +13,10 @@ from pathlib import Path
 import psutil
 import pytest
 
-from conftest import Herd, one_gpu_engine, stays, wait_for
+from conftest import Herd, one_gpu_engine, read_line, stays, wait_dead, wait_for
 from gpuherd.core.model import Policy
 from gpuherd.executors.local import LocalExecutor
-from gpuherd.hooks import EndHooks
+from gpuherd.hooks import ROTATE_AT, EndHooks
 from gpuherd.service import Service
 from gpuherd.store import Store
 from gpuherd.wire import SubmitItem
@@ -197,3 +197,97 @@ def test_jobs_that_ended_out_of_order_while_no_daemon_ran_are_hooked_once(
     daemon.cli("daemon", "stop")
     daemon.start()
     stays(lambda: sorted(ends.read_text().split()) == [str(a), str(b)])  # none again
+
+
+def hooks_log(herd: Herd) -> str:
+    path = herd.home / "hooks.log"
+    return path.read_text() if path.exists() else ""
+
+
+def test_a_hooks_output_is_capped_cleaned_and_shown_by_daemon_log_hooks(daemon: Herd) -> None:
+    # A hook printing 3 MB made hooks.log 3 MB, its colours stored raw.
+    daemon.cli(
+        "config",
+        "set",
+        "on-end",
+        r"printf '\033[31mred\033[0m start\n'; head -c 3000000 /dev/zero | tr '\0' x; "
+        r"printf '\nthe end\n'",
+    )
+    job = daemon.submit("--", "true")
+    wait_for(lambda: "the end\n" in hooks_log(daemon), what="the hook's output in hooks.log")
+    text = hooks_log(daemon)
+    lines = text.splitlines()
+    assert lines[0].startswith("--- ") and f" job {job} succeeded: printf " in lines[0]
+    assert lines[1] == "red start" and "\x1b" not in text
+    printed = len("\x1b[31mred\x1b[0m start\n") + 3_000_000 + len("\nthe end\n")
+    assert lines[3] == f"… {printed - 2 * 4096:,} bytes left out …"  # all but 4 KiB at each end
+    assert lines[2] == "x" * (4096 - 19) and lines[4] == "x" * (4096 - 9)
+    assert lines[5:] == ["the end"]
+    assert list((daemon.home / "hooks.running").iterdir()) == []
+    assert daemon.cli("daemon", "log", "--hooks", "-n", "2").stdout == "x" * 4087 + "\nthe end\n"
+
+
+def test_hooks_log_is_rotated_and_a_multi_line_hook_shows_on_one_line(daemon: Herd) -> None:
+    old = "old line\n" * (ROTATE_AT // 9)  # 10 MiB but a few bytes: the next entry passes it
+    (daemon.home / "hooks.log").write_text(old)
+    daemon.cli("config", "set", "on-end", "echo first\necho second")
+    table = daemon.cli("config").stdout.splitlines()
+    assert [line for line in table if line.startswith("on-end")] == [
+        "on-end          echo first⏎echo second"
+    ]  # its second line broke the table
+    job = daemon.submit("--", "true")
+    wait_for(lambda: "second" in hooks_log(daemon), what="the hook's output")
+    assert (daemon.home / "hooks.log.1").read_text() == old
+    lines = hooks_log(daemon).splitlines()
+    assert lines[0].endswith(f" job {job} succeeded: echo first⏎echo second")
+    assert lines[1:] == ["first", "second"]
+
+
+def test_the_output_of_a_hook_left_running_by_a_crash_is_written_out_once_it_ended(
+    daemon: Herd, tmp_path: Path
+) -> None:
+    pid_file, go = tmp_path / "hook.pid", tmp_path / "go"
+    daemon.cli(
+        "config",
+        "set",
+        "on-end",
+        f'echo before; echo $$ > "{pid_file}.t" && mv "{pid_file}.t" "{pid_file}"; '
+        f"while [ ! -e {go} ]; do sleep 0.02; done; echo after",
+    )
+    job = daemon.submit("--", "true")
+    hook = psutil.Process(int(wait_for(lambda: pid_file.exists() and pid_file.read_text())))
+    daemon.kill9()
+    daemon.start()  # the hook still runs: its output is left where it is
+    (left,) = (daemon.home / "hooks.running").iterdir()
+    assert left.name.startswith(f"job{job}-")
+    assert "before" not in hooks_log(daemon)
+    go.touch()
+    wait_dead(hook)
+    daemon.cli("daemon", "stop")
+    daemon.start()
+    wait_for(lambda: "after" in hooks_log(daemon), what="the hook's output in hooks.log")
+    assert hooks_log(daemon).splitlines()[1:] == ["before", "after"]
+    assert list((daemon.home / "hooks.running").iterdir()) == []
+
+
+def test_daemon_log_hooks_follows_hooks_log_through_its_rotation(herd: Herd) -> None:
+    herd.home.mkdir(parents=True)
+    missing = herd.cli("daemon", "log", "--hooks", check=False)
+    assert (missing.returncode, missing.stderr) == (
+        1,
+        f"gpuherd: error: no hook log at {herd.home / 'hooks.log'} yet: no on-end hook has run "
+        "there (gpuherd config set on-end CMD)\n",
+    )
+    log = herd.home / "hooks.log"
+    log.write_text("one\n")
+    follow = herd.popen("daemon", "log", "--hooks", "-f")
+    try:
+        assert follow.stdout is not None
+        buffer = bytearray()
+        assert read_line(follow.stdout.fileno(), buffer) == b"one"
+        log.rename(herd.home / "hooks.log.1")  # as the daemon rotates it
+        log.write_text("two\n")
+        assert read_line(follow.stdout.fileno(), buffer) == b"two"
+    finally:
+        follow.kill()
+        follow.communicate()  # (closes its pipes)

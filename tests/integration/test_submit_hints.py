@@ -5,7 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+from click.testing import CliRunner
+
 from conftest import Herd
+from gpuherd.cli.job_cmds import submit
+from gpuherd.cli.submit_hints import stray_values
 
 
 def script(folder: Path, name: str = "job.sh", executable: bool = True) -> Path:
@@ -109,3 +114,35 @@ def test_a_file_of_jobs_warns_once_per_script(daemon: Herd, tmp_path: Path) -> N
         "other.sh", work, fix.format("other.sh")
     )
     assert len(proc.stdout.split()) == len(lines)
+
+
+STRAY = [
+    (["-a", "3", "5", "7", "--", "x"], "'5 7 --': --after takes its ids comma-sep"),
+    (["-a", "3", "5", "7", "--", "x"], "--after takes its ids comma-separated (--after 3,5,7)"),
+    (["--after=3", "5-6", "--", "x"], "'5-6 --': --after takes its ids comma-separated"),
+    (["--after=3", "5-6", "--", "x"], "--after takes its ids comma-separated (--after 3,5-6)"),
+    (["--after-any", "3", "5", "--", "x"], "'5 --': --after-any takes its ids comma-separated"),
+    (["-g", "2", "3", "--", "x"], "'3 --': --gpus takes one value (--gpus 2); the command goes"),
+    (["--", "3", "--", "x"], "'3 --': --after and --only-gpus take their values comma-separated"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("args", "said"), STRAY)
+def test_ids_given_space_separated_are_named_with_their_option(args: list[str], said: str) -> None:
+    result = CliRunner().invoke(submit, args)  # refused before any daemon is asked
+    assert result.exit_code == 2
+    assert "Error: the command starts '" in result.output and said in result.output
+
+
+@pytest.mark.parametrize(
+    ("given", "command"),
+    [
+        (["--"], ["torchrun", "--nproc", "2", "--", "train.py"]),  # a `--` of its own
+        (["--after", "3", "--"], ["echo", "5", "--", "x"]),
+        (["--after", "3"], ["5", "x"]),  # no `--` after the ids: not surely a mistake
+    ],
+)
+def test_commands_that_do_not_start_with_stray_ids_are_left_alone(
+    given: list[str], command: list[str]
+) -> None:
+    assert stray_values(command, given, submit) is None

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from gpuherd.config import SETTINGS
+from gpuherd.config import SETTINGS, change
+from gpuherd.core.model import Policy
 from gpuherd.devices import host_memory_total
+from gpuherd.errors import HerdError
+from gpuherd.store import Store
 
 GIB = 2**30
 
@@ -83,3 +88,19 @@ def test_project_limits_are_a_list_of_project_counts() -> None:
     for wrong in ("a", "a=0", "=1", "a=1.5"):
         with pytest.raises(ValueError, match=f"invalid limit '{wrong}': use PROJECT=N"):
             parse("project-limits", wrong)
+
+
+def test_an_on_end_hook_the_shell_cannot_parse_is_refused_when_set(tmp_path: Path) -> None:
+    # Accepted before: the mistake showed only after the next job ended, in hooks.log.
+    store = Store(tmp_path / "herd.db")
+    try:
+        with pytest.raises(HerdError) as refused:
+            change(store, Policy(), "on-end", 'echo "unterminated', Policy())
+        said = str(refused.value)
+        assert said.startswith("on-end: the hooks' shell /bin/sh cannot parse it: "), said
+        assert "nterminated" in said and "\n" not in said  # sh's own complaint, one line
+        assert store.get_setting("config.on-end") is None  # not kept
+        several = "echo a\necho b"  # a multi-line hook parses: taken
+        assert change(store, Policy(), "on-end", several, Policy()).on_end == several
+    finally:
+        store.close()

@@ -11,6 +11,7 @@ from gpuherd.core.units import (
     format_given,
     format_size,
     parse_duration,
+    parse_memory,
     parse_size,
     plural,
 )
@@ -312,3 +313,20 @@ def test_plural_counts_one_thing_without_an_s() -> None:
     assert plural(1, "GPU") == "1 GPU"
     assert plural(0, "GPU") == "0 GPUs"
     assert plural(3, "more waiting job") == "3 more waiting jobs"
+
+
+@pytest.mark.parametrize("text", ["10", " 512 ", "1048575"])
+def test_a_memory_request_without_a_unit_under_1_mib_is_refused(text: str) -> None:
+    # `--mem 10` asked for 10 bytes: any number of such jobs shared a GPU.
+    with pytest.raises(ValueError, match=rf"^{text.strip()} is {text.strip()} bytes: give a unit"):
+        parse_memory(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("1048576", 2**20), ("10737418240", 10 * 2**30), ("10GiB", 10 * 2**30), ("10B", 10)],
+)
+def test_a_memory_request_with_a_unit_or_a_byte_count_of_a_mib_or_more_is_taken(
+    text: str, expected: int
+) -> None:
+    assert parse_memory(text) == expected  # scripts that pass byte counts keep working

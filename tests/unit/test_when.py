@@ -20,6 +20,9 @@ NOW = datetime(2026, 11, 25, 14, 30, 15).timestamp()
         ("+2h", NOW + 7200),
         (" +1h30m ", NOW + 5400),
         ("now", NOW),
+        ("+0s", NOW),  # refused before, though a +DURATION: it is now
+        ("+0", NOW),
+        (" + 0.0m", NOW),
         ("23:30", datetime(2026, 11, 25, 23, 30).timestamp()),
         ("14:30", datetime(2026, 11, 26, 14, 30).timestamp()),  # passed today: tomorrow
         ("14:30:15", datetime(2026, 11, 26, 14, 30, 15).timestamp()),  # exactly now: tomorrow
@@ -36,10 +39,13 @@ def test_begin_forms(text: str, expected: float) -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["", "tomorrow", "+", "+-1h", "+0s", "24:00", "12:60", "9:5", "2026-13-01", "+2x"]
+    "text", ["", "tomorrow", "+", "+-1h", "+-0s", "24:00", "12:60", "9:5", "2026-13-01", "+2x"]
 )
 def test_bad_begin_says_what_forms_there_are(text: str) -> None:
-    with pytest.raises(ValueError, match=r"invalid --begin .*use \+DURATION .*\(23:30\).*T02:00"):
+    # `now` is taken: the message lists it.
+    with pytest.raises(
+        ValueError, match=r"invalid --begin .*use now, \+DURATION .*\(23:30\).*T02:00"
+    ):
         parse_begin(text, NOW)
 
 

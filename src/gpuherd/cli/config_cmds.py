@@ -6,6 +6,7 @@ import json
 
 import click
 
+from gpuherd.cli import plain
 from gpuherd.cli.options import json_option
 from gpuherd.client import Client
 
@@ -23,7 +24,7 @@ def config(ctx: click.Context, as_json: bool) -> None:
         return
     width = max(len(name) for name in settings)
     for name, setting in settings.items():
-        value = setting["value"]
+        value = one_line(setting["value"])
         if len(value) > 8:  # a command (on-end): its own line, the help under it
             click.echo(f"{name:<{width}}  {value}\n{'':<{width + 12}}{setting['help']}")
         else:
@@ -47,7 +48,16 @@ def get(name: str) -> None:
 @click.argument("value")
 def set_(name: str, value: str) -> None:
     """Change a setting; the daemon uses it at once."""
-    click.echo(Client().post("/config", {"name": name, "value": value})["message"])
+    click.echo(one_line(Client().post("/config", {"name": name, "value": value})["message"]))
+
+
+NEWLINE = "⏎"
+
+
+def one_line(value: str) -> str:
+    """A value as one line of the table: a multi-line hook's newlines as ⏎ (it broke the
+    table), escape sequences dropped and other control characters as spaces."""
+    return plain.clean(value.replace("\r\n", NEWLINE).replace("\n", NEWLINE))
 
 
 COMMANDS = [config]

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import click
@@ -236,17 +237,28 @@ LOG_POLL = 0.25
 @daemon.command(name="log")
 @click.option("-n", "--lines", type=click.IntRange(0), default=20, show_default=True)
 @click.option("-f", "--follow", is_flag=True, help="Keep printing what the daemon logs.")
-def log_cmd(lines: int, follow: bool) -> None:
+@click.option(
+    "--hooks", is_flag=True, help="The on-end hook's output (hooks.log) instead of daemon.log."
+)
+def log_cmd(lines: int, follow: bool, hooks: bool) -> None:
     """Print the end of the daemon's log; -f keeps following it.
 
-    Read from the home's daemon.log, so it works when no daemon runs (after a failed start).
+    Read from the home's daemon.log (or hooks.log), so it works when no daemon runs (after
+    a failed start).
     """
-    path = paths.daemon_log(paths.home_dir())
+    home = paths.home_dir()
+    if hooks:
+        from gpuherd.hooks import HOOK_LOG  # deferred: the hooks' module loads the engine
+
+        path = home / HOOK_LOG
+        missing = "hook log", "no on-end hook has run there (gpuherd config set on-end CMD)"
+    else:
+        path, missing = paths.daemon_log(home), ("daemon log", "no daemon has started there")
     try:
         log = path.open("rb")
     except FileNotFoundError:
-        raise HerdError(f"no daemon log at {path} yet: no daemon has started there") from None
-    with log:
+        raise HerdError(f"no {missing[0]} at {path} yet: {missing[1]}") from None
+    try:
         text = log.read()
         tail = text.splitlines(keepends=True)[-lines:] if lines else []
         sys.stdout.write(b"".join(tail).decode(errors="replace"))
@@ -256,8 +268,21 @@ def log_cmd(lines: int, follow: bool) -> None:
             if chunk:
                 sys.stdout.write(chunk.decode(errors="replace"))
                 sys.stdout.flush()
+            elif _rotated(path, log.fileno()):  # hooks.log became hooks.log.1: on to the new
+                log.close()
+                log = path.open("rb")
             else:
                 time.sleep(LOG_POLL)
+    finally:
+        log.close()
+
+
+def _rotated(path: Path, fd: int) -> bool:
+    """Whether `path` is a new file now (or none yet), not the one open as `fd`."""
+    try:
+        return path.stat().st_ino != os.fstat(fd).st_ino
+    except FileNotFoundError:
+        return False  # between the rename and the new file's first line
 
 
 COMMANDS = [daemon]

@@ -13,13 +13,10 @@ import click
 
 from gpuherd.cli.job_refs import newest_job, resolve_last
 from gpuherd.cli.options import (
-    DURATION,
-    JOB_ID,
     after_option,
     begin_option,
     cwd_option,
     env_option,
-    expand_ids,
     filter_options,
     gpus_option,
     grace_option,
@@ -33,10 +30,12 @@ from gpuherd.cli.options import (
     priority_option,
     project_option,
     quiet_option,
+    refuse_cpu_only_mem,
     retries_option,
     retry_delay_option,
     timeout_option,
 )
+from gpuherd.cli.param_types import DURATION, JOB_ID, expand_ids
 from gpuherd.client import Client
 from gpuherd.core.idspec import format_ids, summarize
 from gpuherd.core.units import plural
@@ -46,7 +45,15 @@ from gpuherd.following import follow_log
 FINISHED = {"succeeded", "failed", "killed", "cancelled", "lost"}
 
 
-@click.command(context_settings={"allow_interspersed_args": False})
+class _KeepsArgs(click.Command):
+    """Keeps its arguments as given (ctx.meta["args"]): what came before submit's command."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta["args"] = list(args)
+        return super().parse_args(ctx, args)
+
+
+@click.command(cls=_KeepsArgs, context_settings={"allow_interspersed_args": False})
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @click.option("-n", "--name", help="A name to find the job by.")
 @gpus_option(short="-g")
@@ -103,11 +110,17 @@ def submit(
     """
     # deferred: only submit parses commands (shlex)
     from gpuherd.cli.job_input import job_commands
+    from gpuherd.cli.submit_hints import stray_values, warn_submitted
     from gpuherd.core.commands import command_from_args
 
     one_output(quiet, as_json)
     if file is not None and command:
         raise click.UsageError("give a command or --file, not both")
+    ctx = click.get_current_context()
+    args = ctx.meta.get("args", command)  # (absent when invoked, not parsed)
+    if command and (stray := stray_values(command, args[: len(args) - len(command)], ctx.command)):
+        raise click.UsageError(stray)
+    refuse_cpu_only_mem(opts["gpus"], opts["mem"], "--gpus")
     commands = list(job_commands(file)) if file is not None else []
     if file is None:
         if not command:
@@ -131,8 +144,6 @@ def submit(
     jobs = [{**base, "command": c} for c in commands]
     answer = client.post("/jobs", {"jobs": jobs, "env": dict(os.environ)})
     ids = answer["ids"]
-    from gpuherd.cli.submit_hints import warn_submitted  # deferred, as command_lines
-
     warn_submitted(commands, base)
     if answer.get("draining"):
         click.echo(

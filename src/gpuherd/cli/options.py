@@ -1,5 +1,5 @@
-"""What the commands share: parameter types (durations, sizes, id lists, NAME=VALUE pairs)
-and the options `submit`, `run` and `sweep` all take, declared once.
+"""The options `submit`, `run` and `sweep` all take, declared once (their parameter types
+are in param_types.py).
 
 An option's help names what it applies to (`the job`, `each job`, `each point`): the
 factories below take that phrase; type, default and meaning are the same everywhere.
@@ -9,119 +9,18 @@ the file's value is the default.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
 
-from gpuherd.core.idspec import parse_gpu_indices, parse_ids
-from gpuherd.core.units import parse_duration, parse_size
-from gpuherd.core.when import parse_begin
+from gpuherd.cli.param_types import AFTER_IDS, BEGIN, DURATION, ENV_PAIR, GPU_INDICES, SIZE
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class _Parsed(click.ParamType):  # type: ignore[type-arg]
-    """A click type that delegates to one of the core's parsers (ValueError = bad value)."""
-
-    def __init__(self, name: str, parse: Any) -> None:
-        self.name = name
-        self._parse = parse
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        if not isinstance(value, str):
-            return value
-        try:
-            return self._parse(value)
-        except ValueError as exc:
-            self.fail(str(exc), param, ctx)
-
-
-def _env_pair(text: str) -> tuple[str, str]:
-    key, sep, value = text.partition("=")
-    if not sep or not key or not key.replace("_", "a").isalnum() or key[0].isdigit():
-        raise ValueError(f"invalid --env '{text}': use NAME=VALUE, e.g. --env SEED=1")
-    return key, value
-
-
-DURATION = _Parsed("duration", parse_duration)
-SIZE = _Parsed("size", parse_size)
-IDS = _Parsed("ids", parse_ids)
-
-
-def _after_ids(text: str) -> list[int | str]:
-    """Job ids, or `last`: the job submitted last (resolved by the command, which asks the
-    daemon)."""
-    if text.strip() == "last":
-        return ["last"]
-    try:
-        return list(parse_ids(text))
-    except ValueError as exc:
-        raise ValueError(f"{exc}, or last (the job submitted last)") from None
-
-
-AFTER_IDS = _Parsed("ids", _after_ids)
-GPU_INDICES = _Parsed("GPUs", parse_gpu_indices)
-ENV_PAIR = _Parsed("NAME=VALUE", _env_pair)
-BEGIN = _Parsed("time", lambda text: parse_begin(text, time.time()))
-
-
-class _OneJob(click.ParamType):  # type: ignore[type-arg]
-    """One job id (`show`, `log`, `priority`, `move --before`), refused in gpuherd's words:
-    click's were "'1-2' is not a valid integer range", with no word of what to do."""
-
-    name = "job_id"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        if not isinstance(value, str):
-            return value
-        text = value.strip()
-        path = ctx.command_path if ctx else "gpuherd"
-        # An option names itself (--before); an argument is the command's one job.
-        option = param.opts[-1] if isinstance(param, click.Option) else None
-        number = text.isascii() and text.isdigit()
-        ids = [] if number else _ids_or_none(text)  # several: "1-2", "3,5"
-        if number and int(text) >= 1:
-            return int(text)
-        if number:
-            said = f"invalid job id {text!r}: ids start at 1; {_EVERY_JOB}"
-        elif len(ids) > 1 and option:
-            said = f"{option} takes one job id, not {text!r}: give one, e.g. {option} {ids[0]}"
-        elif len(ids) > 1:
-            # `priority ID N`: the example shows that more follows the id.
-            rest = " ..." if ctx and len([p for p in ctx.command.params if p.required]) > 1 else ""
-            said = (
-                f"{path.split()[-1]} takes one job id, not {text!r}: one job at a time "
-                f"({path} {ids[0]}{rest}, then {path} {ids[1]}{rest}); {_EVERY_JOB}"
-            )
-        else:
-            example = f"{option} 3" if option else f"{path} 3"
-            said = f"invalid job id {text!r}: give a number, e.g. {example}; {_EVERY_JOB}"
-        raise click.UsageError(said, ctx)
-
-
-def _ids_or_none(text: str) -> list[int]:
-    try:
-        return parse_ids(text)
-    except ValueError:
-        return []
-
-
-_EVERY_JOB = "gpuherd ls --all lists every job"
-JOB_ID = _OneJob()
-
-
 def ids_argument(required: bool = True) -> Callable[[F], F]:
     return click.argument("ids", nargs=-1, required=required)
-
-
-def expand_ids(tokens: tuple[str, ...]) -> list[int]:
-    """Job ids from argv tokens such as `3-7,9` or `1 2 3`."""
-    try:
-        return parse_ids(list(tokens))
-    except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint="IDS") from None
 
 
 def _all_of(*options: Callable[[F], F]) -> Callable[[F], F]:
@@ -151,6 +50,16 @@ def memory_options(what: str = "the job") -> Callable[[F], F]:
             help="Retry a CUDA out-of-memory failure with a larger --mem.",
         ),
     )
+
+
+def refuse_cpu_only_mem(gpus: int, mem: int | None, flag: str) -> None:
+    """--mem is GPU memory: a CPU-only job asks for none of it, so giving both is a mistake,
+    as --only-gpus with --gpus 0 is (the daemon refuses that one)."""
+    if gpus == 0 and mem is not None:
+        raise click.UsageError(
+            f"--mem with {flag} 0: a CPU-only job gets no GPU memory; drop one of them "
+            "(--ram is host memory)"
+        )
 
 
 def _refuse_empty(hint: str) -> Callable[[click.Context, click.Parameter, Any], Any]:
@@ -194,6 +103,20 @@ def _flags(long: str, short: str | None) -> list[str]:
     return [short, long] if short else [long]
 
 
+class _GpuCount(click.IntRange):
+    """--gpus: a count from 0 to 64. Click refused `-g 1.5` with "'1.5' is not a valid
+    integer range.", which says neither what is wrong nor what to give."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and not value.strip().lstrip("+-").isdigit():
+            names = param.opts if isinstance(param, click.Option) else ["--gpus"]
+            raise click.UsageError(
+                f"{names[-1]} takes a whole number of GPUs, not {value!r}: e.g. {names[0]} 2",
+                ctx,
+            )
+        return super().convert(value, param, ctx)
+
+
 def gpus_option(
     what: str = "the job",
     flag: str = "--gpus",
@@ -202,7 +125,7 @@ def gpus_option(
 ) -> Callable[[F], F]:
     return click.option(
         *_flags(flag, short),
-        type=click.IntRange(0, 64),
+        type=_GpuCount(0, 64),
         default=1,
         show_default=show_default,
         help=f"GPUs {what} needs (0 = CPU-only).",

@@ -9,14 +9,8 @@ from typing import Any
 import click
 
 from gpuherd.cli.job_cmds import listed_ids
-from gpuherd.cli.options import (
-    DURATION,
-    JOB_ID,
-    SIZE,
-    expand_ids,
-    ids_argument,
-    only_gpus_option,
-)
+from gpuherd.cli.options import ids_argument, only_gpus_option
+from gpuherd.cli.param_types import DURATION, JOB_ID, SIZE, expand_ids
 from gpuherd.client import Client
 from gpuherd.core.edit import CLEARABLE
 from gpuherd.core.idspec import summarize

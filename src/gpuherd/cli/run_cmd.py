@@ -19,6 +19,7 @@ from gpuherd.cli.options import (
     max_parallel_option,
     memory_options,
     order_option,
+    refuse_cpu_only_mem,
     retries_option,
     timeout_option,
 )
@@ -76,7 +77,8 @@ class LineReporter:
     def started(self, number: int, gpus: list[int], command: str) -> None:
         if self._quiet:
             return
-        where = f"GPU {','.join(map(str, gpus))}" if gpus else "no GPU"
+        indices = ",".join(map(str, gpus))
+        where = f"GPU {indices}" if len(gpus) == 1 else f"GPUs {indices}" if gpus else "no GPU"
         self._say(f"[{number}] started on {where}: {command}")
 
     def ended(self, number: int, state: str, detail: str, seconds: float, folder: str) -> None:
@@ -231,6 +233,7 @@ def run(
     from gpuherd.gpus import ProbeError, StaticProbe, make_probe
     from gpuherd.runner import RunOptions, items_from_commands, run_jobs
 
+    refuse_cpu_only_mem(gpus_per_job, mem, "--gpus-per-job")
     spec, file = _split_gpus_and_file(gpus, args)
     if file and yielder:
         raise click.UsageError("give a job file or --yielder, not both")

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import shlex
 import shutil
-from collections.abc import Iterable, Mapping, Sequence
+import time
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import click
+
+from gpuherd.cli.param_types import AFTER_IDS, GPU_INDICES
+from gpuherd.core.when import format_moment
 
 # Words the shell runs itself, never looked up on PATH (sh's and bash's): a file of that name
 # in the folder is no mistake.
@@ -60,13 +65,53 @@ def not_on_path_hint(command: str, cwd: str, env: Mapping[str, str]) -> str | No
     return f'{word} is a file in {cwd} but not on PATH: the job will fail with "not found"; {fix}'
 
 
-def warn_submitted(commands: Iterable[str], job: Mapping[str, Any]) -> None:
+_ID_LIST = r"\d[\d,-]*"
+"""What an id or GPU index list looks like: 188, 0,2, 3-5."""
+
+
+def stray_values(command: Sequence[str], given: Sequence[str], cmd: click.Command) -> str | None:
+    """Why `command` (submit's arguments) is surely an option's extra values, or None: it
+    starts with ids and holds a `--` of its own (`--after 187 188 -- echo hi` queued the
+    command `188 -- echo hi`). `given` is what came before it; `cmd` the command's options."""
+    if "--" not in command[1:] or not re.fullmatch(_ID_LIST, command[0]):
+        return None
+    stray = list(itertools.takewhile(lambda word: re.fullmatch(_ID_LIST, word), command))
+    said = f"the command starts '{' '.join(command[: len(stray) + 1])}'"
+    named = {flag: p for p in cmd.params if isinstance(p, click.Option) for flag in p.opts}
+    flag, eq, value = given[-1].partition("=") if given else ("", "", "")
+    if not (eq and flag.startswith("--")):  # `--after 187`, not `--after=187`
+        flag, value = given[-2:] if len(given) > 1 else ("", "")
+    option = named.get(flag)
+    if option is None or option.is_flag:  # `-- 188 -- cmd`, or values after a flag
+        return (
+            f"{said}: --after and --only-gpus take their values comma-separated "
+            "(--after 187,188 --only-gpus 0,2); the command goes after --"
+        )
+    long = option.opts[-1]
+    if option.type is AFTER_IDS or option.type is GPU_INDICES:
+        what = "GPU indices" if option.type is GPU_INDICES else "ids"
+        together = ",".join([value, *stray])
+        return f"{said}: {long} takes its {what} comma-separated ({long} {together})"
+    return f"{said}: {long} takes one value ({long} {value}); the command goes after --"
+
+
+def past_begin_hint(begin: float | None, now: float, count: int = 1) -> str | None:
+    """What to say of a --begin already past (`--begin 2020-01-01`): the job starts at once,
+    which a typo'd year or day did not mean. A second's slack: `now` and +0s are no mistake."""
+    if begin is None or begin >= now - 1:
+        return None
+    jobs = "the job" if count == 1 else "the jobs"
+    return f"--begin {format_moment(begin, now)} is already past: {jobs} may start now"
+
+
+def warn_submitted(commands: Sequence[str], job: Mapping[str, Any]) -> None:
     """Print the hints for a batch of `commands` submitted with the options of `job` (a
     SubmitItem's fields) on stderr, each once (1000 lines `job.sh N` warn once)."""
     overrides = job["env_overrides"]
     env = {**os.environ, **overrides}
     hints = [not_on_path_hint(command, job["cwd"], env) for command in commands]
     hints.append(visible_devices_hint(os.environ, overrides, job["gpus"], job["only_gpus"]))
+    hints.append(past_begin_hint(job.get("begin"), time.time(), len(commands)))
     for hint in dict.fromkeys(hints):
         if hint is not None:
             click.echo(f"gpuherd: warning: {hint}", err=True)

@@ -99,6 +99,30 @@ def parse_size(text: str, *, allow_zero: bool = False) -> int:
     return value
 
 
+BARE_LEAST = 2**20
+"""The least memory request (--mem, --ram) taken as a number without a unit: below it, bytes
+are never meant (`--mem 10` for 10 GiB asked for 10 bytes, and any number of such jobs shared
+a GPU). Scripts that pass byte counts pass far more."""
+
+
+class MissingUnit(ValueError):
+    """A memory request without a unit under BARE_LEAST: `number` is what was given."""
+
+    def __init__(self, number: str) -> None:
+        super().__init__(f"{number} is {number} bytes: give a unit, e.g. {number}GiB")
+        self.number = number
+
+
+def parse_memory(text: str) -> int:
+    """Bytes a job asks for (--mem, --ram): as parse_size, but MissingUnit for a number
+    without a unit under BARE_LEAST (1 MiB)."""
+    value = parse_size(text)
+    number = text.strip()
+    if value < BARE_LEAST and number.isdigit():
+        raise MissingUnit(number)
+    return value
+
+
 def format_size(n: int) -> str:
     """ "24.0 GiB", "512.0 MiB", "512 B": binary units, one decimal."""
     if n < 0:

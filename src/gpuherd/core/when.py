@@ -11,7 +11,11 @@ from datetime import datetime, timedelta
 
 from gpuherd.core.units import parse_duration
 
-_HELP = "use +DURATION (+30m, +2h), a time of day (23:30) or a date and time (2026-11-26T02:00)"
+_HELP = (
+    "use now, +DURATION (+30m, +2h), a time of day (23:30) or a date and time (2026-11-26T02:00)"
+)
+_ZERO = r"(0+(\.0*)?|\.0+)[dhms]?"
+"""A duration of nothing (+0s, +0): a --begin of now, where parse_duration wants more."""
 LATEST = datetime(9999, 12, 30).timestamp()  # a day short: any time zone still shows it
 """The last moment a --begin may name: later ones cannot be shown as a date."""
 
@@ -24,6 +28,8 @@ def parse_begin(text: str, now: float) -> float:
     if value == "now":
         return now
     if value.startswith("+"):
+        if re.fullmatch(_ZERO, value[1:].strip().lower()):
+            return now
         try:
             seconds = parse_duration(value[1:])
         except ValueError as exc:

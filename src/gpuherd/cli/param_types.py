@@ -1,0 +1,129 @@
+"""The parameter types the commands share: durations, sizes (a memory size wants its unit),
+id lists, one job id, GPU indices, NAME=VALUE pairs and --begin times, each refused in
+gpuherd's words (one line saying what to give) through the core's parsers."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import click
+
+from gpuherd.core.idspec import parse_gpu_indices, parse_ids
+from gpuherd.core.units import MissingUnit, parse_duration, parse_memory
+from gpuherd.core.when import parse_begin
+
+
+class _Parsed(click.ParamType):  # type: ignore[type-arg]
+    """A click type that delegates to one of the core's parsers (ValueError = bad value)."""
+
+    def __init__(self, name: str, parse: Any) -> None:
+        self.name = name
+        self._parse = parse
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if not isinstance(value, str):
+            return value
+        try:
+            return self._parse(value)
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+def _env_pair(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key or not key.replace("_", "a").isalnum() or key[0].isdigit():
+        raise ValueError(f"invalid --env '{text}': use NAME=VALUE, e.g. --env SEED=1")
+    return key, value
+
+
+class _Memory(_Parsed):
+    """--mem, --ram: a size, refused in the option's own words when the unit is missing."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        try:
+            return parse_memory(value) if isinstance(value, str) else value
+        except MissingUnit as exc:
+            flag = param.opts[-1] if isinstance(param, click.Option) else "--mem"
+            raise click.UsageError(
+                f"{flag} {exc.number} is {exc.number} bytes: give a unit, e.g. {flag} "
+                f"{exc.number}GiB (a number without one is bytes, taken from 1 MiB up)",
+                ctx,
+            ) from None
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+DURATION = _Parsed("duration", parse_duration)
+SIZE = _Memory("size", parse_memory)
+IDS = _Parsed("ids", parse_ids)
+
+
+def _after_ids(text: str) -> list[int | str]:
+    """Job ids, or `last`: the job submitted last (resolved by the command, which asks the
+    daemon)."""
+    if text.strip() == "last":
+        return ["last"]
+    try:
+        return list(parse_ids(text))
+    except ValueError as exc:
+        raise ValueError(f"{exc}, or last (the job submitted last)") from None
+
+
+AFTER_IDS = _Parsed("ids", _after_ids)
+GPU_INDICES = _Parsed("GPUs", parse_gpu_indices)
+ENV_PAIR = _Parsed("NAME=VALUE", _env_pair)
+BEGIN = _Parsed("time", lambda text: parse_begin(text, time.time()))
+
+
+class _OneJob(click.ParamType):  # type: ignore[type-arg]
+    """One job id (`show`, `log`, `priority`, `move --before`), refused in gpuherd's words:
+    click's were "'1-2' is not a valid integer range", with no word of what to do."""
+
+    name = "job_id"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if not isinstance(value, str):
+            return value
+        text = value.strip()
+        path = ctx.command_path if ctx else "gpuherd"
+        # An option names itself (--before); an argument is the command's one job.
+        option = param.opts[-1] if isinstance(param, click.Option) else None
+        number = text.isascii() and text.isdigit()
+        ids = [] if number else _ids_or_none(text)  # several: "1-2", "3,5"
+        if number and int(text) >= 1:
+            return int(text)
+        if number:
+            said = f"invalid job id {text!r}: ids start at 1; {_EVERY_JOB}"
+        elif len(ids) > 1 and option:
+            said = f"{option} takes one job id, not {text!r}: give one, e.g. {option} {ids[0]}"
+        elif len(ids) > 1:
+            # `priority ID N`: the example shows that more follows the id.
+            rest = " ..." if ctx and len([p for p in ctx.command.params if p.required]) > 1 else ""
+            said = (
+                f"{path.split()[-1]} takes one job id, not {text!r}: one job at a time "
+                f"({path} {ids[0]}{rest}, then {path} {ids[1]}{rest}); {_EVERY_JOB}"
+            )
+        else:
+            example = f"{option} 3" if option else f"{path} 3"
+            said = f"invalid job id {text!r}: give a number, e.g. {example}; {_EVERY_JOB}"
+        raise click.UsageError(said, ctx)
+
+
+def _ids_or_none(text: str) -> list[int]:
+    try:
+        return parse_ids(text)
+    except ValueError:
+        return []
+
+
+_EVERY_JOB = "gpuherd ls --all lists every job"
+JOB_ID = _OneJob()
+
+
+def expand_ids(tokens: tuple[str, ...]) -> list[int]:
+    """Job ids from argv tokens such as `3-7,9` or `1 2 3`."""
+    try:
+        return parse_ids(list(tokens))
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="IDS") from None
