@@ -29,7 +29,7 @@ from gpuherd.core.commands import MAX_COMMAND_BYTES
 from gpuherd.core.idspec import parse_gpu_indices, parse_ids
 from gpuherd.core.sweep import SweepError, SweepSpec
 from gpuherd.core.sweep_spec import FILE_SUFFIXES
-from gpuherd.core.units import parse_duration, parse_size
+from gpuherd.core.units import memory_amount, parse_duration
 from gpuherd.core.when import parse_begin
 from gpuherd.errors import HerdError
 from gpuherd.task_values import from_numpy, is_numpy
@@ -216,8 +216,9 @@ def in_units(options: dict[str, Any]) -> dict[str, Any]:
     if options.get("only_gpus") is not None:
         options["only_gpus"] = gpu_indices(options["only_gpus"])
     for key in ("mem", "ram"):
-        if isinstance(options.get(key), str):
-            options[key] = parse_size(options[key])
+        value = options.get(key)
+        if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
+            options[key] = memory_amount(value)  # mem=10 is 10 bytes: refused, as --mem 10
     for key in ("timeout", "grace", "no_output_timeout", "retry_delay"):
         if isinstance(options.get(key), str):
             options[key] = parse_duration(options[key])

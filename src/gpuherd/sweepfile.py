@@ -34,7 +34,7 @@ from gpuherd.core.sweep_config import SweepFileError as SweepFileError
 from gpuherd.core.sweep_config import from_config as from_config
 from gpuherd.core.sweep_spec import SWEEP_FIELD
 from gpuherd.core.sweep_values import check_values
-from gpuherd.core.units import parse_duration, parse_size
+from gpuherd.core.units import memory_amount, parse_duration
 from gpuherd.sweepfile_text import MAX_FILE_BYTES as MAX_FILE_BYTES
 from gpuherd.sweepfile_text import Loader, parse_text
 
@@ -150,10 +150,10 @@ class _File(_Strict):
     @field_validator("mem")
     @classmethod
     def _mem(cls, value: Any) -> int | None:
-        if value is None or (isinstance(value, int) and not isinstance(value, bool)):
-            return value
-        if isinstance(value, str):
-            return parse_size(value)
+        if value is None:
+            return None
+        if isinstance(value, int | str) and not isinstance(value, bool):
+            return memory_amount(value)  # `mem: 10` is 10 bytes: refused, as --mem 10
         raise ValueError(f"invalid size {value!r}: use a value like 24GiB")
 
     @field_validator("timeout")

@@ -185,6 +185,16 @@ def test_a_duration_no_clock_can_reach_is_refused(
     assert str(refused.value) == says
 
 
+@pytest.mark.parametrize("mem", [10, "10"])
+def test_memory_without_a_unit_under_1_mib_is_refused_and_nothing_queued(
+    api: gpuherd.Herd, mem: int | str
+) -> None:
+    before = api.submit("true", gpus=0, hold=True)
+    with pytest.raises(ValueError, match=r"^10 is 10 bytes: give a unit, e\.g\. 10GiB$"):
+        api.submit("true", mem=mem)
+    assert api.submit("true", gpus=0, hold=True).id == before.id + 1
+
+
 def test_a_job_handle_edits_a_waiting_job(api: gpuherd.Herd) -> None:
     job = api.submit("true", gpus=0, hold=True, timeout="1h")
     assert job.edit(gpus=2, mem="20GiB", clear=["timeout"]) == (

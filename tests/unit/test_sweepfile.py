@@ -210,6 +210,7 @@ def test_a_sweep_without_shuffle_seed_leaves_the_seed_to_the_caller() -> None:
         ("grid:\n  index: [1]\n", r":2: grid\.index: reserved"),
         ("grid: {a: [1]}\nseparators: {item: /}\n", r":2: separators\.item: '/' must be"),
         ("mem: lots\n", r":1: mem: invalid size 'lots'"),
+        ("mem: 10\n", r":1: mem: 10 is 10 bytes: give a unit"),  # 10 GiB was meant
         ("timeout: -5\n", r":1: timeout: invalid duration"),
         ("gpus: -1\n", r":1: gpus: Input should be greater than or equal to 0"),
         ("env: {A: [1]}\n", r":1: env: A: give a string or a number"),

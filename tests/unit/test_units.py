@@ -10,6 +10,7 @@ from gpuherd.core.units import (
     format_duration,
     format_given,
     format_size,
+    memory_amount,
     parse_duration,
     parse_memory,
     parse_size,
@@ -330,3 +331,15 @@ def test_a_memory_request_with_a_unit_or_a_byte_count_of_a_mib_or_more_is_taken(
     text: str, expected: int
 ) -> None:
     assert parse_memory(text) == expected  # scripts that pass byte counts keep working
+
+
+@pytest.mark.parametrize("value", [10, "10", 2**20 - 1])
+def test_a_whole_number_of_bytes_under_1_mib_is_refused_as_text_is(value: int | str) -> None:
+    # `mem: 10` in a sweep file, `mem=10` in Python: as `--mem 10`, 10 bytes is never meant.
+    with pytest.raises(ValueError, match=r"is \d+ bytes: give a unit"):
+        memory_amount(value)
+
+
+def test_a_whole_number_of_a_mib_or_more_is_bytes() -> None:
+    assert memory_amount(2**20) == 2**20 and memory_amount(10 * 2**30) == 10 * 2**30
+    assert memory_amount("10GiB") == 10 * 2**30

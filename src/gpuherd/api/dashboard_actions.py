@@ -24,7 +24,7 @@ from gpuherd.core.edit import CLEARABLE
 from gpuherd.core.idspec import format_ids, parse_gpu_indices, summarize
 from gpuherd.core.model import DeviceState
 from gpuherd.core.states import JobState
-from gpuherd.core.units import parse_duration, parse_size, plural
+from gpuherd.core.units import parse_duration, parse_memory, plural
 from gpuherd.core.when import parse_begin
 from gpuherd.errors import HerdError
 from gpuherd.service import Service
@@ -159,8 +159,8 @@ EDIT_PARSERS: dict[str, Any] = {
     "name": str,
     "gpus": _whole,
     "only_gpus": parse_gpu_indices,
-    "mem": parse_size,
-    "ram": parse_size,
+    "mem": parse_memory,  # `10` is refused: bytes are never meant
+    "ram": parse_memory,
     "retries": _whole,
     "retry_delay": parse_duration,
     "timeout": parse_duration,
@@ -268,7 +268,7 @@ class SubmitForm:
         if not -LARGEST - 1 <= priority <= LARGEST:
             raise HerdError(f"priority {priority} is too large: at most {LARGEST} either way")
         try:
-            mem = parse_size(self.mem) if self.mem.strip() else None
+            mem = parse_memory(self.mem) if self.mem.strip() else None
         except ValueError as exc:
             raise HerdError(f"memory: {exc}") from None
         try:

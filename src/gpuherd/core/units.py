@@ -123,6 +123,16 @@ def parse_memory(text: str) -> int:
     return value
 
 
+def memory_amount(value: int | str) -> int:
+    """parse_memory for text; a whole number is bytes, refused (MissingUnit) under
+    BARE_LEAST as a bare number in text is: `mem: 10` in a sweep file, `mem=10` in Python."""
+    if isinstance(value, str):
+        return parse_memory(value)
+    if 0 < value < BARE_LEAST:
+        raise MissingUnit(str(value))
+    return value
+
+
 def format_size(n: int) -> str:
     """ "24.0 GiB", "512.0 MiB", "512 B": binary units, one decimal."""
     if n < 0:
