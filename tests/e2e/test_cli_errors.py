@@ -410,3 +410,7 @@ def test_commands_with_a_dash_dash_of_their_own_and_likely_mistakes_are_taken(
         "gpuherd: warning: --begin 2020-01-01 00:00 is already past: the job may start now\n"
     )
     assert daemon.wait_state(int(past.stdout), "succeeded")["state"] == "succeeded"
+    swept = daemon.cli("sweep", "true {x}", "-p", "x", "1", "2", "--begin", "2020-01-01", "-q")
+    assert swept.stderr == (
+        "gpuherd: warning: --begin 2020-01-01 00:00 is already past: the jobs may start now\n"
+    )

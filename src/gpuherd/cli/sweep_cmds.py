@@ -17,6 +17,7 @@ import json
 import os
 import secrets
 import sys
+import time
 from dataclasses import asdict, replace
 from typing import Any
 
@@ -25,6 +26,7 @@ import click
 from gpuherd.cli import options, sweep_render
 from gpuherd.cli.job_refs import resolve_last
 from gpuherd.cli.options import one_output
+from gpuherd.cli.submit_hints import past_begin_hint
 from gpuherd.cli.sweep_args import ParamsCommand, build
 from gpuherd.client import Client
 from gpuherd.core.sweep import (
@@ -142,7 +144,9 @@ def submit_sweep(ctx: click.Context, /, source: str, **opts: Any) -> None:
         "yes": opts["yes"],
     }
     answer = client.post("/sweeps", body)
-    for warning in answer["warnings"]:
+    # As submit says it: a --begin already past (a typo'd year) starts the points now.
+    past = past_begin_hint(options.begin, time.time(), 2) if answer["ids"] else None
+    for warning in [*answer["warnings"], *([past] if past else [])]:
         click.echo(f"gpuherd: warning: {warning}", err=True)
     if opts["as_json"]:
         click.echo(json.dumps(answer, indent=1))
