@@ -300,7 +300,8 @@ def test_the_submit_form(daemon: Herd, tmp_path: Path) -> None:
 def test_the_submit_form_takes_a_begin_time(daemon: Herd, tmp_path: Path) -> None:
     fields = {"commands": "true", "cwd": str(tmp_path), "gpus": "0"}
     bad = post(daemon, "/submit", htmx=False, begin="tomorrow", **fields)
-    assert bad.status == 400 and "invalid begin time &#39;tomorrow&#39;: use now, +DURATION" in bad.body
+    assert bad.status == 400
+    assert "invalid begin time &#39;tomorrow&#39;: use now, +DURATION" in bad.body
     assert 'value="tomorrow"' in bad.body  # kept for correcting
     both = post(daemon, "/submit", htmx=False, begin="+1h", hold="1", **fields)
     [said] = re.findall(r'class="flash error"[^>]*>(.*?)</div>', both.body)
