@@ -42,6 +42,12 @@ class DeviceTable:
         self.interval = interval
         self._config = {d.index: d for d in store.devices()}
         self._readings: dict[int, GpuReading] = {}
+        self._seen: dict[int, GpuReading] = {}
+        """Each GPU's last reading, kept when it vanishes: a lost GPU as last seen."""
+        self.failure: ProbeFailure | None = None
+        """Set while the probe fails: the readings are then those of `read_at`."""
+        self.read_at: float | None = None
+        """When (epoch seconds) the readings were taken."""
         self._timer: asyncio.TimerHandle | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._on_change: Callable[[], None] = lambda: None
@@ -100,13 +106,21 @@ class DeviceTable:
         observe = getattr(self.probe, "observe_jobs", None)
         if observe is not None:
             observe([JobOnGpus(j.pgid, j.gpus, j.job_dir) for j in jobs])
+        # A failed read counts as a reading for `refresh_if_older`: a failing probe is tried
+        # once per tick, not again before every placement.
+        self._read_at = time.monotonic()
+        stamp = time.time()
         try:
             readings = {r.index: r for r in self.probe.read()}
         except ProbeError as exc:
-            log.warning("GPU probe failed, keeping the last reading: %s", exc)
+            self._failed(str(exc), stamp)
             return False
-        self._read_at = time.monotonic()
-        stamp = time.time()
+        if self.failure is not None:
+            since = local_time(self.failure.since)
+            log.info("GPU probe works again (it failed from %s on)", since)
+            self.failure = None
+        self.read_at = stamp
+        self._seen.update(readings)
         for index, r in readings.items():
             series = self.history.setdefault(index, deque(maxlen=HISTORY_LENGTH))
             series.append((stamp, r.utilization, r.memory_used))
@@ -114,6 +128,14 @@ class DeviceTable:
         self._readings = readings
         self._attribute(jobs)
         return changed
+
+    def _failed(self, reason: str, now: float) -> None:
+        """Log a failing probe once (and again only when the reason changes), not every tick."""
+        if self.failure is None or self.failure.reason != reason:
+            kept = f"the reading of {local_time(self.read_at)}" if self.read_at else "no reading"
+            log.warning("GPU probe failed, keeping %s until it works again: %s", kept, reason)
+        since = now if self.failure is None else self.failure.since
+        self.failure = ProbeFailure(since, reason)
 
     def _attribute(self, jobs: list[RunningJob]) -> None:
         """Tell each GPU process's owner: one of our jobs (by process group), or foreign."""
@@ -136,31 +158,42 @@ class DeviceTable:
 
     def listing(self) -> list[Device]:
         """Configured GPUs that the probe sees now, with their telemetry."""
-        out = []
-        for index, cfg in sorted(self._config.items()):
-            reading = self._readings.get(index)
-            if reading is None:
-                continue  # configured but not present (lost, or the probe no longer sees it)
-            foreign = [p for p in self._processes.get(index, []) if p.job_id is None]
-            out.append(
-                Device(
-                    index=index,
-                    uuid=reading.uuid,
-                    name=reading.name,
-                    slots=cfg.slots,
-                    state=cfg.state,
-                    memory_total=reading.memory_total,
-                    memory_used=reading.memory_used,
-                    foreign_processes=len(foreign),
-                    foreign_memory=sum(p.memory or 0 for p in foreign),
-                    max_jobs=cfg.max_jobs,
-                    utilization=reading.utilization,
-                    links=reading.links,
-                    node=reading.node,
-                    host=reading.host,
-                )
-            )
-        return out
+        return [
+            self._device(index, cfg, reading)
+            for index, cfg in sorted(self._config.items())
+            if (reading := self._readings.get(index)) is not None
+        ]
+
+    def _device(self, index: int, cfg: DeviceConfig, reading: GpuReading) -> Device:
+        foreign = [p for p in self._processes.get(index, []) if p.job_id is None]
+        return Device(
+            index=index,
+            uuid=reading.uuid,
+            name=reading.name,
+            slots=cfg.slots,
+            state=cfg.state,
+            memory_total=reading.memory_total,
+            memory_used=reading.memory_used,
+            foreign_processes=len(foreign),
+            foreign_memory=sum(p.memory or 0 for p in foreign),
+            max_jobs=cfg.max_jobs,
+            utilization=reading.utilization,
+            links=reading.links,
+            node=reading.node,
+            host=reading.host,
+        )
+
+    def unlisted(self, index: int) -> tuple[Device, str]:
+        """A GPU `listing` leaves out (a job may still run there) and why: "removed" (not
+        configured) or "lost" (configured, not seen now), as seen now or last seen; its
+        memory use and utilisation are unknown while it is not seen."""
+        cfg = self._config.get(index)
+        reading = self._readings.get(index)
+        if reading is None:
+            last = self._seen.get(index) or GpuReading(index, None, "GPU", None, None, None, ())
+            reading = replace(last, memory_used=None, utilization=None, processes=())
+        gone = DeviceConfig(index, 1, DeviceState.ENABLED)
+        return self._device(index, cfg or gone, reading), "lost" if cfg else "removed"
 
     def processes(self, index: int) -> list[GpuProcessView]:
         """What runs on a GPU, with the user of each foreign process."""
@@ -169,9 +202,14 @@ class DeviceTable:
             for p in self._processes.get(index, [])
         ]
 
-    def missing(self) -> list[int]:
-        """Configured GPUs the probe does not see."""
-        return sorted(set(self._config) - set(self._readings))
+    def missing(self) -> list[Device]:
+        """Configured GPUs the probe does not see now, as last seen (of unknown size when
+        never seen): they may come back, so a job only they could run is not refused."""
+        return [self.unlisted(i)[0] for i in sorted(set(self._config) - set(self._readings))]
+
+    def unused(self) -> list[int]:
+        """GPUs the probe sees that are not configured (removed, or never added)."""
+        return sorted(set(self._readings) - set(self._config))
 
     def reading(self, index: int) -> GpuReading | None:
         return self._readings.get(index)
@@ -214,6 +252,19 @@ class DeviceTable:
         self.store.put_device(cfg)
         self._config[cfg.index] = cfg
         self._on_change()
+
+
+@dataclass(frozen=True)
+class ProbeFailure:
+    """The probe fails since `since` (epoch seconds), for `reason` (the latest)."""
+
+    since: float
+    reason: str
+
+
+def local_time(stamp: float) -> str:
+    """An epoch time as the daemon's log and `gpuherd gpus` show it."""
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(stamp))
 
 
 @dataclass(frozen=True)

@@ -224,7 +224,8 @@ class Service(SystemVerbs, JobVerbs):
         caps = self.engine.sweep_caps
         sweeps_running = self.engine.attempts.sweeps_running()
         now = self.engine.clock()
-        never_runs_here = never_runs_judge(devices, policy, self.engine.devices.missing())
+        missing = self.engine.devices.missing()
+        never_runs_here = never_runs_judge(devices, policy, missing)
 
         def never(job: Job) -> str | None:
             """Refused at submit, yet queued: a GPU it needed was removed since."""
@@ -251,7 +252,7 @@ class Service(SystemVerbs, JobVerbs):
             if sweep in caps and sweeps_running[sweep] >= caps[sweep]:
                 return f"waiting: sweep {sweep} runs {caps[sweep]} at a time (--max-parallel)"
             ahead = partial(self.engine.scan.ahead, job)  # beyond what placement read?
-            return why_waiting(job, devices, reservations, policy, host_free, ahead)
+            return why_waiting(job, devices, reservations, policy, host_free, ahead, missing)
 
         return explain
 

@@ -7,9 +7,10 @@ from pathlib import Path
 from typing import Any
 
 from gpuherd import __version__, config
-from gpuherd.core.idspec import MAX_GPU_INDEX
+from gpuherd.core.idspec import MAX_GPU_INDEX, format_ids
 from gpuherd.core.model import DeviceState
 from gpuherd.core.units import plural
+from gpuherd.devices import local_time
 from gpuherd.engine import Engine
 from gpuherd.errors import Conflict, HerdError
 from gpuherd.hooks import hooks_from_now
@@ -46,19 +47,43 @@ class SystemVerbs:
         for live in self.engine.live.values():
             for index in live.gpus:
                 jobs_on.setdefault(index, []).append(live.job_id)
-        devices = self.engine.device_listing()
         table = self.engine.devices
+        rows = []
+        for d in self.engine.device_listing():
+            rows.append(device_view(d, sorted(jobs_on.pop(d.index, [])), table.processes(d.index)))
+        # A GPU removed or lost while jobs run on it keeps its row until they end.
+        for index, jobs in jobs_on.items():
+            device, why = table.unlisted(index)
+            row = {**device_view(device, sorted(jobs), table.processes(index)), "state": why}
+            if table.reading(index) is None:  # its memory is unknown until it is seen again
+                row["memory_total"] = None
+            rows.append(row)
+        for row in rows:
+            row["history"] = [list(sample) for sample in table.history.get(row["index"], ())]
+        failure = table.failure
         return {
-            "probe": table.probe.describe(),
-            "gpus": [
-                {
-                    **device_view(d, sorted(jobs_on.get(d.index, [])), table.processes(d.index)),
-                    "history": [list(sample) for sample in table.history.get(d.index, ())],
-                }
-                for d in devices
-            ],
-            "missing": self.engine.devices.missing(),
+            "probe": self._probe_line(),
+            "probe_error": None if failure is None else failure.reason,
+            "probe_failing_since": None if failure is None else failure.since,
+            "read_at": table.read_at,
+            "gpus": sorted(rows, key=lambda row: int(row["index"])),
+            "missing": [d.index for d in table.missing()],
+            "unused": table.unused(),
         }
+
+    def _probe_line(self) -> str:
+        """The probe, what it sees that gpuherd does not use, and whether it fails now."""
+        table = self.engine.devices
+        line = table.probe.describe()
+        if unused := table.unused():
+            one = len(unused) == 1
+            gpus = f"GPU {unused[0]}" if one else f"GPUs {format_ids(unused)}"
+            it = "it" if one else "one"
+            line += f"; {gpus} seen but not used (`gpuherd gpus add {unused[0]}` adds {it})"
+        if (failure := table.failure) is not None:
+            read = f"the reading of {local_time(table.read_at)}" if table.read_at else "no reading"
+            line += f"; failing since {local_time(failure.since)}: {failure.reason}; showing {read}"
+        return line
 
     def gpu_add(self, index: int, slots: int) -> str:
         if not 0 <= index <= MAX_GPU_INDEX:  # as the CLI takes them (a typo, else)
@@ -107,7 +132,7 @@ class SystemVerbs:
             "queue_paused": self.engine.queue_paused,
             "stopping": self.stop_mode,
             "running_jobs": len(self.engine.live),
-            "probe": self.engine.devices.probe.describe(),
+            "probe": self._probe_line(),
             "gpus": [d.index for d in self.engine.device_listing()],
             "counts": self.store.counts(),
         }

@@ -134,6 +134,11 @@ def check_spec(spec: JobSpec, where: str = "") -> None:
             "--on-no-output kill needs --no-output-timeout: how long a job may print nothing",
         ),
         (spec.mem is not None and spec.mem <= 0, "--mem must be positive"),
+        (
+            spec.mem is not None and spec.gpus == 0,  # (as the CLI says it, for every client)
+            "--mem with --gpus 0: a CPU-only job gets no GPU memory; drop one of them "
+            "(--ram is host memory)",
+        ),
         (spec.ram is not None and spec.ram <= 0, "--ram must be positive"),
     )
     for wrong, message in problems:
@@ -206,16 +211,14 @@ def _duration(seconds: float | None) -> bool:
 
 
 def never_runs(
-    spec: JobSpec, devices: Sequence[Device], policy: Policy, missing: Sequence[int] = ()
+    spec: JobSpec, devices: Sequence[Device], policy: Policy, missing: Sequence[Device] = ()
 ) -> str | None:
     """Why a job asking for this could never start here (None: it can). `missing`: GPUs
-    configured but not seen by the probe now (named in a GPU reason: they may come back)."""
+    configured but not seen by the probe now, as last seen: they may come back (a GPU fallen
+    off the bus), so a job only they could run is accepted, and waits for them."""
     if spec.gpus:
-        reason = never_fits(spec.gpus, spec.mem, devices, policy, spec.exclusive, spec.only_gpus)
-        if reason and missing:
-            gpus = ", ".join(map(str, missing))
-            are = "is" if len(missing) == 1 else "are"
-            reason += f" (GPU {gpus} {are} configured but not seen now: `gpuherd gpus`)"
+        configured = [*devices, *missing]
+        reason = never_fits(spec.gpus, spec.mem, configured, policy, spec.exclusive, spec.only_gpus)
         if reason:
             return reason
     if spec.ram and spec.ram > host_memory_total():
@@ -224,7 +227,7 @@ def never_runs(
 
 
 def never_runs_judge(
-    devices: Sequence[Device], policy: Policy, missing: Sequence[int] = ()
+    devices: Sequence[Device], policy: Policy, missing: Sequence[Device] = ()
 ) -> Callable[[JobSpec], str | None]:
     """never_runs() for many jobs: asked once per request shape (a sweep's points, a queue's
     jobs all ask alike)."""

@@ -171,15 +171,24 @@ def test_text_for_a_number_or_a_flag_is_refused(
 
 def test_numbers_and_flags_as_json_has_them_are_taken(api: Api) -> None:
     """An integer for a number of seconds is a number; every field as the CLI sends it."""
-    job = _job(api, gpus=0, priority=2, timeout=60, retry_delay=1.5, begin=None, mem=1024)
+    job = _job(api, gpus=0, priority=2, timeout=60, retry_delay=1.5, begin=None, ram=2**20)
     answer = api.post("/jobs", {"jobs": [job], "env": {"PATH": "/bin"}})
     assert answer.status == 200, answer.body
     (job_id,) = json.loads(answer.body)["ids"]
     shown = api.herd.job(job_id)
     assert (shown["gpus_requested"], shown["priority"], shown["timeout"]) == (0, 2, 60.0)
-    edited = api.post("/jobs/edit", {"ids": [job_id], "gpus": 1, "timeout": 30, "clear": ["mem"]})
+    edited = api.post("/jobs/edit", {"ids": [job_id], "gpus": 1, "timeout": 30, "clear": ["ram"]})
     assert json.loads(edited.body)["results"][0]["ok"] is True
     api.herd.client.post("/jobs/rm", {"ids": [job_id]})
+
+
+def test_gpu_memory_for_a_cpu_only_job_is_refused_for_every_client(api: Api) -> None:
+    """The CLI refused `-g 0 --mem`; a raw client, a sweep file or Python were taken."""
+    before = api.snapshot()
+    answer = api.post("/jobs", {"jobs": [_job(api, gpus=0, mem=2**30)], "env": {}})
+    assert answer.status == 400
+    assert answer.error.startswith("--mem with --gpus 0: a CPU-only job gets no GPU memory")
+    assert api.snapshot() == before
 
 
 def test_a_number_too_large_for_an_integer_says_so(api: Api) -> None:

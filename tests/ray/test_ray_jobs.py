@@ -133,10 +133,18 @@ def test_a_job_sees_the_gpu_gpuherd_chose_not_the_one_ray_would(
         assert actual["gpu_ids"] == [1]
 
 
-def test_cpu_only_job_sees_no_gpu(rherd: RayHerd) -> None:
-    job = rherd.submit("--gpus", "0", "--", 'echo "[$CUDA_VISIBLE_DEVICES]"')
+def test_cpu_only_job_sees_no_gpu_and_where_it_ran_is_recorded(rherd: RayHerd) -> None:
+    job = rherd.submit("--gpus", "0", "--", 'echo "[$CUDA_VISIBLE_DEVICES] $GPUHERD_RAY_NODE_ID"')
     rherd.wait_state(job, "succeeded", timeout=30)
-    assert (rherd.attempt_dir(job) / "stdout.log").read_text() == "[]\n"
+    seen, node = (rherd.attempt_dir(job) / "stdout.log").read_text().split()
+    assert seen == "[]"
+    # Ray chose the node: ray.json and `show` name it all the same, as for a GPU job.
+    place = rherd.placement(job)
+    assert (place["node_id"], place["gpu_ids"]) == (node, [])
+    assert (
+        place["host"] == next(n for n in ray.nodes() if n["NodeID"] == node)["NodeManagerHostname"]
+    )
+    assert f"{place['host']} (ray node {node})" in rherd.cli("show", str(job)).stdout
 
 
 def test_a_job_on_a_node_runs_in_the_shell_its_submitter_names(rherd: RayHerd) -> None:

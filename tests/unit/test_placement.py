@@ -448,18 +448,20 @@ def preferred_on_one_node(candidates: list[Room], n: int) -> list[Room]:
         return (r.load.count, r.load.count - r.device.slots, -r.free(), r.device.index)
 
     ranked = sorted(candidates, key=rank)
-    if len(ranked) == n or not any(r.device.links for r in ranked):
+    if len(ranked) == n or n == 1 or not any(r.device.links for r in ranked):
         return ranked[:n]
 
     def speed(a: Room, b: Room) -> int:
         return max(a.device.links.get(b.device.index, 0), b.device.links.get(a.device.index, 0))
 
-    chosen = ranked[:1]
-    while len(chosen) < n:
-        rest = [r for r in ranked if r not in chosen]
-        best = max(min(speed(r, c) for c in chosen) for r in rest)
-        chosen.append(next(r for r in rest if min(speed(r, c) for c in chosen) == best))
-    return chosen
+    # Every set of n (a test machine has at most 8 GPUs): the fastest slowest link, then
+    # the most link in all, then the best ranks, worst member first.
+    def key(chosen: tuple[int, ...]) -> tuple[int, int, tuple[int, ...]]:
+        pairs = [speed(ranked[a], ranked[b]) for a, b in itertools.combinations(chosen, 2)]
+        return -min(pairs), -sum(pairs), chosen[::-1]
+
+    best = min(itertools.combinations(range(len(ranked)), n), key=key)
+    return [ranked[i] for i in best]
 
 
 def rooms_of(case: Case) -> dict[int, Room]:

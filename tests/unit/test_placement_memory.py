@@ -263,8 +263,8 @@ def test_why_waiting_names_the_cause() -> None:
     )
     owned = [Reservation(1, (0,), mem=GIB)]
     assert why_waiting(job(10, mem=GIB), devices[:1], owned) == (
-        "waiting for 1.0 GiB free on 1 GPU (GPU 0 is taken by a job without --mem)"
-    )
+        "waiting for a free slot on 1 GPU (GPU 0 is taken by a job without --mem)"
+    )  # the memory is there: the slot is not
     foreign = [Device(0, memory_total=24 * GIB, foreign_processes=1, foreign_memory=20 * GIB)]
     assert why_waiting(job(10), foreign, []) == (
         "waiting for a free GPU (GPU 0 is busy with other users' processes)"

@@ -17,6 +17,7 @@ node (`Device.node`; GPUs without a node are one more node): see `pick`.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -222,24 +223,51 @@ def _node_key(chosen: list[Gpu], candidates: int) -> tuple[int, float, int, int]
     return taken, -room, candidates, min(g.index for g in chosen)
 
 
+ENUMERATED = 256
+"""Up to this many candidate sets (C(GPUs, n)) `_pick_on` compares them all; a 2-8 GPU
+node never has more (C(8, 4) = 70). Beyond, it grows a set from each GPU in turn."""
+
+
 def _pick_on(candidates: list[Gpu], n: int) -> list[Gpu]:
     """The n GPUs a job gets among `candidates` of one node (at least n, all fitting it).
 
-    Without link information: the n best-ranked. With it: the best-ranked first, then
-    again and again the candidate whose slowest link to those chosen is fastest (ties by
-    rank), so a 2-GPU job gets an NVLinked pair rather than the two emptiest GPUs.
+    Without link information: the n best-ranked. With it: the set whose slowest link is
+    fastest (a collective runs at the pace of its slowest link), then whose links add up
+    to most, then the best-ranked (`_links_key`); so a 2-GPU job
+    gets a free NVLinked pair rather than the two emptiest GPUs, wherever the pair is.
     """
     if len(candidates) == n:
         return candidates
     ranked = sorted(candidates, key=Gpu.rank)
     if n == 1 or not any(g.links for g in candidates):
         return ranked[:n]
-    chosen, rest = ranked[:1], ranked[1:]
+    speed = [[link(a, b) for b in ranked] for a in ranked]
+    if math.comb(len(ranked), n) <= ENUMERATED:
+        sets: Iterable[Sequence[int]] = itertools.combinations(range(len(ranked)), n)
+    else:
+        sets = (_grow(speed, seed, n) for seed in range(len(ranked)))
+    best = min(sets, key=lambda chosen: _links_key(speed, chosen))
+    return [ranked[i] for i in sorted(best)]
+
+
+def _links_key(speed: list[list[int]], chosen: Sequence[int]) -> tuple[int, int, list[int]]:
+    """Smaller is better: the fastest slowest link, the most link in all, then the best
+    ranks, worst member first (`chosen` are positions in rank order): an idle pair beats
+    the idlest GPU with a busy one, and without links the n best-ranked win."""
+    pairs = [speed[a][b] for a, b in itertools.combinations(chosen, 2)]
+    return -min(pairs), -sum(pairs), sorted(chosen, reverse=True)
+
+
+def _grow(speed: list[list[int]], seed: int, n: int) -> list[int]:
+    """n positions from `seed`: again and again the one whose slowest link to those chosen
+    is fastest, then the best-ranked (for nodes with too many sets to compare them all)."""
+    chosen, slowest = [seed], list(speed[seed])
     while len(chosen) < n:
-        # max() keeps the first of equals, and `rest` is in rank order.
-        best = max(rest, key=lambda c: min(link(c, g) for g in chosen))
+        # max() keeps the first of equals, and positions are in rank order.
+        rest = (i for i in range(len(slowest)) if i not in chosen)
+        best = max(rest, key=slowest.__getitem__)
         chosen.append(best)
-        rest.remove(best)
+        slowest = [min(s, t) for s, t in zip(slowest, speed[best], strict=True)]
     return chosen
 
 

@@ -144,6 +144,19 @@ def _details(
     return [f"{_gpu_names(ix, verbs)} {what}" for (verbs, what), ix in groups.items()] + foreign
 
 
+def _waiting_for(kind: Kind, n: int, mem: int | None, gpus: list[Gpu]) -> str:
+    """What the job waits for: free GPUs, empty ones, memory, or a slot (--mem jobs whose
+    GPUs have the memory, but a job limit or a job without --mem holds the slot)."""
+    if kind is SHARING and any(g.cap is not None for g in gpus):
+        need = mem or 0
+        roomy = (g for g in gpus if g.share_ok and (g.free_mem is None or g.free_mem >= need))
+        room = "a free slot" if most_on_a_node(roomy) >= n else f"{format_size(need)} free"
+        return f"waiting for {room} on {plural(n, 'GPU')}"
+    if kind is EXCLUSIVE:
+        return "waiting for an empty GPU" if n == 1 else f"waiting for {n} empty GPUs"
+    return "waiting for a free GPU" if n == 1 else f"waiting for {n} free GPUs"
+
+
 def _ahead(ahead: Callable[[int], int | None] | None) -> str | None:
     counted = ahead(AHEAD_COUNTED + 1) if ahead is not None else None
     if not counted:  # read by placement (or the jobs ahead of it have gone since)
@@ -160,6 +173,7 @@ def why_waiting(
     policy: Policy = _DEFAULT_POLICY,
     host_free: int | None = None,
     ahead: Callable[[int], int | None] | None = None,
+    missing: Sequence[Device] = (),
 ) -> str:
     """A short reason why a queued job (dependencies met) is not running, given current load.
 
@@ -175,6 +189,9 @@ def why_waiting(
     queued jobs (counted up to `most`) stand before a job it did not read, None for one it
     read. When nothing else holds such a job back, it waits for those jobs: "waiting: 2,100
     jobs ahead in the queue", not "starting" (it is not about to start).
+
+    `missing`: GPUs configured but not seen by the probe now (lost, fallen off the bus). A
+    job only they could run waits for them: "waiting for GPU 1, configured but not seen now".
     """
     spec = job.spec
     n, mem, only = spec.gpus, spec.mem, spec.only_gpus
@@ -195,6 +212,8 @@ def why_waiting(
         # Nothing else holds a CPU-only job back.
         return ram_reason or _ahead(ahead) or "starting"
     kind = kind_of(spec)
+    if lost := _waits_for_lost(job, devices, missing, policy):
+        return lost
     absent = sorted(set(only) - {d.index for d in devices})
     if only:
         devices = [d for d in devices if d.index in only]
@@ -205,20 +224,40 @@ def why_waiting(
             or _ahead(ahead)
             or "waiting for its turn (its GPUs are held for an older job that waits longer)"
         )
-    if kind is SHARING and any(g.cap is not None for g in gpus):
-        head = f"waiting for {format_size(mem or 0)} free on {plural(n, 'GPU')}"
-    elif kind is EXCLUSIVE:
-        head = "waiting for an empty GPU" if n == 1 else f"waiting for {n} empty GPUs"
-    else:
-        head = "waiting for a free GPU" if n == 1 else f"waiting for {n} free GPUs"
+    head = _waiting_for(kind, n, mem, gpus)
     if n > 1 and len({d.node for d in devices}) > 1:
         head += " on one node"
     if only:
         head += f" of {_only(only)}"
     details = _details(kind, mem, devices, gpus, policy)
-    if absent:
-        details.append(f"{_gpu_names(absent, ('is', 'are'))} not there now: `gpuherd gpus`")
+    unseen = {d.index for d in missing}
+    gone = [
+        f"{_gpu_names(ix, ('is', 'are'))} {what}"
+        for ix, what in (
+            ([i for i in absent if i in unseen], "configured but not seen now"),
+            ([i for i in absent if i not in unseen], "not there now"),
+        )
+        if ix
+    ]
+    if gone:
+        details.append("; ".join(gone) + ": `gpuherd gpus`")
     return head + (f" ({'; '.join(details)})" if details else "")
+
+
+def _waits_for_lost(
+    job: Job, devices: Sequence[Device], missing: Sequence[Device], policy: Policy
+) -> str | None:
+    """The reason of a job that the GPUs seen now could never run, but the configured ones
+    not seen now (`missing`) could: it waits for them to come back."""
+    spec = job.spec
+    only = spec.only_gpus
+    lost = [d.index for d in missing if not only or d.index in only]
+    if not lost:
+        return None
+    judged = spec.gpus, spec.mem, devices, policy, spec.exclusive, only
+    if never_fits(*judged) is None:
+        return None  # it can run without them
+    return f"waiting for {_gpus_named(lost)}, configured but not seen now: `gpuherd gpus`"
 
 
 def never_fits(
@@ -232,7 +271,8 @@ def never_fits(
     """Why no arrangement of `devices` could ever run such a job, or None if one could.
 
     Load is ignored; enabled and draining GPUs count (draining is temporary), GPUs with
-    other users' processes count too, with all their memory (those processes may go away).
+    other users' processes count too, with all their memory (those processes may go away);
+    callers add the configured GPUs the probe does not see now (they may come back).
     The margin `policy.keep_free` is never handed out: a 24 GiB GPU with 10% kept free
     cannot take a 23 GiB job. A job's GPUs must all be on one node (`Device.node`). An
     exclusive job needs the same GPUs as another job with that --mem (it is an empty GPU

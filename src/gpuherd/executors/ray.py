@@ -93,6 +93,8 @@ class _Run:
     killed: bool = False
     on_exit: Callable[[ExitStatus], None] | None = None
     done: bool = field(default=False)
+    locate: Callable[[str, str], None] | None = None
+    """Records (host, node id) of a job without GPUs, whose node Ray chose, once it is up."""
 
 
 Placed = Callable[[int, int, str, str], None]
@@ -155,14 +157,20 @@ class RayExecutor:
                 f"starting job {request.job_id} (attempt {request.attempt}) on the Ray "
                 f"cluster: {exc}; check `gpuherd gpus` and the cluster's state (`ray status`)"
             ) from exc
-        self._runs[handle] = _Run(name, actor)
         place: dict[str, Any] = {"actor": name, "namespace": self.namespace, "handle": handle}
-        if node_id is not None:
-            host = live[node_id].host
-            place.update(node_id=node_id, host=host, gpu_ids=gpu_ids)
+
+        def located(host: str, node: str) -> None:
+            place.update(node_id=node, host=host, gpu_ids=gpu_ids)
+            _write_json(folder / PLACE_FILE, place)
             if self.on_placed is not None:
-                self.on_placed(request.job_id, request.attempt, host, node_id)
-        _write_json(folder / PLACE_FILE, place)
+                self.on_placed(request.job_id, request.attempt, host, node)
+
+        if node_id is None:  # Ray chose its node: `_follow` asks the actor once it is up
+            _write_json(folder / PLACE_FILE, place)
+            self._runs[handle] = _Run(name, actor, locate=located)
+        else:
+            self._runs[handle] = _Run(name, actor)
+            located(live[node_id].host, node_id)
         return handle
 
     def _locate(self, job_id: int, indices: list[int]) -> tuple[str | None, list[int]]:
@@ -197,6 +205,10 @@ class RayExecutor:
 
     async def _follow(self, handle: int, run: _Run) -> None:
         folder = Path(run.attempt_dir)
+        if run.locate is not None:
+            with contextlib.suppress(Exception):  # else the pulls tell what became of it
+                info = await run.actor.info.remote()
+                run.locate(info["host"], info["node_id"])
         offsets = [_size(folder / "stdout.log"), _size(folder / "stderr.log")]
         code: int | None = None
         unavailable = 0

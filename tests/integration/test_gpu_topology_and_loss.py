@@ -1,0 +1,150 @@
+"""GPU placement and the GPU view end to end, with a fake state file and real processes: NVLinked
+pairs, GPUs lost or removed while jobs run, a failing probe, a job waiting for a slot."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import Herd, Recorder, wait_for
+
+# NVLink 0-1 and 2-3, the host bridge otherwise.
+PAIRED = [
+    {"memory_total": "24GiB", "links": {"1": 3, "2": 1, "3": 1}},
+    {"memory_total": "24GiB", "links": {"0": 3, "2": 1, "3": 1}},
+    {"memory_total": "24GiB", "links": {"3": 3, "0": 1, "1": 1}},
+    {"memory_total": "24GiB", "links": {"2": 3, "0": 1, "1": 1}},
+]
+
+
+def write_state(path: Path, gpus: list[dict[str, object]] | str) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(gpus if isinstance(gpus, str) else json.dumps({"gpus": gpus}))
+    tmp.replace(path)  # a new inode: the probe sees the change even within one mtime tick
+
+
+def gpu_rows(herd: Herd) -> dict[int, dict[str, object]]:
+    return {row["index"]: row for row in herd.json("gpus")["gpus"]}
+
+
+def test_a_two_gpu_job_gets_the_free_nvlinked_pair(
+    herd: Herd, recorder: Recorder, tmp_path: Path
+) -> None:
+    state = tmp_path / "gpus.json"
+    write_state(state, PAIRED)
+    herd.start("--fake-gpus", str(state))
+    blocker = herd.submit("--only-gpus", "1", "--", recorder.cmd("blocker", wait="go"))
+    herd.wait_state(blocker, "running")
+    pair = herd.submit("-g", "2", "--", recorder.cmd("pair"))
+    assert herd.wait_state(pair, "succeeded")["gpus"] == [2, 3]  # not 0 and 2
+    assert [r["gpus"] for r in recorder.lines("pair")] == ["2,3"]
+    recorder.go()
+    herd.wait_state(blocker, "succeeded")
+
+
+def test_a_job_for_a_lost_gpu_waits_for_it_and_runs_when_it_returns(
+    herd: Herd, recorder: Recorder, tmp_path: Path
+) -> None:
+    state = tmp_path / "gpus.json"
+    write_state(state, [{"name": "A", "memory_total": "24GiB"}, {"lost": True}])
+    herd.start("--fake-gpus", str(state))
+    pinned = herd.submit("--only-gpus", "1", "--", recorder.cmd("pinned"))
+    both = herd.submit("-g", "2", "--", recorder.cmd("both"))
+    for job_id in pinned, both:
+        job = herd.job(job_id)
+        assert job["state"] == "queued"
+        assert job["reason"] == "waiting for GPU 1, configured but not seen now: `gpuherd gpus`"
+    # What could never run, even with GPU 1 back, is still refused.
+    refused = herd.cli("submit", "-g", "3", "--", "true", check=False)
+    assert refused.returncode != 0
+    assert refused.stderr.strip() == (
+        "gpuherd: error: this job can never run: asks for 3 GPUs but gpuherd has only 2"
+    )
+    write_state(state, [{"name": "A", "memory_total": "24GiB"}, {"name": "B"}])
+    assert herd.wait_state(pinned, "succeeded")["gpus"] == [1]
+    assert herd.wait_state(both, "succeeded")["gpus"] == [0, 1]
+
+
+def test_a_removed_gpu_keeps_its_row_while_its_job_runs(herd: Herd, recorder: Recorder) -> None:
+    herd.start("--fake-gpus", "3")
+    job = herd.submit("--only-gpus", "2", "--", recorder.cmd("on2", wait="go"))
+    herd.wait_state(job, "running")
+    assert herd.cli("gpus", "remove", "2").stdout.strip() == (
+        "GPU 2 removed; jobs running on it go on"
+    )
+    rows = gpu_rows(herd)
+    assert sorted(rows) == [0, 1, 2]
+    assert (rows[2]["state"], rows[2]["jobs"]) == ("removed", [job])
+    table = herd.cli("gpus").stdout.splitlines()
+    assert table[3].split()[:3] == ["2", "Fake", "GPU"] and "removed" in table[3]
+    assert table[-1] == (
+        "probe: fake: 3 GPUs; GPU 2 seen but not used (`gpuherd gpus add 2` adds it)"
+    )
+    recorder.go()
+    herd.wait_state(job, "succeeded")
+    assert sorted(gpu_rows(herd)) == [0, 1]  # its job ended: the row goes
+    answer = herd.json("gpus")
+    assert answer["unused"] == [2] and "GPU 2 seen but not used" in answer["probe"]
+
+
+def test_a_lost_gpu_keeps_its_row_while_its_job_runs(
+    herd: Herd, recorder: Recorder, tmp_path: Path
+) -> None:
+    state = tmp_path / "gpus.json"
+    write_state(state, [{"memory_total": "24GiB"}, {"name": "B", "memory_total": "80GiB"}])
+    herd.start("--fake-gpus", str(state))
+    job = herd.submit("--only-gpus", "1", "--", recorder.cmd("on1", wait="go"))
+    herd.wait_state(job, "running")
+    write_state(state, [{"memory_total": "24GiB"}, {"lost": True}])
+
+    def lost() -> dict[str, object] | None:
+        row = gpu_rows(herd).get(1)
+        return row if row is not None and row["state"] == "lost" else None
+
+    row = wait_for(lost, 10, "GPU 1 to show as lost")
+    assert (row["name"], row["jobs"], row["memory_total"]) == ("B", [job], None)
+    assert herd.json("gpus")["missing"] == [1]
+    recorder.go()
+    herd.wait_state(job, "succeeded")
+    assert sorted(gpu_rows(herd)) == [0]
+
+
+def test_a_failing_probe_is_reported_once_and_shown(herd: Herd, tmp_path: Path) -> None:
+    state = tmp_path / "gpus.json"
+    write_state(state, [{"memory_total": "24GiB"}])
+    herd.start("--fake-gpus", str(state))
+    write_state(state, "{broken")
+
+    def failing() -> dict[str, object] | None:
+        answer = herd.json("gpus")
+        return answer if answer["probe_error"] else None
+
+    answer = wait_for(failing, 10, "the probe to fail")
+    assert "Expecting property name" in str(answer["probe_error"])
+    assert isinstance(answer["probe_failing_since"], float)
+    assert answer["read_at"] < answer["probe_failing_since"]
+    footer = herd.cli("gpus").stdout
+    assert "failing since " in footer and "showing the reading of " in footer
+    assert "failing since " in herd.cli("daemon", "status").stdout
+
+    write_state(state, [{"memory_total": "24GiB"}])
+    wait_for(lambda: herd.json("gpus")["probe_error"] is None, 10, "the probe to work again")
+    log = (herd.home / "daemon.log").read_text()
+    assert log.count("GPU probe failed") == 1
+    assert log.count("GPU probe works again") == 1
+    assert "failing since" not in herd.cli("gpus").stdout
+
+
+def test_a_mem_job_at_its_gpus_job_limit_waits_for_a_slot(herd: Herd, recorder: Recorder) -> None:
+    herd.start("--fake-gpus", "1", "--slots", "2")
+    args = ("--mem", "1GiB", "--only-gpus", "0", "--")
+    running = [herd.submit(*args, recorder.cmd("run", wait="go")) for _ in range(2)]
+    for job in running:
+        herd.wait_state(job, "running")
+    third = herd.submit(*args, recorder.cmd("run", wait="go"))
+    assert herd.job(third)["reason"] == (
+        "waiting for a free slot on 1 GPU of --only-gpus 0 "
+        "(GPU 0 has reached the limit of jobs set for it)"
+    )
+    recorder.go()
+    herd.wait_state(third, "succeeded")
