@@ -214,6 +214,9 @@
     if (add) { area.appendChild(box); } else { area.replaceChildren(box); }
   }
 
+  // Action forms answer into `global #flash`: a form that a live refresh replaced while its
+  // request waited its turn (hx-sync queue) is no longer in the page, and a plain #flash is
+  // looked for among its own detached elements: the answer was dropped, with no message.
   // Messages float over the page's corner: a click puts one away (it may cover a link).
   document.addEventListener("click", function (event) {
     var box = event.target && event.target.closest && event.target.closest("#flash .flash");
