@@ -28,7 +28,8 @@ from ray_fixtures import (  # noqa: F401
 )
 
 from gpuherd.executors.base import LaunchRequest, NotStarted
-from gpuherd.executors.ray import MISSING_GPUHERD, RayExecutor, actor_died_note, handle_of
+from gpuherd.executors.ray import RayExecutor, handle_of
+from gpuherd.executors.ray_errors import MISSING_GPUHERD, actor_died_note
 from gpuherd.gpus.ray import RayNodes
 
 pytestmark = pytest.mark.timeout(90)

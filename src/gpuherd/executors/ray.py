@@ -32,7 +32,6 @@ import hashlib
 import json
 import logging
 import os
-import re
 import signal as signals
 import time
 from collections.abc import Callable
@@ -45,6 +44,7 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from gpuherd.executors.base import ExitStatus, LaunchRequest, NotStarted, SpawnError
 from gpuherd.executors.ray_actor import JobActor
+from gpuherd.executors.ray_errors import actor_died_note, first_line
 from gpuherd.gpus.base import ProbeError
 from gpuherd.gpus.ray import RayNodes
 
@@ -223,7 +223,7 @@ class RayExecutor:
                 code = -1
                 break
             except (ray.exceptions.RayActorError, ray.exceptions.RayError) as exc:
-                log.info("job actor %s ended without a status: %s", run.name, _first_line(exc))
+                log.info("job actor %s ended without a status: %s", run.name, first_line(exc))
                 if not run.killed:
                     _append(folder / "stderr.log", actor_died_note(exc).encode())
                 code = -1
@@ -281,7 +281,7 @@ class RayExecutor:
             info: dict[str, Any] = _ray.get(actor.info.remote(), timeout=LOOKUP_TIMEOUT)
         except Exception as exc:
             # Unreachable: never let it run on unwatched (a silent second run after a retry).
-            log.warning("job actor %s does not answer (%s); killing it", name, _first_line(exc))
+            log.warning("job actor %s does not answer (%s); killing it", name, first_line(exc))
             with contextlib.suppress(Exception):
                 ray.kill(actor, no_restart=True)
             return False
@@ -378,26 +378,3 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
         tmp = path.with_name(path.name + ".tmp")
         tmp.write_text(json.dumps(data, indent=2) + "\n")
         tmp.replace(path)
-
-
-_ANSI = re.compile(r"\x1b\[[0-9;]*m")
-_ERROR_LINE = re.compile(r"^[A-Za-z_.]*(Error|Exception): .+")
-MISSING_GPUHERD = (
-    "gpuherd is not installed on that node: install the same gpuherd version, with its "
-    "[ray] extra, on every node of the cluster (docs/cluster.md)"
-)
-
-
-def actor_died_note(exc: BaseException) -> str:
-    """The line a lost attempt's stderr gets: why Ray says its actor died, and what to do."""
-    lines = [_ANSI.sub("", line).strip() for line in str(exc).splitlines()]
-    errors = [line for line in lines if _ERROR_LINE.match(line)]
-    reason = errors[-1] if errors else _first_line(exc)
-    if "No module named 'gpuherd" in reason:
-        reason += f"; {MISSING_GPUHERD}"
-    return f"gpuherd: the job's Ray actor ended without an exit status: {reason[:500]}\n"
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
