@@ -70,6 +70,29 @@ def test_a_priority_set_from_a_shell_shows_on_the_open_page(board: Board, expect
     page.close()
 
 
+def test_a_button_clicked_just_after_a_refresh_is_sent_by_htmx(board: Board, expect: Any) -> None:
+    # htmx made a swapped-in fragment's forms its own only after its settle delay (20 ms by
+    # default): a click on a job's head in those 20 ms after a refresh went out as a plain
+    # form post, and the page reloaded, its message lost. The click here comes at once.
+    job_id = board.submit("--hold", "--gpus", "0", "--", "true")
+    page = board.page(f"/jobs/{job_id}")
+    page.evaluate(
+        """() => {
+        window.notReloaded = true;
+        document.addEventListener("htmx:afterSwap", function once(event) {
+          if (event.detail.target.id !== "job-head") { return; }
+          document.removeEventListener("htmx:afterSwap", once);
+          // the first moment a user's click could come: a task after the swap's
+          setTimeout(function () { document.querySelector("#job-head .act-prio-up").click(); });
+        });
+        }"""
+    )
+    refresh_head(page)
+    expect(page.locator("#flash .flash.ok")).to_contain_text(f"job {job_id}: priority 1")
+    assert page.evaluate("() => window.notReloaded") is True
+    page.close()
+
+
 def test_why_a_job_waits_follows_the_queue(board: Board, expect: Any) -> None:
     board.herd.cli("pause")
     try:
