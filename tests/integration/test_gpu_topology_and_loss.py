@@ -4,9 +4,10 @@ pairs, GPUs lost or removed while jobs run, a failing probe, a job waiting for a
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
-from conftest import Herd, Recorder, wait_for
+from conftest import Herd, Recorder, UnixConnection, wait_for
 
 # NVLink 0-1 and 2-3, the host bridge otherwise.
 PAIRED = [
@@ -80,6 +81,14 @@ def test_a_removed_gpu_keeps_its_row_while_its_job_runs(herd: Herd, recorder: Re
     assert table[-1] == (
         "probe: fake: 3 GPUs; GPU 2 seen but not used (`gpuherd gpus add 2` adds it)"
     )
+    # The dashboard's row offers nothing to do to a GPU that is not configured any more.
+    conn = UnixConnection(herd.client.socket_path, timeout=15)
+    conn.request("GET", "/ui/gpus")
+    page = conn.getresponse().read().decode()
+    conn.close()
+    rows_html = {m[0]: m[1] for m in re.findall(r'<tr id="gpu-(\d)">(.*?)</tr>', page, re.S)}
+    assert 'value="drain"' in rows_html["1"] and 'value="drain"' not in rows_html["2"]
+    assert "not configured: the row goes when its jobs end" in rows_html["2"]
     recorder.go()
     herd.wait_state(job, "succeeded")
     assert sorted(gpu_rows(herd)) == [0, 1]  # its job ended: the row goes
