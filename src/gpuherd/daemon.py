@@ -11,25 +11,29 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import atexit
 import contextlib
-import fcntl
 import json
 import logging
 import os
 import signal
-import socket
 import sqlite3
-import stat
 import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from gpuherd import paths
 from gpuherd.core.model import MAX_SLOTS
-from gpuherd.core.units import plural
+from gpuherd.daemon_home import (
+    acquire_lock,
+    bind_socket,
+    make_home_private,
+    number_after_job_folders,
+    refuse_an_emptied_database,
+)
 from gpuherd.devices import DeviceTable
 from gpuherd.engine import Engine
 from gpuherd.errors import HerdError
@@ -42,92 +46,6 @@ from gpuherd.service import Service
 from gpuherd.store import Store
 
 log = logging.getLogger("gpuherd.daemon")
-
-
-class AlreadyRunning(HerdError):
-    pass
-
-
-def acquire_lock(home: Path) -> IO[str]:
-    """Hold an exclusive lock on the home for the daemon's life (released by the kernel)."""
-    home.parent.mkdir(parents=True, exist_ok=True)  # the folders above: the umask's mode
-    home.mkdir(mode=0o700, exist_ok=True)
-    handle = paths.lock_file(home).open("a+")
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        handle.seek(0)
-        pid = handle.read().strip() or "?"
-        handle.close()
-        raise AlreadyRunning(
-            f"a daemon is already running for {home} (pid {pid}): "
-            "`gpuherd daemon status` shows it, `gpuherd daemon stop` stops it"
-        ) from None
-    handle.seek(0)
-    handle.truncate()
-    handle.write(f"{os.getpid()}\n")
-    handle.flush()
-    return handle
-
-
-def make_home_private(home: Path) -> None:
-    """The home 0700: herd.db, job.json and the logs hold the jobs' environments (API keys).
-    A new home (no herd.db yet: `daemon start` made it, with the umask's mode, for daemon.log)
-    is closed in silence, an older gpuherd's with a line in the log. Only the home: the umask
-    the jobs inherit (their own output files) stays the user's."""
-    mode = stat.S_IMODE(home.stat().st_mode)
-    if not mode & 0o077:
-        return
-    try:
-        os.chmod(home, mode & 0o700)
-    except OSError as exc:  # another user's folder: serve anyway (herd.db is 0600)
-        log.warning("cannot make %s private (%s): `chmod 700` it", home, exc.strerror)
-        return
-    if paths.database(home).exists():
-        log.warning(
-            "%s was open to other users (mode %04o): made it 0700, as it holds the jobs' "
-            "environments (API keys) and logs",
-            home,
-            mode,
-        )
-
-
-def bind_socket(path: Path, own_folder: bool) -> socket.socket:
-    """A listening Unix socket, 0600 inside a 0700 folder: the file mode is the access control.
-    A folder that is not gpuherd's own (GPUHERD_SOCKET=/tmp/herd.sock) keeps its mode: made
-    0700, /tmp would be closed to everyone else. The socket's 0600 and the peer check
-    (api/peercred.py) still keep other users out."""
-    if own_folder or not path.parent.exists():
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        os.chmod(path.parent, 0o700)
-    if _answers(path):  # our lock is this home's: a daemon of another home took the path
-        raise HerdError(
-            f"another daemon listens on {path} (a GPUHERD_SOCKET shared by two homes?): "
-            "give each home its own socket, or unset GPUHERD_SOCKET"
-        )
-    path.unlink(missing_ok=True)  # a stale socket of a dead daemon (we hold the lock)
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    old = os.umask(0o177)
-    try:
-        sock.bind(str(path))
-    finally:
-        os.umask(old)
-    os.chmod(path, 0o600)
-    sock.listen(128)
-    return sock
-
-
-def _answers(path: Path) -> bool:
-    """Whether something listens on the Unix socket at `path`."""
-    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    probe.settimeout(1.0)
-    try:
-        probe.connect(str(path))
-    except OSError:  # none there, refused (stale), not a socket
-        return False
-    finally:
-        probe.close()
-    return True
 
 
 def choose_probe(
@@ -194,45 +112,6 @@ def _ray_parts(
     return probe, executor, ray_cluster.ClusterDeviceTable
 
 
-def _job_folders(home: Path) -> list[int]:
-    """The numbers of the job folders in the home (none: no jobs folder yet)."""
-    try:
-        return [int(name) for name in os.listdir(home / "jobs") if name.isdecimal()]
-    except OSError:
-        return []
-
-
-def _refuse_an_emptied_database(home: Path) -> None:
-    """An empty herd.db beside job folders is a queue lost (emptied by a full disk, a `>`
-    that missed its file): opened, it would become an empty queue in silence, and the file
-    that a backup could replace would be written over. A new home's is simply new."""
-    database = paths.database(home)
-    try:
-        empty = database.stat().st_size == 0
-    except OSError:
-        return  # none yet (a new home); one that cannot be read: the store says why
-    folders = _job_folders(home) if empty else []
-    if folders:
-        raise HerdError(
-            f"{database} is empty but {home / 'jobs'} holds the folders of "
-            f"{plural(len(folders), 'job')}: restore herd.db from a backup, or move it aside "
-            "to start an empty queue"
-        )
-
-
-def _number_after_job_folders(store: Store, home: Path) -> None:
-    """A new job never takes the folder of one the database forgot (herd.db deleted, emptied
-    or restored from a backup): it would overwrite that job's logs and job.json."""
-    last = max(_job_folders(home), default=0)
-    if store.number_jobs_after(last):
-        log.warning(
-            "the database knew no job numbered %d, whose folder is in %s: new jobs are "
-            "numbered after it",
-            last,
-            home / "jobs",
-        )
-
-
 def _server_class() -> type[Any]:
     from gpuherd.api.server import quiet_server_class
 
@@ -273,9 +152,9 @@ def serve(
 
     lock = acquire_lock(home)
     make_home_private(home)
-    _refuse_an_emptied_database(home)
+    refuse_an_emptied_database(home)
     store = Store(paths.database(home))
-    _number_after_job_folders(store, home)
+    number_after_job_folders(store, home)
     before = json.loads(store.get_setting("executor") or "{}").get("kind", "local")
     local_options = gpus is not None or fake_gpus is not None or slots is not None
     kind, address, remembered = choose_executor(store, executor_kind, address, local_options)
@@ -394,4 +273,11 @@ def _failed(reason: str, log_file: str | None) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    status = main()
+    # Store, socket and lock are closed by now. The interpreter's teardown (freeing every
+    # module's objects: fastapi's and pydantic's are many) took 0.2 s of each `daemon stop`:
+    # exit handlers still run (logging's, Ray's), the freeing is left to the kernel.
+    atexit._run_exitfuncs()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
