@@ -5,9 +5,10 @@ It listens to the engine's changes (each one, published once committed) and read
 ended job from the store. Hooks run apart from the jobs and from the engine's tick: at most
 PARALLEL at once, each in its own session, killed after `timeout`; a hook that fails is
 logged in daemon.log. Each run's output goes to a file of its own in hooks.running/, locked
-while any of its processes holds it; once the hook ended (or, at a later start, once the file
-is no longer locked) it is appended to hooks.log with at most HEAD + TAIL of its bytes and its
-escape sequences dropped, and removed. hooks.log is rotated past ROTATE_AT: thousands of jobs
+while any of its processes holds it (a child left in the background too); once none does
+(the hook and its children ended, or at most `timeout` after the hook started; or at a later
+start) it is appended to hooks.log with at most HEAD + TAIL of its bytes and its escape
+sequences dropped, and removed. hooks.log is rotated past ROTATE_AT: thousands of jobs
 with a chatty notifier filled the disk.
 
 When a hook starts, the end time of its job is stored (THROUGH, the latest one): hooks still
@@ -24,7 +25,6 @@ import contextlib
 import fcntl
 import logging
 import os
-import re
 import signal
 import tempfile
 import time
@@ -36,6 +36,7 @@ from typing import BinaryIO
 from gpuherd.broadcast import Change
 from gpuherd.core.model import Job
 from gpuherd.core.states import ACTIVE_STATES, FINISHED_STATES
+from gpuherd.core.text import clean_lines, one_line
 from gpuherd.engine import Engine
 from gpuherd.executors.base import SpawnError, job_shell
 from gpuherd.store import Store
@@ -55,6 +56,8 @@ TIMEOUT = 60.0
 """Seconds a hook may run before its whole process group is killed."""
 THROUGH = "hooks.through"
 """The setting holding the end time of the job whose hook started last."""
+POLL = 0.2
+"""Seconds between looks at the output files that a hook's background processes still hold."""
 
 
 def hooks_from_now(store: Store) -> None:
@@ -72,20 +75,11 @@ shift 2
 eval "$__gpuherd_hook"
 """
 
-# Escape sequences (CSI, OSC, others) and control characters but tab and newline: a hook's
-# colours and cursor moves were stored raw, and replayed by `cat hooks.log`.
-_ESCAPES = re.compile(rb"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|.?)", re.DOTALL)
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
 
 def _plain(data: bytes) -> str:
-    text = _ESCAPES.sub(b"", data).decode(errors="replace").replace("\r\n", "\n")
-    return _CONTROLS.sub(lambda m: "\n" if m.group() == "\r" else "?", text)
-
-
-def _one_line(command: str) -> str:
-    """A command for hooks.log's header line: a multi-line hook's newlines as ⏎."""
-    return _plain(command.replace("\n", "⏎").encode())
+    """A hook's output as hooks.log keeps it: its colours and cursor moves were stored raw,
+    and replayed by `cat hooks.log`."""
+    return clean_lines(data.decode(errors="replace"))
 
 
 def _capped(f: BinaryIO, size: int) -> str:
@@ -99,14 +93,28 @@ def _capped(f: BinaryIO, size: int) -> str:
     return f"{head}{cut}… {size - HEAD - TAIL:,} bytes left out …\n{tail}"
 
 
-def write_out(run_file: str, log_path: str) -> None:
-    """Append a hook run's file (its header line, then its output, capped) to hooks.log,
-    rotated first when it would grow past ROTATE_AT; then remove the file."""
+def held(run_file: str) -> bool:
+    """Whether a process of the hook (its shell, or a child it left in the background) still
+    holds its output file: the file's lock goes with the hook's stdout and stderr."""
+    with open(run_file, "rb") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+    return False
+
+
+def write_out(run_file: str, log_path: str, note: str = "") -> None:
+    """Append a hook run's file (its header line, then its output, capped; then `note` on a
+    line of its own) to hooks.log, rotated first when it would grow past ROTATE_AT; then
+    remove the file."""
     with open(run_file, "rb") as f:
         header = f.readline().decode(errors="replace")
         size = os.fstat(f.fileno()).st_size - f.tell()  # (a background child may add more)
         output = _capped(f, size)
-    entry = (header + output + ("" if not output or output.endswith("\n") else "\n")).encode()
+    if output and not output.endswith("\n"):
+        output += "\n"
+    entry = (header + output + (f"{note}\n" if note else "")).encode()
     with contextlib.suppress(FileNotFoundError):
         if os.path.getsize(log_path) + len(entry) > ROTATE_AT:
             os.replace(log_path, log_path + ".1")
@@ -122,11 +130,8 @@ def write_out_ended(folder: str, log_path: str) -> None:
         for name in sorted(os.listdir(folder)):
             path = os.path.join(folder, name)
             try:
-                with open(path, "rb") as f:
-                    fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                write_out(path, log_path)
-            except BlockingIOError:
-                continue  # its hook still runs
+                if not held(path):  # (else its hook still runs)
+                    write_out(path, log_path)
             except OSError as exc:
                 log.warning("cannot write out the hook output %s: %s", path, exc)
 
@@ -173,8 +178,12 @@ class EndHooks:
         self.timeout = timeout
         self.parallel = parallel
         self._waiting: deque[tuple[str, Job, dict[str, str]]] = deque()
-        self._running: dict[int, tuple[int, int, asyncio.TimerHandle, str]] = {}
-        """Hook pid -> (pidfd, job id, its kill timer, its output file)."""
+        self._running: dict[int, tuple[int, int, asyncio.TimerHandle, str, float]] = {}
+        """Hook pid -> (pidfd, job id, its kill timer, its output file, its time's end)."""
+        self._held: dict[str, tuple[int, float]] = {}
+        """Output files of ended hooks still held by their background processes -> (job id,
+        the hook's time's end, on the monotonic clock)."""
+        self._poll: asyncio.TimerHandle | None = None
         self._killed: set[int] = set()
         self._stopped = False
         self._loop = asyncio.get_running_loop()  # built on the daemon's loop
@@ -201,11 +210,14 @@ class EndHooks:
     def stop(self) -> None:
         """Run nothing more; hooks still running go on by themselves (own sessions)."""
         self._stopped = True
-        for fd, _, timer, _ in self._running.values():
+        for fd, _, timer, _, _ in self._running.values():
             self._loop.remove_reader(fd)
             os.close(fd)
             timer.cancel()
         self._running.clear()
+        if self._poll is not None:  # the files still held: the next start writes them out
+            self._poll.cancel()
+        self._held.clear()
         if self._waiting:
             log.warning("%d on-end hooks left for the next daemon start", len(self._waiting))
             self._waiting.clear()
@@ -254,7 +266,7 @@ class EndHooks:
     def _spawn(self, command: str, job_id: int, env: dict[str, str]) -> None:
         shell = job_shell(env)
         stamp = time.strftime("%Y-%m-%d %H:%M:%S")
-        header = f"--- {stamp} job {job_id} {env['GPUHERD_JOB_STATE']}: {_one_line(command)}\n"
+        header = f"--- {stamp} job {job_id} {env['GPUHERD_JOB_STATE']}: {one_line(command)}\n"
         os.makedirs(self.run_folder, exist_ok=True)
         out, path = tempfile.mkstemp(prefix=f"job{job_id}-", dir=self.run_folder)
         try:
@@ -272,7 +284,7 @@ class EndHooks:
             os.close(out)
         fd = os.pidfd_open(pid)
         timer = self._loop.call_later(self.timeout, self._kill, pid)
-        self._running[pid] = (fd, job_id, timer, path)
+        self._running[pid] = (fd, job_id, timer, path, time.monotonic() + self.timeout)
         self._loop.add_reader(fd, self._ended, pid)
 
     def _kill(self, pid: int) -> None:
@@ -287,14 +299,12 @@ class EndHooks:
                 os.killpg(pid, signal.SIGKILL)
 
     def _ended(self, pid: int) -> None:
-        fd, job_id, timer, path = self._running.pop(pid)
+        fd, job_id, timer, path, time_up = self._running.pop(pid)
         self._loop.remove_reader(fd)
         os.close(fd)
         timer.cancel()
-        try:
-            write_out(path, self.log_path)
-        except OSError as exc:
-            log.warning("cannot write out the output of job %d's hook: %s", job_id, exc)
+        self._held[path] = (job_id, time_up)
+        self._write_out_closed()
         try:
             code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
         except ChildProcessError:
@@ -308,3 +318,33 @@ class EndHooks:
             )
         self._killed.discard(pid)
         self._start_waiting()
+
+    def _write_out_closed(self) -> None:
+        """Write out the output files of ended hooks that no process holds any more.
+
+        A hook's background child (`notify-send ... &`, `(sleep 1; echo late) &`) may write
+        after the hook's shell ended: its file is kept until the child closed it too, looked
+        at every POLL seconds, but no longer than the hook's own time. The child is not
+        killed then (it may be meant to outlive the hook); what it writes later is lost."""
+        if self._poll is not None:  # (called when a hook ends, too: one timer at a time)
+            self._poll.cancel()
+            self._poll = None
+        now = time.monotonic()
+        for path, (job_id, time_up) in list(self._held.items()):
+            try:
+                still = held(path)
+                if still and now < time_up:
+                    continue
+                write_out(path, self.log_path, self._late_note() if still else "")
+            except OSError as exc:
+                log.warning("cannot write out the output of job %d's hook: %s", job_id, exc)
+            del self._held[path]
+        if self._held and not self._stopped:
+            self._poll = self._loop.call_later(POLL, self._write_out_closed)
+
+    def _late_note(self) -> str:
+        """hooks.log's last line for a run whose background processes outlived its time."""
+        return (
+            f"… the hook's background processes still ran after {self.timeout:g}s: what "
+            "they print from then on is not kept"
+        )

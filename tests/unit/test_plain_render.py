@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from gpuherd.cli import plain, render
+from gpuherd.core.text import clean_lines, one_line
 
 
 def terminal(width: int = 200, styled: bool = False, colored: bool = True) -> plain.Terminal:
@@ -225,3 +226,11 @@ def test_show_says_the_attempt_of_a_paused_job_is_paused() -> None:
     earlier = {**attempt, "number": 1, "outcome": "exit", "exit_code": 1}
     text = show_text(job(1, "paused", gpus=[0], pid=7, attempt=2, attempts=[earlier, attempt]))
     assert "  1: exit 1 on GPU 0" in text and "  2: paused on GPU 0" in text
+
+
+def test_terminal_titles_and_c1_controls_are_dropped_as_hooks_log_drops_them() -> None:
+    # A title (OSC) showed as "]0;title" in ls; a C1 CSI (0x9b) went out raw.
+    assert plain.clean("a\x1b]0;title\x07b\x1b]8;;http://x\x1b\\c\x9b31md") == "abc 31md"
+    assert clean_lines("red\x1b[31m\r\nx\x1b]0;t\x07\ty\rz\x00") == "red\nx\ty\nz?"
+    # A multi-line hook on one line: `config`'s table and hooks.log's header (a CR broke it).
+    assert one_line("echo a\r\necho b\rc\t\x1b[1m") == "echo a⏎echo b c "

@@ -6,9 +6,9 @@ import json
 
 import click
 
-from gpuherd.cli import plain
 from gpuherd.cli.options import json_option
 from gpuherd.client import Client
+from gpuherd.core.text import one_line
 
 
 @click.group(invoke_without_command=True)
@@ -49,15 +49,6 @@ def get(name: str) -> None:
 def set_(name: str, value: str) -> None:
     """Change a setting; the daemon uses it at once."""
     click.echo(one_line(Client().post("/config", {"name": name, "value": value})["message"]))
-
-
-NEWLINE = "⏎"
-
-
-def one_line(value: str) -> str:
-    """A value as one line of the table: a multi-line hook's newlines as ⏎ (it broke the
-    table), escape sequences dropped and other control characters as spaces."""
-    return plain.clean(value.replace("\r\n", NEWLINE).replace("\n", NEWLINE))
 
 
 COMMANDS = [config]

@@ -6,12 +6,12 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable
 from typing import Any
 
 import click
 
 from gpuherd.cli.job_refs import newest_job, resolve_last
+from gpuherd.cli.log_output import check_attempt, has_text, point_at_stderr, print_follow
 from gpuherd.cli.options import (
     after_option,
     begin_option,
@@ -35,12 +35,11 @@ from gpuherd.cli.options import (
     retry_delay_option,
     timeout_option,
 )
-from gpuherd.cli.param_types import DURATION, JOB_ID, expand_ids
+from gpuherd.cli.param_types import ATTEMPT, DURATION, JOB_ID, TakesJobIds, expand_ids
 from gpuherd.client import Client
 from gpuherd.core.idspec import format_ids, summarize
 from gpuherd.core.units import plural
 from gpuherd.errors import DaemonError, HerdError
-from gpuherd.following import follow_log
 
 FINISHED = {"succeeded", "failed", "killed", "cancelled", "lost"}
 
@@ -266,7 +265,7 @@ def _unless_finished(
     return jobs if states or all_jobs else [j for j in jobs if j["state"] not in FINISHED]
 
 
-@click.command()
+@click.command(cls=TakesJobIds)
 @click.argument("job_id", type=JOB_ID)
 @json_option()
 def show(job_id: int, as_json: bool) -> None:
@@ -284,11 +283,11 @@ def _say_daemon_gone() -> None:
     click.echo("gpuherd: the daemon went away; waiting for it to come back", err=True)
 
 
-@click.command()
+@click.command(cls=TakesJobIds)
 @click.argument("job_id", type=JOB_ID, required=False)
 @click.option("-f", "--follow", is_flag=True, help="Keep printing new output until the job ends.")
 @click.option("--stderr", is_flag=True, help="Show stderr instead of stdout.")
-@click.option("--attempt", type=click.IntRange(1), help="An earlier attempt (default: the last).")
+@click.option("--attempt", type=ATTEMPT, help="An earlier attempt (default: the last).")
 @click.option(
     "-n", "--lines", type=click.IntRange(1), help="Only the last N lines (with -f: then follow)."
 )
@@ -305,6 +304,7 @@ def log(
         if job_id is None:
             raise HerdError("no job yet: `gpuherd submit` queues one")
     stream = "stderr" if stderr else "stdout"
+    check_attempt(client, job_id, attempt)
     if not follow:
         out = sys.stdout.buffer  # the bytes as the job wrote them, a piece at a time
         wrote = False
@@ -315,51 +315,14 @@ def log(
             wrote = wrote or bool(piece)
         out.flush()
         if not wrote and not stderr:
-            _point_at_stderr(client, job_id, attempt, "")
+            point_at_stderr(client, job_id, attempt, "")
         return
-    if not stderr and _has_text(client, job_id, "stdout", attempt) is False:
-        _point_at_stderr(client, job_id, attempt, " -f")
+    if not stderr and has_text(client, job_id, "stdout", attempt) is False:
+        point_at_stderr(client, job_id, attempt, " -f")
     print_follow(client, job_id, stream, attempt, lines, _say_daemon_gone)
 
 
-def _has_text(client: Client, job_id: int, stream: str, attempt: int | None) -> bool | None:
-    """Whether that log holds text; None when it cannot be read (not started, or gone)."""
-    try:
-        pieces = client.download(f"/jobs/{job_id}/log", stream=stream, attempt=attempt, lines=1)
-        return any(pieces)
-    except HerdError:
-        return None
-
-
-def _point_at_stderr(client: Client, job_id: int, attempt: int | None, follow: str) -> None:
-    """A job whose stdout is empty but not its stderr (logging, tqdm and warnings write
-    there) looks silent: say where its output is."""
-    if _has_text(client, job_id, "stderr", attempt):  # (None: nothing to point at)
-        click.echo(
-            f"gpuherd: job {job_id} wrote nothing to stdout so far, but to stderr: "
-            f"gpuherd log{follow} {job_id} --stderr",
-            err=True,
-        )
-
-
-def print_follow(
-    client: Client,
-    job_id: int,
-    stream: str = "stdout",
-    attempt: int | None = None,
-    lines: int | None = None,
-    on_gone: Callable[[], None] | None = None,
-) -> None:
-    """Print a job's log as it comes until the job ends (`log -f`, `submit --follow`)."""
-    for kind, piece in follow_log(client, job_id, stream, attempt, lines, on_gone):
-        if kind == "attempt":  # a retry: its log follows (said on stderr, apart from the log)
-            click.echo(f"gpuherd: job {job_id}: attempt {piece} began", err=True)
-            continue
-        sys.stdout.write(piece)
-        sys.stdout.flush()
-
-
-@click.command()
+@click.command(cls=TakesJobIds)
 @ids_argument(required=False)
 @click.option("--timeout", type=DURATION, help="Give up after this long (exit 2).")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing; the exit status tells.")

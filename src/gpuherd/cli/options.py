@@ -14,7 +14,15 @@ from typing import Any, TypeVar
 
 import click
 
-from gpuherd.cli.param_types import AFTER_IDS, BEGIN, DURATION, ENV_PAIR, GPU_INDICES, SIZE
+from gpuherd.cli.param_types import (
+    AFTER_IDS,
+    BEGIN,
+    DURATION,
+    ENV_PAIR,
+    GPU_INDICES,
+    PRIORITY,
+    SIZE,
+)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -163,7 +171,7 @@ def no_output_options(what: str = "the job") -> Callable[[F], F]:
 def priority_option(show_default: bool = True, short: str | None = None) -> Callable[[F], F]:
     return click.option(
         *_flags("--priority", short),
-        type=int,
+        type=PRIORITY,
         default=0,
         show_default=show_default,
         help="Higher runs first.",

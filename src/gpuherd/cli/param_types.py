@@ -4,6 +4,8 @@ gpuherd's words (one line saying what to give) through the core's parsers."""
 
 from __future__ import annotations
 
+import contextlib
+import re
 import time
 from typing import Any
 
@@ -15,11 +17,15 @@ from gpuherd.core.when import parse_begin
 
 
 class _Parsed(click.ParamType):  # type: ignore[type-arg]
-    """A click type that delegates to one of the core's parsers (ValueError = bad value)."""
+    """A click type that delegates to one of the core's parsers (ValueError = bad value).
 
-    def __init__(self, name: str, parse: Any) -> None:
+    A parser whose words name the option (`invalid --begin 'x': ...`) is `named`: its line
+    is said as it is, not after click's "Invalid value for '--begin':"."""
+
+    def __init__(self, name: str, parse: Any, named: bool = False) -> None:
         self.name = name
         self._parse = parse
+        self._named = named
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if not isinstance(value, str):
@@ -27,6 +33,8 @@ class _Parsed(click.ParamType):  # type: ignore[type-arg]
         try:
             return self._parse(value)
         except ValueError as exc:
+            if self._named:
+                raise click.UsageError(str(exc), ctx) from None
             self.fail(str(exc), param, ctx)
 
 
@@ -72,8 +80,39 @@ def _after_ids(text: str) -> list[int | str]:
 
 AFTER_IDS = _Parsed("ids", _after_ids)
 GPU_INDICES = _Parsed("GPUs", parse_gpu_indices)
-ENV_PAIR = _Parsed("NAME=VALUE", _env_pair)
-BEGIN = _Parsed("time", lambda text: parse_begin(text, time.time()))
+ENV_PAIR = _Parsed("NAME=VALUE", _env_pair, named=True)
+BEGIN = _Parsed("time", lambda text: parse_begin(text, time.time()), named=True)
+
+
+class _Whole(click.ParamType):  # type: ignore[type-arg]
+    """A whole number, refused in gpuherd's words: click's "'high' is not a valid integer."
+    said nothing of what the number is for. `meaning` says it; `sample` is a good value."""
+
+    name = "integer"
+
+    def __init__(self, meaning: str, sample: int) -> None:
+        self.meaning = meaning
+        self.sample = sample
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if not isinstance(value, str):
+            return value
+        with contextlib.suppress(ValueError):
+            return int(value)
+        if isinstance(param, click.Option):  # `submit --priority high`
+            said = f"{param.opts[-1]} takes a whole number, not {value!r}"
+            example = f"{param.opts[0]} {self.sample}"
+        else:  # `priority 1 high`: the example repeats the arguments before it
+            what = param.human_readable_name.lower() if param else "value"
+            said = f"a {what} is a whole number, not {value!r}"
+            before = [str(v) for v in (ctx.params.values() if ctx else ()) if v is not None]
+            path = ctx.command_path if ctx else "gpuherd"
+            example = " ".join([path, *before, str(self.sample)])
+        raise click.UsageError(f"{said}: {self.meaning}, e.g. {example}", ctx)
+
+
+PRIORITY = _Whole("higher runs first (the default is 0)", 10)
+ATTEMPT = _Whole("attempts are numbered from 1 (gpuherd show lists them)", 2)
 
 
 class _OneJob(click.ParamType):  # type: ignore[type-arg]
@@ -95,6 +134,8 @@ class _OneJob(click.ParamType):  # type: ignore[type-arg]
             return int(text)
         if number:
             said = f"invalid job id {text!r}: ids start at 1; {_EVERY_JOB}"
+        elif _NEGATIVE.fullmatch(text):
+            said = _negative_id(text)
         elif len(ids) > 1 and option:
             said = f"{option} takes one job id, not {text!r}: give one, e.g. {option} {ids[0]}"
         elif len(ids) > 1:
@@ -119,6 +160,32 @@ def _ids_or_none(text: str) -> list[int]:
 
 _EVERY_JOB = "gpuherd ls --all lists every job"
 JOB_ID = _OneJob()
+_NEGATIVE = re.compile(r"-\d.*")
+"""What click takes for an unknown option where a job id goes (`show -1`)."""
+
+
+def _negative_id(text: str) -> str:
+    return f"invalid job id {text!r}: job ids are positive numbers; {_EVERY_JOB}"
+
+
+class TakesJobIds(click.Command):
+    """A command whose arguments are job ids: `show -1` and `kill 3 -1` were click's "No such
+    option '-1'", about an option no one meant to give."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        given = list(args)  # (click's parser consumes `args`)
+        try:
+            return super().parse_args(ctx, args)
+        except click.NoSuchOption as exc:
+            before_dash = given[: given.index("--")] if "--" in given else given
+            negative = [
+                arg
+                for arg in before_dash
+                if _NEGATIVE.fullmatch(arg) and arg.startswith(exc.option_name)
+            ]
+            if not negative:
+                raise
+            raise click.UsageError(_negative_id(negative[0]), ctx) from None
 
 
 def expand_ids(tokens: tuple[str, ...]) -> list[int]:
@@ -126,4 +193,4 @@ def expand_ids(tokens: tuple[str, ...]) -> list[int]:
     try:
         return parse_ids(list(tokens))
     except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint="IDS") from None
+        raise click.UsageError(str(exc)) from None  # it names the id: no "Invalid value for IDS"

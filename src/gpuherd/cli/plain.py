@@ -11,11 +11,14 @@ terminal or make text read as other text.
 from __future__ import annotations
 
 import os
-import re
 import sys
 import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import TextIO
+
+# Where the daemon needs them too (hooks.log, the dashboard): one place, in the core.
+from gpuherd.core.text import clean as clean
+from gpuherd.core.text import show_bidi as show_bidi
 
 PIPED_WIDTH = 200
 """Output to a pipe or file is read by people too (`ls | less`): cut at 200 columns, not 80."""
@@ -32,28 +35,9 @@ _SGR = {
     "cyan": "36",
 }
 _COLORS = {"red", "green", "yellow", "magenta", "cyan"}
-BIDI_CONTROLS = [0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
-"""Characters that reorder the text around them: "rtl", U+202E, "evil" reads "rtllive"."""
-_BIDI = {code: f"<U+{code:04X}>" for code in BIDI_CONTROLS}
-_CONTROL = {code: " " for code in [*range(0x20), 0x7F]} | _BIDI
-_ESCAPE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")  # colours and cursor moves (CSI sequences)
 
 Cell = str | tuple[str, str]
 """A table cell: its text, or (text, style) with a style of _SGR."""
-
-
-def clean(text: str) -> str:
-    """`text` safe to print: escape sequences dropped, other control characters as spaces,
-    bidi controls shown as `<U+202E>` (what is shown is what is stored, in its order)."""
-    if "\x1b" in text:
-        text = _ESCAPE.sub("", text)
-    return text.translate(_CONTROL)
-
-
-def show_bidi(text: str) -> str:
-    """`text` with its bidi controls shown as `<U+202E>`, nothing else changed (the
-    dashboard, whose templates escape the rest)."""
-    return text.translate(_BIDI)
 
 
 class Terminal:

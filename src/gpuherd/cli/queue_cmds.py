@@ -10,7 +10,7 @@ import click
 
 from gpuherd.cli.job_cmds import listed_ids
 from gpuherd.cli.options import ids_argument, only_gpus_option
-from gpuherd.cli.param_types import DURATION, JOB_ID, SIZE, expand_ids
+from gpuherd.cli.param_types import DURATION, JOB_ID, PRIORITY, SIZE, TakesJobIds, expand_ids
 from gpuherd.client import Client
 from gpuherd.core.edit import CLEARABLE
 from gpuherd.core.idspec import summarize
@@ -28,7 +28,7 @@ def _act(action: str, ids: tuple[str, ...], **body: Any) -> None:
 
 
 def _verb(action: str, doc: str, name: str | None = None) -> click.Command:
-    @click.command(name=name or action, help=doc)
+    @click.command(name=name or action, help=doc, cls=TakesJobIds)
     @ids_argument(required=False)
     def command(ids: tuple[str, ...]) -> None:
         if not ids:  # `gpuherd kill $(gpuherd ls -q ...)` when nothing matched: as `xargs -r`
@@ -47,7 +47,7 @@ kill = _verb(
 rm = _verb("rm", "Remove jobs: cancel queued ones, forget finished ones and their logs.")
 
 
-@click.command()
+@click.command(cls=TakesJobIds)
 @ids_argument(required=False)
 @click.option(
     "--hold",
@@ -90,7 +90,7 @@ def clean(states: tuple[str, ...]) -> None:
 
 
 def _queue_or_jobs(action: str) -> Any:
-    @click.command(name=action)
+    @click.command(name=action, cls=TakesJobIds)
     @ids_argument(required=False)
     def command(ids: tuple[str, ...]) -> None:
         if ids:
@@ -113,7 +113,7 @@ resume = _queue_or_jobs("resume")
 
 @click.command(context_settings={"ignore_unknown_options": True})
 @click.argument("job_id", type=JOB_ID)
-@click.argument("priority", type=int)
+@click.argument("priority", type=PRIORITY)
 def priority(job_id: int, priority: int) -> None:
     """Set a job's priority (higher runs first).
 
@@ -125,7 +125,7 @@ def priority(job_id: int, priority: int) -> None:
     )
 
 
-@click.command()
+@click.command(cls=TakesJobIds)
 @click.argument("job_id", type=JOB_ID)
 @click.option("--first", is_flag=True, help="To the front of the queue.")
 @click.option("--before", type=JOB_ID, help="Just before this queued job.")
@@ -137,7 +137,7 @@ def move(job_id: int, first: bool, before: int | None) -> None:
     click.echo(f"job {job_id}: {answer['message']}")
 
 
-@click.command()
+@click.command(cls=TakesJobIds)
 @ids_argument()
 @click.option("--command", help="The new command line (run by sh as written).")
 @click.option("--name", help="A new name.")

@@ -81,7 +81,7 @@ def wait_and_exit(
     if said is not None:
         _unless_reader_left(lambda: click.echo(said), sys.stdout)
     if follow:
-        from gpuherd.cli.job_cmds import print_follow
+        from gpuherd.cli.log_output import print_follow
 
         (job_id,) = ids
         _unless_reader_left(lambda: print_follow(client, job_id, on_gone=on_gone), sys.stdout)
