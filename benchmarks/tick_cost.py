@@ -1,9 +1,13 @@
 """What one engine tick costs apart from its jobs, and what its commit costs per job.
 
-1. An empty tick: 4 fake GPU slots busy with `sleep`, 2,000 jobs queued; a tick that has
-   nothing to record and finds no room (the placement pass, the device listing, two small
-   queries, an empty transaction).
-2. The SQL of a job's end and the next job's start (6 statements), for 3 jobs in one
+1. An empty tick: 4 fake GPU slots busy with `sleep`, 2,100 jobs queued (more than one
+   pass reads: engine_scan.SCAN_LIMIT); a tick that has nothing to record and finds no room
+   (the placement pass, the device listing, two small queries, an empty transaction).
+2. The engine's placement pass alone (what it reads of the queue and `plan`, nothing
+   recorded), over a real database: W7's 100,000 queued 1-GPU jobs on 8 GPUs with 1 free
+   or none, and 2,100 queued 4-GPU jobs with 3 of 4 GPUs free (no job fits: the pass reads
+   its whole window, then the jobs of the shapes that could fit behind it).
+3. The SQL of a job's end and the next job's start (6 statements), for 3 jobs in one
    transaction (a tick of W1's usual size) or each in its own (one tick per exit), in the
    daemon's database (WAL) and in `gpuherd run`'s scratch one.
 
@@ -13,6 +17,8 @@ Run: python benchmarks/tick_cost.py
 from __future__ import annotations
 
 import asyncio
+import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -20,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from gpuherd.core.model import Attempt, JobSpec, Policy
+from gpuherd.core.model import Attempt, JobSpec, Policy, Reservation
 from gpuherd.core.states import JobState
 from gpuherd.devices import DeviceTable
 from gpuherd.engine import Engine
@@ -32,6 +38,7 @@ from gpuherd.store import NewJob, Store
 from gpuherd.wire import SubmitItem
 
 SLOTS = 4
+QUEUED = 2100
 
 
 async def empty_tick(ticks: int = 3000) -> float:
@@ -44,7 +51,7 @@ async def empty_tick(ticks: int = 3000) -> float:
     (tmp / "out").mkdir()
     engine.start()
     Service(engine, tmp).submit(
-        [SubmitItem(command="sleep 60", cwd=str(tmp)) for _ in range(2000 + SLOTS)]
+        [SubmitItem(command="sleep 60", cwd=str(tmp)) for _ in range(QUEUED + SLOTS)]
     )
     while len(engine.live) < SLOTS:
         await asyncio.sleep(0.01)
@@ -58,6 +65,33 @@ async def empty_tick(ticks: int = 3000) -> float:
     engine.close()
     store.close()
     return seconds
+
+
+def placement_pass(queued: int, gpus: int, busy: int, per_job: int, passes: int = 50) -> float:
+    """The median time of the engine's placement pass with `queued` jobs of `per_job` GPUs
+    queued and `busy` of `gpus` GPUs taken (by reservations the engine is made to see: no
+    process runs, nothing is recorded)."""
+    tmp = Path(tempfile.mkdtemp(prefix="tick-cost-"))
+    store = Store(tmp / "herd.db")
+    store.replace_devices(dict.fromkeys(range(gpus), 1))
+    probe = FakeProbe([FakeGpu() for _ in range(gpus)])
+    layout = Layout.for_run(tmp / "out", "job_", tmp)
+    engine = Engine(store, DeviceTable(store, probe), LocalExecutor(), layout, Policy())
+    taken = [Reservation(10**9 + i, (i,)) for i in range(busy)]
+    engine.reservations = lambda: taken  # type: ignore[method-assign]
+    spec = JobSpec(command="true", cwd="/tmp", gpus=per_job)
+    store.add_jobs([NewJob(spec) for _ in range(queued)], time.time())  # none starving
+    engine.devices.refresh_if_older(0)
+    devices = engine.device_listing()
+    times = []
+    for _ in range(passes):
+        begin = time.perf_counter()
+        engine._plan_starts(devices, time.time())
+        times.append(time.perf_counter() - begin)
+    engine.close()
+    store.close()
+    shutil.rmtree(tmp)
+    return statistics.median(times)
 
 
 def end_and_start(per_tick: int, commit_each: bool, scratch: bool, rounds: int = 300) -> float:
@@ -94,7 +128,13 @@ def end_and_start(per_tick: int, commit_each: bool, scratch: bool, rounds: int =
 
 
 def main() -> None:
-    print(f"empty tick: {asyncio.run(empty_tick()) * 1e6:.0f} us")
+    print(f"empty tick, {QUEUED:,} queued: {asyncio.run(empty_tick()) * 1e6:.0f} us")
+    for queued, gpus, busy, per_job in ((100_000, 8, 7, 1), (100_000, 8, 8, 1), (2100, 4, 1, 4)):
+        seconds = placement_pass(queued, gpus, busy, per_job)
+        print(
+            f"placement pass, {queued:,} queued {per_job}-GPU jobs, {gpus - busy} of {gpus} "
+            f"GPUs free: {seconds * 1e3:.2f} ms"
+        )
     for scratch, which in ((False, "daemon (WAL)"), (True, "run (scratch)")):
         together = end_and_start(3, commit_each=False, scratch=scratch)
         alone = end_and_start(3, commit_each=True, scratch=scratch)

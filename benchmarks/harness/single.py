@@ -239,10 +239,11 @@ def w7_plan(res: Results, queued: int, reps: int) -> None:
         ("plan(): all 8 busy, 100 CPU-only jobs queued behind them all", busy8, cpu_jobs),
     )
     for label, reservations, cpu_only in cases:
+        behind = lambda gpus, cpu=cpu_only: cpu if gpus == 0 else []  # noqa: E731
         times = []
         for _ in range(reps):
             t = time.perf_counter()
-            plan(iter(jobs), devices, reservations, Policy(), now, cpu_only=iter(cpu_only))
+            plan(iter(jobs), devices, reservations, Policy(), now, behind=behind)
             times.append((time.perf_counter() - t) * 1000)
         fig = res.fig("W7-plan", label, label)
         for v in times:

@@ -21,7 +21,7 @@ from gpuherd.broadcast import Broadcast
 from gpuherd.config import load_policy
 from gpuherd.core.caps import Offering
 from gpuherd.core.lifecycle import Ended
-from gpuherd.core.model import Attempt, Device, Job, Policy, Reservation
+from gpuherd.core.model import Assignment, Attempt, Device, Job, Policy, Reservation
 from gpuherd.core.placement import open_gpus, plan, project_room
 from gpuherd.core.states import Event, JobState, OutcomeKind, transition
 from gpuherd.devices import DeviceTable
@@ -214,19 +214,8 @@ class Engine:
         if self.queue_paused or self._stopping or self._dispatch_pauses:
             return []
         self.devices.refresh_if_older(TELEMETRY_MAX_AGE)
-        devices, reservations, policy = self.device_listing(), self.reservations(), self.policy
-        offer = Offering(
-            self.sweep_caps,
-            self.attempts.sweeps_running() if self.sweep_caps else {},
-            project_room(reservations, policy),
-            partial(open_gpus, devices, reservations, policy),
-            now - policy.reserve_after,
-        )
-        with self.scan.reading(offer) as (window, cpu_only, seen):
-            host_free = self.devices.host_free(TELEMETRY_MAX_AGE)
-            assignments = plan(
-                window, devices, reservations, policy, now, host_free=host_free, cpu_only=cpu_only
-            )
+        devices = self.device_listing()
+        assignments, seen = self._plan_starts(devices, now)
         by_index = {d.index: d for d in devices}
         started: list[tuple[Job, Attempt]] = []
         for a in assignments:
@@ -255,6 +244,25 @@ class Engine:
             )
             started.append((job, attempt))
         return started
+
+    def _plan_starts(
+        self, devices: list[Device], now: float
+    ) -> tuple[list[Assignment], dict[int, Job]]:
+        """One placement pass (records nothing): what starts where, and every job it read."""
+        reservations, policy = self.reservations(), self.policy
+        offer = Offering(
+            self.sweep_caps,
+            self.attempts.sweeps_running() if self.sweep_caps else {},
+            project_room(reservations, policy),
+            partial(open_gpus, devices, reservations, policy),
+            now - policy.reserve_after,
+        )
+        with self.scan.reading(offer) as (window, behind, seen):
+            host_free = self.devices.host_free(TELEMETRY_MAX_AGE)
+            assignments = plan(
+                window, devices, reservations, policy, now, host_free=host_free, behind=behind
+            )
+        return assignments, seen
 
     def _spawn_all(self, started: list[tuple[Job, Attempt]], now: float) -> None:
         spawned = [

@@ -2,17 +2,18 @@
 
 A pass runs on every wake-up, and reading a queued job from the store costs some
 microseconds: it reads the ready queue in dispatch order, but at most SCAN_LIMIT jobs worth
-offering (the backfill depth). A CPU-only job is never blocked by GPU slots (DESIGN.md), so
-it must not wait because thousands of GPU jobs that cannot start stand before it: once the
-GPUs are taken, or the window is read, the CPU-only jobs are read on their own, through
-their own index, up to the same depth. A job the last pass did not reach is told so
-(`Scan.ahead`), not "starting".
+offering (the backfill depth). A job that fits must not wait because thousands of jobs of
+another shape that cannot start stand before it (a CPU-only job behind GPU jobs, a 1-GPU job
+behind 4-GPU ones): once the window is read, placement reads the queued jobs of each GPU
+count it could still place on their own, through one index, each up to the same depth
+(`behind`; placement asks only for the counts that fit the GPUs open then). A job the last
+pass did not reach is told so (`Scan.ahead`), not "starting".
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from gpuherd.core.model import Job, queue_order_key
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 
 SCAN_LIMIT = 2000
 """How deep one placement pass looks into the queue for a job that fits, and again into the
-CPU-only jobs behind what it read."""
+jobs of each GPU count behind what it read."""
 
 
 class Window:
@@ -34,9 +35,12 @@ class Window:
         self.end: tuple[int, float, int] | None = None
         """The dispatch-order key of the last job read when the pass read `limit` jobs:
         jobs after it were not looked at. None when the pass read fewer."""
+        self.whole = False
+        """Whether the last pass read the stream to its end (it left nobody behind)."""
 
     def read(self, jobs: Iterable[Job]) -> Iterator[Job]:
         self.end = None  # a pass that does not read this stream at all reached nobody here
+        self.whole = False
 
         def counted() -> Iterator[Job]:
             for count, job in enumerate(jobs, 1):
@@ -44,6 +48,7 @@ class Window:
                 if count >= self.limit:
                     self.end = queue_order_key(job)
                     return
+            self.whole = True
 
         return counted()
 
@@ -55,36 +60,50 @@ class Window:
 class Scan:
     def __init__(self, store: Store, limit: int = SCAN_LIMIT) -> None:
         self._store = store
+        self._limit = limit
         self._queue = Window(limit)
-        self._cpu = Window(limit)
+        self._shapes: dict[int, Window] = {}
+        """The streams of one GPU count the last pass read behind its window, by count."""
 
     @contextlib.contextmanager
     def reading(
         self, offer: Offering
-    ) -> Iterator[tuple[Iterator[Job], Iterator[Job], dict[int, Job]]]:
-        """(the window of the queue, the CPU-only jobs after what placement read of it, every
-        job read by id), for one pass: placement reads them lazily; the store's cursors are
-        closed on exit (a half-read statement would hold a read snapshot)."""
-        pending = self._store.queued_ready()
-        cpu = self._store.queued_ready(cpu_only=True)
+    ) -> Iterator[tuple[Iterator[Job], Callable[[int], Iterator[Job]], dict[int, Job]]]:
+        """(the window of the queue, `behind`, every job read by id), for one pass.
+
+        `behind(gpus)`, asked once the window is read as far as placement goes: the queued
+        jobs of `gpus` GPUs it did not read, in dispatch order (nothing when it read the whole
+        queue). Placement reads them all lazily; the store's cursors are closed on exit (a
+        half-read statement would hold a read snapshot)."""
+        opened: list[Generator[Job, None, None]] = [self._store.queued_ready()]
         seen: dict[int, Job] = {}
+        self._shapes = {}
+
+        def shape(gpus: int) -> Iterator[Job]:
+            stream = self._store.queued_ready(gpus)
+            opened.append(stream)
+            window = self._shapes[gpus] = Window(self._limit)
+            for job in window.read(offer.filter(j for j in stream if j.id not in seen)):
+                yield seen.setdefault(job.id, job)
+
+        def behind(gpus: int) -> Iterator[Job]:
+            return iter(()) if self._queue.whole else shape(gpus)
+
         try:
-            window = self._queue.read(offer.filter(pending))
-            beyond = self._cpu.read(offer.filter(j for j in cpu if j.id not in seen))
-            yield (
-                (seen.setdefault(job.id, job) for job in window),
-                (seen.setdefault(job.id, job) for job in beyond),
-                seen,
-            )
+            window = self._queue.read(offer.filter(opened[0]))
+            yield (seen.setdefault(job.id, job) for job in window), behind, seen
         finally:
-            pending.close()
-            cpu.close()
+            for stream in opened:
+                stream.close()
 
     def ahead(self, job: Job, most: int) -> int | None:
         """How many queued jobs (up to `most`) stand before `job` when the last pass stopped
         reading before it (it was offered no place, whatever room there is); None when it
-        was read. A CPU-only job counts as read if the CPU-only stream reached it."""
-        window = self._cpu if job.spec.gpus == 0 else self._queue
-        if not window.passed_over(job):
+        was read. A job behind the window counts as read if the stream of its GPU count
+        reached it."""
+        if not self._queue.passed_over(job):
+            return None
+        shape = self._shapes.get(job.spec.gpus)
+        if shape is not None and not shape.passed_over(job):
             return None
         return self._store.count_queued_ahead(job, most)

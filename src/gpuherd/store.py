@@ -318,18 +318,20 @@ class Store(SweepAndDeviceTables, JobViews):
             row[0] for row in self._db.execute(f"SELECT id FROM jobs {where} ORDER BY id", args)
         ]
 
-    def queued_ready(self, cpu_only: bool = False) -> Generator[Job, None, None]:
-        """Queued jobs whose dependencies all succeeded, in dispatch order, read lazily."""
+    def queued_ready(self, gpus: int | None = None) -> Generator[Job, None, None]:
+        """Queued jobs whose dependencies all succeeded, in dispatch order, read lazily;
+        given `gpus`, only those that ask for that many GPUs (0: the CPU-only jobs)."""
         sql = (
-            # The partial index holds exactly the queued jobs in dispatch order; left to
-            # itself SQLite picks jobs_state and sorts the whole queue on every pass.
+            # The partial indexes hold exactly the queued jobs in dispatch order (of one GPU
+            # count: jobs_queued_gpus); left to itself SQLite picks jobs_state and sorts the
+            # whole queue on every pass.
             f"SELECT {rows.JOB_COLUMNS} FROM jobs"
-            + (" INDEXED BY jobs_queued_cpu" if cpu_only else " INDEXED BY jobs_queued")
+            + (" INDEXED BY jobs_queued" if gpus is None else " INDEXED BY jobs_queued_gpus")
             + f" WHERE {READY}"
-            + (" AND gpus = 0" if cpu_only else "")
+            + ("" if gpus is None else " AND gpus = ?")
             + " ORDER BY priority DESC, position, id"
         )
-        cursor = self._db.execute(sql)
+        cursor = self._db.execute(sql, () if gpus is None else (gpus,))
         try:
             for row in cursor:
                 yield self._job(row)

@@ -90,6 +90,14 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX jobs_retry_wait ON jobs(release_at)
         WHERE state = 'queued' AND release_at IS NOT NULL;
     """,
+    # 7: the queued jobs of each GPU count in dispatch order: a placement pass reads the
+    # shapes that fit the GPUs open behind its window (engine_scan.py). It serves the
+    # CPU-only jobs (gpus = 0) too, so their own index goes (one index less per write).
+    """
+    CREATE INDEX jobs_queued_gpus ON jobs(gpus, priority DESC, position, id)
+        WHERE state = 'queued';
+    DROP INDEX jobs_queued_cpu;
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

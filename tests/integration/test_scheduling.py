@@ -426,14 +426,17 @@ def test_keep_ram_set_as_a_share_is_shown_as_one(daemon: Herd) -> None:
 def test_a_job_placement_did_not_reach_says_how_many_wait_ahead(
     daemon: Herd, recorder: Recorder
 ) -> None:
-    # Placement reads at most SCAN_LIMIT queued jobs per pass. A job behind more that cannot
-    # start (4-GPU jobs, 3 GPUs free) was never looked at, though a GPU is free for it: it
-    # said "waiting for its turn (its GPUs are held for an older job ...)", which no job did.
+    # Placement reads at most SCAN_LIMIT queued jobs per pass, and as many again of each GPU
+    # count behind them. A job behind more of its count that cannot start (1-GPU jobs asking
+    # for all the host's memory, 3 GPUs free) was never looked at, though a GPU is free for
+    # it: it said "waiting for its turn (its GPUs are held for an older job ...)", which no
+    # job did.
     from gpuherd.engine_scan import SCAN_LIMIT
 
     busy = daemon.submit("--", recorder.cmd("busy", wait="go"))
     daemon.wait_state(busy, "running")
-    backlog = daemon.submit_lines(["true"] * (SCAN_LIMIT + 100), "--gpus", "4")
+    greedy = ("--ram", f"{host_memory_total()}B")
+    backlog = daemon.submit_lines(["true"] * (2 * SCAN_LIMIT + 100), *greedy)
     small = daemon.submit("--", "true")
     ahead = f"waiting: {len(backlog):,} jobs ahead in the queue"
     wait_for(lambda: daemon.job(small)["reason"] == ahead, what=f"job {small}: {ahead!r}")

@@ -1,12 +1,15 @@
-"""Placement of a long queue read in a window: CPU-only jobs behind it, and honest reasons.
+"""Placement of a long queue read in a window: the jobs of each GPU count behind it, and
+honest reasons.
 
 The engine reads at most SCAN_LIMIT queued jobs per pass; a CPU-only job behind 2,000 GPU
-jobs that could not start stayed queued with the CPU free, and was said to be "starting".
+jobs that could not start stayed queued with the CPU free, and was said to be "starting";
+a 1-GPU job behind 2,000 4-GPU jobs stayed queued with 3 GPUs free.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,7 +17,15 @@ from hypothesis import given
 from test_placement import NOW, PROPS, Case, cases, job
 
 from gpuherd.core.caps import Offering
-from gpuherd.core.model import Assignment, Device, Job, JobSpec, Policy, Reservation
+from gpuherd.core.model import (
+    Assignment,
+    Device,
+    Job,
+    JobSpec,
+    Policy,
+    Reservation,
+    queue_order_key,
+)
 from gpuherd.core.placement import plan
 from gpuherd.core.reasons import why_waiting
 from gpuherd.engine_scan import Scan
@@ -22,39 +33,104 @@ from gpuherd.store import NewJob, Store
 
 BUSY = [Reservation(100 + i, (i,)) for i in range(4)]
 FOUR = [Device(i) for i in range(4)]
+BIG = [job(i, gpus=4) for i in range(1, 6)]
+"""A window of jobs that cannot start with one GPU busy."""
+
+
+def by_shape(jobs: Sequence[Job]) -> Callable[[int], list[Job]]:
+    """`plan`'s `behind`: the jobs of each GPU count, in dispatch order."""
+    ordered = sorted(jobs, key=queue_order_key)
+    return lambda gpus: [j for j in ordered if j.spec.gpus == gpus]
 
 
 def test_a_cpu_only_job_read_apart_starts_behind_gpu_jobs_that_cannot() -> None:
     window = [job(i) for i in range(1, 6)]  # every GPU is busy: none of these starts
-    assert plan(window, FOUR, BUSY, Policy(), NOW, cpu_only=[job(9, gpus=0)]) == [Assignment(9, ())]
+    behind = by_shape([job(9, gpus=0)])
+    assert plan(window, FOUR, BUSY, Policy(), NOW, behind=behind) == [Assignment(9, ())]
     # With GPUs open, a window read to its end (nothing in it fits) goes on to them too.
-    one_busy = BUSY[:1]
-    big = [job(i, gpus=4) for i in range(1, 6)]
-    assert plan(big, FOUR, one_busy, Policy(), NOW, cpu_only=[job(9, gpus=0)]) == [
-        Assignment(9, ())
+    assert plan(BIG, FOUR, BUSY[:1], Policy(), NOW, behind=behind) == [Assignment(9, ())]
+
+
+def test_a_gpu_job_behind_a_window_of_bigger_jobs_starts() -> None:
+    behind = by_shape([job(9, gpus=1), job(10, gpus=4), job(11, gpus=2)])
+    assert plan(BIG, FOUR, BUSY[:1], Policy(), NOW, behind=behind) == [
+        Assignment(9, (1,)),
+        Assignment(11, (2, 3)),
     ]
+    # Only the counts that fit the GPUs open are read at all, and a count no more once
+    # too few are left.
+    asked: list[int] = []
+
+    def counted(gpus: int) -> list[Job]:
+        asked.append(gpus)
+        return [job(20 + 10 * gpus + i, gpus=gpus) for i in range(3)]
+
+    placed = plan(BIG, FOUR, BUSY[:2], Policy(), NOW, behind=counted)
+    assert [a.job_id for a in placed] == [20, 21, 22, 30, 31]
+    assert sorted(asked) == [0, 1, 2]
+    assert plan(BIG, FOUR, BUSY, Policy(), NOW, behind=counted, cpu_jobs_waiting=False) == []
+    assert sorted(asked) == [0, 1, 2]  # every GPU busy, no CPU-only job wanted: none read
 
 
-def test_a_cpu_only_job_in_both_streams_starts_once() -> None:
+def test_a_job_behind_the_window_does_not_take_gpus_held_for_an_older_blocked_job() -> None:
+    starving = [job(1, gpus=4, queued_at=NOW - 1000)]  # waited past reserve-after: it holds
+    behind = by_shape([job(9, gpus=1), job(10, gpus=0)])
+    assert plan(starving, FOUR, BUSY[:1], Policy(), NOW, behind=behind) == [Assignment(10, ())]
+    # A starving job read behind the window holds nothing (in the window it would hold 3
+    # GPUs): the jobs after it take every slot left.
+    exclusive = replace(
+        job(8, gpus=3, queued_at=NOW - 1000), spec=JobSpec("x", "/", gpus=3, exclusive=True)
+    )
+    ones = [job(20 + i) for i in range(7)]
+    two_slots = [Device(i, slots=2) for i in range(4)]
+    half = [Reservation(100, (0,)), Reservation(101, (1,))]
+    assert len(plan([exclusive, *ones], two_slots, half, Policy(), NOW)) == 1
+    never = [job(i, gpus=5) for i in range(1, 4)]
+    behind = by_shape([exclusive, *ones])
+    assert len(plan(never, two_slots, half, Policy(), NOW, behind=behind)) == 6
+
+
+def test_jobs_behind_the_window_start_in_priority_order_across_counts() -> None:
+    behind = by_shape(
+        [
+            job(10, gpus=1),
+            job(11, gpus=2, priority=5),
+            job(12, gpus=0, priority=1),
+            job(13, gpus=1),
+        ]
+    )
+
+    def placed(max_running: int) -> list[int]:
+        policy = Policy(max_running=max_running)
+        return [a.job_id for a in plan(BIG, FOUR, BUSY[:1], policy, NOW, behind=behind)]
+
+    assert placed(3) == [11, 12]  # two may start: the highest priorities, whatever count
+    assert placed(4) == [11, 12, 10]  # then in queue order: 10 before 13
+    assert placed(9) == [11, 12, 10]  # 13 finds no GPU left
+
+
+def test_a_job_in_the_window_and_behind_it_starts_once() -> None:
     cpu = job(2, gpus=0)
-    placed = plan([job(1), cpu, job(3)], FOUR, [], Policy(), NOW, cpu_only=[cpu, job(4, gpus=0)])
+    one = job(5, gpus=1)
+    behind = by_shape([cpu, job(4, gpus=0), one])
+    placed = plan([job(1), cpu, job(3), one], FOUR, [], Policy(), NOW, behind=behind)
     assert placed == [
         Assignment(1, (0,)),
         Assignment(2, ()),
         Assignment(3, (1,)),
+        Assignment(5, (2,)),
         Assignment(4, ()),
     ]
 
 
 @PROPS
 @given(cases())
-def test_reading_cpu_only_jobs_apart_changes_nothing_on_a_whole_queue(case: Case) -> None:
-    # The CPU-only stream repeats jobs of the queue: those placed are left out, those passed
-    # over for a limit are passed over again (the limits only shrink in a pass).
+def test_reading_each_gpu_count_apart_changes_nothing_on_a_whole_queue(case: Case) -> None:
+    # The streams repeat jobs of the queue: those placed are left out, those passed over
+    # for a limit or for room are passed over again (they only shrink in a pass).
     args = (case.devices, case.reservations, case.policy, NOW)
     alone = plan(case.pending, *args, host_free=case.host_free)
-    cpu = [j for j in case.pending if j.spec.gpus == 0]
-    apart = plan(case.pending, *args, host_free=case.host_free, cpu_only=cpu)
+    apart = plan(case.pending, *args, host_free=case.host_free, behind=by_shape(case.pending))
     assert apart == alone
 
 
@@ -93,13 +169,15 @@ def offer() -> Offering:
     return Offering({}, {}, {}, lambda: frozenset(), NOW - 300)
 
 
-def scan_plan(scan: Scan, reservations: list[Reservation]) -> list[Assignment]:
-    with scan.reading(offer()) as (window, cpu_only, _):
-        return plan(window, FOUR, reservations, Policy(), NOW, cpu_only=cpu_only)
+def scan_plan(
+    scan: Scan, reservations: list[Reservation], host_free: int | None = None
+) -> list[Assignment]:
+    with scan.reading(offer()) as (window, behind, _):
+        return plan(window, FOUR, reservations, Policy(), NOW, host_free=host_free, behind=behind)
 
 
-def spec(gpus: int) -> JobSpec:
-    return JobSpec("true", "/", gpus=gpus)
+def spec(gpus: int, ram: int | None = None) -> JobSpec:
+    return JobSpec("true", "/", gpus=gpus, ram=ram)
 
 
 def test_scan_finds_cpu_only_jobs_past_its_window(store: Store) -> None:
@@ -113,18 +191,35 @@ def test_scan_finds_cpu_only_jobs_past_its_window(store: Store) -> None:
     assert scan.ahead(job_of(store, cpu_id), 100) is None
 
 
-def test_scan_says_how_many_stand_before_a_job_it_did_not_reach(store: Store) -> None:
+def test_scan_reads_the_jobs_of_each_gpu_count_past_its_window(store: Store) -> None:
     big = store.add_jobs([NewJob(spec(4)) for _ in range(5)], now=NOW)
     (small,) = store.add_jobs([NewJob(spec(1))], now=NOW)
     scan = Scan(store, limit=3)
-    assert scan_plan(scan, BUSY[:1]) == []  # 3 GPUs free: no 4-GPU job fits
-    jobs = store.get_jobs([*big, small])  # as they are now: their reasons are read after
-    assert scan.ahead(jobs[small], 100) == 5
-    assert scan.ahead(jobs[small], 4) == 4  # counted no further than asked
+    assert scan_plan(scan, BUSY[:1]) == [Assignment(small, (1,))]  # no 4-GPU job fits
+    jobs = store.get_jobs(big)
     assert scan.ahead(jobs[big[2]], 100) is None  # read (the third, the window's end)
+    # Not read: 3 GPUs are free, so 4-GPU jobs were not looked for behind the window.
+    assert scan.ahead(jobs[big[3]], 100) == 3
+
+
+def test_scan_says_how_many_stand_before_a_job_it_did_not_reach(store: Store) -> None:
+    big = store.add_jobs([NewJob(spec(4)) for _ in range(4)], now=NOW)
+    # 1-GPU jobs that ask for more host memory than there is fill their stream's depth.
+    greedy = store.add_jobs([NewJob(spec(1, ram=10**15)) for _ in range(4)], now=NOW)
+    (small, two) = store.add_jobs([NewJob(spec(1)), NewJob(spec(2))], now=NOW)
+    scan = Scan(store, limit=3)
+    assert scan_plan(scan, BUSY[:1], host_free=10**12) == [Assignment(two, (1, 2))]
+    jobs = store.get_jobs([*big, *greedy, small])  # as they are now: reasons are read after
+    assert scan.ahead(jobs[small], 100) == 8
+    assert scan.ahead(jobs[small], 4) == 4  # counted no further than asked
+    assert scan.ahead(jobs[greedy[2]], 100) is None  # read (the third of its stream)
+    assert scan.ahead(jobs[greedy[3]], 100) == 7
     assert scan.ahead(jobs[big[3]], 100) == 3
     # The next pass reads them all: nobody is passed over any more.
-    assert scan_plan(Scan(store, limit=10), BUSY[:1]) == [Assignment(small, (1,))]
+    assert scan_plan(Scan(store, limit=10), BUSY[:1], host_free=10**12) == [
+        Assignment(small, (1,)),
+        Assignment(two, (2, 3)),
+    ]
 
 
 def job_of(store: Store, job_id: int) -> Job:

@@ -48,7 +48,7 @@ def raw(path: Path, sql: str, args: tuple[object, ...] = ()) -> list[tuple[objec
 
 
 def ready_ids(store: Store, cpu_only: bool = False) -> list[int]:
-    return [job.id for job in store.queued_ready(cpu_only=cpu_only)]
+    return [job.id for job in store.queued_ready(0 if cpu_only else None)]
 
 
 # ---- opening --------------------------------------------------------------------------------
@@ -673,3 +673,46 @@ def test_after_commit_runs_on_commit_and_never_after_a_rollback(store: Store) ->
             store.after_commit(lambda: told.append("undone block"))
             raise RuntimeError
     assert told == ["outside", "outer", "inner", "kept"]
+
+
+# ---- the queued jobs of one GPU count (placement's streams behind its window) ---------------
+
+
+def test_queued_ready_of_one_gpu_count(store: Store) -> None:
+    ids = store.add_jobs(
+        [NewJob(spec(gpus=g), priority=p) for g, p in ((1, 0), (4, 0), (1, 2), (0, 0), (1, 0))],
+        now=1.0,
+    )
+    store.update_job(ids[4], 2.0, "start", JobState.RUNNING)  # no longer queued
+    assert [j.id for j in store.queued_ready(1)] == [ids[2], ids[0]]
+    assert [j.id for j in store.queued_ready(4)] == [ids[1]]
+    assert [j.id for j in store.queued_ready(2)] == []
+
+
+def test_an_older_database_gets_the_index_of_queued_jobs_by_gpu_count(db_path: Path) -> None:
+    db_path.parent.mkdir(parents=True)
+    con = sqlite3.connect(db_path)
+    for script in MIGRATIONS[:6]:  # a database of the release before this index
+        con.executescript(script)
+    con.execute("INSERT INTO envs(id, hash, json) VALUES (1, 'h', '{}')")
+    for gpus in (4, 1):
+        con.execute(
+            "INSERT INTO jobs(command, cwd, env_id, env_overrides, gpus, after, retries, grace,"
+            " state, priority, position, attempt, created_at, queued_at)"
+            " VALUES ('old', '/', 1, '{}', ?, '[]', 0, 10, 'queued', 0, 1, 0, 1, 1)",
+            (gpus,),
+        )
+    con.execute("PRAGMA user_version = 6")
+    con.commit()
+    con.close()
+    s = Store(db_path)
+    try:
+        assert [j.spec.gpus for j in s.queued_ready(1)] == [1]
+    finally:
+        s.close()
+    indexes = {
+        name for (name,) in raw(db_path, "SELECT name FROM sqlite_master WHERE type = 'index'")
+    }
+    assert "jobs_queued_gpus" in indexes
+    assert "jobs_queued_cpu" not in indexes  # the new index serves CPU-only jobs too
+    assert raw(db_path, "PRAGMA user_version") == [(SCHEMA_VERSION,)]

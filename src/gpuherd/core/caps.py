@@ -17,8 +17,9 @@ class Offering:
     """Skips the jobs that cannot start in this pass (see `worth_offering`).
 
     One per pass: the counts are shared by every stream it filters, so a sweep or project
-    offered jobs from the queue's window is offered no more from the CPU-only stream read
-    after it (each job must reach it once only: the caller leaves out those already read).
+    offered jobs from the queue's window is offered no more from the streams of one GPU
+    count read after it (each job must reach it once only: the caller leaves out those
+    already read).
     """
 
     def __init__(

@@ -7,14 +7,17 @@ usable GPU and consumes the queue lazily, stopping as soon as nothing more can s
 
 from __future__ import annotations
 
+import heapq
+import itertools
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from gpuherd.core.capacity import (
     EXCLUSIVE,
     PLAIN,
     SHARING,
+    Gpu,
     Pass,
 )
 from gpuherd.core.model import (
@@ -24,6 +27,7 @@ from gpuherd.core.model import (
     JobSpec,
     Policy,
     Reservation,
+    queue_order_key,
 )
 
 
@@ -69,6 +73,7 @@ def _place_gpu_jobs(
     now: float,
     budget: _Budget,
     out: list[Assignment],
+    may_hold: bool = True,
 ) -> bool:
     """Place jobs while some GPU is open; True when the running-job cap is reached."""
     for job in jobs:
@@ -84,7 +89,8 @@ def _place_gpu_jobs(
             chosen = state.choose(kind, n, mem, spec.only_gpus)
             if chosen is None:
                 if (
-                    not state.holding
+                    may_hold
+                    and not state.holding
                     and now - job.queued_at >= policy.reserve_after
                     and state.hold(kind, n, mem, spec.only_gpus)
                     and not state.open
@@ -100,6 +106,52 @@ def _place_gpu_jobs(
     return False
 
 
+class _Behind:
+    """The jobs `plan` reads behind the window: the streams of each GPU count `behind(gpus)`
+    gives, left as they are once read (less the jobs placed from the window)."""
+
+    def __init__(self, behind: Callable[[int], Iterable[Job]], placed: set[int]) -> None:
+        self._behind = behind
+        self._placed = placed
+        self._streams: dict[int, Iterator[Job]] = {}
+        self._heads: dict[int, Job] = {}
+        """The job read from each stream and not handed on yet."""
+
+    def _stream(self, gpus: int) -> Iterator[Job]:
+        if gpus not in self._streams:
+            placed = self._placed
+            self._streams[gpus] = (j for j in self._behind(gpus) if j.id not in placed)
+        return self._streams[gpus]
+
+    def _push(self, heap: list[tuple[tuple[int, float, int], int]], gpus: int) -> None:
+        job = next(self._stream(gpus), None)
+        if job is not None:
+            self._heads[gpus] = job
+            heapq.heappush(heap, (queue_order_key(job), gpus))
+
+    def merged(self, shapes: Iterable[int], state: Pass) -> Iterator[Job]:
+        """The streams of `shapes` as one, in dispatch order; a stream is read no further
+        once fewer GPUs are open than its jobs ask for (none of them can start)."""
+        heap: list[tuple[tuple[int, float, int], int]] = []
+        for gpus in shapes:
+            self._push(heap, gpus)
+        while heap:
+            _, gpus = heapq.heappop(heap)
+            job = self._heads.pop(gpus)
+            if gpus > 0 and gpus > len(_open_indices(state)):
+                continue
+            yield job
+            self._push(heap, gpus)
+
+    def rest(self, gpus: int) -> Iterator[Job]:
+        """The stream of `gpus` from the first job it has not handed on (opened, if it was
+        not yet, only when read)."""
+        head = self._heads.pop(gpus, None)
+        if head is not None:
+            yield head
+        yield from self._stream(gpus)
+
+
 def plan(
     pending: Iterable[Job],
     devices: Sequence[Device],
@@ -108,7 +160,7 @@ def plan(
     now: float,
     cpu_jobs_waiting: bool = True,
     host_free: int | None = None,
-    cpu_only: Iterable[Job] | None = None,
+    behind: Callable[[int], Iterable[Job]] | None = None,
 ) -> list[Assignment]:
     """The jobs to start now and their GPUs, in the order decided.
 
@@ -116,11 +168,17 @@ def plan(
     it is consumed lazily and not past the point where `policy.max_running` is reached.
     Once every GPU is taken (or `pending` is read to its end), the rest of the queue is
     read only if `cpu_jobs_waiting` (a CPU-only job further back could still start); the
-    caller knows that cheaply. Given `cpu_only` (the queued CPU-only jobs, in dispatch
-    order, that may repeat jobs of `pending`), that rest is read from it instead: a caller
-    that reads only a window of the queue (a CPU-only job is never blocked by GPU slots,
-    however many GPU jobs stand before it) and one that can read CPU-only jobs alone. A job
-    placed from `pending` is not placed twice.
+    caller knows that cheaply.
+
+    A caller that reads only a window of the queue passes `behind`: `behind(gpus)` gives
+    the queued jobs that ask for `gpus` GPUs, in dispatch order (they may repeat jobs of
+    `pending`: one placed from it is not placed twice). A job that fits must not wait
+    because jobs of another shape that cannot start fill the window. Once `pending` is read
+    to its end with GPUs still open, the streams of 0 up to as many GPUs as are open are
+    read as one, in dispatch order, under the same limits and budget as the window; once
+    every GPU is taken, the CPU-only stream alone. They never hold GPUs (below): the job
+    the window's hold protects is older than all of them, and a pass that reads only some
+    shapes behind the window cannot tell which of those jobs is the first in line.
 
     Host memory: `host_free` is the memory the machine has available now (the caller may
     take off what running jobs declared with --ram but do not use yet); None = unknown, no
@@ -154,17 +212,24 @@ def plan(
         room, ram_left, cpu_slots_left(reservations, policy), project_room(reservations, policy)
     )
     state = Pass(devices, reservations, policy)
-    jobs = iter(pending)
+    jobs: Iterator[Job] = iter(pending)
     if state.open and _place_gpu_jobs(jobs, state, policy, now, budget, out):
         return out
-    if not cpu_jobs_waiting or budget.cpu == 0:
+    cpu_wanted = cpu_jobs_waiting and budget.cpu != 0
+    if behind is not None:
+        # A job of `pending` passed over (no room, a limit) is passed over again: capacity
+        # and budgets only shrink in a pass.
+        streams = _Behind(behind, {a.job_id for a in out})
+        if state.open:
+            shapes = range(0 if cpu_wanted else 1, len(_open_indices(state)) + 1)
+            merged = streams.merged(shapes, state)
+            if _place_gpu_jobs(merged, state, policy, now, budget, out, may_hold=False):
+                return out
+        jobs = streams.rest(0)
+    if not cpu_wanted:
         return out
     # Every GPU is taken or held: only CPU-only jobs can still start, and a hold would
-    # change nothing now, so the rest of the queue is read with the cheapest test. A job
-    # of `pending` passed over for the budget is passed over again (budgets only shrink).
-    if cpu_only is not None:
-        placed = {a.job_id for a in out}
-        jobs = (job for job in cpu_only if job.id not in placed)
+    # change nothing now, so the rest of the queue is read with the cheapest test.
     for job in jobs:
         if job.spec.gpus != 0 or not budget.allows(job.spec):
             continue
@@ -194,8 +259,12 @@ def open_gpus(
 ) -> frozenset[int]:
     """The GPUs a job could start on now, by slots or memory (`--only-gpus` jobs that name
     none of them are not worth reading: core/caps.py)."""
-    state = Pass(devices, reservations, policy)
-    return frozenset(g.index for g in (*state.plain_open, *state.share_open))
+    return frozenset(_open_indices(Pass(devices, reservations, policy)))
+
+
+def _open_indices(state: Pass) -> set[int]:
+    open_now: Iterable[Gpu] = itertools.chain(state.plain_open, state.share_open)
+    return {g.index for g in open_now}
 
 
 def gpus_open(
