@@ -8,7 +8,9 @@
    slots, pidfd watches) that starts jobs itself, one tick per batch of exits as gpuherd's
    engine does or one tick per exit, or through a small helper process that spawns and
    reports exits over pipes: does moving the vfork wait out of the engine's process pay
-   for the extra messages?
+   for the extra messages? Or on SLOTS spawner threads, as the 4-thread floor spawns
+   (`os.posix_spawn` or subprocess's fork_exec; the loop goes on, or the tick waits for its
+   spawns, which then wait for their cores together rather than in turn).
 
 Run: python benchmarks/spawn_study.py [bursts|loops] [--jobs 2000] [--work 0.0005]
 """
@@ -19,6 +21,7 @@ import argparse
 import asyncio
 import os
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Coroutine
@@ -163,11 +166,78 @@ async def helper_loop(jobs: int, work: float) -> None:
     os.close(from_helper[0])
 
 
+async def threaded_loop(jobs: int, work: float, forked: bool, joined: bool = False) -> None:
+    """Like `inline_loop` (batched), but each spawn runs on one of SLOTS threads, as the floor's
+    do: the loop goes on while a child waits for a core to exec. `os.posix_spawn` or
+    subprocess's fork_exec (what the floor uses; it gained far more here, 2026-11: whether
+    posix_spawn keeps the GIL while its child execs was not settled).
+    `joined`: the tick waits for its spawns (they wait for their cores together, not in turn),
+    so the engine gets every pid within the tick, as it does now."""
+    from concurrent.futures import ThreadPoolExecutor
+    from concurrent.futures import wait as wait_all
+
+    loop = asyncio.get_running_loop()
+    done = asyncio.Event()
+    pool = ThreadPoolExecutor(SLOTS)
+    left, ended, free, tick_due = jobs, 0, SLOTS, False
+    children: dict[int, subprocess.Popen[bytes]] = {}  # a Popen dropped early is reaped by the next
+
+    def spawn() -> int:
+        if forked:
+            child = subprocess.Popen(TRUE, start_new_session=True)
+            children[child.pid] = child
+            return child.pid
+        return os.posix_spawn(SHELL, TRUE, os.environ, setsid=True)
+
+    def on_exit(pid: int, watch: int) -> None:
+        nonlocal ended, free, tick_due
+        loop.remove_reader(watch)
+        os.close(watch)
+        os.waitpid(pid, 0)
+        if (child := children.pop(pid, None)) is not None:
+            child.returncode = 0  # reaped above
+        ended, free = ended + 1, free + 1
+        if ended == jobs:
+            done.set()
+        elif not tick_due:
+            tick_due = True
+            loop.call_soon(tick)
+
+    def spawned(pid: int) -> None:
+        watch = os.pidfd_open(pid)
+        loop.add_reader(watch, on_exit, pid, watch)
+
+    def tick() -> None:
+        nonlocal left, free, tick_due
+        tick_due = False
+        starting = min(free, left)
+        left, free = left - starting, free - starting
+        busy(work * starting)
+        if joined:
+            spawns = [pool.submit(spawn) for _ in range(starting)]
+            wait_all(spawns)
+            for future in spawns:
+                spawned(future.result())
+            return
+        for _ in range(starting):
+            loop.run_in_executor(pool, spawn).add_done_callback(lambda f: spawned(f.result()))
+
+    tick()
+    await done.wait()
+    pool.shutdown()
+
+
 def loops(jobs: int, work: float, reps: int = 3) -> None:
     variants: dict[str, Callable[[], Coroutine[Any, Any, None]]] = {
         "inline, one tick per batch of exits": lambda: inline_loop(jobs, work),
         "inline, one tick per exit": lambda: inline_loop(jobs, work, batched=False),
         "helper process": lambda: helper_loop(jobs, work),
+        "4 spawner threads, os.posix_spawn": lambda: threaded_loop(jobs, work, False),
+        "4 spawner threads, subprocess fork_exec": lambda: threaded_loop(jobs, work, True),
+        "4 spawner threads, os.posix_spawn, tick waits": lambda: threaded_loop(
+            jobs, work, False, True
+        ),
+        "4 spawner threads, fork_exec, tick waits": lambda: threaded_loop(jobs, work, True, True),
     }
     for name, run in variants.items():
         rates = []
