@@ -385,6 +385,39 @@ def daemon(herd: Herd) -> Herd:
     return herd
 
 
+@pytest.fixture(scope="module")
+def module_daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Herd]:
+    """One daemon with 4 fake GPUs for a module's tests (use it through `shared_daemon`)."""
+    herd = Herd(tmp_path_factory.mktemp("shared") / "home")
+    try:
+        herd.start("--fake-gpus", "4")
+        yield herd
+    finally:
+        herd.cleanup()
+
+
+@pytest.fixture
+def shared_daemon(module_daemon: Herd) -> Iterator[Herd]:
+    """The module's daemon (4 fake GPUs, one slot each), for a test that looks only at the
+    jobs it submits (by their ids) and changes nothing daemon-wide: no queue pause, no
+    restart or crash, no setting, no count or listing of the whole queue. A daemon start
+    costs ~1 s, most tests' whole time. A test ends with every job it left unfinished
+    killed (and ended), so each test finds the 4 GPUs free."""
+    if not module_daemon.is_up():  # an earlier test failed in a way that stopped it
+        module_daemon.cleanup()
+        module_daemon.start("--fake-gpus", "4")
+    yield module_daemon
+    client = module_daemon.client
+
+    def unfinished() -> list[int]:
+        jobs = client.get("/jobs", all=True)["jobs"]
+        return [j["id"] for j in jobs if j["state"] in ("queued", "held", "running", "paused")]
+
+    if left := unfinished():
+        client.post("/jobs/kill", {"ids": left})
+        wait_for(lambda: not unfinished(), 30, "the test's jobs to end")
+
+
 # ---- `gpuherd run`: a job script that records what it saw, and the run process ----------------
 
 GPUHERD_BIN = str(Path(sys.executable).parent / "gpuherd")

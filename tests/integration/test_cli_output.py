@@ -89,24 +89,26 @@ def test_sweep_status_and_ls_print_sweep_text_as_it_is(daemon: Herd) -> None:
         assert not {m for m in loaded_by(daemon, *args) if m.split(".")[0] == "rich"}, args
 
 
-def test_show_keeps_a_multi_line_command_aligned(daemon: Herd) -> None:
-    job_id = daemon.submit("--hold", "--", "echo one \\\n  && echo two")
-    shown = daemon.cli("show", str(job_id)).stdout.splitlines()
+def test_show_keeps_a_multi_line_command_aligned(shared_daemon: Herd) -> None:
+    job_id = shared_daemon.submit("--hold", "--", "echo one \\\n  && echo two")
+    shown = shared_daemon.cli("show", str(job_id)).stdout.splitlines()
     at = shown.index("command    echo one \\")
     assert shown[at + 1] == "             && echo two"
-    listing = daemon.cli("ls").stdout
+    listing = shared_daemon.cli("ls").stdout
     assert "echo one \\   && echo two" in listing
 
 
-def test_ls_cuts_long_commands_to_200_columns_when_piped(daemon: Herd) -> None:
+def test_ls_cuts_long_commands_to_200_columns_when_piped(shared_daemon: Herd) -> None:
     long = "echo " + "x" * 300
-    job_id = daemon.submit("--hold", "--", long)
+    job_id = shared_daemon.submit("--hold", "--", long)
     row = next(
-        line for line in daemon.cli("ls").stdout.splitlines() if line.startswith(f"{job_id} ")
+        line
+        for line in shared_daemon.cli("ls").stdout.splitlines()
+        if line.startswith(f"{job_id} ")
     )
     assert len(row) == 200
     assert row.endswith("x…")
-    assert daemon.json("show", str(job_id))["command"] == long
+    assert shared_daemon.json("show", str(job_id))["command"] == long
 
 
 def test_verbs_on_many_jobs_print_one_line_per_outcome(daemon: Herd) -> None:
@@ -165,22 +167,22 @@ def test_ls_picks_jobs_by_sweep_and_by_name_for_the_verbs(daemon: Herd) -> None:
     assert {j["state"] for j in daemon.ls_all() if j["id"] not in swept} == {"queued"}
 
 
-def test_an_empty_name_or_project_is_no_name(daemon: Herd) -> None:
+def test_an_empty_name_or_project_is_no_name(shared_daemon: Herd) -> None:
     """`submit --name "$RUN"` with RUN unset: the job is unnamed, as one given no --name (an
     empty name was stored, shown as none, and no `ls --name` could pick the job)."""
-    job_id = daemon.submit("--hold", "--name", "", "--project", "", "--", "true")
-    job = daemon.job(job_id)
+    job_id = shared_daemon.submit("--hold", "--name", "", "--project", "", "--", "true")
+    job = shared_daemon.job(job_id)
     assert (job["name"], job["project"]) == (None, None)
 
 
-def test_wait_names_the_jobs_that_did_not_succeed_by_state(daemon: Herd) -> None:
-    ids = daemon.submit_lines(["true", "false", "exit 3", "false"])
-    done = daemon.cli("wait", f"{ids[0]}-{ids[-1]}", check=False)
+def test_wait_names_the_jobs_that_did_not_succeed_by_state(shared_daemon: Herd) -> None:
+    ids = shared_daemon.submit_lines(["true", "false", "exit 3", "false"])
+    done = shared_daemon.cli("wait", f"{ids[0]}-{ids[-1]}", check=False)
     assert done.returncode == 1
     assert done.stderr == f"jobs {ids[1]}-{ids[3]}: failed\n"
     assert done.stdout == "1 of 4 jobs succeeded\n"
-    held = daemon.submit_lines(["true"] * 3, "--hold")
-    late = daemon.cli("wait", *map(str, held), "--timeout", "0.2", check=False)
+    held = shared_daemon.submit_lines(["true"] * 3, "--hold")
+    late = shared_daemon.cli("wait", *map(str, held), "--timeout", "0.2", check=False)
     assert late.returncode == 2
     assert late.stderr == f"gave up waiting; still unfinished: {held[0]}-{held[-1]}\n"
 

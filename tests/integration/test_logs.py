@@ -67,21 +67,25 @@ def peak_memory_kib(pid: int) -> int:
     raise AssertionError(f"no VmHWM for {pid}")
 
 
-def test_lines_prints_only_the_last_lines_of_either_stream(daemon: Herd) -> None:
-    ended = daemon.submit("printf 'a\\nb\\nc\\nd\\n'; printf 'e1\\ne2' >&2")
-    daemon.wait_state(ended, "succeeded")
-    assert daemon.cli("log", str(ended), "-n", "2").stdout == "c\nd\n"
-    assert daemon.cli("log", str(ended), "--lines", "9").stdout == "a\nb\nc\nd\n"
-    assert daemon.cli("log", str(ended), "--stderr", "-n", "1").stdout == "e2"  # no newline
-    assert daemon.cli("log", str(ended)).stdout == "a\nb\nc\nd\n"
+def test_lines_prints_only_the_last_lines_of_either_stream(shared_daemon: Herd) -> None:
+    ended = shared_daemon.submit("printf 'a\\nb\\nc\\nd\\n'; printf 'e1\\ne2' >&2")
+    shared_daemon.wait_state(ended, "succeeded")
+    assert shared_daemon.cli("log", str(ended), "-n", "2").stdout == "c\nd\n"
+    assert shared_daemon.cli("log", str(ended), "--lines", "9").stdout == "a\nb\nc\nd\n"
+    assert shared_daemon.cli("log", str(ended), "--stderr", "-n", "1").stdout == "e2"  # no newline
+    assert shared_daemon.cli("log", str(ended)).stdout == "a\nb\nc\nd\n"
 
 
-def test_follow_with_lines_starts_at_the_tail_then_follows(daemon: Herd, tmp_path: Path) -> None:
+def test_follow_with_lines_starts_at_the_tail_then_follows(
+    shared_daemon: Herd, tmp_path: Path
+) -> None:
     go = tmp_path / "go"
-    job_id = daemon.submit(f"seq 1 5; while [ ! -e {go} ]; do sleep 0.02; done; echo later")
-    daemon.wait_state(job_id, "running")
-    wait_for(lambda: daemon.cli("log", str(job_id)).stdout == "1\n2\n3\n4\n5\n", what="5 lines")
-    with reading(daemon, "log", str(job_id), "-f", "-n", "2") as follow:
+    job_id = shared_daemon.submit(f"seq 1 5; while [ ! -e {go} ]; do sleep 0.02; done; echo later")
+    shared_daemon.wait_state(job_id, "running")
+    wait_for(
+        lambda: shared_daemon.cli("log", str(job_id)).stdout == "1\n2\n3\n4\n5\n", what="5 lines"
+    )
+    with reading(shared_daemon, "log", str(job_id), "-f", "-n", "2") as follow:
         assert follow.line() == b"4"
         assert follow.line() == b"5"
         go.touch()
@@ -108,10 +112,10 @@ def test_a_huge_log_is_served_byte_for_byte_without_swelling_the_daemon(daemon: 
     assert peak_memory_kib(pid) - before < 40 * 1024
 
 
-def test_a_reader_that_leaves_early_ends_log_quietly(daemon: Herd) -> None:
-    job_id = daemon.submit("seq 1 300000")
-    daemon.wait_state(job_id, "succeeded")
-    with reading(daemon, "log", str(job_id)) as reader:
+def test_a_reader_that_leaves_early_ends_log_quietly(shared_daemon: Herd) -> None:
+    job_id = shared_daemon.submit("seq 1 300000")
+    shared_daemon.wait_state(job_id, "succeeded")
+    with reading(shared_daemon, "log", str(job_id)) as reader:
         stdout = reader.proc.stdout
         assert stdout is not None and stdout.read(6) == b"1\n2\n3\n"
         stdout.close()  # as `| head -3` does
@@ -119,15 +123,17 @@ def test_a_reader_that_leaves_early_ends_log_quietly(daemon: Herd) -> None:
         assert (reader.proc.returncode, stderr) == (0, b"")
 
 
-def test_follow_never_splits_a_character_between_two_reads(daemon: Herd, tmp_path: Path) -> None:
+def test_follow_never_splits_a_character_between_two_reads(
+    shared_daemon: Herd, tmp_path: Path
+) -> None:
     go = tmp_path / "go"
     # 65,535 bytes, then a 3-byte █: the first 64 KiB read ends inside it.
-    job_id = daemon.submit(
+    job_id = shared_daemon.submit(
         f"head -c 65535 /dev/zero | tr '\\0' x; printf '\\342\\226\\210\\n'; "
         f"while [ ! -e {go} ]; do sleep 0.02; done; echo end"
     )
-    wait_for(lambda: len(daemon.cli("log", str(job_id)).stdout) == 65537, what="the bar")
-    with reading(daemon, "log", str(job_id), "-f") as follow:
+    wait_for(lambda: len(shared_daemon.cli("log", str(job_id)).stdout) == 65537, what="the bar")
+    with reading(shared_daemon, "log", str(job_id), "-f") as follow:
         assert follow.line() == b"x" * 65535 + "█".encode()
         go.touch()
         assert follow.line() == b"end"
@@ -135,19 +141,19 @@ def test_follow_never_splits_a_character_between_two_reads(daemon: Herd, tmp_pat
 
 
 def test_follow_waits_for_a_queued_job_and_goes_on_through_its_retries(
-    daemon: Herd, tmp_path: Path
+    shared_daemon: Herd, tmp_path: Path
 ) -> None:
     go = tmp_path / "go"
-    job_id = daemon.submit(
+    job_id = shared_daemon.submit(
         "--hold",
         "--retries",
         "1",
         f'echo "try $GPUHERD_ATTEMPT"; [ "$GPUHERD_ATTEMPT" = 2 ] || exit 3; '
         f"while [ ! -e {go} ]; do sleep 0.02; done; echo done",
     )
-    with reading(daemon, "log", str(job_id), "-f") as follow:
+    with reading(shared_daemon, "log", str(job_id), "-f") as follow:
         follow.connected()
-        daemon.cli("release", str(job_id))
+        shared_daemon.cli("release", str(job_id))
         assert follow.line() == b"try 1"
         assert follow.line() == b"try 2"
         assert follow.proc.poll() is None  # attempt 2 still runs
@@ -156,13 +162,13 @@ def test_follow_waits_for_a_queued_job_and_goes_on_through_its_retries(
         assert follow.proc.wait(timeout=15) == 0
         assert follow.proc.stderr is not None
         assert follow.proc.stderr.read() == f"gpuherd: job {job_id}: attempt 2 began\n".encode()
-    assert daemon.job(job_id)["state"] == "succeeded"
+    assert shared_daemon.job(job_id)["state"] == "succeeded"
 
 
-def test_follow_of_a_job_cancelled_before_it_started_ends(daemon: Herd) -> None:
-    job_id = daemon.submit("--hold", "echo never")
-    with reading(daemon, "log", str(job_id), "-f") as follow:
-        daemon.cli("kill", str(job_id))
+def test_follow_of_a_job_cancelled_before_it_started_ends(shared_daemon: Herd) -> None:
+    job_id = shared_daemon.submit("--hold", "echo never")
+    with reading(shared_daemon, "log", str(job_id), "-f") as follow:
+        shared_daemon.cli("kill", str(job_id))
         assert follow.proc.wait(timeout=15) == 0
         assert follow.proc.communicate()[0] == b""
 
@@ -183,11 +189,11 @@ def test_without_an_id_log_is_of_the_job_submitted_last(daemon: Herd, tmp_path: 
         assert follow.proc.wait(timeout=15) == 0
 
 
-def test_follow_of_a_job_removed_meanwhile_ends_quietly(daemon: Herd) -> None:
-    job_id = daemon.submit("--hold", "echo never")
-    with reading(daemon, "log", str(job_id), "-f") as follow:
+def test_follow_of_a_job_removed_meanwhile_ends_quietly(shared_daemon: Herd) -> None:
+    job_id = shared_daemon.submit("--hold", "echo never")
+    with reading(shared_daemon, "log", str(job_id), "-f") as follow:
         follow.connected()
-        daemon.cli("rm", str(job_id))
+        shared_daemon.cli("rm", str(job_id))
         out, err = follow.proc.communicate(timeout=15)
         assert (follow.proc.returncode, out, err) == (0, b"", b"")
 
@@ -225,15 +231,15 @@ def assert_log_gone(herd: Herd, job_id: int, path: Path, *args: str, folder: boo
     ]
 
 
-def test_log_of_a_job_whose_folder_was_deleted_says_the_log_is_gone(daemon: Herd) -> None:
+def test_log_of_a_job_whose_folder_was_deleted_says_the_log_is_gone(shared_daemon: Herd) -> None:
     # Two attempts (the first fails, --retries 1), then the whole job folder is deleted.
-    job_id = daemon.submit(
+    job_id = shared_daemon.submit(
         "--retries", "1", 'echo "try $GPUHERD_ATTEMPT"; [ "$GPUHERD_ATTEMPT" = 2 ]'
     )
-    daemon.wait_state(job_id, "succeeded")
-    assert daemon.cli("log", str(job_id)).stdout == "try 2\n"
-    attempts = {a["number"]: Path(a["dir"]) for a in daemon.job(job_id)["attempts"]}
-    shutil.rmtree(daemon.job(job_id)["job_dir"])
+    shared_daemon.wait_state(job_id, "succeeded")
+    assert shared_daemon.cli("log", str(job_id)).stdout == "try 2\n"
+    attempts = {a["number"]: Path(a["dir"]) for a in shared_daemon.job(job_id)["attempts"]}
+    shutil.rmtree(shared_daemon.job(job_id)["job_dir"])
     for args, path in [
         ((), attempts[2] / "stdout.log"),
         (("--stderr",), attempts[2] / "stderr.log"),
@@ -242,31 +248,31 @@ def test_log_of_a_job_whose_folder_was_deleted_says_the_log_is_gone(daemon: Herd
         (("-f",), attempts[2] / "stdout.log"),
         (("-f", "--attempt", "1"), attempts[1] / "stdout.log"),
     ]:
-        assert_log_gone(daemon, job_id, path, *args, folder=True)
+        assert_log_gone(shared_daemon, job_id, path, *args, folder=True)
 
 
-def test_log_of_a_finished_job_whose_log_file_was_deleted_says_so(daemon: Herd) -> None:
-    job_id = daemon.submit("echo out; echo err >&2")
-    daemon.wait_state(job_id, "succeeded")
-    path = Path(daemon.job(job_id)["attempts"][0]["dir"]) / "stdout.log"
+def test_log_of_a_finished_job_whose_log_file_was_deleted_says_so(shared_daemon: Herd) -> None:
+    job_id = shared_daemon.submit("echo out; echo err >&2")
+    shared_daemon.wait_state(job_id, "succeeded")
+    path = Path(shared_daemon.job(job_id)["attempts"][0]["dir"]) / "stdout.log"
     path.unlink()
-    assert_log_gone(daemon, job_id, path, folder=False)
-    assert_log_gone(daemon, job_id, path, "-f", folder=False)
-    assert daemon.cli("log", str(job_id), "--stderr").stdout == "err\n"  # the other is there
+    assert_log_gone(shared_daemon, job_id, path, folder=False)
+    assert_log_gone(shared_daemon, job_id, path, "-f", folder=False)
+    assert shared_daemon.cli("log", str(job_id), "--stderr").stdout == "err\n"  # the other is there
 
 
 def test_log_of_a_running_job_whose_folder_was_deleted_says_so(
-    daemon: Herd, tmp_path: Path
+    shared_daemon: Herd, tmp_path: Path
 ) -> None:
     go = tmp_path / "go"
-    job_id = daemon.submit(f"echo started; while [ ! -e {go} ]; do sleep 0.02; done")
-    wait_for(lambda: daemon.cli("log", str(job_id)).stdout == "started\n", what="its output")
-    job = daemon.job(job_id)
+    job_id = shared_daemon.submit(f"echo started; while [ ! -e {go} ]; do sleep 0.02; done")
+    wait_for(lambda: shared_daemon.cli("log", str(job_id)).stdout == "started\n", what="its output")
+    job = shared_daemon.job(job_id)
     shutil.rmtree(job["job_dir"])
     path = Path(job["attempts"][0]["dir"]) / "stdout.log"
-    assert_log_gone(daemon, job_id, path, folder=True)
+    assert_log_gone(shared_daemon, job_id, path, folder=True)
     go.touch()
-    daemon.wait_state(job_id, "succeeded", "failed")
+    shared_daemon.wait_state(job_id, "succeeded", "failed")
 
 
 def test_follow_goes_on_through_a_daemon_crash_and_the_retry_made_meanwhile(
@@ -325,42 +331,44 @@ def test_a_python_follow_gives_up_when_no_daemon_comes_back(
         next(texts)
 
 
-def test_a_follow_is_of_one_attempt_or_from_one_not_both(daemon: Herd) -> None:
-    job_id = daemon.submit("echo x")
-    daemon.wait_state(job_id, "succeeded")
+def test_a_follow_is_of_one_attempt_or_from_one_not_both(shared_daemon: Herd) -> None:
+    job_id = shared_daemon.submit("echo x")
+    shared_daemon.wait_state(job_id, "succeeded")
     with pytest.raises(HerdError, match="not both"):
-        next(daemon.client.stream(f"/jobs/{job_id}/log/follow", attempt=1, from_attempt=1))
-    resumed = daemon.client.stream(f"/jobs/{job_id}/log/follow", from_attempt=1, offset=1)
+        next(shared_daemon.client.stream(f"/jobs/{job_id}/log/follow", attempt=1, from_attempt=1))
+    resumed = shared_daemon.client.stream(f"/jobs/{job_id}/log/follow", from_attempt=1, offset=1)
     assert [event for event, _ in resumed] == ["message", "end"]  # the newline after x
 
 
-def test_a_job_that_wrote_only_to_stderr_is_pointed_at_it(daemon: Herd, tmp_path: Path) -> None:
-    quiet = daemon.submit("echo 'epoch 1 loss 0.5' >&2")  # as logging and tqdm write
-    daemon.wait_state(quiet, "succeeded")
-    shown = daemon.cli("log", str(quiet))
+def test_a_job_that_wrote_only_to_stderr_is_pointed_at_it(
+    shared_daemon: Herd, tmp_path: Path
+) -> None:
+    quiet = shared_daemon.submit("echo 'epoch 1 loss 0.5' >&2")  # as logging and tqdm write
+    shared_daemon.wait_state(quiet, "succeeded")
+    shown = shared_daemon.cli("log", str(quiet))
     hint = f"gpuherd: job {quiet} wrote nothing to stdout so far, but to stderr: "
     assert (shown.stdout, shown.stderr) == ("", hint + f"gpuherd log {quiet} --stderr\n")
-    followed = daemon.cli("log", "-f", str(quiet))
+    followed = shared_daemon.cli("log", "-f", str(quiet))
     assert followed.stderr == hint + f"gpuherd log -f {quiet} --stderr\n"
-    talks = daemon.submit("echo out; echo err >&2")
-    daemon.wait_state(talks, "succeeded")
-    assert daemon.cli("log", str(talks)).stderr == ""
-    assert daemon.cli("log", "--stderr", str(quiet)).stderr == ""
+    talks = shared_daemon.submit("echo out; echo err >&2")
+    shared_daemon.wait_state(talks, "succeeded")
+    assert shared_daemon.cli("log", str(talks)).stderr == ""
+    assert shared_daemon.cli("log", "--stderr", str(quiet)).stderr == ""
 
 
 def test_a_follow_of_an_earlier_attempt_ends_once_a_later_one_began(
-    daemon: Herd, tmp_path: Path
+    shared_daemon: Herd, tmp_path: Path
 ) -> None:
     go = tmp_path / "go"
-    job_id = daemon.submit(
+    job_id = shared_daemon.submit(
         "--retries",
         "1",
         f'echo "att $GPUHERD_ATTEMPT"; [ "$GPUHERD_ATTEMPT" = 2 ] || exit 1; '
         f"while [ ! -e {go} ]; do sleep 0.02; done",
     )
-    wait_for(lambda: daemon.job(job_id)["attempt"] == 2, what="attempt 2")
-    done = daemon.cli("log", "-f", "--attempt", "1", str(job_id), timeout=15)
+    wait_for(lambda: shared_daemon.job(job_id)["attempt"] == 2, what="attempt 2")
+    done = shared_daemon.cli("log", "-f", "--attempt", "1", str(job_id), timeout=15)
     assert (done.returncode, done.stdout) == (0, "att 1\n")  # while attempt 2 still runs
-    assert daemon.job(job_id)["state"] == "running"
+    assert shared_daemon.job(job_id)["state"] == "running"
     go.touch()
-    daemon.wait_state(job_id, "succeeded")
+    shared_daemon.wait_state(job_id, "succeeded")

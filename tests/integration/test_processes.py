@@ -30,22 +30,22 @@ def running_pid(herd: Herd, job_id: int, members: int = 1) -> int:
     return pid
 
 
-def test_kill_ends_the_whole_process_group(daemon: Herd) -> None:
-    job_id = daemon.submit(TREE)
-    pgid = running_pid(daemon, job_id, members=3)
-    assert int(daemon.json("show", str(job_id))["pid"]) == pgid
-    daemon.cli("kill", str(job_id))
-    job = daemon.wait_state(job_id, "killed", "failed", "succeeded")
+def test_kill_ends_the_whole_process_group(shared_daemon: Herd) -> None:
+    job_id = shared_daemon.submit(TREE)
+    pgid = running_pid(shared_daemon, job_id, members=3)
+    assert int(shared_daemon.json("show", str(job_id))["pid"]) == pgid
+    shared_daemon.cli("kill", str(job_id))
+    job = shared_daemon.wait_state(job_id, "killed", "failed", "succeeded")
     assert (job["state"], job["outcome"]) == ("killed", "killed")
     wait_group_gone(pgid)
 
 
-def test_kill_with_grace_escalates_to_sigkill(daemon: Herd) -> None:
-    job_id = daemon.submit("--grace", "0.5", "sh -c 'trap \"\" TERM; sleep 100 & wait'")
-    pgid = running_pid(daemon, job_id, members=3)
+def test_kill_with_grace_escalates_to_sigkill(shared_daemon: Herd) -> None:
+    job_id = shared_daemon.submit("--grace", "0.5", "sh -c 'trap \"\" TERM; sleep 100 & wait'")
+    pgid = running_pid(shared_daemon, job_id, members=3)
     started = time.monotonic()
-    daemon.cli("kill", str(job_id))
-    job = daemon.wait_state(job_id, "killed", "failed", "succeeded", timeout=10)
+    shared_daemon.cli("kill", str(job_id))
+    job = shared_daemon.wait_state(job_id, "killed", "failed", "succeeded", timeout=10)
     assert time.monotonic() - started < 5
     assert (job["state"], job["outcome"]) == ("killed", "killed")
     wait_group_gone(pgid)
@@ -63,15 +63,15 @@ time.sleep(100)
 """
 
 
-def test_kill_gives_a_job_its_grace_period(daemon: Herd, tmp_path: Path) -> None:
+def test_kill_gives_a_job_its_grace_period(shared_daemon: Herd, tmp_path: Path) -> None:
     script, saved = tmp_path / "graceful.py", tmp_path / "saved"
     script.write_text(GRACEFUL)
-    job_id = daemon.submit("--grace", "10", "--", sys.executable, str(script), str(saved))
-    daemon.wait_state(job_id, "running")
-    stdout = daemon.home / "jobs" / str(job_id) / "attempt-1" / "stdout.log"
+    job_id = shared_daemon.submit("--grace", "10", "--", sys.executable, str(script), str(saved))
+    shared_daemon.wait_state(job_id, "running")
+    stdout = shared_daemon.home / "jobs" / str(job_id) / "attempt-1" / "stdout.log"
     wait_for(lambda: stdout.exists() and stdout.read_text() == "ready\n", what="handler set")
-    daemon.cli("kill", str(job_id))
-    job = daemon.wait_state(job_id, "killed", "failed", "succeeded")
+    shared_daemon.cli("kill", str(job_id))
+    job = shared_daemon.wait_state(job_id, "killed", "failed", "succeeded")
     assert saved.exists(), "the job was SIGKILLed before its grace period was over"
     assert (job["state"], job["outcome"]) == ("killed", "killed")
 
@@ -88,16 +88,16 @@ def test_sigkill_from_outside_fails_the_job_and_frees_its_gpu(herd: Herd) -> Non
     assert herd.wait_state(after, "succeeded")["gpus"] == [0]
 
 
-def test_retries_until_success_keep_every_attempt(daemon: Herd, tmp_path: Path) -> None:
+def test_retries_until_success_keep_every_attempt(shared_daemon: Herd, tmp_path: Path) -> None:
     counter = tmp_path / "counter"
     script = (
         f"n=$(cat {counter} 2>/dev/null || echo 0); n=$((n+1)); echo $n > {counter}; "
         'echo "out $n $GPUHERD_ATTEMPT"; echo "err $n" >&2; [ $n -ge 3 ]'
     )
-    job_id = daemon.submit("--retries", "2", script)
-    job = daemon.wait_state(job_id, "succeeded", "failed")
+    job_id = shared_daemon.submit("--retries", "2", script)
+    job = shared_daemon.wait_state(job_id, "succeeded", "failed")
     assert (job["state"], job["attempt"]) == ("succeeded", 3)
-    attempts = daemon.json("show", str(job_id))["attempts"]
+    attempts = shared_daemon.json("show", str(job_id))["attempts"]
     assert [(a["number"], a["outcome"], a["exit_code"]) for a in attempts] == [
         (1, "exit", 1),
         (2, "exit", 1),
@@ -112,24 +112,24 @@ def test_retries_until_success_keep_every_attempt(daemon: Herd, tmp_path: Path) 
         assert markers == ({"SUCCESS"} if n == 3 else {"FAILURE"})
 
 
-def test_timeout_stops_the_job(daemon: Herd) -> None:
-    job_id = daemon.submit("--timeout", "1s", "--", "sleep", "100")
-    pgid = running_pid(daemon, job_id)
-    job = daemon.wait_state(job_id, "failed", "killed", "succeeded", timeout=10)
+def test_timeout_stops_the_job(shared_daemon: Herd) -> None:
+    job_id = shared_daemon.submit("--timeout", "1s", "--", "sleep", "100")
+    pgid = running_pid(shared_daemon, job_id)
+    job = shared_daemon.wait_state(job_id, "failed", "killed", "succeeded", timeout=10)
     assert (job["state"], job["outcome"]) == ("failed", "timeout")
     assert 0.9 <= job["ended_at"] - job["started_at"] < 5
     wait_group_gone(pgid)
 
 
-def test_a_retry_gets_its_whole_timeout_from_its_own_start(daemon: Herd) -> None:
+def test_a_retry_gets_its_whole_timeout_from_its_own_start(shared_daemon: Herd) -> None:
     # Attempt 1 fails after 1.5 s of its 3 s; attempt 2 needs 2 s. Counted from the job's
     # first start, attempt 2 would be cut off after 1.5 s.
-    job_id = daemon.submit(
+    job_id = shared_daemon.submit(
         "--timeout", "3s", "--retries", "1", "--",
         "sh", "-c", 'if [ "$GPUHERD_ATTEMPT" = 1 ]; then sleep 1.5; exit 1; fi; sleep 2',
     )  # fmt: skip
-    job = daemon.wait_state(job_id, "failed", "succeeded", timeout=20)
-    attempts = daemon.json("show", str(job_id))["attempts"]
+    job = shared_daemon.wait_state(job_id, "failed", "succeeded", timeout=20)
+    attempts = shared_daemon.json("show", str(job_id))["attempts"]
     assert [(a["number"], a["outcome"]) for a in attempts] == [(1, "exit"), (2, "exit")]
     assert job["state"] == "succeeded", job
 
@@ -144,43 +144,48 @@ def group_statuses(pgid: int) -> set[str]:
     return statuses
 
 
-def test_pause_and_resume_a_running_job(daemon: Herd, recorder: Recorder) -> None:
-    job_id = daemon.submit(recorder.cmd("runs", wait="go"))
-    pgid = running_pid(daemon, job_id, members=2)
-    daemon.cli("pause", str(job_id))
-    assert daemon.job(job_id)["state"] == "paused"
+def test_pause_and_resume_a_running_job(shared_daemon: Herd, recorder: Recorder) -> None:
+    job_id = shared_daemon.submit(recorder.cmd("runs", wait="go"))
+    pgid = running_pid(shared_daemon, job_id, members=2)
+    shared_daemon.cli("pause", str(job_id))
+    assert shared_daemon.job(job_id)["state"] == "paused"
     wait_for(lambda: group_statuses(pgid) == {psutil.STATUS_STOPPED}, what="group stopped")
 
-    daemon.cli("resume", str(job_id))
-    assert daemon.job(job_id)["state"] == "running"
+    shared_daemon.cli("resume", str(job_id))
+    assert shared_daemon.job(job_id)["state"] == "running"
     wait_for(lambda: psutil.STATUS_STOPPED not in group_statuses(pgid), what="group resumed")
     recorder.go()
-    daemon.wait_state(job_id, "succeeded")
+    shared_daemon.wait_state(job_id, "succeeded")
     assert len(recorder.lines("runs")) == 1
 
 
-def test_retry_of_a_failed_job_runs_a_new_attempt(daemon: Herd) -> None:
-    job_id = daemon.submit('[ "$GPUHERD_ATTEMPT" = 2 ]')
-    assert daemon.wait_state(job_id, "failed", "succeeded")["state"] == "failed"
-    daemon.cli("retry", str(job_id))
-    job = daemon.wait_state(job_id, "succeeded", "failed")
+def test_retry_of_a_failed_job_runs_a_new_attempt(shared_daemon: Herd) -> None:
+    job_id = shared_daemon.submit('[ "$GPUHERD_ATTEMPT" = 2 ]')
+    assert shared_daemon.wait_state(job_id, "failed", "succeeded")["state"] == "failed"
+    shared_daemon.cli("retry", str(job_id))
+    job = shared_daemon.wait_state(job_id, "succeeded", "failed")
     assert (job["state"], job["attempt"]) == ("succeeded", 2)
 
 
-def test_retry_of_a_running_job_stops_and_requeues_it(daemon: Herd, recorder: Recorder) -> None:
-    job_id = daemon.submit(recorder.cmd("runs", wait="go"))
-    pgid = running_pid(daemon, job_id, members=2)
-    daemon.cli("retry", str(job_id))
+def test_retry_of_a_running_job_stops_and_requeues_it(
+    shared_daemon: Herd, recorder: Recorder
+) -> None:
+    job_id = shared_daemon.submit(recorder.cmd("runs", wait="go"))
+    pgid = running_pid(shared_daemon, job_id, members=2)
+    shared_daemon.cli("retry", str(job_id))
     wait_for(
-        lambda: daemon.job(job_id)["attempt"] == 2 and daemon.job(job_id)["state"] == "running",
+        lambda: (
+            shared_daemon.job(job_id)["attempt"] == 2
+            and shared_daemon.job(job_id)["state"] == "running"
+        ),
         what="attempt 2 running",
     )
     wait_group_gone(pgid)
     recorder.go()
-    job = daemon.wait_state(job_id, "succeeded", "failed")
+    job = shared_daemon.wait_state(job_id, "succeeded", "failed")
     assert (job["state"], job["attempt"]) == ("succeeded", 2)
     assert [r["attempt"] for r in recorder.lines("runs")] == [2]
-    attempts = daemon.json("show", str(job_id))["attempts"]
+    attempts = shared_daemon.json("show", str(job_id))["attempts"]
     assert [a["outcome"] for a in attempts] == ["killed", "exit"]
 
 
@@ -224,7 +229,7 @@ def test_job_sees_the_submitters_environment_and_cwd(herd: Herd, tmp_path: Path)
 
 
 def test_a_batch_sends_its_environment_once_and_a_job_may_bring_its_own(
-    daemon: Herd, tmp_path: Path
+    shared_daemon: Herd, tmp_path: Path
 ) -> None:
     shared = {"PATH": os.environ["PATH"], "WHO": "the batch"}
     own = {"PATH": os.environ["PATH"], "WHO": "the job"}
@@ -244,42 +249,46 @@ def test_a_batch_sends_its_environment_once_and_a_job_may_bring_its_own(
             "env_overrides": {"OUT": str(outs[2])},
         },
     ]
-    ids = daemon.client.post("/jobs", {"jobs": jobs, "env": shared})["ids"]
+    ids = shared_daemon.client.post("/jobs", {"jobs": jobs, "env": shared})["ids"]
     for job_id in ids:
-        daemon.wait_state(job_id, "succeeded")
+        shared_daemon.wait_state(job_id, "succeeded")
     seen = [json.loads(out.read_text()) for out in outs]
     assert [s["WHO"] for s in seen] == ["the batch", "the batch", "the job"]
-    assert daemon.job(ids[0])["env_overrides"] == {"OUT": str(outs[0])}
+    assert shared_daemon.job(ids[0])["env_overrides"] == {"OUT": str(outs[0])}
 
 
-def test_spawn_error_is_reported_and_the_daemon_goes_on(daemon: Herd, tmp_path: Path) -> None:
+def test_spawn_error_is_reported_and_the_daemon_goes_on(
+    shared_daemon: Herd, tmp_path: Path
+) -> None:
     folder = tmp_path / "vanishing"
     folder.mkdir()
-    job_id = daemon.submit("--hold", "--cwd", str(folder), "--", "true")
+    job_id = shared_daemon.submit("--hold", "--cwd", str(folder), "--", "true")
     folder.rmdir()
-    daemon.cli("release", str(job_id))
-    job = daemon.wait_state(job_id, "failed", "succeeded")
+    shared_daemon.cli("release", str(job_id))
+    job = shared_daemon.wait_state(job_id, "failed", "succeeded")
     assert (job["state"], job["outcome"]) == ("failed", "spawn_error")
     assert str(folder) in job["message"]
-    after = daemon.submit("--", "true")
-    daemon.wait_state(after, "succeeded")
+    after = shared_daemon.submit("--", "true")
+    shared_daemon.wait_state(after, "succeeded")
 
 
-def test_show_of_a_failed_job_includes_its_stderr_tail(daemon: Herd) -> None:
-    job_id = daemon.submit("for w in first last; do echo $w-err >&2; done; echo out; exit 3")
-    daemon.wait_state(job_id, "failed")
-    assert daemon.json("show", str(job_id))["stderr_tail"] == ["first-err", "last-err"]
-    human = daemon.cli("show", str(job_id)).stdout
+def test_show_of_a_failed_job_includes_its_stderr_tail(shared_daemon: Herd) -> None:
+    job_id = shared_daemon.submit("for w in first last; do echo $w-err >&2; done; echo out; exit 3")
+    shared_daemon.wait_state(job_id, "failed")
+    assert shared_daemon.json("show", str(job_id))["stderr_tail"] == ["first-err", "last-err"]
+    human = shared_daemon.cli("show", str(job_id)).stdout
     assert "exit 3" in human and "first-err" in human and "last-err" in human
 
 
-def test_log_follow_streams_output_until_the_job_ends(daemon: Herd, tmp_path: Path) -> None:
+def test_log_follow_streams_output_until_the_job_ends(shared_daemon: Herd, tmp_path: Path) -> None:
     go = tmp_path / "go"
-    job_id = daemon.submit(f"echo first; while [ ! -e {go} ]; do sleep 0.02; done; echo second")
-    daemon.wait_state(job_id, "running", "succeeded")
+    job_id = shared_daemon.submit(
+        f"echo first; while [ ! -e {go} ]; do sleep 0.02; done; echo second"
+    )
+    shared_daemon.wait_state(job_id, "running", "succeeded")
     follow = subprocess.Popen(
         [sys.executable, "-m", "gpuherd", "log", "-f", str(job_id)],
-        env=daemon.env,
+        env=shared_daemon.env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
@@ -295,31 +304,33 @@ def test_log_follow_streams_output_until_the_job_ends(daemon: Herd, tmp_path: Pa
     finally:
         follow.kill()
         follow.communicate()
-    assert daemon.job(job_id)["state"] == "succeeded"
+    assert shared_daemon.job(job_id)["state"] == "succeeded"
 
 
-def test_stdout_and_stderr_are_kept_apart(daemon: Herd) -> None:
-    job_id = daemon.submit("echo to-out; echo to-err >&2; echo more-out")
-    daemon.wait_state(job_id, "succeeded")
-    assert daemon.cli("log", str(job_id)).stdout == "to-out\nmore-out\n"
-    assert daemon.cli("log", "--stderr", str(job_id)).stdout == "to-err\n"
+def test_stdout_and_stderr_are_kept_apart(shared_daemon: Herd) -> None:
+    job_id = shared_daemon.submit("echo to-out; echo to-err >&2; echo more-out")
+    shared_daemon.wait_state(job_id, "succeeded")
+    assert shared_daemon.cli("log", str(job_id)).stdout == "to-out\nmore-out\n"
+    assert shared_daemon.cli("log", "--stderr", str(job_id)).stdout == "to-err\n"
 
 
-def test_a_silent_job_is_flagged_then_killed_when_asked(daemon: Herd) -> None:
+def test_a_silent_job_is_flagged_then_killed_when_asked(shared_daemon: Herd) -> None:
     # Prints once, then nothing: flagged after 1 s of silence, and killed because asked.
-    flagged = daemon.submit("--no-output-timeout", "1s", "--", "sh", "-c", "echo hi; sleep 60")
-    killed = daemon.submit(
+    flagged = shared_daemon.submit(
+        "--no-output-timeout", "1s", "--", "sh", "-c", "echo hi; sleep 60"
+    )
+    killed = shared_daemon.submit(
         "--no-output-timeout", "1s", "--on-no-output", "kill", "--", "sh", "-c", "sleep 60"
     )
-    job = daemon.wait_state(killed, "failed", timeout=20)
+    job = shared_daemon.wait_state(killed, "failed", timeout=20)
     assert job["outcome"] == "stalled"
     assert any(e["event"] == "stalled" for e in job["events"])
 
     def stalled() -> dict[str, Any] | None:
-        info = daemon.job(flagged)
+        info = shared_daemon.job(flagged)
         return info if (info["reason"] or "").startswith("stalled") else None
 
     info = wait_for(stalled, 20, "the silent job to be flagged")
     assert info["state"] == "running"  # flagged only
-    assert "stalled" in daemon.cli("ls").stdout
-    daemon.cli("kill", str(flagged))
+    assert "stalled" in shared_daemon.cli("ls").stdout
+    shared_daemon.cli("kill", str(flagged))

@@ -12,9 +12,15 @@ from conftest import need, wait_for
 
 need("ray.cluster_utils", "ray")
 
-from ray_fixtures import RayHerd, cluster_fixture, rherd_fixture  # noqa: F401
+from ray_fixtures import (  # noqa: F401
+    NODE_LOSS_CONFIG,
+    RayHerd,
+    cluster_fixture,
+    rherd_fixture,
+)
 
 pytestmark = pytest.mark.timeout(90)
+RAY_SYSTEM_CONFIG = NODE_LOSS_CONFIG  # Ray counts a lost node dead within seconds
 
 
 def test_a_job_ends_with_its_nodes_raylet(rherd: RayHerd) -> None:
