@@ -27,6 +27,7 @@ from gpuherd.core.states import Event, JobState, OutcomeKind, transition
 from gpuherd.devices import DeviceTable
 from gpuherd.engine_begin import BeginTimer
 from gpuherd.engine_endings import fail_unspawned, finish, flag_stalled, requeue_unstarted
+from gpuherd.engine_health import TickHealth
 from gpuherd.engine_recovery import recover
 from gpuherd.engine_scan import SCAN_LIMIT as SCAN_LIMIT  # where tests look for it
 from gpuherd.engine_scan import Scan
@@ -83,6 +84,7 @@ class Engine:
         self.queue_paused = store.get_setting("queue_paused") == "1"
         self.begins = BeginTimer(self)
         self.scan = Scan(store)
+        self.health = TickHealth(self.wake_later)
         self._exits: list[Exit] = []
         self._unrecorded_pids: list[tuple[int, int, int, float]] = []  # job, attempt, pid, at
         self._paperwork: list[Callable[[], None]] = []
@@ -126,8 +128,10 @@ class Engine:
             started = self._record_exits_and_starts(now)
             self._spawn_all(started, now)
             self._do_paperwork()
-        except Exception:  # a bug in one tick must not take the queue down
-            log.exception("engine tick failed")
+        except Exception as exc:  # a bug in one tick must not take the queue down
+            self.health.failed(exc)
+        else:
+            self.health.worked()
         if not self.live:
             self._idle.set()
 
@@ -368,12 +372,8 @@ class Engine:
         self.store.update_job(
             job.id, self.clock(), event.value, to_state, detail, from_state=job.state, **changes
         )
-        change: dict[str, object] = {
-            "id": job.id,
-            "state": to_state.value,
-            "event": event.value,
-            "detail": detail,
-        }
+        change: dict[str, object] = {"id": job.id, "state": to_state.value}
+        change.update(event=event.value, detail=detail)
         if "assigned" in changes:
             change["gpus"] = list(changes["assigned"])  # type: ignore[call-overload]
         for moment in ("started_at", "ended_at"):

@@ -133,6 +133,7 @@ class SystemVerbs:
             "stopping": self.stop_mode,
             "running_jobs": len(self.engine.live),
             "probe": self._probe_line(),
+            "scheduler_failing": self.engine.health.reason(),
             "gpus": [d.index for d in self.engine.device_listing()],
             "counts": self.store.counts(),
         }

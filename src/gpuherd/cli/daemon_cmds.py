@@ -219,6 +219,8 @@ def _status_lines(status: dict[str, Any]) -> list[str]:
         f"gpus: {','.join(str(i) for i in status['gpus']) or 'none'} ({status['probe']})",
         f"queue: {queue}; jobs: {counts}",
     ]
+    if failing := status.get("scheduler_failing"):  # (absent from an older daemon)
+        lines.append(failing)
     jobs = plural(running, "running job")
     if mode == "drain":
         lines.append(
