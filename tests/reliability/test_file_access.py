@@ -256,11 +256,11 @@ def test_logs_are_plain_text_never_html(site: Site) -> None:
 
 REFLECTED = [
     "/sweeps/" + quote(EVIL, safe=""),
-    "/jobs?" + urlencode({"text": EVIL}),
+    "/jobs?" + urlencode({"q": EVIL}),  # the search box
     "/jobs?" + urlencode({"project": EVIL}),
     "/jobs?" + urlencode({"state": EVIL}),
     "/jobs?" + urlencode({"page": EVIL}),
-    "/ui/jobs?" + urlencode({"text": EVIL, "state": "running"}),
+    "/ui/jobs?" + urlencode({"q": EVIL, "state": "running"}),
     "/jobs/999?" + urlencode({"attempt": EVIL}),
     "/jobs?" + urlencode({"submitted": EVIL}),
     "/" + quote(EVIL, safe=""),
