@@ -44,7 +44,4 @@ class TickHealth:
         """Why no queued job starts, while passes fail."""
         if self.failing is None:
             return None
-        return (
-            f"not starting: the scheduler fails ({self.failing[1]}); "
-            "see `gpuherd daemon log`"
-        )
+        return f"not starting: the scheduler fails ({self.failing[1]}); see `gpuherd daemon log`"
