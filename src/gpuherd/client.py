@@ -20,6 +20,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from gpuherd import __version__, paths
+from gpuherd.body_cap import MAX_BODY_BYTES, too_large
 from gpuherd.errors import Conflict, DaemonError, HerdError, NotFound, NotRunning
 
 _STATUS_ERRORS: dict[int, type[HerdError]] = {404: NotFound, 409: Conflict, 503: DaemonError}
@@ -57,11 +58,12 @@ class Client:
 
     def request(self, method: str, path: str, body: Any = None, raw: bool = False) -> Any:
         payload = None if body is None else json.dumps(body).encode()
+        if payload is not None and len(payload) > MAX_BODY_BYTES:  # the daemon would refuse it
+            raise HerdError(too_large("/api/v1" + path, len(payload)))
         # The file holds a reference to the socket: both must be closed to free it.
         with self._connect() as sock, sock.makefile("rb") as file:
             try:
-                _send(sock, method, path, payload)
-                response = _Response(file)
+                response = _send_and_answer(sock, file, method, path, payload)
                 data = response.read()
             except TimeoutError:
                 raise DaemonError(f"the daemon did not answer within {self.timeout:g}s") from None
@@ -238,6 +240,21 @@ def _send(sock: socket.socket, method: str, path: str, payload: bytes | None) ->
         head += "Content-Type: application/json\r\n"
     body = payload or b""
     sock.sendall(f"{head}Content-Length: {len(body)}\r\n\r\n".encode() + body)
+
+
+def _send_and_answer(
+    sock: socket.socket, file: BufferedReader, method: str, path: str, payload: bytes | None
+) -> _Response:
+    """Send a request and read its answer's head. A daemon that refuses a body (413) answers
+    and closes before it has read it all: the answer is still there to read."""
+    try:
+        _send(sock, method, path, payload)
+    except (BrokenPipeError, ConnectionResetError) as exc:
+        try:
+            return _Response(file)
+        except (OSError, _BadResponse):
+            raise exc from None  # no answer: the connection was lost, as the send said
+    return _Response(file)
 
 
 class _Response:

@@ -29,7 +29,7 @@ from gpuherd.engine import Engine
 from gpuherd.engine_endings import cancel_waiters
 from gpuherd.errors import Conflict, HerdError, NotFound
 from gpuherd.store import Store
-from gpuherd.submission import check_spec, never_runs_judge, reject_nul
+from gpuherd.submission import check_spec, field, never_runs_judge, reject_nul
 from gpuherd.wire import ActionResult
 from gpuherd.worker import staged_params_file
 
@@ -272,7 +272,9 @@ class JobVerbs:
         if job.state not in (JobState.QUEUED, JobState.HELD):
             raise Conflict(f"job {job_id} is {job.state.value}: only queued or held jobs can move")
         if first == (before is not None):
-            raise HerdError("say where to move the job: --first, or --before ID")
+            raise HerdError(
+                f"say where to move the job: {field('first')}, or {field('before', 'ID')}"
+            )
         if before == job_id:
             raise HerdError(f"job {job_id} cannot move before itself: name another queued job")
         with self.store.transaction():  # a renumbering and the move: both or neither

@@ -42,10 +42,13 @@ def spec_from_item(item: SubmitItem, n: int | None, retries: int = 0) -> JobSpec
                 "give NAME=VALUE, with no '=' in NAME"
             )
     if item.begin is not None and not 0 <= item.begin <= LATEST:  # NaN too
-        raise HerdError(f"{where}--begin must be a time (epoch seconds) before the year 9999")
+        raise HerdError(
+            f"{where}{field('begin')} must be a time (epoch seconds) before the year 9999"
+        )
     if item.begin is not None and item.hold:
         raise HerdError(
-            f"{where}give --hold or --begin, not both: --begin keeps the job held until then"
+            f"{where}give {field('hold')} or {field('begin')}, not both: "
+            "begin keeps the job held until then"
         )
     spec = JobSpec(
         command=item.command.strip(),
@@ -74,7 +77,10 @@ def spec_from_item(item: SubmitItem, n: int | None, retries: int = 0) -> JobSpec
     )
     check_spec(spec, where)
     if not os.path.isabs(item.cwd) or not os.path.isdir(item.cwd):
-        raise HerdError(f"{where}working directory {item.cwd} does not exist: pass --cwd DIR")
+        raise HerdError(
+            f"{where}working directory {item.cwd} does not exist: give the absolute path of an "
+            f"existing folder as {field('cwd')}"
+        )
     return spec
 
 
@@ -103,6 +109,17 @@ def _too_long(text: str, most: int = MAX_COMMAND_BYTES) -> bool:
     return len(text) > most // 4 and len(text.encode()) > most
 
 
+def field(name: str, value: str = "", flag: str = "") -> str:
+    """A job's field as a message names it: its name in the API and the Python API, then the
+    CLI's option (`gpus (--gpus)`, `gpus 0 (--gpus 0)`). The daemon's messages reach all
+    three kinds of client, and each must find in them what it typed."""
+    option = flag or "--" + name.replace("_", "-")
+    return f"{name} {value} ({option} {value})" if value else f"{name} ({option})"
+
+
+_POSITIVE = "must be positive, at most 100 years"
+
+
 def check_spec(spec: JobSpec, where: str = "") -> None:
     """HerdError for the first value a job cannot have (at submission, and after an edit)."""
     problems = (
@@ -112,34 +129,36 @@ def check_spec(spec: JobSpec, where: str = "") -> None:
             f"the command is {len(spec.command.encode()):,} bytes, over the 128 KiB a program's "
             "argument may hold: put it in a script file and run that",
         ),
-        (not 0 <= spec.gpus <= 64, f"--gpus must be between 0 and 64, got {spec.gpus}"),
+        (not 0 <= spec.gpus <= 64, f"{field('gpus')} must be between 0 and 64, got {spec.gpus}"),
         (
             any(not 0 <= i <= MAX_GPU_INDEX for i in spec.only_gpus),
-            f"--only-gpus takes GPU indices from 0 to {MAX_GPU_INDEX}",
+            f"{field('only_gpus')} takes GPU indices from 0 to {MAX_GPU_INDEX}",
         ),
         (
             bool(spec.only_gpus) and spec.gpus == 0,
-            "--only-gpus with --gpus 0: a CPU-only job gets no GPU; drop one of them",
+            f"{field('only_gpus')} with {field('gpus', '0')}: a CPU-only job gets no GPU; "
+            "drop one of them",
         ),
-        (spec.retries < 0, f"--retries must be 0 or more, got {spec.retries}"),
-        (not _duration(spec.timeout), "--timeout must be positive, at most 100 years"),
-        (not _duration(spec.retry_delay), "--retry-delay must be positive, at most 100 years"),
+        (spec.retries < 0, f"{field('retries')} must be 0 or more, got {spec.retries}"),
+        (not _duration(spec.timeout), f"{field('timeout')} {_POSITIVE}"),
+        (not _duration(spec.retry_delay), f"{field('retry_delay')} {_POSITIVE}"),
         (
             not _duration(spec.no_output_timeout),
-            "--no-output-timeout must be positive, at most 100 years",
+            f"{field('no_output_timeout')} {_POSITIVE}",
         ),
-        (not 0 <= spec.grace <= LONGEST, "--grace must be 0 to 100 years"),
+        (not 0 <= spec.grace <= LONGEST, f"{field('grace')} must be 0 to 100 years"),
         (
             spec.kill_on_no_output and spec.no_output_timeout is None,
-            "--on-no-output kill needs --no-output-timeout: how long a job may print nothing",
+            f"{field('kill_on_no_output', '', '--on-no-output kill')} needs "
+            f"{field('no_output_timeout')}: how long a job may print nothing",
         ),
-        (spec.mem is not None and spec.mem <= 0, "--mem must be positive"),
+        (spec.mem is not None and spec.mem <= 0, f"{field('mem')} must be positive"),
         (
             spec.mem is not None and spec.gpus == 0,  # (as the CLI says it, for every client)
-            "--mem with --gpus 0: a CPU-only job gets no GPU memory; drop one of them "
-            "(--ram is host memory)",
+            f"{field('mem')} with {field('gpus', '0')}: a CPU-only job gets no GPU memory; "
+            f"drop one of them; host memory is {field('ram')}",
         ),
-        (spec.ram is not None and spec.ram <= 0, "--ram must be positive"),
+        (spec.ram is not None and spec.ram <= 0, f"{field('ram')} must be positive"),
     )
     for wrong, message in problems:
         if wrong:

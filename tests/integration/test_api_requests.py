@@ -187,7 +187,9 @@ def test_gpu_memory_for_a_cpu_only_job_is_refused_for_every_client(api: Api) -> 
     before = api.snapshot()
     answer = api.post("/jobs", {"jobs": [_job(api, gpus=0, mem=2**30)], "env": {}})
     assert answer.status == 400
-    assert answer.error.startswith("--mem with --gpus 0: a CPU-only job gets no GPU memory")
+    assert answer.error.startswith(
+        "mem (--mem) with gpus 0 (--gpus 0): a CPU-only job gets no GPU memory"
+    )
     assert api.snapshot() == before
 
 

@@ -170,11 +170,17 @@ def test_an_environment_variable_name_no_process_can_have_is_refused(api: gpuher
 @pytest.mark.parametrize(
     ("option", "value", "says"),
     [
-        ("grace", float("nan"), "--grace must be 0 to 100 years"),  # was an internal error
-        ("grace", float("inf"), "--grace must be 0 to 100 years"),
-        ("timeout", float("nan"), "--timeout must be positive, at most 100 years"),
-        ("timeout", float("inf"), "--timeout must be positive, at most 100 years"),
-        ("no_output_timeout", 4e9, "--no-output-timeout must be positive, at most 100 years"),
+        ("grace", float("nan"), "grace (--grace) must be 0 to 100 years"),  # was an internal error
+        ("grace", float("inf"), "grace (--grace) must be 0 to 100 years"),
+        ("timeout", float("nan"), "timeout (--timeout) must be positive, at most 100 years"),
+        ("timeout", float("inf"), "timeout (--timeout) must be positive, at most 100 years"),
+        (
+            "no_output_timeout",
+            4e9,
+            "no_output_timeout (--no-output-timeout) must be positive, at most 100 years",
+        ),
+        # The API names the field as Python spells it, and the CLI option after it.
+        ("retries", -1, "retries (--retries) must be 0 or more, got -1"),
     ],
 )
 def test_a_duration_no_clock_can_reach_is_refused(

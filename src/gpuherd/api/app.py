@@ -20,7 +20,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from gpuherd import __version__
 from gpuherd.api import dashboard, jobs, listener, sweeps, system
-from gpuherd.api.auth import ASGIApp, Receive, Scope, Send, with_headers
+from gpuherd.api.auth import with_headers
+from gpuherd.api.limits import ASGIApp, CapsBody, Receive, Scope, Send
 from gpuherd.core.states import TransitionError
 from gpuherd.errors import HerdError
 from gpuherd.service import Service
@@ -76,6 +77,7 @@ def create_app(service: Service, pid: int, socket_path: str) -> FastAPI:
     app.include_router(listener.router, prefix="/api/v1")
     app.include_router(sweeps.router, prefix="/api/v1")
     dashboard.install(app)
+    app.add_middleware(CapsBody)  # innermost of the three: its 413 names the version too
     app.add_middleware(SaysItsVersion)
     app.add_middleware(AnswersHead)
 

@@ -22,19 +22,12 @@ from __future__ import annotations
 import hashlib
 import hmac
 import ipaddress
-import json
 import socket
-from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 from starlette.datastructures import Headers, QueryParams
 
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+from gpuherd.api.limits import ASGIApp, Message, Receive, Scope, Send, answer_error
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 TCP_SCOPE_KEY = "gpuherd.tcp"
@@ -239,20 +232,4 @@ def with_headers(send: Send, extra: list[tuple[bytes, bytes]]) -> Send:
 
 
 async def _refuse(scope: Scope, send: Send, reason: str) -> None:
-    if scope.get("path", "").startswith("/api/"):
-        body, kind = json.dumps({"error": reason}).encode(), b"application/json"
-    else:
-        body, kind = f"403 Forbidden: {reason}\n".encode(), b"text/plain; charset=utf-8"
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 403,
-            "headers": [
-                (b"content-type", kind),
-                (b"content-length", str(len(body)).encode()),
-                (b"cache-control", b"no-store"),
-                *SECURITY_HEADERS,
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
+    await answer_error(scope, send, 403, reason, SECURITY_HEADERS)

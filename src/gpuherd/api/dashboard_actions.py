@@ -33,7 +33,6 @@ from gpuherd.store_rows import LARGEST  # a priority past it was a raw 422 answe
 from gpuherd.wire import ActionResult, SubmitItem
 
 router = APIRouter(include_in_schema=False)
-MAX_FORM = 1024 * 1024
 Form = dict[str, list[str]]
 
 
@@ -43,9 +42,8 @@ def _service(request: Request) -> Service:
 
 
 async def _form(request: Request) -> Form:
+    # At most limits.MAX_FORM_BYTES: CapsBody refuses a larger form before it is read whole.
     body = await request.body()
-    if len(body) > MAX_FORM:
-        raise HerdError(f"form too large ({len(body)} bytes; at most {MAX_FORM})")
     return parse_qs(body.decode(errors="replace"), keep_blank_values=True)
 
 
