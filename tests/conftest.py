@@ -556,6 +556,18 @@ def work(daemon: Herd) -> Iterator[Path]:
         kill_jobs_under(folder)
 
 
+@pytest.fixture
+def shared_work(tmp_path: Path) -> Iterator[Path]:
+    """As `work`, for a test on the module's daemon (`shared_daemon`; `work` starts a daemon
+    of its own): the test's own folder, every job started there killed at the end."""
+    folder = tmp_path / "work"
+    folder.mkdir()
+    try:
+        yield folder
+    finally:
+        kill_jobs_under(folder)
+
+
 @contextmanager
 def api_daemon(root: Path, module: str, text: str) -> Iterator[Herd]:
     """A daemon (4 fake GPUs) in `root`/home, with the Python API's working folder

@@ -9,7 +9,8 @@ import time
 from conftest import Herd, wait_for
 
 
-def test_a_job_is_held_until_its_begin_time_then_runs(daemon: Herd) -> None:
+def test_a_job_is_held_until_its_begin_time_then_runs(shared_daemon: Herd) -> None:
+    daemon = shared_daemon
     job_id = daemon.submit("--begin", "+1s", "--", "true")
     held = daemon.job(job_id)
     assert held["state"] == "held"
@@ -26,7 +27,8 @@ def test_a_job_is_held_until_its_begin_time_then_runs(daemon: Herd) -> None:
     ]
 
 
-def test_hold_drops_a_begin_time_and_release_starts_the_job_now(daemon: Herd) -> None:
+def test_hold_drops_a_begin_time_and_release_starts_the_job_now(shared_daemon: Herd) -> None:
+    daemon = shared_daemon
     kept = daemon.submit("--begin", "+1s", "--", "true")
     answer = daemon.cli("hold", str(kept)).stdout.strip()
     assert answer == f"job {kept}: held until released (its --begin time dropped)"
@@ -58,7 +60,8 @@ def test_a_begin_time_passed_while_no_daemon_ran_is_honoured_at_start(daemon: He
     daemon.wait_state(job_id, "succeeded")
 
 
-def test_a_sweep_begins_all_its_points_at_once(daemon: Herd) -> None:
+def test_a_sweep_begins_all_its_points_at_once(shared_daemon: Herd) -> None:
+    daemon = shared_daemon
     out = daemon.json("sweep", "echo {a}", "-p", "a", "1", "2", "--begin", "+1s")
     ids = out["ids"]
     assert [daemon.job(i)["state"] for i in ids] == ["held", "held"]
@@ -66,6 +69,7 @@ def test_a_sweep_begins_all_its_points_at_once(daemon: Herd) -> None:
         daemon.wait_state(job_id, "succeeded")
 
 
-def test_a_begin_time_in_the_past_queues_the_job_at_once(daemon: Herd) -> None:
+def test_a_begin_time_in_the_past_queues_the_job_at_once(shared_daemon: Herd) -> None:
+    daemon = shared_daemon
     job_id = daemon.submit("--begin", "2001-01-01T00:00", "--", "true")
     assert daemon.wait_state(job_id, "succeeded")["begin"] is None

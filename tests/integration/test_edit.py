@@ -107,7 +107,8 @@ def test_edit_refuses_running_finished_and_impossible_jobs_and_changes_nothing(
     daemon.wait_state(running, "succeeded")
 
 
-def test_edit_without_a_change_is_a_usage_error(daemon: Herd) -> None:
+def test_edit_without_a_change_is_a_usage_error(shared_daemon: Herd) -> None:
+    daemon = shared_daemon
     job = daemon.submit("--hold", "--", "true")
     nothing = daemon.cli("edit", str(job), check=False)
     assert nothing.returncode == 2
@@ -118,7 +119,8 @@ def test_edit_without_a_change_is_a_usage_error(daemon: Herd) -> None:
     assert shlex.split(daemon.job(job)["command"]) == ["echo", "a b"]
 
 
-def test_a_finished_job_retried_held_is_edited_then_released(daemon: Herd) -> None:
+def test_a_finished_job_retried_held_is_edited_then_released(shared_daemon: Herd) -> None:
+    daemon = shared_daemon
     job_id = daemon.submit("--", "echo typo; exit 3")
     daemon.wait_state(job_id, "failed")
     answer = daemon.cli("retry", "--hold", str(job_id))
@@ -142,7 +144,8 @@ def test_a_finished_job_retried_held_is_edited_then_released(daemon: Herd) -> No
     daemon.cli("kill", str(running))
 
 
-def test_edited_durations_are_said_as_typed(daemon: Herd) -> None:
+def test_edited_durations_are_said_as_typed(shared_daemon: Herd) -> None:
+    daemon = shared_daemon
     # The event and the answer said `timeout none -> 30.0s`, and `show` `timeout 30.0s`.
     job = daemon.submit("--hold", "--timeout", "2h", "--", "true")
     answer = daemon.cli("edit", str(job), "--timeout", "30s", "--retry-delay", "1h30m")

@@ -53,7 +53,8 @@ def outsider(daemon: Herd) -> Iterator[subprocess.Popen[bytes]]:
     process.wait()
 
 
-def test_kill_stops_what_left_the_group(daemon: Herd, tmp_path: Path) -> None:
+def test_kill_stops_what_left_the_group(shared_daemon: Herd, tmp_path: Path) -> None:
+    daemon = shared_daemon
     job_id = daemon.submit(escaping(tmp_path / "pid"))
     job = daemon.wait_state(job_id, "running")
     pid = escaped_pid(tmp_path / "pid", job["pid"])
@@ -62,7 +63,8 @@ def test_kill_stops_what_left_the_group(daemon: Herd, tmp_path: Path) -> None:
     wait_for(lambda: gone(pid), 10, "the escaped process to be killed")
 
 
-def test_what_left_the_group_gets_the_grace_period(daemon: Herd, tmp_path: Path) -> None:
+def test_what_left_the_group_gets_the_grace_period(shared_daemon: Herd, tmp_path: Path) -> None:
+    daemon = shared_daemon
     saved = tmp_path / "saved"
     # It takes SIGTERM as a job's processes do, and saves before it exits.
     body = f'trap "sleep 0.3; echo saved > {saved}; exit 0" TERM; while :; do sleep 0.05; done'
@@ -91,7 +93,8 @@ def test_the_end_of_a_job_kills_what_it_left_running(
     assert outsider.poll() is None, "a process of another home's job 1 was killed"
 
 
-def test_pause_stops_what_left_the_group_too(daemon: Herd, tmp_path: Path) -> None:
+def test_pause_stops_what_left_the_group_too(shared_daemon: Herd, tmp_path: Path) -> None:
+    daemon = shared_daemon
     job_id = daemon.submit(escaping(tmp_path / "pid"))
     daemon.wait_state(job_id, "running")
     escaped = psutil.Process(escaped_pid(tmp_path / "pid"))
@@ -139,7 +142,10 @@ def test_an_on_end_hook_is_not_taken_for_what_the_job_left(daemon: Herd, tmp_pat
     assert done.read_text().strip().endswith("attempt-1")
 
 
-def test_a_job_submitted_from_a_hook_is_not_taken_for_a_hook(daemon: Herd, tmp_path: Path) -> None:
+def test_a_job_submitted_from_a_hook_is_not_taken_for_a_hook(
+    shared_daemon: Herd, tmp_path: Path
+) -> None:
+    daemon = shared_daemon
     env = dict(daemon.env, GPUHERD_JOB_STATE="succeeded")  # as in a hook's environment
     job_id = int(daemon.cli("submit", "-q", escaping(tmp_path / "pid"), env=env).stdout)
     daemon.wait_state(job_id, "running")
@@ -150,16 +156,18 @@ def test_a_job_submitted_from_a_hook_is_not_taken_for_a_hook(daemon: Herd, tmp_p
 
 
 def test_a_sweep_skips_points_whose_folder_another_sweeps_job_uses(
-    daemon: Herd, tmp_path: Path
+    shared_daemon: Herd, tmp_path: Path
 ) -> None:
     """Two sweeps into one results folder share their points' folders: two jobs running in
     one would write one set of logs, markers and job.json."""
+    daemon = shared_daemon
     results = str(tmp_path / "shared")
     first = daemon.cli(
         "sweep", "sleep 100; echo {x}", "-p", "x", "1", "--name", "one", "--results-dir", results
     )
     assert first.stderr == ""
-    daemon.wait_state(1, "running")
+    (point,) = daemon.json("sweep", "status", "one")["rows"]
+    daemon.wait_state(point["job_id"], "running")
     second = daemon.json(
         "sweep", "echo {x}", "-p", "x", "1", "2", "--name", "two", "--results-dir", results
     )
@@ -232,7 +240,8 @@ while True:  # a new session every 2 ms, each of which lives on
 """
 
 
-def test_what_forks_while_the_pass_runs_is_killed_too(daemon: Herd, tmp_path: Path) -> None:
+def test_what_forks_while_the_pass_runs_is_killed_too(shared_daemon: Herd, tmp_path: Path) -> None:
+    daemon = shared_daemon
     script = tmp_path / "forker.py"
     script.write_text(FORKER)
     tag = f"forker-{tmp_path.name}"

@@ -30,7 +30,8 @@ def texts(events: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
     ]
 
 
-def test_a_follow_from_the_first_attempt_sends_every_attempt_in_order(daemon: Herd) -> None:
+def test_a_follow_from_the_first_attempt_sends_every_attempt_in_order(shared_daemon: Herd) -> None:
+    daemon = shared_daemon
     job_id = failed_thrice(daemon)
     events = daemon.client.stream(f"/jobs/{job_id}/log/follow", from_attempt=1, offset=0)
     assert texts(list(events)) == [
@@ -43,7 +44,8 @@ def test_a_follow_from_the_first_attempt_sends_every_attempt_in_order(daemon: He
     ]
 
 
-def test_a_follow_of_one_earlier_attempt_ends_with_the_jobs_state(daemon: Herd) -> None:
+def test_a_follow_of_one_earlier_attempt_ends_with_the_jobs_state(shared_daemon: Herd) -> None:
+    daemon = shared_daemon
     job_id = failed_thrice(daemon)
     events = daemon.client.stream(f"/jobs/{job_id}/log/follow", attempt=2)
     assert texts(list(events)) == [
@@ -52,7 +54,8 @@ def test_a_follow_of_one_earlier_attempt_ends_with_the_jobs_state(daemon: Herd) 
     ]
 
 
-def test_log_f_prints_each_of_many_fast_retries_once_in_order(daemon: Herd) -> None:
+def test_log_f_prints_each_of_many_fast_retries_once_in_order(shared_daemon: Herd) -> None:
+    daemon = shared_daemon
     job_id = daemon.submit("--hold", "--retries", "4", FAILS)
     with reading(daemon, "log", "-f", str(job_id)) as follow:
         follow.connected()

@@ -11,8 +11,9 @@ from gpuherd.errors import HerdError
 
 
 def test_a_job_waits_for_its_gpu_while_others_are_free_and_runs_there(
-    daemon: Herd, recorder: Recorder
+    shared_daemon: Herd, recorder: Recorder
 ) -> None:
+    daemon = shared_daemon
     blocker = daemon.submit("--only-gpus", "2", "--", recorder.cmd("blocker", wait="go"))
     assert daemon.wait_state(blocker, "running")["gpus"] == [2]
     pinned = daemon.submit("--only-gpus", "2", "--", recorder.cmd("pinned"))
@@ -30,14 +31,19 @@ def test_a_job_waits_for_its_gpu_while_others_are_free_and_runs_there(
     assert ran["gpus"] == "2"  # CUDA_VISIBLE_DEVICES
 
 
-def test_a_job_for_two_gpus_gets_two_of_those_named(daemon: Herd, recorder: Recorder) -> None:
+def test_a_job_for_two_gpus_gets_two_of_those_named(
+    shared_daemon: Herd, recorder: Recorder
+) -> None:
+    daemon = shared_daemon
     job_id = daemon.submit("-g", "2", "--only-gpus", "1-3", "--", recorder.cmd("two"))
     assert set(daemon.wait_state(job_id, "succeeded")["gpus"]) <= {1, 2, 3}
     (ran,) = recorder.lines("two")
     assert len(set(ran["gpus"].split(","))) == 2
 
 
-def test_a_job_that_could_never_run_on_its_gpus_is_refused(daemon: Herd) -> None:
+def test_a_job_that_could_never_run_on_its_gpus_is_refused(shared_daemon: Herd) -> None:
+    daemon = shared_daemon
+    before = [job["id"] for job in daemon.json("ls", "--all")]  # the module's earlier jobs
     cases = [
         (["--only-gpus", "7"], "asks for 1 GPU of --only-gpus 7, but gpuherd has no GPU 7"),
         (["-g", "2", "--only-gpus", "1"], "asks for 2 GPUs but --only-gpus names 1"),
@@ -48,7 +54,7 @@ def test_a_job_that_could_never_run_on_its_gpus_is_refused(daemon: Herd) -> None
         answer = daemon.cli("submit", *args, "--", "true", check=False)
         assert answer.returncode != 0 and message in answer.stderr, (args, answer.stderr)
         assert len(answer.stderr.strip().splitlines()) == 1  # one line, no traceback
-    assert daemon.json("ls", "--all") == []  # nothing was queued
+    assert [job["id"] for job in daemon.json("ls", "--all")] == before  # nothing was queued
 
 
 def test_edit_pins_a_waiting_job_and_clears_it_again(daemon: Herd) -> None:
@@ -66,20 +72,24 @@ def test_edit_pins_a_waiting_job_and_clears_it_again(daemon: Herd) -> None:
     assert daemon.wait_state(job_id, "succeeded")["only_gpus"] == []
 
 
-def test_a_sweep_and_python_take_only_gpus(daemon: Herd, recorder: Recorder) -> None:
-    daemon.cli("sweep", recorder.cmd("point"), "-p", "x", "1", "2", "3", "--only-gpus", "0")
+def test_a_sweep_and_python_take_only_gpus(shared_daemon: Herd, recorder: Recorder) -> None:
+    daemon = shared_daemon
+    swept = daemon.json(
+        "sweep", recorder.cmd("point"), "-p", "x", "1", "2", "3", "--only-gpus", "0"
+    )
     job = connect(daemon.home, start=False).submit(recorder.cmd("py"), only_gpus="3")
     assert job.wait(timeout=30) == "succeeded"
     assert daemon.job(job.id)["gpus"] == [3]
-    daemon.cli("wait")
-    points = [j for j in daemon.json("ls", "--all") if j["sweep"]]
+    daemon.cli("wait", *map(str, swept["ids"]))
+    points = [j for j in daemon.json("ls", "--all", "--sweep", swept["name"]) if j["sweep"]]
     assert [(j["state"], j["gpus"], j["only_gpus"]) for j in points] == [
         ("succeeded", [0], [0])
     ] * 3
     assert [line["gpus"] for line in recorder.lines("point")] == ["0"] * 3
 
 
-def test_a_visible_devices_setting_of_the_shell_is_pointed_out(daemon: Herd) -> None:
+def test_a_visible_devices_setting_of_the_shell_is_pointed_out(shared_daemon: Herd) -> None:
+    daemon = shared_daemon
     answer = daemon.cli("submit", "--", "true", env={**daemon.env, "CUDA_VISIBLE_DEVICES": "1"})
     assert answer.stderr == (
         "gpuherd: warning: this shell's CUDA_VISIBLE_DEVICES=1 is replaced: the job sees the "
@@ -91,7 +101,8 @@ def test_a_visible_devices_setting_of_the_shell_is_pointed_out(daemon: Herd) -> 
     assert quiet.stderr == ""
 
 
-def test_python_takes_gpu_indices_and_refuses_what_is_none(daemon: Herd) -> None:
+def test_python_takes_gpu_indices_and_refuses_what_is_none(shared_daemon: Herd) -> None:
+    daemon = shared_daemon
     herd = connect(daemon.home, start=False)
     for wrong in ([1.7], True, ["a"], "x", [-1]):
         with pytest.raises(HerdError, match="only_gpus: "):
@@ -100,4 +111,5 @@ def test_python_takes_gpu_indices_and_refuses_what_is_none(daemon: Herd) -> None
     assert daemon.job(job.id)["only_gpus"] == [3]
     assert job.edit(only_gpus="1-2") == "edited (only_gpus 3 -> 1,2)"  # as `gpuherd edit`
     assert job.edit(only_gpus=[0]) == "edited (only_gpus 1,2 -> 0)"
-    assert daemon.json("ls", "--all")[0]["only_gpus"] == [0]
+    listed = [j["only_gpus"] for j in daemon.json("ls", "--all") if j["id"] == job.id]
+    assert listed == [[0]]

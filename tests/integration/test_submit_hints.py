@@ -29,8 +29,9 @@ def warning(word: str, folder: Path, fix: str) -> str:
 
 
 def test_a_script_named_without_dot_slash_is_warned_of_and_still_submitted(
-    daemon: Herd, tmp_path: Path
+    shared_daemon: Herd, tmp_path: Path
 ) -> None:
+    daemon = shared_daemon
     work = tmp_path / "work"
     script(work)
     proc = daemon.cli("submit", "--gpus", "0", "job.sh", cwd=work)
@@ -47,8 +48,9 @@ def test_a_script_named_without_dot_slash_is_warned_of_and_still_submitted(
 
 
 def test_a_script_that_is_not_executable_is_told_to_run_with_sh(
-    daemon: Herd, tmp_path: Path
+    shared_daemon: Herd, tmp_path: Path
 ) -> None:
+    daemon = shared_daemon
     work = tmp_path / "work"
     script(work, executable=False)
     proc = daemon.cli("submit", "-q", "--gpus", "0", "--", "job.sh", "1", cwd=work)
@@ -59,8 +61,9 @@ def test_a_script_that_is_not_executable_is_told_to_run_with_sh(
 
 
 def test_the_job_folder_and_the_job_path_are_the_ones_looked_at(
-    daemon: Herd, tmp_path: Path
+    shared_daemon: Herd, tmp_path: Path
 ) -> None:
+    daemon = shared_daemon
     here, there = tmp_path / "here", tmp_path / "there"
     script(here)
     script(there)
@@ -80,7 +83,8 @@ def test_the_job_folder_and_the_job_path_are_the_ones_looked_at(
     assert daemon.wait_state(int(on_path.stdout), "succeeded", "failed")["state"] == "succeeded"
 
 
-def test_nothing_is_said_of_commands_the_shell_finds(daemon: Herd, tmp_path: Path) -> None:
+def test_nothing_is_said_of_commands_the_shell_finds(shared_daemon: Herd, tmp_path: Path) -> None:
+    daemon = shared_daemon
     work = tmp_path / "work"
     for name in ("echo", "cd", "python3", "notes.txt"):
         script(work, name)
@@ -101,7 +105,8 @@ def test_nothing_is_said_of_commands_the_shell_finds(daemon: Herd, tmp_path: Pat
     assert len(proc.stdout.split()) == len(commands)
 
 
-def test_a_file_of_jobs_warns_once_per_script(daemon: Herd, tmp_path: Path) -> None:
+def test_a_file_of_jobs_warns_once_per_script(shared_daemon: Herd, tmp_path: Path) -> None:
+    daemon = shared_daemon
     work = tmp_path / "work"
     script(work)
     script(work, "other.sh")

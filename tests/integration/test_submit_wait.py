@@ -4,6 +4,7 @@ sbatch --wait, srun), through a restart of the daemon too; and submit's short op
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -43,30 +44,46 @@ def blocked(go: Path, then: str = "") -> str:
     return f"while [ ! -e {go} ]; do sleep 0.05; done; {then}".rstrip("; ")
 
 
-def test_success_exits_0_and_says_nothing_more(daemon: Herd) -> None:
+def submitted(stdout: str) -> int:
+    """The id in a `submitted job N` first line (the module's daemon numbers on across tests)."""
+    said = re.match(r"submitted job ([1-9][0-9]*)\n", stdout)
+    assert said, stdout
+    return int(said[1])
+
+
+def test_success_exits_0_and_says_nothing_more(shared_daemon: Herd) -> None:
+    daemon = shared_daemon
     done = daemon.cli("submit", "--wait", "--", "echo", "hi")
-    assert (done.returncode, done.stdout, done.stderr) == (0, "submitted job 1\n", "")
-    assert daemon.job(1)["state"] == "succeeded"
+    job_id = submitted(done.stdout)
+    assert (done.returncode, done.stdout, done.stderr) == (0, f"submitted job {job_id}\n", "")
+    assert daemon.job(job_id)["state"] == "succeeded"
+    assert daemon.job(job_id)["command"] == "echo hi"
 
 
-def test_exit_code_is_the_jobs(daemon: Herd) -> None:
+def test_exit_code_is_the_jobs(shared_daemon: Herd) -> None:
+    daemon = shared_daemon
     done = daemon.cli("submit", "--wait", "exit 3", check=False)
+    job_id = submitted(done.stdout)
     assert (done.returncode, done.stdout, done.stderr) == (
         3,
-        "submitted job 1\n",
-        "job 1: failed (exit 3)\n",
+        f"submitted job {job_id}\n",
+        f"job {job_id}: failed (exit 3)\n",
     )
+    assert daemon.job(job_id)["command"] == "exit 3"
 
 
-def test_a_signal_gives_128_plus_its_number(daemon: Herd) -> None:
+def test_a_signal_gives_128_plus_its_number(shared_daemon: Herd) -> None:
+    daemon = shared_daemon
     done = daemon.cli("submit", "--wait", "kill -9 $$", check=False)
+    job_id = submitted(done.stdout)
     assert done.returncode == 128 + 9
-    assert done.stderr == "job 1: failed (signal 9, SIGKILL)\n"
-    job = daemon.job(1)
+    assert done.stderr == f"job {job_id}: failed (signal 9, SIGKILL)\n"
+    job = daemon.job(job_id)
     assert (job["outcome"], job["signal"]) == ("signal", 9)
 
 
-def test_killed_by_gpuherd_exits_1_and_says_so(daemon: Herd, tmp_path: Path) -> None:
+def test_killed_by_gpuherd_exits_1_and_says_so(shared_daemon: Herd, tmp_path: Path) -> None:
+    daemon = shared_daemon
     proc, job_id = waiting_submit(daemon, blocked(tmp_path / "never"))
     daemon.wait_state(job_id, "running")
     daemon.cli("kill", str(job_id))
@@ -74,7 +91,8 @@ def test_killed_by_gpuherd_exits_1_and_says_so(daemon: Herd, tmp_path: Path) -> 
     assert (code, out, err) == (1, "", f"job {job_id}: killed\n")
 
 
-def test_a_cancelled_job_exits_1(daemon: Herd) -> None:
+def test_a_cancelled_job_exits_1(shared_daemon: Herd) -> None:
+    daemon = shared_daemon
     proc, job_id = waiting_submit(daemon, "--hold", "true")
     daemon.wait_state(job_id, "held")
     daemon.cli("kill", str(job_id))
@@ -82,54 +100,73 @@ def test_a_cancelled_job_exits_1(daemon: Herd) -> None:
     assert (code, err) == (1, f"job {job_id}: cancelled by the user\n")
 
 
-def test_file_exits_with_the_first_failed_jobs_code(daemon: Herd) -> None:
+def test_file_exits_with_the_first_failed_jobs_code(shared_daemon: Herd) -> None:
+    daemon = shared_daemon
     one_fails = daemon.cli("submit", "-w", "--file", "-", input="true\nexit 4\ntrue\n", check=False)
     assert one_fails.returncode == 4
-    assert one_fails.stdout == "submitted 3 jobs: 1-3\n"
-    assert one_fails.stderr == "job 2: failed (exit 4)\n"
-    assert [daemon.job(i)["state"] for i in (1, 2, 3)] == ["succeeded", "failed", "succeeded"]
+    first = int(one_fails.stdout.split()[-1].split("-")[0])
+    assert one_fails.stdout == f"submitted 3 jobs: {first}-{first + 2}\n"
+    assert one_fails.stderr == f"job {first + 1}: failed (exit 4)\n"
+    ids = (first, first + 1, first + 2)
+    assert [daemon.job(i)["command"] for i in ids] == ["true", "exit 4", "true"]
+    assert [daemon.job(i)["state"] for i in ids] == ["succeeded", "failed", "succeeded"]
 
     # The first in submission order counts, not the first to end; every failure is named.
     lines = "sleep 0.5; exit 6\nexit 5\nexit 5\n"
     several = daemon.cli("submit", "-w", "--file", "-", input=lines, check=False)
     assert several.returncode == 6
-    assert several.stderr == "job 4: failed (exit 6)\njobs 5-6: failed (exit 5)\n"
+    assert several.stdout == f"submitted 3 jobs: {first + 3}-{first + 5}\n"
+    assert several.stderr == (
+        f"job {first + 3}: failed (exit 6)\njobs {first + 4}-{first + 5}: failed (exit 5)\n"
+    )
 
     all_good = daemon.cli("submit", "-w", "--file", "-", input="true\ntrue\n")
     assert (all_good.returncode, all_good.stderr) == (0, "")
 
 
-def test_quiet_prints_nothing_the_exit_status_tells(daemon: Herd) -> None:
+def test_quiet_prints_nothing_the_exit_status_tells(shared_daemon: Herd) -> None:
+    daemon = shared_daemon
     good = daemon.cli("submit", "-q", "-w", "--", "echo", "hi")
     assert (good.returncode, good.stdout, good.stderr) == (0, "", "")
     bad = daemon.cli("submit", "-q", "-w", "exit 2", check=False)
     assert (bad.returncode, bad.stdout) == (2, "")
-    assert bad.stderr == "job 2: failed (exit 2)\n"  # a failure is still named, on stderr
+    said = re.fullmatch(r"job ([1-9][0-9]*): failed \(exit 2\)\n", bad.stderr)
+    assert said, bad.stderr  # a failure is still named, on stderr
+    bad_id = int(said[1])
+    # The id named is the failed job's, and the one submitted just before it is `good`'s.
+    assert (daemon.job(bad_id)["command"], daemon.job(bad_id)["state"]) == ("exit 2", "failed")
+    assert daemon.job(bad_id - 1)["command"] == "echo hi"
     # Without --wait, -q prints the ids as before.
-    assert daemon.cli("submit", "-q", "true").stdout == "3\n"
+    assert daemon.cli("submit", "-q", "true").stdout == f"{bad_id + 1}\n"
 
 
-def test_follow_prints_the_jobs_stdout_then_exits_with_its_code(daemon: Herd) -> None:
+def test_follow_prints_the_jobs_stdout_then_exits_with_its_code(shared_daemon: Herd) -> None:
+    daemon = shared_daemon
     done = daemon.cli(
         "submit", "--follow", "echo one; echo oops >&2; echo two; exit 7", check=False
     )
     assert done.returncode == 7
-    assert done.stdout == "submitted job 1\none\ntwo\n"
-    assert done.stderr == "job 1: failed (exit 7)\n"
+    job_id = submitted(done.stdout)
+    assert done.stdout == f"submitted job {job_id}\none\ntwo\n"
+    assert done.stderr == f"job {job_id}: failed (exit 7)\n"
     quiet = daemon.cli("submit", "-q", "--follow", "--", "echo", "only this")
     assert (quiet.returncode, quiet.stdout) == (0, "only this\n")
 
+    before = [job["id"] for job in daemon.ls_all()]
+    assert max(before) == job_id + 1  # the two jobs above are the last ones
     several = daemon.cli("submit", "--follow", "--file", "-", input="true\ntrue\n", check=False)
     assert several.returncode == 2
     assert "--follow prints one job's output" in several.stderr
-    assert len(daemon.ls_all()) == 2  # refused before anything was submitted
+    # refused before anything was submitted
+    assert [job["id"] for job in daemon.ls_all()] == before
 
 
 def test_a_reader_that_goes_away_ends_the_printing_not_the_wait(
-    daemon: Herd, tmp_path: Path
+    shared_daemon: Herd, tmp_path: Path
 ) -> None:
     """`submit --follow ... | head -1` exited 0 when the job printed its next line, before
     the job had ended: a success nobody knew. It waits on, silent, as --wait does."""
+    daemon = shared_daemon
     go = tmp_path / "go"
     proc = subprocess.Popen(
         [sys.executable, "-m", "gpuherd", "submit", "--follow", blocked(go, "echo more; exit 3")],
@@ -140,18 +177,19 @@ def test_a_reader_that_goes_away_ends_the_printing_not_the_wait(
     )
     try:
         assert proc.stdout is not None
-        assert read_line(proc.stdout.fileno(), bytearray()) == b"submitted job 1"
+        first = read_line(proc.stdout.fileno(), bytearray()).decode()
+        job_id = submitted(first + "\n")
         proc.stdout.close()  # `head -1` has its line
-        daemon.wait_state(1, "running")
+        daemon.wait_state(job_id, "running")
         go.touch()  # its next line finds no reader
-        daemon.wait_state(1, "failed")
+        daemon.wait_state(job_id, "failed")
         assert proc.wait(timeout=30) == 3
     finally:
         if proc.poll() is None:
             proc.kill()
         proc.wait()
     assert proc.stderr is not None
-    assert proc.stderr.read() == "job 1: failed (exit 3)\n"
+    assert proc.stderr.read() == f"job {job_id}: failed (exit 3)\n"
     proc.stderr.close()
 
     # Gone before the first line (`| true`): --wait too exits with the job's status.
@@ -168,10 +206,11 @@ def test_a_reader_that_goes_away_ends_the_printing_not_the_wait(
         )
     finally:
         os.close(write)
-    assert (done.returncode, done.stderr) == (4, "job 2: failed (exit 4)\n")
+    assert (done.returncode, done.stderr) == (4, f"job {job_id + 1}: failed (exit 4)\n")
 
 
-def test_short_options(daemon: Herd) -> None:
+def test_short_options(shared_daemon: Herd) -> None:
+    daemon = shared_daemon
     first = daemon.submit("--", "true")
     done = daemon.cli(
         "submit", "-n", "short", "-g", "2", "-p", "5", "-a", str(first), "-w", "--", "true"

@@ -31,7 +31,10 @@ def done(herd: Herd, name: str, count: int) -> dict[str, Any]:
     return dict(wait_for(ended, 30, f"{count} points of sweep {name} to succeed"))
 
 
-def test_a_changed_command_is_said_not_taken_silently(daemon: Herd, work: Path) -> None:
+def test_a_changed_command_is_said_not_taken_silently(
+    shared_daemon: Herd, shared_work: Path
+) -> None:
+    daemon, work = shared_daemon, shared_work
     submit(daemon, work, "echo v1 {x}", "-p", "x", "1", "2", "--name", "c")
     done(daemon, "c", 2)
     answer, stderr = submit(
@@ -57,7 +60,8 @@ def test_a_changed_command_is_said_not_taken_silently(daemon: Herd, work: Path) 
     assert "another command" not in daemon.cli("sweep", "status", "c").stdout
 
 
-def test_two_sweeps_sharing_a_results_folder_say_so(daemon: Herd, work: Path) -> None:
+def test_two_sweeps_sharing_a_results_folder_say_so(shared_daemon: Herd, shared_work: Path) -> None:
+    daemon, work = shared_daemon, shared_work
     shared = str(work / "shared")
     submit(daemon, work, "echo first {x}", "-p", "x", "1", "--name", "a", "--results-dir", shared)
     done(daemon, "a", 1)
@@ -71,7 +75,8 @@ def test_two_sweeps_sharing_a_results_folder_say_so(daemon: Herd, work: Path) ->
     assert daemon.json("sweep", "status", "b")["rows"][0]["other_command"] == "echo first 1"
 
 
-def test_a_cut_off_metrics_file_says_where_it_stops(daemon: Herd, work: Path) -> None:
+def test_a_cut_off_metrics_file_says_where_it_stops(shared_daemon: Herd, shared_work: Path) -> None:
+    daemon, work = shared_daemon, shared_work
     writes = {"cut": '{"acc": 0.3, ', "list": "[0.3]", "fine": '{"acc": 0.5}'}
     for kind, text in writes.items():
         (work / f"{kind}.json").write_text(text)

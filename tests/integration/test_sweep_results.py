@@ -46,6 +46,13 @@ def work(work: Path) -> Path:
     return work
 
 
+@pytest.fixture
+def shared_work(shared_work: Path) -> Path:
+    """The test's own folder (conftest's), with point.py, for the module's daemon."""
+    (shared_work / "point.py").write_text(POINT)
+    return shared_work
+
+
 def sweep(herd: Herd, work: Path, *args: str) -> dict[str, Any]:
     return dict(json.loads(herd.cli("sweep", *args, "--json", cwd=work).stdout))
 
@@ -77,7 +84,10 @@ def ended(herd: Herd, name: str, count: int) -> dict[str, Any]:
 # ---- 1: NaN and infinity --------------------------------------------------------------------
 
 
-def test_nan_sorts_last_infinity_as_a_number_and_both_print(daemon: Herd, work: Path) -> None:
+def test_nan_sorts_last_infinity_as_a_number_and_both_print(
+    shared_daemon: Herd, shared_work: Path
+) -> None:
+    daemon, work = shared_daemon, shared_work
     (work / "m.py").write_text(
         "import json, sys\n"
         "acc = {'a': 0.9, 'b': 'nan', 'c': 'inf', 'd': 0.1, 'e': '-inf'}[sys.argv[1]]\n"
@@ -119,8 +129,9 @@ def test_nan_sorts_last_infinity_as_a_number_and_both_print(daemon: Herd, work: 
 
 
 def test_nan_and_inf_typed_as_values_stay_text_and_json_stays_standard(
-    daemon: Herd, work: Path
+    shared_daemon: Herd, shared_work: Path
 ) -> None:
+    daemon, work = shared_daemon, shared_work
     answer = sweep(
         daemon, work, "python3 point.py {run_dir} x={x}", "-p", "x", "1", "nan", "inf", "-inf"
     )
@@ -154,7 +165,10 @@ def test_non_finite_numbers_in_a_file_or_from_python_are_refused(daemon: Herd, w
 # ---- 2: --name picks the default results folder --------------------------------------------
 
 
-def test_a_renamed_file_sweep_gets_a_results_folder_of_its_own(daemon: Herd, work: Path) -> None:
+def test_a_renamed_file_sweep_gets_a_results_folder_of_its_own(
+    shared_daemon: Herd, shared_work: Path
+) -> None:
+    daemon, work = shared_daemon, shared_work
     body = "command: python3 point.py {run_dir} x={x}\ngrid: {x: [1, 2]}\ngpus: 0\n"
     (work / "sw2.yml").write_text(body)
     first = sweep(daemon, work, "sw2.yml", "--name", "varA")
@@ -178,7 +192,10 @@ def test_a_renamed_file_sweep_gets_a_results_folder_of_its_own(daemon: Herd, wor
 # ---- 3: a new attempt never shows the last one's metrics ------------------------------------
 
 
-def test_a_retried_point_shows_no_metrics_of_the_attempt_before(daemon: Herd, work: Path) -> None:
+def test_a_retried_point_shows_no_metrics_of_the_attempt_before(
+    shared_daemon: Herd, shared_work: Path
+) -> None:
+    daemon, work = shared_daemon, shared_work
     template = "python3 point.py {run_dir} x={x} acc=0.5"
     answer = sweep(daemon, work, template, "-p", "x", "1", "--name", "rt", "--gpus", "0")
     (row,) = ended(daemon, "rt", 1)["rows"]
@@ -194,8 +211,9 @@ def test_a_retried_point_shows_no_metrics_of_the_attempt_before(daemon: Herd, wo
 
 
 def test_an_automatic_retry_shows_no_metrics_of_the_failed_attempt(
-    daemon: Herd, work: Path
+    shared_daemon: Herd, shared_work: Path
 ) -> None:
+    daemon, work = shared_daemon, shared_work
     template = "python3 point.py {run_dir} x={x} acc=0.25 fail=1"
     answer = sweep(daemon, work, template, "-p", "x", "1", "--name", "ar", "--retries", "1")
     daemon.wait_state(answer["ids"][0], "failed", timeout=30)
@@ -251,7 +269,10 @@ def test_points_dropped_from_the_grid_are_listed_apart_and_not_counted(
 # ---- 5: fixed values changed since a point ran ----------------------------------------------
 
 
-def test_status_shows_the_fixed_values_a_point_ran_with(daemon: Herd, work: Path) -> None:
+def test_status_shows_the_fixed_values_a_point_ran_with(
+    shared_daemon: Herd, shared_work: Path
+) -> None:
+    daemon, work = shared_daemon, shared_work
     body = "name: fx\ncommand: python3 point.py {{run_dir}} x={{x}} e={{epochs}}\n"
     body += "fixed: {{epochs: {e}}}\ngrid: {{x: [1, 2]}}\ngpus: 0\n"
     (work / "fx.yaml").write_text(body.format(e=5))
@@ -278,15 +299,21 @@ def test_status_shows_the_fixed_values_a_point_ran_with(daemon: Herd, work: Path
 # ---- 6: names that look like options, booleans and null, values that print alike ----------
 
 
-def test_the_status_hint_of_a_dash_name_runs(daemon: Herd, work: Path) -> None:
-    out = daemon.cli("sweep", "echo {x}", "-p", "x", "1", "--name", "-dash", "--gpus", "0")
+def test_the_status_hint_of_a_dash_name_runs(shared_daemon: Herd, shared_work: Path) -> None:
+    daemon, work = shared_daemon, shared_work
+    out = daemon.cli(
+        "sweep", "echo {x}", "-p", "x", "1", "--name", "-dash", "--gpus", "0", cwd=work
+    )
     hint = out.stdout.splitlines()[-1]
     assert hint == "results: gpuherd sweep status -- -dash"
     done = daemon.cli(*shlex.split(hint.removeprefix("results: gpuherd ")))
     assert "sweep -dash: 1 point" in done.stdout
 
 
-def test_booleans_and_null_read_as_python_spells_them_as_before(daemon: Herd, work: Path) -> None:
+def test_booleans_and_null_read_as_python_spells_them_as_before(
+    shared_daemon: Herd, shared_work: Path
+) -> None:
+    daemon, work = shared_daemon, shared_work
     # As GPU Task Scheduler and earlier sweeps named the folders: a new spelling would run
     # every finished point with a boolean again.
     (work / "b.yaml").write_text(
@@ -301,7 +328,10 @@ def test_booleans_and_null_read_as_python_spells_them_as_before(daemon: Herd, wo
     assert args == [["True", "None"], ["False", "None"]]
 
 
-def test_values_that_print_alike_are_one_point_with_a_warning(daemon: Herd, work: Path) -> None:
+def test_values_that_print_alike_are_one_point_with_a_warning(
+    shared_daemon: Herd, shared_work: Path
+) -> None:
+    daemon, work = shared_daemon, shared_work
     grid = {"command": "echo {x}", "grid": {"x": [1, "1", True, "True", 2, 2]}}
     (work / "alike.json").write_text(json.dumps(grid))
     done = daemon.cli("sweep", "alike.json", "--dry-run", cwd=work)

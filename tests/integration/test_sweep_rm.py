@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from test_sweeps import finished, sweep, work
+from test_sweeps import finished, shared_work, sweep, work
 
 from conftest import Herd, one_gpu_engine, wait_for
 from gpuherd.errors import Conflict, NotFound
@@ -19,7 +19,7 @@ from gpuherd.store import Store
 from gpuherd.sweeps import Sweeps
 from gpuherd.wire_requests import SweepOptions, SweepRequest
 
-__all__ = ["work"]  # the fixture, used by name
+__all__ = ["shared_work", "work"]  # the fixtures, used by name
 
 RECORD = ["python3 record.py {x} {run_dir}", "--name", "gone", "--gpus", "0", "-p", "x"]
 
@@ -51,9 +51,12 @@ def test_rm_forgets_a_finished_sweep_and_keeps_its_results(daemon: Herd, work: P
     )
 
 
-def test_submitting_a_removed_sweep_again_skips_its_done_points(daemon: Herd, work: Path) -> None:
+def test_submitting_a_removed_sweep_again_skips_its_done_points(
+    shared_daemon: Herd, shared_work: Path
+) -> None:
     """The SUCCESS markers stay in the results folder, so a resubmission after `sweep rm`
     skips the points done (as for any resubmission); `--force` runs them again."""
+    daemon, work = shared_daemon, shared_work
     flag = work / "fail.flag"
     flag.write_text("2")
     env = {**daemon.env, "FAIL_FLAG": str(flag)}
@@ -85,8 +88,11 @@ def test_submitting_a_removed_sweep_again_skips_its_done_points(daemon: Herd, wo
 
 
 def test_rm_refuses_a_sweep_with_a_running_job_and_removes_nothing(
-    daemon: Herd, work: Path
+    shared_daemon: Herd, shared_work: Path
 ) -> None:
+    daemon, work = shared_daemon, shared_work
+    before = ids_of_all(daemon)  # the module's earlier tests' jobs
+    sweeps_before = [s["name"] for s in daemon.json("sweep", "ls")]
     args = ["sleep {s}", "--name", "busy", "--gpus", "0", "-p", "s", "0", "60"]
     answer = sweep(daemon, work, *args)
     quick, slow = answer["ids"]
@@ -99,8 +105,8 @@ def test_rm_refuses_a_sweep_with_a_running_job_and_removes_nothing(
         "Stop them first: gpuherd kill $(gpuherd ls -q --sweep busy); once they have ended, "
         "gpuherd sweep rm busy\n"
     )
-    assert ids_of_all(daemon) == {quick, slow}
-    assert [s["name"] for s in daemon.json("sweep", "ls")] == ["busy"]
+    assert ids_of_all(daemon) == before | {quick, slow}
+    assert sorted(s["name"] for s in daemon.json("sweep", "ls")) == sorted([*sweeps_before, "busy"])
     daemon.cli("pause", str(slow))
     daemon.wait_state(slow, "paused")
     with pytest.raises(Conflict, match="has 1 job running or paused"):
@@ -110,7 +116,7 @@ def test_rm_refuses_a_sweep_with_a_running_job_and_removes_nothing(
     daemon.cli("kill", *daemon.cli("ls", "-q", "--sweep", "busy").stdout.split())
     daemon.wait_state(slow, "killed")
     assert "removed sweep busy (2 jobs)" in daemon.cli("sweep", "rm", "busy").stdout
-    assert ids_of_all(daemon) == set()
+    assert ids_of_all(daemon) == before
 
 
 def test_rm_of_an_unknown_sweep_is_one_line_and_the_others_go_on(daemon: Herd, work: Path) -> None:
@@ -128,9 +134,12 @@ def test_rm_of_an_unknown_sweep_is_one_line_and_the_others_go_on(daemon: Herd, w
     assert usage.returncode == 2 and "Missing argument 'NAME...'" in usage.stderr
 
 
-def test_http_delete_removes_a_held_sweep_in_pieces(daemon: Herd, work: Path) -> None:
+def test_http_delete_removes_a_held_sweep_in_pieces(shared_daemon: Herd, shared_work: Path) -> None:
     """More points than one piece of `act`: queued (held) jobs are cancelled and removed,
     and the daemon answers other clients meanwhile."""
+    daemon, work = shared_daemon, shared_work
+    before = ids_of_all(daemon)  # the module's earlier tests' jobs
+    sweeps_before = daemon.client.get("/sweeps")
     points = [str(i) for i in range(2 * PIECE + 100)]
     args = ["echo {i}", "--name", "held", "--hold", "--gpus", "0", "--max-parallel", "2"]
     answer = sweep(daemon, work, *args, "-p", "i", *points)
@@ -142,8 +151,8 @@ def test_http_delete_removes_a_held_sweep_in_pieces(daemon: Herd, work: Path) ->
         "removed": len(points),
         "results_dir": str(work / "results" / "held"),
     }
-    assert ids_of_all(daemon) == {kept}
-    assert daemon.client.get("/sweeps") == {"sweeps": []}
+    assert ids_of_all(daemon) == before | {kept}
+    assert daemon.client.get("/sweeps") == sweeps_before
     params = json.loads((work / "results" / "held" / "i=0" / "params.json").read_text())
     assert params["sweep"] == "held"  # the folders stay
     with pytest.raises(NotFound, match="no sweep named 'held'"):

@@ -14,8 +14,16 @@ from gpuherd.errors import HerdError
 from gpuherd.pyapi import connect
 
 
-def test_an_exclude_that_leaves_no_point_creates_no_sweep(daemon: Herd, work: Path) -> None:
+def sweep_names(herd: Herd) -> list[str]:
+    return [sweep["name"] for sweep in herd.json("sweep", "ls")]
+
+
+def test_an_exclude_that_leaves_no_point_creates_no_sweep(
+    shared_daemon: Herd, shared_work: Path
+) -> None:
     # It was taken: "0 points", exit 0, and a sweep record of nothing in `sweep ls`.
+    daemon, work = shared_daemon, shared_work
+    before = sweep_names(daemon)  # the module's earlier tests' sweeps
     (work / "e.yaml").write_text("command: echo {x}\ngrid: {x: [1, 2]}\nexclude: 'True'\n")
     done = daemon.cli("sweep", "e.yaml", check=False, cwd=work)
     assert (done.returncode, done.stdout) == (1, "")
@@ -27,11 +35,15 @@ def test_an_exclude_that_leaves_no_point_creates_no_sweep(daemon: Herd, work: Pa
     excluding = SweepSpec(name="f", command="echo {x}", grids=({"x": (1,)},), exclude=({"x": 1},))
     with pytest.raises(HerdError, match=r"exclude: the list removes every point .*\(1 of 1\)"):
         herd.sweep(excluding, cwd=work)
-    assert daemon.json("sweep", "ls") == [] and not (work / "results").exists()
+    assert sweep_names(daemon) == before and not (work / "results").exists()
 
 
-def test_nan_from_python_names_the_parameter_as_given(daemon: Herd, work: Path) -> None:
+def test_nan_from_python_names_the_parameter_as_given(
+    shared_daemon: Herd, shared_work: Path
+) -> None:
     # It said `grids[0].x[0]`: the path in the JSON the daemon gets, not what the user wrote.
+    daemon, work = shared_daemon, shared_work
+    before = sweep_names(daemon)  # the module's earlier tests' sweeps
     herd = connect(daemon.home, start=False)
     with pytest.raises(HerdError) as err:
         herd.sweep("echo {x}", {"x": [1, math.nan]}, cwd=work)
@@ -39,10 +51,13 @@ def test_nan_from_python_names_the_parameter_as_given(daemon: Herd, work: Path) 
         "invalid sweep: grid.x[1]: nan is not a finite number (JSON has no NaN or Infinity):"
         " quote it ('nan') to pass it as text"
     )
-    assert daemon.json("sweep", "ls") == []
+    assert sweep_names(daemon) == before
 
 
-def test_quiet_prints_the_ids_and_nothing_when_none_is_submitted(daemon: Herd, work: Path) -> None:
+def test_quiet_prints_the_ids_and_nothing_when_none_is_submitted(
+    shared_daemon: Herd, shared_work: Path
+) -> None:
+    daemon, work = shared_daemon, shared_work
     args = ("sweep", "true {x}", "-p", "x", "1", "2", "--hold", "--name", "q", "-q")
     first = daemon.cli(*args, cwd=work)
     ids = [int(word) for word in first.stdout.split()]

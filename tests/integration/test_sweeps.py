@@ -62,6 +62,13 @@ def work(work: Path) -> Path:
     return work
 
 
+@pytest.fixture
+def shared_work(shared_work: Path) -> Path:
+    """The test's own folder (conftest's), with record.py, for the module's daemon."""
+    (shared_work / "record.py").write_text(RECORD)
+    return shared_work
+
+
 def sweep(herd: Herd, work: Path, *args: str, **kw: Any) -> dict[str, Any]:
     out = herd.cli("sweep", *args, "--json", cwd=work, **kw)
     return dict(json.loads(out.stdout))
@@ -103,8 +110,9 @@ def test_hypersearch_grid_runs_nine_points_in_their_folders(daemon: Herd, work: 
 
 
 def test_samples_draw_the_same_points_in_the_same_order_for_a_seed(
-    daemon: Herd, work: Path
+    shared_daemon: Herd, shared_work: Path
 ) -> None:
+    daemon, work = shared_daemon, shared_work
     base = ["python3 record.py {lr} {bs} {run_dir}", "-p", "lr", *LRS, "-p", "bs", *BSS]
     dry = [
         daemon.cli("sweep", *base, samples, "5", "--seed", "1", "--dry-run", cwd=work)
@@ -132,7 +140,10 @@ def test_samples_draw_the_same_points_in_the_same_order_for_a_seed(
     assert (again["skipped_done"], again["new"], again["seed_chosen"]) == (3, 0, False)
 
 
-def test_gpu_task_scheduler_file_gives_its_four_points(daemon: Herd, work: Path) -> None:
+def test_gpu_task_scheduler_file_gives_its_four_points(
+    shared_daemon: Herd, shared_work: Path
+) -> None:
+    daemon, work = shared_daemon, shared_work
     (work / "pacgan.yaml").write_text(GTS_YAML)
     answer = sweep(daemon, work, "pacgan.yaml", "--priority", "3")
     assert (answer["name"], answer["points"], answer["new"]) == ("pacgan", 4, 4)
@@ -151,7 +162,10 @@ def test_gpu_task_scheduler_file_gives_its_four_points(daemon: Herd, work: Path)
         assert (job["priority"], job["gpus_requested"]) == (3, 0)  # CLI over file; file's gpus
 
 
-def test_resubmission_reruns_only_failed_and_new_points(daemon: Herd, work: Path) -> None:
+def test_resubmission_reruns_only_failed_and_new_points(
+    shared_daemon: Herd, shared_work: Path
+) -> None:
+    daemon, work = shared_daemon, shared_work
     flag = work / "fail.flag"
     flag.write_text("2")
     env = {**daemon.env, "FAIL_FLAG": str(flag)}
@@ -199,7 +213,10 @@ def test_resubmission_reruns_only_failed_and_new_points(daemon: Herd, work: Path
     wait_for(lambda: states() == ["succeeded"] * 4, 30, "every point to succeed")
 
 
-def test_values_with_spaces_quotes_and_shell_syntax_arrive_intact(daemon: Herd, work: Path) -> None:
+def test_values_with_spaces_quotes_and_shell_syntax_arrive_intact(
+    shared_daemon: Herd, shared_work: Path
+) -> None:
+    daemon, work = shared_daemon, shared_work
     home = work / "fakehome"
     home.mkdir()
     (home / "canary").write_text("still here")
@@ -218,7 +235,8 @@ def test_values_with_spaces_quotes_and_shell_syntax_arrive_intact(daemon: Herd, 
     assert not (work / "pwned").exists()
 
 
-def test_status_shows_metrics_sorted_and_as_csv(daemon: Herd, work: Path) -> None:
+def test_status_shows_metrics_sorted_and_as_csv(shared_daemon: Herd, shared_work: Path) -> None:
+    daemon, work = shared_daemon, shared_work
     (work / "metrics.py").write_text(
         "import json, sys\n"
         "metrics = {'val_acc': float(sys.argv[1]) / 10, 'note': 'x y', 'shape': [2, 3]}\n"
@@ -247,9 +265,12 @@ def test_status_shows_metrics_sorted_and_as_csv(daemon: Herd, work: Path) -> Non
     assert answer["ids"]
 
 
-def test_metrics_that_are_a_link_or_too_large_are_not_read(daemon: Herd, work: Path) -> None:
+def test_metrics_that_are_a_link_or_too_large_are_not_read(
+    shared_daemon: Herd, shared_work: Path
+) -> None:
     """A job writes its own folder: its metrics.json must not make the daemon (which serves
     the table over its API) read another file, nor swallow a file of any size."""
+    daemon, work = shared_daemon, shared_work
     secret = work / "secret.txt"
     secret.write_text('{"token": "hunter2"}')
     (work / "metrics.sh").write_text(
@@ -290,7 +311,10 @@ def test_more_than_ten_thousand_points_need_yes(daemon: Herd, work: Path) -> Non
     assert (answer["points"], answer["new"], answer["ids"]) == (10_001, 10_001, [])
 
 
-def test_sweeps_posted_without_a_folder_each_get_their_own(daemon: Herd, work: Path) -> None:
+def test_sweeps_posted_without_a_folder_each_get_their_own(
+    shared_daemon: Herd, shared_work: Path
+) -> None:
+    daemon, work = shared_daemon, shared_work
     answers = []
     for name in ("api-a", "api-b"):
         spec = {"name": name, "command": f"echo {name} {{x}}", "grids": [{"x": [1]}]}
@@ -317,7 +341,10 @@ def fake_git(folder: Path, commit: str, status: str) -> str:
     return f"{folder}{os.pathsep}{os.environ['PATH']}"
 
 
-def test_git_commit_is_recorded_in_params_and_job_json(daemon: Herd, work: Path) -> None:
+def test_git_commit_is_recorded_in_params_and_job_json(
+    shared_daemon: Herd, shared_work: Path
+) -> None:
+    daemon, work = shared_daemon, shared_work
     path = fake_git(work / "bin", "0123abcd" * 5, " M train.py\\n")
     env = {**daemon.env, "PATH": path}
     answer = sweep(daemon, work, "python3 record.py {x} {run_dir}", "-p", "x", "1", env=env)
@@ -335,7 +362,10 @@ def test_git_commit_outside_a_repository_and_clean(tmp_path: Path) -> None:
     assert sys.executable  # the suite itself never runs a real git
 
 
-def test_a_silent_point_is_killed_when_the_sweep_asks(daemon: Herd, work: Path) -> None:
+def test_a_silent_point_is_killed_when_the_sweep_asks(
+    shared_daemon: Herd, shared_work: Path
+) -> None:
+    daemon, work = shared_daemon, shared_work
     answer = sweep(
         daemon,
         work,
@@ -357,7 +387,8 @@ def test_a_silent_point_is_killed_when_the_sweep_asks(daemon: Herd, work: Path) 
     assert "sweep      silent" in daemon.cli("show", str(job_id)).stdout.splitlines()
 
 
-def test_a_json_sweep_file_runs_its_points(daemon: Herd, work: Path) -> None:
+def test_a_json_sweep_file_runs_its_points(shared_daemon: Herd, shared_work: Path) -> None:
+    daemon, work = shared_daemon, shared_work
     spec = {"command": "python3 record.py {x} {run_dir}", "grid": {"x": [1, "a b"]}, "gpus": 0}
     (work / "s.json").write_text(json.dumps(spec))
     answer = sweep(daemon, work, "s.json")
@@ -404,7 +435,8 @@ def test_each_surface_says_how_it_confirms_a_big_sweep(daemon: Herd, work: Path)
 
 
 @pytest.mark.parametrize("name", ["", "../../etc", ".."])
-def test_status_of_no_such_sweep_is_one_line(daemon: Herd, name: str) -> None:
+def test_status_of_no_such_sweep_is_one_line(shared_daemon: Herd, name: str) -> None:
+    daemon = shared_daemon
     done = daemon.cli("sweep", "status", name, check=False)
     assert (done.returncode, done.stdout) == (1, "")
     assert done.stderr == (
