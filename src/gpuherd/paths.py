@@ -17,6 +17,16 @@ def home_dir(home: str | Path | None = None) -> Path:
     return Path(data) / "gpuherd"
 
 
+def submitter_env() -> dict[str, str]:
+    """The environment a submitted job gets: the submitter's, with GPUHERD_HOME absolute. A
+    relative one was read from the job's own folder (`--cwd`, a `cd`), where it named no
+    home: `gpuherd` in the job did not reach the daemon that ran it."""
+    env = dict(os.environ)
+    if env.get("GPUHERD_HOME"):
+        env["GPUHERD_HOME"] = str(Path(env["GPUHERD_HOME"]).expanduser().absolute())
+    return env
+
+
 def database(home: Path) -> Path:
     return home / "herd.db"
 

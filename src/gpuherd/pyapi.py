@@ -136,7 +136,7 @@ class Herd:
         item = {
             "command": text,
             "cwd": job_cwd(cwd),
-            "env": dict(os.environ),
+            "env": paths.submitter_env(),
             "name": name,
             **submit_options({**options, "gpus": gpus}, Job, self.client),
         }
@@ -203,7 +203,7 @@ class Herd:
         body = {
             "spec": spec_to_dict(spec),
             "cwd": job_cwd(cwd),
-            "env": dict(os.environ),
+            "env": paths.submitter_env(),
             "options": asdict(SweepOptions(**submit_options(options, Job, self.client))),
             "force": force,
             "yes": yes,

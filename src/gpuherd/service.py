@@ -177,8 +177,11 @@ class Service(SystemVerbs, JobVerbs):
             raise HerdError(f"unknown stream '{stream}': use stdout or stderr")
         number = attempt or job.attempt
         if number < 1 or number > job.attempt:
+            if job.attempt == 0 and job.state in FINISHED_STATES:  # cancelled, say
+                raise Conflict(f"job {job_id} never ran ({job.state.value}): it has no log")
             if job.attempt == 0:
-                raise Conflict(f"job {job_id} has not started yet ({self._explainer()(job)})")
+                why = self._explainer()(job)
+                raise Conflict(f"job {job_id} has not started yet" + (f" ({why})" if why else ""))
             ran = "it has run once" if job.attempt == 1 else f"its attempts are 1-{job.attempt}"
             raise NotFound(f"job {job_id} has no attempt {number}: {ran}")
         return number, self.engine.layout.attempt_dir(job, number) / f"{stream}.log"

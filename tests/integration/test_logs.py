@@ -169,8 +169,9 @@ def test_follow_of_a_job_cancelled_before_it_started_ends(shared_daemon: Herd) -
     job_id = shared_daemon.submit("--hold", "echo never")
     with reading(shared_daemon, "log", str(job_id), "-f") as follow:
         shared_daemon.cli("kill", str(job_id))
-        assert follow.proc.wait(timeout=15) == 0
-        assert follow.proc.communicate()[0] == b""
+        out, err = follow.proc.communicate(timeout=15)  # it ends, saying the job never ran
+        never = f"gpuherd: error: job {job_id} never ran (cancelled): it has no log\n"
+        assert (follow.proc.returncode, out, err.decode()) == (1, b"", never)
 
 
 def test_without_an_id_log_is_of_the_job_submitted_last(daemon: Herd, tmp_path: Path) -> None:
@@ -372,3 +373,15 @@ def test_a_follow_of_an_earlier_attempt_ends_once_a_later_one_began(
     assert shared_daemon.job(job_id)["state"] == "running"
     go.touch()
     shared_daemon.wait_state(job_id, "succeeded")
+
+
+def test_the_log_of_a_job_that_never_ran_says_so(shared_daemon: Herd) -> None:
+    daemon = shared_daemon
+    job_id = daemon.submit("--hold", "--", "true")
+    waiting = daemon.cli("log", str(job_id), check=False)
+    said = f"gpuherd: error: job {job_id} has not started yet (held)\n"  # was "(None)" for
+    assert (waiting.returncode, waiting.stderr) == (1, said)  # a job with no reason
+    daemon.cli("kill", str(job_id))
+    ended = daemon.cli("log", str(job_id), check=False)
+    never = f"gpuherd: error: job {job_id} never ran (cancelled): it has no log\n"
+    assert (ended.returncode, ended.stdout, ended.stderr) == (1, "", never)

@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from gpuherd import paths
 from gpuherd.cli.job_refs import newest_job, resolve_last
 from gpuherd.cli.log_output import check_attempt, has_text, point_at_stderr, print_follow
 from gpuherd.cli.options import (
@@ -39,7 +40,7 @@ from gpuherd.cli.param_types import ATTEMPT, DURATION, JOB_ID, TakesJobIds, expa
 from gpuherd.client import Client
 from gpuherd.core.idspec import format_ids, summarize
 from gpuherd.core.units import plural
-from gpuherd.errors import DaemonError, HerdError
+from gpuherd.errors import DaemonError, HerdError, NotFound
 
 FINISHED = {"succeeded", "failed", "killed", "cancelled", "lost"}
 
@@ -141,7 +142,7 @@ def submit(
         **opts,
     }
     jobs = [{**base, "command": c} for c in commands]
-    answer = client.post("/jobs", {"jobs": jobs, "env": dict(os.environ)})
+    answer = client.post("/jobs", {"jobs": jobs, "env": paths.submitter_env()})
     ids = answer["ids"]
     warn_submitted(commands, base)
     if answer.get("draining"):
@@ -320,6 +321,12 @@ def log(
     if not stderr and has_text(client, job_id, "stdout", attempt) is False:
         point_at_stderr(client, job_id, attempt, " -f")
     print_follow(client, job_id, stream, attempt, lines, _say_daemon_gone)
+    try:  # ended: did it ever run (it was cancelled, say)?
+        job = client.get(f"/jobs/{job_id}")
+    except NotFound:
+        return  # removed while followed (`gpuherd rm`): nothing more to say
+    if not job["attempt"] and job["state"] in FINISHED:
+        raise HerdError(f"job {job_id} never ran ({job['state']}): it has no log")
 
 
 @click.command(cls=TakesJobIds)

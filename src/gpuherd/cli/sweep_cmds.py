@@ -23,6 +23,7 @@ from typing import Any
 
 import click
 
+from gpuherd import paths
 from gpuherd.cli import options, sweep_render
 from gpuherd.cli.job_refs import resolve_last
 from gpuherd.cli.options import one_output
@@ -138,7 +139,7 @@ def submit_sweep(ctx: click.Context, /, source: str, **opts: Any) -> None:
     body = {
         "spec": spec_to_dict(spec),
         "cwd": cwd,
-        "env": dict(os.environ),
+        "env": paths.submitter_env(),
         "options": asdict(options),
         "force": opts["force"],
         "yes": opts["yes"],
