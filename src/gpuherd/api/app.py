@@ -105,9 +105,9 @@ def create_app(service: Service, pid: int, socket_path: str) -> FastAPI:
     @app.exception_handler(OverflowError)
     async def too_large(request: Request, exc: OverflowError) -> Response:
         found = _too_large(_path_numbers(request)) or _too_large(_body(request))
-        what = f"{found[0]} {found[1]}" if found else "a number in the request"
+        what = f"{found[0]} {found[1]} {_beyond(found[1])}" if found else "a number in the request"
         return dashboard.error_page(request, 404) or JSONResponse(
-            {"error": f"{what} {TOO_LARGE}"}, status_code=422
+            {"error": what if found else f"{what} {TOO_LARGE}"}, status_code=422
         )
 
     @app.exception_handler(TransitionError)
@@ -166,7 +166,7 @@ def _problem(err: Any) -> str:
     number = isinstance(value, int | float) and not isinstance(value, bool)
     if str(kind).startswith("int_") and number and abs(value) > LARGEST:
         # 1e30 for an integer: "not a valid integer" would hide what is wrong with it.
-        return f"{'.'.join(loc)}: {value:g} {TOO_LARGE}"
+        return f"{'.'.join(loc)}: {value:g} {_beyond(value)}"
     return f"{'.'.join(loc)}: {err.get('msg')}"
 
 
@@ -178,6 +178,11 @@ def _body(request: Request) -> Any:
         return json.loads(getattr(request, "_body", b"") or b"null")
     except ValueError:
         return None
+
+
+def _beyond(value: float) -> str:
+    """Why SQLite cannot store `value`, either way (`priority -1e30` is not too large)."""
+    return TOO_LARGE if value > 0 else "is too small (at least -(2**63 - 1))"
 
 
 def _too_large(data: Any, name: str = "") -> tuple[str, int] | None:
