@@ -115,3 +115,23 @@ def test_lines_continued_without_end_are_refused_without_reading_them_all() -> N
 def _capped_stream(stream: io.BytesIO) -> Iterator[str]:
     """The jobs of a stream as `run` reads standard input: one at a time."""
     return iter(job_input._capped_jobs(text_lines(stream, STDIN_NAME), STDIN_NAME))
+
+
+def test_a_nul_byte_is_refused_at_its_line_and_reading_stops_there() -> None:
+    # `submit --file` named "job 2 of the submission"; `run` ran the other lines.
+    stream = io.BytesIO(b"echo ok\n# a comment is a line too\necho a\0b\necho never\n")
+    lines = text_lines(stream, "jobs.txt")
+    assert [next(lines), next(lines)] == ["echo ok\n", "# a comment is a line too\n"]
+    with pytest.raises(HerdError) as info:
+        next(lines)
+    assert str(info.value) == (
+        "jobs.txt: line 3 holds a NUL byte (at character 7): no program can receive it; remove it"
+    )
+    assert stream.read() == b"echo never\n"  # left unread
+
+
+def test_a_nul_byte_in_a_continued_line_names_that_line(tmp_path: Path) -> None:
+    jobs = tmp_path / "jobs.txt"
+    jobs.write_bytes(b"echo first\n\necho a \\\n  b\0 \\\n  c\necho last\n")
+    with pytest.raises(HerdError, match=f"^{jobs}: line 4 holds a NUL byte \\(at character 4\\)"):
+        job_commands(str(jobs))

@@ -1,7 +1,8 @@
 """Job files as `submit --file` and `run` read them: UTF-8 text, one job a line.
 
 Read as bytes and checked here, once for both: a binary file, a line longer than any command
-can be (`/dev/zero` has no line break at all: it was read until memory ran out), a job of
+can be (`/dev/zero` has no line break at all: it was read until memory ran out), a NUL byte
+(`submit` said "job 2 of the submission", `run` ran the other lines), a job of
 `\\`-continued lines that is (`run` started the others and `submit` named no line), a closed
 standard input, each get one line naming the file and the line.
 """
@@ -40,8 +41,8 @@ def job_commands(file: str | None) -> Iterable[str]:
 
 def text_lines(stream: BinaryIO, name: str) -> Iterator[str]:
     """The stream's lines as text, each as soon as it has arrived; HerdError for a line that
-    is not UTF-8 or is longer than a command may be. A byte order mark at the start is
-    dropped (editors on Windows write one; it would begin the first command)."""
+    is not UTF-8, holds a NUL byte or is longer than a command may be. A byte order mark at
+    the start is dropped (editors on Windows write one; it would begin the first command)."""
     number = 0
     while raw := stream.readline(_READ_LIMIT):
         number += 1
@@ -50,11 +51,17 @@ def text_lines(stream: BinaryIO, name: str) -> Iterator[str]:
         if number == 1:
             raw = raw.removeprefix(codecs.BOM_UTF8)
         try:
-            yield raw.decode("utf-8")
+            line = raw.decode("utf-8")
         except UnicodeDecodeError:
             raise HerdError(
                 f"{name} is not text (UTF-8) at line {number}: give a file of commands, one a line"
             ) from None
+        if "\0" in line:  # (a comment's too: the file is damaged, or not text)
+            raise HerdError(
+                f"{name}: line {number} holds a NUL byte (at character {line.index(chr(0)) + 1}):"
+                " no program can receive it; remove it"
+            )
+        yield line
 
 
 def _capped_jobs(lines: Iterable[str], name: str) -> Iterator[str]:
