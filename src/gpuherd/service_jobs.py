@@ -88,6 +88,11 @@ class JobVerbs:
             return "cancelled"
         if job.state in LIVE_STATES:
             self.engine.stop_job(job.id, OutcomeKind.KILLED)
+            live = self.engine.live.get(job.id)
+            if live is not None and live.kill_at is not None:
+                left = max(0.0, live.kill_at - asyncio.get_running_loop().time())
+                if left < job.spec.grace - 0.05:  # a second kill: the SIGKILL is not put off
+                    return f"already stopping (SIGKILL in {left:.1f}s)"
             return f"stopping (SIGTERM, then SIGKILL after {job.spec.grace:g}s)"
         raise Conflict(f"job {job.id} already ended ({job.state.value})")
 
@@ -178,6 +183,12 @@ class JobVerbs:
         if job.state is already:  # `pause $(gpuherd ls -q)` over jobs some of them paused
             return f"already {already.value}"
         self._check(job, event)
+        live = self.engine.live.get(job.id)
+        if event is Event.PAUSE and live is not None and live.stop_reason is not None:
+            raise Conflict(  # SIGSTOP would freeze it in the grace it has to save its work
+                f"job {job.id} is stopping ({live.stop_reason.value}): it is not paused "
+                "during its grace; it ends by itself, or at its SIGKILL"
+            )
         self.engine.signal_job(job, event)
         return "paused (SIGSTOP; its GPUs stay reserved)" if event is Event.PAUSE else "resumed"
 

@@ -201,3 +201,22 @@ def test_children_that_outlive_the_grace_after_a_restart_are_killed_when_it_ends
     # Killed when the grace the kill gave ran out: not at the restart, not later.
     assert asked + grace - 0.1 <= killed < asked + grace + 3
     assert terms.read_text() == "term\n"
+
+
+def test_a_second_kill_says_the_sigkill_stays_due_and_a_stopping_job_is_not_paused(
+    shared_daemon: Herd,
+) -> None:
+    job = shared_daemon.submit("--grace", "30s", "--", "trap '' TERM; sleep 100")
+    shared_daemon.wait_state(job, "running")
+    first = shared_daemon.cli("kill", str(job)).stdout
+    assert first == f"job {job}: stopping (SIGTERM, then SIGKILL after 30s)\n"
+    wait_for(lambda: shared_daemon.job(job)["reason"], what="the stop to be under way")
+    again = shared_daemon.cli("kill", str(job)).stdout  # it said "after 30s" again
+    assert again.startswith(f"job {job}: already stopping (SIGKILL in "), again
+    paused = shared_daemon.cli("pause", str(job), check=False)  # it froze the job's grace
+    assert paused.returncode == 1
+    assert paused.stderr == (
+        f"gpuherd: error: job {job} is stopping (killed): it is not paused during its grace; "
+        "it ends by itself, or at its SIGKILL\n"
+    )
+    assert shared_daemon.job(job)["state"] == "running"
