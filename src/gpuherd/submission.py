@@ -335,6 +335,24 @@ def _not_utf8(name: str, value: str | Mapping[str, str]) -> str:
     return f"{name} is not UTF-8 text: give UTF-8 text"
 
 
+def reject_not_utf8_in(where: str, value: object, path: str = "") -> None:
+    """Refuse text that is not UTF-8 anywhere in a nested request (a sweep's spec: its
+    template, values, results_dir), naming where it is: it failed deep in the daemon."""
+    if isinstance(value, str) and not value.isascii() and (bad := _bad_char(value)):
+        what = f"{path} " if path else ""
+        raise HerdError(f"{where}{what}holds bytes that are not UTF-8 ({bad}): give UTF-8 text")
+    items = (
+        value.items()
+        if isinstance(value, dict)
+        else enumerate(value)
+        if isinstance(value, list)
+        else ()
+    )
+    for key, item in items:
+        reject_not_utf8_in(where, key, path)
+        reject_not_utf8_in(where, item, f"{path}.{key}" if path else str(key))
+
+
 def _bad_char(text: str) -> str:
     """`\\xff at character 7`: the first character of `text` UTF-8 cannot encode ('': none)."""
     try:

@@ -136,3 +136,21 @@ def test_run_from_a_folder_whose_path_is_not_utf8_says_why_without_a_traceback(
     assert proc.stdout.startswith(
         f"[0] could not run: pwd: the working directory {tmp_path}/dir\\xfe (cwd) is not UTF-8"
     )
+
+
+def test_a_sweep_with_text_that_is_not_utf8_is_refused_naming_where(
+    shared_daemon: Herd, tmp_path: Path
+) -> None:
+    # The template crashed the CLI (a traceback naming the sweep); a value or a results
+    # folder was an internal error in the daemon.
+    cases = [
+        (["--gpus", "0", f"echo {NOT_UTF8} {{x}}", "-p", "x", "1"], "command"),
+        (["--gpus", "0", "echo {x}", "-p", "x", "1", NOT_UTF8], "grids.0.x.1"),
+        (["--gpus", "0", "--results-dir", NOT_UTF8, "echo {x}", "-p", "x", "1"], "results_dir"),
+    ]
+    before = shared_daemon.client.get("/sweeps")
+    for args, where in cases:
+        proc = shared_daemon.cli("sweep", *args, check=False, cwd=tmp_path)
+        said = f"sweep: {where} holds bytes that are not UTF-8 (\\xff at character "
+        assert proc.returncode == 1 and said in refusal(proc), (args, proc.stderr)
+    assert shared_daemon.client.get("/sweeps") == before  # none was stored

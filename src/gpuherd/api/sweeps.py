@@ -9,7 +9,7 @@ from fastapi import APIRouter, Request
 
 from gpuherd.errors import HerdError
 from gpuherd.service import Service
-from gpuherd.submission import env_problem, reject_nul
+from gpuherd.submission import env_problem, reject_not_utf8_in, reject_nul
 from gpuherd.sweeps import Sweeps, git_commit
 from gpuherd.wire_requests import SweepRequest
 
@@ -25,6 +25,7 @@ def _sweeps(request: Request) -> Sweeps:
 async def submit(request: Request, body: SweepRequest) -> dict[str, Any]:
     """Expand the spec, skip done and queued points, submit the rest; say how many of each."""
     reject_nul("sweep: ", cwd=body.cwd, env=body.env)
+    reject_not_utf8_in("sweep: ", body.spec)
     if problem := env_problem({**body.env, **body.options.env_overrides}, 0):
         raise HerdError(f"sweep: {problem}")  # once, not for each of its points
     path = body.env.get("PATH")

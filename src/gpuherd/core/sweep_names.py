@@ -173,4 +173,6 @@ def default_sweep_name(template: str) -> str:
     stem = next((PurePosixPath(w).stem for w in words if w.endswith(".py")), None)
     stem = stem or (PurePosixPath(words[0]).name if words else "sweep")
     clean = re.sub(r"[^A-Za-z0-9_.-]+", "_", stem).strip("._-")[:40] or "sweep"
-    return f"{clean}-{hashlib.sha256(template.encode()).hexdigest()[:6]}"
+    # (bytes that are not UTF-8 hash as they are: the daemon refuses them, naming where)
+    digest = hashlib.sha256(template.encode("utf-8", "surrogateescape")).hexdigest()
+    return f"{clean}-{digest[:6]}"
