@@ -12,14 +12,12 @@ import asyncio
 import contextlib
 import os
 import tempfile
-import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from gpuherd.core.model import Policy
-from gpuherd.core.ordering import longest_first
 from gpuherd.core.states import FINISHED_STATES, JobState
 from gpuherd.core.units import plural
 from gpuherd.devices import DeviceTable
@@ -28,11 +26,19 @@ from gpuherd.errors import HerdError
 from gpuherd.executors.local import LocalExecutor
 from gpuherd.gpus.base import GpuProbe
 from gpuherd.layout import Layout
+from gpuherd.runner_input import (
+    Arrival,
+    JobSource,
+    Numbered,
+    by_longest_first,
+    drain,
+    feed_in_thread,
+)
+from gpuherd.runner_input import items_from_commands as items_from_commands  # (the CLI's)
 from gpuherd.runner_signals import HANGUP_STATUS, INTERRUPT_STATUS, handled
 from gpuherd.runner_state import check_keep_state, keep_database, remove_state
 from gpuherd.service import Service
 from gpuherd.store import Store
-from gpuherd.wire import SubmitItem
 
 KILL_GRACE = 3.0
 """Seconds between SIGTERM and SIGKILL after the second Ctrl-C (the user wants out now) or a
@@ -95,11 +101,6 @@ class Reporter(Protocol):
         """The lines said so far are complete: show them (called once per burst)."""
 
 
-JobSource = Iterable[SubmitItem]
-Numbered = tuple[int, SubmitItem]
-"""A job and its place in the input (from 0): its folder and its number in the report."""
-
-
 class Runner:
     def __init__(
         self, options: RunOptions, probe: GpuProbe, slots: dict[int, int], reporter: Reporter
@@ -136,6 +137,9 @@ class Runner:
         self._commands: dict[int, str] = {}
         """Commands of submitted jobs that have not finished, for the `started` lines."""
         self._started_at: dict[int, float] = {}
+        self._requeued: dict[int, dict[str, Any]] = {}
+        """The retry change of each job whose last attempt failed and that waits to run again:
+        if the run stops first, that attempt is how it ended."""
         self._input_done = False
         self._interrupts = 0
         self.summary = RunSummary()
@@ -150,18 +154,18 @@ class Runner:
             self.engine.start()
             changes = self.engine.changes.subscribe(backlog=0)  # every job's end is reported
             self._closing.callback(self.engine.changes.unsubscribe, changes)
-            incoming: asyncio.Queue[Numbered | BaseException | None] = asyncio.Queue()
+            incoming: asyncio.Queue[Arrival] = asyncio.Queue()
             numbered: Iterable[Numbered] = enumerate(source)
             if self.options.run_times is not None:
-                numbered = _longest_first(numbered, self.options.run_times)
-            _feed_in_thread(numbered, loop, incoming)
+                numbered = by_longest_first(numbered, self.options.run_times)
+            feed_in_thread(numbered, loop, incoming)
             with handled(self._interrupt, self._hang_up):
                 await self._loop(incoming, changes)
         return self.summary
 
     async def _loop(
         self,
-        incoming: asyncio.Queue[Numbered | BaseException | None],
+        incoming: asyncio.Queue[Arrival],
         changes: asyncio.Queue[dict[str, Any] | None],
     ) -> None:
         get_item = asyncio.ensure_future(incoming.get())
@@ -173,16 +177,17 @@ class Runner:
                 # Take everything that is there: lines read while jobs ran are submitted in
                 # one batch, and a burst of changes is reported without a wait per change.
                 if get_item in done:
-                    self._take_input([get_item.result(), *_drain(incoming)])
+                    self._take_input([get_item.result(), *drain(incoming)])
                     get_item = asyncio.ensure_future(incoming.get())
                 if get_change in done:
-                    self._report([get_change.result(), *_drain(changes)])
+                    self._report([get_change.result(), *drain(changes)])
                     get_change = asyncio.ensure_future(changes.get())
             # Changes published in the tick that emptied the queue are still waiting: report
             # them too, so every job that ended has its line and is counted.
             get_change.cancel()  # a cancelled get leaves its item in the queue
             left = [get_change.result()] if get_change.done() and not get_change.cancelled() else []
-            self._report([*left, *_drain(changes)])
+            self._report([*left, *drain(changes)])
+            self._count_left(drain(incoming))
         finally:
             get_item.cancel()
             get_change.cancel()
@@ -193,7 +198,7 @@ class Runner:
                 self._on_change(change)
         self.reporter.flush()
 
-    def _take_input(self, arrived: list[Numbered | BaseException | None]) -> None:
+    def _take_input(self, arrived: list[Arrival]) -> None:
         batch: list[Numbered] = []
         for entry in arrived:
             if entry is None or isinstance(entry, BaseException):
@@ -248,30 +253,64 @@ class Runner:
         job_id = change.get("id")
         if not isinstance(job_id, int) or job_id not in self._numbers:
             return
+        if job_id in self._finished:  # (ended here when the run stopped before its retry)
+            return
         number = self._numbers[job_id]
         state = JobState(change["state"])
         if change["event"] == "start":
+            self._requeued.pop(job_id, None)
             if change.get("started_at") is not None:
                 self._started_at[job_id] = change["started_at"]
             command = self._commands.get(job_id, "")
             self.reporter.started(number, list(change.get("gpus", [])), command)
-        elif change["event"] == "retry" and change.get("detail"):
-            self.reporter.retrying(number, change["detail"])
-        elif state in FINISHED_STATES and job_id not in self._finished:
-            self._finished.add(job_id)
-            self._commands.pop(job_id, None)
-            started = self._started_at.pop(job_id, None)
-            seconds = change.get("ended_at", started or 0) - started if started else 0
-            folder = self._folder(number)
-            if state is JobState.SUCCEEDED:
-                self.summary.succeeded += 1
-            elif state is JobState.CANCELLED:
-                self.summary.not_run += 1
+        elif change["event"] == "retry":
+            self._requeued[job_id] = change
+            if self.engine.stopping and self._waits_to_start(job_id):
+                self._end_unretried(job_id)  # nothing starts any more: this was its end
+            elif change.get("detail"):
+                self.reporter.retrying(number, change["detail"])
+        elif state in FINISHED_STATES:
+            self._ended(job_id, state, change)
+
+    def _ended(self, job_id: int, state: JobState, change: dict[str, Any]) -> None:
+        number = self._numbers[job_id]
+        self._finished.add(job_id)
+        self._commands.pop(job_id, None)
+        started = self._started_at.pop(job_id, None)
+        seconds = change.get("ended_at", started or 0) - started if started else 0
+        folder = self._folder(number)
+        if state is JobState.SUCCEEDED:
+            self.summary.succeeded += 1
+        elif state is JobState.CANCELLED:
+            self.summary.not_run += 1
+        else:
+            self.summary.failed += 1
+            self.summary.failed_folders.append(folder)
+            folder = self._last_attempt_folder(job_id, folder)
+        self.reporter.ended(number, state.value, change.get("detail") or "", seconds, folder)
+
+    def _waits_to_start(self, job_id: int) -> bool:
+        """Queued (not started again before the run stopped: its start is still to report)."""
+        job = self.store.get_job(job_id)
+        return job_id not in self.engine.live and job is not None and job.state is JobState.QUEUED
+
+    def _end_unretried(self, job_id: int) -> None:
+        """A job queued again after a failed attempt, in a run that stopped before the retry
+        started: it failed, as its last attempt did (its job.json and FAILURE say so)."""
+        change = self._requeued.pop(job_id)
+        detail = "; ".join(filter(None, [change.get("detail"), "not retried: the run stopped"]))
+        self._ended(job_id, JobState.FAILED, {**change, "detail": detail})
+
+    def _count_left(self, unread: list[Arrival]) -> None:
+        """Once the run is over, every job of the input is counted: the submitted ones that
+        never ended (queued when the run stopped) and the lines it had read but not taken."""
+        for job_id in [j for j in self._numbers if j not in self._finished]:
+            if job_id in self._requeued:
+                self._end_unretried(job_id)
             else:
-                self.summary.failed += 1
-                self.summary.failed_folders.append(folder)
-                folder = self._last_attempt_folder(job_id, folder)
-            self.reporter.ended(number, state.value, change.get("detail") or "", seconds, folder)
+                self.summary.not_run += 1
+        self.summary.not_run += sum(isinstance(entry, tuple) for entry in unread)
+        self.reporter.flush()
 
     def _last_attempt_folder(self, job_id: int, folder: str) -> str:
         """Where a failed job's last attempt ran (attempt-N after retries): its logs."""
@@ -305,8 +344,7 @@ class Runner:
         """SIGHUP: the terminal closed or the ssh connection dropped. Nobody is left to wait
         for the running jobs: kill them now (SIGTERM, SIGKILL KILL_GRACE later), record their
         ends, and exit HANGUP_STATUS once they are gone."""
-        if not self._interrupts:  # after a Ctrl-C, dispatch stopped and its count was taken
-            self._stop_dispatch()
+        self._stop_dispatch()
         self._interrupts += 1
         self.summary.interrupted = self.summary.hung_up = True
         self.reporter.notice(f"hung up: killing {plural(len(self.engine.live), 'running job')}")
@@ -314,16 +352,13 @@ class Runner:
         self.engine.changes.publish({"event": "interrupt"})
 
     def _input_failed(self) -> None:
-        """The source failed midway: run nothing more, but let running jobs end."""
-        self._stop_dispatch()
+        """The source failed midway: nothing after its bad line is read, but the jobs of the
+        lines before it are jobs like any other (whether they started yet or not)."""
         self.summary.input_failed = True
 
     def _stop_dispatch(self) -> None:
-        if self.engine.stopping:  # stopped already: its queued jobs are counted
-            return
+        """Start nothing new; the jobs left queued are counted once the run is over."""
         self.engine.stop_dispatch()
-        queued = len(self._numbers) - len(self._finished) - len(self.engine.live)
-        self.summary.not_run += max(0, queued)
         self._input_done = True
 
     def _remove_state(self) -> None:
@@ -352,41 +387,3 @@ async def run_jobs(
     """Make a runner on the running loop and run `source`: a loop that cannot be made (no
     file descriptor left) leaves no runner made before it, with its temporary folder."""
     return await Runner(options, probe, slots, reporter).run(source)
-
-
-def _drain(queue: asyncio.Queue[Any]) -> list[Any]:
-    items = []
-    while not queue.empty():
-        items.append(queue.get_nowait())
-    return items
-
-
-def _longest_first(numbered: Iterable[Numbered], times: Mapping[str, float]) -> Iterator[Numbered]:
-    """A generator, so that the whole input is read on the feeding thread."""
-    yield from longest_first(numbered, lambda entry: times.get(entry[1].command))
-
-
-def _feed_in_thread(
-    source: Iterable[Numbered],
-    loop: asyncio.AbstractEventLoop,
-    queue: asyncio.Queue[Numbered | BaseException | None],
-) -> None:
-    """Read the source on a thread, so a line that arrives while jobs run is scheduled at once."""
-
-    def feed() -> None:
-        try:
-            for item in source:
-                loop.call_soon_threadsafe(queue.put_nowait, item)
-        except Exception as exc:  # a generator or a file that fails midway
-            loop.call_soon_threadsafe(queue.put_nowait, exc)
-        finally:
-            loop.call_soon_threadsafe(queue.put_nowait, None)
-
-    threading.Thread(target=feed, name="gpuherd-run-input", daemon=True).start()
-
-
-def items_from_commands(
-    commands: Iterable[str], gpus: int, cwd: str, env: dict[str, str]
-) -> Iterator[SubmitItem]:
-    for command in commands:
-        yield SubmitItem(command=command, cwd=cwd, env=env, gpus=gpus)

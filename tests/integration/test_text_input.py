@@ -123,21 +123,6 @@ def test_run_refuses_a_job_file_with_a_nul_byte_before_any_job_starts(
     assert not out.exists()
 
 
-def test_run_from_a_folder_whose_path_is_not_utf8_says_why_without_a_traceback(
-    herd: Herd, tmp_path: Path
-) -> None:
-    bad_dir = tmp_path / os.fsdecode(b"dir\xfe")
-    bad_dir.mkdir()
-    out = str(tmp_path / "out")
-    proc = herd.cli(
-        "run", "--fake-gpus", "1", "--output-dir", out, input="pwd\n", cwd=bad_dir, check=False
-    )
-    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
-    assert proc.stdout.startswith(
-        f"[0] could not run: pwd: the working directory {tmp_path}/dir\\xfe (cwd) is not UTF-8"
-    )
-
-
 def test_a_sweep_with_text_that_is_not_utf8_is_refused_naming_where(
     shared_daemon: Herd, tmp_path: Path
 ) -> None:
@@ -154,3 +139,24 @@ def test_a_sweep_with_text_that_is_not_utf8_is_refused_naming_where(
         said = f"sweep: {where} holds bytes that are not UTF-8 (\\xff at character "
         assert proc.returncode == 1 and said in refusal(proc), (args, proc.stderr)
     assert shared_daemon.client.get("/sweeps") == before  # none was stored
+
+
+def test_gpuherd_run_from_a_folder_whose_path_is_not_utf8_is_refused_once(
+    tmp_path: Path,
+) -> None:
+    bad_dir = tmp_path / os.fsdecode(b"dir\xfe")
+    bad_dir.mkdir()
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [sys.executable, "-m", "gpuherd", "run", "--fake-gpus", "1", "--output-dir", str(out)],
+        input="pwd\npwd\n",  # each said "could not run", and the run went on
+        cwd=bad_dir,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert refusal(proc) == (
+        f"the working directory {tmp_path}/dir\\xfe (cwd) is not UTF-8: run from (or --cwd to) "
+        "a folder whose path is UTF-8"
+    )
+    assert not out.exists()

@@ -4,9 +4,9 @@ gpu-hog style)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import sys
-import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -29,6 +29,9 @@ from gpuherd.jobfiles import tail_lines
 from gpuherd.runner_signals import tolerant
 
 if TYPE_CHECKING:
+    from gpuherd.gpus.base import GpuProbe
+    from gpuherd.runner import RunOptions
+    from gpuherd.runner_input import JobSource
     from gpuherd.wire import SubmitItem
 
 
@@ -231,7 +234,9 @@ def run(
     """
     from gpuherd.cli.job_input import job_commands
     from gpuherd.gpus import ProbeError, StaticProbe, make_probe
-    from gpuherd.runner import RunOptions, items_from_commands, run_jobs
+    from gpuherd.runner import RunOptions, items_from_commands
+    from gpuherd.runner_output import fresh_run_dir, make_output_dir, output_held
+    from gpuherd.submission import reject_nul
 
     refuse_cpu_only_mem(gpus_per_job, mem, "--gpus-per-job")
     spec, file = _split_gpus_and_file(gpus, args)
@@ -251,6 +256,7 @@ def run(
     if gpus_per_job > len(slots):
         raise HerdError(f"--gpus-per-job {gpus_per_job} but only {len(slots)} GPU(s) are given")
     cwd, env = os.getcwd(), dict(os.environ)
+    reject_nul("", cwd=cwd)  # a folder whose path is not UTF-8: once, not for every job
     source: Iterable[SubmitItem]
     if yielder is not None:
         source = _yielded_items(yielder, gpus_per_job, cwd, env)
@@ -259,22 +265,37 @@ def run(
             return
     else:
         source = items_from_commands(job_commands(file), gpus_per_job, cwd, env)
-    out = Path(output_dir) if output_dir is not None else _fresh_run_dir()
-    run_times = _earlier_run_times(times_from, out) if order == "longest-first" else None
-    _make_output_dir(out)  # after --times-from is checked: a refused run makes no folder
-    options = RunOptions(
-        output_dir=out.absolute(),
-        prefix=prefix,
-        gpus_per_job=gpus_per_job,
-        retries=retries,
-        timeout=timeout,
-        max_parallel=max_parallel,
-        keep_state=keep_state,
-        mem=mem,
-        ram=ram,
-        oom_retry=oom_retry,
-        run_times=run_times,
-    )
+    out = Path(output_dir) if output_dir is not None else fresh_run_dir()
+    with contextlib.ExitStack() as hold:  # the folder is this run's until it ends
+        held = out.is_dir()
+        if held:  # one in use by another run is refused before anything is read from it
+            hold.enter_context(output_held(out))
+        run_times = _earlier_run_times(times_from, out) if order == "longest-first" else None
+        if not held:
+            make_output_dir(out)  # after --times-from is checked: a refused run makes none
+            hold.enter_context(output_held(out))
+        options = RunOptions(
+            output_dir=out.absolute(),
+            prefix=prefix,
+            gpus_per_job=gpus_per_job,
+            retries=retries,
+            timeout=timeout,
+            max_parallel=max_parallel,
+            keep_state=keep_state,
+            mem=mem,
+            ram=ram,
+            oom_retry=oom_retry,
+            run_times=run_times,
+        )
+        _run_and_report(options, probe, slots, source, quiet)
+
+
+def _run_and_report(
+    options: RunOptions, probe: GpuProbe, slots: dict[int, int], source: JobSource, quiet: bool
+) -> None:
+    """Run the jobs, print the summary and exit with the run's status."""
+    from gpuherd.runner import run_jobs
+
     out_stream = tolerant(sys.stdout)  # a closed terminal (SIGHUP) must not end the run
     reporter = LineReporter(out_stream, quiet)
     try:
@@ -322,37 +343,6 @@ def _check_output(output_dir: str | None, prefix: str) -> None:
         )
     if len(os.fsencode(prefix)) > PREFIX_MAX:
         raise HerdError(f"--prefix is too long: give at most {PREFIX_MAX} characters")
-
-
-def _make_output_dir(folder: Path) -> None:
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise HerdError(
-            f"--output-dir {folder}: cannot create it: {exc.strerror or exc}; give a folder "
-            "you can write to"
-        ) from None
-
-
-def _fresh_run_dir() -> Path:
-    """herd_runs/<timestamp>, made now; -2, -3, ... after it when a run started in the same
-    second has it: two runs must never write into each other's job folders."""
-    base = Path("herd_runs") / time.strftime("%Y%m%d-%H%M%S")
-    folder, n = base, 1
-    try:
-        base.parent.mkdir(exist_ok=True)
-        while True:
-            try:
-                folder.mkdir()
-                return folder
-            except FileExistsError:
-                n += 1
-                folder = base.with_name(f"{base.name}-{n}")
-    except OSError as exc:
-        raise HerdError(
-            f"cannot create {folder}: {exc.strerror}; run from a folder you can write to, "
-            "or pass --output-dir"
-        ) from None
 
 
 def _earlier_run_times(times_from: Path | None, output_dir: Path) -> dict[str, float]:

@@ -1,0 +1,114 @@
+"""`gpuherd run`'s output folder: made (a fresh one when none is given), and held.
+
+Held: two runs into one folder at once wrote into each other's job folders (one stdout.log
+mixing both, one run's job.json, the other's failure recorded nowhere).
+
+A run holds an exclusive flock on OUTPUT/.gpuherd-run.lock for its whole life: the kernel
+releases it when the run ends, however it ends (kill -9 too). A second run into the folder is
+refused before it starts anything, naming the pid the holder wrote in the file. The file goes
+at the run's end (a run killed leaves it, and the next run takes it over): a later run into
+the folder finds the folder as the earlier one left it. Where no lock can be had (a file
+system without locks, a folder we cannot write in), the run goes on unguarded, as it did.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import os
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from gpuherd.errors import HerdError
+
+LOCK_NAME = ".gpuherd-run.lock"
+
+
+@contextlib.contextmanager
+def output_held(folder: Path) -> Iterator[None]:
+    """Hold `folder` (which exists) for this run until the block ends; HerdError, one line,
+    when another run holds it."""
+    fd = _take(folder / LOCK_NAME, folder)
+    try:
+        yield
+    finally:
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(folder / LOCK_NAME)  # while still held: see _take
+            os.close(fd)
+
+
+def _take(path: Path, folder: Path) -> int | None:
+    while True:
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        except OSError:
+            return None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            holder = _holder(fd)
+            os.close(fd)
+            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+                raise HerdError(
+                    f"--output-dir {folder} is in use by another gpuherd run ({holder}): give "
+                    "another --output-dir, or wait until that run has ended"
+                ) from None
+            return None  # no locks here (ENOLCK, EOPNOTSUPP): run as before
+        # The run that held it may have removed the file between our open and our lock: the
+        # lock is then on a file nobody else will open. Take the one at the path instead.
+        try:
+            same = os.path.samestat(os.fstat(fd), os.stat(path, follow_symlinks=False))
+        except OSError:
+            same = False
+        if same:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, 0)
+                os.write(fd, f"{os.getpid()} {socket.gethostname()}\n".encode())
+            return fd
+        os.close(fd)
+
+
+def _holder(fd: int) -> str:
+    """`pid N` (`pid N on HOST` for another host), as the holder wrote it; else unnamed."""
+    try:
+        pid, _, host = os.pread(fd, 300, 0).decode("utf-8", "replace").strip().partition(" ")
+    except OSError:
+        return "its pid unknown"
+    if not pid.isdigit():  # it has not written it yet
+        return "its pid unknown"
+    return f"pid {pid}" if host in ("", socket.gethostname()) else f"pid {pid} on {host}"
+
+
+def make_output_dir(folder: Path) -> None:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise HerdError(
+            f"--output-dir {folder}: cannot create it: {exc.strerror or exc}; give a folder "
+            "you can write to"
+        ) from None
+
+
+def fresh_run_dir() -> Path:
+    """herd_runs/<timestamp>, made now; -2, -3, ... after it when a run started in the same
+    second has it: two runs must never write into each other's job folders."""
+    base = Path("herd_runs") / time.strftime("%Y%m%d-%H%M%S")
+    folder, n = base, 1
+    try:
+        base.parent.mkdir(exist_ok=True)
+        while True:
+            try:
+                folder.mkdir()
+                return folder
+            except FileExistsError:
+                n += 1
+                folder = base.with_name(f"{base.name}-{n}")
+    except OSError as exc:
+        raise HerdError(
+            f"cannot create {folder}: {exc.strerror}; run from a folder you can write to, "
+            "or pass --output-dir"
+        ) from None
