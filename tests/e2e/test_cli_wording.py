@@ -4,31 +4,18 @@ what to do, exit status 2 as for every other usage error, and nothing done."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
+from test_cli_errors import shared
 
 from conftest import Herd
+
+__all__ = ["shared"]  # the module's daemon (job 1 held, job 2 succeeded), by name
 
 EVERY_JOB = "gpuherd ls --all lists every job"
 NEGATIVE = f"invalid job id '-1': job ids are positive numbers; {EVERY_JOB}"
 BEGIN_FORMS = (
     "use now, +DURATION (+30m, +2h), a time of day (23:30) or a date and time (2026-11-26T02:00)"
 )
-
-
-@pytest.fixture(scope="module")
-def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Herd]:
-    """One daemon: job 1 held (never started), job 2 succeeded (one attempt)."""
-    herd = Herd(tmp_path_factory.mktemp("wording") / "home")
-    try:
-        herd.start("--fake-gpus", "2")
-        assert herd.submit("--hold", "--", "true") == 1
-        assert herd.submit("--", "true") == 2
-        herd.wait_state(2, "succeeded")
-        yield herd
-    finally:
-        herd.cleanup()
 
 
 WORDING = [
