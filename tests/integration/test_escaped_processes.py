@@ -181,8 +181,9 @@ def test_a_sweep_skips_points_whose_folder_another_sweeps_job_uses(
     assert not (tmp_path / "shared" / "x=1" / "previous-runs").exists()  # left as it was
 
 
-def test_two_runs_into_one_folder_never_stop_each_others_jobs(runs: Runs, tmp_path: Path) -> None:
-    """Their job_0 folders are one, but each run's jobs carry that run's own key."""
+def test_two_runs_at_once_never_stop_each_others_jobs(runs: Runs, tmp_path: Path) -> None:
+    """Each run's jobs carry that run's own key: a second run (its job_0 beside the first's,
+    or refused in the first's folder, which a run holds) leaves the first's processes be."""
     out = str(tmp_path / "shared")
     pid_file, go = tmp_path / "first", tmp_path / "go"
     (tmp_path / "first.txt").write_text(
@@ -192,7 +193,10 @@ def test_two_runs_into_one_folder_never_stop_each_others_jobs(runs: Runs, tmp_pa
     (tmp_path / "second.txt").write_text("true\n")
     first = runs.start("--fake-gpus", "1", "--output-dir", out, str(tmp_path / "first.txt"))
     escaped = escaped_pid(pid_file)
-    second = runs.run("--fake-gpus", "1", "--output-dir", out, str(tmp_path / "second.txt"))
+    refused = runs.run("--fake-gpus", "1", "--output-dir", out, str(tmp_path / "second.txt"))
+    assert refused.returncode == 1 and "is in use by another gpuherd run" in refused.stderr
+    beside = str(tmp_path / "beside")
+    second = runs.run("--fake-gpus", "1", "--output-dir", beside, str(tmp_path / "second.txt"))
     assert second.returncode == 0, second.stderr
     assert not gone(escaped) and first.proc.poll() is None
     go.touch()

@@ -323,8 +323,8 @@ def log(
     print_follow(client, job_id, stream, attempt, lines, _say_daemon_gone)
     try:  # ended: did it ever run (it was cancelled, say)?
         job = client.get(f"/jobs/{job_id}")
-    except NotFound:
-        return  # removed while followed (`gpuherd rm`): nothing more to say
+    except (NotFound, DaemonError):  # removed while followed, or the daemon stopped (a drain)
+        return  # nothing more to say
     if not job["attempt"] and job["state"] in FINISHED:
         raise HerdError(f"job {job_id} never ran ({job['state']}): it has no log")
 
