@@ -221,7 +221,7 @@ class DeviceTable:
 
     def add(self, index: int, slots: int) -> None:
         if not 1 <= slots <= MAX_SLOTS:
-            raise HerdError(f"--slots must be 1 to {MAX_SLOTS}, got {slots}")
+            raise HerdError(f"slots (--slots) must be 1 to {MAX_SLOTS}, got {slots}")
         if isinstance(self.probe, StaticProbe) and index not in self._readings:
             self.probe = StaticProbe([*self._readings, index])
             self.refresh()

@@ -33,7 +33,7 @@ from gpuherd.service_jobs import JobVerbs
 from gpuherd.service_system import SystemVerbs
 from gpuherd.store import NewJob
 from gpuherd.store_rows import ANY_JOB, JobFilter
-from gpuherd.submission import never_runs_judge, spec_from_item, where_in_batch
+from gpuherd.submission import field, never_runs_judge, spec_from_item, where_in_batch
 from gpuherd.wire import SubmitItem, attempt_view, job_view
 
 RECENT_FINISHED = 10
@@ -54,22 +54,25 @@ class Service(SystemVerbs, JobVerbs):
 
     def submit(self, items: Sequence[SubmitItem]) -> list[int]:
         if not items:
-            raise HerdError("nothing to submit: give a command after --, or --file with lines")
+            raise HerdError(
+                "nothing to submit: the list of jobs is empty (the CLI: give a command after --, "
+                "or --file with lines)"
+            )
         deps = {dep for item in items for dep in item.after}
         deps_any = {dep for item in items for dep in item.after_any}
         found = self.store.get_jobs(sorted(deps | deps_any))
         missing = sorted((deps | deps_any) - set(found))
         if missing:
             raise NotFound(
-                f"--after: no job {format_ids(missing).replace(',', ', ')} "
+                f"{field('after')}: no job {format_ids(missing).replace(',', ', ')} "
                 "(`gpuherd ls --all` lists the jobs there are)"
             )
         ended = sorted(d for d in deps if found[d].state in BAD_END_STATES)
         if ended:  # the job would be cancelled at once (dependency_failed)
             dep = found[ended[0]]
             raise Conflict(
-                f"--after: job {dep.id} already ended {dep.state.value}, so this job would "
-                f"never run: retry it first (gpuherd retry {dep.id}), then submit"
+                f"{field('after')}: job {dep.id} already ended {dep.state.value}, so this job "
+                f"would never run: retry it first (gpuherd retry {dep.id}), then submit"
             )
         devices = self.engine.device_listing()
         now = self.engine.clock()

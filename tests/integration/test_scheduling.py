@@ -200,8 +200,8 @@ def test_retry_of_a_dependency_failed_job_does_not_wait_forever(
     late = daemon.cli("submit", "--after", str(first), "--", "true", check=False)
     assert late.returncode != 0
     assert late.stderr.splitlines() == [
-        f"gpuherd: error: --after: job {first} already ended failed, so this job would never "
-        f"run: retry it first (gpuherd retry {first}), then submit"
+        f"gpuherd: error: after (--after): job {first} already ended failed, so this job would "
+        f"never run: retry it first (gpuherd retry {first}), then submit"
     ]
     retried = daemon.cli("retry", str(waiter), check=False)
     # Refused, with one line that says to retry both, and nothing changed.
@@ -334,7 +334,7 @@ def test_drain_enable_remove_and_add_gpus_at_runtime(daemon: Herd, recorder: Rec
     waiting = next(j for j in ids if daemon.job(j)["state"] == "queued")
     assert sorted(g for j in ids for g in daemon.job(j)["gpus"] if j != waiting) == [0, 1, 2]
 
-    with pytest.raises(HerdError, match="--slots must be 1 to 1024, got 1099511627776"):
+    with pytest.raises(HerdError, match=r"slots \(--slots\) must be 1 to 1024, got 1099511627776"):
         daemon.client.post("/gpus", {"index": 3, "slots": 2**40})  # the API, past the CLI
     with pytest.raises(HerdError, match="GPU 4096 is not a GPU index: use 0 to 4095"):
         daemon.client.post("/gpus", {"index": 4096, "slots": 1})  # as the CLI caps them
