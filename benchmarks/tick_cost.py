@@ -17,7 +17,6 @@ Run: python benchmarks/tick_cost.py
 from __future__ import annotations
 
 import asyncio
-import shutil
 import statistics
 import sys
 import tempfile
@@ -42,7 +41,11 @@ QUEUED = 2100
 
 
 async def empty_tick(ticks: int = 3000) -> float:
-    tmp = Path(tempfile.mkdtemp(prefix="tick-cost-"))
+    with tempfile.TemporaryDirectory(prefix="tick-cost-") as tmp:
+        return await _empty_tick(Path(tmp), ticks)
+
+
+async def _empty_tick(tmp: Path, ticks: int) -> float:
     store = Store(tmp / "herd.db")
     store.replace_devices(dict.fromkeys(range(SLOTS), 1))
     probe = FakeProbe([FakeGpu() for _ in range(SLOTS)])
@@ -71,7 +74,13 @@ def placement_pass(queued: int, gpus: int, busy: int, per_job: int, passes: int 
     """The median time of the engine's placement pass with `queued` jobs of `per_job` GPUs
     queued and `busy` of `gpus` GPUs taken (by reservations the engine is made to see: no
     process runs, nothing is recorded)."""
-    tmp = Path(tempfile.mkdtemp(prefix="tick-cost-"))
+    with tempfile.TemporaryDirectory(prefix="tick-cost-") as tmp:
+        return _placement_pass(Path(tmp), queued, gpus, busy, per_job, passes)
+
+
+def _placement_pass(
+    tmp: Path, queued: int, gpus: int, busy: int, per_job: int, passes: int
+) -> float:
     store = Store(tmp / "herd.db")
     store.replace_devices(dict.fromkeys(range(gpus), 1))
     probe = FakeProbe([FakeGpu() for _ in range(gpus)])
@@ -90,12 +99,16 @@ def placement_pass(queued: int, gpus: int, busy: int, per_job: int, passes: int 
         times.append(time.perf_counter() - begin)
     engine.close()
     store.close()
-    shutil.rmtree(tmp)
     return statistics.median(times)
 
 
 def end_and_start(per_tick: int, commit_each: bool, scratch: bool, rounds: int = 300) -> float:
-    store = Store(Path(tempfile.mkdtemp(prefix="tick-cost-")) / "herd.db", scratch=scratch)
+    with tempfile.TemporaryDirectory(prefix="tick-cost-") as tmp:
+        store = Store(Path(tmp) / "herd.db", scratch=scratch)
+        return _end_and_start(store, per_tick, commit_each, rounds)
+
+
+def _end_and_start(store: Store, per_tick: int, commit_each: bool, rounds: int) -> float:
     spec = JobSpec(command="true", cwd="/tmp")
     queue = iter(store.add_jobs([NewJob(spec) for _ in range(2000)], 1.0))
 
