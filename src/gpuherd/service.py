@@ -78,8 +78,10 @@ class Service(SystemVerbs, JobVerbs):
         now = self.engine.clock()
         new_jobs = []
         never = never_runs_judge(devices, self.engine.policy, self.engine.devices.missing())
+        folders: set[str] = set()
         for n, item in enumerate(items, 1):
-            spec = spec_from_item(item, n if len(items) > 1 else None, self.engine.policy.retries)
+            number = n if len(items) > 1 else None
+            spec = spec_from_item(item, number, self.engine.policy.retries, folders)
             if reason := never(spec):
                 raise HerdError(f"{where_in_batch(n, len(items))}this job can never run: {reason}")
             new_jobs.append(NewJob(spec, item.priority, item.hold, _future(item.begin, now)))

@@ -18,11 +18,14 @@ from gpuherd.errors import HerdError
 from gpuherd.wire import SubmitItem
 
 
-def spec_from_item(item: SubmitItem, n: int | None, retries: int = 0) -> JobSpec:
+def spec_from_item(
+    item: SubmitItem, n: int | None, retries: int = 0, folders: set[str] | None = None
+) -> JobSpec:
     """The JobSpec a submitted item asks for; HerdError names the first thing wrong.
 
     `n` numbers the item within a batch, so a message can say which line of a file it is;
-    `retries` is what an item that gives none gets.
+    `retries` is what an item that gives none gets; `folders` holds the working directories
+    found to exist so far in this batch (its jobs nearly all share one: one look, not 10,000).
     """
     where = where_in_batch(n or 1, 2 if n else 1)
     reject_nul(
@@ -79,11 +82,14 @@ def spec_from_item(item: SubmitItem, n: int | None, retries: int = 0) -> JobSpec
         git=item.git,
     )
     check_spec(spec, where)
-    if not os.path.isabs(item.cwd) or not os.path.isdir(item.cwd):
-        raise HerdError(
-            f"{where}working directory {item.cwd} does not exist: give the absolute path of an "
-            f"existing folder as {field('cwd')}"
-        )
+    if folders is None or item.cwd not in folders:
+        if not os.path.isabs(item.cwd) or not os.path.isdir(item.cwd):
+            raise HerdError(
+                f"{where}working directory {item.cwd} does not exist: give the absolute path "
+                f"of an existing folder as {field('cwd')}"
+            )
+        if folders is not None:
+            folders.add(item.cwd)
     return spec
 
 
@@ -125,49 +131,60 @@ _POSITIVE = "must be positive, at most 100 years"
 
 def check_spec(spec: JobSpec, where: str = "") -> None:
     """HerdError for the first value a job cannot have (at submission, and after an edit)."""
-    problems = (
-        (not spec.command, "the command is empty: give it after -- or as one string"),
-        (
-            _too_long(spec.command),
-            f"the command is {len(spec.command.encode()):,} bytes, over the 128 KiB a program's "
-            "argument may hold: put it in a script file and run that",
-        ),
-        (not 0 <= spec.gpus <= 64, f"{field('gpus')} must be between 0 and 64, got {spec.gpus}"),
-        (
-            any(not 0 <= i <= MAX_GPU_INDEX for i in spec.only_gpus),
-            f"{field('only_gpus')} takes GPU indices from 0 to {MAX_GPU_INDEX}",
-        ),
-        (
-            bool(spec.only_gpus) and spec.gpus == 0,
-            f"{field('only_gpus')} with {field('gpus', '0')}: a CPU-only job gets no GPU; "
-            "drop one of them",
-        ),
-        (spec.retries < 0, f"{field('retries')} must be 0 or more, got {spec.retries}"),
-        (not _duration(spec.timeout), f"{field('timeout')} {_POSITIVE}"),
-        (not _duration(spec.retry_delay), f"{field('retry_delay')} {_POSITIVE}"),
-        (
-            not _duration(spec.no_output_timeout),
-            f"{field('no_output_timeout')} {_POSITIVE}",
-        ),
-        (not 0 <= spec.grace <= LONGEST, f"{field('grace')} must be 0 to 100 years"),
-        (
-            spec.kill_on_no_output and spec.no_output_timeout is None,
-            f"{field('kill_on_no_output', '', '--on-no-output kill')} needs "
-            f"{field('no_output_timeout')}: how long a job may print nothing",
-        ),
-        (spec.mem is not None and spec.mem <= 0, f"{field('mem')} must be positive"),
-        (
-            spec.mem is not None and spec.gpus == 0,  # (as the CLI says it, for every client)
-            f"{field('mem')} with {field('gpus', '0')}: a CPU-only job gets no GPU memory; "
-            f"drop one of them; host memory is {field('ram')}",
-        ),
-        (spec.ram is not None and spec.ram <= 0, f"{field('ram')} must be positive"),
-    )
-    for wrong, message in problems:
-        if wrong:
-            raise HerdError(f"{where}{message}")
-    if problem := _size_problem(spec):
+    # A message is built only for a problem found: a batch of 10,000 jobs checks 10,000
+    # specs, and formatting every message for each cost more than all the checks.
+    if problem := _request_problem(spec) or _limit_problem(spec) or _size_problem(spec):
         raise HerdError(f"{where}{problem}")
+
+
+def _request_problem(spec: JobSpec) -> str | None:
+    """What is wrong with the command or the GPUs asked for."""
+    if not spec.command:
+        return "the command is empty: give it after -- or as one string"
+    if _too_long(spec.command):
+        return (
+            f"the command is {len(spec.command.encode()):,} bytes, over the 128 KiB a program's "
+            "argument may hold: put it in a script file and run that"
+        )
+    if not 0 <= spec.gpus <= 64:
+        return f"{field('gpus')} must be between 0 and 64, got {spec.gpus}"
+    if any(not 0 <= i <= MAX_GPU_INDEX for i in spec.only_gpus):
+        return f"{field('only_gpus')} takes GPU indices from 0 to {MAX_GPU_INDEX}"
+    if bool(spec.only_gpus) and spec.gpus == 0:
+        return (
+            f"{field('only_gpus')} with {field('gpus', '0')}: a CPU-only job gets no GPU; "
+            "drop one of them"
+        )
+    if spec.retries < 0:
+        return f"{field('retries')} must be 0 or more, got {spec.retries}"
+    return None
+
+
+def _limit_problem(spec: JobSpec) -> str | None:
+    """What is wrong with the job's times and memory."""
+    if not _duration(spec.timeout):
+        return f"{field('timeout')} {_POSITIVE}"
+    if not _duration(spec.retry_delay):
+        return f"{field('retry_delay')} {_POSITIVE}"
+    if not _duration(spec.no_output_timeout):
+        return f"{field('no_output_timeout')} {_POSITIVE}"
+    if not 0 <= spec.grace <= LONGEST:
+        return f"{field('grace')} must be 0 to 100 years"
+    if spec.kill_on_no_output and spec.no_output_timeout is None:
+        return (
+            f"{field('kill_on_no_output', '', '--on-no-output kill')} needs "
+            f"{field('no_output_timeout')}: how long a job may print nothing"
+        )
+    if spec.mem is not None and spec.mem <= 0:
+        return f"{field('mem')} must be positive"
+    if spec.mem is not None and spec.gpus == 0:  # (as the CLI says it, for every client)
+        return (
+            f"{field('mem')} with {field('gpus', '0')}: a CPU-only job gets no GPU memory; "
+            f"drop one of them; host memory is {field('ram')}"
+        )
+    if spec.ram is not None and spec.ram <= 0:
+        return f"{field('ram')} must be positive"
+    return None
 
 
 def _size_problem(spec: JobSpec) -> str | None:
