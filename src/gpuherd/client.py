@@ -10,6 +10,7 @@ close`), so there is no keep-alive, pipelining or connection reuse to get right.
 from __future__ import annotations
 
 import json
+import os
 import socket
 import sys
 import time
@@ -68,7 +69,7 @@ class Client:
             except TimeoutError:
                 raise DaemonError(f"the daemon did not answer within {self.timeout:g}s") from None
             except (OSError, _BadResponse) as exc:
-                raise _lost(exc) from None
+                raise _lost(exc, done_maybe=method != "GET") from None
         if response.status >= 400:
             raise _error(response.status, data)
         if raw:
@@ -154,26 +155,26 @@ class Client:
         return states, done
 
     def comes_back(self, deadline: float | None, on_gone: Callable[[], None] | None) -> bool:
-        """Whether another daemon answers within RESTART_GRACE (and before `deadline`); one
-        that is stopping still answers, with its own pid."""
+        """Whether a daemon that is not stopping answers within RESTART_GRACE (and before
+        `deadline`). One that is stopping still answers a while, saying so. Not "another
+        pid than the first answer's": a daemon restarted before this client looked again (it
+        was suspended, or slow) gave that first answer, and the wait gave up on it."""
         if on_gone is not None:
             on_gone()
-        old = self._pid()
         give_up = time.monotonic() + RESTART_GRACE
         if deadline is not None:
             give_up = min(give_up, deadline)
         while time.monotonic() < give_up:
             time.sleep(0.2)
-            pid = self._pid()
-            if pid is not None and pid != old:
+            if self._serving():
                 return True
         return False
 
-    def _pid(self) -> int | None:
+    def _serving(self) -> bool:
         try:
-            return int(self.get("/daemon")["pid"])
+            return self.get("/daemon").get("stopping") is None
         except DaemonError:
-            return None
+            return False
 
     def start_failure(self, since: int) -> str | None:
         """Why a daemon start failed: the last `gpuherd daemon:` line its log got after byte
@@ -202,12 +203,14 @@ class Client:
             if timeout is not None:
                 sock.settimeout(timeout)
             sock.connect(str(self.socket_path))
-        except (FileNotFoundError, ConnectionRefusedError):
+        except (FileNotFoundError, ConnectionRefusedError, NotADirectoryError) as exc:
             sock.close()
             noted = self._noted_socket()
-            if noted is not None:  # the daemon runs with another XDG_RUNTIME_DIR
-                self.socket_path = noted
+            if noted is not None:  # the daemon runs with another XDG_RUNTIME_DIR, or moved
+                self.socket_path = noted  # its socket (daemon_home.SocketKeeper)
                 return self._connect(timeout)
+            if isinstance(exc, NotADirectoryError):
+                raise DaemonError(paths.not_a_folder(self.home, self.socket_path)) from None
             raise NotRunning(
                 f"no gpuherd daemon is running for {self.home}: start one with "
                 "`gpuherd daemon start` (add --fake-gpus 4 on a machine without GPUs)"
@@ -217,21 +220,30 @@ class Client:
             raise DaemonError(
                 f"permission denied on {self.socket_path}: the daemon belongs to another user"
             ) from None
-        except NotADirectoryError:
-            sock.close()
-            raise DaemonError(paths.not_a_folder(self.home, self.socket_path)) from None
         except BaseException:
             sock.close()
             raise
         return sock
 
     def _noted_socket(self) -> Path | None:
-        """The socket the running daemon noted in the home, if it is not the one tried."""
+        """The socket the running daemon noted in the home, if it is not the one tried and
+        the note is this home's own: a home copied with `cp -a` (to try something on a copy)
+        holds its original's note, whose socket is the original's daemon, with its queue."""
         try:
-            noted = Path(paths.socket_note(self.home).read_text().strip())
-        except (OSError, UnicodeDecodeError):
+            noted, *rest = paths.socket_note(self.home).read_text().splitlines()
+        except (OSError, UnicodeDecodeError, ValueError):
             return None
-        return noted if noted != self.socket_path and noted.is_socket() else None
+        if rest and not _same_folder(rest[0], self.home):  # (an older daemon notes no home)
+            return None
+        path = Path(noted.strip())
+        return path if path != self.socket_path and path.is_socket() else None
+
+
+def _same_folder(noted: str, home: Path) -> bool:
+    try:
+        return os.path.samefile(noted, home)
+    except OSError:  # the noted home is gone: renamed, or this is a copy of a deleted one
+        return False
 
 
 def _send(sock: socket.socket, method: str, path: str, payload: bytes | None) -> None:
@@ -354,8 +366,16 @@ def _complete(line: bytes) -> bytes:
     raise _BadResponse("the answer stopped in the middle")
 
 
-def _lost(exc: OSError | _BadResponse) -> DaemonError:
+def _lost(exc: OSError | _BadResponse, done_maybe: bool = False) -> DaemonError:
+    """`done_maybe`: a change was asked for, which a daemon that went before answering (a
+    crash, a kill -9) may have committed, or not: submitting again blindly could queue the
+    jobs twice."""
     detail = str(exc) if isinstance(exc, _BadResponse) else repr(exc)
+    if done_maybe:
+        detail += (
+            "; it may have been done before the daemon went: `gpuherd ls --all` shows the "
+            "queue as it is (after `gpuherd daemon start`)"
+        )
     return DaemonError(f"lost the connection to the daemon: {detail}")
 
 

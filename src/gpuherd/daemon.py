@@ -22,15 +22,19 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from gpuherd import paths
 from gpuherd.core.model import MAX_SLOTS
 from gpuherd.daemon_home import (
+    SOCKET_CHECK,
+    SocketKeeper,
     acquire_lock,
     bind_socket,
     make_home_private,
+    note_socket,
     number_after_job_folders,
     refuse_an_emptied_database,
 )
@@ -44,6 +48,7 @@ from gpuherd.hooks import EndHooks
 from gpuherd.layout import Layout
 from gpuherd.service import Service
 from gpuherd.store import Store
+from gpuherd.store_schema import open_failed
 
 log = logging.getLogger("gpuherd.daemon")
 
@@ -133,6 +138,35 @@ def _server_class() -> type[Any]:
     return Server
 
 
+async def _keep_socket(server: Any, keeper: SocketKeeper, app: Any) -> None:
+    """Serve on a new socket wherever the one served was removed (daemon_home.SOCKET_CHECK).
+    The new socket is one more of uvicorn's listeners, made as uvicorn makes its own
+    (Server.startup), so the server's shutdown closes it with the rest."""
+    loop = asyncio.get_running_loop()
+    while True:
+        await asyncio.sleep(SOCKET_CHECK)
+        if not server.started or server.should_exit or not keeper.lost():
+            continue
+        sock = keeper.rebind()
+        if sock is None:
+            continue
+        config = server.config
+        protocol = partial(
+            config.http_protocol_class,
+            config=config,
+            server_state=server.server_state,
+            app_state=server.lifespan.state,
+        )
+        try:
+            listener = await loop.create_server(protocol, sock=sock, backlog=config.backlog)
+        except Exception:  # a bug here must not end the keeping (nor the daemon)
+            log.exception("serving on the new socket failed")
+            sock.close()
+            continue
+        server.servers.append(listener)
+        app.state.socket_path = str(keeper.path)  # what `daemon status` says
+
+
 def serve(
     home: Path,
     gpus: str | None,
@@ -158,7 +192,7 @@ def serve(
     before = json.loads(store.get_setting("executor") or "{}").get("kind", "local")
     local_options = gpus is not None or fake_gpus is not None or slots is not None
     kind, address, remembered = choose_executor(store, executor_kind, address, local_options)
-    executor: Executor = LocalExecutor()
+    executor: Executor = LocalExecutor(known=store.attempt_known)
     table: type[DeviceTable] = DeviceTable
     if kind == "ray":
         switched = before != "ray"
@@ -168,10 +202,10 @@ def serve(
     remember_executor(store, kind, address)
     tcp_sock = tcp.bind(listen) if listen else None  # fail before serving, with the reason
     sock_path = paths.socket_path(home)
-    sock = bind_socket(sock_path, own_folder=not os.environ.get("GPUHERD_SOCKET"))
-    note, draft = paths.socket_note(home), home / "daemon.socket.tmp"
-    draft.write_text(f"{sock_path}\n")
-    draft.replace(note)  # whole or not at all: clients read it without a lock
+    own_folder = not os.environ.get("GPUHERD_SOCKET")
+    sock = bind_socket(sock_path, own_folder)
+    keeper = SocketKeeper(home, sock_path, own_folder)
+    note_socket(home, sock_path)
 
     async def main() -> None:
         engine = Engine(store, table(store, probe), executor, Layout.for_home(home))
@@ -194,7 +228,9 @@ def serve(
         hooks.start()  # before the engine finishes jobs that ended while it was down
         engine.start()
         log.info("daemon %d serving %s on %s (%s)", os.getpid(), home, sock_path, probe.describe())
+        keeping = asyncio.create_task(_keep_socket(server, keeper, app))
         await server.serve(sockets=[sock])
+        keeping.cancel()
         engine.changes.close()  # event streams over TCP end too
         await app.state.listener.stop()
         hooks.stop()
@@ -206,7 +242,7 @@ def serve(
         sock.close()
         if tcp_sock is not None:
             tcp_sock.close()
-        sock_path.unlink(missing_ok=True)
+        keeper.remove()
         store.close()
         if kind == "ray":
             from gpuherd.executors import ray_cluster
@@ -251,12 +287,8 @@ def main(argv: list[str] | None = None) -> int:
     except (HerdError, ProbeError, ValueError, OSError) as exc:
         _failed(str(exc), args.log_file)
         return 1
-    except sqlite3.DatabaseError as exc:
-        _failed(
-            f"the database in {args.home} failed ({exc}); move herd.db aside to start with "
-            "an empty queue, or restore it from a backup",
-            args.log_file,
-        )
+    except sqlite3.DatabaseError as exc:  # damaged, or locked, full, read-only: each its way out
+        _failed(str(open_failed(paths.database(paths.home_dir(args.home)), exc)), args.log_file)
         return 1
     return 0
 

@@ -1,5 +1,6 @@
-"""What a starting daemon takes of its home: the lock, the home's privacy, the socket, and
-the checks that the database matches the job folders beside it (a part of daemon.py)."""
+"""What a starting daemon takes of its home: the lock, the home's privacy, the socket (kept
+while it runs), and the checks that the database matches the job folders beside it (a part of
+daemon.py)."""
 
 from __future__ import annotations
 
@@ -80,7 +81,13 @@ def bind_socket(path: Path, own_folder: bool) -> socket.socket:
             f"another daemon listens on {path} (a GPUHERD_SOCKET shared by two homes?): "
             "give each home its own socket, or unset GPUHERD_SOCKET"
         )
-    path.unlink(missing_ok=True)  # a stale socket of a dead daemon (we hold the lock)
+    try:
+        path.unlink(missing_ok=True)  # a stale socket of a dead daemon (we hold the lock)
+    except IsADirectoryError:  # never removed: it is someone's, and may hold their files
+        raise HerdError(
+            f"a folder stands where the daemon's socket goes, {path}: move it away, then "
+            "`gpuherd daemon start` again"
+        ) from None
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     old = os.umask(0o177)
     try:
@@ -90,6 +97,76 @@ def bind_socket(path: Path, own_folder: bool) -> socket.socket:
     os.chmod(path, 0o600)
     sock.listen(128)
     return sock
+
+
+def note_socket(home: Path, path: Path) -> None:
+    """Note the socket (and whose it is) in the home, for clients whose XDG_RUNTIME_DIR is not
+    the daemon's. The home is noted too: a copy of the home (`cp -a`) holds this note, and its
+    clients must not take this daemon, and this queue, for theirs (client._noted_socket)."""
+    note, draft = paths.socket_note(home), home / "daemon.socket.tmp"
+    draft.write_text(f"{path}\n{home}\n")
+    draft.replace(note)  # whole or not at all: clients read it without a lock
+
+
+SOCKET_CHECK = 5.0
+"""Seconds between looks at the daemon's socket file while it runs. Its folder under
+XDG_RUNTIME_DIR is removed at the user's last logout (systemd-logind) or by a cleaner of
+temporary files, and the daemon, its jobs and its queue then ran on out of every client's
+reach: `ls` said no daemon ran, `daemon start` that one did, and `daemon stop` could not stop
+it. A look is one stat(): nothing next to the engine's work."""
+
+
+class SocketKeeper:
+    """Makes the daemon's socket again where it vanished from; where that cannot be made
+    (the runtime folder is gone until the user logs in again), in the home, noted there."""
+
+    def __init__(self, home: Path, path: Path, own_folder: bool) -> None:
+        self.home = home
+        self.path = path
+        self._own_folder = own_folder
+        self._bound = {path: _identity(path)}
+        self._failed = False
+
+    def lost(self) -> bool:
+        """Whether the socket file now served is gone (or another file took its path)."""
+        return _identity(self.path) != self._bound[self.path]
+
+    def rebind(self) -> socket.socket | None:
+        """A new listening socket, at the first place that takes one (noted in the home);
+        None if none did (tried again at the next look)."""
+        tried = []
+        for path, own in ((self.path, self._own_folder), (self.home / "run" / "herd.sock", True)):
+            try:
+                sock = bind_socket(path, own_folder=own)
+            except (OSError, HerdError) as exc:
+                tried.append(f"{path}: {getattr(exc, 'strerror', None) or exc}")
+                continue
+            self._bound[path] = _identity(path)
+            log.warning("the socket %s was removed: listening on %s again", self.path, path)
+            try:
+                note_socket(self.home, path)
+            except OSError as exc:  # clients that compute this path still find it
+                log.warning("cannot note the socket in %s: %s", self.home, exc)
+            self.path, self._failed = path, False
+            return sock
+        if not self._failed:  # once, not at every look
+            log.warning("the socket was removed and cannot be made again (%s)", "; ".join(tried))
+        self._failed = True
+        return None
+
+    def remove(self) -> None:
+        """Remove the socket files this daemon made that are still its own."""
+        for path, identity in self._bound.items():
+            if identity is not None and _identity(path) == identity:
+                path.unlink(missing_ok=True)
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        found = path.lstat()
+    except OSError:
+        return None
+    return (found.st_dev, found.st_ino) if stat.S_ISSOCK(found.st_mode) else None
 
 
 def _answers(path: Path) -> bool:

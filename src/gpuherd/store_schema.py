@@ -145,13 +145,49 @@ def make_private(path: Path) -> None:
             ) from None
 
 
+_ADVICE = (
+    (
+        ("SQLITE_BUSY", "SQLITE_LOCKED"),
+        "another program holds a lock on it (an open `sqlite3` shell, a backup): "
+        "close that program, then start the daemon again",
+    ),
+    (("SQLITE_FULL",), "its disk is full: free some space, then start the daemon again"),
+    (
+        ("SQLITE_READONLY",),
+        "it cannot be written (a read-only file or file system): make it writable, "
+        "then start the daemon again",
+    ),
+    (
+        ("SQLITE_CANTOPEN", "SQLITE_PERM", "SQLITE_AUTH"),
+        "check that it and its folder exist and that you can write them",
+    ),
+    (("SQLITE_IOERR",), "reading or writing the disk failed: check the disk (`dmesg`)"),
+)
+"""What to do about the database failures that are not damage, by SQLite's error name.
+Moving the file aside (the way out of damage) would mend none of these, and lose the queue."""
+
+
 def open_failed(path: Path, exc: sqlite3.DatabaseError) -> StoreError:
-    """Why the database could not be opened: damaged (cut short, not a database at all), or
-    another reason (no permission, a full disk), which moving the file aside would not mend."""
+    """Why the database could not be opened (or used, by a starting daemon): damaged (cut
+    short, not a database at all), or another reason (a lock held by another program, a full
+    disk, no permission), which moving the file aside would not mend."""
     name = getattr(exc, "sqlite_errorname", None) or ""  # none on errors Python raised itself
     if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):
         return damaged(path, exc)
-    return StoreError(f"cannot open the database {path}: {exc}")
+    if name.startswith("SQLITE_IOERR") and _disk_full(path):
+        name = "SQLITE_FULL"  # what SQLite says when its -shm cannot grow on a full disk
+    advice = next((a for names, a in _ADVICE if name.startswith(names)), None)
+    return StoreError(
+        f"cannot use the database {path} ({exc})"
+        + (f": {advice}" if advice else "; `gpuherd daemon log` shows what happened before")
+    )
+
+
+def _disk_full(path: Path) -> bool:
+    try:
+        return os.statvfs(path.parent).f_bavail == 0
+    except OSError:
+        return False
 
 
 def migrate(db: sqlite3.Connection, path: Path) -> None:

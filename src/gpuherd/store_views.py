@@ -44,6 +44,12 @@ class JobViews:
         where, args = rows.filters(states, match)
         return int(self._db.execute(f"SELECT COUNT(*) FROM jobs {where}", args).fetchone()[0])
 
+    def attempt_known(self, job_id: int, attempt: int) -> bool:
+        """Whether the queue knows attempt `attempt` of job `job_id` (has started it): a job's
+        process it does not know is no leftover of an ended attempt (LeftoverSweeper)."""
+        row = self._db.execute("SELECT attempt FROM jobs WHERE id = ?", (job_id,)).fetchone()
+        return row is not None and int(row[0]) >= attempt
+
     def waiters_of(self, job_id: int) -> list[int]:
         """Jobs that are still queued or held and wait for `job_id` to succeed (`--after`;
         one waiting for any end of it does not end with it)."""

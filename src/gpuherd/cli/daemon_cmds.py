@@ -88,7 +88,15 @@ def start(
     log_path = paths.daemon_log(client.home)
     if foreground:  # stderr (a service manager's journal), and daemon.log for `daemon log`
         os.execv(sys.executable, [*args, "--log-file", str(log_path)])
-    with log_path.open("ab") as log, open(os.devnull, "rb") as devnull:
+    try:
+        log = log_path.open("ab")
+    except OSError as exc:  # a home on a disk that is read-only, full, or not the user's
+        raise HerdError(
+            f"cannot write the daemon's log {log_path} ({exc.strerror or exc}): the daemon "
+            f"needs its home {client.home} writable, with room: remount its disk read-write, "
+            "free some space, or point GPUHERD_HOME elsewhere"
+        ) from None
+    with log, open(os.devnull, "rb") as devnull:
         logged = log.tell()
         proc = subprocess.Popen(args, stdin=devnull, stdout=log, stderr=log, start_new_session=True)
     status = _wait_until_up(client, proc, logged)

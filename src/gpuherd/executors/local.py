@@ -31,6 +31,7 @@ from signal import (
 from gpuherd.executors.base import ExitStatus, LaunchRequest, SpawnError, job_shell
 from gpuherd.executors.local_escaped import (
     ASK_WAIT,
+    KnownAttempt,
     LeftoverSweeper,
     ProcScanner,
     attempt_alive,
@@ -40,10 +41,10 @@ from gpuherd.executors.local_escaped import (
 )
 from gpuherd.executors.local_records import (
     PROCESS_FILE,
-    decode,
-    find_leader,
     is_attempt,
+    leaders,
     read_process_file,
+    reap,
     recorded_leader,
 )
 
@@ -92,25 +93,6 @@ _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
 _GROUP_POLL = 0.05
 
 
-def _from_wait_status(wait_status: int) -> ExitStatus | None:
-    now = time.time()
-    if os.WIFSIGNALED(wait_status):
-        return ExitStatus(exit_code=None, signal=os.WTERMSIG(wait_status), ended_at=now)
-    if os.WIFEXITED(wait_status):
-        # The job's shell exits with the same (encoded) status it writes to the file.
-        return decode(os.WEXITSTATUS(wait_status), now)
-    return None
-
-
-def _reap(pid: int) -> int | None:
-    """Collect our own child's wait status; None if `pid` is not our child (re-attached)."""
-    try:
-        reaped, wait_status = os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        return None
-    return wait_status if reaped == pid else None
-
-
 def _killpg(pid: int, signum: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signum)
@@ -135,7 +117,9 @@ def _forget_fd(w: _Watch) -> None:
 class LocalExecutor:
     """Executor for processes on this machine; see the module docstring for the layout."""
 
-    def __init__(self) -> None:
+    def __init__(self, known: KnownAttempt | None = None) -> None:
+        """`known`: whether the queue knows an attempt (a job, an attempt number); what
+        another one left running is left alone (LeftoverSweeper)."""
         self._watches: dict[int, _Watch] = {}
         self._kill_timers: dict[int, asyncio.TimerHandle] = {}
         # Leaders we SIGKILLed ourselves: if one was not our child we cannot reap its status,
@@ -150,7 +134,9 @@ class LocalExecutor:
         self._children: dict[int, tuple[int, int]] = {}
         # Passes over /proc for what left a job's group, off the event loop (local_escaped.py).
         self._scanner = ProcScanner()
-        self._sweeper = LeftoverSweeper(self._attempts_running, self._scanner)
+        self._sweeper = LeftoverSweeper(self._attempts_running, self._scanner, known)
+        self._leaders: dict[str, int] | None = None
+        """The attempts' leaders found by a restart's one pass (find_leader)."""
 
     def _attempts_running(self) -> set[str]:
         return {w.key for w in (*self._watches.values(), *self._draining.values())}
@@ -275,16 +261,14 @@ class LocalExecutor:
         w.loop.call_later(_GROUP_POLL, self._poll_group, pid)
 
     def _exit_status(self, pid: int, attempt_dir: str) -> ExitStatus:
-        wait_status = _reap(pid)
+        from_wait = reap(pid)
         self._children.pop(pid, None)
         killed_by_us = pid in self._killed
         self._killed.discard(pid)
         # Our own child's wait status is the shell's, which exits with the status it records;
         # the file is for a job we re-attached to after a restart (not our child).
-        if wait_status is not None:
-            from_wait = _from_wait_status(wait_status)
-            if from_wait is not None:
-                return from_wait
+        if from_wait is not None:
+            return from_wait
         recorded = read_process_file(attempt_dir)[1]
         if recorded is not None:
             return recorded
@@ -317,12 +301,15 @@ class LocalExecutor:
 
     def end_leftovers(self, home_id: str) -> None:
         # Found by their environment: a group whose number was taken again once the job's
-        # emptied is never touched.
+        # emptied is never touched. Called last in a recovery: its pass of leaders is done.
+        self._leaders = None
         self._sweeper.home_id = home_id
         self._sweeper.due()
 
     def find_leader(self, job_id: int, attempt: int, key: str) -> int | None:
-        return find_leader(key)
+        if self._leaders is None:  # nothing is spawned during a recovery: one pass serves it
+            self._leaders = leaders()
+        return self._leaders.get(key)
 
     def outlived(self, pid: int, key: str) -> bool:
         try:  # on the scanner's thread: a stuck process must not keep the daemon from starting

@@ -4,7 +4,7 @@ A job's processes normally stay in the session its shell leads, and the executor
 whole group. A process that calls setsid (`setsid prog &`, a daemonizing double fork, `ray
 start` inside a job) leaves it, and would outlive a killed or finished job, holding its GPU
 from the next one. Every process a job starts inherits GPUHERD_ATTEMPT_KEY, `HOME:JOB:N`:
-the id of the gpuherd home (a random id kept in its database; each `gpuherd run` has its own),
+the id of the gpuherd home (a digest of its folder's path; each `gpuherd run` has its own),
 the job id and the attempt number. It names one attempt of one job of one home, also when
 another job runs in the same folder (a sweep point's later job, two sweeps or two runs into
 one results folder), so they are found in /proc by it. A process that clears its environment
@@ -15,7 +15,11 @@ What ended attempts left is killed by one pass for the whole home (LeftoverSweep
 process with a key of this home whose attempt is not running now. The same pass runs when a
 daemon starts, so what a daemon killed at the wrong moment missed is caught by the next one;
 an attempt being stopped whose shell ended while no daemon ran, but whose other processes
-still run (`outlived`), counts as running until they end or its grace runs out.
+still run (`outlived`), counts as running until they end or its grace runs out. What that
+first pass finds of attempts the database does not know did not end: herd.db was moved aside
+(as the daemon advises for a damaged one), deleted, or restored from an older backup while
+they ran. They run on, untouched, and the log says so. (Later, an attempt the database does
+not know is one of a job removed since it ended: what it left is killed.)
 
 On-end hooks carry GPUHERD_JOB_STATE, which a job's environment never does (jobfiles.job_env
 drops it), and are left alone.
@@ -216,18 +220,32 @@ def _log_failure(future: Future[Any]) -> None:
         log.warning("a pass over /proc for a job's processes failed: %s", exc)
 
 
+KnownAttempt = Callable[[int, int], bool]
+"""Whether the queue knows attempt N of job J (Store.attempt_known)."""
+
+
 class LeftoverSweeper:
     """Kills what ended attempts of one home left running: SWEEP_DELAY after it is asked
     (one pass serves all the attempts that ended meanwhile), and again while a pass finds
     something. Which attempts run is read on the event loop, between finding the processes
     (on the scanner's thread) and killing them: an attempt that starts meanwhile is running
-    by then."""
+    by then. With `known`, only attempts the queue knows count as ended."""
 
-    def __init__(self, running: Callable[[], Collection[str]], scanner: ProcScanner) -> None:
+    def __init__(
+        self,
+        running: Callable[[], Collection[str]],
+        scanner: ProcScanner,
+        known: KnownAttempt | None = None,
+    ) -> None:
         self.home_id = ""
         """Whose leftovers to kill; none until the engine says (LocalExecutor.end_leftovers)."""
         self._running = running
         self._scanner = scanner
+        self._known = known
+        self._first = True
+        """The pass of the daemon's start is still to come."""
+        self._spared: set[str] = set()
+        """Attempts the queue did not know at the daemon's start: left alone for good."""
         self._timer: asyncio.TimerHandle | None = None
         self._busy = False
         """A pass is due or under way."""
@@ -255,6 +273,7 @@ class LeftoverSweeper:
         self._busy = False
         again, self._again = self._again, False
         leftovers = {} if found.exception() is not None else self._leftovers(found.result())
+        self._first = False
         self._rounds = self._rounds + 1 if leftovers else 0
         if leftovers:
             self._scanner.submit(kill_processes, leftovers)
@@ -263,7 +282,34 @@ class LeftoverSweeper:
 
     def _leftovers(self, found: Mapping[int, str]) -> dict[int, str]:
         running = set(self._running())
-        return {pid: key for pid, key in found.items() if key not in running}
+        ended = {pid: key for pid, key in found.items() if key not in running}
+        if self._known is None:
+            return ended
+        return {pid: key for pid, key in ended.items() if self._ended(key, pid)}
+
+    def _ended(self, key: str, pid: int) -> bool:
+        """Whether the attempt keyed `key`, which does not run, ended. One the queue does not
+        know at the daemon's start did not (see the module's docstring): said, left alone."""
+        assert self._known is not None
+        if key in self._spared:
+            return False
+        try:
+            _, job_id, attempt = key.rsplit(":", 2)
+            if self._known(int(job_id), int(attempt)) or not self._first:
+                return True
+        except Exception as exc:  # a damaged key, a database that fails: kill nothing
+            log.warning("cannot tell whether %s ended (%s): left running", key, exc)
+            return False
+        self._spared.add(key)
+        log.warning(
+            "job %s attempt %s runs (pid %d), but the database knows no such attempt "
+            "(herd.db moved aside, deleted or restored from an older backup): left running, "
+            "unwatched",
+            job_id,
+            attempt,
+            pid,
+        )
+        return False
 
     def close(self) -> None:
         """Kill what is left now (the loop may not run again), waiting CLOSE_WAIT at most;

@@ -1,10 +1,13 @@
 """What a local job's shell records in its attempt folder, read back after a restart: its
 pid and exit status (the `process` file); whether a live pid is still that attempt, and
-which process leads it when no pid was recorded."""
+which process leads it when no pid was recorded; and the status of a shell that is still
+our own child, from its wait status."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import time
 from collections.abc import Mapping
 
 from gpuherd.errors import Forbidden
@@ -56,6 +59,23 @@ def _read_old_files(attempt_dir: str) -> tuple[int | None, ExitStatus | None]:
     return (pid[0] or None) if pid else None, decode(*code) if code else None
 
 
+def reap(pid: int) -> ExitStatus | None:
+    """Collect our own child's status; None if `pid` is not our child (re-attached)."""
+    try:
+        reaped, wait_status = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return None
+    if reaped != pid:
+        return None
+    now = time.time()
+    if os.WIFSIGNALED(wait_status):
+        return ExitStatus(exit_code=None, signal=os.WTERMSIG(wait_status), ended_at=now)
+    if os.WIFEXITED(wait_status):
+        # The job's shell exits with the same (encoded) status it writes to the file.
+        return decode(os.WEXITSTATUS(wait_status), now)
+    return None
+
+
 def decode(code: int, ended_at: float) -> ExitStatus:
     # The shell reports death by signal N as 128+N; an explicit `exit 130` looks the same,
     # and reading it as a signal is the shell's own convention.
@@ -71,25 +91,31 @@ def is_attempt(env: Mapping[str, str], key: str) -> bool:
     return env.get(KEY_VARIABLE) == key and HOOK_VARIABLE not in env
 
 
-def find_leader(key: str) -> int | None:
-    """The live process that leads the attempt keyed `key`: a job's shell leads its own
-    session, and its key says which attempt it is."""
+def leaders() -> dict[str, int]:
+    """The live processes that lead attempts, by attempt key: a job's shell leads its own
+    session, and its key says which attempt it is. One pass over /proc for all the jobs a
+    restart finds no pid of: a pass for each cost a restart after a crash amid 500 starts
+    14 s (and 1,000 took longer than `daemon start` waits)."""
     import psutil  # deferred: needed only when a restart finds a job with no recorded pid
 
+    found: dict[str, int] = {}
     for proc in psutil.process_iter():
         try:
-            if os.getsid(proc.pid) == proc.pid and is_attempt(proc.environ(), key):
-                return int(proc.pid)
+            if os.getsid(proc.pid) == proc.pid:
+                environment = proc.environ()
+                key = environment.get(KEY_VARIABLE)
+                if key is not None and is_attempt(environment, key):
+                    found.setdefault(key, int(proc.pid))
         except (OSError, psutil.Error):
             continue
-    return None
+    return found
 
 
 def recorded_leader(pid: int, created: float, attempt_dir: str) -> bool:
     """A job whose shell replaced its environment (`exec env -i prog`) is still this attempt
     when the attempt's process file names it, has no exit, and the process already existed
     when the file was written (a pid taken again is created after the job's shell ended);
-    it also still leads the session its shell began."""
+    it also still leads the session its shell began, and writes to the attempt's logs."""
     recorded, status = read_process_file(attempt_dir)
     try:
         written = os.stat(os.path.join(attempt_dir, PROCESS_FILE)).st_mtime
@@ -97,4 +123,26 @@ def recorded_leader(pid: int, created: float, attempt_dir: str) -> bool:
     except OSError:
         return False
     # Process start times are counted from a boot time in whole seconds: allow for that.
-    return recorded == pid and status is None and leads and created <= written + 2.0
+    # Within that slack a pid taken again can pass for the job (a job that died young while
+    # no daemon ran, its number given to a program that leads a session of its own); the
+    # logs tell them apart.
+    if recorded != pid or status is not None or not leads or created > written + 2.0:
+        return False
+    return _writes_logs(pid, attempt_dir)
+
+
+def _writes_logs(pid: int, attempt_dir: str) -> bool:
+    """Whether the process's stdout or stderr is the attempt's log: the job's shell opens
+    them first thing, and what it execs keeps them; another program that got its number does
+    not. Compared by inode: the home's path may go through a symlink."""
+    logs = set()
+    for name in ("stdout.log", "stderr.log"):
+        with contextlib.suppress(OSError):  # (stat only: a planted FIFO is never opened)
+            found = os.stat(os.path.join(attempt_dir, name))
+            logs.add((found.st_dev, found.st_ino))
+    for fd in (1, 2):
+        with contextlib.suppress(OSError):
+            found = os.stat(f"/proc/{pid}/fd/{fd}")
+            if (found.st_dev, found.st_ino) in logs:
+                return True
+    return False

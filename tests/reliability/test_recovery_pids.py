@@ -1,0 +1,100 @@
+"""Finding a job's process again after a restart: a pid taken by another program while no
+daemon ran is not the job's (it must not be re-attached to, and signalled on `kill`), and the
+jobs a crash left with no recorded pid are all found in one pass over /proc."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+
+from conftest import Herd, wait_for
+from gpuherd.executors.local import LocalExecutor
+from gpuherd.jobfiles import KEY_VARIABLE
+
+NEXT_PID = Path("/proc/sys/kernel/ns_last_pid")
+
+
+def take_pid(pid: int) -> subprocess.Popen[bytes] | None:
+    """A new program that leads a session of its own, numbered `pid`: the kernel gives the
+    next process the number after ns_last_pid (root only). None if that cannot be done."""
+    for _ in range(100):
+        try:
+            NEXT_PID.write_text(str(pid - 1))
+        except OSError:
+            return None
+        proc = subprocess.Popen(["sleep", "300"], start_new_session=True)
+        if proc.pid == pid:
+            return proc
+        proc.kill()  # another process of the machine took it first: again
+        proc.wait()
+    return None
+
+
+def test_a_pid_taken_by_another_program_while_no_daemon_ran_is_not_the_job(
+    daemon: Herd,
+) -> None:
+    job = daemon.submit("--", "sleep 300")
+    pid = int(wait_for(lambda: daemon.job(job)["pid"], what="the job's pid"))
+    daemon.cli("daemon", "stop")  # the job goes on...
+    os.killpg(pid, signal.SIGKILL)  # ...and dies while no daemon runs (no exit recorded)
+    try:
+        wait_for(lambda: not psutil.pid_exists(pid), 5, "the job's shell to be reaped")
+    except AssertionError:
+        pytest.skip("nothing reaps orphans here: the pid cannot be taken again")
+    impostor = take_pid(pid)
+    if impostor is None:
+        pytest.skip(f"cannot choose the next pid here ({NEXT_PID})")
+    try:
+        # As if the job had started just before it died: start times are known to the
+        # second only, and within that slack the new program passed for the job.
+        now = time.time()
+        os.utime(daemon.home / "jobs" / str(job) / "attempt-1" / "process", (now, now))
+        daemon.start()
+        ended = daemon.wait_state(job, "lost", "failed", "killed", "succeeded", timeout=10)
+        assert (ended["state"], ended["outcome"]) == ("lost", "lost")
+        assert impostor.poll() is None  # not ours: left alone
+    finally:
+        impostor.kill()
+        impostor.wait()
+
+
+def test_a_restart_finds_the_leaders_of_many_jobs_in_one_pass(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A daemon killed amid many starts leaves jobs recorded as started with no pid: the
+    next one looks for each job's shell. A pass over /proc for each made that quadratic: 14 s
+    for 500 jobs, and 1,000 took longer than `daemon start` waits for an answer."""
+    keys = [f"recovery-test:{i}:1" for i in range(20)]
+    shells = [
+        subprocess.Popen(
+            ["sleep", "60"], start_new_session=True, env={**os.environ, KEY_VARIABLE: key}
+        )
+        for key in keys
+    ]
+    passes = 0
+    process_iter = psutil.process_iter
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        nonlocal passes
+        passes += 1
+        return process_iter(*args, **kwargs)
+
+    monkeypatch.setattr(psutil, "process_iter", counted)
+    executor = LocalExecutor()
+    try:
+        found = {key: executor.find_leader(i, 1, key) for i, key in enumerate(keys)}
+        assert found == {key: shell.pid for key, shell in zip(keys, shells, strict=True)}
+        assert executor.find_leader(99, 1, "recovery-test:99:1") is None  # never started
+        assert passes == 1
+    finally:
+        executor.close()
+        for shell in shells:
+            shell.kill()
+            shell.wait()

@@ -1,0 +1,113 @@
+"""The daemon's socket: removed while the daemon runs (a logout's cleanup of XDG_RUNTIME_DIR),
+and the note of it that a copied home carries. The queue stays reachable, and only its own."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conftest import Herd, wait_for
+
+BACK_WITHIN = 15.0
+"""Seconds a daemon may take to listen again once its socket file went (three looks:
+daemon_home.SOCKET_CHECK)."""
+
+
+def blocked(go: Path) -> str:
+    return f"while [ ! -e {go} ]; do sleep 0.05; done"
+
+
+def test_a_removed_socket_is_made_again_and_the_queue_stays_reachable(
+    daemon: Herd, tmp_path: Path
+) -> None:
+    go = tmp_path / "go"
+    job = daemon.submit("--", blocked(go))
+    daemon.wait_state(job, "running")
+    pid = daemon.pid
+    shutil.rmtree(daemon.client.socket_path.parent)  # what a logout does to XDG_RUNTIME_DIR
+
+    wait_for(daemon.is_up, BACK_WITHIN, "the daemon to listen on its socket again")
+    assert daemon.pid == pid  # the same daemon, with its running job
+    refused = daemon.cli("daemon", "start", check=False)
+    assert refused.returncode == 1 and "already running" in refused.stderr, refused.stderr
+    go.touch()
+    assert daemon.wait_state(job, "succeeded", "failed", "lost")["state"] == "succeeded"
+    assert daemon.cli("daemon", "stop").stdout.endswith("daemon stopped\n")
+    assert not daemon.client.socket_path.exists()
+    assert "was removed: listening on" in (daemon.home / "daemon.log").read_text()
+
+
+@pytest.fixture
+def runtime() -> Iterator[Path]:
+    """An XDG_RUNTIME_DIR short enough for a socket path under it (tmp_path is too long)."""
+    folder = Path(tempfile.mkdtemp(prefix="xdg"))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_a_socket_whose_folder_cannot_be_made_again_moves_to_the_home(
+    herd: Herd, runtime: Path
+) -> None:
+    herd.env["XDG_RUNTIME_DIR"] = str(runtime)
+    herd.start("--fake-gpus", "1")
+    pid = herd.pid
+    shutil.rmtree(runtime / "gpuherd")
+    (runtime / "gpuherd").write_text("")  # its folder cannot be made again (a logout: gone)
+
+    status = wait_for(
+        lambda: (p := herd.cli("daemon", "status", "--json", check=False)).returncode == 0 and p,
+        BACK_WITHIN,
+        "the daemon to answer again",
+    )
+    assert f'"pid": {pid},' in status.stdout
+    assert (herd.home / "run" / "herd.sock").is_socket()
+    job = herd.submit("--", "true")  # a client of that XDG_RUNTIME_DIR finds it by its note
+    assert herd.wait_state(job, "succeeded", "failed")["state"] == "succeeded"
+    assert herd.cli("daemon", "stop").stdout.endswith("daemon stopped\n")
+    assert not (herd.home / "run" / "herd.sock").exists()
+
+
+def test_a_copied_home_never_reaches_the_original_daemon(daemon: Herd, tmp_path: Path) -> None:
+    """`cp -a` of a home copies its note of the socket: the copy's commands reached the
+    original's daemon, and `rm` or `kill` there changed the original's queue."""
+    job = daemon.submit("--hold", "--", "true")
+    copy = Herd(tmp_path / "copy")
+    try:
+        subprocess.run(["cp", "-a", str(daemon.home), str(copy.home)], check=True)
+        listing = copy.cli("ls", check=False)
+        assert listing.returncode != 0, listing.stdout  # before: the original's job 1
+        assert listing.stderr.startswith(
+            f"gpuherd: error: no gpuherd daemon is running for {copy.home}"
+        )
+        removed = copy.cli("rm", str(job), check=False)
+        assert removed.returncode != 0
+        assert daemon.job(job)["state"] == "held"  # the original's queue is untouched
+
+        copy.start()  # the copy gets its own daemon (before: "another daemon listens on ...")
+        assert copy.json("show", str(job))["state"] == "held"
+        copy.cli("rm", str(job))
+        assert daemon.job(job)["state"] == "held"
+    finally:
+        copy.cleanup()
+
+
+def test_a_folder_where_the_socket_goes_is_said_so_and_left_alone(herd: Herd) -> None:
+    herd.start("--fake-gpus", "1")
+    socket_path = herd.client.socket_path
+    herd.kill9()  # leaves its socket file
+    socket_path.unlink()
+    (socket_path / "mine").mkdir(parents=True)  # made there by some other program
+    refused = herd.cli("daemon", "start", check=False)
+    lines = refused.stderr.splitlines()
+    assert refused.returncode == 1 and len(lines) == 1, refused.stderr
+    assert f"a folder stands where the daemon's socket goes, {socket_path}: move it" in lines[0]
+    assert (socket_path / "mine").is_dir()
+    shutil.rmtree(socket_path)
+    herd.start()

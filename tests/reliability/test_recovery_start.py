@@ -1,0 +1,158 @@
+"""A daemon that cannot start because of its database says what to do, and the way out it
+gives never loses the queue; a client waiting through a restart goes on with the new daemon."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+from functools import partial
+from pathlib import Path
+
+import psutil
+import pytest
+from faults import fill, grow, read_only_bind, tmpfs
+from test_cli_fuzz import half_answering_daemon
+
+from conftest import Herd, group_members, wait_for
+
+
+def test_a_database_locked_by_another_program_is_said_so(herd: Herd) -> None:
+    herd.start("--fake-gpus", "1")
+    job = herd.submit("--hold", "--", "true")
+    herd.cli("daemon", "stop")
+    holder = sqlite3.connect(herd.home / "herd.db", isolation_level=None)
+    try:
+        holder.execute("BEGIN IMMEDIATE")  # a `sqlite3 herd.db` shell in a write, say
+        refused = herd.cli("daemon", "start", check=False)
+    finally:
+        holder.close()
+    assert refused.returncode == 1
+    lines = refused.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("gpuherd: error:"), refused.stderr
+    assert str(herd.home / "herd.db") in lines[0]
+    assert "another program holds a lock on it" in lines[0], lines[0]
+    assert "move it aside" not in lines[0]  # which would start an empty queue for nothing
+    herd.start()  # once the other program let go
+    assert herd.job(job)["state"] == "held"
+
+
+def one_error_line(proc: subprocess.CompletedProcess[str]) -> str:
+    assert proc.returncode == 1, proc.stdout
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("gpuherd: error:"), proc.stderr
+    return lines[0]
+
+
+def test_a_full_disk_at_start_is_said_so_and_the_queue_stays(herd: Herd) -> None:
+    """SQLite says "disk I/O error" when its shared-memory file cannot grow on a full disk;
+    the daemon advised moving herd.db aside (an empty queue) for it."""
+    with tmpfs(herd.home, "2m"):
+        try:
+            herd.start("--fake-gpus", "1")
+            job = herd.submit("--hold", "--", "true")
+            herd.cli("daemon", "stop")
+            fill(herd.home)
+            line = one_error_line(herd.cli("daemon", "start", check=False))
+            assert str(herd.home / "herd.db") in line
+            assert "its disk is full: free some space" in line, line
+            assert "move it aside" not in line
+            grow(herd.home, "16m")
+            herd.start()
+            assert herd.job(job)["state"] == "held"
+        finally:
+            herd.cleanup()
+
+
+def test_a_read_only_home_at_start_is_said_so(herd: Herd) -> None:
+    herd.start("--fake-gpus", "1")
+    herd.cli("daemon", "stop")
+    with read_only_bind(herd.home):
+        line = one_error_line(herd.cli("daemon", "start", check=False))
+    assert str(herd.home) in line and "Read-only file system" in line, line
+    assert "remount its disk read-write" in line, line  # before: only what failed, on which file
+    herd.start()
+
+
+def test_a_wait_suspended_over_a_crash_and_a_restart_goes_on(daemon: Herd, tmp_path: Path) -> None:
+    """A wait that looks again only once the next daemon answers (it was suspended, or slow)
+    took that daemon for the one that went away, and gave up on it after a minute."""
+    go = tmp_path / "go"
+    job = daemon.submit("--", f"while [ ! -e {go} ]; do sleep 0.05; done")
+    daemon.wait_state(job, "running")
+    waiting = subprocess.Popen(
+        [sys.executable, "-m", "gpuherd", "wait", str(job)],
+        env=daemon.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        process = psutil.Process(waiting.pid)
+        wait_for(lambda: process.net_connections(kind="unix"), what="the wait's long poll")
+        os.kill(waiting.pid, signal.SIGSTOP)  # Ctrl-Z, a laptop's lid, a loaded machine
+        daemon.kill9()
+        daemon.start()
+        os.kill(waiting.pid, signal.SIGCONT)
+        go.touch()
+        out, err = waiting.communicate(timeout=40)  # before: it gave up after 60 s
+    finally:
+        if waiting.poll() is None:
+            waiting.kill()
+            waiting.communicate()
+    assert waiting.returncode == 0, err
+    assert out == "1 of 1 job succeeded\n"
+
+
+def test_a_database_moved_aside_never_kills_the_jobs_that_run(herd: Herd, tmp_path: Path) -> None:
+    """The way out the daemon gives for a damaged database is to move it aside. The next
+    daemon took the processes of every job that was running for leftovers of ended attempts,
+    and SIGKILLed them at its start, in silence."""
+    go, done = tmp_path / "go", tmp_path / "done"
+    herd.start("--fake-gpus", "1")
+    job = herd.submit("--", f"while [ ! -e {go} ]; do sleep 0.05; done; touch {done}")
+    pgid = wait_for(lambda: herd.job(job)["pid"], what="the job's pid")
+    herd.cli("daemon", "stop")  # the job goes on
+    aside = tmp_path / "aside"
+    aside.mkdir()
+    for part in herd.home.glob("herd.db*"):
+        part.rename(aside / part.name)
+
+    herd.start("--fake-gpus", "1")
+    witness = herd.submit("--", "true")  # numbered after the job folders: job 2
+    assert witness == job + 1
+    herd.wait_state(witness, "succeeded")  # its end asks for a pass over /proc too
+    log = herd.home / "daemon.log"
+    wait_for(lambda: "the database knows no such attempt" in log.read_text(), what="the log line")
+    assert group_members(pgid), "the job was killed"
+    go.touch()
+    wait_for(done.exists, what="the job to finish its work")
+
+
+@pytest.mark.parametrize("argv", [["submit", "--", "true"], ["rm", "1"]])
+def test_a_change_cut_off_by_a_crash_says_it_may_have_been_done(
+    tmp_path: Path, argv: list[str]
+) -> None:
+    """A daemon killed between committing a change and answering: the client cannot know
+    whether it was done, and a blind second `submit` queues the jobs twice."""
+    path = tmp_path / "run" / "herd.sock"
+    path.parent.mkdir(mode=0o700)
+    stop = threading.Event()
+    server = threading.Thread(target=half_answering_daemon, args=(path, stop))
+    server.start()
+    try:
+        wait_for(path.exists, what="the fake daemon's socket")
+        env = {**os.environ, "GPUHERD_HOME": str(tmp_path / "home"), "GPUHERD_SOCKET": str(path)}
+        run = partial(subprocess.run, env=env, capture_output=True, text=True, timeout=60)
+        change = run([sys.executable, "-m", "gpuherd", *argv])
+        look = run([sys.executable, "-m", "gpuherd", "ls"])
+    finally:
+        stop.set()
+        server.join(timeout=10)
+    line = one_error_line(change)
+    assert "lost the connection to the daemon" in line
+    assert "it may have been done before the daemon went: `gpuherd ls --all`" in line, line
+    assert "may have been done" not in look.stderr  # a question changes nothing
