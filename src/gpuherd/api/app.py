@@ -10,6 +10,7 @@ from __future__ import annotations
 import email.message
 import json
 import logging
+import sqlite3
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -23,7 +24,7 @@ from gpuherd.api import dashboard, jobs, listener, sweeps, system
 from gpuherd.api.auth import with_headers
 from gpuherd.api.limits import ASGIApp, CapsBody, Receive, Scope, Send
 from gpuherd.core.states import TransitionError
-from gpuherd.errors import HerdError
+from gpuherd.errors import DaemonError, HerdError
 from gpuherd.service import Service
 from gpuherd.store_rows import LARGEST
 
@@ -125,6 +126,16 @@ def create_app(service: Service, pid: int, socket_path: str) -> FastAPI:
         problems = "; ".join(_problem(err) for err in errors)
         return JSONResponse({"error": f"invalid request: {problems}"}, status_code=422)
 
+    @app.exception_handler(sqlite3.OperationalError)
+    async def database_busy(request: Request, exc: sqlite3.OperationalError) -> Response:
+        name = getattr(exc, "sqlite_errorname", None) or ""
+        if not name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
+            return await crashed(request, exc)
+        # Another program (an open `sqlite3` shell, a backup) held a lock on herd.db for
+        # longer than the store waits: not a bug of the daemon, and over once it lets go.
+        log.warning("a request found the database locked by another program: %s", exc)
+        return await herd_error(request, DaemonError(DATABASE_BUSY))
+
     @app.exception_handler(Exception)
     async def crashed(_: Request, exc: Exception) -> JSONResponse:
         log.exception("request failed")
@@ -134,6 +145,12 @@ def create_app(service: Service, pid: int, socket_path: str) -> FastAPI:
         )
 
     return app
+
+
+DATABASE_BUSY = (
+    "the queue's database is locked by another program (an open `sqlite3` shell, a backup): "
+    "close it, then try again (`gpuherd ls --all` shows what was done)"
+)
 
 
 def _sent_json(request: Request) -> bool:
