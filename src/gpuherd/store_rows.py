@@ -40,12 +40,12 @@ def job_row(
         "command": spec.command,
         "cwd": spec.cwd,
         "env_id": env_id,
-        "env_overrides": json.dumps(dict(spec.env_overrides)),
+        "env_overrides": json.dumps(dict(spec.env_overrides)) if spec.env_overrides else "{}",
         "gpus": spec.gpus,
         "mem": spec.mem,
-        "after": json.dumps(list(spec.after)),
-        "after_any": json.dumps(list(spec.after_any)),
-        "only_gpus": json.dumps(list(spec.only_gpus)),
+        "after": _id_list(spec.after),
+        "after_any": _id_list(spec.after_any),
+        "only_gpus": _id_list(spec.only_gpus),
         "retries": spec.retries,
         "retry_delay": spec.retry_delay,
         "timeout": spec.timeout,
@@ -65,6 +65,12 @@ def job_row(
         "no_output_timeout": spec.no_output_timeout,
         "kill_on_no_output": int(spec.kill_on_no_output),
     }
+
+
+def _id_list(ids: tuple[int, ...]) -> str:
+    # Most jobs have none: four json.dumps of empty lists were a quarter of what storing a
+    # job cost (add_jobs of 10,000: 289 -> 205 ms).
+    return json.dumps(list(ids)) if ids else "[]"
 
 
 def _ids(text: str | None) -> tuple[int, ...]:
