@@ -215,7 +215,11 @@ def test_wait_and_ls_quiet_handle_a_queue_of_30000_jobs(daemon: Herd) -> None:
     assert (late.returncode, late.stderr) == (2, "gave up waiting; still unfinished: 1-30000\n")
     daemon.cli("hold", "30000")  # held: not waited for unless named (it waits for a release)
     late = daemon.cli("wait", "--timeout", "0.2", check=False)
-    assert (late.returncode, late.stderr) == (2, "gave up waiting; still unfinished: 1-29999\n")
+    assert (late.returncode, late.stderr) == (
+        2,
+        "gpuherd: job 30000 is held (until released, or its --begin time), not waited for: "
+        "gpuherd wait 30000 waits for it\ngave up waiting; still unfinished: 1-29999\n",
+    )
     daemon.cli("rm", "1201-30000")  # the rest runs: its ids are three chunks to wait for
     daemon.cli("resume")
     done = daemon.cli("wait", "1-1200", "--timeout", "60")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from test_logs import reading
+from test_logs import held_note, reading
 
 from conftest import Herd
 
@@ -64,4 +64,4 @@ def test_log_f_prints_each_of_many_fast_retries_once_in_order(shared_daemon: Her
     assert follow.proc.returncode == 0
     assert out.decode().splitlines() == [f"attempt {n} says hi" for n in range(1, 6)]
     began = [f"gpuherd: job {job_id}: attempt {n} began" for n in range(2, 6)]
-    assert err.decode().splitlines() == began
+    assert err.decode().splitlines() == [held_note(job_id).rstrip("\n"), *began]

@@ -67,6 +67,14 @@ def peak_memory_kib(pid: int) -> int:
     raise AssertionError(f"no VmHWM for {pid}")
 
 
+def held_note(job_id: int) -> str:
+    """What `log -f` of a held job says on stderr before it waits (a silent wait looked hung)."""
+    return (
+        f"gpuherd: job {job_id} has not started yet: held; its log follows once it starts "
+        f"(gpuherd release {job_id} lets it run)\n"
+    )
+
+
 def test_lines_prints_only_the_last_lines_of_either_stream(shared_daemon: Herd) -> None:
     ended = shared_daemon.submit("printf 'a\\nb\\nc\\nd\\n'; printf 'e1\\ne2' >&2")
     shared_daemon.wait_state(ended, "succeeded")
@@ -161,7 +169,8 @@ def test_follow_waits_for_a_queued_job_and_goes_on_through_its_retries(
         assert follow.line() == b"done"
         assert follow.proc.wait(timeout=15) == 0
         assert follow.proc.stderr is not None
-        assert follow.proc.stderr.read() == f"gpuherd: job {job_id}: attempt 2 began\n".encode()
+        began = f"gpuherd: job {job_id}: attempt 2 began\n"
+        assert follow.proc.stderr.read().decode() == held_note(job_id) + began
     assert shared_daemon.job(job_id)["state"] == "succeeded"
 
 
@@ -171,7 +180,7 @@ def test_follow_of_a_job_cancelled_before_it_started_ends(shared_daemon: Herd) -
         shared_daemon.cli("kill", str(job_id))
         out, err = follow.proc.communicate(timeout=15)  # it ends, saying the job never ran
         never = f"gpuherd: error: job {job_id} never ran (cancelled): it has no log\n"
-        assert (follow.proc.returncode, out, err.decode()) == (1, b"", never)
+        assert (follow.proc.returncode, out, err.decode()) == (1, b"", held_note(job_id) + never)
 
 
 def test_without_an_id_log_is_of_the_job_submitted_last(daemon: Herd, tmp_path: Path) -> None:
@@ -196,7 +205,7 @@ def test_follow_of_a_job_removed_meanwhile_ends_quietly(shared_daemon: Herd) -> 
         follow.connected()
         shared_daemon.cli("rm", str(job_id))
         out, err = follow.proc.communicate(timeout=15)
-        assert (follow.proc.returncode, out, err) == (0, b"", b"")
+        assert (follow.proc.returncode, out, err.decode()) == (0, b"", held_note(job_id))
 
 
 def test_daemon_log_prints_and_follows_the_daemons_own_log(daemon: Herd) -> None:

@@ -95,11 +95,11 @@ def test_no_command_prints_the_help_not_an_error(capsys: pytest.CaptureFixture[s
 def test_ls_refuses_a_listing_a_daemon_did_not_filter() -> None:
     # A daemon from before --sweep/--name ignores them and lists every job: acting on that
     # list (`kill $(gpuherd ls -q --sweep S)`) would stop them all.
-    from gpuherd.cli.job_cmds import _filtered
+    from gpuherd.cli.job_refs import filtered
 
     old = {"ids": [1, 2, 3]}
-    assert _filtered(old, {"project": "p", "sweep": None}) is old
+    assert filtered(old, {"project": "p", "sweep": None}) is old
     with pytest.raises(click.ClickException, match="cannot filter by --sweep: it runs an older"):
-        _filtered(old, {"project": None, "sweep": "s", "name": None})
+        filtered(old, {"project": None, "sweep": "s", "name": None})
     new = {"ids": [2], "filtered": ["project", "sweep", "name"]}
-    assert _filtered(new, {"sweep": "s", "name": "x*"}) is new
+    assert filtered(new, {"sweep": "s", "name": "x*"}) is new

@@ -48,7 +48,16 @@ def get(name: str) -> None:
 @click.argument("value")
 def set_(name: str, value: str) -> None:
     """Change a setting; the daemon uses it at once."""
-    click.echo(one_line(Client().post("/config", {"name": name, "value": value})["message"]))
+    client = Client()
+    click.echo(one_line(client.post("/config", {"name": name, "value": value})["message"]))
+    if name == "on-end":  # set as asked, but a hook that can only fail is worth a word
+        import os
+
+        from gpuherd.cli.submit_hints import hook_path_hint
+
+        hint = hook_path_hint(value, os.getcwd(), str(client.home), os.environ)
+        if hint is not None:
+            click.echo(f"gpuherd: warning: on-end: {hint}", err=True)
 
 
 COMMANDS = [config]

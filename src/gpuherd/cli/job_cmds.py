@@ -11,8 +11,22 @@ from typing import Any
 import click
 
 from gpuherd import paths
-from gpuherd.cli.job_refs import newest_job, resolve_last
-from gpuherd.cli.log_output import check_attempt, has_text, point_at_stderr, print_follow
+from gpuherd.cli.job_refs import (
+    FINISHED,
+    filtered,
+    listed_ids,
+    newest_job,
+    resolve_last,
+    unless_finished,
+)
+from gpuherd.cli.log_output import (
+    DAEMON_GONE,
+    check_attempt,
+    has_text,
+    not_started_note,
+    point_at_stderr,
+    print_follow,
+)
 from gpuherd.cli.options import (
     after_option,
     begin_option,
@@ -41,8 +55,6 @@ from gpuherd.client import Client
 from gpuherd.core.idspec import format_ids, summarize
 from gpuherd.core.units import plural
 from gpuherd.errors import DaemonError, HerdError, NotFound
-
-FINISHED = {"succeeded", "failed", "killed", "cancelled", "lost"}
 
 
 class _KeepsArgs(click.Command):
@@ -216,7 +228,7 @@ def list_jobs(
         return
     if limit is None and not (as_json or quiet or all_jobs):
         limit = render.DEFAULT_LS_LIMIT
-    answer = _filtered(
+    answer = filtered(
         client.get("/jobs", state=list(states), **match, all=all_jobs or None, limit=limit), match
     )
     jobs = answer["jobs"]
@@ -224,64 +236,41 @@ def list_jobs(
         click.echo(json.dumps(jobs, indent=1))
         return
     if quiet:
-        click.echo("\n".join(str(job["id"]) for job in _unless_finished(jobs, states, all_jobs)))
+        click.echo("\n".join(str(job["id"]) for job in unless_finished(jobs, states, all_jobs)))
         return
-    filtered = bool(states or all_jobs or any(match.values()))
-    render.job_table(jobs, answer.get("more", 0), filtered=filtered)
-
-
-def listed_ids(
-    client: Client,
-    states: tuple[str, ...] = (),
-    match: dict[str, str | None] | None = None,
-    all_jobs: bool = False,
-) -> list[int]:
-    """The ids `ls -q` prints: of the jobs matching, or else of every job not finished."""
-    match = match or {}
-    answer = client.get("/jobs", state=list(states), **match, all=all_jobs or None, ids_only=True)
-    _filtered(answer, match)
-    if "ids" in answer:
-        return list(answer["ids"])
-    # A daemon from before ids_only answers with the whole listing.
-    return [job["id"] for job in _unless_finished(answer["jobs"], states, all_jobs)]
-
-
-def _filtered(answer: dict[str, Any], match: dict[str, str | None]) -> dict[str, Any]:
-    """The answer, unless the daemon ignored a filter asked for: an older daemon lists every
-    job, and `kill $(gpuherd ls -q --sweep S)` would then kill them all."""
-    known = ("project", *answer.get("filtered", ()))  # every daemon knows --project
-    unknown = [k for k, v in match.items() if v is not None and k not in known]
-    if unknown:
-        raise click.ClickException(
-            f"the daemon cannot filter by --{unknown[0]}: it runs an older gpuherd; restart "
-            "it (gpuherd daemon stop, then gpuherd daemon start: running jobs go on)"
-        )
-    return answer
-
-
-def _unless_finished(
-    jobs: list[dict[str, Any]], states: tuple[str, ...], all_jobs: bool
-) -> list[dict[str, Any]]:
-    """`kill $(ls -q)`: without --all or --state, not the finished jobs `ls` shows for context."""
-    return jobs if states or all_jobs else [j for j in jobs if j["state"] not in FINISHED]
+    narrowed = bool(states or all_jobs or any(match.values()))
+    render.job_table(jobs, answer.get("more", 0), filtered=narrowed)
 
 
 @click.command(cls=TakesJobIds)
-@click.argument("job_id", type=JOB_ID)
+@click.argument("job_id", type=JOB_ID, required=False)
 @json_option()
-def show(job_id: int, as_json: bool) -> None:
-    """Everything about one job: command, GPUs, attempts, outcome, and its stderr tail."""
+def show(job_id: int | None, as_json: bool) -> None:
+    """Everything about one job: command, GPUs, attempts, outcome, and its stderr tail.
+
+    Without JOB_ID, of the job submitted last (as `gpuherd log`, and task-spooler's `tsp -i`).
+    """
     from gpuherd.cli import render  # deferred: the tables' code, which `submit` does not need
 
-    detail = Client().get(f"/jobs/{job_id}")
+    client = Client()
+    detail = client.get(f"/jobs/{_or_newest(client, job_id)}")
     if as_json:
         click.echo(json.dumps(detail, indent=1))
     else:
         render.job_detail(detail)
 
 
+def _or_newest(client: Client, job_id: int | None) -> int:
+    """The job given, or else the job submitted last."""
+    if job_id is None:
+        job_id = newest_job(client)
+        if job_id is None:
+            raise HerdError("no job yet: `gpuherd submit` queues one")
+    return job_id
+
+
 def _say_daemon_gone() -> None:
-    click.echo("gpuherd: the daemon went away; waiting for it to come back", err=True)
+    click.echo(DAEMON_GONE, err=True)
 
 
 @click.command(cls=TakesJobIds)
@@ -300,10 +289,7 @@ def log(
     With -f, a job that has not started is waited for, and a retry's output follows.
     """
     client = Client()
-    if job_id is None:  # `gpuherd submit ...` then `gpuherd log -f`
-        job_id = newest_job(client)
-        if job_id is None:
-            raise HerdError("no job yet: `gpuherd submit` queues one")
+    job_id = _or_newest(client, job_id)  # `gpuherd submit ...` then `gpuherd log -f`
     stream = "stderr" if stderr else "stdout"
     check_attempt(client, job_id, attempt)
     if not follow:
@@ -318,9 +304,11 @@ def log(
         if not wrote and not stderr:
             point_at_stderr(client, job_id, attempt, "")
         return
-    if not stderr and has_text(client, job_id, "stdout", attempt) is False:
+    if attempt is None and (note := not_started_note(client.get(f"/jobs/{job_id}"))):
+        click.echo(note, err=True)  # (held, say: the follow would look hung)
+    elif not stderr and has_text(client, job_id, "stdout", attempt) is False:
         point_at_stderr(client, job_id, attempt, " -f")
-    print_follow(client, job_id, stream, attempt, lines, _say_daemon_gone)
+    print_follow(client, job_id, stream, attempt, lines)
     try:  # ended: did it ever run (it was cancelled, say)?
         job = client.get(f"/jobs/{job_id}")
     except (NotFound, DaemonError):  # removed while followed, or the daemon stopped (a drain)
@@ -344,6 +332,11 @@ def wait(ids: tuple[str, ...], timeout: float | None, quiet: bool) -> None:
     deadline = None if timeout is None else time.monotonic() + timeout
     try:  # no daemon, or gone and none came back: no verdict on the jobs (exit 3)
         wanted = expand_ids(ids) if ids else listed_ids(client, ("queued", "running", "paused"))
+        # Held jobs wait for a release (or their --begin time): waited for only when named,
+        # which `submit --begin +1h ...; gpuherd wait` did not tell.
+        held = [] if ids or quiet else listed_ids(client, ("held",))
+        if held and wanted:
+            click.echo(f"gpuherd: {_not_waited_for(held)}", err=True)
         say_gone = None if quiet else _say_daemon_gone
         states, done = client.wait(wanted, deadline, say_gone) if wanted else ({}, True)
     except DaemonError as exc:
@@ -351,7 +344,10 @@ def wait(ids: tuple[str, ...], timeout: float | None, quiet: bool) -> None:
         sys.exit(3)
     if not wanted:
         if not quiet:
-            click.echo("nothing to wait for: no job is queued or running")
+            click.echo(
+                "nothing to wait for: no job is queued or running"
+                + (f"; {_not_waited_for(held)}" if held else "")
+            )
         return
     if not done:
         if not quiet:
@@ -364,6 +360,16 @@ def wait(ids: tuple[str, ...], timeout: float | None, quiet: bool) -> None:
             click.echo(line, err=True)  # `jobs 3,5-9: failed`: one line per state
         click.echo(f"{len(states) - len(bad)} of {plural(len(states), 'job')} succeeded")
     sys.exit(1 if bad else 0)
+
+
+def _not_waited_for(held: list[int]) -> str:
+    """Says that `wait` without ids leaves out these held jobs, and how to wait for them."""
+    one = len(held) == 1
+    them = f"job {held[0]} is" if one else f"jobs {format_ids(held)} are"
+    return (
+        f"{them} held (until released, or {'its' if one else 'their'} --begin time), not "
+        f"waited for: gpuherd wait {format_ids(held)} waits for {'it' if one else 'them'}"
+    )
 
 
 COMMANDS = [submit, list_jobs, show, log, wait]

@@ -1,14 +1,19 @@
-"""`last` where the CLI takes job ids: the job submitted last (`gpuherd log`, `--after last`,
-as task-spooler's `tsp -d`)."""
+"""Which jobs a command means: `last` where the CLI takes job ids (the job submitted last:
+`gpuherd log`, `gpuherd show`, `--after last`, as task-spooler's `tsp -d`), and the ids of the
+jobs a listing matches (`ls -q`, `wait`, `clean`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
+
+import click
 
 from gpuherd.client import Client
 from gpuherd.errors import HerdError
 
 LAST = "last"
+FINISHED = {"succeeded", "failed", "killed", "cancelled", "lost"}
 
 
 def newest_job(client: Client) -> int | None:
@@ -25,3 +30,39 @@ def resolve_last(client: Client, ids: Sequence[int | str], option: str) -> list[
     if newest is None:
         raise HerdError(f"{option} last: there is no job yet to wait for")
     return sorted({newest if i == LAST else int(i) for i in ids})
+
+
+def listed_ids(
+    client: Client,
+    states: tuple[str, ...] = (),
+    match: dict[str, str | None] | None = None,
+    all_jobs: bool = False,
+) -> list[int]:
+    """The ids `ls -q` prints: of the jobs matching, or else of every job not finished."""
+    match = match or {}
+    answer = client.get("/jobs", state=list(states), **match, all=all_jobs or None, ids_only=True)
+    filtered(answer, match)
+    if "ids" in answer:
+        return list(answer["ids"])
+    # A daemon from before ids_only answers with the whole listing.
+    return [job["id"] for job in unless_finished(answer["jobs"], states, all_jobs)]
+
+
+def filtered(answer: dict[str, Any], match: dict[str, str | None]) -> dict[str, Any]:
+    """The answer, unless the daemon ignored a filter asked for: an older daemon lists every
+    job, and `kill $(gpuherd ls -q --sweep S)` would then kill them all."""
+    known = ("project", *answer.get("filtered", ()))  # every daemon knows --project
+    unknown = [k for k, v in match.items() if v is not None and k not in known]
+    if unknown:
+        raise click.ClickException(
+            f"the daemon cannot filter by --{unknown[0]}: it runs an older gpuherd; restart "
+            "it (gpuherd daemon stop, then gpuherd daemon start: running jobs go on)"
+        )
+    return answer
+
+
+def unless_finished(
+    jobs: list[dict[str, Any]], states: tuple[str, ...], all_jobs: bool
+) -> list[dict[str, Any]]:
+    """`kill $(ls -q)`: without --all or --state, not the finished jobs `ls` shows for context."""
+    return jobs if states or all_jobs else [j for j in jobs if j["state"] not in FINISHED]

@@ -3,8 +3,9 @@ pointing at stderr when stdout is empty, and checking `--attempt` against the jo
 
 from __future__ import annotations
 
+import os
 import sys
-from collections.abc import Callable
+from typing import Any, TextIO
 
 import click
 
@@ -52,18 +53,78 @@ def point_at_stderr(client: Client, job_id: int, attempt: int | None, follow: st
         )
 
 
+def not_started_note(job: dict[str, Any]) -> str | None:
+    """What `log -f` says on stderr of a job that has not started and will not at once (held,
+    waiting for its --begin time, a dependency or GPUs): it waits silently for the job
+    otherwise, which reads as a hang. None for one that ran, or is about to start."""
+    if job["attempt"] or job["state"] not in ("queued", "held"):
+        return None
+    why = str(job.get("reason") or job["state"])
+    if why == "starting":
+        return None
+    job_id, release = job["id"], ""
+    if job["state"] == "held":
+        release = (
+            f" (gpuherd release {job_id} {'starts it now' if job.get('begin') else 'lets it run'})"
+        )
+    return (
+        f"gpuherd: job {job_id} has not started yet: {why}; its log follows once it starts{release}"
+    )
+
+
+def one_place(first: TextIO, second: TextIO) -> bool:
+    """Whether both streams write to one place (a terminal, `2>&1`): there a note on stderr
+    lands in the text of stdout."""
+    try:
+        a, b = os.fstat(first.fileno()), os.fstat(second.fileno())
+    except (OSError, ValueError):
+        return False
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+
+
+class FollowPrinter:
+    """A followed log's text on stdout, and gpuherd's notes on stderr between it (a retry
+    began, the daemon went away, how the job ended). A note that comes while the text's last
+    line is unfinished (a progress bar redrawn with \r, a print without its newline) starts
+    a line of its own where both streams show in one place: it was glued to that line, or
+    written over by the bar's next drawing. The text itself is printed as the job wrote it."""
+
+    def __init__(self) -> None:
+        self.open_line = False
+
+    def text(self, piece: str) -> None:
+        if piece:
+            sys.stdout.write(piece)
+            sys.stdout.flush()
+            self.open_line = not piece.endswith("\n")
+
+    def note(self, line: str) -> None:
+        if self.open_line and one_place(sys.stdout, sys.stderr):
+            line = "\n" + line
+            self.open_line = False
+        click.echo(line, err=True)
+
+
+DAEMON_GONE = "gpuherd: the daemon went away; waiting for it to come back"
+
+
 def print_follow(
     client: Client,
     job_id: int,
     stream: str = "stdout",
     attempt: int | None = None,
     lines: int | None = None,
-    on_gone: Callable[[], None] | None = None,
-) -> None:
-    """Print a job's log as it comes until the job ends (`log -f`, `submit --follow`)."""
-    for kind, piece in follow_log(client, job_id, stream, attempt, lines, on_gone):
+    say_gone: bool = True,
+    printer: FollowPrinter | None = None,
+) -> FollowPrinter:
+    """Print a job's log as it comes until the job ends (`log -f`, `submit --follow`);
+    `say_gone`: say so when the daemon goes away (the follow waits for the next one).
+    Returns the printer, for notes after the text."""
+    out = printer or FollowPrinter()
+    gone = (lambda: out.note(DAEMON_GONE)) if say_gone else None
+    for kind, piece in follow_log(client, job_id, stream, attempt, lines, gone):
         if kind == "attempt":  # a retry: its log follows (said on stderr, apart from the log)
-            click.echo(f"gpuherd: job {job_id}: attempt {piece} began", err=True)
-            continue
-        sys.stdout.write(piece)
-        sys.stdout.flush()
+            out.note(f"gpuherd: job {job_id}: attempt {piece} began")
+        else:
+            out.text(piece)
+    return out

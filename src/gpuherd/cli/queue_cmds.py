@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from gpuherd.cli.job_cmds import listed_ids
+from gpuherd.cli.job_refs import listed_ids
 from gpuherd.cli.options import ids_argument, only_gpus_option
 from gpuherd.cli.param_types import DURATION, JOB_ID, PRIORITY, SIZE, TakesJobIds, expand_ids
 from gpuherd.client import Client

@@ -141,6 +141,8 @@ def job_detail(job: dict[str, Any], term: plain.Terminal | None = None) -> None:
         rows.append(("begins", _when(job["begin"]) + " (--begin: held until then)"))
     if job.get("timeout"):
         rows.append(("timeout", format_given(job["timeout"])))  # as --timeout was typed
+    if job.get("retry_delay"):  # (`edit --retry-delay` changes it: show what it is now)
+        rows.append(("retry delay", format_given(job["retry_delay"])))
     for key, value in job.get("env_overrides", {}).items():
         rows.append(("env", f"{key}={value}"))
     width = max(len(k) for k, _ in rows)

@@ -1,4 +1,5 @@
-"""Warnings `submit` prints for a command that is queued but will not run as meant."""
+"""Warnings `submit` prints for a command that is queued but will not run as meant (and
+`config set on-end` for a hook command that will not run)."""
 
 from __future__ import annotations
 
@@ -30,32 +31,43 @@ _SHELL_WORDS = frozenset(_SHELL_WORDS_TEXT.split())
 _ASSIGNMENT = r"[A-Za-z_][A-Za-z0-9_]*="
 
 
-def not_on_path_hint(command: str, cwd: str, env: Mapping[str, str]) -> str | None:
-    """What to say when `command` starts with a file of `cwd` named without a `/` that the
-    job's shell will not find: it looks on the job's PATH, never in its folder (`eval: job.sh:
-    not found`, exit 127). None for anything else, and whenever unsure."""
+def _program(command: str, env: Mapping[str, str]) -> str | None:
+    """The program word `command` starts with, after its NAME=value assignments; None when
+    unsure: unbalanced quotes (the shell will say), PATH set there (`PATH=.:$PATH job.sh`),
+    a word the shell runs itself or expands to another (`$HOME/x`, `~/x`)."""
     try:
         words = shlex.split(command)
-    except ValueError:  # unbalanced quotes: the shell will say
+    except ValueError:
         return None
     while words and re.match(_ASSIGNMENT, words[0]):
-        if words.pop(0).startswith("PATH="):  # `PATH=.:$PATH job.sh`
+        if words.pop(0).startswith("PATH="):
             return None
     if not words:
         return None
     word = words[0]
-    if "/" in word or word in _SHELL_WORDS or f"BASH_FUNC_{word}%%" in env:
+    if word in _SHELL_WORDS or f"BASH_FUNC_{word}%%" in env or any(c in word for c in "$`*?[~"):
         return None
-    if any(c in word for c in "$`*?[~"):  # the shell expands it to another word: unsure
-        return None
-    file = os.path.join(cwd, word)
-    if not os.path.isfile(file):
-        return None
-    # PATH as the job's shell reads it: an empty or relative entry is relative to its folder.
+    return word
+
+
+def _on_path(word: str, cwd: str, env: Mapping[str, str]) -> bool:
+    """Whether the shell of a command run in `cwd` finds the program `word` on PATH."""
+    # PATH as the shell reads it: an empty or relative entry is relative to its folder.
     path = os.pathsep.join(
         os.path.join(cwd, entry or ".") for entry in env.get("PATH", os.defpath).split(os.pathsep)
     )
-    if shutil.which(word, path=path) is not None:
+    return shutil.which(word, path=path) is not None
+
+
+def not_on_path_hint(command: str, cwd: str, env: Mapping[str, str]) -> str | None:
+    """What to say when `command` starts with a file of `cwd` named without a `/` that the
+    job's shell will not find: it looks on the job's PATH, never in its folder (`eval: job.sh:
+    not found`, exit 127). None for anything else, and whenever unsure."""
+    word = _program(command, env)
+    if word is None or "/" in word:
+        return None
+    file = os.path.join(cwd, word)
+    if not os.path.isfile(file) or _on_path(word, cwd, env):
         return None
     fix = (
         f"submit ./{word} (or sh {word})"
@@ -63,6 +75,42 @@ def not_on_path_hint(command: str, cwd: str, env: Mapping[str, str]) -> str | No
         else f"submit sh {word} (or chmod +x {word}, then submit ./{word})"
     )
     return f'{word} is a file in {cwd} but not on PATH: the job will fail with "not found"; {fix}'
+
+
+def spaced_program_hint(command: str, cwd: str, env: Mapping[str, str]) -> str | None:
+    """What to say when the program `command` starts with is a name with a space in it that
+    names nothing: `gpuherd submit "python train.py" --lr 0.1` quotes each of several
+    arguments, so the shell looks for a program called `python train.py` (`not found`, exit
+    127). None for anything else, and whenever unsure."""
+    word = _program(command, env)
+    if word is None or not any(c.isspace() for c in word):
+        return None
+    if os.path.exists(os.path.join(cwd, word)) or _on_path(word, cwd, env):
+        return None
+    meant = shlex.join([*word.split(), *shlex.split(command)[1:]])
+    return (
+        f"the command's program is {word!r}, one name with spaces in it, which names no program:"
+        f' the job will fail with "not found"; give its words apart (gpuherd submit -- {meant})'
+    )
+
+
+def hook_path_hint(command: str, cwd: str, home: str, env: Mapping[str, str]) -> str | None:
+    """What to say when the on-end command starts with a program that names a file here
+    (`./notify.sh`, `notify.sh`) but will not where the hook runs: in the daemon's home, its
+    shell finds nothing (`eval: ./notify.sh: not found` in hooks.log, at every job's end).
+    None for anything else, and whenever unsure."""
+    word = _program(command, env)
+    if word is None or os.path.isabs(word):
+        return None
+    here = os.path.join(cwd, word)
+    if not os.path.isfile(here):
+        return None
+    if os.path.isfile(os.path.join(home, word)) if "/" in word else _on_path(word, home, env):
+        return None  # the hook's shell finds a file of that name too (the same one, surely)
+    return (
+        f"{word} is a file in {cwd}, but the hook runs in the daemon's home ({home}), where "
+        f"its shell does not find it: give its full path, {os.path.abspath(here)}"
+    )
 
 
 _ID_LIST = r"\d[\d,-]*"
@@ -109,7 +157,11 @@ def warn_submitted(commands: Sequence[str], job: Mapping[str, Any]) -> None:
     SubmitItem's fields) on stderr, each once (1000 lines `job.sh N` warn once)."""
     overrides = job["env_overrides"]
     env = {**os.environ, **overrides}
-    hints = [not_on_path_hint(command, job["cwd"], env) for command in commands]
+    hints = [
+        hint(command, job["cwd"], env)
+        for command in commands
+        for hint in (not_on_path_hint, spaced_program_hint)
+    ]
     hints.append(visible_devices_hint(os.environ, overrides, job["gpus"], job["only_gpus"]))
     hints.append(past_begin_hint(job.get("begin"), time.time(), len(commands)))
     for hint in dict.fromkeys(hints):

@@ -27,7 +27,7 @@ import click
 from gpuherd.cli import plain
 from gpuherd.cli.main import drop_output
 from gpuherd.client import Client
-from gpuherd.core.idspec import summarize
+from gpuherd.core.idspec import format_ids, summarize
 
 SHELL_SIGNAL_BASE = 128
 """A shell reports a command that a signal N ended as 128 + N."""
@@ -77,23 +77,40 @@ def wait_and_exit(
 ) -> None:
     """Print `said` (the ids), wait for the jobs (printing the one job's stdout as it comes
     if `follow`), name those that did not succeed on stderr, and exit with the status the
-    module's doc gives."""
-    if said is not None:
-        _unless_reader_left(lambda: click.echo(said), sys.stdout)
-    if follow:
-        from gpuherd.cli.log_output import print_follow
+    module's doc gives. Ctrl-C ends the waiting, not the jobs, and says so."""
+    from gpuherd.cli.log_output import FollowPrinter, print_follow
 
-        (job_id,) = ids
-        _unless_reader_left(lambda: print_follow(client, job_id, on_gone=on_gone), sys.stdout)
-    states, _ = client.wait(ids, None, on_gone)  # at once after a follow: the job has ended
+    printer = FollowPrinter()  # notes after a followed log's unfinished line start their own
+    try:
+        if said is not None:
+            _unless_reader_left(lambda: click.echo(said), sys.stdout)
+        if follow:
+            (job_id,) = ids
+            _unless_reader_left(
+                lambda: print_follow(client, job_id, say_gone=on_gone is not None, printer=printer),
+                sys.stdout,
+            )
+        states, _ = client.wait(ids, None, on_gone)  # at once after a follow: the job has ended
+    except KeyboardInterrupt:
+        # srun cancels its job on Ctrl-C; this one goes on, which the user may not expect.
+        them = f"job {ids[0]} goes on" if len(ids) == 1 else f"jobs {format_ids(ids)} go on"
+        _unless_reader_left(
+            functools.partial(
+                printer.note,
+                f"gpuherd: interrupted: {them} (gpuherd kill {format_ids(ids)} stops "
+                f"{'it' if len(ids) == 1 else 'them'})",
+            ),
+            sys.stderr,
+        )
+        sys.exit(130)
     bad = [client.get(f"/jobs/{i}") for i in ids if states.get(i) != "succeeded"]
     for _, line in summarize((int(job["id"]), True, ending(job)) for job in bad):
         # `job 5: failed (exit 3)`; `jobs 3,7: killed`
-        _unless_reader_left(functools.partial(click.echo, line, err=True), sys.stderr)
+        _unless_reader_left(functools.partial(printer.note, line), sys.stderr)
     sys.exit(exit_status(bad[0]) if bad else 0)
 
 
-def _unless_reader_left(write: Callable[[], None], stream: TextIO) -> None:
+def _unless_reader_left(write: Callable[[], object], stream: TextIO) -> None:
     """`write`, or nothing more on `stream` once its reader has gone."""
     try:
         write()
