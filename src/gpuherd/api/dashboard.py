@@ -16,6 +16,7 @@ from starlette.staticfiles import StaticFiles
 
 from gpuherd.api import dashboard_actions, dashboard_streams, views, views_sweeps
 from gpuherd.core.idspec import parse_ids
+from gpuherd.core.text import drop_escapes
 from gpuherd.errors import NotFound
 from gpuherd.jobfiles import as_a_terminal_shows, open_job_file, utf8_complete
 from gpuherd.service import Service
@@ -107,12 +108,13 @@ def _log_tail(path: Path) -> tuple[str, int, bool]:
         return "", 0, False
     if start:
         data = data[data.find(b"\n") + 1 :]  # begin on a whole line
-    cut = utf8_complete(data)
+    cut = dashboard_streams.escapes_complete(data[: utf8_complete(data)])
     if data[:cut].endswith(b"\r"):
         # Left for the stream to send: a line being redrawn (a progress bar) is overwritten
         # by what comes next, which the page must know (the text shown has no \r left).
         cut -= 1
-    text = as_a_terminal_shows(data[:cut].decode(errors="replace"))
+    text = drop_escapes(data[:cut].decode(errors="replace"))
+    text = as_a_terminal_shows(text)
     return text, size - (len(data) - cut), start > 0
 
 

@@ -26,7 +26,7 @@ from gpuherd.core.model import DeviceState
 from gpuherd.core.states import JobState
 from gpuherd.core.units import parse_duration, parse_memory, plural
 from gpuherd.core.when import parse_begin
-from gpuherd.errors import HerdError
+from gpuherd.errors import HerdError, NotFound
 from gpuherd.service import Service
 from gpuherd.service_jobs import VERBS
 from gpuherd.store_rows import LARGEST  # a priority past it was a raw 422 answer
@@ -87,6 +87,8 @@ def _priority(service: Service, ids: Sequence[int], step: int) -> list[ActionRes
         try:
             current = int(service.show(job_id)["priority"])
             results.append(ActionResult(job_id, True, service.set_priority(job_id, current + step)))
+        except NotFound:  # said as the other buttons say it (the service's hint is the CLI's)
+            results.append(ActionResult(job_id, False, f"no job {job_id}"))
         except HerdError as exc:
             results.append(ActionResult(job_id, False, str(exc)))
     return results

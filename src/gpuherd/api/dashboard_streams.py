@@ -27,6 +27,7 @@ from fastapi.responses import StreamingResponse
 
 from gpuherd.api import views
 from gpuherd.broadcast import GAP, Change
+from gpuherd.core.text import drop_escapes
 from gpuherd.errors import Forbidden, HerdError
 from gpuherd.jobfiles import open_job_file, utf8_complete
 from gpuherd.service import Service
@@ -54,6 +55,8 @@ MAX_CATCH_UP = 1024 * 1024
 FINISHED = {"succeeded", "failed", "killed", "cancelled", "lost"}
 SSE_HEADERS = {"cache-control": "no-store", "x-accel-buffering": "no"}
 _NEWLINES = re.compile(r"\r\n|\r|\n")
+_HALF_ESCAPE = re.compile(rb"\x1b(?:\[[0-?]*[ -/]*|\][^\x07\x1b]*|[()])?\Z")
+"""The start of an escape sequence at the end of what was read: the rest is still to come."""
 
 
 def sse(event: str, data: str, event_id: str | None = None) -> str:
@@ -156,6 +159,14 @@ def _touches(
     return any(known.get(job_id) for job_id in ids)
 
 
+def escapes_complete(data: bytes) -> int:
+    """How much of `data` to show now: all but an escape sequence begun at its end (shown
+    half, it could not be recognised and removed; the next read has it whole). At most 256
+    bytes are held back: more is no escape sequence but garbage, shown as it is."""
+    half = _HALF_ESCAPE.search(data, max(0, len(data) - 256))
+    return half.start() if half else len(data)
+
+
 class LogCursor:
     """Where a reader is in one log file of one attempt."""
 
@@ -175,7 +186,7 @@ class LogCursor:
                 data = f.read(CHUNK)
         except (FileNotFoundError, Forbidden):  # not there yet, or a planted link: not served
             return ""
-        cut = len(data) if final else utf8_complete(data)
+        cut = len(data) if final else escapes_complete(data[: utf8_complete(data)])
         if not final and data[:cut].endswith(b"\r"):
             cut -= 1  # maybe half of a \r\n: a lone \r would wipe the line (_log_html)
         self.offset += cut
@@ -330,7 +341,8 @@ CARRIAGE_RETURN = '<i class="cr"></i>'
 def _log_html(text: str) -> str:
     """Escaped log text. A carriage return that redraws a line (tqdm's progress bars) is sent
     as a marker: in server-sent events it would arrive as a line break, a line per redraw."""
-    escaped = html.escape(text.replace("\r\n", "\n"), quote=False)
+    # A page shows a colour code as a box and `[32m` (the downloaded log keeps them).
+    escaped = html.escape(drop_escapes(text).replace("\r\n", "\n"), quote=False)
     return escaped.replace("\r", CARRIAGE_RETURN)
 
 

@@ -56,6 +56,38 @@
     }
   }
 
+  // The keyboard's place survives a live refresh. The refresh replaces the element that has
+  // the focus (a button Tab reached in the jobs table, a job's buttons), and the focus fell
+  // to the page: Enter then did nothing, and the next Tab began again at the top. It is found
+  // again in the new fragment by where it was (the nearest element with an id: a job's row)
+  // and what it is (name, value, link), else by its place there (the job's state changed,
+  // "hold" became "release").
+  var focused = null;
+  var CONTROLS = "a[href], button, input:not([type=hidden]), select, textarea";
+  function focusKey(target) {
+    var el = document.activeElement;
+    if (!el || el === target || !target.contains(el) || !el.matches(CONTROLS)) { return null; }
+    var holder = el.parentElement.closest("[id]");
+    if (!holder || !target.contains(holder)) { holder = target; }
+    return {
+      holder: holder.id,
+      at: Array.prototype.indexOf.call(holder.querySelectorAll(CONTROLS), el),
+      same: [el.tagName, el.getAttribute("name"), el.getAttribute("value"), el.getAttribute("href")],
+    };
+  }
+  function refocus(key) {
+    var active = document.activeElement;
+    if (active && active !== document.body) { return; }  // kept, or moved on meanwhile
+    var holder = document.getElementById(key.holder);
+    var controls = holder ? holder.querySelectorAll(CONTROLS) : [];
+    var found = Array.prototype.find.call(controls, function (el) {
+      var mine = [el.tagName, el.getAttribute("name"), el.getAttribute("value"),
+        el.getAttribute("href")];
+      return mine.every(function (part, i) { return part === key.same[i]; });
+    }) || controls[Math.min(key.at, controls.length - 1)];
+    if (found) { found.focus({ preventScroll: true }); }
+  }
+
   // Ticked job boxes stay ticked when the live jobs table is fetched again (and "select all"
   // stays ticked while every one is).
   var ticked = null;
@@ -74,6 +106,7 @@
     if (target && target.id === "job-head" && event.detail.shouldSwap) {
       editing = typedEdits(target);
     }
+    if (live && target && event.detail.shouldSwap) { focused = focusKey(target); }
     if (event.detail.target && event.detail.target.id === "jobs-live") {
       ticked = Array.prototype.map.call(
         document.querySelectorAll(BOXES + ":checked"),
@@ -96,6 +129,10 @@
         head.checked = all && boxes.length > 0;
       });
       ticked = null;
+    }
+    if (focused) {
+      refocus(focused);
+      focused = null;
     }
   });
 
@@ -149,11 +186,32 @@
       pre.removeChild(mark);
     }
   }
+  // A page left open on a chatty job kept every line it was sent: the log grew without end
+  // (hundreds of MB overnight, and the tab with it). It keeps about the last LOG_KEEP
+  // characters, in whole lines; the note above the log points to the full log.
+  var LOG_LIMIT = 1024 * 1024, LOG_KEEP = 768 * 1024;
+  function trim(pre) {
+    var drop = pre.textContent.length - LOG_KEEP;
+    if (drop <= LOG_LIMIT - LOG_KEEP) { return; }
+    while (drop > 0 && pre.firstChild) {
+      var node = pre.firstChild, size = node.textContent.length;
+      if (size > drop && node.nodeType === Node.TEXT_NODE) {
+        var cut = node.data.indexOf("\n", drop);
+        node.data = cut >= 0 ? node.data.slice(cut + 1) : "";
+        break;
+      }
+      pre.removeChild(node);
+      drop -= size;
+    }
+    var note = document.getElementById(pre.id + "-cut");
+    if (note) { note.hidden = false; }
+  }
   document.addEventListener("htmx:sseMessage", function (event) {
     var message = event.detail || {};
     var pre = event.target;
     if (message.type === "stdout" || message.type === "stderr") {
       redraw(pre);
+      trim(pre);
       if (pre.dataset.follow) { pre.scrollTop = pre.scrollHeight; }
       // A new EventSource (after the extension's own reconnect) resumes where this one is.
       var source = document.getElementById("job-stream");
@@ -168,12 +226,24 @@
   });
 
   // A sweep's plot: choosing a metric or a parameter shows it (the form works without us too).
+  // The keyboard moves through a select's options with the arrows, a `change` at each: the page
+  // reloaded at the first arrow, the focus lost. From the keyboard, Enter applies the choice.
+  var keyed = false;
+  function autosubmit(target) {
+    return target && target.hasAttribute && target.hasAttribute("data-autosubmit") && target.form;
+  }
   document.addEventListener("change", function (event) {
-    var target = event.target;
-    if (target && target.hasAttribute && target.hasAttribute("data-autosubmit") && target.form) {
-      target.form.submit();
-    }
+    if (autosubmit(event.target) && !keyed) { event.target.form.submit(); }
   });
+  document.addEventListener("keydown", function (event) {
+    if (!autosubmit(event.target) || event.key === "Tab") { return; }
+    keyed = true;
+    if (event.key === "Enter") {
+      event.preventDefault();
+      event.target.form.submit();
+    }
+  }, true);
+  document.addEventListener("pointerdown", function () { keyed = false; }, true);
   // No live refresh of a sweep's page while one of its selects is open or focused.
   document.addEventListener("htmx:beforeRequest", function (event) {
     var target = event.detail && event.detail.target;

@@ -1,0 +1,209 @@
+"""What a QA pass at scale found on the dashboard: colour codes in logs, the keyboard's place
+lost at every live refresh, a phone-sized window, a 10 KB command, a sweep plot's dots as tab
+stops.
+
+One daemon (2 fake GPUs, TCP listener) and one browser serve the module; the log test reads
+over the daemon's Unix socket, as test_dashboard_pages.py does.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_dashboard import SWEEP_CMD, Board, browser, expect, open_board
+from test_dashboard_pages import call, post, sse_events
+
+from conftest import wait_for
+
+__all__ = ["browser", "expect"]  # the fixtures, shared with test_dashboard.py
+
+ESC = "\x1b"
+
+
+@pytest.fixture(scope="module")
+def board(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Board]:
+    with open_board(browser, tmp_path_factory.mktemp("qa") / "home", "2") as b:
+        yield b
+
+
+def test_colour_codes_are_not_shown_in_a_logs_tail_or_stream(board: Board, tmp_path: Path) -> None:
+    """A log's colours (ANSI escape codes) showed as a box and `[32m`; also one cut in two
+    by the moment the stream read the file."""
+    herd, flag = board.herd, tmp_path / "go"
+    script = (
+        r"printf '\033[1;32mgreen\033[0m plain\n\033]0;title\007half \033[3'; "
+        f"while [ ! -e {shlex.quote(str(flag))} ]; do sleep 0.05; done; "
+        r"printf '1mred\033[0m\n'"
+    )
+    job_id = board.submit("--gpus", "0", "--", "sh", "-c", script)
+    log = f"/api/v1/jobs/{job_id}/log?stream=stdout"
+    wait_for(lambda: call(herd, "GET", log).body.endswith("\x1b[3"), what="half a code written")
+    page = call(herd, "GET", f"/jobs/{job_id}").body
+    assert ">green plain\nhalf </pre>" in page  # the half code waits for its end
+    stream = f"/ui/jobs/{job_id}/stream"
+    first = sse_events(herd, stream, {}, until="stdout")
+    assert first[-1][2] == "green plain\nhalf "
+    flag.touch()
+    rest = sse_events(herd, stream, {"Last-Event-ID": first[-1][1]}, until="end")
+    assert [data for name, _, data in rest if name == "stdout"] == ["red\n"]
+    assert ESC not in page and not any(ESC in data for _, _, data in first + rest)
+    assert (
+        "\x1b[1;32mgreen" in call(herd, "GET", log).body
+    )  # the full log keeps them, for a terminal
+
+
+def _focused(page: Any) -> str:
+    return str(
+        page.evaluate(
+            "(() => { const a = document.activeElement, row = a.closest('tr');"
+            " return (row ? row.id : '') + ' ' + a.tagName + ' ' + (a.value || ''); })()"
+        )
+    )
+
+
+def test_the_keyboard_keeps_its_place_through_a_live_refresh(board: Board, expect: Any) -> None:
+    """A busy queue refreshes the jobs table several times a second: the button Tab reached
+    was replaced, the focus fell to the page, and Enter did nothing."""
+    job_id = board.submit("--hold", "--gpus", "0", "--", "true")
+    page = board.page("/jobs?state=held")
+    page.locator(f"#job-{job_id} .act-prio-up").focus()
+    assert _focused(page) == f"job-{job_id} BUTTON prio-up"
+    later = board.submit("--hold", "--gpus", "0", "--", "true")
+    expect(page.locator(f"#job-{later}")).to_be_visible()  # the table was fetched again
+    assert _focused(page) == f"job-{job_id} BUTTON prio-up"
+    page.keyboard.press("Enter")
+    wait_for(lambda: board.herd.job(job_id)["priority"] == 1, what="prio + sent by Enter")
+    board.herd.cli("release", str(job_id))  # "release" becomes "hold": found by its place
+    expect(page.locator(f"#job-{job_id}")).to_have_count(0)
+    page.close()
+
+
+def test_a_phone_sized_window_needs_no_sideways_scrolling(
+    board: Board, expect: Any, tmp_path: Path
+) -> None:
+    """At 390 px the top links ran off the screen (Sweeps out of reach) and the tables
+    widened the page; now they scroll in their own box."""
+    job_id = board.submit("--hold", "--gpus", "0", "--name", "phone", "--", "sleep 1")
+    _sweep(board, tmp_path, "phone-sweep")
+    for path in ("/", "/jobs", f"/jobs/{job_id}", "/gpus", "/sweeps", "/sweeps/phone-sweep"):
+        page = board.page(path)
+        page.set_viewport_size({"width": 390, "height": 844})
+        expect(page.locator("header.top nav a").last).to_be_in_viewport(ratio=1)
+        widths = page.evaluate(
+            "[document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+        )
+        assert widths[0] <= widths[1], (path, widths)
+        page.close()
+
+
+def test_a_long_command_scrolls_in_its_box(board: Board) -> None:
+    command = "echo " + "x" * 10_240
+    job_id = board.submit("--hold", "--gpus", "0", "--", command)
+    page = board.page(f"/jobs/{job_id}")
+    box = page.locator("dl.facts pre.command")
+    sizes = box.evaluate("b => [b.clientHeight, b.scrollHeight]")
+    assert sizes[0] < 250 < sizes[1], sizes  # at most about 12 lines shown; it scrolls
+    assert page.locator("dt", has_text="Priority").is_visible()
+    page.close()
+
+
+def _sweep(board: Board, folder: Path, name: str) -> None:
+    """A sweep of three points with metrics, finished."""
+    args = ["sweep", SWEEP_CMD, "-p", "x", "0.5", "0.1", "0.9", "--gpus", "0", "--name", name]
+    ids = [int(i) for i in board.herd.cli(*args, "-q", cwd=folder).stdout.split()]
+    for job_id in ids:
+        board.herd.wait_state(job_id, "succeeded")
+
+
+def test_the_plot_by_keyboard(board: Board, expect: Any, tmp_path: Path) -> None:
+    """Every dot of a sweep's plot was a tab stop: past the plot's controls, a keyboard went
+    through thousands of dots before the table (whose rows link to the same jobs). And the
+    first arrow key in a select reloaded the page, the focus lost."""
+    _sweep(board, tmp_path, "keys")
+    page = board.page("/sweeps/keys")
+    assert page.locator("svg.plot a").count() == 3
+    page.locator(".plot-controls button").focus()
+    page.keyboard.press("Tab")
+    where = page.evaluate("document.activeElement.closest('svg, table.sweep-table').tagName")
+    assert where.lower() == "table"
+    page.evaluate("window.notReloaded = true")
+    metric = page.locator("#plot-metric")
+    expect(metric).to_have_value("acc")
+    metric.focus()
+    page.keyboard.press("ArrowDown")
+    expect(metric).to_have_value("err")
+    assert page.evaluate("window.notReloaded") is True
+    page.keyboard.press("Enter")
+    expect(page).to_have_url(re.compile(r"metric=err"))
+    expect(page.locator("#plot-metric")).to_have_value("err")
+    page.close()
+
+
+def test_a_chatty_jobs_page_keeps_only_the_logs_end(
+    board: Board, expect: Any, tmp_path: Path
+) -> None:
+    """A job's page appended every line the job printed: left open on a chatty job, it grew
+    without end. It keeps about the last 768 KiB (at most 1 MiB) and says the rest is in the
+    full log."""
+    flag = tmp_path / "go"
+    chatty = (
+        f"import os, sys, time\nwhile not os.path.exists({str(flag)!r}): time.sleep(0.05)\n"
+        "for i in range(40):\n"
+        "    sys.stdout.write(('batch %d ' % i + 'x' * 90 + '\\n') * 650)\n"
+        "    sys.stdout.flush(); time.sleep(0.05)\n"
+        "print('the end')\n"
+    )
+    job_id = board.submit("--gpus", "0", "--", "python3", "-c", chatty)
+    page = board.page(f"/jobs/{job_id}")
+    expect(page.locator("#log-stdout-cut")).to_be_hidden()
+    flag.touch()
+    log = page.locator("#log-stdout")
+    expect(log).to_contain_text("the end", timeout=30_000)
+    assert board.herd.job(job_id)["state"] == "succeeded"
+    text = log.evaluate("pre => pre.textContent")
+    assert 700_000 < len(text) <= 1024 * 1024, len(text)  # 2.6 MB were sent
+    assert text.startswith("batch ") and text.endswith("batch 39 " + "x" * 90 + "\nthe end\n")
+    expect(page.locator("#log-stdout-cut")).to_be_visible()
+    page.close()
+
+
+HIDE = (
+    "Object.defineProperty(document, 'visibilityState', {value: 'hidden', configurable: true});"
+    " document.dispatchEvent(new Event('visibilitychange'))"
+)
+SHOW = HIDE.replace("'hidden'", "'visible'")
+
+
+def test_tabs_in_the_background_let_a_seventh_load(board: Board, expect: Any) -> None:
+    """Chromium opens at most 6 connections to a host and each page's event stream holds one:
+    with six dashboard tabs open a seventh never loaded. A hidden tab lets its stream go."""
+    background = []
+    for path in ("/", "/jobs", "/gpus", "/sweeps", "/jobs", "/"):
+        page = board.page(path)
+        page.evaluate(HIDE)  # as a tab behind the one in use
+        background.append(page)
+    seventh = board.page("/jobs")
+    job_id = board.submit("--hold", "--gpus", "0", "--name", "seventh", "--", "true")
+    expect(seventh.locator(f"#job-{job_id}")).to_be_visible()  # its stream works too
+    back, errors = background[1], []
+    back.on("console", lambda message: errors.append(message.text))
+    back.evaluate(SHOW)
+    expect(back.locator(f"#job-{job_id}")).to_be_visible()  # caught up once shown
+    assert errors == []  # opened again as it was, not through an error
+    for page in [*background, seventh]:
+        page.close()
+
+
+def test_a_button_on_a_job_removed_meanwhile_says_so_in_one_line(board: Board) -> None:
+    """Every button answers "no job N" for a job removed since the page was drawn; prio +
+    and prio − gave the CLI's hint instead ("`gpuherd ls --all` lists the jobs there are")."""
+    job_id = board.submit("--hold", "--gpus", "0", "--", "true")
+    board.herd.cli("rm", str(job_id))
+    for action in ("prio-up", "prio-down", "hold", "kill", "retry"):
+        answer = post(board.herd, "/ui/jobs/act", action=action, ids=str(job_id)).body
+        assert answer.strip() == f'<div class="flash error">no job {job_id}</div>', action
