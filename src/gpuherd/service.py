@@ -71,7 +71,7 @@ class Service(SystemVerbs, JobVerbs):
         if ended:  # the job would be cancelled at once (dependency_failed)
             dep = found[ended[0]]
             raise Conflict(
-                f"{field('after')}: job {dep.id} already ended {dep.state.value}, so this job "
+                f"{field('after')}: job {dep.id} already ended ({dep.state.value}), so this job "
                 f"would never run: retry it first (gpuherd retry {dep.id}), then submit"
             )
         devices = self.engine.device_listing()

@@ -164,7 +164,7 @@ class JobVerbs:
         if failed:
             dep_id, state = failed[0]
             raise Conflict(
-                f"job {job.id} waits for job {dep_id}, which ended {state}: retry both "
+                f"job {job.id} waits for job {dep_id}, which ended ({state}): retry both "
                 f"(gpuherd retry {dep_id} {job.id})"
             )
         event, to = (Event.RETRY_HELD, JobState.HELD) if hold else (Event.RETRY, JobState.QUEUED)

@@ -200,7 +200,7 @@ def test_retry_of_a_dependency_failed_job_does_not_wait_forever(
     late = daemon.cli("submit", "--after", str(first), "--", "true", check=False)
     assert late.returncode != 0
     assert late.stderr.splitlines() == [
-        f"gpuherd: error: after (--after): job {first} already ended failed, so this job would "
+        f"gpuherd: error: after (--after): job {first} already ended (failed), so this job would "
         f"never run: retry it first (gpuherd retry {first}), then submit"
     ]
     retried = daemon.cli("retry", str(waiter), check=False)

@@ -100,4 +100,4 @@ def grow_request(mem: int | None, peak: int, largest_gpu: int) -> tuple[int | No
 
 
 def dependency_failed(dep_id: int, dep_state: JobState) -> Outcome:
-    return Outcome(OutcomeKind.DEPENDENCY_FAILED, message=f"job {dep_id} ended {dep_state.value}")
+    return Outcome(OutcomeKind.DEPENDENCY_FAILED, message=f"job {dep_id} ended ({dep_state.value})")

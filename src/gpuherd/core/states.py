@@ -111,7 +111,9 @@ class TransitionError(ValueError):
         if state not in (JobState.RUNNING, JobState.PAUSED):
             verbs.add("rm")
         hint = f"it can: {', '.join(sorted(verbs))}" if verbs else "it cannot change"
-        super().__init__(f"cannot {event.value} a job that is {state.value} ({hint})")
+        # "a job that is succeeded" reads wrong: a finished state is how the job ended.
+        what = f"has ended ({state.value})" if state in FINISHED_STATES else f"is {state.value}"
+        super().__init__(f"cannot {event.value} a job that {what} ({hint})")
         self.state = state
         self.event = event
 
