@@ -36,24 +36,24 @@ from gpuherd.core.sweep import SweepError, SweepSpec, count, size_refusal, spec_
 from gpuherd.core.sweep_names import default_sweep_name
 from gpuherd.errors import DaemonError, HerdError
 from gpuherd.following import follow_log
+from gpuherd.pyapi_sweep import Sweep, SweepWarning
 from gpuherd.pyapi_values import (
+    connect_spelling,
     in_units,
     is_sweep_file,
     job_cwd,
     make_spec,
-    non_finite,
     plain,
     submit_options,
     sweep_warnings,
 )
 from gpuherd.tasks_guard import refuse_while_loading
 from gpuherd.wire_requests import SweepOptions
-from gpuherd.worker import METRICS_FILE, RESULT_FILE
+from gpuherd.worker import METRICS_FILE, RESULT_FILE, runs_task
 
 START_TIMEOUT = 30.0
 _YES = "pass yes=True to submit them all"
 FINISHED = frozenset({"succeeded", "failed", "killed", "cancelled", "lost"})
-_ACTIVE = frozenset({"queued", "running", "paused"})
 
 
 def connect(
@@ -101,7 +101,7 @@ def _start_daemon(client: Client, args: list[str]) -> None:
     while not client.is_up():
         failed = client.start_failure(seen)
         if failed and not client.is_up():  # (another process may have started one first)
-            raise DaemonError(failed)
+            raise DaemonError(connect_spelling(failed))
         if time.monotonic() > deadline:
             raise DaemonError(f"the daemon did not answer within {START_TIMEOUT:g}s; see {log}")
         time.sleep(0.02)
@@ -162,15 +162,19 @@ class Herd:
         yes: bool = False,
         dry_run: bool = False,
         cwd: str | Path | None = None,
+        order: str = "given",
         task: bool = False,
         **options: Any,
     ) -> Sweep:
         """Submit a sweep, as `gpuherd sweep` does: a command template with `params` (name ->
         values), a sweep file (a Path, or a name ending in .yaml, .yml, .toml or .json with no
-        space or `{`, without `params`; the arguments given here override it), or a SweepSpec.
-        Returns a Sweep handle that says what was submitted and skipped."""
+        space or `{`, without `params`; the arguments given here override it, `fixed` key by
+        key), or a SweepSpec; `order="longest-first"` as `--order`. Returns a Sweep handle that
+        says what was submitted and skipped."""
         refuse_while_loading("sweep")
         if isinstance(command, SweepSpec):
+            if params:
+                raise TypeError("give the parameters in the SweepSpec's grids, or params, not both")
             spec = command
         elif isinstance(command, str | Path) and is_sweep_file(command, params):
             from gpuherd.sweepfile import SweepFileError, load_sweep
@@ -190,6 +194,8 @@ class Herd:
             raise TypeError("give a command template, a sweep file, or a SweepSpec")
         changes: dict[str, Any] = {"name": name, "samples": plain(samples), "seed": plain(seed)}
         changes["results_dir"] = None if results_dir is None else str(results_dir)
+        if fixed:  # over a file's (or a spec's) own: it was dropped without a word
+            changes["fixed"] = {**spec.fixed, **plain(dict(fixed))}
         changes = {k: v for k, v in changes.items() if v is not None}
         if shuffle:
             changes["shuffle"] = True
@@ -204,7 +210,9 @@ class Herd:
             "spec": spec_to_dict(spec),
             "cwd": job_cwd(cwd),
             "env": paths.submitter_env(),
-            "options": asdict(SweepOptions(**submit_options(options, Job, self.client))),
+            "options": asdict(
+                SweepOptions(**submit_options(options, Job, self.client), order=order)
+            ),
             "force": force,
             "yes": yes,
             "dry_run": dry_run,
@@ -228,7 +236,20 @@ class Herd:
     def wait(self, ids: Iterable[int], timeout: float | None = None) -> dict[int, str]:
         """Wait until the jobs finish; their final states. TimeoutError after `timeout` s."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        states, done = self.client.wait(sorted(set(ids)), deadline)
+        gone: list[bool] = []
+        try:
+            states, done = self.client.wait(sorted(set(ids)), deadline, lambda: gone.append(True))
+        except DaemonError:
+            if not gone or self.client.is_up():
+                raise
+            # What the daemon said last ("the daemon is stopping; wait again once it is
+            # back") is not what to do now that none came back: start one.
+            raise DaemonError(
+                f"the daemon went away while this waited for jobs, and none came back for "
+                f"{self.client.home}: start it again (`gpuherd daemon start`, or "
+                "gpuherd.connect()): jobs go on meanwhile, and the next daemon re-attaches to "
+                "them. Then wait again"
+            ) from None
         if not done:
             busy = [i for i, state in sorted(states.items()) if state not in FINISHED]
             raise TimeoutError(f"after {timeout:g}s, jobs {busy[:10]} still not finished")
@@ -281,21 +302,24 @@ class Job:
     def result(self, timeout: float | None = None) -> Any:
         """Wait until the job ends (TimeoutError after `timeout` seconds), then what it
         returned: a task's return value as it was (through JSON: a tuple comes back as a
-        list; None if it returned None), or for a command the metrics.json it wrote in its
-        folder ($GPUHERD_JOB_DIR), None if none. A job that did not succeed (failed, killed,
-        cancelled, lost) raises JobFailed, saying how it ended and its last line of stderr."""
+        list; None if it returned None, whatever else it wrote), or for a command the
+        metrics.json it wrote in its folder ($GPUHERD_JOB_DIR), None if none. A job that did
+        not succeed (failed, killed, cancelled, lost) raises JobFailed, saying how it ended
+        and its last line of stderr."""
         state = self.wait(timeout)
         if state != "succeeded":
             raise JobFailed(self, state)
-        folder = Path(self.info()["job_dir"])
-        for name in (RESULT_FILE, METRICS_FILE):
-            try:
-                return json.loads((folder / name).read_text())
-            except FileNotFoundError:
-                continue
-            except (OSError, ValueError) as exc:
-                raise HerdError(f"cannot read job {self.id}'s {folder / name}: {exc}") from None
-        return None
+        info = self.info()
+        # One file each, never the other's: a command's own result.json is no return value
+        # (it was taken for one), nor is a metrics.json a task that returned None wrote.
+        name = RESULT_FILE if runs_task(str(info.get("command") or "")) else METRICS_FILE
+        path = Path(info["job_dir"]) / name
+        try:
+            return json.loads(path.read_text())
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as exc:
+            raise HerdError(f"cannot read job {self.id}'s {path}: {exc}") from None
 
     def kill(self) -> str:
         (result,) = self.herd.client.post("/jobs/kill", {"ids": [self.id]})["results"]
@@ -334,66 +358,4 @@ class JobFailed(HerdError):
         super().__init__(text + (f": {last[-1].strip()}" if last else ""))
 
 
-class SweepWarning(UserWarning):
-    """What a sweep's submission warns of (a changed results folder, points that ran with
-    other fixed values, values that read alike): shown once, as Python warnings are."""
-
-
-class Sweep:
-    """A handle on a sweep: what the last submission did, waiting, and the results table."""
-
-    def __init__(self, herd: Herd, name: str, answer: dict[str, Any] | None) -> None:
-        self.herd = herd
-        self.name = name
-        self.submission = answer or {}
-        """The daemon's answer: counts (new, rerun_failed, skipped_done, ...), ids, seed."""
-
-    def __repr__(self) -> str:
-        if not self.submission:
-            return f"<gpuherd.Sweep {self.name}>"
-        words = {
-            "new": "new",
-            "rerun_failed": "failed rerun",
-            "rerun_done": "done rerun (force)",
-            "skipped_done": "done skipped",
-            "skipped_active": "already queued or running skipped",
-        }
-        counts = ", ".join(
-            f"{self.submission.get(k, 0)} {w}"
-            for k, w in words.items()
-            if k != "rerun_done" or self.submission.get(k)
-        )
-        return f"<gpuherd.Sweep {self.name}: {counts}>"
-
-    @property
-    def ids(self) -> list[int]:
-        return [int(i) for i in self.submission.get("ids", [])]
-
-    @property
-    def commands(self) -> list[str]:
-        """With dry_run: the commands that would have been submitted."""
-        return list(self.submission.get("commands", []))
-
-    def status(self, sort: str | None = None) -> dict[str, Any]:
-        """The whole results table (`gpuherd sweep status NAME --json`)."""
-        from urllib.parse import quote
-
-        return dict(self.herd.client.get(f"/sweeps/{quote(self.name, safe='')}", sort=sort))
-
-    def results(self, sort: str | None = None) -> list[dict[str, Any]]:
-        """One row per point: params, state, metrics (the task's return value, or what the
-        command wrote to metrics.json, with its values as they were), folder, …"""
-        rows = list(self.status(sort)["rows"])
-        for row in rows:  # NaN and the infinities travel as text (JSON has no such numbers)
-            row["metrics"] = {k: non_finite(v) for k, v in row["metrics"].items()}
-        return rows
-
-    def wait(self, timeout: float | None = None) -> bool:
-        """Wait until no point is queued, running or paused; True if all are done. As `gpuherd
-        wait`, held points are not waited for: they wait for a release (see herd.wait)."""
-        now = {r["job_id"]: r["state"] for r in self.results()}
-        self.herd.wait([i for i in {*self.ids, *now} if now.get(i, "queued") in _ACTIVE], timeout)
-        return all(r["state"] in ("succeeded", "done") for r in self.results())
-
-
-__all__ = ["Herd", "Job", "JobFailed", "Sweep", "connect", "make_spec"]
+__all__ = ["Herd", "Job", "JobFailed", "Sweep", "SweepWarning", "connect", "make_spec"]

@@ -3,7 +3,7 @@
 - `plain`: numpy scalars and arrays as Python numbers and lists, for JSON (numpy is never
   imported here: a value is converted only when its type comes from numpy);
 - `sweep_warnings`: a sweep's warnings, at the user's line, with the CLI's option names
-  as the Python API's keywords;
+  as the Python API's keywords; `connect_spelling`: a daemon's start failure so too;
 - `submit_options`, `in_units`: `submit` keyword options as the daemon's API takes them;
 - `job_cwd`: the folder a job runs in, checked to be one;
 - `make_spec`: a sweep spec from a command template and parameter lists;
@@ -68,6 +68,30 @@ _CLI_OPTION = re.compile(r"(?<![^\s(])(" + "|".join(_CLI_OPTIONS) + r")(?![\w-])
 def python_spelling(text: str) -> str:
     """A warning of the daemon's, written for the CLI, with its options as keywords."""
     return _CLI_OPTION.sub(lambda found: _CLI_OPTIONS[found.group(1)], text)
+
+
+_START_OPTION = re.compile(r"(?<![\w-])--(fake-gpus|gpus)(?: ([0-9][\w.,:/-]*))?(?![\w-])")
+"""`--gpus` or `--fake-gpus`, with a value if one follows (`4`, `0,1`, `2x24GiB`)."""
+
+
+def connect_spelling(text: str) -> str:
+    """Why a daemon did not start, said for `gpuherd daemon start` (`pass --fake-gpus 4`), in
+    connect()'s words (`pass fake_gpus=4`): a script's daemon is started by connect(), which
+    a task's submit calls too."""
+
+    def keyword(found: re.Match[str]) -> str:
+        name, value = found.group(1).replace("-", "_"), found.group(2)
+        if value is None:
+            return name
+        return f"{name}={value}" if value.isdigit() else f"{name}={value!r}"
+
+    spelled = _START_OPTION.sub(keyword, text)
+    if spelled == text:
+        return text
+    return (
+        f"{spelled} (arguments of gpuherd.connect(), before the first submit; or set"
+        " GPUHERD_FAKE_GPUS=4 in the environment)"
+    )
 
 
 def sweep_warnings(texts: Iterable[str], category: type[Warning]) -> None:
@@ -293,6 +317,7 @@ def is_sweep_file(source: object, params: Mapping[str, Any] | None) -> bool:
 
 
 __all__ = [
+    "connect_spelling",
     "in_units",
     "is_sweep_file",
     "job_cwd",

@@ -86,6 +86,7 @@ def table(store: Store, name: str, sort: str | None = None) -> dict[str, Any]:
         "name": row.name,
         "results_dir": row.results_dir,
         "command": spec.command,
+        "seed": spec.seed,  # what --samples and --shuffle drew with (the CLI's dry run too)
         "varying": list(spec.varying),
         "metric_keys": metric_keys,
         "counts": dict(Counter(r["state"] for r in rows)),

@@ -7,9 +7,9 @@ pure core's (core/sweep.py); this module adds what needs the file system and the
 - a point is *done* when its folder holds SUCCESS, *failed* when it holds FAILURE, *missing*
   otherwise; a point whose latest job of the sweep is still queued, held, running or paused
   is never submitted twice;
-- each submitted point gets `params.json` in its folder, and its job gets that folder as
-  its own (logs, job.json, markers), the sweep's name and the git commit of the submitter's
-  working directory;
+- each submitted point gets `params.json` in its folder (sweep_folders.py), and its job
+  gets that folder as its own (logs, job.json, markers), the sweep's name and the git
+  commit of the submitter's working directory;
 - the latest submission's spec is kept in the `sweeps` table: it defines the points that
   `status` lists (with the seed it used, so a resubmission draws the same points);
 - a submission warns of what it cannot tell from its counts: values that read alike (one
@@ -22,15 +22,12 @@ pure core's (core/sweep.py); this module adds what needs the file system and the
 
 from __future__ import annotations
 
-import json
 import os
 import secrets
 import shlex
 import subprocess
-import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 from gpuherd import sweep_table
@@ -48,19 +45,18 @@ from gpuherd.core.sweep import (
     spec_to_dict,
     unused_params,
 )
-from gpuherd.core.sweep_values import alike_values, check_finite, json_safe
+from gpuherd.core.sweep_values import alike_values, check_finite
 from gpuherd.core.units import plural
 from gpuherd.errors import Conflict, HerdError, NotFound
 from gpuherd.service import Service
 from gpuherd.sweep_checks import changed_values
-from gpuherd.sweep_table import METRICS_FILE, PARAMS_FILE
+from gpuherd.sweep_folders import write_params
 from gpuherd.wire import SubmitItem
 from gpuherd.wire_requests import SweepRequest
 
-PREVIOUS_DIR = "previous-runs"
-RUN_FILES = ("job.json", "SUCCESS", "FAILURE", METRICS_FILE)
-"""With the attempt-N folders: what a point's run leaves; moved aside when it runs again."""
 GIT_TIMEOUT = 10.0
+ORDERS = ("given", "longest-first")
+"""What `order` (`--order`) takes: the sweep's own order, or the points that ran longest first."""
 
 
 @dataclass
@@ -82,6 +78,11 @@ class Sweeps:
     def submit(self, request: SweepRequest, git: str | None = None) -> dict[str, Any]:
         """Expand, resume and submit (or, with dry_run, only say what would run)."""
         spec, seed_chosen = self._prepare(request)
+        request.options.max_parallel = self._cap(spec.name, request.options.max_parallel)
+        if request.options.order not in ORDERS:  # it was taken, and the sweep ran as given
+            raise HerdError(
+                f"order {request.options.order!r}: give {' or '.join(map(repr, ORDERS))}"
+            )
         if spec.name in self.service.sweeps_removing and not request.dry_run:
             raise Conflict(
                 f"sweep {spec.name!r} is being removed (gpuherd sweep rm): its points counted "
@@ -113,6 +114,7 @@ class Sweeps:
             "ids": [],
             "git": git,
             "dry_run": request.dry_run,
+            "max_parallel": request.options.max_parallel,
             "warnings": [
                 *self._warnings(spec, request),
                 *changed_values(plan.skipped_done),
@@ -133,9 +135,24 @@ class Sweeps:
             # ticks on this event loop, after this request; a failed write rolls all back.
             answer["ids"] = self.service.submit(items) if items else []
             for point in plan.to_submit:
-                _write_params(spec, point, git)
+                write_params(spec, point, git)
             self.service.engine.set_sweep_cap(spec.name, request.options.max_parallel)
         return answer
+
+    def _cap(self, name: str, given: int | None) -> int | None:
+        """The sweep's --max-parallel: as given, else the one it was last submitted with. A
+        resubmission that adds points keeps the cap (the points queued before are held to it
+        too); dropping it silently let them all start at once. `sweep rm` forgets it."""
+        if given is not None:
+            if given < 1:  # a cap of 0 would keep every point queued for ever
+                raise HerdError(
+                    f"max_parallel {given}: no point of the sweep could ever start; give 1 or"
+                    " more (how many of its points may run at once)"
+                )
+            return given
+        known = self.store.get_sweep(name)
+        cap = sweep_table.submission_of(known).get("max_parallel") if known else None
+        return cap if isinstance(cap, int) and not isinstance(cap, bool) and cap >= 1 else None
 
     def _run_times(self, name: str) -> dict[str, float]:
         """How long each point's latest finished run took, by its folder."""
@@ -300,71 +317,6 @@ def _sweep_option(name: str) -> str:
     """`--sweep NAME` as a shell passes it to `gpuherd ls` (a name may start with -)."""
     quoted = shlex.quote(name)
     return f"--sweep={quoted}" if name.startswith("-") else f"--sweep {quoted}"
-
-
-# ---- files ----------------------------------------------------------------------------------
-
-
-def _write_params(spec: SweepSpec, point: Point, git: str | None) -> None:
-    """params.json in the point's folder; clear what the point's previous run left."""
-    folder = point.run_dir
-    record = {
-        "sweep": spec.name,
-        "index": point.index,
-        "folder": point.folder,
-        "params": json_safe(dict(point.params)),
-        "varying": list(point.varying),
-        "command": point.command,
-        "git": git,
-        "submitted_at": time.time(),
-    }
-    path = os.path.join(folder, PARAMS_FILE)
-    try:
-        try:
-            os.mkdir(folder)  # a new point's folder: no previous run to move aside
-        except FileExistsError:
-            _move_previous_run(folder)
-        except FileNotFoundError:
-            os.makedirs(folder, exist_ok=True)
-        fd = os.open(path + ".tmp", os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
-        try:
-            os.write(fd, _record_text(record).encode())
-        finally:
-            os.close(fd)
-        os.replace(path + ".tmp", path)
-    except OSError as exc:
-        raise HerdError(
-            f"cannot write {path}: {exc.strerror or exc}; "
-            "choose a results folder you can write (--results-dir)"
-        ) from None
-
-
-def _record_text(record: dict[str, Any]) -> str:
-    """A key a line, each value on its own line as JSON: as readable as `indent=2` for these
-    few keys, and made by json's C encoder (indent uses the Python one: 5,000 records took
-    a second)."""
-    lines = (f"  {json.dumps(k)}: {json.dumps(v, default=str)}" for k, v in record.items())
-    return "{\n" + ",\n".join(lines) + "\n}\n"
-
-
-def _move_previous_run(folder: str) -> None:
-    """Move the logs, markers and metrics of the point's last run to previous-runs/<n>/, so
-    the new run starts clean (logs are appended to) and nothing of the old one is lost.
-    (One listing of the folder: a stat for each file a run may leave, 5,000 times, was most
-    of a big sweep's resubmission.)"""
-    names = set(os.listdir(folder))
-    old = [name for name in RUN_FILES if name in names]
-    old += sorted(
-        n for n in names if n.startswith("attempt-") and os.path.isdir(os.path.join(folder, n))
-    )
-    if not old:
-        return
-    archive = Path(folder) / PREVIOUS_DIR
-    number = 1 + max((int(p.name) for p in archive.glob("*") if p.name.isdigit()), default=0)
-    target = archive / str(number)
-    target.mkdir(parents=True)
-    for name in old:
-        os.rename(os.path.join(folder, name), target / name)
 
 
 def git_commit(cwd: str, path: str | None = None) -> str | None:

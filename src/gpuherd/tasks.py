@@ -38,7 +38,9 @@ PARAMS_INLINE_MAX = 16 * 1024
 JOB_OPTIONS = SUBMIT_OPTIONS | {"name", "cwd", "herd"}
 """What `gpuherd.task(...)` takes: a call's keyword of these names, which the function does
 not take, was meant as a job option."""
-SWEEP_OWN = ("name", "samples", "seed", "shuffle", "fixed", "force", "yes", "dry_run", "cwd")
+SWEEP_OWN = frozenset(
+    {"name", "samples", "seed", "shuffle", "fixed", "force", "yes", "dry_run", "cwd", "order"}
+)
 """A task sweep's own keywords; each is also `sweep_` and its name (`sweep_seed=5`), for a
 function that has a parameter of that name."""
 
@@ -137,7 +139,7 @@ class Task:
         """Run a grid: `train.sweep(lr=[0.1, 0.01], bs=[32, 64], results_dir="results/x")`.
 
         Keyword lists are parameters; name, samples, seed (a number), shuffle, fixed, force,
-        yes, dry_run and cwd are the sweep's own. To sweep a parameter named like one of
+        yes, dry_run, cwd and order are the sweep's own. To sweep a parameter named like one of
         those, give it a list (`seed=[1, 2, 3]`) or pass `params={...}`; to fix it,
         `fixed={"seed": 5}`. For a function with a parameter of such a name, a value that is
         not a list is refused (whose is it?): the sweep's own is then `sweep_seed=5`."""

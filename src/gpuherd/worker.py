@@ -51,6 +51,11 @@ KEPT_PARAMS_FILE = "task-params.json"
 """Where a `--params-file` is moved to in the job's folder, for the job's later attempts."""
 
 
+def runs_task(command: str) -> bool:
+    """Whether a job's command runs a task through this module (tasks.worker_command)."""
+    return " -m gpuherd.worker " in f" {command} "
+
+
 class WorkerError(Exception):
     """The task cannot be found or called; the message says why (no traceback needed)."""
 

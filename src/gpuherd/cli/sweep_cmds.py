@@ -163,8 +163,13 @@ def _dry_run(spec: SweepSpec, cwd: str, yes: bool, as_json: bool) -> None:
     with --json, what a submission's JSON says, `ids` empty, and the `commands`."""
     _check_size(spec, yes, "pass --yes to list them all")
     results = os.path.normpath(os.path.join(cwd, os.path.expanduser(spec.results_path)))
-    chosen = spec.needs_seed and spec.seed is None
-    seed = secrets.randbelow(2**31) if chosen else spec.seed
+    seed, recorded = spec.seed, False
+    if spec.needs_seed and seed is None:  # as the daemon draws: with the sweep's own seed
+        seed = _recorded_seed(spec.name)
+        recorded = seed is not None
+    chosen = spec.needs_seed and seed is None
+    if chosen:
+        seed = secrets.randbelow(2**31)
     try:
         points = expand(replace(spec, results_dir=results, seed=seed))
     except SweepError as exc:
@@ -174,6 +179,8 @@ def _dry_run(spec: SweepSpec, cwd: str, yes: bool, as_json: bool) -> None:
         _check_one_a_line(points)
     if chosen and not as_json:  # (the JSON says seed_chosen)
         click.echo(f"seed {seed} (chosen; pass --seed {seed} to get the same points)", err=True)
+    elif recorded and not as_json:
+        click.echo(f"seed {seed} (recorded for sweep {spec.name}: the points it draws)", err=True)
     warnings = [
         *(
             f"parameter {key!r} does not appear in the command"
@@ -205,6 +212,17 @@ def _dry_run(spec: SweepSpec, cwd: str, yes: bool, as_json: bool) -> None:
         click.echo(command, nl=not command.endswith("\n"))
     done = f"{_counted(len(points), 'command')} of sweep {spec.name} (dry run: nothing submitted)"
     click.echo(done, err=True)
+
+
+def _recorded_seed(name: str) -> int | None:
+    """The seed the daemon recorded for the sweep, which a submission without --seed draws
+    with (so the dry run lists the points it would run, not others); None when no daemon
+    runs or it does not know the sweep."""
+    try:
+        seed = Client().get(_path(name)).get("seed")
+    except HerdError:
+        return None
+    return seed if isinstance(seed, int) and not isinstance(seed, bool) else None
 
 
 def _check_one_a_line(points: list[Point]) -> None:

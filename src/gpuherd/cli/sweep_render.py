@@ -37,6 +37,11 @@ def summary(answer: dict[str, Any]) -> str:
         f"{answer['skipped_active']:,} already queued or running skipped",
     ]
     lines.append(f"{jobs}: {', '.join(parts)}")
+    if cap := answer.get("max_parallel"):  # given now, or kept from an earlier submission
+        lines.append(
+            f"at most {cap:,} of its points run at once (--max-parallel; kept until a"
+            " submission gives another)"
+        )
     if answer.get("seed_chosen"):
         seed = answer["seed"]
         lines.append(f"seed {seed} (chosen; recorded for this sweep; --seed {seed} repeats it)")

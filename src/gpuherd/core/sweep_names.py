@@ -14,6 +14,8 @@ from collections.abc import Collection, Mapping, Sequence
 from pathlib import PurePosixPath
 from typing import Any
 
+from gpuherd.core.sweep_quoting import places, quote_for
+
 RESERVED = ("run_dir", "sweep", "index")
 """Placeholders every command has; no parameter may take these names."""
 MAX_FOLDER_BYTES = 100
@@ -119,15 +121,18 @@ def check_template(template: str, names: Collection[str]) -> None:
 
 
 def render(template: str, params: Mapping[str, Any], run_dir: str, sweep: str, index: int) -> str:
-    """The command for one point: each placeholder's value shell-quoted (`{{`/`}}` = braces)."""
+    """The command for one point: each placeholder's value quoted for where it stands,
+    bare or inside the template's own quotes (sweep_quoting.py); `{{`/`}}` are braces."""
     specials: dict[str, Any] = {"run_dir": run_dir, "sweep": sweep, "index": index}
     out: list[str] = []
     check_template(template, list(params))
-    for literal, name, spec, conversion in _parse_template(template):
+    pieces = _parse_template(template)
+    where = places(tuple(literal for literal, _, _, _ in pieces))
+    for (literal, name, spec, conversion), place in zip(pieces, where, strict=True):
         out.append(literal)
         if name is not None:
             value = specials[name] if name in specials else params[name]
-            out.append(shlex.quote(_format(name, value, spec or "", conversion)))
+            out.append(quote_for(place, _format(name, value, spec or "", conversion)))
     return "".join(out)
 
 

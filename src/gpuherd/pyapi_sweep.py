@@ -1,0 +1,75 @@
+"""A sweep's handle in the Python API: what its submission did, waiting for its points, and
+its results table (`Herd.sweep()` and a task's `sweep()` answer one; pyapi.py)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from gpuherd.pyapi_values import non_finite
+
+if TYPE_CHECKING:
+    from gpuherd.pyapi import Herd
+
+_ACTIVE = frozenset({"queued", "running", "paused"})
+
+
+class SweepWarning(UserWarning):
+    """What a sweep's submission warns of (a changed results folder, points that ran with
+    other fixed values, values that read alike): shown once, as Python warnings are."""
+
+
+class Sweep:
+    """A handle on a sweep: what the last submission did, waiting, and the results table."""
+
+    def __init__(self, herd: Herd, name: str, answer: dict[str, Any] | None) -> None:
+        self.herd = herd
+        self.name = name
+        self.submission = answer or {}
+        """The daemon's answer: counts (new, rerun_failed, skipped_done, ...), ids, seed."""
+
+    def __repr__(self) -> str:
+        if not self.submission:
+            return f"<gpuherd.Sweep {self.name}>"
+        words = {
+            "new": "new",
+            "rerun_failed": "failed rerun",
+            "rerun_done": "done rerun (force)",
+            "skipped_done": "done skipped",
+            "skipped_active": "already queued or running skipped",
+        }
+        counts = ", ".join(
+            f"{self.submission.get(k, 0)} {w}"
+            for k, w in words.items()
+            if k != "rerun_done" or self.submission.get(k)
+        )
+        return f"<gpuherd.Sweep {self.name}: {counts}>"
+
+    @property
+    def ids(self) -> list[int]:
+        return [int(i) for i in self.submission.get("ids", [])]
+
+    @property
+    def commands(self) -> list[str]:
+        """With dry_run: the commands that would have been submitted."""
+        return list(self.submission.get("commands", []))
+
+    def status(self, sort: str | None = None) -> dict[str, Any]:
+        """The whole results table (`gpuherd sweep status NAME --json`)."""
+        from urllib.parse import quote
+
+        return dict(self.herd.client.get(f"/sweeps/{quote(self.name, safe='')}", sort=sort))
+
+    def results(self, sort: str | None = None) -> list[dict[str, Any]]:
+        """One row per point: params, state, metrics (the task's return value, or what the
+        command wrote to metrics.json, with its values as they were), folder, …"""
+        rows = list(self.status(sort)["rows"])
+        for row in rows:  # NaN and the infinities travel as text (JSON has no such numbers)
+            row["metrics"] = {k: non_finite(v) for k, v in row["metrics"].items()}
+        return rows
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait until no point is queued, running or paused; True if all are done. As `gpuherd
+        wait`, held points are not waited for: they wait for a release (see herd.wait)."""
+        now = {r["job_id"]: r["state"] for r in self.results()}
+        self.herd.wait([i for i in {*self.ids, *now} if now.get(i, "queued") in _ACTIVE], timeout)
+        return all(r["state"] in ("succeeded", "done") for r in self.results())
