@@ -140,11 +140,20 @@ class Client:
             try:
                 answer = self.get("/jobs/wait", ids=chunk, timeout=seconds)
             except DaemonError as exc:
-                if (first and isinstance(exc, NotRunning)) or not self.comes_back(
-                    deadline, on_gone
-                ):
-                    raise  # none ran to begin with, or none came back
-                continue
+                if first and isinstance(exc, NotRunning):
+                    raise  # none ran to begin with
+                if self.comes_back(deadline, on_gone):
+                    continue
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise  # the wait's own time ran out meanwhile
+                # What the daemon said last ("the daemon is stopping; wait again once it is
+                # back") is not what to do now that none came back: start one.
+                raise DaemonError(
+                    f"the daemon went away while this waited for jobs, and none came back for "
+                    f"{self.home}: start it again (`gpuherd daemon start`, or "
+                    "gpuherd.connect()): jobs go on meanwhile, and the next daemon re-attaches "
+                    "to them. Then wait again"
+                ) from None
             finally:
                 first = False
             states.update((int(k), v) for k, v in answer["states"].items())

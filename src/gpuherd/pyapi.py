@@ -236,20 +236,7 @@ class Herd:
     def wait(self, ids: Iterable[int], timeout: float | None = None) -> dict[int, str]:
         """Wait until the jobs finish; their final states. TimeoutError after `timeout` s."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        gone: list[bool] = []
-        try:
-            states, done = self.client.wait(sorted(set(ids)), deadline, lambda: gone.append(True))
-        except DaemonError:
-            if not gone or self.client.is_up():
-                raise
-            # What the daemon said last ("the daemon is stopping; wait again once it is
-            # back") is not what to do now that none came back: start one.
-            raise DaemonError(
-                f"the daemon went away while this waited for jobs, and none came back for "
-                f"{self.client.home}: start it again (`gpuherd daemon start`, or "
-                "gpuherd.connect()): jobs go on meanwhile, and the next daemon re-attaches to "
-                "them. Then wait again"
-            ) from None
+        states, done = self.client.wait(sorted(set(ids)), deadline)
         if not done:
             busy = [i for i, state in sorted(states.items()) if state not in FINISHED]
             raise TimeoutError(f"after {timeout:g}s, jobs {busy[:10]} still not finished")
