@@ -132,6 +132,11 @@ class Herd:
         ("flag" or "kill"), project, env (a dict), hold, oom_retry, begin (a datetime, epoch
         seconds, or text as `--begin` takes it: "+2h"), only_gpus ([0, 2], or "0,2")."""
         refuse_while_loading("submit")
+        if "max_parallel" in options:  # shared with sweep(), where it means something
+            raise TypeError(
+                "max_parallel is a sweep's cap (sweep(..., max_parallel=N)); to cap the jobs "
+                "running at once, set max-running (gpuherd config set max-running N)"
+            )
         text = command if isinstance(command, str) else command_from_args(list(command))
         item = {
             "command": text,
@@ -140,7 +145,6 @@ class Herd:
             "name": name,
             **submit_options({**options, "gpus": gpus}, Job, self.client),
         }
-        item.pop("max_parallel", None)
         (job_id,) = self.client.post("/jobs", {"jobs": [item]})["ids"]
         return Job(self, int(job_id))
 

@@ -101,3 +101,9 @@ def test_a_wait_whose_daemon_never_came_back_says_to_start_one(
         f"the daemon went away while this waited for jobs, and none came back for {daemon.home}:"
         " start it again (`gpuherd daemon start`, or gpuherd.connect())"
     )
+
+
+def test_a_jobs_max_parallel_is_refused_not_dropped(api: gpuherd.Herd) -> None:
+    # It was dropped silently: the job ran with no cap at all.
+    with pytest.raises(TypeError, match=r"^max_parallel is a sweep's cap .*max-running"):
+        api.submit("true", gpus=0, max_parallel=2)
