@@ -14,6 +14,7 @@ from gpuherd import paths
 from gpuherd.cli.job_refs import (
     FINISHED,
     filtered,
+    given_ids,
     listed_ids,
     newest_job,
     resolve_last,
@@ -50,7 +51,7 @@ from gpuherd.cli.options import (
     retry_delay_option,
     timeout_option,
 )
-from gpuherd.cli.param_types import ATTEMPT, DURATION, JOB_ID, TakesJobIds, expand_ids
+from gpuherd.cli.param_types import ATTEMPT, DURATION, JOB_ID, TakesJobIds
 from gpuherd.client import Client
 from gpuherd.core.idspec import format_ids, summarize
 from gpuherd.core.units import plural
@@ -331,7 +332,9 @@ def wait(ids: tuple[str, ...], timeout: float | None, quiet: bool) -> None:
     client = Client()
     deadline = None if timeout is None else time.monotonic() + timeout
     try:  # no daemon, or gone and none came back: no verdict on the jobs (exit 3)
-        wanted = expand_ids(ids) if ids else listed_ids(client, ("queued", "running", "paused"))
+        wanted = (
+            given_ids(client, ids) if ids else listed_ids(client, ("queued", "running", "paused"))
+        )
         # Held jobs wait for a release (or their --begin time): waited for only when named,
         # which `submit --begin +1h ...; gpuherd wait` did not tell.
         held = [] if ids or quiet else listed_ids(client, ("held",))

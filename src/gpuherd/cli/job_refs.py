@@ -1,5 +1,5 @@
 """Which jobs a command means: `last` where the CLI takes job ids (the job submitted last:
-`gpuherd log`, `gpuherd show`, `--after last`, as task-spooler's `tsp -d`), and the ids of the
+`gpuherd log`, `show`, `kill last`, `wait last`, `--after last`, as task-spooler's `tsp -d`), and the ids of the
 jobs a listing matches (`ls -q`, `wait`, `clean`)."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from gpuherd.cli.param_types import expand_ids
 from gpuherd.client import Client
 from gpuherd.errors import HerdError
 
@@ -30,6 +31,19 @@ def resolve_last(client: Client, ids: Sequence[int | str], option: str) -> list[
     if newest is None:
         raise HerdError(f"{option} last: there is no job yet to wait for")
     return sorted({newest if i == LAST else int(i) for i in ids})
+
+
+def given_ids(client: Client, tokens: tuple[str, ...]) -> list[int]:
+    """Job ids from argv tokens (`3-7,9`, `1 2 3`), where `last` is the job submitted last
+    (`gpuherd kill last`, as `tsp -k` kills the last job)."""
+    rest = tuple(token for token in tokens if token.strip() != LAST)
+    ids = expand_ids(rest) if rest else []
+    if len(rest) == len(tokens):
+        return ids
+    newest = newest_job(client)
+    if newest is None:
+        raise HerdError("last: there is no job yet")
+    return sorted({*ids, newest})
 
 
 def listed_ids(

@@ -8,9 +8,9 @@ from typing import Any
 
 import click
 
-from gpuherd.cli.job_refs import listed_ids
+from gpuherd.cli.job_refs import given_ids, listed_ids
 from gpuherd.cli.options import ids_argument, only_gpus_option
-from gpuherd.cli.param_types import DURATION, JOB_ID, PRIORITY, SIZE, TakesJobIds, expand_ids
+from gpuherd.cli.param_types import DURATION, JOB_ID, PRIORITY, SIZE, TakesJobIds
 from gpuherd.client import Client
 from gpuherd.core.edit import CLEARABLE
 from gpuherd.core.idspec import summarize
@@ -19,7 +19,8 @@ from gpuherd.core.states import FINISHED_STATES
 
 def _act(action: str, ids: tuple[str, ...], **body: Any) -> None:
     """POST /jobs/ACTION; one line per outcome, errors on stderr and exit status 1."""
-    results = Client().post(f"/jobs/{action}", {"ids": expand_ids(ids), **body})["results"]
+    client = Client()
+    results = client.post(f"/jobs/{action}", {"ids": given_ids(client, ids), **body})["results"]
     lines = summarize((r["id"], r["ok"], r["message"]) for r in results)
     for ok, line in lines:
         click.echo(line if ok else f"gpuherd: error: {line}", err=not ok)
