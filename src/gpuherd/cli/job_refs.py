@@ -1,6 +1,6 @@
 """Which jobs a command means: `last` where the CLI takes job ids (the job submitted last:
-`gpuherd log`, `show`, `kill last`, `wait last`, `--after last`, as task-spooler's `tsp -d`), and the ids of the
-jobs a listing matches (`ls -q`, `wait`, `clean`)."""
+`gpuherd log`, `show`, `kill last`, `wait last`, `--after last`, as task-spooler's `tsp -d`),
+and the ids of the jobs a listing matches (`ls -q`, `wait`, `clean`)."""
 
 from __future__ import annotations
 
