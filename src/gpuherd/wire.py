@@ -11,6 +11,7 @@ from copy import copy
 from dataclasses import asdict, dataclass, field, fields
 from typing import Annotated, Any
 
+from gpuherd.core.lifecycle import oom_retries
 from gpuherd.core.model import DEFAULT_GRACE, Attempt, Device, Job
 from gpuherd.core.states import JobState
 
@@ -121,9 +122,13 @@ def job_view(job: Job, reason: str | None = None, peak_mem: int | None = None) -
         "pid": job.pid,
         "attempt": job.attempt,
         "retries": job.spec.retries,
+        "oom_retries": oom_retries(job.spec) if job.spec.oom_retry else None,
         "retry_delay": job.spec.retry_delay,
         "retry_at": job.release_at if job.state is JobState.QUEUED else None,
         "timeout": job.spec.timeout,
+        "no_output_timeout": job.spec.no_output_timeout,
+        "kill_on_no_output": job.spec.kill_on_no_output,
+        "grace": job.spec.grace,
         "priority": job.priority,
         "project": job.spec.project,
         "sweep": job.spec.sweep,

@@ -170,6 +170,26 @@ def test_show_gives_the_retry_delay(shared_daemon: Herd) -> None:
     assert "retry delay" not in shared_daemon.cli("show", str(job_id)).stdout
 
 
+def test_show_gives_the_oom_retries_the_grace_and_the_no_output_limit(
+    shared_daemon: Herd,
+) -> None:
+    # `attempt 3 (retries allowed: 0)` after three out-of-memory failures of an --oom-retry
+    # job read as a bug; the grace and --no-output-timeout were shown nowhere.
+    job_id = shared_daemon.submit(
+        "--hold", "--oom-retry", "--mem", "1GiB", "--grace", "45s",
+        "--no-output-timeout", "1h", "--on-no-output", "kill", "true",
+    )  # fmt: skip
+    shown = shared_daemon.cli("show", str(job_id)).stdout.splitlines()
+    assert "attempt    0 (retries allowed: 0; after out of memory: 2, with more --mem)" in shown
+    assert "no output  1h, then killed" in shown
+    assert "grace      45s (SIGTERM, then SIGKILL)" in shown
+    view = shared_daemon.job(job_id)
+    assert (view["oom_retries"], view["grace"], view["no_output_timeout"]) == (2, 45.0, 3600.0)
+    plain = shared_daemon.submit("--hold", "true")
+    assert "grace      10s (SIGTERM, then SIGKILL)" in shared_daemon.cli("show", str(plain)).stdout
+    assert shared_daemon.job(plain)["oom_retries"] is None
+
+
 def test_show_without_an_id_is_of_the_job_submitted_last(herd: Herd) -> None:
     herd.start("--fake-gpus", "1")
     none = herd.cli("show", check=False)

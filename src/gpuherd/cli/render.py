@@ -109,6 +109,32 @@ def job_table(
     term.write(lines)
 
 
+def _retries(job: dict[str, Any]) -> str:
+    """The retries a job may have: --retries, and with --oom-retry the out-of-memory ones
+    (at least OOM_RETRIES, each with more --mem), which `retries allowed: 0` hid."""
+    allowed = f"retries allowed: {job['retries']}"
+    if not job.get("oom_retries"):
+        return allowed
+    return f"{allowed}; after out of memory: {job['oom_retries']}, with more --mem"
+
+
+def _limits(job: dict[str, Any]) -> list[tuple[str, str]]:
+    """The rows of the times a job was given, as they were typed (`edit` changes them)."""
+    rows = []
+    if job.get("begin"):
+        rows.append(("begins", _when(job["begin"]) + " (--begin: held until then)"))
+    if job.get("timeout"):
+        rows.append(("timeout", format_given(job["timeout"])))
+    if job.get("retry_delay"):
+        rows.append(("retry delay", format_given(job["retry_delay"])))
+    if job.get("no_output_timeout"):
+        then = "killed" if job.get("kill_on_no_output") else "flagged stalled"
+        rows.append(("no output", f"{format_given(job['no_output_timeout'])}, then {then}"))
+    if job.get("grace") is not None:  # (from an older daemon: none)
+        rows.append(("grace", f"{format_given(job['grace'])} (SIGTERM, then SIGKILL)"))
+    return rows
+
+
 def job_detail(job: dict[str, Any], term: plain.Terminal | None = None) -> None:
     term = term or plain.Terminal()
     rows = [
@@ -124,7 +150,7 @@ def job_detail(job: dict[str, Any], term: plain.Terminal | None = None) -> None:
         ("git", job.get("git") or "-"),
         ("pid", str(job["pid"] or "-")),
         ("host", job["attempts"][-1]["host"] if job.get("attempts") else "-"),
-        ("attempt", f"{job['attempt']} (retries allowed: {job['retries']})"),
+        ("attempt", f"{job['attempt']} ({_retries(job)})"),
         ("created", _when(job["created_at"])),
         ("started", _when(job["started_at"])),
         ("ended", _when(job["ended_at"])),
@@ -137,12 +163,7 @@ def job_detail(job: dict[str, Any], term: plain.Terminal | None = None) -> None:
         rows.append(("after", id_ranges(job["after"])))
     if job.get("after_any"):
         rows.append(("after any end of", id_ranges(job["after_any"])))
-    if job.get("begin"):
-        rows.append(("begins", _when(job["begin"]) + " (--begin: held until then)"))
-    if job.get("timeout"):
-        rows.append(("timeout", format_given(job["timeout"])))  # as --timeout was typed
-    if job.get("retry_delay"):  # (`edit --retry-delay` changes it: show what it is now)
-        rows.append(("retry delay", format_given(job["retry_delay"])))
+    rows += _limits(job)
     for key, value in job.get("env_overrides", {}).items():
         rows.append(("env", f"{key}={value}"))
     width = max(len(k) for k, _ in rows)

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
-from gpuherd.core.model import Job, Outcome
+from gpuherd.core.model import Job, JobSpec, Outcome
 from gpuherd.core.states import Event, JobState, OutcomeKind
 
 OOM_RETRIES = 2
@@ -75,6 +75,11 @@ def after_attempt(job: Job, ended: Ended, outcome: Outcome) -> Next:
     return Next(Event.FAIL, JobState.FAILED, outcome, cancel_waiters=True)
 
 
+def oom_retries(spec: JobSpec) -> int:
+    """Retries a --oom-retry job has for out-of-memory failures (each with more --mem)."""
+    return max(spec.retries, OOM_RETRIES)
+
+
 def retries_left(job: Job, outcome: Outcome | None = None) -> int:
     """Automatic retries still allowed after the current attempt.
 
@@ -83,7 +88,7 @@ def retries_left(job: Job, outcome: Outcome | None = None) -> int:
     """
     limit = job.spec.retries
     if outcome is not None and outcome.kind is OutcomeKind.CUDA_OOM and job.spec.oom_retry:
-        limit = max(limit, OOM_RETRIES)
+        limit = oom_retries(job.spec)
     return max(0, limit + 1 - job.attempt)
 
 
