@@ -39,6 +39,7 @@ from gpuherd.following import follow_log
 from gpuherd.pyapi_sweep import Sweep, SweepWarning
 from gpuherd.pyapi_values import (
     connect_spelling,
+    env_overrides,
     in_units,
     is_sweep_file,
     job_cwd,
@@ -319,13 +320,17 @@ class Job:
     def edit(self, clear: Iterable[str] = (), **changes: Any) -> str:
         """Change what the waiting job asks for, as `gpuherd edit`: command, name, gpus,
         only_gpus (a list), mem, ram (bytes or "10GiB"), retries, retry_delay, timeout
-        (seconds or "2h"), project; `clear` unsets name, only_gpus, mem, ram, retry_delay,
-        timeout or project. Answers what changed ("edited (gpus 1 -> 2)"); HerdError if the
-        daemon refused (the job runs or ended, or could never run)."""
+        (seconds or "2h"), project, env (a dict: these variables set, the job's others kept);
+        `clear` unsets name, only_gpus, mem, ram, retry_delay, timeout, project or env.
+        Answers what changed ("edited (gpus 1 -> 2)"); HerdError if the daemon refused (the
+        job runs or ended, or could never run)."""
+        if "env" in changes:  # as submit() names the job's variables; the others are kept
+            changes["env_overrides"] = env_overrides(changes.pop("env"))
         unknown = sorted(set(changes) - set(EDITABLE))
         if unknown:
             raise TypeError(f"{unknown[0]!r} cannot be edited; fields: {', '.join(EDITABLE)}")
-        body = {"ids": [self.id], **in_units(dict(changes)), "clear": list(clear)}
+        cleared = ["env_overrides" if name == "env" else name for name in clear]
+        body = {"ids": [self.id], **in_units(dict(changes)), "clear": cleared}
         (result,) = self.herd.client.post("/jobs/edit", body)["results"]
         if not result["ok"]:
             raise HerdError(str(result["message"]))

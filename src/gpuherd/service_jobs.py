@@ -29,7 +29,13 @@ from gpuherd.engine import Engine
 from gpuherd.engine_endings import cancel_waiters
 from gpuherd.errors import Conflict, HerdError, NotFound
 from gpuherd.store import Store
-from gpuherd.submission import check_spec, field, never_runs_judge, reject_nul
+from gpuherd.submission import (
+    check_spec,
+    field,
+    never_runs_judge,
+    reject_bad_names,
+    reject_nul,
+)
 from gpuherd.wire import ActionResult
 from gpuherd.worker import staged_params_file
 
@@ -250,7 +256,14 @@ class JobVerbs:
         spec, fields = edit_spec(job.spec, changes, clear)
         if not fields:
             return "unchanged"
-        reject_nul("", command=spec.command, name=spec.name or "", project=spec.project or "")
+        reject_nul(
+            "",
+            command=spec.command,
+            name=spec.name or "",
+            project=spec.project or "",
+            env_overrides=spec.env_overrides,
+        )
+        reject_bad_names("", spec.env_overrides)
         check_spec(spec)
         if reason := never(spec):
             raise Conflict(f"job {job.id} would never run: {reason}")

@@ -208,6 +208,8 @@ class Store(SweepAndDeviceTables, JobViews):
             for name in ("assigned", "only_gpus"):
                 if name in changes:
                     changes[name] = json.dumps(list(changes[name]))
+            if "env_overrides" in changes:
+                changes["env_overrides"] = json.dumps(dict(changes["env_overrides"]))
             if "outcome" in changes:
                 changes.update(rows.outcome_columns(changes.pop("outcome")))
             if changes:

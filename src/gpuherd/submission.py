@@ -40,13 +40,7 @@ def spec_from_item(
         sweep=item.sweep or "",
         git=item.git or "",
     )
-    for env in (item.env or {}, item.env_overrides):
-        if "" in env or "=" in "".join(env):  # one join: an environment has ~100 variables
-            bad = next(name for name in env if not name or "=" in name)
-            raise HerdError(
-                f"{where}{bad!r} is not an environment variable name: "
-                "give NAME=VALUE, with no '=' in NAME"
-            )
+    reject_bad_names(where, item.env or {}, item.env_overrides)
     if item.begin is not None and not 0 <= item.begin <= LATEST:  # NaN too
         raise HerdError(
             f"{where}{field('begin')} must be a time (epoch seconds) before the year 9999"
@@ -279,6 +273,17 @@ def never_runs_judge(
         return verdicts[request]
 
     return judge
+
+
+def reject_bad_names(where: str, *envs: Mapping[str, str]) -> None:
+    """HerdError for a variable name no environment can hold (empty, or with an '=')."""
+    for env in envs:
+        if "" in env or "=" in "".join(env):  # one join: an environment has ~100 variables
+            bad = next(name for name in env if not name or "=" in name)
+            raise HerdError(
+                f"{where}{bad!r} is not an environment variable name: "
+                "give NAME=VALUE, with no '=' in NAME"
+            )
 
 
 def reject_nul(where: str, **fields: str | Mapping[str, str]) -> None:

@@ -74,7 +74,7 @@ class IdsRequest:
 class EditRequest:
     """POST /jobs/edit: what waiting jobs are to ask for from now on; a field left null
     stays as it is, and `clear` sets fields back to undeclared (name, only_gpus, mem, ram,
-    timeout, project)."""
+    retry_delay, timeout, project, env_overrides)."""
 
     __pydantic_config__ = REFUSE_UNKNOWN_FIELDS
 
@@ -89,6 +89,8 @@ class EditRequest:
     retry_delay: Float | None = None
     timeout: Float | None = None
     project: str | None = None
+    env_overrides: dict[str, str] | None = None
+    """Variables to set (`--env`), the job's others kept."""
     clear: list[str] = field(default_factory=list)
 
     def changes(self) -> dict[str, Any]:

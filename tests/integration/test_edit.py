@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import re
 import shlex
+from pathlib import Path
 
 import pytest
 
 from conftest import Herd, Recorder, wait_for
 from gpuherd.errors import HerdError
+from gpuherd.pyapi import Job, connect
 
 
 def test_an_edited_job_runs_the_new_command_on_the_new_gpus_in_its_old_place(
@@ -158,3 +160,34 @@ def test_edited_durations_are_said_as_typed(shared_daemon: Herd) -> None:
     assert edit["detail"] == said
     cleared = daemon.cli("edit", str(job), "--clear", "timeout", "--retry-delay", "2.5")
     assert cleared.stdout == f"job {job}: edited (retry_delay 1h30m -> 2.5s, timeout 30s -> none)\n"
+
+
+def test_edit_sets_a_waiting_jobs_variables_and_keeps_its_others(
+    shared_daemon: Herd, tmp_path: Path
+) -> None:
+    # A held job's --env could not be changed: only rm and submit again, losing its place.
+    out = tmp_path / "env.txt"
+    job = shared_daemon.submit(
+        "--hold", "--gpus", "0", "--env", "A=1", "--env", "B=2",
+        "--", f'echo "$A $B $C" > {out}',
+    )  # fmt: skip
+    answer = shared_daemon.cli("edit", str(job), "--env", "B=3", "--env", "C=x y")
+    assert answer.stdout == f"job {job}: edited (env A,B -> A,B,C)\n"  # names only: secrets
+    assert shared_daemon.job(job)["env_overrides"] == {"A": "1", "B": "3", "C": "x y"}
+    shown = shared_daemon.cli("show", str(job)).stdout.splitlines()
+    assert [line for line in shown if line.startswith("env ")] == [
+        "env        A=1",
+        "env        B=3",
+        "env        C=x y",
+    ]
+    bad = shared_daemon.client.post("/jobs/edit", {"ids": [job], "env_overrides": {"X=Y": "1"}})
+    assert bad["results"][0]["message"] == (
+        "'X=Y' is not an environment variable name: give NAME=VALUE, with no '=' in NAME"
+    )
+    api_job = Job(connect(shared_daemon.home, start=False), job)
+    assert api_job.edit(env={"D": 4}) == "edited (env A,B,C -> A,B,C,D)"
+    assert api_job.edit(clear=["env"]) == "edited (env A,B,C,D -> none)"
+    assert shared_daemon.cli("edit", str(job), "--env", "C=z").stdout.endswith("(env none -> C)\n")
+    shared_daemon.cli("release", str(job))
+    assert shared_daemon.wait_state(job, "succeeded")["state"] == "succeeded"
+    assert out.read_text() == "  z\n"

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from gpuherd.cli.job_refs import given_ids, listed_ids
-from gpuherd.cli.options import ids_argument, only_gpus_option
+from gpuherd.cli.options import env_option, ids_argument, only_gpus_option
 from gpuherd.cli.param_types import DURATION, JOB_ID, PRIORITY, SIZE, TakesJobIds
 from gpuherd.client import Client
 from gpuherd.core.edit import CLEARABLE
@@ -138,6 +138,10 @@ def move(job_id: int, first: bool, before: int | None) -> None:
     click.echo(f"job {job_id}: {answer['message']}")
 
 
+_AS_OPTION = {"env_overrides": "env"}
+"""How --clear names a field whose option is named otherwise (--env)."""
+
+
 @click.command(cls=TakesJobIds)
 @ids_argument()
 @click.option("--command", help="The new command line (run by sh as written).")
@@ -150,24 +154,34 @@ def move(job_id: int, first: bool, before: int | None) -> None:
 @click.option("--retry-delay", type=DURATION, help="Wait this long before a retry (30s, 5m).")
 @click.option("--timeout", type=DURATION, help="Stop an attempt after this long (90s, 2h).")
 @click.option("--project", help="A new project.")
+@env_option("it (its other variables are kept)")
 @click.option(
     "--clear",
-    type=click.Choice(CLEARABLE),
+    type=click.Choice([_AS_OPTION.get(name, name) for name in CLEARABLE]),
     multiple=True,
-    help="Unset a field (repeatable): name, only_gpus, mem, ram, retry_delay, timeout or project.",
+    help="Unset a field (repeatable): name, only_gpus, mem, ram, retry_delay, timeout, "
+    "project, or env (every --env variable of the job).",
 )
-def edit(ids: tuple[str, ...], clear: tuple[str, ...], **changes: Any) -> None:
+def edit(
+    ids: tuple[str, ...],
+    clear: tuple[str, ...],
+    env_pairs: tuple[tuple[str, str], ...],
+    **changes: Any,
+) -> None:
     """Change what queued or held jobs ask for; they keep their place in the queue.
 
     IDS: 3, 3-7, 3,5,9. A running job cannot change: kill it and submit again.
     """
     given = {name: value for name, value in changes.items() if value is not None}
+    if env_pairs:
+        given["env_overrides"] = dict(env_pairs)
     if not given and not clear:
         raise click.UsageError(
             "say what to change: --command, --name, --gpus, --only-gpus, --mem, --ram, "
-            "--retries, --retry-delay, --timeout, --project, or --clear FIELD"
+            "--retries, --retry-delay, --timeout, --project, --env, or --clear FIELD"
         )
-    _act("edit", ids, **given, clear=list(clear))
+    fields = {option: name for name, option in _AS_OPTION.items()}
+    _act("edit", ids, **given, clear=[fields.get(name, name) for name in clear])
 
 
 COMMANDS = [kill, rm, clean, retry, pause, resume, hold, release, edit, priority, move]

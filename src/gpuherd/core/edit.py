@@ -23,11 +23,22 @@ EDITABLE = (
     "retry_delay",
     "timeout",
     "project",
+    "env_overrides",
 )
-"""JobSpec fields `gpuherd edit` changes (each a jobs column of the same name)."""
-CLEARABLE = ("name", "only_gpus", "mem", "ram", "retry_delay", "timeout", "project")
+"""JobSpec fields `gpuherd edit` changes (each a jobs column of the same name). The job's
+variables (`--env`) are set one by one, the others kept: `edit --env A=1` adds or changes A."""
+CLEARABLE = (
+    "name",
+    "only_gpus",
+    "mem",
+    "ram",
+    "retry_delay",
+    "timeout",
+    "project",
+    "env_overrides",
+)
 """Fields `--clear` sets back to undeclared."""
-_UNDECLARED: dict[str, Any] = {"only_gpus": ()}
+_UNDECLARED: dict[str, Any] = {"only_gpus": (), "env_overrides": {}}
 """What a cleared field becomes, where that is not None."""
 
 
@@ -56,6 +67,8 @@ def edit_spec(
         wanted["command"] = wanted["command"].strip()
     if "only_gpus" in wanted:
         wanted["only_gpus"] = tuple(sorted(set(wanted["only_gpus"])))
+    if "env_overrides" in changes:
+        wanted["env_overrides"] = {**spec.env_overrides, **changes["env_overrides"]}
     edited = replace(spec, **wanted)
     return edited, [name for name in EDITABLE if getattr(edited, name) != getattr(spec, name)]
 
@@ -63,15 +76,23 @@ def edit_spec(
 def describe_edit(before: JobSpec, after: JobSpec, fields: Sequence[str]) -> str:
     """`gpus 1 -> 2, mem 10GiB -> none, command`: what changed, short enough for one line."""
     return ", ".join(
-        name if name == "command" else f"{name} {_show(name, before)} -> {_show(name, after)}"
+        name
+        if name == "command"
+        else f"{_NAMES.get(name, name)} {_show(name, before)} -> {_show(name, after)}"
         for name in fields
     )
+
+
+_NAMES = {"env_overrides": "env"}
+"""How a field is named in an edit's description, where not by its own name."""
 
 
 def _show(name: str, spec: JobSpec) -> str:
     value = getattr(spec, name)
     if name == "only_gpus":
         return ",".join(map(str, value)) or "any"
+    if name == "env_overrides":  # names only: values may be secrets, and events are shown
+        return ",".join(sorted(value)) or "none"
     if value is None:
         return "none"
     if name in ("mem", "ram"):
