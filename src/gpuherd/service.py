@@ -33,7 +33,8 @@ from gpuherd.service_jobs import JobVerbs
 from gpuherd.service_system import SystemVerbs
 from gpuherd.store import NewJob
 from gpuherd.store_rows import ANY_JOB, JobFilter
-from gpuherd.submission import field, never_runs_judge, spec_from_item, where_in_batch
+from gpuherd.submission import never_runs_judge, spec_from_item, where_in_batch
+from gpuherd.submission_text import field
 from gpuherd.wire import SubmitItem, attempt_view, job_view
 
 RECENT_FINISHED = 10

@@ -29,13 +29,8 @@ from gpuherd.engine import Engine
 from gpuherd.engine_endings import cancel_waiters
 from gpuherd.errors import Conflict, HerdError, NotFound
 from gpuherd.store import Store
-from gpuherd.submission import (
-    check_spec,
-    field,
-    never_runs_judge,
-    reject_bad_names,
-    reject_nul,
-)
+from gpuherd.submission import check_spec, never_runs_judge
+from gpuherd.submission_text import field, reject_bad_names, reject_nul
 from gpuherd.wire import ActionResult
 from gpuherd.worker import staged_params_file
 

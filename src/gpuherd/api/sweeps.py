@@ -9,7 +9,8 @@ from fastapi import APIRouter, Request
 
 from gpuherd.errors import HerdError
 from gpuherd.service import Service
-from gpuherd.submission import env_problem, reject_not_utf8_in, reject_nul
+from gpuherd.submission import env_problem
+from gpuherd.submission_text import reject_not_utf8_in, reject_nul
 from gpuherd.sweeps import Sweeps, git_commit
 from gpuherd.wire_requests import SweepRequest
 

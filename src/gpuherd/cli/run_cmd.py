@@ -236,7 +236,7 @@ def run(
     from gpuherd.gpus import ProbeError, StaticProbe, make_probe
     from gpuherd.runner import RunOptions, items_from_commands
     from gpuherd.runner_output import fresh_run_dir, make_output_dir, output_held
-    from gpuherd.submission import reject_nul
+    from gpuherd.submission_text import reject_nul
 
     refuse_cpu_only_mem(gpus_per_job, mem, "--gpus-per-job")
     spec, file = _split_gpus_and_file(gpus, args)

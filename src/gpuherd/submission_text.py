@@ -1,0 +1,145 @@
+"""The text of a submission, checked: variable names an environment can hold, no NUL byte
+where a process would receive it, UTF-8 where a job is stored and shown (a part of
+submission.py); and how a message names a job's field, for every kind of client."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from gpuherd.errors import HerdError
+
+
+def field(name: str, value: str = "", flag: str = "") -> str:
+    """A job's field as a message names it: its name in the API and the Python API, then the
+    CLI's option (`gpus (--gpus)`, `gpus 0 (--gpus 0)`). The daemon's messages reach all
+    three kinds of client, and each must find in them what it typed."""
+    option = flag or "--" + name.replace("_", "-")
+    return f"{name} {value} ({option} {value})" if value else f"{name} ({option})"
+
+
+def reject_bad_names(where: str, *envs: Mapping[str, str]) -> None:
+    """HerdError for a variable name no environment can hold (empty, or with an '=')."""
+    for env in envs:
+        if "" in env or "=" in "".join(env):  # one join: an environment has ~100 variables
+            bad = next(name for name in env if not name or "=" in name)
+            raise HerdError(
+                f"{where}{bad!r} is not an environment variable name: "
+                "give NAME=VALUE, with no '=' in NAME"
+            )
+
+
+def reject_nul(where: str, **fields: str | Mapping[str, str]) -> None:
+    """No NUL byte in text that reaches a process's argv, environment or a path; and only
+    UTF-8 text where a job is stored and shown as text (JSON, SQLite): a lone surrogate, as
+    Python gives the bytes it cannot decode (a path, an argument, an environment variable),
+    was stored (or failed the store) and then no `show` could encode it.
+
+    `env`, the submitter's whole environment, keeps such bytes: stored as JSON escapes, never
+    shown, they reach the job as they were (a process's environment is bytes)."""
+    for name, value in fields.items():
+        # One join instead of a test per variable: a submitted environment has ~100 of them.
+        text = value if isinstance(value, str) else "".join([*value.keys(), *value.values()])
+        if "\0" in text:
+            raise HerdError(f"{where}a NUL byte in {name}: remove it (no program can receive it)")
+        if not text.isascii():  # (one test of the joined text: most environments pass)
+            try:
+                text.encode("utf-8", "surrogateescape" if name == "env" else "strict")
+            except UnicodeEncodeError:
+                raise HerdError(f"{where}{_not_utf8(name, value)}") from None
+
+
+_AS_TEXT = "gpuherd keeps a job as text"
+_NOT_UTF8: dict[str, tuple[str, str]] = {
+    "command": (
+        "the command",
+        'put those bytes in an environment variable (export V=...; "$V" in the command) '
+        "or in a file",
+    ),
+    "name": (field("name"), "give a name in UTF-8"),
+    "project": (field("project"), "give a project in UTF-8"),
+    "sweep": ("the sweep's name", "give a sweep name in UTF-8"),
+}
+"""How a text field is named when it is not UTF-8, and what to do."""
+_PATHS = {
+    "cwd": ("the working directory", "run from (or --cwd to) a folder whose path is UTF-8"),
+    "folder": (
+        "the job's folder",
+        "give a folder whose path is UTF-8 (`gpuherd run --output-dir`, a sweep's results_dir)",
+    ),
+}
+
+
+def _not_utf8(name: str, value: str | Mapping[str, str]) -> str:
+    """What is wrong with a field holding text that is not UTF-8 (or, in `env`, that no
+    program can receive)."""
+    if isinstance(value, str):
+        if name in _PATHS:
+            what, todo = _PATHS[name]
+            return f"{what} {_escaped(value)} ({name}) is not UTF-8: {todo}"
+        what, todo = _NOT_UTF8.get(name, (name, f"give {name} in UTF-8"))
+        return f"{what} holds bytes that are not UTF-8 ({_bad_char(value)}): {_AS_TEXT}; {todo}"
+    for key, text in value.items():
+        if name == "env":  # passed on as bytes: only what is no byte is refused
+            if _unsendable(key) or _unsendable(text):
+                return (
+                    f"env: the variable {_escaped(key)} holds a lone surrogate that stands for "
+                    "no byte: no program can receive it; give UTF-8 text"
+                )
+        elif _bad_char(key):
+            return (
+                f"{field(name, '', '--env')}: the name {_escaped(key)} holds bytes that are not "
+                f"UTF-8 ({_bad_char(key)}): {_AS_TEXT}; give a name in UTF-8"
+            )
+        elif _bad_char(text):
+            return (
+                f"{field(name, '', '--env')}: the value of {_escaped(key)} holds bytes that are "
+                f"not UTF-8 ({_bad_char(text)}): {_AS_TEXT}; export {_escaped(key)} in your "
+                "shell instead of giving --env: your environment reaches the job byte for byte"
+            )
+    return f"{name} is not UTF-8 text: give UTF-8 text"
+
+
+def reject_not_utf8_in(where: str, value: object, path: str = "") -> None:
+    """Refuse text that is not UTF-8 anywhere in a nested request (a sweep's spec: its
+    template, values, results_dir), naming where it is: it failed deep in the daemon."""
+    if isinstance(value, str) and not value.isascii() and (bad := _bad_char(value)):
+        what = f"{path} " if path else ""
+        raise HerdError(f"{where}{what}holds bytes that are not UTF-8 ({bad}): give UTF-8 text")
+    items = (
+        value.items()
+        if isinstance(value, dict)
+        else enumerate(value)
+        if isinstance(value, list)
+        else ()
+    )
+    for key, item in items:
+        reject_not_utf8_in(where, key, path)
+        reject_not_utf8_in(where, item, f"{path}.{key}" if path else str(key))
+
+
+def _bad_char(text: str) -> str:
+    """`\\xff at character 7`: the first character of `text` UTF-8 cannot encode ('': none)."""
+    try:
+        text.encode()
+    except UnicodeEncodeError as exc:
+        return f"{_escaped(text[exc.start])} at character {exc.start + 1}"
+    return ""
+
+
+def _unsendable(text: str) -> bool:
+    """Not even bytes: a surrogate that stands for no undecodable byte (JSON's \\ud800)."""
+    try:
+        text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _escaped(text: str) -> str:
+    """The text with its undecodable bytes as \\xff (other surrogates as \\ud800): printable."""
+    shown = text if len(text) <= 200 else text[:200] + "…"
+    try:
+        raw = shown.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return shown.encode("utf-8", "backslashreplace").decode()
+    return raw.decode("utf-8", "backslashreplace")
