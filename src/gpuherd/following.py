@@ -24,12 +24,15 @@ def follow_log(
     attempt: int | None = None,
     lines: int | None = None,
     on_gone: Callable[[], None] | None = None,
+    raw: bool = False,
 ) -> Iterator[Piece]:
     """The job's log as it comes (its `attempt` only, if given; from the last `lines` lines,
     if given) until the job ends. A daemon that goes away midway gets RESTART_GRACE seconds
     to come back (`on_gone` is called when it went); none running at the start is an error
-    at once."""
+    at once. `raw`: bytes that are not UTF-8 come as surrogates (surrogateescape), to be
+    written back as they were; else as U+FFFD."""
     query: dict[str, Any] = {"stream": stream, "attempt": attempt, "lines": lines}
+    query["raw"] = raw or None  # (left out when not asked: as older clients ask)
     resume: dict[str, Any] | None = query  # where to go on if the daemon goes away now
     first = True
     while True:
@@ -52,7 +55,7 @@ def follow_log(
         first = False
         if resume is None:
             raise lost from None
-        query = resume
+        query = {**resume, "raw": raw or None}
         if not client.comes_back(None, on_gone):
             raise DaemonError(
                 f"{lost}; no daemon came back within {RESTART_GRACE:.0f} s: "

@@ -394,3 +394,21 @@ def test_the_log_of_a_job_that_never_ran_says_so(shared_daemon: Herd) -> None:
     ended = daemon.cli("log", str(job_id), check=False)
     never = f"gpuherd: error: job {job_id} never ran (cancelled): it has no log\n"
     assert (ended.returncode, ended.stdout, ended.stderr) == (1, "", never)
+
+
+def test_a_follow_writes_bytes_that_are_not_utf8_as_the_log_holds_them(
+    shared_daemon: Herd,
+) -> None:
+    # `log -f` wrote U+FFFD (3 bytes) for each, where `log` gives the job's own bytes.
+    job_id = shared_daemon.submit("--", r"printf 'caf\351 \377\n\342\226\210 ok\n'")
+    shared_daemon.wait_state(job_id, "succeeded")
+
+    def output(*args: str) -> bytes:
+        run = [sys.executable, "-m", "gpuherd", *args]
+        return subprocess.run(run, env=shared_daemon.env, capture_output=True, check=True).stdout
+
+    held = "café".encode("latin-1") + b" \xff\n" + "█ ok\n".encode()
+    assert output("log", str(job_id)) == held
+    assert output("log", "-f", str(job_id)) == held
+    follow = gpuherd_api.connect(shared_daemon.home, start=False).job(job_id).follow()
+    assert "".join(follow) == "caf\ufffd \ufffd\n█ ok\n"  # Python gets text, as before

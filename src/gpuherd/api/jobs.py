@@ -222,13 +222,16 @@ async def follow(
     offset: Annotated[int, Query(ge=0, le=LARGEST)] = 0,
     lines: Annotated[int | None, Query(ge=1, le=LARGEST)] = None,
     from_attempt: Annotated[int | None, Query(ge=1, le=LARGEST)] = None,
+    raw: bool = False,
 ) -> StreamingResponse:
     """Server-sent events: `data` events carry new log text (with its attempt and the offset
     after it), an `attempt` event says that the job's next attempt began (its log follows), an
     `end` event closes the stream. Without `attempt`, a job that has not started yet is waited
     for. With `lines`, the text starts with the log's last `lines` lines (as `tail -f -n`).
     `from_attempt` with `offset` resumes a follow where it was cut (a daemon restart): from
-    that point of that attempt's log, then on through later attempts."""
+    that point of that attempt's log, then on through later attempts. With `raw`, bytes that
+    are not UTF-8 come as the escapes `\\udcXX` (Python's surrogateescape), not as U+FFFD,
+    so that a client writes the log's bytes as they were (`gpuherd log -f` as `gpuherd log`)."""
     if attempt and from_attempt:
         raise HerdError("give attempt (that attempt only) or from_attempt, not both")
     service = _service(request)
@@ -236,7 +239,7 @@ async def follow(
     if target is not None and not os.path.lexists(target[1]):
         _not_written_yet(service, job_id, *target)
     start = log_follow.start_offset(target, offset, lines)
-    events = log_follow.follow_events(service, job_id, stream, attempt, target, start)
+    events = log_follow.follow_events(service, job_id, stream, attempt, target, start, raw)
     return StreamingResponse(events, media_type="text/event-stream")
 
 

@@ -52,7 +52,13 @@ def start_offset(target: Target, offset: int, lines: int | None) -> int:
 
 
 async def follow_events(
-    service: Service, job_id: int, stream: str, attempt: int | None, target: Target, position: int
+    service: Service,
+    job_id: int,
+    stream: str,
+    attempt: int | None,
+    target: Target,
+    position: int,
+    raw: bool = False,
 ) -> AsyncIterator[str]:
     """`data` events with new text, `attempt` when the next attempt's log begins, then `end`.
 
@@ -88,7 +94,7 @@ async def follow_events(
                     continue
             if cut and target is not None:  # (text is only ever read from a target)
                 position += cut
-                text = chunk[:cut].decode(errors="replace")
+                text = chunk[:cut].decode(errors="surrogateescape" if raw else "replace")
                 yield _event("message", {"text": text, "attempt": target[0], "offset": position})
                 continue
             try:

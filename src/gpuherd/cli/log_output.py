@@ -93,9 +93,10 @@ class FollowPrinter:
         self.open_line = False
 
     def text(self, piece: str) -> None:
-        if piece:
-            sys.stdout.write(piece)
+        if piece:  # the log's own bytes, also those that are not UTF-8 (follow_log's raw)
             sys.stdout.flush()
+            sys.stdout.buffer.write(piece.encode("utf-8", "surrogateescape"))
+            sys.stdout.buffer.flush()
             self.open_line = not piece.endswith("\n")
 
     def note(self, line: str) -> None:
@@ -122,7 +123,7 @@ def print_follow(
     Returns the printer, for notes after the text."""
     out = printer or FollowPrinter()
     gone = (lambda: out.note(DAEMON_GONE)) if say_gone else None
-    for kind, piece in follow_log(client, job_id, stream, attempt, lines, gone):
+    for kind, piece in follow_log(client, job_id, stream, attempt, lines, gone, raw=True):
         if kind == "attempt":  # a retry: its log follows (said on stderr, apart from the log)
             out.note(f"gpuherd: job {job_id}: attempt {piece} began")
         else:
