@@ -3,16 +3,12 @@ pass of sweeps and the Python API found wrong. Every wait has a timeout."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 
 import gpuherd
-import gpuherd.client as client_module
 from conftest import Herd, api_daemon
-from gpuherd.client import Client
 from gpuherd.errors import DaemonError
 from gpuherd.pyapi import connect
 
@@ -67,40 +63,6 @@ def test_a_daemon_that_did_not_start_says_why_in_connects_words(
     assert said.startswith("invalid fake_gpus item 'bogus' in 'bogus': use a count (4)")
     assert "arguments of gpuherd.connect()" in said and "--fake-gpus" not in said
     assert not herd.is_up()
-
-
-def test_a_wait_whose_daemon_never_came_back_says_to_start_one(
-    daemon: Herd, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # It said "the daemon is stopping; wait again once it is back", the stopping daemon's
-    # last words, a minute after it had stopped for good.
-    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
-    monkeypatch.setattr(client_module, "WAIT_POLL", 0.2)  # each long poll answers soon
-    monkeypatch.setattr(client_module, "RESTART_GRACE", 1.0)
-    herd = connect(daemon.home, start=False)
-    job = herd.submit("sleep 30", gpus=0)
-    asked = threading.Event()
-    real_get = Client.get
-
-    def get(self: Client, path: str, **query: Any) -> Any:
-        answer = real_get(self, path, **query)
-        if path == "/jobs/wait":
-            asked.set()  # the wait reached the daemon: it goes away now
-        return answer
-
-    monkeypatch.setattr(Client, "get", get)
-    stopper = threading.Thread(target=lambda: asked.wait(15) and daemon.cli("daemon", "stop"))
-    stopper.start()
-    try:
-        with pytest.raises(DaemonError) as caught:
-            job.wait(timeout=60)
-    finally:
-        stopper.join(30)
-    assert asked.is_set()
-    assert str(caught.value).startswith(
-        f"the daemon went away while this waited for jobs, and none came back for {daemon.home}:"
-        " start it again (`gpuherd daemon start`, or gpuherd.connect())"
-    )
 
 
 def test_a_jobs_max_parallel_is_refused_not_dropped(api: gpuherd.Herd) -> None:
