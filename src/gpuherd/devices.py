@@ -165,7 +165,8 @@ class DeviceTable:
         ]
 
     def _device(self, index: int, cfg: DeviceConfig, reading: GpuReading) -> Device:
-        foreign = [p for p in self._processes.get(index, []) if p.job_id is None]
+        listed = self._processes.get(index, [])
+        foreign = [p for p in listed if p.job_id is None]
         return Device(
             index=index,
             uuid=reading.uuid,
@@ -175,7 +176,7 @@ class DeviceTable:
             memory_total=reading.memory_total,
             memory_used=reading.memory_used,
             foreign_processes=len(foreign),
-            foreign_memory=sum(p.memory or 0 for p in foreign),
+            foreign_memory=sum(p.memory or 0 for p in foreign) + unlisted_memory(reading, listed),
             max_jobs=cfg.max_jobs,
             utilization=reading.utilization,
             links=reading.links,
@@ -219,7 +220,9 @@ class DeviceTable:
 
     # ---- changes (take effect at the next tick, no restart) -------------------------------
 
-    def add(self, index: int, slots: int) -> None:
+    def add(self, index: int, slots: int) -> DeviceConfig | None:
+        """Use GPU `index` with `slots`; a GPU already configured keeps its state (a
+        draining one goes on draining). Returns its configuration before, None if new."""
         if not 1 <= slots <= MAX_SLOTS:
             raise HerdError(f"slots (--slots) must be 1 to {MAX_SLOTS}, got {slots}")
         if isinstance(self.probe, StaticProbe) and index not in self._readings:
@@ -229,7 +232,10 @@ class DeviceTable:
             seen = ",".join(str(i) for i in sorted(self._readings)) or "none"
             raise NotFound(f"GPU {index} is not present (the probe sees: {seen})")
         max_jobs = slots if slots > 1 else None
-        self._put(DeviceConfig(index, slots, DeviceState.ENABLED, max_jobs))
+        before = self._config.get(index)
+        state = DeviceState.ENABLED if before is None else before.state
+        self._put(DeviceConfig(index, slots, state, max_jobs))
+        return before
 
     def remove(self, index: int) -> None:
         self._require(index)
@@ -252,6 +258,27 @@ class DeviceTable:
         self.store.put_device(cfg)
         self._config[cfg.index] = cfg
         self._on_change()
+
+
+DRIVER_SLACK = 0.05
+"""The share of a GPU's memory that memory no process holds may take and still be counted as
+free: the driver's own (a few MiB to a few hundred on an idle GPU). Without it a job asking
+for a GPU's whole memory (`--mem 80GiB` on an 80 GiB GPU, meaning "all of it") waited for
+ever for memory no one would free."""
+
+
+def unlisted_memory(reading: GpuReading, listed: list[GpuProcessView]) -> int:
+    """Memory in use on the GPU that no listed process holds: another container's processes
+    (NVML lists no process of another PID namespace), graphics processes. It is taken as much
+    as a foreign process's memory, or a job with --mem would be placed in it; up to
+    DRIVER_SLACK of the GPU it is taken for the driver's own, and not counted. Unknown (0)
+    when a listed process's memory is not reported: the rest of the used memory may then be
+    our own jobs', already held by them."""
+    used, total = reading.memory_used, reading.memory_total
+    if used is None or any(p.memory is None for p in listed):
+        return 0
+    unlisted = max(used - sum(p.memory or 0 for p in listed), 0)
+    return unlisted if total is None or unlisted > total * DRIVER_SLACK else 0
 
 
 @dataclass(frozen=True)

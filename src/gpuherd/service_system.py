@@ -88,9 +88,16 @@ class SystemVerbs:
     def gpu_add(self, index: int, slots: int) -> str:
         if not 0 <= index <= MAX_GPU_INDEX:  # as the CLI takes them (a typo, else)
             raise HerdError(f"GPU {index} is not a GPU index: use 0 to {MAX_GPU_INDEX}")
-        self.engine.devices.add(index, slots)
+        before = self.engine.devices.add(index, slots)
         self._changed("gpus")
-        return f"GPU {index} added with {plural(slots, 'slot')}"
+        if before is None:
+            return f"GPU {index} added with {plural(slots, 'slot')}"
+        was = "" if before.slots == slots else f" (was {before.slots})"
+        text = f"GPU {index}: {plural(slots, 'slot')}{was}"
+        if before.state is DeviceState.DRAINING:
+            # `add` only changes the slots: enabling a drained GPU is its own, explicit verb.
+            text += f"; still draining: `gpuherd gpus enable {index}` uses it again"
+        return text
 
     def gpu_remove(self, index: int) -> str:
         self.engine.devices.remove(index)

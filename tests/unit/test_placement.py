@@ -701,7 +701,9 @@ def test_why_waiting() -> None:
         "waiting for a free GPU"
     )
     two = [Device(0, slots=2, memory_total=80 * GIB)]
-    assert why_waiting(job(10, mem=20 * GIB), two, busy) == "waiting for 20.0 GiB free on 1 GPU"
+    assert why_waiting(job(10, mem=20 * GIB), two, busy) == (
+        "waiting for 20.0 GiB free on 1 GPU (job 1 holds 70.0 GiB of GPU 0)"
+    )
     foreign = [Device(0, foreign_processes=1), Device(1)]
     assert why_waiting(job(10, gpus=2), foreign, []) == (
         "waiting for 2 free GPUs (GPU 0 is busy with other users' processes)"

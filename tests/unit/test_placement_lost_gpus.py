@@ -72,7 +72,7 @@ def test_a_mem_job_at_a_gpus_job_limit_waits_for_a_slot_not_memory() -> None:
     # Where memory is what is short, the reason says memory.
     full = [Reservation(1, (0,), mem=parse_size("23.5GiB"), shares=True)]
     assert why_waiting(third, two_slots, full, Policy()) == (
-        "waiting for 1.0 GiB free on 1 GPU of --only-gpus 0"
+        "waiting for 1.0 GiB free on 1 GPU of --only-gpus 0 (job 1 holds 23.5 GiB of GPU 0)"
     )
     # A job without --mem holding the GPU's only slot: the --mem job waits for that slot.
     owned = [Reservation(1, (0,))]

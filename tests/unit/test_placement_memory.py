@@ -255,7 +255,7 @@ def test_why_waiting_names_the_cause() -> None:
     devices = two_24()
     shared = [Reservation(1, (0,), mem=20 * GIB, shares=True)]
     assert why_waiting(job(10, mem=20 * GIB), devices[:1], shared) == (
-        "waiting for 20.0 GiB free on 1 GPU"
+        "waiting for 20.0 GiB free on 1 GPU (job 1 holds 20.0 GiB of GPU 0)"
     )
     assert why_waiting(job(10, exclusive=True), devices[:1], shared) == "waiting for an empty GPU"
     assert why_waiting(job(10, gpus=2, exclusive=True), devices, shared) == (

@@ -6,7 +6,8 @@ Three kinds of jobs share the GPUs (DESIGN.md, "Placement"):
   than its slots.
 - SHARING (--mem): bound by memory. It needs `mem` bytes free, where free is the GPU's
   memory less the margin (`Policy.keep_free`), less what other users' processes use (when
-  counted), less what every gpuherd job on the GPU holds. A PLAIN job owns its GPU unless
+  counted; `Device.foreign_memory` includes memory in use that no listed process holds),
+  less what every gpuherd job on the GPU holds. A PLAIN job owns its GPU unless
   the user gave the GPU more slots: a SHARING job joins it only while the count of jobs is
   below the slots. On a GPU of unknown memory size a SHARING job is treated as PLAIN.
 - EXCLUSIVE: needs a GPU without any gpuherd job, and nothing joins it there.

@@ -113,12 +113,18 @@ def _blocker(g: Gpu, kind: Kind, mem: int | None) -> tuple[tuple[str, str], str]
 
 
 def _details(
-    kind: Kind, mem: int | None, devices: Sequence[Device], gpus: list[Gpu], policy: Policy
+    kind: Kind,
+    mem: int | None,
+    devices: Sequence[Device],
+    gpus: list[Gpu],
+    policy: Policy,
+    reservations: Sequence[Reservation],
 ) -> list[str]:
     """What keeps GPUs that could otherwise take the job from it, GPUs grouped by cause."""
     by_index = {g.index: g for g in gpus}
     groups: dict[tuple[tuple[str, str], str], list[int]] = {}
     foreign: list[str] = []
+    holding: dict[tuple[tuple[int, ...], int], list[int]] = {}
     for d in sorted(devices, key=lambda d: d.index):
         g = by_index.get(d.index)
         total, cause = d.memory_total, None
@@ -131,17 +137,42 @@ def _details(
             sharing = kind is SHARING and g.cap is not None
             cause = _FOREIGN if (share_busy if sharing else plain_busy) else _blocker(g, kind, mem)
             used, free, need = foreign_memory(d, policy), g.free_mem, mem or 0
-            if (
-                sharing
-                and cause is None
-                and used
-                and free is not None
-                and free < need <= free + used
-            ):
-                foreign.append(f"other users' processes use {format_size(used)} of GPU {d.index}")
+            if sharing and cause is None and free is not None and free < need:
+                if used and need <= free + used:
+                    foreign.append(_outside(d, used))
+                if g.held:
+                    ids = sorted(r.job_id for r in reservations if r.mem and d.index in r.gpus)
+                    holding.setdefault((tuple(ids), g.held), []).append(d.index)
         if cause is not None:
             groups.setdefault(cause, []).append(d.index)
-    return [f"{_gpu_names(ix, verbs)} {what}" for (verbs, what), ix in groups.items()] + foreign
+    causes = [f"{_gpu_names(ix, verbs)} {what}" for (verbs, what), ix in groups.items()]
+    return causes + foreign + _held(holding)
+
+
+def _held(holding: dict[tuple[tuple[int, ...], int], list[int]]) -> list[str]:
+    """Which of gpuherd's jobs hold the memory a job with --mem waits for: what `gpuherd gpus`
+    does not show (a job holds its request from its start, before it uses any of it). A few
+    groups of GPUs by name; beyond, only the GPUs."""
+    if len(holding) > 3:
+        every = sorted(i for indices in holding.values() for i in indices)
+        return [f"gpuherd jobs hold memory on {_gpus_named(every)}"]
+    return [
+        f"{_jobs(ids)} {'holds' if len(ids) == 1 else 'hold'} {format_size(held)} "
+        f"of {_gpus_named(ix)}"
+        for (ids, held), ix in holding.items()
+    ]
+
+
+def _jobs(ids: Sequence[int]) -> str:
+    return f"job {ids[0]}" if len(ids) == 1 else "jobs " + _listed(ids, ", ")
+
+
+def _outside(d: Device, used: int) -> str:
+    """What takes memory outside gpuherd's jobs: listed processes, or memory in use that no
+    listed process holds (another container's processes, which NVML does not list)."""
+    if d.foreign_processes:
+        return f"other users' processes use {format_size(used)} of GPU {d.index}"
+    return f"{format_size(used)} of GPU {d.index} is in use outside gpuherd, by no listed process"
 
 
 def _waiting_for(kind: Kind, n: int, mem: int | None, gpus: list[Gpu]) -> str:
@@ -229,7 +260,7 @@ def why_waiting(
         head += " on one node"
     if only:
         head += f" of {_only(only)}"
-    details = _details(kind, mem, devices, gpus, policy)
+    details = _details(kind, mem, devices, gpus, policy, reservations)
     unseen = {d.index for d in missing}
     gone = [
         f"{_gpu_names(ix, ('is', 'are'))} {what}"

@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypeVar
 
-from gpuherd.core.units import parse_size, plural
+from gpuherd.core.units import format_size, parse_size, plural
 from gpuherd.gpus.base import GpuProcess, GpuReading, JobOnGpus, ProbeError
 
 DEFAULT_FAKE_MEMORY = 24 * 2**30
@@ -195,13 +195,18 @@ def _parse_gpu(index: int, entry: object) -> GpuReading | None:
     used = _get_optional(entry, "memory_used", where, _size, 0)
     if used is not None:  # as NVML counts it: the listed processes' memory is in use too
         used += sum(p.memory or 0 for p in processes)
+    total = _get_optional(entry, "memory_total", where, _positive_size, DEFAULT_FAKE_MEMORY)
+    if used is not None and total is not None and used > total:
+        # No GPU uses more than it has: a typo (a unit) that would make placement nonsense.
+        raise _Invalid(
+            f"{where}: {format_size(used)} in use (memory_used and processes) is more than "
+            f"memory_total, {format_size(total)}"
+        )
     return _reading(
         index,
         name=_get(entry, "name", where, _string, DEFAULT_FAKE_NAME),
         uuid=_get(entry, "uuid", where, _string, fake_uuid(index)),
-        memory_total=_get_optional(
-            entry, "memory_total", where, _positive_size, DEFAULT_FAKE_MEMORY
-        ),
+        memory_total=total,
         memory_used=used,
         utilization=_get_optional(entry, "utilization", where, _percent, 0),
         processes=processes,

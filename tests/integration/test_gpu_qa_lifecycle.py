@@ -1,0 +1,56 @@
+"""Changing the GPUs while the daemon runs (QA pass on GPU management)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import Herd, Recorder, stays, wait_for
+
+
+def test_changing_the_slots_of_a_draining_gpu_keeps_it_draining(
+    herd: Herd, recorder: Recorder
+) -> None:
+    herd.start("--fake-gpus", "2")
+    running = herd.submit("--only-gpus", "0", "--", recorder.cmd("running", wait="go"))
+    wait_for(lambda: recorder.waiting("running"), what="the job on GPU 0 to start")
+    assert herd.cli("gpus", "drain", "0").stdout.startswith("GPU 0 draining")
+
+    out = herd.cli("gpus", "add", "0", "--slots", "2").stdout.strip()
+    assert out == "GPU 0: 2 slots (was 1); still draining: `gpuherd gpus enable 0` uses it again"
+    gpu0 = herd.json("gpus")["gpus"][0]
+    assert (gpu0["state"], gpu0["slots"]) == ("draining", 2)
+
+    # Nothing new starts on it, slots or not: a job only GPU 0 may run waits.
+    pinned = herd.submit("--only-gpus", "0", "--", recorder.cmd("pinned"))
+    stays(lambda: herd.job(pinned)["state"] == "queued", what="the pinned job to wait")
+    assert herd.cli("gpus", "enable", "0").stdout.strip() == "GPU 0 enabled"
+    herd.wait_state(pinned, "succeeded")  # a second slot, next to the running job
+    assert [r["gpus"] for r in recorder.lines("pinned")] == ["0"]
+    recorder.go()
+    herd.wait_state(running, "succeeded")
+
+
+def test_adding_a_gpu_that_is_already_used_says_what_changed(herd: Herd) -> None:
+    herd.start("--fake-gpus", "2")
+    assert herd.cli("gpus", "add", "1").stdout.strip() == "GPU 1: 1 slot"
+    assert herd.cli("gpus", "remove", "1").stdout.startswith("GPU 1 removed")
+    assert herd.cli("gpus", "add", "1", "--slots", "3").stdout.strip() == (
+        "GPU 1 added with 3 slots"
+    )
+    assert herd.cli("gpus", "add", "1").stdout.strip() == "GPU 1: 1 slot (was 3)"
+
+
+def test_a_state_file_using_more_memory_than_a_gpu_has_is_refused(
+    herd: Herd, tmp_path: Path
+) -> None:
+    state = tmp_path / "gpus.json"
+    gpu = {"memory_total": "24GiB", "memory_used": "20GiB"}
+    state.write_text(json.dumps({"gpus": [{**gpu, "processes": [{"pid": 7, "memory": "8GiB"}]}]}))
+    proc = herd.cli("daemon", "start", "--fake-gpus", str(state), check=False)
+    assert proc.returncode == 1
+    assert proc.stderr == (
+        f"gpuherd: error: fake GPU state file {state}: gpus[0]: 28.0 GiB in use "
+        "(memory_used and processes) is more than memory_total, 24.0 GiB\n"
+    )
+    assert not herd.is_up()
