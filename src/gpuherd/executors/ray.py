@@ -29,7 +29,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-import json
 import logging
 import os
 import signal as signals
@@ -45,6 +44,7 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 from gpuherd.executors.base import ExitStatus, LaunchRequest, NotStarted, SpawnError
 from gpuherd.executors.ray_actor import JobActor
 from gpuherd.executors.ray_errors import actor_died_note, first_line
+from gpuherd.executors.ray_files import append, decode, read_exit, size, write_exit, write_json
 from gpuherd.gpus.base import ProbeError
 from gpuherd.gpus.ray import RayNodes
 
@@ -59,9 +59,7 @@ LOOKUP_TIMEOUT = 10.0
 RELEASE_TIMEOUT = 5.0
 UNAVAILABLE_LIMIT = 30
 """Consecutive pulls that found the actor temporarily unreachable before it counts as lost."""
-EXIT_STATUS_FILE = "exit_status"
 PLACE_FILE = "ray.json"
-_MAX_SIGNAL = 64
 
 _ray: Any = ray  # ray.get's overloads do not type an actor method's result
 RemoteActor = ray.remote(JobActor)
@@ -73,14 +71,6 @@ def home_tag(home: Path) -> str:
 
 def handle_of(job_id: int, attempt: int) -> int:
     return job_id * HANDLE_BASE + attempt % HANDLE_BASE
-
-
-def decode(code: int, ended_at: float) -> ExitStatus:
-    if code < 0:
-        return ExitStatus(exit_code=None, signal=None, ended_at=ended_at)
-    if code > 128 and 1 <= code - 128 <= _MAX_SIGNAL:
-        return ExitStatus(exit_code=None, signal=code - 128, ended_at=ended_at)
-    return ExitStatus(exit_code=code, signal=None, ended_at=ended_at)
 
 
 @dataclass
@@ -133,7 +123,7 @@ class RayExecutor:
         if node_id is not None and node_id not in live:
             # No actor, no run: the engine queues the job again (its retries untouched).
             note = f"Ray node {node_id} left the cluster before this attempt started"
-            _append(folder / "stderr.log", f"gpuherd: {note}\n".encode())
+            append(folder / "stderr.log", f"gpuherd: {note}\n".encode())
             log.warning("job %s: %s", request.job_id, note)
             raise NotStarted(note)
         options: dict[str, Any] = {
@@ -161,12 +151,12 @@ class RayExecutor:
 
         def located(host: str, node: str) -> None:
             place.update(node_id=node, host=host, gpu_ids=gpu_ids)
-            _write_json(folder / PLACE_FILE, place)
+            write_json(folder / PLACE_FILE, place)
             if self.on_placed is not None:
                 self.on_placed(request.job_id, request.attempt, host, node)
 
         if node_id is None:  # Ray chose its node: `_follow` asks the actor once it is up
-            _write_json(folder / PLACE_FILE, place)
+            write_json(folder / PLACE_FILE, place)
             self._runs[handle] = _Run(name, actor, locate=located)
         else:
             self._runs[handle] = _Run(name, actor)
@@ -209,8 +199,9 @@ class RayExecutor:
             with contextlib.suppress(Exception):  # else the pulls tell what became of it
                 info = await run.actor.info.remote()
                 run.locate(info["host"], info["node_id"])
-        offsets = [_size(folder / "stdout.log"), _size(folder / "stderr.log")]
+        offsets = [size(folder / "stdout.log"), size(folder / "stderr.log")]
         code: int | None = None
+        ended_at: float | None = None
         unavailable = 0
         while True:
             try:
@@ -225,24 +216,27 @@ class RayExecutor:
             except (ray.exceptions.RayActorError, ray.exceptions.RayError) as exc:
                 log.info("job actor %s ended without a status: %s", run.name, first_line(exc))
                 if not run.killed:
-                    _append(folder / "stderr.log", actor_died_note(exc).encode())
+                    append(folder / "stderr.log", actor_died_note(exc).encode())
                 code = -1
                 break
             unavailable = 0
             for i, key in enumerate(("out", "err")):
                 chunk: bytes = got[key]
                 if chunk:
-                    _append(folder / ("stdout.log", "stderr.log")[i], chunk)
+                    append(folder / ("stdout.log", "stderr.log")[i], chunk)
                     offsets[i] += len(chunk)
             if got["status"] is not None and not got["out"] and not got["err"]:
                 code = int(got["status"])
+                # When it ended, not when this daemon (restarted since, maybe) heard of it:
+                # an age on the node's clock, so that the nodes' clocks need not agree.
+                ended_at = time.time() - max(0.0, float(got.get("age") or 0.0))
                 break
         if code >= 0:  # everything is here: the node's scratch copy can go
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(run.actor.release.remote(), RELEASE_TIMEOUT)
-        self._conclude(handle, run, code)
+        self._conclude(handle, run, code, ended_at)
 
-    def _conclude(self, handle: int, run: _Run, code: int) -> None:
+    def _conclude(self, handle: int, run: _Run, code: int, ended_at: float | None = None) -> None:
         run.done = True
         if run.kill_timer is not None:
             run.kill_timer.cancel()
@@ -250,15 +244,11 @@ class RayExecutor:
         with contextlib.suppress(Exception):
             ray.kill(run.actor, no_restart=True)  # frees its GPUs in Ray
         now = time.time()
-        status = decode(code, now)
+        status = decode(code, ended_at or now)
         if status.lost and run.killed:
             status = ExitStatus(exit_code=None, signal=signals.SIGKILL, ended_at=now)
         if not status.lost:
-            code_text = status.exit_code if status.signal is None else 128 + status.signal
-            with contextlib.suppress(OSError):
-                tmp = Path(run.attempt_dir) / (EXIT_STATUS_FILE + ".tmp")
-                tmp.write_text(f"{code_text}\n")
-                tmp.replace(Path(run.attempt_dir) / EXIT_STATUS_FILE)
+            write_exit(Path(run.attempt_dir), status)
         if run.on_exit is not None:
             run.on_exit(status)
 
@@ -290,17 +280,27 @@ class RayExecutor:
         return True
 
     def end_leftovers(self, home_id: str) -> None:
-        """Nothing to do: a job's supervisor kills what its command left when it ends, watched
-        or not (ray_supervisor.py)."""
+        """Kill this home's actors that no live attempt owns (called once recovery has
+        re-attached the live ones). Left by a daemon that ran with `--executor local` in
+        between (it counted them lost, maybe ran them again), each would hold its GPUs in
+        Ray for ever: gpuherd's next job there would wait in Ray, shown as running. What a
+        command leaves when it ends, its supervisor kills (ray_supervisor.py)."""
+        try:
+            named = ray.util.list_named_actors(all_namespaces=True)
+        except Exception as exc:  # any failure of the GCS client: the next start tries again
+            log.warning("cannot list this home's job actors: %s", first_line(exc))
+            return
+        owned = {run.name for run in self._runs.values()}
+        for entry in named:
+            name = str(entry.get("name", ""))
+            if entry.get("namespace") != self.namespace or name in owned:
+                continue
+            if name.startswith(f"gpuherd-{self.tag}-"):
+                log.warning("job actor %s belongs to no running attempt: killing it", name)
+                self._drop_stale(name)
 
     def recorded_exit(self, attempt_dir: str) -> ExitStatus | None:
-        path = Path(attempt_dir) / EXIT_STATUS_FILE
-        try:
-            code = int(path.read_text().strip())
-            ended_at = path.stat().st_mtime
-        except (OSError, ValueError):
-            return None
-        return decode(code, ended_at)
+        return read_exit(Path(attempt_dir))
 
     def find_leader(self, job_id: int, attempt: int, key: str) -> int | None:
         """None: an actor's handle is written before the actor is created (recorded_pid)."""
@@ -359,22 +359,3 @@ class RayExecutor:
 
 def _indices(text: str) -> list[int]:
     return [int(part) for part in text.split(",") if part.strip()]
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0
-
-
-def _append(path: Path, chunk: bytes) -> None:
-    with path.open("ab") as f:
-        f.write(chunk)
-
-
-def _write_json(path: Path, data: dict[str, Any]) -> None:
-    with contextlib.suppress(OSError):
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(data, indent=2) + "\n")
-        tmp.replace(path)

@@ -15,6 +15,7 @@ never leaves the job running.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import json
 import os
 import shutil
@@ -34,10 +35,28 @@ from gpuherd.executors.ray_supervisor import signal_tree
 
 CHUNK = 1 << 20
 """Most bytes of each stream one pull returns."""
+FREE_STEP = 1 << 20
+"""Bytes the daemon must have pulled past the last freed offset before more is freed."""
+_PUNCH_HOLE = 0x02 | 0x01  # FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE (linux/falloc.h)
 
 
 def scratch_root() -> Path:
     return Path(tempfile.gettempdir()) / f"gpuherd-ray-{os.getuid()}"
+
+
+def free_prefix(path: Path, end: int) -> None:
+    """Give the file system back the first `end` bytes of `path`, keeping its size: a hole,
+    so that offsets stay valid and the job's appends go on. Where the file system cannot
+    punch holes, nothing is freed."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    try:
+        fd = os.open(path, os.O_WRONLY)
+    except OSError:
+        return
+    try:
+        libc.fallocate(fd, _PUNCH_HOLE, ctypes.c_int64(0), ctypes.c_int64(end))
+    finally:
+        os.close(fd)
 
 
 def node_gpu_ids(slots: list[int]) -> list[str]:
@@ -70,6 +89,7 @@ class JobActor:
         spec = {"command": command, "cwd": cwd, "env": env}
         (self.folder / "spec.json").write_text(json.dumps(spec))
         self._supervisor = self._start_supervisor()
+        self._freed = {"stdout.log": 0, "stderr.log": 0}
 
     def _start_supervisor(self) -> psutil.Process:
         argv = [sys.executable, "-m", "gpuherd.executors.ray_supervisor"]
@@ -102,14 +122,20 @@ class JobActor:
 
     def pull(self, out_offset: int, err_offset: int, wait: float) -> dict[str, Any]:
         """Log bytes past the offsets and the exit status once known; waits up to `wait` s
-        for something new, so the daemon's follow loop is a long poll, not a busy one."""
+        for something new, so the daemon's follow loop is a long poll, not a busy one.
+        The daemon has everything before the offsets: this copy frees it, so that a chatty
+        job does not fill the node's /tmp (often memory) with a second copy of its log."""
+        for name, offset in (("stdout.log", out_offset), ("stderr.log", err_offset)):
+            if offset - self._freed[name] >= FREE_STEP:
+                free_prefix(self.folder / name, offset)
+                self._freed[name] = offset
         deadline = time.monotonic() + wait
         while True:
             status = self._status()
             out = self._read("stdout.log", out_offset)
             err = self._read("stderr.log", err_offset)
             if out or err or status is not None or time.monotonic() >= deadline:
-                return {"out": out, "err": err, "status": status}
+                return {"out": out, "err": err, "status": status, "age": self._age()}
             time.sleep(0.05)
 
     def signal(self, signum: int) -> None:
@@ -139,6 +165,13 @@ class JobActor:
             return list(self._supervisor.children(recursive=True))
         except psutil.Error:
             return []
+
+    def _age(self) -> float | None:
+        """Seconds since the supervisor wrote the exit status (on this node's clock)."""
+        try:
+            return max(0.0, time.time() - (self.folder / "exit_status").stat().st_mtime)
+        except OSError:
+            return None
 
     def _recorded(self) -> int | None:
         try:

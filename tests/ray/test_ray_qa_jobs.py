@@ -1,0 +1,101 @@
+"""Ray jobs as a researcher runs them (QA): what a restarted daemon records must be what
+happened on the node, nothing of this home may hold a GPU in Ray that gpuherd counts free, and
+a chatty job's log is not kept twice on its node.
+"""
+
+from __future__ import annotations
+
+import shlex
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import need, wait_for
+
+need("ray.cluster_utils", "ray")
+
+import ray
+from ray_fixtures import (  # noqa: F401
+    RayHerd,
+    cluster_fixture,
+    rherd_fixture,
+)
+
+from gpuherd.executors.ray_actor import scratch_root
+
+pytestmark = pytest.mark.timeout(90)
+
+
+def test_a_job_that_ended_while_no_daemon_ran_keeps_its_end_time(
+    rherd: RayHerd, tmp_path: Path
+) -> None:
+    go = tmp_path / "go"
+    job = rherd.submit("--", f"while [ ! -e {shlex.quote(str(go))} ]; do sleep 0.05; done")
+    rherd.wait_state(job, "running", timeout=30)
+    rherd.cli("daemon", "stop")
+    go.touch()
+    # The job ends on its node while no daemon watches; its supervisor dates the status.
+    status = scratch_root() / f"{rherd.namespace}-{job}-1" / "exit_status"
+    wait_for(status.exists, 30, "the job to end on its node")
+    ended = status.stat().st_mtime
+    wait_for(lambda: time.time() - ended > 3, 10, "the daemon to have been down a while")
+    rherd.start()
+    done = rherd.wait_state(job, "succeeded", timeout=30)
+    shown = rherd.json("show", str(job))
+    # Its end is when it ended there, not when the next daemon heard of it (3 s later).
+    assert abs(shown["attempts"][0]["ended_at"] - ended) < 1.0, (shown, ended)
+    assert abs(done["ended_at"] - ended) < 1.0, (done, ended)
+
+
+def this_homes_actors(rherd: RayHerd) -> list[str]:
+    return [
+        entry["name"]
+        for entry in ray.util.list_named_actors(all_namespaces=True)
+        if entry["namespace"] == rherd.namespace
+    ]
+
+
+def test_an_actor_left_by_a_switch_to_local_is_killed_when_ray_is_back(rherd: RayHerd) -> None:
+    job = rherd.submit("--", "sleep 300")
+    rherd.wait_state(job, "running", timeout=30)
+    rherd.cli("daemon", "stop")
+    # A daemon on this machine's GPUs does not know the actor: it counts the job lost.
+    rherd.start("--executor", "local", "--fake-gpus", "1")
+    rherd.wait_state(job, "lost", timeout=30)
+    rherd.cli("daemon", "stop")
+    rherd.start("--address", rherd.ray.address)
+    # Nothing of this home holds a GPU in Ray now: gpuherd counts all 4 free, and so does Ray.
+    wait_for(lambda: this_homes_actors(rherd) == [], 30, "the left actor to be killed")
+    total = rherd.ray.total_gpus()
+    wait_for(lambda: rherd.ray.free_gpus() == total, 30, "Ray to count every GPU free")
+    assert "belongs to no running attempt: killing it" in (rherd.home / "daemon.log").read_text()
+    # And a job gpuherd places on any GPU runs at once, not waiting in Ray.
+    jobs = [rherd.submit("--", "true") for _ in range(4)]
+    for other in jobs:
+        rherd.wait_state(other, "succeeded", timeout=30)
+
+
+def test_a_nodes_copy_of_the_log_keeps_only_what_the_daemon_has_not_pulled(
+    rherd: RayHerd, tmp_path: Path
+) -> None:
+    go = tmp_path / "go"
+    size = 30_000_000
+    wait = f"while [ ! -e {shlex.quote(str(go))} ]; do sleep 0.05; done"
+    job = rherd.submit("--", f"head -c {size} /dev/zero | tr '\\0' x; {wait}; echo end")
+    rherd.wait_state(job, "running", timeout=30)
+    here = rherd.attempt_dir(job) / "stdout.log"
+    wait_for(lambda: here.stat().st_size == size, 30, "the daemon to pull the whole output")
+    there = scratch_root() / f"{rherd.namespace}-{job}-1" / "stdout.log"
+
+    def allocated() -> int:
+        return there.stat().st_blocks * 512
+
+    # Freed at the next pull (at most a second later): a hole, the file keeps its size.
+    wait_for(lambda: allocated() < 2 << 20, 10, "the node's copy to be freed")
+    assert there.stat().st_size == size
+    go.touch()
+    rherd.wait_state(job, "succeeded", timeout=30)
+    data = here.read_bytes()
+    assert len(data) == size + 4 and data.endswith(b"xend\n")
+    assert data.count(b"x") == size
