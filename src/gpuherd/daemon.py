@@ -28,6 +28,8 @@ from typing import Any
 
 from gpuherd import paths
 from gpuherd.core.model import MAX_SLOTS
+from gpuherd.core.states import JobState
+from gpuherd.core.units import plural
 from gpuherd.daemon_home import (
     SOCKET_CHECK,
     SocketKeeper,
@@ -93,6 +95,25 @@ def choose_executor(
     elif address is not None:
         raise ValueError("--address is for --executor ray")
     return kind, address, remembered
+
+
+def refuse_a_switch_under_jobs(store: Store, before: str, kind: str, abandon: bool) -> None:
+    """A daemon on another executor than the last start's cannot reach the jobs that run on
+    that one: it counted them lost and, with --retries, ran them again while they went on
+    (twice at once, on a cluster node and here). Refused while any runs, unless `abandon`
+    (their cluster is gone for good, say): then they are counted lost, as before."""
+    if before == kind or abandon:
+        return
+    live = store.count_jobs((JobState.RUNNING, JobState.PAUSED))
+    if live:
+        raise HerdError(
+            f"{plural(live, 'job')} still {'runs' if live == 1 else 'run'} on the {before} "
+            f"executor, which a daemon on the "
+            f"{kind} executor cannot reach: it would count them lost and run their retries "
+            f"while they go on. Start as before (`gpuherd daemon start` without options), "
+            "let them end or kill them, then switch; or add --abandon-running to count them "
+            "lost (their processes may go on there)"
+        )
 
 
 def remember_executor(store: Store, kind: str, address: str | None) -> None:
@@ -175,6 +196,7 @@ def serve(
     listen: str | None = None,
     executor_kind: str | None = None,
     address: str | None = None,
+    abandon_running: bool = False,
 ) -> None:
     import uvicorn
 
@@ -192,6 +214,7 @@ def serve(
     before = json.loads(store.get_setting("executor") or "{}").get("kind", "local")
     local_options = gpus is not None or fake_gpus is not None or slots is not None
     kind, address, remembered = choose_executor(store, executor_kind, address, local_options)
+    refuse_a_switch_under_jobs(store, before, kind, abandon_running)
     executor: Executor = LocalExecutor(known=store.attempt_known)
     table: type[DeviceTable] = DeviceTable
     if kind == "ray":
@@ -262,6 +285,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--executor", choices=("local", "ray"))
     parser.add_argument("--address", help="the Ray cluster: HOST:PORT or auto")
     parser.add_argument("--log-file", help="also log here (a foreground daemon: daemon.log)")
+    parser.add_argument("--abandon-running", action="store_true")
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -283,6 +307,7 @@ def main(argv: list[str] | None = None) -> int:
             args.listen,
             args.executor,
             args.address,
+            args.abandon_running,
         )
     except (HerdError, ProbeError, ValueError, OSError) as exc:
         _failed(str(exc), args.log_file)

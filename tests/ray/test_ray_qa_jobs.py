@@ -60,8 +60,9 @@ def test_an_actor_left_by_a_switch_to_local_is_killed_when_ray_is_back(rherd: Ra
     job = rherd.submit("--", "sleep 300")
     rherd.wait_state(job, "running", timeout=30)
     rherd.cli("daemon", "stop")
-    # A daemon on this machine's GPUs does not know the actor: it counts the job lost.
-    rherd.start("--executor", "local", "--fake-gpus", "1")
+    # A daemon on this machine's GPUs does not know the actor: it counts the job lost (a
+    # switch under running jobs is refused without --abandon-running).
+    rherd.start("--executor", "local", "--fake-gpus", "1", "--abandon-running")
     rherd.wait_state(job, "lost", timeout=30)
     rherd.cli("daemon", "stop")
     rherd.start("--address", rherd.ray.address)

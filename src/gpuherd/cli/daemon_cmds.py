@@ -47,6 +47,12 @@ def daemon() -> None:
     metavar="ADDR|auto",
     help="The Ray cluster to run jobs on (implies --executor ray), e.g. 10.0.0.5:6379.",
 )
+@click.option(
+    "--abandon-running",
+    is_flag=True,
+    help="With another executor than the last start's: count the jobs still running on that "
+    "one lost (refused otherwise; their processes may go on there).",
+)
 def start(
     gpus: str | None,
     fake_gpus: str | None,
@@ -55,6 +61,7 @@ def start(
     listen: str | None,
     executor: str | None,
     address: str | None,
+    abandon_running: bool,
 ) -> None:
     """Start the daemon; returns once it answers. Without --gpus it finds the GPUs (NVML)."""
     from gpuherd.gpus.spec import parse_gpu_spec
@@ -76,6 +83,7 @@ def start(
     for flag, value in [*options, ("--listen", listen)]:
         if value is not None:
             args += [flag, str(value)]
+    args += ["--abandon-running"] if abandon_running else []
     try:
         client.home.mkdir(parents=True, exist_ok=True)
     except (FileExistsError, NotADirectoryError):
