@@ -66,12 +66,13 @@ def choose_probe(
         if saved:
             probe, _ = make_probe(saved.get("gpus"), saved.get("fake_gpus"))
             if slots is not None:
-                store.replace_devices(dict.fromkeys((d.index for d in store.devices()), slots))
+                slot_map = dict.fromkeys((d.index for d in store.devices()), slots)
+                store.replace_devices(slot_map, keep_states=True)
             return probe
     probe, slot_map = make_probe(gpus, fake_gpus)
     if slots is not None:
         slot_map = {index: n * slots for index, n in slot_map.items()}
-    store.replace_devices(slot_map)
+    store.replace_devices(slot_map, keep_states=True)
     store.set_setting("probe", json.dumps({"gpus": gpus, "fake_gpus": fake_gpus}))
     return probe
 

@@ -163,13 +163,21 @@ class SweepAndDeviceTables:
         cursor = self._db.execute("SELECT idx, slots, state, max_jobs FROM devices ORDER BY idx")
         return [DeviceConfig(int(i), int(s), DeviceState(st), m) for i, s, st, m in cursor]
 
-    def replace_devices(self, slots: Mapping[int, int], explicit: bool = False) -> None:
-        """Configure exactly these GPUs. `explicit`: the slot counts also cap jobs with --mem."""
+    def replace_devices(
+        self, slots: Mapping[int, int], explicit: bool = False, keep_states: bool = False
+    ) -> None:
+        """Configure exactly these GPUs. `explicit`: the slot counts also cap jobs with --mem.
+        `keep_states`: a GPU configured before keeps its state (a daemon restarted with
+        --slots or --gpus must not put a drained GPU back to work: enabling is its own verb)."""
         with self.transaction():
+            states = dict(self._db.execute("SELECT idx, state FROM devices")) if keep_states else {}
             self._db.execute("DELETE FROM devices")
             self._db.executemany(
-                "INSERT INTO devices(idx, slots, state, max_jobs) VALUES (?, ?, 'enabled', ?)",
-                [(i, n, n if explicit or n > 1 else None) for i, n in sorted(slots.items())],
+                "INSERT INTO devices(idx, slots, state, max_jobs) VALUES (?, ?, ?, ?)",
+                [
+                    (i, n, states.get(i, "enabled"), n if explicit or n > 1 else None)
+                    for i, n in sorted(slots.items())
+                ],
             )
 
     def put_device(self, device: DeviceConfig) -> None:

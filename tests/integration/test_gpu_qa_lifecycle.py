@@ -41,6 +41,21 @@ def test_adding_a_gpu_that_is_already_used_says_what_changed(herd: Herd) -> None
     assert herd.cli("gpus", "add", "1").stdout.strip() == "GPU 1: 1 slot (was 3)"
 
 
+def test_a_restart_with_other_slots_keeps_a_drained_gpu_drained(herd: Herd) -> None:
+    # `daemon start --slots 2` (or --fake-gpus again) configured the GPUs afresh: a GPU the
+    # user had drained went back to work.
+    herd.start("--fake-gpus", "2")
+    herd.cli("gpus", "drain", "1")
+    herd.cli("daemon", "stop")
+    herd.start("--slots", "2")
+    states = {g["index"]: (g["state"], g["slots"]) for g in herd.json("gpus")["gpus"]}
+    assert states == {0: ("enabled", 2), 1: ("draining", 2)}
+    herd.cli("daemon", "stop")
+    herd.start("--fake-gpus", "3")
+    states = {g["index"]: (g["state"], g["slots"]) for g in herd.json("gpus")["gpus"]}
+    assert states == {0: ("enabled", 1), 1: ("draining", 1), 2: ("enabled", 1)}
+
+
 def test_a_state_file_using_more_memory_than_a_gpu_has_is_refused(
     herd: Herd, tmp_path: Path
 ) -> None:
