@@ -239,7 +239,7 @@ class Service(SystemVerbs, JobVerbs):
         def never(job: Job) -> str | None:
             """Refused at submit, yet queued: a GPU it needed was removed since."""
             reason = never_runs_here(job.spec)
-            return f"can never run on these GPUs: {reason}" if reason else None
+            return _never_here(job.id, reason) if reason else None
 
         def explain(job: Job) -> str | None:
             if job.state is not JobState.QUEUED:
@@ -283,3 +283,12 @@ def _future(begin: float | None, now: float) -> float | None:
 
 def _ids(ids: Sequence[int]) -> str:
     return ", ".join(str(i) for i in ids)
+
+
+def _never_here(job_id: int, reason: str) -> str:
+    """Why a queued job cannot run on the GPUs there are now, and what to do: else it sits in
+    the queue until a GPU it needs comes back."""
+    return (
+        f"can never run on these GPUs: {reason} (gpuherd edit {job_id} to ask for what there "
+        f"is, or gpuherd rm {job_id})"
+    )
