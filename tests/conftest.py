@@ -51,6 +51,16 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     an in-process `gpuherd run` puts SIGTERM back to its default when it ends."""
     if signal.getsignal(signal.SIGTERM) is not _interrupt:
         signal.signal(signal.SIGTERM, _interrupt)
+    # The processes a test starts inherit this worker's ignored signals and its signal mask:
+    # a SIGINT or SIGHUP left ignored or blocked by a library an earlier test used (Ray and
+    # Playwright run inside the worker) made `gpuherd run` and `submit --wait` deaf to the
+    # test's Ctrl-C and hangup, as a shell's `nohup`/`&` would. Start each test as a terminal
+    # does: both at their defaults, nothing blocked.
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if signal.getsignal(signal.SIGHUP) is signal.SIG_IGN:
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGHUP, signal.SIGTERM})
 
 
 def need(module: str, extra: str) -> None:

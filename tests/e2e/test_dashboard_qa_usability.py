@@ -106,7 +106,12 @@ def test_a_long_command_scrolls_in_its_box(board: Board) -> None:
     job_id = board.submit("--hold", "--gpus", "0", "--", command)
     page = board.page(f"/jobs/{job_id}")
     box = page.locator("dl.facts pre.command")
-    sizes = box.evaluate("b => [b.clientHeight, b.scrollHeight]")
+
+    def laid_out() -> list[int] | None:  # (a live refresh may swap the job's head meanwhile)
+        sizes: list[int] = box.evaluate("b => [b.clientHeight, b.scrollHeight]")
+        return sizes if sizes[0] else None
+
+    sizes = wait_for(laid_out, what="the command's box to be laid out")
     assert sizes[0] < 250 < sizes[1], sizes  # at most about 12 lines shown; it scrolls
     assert page.locator("dt", has_text="Priority").is_visible()
     page.close()
