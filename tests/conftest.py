@@ -51,11 +51,11 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     an in-process `gpuherd run` puts SIGTERM back to its default when it ends."""
     if signal.getsignal(signal.SIGTERM) is not _interrupt:
         signal.signal(signal.SIGTERM, _interrupt)
-    # The processes a test starts inherit this worker's ignored signals and its signal mask:
-    # a SIGINT or SIGHUP left ignored or blocked by a library an earlier test used (Ray and
-    # Playwright run inside the worker) made `gpuherd run` and `submit --wait` deaf to the
-    # test's Ctrl-C and hangup, as a shell's `nohup`/`&` would. Start each test as a terminal
-    # does: both at their defaults, nothing blocked.
+    # The processes a test starts inherit this worker's ignored signals and its signal mask.
+    # In 2 of 4 full runs, `gpuherd run` and `submit --wait` were deaf to a test's Ctrl-C and
+    # hangup, as under a shell's `nohup`/`&`; a library an earlier test used inside the worker
+    # (Ray, Playwright) leaving SIGINT or SIGHUP ignored or blocked is the suspect (not caught
+    # in the act). Start each test as a terminal does: both at their defaults, none blocked.
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
     if signal.getsignal(signal.SIGHUP) is signal.SIG_IGN:
