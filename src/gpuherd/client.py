@@ -2,9 +2,9 @@
 
 Used by the CLI and the Python API. Errors come back as HerdError with the daemon's one line.
 
-It speaks just enough HTTP/1.1 itself, on a plain socket: `http.client` would cost every CLI
-call ~12 ms of imports (email.parser, ssl, ...). One request per connection (`Connection:
-close`), so there is no keep-alive, pipelining or connection reuse to get right.
+It speaks just enough HTTP/1.1 itself (client_http.py), on a plain socket: `http.client` would
+cost every CLI call ~12 ms of imports (email.parser, ssl, ...). One request per connection
+(`Connection: close`), so there is no keep-alive, pipelining or connection reuse to get right.
 """
 
 from __future__ import annotations
@@ -12,22 +12,18 @@ from __future__ import annotations
 import json
 import os
 import socket
-import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
-from io import BufferedReader
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
-from gpuherd import __version__, paths
+from gpuherd import paths
 from gpuherd.body_cap import MAX_BODY_BYTES, too_large
+from gpuherd.client_http import BadResponse, Response, send, send_and_answer
 from gpuherd.errors import Conflict, DaemonError, HerdError, NotFound, NotRunning
 
 _STATUS_ERRORS: dict[int, type[HerdError]] = {404: NotFound, 409: Conflict, 503: DaemonError}
-_MAX_LINE = 65536  # a status, header or chunk-size line; longer means a broken answer
-_MAX_HEADERS = 100
-_HEX = b"0123456789abcdefABCDEF"
 WAIT_CHUNK = 500
 """Job ids per `GET /jobs/wait`: they travel in the query string, which the daemon's HTTP
 parser caps (a wait for 30,000 ids in one call lost the connection)."""
@@ -36,10 +32,6 @@ WAIT_POLL = 30.0
 RESTART_GRACE = 60.0
 """Seconds a wait gives a daemon that went away midway to come back (a restart to upgrade):
 the jobs go on meanwhile, and a notebook's overnight wait should too."""
-
-
-class _BadResponse(Exception):
-    """The daemon's answer is not the HTTP we expect: cut off or garbled."""
 
 
 class Client:
@@ -64,11 +56,11 @@ class Client:
         # The file holds a reference to the socket: both must be closed to free it.
         with self._connect() as sock, sock.makefile("rb") as file:
             try:
-                response = _send_and_answer(sock, file, method, path, payload)
+                response = send_and_answer(sock, file, method, path, payload)
                 data = response.read()
             except TimeoutError:
                 raise DaemonError(f"the daemon did not answer within {self.timeout:g}s") from None
-            except (OSError, _BadResponse) as exc:
+            except (OSError, BadResponse) as exc:
                 raise _lost(exc, done_maybe=method != "GET") from None
         if response.status >= 400:
             raise _error(response.status, data)
@@ -80,14 +72,14 @@ class Client:
         """A GET's body in pieces as they arrive: a log of gigabytes never sits in memory."""
         with self._connect() as sock, sock.makefile("rb") as file:
             try:
-                _send(sock, "GET", _with_query(path, query), None)
-                response = _Response(file)
+                send(sock, "GET", _with_query(path, query), None)
+                response = Response(file)
                 if response.status >= 400:
                     raise _error(response.status, response.read())
                 yield from response.pieces()
             except TimeoutError:
                 raise DaemonError(f"the daemon did not answer within {self.timeout:g}s") from None
-            except (OSError, _BadResponse) as exc:
+            except (OSError, BadResponse) as exc:
                 raise _lost(exc) from None
 
     def stream(self, path: str, **query: Any) -> Iterator[tuple[str, Any]]:
@@ -98,8 +90,8 @@ class Client:
         """
         with self._connect(timeout=None) as sock, sock.makefile("rb") as file:
             try:
-                _send(sock, "GET", _with_query(path, query), None)
-                response = _Response(file)
+                send(sock, "GET", _with_query(path, query), None)
+                response = Response(file)
                 if response.status >= 400:
                     raise _error(response.status, response.read())
                 event, data = "message", ""
@@ -112,7 +104,7 @@ class Client:
                     elif not text and data:
                         yield event, json.loads(data)
                         event, data = "message", ""
-            except (OSError, _BadResponse) as exc:
+            except (OSError, BadResponse) as exc:
                 raise _lost(exc) from None
 
     def wait(
@@ -255,131 +247,11 @@ def _same_folder(noted: str, home: Path) -> bool:
         return False
 
 
-def _send(sock: socket.socket, method: str, path: str, payload: bytes | None) -> None:
-    head = f"{method} /api/v1{path} HTTP/1.1\r\nHost: gpuherd\r\nConnection: close\r\n"
-    if payload is not None:
-        head += "Content-Type: application/json\r\n"
-    body = payload or b""
-    sock.sendall(f"{head}Content-Length: {len(body)}\r\n\r\n".encode() + body)
-
-
-def _send_and_answer(
-    sock: socket.socket, file: BufferedReader, method: str, path: str, payload: bytes | None
-) -> _Response:
-    """Send a request and read its answer's head. A daemon that refuses a body (413) answers
-    and closes before it has read it all: the answer is still there to read."""
-    try:
-        _send(sock, method, path, payload)
-    except (BrokenPipeError, ConnectionResetError) as exc:
-        try:
-            return _Response(file)
-        except (OSError, _BadResponse):
-            raise exc from None  # no answer: the connection was lost, as the send said
-    return _Response(file)
-
-
-class _Response:
-    """The status and headers of an answer, read at once; the body, read on demand."""
-
-    def __init__(self, file: BufferedReader) -> None:
-        self._file = file
-        status_line = file.readline(_MAX_LINE)
-        if not status_line:
-            raise _BadResponse("the daemon closed the connection without answering")
-        parts = _complete(status_line).split(None, 2)  # b"HTTP/1.1", b"200", b"OK"
-        if len(parts) < 2 or not parts[0].startswith(b"HTTP/") or not parts[1].isdigit():
-            raise _BadResponse(f"not an HTTP status line: {status_line[:80]!r}")
-        self.status = int(parts[1])
-        self.headers: dict[str, str] = {}
-        for _ in range(_MAX_HEADERS):
-            line = self._line()
-            if not line.strip():
-                break
-            name, _, value = line.decode("latin-1").partition(":")
-            self.headers[name.strip().lower()] = value.strip()
-        else:
-            raise _BadResponse(f"more than {_MAX_HEADERS} header lines")
-        _note_version(self.headers.get("gpuherd-version"))
-
-    def read(self) -> bytes:
-        return b"".join(self.pieces())
-
-    def lines(self) -> Iterator[bytes]:
-        """The body's lines, without their newline, as they arrive."""
-        pending = b""
-        for piece in self.pieces():
-            *complete, pending = (pending + piece).split(b"\n")
-            yield from complete
-        if pending:
-            yield pending
-
-    def pieces(self) -> Iterator[bytes]:
-        """The body in pieces as they arrive: chunked, of a Content-Length, or up to the end."""
-        if self.headers.get("transfer-encoding", "").lower().endswith("chunked"):
-            while size := self._chunk_size():
-                yield from self._exactly(size)
-                if self._line().strip():
-                    raise _BadResponse("a chunk is longer than its size says")
-            while self._line().strip():
-                pass  # trailer fields: nothing here needs them
-        elif "content-length" in self.headers:
-            length = self.headers["content-length"]
-            if not (length.isascii() and length.isdigit()):
-                raise _BadResponse(f"bad Content-Length: {length[:40]!r}")
-            yield from self._exactly(int(length))
-        else:  # neither: the body runs until the daemon closes the connection
-            while data := self._file.read1(_MAX_LINE):
-                yield data
-
-    def _exactly(self, size: int) -> Iterator[bytes]:
-        """`size` bytes, in pieces as they arrive (a huge bogus size allocates nothing)."""
-        while size > 0:
-            data = self._file.read1(min(size, _MAX_LINE))
-            if not data:
-                raise _BadResponse("the answer stopped in the middle of its body")
-            size -= len(data)
-            yield data
-
-    def _chunk_size(self) -> int:
-        line = self._line()
-        size = line.split(b";", 1)[0].strip()  # ";name=value" chunk extensions: ignored
-        if not size or size.strip(_HEX):
-            raise _BadResponse(f"bad chunk size line: {line[:40]!r}")
-        return int(size, 16)
-
-    def _line(self) -> bytes:
-        return _complete(self._file.readline(_MAX_LINE))
-
-
-_versions_told: set[str] = set()
-
-
-def _note_version(theirs: str | None) -> None:
-    """Say once per process that the daemon runs another gpuherd (upgraded, not restarted):
-    new options may be ignored by it, new answers missing."""
-    if theirs and theirs != __version__ and theirs not in _versions_told:
-        _versions_told.add(theirs)
-        sys.stderr.write(
-            f"gpuherd: warning: the daemon runs gpuherd {theirs} and this is {__version__}: "
-            "restart it to run this version (`gpuherd daemon stop`, then `gpuherd daemon "
-            "start`; running jobs go on)\n"
-        )
-
-
-def _complete(line: bytes) -> bytes:
-    """`line` if it ends with its newline; a cut-off answer or an over-long line otherwise."""
-    if line.endswith(b"\n"):
-        return line
-    if len(line) >= _MAX_LINE:
-        raise _BadResponse(f"a line longer than {_MAX_LINE} bytes in the answer")
-    raise _BadResponse("the answer stopped in the middle")
-
-
-def _lost(exc: OSError | _BadResponse, done_maybe: bool = False) -> DaemonError:
+def _lost(exc: OSError | BadResponse, done_maybe: bool = False) -> DaemonError:
     """`done_maybe`: a change was asked for, which a daemon that went before answering (a
     crash, a kill -9) may have committed, or not: submitting again blindly could queue the
     jobs twice."""
-    detail = str(exc) if isinstance(exc, _BadResponse) else repr(exc)
+    detail = str(exc) if isinstance(exc, BadResponse) else repr(exc)
     if done_maybe:
         detail += (
             "; it may have been done before the daemon went: `gpuherd ls --all` shows the "

@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuherd import __version__
-from gpuherd import client as client_module
+from gpuherd import __version__, client_http
 from gpuherd.client import Client
 from gpuherd.errors import Conflict, DaemonError, HerdError, NotFound
 
@@ -269,7 +268,7 @@ def test_a_daemon_of_another_version_is_named_once(
     daemon: FakeDaemon, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """After `pip install -U`, the daemon still running is the old one until restarted."""
-    monkeypatch.setattr(client_module, "_versions_told", set())
+    monkeypatch.setattr(client_http, "_versions_told", set())
     ours = f"HTTP/1.1 200 OK\r\ngpuherd-version: {__version__}\r\nContent-Length: 2\r\n\r\n{{}}"
     daemon.client(send(ours.encode())).get("/daemon")
     assert capsys.readouterr().err == ""

@@ -1,0 +1,141 @@
+"""The bits of HTTP/1.1 the daemon's client speaks on its Unix socket (a part of client.py):
+a request out, an answer's head read at once and its body in pieces as it arrives (chunked,
+of a Content-Length, or up to the end), anything else refused as BadResponse.
+"""
+
+from __future__ import annotations
+
+import socket
+import sys
+from collections.abc import Iterator
+from io import BufferedReader
+
+from gpuherd import __version__
+
+_MAX_LINE = 65536  # a status, header or chunk-size line; longer means a broken answer
+_MAX_HEADERS = 100
+_HEX = b"0123456789abcdefABCDEF"
+
+
+class BadResponse(Exception):
+    """The daemon's answer is not the HTTP we expect: cut off or garbled."""
+
+
+def send(sock: socket.socket, method: str, path: str, payload: bytes | None) -> None:
+    head = f"{method} /api/v1{path} HTTP/1.1\r\nHost: gpuherd\r\nConnection: close\r\n"
+    if payload is not None:
+        head += "Content-Type: application/json\r\n"
+    body = payload or b""
+    sock.sendall(f"{head}Content-Length: {len(body)}\r\n\r\n".encode() + body)
+
+
+def send_and_answer(
+    sock: socket.socket, file: BufferedReader, method: str, path: str, payload: bytes | None
+) -> Response:
+    """Send a request and read its answer's head. A daemon that refuses a body (413) answers
+    and closes before it has read it all: the answer is still there to read."""
+    try:
+        send(sock, method, path, payload)
+    except (BrokenPipeError, ConnectionResetError) as exc:
+        try:
+            return Response(file)
+        except (OSError, BadResponse):
+            raise exc from None  # no answer: the connection was lost, as the send said
+    return Response(file)
+
+
+class Response:
+    """The status and headers of an answer, read at once; the body, read on demand."""
+
+    def __init__(self, file: BufferedReader) -> None:
+        self._file = file
+        status_line = file.readline(_MAX_LINE)
+        if not status_line:
+            raise BadResponse("the daemon closed the connection without answering")
+        parts = _complete(status_line).split(None, 2)  # b"HTTP/1.1", b"200", b"OK"
+        if len(parts) < 2 or not parts[0].startswith(b"HTTP/") or not parts[1].isdigit():
+            raise BadResponse(f"not an HTTP status line: {status_line[:80]!r}")
+        self.status = int(parts[1])
+        self.headers: dict[str, str] = {}
+        for _ in range(_MAX_HEADERS):
+            line = self._line()
+            if not line.strip():
+                break
+            name, _, value = line.decode("latin-1").partition(":")
+            self.headers[name.strip().lower()] = value.strip()
+        else:
+            raise BadResponse(f"more than {_MAX_HEADERS} header lines")
+        _note_version(self.headers.get("gpuherd-version"))
+
+    def read(self) -> bytes:
+        return b"".join(self.pieces())
+
+    def lines(self) -> Iterator[bytes]:
+        """The body's lines, without their newline, as they arrive."""
+        pending = b""
+        for piece in self.pieces():
+            *complete, pending = (pending + piece).split(b"\n")
+            yield from complete
+        if pending:
+            yield pending
+
+    def pieces(self) -> Iterator[bytes]:
+        """The body in pieces as they arrive: chunked, of a Content-Length, or up to the end."""
+        if self.headers.get("transfer-encoding", "").lower().endswith("chunked"):
+            while size := self._chunk_size():
+                yield from self._exactly(size)
+                if self._line().strip():
+                    raise BadResponse("a chunk is longer than its size says")
+            while self._line().strip():
+                pass  # trailer fields: nothing here needs them
+        elif "content-length" in self.headers:
+            length = self.headers["content-length"]
+            if not (length.isascii() and length.isdigit()):
+                raise BadResponse(f"bad Content-Length: {length[:40]!r}")
+            yield from self._exactly(int(length))
+        else:  # neither: the body runs until the daemon closes the connection
+            while data := self._file.read1(_MAX_LINE):
+                yield data
+
+    def _exactly(self, size: int) -> Iterator[bytes]:
+        """`size` bytes, in pieces as they arrive (a huge bogus size allocates nothing)."""
+        while size > 0:
+            data = self._file.read1(min(size, _MAX_LINE))
+            if not data:
+                raise BadResponse("the answer stopped in the middle of its body")
+            size -= len(data)
+            yield data
+
+    def _chunk_size(self) -> int:
+        line = self._line()
+        size = line.split(b";", 1)[0].strip()  # ";name=value" chunk extensions: ignored
+        if not size or size.strip(_HEX):
+            raise BadResponse(f"bad chunk size line: {line[:40]!r}")
+        return int(size, 16)
+
+    def _line(self) -> bytes:
+        return _complete(self._file.readline(_MAX_LINE))
+
+
+_versions_told: set[str] = set()
+
+
+def _note_version(theirs: str | None) -> None:
+    """Say once per process that the daemon runs another gpuherd (upgraded, not restarted):
+    new options may be ignored by it, new answers missing."""
+    if theirs and theirs != __version__ and theirs not in _versions_told:
+        _versions_told.add(theirs)
+        sys.stderr.write(
+            f"gpuherd: warning: the daemon runs gpuherd {theirs} and this is {__version__}: "
+            "restart it to run this version (`gpuherd daemon stop`, then `gpuherd daemon "
+            "start`; running jobs go on)\n"
+        )
+
+
+def _complete(line: bytes) -> bytes:
+    """`line` if it ends with its newline; a cut-off answer or an over-long line otherwise."""
+    if line.endswith(b"\n"):
+        return line
+    if len(line) >= _MAX_LINE:
+        raise BadResponse(f"a line longer than {_MAX_LINE} bytes in the answer")
+    raise BadResponse("the answer stopped in the middle")
