@@ -22,8 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(1, str(Path(__file__).resolve().parents[1] / "src"))
 
 from harness import report, single
-from harness.common import BENCH, SCRATCH, set_work
-from harness.install import Peer, install_all
+from harness.common import BENCH, SCRATCH, set_work, use_python
+from harness.install import Peer, gpuherd_venv, install_all
 from harness.tools import (
     Gpusched,
     HerdDaemon,
@@ -67,6 +67,16 @@ def compile_gpuherd() -> None:
     import gpuherd
 
     compileall.compile_dir(Path(gpuherd.__file__).parent, quiet=1)
+
+
+def use_own_venv(log: list[str]) -> None:
+    """Run gpuherd (and the Python floor) from a venv of their own, as the peers run from
+    theirs; without one (no PyPI), from this interpreter, and say so."""
+    python, why = gpuherd_venv(log)
+    if python is None:
+        log.append(f"{why}: gpuherd runs from {sys.executable} instead")
+    else:
+        use_python(python)
 
 
 def parse_args() -> argparse.Namespace:
@@ -116,6 +126,7 @@ def main() -> int:
     else:
         print("installing the peers into", SCRATCH, flush=True)
         peers = install_all(install_log)
+        use_own_venv(install_log)
         for line in install_log:
             print("  " + line)
     if args.report_only:

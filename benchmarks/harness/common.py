@@ -41,10 +41,23 @@ GPUS = (0, 1, 2, 3)
 """The fake GPU ids every tool gets."""
 
 
+_PYTHON: list[Path] = [Path(sys.executable)]
+"""The interpreter gpuherd and the Python floor run under: this one, or after
+`use_python`, the venv a full run installs gpuherd into."""
+
+
+def use_python(python: Path) -> None:
+    _PYTHON[0] = python
+
+
+def herd_python() -> str:
+    return str(_PYTHON[0])
+
+
 def gpuherd_cmd() -> list[str]:
-    """The installed console script beside this interpreter (no pyenv shim in the way)."""
-    script = Path(sys.executable).parent / "gpuherd"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "gpuherd"]
+    """The installed console script beside the interpreter (no pyenv shim in the way)."""
+    script = _PYTHON[0].parent / "gpuherd"
+    return [str(script)] if script.exists() else [str(_PYTHON[0]), "-m", "gpuherd"]
 
 
 def herd_env(home: Path) -> dict[str, str]:

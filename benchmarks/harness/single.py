@@ -9,13 +9,21 @@ from __future__ import annotations
 import os
 import statistics
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import psutil
 
-from harness.common import cpu_seconds, gpuherd_cmd, herd_env, percentile, tree, wall, workdir
+from harness.common import (
+    cpu_seconds,
+    gpuherd_cmd,
+    herd_env,
+    herd_python,
+    percentile,
+    tree,
+    wall,
+    workdir,
+)
 from harness.jobs import check_stamps, handoff_gaps, read_stamps, stamped_lines, w3_lengths
 from harness.tools import HerdDaemon, Ray, TaskSpooler, Tool
 from harness.workloads import Results
@@ -62,7 +70,7 @@ def w8_startup(res: Results, herd: HerdDaemon, reps: int, peers: list[Tool]) -> 
     rows = [
         ("gpuherd --help", [*gpuherd_cmd(), "--help"], env),
         ("gpuherd ls (empty queue)", [*gpuherd_cmd(), "ls"], env),
-        ("python3 -c pass (interpreter floor)", [sys.executable, "-c", "pass"], env),
+        ("python3 -c pass (interpreter floor)", [herd_python(), "-c", "pass"], env),
     ]
     rows += [
         ("tsp -l (a C client)", [p.bin, "-l"], p.env) for p in peers if isinstance(p, TaskSpooler)

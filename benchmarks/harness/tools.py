@@ -13,7 +13,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -25,6 +24,7 @@ from harness.common import (
     fresh_dir,
     gpuherd_cmd,
     herd_env,
+    herd_python,
     kill_tree,
     unused_dir,
     wait_lines,
@@ -99,7 +99,7 @@ class Python4(Tool):
 
     def run(self, work: Work, jobs_file: Path) -> tuple[float, float]:
         script = Path(__file__).with_name("python4.py")
-        return self.oneshot([sys.executable, str(script), *GPU_LIST], jobs_file)
+        return self.oneshot([herd_python(), str(script), *GPU_LIST], jobs_file)
 
 
 class HerdRun(Tool):
