@@ -150,7 +150,7 @@ def _begin(value: Any) -> Any:
     time); a number as it is (the daemon checks its range)."""
     if isinstance(value, str):
         try:
-            return parse_begin(value, time.time())
+            return parse_begin(value, time.time(), "begin")
         except ValueError as exc:
             raise HerdError(str(exc)) from None
     if isinstance(value, datetime):

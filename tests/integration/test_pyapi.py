@@ -151,6 +151,9 @@ def test_submit_takes_a_begin_time_as_a_datetime_or_as_text(api: gpuherd.Herd) -
     for never in (1e308, float("nan"), -1.0):  # epoch seconds no date can show
         with pytest.raises(HerdError, match="before the year 9999"):
             api.submit("true", begin=never)
+    # Bad text names Python's keyword, not the CLI's flag (was: "invalid --begin 'soon'").
+    with pytest.raises(HerdError, match=r"^invalid begin 'soon': use now, \+DURATION"):
+        api.submit("true", begin="soon")
 
 
 def test_an_environment_variable_name_no_process_can_have_is_refused(api: gpuherd.Herd) -> None:

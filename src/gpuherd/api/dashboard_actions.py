@@ -307,9 +307,9 @@ class SubmitForm:
                 "jobs held until then"
             )
         try:
-            return parse_begin(self.begin, time.time())
+            return parse_begin(self.begin, time.time(), "begin time")
         except ValueError as exc:
-            raise HerdError(str(exc).replace("--begin", "begin time", 1)) from None
+            raise HerdError(str(exc)) from None
 
 
 def _env_pairs(text: str) -> dict[str, str]:

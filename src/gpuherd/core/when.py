@@ -20,10 +20,11 @@ LATEST = datetime(9999, 12, 30).timestamp()  # a day short: any time zone still 
 """The last moment a --begin may name: later ones cannot be shown as a date."""
 
 
-def parse_begin(text: str, now: float) -> float:
+def parse_begin(text: str, now: float, name: str = "--begin") -> float:
     """Epoch seconds of `text`: "+2h" (from now), "23:30" (its next occurrence: today, or
     tomorrow once it is past), "2026-11-26" (that midnight), "2026-11-26T02:00" or
-    "2026-11-26 02:00" (an explicit offset such as "+01:00" is honoured), or "now"."""
+    "2026-11-26 02:00" (an explicit offset such as "+01:00" is honoured), or "now".
+    Errors name the value as `name` (the CLI's flag, Python's keyword, the dashboard's box)."""
     value = text.strip()
     if value == "now":
         return now
@@ -35,14 +36,14 @@ def parse_begin(text: str, now: float) -> float:
         except ValueError as exc:
             far = str(exc).endswith("longer than 100 years")
             raise ValueError(
-                f"invalid --begin {text!r}: " + ("more than 100 years away" if far else _HELP)
+                f"invalid {name} {text!r}: " + ("more than 100 years away" if far else _HELP)
             ) from None
         return now + seconds
     clock = re.fullmatch(r"(\d{1,2}):(\d{2})(?::(\d{2}))?", value)
     if clock:
         hour, minute, second = (int(part or 0) for part in clock.groups())
         if hour > 23 or minute > 59 or second > 59:
-            raise ValueError(f"invalid --begin {text!r}: no such time of day; {_HELP}")
+            raise ValueError(f"invalid {name} {text!r}: no such time of day; {_HELP}")
         moment = datetime.fromtimestamp(now).replace(
             hour=hour, minute=minute, second=second, microsecond=0
         )
@@ -52,11 +53,11 @@ def parse_begin(text: str, now: float) -> float:
     try:
         at = datetime.fromisoformat(value).timestamp()  # naive = local time
     except (ValueError, OverflowError, OSError):
-        raise ValueError(f"invalid --begin {text!r}: {_HELP}") from None
+        raise ValueError(f"invalid {name} {text!r}: {_HELP}") from None
     if not math.isfinite(at):
-        raise ValueError(f"invalid --begin {text!r}: {_HELP}")
+        raise ValueError(f"invalid {name} {text!r}: {_HELP}")
     if at > LATEST:
-        raise ValueError(f"invalid --begin {text!r}: that is after the year 9999")
+        raise ValueError(f"invalid {name} {text!r}: that is after the year 9999")
     return at
 
 
