@@ -28,6 +28,7 @@ from harness.tools import (
     Gpusched,
     HerdDaemon,
     HerdRun,
+    HerdSweepLpt,
     Parallel,
     Python4,
     Ray,
@@ -44,7 +45,7 @@ ALL = ("W1", "W2", "W3", "W4", "W5", "W6", "W7", "W8")
 def make_tools(peers: dict[str, Peer], only: set[str] | None) -> list[Tool]:
     from harness.gflow import Gflow
 
-    tools: list[Tool] = [HerdRun(), HerdDaemon(), Python4(), Xargs()]
+    tools: list[Tool] = [HerdRun(), HerdDaemon(), HerdSweepLpt(), Python4(), Xargs()]
     makers = {
         "simple-gpu-scheduler": lambda p: [SimpleGpuScheduler(p)],
         "task-spooler": lambda p: [TaskSpooler(p)],
@@ -153,7 +154,7 @@ def main() -> int:
 def run(args: argparse.Namespace, peers: dict[str, Peer], small: bool) -> Results:
     res = Results(log=lambda line: print(line, flush=True))
     if args.quick:
-        tools: list[Tool] = [HerdRun(), HerdDaemon()]
+        tools: list[Tool] = [HerdRun(), HerdDaemon(), HerdSweepLpt()]
     else:
         tools = make_tools(peers, set(args.tools.split(",")) if args.tools else None)
     sizes = Sizes(w1=100, w2=8, w3=40, w2_scale=0.1) if small else Sizes()

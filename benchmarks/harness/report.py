@@ -165,7 +165,8 @@ def targets(res: Results) -> list[tuple[str, str, str]]:
             _verdict(v if best else None, bool(v and best and v > best)),
         )
     )
-    for row, goal in (("gpuherd-run", 0.95), ("gpuherd-daemon", 0.95), ("gpuherd-run-lpt", 0.98)):
+    lpt = ("gpuherd-run-lpt", 0.98), ("gpuherd-sweep-lpt", 0.98)
+    for row, goal in (("gpuherd-run", 0.95), ("gpuherd-daemon", 0.95), *lpt):
         v = med(res, "W2", row)
         out.append(
             (

@@ -183,6 +183,50 @@ class HerdDaemon(Tool):
         return t0, time.time()
 
 
+class HerdSweepLpt(HerdDaemon):
+    """W2 as a sweep whose run times are known from earlier points (the issue's case for
+    `--order longest-first`): the jobs as the points of one sweep, submitted once untimed,
+    then again (`force`) with `order="longest-first"`, timed from that second submission."""
+
+    name = "gpuherd-sweep-lpt"
+    label = "gpuherd daemon, sweep --order longest-first (times from the sweep's first run)"
+    workloads = ("W2",)
+
+    def __init__(self) -> None:
+        super().__init__(home=workdir() / "herd-sweep")
+        self.runs = 0
+
+    def run(self, work: Work, jobs_file: Path) -> tuple[float, float]:
+        self.runs += 1
+        name, folder = f"w2-{self.runs}", workdir() / "herd-sweep-out" / f"w2-{self.runs}"
+        self._sweep(name, folder, work.lines, order="given", force=False)
+        work.record.write_text("")  # only the timed submission's stamps count
+        t0 = time.time()
+        self._sweep(name, folder, work.lines, order="longest-first", force=True)
+        return t0, time.time()
+
+    def _sweep(
+        self, name: str, folder: Path, lines: tuple[str, ...], order: str, force: bool
+    ) -> None:
+        from gpuherd.pyapi import Herd  # the harness's own gpuherd: the repository's
+
+        assert self.client is not None
+        sweep = Herd(self.client).sweep(
+            "eval {line}",  # each point's value, quoted by the sweep, is one job line
+            {"line": list(lines)},
+            name=name,
+            results_dir=folder,
+            order=order,
+            force=force,
+            cwd=workdir(),
+        )
+        ids = sweep.ids
+        deadline = time.monotonic() + TIMEOUT
+        while not self.client.get("/jobs/wait", ids=ids, timeout=30)["done"]:
+            if time.monotonic() > deadline:
+                raise ToolError("the sweep's points did not finish in time")
+
+
 class SimpleGpuScheduler(Tool):
     name, label = "simple-gpu-scheduler", "simple-gpu-scheduler 0.1.4"
 
