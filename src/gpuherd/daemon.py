@@ -125,7 +125,9 @@ def remember_executor(store: Store, kind: str, address: str | None) -> None:
 
 def _ray_parts(
     store: Store, home: Path, address: str, switched: bool, remembered: bool
-) -> tuple[GpuProbe, Executor, type[DeviceTable]]:
+) -> tuple[GpuProbe, Executor, type[DeviceTable], str]:
+    """The probe, executor and device table on the cluster, and its address as joined (never
+    "auto", which may find another cluster the next time)."""
     from gpuherd.executors import ray_cluster  # imports ray: only for --executor ray
 
     probe, executor = ray_cluster.connect(address, home, remembered)
@@ -136,7 +138,7 @@ def _ray_parts(
         store.update_attempt(job_id, attempt, host=f"{host} (ray node {node_id})")
 
     executor.on_placed = placed
-    return probe, executor, ray_cluster.ClusterDeviceTable
+    return probe, executor, ray_cluster.ClusterDeviceTable, executor.address
 
 
 def _server_class() -> type[Any]:
@@ -220,7 +222,9 @@ def serve(
     table: type[DeviceTable] = DeviceTable
     if kind == "ray":
         switched = before != "ray"
-        probe, executor, table = _ray_parts(store, home, address or "auto", switched, remembered)
+        probe, executor, table, address = _ray_parts(
+            store, home, address or "auto", switched, remembered
+        )
     else:
         probe = choose_probe(store, gpus, fake_gpus, slots)
     remember_executor(store, kind, address)

@@ -46,9 +46,21 @@ class JobViews:
 
     def attempt_known(self, job_id: int, attempt: int) -> bool:
         """Whether the queue knows attempt `attempt` of job `job_id` (has started it): a job's
-        process it does not know is no leftover of an ended attempt (LeftoverSweeper)."""
-        row = self._db.execute("SELECT attempt FROM jobs WHERE id = ?", (job_id,)).fetchone()
-        return row is not None and int(row[0]) >= attempt
+        process it does not know is no leftover of an ended attempt (LeftoverSweeper). By its
+        row, not the job's count: a job held past an attempt found running that the database
+        did not know (engine_recovery._hold) counts it, and that attempt is no leftover."""
+        row = self._db.execute(
+            "SELECT 1 FROM attempts WHERE job_id = ? AND number = ?", (job_id, attempt)
+        ).fetchone()
+        return row is not None
+
+    def waiting_attempts(self) -> list[tuple[int, int, str | None]]:
+        """(id, attempt count, folder) of every queued and held job: enough to look for a
+        later attempt on disk without building each Job (a restart, engine_recovery.py)."""
+        rows = self._db.execute(
+            "SELECT id, attempt, folder FROM jobs WHERE state IN ('queued', 'held')"
+        )
+        return [(int(i), int(n), folder) for i, n, folder in rows]
 
     def waiters_of(self, job_id: int) -> list[int]:
         """Jobs that are still queued or held and wait for `job_id` to succeed (`--after`;

@@ -1,10 +1,13 @@
-"""After a daemon restart: what to do with each job the database says is live (pure)."""
+"""After a daemon restart: what to do with each job the database says is live, and with a
+job whose later attempt runs although the database does not know it (pure)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
-from gpuherd.core.model import Job
+from gpuherd.core.capacity import kind_of, load
+from gpuherd.core.model import Device, DeviceState, Job, Policy, Reservation
 
 
 @dataclass(frozen=True)
@@ -59,24 +62,150 @@ class Unstart:
     job_id: int
 
 
-Action = Reattach | Drain | Finish | Unstart
+@dataclass(frozen=True)
+class Found:
+    """A live attempt of a job later than the database's own (job.attempt): herd.db was
+    restored from a backup taken before that attempt started. Its process is verified as
+    that attempt of that job of this home, as a re-attached one is."""
+
+    attempt: int
+    pid: int
+    folder: str
+    gpus: tuple[int, ...] | None
+    """As the attempt's folder recorded them (attempt.json); None: not recorded."""
+    gpu_uuids: tuple[str, ...] = ()
+    host: str | None = None
+    started_at: float | None = None
 
 
-def reconcile(live: list[Job], observed: dict[int, Observed], now: float) -> list[Action]:
+@dataclass(frozen=True)
+class Supersede:
+    """The database's attempt of a live job has ended (`ended`: Finish; Unstart if it never
+    started) and a later one runs: that attempt's end is recorded and the job goes back to
+    the queue, from where the later one is adopted (never a second run, nor a final state
+    that would cancel the jobs waiting for this one)."""
+
+    job_id: int
+    ended: Finish | Unstart
+
+
+Action = Reattach | Drain | Finish | Unstart | Supersede
+
+
+def reconcile(
+    live: list[Job],
+    observed: dict[int, Observed],
+    now: float,
+    found: dict[int, Found] | None = None,
+) -> list[Action]:
+    """`found`: the later attempts that run, by job (see Found)."""
     actions: list[Action] = []
     for job in live:
         seen = observed.get(job.id, Observed(pid=None, running=False))
-        if seen.outlived and seen.pid is not None and in_grace(job, now):
-            actions.append(Drain(job.id, seen.pid))
-        elif seen.recorded:
-            actions.append(Finish(job.id, seen.exit_code, seen.signal, seen.ended_at))
-        elif seen.running and seen.pid is not None:
-            actions.append(Reattach(job.id, seen.pid))
-        elif seen.pid is None:
-            actions.append(Unstart(job.id))
-        else:
-            actions.append(Finish(job.id, None, None, seen.ended_at))
+        action = _action(job, seen, now)
+        if isinstance(action, Finish | Unstart) and found and job.id in found:
+            action = Supersede(job.id, action)
+        actions.append(action)
     return actions
+
+
+def _action(job: Job, seen: Observed, now: float) -> Action:
+    if seen.outlived and seen.pid is not None and in_grace(job, now):
+        return Drain(job.id, seen.pid)
+    if seen.recorded:
+        return Finish(job.id, seen.exit_code, seen.signal, seen.ended_at)
+    if seen.running and seen.pid is not None:
+        return Reattach(job.id, seen.pid)
+    if seen.pid is None:
+        return Unstart(job.id)
+    return Finish(job.id, None, None, seen.ended_at)
+
+
+@dataclass(frozen=True)
+class Adopt:
+    """Watch the found attempt as the job's running one, on the GPUs it recorded."""
+
+    job_id: int
+    found: Found
+
+
+@dataclass(frozen=True)
+class Hold:
+    """The found attempt cannot be adopted (`why`): hold the job, so that it is not started
+    a second time while that process runs, unwatched."""
+
+    job_id: int
+    found: Found
+    why: str
+
+
+def take_over(
+    waiting: Sequence[tuple[Job, Found]],
+    devices: Sequence[Device],
+    held: Sequence[Reservation],
+    policy: Policy,
+) -> list[Adopt | Hold]:
+    """For each queued or held job whose later attempt runs: adopt it where its recorded
+    GPUs are this daemon's and have room beside what runs there (`held`, and the attempts
+    adopted before it), else hold the job."""
+    taken = list(held)
+    decided: list[Adopt | Hold] = []
+    for job, found in waiting:
+        why = _not_adoptable(job, found, devices, taken, policy)
+        if why is not None:
+            decided.append(Hold(job.id, found, why))
+            continue
+        decided.append(Adopt(job.id, found))
+        spec = job.spec
+        taken.append(
+            Reservation(
+                job.id,
+                found.gpus or (),
+                spec.mem or 0,
+                shares=spec.mem is not None,
+                exclusive=spec.exclusive,
+                project=spec.project,
+            )
+        )
+    return decided
+
+
+def _not_adoptable(
+    job: Job,
+    found: Found,
+    devices: Sequence[Device],
+    taken: Sequence[Reservation],
+    policy: Policy,
+) -> str | None:
+    if found.gpus is None:
+        return "its folder does not record its GPUs (no attempt.json)"
+    known = {d.index for d in devices}
+    absent = [i for i in found.gpus if i not in known]
+    if absent:
+        return f"{_named(absent)} {_be(absent)} not among this daemon's GPUs"
+    # Foreign processes are left out: the found attempt's own processes on its GPUs count as
+    # another user's until it is adopted. A draining GPU keeps what runs on it.
+    mine = [
+        replace(d, state=DeviceState.ENABLED, foreign_processes=0, foreign_memory=0)
+        for d in devices
+        if d.index in found.gpus
+    ]
+    room = {g.index: g for g in load(mine, taken, policy)}
+    kind = kind_of(job.spec)
+    busy = [i for i in found.gpus if i not in room or not room[i].fits(kind, job.spec.mem)]
+    if not busy:
+        return None
+    holders = sorted({r.job_id for r in taken if set(r.gpus) & set(busy)})
+    by = f" by job {', '.join(map(str, holders))}" if holders else ""
+    return f"{_named(busy)} {_be(busy)} taken{by}"
+
+
+def _named(indices: Sequence[int]) -> str:
+    return ("GPU " if len(indices) == 1 else "GPUs ") + ", ".join(map(str, indices))
+
+
+def _be(indices: Sequence[int]) -> str:
+    return "is" if len(indices) == 1 else "are"
 
 
 def in_grace(job: Job, now: float) -> bool:

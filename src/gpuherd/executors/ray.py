@@ -91,11 +91,26 @@ Placed = Callable[[int, int, str, str], None]
 """Told (job id, attempt, host, node id) once an attempt is placed on a node."""
 
 
+def joined_address(given: str) -> str:
+    """The address of the cluster this process joined as `given` (ray.init's address):
+    "auto" stands for whichever cluster Ray found on this machine then, maybe another
+    user's the next time, so it is resolved to that cluster's GCS address (what a daemon
+    remembers, and shows). A ray:// address names its cluster already."""
+    if given != "auto":
+        return given
+    try:
+        return str(ray.get_runtime_context().gcs_address)
+    except Exception:  # a Ray Client session (RAY_ADDRESS=ray://...) has no GCS address here
+        return os.environ.get("RAY_ADDRESS") or given
+
+
 class RayExecutor:
-    def __init__(self, nodes: RayNodes, namespace: str, tag: str) -> None:
+    def __init__(self, nodes: RayNodes, namespace: str, tag: str, address: str = "") -> None:
         self.nodes = nodes
         self.namespace = namespace
         self.tag = tag
+        self.address = address
+        """The cluster's address, resolved (joined_address): what the daemon remembers."""
         self.on_placed: Placed | None = None
         self._runs: dict[int, _Run] = {}
 

@@ -17,7 +17,7 @@ import ray
 
 from gpuherd.core.model import DeviceState
 from gpuherd.devices import DeviceTable
-from gpuherd.executors.ray import RayExecutor, home_tag
+from gpuherd.executors.ray import RayExecutor, home_tag, joined_address
 from gpuherd.gpus.base import ProbeError
 from gpuherd.gpus.ray import RayNodes, RayProbe
 from gpuherd.store import DeviceConfig, Store
@@ -119,7 +119,12 @@ def connect(address: str, home: Path, remembered: bool = False) -> tuple[RayProb
             "cluster's auth token (RAY_AUTH_TOKEN or ~/.ray/auth_token)"
         ) from exc
     nodes = RayNodes(home / MAP_FILE)
-    return RayProbe(nodes, address), RayExecutor(nodes, namespace, tag)
+    joined = joined_address(address)
+    # What `daemon status` shows: which cluster, and how it was chosen.
+    how = " (remembered from the last start)" if remembered else ""
+    if joined != address:
+        how = f" (found by --address {address})"
+    return RayProbe(nodes, joined + how), RayExecutor(nodes, namespace, tag, joined)
 
 
 def configure(store: Store, probe: RayProbe) -> None:
