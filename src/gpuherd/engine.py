@@ -22,7 +22,7 @@ from gpuherd.config import load_policy
 from gpuherd.core.caps import Offering
 from gpuherd.core.lifecycle import Ended
 from gpuherd.core.model import Assignment, Attempt, Device, Job, Policy, Reservation
-from gpuherd.core.placement import open_gpus, plan, project_room
+from gpuherd.core.placement import Hold, open_gpus, place, project_room
 from gpuherd.core.states import Event, JobState, OutcomeKind, transition
 from gpuherd.devices import DeviceTable
 from gpuherd.engine_begin import BeginTimer
@@ -85,6 +85,7 @@ class Engine:
         self.begins = BeginTimer(self)
         self.scan = Scan(store)
         self.health = TickHealth(self.wake_later)
+        self.hold: Hold | None = None  # what the last pass kept for a starving job
         self._exits: list[Exit] = []
         self._unrecorded_pids: list[tuple[int, int, int, float]] = []  # job, attempt, pid, at
         self._paperwork: list[Callable[[], None]] = []
@@ -261,12 +262,11 @@ class Engine:
             partial(open_gpus, devices, reservations, policy),
             now - policy.reserve_after,
         )
-        with self.scan.reading(offer) as (window, behind, seen):
-            host_free = self.devices.host_free(TELEMETRY_MAX_AGE)
-            assignments = plan(
-                window, devices, reservations, policy, now, host_free=host_free, behind=behind
-            )
-        return assignments, seen
+        with self.scan.reading(offer) as (jobs, behind, seen):
+            free = self.devices.host_free(TELEMETRY_MAX_AGE)
+            placed = place(jobs, devices, reservations, policy, now, host_free=free, behind=behind)
+        self.hold = placed.hold
+        return placed.starts, seen
 
     def _spawn_all(self, started: list[tuple[Job, Attempt]], now: float) -> None:
         spawned = [

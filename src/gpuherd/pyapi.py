@@ -130,8 +130,9 @@ class Herd:
         Options as `gpuherd submit`'s: mem, ram, priority, after and after_any (job handles,
         ids, or text as `--after` takes it: "3-5,7", "last"), retries, retry_delay, timeout,
         grace, no_output_timeout (durations: seconds, "2h" or a timedelta), on_no_output
-        ("flag" or "kill"), project, env (a dict), hold, oom_retry, begin (a datetime, epoch
-        seconds, or text as `--begin` takes it: "+2h"), only_gpus ([0, 2], or "0,2")."""
+        ("flag" or "kill"), project, env (a dict), hold, oom_retry, exclusive (each GPU to
+        itself), begin (a datetime, epoch seconds, or text as `--begin` takes it: "+2h"),
+        only_gpus ([0, 2], or "0,2")."""
         refuse_while_loading("submit")
         if "max_parallel" in options:  # shared with sweep(), where it means something
             raise TypeError(
@@ -319,7 +320,8 @@ class Job:
 
     def edit(self, clear: Iterable[str] = (), **changes: Any) -> str:
         """Change what the waiting job asks for, as `gpuherd edit`: command, name, gpus,
-        only_gpus (a list), mem, ram (bytes or "10GiB"), retries, retry_delay, timeout
+        only_gpus (a list), mem, ram (bytes or "10GiB"), exclusive (True: each GPU to
+        itself; False: shared again), retries, retry_delay, timeout
         (seconds or "2h"), project, env (a dict: these variables set, the job's others kept);
         `clear` unsets name, only_gpus, mem, ram, retry_delay, timeout, project or env.
         Answers what changed ("edited (gpus 1 -> 2)"); HerdError if the daemon refused (the

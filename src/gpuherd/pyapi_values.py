@@ -36,7 +36,7 @@ from gpuherd.task_values import from_numpy, is_numpy
 
 SUBMIT_OPTIONS = frozenset(
     {"gpus", "mem", "ram", "oom_retry", "priority", "after", "after_any", "retries", "timeout"}
-    | {"grace"}
+    | {"grace", "exclusive"}
     | {"no_output_timeout", "kill_on_no_output", "project", "env", "hold", "max_parallel"}
     | {"begin", "only_gpus", "retry_delay", "on_no_output"}
 )

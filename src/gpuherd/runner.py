@@ -57,6 +57,7 @@ class RunOptions:
     mem: int | None = None
     ram: int | None = None
     oom_retry: bool = False
+    exclusive: bool = False
     run_times: Mapping[str, float] | None = None
     """Given: read the whole input, then start the jobs longest first by these earlier run
     times of their commands (--order longest-first); unknown commands go first."""
@@ -220,6 +221,7 @@ class Runner:
             item.mem = item.mem or self.options.mem
             item.ram = item.ram or self.options.ram
             item.oom_retry = item.oom_retry or self.options.oom_retry
+            item.exclusive = item.exclusive or self.options.exclusive
             batch.append(entry)
         self._submit(batch)
 

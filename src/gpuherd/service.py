@@ -263,7 +263,9 @@ class Service(SystemVerbs, JobVerbs):
             if sweep in caps and sweeps_running[sweep] >= caps[sweep]:
                 return f"waiting: sweep {sweep} runs {caps[sweep]} at a time (--max-parallel)"
             ahead = partial(self.engine.scan.ahead, job)  # beyond what placement read?
-            return why_waiting(job, devices, reservations, policy, host_free, ahead, missing)
+            return why_waiting(
+                job, devices, reservations, policy, host_free, ahead, missing, self.engine.hold
+            )
 
         return explain
 

@@ -58,8 +58,10 @@ class SystemVerbs:
             if table.reading(index) is None:  # its memory is unknown until it is seen again
                 row["memory_total"] = None
             rows.append(row)
+        held = self._held()
         for row in rows:
             row["history"] = [list(sample) for sample in table.history.get(row["index"], ())]
+            row["held"] = held.get(row["index"], 0)
         failure = table.failure
         return {
             "probe": self._probe_line(),
@@ -70,6 +72,15 @@ class SystemVerbs:
             "missing": [d.index for d in table.missing()],
             "unused": table.unused(),
         }
+
+    def _held(self) -> dict[int, int]:
+        """Bytes of each GPU gpuherd's jobs hold, as placement counts them: each job the
+        larger of its --mem and its measured use, from its start (before it uses any)."""
+        held: dict[int, int] = {}
+        for r in self.engine.reservations():
+            for index in r.gpus:
+                held[index] = held.get(index, 0) + r.mem
+        return held
 
     def _probe_line(self) -> str:
         """The probe, what it sees that gpuherd does not use, and whether it fails now."""

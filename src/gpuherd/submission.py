@@ -63,6 +63,7 @@ def spec_from_item(
         mem=item.mem,
         ram=item.ram,
         oom_retry=item.oom_retry,
+        exclusive=item.exclusive,
         after=tuple(sorted(set(item.after))),
         after_any=tuple(sorted(set(item.after_any) - set(item.after))),
         retries=retries if item.retries is None else item.retries,
@@ -137,6 +138,11 @@ def _request_problem(spec: JobSpec) -> str | None:
         return f"{field('gpus')} must be between 0 and 64, got {spec.gpus}"
     if any(not 0 <= i <= MAX_GPU_INDEX for i in spec.only_gpus):
         return f"{field('only_gpus')} takes GPU indices from 0 to {MAX_GPU_INDEX}"
+    if spec.exclusive and spec.gpus == 0:
+        return (
+            f"{field('exclusive')} with {field('gpus', '0')}: a CPU-only job gets no GPU "
+            "to itself; drop one of them"
+        )
     if bool(spec.only_gpus) and spec.gpus == 0:
         return (
             f"{field('only_gpus')} with {field('gpus', '0')}: a CPU-only job gets no GPU; "

@@ -48,6 +48,8 @@ class JobOptions:
     mem: Int | None = None
     ram: Int | None = None
     oom_retry: Bool = False
+    exclusive: Bool = False
+    """Each of the job's GPUs to itself (`--exclusive`): no other gpuherd job shares them."""
     priority: Int = 0
     after: list[Int] = field(default_factory=list)
     after_any: list[Int] = field(default_factory=list)

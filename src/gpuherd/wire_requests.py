@@ -85,6 +85,8 @@ class EditRequest:
     only_gpus: list[Int] | None = None
     mem: Int | None = None
     ram: Int | None = None
+    exclusive: Bool | None = None
+    """Each GPU to itself (true), or shared as the job's --mem says (false)."""
     retries: Int | None = None
     retry_delay: Float | None = None
     timeout: Float | None = None

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 
 import click
 
-from gpuherd.cli import render
+from gpuherd.cli import plain, render
 from gpuherd.cli.options import json_option
 from gpuherd.client import Client
 from gpuherd.core.idspec import MAX_GPU_INDEX
@@ -39,14 +40,46 @@ def _watch(client: Client) -> None:
     import time
 
     from rich.live import Live
+    from rich.text import Text
 
-    with Live(render.gpu_renderable(client.get("/gpus")), auto_refresh=False) as live:
+    def frame() -> Text:
+        # A new Terminal each time: its width follows a resized window.
+        lines = render.gpu_lines(client.get("/gpus"), plain.Terminal())
+        return Text.from_ansi("\n".join(lines), no_wrap=True)
+
+    with Live(frame(), auto_refresh=False) as live:
         while True:
             time.sleep(2.0)  # the daemon's telemetry tick; nothing to wait on in between
-            live.update(render.gpu_renderable(client.get("/gpus")), refresh=True)
+            live.update(frame(), refresh=True)
 
 
-@gpus.command()
+_NEGATIVE = re.compile(r"-\d+")
+
+
+class _TakesGpuIndex(click.Command):
+    """`gpus add -1` was click's "No such option: -1": a GPU index that is not one (a typo,
+    `gpus add $((N-1))` with N 0) is said to be so, in one line."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        given = list(args)  # (click's parser consumes `args`)
+        try:
+            return super().parse_args(ctx, args)
+        except click.NoSuchOption as exc:
+            # `-12` is click's option `-1`: the index is the argument that option starts.
+            starts = exc.option_name
+            negative = next(
+                (a for a in given if _NEGATIVE.fullmatch(a) and a.startswith(starts)), None
+            )
+            if negative is None:
+                raise
+            raise click.UsageError(
+                f"invalid GPU index {negative!r}: GPUs are numbered from 0 to {MAX_GPU_INDEX}, "
+                "as `gpuherd gpus` lists them",
+                ctx,
+            ) from None
+
+
+@gpus.command(cls=_TakesGpuIndex)
 @click.argument("index", type=GPU_INDEX)
 @click.option(
     "--slots",
@@ -60,21 +93,21 @@ def add(index: int, slots: int) -> None:
     click.echo(Client().post("/gpus", {"index": index, "slots": slots})["message"])
 
 
-@gpus.command()
+@gpus.command(cls=_TakesGpuIndex)
 @click.argument("index", type=GPU_INDEX)
 def remove(index: int) -> None:
     """Stop using GPU INDEX; jobs running on it go on."""
     click.echo(Client().delete(f"/gpus/{index}")["message"])
 
 
-@gpus.command()
+@gpus.command(cls=_TakesGpuIndex)
 @click.argument("index", type=GPU_INDEX)
 def drain(index: int) -> None:
     """Let jobs on GPU INDEX finish and start nothing new there."""
     click.echo(Client().post(f"/gpus/{index}/drain")["message"])
 
 
-@gpus.command()
+@gpus.command(cls=_TakesGpuIndex)
 @click.argument("index", type=GPU_INDEX)
 def enable(index: int) -> None:
     """Use a drained GPU again."""

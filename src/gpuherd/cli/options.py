@@ -43,7 +43,8 @@ def _all_of(*options: Callable[[F], F]) -> Callable[[F], F]:
 
 
 def memory_options(what: str = "the job") -> Callable[[F], F]:
-    """--mem, --ram and --oom-retry, as submit, run and sweep all take them."""
+    """--mem, --ram, --oom-retry and --exclusive (how the job shares its GPUs), as submit,
+    run and sweep all take them."""
     return _all_of(
         click.option(
             "--mem",
@@ -57,16 +58,27 @@ def memory_options(what: str = "the job") -> Callable[[F], F]:
             is_flag=True,
             help="Retry a CUDA out-of-memory failure with a larger --mem.",
         ),
+        click.option(
+            "--exclusive",
+            is_flag=True,
+            help=f"Run {what} alone on each of its GPUs: no other job (with --mem or not) "
+            "shares them.",
+        ),
     )
 
 
-def refuse_cpu_only_mem(gpus: int, mem: int | None, flag: str) -> None:
-    """--mem is GPU memory: a CPU-only job asks for none of it, so giving both is a mistake,
-    as --only-gpus with --gpus 0 is (the daemon refuses that one)."""
+def refuse_cpu_only_mem(gpus: int, mem: int | None, flag: str, exclusive: bool = False) -> None:
+    """--mem is GPU memory and --exclusive a GPU to itself: a CPU-only job asks for neither,
+    so giving one with --gpus 0 is a mistake, as --only-gpus with --gpus 0 is (the daemon
+    refuses that one, and these too for other clients)."""
     if gpus == 0 and mem is not None:
         raise click.UsageError(
             f"--mem with {flag} 0: a CPU-only job gets no GPU memory; drop one of them "
             "(--ram is host memory)"
+        )
+    if gpus == 0 and exclusive:
+        raise click.UsageError(
+            f"--exclusive with {flag} 0: a CPU-only job gets no GPU to itself; drop one of them"
         )
 
 

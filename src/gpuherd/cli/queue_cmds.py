@@ -150,6 +150,11 @@ _AS_OPTION = {"env_overrides": "env"}
 @only_gpus_option("it")
 @click.option("--mem", type=SIZE, help="GPU memory it needs on each GPU, e.g. 10GiB.")
 @click.option("--ram", type=SIZE, help="Host memory it needs, e.g. 16GiB.")
+@click.option(
+    "--exclusive/--no-exclusive",
+    default=None,
+    help="Run it alone on each of its GPUs, or share them again.",
+)
 @click.option("--retries", type=click.IntRange(0), help="Run a failed attempt again N times.")
 @click.option("--retry-delay", type=DURATION, help="Wait this long before a retry (30s, 5m).")
 @click.option("--timeout", type=DURATION, help="Stop an attempt after this long (90s, 2h).")
@@ -178,7 +183,7 @@ def edit(
     if not given and not clear:
         raise click.UsageError(
             "say what to change: --command, --name, --gpus, --only-gpus, --mem, --ram, "
-            "--retries, --retry-delay, --timeout, --project, --env, or --clear FIELD"
+            "--exclusive, --retries, --retry-delay, --timeout, --project, --env, or --clear FIELD"
         )
     fields = {option: name for name, option in _AS_OPTION.items()}
     _act("edit", ids, **given, clear=[fields.get(name, name) for name in clear])

@@ -1,7 +1,7 @@
 """Tables and detail views for people.
 
-`ls` and `show` print plain text (cli/plain.py); the GPU table and `--watch` use rich,
-imported only when they print.
+Every table is plain text (cli/plain.py: its columns, cuts and no trailing blanks, one
+place); only `gpuherd gpus --watch` imports rich, to redraw the GPU table in place.
 """
 
 from __future__ import annotations
@@ -247,48 +247,51 @@ def _requested(job: dict[str, Any]) -> str:
     return text + (f"; {mem}" if mem else "")
 
 
-def gpu_renderable(answer: dict[str, Any]) -> Any:
-    """The GPU table: memory with a bar, utilisation, gpuherd's jobs and foreign processes."""
-    from rich.console import Group
-    from rich.table import Table
-    from rich.text import Text
+GPU_COLUMNS = ("GPU", "NODE", "NAME", "STATE", "SLOTS", "MEMORY", "HELD", "UTIL", "JOBS", "FOREIGN")
 
-    table = Table(box=None, pad_edge=False, header_style="bold")
+
+def gpu_lines(answer: dict[str, Any], term: plain.Terminal) -> list[str]:
+    """The GPU table: memory with a bar, what gpuherd's jobs hold of it, utilisation, the
+    jobs and foreign processes; then the GPUs not seen, and the probe."""
     nodes = any(gpu.get("node") for gpu in answer["gpus"])  # a cluster: say where each GPU is
-    columns = ("GPU", "NODE", "NAME", "STATE", "SLOTS", "MEMORY", "UTIL", "JOBS", "FOREIGN")
-    for column in columns if nodes else columns[:1] + columns[2:]:
-        table.add_column(column, no_wrap=True)
-    for gpu in answer["gpus"]:
-        total, used = gpu.get("memory_total"), gpu.get("memory_used")
-        memory = (
-            f"{_bar(used or 0, total)} {format_size(used or 0)} / {format_size(total)}"
-            if total
-            else "-"
-        )
-        util = "-" if gpu.get("utilization") is None else f"{gpu['utilization']}%"
-        foreign = [p for p in gpu.get("processes", []) if p.get("job_id") is None]
-        slots = gpu["slots"] if gpu.get("max_jobs") is None else gpu["max_jobs"]
-        node = [gpu.get("host") or gpu.get("node") or "local"] if nodes else []
-        table.add_row(
-            str(gpu["index"]),
-            *node,
-            gpu["name"],
-            gpu["state"],
-            _slots(len(gpu["jobs"]), slots),
-            memory,
-            util,
-            id_ranges(gpu["jobs"]) if gpu["jobs"] else "",
-            ", ".join(
-                f"{p['pid']} ({p.get('user') or '?'}"
-                + (f", {format_size(p['memory'])})" if p.get("memory") else ")")
-                for p in foreign
-            ),
-        )
-    parts: list[Any] = [table]
+    columns = GPU_COLUMNS if nodes else GPU_COLUMNS[:1] + GPU_COLUMNS[2:]
+    rows = [_gpu_row(gpu, nodes) for gpu in answer["gpus"]]
+    # Too wide for the terminal: cut the foreign processes first, then the GPU's name.
+    shrink = (len(columns) - 1, columns.index("NAME"))
+    lines = plain.table(term, columns, rows, shrink=shrink)
     if answer.get("missing"):
-        parts.append(Text(f"configured but not seen by the probe: {id_ranges(answer['missing'])}"))
-    parts.append(Text(f"probe: {answer['probe']}", style="dim"))
-    return Group(*parts)
+        lines.append(f"configured but not seen by the probe: {id_ranges(answer['missing'])}")
+    lines.append(term.style(plain.clean(f"probe: {answer['probe']}"), "dim"))
+    return lines
+
+
+def _gpu_row(gpu: dict[str, Any], nodes: bool) -> list[plain.Cell]:
+    total, used = gpu.get("memory_total"), gpu.get("memory_used")
+    memory = (
+        f"{_bar(used or 0, total)} {format_size(used or 0)} / {format_size(total)}"
+        if total
+        else "-"
+    )
+    util = "-" if gpu.get("utilization") is None else f"{gpu['utilization']}%"
+    foreign = [p for p in gpu.get("processes", []) if p.get("job_id") is None]
+    slots = gpu["slots"] if gpu.get("max_jobs") is None else gpu["max_jobs"]
+    node = [gpu.get("host") or gpu.get("node") or "local"] if nodes else []
+    return [
+        str(gpu["index"]),
+        *node,
+        gpu["name"],
+        gpu["state"],
+        _slots(len(gpu["jobs"]), slots),
+        memory,
+        format_size(gpu["held"]) if gpu.get("held") else "",  # (none from an older daemon)
+        util,
+        id_ranges(gpu["jobs"]) if gpu["jobs"] else "",
+        ", ".join(
+            f"{p['pid']} ({p.get('user') or '?'}"
+            + (f", {format_size(p['memory'])})" if p.get("memory") else ")")
+            for p in foreign
+        ),
+    ]
 
 
 def _slots(jobs: int, slots: int) -> str:
@@ -296,8 +299,9 @@ def _slots(jobs: int, slots: int) -> str:
     return f"{jobs}/{slots}" if jobs <= slots else f"{jobs} sharing"
 
 
-def gpu_table(answer: dict[str, Any]) -> None:
-    _console().print(gpu_renderable(answer))
+def gpu_table(answer: dict[str, Any], term: plain.Terminal | None = None) -> None:
+    term = term or plain.Terminal()
+    term.write(gpu_lines(answer, term))
 
 
 def _when(ts: float | None) -> str:

@@ -212,6 +212,7 @@ def run(
     mem: int | None,
     ram: int | None,
     oom_retry: bool,
+    exclusive: bool,
     retries: int,
     timeout: float | None,
     max_parallel: int | None,
@@ -238,7 +239,7 @@ def run(
     from gpuherd.runner_output import fresh_run_dir, make_output_dir, output_held
     from gpuherd.submission_text import reject_nul
 
-    refuse_cpu_only_mem(gpus_per_job, mem, "--gpus-per-job")
+    refuse_cpu_only_mem(gpus_per_job, mem, "--gpus-per-job", exclusive)
     spec, file = _split_gpus_and_file(gpus, args)
     if file and yielder:
         raise click.UsageError("give a job file or --yielder, not both")
@@ -285,6 +286,7 @@ def run(
             mem=mem,
             ram=ram,
             oom_retry=oom_retry,
+            exclusive=exclusive,
             run_times=run_times,
         )
         _run_and_report(options, probe, slots, source, quiet)

@@ -153,6 +153,7 @@ def build(
         env_overrides=env,
         ram=opts["ram"],
         oom_retry=opts["oom_retry"],
+        exclusive=opts["exclusive"],
         after=opts["after"] or [],
         after_any=opts["after_any"] or [],
         only_gpus=opts["only_gpus"] or [],

@@ -280,7 +280,8 @@ class Pass:
     ) -> None:
         self.usable = load(devices, reservations, policy)
         self.held: frozenset[int] = frozenset()
-        self.holding = False
+        self.holder: int | None = None
+        """The job the `held` GPUs are kept for (one a pass: placement.py's `plan`)."""
         self.cannot_hold: set[tuple[Kind, int, int | None, tuple[int, ...]]] = set()
         self._reopen()
 
@@ -318,8 +319,11 @@ class Pass:
             g.add(kind, mem)
         self._reopen()
 
-    def hold(self, kind: Kind, n: int, mem: int | None, only: tuple[int, ...] = ()) -> bool:
-        """Keep the n GPUs a starving job would get first away from the jobs behind it.
+    def hold(
+        self, holder: int, kind: Kind, n: int, mem: int | None, only: tuple[int, ...] = ()
+    ) -> bool:
+        """Keep the n GPUs a starving job (`holder`, its id) would get first away from the
+        jobs behind it.
 
         Only GPUs that could ever hold the job count: holding a GPU that is too small
         would block small jobs and never help the big one. When too few such GPUs are
@@ -334,6 +338,6 @@ class Pass:
             self.cannot_hold.add(key)
             return False
         self.held = frozenset(g.index for g in chosen)
-        self.holding = True
+        self.holder = holder
         self._reopen()
         return True

@@ -19,6 +19,7 @@ EDITABLE = (
     "only_gpus",
     "mem",
     "ram",
+    "exclusive",
     "retries",
     "retry_delay",
     "timeout",
@@ -95,6 +96,8 @@ def _show(name: str, spec: JobSpec) -> str:
         return ",".join(sorted(value)) or "none"
     if value is None:
         return "none"
+    if isinstance(value, bool):  # exclusive: `exclusive no -> yes`, not `False -> True`
+        return "yes" if value else "no"
     if name in ("mem", "ram"):
         return format_size(value)
     if name in ("timeout", "retry_delay"):  # chosen, so as typed: 30s, not 30.0s

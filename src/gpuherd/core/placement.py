@@ -90,9 +90,9 @@ def _place_gpu_jobs(
             if chosen is None:
                 if (
                     may_hold
-                    and not state.holding
+                    and state.holder is None
                     and now - job.queued_at >= policy.reserve_after
-                    and state.hold(kind, n, mem, spec.only_gpus)
+                    and state.hold(job.id, kind, n, mem, spec.only_gpus)
                     and not state.open
                 ):
                     return False
@@ -152,6 +152,23 @@ class _Behind:
         yield from self._stream(gpus)
 
 
+@dataclass(frozen=True, slots=True)
+class Hold:
+    """The GPUs a pass kept for a starving job (`plan`, "Starvation"): no job behind it
+    got them. Why a job that would fit waits names it (core/reasons.py)."""
+
+    job_id: int
+    gpus: frozenset[int]
+
+
+@dataclass(frozen=True, slots=True)
+class Placed:
+    starts: list[Assignment]
+    """The jobs to start now and their GPUs, in the order decided."""
+    hold: Hold | None
+    """The GPUs kept for a starving job in this pass, if any."""
+
+
 def plan(
     pending: Iterable[Job],
     devices: Sequence[Device],
@@ -162,7 +179,22 @@ def plan(
     host_free: int | None = None,
     behind: Callable[[int], Iterable[Job]] | None = None,
 ) -> list[Assignment]:
-    """The jobs to start now and their GPUs, in the order decided.
+    """The jobs to start now and their GPUs, in the order decided (`place` without the hold)."""
+    placed = place(pending, devices, reservations, policy, now, cpu_jobs_waiting, host_free, behind)
+    return placed.starts
+
+
+def place(
+    pending: Iterable[Job],
+    devices: Sequence[Device],
+    reservations: Sequence[Reservation],
+    policy: Policy,
+    now: float,
+    cpu_jobs_waiting: bool = True,
+    host_free: int | None = None,
+    behind: Callable[[int], Iterable[Job]] | None = None,
+) -> Placed:
+    """The jobs to start now and their GPUs, in the order decided, and the GPUs held.
 
     `pending` must already be in dispatch order (`queue_order_key`) with dependencies met;
     it is consumed lazily and not past the point where `policy.max_running` is reached.
@@ -207,14 +239,29 @@ def plan(
     out: list[Assignment] = []
     ram_left = None if host_free is None else host_free - policy.keep_ram
     if (room is not None and room <= 0) or (ram_left is not None and ram_left < 0):
-        return out
+        return Placed(out, None)
     budget = _Budget(
         room, ram_left, cpu_slots_left(reservations, policy), project_room(reservations, policy)
     )
     state = Pass(devices, reservations, policy)
-    jobs: Iterator[Job] = iter(pending)
+    _place(iter(pending), state, policy, now, budget, out, cpu_jobs_waiting, behind)
+    holder = state.holder
+    return Placed(out, None if holder is None else Hold(holder, state.held))
+
+
+def _place(
+    jobs: Iterator[Job],
+    state: Pass,
+    policy: Policy,
+    now: float,
+    budget: _Budget,
+    out: list[Assignment],
+    cpu_jobs_waiting: bool,
+    behind: Callable[[int], Iterable[Job]] | None,
+) -> None:
+    """`place`'s pass over the queue, once the limits leave room for some job."""
     if state.open and _place_gpu_jobs(jobs, state, policy, now, budget, out):
-        return out
+        return
     cpu_wanted = cpu_jobs_waiting and budget.cpu != 0
     if behind is not None:
         # A job of `pending` passed over (no room, a limit) is passed over again: capacity
@@ -224,10 +271,10 @@ def plan(
             shapes = range(0 if cpu_wanted else 1, len(_open_indices(state)) + 1)
             merged = streams.merged(shapes, state)
             if _place_gpu_jobs(merged, state, policy, now, budget, out, may_hold=False):
-                return out
+                return
         jobs = streams.rest(0)
     if not cpu_wanted:
-        return out
+        return
     # Every GPU is taken or held: only CPU-only jobs can still start, and a hold would
     # change nothing now, so the rest of the queue is read with the cheapest test.
     for job in jobs:
@@ -236,7 +283,6 @@ def plan(
         out.append(Assignment(job.id, ()))
         if budget.take(job.spec) or budget.cpu == 0:
             break
-    return out
 
 
 def project_room(reservations: Sequence[Reservation], policy: Policy) -> dict[str, int]:

@@ -23,7 +23,7 @@ from gpuherd.core.capacity import (
 )
 from gpuherd.core.idspec import number_runs
 from gpuherd.core.model import Device, DeviceState, Job, Policy, Reservation
-from gpuherd.core.placement import cpu_slots_left, project_room
+from gpuherd.core.placement import Hold, cpu_slots_left, project_room
 from gpuherd.core.units import format_size, plural
 
 _DEFAULT_POLICY = Policy()
@@ -150,9 +150,9 @@ def _details(
 
 
 def _held(holding: dict[tuple[tuple[int, ...], int], list[int]]) -> list[str]:
-    """Which of gpuherd's jobs hold the memory a job with --mem waits for: what `gpuherd gpus`
-    does not show (a job holds its request from its start, before it uses any of it). A few
-    groups of GPUs by name; beyond, only the GPUs."""
+    """Which of gpuherd's jobs hold the memory a job with --mem waits for: `gpuherd gpus` shows
+    only each GPU's total (HELD; a job holds its request from its start, before it uses any
+    of it). A few groups of GPUs by name; beyond, only the GPUs."""
     if len(holding) > 3:
         every = sorted(i for indices in holding.values() for i in indices)
         return [f"gpuherd jobs hold memory on {_gpus_named(every)}"]
@@ -205,6 +205,7 @@ def why_waiting(
     host_free: int | None = None,
     ahead: Callable[[int], int | None] | None = None,
     missing: Sequence[Device] = (),
+    hold: Hold | None = None,
 ) -> str:
     """A short reason why a queued job (dependencies met) is not running, given current load.
 
@@ -223,6 +224,10 @@ def why_waiting(
 
     `missing`: GPUs configured but not seen by the probe now (lost, fallen off the bus). A
     job only they could run waits for them: "waiting for GPU 1, configured but not seen now".
+
+    `hold`: the GPUs the last placement pass kept for a starving job. A job that fits only
+    with them waits for its turn, and is told for which job: "waiting for its turn: GPUs 0, 1
+    are held for job 12, which waits longer".
     """
     spec = job.spec
     n, mem, only = spec.gpus, spec.mem, spec.only_gpus
@@ -250,11 +255,7 @@ def why_waiting(
         devices = [d for d in devices if d.index in only]
     gpus = load(devices, reservations, policy)
     if most_on_a_node(g for g in gpus if g.fits(kind, mem)) >= n:
-        return (
-            ram_reason
-            or _ahead(ahead)
-            or "waiting for its turn (its GPUs are held for an older job that waits longer)"
-        )
+        return ram_reason or _ahead(ahead) or _turn(job, kind, n, mem, gpus, hold)
     head = _waiting_for(kind, n, mem, gpus)
     if n > 1 and len({d.node for d in devices}) > 1:
         head += " on one node"
@@ -273,6 +274,17 @@ def why_waiting(
     if gone:
         details.append("; ".join(gone) + ": `gpuherd gpus`")
     return head + (f" ({'; '.join(details)})" if details else "")
+
+
+def _turn(job: Job, kind: Kind, n: int, mem: int | None, gpus: list[Gpu], hold: Hold | None) -> str:
+    """Why a job that fits waits: the GPUs it needs are held for an older job, named when
+    the last pass held them (without them the job would not fit)."""
+    if hold is not None and hold.job_id != job.id:
+        rest = (g for g in gpus if g.index not in hold.gpus and g.fits(kind, mem))
+        if most_on_a_node(rest) < n:
+            held = _gpu_names(sorted(hold.gpus), ("is", "are"))
+            return f"waiting for its turn: {held} held for job {hold.job_id}, which waits longer"
+    return "waiting for its turn (its GPUs are held for an older job that waits longer)"
 
 
 def _waits_for_lost(
