@@ -212,10 +212,9 @@ class Client:
                 return self._connect(timeout)
             if isinstance(exc, NotADirectoryError):
                 raise DaemonError(paths.not_a_folder(self.home, self.socket_path)) from None
-            raise NotRunning(
-                f"no gpuherd daemon is running for {self.home}: start one with "
-                "`gpuherd daemon start` (add --fake-gpus 4 on a machine without GPUs)"
-            ) from None
+            from gpuherd.start_hint import not_running  # (the error path alone reads the home)
+
+            raise NotRunning(not_running(self.home)) from None
         except PermissionError:
             sock.close()
             raise DaemonError(

@@ -39,6 +39,7 @@ from gpuherd.core.recovery import (
     reconcile,
     take_over,
 )
+from gpuherd.core.run_time import paused_until, pauses
 from gpuherd.core.states import LIVE_STATES, Event, JobState
 from gpuherd.engine_endings import fail_orphaned_waiters, finish, stored_attempt
 from gpuherd.errors import Forbidden
@@ -310,12 +311,5 @@ def _reattach(engine: Engine, job: Job, pid: int, now: float) -> None:
 def _paused_for(engine: Engine, job_id: int, since: float, now: float) -> float:
     """Seconds the attempt begun at `since` has spent paused, from its pause/resume events
     (its --timeout does not count them)."""
-    total, paused_at = 0.0, None
-    for event in engine.store.events(job_id, limit=1_000_000):
-        if event.at < since:
-            continue
-        if event.event == "pause" and paused_at is None:
-            paused_at = event.at
-        elif event.event == "resume" and paused_at is not None:
-            total, paused_at = total + event.at - paused_at, None
-    return total + (now - paused_at if paused_at is not None else 0.0)
+    events = engine.store.pause_events([job_id]).get(job_id, [])
+    return paused_until(now, *pauses(events, since))

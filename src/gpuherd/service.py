@@ -17,6 +17,7 @@ from gpuherd import jobfiles
 from gpuherd.core.idspec import format_ids
 from gpuherd.core.model import Job
 from gpuherd.core.reasons import why_waiting
+from gpuherd.core.run_time import pauses
 from gpuherd.core.states import (
     BAD_END_STATES,
     FINISHED_STATES,
@@ -40,6 +41,8 @@ from gpuherd.wire import SubmitItem, attempt_view, job_view
 RECENT_FINISHED = 10
 """How many finished jobs a plain `ls` shows after the active ones."""
 STDERR_TAIL_LINES = 20
+WAITING = frozenset({JobState.QUEUED, JobState.HELD})
+"""States of a job that is not running: no run time is shown for it, so none is counted."""
 
 
 class Service(SystemVerbs, JobVerbs):
@@ -127,9 +130,7 @@ class Service(SystemVerbs, JobVerbs):
             jobs = sorted(recent + live, key=lambda j: j.id) + waiting
             shown = len(waiting)
         more = 0 if limit is None or shown < limit else self.store.count_jobs(limited, match)
-        explain = self._explainer()
-        views = [job_view(job, explain(job), self._peak(job.id)) for job in jobs]
-        return views, max(0, more - shown)
+        return self._views(jobs), max(0, more - shown)
 
     def ls_ids(
         self, states: Sequence[str] = (), match: JobFilter = ANY_JOB, all_jobs: bool = False
@@ -155,12 +156,11 @@ class Service(SystemVerbs, JobVerbs):
         total, jobs = self.store.page_jobs(
             wanted, project, search.strip(), sweep, max(0, offset), max(0, limit)
         )
-        explain = self._explainer() if jobs else None
-        return total, [job_view(j, explain(j), self._peak(j.id)) for j in jobs if explain]
+        return total, self._views(jobs) if jobs else []
 
     def show(self, job_id: int) -> dict[str, Any]:
         job = self._job(job_id)
-        view = job_view(job, self._explainer()(job), self._peak(job.id))
+        (view,) = self._views([job])
         folder = self.engine.layout.attempt_dir(job, job.attempt)
         view.update(
             env_overrides=dict(job.spec.env_overrides),
@@ -201,6 +201,21 @@ class Service(SystemVerbs, JobVerbs):
         return {job_id: jobs[job_id].state for job_id in ids}
 
     # ---- helpers --------------------------------------------------------------------------
+
+    def _views(self, jobs: Sequence[Job]) -> list[dict[str, Any]]:
+        """The jobs' views (wire.job_view), with why each waits, and how long its attempt
+        has been paused: `paused_seconds` in pauses that are over, `paused_at` when the
+        pause still on began (core/run_time.py; its run time leaves both out)."""
+        explain = self._explainer()
+        ran = [j.id for j in jobs if j.started_at is not None and j.state not in WAITING]
+        events = self.store.pause_events(ran) if ran else {}
+        views = []
+        for job in jobs:
+            view = job_view(job, explain(job), self._peak(job.id))
+            paused, paused_at = pauses(events.get(job.id, ()), job.started_at or 0.0, job.ended_at)
+            view.update(paused_seconds=paused, paused_at=paused_at)
+            views.append(view)
+        return views
 
     def _peak(self, job_id: int) -> int | None:
         live = self.engine.live.get(job_id)

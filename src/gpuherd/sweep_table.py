@@ -20,6 +20,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
+from gpuherd.core.run_time import paused_until, pauses
 from gpuherd.core.states import JobState
 from gpuherd.core.sweep import Point, SweepError, SweepSpec, expand, spec_from_dict
 from gpuherd.core.sweep_values import json_safe, metric_text
@@ -119,9 +120,12 @@ def _rows(store: Store, row: SweepRow, metrics: bool) -> tuple[_Rows, _Rows]:
     `metrics`, the folders' files are read too (metrics.json, params.json)."""
     spec = stored_spec(row)
     latest: dict[str, _Run] = {}
-    for job_id, folder, state, started, ended in store.sweep_runs(row.name):
-        latest[folder] = _Run(job_id, state, started, ended)
-    now = time.time()
+    runs, now = store.sweep_runs(row.name), time.time()
+    paused = store.pause_events([r[0] for r in runs if r[3] is not None])
+    for job_id, folder, state, started, ended in runs:
+        # Its time paused is no time run, as `ls` shows it (core/run_time.py).
+        so_far = pauses(paused.get(job_id, ()), started or 0.0, ended)
+        latest[folder] = _Run(job_id, state, started, ended, paused_until(ended or now, *so_far))
     points = [_point_row(p, latest.pop(p.run_dir, None), now, metrics) for p in expand_points(spec)]
     outside = [_extra_row(folder, job, now, metrics) for folder, job in latest.items()]
     peaks = store.sweep_peaks(row.name)
@@ -140,6 +144,8 @@ class _Run(NamedTuple):
     state: str
     started_at: float | None
     ended_at: float | None
+    paused: float
+    """Seconds it has spent paused (its time does not count them)."""
 
 
 def _point_row(point: Point, job: _Run | None, now: float, metrics: bool) -> dict[str, Any]:
@@ -191,7 +197,7 @@ def _run_facts(run_dir: str, job: _Run | None, now: float) -> dict[str, Any]:
     """State, job id and times: from the latest job, else from the folder's markers."""
     if job is not None:
         state = job.state
-        started, ended = job.started_at, job.ended_at
+        started, ended, paused = job.started_at, job.ended_at, job.paused
         if state in (JobState.QUEUED, JobState.HELD):
             started = ended = None
     else:
@@ -200,9 +206,10 @@ def _run_facts(run_dir: str, job: _Run | None, now: float) -> dict[str, Any]:
         if not isinstance(recorded, dict):
             recorded = {}
         started, ended = _number(recorded.get("started_at")), _number(recorded.get("ended_at"))
+        paused = 0.0  # (a folder's job.json does not say: a job no longer in the queue)
     seconds = None
     if started is not None:
-        seconds = max(0.0, (ended if ended is not None else now) - started)
+        seconds = max(0.0, (ended if ended is not None else now) - started - paused)
     return {
         "state": state,
         "job_id": job.id if job else None,

@@ -22,7 +22,9 @@ from starlette.responses import HTMLResponse
 from gpuherd import __version__
 from gpuherd.api import views_plot, views_sweeps
 from gpuherd.cli.plain import show_bidi
+from gpuherd.core.commands import flat_command
 from gpuherd.core.idspec import format_ids, parse_ids
+from gpuherd.core.run_time import run_time_text
 from gpuherd.core.states import ACTIVE_STATES, FINISHED_STATES, LIVE_STATES, JobState
 from gpuherd.core.units import format_duration, format_size
 from gpuherd.service import Service
@@ -52,12 +54,8 @@ def _when(ts: float | None) -> str:
     return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S") if ts else "-"
 
 
-def _runtime(job: dict[str, Any]) -> str:
-    start = job.get("started_at")
-    if not start or job["state"] in ("queued", "held"):
-        return ""
-    end = job.get("ended_at") or time.time()
-    return format_duration(max(0.0, end - start))
+def _runtime(job: dict[str, Any], paused_too: bool = False) -> str:
+    return run_time_text(job, time.time(), paused_too)
 
 
 def _outcome(job: dict[str, Any]) -> str:
@@ -94,6 +92,7 @@ def _make_env() -> Environment:
         ids=lambda ids: format_ids(ids) if ids else "-",
         percent=_percent,
         duration=format_duration,
+        flat=flat_command,
         metric=views_sweeps.metric_text,
     )
     env.globals.update(

@@ -20,6 +20,7 @@ from starlette.datastructures import QueryParams
 
 from gpuherd.api import views_plot
 from gpuherd.core import sweep_values
+from gpuherd.core.run_time import ran_for
 from gpuherd.core.units import format_duration
 from gpuherd.errors import HerdError, NotFound
 from gpuherd.service import Service
@@ -99,7 +100,9 @@ def progress(service: Service, name: str, counts: dict[str, int]) -> Progress:
             x += width
     _, live = service.page_jobs(["running", "paused"], sweep=name, limit=10_000)
     _, done = service.page_jobs(["succeeded"], sweep=name, limit=MEAN_OF)
-    runs = [j["ended_at"] - j["started_at"] for j in done if j["started_at"] and j["ended_at"]]
+    now = time.time()
+    # Run times without the time paused: a point paused overnight did not take a night.
+    runs = [times[0] for j in done if j["ended_at"] and (times := ran_for(j, now))]
     mean = fmean(runs) if runs else None
     running = [j for j in live if j["state"] == "running"]
     gpus = sorted({g for j in running for g in j["gpus"]})
@@ -112,8 +115,7 @@ def progress(service: Service, name: str, counts: dict[str, int]) -> Progress:
     elif not running:
         how = "no estimate while none of its points runs"
     else:
-        now = time.time()
-        left = sum(max(0.0, mean - (now - j["started_at"])) for j in live if j["started_at"])
+        left = sum(max(0.0, mean - times[0]) for j in live if (times := ran_for(j, now)))
         on = f" on GPU {', '.join(map(str, gpus))}" if gpus else ", on no GPU"
         of = f"{format_duration(mean)} mean run (of {len(runs)} finished point{_s(runs)})"
         eta = (queued * mean + left) / len(running)

@@ -11,8 +11,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from gpuherd.cli import plain
+from gpuherd.core.commands import flat_command
 from gpuherd.core.idspec import format_ids
-from gpuherd.core.units import format_duration, format_given, format_size, plural
+from gpuherd.core.run_time import run_time_text
+from gpuherd.core.units import format_given, format_size, plural
 
 DEFAULT_LS_LIMIT = 100
 LS_COLUMNS = ("ID", "STATE", "NAME", "GPUS", "PRIO", "TIME", "INFO", "COMMAND")
@@ -35,22 +37,8 @@ def id_ranges(ids: Sequence[int]) -> str:
     return format_ids(list(ids))
 
 
-def _console() -> Any:
-    import sys
-
-    from rich.console import Console
-
-    # Piped output is read by people too (`ls | less`): do not cut it to 80 columns.
-    width = None if sys.stdout.isatty() else 200
-    return Console(highlight=False, soft_wrap=False, width=width)
-
-
-def runtime(job: dict[str, Any], now: float | None = None) -> str:
-    start = job.get("started_at")
-    if not start or job["state"] in ("queued", "held"):
-        return ""
-    end = job.get("ended_at") or (now or time.time())
-    return format_duration(max(0.0, end - start))
+def runtime(job: dict[str, Any], now: float | None = None, paused_too: bool = False) -> str:
+    return run_time_text(job, now or time.time(), paused_too)
 
 
 def info(job: dict[str, Any]) -> str:
@@ -95,7 +83,7 @@ def job_table(
                 str(job["priority"]),
                 runtime(job, now),
                 info(job),
-                job["command"],
+                flat_command(job["command"]),
             ]
         )
     # Too wide for the terminal: cut the command first, then the free-text NAME and INFO.
@@ -154,7 +142,7 @@ def job_detail(job: dict[str, Any], term: plain.Terminal | None = None) -> None:
         ("created", _when(job["created_at"])),
         ("started", _when(job["started_at"])),
         ("ended", _when(job["ended_at"])),
-        ("run time", runtime(job) or "-"),
+        ("run time", runtime(job, paused_too=True) or "-"),
         ("folder", job["job_dir"]),
     ]
     if job.get("message"):

@@ -23,6 +23,7 @@ from gpuherd.cli.options import (
     retries_option,
     timeout_option,
 )
+from gpuherd.core.commands import flat_command
 from gpuherd.core.units import format_duration
 from gpuherd.errors import HerdError
 from gpuherd.jobfiles import tail_lines
@@ -82,7 +83,7 @@ class LineReporter:
             return
         indices = ",".join(map(str, gpus))
         where = f"GPU {indices}" if len(gpus) == 1 else f"GPUs {indices}" if gpus else "no GPU"
-        self._say(f"[{number}] started on {where}: {command}")
+        self._say(f"[{number}] started on {where}: {flat_command(command)}")
 
     def ended(self, number: int, state: str, detail: str, seconds: float, folder: str) -> None:
         self._done += 1

@@ -60,6 +60,26 @@ def command_lines(lines: Iterable[str], limit: int | None = None) -> Iterator[st
         yield job
 
 
+def flat_command(command: str) -> str:
+    """`command` on one line, as a listing shows it: each backslash-newline the shell reads
+    as a continuation (a job file's `\\`-continued lines) is dropped, as the shell drops it,
+    and the blanks around it become one space (`python train.py \\⏎    --lr 1` reads
+    `python train.py --lr 1`; `--lr\\⏎1` reads `--lr1`, as the shell runs it). Other line
+    breaks are kept: they separate commands, not words."""
+    if "\\\n" not in command:
+        return command
+    lines = command.split("\n")
+    text = lines[0]
+    for line in lines[1:]:
+        if not _continues(text):
+            text += "\n" + line
+        elif text[-2:-1].isspace() or line[:1].isspace():
+            text = text[:-1].rstrip() + " " + line.lstrip()
+        else:
+            text = text[:-1] + line
+    return text
+
+
 def _continues(line: str) -> bool:
     """An odd number of trailing backslashes escapes the newline, as in sh."""
     return (len(line) - len(line.rstrip("\\"))) % 2 == 1

@@ -1,0 +1,73 @@
+"""What to say when no daemon runs for a home: the `gpuherd daemon start` that fits it.
+
+A home a daemon ran in remembers how it was started (herd.db's `executor` and `probe`
+settings, daemon.choose_executor and choose_probe), and `gpuherd daemon start` without options
+starts the same way again: so a home set up for a Ray cluster, or for fake GPUs, is told just
+that, never to add --fake-gpus (on a Ray home that start is refused). A home no daemon ever ran
+in gets the general hint. Read on the error path only: sqlite3 is imported there.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from gpuherd import paths
+
+FIRST_START = "start one with `gpuherd daemon start` (add --fake-gpus 4 on a machine without GPUs)"
+
+
+def not_running(home: Path) -> str:
+    """The one line for a home whose daemon is not running, with the start that fits it."""
+    return f"no gpuherd daemon is running for {home}: {start_hint(home)}"
+
+
+def start_hint(home: Path) -> str:
+    saved = _remembered(home)
+    executor, probe = saved.get("executor"), saved.get("probe")
+    if not executor and not probe:
+        return FIRST_START
+    executor, probe = executor or {}, probe or {}
+    if executor.get("kind") == "ray":
+        address = executor.get("address") or "auto"
+        how = f"running jobs on the Ray cluster at {address}"
+        if address == "auto":
+            how = "running jobs on the Ray cluster it finds (--address auto)"
+    elif probe.get("fake_gpus"):
+        how = f"with --fake-gpus {probe['fake_gpus']}"
+    elif probe.get("gpus"):
+        how = f"with --gpus {probe['gpus']}"
+    else:
+        how = "on this machine's GPUs"
+    return f"start it again with `gpuherd daemon start`, which starts as the last one did: {how}"
+
+
+def _remembered(home: Path) -> dict[str, Any]:
+    """The home's remembered start settings, decoded; {} when there are none or they cannot
+    be read (the hint then is the general one: it must never fail in their place)."""
+    import sqlite3
+
+    database = paths.database(home)
+    if not database.is_file():
+        return {}
+    # Read only, and nothing created in the home: with no -wal file (a daemon that stopped
+    # cleanly) the database file is whole, read as immutable, which makes no -shm; after a
+    # crash the -wal holds the latest settings, and its -shm is there already.
+    mode = "mode=ro" if database.with_name(database.name + "-wal").exists() else "immutable=1"
+    try:
+        connection = sqlite3.connect(f"{database.as_uri()}?{mode}", uri=True, timeout=1.0)
+        try:
+            rows = connection.execute(
+                "SELECT key, value FROM meta WHERE key IN ('executor', 'probe')"
+            ).fetchall()
+        finally:
+            connection.close()
+        return {str(key): _object(value) for key, value in rows}
+    except (sqlite3.Error, ValueError):
+        return {}
+
+
+def _object(text: object) -> dict[str, Any]:
+    value = json.loads(str(text))
+    return value if isinstance(value, dict) else {}

@@ -1,0 +1,96 @@
+"""A paused job's time stands still: `ls`, `show` and the dashboard count only the time it ran
+(core/run_time.py), while it is paused and after it ends."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+from conftest import Herd, UnixConnection, stays, wait_for
+
+_SECONDS = re.compile(r"\s(\d+\.\d)s\s")
+"""A time under a minute as `ls` shows it (`12.3s`): these tests' jobs run for seconds."""
+
+
+def _shown(herd: Herd, job_id: int) -> float:
+    """The TIME `gpuherd ls` shows for the job, in seconds."""
+    for line in herd.cli("ls", "--all").stdout.splitlines()[1:]:
+        if line.split()[0] == str(job_id):
+            found = _SECONDS.search(line)
+            assert found, f"no time in {line!r}"
+            return float(found[1])
+    raise AssertionError(f"job {job_id} is not listed")
+
+
+def _page(herd: Herd, path: str) -> str:
+    conn = UnixConnection(herd.client.socket_path, timeout=15)
+    try:
+        conn.request("GET", path)
+        return conn.getresponse().read().decode()
+    finally:
+        conn.close()
+
+
+def _dashboard_time(herd: Herd, job_id: int) -> str:
+    """The run time the dashboard's jobs table shows for the job."""
+    row = re.search(rf'<tr id="job-{job_id}".*?</tr>', _page(herd, "/ui/jobs"), re.S)
+    assert row, f"job {job_id} is not in the dashboard's table"
+    found = re.search(r'<td class="num">([^<]*)</td>', row[0])
+    assert found
+    return found[1]
+
+
+def test_a_paused_jobs_time_stands_still_and_goes_on_once_resumed(shared_daemon: Herd) -> None:
+    herd = shared_daemon
+    job = herd.submit("sleep 60")
+    herd.wait_state(job, "running")
+    herd.cli("pause", str(job))
+    herd.wait_state(job, "paused")
+    frozen = _shown(herd, job)
+    # Before, TIME went on counting the pause (by this window's 1.5 s).
+    stays(lambda: _shown(herd, job) <= frozen + 0.1, 1.5, "the paused job's time to stand still")
+    shown = herd.cli("show", str(job)).stdout
+    assert re.search(r"run time +\d+\.\ds \(and \d+\.\ds paused\)", shown), shown
+
+    herd.cli("resume", str(job))
+    herd.wait_state(job, "running")
+    wait_for(lambda: _shown(herd, job) >= frozen + 0.3, 10, "the resumed job's time to go on")
+
+
+def test_a_job_killed_while_paused_shows_the_time_it_ran(shared_daemon: Herd) -> None:
+    herd = shared_daemon
+    job = herd.submit("sleep 60")
+    herd.wait_state(job, "running")
+    herd.cli("pause", str(job))
+    paused = herd.wait_state(job, "paused")
+    ran = _shown(herd, job)
+    # Paused for over a second: the time it ends with must not count that second.
+    wait_for(lambda: time.time() >= paused["paused_at"] + 1.0, 5, "a second of pause")
+    herd.cli("kill", str(job))
+    ended = herd.wait_state(job, "killed")
+
+    whole = ended["ended_at"] - paused["started_at"]
+    shown = _shown(herd, job)
+    assert shown <= ran + 0.2 < whole - 0.8, (shown, ran, whole)
+    assert _dashboard_time(herd, job) == f"{shown:.1f}s"
+    assert "paused)" in _page(herd, f"/ui/jobs/{job}")  # the job's page: "(and 1.2s paused)"
+
+
+def test_a_paused_sweep_points_time_stands_still(shared_daemon: Herd, tmp_path: Path) -> None:
+    herd = shared_daemon
+    name = f"paused-{tmp_path.name}"
+    herd.cli("sweep", "sleep 60 # {x}", "-p", "x", "1", "--name", name, "--gpus", "0", cwd=tmp_path)
+
+    def point() -> dict[str, Any]:
+        (row,) = herd.json("sweep", "status", name)["rows"]
+        return dict(row)
+
+    job = wait_for(lambda: point()["job_id"], 10, "the point's job")
+    herd.wait_state(job, "running")
+    herd.cli("pause", str(job))
+    herd.wait_state(job, "paused")
+    frozen = point()["seconds"]
+    stays(lambda: point()["seconds"] <= frozen + 0.1, 1.5, "the paused point's time to stand still")
+    herd.cli("kill", str(job))
