@@ -35,7 +35,7 @@ from gpuherd.service_system import SystemVerbs
 from gpuherd.store import NewJob
 from gpuherd.store_rows import ANY_JOB, JobFilter
 from gpuherd.submission import never_runs_judge, spec_from_item, where_in_batch
-from gpuherd.submission_text import field
+from gpuherd.submission_text import field, printable
 from gpuherd.wire import SubmitItem, attempt_view, job_view
 
 RECENT_FINISHED = 10
@@ -163,7 +163,8 @@ class Service(SystemVerbs, JobVerbs):
         (view,) = self._views([job])
         folder = self.engine.layout.attempt_dir(job, job.attempt)
         view.update(
-            env_overrides=dict(job.spec.env_overrides),
+            # Printable: an older gpuherd let undecodable bytes in, and JSON cannot carry them.
+            env_overrides={printable(k): printable(v) for k, v in job.spec.env_overrides.items()},
             job_dir=str(self.engine.layout.job_dir(job)),
             attempts=[attempt_view(a) for a in self.store.attempts(job.id)],
             events=[asdict(e) for e in self.store.events(job.id)],

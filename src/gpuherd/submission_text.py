@@ -136,10 +136,14 @@ def _unsendable(text: str) -> bool:
 
 
 def _escaped(text: str) -> str:
-    """The text with its undecodable bytes as \\xff (other surrogates as \\ud800): printable."""
-    shown = text if len(text) <= 200 else text[:200] + "…"
+    return printable(text if len(text) <= 200 else text[:200] + "…")
+
+
+def printable(text: str) -> str:
+    """The text with its undecodable bytes as \\xff (other surrogates as \\ud800): what
+    JSON's UTF-8 can carry and a terminal can show."""
     try:
-        raw = shown.encode("utf-8", "surrogateescape")
+        raw = text.encode("utf-8", "surrogateescape")
     except UnicodeEncodeError:
-        return shown.encode("utf-8", "backslashreplace").decode()
+        return text.encode("utf-8", "backslashreplace").decode()
     return raw.decode("utf-8", "backslashreplace")

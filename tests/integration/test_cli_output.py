@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -270,3 +271,17 @@ def test_clean_removes_finished_jobs_and_keeps_the_rest(daemon: Herd) -> None:
     assert [job["id"] for job in daemon.ls_all()] == [waiting]
     refused = daemon.cli("clean", "--state", "held", check=False)
     assert refused.returncode == 2 and "'held' is not one of" in refused.stderr
+
+
+def test_show_prints_an_older_jobs_undecodable_env_value_escaped(daemon: Herd) -> None:
+    herd = daemon
+    # An older gpuherd stored `--env` values with bytes that are not UTF-8 (as surrogate
+    # escapes); `show` of such a job failed: "internal error (PydanticSerializationError...)".
+    job = int(herd.cli("submit", "-q", "--hold", "--env", "A=1", "--", "true").stdout)
+    db = sqlite3.connect(herd.home / "herd.db")
+    with db:
+        db.execute("UPDATE jobs SET env_overrides = ? WHERE id = ?", ('{"A": "\\udcff"}', job))
+    db.close()
+    shown = herd.cli("show", str(job))
+    assert shown.returncode == 0, shown.stderr
+    assert "A=\\xff" in shown.stdout, shown.stdout
