@@ -72,6 +72,9 @@ def w8_startup(res: Results, herd: HerdDaemon, reps: int, peers: list[Tool]) -> 
         ("gpuherd ls (empty queue)", [*gpuherd_cmd(), "ls"], env),
         ("python3 -c pass (interpreter floor)", [herd_python(), "-c", "pass"], env),
     ]
+    for peer in peers:
+        if isinstance(peer, TaskSpooler) and peer.server is None:
+            peer.setup()  # W8 without W4, which starts it (`measure` stops it either way)
     rows += [
         ("tsp -l (a C client)", [p.bin, "-l"], p.env) for p in peers if isinstance(p, TaskSpooler)
     ]
