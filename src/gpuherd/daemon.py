@@ -275,7 +275,7 @@ def serve(
         if kind == "ray":
             from gpuherd.executors import ray_cluster
 
-            ray_cluster.disconnect()
+            ray_cluster.disconnect(executor)
         lock.close()
         log.info("daemon %d stopped", os.getpid())
 

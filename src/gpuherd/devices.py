@@ -92,6 +92,11 @@ class DeviceTable:
         may use (its affinity, so `taskset` and cpusets count)."""
         return len(os.sched_getaffinity(0))
 
+    def outage(self) -> str | None:
+        """Why no job can start now, whatever the GPUs show (a Ray cluster that does not
+        answer: executors/ray_cluster.py); None while jobs can start."""
+        return None
+
     def host_free(self, max_age: float) -> int:
         """Available host memory, read at most once per `max_age` seconds (it is a file read,
         and a busy queue ticks hundreds of times a second)."""

@@ -216,7 +216,7 @@ class Engine:
         """Plan what fits and record each start (in the caller's transaction): a daemon
         killed between this commit and the spawn finds no pid on restart and queues the
         job again instead of running it twice."""
-        if self.queue_paused or self._stopping or self._dispatch_pauses:
+        if self.queue_paused or self._stopping or self._dispatch_pauses or self.devices.outage():
             return []
         self.devices.refresh_if_older(TELEMETRY_MAX_AGE)
         devices = self.device_listing()

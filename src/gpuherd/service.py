@@ -262,7 +262,8 @@ class Service(SystemVerbs, JobVerbs):
                 return self._other_reason(job, now)
             if self.engine.stopping:
                 return "daemon stopping: starts after the next `gpuherd daemon start`"
-            if failing := self.engine.health.reason():  # no pass gets as far as this job
+            # No pass gets as far as this job, or none starts anything (a cluster away).
+            if failing := self.engine.health.reason() or self.engine.devices.outage():
                 return failing
             if reason := never(job):  # before any other wait: this one never ends
                 return reason

@@ -22,6 +22,9 @@ restarted daemon finds it again by name.
 - Stop: the actor's supervisor sends SIGTERM, then SIGKILL after the grace period; if the
   actor does not answer within the grace period plus a margin, the daemon kills the actor,
   and the supervisor (told by the kernel) kills the whole job.
+- A cluster that does not answer (its head away): no GCS call on the event loop without a
+  deadline (ray_link.py); an actor unheard meanwhile is lost only after a while (it may come
+  back with the head). Once the cluster answers again, actors no attempt owns are killed.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ import signal as signals
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +49,7 @@ from gpuherd.executors.base import ExitStatus, LaunchRequest, NotStarted, SpawnE
 from gpuherd.executors.ray_actor import JobActor
 from gpuherd.executors.ray_errors import actor_died_note, first_line
 from gpuherd.executors.ray_files import append, decode, read_exit, size, write_exit, write_json
+from gpuherd.executors.ray_link import ClusterDown, ClusterLink
 from gpuherd.gpus.base import ProbeError
 from gpuherd.gpus.ray import RayNodes
 
@@ -57,8 +62,8 @@ KILL_MARGIN = 5.0
 """Seconds past the grace period after which an unanswering actor is killed outright."""
 LOOKUP_TIMEOUT = 10.0
 RELEASE_TIMEOUT = 5.0
-UNAVAILABLE_LIMIT = 30
-"""Consecutive pulls that found the actor temporarily unreachable before it counts as lost."""
+PULL_MARGIN = 10.0
+"""Seconds past PULL_WAIT after which a pull that has not returned counts as unanswered."""
 PLACE_FILE = "ray.json"
 
 _ray: Any = ray  # ray.get's overloads do not type an actor method's result
@@ -91,26 +96,21 @@ Placed = Callable[[int, int, str, str], None]
 """Told (job id, attempt, host, node id) once an attempt is placed on a node."""
 
 
-def joined_address(given: str) -> str:
-    """The address of the cluster this process joined as `given` (ray.init's address):
-    "auto" stands for whichever cluster Ray found on this machine then, maybe another
-    user's the next time, so it is resolved to that cluster's GCS address (what a daemon
-    remembers, and shows). A ray:// address names its cluster already."""
-    if given != "auto":
-        return given
-    try:
-        return str(ray.get_runtime_context().gcs_address)
-    except Exception:  # a Ray Client session (RAY_ADDRESS=ray://...) has no GCS address here
-        return os.environ.get("RAY_ADDRESS") or given
-
-
 class RayExecutor:
-    def __init__(self, nodes: RayNodes, namespace: str, tag: str, address: str = "") -> None:
+    def __init__(
+        self,
+        nodes: RayNodes,
+        namespace: str,
+        tag: str,
+        address: str = "",
+        link: ClusterLink | None = None,
+    ) -> None:
         self.nodes = nodes
         self.namespace = namespace
         self.tag = tag
         self.address = address
         """The cluster's address, resolved (joined_address): what the daemon remembers."""
+        self.link = link or ClusterLink(address)  # (not watching: never down)
         self.on_placed: Placed | None = None
         self._runs: dict[int, _Run] = {}
 
@@ -127,6 +127,8 @@ class RayExecutor:
         node_id, gpu_ids = self._locate(request.job_id, indices)
         try:
             live = {n.node_id: n for n in self.nodes.nodes(max_age=0.0)}
+        except ClusterDown as exc:  # since placement: the job waits for it in the queue
+            raise NotStarted(str(exc)) from exc
         except ProbeError as exc:
             raise SpawnError(f"placing job {request.job_id} on the Ray cluster: {exc}") from exc
         self._drop_stale(name)
@@ -153,10 +155,13 @@ class RayExecutor:
         }
         if node_id is not None:
             options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(node_id, soft=False)
+        args = (name, request.command, os.path.abspath(request.cwd), dict(request.env), gpu_ids)
         try:
-            actor = RemoteActor.options(**options).remote(
-                name, request.command, os.path.abspath(request.cwd), dict(request.env), gpu_ids
-            )
+            # (Registered with the GCS. One created after all is killed as stale, later.)
+            actor = self.link.call(lambda: RemoteActor.options(**options).remote(*args))
+        except ClusterDown as exc:
+            append(folder / "stderr.log", f"gpuherd: {exc}\n".encode())
+            raise NotStarted(str(exc)) from exc
         except Exception as exc:  # Ray raises many kinds; all mean "not started"
             raise SpawnError(
                 f"starting job {request.job_id} (attempt {request.attempt}) on the Ray "
@@ -192,8 +197,13 @@ class RayExecutor:
     def _drop_stale(self, name: str) -> None:
         """An actor of this very name left by an attempt recorded as lost: it must not run."""
         with contextlib.suppress(Exception):
-            stale = _ray.get_actor(name, namespace=self.namespace)
-            ray.kill(stale, no_restart=True)
+            stale = self.link.call(lambda: _ray.get_actor(name, namespace=self.namespace))
+            self._kill(stale)
+
+    def _kill(self, actor: Any) -> None:
+        """Kill an actor (frees its GPUs); the cluster away, `_cluster_back` does it later."""
+        with contextlib.suppress(Exception):
+            self.link.call(lambda: ray.kill(actor, no_restart=True))
 
     # ---- watch ------------------------------------------------------------------------------
 
@@ -207,6 +217,13 @@ class RayExecutor:
             return
         run.attempt_dir, run.on_exit = attempt_dir, on_exit
         run.task = loop.create_task(self._follow(pid, run))
+        if self.link.on_back is None:
+            self.link.on_back = partial(loop.call_soon_threadsafe, self._cluster_back)
+
+    def _cluster_back(self) -> None:
+        """The cluster answers again: kill the actors of attempts that ended meanwhile."""
+        log.info("%s answers again: killing the job actors no running attempt owns", self.address)
+        self.end_leftovers("")
 
     async def _follow(self, handle: int, run: _Run) -> None:
         folder = Path(run.attempt_dir)
@@ -217,13 +234,16 @@ class RayExecutor:
         offsets = [size(folder / "stdout.log"), size(folder / "stderr.log")]
         code: int | None = None
         ended_at: float | None = None
-        unavailable = 0
+        unavailable, heard = 0, time.monotonic()
         while True:
+            pull = run.actor.pull.remote(offsets[0], offsets[1], PULL_WAIT)
             try:
-                got = await run.actor.pull.remote(offsets[0], offsets[1], PULL_WAIT)
-            except ray.exceptions.ActorUnavailableError:
+                got = await asyncio.wait_for(pull, PULL_WAIT + PULL_MARGIN)
+            except (TimeoutError, ray.exceptions.ActorUnavailableError):
+                # Out of reach for now (a busy node, the cluster's head away): lost only if
+                # it stays so (`_given_up`).
                 unavailable += 1
-                if unavailable < UNAVAILABLE_LIMIT:
+                if not self._given_up(run, unavailable, heard):
                     await asyncio.sleep(1.0)
                     continue
                 code = -1
@@ -234,7 +254,7 @@ class RayExecutor:
                     append(folder / "stderr.log", actor_died_note(exc).encode())
                 code = -1
                 break
-            unavailable = 0
+            unavailable, heard = 0, time.monotonic()
             for i, key in enumerate(("out", "err")):
                 chunk: bytes = got[key]
                 if chunk:
@@ -251,13 +271,21 @@ class RayExecutor:
                 await asyncio.wait_for(run.actor.release.remote(), RELEASE_TIMEOUT)
         self._conclude(handle, run, code, ended_at)
 
+    def _given_up(self, run: _Run, unavailable: int, heard: float) -> bool:
+        """Whether an actor out of reach is lost (ClusterLink.gives_up); the stderr says why."""
+        note = self.link.gives_up(unavailable, time.monotonic() - heard)
+        if note:
+            log.warning("job actor %s: %s", run.name, note)
+            if not run.killed:
+                append(Path(run.attempt_dir) / "stderr.log", f"gpuherd: {note}\n".encode())
+        return note is not None
+
     def _conclude(self, handle: int, run: _Run, code: int, ended_at: float | None = None) -> None:
         run.done = True
         if run.kill_timer is not None:
             run.kill_timer.cancel()
         self._runs.pop(handle, None)
-        with contextlib.suppress(Exception):
-            ray.kill(run.actor, no_restart=True)  # frees its GPUs in Ray
+        self._kill(run.actor)
         now = time.time()
         status = decode(code, ended_at or now)
         if status.lost and run.killed:
@@ -301,7 +329,7 @@ class RayExecutor:
         Ray for ever: gpuherd's next job there would wait in Ray, shown as running. What a
         command leaves when it ends, its supervisor kills (ray_supervisor.py)."""
         try:
-            named = ray.util.list_named_actors(all_namespaces=True)
+            named = self.link.call(lambda: ray.util.list_named_actors(all_namespaces=True))
         except Exception as exc:  # any failure of the GCS client: the next start tries again
             log.warning("cannot list this home's job actors: %s", first_line(exc))
             return
@@ -359,8 +387,7 @@ class RayExecutor:
             return
         log.warning("job actor %s did not stop within its grace period; killing it", run.name)
         run.killed = True
-        with contextlib.suppress(Exception):
-            ray.kill(run.actor, no_restart=True)
+        self._kill(run.actor)
 
     def close(self) -> None:
         """Stop following; the actors and their jobs run on for the next daemon."""

@@ -4,20 +4,26 @@
 same RAY_AUTH_MODE / RAY_AUTH_TOKEN / ~/.ray/auth_token as the cluster's nodes), and
 `ClusterDeviceTable` configures the GPUs of nodes that join after the daemon started.
 `connect` first checks that the cluster answers: `ray.init` on a dead address never returns.
+Once connected, a watcher (ray_link.py) tells whether the cluster still answers: while it
+does not, nothing starts and queued jobs say why (`outage`).
 """
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import ray
 
 from gpuherd.core.model import DeviceState
 from gpuherd.devices import DeviceTable
-from gpuherd.executors.ray import RayExecutor, home_tag, joined_address
+from gpuherd.executors.ray import RayExecutor, home_tag
+from gpuherd.executors.ray_link import RECONNECT_TIMEOUT, ClusterLink
 from gpuherd.gpus.base import ProbeError
 from gpuherd.gpus.ray import RayNodes, RayProbe
 from gpuherd.store import DeviceConfig, Store
@@ -34,11 +40,21 @@ CLIENT_PORT = 10001
 class ClusterDeviceTable(DeviceTable):
     """A device table whose GPUs follow the cluster: a new node's GPUs are enabled at once."""
 
+    _was_down = False
+
     def cores(self) -> int | None:
         return None  # CPU-only jobs go to any node: Ray places them, the daemon's cores say nothing
 
+    def outage(self) -> str | None:
+        reason = self.probe.down() if isinstance(self.probe, RayProbe) else None
+        return None if reason is None else f"waiting: {reason}"
+
     def refresh(self) -> bool:
         changed = super().refresh()
+        # Back after an outage: a change, even if its GPUs are the same, so that the engine
+        # places the jobs that waited (nothing else wakes it).
+        was_down, self._was_down = self._was_down, self.failure is not None
+        changed = changed or (was_down and self.failure is None)
         new = sorted(set(self._readings) - set(self._config))
         for index in new:
             cfg = DeviceConfig(index, 1, DeviceState.ENABLED)
@@ -47,6 +63,19 @@ class ClusterDeviceTable(DeviceTable):
         if new:
             log.info("GPUs %s joined the cluster", ",".join(map(str, new)))
         return changed or bool(new)
+
+
+def joined_address(given: str) -> str:
+    """The address of the cluster this process joined as `given` (ray.init's address):
+    "auto" stands for whichever cluster Ray found on this machine then, maybe another
+    user's the next time, so it is resolved to that cluster's GCS address (what a daemon
+    remembers, and shows). A ray:// address names its cluster already."""
+    if given != "auto":
+        return given
+    try:
+        return str(ray.get_runtime_context().gcs_address)
+    except Exception:  # a Ray Client session (RAY_ADDRESS=ray://...) has no GCS address here
+        return os.environ.get("RAY_ADDRESS") or given
 
 
 def dialled(address: str) -> tuple[str, int] | None:
@@ -105,26 +134,49 @@ def connect(address: str, home: Path, remembered: bool = False) -> tuple[RayProb
     tag = home_tag(home)
     namespace = f"gpuherd-{tag}"
     try:
-        ray.init(
-            address=address,
-            namespace=namespace,
-            log_to_driver=False,
-            logging_level=logging.WARNING,
-            configure_logging=False,
-        )
+        with _ray_setting("gcs_rpc_server_reconnect_timeout_s", RECONNECT_TIMEOUT):
+            ray.init(
+                address=address,
+                namespace=namespace,
+                log_to_driver=False,
+                logging_level=logging.WARNING,
+                configure_logging=False,
+            )
     except Exception as exc:  # ConnectionError, auth failures, bad addresses...
         raise ProbeError(
             f"connecting to the Ray cluster at {address}: {exc}; check the address "
             "(`ray status` on the head node shows it) and that this machine shares the "
             "cluster's auth token (RAY_AUTH_TOKEN or ~/.ray/auth_token)"
         ) from exc
-    nodes = RayNodes(home / MAP_FILE)
     joined = joined_address(address)
+    link = ClusterLink(joined)
+    link.start()
+    nodes = RayNodes(home / MAP_FILE, read=link.nodes)
     # What `daemon status` shows: which cluster, and how it was chosen.
     how = " (remembered from the last start)" if remembered else ""
     if joined != address:
         how = f" (found by --address {address})"
-    return RayProbe(nodes, joined + how), RayExecutor(nodes, namespace, tag, joined)
+    probe = RayProbe(nodes, joined + how)
+    probe.down = link.reason
+    return probe, RayExecutor(nodes, namespace, tag, joined, link)
+
+
+@contextmanager
+def _ray_setting(name: str, value: str) -> Iterator[None]:
+    """Ray's setting `name` for this process's Ray client, whatever the environment says (a
+    value meant for the cluster's processes must not end the daemon): Ray reads RAY_<name>
+    when `ray.init` starts its client. Only there: the hooks this daemon runs (and their own
+    Ray drivers) inherit the environment as it was."""
+    key = f"RAY_{name}"
+    before = os.environ.get(key)
+    os.environ[key] = value
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = before
 
 
 def configure(store: Store, probe: RayProbe) -> None:
@@ -132,6 +184,14 @@ def configure(store: Store, probe: RayProbe) -> None:
     store.replace_devices(dict.fromkeys((r.index for r in probe.read()), 1))
 
 
-def disconnect() -> None:
+def disconnect(executor: object = None) -> None:
+    """Leave the cluster; not while it does not answer: `ray.shutdown()` would wait for it
+    (nor at exit, where Ray calls it too)."""
+    if isinstance(executor, RayExecutor):
+        executor.link.stop()
+        if executor.link.outage() is not None:
+            log.warning("%s does not answer: leaving it without a word", executor.link.cluster)
+            atexit.unregister(ray.shutdown)
+            return
     if ray.is_initialized():
         ray.shutdown()

@@ -15,6 +15,7 @@ import os
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,10 +41,16 @@ class Node:
 
 
 class RayNodes:
-    """The cluster's live nodes and the index map (node id -> gpuherd indices)."""
+    """The cluster's live nodes and the index map (node id -> gpuherd indices). `read(fresh)`
+    lists the nodes as `ray.nodes()` does (the default): the daemon passes its watcher's
+    (executors/ray_link.py), which gives its latest listing, or with `fresh` one read now
+    within a deadline, never blocking for long."""
 
-    def __init__(self, map_file: Path) -> None:
+    def __init__(
+        self, map_file: Path, read: Callable[[bool], list[dict[str, Any]]] | None = None
+    ) -> None:
         self.map_file = map_file
+        self.read = read or (lambda fresh: list(_ray.nodes()))
         self._map: dict[str, list[int]] = self._load()
         self._nodes: list[Node] = []
         self._read_at = -1e9
@@ -76,7 +83,9 @@ class RayNodes:
             if time.monotonic() - self._read_at <= max_age:
                 return list(self._nodes)
             try:
-                raw: list[dict[str, Any]] = _ray.nodes()
+                raw = self.read(max_age <= 0)
+            except ProbeError:
+                raise
             except Exception as exc:  # any failure of the GCS client
                 raise ProbeError(f"reading the Ray cluster's nodes: {exc}") from exc
             found = []
@@ -120,6 +129,8 @@ class RayProbe:
     def __init__(self, nodes: RayNodes, address: str) -> None:
         self.cluster = nodes
         self.address = address
+        self.down: Callable[[], str | None] = lambda: None
+        """Why the cluster does not answer now (the daemon's watcher says); None while it does."""
 
     def read(self) -> list[GpuReading]:
         readings = []
