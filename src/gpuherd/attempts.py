@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from gpuherd import jobfiles
+from gpuherd.attempt_numbers import next_number
 from gpuherd.core.model import Attempt, Job, Reservation
 from gpuherd.core.states import JobState, OutcomeKind
 from gpuherd.devices import RunningJob
@@ -80,6 +81,14 @@ class Attempts:
         self._on_exit = on_exit
         self._on_stall = on_stall
         self._on_timeout = on_timeout
+
+    def next_attempt(
+        self, job: Job, gpus: tuple[int, ...], uuids: tuple[str, ...], host: str, now: float
+    ) -> tuple[Attempt, str | None]:
+        """The job's next attempt, starting now, numbered past the attempt folders its runs
+        left (attempt_numbers.py), and why it skips numbers (None: it does not)."""
+        number, folder, skipped = next_number(self.layout, self.executor, job)
+        return Attempt(job.id, number, gpus, uuids, folder, host, now, mem=job.spec.mem), skipped
 
     def launch(self, job: Job, attempt: Attempt, now: float) -> int:
         """Spawn the attempt and watch it; raises SpawnError or OSError when it cannot start."""

@@ -225,21 +225,14 @@ class Engine:
         started: list[tuple[Job, Attempt]] = []
         for a in assignments:
             job = seen[a.job_id]
-            attempt = Attempt(
-                job_id=job.id,
-                number=job.attempt + 1,
-                gpus=a.gpus,
-                gpu_uuids=tuple(by_index[i].uuid or "" for i in a.gpus),
-                dir=str(self.layout.attempt_dir(job, job.attempt + 1)),
-                host=self.host,
-                started_at=now,
-                mem=job.spec.mem,
-            )
+            uuids = tuple(by_index[i].uuid or "" for i in a.gpus)
+            attempt, skipped = self.attempts.next_attempt(job, a.gpus, uuids, self.host, now)
             self.store.add_attempt(attempt)
             self.move(
                 job,
                 Event.START,
                 JobState.RUNNING,
+                skipped,
                 attempt=attempt.number,
                 started_at=now,
                 ended_at=None,

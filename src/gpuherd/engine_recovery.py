@@ -7,11 +7,11 @@ one that never started. A job whose stop had begun keeps the rest of its grace: 
 shell has ended and only the processes it started run on (saving a checkpoint), which the
 start-up pass for leftovers would otherwise kill at once.
 
-A herd.db restored from an older backup may say a job is queued (or ran an earlier attempt)
-while a later attempt of it runs: starting that attempt again would run the job twice, in
-one folder. Such an attempt, found in its folder and verified as a re-attached one is, is
-adopted on the GPUs its folder recorded; where it cannot be (GPUs unknown or taken), its job
-is held, naming the process (docs/reliability.md).
+A herd.db restored from an older backup may say a job is queued, ran an earlier attempt, or
+finished (a `retry` came after the backup) while a later attempt of it runs: starting that
+attempt again would run the job twice, in one folder. Such an attempt, found in its folder
+and verified as a re-attached one is, is adopted on the GPUs its folder recorded; where it
+cannot be (GPUs unknown or taken), its job is held, naming the process (docs/reliability.md).
 """
 
 from __future__ import annotations
@@ -38,9 +38,10 @@ from gpuherd.core.recovery import (
     kill_due,
     reconcile,
     take_over,
+    unwatched,
 )
 from gpuherd.core.run_time import paused_until, pauses
-from gpuherd.core.states import LIVE_STATES, Event, JobState
+from gpuherd.core.states import FINISHED_STATES, LIVE_STATES, Event, JobState
 from gpuherd.engine_endings import fail_orphaned_waiters, finish, stored_attempt
 from gpuherd.errors import Forbidden
 from gpuherd.executors.local_records import PROCESS_FILE
@@ -50,6 +51,9 @@ if TYPE_CHECKING:
     from gpuherd.engine import Engine
 
 log = logging.getLogger("gpuherd.engine")
+
+_NOT_LIVE = tuple(s.value for s in (JobState.QUEUED, JobState.HELD, *sorted(FINISHED_STATES)))
+"""The jobs a later attempt found running is taken over for (`_take_over`)."""
 
 
 def recover(engine: Engine, now: float) -> None:
@@ -185,7 +189,7 @@ def _unstart(engine: Engine, job: Job, detail: str) -> None:
 
 
 def _take_over(engine: Engine, later: dict[int, Found], now: float) -> None:
-    """Adopt, or else hold, each queued or held job whose later attempt runs."""
+    """Adopt, or else hold, each queued, held or finished job whose later attempt runs."""
     waiting = [
         (job, found)
         for job in _with_later_folder(engine, later)
@@ -204,14 +208,14 @@ def _take_over(engine: Engine, later: dict[int, Found], now: float) -> None:
 
 
 def _with_later_folder(engine: Engine, later: dict[int, Found]) -> list[Job]:
-    """The queued and held jobs that are in `later`, or have a folder for their next attempt
-    (one stat each, by text: with 100,000 queued, building every Job and a Path for each
-    made a start 2 s slower)."""
+    """The queued, held and finished jobs that are in `later`, or have a folder for their
+    next attempt (a finished one's: a `retry` after the backup). One `access` each, by text:
+    with 100,000 queued, building every Job and a Path for each made a start 2 s slower."""
     layout = engine.layout
     ids = [
         job_id
-        for job_id, attempt, folder in engine.store.waiting_attempts()
-        if job_id in later or os.path.isdir(attempt_path(layout, job_id, folder, attempt + 1))
+        for job_id, attempt, folder in engine.store.attempt_folders(_NOT_LIVE)
+        if job_id in later or os.access(attempt_path(layout, job_id, folder, attempt + 1), os.F_OK)
     ]
     jobs = engine.store.get_jobs(ids)
     return [jobs[job_id] for job_id in ids if job_id in jobs]
@@ -220,8 +224,9 @@ def _with_later_folder(engine: Engine, later: dict[int, Found]) -> list[Job]:
 def _adopt(engine: Engine, job: Job, found: Found, now: float) -> None:
     gpus = found.gpus or ()
     said = job.state.value
-    if job.state is JobState.HELD:  # released since the backup: the events say so
-        engine.move(job, Event.RELEASE, JobState.QUEUED, detail=f"attempt {found.attempt} runs")
+    if job.state is not JobState.QUEUED:  # released or retried since the backup: say so
+        event = Event.RELEASE if job.state is JobState.HELD else Event.RETRY
+        engine.move(job, event, JobState.QUEUED, detail=f"attempt {found.attempt} runs")
         job = replace(job, state=JobState.QUEUED)
     started = found.started_at if found.started_at is not None else now
     attempt = Attempt(
@@ -274,19 +279,19 @@ def _hold(engine: Engine, job: Job, found: Found, why: str, now: float) -> None:
     folder of its own. The found attempt, which the database does not know (it records no
     attempt row), runs on unwatched: the start's pass for leftovers leaves it alone."""
     detail = (
-        f"attempt {found.attempt} runs already (pid {found.pid}, unwatched), but herd.db did "
-        f"not know it (restored from an older backup?), and it cannot be adopted: {why}. "
-        f"Held so that it does not run twice: once that process has ended, `gpuherd release "
-        f"{job.id}` runs the job again; `gpuherd kill {job.id}` cancels it"
+        f"{unwatched(found.attempt, found.pid)}, but herd.db did not know it (restored from "
+        f"an older backup?), and it cannot be adopted: {why}. Held so that it does not run "
+        f"twice: once that process has ended, `gpuherd release {job.id}` runs the job again; "
+        f"`gpuherd kill {job.id}` cancels it"
     )
     if job.state is JobState.HELD:
         engine.store.update_job(
             job.id, now, Event.HOLD.value, detail=detail, attempt=found.attempt, release_at=None
         )
-    else:
-        engine.move(
-            job, Event.HOLD, JobState.HELD, detail=detail, attempt=found.attempt, release_at=None
-        )
+    else:  # queued; or finished, and retried since the backup
+        event = Event.HOLD if job.state is JobState.QUEUED else Event.RETRY_HELD
+        changes = {"attempt": found.attempt, "release_at": None, "ended_at": None}
+        engine.move(job, event, JobState.HELD, detail=detail, **changes)
     log.warning("job %d: %s", job.id, detail)
 
 

@@ -7,7 +7,7 @@ Verbs on several jobs answer one ActionResult per job, so one bad id never hides
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
 from functools import partial
 from pathlib import Path
@@ -17,6 +17,7 @@ from gpuherd import jobfiles
 from gpuherd.core.idspec import format_ids
 from gpuherd.core.model import Job
 from gpuherd.core.reasons import why_waiting
+from gpuherd.core.recovery import unwatched_run
 from gpuherd.core.run_time import pauses
 from gpuherd.core.states import (
     BAD_END_STATES,
@@ -207,7 +208,8 @@ class Service(SystemVerbs, JobVerbs):
         """The jobs' views (wire.job_view), with why each waits, and how long its attempt
         has been paused: `paused_seconds` in pauses that are over, `paused_at` when the
         pause still on began (core/run_time.py; its run time leaves both out)."""
-        explain = self._explainer()
+        held = [j.id for j in jobs if j.state is JobState.HELD and j.release_at is None]
+        explain = self._explainer(self.store.hold_details(held))
         ran = [j.id for j in jobs if j.started_at is not None and j.state not in WAITING]
         events = self.store.pause_events(ran) if ran else {}
         views = []
@@ -222,11 +224,14 @@ class Service(SystemVerbs, JobVerbs):
         live = self.engine.live.get(job_id)
         return live.peak or None if live else None
 
-    def _other_reason(self, job: Job, now: float) -> str | None:
-        """What `ls` says of a held job (until when), or a running one (stopping, stalled)."""
+    def _other_reason(
+        self, job: Job, now: float, holds: Mapping[int, str] | None = None
+    ) -> str | None:
+        """What `ls` says of a held job (why, or until when), or a running one (stopping,
+        stalled). `holds`: the listed held jobs' latest hold events (store.hold_details)."""
         if job.state is JobState.HELD:
             if job.release_at is None:
-                return "held"
+                return self._held_reason(job, holds)
             return f"held until {format_moment(job.release_at, now)} (--begin)"
         if job.state not in LIVE_STATES:
             return None
@@ -239,8 +244,23 @@ class Service(SystemVerbs, JobVerbs):
             return f"stalled: no output for over {format_given(limit)}"
         return None
 
-    def _explainer(self) -> Callable[[Job], str | None]:
-        """Why each queued job is not running yet (computed once per listing)."""
+    def _held_reason(self, job: Job, holds: Mapping[int, str] | None) -> str:
+        """`held`; for a job held because an attempt herd.db did not know runs unwatched (a
+        restored backup: engine_recovery._hold), that attempt, and whether it still runs."""
+        detail = (self.store.hold_details([job.id]) if holds is None else holds).get(job.id)
+        run = unwatched_run(detail) if detail else None
+        if run is None:
+            return "held"
+        attempt, pid = run
+        layout = self.engine.layout
+        key, folder = layout.attempt_key(job.id, attempt), str(layout.attempt_dir(job, attempt))
+        if self.engine.executor.is_running(pid, job.id, attempt, key, folder):
+            return f"held: attempt {attempt} runs unwatched (pid {pid})"
+        return f"held: attempt {attempt} (pid {pid}) ran unwatched and has ended: release it"
+
+    def _explainer(self, holds: Mapping[int, str] | None = None) -> Callable[[Job], str | None]:
+        """Why each queued job is not running yet (computed once per listing), and what
+        `_other_reason` says of the others."""
         devices = self.engine.device_listing()
         reservations = self.engine.reservations()
         paused = self.engine.queue_paused
@@ -259,7 +279,7 @@ class Service(SystemVerbs, JobVerbs):
 
         def explain(job: Job) -> str | None:
             if job.state is not JobState.QUEUED:
-                return self._other_reason(job, now)
+                return self._other_reason(job, now, holds)
             if self.engine.stopping:
                 return "daemon stopping: starts after the next `gpuherd daemon start`"
             # No pass gets as far as this job, or none starts anything (a cluster away).

@@ -5,7 +5,7 @@ comes, and what waits on what (a part of Store)."""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +21,7 @@ READY = (
 )
 """SQL over `jobs`: a queued job that may start now (placement reads only these)."""
 PAUSE_CHUNK = 500
-"""Jobs per query of pause_events (SQLite before 3.32 takes 999 parameters at most)."""
+"""Jobs per query of their events (SQLite before 3.32 takes 999 parameters at most)."""
 
 
 @dataclass(frozen=True)
@@ -56,11 +56,12 @@ class JobViews:
         ).fetchone()
         return row is not None
 
-    def waiting_attempts(self) -> list[tuple[int, int, str | None]]:
-        """(id, attempt count, folder) of every queued and held job: enough to look for a
+    def attempt_folders(self, states: Sequence[str]) -> list[tuple[int, int, str | None]]:
+        """(id, attempt count, folder) of every job in these states: enough to look for a
         later attempt on disk without building each Job (a restart, engine_recovery.py)."""
+        marks = ",".join("?" * len(states))
         rows = self._db.execute(
-            "SELECT id, attempt, folder FROM jobs WHERE state IN ('queued', 'held')"
+            f"SELECT id, attempt, folder FROM jobs WHERE state IN ({marks})", tuple(states)
         )
         return [(int(i), int(n), folder) for i, n, folder in rows]
 
@@ -217,20 +218,34 @@ class JobViews:
 
     def pause_events(self, job_ids: Sequence[int]) -> dict[int, list[tuple[float, str]]]:
         """The pause and resume events (time, name) of these jobs, by job, in order: what
-        their run times leave out (core/run_time.py). Asked PAUSE_CHUNK jobs at a time, each
-        through the events' job index: cheap for a listing's jobs, and never over SQLite's
-        limit on a query's parameters (`ls --all --limit 0`)."""
+        their run times leave out (core/run_time.py)."""
         found: dict[int, list[tuple[float, str]]] = {}
+        for job_id, at, event, _ in self._events_named(job_ids, ("pause", "resume")):
+            found.setdefault(job_id, []).append((at, event))
+        return found
+
+    def hold_details(self, job_ids: Sequence[int]) -> dict[int, str]:
+        """The detail of each of these jobs' latest hold (`hold`, `retry-held`) event: why
+        `ls` says a held job is held (service.py)."""
+        rows = self._events_named(job_ids, ("hold", "retry-held"))
+        return {job_id: detail or "" for job_id, _, _, detail in rows}  # the latest wins
+
+    def _events_named(
+        self, job_ids: Sequence[int], names: tuple[str, ...]
+    ) -> Iterator[tuple[int, float, str, str | None]]:
+        """(job id, time, name, detail) of these jobs' events so named, by job, in order.
+        Asked PAUSE_CHUNK jobs at a time, each through the events' job index: cheap for a
+        listing's jobs, and never over SQLite's limit on a query's parameters (`ls --all
+        --limit 0`)."""
+        kinds = ",".join("?" * len(names))
         for first in range(0, len(job_ids), PAUSE_CHUNK):
             chunk = list(job_ids[first : first + PAUSE_CHUNK])
             marks = ",".join("?" * len(chunk))
-            for job_id, at, event in self._db.execute(
-                f"SELECT job_id, at, event FROM events WHERE job_id IN ({marks})"
-                " AND event IN ('pause', 'resume') ORDER BY job_id, id",
-                chunk,
-            ):
-                found.setdefault(job_id, []).append((at, event))
-        return found
+            yield from self._db.execute(
+                f"SELECT job_id, at, event, detail FROM events WHERE job_id IN ({marks})"
+                f" AND event IN ({kinds}) ORDER BY job_id, id",
+                (*chunk, *names),
+            )
 
     def next_release(self) -> float | None:
         """The earliest `--begin` time of a held job, or end of a queued job's wait to retry

@@ -1,9 +1,15 @@
 """A later attempt than the database's runs (herd.db restored from an older backup): the
 live job's own attempt is superseded, and the job adopted where its recorded GPUs have room,
-else held (core/recovery.py: reconcile, take_over)."""
+else held (core/recovery.py: reconcile, take_over). One that ended keeps its folder: the next
+attempt is numbered past it (attempt_numbers.py)."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import cast
+
+from gpuherd.attempt_numbers import next_number
 from gpuherd.core.model import Device, Job, JobSpec, Policy, Reservation
 from gpuherd.core.recovery import (
     Adopt,
@@ -16,8 +22,12 @@ from gpuherd.core.recovery import (
     Unstart,
     reconcile,
     take_over,
+    unwatched,
+    unwatched_run,
 )
 from gpuherd.core.states import JobState
+from gpuherd.executors.base import Executor, ExitStatus
+from gpuherd.layout import Layout
 
 NOW = 1000.0
 GPUS = [Device(0), Device(1)]
@@ -80,3 +90,55 @@ def test_unknown_or_absent_gpus_are_held() -> None:
 
 def test_a_job_without_gpus_is_adopted() -> None:
     assert take_over([(job(1), found(()))], GPUS, [], Policy()) == [Adopt(1, found(()))]
+
+
+def test_a_hold_names_its_unwatched_run_for_ls() -> None:
+    detail = f"{unwatched(2, 4242)}, but herd.db did not know it"
+    assert unwatched_run(detail) == (2, 4242)
+    assert unwatched_run("held by the user") is None
+
+
+class Exits:
+    """An executor that reads only recorded exits: an `exit_status` file (as Ray's)."""
+
+    def recorded_exit(self, attempt_dir: str) -> ExitStatus | None:
+        ran = (Path(attempt_dir) / "exit_status").exists()
+        return ExitStatus(0, None, NOW) if ran else None
+
+
+def next_of(root: Path, folders: dict[str, dict[str, object] | None], **layout: bool) -> object:
+    """The next attempt of job 1 (at attempt 0) with these attempt folders in its folder,
+    each with that attempt.json (None: none, but an exit recorded; {}: nothing in it)."""
+    for name, info in folders.items():
+        folder = root / "1" / name
+        folder.mkdir(parents=True)
+        if info is None:
+            (folder / "exit_status").write_text("0\n")
+        elif info:
+            (folder / "attempt.json").write_text(json.dumps(info))
+    queued = Job(1, JobSpec("true", "/tmp"), JobState.QUEUED)
+    number, folder, why = next_number(Layout(root, **layout), cast(Executor, Exits()), queued)
+    assert folder == str(root / "1" / f"attempt-{number}")
+    return number, why
+
+
+def test_the_next_attempt_is_numbered_past_a_run_the_database_does_not_know(
+    tmp_path: Path,
+) -> None:
+    assert next_of(tmp_path / "a", {}) == (1, None)
+    ran = {"id": 1, "attempt": 1}
+    assert next_of(tmp_path / "b", {"attempt-1": ran}) == (
+        2,
+        "attempt 1's folder exists (a run herd.db does not know): this is attempt 2",
+    )
+    assert next_of(tmp_path / "c", {"attempt-1": None, "attempt-3": {}}) == (
+        4,
+        "attempt folders 1-3 exist (runs herd.db does not know): this is attempt 4",
+    )
+
+
+def test_a_folder_where_this_job_never_ran_is_used_again(tmp_path: Path) -> None:
+    """Another job's (a sweep point run again by a new job), or one nothing ran in (a start
+    recorded, then the daemon stopped before the spawn): as before."""
+    assert next_of(tmp_path / "a", {"attempt-1": {"id": 9, "attempt": 1}}) == (1, None)
+    assert next_of(tmp_path / "b", {"attempt-1": {}}) == (1, None)

@@ -3,6 +3,7 @@ job whose later attempt runs although the database does not know it (pure)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -145,9 +146,9 @@ def take_over(
     held: Sequence[Reservation],
     policy: Policy,
 ) -> list[Adopt | Hold]:
-    """For each queued or held job whose later attempt runs: adopt it where its recorded
-    GPUs are this daemon's and have room beside what runs there (`held`, and the attempts
-    adopted before it), else hold the job."""
+    """For each queued, held or finished job whose later attempt runs: adopt it where its
+    recorded GPUs are this daemon's and have room beside what runs there (`held`, and the
+    attempts adopted before it), else hold the job."""
     taken = list(held)
     decided: list[Adopt | Hold] = []
     for job, found in waiting:
@@ -198,6 +199,20 @@ def _not_adoptable(
     holders = sorted({r.job_id for r in taken if set(r.gpus) & set(busy)})
     by = f" by job {', '.join(map(str, holders))}" if holders else ""
     return f"{_named(busy)} {_be(busy)} taken{by}"
+
+
+def unwatched(attempt: int, pid: int) -> str:
+    """How a held job's hold event begins when the attempt it names runs unwatched."""
+    return f"attempt {attempt} runs already (pid {pid}, unwatched)"
+
+
+_UNWATCHED = re.compile(r"attempt (\d+) runs already \(pid (\d+), unwatched\)")
+
+
+def unwatched_run(hold_detail: str) -> tuple[int, int] | None:
+    """(attempt, pid) of the unwatched run a hold event names (`unwatched`), else None."""
+    found = _UNWATCHED.match(hold_detail)
+    return (int(found[1]), int(found[2])) if found else None
 
 
 def _named(indices: Sequence[int]) -> str:
