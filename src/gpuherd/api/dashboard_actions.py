@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -81,37 +81,69 @@ async def queue(request: Request, action: str) -> Response:
     return _answer(request, form, [(True, message)])
 
 
-def _priority(service: Service, ids: Sequence[int], step: int) -> list[ActionResult]:
+def _one_by_one(ids: Sequence[int], do: Callable[[int], str]) -> list[ActionResult]:
+    """`do` on each job (a verb of one job: priority, move), a refusal as its result."""
     results = []
     for job_id in ids:
         try:
-            current = int(service.show(job_id)["priority"])
-            results.append(ActionResult(job_id, True, service.set_priority(job_id, current + step)))
-        except NotFound:  # said as the other buttons say it (the service's hint is the CLI's)
-            results.append(ActionResult(job_id, False, f"no job {job_id}"))
+            results.append(ActionResult(job_id, True, do(job_id)))
+        except NotFound as exc:  # said as the other buttons say it: the hint is the CLI's
+            results.append(ActionResult(job_id, False, str(exc).partition(": `gpuherd")[0]))
         except HerdError as exc:
             results.append(ActionResult(job_id, False, str(exc)))
     return results
 
 
+def _priority(service: Service, ids: Sequence[int], step: int) -> list[ActionResult]:
+    def bump(job_id: int) -> str:
+        return service.set_priority(job_id, int(service.show(job_id)["priority"]) + step)
+
+    return _one_by_one(ids, bump)
+
+
+def _move(service: Service, ids: Sequence[int], before: int | None) -> list[ActionResult]:
+    """`front` (before None) or `before` job `before`, as `gpuherd move`. Several jobs keep
+    their order: to the front the last goes first, so the first named ends up first."""
+    order = ids if before is not None else ids[::-1]
+    done = {r.id: r for r in _one_by_one(order, lambda i: service.move(i, before is None, before))}
+    return [done[job_id] for job_id in ids]
+
+
+def _before(form: Form) -> int:
+    """The job typed in "Move before job [N]" ("12", or "#12" as the pages write it)."""
+    text = _one(form, "before").strip().removeprefix("#").strip()
+    if not text:
+        raise HerdError("move before which job? type its number")
+    if not (text.isascii() and text.isdigit()):
+        raise HerdError(f"'{text}' is not a job number: type the number of a queued job")
+    if int(text) > LARGEST:  # no such job; SQLite could not even look it up
+        raise HerdError(f"no job {text}")
+    return int(text)
+
+
 PRIORITY_STEPS = {"prio-up": 1, "prio-down": -1}
+MOVES = ("front", "before")
 
 
 @router.post("/ui/jobs/act")
 async def act(request: Request) -> Response:
-    """`action` on the jobs in `ids` (several fields, or lists like 3-7,9)."""
+    """`action` on the jobs in `ids` (several fields, or lists like 3-7,9); `before` names
+    the job that action `before` moves them ahead of."""
     form = await _form(request)
     service = _service(request)
     action = _one(form, "action")
     try:
         ids = views.parse_id_list(form.get("ids", []))
-        if action not in VERBS and action not in PRIORITY_STEPS:
-            known = ", ".join([*VERBS, *PRIORITY_STEPS])
+        if action not in VERBS and action not in PRIORITY_STEPS and action not in MOVES:
+            known = ", ".join([*VERBS, *PRIORITY_STEPS, *MOVES])
             raise HerdError(f"unknown action '{action}': use one of {known}")
         if not ids:
             raise HerdError("no job selected: tick the jobs to act on first")
         if action in PRIORITY_STEPS:
             messages = _results(_priority(service, ids, PRIORITY_STEPS[action]))
+        elif action in MOVES:
+            before = _before(form) if action == "before" else None
+            messages = _results(_move(service, ids, before))
         else:
             messages = _results(await service.act(action, ids))
     except (HerdError, ValueError) as exc:

@@ -40,6 +40,8 @@ CSP = (
     "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
 )
 PAGE_HEADERS = {"content-security-policy": CSP, "cache-control": "no-store"}
+MOVABLE_STATES = frozenset({JobState.QUEUED, JobState.HELD})
+"""The states of a job that `gpuherd move` moves (Service.move)."""
 
 NAV = [
     ("/", "Overview"),
@@ -84,6 +86,8 @@ def _make_env() -> Environment:
         lstrip_blocks=True,
         undefined=StrictUndefined,
     )
+    # |tojson without blanks: a big sweep plot's data-dots (plot.js) is 1,500 lists.
+    env.policies["json.dumps_kwargs"] = {"separators": (",", ":")}
     env.filters.update(
         when=_when,
         runtime=_runtime,
@@ -228,9 +232,11 @@ def stopping(service: Service) -> str | None:
     return "drain" if service.engine.stopping else None
 
 
-def job_actions(state: str, job_id: int) -> list[tuple[str, str, str]]:
+def job_actions(state: str, job_id: int, front: bool = False) -> list[tuple[str, str, str]]:
     """The (action, label, question) buttons that make sense for job `job_id` in `state`;
-    the question, if any, is asked before an action that cannot be undone (dashboard.js)."""
+    the question, if any, is asked before an action that cannot be undone (dashboard.js).
+    `front`: "to front" too for a waiting job (a jobs table's row; a job's page has a line
+    of its own for moving, with "Move before job N")."""
     s = JobState(state)
     actions: list[tuple[str, str]] = []
     if s in ACTIVE_STATES:
@@ -247,6 +253,8 @@ def job_actions(state: str, job_id: int) -> list[tuple[str, str, str]]:
         actions.append(("retry", "retry"))
     if s in ACTIVE_STATES:
         actions += [("prio-up", "prio +"), ("prio-down", "prio −")]
+    if front and s in MOVABLE_STATES:
+        actions.append(("front", "to front"))
     if s not in LIVE_STATES:
         actions.append(("rm", "remove"))
     return [(action, label, _question(action, s, job_id)) for action, label in actions]

@@ -25,6 +25,10 @@ FINISHED = frozenset({"succeeded", "done", "failed", "killed", "cancelled", "los
 GOOD = frozenset({"succeeded", "done"})
 COLOURS = 8
 """Points are coloured by a parameter with at most this many values (dashboard.css c0-c7)."""
+LINKED = 200
+"""A plot of at most this many dots draws each as its own link with its tooltip; a bigger one
+draws them as one path per colour, and static/plot.js finds the dot under the pointer (1,500
+dots as links were 6,000 elements: half a sweep page's load time)."""
 
 
 def number(value: Any) -> float | None:
@@ -91,6 +95,34 @@ class Scatter:
     bottom: int = HEIGHT - BOTTOM
     width: int = WIDTH
     height: int = HEIGHT
+    radius: int = 5
+    """Of a dot."""
+
+    @property
+    def linked(self) -> bool:
+        """Each dot its own element (a link with its tooltip); else `paths()` and `data()`."""
+        return len(self.dots) <= LINKED
+
+    def _groups(self) -> dict[str, list[Dot]]:
+        """The dots by their look (colour; failed), in the order drawn: failed ones on top."""
+        groups: dict[str, list[Dot]] = {}
+        for dot in sorted(self.dots, key=lambda d: d.ok, reverse=True):
+            groups.setdefault(f"c{dot.series}" + ("" if dot.ok else " bad"), []).append(dot)
+        return groups
+
+    def paths(self) -> list[tuple[str, str]]:
+        """(classes, path data) of each group of dots: a circle at each dot."""
+        r = self.radius
+        circle = f"a{r} {r} 0 1 0 {2 * r} 0a{r} {r} 0 1 0 {-2 * r} 0"
+        return [
+            (look, "".join(f"M{d.x - r:.1f} {d.y:.1f}{circle}" for d in dots))
+            for look, dots in self._groups().items()
+        ]
+
+    def data(self) -> list[tuple[float, float, int | None, str]]:
+        """Each dot's place, job and title for plot.js, in the order drawn (the last of dots
+        on one spot is the one seen)."""
+        return [(d.x, d.y, d.job_id, d.title) for dots in self._groups().values() for d in dots]
 
 
 class _Scale:

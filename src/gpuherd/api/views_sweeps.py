@@ -28,8 +28,10 @@ from gpuherd.sweeps import Sweeps
 
 MEAN_OF = 200
 """The estimate averages the run times of at most this many of the latest finished points."""
-MAX_ROWS = 1000
-"""A sweep page lists at most this many points (sorted first); the plot shows them all."""
+PAGE_ROWS = 200
+"""A sweep page's table lists this many points a page (sorted first, over all the points);
+the plot shows them all. A table of 1,000 rows (the plot's 1,500 dots each a link, too) made
+a sweep's page 678 KB and over a second to load."""
 GROUPS: tuple[tuple[str, frozenset[str]], ...] = (
     ("done", frozenset({"succeeded", "done"})),
     ("failed", frozenset({"failed", "killed", "cancelled", "lost"})),
@@ -145,26 +147,37 @@ def listing(service: Service) -> list[dict[str, Any]]:
 
 @dataclass(frozen=True)
 class SweepQuery:
-    """A sweep page's choices: the table's sort key, and the plot's metric and parameter."""
+    """A sweep page's choices: the table's sort key and page, the plot's metric and
+    parameter."""
 
     sort: str = ""
     metric: str = ""
     param: str = ""
     colour: str = ""
     """The parameter that colours the plot's points; "-" for none."""
+    page: int = 1
+    """The table's page (of PAGE_ROWS points), in the sorted order."""
 
     @classmethod
     def from_query(cls, params: QueryParams) -> SweepQuery:
         get = params.get
-        return cls(*(get(k, "").strip() for k in ("sort", "metric", "param", "colour")))
+        try:
+            page = max(1, int(get("page", "1")))  # past the last: sweep_page shows the last
+        except ValueError:  # a URL typed by hand: the first page
+            page = 1
+        sort, metric, param, colour = (
+            get(k, "").strip() for k in ("sort", "metric", "param", "colour")
+        )
+        return cls(sort, metric, param, colour, page)
 
     def query(self, **changes: Any) -> str:
         q = replace(self, **changes)
-        return urlencode([(k, v) for k, v in vars(q).items() if v])
+        return urlencode([(k, v) for k, v in vars(q).items() if v and (k, v) != ("page", 1)])
 
     def sort_link(self, key: str) -> str:
-        """The query that sorts by `key`: ascending first, then descending, and back."""
-        return self.query(sort=f"-{key}" if self.sort == key else key)
+        """The query that sorts by `key`: ascending first, then descending, and back; from
+        the first page (the best points of a sort are what a click on it asks for)."""
+        return self.query(sort=f"-{key}" if self.sort == key else key, page=1)
 
     def sorted_by(self, key: str) -> str:
         return "asc" if self.sort == key else "desc" if self.sort == f"-{key}" else ""
@@ -179,8 +192,25 @@ class SweepPage:
     metrics: list[str]
     """Metrics with a number in at least one row (the ones a plot can show)."""
     rows: list[dict[str, Any]]
+    """The table's page of points."""
+    total: int
+    """Points in the table, on every page."""
     plot: views_plot.Scatter | None
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def first(self) -> int:
+        """The number, counted from 1 in the table's order, of the page's first point."""
+        return (self.query.page - 1) * PAGE_ROWS + 1
+
+    @property
+    def last_page(self) -> int:
+        return pages(self.total)
+
+
+def pages(points: int) -> int:
+    """The table's pages for `points` points (one, empty, for none)."""
+    return max(1, -(-points // PAGE_ROWS))
 
 
 def sweep_page(service: Service, name: str, q: SweepQuery) -> SweepPage:
@@ -217,18 +247,17 @@ def sweep_page(service: Service, name: str, q: SweepQuery) -> SweepPage:
             f"{'are' if outside != 1 else 'is'} not shown or counted (`gpuherd sweep status "
             f"{name}` lists them)."
         )
-    if len(rows) > MAX_ROWS:
-        notes.append(
-            f"The table shows the first {MAX_ROWS:,} of {len(rows):,} points"
-            " (sort to see others; the plot shows every finished point)."
-        )
+    # A page past the end (the grid narrowed since the link was made): the last page.
+    q = replace(q, page=min(q.page, pages(len(rows))))
+    start = (q.page - 1) * PAGE_ROWS
     return SweepPage(
         table=table,
         query=q,
         progress=progress(service, name, table["counts"]),
         params=params,
         metrics=metrics,
-        rows=rows[:MAX_ROWS],
+        rows=rows[start : start + PAGE_ROWS],
+        total=len(rows),
         plot=plot,
         notes=notes,
     )

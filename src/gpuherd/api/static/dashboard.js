@@ -22,32 +22,39 @@
   document.addEventListener("pointerup", released, true);
   document.addEventListener("pointercancel", released, true);
 
-  // A job page's edit form is in its head, which a live refresh replaces (the job changed,
-  // or its stream reconnected): the form stays open, and what was typed in it stays typed.
-  var editing = null;
+  // A job page's forms one types in (its edit form, "Move before job N") are in its head,
+  // which a live refresh replaces (the job changed, or its stream reconnected): an open form
+  // stays open, and what was typed (a field unlike its `was.` twin) stays typed.
+  var editing = null, TYPED_IN = ["details.edit-job", "form.move-before"];
   function typedEdits(head) {
-    var box = head.querySelector("details.edit-job");
-    if (!box || !box.open) { return null; }
-    var typed = {}, focus = document.activeElement;
-    box.querySelectorAll("form [name]").forEach(function (field) {
-      var was = box.querySelector('input[name="was.' + field.name + '"]');
-      if (was && field.value !== was.value) { typed[field.name] = field.value; }
+    var state = { boxes: {}, focus: null, at: null }, focus = document.activeElement;
+    TYPED_IN.forEach(function (selector) {
+      var box = head.querySelector(selector), typed = {};
+      if (!box || box.open === false) { return; }  // a closed <details>: nothing to keep
+      box.querySelectorAll("[name]").forEach(function (field) {
+        var was = box.querySelector('input[name="was.' + field.name + '"]');
+        if (was && field.value !== was.value) { typed[field.name] = field.value; }
+      });
+      state.boxes[selector] = typed;
+      if (focus && box.contains(focus)) {
+        state.focus = [selector, focus.name];
+        state.at = [focus.selectionStart, focus.selectionEnd];
+      }
     });
-    return {
-      typed: typed,
-      focus: focus && box.contains(focus) ? focus.name : null,
-      at: focus && box.contains(focus) ? [focus.selectionStart, focus.selectionEnd] : null,
-    };
+    return state;
   }
   function restoreEdits(head, state) {
-    var box = head.querySelector("details.edit-job");
-    if (!box) { return; }  // the job started meanwhile: nothing left to edit
-    box.open = true;
-    Object.keys(state.typed).forEach(function (name) {
-      var field = box.querySelector('form [name="' + name + '"]');
-      if (field) { field.value = state.typed[name]; }
+    Object.keys(state.boxes).forEach(function (selector) {
+      var box = head.querySelector(selector), typed = state.boxes[selector];
+      if (!box) { return; }  // the job started meanwhile: nothing left to edit or move
+      if (box.open === false) { box.open = true; }
+      Object.keys(typed).forEach(function (name) {
+        var field = box.querySelector('[name="' + name + '"]');
+        if (field) { field.value = typed[name]; }
+      });
     });
-    var focus = state.focus && box.querySelector('form [name="' + state.focus + '"]');
+    var box = state.focus && head.querySelector(state.focus[0]);
+    var focus = box && box.querySelector('[name="' + state.focus[1] + '"]');
     if (focus) {
       focus.focus();
       if (state.at && state.at[0] !== null && focus.setSelectionRange) {
