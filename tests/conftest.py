@@ -180,6 +180,15 @@ class Herd:
     def ls_all(self) -> list[dict[str, Any]]:
         return list(self.json("ls", "--all"))
 
+    def page(self, path: str) -> str:
+        """A dashboard page's HTML, asked over the home's socket (no token needed there)."""
+        conn = UnixConnection(self.client.socket_path, timeout=15)
+        try:
+            conn.request("GET", path)
+            return conn.getresponse().read().decode()
+        finally:
+            conn.close()
+
     def job(self, job_id: int) -> dict[str, Any]:
         return dict(self.client.get(f"/jobs/{job_id}"))
 

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import Herd, UnixConnection
+from conftest import Herd
 from gpuherd.store import Store
 
 FIRST_START = "start one with `gpuherd daemon start` (add --fake-gpus 4 on a machine without GPUs)"
@@ -30,9 +30,9 @@ def test_a_continued_job_reads_on_one_line_and_runs_as_written(
     # Before: printf '<%s>' one \     two\ 3 \  four
     assert line.endswith("  printf '<%s>' one two3 four"), line
     shown = "<code>printf &#39;&lt;%s&gt;&#39; one two3 four</code>"
-    row = re.search(rf'<tr id="job-{job}".*?</tr>', _page(herd, "/ui/jobs"), re.S)
+    row = re.search(rf'<tr id="job-{job}".*?</tr>', herd.page("/ui/jobs"), re.S)
     assert row and shown in row[0]  # the dashboard's jobs table, and its overview's
-    assert shown in _page(herd, "/ui/overview")
+    assert shown in herd.page("/ui/overview")
 
 
 def test_gpuherd_run_says_a_continued_job_on_one_line(tmp_path: Path) -> None:
@@ -48,15 +48,6 @@ def test_gpuherd_run_says_a_continued_job_on_one_line(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     # Before: its start line broke in two, "[0] started on GPU 0: printf '<%s>' one \".
     assert "[0] started on GPU 0: printf '<%s>' one two\n" in done.stdout, done.stdout
-
-
-def _page(herd: Herd, path: str) -> str:
-    conn = UnixConnection(herd.client.socket_path, timeout=15)
-    try:
-        conn.request("GET", path)
-        return conn.getresponse().read().decode()
-    finally:
-        conn.close()
 
 
 def _no_daemon_error(herd: Herd) -> str:

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from conftest import Herd, UnixConnection, stays, wait_for
+from conftest import Herd, stays, wait_for
 
 _SECONDS = re.compile(r"\s(\d+\.\d)s\s")
 """A time under a minute as `ls` shows it (`12.3s`): these tests' jobs run for seconds."""
@@ -24,18 +24,9 @@ def _shown(herd: Herd, job_id: int) -> float:
     raise AssertionError(f"job {job_id} is not listed")
 
 
-def _page(herd: Herd, path: str) -> str:
-    conn = UnixConnection(herd.client.socket_path, timeout=15)
-    try:
-        conn.request("GET", path)
-        return conn.getresponse().read().decode()
-    finally:
-        conn.close()
-
-
 def _dashboard_time(herd: Herd, job_id: int) -> str:
     """The run time the dashboard's jobs table shows for the job."""
-    row = re.search(rf'<tr id="job-{job_id}".*?</tr>', _page(herd, "/ui/jobs"), re.S)
+    row = re.search(rf'<tr id="job-{job_id}".*?</tr>', herd.page("/ui/jobs"), re.S)
     assert row, f"job {job_id} is not in the dashboard's table"
     found = re.search(r'<td class="num">([^<]*)</td>', row[0])
     assert found
@@ -75,7 +66,7 @@ def test_a_job_killed_while_paused_shows_the_time_it_ran(shared_daemon: Herd) ->
     shown = _shown(herd, job)
     assert shown <= ran + 0.2 < whole - 0.8, (shown, ran, whole)
     assert _dashboard_time(herd, job) == f"{shown:.1f}s"
-    assert "paused)" in _page(herd, f"/ui/jobs/{job}")  # the job's page: "(and 1.2s paused)"
+    assert "paused)" in herd.page(f"/ui/jobs/{job}")  # the job's page: "(and 1.2s paused)"
 
 
 def test_a_paused_sweep_points_time_stands_still(shared_daemon: Herd, tmp_path: Path) -> None:
