@@ -3,7 +3,9 @@ the SIGKILL, a paused job's time limits stand still, and a stop survives a daemo
 
 from __future__ import annotations
 
+import os
 import shlex
+import signal
 import time
 from pathlib import Path
 
@@ -220,3 +222,6 @@ def test_a_second_kill_says_the_sigkill_stays_due_and_a_stopping_job_is_not_paus
         "it ends by itself, or at its SIGKILL\n"
     )
     assert shared_daemon.job(job)["state"] == "running"
+    # Its SIGKILL, now: the grace's 30 s were the fixture's teardown's (30 s of the suite).
+    os.killpg(shared_daemon.job(job)["pid"], signal.SIGKILL)
+    shared_daemon.wait_state(job, "killed")
