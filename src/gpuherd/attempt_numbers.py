@@ -12,13 +12,11 @@ it read, and the job's folder listed.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 
 from gpuherd import jobfiles
 from gpuherd.core.model import Job
-from gpuherd.errors import Forbidden
 from gpuherd.executors.base import Executor
 from gpuherd.layout import Layout
 
@@ -55,12 +53,10 @@ def ran_there(executor: Executor, folder: str, job_id: int) -> bool:
     Used again, as before: another job's folder (a sweep point run again by a new job: the
     old run's files are replaced), and one where nothing ran (a daemon stopped between
     recording a start and spawning it; a Ray node that left before the start)."""
-    try:
-        with jobfiles.open_job_file(os.path.join(folder, "attempt.json")) as f:
-            info = json.loads(f.read(1 << 20))
-        return bool(info["id"] == job_id)
-    except (OSError, ValueError, KeyError, TypeError, Forbidden):
+    info = jobfiles.attempt_info(folder)
+    if info is None or "id" not in info:
         return executor.recorded_exit(folder) is not None
+    return bool(info["id"] == job_id)
 
 
 def highest(job_folder: str) -> int:

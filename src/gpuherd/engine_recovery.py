@@ -16,7 +16,6 @@ cannot be (GPUs unknown or taken), its job is held, naming the process (docs/rel
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from dataclasses import replace
@@ -43,7 +42,6 @@ from gpuherd.core.recovery import (
 from gpuherd.core.run_time import paused_until, pauses
 from gpuherd.core.states import FINISHED_STATES, LIVE_STATES, Event, JobState
 from gpuherd.engine_endings import fail_orphaned_waiters, finish, stored_attempt
-from gpuherd.errors import Forbidden
 from gpuherd.executors.local_records import PROCESS_FILE
 from gpuherd.layout import attempt_path
 
@@ -135,12 +133,13 @@ def _found(number: int, pid: int, folder: str) -> Found:
     it (a daemon stopped sooner left none), else the process file's time."""
     process = os.path.join(folder, PROCESS_FILE)
     try:
-        with jobfiles.open_job_file(os.path.join(folder, "attempt.json")) as f:
-            info = json.loads(f.read(1 << 20))
+        info = jobfiles.attempt_info(folder)
+        if info is None:
+            raise ValueError("no attempt.json")
         gpus = tuple(int(i) for i in info["gpus"])
         uuids = tuple(str(u) for u in info.get("gpu_uuids") or ())
         host, started = str(info["host"]), float(info["started_at"])
-    except (OSError, ValueError, KeyError, TypeError, Forbidden):
+    except (ValueError, KeyError, TypeError):
         try:
             return Found(number, pid, folder, None, started_at=os.stat(process).st_mtime)
         except OSError:

@@ -11,7 +11,7 @@ import shutil
 import stat
 from collections.abc import Mapping
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from gpuherd.core.model import Attempt, Job, Outcome
 from gpuherd.errors import Forbidden
@@ -185,6 +185,17 @@ def earlier_run_times(folder: Path) -> dict[str, float]:
             if isinstance(command, str) and isinstance(seconds, float | int):
                 times[command] = max(float(seconds), times.get(command, 0.0))
     return times
+
+
+def attempt_info(folder: str) -> dict[str, Any] | None:
+    """What an attempt folder's attempt.json says; None: none there (a start stopped within
+    its first second left none), unreadable, or not a JSON object."""
+    try:
+        with open_job_file(os.path.join(folder, "attempt.json")) as f:
+            info = json.loads(f.read(1 << 20))
+    except (OSError, ValueError, Forbidden):
+        return None
+    return info if isinstance(info, dict) else None
 
 
 def _info_files(attempt_folder: str, job_folder: str) -> list[str]:
