@@ -26,7 +26,7 @@ import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpuherd import paths
 from gpuherd.client import Client
@@ -51,6 +51,9 @@ from gpuherd.pyapi_values import (
 from gpuherd.tasks_guard import refuse_while_loading
 from gpuherd.wire_requests import SweepOptions
 from gpuherd.worker import METRICS_FILE, RESULT_FILE, runs_task
+
+if TYPE_CHECKING:
+    from gpuherd.sweepfile_options import SubmitOptions
 
 START_TIMEOUT = 30.0
 _YES = "pass yes=True to submit them all"
@@ -168,14 +171,15 @@ class Herd:
         yes: bool = False,
         dry_run: bool = False,
         cwd: str | Path | None = None,
-        order: str = "given",
+        order: str | None = None,
         task: bool = False,
         **options: Any,
     ) -> Sweep:
         """Submit a sweep, as `gpuherd sweep` does: a command template with `params` (name ->
         values), a sweep file (a Path, or a name ending in .yaml, .yml, .toml or .json with no
-        space or `{`, without `params`; the arguments given here override it, `fixed` key by
-        key), or a SweepSpec; `order="longest-first"` as `--order`. Returns a Sweep handle that
+        space or `{`, without `params`; its keys are these keywords, and the arguments given
+        here override it, `fixed` and `env` key by key), or a SweepSpec;
+        `order="longest-first"` as `--order` (default "given"). Returns a Sweep handle that
         says what was submitted and skipped."""
         refuse_while_loading("sweep")
         if isinstance(command, SweepSpec):
@@ -190,9 +194,9 @@ class Herd:
             except SweepFileError as exc:
                 raise HerdError(str(exc)) from None
             spec = loaded.spec
-            merged = {**asdict(loaded.options), **options}
-            merged["env"] = {**loaded.options.env, **dict(options.get("env") or {})}
-            options = merged
+            options, file_cwd, file_order = _over_file(loaded.options, options)
+            cwd = file_cwd if cwd is None else cwd
+            order = order or file_order
         elif isinstance(command, str):
             sweep_name = name or default_sweep_name(command)
             spec = make_spec(sweep_name, command, params or {}, fixed)
@@ -217,7 +221,7 @@ class Herd:
             "cwd": job_cwd(cwd),
             "env": paths.submitter_env(),
             "options": asdict(
-                SweepOptions(**submit_options(options, Job, self.client), order=order)
+                SweepOptions(**submit_options(options, Job, self.client), order=order or "given")
             ),
             "force": force,
             "yes": yes,
@@ -247,6 +251,20 @@ class Herd:
             busy = [i for i, state in sorted(states.items()) if state not in FINISHED]
             raise TimeoutError(f"after {timeout:g}s, jobs {busy[:10]} still not finished")
         return states
+
+
+def _over_file(
+    options: SubmitOptions, given: dict[str, Any]
+) -> tuple[dict[str, Any], str | None, str]:
+    """A sweep file's options with the keywords `given` over them (sweepfile_options.
+    kept_options), `env` name by name; and the file's `cwd` and `order` (Herd.sweep's own
+    arguments, given apart)."""
+    from gpuherd.sweepfile_options import kept_options
+
+    kept = kept_options(options, [key for key in given if key != "env"])
+    cwd, order = kept.pop("cwd"), kept.pop("order")
+    env = {**kept["env"], **dict(given.get("env") or {})}
+    return {**kept, **given, "env": env}, cwd, order
 
 
 class Job:

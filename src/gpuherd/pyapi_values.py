@@ -26,7 +26,7 @@ from typing import Any
 from gpuherd.cli.job_refs import LAST, resolve_last
 from gpuherd.client import Client
 from gpuherd.core.commands import MAX_COMMAND_BYTES
-from gpuherd.core.idspec import parse_gpu_indices, parse_ids
+from gpuherd.core.idspec import gpu_index_list, parse_ids
 from gpuherd.core.sweep import SweepError, SweepSpec
 from gpuherd.core.sweep_spec import FILE_SUFFIXES
 from gpuherd.core.units import memory_amount, parse_duration
@@ -252,22 +252,11 @@ def in_units(options: dict[str, Any]) -> dict[str, Any]:
 
 
 def gpu_indices(value: Any) -> list[int]:
-    """`only_gpus` as given: text as `--only-gpus` takes it ("0,2", "0-3"), an int, or a list
-    of ints; HerdError for anything else (1.7 or True is no GPU index)."""
-    if isinstance(value, str):
-        try:
-            return parse_gpu_indices(value)
-        except ValueError as exc:
-            raise HerdError(f"only_gpus: {exc}") from None
-    items = [value] if isinstance(value, int) else value
-    if not isinstance(items, list | tuple | set | frozenset | range) or any(
-        isinstance(i, bool) or not isinstance(i, int) or i < 0 for i in items
-    ):
-        raise HerdError(
-            f"only_gpus: {value!r} is not GPU indices: give a list of them ([0, 2]), one (2), "
-            "or text as --only-gpus takes it ('0,2', '0-3')"
-        )
-    return sorted(set(items))
+    """`only_gpus` as given (core.idspec.gpu_index_list); HerdError naming it otherwise."""
+    try:
+        return gpu_index_list(value)
+    except ValueError as exc:
+        raise HerdError(f"only_gpus: {exc}") from None
 
 
 def make_spec(

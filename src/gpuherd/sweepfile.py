@@ -7,12 +7,14 @@ is read (core/sweep_values.py: JSON's types, nesting, and size with aliases expa
 `results_dir` is kept as written (relative paths are the caller's to resolve, against the
 working directory the jobs run in); it defaults to `results/{sweep}` (SweepSpec.results_path:
 the sweep's name, also when --name renames it), and `name` to the file's stem. YAML reads
-`1e-5` as a number (YAML 1.2), not as a string."""
+`1e-5` as a number (YAML 1.2), not as a string. The jobs' options (gpus, ram, hold, cwd, ...)
+are sweepfile_options.py's."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self
 
@@ -34,26 +36,10 @@ from gpuherd.core.sweep_config import SweepFileError as SweepFileError
 from gpuherd.core.sweep_config import from_config as from_config
 from gpuherd.core.sweep_spec import SWEEP_FIELD
 from gpuherd.core.sweep_values import check_values
-from gpuherd.core.units import memory_amount, parse_duration
+from gpuherd.sweepfile_options import COMMAND_LINE_ONLY, FileOptions
+from gpuherd.sweepfile_options import SubmitOptions as SubmitOptions
 from gpuherd.sweepfile_text import MAX_FILE_BYTES as MAX_FILE_BYTES
 from gpuherd.sweepfile_text import Loader, parse_text
-
-
-@dataclass(frozen=True)
-class SubmitOptions:
-    """What `submit` takes, applied to every job of the sweep."""
-
-    gpus: int = 1
-    mem: int | None = None
-    """Bytes per GPU."""
-    priority: int = 0
-    retries: int | None = None
-    """None: the daemon's `config retries`."""
-    timeout: float | None = None
-    """Seconds per attempt."""
-    max_parallel: int | None = None
-    project: str | None = None
-    env: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -108,26 +94,20 @@ class _Random(_Strict):
         return Distribution(kind, low=float(value[0]), high=float(value[1]))
 
 
-class _File(_Strict):
+class _File(FileOptions):
+    """A sweep file: the sweep's keys, and the options of its jobs (FileOptions)."""
+
     name: StrictStr | None = None
     command: StrictStr | None = None
     results_dir: StrictStr | None = None
-    fixed: dict[StrictStr, Any] = {}
+    fixed: dict[StrictStr, Any] = Field(default_factory=dict)
     grid: list[dict[StrictStr, list[Any]]] | None = None
-    random: dict[StrictStr, _Random] = {}
+    random: dict[StrictStr, _Random] = Field(default_factory=dict)
     samples: StrictInt | None = Field(None, ge=1)
     seed: StrictInt | None = None
     shuffle: StrictBool = False
     exclude: Any = None
     separators: _Separators = _Separators()
-    gpus: StrictInt = Field(1, ge=0)
-    mem: Any = None
-    priority: StrictInt = 0
-    retries: StrictInt | None = Field(None, ge=0)
-    timeout: Any = None
-    max_parallel: StrictInt | None = Field(None, ge=1)
-    project: StrictStr | None = None
-    env: dict[StrictStr, Any] = {}
 
     @field_validator("grid", mode="before")
     @classmethod
@@ -147,36 +127,9 @@ class _File(_Strict):
             return value
         raise ValueError("give a list of partial points (mappings) or an expression string")
 
-    @field_validator("mem")
-    @classmethod
-    def _mem(cls, value: Any) -> int | None:
-        if value is None:
-            return None
-        if isinstance(value, int | str) and not isinstance(value, bool):
-            return memory_amount(value)  # `mem: 10` is 10 bytes: refused, as --mem 10
-        raise ValueError(f"invalid size {value!r}: use a value like 24GiB")
 
-    @field_validator("timeout")
-    @classmethod
-    def _timeout(cls, value: Any) -> float | None:
-        if value is None:
-            return None
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            return parse_duration(str(value))
-        if isinstance(value, str):
-            return parse_duration(value)
-        raise ValueError(f"invalid duration {value!r}: use a value like 90s, 2h, 1h30m")
-
-    @field_validator("env")
-    @classmethod
-    def _env(cls, value: dict[str, Any]) -> dict[str, str]:
-        for key, item in value.items():
-            if not isinstance(item, str | int | float) or isinstance(item, bool):
-                raise ValueError(f"{key}: give a string or a number, got {item!r}")
-        return {key: str(item) for key, item in value.items()}
-
-
-_KEYS = {(): list(_File.model_fields), ("separators",): ["item", "kv"]}
+_SWEEP_KEYS = [key for key in _File.model_fields if key not in FileOptions.model_fields]
+_KEYS = {(): [*_SWEEP_KEYS, *FileOptions.model_fields], ("separators",): ["item", "kv"]}
 
 
 def load_sweep(path: str | Path) -> SweepFile:
@@ -196,25 +149,19 @@ def parse_sweep(text: str, path: str) -> SweepFile:
     data = parse_text(text, path)
     if not isinstance(data, dict):
         raise SweepFileError(f"{path}: a sweep file must be a mapping of keys (name, grid, ...)")
+    for key in data:
+        if why := COMMAND_LINE_ONLY.get(str(key).replace("-", "_")):
+            raise SweepFileError(f"{_place(path, text, (key,))}: {key}: {why}")
+    folder = os.path.dirname(os.path.abspath(path))
     try:
         check_values(data)
-        model = _File.model_validate(data)
+        model = _File.model_validate(data, context={"folder": folder})
         spec = _to_spec(model, Path(path).stem)
     except ValidationError as exc:
         raise SweepFileError(_pydantic_problem(path, text, data, exc)) from None
     except SweepError as exc:
         raise SweepFileError(f"{_place(path, text, exc.loc)}: {exc}") from None
-    options = SubmitOptions(
-        gpus=model.gpus,
-        mem=model.mem,
-        priority=model.priority,
-        retries=model.retries,
-        timeout=model.timeout,
-        max_parallel=model.max_parallel,
-        project=model.project,
-        env=model.env,
-    )
-    return SweepFile(path=path, spec=spec, options=options)
+    return SweepFile(path=path, spec=spec, options=model.submit_options())
 
 
 def _to_spec(model: _File, stem: str) -> SweepSpec:
@@ -250,9 +197,13 @@ def _pydantic_problem(path: str, text: str, data: Any, exc: ValidationError) -> 
         known = _KEYS.get(tuple(str(p) for p in parent))
         if parent and parent[0] == "random":
             known = ["choice", "uniform", "loguniform", "int"]
-        message = f"unknown key {loc[-1]!r}" + (
-            f"; known keys: {', '.join(known)}" if known else ""
-        )
+        spelt = str(loc[-1]).replace("-", "_")  # `retry-delay`, as the flag is written
+        if known and spelt != loc[-1] and spelt in known:
+            message = f"unknown key {loc[-1]!r}: write {spelt} (a flag's name, _ for -)"
+        else:
+            message = f"unknown key {loc[-1]!r}" + (
+                f"; known keys: {', '.join(known)}" if known else ""
+            )
         shown_loc = parent
     elif first["type"] == "value_error":
         message = str(first.get("ctx", {}).get("error", first["msg"]))

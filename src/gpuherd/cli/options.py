@@ -3,8 +3,8 @@ are in param_types.py).
 
 An option's help names what it applies to (`the job`, `each job`, `each point`): the
 factories below take that phrase; type, default and meaning are the same everywhere.
-`sweep` hides the defaults of options a sweep file may set (gpus, priority, retries): there
-the file's value is the default.
+`sweep` hides the defaults of gpus, priority and retries, which a sweep file often sets:
+there the file's value is the default (a file may set the other job options too).
 """
 
 from __future__ import annotations

@@ -5,6 +5,7 @@ command line overrides)."""
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import replace
 from typing import Any
 
@@ -15,9 +16,6 @@ from gpuherd.core.sweep import FILE_SUFFIXES, SweepError, SweepSpec
 from gpuherd.core.sweep_names import default_sweep_name
 from gpuherd.errors import HerdError
 from gpuherd.wire_requests import SweepOptions
-
-FILE_OPTIONS = ("gpus", "mem", "priority", "retries", "timeout", "max_parallel", "project")
-"""Submit options a sweep file may set too (sweepfile.SubmitOptions): the CLI's win."""
 
 
 class _RunContext(click.Context):
@@ -107,17 +105,19 @@ def is_file(source: str) -> bool:
 
 def build(
     ctx: click.Context, source: str, params: list[tuple[str, list[Any]]], opts: dict[str, Any]
-) -> tuple[SweepSpec, SweepOptions]:
-    """The spec and the submit options, from a file or a template, with the CLI's overrides."""
+) -> tuple[SweepSpec, SweepOptions, str]:
+    """The spec, the submit options and the folder the jobs run in, from a file or a
+    template. A flag given on the command line wins over the file's key of its name
+    (sweepfile_options.SubmitOptions); `--env` over the file's `env` name by name."""
 
     def given(name: str) -> bool:
         return ctx.get_parameter_source(name) is ParameterSource.COMMANDLINE
 
-    env = dict(opts["env_pairs"])
-    base: dict[str, Any] = {}
+    from_file: dict[str, Any] = {}
     try:
         if is_file(source):
             from gpuherd.sweepfile import SweepFileError, load_sweep
+            from gpuherd.sweepfile_options import kept_options
 
             if params:
                 raise click.UsageError("give the parameters in the sweep file, or -p, not both")
@@ -126,8 +126,7 @@ def build(
             except SweepFileError as exc:
                 raise HerdError(str(exc)) from None
             spec = loaded.spec
-            base = {k: getattr(loaded.options, k) for k in FILE_OPTIONS}
-            env = {**loaded.options.env, **env}
+            from_file = kept_options(loaded.options, [k for k in opts if given(k)])
         else:
             name = opts["name"] or default_sweep_name(source)
             grid = {key: tuple(values) for key, values in params}
@@ -147,23 +146,29 @@ def build(
         spec = replace(spec, **changes)
     except SweepError as exc:
         raise HerdError(f"invalid sweep: {exc}") from None
-    chosen = {k: opts[k] for k in FILE_OPTIONS if given(k) or k not in base}
-    submit = {**base, **chosen}
+    env = {**from_file.pop("env", {}), **dict(opts["env_pairs"])}
+    chosen = {**opts, **from_file}
     options = SweepOptions(
         env_overrides=env,
-        ram=opts["ram"],
-        oom_retry=opts["oom_retry"],
-        exclusive=opts["exclusive"],
-        after=opts["after"] or [],
+        gpus=chosen["gpus"],
+        only_gpus=list(chosen["only_gpus"] or ()),
+        mem=chosen["mem"],
+        ram=chosen["ram"],
+        oom_retry=chosen["oom_retry"],
+        exclusive=chosen["exclusive"],
+        priority=chosen["priority"],
+        after=opts["after"] or [],  # (never a file's: job ids are the command line's)
         after_any=opts["after_any"] or [],
-        only_gpus=opts["only_gpus"] or [],
-        retry_delay=opts["retry_delay"],
-        grace=opts["grace"],
-        no_output_timeout=opts["no_output_timeout"],
-        kill_on_no_output=opts["on_no_output"] == "kill",
-        hold=opts["hold"],
-        begin=opts["begin"],
-        order=opts["order"],
-        **submit,
+        retries=chosen["retries"],
+        retry_delay=chosen["retry_delay"],
+        timeout=chosen["timeout"],
+        grace=chosen["grace"],
+        no_output_timeout=chosen["no_output_timeout"],
+        kill_on_no_output=chosen["on_no_output"] == "kill",
+        project=chosen["project"],
+        hold=chosen["hold"],
+        begin=chosen["begin"],
+        max_parallel=chosen["max_parallel"],
+        order=chosen["order"],
     )
-    return spec, options
+    return spec, options, chosen["cwd"] or os.getcwd()

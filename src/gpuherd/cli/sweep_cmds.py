@@ -87,7 +87,9 @@ def sweep() -> None:
     """
 
 
-# A sweep file may set gpus, priority and retries: their default is the file's, so not shown.
+# A sweep file may set every job option below (sweepfile_options.py); one given here wins.
+# gpus and priority show no default: a file often sets them (a default shown for --grace or
+# --order is also what a file that leaves the key out gets).
 @sweep.command(name=RUN, cls=ParamsCommand, hidden=True)
 @click.argument("source")
 @click.option("--name", help="The sweep's name (default: from the file, or the template).")
@@ -127,8 +129,7 @@ def submit_sweep(ctx: click.Context, /, source: str, **opts: Any) -> None:
     """Submit a sweep: a TEMPLATE with -p NAME VALUES..., or a sweep FILE (.yaml, .toml, .json)."""
     params: list[tuple[str, list[Any]]] = ctx.meta.get("gpuherd.params", [])
     one_output(opts["quiet"], opts["as_json"])
-    cwd = opts["cwd"] or os.getcwd()
-    spec, options = build(ctx, source, params, opts)
+    spec, options, cwd = build(ctx, source, params, opts)
     if opts["dry_run"]:
         _dry_run(spec, cwd, opts["yes"], opts["as_json"])
         return

@@ -56,6 +56,25 @@ def parse_gpu_indices(text: str | Sequence[str]) -> list[int]:
     return _parse_list(text, "GPU", ("GPU index", _GPU_HELP, 0), check)
 
 
+def gpu_index_list(value: object) -> list[int]:
+    """GPU indices as a sweep file's `only_gpus` or Python's `only_gpus=` gives them: text as
+    --only-gpus takes it ("0,2", "0-3"), one index, or a list of them; ValueError, one line,
+    for anything else (1.7 or True is no GPU index)."""
+    if isinstance(value, str):
+        return parse_gpu_indices(value)
+    items = [value] if isinstance(value, int) else value
+    if not isinstance(items, list | tuple | set | frozenset | range) or any(
+        isinstance(i, bool) or not isinstance(i, int) or i < 0 for i in items
+    ):
+        raise ValueError(
+            f"{value!r} is not GPU indices: give a list of them ([0, 2]), one (2), "
+            "or text as --only-gpus takes it ('0,2', '0-3')"
+        )
+    for index in items:
+        check_gpu_index(index, str(value))
+    return sorted(set(items))
+
+
 def _parse_list(
     text: str | Sequence[str],
     what: str,

@@ -1,0 +1,200 @@
+"""The options of `gpuherd sweep` a sweep file may set (sweepfile.py reads its other keys).
+
+Each key is its flag's name with `_` for `-` (`--retry-delay` is `retry_delay`), as Python's
+`Herd.sweep()` spells it too, and takes the flag's value forms, checked by the parsers the
+flags use: sizes (`ram: 16GiB`), durations (`grace: 30s`), GPU indices (`only_gpus: 0,2` or
+`[0, 2]`), --begin times (`begin: "22:00"`). What the daemon checks of the options together
+(`exclusive` with `gpus: 0`, `on_no_output: kill` without `no_output_timeout`) it checks
+once the command line's flags have overridden the file's.
+
+A relative `cwd` is the sweep file's folder's: the file runs the same from wherever it is
+submitted. Job ids (`--after`) and what one submission does (`--force`, `--yes`,
+`--dry-run`) are the command line's only: COMMAND_LINE_ONLY says why, for the file's error.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    ValidationInfo,
+    field_validator,
+)
+
+from gpuherd.core.idspec import gpu_index_list
+from gpuherd.core.model import DEFAULT_GRACE
+from gpuherd.core.units import memory_amount, parse_duration
+from gpuherd.core.when import parse_begin
+
+OnNoOutput = Literal["flag", "kill"]
+Order = Literal["given", "longest-first"]
+
+
+@dataclass(frozen=True)
+class SubmitOptions:
+    """What a sweep file sets of the options applied to every job of the sweep, in units
+    (bytes, seconds, epoch seconds); what it leaves out is the flag's default."""
+
+    gpus: int = 1
+    only_gpus: tuple[int, ...] = ()
+    mem: int | None = None
+    """Bytes per GPU."""
+    ram: int | None = None
+    oom_retry: bool = False
+    exclusive: bool = False
+    priority: int = 0
+    retries: int | None = None
+    """None: the daemon's `config retries`."""
+    retry_delay: float | None = None
+    timeout: float | None = None
+    """Seconds per attempt."""
+    no_output_timeout: float | None = None
+    on_no_output: OnNoOutput = "flag"
+    grace: float = DEFAULT_GRACE
+    hold: bool = False
+    begin: float | None = None
+    """Epoch seconds, from the file's time as it was read (`+2h`: two hours from then)."""
+    project: str | None = None
+    max_parallel: int | None = None
+    order: Order = "given"
+    cwd: str | None = None
+    """Absolute; None: the submitter's working directory."""
+    env: Mapping[str, str] = field(default_factory=dict)
+
+
+_TIME_FORMS = "'22:00', '+2h', '2026-11-26T02:00'"
+
+
+def _ids_on_the_command_line(flag: str) -> str:
+    return (
+        f"job ids are given on the command line ({flag} 12, or {flag} last): they name jobs"
+        " of one queue at one moment, and a sweep file is submitted again later"
+    )
+
+
+COMMAND_LINE_ONLY = {
+    "after": _ids_on_the_command_line("--after"),
+    "after_any": _ids_on_the_command_line("--after-any"),
+    "force": "given on the command line (--force): it runs the done points again, once",
+    "yes": "given on the command line (--yes): it confirms one submission of many points",
+    "dry_run": "given on the command line (--dry-run): it lists the commands, once",
+}
+"""Flags of `gpuherd sweep` a sweep file refuses, and why (in the file's error line)."""
+
+_ONE_CHOICE = ({"hold", "begin"}, {"on_no_output", "kill_on_no_output"})
+"""Options that are one choice: held until released, or until a time (the daemon refuses
+both); whether a stalled job is killed (Python's two spellings)."""
+
+
+def kept_options(options: SubmitOptions, given: Iterable[str]) -> dict[str, Any]:
+    """The file's options that the ones `given` (a flag, a keyword) leave standing: one given
+    replaces the file's key of its name and those of its choice (`--begin +1h` over a file's
+    `hold: true` starts the points then, where both would be refused)."""
+    replaced = set(given)
+    for choice in _ONE_CHOICE:
+        if replaced & choice:
+            replaced |= choice
+    return {k: v for k, v in asdict(options).items() if k not in replaced}
+
+
+class FileOptions(BaseModel):
+    """The options' keys of a sweep file (sweepfile._File adds the sweep's own). Validated
+    with `context={"folder": the file's folder}`, for a relative `cwd`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    gpus: StrictInt = Field(1, ge=0)
+    only_gpus: Any = ()
+    mem: Any = None
+    ram: Any = None
+    oom_retry: StrictBool = False
+    exclusive: StrictBool = False
+    priority: StrictInt = 0
+    retries: StrictInt | None = Field(None, ge=0)
+    retry_delay: Any = None
+    timeout: Any = None
+    no_output_timeout: Any = None
+    on_no_output: OnNoOutput = "flag"
+    grace: Any = DEFAULT_GRACE
+    hold: StrictBool = False
+    begin: Any = None
+    project: StrictStr | None = None
+    max_parallel: StrictInt | None = Field(None, ge=1)
+    order: Order = "given"
+    cwd: StrictStr | None = None
+    env: dict[StrictStr, Any] = {}
+
+    def submit_options(self) -> SubmitOptions:
+        return SubmitOptions(**{name: getattr(self, name) for name in FileOptions.model_fields})
+
+    @field_validator("only_gpus")
+    @classmethod
+    def _only_gpus(cls, value: Any) -> tuple[int, ...]:
+        return tuple(gpu_index_list(value))
+
+    @field_validator("mem", "ram")
+    @classmethod
+    def _size(cls, value: Any) -> int | None:
+        if value is None:
+            return None
+        if isinstance(value, int | str) and not isinstance(value, bool):
+            return memory_amount(value)  # `mem: 10` is 10 bytes: refused, as --mem 10
+        raise ValueError(f"invalid size {value!r}: use a value like 24GiB")
+
+    @field_validator("retry_delay", "timeout", "no_output_timeout", "grace")
+    @classmethod
+    def _duration(cls, value: Any) -> float | None:
+        if value is None:
+            return None
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return parse_duration(str(value))
+        if isinstance(value, str):
+            return parse_duration(value)
+        raise ValueError(f"invalid duration {value!r}: use a value like 90s, 2h, 1h30m")
+
+    @field_validator("begin")
+    @classmethod
+    def _begin(cls, value: Any) -> float | None:
+        if value is None:
+            return None
+        if not isinstance(value, str):
+            # YAML reads an unquoted 22:00 as the number 1320 (base 60), not as a time.
+            raise ValueError(
+                f"{value!r} is not a time: give it as text, in quotes, as --begin takes it:"
+                f" {_TIME_FORMS} (unquoted, YAML reads 22:00 as the number 1320)"
+            )
+        return parse_begin(value, time.time(), "time")
+
+    @field_validator("cwd")
+    @classmethod
+    def _cwd(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is None:
+            return None
+        folder = (info.context or {}).get("folder", os.getcwd())
+        if not value.strip():
+            raise ValueError("empty: give a folder ('.' is the sweep file's own)")
+        path = os.path.realpath(os.path.join(folder, os.path.expanduser(value)))
+        if not os.path.isdir(path):
+            raise ValueError(
+                f"{value!r} is not a folder ({path}): give the folder the jobs run in"
+                " (a relative one is taken from the sweep file's folder)"
+            )
+        return path
+
+    @field_validator("env")
+    @classmethod
+    def _env(cls, value: dict[str, Any]) -> dict[str, str]:
+        for key, item in value.items():
+            if not isinstance(item, str | int | float) or isinstance(item, bool):
+                raise ValueError(f"{key}: give a string or a number, got {item!r}")
+        return {key: str(item) for key, item in value.items()}

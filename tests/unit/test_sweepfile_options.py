@@ -1,0 +1,193 @@
+"""A sweep file's job options: every flag of `gpuherd sweep` that makes sense in a file, by
+its name (`_` for `-`) and in its value forms, checked by the flags' own parsers; what is
+the command line's only is refused, saying why."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from gpuherd.core.when import parse_begin
+from gpuherd.sweepfile import SubmitOptions, SweepFileError, load_sweep, parse_sweep
+from gpuherd.sweepfile_options import kept_options
+
+GiB = 2**30
+SPEC = "command: echo {x}\ngrid: {x: [1]}\n"
+
+YAML = """\
+only_gpus: 0,2
+ram: 16GiB
+oom_retry: true
+exclusive: true
+retry_delay: 30s
+no_output_timeout: 10m
+on_no_output: kill
+grace: 1m
+hold: true
+order: longest-first
+cwd: code
+"""
+TOML = """\
+only_gpus = [2, 0]
+ram = "16GiB"
+oom_retry = true
+exclusive = true
+retry_delay = 30
+no_output_timeout = "10m"
+on_no_output = "kill"
+grace = "60s"
+hold = true
+order = "longest-first"
+cwd = "code"
+"""
+JSON = {
+    "only_gpus": "0,2",
+    "ram": 16 * GiB,  # a number of bytes, as --ram takes it
+    "oom_retry": True,
+    "exclusive": True,
+    "retry_delay": "0:30",
+    "no_output_timeout": 600,
+    "on_no_output": "kill",
+    "grace": "1m",
+    "hold": True,
+    "order": "longest-first",
+    "cwd": "./code/",
+}
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("s.yaml", SPEC + YAML),
+        ("s.toml", 'command = "echo {x}"\n' + TOML + "[grid]\nx = [1]\n"),
+        ("s.json", json.dumps({"command": "echo {x}", "grid": {"x": [1]}, **JSON})),
+    ],
+)
+def test_every_format_takes_the_flags_values(tmp_path: Path, name: str, text: str) -> None:
+    (tmp_path / "code").mkdir()
+    (tmp_path / name).write_text(text)
+    assert load_sweep(tmp_path / name).options == SubmitOptions(
+        only_gpus=(0, 2),
+        ram=16 * GiB,
+        oom_retry=True,
+        exclusive=True,
+        retry_delay=30.0,
+        no_output_timeout=600.0,
+        on_no_output="kill",
+        grace=60.0,
+        hold=True,
+        order="longest-first",
+        cwd=str((tmp_path / "code").resolve()),
+    )
+
+
+def test_begin_is_read_as_the_flag_reads_it_when_the_file_is_read() -> None:
+    before = time.time()
+    later = parse_sweep(SPEC + 'begin: "+2h"\n', "s.yaml").options.begin
+    assert later is not None and before + 7200 <= later <= time.time() + 7200
+    tonight = parse_sweep(SPEC + "begin: '22:00'\n", "s.yaml").options.begin
+    assert tonight == parse_begin("22:00", time.time())  # the next 22:00, as --begin 22:00
+    assert parse_sweep(SPEC + 'begin: "2030-01-02T03:04"\n', "s.yaml").options.begin == (
+        parse_begin("2030-01-02T03:04", 0)
+    )
+
+
+def test_a_relative_cwd_is_the_files_folder_s_not_the_submitter_s(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "project" / "code").mkdir(parents=True)
+    (tmp_path / "project" / "sweeps").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    path = tmp_path / "project" / "sweeps" / "s.yaml"
+    path.write_text(SPEC + "cwd: ../code\n")
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    assert load_sweep(os.path.relpath(path)).options.cwd == str(tmp_path / "project" / "code")
+    path.write_text(SPEC + "cwd: .\n")
+    assert load_sweep(path).options.cwd == str(tmp_path / "project" / "sweeps")
+    path.write_text(SPEC + f"cwd: {tmp_path / 'elsewhere'}\n")  # absolute: as it is
+    assert load_sweep(path).options.cwd == str(tmp_path / "elsewhere")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    path.write_text(SPEC + "cwd: ~/project\n")
+    assert load_sweep(path).options.cwd == str(tmp_path / "project")
+
+
+def test_left_out_keys_are_the_flags_defaults() -> None:
+    options = parse_sweep(SPEC, "s.yaml").options
+    assert options == SubmitOptions()
+    assert (options.grace, options.order, options.on_no_output, options.cwd) == (
+        10.0,
+        "given",
+        "flag",
+        None,
+    )
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("only_gpus: 0,x", r"only_gpus: invalid GPU index 'x' in '0,x': use GPU indices like"),
+        ("only_gpus: [0, true]", r"only_gpus: \[0, True\] is not GPU indices: give a list"),
+        ("only_gpus: [0, 5000]", r"only_gpus: GPU 5000 in '\[0, 5000\]' is not a GPU index: at"),
+        ("ram: 16", r"ram: 16 is 16 bytes: give a unit, e.g. 16GiB"),
+        ("ram: lots", r"ram: invalid size 'lots'"),
+        ("ram: [1]", r"ram: invalid size \[1\]: use a value like 24GiB"),
+        ("oom_retry: 1", r"oom_retry: Input should be a valid boolean"),
+        ("exclusive: 'yes please'", r"exclusive: Input should be a valid boolean"),
+        ("retry_delay: soon", r"retry_delay: invalid duration 'soon'"),
+        ("no_output_timeout: -5", r"no_output_timeout: invalid duration '-5'"),
+        ("grace: [30]", r"grace: invalid duration \[30\]: use a value like 90s"),
+        ("on_no_output: stop", r"on_no_output: Input should be 'flag' or 'kill'"),
+        ("hold: later", r"hold: Input should be a valid boolean"),
+        ("begin: 22:00", r"begin: 1320 is not a time: give it as text, in quotes, .*'22:00'"),
+        ("begin: 'at ten'", r"begin: invalid time 'at ten': use now, \+DURATION"),
+        ("begin: '25:00'", r"begin: invalid time '25:00': no such time of day"),
+        ("begin: 2030-01-02", r"begin: 2030-01-02 is a date: .*quote it"),
+        ("order: fastest", r"order: Input should be 'given' or 'longest-first'"),
+        ("cwd: no-such-folder", r"cwd: 'no-such-folder' is not a folder \(/.*/no-such-folder\)"),
+        ("cwd: ''", r"cwd: empty: give a folder \('\.' is the sweep file's own\)"),
+        ("cwd: 5", r"cwd: Input should be a valid string"),
+    ],
+)
+def test_a_bad_value_is_one_line_naming_file_line_and_key(line: str, message: str) -> None:
+    with pytest.raises(SweepFileError, match=message) as caught:
+        parse_sweep(SPEC + line + "\n", "s.yaml")
+    assert str(caught.value).startswith("s.yaml:3: ") and "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("after: 3", r":3: after: job ids are given on the command line \(--after 12, or --after"),
+        ("after_any: last", r":3: after_any: job ids are given on the command line \(--after-any"),
+        ("after-any: 3", r":3: after-any: job ids are given on the command line"),
+        ("force: true", r":3: force: given on the command line \(--force\)"),
+        ("'yes': true", r":3: yes: given on the command line \(--yes\)"),
+        ("dry_run: true", r":3: dry_run: given on the command line \(--dry-run\)"),
+    ],
+)
+def test_what_is_the_command_lines_only_is_refused_saying_so(line: str, message: str) -> None:
+    with pytest.raises(SweepFileError, match=message):
+        parse_sweep(SPEC + line + "\n", "s.yaml")
+
+
+def test_a_key_spelt_as_its_flag_names_the_key_to_write() -> None:
+    with pytest.raises(
+        SweepFileError, match=r"^s\.yaml:3: unknown key 'retry-delay': write retry_delay"
+    ):
+        parse_sweep(SPEC + "retry-delay: 5s\n", "s.yaml")
+    with pytest.raises(SweepFileError) as caught:
+        parse_sweep(SPEC + "exclusiv: true\n", "s.yaml")
+    assert "unknown key 'exclusiv'; known keys: name, command," in str(caught.value)
+    assert "exclusive, " in str(caught.value) and "begin, " in str(caught.value)
+
+
+def test_an_option_given_replaces_the_files_and_those_of_its_choice() -> None:
+    options = SubmitOptions(hold=True, grace=30.0, on_no_output="kill", env={"A": "1"})
+    kept = kept_options(options, ["begin", "kill_on_no_output"])
+    assert "hold" not in kept and "begin" not in kept and "on_no_output" not in kept
+    assert (kept["grace"], kept["env"]) == (30.0, {"A": "1"})
+    assert kept_options(options, ["grace"])["hold"] is True
