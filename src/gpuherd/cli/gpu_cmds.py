@@ -7,7 +7,7 @@ import re
 
 import click
 
-from gpuherd.cli import plain, render
+from gpuherd.cli import gpu_table, plain
 from gpuherd.cli.options import json_option
 from gpuherd.client import Client
 from gpuherd.core.idspec import MAX_GPU_INDEX
@@ -33,7 +33,7 @@ def gpus(ctx: click.Context, as_json: bool, watch: bool) -> None:
     if as_json:
         click.echo(json.dumps(answer, indent=1))
     else:
-        render.gpu_table(answer)
+        gpu_table.gpu_table(answer)
 
 
 def _watch(client: Client) -> None:
@@ -44,7 +44,7 @@ def _watch(client: Client) -> None:
 
     def frame() -> Text:
         # A new Terminal each time: its width follows a resized window.
-        lines = render.gpu_lines(client.get("/gpus"), plain.Terminal())
+        lines = gpu_table.gpu_lines(client.get("/gpus"), plain.Terminal())
         return Text.from_ansi("\n".join(lines), no_wrap=True)
 
     with Live(frame(), auto_refresh=False) as live:

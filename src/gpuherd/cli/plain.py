@@ -117,13 +117,11 @@ def table(
     down to `min_width` each; the other columns are always shown whole.
     """
     headers = [clean(h) for h in headers]  # a column may be named by data (a metric's key)
-    texts = [[clean(c if isinstance(c, str) else c[0]) for c in row] for row in rows]
-    widths = [cells(h) for h in headers]
-    for row in texts:
-        widths = [max(w, cells(t)) for w, t in zip(widths, row, strict=True)]
+    texts = _texts(rows)
+    widths = _widths(headers, texts)
     for index, most in (widest or {}).items():
         widths[index] = min(widths[index], max(most, cells(headers[index])))
-    excess = sum(widths) + len(GAP) * (len(widths) - 1) - term.width
+    excess = _span(widths) - term.width
     for index in shrink:
         if excess <= 0:
             break
@@ -135,6 +133,28 @@ def table(
     lines = [_line(term, headers, ["bold"] * len(headers), widths)]
     lines += [_line(term, row, style, widths) for row, style in zip(texts, styles, strict=True)]
     return lines
+
+
+def table_width(headers: Sequence[str], rows: Sequence[Sequence[Cell]]) -> int:
+    """Columns a `table` of these rows takes, uncut: a caller with a narrower layout of the
+    same data (`gpus`) chooses by it."""
+    return _span(_widths([clean(h) for h in headers], _texts(rows)))
+
+
+def _texts(rows: Sequence[Sequence[Cell]]) -> list[list[str]]:
+    return [[clean(c if isinstance(c, str) else c[0]) for c in row] for row in rows]
+
+
+def _widths(headers: Sequence[str], texts: Sequence[Sequence[str]]) -> list[int]:
+    widths = [cells(h) for h in headers]
+    for row in texts:
+        widths = [max(w, cells(t)) for w, t in zip(widths, row, strict=True)]
+    return widths
+
+
+def _span(widths: Sequence[int]) -> int:
+    """Columns a table with columns this wide takes, gaps included."""
+    return sum(widths) + len(GAP) * (len(widths) - 1)
 
 
 def _line(

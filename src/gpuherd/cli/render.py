@@ -1,7 +1,8 @@
 """Tables and detail views for people.
 
 Every table is plain text (cli/plain.py: its columns, cuts and no trailing blanks, one
-place); only `gpuherd gpus --watch` imports rich, to redraw the GPU table in place.
+place); only `gpuherd gpus --watch` imports rich, to redraw the GPU table (gpu_table.py)
+in place.
 """
 
 from __future__ import annotations
@@ -207,11 +208,6 @@ def _history(events: list[dict[str, Any]], term: plain.Terminal) -> list[str]:
     return lines
 
 
-def _bar(used: int, total: int, width: int = 10) -> str:
-    filled = min(width, round(width * used / total)) if total else 0
-    return "█" * filled + "░" * (width - filled)
-
-
 def _memory(mem: int | None, peak: int | None, over: bool) -> str:
     parts = []
     if mem:
@@ -233,63 +229,6 @@ def _requested(job: dict[str, Any]) -> str:
         text += f", {format_size(job['ram'])} host memory"
     mem = _memory(None, job.get("peak_mem"), job.get("over_mem", False))
     return text + (f"; {mem}" if mem else "")
-
-
-GPU_COLUMNS = ("GPU", "NODE", "NAME", "STATE", "SLOTS", "MEMORY", "HELD", "UTIL", "JOBS", "FOREIGN")
-
-
-def gpu_lines(answer: dict[str, Any], term: plain.Terminal) -> list[str]:
-    """The GPU table: memory with a bar, what gpuherd's jobs hold of it, utilisation, the
-    jobs and foreign processes; then the GPUs not seen, and the probe."""
-    nodes = any(gpu.get("node") for gpu in answer["gpus"])  # a cluster: say where each GPU is
-    columns = GPU_COLUMNS if nodes else GPU_COLUMNS[:1] + GPU_COLUMNS[2:]
-    rows = [_gpu_row(gpu, nodes) for gpu in answer["gpus"]]
-    # Too wide for the terminal: cut the foreign processes first, then the GPU's name.
-    shrink = (len(columns) - 1, columns.index("NAME"))
-    lines = plain.table(term, columns, rows, shrink=shrink)
-    if answer.get("missing"):
-        lines.append(f"configured but not seen by the probe: {id_ranges(answer['missing'])}")
-    lines.append(term.style(plain.clean(f"probe: {answer['probe']}"), "dim"))
-    return lines
-
-
-def _gpu_row(gpu: dict[str, Any], nodes: bool) -> list[plain.Cell]:
-    total, used = gpu.get("memory_total"), gpu.get("memory_used")
-    memory = (
-        f"{_bar(used or 0, total)} {format_size(used or 0)} / {format_size(total)}"
-        if total
-        else "-"
-    )
-    util = "-" if gpu.get("utilization") is None else f"{gpu['utilization']}%"
-    foreign = [p for p in gpu.get("processes", []) if p.get("job_id") is None]
-    slots = gpu["slots"] if gpu.get("max_jobs") is None else gpu["max_jobs"]
-    node = [gpu.get("host") or gpu.get("node") or "local"] if nodes else []
-    return [
-        str(gpu["index"]),
-        *node,
-        gpu["name"],
-        gpu["state"],
-        _slots(len(gpu["jobs"]), slots),
-        memory,
-        format_size(gpu["held"]) if gpu.get("held") else "",  # (none from an older daemon)
-        util,
-        id_ranges(gpu["jobs"]) if gpu["jobs"] else "",
-        ", ".join(
-            f"{p['pid']} ({p.get('user') or '?'}"
-            + (f", {format_size(p['memory'])})" if p.get("memory") else ")")
-            for p in foreign
-        ),
-    ]
-
-
-def _slots(jobs: int, slots: int) -> str:
-    """`1/2`; jobs with --mem share a GPU beyond its slots: `3 sharing`, not `3/1`."""
-    return f"{jobs}/{slots}" if jobs <= slots else f"{jobs} sharing"
-
-
-def gpu_table(answer: dict[str, Any], term: plain.Terminal | None = None) -> None:
-    term = term or plain.Terminal()
-    term.write(gpu_lines(answer, term))
 
 
 def _when(ts: float | None) -> str:

@@ -1,0 +1,127 @@
+"""`gpuherd gpus`'s table (plain, `--watch` too): every header and value whole, also on an
+80-column terminal (a tmux pane, an ssh window).
+
+With its foreign processes listed and NVIDIA's GPU names, the table takes about 100
+columns. Where that does not fit, rather than cut anything, it gives up, in turn, until it
+does:
+
+1. the FOREIGN column: a GPU's foreign processes go on lines of their own under its row;
+2. the NAME column: the names go under the table, one line per name (`GPUs 0-3: ...`);
+3. the memory bar: the numbers stay.
+
+Narrower still (below about 65 columns) NODE and JOBS are cut, with ….
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpuherd.cli import plain
+from gpuherd.core.idspec import format_ids
+from gpuherd.core.units import format_size
+
+GPU_COLUMNS = ("GPU", "NODE", "NAME", "STATE", "SLOTS", "MEMORY", "HELD", "UTIL", "JOBS", "FOREIGN")
+GIVEN_UP = ("FOREIGN", "NAME", "bar")
+"""What a table too wide for the terminal gives up, in this order (the module's docstring)."""
+BAR_WIDTH = 10
+
+
+def gpu_lines(answer: dict[str, Any], term: plain.Terminal) -> list[str]:
+    """The GPU table: memory with a bar, what gpuherd's jobs hold of it, utilisation, the
+    jobs and foreign processes; then the GPUs not seen, and the probe."""
+    gpus = answer["gpus"]
+    nodes = any(gpu.get("node") for gpu in gpus)  # a cluster: say where each GPU is
+    for count in range(len(GIVEN_UP) + 1):
+        given_up = GIVEN_UP[:count]
+        columns = [c for c in GPU_COLUMNS if c not in given_up and (nodes or c != "NODE")]
+        cells = [_cells(gpu, bar="bar" not in given_up) for gpu in gpus]
+        rows: list[list[plain.Cell]] = [[row[c] for c in columns] for row in cells]
+        if plain.table_width(columns, rows) <= term.width:
+            break
+    # Narrower even with all of GIVEN_UP given up: only then is anything cut.
+    shrink = [columns.index(c) for c in ("NODE", "JOBS") if c in columns]
+    table = plain.table(term, columns, rows, shrink=shrink)
+    lines = table[:1]
+    # A GPU's foreign processes start where its row's second column does.
+    indent = plain.table_width(columns[:1], [row[:1] for row in rows]) + len(plain.GAP)
+    for gpu, line in zip(gpus, table[1:], strict=True):
+        lines.append(line)
+        if "FOREIGN" in given_up and _foreign(gpu):
+            lines += _under(" " * indent + "foreign: ", _foreign(gpu), term.width)
+    if "NAME" in given_up:
+        lines += [plain.cut(line, term.width) for line in _names(gpus)]
+    if answer.get("missing"):
+        lines.append(f"configured but not seen by the probe: {format_ids(answer['missing'])}")
+    lines.append(term.style(plain.clean(f"probe: {answer['probe']}"), "dim"))
+    return lines
+
+
+def gpu_table(answer: dict[str, Any], term: plain.Terminal | None = None) -> None:
+    term = term or plain.Terminal()
+    term.write(gpu_lines(answer, term))
+
+
+def _cells(gpu: dict[str, Any], bar: bool) -> dict[str, str]:
+    total, used = gpu.get("memory_total"), gpu.get("memory_used")
+    memory = "-"
+    if total:
+        memory = f"{format_size(used or 0)} / {format_size(total)}"
+        memory = f"{_bar(used or 0, total)} {memory}" if bar else memory
+    slots = gpu["slots"] if gpu.get("max_jobs") is None else gpu["max_jobs"]
+    return {
+        "GPU": str(gpu["index"]),
+        "NODE": gpu.get("host") or gpu.get("node") or "local",
+        "NAME": gpu["name"],
+        "STATE": gpu["state"],
+        "SLOTS": _slots(len(gpu["jobs"]), slots),
+        "MEMORY": memory,
+        "HELD": format_size(gpu["held"]) if gpu.get("held") else "",  # (none from an older daemon)
+        "UTIL": "-" if gpu.get("utilization") is None else f"{gpu['utilization']}%",
+        "JOBS": format_ids(gpu["jobs"]),
+        "FOREIGN": ", ".join(_foreign(gpu)),
+    }
+
+
+def _foreign(gpu: dict[str, Any]) -> list[str]:
+    """The GPU's foreign processes: `pid (user, memory)` each."""
+    return [
+        f"{p['pid']} ({p.get('user') or '?'}"
+        + (f", {format_size(p['memory'])})" if p.get("memory") else ")")
+        for p in gpu.get("processes", [])
+        if p.get("job_id") is None
+    ]
+
+
+def _under(lead: str, parts: list[str], width: int) -> list[str]:
+    """`lead` then `parts`, comma-separated, on as many lines as `width` needs: a part is
+    never split over two (only cut, with …, when longer than a whole line)."""
+    parts = [plain.clean(p) + ("," if i < len(parts) - 1 else "") for i, p in enumerate(parts)]
+    room = width - plain.cells(lead)
+    lines: list[list[str]] = [[]]
+    for part in parts:
+        if lines[-1] and plain.cells(" ".join([*lines[-1], part])) > room:
+            lines.append([])
+        lines[-1].append(part)
+    pad = " " * plain.cells(lead)
+    return [plain.cut((pad if i else lead) + " ".join(p), width) for i, p in enumerate(lines)]
+
+
+def _names(gpus: list[dict[str, Any]]) -> list[str]:
+    """The GPUs' names, one line per name: `GPUs 0-3: NVIDIA A100-SXM4-80GB`."""
+    indices: dict[str, list[int]] = {}
+    for gpu in gpus:
+        indices.setdefault(plain.clean(gpu["name"]), []).append(gpu["index"])
+    return [
+        f"{'GPU' if len(ids) == 1 else 'GPUs'} {format_ids(ids)}: {name}"
+        for name, ids in indices.items()
+    ]
+
+
+def _slots(jobs: int, slots: int) -> str:
+    """`1/2`; jobs with --mem share a GPU beyond its slots: `3 sharing`, not `3/1`."""
+    return f"{jobs}/{slots}" if jobs <= slots else f"{jobs} sharing"
+
+
+def _bar(used: int, total: int) -> str:
+    filled = min(BAR_WIDTH, round(BAR_WIDTH * used / total)) if total else 0
+    return "█" * filled + "░" * (BAR_WIDTH - filled)

@@ -1,0 +1,85 @@
+"""`gpuherd gpus` on an 80-column terminal (a tmux pane, an ssh window), plain and
+`--watch`: every header and every value whole, foreign processes and held memory too."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import psutil
+
+from conftest import Herd, read_line
+from gpuherd.cli.plain import cells
+
+ESCAPES = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+NAME = "NVIDIA A100-SXM4-80GB"
+
+
+def screen(herd: Herd, args: list[str], last: str) -> list[str]:
+    """The lines `gpuherd ARGS` shows on an 80-column terminal, up to the one holding `last`
+    (escape sequences left out); a command still running then (`--watch`) is interrupted."""
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gpuherd", *args],
+        stdin=subprocess.DEVNULL,
+        stdout=follower,
+        stderr=follower,
+        env={**herd.env, "TERM": "xterm", "COLUMNS": "80"},
+        start_new_session=True,
+    )
+    os.close(follower)
+    lines: list[str] = []
+    buffer = bytearray()
+    try:
+        while not lines or last not in lines[-1]:
+            raw = read_line(leader, buffer).decode()
+            lines.append(ESCAPES.sub("", raw).strip("\r"))
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)  # Ctrl-C, as `--watch` is ended
+        proc.wait(timeout=15)
+        os.close(leader)
+    return lines
+
+
+def test_gpus_fits_80_columns_with_every_header_and_value_whole(herd: Herd, tmp_path: Path) -> None:
+    me = psutil.Process().username()
+    state = tmp_path / "gpus.json"
+    foreign = [{"pid": os.getpid(), "memory": "20GiB"}, {"pid": 4242, "memory": "1.5GiB"}]
+    gpus = [
+        {"name": NAME, "memory_total": "80GiB", "utilization": 97, "processes": foreign},
+        {"name": NAME, "memory_total": "80GiB", "utilization": 5},
+    ]
+    state.write_text(json.dumps({"gpus": gpus}))
+    herd.start("--fake-gpus", str(state))
+    job = herd.submit("--mem", "10GiB", "--", "sleep", "60")
+    assert herd.wait_state(job, "running")["gpus"] == [1]  # GPU 0 has foreign processes
+
+    plain = screen(herd, ["gpus"], "probe: ")
+    assert plain == [
+        "GPU  STATE    SLOTS  MEMORY                          HELD      UTIL  JOBS",
+        "0    enabled  0/1    ███░░░░░░░ 21.5 GiB / 80.0 GiB            97%",
+        f"     foreign: {os.getpid()} ({me}, 20.0 GiB), 4242 (?, 1.5 GiB)",
+        f"1    enabled  1/1    ░░░░░░░░░░ 0 B / 80.0 GiB       10.0 GiB  5%    {job}",
+        f"GPUs 0-1: {NAME}",
+        f"probe: fake: state file {state}",
+    ]
+    assert max(cells(line) for line in plain[:-1]) <= 80  # (the probe names a long path)
+    # `--watch` draws the same table by the same rule (its first frame, up to the probe's
+    # line, which it ends only when it redraws).
+    watched = screen(herd, ["gpus", "--watch"], f"GPUs 0-1: {NAME}")
+    assert watched == plain[:-1]
+
+    # Piped (cut at 200 columns), the table is whole in its one line per GPU, as before.
+    piped = herd.cli("gpus").stdout.splitlines()
+    assert piped[0].split() == [
+        "GPU", "NAME", "STATE", "SLOTS", "MEMORY", "HELD", "UTIL", "JOBS", "FOREIGN"
+    ]  # fmt: skip
+    assert piped[1].endswith(f"97%         {os.getpid()} ({me}, 20.0 GiB), 4242 (?, 1.5 GiB)")
+    herd.cli("kill", str(job))
