@@ -25,8 +25,9 @@ from typing import Any
 
 from gpuherd.cli.job_refs import LAST, resolve_last
 from gpuherd.client import Client
-from gpuherd.core.commands import MAX_COMMAND_BYTES
+from gpuherd.core.env_vars import check_variable
 from gpuherd.core.idspec import gpu_index_list, parse_ids
+from gpuherd.core.model import ON_NO_OUTPUT
 from gpuherd.core.sweep import SweepError, SweepSpec
 from gpuherd.core.sweep_spec import FILE_SUFFIXES
 from gpuherd.core.units import memory_amount, parse_duration
@@ -40,8 +41,6 @@ SUBMIT_OPTIONS = frozenset(
     | {"no_output_timeout", "kill_on_no_output", "project", "env", "hold", "max_parallel"}
     | {"begin", "only_gpus", "retry_delay", "on_no_output"}
 )
-_ON_NO_OUTPUT = {"kill": True, "flag": False}
-"""`on_no_output` as `--on-no-output` takes it: whether a stalled job is killed."""
 
 
 def plain(value: Any) -> Any:
@@ -167,9 +166,9 @@ def _kill_on_no_output(options: dict[str, Any]) -> bool:
     """`on_no_output="kill"` or `"flag"` (the CLI's `--on-no-output`), the same as
     `kill_on_no_output=True` or False; both given must agree."""
     given = options.pop("on_no_output")
-    kill = _ON_NO_OUTPUT.get(given) if isinstance(given, str) else None
-    if kill is None:
-        raise HerdError(f"on_no_output: {given!r} is neither 'kill' nor 'flag'")
+    if not isinstance(given, str) or given not in ON_NO_OUTPUT:
+        raise HerdError(f"on_no_output {given!r}: give {' or '.join(map(repr, ON_NO_OUTPUT))}")
+    kill = given == "kill"
     if options.get("kill_on_no_output", kill) != kill:
         raise HerdError("give on_no_output or kill_on_no_output, not both")
     return kill
@@ -205,8 +204,7 @@ def job_ids(value: Any, key: str, job_type: type[Any]) -> list[int | str]:
 def env_overrides(env: Any) -> dict[str, str]:
     """`env` as the job's NAME=VALUE changes. A value is text, or a number as its text (as a
     sweep file's env takes it): None, True or an object would reach the job as its repr.
-    `NAME=VALUE` must fit where Linux puts it, in 128 KiB (an argument's limit, which the
-    CLI's `--env NAME=VALUE` meets too): a larger one failed only when the job started."""
+    Names and sizes as `--env` takes them (core/env_vars.py)."""
     if not isinstance(env, Mapping):
         raise TypeError(f"env must be a dict of names to values, got {env!r}")
     found: dict[str, str] = {}
@@ -215,13 +213,10 @@ def env_overrides(env: Any) -> dict[str, str]:
             raise TypeError(f"env: the name {name!r} is not text")
         if isinstance(value, bool) or not isinstance(value, str | int | float):
             raise TypeError(f"env: {name}={value!r}: give the value as a string (or a number)")
-        pair = f"{name}={value}"
-        if len(pair.encode()) > MAX_COMMAND_BYTES:
-            raise HerdError(
-                f"env: {name!r} is {len(pair.encode()):,} bytes with its name, over the "
-                "128 KiB an environment variable may hold: put the value in a file and give "
-                "its path"
-            )
+        try:
+            check_variable(name, str(value))
+        except ValueError as exc:
+            raise HerdError(f"env: {exc}") from None
         found[name] = str(value)
     return found
 

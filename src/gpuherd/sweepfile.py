@@ -7,8 +7,8 @@ is read (core/sweep_values.py: JSON's types, nesting, and size with aliases expa
 `results_dir` is kept as written (relative paths are the caller's to resolve, against the
 working directory the jobs run in); it defaults to `results/{sweep}` (SweepSpec.results_path:
 the sweep's name, also when --name renames it), and `name` to the file's stem. YAML reads
-`1e-5` as a number (YAML 1.2), not as a string. The jobs' options (gpus, ram, hold, cwd, ...)
-are sweepfile_options.py's."""
+numbers as YAML 1.2 does (`1e-5` a number, `22:00` text: sweepfile_text.py). The jobs'
+options (gpus, ram, hold, cwd, ...) are sweepfile_options.py's."""
 
 from __future__ import annotations
 

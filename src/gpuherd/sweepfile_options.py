@@ -3,9 +3,11 @@
 Each key is its flag's name with `_` for `-` (`--retry-delay` is `retry_delay`), as Python's
 `Herd.sweep()` spells it too, and takes the flag's value forms, checked by the parsers the
 flags use: sizes (`ram: 16GiB`), durations (`grace: 30s`), GPU indices (`only_gpus: 0,2` or
-`[0, 2]`), --begin times (`begin: "22:00"`). What the daemon checks of the options together
-(`exclusive` with `gpus: 0`, `on_no_output: kill` without `no_output_timeout`) it checks
-once the command line's flags have overridden the file's.
+`[0, 2]`), --begin times (`begin: 22:00`), variables as `--env` takes them. What the
+daemon checks of the options together (`exclusive` with `gpus: 0`, `on_no_output: kill`
+without `no_output_timeout`) it checks once the command line's flags have overridden the
+file's. But `hold: true` with a `begin` (one choice, which the daemon refuses together) is
+a file's own mistake: refused as the file is read, at its line.
 
 A relative `cwd` is the sweep file's folder's: the file runs the same from wherever it is
 submitted. Job ids (`--after`) and what one submission does (`--force`, `--yes`,
@@ -18,7 +20,7 @@ import os
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import (
     BaseModel,
@@ -31,13 +33,12 @@ from pydantic import (
     field_validator,
 )
 
+from gpuherd.core.env_vars import check_variable
 from gpuherd.core.idspec import gpu_index_list
-from gpuherd.core.model import DEFAULT_GRACE
+from gpuherd.core.model import DEFAULT_GRACE, OnNoOutput
+from gpuherd.core.ordering import Order
 from gpuherd.core.units import memory_amount, parse_duration
 from gpuherd.core.when import parse_begin
-
-OnNoOutput = Literal["flag", "kill"]
-Order = Literal["given", "longest-first"]
 
 
 @dataclass(frozen=True)
@@ -164,15 +165,16 @@ class FileOptions(BaseModel):
 
     @field_validator("begin")
     @classmethod
-    def _begin(cls, value: Any) -> float | None:
+    def _begin(cls, value: Any, info: ValidationInfo) -> float | None:
         if value is None:
             return None
-        if not isinstance(value, str):
-            # YAML reads an unquoted 22:00 as the number 1320 (base 60), not as a time.
+        if info.data.get("hold"):  # (`hold` is validated first: it is declared first)
             raise ValueError(
-                f"{value!r} is not a time: give it as text, in quotes, as --begin takes it:"
-                f" {_TIME_FORMS} (unquoted, YAML reads 22:00 as the number 1320)"
+                "hold: true and begin are one choice, held until released (gpuherd release)"
+                " or until a time (a job cannot have both): keep one of them"
             )
+        if not isinstance(value, str):  # a number: JSON's 1320, YAML's 2200
+            raise ValueError(f"{value!r} is not a time: give it as --begin takes it: {_TIME_FORMS}")
         return parse_begin(value, time.time(), "time")
 
     @field_validator("cwd")
@@ -197,4 +199,5 @@ class FileOptions(BaseModel):
         for key, item in value.items():
             if not isinstance(item, str | int | float) or isinstance(item, bool):
                 raise ValueError(f"{key}: give a string or a number, got {item!r}")
+            check_variable(key, str(item))
         return {key: str(item) for key, item in value.items()}

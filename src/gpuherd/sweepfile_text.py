@@ -3,6 +3,11 @@
 Each problem is one line, `file:line: what is wrong` where the format tells the line. A key
 given twice in one mapping is refused, as TOML itself does: YAML and JSON would keep the last
 one without a word (`grid: {x: [1, 2], x: [3]}` would run x=3 only).
+
+YAML is read as YAML 1.1 (PyYAML's), but for its numbers, read as YAML 1.2 reads them: `1e-5`
+is a number, and `22:00` is the text it shows (1.1 read it as 1320, base 60: `--at 22:00` ran
+as `--at 1320`). An unquoted `yes`, `no`, `on` or `off` is still true or false (a value
+`flag: yes` means it), but as a key it is refused: a name was meant.
 """
 
 from __future__ import annotations
@@ -22,14 +27,13 @@ from gpuherd.core.sweep_values import MAX_DEPTH, TOO_DEEP
 MAX_FILE_BYTES = 1024 * 1024
 """Larger sweep files are refused before they are parsed (YAML reads ~300 KB a second)."""
 _MERGE = "tag:yaml.org,2002:merge"
+_BOOL = "tag:yaml.org,2002:bool"
+_INT = "tag:yaml.org,2002:int"
+_FLOAT = "tag:yaml.org,2002:float"
 
 
-class _TooDeep(yaml.MarkedYAMLError):
-    pass
-
-
-class _Duplicate(yaml.MarkedYAMLError):
-    pass
+class _Refused(yaml.MarkedYAMLError):
+    """What Loader refuses itself, at its place in the text."""
 
 
 class _DuplicateJSON(ValueError):
@@ -40,10 +44,17 @@ def _twice(key: str, mapping: str = "mapping") -> str:
     return f"key {key!r} is given twice in one {mapping}: give each key once (with all its values)"
 
 
+def _bool_key(node: yaml.ScalarNode, value: bool) -> str:
+    return (
+        f"key {node.value!r} is read as {str(value).lower()}, not as a name (unquoted, YAML"
+        f" reads yes, no, on, off, true and false as true or false): quote it: '{node.value}':"
+    )
+
+
 class Loader(yaml.SafeLoader):
-    """SafeLoader that also reads `1e-5` and `1E+3` as floats, as YAML 1.2 does, stops at
+    """SafeLoader that reads numbers as YAML 1.2 does (`_YAML_1_2_NUMBERS`), stops at
     MAX_DEPTH levels of lists and mappings (its composer recurses once a level), and refuses
-    a key given twice in a mapping."""
+    a key given twice in a mapping, or read as true or false."""
 
     _depth = 0
 
@@ -54,31 +65,44 @@ class Loader(yaml.SafeLoader):
                 yaml.SequenceStartEvent, yaml.MappingStartEvent
             ):
                 mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
-                raise _TooDeep(problem=TOO_DEEP, problem_mark=mark)
+                raise _Refused(problem=TOO_DEEP, problem_mark=mark)
             return super().compose_node(parent, index)
         finally:
             self._depth -= 1
 
     def compose_mapping_node(self, anchor: Any) -> yaml.MappingNode:  # (a name; typed amiss)
         """Checked as composed, before `<<` merges join other mappings' keys (which a mapping
-        may override) into it. Keys compared as constructed: `yes` and `true` are one key."""
+        may override) into it. Keys compared as constructed: `1` and `0x1` are one key."""
         node: yaml.MappingNode = super().compose_mapping_node(anchor)
         seen: set[Any] = set()
         for key_node, _ in node.value:
             if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == _MERGE:
                 continue
             key = self.construct_object(key_node)
+            if key_node.tag == _BOOL:  # `on:`, which would reach the checks as True
+                raise _Refused(problem=_bool_key(key_node, key), problem_mark=key_node.start_mark)
             if key in seen:
-                raise _Duplicate(problem=_twice(key_node.value), problem_mark=key_node.start_mark)
+                raise _Refused(problem=_twice(key_node.value), problem_mark=key_node.start_mark)
             seen.add(key)
         return node
 
 
-Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:float",
-    re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
-    list("-+0123456789"),
-)
+_YAML_1_2_NUMBERS = {
+    # YAML 1.1's (PyYAML's) without base 60, where `1:30` was 90 and `1:30.5` 90.5.
+    _INT: re.compile(
+        r"^(?:[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+)$"
+    ),
+    # Likewise, and with YAML 1.2's exponents: `1e-5` and `1E+3` (1.1 wanted `1.0e-5`).
+    _FLOAT: re.compile(
+        r"^(?:[-+]?[0-9][0-9_]*(?:\.[0-9_]*(?:[eE][-+]?[0-9]+)?|[eE][-+]?[0-9]+)"
+        r"|\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
+    ),
+}
+"""How Loader tells a number from text, where it reads them as YAML 1.2 does."""
+Loader.yaml_implicit_resolvers = {
+    first: [(tag, _YAML_1_2_NUMBERS.get(tag, regexp)) for tag, regexp in resolvers]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
 
 
 def _json_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -112,7 +136,7 @@ def parse_text(text: str, path: str) -> Any:
         if suffix == ".json":
             return json.loads(text, object_pairs_hook=_json_object)
         return yaml.load(text, Loader=Loader)  # a SafeLoader
-    except (_TooDeep, _Duplicate) as exc:
+    except _Refused as exc:
         line = f":{exc.problem_mark.line + 1}" if exc.problem_mark else ""
         raise SweepFileError(f"{path}{line}: {exc.problem}") from None
     except yaml.YAMLError as exc:

@@ -32,7 +32,7 @@ from typing import Any
 
 from gpuherd import sweep_table
 from gpuherd.core.idspec import format_ids
-from gpuherd.core.ordering import longest_first
+from gpuherd.core.ordering import ORDERS, longest_first
 from gpuherd.core.states import LIVE_STATES
 from gpuherd.core.sweep import (
     Point,
@@ -55,8 +55,6 @@ from gpuherd.wire import SubmitItem
 from gpuherd.wire_requests import SweepRequest
 
 GIT_TIMEOUT = 10.0
-ORDERS = ("given", "longest-first")
-"""What `order` (`--order`) takes: the sweep's own order, or the points that ran longest first."""
 
 
 @dataclass

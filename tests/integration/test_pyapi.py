@@ -158,13 +158,19 @@ def test_submit_takes_a_begin_time_as_a_datetime_or_as_text(api: gpuherd.Herd) -
 
 def test_an_environment_variable_name_no_process_can_have_is_refused(api: gpuherd.Herd) -> None:
     # Before, such a job was queued, then could not spawn, and stayed "running" for ever.
+    # Python's names follow --env's rule (core/env_vars.py): `1A` and `A-B` were let in.
     before = api.submit("true", gpus=0, env={"A_B": "1"})
-    for name in ("A=B", ""):
+    for name in ("A=B", "", "1A", "A-B"):
         with pytest.raises(HerdError) as refused:
             api.submit("true", gpus=0, env={name: "1"})
         assert str(refused.value) == (
-            f"{name!r} is not an environment variable name: give NAME=VALUE, with no '=' in NAME"
+            f"env: {name!r} is not an environment variable name: use letters, digits and _,"
+            " not starting with a digit (e.g. SEED)"
         )
+    # The daemon refuses what no process can have, for any client (here: no Python check).
+    item = {"command": "true", "cwd": "/", "gpus": 0, "env_overrides": {"A=B": "1"}}
+    with pytest.raises(HerdError, match=r"^'A=B' is not an environment variable name: give"):
+        api.client.post("/jobs", {"jobs": [item]})
     after = api.submit("true", gpus=0)
     assert after.id == before.id + 1  # nothing was queued in between
     assert before.wait(timeout=20) == after.wait(timeout=20) == "succeeded"
@@ -232,7 +238,7 @@ def test_submit_takes_the_no_output_options(api: gpuherd.Herd) -> None:
     stalled = wait_for(lambda: (flagged.info()["reason"] or "").startswith("stalled"), 20)
     assert stalled and flagged.state() == "running"  # flagged, not killed
     flagged.kill()
-    with pytest.raises(HerdError, match="'die' is neither 'kill' nor 'flag'"):
+    with pytest.raises(HerdError, match=r"^on_no_output 'die': give 'flag' or 'kill'$"):
         api.submit("true", on_no_output="die")
 
 

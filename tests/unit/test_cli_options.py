@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import fields
+from pathlib import Path
 
 import click
 import pytest
@@ -13,6 +14,7 @@ from click.testing import CliRunner
 
 from gpuherd.cli.job_cmds import submit
 from gpuherd.cli.run_cmd import run
+from gpuherd.cli.sweep_args import build
 from gpuherd.cli.sweep_cmds import RUN, sweep
 from gpuherd.wire import JobOptions, SubmitItem
 from gpuherd.wire_requests import SweepOptions
@@ -66,6 +68,59 @@ def test_a_shared_option_parses_the_same_in_every_command(name: str) -> None:
     # The same long flags; submit alone adds short ones (-n, -g, -p, -a), as tsp users type.
     longs = {tuple(flag for flag in o.opts if flag.startswith("--")) for o in declared}
     assert len(longs) == 1 or name.startswith("gpus")
+
+
+@pytest.mark.parametrize(
+    ("name", "flags"),
+    [
+        ("hold", ["--hold", "--no-hold"]),
+        ("exclusive", ["--exclusive", "--no-exclusive"]),
+        ("oom_retry", ["--oom-retry", "--no-oom-retry"]),
+    ],
+)
+def test_a_switch_has_its_off_form_everywhere(name: str, flags: list[str]) -> None:
+    # Without it, `gpuherd sweep night.yaml` could not turn off the file's `hold: true`.
+    takes = [c for c in commands().values() if any(p.name == name for p in c.params)]
+    assert len(takes) >= 2  # submit and sweep, and run but for --hold
+    for command in takes:
+        declared = option(command, name)
+        assert [*declared.opts, *declared.secondary_opts] == flags, command.name
+        assert declared.default is False
+
+
+def test_a_switch_turned_off_on_the_command_line_wins_over_a_sweep_file(tmp_path: Path) -> None:
+    path = tmp_path / "night.yaml"
+    path.write_text("command: echo {x}\ngrid: {x: [1]}\nhold: true\nexclusive: true\n")
+    path.with_name("later.yaml").write_text("command: echo {x}\ngrid: {x: [1]}\nbegin: '+1h'\n")
+    run_sweep = commands()["sweep"]
+
+    def options(*args: str) -> SweepOptions:
+        ctx = run_sweep.make_context("sweep", list(args))
+        return build(ctx, args[0], [], ctx.params)[1]
+
+    night = str(path)
+    assert (options(night).hold, options(night).exclusive) == (True, True)
+    off = options(night, "--no-hold", "--no-exclusive", "--oom-retry")
+    assert (off.hold, off.exclusive, off.oom_retry) == (False, False, True)
+    # One choice, as --hold and --begin: not held, nor until the file's time.
+    assert options(str(path.with_name("later.yaml")), "--no-hold").begin is None
+
+
+def test_sweeps_cwd_help_says_a_sweep_files_cwd_is_the_default() -> None:
+    said = option(commands()["sweep"], "cwd").help
+    assert said == "Working directory (default: the sweep file's cwd, else the current one)."
+    assert option(submit, "cwd").help == "Working directory (default: the current one)."
+
+
+@pytest.mark.parametrize("pair", ["1A=x", "A-B=x", "A B=x"])
+def test_env_names_are_checked_by_the_rule_python_and_sweep_files_use(pair: str) -> None:
+    result = CliRunner().invoke(submit, ["--env", pair, "--", "true"])
+    assert result.exit_code == 2
+    name = pair.split("=")[0]
+    assert result.output.endswith(
+        f"Error: invalid --env '{pair}': '{name}' is not an environment variable name: use"
+        " letters, digits and _, not starting with a digit (e.g. SEED)\n"
+    )
 
 
 def test_run_retries_differ_only_by_their_default() -> None:

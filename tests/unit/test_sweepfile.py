@@ -169,6 +169,47 @@ def test_yaml_reads_exponent_floats_as_numbers_and_exclude_lists() -> None:
     assert len(expand(spec)) == 5
 
 
+def test_yaml_reads_a_time_of_day_as_the_text_it_shows_as_yaml_1_2_does() -> None:
+    # YAML 1.1 read 22:00 as 1320 (base 60): the command got `--at 1320`.
+    text = "command: run --at {at} --x {x}\nfixed: {at: 22:00}\ngrid: {x: [1:30, 1:30.5, 90]}\n"
+    spec = parse_sweep(text, "s.yaml").spec
+    assert spec.fixed == {"at": "22:00"}
+    assert spec.grids[0]["x"] == ("1:30", "1:30.5", 90)
+    assert [p.command for p in expand(spec)][:2] == [
+        "run --at 22:00 --x 1:30",
+        "run --at 22:00 --x 1:30.5",
+    ]
+    numbers = "grid: {x: [12, -3, 1_000, 0x1F, 1.5, .5, 1e5, 2E-2, 1.0e-3]}\n"
+    read = parse_sweep(numbers, "s.yaml").spec.grids[0]["x"]
+    assert read == (12, -3, 1000, 31, 1.5, 0.5, 1e5, 2e-2, 1e-3)  # numbers as they were
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "key", "read_as"),
+    [
+        ("on: 1\ngrid: {a: [1]}\n", 1, "on", "true"),
+        ("command: echo {a}\ngrid:\n  a: [1]\n  off: [2]\n", 4, "off", "false"),
+        ("grid: {a: [1]}\nfixed:\n  opts: {On: 1}\n", 3, "On", "true"),
+        ("grid: {a: [1]}\nfixed: {NO: 1}\n", 2, "NO", "false"),
+    ],
+)
+def test_a_key_yaml_reads_as_true_or_false_is_refused_saying_to_quote_it(
+    text: str, line: int, key: str, read_as: str
+) -> None:
+    # Was `s.yaml: : Keys should be strings` (no line), or a fixed value {False: 1}.
+    with pytest.raises(SweepFileError) as caught:
+        parse_sweep(text, "s.yaml")
+    assert str(caught.value) == (
+        f"s.yaml:{line}: key '{key}' is read as {read_as}, not as a name (unquoted, YAML reads"
+        f" yes, no, on, off, true and false as true or false): quote it: '{key}':"
+    )
+
+
+def test_a_quoted_yes_or_off_is_a_name() -> None:
+    text = "command: echo {a} {off}\ngrid:\n  a: [yes, 'no']\n  'off': [1]\n"
+    assert parse_sweep(text, "s.yaml").spec.grids == ({"a": (True, "no"), "off": (1,)},)
+
+
 def test_a_sweep_without_shuffle_seed_leaves_the_seed_to_the_caller() -> None:
     spec = parse_sweep("grid: {a: [1, 2]}\nshuffle: true\n", "s.yaml").spec
     assert spec.seed is None and spec.needs_seed

@@ -91,6 +91,9 @@ def test_begin_is_read_as_the_flag_reads_it_when_the_file_is_read() -> None:
     assert later is not None and before + 7200 <= later <= time.time() + 7200
     tonight = parse_sweep(SPEC + "begin: '22:00'\n", "s.yaml").options.begin
     assert tonight == parse_begin("22:00", time.time())  # the next 22:00, as --begin 22:00
+    # Unquoted too: read as YAML 1.2 reads it (YAML 1.1 read 1320, base 60, refused).
+    unquoted = parse_sweep(SPEC + "begin: 22:00\n", "s.yaml").options.begin
+    assert unquoted == parse_begin("22:00", time.time())
     assert parse_sweep(SPEC + 'begin: "2030-01-02T03:04"\n', "s.yaml").options.begin == (
         parse_begin("2030-01-02T03:04", 0)
     )
@@ -142,7 +145,7 @@ def test_left_out_keys_are_the_flags_defaults() -> None:
         ("grace: [30]", r"grace: invalid duration \[30\]: use a value like 90s"),
         ("on_no_output: stop", r"on_no_output: Input should be 'flag' or 'kill'"),
         ("hold: later", r"hold: Input should be a valid boolean"),
-        ("begin: 22:00", r"begin: 1320 is not a time: give it as text, in quotes, .*'22:00'"),
+        ("begin: 2200", r"begin: 2200 is not a time: give it as --begin takes it: '22:00'"),
         ("begin: 'at ten'", r"begin: invalid time 'at ten': use now, \+DURATION"),
         ("begin: '25:00'", r"begin: invalid time '25:00': no such time of day"),
         ("begin: 2030-01-02", r"begin: 2030-01-02 is a date: .*quote it"),
@@ -150,12 +153,17 @@ def test_left_out_keys_are_the_flags_defaults() -> None:
         ("cwd: no-such-folder", r"cwd: 'no-such-folder' is not a folder \(/.*/no-such-folder\)"),
         ("cwd: ''", r"cwd: empty: give a folder \('\.' is the sweep file's own\)"),
         ("cwd: 5", r"cwd: Input should be a valid string"),
+        ("env: {1A: x}", r"env: '1A' is not an environment variable name: use letters, digits"),
+        ("env: {A-B: 1}", r"env: 'A-B' is not an environment variable name: .*not starting"),
+        ("env: {'': 1}", r"env: '' is not an environment variable name"),
+        ("hold: true\nbegin: '+1h'", r"begin: hold: true and begin are one choice, .*keep one"),
     ],
 )
 def test_a_bad_value_is_one_line_naming_file_line_and_key(line: str, message: str) -> None:
     with pytest.raises(SweepFileError, match=message) as caught:
         parse_sweep(SPEC + line + "\n", "s.yaml")
-    assert str(caught.value).startswith("s.yaml:3: ") and "\n" not in str(caught.value)
+    at = 3 + line.count("\n")  # the line of the last key: `begin` after `hold`
+    assert str(caught.value).startswith(f"s.yaml:{at}: ") and "\n" not in str(caught.value)
 
 
 @pytest.mark.parametrize(
@@ -191,3 +199,18 @@ def test_an_option_given_replaces_the_files_and_those_of_its_choice() -> None:
     assert "hold" not in kept and "begin" not in kept and "on_no_output" not in kept
     assert (kept["grace"], kept["env"]) == (30.0, {"A": "1"})
     assert kept_options(options, ["grace"])["hold"] is True
+
+
+def test_hold_and_begin_in_one_file_are_refused_at_begins_line_whatever_their_order() -> None:
+    # Was refused by the daemon only, at submission, without the file's line.
+    with pytest.raises(SweepFileError, match=r"^s\.yaml:3: begin: hold: true and begin are one"):
+        parse_sweep(SPEC + "begin: '+1h'\nhold: true\n", "s.yaml")
+    with pytest.raises(SweepFileError, match=r"^s\.toml: begin: hold: true and begin are one"):
+        parse_sweep('command = "echo {x}"\nhold = true\nbegin = "+1h"\n[grid]\nx = [1]\n', "s.toml")
+    assert parse_sweep(SPEC + "hold: false\nbegin: '+1h'\n", "s.yaml").options.begin
+
+
+def test_an_env_variable_over_128_kib_is_refused_as_python_refuses_it() -> None:
+    with pytest.raises(SweepFileError, match=r"^s\.yaml:3: env: 'A' is 131,074 bytes with its"):
+        parse_sweep(SPEC + f"env: {{A: {'x' * 131_072}}}\n", "s.yaml")
+    assert parse_sweep(SPEC + f"env: {{A: {'x' * 131_069}}}\n", "s.yaml").options.env["A"]

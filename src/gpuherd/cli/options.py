@@ -4,7 +4,8 @@ are in param_types.py).
 An option's help names what it applies to (`the job`, `each job`, `each point`): the
 factories below take that phrase; type, default and meaning are the same everywhere.
 `sweep` hides the defaults of gpus, priority and retries, which a sweep file often sets:
-there the file's value is the default (a file may set the other job options too).
+there the file's value is the default (a file may set the other job options too). A switch
+has its `--no-` form (`--hold/--no-hold`), which turns off a sweep file's `hold: true`.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from gpuherd.cli.param_types import (
     PRIORITY,
     SIZE,
 )
+from gpuherd.core.model import ON_NO_OUTPUT
+from gpuherd.core.ordering import ORDERS
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -54,13 +57,13 @@ def memory_options(what: str = "the job") -> Callable[[F], F]:
         ),
         click.option("--ram", type=SIZE, help=f"Host memory {what} needs, e.g. 16GiB."),
         click.option(
-            "--oom-retry",
-            is_flag=True,
+            "--oom-retry/--no-oom-retry",
+            default=False,
             help="Retry a CUDA out-of-memory failure with a larger --mem.",
         ),
         click.option(
-            "--exclusive",
-            is_flag=True,
+            "--exclusive/--no-exclusive",
+            default=False,
             help=f"Run {what} alone on each of its GPUs: no other job (with --mem or not) "
             "shares them.",
         ),
@@ -166,7 +169,7 @@ def no_output_options(what: str = "the job") -> Callable[[F], F]:
     def apply(command: F) -> F:
         command = click.option(
             "--on-no-output",
-            type=click.Choice(["flag", "kill"]),
+            type=click.Choice(ON_NO_OUTPUT),
             default="flag",
             show_default=True,
             help=f"kill: stop {what} when stalled (outcome stalled; --retries apply).",
@@ -247,7 +250,9 @@ def grace_option(what: str = "the job") -> Callable[[F], F]:
 
 def hold_option(what: str = "it", it: str = "it") -> Callable[[F], F]:
     return click.option(
-        "--hold", is_flag=True, help=f"Queue {what} held; `gpuherd release` lets {it} run."
+        "--hold/--no-hold",
+        default=False,
+        help=f"Queue {what} held; `gpuherd release` lets {it} run.",
     )
 
 
@@ -271,18 +276,18 @@ def max_parallel_option(what: str = "jobs") -> Callable[[F], F]:
 def order_option(what: str) -> Callable[[F], F]:
     return click.option(
         "--order",
-        type=click.Choice(["given", "longest-first"]),
+        type=click.Choice(ORDERS),
         default="given",
         show_default=True,
         help=f"longest-first: {what} that ran longest before start first (packs the GPUs tighter).",
     )
 
 
-def cwd_option() -> Callable[[F], F]:
+def cwd_option(default: str = "the current one") -> Callable[[F], F]:
     return click.option(
         "--cwd",
         type=click.Path(exists=True, file_okay=False, resolve_path=True),
-        help="Working directory (default: the current one).",
+        help=f"Working directory (default: {default}).",
     )
 
 

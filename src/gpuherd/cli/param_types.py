@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from gpuherd.core.env_vars import check_variable
 from gpuherd.core.idspec import parse_gpu_indices, parse_ids
 from gpuherd.core.units import MissingUnit, parse_duration, parse_memory
 from gpuherd.core.when import parse_begin
@@ -40,8 +41,12 @@ class _Parsed(click.ParamType):  # type: ignore[type-arg]
 
 def _env_pair(text: str) -> tuple[str, str]:
     key, sep, value = text.partition("=")
-    if not sep or not key or not key.replace("_", "a").isalnum() or key[0].isdigit():
+    if not sep or not key:
         raise ValueError(f"invalid --env '{text}': use NAME=VALUE, e.g. --env SEED=1")
+    try:
+        check_variable(key, value)
+    except ValueError as exc:
+        raise ValueError(f"invalid --env '{text}': {exc}") from None
     return key, value
 
 

@@ -83,7 +83,9 @@ def sweep() -> None:
     gpuherd sweep rm NAME               (its jobs and record; its results folder stays)
 
     Placeholders get the value shell-quoted; {run_dir}, {sweep} and {index} are there too.
-    Submitting again skips points whose folder holds SUCCESS and reruns the others.
+    Submitting again skips points whose folder holds SUCCESS and reruns the others. An option
+    given with a sweep file wins over the file's key: --no-hold, --no-exclusive and
+    --no-oom-retry turn off its `true`.
     """
 
 
@@ -120,7 +122,7 @@ def sweep() -> None:
 @options.project_option()
 @options.max_parallel_option("points")
 @options.order_option("points")
-@options.cwd_option()
+@options.cwd_option(default="the sweep file's cwd, else the current one")
 @options.env_option("each point")
 @options.quiet_option()
 @options.json_option()

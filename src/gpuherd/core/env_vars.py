@@ -1,0 +1,28 @@
+"""The variables a job is given on top of the submitter's environment (`--env NAME=VALUE`, a
+sweep file's `env`, Python's `env=`, the dashboard's lines): one rule for all of them."""
+
+from __future__ import annotations
+
+from gpuherd.core.commands import MAX_COMMAND_BYTES
+
+MAX_VARIABLE_BYTES = MAX_COMMAND_BYTES
+"""`NAME=VALUE` is one string of the job's environment, which Linux caps at 128 KiB with its
+NUL, as it caps an argument: a larger one failed only when the job started."""
+
+
+def check_variable(name: str, value: str) -> None:
+    """ValueError saying what is wrong with NAME=VALUE as a job's variable: a name a shell can
+    read (letters, digits and _, not starting with a digit), and at most 128 KiB."""
+    if not name or not name.replace("_", "a").isalnum() or name[0].isdigit():
+        raise ValueError(
+            f"{name!r} is not an environment variable name: use letters, digits and _, not"
+            " starting with a digit (e.g. SEED)"
+        )
+    # surrogatepass: text that is not UTF-8 (bytes of an argument) is counted, not refused
+    # here: the daemon says what is wrong with it
+    size = len(f"{name}={value}".encode(errors="surrogatepass"))
+    if size > MAX_VARIABLE_BYTES:
+        raise ValueError(
+            f"{name!r} is {size:,} bytes with its name, over the 128 KiB an environment "
+            "variable may hold: put the value in a file and give its path"
+        )
