@@ -66,6 +66,21 @@ class Live:
     """Seconds of its --timeout a paused attempt has left: time does not run while paused."""
 
 
+@dataclass
+class HeldRun:
+    """An attempt the database did not know, found running by a restart, whose job is held
+    for it (engine_restored.py): its GPUs stay reserved for it until it ends."""
+
+    job_id: int
+    attempt: int
+    pid: int
+    reservation: Reservation
+    folder: str
+    """The attempt's folder."""
+    job_dir: str
+    peak: int = 0
+
+
 class Attempts:
     def __init__(
         self,
@@ -78,6 +93,8 @@ class Attempts:
         self.executor = executor
         self.layout = layout
         self.live: dict[int, Live] = {}
+        self.held_runs: dict[int, HeldRun] = {}
+        """By job id: what its job's GPUs are reserved for while the job is held."""
         self._on_exit = on_exit
         self._on_stall = on_stall
         self._on_timeout = on_timeout
@@ -141,6 +158,13 @@ class Attempts:
                 live.deadline = loop.call_later(remaining, self._on_deadline, job.id, number)
         if job.spec.no_output_timeout is not None:
             self._watch_output(live, job.spec.no_output_timeout)
+
+    def reserve_for(self, run: HeldRun, on_end: Callable[[ExitStatus], None]) -> None:
+        """Keep `run`'s GPUs reserved, and call `on_end` once its process has ended (watched
+        as a running attempt is: what it leaves in its process group ends with it)."""
+        key = self.layout.attempt_key(run.job_id, run.attempt)
+        self.held_runs[run.job_id] = run
+        self.executor.watch(run.pid, run.folder, key, on_end)
 
     def _record_start(self, live: Live) -> None:
         if self.live.get(live.job_id) is live:  # else it ended: its end writes the file
@@ -237,13 +261,22 @@ class Attempts:
         return Counter(lv.sweep for lv in self.live.values() if lv.sweep)
 
     def running_jobs(self) -> list[RunningJob]:
-        return [
+        """The processes on our GPUs that are our jobs' (not another user's)."""
+        held = [
+            RunningJob(run.job_id, run.pid, run.reservation.gpus, run.job_dir)
+            for run in self.held_runs.values()
+        ]
+        return held + [
             RunningJob(lv.job_id, lv.pid, lv.gpus, str(lv.job_dir)) for lv in self.live.values()
         ]
 
     def reservations(self, usage: dict[int, int]) -> list[Reservation]:
-        """What each running job holds: the larger of its request and its measured peak."""
+        """What each running job holds: the larger of its request and its measured peak;
+        and what each held job's run holds."""
         held = []
+        for run in self.held_runs.values():
+            run.peak = max(run.peak, usage.get(run.job_id, 0))
+            held.append(replace(run.reservation, mem=max(run.reservation.mem, run.peak)))
         for lv in self.live.values():
             lv.peak = max(lv.peak, usage.get(lv.job_id, 0))
             held.append(

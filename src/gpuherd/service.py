@@ -17,7 +17,7 @@ from gpuherd import jobfiles
 from gpuherd.core.idspec import format_ids
 from gpuherd.core.model import Job
 from gpuherd.core.reasons import why_waiting
-from gpuherd.core.recovery import unwatched_run
+from gpuherd.core.recovery import runs_unwatched, unwatched_run
 from gpuherd.core.run_time import pauses
 from gpuherd.core.states import (
     BAD_END_STATES,
@@ -31,6 +31,7 @@ from gpuherd.devices import host_memory_available
 from gpuherd.engine import Engine
 from gpuherd.engine_endings import fail_orphaned_waiters
 from gpuherd.errors import Conflict, HerdError, NotFound
+from gpuherd.executors.base import CannotTell
 from gpuherd.service_jobs import JobVerbs
 from gpuherd.service_system import SystemVerbs
 from gpuherd.store import NewJob
@@ -246,16 +247,26 @@ class Service(SystemVerbs, JobVerbs):
 
     def _held_reason(self, job: Job, holds: Mapping[int, str] | None) -> str:
         """`held`; for a job held because an attempt herd.db did not know runs unwatched (a
-        restored backup: engine_recovery._hold), that attempt, and whether it still runs."""
+        restored backup: engine_restored._hold), that attempt, and whether it still runs as
+        far as can be told now (never waiting on a cluster: every client would wait)."""
         detail = (self.store.hold_details([job.id]) if holds is None else holds).get(job.id)
         run = unwatched_run(detail) if detail else None
         if run is None:
             return "held"
         attempt, pid = run
+        held = self.engine.attempts.held_runs.get(job.id)  # watched: it runs (no lookup)
+        if held is not None and (held.attempt, held.pid) == run and held.reservation.gpus:
+            gpus = format_ids(held.reservation.gpus)
+            return f"{runs_unwatched(attempt, pid)}, GPU {gpus} reserved for it"
         layout = self.engine.layout
         key, folder = layout.attempt_key(job.id, attempt), str(layout.attempt_dir(job, attempt))
-        if self.engine.executor.is_running(pid, job.id, attempt, key, folder):
-            return f"held: attempt {attempt} runs unwatched (pid {pid})"
+        try:
+            runs = self.engine.executor.still_runs(pid, job.id, attempt, key, folder)
+        except CannotTell as exc:
+            why = f"cannot tell now: {exc}"
+            return f"held: attempt {attempt} (pid {pid}) runs unwatched, or has ended ({why})"
+        if runs:
+            return runs_unwatched(attempt, pid)
         return f"held: attempt {attempt} (pid {pid}) ran unwatched and has ended: release it"
 
     def _explainer(self, holds: Mapping[int, str] | None = None) -> Callable[[Job], str | None]:

@@ -9,6 +9,7 @@ from typing import Any
 from gpuherd import __version__, config
 from gpuherd.core.idspec import MAX_GPU_INDEX, format_ids
 from gpuherd.core.model import DeviceState
+from gpuherd.core.recovery import runs_unwatched
 from gpuherd.core.units import plural
 from gpuherd.devices import local_time
 from gpuherd.engine import Engine
@@ -47,6 +48,13 @@ class SystemVerbs:
         for live in self.engine.live.values():
             for index in live.gpus:
                 jobs_on.setdefault(index, []).append(live.job_id)
+        # A held job's run that the database did not know (a restored backup) holds its GPUs.
+        reserved: dict[int, list[dict[str, Any]]] = {}
+        for run in self.engine.attempts.held_runs.values():
+            why = runs_unwatched(run.attempt, run.pid)
+            for index in run.reservation.gpus:
+                jobs_on.setdefault(index, []).append(run.job_id)
+                reserved.setdefault(index, []).append({"job": run.job_id, "reason": why})
         table = self.engine.devices
         rows = []
         for d in self.engine.device_listing():
@@ -62,6 +70,7 @@ class SystemVerbs:
         for row in rows:
             row["history"] = [list(sample) for sample in table.history.get(row["index"], ())]
             row["held"] = held.get(row["index"], 0)
+            row["reserved"] = reserved.get(row["index"], [])
         failure = table.failure
         return {
             "probe": self._probe_line(),

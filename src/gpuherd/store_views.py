@@ -50,7 +50,7 @@ class JobViews:
         """Whether the queue knows attempt `attempt` of job `job_id` (has started it): a job's
         process it does not know is no leftover of an ended attempt (LeftoverSweeper). By its
         row, not the job's count: a job held past an attempt found running that the database
-        did not know (engine_recovery._hold) counts it, and that attempt is no leftover."""
+        did not know (engine_restored._hold) counts it, and that attempt is no leftover."""
         row = self._db.execute(
             "SELECT 1 FROM attempts WHERE job_id = ? AND number = ?", (job_id, attempt)
         ).fetchone()

@@ -1,7 +1,8 @@
 """The cluster's head goes away under a running daemon (its machine reboots, `ray stop`): the
 daemon keeps answering and says why nothing starts, counts the running job lost after a
 bounded time, and is not ended by Ray's client when the head stays away; when a new head
-(a new cluster) answers at the address, it says to restart it, and a restart joins it.
+(a new cluster) answers at the address, it says to restart it, and a restart joins it. Nor
+does `ls` of a job held beside an unwatched run wait for it.
 
 A module of its own: its cluster loses its head on purpose (a head and one node, 2 fake GPUs).
 """
@@ -19,6 +20,14 @@ import psutil
 import pytest
 
 from conftest import Herd, need, wait_for
+from reliability.test_restored_database import (
+    as_if_never_paused,
+    attempt_json,
+    backup,
+    job_command,
+    restore,
+    running,
+)
 
 need("ray.cluster_utils", "ray")
 
@@ -77,6 +86,16 @@ def answered(herd: Herd, *args: str) -> str:
     took = time.monotonic() - began
     assert took < ANSWER_WITHIN, f"`gpuherd {' '.join(args)}` took {took:.1f}s"
     return out
+
+
+def clean_up(herd: Herd) -> None:
+    """Stop the test's daemon and its jobs; remove its actors' scratch folders (a lost
+    attempt's stays on its dead node: here, this machine)."""
+    herd.cleanup()
+    namespace = f"gpuherd-{home_tag(herd.home)}"
+    for folder in scratch_root().glob(f"{namespace}-*"):
+        shutil.rmtree(folder, ignore_errors=True)
+    os.environ.pop("GPUHERD_HOME", None)
 
 
 def test_the_daemon_outlives_its_clusters_head(clusters: list[Any], tmp_path: Path) -> None:
@@ -138,8 +157,44 @@ def test_the_daemon_outlives_its_clusters_head(clusters: list[Any], tmp_path: Pa
         assert herd.wait_state(queued, "succeeded", timeout=30)["attempt"] == 1
         assert herd.job(job)["state"] == "lost"
     finally:
-        herd.cleanup()
-        namespace = f"gpuherd-{home_tag(herd.home)}"
-        for folder in scratch_root().glob(f"{namespace}-*"):
-            shutil.rmtree(folder, ignore_errors=True)
-        os.environ.pop("GPUHERD_HOME", None)
+        clean_up(herd)
+
+
+def test_ls_of_a_job_held_beside_its_unwatched_run_never_waits_on_the_cluster(
+    clusters: list[Any], tmp_path: Path
+) -> None:
+    """A job held because its attempt runs unwatched (herd.db restored from an older backup):
+    `ls` says whether that attempt still runs, as its Ray actor tells, and, while the head
+    is away, that it cannot tell, at once. (It asked the actor on the daemon's event loop
+    with no deadline: every client waited for as long as the head was away.)"""
+    doomed = clusters[0]
+    address = str(doomed.address)
+    herd = Herd(tmp_path / "home")
+    go, runs, copy = tmp_path / "go", tmp_path / "runs", tmp_path / "backup.db"
+    try:
+        herd.start("--address", address)
+        herd.cli("pause")  # the queue, so that the backup has the job queued
+        job = herd.submit("--", job_command(runs, go))
+        backup(herd, copy)
+        herd.cli("resume")
+        pid = running(herd, job, 1)["pid"]
+        restore(herd, copy)
+        attempt_json(herd, job, 1).unlink()  # its GPUs unknown: held, not adopted
+        as_if_never_paused(herd)
+        herd.start()
+        assert answered(herd, "ls") and herd.job(job)["state"] == "held"
+        assert herd.job(job)["reason"] == f"held: attempt 1 runs unwatched (pid {pid})"
+
+        go.touch()  # its job ends; its actor lives on, holding the exit status
+        gone = f"held: attempt 1 (pid {pid}) ran unwatched and has ended: release it"
+        wait_for(lambda: herd.job(job)["reason"] == gone, 15, "ls to say the run has ended")
+
+        doomed.remove_node(doomed.head_node, allow_graceful=False)
+        cannot = (
+            f"held: attempt 1 (pid {pid}) runs unwatched, or has ended (cannot tell now: "
+            f"the Ray cluster at {address} does not answer (since "
+        )
+        wait_for(lambda: cannot in answered(herd, "ls"), 20, "ls to say it cannot tell")
+        assert cannot in answered(herd, "show", str(job))
+    finally:
+        clean_up(herd)

@@ -65,6 +65,16 @@ def events(herd: Herd, job: int) -> list[dict[str, Any]]:
     return list(herd.json("show", str(job))["events"])
 
 
+def queued_in_backup(herd: Herd, copy: Path, *submit: str) -> int:
+    """Submit a job with the queue paused, back the database up to `copy` (the job queued
+    in it), and resume: the job runs."""
+    herd.cli("pause")
+    job = herd.submit(*submit)
+    backup(herd, copy)
+    herd.cli("resume")
+    return job
+
+
 def as_if_never_paused(herd: Herd) -> None:
     """The backup was taken with the queue paused (so that it has the job queued): undo that
     in the restored herd.db, or the job would never start."""
@@ -177,10 +187,7 @@ def test_a_job_that_cannot_be_adopted_is_held_naming_its_process(
     herd.start("--fake-gpus", "1")
     go, runs = tmp_path / "go", tmp_path / "runs"
     copy = tmp_path / "backup.db"
-    herd.cli("pause")  # the queue, so the backup has the job queued
-    job = herd.submit("--", job_command(runs, go))
-    backup(herd, copy)
-    herd.cli("resume")
+    job = queued_in_backup(herd, copy, "--", job_command(runs, go))
     before = running(herd, job, 1)
     restore(herd, copy)
     attempt_json(herd, job, 1).unlink()
@@ -195,15 +202,19 @@ def test_a_job_that_cannot_be_adopted_is_held_naming_its_process(
     assert "does not record its GPUs" in hold["detail"]
     assert f"gpuherd release {job}" in hold["detail"]
     assert f"pid {before['pid']}" in herd.cli("show", str(job)).stdout
-    # `ls` says why (before: only "held"; the reason was in `show`'s history alone).
-    assert now["reason"] == f"held: attempt 1 runs unwatched (pid {before['pid']})"
+    # `ls` says why (before: only "held"; the reason was in `show`'s history alone), and
+    # which GPU it keeps for that run: as its environment names it (no attempt.json).
+    assert now["reason"] == (
+        f"held: attempt 1 runs unwatched (pid {before['pid']}), GPU 0 reserved for it"
+    )
     shell = psutil.Process(before["pid"])
     assert shell.is_running()  # left alone, not killed as a leftover
 
     go.touch()
     wait_for(lambda: ended(shell), what="the unwatched attempt to end")
     gone = f"held: attempt 1 (pid {before['pid']}) ran unwatched and has ended: release it"
-    assert herd.job(job)["reason"] == gone
+    # The daemon hears of the end on its loop (its GPU is reserved until then).
+    wait_for(lambda: herd.job(job)["reason"] == gone, what="ls to say that it has ended")
     herd.cli("release", str(job))
     herd.wait_state(job, "succeeded")
     assert [line.split()[0] for line in started(runs)] == ["1", "2"]
@@ -236,37 +247,147 @@ def test_a_held_job_whose_process_runs_can_be_cancelled(herd: Herd, tmp_path: Pa
     assert len(started(runs)) == 1
 
 
-def test_an_attempt_that_ended_after_the_backup_keeps_its_folder(
-    herd: Herd, tmp_path: Path
-) -> None:
-    """The backup has the job queued; its attempt 1 ran and ended since. The daemon started
-    attempt 1 again, in that folder: the first run's logs and process file were replaced by
-    the second's (or, without a marker, its output appended to them)."""
+def test_an_attempt_that_succeeded_after_the_backup_counts(herd: Herd, tmp_path: Path) -> None:
+    """The backup has the job queued; its attempt 1 ran and succeeded since. The daemon ran
+    the job again (as attempt 2, numbered past attempt 1's folder); now attempt 1 is recorded
+    as it was, from its folder, and the job is done."""
     herd.start("--fake-gpus", "1")
     runs, copy = tmp_path / "runs", tmp_path / "backup.db"
-    herd.cli("pause")  # so that the backup has the job queued
-    job = herd.submit("--", f'echo "$GPUHERD_ATTEMPT $$" >> {runs}; echo "run $GPUHERD_ATTEMPT"')
-    backup(herd, copy)
-    herd.cli("resume")
+    command = f'echo "$GPUHERD_ATTEMPT $$" >> {runs}; echo "run $GPUHERD_ATTEMPT"'
+    job = queued_in_backup(herd, copy, "--", command)
     herd.wait_state(job, "succeeded")
-    folder = herd.home / "jobs" / str(job)
-    (first,) = started(runs)
+    ran = herd.json("show", str(job))["attempts"][0]  # as the daemon that watched it recorded it
     restore(herd, copy)
     as_if_never_paused(herd)
     herd.start("--fake-gpus", "1")
 
-    wait_for(lambda: herd.job(job)["state"] == "succeeded", what="the job to run again")
     now = herd.json("show", str(job))
-    assert now["attempt"] == 2  # before the fix: 1, in attempt-1 again
-    start = [e for e in now["events"] if e["event"] == "start"][-1]
-    skipped = "attempt 1's folder exists (a run herd.db does not know): this is attempt 2"
-    assert start["detail"] == skipped
-    assert skipped in (herd.home / "daemon.log").read_text()
+    assert (now["state"], now["attempt"]) == ("succeeded", 1)  # before: queued, then attempt 2
+    (first,) = now["attempts"]
+    for name in ("number", "gpus", "pid", "started_at", "ended_at", "outcome", "exit_code"):
+        assert first[name] == ran[name], name
+    start, succeed = now["events"][-2:]
+    assert start["event"] == "start"
+    assert f"attempt 1 (pid {ran['pid']}) on GPU 0 taken from its folder" in start["detail"]
+    assert "herd.db did not know it" in start["detail"]
+    assert (succeed["event"], succeed["detail"]) == ("succeed", "exit 0")
+    assert "taken from its folder" in (herd.home / "daemon.log").read_text()
+    witness = herd.submit("--", "true")  # the queue has run what it would run
+    herd.wait_state(witness, "succeeded")
+    assert started(runs) == [f"1 {ran['pid']}"]
+    assert (herd.home / "jobs" / str(job) / "attempt-1" / "stdout.log").read_text() == "run 1\n"
+
+
+def test_an_attempt_that_failed_after_the_backup_is_retried_per_its_retries(
+    herd: Herd, tmp_path: Path
+) -> None:
+    """The backup has a `--retries 1` job queued; its attempt 1 failed since (exit 3), and
+    the retry had not started. The daemon ran the job as if it had never run (attempt 2, and
+    attempt 1's failure nowhere in the database); now attempt 1 is recorded as failed, and
+    its retry, attempt 2, runs in a folder of its own."""
+    herd.start("--fake-gpus", "1")
+    runs, copy, go = tmp_path / "runs", tmp_path / "backup.db", tmp_path / "go"
+    first_fails = f'if [ "$GPUHERD_ATTEMPT" = 1 ]; then {CHECKPOINT.format(go=go)}; exit 3; fi'
+    command = f'echo "$GPUHERD_ATTEMPT $$" >> {runs}; echo "run $GPUHERD_ATTEMPT"; {first_fails}'
+    job = queued_in_backup(herd, copy, "--retries", "1", "--", command)
+    running(herd, job, 1)
+    herd.cli("pause")  # so that attempt 1's retry waits
+    go.touch()
+    wait_for(lambda: herd.job(job)["state"] == "queued", what="attempt 1 to fail")
+    ran = herd.json("show", str(job))["attempts"][0]
+    restore(herd, copy)
+    as_if_never_paused(herd)
+    herd.start("--fake-gpus", "1")
+
+    now = herd.wait_state(job, "succeeded")
+    assert now["attempt"] == 2
+    attempts = herd.json("show", str(job))["attempts"]
+    assert [(a["number"], a["outcome"], a["exit_code"]) for a in attempts] == [
+        (1, "exit", 3),  # before the fix: no attempt 1 at all
+        (2, "exit", 0),
+    ]
+    assert (attempts[0]["started_at"], attempts[0]["ended_at"]) == (
+        ran["started_at"],
+        ran["ended_at"],
+    )
+    taken, retry, start = [e for e in events(herd, job) if e["event"] != "spawn"][-4:-1]
+    assert taken["event"] == "start" and "taken from its folder" in taken["detail"]
+    assert (retry["event"], retry["detail"]) == ("retry", "exit 3")
+    assert (start["event"], start["detail"]) == ("start", None)  # no folder was skipped
     assert [line.split()[0] for line in started(runs)] == ["1", "2"]
-    pid = first.split()[1]
-    assert (folder / "attempt-1" / "process").read_text().splitlines() == [f"pid {pid}", "exit 0"]
+    folder = herd.home / "jobs" / str(job)
     assert (folder / "attempt-1" / "stdout.log").read_text() == "run 1\n"
     assert (folder / "attempt-2" / "stdout.log").read_text() == "run 2\n"
+
+
+def test_attempts_that_ended_after_the_backups_running_one_are_recorded_in_turn(
+    herd: Herd, tmp_path: Path
+) -> None:
+    """The backup has attempt 1 of a `--retries 2` job running; since, it failed, attempt 2
+    failed and attempt 3 succeeded. The daemon recorded attempt 1's end and ran the job a
+    fourth time; now each attempt is recorded as it ended, and the job never passes through
+    `failed` on the way (which would cancel the jobs waiting for it)."""
+    herd.start("--fake-gpus", "1")
+    runs, copy = tmp_path / "runs", tmp_path / "backup.db"
+    first = CHECKPOINT.format(go=tmp_path / "fail-1")
+    command = (
+        f'echo "$GPUHERD_ATTEMPT $$" >> {runs}; '
+        f'if [ "$GPUHERD_ATTEMPT" = 1 ]; then {first}; fi; [ "$GPUHERD_ATTEMPT" = 3 ]'
+    )
+    job = herd.submit("--retries", "2", "--", command)
+    running(herd, job, 1)
+    backup(herd, copy)
+    (tmp_path / "fail-1").touch()
+    herd.wait_state(job, "succeeded")
+    restore(herd, copy)
+    herd.start("--fake-gpus", "1")
+
+    now = herd.json("show", str(job))
+    assert (now["state"], now["attempt"]) == ("succeeded", 3)  # before the fix: attempt 4 ran
+    ends = [(a["number"], a["outcome"], a["exit_code"]) for a in now["attempts"]]
+    assert ends == [(1, "exit", 1), (2, "exit", 1), (3, "exit", 0)]
+    moves = [(e["event"], e["to_state"]) for e in now["events"]][-5:]
+    assert moves == [
+        ("retry", "queued"),  # attempt 1's end, as the backup's running attempt
+        ("start", "running"),  # attempt 2, taken from its folder
+        ("retry", "queued"),
+        ("start", "running"),  # attempt 3
+        ("succeed", "succeeded"),
+    ]
+    details = [e["detail"] for e in now["events"] if e["event"] == "retry"][-2:]
+    assert details == [
+        "attempt 1 ended (exit 1), and attempt 2 ran (herd.db did not know it)",
+        "attempt 2 ended (exit 1), and attempt 3 ran since",
+    ]
+    witness = herd.submit("--", "true")
+    herd.wait_state(witness, "succeeded")
+    assert [line.split()[0] for line in started(runs)] == ["1", "2", "3"]
+
+
+def test_an_attempt_cut_short_after_the_backup_is_lost(herd: Herd, tmp_path: Path) -> None:
+    """The backup has the job queued; its attempt 1 ran since and was killed with no exit
+    status written (SIGKILL, as a power cut would). It is recorded `lost`, as an attempt
+    the database knew would be, and the job (no --retries) does not run again on its own."""
+    herd.start("--fake-gpus", "1")
+    runs, copy, go = tmp_path / "runs", tmp_path / "backup.db", tmp_path / "go"
+    job = queued_in_backup(herd, copy, "--", job_command(runs, go))
+    before = running(herd, job, 1)
+    shell = psutil.Process(before["pid"])
+    restore(herd, copy)
+    os.killpg(before["pid"], signal.SIGKILL)
+    wait_for(lambda: ended(shell), what="the attempt to end")
+    as_if_never_paused(herd)
+    herd.start("--fake-gpus", "1")
+
+    now = herd.json("show", str(job))
+    assert (now["state"], now["attempt"], now["outcome"]) == ("lost", 1, "lost")
+    (first,) = now["attempts"]
+    assert (first["outcome"], first["gpus"], first["pid"]) == ("lost", [0], before["pid"])
+    lose = now["events"][-1]
+    assert lose["event"] == "lose"
+    witness = herd.submit("--", "true")
+    herd.wait_state(witness, "succeeded")
+    assert len(started(runs)) == 1  # before the fix: attempt 2 ran
 
 
 def test_a_finished_job_retried_after_the_backup_is_adopted(herd: Herd, tmp_path: Path) -> None:
@@ -312,14 +433,70 @@ def test_a_finished_job_whose_retry_cannot_be_adopted_is_held(herd: Herd, tmp_pa
     hold = now["events"][-1]
     assert (hold["event"], hold["from_state"]) == ("retry-held", "failed")
     assert f"attempt 2 runs already (pid {before['pid']}, unwatched)" in hold["detail"]
-    runs_unwatched = f"held: attempt 2 runs unwatched (pid {before['pid']})"
+    runs_unwatched = f"held: attempt 2 runs unwatched (pid {before['pid']}), GPU 0 reserved for it"
     assert now["reason"] == runs_unwatched
     assert runs_unwatched in herd.cli("ls").stdout
 
     shell = psutil.Process(before["pid"])
     (tmp_path / "go").touch()
     wait_for(lambda: ended(shell), what="the unwatched attempt to end")
-    assert "ran unwatched and has ended" in herd.job(job)["reason"]
+    ls_says = "ran unwatched and has ended"
+    wait_for(lambda: ls_says in herd.job(job)["reason"], what="ls to say that it has ended")
     herd.cli("release", str(job))
     assert herd.wait_state(job, "succeeded")["attempt"] == 3
     assert [line.split()[0] for line in started(tmp_path / "runs")] == ["1", "2", "3"]
+
+
+def test_a_held_jobs_gpu_stays_reserved_while_its_run_runs(herd: Herd, tmp_path: Path) -> None:
+    """The backup has GPU 0 with one slot and jobs A and B queued; since, GPU 0 got a second
+    slot and both run there. After the restore A is adopted, and B held: GPU 0's one slot is
+    A's. The daemon gave GPU 0 to job C as soon as A ended, while B's process still ran
+    there; now B's run keeps it (`gpuherd gpus`, `ls`), also across a restart, until it ends."""
+    herd.start("--fake-gpus", "1")
+    copy = tmp_path / "backup.db"
+    herd.cli("pause")
+    a = herd.submit("--", job_command(tmp_path / "a", tmp_path / "go-a"))
+    b = herd.submit("--", job_command(tmp_path / "b", tmp_path / "go-b"))
+    backup(herd, copy)
+    herd.cli("gpus", "add", "0", "--slots", "2")
+    herd.cli("resume")
+    running(herd, a, 1)
+    before = running(herd, b, 1)
+    restore(herd, copy)
+    as_if_never_paused(herd)
+    herd.start("--fake-gpus", "1")
+
+    assert herd.job(a)["state"] == "running"
+    held = herd.job(b)
+    assert held["state"] == "held"
+    assert held["gpus"] == [0]
+    reason = f"held: attempt 1 runs unwatched (pid {before['pid']}), GPU 0 reserved for it"
+    assert held["reason"] == reason
+    c = herd.submit("--", "true")
+    herd.cli("daemon", "stop")  # the reservation is no runtime accident: a restart keeps it
+    herd.start("--fake-gpus", "1")
+    (gpu,) = herd.json("gpus")["gpus"]
+    assert gpu["jobs"] == [a, b]
+    why = f"held: attempt 1 runs unwatched (pid {before['pid']})"
+    assert gpu["reserved"] == [{"job": b, "reason": why}]
+    assert herd.job(b)["reason"] == reason
+
+    (tmp_path / "go-a").touch()
+    herd.wait_state(a, "succeeded")
+    # C would have started in the same step that recorded A's end (before the fix, it did).
+    assert herd.job(c)["state"] == "queued"
+
+    shell = psutil.Process(before["pid"])
+    (tmp_path / "go-b").touch()
+    herd.wait_state(c, "succeeded")  # once B's run has ended: noticed without a poll
+    assert ended(shell)
+    now = herd.json("show", str(b))
+    assert (now["state"], now["gpus"]) == ("held", [])
+    end = now["events"][-1]
+    assert end["event"] == "unwatched-ended"
+    assert end["detail"] == (
+        f"attempt 1 (pid {before['pid']}), which ran unwatched, has ended (exit 0): GPU 0 "
+        f"free again; `gpuherd release {b}` runs the job again"
+    )
+    assert herd.json("gpus")["gpus"][0]["reserved"] == []
+    assert "ran unwatched and has ended" in herd.job(b)["reason"]

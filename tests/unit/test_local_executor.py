@@ -17,6 +17,7 @@ import pytest
 from gpuherd.executors import local_escaped
 from gpuherd.executors.base import ExitStatus, LaunchRequest, SpawnError
 from gpuherd.executors.local import LocalExecutor
+from gpuherd.executors.local_records import visible_gpus
 
 TIMEOUT = 10.0
 
@@ -299,6 +300,28 @@ def test_watching_a_job_that_is_already_gone(tmp_path: Path) -> None:
         assert (await wait_exit(ex, pid, str(lost_dir))).lost
 
     run(main())
+
+
+def test_the_gpus_a_running_job_was_given_are_read_from_its_environment(tmp_path: Path) -> None:
+    """What a restart reserves for a run it holds whose folder does not record its GPUs."""
+
+    async def main() -> None:
+        ex = LocalExecutor()
+        env = {"CUDA_VISIBLE_DEVICES": "1,3"}
+        req = request(tmp_path, "sleep 100", extra_env=env)
+        pid = ex.launch(req)
+        try:
+            await wait_until(lambda: ex.recorded_pid(req.attempt_dir) == pid, "the wrapper")
+            assert ex.given_gpus(pid) == (1, 3)
+        finally:
+            ex.terminate(pid, grace=1)
+            await wait_exit(ex, pid, req.attempt_dir, "test:7:1")
+        assert ex.given_gpus(pid) is None  # gone
+
+    run(main())
+    assert visible_gpus({"CUDA_VISIBLE_DEVICES": ""}) == ()  # a job that asked for no GPU
+    assert visible_gpus({"CUDA_VISIBLE_DEVICES": "GPU-8f2a"}) is None  # never gpuherd's
+    assert visible_gpus({}) is None
 
 
 def test_is_running_checks_the_jobs_identity(tmp_path: Path) -> None:

@@ -1,7 +1,9 @@
 """A later attempt than the database's runs (herd.db restored from an older backup): the
 live job's own attempt is superseded, and the job adopted where its recorded GPUs have room,
-else held (core/recovery.py: reconcile, take_over). One that ended keeps its folder: the next
-attempt is numbered past it (attempt_numbers.py)."""
+else held (core/recovery.py: reconcile, take_over). Later attempts that ended are recorded
+as they ended, the latest deciding the job's state (catch_up). A folder where a run is
+recorded but could not be taken keeps it: the next attempt is numbered past it
+(attempt_numbers.py)."""
 
 from __future__ import annotations
 
@@ -10,22 +12,29 @@ from pathlib import Path
 from typing import cast
 
 from gpuherd.attempt_numbers import next_number
+from gpuherd.core.lifecycle import after_attempt, classify
 from gpuherd.core.model import Device, Job, JobSpec, Policy, Reservation
 from gpuherd.core.recovery import (
     Adopt,
+    CatchUp,
     Finish,
     Found,
     Hold,
     Observed,
+    Ran,
     Reattach,
     Supersede,
+    Take,
     Unstart,
+    back_to_queue,
+    catch_up,
     reconcile,
+    reservation,
     take_over,
     unwatched,
     unwatched_run,
 )
-from gpuherd.core.states import JobState
+from gpuherd.core.states import Event, JobState, OutcomeKind
 from gpuherd.executors.base import Executor, ExitStatus
 from gpuherd.layout import Layout
 
@@ -52,9 +61,77 @@ def test_an_ended_attempt_with_a_later_one_running_is_superseded() -> None:
     ]
 
 
+def test_an_ended_attempt_with_a_later_one_that_ended_is_superseded() -> None:
+    ended = Observed(pid=100, running=False, exit_code=1, recorded=True, ended_at=5.0)
+    later = {1: catch_up(1, [ran(2)])}
+    assert reconcile([job(1, JobState.RUNNING)], {1: ended}, NOW, later) == [
+        Supersede(1, Finish(1, 1, None, 5.0))
+    ]
+
+
 def test_a_running_attempt_is_reattached_whatever_runs_after_it() -> None:
     seen = Observed(pid=100, running=True)
     assert reconcile([job(1, JobState.RUNNING)], {1: seen}, NOW, {1: found()}) == [Reattach(1, 100)]
+
+
+def ran(
+    attempt: int,
+    exit_code: int | None = 0,
+    signal: int | None = None,
+    stop_reason: OutcomeKind | None = None,
+) -> Ran:
+    folder = f"/home/jobs/1/attempt-{attempt}"
+    return Ran(attempt, 4000 + attempt, folder, 50.0, exit_code, signal, stop_reason)
+
+
+def test_the_latest_later_attempt_decides() -> None:
+    """Ended attempts before the latest are recorded with the job going back to the queue
+    after each (never through a final state); the latest, if it ended, as it ended; if it
+    runs, it is taken over once those before it are recorded."""
+    assert catch_up(1, []) == CatchUp()
+    assert not catch_up(1, [])
+    failed, succeeded = ran(2, 1), ran(3, 0)
+    assert catch_up(1, [failed, succeeded]) == CatchUp(
+        (Take(1, failed, superseded=True), Take(1, succeeded, superseded=False))
+    )
+    assert catch_up(1, [failed, found(attempt=3)]) == CatchUp(
+        (Take(1, failed, superseded=True),), found(attempt=3)
+    )
+    # One that runs while a later one ran is not the job's run (it was released meanwhile).
+    assert catch_up(1, [found(attempt=2), succeeded]) == CatchUp(
+        (Take(1, succeeded, superseded=False),)
+    )
+    assert catch_up(1, [failed]).first() == "attempt 2 ran"
+    assert catch_up(1, [found(attempt=2)]).first() == "attempt 2 runs"
+
+
+def test_a_taken_attempt_ends_as_its_folder_recorded_it() -> None:
+    """The exit status; what the watching daemon wrote (it stopped it); or, with neither (no
+    `exit` line: killed with SIGKILL, a power cut), lost, and retried per --retries."""
+    assert classify(ran(2, 3).ended).kind is OutcomeKind.EXIT
+    timed_out = ran(2, None, signal=15, stop_reason=OutcomeKind.TIMEOUT)
+    assert classify(timed_out.ended).kind is OutcomeKind.TIMEOUT
+    cut_short = ran(2, None)
+    lost = classify(cut_short.ended)
+    assert lost.kind is OutcomeKind.LOST
+    once = Job(1, JobSpec("true", "/tmp"), JobState.RUNNING, attempt=2)
+    assert after_attempt(once, cut_short.ended, lost).state is JobState.LOST
+    retried = Job(1, JobSpec("true", "/tmp", retries=2), JobState.RUNNING, attempt=2)
+    assert after_attempt(retried, cut_short.ended, lost).state is JobState.QUEUED
+
+
+def test_a_job_goes_back_to_the_queue_by_the_verb_the_restore_undid() -> None:
+    assert back_to_queue(JobState.QUEUED) is None
+    assert back_to_queue(JobState.HELD) is Event.RELEASE
+    for state in (JobState.FAILED, JobState.SUCCEEDED, JobState.CANCELLED, JobState.LOST):
+        assert back_to_queue(state) is Event.RETRY
+
+
+def test_a_held_run_reserves_what_its_job_would() -> None:
+    shares = Job(1, JobSpec("true", "/tmp", mem=4 << 30, project="p"), JobState.HELD)
+    assert reservation(shares, (0,)) == Reservation(1, (0,), 4 << 30, shares=True, project="p")
+    assert reservation(shares, (0,), peak=6 << 30).mem == 6 << 30
+    assert reservation(job(2), (1,)) == Reservation(2, (1,))
 
 
 def test_a_found_attempt_is_adopted_on_its_free_gpus() -> None:

@@ -1,14 +1,16 @@
 """After a daemon restart: what to do with each job the database says is live, and with a
-job whose later attempt runs although the database does not know it (pure)."""
+job whose later attempts ran, or run, although the database does not know them (pure)."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 
 from gpuherd.core.capacity import kind_of, load
+from gpuherd.core.lifecycle import Ended
 from gpuherd.core.model import Device, DeviceState, Job, Policy, Reservation
+from gpuherd.core.states import FINISHED_STATES, Event, JobState, OutcomeKind
 
 
 @dataclass(frozen=True)
@@ -80,11 +82,90 @@ class Found:
 
 
 @dataclass(frozen=True)
+class Ran:
+    """A later attempt than the database's own that ran and has ended since (herd.db was
+    restored from an older backup), as its folder recorded it. Its start is attempt.json's
+    (written a second into it: without one, its GPUs and start are not known). Its end is
+    what the daemon that watched it wrote there (why it ended: a kill, a --timeout); else
+    the exit status its shell wrote in the `process` file; with neither, it is lost, as an
+    attempt the database knows is when its process vanished without a status."""
+
+    attempt: int
+    pid: int
+    folder: str
+    ended_at: float
+    exit_code: int | None = None
+    signal: int | None = None
+    stop_reason: OutcomeKind | None = None
+    """gpuherd stopped it (killed, timeout, stalled), as its attempt.json says."""
+    gpus: tuple[int, ...] = ()
+    gpu_uuids: tuple[str, ...] = ()
+    host: str | None = None
+    started_at: float | None = None
+
+    @property
+    def ended(self) -> Ended:
+        return Ended(self.exit_code, self.signal, self.stop_reason)
+
+
+@dataclass(frozen=True)
+class Take:
+    """Record `ran` as the job's attempt, from its folder. `superseded`: a later attempt of
+    the job ran after it, so the job goes back to the queue whatever its outcome (never
+    through a final state, which would cancel the jobs waiting for it); else the job's state
+    follows from its outcome, as when a watched attempt ends (retried per --retries...)."""
+
+    job_id: int
+    ran: Ran
+    superseded: bool
+
+
+@dataclass(frozen=True)
+class CatchUp:
+    """What a restart makes of the attempts of a job past the database's own that ran."""
+
+    takes: tuple[Take, ...] = ()
+    """Those that ended, in order: each recorded as the attempt it was."""
+    runs: Found | None = None
+    """The latest, which runs: adopted or held (take_over) once `takes` are recorded."""
+
+    def __bool__(self) -> bool:
+        return bool(self.takes) or self.runs is not None
+
+    def first(self) -> str:
+        """The first of these attempts, as the event that supersedes the job's own says."""
+        if self.takes:
+            return f"attempt {self.takes[0].ran.attempt} ran"
+        return f"attempt {self.runs.attempt} runs" if self.runs else "none"
+
+
+def catch_up(job_id: int, later: Sequence[Ran | Found]) -> CatchUp:
+    """`later`: the attempts past the database's own whose folders record a run of the job,
+    in order. The latest one decides: if it runs, it is taken over, and those before it that
+    ended are recorded first; if it ended, the job's state follows from it. An attempt that
+    runs while a later one ran is not the job's run (released while it ran): left alone, as
+    any process of an attempt the database does not know."""
+    if not later:
+        return CatchUp()
+    last = later[-1]
+    takes = tuple(Take(job_id, r, superseded=r is not last) for r in later if isinstance(r, Ran))
+    return CatchUp(takes, last if isinstance(last, Found) else None)
+
+
+def back_to_queue(state: JobState) -> Event | None:
+    """The event that puts a job back in the queue before a later attempt of it is taken
+    as its own (None: it is queued): the user's own verbs, which a restore undid."""
+    if state is JobState.HELD:
+        return Event.RELEASE
+    return Event.RETRY if state in FINISHED_STATES else None
+
+
+@dataclass(frozen=True)
 class Supersede:
     """The database's attempt of a live job has ended (`ended`: Finish; Unstart if it never
-    started) and a later one runs: that attempt's end is recorded and the job goes back to
-    the queue, from where the later one is adopted (never a second run, nor a final state
-    that would cancel the jobs waiting for this one)."""
+    started) and a later one ran or runs: that attempt's end is recorded and the job goes
+    back to the queue, from where the later ones are taken (never a second run, nor a final
+    state that would cancel the jobs waiting for this one)."""
 
     job_id: int
     ended: Finish | Unstart
@@ -97,14 +178,14 @@ def reconcile(
     live: list[Job],
     observed: dict[int, Observed],
     now: float,
-    found: dict[int, Found] | None = None,
+    later: Collection[int] = (),
 ) -> list[Action]:
-    """`found`: the later attempts that run, by job (see Found)."""
+    """`later`: the jobs whose later attempts ran or run (see catch_up)."""
     actions: list[Action] = []
     for job in live:
         seen = observed.get(job.id, Observed(pid=None, running=False))
         action = _action(job, seen, now)
-        if isinstance(action, Finish | Unstart) and found and job.id in found:
+        if isinstance(action, Finish | Unstart) and job.id in later:
             action = Supersede(job.id, action)
         actions.append(action)
     return actions
@@ -157,18 +238,22 @@ def take_over(
             decided.append(Hold(job.id, found, why))
             continue
         decided.append(Adopt(job.id, found))
-        spec = job.spec
-        taken.append(
-            Reservation(
-                job.id,
-                found.gpus or (),
-                spec.mem or 0,
-                shares=spec.mem is not None,
-                exclusive=spec.exclusive,
-                project=spec.project,
-            )
-        )
+        taken.append(reservation(job, found.gpus or ()))
     return decided
+
+
+def reservation(job: Job, gpus: tuple[int, ...], peak: int = 0) -> Reservation:
+    """What a process of the job holds on `gpus`: its --mem, or what it was seen to use if
+    more (`peak`)."""
+    spec = job.spec
+    return Reservation(
+        job.id,
+        gpus,
+        max(spec.mem or 0, peak),
+        shares=spec.mem is not None,
+        exclusive=spec.exclusive,
+        project=spec.project,
+    )
 
 
 def _not_adoptable(
@@ -204,6 +289,11 @@ def _not_adoptable(
 def unwatched(attempt: int, pid: int) -> str:
     """How a held job's hold event begins when the attempt it names runs unwatched."""
     return f"attempt {attempt} runs already (pid {pid}, unwatched)"
+
+
+def runs_unwatched(attempt: int, pid: int) -> str:
+    """What `ls` and `gpuherd gpus` say of a job held while that run of it runs unwatched."""
+    return f"held: attempt {attempt} runs unwatched (pid {pid})"
 
 
 _UNWATCHED = re.compile(r"attempt (\d+) runs already \(pid (\d+), unwatched\)")

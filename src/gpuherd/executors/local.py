@@ -46,6 +46,7 @@ from gpuherd.executors.local_records import (
     read_process_file,
     reap,
     recorded_leader,
+    visible_gpus,
 )
 
 # Python ignores SIGPIPE and SIGXFSZ, and a daemon started with nohup or `&` may ignore
@@ -298,6 +299,19 @@ class LocalExecutor:
         except psutil.Error:
             return False
         return bool(attempt_dir) and recorded_leader(pid, created, attempt_dir)
+
+    def still_runs(
+        self, pid: int, job_id: int, attempt: int, key: str, attempt_dir: str = ""
+    ) -> bool:
+        return self.is_running(pid, job_id, attempt, key, attempt_dir)  # (a look at /proc)
+
+    def given_gpus(self, pid: int) -> tuple[int, ...] | None:
+        import psutil  # deferred, as in is_running
+
+        try:
+            return visible_gpus(psutil.Process(pid).environ())
+        except psutil.Error:
+            return None
 
     def end_leftovers(self, home_id: str) -> None:
         # Found by their environment: a group whose number was taken again once the job's

@@ -91,6 +91,18 @@ def is_attempt(env: Mapping[str, str], key: str) -> bool:
     return env.get(KEY_VARIABLE) == key and HOOK_VARIABLE not in env
 
 
+def visible_gpus(env: Mapping[str, str]) -> tuple[int, ...] | None:
+    """The GPU indices a job's environment names (gpuherd sets CUDA_VISIBLE_DEVICES in every
+    job's: empty for none); None without it, or with what gpuherd never sets (UUIDs)."""
+    text = env.get("CUDA_VISIBLE_DEVICES")
+    if text is None:
+        return None
+    try:
+        return tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        return None
+
+
 def leaders() -> dict[str, int]:
     """The live processes that lead attempts, by attempt key: a job's shell leads its own
     session, and its key says which attempt it is. One pass over /proc for all the jobs a

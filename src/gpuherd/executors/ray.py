@@ -50,6 +50,7 @@ from gpuherd.executors.ray_actor import JobActor
 from gpuherd.executors.ray_errors import actor_died_note, first_line
 from gpuherd.executors.ray_files import append, decode, read_exit, size, write_exit, write_json
 from gpuherd.executors.ray_link import ClusterDown, ClusterLink
+from gpuherd.executors.ray_lookup import job_runs, reattach
 from gpuherd.gpus.base import ProbeError
 from gpuherd.gpus.ray import RayNodes
 
@@ -60,7 +61,6 @@ PULL_WAIT = 1.0
 """Seconds one log pull may wait on the node for new output (a long poll)."""
 KILL_MARGIN = 5.0
 """Seconds past the grace period after which an unanswering actor is killed outright."""
-LOOKUP_TIMEOUT = 10.0
 RELEASE_TIMEOUT = 5.0
 PULL_MARGIN = 10.0
 """Seconds past PULL_WAIT after which a pull that has not returned counts as unanswered."""
@@ -306,21 +306,17 @@ class RayExecutor:
         if pid in self._runs:
             return True
         name = self.actor_name(job_id, attempt)
-        try:
-            actor = _ray.get_actor(name, namespace=self.namespace)
-        except ValueError:
-            return False  # no such actor: it ended, or was never created
-        try:
-            info: dict[str, Any] = _ray.get(actor.info.remote(), timeout=LOOKUP_TIMEOUT)
-        except Exception as exc:
-            # Unreachable: never let it run on unwatched (a silent second run after a retry).
-            log.warning("job actor %s does not answer (%s); killing it", name, first_line(exc))
-            with contextlib.suppress(Exception):
-                ray.kill(actor, no_restart=True)
+        actor = reattach(name, self.namespace)
+        if actor is not None:
+            self._runs[pid] = _Run(name, actor)
+        return actor is not None
+
+    def still_runs(
+        self, pid: int, job_id: int, attempt: int, key: str, attempt_dir: str = ""
+    ) -> bool:
+        if pid != handle_of(job_id, attempt):
             return False
-        self._runs[pid] = _Run(name, actor)
-        log.info("found job actor %s on %s (node %s)", name, info["host"], info["node_id"][:8])
-        return True
+        return job_runs(self.link, self.actor_name(job_id, attempt), self.namespace)
 
     def end_leftovers(self, home_id: str) -> None:
         """Kill this home's actors that no live attempt owns (called once recovery has
@@ -347,6 +343,10 @@ class RayExecutor:
 
     def find_leader(self, job_id: int, attempt: int, key: str) -> int | None:
         """None: an actor's handle is written before the actor is created (recorded_pid)."""
+        return None
+
+    def given_gpus(self, pid: int) -> tuple[int, ...] | None:
+        """None: an actor's GPUs are its node's, not this machine's (and not in its handle)."""
         return None
 
     def outlived(self, pid: int, key: str) -> bool:

@@ -138,6 +138,10 @@ class JobActor:
                 return {"out": out, "err": err, "status": status, "age": self._age()}
             time.sleep(0.05)
 
+    def status(self) -> int | None:
+        """The job's exit status once it has ended (-1: none was recorded), else None."""
+        return self._status()
+
     def signal(self, signum: int) -> None:
         """Send a signal to every process of the job (not to the supervisor)."""
         signal_tree(signum, self._leader(), self._descendants())
