@@ -23,7 +23,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from gpuherd.cli.job_refs import LAST, resolve_last
+from gpuherd.cli.job_refs import resolve_last
+from gpuherd.cli.param_types import LAST
 from gpuherd.client import Client
 from gpuherd.core.env_vars import check_variable
 from gpuherd.core.idspec import gpu_index_list, parse_ids

@@ -243,7 +243,10 @@ class JobVerbs:
         never: Callable[[JobSpec], str | None],
     ) -> str:
         if job.state in FINISHED_STATES:
-            raise Conflict(f"job {job.id} already ended ({job.state.value}): it cannot change")
+            raise Conflict(  # pueue's `restart --edit`: back held, edited, then released
+                f"job {job.id} already ended ({job.state.value}): `gpuherd retry --hold "
+                f"{job.id}` puts it back held, to edit it before it runs again"
+            )
         if job.state not in (JobState.QUEUED, JobState.HELD):
             raise Conflict(
                 f"job {job.id} is {job.state.value}: only queued or held jobs can be edited"

@@ -64,4 +64,4 @@ def test_log_f_prints_each_of_many_fast_retries_once_in_order(shared_daemon: Her
     assert follow.proc.returncode == 0
     assert out.decode().splitlines() == [f"attempt {n} says hi" for n in range(1, 6)]
     began = [f"gpuherd: job {job_id}: attempt {n} began" for n in range(2, 6)]
-    assert err.decode().splitlines() == began
+    assert err.decode().splitlines() == [*began, f"job {job_id}: failed (exit 1)"]

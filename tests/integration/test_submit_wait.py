@@ -148,7 +148,10 @@ def test_follow_prints_the_jobs_stdout_then_exits_with_its_code(shared_daemon: H
     assert done.returncode == 7
     job_id = submitted(done.stdout)
     assert done.stdout == f"submitted job {job_id}\none\ntwo\n"
-    assert done.stderr == f"job {job_id}: failed (exit 7)\n"
+    # Its stderr (the traceback, usually) is not printed: where it is, is said.
+    assert (
+        done.stderr == f"job {job_id}: failed (exit 7); its stderr: gpuherd log {job_id} --stderr\n"
+    )
     quiet = daemon.cli("submit", "-q", "--follow", "--", "echo", "only this")
     assert (quiet.returncode, quiet.stdout) == (0, "only this\n")
 

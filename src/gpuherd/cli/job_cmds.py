@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
 import time
 from typing import Any
@@ -16,13 +17,14 @@ from gpuherd.cli.job_refs import (
     filtered,
     given_ids,
     listed_ids,
-    newest_job,
+    one_job,
     resolve_last,
     unless_finished,
 )
 from gpuherd.cli.log_output import (
     DAEMON_GONE,
     check_attempt,
+    ended_badly,
     has_text,
     not_started_note,
     point_at_stderr,
@@ -246,7 +248,7 @@ def list_jobs(
 @click.command(cls=TakesJobIds)
 @click.argument("job_id", type=JOB_ID, required=False)
 @json_option()
-def show(job_id: int | None, as_json: bool) -> None:
+def show(job_id: int | str | None, as_json: bool) -> None:
     """Everything about one job: command, GPUs, attempts, outcome, and its stderr tail.
 
     Without JOB_ID, of the job submitted last (as `gpuherd log`, and task-spooler's `tsp -i`).
@@ -254,20 +256,11 @@ def show(job_id: int | None, as_json: bool) -> None:
     from gpuherd.cli import render  # deferred: the tables' code, which `submit` does not need
 
     client = Client()
-    detail = client.get(f"/jobs/{_or_newest(client, job_id)}")
+    detail = client.get(f"/jobs/{one_job(client, job_id)}")
     if as_json:
         click.echo(json.dumps(detail, indent=1))
     else:
         render.job_detail(detail)
-
-
-def _or_newest(client: Client, job_id: int | None) -> int:
-    """The job given, or else the job submitted last."""
-    if job_id is None:
-        job_id = newest_job(client)
-        if job_id is None:
-            raise HerdError("no job yet: `gpuherd submit` queues one")
-    return job_id
 
 
 def _say_daemon_gone() -> None:
@@ -283,14 +276,14 @@ def _say_daemon_gone() -> None:
     "-n", "--lines", type=click.IntRange(1), help="Only the last N lines (with -f: then follow)."
 )
 def log(
-    job_id: int | None, follow: bool, stderr: bool, attempt: int | None, lines: int | None
+    job_id: int | str | None, follow: bool, stderr: bool, attempt: int | None, lines: int | None
 ) -> None:
     """Print a job's output (stdout, or --stderr); without JOB_ID, the job submitted last.
 
     With -f, a job that has not started is waited for, and a retry's output follows.
     """
     client = Client()
-    job_id = _or_newest(client, job_id)  # `gpuherd submit ...` then `gpuherd log -f`
+    job_id = one_job(client, job_id)  # `gpuherd submit ...` then `gpuherd log -f`
     stream = "stderr" if stderr else "stdout"
     check_attempt(client, job_id, attempt)
     if not follow:
@@ -309,35 +302,56 @@ def log(
         click.echo(note, err=True)  # (held, say: the follow would look hung)
     elif not stderr and has_text(client, job_id, "stdout", attempt) is False:
         point_at_stderr(client, job_id, attempt, " -f")
-    print_follow(client, job_id, stream, attempt, lines)
+    printer = print_follow(client, job_id, stream, attempt, lines)
     try:  # ended: did it ever run (it was cancelled, say)?
         job = client.get(f"/jobs/{job_id}")
     except (NotFound, DaemonError):  # removed while followed, or the daemon stopped (a drain)
         return  # nothing more to say
     if not job["attempt"] and job["state"] in FINISHED:
         raise HerdError(f"job {job_id} never ran ({job['state']}): it has no log")
+    if attempt is None and job["state"] in FINISHED - {"succeeded"}:
+        # A crash looked like a quiet end: the log stopped, and the traceback is in stderr.
+        printer.note(ended_badly(client, job, stream))
 
 
 @click.command(cls=TakesJobIds)
 @ids_argument(required=False)
+@filter_options()
 @click.option("--timeout", type=DURATION, help="Give up after this long (exit 2).")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing; the exit status tells.")
-def wait(ids: tuple[str, ...], timeout: float | None, quiet: bool) -> None:
+def wait(
+    ids: tuple[str, ...],
+    project: str | None,
+    sweep: str | None,
+    name_glob: str | None,
+    timeout: float | None,
+    quiet: bool,
+) -> None:
     """Wait until jobs finish (default: every job queued, running or paused now; not the
     held ones, which would wait for a release).
+
+    --project, --sweep and --name wait for those of them that match (pueue's `wait
+    --group`): never for every job, as `gpuherd wait $(gpuherd ls -q --project P)` does
+    once none of P is left.
 
     Exit 0 when all succeeded, 1 when any did not, 2 on --timeout, 3 when no daemon runs,
     or it went away and none came back within a minute.
     """
+    match = {"project": project, "sweep": sweep, "name": name_glob}
+    narrowed = _filter_words(match)
+    if ids and narrowed:
+        raise click.UsageError(f"give job ids or {narrowed}, not both")
     client = Client()
     deadline = None if timeout is None else time.monotonic() + timeout
     try:  # no daemon, or gone and none came back: no verdict on the jobs (exit 3)
         wanted = (
-            given_ids(client, ids) if ids else listed_ids(client, ("queued", "running", "paused"))
+            given_ids(client, ids)
+            if ids
+            else listed_ids(client, ("queued", "running", "paused"), match)
         )
         # Held jobs wait for a release (or their --begin time): waited for only when named,
         # which `submit --begin +1h ...; gpuherd wait` did not tell.
-        held = [] if ids or quiet else listed_ids(client, ("held",))
+        held = [] if ids or quiet else listed_ids(client, ("held",), match)
         if held and wanted:
             click.echo(f"gpuherd: {_not_waited_for(held)}", err=True)
         say_gone = None if quiet else _say_daemon_gone
@@ -347,8 +361,9 @@ def wait(ids: tuple[str, ...], timeout: float | None, quiet: bool) -> None:
         sys.exit(3)
     if not wanted:
         if not quiet:
+            of = f" of {narrowed}" if narrowed else ""
             click.echo(
-                "nothing to wait for: no job is queued or running"
+                f"nothing to wait for: no job{of} is queued or running"
                 + (f"; {_not_waited_for(held)}" if held else "")
             )
         return
@@ -363,6 +378,12 @@ def wait(ids: tuple[str, ...], timeout: float | None, quiet: bool) -> None:
             click.echo(line, err=True)  # `jobs 3,5-9: failed`: one line per state
         click.echo(f"{len(states) - len(bad)} of {plural(len(states), 'job')} succeeded")
     sys.exit(1 if bad else 0)
+
+
+def _filter_words(match: dict[str, str | None]) -> str:
+    """The filters given, as typed (`--project g --name 'a*'`); '' when none is."""
+    flags = {"project": "--project", "sweep": "--sweep", "name": "--name"}
+    return " ".join(f"{flags[k]} {shlex.quote(v)}" for k, v in match.items() if v is not None)
 
 
 def _not_waited_for(held: list[int]) -> str:

@@ -9,11 +9,10 @@ from typing import Any
 
 import click
 
-from gpuherd.cli.param_types import expand_ids
+from gpuherd.cli.param_types import LAST, expand_ids
 from gpuherd.client import Client
 from gpuherd.errors import HerdError
 
-LAST = "last"
 FINISHED = {"succeeded", "failed", "killed", "cancelled", "lost"}
 
 
@@ -21,6 +20,17 @@ def newest_job(client: Client) -> int | None:
     """The id of the job submitted last (None: no job yet)."""
     newest = client.get("/jobs", all=True, limit=1, newest=True)["jobs"]
     return int(newest[0]["id"]) if newest else None
+
+
+def one_job(client: Client, job_id: int | str | None) -> int:
+    """The job a command of one job means (JOB_ID): the one given, or for `last`, or none
+    given where the id may be left out (`log`, `show`), the job submitted last."""
+    if job_id is not None and job_id != LAST:
+        return int(job_id)
+    newest = newest_job(client)
+    if newest is None:
+        raise HerdError("no job yet: `gpuherd submit` queues one")
+    return newest
 
 
 def resolve_last(client: Client, ids: Sequence[int | str], option: str) -> list[int]:

@@ -53,6 +53,19 @@ def point_at_stderr(client: Client, job_id: int, attempt: int | None, follow: st
         )
 
 
+def ended_badly(client: Client, job: dict[str, Any], followed: str = "stdout") -> str:
+    """How a followed job that did not succeed ended (`job 5: failed (exit 3)`), pointing at
+    its stderr when the follow printed its stdout and stderr holds text: a traceback goes
+    there, and the follow alone ended as quietly as a success."""
+    from gpuherd.cli.submit_wait import ending  # (it imports this module)
+
+    job_id = int(job["id"])
+    line = f"job {job_id}: {ending(job)}"
+    if followed == "stdout" and has_text(client, job_id, "stderr", None):
+        line += f"; its stderr: gpuherd log {job_id} --stderr"
+    return line
+
+
 def not_started_note(job: dict[str, Any]) -> str | None:
     """What `log -f` says on stderr of a job that has not started and will not at once (held,
     waiting for its --begin time, a dependency or GPUs): it waits silently for the job

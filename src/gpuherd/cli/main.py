@@ -134,6 +134,10 @@ class LazyGroup(click.Group):
         try:
             return super().resolve_command(ctx, args)
         except click.exceptions.NoSuchCommand:  # suggest from every name, loaded or not
+            from gpuherd.cli.other_tools import command_hint  # (pueue's `status`, say)
+
+            if hint := command_hint(args[0]):
+                raise click.UsageError(hint, ctx) from None
             raise click.exceptions.NoSuchCommand(
                 args[0], possibilities=self.list_commands(ctx), ctx=ctx
             ) from None
@@ -181,7 +185,7 @@ def main(argv: list[str] | None = None) -> None:
         ctx: Any = getattr(exc, "ctx", None)
         if ctx is not None:
             hint = f" (see {ctx.command_path} --help)"
-        _error(f"gpuherd: error: {exc.format_message()}{hint}")
+        _error(f"gpuherd: error: {_other_tools_word(exc, ctx) or exc.format_message()}{hint}")
         sys.exit(exc.exit_code)
     except HerdError as exc:
         _error(f"gpuherd: error: {exc}")
@@ -198,6 +202,16 @@ def main(argv: list[str] | None = None) -> None:
         where = f" ({exc.filename})" if exc.filename else " (writing the output)"
         _error(f"gpuherd: error: {exc.strerror or exc}{where}")
         sys.exit(1)
+
+
+def _other_tools_word(exc: click.ClickException, ctx: Any) -> str | None:
+    """For an option of pueue or task-spooler typed from habit (`submit --label`), what it
+    is called here; None for any other error."""
+    if not isinstance(exc, click.NoSuchOption) or ctx is None:
+        return None
+    from gpuherd.cli.other_tools import option_hint
+
+    return option_hint(ctx.info_name, exc.option_name)
 
 
 def drop_output(stream: TextIO) -> None:

@@ -133,10 +133,10 @@ class _GpuCount(click.IntRange):
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if isinstance(value, str) and not value.strip().lstrip("+-").isdigit():
             names = param.opts if isinstance(param, click.Option) else ["--gpus"]
-            raise click.UsageError(
-                f"{names[-1]} takes a whole number of GPUs, not {value!r}: e.g. {names[0]} 2",
-                ctx,
-            )
+            said = f"{names[-1]} takes a whole number of GPUs, not {value!r}: e.g. {names[0]} 2"
+            if names[0] == "-g" and any(c.isalpha() for c in value):  # `-g train`, from pueue
+                said += f"; a group, as pueue's -g, is --project {value} here"
+            raise click.UsageError(said, ctx)
         return super().convert(value, param, ctx)
 
 

@@ -120,9 +120,14 @@ PRIORITY = _Whole("higher runs first (the default is 0)", 10)
 ATTEMPT = _Whole("attempts are numbered from 1 (gpuherd show lists them)", 2)
 
 
+LAST = "last"
+"""Where the CLI takes job ids: the job submitted last (job_refs asks the daemon which)."""
+
+
 class _OneJob(click.ParamType):  # type: ignore[type-arg]
     """One job id (`show`, `log`, `priority`, `move --before`), refused in gpuherd's words:
-    click's were "'1-2' is not a valid integer range", with no word of what to do."""
+    click's were "'1-2' is not a valid integer range", with no word of what to do. `last`
+    is kept as it is, for the command to ask which job that is (job_refs.one_job)."""
 
     name = "job_id"
 
@@ -130,6 +135,8 @@ class _OneJob(click.ParamType):  # type: ignore[type-arg]
         if not isinstance(value, str):
             return value
         text = value.strip()
+        if text == LAST:  # the job submitted last, as the verbs of several ids take it
+            return text
         path = ctx.command_path if ctx else "gpuherd"
         # An option names itself (--before); an argument is the command's one job.
         option = param.opts[-1] if isinstance(param, click.Option) else None

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from gpuherd.cli.job_refs import given_ids, listed_ids
+from gpuherd.cli.job_refs import given_ids, listed_ids, one_job
 from gpuherd.cli.options import env_option, ids_argument, only_gpus_option
 from gpuherd.cli.param_types import DURATION, JOB_ID, PRIORITY, SIZE, TakesJobIds
 from gpuherd.client import Client
@@ -115,26 +115,33 @@ resume = _queue_or_jobs("resume")
 @click.command(context_settings={"ignore_unknown_options": True})
 @click.argument("job_id", type=JOB_ID)
 @click.argument("priority", type=PRIORITY)
-def priority(job_id: int, priority: int) -> None:
+def priority(job_id: int | str, priority: int) -> None:
     """Set a job's priority (higher runs first).
 
-    The default is 0; a negative priority needs no `--`: `gpuherd priority 7 -3`.
+    The default is 0; a negative priority needs no `--`: `gpuherd priority 7 -3`. `last` is
+    the job submitted last.
     """
-    click.echo(
-        f"job {job_id}: "
-        + Client().post(f"/jobs/{job_id}/priority", {"priority": priority})["message"]
-    )
+    client = Client()
+    job_id = one_job(client, job_id)
+    answer = client.post(f"/jobs/{job_id}/priority", {"priority": priority})
+    click.echo(f"job {job_id}: {answer['message']}")
 
 
 @click.command(cls=TakesJobIds)
 @click.argument("job_id", type=JOB_ID)
 @click.option("--first", is_flag=True, help="To the front of the queue.")
 @click.option("--before", type=JOB_ID, help="Just before this queued job.")
-def move(job_id: int, first: bool, before: int | None) -> None:
-    """Move a queued job: --first, or --before ID."""
+def move(job_id: int | str, first: bool, before: int | str | None) -> None:
+    """Move a queued job: --first, or --before ID.
+
+    `last` is the job submitted last: `gpuherd move last --first` (task-spooler's `tsp -u`).
+    """
     if first == (before is not None):
         raise click.UsageError("give exactly one of --first or --before ID")
-    answer = Client().post(f"/jobs/{job_id}/move", {"first": first, "before": before})
+    client = Client()
+    job_id = one_job(client, job_id)
+    before = None if before is None else one_job(client, before)
+    answer = client.post(f"/jobs/{job_id}/move", {"first": first, "before": before})
     click.echo(f"job {job_id}: {answer['message']}")
 
 

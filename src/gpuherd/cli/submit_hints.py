@@ -120,7 +120,14 @@ _ID_LIST = r"\d[\d,-]*"
 def stray_values(command: Sequence[str], given: Sequence[str], cmd: click.Command) -> str | None:
     """Why `command` (submit's arguments) is surely an option's extra values, or None: it
     starts with ids and holds a `--` of its own (`--after 187 188 -- echo hi` queued the
-    command `188 -- echo hi`). `given` is what came before it; `cmd` the command's options."""
+    command `188 -- echo hi`), or is a folder after `-w` (pueue's `add -w DIR` names the
+    job's folder; here -w waits, and the job ran the folder). `given` is what came before
+    it; `cmd` the command's options."""
+    if given and given[-1] in ("-w", "--wait") and os.path.isdir(command[0]):
+        return (
+            f"the command starts with the folder {command[0]}: -w is --wait here; the job's "
+            f"folder is --cwd {shlex.quote(command[0])} (pueue's -w)"
+        )
     if "--" not in command[1:] or not re.fullmatch(_ID_LIST, command[0]):
         return None
     stray = list(itertools.takewhile(lambda word: re.fullmatch(_ID_LIST, word), command))

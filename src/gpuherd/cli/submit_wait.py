@@ -78,7 +78,7 @@ def wait_and_exit(
     """Print `said` (the ids), wait for the jobs (printing the one job's stdout as it comes
     if `follow`), name those that did not succeed on stderr, and exit with the status the
     module's doc gives. Ctrl-C ends the waiting, not the jobs, and says so."""
-    from gpuherd.cli.log_output import FollowPrinter, print_follow
+    from gpuherd.cli.log_output import FollowPrinter, ended_badly, print_follow
 
     printer = FollowPrinter()  # notes after a followed log's unfinished line start their own
     try:
@@ -104,8 +104,11 @@ def wait_and_exit(
         )
         sys.exit(130)
     bad = [client.get(f"/jobs/{i}") for i in ids if states.get(i) != "succeeded"]
-    for _, line in summarize((int(job["id"]), True, ending(job)) for job in bad):
-        # `job 5: failed (exit 3)`; `jobs 3,7: killed`
+    if follow:  # the one job, pointing at its stderr as `log -f` does
+        lines = [ended_badly(client, job) for job in bad]
+    else:  # `job 5: failed (exit 3)`; `jobs 3,7: killed`
+        lines = [line for _, line in summarize((int(j["id"]), True, ending(j)) for j in bad)]
+    for line in lines:
         _unless_reader_left(functools.partial(printer.note, line), sys.stderr)
     sys.exit(exit_status(bad[0]) if bad else 0)
 

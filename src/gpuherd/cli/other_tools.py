@@ -1,0 +1,83 @@
+"""What a command or option of pueue, task-spooler or Slurm is called here, for the error of
+one typed from habit: click's guesses pointed elsewhere (`switch`: "Did you mean 'wait'?",
+`submit --group`: "Did you mean '--gpus'?"). The README's "Coming from another tool" table
+lists the same; this module is loaded only to word such an error."""
+
+from __future__ import annotations
+
+THEIR_COMMANDS = {
+    "add": "gpuherd submit -- CMD queues a command (pueue's add)",
+    "status": "gpuherd ls lists the jobs, --json for scripts (pueue's status)",
+    "follow": "gpuherd log -f ID follows a job's output (pueue's follow)",
+    "stash": "gpuherd hold IDS keeps queued jobs from starting (pueue's stash)",
+    "enqueue": "gpuherd release IDS lets held jobs run (pueue's enqueue)",
+    "start": "gpuherd resume starts the queue again, gpuherd resume IDS paused jobs "
+    "(pueue's start)",
+    "restart": "gpuherd retry IDS runs finished jobs again under their ids; retry --hold "
+    "puts them back held, to edit them first (pueue's restart --in-place, --stashed)",
+    "switch": "gpuherd move ID --before ID2 reorders the queue (pueue's switch)",
+    "parallel": "gpuherd config set max-running N caps the jobs running at once, gpuherd "
+    "config set project-limits NAME=N those of a project (pueue's parallel)",
+    "group": "a project is a group: gpuherd submit --project NAME -- CMD, and gpuherd "
+    "config set project-limits NAME=N (pueue's group)",
+    "remove": "gpuherd rm IDS (pueue's remove)",
+    "shutdown": "gpuherd daemon stop (pueue's shutdown; --kill stops the jobs too, as tsp -K)",
+}
+"""Another tool's command: what to type here instead, and whose it is."""
+
+_GROUP = "--project NAME (pueue's --group)"
+_HOLD = "--hold (pueue's --stashed)"
+_EDIT = (
+    "gpuherd retry --hold IDS, then gpuherd edit IDS ..., then gpuherd release IDS (pueue's --edit)"
+)
+_ALL = "gpuherd kill $(gpuherd ls -q) stops every job (pueue's kill --all)"
+
+THEIR_OPTIONS = {
+    "submit": {
+        "--label": "--name NAME (pueue's --label, tsp -L)",
+        "-L": "--name NAME (tsp -L, pueue's --label)",
+        "--group": f"{_GROUP}; gpuherd config set project-limits NAME=N caps it",
+        "--delay": "--begin +2h, or a time: --begin 23:30 (pueue's --delay)",
+        "--stashed": _HOLD,
+        "--working-directory": "--cwd DIR (pueue's --working-directory)",
+        "-d": "--after last: after the job submitted last (tsp -d)",
+        "-D": "--after IDS (tsp -D)",
+        "-f": "--follow (tsp -f)",
+        "-u": "--priority P, or after submitting: gpuherd move last --first (tsp -u)",
+        "--dependency": "--after IDS (afterok), --after-any IDS (afterany) (Slurm's --dependency)",
+        "--time": "--timeout 2:00:00, or 2h (Slurm's --time)",
+    },
+    "ls": {"--group": _GROUP, "-g": _GROUP},
+    "wait": {"--group": _GROUP, "-g": _GROUP},
+    "clean": {
+        "--successful-only": "--state succeeded (pueue's --successful-only)",
+        "-s": "--state succeeded (pueue's clean -s)",
+    },
+    "retry": {
+        "--stashed": _HOLD,
+        "--in-place": "leave it out: a retry always keeps the job's id (pueue's --in-place)",
+        "--edit": _EDIT,
+        "-e": _EDIT,
+    },
+    "kill": {"--all": _ALL, "-a": _ALL},
+    "edit": {
+        "--priority": "gpuherd priority ID P changes a job's priority",
+        "--label": "--name NAME (pueue's --label)",
+    },
+}
+"""Another tool's option of a command: what to give here instead, and whose it is."""
+
+
+def command_hint(name: str) -> str | None:
+    """`No such command 'status': gpuherd ls lists the jobs ...`, or None."""
+    hint = THEIR_COMMANDS.get(name)
+    return f"No such command {name!r}: {hint}" if hint else None
+
+
+def option_hint(command: str | None, option: str) -> str | None:
+    """`No such option '--label': use --name NAME (...)`, or None."""
+    hint = THEIR_OPTIONS.get(command or "", {}).get(option)
+    if hint is None:
+        return None
+    use = "use " if hint.startswith("--") else ""  # (not before a whole command)
+    return f"No such option {option!r}: {use}{hint}"

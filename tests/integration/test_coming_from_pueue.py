@@ -1,0 +1,138 @@
+"""A pueue / task-spooler user's habits: `wait` for a group (here a project, a sweep or a
+name), a followed job that crashes says so, `last` for the commands of one job, and the
+other tools' commands and options answered with what they are called here."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import Herd, Recorder, read_line, wait_for
+from gpuherd.cli.main import load_command
+from gpuherd.cli.other_tools import THEIR_COMMANDS, THEIR_OPTIONS
+
+
+def test_wait_for_a_project_waits_for_its_jobs_and_no_others(
+    shared_daemon: Herd, recorder: Recorder
+) -> None:
+    other = shared_daemon.submit("--project", "elsewhere", "--", recorder.cmd("other", wait="go"))
+    wait_for(lambda: recorder.waiting("other") == 1, what="the other project's job to run")
+    fails = shared_daemon.submit("--project", "train", "--", "sleep 0.5; exit 3")
+    works = shared_daemon.submit("--project", "train", "--", "sleep 0.5")
+
+    waited = shared_daemon.cli("wait", "--project", "train", check=False)
+    assert (waited.returncode, waited.stdout, waited.stderr) == (
+        1,
+        "1 of 2 jobs succeeded\n",
+        f"job {fails}: failed\n",
+    )
+    assert shared_daemon.job(works)["state"] == "succeeded"
+    assert shared_daemon.job(other)["state"] == "running"  # not waited for
+
+    # `gpuherd wait $(gpuherd ls -q --project train)` is `gpuherd wait` once none is left,
+    # which waits for every job (the other project's too); the filter waits for none.
+    none_left = shared_daemon.cli("wait", "--project", "train", "--name", "a b", timeout=10)
+    assert none_left.stdout == (
+        "nothing to wait for: no job of --project train --name 'a b' is queued or running\n"
+    )
+    both = shared_daemon.cli("wait", str(fails), "--sweep", "lr", check=False)
+    assert (both.returncode, both.stderr) == (
+        2,
+        "gpuherd: error: give job ids or --sweep lr, not both (see gpuherd wait --help)\n",
+    )
+    recorder.go()
+
+
+def test_a_followed_job_that_fails_says_how_it_ended_and_where_its_stderr_is(
+    shared_daemon: Herd,
+) -> None:
+    crash = shared_daemon.submit("--hold", "--", "echo step 1; echo Traceback >&2; exit 4")
+    follow = shared_daemon.popen("log", "-f", str(crash))
+    held = read_line(follow.stderr.fileno(), bytearray()).decode()  # type: ignore[union-attr]
+    assert held.startswith(f"gpuherd: job {crash} has not started yet: held")  # it follows
+    shared_daemon.cli("release", str(crash))
+    out, err = follow.communicate(timeout=30)
+    # The exit status stays 0: `log -f` printed the log; `gpuherd wait` tells how jobs end.
+    assert (follow.returncode, out.decode(), err.decode()) == (
+        0,
+        "step 1\n",
+        f"job {crash}: failed (exit 4); its stderr: gpuherd log {crash} --stderr\n",
+    )
+    quiet_crash = shared_daemon.submit("--", "exit 5")
+    shared_daemon.wait_state(quiet_crash, "failed")
+    again = shared_daemon.cli("log", "-f", str(quiet_crash))
+    assert (again.stdout, again.stderr) == ("", f"job {quiet_crash}: failed (exit 5)\n")
+    fine = shared_daemon.submit("--", "echo out; echo warning >&2")
+    assert shared_daemon.cli("log", "-f", str(fine)).stderr == ""  # (stderr, but succeeded)
+
+    followed = shared_daemon.cli(
+        "submit", "-q", "--follow", "echo up; echo boom >&2; exit 6", check=False
+    )
+    job_id = shared_daemon.cli("ls", "-q", "--all").stdout.split()[-1]
+    assert (followed.returncode, followed.stdout, followed.stderr) == (
+        6,
+        "up\n",
+        f"job {job_id}: failed (exit 6); its stderr: gpuherd log {job_id} --stderr\n",
+    )
+
+
+def test_last_names_the_job_submitted_last_for_the_commands_of_one_job(
+    shared_daemon: Herd,
+) -> None:
+    first = shared_daemon.submit("--hold", "--", "echo first")
+    newest = shared_daemon.submit("--hold", "--", "echo newest")
+    assert shared_daemon.json("show", "last")["id"] == newest
+    assert shared_daemon.cli("priority", "last", "3").stdout == f"job {newest}: priority 3\n"
+    # `tsp -u` (no id): the job submitted last goes to the front.
+    assert shared_daemon.cli("move", "last", "--first").stdout.startswith(f"job {newest}: moved")
+    moved = shared_daemon.cli("move", str(first), "--before", "last")
+    assert moved.stdout == f"job {first}: moved before job {newest} (priority 0 -> 3)\n"
+    shared_daemon.cli("release", str(newest))
+    shared_daemon.wait_state(newest, "succeeded")
+    assert shared_daemon.cli("log", "-f", "last").stdout == "newest\n"
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["status"], "No such command 'status': gpuherd ls lists the jobs, --json for scripts"),
+        (["switch", "3", "4"], "No such command 'switch': gpuherd move ID --before ID2"),
+        (["stash", "3"], "No such command 'stash': gpuherd hold IDS"),
+        (["submit", "--label", "x", "--", "true"], "No such option '--label': use --name NAME"),
+        (["submit", "--group", "g", "true"], "No such option '--group': use --project NAME"),
+        (["submit", "-d", "true"], "No such option '-d': use --after last"),
+        (["ls", "-g", "g"], "No such option '-g': use --project NAME"),
+        (["clean", "-s"], "No such option '-s': use --state succeeded"),
+        (["edit", "3", "--priority", "2"], "No such option '--priority': gpuherd priority ID P"),
+        (["submit", "-g", "train", "--", "true"], "a group, as pueue's -g, is --project train"),
+    ],
+)
+def test_another_tools_name_is_answered_with_what_it_is_called_here(
+    herd: Herd, args: list[str], said: str
+) -> None:
+    refused = herd.cli(*args, check=False)  # (no daemon: refused before asking one)
+    assert refused.returncode == 2
+    assert refused.stderr.startswith("gpuherd: error: ") and said in refused.stderr
+    assert len(refused.stderr.splitlines()) == 1
+
+
+def test_the_hints_name_options_gpuherd_lacks_and_suggest_ones_it_has() -> None:
+    for name in THEIR_COMMANDS:
+        assert load_command(name) is None, f"{name} is a command: its hint would never show"
+    for name, hints in THEIR_OPTIONS.items():
+        command = load_command(name)
+        assert command is not None
+        flags = {flag for param in command.params for flag in getattr(param, "opts", ())}
+        for option, hint in hints.items():
+            assert option not in flags, f"{name} {option} exists: its hint would never show"
+            suggested = hint.split()[0]
+            assert not suggested.startswith("-") or suggested in flags, (name, hint)
+
+
+def test_pueues_w_for_the_jobs_folder_is_refused_not_run_as_the_command(herd: Herd) -> None:
+    refused = herd.cli("submit", "-w", str(herd.home.parent), "--", "echo", "hi", check=False)
+    assert (refused.returncode, refused.stderr) == (
+        2,
+        f"gpuherd: error: the command starts with the folder {herd.home.parent}: -w is --wait "
+        f"here; the job's folder is --cwd {herd.home.parent} (pueue's -w) (see gpuherd submit "
+        "--help)\n",
+    )
