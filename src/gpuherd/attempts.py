@@ -68,16 +68,20 @@ class Live:
 
 @dataclass
 class HeldRun:
-    """An attempt the database did not know, found running by a restart, whose job is held
-    for it (engine_restored.py): its GPUs stay reserved for it until it ends."""
+    """An attempt the database did not know, found running by a restart, whose job was held
+    for it (engine_held_runs.py): watched until it ends, its GPUs reserved for it."""
 
     job_id: int
     attempt: int
     pid: int
-    reservation: Reservation
+    reservation: Reservation | None
+    """What it holds; None where its GPUs are not known (nothing is reserved for it)."""
     folder: str
     """The attempt's folder."""
     job_dir: str
+    gpus: tuple[int, ...] = ()
+    """The GPUs it runs on, as far as known (its attempt is recorded on them)."""
+    started_at: float | None = None
     peak: int = 0
 
 
@@ -94,7 +98,7 @@ class Attempts:
         self.layout = layout
         self.live: dict[int, Live] = {}
         self.held_runs: dict[int, HeldRun] = {}
-        """By job id: what its job's GPUs are reserved for while the job is held."""
+        """By job id: the run its job was held for, while it runs (its GPUs reserved)."""
         self._on_exit = on_exit
         self._on_stall = on_stall
         self._on_timeout = on_timeout
@@ -160,8 +164,8 @@ class Attempts:
             self._watch_output(live, job.spec.no_output_timeout)
 
     def reserve_for(self, run: HeldRun, on_end: Callable[[ExitStatus], None]) -> None:
-        """Keep `run`'s GPUs reserved, and call `on_end` once its process has ended (watched
-        as a running attempt is: what it leaves in its process group ends with it)."""
+        """Keep `run`'s GPUs reserved (if known), and call `on_end` once its process has ended
+        (watched as a running attempt is: what it leaves in its process group ends with it)."""
         key = self.layout.attempt_key(run.job_id, run.attempt)
         self.held_runs[run.job_id] = run
         self.executor.watch(run.pid, run.folder, key, on_end)
@@ -262,9 +266,12 @@ class Attempts:
 
     def running_jobs(self) -> list[RunningJob]:
         """The processes on our GPUs that are our jobs' (not another user's)."""
+        # A held run whose GPUs are not known is left out: its processes count as another
+        # user's, which keeps plain jobs off its GPUs (nothing is reserved for it).
         held = [
             RunningJob(run.job_id, run.pid, run.reservation.gpus, run.job_dir)
             for run in self.held_runs.values()
+            if run.reservation is not None
         ]
         return held + [
             RunningJob(lv.job_id, lv.pid, lv.gpus, str(lv.job_dir)) for lv in self.live.values()
@@ -275,8 +282,9 @@ class Attempts:
         and what each held job's run holds."""
         held = []
         for run in self.held_runs.values():
-            run.peak = max(run.peak, usage.get(run.job_id, 0))
-            held.append(replace(run.reservation, mem=max(run.reservation.mem, run.peak)))
+            if run.reservation is not None:
+                run.peak = max(run.peak, usage.get(run.job_id, 0))
+                held.append(replace(run.reservation, mem=max(run.reservation.mem, run.peak)))
         for lv in self.live.values():
             lv.peak = max(lv.peak, usage.get(lv.job_id, 0))
             held.append(

@@ -362,6 +362,8 @@ class Engine:
         **changes: object,
     ) -> None:
         transition(job.state, event)  # raises TransitionError for a change the table forbids
+        if to_state in (JobState.QUEUED, JobState.HELD):  # waiting: no GPUs (its attempts
+            changes.setdefault("assigned", ())  # keep theirs); a hold for a run sets the run's
         self.store.update_job(
             job.id, self.clock(), event.value, to_state, detail, from_state=job.state, **changes
         )

@@ -10,10 +10,17 @@ from typing import TYPE_CHECKING
 
 from gpuherd import jobfiles
 from gpuherd.attempts import Live
-from gpuherd.core.lifecycle import Ended, after_attempt, classify, dependency_failed, grow_request
+from gpuherd.core.lifecycle import (
+    Ended,
+    after_attempt,
+    classify,
+    dependency_failed,
+    grow_request,
+    retry_wait,
+)
 from gpuherd.core.model import Attempt, Job, Outcome
 from gpuherd.core.states import BAD_END_STATES, LIVE_STATES, Event, JobState, OutcomeKind
-from gpuherd.core.units import format_duration, format_given
+from gpuherd.core.units import format_duration
 from gpuherd.executors.base import SpawnError
 
 if TYPE_CHECKING:
@@ -68,8 +75,10 @@ def finish(
         changes = {"mem": mem, "exclusive": int(exclusive)}
     delay = job.spec.retry_delay
     if nxt.state is JobState.QUEUED and delay and not ended.requeue:  # not a user's retry
-        changes["release_at"] = now + delay
-        detail += f"; runs again in {format_given(delay)} (--retry-delay)"
+        due, said = retry_wait(ended_at, delay, now)  # from its end: maybe while no daemon ran
+        detail += said
+        if due is not None:
+            changes["release_at"] = due
     engine.move(
         job,
         nxt.event,

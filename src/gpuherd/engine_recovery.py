@@ -9,7 +9,7 @@ start-up pass for leftovers would otherwise kill at once.
 
 A herd.db restored from an older backup may not know attempts that ran, or run, since: a
 live job's own attempt is then superseded by them, and they are taken as the job's
-(engine_restored.py).
+(engine_restored.py); runs a job was held for are watched again (engine_held_runs.py).
 """
 
 from __future__ import annotations
@@ -35,7 +35,9 @@ from gpuherd.core.recovery import (
 from gpuherd.core.run_time import paused_until, pauses
 from gpuherd.core.states import LIVE_STATES, Event, JobState
 from gpuherd.engine_endings import fail_orphaned_waiters, finish, stored_attempt
-from gpuherd.engine_restored import later_runs, requeue_ended, reserve_held_runs, take_later
+from gpuherd.engine_held_runs import watch_held_runs
+from gpuherd.engine_restored import later_runs, take_later
+from gpuherd.engine_taken import requeue_ended
 
 if TYPE_CHECKING:
     from gpuherd.engine import Engine
@@ -73,7 +75,7 @@ def recover(engine: Engine, now: float) -> None:
             finish(engine, engine.store.get_job(job.id), ended, action.ended_at, now)
         elif isinstance(action, Unstart):
             _unstart(engine, job, "daemon stopped before spawn")
-    reserve_held_runs(engine)  # before taking later attempts: they run on those GPUs
+    watch_held_runs(engine, now)  # before taking later attempts: they run on those GPUs
     take_later(engine, later, now)
     fail_orphaned_waiters(engine, now)
     # As when a daemon watched them end: no process of an ended attempt stays, also of one

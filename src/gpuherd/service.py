@@ -247,17 +247,20 @@ class Service(SystemVerbs, JobVerbs):
 
     def _held_reason(self, job: Job, holds: Mapping[int, str] | None) -> str:
         """`held`; for a job held because an attempt herd.db did not know runs unwatched (a
-        restored backup: engine_restored._hold), that attempt, and whether it still runs as
-        far as can be told now (never waiting on a cluster: every client would wait)."""
+        restored backup: engine_held_runs.hold), that attempt, and the GPUs reserved for it.
+        The daemon watches it, so it runs until the daemon hears of its end; one not watched
+        (its end could not be recorded) is looked at, as far as can be told now (never
+        waiting on a cluster: every client would wait)."""
         detail = (self.store.hold_details([job.id]) if holds is None else holds).get(job.id)
         run = unwatched_run(detail) if detail else None
         if run is None:
             return "held"
         attempt, pid = run
         held = self.engine.attempts.held_runs.get(job.id)  # watched: it runs (no lookup)
-        if held is not None and (held.attempt, held.pid) == run and held.reservation.gpus:
-            gpus = format_ids(held.reservation.gpus)
-            return f"{runs_unwatched(attempt, pid)}, GPU {gpus} reserved for it"
+        if held is not None and (held.attempt, held.pid) == run:
+            reserved = held.reservation.gpus if held.reservation else ()
+            gpus = f", GPU {format_ids(reserved)} reserved for it" if reserved else ""
+            return runs_unwatched(attempt, pid) + gpus
         layout = self.engine.layout
         key, folder = layout.attempt_key(job.id, attempt), str(layout.attempt_dir(job, attempt))
         try:

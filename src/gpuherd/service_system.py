@@ -10,6 +10,7 @@ from gpuherd import __version__, config
 from gpuherd.core.idspec import MAX_GPU_INDEX, format_ids
 from gpuherd.core.model import DeviceState
 from gpuherd.core.recovery import runs_unwatched
+from gpuherd.core.states import JobState
 from gpuherd.core.units import plural
 from gpuherd.devices import local_time
 from gpuherd.engine import Engine
@@ -48,11 +49,15 @@ class SystemVerbs:
         for live in self.engine.live.values():
             for index in live.gpus:
                 jobs_on.setdefault(index, []).append(live.job_id)
-        # A held job's run that the database did not know (a restored backup) holds its GPUs.
+        # A run that the database did not know (a restored backup), and its job was held for,
+        # holds its GPUs until it ends, whatever its job's state now (released, cancelled).
         reserved: dict[int, list[dict[str, Any]]] = {}
-        for run in self.engine.attempts.held_runs.values():
-            why = runs_unwatched(run.attempt, run.pid)
-            for index in run.reservation.gpus:
+        runs = [run for run in self.engine.attempts.held_runs.values() if run.reservation]
+        theirs = self.store.get_jobs([run.job_id for run in runs]) if runs else {}
+        for run in runs:
+            state = theirs[run.job_id].state if run.job_id in theirs else JobState.HELD
+            why = runs_unwatched(run.attempt, run.pid, state)
+            for index in run.reservation.gpus if run.reservation else ():
                 jobs_on.setdefault(index, []).append(run.job_id)
                 reserved.setdefault(index, []).append({"job": run.job_id, "reason": why})
         table = self.engine.devices

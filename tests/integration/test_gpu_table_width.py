@@ -1,5 +1,6 @@
 """`gpuherd gpus` on an 80-column terminal (a tmux pane, an ssh window), plain and
-`--watch`: every header and every value whole, foreign processes and held memory too."""
+`--watch`: every header and every value whole, foreign processes and held memory too, and
+why a GPU is reserved for a held job's run."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import psutil
 
 from conftest import Herd, read_line
 from gpuherd.cli.plain import cells
+from reliability.test_restored_database import CHECKPOINT, held_for_its_run
 
 ESCAPES = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 NAME = "NVIDIA A100-SXM4-80GB"
@@ -83,3 +85,26 @@ def test_gpus_fits_80_columns_with_every_header_and_value_whole(herd: Herd, tmp_
     ]  # fmt: skip
     assert piped[1].endswith(f"97%         {os.getpid()} ({me}, 20.0 GiB), 4242 (?, 1.5 GiB)")
     herd.cli("kill", str(job))
+
+
+def test_a_gpu_kept_for_a_held_jobs_run_says_why_here_and_on_the_dashboard(
+    herd: Herd, tmp_path: Path
+) -> None:
+    """herd.db restored from a backup that has the job queued, while it runs: held for its
+    run, whose GPU stays reserved for it. `gpuherd gpus` (80 columns) and the dashboard's GPU
+    page say for which job, and why (before: the job was in JOBS, the why in `--json` only)."""
+    herd.start("--fake-gpus", "1")
+    go, copy = tmp_path / "go", tmp_path / "backup.db"
+    before = held_for_its_run(herd, copy, "--", CHECKPOINT.format(go=go))
+    job, pid = before["id"], before["pid"]  # its GPU is its environment's
+
+    why = f"held: attempt 1 runs unwatched (pid {pid})"
+    plain = screen(herd, ["gpus"], "probe: ")
+    assert plain[1].split()[-1] == str(job)  # JOBS
+    assert plain[-2] == f"GPU 0 is reserved for job {job}, {why}"
+    assert max(cells(line) for line in plain[:-1]) <= 80
+    page = herd.page("/gpus")
+    assert f'GPU 0 is reserved for <a href="/jobs/{job}">job {job}</a>, {why}' in page
+    go.touch()
+    herd.wait_state(job, "succeeded")
+    assert "reserved for" not in herd.page("/gpus")

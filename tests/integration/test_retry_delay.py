@@ -1,10 +1,15 @@
 """`--retry-delay D`: a failed attempt's automatic retry waits D, queued, before it may start
-(a flaky network or a GPU another user grabbed gets time to come back); the wait survives a
-daemon restart, and `hold` + `release` ends it early."""
+(a flaky network or a GPU another user grabbed gets time to come back), counted from the
+attempt's end; the wait survives a daemon restart, and `hold` + `release` ends it early.
+While it waits, the job has no GPUs (its attempts keep theirs)."""
 
 from __future__ import annotations
 
+import os
+import re
+import time
 from itertools import pairwise
+from pathlib import Path
 
 from conftest import Herd, wait_for
 
@@ -54,3 +59,62 @@ def test_a_short_delay_passes_while_the_daemon_is_down(daemon: Herd) -> None:
     done = daemon.wait_state(job_id, "failed", timeout=30)
     runs = attempts(daemon, job_id)
     assert done["attempt"] == 2 and runs[1]["started_at"] - runs[0]["ended_at"] >= 1.0
+
+
+def test_a_job_waiting_for_its_retry_has_no_gpus(daemon: Herd) -> None:
+    """A queued job has no GPUs: `ls --json` gave its last attempt's, `show` printed them and
+    the dashboard listed them as if it ran there (before). Its attempt keeps them."""
+    job_id = daemon.submit("--retries", "1", "--retry-delay", "1h", "--", "exit 3")
+    wait_for(
+        lambda: (job := daemon.job(job_id))["attempt"] == 1 and job["state"] == "queued",
+        what="the retry to wait",
+    )
+    (listed,) = [job for job in daemon.json("ls") if job["id"] == job_id]
+    assert listed["gpus"] == []  # before: [0], the failed attempt's
+    shown = daemon.json("show", str(job_id))
+    assert shown["gpus"] == [] and len(shown["attempts"][0]["gpus"]) == 1
+    assert re.search(r"^gpus +-$", daemon.cli("show", str(job_id)).stdout, re.MULTILINE)
+    row = daemon.page("/jobs").split(f'<tr id="job-{job_id}"', 1)[1].split("</tr>", 1)[0]
+    assert '<td><span class="muted">(1)</span></td>' in row  # asked for 1, as `ls` says
+    assert "<dt>GPUs</dt><dd>- " in daemon.page(f"/jobs/{job_id}")
+
+
+def process_file(herd: Herd, job_id: int) -> Path:
+    return herd.home / "jobs" / str(job_id) / "attempt-1" / "process"
+
+
+def failed_first(herd: Herd, job_id: int) -> bool:
+    """Its attempt 1's shell has recorded its exit status (`exit 3`)."""
+    return process_file(herd, job_id).read_text().split()[-2:] == ["exit", "3"]
+
+
+def test_a_delay_counts_from_the_attempts_end_also_one_no_daemon_saw(
+    herd: Herd, tmp_path: Path
+) -> None:
+    """Two jobs with `--retry-delay 10m` failed while no daemon ran: one an hour ago, its
+    retry due, runs at once; one 2 minutes ago waits the 8 minutes left. (Before, both waited
+    10 minutes from the restart.) When each ended is its process file's time."""
+    herd.start("--fake-gpus", "2")
+    go = tmp_path / "go"
+    wait = f"while [ ! -e {go} ]; do sleep 0.05; done"
+    fails_first = f'if [ "$GPUHERD_ATTEMPT" = 1 ]; then {wait}; exit 3; fi'
+    late, recent = (
+        herd.submit("--retries", "1", "--retry-delay", "10m", "--", fails_first) for _ in "ab"
+    )
+    for job_id in (late, recent):
+        herd.wait_state(job_id, "running")
+        wait_for(process_file(herd, job_id).exists, what="its process file")
+    herd.cli("daemon", "stop")
+    go.touch()
+    wait_for(lambda: failed_first(herd, late) and failed_first(herd, recent), what="failures")
+    now = time.time()
+    os.utime(process_file(herd, late), (now - 3600, now - 3600))
+    os.utime(process_file(herd, recent), (now - 120, now - 120))
+    herd.start("--fake-gpus", "2")
+
+    assert herd.wait_state(late, "succeeded")["attempt"] == 2  # before: waited 10 minutes
+    (retry,) = [e for e in herd.json("show", str(late))["events"] if e["event"] == "retry"]
+    assert retry["detail"] == "exit 3; its --retry-delay 10m has passed since it ended"
+    waiting = herd.job(recent)
+    assert (waiting["state"], waiting["attempt"]) == ("queued", 1)
+    assert abs(waiting["retry_at"] - (now - 120 + 600)) < 2  # before: the restart's + 600

@@ -1,8 +1,8 @@
 """herd.db restored from an older backup while jobs run: a job the backup has queued, on an
 earlier attempt, or finished (retried since), whose later attempt runs is adopted, never
 started a second time in the same folder; where it cannot be adopted, it is held, naming the
-process (in `ls` too). An attempt that ended since keeps its folder: the next is numbered
-past it."""
+process (in `ls` too), whose GPUs stay reserved for it until it ends, when it is the job's
+attempt. An attempt that ended since is recorded from its folder."""
 
 from __future__ import annotations
 
@@ -81,6 +81,20 @@ def as_if_never_paused(herd: Herd) -> None:
     with sqlite3.connect(herd.home / "herd.db") as db:
         db.execute("UPDATE meta SET value = '0' WHERE key = 'queue_paused'")
     db.close()
+
+
+def held_for_its_run(herd: Herd, copy: Path, *submit: str) -> dict[str, Any]:
+    """A job (submitted with `submit`) queued in the backup at `copy`, which runs attempt 1
+    when the backup is put back with no attempt.json in its folder (a daemon stopped within
+    a second of its start writes none): its GPUs unknown, the restarted daemon (1 GPU) holds
+    the job for that run. The job's view as the run began (its pid)."""
+    job = queued_in_backup(herd, copy, *submit)
+    before = running(herd, job, 1)
+    restore(herd, copy)
+    attempt_json(herd, job, 1).unlink()
+    as_if_never_paused(herd)
+    herd.start("--fake-gpus", "1")
+    return before
 
 
 def ended(process: psutil.Process) -> bool:
@@ -182,17 +196,14 @@ def test_a_job_that_cannot_be_adopted_is_held_naming_its_process(
     herd: Herd, tmp_path: Path
 ) -> None:
     """Its folder does not say which GPUs it has (a daemon stopped within a second of its
-    start writes no attempt.json): the job is held, its process left running, and a release
-    runs it again in a folder of its own."""
+    start writes no attempt.json): the job is held, its process left running, watched; when
+    it ends, it is the job's attempt (before: the job stayed held, and a release ran it a
+    second time, although it had succeeded)."""
     herd.start("--fake-gpus", "1")
     go, runs = tmp_path / "go", tmp_path / "runs"
     copy = tmp_path / "backup.db"
-    job = queued_in_backup(herd, copy, "--", job_command(runs, go))
-    before = running(herd, job, 1)
-    restore(herd, copy)
-    attempt_json(herd, job, 1).unlink()
-    as_if_never_paused(herd)
-    herd.start("--fake-gpus", "1")
+    before = held_for_its_run(herd, copy, "--", job_command(runs, go))
+    job = before["id"]
 
     now = herd.json("show", str(job))
     assert (now["state"], now["attempt"]) == ("held", 1)
@@ -200,6 +211,7 @@ def test_a_job_that_cannot_be_adopted_is_held_naming_its_process(
     assert hold["event"] == "hold"
     assert f"attempt 1 runs already (pid {before['pid']}, unwatched)" in hold["detail"]
     assert "does not record its GPUs" in hold["detail"]
+    assert "when that process ends, the job goes on from how it ended" in hold["detail"]
     assert f"gpuherd release {job}" in hold["detail"]
     assert f"pid {before['pid']}" in herd.cli("show", str(job)).stdout
     # `ls` says why (before: only "held"; the reason was in `show`'s history alone), and
@@ -211,22 +223,37 @@ def test_a_job_that_cannot_be_adopted_is_held_naming_its_process(
     assert shell.is_running()  # left alone, not killed as a leftover
 
     go.touch()
-    wait_for(lambda: ended(shell), what="the unwatched attempt to end")
-    gone = f"held: attempt 1 (pid {before['pid']}) ran unwatched and has ended: release it"
-    # The daemon hears of the end on its loop (its GPU is reserved until then).
-    wait_for(lambda: herd.job(job)["reason"] == gone, what="ls to say that it has ended")
-    herd.cli("release", str(job))
-    herd.wait_state(job, "succeeded")
-    assert [line.split()[0] for line in started(runs)] == ["1", "2"]
-    first = herd.home / "jobs" / str(job) / "attempt-1"
-    assert (first / "process").read_text().splitlines()[-1] == "exit 0"  # its own, kept
+    done = herd.wait_state(job, "succeeded")  # before: held, "release it"
+    assert done["attempt"] == 1
+    (first,) = herd.json("show", str(job))["attempts"]
+    assert (first["number"], first["pid"], first["gpus"]) == (1, before["pid"], [0])
+    assert (first["outcome"], first["exit_code"]) == ("exit", 0)
+    # Its start as its process file's time says (as it was when held), its end its exit's.
+    assert abs(first["started_at"] - before["started_at"]) < 1
+    assert first["ended_at"] > first["started_at"]
+    release, start, succeed = herd.json("show", str(job))["events"][-3:]
+    assert (release["event"], release["to_state"]) == ("release", "queued")
+    assert release["detail"] == (f"attempt 1 (pid {before['pid']}), which ran unwatched, has ended")
+    assert start["detail"] == (
+        f"attempt 1 (pid {before['pid']}) on GPU 0 taken from its folder: the job was held "
+        "for it while it ran unwatched (herd.db did not know it)"
+    )
+    assert (succeed["event"], succeed["detail"]) == ("succeed", "exit 0")
+    witness = herd.submit("--", "true")  # the queue has run what it would run
+    herd.wait_state(witness, "succeeded")
+    assert started(runs) == [f"1 {before['pid']}"]  # it ran once
+    first_folder = herd.home / "jobs" / str(job) / "attempt-1"
+    assert (first_folder / "process").read_text().splitlines()[-1] == "exit 0"  # its own, kept
+    assert (first_folder / "SUCCESS").exists()  # recorded as a watched attempt's end is
 
 
 def test_a_held_job_whose_process_runs_can_be_cancelled(herd: Herd, tmp_path: Path) -> None:
     """The backup has the job held; it was released since, and runs. It is held again,
     numbered past the attempt that runs (before the fix: at attempt 0, so that a release ran
     attempt 1 a second time, in its folder); `gpuherd kill` cancels it, and its process is
-    the user's to stop."""
+    the user's to stop. Until it ends, its GPU stays reserved for it, also across a restart
+    (before: a restart reserved it only for a job still held); its end is recorded as
+    attempt 1, and the job stays cancelled: the user's word, given while it ran."""
     herd.start("--fake-gpus", "1")
     go, runs = tmp_path / "go", tmp_path / "runs"
     copy = tmp_path / "backup.db"
@@ -234,6 +261,7 @@ def test_a_held_job_whose_process_runs_can_be_cancelled(herd: Herd, tmp_path: Pa
     backup(herd, copy)  # held
     herd.cli("release", str(job))
     before = running(herd, job, 1)
+    pid = before["pid"]
     restore(herd, copy)
     attempt_json(herd, job, 1).unlink()
     herd.start("--fake-gpus", "1")
@@ -241,10 +269,109 @@ def test_a_held_job_whose_process_runs_can_be_cancelled(herd: Herd, tmp_path: Pa
     assert herd.wait_state(job, "held")["attempt"] == 1
     herd.cli("kill", str(job))
     assert herd.job(job)["state"] == "cancelled"
-    os.killpg(before["pid"], signal.SIGTERM)
+    herd.cli("daemon", "stop")
+    herd.start("--fake-gpus", "1")
+    (gpu,) = herd.json("gpus")["gpus"]
+    why = f"cancelled: attempt 1 runs unwatched (pid {pid})"
+    assert gpu["reserved"] == [{"job": job, "reason": why}]
     witness = herd.submit("--", "true")
-    herd.wait_state(witness, "succeeded")
+    assert herd.job(witness)["reason"] == (  # before: it ran beside the run, on its GPU
+        f"waiting for a free GPU (GPU 0 is reserved for job {job}, whose attempt 1 runs "
+        f"unwatched (pid {pid}))"
+    )
+
+    os.killpg(pid, signal.SIGTERM)
+    herd.wait_state(witness, "succeeded")  # once the run has ended: its GPU is free
+    now = herd.json("show", str(job))
+    assert (now["state"], now["attempt"], now["outcome"]) == ("cancelled", 1, "cancelled")
+    (first,) = now["attempts"]
+    assert (first["number"], first["pid"], first["gpus"]) == (1, pid, [0])
+    assert first["ended_at"] is not None and first["outcome"] is not None
+    end = now["events"][-1]
+    assert end["event"] == "unwatched-ended"  # (no change of state)
+    assert end["detail"].startswith(f"attempt 1 (pid {pid}), which ran unwatched, has ended (")
+    assert end["detail"].endswith(
+        "): recorded as attempt 1, not as the job's result: the job was released or "
+        "cancelled while it ran (it is cancelled)"
+    )
+    assert herd.json("gpus")["gpus"][0]["reserved"] == []
     assert len(started(runs)) == 1
+
+
+def test_a_held_job_released_while_its_run_runs_waits_for_it(herd: Herd, tmp_path: Path) -> None:
+    """The job is held for its run (no attempt.json), and the user releases it while that
+    run runs: the run keeps GPU 0 until it ends, also across a restart (before: a restart
+    reserved it only for a job still held, and the released job ran a second time beside
+    it, on the same GPU). The job, queued, says what it waits for. When the run ends it is
+    recorded as attempt 1, and the job runs again, as the user's release asked."""
+    herd.start("--fake-gpus", "1")
+    go, runs, copy = tmp_path / "go", tmp_path / "runs", tmp_path / "backup.db"
+    before = held_for_its_run(herd, copy, "--", job_command(runs, go))
+    job, pid = before["id"], before["pid"]
+    assert herd.job(job)["state"] == "held"
+    herd.cli("release", str(job))
+    herd.cli("daemon", "stop")
+    herd.start("--fake-gpus", "1")
+
+    now = herd.job(job)
+    assert (now["state"], now["attempt"], now["gpus"]) == ("queued", 1, [])
+    assert now["reason"] == (
+        f"waiting for a free GPU (GPU 0 is reserved for job {job}, whose attempt 1 runs "
+        f"unwatched (pid {pid}))"
+    )
+    (gpu,) = herd.json("gpus")["gpus"]
+    why = f"queued: attempt 1 runs unwatched (pid {pid})"
+    assert (gpu["jobs"], gpu["reserved"]) == ([job], [{"job": job, "reason": why}])
+    assert started(runs) == [f"1 {pid}"]  # before: attempt 2 had started beside it
+
+    go.touch()
+    done = herd.wait_state(job, "succeeded")
+    assert done["attempt"] == 2
+    show = herd.json("show", str(job))
+    attempts = [(a["number"], a["pid"], a["outcome"], a["exit_code"]) for a in show["attempts"]]
+    assert attempts[0] == (1, pid, "exit", 0)
+    assert attempts[1][0] == 2
+    (end,) = [e for e in show["events"] if e["event"] == "unwatched-ended"]
+    assert end["detail"] == (
+        f"attempt 1 (pid {pid}), which ran unwatched, has ended (exit 0): recorded as attempt "
+        "1, not as the job's result: the job was released or cancelled while it ran (it is "
+        "queued)"
+    )
+    assert [line.split()[0] for line in started(runs)] == ["1", "2"]
+
+
+def test_a_held_jobs_run_that_ended_while_no_daemon_ran_counts(herd: Herd, tmp_path: Path) -> None:
+    """The job (`--retries 1`) is held for its run; the daemon is stopped, and the run fails
+    meanwhile (exit 3). The restart records it as attempt 1, and the job, retried per its
+    --retries, runs attempt 2 (before: it stayed held, "ran unwatched and has ended")."""
+    herd.start("--fake-gpus", "1")
+    go, runs, copy = tmp_path / "go", tmp_path / "runs", tmp_path / "backup.db"
+    first_fails = '; [ "$GPUHERD_ATTEMPT" != 1 ] || exit 3'
+    command = job_command(runs, go) + first_fails
+    before = held_for_its_run(herd, copy, "--retries", "1", "--", command)
+    job, pid = before["id"], before["pid"]
+    assert herd.job(job)["state"] == "held"
+    herd.cli("daemon", "stop")
+    shell = psutil.Process(pid)
+    go.touch()
+    wait_for(lambda: ended(shell), what="the held run to end")
+    herd.start("--fake-gpus", "1")
+
+    done = herd.wait_state(job, "succeeded")
+    assert done["attempt"] == 2
+    show = herd.json("show", str(job))
+    ends = [(a["number"], a["pid"], a["outcome"], a["exit_code"]) for a in show["attempts"]]
+    assert ends[0] == (1, pid, "exit", 3)
+    assert ends[1][::2] == (2, "exit")
+    moves = [(e["event"], e["to_state"]) for e in show["events"] if e["event"] != "spawn"]
+    assert moves[-5:] == [
+        ("release", "queued"),  # attempt 1 ended: the job goes on from it
+        ("start", "running"),  # attempt 1, taken from its folder
+        ("retry", "queued"),  # exit 3, retried per --retries
+        ("start", "running"),
+        ("succeed", "succeeded"),
+    ]
+    assert [line.split()[0] for line in started(runs)] == ["1", "2"]
 
 
 def test_an_attempt_that_succeeded_after_the_backup_counts(herd: Herd, tmp_path: Path) -> None:
@@ -419,8 +546,8 @@ def test_a_finished_job_retried_after_the_backup_is_adopted(herd: Herd, tmp_path
 
 def test_a_finished_job_whose_retry_cannot_be_adopted_is_held(herd: Herd, tmp_path: Path) -> None:
     """As above, with no attempt.json in attempt 2's folder: the job is held (`retry-held`),
-    numbered past attempt 2, and `ls` says which attempt runs unwatched, then that it ended;
-    a release runs attempt 3."""
+    numbered past attempt 2, and `ls` says which attempt runs unwatched; when it ends, the
+    job has succeeded."""
     herd.start("--fake-gpus", "1")
     copy = tmp_path / "backup.db"
     job, before = failed_then_retried(herd, tmp_path, copy)
@@ -437,21 +564,21 @@ def test_a_finished_job_whose_retry_cannot_be_adopted_is_held(herd: Herd, tmp_pa
     assert now["reason"] == runs_unwatched
     assert runs_unwatched in herd.cli("ls").stdout
 
-    shell = psutil.Process(before["pid"])
     (tmp_path / "go").touch()
-    wait_for(lambda: ended(shell), what="the unwatched attempt to end")
-    ls_says = "ran unwatched and has ended"
-    wait_for(lambda: ls_says in herd.job(job)["reason"], what="ls to say that it has ended")
-    herd.cli("release", str(job))
-    assert herd.wait_state(job, "succeeded")["attempt"] == 3
-    assert [line.split()[0] for line in started(tmp_path / "runs")] == ["1", "2", "3"]
+    # Its end is the job's: succeeded at attempt 2 (before: held, for a release to run it
+    # a third time).
+    assert herd.wait_state(job, "succeeded")["attempt"] == 2
+    second = herd.json("show", str(job))["attempts"][-1]
+    assert (second["number"], second["pid"], second["exit_code"]) == (2, before["pid"], 0)
+    assert [line.split()[0] for line in started(tmp_path / "runs")] == ["1", "2"]
 
 
 def test_a_held_jobs_gpu_stays_reserved_while_its_run_runs(herd: Herd, tmp_path: Path) -> None:
     """The backup has GPU 0 with one slot and jobs A and B queued; since, GPU 0 got a second
     slot and both run there. After the restore A is adopted, and B held: GPU 0's one slot is
     A's. The daemon gave GPU 0 to job C as soon as A ended, while B's process still ran
-    there; now B's run keeps it (`gpuherd gpus`, `ls`), also across a restart, until it ends."""
+    there; now B's run keeps it (`gpuherd gpus`, `ls`, and C's reason), also across a restart,
+    until it ends, and then is B's attempt."""
     herd.start("--fake-gpus", "1")
     copy = tmp_path / "backup.db"
     herd.cli("pause")
@@ -483,20 +610,22 @@ def test_a_held_jobs_gpu_stays_reserved_while_its_run_runs(herd: Herd, tmp_path:
 
     (tmp_path / "go-a").touch()
     herd.wait_state(a, "succeeded")
-    # C would have started in the same step that recorded A's end (before the fix, it did).
-    assert herd.job(c)["state"] == "queued"
+    # C would have started in the same step that recorded A's end (before the fix, it did);
+    # it says for which job, and why, its GPU is kept (before: "waiting for a free GPU").
+    waiting = herd.job(c)
+    assert waiting["state"] == "queued"
+    assert waiting["reason"] == (
+        f"waiting for a free GPU (GPU 0 is reserved for job {b}, whose attempt 1 runs "
+        f"unwatched (pid {before['pid']}))"
+    )
 
     shell = psutil.Process(before["pid"])
     (tmp_path / "go-b").touch()
     herd.wait_state(c, "succeeded")  # once B's run has ended: noticed without a poll
     assert ended(shell)
     now = herd.json("show", str(b))
-    assert (now["state"], now["gpus"]) == ("held", [])
-    end = now["events"][-1]
-    assert end["event"] == "unwatched-ended"
-    assert end["detail"] == (
-        f"attempt 1 (pid {before['pid']}), which ran unwatched, has ended (exit 0): GPU 0 "
-        f"free again; `gpuherd release {b}` runs the job again"
-    )
+    assert (now["state"], now["attempt"], now["gpus"]) == ("succeeded", 1, [0])
+    assert [(t["number"], t["pid"], t["gpus"]) for t in now["attempts"]] == [
+        (1, before["pid"], [0])
+    ]
     assert herd.json("gpus")["gpus"][0]["reserved"] == []
-    assert "ran unwatched and has ended" in herd.job(b)["reason"]

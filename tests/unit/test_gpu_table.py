@@ -74,3 +74,23 @@ def test_a_cluster_on_70_columns_keeps_its_nodes_and_every_value_whole() -> None
         "GPU 1: NVIDIA A100-SXM4-40GB",
         "probe: ray",
     ]
+
+
+def test_a_gpu_kept_for_a_held_jobs_run_says_for_which_job_and_why() -> None:
+    """JOBS lists the job; a line under the table says why (before: only `--json`'s
+    `reserved` did), wrapped at its words on 80 columns, nothing cut."""
+    short = {"job": 2, "reason": "held: attempt 1 runs unwatched (pid 3621)"}
+    answer = {"gpus": [gpu(0, jobs=[2], reserved=[short]), gpu(1)], "probe": "fake"}
+    assert gpu_lines(answer, terminal(80))[-2:] == [
+        "GPU 0 is reserved for job 2, held: attempt 1 runs unwatched (pid 3621)",
+        "probe: fake",
+    ]
+    long = {"job": 123456, "reason": "cancelled: attempt 12 runs unwatched (pid 4194304)"}
+    gpus = [gpu(i, jobs=[123456], reserved=[long]) for i in range(4)]
+    lines = gpu_lines({"gpus": [*gpus, gpu(4)], "probe": "fake"}, terminal(80))
+    assert lines[-3:-1] == [
+        "GPUs 0-3 are reserved for job 123456, cancelled: attempt 12 runs unwatched (pid",
+        "  4194304)",
+    ]
+    assert max(plain.cells(line) for line in lines) <= 80
+    assert not any(plain.ELLIPSIS in line for line in lines)

@@ -6,7 +6,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpuherd.core.lifecycle import Ended, after_attempt, classify, dependency_failed, retries_left
+from gpuherd.core.lifecycle import (
+    Ended,
+    after_attempt,
+    classify,
+    dependency_failed,
+    retries_left,
+    retry_wait,
+)
 from gpuherd.core.model import Job, JobSpec, Outcome
 from gpuherd.core.states import (
     LIVE_STATES,
@@ -129,6 +136,26 @@ def test_two_retries_means_attempts_one_and_two_are_retried(attempt: int, retrie
     nxt = after_attempt(job, ended, classify(ended))
     assert (nxt.state is JobState.QUEUED) is retried
     assert nxt.event is (Event.RETRY if retried else Event.FAIL)
+
+
+# ---- retry_wait -----------------------------------------------------------------------------
+
+
+def test_a_retry_delay_counts_from_the_attempts_end() -> None:
+    """Heard as it happens, a failure's retry waits the whole delay; found by a restart, it
+    waits what is left of it (before: the whole delay again, from the restart)."""
+    now = 10_000.0
+    assert retry_wait(now - 0.2, 600, now) == (now + 599.8, "; runs again in 10m (--retry-delay)")
+    ended_2m_ago = now - 120
+    assert retry_wait(ended_2m_ago, 600, now) == (
+        now + 480,
+        "; runs again in 8m00s (--retry-delay 10m from its end)",
+    )
+    # Failed an hour ago with --retry-delay 10m: due now.
+    assert retry_wait(now - 3600, 600, now) == (
+        None,
+        "; its --retry-delay 10m has passed since it ended",
+    )
 
 
 # ---- after_attempt --------------------------------------------------------------------------

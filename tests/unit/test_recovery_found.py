@@ -30,6 +30,8 @@ from gpuherd.core.recovery import (
     catch_up,
     reconcile,
     reservation,
+    run_decides,
+    runs_unwatched,
     take_over,
     unwatched,
     unwatched_run,
@@ -173,6 +175,21 @@ def test_a_hold_names_its_unwatched_run_for_ls() -> None:
     detail = f"{unwatched(2, 4242)}, but herd.db did not know it"
     assert unwatched_run(detail) == (2, 4242)
     assert unwatched_run("held by the user") is None
+    assert runs_unwatched(2, 4242) == "held: attempt 2 runs unwatched (pid 4242)"
+    # `gpuherd gpus` says the same of the run of a job released or cancelled meanwhile.
+    assert runs_unwatched(2, 4242, JobState.CANCELLED).startswith("cancelled: attempt 2 runs")
+
+
+def test_a_held_runs_end_decides_its_job_only_while_the_job_is_held_for_it() -> None:
+    """Its end is the job's attempt's (a finished run never runs again), unless the user
+    released or cancelled the job meanwhile, or held it again: that verb stands."""
+    hold = f"{unwatched(2, 4242)}, but herd.db did not know it"
+    assert run_decides(JobState.HELD, hold, (2, 4242))
+    for state in (JobState.QUEUED, JobState.RUNNING, JobState.CANCELLED, JobState.SUCCEEDED):
+        assert not run_decides(state, hold, (2, 4242))  # released (and maybe run) or killed
+    assert not run_decides(JobState.HELD, "held by the user", (2, 4242))  # held again
+    assert not run_decides(JobState.HELD, None, (2, 4242))
+    assert not run_decides(JobState.HELD, hold, (3, 4242))  # another run: a later restore's
 
 
 class Exits:

@@ -9,11 +9,15 @@ does:
 2. the NAME column: the names go under the table, one line per name (`GPUs 0-3: ...`);
 3. the memory bar: the numbers stay.
 
+Under the table, whatever the width, GPUs reserved for a run that no job's attempt is say
+for which job and why, wrapped at their words.
+
 Narrower still (below about 65 columns) NODE and JOBS are cut, with ….
 """
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any
 
 from gpuherd.cli import plain
@@ -50,6 +54,7 @@ def gpu_lines(answer: dict[str, Any], term: plain.Terminal) -> list[str]:
             lines += _under(" " * indent + "foreign: ", _foreign(gpu), term.width)
     if "NAME" in given_up:
         lines += [plain.cut(line, term.width) for line in _names(gpus)]
+    lines += _reserved(gpus, term.width)
     if answer.get("missing"):
         lines.append(f"configured but not seen by the probe: {format_ids(answer['missing'])}")
     lines.append(term.style(plain.clean(f"probe: {answer['probe']}"), "dim"))
@@ -104,6 +109,27 @@ def _under(lead: str, parts: list[str], width: int) -> list[str]:
         lines[-1].append(part)
     pad = " " * plain.cells(lead)
     return [plain.cut((pad if i else lead) + " ".join(p), width) for i, p in enumerate(lines)]
+
+
+def _reserved(gpus: list[dict[str, Any]], width: int) -> list[str]:
+    """For which job, and why, GPUs are kept for a run that no job's attempt is (a restored
+    herd.db: a job held for its run), one sentence per run, wrapped at its words: `GPU 0 is
+    reserved for job 2, held: attempt 1 runs unwatched (pid 3621)`. JOBS lists the job."""
+    runs: dict[tuple[int, str], list[int]] = {}
+    for gpu in gpus:
+        for run in gpu.get("reserved") or ():  # (none from an older daemon)
+            runs.setdefault((run["job"], plain.clean(run["reason"])), []).append(gpu["index"])
+    lines = []
+    for (job, reason), indices in runs.items():
+        gpus_are = (
+            f"GPU {indices[0]} is" if len(indices) == 1 else f"GPUs {format_ids(indices)} are"
+        )
+        said = f"{gpus_are} reserved for job {job}, {reason}"
+        wrapped = textwrap.wrap(
+            said, width, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False
+        )
+        lines += [plain.cut(line, width) for line in wrapped]  # (cut: a word over a line)
+    return lines
 
 
 def _names(gpus: list[dict[str, Any]]) -> list[str]:

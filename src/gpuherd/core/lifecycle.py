@@ -8,8 +8,12 @@ from functools import cache
 
 from gpuherd.core.model import Job, JobSpec, Outcome
 from gpuherd.core.states import Event, JobState, OutcomeKind
+from gpuherd.core.units import format_duration, format_given
 
 OOM_RETRIES = 2
+JUST_ENDED = 1.0
+"""Seconds within which an attempt's end is heard as it happens (a watched end): its retry
+waits the whole --retry-delay, said as typed."""
 
 
 @cache
@@ -90,6 +94,19 @@ def retries_left(job: Job, outcome: Outcome | None = None) -> int:
     if outcome is not None and outcome.kind is OutcomeKind.CUDA_OOM and job.spec.oom_retry:
         limit = oom_retries(job.spec)
     return max(0, limit + 1 - job.attempt)
+
+
+def retry_wait(ended_at: float, delay: float, now: float) -> tuple[float | None, str]:
+    """When the retry of an attempt that ended at `ended_at` may start, by its --retry-delay
+    counted from that end (None: now), and what the `retry` event adds to say so. The end,
+    not when it was heard of: a restart that finds an attempt failed an hour ago, while no
+    daemon ran, with `--retry-delay 10m`, runs it now, not 10 minutes after the restart."""
+    due, given = ended_at + delay, format_given(delay)
+    if due <= now:
+        return None, f"; its --retry-delay {given} has passed since it ended"
+    if now - ended_at < JUST_ENDED:
+        return due, f"; runs again in {given} (--retry-delay)"
+    return due, f"; runs again in {format_duration(due - now)} (--retry-delay {given} from its end)"
 
 
 def grow_request(mem: int | None, peak: int, largest_gpu: int) -> tuple[int | None, bool]:

@@ -194,6 +194,9 @@ class Reservation:
     exclusive: bool = False
     project: str | None = None
     """The job's project (what `Policy.project_limits` counts)."""
+    run: str | None = None
+    """Set for a run the queue does not watch as its job's attempt (a restored herd.db:
+    engine_held_runs.py): what it is, as a waiting job's reason names it (core/reasons.py)."""
 
 
 class ForeignMode(StrEnum):

@@ -21,8 +21,8 @@ from gpuherd.core.capacity import (
     margin,
     most_on_a_node,
 )
-from gpuherd.core.idspec import number_runs
 from gpuherd.core.model import Device, DeviceState, Job, Policy, Reservation
+from gpuherd.core.naming import gpu_names, gpus_named, jobs_named, only_flag
 from gpuherd.core.placement import Hold, cpu_slots_left, project_room
 from gpuherd.core.units import format_size, plural
 
@@ -55,37 +55,9 @@ def _ram_reason(ram: int | None, host_free: int | None, policy: Policy) -> str |
     return None
 
 
-def _gpus_named(indices: Sequence[int]) -> str:
-    """ "GPU 1", "GPUs 1, 3", or as ranges past a few: "GPUs 4-900" (a wide --only-gpus)."""
-    if len(indices) == 1:
-        return f"GPU {indices[0]}"
-    return "GPUs " + _listed(indices, ", ")
-
-
-def _gpu_names(indices: list[int], verbs: tuple[str, str]) -> str:
-    """ "GPU 1 is" or "GPUs 1, 3 are" (with the verbs given)."""
-    return f"{_gpus_named(indices)} {verbs[0] if len(indices) == 1 else verbs[1]}"
-
-
 def _running(count: int, cap: int) -> str:
     """ "4 running", or "5 running, at most 4" after the cap was lowered below the count."""
     return f"{count} running" + (f", at most {cap}" if count != cap else "")
-
-
-def _only(indices: Sequence[int]) -> str:
-    return "--only-gpus " + _listed(indices, ",")
-
-
-def _listed(indices: Sequence[int], sep: str) -> str:
-    """Indices with runs of three or more as ranges: "0, 2", "0, 4-900" (a wide --only-gpus
-    would otherwise print thousands of numbers)."""
-    parts: list[str] = []
-    for first, last in number_runs(indices):
-        if last - first >= 2:
-            parts.append(f"{first}-{last}")
-        else:  # one, or a pair: "1, 2", not "1-2"
-            parts += map(str, range(first, last + 1))
-    return sep.join(parts)
 
 
 _DRAINING = ("is", "are"), "draining"
@@ -125,6 +97,7 @@ def _details(
     groups: dict[tuple[tuple[str, str], str], list[int]] = {}
     foreign: list[str] = []
     holding: dict[tuple[tuple[int, ...], int], list[int]] = {}
+    runs: dict[tuple[int, str], list[int]] = {}
     for d in sorted(devices, key=lambda d: d.index):
         g = by_index.get(d.index)
         total, cause = d.memory_total, None
@@ -143,10 +116,24 @@ def _details(
                 if g.held:
                     ids = sorted(r.job_id for r in reservations if r.mem and d.index in r.gpus)
                     holding.setdefault((tuple(ids), g.held), []).append(d.index)
+            if cause is None and not g.fits(kind, mem):  # a run on it may be why
+                for r in reservations:
+                    if r.run and d.index in r.gpus:
+                        runs.setdefault((r.job_id, r.run), []).append(d.index)
         if cause is not None:
             groups.setdefault(cause, []).append(d.index)
-    causes = [f"{_gpu_names(ix, verbs)} {what}" for (verbs, what), ix in groups.items()]
-    return causes + foreign + _held(holding)
+    causes = [f"{gpu_names(ix, verbs)} {what}" for (verbs, what), ix in groups.items()]
+    return causes + foreign + _held(holding) + _reserved(runs)
+
+
+def _reserved(runs: dict[tuple[int, str], list[int]]) -> list[str]:
+    """The GPUs kept for runs that are not their jobs' watched attempts (a restored herd.db:
+    a job held for its run), named with the job and the run, as `gpuherd gpus` names them:
+    else the job seemed to wait for a free GPU with none of gpuherd's jobs running there."""
+    return [
+        f"{gpu_names(ix, ('is', 'are'))} reserved for job {job_id}, whose {run}"
+        for (job_id, run), ix in runs.items()
+    ]
 
 
 def _held(holding: dict[tuple[tuple[int, ...], int], list[int]]) -> list[str]:
@@ -155,16 +142,12 @@ def _held(holding: dict[tuple[tuple[int, ...], int], list[int]]) -> list[str]:
     of it). A few groups of GPUs by name; beyond, only the GPUs."""
     if len(holding) > 3:
         every = sorted(i for indices in holding.values() for i in indices)
-        return [f"gpuherd jobs hold memory on {_gpus_named(every)}"]
+        return [f"gpuherd jobs hold memory on {gpus_named(every)}"]
     return [
-        f"{_jobs(ids)} {'holds' if len(ids) == 1 else 'hold'} {format_size(held)} "
-        f"of {_gpus_named(ix)}"
+        f"{jobs_named(ids)} {'holds' if len(ids) == 1 else 'hold'} {format_size(held)} "
+        f"of {gpus_named(ix)}"
         for (ids, held), ix in holding.items()
     ]
-
-
-def _jobs(ids: Sequence[int]) -> str:
-    return f"job {ids[0]}" if len(ids) == 1 else "jobs " + _listed(ids, ", ")
 
 
 def _outside(d: Device, used: int) -> str:
@@ -260,11 +243,11 @@ def why_waiting(
     if n > 1 and len({d.node for d in devices}) > 1:
         head += " on one node"
     if only:
-        head += f" of {_only(only)}"
+        head += f" of {only_flag(only)}"
     details = _details(kind, mem, devices, gpus, policy, reservations)
     unseen = {d.index for d in missing}
     gone = [
-        f"{_gpu_names(ix, ('is', 'are'))} {what}"
+        f"{gpu_names(ix, ('is', 'are'))} {what}"
         for ix, what in (
             ([i for i in absent if i in unseen], "configured but not seen now"),
             ([i for i in absent if i not in unseen], "not there now"),
@@ -282,7 +265,7 @@ def _turn(job: Job, kind: Kind, n: int, mem: int | None, gpus: list[Gpu], hold: 
     if hold is not None and hold.job_id != job.id:
         rest = (g for g in gpus if g.index not in hold.gpus and g.fits(kind, mem))
         if most_on_a_node(rest) < n:
-            held = _gpu_names(sorted(hold.gpus), ("is", "are"))
+            held = gpu_names(sorted(hold.gpus), ("is", "are"))
             return f"waiting for its turn: {held} held for job {hold.job_id}, which waits longer"
     return "waiting for its turn (its GPUs are held for an older job that waits longer)"
 
@@ -300,7 +283,7 @@ def _waits_for_lost(
     judged = spec.gpus, spec.mem, devices, policy, spec.exclusive, only
     if never_fits(*judged) is None:
         return None  # it can run without them
-    return f"waiting for {_gpus_named(lost)}, configured but not seen now: `gpuherd gpus`"
+    return f"waiting for {gpus_named(lost)}, configured but not seen now: `gpuherd gpus`"
 
 
 def never_fits(
@@ -342,8 +325,8 @@ def never_fits(
         if len(named) < job_gpus:
             absent = sorted(set(only) - {d.index for d in named})
             return (
-                f"asks for {plural(job_gpus, word)} of {_only(only)}, "
-                f"but gpuherd has no {_gpus_named(absent)}"
+                f"asks for {plural(job_gpus, word)} of {only_flag(only)}, "
+                f"but gpuherd has no {gpus_named(absent)}"
             )
         configured = named
     if job_gpus > len(configured):
@@ -364,7 +347,7 @@ def never_fits(
     if most >= job_gpus:
         return None
     kept = f" once {_percent(keep)} is kept free" if keep > 0 else ""
-    of = f" of {_only(only)}" if only else ""  # the GPUs it may use, not all of them
+    of = f" of {only_flag(only)}" if only else ""  # the GPUs it may use, not all of them
     if not big:
         largest = max(configured, key=lambda d: caps[d.index] or 0)
         offer = f" ({format_size(caps[largest.index] or 0)}{kept})" if kept else ""

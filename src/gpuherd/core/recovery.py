@@ -291,18 +291,38 @@ def unwatched(attempt: int, pid: int) -> str:
     return f"attempt {attempt} runs already (pid {pid}, unwatched)"
 
 
-def runs_unwatched(attempt: int, pid: int) -> str:
-    """What `ls` and `gpuherd gpus` say of a job held while that run of it runs unwatched."""
-    return f"held: attempt {attempt} runs unwatched (pid {pid})"
+def running_unwatched(attempt: int, pid: int) -> str:
+    """A run that its job's hold named (`unwatched`), while it runs: what a waiting job's
+    reason says a GPU is reserved for."""
+    return f"attempt {attempt} runs unwatched (pid {pid})"
+
+
+def runs_unwatched(attempt: int, pid: int, state: JobState = JobState.HELD) -> str:
+    """What `ls` says of a job held while that run of it runs unwatched, and `gpuherd gpus`
+    of the run whatever its job's state (released or cancelled while it runs)."""
+    return f"{state.value}: {running_unwatched(attempt, pid)}"
 
 
 _UNWATCHED = re.compile(r"attempt (\d+) runs already \(pid (\d+), unwatched\)")
+UNWATCHED_LIKE = "attempt % runs already (pid %, unwatched)%"
+"""`unwatched`'s words as an SQL LIKE pattern: the hold events that name such a run."""
 
 
 def unwatched_run(hold_detail: str) -> tuple[int, int] | None:
     """(attempt, pid) of the unwatched run a hold event names (`unwatched`), else None."""
     found = _UNWATCHED.match(hold_detail)
     return (int(found[1]), int(found[2])) if found else None
+
+
+def run_decides(state: JobState, latest_hold: str | None, run: tuple[int, int]) -> bool:
+    """Whether a run that its job was held for (`run`: attempt, pid), which has ended, is
+    taken as the job's attempt, the job's state following from its end (as from an attempt
+    a daemon watched: a finished run never runs again): only while the job is still held
+    for it, its latest hold naming it. A job the user released or cancelled meanwhile, or
+    held again, keeps its state: that verb came after the hold said what the run was, and
+    is the user's answer (a release asked for another run, a kill for none). The run is
+    then recorded as an attempt of the job, and no more."""
+    return state is JobState.HELD and latest_hold is not None and unwatched_run(latest_hold) == run
 
 
 def _named(indices: Sequence[int]) -> str:

@@ -1,0 +1,170 @@
+"""Runs of a job that herd.db did not know (restored from an older backup), found running by
+a restart where they could not be adopted: the job is held for each (docs/reliability.md,
+section 24).
+
+Such a run is watched until it ends, its GPUs reserved for it meanwhile (where known), as
+a running attempt's are, whatever its job's state: a job released or cancelled while the
+run runs does not free them, nor does a restart, which finds these runs again by the hold
+events that named them. When the run ends (or a restart finds it ended), it is recorded as
+the attempt it was; while the job is still held for it, the job's state follows from its
+end, as from an attempt a daemon watched (core.recovery.run_decides).
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from gpuherd import jobfiles
+from gpuherd.attempts import HeldRun
+from gpuherd.core.lifecycle import classify
+from gpuherd.core.model import Job
+from gpuherd.core.recovery import (
+    Found,
+    Ran,
+    Take,
+    reservation,
+    run_decides,
+    running_unwatched,
+    unwatched,
+    unwatched_run,
+)
+from gpuherd.core.states import Event, JobState
+from gpuherd.engine_taken import attempt_row, ended_run, found_run, on_gpus, take
+from gpuherd.executors.base import ExitStatus
+
+if TYPE_CHECKING:
+    from gpuherd.engine import Engine
+
+log = logging.getLogger("gpuherd.engine")
+
+UNWATCHED_ENDED = "unwatched-ended"
+"""The event of a job, released or cancelled while a run it was held for ran, once that run
+has ended: recorded as an attempt of the job, its GPUs free again."""
+HELD_FOR_IT = "the job was held for it while it ran unwatched (herd.db did not know it)"
+"""How the `start` event of a run taken as its held job's attempt says where it comes from."""
+
+
+def hold(engine: Engine, job: Job, found: Found, why: str, now: float) -> None:
+    """Hold the job, numbered past the found attempt: a release starts the next one, in a
+    folder of its own. The found attempt, which the database does not know (it records no
+    attempt row until it ends), runs on, watched, its GPUs reserved for it until it ends:
+    as its folder recorded them, else as its process was given them (its environment)."""
+    gpus = found.gpus if found.gpus is not None else engine.executor.given_gpus(found.pid)
+    reserved = (
+        f"its {on_gpus(gpus)} stays reserved for it until it ends"
+        if gpus
+        else "it uses no GPU"
+        if gpus is not None
+        else "its GPUs are not known, so none is reserved for it"
+    )
+    detail = (
+        f"{unwatched(found.attempt, found.pid)}, but herd.db did not know it (restored from "
+        f"an older backup?), and it cannot be adopted: {why}; {reserved}. Held so that it "
+        "does not run twice: when that process ends, the job goes on from how it ended, as "
+        f"from an attempt a daemon watched; `gpuherd release {job.id}` runs the job again "
+        f"without waiting for it, `gpuherd kill {job.id}` cancels the job"
+    )
+    changes: dict[str, Any] = {"attempt": found.attempt, "release_at": None, "assigned": gpus or ()}
+    if job.state is JobState.HELD:
+        engine.store.update_job(job.id, now, Event.HOLD.value, detail=detail, **changes)
+    else:  # queued; or finished, and retried since the backup
+        event = Event.HOLD if job.state is JobState.QUEUED else Event.RETRY_HELD
+        engine.move(job, event, JobState.HELD, detail=detail, ended_at=None, **changes)
+    log.warning("job %d: %s", job.id, detail)
+    _watch(engine, job, found, gpus)
+
+
+def watch_held_runs(engine: Engine, now: float) -> None:
+    """At a start: watch again every run a hold named (`hold`, by an earlier daemon) whose
+    end is not recorded, whatever its job's state now, its GPUs reserved; record the end of
+    each that ended while no daemon ran."""
+    named = {  # a set: a job held again by a later restart names its run twice
+        (job_id, *run)
+        for job_id, detail in engine.store.unwatched_holds()
+        if (run := unwatched_run(detail))
+    }
+    for job_id, attempt, pid in sorted(named):
+        job = engine.store.get_job(job_id)
+        if job is None or engine.store.attempt_known(job_id, attempt):
+            continue  # its end is recorded: the attempt has its row
+        folder = str(engine.layout.attempt_dir(job, attempt))
+        key = engine.layout.attempt_key(job_id, attempt)
+        if engine.executor.is_running(pid, job_id, attempt, key, folder):
+            found = found_run(attempt, pid, folder)
+            gpus = found.gpus if found.gpus is not None else engine.executor.given_gpus(pid)
+            _watch(engine, job, found, gpus)
+        else:
+            ended = ended_run(attempt, pid, folder, engine.executor.recorded_exit(folder), now)
+            _record_end(engine, job_id, ended, now)
+
+
+def _watch(engine: Engine, job: Job, found: Found, gpus: tuple[int, ...] | None) -> None:
+    """Watch the run until it ends, and reserve what it holds meanwhile: `gpuherd gpus`
+    lists it on its GPUs; a CPU-only job's holds a CPU job's place; where the GPUs of a job
+    that asked for some are not known (None, or none in its environment), nothing."""
+    attempt, pid = found.attempt, found.pid
+    if (known := engine.attempts.held_runs.get(job.id)) and known.pid == pid:
+        return  # watched already (by this start's first pass)
+    held = None
+    if gpus is not None and (gpus or not job.spec.gpus):
+        held = replace(reservation(job, gpus), run=running_unwatched(attempt, pid))
+    run = HeldRun(
+        job.id,
+        attempt,
+        pid,
+        held,
+        str(engine.layout.attempt_dir(job, attempt)),
+        str(engine.layout.job_dir(job)),
+        gpus or (),
+        found.started_at,
+    )
+    engine.attempts.reserve_for(run, lambda status: _run_ended(engine, run, status))
+
+
+def _run_ended(engine: Engine, run: HeldRun, status: ExitStatus) -> None:
+    """A run that its job was held for has ended: its GPUs are free for the queue again, and
+    it is recorded as the attempt it was."""
+    if engine.attempts.held_runs.get(run.job_id) is not run:
+        return
+    del engine.attempts.held_runs[run.job_id]
+    engine.wake()
+    now = engine.clock()
+    ended = ended_run(run.attempt, run.pid, run.folder, status, now)
+    if ended.started_at is None:  # no attempt.json: its GPUs and start as seen while it ran
+        ended = replace(ended, gpus=run.gpus, started_at=run.started_at)
+    try:
+        with engine.store.transaction():
+            _record_end(engine, run.job_id, ended, now)
+    except sqlite3.Error as exc:  # the GPUs are free all the same; the next start records it
+        log.warning("job %d: recording that its unwatched run ended failed: %s", run.job_id, exc)
+
+
+def _record_end(engine: Engine, job_id: int, ran: Ran, now: float) -> None:
+    """Record the ended run: as the job's attempt, from which its state follows, while the job
+    is still held for it; else as an attempt of the job, and no more (run_decides)."""
+    job = engine.store.get_job(job_id)
+    if job is None:
+        return  # removed meanwhile, with the hold that named the run
+    ended = f"attempt {ran.attempt} (pid {ran.pid}), which ran unwatched, has ended"
+    latest = engine.store.hold_details([job.id]).get(job.id)
+    if run_decides(job.state, latest, (ran.attempt, ran.pid)):
+        done = Take(job.id, ran, superseded=False)
+        take(engine, job, done, "", now, story=HELD_FOR_IT, queued=ended)
+        return
+    tail = jobfiles.tail(Path(ran.folder) / "stderr.log") if ran.exit_code else ""
+    outcome = classify(ran.ended, tail)
+    started = ran.started_at if ran.started_at is not None else ran.ended_at
+    engine.store.add_attempt(attempt_row(engine, job, ran, started))
+    engine.store.update_attempt(job.id, ran.attempt, ended_at=ran.ended_at, outcome=outcome)
+    detail = (
+        f"{ended} ({outcome.describe()}): recorded as attempt {ran.attempt}, not as the job's "
+        f"result: the job was released or cancelled while it ran (it is {job.state.value})"
+    )
+    engine.store.update_job(job.id, now, UNWATCHED_ENDED, detail=detail)
+    log.info("job %d: %s", job.id, detail)
+    change: dict[str, object] = {"id": job.id, "state": job.state.value, "detail": detail}
+    engine.publish({**change, "event": UNWATCHED_ENDED})
