@@ -88,12 +88,14 @@ class JobVerbs:
             self._cancel(job, "cancelled by the user")
             return "cancelled"
         if job.state in LIVE_STATES:
-            self.engine.stop_job(job.id, OutcomeKind.KILLED)
+            # A stop under way is looked for first: told by the time left after this one, a
+            # daemon slow in between called a first kill "already stopping (SIGKILL in 9.9s)".
             live = self.engine.live.get(job.id)
-            if live is not None and live.kill_at is not None:
-                left = max(0.0, live.kill_at - asyncio.get_running_loop().time())
-                if left < job.spec.grace - 0.05:  # a second kill: the SIGKILL is not put off
-                    return f"already stopping (SIGKILL in {left:.1f}s)"
+            due = live.kill_at if live is not None else None
+            self.engine.stop_job(job.id, OutcomeKind.KILLED)
+            if due is not None:  # asking again never puts the SIGKILL off
+                left = max(0.0, due - asyncio.get_running_loop().time())
+                return f"already stopping (SIGKILL in {left:.1f}s)"
             return f"stopping (SIGTERM, then SIGKILL after {job.spec.grace:g}s)"
         raise Conflict(f"job {job.id} already ended ({job.state.value})")
 

@@ -13,7 +13,7 @@ import json
 import os
 import shlex
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -67,9 +67,16 @@ class Board:
         self.base = url.split("/?")[0]
         self.context = context
 
-    def page(self, path: str = "/", dialogs: list[str] | None = None, accept: bool = False) -> Any:
+    def page(
+        self,
+        path: str = "/",
+        dialogs: list[str] | None = None,
+        accept: bool = False,
+        before: Callable[[Any], None] | None = None,
+    ) -> Any:
         """A new tab on `path`; JavaScript dialogs (alert, confirm) are recorded in `dialogs`,
-        and dismissed (`accept`: accepted, as a user who confirms an action)."""
+        and dismissed (`accept`: accepted, as a user who confirms an action). `before` is
+        given the tab before it loads `path` (to listen to its requests, route them)."""
         page = self.context.new_page()
         page.set_default_timeout(TIMEOUT_MS)
         if dialogs is not None:
@@ -77,6 +84,8 @@ class Board:
             page.on(
                 "dialog", lambda dialog: (dialogs.append(dialog.message), getattr(dialog, answer)())
             )
+        if before is not None:
+            before(page)
         page.goto(self.base + path)
         return page
 
@@ -236,11 +245,16 @@ def test_kill_a_running_job_with_its_button(board: Board, expect: Any) -> None:
     board.herd.wait_state(job_id, "running")
     row = page.locator(f"#job-{job_id}")
     expect(row.locator(".pill")).to_have_text("running")
+    posts: list[str] = []
+    page.on("request", lambda r: posts.append(r.post_data or "") if r.method == "POST" else None)
     row.locator("button.act-kill").click()
+    # Once, in a full run, this said "already stopping (SIGKILL in 9.9s)": not a second POST
+    # but a daemon slow in its first kill (test_stopping.py, a first kill says stopping).
     expect(page.locator("#flash")).to_contain_text(f"job {job_id}: stopping")
     assert asked == [f"Job {job_id} is running: kill it? Its work so far is lost."]
     expect(row.locator(".pill")).to_have_text("killed")
     assert board.herd.job(job_id)["state"] == "killed"
+    assert posts == [f"ids={job_id}&next=%2Fjobs%3F&action=kill"]  # one click, one kill
     page.close()
 
 

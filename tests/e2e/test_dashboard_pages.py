@@ -349,6 +349,36 @@ def test_the_page_stream_says_change(daemon: Herd) -> None:
         conn.close()
 
 
+def test_every_page_gives_its_stream_the_mark_it_was_drawn_at(daemon: Herd, tmp_path: Path) -> None:
+    job = daemon.submit("--hold", "--", "true")
+    run_sweep(daemon, tmp_path, "true {x}", "-p x 1 --hold --name marked")
+    pages = {"/": "/ui/events", "/jobs": "/ui/events", "/gpus": "/ui/events"}
+    pages |= {f"/jobs/{job}": f"/ui/jobs/{job}/stream", "/sweeps": "/ui/sweep-events"}
+    pages["/sweeps/marked"] = "/ui/sweep-events/marked"
+    for path, stream in pages.items():
+        answer = call(daemon, "GET", path)
+        urls = re.findall(r'sse-connect="([^"]*)"', answer.body)
+        assert answer.status == 200 and len(urls) == 1, (path, answer.status, urls)
+        assert re.fullmatch(rf"{re.escape(stream)}\?([^\"]*&amp;)?since=\w+\.\d+", urls[0]), path
+
+
+def test_a_page_stream_says_change_for_what_the_page_missed(daemon: Herd) -> None:
+    [url] = re.findall(
+        r'sse-connect="(/ui/events\?since=[\w.]+)"', call(daemon, "GET", "/jobs").body
+    )
+    daemon.submit("--hold", "--", "true")  # after the page was drawn, before it connects
+    conn = UnixConnection(daemon.client.socket_path, timeout=15)
+    try:
+        conn.request("GET", url)
+        response = conn.getresponse()
+        assert response.readline() == b"retry: 2000\n"
+        assert response.readline() == b"\n"
+        assert response.readline() == b"event: change\n"
+        assert response.readline() == b"data: 1\n"  # the change missed; no `connected`
+    finally:
+        conn.close()
+
+
 def test_no_listener_unless_asked(daemon: Herd) -> None:
     answer = daemon.client.get("/daemon/listen")
     assert answer == {

@@ -1,5 +1,6 @@
 """Broadcast: a subscriber that falls behind gets GAP in place of its backlog and stays
-subscribed; the end (None) arrives even behind a full backlog."""
+subscribed; the end (None) arrives even behind a full backlog; one that names a mark gets the
+changes made since (or GAP)."""
 
 from __future__ import annotations
 
@@ -54,3 +55,32 @@ def test_a_listener_hears_every_change_at_once_even_past_the_backlog(
         changes.publish({"id": n})
         assert heard[-1] == {"id": n}  # in place, not later
     assert len(heard) == 5
+
+
+def test_a_subscriber_given_a_mark_gets_the_changes_after_it_first() -> None:
+    changes = Broadcast()
+    changes.publish({"id": 1})
+    mark = changes.mark  # a page drawn now shows job 1's change
+    changes.publish({"id": 2})
+    changes.publish({"id": 3})
+    late = changes.subscribe(since=mark)
+    assert drain(late) == [{"id": 2}, {"id": 3}]  # made before it subscribed: not lost
+    changes.publish({"id": 4})
+    assert drain(late) == [{"id": 4}]
+    assert drain(changes.subscribe(since=changes.mark)) == []  # nothing missed: nothing said
+
+
+def test_a_mark_past_the_history_or_of_another_daemon_gets_a_gap(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(broadcast, "HISTORY", 2)
+    changes, restarted = Broadcast(), Broadcast()
+    old = changes.mark
+    for n in range(3):
+        changes.publish({"id": n})
+        restarted.publish({"id": n})
+    assert drain(changes.subscribe(since=old)) == [GAP]  # 3 missed, 2 kept: read it all again
+    epoch = changes.mark.split(".")[0]
+    # Another daemon's mark, though at the same count; a count not yet reached; none at all.
+    for mark in (restarted.mark, f"{epoch}.4", f"{epoch}.x", f"{epoch}.²", "junk", ""):
+        assert drain(changes.subscribe(since=mark)) == [GAP], mark

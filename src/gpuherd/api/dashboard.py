@@ -38,6 +38,13 @@ def _service(request: Request) -> Service:
     return service
 
 
+def _mark(request: Request) -> str:
+    """Where the daemon's changes stand as a page is drawn, taken before what it shows is read:
+    the page's stream (`since=` in its sse-connect) then says `change` only for what came
+    after (dashboard_streams.py), never for nothing (a second render of a big sweep)."""
+    return _service(request).engine.changes.mark
+
+
 def _overview(request: Request) -> dict[str, Any]:
     state = request.app.state
     return views.overview(_service(request), state.pid, state.socket_path)
@@ -48,7 +55,8 @@ def _overview(request: Request) -> dict[str, Any]:
 
 @router.get("/", response_class=HTMLResponse)
 async def overview_page(request: Request) -> HTMLResponse:
-    return views.render("overview.html", path="/", **_overview(request))
+    since = _mark(request)
+    return views.render("overview.html", path="/", since=since, **_overview(request))
 
 
 @router.get("/ui/ping")
@@ -71,6 +79,7 @@ def _jobs(request: Request) -> views.JobPage:
 
 @router.get("/jobs", response_class=HTMLResponse)
 async def jobs_list(request: Request) -> HTMLResponse:
+    since = _mark(request)
     try:
         ids = parse_ids(request.query_params.get("submitted", ""))
     except ValueError:  # none, or a URL typed by hand: no banner
@@ -81,6 +90,7 @@ async def jobs_list(request: Request) -> HTMLResponse:
     return views.render(
         "jobs.html",
         path="/jobs",
+        since=since,
         page=_jobs(request),
         submitted=ids,
         sweeps=sweeps,
@@ -138,7 +148,8 @@ def _job(request: Request, job_id: int, with_logs: bool = True) -> dict[str, Any
 
 @router.get("/jobs/{job_id}", response_class=HTMLResponse)
 async def job_page(request: Request, job_id: int) -> HTMLResponse:
-    return views.render("job.html", path="/jobs", **_job(request, job_id))
+    since = _mark(request)
+    return views.render("job.html", path="/jobs", since=since, **_job(request, job_id))
 
 
 @router.get("/ui/jobs/{job_id}", response_class=HTMLResponse)
@@ -162,7 +173,8 @@ def _gpus(request: Request) -> dict[str, Any]:
 
 @router.get("/gpus", response_class=HTMLResponse)
 async def gpus_page(request: Request) -> HTMLResponse:
-    return views.render("gpus.html", path="/gpus", **_gpus(request))
+    since = _mark(request)
+    return views.render("gpus.html", path="/gpus", since=since, **_gpus(request))
 
 
 @router.get("/ui/gpus", response_class=HTMLResponse)
@@ -179,7 +191,8 @@ def _sweeps(request: Request) -> dict[str, Any]:
 
 @router.get("/sweeps", response_class=HTMLResponse)
 async def sweeps_page(request: Request) -> HTMLResponse:
-    return views.render("sweeps.html", path="/sweeps", **_sweeps(request))
+    since = _mark(request)
+    return views.render("sweeps.html", path="/sweeps", since=since, **_sweeps(request))
 
 
 @router.get("/ui/sweeps", response_class=HTMLResponse)
@@ -194,11 +207,12 @@ def _sweep(request: Request, name: str) -> views_sweeps.SweepPage:
 
 @router.get("/sweeps/{name}", response_class=HTMLResponse)
 async def sweep_page(request: Request, name: str) -> HTMLResponse:
+    since = _mark(request)
     try:
         page = _sweep(request, name)
     except NotFound:
         return views.render("sweep.html", http_status=404, path="/sweeps", name=name, page=None)
-    return views.render("sweep.html", path="/sweeps", name=name, page=page)
+    return views.render("sweep.html", path="/sweeps", name=name, page=page, since=since)
 
 
 @router.get("/ui/sweeps/{name}", response_class=HTMLResponse)

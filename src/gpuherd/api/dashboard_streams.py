@@ -1,11 +1,14 @@
 """The dashboard's server-sent event streams: one per page.
 
 - `/ui/events` (overview, jobs, GPUs): a `change` event when the queue changed, at most one
-  per COALESCE seconds however many jobs changed, and one on every (re)connect, so a page
-  that missed something while disconnected fetches its fragment again.
+  per COALESCE seconds however many jobs changed. A page gives its stream the mark it was
+  drawn at (`since=`, Broadcast.mark): a stream that (re)connects says `change` only for
+  changes it missed since (none: the page is not fetched again for nothing); without `since`,
+  it says `change` at once.
 - `/ui/jobs/{id}/stream` (a job's page): `stdout` and `stderr` events carry new log text as
   escaped HTML to append; `state` says the job changed; `attempt` that a new attempt began;
-  `end` that nothing more will come. Each log event's id is `attempt:stdout:stderr` byte
+  `end` that nothing more will come (`state` on connect too, unless `since=` says nothing
+  changed since the page was drawn). Each log event's id is `attempt:stdout:stderr` byte
   offsets, so a reconnect (Last-Event-ID, or `resume=`) goes on exactly where it stopped.
   With `live=1` (the job's page) a finished job's stream does not end: it waits for the job
   to change again (a retry), says `state`, and `attempt` once the new attempt begins; `end`
@@ -37,7 +40,7 @@ COALESCE = 0.3
 """Seconds to gather state changes into one `change` event."""
 SWEEP_COALESCE = 1.0
 """Seconds to gather changes before a sweep page (which reads every point's metrics) reloads;
-longer for big sweeps (a table of 10,000 points takes about 0.5 s to build): one second per
+longer for big sweeps (a table of 10,000 points takes about 0.3 s to build): one second per
 SWEEP_JOBS_PER_SECOND of the sweeps' jobs, at most SWEEP_MAX_PAUSE."""
 SWEEP_JOBS_PER_SECOND = 2000
 SWEEP_MAX_PAUSE = 10.0
@@ -77,14 +80,20 @@ def _stream(events: AsyncIterator[str]) -> StreamingResponse:
     return StreamingResponse(events, media_type="text/event-stream", headers=SSE_HEADERS)
 
 
+def _connected(since: str) -> str:
+    """What a page's stream says first: with the page's mark, nothing (what was missed since
+    comes as changes); without, `change` at once (fetch what you may have missed)."""
+    return "retry: 2000\n\n" + ("" if since else sse("change", "connected"))
+
+
 @router.get("/ui/events")
-async def page_events(request: Request) -> StreamingResponse:
+async def page_events(request: Request, since: str = "") -> StreamingResponse:
     service = _service(request)
 
     async def events() -> AsyncIterator[str]:
-        changes = service.engine.changes.subscribe()
+        changes = service.engine.changes.subscribe(since=since or None)
         try:
-            yield "retry: 2000\n\n" + sse("change", "connected")
+            yield _connected(since)
             while True:
                 if await changes.get() is None:
                     return  # the daemon is stopping
@@ -100,26 +109,28 @@ async def page_events(request: Request) -> StreamingResponse:
 
 
 @router.get("/ui/sweep-events")
-async def sweeps_events(request: Request) -> StreamingResponse:
+async def sweeps_events(request: Request, since: str = "") -> StreamingResponse:
     """`change` when a job of any sweep changed (the sweeps page)."""
     service = _service(request)
-    return _stream(_sweep_changes(service, lambda: views.sweep_names(service)))
+    return _stream(_sweep_changes(service, lambda: views.sweep_names(service), since))
 
 
 @router.get("/ui/sweep-events/{name}")
-async def sweep_events(request: Request, name: str) -> StreamingResponse:
+async def sweep_events(request: Request, name: str, since: str = "") -> StreamingResponse:
     """`change` when a job of sweep `name` changed (its page)."""
-    return _stream(_sweep_changes(_service(request), lambda: [name]))
+    return _stream(_sweep_changes(_service(request), lambda: [name], since))
 
 
-async def _sweep_changes(service: Service, names: Callable[[], list[str]]) -> AsyncIterator[str]:
-    """One `change` on connect, then at most one per SWEEP_COALESCE seconds (more for big
-    sweeps) when a job of the sweeps `names()` changed. Whether a job belongs to one is asked
-    once per job."""
-    changes = service.engine.changes.subscribe()
+async def _sweep_changes(
+    service: Service, names: Callable[[], list[str]], since: str
+) -> AsyncIterator[str]:
+    """At most one `change` per SWEEP_COALESCE seconds (more for big sweeps) when a job of
+    the sweeps `names()` changed, since the page's mark `since` (without: one at once).
+    Whether a job belongs to one is asked once per job."""
+    changes = service.engine.changes.subscribe(since=since or None)
     known: dict[int, bool] = {}
     try:
-        yield "retry: 2000\n\n" + sse("change", "connected")
+        yield _connected(since)
         while True:
             batch = [await changes.get()]
             await asyncio.sleep(_pause(service, names()))
@@ -209,32 +220,34 @@ async def job_events(
     err: int = 0,
     resume: str = "",
     live: bool = False,
+    since: str = "",
 ) -> StreamingResponse:
     service = _service(request)
     start = _resume(request.headers.get("last-event-id", "")) or _resume(resume)
     if start is not None:
         attempt, out, err = start
-    return _stream(_follow(service, job_id, attempt, out, err, live))
+    return _stream(_follow(service, job_id, attempt, out, err, live, since))
 
 
 async def _follow(
-    service: Service, job_id: int, number: int, out: int, err: int, live: bool
+    service: Service, job_id: int, number: int, out: int, err: int, live: bool, since: str
 ) -> AsyncIterator[str]:
     """The logs of attempt `number` (0: the latest) from the offsets `out` and `err`, and
-    the job's changes. `live`: once everything is read, wait for the job to change again
-    rather than end (a finished job retried: its page follows the new attempt)."""
-    changes = service.engine.changes.subscribe()
+    the job's changes (since the page's mark `since`; without, `state` at once). `live`:
+    once everything is read, wait for the job to change again rather than end (a finished
+    job retried: its page follows the new attempt)."""
+    changes = service.engine.changes.subscribe(since=since or None)
     try:
-        yield "retry: 1000\n\n"
         job = _show(service, job_id)
         if job is None:
-            yield sse("end", "gone")
+            yield "retry: 1000\n\n" + sse("end", "gone")
             return
         latest = int(job["attempt"])
         number = number if 1 <= number <= latest else latest
         finished = job["state"] in FINISHED or number < latest
         cursors = _cursors(service, job_id, number, out, err)
-        yield sse("state", "1")
+        # Without the page's mark it may have missed anything: its head is fetched again.
+        yield "retry: 1000\n\n" + ("" if since else sse("state", "1"))
         pace = _Pace()
         while True:
             events = _new_text(cursors, number, finished)

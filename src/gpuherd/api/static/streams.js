@@ -7,10 +7,11 @@
   // A browser opens at most 6 connections to one host (HTTP/1.1) and every dashboard page holds
   // one for its event stream: with six tabs open a seventh did not load, and no tab's buttons
   // or refreshes got through. A tab hidden for HIDDEN_CLOSE ms closes its stream and opens it
-  // again once shown; the page catches up (a stream says `change` on every connect; a job's
-  // log resumes at the offsets its sse-connect holds by then). The sse extension gets a Stream,
-  // not the EventSource itself, so that its listeners outlive the closing: an EventSource
-  // cannot be opened again, and the extension's own reconnect goes through an error.
+  // again once shown; the page catches up (its sse-connect holds the mark the page was drawn
+  // at, and the stream says `change` for what came after; a job's log resumes at the offsets
+  // its sse-connect holds by then). The sse extension gets a Stream, not the EventSource
+  // itself, so that its listeners outlive the closing: an EventSource cannot be opened again,
+  // and the extension's own reconnect goes through an error.
   var HIDDEN_CLOSE = 3000, streams = [], closing = null;
   function Stream(url) {
     this.url = url;
