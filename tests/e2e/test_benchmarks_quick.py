@@ -30,3 +30,20 @@ def test_quick_benchmark_runs_checks_and_prints_its_figures() -> None:
         assert any(line.strip().startswith(key.strip()) for line in out.splitlines()), (key, out)
     for row in ("gpuherd-run", "gpuherd-daemon"):
         assert f"W1           {row}" in out, out
+
+
+def test_the_handoff_breakdown_runs_and_finds_every_stage() -> None:
+    # benchmarks/handoff.py wraps engine steps by name: a renamed step must fail here, not
+    # silently drop out of its table.
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "handoff.py"), "--jobs", "6"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    rows = [line for line in proc.stdout.splitlines() if line.startswith("| ")]
+    stages = {row.split(" | ")[0].lstrip("| "): row.split(" | ")[-1].rstrip(" |") for row in rows}
+    for stage in ("the ended attempt recorded", "placement pass", "in all: end -> next start"):
+        assert stages[stage] == "5", proc.stdout
