@@ -78,6 +78,13 @@ def test_a_restart_finds_the_leaders_of_many_jobs_in_one_pass(
         )
         for key in keys
     ]
+    # Popen returns once the kernel has begun the exec, before it has laid out the new
+    # program's environment (/proc/PID/environ reads empty until then): a restart looks long
+    # after its jobs began.
+    wait_for(
+        lambda: all(psutil.Process(s.pid).environ().get(KEY_VARIABLE) for s in shells),
+        what="the shells' environments",
+    )
     passes = 0
     process_iter = psutil.process_iter
 
