@@ -14,6 +14,7 @@ import os
 import socket
 import time
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -32,6 +33,19 @@ WAIT_POLL = 30.0
 RESTART_GRACE = 60.0
 """Seconds a wait gives a daemon that went away midway to come back (a restart to upgrade):
 the jobs go on meanwhile, and a notebook's overnight wait should too."""
+
+
+@dataclass
+class Waited:
+    """What `Client.wait_for` found."""
+
+    states: dict[int, str]
+    """Each job's last state seen."""
+    done: bool
+    """Whether every job has finished."""
+    endings: dict[int, dict[str, Any]]
+    """How each job that ended but did not succeed ended: its state, outcome, exit_code,
+    signal and message, as `show --json` has them."""
 
 
 class Client:
@@ -113,8 +127,19 @@ class Client:
         deadline: float | None = None,
         on_gone: Callable[[], None] | None = None,
     ) -> tuple[dict[int, str], bool]:
+        """(each job's last state seen, whether all have finished): `wait_for`'s."""
+        waited = self.wait_for(ids, deadline, on_gone)
+        return waited.states, waited.done
+
+    def wait_for(
+        self,
+        ids: Sequence[int],
+        deadline: float | None = None,
+        on_gone: Callable[[], None] | None = None,
+    ) -> Waited:
         """Wait until every job of `ids` has finished, or `deadline` (a `time.monotonic()`
-        value) has passed: (each job's last state seen, whether all have finished).
+        value) has passed: each job's last state seen, whether all have finished, and how
+        those that did not succeed ended.
 
         Asks about WAIT_CHUNK jobs at a time, each chunk until it is done; at the deadline
         the chunks not asked about yet are read once, so every job has a state. A daemon
@@ -122,6 +147,7 @@ class Client:
         when it went), then the wait goes on with the new one.
         """
         states: dict[int, str] = {}
+        endings: dict[int, dict[str, Any]] = {}
         left = list(dict.fromkeys(ids))
         done = first = True
         while left:
@@ -149,11 +175,13 @@ class Client:
             finally:
                 first = False
             states.update((int(k), v) for k, v in answer["states"].items())
+            # (An older daemon answers no endings: its jobs are then named by state alone.)
+            endings.update((int(k), v) for k, v in answer.get("endings", {}).items())
             if answer["done"] or not done:
                 left = rest
             elif deadline is not None and time.monotonic() >= deadline:
                 done, left = False, rest
-        return states, done
+        return Waited(states, done, endings)
 
     def comes_back(self, deadline: float | None, on_gone: Callable[[], None] | None) -> bool:
         """Whether a daemon that is not stopping answers within RESTART_GRACE (and before

@@ -125,19 +125,25 @@ def cancel_waiters(engine: Engine, job_id: int, state: JobState, now: float) -> 
                 pending.append((waiter_id, JobState.CANCELLED))
 
 
-def fail_orphaned_waiters(engine: Engine, now: float, ids: Sequence[int] | None = None) -> None:
-    """Cancel queued jobs (these, or all) whose dependency already ended badly."""
+def fail_orphaned_waiters(
+    engine: Engine, now: float, ids: Sequence[int] | None = None
+) -> dict[int, tuple[int, JobState]]:
+    """Cancel queued jobs (these, or all) whose dependency already ended badly: each one
+    cancelled, with the dependency it names (id and end)."""
     jobs = (
         engine.store.get_jobs(list(ids)).values()
         if ids is not None
         else engine.store.list_jobs(states=(JobState.QUEUED, JobState.HELD))
     )
+    cancelled: dict[int, tuple[int, JobState]] = {}
     for job in jobs:
         failed = [(d, JobState(s)) for d, s in engine.store.unmet_deps(job.id)]
         failed = [(d, s) for d, s in failed if s in BAD_END_STATES]
         if failed and job.state in (JobState.QUEUED, JobState.HELD):
             _cancel_waiter(engine, job, *failed[0], now)
             cancel_waiters(engine, job.id, JobState.CANCELLED, now)
+            cancelled[job.id] = failed[0]
+    return cancelled
 
 
 def _cancel_waiter(

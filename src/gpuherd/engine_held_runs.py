@@ -78,6 +78,23 @@ def hold(engine: Engine, job: Job, found: Found, why: str, now: float) -> None:
     _watch(engine, job, found, gpus)
 
 
+def removal_refused(engine: Engine, job: Job) -> str | None:
+    """Why `rm` of the job must wait, while a run it was held for runs: the run is found
+    again by a restart only through the job's hold event, which the removal deletes (with
+    the job's folder, the run's own): its GPUs would be given to other jobs while it still
+    uses them. None when no such run runs."""
+    run = engine.attempts.held_runs.get(job.id)
+    if run is None:
+        return None
+    gpus = run.reservation.gpus if run.reservation else ()
+    kept = f", {on_gpus(gpus)} reserved for it" if gpus else ""
+    return (
+        f"job {job.id}: its {running_unwatched(run.attempt, run.pid)}{kept}: end that process "
+        "or wait for it to end, then remove the job (removed now, a restart would no longer "
+        "know the run, and would give its GPUs to other jobs while it runs)"
+    )
+
+
 def watch_held_runs(engine: Engine, now: float) -> None:
     """At a start: watch again every run a hold named (`hold`, by an earlier daemon) whose
     end is not recorded, whatever its job's state now, its GPUs reserved; record the end of

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from gpuherd import paths
 from gpuherd.client import Client
 from gpuherd.core.commands import command_from_args
-from gpuherd.core.edit import EDITABLE
+from gpuherd.core.edit import BEGIN, EDITABLE
 from gpuherd.core.sweep import SweepError, SweepSpec, count, size_refusal, spec_to_dict
 from gpuherd.core.sweep_names import default_sweep_name
 from gpuherd.errors import DaemonError, HerdError
@@ -39,8 +39,8 @@ from gpuherd.following import follow_log
 from gpuherd.pyapi_sweep import Sweep, SweepWarning
 from gpuherd.pyapi_values import (
     connect_spelling,
+    edit_options,
     env_overrides,
-    in_units,
     is_sweep_file,
     job_cwd,
     make_spec,
@@ -135,7 +135,8 @@ class Herd:
         grace, no_output_timeout (durations: seconds, "2h" or a timedelta), on_no_output
         ("flag" or "kill"), project, env (a dict), hold, oom_retry, exclusive (each GPU to
         itself), begin (a datetime, epoch seconds, or text as `--begin` takes it: "+2h"),
-        only_gpus ([0, 2], or "0,2")."""
+        only_gpus ([0, 2], or "0,2"). A job whose `after` job already ended badly is
+        cancelled at once (dependency_failed), with a UserWarning saying so."""
         refuse_while_loading("submit")
         if "max_parallel" in options:  # shared with sweep(), where it means something
             raise TypeError(
@@ -150,7 +151,10 @@ class Herd:
             "name": name,
             **submit_options({**options, "gpus": gpus}, Job, self.client),
         }
-        (job_id,) = self.client.post("/jobs", {"jobs": [item]})["ids"]
+        answer = self.client.post("/jobs", {"jobs": [item]})
+        # Cancelled at once: a job it waits for (after=) already ended badly, as the CLI warns.
+        sweep_warnings(answer.get("warnings", []), UserWarning)
+        (job_id,) = answer["ids"]
         return Job(self, int(job_id))
 
     def job(self, job_id: int) -> Job:
@@ -339,18 +343,25 @@ class Job:
     def edit(self, clear: Iterable[str] = (), **changes: Any) -> str:
         """Change what the waiting job asks for, as `gpuherd edit`: command, name, gpus,
         only_gpus (a list), mem, ram (bytes or "10GiB"), exclusive (True: each GPU to
-        itself; False: shared again), retries, retry_delay, timeout
-        (seconds or "2h"), project, env (a dict: these variables set, the job's others kept);
-        `clear` unsets name, only_gpus, mem, ram, retry_delay, timeout, project or env.
+        itself; False: shared again), retries, retry_delay, timeout, grace
+        (seconds or "2h"), project, env (a dict: these variables set, the job's others kept),
+        cwd, after and after_any (as submit() takes them: they replace the job's), begin
+        (held until then; a time past: queued now); `clear` unsets name, only_gpus, mem,
+        ram, retry_delay, timeout, project, env, after, after_any or begin.
         Answers what changed ("edited (gpus 1 -> 2)"); HerdError if the daemon refused (the
         job runs or ended, or could never run)."""
         if "env" in changes:  # as submit() names the job's variables; the others are kept
             changes["env_overrides"] = env_overrides(changes.pop("env"))
-        unknown = sorted(set(changes) - set(EDITABLE))
+        fields = (*EDITABLE, BEGIN)
+        unknown = sorted(set(changes) - set(fields))
         if unknown:
-            raise TypeError(f"{unknown[0]!r} cannot be edited; fields: {', '.join(EDITABLE)}")
+            raise TypeError(f"{unknown[0]!r} cannot be edited; fields: {', '.join(fields)}")
         cleared = ["env_overrides" if name == "env" else name for name in clear]
-        body = {"ids": [self.id], **in_units(dict(changes)), "clear": cleared}
+        body = {
+            "ids": [self.id],
+            **edit_options(changes, Job, self.herd.client),
+            "clear": cleared,
+        }
         (result,) = self.herd.client.post("/jobs/edit", body)["results"]
         if not result["ok"]:
             raise HerdError(str(result["message"]))

@@ -5,6 +5,7 @@
 - `sweep_warnings`: a sweep's warnings, at the user's line, with the CLI's option names
   as the Python API's keywords; `connect_spelling`: a daemon's start failure so too;
 - `submit_options`, `in_units`: `submit` keyword options as the daemon's API takes them;
+  `edit_options`: `Job.edit`'s so;
 - `job_cwd`: the folder a job runs in, checked to be one;
 - `make_spec`: a sweep spec from a command template and parameter lists;
 - `non_finite`: NaN and the infinities back as floats in a sweep's metrics;
@@ -142,6 +143,20 @@ def submit_options(
     out["env_overrides"] = env_overrides(out.pop("env", {}))
     if "on_no_output" in out:
         out["kill_on_no_output"] = _kill_on_no_output(out)
+    return out
+
+
+def edit_options(changes: Mapping[str, Any], job_type: type[Any], client: Client) -> dict[str, Any]:
+    """`Job.edit` keyword changes as the API takes them, each as `submit` takes it (`cwd`
+    made absolute, as a submission's is)."""
+    out = in_units({k: plain(v) for k, v in changes.items()})
+    if out.get("cwd") is not None:
+        out["cwd"] = job_cwd(out["cwd"])
+    if out.get("begin") is not None:
+        out["begin"] = _begin(out["begin"])
+    for key in ("after", "after_any"):
+        if out.get(key) is not None:
+            out[key] = resolve_last(client, job_ids(out[key], key, job_type), key)
     return out
 
 

@@ -8,21 +8,22 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from gpuherd import jobfiles
 from gpuherd.core.idspec import format_ids
+from gpuherd.core.lifecycle import cancelled_at_once
 from gpuherd.core.model import Job
 from gpuherd.core.reasons import why_waiting
 from gpuherd.core.recovery import runs_unwatched, unwatched_run
 from gpuherd.core.run_time import pauses
 from gpuherd.core.states import (
-    BAD_END_STATES,
     FINISHED_STATES,
     LIVE_STATES,
+    WAITING_STATES,
     JobState,
 )
 from gpuherd.core.units import format_given
@@ -31,23 +32,34 @@ from gpuherd.devices import host_memory_available
 from gpuherd.engine import Engine
 from gpuherd.engine_endings import fail_orphaned_waiters
 from gpuherd.errors import Conflict, HerdError, NotFound
-from gpuherd.executors.base import CannotTell
-from gpuherd.service_jobs import JobVerbs
+from gpuherd.service_edit import EditVerbs
 from gpuherd.service_system import SystemVerbs
 from gpuherd.store import NewJob
 from gpuherd.store_rows import ANY_JOB, JobFilter
-from gpuherd.submission import never_runs_judge, spec_from_item, where_in_batch
-from gpuherd.submission_text import field, printable
-from gpuherd.wire import SubmitItem, attempt_view, job_view
+from gpuherd.submission import never_runs_judge, spec_from_item, unknown_jobs, where_in_batch
+from gpuherd.submission_text import printable
+from gpuherd.wire import SubmitItem, attempt_view, job_view, outcome_view
 
 RECENT_FINISHED = 10
 """How many finished jobs a plain `ls` shows after the active ones."""
 STDERR_TAIL_LINES = 20
-WAITING = frozenset({JobState.QUEUED, JobState.HELD})
-"""States of a job that is not running: no run time is shown for it, so none is counted."""
 
 
-class Service(SystemVerbs, JobVerbs):
+@dataclass(frozen=True)
+class Submitted:
+    ids: list[int]
+    cancelled: Mapping[int, tuple[int, JobState]]
+    """The jobs cancelled at once, each with the dependency that already ended badly."""
+
+    def warnings(self) -> list[str]:
+        """One line per dependency, on the jobs cancelled at once as it already ended badly."""
+        by_dep: dict[tuple[int, JobState], list[int]] = {}
+        for job_id, dep in sorted(self.cancelled.items()):
+            by_dep.setdefault(dep, []).append(job_id)
+        return [cancelled_at_once(ids, *dep) for dep, ids in by_dep.items()]
+
+
+class Service(SystemVerbs, EditVerbs):
     def __init__(self, engine: Engine, home: Path, started_at: float | None = None) -> None:
         self.engine = engine
         self.home = home
@@ -59,6 +71,12 @@ class Service(SystemVerbs, JobVerbs):
     # ---- submit ---------------------------------------------------------------------------
 
     def submit(self, items: Sequence[SubmitItem]) -> list[int]:
+        return self.submit_and_tell(items).ids
+
+    def submit_and_tell(self, items: Sequence[SubmitItem]) -> Submitted:
+        """Queue the jobs; a job whose dependency (`after`) already ended badly is stored,
+        then cancelled at once (dependency_failed), as it would be a moment later: refused,
+        the same script failed or not by how fast that dependency ended."""
         if not items:
             raise HerdError(
                 "nothing to submit: the list of jobs is empty (the CLI: give a command after --, "
@@ -69,17 +87,7 @@ class Service(SystemVerbs, JobVerbs):
         found = self.store.get_jobs(sorted(deps | deps_any))
         missing = sorted((deps | deps_any) - set(found))
         if missing:
-            raise NotFound(
-                f"{field('after')}: no job {format_ids(missing).replace(',', ', ')} "
-                "(`gpuherd ls --all` lists the jobs there are)"
-            )
-        ended = sorted(d for d in deps if found[d].state in BAD_END_STATES)
-        if ended:  # the job would be cancelled at once (dependency_failed)
-            dep = found[ended[0]]
-            raise Conflict(
-                f"{field('after')}: job {dep.id} already ended ({dep.state.value}), so this job "
-                f"would never run: retry it first (gpuherd retry {dep.id}), then submit"
-            )
+            raise unknown_jobs(missing)
         devices = self.engine.device_listing()
         now = self.engine.clock()
         new_jobs = []
@@ -95,13 +103,14 @@ class Service(SystemVerbs, JobVerbs):
         for job_id, new in zip(ids, new_jobs, strict=True):
             state = "held" if new.held or new.release_at else "queued"
             self.engine.publish({"id": job_id, "state": state, "event": "submit"})
+        cancelled = {}
         if deps | deps_any:
             with self.store.transaction():
-                fail_orphaned_waiters(self.engine, now, ids)
+                cancelled = fail_orphaned_waiters(self.engine, now, ids)
         if any(new.release_at for new in new_jobs):
             self.engine.begins.arm()
         self.engine.wake()
-        return ids
+        return Submitted(ids, cancelled)
 
     # ---- read -----------------------------------------------------------------------------
 
@@ -114,16 +123,24 @@ class Service(SystemVerbs, JobVerbs):
         newest_first: bool = False,
     ) -> tuple[list[dict[str, Any]], int]:
         """The jobs `ls` lists, and how many more match but were left out by `limit`: with
-        `states` or `all_jobs`, the jobs that match (the newest first if asked); else the
-        most recent finished ones and the running ones, then the waiting ones in the order
-        they are to start (the limit applies to the waiting)."""
+        `states` or `all_jobs`, the jobs that match (the waiting ones last, as below; all by
+        id, the newest first, if asked); else the most recent finished ones and the running
+        ones, then the waiting ones in the order they are to start (the limit applies to the
+        waiting)."""
         wanted = tuple(_state(s) for s in states)
         limited: tuple[JobState, ...] = wanted
-        if wanted or all_jobs:
+        if newest_first:  # `last`: the job submitted last, whatever its state
             jobs = self.store.list_jobs(wanted, match, limit, newest_first)
             shown = len(jobs)
+        elif wanted or all_jobs:
+            started, waiting_states = _split(wanted or tuple(JobState))
+            jobs = self.store.list_jobs(started, match, limit) if started else []
+            left = None if limit is None else limit - len(jobs)
+            if waiting_states and left != 0:
+                jobs += self.store.waiting_in_order(match, left, waiting_states)
+            shown = len(jobs)
         else:
-            limited = (JobState.QUEUED, JobState.HELD)
+            limited = tuple(WAITING_STATES)
             waiting = self.store.waiting_in_order(match, limit)
             recent = self.store.list_jobs(
                 tuple(FINISHED_STATES), match, RECENT_FINISHED, newest_first=True
@@ -137,11 +154,14 @@ class Service(SystemVerbs, JobVerbs):
     def ls_ids(
         self, states: Sequence[str] = (), match: JobFilter = ANY_JOB, all_jobs: bool = False
     ) -> list[int]:
-        """`ls -q`: the ids of the jobs matching, or else of every job not finished."""
+        """`ls -q`: the ids of the jobs matching, or else of every job not finished; as `ls`
+        lists them (the waiting ones last, in the order they are to start)."""
         wanted = tuple(_state(s) for s in states)
         if not (wanted or all_jobs):
             wanted = tuple(s for s in JobState if s not in FINISHED_STATES)
-        return self.store.list_job_ids(wanted, match)
+        started, waiting_states = _split(wanted or tuple(JobState))
+        ids = self.store.list_job_ids(started, match) if started else []
+        return ids + (self.store.waiting_ids(match, waiting_states) if waiting_states else [])
 
     def page_jobs(
         self,
@@ -203,6 +223,12 @@ class Service(SystemVerbs, JobVerbs):
                 self._job(job_id)  # raises NotFound with the usual message
         return {job_id: jobs[job_id].state for job_id in ids}
 
+    def endings(self, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+        """How each of these jobs ended (state, outcome, exit code, signal, message), read in
+        one go: what `wait` says of those that did not succeed (`failed (exit 7)`)."""
+        jobs = self.store.get_jobs(list(ids)) if ids else {}
+        return {i: {"state": j.state.value, **outcome_view(j.outcome)} for i, j in jobs.items()}
+
     # ---- helpers --------------------------------------------------------------------------
 
     def _views(self, jobs: Sequence[Job]) -> list[dict[str, Any]]:
@@ -211,7 +237,8 @@ class Service(SystemVerbs, JobVerbs):
         pause still on began (core/run_time.py; its run time leaves both out)."""
         held = [j.id for j in jobs if j.state is JobState.HELD and j.release_at is None]
         explain = self._explainer(self.store.hold_details(held))
-        ran = [j.id for j in jobs if j.started_at is not None and j.state not in WAITING]
+        # A waiting job shows no run time: none is counted.
+        ran = [j.id for j in jobs if j.started_at is not None and j.state not in WAITING_STATES]
         events = self.store.pause_events(ran) if ran else {}
         views = []
         for job in jobs:
@@ -248,29 +275,23 @@ class Service(SystemVerbs, JobVerbs):
     def _held_reason(self, job: Job, holds: Mapping[int, str] | None) -> str:
         """`held`; for a job held because an attempt herd.db did not know runs unwatched (a
         restored backup: engine_held_runs.hold), that attempt, and the GPUs reserved for it.
-        The daemon watches it, so it runs until the daemon hears of its end; one not watched
-        (its end could not be recorded) is looked at, as far as can be told now (never
-        waiting on a cluster: every client would wait)."""
+        The daemon watches every such run from its start (engine_held_runs.watch_held_runs)
+        until it ends, so it knows, asking no one (a cluster's head may be away): one it no
+        longer watches has ended, and is still named only where recording its end failed."""
         detail = (self.store.hold_details([job.id]) if holds is None else holds).get(job.id)
         run = unwatched_run(detail) if detail else None
         if run is None:
             return "held"
         attempt, pid = run
-        held = self.engine.attempts.held_runs.get(job.id)  # watched: it runs (no lookup)
+        held = self.engine.attempts.held_runs.get(job.id)
         if held is not None and (held.attempt, held.pid) == run:
             reserved = held.reservation.gpus if held.reservation else ()
             gpus = f", GPU {format_ids(reserved)} reserved for it" if reserved else ""
             return runs_unwatched(attempt, pid) + gpus
-        layout = self.engine.layout
-        key, folder = layout.attempt_key(job.id, attempt), str(layout.attempt_dir(job, attempt))
-        try:
-            runs = self.engine.executor.still_runs(pid, job.id, attempt, key, folder)
-        except CannotTell as exc:
-            why = f"cannot tell now: {exc}"
-            return f"held: attempt {attempt} (pid {pid}) runs unwatched, or has ended ({why})"
-        if runs:
-            return runs_unwatched(attempt, pid)
-        return f"held: attempt {attempt} (pid {pid}) ran unwatched and has ended: release it"
+        return (
+            f"held: attempt {attempt} (pid {pid}) ran unwatched and has ended, but recording "
+            "its end failed (gpuherd daemon log): a restart of the daemon records it"
+        )
 
     def _explainer(self, holds: Mapping[int, str] | None = None) -> Callable[[Job], str | None]:
         """Why each queued job is not running yet (computed once per listing), and what
@@ -327,6 +348,15 @@ def _state(name: str) -> JobState:
     except ValueError:
         names = ", ".join(s.value for s in JobState)
         raise HerdError(f"unknown state '{name}': use one of {names}") from None
+
+
+def _split(states: Sequence[JobState]) -> tuple[tuple[JobState, ...], tuple[JobState, ...]]:
+    """`states` as (those of jobs that started or ended, listed by id; the waiting ones,
+    listed in the order they are to start)."""
+    return (
+        tuple(s for s in states if s not in WAITING_STATES),
+        tuple(s for s in states if s in WAITING_STATES),
+    )
 
 
 def _future(begin: float | None, now: float) -> float | None:

@@ -1,4 +1,5 @@
-"""The verbs on jobs: kill, rm, retry, pause, resume, hold, release, edit, priority, move.
+"""The verbs on jobs: kill, rm, retry, pause, resume, hold, release, priority, move (edit:
+service_edit.py).
 
 A verb on several jobs answers one ActionResult per job, so one bad id never hides the rest.
 """
@@ -7,13 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 from gpuherd import paths
-from gpuherd.core.edit import check_edit, describe_edit, edit_spec
-from gpuherd.core.model import Job, JobSpec, Outcome
+from gpuherd.core.model import Job, Outcome
 from gpuherd.core.states import (
     ACTIVE_STATES,
     BAD_END_STATES,
@@ -27,10 +26,10 @@ from gpuherd.core.states import (
 )
 from gpuherd.engine import Engine
 from gpuherd.engine_endings import cancel_waiters
+from gpuherd.engine_held_runs import removal_refused
 from gpuherd.errors import Conflict, HerdError, NotFound
 from gpuherd.store import Store
-from gpuherd.submission import check_spec, never_runs_judge
-from gpuherd.submission_text import field, reject_bad_names, reject_nul
+from gpuherd.submission_text import field
 from gpuherd.wire import ActionResult
 from gpuherd.worker import staged_params_file
 
@@ -114,6 +113,8 @@ class JobVerbs:
             raise Conflict(
                 f"job {job.id} is {job.state.value}: kill it first (gpuherd kill {job.id})"
             )
+        if refused := removal_refused(self.engine, job):
+            raise Conflict(refused)
         if job.state in (JobState.QUEUED, JobState.HELD):
             self._cancel(job, "removed by the user")
         self.store.delete_jobs([job.id])
@@ -222,62 +223,6 @@ class JobVerbs:
         changes = {} if job.release_at is None else {"release_at": None}
         self.engine.move_state(job, event, to_state, **changes)
         return to_state.value
-
-    def edit(
-        self, ids: Sequence[int], changes: Mapping[str, Any], clear: Sequence[str]
-    ) -> list[ActionResult]:
-        """Change what waiting jobs ask for (EDITABLE fields); their place in the queue stays."""
-        try:
-            check_edit(changes, clear)
-        except ValueError as exc:
-            raise HerdError(str(exc)) from None
-        engine = self.engine
-        never = never_runs_judge(engine.device_listing(), engine.policy, engine.devices.missing())
-        results = self._each(ids, lambda job: self._edit_one(job, changes, clear, never))
-        self.engine.wake()  # a job asking for less may fit now
-        return results
-
-    def _edit_one(
-        self,
-        job: Job,
-        changes: Mapping[str, Any],
-        clear: Sequence[str],
-        never: Callable[[JobSpec], str | None],
-    ) -> str:
-        if job.state in FINISHED_STATES:
-            raise Conflict(  # pueue's `restart --edit`: back held, edited, then released
-                f"job {job.id} already ended ({job.state.value}): `gpuherd retry --hold "
-                f"{job.id}` puts it back held, to edit it before it runs again"
-            )
-        if job.state not in (JobState.QUEUED, JobState.HELD):
-            raise Conflict(
-                f"job {job.id} is {job.state.value}: only queued or held jobs can be edited"
-            )
-        spec, fields = edit_spec(job.spec, changes, clear)
-        if not fields:
-            return "unchanged"
-        reject_nul(
-            "",
-            command=spec.command,
-            name=spec.name or "",
-            project=spec.project or "",
-            env_overrides=spec.env_overrides,
-        )
-        reject_bad_names("", spec.env_overrides)
-        check_spec(spec)
-        if reason := never(spec):
-            raise Conflict(f"job {job.id} would never run: {reason}")
-        what = describe_edit(job.spec, spec, fields)
-        self.store.update_job(
-            job.id,
-            self.engine.clock(),
-            "edit",
-            detail=what,
-            from_state=job.state,
-            **{name: getattr(spec, name) for name in fields},
-        )
-        self.engine.publish({"id": job.id, "state": job.state.value, "event": "edit"})
-        return f"edited ({what})"
 
     def set_priority(self, job_id: int, priority: int) -> str:
         job = self._job(job_id)

@@ -23,7 +23,7 @@ from gpuherd.errors import StoreError
 from gpuherd.store_rows import ANY_JOB, JobFilter
 from gpuherd.store_schema import SCHEMA_VERSION, make_private, migrate, open_failed
 from gpuherd.store_tables import DeviceConfig, SweepAndDeviceTables, SweepRow
-from gpuherd.store_views import READY, EventRow, JobViews
+from gpuherd.store_views import READY, START_ORDER, EventRow, JobViews
 
 
 @dataclass(frozen=True)
@@ -166,12 +166,8 @@ class Store(SweepAndDeviceTables, JobViews):
                 )
                 job_id = int(cur.lastrowid or 0)
                 ids.append(job_id)
-                if spec.after or spec.after_any:  # a job in both: its success is needed
-                    self._db.executemany(
-                        "INSERT OR IGNORE INTO deps(job, dep, any_end) VALUES (?, ?, ?)",
-                        [(job_id, dep, 0) for dep in spec.after]
-                        + [(job_id, dep, 1) for dep in spec.after_any],
-                    )
+                if spec.after or spec.after_any:
+                    self._insert_deps(job_id, spec.after, spec.after_any)
                 self._add_event(job_id, now, "submit", None, state.value, None)
             # Submission order is the id order until someone moves a job.
             if ids:
@@ -205,7 +201,7 @@ class Store(SweepAndDeviceTables, JobViews):
                 changes["state"] = to_state.value
                 if to_state is JobState.QUEUED:
                     changes.setdefault("queued_at", now)
-            for name in ("assigned", "only_gpus"):
+            for name in ("assigned", "only_gpus", "after", "after_any"):
                 if name in changes:
                     changes[name] = json.dumps(list(changes[name]))
             if "env_overrides" in changes:
@@ -219,6 +215,19 @@ class Store(SweepAndDeviceTables, JobViews):
                 )
             to = to_state.value if to_state is not None else (was or "")
             self._add_event(job_id, now, event, was, to, detail)
+
+    def replace_deps(self, job_id: int, after: Sequence[int], after_any: Sequence[int]) -> None:
+        """The jobs `job_id` waits for from now on (`edit --after`; its columns are
+        update_job's)."""
+        with self.transaction():
+            self._db.execute("DELETE FROM deps WHERE job = ?", (job_id,))
+            self._insert_deps(job_id, after, after_any)
+
+    def _insert_deps(self, job_id: int, after: Sequence[int], after_any: Sequence[int]) -> None:
+        self._db.executemany(  # a job in both: its success is needed
+            "INSERT OR IGNORE INTO deps(job, dep, any_end) VALUES (?, ?, ?)",
+            [(job_id, dep, 0) for dep in after] + [(job_id, dep, 1) for dep in after_any],
+        )
 
     def record_pids(self, spawned: Sequence[tuple[int, int, int, float]]) -> None:
         """The pids of spawned attempts, as (job id, attempt, pid, spawned at), in one batch."""
@@ -331,7 +340,7 @@ class Store(SweepAndDeviceTables, JobViews):
             + (" INDEXED BY jobs_queued" if gpus is None else " INDEXED BY jobs_queued_gpus")
             + f" WHERE {READY}"
             + ("" if gpus is None else " AND gpus = ?")
-            + " ORDER BY priority DESC, position, id"
+            + f" ORDER BY {START_ORDER}"
         )
         cursor = self._db.execute(sql, () if gpus is None else (gpus,))
         try:

@@ -5,14 +5,14 @@ comes, and what waits on what (a part of Store)."""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from gpuherd import store_rows as rows
 from gpuherd.core.model import Attempt, Job
 from gpuherd.core.recovery import UNWATCHED_LIKE
-from gpuherd.core.states import FINISHED_STATES, JobState
+from gpuherd.core.states import FINISHED_STATES, WAITING_STATES, JobState, in_start_order
 from gpuherd.store_rows import ANY_JOB, JobFilter
 
 READY = (
@@ -21,6 +21,8 @@ READY = (
     f" WHERE d.job = jobs.id AND {rows.UNMET})"
 )
 """SQL over `jobs`: a queued job that may start now (placement reads only these)."""
+START_ORDER = "priority DESC, position, id"
+"""The order waiting jobs start in (placement reads the queued ones so: Store.queued_ready)."""
 PAUSE_CHUNK = 500
 """Jobs per query of their events (SQLite before 3.32 takes 999 parameters at most)."""
 
@@ -76,6 +78,16 @@ class JobViews:
         )
         return [int(r[0]) for r in rows]
 
+    def waiting_for(self, job_id: int) -> set[int]:
+        """The jobs that wait for `job_id`, directly or through others (`--after` and
+        `--after-any`, whatever their state): what it must not wait for (`edit --after`)."""
+        rows = self._db.execute(
+            "WITH RECURSIVE waiting(id) AS (SELECT job FROM deps WHERE dep = ? UNION"
+            " SELECT d.job FROM deps d JOIN waiting w ON d.dep = w.id) SELECT id FROM waiting",
+            (job_id,),
+        )
+        return {int(r[0]) for r in rows}
+
     def ended_since(self, at: float) -> list[Job]:
         """Jobs that ran and ended after `at`, in the order they ended (the on-end hooks a
         daemon that died had not started yet)."""
@@ -111,25 +123,41 @@ class JobViews:
         found = self._db.execute("SELECT state, COUNT(*) FROM jobs GROUP BY state")
         return {str(state): int(n) for state, n in found}
 
-    def waiting_in_order(self, match: JobFilter, limit: int | None) -> list[Job]:
-        """Up to `limit` waiting jobs as `ls` shows them: the queued ones in the order they
-        are to start (priority, then place: `move` and `priority` show), then the held ones."""
-        found: list[Job] = []
+    def waiting_in_order(
+        self,
+        match: JobFilter,
+        limit: int | None,
+        states: Collection[JobState] = WAITING_STATES,
+    ) -> list[Job]:
+        """Up to `limit` waiting jobs (of `states`: queued, held) as `ls` shows them, in the
+        order they are to start (priority, then place: `move` and `priority` show), a held
+        job where it would start once released."""
+        sql, args = self._in_start_order(rows.JOB_COLUMNS, states, match)
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        return [self._job(row) for row in self._db.execute(sql, args)]
+
+    def waiting_ids(self, match: JobFilter, states: Collection[JobState]) -> list[int]:
+        """The ids of the waiting jobs (of `states`) that match, in the order they are to start."""
+        sql, args = self._in_start_order("id, priority, position", states, match)
+        return [int(row[0]) for row in self._db.execute(sql, args)]
+
+    def _in_start_order(
+        self, columns: str, states: Collection[JobState], match: JobFilter
+    ) -> tuple[str, list[Any]]:
+        """A SELECT of `columns` (with priority, position and id) of the jobs of `states`
+        (queued, held) that match, in START_ORDER, and its arguments. The partial index holds
+        the queued jobs in that order; the held ones, usually few, are sorted (100,000 take
+        ~15 ms). SQLite merges the two (MERGE (UNION ALL)): no sort of the queue, and a LIMIT
+        reads no more rows than it answers (~0.3 ms for `ls` of 100,000 queued)."""
         clauses, args = match.clauses()
         mine = "".join(f" AND {clause}" for clause in clauses)
-        for source in (
-            # The partial index holds the queued jobs in that order: no sort of the queue.
-            "jobs INDEXED BY jobs_queued WHERE state = 'queued'"
-            f"{mine} ORDER BY priority DESC, position, id",
-            f"jobs WHERE state = 'held'{mine} ORDER BY id",
-        ):
-            if limit is not None and len(found) >= limit:
-                break
-            sql = f"SELECT {rows.JOB_COLUMNS} FROM {source}"
-            if limit is not None:
-                sql += f" LIMIT {int(limit) - len(found)}"
-            found += [self._job(row) for row in self._db.execute(sql, args)]
-        return found
+        sources = {
+            JobState.QUEUED: "jobs INDEXED BY jobs_queued WHERE state = 'queued'",
+            JobState.HELD: "jobs WHERE state = 'held'",
+        }
+        parts = [f"SELECT {columns} FROM {sources[s]}{mine}" for s in sources if s in states]
+        return " UNION ALL ".join(parts) + f" ORDER BY {START_ORDER}", args * len(parts)
 
     def page_jobs(
         self,
@@ -140,11 +168,13 @@ class JobViews:
         offset: int,
         limit: int,
     ) -> tuple[int, list[Job]]:
-        """How many jobs match, and `limit` of them from `offset`, newest first. `search`:
-        `#12` is job 12; other text is a LIKE on name and command (digits: the id too, first)."""
+        """How many jobs match, and `limit` of them from `offset`: newest first, or of waiting
+        states alone, in the order they are to start. `search`: `#12` is job 12; other text
+        is a LIKE on name and command (digits: the id too, first)."""
         where, args = rows.filters(states, JobFilter(project, sweep))
         clauses = [where.removeprefix("WHERE ")] if where else []
-        order = "id DESC"
+        # Waiting jobs alone: in the order they start (a sort: ~20 ms for 100,000 queued).
+        order = START_ORDER if in_start_order(states) else "id DESC"
         number = search.lstrip("#")
         is_number = number.isascii() and number.isdigit()
         number_id = int(number) if is_number and len(number) < 19 else -1
@@ -156,7 +186,7 @@ class JobViews:
             args += [f"%{escaped}%"] * 2
             if number_id >= 0:
                 match += f" OR id = {number_id}"
-                order = f"id = {number_id} DESC, id DESC"
+                order = f"id = {number_id} DESC, {order}"
             clauses.append(f"({match})")
         where = "WHERE " + " AND ".join(clauses) if clauses else ""
         total = int(self._db.execute(f"SELECT COUNT(*) FROM jobs {where}", args).fetchone()[0])

@@ -8,13 +8,13 @@ import resource
 from collections.abc import Callable, Mapping, Sequence
 
 from gpuherd.core.commands import MAX_COMMAND_BYTES
-from gpuherd.core.idspec import MAX_GPU_INDEX
+from gpuherd.core.idspec import MAX_GPU_INDEX, format_ids
 from gpuherd.core.model import Device, JobSpec, Policy
 from gpuherd.core.reasons import never_fits
 from gpuherd.core.units import LONGEST, format_size
 from gpuherd.core.when import LATEST
 from gpuherd.devices import host_memory_total
-from gpuherd.errors import HerdError
+from gpuherd.errors import HerdError, NotFound
 from gpuherd.submission_text import field, reject_bad_names, reject_nul
 from gpuherd.wire import SubmitItem
 
@@ -79,14 +79,28 @@ def spec_from_item(
     )
     check_spec(spec, where)
     if folders is None or item.cwd not in folders:
-        if not os.path.isabs(item.cwd) or not os.path.isdir(item.cwd):
-            raise HerdError(
-                f"{where}working directory {item.cwd} does not exist: give the absolute path "
-                f"of an existing folder as {field('cwd')}"
-            )
+        check_cwd(item.cwd, where)
         if folders is not None:
             folders.add(item.cwd)
     return spec
+
+
+def check_cwd(cwd: str, where: str = "") -> None:
+    """HerdError unless `cwd` is the absolute path of an existing folder: a job's working
+    directory (at submission, and after an edit)."""
+    if not os.path.isabs(cwd) or not os.path.isdir(cwd):
+        raise HerdError(
+            f"{where}working directory {cwd} does not exist: give the absolute path "
+            f"of an existing folder as {field('cwd')}"
+        )
+
+
+def unknown_jobs(missing: Sequence[int]) -> NotFound:
+    """The error for dependencies (`after`, `after_any`) that name no job."""
+    return NotFound(
+        f"{field('after')}: no job {format_ids(missing).replace(',', ', ')} "
+        "(`gpuherd ls --all` lists the jobs there are)"
+    )
 
 
 MAX_PATH_BYTES = 4095

@@ -131,7 +131,10 @@ class Sweeps:
             # Submit (which checks every job) before writing any folder: a refused sweep
             # leaves none behind. No job starts before the folders are written: the engine
             # ticks on this event loop, after this request; a failed write rolls all back.
-            answer["ids"] = self.service.submit(items) if items else []
+            if items:
+                submitted = self.service.submit_and_tell(items)
+                answer["ids"] = submitted.ids
+                answer["warnings"] += submitted.warnings()  # points cancelled at once
             for point in plan.to_submit:
                 write_params(spec, point, git)
             self.service.engine.set_sweep_cap(spec.name, request.options.max_parallel)

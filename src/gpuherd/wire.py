@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Annotated, Any
 
 from gpuherd.core.lifecycle import oom_retries
-from gpuherd.core.model import DEFAULT_GRACE, Attempt, Device, Job
+from gpuherd.core.model import DEFAULT_GRACE, Attempt, Device, Job, Outcome
 from gpuherd.core.states import JobState
 
 
@@ -104,15 +104,11 @@ def over_mem(mem: int | None, peak: int | None) -> bool:
 
 def job_view(job: Job, reason: str | None = None, peak_mem: int | None = None) -> dict[str, Any]:
     """The JSON form of a job in listings (`ls --json`)."""
-    outcome = job.outcome
     return {
         "id": job.id,
         "name": job.spec.name,
         "state": job.state.value,
-        "outcome": outcome.kind.value if outcome else None,
-        "exit_code": outcome.exit_code if outcome else None,
-        "signal": outcome.signal if outcome else None,
-        "message": outcome.message if outcome else None,
+        **outcome_view(job.outcome),
         "gpus": list(job.gpus),
         "gpus_requested": job.spec.gpus,
         "only_gpus": list(job.spec.only_gpus),
@@ -147,16 +143,22 @@ def job_view(job: Job, reason: str | None = None, peak_mem: int | None = None) -
     }
 
 
+def outcome_view(outcome: Outcome | None) -> dict[str, Any]:
+    """How a job or an attempt ended, as its JSON form has it (none: it has not ended)."""
+    return {
+        "outcome": outcome.kind.value if outcome else None,
+        "exit_code": outcome.exit_code if outcome else None,
+        "signal": outcome.signal if outcome else None,
+        "message": outcome.message if outcome else None,
+    }
+
+
 def attempt_view(attempt: Attempt) -> dict[str, Any]:
-    outcome = attempt.outcome
     view = asdict(attempt)
     view.update(
         gpus=list(attempt.gpus),
         gpu_uuids=list(attempt.gpu_uuids),
-        outcome=outcome.kind.value if outcome else None,
-        exit_code=outcome.exit_code if outcome else None,
-        signal=outcome.signal if outcome else None,
-        message=outcome.message if outcome else None,
+        **outcome_view(attempt.outcome),
         over_mem=over_mem(attempt.mem, attempt.peak_mem),
     )
     return view

@@ -74,7 +74,7 @@ class IdsRequest:
 class EditRequest:
     """POST /jobs/edit: what waiting jobs are to ask for from now on; a field left null
     stays as it is, and `clear` sets fields back to undeclared (name, only_gpus, mem, ram,
-    retry_delay, timeout, project, env_overrides)."""
+    retry_delay, timeout, project, env_overrides, after, after_any, begin)."""
 
     __pydantic_config__ = REFUSE_UNKNOWN_FIELDS
 
@@ -93,6 +93,15 @@ class EditRequest:
     project: str | None = None
     env_overrides: dict[str, str] | None = None
     """Variables to set (`--env`), the job's others kept."""
+    cwd: str | None = None
+    """The folder it runs in: the absolute path of an existing one."""
+    grace: Float | None = None
+    after: list[Int] | None = None
+    """The jobs it waits for the success of, from now on (replacing its own)."""
+    after_any: list[Int] | None = None
+    """The jobs it waits for any end of, from now on (replacing its own)."""
+    begin: Float | None = None
+    """Epoch seconds: held until then; a time past queues it now."""
     clear: list[str] = field(default_factory=list)
 
     def changes(self) -> dict[str, Any]:

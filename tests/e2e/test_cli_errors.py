@@ -278,8 +278,8 @@ def test_a_closed_stdin_is_refused_only_where_it_is_read(shared: Herd) -> None:
     on_stdout = closed(shared, "<&- 2>&-", "submit", "--file", "-")  # the stream still open
     assert (on_stdout.returncode, on_stdout.stderr, on_stdout.stdout) == (1, "", STDIN_CLOSED)
     assert shared.ls_all() == before
-    listing = closed(shared, "<&-", "ls", "-q", "--all")
-    assert (listing.returncode, listing.stdout, listing.stderr) == (0, "1\n2\n", "")
+    listing = closed(shared, "<&-", "ls", "-q", "--all")  # (the waiting job 1 last, as in ls)
+    assert (listing.returncode, listing.stdout, listing.stderr) == (0, "2\n1\n", "")
 
 
 def test_submit_file_drops_a_byte_order_mark(daemon: Herd, tmp_path: Path) -> None:

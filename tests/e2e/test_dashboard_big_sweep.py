@@ -10,6 +10,8 @@ from __future__ import annotations
 import html
 import json
 import re
+import struct
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +21,7 @@ from test_dashboard import Board, browser, expect
 from test_dashboard_pages import call
 
 from conftest import Herd, wait_for
+from gpuherd.api import views_plot
 
 __all__ = ["browser", "expect"]  # the fixtures, shared with test_dashboard.py
 
@@ -61,10 +64,15 @@ def link(body: str, attribute: str) -> str | None:
 
 
 def plotted(body: str) -> list[list[Any]]:
-    """The plot's dots as plot.js reads them: [x, y, job, title] each."""
+    """The plot's dots as plot.js reads them: [x, y, job, tooltip] each."""
     found = re.search(r"data-dots='([^']*)'", body)
     assert found, "no data-dots"
-    return list(json.loads(html.unescape(found.group(1))))
+    data = json.loads(html.unescape(found.group(1)))
+    dots = []
+    for kind, y, job, value in data["dots"]:
+        x, before, after = data["kinds"][kind]
+        dots.append([x, y, job, before + value + after + (f", job {job})" if job else ")")])
+    return dots
 
 
 @pytest.fixture(scope="module")
@@ -97,13 +105,21 @@ def test_the_pager_reaches_every_point_in_the_order_sorted(swept: Herd) -> None:
         seen, pages = seen + indexes(body), pages + 1
     assert (seen, pages) == (descending, 3)  # every point once, best first, on 3 pages
     assert f"points 401–{POINTS} of {POINTS}, sorted by acc (descending)" in body
-    # Every page plots every point (as a path per colour: two, not 450 dots each an element),
-    # and its links keep the plot's choices and the sort.
-    jobs = {r["job_id"] for r in swept.client.get(f"/sweeps/{NAME}")["rows"]}
-    assert sorted(dot[2] for dot in plotted(body)) == sorted(jobs)
+    # Every page plots every point (as a path per colour: two, not 450 dots each an element;
+    # a dot is a vertex, drawn as its colour's marker), and its links keep the plot's choices
+    # and the sort. Each dot's tooltip says its point, as a linked dot's title does.
+    rows = swept.client.get(f"/sweeps/{NAME}")["rows"]
+    dots = plotted(body)
+    assert sorted(dot[2] for dot in dots) == sorted(r["job_id"] for r in rows)
+    row = next(r for r in rows if r["job_id"] == dots[0][2])
+    acc, opt = views_plot.label(row["metrics"]["acc"]), row["params"]["opt"]
+    assert dots[0][3] == (
+        f"lr = {row['params']['lr']}, acc = {acc}, opt = {opt} (succeeded, job {row['job_id']})"
+    )
     start = body.index('<svg class="plot"')
     plot = body[start : body.index("</svg>", start)]
-    assert plot.count('<path class="pt c') == 2 and plot.count("<circle") == 1  # the link's
+    assert plot.count('<path class="dots"') == 2 and plot.count("<marker") == 2
+    assert plot.count("<circle") == 3  # the markers' and the link's
     first = link(body, 'data-page="first"') or ""
     assert "sort=-acc" in first and "page=" not in first
     assert indexes(call(swept, "GET", first).body) == descending[:PAGE]
@@ -146,6 +162,18 @@ def board(browser: Any, swept: Herd) -> Iterator[Board]:
         context.close()
 
 
+def colour(page: Any, at: list[float]) -> bytes:
+    """The colour of the page's pixel at `at` (a screenshot of that one pixel, as RGB)."""
+    png = page.screenshot(clip={"x": int(at[0]), "y": int(at[1]), "width": 1, "height": 1})
+    pos, data = 8, b""
+    while pos < len(png):  # the PNG's chunks: length, kind, data, checksum
+        length, kind = struct.unpack(">I4s", png[pos : pos + 8])
+        data += png[pos + 8 : pos + 8 + length] if kind == b"IDAT" else b""
+        pos += 12 + length
+    # One row: its filter byte, then the pixel (no filter changes a first row's first pixel).
+    return zlib.decompress(data)[1:4]
+
+
 def rows(page: Any) -> list[int]:
     found = page.locator("tr.point").evaluate_all("rs => rs.map(r => r.dataset.index)")
     return [int(i) for i in found]
@@ -183,16 +211,27 @@ def test_a_dot_of_the_big_plot_shows_its_point_and_links_to_its_job(
 ) -> None:
     best = board.herd.client.get(f"/sweeps/{NAME}", sort="-acc")["rows"][0]
     page = board.page(f"/sweeps/{NAME}")
-    # Where the best point's dot is on the screen (the top of the plot: no dot hides it).
-    where = page.evaluate(
+    # Where the best point's dot is on the screen (the top of the plot: no dot hides it), and
+    # a corner of the plot's frame, where no dot is (they are inset).
+    where, corner = page.evaluate(
         """(job) => {
             const svg = document.querySelector("svg.plot");
-            const dot = JSON.parse(svg.dataset.dots).find((d) => d[2] === job);
-            const at = new DOMPoint(dot[0], dot[1]).matrixTransform(svg.getScreenCTM());
-            return [at.x, at.y];
+            const data = JSON.parse(svg.dataset.dots);
+            const dot = data.dots.find((d) => d[2] === job);
+            const frame = svg.querySelector("rect.frame");
+            const points = [
+                [data.kinds[dot[0]][0], dot[1]],
+                [frame.x.baseVal.value + 2, frame.y.baseVal.value + 2],
+            ];
+            return points.map(([x, y]) => {
+                const at = new DOMPoint(x, y).matrixTransform(svg.getScreenCTM());
+                return [at.x, at.y];
+            });
         }""",
         best["job_id"],
     )
+    # The dot is drawn there (its colour's marker at its path's vertex), not the background.
+    assert colour(page, where) != colour(page, corner)
     page.mouse.move(where[0] - 20, where[1] + 20)  # beside it: nothing shown
     expect(page.locator(".plot-tip")).to_be_hidden()
     page.mouse.move(*where)

@@ -1,7 +1,8 @@
 """A page is drawn once: its event stream asks for no second render of what the page already
 shows (every stream said `change` on connect, so each page was built twice, ~0.2 s apart: a
 sweep of 1,500 points too), and a change made between the page's render and its stream's
-connection still shows (the page gives its stream the mark it was drawn at).
+connection still shows (the page gives its stream the mark it was drawn at); a job's page
+whose stream opens again fetches its head only for a change since the head was last drawn.
 
 In Debian's chromium, as test_dashboard.py. The board is this module's own and every test
 leaves it quiet (no job that will change), so each fetch counted is one a change asked for.
@@ -17,6 +18,7 @@ from urllib.parse import urlsplit
 
 import pytest
 from test_dashboard import Board, board, browser, expect
+from test_dashboard_qa_usability import HIDE, SHOW
 
 __all__ = ["board", "browser", "expect"]  # the fixtures, shared with test_dashboard.py
 
@@ -120,4 +122,57 @@ def test_a_change_between_the_render_and_the_stream_shows(
     page = board.page(case.path, before=before)
     expect(page.locator(case.shows)).to_have_text(case.text)
     assert len(case.fetched) == 1, case.fetched
+    page.close()
+
+
+SOURCES = """
+window.sources = [];
+const Native = window.EventSource;
+window.EventSource = class extends Native {
+  constructor(url, options) { super(url, options); window.sources.push(this); }
+};
+"""
+"""Keeps the page's EventSources (`sources`), to see its stream close and open again."""
+
+
+def test_a_job_page_reconnected_fetches_its_head_only_for_a_change(
+    board: Board, expect: Any, tmp_path: Path
+) -> None:
+    """A job's page whose stream opens again (its tab hidden, then shown) goes on from its
+    logs' offsets and from the mark its head was last drawn at: the head is fetched again
+    only for a change since. (dashboard.js rewrote the stream's URL to `?resume=…&live=1`
+    on the first log line, dropping the mark: every reconnect said `state` at once.)"""
+    go = [tmp_path / f"go-{n}" for n in range(3)]
+    wait = [f"until [ -e {flag} ]; do sleep 0.05; done" for flag in go]
+    job = board.submit("--gpus", "0", "--", f"{wait[0]}; echo one; {wait[1]}; echo two; {wait[2]}")
+    board.herd.wait_state(job, "running")
+    case = Case(f"/jobs/{job}", f"/ui/jobs/{job}", f"/ui/jobs/{job}/stream", job, "#job-state")
+
+    def before(page: Any) -> None:
+        case.listen(page)
+        page.add_init_script(SOURCES)
+
+    page = board.page(case.path, before=before)
+    page.wait_for_function("() => sources.length === 1 && sources[0].readyState === 1")
+    board.herd.cli("pause", str(job))  # the head is drawn again, with a later mark
+    expect(page.locator(case.shows)).to_have_text("paused")
+    board.herd.cli("resume", str(job))
+    expect(page.locator(case.shows)).to_have_text("running")
+    go[0].touch()
+    log = page.locator("#log-stdout")
+    expect(log).to_have_text("one\n")  # the stream's URL is rewritten to resume after it
+    fetched = len(case.fetched)
+
+    page.evaluate(HIDE)  # as a tab behind another: its stream is closed after 3 s
+    page.wait_for_function("() => sources[0].readyState === 2", timeout=10_000)
+    page.evaluate(SHOW)
+    page.wait_for_function("() => sources.length === 2 && sources[1].readyState === 1")
+    go[1].touch()  # its line comes after any `state` said on connecting
+    expect(log).to_have_text("one\ntwo\n")  # from the offsets: nothing twice
+    assert len(case.fetched) == fetched, case.fetched[fetched:]  # before: one more
+    again = urlsplit(page.evaluate("() => sources[1].url")).query
+    assert "since=" in again and "resume=" in again, again
+
+    go[2].touch()  # the board is left quiet
+    expect(page.locator(case.shows)).to_have_text("succeeded")
     page.close()

@@ -7,6 +7,7 @@ in dashboard.js drive Debian's chromium, as test_dashboard.py does.
 
 from __future__ import annotations
 
+import html
 import http.client
 import json
 import re
@@ -90,6 +91,35 @@ def test_a_finished_jobs_live_stream_follows_a_retry(daemon: Herd) -> None:
         follow.close()
     head = call(daemon, "GET", f"/ui/jobs/{job_id}?attempt=2").body
     assert 'class="current"' in head and "<td>2</td>" in head
+
+
+def test_a_retry_begun_before_the_pages_stream_connects_is_followed(daemon: Herd) -> None:
+    """A new attempt that began between a job page's render and its stream's connection:
+    the stream compared attempts with the one it found on connecting, not the page's, and
+    the page stayed on the old attempt's log. A page showing an older attempt on purpose
+    (`?attempt=1`) stays on it."""
+    job_id = daemon.submit("--gpus", "0", "--", "sh", "-c", FAILS)
+    daemon.wait_state(job_id, "failed")
+    daemon.cli("retry", str(job_id))
+    wait_for(lambda: daemon.job(job_id)["attempt"] == 2, what="attempt 2 to begin")
+    daemon.wait_state(job_id, "failed")
+    pages = {
+        path: call(daemon, "GET", path).body
+        for path in (f"/jobs/{job_id}", f"/jobs/{job_id}?attempt=1")
+    }
+    daemon.cli("retry", str(job_id))  # after the pages were drawn, before they connect
+    wait_for(lambda: daemon.job(job_id)["attempt"] == 3, what="attempt 3 to begin")
+    streams = {
+        path: Stream(daemon, html.unescape(re.findall(r'sse-connect="([^"]*)"', body)[0]))
+        for path, body in pages.items()
+    }
+    try:
+        assert streams[f"/jobs/{job_id}"].until("attempt")[-1] == ("attempt", "3")
+        pinned = streams[f"/jobs/{job_id}?attempt=1"].until("state")  # the retry, told
+        assert "attempt" not in [name for name, _ in pinned], pinned
+    finally:
+        for stream in streams.values():
+            stream.close()
 
 
 def test_a_finished_jobs_live_stream_ends_when_the_job_is_removed(daemon: Herd) -> None:

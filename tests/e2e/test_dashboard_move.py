@@ -145,6 +145,22 @@ def test_to_front_in_the_jobs_table(board: Board, expect: Any) -> None:
     page.close()
 
 
+def test_a_waiting_jobs_buttons_fit_the_jobs_table(board: Board, expect: Any) -> None:
+    """With "to front", a waiting job's row has six buttons, kept on one line: in a window
+    1280 px wide the table ran past its box, and "remove" was cut, to be scrolled to (as the
+    docs' screenshot of the jobs page showed). They wrap instead."""
+    name, command = "lr-sweep-" * 8, "python train.py " + "--lr 0.01 " * 20
+    held = board.submit("--hold", "--name", name, "--", command)
+    queued = board.submit("--name", name, "--", command)
+    page = board.page("/jobs")  # 1280 px wide
+    for job_id in (held, queued):
+        expect(page.locator(f"#job-{job_id} .act-rm")).to_be_in_viewport(ratio=1)
+    box = "document.querySelector('.table-scroll')"
+    widths = page.evaluate(f"() => [{box}.scrollWidth, {box}.clientWidth]")
+    assert widths[0] <= widths[1], widths  # nothing to scroll to
+    page.close()
+
+
 def test_move_before_and_to_the_front_on_a_jobs_page(board: Board, expect: Any) -> None:
     a, b = board.herd.submit_lines(["true"] * 2)
     page = board.page(f"/jobs/{b}")

@@ -177,12 +177,19 @@ def test_an_empty_name_or_project_is_no_name(shared_daemon: Herd) -> None:
     assert (job["name"], job["project"]) == (None, None)
 
 
-def test_wait_names_the_jobs_that_did_not_succeed_by_state(shared_daemon: Herd) -> None:
-    ids = shared_daemon.submit_lines(["true", "false", "exit 3", "false"])
+def test_wait_names_the_jobs_that_did_not_succeed_by_how_they_ended(shared_daemon: Herd) -> None:
+    ids = shared_daemon.submit_lines(["true", "false", "exit 3", "false", "sleep 60"])
+    shared_daemon.wait_state(ids[4], "running")
+    shared_daemon.cli("kill", str(ids[4]))
     done = shared_daemon.cli("wait", f"{ids[0]}-{ids[-1]}", check=False)
     assert done.returncode == 1
-    assert done.stderr == f"jobs {ids[1]}-{ids[3]}: failed\n"
-    assert done.stdout == "1 of 4 jobs succeeded\n"
+    # As `submit --wait` says it (`failed (exit 3)`), one line per way of ending.
+    assert done.stderr == (
+        f"jobs {ids[1]},{ids[3]}: failed (exit 1)\n"
+        f"job {ids[2]}: failed (exit 3)\n"
+        f"job {ids[4]}: killed\n"
+    )
+    assert done.stdout == "1 of 5 jobs succeeded\n"
     held = shared_daemon.submit_lines(["true"] * 3, "--hold")
     late = shared_daemon.cli("wait", *map(str, held), "--timeout", "0.2", check=False)
     assert late.returncode == 2

@@ -1,8 +1,11 @@
 """A pueue / task-spooler user's habits: `wait` for a group (here a project, a sweep or a
-name), a followed job that crashes says so, `last` for the commands of one job, and the
-other tools' commands and options answered with what they are called here."""
+name), a followed job that crashes says so, `last` for the commands of one job, the other
+tools' commands and options answered with what they are called here, and every listing of
+the queue in the order it runs."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 
@@ -23,7 +26,7 @@ def test_wait_for_a_project_waits_for_its_jobs_and_no_others(
     assert (waited.returncode, waited.stdout, waited.stderr) == (
         1,
         "1 of 2 jobs succeeded\n",
-        f"job {fails}: failed\n",
+        f"job {fails}: failed (exit 3)\n",
     )
     assert shared_daemon.job(works)["state"] == "succeeded"
     assert shared_daemon.job(other)["state"] == "running"  # not waited for
@@ -135,4 +138,59 @@ def test_pueues_w_for_the_jobs_folder_is_refused_not_run_as_the_command(herd: He
         f"gpuherd: error: the command starts with the folder {herd.home.parent}: -w is --wait "
         f"here; the job's folder is --cwd {herd.home.parent} (pueue's -w) (see gpuherd submit "
         "--help)\n",
+    )
+
+
+def test_every_listing_shows_waiting_jobs_in_the_order_they_start(daemon: Herd) -> None:
+    daemon.cli("pause")  # the queue's dispatch: nothing starts, the order stays to be seen
+    a, b, c, d = (daemon.submit("--", "true") for _ in range(4))
+    daemon.cli("priority", str(d), "5")
+    daemon.cli("move", str(c), "--first")  # before d: it takes d's priority
+    e = daemon.submit("--hold", "--", "true")
+    daemon.cli("move", str(e), "--first")  # a held job moved keeps its new place
+    daemon.cli("hold", str(a))  # held where it was
+    order = [e, c, d, a, b]
+
+    def ids(*args: str) -> list[int]:
+        return [int(i) for i in daemon.cli("ls", "-q", *args).stdout.split()]
+
+    assert [job["id"] for job in daemon.json("ls")] == order
+    assert [job["id"] for job in daemon.json("ls", "--state", "queued")] == [c, d, b]
+    assert [job["id"] for job in daemon.json("ls", "--state", "held")] == [e, a]
+    assert ids() == ids("--all") == ids("--state", "queued", "--state", "held") == order
+    assert ids("--state", "held") == [e, a]
+    table = daemon.cli("ls", "--state", "queued", "--limit", "2").stdout.splitlines()
+    assert [int(line.split()[0]) for line in table[1:3]] == [c, d] and "1 more" in table[-1]
+    # The dashboard's jobs table, filtered to the waiting jobs, lists them so and says so.
+    page = daemon.page("/jobs?state=queued&state=held")
+    assert [int(i) for i in re.findall(r'<tr id="job-(\d+)"', page)] == order
+    assert "1–5 of 5, in the order they start" in page
+    assert "1–5 of 5, newest first" in daemon.page("/jobs")
+
+
+def test_a_list_split_by_spaces_and_a_name_short_of_its_pattern_are_answered_with_the_fix(
+    shared_daemon: Herd,
+) -> None:
+    split = shared_daemon.cli("config", "set", "project-limits", "g=1", "h=2", check=False)
+    assert (split.returncode, split.stderr) == (
+        2,
+        "gpuherd: error: project-limits takes one value, not 2: separate them with commas: "
+        "gpuherd config set project-limits g=1,h=2 (see gpuherd config set --help)\n",
+    )
+    spaced = shared_daemon.cli("config", "set", "on-end", "notify-send", "done", check=False)
+    assert spaced.returncode == 2
+    assert (
+        "on-end takes one value, not 2: quote it: gpuherd config set on-end 'notify-send done'"
+        in spaced.stderr
+    )
+    assert shared_daemon.cli("config", "get", "project-limits").stdout == "none\n"  # unchanged
+
+    shared_daemon.submit("--hold", "--name", "qa-resnet-50", "--", "true")
+    assert shared_daemon.cli("ls", "--name", "qa-resnet").stdout == (
+        "no jobs match: none is named qa-resnet; --name 'qa-resnet*' finds the names that "
+        "start with qa-resnet\n"
+    )
+    assert shared_daemon.cli("ls", "--name", "qa-vgg").stdout == "no jobs match\n"
+    assert shared_daemon.cli("ls", "--name", "qa-resnet", "--state", "running").stdout == (
+        "no jobs match\n"  # (no running one would match the pattern either)
     )

@@ -192,3 +192,87 @@ def test_edit_sets_a_waiting_jobs_variables_and_keeps_its_others(
     shared_daemon.cli("release", str(job))
     assert shared_daemon.wait_state(job, "succeeded")["state"] == "succeeded"
     assert out.read_text() == "  z\n"
+
+
+def test_edit_moves_a_waiting_job_to_another_folder_and_changes_what_it_waits_for(
+    daemon: Herd, tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    first = daemon.submit("--hold", "--gpus", "0", "--", "true")
+    job = daemon.submit("--hold", "--gpus", "0", "--", "pwd > where.txt")
+    answer = daemon.cli(
+        "edit", str(job), "--cwd", str(elsewhere), "--grace", "1m", "--after", str(first)
+    )
+    home_parent = daemon.home.parent  # (where daemon.cli runs, and so its submissions)
+    assert answer.stdout == (
+        f"job {job}: edited (cwd {home_parent} -> {elsewhere}, grace 10s -> 1m, "
+        f"after none -> {first})\n"
+    )
+    daemon.cli("release", str(job))
+    assert daemon.job(job)["reason"] == f"waiting for job {first}"  # and not started
+    daemon.cli("release", str(first))
+    done = daemon.wait_state(job, "succeeded")
+    assert (elsewhere / "where.txt").read_text() == f"{elsewhere}\n"
+    assert (done["cwd"], done["grace"], done["after"]) == (str(elsewhere), 60.0, [first])
+
+
+def test_edit_refuses_dependencies_a_submission_would_refuse_and_ones_that_wait_for_it(
+    daemon: Herd, tmp_path: Path
+) -> None:
+    a = daemon.submit("--hold", "--", "true")
+    b = daemon.submit("--hold", "--after", str(a), "--", "true")
+    c = daemon.submit("--hold", "--after-any", str(b), "--", "true")
+    failed = daemon.submit("--gpus", "0", "--", "exit 3")
+    daemon.wait_state(failed, "failed")
+
+    def refusal(*args: str) -> str:
+        proc = daemon.cli("edit", *args, check=False)
+        assert proc.returncode == 1 and len(proc.stderr.splitlines()) == 1, proc.stderr
+        return proc.stderr
+
+    assert refusal(str(a), "--after", str(c)) == (
+        f"gpuherd: error: job {a} cannot wait for job {c}: job {c} already waits for it "
+        "(directly or through other jobs), and the two would wait for each other for ever\n"
+    )
+    assert f"job {a} cannot wait for itself" in refusal(str(a), "--after-any", f"{a},{failed}")
+    assert "no job 999 " in refusal(str(a), "--after", "999")
+    assert refusal(str(b), "--after", f"{a},{failed}") == (
+        f"gpuherd: error: job {b} would be cancelled at once: job {failed}, which it is to "
+        f"wait for, already failed (gpuherd retry {failed} first, then edit {b})\n"
+    )
+    relative = daemon.client.post("/jobs/edit", {"ids": [b], "cwd": "work"})["results"]
+    assert relative[0]["message"] == (
+        "working directory work does not exist: give the absolute path of an existing folder "
+        "as cwd (--cwd)"
+    )
+    gone = daemon.cli("edit", str(b), "--cwd", str(tmp_path / "gone"), check=False)
+    assert gone.returncode == 2 and "does not exist" in gone.stderr
+    assert daemon.job(b)["after"] == [a]  # nothing refused changed anything
+    # Waiting for any end of a failed job is no mistake; cleared, a job waits for none.
+    said = daemon.cli("edit", str(b), "--after-any", str(failed), "--clear", "after").stdout
+    assert said == f"job {b}: edited (after {a} -> none, after_any none -> {failed})\n"
+    daemon.cli("release", str(b))
+    daemon.wait_state(b, "succeeded")
+
+
+def test_edit_begin_holds_a_job_until_then_and_a_cleared_or_past_one_queues_it(
+    daemon: Herd,
+) -> None:
+    daemon.cli("pause")  # the queue: a released job stays queued, to be seen
+    job = daemon.submit("--", "true")
+    held = daemon.cli("edit", str(job), "--begin", "+2h").stdout
+    assert re.fullmatch(rf"job {job}: edited \(begin none -> [\d:]+\)\n", held)
+    shown = daemon.job(job)
+    assert shown["state"] == "held" and shown["reason"].endswith("(--begin)")
+    cleared = daemon.cli("edit", str(job), "--clear", "begin").stdout
+    assert re.fullmatch(rf"job {job}: edited \(begin [\d:]+ -> none, released\)\n", cleared)
+    assert daemon.job(job)["state"] == "queued"
+    daemon.cli("hold", str(job))  # held until released: no time to clear
+    assert daemon.cli("edit", str(job), "--clear", "begin").stdout == f"job {job}: unchanged\n"
+    past = daemon.cli("edit", str(job), "--begin", "2020-01-01").stdout
+    assert past == f"job {job}: edited (begin none -> none, released)\n"
+    # The daemon's timer releases a job whose new time comes.
+    daemon.cli("edit", str(job), "--begin", "+1s")
+    released = daemon.wait_state(job, "queued", timeout=10)
+    assert released["events"][-1]["detail"] == "its --begin time came"

@@ -219,11 +219,32 @@ def test_a_job_handle_edits_a_waiting_job(api: gpuherd.Herd) -> None:
     assert (info["gpus_requested"], info["mem"], info["timeout"]) == (2, 20 * 2**30, None)
     with pytest.raises(HerdError, match="would never run: asks for 9 GPUs"):
         job.edit(gpus=9)
-    with pytest.raises(TypeError, match="'cwd' cannot be edited"):
-        job.edit(cwd="/")
+    with pytest.raises(TypeError, match="'priority' cannot be edited"):
+        job.edit(priority=3)
+    first = api.submit("true", gpus=0, hold=True)
+    assert job.edit(cwd=Path("/"), after=first, grace=timedelta(minutes=1), begin="+2h").startswith(
+        f"edited (cwd {Path.cwd()} -> /, grace 10s -> 1m, after none -> {first.id}, begin none -> "
+    )
+    info = job.info()
+    assert (info["cwd"], info["after"], info["grace"], info["state"]) == (
+        "/",
+        [first.id],
+        60,
+        "held",
+    )
+    assert info["begin"] > time.time() + 3600
     job.kill()
+    first.kill()
     with pytest.raises(HerdError, match="already ended"):
         job.edit(name="late")
+
+
+def test_a_job_after_one_that_failed_is_cancelled_at_once_and_warns(api: gpuherd.Herd) -> None:
+    failed = api.submit("exit 3", gpus=0)
+    assert failed.wait() == "failed"
+    with pytest.warns(UserWarning, match=rf"is cancelled at once: job {failed.id}, which it wai"):
+        late = api.submit("true", gpus=0, after=failed)
+    assert (late.state(), late.info()["outcome"]) == ("cancelled", "dependency_failed")
 
 
 def test_submit_takes_the_no_output_options(api: gpuherd.Herd) -> None:

@@ -196,13 +196,25 @@ def test_retry_of_a_dependency_failed_job_does_not_wait_forever(
     recorder.go()
     daemon.wait_state(first, "failed")
     daemon.wait_state(waiter, "cancelled")
-    # Submitted after the failure, a job waiting for it is refused: it could never run.
-    late = daemon.cli("submit", "--after", str(first), "--", "true", check=False)
-    assert late.returncode != 0
-    assert late.stderr.splitlines() == [
-        f"gpuherd: error: after (--after): job {first} already ended (failed), so this job would "
-        f"never run: retry it first (gpuherd retry {first}), then submit"
-    ]
+    # Submitted after the failure, a job waiting for it ends as the waiter did, at once, and
+    # says so: a script's `submit --after $a` does the same however fast `a` failed.
+    late = daemon.cli("submit", "-q", "--after", str(first), "--", "true")
+    late_id = int(late.stdout)
+    assert late.stderr == (
+        f"gpuherd: warning: job {late_id} is cancelled at once: job {first}, which it waits for, "
+        f"already failed (gpuherd retry {first} {late_id} runs both again)\n"
+    )
+    shown = daemon.job(late_id)
+    assert (shown["state"], shown["outcome"]) == ("cancelled", "dependency_failed")
+    assert [(e["event"], e["to_state"], e["detail"]) for e in shown["events"]][-1] == (
+        "cancel",
+        "cancelled",
+        f"job {first} ended (failed)",
+    )
+    answer = daemon.client.post(
+        "/jobs", {"jobs": [{"command": "true", "cwd": "/", "env": {}, "after": [first]}]}
+    )
+    assert answer["cancelled"] == answer["ids"] and len(answer["warnings"]) == 1
     retried = daemon.cli("retry", str(waiter), check=False)
     # Refused, with one line that says to retry both, and nothing changed.
     assert retried.returncode != 0
@@ -210,10 +222,11 @@ def test_retry_of_a_dependency_failed_job_does_not_wait_forever(
         retried.stderr.startswith("gpuherd: error:") and f"retry {first} {waiter}" in retried.stderr
     )
     assert daemon.job(waiter)["state"] == "cancelled"
-    # Retrying both queues the dependency first; the waiter then waits for it again.
-    both = daemon.cli("retry", str(first), str(waiter))
+    # Retrying both queues the dependency first; the waiters then wait for it again.
+    both = daemon.cli("retry", str(first), str(waiter), str(late_id))
     assert both.returncode == 0
     assert daemon.wait_state(waiter, "cancelled")["outcome"] == "dependency_failed"
+    assert daemon.wait_state(late_id, "cancelled")["events"][-2]["event"] == "retry"
     assert daemon.job(first)["attempt"] == 2
 
 
@@ -272,9 +285,10 @@ def test_move_first_jumps_the_queue(herd: Herd, recorder: Recorder) -> None:
     answer = herd.cli("move", str(ids[2]), "--first").stdout
     assert answer == f"job {ids[2]}: moved to the front (priority 0 -> 5)\n"
     held = herd.submit("--hold", "--priority", "9", "--", "true")
-    # ls lists the waiting jobs in the order they are to start, the held ones after them.
-    assert [j["id"] for j in herd.json("ls")] == [ids[2], urgent, ids[0], ids[1], held]
-    assert [j["id"] for j in herd.json("ls", "--limit", "2")] == [ids[2], urgent]
+    # ls lists the waiting jobs in the order they are to start, a held one where it will
+    # start once released (its priority 9 puts it first).
+    assert [j["id"] for j in herd.json("ls")] == [held, ids[2], urgent, ids[0], ids[1]]
+    assert [j["id"] for j in herd.json("ls", "--limit", "2")] == [held, ids[2]]
     refused = herd.cli("move", str(ids[1]), "--before", str(ids[1]), check=False)
     assert refused.returncode != 0
     assert refused.stderr.splitlines() == [

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from conftest import Herd
 from gpuherd import client as client_module
-from gpuherd.cli.job_cmds import wait
+from gpuherd.cli.wait_cmd import wait
 from gpuherd.client import Client
 from gpuherd.errors import DaemonError
 from gpuherd.pyapi import connect

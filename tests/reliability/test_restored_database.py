@@ -298,6 +298,47 @@ def test_a_held_job_whose_process_runs_can_be_cancelled(herd: Herd, tmp_path: Pa
     assert len(started(runs)) == 1
 
 
+def test_a_job_whose_run_runs_unwatched_is_not_removed(herd: Herd, tmp_path: Path) -> None:
+    """`rm` of a job held for its run, and `clean` of it once cancelled, are refused while
+    the run runs (before: the job was removed, and with it the hold event by which a restart
+    finds the run: a restart gave GPU 0 to the next job while the run still used it, and the
+    run's folder was deleted under it). Once the run has ended, the job is removed."""
+    herd.start("--fake-gpus", "1")
+    go, runs, copy = tmp_path / "go", tmp_path / "runs", tmp_path / "backup.db"
+    before = held_for_its_run(herd, copy, "--", job_command(runs, go))
+    job, pid = before["id"], before["pid"]
+    refusal = (
+        f"gpuherd: error: job {job}: its attempt 1 runs unwatched (pid {pid}), GPU 0 reserved "
+        "for it: end that process or wait for it to end, then remove the job (removed now, a "
+        "restart would no longer know the run, and would give its GPUs to other jobs while it "
+        "runs)\n"
+    )
+    removed = herd.cli("rm", str(job), check=False)
+    assert (removed.returncode, removed.stderr) == (1, refusal)
+    assert herd.job(job)["state"] == "held"
+    herd.cli("kill", str(job))  # cancelled: the run is the user's to stop
+    cleaned = herd.cli("clean", check=False)
+    assert (cleaned.returncode, cleaned.stderr) == (1, refusal)
+    folder = herd.home / "jobs" / str(job) / "attempt-1"
+    assert (folder / "stdout.log").exists()  # the run's folder is kept
+
+    herd.cli("daemon", "stop")
+    herd.start("--fake-gpus", "1")
+    why = f"cancelled: attempt 1 runs unwatched (pid {pid})"
+    assert herd.json("gpus")["gpus"][0]["reserved"] == [{"job": job, "reason": why}]
+    witness = herd.submit("--", "true")
+    assert herd.job(witness)["reason"] == (  # before: it ran on GPU 0 beside the run
+        f"waiting for a free GPU (GPU 0 is reserved for job {job}, whose attempt 1 runs "
+        f"unwatched (pid {pid}))"
+    )
+
+    go.touch()
+    herd.wait_state(witness, "succeeded")  # the run has ended: GPU 0 is free
+    assert herd.cli("rm", str(job)).stdout == f"job {job}: removed\n"
+    assert not folder.exists()
+    assert started(runs) == [f"1 {pid}"]
+
+
 def test_a_held_job_released_while_its_run_runs_waits_for_it(herd: Herd, tmp_path: Path) -> None:
     """The job is held for its run (no attempt.json), and the user releases it while that
     run runs: the run keeps GPU 0 until it ends, also across a restart (before: a restart
@@ -372,6 +413,45 @@ def test_a_held_jobs_run_that_ended_while_no_daemon_ran_counts(herd: Herd, tmp_p
         ("succeed", "succeeded"),
     ]
     assert [line.split()[0] for line in started(runs)] == ["1", "2"]
+
+
+def test_a_held_run_whose_end_could_not_be_recorded_says_so_and_a_restart_records_it(
+    herd: Herd, tmp_path: Path
+) -> None:
+    """The job is held for its run; the run ends while another program holds herd.db's
+    write lock for longer than the daemon waits for it (5 s), so its end cannot be recorded.
+    `ls` says it has ended, as the daemon saw (before: it asked the executor whether the run
+    still ran, a Ray cluster's actor too, and said to release the job: a second run of a job
+    whose run had succeeded); a restart records it, and the job has succeeded."""
+    herd.start("--fake-gpus", "1")
+    go, runs, copy = tmp_path / "go", tmp_path / "runs", tmp_path / "backup.db"
+    before = held_for_its_run(herd, copy, "--", job_command(runs, go))
+    job, pid = before["id"], before["pid"]
+    assert herd.job(job)["state"] == "held"
+    log = herd.home / "daemon.log"
+    failed = f"job {job}: recording that its unwatched run ended failed: database is locked"
+    writer = sqlite3.connect(herd.home / "herd.db", isolation_level=None)
+    try:
+        writer.execute("BEGIN IMMEDIATE")  # a write lock, as an sqlite3 shell's transaction
+        go.touch()
+        wait_for(lambda: failed in log.read_text(), 30, "the daemon to fail to record the end")
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+
+    now = herd.job(job)
+    assert (now["state"], now["attempt"], now["gpus"]) == ("held", 1, [0])
+    assert now["reason"] == (
+        f"held: attempt 1 (pid {pid}) ran unwatched and has ended, but recording its end "
+        "failed (gpuherd daemon log): a restart of the daemon records it"
+    )
+    assert herd.json("gpus")["gpus"][0]["reserved"] == []  # the run's GPU is free again
+    herd.cli("daemon", "stop")
+    herd.start("--fake-gpus", "1")
+    done = herd.wait_state(job, "succeeded")
+    (first,) = herd.json("show", str(job))["attempts"]
+    assert (done["attempt"], first["pid"], first["exit_code"]) == (1, pid, 0)
+    assert started(runs) == [f"1 {pid}"]  # it ran once
 
 
 def test_an_attempt_that_succeeded_after_the_backup_counts(herd: Herd, tmp_path: Path) -> None:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from gpuherd.core.edit import check_edit, describe_edit, edit_spec
+from gpuherd.core.edit import begin_edit, check_edit, dependency_cycle, describe_edit, edit_spec
 from gpuherd.core.model import JobSpec
+from gpuherd.core.states import JobState
 
 SPEC = JobSpec(command="python train.py", cwd="/w", gpus=1, mem=10 * 2**30, timeout=3600.0)
 
@@ -13,7 +14,8 @@ SPEC = JobSpec(command="python train.py", cwd="/w", gpus=1, mem=10 * 2**30, time
 @pytest.mark.parametrize(
     ("changes", "clear", "message"),
     [
-        ({"cwd": "/x"}, [], "cwd cannot be edited: edit one of command, name, gpus"),
+        ({"priority": 1}, [], "priority cannot be edited: edit one of command, name, gpus"),
+        ({"begin": float("nan")}, [], "begin must be a time"),
         ({}, ["gpus"], "gpus cannot be cleared: clear one of name, only_gpus, mem, ram"),
         ({"mem": 1}, ["mem"], "mem is both set and cleared: give one"),
         ({}, [], "nothing to change"),
@@ -53,3 +55,46 @@ def test_only_gpus_are_edited_as_a_sorted_set_and_cleared_to_any() -> None:
     cleared, fields = edit_spec(edited, {}, ["only_gpus"])
     assert (cleared.only_gpus, fields) == ((), ["only_gpus"])
     assert describe_edit(edited, cleared, fields) == "only_gpus 1,3 -> any"
+
+
+QUEUED, HELD = JobState.QUEUED, JobState.HELD
+NOW = 1000.0
+
+
+@pytest.mark.parametrize(
+    ("state", "release_at", "begin", "wanted"),
+    [
+        (QUEUED, None, 2000.0, (HELD, 2000.0)),  # a time to come holds it until then
+        (HELD, None, 2000.0, (HELD, 2000.0)),
+        (HELD, 1500.0, 2000.0, (HELD, 2000.0)),
+        (HELD, 2000.0, 2000.0, None),
+        (QUEUED, None, 500.0, None),  # one past: queued, as it is
+        (QUEUED, 1200.0, None, None),  # cleared: a queued job's release_at is a retry's wait
+        (HELD, 1500.0, 500.0, (QUEUED, None)),  # past: released now
+        (HELD, None, 500.0, (QUEUED, None)),
+        (HELD, 1500.0, None, (QUEUED, None)),  # cleared: held until a time, queued now
+        (HELD, None, None, None),  # held by `hold`: no time to clear
+    ],
+)
+def test_begin_edit_holds_until_a_time_to_come_and_queues_otherwise(
+    state: JobState,
+    release_at: float | None,
+    begin: float | None,
+    wanted: tuple[JobState, float | None] | None,
+) -> None:
+    assert begin_edit(state, release_at, begin, NOW) == wanted
+
+
+def test_after_and_after_any_are_stored_as_a_submission_stores_them() -> None:
+    spec = JobSpec(command="true", cwd="/w", after=(2,), after_any=(3, 5))
+    edited, fields = edit_spec(spec, {"after": [5, 4, 4]}, [])
+    assert (edited.after, edited.after_any, fields) == ((4, 5), (3,), ["after", "after_any"])
+    assert describe_edit(spec, edited, fields) == "after 2 -> 4-5, after_any 3,5 -> 3"
+    cleared, fields = edit_spec(spec, {}, ["after_any"])
+    assert (cleared.after, cleared.after_any, fields) == ((2,), (), ["after_any"])
+
+
+def test_a_job_cannot_wait_for_itself_or_for_a_job_waiting_for_it() -> None:
+    assert dependency_cycle(5, [3, 4], waiting_for_job={6, 7}) is None
+    assert dependency_cycle(5, [7, 5], waiting_for_job={6, 7}) == 5
+    assert dependency_cycle(5, [9, 7], waiting_for_job={6, 7}) == 7

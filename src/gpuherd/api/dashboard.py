@@ -154,7 +154,8 @@ async def job_page(request: Request, job_id: int) -> HTMLResponse:
 
 @router.get("/ui/jobs/{job_id}", response_class=HTMLResponse)
 async def job_fragment(request: Request, job_id: int) -> HTMLResponse:
-    return views.render("_job.html", **_job(request, job_id, with_logs=False))
+    since = _mark(request)  # the head's own: its page's stream resumes from it (dashboard.js)
+    return views.render("_job.html", since=since, **_job(request, job_id, with_logs=False))
 
 
 # ---- submit, GPUs --------------------------------------------------------------------------

@@ -12,7 +12,9 @@
   offsets, so a reconnect (Last-Event-ID, or `resume=`) goes on exactly where it stopped.
   With `live=1` (the job's page) a finished job's stream does not end: it waits for the job
   to change again (a retry), says `state`, and `attempt` once the new attempt begins; `end`
-  comes only if the job is removed. The page stays live with its one stream.
+  comes only if the job is removed. The page stays live with its one stream. A new attempt
+  is one past `latest=`, the job's latest when the page was drawn: also one begun before
+  the stream connected.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import html
 import re
 import time
 from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -221,41 +224,69 @@ async def job_events(
     resume: str = "",
     live: bool = False,
     since: str = "",
+    latest: int | None = None,
 ) -> StreamingResponse:
     service = _service(request)
     start = _resume(request.headers.get("last-event-id", "")) or _resume(resume)
     if start is not None:
         attempt, out, err = start
-    return _stream(_follow(service, job_id, attempt, out, err, live, since))
+    page = _Page(attempt, out, err, live, since, latest)
+    return _stream(_follow(service, job_id, page))
 
 
-async def _follow(
-    service: Service, job_id: int, number: int, out: int, err: int, live: bool, since: str
-) -> AsyncIterator[str]:
-    """The logs of attempt `number` (0: the latest) from the offsets `out` and `err`, and
-    the job's changes (since the page's mark `since`; without, `state` at once). `live`:
-    once everything is read, wait for the job to change again rather than end (a finished
-    job retried: its page follows the new attempt)."""
-    changes = service.engine.changes.subscribe(since=since or None)
+@dataclass(frozen=True)
+class _Page:
+    """What a job's page shows, as its stream's URL says."""
+
+    number: int
+    """The attempt whose logs it shows (0: the latest)."""
+    out: int
+    err: int
+    """How far it shows them (byte offsets)."""
+    live: bool
+    since: str
+    """The mark its head was drawn at ('': unknown, it may have missed anything)."""
+    latest: int | None
+    """The job's latest attempt when the page was drawn (None: as the stream finds it). A
+    page showing that one follows the job's next attempt; one showing an older one stays."""
+
+
+async def _follow(service: Service, job_id: int, page: _Page) -> AsyncIterator[str]:
+    """The logs of the page's attempt from its offsets, and the job's changes (since the
+    page's mark; without, `state` at once). A live page, once everything is read, waits for
+    the job to change again rather than end (a finished job retried: its page follows the
+    new attempt)."""
+    changes = service.engine.changes.subscribe(since=page.since or None)
     try:
         job = _show(service, job_id)
         if job is None:
             yield "retry: 1000\n\n" + sse("end", "gone")
             return
-        latest = int(job["attempt"])
-        number = number if 1 <= number <= latest else latest
-        finished = job["state"] in FINISHED or number < latest
-        cursors = _cursors(service, job_id, number, out, err)
+        # Compared with the attempt the page knew, not the one found now: an attempt begun
+        # between the page's render and this connection is a new one (the page follows it).
+        now = int(job["attempt"])
+        latest = now if page.latest is None else min(max(page.latest, page.number), now)
+        number = page.number if 1 <= page.number <= latest else latest
+        cursors = _cursors(service, job_id, number, page.out, page.err)
         # Without the page's mark it may have missed anything: its head is fetched again.
-        yield "retry: 1000\n\n" + ("" if since else sse("state", "1"))
+        yield "retry: 1000\n\n" + ("" if page.since else sse("state", "1"))
         pace = _Pace()
         while True:
+            if job["attempt"] != latest:
+                following, latest = number == latest, int(job["attempt"])
+                if following and number:  # a new attempt: the page follows it from its start
+                    yield sse("attempt", str(latest))
+                    return
+                if following:  # the first attempt began
+                    number = latest
+                    cursors = _cursors(service, job_id, number, 0, 0)
+            finished = job["state"] in FINISHED or number < latest
             events = _new_text(cursors, number, finished)
             if events:
                 for event in events:
                     yield event
                 continue
-            if finished and not live:
+            if finished and not page.live:
                 yield sse("end", "1")
                 return
             # Finished logs do not grow: wait for a change, with no look at the files.
@@ -269,15 +300,6 @@ async def _follow(
                 yield sse("end", "gone")
                 return
             yield sse("state", "1")
-            if job["attempt"] != latest:
-                following, latest = number == latest, int(job["attempt"])
-                if following and number:  # a new attempt: the page follows it from its start
-                    yield sse("attempt", str(latest))
-                    return
-                if following:  # the first attempt began
-                    number = latest
-                    cursors = _cursors(service, job_id, number, 0, 0)
-            finished = job["state"] in FINISHED or number < latest
     finally:
         service.engine.changes.unsubscribe(changes)
 

@@ -15,7 +15,7 @@ from fastapi.responses import PlainTextResponse, Response, StreamingResponse
 
 from gpuherd.api import log_follow
 from gpuherd.broadcast import GAP
-from gpuherd.core.states import FINISHED_STATES, LIVE_STATES, JobState
+from gpuherd.core.states import BAD_END_STATES, FINISHED_STATES, LIVE_STATES, JobState
 from gpuherd.errors import DaemonError, HerdError, NotFound
 from gpuherd.jobfiles import open_job_file, start_of_last_lines
 from gpuherd.service import Service
@@ -44,9 +44,17 @@ def _service(request: Request) -> Service:
 
 @router.post("/jobs")
 async def submit(request: Request, body: SubmitRequest) -> dict[str, Any]:
-    """`draining`: the daemon is stopping once its running jobs end; these wait for the next."""
+    """`draining`: the daemon is stopping once its running jobs end; these wait for the next.
+    `cancelled`: the ids of jobs cancelled at once (dependency_failed), as a job they wait for
+    already ended badly; `warnings` says so, a line for people (the CLI's `warning:`)."""
     service = _service(request)
-    return {"ids": service.submit(body.items()), "draining": service.engine.stopping}
+    submitted = service.submit_and_tell(body.items())
+    return {
+        "ids": submitted.ids,
+        "draining": service.engine.stopping,
+        "cancelled": sorted(submitted.cancelled),
+        "warnings": submitted.warnings(),
+    }
 
 
 @router.get("/jobs")
@@ -77,7 +85,9 @@ async def wait(
     ids: Annotated[list[int], Query()],
     timeout: Annotated[float, Query(ge=0, le=3600)] = 30.0,
 ) -> dict[str, Any]:
-    """Answer once every named job has finished, or when `timeout` runs out (long poll)."""
+    """Answer once every named job has finished, or when `timeout` runs out (long poll).
+    `endings`: how each job that ended but did not succeed ended (`failed (exit 7)`), read
+    once, when the answer is made."""
     service = _service(request)
     changes = service.engine.changes.subscribe()
     try:
@@ -119,7 +129,9 @@ async def wait(
             left = deadline - loop.time()
             if not left_to_finish or left <= 0:
                 states_out = {str(i): s.value for i, s in states.items()}
-                return {"done": not left_to_finish, "states": states_out}
+                bad = [i for i, s in states.items() if s in BAD_END_STATES]
+                endings = {str(i): view for i, view in service.endings(bad).items()}
+                return {"done": not left_to_finish, "states": states_out, "endings": endings}
             with contextlib.suppress(TimeoutError):
                 follow(await asyncio.wait_for(changes.get(), left))
     finally:

@@ -25,7 +25,13 @@ from gpuherd.cli.plain import show_bidi
 from gpuherd.core.commands import flat_command
 from gpuherd.core.idspec import format_ids, parse_ids
 from gpuherd.core.run_time import run_time_text
-from gpuherd.core.states import ACTIVE_STATES, FINISHED_STATES, LIVE_STATES, JobState
+from gpuherd.core.states import (
+    ACTIVE_STATES,
+    FINISHED_STATES,
+    LIVE_STATES,
+    JobState,
+    in_start_order,
+)
 from gpuherd.core.units import format_duration, format_size
 from gpuherd.service import Service
 
@@ -157,6 +163,12 @@ class JobFilter:
     def active(self) -> bool:
         return bool(self.states or self.project or self.sweep or self.text)
 
+    @property
+    def start_order(self) -> bool:
+        """Waiting states alone: the jobs are listed in the order they are to start (`move`
+        and `priority` show), not newest first."""
+        return in_start_order(self.states)
+
     def query(self, **changes: Any) -> str:
         """The query string of this filter with `changes` applied (for links)."""
         f = replace(self, **changes)
@@ -191,8 +203,9 @@ class JobPage:
 
 
 def jobs_page(service: Service, f: JobFilter, size: int = PAGE_SIZE) -> JobPage:
-    """One page of jobs, newest first, through Service.page_jobs (COUNT, LIMIT and OFFSET in
-    SQL): only the page's jobs are read and turned into views (with their why-not reason)."""
+    """One page of jobs, newest first (or in start order: JobFilter.start_order), through
+    Service.page_jobs (COUNT, LIMIT and OFFSET in SQL): only the page's jobs are read and
+    turned into views (with their why-not reason)."""
     total, jobs = service.page_jobs(
         f.states, f.project or None, f.text, f.sweep or None, (f.page - 1) * size, size
     )

@@ -45,9 +45,18 @@ def get(name: str) -> None:
 # for the daemon to refuse in its words, not as an unknown option.
 @config.command(name="set", context_settings={"ignore_unknown_options": True})
 @click.argument("name")
-@click.argument("value")
-def set_(name: str, value: str) -> None:
+@click.argument("words", metavar="VALUE", nargs=-1, required=True)
+def set_(name: str, words: tuple[str, ...]) -> None:
     """Change a setting; the daemon uses it at once."""
+    if len(words) > 1:  # click said `Got unexpected extra argument (h=2)`
+        import shlex
+
+        if all("=" in word for word in words):  # `project-limits g=1 h=2`
+            how = f"separate them with commas: gpuherd config set {name} {','.join(words)}"
+        else:  # `on-end notify-send done`
+            how = f"quote it: gpuherd config set {name} {shlex.quote(' '.join(words))}"
+        raise click.UsageError(f"{name} takes one value, not {len(words)}: {how}")
+    (value,) = words
     client = Client()
     click.echo(one_line(client.post("/config", {"name": name, "value": value})["message"]))
     if name == "on-end":  # set as asked, but a hook that can only fail is worth a word

@@ -6,7 +6,6 @@ import json
 import os
 import shlex
 import sys
-import time
 from typing import Any
 
 import click
@@ -15,20 +14,19 @@ from gpuherd import paths
 from gpuherd.cli.job_refs import (
     FINISHED,
     filtered,
-    given_ids,
     listed_ids,
     one_job,
     resolve_last,
     unless_finished,
 )
 from gpuherd.cli.log_output import (
-    DAEMON_GONE,
     check_attempt,
     ended_badly,
     has_text,
     not_started_note,
     point_at_stderr,
     print_follow,
+    say_daemon_gone,
 )
 from gpuherd.cli.options import (
     after_option,
@@ -39,7 +37,6 @@ from gpuherd.cli.options import (
     gpus_option,
     grace_option,
     hold_option,
-    ids_argument,
     json_option,
     memory_options,
     no_output_options,
@@ -53,10 +50,9 @@ from gpuherd.cli.options import (
     retry_delay_option,
     timeout_option,
 )
-from gpuherd.cli.param_types import ATTEMPT, DURATION, JOB_ID, TakesJobIds
+from gpuherd.cli.param_types import ATTEMPT, JOB_ID, TakesJobIds
 from gpuherd.client import Client
-from gpuherd.core.idspec import format_ids, summarize
-from gpuherd.core.units import plural
+from gpuherd.core.idspec import format_ids
 from gpuherd.errors import DaemonError, HerdError, NotFound
 
 
@@ -167,6 +163,10 @@ def submit(
             "`gpuherd daemon start`",
             err=True,
         )
+    # Stored, then cancelled at once, as a job they wait for already ended badly: exit 0 all
+    # the same (the ids are printed and are jobs), as when it ends so a moment later.
+    for warning in answer.get("warnings", ()):
+        click.echo(f"gpuherd: warning: {warning}", err=True)
     waiting = wait_end or follow
     said: str | None
     if as_json:
@@ -184,7 +184,7 @@ def submit(
         return
     from gpuherd.cli.submit_wait import wait_and_exit  # deferred: only a waiting submit
 
-    wait_and_exit(client, ids, follow, said, None if quiet else _say_daemon_gone)
+    wait_and_exit(client, ids, follow, said, None if quiet else say_daemon_gone)
 
 
 @click.command(name="ls")
@@ -242,7 +242,25 @@ def list_jobs(
         click.echo("\n".join(str(job["id"]) for job in unless_finished(jobs, states, all_jobs)))
         return
     narrowed = bool(states or all_jobs or any(match.values()))
-    render.job_table(jobs, answer.get("more", 0), filtered=narrowed)
+    hint = "" if jobs else _prefix_hint(client, states, match, all_jobs)
+    render.job_table(jobs, answer.get("more", 0), filtered=narrowed, hint=hint)
+
+
+def _prefix_hint(
+    client: Client, states: tuple[str, ...], match: dict[str, str | None], all_jobs: bool
+) -> str:
+    """For `ls --name resnet` that matched nothing, where jobs named `resnet-...` would:
+    --name takes a whole name (as pueue's and task-spooler's users may not expect), and a
+    pattern finds those. Asked only then, and for one job."""
+    name = match["name"]
+    if not name or any(c in name for c in "*?["):
+        return ""
+    wider = {**match, "name": name + "*"}
+    found = client.get("/jobs", state=list(states), **wider, all=all_jobs or None, limit=1)
+    if not found["jobs"]:
+        return ""
+    pattern = shlex.quote(name + "*")
+    return f"none is named {name}; --name {pattern} finds the names that start with {name}"
 
 
 @click.command(cls=TakesJobIds)
@@ -261,10 +279,6 @@ def show(job_id: int | str | None, as_json: bool) -> None:
         click.echo(json.dumps(detail, indent=1))
     else:
         render.job_detail(detail)
-
-
-def _say_daemon_gone() -> None:
-    click.echo(DAEMON_GONE, err=True)
 
 
 @click.command(cls=TakesJobIds)
@@ -314,86 +328,4 @@ def log(
         printer.note(ended_badly(client, job, stream))
 
 
-@click.command(cls=TakesJobIds)
-@ids_argument(required=False)
-@filter_options()
-@click.option("--timeout", type=DURATION, help="Give up after this long (exit 2).")
-@click.option("-q", "--quiet", is_flag=True, help="Print nothing; the exit status tells.")
-def wait(
-    ids: tuple[str, ...],
-    project: str | None,
-    sweep: str | None,
-    name_glob: str | None,
-    timeout: float | None,
-    quiet: bool,
-) -> None:
-    """Wait until jobs finish (default: every job queued, running or paused now; not the
-    held ones, which would wait for a release).
-
-    --project, --sweep and --name wait for those of them that match (pueue's `wait
-    --group`): never for every job, as `gpuherd wait $(gpuherd ls -q --project P)` does
-    once none of P is left.
-
-    Exit 0 when all succeeded, 1 when any did not, 2 on --timeout, 3 when no daemon runs,
-    or it went away and none came back within a minute.
-    """
-    match = {"project": project, "sweep": sweep, "name": name_glob}
-    narrowed = _filter_words(match)
-    if ids and narrowed:
-        raise click.UsageError(f"give job ids or {narrowed}, not both")
-    client = Client()
-    deadline = None if timeout is None else time.monotonic() + timeout
-    try:  # no daemon, or gone and none came back: no verdict on the jobs (exit 3)
-        wanted = (
-            given_ids(client, ids)
-            if ids
-            else listed_ids(client, ("queued", "running", "paused"), match)
-        )
-        # Held jobs wait for a release (or their --begin time): waited for only when named,
-        # which `submit --begin +1h ...; gpuherd wait` did not tell.
-        held = [] if ids or quiet else listed_ids(client, ("held",), match)
-        if held and wanted:
-            click.echo(f"gpuherd: {_not_waited_for(held)}", err=True)
-        say_gone = None if quiet else _say_daemon_gone
-        states, done = client.wait(wanted, deadline, say_gone) if wanted else ({}, True)
-    except DaemonError as exc:
-        click.echo(f"gpuherd: error: {exc}", err=True)
-        sys.exit(3)
-    if not wanted:
-        if not quiet:
-            of = f" of {narrowed}" if narrowed else ""
-            click.echo(
-                f"nothing to wait for: no job{of} is queued or running"
-                + (f"; {_not_waited_for(held)}" if held else "")
-            )
-        return
-    if not done:
-        if not quiet:
-            waiting = format_ids(i for i, s in sorted(states.items()) if s not in FINISHED)
-            click.echo(f"gave up waiting; still unfinished: {waiting}", err=True)
-        sys.exit(2)
-    bad = {i: s for i, s in states.items() if s != "succeeded"}
-    if not quiet:
-        for _, line in summarize((job_id, True, state) for job_id, state in sorted(bad.items())):
-            click.echo(line, err=True)  # `jobs 3,5-9: failed`: one line per state
-        click.echo(f"{len(states) - len(bad)} of {plural(len(states), 'job')} succeeded")
-    sys.exit(1 if bad else 0)
-
-
-def _filter_words(match: dict[str, str | None]) -> str:
-    """The filters given, as typed (`--project g --name 'a*'`); '' when none is."""
-    flags = {"project": "--project", "sweep": "--sweep", "name": "--name"}
-    return " ".join(f"{flags[k]} {shlex.quote(v)}" for k, v in match.items() if v is not None)
-
-
-def _not_waited_for(held: list[int]) -> str:
-    """Says that `wait` without ids leaves out these held jobs, and how to wait for them."""
-    one = len(held) == 1
-    them = f"job {held[0]} is" if one else f"jobs {format_ids(held)} are"
-    return (
-        f"{them} held (until released, or {'its' if one else 'their'} --begin time), not "
-        f"waited for: gpuherd wait {format_ids(held)} waits for {'it' if one else 'them'}"
-    )
-
-
-COMMANDS = [submit, list_jobs, show, log, wait]
+COMMANDS = [submit, list_jobs, show, log]

@@ -122,6 +122,11 @@ class FollowPrinter:
 DAEMON_GONE = "gpuherd: the daemon went away; waiting for it to come back"
 
 
+def say_daemon_gone() -> None:
+    """What a waiting command (`wait`, `submit --wait`) says when its daemon went away."""
+    click.echo(DAEMON_GONE, err=True)
+
+
 def print_follow(
     client: Client,
     job_id: int,

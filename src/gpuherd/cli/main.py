@@ -28,7 +28,8 @@ COMMAND_TABLE: dict[str, tuple[str, str]] = {
     "daemon": ("daemon_cmds", "Start, stop or inspect the per-user daemon that holds the queue."),
     "edit": (
         "queue_cmds",
-        "Change what queued or held jobs ask for; they keep their place in the queue.",
+        "Change what queued or held jobs ask for, where they run, what they wait for and "
+        "when they may begin; they keep their place in the queue.",
     ),
     "gpus": (
         "gpu_cmds",
@@ -88,7 +89,7 @@ COMMAND_TABLE: dict[str, tuple[str, str]] = {
         "The web dashboard: prints its URL (with the token), starting the listener if needed.",
     ),
     "wait": (
-        "job_cmds",
+        "wait_cmd",
         "Wait until jobs finish (default: every job queued, running or paused now; not the "
         "held ones, which would wait for a release).",
     ),

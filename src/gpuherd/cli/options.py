@@ -193,8 +193,12 @@ def priority_option(show_default: bool = True, short: str | None = None) -> Call
     )
 
 
-def after_option(short: str | None = None, any_end: bool = False) -> Callable[[F], F]:
-    """--after (these jobs must succeed), or with `any_end` --after-any (must end, however)."""
+def after_option(
+    short: str | None = None, any_end: bool = False, replaces: bool = False
+) -> Callable[[F], F]:
+    """--after (these jobs must succeed), or with `any_end` --after-any (must end, however);
+    `replaces`: of `edit`, where they replace what the job waited for."""
+    instead = " They replace the jobs it waited for so." if replaces else ""
     return click.option(
         *_flags("--after-any" if any_end else "--after", short),
         type=AFTER_IDS,
@@ -208,7 +212,8 @@ def after_option(short: str | None = None, any_end: bool = False) -> Callable[[F
             if any_end
             else "Start only after these jobs succeeded (e.g. 3,5-7, or last: the job "
             "submitted last; repeatable)."
-        ),
+        )
+        + instead,
     )
 
 
@@ -283,11 +288,13 @@ def order_option(what: str) -> Callable[[F], F]:
     )
 
 
-def cwd_option(default: str = "the current one") -> Callable[[F], F]:
+def cwd_option(
+    default: str = "the current one", what: str = "Working directory"
+) -> Callable[[F], F]:
     return click.option(
         "--cwd",
         type=click.Path(exists=True, file_okay=False, resolve_path=True),
-        help=f"Working directory (default: {default}).",
+        help=f"{what} (default: {default})." if default else f"{what}.",
     )
 
 

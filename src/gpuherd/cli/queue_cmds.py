@@ -8,8 +8,15 @@ from typing import Any
 
 import click
 
-from gpuherd.cli.job_refs import given_ids, listed_ids, one_job
-from gpuherd.cli.options import env_option, ids_argument, only_gpus_option
+from gpuherd.cli.job_refs import given_ids, listed_ids, one_job, resolve_last
+from gpuherd.cli.options import (
+    after_option,
+    begin_option,
+    cwd_option,
+    env_option,
+    ids_argument,
+    only_gpus_option,
+)
 from gpuherd.cli.param_types import DURATION, JOB_ID, PRIORITY, SIZE, TakesJobIds
 from gpuherd.client import Client
 from gpuherd.core.edit import CLEARABLE
@@ -167,12 +174,18 @@ _AS_OPTION = {"env_overrides": "env"}
 @click.option("--timeout", type=DURATION, help="Stop an attempt after this long (90s, 2h).")
 @click.option("--project", help="A new project.")
 @env_option("it (its other variables are kept)")
+@cwd_option(default="", what="The folder it runs in")
+@click.option("--grace", type=DURATION, help="Time between SIGTERM and SIGKILL when stopped.")
+@after_option(replaces=True)
+@after_option(any_end=True, replaces=True)
+@begin_option("it (a time past: queued now)")
 @click.option(
     "--clear",
     type=click.Choice([_AS_OPTION.get(name, name) for name in CLEARABLE]),
     multiple=True,
     help="Unset a field (repeatable): name, only_gpus, mem, ram, retry_delay, timeout, "
-    "project, or env (every --env variable of the job).",
+    "project, env (every --env variable of the job), after, after_any (it waits for no "
+    "job), or begin (a job held until a time is queued now).",
 )
 def edit(
     ids: tuple[str, ...],
@@ -180,18 +193,24 @@ def edit(
     env_pairs: tuple[tuple[str, str], ...],
     **changes: Any,
 ) -> None:
-    """Change what queued or held jobs ask for; they keep their place in the queue.
+    """Change what queued or held jobs ask for, where they run, what they wait for and when
+    they may begin; they keep their place in the queue.
 
     IDS: 3, 3-7, 3,5,9. A running job cannot change: kill it and submit again.
     """
-    given = {name: value for name, value in changes.items() if value is not None}
+    # (--after given no ids is not given: click has no empty form of a repeatable option.)
+    given = {name: value for name, value in changes.items() if value not in (None, [])}
     if env_pairs:
         given["env_overrides"] = dict(env_pairs)
     if not given and not clear:
         raise click.UsageError(
             "say what to change: --command, --name, --gpus, --only-gpus, --mem, --ram, "
-            "--exclusive, --retries, --retry-delay, --timeout, --project, --env, or --clear FIELD"
+            "--exclusive, --retries, --retry-delay, --timeout, --project, --env, --cwd, "
+            "--grace, --after, --after-any, --begin, or --clear FIELD"
         )
+    for key, option in (("after", "--after"), ("after_any", "--after-any")):
+        if key in given:
+            given[key] = resolve_last(Client(), given[key], option)
     fields = {option: name for name, option in _AS_OPTION.items()}
     _act("edit", ids, **given, clear=[fields.get(name, name) for name in clear])
 

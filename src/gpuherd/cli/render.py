@@ -61,12 +61,14 @@ def job_table(
     more: int = 0,
     filtered: bool = False,
     term: plain.Terminal | None = None,
+    hint: str = "",
 ) -> None:
     """`ls`: the jobs, then how many more the limit left out (`more`). `filtered`: by state,
-    project or --all, where the limit counts every job listed (else only the waiting)."""
+    project or --all, where the limit counts every job listed (else only the waiting).
+    `hint`: what to try when none matched."""
     term = term or plain.Terminal()
     if not jobs:
-        term.write(["no jobs match" if filtered else "no jobs"])
+        term.write([("no jobs match" if filtered else "no jobs") + (f": {hint}" if hint else "")])
         return
     now = time.time()
     rows: list[list[plain.Cell]] = []

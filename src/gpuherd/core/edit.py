@@ -1,16 +1,20 @@
-"""Editing a waiting job: which fields may change, and what a change says in the job's events.
+"""Editing a waiting job: which fields may change, what a change says in the job's events,
+where a new `--begin` puts the job, and whether new dependencies would wait for each other.
 
 Pure: the caller checks the edited spec as a submission is checked, and stores it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from gpuherd.core.idspec import format_ids
 from gpuherd.core.model import JobSpec
+from gpuherd.core.states import JobState
 from gpuherd.core.units import format_given, format_size
+from gpuherd.core.when import LATEST
 
 EDITABLE = (
     "command",
@@ -25,9 +29,17 @@ EDITABLE = (
     "timeout",
     "project",
     "env_overrides",
+    "cwd",
+    "grace",
+    "after",
+    "after_any",
 )
 """JobSpec fields `gpuherd edit` changes (each a jobs column of the same name). The job's
-variables (`--env`) are set one by one, the others kept: `edit --env A=1` adds or changes A."""
+variables (`--env`) are set one by one, the others kept: `edit --env A=1` adds or changes A;
+its dependencies (`--after`, `--after-any`) are replaced."""
+BEGIN = "begin"
+"""Not the spec's: the time a job is held until (its release_at). Given, the job is held until
+then (a time to come) or queued (one past); cleared, a job held until a time is queued now."""
 CLEARABLE = (
     "name",
     "only_gpus",
@@ -37,41 +49,87 @@ CLEARABLE = (
     "timeout",
     "project",
     "env_overrides",
+    "after",
+    "after_any",
+    BEGIN,
 )
 """Fields `--clear` sets back to undeclared."""
-_UNDECLARED: dict[str, Any] = {"only_gpus": (), "env_overrides": {}}
+_UNDECLARED: dict[str, Any] = {
+    "only_gpus": (),
+    "env_overrides": {},
+    "after": (),
+    "after_any": (),
+}
 """What a cleared field becomes, where that is not None."""
 
 
 def check_edit(changes: Mapping[str, Any], clear: Sequence[str]) -> None:
     """ValueError names a field that cannot be edited (or cleared), or one given both ways."""
-    wrong = sorted(set(changes) - set(EDITABLE))
+    wrong = sorted(set(changes) - {*EDITABLE, BEGIN})
     if wrong:
-        raise ValueError(f"{wrong[0]} cannot be edited: edit one of {', '.join(EDITABLE)}")
+        names = ", ".join((*EDITABLE, BEGIN))
+        raise ValueError(f"{wrong[0]} cannot be edited: edit one of {names}")
     wrong = sorted(set(clear) - set(CLEARABLE))
     if wrong:
         raise ValueError(f"{wrong[0]} cannot be cleared: clear one of {', '.join(CLEARABLE)}")
+    begin = changes.get(BEGIN)
+    if begin is not None and not 0 <= begin <= LATEST:  # NaN too
+        raise ValueError("begin must be a time (epoch seconds) before the year 9999")
     both = sorted(set(changes) & set(clear))
     if both:
         raise ValueError(f"{both[0]} is both set and cleared: give one")
     if not changes and not clear:
-        raise ValueError(f"nothing to change: give one of {', '.join(EDITABLE)} (or clear one)")
+        names = ", ".join((*EDITABLE, BEGIN))
+        raise ValueError(f"nothing to change: give one of {names} (or clear one)")
 
 
 def edit_spec(
     spec: JobSpec, changes: Mapping[str, Any], clear: Sequence[str]
 ) -> tuple[JobSpec, list[str]]:
     """The spec with `changes` made and `clear` fields unset (as check_edit allows), and the
-    fields that differ from `spec`."""
+    fields that differ from `spec` (BEGIN is no field of it: see `begin_edit`)."""
     wanted = {**changes, **{name: _UNDECLARED.get(name) for name in clear}}
+    wanted.pop(BEGIN, None)
     if isinstance(wanted.get("command"), str):
         wanted["command"] = wanted["command"].strip()
     if "only_gpus" in wanted:
         wanted["only_gpus"] = tuple(sorted(set(wanted["only_gpus"])))
     if "env_overrides" in changes:
         wanted["env_overrides"] = {**spec.env_overrides, **changes["env_overrides"]}
+    # As a submission stores them: a job in both waits for the success (spec_from_item).
+    after = set(wanted.get("after", spec.after))
+    if "after" in wanted or "after_any" in wanted:
+        wanted["after"] = tuple(sorted(after))
+        wanted["after_any"] = tuple(sorted(set(wanted.get("after_any", spec.after_any)) - after))
     edited = replace(spec, **wanted)
     return edited, [name for name in EDITABLE if getattr(edited, name) != getattr(spec, name)]
+
+
+def begin_edit(
+    state: JobState, release_at: float | None, begin: float | None, now: float
+) -> tuple[JobState, float | None] | None:
+    """Where `edit --begin` (`begin`; None: `--clear begin`) puts a waiting job held until
+    `release_at` (if any): (state, release_at), or None when nothing changes. A time to come
+    holds it until then; one past queues it now, as a submission with it would be; cleared, a
+    job held until a time is queued now (one held by `hold`, with no time, stays held)."""
+    if begin is not None and begin > now:
+        wanted: tuple[JobState, float | None] = (JobState.HELD, begin)
+    elif begin is not None or release_at is not None:
+        wanted = (JobState.QUEUED, None)
+    else:
+        return None
+    if state is JobState.QUEUED and wanted[0] is JobState.QUEUED:
+        return None  # (its release_at, if any, is a --retry-delay's: kept)
+    return None if (state, release_at) == wanted else wanted
+
+
+def dependency_cycle(
+    job_id: int, deps: Iterable[int], waiting_for_job: Collection[int]
+) -> int | None:
+    """The first of `deps` that job `job_id` cannot wait for, as it is the job itself or
+    already waits for it (`waiting_for_job`: the jobs that do, directly or through others):
+    the two would wait for each other for ever. None: no such one."""
+    return next((dep for dep in sorted(deps) if dep == job_id or dep in waiting_for_job), None)
 
 
 def describe_edit(before: JobSpec, after: JobSpec, fields: Sequence[str]) -> str:
@@ -100,6 +158,8 @@ def _show(name: str, spec: JobSpec) -> str:
         return "yes" if value else "no"
     if name in ("mem", "ram"):
         return format_size(value)
-    if name in ("timeout", "retry_delay"):  # chosen, so as typed: 30s, not 30.0s
+    if name in ("timeout", "retry_delay", "grace"):  # chosen, so as typed: 30s, not 30.0s
         return format_given(value)
+    if name in ("after", "after_any"):
+        return format_ids(value) or "none"
     return str(value)

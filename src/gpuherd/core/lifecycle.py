@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 
+from gpuherd.core.idspec import format_ids
 from gpuherd.core.model import Job, JobSpec, Outcome
 from gpuherd.core.states import Event, JobState, OutcomeKind
 from gpuherd.core.units import format_duration, format_given
@@ -123,3 +125,16 @@ def grow_request(mem: int | None, peak: int, largest_gpu: int) -> tuple[int | No
 
 def dependency_failed(dep_id: int, dep_state: JobState) -> Outcome:
     return Outcome(OutcomeKind.DEPENDENCY_FAILED, message=f"job {dep_id} ended ({dep_state.value})")
+
+
+def cancelled_at_once(job_ids: Sequence[int], dep_id: int, dep_state: JobState) -> str:
+    """What a submission says of its jobs cancelled at once (dependency_failed), as job
+    `dep_id`, which they wait for, already ended badly: the same end as when it ends so a
+    moment later (a script cannot tell which comes first), and how to run them again."""
+    one = len(job_ids) == 1
+    them = f"job {job_ids[0]} is" if one else f"jobs {format_ids(job_ids)} are"
+    return (
+        f"{them} cancelled at once: job {dep_id}, which {'it waits' if one else 'they wait'} "
+        f"for, already {dep_state.value} (gpuherd retry {dep_id} {format_ids(job_ids)} runs "
+        f"{'both' if one else 'them all'} again)"
+    )

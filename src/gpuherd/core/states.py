@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from enum import StrEnum
 
 
@@ -24,6 +25,15 @@ FINISHED_STATES = frozenset(
     {JobState.SUCCEEDED, JobState.FAILED, JobState.KILLED, JobState.CANCELLED, JobState.LOST}
 )
 BAD_END_STATES = FINISHED_STATES - {JobState.SUCCEEDED}
+WAITING_STATES = frozenset({JobState.QUEUED, JobState.HELD})
+"""States of a job that has not started: listings show such jobs in the order they are to
+start (priority, then place), a held one where it would start once released."""
+
+
+def in_start_order(states: Collection[str]) -> bool:
+    """Whether a listing of the jobs in `states` (none: every job) is in the order they are
+    to start rather than by id: the waiting states alone (the dashboard's jobs table)."""
+    return bool(states) and all(state in WAITING_STATES for state in states)
 
 
 class OutcomeKind(StrEnum):

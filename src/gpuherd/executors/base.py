@@ -21,10 +21,6 @@ class NotStarted(SpawnError):
     that left between placement and start): it goes back to the queue with its retries."""
 
 
-class CannotTell(Exception):
-    """The executor cannot tell now (its cluster does not answer); the message says why."""
-
-
 def job_shell(env: Mapping[str, str]) -> str:
     """The shell a job's command runs in: $GPUHERD_SHELL in the job's environment (bash, for
     `source` and `[[ ]]`; found on the job's PATH), else /bin/sh. SpawnError if it is not a
@@ -91,15 +87,6 @@ class Executor(Protocol):
     def given_gpus(self, pid: int) -> tuple[int, ...] | None:
         """The GPUs the running attempt `pid` was given (as gpuherd set CUDA_VISIBLE_DEVICES
         in its environment at its start); None where that cannot be read."""
-        ...
-
-    def still_runs(
-        self, pid: int, job_id: int, attempt: int, key: str, attempt_dir: str = ""
-    ) -> bool:
-        """`is_running` as a listing asks it (`ls` of a job held beside an attempt that runs
-        unwatched): changing nothing, and never waiting long on anything beyond this machine
-        (the daemon's loop answers every client meanwhile). CannotTell when it cannot be
-        told now."""
         ...
 
     def outlived(self, pid: int, key: str) -> bool:

@@ -300,11 +300,6 @@ class LocalExecutor:
             return False
         return bool(attempt_dir) and recorded_leader(pid, created, attempt_dir)
 
-    def still_runs(
-        self, pid: int, job_id: int, attempt: int, key: str, attempt_dir: str = ""
-    ) -> bool:
-        return self.is_running(pid, job_id, attempt, key, attempt_dir)  # (a look at /proc)
-
     def given_gpus(self, pid: int) -> tuple[int, ...] | None:
         import psutil  # deferred, as in is_running
 

@@ -50,7 +50,7 @@ from gpuherd.executors.ray_actor import JobActor
 from gpuherd.executors.ray_errors import actor_died_note, first_line
 from gpuherd.executors.ray_files import append, decode, read_exit, size, write_exit, write_json
 from gpuherd.executors.ray_link import ClusterDown, ClusterLink
-from gpuherd.executors.ray_lookup import job_runs, reattach
+from gpuherd.executors.ray_lookup import reattach
 from gpuherd.gpus.base import ProbeError
 from gpuherd.gpus.ray import RayNodes
 
@@ -310,13 +310,6 @@ class RayExecutor:
         if actor is not None:
             self._runs[pid] = _Run(name, actor)
         return actor is not None
-
-    def still_runs(
-        self, pid: int, job_id: int, attempt: int, key: str, attempt_dir: str = ""
-    ) -> bool:
-        if pid != handle_of(job_id, attempt):
-            return False
-        return job_runs(self.link, self.actor_name(job_id, attempt), self.namespace)
 
     def end_leftovers(self, home_id: str) -> None:
         """Kill this home's actors that no live attempt owns (called once recovery has

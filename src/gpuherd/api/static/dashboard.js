@@ -213,6 +213,24 @@
     var note = document.getElementById(pre.id + "-cut");
     if (note) { note.hidden = false; }
   }
+  // A job page's stream opened again (the extension's reconnect, or a tab shown again:
+  // streams.js reads sse-connect anew) goes on where the page is: its logs from the offsets
+  // of their last text (`resume`), its head from the mark it was last drawn at (`since`: the
+  // stream says `state` only for changes after it, not at once). Its other parameters stay:
+  // `latest` tells a new attempt (the page follows it) from an older one shown on purpose.
+  function resumeAt(name, value) {
+    var source = document.getElementById("job-stream");
+    if (!source || !value) { return; }
+    var parts = source.getAttribute("sse-connect").split("?");
+    var query = new URLSearchParams(parts[1] || "");
+    query.set(name, value);
+    source.setAttribute("sse-connect", parts[0] + "?" + query.toString());
+  }
+  document.addEventListener("htmx:afterSwap", function (event) {
+    var head = event.detail.target;
+    var drawn = head && head.id === "job-head" && head.querySelector("[data-since]");
+    if (drawn) { resumeAt("since", drawn.getAttribute("data-since")); }
+  });
   document.addEventListener("htmx:sseMessage", function (event) {
     var message = event.detail || {};
     var pre = event.target;
@@ -220,13 +238,7 @@
       redraw(pre);
       trim(pre);
       if (pre.dataset.follow) { pre.scrollTop = pre.scrollHeight; }
-      // A new EventSource (after the extension's own reconnect) resumes where this one is.
-      var source = document.getElementById("job-stream");
-      if (source && message.lastEventId) {
-        var url = source.getAttribute("sse-connect").split("?")[0];
-        source.setAttribute("sse-connect",
-          url + "?resume=" + encodeURIComponent(message.lastEventId) + "&live=1");
-      }
+      resumeAt("resume", message.lastEventId);
     } else if (message.type === "attempt") {
       window.location.assign(window.location.pathname);  // follow the job's new attempt
     }

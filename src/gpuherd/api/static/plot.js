@@ -1,16 +1,27 @@
 /* gpuherd dashboard: the dots of a big sweep plot. Past views_plot.LINKED dots the server
-   draws them as one path per colour, their places, jobs and titles in the plot's data-dots
-   (each dot its own link and tooltip: 1,500 dots were 6,000 elements, half the page's load
-   time). Here the dot under the pointer gets its tooltip, and the plot's one link moves onto
-   it, so that a click, a middle click or the status bar work as on the link a dot was. */
+   draws them as one path per colour, their places, jobs and tooltips' words in the plot's
+   data-dots (each dot its own link and tooltip: 1,500 dots were 6,000 elements, half the
+   page's load time). Here the dot under the pointer gets its tooltip, and the plot's one link
+   moves onto it, so that a click, a middle click or the status bar work as on the link a dot
+   was. */
 (function () {
   "use strict";
 
   var REACH = 7;  // a dot's radius and a little, in the plot's units: the link's circle
   var parsed = new WeakMap(), shown = null;
 
+  // Each dot as [x, y, job, tooltip]. data-dots has each as [kind, y, job, the metric's
+  // value], a kind being [x, the tooltip's words before the value, after it] (Scatter.data):
+  // the words are shared by the dots of one x, colour and state.
   function dots(svg) {
-    if (!parsed.has(svg)) { parsed.set(svg, JSON.parse(svg.getAttribute("data-dots"))); }
+    if (!parsed.has(svg)) {
+      var data = JSON.parse(svg.getAttribute("data-dots"));
+      parsed.set(svg, data.dots.map(function (dot) {
+        var kind = data.kinds[dot[0]];
+        var tip = kind[1] + dot[3] + kind[2] + (dot[2] ? ", job " + dot[2] + ")" : ")");
+        return [kind[0], dot[1], dot[2], tip];
+      }));
+    }
     return parsed.get(svg);
   }
 

@@ -1,0 +1,111 @@
+"""`wait`: wait until jobs finish, and say how those that did not succeed ended."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+import time
+
+import click
+
+from gpuherd.cli.job_refs import FINISHED, given_ids, listed_ids
+from gpuherd.cli.log_output import say_daemon_gone
+from gpuherd.cli.options import filter_options, ids_argument
+from gpuherd.cli.param_types import DURATION, TakesJobIds
+from gpuherd.cli.submit_wait import ending
+from gpuherd.client import Client, Waited
+from gpuherd.core.idspec import format_ids, summarize
+from gpuherd.core.units import plural
+from gpuherd.errors import DaemonError
+
+
+@click.command(cls=TakesJobIds)
+@ids_argument(required=False)
+@filter_options()
+@click.option("--timeout", type=DURATION, help="Give up after this long (exit 2).")
+@click.option("-q", "--quiet", is_flag=True, help="Print nothing; the exit status tells.")
+def wait(
+    ids: tuple[str, ...],
+    project: str | None,
+    sweep: str | None,
+    name_glob: str | None,
+    timeout: float | None,
+    quiet: bool,
+) -> None:
+    """Wait until jobs finish (default: every job queued, running or paused now; not the
+    held ones, which would wait for a release).
+
+    --project, --sweep and --name wait for those of them that match (pueue's `wait
+    --group`): never for every job, as `gpuherd wait $(gpuherd ls -q --project P)` does
+    once none of P is left.
+
+    Exit 0 when all succeeded, 1 when any did not, 2 on --timeout, 3 when no daemon runs,
+    or it went away and none came back within a minute.
+    """
+    match = {"project": project, "sweep": sweep, "name": name_glob}
+    narrowed = _filter_words(match)
+    if ids and narrowed:
+        raise click.UsageError(f"give job ids or {narrowed}, not both")
+    client = Client()
+    deadline = None if timeout is None else time.monotonic() + timeout
+    try:  # no daemon, or gone and none came back: no verdict on the jobs (exit 3)
+        wanted = (
+            given_ids(client, ids)
+            if ids
+            else listed_ids(client, ("queued", "running", "paused"), match)
+        )
+        # Held jobs wait for a release (or their --begin time): waited for only when named,
+        # which `submit --begin +1h ...; gpuherd wait` did not tell.
+        held = [] if ids or quiet else listed_ids(client, ("held",), match)
+        if held and wanted:
+            click.echo(f"gpuherd: {_not_waited_for(held)}", err=True)
+        say_gone = None if quiet else say_daemon_gone
+        waited = client.wait_for(wanted, deadline, say_gone) if wanted else Waited({}, True, {})
+    except DaemonError as exc:
+        click.echo(f"gpuherd: error: {exc}", err=True)
+        sys.exit(3)
+    if not wanted:
+        if not quiet:
+            of = f" of {narrowed}" if narrowed else ""
+            click.echo(
+                f"nothing to wait for: no job{of} is queued or running"
+                + (f"; {_not_waited_for(held)}" if held else "")
+            )
+        return
+    states = waited.states
+    if not waited.done:
+        if not quiet:
+            waiting = format_ids(i for i, s in sorted(states.items()) if s not in FINISHED)
+            click.echo(f"gave up waiting; still unfinished: {waiting}", err=True)
+        sys.exit(2)
+    bad = {i: s for i, s in states.items() if s != "succeeded"}
+    if not quiet:
+        # `job 16: failed (exit 7)` as `submit --wait` says it; `jobs 3,5-9: killed`: one
+        # line per ending (an older daemon tells the state alone).
+        endings = (
+            (i, True, ending({**waited.endings.get(i, {}), "state": s}))
+            for i, s in sorted(bad.items())
+        )
+        for _, line in summarize(endings):
+            click.echo(line, err=True)
+        click.echo(f"{len(states) - len(bad)} of {plural(len(states), 'job')} succeeded")
+    sys.exit(1 if bad else 0)
+
+
+def _filter_words(match: dict[str, str | None]) -> str:
+    """The filters given, as typed (`--project g --name 'a*'`); '' when none is."""
+    flags = {"project": "--project", "sweep": "--sweep", "name": "--name"}
+    return " ".join(f"{flags[k]} {shlex.quote(v)}" for k, v in match.items() if v is not None)
+
+
+def _not_waited_for(held: list[int]) -> str:
+    """Says that `wait` without ids leaves out these held jobs, and how to wait for them."""
+    one = len(held) == 1
+    them = f"job {held[0]} is" if one else f"jobs {format_ids(held)} are"
+    return (
+        f"{them} held (until released, or {'its' if one else 'their'} --begin time), not "
+        f"waited for: gpuherd wait {format_ids(held)} waits for {'it' if one else 'them'}"
+    )
+
+
+COMMANDS = [wait]

@@ -1,0 +1,143 @@
+"""`edit`: waiting jobs change what they ask for, the folder they run in, the jobs they wait
+for and when they may begin; each keeps its place in the queue. A part of `Service`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from gpuherd.core.edit import (
+    BEGIN,
+    begin_edit,
+    check_edit,
+    dependency_cycle,
+    describe_edit,
+    edit_spec,
+)
+from gpuherd.core.model import Job, JobSpec
+from gpuherd.core.states import BAD_END_STATES, FINISHED_STATES, WAITING_STATES, JobState
+from gpuherd.core.when import format_moment
+from gpuherd.errors import Conflict, HerdError
+from gpuherd.service_jobs import JobVerbs
+from gpuherd.submission import check_cwd, check_spec, never_runs_judge, unknown_jobs
+from gpuherd.submission_text import reject_bad_names, reject_nul
+from gpuherd.wire import ActionResult
+
+
+class EditVerbs(JobVerbs):
+    def edit(
+        self, ids: Sequence[int], changes: Mapping[str, Any], clear: Sequence[str]
+    ) -> list[ActionResult]:
+        """Change what waiting jobs ask for (core.edit's EDITABLE fields, and BEGIN); their
+        place in the queue stays."""
+        try:
+            check_edit(changes, clear)
+        except ValueError as exc:
+            raise HerdError(str(exc)) from None
+        engine = self.engine
+        never = never_runs_judge(engine.device_listing(), engine.policy, engine.devices.missing())
+        results = self._each(ids, lambda job: self._edit_one(job, changes, clear, never))
+        if BEGIN in changes or BEGIN in clear:
+            engine.begins.arm()  # the earliest --begin time may be another now
+        engine.wake()  # a job asking for less, or released, may fit now
+        return results
+
+    def _edit_one(
+        self,
+        job: Job,
+        changes: Mapping[str, Any],
+        clear: Sequence[str],
+        never: Callable[[JobSpec], str | None],
+    ) -> str:
+        if job.state in FINISHED_STATES:
+            raise Conflict(  # pueue's `restart --edit`: back held, edited, then released
+                f"job {job.id} already ended ({job.state.value}): `gpuherd retry --hold "
+                f"{job.id}` puts it back held, to edit it before it runs again"
+            )
+        if job.state not in WAITING_STATES:
+            raise Conflict(
+                f"job {job.id} is {job.state.value}: only queued or held jobs can be edited"
+            )
+        now = self.engine.clock()
+        spec, fields = edit_spec(job.spec, changes, clear)
+        moved = None
+        if BEGIN in changes or BEGIN in clear:
+            moved = begin_edit(job.state, job.release_at, changes.get(BEGIN), now)
+        if not fields and moved is None:
+            return "unchanged"
+        reject_nul(
+            "",
+            command=spec.command,
+            name=spec.name or "",
+            project=spec.project or "",
+            env_overrides=spec.env_overrides,
+            cwd=spec.cwd,
+        )
+        reject_bad_names("", spec.env_overrides)
+        check_spec(spec)
+        if "cwd" in fields:
+            check_cwd(spec.cwd)
+        if "after" in fields or "after_any" in fields:
+            self._check_dependencies(job.id, spec)
+        if reason := never(spec):
+            raise Conflict(f"job {job.id} would never run: {reason}")
+        what = ", ".join(
+            ([describe_edit(job.spec, spec, fields)] if fields else [])
+            + ([_describe_begin(job, *moved, now)] if moved else [])
+        )
+        # Held or released by its new time; else its state, and when it was queued (its wait
+        # counts towards reserving GPUs), stay as they are.
+        edited = {name: getattr(spec, name) for name in fields}
+        if moved is not None:
+            edited["release_at"] = moved[1]
+        self.store.update_job(
+            job.id,
+            now,
+            "edit",
+            to_state=None if moved is None else moved[0],
+            detail=what,
+            from_state=job.state,
+            **edited,
+        )
+        if "after" in fields or "after_any" in fields:
+            self.store.replace_deps(job.id, spec.after, spec.after_any)
+        state = job.state if moved is None else moved[0]
+        self.engine.publish({"id": job.id, "state": state.value, "event": "edit"})
+        return f"edited ({what})"
+
+    def _check_dependencies(self, job_id: int, spec: JobSpec) -> None:
+        """The checks of a submission's `after` and `after_any`, and two of an edit's own:
+        the job must not wait for itself or for a job that waits for it (both would wait for
+        ever), and an `after` job that already ended badly would cancel it at once: refused,
+        so an edit never ends a job (a submission stores it, then cancels it: Service.submit)."""
+        deps = sorted({*spec.after, *spec.after_any})
+        found = self.store.get_jobs(deps)
+        missing = [dep for dep in deps if dep not in found]
+        if missing:
+            raise unknown_jobs(missing)
+        dep = dependency_cycle(job_id, deps, self.store.waiting_for(job_id))
+        if dep == job_id:
+            raise Conflict(f"job {job_id} cannot wait for itself: name other jobs")
+        if dep is not None:
+            raise Conflict(
+                f"job {job_id} cannot wait for job {dep}: job {dep} already waits for it "
+                "(directly or through other jobs), and the two would wait for each other "
+                "for ever"
+            )
+        ended = [found[d] for d in spec.after if found[d].state in BAD_END_STATES]
+        if ended:
+            bad = ended[0]
+            raise Conflict(
+                f"job {job_id} would be cancelled at once: job {bad.id}, which it is to wait "
+                f"for, already {bad.state.value} (gpuherd retry {bad.id} first, then edit "
+                f"{job_id})"
+            )
+
+
+def _describe_begin(job: Job, state: JobState, release_at: float | None, now: float) -> str:
+    """`begin none -> 23:30`, `begin 23:30 -> none, released`: an edit's change of its time."""
+    held_until = job.release_at if job.state is JobState.HELD else None
+    before = format_moment(held_until, now) if held_until is not None else None
+    after = format_moment(release_at, now) if release_at is not None else None
+    said = f"begin {before or 'none'} -> {after or 'none'}"
+    return said + (", released" if state is JobState.QUEUED else "")
