@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from starlette.datastructures import QueryParams
 
-from gpuherd.api import views_plot, views_sweeps
+from gpuherd.api import views, views_plot, views_sweeps
 from gpuherd.api.views_plot import nice_ticks, scatter, sparkline
 
 
@@ -109,6 +109,13 @@ def test_a_big_plot_draws_a_vertex_per_dot_and_shares_its_tooltips_words() -> No
         numbers = [float(n) for n in path.removeprefix("M").split()]
         drawn += list(zip(numbers[::2], numbers[1::2], strict=True))
     assert drawn == places  # every dot a vertex, in the order drawn
+
+
+def test_the_plots_caption_counts_its_points_as_the_dashboard_writes_numbers() -> None:
+    rows = [row(i, {"x": i % 7}, {"m": i}) for i in range(10_000)]
+    plot = scatter(rows, "x", "m")
+    caption = views.ENV.get_template("_plot.html").render(plot=plot)
+    assert "10,000 finished points." in caption
 
 
 def test_a_sparkline_spans_the_last_minutes_and_breaks_at_gaps() -> None:

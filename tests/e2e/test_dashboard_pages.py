@@ -298,6 +298,26 @@ def test_the_submit_form(daemon: Herd, tmp_path: Path) -> None:
     assert (tmp_path / "seed.txt").read_text() == "42\n"
 
 
+def test_the_submit_form_checks_variables_as_the_cli_does(daemon: Herd, tmp_path: Path) -> None:
+    fields = {"commands": "true", "cwd": str(tmp_path), "gpus": "0", "hold": "1"}
+    rule = "is not an environment variable name: use letters, digits and _, not starting with a"
+    for line in ("1A=x", "A-B=x", "=x"):
+        bad = post(daemon, "/submit", htmx=False, env=f"SEED=1\n{line}", **fields)
+        [said] = re.findall(r'id="submit-error">(.*?)</div>', bad.body)
+        name = repr(line.partition("=")[0]).replace("'", "&#39;")  # as the page escapes it
+        assert bad.status == 400 and said == f"environment changes: {name} {rule} digit (e.g. SEED)"
+    big = post(daemon, "/submit", htmx=False, env="BIG=" + "x" * 128 * 1024, **fields)
+    [said] = re.findall(r'id="submit-error">(.*?)</div>', big.body)
+    assert big.status == 400
+    assert said == (
+        "environment changes: &#39;BIG&#39; is 131,076 bytes with its name, over the 128 KiB an "
+        "environment variable may hold: put the value in a file and give its path"
+    )
+    assert daemon.ls_all() == []  # none of them submitted
+    answer = post(daemon, "/submit", htmx=False, env="_A1=x\nB=" + "y" * 1000, **fields)
+    assert answer.status == 303
+
+
 def test_the_submit_form_takes_a_begin_time(daemon: Herd, tmp_path: Path) -> None:
     fields = {"commands": "true", "cwd": str(tmp_path), "gpus": "0"}
     bad = post(daemon, "/submit", htmx=False, begin="tomorrow", **fields)

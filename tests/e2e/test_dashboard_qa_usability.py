@@ -212,3 +212,27 @@ def test_a_button_on_a_job_removed_meanwhile_says_so_in_one_line(board: Board) -
     for action in ("prio-up", "prio-down", "hold", "kill", "retry"):
         answer = post(board.herd, "/ui/jobs/act", action=action, ids=str(job_id)).body
         assert answer.strip() == f'<div class="flash error">no job {job_id}</div>', action
+
+
+def test_a_running_jobs_buttons_take_one_line_of_the_jobs_table(
+    board: Board, expect: Any, tmp_path: Path
+) -> None:
+    """At 1280 px a running job's five buttons (kill, pause, retry, prio +, prio −) took two
+    lines of its row beside a long reason why another waits, as the docs' screenshot of the
+    jobs page showed; a waiting job's six may take two, inside the table (as
+    test_dashboard_move.py checks)."""
+    ended = board.submit("--gpus", "0", "--", "true")  # a wide pill: succeeded
+    name, words = "lr-sweep-" * 4, " --lr 0.01" * 20
+    command = f"sleep 60 {{x}} #{words}"
+    args = ["sweep", command, "-p", "x", "1", "2", "--gpus", "0", "--max-parallel", "1"]
+    running, waiting = board.herd.cli(*args, "--name", name, "-q", cwd=tmp_path).stdout.split()
+    board.herd.wait_state(int(running), "running")
+    board.herd.wait_state(ended, "succeeded")
+    page = board.page("/jobs")  # 1280 px wide
+    expect(page.locator(f"#job-{waiting} td.reason")).to_contain_text("--max-parallel")
+    row = page.locator(f"#job-{running}")
+    tops = {row.locator(f".act-{action}").bounding_box()["y"] for action in ("kill", "prio-down")}
+    assert len(tops) == 1, tops  # on one line
+    expect(page.locator(f"#job-{waiting} .act-rm")).to_be_in_viewport(ratio=1)
+    board.herd.cli("kill", waiting, running)
+    page.close()

@@ -2,7 +2,8 @@
 
 Each page renders its whole content on the server; the page's one SSE stream
 (dashboard_streams.py) tells htmx when to fetch the fragment again. Every figure comes from
-the Service verbs the JSON API answers with; actions are in dashboard_actions.py.
+the Service verbs the JSON API answers with; actions are in dashboard_actions.py, the submit
+page in dashboard_submit.py.
 """
 
 from __future__ import annotations
@@ -12,9 +13,15 @@ from typing import Any
 
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import HTMLResponse, Response
-from starlette.staticfiles import StaticFiles
 
-from gpuherd.api import dashboard_actions, dashboard_streams, views, views_sweeps
+from gpuherd.api import (
+    assets,
+    dashboard_actions,
+    dashboard_streams,
+    dashboard_submit,
+    views,
+    views_sweeps,
+)
 from gpuherd.core.idspec import parse_ids
 from gpuherd.core.text import drop_escapes
 from gpuherd.errors import NotFound
@@ -29,8 +36,9 @@ def install(app: FastAPI) -> None:
     """Add the dashboard to the app: pages, fragments, actions, streams and /static."""
     app.include_router(router)
     app.include_router(dashboard_actions.router)
+    app.include_router(dashboard_submit.router)
     app.include_router(dashboard_streams.router)
-    app.mount("/static", StaticFiles(directory=views.STATIC), name="static")
+    app.mount("/static", assets.Assets(directory=assets.STATIC), name="static")
 
 
 def _service(request: Request) -> Service:
@@ -163,7 +171,7 @@ async def job_fragment(request: Request, job_id: int) -> HTMLResponse:
 
 @router.get("/submit", response_class=HTMLResponse)
 async def submit_page(request: Request) -> HTMLResponse:
-    return dashboard_actions.submit_page(request, dashboard_actions.SubmitForm.defaults())
+    return dashboard_submit.submit_page(request, dashboard_submit.SubmitForm.defaults())
 
 
 def _gpus(request: Request) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from starlette.datastructures import QueryParams
 from starlette.responses import HTMLResponse
 
 from gpuherd import __version__
-from gpuherd.api import views_plot, views_sweeps
+from gpuherd.api import assets, views_plot, views_sweeps
 from gpuherd.cli.plain import show_bidi
 from gpuherd.core.commands import flat_command
 from gpuherd.core.idspec import format_ids, parse_ids
@@ -37,7 +37,6 @@ from gpuherd.service import Service
 
 HERE = Path(__file__).parent
 TEMPLATES = HERE / "templates"
-STATIC = HERE / "static"
 PAGE_SIZE = 50
 MAX_PAGE = 1_000_000
 STATE_ORDER = [s.value for s in JobState]
@@ -107,6 +106,7 @@ def _make_env() -> Environment:
     )
     env.globals.update(
         version=__version__,
+        static=assets.url,
         nav=NAV,
         state_order=STATE_ORDER,
         jobs_link=views_sweeps.jobs_link,

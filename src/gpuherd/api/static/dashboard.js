@@ -24,7 +24,9 @@
 
   // A job page's forms one types in (its edit form, "Move before job N") are in its head,
   // which a live refresh replaces (the job changed, or its stream reconnected): an open form
-  // stays open, and what was typed (a field unlike its `was.` twin) stays typed.
+  // stays open, and what was typed (a field unlike its `was.` twin) stays typed, unless the
+  // job's value itself changed (saved, or from a shell): that shows. Kept, a saved begin of
+  // "+2h" went again with the next save, and moved the job's time.
   var editing = null, TYPED_IN = ["details.edit-job", "form.move-before"];
   function typedEdits(head) {
     var state = { boxes: {}, focus: null, at: null }, focus = document.activeElement;
@@ -33,7 +35,7 @@
       if (!box || box.open === false) { return; }  // a closed <details>: nothing to keep
       box.querySelectorAll("[name]").forEach(function (field) {
         var was = box.querySelector('input[name="was.' + field.name + '"]');
-        if (was && field.value !== was.value) { typed[field.name] = field.value; }
+        if (was && field.value !== was.value) { typed[field.name] = [field.value, was.value]; }
       });
       state.boxes[selector] = typed;
       if (focus && box.contains(focus)) {
@@ -50,7 +52,8 @@
       if (box.open === false) { box.open = true; }
       Object.keys(typed).forEach(function (name) {
         var field = box.querySelector('[name="' + name + '"]');
-        if (field) { field.value = typed[name]; }
+        var was = box.querySelector('input[name="was.' + name + '"]');
+        if (field && was && was.value === typed[name][1]) { field.value = typed[name][0]; }
       });
     });
     var box = state.focus && head.querySelector(state.focus[0]);
