@@ -17,6 +17,7 @@ from pathlib import Path
 from gpuherd import jobfiles
 from gpuherd.attempt_numbers import next_number
 from gpuherd.core.model import Attempt, Job, Reservation
+from gpuherd.core.recovery import Ran
 from gpuherd.core.states import JobState, OutcomeKind
 from gpuherd.devices import RunningJob
 from gpuherd.executors.base import Executor, ExitStatus, LaunchRequest
@@ -99,6 +100,10 @@ class Attempts:
         self.live: dict[int, Live] = {}
         self.held_runs: dict[int, HeldRun] = {}
         """By job id: the run its job was held for, while it runs (its GPUs reserved)."""
+        self.held_ends: dict[int, Ran] = {}
+        """By job id: such a run that has ended, as it ended, until its end is recorded (the
+        engine's tick records it with the queue's other changes, and tries again as it does
+        when the database fails)."""
         self._on_exit = on_exit
         self._on_stall = on_stall
         self._on_timeout = on_timeout

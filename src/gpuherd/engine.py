@@ -28,6 +28,7 @@ from gpuherd.devices import DeviceTable
 from gpuherd.engine_begin import BeginTimer
 from gpuherd.engine_endings import fail_unspawned, finish, flag_stalled, requeue_unstarted
 from gpuherd.engine_health import TickHealth
+from gpuherd.engine_held_runs import record_held_ends
 from gpuherd.engine_recovery import recover
 from gpuherd.engine_scan import SCAN_LIMIT as SCAN_LIMIT  # where tests look for it
 from gpuherd.engine_scan import Scan
@@ -140,7 +141,8 @@ class Engine:
         """Record the ended attempts and new starts in one transaction; return those to spawn."""
         exits, self._exits = self._exits, []
         pids, self._unrecorded_pids = self._unrecorded_pids, []
-        if not exits and not pids and (self.queue_paused or self._stopping):
+        held_ends = self.attempts.held_ends  # runs a restored herd.db did not know, ended
+        if not exits and not pids and not held_ends and (self.queue_paused or self._stopping):
             return []  # nothing to record: no transaction (a paused queue is woken often)
         taken = [(e, live) for e in exits if (live := self.attempts.ended(e[0], e[1]))]
         paperwork = len(self._paperwork)
@@ -148,10 +150,11 @@ class Engine:
             with self.store.transaction():
                 self.store.record_pids(pids)
                 self._handle_exits(taken, now)
+                record_held_ends(self, now)
                 return self._record_starts(now)
         except sqlite3.Error as exc:
-            # Nothing was recorded (a full disk, say): keep the exits and their jobs' GPUs,
-            # and try again soon rather than forget that these jobs ended.
+            # Nothing was recorded (a full disk, say): keep the exits and their jobs' GPUs
+            # (held runs' ends stay kept), and try again soon rather than forget these ends.
             log.warning("recording the queue's changes failed, retrying: %s", exc)
             del self._paperwork[paperwork:]
             for (job_id, _, _), live in taken:

@@ -13,8 +13,8 @@ end, as from an attempt a daemon watched (core.recovery.run_decides).
 from __future__ import annotations
 
 import logging
-import sqlite3
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +46,13 @@ UNWATCHED_ENDED = "unwatched-ended"
 has ended: recorded as an attempt of the job, its GPUs free again."""
 HELD_FOR_IT = "the job was held for it while it ran unwatched (herd.db did not know it)"
 """How the `start` event of a run taken as its held job's attempt says where it comes from."""
+REMOVED_NOW = (
+    "(removed now, a restart would no longer know the run, and would give its GPUs to other "
+    "jobs while it runs)"
+)
+"""Why the removal of a job whose held run runs waits: the run is found again by a restart
+only through the job's hold event, which the removal deletes (with the job's folder, the
+run's own)."""
 
 
 def hold(engine: Engine, job: Job, found: Found, why: str, now: float) -> None:
@@ -79,20 +86,23 @@ def hold(engine: Engine, job: Job, found: Found, why: str, now: float) -> None:
 
 
 def removal_refused(engine: Engine, job: Job) -> str | None:
-    """Why `rm` of the job must wait, while a run it was held for runs: the run is found
-    again by a restart only through the job's hold event, which the removal deletes (with
-    the job's folder, the run's own): its GPUs would be given to other jobs while it still
-    uses them. None when no such run runs."""
+    """Why `rm` of the job must wait, while a run it was held for runs (REMOVED_NOW); None
+    when no such run runs."""
+    run = held_run_running(engine, job)
+    if run is None:
+        return None
+    return f"{run}: end that process or wait for it to end, then remove the job {REMOVED_NOW}"
+
+
+def held_run_running(engine: Engine, job: Job) -> str | None:
+    """`job 5: its attempt 1 runs unwatched (pid 4242), GPU 0 reserved for it`, while a run
+    the job was held for runs; None when none does."""
     run = engine.attempts.held_runs.get(job.id)
     if run is None:
         return None
     gpus = run.reservation.gpus if run.reservation else ()
     kept = f", {on_gpus(gpus)} reserved for it" if gpus else ""
-    return (
-        f"job {job.id}: its {running_unwatched(run.attempt, run.pid)}{kept}: end that process "
-        "or wait for it to end, then remove the job (removed now, a restart would no longer "
-        "know the run, and would give its GPUs to other jobs while it runs)"
-    )
+    return f"job {job.id}: its {running_unwatched(run.attempt, run.pid)}{kept}"
 
 
 def watch_held_runs(engine: Engine, now: float) -> None:
@@ -144,20 +154,33 @@ def _watch(engine: Engine, job: Job, found: Found, gpus: tuple[int, ...] | None)
 
 def _run_ended(engine: Engine, run: HeldRun, status: ExitStatus) -> None:
     """A run that its job was held for has ended: its GPUs are free for the queue again, and
-    it is recorded as the attempt it was."""
+    its end, as the daemon saw it, waits for the engine's next tick to record it
+    (`record_held_ends`)."""
     if engine.attempts.held_runs.get(run.job_id) is not run:
         return
     del engine.attempts.held_runs[run.job_id]
-    engine.wake()
-    now = engine.clock()
-    ended = ended_run(run.attempt, run.pid, run.folder, status, now)
+    ended = ended_run(run.attempt, run.pid, run.folder, status, engine.clock())
     if ended.started_at is None:  # no attempt.json: its GPUs and start as seen while it ran
         ended = replace(ended, gpus=run.gpus, started_at=run.started_at)
-    try:
-        with engine.store.transaction():
-            _record_end(engine, run.job_id, ended, now)
-    except sqlite3.Error as exc:  # the GPUs are free all the same; the next start records it
-        log.warning("job %d: recording that its unwatched run ended failed: %s", run.job_id, exc)
+    engine.attempts.held_ends[run.job_id] = ended
+    engine.wake()
+
+
+def record_held_ends(engine: Engine, now: float) -> None:
+    """Record the ends of held runs that `_run_ended` keeps, in the tick's transaction: each
+    is forgotten once committed. Where the database fails (a full disk, herd.db locked), the
+    tick keeps them with its exits and tries again (engine.RETRY_RECORDING): the exit status
+    the daemon saw is recorded, where a restart would read the run's folder, whose `process`
+    file may lack it (a full disk), and record the run `lost`."""
+    pending = engine.attempts.held_ends
+    for job_id, ended in list(pending.items()):
+        _record_end(engine, job_id, ended, now)
+        engine.store.after_commit(partial(_forget, pending, job_id, ended))
+
+
+def _forget(pending: dict[int, Ran], job_id: int, ended: Ran) -> None:
+    if pending.get(job_id) is ended:
+        del pending[job_id]
 
 
 def _record_end(engine: Engine, job_id: int, ran: Ran, now: float) -> None:

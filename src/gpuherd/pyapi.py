@@ -46,6 +46,7 @@ from gpuherd.pyapi_values import (
     make_spec,
     plain,
     submit_options,
+    sweep_order,
     sweep_warnings,
 )
 from gpuherd.tasks_guard import refuse_while_loading
@@ -225,7 +226,7 @@ class Herd:
             "cwd": job_cwd(cwd),
             "env": paths.submitter_env(),
             "options": asdict(
-                SweepOptions(**submit_options(options, Job, self.client), order=order or "given")
+                SweepOptions(**submit_options(options, Job, self.client), order=sweep_order(order))
             ),
             "force": force,
             "yes": yes,

@@ -5,7 +5,7 @@
 - `sweep_warnings`: a sweep's warnings, at the user's line, with the CLI's option names
   as the Python API's keywords; `connect_spelling`: a daemon's start failure so too;
 - `submit_options`, `in_units`: `submit` keyword options as the daemon's API takes them;
-  `edit_options`: `Job.edit`'s so;
+  `edit_options`: `Job.edit`'s so; `sweep_order`: `Herd.sweep`'s `order`, checked;
 - `job_cwd`: the folder a job runs in, checked to be one;
 - `make_spec`: a sweep spec from a command template and parameter lists;
 - `non_finite`: NaN and the infinities back as floats in a sweep's metrics;
@@ -30,9 +30,10 @@ from gpuherd.client import Client
 from gpuherd.core.env_vars import check_variable
 from gpuherd.core.idspec import gpu_index_list, parse_ids
 from gpuherd.core.model import ON_NO_OUTPUT
+from gpuherd.core.ordering import ORDERS
 from gpuherd.core.sweep import SweepError, SweepSpec
 from gpuherd.core.sweep_spec import FILE_SUFFIXES
-from gpuherd.core.units import memory_amount, parse_duration
+from gpuherd.core.units import memory_amount, not_a_choice, parse_duration
 from gpuherd.core.when import parse_begin
 from gpuherd.errors import HerdError
 from gpuherd.task_values import from_numpy, is_numpy
@@ -182,12 +183,21 @@ def _kill_on_no_output(options: dict[str, Any]) -> bool:
     """`on_no_output="kill"` or `"flag"` (the CLI's `--on-no-output`), the same as
     `kill_on_no_output=True` or False; both given must agree."""
     given = options.pop("on_no_output")
-    if not isinstance(given, str) or given not in ON_NO_OUTPUT:
-        raise HerdError(f"on_no_output {given!r}: give {' or '.join(map(repr, ON_NO_OUTPUT))}")
-    kill = given == "kill"
+    if wrong := not_a_choice("on_no_output", given, ON_NO_OUTPUT):
+        raise HerdError(wrong)
+    kill: bool = given == "kill"
     if options.get("kill_on_no_output", kill) != kill:
         raise HerdError("give on_no_output or kill_on_no_output, not both")
     return kill
+
+
+def sweep_order(order: Any) -> str:
+    """`Herd.sweep`'s `order` (default "given"), checked here as `--order`'s choice is: the
+    daemon, which checks it too, is asked nothing for a misspelt one."""
+    order = "given" if order is None else order
+    if wrong := not_a_choice("order", order, ORDERS):
+        raise HerdError(wrong)
+    return str(order)
 
 
 def job_ids(value: Any, key: str, job_type: type[Any]) -> list[int | str]:

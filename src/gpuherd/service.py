@@ -236,13 +236,15 @@ class Service(SystemVerbs, EditVerbs):
         has been paused: `paused_seconds` in pauses that are over, `paused_at` when the
         pause still on began (core/run_time.py; its run time leaves both out)."""
         held = [j.id for j in jobs if j.state is JobState.HELD and j.release_at is None]
-        explain = self._explainer(self.store.hold_details(held))
+        holds = self.store.hold_details(held)
+        explain = self._explainer(holds)
         # A waiting job shows no run time: none is counted.
         ran = [j.id for j in jobs if j.started_at is not None and j.state not in WAITING_STATES]
         events = self.store.pause_events(ran) if ran else {}
         views = []
         for job in jobs:
-            view = job_view(job, explain(job), self._peak(job.id))
+            for_a_run = job.id in holds and unwatched_run(holds[job.id]) is not None
+            view = job_view(job, explain(job), self._peak(job.id), for_a_run)
             paused, paused_at = pauses(events.get(job.id, ()), job.started_at or 0.0, job.ended_at)
             view.update(paused_seconds=paused, paused_at=paused_at)
             views.append(view)
@@ -277,7 +279,8 @@ class Service(SystemVerbs, EditVerbs):
         restored backup: engine_held_runs.hold), that attempt, and the GPUs reserved for it.
         The daemon watches every such run from its start (engine_held_runs.watch_held_runs)
         until it ends, so it knows, asking no one (a cluster's head may be away): one it no
-        longer watches has ended, and is still named only where recording its end failed."""
+        longer watches has ended, and is still named until its end is recorded (the engine
+        tries again while herd.db refuses it: engine_held_runs.record_held_ends)."""
         detail = (self.store.hold_details([job.id]) if holds is None else holds).get(job.id)
         run = unwatched_run(detail) if detail else None
         if run is None:
@@ -288,6 +291,13 @@ class Service(SystemVerbs, EditVerbs):
             reserved = held.reservation.gpus if held.reservation else ()
             gpus = f", GPU {format_ids(reserved)} reserved for it" if reserved else ""
             return runs_unwatched(attempt, pid) + gpus
+        ended = self.engine.attempts.held_ends.get(job.id)
+        if ended is not None and (ended.attempt, ended.pid) == run:
+            return (
+                f"held: attempt {attempt} (pid {pid}) ran unwatched and has ended, its end not "
+                "recorded yet: the daemon tries again every second while herd.db refuses it "
+                "(gpuherd daemon log)"
+            )
         return (
             f"held: attempt {attempt} (pid {pid}) ran unwatched and has ended, but recording "
             "its end failed (gpuherd daemon log): a restart of the daemon records it"

@@ -23,7 +23,6 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    StrictBool,
     StrictInt,
     StrictStr,
     ValidationError,
@@ -36,7 +35,7 @@ from gpuherd.core.sweep_config import SweepFileError as SweepFileError
 from gpuherd.core.sweep_config import from_config as from_config
 from gpuherd.core.sweep_spec import SWEEP_FIELD
 from gpuherd.core.sweep_values import check_values
-from gpuherd.sweepfile_options import COMMAND_LINE_ONLY, FileOptions
+from gpuherd.sweepfile_options import COMMAND_LINE_ONLY, FileOptions, Switch
 from gpuherd.sweepfile_options import SubmitOptions as SubmitOptions
 from gpuherd.sweepfile_text import MAX_FILE_BYTES as MAX_FILE_BYTES
 from gpuherd.sweepfile_text import Loader, parse_text
@@ -105,7 +104,7 @@ class _File(FileOptions):
     random: dict[StrictStr, _Random] = Field(default_factory=dict)
     samples: StrictInt | None = Field(None, ge=1)
     seed: StrictInt | None = None
-    shuffle: StrictBool = False
+    shuffle: Switch = False
     exclude: Any = None
     separators: _Separators = _Separators()
 

@@ -20,13 +20,13 @@ import os
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
-    StrictBool,
     StrictInt,
     StrictStr,
     ValidationInfo,
@@ -108,6 +108,18 @@ def kept_options(options: SubmitOptions, given: Iterable[str]) -> dict[str, Any]
     return {k: v for k, v in asdict(options).items() if k not in replaced}
 
 
+def _true_or_false(value: Any) -> bool:
+    """A switch's value: true or false, nothing else (an unquoted `yes` is the text 'yes',
+    as YAML 1.2 reads it: sweepfile_text.py)."""
+    if isinstance(value, bool):
+        return value
+    raise ValueError(f"give true or false, not {value!r}")
+
+
+Switch = Annotated[bool, BeforeValidator(_true_or_false)]
+"""A sweep file's true-or-false key (`hold`, `exclusive`, `shuffle`, ...)."""
+
+
 class FileOptions(BaseModel):
     """The options' keys of a sweep file (sweepfile._File adds the sweep's own). Validated
     with `context={"folder": the file's folder}`, for a relative `cwd`."""
@@ -118,8 +130,8 @@ class FileOptions(BaseModel):
     only_gpus: Any = ()
     mem: Any = None
     ram: Any = None
-    oom_retry: StrictBool = False
-    exclusive: StrictBool = False
+    oom_retry: Switch = False
+    exclusive: Switch = False
     priority: StrictInt = 0
     retries: StrictInt | None = Field(None, ge=0)
     retry_delay: Any = None
@@ -127,7 +139,7 @@ class FileOptions(BaseModel):
     no_output_timeout: Any = None
     on_no_output: OnNoOutput = "flag"
     grace: Any = DEFAULT_GRACE
-    hold: StrictBool = False
+    hold: Switch = False
     begin: Any = None
     project: StrictStr | None = None
     max_parallel: StrictInt | None = Field(None, ge=1)

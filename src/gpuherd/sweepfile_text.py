@@ -4,10 +4,11 @@ Each problem is one line, `file:line: what is wrong` where the format tells the 
 given twice in one mapping is refused, as TOML itself does: YAML and JSON would keep the last
 one without a word (`grid: {x: [1, 2], x: [3]}` would run x=3 only).
 
-YAML is read as YAML 1.1 (PyYAML's), but for its numbers, read as YAML 1.2 reads them: `1e-5`
-is a number, and `22:00` is the text it shows (1.1 read it as 1320, base 60: `--at 22:00` ran
-as `--at 1320`). An unquoted `yes`, `no`, `on` or `off` is still true or false (a value
-`flag: yes` means it), but as a key it is refused: a name was meant.
+YAML is read as YAML 1.1 (PyYAML's), but for its numbers and booleans, read as YAML 1.2 reads
+them: `1e-5` is a number, and `22:00` is the text it shows (1.1 read it as 1320, base 60:
+`--at 22:00` ran as `--at 1320`); only `true` and `false` (or True, TRUE, False, FALSE) are
+booleans, and `yes`, `no`, `on`, `off` the text written (1.1 made `grid: {flag: [on, off]}`
+run `--flag True` and `--flag False`). A `true` or `false` key is refused: a name was meant.
 """
 
 from __future__ import annotations
@@ -47,12 +48,12 @@ def _twice(key: str, mapping: str = "mapping") -> str:
 def _bool_key(node: yaml.ScalarNode, value: bool) -> str:
     return (
         f"key {node.value!r} is read as {str(value).lower()}, not as a name (unquoted, YAML"
-        f" reads yes, no, on, off, true and false as true or false): quote it: '{node.value}':"
+        f" reads true and false as booleans): quote it: '{node.value}':"
     )
 
 
 class Loader(yaml.SafeLoader):
-    """SafeLoader that reads numbers as YAML 1.2 does (`_YAML_1_2_NUMBERS`), stops at
+    """SafeLoader that reads numbers and booleans as YAML 1.2 does (`_YAML_1_2`), stops at
     MAX_DEPTH levels of lists and mappings (its composer recurses once a level), and refuses
     a key given twice in a mapping, or read as true or false."""
 
@@ -79,7 +80,7 @@ class Loader(yaml.SafeLoader):
             if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == _MERGE:
                 continue
             key = self.construct_object(key_node)
-            if key_node.tag == _BOOL:  # `on:`, which would reach the checks as True
+            if key_node.tag == _BOOL:  # `true:`, which would reach the checks as True
                 raise _Refused(problem=_bool_key(key_node, key), problem_mark=key_node.start_mark)
             if key in seen:
                 raise _Refused(problem=_twice(key_node.value), problem_mark=key_node.start_mark)
@@ -87,7 +88,9 @@ class Loader(yaml.SafeLoader):
         return node
 
 
-_YAML_1_2_NUMBERS = {
+_YAML_1_2 = {
+    # YAML 1.2's core schema: yes, no, on, off, y and n (1.1's booleans too) are text.
+    _BOOL: re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
     # YAML 1.1's (PyYAML's) without base 60, where `1:30` was 90 and `1:30.5` 90.5.
     _INT: re.compile(
         r"^(?:[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+)$"
@@ -98,9 +101,9 @@ _YAML_1_2_NUMBERS = {
         r"|\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
     ),
 }
-"""How Loader tells a number from text, where it reads them as YAML 1.2 does."""
+"""How Loader tells a number or a boolean from text, where it reads them as YAML 1.2 does."""
 Loader.yaml_implicit_resolvers = {
-    first: [(tag, _YAML_1_2_NUMBERS.get(tag, regexp)) for tag, regexp in resolvers]
+    first: [(tag, _YAML_1_2.get(tag, regexp)) for tag, regexp in resolvers]
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
 

@@ -46,7 +46,8 @@ from gpuherd.core.sweep import (
     unused_params,
 )
 from gpuherd.core.sweep_values import alike_values, check_finite
-from gpuherd.core.units import plural
+from gpuherd.core.units import not_a_choice, plural
+from gpuherd.engine_held_runs import REMOVED_NOW, held_run_running
 from gpuherd.errors import Conflict, HerdError, NotFound
 from gpuherd.service import Service
 from gpuherd.sweep_checks import changed_values
@@ -77,10 +78,8 @@ class Sweeps:
         """Expand, resume and submit (or, with dry_run, only say what would run)."""
         spec, seed_chosen = self._prepare(request)
         request.options.max_parallel = self._cap(spec.name, request.options.max_parallel)
-        if request.options.order not in ORDERS:  # it was taken, and the sweep ran as given
-            raise HerdError(
-                f"order {request.options.order!r}: give {' or '.join(map(repr, ORDERS))}"
-            )
+        if wrong := not_a_choice("order", request.options.order, ORDERS):  # (it ran as given)
+            raise HerdError(wrong)
         if spec.name in self.service.sweeps_removing and not request.dry_run:
             raise Conflict(
                 f"sweep {spec.name!r} is being removed (gpuherd sweep rm): its points counted "
@@ -259,7 +258,8 @@ class Sweeps:
         """Forget the sweep: its jobs as `gpuherd rm` removes them (queued and held ones
         cancelled, finished ones forgotten; PIECE at a time, so the daemon answers others
         meanwhile), then its record. Refused as a whole, nothing removed, while one of its
-        jobs runs or is paused. Its results folder is the user's: kept, markers and all."""
+        jobs runs or is paused, or a run one was held for runs (engine_held_runs). Its
+        results folder is the user's: kept, markers and all."""
         row = self.store.get_sweep(name)
         if row is None:
             raise NotFound(sweep_table.no_such_sweep(name))
@@ -271,6 +271,13 @@ class Sweeps:
                 f"({format_ids(live)}): nothing removed. Stop them first: gpuherd kill "
                 f"$(gpuherd ls -q {_sweep_option(name)}); once they have ended, "
                 f"gpuherd sweep rm {'-- ' * name.startswith('-')}{shlex.quote(name)}"
+            )
+        if running := [why for job in jobs if (why := held_run_running(self.service.engine, job))]:
+            one = len(running) == 1
+            raise Conflict(
+                f"sweep {name!r}: {'; '.join(running)}: nothing removed. End "
+                f"{'that process' if one else 'those processes'} or wait for "
+                f"{'it' if one else 'them'} to end, then remove the sweep {REMOVED_NOW}"
             )
         removing = self.service.sweeps_removing
         if name in removing:

@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 from gpuherd.core.lifecycle import oom_retries
 from gpuherd.core.model import DEFAULT_GRACE, Attempt, Device, Job, Outcome
-from gpuherd.core.states import JobState
+from gpuherd.core.states import WAITING_STATES, JobState
 
 
 class _StrictOnTheServer:
@@ -102,14 +102,19 @@ def over_mem(mem: int | None, peak: int | None) -> bool:
     return bool(mem and peak and peak > mem * OVER_MEM_FACTOR)
 
 
-def job_view(job: Job, reason: str | None = None, peak_mem: int | None = None) -> dict[str, Any]:
-    """The JSON form of a job in listings (`ls --json`)."""
+def job_view(
+    job: Job, reason: str | None = None, peak_mem: int | None = None, for_a_run: bool = False
+) -> dict[str, Any]:
+    """The JSON form of a job in listings (`ls --json`). A waiting job has no GPUs, also one
+    an older gpuherd stored with its last attempt's (its attempts keep theirs); but one held
+    `for_a_run` that a restored herd.db did not know (engine_held_runs.hold) has that run's."""
+    waiting = job.state in WAITING_STATES and not for_a_run
     return {
         "id": job.id,
         "name": job.spec.name,
         "state": job.state.value,
         **outcome_view(job.outcome),
-        "gpus": list(job.gpus),
+        "gpus": [] if waiting else list(job.gpus),
         "gpus_requested": job.spec.gpus,
         "only_gpus": list(job.spec.only_gpus),
         "mem": job.spec.mem,

@@ -216,6 +216,21 @@ def test_mistakes_are_said_in_gpuherds_words_with_what_to_do(
     assert not [words for words in CLICK_WORDING if words in line], line
 
 
+@pytest.mark.parametrize(("entry", "name"), [("herd", "herd"), ("gpuherd", "gpuherd")])
+def test_usage_and_hints_say_the_name_typed(shared: Herd, entry: str, name: str) -> None:
+    # `herd --help` said `Usage: gpuherd ...`, and its hints `(see gpuherd ls --help)`.
+    assert run(shared, entry, "--help").stdout.startswith(
+        f"Usage: {name} [OPTIONS] COMMAND [ARGS]...\n"
+    )
+    assert f"Usage: {name} ls [OPTIONS]\n" in run(shared, entry, "ls", "--help").stdout
+    wrong = run(shared, entry, "ls", "--bogus")
+    assert wrong.stderr == f"gpuherd: error: No such option '--bogus'. (see {name} ls --help)\n"
+    sweep = run(shared, entry, "sweep", "--help").stdout.splitlines()
+    assert sweep[1] == f"   or: {name} sweep FILE.yaml|.toml|.json [OPTIONS]"
+    # `python -m gpuherd` is gpuherd, not `__main__.py`.
+    assert run(shared, "module", "--help").stdout.startswith("Usage: gpuherd [OPTIONS]")
+
+
 def test_one_job_commands_still_take_one_id_and_a_name_filter_still_matches(
     shared: Herd,
 ) -> None:

@@ -5,8 +5,10 @@ While it waits, the job has no GPUs (its attempts keep theirs)."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import sqlite3
 import time
 from itertools import pairwise
 from pathlib import Path
@@ -77,6 +79,37 @@ def test_a_job_waiting_for_its_retry_has_no_gpus(daemon: Herd) -> None:
     row = daemon.page("/jobs").split(f'<tr id="job-{job_id}"', 1)[1].split("</tr>", 1)[0]
     assert '<td><span class="muted">(1)</span></td>' in row  # asked for 1, as `ls` says
     assert "<dt>GPUs</dt><dd>- " in daemon.page(f"/jobs/{job_id}")
+
+
+def test_waiting_jobs_an_older_daemon_left_with_gpus_have_none(daemon: Herd) -> None:
+    """A daemon from before a waiting job lost its GPUs left a retried job (queued, or held by
+    `retry --hold`) with its last attempt's in herd.db, until its next move: `ls --json`,
+    `show` and the dashboard gave them (before). They read as none, as a job queued since."""
+    queued = daemon.submit("--retries", "1", "--retry-delay", "1h", "--", "exit 3")
+    held = daemon.submit("--", "exit 4")
+    wait_for(lambda: daemon.job(queued)["attempt"] == 1 and daemon.job(queued)["state"] == "queued")
+    daemon.wait_state(held, "failed")
+    daemon.cli("retry", "--hold", str(held))
+    daemon.cli("daemon", "stop")
+    with sqlite3.connect(daemon.home / "herd.db") as db:  # as the older daemon left them
+        db.execute(
+            "UPDATE jobs SET assigned = (SELECT gpus FROM attempts WHERE job_id = jobs.id)"
+            " WHERE id IN (?, ?)",
+            (queued, held),
+        )
+        stored = db.execute("SELECT assigned FROM jobs WHERE id IN (?, ?)", (queued, held))
+        assert [len(json.loads(gpus)) for (gpus,) in stored] == [1, 1]
+    db.close()
+    daemon.start()
+
+    listed = {job["id"]: job for job in daemon.json("ls")}
+    assert (listed[queued]["gpus"], listed[held]["gpus"]) == ([], [])  # before: [0], [0]
+    for job_id, state in ((queued, "queued"), (held, "held")):
+        shown = daemon.json("show", str(job_id))
+        assert (shown["state"], shown["gpus"], len(shown["attempts"][0]["gpus"])) == (state, [], 1)
+        assert re.search(r"^gpus +-$", daemon.cli("show", str(job_id)).stdout, re.MULTILINE)
+        row = daemon.page("/jobs").split(f'<tr id="job-{job_id}"', 1)[1].split("</tr>", 1)[0]
+        assert '<td><span class="muted">(1)</span></td>' in row
 
 
 def process_file(herd: Herd, job_id: int) -> Path:

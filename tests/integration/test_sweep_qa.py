@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 
 from conftest import Herd, kill_jobs_under, stays, wait_for
+from gpuherd import pyapi
+from gpuherd.client import Client
 from gpuherd.errors import HerdError
 from gpuherd.pyapi import connect, make_spec
 
@@ -154,7 +156,15 @@ def test_order_is_taken_from_python_and_checked(shared_daemon: Herd, work: Path)
     herd = connect(shared_daemon.home, start=False)
     dry = herd.sweep("echo {x}", {"x": [1, 2]}, cwd=work, order="longest-first", dry_run=True)
     assert dry.commands == ["echo 1", "echo 2"]  # (no run times yet: the order given)
-    with pytest.raises(HerdError, match=r"^order 'fastest': give 'given' or 'longest-first'$"):
+    wrong = r"^order 'fastest': give 'given' or 'longest-first'$"
+    with pytest.raises(HerdError, match=wrong):
+        herd.sweep("echo {x}", {"x": [1, 2]}, cwd=work, order="fastest")
+    # Refused by the client, as `--order fastest` is: a daemon that went away is asked nothing
+    # (before, only the daemon checked it: "no daemon is running").
+    away = pyapi.Herd(Client(work / "no-daemon-here"))
+    with pytest.raises(HerdError, match=wrong):
+        away.sweep("echo {x}", {"x": [1, 2]}, cwd=work, order="fastest")
+    with pytest.raises(HerdError, match=wrong):
         herd.client.post(
             "/sweeps",
             {"spec": {"name": "o", "command": "echo 1"}, "cwd": str(work), "dry_run": True}

@@ -339,6 +339,46 @@ def test_a_job_whose_run_runs_unwatched_is_not_removed(herd: Herd, tmp_path: Pat
     assert started(runs) == [f"1 {pid}"]
 
 
+def test_a_sweep_whose_job_runs_unwatched_is_not_removed(herd: Herd, tmp_path: Path) -> None:
+    """`sweep rm` of a sweep whose point A is held for its run, point B queued, is refused as
+    a whole, naming A's run (before: B was removed, A refused, and the sweep's record kept:
+    half a removal). Once the run has ended, the sweep is removed."""
+    herd.start("--fake-gpus", "1")
+    go, copy, results = tmp_path / "go", tmp_path / "backup.db", tmp_path / "results"
+    herd.cli("pause")
+    template = CHECKPOINT.format(go=go) + "; echo {x}"
+    herd.cli("sweep", template, "-p", "x", "1", "2", "--name", "s", "--results-dir", str(results))
+    a, b = herd.json("ls", "--sweep", "s")
+    backup(herd, copy)  # both queued
+    herd.cli("resume")
+    pid = wait_for(lambda: herd.job(a["id"])["pid"], what="A to run")
+    started_a = Path(herd.json("show", str(a["id"]))["job_dir"]) / "attempt-1" / "attempt.json"
+    wait_for(started_a.exists, what="A's attempt.json")
+    restore(herd, copy)
+    started_a.unlink()  # so A cannot be adopted
+    as_if_never_paused(herd)
+    herd.start("--fake-gpus", "1")
+    assert (herd.job(a["id"])["state"], herd.job(b["id"])["state"]) == ("held", "queued")
+
+    try:
+        refused = herd.cli("sweep", "rm", "s", check=False)
+        assert (refused.returncode, refused.stderr) == (
+            1,
+            f"gpuherd: error: sweep 's': job {a['id']}: its attempt 1 runs unwatched (pid "
+            f"{pid}), GPU 0 reserved for it: nothing removed. End that process or wait for it "
+            "to end, then remove the sweep (removed now, a restart would no longer know the "
+            "run, and would give its GPUs to other jobs while it runs)\n",
+        )
+        assert [job["id"] for job in herd.json("ls", "--sweep", "s")] == [a["id"], b["id"]]
+        assert [sweep["name"] for sweep in herd.json("sweep", "ls")] == ["s"]
+    finally:
+        go.touch()  # A's run ends, also where the test failed (no daemon would end it)
+    herd.wait_state(a["id"], "succeeded")  # A's run, recorded as it ended
+    herd.wait_state(b["id"], "succeeded")
+    herd.cli("sweep", "rm", "s")
+    assert herd.json("sweep", "ls") == []
+
+
 def test_a_held_job_released_while_its_run_runs_waits_for_it(herd: Herd, tmp_path: Path) -> None:
     """The job is held for its run (no attempt.json), and the user releases it while that
     run runs: the run keeps GPU 0 until it ends, also across a restart (before: a restart
@@ -415,42 +455,49 @@ def test_a_held_jobs_run_that_ended_while_no_daemon_ran_counts(herd: Herd, tmp_p
     assert [line.split()[0] for line in started(runs)] == ["1", "2"]
 
 
-def test_a_held_run_whose_end_could_not_be_recorded_says_so_and_a_restart_records_it(
+def test_a_held_runs_end_that_could_not_be_recorded_is_recorded_once_the_database_takes_it(
     herd: Herd, tmp_path: Path
 ) -> None:
-    """The job is held for its run; the run ends while another program holds herd.db's
-    write lock for longer than the daemon waits for it (5 s), so its end cannot be recorded.
-    `ls` says it has ended, as the daemon saw (before: it asked the executor whether the run
-    still ran, a Ray cluster's actor too, and said to release the job: a second run of a job
-    whose run had succeeded); a restart records it, and the job has succeeded."""
+    """The job is held for its run; the run fails (exit 3) while another program holds
+    herd.db's write lock for longer than the daemon waits for it (5 s), so its end cannot be
+    recorded. `ls` says it has ended, as the daemon saw, and its GPU is free; once the lock
+    is let go, the daemon records the end it saw, without a restart, as it does a watched
+    attempt's (before: it gave up, and the job stayed held until a restart, which read the
+    end from the run's folder: `lost` where a full disk had kept the `process` file from
+    its exit line, as here)."""
     herd.start("--fake-gpus", "1")
     go, runs, copy = tmp_path / "go", tmp_path / "runs", tmp_path / "backup.db"
-    before = held_for_its_run(herd, copy, "--", job_command(runs, go))
+    before = held_for_its_run(herd, copy, "--", job_command(runs, go) + "; exit 3")
     job, pid = before["id"], before["pid"]
     assert herd.job(job)["state"] == "held"
     log = herd.home / "daemon.log"
-    failed = f"job {job}: recording that its unwatched run ended failed: database is locked"
+    failed = "recording the queue's changes failed, retrying: database is locked"
+    process = herd.home / "jobs" / str(job) / "attempt-1" / "process"
     writer = sqlite3.connect(herd.home / "herd.db", isolation_level=None)
     try:
         writer.execute("BEGIN IMMEDIATE")  # a write lock, as an sqlite3 shell's transaction
         go.touch()
         wait_for(lambda: failed in log.read_text(), 30, "the daemon to fail to record the end")
+        now = herd.job(job)
+        assert (now["state"], now["attempt"]) == ("held", 1)
+        assert now["reason"] == (
+            f"held: attempt 1 (pid {pid}) ran unwatched and has ended, its end not recorded "
+            "yet: the daemon tries again every second while herd.db refuses it (gpuherd "
+            "daemon log)"
+        )
+        assert herd.json("gpus")["gpus"][0]["reserved"] == []  # the run's GPU is free again
+        # The disk filled up as the run ended: its `process` file has no exit line.
+        lines = process.read_text().splitlines()
+        assert lines[-1] == "exit 3"
+        process.write_text("".join(f"{line}\n" for line in lines[:-1]))
     finally:
         writer.execute("ROLLBACK")
         writer.close()
 
-    now = herd.job(job)
-    assert (now["state"], now["attempt"], now["gpus"]) == ("held", 1, [0])
-    assert now["reason"] == (
-        f"held: attempt 1 (pid {pid}) ran unwatched and has ended, but recording its end "
-        "failed (gpuherd daemon log): a restart of the daemon records it"
-    )
-    assert herd.json("gpus")["gpus"][0]["reserved"] == []  # the run's GPU is free again
-    herd.cli("daemon", "stop")
-    herd.start("--fake-gpus", "1")
-    done = herd.wait_state(job, "succeeded")
+    done = herd.wait_state(job, "failed")  # no restart: before, it stayed held
     (first,) = herd.json("show", str(job))["attempts"]
-    assert (done["attempt"], first["pid"], first["exit_code"]) == (1, pid, 0)
+    assert (done["attempt"], done["outcome"], done["exit_code"]) == (1, "exit", 3)
+    assert (first["pid"], first["outcome"], first["exit_code"]) == (pid, "exit", 3)
     assert started(runs) == [f"1 {pid}"]  # it ran once
 
 

@@ -187,10 +187,10 @@ def test_yaml_reads_a_time_of_day_as_the_text_it_shows_as_yaml_1_2_does() -> Non
 @pytest.mark.parametrize(
     ("text", "line", "key", "read_as"),
     [
-        ("on: 1\ngrid: {a: [1]}\n", 1, "on", "true"),
-        ("command: echo {a}\ngrid:\n  a: [1]\n  off: [2]\n", 4, "off", "false"),
-        ("grid: {a: [1]}\nfixed:\n  opts: {On: 1}\n", 3, "On", "true"),
-        ("grid: {a: [1]}\nfixed: {NO: 1}\n", 2, "NO", "false"),
+        ("true: 1\ngrid: {a: [1]}\n", 1, "true", "true"),
+        ("command: echo {a}\ngrid:\n  a: [1]\n  false: [2]\n", 4, "false", "false"),
+        ("grid: {a: [1]}\nfixed:\n  opts: {True: 1}\n", 3, "True", "true"),
+        ("grid: {a: [1]}\nfixed: {FALSE: 1}\n", 2, "FALSE", "false"),
     ],
 )
 def test_a_key_yaml_reads_as_true_or_false_is_refused_saying_to_quote_it(
@@ -201,13 +201,24 @@ def test_a_key_yaml_reads_as_true_or_false_is_refused_saying_to_quote_it(
         parse_sweep(text, "s.yaml")
     assert str(caught.value) == (
         f"s.yaml:{line}: key '{key}' is read as {read_as}, not as a name (unquoted, YAML reads"
-        f" yes, no, on, off, true and false as true or false): quote it: '{key}':"
+        f" true and false as booleans): quote it: '{key}':"
     )
 
 
-def test_a_quoted_yes_or_off_is_a_name() -> None:
-    text = "command: echo {a} {off}\ngrid:\n  a: [yes, 'no']\n  'off': [1]\n"
-    assert parse_sweep(text, "s.yaml").spec.grids == ({"a": (True, "no"), "off": (1,)},)
+def test_yes_no_on_off_are_the_text_written_as_yaml_1_2_reads_them() -> None:
+    # YAML 1.1 read them as true and false: `--flag True` and `--flag False` ran, and the
+    # keys were refused as booleans.
+    text = "command: run --flag {flag} {on}\ngrid:\n  flag: [on, off, yes, No]\n  on: [y]\n"
+    spec = parse_sweep(text, "s.yaml").spec
+    assert spec.grids == ({"flag": ("on", "off", "yes", "No"), "on": ("y",)},)
+    assert [p.command for p in expand(spec)] == [
+        "run --flag on y",
+        "run --flag off y",
+        "run --flag yes y",
+        "run --flag No y",
+    ]
+    booleans = "command: run {b}\ngrid: {b: [true, False, TRUE, 'true']}\n"
+    assert parse_sweep(booleans, "s.yaml").spec.grids == ({"b": (True, False, True, "true")},)
 
 
 def test_a_sweep_without_shuffle_seed_leaves_the_seed_to_the_caller() -> None:

@@ -19,6 +19,9 @@ import click
 from gpuherd import __version__
 from gpuherd.errors import HerdError
 
+SCRIPT_NAMES = ("gpuherd", "herd")
+"""The console scripts (pyproject.toml): usage lines and hints name the one typed."""
+
 COMMAND_TABLE: dict[str, tuple[str, str]] = {
     # name: (module in gpuherd.cli, its short help as `--help` lists it)
     "config": (
@@ -172,7 +175,7 @@ def main(argv: list[str] | None = None) -> None:
         )
         sys.exit(1)
     try:
-        cli.main(args=argv, prog_name="gpuherd", standalone_mode=False)
+        cli.main(args=argv, prog_name=_typed_name(), standalone_mode=False)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except click.exceptions.Abort:
@@ -203,6 +206,14 @@ def main(argv: list[str] | None = None) -> None:
         where = f" ({exc.filename})" if exc.filename else " (writing the output)"
         _error(f"gpuherd: error: {exc.strerror or exc}{where}")
         sys.exit(1)
+
+
+def _typed_name() -> str:
+    """The name the user typed, for usage lines and `(see herd ls --help)`: `herd` for the
+    short alias, as click takes it from argv[0]; `gpuherd` otherwise (`python -m gpuherd`,
+    whose argv[0] is __main__.py, and main() called in a program of another name)."""
+    typed = os.path.basename(sys.argv[0]) if sys.argv else ""
+    return typed if typed in SCRIPT_NAMES else "gpuherd"
 
 
 def _other_tools_word(exc: click.ClickException, ctx: Any) -> str | None:

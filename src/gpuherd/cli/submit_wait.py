@@ -26,7 +26,7 @@ import click
 
 from gpuherd.cli import plain
 from gpuherd.cli.main import drop_output
-from gpuherd.client import Client
+from gpuherd.client import Client, Waited
 from gpuherd.core.idspec import format_ids, summarize
 
 SHELL_SIGNAL_BASE = 128
@@ -90,7 +90,7 @@ def wait_and_exit(
                 lambda: print_follow(client, job_id, say_gone=on_gone is not None, printer=printer),
                 sys.stdout,
             )
-        states, _ = client.wait(ids, None, on_gone)  # at once after a follow: the job has ended
+        waited = client.wait_for(ids, None, on_gone)  # at once after a follow: it has ended
     except KeyboardInterrupt:
         # srun cancels its job on Ctrl-C; this one goes on, which the user may not expect.
         them = f"job {ids[0]} goes on" if len(ids) == 1 else f"jobs {format_ids(ids)} go on"
@@ -103,7 +103,7 @@ def wait_and_exit(
             sys.stderr,
         )
         sys.exit(130)
-    bad = [client.get(f"/jobs/{i}") for i in ids if states.get(i) != "succeeded"]
+    bad = [_ended(client, i, waited) for i in ids if waited.states.get(i) != "succeeded"]
     if follow:  # the one job, pointing at its stderr as `log -f` does
         lines = [ended_badly(client, job) for job in bad]
     else:  # `job 5: failed (exit 3)`; `jobs 3,7: killed`
@@ -111,6 +111,15 @@ def wait_and_exit(
     for line in lines:
         _unless_reader_left(functools.partial(printer.note, line), sys.stderr)
     sys.exit(exit_status(bad[0]) if bad else 0)
+
+
+def _ended(client: Client, job_id: int, waited: Waited) -> dict[str, Any]:
+    """How a job that did not succeed ended, as the wait's answer told (`endings`); asked
+    of the daemon where it did not: an older daemon's answer has no endings."""
+    if job_id in waited.endings:
+        return {"id": job_id, **waited.endings[job_id]}
+    job: dict[str, Any] = client.get(f"/jobs/{job_id}")
+    return job
 
 
 def _unless_reader_left(write: Callable[[], object], stream: TextIO) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from functools import cache
 
 _SIZE_UNITS: dict[str, int] = {
@@ -215,3 +216,12 @@ def format_given(seconds: float) -> str:
 def plural(n: int, word: str) -> str:
     """`1 GPU`, `2 GPUs`: a count with its noun (regular plurals only)."""
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def not_a_choice(name: str, given: object, choices: Sequence[str]) -> str | None:
+    """`order 'fastest': give 'given' or 'longest-first'`: what a Python keyword or an API
+    field says of a value not among its `choices` (the CLI's click.Choice refuses it first);
+    None for one of them."""
+    if isinstance(given, str) and given in choices:
+        return None
+    return f"{name} {given!r}: give {' or '.join(map(repr, choices))}"
