@@ -27,10 +27,9 @@ from typing import Any
 from gpuherd.cli.job_refs import resolve_last
 from gpuherd.cli.param_types import LAST
 from gpuherd.client import Client
+from gpuherd.core.choices import ON_NO_OUTPUT, ORDERS
 from gpuherd.core.env_vars import check_variable
 from gpuherd.core.idspec import gpu_index_list, parse_ids
-from gpuherd.core.model import ON_NO_OUTPUT
-from gpuherd.core.ordering import ORDERS
 from gpuherd.core.sweep import SweepError, SweepSpec
 from gpuherd.core.sweep_spec import FILE_SUFFIXES
 from gpuherd.core.units import memory_amount, not_a_choice, parse_duration

@@ -33,10 +33,10 @@ from pydantic import (
     field_validator,
 )
 
+from gpuherd.core.choices import OnNoOutput, Order
 from gpuherd.core.env_vars import check_variable
 from gpuherd.core.idspec import gpu_index_list
-from gpuherd.core.model import DEFAULT_GRACE, OnNoOutput
-from gpuherd.core.ordering import Order
+from gpuherd.core.model import DEFAULT_GRACE
 from gpuherd.core.units import memory_amount, parse_duration
 from gpuherd.core.when import parse_begin
 

@@ -31,8 +31,9 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from gpuherd import sweep_table
+from gpuherd.core.choices import ORDERS
 from gpuherd.core.idspec import format_ids
-from gpuherd.core.ordering import ORDERS, longest_first
+from gpuherd.core.ordering import longest_first
 from gpuherd.core.states import LIVE_STATES
 from gpuherd.core.sweep import (
     Point,

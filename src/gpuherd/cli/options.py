@@ -24,8 +24,7 @@ from gpuherd.cli.param_types import (
     PRIORITY,
     SIZE,
 )
-from gpuherd.core.model import ON_NO_OUTPUT
-from gpuherd.core.ordering import ORDERS
+from gpuherd.core.choices import ON_NO_OUTPUT, ORDERS
 
 F = TypeVar("F", bound=Callable[..., Any])
 

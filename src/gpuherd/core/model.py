@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Literal, get_args
 
 from gpuherd.core.states import JobState, OutcomeKind
 
@@ -13,10 +12,6 @@ DEFAULT_GRACE = 10.0
 """Seconds between SIGTERM and SIGKILL when a job is stopped."""
 MAX_SLOTS = 1024
 """Jobs one GPU may run at once (--slots): more is a typo, and overflowed the database."""
-OnNoOutput = Literal["flag", "kill"]
-ON_NO_OUTPUT: tuple[OnNoOutput, ...] = get_args(OnNoOutput)
-"""What `--on-no-output` (a sweep file's and Python's `on_no_output`) takes: what a stalled
-job gets; `kill` is JobSpec.kill_on_no_output."""
 
 
 @dataclass(frozen=True)
