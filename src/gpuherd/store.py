@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
@@ -20,10 +20,10 @@ from gpuherd import store_rows as rows
 from gpuherd.core.model import Attempt, Job, JobSpec
 from gpuherd.core.states import JobState
 from gpuherd.errors import StoreError
-from gpuherd.store_rows import ANY_JOB, JobFilter
+from gpuherd.store_reads import JobReads
 from gpuherd.store_schema import SCHEMA_VERSION, make_private, migrate, open_failed
 from gpuherd.store_tables import DeviceConfig, SweepAndDeviceTables, SweepRow
-from gpuherd.store_views import READY, START_ORDER, EventRow, JobViews
+from gpuherd.store_views import EventRow, JobViews
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ class NewJob:
     """Held until then (`--begin`)."""
 
 
-class Store(SweepAndDeviceTables, JobViews):
+class Store(JobReads, SweepAndDeviceTables, JobViews):
     def __init__(self, path: Path, scratch: bool = False) -> None:
         """Open (or create) the database at `path`.
 
@@ -286,70 +286,6 @@ class Store(SweepAndDeviceTables, JobViews):
             self._db.execute(
                 "DELETE FROM attempts WHERE job_id = ? AND number = ?", (job_id, number)
             )
-
-    # ---- jobs: reads ----------------------------------------------------------------------
-
-    def get_job(self, job_id: int) -> Job | None:
-        row = self._db.execute(
-            f"SELECT {rows.JOB_COLUMNS} FROM jobs WHERE id = ?", (job_id,)
-        ).fetchone()
-        return None if row is None else self._job(row)
-
-    def get_jobs(self, ids: Sequence[int]) -> dict[int, Job]:
-        found: dict[int, Job] = {}
-        for start in range(0, len(ids), 500):
-            chunk = list(ids[start : start + 500])
-            marks = ",".join("?" * len(chunk))
-            for row in self._db.execute(
-                f"SELECT {rows.JOB_COLUMNS} FROM jobs WHERE id IN ({marks})", chunk
-            ):
-                job = self._job(row)
-                found[job.id] = job
-        return found
-
-    def list_jobs(
-        self,
-        states: Sequence[JobState] = (),
-        match: JobFilter = ANY_JOB,
-        limit: int | None = None,
-        newest_first: bool = False,
-    ) -> list[Job]:
-        where, args = rows.filters(states, match)
-        order = "id DESC" if newest_first else "id"
-        sql = f"SELECT {rows.JOB_COLUMNS} FROM jobs {where} ORDER BY {order}"
-        if limit is not None:
-            sql += f" LIMIT {int(limit)}"
-        return [self._job(row) for row in self._db.execute(sql, args)]
-
-    def list_job_ids(
-        self, states: Sequence[JobState] = (), match: JobFilter = ANY_JOB
-    ) -> list[int]:
-        where, args = rows.filters(states, match)
-        return [
-            row[0] for row in self._db.execute(f"SELECT id FROM jobs {where} ORDER BY id", args)
-        ]
-
-    def queued_ready(self, gpus: int | None = None) -> Generator[Job, None, None]:
-        """Queued jobs whose dependencies all succeeded, in dispatch order, read lazily;
-        given `gpus`, only those that ask for that many GPUs (0: the CPU-only jobs)."""
-        sql = (
-            # The partial indexes hold exactly the queued jobs in dispatch order (of one GPU
-            # count: jobs_queued_gpus); left to itself SQLite picks jobs_state and sorts the
-            # whole queue on every pass.
-            f"SELECT {rows.JOB_COLUMNS} FROM jobs"
-            + (" INDEXED BY jobs_queued" if gpus is None else " INDEXED BY jobs_queued_gpus")
-            + f" WHERE {READY}"
-            + ("" if gpus is None else " AND gpus = ?")
-            + f" ORDER BY {START_ORDER}"
-        )
-        cursor = self._db.execute(sql, () if gpus is None else (gpus,))
-        try:
-            for row in cursor:
-                yield self._job(row)
-        finally:
-            # A half-read statement would hold a read snapshot; the caller closes the
-            # generator once placement has seen enough.
-            cursor.close()
 
     # ---- internals ------------------------------------------------------------------------
 

@@ -7,11 +7,13 @@ is read (core/sweep_values.py: JSON's types, nesting, and size with aliases expa
 `results_dir` is kept as written (relative paths are the caller's to resolve, against the
 working directory the jobs run in); it defaults to `results/{sweep}` (SweepSpec.results_path:
 the sweep's name, also when --name renames it), and `name` to the file's stem. YAML reads
-numbers as YAML 1.2 does (`1e-5` a number, `22:00` text: sweepfile_text.py). The jobs'
-options (gpus, ram, hold, cwd, ...) are sweepfile_options.py's."""
+numbers as YAML 1.2 does (`1e-5` a number, `22:00` text), and keeps a whole number written
+otherwise than in plain decimal digits as the text written (`007`, `0x1F`: sweepfile_text.py).
+The jobs' options (gpus, ram, hold, cwd, ...) are sweepfile_options.py's."""
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -206,11 +208,34 @@ def _pydantic_problem(path: str, text: str, data: Any, exc: ValidationError) -> 
         shown_loc = parent
     elif first["type"] == "value_error":
         message = str(first.get("ctx", {}).get("error", first["msg"]))
+    elif first["type"] in _NUMBER_ERRORS and _reads_as_number(first["input"]):
+        message = (  # `gpus: 01`, `seed: 0x1F`, `timeout: 1_000`: YAML keeps them as text
+            f"{first['input']!r} is text, not a number: write it in decimal digits, unquoted"
+            " and without a leading zero (a sweep file keeps 007, 0x1F and 1_000 as written)"
+        )
     else:
         message = first["msg"]
     more = f" ({len(errors) - 1} more problems)" if len(errors) > 1 else ""
     shown = f"{_dotted(shown_loc, data)}: " if shown_loc else ""
     return f"{_place(path, text, loc)}: {shown}{' '.join(message.split())}{more}"
+
+
+_NUMBER_ERRORS = ("int_type", "int_parsing", "float_type", "float_parsing")
+"""pydantic's errors for a value that is not the number a key takes."""
+
+
+def _reads_as_number(value: Any) -> bool:
+    """Whether `value` is text that Python reads as a number (`'007'`, `'0x1F'`, `'1_000'`):
+    a whole number a sweep file wrote as YAML keeps as the text written (sweepfile_text)."""
+    if not isinstance(value, str):
+        return False
+    for read in (int, functools.partial(int, base=0), float):
+        try:
+            read(value)
+        except ValueError:
+            continue
+        return True
+    return False
 
 
 def _real_loc(loc: Sequence[str | int], data: Any) -> tuple[str | int, ...]:

@@ -107,7 +107,9 @@ def job_view(
 ) -> dict[str, Any]:
     """The JSON form of a job in listings (`ls --json`). A waiting job has no GPUs, also one
     an older gpuherd stored with its last attempt's (its attempts keep theirs); but one held
-    `for_a_run` that a restored herd.db did not know (engine_held_runs.hold) has that run's."""
+    `for_a_run` that a restored herd.db did not know (engine_held_runs.hold) has that run's.
+    (engine.move stores no GPUs for a job it makes wait; this is for the rows it did not
+    write, until a migration clears them: only the hold events tell a held run's apart.)"""
     waiting = job.state in WAITING_STATES and not for_a_run
     return {
         "id": job.id,

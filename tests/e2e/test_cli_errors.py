@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import Herd, Recorder, wait_for
+from gpuherd import __version__
 
 BIN = Path(sys.executable).parent
 ENTRY_POINTS = {
@@ -227,8 +228,11 @@ def test_usage_and_hints_say_the_name_typed(shared: Herd, entry: str, name: str)
     assert wrong.stderr == f"gpuherd: error: No such option '--bogus'. (see {name} ls --help)\n"
     sweep = run(shared, entry, "sweep", "--help").stdout.splitlines()
     assert sweep[1] == f"   or: {name} sweep FILE.yaml|.toml|.json [OPTIONS]"
+    # `herd --version` said `gpuherd, version ...`.
+    assert run(shared, entry, "--version").stdout == f"{name}, version {__version__}\n"
     # `python -m gpuherd` is gpuherd, not `__main__.py`.
     assert run(shared, "module", "--help").stdout.startswith("Usage: gpuherd [OPTIONS]")
+    assert run(shared, "module", "--version").stdout == f"gpuherd, version {__version__}\n"
 
 
 def test_one_job_commands_still_take_one_id_and_a_name_filter_still_matches(

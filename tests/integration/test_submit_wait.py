@@ -228,17 +228,22 @@ def test_follow_prints_the_jobs_stdout_then_exits_with_its_code(shared_daemon: H
         "submit", "--follow", "echo one; echo oops >&2; echo two; exit 7", check=False
     )
     assert done.returncode == 7
-    job_id = submitted(done.stdout)
-    assert done.stdout == f"submitted job {job_id}\none\ntwo\n"
+    # stdout is the job's output alone (`| head -1`, `> out.txt`); gpuherd's own lines go to
+    # stderr (before: `submitted job N` came first on stdout).
+    assert done.stdout == "one\ntwo\n"
+    job_id = submitted(done.stderr)
     # Its stderr (the traceback, usually) is not printed: where it is, is said.
-    assert (
-        done.stderr == f"job {job_id}: failed (exit 7); its stderr: gpuherd log {job_id} --stderr\n"
+    assert done.stderr == (
+        f"submitted job {job_id}\n"
+        f"job {job_id}: failed (exit 7); its stderr: gpuherd log {job_id} --stderr\n"
     )
+    as_json = daemon.cli("submit", "--json", "--follow", "--", "echo", "out")
+    assert (as_json.stdout, as_json.stderr) == ("out\n", f'{{"ids": [{job_id + 1}]}}\n')
     quiet = daemon.cli("submit", "-q", "--follow", "--", "echo", "only this")
     assert (quiet.returncode, quiet.stdout) == (0, "only this\n")
 
     before = [job["id"] for job in daemon.ls_all()]
-    assert max(before) == job_id + 1  # the two jobs above are the last ones
+    assert max(before) == job_id + 2  # the three jobs above are the last ones
     several = daemon.cli("submit", "--follow", "--file", "-", input="true\ntrue\n", check=False)
     assert several.returncode == 2
     assert "--follow prints one job's output" in several.stderr
@@ -250,20 +255,23 @@ def test_a_reader_that_goes_away_ends_the_printing_not_the_wait(
     shared_daemon: Herd, tmp_path: Path
 ) -> None:
     """`submit --follow ... | head -1` exited 0 when the job printed its next line, before
-    the job had ended: a success nobody knew. It waits on, silent, as --wait does."""
+    the job had ended: a success nobody knew. It waits on, silent, as --wait does. The line
+    `head -1` gets is the job's first, not gpuherd's `submitted job N` (on stderr)."""
     daemon = shared_daemon
     go = tmp_path / "go"
+    command = f"echo first; {blocked(go, 'echo more; exit 3')}"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "gpuherd", "submit", "--follow", blocked(go, "echo more; exit 3")],
+        [sys.executable, "-m", "gpuherd", "submit", "--follow", command],
         env=daemon.env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
     try:
-        assert proc.stdout is not None
-        first = read_line(proc.stdout.fileno(), bytearray()).decode()
-        job_id = submitted(first + "\n")
+        assert proc.stdout is not None and proc.stderr is not None
+        errors = bytearray()
+        job_id = submitted(read_line(proc.stderr.fileno(), errors).decode() + "\n")
+        assert read_line(proc.stdout.fileno(), bytearray()) == b"first"
         proc.stdout.close()  # `head -1` has its line
         daemon.wait_state(job_id, "running")
         go.touch()  # its next line finds no reader
@@ -273,8 +281,7 @@ def test_a_reader_that_goes_away_ends_the_printing_not_the_wait(
         if proc.poll() is None:
             proc.kill()
         proc.wait()
-    assert proc.stderr is not None
-    assert proc.stderr.read() == f"job {job_id}: failed (exit 3)\n"
+    assert errors + proc.stderr.buffer.read() == f"job {job_id}: failed (exit 3)\n".encode()
     proc.stderr.close()
 
     # Gone before the first line (`| true`): --wait too exits with the job's status.
@@ -346,9 +353,9 @@ def test_follow_goes_on_through_a_restart_of_the_daemon(daemon: Herd, tmp_path: 
         text=True,
     )
     try:
-        assert proc.stdout is not None
+        assert proc.stdout is not None and proc.stderr is not None
+        assert read_line(proc.stderr.fileno(), bytearray()) == b"submitted job 1"
         buffer = bytearray()
-        assert read_line(proc.stdout.fileno(), buffer) == b"submitted job 1"
         assert read_line(proc.stdout.fileno(), buffer) == b"before"
         assert not buffer
         daemon.cli("daemon", "stop")  # an upgrade's restart: the job goes on

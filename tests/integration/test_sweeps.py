@@ -402,6 +402,30 @@ def test_a_json_sweep_file_runs_its_points(shared_daemon: Herd, shared_work: Pat
     assert (again.submission["name"], again.submission["skipped_done"]) == ("s", 2)
 
 
+def test_a_yaml_files_values_reach_the_command_as_written(
+    shared_daemon: Herd, shared_work: Path
+) -> None:
+    """YAML 1.1 read `0755` as 493 and `007` as 7 (`0x1F` 31, `1_000` 1000): the jobs ran
+    `record.py 493 7 ...`. A whole number in plain decimal digits, and a float, are numbers."""
+    daemon, work = shared_daemon, shared_work
+    (work / "modes.yaml").write_text(
+        "command: python3 record.py {mode} {id} {n} {lr} {run_dir}\n"
+        "fixed: {id: 007, n: 1_000, lr: 1e-3}\n"
+        "grid:\n"
+        "  mode: [0755, 0x1F, 12]\n"
+        "gpus: 0\n"
+    )
+    answer = sweep(daemon, work, "modes.yaml")
+    rows = finished(daemon, answer["name"], 3)
+    assert [r["state"] for r in rows] == ["succeeded"] * 3
+    argv = [json.loads((Path(r["run_dir"]) / "args.json").read_text()) for r in rows]
+    assert argv == [[mode, "007", "1_000", "0.001"] for mode in ("0755", "0x1F", "12")]
+    params = [json.loads((Path(r["run_dir"]) / "params.json").read_text()) for r in rows]
+    assert [p["params"]["mode"] for p in params] == ["0755", "0x1F", 12]
+    assert params[0]["params"]["lr"] == 0.001
+    assert [Path(r["run_dir"]).name for r in rows] == ["mode=0755", "mode=0x1F", "mode=12"]
+
+
 def test_a_refused_submission_writes_no_point_folder(daemon: Herd, work: Path) -> None:
     (work / "empty.yaml").write_text("name: e1\ncommand: ' '\ngrid: {x: [1]}\n")
     (work / "prio.yaml").write_text(

@@ -12,6 +12,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
+import gpuherd
 import gpuherd.cli
 from gpuherd.cli.main import COMMAND_TABLE, cli, load_command, main
 
@@ -80,6 +81,17 @@ def test_a_typo_gets_a_suggestion_on_one_line(capsys: pytest.CaptureFixture[str]
     assert err.splitlines() == [
         "gpuherd: error: No such command 'lss'. Did you mean 'ls'? (see gpuherd --help)"
     ]
+
+
+def test_version_names_the_program_as_called(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `herd --version` said `gpuherd, version ...`; and click's own --version keeps the
+    # first name it printed for every later call in one process.
+    for called, name in [("/usr/bin/herd", "herd"), ("gpuherd", "gpuherd"), ("x.py", "gpuherd")]:
+        monkeypatch.setattr(sys, "argv", [called, "--version"])
+        main(["--version"])  # returns: exit 0
+        assert capsys.readouterr().out == f"{name}, version {gpuherd.__version__}\n"
 
 
 def test_no_command_prints_the_help_not_an_error(capsys: pytest.CaptureFixture[str]) -> None:

@@ -179,9 +179,51 @@ def test_yaml_reads_a_time_of_day_as_the_text_it_shows_as_yaml_1_2_does() -> Non
         "run --at 22:00 --x 1:30",
         "run --at 22:00 --x 1:30.5",
     ]
-    numbers = "grid: {x: [12, -3, 1_000, 0x1F, 1.5, .5, 1e5, 2E-2, 1.0e-3]}\n"
+    numbers = "grid: {x: [12, -3, 1.5, .5, 1e5, 2E-2, 1.0e-3]}\n"
     read = parse_sweep(numbers, "s.yaml").spec.grids[0]["x"]
-    assert read == (12, -3, 1000, 31, 1.5, 0.5, 1e5, 2e-2, 1e-3)  # numbers as they were
+    assert read == (12, -3, 1.5, 0.5, 1e5, 2e-2, 1e-3)  # numbers as they were
+
+
+def test_yaml_keeps_a_whole_number_not_in_plain_decimal_digits_as_the_text_written() -> None:
+    # YAML 1.1 read 0755 as 493 (octal), 007 as 7, 0x1F as 31 and 1_000 as 1000: the commands
+    # ran `--mode 493` and `--id 7`. The values are the command's arguments, as written.
+    written = ["0755", "007", "-007", "00", "0o17", "0x1F", "0b11", "1_000", "1_000.5", "1:30"]
+    text = f"command: run --v {{v}}\ngrid:\n  v: [{', '.join(written)}]\n"
+    spec = parse_sweep(text, "s.yaml").spec
+    assert spec.grids == ({"v": tuple(written)},)
+    assert [p.command for p in expand(spec)] == [f"run --v {v}" for v in written]
+    assert [p.folder for p in expand(spec)][:9] == [f"v={v}" for v in written[:9]]
+    # Plain decimal stays a number; a float is one too (YAML 1.2's forms: `-.5` was text
+    # while `.5` was a number), and runs as Python writes it (`1e-3` as 0.001).
+    plain = "command: run {x}\ngrid: {x: [0, +5, 12, 1e-3, .5, -.5, +.5e2, 1., 01.5]}\n"
+    spec = parse_sweep(plain, "s.yaml").spec
+    assert spec.grids[0]["x"] == (0, 5, 12, 0.001, 0.5, -0.5, 50.0, 1.0, 1.5)
+    commands = [p.command for p in expand(spec)]
+    assert commands[3:7] == ["run 0.001", "run 0.5", "run -0.5", "run 50.0"]
+    fixed = parse_sweep("fixed: {id: 007, mask: 0x1F}\ngrid: {x: [1]}\n", "s.yaml").spec.fixed
+    assert fixed == {"id": "007", "mask": "0x1F"}
+
+
+@pytest.mark.parametrize(
+    ("line", "where", "value"),
+    [
+        ("gpus: 01", "gpus", "01"),
+        ("seed: 0x1F", "seed", "0x1F"),
+        ("random: {y: {int: [1, 1_000]}}", "random.y.int[1]", "1_000"),
+        ("random: {y: {uniform: [0o1, 2]}}", "random.y.uniform[0]", "0o1"),
+    ],
+)
+def test_an_option_that_takes_a_number_says_a_number_kept_as_text_is_text(
+    line: str, where: str, value: str
+) -> None:
+    # Before, pydantic's `Input should be a valid integer`, of what reads as one.
+    with pytest.raises(SweepFileError) as caught:
+        parse_sweep(f"command: echo {{x}}\ngrid: {{x: [1]}}\n{line}\nsamples: 1\n", "s.yaml")
+    assert str(caught.value) == (
+        f"s.yaml:3: {where}: {value!r} is text, not a number: write it in decimal digits,"
+        " unquoted and without a leading zero (a sweep file keeps 007, 0x1F and 1_000 as"
+        " written)"
+    )
 
 
 @pytest.mark.parametrize(
@@ -240,7 +282,8 @@ def test_a_sweep_without_shuffle_seed_leaves_the_seed_to_the_caller() -> None:
         ),
         ("grid:\n  lr: 5\n", r"s\.yaml:2: grid\.lr: Input should be a valid list"),
         ("grid:\n  - lr: [1]\n  - bs: 3\n", r":3: grid\[1\]\.bs: Input should be a valid list"),
-        ("samples: '3'\ngrid: {a: [1]}\n", r":1: samples: Input should be a valid integer"),
+        ("samples: '3'\ngrid: {a: [1]}\n", r":1: samples: '3' is text, not a number: write it"),
+        ("samples: x\ngrid: {a: [1]}\n", r":1: samples: Input should be a valid integer"),
         ("name: x\ngrid: []\n", r":2: grid: empty list"),
         ("grid: {}\n", r":1: grid: empty"),
         ("grid:\n  a: [1]\n  lr: []\n", r":3: grid\.lr: empty list of values"),

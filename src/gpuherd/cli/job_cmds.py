@@ -100,7 +100,8 @@ class _KeepsArgs(click.Command):
 @click.option(
     "--follow",
     is_flag=True,
-    help="Print the job's stdout as it comes, then exit as --wait does (one job only).",
+    help="Print the job's stdout as it comes, then exit as --wait does (one job only); "
+    "gpuherd's own lines (the job's id) go to stderr.",
 )
 @quiet_option()
 @json_option()

@@ -156,8 +156,23 @@ class LazyGroup(click.Group):
             formatter.write_dl(rows)
 
 
+def _print_version(ctx: click.Context, _: click.Parameter, given: bool) -> None:
+    """`herd, version 0.2.0`: the name typed, as the usage line gives it (click's own
+    version_option keeps the first name it prints for every later call in the process)."""
+    if given and not ctx.resilient_parsing:
+        click.echo(f"{ctx.find_root().info_name}, version {__version__}")
+        ctx.exit()
+
+
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="gpuherd")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Show the version and exit.",
+)
 def cli() -> None:
     """gpuherd: a GPU job queue for machine-learning experiments.
 

@@ -10,6 +10,11 @@ The exit status of a job, as a shell would report its command:
 Of several jobs (`--file`): 0 when all succeeded, else the status of the first one (in
 submission order) that did not.
 
+With --follow, stdout is the job's stdout, byte for byte, as `log -f` prints it; what
+gpuherd says itself (`submitted job 7` or --json's ids, a retry, how the job ended) goes to
+stderr, in a terminal too, as pueue's `add --follow` and srun do: `| head -1` gets the job's
+first line, `> out.txt` the job's output alone.
+
 A reader that goes away (`submit --follow ... | head -1`) ends the printing, not the wait:
 exiting then (0, as `log -f | head` does) would claim a success nobody knows yet.
 """
@@ -75,14 +80,17 @@ def wait_and_exit(
     said: str | None,
     on_gone: Callable[[], None] | None,
 ) -> None:
-    """Print `said` (the ids), wait for the jobs (printing the one job's stdout as it comes
-    if `follow`), name those that did not succeed on stderr, and exit with the status the
-    module's doc gives. Ctrl-C ends the waiting, not the jobs, and says so."""
+    """Print `said` (the ids; on stderr if `follow`), wait for the jobs (printing the one
+    job's stdout as it comes if `follow`), name those that did not succeed on stderr, and
+    exit with the status the module's doc gives. Ctrl-C ends the waiting, not the jobs, and
+    says so."""
     from gpuherd.cli.log_output import FollowPrinter, ended_badly, print_follow
 
     printer = FollowPrinter()  # notes after a followed log's unfinished line start their own
     try:
-        if said is not None:
+        if said is not None and follow:  # stdout is the job's
+            _unless_reader_left(functools.partial(printer.note, said), sys.stderr)
+        elif said is not None:
             _unless_reader_left(lambda: click.echo(said), sys.stdout)
         if follow:
             (job_id,) = ids
