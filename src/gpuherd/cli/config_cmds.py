@@ -7,6 +7,7 @@ import json
 import click
 
 from gpuherd.cli.options import json_option
+from gpuherd.cli.param_types import completes
 from gpuherd.client import Client
 from gpuherd.core.text import one_line
 
@@ -32,7 +33,7 @@ def config(ctx: click.Context, as_json: bool) -> None:
 
 
 @config.command()
-@click.argument("name")
+@click.argument("name", shell_complete=completes("settings"))
 def get(name: str) -> None:
     """Print one setting's value."""
     settings = Client().get("/config")["settings"]
@@ -44,7 +45,7 @@ def get(name: str) -> None:
 # A value may start with "-" (`set retries -1`, `set keep-free -5%`): read as the value,
 # for the daemon to refuse in its words, not as an unknown option.
 @config.command(name="set", context_settings={"ignore_unknown_options": True})
-@click.argument("name")
+@click.argument("name", shell_complete=completes("settings"))
 @click.argument("words", metavar="VALUE", nargs=-1, required=True)
 def set_(name: str, words: tuple[str, ...]) -> None:
     """Change a setting; the daemon uses it at once."""

@@ -50,7 +50,7 @@ from gpuherd.cli.options import (
     retry_delay_option,
     timeout_option,
 )
-from gpuherd.cli.param_types import ATTEMPT, JOB_ID, TakesJobIds
+from gpuherd.cli.param_types import ATTEMPT, JOB_ID, TakesJobIds, completes
 from gpuherd.client import Client
 from gpuherd.core.idspec import format_ids
 from gpuherd.errors import DaemonError, HerdError, NotFound
@@ -65,7 +65,7 @@ class _KeepsArgs(click.Command):
 
 
 @click.command(cls=_KeepsArgs, context_settings={"allow_interspersed_args": False})
-@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+@click.argument("command", nargs=-1, type=click.UNPROCESSED, shell_complete=completes("files"))
 @click.option("-n", "--name", help="A name to find the job by.")
 @gpus_option(short="-g")
 @only_gpus_option()
@@ -87,6 +87,7 @@ class _KeepsArgs(click.Command):
     "--file",
     "file",
     metavar="FILE",
+    shell_complete=completes("files"),
     help="Submit one job per line of FILE ('-' = stdin); # comments are skipped.",
 )
 @click.option(
@@ -194,6 +195,7 @@ def submit(
     "--state",
     "states",
     multiple=True,
+    shell_complete=completes("states"),
     help="Only jobs in this state (repeatable): queued, running, failed, ...",
 )
 @filter_options()

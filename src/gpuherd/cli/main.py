@@ -24,6 +24,11 @@ SCRIPT_NAMES = ("gpuherd", "herd")
 
 COMMAND_TABLE: dict[str, tuple[str, str]] = {
     # name: (module in gpuherd.cli, its short help as `--help` lists it)
+    "completion": (
+        "completion_cmd",
+        "Tab completion in bash, zsh or fish: print the script that makes SHELL complete "
+        "commands, options, job ids, sweep names, choices and paths.",
+    ),
     "config": (
         "config_cmds",
         "Daemon settings: list them, `get NAME`, or `set NAME VALUE` (kept across restarts).",
@@ -146,6 +151,18 @@ class LazyGroup(click.Group):
                 args[0], possibilities=self.list_commands(ctx), ctx=ctx
             ) from None
 
+    def shell_complete(self, ctx: click.Context, incomplete: str) -> list[Any]:
+        """The command names from COMMAND_TABLE (`gpuherd s<Tab>` imports no command's
+        module), each with its short help; and the group's own options."""
+        from click.shell_completion import CompletionItem
+
+        commands = [
+            CompletionItem(name, help=click.Command(name, help=text).get_short_help_str())
+            for name, (_, text) in sorted(COMMAND_TABLE.items())
+            if name.startswith(incomplete)
+        ]
+        return commands + click.Command.shell_complete(self, ctx, incomplete)
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         limit = formatter.width - 6 - max(len(name) for name in COMMAND_TABLE)
         rows = [
@@ -183,6 +200,10 @@ def cli() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     _fill_closed_descriptors()
+    if os.environ.get(complete_var(_typed_name())):  # the shell asks what may come, on Tab
+        from gpuherd.cli.completion_cmd import answer_shell
+
+        sys.exit(answer_shell(cli, _typed_name()))
     if sys.stdout is None:  # every command prints what it did or found: refuse before acting
         _error(
             "gpuherd: error: standard output is closed: point it at a file, or at /dev/null"
@@ -221,6 +242,12 @@ def main(argv: list[str] | None = None) -> None:
         where = f" ({exc.filename})" if exc.filename else " (writing the output)"
         _error(f"gpuherd: error: {exc.strerror or exc}{where}")
         sys.exit(1)
+
+
+def complete_var(prog_name: str) -> str:
+    """The variable click's completion script sets to ask for candidates: _GPUHERD_COMPLETE
+    (or _HERD_COMPLETE), as click names it."""
+    return f"_{prog_name.upper()}_COMPLETE"
 
 
 def _typed_name() -> str:

@@ -23,6 +23,7 @@ from gpuherd.cli.param_types import (
     GPU_INDICES,
     PRIORITY,
     SIZE,
+    completes,
 )
 from gpuherd.core.choices import ON_NO_OUTPUT, ORDERS
 
@@ -30,7 +31,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def ids_argument(required: bool = True) -> Callable[[F], F]:
-    return click.argument("ids", nargs=-1, required=required)
+    return click.argument("ids", nargs=-1, required=required, shell_complete=completes("jobs"))
 
 
 def _all_of(*options: Callable[[F], F]) -> Callable[[F], F]:
@@ -107,6 +108,7 @@ def filter_options() -> Callable[[F], F]:
         click.option(
             "--sweep",
             callback=_refuse_empty("give a sweep's name (gpuherd sweep ls lists them)"),
+            shell_complete=completes("sweeps"),
             help="Only the jobs of this sweep (its points, every submission).",
         ),
         click.option(
@@ -202,6 +204,7 @@ def after_option(
         *_flags("--after-any" if any_end else "--after", short),
         type=AFTER_IDS,
         multiple=True,
+        shell_complete=completes("jobs"),
         # Given twice, both count (click keeps only the last of a plain option: the job
         # could start before the first dependency ended).
         callback=lambda _ctx, _param, lists: [i for ids in lists for i in ids],

@@ -7,7 +7,8 @@ from __future__ import annotations
 import contextlib
 import re
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Literal
 
 import click
 
@@ -123,6 +124,21 @@ ATTEMPT = _Whole("attempts are numbered from 1 (gpuherd show lists them)", 2)
 LAST = "last"
 """Where the CLI takes job ids: the job submitted last (job_refs asks the daemon which)."""
 
+Candidates = Literal["jobs", "one_job", "sweeps", "settings", "states", "files"]
+
+
+def completes(what: Candidates) -> Callable[[click.Context, click.Parameter, str], list[Any]]:
+    """A parameter's `shell_complete`: what the shell offers on Tab (completion_cmd.CANDIDATES:
+    job ids, sweep names, ...). That module, and the daemon it asks, are loaded only when the
+    shell asks: a command that runs costs nothing more."""
+
+    def complete(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+        from gpuherd.cli.completion_cmd import CANDIDATES
+
+        return CANDIDATES[what](ctx, param, incomplete)
+
+    return complete
+
 
 class _OneJob(click.ParamType):  # type: ignore[type-arg]
     """One job id (`show`, `log`, `priority`, `move --before`), refused in gpuherd's words:
@@ -130,6 +146,11 @@ class _OneJob(click.ParamType):  # type: ignore[type-arg]
     is kept as it is, for the command to ask which job that is (job_refs.one_job)."""
 
     name = "job_id"
+
+    def shell_complete(
+        self, ctx: click.Context, param: click.Parameter, incomplete: str
+    ) -> list[Any]:
+        return completes("one_job")(ctx, param, incomplete)
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if not isinstance(value, str):

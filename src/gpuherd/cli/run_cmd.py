@@ -23,6 +23,7 @@ from gpuherd.cli.options import (
     retries_option,
     timeout_option,
 )
+from gpuherd.cli.param_types import completes
 from gpuherd.core.commands import flat_command
 from gpuherd.core.units import format_duration
 from gpuherd.errors import HerdError
@@ -168,7 +169,7 @@ def gpu_hog_args(args: list[str]) -> list[str]:
 
 
 @click.command(name="run", cls=_RunCommand)
-@click.argument("args", nargs=-1)
+@click.argument("args", nargs=-1, shell_complete=completes("files"))
 @click.option("--gpus", help="GPUs to use: 0,1,2 or 0 1 2; a repeated index is another slot.")
 @click.option("--fake-gpus", help="Pretend: 4, 2x24GiB,1x80GiB, or a JSON state file.")
 @gpus_option("each job", flag="--gpus-per-job")

@@ -27,6 +27,7 @@ from gpuherd import paths
 from gpuherd.cli import options, sweep_render
 from gpuherd.cli.job_refs import resolve_last
 from gpuherd.cli.options import one_output
+from gpuherd.cli.param_types import completes
 from gpuherd.cli.submit_hints import past_begin_hint
 from gpuherd.cli.sweep_args import ParamsCommand, build
 from gpuherd.client import Client
@@ -55,6 +56,13 @@ class _SweepGroup(click.Group):
         if args and args[0] not in self.commands and args[0] not in ctx.help_option_names:
             args = [RUN, *args]
         return super().parse_args(ctx, args)
+
+    def shell_complete(self, ctx: click.Context, incomplete: str) -> list[Any]:
+        """A verb, or a sweep file's path (FILE.yaml: the shell completes it, as for a
+        click.Path; bash offers files when no verb matches)."""
+        from click.shell_completion import CompletionItem
+
+        return [CompletionItem(incomplete, type="file"), *super().shell_complete(ctx, incomplete)]
 
     def format_usage(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         formatter.write_usage(ctx.command_path, "TEMPLATE -p NAME V1 V2 ... [OPTIONS]")
@@ -253,7 +261,7 @@ def _check_size(spec: SweepSpec, yes: bool, action: str) -> None:
 
 
 @sweep.command(name="status")
-@click.argument("name")
+@click.argument("name", shell_complete=completes("sweeps"))
 @click.option("--sort", "sort_key", help="Sort by a metric or parameter; -KEY = descending.")
 @click.option("--csv", "as_csv", is_flag=True, help="Print CSV.")
 @options.json_option()
@@ -280,7 +288,9 @@ def list_sweeps(as_json: bool) -> None:
 
 
 @sweep.command(name="rm")
-@click.argument("names", metavar="NAME...", nargs=-1, required=True)
+@click.argument(
+    "names", metavar="NAME...", nargs=-1, required=True, shell_complete=completes("sweeps")
+)
 def remove(names: tuple[str, ...]) -> None:
     """Remove sweeps: their jobs, as `gpuherd rm` (queued ones cancelled, finished ones
     forgotten), and their records. The results folders stay. A sweep with a running job is

@@ -1,0 +1,262 @@
+"""`gpuherd completion bash|zsh|fish`: the script that makes the shell complete gpuherd on
+Tab; and what it completes, beyond the command and option names click knows: job ids, sweep
+names, setting names, job states and paths.
+
+click does the work (click.shell_completion): the script runs `gpuherd` again with
+_GPUHERD_COMPLETE (_HERD_COMPLETE for `herd`) set and the command line in COMP_WORDS, and
+main() hands that run to answer_shell(). The parameters name their candidates with
+param_types.completes(), which imports this module only then: a command that runs never
+loads it, nor asks the daemon anything more.
+
+The daemon is asked within ASK_BUDGET seconds, and quietly: with none running, or a slow
+one, there is nothing to offer, and never an error line in the middle of the command line
+being typed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import signal
+from collections.abc import Callable
+from typing import Any
+
+import click
+from click.shell_completion import (
+    CompletionItem,
+    FishComplete,
+    add_completion_class,
+    get_completion_class,
+    shell_complete,
+)
+
+from gpuherd.cli.main import complete_var
+from gpuherd.cli.param_types import LAST, Candidates
+from gpuherd.core.states import (
+    ACTIVE_STATES,
+    LIVE_STATES,
+    TRANSITIONS,
+    VERB_OF_EVENT,
+    WAITING_STATES,
+    JobState,
+)
+from gpuherd.core.text import one_line
+
+SHELLS = ("bash", "zsh", "fish")
+ASK_BUDGET = 0.5
+"""Seconds the daemon gets to answer, in all: Tab must never hang the shell."""
+JOBS_OFFERED = 100
+"""The newest jobs offered (bash asks "Display all 101 possibilities?" beyond 100)."""
+DESCRIBED = 50
+"""Characters of a job's name or command shown beside its id (zsh, fish)."""
+
+
+class _Fish(FishComplete):
+    """click's fish completion, in the form click 8.4.2 gave it back: 8.4.0 and 8.4.1 print a
+    script that fish cannot read (github.com/pallets/click/issues/3502). Script and answers
+    are both ours, so they agree whatever click is installed; and a description may hold a
+    comma (the script splits at the first one only)."""
+
+    source_template = """\
+function %(complete_func)s;
+    set -l response (env %(complete_var)s=fish_complete COMP_WORDS=(commandline -cp) \
+COMP_CWORD=(commandline -t) %(prog_name)s);
+
+    for completion in $response;
+        set -l metadata (string split --max 1 "," -- $completion);
+
+        if test $metadata[1] = "dir";
+            __fish_complete_directories $metadata[2];
+        else if test $metadata[1] = "file";
+            __fish_complete_path $metadata[2];
+        else if test $metadata[1] = "plain";
+            echo $metadata[2];
+        end;
+    end;
+end;
+
+complete --no-files --command %(prog_name)s --arguments "(%(complete_func)s)";
+"""
+
+    def format_completion(self, item: CompletionItem) -> str:
+        # One line each: fish reads the answer a line at a time, a tab before the description.
+        described = f"\t{' '.join(item.help.split())}" if item.help else ""
+        return f"{item.type},{item.value}{described}"
+
+
+add_completion_class(_Fish)
+
+
+def _shells(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
+    return [shell for shell in SHELLS if shell.startswith(incomplete)]
+
+
+# Not a click.Choice: its errors ("Invalid value for '{bash|zsh|fish}'", and a missing one's
+# list over four lines) said less than the one line below.
+@click.command()
+@click.argument("shell", metavar="SHELL", required=False, shell_complete=_shells)
+@click.pass_context
+def completion(ctx: click.Context, shell: str | None) -> None:
+    """Tab completion in bash, zsh or fish: print the script that makes SHELL complete
+    commands, options, job ids, sweep names, choices and paths.
+
+    \b
+    eval "$(gpuherd completion bash)"    bash: in ~/.bashrc
+    eval "$(gpuherd completion zsh)"     zsh: in ~/.zshrc, after compinit
+    gpuherd completion fish > ~/.config/fish/completions/gpuherd.fish
+
+    The script completes the name it was made by: `herd completion bash` makes the one for
+    `herd` (add both lines to complete both names). Job ids and sweep names come from the
+    daemon of your GPUHERD_HOME; with none running, there are none to offer.
+    """
+    root = ctx.find_root()
+    prog_name = root.info_name or "gpuherd"
+    if shell not in SHELLS:
+        said = "give the shell:" if shell is None else f"no completion for {shell}: give"
+        raise click.UsageError(f"{said} bash, zsh or fish, e.g. {prog_name} completion bash", ctx)
+    shell_class = get_completion_class(shell)
+    assert shell_class is not None  # (SHELLS are click's own)
+    click.echo(shell_class(root.command, {}, prog_name, complete_var(prog_name)).source())
+
+
+def answer_shell(cli: click.Command, prog_name: str) -> int:
+    """Answer the shell's script (complete_var set): the candidates, or the script itself.
+
+    Candidates come quietly: a line click cannot read yet (`sweep T -p` before its name) or a
+    daemon of another version offers nothing, and writes nothing on stderr, which would land
+    in the middle of the command line being typed."""
+    var = complete_var(prog_name)
+    instruction = os.environ.get(var, "")
+    completing = instruction.endswith("_complete")
+    quiet = contextlib.redirect_stderr(io.StringIO()) if completing else contextlib.nullcontext()
+    try:
+        with quiet:
+            return shell_complete(cli, {}, prog_name, var, instruction)
+    except Exception:  # (an error here is one the user never asked about: no traceback)
+        return 0 if completing else 1
+
+
+# ---- what the parameters complete (param_types.completes names these) --------------------
+
+
+def jobs(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
+    """Job ids for a parameter of several (`kill 3,5-7`): the one after the last `,` or `-`
+    is completed."""
+    cut = max(incomplete.rfind(","), incomplete.rfind("-")) + 1
+    return _job_items(ctx, param, incomplete[:cut], incomplete[cut:])
+
+
+def one_job(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
+    """A job id for a parameter of one job (`show`, `move --before`)."""
+    return _job_items(ctx, param, "", incomplete)
+
+
+def _job_items(
+    ctx: click.Context, param: click.Parameter, before: str, typed: str
+) -> list[CompletionItem]:
+    """The newest JOBS_OFFERED jobs the command can act on whose id starts with `typed`,
+    newest first, each described by its name (or command) and state; then `last`."""
+    if typed and not typed.isdigit() and not LAST.startswith(typed):
+        return []
+    answer = _ask("/jobs", state=_states_for(ctx, param), all=True, limit=JOBS_OFFERED, newest=True)
+    listed = answer["jobs"] if answer else []
+    items = [
+        CompletionItem(f"{before}{job['id']}", help=_described(job))
+        for job in listed
+        if str(job["id"]).startswith(typed)
+    ]
+    if listed and not before and LAST.startswith(typed):
+        items.append(CompletionItem(LAST, help="the job submitted last"))
+    return items
+
+
+def _states_for(ctx: click.Context, param: click.Parameter) -> list[str]:
+    """The states of the jobs a parameter may usefully name (none: any job): `release`
+    offers held jobs, `pause` running ones, as the one table of transitions allows. Any job
+    for --after and --after-any (options.after_option), `show` and `log`."""
+    verb = ctx.command.name or ""
+    if param.name in ("after", "after_any") or verb in ("show", "log"):
+        return []
+    if verb in ("edit", "priority", "move"):  # what waits can change
+        return sorted(WAITING_STATES)
+    if verb == "wait":
+        return sorted(ACTIVE_STATES)
+    if verb == "rm":  # a running job is killed first
+        return sorted(set(JobState) - LIVE_STATES)
+    return sorted({state for state, event in TRANSITIONS if VERB_OF_EVENT.get(event) == verb})
+
+
+def _described(job: dict[str, Any]) -> str:
+    what = one_line(job.get("name") or job.get("command") or "")
+    if len(what) > DESCRIBED:
+        what = what[: DESCRIBED - 1] + "…"
+    return f"{what} ({job['state']})"
+
+
+def sweeps(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
+    """Sweep names, each described by its points' states."""
+    answer = _ask("/sweeps") or {"sweeps": []}
+    return [
+        CompletionItem(sweep["name"], help=_points(sweep))
+        for sweep in answer["sweeps"]
+        if sweep["name"].startswith(incomplete)
+    ]
+
+
+def _points(sweep: dict[str, Any]) -> str:
+    counts = ", ".join(f"{n} {state}" for state, n in sweep.get("counts", {}).items())
+    return f"{sweep['points']} points" + (f": {counts}" if counts else "")
+
+
+def settings(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
+    """The daemon's setting names (`config get NAME`), each with its help."""
+    answer = _ask("/config") or {"settings": {}}
+    return [
+        CompletionItem(name, help=one_line(setting.get("help", "")))
+        for name, setting in answer["settings"].items()
+        if name.startswith(incomplete)
+    ]
+
+
+def states(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
+    """Job states (`ls --state`)."""
+    return [CompletionItem(state.value) for state in JobState if state.startswith(incomplete)]
+
+
+def files(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
+    """Paths, completed by the shell itself (as click.Path does)."""
+    return [CompletionItem(incomplete, type="file")]
+
+
+CANDIDATES: dict[Candidates, Callable[[click.Context, click.Parameter, str], list[Any]]] = {
+    "jobs": jobs,
+    "one_job": one_job,
+    "sweeps": sweeps,
+    "settings": settings,
+    "states": states,
+    "files": files,
+}
+
+
+def _ask(path: str, **query: Any) -> Any:
+    """The daemon's answer, or None when it gives none within ASK_BUDGET seconds: none runs,
+    it is busy, or it refuses (an older daemon). The clock is for the whole request: the
+    socket's own timeout restarts at every piece a slow daemon sends."""
+    from gpuherd.client import Client
+
+    def too_slow(signum: int, frame: Any) -> None:
+        raise TimeoutError
+
+    before = signal.signal(signal.SIGALRM, too_slow)
+    signal.setitimer(signal.ITIMER_REAL, ASK_BUDGET)
+    try:
+        return Client(timeout=ASK_BUDGET).get(path, **query)
+    except Exception:  # no daemon, a slow or an older one: nothing to offer, and not a word
+        return None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, before)
+
+
+COMMANDS = [completion]
