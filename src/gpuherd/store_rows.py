@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gpuherd.core.int64 import LARGEST as LARGEST  # (still read from here by config, api)
 from gpuherd.core.model import Attempt, Job, JobSpec, Outcome, StopRequest
 from gpuherd.core.states import JobState, OutcomeKind
 
@@ -23,8 +24,6 @@ UNMET = (
 )
 """SQL over `deps d JOIN jobs j ON j.id = d.dep`: this dependency still holds its job back
 (`--after` waits for a success, `--after-any` for any end)."""
-LARGEST = 2**63 - 1
-"""The largest number an INTEGER column holds (SQLite's 64 bits)."""
 ATTEMPT_COLUMNS = (
     "job_id, number, gpus, gpu_uuids, dir, host, started_at, pid, ended_at,"
     " outcome, exit_code, signal, message, mem, peak_mem"

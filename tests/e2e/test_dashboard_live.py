@@ -185,7 +185,12 @@ def test_the_dashboard_says_the_daemon_drains(daemon: Herd, tmp_path: Path) -> N
 
 
 def test_a_huge_priority_in_the_form_shows_the_form_again(daemon: Herd, tmp_path: Path) -> None:
-    for priority in (str(LARGEST + 1), str(-LARGEST - 2), "9" * 40):
+    said = {
+        str(LARGEST + 1): f"priority {LARGEST + 1} is too large (at most 2**63 - 1)",
+        str(-LARGEST - 2): f"priority {-LARGEST - 2} is too small (at least -2**63)",
+        "9" * 40: f"priority {'9' * 40} is too large (at most 2**63 - 1)",
+    }  # as the CLI says it (`gpuherd priority`)
+    for priority, refusal in said.items():
         answer = post(
             daemon,
             "/submit",
@@ -197,7 +202,7 @@ def test_a_huge_priority_in_the_form_shows_the_form_again(daemon: Herd, tmp_path
         )
         assert answer.status == 400, answer.body
         assert "<form" in answer.body and 'id="submit-error"' in answer.body
-        assert "too large" in answer.body and "echo big" in answer.body
+        assert refusal in answer.body and "echo big" in answer.body
     fine = post(
         daemon,
         "/submit",

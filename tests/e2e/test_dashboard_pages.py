@@ -157,13 +157,13 @@ def test_the_jobs_table_pages_10000_jobs_quickly(daemon: Herd, tmp_path: Path) -
     first, first_time = timed(daemon, "/jobs")
     assert first.body.count('<tr id="job-') == 50
     assert f'id="job-{marker + 3}"' in first.body  # newest first
-    assert "1–50 of 10504" in first.body
+    assert "1–50 of 10,504" in first.body  # counts of four digits and more are grouped
     assert first_time < 2.0, f"the first page took {first_time:.2f}s"
     assert '<option value="paged">paged</option>' in first.body  # the sweep filter
     # The held jobs alone: in the order they start, the last to start on the last page.
     last, deep_time = timed(daemon, "/ui/jobs?state=held&page=211")
     assert last.body.count('<tr id="job-') == 4 and f'id="job-{marker}"' in last.body
-    assert "10501–10504 of 10504, in the order they start" in last.body
+    assert "10,501–10,504 of 10,504, in the order they start" in last.body
     assert "later" not in last.body and "earlier" in last.body
     assert deep_time < 1.0, f"the last page took {deep_time:.2f}s"
     oldest = re.search(r'href="/jobs\?([^"]*)">oldest', first.body)
@@ -184,9 +184,15 @@ def test_the_jobs_table_pages_10000_jobs_quickly(daemon: Herd, tmp_path: Path) -
     both = call(daemon, "GET", f"/ui/jobs?sweep=paged&q=%23{marker + 2}").body
     assert both.count('<tr id="job-') == 1
     beyond = call(daemon, "GET", "/ui/jobs?page=9999").body
-    assert "none on page 9999" in beyond and "page=211" in beyond
-    _, overview_time = timed(daemon, "/")
+    assert "none on page 9,999" in beyond and "page=211" in beyond
+    overview, overview_time = timed(daemon, "/")
     assert overview_time < 2.0
+    assert '<span class="n">10,504</span> <span class="pill state-held">' in overview.body
+    grid = f"-p a {' '.join(map(str, range(40)))} -p b {' '.join(map(str, range(30)))}"
+    run_sweep(daemon, tmp_path, "true {a} {b}", f"{grid} --hold --gpus 0 --name big")
+    sweeps = call(daemon, "GET", "/sweeps").body
+    assert "1,200 points" in sweeps and '<b class="n">1,200</b> queued' in sweeps  # (held too)
+    assert 'aria-label="0 of 1,200 points done"' in sweeps and "<title>1,200 queued" in sweeps
 
 
 def test_row_and_bulk_actions(daemon: Herd) -> None:
@@ -212,6 +218,29 @@ def test_row_and_bulk_actions(daemon: Herd) -> None:
     assert call(daemon, "GET", f"/api/v1/jobs/{b}").status == 404
     away = post(daemon, "/ui/jobs/act", htmx=False, action="rm", ids="999", next="//evil.example")
     assert away.headers["location"] == "/"
+
+
+def test_a_number_past_64_bits_in_a_form_is_refused_by_name_before_anything_is_done(
+    daemon: Herd,
+) -> None:
+    """`ids=99999999999999999999` was answered "a number in the request is too large", which
+    named no field, and prio + had already raised the first job's priority by then. Each form's
+    number past 64 bits is refused as the CLI refuses it, with nothing done."""
+    job = daemon.submit("--hold", "--gpus", "0", "--", "true")
+    huge = "99999999999999999999"
+
+    def refused(answer: Answer, field: str) -> None:
+        said = {"error": f"{field} {huge} is too large (at most 2**63 - 1)"}
+        assert (answer.status, json.loads(answer.body)) == (422, said), answer.body
+
+    for action in ("prio-up", "front", "hold", "rm"):
+        refused(post(daemon, "/ui/jobs/act", action=action, ids=[str(job), huge]), "ids")
+    refused(post(daemon, "/ui/jobs/act", action="before", ids=str(job), before=huge), "before")
+    for field in ("retries", "after", "after_any"):  # (retries: SQLite's refusal, named)
+        refused(post(daemon, f"/ui/jobs/{job}/edit", name="x", **{field: huge}), field)
+    shown = daemon.job(job)
+    assert (shown["state"], shown["priority"], shown["name"]) == ("held", 0, None)
+    assert "Traceback" not in (daemon.home / "daemon.log").read_text()
 
 
 def test_the_edit_form_sends_only_what_changed(daemon: Herd) -> None:

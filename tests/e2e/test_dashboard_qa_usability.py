@@ -204,6 +204,56 @@ def test_tabs_in_the_background_let_a_seventh_load(board: Board, expect: Any) ->
         page.close()
 
 
+REASON_CELLS = """cells => cells.map(cell => {
+  // The lines of the text as they show: a reason cut short ("…") has lines that do not.
+  const holder = cell.firstElementChild || cell;
+  const bottom = holder.getBoundingClientRect().bottom + 1;
+  const range = document.createRange();
+  range.selectNodeContents(holder);
+  const lines = [...range.getClientRects()];
+  const style = getComputedStyle(cell);
+  return {
+    text: cell.textContent.trim(),
+    title: holder.title || cell.title,
+    width: cell.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight),
+    lines: new Set(lines.filter(r => r.bottom <= bottom).map(r => Math.round(r.top))).size,
+    whole: lines.every(r => r.bottom <= bottom),
+  };
+})"""
+
+
+def test_why_a_job_waits_is_readable_at_1280_px(board: Board, expect: Any, tmp_path: Path) -> None:
+    """At 1280 px the actions column took the room of "Why waiting": a reason ran four lines
+    down a cell 100-130 px wide (the docs' screenshot of the jobs page). The column is at least
+    10rem wide, and a reason at most three lines, as tall as a waiting job's two lines of
+    buttons; a longer one ends in "…", whole in its title."""
+    command = "sleep 60 {x} #" + " --lr 0.01" * 20  # long, as a sweep's commands are
+    long_name = "a-sweep-whose-name-goes-on-" * 5
+    ids: dict[str, list[str]] = {}
+    for name in ("vit-seeds", long_name):
+        args = ["sweep", command, "-p", "x", "1", "2", "--gpus", "1", "--max-parallel", "1"]
+        ids[name] = board.herd.cli(*args, "--name", name, "-q", cwd=tmp_path).stdout.split()
+    for running, _ in ids.values():  # (one running job a row of five buttons on one line)
+        board.herd.wait_state(int(running), "running")
+    page = board.page("/jobs")  # 1280 px wide
+    short = "waiting: sweep vit-seeds runs 1 at a time (--max-parallel)"
+    expect(page.locator(f"#job-{ids['vit-seeds'][1]} td.reason")).to_have_text(short)
+    rem = page.evaluate("parseFloat(getComputedStyle(document.documentElement).fontSize)")
+    cells = page.locator("table.jobs td.reason").evaluate_all(REASON_CELLS)
+    reasons = {cell["text"]: cell for cell in cells if cell["text"]}
+    for cell in reasons.values():
+        assert cell["width"] >= 10 * rem - 0.5 and cell["lines"] <= 3, cell
+    assert reasons[short]["whole"], reasons[short]
+    long_reason = f"waiting: sweep {long_name} runs 1 at a time (--max-parallel)"
+    cut = reasons[long_reason]
+    assert (cut["whole"], cut["lines"], cut["title"]) == (False, 3, long_reason), cut
+    box = "document.querySelector('.table-scroll')"
+    widths = page.evaluate(f"() => [{box}.scrollWidth, {box}.clientWidth]")
+    assert widths[0] <= widths[1], widths  # all of it in the window: nothing to scroll to
+    board.herd.cli("kill", *ids["vit-seeds"], *ids[long_name])
+    page.close()
+
+
 def test_a_button_on_a_job_removed_meanwhile_says_so_in_one_line(board: Board) -> None:
     """Every button answers "no job N" for a job removed since the page was drawn; prio +
     and prio − gave the CLI's hint instead ("`gpuherd ls --all` lists the jobs there are")."""

@@ -200,6 +200,20 @@ def test_a_number_too_large_for_an_integer_says_so(api: Api) -> None:
     assert answer.error == "invalid request: jobs.0.mem: 1e+30 is too large (at most 2**63 - 1)"
 
 
+def test_a_number_past_64_bits_in_a_query_is_named(api: Api) -> None:
+    """`?ids=` was "a number in the request is too large" (the path's and the body's were
+    named), `?limit=` "Input should be less than or equal to 9223372036854775807"."""
+    huge = 2**63
+    answer = api.send("GET", f"/jobs/wait?ids={api.held}&ids={huge}&timeout=0")
+    assert (answer.status, answer.error) == (422, f"ids {huge} is too large (at most 2**63 - 1)")
+    answer = api.send("GET", f"/jobs?limit={huge}")
+    said = f"invalid request: query.limit: {huge} is too large (at most 2**63 - 1)"
+    assert (answer.status, answer.error) == (422, said)
+    answer = api.send("GET", f"/jobs/wait?ids={api.held}&timeout={huge}")  # a bound of its own
+    said = "invalid request: query.timeout: Input should be less than or equal to 3600"
+    assert (answer.status, answer.error) == (422, said)
+
+
 # ---- a body that is not JSON ---------------------------------------------------------------
 
 NOT_JSON = (

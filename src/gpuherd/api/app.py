@@ -11,7 +11,9 @@ import email.message
 import json
 import logging
 import sqlite3
+from collections.abc import Iterable
 from typing import Any
+from urllib.parse import parse_qsl
 
 from fastapi import FastAPI, Request
 from fastapi.exception_handlers import http_exception_handler
@@ -23,16 +25,15 @@ from gpuherd import __version__
 from gpuherd.api import dashboard, jobs, listener, sweeps, system
 from gpuherd.api.auth import with_headers
 from gpuherd.api.limits import ASGIApp, CapsBody, Receive, Scope, Send
+from gpuherd.core.int64 import LARGEST, TOO_LARGE, OutOfRange, beyond
 from gpuherd.core.states import TransitionError
 from gpuherd.errors import DaemonError, HerdError
 from gpuherd.service import Service
-from gpuherd.store_rows import LARGEST
 
 log = logging.getLogger("gpuherd.api")
 VERSION_HEADER = (b"gpuherd-version", __version__.encode())
 HEAD_SCOPE_KEY = "gpuherd.head"
 """Set in the scope of a HEAD request that AnswersHead passes on as a GET."""
-TOO_LARGE = "is too large (at most 2**63 - 1)"
 NOT_JSON = (
     "the body must be JSON, sent with 'Content-Type: application/json' "
     "(curl: -H 'Content-Type: application/json')"
@@ -105,11 +106,10 @@ def create_app(service: Service, pid: int, socket_path: str) -> FastAPI:
 
     @app.exception_handler(OverflowError)
     async def too_large(request: Request, exc: OverflowError) -> Response:
-        found = _too_large(_path_numbers(request)) or _too_large(_body(request))
-        what = f"{found[0]} {found[1]} {_beyond(found[1])}" if found else "a number in the request"
-        return dashboard.error_page(request, 404) or JSONResponse(
-            {"error": what if found else f"{what} {TOO_LARGE}"}, status_code=422
-        )
+        # The one answer to a number past 64 bits, wherever it was: a route's check found it
+        # (OutOfRange names it) or SQLite refused it (looked for in the request here).
+        line = str(exc) if isinstance(exc, OutOfRange) else _which_too_large(request)
+        return dashboard.error_page(request, 404) or JSONResponse({"error": line}, status_code=422)
 
     @app.exception_handler(TransitionError)
     async def transition_error(_: Request, exc: TransitionError) -> JSONResponse:
@@ -183,7 +183,10 @@ def _problem(err: Any) -> str:
     number = isinstance(value, int | float) and not isinstance(value, bool)
     if str(kind).startswith("int_") and number and abs(value) > LARGEST:
         # 1e30 for an integer: "not a valid integer" would hide what is wrong with it.
-        return f"{'.'.join(loc)}: {value:g} {_beyond(value)}"
+        return f"{'.'.join(loc)}: {value:g} {beyond(value)}"
+    if kind == "less_than_equal" and err.get("ctx", {}).get("le") == LARGEST:
+        # A query's number past 64 bits (`?limit=`), said as the others are said.
+        return f"{'.'.join(loc)}: {value} {TOO_LARGE}"
     return f"{'.'.join(loc)}: {err.get('msg')}"
 
 
@@ -195,11 +198,6 @@ def _body(request: Request) -> Any:
         return json.loads(getattr(request, "_body", b"") or b"null")
     except ValueError:
         return None
-
-
-def _beyond(value: float) -> str:
-    """Why SQLite cannot store `value`, either way (`priority -1e30` is not too large)."""
-    return TOO_LARGE if value > 0 else "is too small (at least -(2**63 - 1))"
 
 
 def _too_large(data: Any, name: str = "") -> tuple[str, int] | None:
@@ -219,10 +217,33 @@ def _too_large(data: Any, name: str = "") -> tuple[str, int] | None:
     return None
 
 
-def _path_numbers(request: Request) -> dict[str, int]:
-    """The path's numbers (`/jobs/{job_id}`): still text when the route refused one."""
-    return {
-        name: int(text)
-        for name, text in request.path_params.items()
-        if isinstance(text, str) and text.isdecimal() and len(text) < 40
-    }
+def _which_too_large(request: Request) -> str:
+    """The line for SQLite's OverflowError: the request's first number past 64 bits, by name,
+    in its path (`/jobs/{job_id}`), query (`?ids=`), JSON body or form (the dashboard's)."""
+    found = (
+        _too_large(_text_numbers(request.path_params.items()))
+        or _too_large(_text_numbers(request.query_params.multi_items()))
+        or _too_large(_body(request))
+        or _too_large(_text_numbers(_form(request)))
+    )
+    if found is None:
+        return f"a number in the request {TOO_LARGE}"
+    return f"{found[0]} {found[1]} {beyond(found[1])}"
+
+
+def _text_numbers(fields: Iterable[tuple[str, Any]]) -> dict[str, list[int]]:
+    """The fields written as whole numbers (`ids=5&ids=7`: {"ids": [5, 7]}); a path's number
+    is still text when the route refused it."""
+    numbers: dict[str, list[int]] = {}
+    for name, text in fields:
+        if isinstance(text, str) and text.removeprefix("-").isdecimal() and len(text) < 40:
+            numbers.setdefault(name, []).append(int(text))
+    return numbers
+
+
+def _form(request: Request) -> list[tuple[str, str]]:
+    """The fields of a url-encoded form, as far as the route read it (as _body)."""
+    if not request.headers.get("content-type", "").startswith("application/x-www-form-urlencoded"):
+        return []
+    text = (getattr(request, "_body", b"") or b"").decode(errors="replace")
+    return parse_qsl(text, keep_blank_values=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -18,14 +19,14 @@ from gpuherd.api import views
 from gpuherd.api.forms import Form, one, read_form, service_of
 from gpuherd.core.edit import BEGIN, CLEARABLE
 from gpuherd.core.idspec import parse_gpu_indices, parse_ids, summarize
+from gpuherd.core.int64 import fits
 from gpuherd.core.model import DeviceState
 from gpuherd.core.states import JobState
-from gpuherd.core.units import parse_duration, parse_memory, plural
+from gpuherd.core.units import parse_duration, parse_memory
 from gpuherd.core.when import parse_begin
 from gpuherd.errors import HerdError, NotFound
 from gpuherd.service import Service
 from gpuherd.service_jobs import VERBS
-from gpuherd.store_rows import LARGEST  # a priority past it was a raw 422 answer
 from gpuherd.wire import ActionResult
 
 router = APIRouter(include_in_schema=False)
@@ -95,9 +96,7 @@ def _before(form: Form) -> int:
         raise HerdError("move before which job? type its number")
     if not (text.isascii() and text.isdigit()):
         raise HerdError(f"'{text}' is not a job number: type the number of a queued job")
-    if int(text) > LARGEST:  # no such job; SQLite could not even look it up
-        raise HerdError(f"no job {text}")
-    return int(text)
+    return fits("before", int(text))
 
 
 PRIORITY_STEPS = {"prio-up": 1, "prio-down": -1}
@@ -139,7 +138,7 @@ async def retry_failed(request: Request) -> Response:
         return _answer(request, form, [(True, "no failed job to retry")])
     results = service.retry(failed)
     done = sum(1 for r in results if r.ok)
-    messages = [(True, f"{plural(done, 'failed job')} queued again")]
+    messages = [(True, f"{done:,} failed job{'s' * (done != 1)} queued again")]
     messages += [m for m in _results(results) if not m[0]]
     return _answer(request, form, messages)
 
@@ -171,10 +170,10 @@ def _folder(text: str) -> str:
     return text
 
 
-def _job_ids(text: str) -> list[int]:
+def _job_ids(name: str, text: str) -> list[int]:
     ids = parse_ids(text.replace("#", " "))  # "#3, #5" as the page writes them, or 3,5
-    if ids and ids[-1] > LARGEST:  # no such job; SQLite could not even look it up
-        raise ValueError(f"no job {ids[-1]}")
+    if ids:
+        fits(name, ids[-1])
     return ids
 
 
@@ -191,8 +190,8 @@ EDIT_PARSERS: dict[str, Any] = {
     "project": str,
     "cwd": _folder,
     "grace": parse_duration,
-    "after": _job_ids,
-    "after_any": _job_ids,
+    "after": partial(_job_ids, "after"),
+    "after_any": partial(_job_ids, "after_any"),
     BEGIN: lambda text: parse_begin(text, time.time(), "time"),
 }
 """The edit form's fields (`gpuherd edit`'s options) and how each one's text is read; an

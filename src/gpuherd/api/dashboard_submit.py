@@ -17,10 +17,10 @@ from gpuherd.api.forms import Form, one, read_form, service_of
 from gpuherd.core.commands import command_lines
 from gpuherd.core.env_vars import check_variable
 from gpuherd.core.idspec import format_ids, parse_gpu_indices
+from gpuherd.core.int64 import TOO_LARGE, OutOfRange, fits
 from gpuherd.core.units import parse_memory
 from gpuherd.core.when import parse_begin
 from gpuherd.errors import HerdError
-from gpuherd.store_rows import LARGEST
 from gpuherd.wire import SubmitItem
 
 router = APIRouter(include_in_schema=False)
@@ -73,8 +73,7 @@ class SubmitForm:
             gpus, priority = int(self.gpus or "1"), int(self.priority or "0")
         except ValueError:
             raise HerdError("GPUs and priority must be whole numbers") from None
-        if not -LARGEST - 1 <= priority <= LARGEST:
-            raise HerdError(f"priority {priority} is too large: at most {LARGEST} either way")
+        fits("priority", priority)
         try:
             mem = parse_memory(self.mem) if self.mem.strip() else None
         except ValueError as exc:
@@ -160,7 +159,8 @@ async def submit(request: Request) -> Response:
         ids = service_of(request).submit(form.items())
     except HerdError as exc:
         return submit_page(request, form, str(exc), exc.status)
-    except OverflowError:  # a number SQLite cannot store; the form is shown again
-        return submit_page(request, form, f"a number is too large (at most {LARGEST})", 400)
+    except OverflowError as exc:  # a number SQLite cannot store: the form is shown again
+        said = str(exc) if isinstance(exc, OutOfRange) else f"a number {TOO_LARGE}"
+        return submit_page(request, form, said, 400)
     # As ranges ("5-20004"): a list of 20,000 ids made a URL the browser's request failed on.
     return RedirectResponse(f"/jobs?submitted={format_ids(ids)}", status_code=303)

@@ -24,6 +24,7 @@ from gpuherd.api import assets, views_plot, views_sweeps
 from gpuherd.cli.plain import show_bidi
 from gpuherd.core.commands import flat_command
 from gpuherd.core.idspec import format_ids, parse_ids
+from gpuherd.core.int64 import fits
 from gpuherd.core.run_time import run_time_text
 from gpuherd.core.states import (
     ACTIVE_STATES,
@@ -77,6 +78,12 @@ def _outcome(job: dict[str, Any]) -> str:
     return str(kind)
 
 
+def _thousands(n: int) -> str:
+    """A count as the pages print it, grouped by thousands: 10504 -> "10,504" (as the CLI's
+    sweep lines do). Ids are not counts: a job's number is written as it is typed."""
+    return f"{n:,}"
+
+
 def _percent(used: int | None, total: int | None) -> int:
     if not total or used is None:
         return 0
@@ -100,6 +107,7 @@ def _make_env() -> Environment:
         size=lambda n: format_size(n) if n is not None else "-",
         ids=lambda ids: format_ids(ids) if ids else "-",
         percent=_percent,
+        thousands=_thousands,
         duration=format_duration,
         flat=flat_command,
         metric=views_sweeps.metric_text,
@@ -308,5 +316,11 @@ def safe_next(target: str | None, default: str = "/") -> str:
 
 
 def parse_id_list(values: Sequence[str]) -> list[int]:
+    """The job ids of a form's `ids` fields (a ticked row each, or lists like 3-7,9);
+    ValueError for a mistyped one. One past 64 bits is OutOfRange before any job is acted on:
+    prio + raised the first job's priority, then the next one's id failed in SQLite."""
     words = [v for v in values if v.strip()]
-    return parse_ids(words) if words else []
+    ids = parse_ids(words) if words else []
+    if ids:
+        fits("ids", ids[-1])
+    return ids

@@ -119,15 +119,15 @@ def progress(service: Service, name: str, counts: dict[str, int]) -> Progress:
     else:
         left = sum(max(0.0, mean - times[0]) for j in live if (times := ran_for(j, now)))
         on = f" on GPU {', '.join(map(str, gpus))}" if gpus else ", on no GPU"
-        of = f"{format_duration(mean)} mean run (of {len(runs)} finished point{_s(runs)})"
+        of = f"{format_duration(mean)} mean run (of {len(runs):,} finished point{_s(runs)})"
         eta = (queued * mean + left) / len(running)
         how = (
-            f"{queued} queued × {of} + {format_duration(left)} left of the running ones,"
-            f" ÷ {len(running)} running at once{on}"
+            f"{queued:,} queued × {of} + {format_duration(left)} left of the running ones,"
+            f" ÷ {len(running):,} running at once{on}"
         )
         if not queued and not left:
             eta = None
-            how = f"any moment: its {len(live)} running point{_s(live)} ran longer than the {of}"
+            how = f"any moment: its {len(live):,} running point{_s(live)} ran longer than the {of}"
     return Progress(points, grouped, segments, mean, len(running), gpus, eta, how)
 
 

@@ -1,0 +1,31 @@
+"""The integers the queue stores: SQLite's INTEGER, 64 bits. A number of a request beyond them
+(a job id, a priority, a count) is refused in one line, in the words the CLI shows:
+`ids 99999999999999999999 is too large (at most 2**63 - 1)`."""
+
+from __future__ import annotations
+
+LARGEST = 2**63 - 1
+"""The largest number an INTEGER column holds."""
+SMALLEST = -(2**63)
+TOO_LARGE = "is too large (at most 2**63 - 1)"
+TOO_SMALL = "is too small (at least -2**63)"
+
+
+class OutOfRange(OverflowError):
+    """A number of a request past 64 bits, found before any of the request is carried out.
+
+    An OverflowError, as SQLite's own for such a number: the API answers both alike (422 and
+    the line, api/app.py). Not a ValueError: the dashboard's forms show a ValueError (a
+    mistyped field) as their message and go on, and this one must stop the request there."""
+
+
+def beyond(value: float) -> str:
+    """Why `value`, outside the range, cannot be stored: too large, or too small."""
+    return TOO_LARGE if value > 0 else TOO_SMALL
+
+
+def fits(name: str, value: int) -> int:
+    """`value` if the queue can store it; else OutOfRange, naming it by `name`."""
+    if not SMALLEST <= value <= LARGEST:
+        raise OutOfRange(f"{name} {value} {beyond(value)}")
+    return value
