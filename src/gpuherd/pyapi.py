@@ -19,7 +19,6 @@ daemon's API, as the CLI does.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -41,6 +40,7 @@ from gpuherd.pyapi_values import (
     connect_spelling,
     edit_options,
     env_overrides,
+    fake_gpus_from_environment,
     is_sweep_file,
     job_cwd,
     make_spec,
@@ -78,7 +78,7 @@ def connect(
     if not start:
         client.get("/daemon")  # raises the "no daemon is running" error
     if gpus is None and fake_gpus is None:
-        fake_gpus = os.environ.get("GPUHERD_FAKE_GPUS") or None
+        fake_gpus = fake_gpus_from_environment()
     args = [sys.executable, "-m", "gpuherd.daemon", "--home", str(client.home)]
     if gpus is not None:
         args += ["--gpus", gpus if isinstance(gpus, str) else ",".join(map(str, gpus))]

@@ -4,6 +4,7 @@
   imported here: a value is converted only when its type comes from numpy);
 - `sweep_warnings`: a sweep's warnings, at the user's line, with the CLI's option names
   as the Python API's keywords; `connect_spelling`: a daemon's start failure so too;
+  `fake_gpus_from_environment`: GPUHERD_FAKE_GPUS, checked, for a daemon connect() starts;
 - `submit_options`, `in_units`: `submit` keyword options as the daemon's API takes them;
   `edit_options`: `Job.edit`'s so; `sweep_order`: `Herd.sweep`'s `order`, checked;
 - `job_cwd`: the folder a job runs in, checked to be one;
@@ -34,7 +35,7 @@ from gpuherd.core.sweep import SweepError, SweepSpec
 from gpuherd.core.sweep_spec import FILE_SUFFIXES
 from gpuherd.core.units import memory_amount, not_a_choice, parse_duration
 from gpuherd.core.when import parse_begin
-from gpuherd.errors import HerdError
+from gpuherd.errors import DaemonError, HerdError
 from gpuherd.task_values import from_numpy, is_numpy
 
 SUBMIT_OPTIONS = frozenset(
@@ -93,6 +94,26 @@ def connect_spelling(text: str) -> str:
         f"{spelled} (arguments of gpuherd.connect(), before the first submit; or set"
         " GPUHERD_FAKE_GPUS=4 in the environment)"
     )
+
+
+FAKE_GPUS_VARIABLE = "GPUHERD_FAKE_GPUS"
+
+
+def fake_gpus_from_environment() -> str | None:
+    """GPUHERD_FAKE_GPUS, for a daemon connect() starts, checked here: the daemon's refusal
+    named connect()'s `fake_gpus` argument, and told to set the variable the user had set."""
+    value = os.environ.get(FAKE_GPUS_VARIABLE) or None
+    if value is not None:
+        from gpuherd.gpus.spec import parse_fake_spec  # (the GPU probes: only when it is set)
+
+        try:
+            parse_fake_spec(value, name=FAKE_GPUS_VARIABLE)
+        except ValueError as exc:
+            raise DaemonError(
+                f"{exc} ({FAKE_GPUS_VARIABLE} in the environment: export "
+                f"{FAKE_GPUS_VARIABLE}=4, say, or unset it)"
+            ) from None
+    return value
 
 
 def sweep_warnings(texts: Iterable[str], category: type[Warning]) -> None:
@@ -327,6 +348,7 @@ def is_sweep_file(source: object, params: Mapping[str, Any] | None) -> bool:
 
 __all__ = [
     "connect_spelling",
+    "fake_gpus_from_environment",
     "in_units",
     "is_sweep_file",
     "job_cwd",

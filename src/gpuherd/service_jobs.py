@@ -2,6 +2,8 @@
 service_edit.py).
 
 A verb on several jobs answers one ActionResult per job, so one bad id never hides the rest.
+Jobs given the same answer share a line (`jobs 1-3: held`, core/idspec.summarize): an answer
+reads right for one job and for many (no "it", "its").
 """
 
 from __future__ import annotations
@@ -174,7 +176,7 @@ class JobVerbs:
         event, to = (Event.RETRY_HELD, JobState.HELD) if hold else (Event.RETRY, JobState.QUEUED)
         detail = "retry by the user" + (", held" if hold else "")
         self.engine.move_state(job, event, to, detail=detail, ended_at=None, release_at=None)
-        return "held (`gpuherd release` runs it again)" if hold else "queued again"
+        return "held (`gpuherd release` to run again)" if hold else "queued again"
 
     def pause(self, ids: Sequence[int]) -> list[ActionResult]:
         return self._each(ids, lambda job: self._signal_one(job, Event.PAUSE))
@@ -194,7 +196,7 @@ class JobVerbs:
                 "during its grace; it ends by itself, or at its SIGKILL"
             )
         self.engine.signal_job(job, event)
-        return "paused (SIGSTOP; its GPUs stay reserved)" if event is Event.PAUSE else "resumed"
+        return "paused (SIGSTOP; GPUs stay reserved)" if event is Event.PAUSE else "resumed"
 
     def hold(self, ids: Sequence[int]) -> list[ActionResult]:
         return self._each(ids, self._hold_one)
@@ -209,7 +211,7 @@ class JobVerbs:
                 from_state=job.state,
                 release_at=None,
             )
-            return "held until released (its --begin time dropped)"
+            return "held until released (--begin time dropped)"
         return self._simple(job, Event.HOLD, JobState.HELD)
 
     def release(self, ids: Sequence[int]) -> list[ActionResult]:

@@ -31,7 +31,7 @@ def test_hold_drops_a_begin_time_and_release_starts_the_job_now(shared_daemon: H
     daemon = shared_daemon
     kept = daemon.submit("--begin", "+1s", "--", "true")
     answer = daemon.cli("hold", str(kept)).stdout.strip()
-    assert answer == f"job {kept}: held until released (its --begin time dropped)"
+    assert answer == f"job {kept}: held until released (--begin time dropped)"
     # A witness with the same time, submitted later: once it has run, the held job's time
     # has passed too.
     witness = daemon.submit("--begin", "+1s", "--", "true")

@@ -292,3 +292,28 @@ def test_show_prints_an_older_jobs_undecodable_env_value_escaped(daemon: Herd) -
     shown = herd.cli("show", str(job))
     assert shown.returncode == 0, shown.stderr
     assert "A=\\xff" in shown.stdout, shown.stdout
+
+
+def test_a_verb_on_several_jobs_says_its_answer_for_them_all(shared_daemon: Herd) -> None:
+    # Jobs with the same answer share its line, which said "it" and "its" of them all.
+    daemon = shared_daemon
+    failed = [daemon.submit("--", "exit 3") for _ in range(2)]
+    for job_id in failed:
+        daemon.wait_state(job_id, "failed")
+    both = f"{failed[0]}-{failed[1]}"
+    assert daemon.cli("retry", "--hold", both).stdout == (
+        f"jobs {both}: held (`gpuherd release` to run again)\n"
+    )
+    later = [daemon.submit("--begin", "+1h", "--", "true") for _ in range(2)]
+    both = f"{later[0]}-{later[1]}"
+    assert (
+        daemon.cli("hold", both).stdout
+        == f"jobs {both}: held until released (--begin time dropped)\n"
+    )
+    running = [daemon.submit("--", "sleep 60") for _ in range(2)]
+    for job_id in running:
+        daemon.wait_state(job_id, "running")
+    both = f"{running[0]}-{running[1]}"
+    assert (
+        daemon.cli("pause", both).stdout == f"jobs {both}: paused (SIGSTOP; GPUs stay reserved)\n"
+    )

@@ -127,7 +127,7 @@ def test_a_finished_job_retried_held_is_edited_then_released(shared_daemon: Herd
     job_id = daemon.submit("--", "echo typo; exit 3")
     daemon.wait_state(job_id, "failed")
     answer = daemon.cli("retry", "--hold", str(job_id))
-    assert answer.stdout == f"job {job_id}: held (`gpuherd release` runs it again)\n"
+    assert answer.stdout == f"job {job_id}: held (`gpuherd release` to run again)\n"
     assert daemon.job(job_id)["state"] == "held"
     daemon.cli("edit", str(job_id), "--command", "echo fixed")
     daemon.cli("release", str(job_id))

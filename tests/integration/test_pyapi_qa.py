@@ -65,6 +65,27 @@ def test_a_daemon_that_did_not_start_says_why_in_connects_words(
     assert not herd.is_up()
 
 
+def test_a_bad_gpuherd_fake_gpus_is_named_as_the_variable_in_the_environment(
+    herd: Herd, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # It was named connect()'s fake_gpus argument, never passed, with advice to set the
+    # variable the user had set.
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    monkeypatch.setenv("GPUHERD_FAKE_GPUS", "abc")
+    with pytest.raises(DaemonError) as caught:
+        connect(herd.home)
+    assert str(caught.value) == (
+        "invalid GPUHERD_FAKE_GPUS item 'abc' in 'abc': use a count (4), sizes "
+        "(2x24GiB,1x80GiB) or a .json state file (GPUHERD_FAKE_GPUS in the environment: "
+        "export GPUHERD_FAKE_GPUS=4, say, or unset it)"
+    )
+    assert not herd.is_up()
+    # An argument given is used instead of the variable, and named when it is the bad one.
+    with pytest.raises(DaemonError, match=r"^invalid fake_gpus item 'bogus' in 'bogus'"):
+        connect(herd.home, fake_gpus="bogus")
+    assert connect(herd.home, fake_gpus=1).client.get("/daemon")["probe"].startswith("fake: 1 GPU")
+
+
 def test_a_jobs_max_parallel_is_refused_not_dropped(api: gpuherd.Herd) -> None:
     # It was dropped silently: the job ran with no cap at all.
     with pytest.raises(TypeError, match=r"^max_parallel is a sweep's cap .*max-running"):

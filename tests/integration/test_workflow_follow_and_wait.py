@@ -97,12 +97,12 @@ def test_wait_says_which_held_jobs_it_does_not_wait_for(daemon: Herd, tmp_path: 
     held = daemon.submit("--hold", "echo held")
     later = daemon.submit("--begin", "+1h", "echo later")
     both = format_ids([held, later])
-    nothing = daemon.cli("wait")
+    nothing = daemon.cli("wait")  # the note on stderr, as when some job is waited for
     assert (nothing.returncode, nothing.stdout, nothing.stderr) == (
         0,
-        f"nothing to wait for: no job is queued or running; jobs {both} are held (until "
-        f"released, or their --begin time), not waited for: gpuherd wait {both} waits for them\n",
-        "",
+        "nothing to wait for: no job is queued or running\n",
+        f"gpuherd: jobs {both} are held (until released, or their --begin time), not waited "
+        f"for: gpuherd wait {both} waits for them\n",
     )
     daemon.cli("kill", str(later))
     go = tmp_path / "go"

@@ -11,9 +11,9 @@ from gpuherd.cli import plain, render
 from gpuherd.core.text import clean_lines, one_line
 
 
-def terminal(width: int = 200, styled: bool = False, colored: bool = True) -> plain.Terminal:
+def terminal(width: int = 200, styled: bool = False) -> plain.Terminal:
     term = plain.Terminal(io.StringIO())
-    term.width, term.styled, term.colored = width, styled, colored
+    term.width, term.styled = width, styled
     return term
 
 
@@ -76,14 +76,11 @@ def test_text_is_never_markup_and_control_characters_cannot_garble() -> None:
     assert lines[1] == "echo [red]hi[/red] [/] red done next"
 
 
-def test_styles_only_on_a_terminal_and_no_color_keeps_bold() -> None:
+def test_styles_only_on_a_terminal() -> None:
     rows: list[list[plain.Cell]] = [["1", ("failed", "red")]]
     assert "\x1b" not in "".join(plain.table(terminal(), ["ID", "STATE"], rows))
     styled = plain.table(terminal(styled=True), ["ID", "STATE"], rows)
     assert styled == ["\x1b[1mID\x1b[0m  \x1b[1mSTATE\x1b[0m", "1   \x1b[31mfailed\x1b[0m"]
-    no_color = plain.table(terminal(styled=True, colored=False), ["ID", "STATE"], rows)
-    assert no_color[1] == "1   failed"
-    assert no_color[0].startswith("\x1b[1mID")
 
 
 def test_the_environment_decides_styles(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -93,10 +90,9 @@ def test_the_environment_decides_styles(monkeypatch: pytest.MonkeyPatch) -> None
     assert not piped.styled
     assert piped.width == plain.PIPED_WIDTH
     monkeypatch.setenv("FORCE_COLOR", "1")
-    monkeypatch.setenv("NO_COLOR", "1")
-    forced = plain.Terminal(io.StringIO())
-    assert forced.styled
-    assert not forced.colored
+    assert plain.Terminal(io.StringIO()).styled
+    monkeypatch.setenv("NO_COLOR", "1")  # no style at all, bold neither: it wins
+    assert not plain.Terminal(io.StringIO()).styled
 
 
 def test_ls_table_as_before_with_the_more_line() -> None:

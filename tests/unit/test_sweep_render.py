@@ -18,7 +18,7 @@ SHOWN = "[/] [red]x[/red] red next"
 
 def terminal(width: int = 200, styled: bool = False) -> plain.Terminal:
     term = plain.Terminal(io.StringIO())
-    term.width, term.styled, term.colored = width, styled, True
+    term.width, term.styled = width, styled
     return term
 
 

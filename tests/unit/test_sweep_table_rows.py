@@ -77,7 +77,7 @@ def test_the_results_hint_runs_as_printed(name: str, hint: str) -> None:
 
 def terminal() -> plain.Terminal:
     term = plain.Terminal(io.StringIO())
-    term.width, term.styled, term.colored = 200, False, False
+    term.width, term.styled = 200, False
     return term
 
 

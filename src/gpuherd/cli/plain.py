@@ -34,27 +34,28 @@ _SGR = {
     "magenta": "35",
     "cyan": "36",
 }
-_COLORS = {"red", "green", "yellow", "magenta", "cyan"}
 
 Cell = str | tuple[str, str]
 """A table cell: its text, or (text, style) with a style of _SGR."""
 
 
 class Terminal:
-    """Where the output goes: its width and whether it shows styles (a terminal does)."""
+    """Where the output goes: its width and whether it shows styles (a terminal does).
+
+    NO_COLOR turns every style off, bold and dim too, and wins over FORCE_COLOR: who sets
+    it wants text without escape sequences (a screen reader, a log of the terminal), and a
+    bold header kept still wrote them."""
 
     def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = sys.stdout if stream is None else stream
         tty = self.stream.isatty()
         env = os.environ
-        self.styled = bool(env.get("FORCE_COLOR")) or (tty and env.get("TERM") != "dumb")
-        self.colored = self.styled and not env.get("NO_COLOR")
+        wanted = bool(env.get("FORCE_COLOR")) or (tty and env.get("TERM") != "dumb")
+        self.styled = wanted and not env.get("NO_COLOR")
         self.width = _terminal_width(self.stream) if tty else PIPED_WIDTH
 
     def style(self, text: str, style: str) -> str:
         if not text or not self.styled or style not in _SGR:
-            return text
-        if style in _COLORS and not self.colored:
             return text
         return f"\x1b[{_SGR[style]}m{text}\x1b[0m"
 

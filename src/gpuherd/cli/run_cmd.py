@@ -61,8 +61,9 @@ class LineReporter:
             from rich.console import Console
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
+            bold = "bold" if plain.Terminal(stream).styled else "none"  # (NO_COLOR: none)
             self._progress = Progress(
-                TextColumn("[bold]gpuherd run[/]"),
+                TextColumn("gpuherd run", style=bold),
                 BarColumn(),
                 MofNCompleteColumn(),
                 TextColumn("{task.description}"),

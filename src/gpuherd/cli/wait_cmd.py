@@ -55,9 +55,10 @@ def wait(
             else listed_ids(client, ("queued", "running", "paused"), match)
         )
         # Held jobs wait for a release (or their --begin time): waited for only when named,
-        # which `submit --begin +1h ...; gpuherd wait` did not tell.
+        # which `submit --begin +1h ...; gpuherd wait` did not tell. A note, so on stderr,
+        # whether or not something else is waited for.
         held = [] if ids or quiet else listed_ids(client, ("held",), match)
-        if held and wanted:
+        if held:
             click.echo(f"gpuherd: {_not_waited_for(held)}", err=True)
         say_gone = None if quiet else say_daemon_gone
         waited = client.wait_for(wanted, deadline, say_gone) if wanted else Waited({}, True, {})
@@ -67,10 +68,7 @@ def wait(
     if not wanted:
         if not quiet:
             of = f" of {narrowed}" if narrowed else ""
-            click.echo(
-                f"nothing to wait for: no job{of} is queued or running"
-                + (f"; {_not_waited_for(held)}" if held else "")
-            )
+            click.echo(f"nothing to wait for: no job{of} is queued or running")
         return
     states = waited.states
     if not waited.done:

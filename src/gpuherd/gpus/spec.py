@@ -36,10 +36,11 @@ def parse_gpu_spec(tokens: str | Sequence[str]) -> dict[int, int]:
     return dict(sorted(slots.items()))
 
 
-def parse_fake_spec(text: str) -> list[FakeGpu] | Path:
+def parse_fake_spec(text: str, name: str = "--fake-gpus") -> list[FakeGpu] | Path:
     """`--fake-gpus`: "4" -> four 24 GiB GPUs; "2x24GiB,1x80GiB"; "80GiB" (one GPU); a .json file.
 
     A .json path comes back as an absolute Path (the probe reads it, maybe after a chdir).
+    `name` is where the text came from, as a mistake names it (GPUHERD_FAKE_GPUS).
     """
     stripped = text.strip()
     if stripped.lower().endswith(".json"):
@@ -52,18 +53,18 @@ def parse_fake_spec(text: str) -> list[FakeGpu] | Path:
         raise ValueError(f"no fake GPUs given: {_FAKE_HELP}")
     gpus: list[FakeGpu] = []
     for item in items:
-        count, size = _parse_fake_item(item, text)
+        count, size = _parse_fake_item(item, text, name)
         if len(gpus) + count > MAX_FAKE_GPUS:
             raise ValueError(f"too many fake GPUs in {text!r}: at most {MAX_FAKE_GPUS}")
         gpus.extend([FakeGpu(memory_total=size)] * count)
     return gpus
 
 
-def _parse_fake_item(item: str, text: str) -> tuple[int, int]:
+def _parse_fake_item(item: str, text: str, name: str) -> tuple[int, int]:
     """(count, bytes each); a bare number is a count of 24 GiB GPUs, never a size in bytes."""
-    bad = f"invalid --fake-gpus item {item!r} in {text!r}"
+    bad = f"invalid {name} item {item!r} in {text!r}"
     if not item:
-        raise ValueError(f"empty item in --fake-gpus {text!r}: {_FAKE_HELP}")
+        raise ValueError(f"empty item in {name} {text!r}: {_FAKE_HELP}")
     if _is_digits(item):
         return _checked_count(int(item), bad), DEFAULT_FAKE_MEMORY
     head, times, tail = item.lower().partition("x")
