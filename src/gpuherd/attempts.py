@@ -19,7 +19,7 @@ from gpuherd.attempt_numbers import next_number
 from gpuherd.core.model import Attempt, Job, Reservation
 from gpuherd.core.recovery import Ran
 from gpuherd.core.states import JobState, OutcomeKind
-from gpuherd.devices import RunningJob
+from gpuherd.devices import RunKey, RunningJob
 from gpuherd.executors.base import Executor, ExitStatus, LaunchRequest
 from gpuherd.layout import Layout
 
@@ -85,6 +85,10 @@ class HeldRun:
     started_at: float | None = None
     peak: int = 0
 
+    @property
+    def key(self) -> RunKey:
+        return (self.job_id, self.attempt)
+
 
 class Attempts:
     def __init__(
@@ -98,12 +102,14 @@ class Attempts:
         self.executor = executor
         self.layout = layout
         self.live: dict[int, Live] = {}
-        self.held_runs: dict[int, HeldRun] = {}
-        """By job id: the run its job was held for, while it runs (its GPUs reserved)."""
-        self.held_ends: dict[int, Ran] = {}
-        """By job id: such a run that has ended, as it ended, until its end is recorded (the
-        engine's tick records it with the queue's other changes, and tries again as it does
-        when the database fails)."""
+        self.held_runs: dict[RunKey, HeldRun] = {}
+        """By (job id, attempt): the runs their jobs were held for, while they run (their GPUs
+        reserved). By run, not by job: a job released meanwhile runs its next attempt beside
+        its run (in `live`), and a job held again for a later run keeps the earlier one."""
+        self.held_ends: dict[RunKey, Ran] = {}
+        """By (job id, attempt): such runs that have ended, as they ended, until their ends
+        are recorded (the engine's tick records them with the queue's other changes, and
+        tries again as it does when the database fails)."""
         self._on_exit = on_exit
         self._on_stall = on_stall
         self._on_timeout = on_timeout
@@ -172,8 +178,12 @@ class Attempts:
         """Keep `run`'s GPUs reserved (if known), and call `on_end` once its process has ended
         (watched as a running attempt is: what it leaves in its process group ends with it)."""
         key = self.layout.attempt_key(run.job_id, run.attempt)
-        self.held_runs[run.job_id] = run
+        self.held_runs[run.key] = run
         self.executor.watch(run.pid, run.folder, key, on_end)
+
+    def held_runs_of(self, job_id: int) -> list[HeldRun]:
+        """The runs the job was held for that run now, earliest first (mostly none)."""
+        return [run for key, run in sorted(self.held_runs.items()) if key[0] == job_id]
 
     def _record_start(self, live: Live) -> None:
         if self.live.get(live.job_id) is live:  # else it ended: its end writes the file
@@ -274,24 +284,25 @@ class Attempts:
         # A held run whose GPUs are not known is left out: its processes count as another
         # user's, which keeps plain jobs off its GPUs (nothing is reserved for it).
         held = [
-            RunningJob(run.job_id, run.pid, run.reservation.gpus, run.job_dir)
+            RunningJob(run.job_id, run.attempt, run.pid, run.reservation.gpus, run.job_dir)
             for run in self.held_runs.values()
             if run.reservation is not None
         ]
         return held + [
-            RunningJob(lv.job_id, lv.pid, lv.gpus, str(lv.job_dir)) for lv in self.live.values()
+            RunningJob(lv.job_id, lv.attempt, lv.pid, lv.gpus, str(lv.job_dir))
+            for lv in self.live.values()
         ]
 
-    def reservations(self, usage: dict[int, int]) -> list[Reservation]:
+    def reservations(self, usage: Mapping[RunKey, int]) -> list[Reservation]:
         """What each running job holds: the larger of its request and its measured peak;
-        and what each held job's run holds."""
+        and what each held job's run holds (`usage`: by run, DeviceTable.usage)."""
         held = []
         for run in self.held_runs.values():
             if run.reservation is not None:
-                run.peak = max(run.peak, usage.get(run.job_id, 0))
+                run.peak = max(run.peak, usage.get(run.key, 0))
                 held.append(replace(run.reservation, mem=max(run.reservation.mem, run.peak)))
         for lv in self.live.values():
-            lv.peak = max(lv.peak, usage.get(lv.job_id, 0))
+            lv.peak = max(lv.peak, usage.get((lv.job_id, lv.attempt), 0))
             held.append(
                 Reservation(
                     lv.job_id,

@@ -57,8 +57,9 @@ class DeviceTable:
         self._processes: dict[int, list[GpuProcessView]] = {}
         self.history: dict[int, deque[tuple[float, int | None, int | None]]] = {}
         """Per GPU, the last readings: (time, utilisation %, memory used), for sparklines."""
-        self.usage: dict[int, int] = {}
-        """Job id -> the most memory its processes use on one of its GPUs, last reading."""
+        self.usage: dict[RunKey, int] = {}
+        """(job id, attempt) -> the most memory that run's processes use on one of its GPUs,
+        last reading: by run, as two runs of one job may run at once (RunKey)."""
         self.refresh()
 
     def start(
@@ -144,20 +145,20 @@ class DeviceTable:
 
     def _attribute(self, jobs: list[RunningJob]) -> None:
         """Tell each GPU process's owner: one of our jobs (by process group), or foreign."""
-        by_pgid = {j.pgid: j.job_id for j in jobs}
-        usage: dict[int, dict[int, int]] = {}
+        by_pgid = {j.pgid: j for j in jobs}
+        usage: dict[RunKey, dict[int, int]] = {}
         self._processes = {}
         for index, reading in self._readings.items():
             views = []
             for p in reading.processes:
                 pgid = _pgid(p.pid)
-                job_id = None if pgid is None else by_pgid.get(pgid)
-                views.append(GpuProcessView(p.pid, p.memory, job_id, None))
-                if job_id is not None:
-                    per_gpu = usage.setdefault(job_id, {})
+                job = None if pgid is None else by_pgid.get(pgid)
+                views.append(GpuProcessView(p.pid, p.memory, job.job_id if job else None, None))
+                if job is not None:
+                    per_gpu = usage.setdefault((job.job_id, job.attempt), {})
                     per_gpu[index] = per_gpu.get(index, 0) + (p.memory or 0)
             self._processes[index] = views
-        self.usage = {job_id: max(per_gpu.values()) for job_id, per_gpu in usage.items()}
+        self.usage = {run: max(per_gpu.values()) for run, per_gpu in usage.items()}
 
     # ---- views ----------------------------------------------------------------------------
 
@@ -299,11 +300,19 @@ def local_time(stamp: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(stamp))
 
 
+RunKey = tuple[int, int]
+"""(job id, attempt number): one run of a job. Two runs of a job may run at once: a job
+released while the run it was held for runs (engine_held_runs.py) starts its next attempt
+beside it. What is kept per run (its memory, its GPUs) is kept by this key, never the job's
+id alone, which mixed the two (a peak taken for the other's)."""
+
+
 @dataclass(frozen=True)
 class RunningJob:
-    """What the device table needs to know of a running job."""
+    """What the device table needs to know of a running job's run."""
 
     job_id: int
+    attempt: int
     pgid: int
     gpus: tuple[int, ...]
     job_dir: str

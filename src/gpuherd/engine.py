@@ -20,13 +20,12 @@ from gpuherd.attempts import Attempts, Live
 from gpuherd.broadcast import Broadcast
 from gpuherd.config import load_policy
 from gpuherd.core.caps import Offering
-from gpuherd.core.lifecycle import Ended
 from gpuherd.core.model import Assignment, Attempt, Device, Job, Policy, Reservation
 from gpuherd.core.placement import Hold, open_gpus, place, project_room
-from gpuherd.core.states import Event, JobState, OutcomeKind, transition
+from gpuherd.core.states import WAITING_STATES, Event, JobState, OutcomeKind, transition
 from gpuherd.devices import DeviceTable
 from gpuherd.engine_begin import BeginTimer
-from gpuherd.engine_endings import fail_unspawned, finish, flag_stalled, requeue_unstarted
+from gpuherd.engine_endings import fail_unspawned, finish_exits, flag_stalled, requeue_unstarted
 from gpuherd.engine_health import TickHealth
 from gpuherd.engine_held_runs import record_held_ends
 from gpuherd.engine_recovery import recover
@@ -137,8 +136,11 @@ class Engine:
         if not self.live:
             self._idle.set()
 
-    def _record_exits_and_starts(self, now: float) -> list[tuple[Job, Attempt]]:
-        """Record the ended attempts and new starts in one transaction; return those to spawn."""
+    def _record_exits_and_starts(
+        self, now: float, closing: bool = False
+    ) -> list[tuple[Job, Attempt]]:
+        """Record the ended attempts and new starts in one transaction; return those to spawn
+        (`closing`: the stopping daemon's last recording, which no tick retries)."""
         exits, self._exits = self._exits, []
         pids, self._unrecorded_pids = self._unrecorded_pids, []
         held_ends = self.attempts.held_ends  # runs a restored herd.db did not know, ended
@@ -149,19 +151,21 @@ class Engine:
         try:
             with self.store.transaction():
                 self.store.record_pids(pids)
-                self._handle_exits(taken, now)
+                finish_exits(self, [(live, status) for (_, _, status), live in taken], now)
                 record_held_ends(self, now)
                 return self._record_starts(now)
         except sqlite3.Error as exc:
             # Nothing was recorded (a full disk, say): keep the exits and their jobs' GPUs
             # (held runs' ends stay kept), and try again soon rather than forget these ends.
-            log.warning("recording the queue's changes failed, retrying: %s", exc)
+            then = "the next start reads them from the folders" if closing else "retrying"
+            log.warning("recording the queue's changes failed, %s: %s", then, exc)
             del self._paperwork[paperwork:]
             for (job_id, _, _), live in taken:
                 self.attempts.live[job_id] = live
             self._exits = exits + self._exits
             self._unrecorded_pids = pids + self._unrecorded_pids
-            self.wake_later(RETRY_RECORDING)
+            if not closing:
+                self.wake_later(RETRY_RECORDING)
             return []
 
     async def drain(self, kill: bool = False, grace: float | None = None) -> None:
@@ -189,11 +193,12 @@ class Engine:
         self._stopping = True
 
     def close(self) -> None:
-        """Stop watching; jobs still running are left for the next daemon to re-attach."""
+        """Stop watching; jobs still running are left for the next daemon to re-attach. What
+        no tick recorded yet (herd.db refused it, or it came after the last) is recorded now:
+        pids, ends, held runs' ends (the exit status seen, which the run's folder may lack)."""
         self._stopping = True
-        if self._unrecorded_pids:  # jobs left running: the next daemon re-attaches by pid
-            with contextlib.suppress(sqlite3.Error):
-                self.store.record_pids(self._unrecorded_pids)
+        self._record_exits_and_starts(self.clock(), closing=True)  # starts nothing: stopping
+        self._do_paperwork()
         self.attempts.close()
         self.devices.stop()
         self.begins.stop()
@@ -204,14 +209,6 @@ class Engine:
     def _on_exit(self, job_id: int, attempt: int, status: ExitStatus) -> None:
         self._exits.append((job_id, attempt, status))
         self.wake()
-
-    def _handle_exits(self, taken: list[tuple[Exit, Live]], now: float) -> None:
-        if not taken:
-            return
-        jobs = self.store.get_jobs([job_id for (job_id, _, _), _ in taken])
-        for (job_id, _, status), live in taken:
-            ended = Ended(status.exit_code, status.signal, live.stop_reason, live.requeue)
-            finish(self, jobs.get(job_id), ended, status.ended_at, now, live)
 
     # ---- step 2: start what fits ----------------------------------------------------------
 
@@ -365,8 +362,8 @@ class Engine:
         **changes: object,
     ) -> None:
         transition(job.state, event)  # raises TransitionError for a change the table forbids
-        if to_state in (JobState.QUEUED, JobState.HELD):  # waiting: no GPUs (its attempts
-            changes.setdefault("assigned", ())  # keep theirs); a hold for a run sets the run's
+        if to_state in WAITING_STATES:  # no GPUs (its attempts keep theirs; a hold for a run
+            changes.setdefault("assigned", ())  # sets the run's); wire.job_view: older rows
         self.store.update_job(
             job.id, self.clock(), event.value, to_state, detail, from_state=job.state, **changes
         )

@@ -21,7 +21,7 @@ from gpuherd.core.lifecycle import (
 from gpuherd.core.model import Attempt, Job, Outcome
 from gpuherd.core.states import BAD_END_STATES, LIVE_STATES, Event, JobState, OutcomeKind
 from gpuherd.core.units import format_duration
-from gpuherd.executors.base import SpawnError
+from gpuherd.executors.base import ExitStatus, SpawnError
 
 if TYPE_CHECKING:
     from gpuherd.engine import Engine
@@ -101,6 +101,15 @@ def finish(
         # Sweeps learn: a finished point's measured peak becomes the memory request of
         # the points still queued that declared none, so they can share GPUs.
         engine.store.learn_sweep_mem(job.spec.sweep, int(peak * LEARNED_MEM_MARGIN), now)
+
+
+def finish_exits(engine: Engine, exits: Sequence[tuple[Live, ExitStatus]], now: float) -> None:
+    """Record how these watched attempts ended (their processes have exited), each as it
+    ended: by its exit status, and the stop gpuherd had asked of it, if any."""
+    jobs = engine.store.get_jobs([live.job_id for live, _ in exits]) if exits else {}
+    for live, status in exits:
+        ended = Ended(status.exit_code, status.signal, live.stop_reason, live.requeue)
+        finish(engine, jobs.get(live.job_id), ended, status.ended_at, now, live)
 
 
 def stored_attempt(engine: Engine, job: Job) -> Attempt:

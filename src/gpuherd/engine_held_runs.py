@@ -33,6 +33,7 @@ from gpuherd.core.recovery import (
     unwatched_run,
 )
 from gpuherd.core.states import Event, JobState
+from gpuherd.devices import RunKey
 from gpuherd.engine_taken import attempt_row, ended_run, found_run, on_gpus, take
 from gpuherd.executors.base import ExitStatus
 
@@ -97,9 +98,10 @@ def removal_refused(engine: Engine, job: Job) -> str | None:
 def held_run_running(engine: Engine, job: Job) -> str | None:
     """`job 5: its attempt 1 runs unwatched (pid 4242), GPU 0 reserved for it`, while a run
     the job was held for runs; None when none does."""
-    run = engine.attempts.held_runs.get(job.id)
-    if run is None:
+    runs = engine.attempts.held_runs_of(job.id)
+    if not runs:
         return None
+    run = runs[0]
     gpus = run.reservation.gpus if run.reservation else ()
     kept = f", {on_gpus(gpus)} reserved for it" if gpus else ""
     return f"job {job.id}: its {running_unwatched(run.attempt, run.pid)}{kept}"
@@ -134,7 +136,7 @@ def _watch(engine: Engine, job: Job, found: Found, gpus: tuple[int, ...] | None)
     lists it on its GPUs; a CPU-only job's holds a CPU job's place; where the GPUs of a job
     that asked for some are not known (None, or none in its environment), nothing."""
     attempt, pid = found.attempt, found.pid
-    if (known := engine.attempts.held_runs.get(job.id)) and known.pid == pid:
+    if (known := engine.attempts.held_runs.get((job.id, attempt))) and known.pid == pid:
         return  # watched already (by this start's first pass)
     held = None
     if gpus is not None and (gpus or not job.spec.gpus):
@@ -156,13 +158,13 @@ def _run_ended(engine: Engine, run: HeldRun, status: ExitStatus) -> None:
     """A run that its job was held for has ended: its GPUs are free for the queue again, and
     its end, as the daemon saw it, waits for the engine's next tick to record it
     (`record_held_ends`)."""
-    if engine.attempts.held_runs.get(run.job_id) is not run:
+    if engine.attempts.held_runs.get(run.key) is not run:
         return
-    del engine.attempts.held_runs[run.job_id]
+    del engine.attempts.held_runs[run.key]
     ended = ended_run(run.attempt, run.pid, run.folder, status, engine.clock())
     if ended.started_at is None:  # no attempt.json: its GPUs and start as seen while it ran
         ended = replace(ended, gpus=run.gpus, started_at=run.started_at)
-    engine.attempts.held_ends[run.job_id] = ended
+    engine.attempts.held_ends[run.key] = ended
     engine.wake()
 
 
@@ -173,14 +175,14 @@ def record_held_ends(engine: Engine, now: float) -> None:
     the daemon saw is recorded, where a restart would read the run's folder, whose `process`
     file may lack it (a full disk), and record the run `lost`."""
     pending = engine.attempts.held_ends
-    for job_id, ended in list(pending.items()):
-        _record_end(engine, job_id, ended, now)
-        engine.store.after_commit(partial(_forget, pending, job_id, ended))
+    for run, ended in sorted(pending.items()):  # a job's earlier run first: as they ran
+        _record_end(engine, run[0], ended, now)
+        engine.store.after_commit(partial(_forget, pending, run, ended))
 
 
-def _forget(pending: dict[int, Ran], job_id: int, ended: Ran) -> None:
-    if pending.get(job_id) is ended:
-        del pending[job_id]
+def _forget(pending: dict[RunKey, Ran], run: RunKey, ended: Ran) -> None:
+    if pending.get(run) is ended:
+        del pending[run]
 
 
 def _record_end(engine: Engine, job_id: int, ran: Ran, now: float) -> None:

@@ -286,13 +286,13 @@ class Service(SystemVerbs, EditVerbs):
         if run is None:
             return "held"
         attempt, pid = run
-        held = self.engine.attempts.held_runs.get(job.id)
-        if held is not None and (held.attempt, held.pid) == run:
+        held = self.engine.attempts.held_runs.get((job.id, attempt))
+        if held is not None and held.pid == pid:
             reserved = held.reservation.gpus if held.reservation else ()
             gpus = f", GPU {format_ids(reserved)} reserved for it" if reserved else ""
             return runs_unwatched(attempt, pid) + gpus
-        ended = self.engine.attempts.held_ends.get(job.id)
-        if ended is not None and (ended.attempt, ended.pid) == run:
+        ended = self.engine.attempts.held_ends.get((job.id, attempt))
+        if ended is not None and ended.pid == pid:
             return (
                 f"held: attempt {attempt} (pid {pid}) ran unwatched and has ended, its end not "
                 "recorded yet: the daemon tries again every second while herd.db refuses it "

@@ -98,6 +98,12 @@ MIGRATIONS: tuple[str, ...] = (
         WHERE state = 'queued';
     DROP INDEX jobs_queued_cpu;
     """,
+    # 8: the hold events, which a start reads to find the runs a restored herd.db did not
+    # know (Store.unwatched_holds) instead of scanning every event. Partial: an insert of
+    # any other event writes nothing to it.
+    """
+    CREATE INDEX events_holds ON events(id) WHERE event IN ('hold', 'retry-held');
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -25,6 +25,13 @@ START_ORDER = "priority DESC, position, id"
 """The order waiting jobs start in (placement reads the queued ones so: Store.queued_ready)."""
 PAUSE_CHUNK = 500
 """Jobs per query of their events (SQLite before 3.32 takes 999 parameters at most)."""
+UNWATCHED_HOLDS = (
+    "SELECT job_id, detail FROM events INDEXED BY events_holds"
+    " WHERE event IN ('hold', 'retry-held') AND detail LIKE ? ORDER BY id"
+)
+"""The hold events that name a run found running unwatched (Store.unwatched_holds): read
+through their partial index (migration 8), not by a scan of every event (15 ms per 400,000
+events); its WHERE must say `event IN ('hold', 'retry-held')` as the index does."""
 
 
 @dataclass(frozen=True)
@@ -264,13 +271,9 @@ class JobViews:
     def unwatched_holds(self) -> list[tuple[int, str]]:
         """(job id, detail) of every hold event that names a run of its job found running
         unwatched (core.recovery.unwatched; engine_held_runs.hold), whatever the job's state
-        now: what a restart watches again. A scan of the events table (no index names its
-        events: about 15 ms per 400,000 events), once per start."""
-        rows = self._db.execute(
-            "SELECT job_id, detail FROM events WHERE event IN ('hold', 'retry-held')"
-            " AND detail LIKE ? ORDER BY id",
-            (UNWATCHED_LIKE,),
-        )
+        now: what a restart watches again. Read once per start, through the index of the
+        hold events alone (UNWATCHED_HOLDS)."""
+        rows = self._db.execute(UNWATCHED_HOLDS, (UNWATCHED_LIKE,))
         return [(int(job_id), str(detail)) for job_id, detail in rows]
 
     def _events_named(

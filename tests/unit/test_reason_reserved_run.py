@@ -39,3 +39,19 @@ def test_a_gpu_that_waits_for_another_reason_says_that_one() -> None:
     assert why_waiting(job(3), draining, [Reservation(2, (0,), run=RUN)], Policy()) == (
         "waiting for a free GPU (GPU 0 is draining)"
     )
+
+
+def test_a_job_with_two_runs_on_a_gpu_is_named_once() -> None:
+    """Released while its held run runs, job 2 runs its next attempt beside that run, on the
+    same GPU (both with --mem): the memory they hold is named as job 2's, once (before: "jobs
+    2 hold", for two job ids)."""
+    gib = 2**30
+    devices = [Device(0, memory_total=24 * gib)]
+    runs = [
+        Reservation(2, (0,), mem=12 * gib, shares=True, run=RUN),  # attempt 1, the held run
+        Reservation(2, (0,), mem=8 * gib, shares=True),  # attempt 2, watched
+    ]
+    assert why_waiting(job(3, mem=8 * gib), devices, runs, Policy()) == (
+        "waiting for 8.0 GiB free on 1 GPU (job 2 holds 20.0 GiB of GPU 0; GPU 0 is reserved "
+        "for job 2, whose attempt 1 runs unwatched (pid 3621))"
+    )

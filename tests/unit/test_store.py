@@ -716,3 +716,46 @@ def test_an_older_database_gets_the_index_of_queued_jobs_by_gpu_count(db_path: P
     assert "jobs_queued_gpus" in indexes
     assert "jobs_queued_cpu" not in indexes  # the new index serves CPU-only jobs too
     assert raw(db_path, "PRAGMA user_version") == [(SCHEMA_VERSION,)]
+
+
+def test_an_older_database_gets_the_index_of_hold_events_and_a_start_reads_through_it(
+    db_path: Path,
+) -> None:
+    """A start reads the hold events that name a run found running unwatched (a restored
+    herd.db: engine_held_runs.py). It scanned every event (15 ms per 400,000); a database
+    of the release before gets a partial index of the hold events alone, which the query
+    reads, and keeps its events."""
+    db_path.parent.mkdir(parents=True)
+    con = sqlite3.connect(db_path)
+    for script in MIGRATIONS[:7]:  # a database of the release before this index
+        con.executescript(script)
+    events = [
+        (1, "submit", None),
+        (1, "hold", "attempt 1 runs already (pid 4242, unwatched), but herd.db did not know it"),
+        (2, "hold", "held by hand"),
+        (3, "retry-held", "attempt 2 runs already (pid 4343, unwatched), but ..."),
+        (3, "start", "attempt 2 runs already (pid 4343, unwatched)"),  # not a hold
+    ]
+    con.executemany(
+        "INSERT INTO events(job_id, at, event, to_state, detail) VALUES (?, 1, ?, 'held', ?)",
+        events,
+    )
+    con.execute("PRAGMA user_version = 7")
+    con.commit()
+    con.close()
+    s = Store(db_path)
+    try:
+        assert s.unwatched_holds() == [
+            (1, "attempt 1 runs already (pid 4242, unwatched), but herd.db did not know it"),
+            (3, "attempt 2 runs already (pid 4343, unwatched), but ..."),
+        ]
+    finally:
+        s.close()
+    assert raw(db_path, "PRAGMA user_version") == [(SCHEMA_VERSION,)]
+    index = raw(db_path, "SELECT sql FROM sqlite_master WHERE name = 'events_holds'")
+    assert index, "no index of the hold events"  # before: none
+    assert "WHERE event IN ('hold', 'retry-held')" in str(index[0][0])  # partial: holds only
+    from gpuherd.store_views import UNWATCHED_HOLDS  # the query a start runs
+
+    plan = [row[3] for row in raw(db_path, f"EXPLAIN QUERY PLAN {UNWATCHED_HOLDS}", ("%",))]
+    assert len(plan) == 1 and plan[0].endswith("USING INDEX events_holds")  # before: SCAN events

@@ -114,7 +114,9 @@ def _details(
                 if used and need <= free + used:
                     foreign.append(_outside(d, used))
                 if g.held:
-                    ids = sorted(r.job_id for r in reservations if r.mem and d.index in r.gpus)
+                    # A set: two runs of one job may hold memory here (a held run beside
+                    # its job's next attempt: engine_held_runs.py), named once.
+                    ids = sorted({r.job_id for r in reservations if r.mem and d.index in r.gpus})
                     holding.setdefault((tuple(ids), g.held), []).append(d.index)
             if cause is None and not g.fits(kind, mem):  # a run on it may be why
                 for r in reservations:
