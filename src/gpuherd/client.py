@@ -205,10 +205,10 @@ class Client:
         except DaemonError:
             return False
 
-    def start_failure(self, since: int) -> str | None:
-        """Why a daemon start failed: the last `gpuherd daemon:` line its log got after byte
-        `since` (what the log held before the start: an earlier start's reason is not this
-        one's); None if it said nothing."""
+    def last_word(self, since: int) -> str | None:
+        """The daemon's last word (why a start failed, what a stop left undone): the last
+        `gpuherd daemon:` line its log got after byte `since` (what the log held before the
+        start or stop: an earlier one's word is not this one's); None if it said nothing."""
         try:
             with paths.daemon_log(self.home).open("rb") as log:
                 log.seek(since)

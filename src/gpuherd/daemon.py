@@ -200,7 +200,9 @@ def serve(
     executor_kind: str | None = None,
     address: str | None = None,
     abandon_running: bool = False,
-) -> None:
+) -> str | None:
+    """Serve until asked to stop; return the daemon's last word, if it has one (a stop that
+    left jobs running: `Service.left_running`)."""
     import uvicorn
 
     from gpuherd.api import listener as tcp
@@ -235,7 +237,7 @@ def serve(
     keeper = SocketKeeper(home, sock_path, own_folder)
     note_socket(home, sock_path)
 
-    async def main() -> None:
+    async def main() -> str | None:
         engine = Engine(store, table(store, probe), executor, Layout.for_home(home))
         service = Service(engine, home, time.time())
         app = create_app(service, pid=os.getpid(), socket_path=str(sock_path))
@@ -263,9 +265,10 @@ def serve(
         await app.state.listener.stop()
         hooks.stop()
         engine.close()
+        return service.last_word
 
     try:
-        asyncio.run(main())
+        last_word = asyncio.run(main())
     finally:
         sock.close()
         if tcp_sock is not None:
@@ -278,6 +281,7 @@ def serve(
             ray_cluster.disconnect(executor)
         lock.close()
         log.info("daemon %d stopped", os.getpid())
+    return last_word
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -304,7 +308,7 @@ def main(argv: list[str] | None = None) -> int:
             also.setFormatter(logging.getLogger().handlers[0].formatter)
             logging.getLogger().addHandler(also)
     try:
-        serve(
+        last_word = serve(
             paths.home_dir(args.home),
             args.gpus,
             args.fake_gpus,
@@ -315,17 +319,20 @@ def main(argv: list[str] | None = None) -> int:
             args.abandon_running,
         )
     except (HerdError, ProbeError, ValueError, OSError) as exc:
-        _failed(str(exc), args.log_file)
+        _say(str(exc), args.log_file)
         return 1
     except sqlite3.DatabaseError as exc:  # damaged, or locked, full, read-only: each its way out
-        _failed(str(open_failed(paths.database(paths.home_dir(args.home)), exc)), args.log_file)
+        _say(str(open_failed(paths.database(paths.home_dir(args.home)), exc)), args.log_file)
         return 1
+    if last_word is not None:
+        _say(last_word, args.log_file)
     return 0
 
 
-def _failed(reason: str, log_file: str | None) -> None:
-    """Why the daemon could not start or run, on stderr (daemon.log, for a daemon `daemon
-    start` started), and in `log_file` (a foreground daemon's daemon.log) too."""
+def _say(reason: str, log_file: str | None) -> None:
+    """The daemon's last word (why it could not start or run, what its stop left undone) on
+    stderr (daemon.log, for a daemon `daemon start` started), and in `log_file` (a foreground
+    daemon's daemon.log) too: `gpuherd daemon start` and `stop` print it."""
     line = f"gpuherd daemon: {reason}\n"
     sys.stderr.write(line)
     sys.stderr.flush()

@@ -46,6 +46,8 @@ PID_RECORD_DELAY = 0.05
 queue ticks sooner); a daemon killed before that takes it from the job's process file."""
 TELEMETRY_MAX_AGE = 1.0
 """Seconds a GPU reading may be old when placement uses it (else it is read again)."""
+REACH_CHECK = 1.0
+"""Seconds between looks, in a stop with --kill, at whether its jobs are in reach."""
 
 
 class Engine:
@@ -168,14 +170,22 @@ class Engine:
                 self.wake_later(RETRY_RECORDING)
             return []
 
-    async def drain(self, kill: bool = False, grace: float | None = None) -> None:
-        """Start nothing new; with `kill`, stop every running job; return once none runs."""
+    async def drain(self, kill: bool = False, grace: float | None = None) -> dict[int, str]:
+        """Start nothing new; with `kill`, stop every running job; return once none runs, or,
+        with `kill`, once the executor can reach none left: those, with why (their stops are
+        stored: the next daemon carries them out)."""
         self.stop_dispatch()
         if kill:
             self.kill_all(grace)
+        reach = self.executor.out_of_reach
         while self.live:
+            away = {i: why for i, lv in self.live.items() if kill and (why := reach(lv.pid))}
+            if len(away) == len(self.live):
+                return away
             self._idle.clear()
-            await self._idle.wait()
+            with contextlib.suppress(TimeoutError):  # nothing tells when one goes out of reach
+                await asyncio.wait_for(self._idle.wait(), REACH_CHECK if kill else None)
+        return {}
 
     @contextlib.contextmanager
     def dispatch_paused(self) -> Iterator[None]:

@@ -104,7 +104,7 @@ def _start_daemon(client: Client, args: list[str]) -> None:
         )
     deadline = time.monotonic() + START_TIMEOUT
     while not client.is_up():
-        failed = client.start_failure(seen)
+        failed = client.last_word(seen)
         if failed and not client.is_up():  # (another process may have started one first)
             raise DaemonError(connect_spelling(failed))
         if time.monotonic() > deadline:

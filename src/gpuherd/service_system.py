@@ -29,11 +29,26 @@ class SystemVerbs:
     started_at: float
     stop_mode: str | None = None
     """How the daemon was asked to stop (`leave`, `drain` or `kill`); None while it serves."""
+    last_word: str | None = None
+    """What the daemon says as it exits, if anything (`left_running`)."""
 
     def asked_to_stop(self, mode: str) -> None:
         """The daemon was asked to stop (`gpuherd daemon stop [--drain | --kill]`)."""
         self.stop_mode = mode
         self._changed("stopping")  # open pages show it at once, as they show a pause
+
+    def left_running(self, left: dict[int, str]) -> None:
+        """A stop with --kill leaves these jobs running, out of the executor's reach (why,
+        each): the daemon's last word, which `gpuherd daemon stop` prints (daemon.py)."""
+        ids = sorted(left)
+        one = len(ids) == 1
+        them = f"job {ids[0]}" if one else f"jobs {format_ids(ids)}"
+        self.last_word = (
+            f"{them} could not be killed: {'; '.join(sorted(set(left.values())))}. "
+            f"{'Its' if one else 'Their'} kill is kept, and the next `gpuherd daemon start` "
+            "carries it out: start the daemon again once the cluster answers; until then "
+            f"{'it' if one else 'they'} may go on running"
+        )
 
     def pause_queue(self, paused: bool) -> str:
         if not paused and self.engine.stopping:

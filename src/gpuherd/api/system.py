@@ -80,7 +80,8 @@ async def stop(request: Request, body: StopRequest) -> dict[str, Any]:
     service.asked_to_stop(body.mode)
 
     async def stop_after_jobs() -> None:
-        await engine.drain(kill=body.mode == "kill")
+        if left := await engine.drain(kill=body.mode == "kill"):
+            service.left_running(left)
         engine.changes.close()  # open event streams end, so the server can close
         server.should_exit = True
 

@@ -122,7 +122,7 @@ def _wait_until_up(client: Client, proc: subprocess.Popen[bytes], logged: int) -
     while time.monotonic() < deadline:
         code = proc.poll()
         if code is not None:
-            reason = client.start_failure(logged)
+            reason = client.last_word(logged)
             if reason and reason.startswith(ALREADY_RUNNING):  # another start won the lock
                 winner = _status_or_none(client, deadline)
                 if winner is not None:
@@ -175,6 +175,8 @@ def stop(drain: bool, kill: bool) -> None:
     client = Client()
     status = client.get("/daemon")
     pid = int(status["pid"])
+    log = paths.daemon_log(client.home)
+    logged = log.stat().st_size if log.exists() else 0  # the daemon's last word comes after
     answer = client.post(
         "/daemon/stop", {"mode": "drain" if drain else "kill" if kill else "leave"}
     )
@@ -186,6 +188,8 @@ def stop(drain: bool, kill: bool) -> None:
             "had begun is carried out by the next `gpuherd daemon start`; see `gpuherd daemon log`"
         )
     click.echo("daemon stopped")
+    if (left := client.last_word(logged)) is not None:  # jobs a --kill could not reach
+        raise HerdError(left)
 
 
 def _wait_for_exit(pid: int) -> None:

@@ -81,7 +81,9 @@ class Executor(Protocol):
         self, pid: int, job_id: int, attempt: int, key: str, attempt_dir: str = ""
     ) -> bool:
         """True when `pid` is alive and is that attempt of that job, of this home (`key`): not
-        a reused pid, nor another home's job of the same number."""
+        a reused pid, nor another home's job of the same number. An executor that cannot
+        tell in time (a cluster that does not answer) says True, and `watch` finds out:
+        counted lost on a guess, the job could run twice."""
         ...
 
     def given_gpus(self, pid: int) -> tuple[int, ...] | None:
@@ -116,6 +118,12 @@ class Executor(Protocol):
 
     def signal(self, pid: int, signum: int) -> None:
         """Send `signum` to the job's whole process group; a job already gone is no error."""
+        ...
+
+    def out_of_reach(self, pid: int) -> str | None:
+        """Why the running attempt `pid` cannot be stopped now (a cluster that does not
+        answer); None while it can. A daemon stopping with --kill does not wait for such an
+        attempt: its stop is stored, and the next daemon carries it out."""
         ...
 
     def terminate(self, pid: int, grace: float, begun: bool = False) -> None:

@@ -359,6 +359,10 @@ class LocalExecutor:
         if w is not None:  # and what left the group (local_escaped.py), in one pass, in order
             self._scanner.submit(signal_attempt, w.key, signums, group=pid)
 
+    def out_of_reach(self, pid: int) -> str | None:
+        """None: a job on this machine is always in reach of a signal."""
+        return None
+
     def terminate(self, pid: int, grace: float, begun: bool = False) -> None:
         if not begun:
             # SIGCONT too: a paused (SIGSTOPped) job would not act on SIGTERM until resumed.

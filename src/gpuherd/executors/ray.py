@@ -16,15 +16,15 @@ restarted daemon finds it again by name.
 - No Ray-level re-run ever: `max_restarts=0`, `max_task_retries=0`. A node that dies takes
   the actor with it; the attempt ends without a status (`lost`) and gpuherd's retry policy
   decides on a new attempt.
-- Logs and exit status: a follow loop per attempt long-polls the actor for new log bytes and
-  appends them to the attempt folder here (so `gpuherd log -f` works while the job runs),
-  then writes the exit status there and kills the actor, which frees its GPUs in Ray.
+- Logs and exit status: a follow loop per attempt pulls them from the actor to the attempt
+  folder here, then kills the actor, which frees its GPUs in Ray (ray_follow.py).
 - Stop: the actor's supervisor sends SIGTERM, then SIGKILL after the grace period; if the
   actor does not answer within the grace period plus a margin, the daemon kills the actor,
   and the supervisor (told by the kernel) kills the whole job.
 - A cluster that does not answer (its head away): no GCS call on the event loop without a
   deadline (ray_link.py); an actor unheard meanwhile is lost only after a while (it may come
   back with the head). Once the cluster answers again, actors no attempt owns are killed.
+  A restart's recovery finds the actors all at once, with one deadline (ray_lookup.py).
 """
 
 from __future__ import annotations
@@ -34,10 +34,8 @@ import contextlib
 import hashlib
 import logging
 import os
-import signal as signals
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -47,23 +45,19 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from gpuherd.executors.base import ExitStatus, LaunchRequest, NotStarted, SpawnError
 from gpuherd.executors.ray_actor import JobActor
-from gpuherd.executors.ray_errors import actor_died_note, first_line
-from gpuherd.executors.ray_files import append, decode, read_exit, size, write_exit, write_json
+from gpuherd.executors.ray_errors import first_line
+from gpuherd.executors.ray_files import append, read_exit, write_json
+from gpuherd.executors.ray_follow import Following, Run
 from gpuherd.executors.ray_link import ClusterDown, ClusterLink
-from gpuherd.executors.ray_lookup import reattach
+from gpuherd.executors.ray_lookup import Lookups, answered, home_actors
 from gpuherd.gpus.base import ProbeError
 from gpuherd.gpus.ray import RayNodes
 
 log = logging.getLogger("gpuherd.ray")
 
 HANDLE_BASE = 1000
-PULL_WAIT = 1.0
-"""Seconds one log pull may wait on the node for new output (a long poll)."""
 KILL_MARGIN = 5.0
 """Seconds past the grace period after which an unanswering actor is killed outright."""
-RELEASE_TIMEOUT = 5.0
-PULL_MARGIN = 10.0
-"""Seconds past PULL_WAIT after which a pull that has not returned counts as unanswered."""
 PLACE_FILE = "ray.json"
 
 _ray: Any = ray  # ray.get's overloads do not type an actor method's result
@@ -78,25 +72,11 @@ def handle_of(job_id: int, attempt: int) -> int:
     return job_id * HANDLE_BASE + attempt % HANDLE_BASE
 
 
-@dataclass
-class _Run:
-    name: str
-    actor: Any
-    attempt_dir: str = ""
-    task: asyncio.Task[None] | None = None
-    kill_timer: asyncio.TimerHandle | None = None
-    killed: bool = False
-    on_exit: Callable[[ExitStatus], None] | None = None
-    done: bool = field(default=False)
-    locate: Callable[[str, str], None] | None = None
-    """Records (host, node id) of a job without GPUs, whose node Ray chose, once it is up."""
-
-
 Placed = Callable[[int, int, str, str], None]
 """Told (job id, attempt, host, node id) once an attempt is placed on a node."""
 
 
-class RayExecutor:
+class RayExecutor(Following):
     def __init__(
         self,
         nodes: RayNodes,
@@ -112,7 +92,9 @@ class RayExecutor:
         """The cluster's address, resolved (joined_address): what the daemon remembers."""
         self.link = link or ClusterLink(address)  # (not watching: never down)
         self.on_placed: Placed | None = None
-        self._runs: dict[int, _Run] = {}
+        self._runs: dict[int, Run] = {}
+        self._lookups: Lookups | None = None
+        """A restart's lookups of the actors, while its recovery asks (`is_running`)."""
 
     def actor_name(self, job_id: int, attempt: int) -> str:
         return f"gpuherd-{self.tag}-{job_id}-{attempt}"
@@ -177,9 +159,9 @@ class RayExecutor:
 
         if node_id is None:  # Ray chose its node: `_follow` asks the actor once it is up
             write_json(folder / PLACE_FILE, place)
-            self._runs[handle] = _Run(name, actor, locate=located)
+            self._runs[handle] = Run(name, actor, locate=located)
         else:
-            self._runs[handle] = _Run(name, actor)
+            self._runs[handle] = Run(name, actor)
             located(live[node_id].host, node_id)
         return handle
 
@@ -199,11 +181,6 @@ class RayExecutor:
         with contextlib.suppress(Exception):
             stale = self.link.call(lambda: _ray.get_actor(name, namespace=self.namespace))
             self._kill(stale)
-
-    def _kill(self, actor: Any) -> None:
-        """Kill an actor (frees its GPUs); the cluster away, `_cluster_back` does it later."""
-        with contextlib.suppress(Exception):
-            self.link.call(lambda: ray.kill(actor, no_restart=True))
 
     # ---- watch ------------------------------------------------------------------------------
 
@@ -225,91 +202,34 @@ class RayExecutor:
         log.info("%s answers again: killing the job actors no running attempt owns", self.address)
         self.end_leftovers("")
 
-    async def _follow(self, handle: int, run: _Run) -> None:
-        folder = Path(run.attempt_dir)
-        if run.locate is not None:
-            with contextlib.suppress(Exception):  # else the pulls tell what became of it
-                info = await run.actor.info.remote()
-                run.locate(info["host"], info["node_id"])
-        offsets = [size(folder / "stdout.log"), size(folder / "stderr.log")]
-        code: int | None = None
-        ended_at: float | None = None
-        unavailable, heard = 0, time.monotonic()
-        while True:
-            pull = run.actor.pull.remote(offsets[0], offsets[1], PULL_WAIT)
-            try:
-                got = await asyncio.wait_for(pull, PULL_WAIT + PULL_MARGIN)
-            except (TimeoutError, ray.exceptions.ActorUnavailableError):
-                # Out of reach for now (a busy node, the cluster's head away): lost only if
-                # it stays so (`_given_up`).
-                unavailable += 1
-                if not self._given_up(run, unavailable, heard):
-                    await asyncio.sleep(1.0)
-                    continue
-                code = -1
-                break
-            except (ray.exceptions.RayActorError, ray.exceptions.RayError) as exc:
-                log.info("job actor %s ended without a status: %s", run.name, first_line(exc))
-                if not run.killed:
-                    append(folder / "stderr.log", actor_died_note(exc).encode())
-                code = -1
-                break
-            unavailable, heard = 0, time.monotonic()
-            for i, key in enumerate(("out", "err")):
-                chunk: bytes = got[key]
-                if chunk:
-                    append(folder / ("stdout.log", "stderr.log")[i], chunk)
-                    offsets[i] += len(chunk)
-            if got["status"] is not None and not got["out"] and not got["err"]:
-                code = int(got["status"])
-                # When it ended, not when this daemon (restarted since, maybe) heard of it:
-                # an age on the node's clock, so that the nodes' clocks need not agree.
-                ended_at = time.time() - max(0.0, float(got.get("age") or 0.0))
-                break
-        if code >= 0:  # everything is here: the node's scratch copy can go
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(run.actor.release.remote(), RELEASE_TIMEOUT)
-        self._conclude(handle, run, code, ended_at)
-
-    def _given_up(self, run: _Run, unavailable: int, heard: float) -> bool:
-        """Whether an actor out of reach is lost (ClusterLink.gives_up); the stderr says why."""
-        note = self.link.gives_up(unavailable, time.monotonic() - heard)
-        if note:
-            log.warning("job actor %s: %s", run.name, note)
-            if not run.killed:
-                append(Path(run.attempt_dir) / "stderr.log", f"gpuherd: {note}\n".encode())
-        return note is not None
-
-    def _conclude(self, handle: int, run: _Run, code: int, ended_at: float | None = None) -> None:
-        run.done = True
-        if run.kill_timer is not None:
-            run.kill_timer.cancel()
-        self._runs.pop(handle, None)
-        self._kill(run.actor)
-        now = time.time()
-        status = decode(code, ended_at or now)
-        if status.lost and run.killed:
-            status = ExitStatus(exit_code=None, signal=signals.SIGKILL, ended_at=now)
-        if not status.lost:
-            write_exit(Path(run.attempt_dir), status)
-        if run.on_exit is not None:
-            run.on_exit(status)
-
     # ---- inspect ----------------------------------------------------------------------------
 
     def is_running(
         self, pid: int, job_id: int, attempt: int, key: str, attempt_dir: str = ""
     ) -> bool:
+        """Whether its actor is there, as recovery's lookups (all at once, one deadline:
+        ray_lookup.py) find it; also True for one they could not find in time: the cluster
+        cannot say, and counted lost on a guess the job could run twice. `watch` follows it
+        until it is found (then as any), found gone, or given up (ClusterLink.gives_up)."""
         # The actor's name and namespace are this home's: the key adds nothing to find it by.
         if pid != handle_of(job_id, attempt):
             return False
         if pid in self._runs:
             return True
+        if attempt_dir and read_exit(Path(attempt_dir)) is not None:
+            return False  # written once its end was pulled: no need to ask the cluster
+        if self._lookups is None:
+            self._lookups = Lookups(self.link, self.namespace, f"gpuherd-{self.tag}-")
         name = self.actor_name(job_id, attempt)
-        actor = reattach(name, self.namespace)
-        if actor is not None:
-            self._runs[pid] = _Run(name, actor)
-        return actor is not None
+        lookup = self._lookups.wait(name)
+        if not answered(lookup):
+            failed = lookup.exception() if lookup.done() else None
+            why = "no answer" if failed is None else first_line(failed)
+            log.warning("job actor %s not found in time (%s): followed as running", name, why)
+            self._runs[pid] = Run(name, None, lookup)
+        elif (actor := lookup.result()) is not None:
+            self._runs[pid] = Run(name, actor)
+        return pid in self._runs
 
     def end_leftovers(self, home_id: str) -> None:
         """Kill this home's actors that no live attempt owns (called once recovery has
@@ -317,17 +237,19 @@ class RayExecutor:
         between (it counted them lost, maybe ran them again), each would hold its GPUs in
         Ray for ever: gpuherd's next job there would wait in Ray, shown as running. What a
         command leaves when it ends, its supervisor kills (ray_supervisor.py)."""
-        try:
-            named = self.link.call(lambda: ray.util.list_named_actors(all_namespaces=True))
+        recovery, self._lookups = self._lookups, None  # a later question looks again
+        try:  # (recovery's listing, if it listed: no second wait on the cluster at a start)
+            named = (
+                recovery.listed()
+                if recovery is not None
+                else self.link.call(partial(home_actors, self.namespace, f"gpuherd-{self.tag}-"))
+            )
         except Exception as exc:  # any failure of the GCS client: the next start tries again
             log.warning("cannot list this home's job actors: %s", first_line(exc))
             return
         owned = {run.name for run in self._runs.values()}
-        for entry in named:
-            name = str(entry.get("name", ""))
-            if entry.get("namespace") != self.namespace or name in owned:
-                continue
-            if name.startswith(f"gpuherd-{self.tag}-"):
+        for name in named:
+            if name not in owned:
                 log.warning("job actor %s belongs to no running attempt: killing it", name)
                 self._drop_stale(name)
 
@@ -358,7 +280,11 @@ class RayExecutor:
 
     def signal(self, pid: int, signum: int) -> None:
         run = self._runs.get(pid)
-        if run is not None:
+        if run is None:
+            return
+        if run.actor is None:
+            run.signal_asked = signum  # sent once it is found (`_attach`)
+        else:
             with contextlib.suppress(Exception):
                 run.actor.signal.remote(signum)
 
@@ -367,8 +293,11 @@ class RayExecutor:
         if run is None:
             return
         if not begun:  # else the job's supervisor has its own SIGKILL timer already
-            with contextlib.suppress(Exception):
-                run.actor.terminate.remote(grace)
+            if run.actor is None:
+                run.stop_grace = grace  # sent once it is found (`_attach`)
+            else:
+                with contextlib.suppress(Exception):
+                    run.actor.terminate.remote(grace)
         if run.kill_timer is not None:
             run.kill_timer.cancel()
         loop = asyncio.get_running_loop()
@@ -380,7 +309,8 @@ class RayExecutor:
             return
         log.warning("job actor %s did not stop within its grace period; killing it", run.name)
         run.killed = True
-        self._kill(run.actor)
+        if run.actor is not None:  # else once it is found (`_attach`)
+            self._kill(run.actor)
 
     def close(self) -> None:
         """Stop following; the actors and their jobs run on for the next daemon."""

@@ -24,8 +24,9 @@ import os
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, wait
 from dataclasses import dataclass
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 import ray
 
@@ -223,23 +224,24 @@ class ClusterLink:
         """`fn()` (a call that needs the GCS) in a thread, waited on for at most `timeout` s:
         ClusterDown at once while the cluster does not answer, or when `fn` does not return
         in time (it goes on in its thread)."""
+        future = self.begin(fn)
+        if not wait([future], timeout).done:
+            raise ClusterDown(f"{self.cluster} did not answer within {timeout:g}s")
+        return future.result()
+
+    def begin(self, fn: Callable[[], T]) -> Future[T]:
+        """`fn()` (a call that needs the GCS) begun in a thread of its own, which may never
+        end (Ray's client waits for its GCS): its future, for a caller that waits on several
+        at once. ClusterDown at once while the cluster does not answer."""
         if (down := self.outage()) is not None:
             raise ClusterDown(self.says(down))
-        result: list[tuple[bool, Any]] = []
-        done = threading.Event()
+        future: Future[T] = Future()
 
         def run() -> None:
             try:
-                result.append((True, fn()))
+                future.set_result(fn())
             except BaseException as exc:  # handed to the caller, raised there
-                result.append((False, exc))
-            finally:
-                done.set()
+                future.set_exception(exc)
 
         threading.Thread(target=run, name="gpuherd-ray-call", daemon=True).start()
-        if not done.wait(timeout):
-            raise ClusterDown(f"{self.cluster} did not answer within {timeout:g}s")
-        ok, value = result[0]
-        if not ok:
-            raise value
-        return cast(T, value)
+        return future

@@ -1,0 +1,191 @@
+"""Following a Ray attempt while it runs (daemon side): part of RayExecutor (ray.py).
+
+A follow loop per attempt long-polls the job's actor for new log bytes and appends them to
+the attempt folder here (so `gpuherd log -f` works while the job runs), then writes the exit
+status there and kills the actor, which frees its GPUs in Ray. An actor out of reach (a busy
+node, the cluster's head away) is lost only if it stays so (ClusterLink.gives_up): it may
+come back with the head. One that a restart's recovery could not find in time is followed
+from its lookup on (`_attach`, ray_lookup.py). While the cluster does not answer, a stop
+cannot reach an actor unheard (`out_of_reach`): a stopping daemon does not wait for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal as signals
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import ray
+
+from gpuherd.executors.base import ExitStatus
+from gpuherd.executors.ray_errors import actor_died_note, first_line
+from gpuherd.executors.ray_files import append, decode, size, write_exit
+from gpuherd.executors.ray_link import ClusterLink
+from gpuherd.executors.ray_lookup import Lookup, answered, look_up
+
+log = logging.getLogger("gpuherd.ray")
+
+PULL_WAIT = 1.0
+"""Seconds one log pull may wait on the node for new output (a long poll)."""
+RELEASE_TIMEOUT = 5.0
+PULL_MARGIN = 10.0
+"""Seconds past PULL_WAIT after which a pull that has not returned counts as unanswered."""
+UNHEARD_AFTER = PULL_WAIT + 2.0
+"""Seconds without an answered pull after which an actor counts as out of reach."""
+
+
+@dataclass
+class Run:
+    name: str
+    actor: Any | None
+    """Its handle; None until found (recovery could not find it in time: `lookup`)."""
+    lookup: Lookup | None = None
+    attempt_dir: str = ""
+    task: asyncio.Task[None] | None = None
+    kill_timer: asyncio.TimerHandle | None = None
+    killed: bool = False
+    on_exit: Callable[[ExitStatus], None] | None = None
+    done: bool = field(default=False)
+    locate: Callable[[str, str], None] | None = None
+    """Records (host, node id) of a job without GPUs, whose node Ray chose, once it is up."""
+    heard: float = field(default_factory=time.monotonic)
+    """When its actor last answered (monotonic); at first, when it was started or looked up."""
+    stop_grace: float | None = None
+    """A stop's grace, asked before its actor was found: sent to it once it is."""
+    signal_asked: int | None = None
+    """The last pause or resume (SIGSTOP, SIGCONT) asked before its actor was found: idem."""
+
+
+class Following:
+    """Part of RayExecutor (ray.py), which sets these attributes."""
+
+    link: ClusterLink
+    namespace: str
+    _runs: dict[int, Run]
+
+    async def _follow(self, handle: int, run: Run) -> None:
+        folder = Path(run.attempt_dir)
+        if not await self._attach(run):
+            self._conclude(handle, run, -1)
+            return
+        assert run.actor is not None
+        if run.locate is not None:
+            with contextlib.suppress(Exception):  # else the pulls tell what became of it
+                info = await run.actor.info.remote()
+                run.locate(info["host"], info["node_id"])
+        offsets = [size(folder / "stdout.log"), size(folder / "stderr.log")]
+        code: int | None = None
+        ended_at: float | None = None
+        unavailable, run.heard = 0, time.monotonic()
+        while True:
+            pull = run.actor.pull.remote(offsets[0], offsets[1], PULL_WAIT)
+            try:
+                got = await asyncio.wait_for(pull, PULL_WAIT + PULL_MARGIN)
+            except (TimeoutError, ray.exceptions.ActorUnavailableError):
+                # Out of reach for now (a busy node, the cluster's head away): lost only if
+                # it stays so (`_given_up`).
+                unavailable += 1
+                if not self._given_up(run, unavailable):
+                    await asyncio.sleep(1.0)
+                    continue
+                code = -1
+                break
+            except (ray.exceptions.RayActorError, ray.exceptions.RayError) as exc:
+                log.info("job actor %s ended without a status: %s", run.name, first_line(exc))
+                if not run.killed:
+                    append(folder / "stderr.log", actor_died_note(exc).encode())
+                code = -1
+                break
+            unavailable, run.heard = 0, time.monotonic()
+            for i, key in enumerate(("out", "err")):
+                chunk: bytes = got[key]
+                if chunk:
+                    append(folder / ("stdout.log", "stderr.log")[i], chunk)
+                    offsets[i] += len(chunk)
+            if got["status"] is not None and not got["out"] and not got["err"]:
+                code = int(got["status"])
+                # When it ended, not when this daemon (restarted since, maybe) heard of it:
+                # an age on the node's clock, so that the nodes' clocks need not agree.
+                ended_at = time.time() - max(0.0, float(got.get("age") or 0.0))
+                break
+        if code >= 0:  # everything is here: the node's scratch copy can go
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(run.actor.release.remote(), RELEASE_TIMEOUT)
+        self._conclude(handle, run, code, ended_at)
+
+    async def _attach(self, run: Run) -> bool:
+        """Wait for the actor of a run that recovery could not find in time, looking again
+        while a lookup fails (ray_lookup.py); False once it is found gone, or given up. A stop,
+        pause or resume asked meanwhile reaches it once found."""
+        while run.actor is None:
+            assert run.lookup is not None
+            if answered(run.lookup):
+                if (actor := run.lookup.result()) is None:
+                    note = f"gpuherd: Ray actor {run.name} is gone: it ended unwatched\n"
+                    append(Path(run.attempt_dir) / "stderr.log", note.encode())
+                    return False
+                log.info("found job actor %s: following it", run.name)
+                run.actor = actor
+            else:
+                if run.lookup.done():  # failed (the cluster away, or its GCS): look again
+                    run.lookup = look_up(self.link, run.name, self.namespace)
+                if self._given_up(run, 0):  # only while the cluster is away: lost_after
+                    return False
+                await asyncio.sleep(1.0)
+        if run.killed:
+            self._kill(run.actor)
+            return True
+        with contextlib.suppress(Exception):
+            if run.signal_asked is not None:
+                run.actor.signal.remote(run.signal_asked)
+            if run.stop_grace is not None:
+                run.actor.terminate.remote(run.stop_grace)
+        return True
+
+    def _given_up(self, run: Run, unavailable: int) -> bool:
+        """Whether an actor out of reach is lost (ClusterLink.gives_up); the stderr says why."""
+        note = self.link.gives_up(unavailable, time.monotonic() - run.heard)
+        if note:
+            log.warning("job actor %s: %s", run.name, note)
+            if not run.killed:
+                append(Path(run.attempt_dir) / "stderr.log", f"gpuherd: {note}\n".encode())
+        return note is not None
+
+    def _conclude(self, handle: int, run: Run, code: int, ended_at: float | None = None) -> None:
+        run.done = True
+        if run.kill_timer is not None:
+            run.kill_timer.cancel()
+        self._runs.pop(handle, None)
+        if run.actor is not None:  # (else, if it is there, `end_leftovers` kills it)
+            self._kill(run.actor)
+        now = time.time()
+        status = decode(code, ended_at or now)
+        if status.lost and run.killed:
+            status = ExitStatus(exit_code=None, signal=signals.SIGKILL, ended_at=now)
+        if not status.lost:
+            write_exit(Path(run.attempt_dir), status)
+        if run.on_exit is not None:
+            run.on_exit(status)
+
+    def _kill(self, actor: Any) -> None:
+        """Kill an actor (frees its GPUs); the cluster away, `_cluster_back` does it later."""
+        with contextlib.suppress(Exception):
+            self.link.call(lambda: ray.kill(actor, no_restart=True))
+
+    def out_of_reach(self, pid: int) -> str | None:
+        """Why the attempt cannot be stopped now: the cluster does not answer (a kill is
+        refused) and its actor has not answered for UNHEARD_AFTER s either (nor has its
+        SIGTERM reached it, then); None while the actor answers, or the cluster does."""
+        run = self._runs.get(pid)
+        down = self.link.reason()
+        if run is None or down is None:
+            return None
+        if run.actor is not None and time.monotonic() - run.heard < UNHEARD_AFTER:
+            return None
+        return down

@@ -1,0 +1,149 @@
+"""A cluster the daemon cannot reach for a while: a restart's recovery that does not wait on
+its jobs' actors one by one, and a `daemon stop --kill` that does not wait for jobs it
+cannot reach, whose kill the next daemon carries out.
+
+"Cannot reach" is made by freezing Ray's processes (SIGSTOP by pid, SIGCONT after): to the
+daemon, a frozen process is one behind a network cut, and thawed, the same cluster is back
+with its actors, as a head with GCS fault tolerance would be (which needs a Redis these
+tests do not have). The jobs' own processes are never frozen: they run on, as they would.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+
+from conftest import need, wait_for
+
+need("ray.cluster_utils", "ray")
+
+from ray_fixtures import RayHerd, cluster_fixture, rherd_fixture  # noqa: F401
+
+from gpuherd.executors.ray_actor import scratch_root
+
+pytestmark = pytest.mark.timeout(150)
+
+LOST_AFTER = 60
+"""GPUHERD_RAY_LOST_AFTER: what a stop with --kill waited for (at most) before."""
+PROMPT = 15.0
+"""Seconds a start or a stop may take here (recovery's deadline is 10 s, a kill's reach 1 s)."""
+
+
+@pytest.fixture(autouse=True)
+def lost_after(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The daemon `rherd` starts reads it (set before it is started)."""
+    monkeypatch.setenv("GPUHERD_RAY_LOST_AFTER", str(LOST_AFTER))
+
+
+def actor_workers(herd: RayHerd) -> list[psutil.Process]:
+    """The Ray workers of this home's job actors (each job's supervisor names its worker's
+    pid on its command line; the job's processes are out of the worker's tree)."""
+    workers = []
+    for folder in scratch_root().glob(f"{herd.namespace}-*"):
+        supervisor = psutil.Process(int((folder / "supervisor.pid").read_text()))
+        workers.append(psutil.Process(int(supervisor.cmdline()[-1])))
+    return workers
+
+
+def cluster_processes(cluster: Any) -> list[psutil.Process]:
+    """Every process the local cluster's nodes started (GCS, raylets, ...), not the workers."""
+    nodes = [cluster.head_node, *cluster.worker_nodes]
+    return [
+        psutil.Process(info.process.pid)
+        for node in nodes
+        for infos in node.all_processes.values()
+        for info in infos
+    ]
+
+
+@contextlib.contextmanager
+def frozen(processes: list[psutil.Process]) -> Iterator[None]:
+    for process in processes:
+        process.suspend()
+    try:
+        yield
+    finally:
+        for process in processes:
+            with contextlib.suppress(psutil.Error):
+                process.resume()
+
+
+def timed(herd: RayHerd, *args: str) -> tuple[Any, float]:
+    began = time.monotonic()
+    proc = herd.cli(*args, check=False, timeout=LOST_AFTER + 30)
+    return proc, time.monotonic() - began
+
+
+def test_a_restart_does_not_wait_on_silent_actors_nor_count_them_lost(
+    rherd: RayHerd, tmp_path: Path
+) -> None:
+    """Before: recovery asked each actor in turn, 10 s each, then killed it as lost (3 jobs:
+    30 s, and `daemon start` gave up)."""
+    jobs = [
+        rherd.submit(
+            "--",
+            f"echo start >> {tmp_path}/runs-{n}; echo up; "
+            f"while [ ! -e {tmp_path}/go-{n} ]; do sleep 0.1; done; echo done",
+        )
+        for n in range(3)
+    ]
+    for job in jobs:
+        log = rherd.attempt_dir(job) / "stdout.log"
+        wait_for(lambda log=log: log.exists() and log.read_text() == "up\n", 30, "the jobs")
+    rherd.cli("daemon", "stop")
+
+    with frozen(actor_workers(rherd)):  # their node answers, they do not
+        proc, took = timed(rherd, "daemon", "start")
+        assert proc.returncode == 0, proc.stderr
+        assert took < PROMPT, f"`daemon start` took {took:.1f}s"
+        for job in jobs:  # not lost on a guess, nor run again
+            assert (rherd.job(job)["state"], rherd.job(job)["attempt"]) == ("running", 1)
+
+    for n in range(3):
+        (tmp_path / f"go-{n}").touch()
+    for n, job in enumerate(jobs):
+        assert rherd.wait_state(job, "succeeded", "failed", "lost", timeout=60)["state"] == (
+            "succeeded"
+        )
+        assert (rherd.attempt_dir(job) / "stdout.log").read_text() == "up\ndone\n"
+        assert (tmp_path / f"runs-{n}").read_text() == "start\n"
+
+
+def test_stop_kill_does_not_wait_for_jobs_out_of_reach_and_the_next_daemon_kills_them(
+    rherd: RayHerd,
+) -> None:
+    """Before: the stop waited for the job's actor to go unheard for GPUHERD_RAY_LOST_AFTER
+    s, then recorded the job killed while it ran on."""
+    job = rherd.submit("--grace", "1", "--", "echo up; exec sleep 300")
+    log = rherd.attempt_dir(job) / "stdout.log"
+    wait_for(lambda: log.exists() and log.read_text() == "up\n", 30, "the job to run")
+    wait_for(rherd.job_processes, 10, "the job's processes")
+    address = rherd.ray.address
+    cause = f"the Ray cluster at {address} does not answer (since "
+
+    with frozen(cluster_processes(rherd.ray.cluster) + actor_workers(rherd)):
+        seen = lambda: cause in rherd.cli("daemon", "status").stdout  # noqa: E731
+        wait_for(seen, 20, "the daemon to see the cluster away")
+        proc, took = timed(rherd, "daemon", "stop", "--kill")
+        assert took < PROMPT, f"`daemon stop --kill` took {took:.1f}s"
+        assert proc.returncode == 1, proc.stdout + proc.stderr
+        assert proc.stdout == "stopping after killing 1 running job\ndaemon stopped\n"
+        [line] = proc.stderr.splitlines()
+        assert line.startswith(f"gpuherd: error: job {job} could not be killed: {cause}"), line
+        assert line.endswith(
+            "Its kill is kept, and the next `gpuherd daemon start` carries it out: start the "
+            "daemon again once the cluster answers; until then it may go on running"
+        ), line
+        assert not rherd.is_up()
+        assert rherd.job_processes()  # as the line says: out of reach, it runs on
+
+    rherd.start()  # the cluster answers again: the stop stored is carried out
+    ended = rherd.wait_state(job, "killed", "lost", "failed", timeout=30)
+    assert (ended["state"], ended["attempt"]) == ("killed", 1), ended
+    wait_for(lambda: rherd.job_processes() == [], 20, "no process of the job left")
