@@ -28,6 +28,13 @@ if TYPE_CHECKING:
     from gpuherd.executors.base import Executor
     from gpuherd.store import Store
 
+# A developer's GPUHERD_FAKE_GPUS (the docs suggest exporting it) would give every daemon a
+# test starts without --fake-gpus (and every `gpuherd run`, every connect()) that developer's
+# GPUs, changing what other tests see: gone from this process, and so from the environment
+# that every fixture copies and every process a test starts inherits. Tests of the variable
+# set it themselves.
+os.environ.pop("GPUHERD_FAKE_GPUS", None)
+
 
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt

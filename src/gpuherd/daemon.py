@@ -46,6 +46,7 @@ from gpuherd.errors import HerdError
 from gpuherd.executors.base import Executor
 from gpuherd.executors.local import LocalExecutor
 from gpuherd.gpus import GpuProbe, ProbeError, make_probe
+from gpuherd.gpus.choice import FAKE_GPUS_VARIABLE, GpuChoice, choose_gpus
 from gpuherd.hooks import EndHooks
 from gpuherd.layout import Layout
 from gpuherd.service import Service
@@ -55,25 +56,27 @@ from gpuherd.store_schema import open_failed
 log = logging.getLogger("gpuherd.daemon")
 
 
-def choose_probe(
-    store: Store, gpus: str | None, fake_gpus: str | None, slots: int | None
-) -> GpuProbe:
-    """The probe from the options, or from the last start; the device table follows it."""
+def choose_probe(store: Store, choice: GpuChoice, slots: int | None) -> GpuProbe:
+    """The probe from the options (or GPUHERD_FAKE_GPUS), or from the last start; the device
+    table follows it. The variable is the user's intent now, so it replaces the last start's
+    GPUs and is remembered as --fake-gpus would be; while it names the GPUs the last start
+    used (a variable exported for good), a start is a restart as without options: what
+    `gpuherd gpus` changed (slots, GPUs added or removed) is kept."""
     if slots is not None and not 1 <= slots <= MAX_SLOTS:
         raise ValueError(f"--slots must be 1 to {MAX_SLOTS}, got {slots}")
-    if gpus is None and fake_gpus is None:
-        saved = json.loads(store.get_setting("probe") or "{}")
-        if saved:
-            probe, _ = make_probe(saved.get("gpus"), saved.get("fake_gpus"))
-            if slots is not None:
-                slot_map = dict.fromkeys((d.index for d in store.devices()), slots)
-                store.replace_devices(slot_map, keep_states=True)
-            return probe
-    probe, slot_map = make_probe(gpus, fake_gpus)
+    saved = json.loads(store.get_setting("probe") or "{}")
+    asked = {"gpus": choice.gpus, "fake_gpus": choice.fake_gpus}
+    if saved and (not choice.given or (choice.from_variable and saved == asked)):
+        probe, _ = make_probe(saved.get("gpus"), saved.get("fake_gpus"), choice.origin)
+        if slots is not None:
+            slot_map = dict.fromkeys((d.index for d in store.devices()), slots)
+            store.replace_devices(slot_map, keep_states=True)
+        return probe
+    probe, slot_map = make_probe(choice.gpus, choice.fake_gpus, choice.origin)
     if slots is not None:
         slot_map = {index: n * slots for index, n in slot_map.items()}
     store.replace_devices(slot_map, keep_states=True)
-    store.set_setting("probe", json.dumps({"gpus": gpus, "fake_gpus": fake_gpus}))
+    store.set_setting("probe", json.dumps(asked))
     return probe
 
 
@@ -211,6 +214,8 @@ def serve(
 
     server_class = _server_class()
 
+    # Before the home is touched: a bad GPUHERD_FAKE_GPUS is refused, named as the variable.
+    choice = choose_gpus(gpus, fake_gpus, ray=executor_kind == "ray" or address is not None)
     lock = acquire_lock(home)
     make_home_private(home)
     refuse_an_emptied_database(home)
@@ -223,12 +228,14 @@ def serve(
     executor: Executor = LocalExecutor(known=store.attempt_known)
     table: type[DeviceTable] = DeviceTable
     if kind == "ray":
+        if choice.from_variable:  # the cluster's GPUs are the jobs': the variable is not asked
+            log.info("%s is set, but jobs run on the Ray cluster: not used", FAKE_GPUS_VARIABLE)
         switched = before != "ray"
         probe, executor, table, address = _ray_parts(
             store, home, address or "auto", switched, remembered
         )
     else:
-        probe = choose_probe(store, gpus, fake_gpus, slots)
+        probe = choose_probe(store, choice, slots)
     remember_executor(store, kind, address)
     tcp_sock = tcp.bind(listen) if listen else None  # fail before serving, with the reason
     sock_path = paths.socket_path(home)

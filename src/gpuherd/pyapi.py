@@ -40,11 +40,11 @@ from gpuherd.pyapi_values import (
     connect_spelling,
     edit_options,
     env_overrides,
-    fake_gpus_from_environment,
     is_sweep_file,
     job_cwd,
     make_spec,
     plain,
+    start_options,
     submit_options,
     sweep_order,
     sweep_warnings,
@@ -77,18 +77,13 @@ def connect(
         return Herd(client)
     if not start:
         client.get("/daemon")  # raises the "no daemon is running" error
-    if gpus is None and fake_gpus is None:
-        fake_gpus = fake_gpus_from_environment()
-    args = [sys.executable, "-m", "gpuherd.daemon", "--home", str(client.home)]
-    if gpus is not None:
-        args += ["--gpus", gpus if isinstance(gpus, str) else ",".join(map(str, gpus))]
-    if fake_gpus is not None:
-        args += ["--fake-gpus", str(fake_gpus)]
-    _start_daemon(client, args)
+    options, variable_helps = start_options(gpus, fake_gpus)
+    args = [sys.executable, "-m", "gpuherd.daemon", "--home", str(client.home), *options]
+    _start_daemon(client, args, variable_helps)
     return Herd(client)
 
 
-def _start_daemon(client: Client, args: list[str]) -> None:
+def _start_daemon(client: Client, args: list[str], variable_helps: bool) -> None:
     """Start the daemon detached (sh puts it in the background and exits, so it is never a
     child of this process: no zombie, nothing to reap), and wait until it answers."""
     client.home.mkdir(parents=True, exist_ok=True)
@@ -106,7 +101,7 @@ def _start_daemon(client: Client, args: list[str]) -> None:
     while not client.is_up():
         failed = client.last_word(seen)
         if failed and not client.is_up():  # (another process may have started one first)
-            raise DaemonError(connect_spelling(failed))
+            raise DaemonError(connect_spelling(failed, variable_helps))
         if time.monotonic() > deadline:
             raise DaemonError(f"the daemon did not answer within {START_TIMEOUT:g}s; see {log}")
         time.sleep(0.02)

@@ -4,7 +4,7 @@
   imported here: a value is converted only when its type comes from numpy);
 - `sweep_warnings`: a sweep's warnings, at the user's line, with the CLI's option names
   as the Python API's keywords; `connect_spelling`: a daemon's start failure so too;
-  `fake_gpus_from_environment`: GPUHERD_FAKE_GPUS, checked, for a daemon connect() starts;
+  `start_options`: connect()'s GPUs as the daemon's options, GPUHERD_FAKE_GPUS checked;
 - `submit_options`, `in_units`: `submit` keyword options as the daemon's API takes them;
   `edit_options`: `Job.edit`'s so; `sweep_order`: `Herd.sweep`'s `order`, checked;
 - `job_cwd`: the folder a job runs in, checked to be one;
@@ -76,10 +76,11 @@ _START_OPTION = re.compile(r"(?<![\w-])--(fake-gpus|gpus)(?: ([0-9][\w.,:/-]*))?
 """`--gpus` or `--fake-gpus`, with a value if one follows (`4`, `0,1`, `2x24GiB`)."""
 
 
-def connect_spelling(text: str) -> str:
+def connect_spelling(text: str, variable_helps: bool) -> str:
     """Why a daemon did not start, said for `gpuherd daemon start` (`pass --fake-gpus 4`), in
     connect()'s words (`pass fake_gpus=4`): a script's daemon is started by connect(), which
-    a task's submit calls too."""
+    a task's submit calls too. Setting GPUHERD_FAKE_GPUS is advised only where it would be
+    used (`variable_helps`): an argument given wins over it, and one set was used already."""
 
     def keyword(found: re.Match[str]) -> str:
         name, value = found.group(1).replace("-", "_"), found.group(2)
@@ -90,30 +91,31 @@ def connect_spelling(text: str) -> str:
     spelled = _START_OPTION.sub(keyword, text)
     if spelled == text:
         return text
-    return (
-        f"{spelled} (arguments of gpuherd.connect(), before the first submit; or set"
-        " GPUHERD_FAKE_GPUS=4 in the environment)"
-    )
+    from gpuherd.gpus.choice import FAKE_GPUS_VARIABLE  # (the GPU probes: on this path only)
+
+    also = f"; or set {FAKE_GPUS_VARIABLE}=4 in the environment" if variable_helps else ""
+    return f"{spelled} (arguments of gpuherd.connect(), before the first submit{also})"
 
 
-FAKE_GPUS_VARIABLE = "GPUHERD_FAKE_GPUS"
+def start_options(
+    gpus: str | Iterable[int] | None, fake_gpus: str | int | None
+) -> tuple[list[str], bool]:
+    """connect()'s `gpus` and `fake_gpus` as the daemon's options, and whether setting
+    GPUHERD_FAKE_GPUS could help a start that fails (no argument given, the variable unset).
+    The variable is checked here, as every start checks it (gpus/choice.py): a bad one is a
+    DaemonError naming it, and no daemon is started. It is not passed on as --fake-gpus: the
+    daemon reads it itself, to know (and say) where its GPUs came from."""
+    from gpuherd.gpus.choice import choose_gpus  # (the GPU probes: only to start a daemon)
 
-
-def fake_gpus_from_environment() -> str | None:
-    """GPUHERD_FAKE_GPUS, for a daemon connect() starts, checked here: the daemon's refusal
-    named connect()'s `fake_gpus` argument, and told to set the variable the user had set."""
-    value = os.environ.get(FAKE_GPUS_VARIABLE) or None
-    if value is not None:
-        from gpuherd.gpus.spec import parse_fake_spec  # (the GPU probes: only when it is set)
-
-        try:
-            parse_fake_spec(value, name=FAKE_GPUS_VARIABLE)
-        except ValueError as exc:
-            raise DaemonError(
-                f"{exc} ({FAKE_GPUS_VARIABLE} in the environment: export "
-                f"{FAKE_GPUS_VARIABLE}=4, say, or unset it)"
-            ) from None
-    return value
+    gpu_text = gpus if isinstance(gpus, str) or gpus is None else ",".join(map(str, gpus))
+    fake_text = None if fake_gpus is None else str(fake_gpus)
+    try:
+        choice = choose_gpus(gpu_text, fake_text)
+    except ValueError as exc:
+        raise DaemonError(str(exc)) from None
+    options = [] if gpu_text is None else ["--gpus", gpu_text]
+    options += [] if fake_text is None else ["--fake-gpus", fake_text]
+    return options, not choice.given
 
 
 def sweep_warnings(texts: Iterable[str], category: type[Warning]) -> None:
@@ -348,13 +350,13 @@ def is_sweep_file(source: object, params: Mapping[str, Any] | None) -> bool:
 
 __all__ = [
     "connect_spelling",
-    "fake_gpus_from_environment",
     "in_units",
     "is_sweep_file",
     "job_cwd",
     "make_spec",
     "plain",
     "python_spelling",
+    "start_options",
     "submit_options",
     "sweep_warnings",
     "warn_at_caller",

@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from gpuherd import paths
-from gpuherd.cli.options import json_option
+from gpuherd.cli.options import fake_gpus_option, gpu_choice, json_option
 from gpuherd.client import Client
 from gpuherd.core.model import MAX_SLOTS
 from gpuherd.core.units import format_duration, plural
@@ -29,7 +29,7 @@ def daemon() -> None:
 
 @daemon.command()
 @click.option("--gpus", help="GPU indices to use: 0,1,2,3; a repeated index is another slot.")
-@click.option("--fake-gpus", help="Pretend: 4, 2x24GiB,1x80GiB, or a JSON state file.")
+@fake_gpus_option()
 @click.option("--slots", type=click.IntRange(1, MAX_SLOTS), help="Jobs that may share each GPU.")
 @click.option("--foreground", is_flag=True, help="Run in this terminal (logs to stderr).")
 @click.option(
@@ -73,6 +73,9 @@ def start(
             parse_gpu_spec(gpus)
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="--gpus") from None
+    # GPUHERD_FAKE_GPUS is checked here, before any daemon starts; the daemon, which inherits
+    # this environment, reads it again to know where its GPUs came from (gpus/choice.py).
+    gpu_choice(gpus, fake_gpus, ray=executor == "ray" or address is not None)
     client = Client()
     running = _status_or_none(client)
     if running is not None:

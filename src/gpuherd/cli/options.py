@@ -11,7 +11,7 @@ has its `--no-` form (`--hold/--no-hold`), which turns off a sweep file's `hold:
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -26,6 +26,9 @@ from gpuherd.cli.param_types import (
     completes,
 )
 from gpuherd.core.choices import ON_NO_OUTPUT, ORDERS
+
+if TYPE_CHECKING:
+    from gpuherd.gpus.choice import GpuChoice
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -154,6 +157,28 @@ def gpus_option(
         show_default=show_default,
         help=f"GPUs {what} needs (0 = CPU-only).",
     )
+
+
+def fake_gpus_option() -> Callable[[F], F]:
+    """`run`'s and `daemon start`'s --fake-gpus: with neither it nor --gpus, GPUHERD_FAKE_GPUS."""
+    return click.option(
+        "--fake-gpus",
+        help="Pretend: 4, 2x24GiB,1x80GiB, or a JSON state file "
+        "(default: $GPUHERD_FAKE_GPUS, when no --gpus).",
+    )
+
+
+def gpu_choice(gpus: str | None, fake_gpus: str | None, ray: bool = False) -> GpuChoice:
+    """--gpus or --fake-gpus, else GPUHERD_FAKE_GPUS (gpus/choice.py); a bad variable is a
+    usage error (exit 2), said on one line naming it (no `--help` hint: no option is wrong)."""
+    from gpuherd.gpus.choice import choose_gpus  # (the GPU probes: not for `ls` or `submit`)
+
+    try:
+        return choose_gpus(gpus, fake_gpus, ray=ray)
+    except ValueError as exc:
+        refused = click.ClickException(str(exc))
+        refused.exit_code = 2
+        raise refused from None
 
 
 def only_gpus_option(what: str = "the job") -> Callable[[F], F]:

@@ -15,6 +15,8 @@ import click
 
 from gpuherd.cli import plain
 from gpuherd.cli.options import (
+    fake_gpus_option,
+    gpu_choice,
     gpus_option,
     max_parallel_option,
     memory_options,
@@ -172,7 +174,7 @@ def gpu_hog_args(args: list[str]) -> list[str]:
 @click.command(name="run", cls=_RunCommand)
 @click.argument("args", nargs=-1, shell_complete=completes("files"))
 @click.option("--gpus", help="GPUs to use: 0,1,2 or 0 1 2; a repeated index is another slot.")
-@click.option("--fake-gpus", help="Pretend: 4, 2x24GiB,1x80GiB, or a JSON state file.")
+@fake_gpus_option()
 @gpus_option("each job", flag="--gpus-per-job")
 @click.option(
     "--yielder",
@@ -249,8 +251,9 @@ def run(
     if times_from is not None and order != "longest-first":
         raise click.UsageError("--times-from is for --order longest-first")
     _check_output(output_dir, prefix)
+    choice = gpu_choice(spec, fake_gpus)  # GPUHERD_FAKE_GPUS without --gpus or --fake-gpus
     try:
-        probe, slots = make_probe(spec, fake_gpus)
+        probe, slots = make_probe(choice.gpus, choice.fake_gpus, choice.origin)
     except ProbeError as exc:
         if gpus_per_job or spec is not None:
             raise HerdError(f"{exc}; or --gpus-per-job 0 for jobs that need no GPU") from None

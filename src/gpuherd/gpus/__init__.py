@@ -27,16 +27,17 @@ __all__ = [
 
 
 def make_probe(
-    gpus: str | Sequence[str] | None, fake_gpus: str | None
+    gpus: str | Sequence[str] | None, fake_gpus: str | None, origin: str | None = None
 ) -> tuple[GpuProbe, dict[int, int]]:
-    """The probe for `--gpus` / `--fake-gpus` and the slots per GPU index.
+    """The probe for `--gpus` / `--fake-gpus` and the slots per GPU index; `origin`: where
+    `fake_gpus` came from if not from the option (GPUHERD_FAKE_GPUS: gpus/choice.py).
 
     ValueError for bad options; ProbeError when no GPU can be found.
     """
     if gpus is not None and fake_gpus is not None:
         raise ValueError("--gpus and --fake-gpus exclude each other: pass one of them")
     if fake_gpus is not None:
-        fake = FakeProbe(parse_fake_spec(fake_gpus))
+        fake = FakeProbe(parse_fake_spec(fake_gpus, name=origin or "--fake-gpus"), origin)
         return fake, dict.fromkeys(fake.indices, 1)
     if gpus is not None:
         slots = parse_gpu_spec(gpus)

@@ -65,8 +65,11 @@ class _Invalid(ValueError):
 
 
 class FakeProbe:
-    def __init__(self, source: Sequence[FakeGpu] | Path) -> None:
+    def __init__(self, source: Sequence[FakeGpu] | Path, origin: str | None = None) -> None:
+        """`origin`: where the fake GPUs were asked for, if not by --fake-gpus (the
+        environment variable), said after them: `fake: 4 GPUs from GPUHERD_FAKE_GPUS`."""
         self._path = source if isinstance(source, Path) else None
+        self._from = f" from {origin}" if origin else ""
         self._stamp: tuple[int, int, int] | None = None
         self._readings: list[GpuReading] = []
         self._configured = 0
@@ -101,8 +104,8 @@ class FakeProbe:
 
     def describe(self) -> str:
         if self._path is not None:
-            return f"fake: state file {self._path}"
-        return f"fake: {plural(len(self._readings), 'GPU')}"
+            return f"fake: state file {self._path}{self._from}"
+        return f"fake: {plural(len(self._readings), 'GPU')}{self._from}"
 
     def _refresh(self, path: Path) -> None:
         try:
