@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Iterator
 from functools import partial
 
-from gpuherd.attempts import Attempts, Live
+from gpuherd.attempts import Attempts
 from gpuherd.broadcast import Broadcast
 from gpuherd.config import load_policy
 from gpuherd.core.caps import Offering
@@ -31,6 +31,7 @@ from gpuherd.engine_held_runs import record_held_ends
 from gpuherd.engine_recovery import recover
 from gpuherd.engine_scan import SCAN_LIMIT as SCAN_LIMIT  # where tests look for it
 from gpuherd.engine_scan import Scan
+from gpuherd.engine_stops import JobStops
 from gpuherd.executors.base import Executor, ExitStatus, NotStarted
 from gpuherd.layout import Layout
 from gpuherd.store import Store
@@ -46,11 +47,9 @@ PID_RECORD_DELAY = 0.05
 queue ticks sooner); a daemon killed before that takes it from the job's process file."""
 TELEMETRY_MAX_AGE = 1.0
 """Seconds a GPU reading may be old when placement uses it (else it is read again)."""
-REACH_CHECK = 1.0
-"""Seconds between looks, in a stop with --kill, at whether its jobs are in reach."""
 
 
-class Engine:
+class Engine(JobStops):
     def __init__(
         self,
         store: Store,
@@ -170,23 +169,6 @@ class Engine:
                 self.wake_later(RETRY_RECORDING)
             return []
 
-    async def drain(self, kill: bool = False, grace: float | None = None) -> dict[int, str]:
-        """Start nothing new; with `kill`, stop every running job; return once none runs, or,
-        with `kill`, once the executor can reach none left: those, with why (their stops are
-        stored: the next daemon carries them out)."""
-        self.stop_dispatch()
-        if kill:
-            self.kill_all(grace)
-        reach = self.executor.out_of_reach
-        while self.live:
-            away = {i: why for i, lv in self.live.items() if kill and (why := reach(lv.pid))}
-            if len(away) == len(self.live):
-                return away
-            self._idle.clear()
-            with contextlib.suppress(TimeoutError):  # nothing tells when one goes out of reach
-                await asyncio.wait_for(self._idle.wait(), REACH_CHECK if kill else None)
-        return {}
-
     @contextlib.contextmanager
     def dispatch_paused(self) -> Iterator[None]:
         """Start nothing meanwhile (ends are still recorded): a verb on many jobs that lets
@@ -197,10 +179,6 @@ class Engine:
         finally:
             self._dispatch_pauses -= 1
             self.wake()
-
-    def stop_dispatch(self) -> None:
-        """Start nothing new from now on (for good: a stopping daemon, an interrupted run)."""
-        self._stopping = True
 
     def close(self) -> None:
         """Stop watching; jobs still running are left for the next daemon to re-attach. What
@@ -309,34 +287,7 @@ class Engine:
             return None
         return pid
 
-    # ---- actions on live jobs (called by the service) ---------------------------------------
-
-    def stop_job(
-        self, job_id: int, reason: OutcomeKind, requeue: bool = False, grace: float | None = None
-    ) -> bool:
-        """Stop a running attempt; the request is stored, so a restarted daemon carries it out."""
-        live = self.attempts.stop(job_id, reason, requeue, grace)
-        if live is None or live.kill_at is None:
-            return False
-        now, reason = self.clock(), live.stop_reason or reason
-        # Stored so that `at + grace` is when the SIGKILL is due, however often it was asked.
-        kill_in = live.kill_at - asyncio.get_running_loop().time()
-        self.store.update_job(
-            job_id,
-            now,
-            "stop",
-            detail=reason.value + (", then queued again" if live.requeue else ""),
-            stop_reason=reason.value,
-            stop_at=now + kill_in - live.grace,
-            stop_requeue=int(live.requeue),
-        )
-        return True
-
-    def kill_all(self, grace: float | None = None) -> None:
-        """Stop every running job, each stop stored: a crash in its grace must not undo it."""
-        with self.store.transaction():
-            for job_id in list(self.attempts.live):
-                self.stop_job(job_id, OutcomeKind.KILLED, grace=grace)
+    # ---- actions on live jobs (called by the service; stops: engine_stops.py) --------------
 
     def signal_job(self, job: Job, event: Event) -> None:
         """Pause (SIGSTOP) or resume (SIGCONT) a live job's whole process group."""
@@ -389,10 +340,6 @@ class Engine:
     def publish(self, change: dict[str, object]) -> None:
         """Tell watchers of a change to a job once it is committed (never if rolled back)."""
         self.store.after_commit(partial(self.changes.publish, change))
-
-    @property
-    def live(self) -> dict[int, Live]:
-        return self.attempts.live
 
     def device_listing(self) -> list[Device]:
         return self.devices.listing()
