@@ -84,6 +84,8 @@ class HeldRun:
     """The GPUs it runs on, as far as known (its attempt is recorded on them)."""
     started_at: float | None = None
     peak: int = 0
+    sweep: str | None = None
+    """Its job's sweep, if a point of one: the run counts toward the sweep's --max-parallel."""
 
     @property
     def key(self) -> RunKey:
@@ -276,8 +278,12 @@ class Attempts:
         return True
 
     def sweeps_running(self) -> Counter[str]:
-        """How many points of each sweep run now (what --max-parallel caps)."""
-        return Counter(lv.sweep for lv in self.live.values() if lv.sweep)
+        """How many points of each sweep run now (what --max-parallel caps): each run counts,
+        a held one too, whether its GPUs are known or not (it runs on GPUs as any point does).
+        A point released while its held run runs runs twice: it counts twice."""
+        sweeps = [lv.sweep for lv in self.live.values()]
+        sweeps += [run.sweep for run in self.held_runs.values()]
+        return Counter(sweep for sweep in sweeps if sweep)
 
     def running_jobs(self) -> list[RunningJob]:
         """The processes on our GPUs that are our jobs' (not another user's)."""

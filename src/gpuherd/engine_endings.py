@@ -53,8 +53,12 @@ def finish(
     ended_at: float | None,
     now: float,
     live: Live | None = None,
+    peak: int = 0,
 ) -> None:
-    """Record how an attempt ended and move its job on (retry, done, failed...)."""
+    """Record how an attempt ended and move its job on (retry, done, failed...). Its measured
+    GPU memory peak is `live`'s (watched), else `peak` (a held run's: engine_held_runs.py;
+    0 for one no daemon watched), recorded with the attempt, as a sweep's learning and a
+    CUDA OOM retry's larger --mem read it."""
     if job is None or job.state not in LIVE_STATES:
         return
     tail = ""
@@ -63,7 +67,7 @@ def finish(
     outcome = classify(ended, tail)
     nxt = after_attempt(job, ended, outcome)
     ended_at = ended_at or now
-    peak = live.peak if live else 0
+    peak = live.peak if live else peak
     engine.store.update_attempt(
         job.id, job.attempt, ended_at=ended_at, outcome=outcome, peak_mem=peak or None
     )

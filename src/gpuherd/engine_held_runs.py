@@ -1,6 +1,7 @@
 """Runs of a job that herd.db did not know (restored from an older backup), found running by
 a restart where they could not be adopted: the job is held for each (docs/reliability.md,
-section 24).
+section 24); and those found running beside a later attempt of the job, which decides it:
+watched the same way, the job not held for them (`watch_aside`).
 
 Such a run is watched until it ends, its GPUs reserved for it meanwhile (where known), as
 a running attempt's are, whatever its job's state: a job released or cancelled while the
@@ -59,16 +60,8 @@ run's own)."""
 def hold(engine: Engine, job: Job, found: Found, why: str, now: float) -> None:
     """Hold the job, numbered past the found attempt: a release starts the next one, in a
     folder of its own. The found attempt, which the database does not know (it records no
-    attempt row until it ends), runs on, watched, its GPUs reserved for it until it ends:
-    as its folder recorded them, else as its process was given them (its environment)."""
-    gpus = found.gpus if found.gpus is not None else engine.executor.given_gpus(found.pid)
-    reserved = (
-        f"its {on_gpus(gpus)} stays reserved for it until it ends"
-        if gpus
-        else "it uses no GPU"
-        if gpus is not None
-        else "its GPUs are not known, so none is reserved for it"
-    )
+    attempt row until it ends), runs on, watched, its GPUs reserved for it until it ends."""
+    gpus, reserved = _its_gpus(engine, found)
     detail = (
         f"{unwatched(found.attempt, found.pid)}, but herd.db did not know it (restored from "
         f"an older backup?), and it cannot be adopted: {why}; {reserved}. Held so that it "
@@ -84,6 +77,40 @@ def hold(engine: Engine, job: Job, found: Found, why: str, now: float) -> None:
         engine.move(job, event, JobState.HELD, detail=detail, ended_at=None, **changes)
     log.warning("job %d: %s", job.id, detail)
     _watch(engine, job, found, gpus)
+
+
+def watch_aside(engine: Engine, job: Job, found: Found, latest: int, now: float) -> None:
+    """Watch a run of the job that herd.db did not know, found running beside a later attempt
+    of the job (`latest`), which decides the job (core.recovery.CatchUp.aside): the job is
+    not held for it, but its GPUs stay reserved for it until it ends, when it is recorded as
+    an attempt of the job, and no more (run_decides). A `hold` event names it, the job's
+    state unchanged: by it a restart finds the run again (`watch_held_runs`). Written before
+    the latest attempt is taken (take_later), it is never the hold that the latest's own, if
+    the job is held for that one, would have to follow."""
+    gpus, reserved = _its_gpus(engine, found)
+    detail = (
+        f"{unwatched(found.attempt, found.pid)}, but herd.db did not know it (restored from "
+        f"an older backup?), and attempt {latest} of the job started since: this one is not "
+        f"the job's run (released while it ran?), and the job is not held for it; {reserved}, "
+        f"and its end is recorded as attempt {found.attempt} of the job, not as its result"
+    )
+    engine.store.update_job(job.id, now, Event.HOLD.value, detail=detail)
+    log.warning("job %d: %s", job.id, detail)
+    _watch(engine, job, found, gpus)
+
+
+def _its_gpus(engine: Engine, found: Found) -> tuple[tuple[int, ...] | None, str]:
+    """The GPUs of a run found running (None: not known), as its folder recorded them, else as
+    its process was given them (its environment); and what its hold says of them."""
+    gpus = found.gpus if found.gpus is not None else engine.executor.given_gpus(found.pid)
+    reserved = (
+        f"its {on_gpus(gpus)} stays reserved for it until it ends"
+        if gpus
+        else "it uses no GPU"
+        if gpus is not None
+        else "its GPUs are not known, so none is reserved for it"
+    )
+    return gpus, reserved
 
 
 def removal_refused(engine: Engine, job: Job) -> str | None:
@@ -124,8 +151,7 @@ def watch_held_runs(engine: Engine, now: float) -> None:
         key = engine.layout.attempt_key(job_id, attempt)
         if engine.executor.is_running(pid, job_id, attempt, key, folder):
             found = found_run(attempt, pid, folder)
-            gpus = found.gpus if found.gpus is not None else engine.executor.given_gpus(pid)
-            _watch(engine, job, found, gpus)
+            _watch(engine, job, found, _its_gpus(engine, found)[0])
         else:
             ended = ended_run(attempt, pid, folder, engine.executor.recorded_exit(folder), now)
             _record_end(engine, job_id, ended, now)
@@ -150,6 +176,7 @@ def _watch(engine: Engine, job: Job, found: Found, gpus: tuple[int, ...] | None)
         str(engine.layout.job_dir(job)),
         gpus or (),
         found.started_at,
+        sweep=job.spec.sweep,
     )
     engine.attempts.reserve_for(run, lambda status: _run_ended(engine, run, status))
 
@@ -162,6 +189,7 @@ def _run_ended(engine: Engine, run: HeldRun, status: ExitStatus) -> None:
         return
     del engine.attempts.held_runs[run.key]
     ended = ended_run(run.attempt, run.pid, run.folder, status, engine.clock())
+    ended = replace(ended, peak=run.peak)  # recorded with its attempt, as a watched one's is
     if ended.started_at is None:  # no attempt.json: its GPUs and start as seen while it ran
         ended = replace(ended, gpus=run.gpus, started_at=run.started_at)
     engine.attempts.held_ends[run.key] = ended
@@ -201,7 +229,9 @@ def _record_end(engine: Engine, job_id: int, ran: Ran, now: float) -> None:
     outcome = classify(ran.ended, tail)
     started = ran.started_at if ran.started_at is not None else ran.ended_at
     engine.store.add_attempt(attempt_row(engine, job, ran, started))
-    engine.store.update_attempt(job.id, ran.attempt, ended_at=ran.ended_at, outcome=outcome)
+    engine.store.update_attempt(
+        job.id, ran.attempt, ended_at=ran.ended_at, outcome=outcome, peak_mem=ran.peak or None
+    )
     detail = (
         f"{ended} ({outcome.describe()}): recorded as attempt {ran.attempt}, not as the job's "
         f"result: the job was released or cancelled while it ran (it is {job.state.value})"

@@ -7,8 +7,10 @@ recorded as it ended (its exit status, GPUs and times from its folder, engine_ta
 and the job's state follows from it, so a finished run never runs again; one that runs is
 adopted on the GPUs its folder recorded, or, where it cannot be (GPUs unknown or taken), its
 job is held for it, naming the process, with that process's GPUs reserved for it until it
-ends (engine_held_runs.py). The decisions are the pure core's (`core.recovery`: catch_up,
-take_over); this reads the folders and applies them.
+ends (engine_held_runs.py); one that runs beside a later one (the job released while it
+ran) is watched the same way, its GPUs reserved, but the job is not held for it. The
+decisions are the pure core's (`core.recovery`: catch_up, take_over); this reads the
+folders and applies them.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from gpuherd.attempt_numbers import ran_there
 from gpuherd.core.model import Job
 from gpuherd.core.recovery import Adopt, CatchUp, Found, Ran, catch_up, take_over
 from gpuherd.core.states import FINISHED_STATES, JobState
-from gpuherd.engine_held_runs import hold
+from gpuherd.engine_held_runs import hold, watch_aside
 from gpuherd.engine_taken import attempt_row, begun, ended_run, found_run, on_gpus, take, to_queue
 from gpuherd.layout import attempt_path
 
@@ -58,14 +60,17 @@ def _run_in(engine: Engine, job: Job, number: int, folder: str, now: float) -> R
 
 def take_later(engine: Engine, later: dict[int, CatchUp], now: float) -> None:
     """Take the later attempts of each queued, held or finished job (those in `later`, whose
-    own attempt a restart found superseded, too): record the ended ones, then adopt, or
-    else hold, the ones that run."""
+    own attempt a restart found superseded, too): watch those that run beside a later one,
+    record the ended ones, then adopt, or else hold, the latest ones that run. Those aside
+    are watched first: their GPUs count as taken when the latest are adopted."""
     waiting = [
         (job, plan)
         for job in _with_later_folder(engine, later)
         if (plan := later.get(job.id) or later_runs(engine, job, now))
     ]
     for job, plan in waiting:
+        for found in plan.aside:
+            watch_aside(engine, job, found, plan.latest(), now)
         for i, taken in enumerate(plan.takes):
             then = CatchUp(plan.takes[i + 1 :], plan.runs).first()
             take(engine, engine.store.get_job(job.id) or job, taken, then, now)

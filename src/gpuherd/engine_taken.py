@@ -126,7 +126,7 @@ def take(
     if take.superseded:
         requeue_ended(engine, running, ran.ended, ran.ended_at, f"{then} since")
     else:
-        finish(engine, running, ran.ended, ran.ended_at, now)
+        finish(engine, running, ran.ended, ran.ended_at, now, peak=ran.peak)
 
 
 def attempt_row(engine: Engine, job: Job, run: Ran | Found, started: float) -> Attempt:

@@ -12,7 +12,7 @@ from gpuherd.core.model import DeviceState
 from gpuherd.core.recovery import runs_unwatched
 from gpuherd.core.states import JobState
 from gpuherd.core.units import plural
-from gpuherd.devices import local_time
+from gpuherd.devices import RunKey, local_time
 from gpuherd.engine import Engine
 from gpuherd.errors import Conflict, HerdError
 from gpuherd.hooks import hooks_from_now
@@ -60,10 +60,12 @@ class SystemVerbs:
         return "queue paused: running jobs go on, nothing new starts" if paused else "queue resumed"
 
     def gpus(self) -> dict[str, Any]:
-        jobs_on: dict[int, list[int]] = {}
+        # By run (job, attempt), not by job: two runs of one job may share a GPU (a held run
+        # beside its job's next attempt), each in a slot of its own (wire.device_view).
+        runs_on: dict[int, list[RunKey]] = {}
         for live in self.engine.live.values():
             for index in live.gpus:
-                jobs_on.setdefault(index, []).append(live.job_id)
+                runs_on.setdefault(index, []).append((live.job_id, live.attempt))
         # A run that the database did not know (a restored backup), and its job was held for,
         # holds its GPUs until it ends, whatever its job's state now (released, cancelled).
         reserved: dict[int, list[dict[str, Any]]] = {}
@@ -73,16 +75,16 @@ class SystemVerbs:
             state = theirs[run.job_id].state if run.job_id in theirs else JobState.HELD
             why = runs_unwatched(run.attempt, run.pid, state)
             for index in run.reservation.gpus if run.reservation else ():
-                jobs_on.setdefault(index, []).append(run.job_id)
+                runs_on.setdefault(index, []).append(run.key)
                 reserved.setdefault(index, []).append({"job": run.job_id, "reason": why})
         table = self.engine.devices
         rows = []
         for d in self.engine.device_listing():
-            rows.append(device_view(d, sorted(jobs_on.pop(d.index, [])), table.processes(d.index)))
+            rows.append(device_view(d, runs_on.pop(d.index, []), table.processes(d.index)))
         # A GPU removed or lost while jobs run on it keeps its row until they end.
-        for index, jobs in jobs_on.items():
+        for index, on_it in runs_on.items():
             device, why = table.unlisted(index)
-            row = {**device_view(device, sorted(jobs), table.processes(index)), "state": why}
+            row = {**device_view(device, on_it, table.processes(index)), "state": why}
             if table.reading(index) is None:  # its memory is unknown until it is seen again
                 row["memory_total"] = None
             rows.append(row)

@@ -7,6 +7,7 @@ gpuherd.wire_requests (`gpuherd run` never needs them).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from copy import copy
 from dataclasses import asdict, dataclass, field, fields
 from typing import Annotated, Any
@@ -171,11 +172,19 @@ def attempt_view(attempt: Attempt) -> dict[str, Any]:
     return view
 
 
-def device_view(device: Device, jobs: list[int], processes: list[Any]) -> dict[str, Any]:
+def device_view(
+    device: Device, runs: Iterable[tuple[int, int]], processes: list[Any]
+) -> dict[str, Any]:
+    """A GPU as GET /gpus has it. `runs`: the (job id, attempt) of each run on it, running
+    attempts and the runs that jobs were held for (a restored herd.db); a job has two where
+    its held run and its next attempt share the GPU. `jobs` names each job once, `runs` each
+    run, with its attempt: each takes a slot (SLOTS counts them, as placement does)."""
     view = asdict(device)
     view["state"] = device.state.value
     view["links"] = {str(k): v for k, v in device.links.items()}
-    view["jobs"] = jobs
+    ordered = sorted(set(runs))
+    view["jobs"] = sorted({job for job, _ in ordered})
+    view["runs"] = [{"job": job, "attempt": attempt} for job, attempt in ordered]
     view["processes"] = [asdict(p) for p in processes]
     return view
 

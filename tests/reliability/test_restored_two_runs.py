@@ -98,10 +98,9 @@ def test_a_released_jobs_next_attempt_runs_beside_its_held_run_each_tracked_apar
     assert herd.wait_state(witness, "succeeded")["gpus"] == [a]  # freed at the run's end
     now = herd.json("show", str(job))
     assert (now["state"], now["attempt"], now["pid"]) == ("running", 2, pid2)
-    assert [(t["number"], t["pid"], t["outcome"], t["exit_code"]) for t in now["attempts"]] == [
-        (1, pid1, "exit", 3),  # the run's end, as its own attempt
-        (2, pid2, None, None),
-    ]
+    ends = [(t["number"], t["pid"], t["outcome"], t["exit_code"]) for t in now["attempts"]]
+    assert ends == [(1, pid1, "exit", 3), (2, pid2, None, None)]  # the run's end, its own
+    assert now["attempts"][0]["peak_mem"] == 20 * GIB  # what it was seen to use (before: none)
     assert now["events"][-1]["event"] == "unwatched-ended"
     assert reserved(herd) == {a: [], b: []}
     assert {gpu["index"]: gpu["held"] for gpu in herd.json("gpus")["gpus"]} == {a: 0, b: GIB}
@@ -152,6 +151,108 @@ def test_a_job_held_again_for_its_next_attempt_keeps_its_first_run_reserved(
     assert (first["number"], first["pid"], first["exit_code"]) == (1, pid1, 3)
     assert herd.job(job)["state"] == "held"  # for attempt 2, which its latest hold names
 
+    (tmp_path / "go-2").touch()
+    done = herd.wait_state(job, "succeeded")
+    assert (done["attempt"], done["exit_code"]) == (2, 0)
+    ends = [
+        (t["number"], t["pid"], t["exit_code"]) for t in herd.json("show", str(job))["attempts"]
+    ]
+    assert ends == [(1, pid1, 3), (2, pid2, 0)]
+    assert reserved(herd) == {a: [], b: []}
+    assert [line.split()[0] for line in started(tmp_path / "runs")] == ["1", "2"]
+
+
+def card(page: str, index: int) -> str:
+    """The HTML of GPU `index`'s card on the dashboard's overview."""
+    start = page.index(f'<article class="card gpu" data-gpu="{index}">')
+    return page[start : page.index("</article>", start)]
+
+
+def test_a_job_whose_two_runs_share_a_gpu_is_listed_once_each_run_counted(
+    herd: Herd, tmp_path: Path
+) -> None:
+    """Held for its run (attempt 1, on GPU 0 of two slots), the job is released: attempt 2
+    starts on GPU 0 too. `gpus --json` lists the job once in the GPU's `jobs` (before:
+    `[N, N]`), and each run, with its attempt, in `runs`; both runs take a slot (2/2), as
+    placement counts them. The table and the dashboard say the same: the job once (before:
+    the GPU card and the GPUs page listed it twice), both slots in use, and what the GPU is
+    reserved for."""
+    herd.start("--fake-gpus", "1", "--slots", "2")
+    copy = tmp_path / "backup.db"
+    job = queued_in_backup(herd, copy, "--", each_attempt_waits(tmp_path, tmp_path / "runs"))
+    pid1 = running(herd, job, 1)["pid"]
+    restore(herd, copy)
+    attempt_json(herd, job, 1).unlink()
+    as_if_never_paused(herd)
+    herd.start("--fake-gpus", "1", "--slots", "2")
+    assert herd.job(job)["state"] == "held"
+    herd.cli("release", str(job))
+    assert running(herd, job, 2)["gpus"] == [0]  # beside its run, in the second slot
+
+    (gpu,) = herd.json("gpus")["gpus"]
+    assert gpu["jobs"] == [job]  # before: [job, job]
+    assert gpu["runs"] == [{"job": job, "attempt": 1}, {"job": job, "attempt": 2}]
+    why = f"running: attempt 1 runs unwatched (pid {pid1})"
+    assert gpu["reserved"] == [{"job": job, "reason": why}]
+    header, row, under, _probe = herd.cli("gpus").stdout.splitlines()
+    assert header.split()[:5] == ["GPU", "NAME", "STATE", "SLOTS", "MEMORY"]
+    assert row.split()[:5] == ["0", "Fake", "GPU", "enabled", "2/2"]  # both runs' slots
+    assert row.split()[-1] == str(job)  # JOBS (FOREIGN is empty): the job once
+    assert under == f"GPU 0 is reserved for job {job}, {why}"
+
+    shown = card(herd.page("/"), 0)
+    assert "2 / 2 slots in use" in shown
+    assert shown.count(f'href="/jobs/{job}"') == 1  # before: 2
+    assert why in shown  # what its other slot is kept for, as under the table
+    listing = herd.page("/ui/gpus")
+    jobs_cell = listing.split('<tr id="gpu-0">')[1].split("</tr>")[0]
+    assert jobs_cell.count(f'href="/jobs/{job}"') == 1  # before: 2
+    assert "<td>2 / 2</td>" in jobs_cell
+
+    (tmp_path / "go-1").touch()
+    (tmp_path / "go-2").touch()
+    herd.wait_state(job, "succeeded")
+    (gpu,) = herd.json("gpus")["gpus"]
+    assert (gpu["jobs"], gpu["runs"], gpu["reserved"]) == ([], [], [])
+
+
+def test_two_runs_of_a_job_a_restored_database_did_not_know_are_both_watched(
+    herd: Herd, tmp_path: Path
+) -> None:
+    """The job is held for attempt 1 (GPU a) and released: attempt 2 runs on GPU b. Then the
+    backup that had the job queued is put back: a restart finds both attempts running. The
+    latest decides the job (adopted: it runs attempt 2); the earlier one is watched too, its
+    GPU reserved for it (before: left unwatched, and a witness ran on GPU a beside it), also
+    after another restart, and its end is recorded as attempt 1 (before: never, or as the job's
+    when a later restart took it from its folder)."""
+    state = tmp_path / "gpus.json"
+    job, pid1, a = held_on_two_gpus(herd, tmp_path, state)
+    b = 1 - a
+    herd.cli("release", str(job))
+    pid2 = running(herd, job, 2)["pid"]
+    restore(herd, tmp_path / "backup.db")  # the job queued, at attempt 0
+    as_if_never_paused(herd)
+    herd.start("--fake-gpus", str(state))
+
+    now = herd.json("show", str(job))
+    assert (now["state"], now["attempt"], now["pid"], now["gpus"]) == ("running", 2, pid2, [b])
+    why = f"running: attempt 1 runs unwatched (pid {pid1})"
+    assert reserved(herd) == {a: [{"job": job, "reason": why}], b: []}  # before: a: []
+    (aside,) = [e for e in now["events"] if e["event"] == "hold"]  # the event that names it
+    assert aside["detail"].startswith(f"attempt 1 runs already (pid {pid1}, unwatched), but")
+    assert "attempt 2 of the job started since" in aside["detail"]
+    herd.cli("daemon", "stop")  # a restart finds the run again, by the event that named it
+    herd.start("--fake-gpus", str(state))
+    assert reserved(herd) == {a: [{"job": job, "reason": why}], b: []}
+    witness = herd.submit("--", "true")
+    waits = f"GPU {a} is reserved for job {job}, whose attempt 1 runs unwatched (pid {pid1})"
+    wait_for(lambda: waits in (herd.job(witness)["reason"] or ""), what="the witness to wait")
+
+    (tmp_path / "go-1").touch()
+    assert herd.wait_state(witness, "succeeded")["gpus"] == [a]  # once attempt 1 has ended
+    now = herd.json("show", str(job))
+    assert (now["state"], now["attempt"]) == ("running", 2)
+    assert now["events"][-1]["event"] == "unwatched-ended"
     (tmp_path / "go-2").touch()
     done = herd.wait_state(job, "succeeded")
     assert (done["attempt"], done["exit_code"]) == (2, 0)

@@ -99,12 +99,18 @@ def test_the_latest_later_attempt_decides() -> None:
     assert catch_up(1, [failed, found(attempt=3)]) == CatchUp(
         (Take(1, failed, superseded=True),), found(attempt=3)
     )
-    # One that runs while a later one ran is not the job's run (it was released meanwhile).
+    # One that runs while a later one ran is not the job's run (it was released meanwhile),
+    # but runs on its GPUs: set aside, to be watched (before: left alone, unwatched).
     assert catch_up(1, [found(attempt=2), succeeded]) == CatchUp(
-        (Take(1, succeeded, superseded=False),)
+        (Take(1, succeeded, superseded=False),), aside=(found(attempt=2),)
+    )
+    assert catch_up(1, [found(attempt=1), failed, found(attempt=3)]) == CatchUp(
+        (Take(1, failed, superseded=True),), found(attempt=3), (found(attempt=1),)
     )
     assert catch_up(1, [failed]).first() == "attempt 2 ran"
     assert catch_up(1, [found(attempt=2)]).first() == "attempt 2 runs"
+    assert catch_up(1, [found(attempt=2), succeeded]).latest() == 3
+    assert catch_up(1, [failed, found(attempt=3)]).latest() == 3
 
 
 def test_a_taken_attempt_ends_as_its_folder_recorded_it() -> None:

@@ -78,7 +78,9 @@ def _cells(gpu: dict[str, Any], bar: bool) -> dict[str, str]:
         "NODE": gpu.get("host") or gpu.get("node") or "local",
         "NAME": gpu["name"],
         "STATE": gpu["state"],
-        "SLOTS": _slots(len(gpu["jobs"]), slots),
+        # Each run takes a slot: two runs of a job (a held run beside its next attempt) two.
+        # (An older daemon sends no `runs`: its `jobs` had an entry per run.)
+        "SLOTS": _slots(len(gpu.get("runs", gpu["jobs"])), slots),
         "MEMORY": memory,
         "HELD": format_size(gpu["held"]) if gpu.get("held") else "",  # (none from an older daemon)
         "UTIL": "-" if gpu.get("utilization") is None else f"{gpu['utilization']}%",
@@ -143,9 +145,9 @@ def _names(gpus: list[dict[str, Any]]) -> list[str]:
     ]
 
 
-def _slots(jobs: int, slots: int) -> str:
+def _slots(runs: int, slots: int) -> str:
     """`1/2`; jobs with --mem share a GPU beyond its slots: `3 sharing`, not `3/1`."""
-    return f"{jobs}/{slots}" if jobs <= slots else f"{jobs} sharing"
+    return f"{runs}/{slots}" if runs <= slots else f"{runs} sharing"
 
 
 def _bar(used: int, total: int) -> str:

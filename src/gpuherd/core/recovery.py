@@ -102,6 +102,9 @@ class Ran:
     gpu_uuids: tuple[str, ...] = ()
     host: str | None = None
     started_at: float | None = None
+    peak: int = 0
+    """The most GPU memory it was seen to use on one GPU, while a daemon watched it (a run
+    its job was held for: engine_held_runs.py); 0: not measured (read from its folder)."""
 
     @property
     def ended(self) -> Ended:
@@ -128,6 +131,10 @@ class CatchUp:
     """Those that ended, in order: each recorded as the attempt it was."""
     runs: Found | None = None
     """The latest, which runs: adopted or held (take_over) once `takes` are recorded."""
+    aside: tuple[Found, ...] = ()
+    """Earlier ones that run still, beside the latest: not the job's run (the job was
+    released while each ran), but a run of it all the same, which holds GPUs: each watched,
+    its GPUs reserved, and recorded as an attempt of the job when it ends."""
 
     def __bool__(self) -> bool:
         return bool(self.takes) or self.runs is not None
@@ -138,18 +145,24 @@ class CatchUp:
             return f"attempt {self.takes[0].ran.attempt} ran"
         return f"attempt {self.runs.attempt} runs" if self.runs else "none"
 
+    def latest(self) -> int:
+        """The number of the latest of these attempts: the one that decides the job."""
+        return self.runs.attempt if self.runs else self.takes[-1].ran.attempt
+
 
 def catch_up(job_id: int, later: Sequence[Ran | Found]) -> CatchUp:
     """`later`: the attempts past the database's own whose folders record a run of the job,
     in order. The latest one decides: if it runs, it is taken over, and those before it that
     ended are recorded first; if it ended, the job's state follows from it. An attempt that
-    runs while a later one ran is not the job's run (released while it ran): left alone, as
-    any process of an attempt the database does not know."""
+    runs while a later one ran is not the job's run (released while it ran), but runs on its
+    GPUs all the same: set `aside`, to be watched until it ends (before, it was left alone,
+    unwatched, and its GPUs given to other jobs while it ran)."""
     if not later:
         return CatchUp()
     last = later[-1]
     takes = tuple(Take(job_id, r, superseded=r is not last) for r in later if isinstance(r, Ran))
-    return CatchUp(takes, last if isinstance(last, Found) else None)
+    aside = tuple(r for r in later[:-1] if isinstance(r, Found))
+    return CatchUp(takes, last if isinstance(last, Found) else None, aside)
 
 
 def back_to_queue(state: JobState) -> Event | None:
