@@ -37,6 +37,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
+from gpuherd import engine as engine_module
 from gpuherd.attempts import Attempts
 from gpuherd.core.model import Policy
 from gpuherd.devices import DeviceTable
@@ -84,7 +85,7 @@ def _timed(owner: Any, name: str, before: str, after: str | None = None) -> None
 def instrument() -> None:
     _timed(Engine, "_on_exit", "exit")
     _timed(Engine, "_tick", "tick")
-    _timed(Engine, "_handle_exits", "exits>", "exits<")
+    _timed(engine_module, "finish_exits", "exits>", "exits<")  # as engine.py calls it
     _timed(Engine, "_plan_starts", "plan>", "plan<")
     _timed(Engine, "_record_exits_and_starts", "recording>", "committed")
     _timed(Attempts, "launch", "prepare>")

@@ -161,6 +161,10 @@ def test_a_follow_and_a_wait_go_on_through_a_drain_to_the_jobs_end(
     try:
         assert follow.stdout is not None
         assert read_line(follow.stdout.fileno(), bytearray()) == b"before"
+        # On a loaded machine the wait could start after the drain ended the daemon: it then
+        # rightly says no daemon runs (exit 3). The test is of a wait that was waiting.
+        process = psutil.Process(waiting.pid)
+        wait_for(lambda: process.net_connections(kind="unix"), what="the wait's long poll")
         pid = draining(daemon)
         go.touch()  # the job ends during the drain: the follow and the wait see it end
         out, err = follow.communicate(timeout=30)
