@@ -6,6 +6,7 @@ import asyncio
 import http.client
 import json
 import os
+import pty
 import select
 import shlex
 import signal
@@ -761,3 +762,41 @@ class UnixConnection(http.client.HTTPConnection):
             sock.close()
             raise
         self.sock = sock
+
+
+def on_a_terminal(
+    args: list[str], env: dict[str, str], cwd: Path, timeout: float = 30
+) -> tuple[int, bytes]:
+    """Run `args` on a terminal of 100 columns (a pseudo-terminal): its exit status, and all
+    it wrote there up to its exit."""
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        args,
+        stdin=subprocess.DEVNULL,
+        stdout=follower,
+        stderr=follower,
+        cwd=cwd,
+        env={**env, "TERM": "xterm", "COLUMNS": "100"},
+        start_new_session=True,
+    )
+    os.close(follower)
+    seen = b""
+    try:
+        deadline = time.monotonic() + timeout
+        while (left := deadline - time.monotonic()) > 0:
+            if not select.select([leader], [], [], left)[0]:
+                break
+            try:
+                chunk = os.read(leader, 4096)
+            except OSError:  # EIO: every writer closed the terminal
+                break
+            if not chunk:
+                break
+            seen += chunk
+        status = proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+        os.close(leader)
+    return status, seen

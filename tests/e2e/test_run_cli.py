@@ -7,10 +7,7 @@ Jobs are real processes that record what they saw (see `Probe` in conftest.py).
 from __future__ import annotations
 
 import json
-import os
-import pty
 import re
-import select
 import shutil
 import sqlite3
 import subprocess
@@ -20,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import GPUHERD_BIN, Probe, Runs
+from conftest import GPUHERD_BIN, Probe, Runs, on_a_terminal
 
 REPO = Path(__file__).resolve().parents[2]
 ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
@@ -271,38 +268,11 @@ def test_progress_bar_on_a_terminal(runs: Runs, probe: Probe) -> None:
     jobs = runs.root / "jobs.txt"
     jobs.write_text(probe.cmd("a") + "\n" + probe.cmd("b") + "\n")
     out = runs.root / "out"
-    leader, follower = pty.openpty()
-    proc = subprocess.Popen(
+    status, seen = on_a_terminal(
         [GPUHERD_BIN, "run", "--fake-gpus", "2", "--output-dir", str(out), str(jobs)],
-        stdin=subprocess.DEVNULL,
-        stdout=follower,
-        stderr=follower,
-        cwd=runs.cwd,
-        env={**runs.env, "TERM": "xterm", "COLUMNS": "100"},
-        start_new_session=True,
+        runs.env,
+        runs.cwd,
     )
-    os.close(follower)
-    seen = b""
-    try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if not select.select([leader], [], [], 1)[0]:
-                if proc.poll() is not None:
-                    break
-                continue
-            try:
-                chunk = os.read(leader, 4096)
-            except OSError:  # EIO: every writer closed the terminal
-                break
-            if not chunk:
-                break
-            seen += chunk
-        status = proc.wait(timeout=10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=10)
-        os.close(leader)
     text = ANSI.sub(b"", seen).decode()
     assert status == 0, text
     assert "gpuherd run" in text and "2/2" in text  # the live bar, counting the jobs

@@ -3,53 +3,18 @@
 
 from __future__ import annotations
 
-import os
-import pty
 import re
-import select
-import subprocess
-import time
-from pathlib import Path
 
-from conftest import GPUHERD_BIN, Herd, Probe, Runs
+from conftest import GPUHERD_BIN, Herd, Probe, Runs, on_a_terminal
 
 SGR = b"\x1b["
 STYLES = re.compile(rb"\x1b\[[0-9;]*m")
 """Select Graphic Rendition: colour, bold, dim (a live bar also moves the cursor: not styles)."""
 
 
-def on_a_terminal(args: list[str], env: dict[str, str], cwd: Path, timeout: float = 30) -> bytes:
-    """All that `args` writes to a terminal of 100 columns, up to its exit."""
-    leader, follower = pty.openpty()
-    proc = subprocess.Popen(
-        args,
-        stdin=subprocess.DEVNULL,
-        stdout=follower,
-        stderr=follower,
-        cwd=cwd,
-        env={**env, "TERM": "xterm", "COLUMNS": "100"},
-        start_new_session=True,
-    )
-    os.close(follower)
-    seen = b""
-    try:
-        deadline = time.monotonic() + timeout
-        while (left := deadline - time.monotonic()) > 0:
-            if not select.select([leader], [], [], left)[0]:
-                break
-            try:
-                chunk = os.read(leader, 4096)
-            except OSError:  # EIO: every writer closed the terminal
-                break
-            if not chunk:
-                break
-            seen += chunk
-        assert proc.wait(timeout=10) == 0, seen
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=10)
-        os.close(leader)
+def ran_ok(ran: tuple[int, bytes]) -> bytes:
+    status, seen = ran
+    assert status == 0, seen
     return seen
 
 
@@ -66,11 +31,11 @@ def test_ls_with_no_color_writes_no_escape_sequence(shared_daemon: Herd) -> None
     here = shared_daemon.home.parent
     plain_env = without(shared_daemon.env, "NO_COLOR", "FORCE_COLOR")
 
-    styled = on_a_terminal(ls, plain_env, here)
+    styled = ran_ok(on_a_terminal(ls, plain_env, here))
     assert b"\x1b[1mID\x1b[0m" in styled  # bold headers
     assert b"\x1b[2mcancelled\x1b[0m" in styled and b"\x1b[35mheld\x1b[0m" in styled
     for env in ({**plain_env, "NO_COLOR": "1"}, {**plain_env, "NO_COLOR": "1", "FORCE_COLOR": "1"}):
-        shown = on_a_terminal(ls, env, here)
+        shown = ran_ok(on_a_terminal(ls, env, here))
         assert SGR not in shown, shown
         assert b"cancelled" in shown and b"held" in shown
 
@@ -80,10 +45,10 @@ def test_run_with_no_color_styles_nothing_in_its_progress_bar(runs: Runs, probe:
     jobs.write_text(probe.cmd("a") + "\n")
     run = [GPUHERD_BIN, "run", "--fake-gpus", "1", str(jobs), "--output-dir"]
     plain_env = without(runs.env, "NO_COLOR", "FORCE_COLOR")
-    styled = on_a_terminal([*run, str(runs.root / "a")], plain_env, runs.cwd)
+    styled = ran_ok(on_a_terminal([*run, str(runs.root / "a")], plain_env, runs.cwd))
     assert b"\x1b[1mgpuherd run" in styled
 
     no_color = {**plain_env, "NO_COLOR": "1"}
-    shown = on_a_terminal([*run, str(runs.root / "b")], no_color, runs.cwd)
+    shown = ran_ok(on_a_terminal([*run, str(runs.root / "b")], no_color, runs.cwd))
     assert b"gpuherd run" in shown  # the live bar, drawn with cursor moves alone
     assert STYLES.findall(shown) == [], shown
