@@ -66,6 +66,23 @@ def reserved(herd: Herd) -> dict[int, list[dict[str, object]]]:
     return {gpu["index"]: gpu["reserved"] for gpu in herd.json("gpus")["gpus"]}
 
 
+def attempt_2_ends_the_job(
+    herd: Herd, tmp_path: Path, job: int, pids: tuple[int, int], gpus: tuple[int, int]
+) -> None:
+    """Attempt 1 has ended (exit 3); attempt 2 ends now: the job succeeds by it, each attempt
+    is recorded with its own pid and exit code, no GPU is reserved any more, and each attempt
+    ran once."""
+    (tmp_path / "go-2").touch()
+    done = herd.wait_state(job, "succeeded")
+    assert (done["attempt"], done["exit_code"]) == (2, 0)
+    ends = [
+        (t["number"], t["pid"], t["exit_code"]) for t in herd.json("show", str(job))["attempts"]
+    ]
+    assert ends == [(1, pids[0], 3), (2, pids[1], 0)]
+    assert reserved(herd) == {gpu: [] for gpu in gpus}
+    assert [line.split()[0] for line in started(tmp_path / "runs")] == ["1", "2"]
+
+
 def test_a_released_jobs_next_attempt_runs_beside_its_held_run_each_tracked_apart(
     herd: Herd, tmp_path: Path
 ) -> None:
@@ -151,15 +168,7 @@ def test_a_job_held_again_for_its_next_attempt_keeps_its_first_run_reserved(
     assert (first["number"], first["pid"], first["exit_code"]) == (1, pid1, 3)
     assert herd.job(job)["state"] == "held"  # for attempt 2, which its latest hold names
 
-    (tmp_path / "go-2").touch()
-    done = herd.wait_state(job, "succeeded")
-    assert (done["attempt"], done["exit_code"]) == (2, 0)
-    ends = [
-        (t["number"], t["pid"], t["exit_code"]) for t in herd.json("show", str(job))["attempts"]
-    ]
-    assert ends == [(1, pid1, 3), (2, pid2, 0)]
-    assert reserved(herd) == {a: [], b: []}
-    assert [line.split()[0] for line in started(tmp_path / "runs")] == ["1", "2"]
+    attempt_2_ends_the_job(herd, tmp_path, job, (pid1, pid2), (a, b))
 
 
 def card(page: str, index: int) -> str:
@@ -253,12 +262,4 @@ def test_two_runs_of_a_job_a_restored_database_did_not_know_are_both_watched(
     now = herd.json("show", str(job))
     assert (now["state"], now["attempt"]) == ("running", 2)
     assert now["events"][-1]["event"] == "unwatched-ended"
-    (tmp_path / "go-2").touch()
-    done = herd.wait_state(job, "succeeded")
-    assert (done["attempt"], done["exit_code"]) == (2, 0)
-    ends = [
-        (t["number"], t["pid"], t["exit_code"]) for t in herd.json("show", str(job))["attempts"]
-    ]
-    assert ends == [(1, pid1, 3), (2, pid2, 0)]
-    assert reserved(herd) == {a: [], b: []}
-    assert [line.split()[0] for line in started(tmp_path / "runs")] == ["1", "2"]
+    attempt_2_ends_the_job(herd, tmp_path, job, (pid1, pid2), (a, b))
