@@ -31,6 +31,7 @@ from harness.tools import (
     HerdSweepLpt,
     Parallel,
     Python4,
+    Python4Records,
     Ray,
     SimpleGpuScheduler,
     TaskSpooler,
@@ -45,7 +46,14 @@ ALL = ("W1", "W2", "W3", "W4", "W5", "W6", "W7", "W8")
 def make_tools(peers: dict[str, Peer], only: set[str] | None) -> list[Tool]:
     from harness.gflow import Gflow
 
-    tools: list[Tool] = [HerdRun(), HerdDaemon(), HerdSweepLpt(), Python4(), Xargs()]
+    tools: list[Tool] = [
+        HerdRun(),
+        HerdDaemon(),
+        HerdSweepLpt(),
+        Python4(),
+        Python4Records(),
+        Xargs(),
+    ]
     makers = {
         "simple-gpu-scheduler": lambda p: [SimpleGpuScheduler(p)],
         "task-spooler": lambda p: [TaskSpooler(p)],

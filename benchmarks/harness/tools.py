@@ -102,6 +102,17 @@ class Python4(Tool):
         return self.oneshot([herd_python(), str(script), *GPU_LIST], jobs_file)
 
 
+class Python4Records(Tool):
+    name, label = "python4-records", "4-thread Python scheduler that records each job (floor)"
+    workloads = ("W1",)
+
+    def run(self, work: Work, jobs_file: Path) -> tuple[float, float]:
+        script = Path(__file__).with_name("python4_records.py")
+        # A new folder per run, as for gpuherd run (ext4 is slower in a freshly emptied one).
+        out = unused_dir(workdir() / "records-out")
+        return self.oneshot([herd_python(), str(script), str(out), *GPU_LIST], jobs_file)
+
+
 class HerdRun(Tool):
     name, label = "gpuherd-run", "gpuherd run"
 
