@@ -47,7 +47,7 @@ class FakeActor:
         self.signalled: list[int] = []
         self.pull = SimpleNamespace(remote=lambda *_: _now({"out": b"", "err": b"", "status": 0}))
         self.release = SimpleNamespace(remote=lambda: _now(None))
-        self.terminate = SimpleNamespace(remote=self.terminated.append)
+        self.terminate = SimpleNamespace(remote=lambda grace: _now(self.terminated.append(grace)))
         self.signal = SimpleNamespace(remote=self.signalled.append)
 
 
@@ -148,7 +148,8 @@ def test_a_start_waits_one_deadline_for_all_its_attempts_and_follows_them_until_
         fake.answer({1: first, 2: None, 3: third})
         statuses = await asyncio.wait_for(asyncio.gather(*ends.values()), 10)
         assert [s.exit_code for s in statuses] == [0, None, 0]
-        assert (first.terminated, first.signalled) == ([7.0], [])
+        [left] = first.terminated  # the grace left, counted from the stop's request
+        assert 7.0 - (time.monotonic() - began) < left < 7.0 and first.signalled == []
         assert (third.terminated, third.signalled) == ([], [signal.SIGSTOP])
         assert fake.killed == [first, third]  # their ends collected: their GPUs freed
         assert statuses[1].lost

@@ -11,6 +11,7 @@ tests do not have). The jobs' own processes are never frozen: they run on, as th
 from __future__ import annotations
 
 import contextlib
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +20,7 @@ from typing import Any
 import psutil
 import pytest
 
-from conftest import need, wait_for
+from conftest import need, stays, wait_for
 
 need("ray.cluster_utils", "ray")
 
@@ -147,3 +148,34 @@ def test_stop_kill_does_not_wait_for_jobs_out_of_reach_and_the_next_daemon_kills
     ended = rherd.wait_state(job, "killed", "lost", "failed", timeout=30)
     assert (ended["state"], ended["attempt"]) == ("killed", 1), ended
     wait_for(lambda: rherd.job_processes() == [], 20, "no process of the job left")
+
+
+def test_a_kill_refused_while_the_cluster_is_away_is_carried_out_when_it_answers_again(
+    rherd: RayHerd,
+) -> None:
+    """Frozen, the actor gets its SIGTERM (and a SIGKILL after the full grace) only once
+    thawed, and the daemon's kill past the grace is refused. Before: that kill was never
+    asked again (only actors no attempt owns were killed once the cluster answered): the
+    job ended a whole grace after the thaw, and had its SIGTERM failed, not at all."""
+    grace = 10
+    job = rherd.submit("--grace", str(grace), "--", "echo up; trap '' TERM; exec sleep 300")
+    log = rherd.attempt_dir(job) / "stdout.log"
+    wait_for(lambda: log.exists() and log.read_text() == "up\n", 30, "the job to run")
+    wait_for(rherd.job_processes, 10, "the job's processes")
+    cause = f"the Ray cluster at {rherd.ray.address} does not answer (since "
+
+    with frozen(cluster_processes(rherd.ray.cluster) + actor_workers(rherd)):
+        seen = lambda: cause in rherd.cli("daemon", "status").stdout  # noqa: E731
+        wait_for(seen, 20, "the daemon to see the cluster away")
+        rherd.cli("kill", str(job))
+        # Out of reach, it runs on past its grace and the daemon's margin (KILL_MARGIN):
+        # its kill was due, and refused.
+        stays(lambda: rherd.job(job)["state"] == "running", grace + 5 + 1, "the job running")
+        assert rherd.job_processes()
+    thawed = time.monotonic()
+
+    # The kill is overdue: it is done as soon as the cluster answers, not a grace later.
+    ended = rherd.wait_state(job, "killed", "lost", "failed", "succeeded", timeout=grace - 2)
+    assert (ended["state"], ended["attempt"]) == ("killed", 1), ended
+    wait_for(lambda: rherd.job_processes() == [], 5, "no process of the job left")
+    print(f"killed {time.monotonic() - thawed:.1f}s after the thaw", file=sys.stderr)

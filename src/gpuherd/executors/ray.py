@@ -20,7 +20,8 @@ restarted daemon finds it again by name.
   folder here, then kills the actor, which frees its GPUs in Ray (ray_follow.py).
 - Stop: the actor's supervisor sends SIGTERM, then SIGKILL after the grace period; if the
   actor does not answer within the grace period plus a margin, the daemon kills the actor,
-  and the supervisor (told by the kernel) kills the whole job.
+  and the supervisor (told by the kernel) kills the whole job. What did not get through while
+  the cluster was away is sent again once it answers (ray_stops.py).
 - A cluster that does not answer (its head away): no GCS call on the event loop without a
   deadline (ray_link.py); an actor unheard meanwhile is lost only after a while (it may come
   back with the head). Once the cluster answers again, actors no attempt owns are killed.
@@ -49,18 +50,15 @@ from gpuherd.executors.ray_errors import first_line
 from gpuherd.executors.ray_files import append, read_exit, write_json
 from gpuherd.executors.ray_follow import Following, Run
 from gpuherd.executors.ray_link import ClusterDown, ClusterLink
-from gpuherd.executors.ray_lookup import Lookups, answered, home_actors
+from gpuherd.executors.ray_lookup import Lookups, answered, find, home_actors
 from gpuherd.gpus.base import ProbeError
 from gpuherd.gpus.ray import RayNodes
 
 log = logging.getLogger("gpuherd.ray")
 
 HANDLE_BASE = 1000
-KILL_MARGIN = 5.0
-"""Seconds past the grace period after which an unanswering actor is killed outright."""
 PLACE_FILE = "ray.json"
 
-_ray: Any = ray  # ray.get's overloads do not type an actor method's result
 RemoteActor = ray.remote(JobActor)
 
 
@@ -113,7 +111,6 @@ class RayExecutor(Following):
             raise NotStarted(str(exc)) from exc
         except ProbeError as exc:
             raise SpawnError(f"placing job {request.job_id} on the Ray cluster: {exc}") from exc
-        self._drop_stale(name)
         # The handle is on disk before the actor exists: a daemon killed in between finds
         # the pid file, looks for the actor, and counts the attempt as lost (never twice).
         (folder / "pid").write_text(f"{handle}\n")
@@ -139,8 +136,10 @@ class RayExecutor(Following):
             options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(node_id, soft=False)
         args = (name, request.command, os.path.abspath(request.cwd), dict(request.env), gpu_ids)
         try:
-            # (Registered with the GCS. One created after all is killed as stale, later.)
-            actor = self.link.call(lambda: RemoteActor.options(**options).remote(*args))
+            # (Registered with the GCS. One created after all is killed as stale, later.) One
+            # call, one wait on the loop, for the stale actor and the new one: each could be
+            # slow on a slow GCS, and every wait here holds every request to the daemon.
+            actor = self.link.call(partial(self._create, options, args))
         except ClusterDown as exc:
             append(folder / "stderr.log", f"gpuherd: {exc}\n".encode())
             raise NotStarted(str(exc)) from exc
@@ -176,11 +175,17 @@ class RayExecutor(Following):
             )
         return (nodes.pop() if nodes else None), [w[1] for w in where if w is not None]
 
+    def _create(self, options: dict[str, Any], args: tuple[Any, ...]) -> Any:
+        """(In a thread: GCS calls) the job's actor, once any of its name is dropped."""
+        self._drop_stale(options["name"])
+        return RemoteActor.options(**options).remote(*args)
+
     def _drop_stale(self, name: str) -> None:
-        """An actor of this very name left by an attempt recorded as lost: it must not run."""
-        with contextlib.suppress(Exception):
-            stale = self.link.call(lambda: _ray.get_actor(name, namespace=self.namespace))
-            self._kill(stale)
+        """(In a thread: GCS calls) an actor of this name, left by an attempt recorded as lost,
+        or by an attempt that ended unwatched: it must not run."""
+        with contextlib.suppress(Exception):  # none, or the GCS failed: nothing to drop now
+            if (stale := find(name, self.namespace)) is not None:
+                ray.kill(stale, no_restart=True)
 
     # ---- watch ------------------------------------------------------------------------------
 
@@ -198,7 +203,10 @@ class RayExecutor(Following):
             self.link.on_back = partial(loop.call_soon_threadsafe, self._cluster_back)
 
     def _cluster_back(self) -> None:
-        """The cluster answers again: kill the actors of attempts that ended meanwhile."""
+        """The cluster answers again: the kills refused meanwhile are due (ray_stops.py), and
+        so are those of the actors of attempts that ended meanwhile."""
+        for run in list(self._runs.values()):
+            self.deliver(run)
         log.info("%s answers again: killing the job actors no running attempt owns", self.address)
         self.end_leftovers("")
 
@@ -251,7 +259,8 @@ class RayExecutor(Following):
         for name in named:
             if name not in owned:
                 log.warning("job actor %s belongs to no running attempt: killing it", name)
-                self._drop_stale(name)
+                with contextlib.suppress(ClusterDown):  # (not waited for: the next start does)
+                    self.link.begin(partial(self._drop_stale, name))
 
     def recorded_exit(self, attempt_dir: str) -> ExitStatus | None:
         return read_exit(Path(attempt_dir))
@@ -276,47 +285,14 @@ class RayExecutor(Following):
         except (OSError, ValueError):
             return None
 
-    # ---- control ----------------------------------------------------------------------------
-
-    def signal(self, pid: int, signum: int) -> None:
-        run = self._runs.get(pid)
-        if run is None:
-            return
-        if run.actor is None:
-            run.signal_asked = signum  # sent once it is found (`_attach`)
-        else:
-            with contextlib.suppress(Exception):
-                run.actor.signal.remote(signum)
-
-    def terminate(self, pid: int, grace: float, begun: bool = False) -> None:
-        run = self._runs.get(pid)
-        if run is None:
-            return
-        if not begun:  # else the job's supervisor has its own SIGKILL timer already
-            if run.actor is None:
-                run.stop_grace = grace  # sent once it is found (`_attach`)
-            else:
-                with contextlib.suppress(Exception):
-                    run.actor.terminate.remote(grace)
-        if run.kill_timer is not None:
-            run.kill_timer.cancel()
-        loop = asyncio.get_running_loop()
-        run.kill_timer = loop.call_later(grace + KILL_MARGIN, self._kill_actor, pid)
-
-    def _kill_actor(self, pid: int) -> None:
-        run = self._runs.get(pid)
-        if run is None or run.done:
-            return
-        log.warning("job actor %s did not stop within its grace period; killing it", run.name)
-        run.killed = True
-        if run.actor is not None:  # else once it is found (`_attach`)
-            self._kill(run.actor)
+    # ---- control (stop, pause, resume: ray_stops.py) ---------------------------------------
 
     def close(self) -> None:
         """Stop following; the actors and their jobs run on for the next daemon."""
         for run in self._runs.values():
-            if run.task is not None:
-                run.task.cancel()
+            for task in (run.task, run.stop_task):
+                if task is not None:
+                    task.cancel()
             if run.kill_timer is not None:
                 run.kill_timer.cancel()
         self._runs.clear()

@@ -6,7 +6,8 @@ status there and kills the actor, which frees its GPUs in Ray. An actor out of r
 node, the cluster's head away) is lost only if it stays so (ClusterLink.gives_up): it may
 come back with the head. One that a restart's recovery could not find in time is followed
 from its lookup on (`_attach`, ray_lookup.py). While the cluster does not answer, a stop
-cannot reach an actor unheard (`out_of_reach`): a stopping daemon does not wait for it.
+cannot reach an actor unheard (`out_of_reach`): a stopping daemon does not wait for it; and
+what did not reach it, it gets once it answers again (ray_stops.py).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from gpuherd.executors.ray_errors import actor_died_note, first_line
 from gpuherd.executors.ray_files import append, decode, size, write_exit
 from gpuherd.executors.ray_link import ClusterLink
 from gpuherd.executors.ray_lookup import Lookup, answered, look_up
+from gpuherd.executors.ray_stops import Stop, Stopping
 
 log = logging.getLogger("gpuherd.ray")
 
@@ -56,13 +58,17 @@ class Run:
     """Records (host, node id) of a job without GPUs, whose node Ray chose, once it is up."""
     heard: float = field(default_factory=time.monotonic)
     """When its actor last answered (monotonic); at first, when it was started or looked up."""
-    stop_grace: float | None = None
-    """A stop's grace, asked before its actor was found: sent to it once it is."""
+    stop: Stop | None = None
+    """Its stop's SIGTERM, sent, or owed (ray_stops.py): asked before its actor was found,
+    or while it was out of reach."""
+    stop_task: asyncio.Task[None] | None = None
+    kill_owed: bool = False
+    """Its kill is due and was refused (the cluster away): done once it answers again."""
     signal_asked: int | None = None
     """The last pause or resume (SIGSTOP, SIGCONT) asked before its actor was found: idem."""
 
 
-class Following:
+class Following(Stopping):
     """Part of RayExecutor (ray.py), which sets these attributes."""
 
     link: ClusterLink
@@ -103,6 +109,7 @@ class Following:
                 code = -1
                 break
             unavailable, run.heard = 0, time.monotonic()
+            self.deliver(run)  # it answers: what did not reach it meanwhile, it gets now
             for i, key in enumerate(("out", "err")):
                 chunk: bytes = got[key]
                 if chunk:
@@ -138,14 +145,10 @@ class Following:
                 if self._given_up(run, 0):  # only while the cluster is away: lost_after
                     return False
                 await asyncio.sleep(1.0)
-        if run.killed:
-            self._kill(run.actor)
-            return True
-        with contextlib.suppress(Exception):
-            if run.signal_asked is not None:
+        if run.signal_asked is not None and not run.killed:
+            with contextlib.suppress(Exception):
                 run.actor.signal.remote(run.signal_asked)
-            if run.stop_grace is not None:
-                run.actor.terminate.remote(run.stop_grace)
+        self.deliver(run)  # its kill, or its stop (the grace counted from its request)
         return True
 
     def _given_up(self, run: Run, unavailable: int) -> bool:
@@ -172,11 +175,6 @@ class Following:
             write_exit(Path(run.attempt_dir), status)
         if run.on_exit is not None:
             run.on_exit(status)
-
-    def _kill(self, actor: Any) -> None:
-        """Kill an actor (frees its GPUs); the cluster away, `_cluster_back` does it later."""
-        with contextlib.suppress(Exception):
-            self.link.call(lambda: ray.kill(actor, no_restart=True))
 
     def out_of_reach(self, pid: int) -> str | None:
         """Why the attempt cannot be stopped now: the cluster does not answer (a kill is

@@ -1,0 +1,127 @@
+"""Stopping, pausing and resuming a Ray attempt (daemon side): part of RayExecutor (ray.py).
+
+A stop is the actor's `terminate(grace)` (its supervisor sends SIGTERM, then SIGKILL after
+the grace), and, if the actor has not ended within the grace plus KILL_MARGIN, `ray.kill` of
+the actor (the supervisor, told by the kernel, kills the whole job). While the cluster does
+not answer, either may not get through: `ray.kill` is refused at once (ray_link.py), and a
+`terminate` sent to an actor out of reach may fail. Neither is then forgotten: each stays
+owed (`Run.stop`, `Run.kill_owed`) and is sent again once the actor answers a pull or the
+cluster answers again (`deliver`), the SIGKILL still due at the grace's end counted from the
+stop's request (a stop late by more than its grace kills at once), as for a local job.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import enum
+import logging
+import time
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Any
+
+import ray
+
+from gpuherd.executors.ray_errors import first_line
+from gpuherd.executors.ray_link import ClusterDown, ClusterLink
+
+log = logging.getLogger("gpuherd.ray")
+
+KILL_MARGIN = 5.0
+"""Seconds past the grace period after which an unanswering actor is killed outright."""
+
+
+class Sent(enum.Enum):
+    OWED = "owed"
+    """Not sent, or its sending failed: sent (again) once the actor answers."""
+    SENDING = "sending"
+    """Sent, its answer awaited (an actor frozen or cut off answers once back, or fails)."""
+    DONE = "done"
+    """The actor answered it."""
+
+
+@dataclass
+class Stop:
+    """A stop's SIGTERM to the actor, and when its SIGKILL is due (monotonic)."""
+
+    kill_due: float
+    sent: Sent = Sent.OWED
+
+    def grace_left(self) -> float:
+        return max(0.0, self.kill_due - time.monotonic())
+
+
+class Stopping:
+    """Part of RayExecutor (ray.py), which sets these attributes (a Run: ray_follow.py)."""
+
+    link: ClusterLink
+    _runs: dict[int, Any]
+
+    def signal(self, pid: int, signum: int) -> None:
+        run = self._runs.get(pid)
+        if run is None:
+            return
+        if run.actor is None:
+            run.signal_asked = signum  # sent once it is found (`_attach`)
+        else:
+            with contextlib.suppress(Exception):
+                run.actor.signal.remote(signum)
+
+    def terminate(self, pid: int, grace: float, begun: bool = False) -> None:
+        run = self._runs.get(pid)
+        if run is None:
+            return
+        if not begun:  # else the job's supervisor has its own SIGKILL timer already
+            run.stop = Stop(time.monotonic() + grace)
+            self.deliver(run)  # (or once its actor is found: `_attach`)
+        if run.kill_timer is not None:
+            run.kill_timer.cancel()
+        loop = asyncio.get_running_loop()
+        run.kill_timer = loop.call_later(grace + KILL_MARGIN, self._kill_actor, pid)
+
+    def _kill_actor(self, pid: int) -> None:
+        run = self._runs.get(pid)
+        if run is None or run.done:
+            return
+        log.warning("job actor %s did not stop within its grace period; killing it", run.name)
+        run.killed = run.kill_owed = True
+        self.deliver(run)
+
+    def deliver(self, run: Any) -> None:
+        """Send what is owed to the run's actor: its kill, else its stop's SIGTERM (with the
+        grace left). Called when asked, and again whenever the actor or the cluster answers."""
+        if run.actor is None or run.done:
+            return  # (a run not found yet: `_attach` calls this once it is)
+        if run.kill_owed:
+            run.kill_owed = (sent := self._kill(run.actor)) is None
+            if sent is not None:
+                loop = asyncio.get_running_loop()
+
+                def failed(done: Future[None]) -> None:  # (in the call's thread)
+                    if done.exception() is not None:  # the GCS took it, then failed: owed
+                        with contextlib.suppress(RuntimeError):  # (the loop has ended)
+                            loop.call_soon_threadsafe(setattr, run, "kill_owed", True)
+
+                sent.add_done_callback(failed)
+        elif run.stop is not None and run.stop.sent is Sent.OWED:
+            run.stop.sent = Sent.SENDING
+            run.stop_task = asyncio.ensure_future(self._send_stop(run, run.stop))
+
+    async def _send_stop(self, run: Any, stop: Stop) -> None:
+        try:
+            await run.actor.terminate.remote(stop.grace_left())
+        except Exception as exc:  # out of reach (ActorUnavailableError, ...): owed again
+            if stop is run.stop and not run.done:
+                log.warning("job actor %s: stop not delivered (%s)", run.name, first_line(exc))
+            stop.sent = Sent.OWED
+        else:
+            stop.sent = Sent.DONE
+
+    def _kill(self, actor: Any) -> Future[None] | None:
+        """Kill an actor (frees its GPUs), in a thread, not waited for: None when refused at
+        once (the cluster away: `deliver`, or `_cluster_back`, does it later)."""
+        try:
+            return self.link.begin(lambda: ray.kill(actor, no_restart=True))
+        except ClusterDown:
+            return None
