@@ -102,17 +102,18 @@ def start_options(
 ) -> tuple[list[str], bool]:
     """connect()'s `gpus` and `fake_gpus` as the daemon's options, and whether setting
     GPUHERD_FAKE_GPUS could help a start that fails (no argument given, the variable unset).
-    The variable is checked here, as every start checks it (gpus/choice.py): a bad one is a
-    DaemonError naming it, and no daemon is started. It is not passed on as --fake-gpus: the
-    daemon reads it itself, to know (and say) where its GPUs came from."""
+    Both, or the variable, are checked here, as every start checks them (gpus/choice.py): a
+    bad one is a DaemonError naming it (the argument, in connect()'s words), and no daemon is
+    started. The variable is not passed on as --fake-gpus: the daemon reads it itself, to
+    know (and say) where its GPUs came from."""
     from gpuherd.gpus.choice import choose_gpus  # (the GPU probes: only to start a daemon)
 
     gpu_text = gpus if isinstance(gpus, str) or gpus is None else ",".join(map(str, gpus))
     fake_text = None if fake_gpus is None else str(fake_gpus)
     try:
         choice = choose_gpus(gpu_text, fake_text)
-    except ValueError as exc:
-        raise DaemonError(str(exc)) from None
+    except ValueError as exc:  # an argument given wins over the variable: never advised
+        raise DaemonError(connect_spelling(str(exc), variable_helps=False)) from None
     options = [] if gpu_text is None else ["--gpus", gpu_text]
     options += [] if fake_text is None else ["--fake-gpus", fake_text]
     return options, not choice.given

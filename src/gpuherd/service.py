@@ -152,16 +152,27 @@ class Service(SystemVerbs, EditVerbs):
         return self._views(jobs), max(0, more - shown)
 
     def ls_ids(
-        self, states: Sequence[str] = (), match: JobFilter = ANY_JOB, all_jobs: bool = False
+        self,
+        states: Sequence[str] = (),
+        match: JobFilter = ANY_JOB,
+        all_jobs: bool = False,
+        limit: int | None = None,
     ) -> list[int]:
         """`ls -q`: the ids of the jobs matching, or else of every job not finished; as `ls`
-        lists them (the waiting ones last, in the order they are to start)."""
+        lists them (the waiting ones last, in the order they are to start), `limit` applied
+        as `ls` applies it: to every job with `states` or `all_jobs`, else to the waiting."""
         wanted = tuple(_state(s) for s in states)
-        if not (wanted or all_jobs):
+        narrowed = bool(wanted or all_jobs)
+        if not narrowed:
             wanted = tuple(s for s in JobState if s not in FINISHED_STATES)
         started, waiting_states = _split(wanted or tuple(JobState))
-        ids = self.store.list_job_ids(started, match) if started else []
-        return ids + (self.store.waiting_ids(match, waiting_states) if waiting_states else [])
+        ids: list[int] = []
+        if started:  # without `states`, the running jobs are all listed, as `ls` lists them
+            ids = self.store.list_job_ids(started, match, limit if narrowed else None)
+        left = limit - len(ids) if narrowed and limit is not None else limit
+        if waiting_states and left != 0:
+            ids += self.store.waiting_ids(match, waiting_states, left)
+        return ids
 
     def page_jobs(
         self,

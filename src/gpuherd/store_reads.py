@@ -61,12 +61,13 @@ class JobReads:
         return [self._job(row) for row in self._db.execute(sql, args)]
 
     def list_job_ids(
-        self, states: Sequence[JobState] = (), match: JobFilter = ANY_JOB
+        self, states: Sequence[JobState] = (), match: JobFilter = ANY_JOB, limit: int | None = None
     ) -> list[int]:
         where, args = rows.filters(states, match)
-        return [
-            row[0] for row in self._db.execute(f"SELECT id FROM jobs {where} ORDER BY id", args)
-        ]
+        sql = f"SELECT id FROM jobs {where} ORDER BY id"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        return [row[0] for row in self._db.execute(sql, args)]
 
     def queued_ready(self, gpus: int | None = None) -> Generator[Job, None, None]:
         """Queued jobs whose dependencies all succeeded, in dispatch order, read lazily;

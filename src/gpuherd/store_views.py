@@ -144,9 +144,14 @@ class JobViews:
             sql += f" LIMIT {int(limit)}"
         return [self._job(row) for row in self._db.execute(sql, args)]
 
-    def waiting_ids(self, match: JobFilter, states: Collection[JobState]) -> list[int]:
-        """The ids of the waiting jobs (of `states`) that match, in the order they are to start."""
+    def waiting_ids(
+        self, match: JobFilter, states: Collection[JobState], limit: int | None = None
+    ) -> list[int]:
+        """The ids of up to `limit` waiting jobs (of `states`) that match, in the order they
+        are to start."""
         sql, args = self._in_start_order("id, priority, position", states, match)
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
         return [int(row[0]) for row in self._db.execute(sql, args)]
 
     def _in_start_order(

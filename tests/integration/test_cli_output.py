@@ -8,6 +8,7 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from conftest import Herd
 
@@ -212,6 +213,31 @@ def test_ls_footer_counts_only_what_the_listing_left_out(daemon: Herd) -> None:
     assert daemon.cli("ls", "--state", "held").stdout.splitlines()[-1].startswith(f"{held[-1]} ")
 
 
+def test_ls_quiet_and_the_apis_ids_only_take_the_limit_alike(daemon: Herd) -> None:
+    # `ids_only=true` ignored `limit`: a script asking for 2 ids got every one, while
+    # `ls -q --limit 2` printed 2 (the limit counts the waiting jobs, or with --all/--state
+    # every job listed, as `ls` counts them).
+    failed = daemon.submit_lines(["false"] * 3)
+    running = daemon.submit("--", "sleep", "60")
+    for job_id in failed:
+        daemon.wait_state(job_id, "failed")
+    daemon.wait_state(running, "running")
+    daemon.cli("pause")
+    waiting = daemon.submit_lines(["true"] * 2) + daemon.submit_lines(["true"] * 3, "--hold")
+
+    def both(limit: int, *args: str, **query: Any) -> list[int]:
+        printed = daemon.cli("ls", "-q", "--limit", str(limit), *args).stdout.split()
+        answered = daemon.client.get("/jobs", ids_only=True, limit=limit, **query)["ids"]
+        assert [int(i) for i in printed] == answered, args
+        return list(answered)
+
+    assert both(2) == [running, *waiting[:2]]
+    assert both(4, "--all", all=True) == [*failed, running]
+    assert both(6, "--all", all=True) == [*failed, running, *waiting[:2]]
+    assert both(3, "--state", "held", state=["held"]) == waiting[2:]
+    assert both(1, "--state", "failed", state=["failed"]) == failed[:1]
+
+
 def test_wait_and_ls_quiet_handle_a_queue_of_30000_jobs(daemon: Herd) -> None:
     # `wait` sent every id in one query string: past ~20,000 ids the daemon's HTTP parser
     # dropped the request ("lost the connection to the daemon").
@@ -232,7 +258,21 @@ def test_wait_and_ls_quiet_handle_a_queue_of_30000_jobs(daemon: Herd) -> None:
     daemon.cli("rm", "1201-30000")  # the rest runs: its ids are three chunks to wait for
     daemon.cli("resume")
     done = daemon.cli("wait", "1-1200", "--timeout", "60")
-    assert done.stdout == "1200 of 1200 jobs succeeded\n"
+    assert done.stdout == "1,200 of 1,200 jobs succeeded\n"  # counts grouped, ids not
+
+
+def test_counts_past_999_are_grouped_by_thousands_and_ids_are_not(daemon: Herd) -> None:
+    # As the dashboard writes them (`1–50 of 10,504`); ids are names, written as typed.
+    submitted = daemon.cli("submit", "--hold", "--file", "-", input="true\n" * 1200)
+    assert submitted.stdout == "submitted 1,200 jobs: 1-1200\n"
+    footer = "… and 1,100 more waiting jobs (gpuherd ls --all)"
+    assert daemon.cli("ls").stdout.splitlines()[-1] == footer
+    footer = "… and 1,100 more (a higher --limit shows them)"
+    assert daemon.cli("ls", "--state", "held").stdout.splitlines()[-1] == footer
+    assert "; jobs: 1,200 held\n" in daemon.cli("daemon", "status").stdout
+    daemon.cli("kill", "1-1200")
+    again = daemon.cli("kill", "1-1200", check=False)
+    assert again.stderr.splitlines()[-1] == ("gpuherd: error: 1,190 more jobs refused too: 11-1200")
 
 
 def test_verbs_given_no_ids_do_nothing_and_hold_of_a_held_job_is_no_error(daemon: Herd) -> None:

@@ -63,9 +63,10 @@ def test_a_state_file_using_more_memory_than_a_gpu_has_is_refused(
     gpu = {"memory_total": "24GiB", "memory_used": "20GiB"}
     state.write_text(json.dumps({"gpus": [{**gpu, "processes": [{"pid": 7, "memory": "8GiB"}]}]}))
     proc = herd.cli("daemon", "start", "--fake-gpus", str(state), check=False)
-    assert proc.returncode == 1
+    assert proc.returncode == 2  # refused before any daemon starts (it was 1, by the daemon)
     assert proc.stderr == (
-        f"gpuherd: error: fake GPU state file {state}: gpus[0]: 28.0 GiB in use "
-        "(memory_used and processes) is more than memory_total, 24.0 GiB\n"
+        f"gpuherd: error: --fake-gpus: fake GPU state file {state}: gpus[0]: 28.0 GiB in use "
+        "(memory_used and processes) is more than memory_total, 24.0 GiB "
+        "(see gpuherd daemon start --help)\n"
     )
     assert not herd.is_up()

@@ -316,6 +316,12 @@ def test_plural_counts_one_thing_without_an_s() -> None:
     assert plural(3, "more waiting job") == "3 more waiting jobs"
 
 
+def test_plural_groups_a_count_by_thousands_as_the_dashboard_does() -> None:
+    # `stopping after waiting for 1200 running jobs` beside the dashboard's `1–50 of 10,504`.
+    assert plural(1200, "running job") == "1,200 running jobs"
+    assert plural(1_000_000, "point") == "1,000,000 points"
+
+
 @pytest.mark.parametrize("text", ["10", " 512 ", "1048575"])
 def test_a_memory_request_without_a_unit_under_1_mib_is_refused(text: str) -> None:
     # `--mem 10` asked for 10 bytes: any number of such jobs shared a GPU.

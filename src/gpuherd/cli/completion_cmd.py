@@ -205,8 +205,8 @@ def sweeps(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[
 
 
 def _points(sweep: dict[str, Any]) -> str:
-    counts = ", ".join(f"{n} {state}" for state, n in sweep.get("counts", {}).items())
-    return f"{sweep['points']} points" + (f": {counts}" if counts else "")
+    counts = ", ".join(f"{n:,} {state}" for state, n in sweep.get("counts", {}).items())
+    return f"{sweep['points']:,} points" + (f": {counts}" if counts else "")
 
 
 def settings(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:

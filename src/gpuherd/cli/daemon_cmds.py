@@ -64,17 +64,9 @@ def start(
     abandon_running: bool,
 ) -> None:
     """Start the daemon; returns once it answers. Without --gpus it finds the GPUs (NVML)."""
-    from gpuherd.gpus.spec import parse_gpu_spec
-
-    if gpus is not None and fake_gpus is not None:
-        raise click.UsageError("--gpus and --fake-gpus exclude each other: pass one")
-    if gpus is not None:
-        try:
-            parse_gpu_spec(gpus)
-        except ValueError as exc:
-            raise click.BadParameter(str(exc), param_hint="--gpus") from None
-    # GPUHERD_FAKE_GPUS is checked here, before any daemon starts; the daemon, which inherits
-    # this environment, reads it again to know where its GPUs came from (gpus/choice.py).
+    # --gpus, --fake-gpus or GPUHERD_FAKE_GPUS is checked here, before any daemon starts; the
+    # daemon, which inherits this environment and folder, chooses again: it must know where
+    # its GPUs came from, and remembers a state file by its absolute path (gpus/choice.py).
     gpu_choice(gpus, fake_gpus, ray=executor == "ray" or address is not None)
     client = Client()
     running = _status_or_none(client)
@@ -229,7 +221,7 @@ def status(as_json: bool) -> None:
 
 
 def _status_lines(status: dict[str, Any]) -> list[str]:
-    counts = ", ".join(f"{n} {state}" for state, n in sorted(status["counts"].items())) or "empty"
+    counts = ", ".join(f"{n:,} {state}" for state, n in sorted(status["counts"].items())) or "empty"
     mode, running = status.get("stopping"), status.get("running_jobs") or 0
     queue = "paused" if status["queue_paused"] else "dispatching"
     if mode is not None:

@@ -179,7 +179,7 @@ def submit(
         said = (
             f"submitted job {format_ids(ids)}"
             if len(ids) == 1
-            else f"submitted {len(ids)} jobs: {format_ids(ids)}"
+            else f"submitted {len(ids):,} jobs: {format_ids(ids)}"
         )
     if not waiting:
         click.echo(said)

@@ -169,13 +169,16 @@ def fake_gpus_option() -> Callable[[F], F]:
 
 
 def gpu_choice(gpus: str | None, fake_gpus: str | None, ray: bool = False) -> GpuChoice:
-    """--gpus or --fake-gpus, else GPUHERD_FAKE_GPUS (gpus/choice.py); a bad variable is a
-    usage error (exit 2), said on one line naming it (no `--help` hint: no option is wrong)."""
+    """--gpus or --fake-gpus, else GPUHERD_FAKE_GPUS (gpus/choice.py), checked before any
+    daemon starts or job runs: a bad value is a usage error (exit 2) on one line naming it; a
+    bad variable without the `--help` hint, since no option is wrong."""
     from gpuherd.gpus.choice import choose_gpus  # (the GPU probes: not for `ls` or `submit`)
 
     try:
         return choose_gpus(gpus, fake_gpus, ray=ray)
     except ValueError as exc:
+        if gpus is not None or fake_gpus is not None:
+            raise click.UsageError(str(exc)) from None
         refused = click.ClickException(str(exc))
         refused.exit_code = 2
         raise refused from None

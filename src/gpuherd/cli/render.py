@@ -93,7 +93,7 @@ def job_table(
     lines = plain.table(term, LS_COLUMNS, rows, shrink=(7, 2, 6), widest={2: NAME_WIDTH})
     if more:
         lines.append(
-            f"… and {more} more (a higher --limit shows them)"
+            f"… and {more:,} more (a higher --limit shows them)"
             if filtered
             else f"… and {plural(more, 'more waiting job')} (gpuherd ls --all)"
         )

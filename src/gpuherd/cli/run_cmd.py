@@ -314,11 +314,11 @@ def _run_and_report(
     if total == 0 and not (summary.interrupted or summary.input_failed):
         click.echo("the input holds no command: nothing to run", file=out_stream)
         return
-    parts = [f"{summary.succeeded} succeeded", f"{summary.failed} failed"]
+    parts = [f"{summary.succeeded:,} succeeded", f"{summary.failed:,} failed"]
     if summary.could_not_run:  # refused at once: each one's line above says why
-        parts.append(f"{summary.could_not_run} could not run")
+        parts.append(f"{summary.could_not_run:,} could not run")
     if summary.not_run:
-        parts.append(f"{summary.not_run} not run")
+        parts.append(f"{summary.not_run:,} not run")
     click.echo(f"{', '.join(parts)}; logs in {options.output_dir}", file=out_stream)
     sys.exit(summary.exit_status)
 

@@ -43,6 +43,7 @@ from gpuherd.core.sweep import (
     unused_params,
 )
 from gpuherd.core.sweep_values import alike_values
+from gpuherd.core.units import plural
 from gpuherd.errors import HerdError
 
 RUN = "submit"
@@ -221,7 +222,7 @@ def _dry_run(spec: SweepSpec, cwd: str, yes: bool, as_json: bool) -> None:
         # The command exactly: its own final line break ends its line (as a `command: |`
         # block's does); one a line is what `| gpuherd run` reads.
         click.echo(command, nl=not command.endswith("\n"))
-    done = f"{_counted(len(points), 'command')} of sweep {spec.name} (dry run: nothing submitted)"
+    done = f"{plural(len(points), 'command')} of sweep {spec.name} (dry run: nothing submitted)"
     click.echo(done, err=True)
 
 
@@ -246,11 +247,6 @@ def _check_one_a_line(points: list[Point]) -> None:
                 " command a line cannot show: --dry-run --json prints the commands exactly, or"
                 " put the lines in a script and run that"
             )
-
-
-def _counted(n: int, word: str) -> str:
-    """`1 command`, `5,000 commands`: counts in sweep output as the sweep's sizes are given."""
-    return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
 
 
 def _check_size(spec: SweepSpec, yes: bool, action: str) -> None:
@@ -304,7 +300,7 @@ def remove(names: tuple[str, ...]) -> None:
             click.echo(f"gpuherd: error: {exc}", err=True)
             failed = True
             continue
-        jobs = _counted(answer["removed"], "job")
+        jobs = plural(answer["removed"], "job")
         click.echo(f"removed sweep {name} ({jobs}); results in {answer['results_dir']} kept")
     if failed:
         sys.exit(1)

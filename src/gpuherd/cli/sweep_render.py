@@ -16,7 +16,7 @@ from typing import Any
 from gpuherd.cli import plain, render
 from gpuherd.core.sweep_names import value_text
 from gpuherd.core.sweep_values import metric_text
-from gpuherd.core.units import format_duration, format_size
+from gpuherd.core.units import format_duration, format_size, plural
 
 _POINT_STYLE = {"done": "green", "missing": "dim"}
 """Styles of the states only a point has (no job of it in the database); others as in ls."""
@@ -25,8 +25,9 @@ _POINT_STYLE = {"done": "green", "missing": "dim"}
 def summary(answer: dict[str, Any]) -> str:
     """What a submission did, in words."""
     ids = answer["ids"]
-    lines = [f"sweep {answer['name']}: {_points(answer['points'])} in {answer['results_dir']}"]
-    jobs = f"submitted {len(ids):,} job{'s' if len(ids) != 1 else ''}"
+    points = plural(answer["points"], "point")
+    lines = [f"sweep {answer['name']}: {points} in {answer['results_dir']}"]
+    jobs = f"submitted {plural(len(ids), 'job')}"
     if ids:
         jobs += f" ({render.id_ranges(ids)})"
     parts = [f"{answer['new']:,} new", f"{answer['rerun_failed']:,} failed rerun"]
@@ -72,24 +73,24 @@ def status_table(table: dict[str, Any], term: plain.Terminal | None = None) -> N
     rows, outside = table["rows"], table.get("outside") or []
     lines = _point_table(table, rows, term)
     counts = ", ".join(f"{n:,} {s}" for s, n in sorted(table["counts"].items()))
-    where = table["results_dir"]
-    lines.append(plain.clean(f"sweep {table['name']}: {_points(len(rows))} ({counts}); {where}"))
+    where, points = table["results_dir"], plural(len(rows), "point")
+    lines.append(plain.clean(f"sweep {table['name']}: {points} ({counts}); {where}"))
     unread = [row["metrics_error"] for row in rows if row.get("metrics_error")]
     if unread:  # else the columns are just empty, with no reason given
-        more = f" (and {len(unread) - 1} more)" if len(unread) > 1 else ""
+        more = f" (and {len(unread) - 1:,} more)" if len(unread) > 1 else ""
         lines.append(plain.clean(f"metrics not read: {unread[0]}{more}"))
     other = [row for row in rows if row.get("other_command")]
     if other:  # their results are another command's: nothing in the columns says so
         first = other[0]["other_command"].replace("\n", " ")
         lines.append(
             plain.clean(
-                f"{_points(len(other))} ran another command than the sweep's now ({first}"
+                f"{plural(len(other), 'point')} ran another command than the sweep's now ({first}"
                 f"{', ...' * (len(other) > 1)}): their results are shown; submitting the sweep"
                 " again with --force runs them again"
             )
         )
     if outside:
-        runs = f"{len(outside):,} run{'s' * (len(outside) != 1)}"
+        runs = plural(len(outside), "run")
         states = ", ".join(f"{n:,} {s}" for s, n in sorted(_counts(outside).items()))
         lines.append(f"{runs} not in the current grid (not counted): {states}")
         lines += _point_table(table, outside, term)
@@ -178,7 +179,3 @@ def _metric_labels(metrics: list[str], taken: list[str]) -> list[str]:
     from it, `seconds`...) is told apart as `NAME (metric)`."""
     names = {name.casefold() for name in taken}
     return [f"{k} (metric)" if k.casefold() in names else k for k in metrics]
-
-
-def _points(n: int) -> str:
-    return f"{n:,} point" if n == 1 else f"{n:,} points"

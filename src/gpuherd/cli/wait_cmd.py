@@ -86,7 +86,7 @@ def wait(
         )
         for _, line in summarize(endings):
             click.echo(line, err=True)
-        click.echo(f"{len(states) - len(bad)} of {plural(len(states), 'job')} succeeded")
+        click.echo(f"{len(states) - len(bad):,} of {plural(len(states), 'job')} succeeded")
     sys.exit(1 if bad else 0)
 
 

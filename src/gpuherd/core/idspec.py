@@ -149,5 +149,5 @@ def summarize(
     lines += [(False, message) for _, message in refused[:refusals_shown]]
     if len(refused) > refusals_shown:
         rest = [job_id for job_id, _ in refused[refusals_shown:]]
-        lines.append((False, f"{len(rest)} more jobs refused too: {format_ids(rest)}"))
+        lines.append((False, f"{len(rest):,} more jobs refused too: {format_ids(rest)}"))
     return lines

@@ -214,8 +214,9 @@ def format_given(seconds: float) -> str:
 
 
 def plural(n: int, word: str) -> str:
-    """`1 GPU`, `2 GPUs`: a count with its noun (regular plurals only)."""
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+    """`1 GPU`, `2 GPUs`, `1,200 jobs`: a count with its noun (regular plurals only), grouped
+    by thousands as the dashboard writes counts (an id is a name, never written so)."""
+    return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
 
 
 def not_a_choice(name: str, given: object, choices: Sequence[str]) -> str | None:

@@ -2,8 +2,10 @@
 
 One rule for every entry point (`gpuherd daemon start`, `--foreground`, the daemon itself,
 `gpuherd run`, `gpuherd.connect()`): `--gpus`/`--fake-gpus` (connect()'s `gpus=`/`fake_gpus=`)
-as given; with neither, GPUHERD_FAKE_GPUS if it is set, checked here, so that a bad value is
-named as the variable before any daemon starts. The daemon reads the variable itself (it
+as given; with neither, GPUHERD_FAKE_GPUS if it is set. Whichever it is, it is checked here,
+with the parser the probe uses, so that a bad value is named (the option, or the variable)
+before any daemon starts; a state file's path comes back absolute, as the daemon remembers it
+(a restart from another folder finds it). The daemon reads the variable itself (it
 inherits the environment of whatever started it), so that it knows where its fake GPUs came
 from: `daemon status` and `gpus` say so (`fake: 4 GPUs from GPUHERD_FAKE_GPUS`), and a
 restart with the variable unchanged keeps the last configuration (daemon.choose_probe).
@@ -39,25 +41,51 @@ class GpuChoice:
 
 
 def choose_gpus(gpus: str | None, fake_gpus: str | None, *, ray: bool = False) -> GpuChoice:
-    """The options as given; with neither, GPUHERD_FAKE_GPUS (an empty one is unset), unless
-    the start names the Ray executor (`ray`). ValueError naming the variable for a bad value,
-    or a .json state file it names that is missing or malformed."""
-    if gpus is not None or fake_gpus is not None:
-        return GpuChoice(gpus, fake_gpus)
+    """The options, checked; with neither, GPUHERD_FAKE_GPUS (an empty one is unset), unless
+    the start names the Ray executor (`ray`). ValueError, one line naming the option (as
+    `--gpus`, which connect_spelling words as connect()'s argument) or the variable, for a bad
+    value, or a .json state file it names that is missing or malformed."""
+    if gpus is not None and fake_gpus is not None:
+        raise ValueError("--gpus and --fake-gpus exclude each other: pass one of them")
+    if gpus is not None:
+        from gpuherd.gpus import parse_gpu_spec
+
+        try:
+            parse_gpu_spec(gpus)
+        except ValueError as exc:
+            raise ValueError(_named(str(exc), "--gpus")) from None
+        return GpuChoice(gpus=gpus)
+    if fake_gpus is not None:
+        try:
+            return GpuChoice(fake_gpus=_checked_fake(fake_gpus, "--fake-gpus"))
+        except ValueError as exc:
+            raise ValueError(_named(str(exc), "--fake-gpus")) from None
     value = os.environ.get(FAKE_GPUS_VARIABLE, "")
     if ray or not value:
         return GpuChoice()
-    from gpuherd.gpus import FakeProbe, ProbeError, parse_fake_spec  # (only when it is set)
-
     try:
-        source = parse_fake_spec(value, name=FAKE_GPUS_VARIABLE)
-        FakeProbe(source)  # reads a state file: a malformed one is refused here, named so
-    except (ValueError, ProbeError) as exc:
+        return GpuChoice(fake_gpus=_checked_fake(value, FAKE_GPUS_VARIABLE), from_variable=True)
+    except ValueError as exc:
         raise ValueError(
             f"{exc} ({FAKE_GPUS_VARIABLE} in the environment: export "
             f"{FAKE_GPUS_VARIABLE}=4, say, or unset it)"
         ) from None
-    # A state file's path absolute, as the daemon remembers it (a restart elsewhere finds it).
-    return GpuChoice(
-        fake_gpus=str(source) if isinstance(source, Path) else value, from_variable=True
-    )
+
+
+def _checked_fake(value: str, name: str) -> str:
+    """`value` as --fake-gpus takes it, its state file read (a malformed one is refused here,
+    not by a daemon already started) and its path made absolute; ValueError if it is bad."""
+    from gpuherd.gpus import FakeProbe, ProbeError, parse_fake_spec  # (only when one is given)
+
+    try:
+        source = parse_fake_spec(value, name=name)
+        FakeProbe(source)
+    except ProbeError as exc:
+        raise ValueError(str(exc)) from None
+    return str(source) if isinstance(source, Path) else value
+
+
+def _named(reason: str, option: str) -> str:
+    """`reason` with the option it is about in front, unless it names it already
+    (`invalid --fake-gpus item 'x'`): a state file's error names only the file."""
+    return reason if option in reason else f"{option}: {reason}"
