@@ -25,6 +25,7 @@ from gpuherd.core.states import (
     LIVE_STATES,
     WAITING_STATES,
     JobState,
+    split_waiting,
 )
 from gpuherd.core.units import format_given
 from gpuherd.core.when import format_moment
@@ -133,7 +134,7 @@ class Service(SystemVerbs, EditVerbs):
             jobs = self.store.list_jobs(wanted, match, limit, newest_first)
             shown = len(jobs)
         elif wanted or all_jobs:
-            started, waiting_states = _split(wanted or tuple(JobState))
+            started, waiting_states = split_waiting(wanted or tuple(JobState))
             jobs = self.store.list_jobs(started, match, limit) if started else []
             left = None if limit is None else limit - len(jobs)
             if waiting_states and left != 0:
@@ -157,15 +158,18 @@ class Service(SystemVerbs, EditVerbs):
         match: JobFilter = ANY_JOB,
         all_jobs: bool = False,
         limit: int | None = None,
+        newest_first: bool = False,
     ) -> list[int]:
         """`ls -q`: the ids of the jobs matching, or else of every job not finished; as `ls`
         lists them (the waiting ones last, in the order they are to start), `limit` applied
         as `ls` applies it: to every job with `states` or `all_jobs`, else to the waiting."""
         wanted = tuple(_state(s) for s in states)
+        if newest_first:  # as `ls` lists them then: the jobs of `states` (or any), by id
+            return self.store.list_job_ids(wanted, match, limit, newest_first)
         narrowed = bool(wanted or all_jobs)
         if not narrowed:
             wanted = tuple(s for s in JobState if s not in FINISHED_STATES)
-        started, waiting_states = _split(wanted or tuple(JobState))
+        started, waiting_states = split_waiting(wanted or tuple(JobState))
         ids: list[int] = []
         if started:  # without `states`, the running jobs are all listed, as `ls` lists them
             ids = self.store.list_job_ids(started, match, limit if narrowed else None)
@@ -369,15 +373,6 @@ def _state(name: str) -> JobState:
     except ValueError:
         names = ", ".join(s.value for s in JobState)
         raise HerdError(f"unknown state '{name}': use one of {names}") from None
-
-
-def _split(states: Sequence[JobState]) -> tuple[tuple[JobState, ...], tuple[JobState, ...]]:
-    """`states` as (those of jobs that started or ended, listed by id; the waiting ones,
-    listed in the order they are to start)."""
-    return (
-        tuple(s for s in states if s not in WAITING_STATES),
-        tuple(s for s in states if s in WAITING_STATES),
-    )
 
 
 def _future(begin: float | None, now: float) -> float | None:

@@ -61,10 +61,14 @@ class JobReads:
         return [self._job(row) for row in self._db.execute(sql, args)]
 
     def list_job_ids(
-        self, states: Sequence[JobState] = (), match: JobFilter = ANY_JOB, limit: int | None = None
+        self,
+        states: Sequence[JobState] = (),
+        match: JobFilter = ANY_JOB,
+        limit: int | None = None,
+        newest_first: bool = False,
     ) -> list[int]:
         where, args = rows.filters(states, match)
-        sql = f"SELECT id FROM jobs {where} ORDER BY id"
+        sql = f"SELECT id FROM jobs {where} ORDER BY {'id DESC' if newest_first else 'id'}"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
         return [row[0] for row in self._db.execute(sql, args)]

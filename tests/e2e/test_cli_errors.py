@@ -159,13 +159,14 @@ def test_mistakes_get_one_error_line_and_change_nothing(
     assert "Traceback" not in proc.stderr
     lines = proc.stderr.splitlines()
     assert len(lines) == 1, proc.stderr
-    assert lines[0].startswith("gpuherd: error:")
+    assert lines[0].startswith(f"{'herd' if entry == 'herd' else 'gpuherd'}: error:")
     assert names in lines[0]  # it says what was wrong
     assert proc.stdout == ""
     assert shared.ls_all() == before
     assert shared.pid == pid
 
 
+BIG = "9" * 20
 CLICK_WORDING = ("Invalid value", "integer range", "No such option", "not in the range")
 
 
@@ -191,6 +192,10 @@ CLICK_WORDING = ("Invalid value", "integer range", "No such option", "not in the
             ["config", "set", "retries", "-1"],
             "retries: invalid count '-1': use a number from 0 to 9223372036854775807",
         ),
+        # Past 64 bits the daemon's refusal named its field: `job_id N`, `ids N is too large`.
+        (["show", BIG], f"job id {BIG} is too large (at most 2**63 - 1) (see gpuherd show"),
+        (["kill", "2", BIG], f"job id {BIG} is too large (at most 2**63 - 1) (see"),
+        (["move", "1", "--before", BIG], f"job id {BIG} is too large (at most 2**63 - 1)"),
         (
             ["ls", "--name", ""],
             "--name is empty: give a name or a pattern like 'resnet-*', or leave --name out",
@@ -225,7 +230,11 @@ def test_usage_and_hints_say_the_name_typed(shared: Herd, entry: str, name: str)
     )
     assert f"Usage: {name} ls [OPTIONS]\n" in run(shared, entry, "ls", "--help").stdout
     wrong = run(shared, entry, "ls", "--bogus")
-    assert wrong.stderr == f"gpuherd: error: No such option '--bogus'. (see {name} ls --help)\n"
+    assert wrong.stderr == f"{name}: error: No such option '--bogus'. (see {name} ls --help)\n"
+    # Error lines said `gpuherd: error:` whatever the name typed; the daemon's refusals too.
+    assert run(shared, entry, "show", "999").stderr.startswith(f"{name}: error: ")
+    refused = run(shared, entry, "kill", "2").stderr  # job 2 has ended: a refusal per job
+    assert refused.startswith(f"{name}: error: "), refused
     sweep = run(shared, entry, "sweep", "--help").stdout.splitlines()
     assert sweep[1] == f"   or: {name} sweep FILE.yaml|.toml|.json [OPTIONS]"
     # `herd --version` said `gpuherd, version ...`.
@@ -233,6 +242,7 @@ def test_usage_and_hints_say_the_name_typed(shared: Herd, entry: str, name: str)
     # `python -m gpuherd` is gpuherd, not `__main__.py`.
     assert run(shared, "module", "--help").stdout.startswith("Usage: gpuherd [OPTIONS]")
     assert run(shared, "module", "--version").stdout == f"gpuherd, version {__version__}\n"
+    assert run(shared, "module", "show", "999").stderr.startswith("gpuherd: error: ")
 
 
 def test_one_job_commands_still_take_one_id_and_a_name_filter_still_matches(

@@ -238,6 +238,31 @@ def test_ls_quiet_and_the_apis_ids_only_take_the_limit_alike(daemon: Herd) -> No
     assert both(1, "--state", "failed", state=["failed"]) == failed[:1]
 
 
+def test_the_apis_ids_only_takes_newest_as_the_full_listing_does(daemon: Herd) -> None:
+    # `ids_only=true` ignored `newest`: `newest=true&limit=1` answered the oldest job's id,
+    # where the full listing (and so `last`) gave the newest's.
+    failed = daemon.submit_lines(["false"] * 2)
+    for job_id in failed:
+        daemon.wait_state(job_id, "failed")
+    daemon.cli("pause")
+    queued = daemon.submit_lines(["true"] * 2)
+    held = daemon.submit_lines(["true"] * 2, "--hold")
+    every = [*failed, *queued, *held]
+    # (Without `all` or `state` and `newest`, the ids are of the jobs not finished, as
+    # `ls -q` prints them, where the full listing adds the recent finished ones.)
+    asks = [({}, True)] + [
+        (q, n) for q in ({"all": True}, {"state": ["held", "failed"]}) for n in (True, False)
+    ]
+    for query, newest in asks:
+        for limit in (1, 3, 10):
+            asked = {"limit": limit, "newest": newest, **query}
+            jobs = daemon.client.get("/jobs", **asked)["jobs"]
+            ids = daemon.client.get("/jobs", ids_only=True, **asked)["ids"]
+            assert ids == [job["id"] for job in jobs], asked
+    newest_ids = daemon.client.get("/jobs", ids_only=True, newest=True, limit=3)["ids"]
+    assert newest_ids == every[::-1][:3]
+
+
 def test_wait_and_ls_quiet_handle_a_queue_of_30000_jobs(daemon: Herd) -> None:
     # `wait` sent every id in one query string: past ~20,000 ids the daemon's HTTP parser
     # dropped the request ("lost the connection to the daemon").

@@ -51,6 +51,9 @@ def test_parse_ids(spec: str | list[str], expected: list[int]) -> None:
         ("3,", "empty job id"),
         ("1-1000001", "too many job ids"),
         ("1-600000,700000-1300000", "too many job ids"),
+        # Past 64 bits: the daemon refused it naming its field (`ids N is too large`).
+        (str(2**63), f"job id {2**63} is too large (at most 2**63 - 1)"),
+        (f"5,{2**63 - 2}-{2**64}", f"job id {2**64} is too large (at most 2**63 - 1)"),
     ],
 )
 def test_parse_ids_errors_are_one_clear_line(spec: str | list[str], message: str) -> None:
@@ -62,6 +65,7 @@ def test_parse_ids_errors_are_one_clear_line(spec: str | list[str], message: str
 
 def test_the_limit_itself_is_allowed() -> None:
     assert len(parse_ids(f"1-{MAX_IDS}")) == MAX_IDS
+    assert parse_ids(str(2**63 - 1)) == [2**63 - 1]  # the largest id the queue stores
 
 
 def test_split_items_keeps_empty_items_for_the_caller_to_reject() -> None:

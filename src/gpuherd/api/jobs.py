@@ -74,7 +74,8 @@ async def list_jobs(
     match = JobFilter(project, sweep, name)
     filtered = {"filtered": ["project", "sweep", "name"]}
     if ids_only:
-        return {"ids": _service(request).ls_ids(state or (), match, all, limit), **filtered}
+        ids = _service(request).ls_ids(state or (), match, all, limit, newest)
+        return {"ids": ids, **filtered}
     jobs, more = _service(request).ls(state or (), match, all, limit, newest)
     return {"jobs": jobs, "more": more, **filtered}
 

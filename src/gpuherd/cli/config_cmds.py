@@ -6,6 +6,7 @@ import json
 
 import click
 
+from gpuherd.cli.main import prefixed
 from gpuherd.cli.options import json_option
 from gpuherd.cli.param_types import completes
 from gpuherd.client import Client
@@ -67,7 +68,7 @@ def set_(name: str, words: tuple[str, ...]) -> None:
 
         hint = hook_path_hint(value, os.getcwd(), str(client.home), os.environ)
         if hint is not None:
-            click.echo(f"gpuherd: warning: on-end: {hint}", err=True)
+            click.echo(prefixed("warning", f"on-end: {hint}"), err=True)
 
 
 COMMANDS = [config]

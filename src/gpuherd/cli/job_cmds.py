@@ -28,6 +28,7 @@ from gpuherd.cli.log_output import (
     print_follow,
     say_daemon_gone,
 )
+from gpuherd.cli.main import prefixed
 from gpuherd.cli.options import (
     after_option,
     begin_option,
@@ -160,15 +161,18 @@ def submit(
     warn_submitted(commands, base)
     if answer.get("draining"):
         click.echo(
-            "gpuherd: warning: the daemon is stopping (daemon stop --drain): "
-            f"{'this job starts' if len(ids) == 1 else 'these jobs start'} after the next "
-            "`gpuherd daemon start`",
+            prefixed(
+                "warning",
+                "the daemon is stopping (daemon stop --drain): "
+                f"{'this job starts' if len(ids) == 1 else 'these jobs start'} after the next "
+                "`gpuherd daemon start`",
+            ),
             err=True,
         )
     # Stored, then cancelled at once, as a job they wait for already ended badly: exit 0 all
     # the same (the ids are printed and are jobs), as when it ends so a moment later.
     for warning in answer.get("warnings", ()):
-        click.echo(f"gpuherd: warning: {warning}", err=True)
+        click.echo(prefixed("warning", warning), err=True)
     waiting = wait_end or follow
     said: str | None
     if as_json:

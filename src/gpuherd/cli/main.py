@@ -206,8 +206,8 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(answer_shell(cli, _typed_name()))
     if sys.stdout is None:  # every command prints what it did or found: refuse before acting
         _error(
-            "gpuherd: error: standard output is closed: point it at a file, or at /dev/null"
-            " (> /dev/null) to drop what gpuherd prints"
+            prefixed("error", "standard output is closed: point it at a file, or at /dev/null")
+            + " (> /dev/null) to drop what gpuherd prints"
         )
         sys.exit(1)
     try:
@@ -215,7 +215,7 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except click.exceptions.Abort:
-        _error("gpuherd: interrupted")
+        _error(prefixed("interrupted"))
         sys.exit(130)
     except click.exceptions.NoArgsIsHelpError as exc:  # `gpuherd`, `gpuherd daemon`: the help
         _error(exc.ctx.get_help())
@@ -225,13 +225,13 @@ def main(argv: list[str] | None = None) -> None:
         ctx: Any = getattr(exc, "ctx", None)
         if ctx is not None:
             hint = f" (see {ctx.command_path} --help)"
-        _error(f"gpuherd: error: {_other_tools_word(exc, ctx) or exc.format_message()}{hint}")
+        _error(prefixed("error", f"{_other_tools_word(exc, ctx) or exc.format_message()}{hint}"))
         sys.exit(exc.exit_code)
     except HerdError as exc:
-        _error(f"gpuherd: error: {exc}")
+        _error(prefixed("error", str(exc)))
         sys.exit(1)
     except KeyboardInterrupt:
-        _error("gpuherd: interrupted")
+        _error(prefixed("interrupted"))
         sys.exit(130)
     except ReaderLeft:
         # `gpuherd log 5 | head`: the reader has what it wanted. Nothing to report.
@@ -240,7 +240,7 @@ def main(argv: list[str] | None = None) -> None:
     except OSError as exc:  # mostly our output failing: `> /dev/full`, a full disk
         drop_output(sys.stdout)
         where = f" ({exc.filename})" if exc.filename else " (writing the output)"
-        _error(f"gpuherd: error: {exc.strerror or exc}{where}")
+        _error(prefixed("error", f"{exc.strerror or exc}{where}"))
         sys.exit(1)
 
 
@@ -256,6 +256,12 @@ def _typed_name() -> str:
     whose argv[0] is __main__.py, and main() called in a program of another name)."""
     typed = os.path.basename(sys.argv[0]) if sys.argv else ""
     return typed if typed in SCRIPT_NAMES else "gpuherd"
+
+
+def prefixed(kind: str, text: str = "") -> str:
+    """The one way the CLI starts an error, warning or interruption line, in the name typed:
+    `herd: error: TEXT`, `gpuherd: warning: TEXT`, `herd: interrupted` (`kind` alone)."""
+    return f"{_typed_name()}: {kind}: {text}" if text else f"{_typed_name()}: {kind}"
 
 
 def _other_tools_word(exc: click.ClickException, ctx: Any) -> str | None:

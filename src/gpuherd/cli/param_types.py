@@ -13,7 +13,7 @@ from typing import Any, Literal
 import click
 
 from gpuherd.core.env_vars import check_variable
-from gpuherd.core.idspec import parse_gpu_indices, parse_ids
+from gpuherd.core.idspec import check_job_id, parse_gpu_indices, parse_ids
 from gpuherd.core.units import MissingUnit, parse_duration, parse_memory
 from gpuherd.core.when import parse_begin
 
@@ -164,7 +164,10 @@ class _OneJob(click.ParamType):  # type: ignore[type-arg]
         number = text.isascii() and text.isdigit()
         ids = [] if number else _ids_or_none(text)  # several: "1-2", "3,5"
         if number and int(text) >= 1:
-            return int(text)
+            try:
+                return check_job_id(int(text))
+            except ValueError as exc:  # past 64 bits
+                raise click.UsageError(str(exc), ctx) from None
         if number:
             said = f"invalid job id {text!r}: ids start at 1; {_EVERY_JOB}"
         elif _NEGATIVE.fullmatch(text):

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from gpuherd.cli.job_refs import given_ids, listed_ids, one_job, resolve_last
+from gpuherd.cli.main import prefixed
 from gpuherd.cli.options import (
     after_option,
     begin_option,
@@ -30,7 +31,7 @@ def _act(action: str, ids: tuple[str, ...], **body: Any) -> None:
     results = client.post(f"/jobs/{action}", {"ids": given_ids(client, ids), **body})["results"]
     lines = summarize((r["id"], r["ok"], r["message"]) for r in results)
     for ok, line in lines:
-        click.echo(line if ok else f"gpuherd: error: {line}", err=not ok)
+        click.echo(line if ok else prefixed("error", line), err=not ok)
     if not all(ok for ok, _ in lines):
         sys.exit(1)
 

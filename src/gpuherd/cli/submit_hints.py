@@ -14,6 +14,7 @@ from typing import Any
 
 import click
 
+from gpuherd.cli.main import prefixed
 from gpuherd.cli.param_types import AFTER_IDS, GPU_INDICES
 from gpuherd.core.when import format_moment
 
@@ -173,7 +174,7 @@ def warn_submitted(commands: Sequence[str], job: Mapping[str, Any]) -> None:
     hints.append(past_begin_hint(job.get("begin"), time.time(), len(commands)))
     for hint in dict.fromkeys(hints):
         if hint is not None:
-            click.echo(f"gpuherd: warning: {hint}", err=True)
+            click.echo(prefixed("warning", hint), err=True)
 
 
 def visible_devices_hint(

@@ -30,7 +30,7 @@ from typing import Any, TextIO
 import click
 
 from gpuherd.cli import plain
-from gpuherd.cli.main import drop_output
+from gpuherd.cli.main import drop_output, prefixed
 from gpuherd.client import Client, Waited
 from gpuherd.core.idspec import format_ids, summarize
 
@@ -105,8 +105,11 @@ def wait_and_exit(
         _unless_reader_left(
             functools.partial(
                 printer.note,
-                f"gpuherd: interrupted: {them} (gpuherd kill {format_ids(ids)} stops "
-                f"{'it' if len(ids) == 1 else 'them'})",
+                prefixed(
+                    "interrupted",
+                    f"{them} (gpuherd kill {format_ids(ids)} stops "
+                    f"{'it' if len(ids) == 1 else 'them'})",
+                ),
             ),
             sys.stderr,
         )

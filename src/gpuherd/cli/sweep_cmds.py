@@ -26,6 +26,7 @@ import click
 from gpuherd import paths
 from gpuherd.cli import options, sweep_render
 from gpuherd.cli.job_refs import resolve_last
+from gpuherd.cli.main import prefixed
 from gpuherd.cli.options import one_output
 from gpuherd.cli.param_types import completes
 from gpuherd.cli.submit_hints import past_begin_hint
@@ -160,7 +161,7 @@ def submit_sweep(ctx: click.Context, /, source: str, **opts: Any) -> None:
     # As submit says it: a --begin already past (a typo'd year) starts the points now.
     past = past_begin_hint(options.begin, time.time(), 2) if answer["ids"] else None
     for warning in [*answer["warnings"], *([past] if past else [])]:
-        click.echo(f"gpuherd: warning: {warning}", err=True)
+        click.echo(prefixed("warning", warning), err=True)
     if opts["as_json"]:
         click.echo(json.dumps(answer, indent=1))
     elif opts["quiet"]:
@@ -201,7 +202,7 @@ def _dry_run(spec: SweepSpec, cwd: str, yes: bool, as_json: bool) -> None:
         *alike_values(spec),
     ]
     for warning in warnings:  # on stderr with --json too, as a submission's
-        click.echo(f"gpuherd: warning: {warning}", err=True)
+        click.echo(prefixed("warning", warning), err=True)
     if as_json:
         # The keys of a submission's JSON that need no daemon (the done, failed and queued
         # points are the daemon's to count); `commands` as the daemon's own dry run names them.
@@ -297,7 +298,7 @@ def remove(names: tuple[str, ...]) -> None:
         try:
             answer = client.delete(_path(name))
         except HerdError as exc:
-            click.echo(f"gpuherd: error: {exc}", err=True)
+            click.echo(prefixed("error", str(exc)), err=True)
             failed = True
             continue
         jobs = plural(answer["removed"], "job")

@@ -10,6 +10,7 @@ import click
 
 from gpuherd.cli.job_refs import FINISHED, given_ids, listed_ids
 from gpuherd.cli.log_output import say_daemon_gone
+from gpuherd.cli.main import prefixed
 from gpuherd.cli.options import filter_options, ids_argument
 from gpuherd.cli.param_types import DURATION, TakesJobIds
 from gpuherd.cli.submit_wait import ending
@@ -63,7 +64,7 @@ def wait(
         say_gone = None if quiet else say_daemon_gone
         waited = client.wait_for(wanted, deadline, say_gone) if wanted else Waited({}, True, {})
     except DaemonError as exc:
-        click.echo(f"gpuherd: error: {exc}", err=True)
+        click.echo(prefixed("error", str(exc)), err=True)
         sys.exit(3)
     if not wanted:
         if not quiet:

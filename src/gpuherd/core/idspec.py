@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 
+from gpuherd.core.int64 import LARGEST, TOO_LARGE
+
 MAX_IDS = 1_000_000
 """More ids than this in one spec is a typo ("1-10000000"), not a request."""
 
@@ -29,10 +31,21 @@ def parse_ids(text: str | Sequence[str]) -> list[int]:
     """Sorted, unique job ids; ValueError with one line saying what is wrong."""
 
     def check(first: int, last: int, taken: int, shown: str) -> None:
+        check_job_id(first)
+        check_job_id(last)
         if taken + (last - first + 1) > MAX_IDS:
             raise ValueError(f"too many job ids in {shown!r}: at most {MAX_IDS:,} at once")
 
     return _parse_list(text, "job ids", ("job id", _HELP, 1), check)
+
+
+def check_job_id(job_id: int) -> int:
+    """`job_id` if the queue can store it (64 bits); else ValueError, one line in the CLI's
+    words (`job id N is too large ...`), said before the daemon is asked: the daemon's own
+    would name its request's field (`ids N is too large`)."""
+    if job_id > LARGEST:
+        raise ValueError(f"job id {job_id} {TOO_LARGE}")
+    return job_id
 
 
 _GPU_HELP = "use GPU indices like 0, 0-3 or 0,2"

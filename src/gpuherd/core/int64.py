@@ -1,6 +1,7 @@
 """The integers the queue stores: SQLite's INTEGER, 64 bits. A number of a request beyond them
-(a job id, a priority, a count) is refused in one line, in the words the CLI shows:
-`ids 99999999999999999999 is too large (at most 2**63 - 1)`."""
+(a job id, a priority, a count) is refused in one line naming its field, as the API says it:
+`ids 99999999999999999999 is too large (at most 2**63 - 1)` (the CLI checks the job ids it
+parses first, and says `job id N`: core/idspec.check_job_id)."""
 
 from __future__ import annotations
 

@@ -30,6 +30,17 @@ WAITING_STATES = frozenset({JobState.QUEUED, JobState.HELD})
 start (priority, then place), a held one where it would start once released."""
 
 
+def split_waiting(
+    states: Collection[JobState],
+) -> tuple[tuple[JobState, ...], tuple[JobState, ...]]:
+    """`states` as (those of jobs that started or ended, listed by id; the waiting ones,
+    listed in the order they are to start)."""
+    return (
+        tuple(s for s in states if s not in WAITING_STATES),
+        tuple(s for s in states if s in WAITING_STATES),
+    )
+
+
 def in_start_order(states: Collection[str]) -> bool:
     """Whether a listing of the jobs in `states` (none: every job) is in the order they are
     to start rather than by id: the waiting states alone (the dashboard's jobs table)."""
