@@ -9,6 +9,7 @@ from gpuherd.core.idspec import (
     format_ids,
     parse_gpu_indices,
     parse_ids,
+    parse_job_ids,
     split_items,
     summarize,
 )
@@ -58,14 +59,14 @@ def test_parse_ids(spec: str | list[str], expected: list[int]) -> None:
 )
 def test_parse_ids_errors_are_one_clear_line(spec: str | list[str], message: str) -> None:
     with pytest.raises(ValueError) as info:
-        parse_ids(spec)
+        parse_job_ids(spec)  # parse_ids, and no id past 64 bits (the CLI's)
     assert message in str(info.value)
     assert "\n" not in str(info.value)
 
 
 def test_the_limit_itself_is_allowed() -> None:
     assert len(parse_ids(f"1-{MAX_IDS}")) == MAX_IDS
-    assert parse_ids(str(2**63 - 1)) == [2**63 - 1]  # the largest id the queue stores
+    assert parse_job_ids(str(2**63 - 1)) == [2**63 - 1]  # the largest id the queue stores
 
 
 def test_split_items_keeps_empty_items_for_the_caller_to_reject() -> None:

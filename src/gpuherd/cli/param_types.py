@@ -13,7 +13,7 @@ from typing import Any, Literal
 import click
 
 from gpuherd.core.env_vars import check_variable
-from gpuherd.core.idspec import check_job_id, parse_gpu_indices, parse_ids
+from gpuherd.core.idspec import check_job_id, parse_gpu_indices, parse_job_ids
 from gpuherd.core.units import MissingUnit, parse_duration, parse_memory
 from gpuherd.core.when import parse_begin
 
@@ -70,7 +70,7 @@ class _Memory(_Parsed):
 
 DURATION = _Parsed("duration", parse_duration)
 SIZE = _Memory("size", parse_memory)
-IDS = _Parsed("ids", parse_ids)
+IDS = _Parsed("ids", parse_job_ids)
 
 
 def _after_ids(text: str) -> list[int | str]:
@@ -79,7 +79,7 @@ def _after_ids(text: str) -> list[int | str]:
     if text.strip() == "last":
         return ["last"]
     try:
-        return list(parse_ids(text))
+        return list(parse_job_ids(text))
     except ValueError as exc:
         raise ValueError(f"{exc}, or last (the job submitted last)") from None
 
@@ -189,7 +189,7 @@ class _OneJob(click.ParamType):  # type: ignore[type-arg]
 
 def _ids_or_none(text: str) -> list[int]:
     try:
-        return parse_ids(text)
+        return parse_job_ids(text)
     except ValueError:
         return []
 
@@ -227,6 +227,6 @@ class TakesJobIds(click.Command):
 def expand_ids(tokens: tuple[str, ...]) -> list[int]:
     """Job ids from argv tokens such as `3-7,9` or `1 2 3`."""
     try:
-        return parse_ids(list(tokens))
+        return parse_job_ids(list(tokens))
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None  # it names the id: no "Invalid value for IDS"

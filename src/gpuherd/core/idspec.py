@@ -27,12 +27,15 @@ def split_items(tokens: str | Sequence[str]) -> list[str]:
     return items
 
 
-def parse_ids(text: str | Sequence[str]) -> list[int]:
-    """Sorted, unique job ids; ValueError with one line saying what is wrong."""
+def parse_ids(
+    text: str | Sequence[str], largest: Callable[[int], object] | None = None
+) -> list[int]:
+    """Sorted, unique job ids; ValueError with one line saying what is wrong (`largest`, given:
+    called with each range's end first, to refuse an id by its own check)."""
 
     def check(first: int, last: int, taken: int, shown: str) -> None:
-        check_job_id(first)
-        check_job_id(last)
+        if largest is not None:
+            largest(last)
         if taken + (last - first + 1) > MAX_IDS:
             raise ValueError(f"too many job ids in {shown!r}: at most {MAX_IDS:,} at once")
 
@@ -42,10 +45,17 @@ def parse_ids(text: str | Sequence[str]) -> list[int]:
 def check_job_id(job_id: int) -> int:
     """`job_id` if the queue can store it (64 bits); else ValueError, one line in the CLI's
     words (`job id N is too large ...`), said before the daemon is asked: the daemon's own
-    would name its request's field (`ids N is too large`)."""
+    would name its request's field (`ids N is too large`). The CLI's (cli/param_types.py):
+    the dashboard names its form's fields, and stops a request at such a number
+    (core/int64.fits) rather than showing a ValueError as a form's message."""
     if job_id > LARGEST:
         raise ValueError(f"job id {job_id} {TOO_LARGE}")
     return job_id
+
+
+def parse_job_ids(text: str | Sequence[str]) -> list[int]:
+    """parse_ids, and none past what the queue stores (check_job_id): the CLI's job ids."""
+    return parse_ids(text, largest=check_job_id)
 
 
 _GPU_HELP = "use GPU indices like 0, 0-3 or 0,2"
