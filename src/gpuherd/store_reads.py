@@ -53,11 +53,7 @@ class JobReads:
         limit: int | None = None,
         newest_first: bool = False,
     ) -> list[Job]:
-        where, args = rows.filters(states, match)
-        order = "id DESC" if newest_first else "id"
-        sql = f"SELECT {rows.JOB_COLUMNS} FROM jobs {where} ORDER BY {order}"
-        if limit is not None:
-            sql += f" LIMIT {int(limit)}"
+        sql, args = _listing(rows.JOB_COLUMNS, states, match, limit, newest_first)
         return [self._job(row) for row in self._db.execute(sql, args)]
 
     def list_job_ids(
@@ -67,10 +63,7 @@ class JobReads:
         limit: int | None = None,
         newest_first: bool = False,
     ) -> list[int]:
-        where, args = rows.filters(states, match)
-        sql = f"SELECT id FROM jobs {where} ORDER BY {'id DESC' if newest_first else 'id'}"
-        if limit is not None:
-            sql += f" LIMIT {int(limit)}"
+        sql, args = _listing("id", states, match, limit, newest_first)
         return [row[0] for row in self._db.execute(sql, args)]
 
     def queued_ready(self, gpus: int | None = None) -> Generator[Job, None, None]:
@@ -94,3 +87,19 @@ class JobReads:
             # A half-read statement would hold a read snapshot; the caller closes the
             # generator once placement has seen enough.
             cursor.close()
+
+
+def _listing(
+    columns: str,
+    states: Sequence[JobState],
+    match: JobFilter,
+    limit: int | None,
+    newest_first: bool,
+) -> tuple[str, list[Any]]:
+    """The query of a listing (`columns` of the jobs in `states` that `match`, by id, the
+    newest first if asked, at most `limit`) and its arguments: list_jobs' and list_job_ids'."""
+    where, args = rows.filters(states, match)
+    sql = f"SELECT {columns} FROM jobs {where} ORDER BY {'id DESC' if newest_first else 'id'}"
+    if limit is not None:
+        sql += f" LIMIT {int(limit)}"
+    return sql, args
