@@ -8,6 +8,7 @@ from typing import TypeVar
 
 T = TypeVar("T")
 
+
 def longest_first(items: Iterable[T], run_time: Callable[[T], float | None]) -> list[T]:
     """Longest expected run first (LPT), so the last jobs to end are short ones and the GPUs
     finish together. Items with no known run time are not known to be short: they go first,
