@@ -3,6 +3,7 @@ its results table (`Herd.sweep()` and a task's `sweep()` answer one; pyapi.py)."
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from gpuherd.pyapi_values import non_finite
@@ -53,16 +54,24 @@ class Sweep:
         """With dry_run: the commands that would have been submitted."""
         return list(self.submission.get("commands", []))
 
-    def status(self, sort: str | None = None) -> dict[str, Any]:
-        """The whole results table (`gpuherd sweep status NAME --json`)."""
+    def status(
+        self, sort: str | None = None, state: Sequence[str] = (), limit: int | None = None
+    ) -> dict[str, Any]:
+        """The results table (`gpuherd sweep status NAME --json`): with `state`, only the
+        points in those states; with `limit`, the first `limit` (after sorting)."""
         from urllib.parse import quote
 
-        return dict(self.herd.client.get(f"/sweeps/{quote(self.name, safe='')}", sort=sort))
+        path = f"/sweeps/{quote(self.name, safe='')}"
+        states = [state] if isinstance(state, str) else list(state)
+        return dict(self.herd.client.get(path, sort=sort, state=states, limit=limit))
 
-    def results(self, sort: str | None = None) -> list[dict[str, Any]]:
+    def results(
+        self, sort: str | None = None, state: Sequence[str] = (), limit: int | None = None
+    ) -> list[dict[str, Any]]:
         """One row per point: params, state, metrics (the task's return value, or what the
-        command wrote to metrics.json, with its values as they were), folder, …"""
-        rows = list(self.status(sort)["rows"])
+        command wrote to metrics.json, with its values as they were), folder, …; `sort`,
+        `state` and `limit` as for status(): `results("-acc", limit=5)`, the best five."""
+        rows = list(self.status(sort, state, limit)["rows"])
         for row in rows:  # NaN and the infinities travel as text (JSON has no such numbers)
             row["metrics"] = {k: non_finite(v) for k, v in row["metrics"].items()}
         return rows

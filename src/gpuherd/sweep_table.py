@@ -67,8 +67,23 @@ def no_such_sweep(name: str) -> str:
     return f"no sweep named {name!r}: `gpuherd sweep ls` lists the sweeps"
 
 
-def table(store: Store, name: str, sort: str | None = None) -> dict[str, Any]:
-    """Every point of the sweep: params, state, times and metrics (`sweep status`)."""
+POINT_STATES = (*(s.value for s in JobState), "done", "missing")
+"""What a point's state can be: its latest job's, or what its folder's markers say."""
+
+
+def table(
+    store: Store,
+    name: str,
+    sort: str | None = None,
+    states: Sequence[str] = (),
+    limit: int | None = None,
+) -> dict[str, Any]:
+    """Every point of the sweep: params, state, times and metrics (`sweep status`); with
+    `states`, only the points (and runs outside the grid) in one of them, and with `limit`,
+    the first `limit` of each after sorting. The counts are always the whole sweep's."""
+    unknown = [s for s in states if s not in POINT_STATES]
+    if unknown:
+        raise HerdError(f"unknown state '{unknown[0]}': use one of {', '.join(POINT_STATES)}")
     row = store.get_sweep(name)
     if row is None:
         raise NotFound(no_such_sweep(name))
@@ -83,6 +98,12 @@ def table(store: Store, name: str, sort: str | None = None) -> dict[str, Any]:
     if sort:
         rows = sort_rows(rows, sort, spec.varying, metric_keys, outside)
         outside = sort_rows(outside, sort, spec.varying, metric_keys, rows)
+    counts = Counter(r["state"] for r in rows)
+    if states:
+        rows = [r for r in rows if r["state"] in states]
+        outside = [r for r in outside if r["state"] in states]
+    matched, outside_matched = len(rows), len(outside)
+    rows, outside = rows[:limit], outside[:limit]
     return {
         "name": row.name,
         "results_dir": row.results_dir,
@@ -90,7 +111,9 @@ def table(store: Store, name: str, sort: str | None = None) -> dict[str, Any]:
         "seed": spec.seed,  # what --samples and --shuffle drew with (the CLI's dry run too)
         "varying": list(spec.varying),
         "metric_keys": metric_keys,
-        "counts": dict(Counter(r["state"] for r in rows)),
+        "counts": dict(counts),
+        "matched": matched,  # the points --state keeps (all without it), before --limit
+        "outside_matched": outside_matched,
         "created_at": row.created_at,
         "updated_at": row.updated_at,
         "rows": [_safe(r) for r in rows],

@@ -312,9 +312,15 @@ class Sweeps:
         """Every sweep with its points counted by state (`sweep ls`)."""
         return sweep_table.listing(self.store)
 
-    def table(self, name: str, sort: str | None = None) -> dict[str, Any]:
-        """Every point of the sweep: params, state, times and metrics (`sweep status`)."""
-        return sweep_table.table(self.store, name, sort)
+    def table(
+        self,
+        name: str,
+        sort: str | None = None,
+        states: Sequence[str] = (),
+        limit: int | None = None,
+    ) -> dict[str, Any]:
+        """The sweep's points: params, state, times and metrics (`sweep status`)."""
+        return sweep_table.table(self.store, name, sort, states, limit)
 
 
 def _own(value: Any) -> Any:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 
 from gpuherd.errors import HerdError
 from gpuherd.service import Service
+from gpuherd.store_rows import LARGEST
 from gpuherd.submission import env_problem
 from gpuherd.submission_text import reject_not_utf8_in, reject_nul
 from gpuherd.sweeps import Sweeps, git_commit
@@ -40,8 +41,14 @@ async def listing(request: Request) -> dict[str, Any]:
 
 
 @router.get("/sweeps/{name}")
-async def table(request: Request, name: str, sort: str | None = None) -> dict[str, Any]:
-    return _sweeps(request).table(name, sort)
+async def table(
+    request: Request,
+    name: str,
+    sort: str | None = None,
+    state: Annotated[list[str] | None, Query()] = None,
+    limit: Annotated[int | None, Query(ge=1, le=LARGEST)] = None,
+) -> dict[str, Any]:
+    return _sweeps(request).table(name, sort, state or (), limit)
 
 
 @router.delete("/sweeps/{name}")

@@ -260,11 +260,31 @@ def _check_size(spec: SweepSpec, yes: bool, action: str) -> None:
 @sweep.command(name="status")
 @click.argument("name", shell_complete=completes("sweeps"))
 @click.option("--sort", "sort_key", help="Sort by a metric or parameter; -KEY = descending.")
+@click.option(
+    "--state",
+    "states",
+    multiple=True,
+    shell_complete=completes("states"),
+    help="Only points in this state (repeatable): failed, running, done, missing, ...",
+)
+@click.option(
+    "--limit",
+    type=click.IntRange(1),
+    default=None,
+    help="Show the first N points (after --sort and --state): --sort -acc --limit 5.",
+)
 @click.option("--csv", "as_csv", is_flag=True, help="Print CSV.")
 @options.json_option()
-def status(name: str, sort_key: str | None, as_csv: bool, as_json: bool) -> None:
+def status(
+    name: str,
+    sort_key: str | None,
+    states: tuple[str, ...],
+    limit: int | None,
+    as_csv: bool,
+    as_json: bool,
+) -> None:
     """Every point of a sweep: its parameters, state, run time and metrics (metrics.json)."""
-    table = Client().get(_path(name), sort=sort_key)
+    table = Client().get(_path(name), sort=sort_key, state=list(states), limit=limit)
     if as_json:
         click.echo(json.dumps(table, indent=1))
     elif as_csv:

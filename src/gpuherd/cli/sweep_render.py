@@ -73,8 +73,11 @@ def status_table(table: dict[str, Any], term: plain.Terminal | None = None) -> N
     rows, outside = table["rows"], table.get("outside") or []
     lines = _point_table(table, rows, term)
     counts = ", ".join(f"{n:,} {s}" for s, n in sorted(table["counts"].items()))
-    where, points = table["results_dir"], plural(len(rows), "point")
+    total = sum(table["counts"].values())
+    where, points = table["results_dir"], plural(total, "point")
     lines.append(plain.clean(f"sweep {table['name']}: {points} ({counts}); {where}"))
+    if shown := _shown(len(rows), table.get("matched", len(rows)), total):
+        lines.append(shown)
     unread = [row["metrics_error"] for row in rows if row.get("metrics_error")]
     if unread:  # else the columns are just empty, with no reason given
         more = f" (and {len(unread) - 1:,} more)" if len(unread) > 1 else ""
@@ -90,11 +93,24 @@ def status_table(table: dict[str, Any], term: plain.Terminal | None = None) -> N
             )
         )
     if outside:
-        runs = plural(len(outside), "run")
+        matched = table.get("outside_matched", len(outside))
         states = ", ".join(f"{n:,} {s}" for s, n in sorted(_counts(outside).items()))
-        lines.append(f"{runs} not in the current grid (not counted): {states}")
+        if len(outside) < matched:  # --limit: the states counted are the rows shown
+            states = f"the first {len(outside):,} shown: {states}"
+        lines.append(f"{plural(matched, 'run')} not in the current grid (not counted): {states}")
         lines += _point_table(table, outside, term)
     term.write(lines)
+
+
+def _shown(shown: int, matched: int, total: int) -> str:
+    """What --state and --limit left out of the table, in words ("" when nothing)."""
+    if matched < total and shown < matched:
+        return f"the first {shown:,} of the {matched:,} points in the states asked shown (--limit)"
+    if matched < total:
+        return f"{shown:,} of {total:,} points shown: those in the states asked (--state)"
+    if shown < total:
+        return f"the first {shown:,} of {total:,} points shown (--limit)"
+    return ""
 
 
 def _counts(rows: list[dict[str, Any]]) -> dict[str, int]:
