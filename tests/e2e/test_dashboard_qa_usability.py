@@ -286,3 +286,67 @@ def test_a_running_jobs_buttons_take_one_line_of_the_jobs_table(
     expect(page.locator(f"#job-{waiting} .act-rm")).to_be_in_viewport(ratio=1)
     board.herd.cli("kill", waiting, running)
     page.close()
+
+
+WHOLE_IN_ITS_BOX = """cell => {
+  // Every letter of the cell inside the cell, and the cell inside the table's box as shown.
+  const range = document.createRange();
+  range.selectNodeContents(cell);
+  const text = range.getBoundingClientRect(), own = cell.getBoundingClientRect();
+  const box = cell.closest('.table-scroll').getBoundingClientRect();
+  return cell.scrollWidth <= cell.clientWidth && text.left >= own.left
+    && text.right <= own.right && own.right <= box.right;
+}"""
+
+
+def test_a_dependency_failed_outcome_fits_the_jobs_table_at_1280_px(
+    board: Board, expect: Any, tmp_path: Path
+) -> None:
+    """A job cancelled because the job it waited for failed shows `dependency_failed`, one
+    word of 145 px: beside a running job's buttons and a reason why another waits, it made
+    the jobs table scroll sideways in its box at 1280 px. It wraps after its underscore."""
+    failed = board.submit("--gpus", "0", "--", "false")
+    board.herd.wait_state(failed, "failed")
+    after = board.herd.cli("submit", "-q", "--after", str(failed), "--gpus", "0", "--", "true")
+    cancelled = int(after.stdout.split()[0])  # at once: job `failed` already failed
+    command = "sleep 60 #" + " --lr 0.01" * 20
+    running = board.submit("--gpus", "1", "--name", "lr-" * 20, "--", command)
+    board.herd.wait_state(running, "running")
+    waiting = board.submit("--gpus", "2", "--name", "needs-both", "--", command)
+    page = board.page("/jobs")  # 1280 px wide
+    expect(page.locator(f"#job-{waiting} td.reason")).to_contain_text("2 free GPUs")
+    cell = page.locator(f"#job-{cancelled} td.exit")
+    expect(cell).to_have_text("dependency_failed")  # what a search or a copy finds
+    box = "document.querySelector('.table-scroll')"
+    widths = page.evaluate(f"() => [{box}.scrollWidth, {box}.clientWidth]")
+    assert widths[0] <= widths[1], widths  # nothing to scroll to
+    assert cell.evaluate(WHOLE_IN_ITS_BOX)
+    assert board.herd.job(cancelled)["outcome"] == "dependency_failed"  # the API's as it was
+    board.herd.cli("kill", str(running), str(waiting))
+    page.close()
+
+
+def test_long_words_need_no_sideways_scrolling_at_800_px(board: Board, tmp_path: Path) -> None:
+    """At 800x600 a project of one long word ran past the job's page, a sweep of a long name
+    widened the jobs page (its filter's select), and a long variable's value cut the name
+    beside it in two (HF_HO, ME)."""
+    sweep = "imagenet-resnet50-ablation-" * 6
+    args = ["-p", "x", "1", "--hold", "--gpus", "0", "--name", sweep]
+    board.herd.cli("sweep", "echo {x}", *args, cwd=tmp_path)
+    project, tags = "p" * 120, "WANDB_TAGS=" + "tag," * 60
+    env = ["--env", "HF_HOME=/scratch/cache", "--env", tags]
+    job_id = board.submit("--hold", "--gpus", "0", "--project", project, *env, "--", "true")
+    widths, lines = {}, 0
+    for path in ("/jobs", f"/jobs/{job_id}"):
+        page = board.page(path)
+        page.set_viewport_size({"width": 800, "height": 600})
+        widths[path] = page.evaluate(
+            "[document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+        )
+        if path != "/jobs":
+            name = page.locator("table.env code", has_text="HF_HOME")
+            lines = name.evaluate("code => code.getClientRects().length")
+        page.close()
+    assert (lines, [path for path, (wide, shown) in widths.items() if wide > shown]) == (1, [])
+    board.herd.cli("sweep", "rm", sweep)
+    board.herd.cli("rm", str(job_id))

@@ -33,6 +33,21 @@ def test_a_page_past_the_end_points_to_the_last_one(daemon: Herd) -> None:
     assert "No job matches this filter." in empty and "none on page" not in empty
 
 
+def test_a_submitted_id_no_job_can_have_shows_no_banner(shared_daemon: Herd) -> None:
+    """`/jobs?submitted=N` (where the submit form lands) showed "Submitted job #N" for any
+    number, one past 64 bits too, linking a job that cannot exist; such a value is now
+    ignored, as `submitted=x` or `page=x` are (the page, without the banner)."""
+    job_id = shared_daemon.submit("--hold", "--", "true")
+    banner = re.compile(r'<div class="flash ok">Submitted job\s*<a href="/jobs/(\d+)">')
+    assert banner.findall(call(shared_daemon, "GET", f"/jobs?submitted={job_id}").body) == [
+        str(job_id)
+    ]
+    for value in ("99999999999999999999", str(2**63), "0", "-3", f"{job_id},{2**63}"):
+        page = call(shared_daemon, "GET", f"/jobs?submitted={value}")
+        assert page.status == 200 and 'id="jobs-live"' in page.body, value
+        assert not banner.search(page.body) and "Submitted" not in page.body, value
+
+
 def test_bidi_controls_in_user_text_show_as_code_points(daemon: Herd, tmp_path: Path) -> None:
     job_id = daemon.submit(
         "--hold", "--name", "rtl\u202eevil", "--project", "p\u2066q", "--", "echo \u200fhi"

@@ -22,7 +22,7 @@ from gpuherd.api import (
     views,
     views_sweeps,
 )
-from gpuherd.core.idspec import parse_ids
+from gpuherd.core.idspec import parse_job_ids
 from gpuherd.core.text import drop_escapes
 from gpuherd.errors import NotFound
 from gpuherd.jobfiles import as_a_terminal_shows, open_job_file, utf8_complete
@@ -89,8 +89,10 @@ def _jobs(request: Request) -> views.JobPage:
 async def jobs_list(request: Request) -> HTMLResponse:
     since = _mark(request)
     try:
-        ids = parse_ids(request.query_params.get("submitted", ""))
-    except ValueError:  # none, or a URL typed by hand: no banner
+        # Ids no job can have (0, -3, past 64 bits) are refused, as `x` is: a banner for
+        # job 99999999999999999999 linked a page that cannot exist.
+        ids = parse_job_ids(request.query_params.get("submitted", ""))
+    except ValueError:  # none, or a URL typed by hand: no banner, as other bad query values
         ids = []
     service = _service(request)
     sweeps = views.sweep_names(service)

@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from markupsafe import Markup, escape
 from starlette.datastructures import QueryParams
 from starlette.responses import HTMLResponse
 
@@ -78,6 +79,17 @@ def _outcome(job: dict[str, Any]) -> str:
     return str(kind)
 
 
+def _breakable(text: str) -> Markup:
+    """`text` allowed to wrap after each underscore, in a table's cell: `dependency_failed`,
+    one word of 145 px, made the jobs table wider than a 1280-px window. The text (what a
+    search or a copy finds) is unchanged: `<wbr>` adds no character. In a span that may wrap
+    (dashboard.css), as its `nowrap` cell may not: `exit 0` stays on one line."""
+    if "_" not in text:
+        return escape(text)
+    parts = Markup("_<wbr>").join(escape(part) for part in text.split("_"))
+    return Markup('<span class="breakable">') + parts + Markup("</span>")
+
+
 def _thousands(n: int) -> str:
     """A count as the pages print it, grouped by thousands: 10504 -> "10,504" (as the CLI's
     sweep lines do). Ids are not counts: a job's number is written as it is typed."""
@@ -104,6 +116,7 @@ def _make_env() -> Environment:
         when=_when,
         runtime=_runtime,
         outcome=_outcome,
+        breakable=_breakable,
         size=lambda n: format_size(n) if n is not None else "-",
         ids=lambda ids: format_ids(ids) if ids else "-",
         percent=_percent,
