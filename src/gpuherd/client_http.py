@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from io import BufferedReader
 
 from gpuherd import __version__
+from gpuherd.typed_name import prefixed
 
 _MAX_LINE = 65536  # a status, header or chunk-size line; longer means a broken answer
 _MAX_HEADERS = 100
@@ -125,11 +126,14 @@ def _note_version(theirs: str | None) -> None:
     new options may be ignored by it, new answers missing."""
     if theirs and theirs != __version__ and theirs not in _versions_told:
         _versions_told.add(theirs)
-        sys.stderr.write(
-            f"gpuherd: warning: the daemon runs gpuherd {theirs} and this is {__version__}: "
-            "restart it to run this version (`gpuherd daemon stop`, then `gpuherd daemon "
-            "start`; running jobs go on)\n"
+        # In the name typed, as the CLI's other warnings (`herd: warning: ...`); a Python
+        # program's argv[0] is no script's name, so there it says `gpuherd: warning:`.
+        warning = (
+            f"the daemon runs gpuherd {theirs} and this is {__version__}: restart it to run "
+            "this version (`gpuherd daemon stop`, then `gpuherd daemon start`; running jobs "
+            "go on)"
         )
+        sys.stderr.write(prefixed("warning", warning) + "\n")
 
 
 def _complete(line: bytes) -> bytes:

@@ -8,7 +8,8 @@ is read (core/sweep_values.py: JSON's types, nesting, and size with aliases expa
 working directory the jobs run in); it defaults to `results/{sweep}` (SweepSpec.results_path:
 the sweep's name, also when --name renames it), and `name` to the file's stem. YAML reads
 numbers as YAML 1.2 does (`1e-5` a number, `22:00` text), and keeps a whole number written
-otherwise than in plain decimal digits as the text written (`007`, `0x1F`: sweepfile_text.py).
+otherwise than in plain decimal digits as the text written (`007`, `0x1F`, `+5`:
+sweepfile_text.py).
 The jobs' options (gpus, ram, hold, cwd, ...) are sweepfile_options.py's."""
 
 from __future__ import annotations
@@ -209,9 +210,10 @@ def _pydantic_problem(path: str, text: str, data: Any, exc: ValidationError) -> 
     elif first["type"] == "value_error":
         message = str(first.get("ctx", {}).get("error", first["msg"]))
     elif first["type"] in _NUMBER_ERRORS and _reads_as_number(first["input"]):
-        message = (  # `gpus: 01`, `seed: 0x1F`, `timeout: 1_000`: YAML keeps them as text
-            f"{first['input']!r} is text, not a number: write it in decimal digits, unquoted"
-            " and without a leading zero (a sweep file keeps 007, 0x1F and 1_000 as written)"
+        message = (  # `gpus: 01`, `seed: 0x1F`, `priority: +5`: YAML keeps them as text
+            f"{first['input']!r} is text, not a number: write it in decimal digits, unquoted,"
+            " without a leading zero or a plus sign (a sweep file keeps 007, +5, 0x1F and"
+            " 1_000 as written)"
         )
     else:
         message = first["msg"]

@@ -9,9 +9,10 @@ them: `1e-5` is a number, and `22:00` is the text it shows (1.1 read it as 1320,
 `--at 22:00` ran as `--at 1320`); only `true` and `false` (or True, TRUE, False, FALSE) are
 booleans, and `yes`, `no`, `on`, `off` the text written (1.1 made `grid: {flag: [on, off]}`
 run `--flag True` and `--flag False`). A `true` or `false` key is refused: a name was meant.
-A whole number is one in plain decimal digits only: the values become a command's arguments,
-and `mode: 0755`, `id: 007`, `mask: 0x1F` or `n: 1_000` mean the text written (1.1 ran
-`--mode 493` and `--id 7`; 1.2 would run `--id 7` too).
+A whole number is one in plain decimal digits only, that reads back as written (`12`, `-3`),
+as `sweep -p` takes one: the values become a command's arguments, and `mode: 0755`, `id:
+007`, `mask: 0x1F`, `n: 1_000` or `shift: +5` mean the text written (1.1 ran `--mode 493` and
+`--id 7`; 1.2 would run `--id 7` and `--shift 5`).
 """
 
 from __future__ import annotations
@@ -76,7 +77,7 @@ class Loader(yaml.SafeLoader):
 
     def compose_mapping_node(self, anchor: Any) -> yaml.MappingNode:  # (a name; typed amiss)
         """Checked as composed, before `<<` merges join other mappings' keys (which a mapping
-        may override) into it. Keys compared as constructed: `1` and `+1` are one key."""
+        may override) into it. Keys compared as constructed: `0.5` and `.5` are one key."""
         node: yaml.MappingNode = super().compose_mapping_node(anchor)
         seen: set[Any] = set()
         for key_node, _ in node.value:
@@ -94,10 +95,11 @@ class Loader(yaml.SafeLoader):
 _YAML_1_2 = {
     # YAML 1.2's core schema: yes, no, on, off, y and n (1.1's booleans too) are text.
     _BOOL: re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
-    # Decimal digits without a leading zero. The rest is the text written, as the command
-    # gets it: 1.1 read `0755` as 493 (octal) and `007` as 7, `0x1F` as 31, `0b11` as 3,
-    # `1_000` as 1000, `1:30` as 90 (base 60); 1.2 reads `007` as 7 and `0o17` as 15.
-    _INT: re.compile(r"^[-+]?(?:0|[1-9][0-9]*)$"),
+    # Decimal digits that read back as written (no leading zero, no `+`, no `-0`), as
+    # `sweep -p` takes a number. The rest is the text written, as the command gets it: 1.1
+    # read `0755` as 493 (octal) and `007` as 7, `0x1F` as 31, `0b11` as 3, `1_000` as 1000,
+    # `1:30` as 90 (base 60); 1.2 reads `007` as 7, `0o17` as 15 and `+5` as 5.
+    _INT: re.compile(r"^(?:0|-?[1-9][0-9]*)$"),
     # YAML 1.2's: with a point or an exponent (`1e-5`, `.5`, `-.5`, `1.`); no `_` (1.1's
     # `1_000.5`), no base 60 (1.1's `1:30.5`). (PyYAML tries float before int: digits
     # alone must not match.) A float's value is what the file means: `1e-3` runs as 0.001.

@@ -5,7 +5,7 @@ what to do, exit status 2 as for every other usage error, and nothing done."""
 from __future__ import annotations
 
 import pytest
-from test_cli_errors import shared
+from test_cli_errors import BIG, shared
 
 from conftest import Herd
 
@@ -16,6 +16,17 @@ NEGATIVE = f"invalid job id '-1': job ids are positive numbers; {EVERY_JOB}"
 BEGIN_FORMS = (
     "use now, +DURATION (+30m, +2h), a time of day (23:30) or a date and time (2026-11-26T02:00)"
 )
+GPU_FORMS = "use GPU indices like 0, 0-3 or 0,2"
+ONLY_GPUS = {
+    "9x": f"invalid GPU index '9x' in '9x': {GPU_FORMS}",
+    "-1": f"invalid GPU index '-1' in '-1': {GPU_FORMS}",
+    BIG: f"GPU {BIG} in '{BIG}' is not a GPU index: at most 4095",
+}
+ONLY_GPUS_VERBS = {  # what comes before --only-gpus, and after it
+    "submit": ([], ["true"]),
+    "sweep": (["true {x}", "-p", "x", "1"], []),
+    "edit": (["1"], []),
+}
 
 
 WORDING = [
@@ -89,6 +100,30 @@ WORDING = [
         "invalid --env 'SEED': use NAME=VALUE, e.g. --env SEED=1",
         "submit",
     ),
+    # A number too large got the hint for a word too: "..., or last (the job submitted last)".
+    (
+        ["submit", "--after", BIG, "true"],
+        f"--after: job id {BIG} is too large (at most 2**63 - 1)",
+        "submit",
+    ),
+    (
+        ["edit", "1", "--after-any", BIG],
+        f"--after-any: job id {BIG} is too large (at most 2**63 - 1)",
+        "edit",
+    ),
+    (
+        ["submit", "-a", "lats", "true"],
+        "--after: invalid job id 'lats' in 'lats': use ids like 5, 3-7,9 or 1 2 3, or last (the "
+        "job submitted last)",
+        "submit",
+    ),
+    # --only-gpus's own words, without click's "Invalid value for '--only-gpus':" before them,
+    # named as daemon start's `--gpus: invalid GPU index ...`.
+    *[
+        ([verb, *before, "--only-gpus", given, *after], f"--only-gpus: {said}", verb)
+        for verb, (before, after) in ONLY_GPUS_VERBS.items()
+        for given, said in ONLY_GPUS.items()
+    ],
 ]
 
 

@@ -63,6 +63,21 @@ def test_dry_run_prints_one_command_a_line_in_grid_order(runs: Runs) -> None:
     assert sorted(shuffled.stdout.splitlines()) == sorted(f"echo {i}" for i in range(20))
 
 
+def test_a_signed_or_negative_zero_number_is_its_text_in_a_file_as_on_the_command_line(
+    runs: Runs,
+) -> None:
+    # `-p x +5` gave `echo +5`, while a YAML file's `+5` was the number 5: `echo 5`, and one
+    # point with a `5` beside it ("value 5 is given twice"). Both keep the text written.
+    values = ["+5", "5", "-0", "0", "-3"]
+    expected = ["echo +5", "echo 5", "echo -0", "echo 0", "echo -3"]
+    typed = sweep(runs, "echo {x}", "-p", "x", *values, "--dry-run")
+    assert (typed.returncode, typed.stdout.splitlines()) == (0, expected), typed.stderr
+    (runs.cwd / "s.yaml").write_text(f"command: echo {{x}}\ngrid: {{x: [{', '.join(values)}]}}\n")
+    written = sweep(runs, "s.yaml", "--dry-run")
+    assert (written.returncode, written.stdout.splitlines()) == (0, expected), written.stderr
+    assert "given twice" not in written.stderr
+
+
 def test_dry_run_with_json_prints_the_submission_json_with_the_commands(runs: Runs) -> None:
     # It printed the plain commands, one a line: `--json` was ignored.
     args = ("echo {a}", "-p", "a", "1", "x y", "-p", "unused", "0", "--name", "dj", "--dry-run")

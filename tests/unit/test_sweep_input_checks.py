@@ -49,9 +49,10 @@ def test_a_key_given_twice_is_refused_with_its_name(name: str, text: str, where:
 
 
 def test_keys_that_yaml_reads_as_one_are_twice_too() -> None:
-    # (`yes:` and `true:` were one key too: a key read as true or false is refused now)
-    with pytest.raises(SweepFileError, match=r"s\.yaml:4: key '\+1' is given twice"):
-        parse_sweep("command: echo {x}\nfixed:\n  1: 1\n  +1: 2\ngrid: {x: [1]}\n", "s.yaml")
+    # (`yes:` and `true:` were one key too: a key read as true or false is refused now; `1:`
+    # and `+1:` too, before `+1` was kept as the text written, as a value is)
+    with pytest.raises(SweepFileError, match=r"s\.yaml:4: key '\.5' is given twice"):
+        parse_sweep("command: echo {x}\nfixed:\n  0.5: 1\n  .5: 2\ngrid: {x: [1]}\n", "s.yaml")
 
 
 def test_a_merge_key_may_still_override_what_it_merges() -> None:

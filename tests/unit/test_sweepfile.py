@@ -187,7 +187,9 @@ def test_yaml_reads_a_time_of_day_as_the_text_it_shows_as_yaml_1_2_does() -> Non
 def test_yaml_keeps_a_whole_number_not_in_plain_decimal_digits_as_the_text_written() -> None:
     # YAML 1.1 read 0755 as 493 (octal), 007 as 7, 0x1F as 31 and 1_000 as 1000: the commands
     # ran `--mode 493` and `--id 7`. The values are the command's arguments, as written.
+    # `+5` and `-0` too, as `sweep -p x +5` keeps them (as numbers, they were 5 and 0).
     written = ["0755", "007", "-007", "00", "0o17", "0x1F", "0b11", "1_000", "1_000.5", "1:30"]
+    written += ["+5", "-0"]
     text = f"command: run --v {{v}}\ngrid:\n  v: [{', '.join(written)}]\n"
     spec = parse_sweep(text, "s.yaml").spec
     assert spec.grids == ({"v": tuple(written)},)
@@ -195,9 +197,9 @@ def test_yaml_keeps_a_whole_number_not_in_plain_decimal_digits_as_the_text_writt
     assert [p.folder for p in expand(spec)][:9] == [f"v={v}" for v in written[:9]]
     # Plain decimal stays a number; a float is one too (YAML 1.2's forms: `-.5` was text
     # while `.5` was a number), and runs as Python writes it (`1e-3` as 0.001).
-    plain = "command: run {x}\ngrid: {x: [0, +5, 12, 1e-3, .5, -.5, +.5e2, 1., 01.5]}\n"
+    plain = "command: run {x}\ngrid: {x: [0, -3, 12, 1e-3, .5, -.5, +.5e2, 1., 01.5]}\n"
     spec = parse_sweep(plain, "s.yaml").spec
-    assert spec.grids[0]["x"] == (0, 5, 12, 0.001, 0.5, -0.5, 50.0, 1.0, 1.5)
+    assert spec.grids[0]["x"] == (0, -3, 12, 0.001, 0.5, -0.5, 50.0, 1.0, 1.5)
     commands = [p.command for p in expand(spec)]
     assert commands[3:7] == ["run 0.001", "run 0.5", "run -0.5", "run 50.0"]
     fixed = parse_sweep("fixed: {id: 007, mask: 0x1F}\ngrid: {x: [1]}\n", "s.yaml").spec.fixed
@@ -209,6 +211,7 @@ def test_yaml_keeps_a_whole_number_not_in_plain_decimal_digits_as_the_text_writt
     [
         ("gpus: 01", "gpus", "01"),
         ("seed: 0x1F", "seed", "0x1F"),
+        ("priority: +5", "priority", "+5"),
         ("random: {y: {int: [1, 1_000]}}", "random.y.int[1]", "1_000"),
         ("random: {y: {uniform: [0o1, 2]}}", "random.y.uniform[0]", "0o1"),
     ],
@@ -221,8 +224,8 @@ def test_an_option_that_takes_a_number_says_a_number_kept_as_text_is_text(
         parse_sweep(f"command: echo {{x}}\ngrid: {{x: [1]}}\n{line}\nsamples: 1\n", "s.yaml")
     assert str(caught.value) == (
         f"s.yaml:3: {where}: {value!r} is text, not a number: write it in decimal digits,"
-        " unquoted and without a leading zero (a sweep file keeps 007, 0x1F and 1_000 as"
-        " written)"
+        " unquoted, without a leading zero or a plus sign (a sweep file keeps 007, +5, 0x1F"
+        " and 1_000 as written)"
     )
 
 

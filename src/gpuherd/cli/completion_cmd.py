@@ -102,13 +102,16 @@ def completion(ctx: click.Context, shell: str | None) -> None:
     commands, options, job ids, sweep names, choices and paths.
 
     \b
-    eval "$(gpuherd completion bash)"    bash: in ~/.bashrc
-    eval "$(gpuherd completion zsh)"     zsh: in ~/.zshrc, after compinit
-    gpuherd completion fish > ~/.config/fish/completions/gpuherd.fish
+    eval "$(gpuherd completion bash)"
+    eval "$(gpuherd completion zsh)"
+    gpuherd completion fish \\
+        > ~/.config/fish/completions/gpuherd.fish
 
-    The script completes the name it was made by: `herd completion bash` makes the one for
-    `herd` (add both lines to complete both names). Job ids and sweep names come from the
-    daemon of your GPUHERD_HOME; with none running, there are none to offer.
+    The first line goes in ~/.bashrc, the second in ~/.zshrc after compinit; the third
+    writes fish's file. The script completes the name it was made by: `herd completion bash`
+    makes the one for `herd` (add a line for each name to complete both). Job ids and sweep
+    names come from the daemon of your GPUHERD_HOME; with none running, there are none to
+    offer.
     """
     root = ctx.find_root()
     prog_name = root.info_name or "gpuherd"

@@ -9,6 +9,7 @@ from typing import Any, TextIO
 
 import click
 
+from gpuherd.cli.main import prefixed
 from gpuherd.client import Client
 from gpuherd.errors import HerdError
 from gpuherd.following import follow_log
@@ -47,8 +48,10 @@ def point_at_stderr(client: Client, job_id: int, attempt: int | None, follow: st
     there) looks silent: say where its output is."""
     if has_text(client, job_id, "stderr", attempt):  # (None: nothing to point at)
         click.echo(
-            f"gpuherd: job {job_id} wrote nothing to stdout so far, but to stderr: "
-            f"gpuherd log{follow} {job_id} --stderr",
+            prefixed(
+                f"job {job_id} wrote nothing to stdout so far, but to stderr: "
+                f"gpuherd log{follow} {job_id} --stderr"
+            ),
             err=True,
         )
 
@@ -80,8 +83,8 @@ def not_started_note(job: dict[str, Any]) -> str | None:
         release = (
             f" (gpuherd release {job_id} {'starts it now' if job.get('begin') else 'lets it run'})"
         )
-    return (
-        f"gpuherd: job {job_id} has not started yet: {why}; its log follows once it starts{release}"
+    return prefixed(
+        f"job {job_id} has not started yet: {why}; its log follows once it starts{release}"
     )
 
 
@@ -119,12 +122,14 @@ class FollowPrinter:
         click.echo(line, err=True)
 
 
-DAEMON_GONE = "gpuherd: the daemon went away; waiting for it to come back"
+def daemon_gone() -> str:
+    """What a waiting or following command says when its daemon went away."""
+    return prefixed("the daemon went away; waiting for it to come back")
 
 
 def say_daemon_gone() -> None:
-    """What a waiting command (`wait`, `submit --wait`) says when its daemon went away."""
-    click.echo(DAEMON_GONE, err=True)
+    """Says so for a waiting command (`wait`, `submit --wait`)."""
+    click.echo(daemon_gone(), err=True)
 
 
 def print_follow(
@@ -140,10 +145,10 @@ def print_follow(
     `say_gone`: say so when the daemon goes away (the follow waits for the next one).
     Returns the printer, for notes after the text."""
     out = printer or FollowPrinter()
-    gone = (lambda: out.note(DAEMON_GONE)) if say_gone else None
+    gone = (lambda: out.note(daemon_gone())) if say_gone else None
     for kind, piece in follow_log(client, job_id, stream, attempt, lines, gone, raw=True):
         if kind == "attempt":  # a retry: its log follows (said on stderr, apart from the log)
-            out.note(f"gpuherd: job {job_id}: attempt {piece} began")
+            out.note(prefixed(f"job {job_id}: attempt {piece} began"))
         else:
             out.text(piece)
     return out

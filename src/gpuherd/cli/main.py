@@ -18,9 +18,8 @@ import click
 
 from gpuherd import __version__
 from gpuherd.errors import HerdError
-
-SCRIPT_NAMES = ("gpuherd", "herd")
-"""The console scripts (pyproject.toml): usage lines and hints name the one typed."""
+from gpuherd.typed_name import prefixed as prefixed  # the CLI's commands import it from here
+from gpuherd.typed_name import typed_name as _typed_name
 
 COMMAND_TABLE: dict[str, tuple[str, str]] = {
     # name: (module in gpuherd.cli, its short help as `--help` lists it)
@@ -248,20 +247,6 @@ def complete_var(prog_name: str) -> str:
     """The variable click's completion script sets to ask for candidates: _GPUHERD_COMPLETE
     (or _HERD_COMPLETE), as click names it."""
     return f"_{prog_name.upper()}_COMPLETE"
-
-
-def _typed_name() -> str:
-    """The name the user typed, for usage lines and `(see herd ls --help)`: `herd` for the
-    short alias, as click takes it from argv[0]; `gpuherd` otherwise (`python -m gpuherd`,
-    whose argv[0] is __main__.py, and main() called in a program of another name)."""
-    typed = os.path.basename(sys.argv[0]) if sys.argv else ""
-    return typed if typed in SCRIPT_NAMES else "gpuherd"
-
-
-def prefixed(kind: str, text: str = "") -> str:
-    """The one way the CLI starts an error, warning or interruption line, in the name typed:
-    `herd: error: TEXT`, `gpuherd: warning: TEXT`, `herd: interrupted` (`kind` alone)."""
-    return f"{_typed_name()}: {kind}: {text}" if text else f"{_typed_name()}: {kind}"
 
 
 def _other_tools_word(exc: click.ClickException, ctx: Any) -> str | None:

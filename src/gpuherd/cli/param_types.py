@@ -22,12 +22,15 @@ class _Parsed(click.ParamType):  # type: ignore[type-arg]
     """A click type that delegates to one of the core's parsers (ValueError = bad value).
 
     A parser whose words name the option (`invalid --begin 'x': ...`) is `named`: its line
-    is said as it is, not after click's "Invalid value for '--begin':"."""
+    is said as it is, not after click's "Invalid value for '--begin':". One whose words do
+    not is `flagged`: the option goes in front (`--only-gpus: invalid GPU index 'x' ...`),
+    as `daemon start --gpus` says it."""
 
-    def __init__(self, name: str, parse: Any, named: bool = False) -> None:
+    def __init__(self, name: str, parse: Any, named: bool = False, flagged: bool = False) -> None:
         self.name = name
         self._parse = parse
         self._named = named
+        self._flagged = flagged
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if not isinstance(value, str):
@@ -37,6 +40,8 @@ class _Parsed(click.ParamType):  # type: ignore[type-arg]
         except ValueError as exc:
             if self._named:
                 raise click.UsageError(str(exc), ctx) from None
+            if self._flagged and isinstance(param, click.Option):
+                raise click.UsageError(f"{param.opts[-1]}: {exc}", ctx) from None
             self.fail(str(exc), param, ctx)
 
 
@@ -75,17 +80,22 @@ IDS = _Parsed("ids", parse_job_ids)
 
 def _after_ids(text: str) -> list[int | str]:
     """Job ids, or `last`: the job submitted last (resolved by the command, which asks the
-    daemon)."""
+    daemon). `last` is offered where a word was given (`--after lats`), not for numbers
+    refused as numbers (`job id N is too large`, a range written backwards)."""
     if text.strip() == "last":
         return ["last"]
     try:
         return list(parse_job_ids(text))
     except ValueError as exc:
+        if _NUMBERS.fullmatch(text):
+            raise
         raise ValueError(f"{exc}, or last (the job submitted last)") from None
 
 
-AFTER_IDS = _Parsed("ids", _after_ids)
-GPU_INDICES = _Parsed("GPUs", parse_gpu_indices)
+_NUMBERS = re.compile(r"[\d\s,-]+")
+"""Text of ids alone: digits, ranges and lists (no word to mistake for `last`)."""
+AFTER_IDS = _Parsed("ids", _after_ids, flagged=True)
+GPU_INDICES = _Parsed("GPUs", parse_gpu_indices, flagged=True)
 ENV_PAIR = _Parsed("NAME=VALUE", _env_pair, named=True)
 BEGIN = _Parsed("time", lambda text: parse_begin(text, time.time()), named=True)
 

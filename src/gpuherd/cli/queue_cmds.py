@@ -183,6 +183,7 @@ _AS_OPTION = {"env_overrides": "env"}
 @click.option(
     "--clear",
     type=click.Choice([_AS_OPTION.get(name, name) for name in CLEARABLE]),
+    metavar="FIELD",  # the help lists them: click's [name|only_gpus|...] was 86 wide
     multiple=True,
     help="Unset a field (repeatable): name, only_gpus, mem, ram, retry_delay, timeout, "
     "project, env (every --env variable of the job), after, after_any (it waits for no "

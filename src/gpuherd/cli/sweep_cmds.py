@@ -86,11 +86,12 @@ def sweep() -> None:
     """Run a command over a parameter grid or random search, one results folder per point.
 
     \b
-    gpuherd sweep "python train.py --lr {lr} --bs {bs}" -p lr 0.1 0.01 -p bs 32 64
-    gpuherd sweep sweep.yaml            (YAML, TOML or JSON; options here override the file's)
+    gpuherd sweep "python train.py --lr {lr} --bs {bs}" \\
+        -p lr 0.1 0.01 -p bs 32 64
+    gpuherd sweep sweep.yaml --gpus 2    (or .toml, .json)
     gpuherd sweep status NAME --sort -val_acc
     gpuherd sweep ls
-    gpuherd sweep rm NAME               (its jobs and record; its results folder stays)
+    gpuherd sweep rm NAME    (its jobs; its results stay)
 
     Placeholders get the value shell-quoted; {run_dir}, {sweep} and {index} are there too.
     Submitting again skips points whose folder holds SUCCESS and reruns the others. An option

@@ -60,7 +60,7 @@ def wait(
         # whether or not something else is waited for.
         held = [] if ids or quiet else listed_ids(client, ("held",), match)
         if held:
-            click.echo(f"gpuherd: {_not_waited_for(held)}", err=True)
+            click.echo(prefixed(_not_waited_for(held)), err=True)
         say_gone = None if quiet else say_daemon_gone
         waited = client.wait_for(wanted, deadline, say_gone) if wanted else Waited({}, True, {})
     except DaemonError as exc:

@@ -1,0 +1,27 @@
+"""The name the user typed (`gpuherd` or its short alias `herd`), and the one way a line of
+gpuherd's own on stderr starts with it. Apart from the CLI (cli/main.py) so that the client,
+below the CLI, says its warning the same way without importing click."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+SCRIPT_NAMES = ("gpuherd", "herd")
+"""The console scripts (pyproject.toml): usage lines and hints name the one typed."""
+
+
+def typed_name() -> str:
+    """The name the user typed, for usage lines and `(see herd ls --help)`: `herd` for the
+    short alias, as click takes it from argv[0]; `gpuherd` otherwise (`python -m gpuherd`,
+    whose argv[0] is __main__.py, a Python program using the API, and main() called in a
+    program of another name)."""
+    typed = os.path.basename(sys.argv[0]) if sys.argv else ""
+    return typed if typed in SCRIPT_NAMES else "gpuherd"
+
+
+def prefixed(kind: str, text: str = "") -> str:
+    """The one way a line of gpuherd's own on stderr starts, in the name typed: `herd:
+    error: TEXT`, `gpuherd: warning: TEXT`; `kind` alone for an interruption or a note
+    (`herd: interrupted`, `herd: job 5 has not started yet: ...`)."""
+    return f"{typed_name()}: {kind}: {text}" if text else f"{typed_name()}: {kind}"
