@@ -38,6 +38,7 @@ from gpuherd.daemon_home import (
     make_home_private,
     note_socket,
     number_after_job_folders,
+    refuse_a_network_home,
     refuse_an_emptied_database,
 )
 from gpuherd.devices import DeviceTable
@@ -216,6 +217,7 @@ def serve(
 
     # Before the home is touched: a bad GPUHERD_FAKE_GPUS is refused, named as the variable.
     choice = choose_gpus(gpus, fake_gpus, ray=executor_kind == "ray" or address is not None)
+    refuse_a_network_home(home)
     lock = acquire_lock(home)
     make_home_private(home)
     refuse_an_emptied_database(home)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import IO
 
 from gpuherd import paths
+from gpuherd.core.mounts import mount_of, network_kind
 from gpuherd.core.units import plural
 from gpuherd.errors import HerdError
 from gpuherd.store import Store
@@ -20,8 +21,47 @@ from gpuherd.store import Store
 log = logging.getLogger("gpuherd.daemon")
 
 
+MOUNT_TABLE = "/proc/self/mountinfo"
+NETWORK_HOME_VARIABLE = "GPUHERD_ALLOW_NETWORK_HOME"
+"""Set to 1 to run a daemon whose home is on a network file system anyway."""
+
+
 class AlreadyRunning(HerdError):
     pass
+
+
+def refuse_a_network_home(home: Path) -> None:
+    """A home on NFS (or another network file system) is refused before it is touched: SQLite
+    sets up its write-ahead log there without a word, and the queue is damaged later (two
+    machines sharing the home, locks the server drops). NETWORK_HOME_VARIABLE=1 runs there
+    anyway, said in the log."""
+    try:
+        with open(MOUNT_TABLE, encoding="utf-8", errors="surrogateescape") as f:
+            table = f.read()
+    except OSError:
+        return  # no /proc (not Linux): nothing to tell by
+    where = mount_of(table, os.path.realpath(_nearest_existing(home)))
+    if where is None or not network_kind(where[1]):
+        return
+    point, kind = where
+    if os.environ.get(NETWORK_HOME_VARIABLE) == "1":
+        log.warning(
+            "%s is on a network file system (%s at %s): run there anyway", home, kind, point
+        )
+        return
+    raise HerdError(
+        f"{home} is on a network file system ({kind} at {point}), where the queue's database "
+        "(SQLite with a write-ahead log) gets damaged: set GPUHERD_HOME to a folder on this "
+        f"machine's own disk (`df -T` shows which are local), or {NETWORK_HOME_VARIABLE}=1 to "
+        "run there anyway"
+    )
+
+
+def _nearest_existing(path: Path) -> Path:
+    """`path`, or the nearest folder above it that exists (a home not made yet)."""
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return path
 
 
 def acquire_lock(home: Path) -> IO[str]:
