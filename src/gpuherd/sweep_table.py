@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from gpuherd.core.run_time import paused_until, pauses
-from gpuherd.core.states import JobState
+from gpuherd.core.states import POINT_STATES, JobState
 from gpuherd.core.sweep import Point, SweepError, SweepSpec, expand, spec_from_dict
 from gpuherd.core.sweep_values import json_safe, metric_text
 from gpuherd.core.units import format_size
@@ -65,10 +65,6 @@ def listing(store: Store) -> list[dict[str, Any]]:
 
 def no_such_sweep(name: str) -> str:
     return f"no sweep named {name!r}: `gpuherd sweep ls` lists the sweeps"
-
-
-POINT_STATES = (*(s.value for s in JobState), "done", "missing")
-"""What a point's state can be: its latest job's, or what its folder's markers say."""
 
 
 def table(

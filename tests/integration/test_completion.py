@@ -84,6 +84,9 @@ def test_options_and_choices_of_one_command(herd: Herd) -> None:
     assert values(herd, "gpuherd submit --on-no-output ") == ["flag", "kill"]
     assert values(herd, "gpuherd edit 3 --clear after") == ["after", "after_any"]
     assert values(herd, "gpuherd ls --state f") == ["failed"]
+    assert values(herd, "gpuherd ls --state d") == []  # a job is never `done`: a point is
+    assert values(herd, "gpuherd sweep status s --state d") == ["done"]
+    assert values(herd, "gpuherd sweep status s --state m") == ["missing"]
     assert values(herd, "gpuherd clean --state ") == FINISHED
     assert values(herd, "gpuherd completion ") == ["bash", "zsh", "fish"]
     assert values(herd, "gpuherd daemon start --executor ") == ["local", "ray"]

@@ -134,7 +134,7 @@ ATTEMPT = _Whole("attempts are numbered from 1 (gpuherd show lists them)", 2)
 LAST = "last"
 """Where the CLI takes job ids: the job submitted last (job_refs asks the daemon which)."""
 
-Candidates = Literal["jobs", "one_job", "sweeps", "settings", "states", "files"]
+Candidates = Literal["jobs", "one_job", "sweeps", "settings", "states", "point_states", "files"]
 
 
 def completes(what: Candidates) -> Callable[[click.Context, click.Parameter, str], list[Any]]:

@@ -265,7 +265,7 @@ def _check_size(spec: SweepSpec, yes: bool, action: str) -> None:
     "--state",
     "states",
     multiple=True,
-    shell_complete=completes("states"),
+    shell_complete=completes("point_states"),
     help="Only points in this state (repeatable): failed, running, done, missing, ...",
 )
 @click.option(

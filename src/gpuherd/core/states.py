@@ -28,6 +28,9 @@ BAD_END_STATES = FINISHED_STATES - {JobState.SUCCEEDED}
 WAITING_STATES = frozenset({JobState.QUEUED, JobState.HELD})
 """States of a job that has not started: listings show such jobs in the order they are to
 start (priority, then place), a held one where it would start once released."""
+POINT_STATES = (*(state.value for state in JobState), "done", "missing")
+"""A sweep point's states (`sweep status`): its latest job's, or, with no job in the
+database, what its folder's markers say (`done`, `failed`) or `missing`."""
 
 
 def split_waiting(
