@@ -20,6 +20,7 @@ from gpuherd import store_rows as rows
 from gpuherd.core.model import Attempt, Job, JobSpec
 from gpuherd.core.states import JobState
 from gpuherd.errors import StoreError
+from gpuherd.store_checkpoint import BACKSTOP_PAGES, Checkpointer
 from gpuherd.store_reads import JobReads
 from gpuherd.store_schema import SCHEMA_VERSION, make_private, migrate, open_failed
 from gpuherd.store_tables import DeviceConfig, SweepAndDeviceTables, SweepRow
@@ -65,6 +66,9 @@ class Store(JobReads, SweepAndDeviceTables, JobViews):
         # NORMAL in WAL mode survives a crash of the daemon (kill -9); only a power cut
         # can drop the last commits, and FULL would cost an fsync per state change.
         self._db.execute(f"PRAGMA synchronous = {'OFF' if scratch else 'NORMAL'}")
+        self._checkpoints = None if scratch else Checkpointer(path)  # off the commits' way
+        if not scratch:
+            self._db.execute(f"PRAGMA wal_autocheckpoint = {BACKSTOP_PAGES}")
         self._db.execute("PRAGMA foreign_keys = ON")
         try:
             migrate(self._db, path)
@@ -77,6 +81,8 @@ class Store(JobReads, SweepAndDeviceTables, JobViews):
         self._env_cache = lru_cache(maxsize=64)(self._load_env)
 
     def close(self) -> None:
+        if self._checkpoints is not None:
+            self._checkpoints.close()
         self._db.close()
 
     @contextmanager
@@ -100,6 +106,8 @@ class Store(JobReads, SweepAndDeviceTables, JobViews):
             raise
         self._depth = 0
         self._db.execute("COMMIT")
+        if self._checkpoints is not None:
+            self._checkpoints.due()
         done, self._on_commit = self._on_commit, []
         for callback in done:
             callback()
