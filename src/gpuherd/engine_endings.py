@@ -3,7 +3,9 @@ jobs that waited for a job that ended badly cancelled with it."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -21,7 +23,7 @@ from gpuherd.core.lifecycle import (
 from gpuherd.core.model import Attempt, Job, Outcome
 from gpuherd.core.states import BAD_END_STATES, LIVE_STATES, Event, JobState, OutcomeKind
 from gpuherd.core.units import format_duration
-from gpuherd.executors.base import ExitStatus, SpawnError
+from gpuherd.executors.base import ExitStatus, NotStarted, SpawnError
 
 if TYPE_CHECKING:
     from gpuherd.engine import Engine
@@ -112,8 +114,30 @@ def finish_exits(engine: Engine, exits: Sequence[tuple[Live, ExitStatus]], now: 
     ended: by its exit status, and the stop gpuherd had asked of it, if any."""
     jobs = engine.store.get_jobs([live.job_id for live, _ in exits]) if exits else {}
     for live, status in exits:
+        if status.unstarted is not None:
+            not_started(engine, jobs.get(live.job_id), status.unstarted, now)
+            continue
         ended = Ended(status.exit_code, status.signal, live.stop_reason, live.requeue)
         finish(engine, jobs.get(live.job_id), ended, status.ended_at, now, live)
+
+
+def not_started(engine: Engine, job: Job | None, error: Exception, now: float) -> None:
+    """The executor found, after its `launch` had returned, that the attempt never started
+    (a Ray actor that could not be created): as if `launch` had raised `error`."""
+    if job is None or job.state not in LIVE_STATES:
+        return
+    attempt = stored_attempt(engine, job)
+    if not isinstance(error, NotStarted):
+        fail_unspawned(engine, job, attempt, error, now)
+        return
+    # Its attempt.json, written a second after the launch (Attempts._record_start), says it
+    # ran: the folder would be skipped (attempt_numbers.ran_there). Nothing ran there.
+    with contextlib.suppress(OSError):
+        os.unlink(os.path.join(attempt.dir, "attempt.json"))
+    before = max(
+        (a.number for a in engine.store.attempts(job.id) if a.number < job.attempt), default=0
+    )
+    requeue_unstarted(engine, replace(job, attempt=before), attempt, str(error))
 
 
 def stored_attempt(engine: Engine, job: Job) -> Attempt:
@@ -173,13 +197,19 @@ def _cancel_waiter(
     )
 
 
+def started(job: Job) -> Job:
+    """The job as its recorded start left it: running (`job` may be the copy read before the
+    start, or one read since, paused meanwhile)."""
+    return job if job.state in LIVE_STATES else replace(job, state=JobState.RUNNING)
+
+
 def requeue_unstarted(engine: Engine, job: Job, attempt: Attempt, message: str) -> None:
     """Undo the recorded start (as recovery does for a job that never spawned), read the
     GPUs again so the next placement sees what the executor saw, and try again soon."""
     with engine.store.transaction():
         engine.store.delete_attempt(job.id, attempt.number)
         engine.move(
-            replace(job, state=JobState.RUNNING),
+            started(job),
             Event.RETRY,
             JobState.QUEUED,
             detail=f"not started, queued again: {message}",
@@ -208,7 +238,7 @@ def fail_unspawned(
     with engine.store.transaction():
         engine.store.update_attempt(job.id, attempt.number, ended_at=now, outcome=outcome)
         engine.move(
-            replace(job, state=JobState.RUNNING),
+            started(job),
             Event.FAIL,
             JobState.FAILED,
             detail=message,

@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from conftest import one_gpu_engine, settled
-from gpuherd.core.states import JobState
+from gpuherd.core.model import Job, Outcome
+from gpuherd.core.states import FINISHED_STATES, JobState, OutcomeKind
 from gpuherd.errors import HerdError
-from gpuherd.executors.base import LaunchRequest, NotStarted
+from gpuherd.executors.base import ExitStatus, LaunchRequest, NotStarted, SpawnError
 from gpuherd.executors.local import LocalExecutor
 from gpuherd.service import Service
 from gpuherd.store import Store
@@ -66,6 +69,110 @@ def test_a_job_not_started_goes_back_to_the_queue_with_its_retries(tmp_path: Pat
 
     asyncio.run(main())
     store.close()
+
+
+LATE = 1.5
+"""Seconds after its launch that StartsLate tells a start did not happen: past the second
+after which an attempt's attempt.json is written (Attempts._record_start)."""
+
+
+class StartsLate(LocalExecutor):
+    """Starts as the Ray executor does: `launch` returns a handle at once, and `watch` tells
+    LATE s later that the start did not happen (`unstarted`: what Ray's executor finds once
+    the actor's creation failed, off the event loop). Once; later starts run here."""
+
+    def __init__(self, unstarted: Exception) -> None:
+        super().__init__()
+        self.unstarted: Exception | None = unstarted
+        self.handles: list[int] = []
+
+    def launch(self, request: LaunchRequest) -> int:
+        if self.unstarted is None:
+            return super().launch(request)
+        self.handles.append(request.job_id * 1000 + request.attempt)
+        return self.handles[-1]
+
+    def watch(
+        self, pid: int, attempt_dir: str, key: str, on_exit: Callable[[ExitStatus], None]
+    ) -> None:
+        if pid not in self.handles:
+            return super().watch(pid, attempt_dir, key, on_exit)
+        error, self.unstarted = self.unstarted, None
+        status = ExitStatus(exit_code=None, signal=None, ended_at=time.time(), unstarted=error)
+        asyncio.get_running_loop().call_later(LATE, on_exit, status)
+
+
+def run_one(tmp_path: Path, executor: LocalExecutor, command: str) -> Job:
+    """Submit one job to an engine on `executor`; the job once it has ended (or 10 s)."""
+    store = Store(tmp_path / "herd.db")
+
+    async def main() -> int:
+        engine = one_gpu_engine(tmp_path, store, executor)
+        service = Service(engine, tmp_path)
+        engine.start()
+        try:
+            item = SubmitItem(command=command, cwd=str(tmp_path), env=dict(os.environ))
+            (job_id,) = service.submit([item])
+            await ended(store, job_id)
+        finally:
+            engine.close()
+        return job_id
+
+    job = store.get_job(asyncio.run(main()))
+    store.close()
+    assert job is not None
+    return job
+
+
+async def ended(store: Store, job_id: int, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        job = store.get_job(job_id)
+        if job is not None and job.state in FINISHED_STATES:
+            return
+        await asyncio.sleep(0.05)
+
+
+def test_a_start_found_late_not_to_have_happened_queues_the_job_again(tmp_path: Path) -> None:
+    """As a launch that raised NotStarted: its retries untouched, its attempt's number and
+    folder used again (not skipped as a run's)."""
+    executor = StartsLate(NotStarted("Ray node n1 left the cluster before this attempt started"))
+    job = run_one(tmp_path, executor, "echo ran")
+    assert job.state is JobState.SUCCEEDED, job
+    assert executor.handles == [job.id * 1000 + 1]
+    assert job.attempt == 1
+    store = Store(tmp_path / "herd.db")
+    assert [a.number for a in store.attempts(job.id)] == [1]
+    events = store.events(job.id)
+    store.close()
+    events = [e for e in events if e.event != "spawn"]  # (its pid, or handle, recorded)
+    assert [(e.event, e.to_state) for e in events] == [
+        ("submit", "queued"),
+        ("start", "running"),
+        ("retry", "queued"),
+        ("start", "running"),
+        ("succeed", "succeeded"),
+    ]
+    assert events[2].detail == (
+        "not started, queued again: Ray node n1 left the cluster before this attempt started"
+    )
+    assert events[3].detail is None  # (no attempt number skipped)
+    assert (tmp_path / "jobs" / str(job.id) / "attempt-1" / "stdout.log").read_text() == "ran\n"
+
+
+def test_a_start_found_late_to_have_failed_fails_the_job_as_a_spawn_error(tmp_path: Path) -> None:
+    message = "starting job 1 (attempt 1) on the Ray cluster: the GCS refused it"
+    job = run_one(tmp_path, StartsLate(SpawnError(message)), "echo ran")
+    assert (job.state, job.outcome) == (
+        JobState.FAILED,
+        Outcome(OutcomeKind.SPAWN_ERROR, message=message),
+    )
+    store = Store(tmp_path / "herd.db")
+    [attempt] = store.attempts(job.id)
+    events = store.events(job.id)
+    store.close()
+    assert attempt.outcome == job.outcome
+    assert (events[-1].event, events[-1].to_state, events[-1].detail) == ("fail", "failed", message)
 
 
 class BrokenOnce(LocalExecutor):

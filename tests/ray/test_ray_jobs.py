@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shlex
 import signal
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -27,7 +29,7 @@ from ray_fixtures import (  # noqa: F401
     rherd_fixture,
 )
 
-from gpuherd.executors.base import LaunchRequest, NotStarted
+from gpuherd.executors.base import ExitStatus, LaunchRequest, NotStarted, SpawnError
 from gpuherd.executors.ray import RayExecutor, handle_of
 from gpuherd.executors.ray_errors import MISSING_GPUHERD, actor_died_note
 from gpuherd.gpus.ray import RayNodes
@@ -271,23 +273,70 @@ def test_daemon_restarted_mid_job_reattaches(rherd: RayHerd, tmp_path: Path) -> 
     assert signal.SIGTERM  # (the kill went through the re-attached actor)
 
 
+def launched(executor: RayExecutor, request: LaunchRequest) -> tuple[int, ExitStatus]:
+    """Launch and watch an attempt as the engine does: (the handle `launch` returned, how
+    `watch` said it ended)."""
+
+    async def scenario() -> tuple[int, ExitStatus]:
+        handle = executor.launch(request)
+        ended: asyncio.Future[ExitStatus] = asyncio.get_running_loop().create_future()
+        executor.watch(handle, request.attempt_dir, "key", ended.set_result)
+        return handle, await asyncio.wait_for(ended, 30)
+
+    return asyncio.run(scenario())
+
+
+def gone_executor(tmp_path: Path, gone: str) -> RayExecutor:
+    """An executor whose GPUs 6 and 7 are on node `gone`, which is not in the cluster."""
+    (tmp_path / "ray-gpus.json").write_text(json.dumps({gone: [6, 7]}))
+    return RayExecutor(RayNodes(tmp_path / "ray-gpus.json"), "gpuherd-test-gone", "gone")
+
+
 def test_a_node_gone_before_its_job_started_is_not_started(
     cluster: LocalCluster, tmp_path: Path
 ) -> None:
-    # gpuherd placed the job on GPU 7 of a node that has left the cluster since: no actor is
-    # made, and the engine gets NotStarted (it queues the job again: test_not_started.py).
+    # gpuherd placed the job on GPU 7 of a node that has left the cluster since: `launch`
+    # returns the handle at once (the check needs the cluster: off the event loop), no actor
+    # is made, and `watch` tells NotStarted (the engine queues the job again:
+    # test_not_started.py).
     gone = "f" * 56
-    (tmp_path / "ray-gpus.json").write_text(json.dumps({gone: [6, 7]}))
-    executor = RayExecutor(RayNodes(tmp_path / "ray-gpus.json"), "gpuherd-test-gone", "gone")
+    executor = gone_executor(tmp_path, gone)
     folder = tmp_path / "attempt-1"
     folder.mkdir()
     request = LaunchRequest(1, 1, "true", str(tmp_path), {"CUDA_VISIBLE_DEVICES": "7"}, str(folder))
-    with pytest.raises(NotStarted, match=f"Ray node {gone} left the cluster"):
-        executor.launch(request)
-    assert f"Ray node {gone} left the cluster" in (folder / "stderr.log").read_text()
+    handle, status = launched(executor, request)
+    assert handle == handle_of(1, 1)
+    assert isinstance(status.unstarted, NotStarted)
+    assert str(status.unstarted) == f"Ray node {gone} left the cluster before this attempt started"
+    assert (folder / "stderr.log").read_text() == f"gpuherd: {status.unstarted}\n"
+    assert (folder / "pid").read_text() == f"{handle}\n"  # (before anything else)
     assert not executor.is_running(handle_of(1, 1), 1, 1, "gone:1:1")
     names = {a["name"] for a in ray.util.list_named_actors(all_namespaces=True)}
     assert executor.actor_name(1, 1) not in names
+
+
+def test_an_actor_that_cannot_be_created_is_told_late_as_a_spawn_error(
+    cluster: LocalCluster, tmp_path: Path
+) -> None:
+    # Ray refuses the actor's creation (here: an argument it cannot send to the node) after
+    # `launch` has returned: `watch` tells the SpawnError `launch` raised before, word for
+    # word (the engine fails the job as spawn_error with it: test_not_started.py).
+    executor = gone_executor(tmp_path, "f" * 56)
+    folder = tmp_path / "attempt-1"
+    folder.mkdir()
+    env: dict[str, Any] = {"CUDA_VISIBLE_DEVICES": "", "UNSENDABLE": threading.Lock()}
+    request = LaunchRequest(2, 1, "true", str(tmp_path), env, str(folder))
+    _, status = launched(executor, request)
+    assert type(status.unstarted) is SpawnError
+    message = str(status.unstarted)
+    assert message.startswith("starting job 2 (attempt 1) on the Ray cluster: "), message
+    assert "pickle '_thread.lock' object" in message, message
+    assert message.endswith("; check `gpuherd gpus` and the cluster's state (`ray status`)"), (
+        message
+    )
+    assert (folder / "stderr.log").read_text() == ""
+    names = {a["name"] for a in ray.util.list_named_actors(all_namespaces=True)}
+    assert executor.actor_name(2, 1) not in names
 
 
 def test_a_node_without_gpuherd_is_named_in_the_attempts_stderr() -> None:

@@ -110,6 +110,31 @@ def test_a_call_waits_for_its_deadline_at_most() -> None:
     gate.set()
 
 
+def test_what_a_call_given_up_on_returns_late_goes_to_abandoned() -> None:
+    """An actor created after its launch gave up waiting is killed (RayExecutor._kill_late):
+    nothing would follow it, and its job would run beside its next attempt."""
+    link = ClusterLink("192.0.2.2:6379", FakeGcs().read)
+    gate, late = threading.Event(), threading.Event()
+    abandoned: list[str] = []
+
+    def created() -> str:
+        gate.wait()
+        return "actor"
+
+    def kill(actor: str) -> None:
+        abandoned.append(actor)
+        late.set()
+
+    with pytest.raises(ClusterDown):
+        link.call(created, timeout=0.1, abandoned=kill)
+    assert abandoned == []
+    gate.set()
+    assert late.wait(5.0)
+    assert abandoned == ["actor"]
+    assert link.call(lambda: "in time", abandoned=kill) == "in time"
+    assert abandoned == ["actor"]
+
+
 def test_an_unheard_actor_is_lost_after_lost_after_while_the_head_is_away() -> None:
     gcs = FakeGcs()
     link = ClusterLink("192.0.2.2:6379", gcs.read)

@@ -1,6 +1,7 @@
 """A cluster the daemon cannot reach for a while: a restart's recovery that does not wait on
 its jobs' actors one by one, and a `daemon stop --kill` that does not wait for jobs it
-cannot reach, whose kill the next daemon carries out.
+cannot reach, whose kill the next daemon carries out. And one that is slow: a launch that
+waits on its GCS does not hold the daemon (nor lets a job killed meanwhile run).
 
 "Cannot reach" is made by freezing Ray's processes (SIGSTOP by pid, SIGCONT after): to the
 daemon, a frozen process is one behind a network cut, and thawed, the same cluster is back
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +26,8 @@ from conftest import need, stays, wait_for
 
 need("ray.cluster_utils", "ray")
 
+import ray
+from ray._private import ray_constants
 from ray_fixtures import RayHerd, cluster_fixture, rherd_fixture  # noqa: F401
 
 from gpuherd.executors.ray_actor import scratch_root
@@ -34,6 +38,11 @@ LOST_AFTER = 60
 """GPUHERD_RAY_LOST_AFTER: what a stop with --kill waited for (at most) before."""
 PROMPT = 15.0
 """Seconds a start or a stop may take here (recovery's deadline is 10 s, a kill's reach 1 s)."""
+SLOW = 2.0
+"""Seconds the GCS is frozen to make a launch slow: under the daemon's STALE (3 s), so that
+it counts the cluster slow, not away (it goes on starting jobs), as a GCS under load is."""
+ANSWERS = 1.0
+"""Seconds a whole CLI command (`ls`, `kill`) may take while a launch waits on the GCS."""
 
 
 @pytest.fixture(autouse=True)
@@ -179,3 +188,82 @@ def test_a_kill_refused_while_the_cluster_is_away_is_carried_out_when_it_answers
     assert (ended["state"], ended["attempt"]) == ("killed", 1), ended
     wait_for(lambda: rherd.job_processes() == [], 5, "no process of the job left")
     print(f"killed {time.monotonic() - thawed:.1f}s after the thaw", file=sys.stderr)
+
+
+def gcs_process(cluster: Any) -> psutil.Process:
+    [info] = cluster.head_node.all_processes[ray_constants.PROCESS_TYPE_GCS_SERVER]
+    return psutil.Process(info.process.pid)
+
+
+@contextlib.contextmanager
+def slow_gcs(herd: RayHerd) -> Iterator[None]:
+    """The cluster's GCS frozen for SLOW s from now (or until the block ends, if sooner):
+    every call to it meanwhile waits; the daemon's watcher does not count it away."""
+    gcs = gcs_process(herd.ray.cluster)
+    gcs.suspend()
+    thaw = threading.Timer(SLOW, gcs.resume)
+    thaw.start()
+    try:
+        yield
+    finally:
+        thaw.cancel()
+        gcs.resume()
+
+
+def home_actors(herd: RayHerd) -> list[str]:
+    named = ray.util.list_named_actors(all_namespaces=True)
+    return [entry["name"] for entry in named if entry["namespace"] == herd.namespace]
+
+
+def test_launches_waiting_on_a_slow_gcs_do_not_hold_the_daemon(rherd: RayHerd) -> None:
+    """Before: a launch waited on the daemon's event loop for a fresh read of the nodes and
+    the actor's creation, and every request waited with it: `ls` took as long as the GCS
+    (SLOW s here; up to ~10 s per job launched). Two launches are under way at once here."""
+    with slow_gcs(rherd):
+        jobs = rherd.submit_lines(["echo one", "echo two"])
+        proc, took = timed(rherd, "ls")
+        print(f"`gpuherd ls` took {took:.2f}s during two slow launches", file=sys.stderr)
+        assert took < ANSWERS, f"`gpuherd ls` took {took:.1f}s"
+        rows = [line.split() for line in proc.stdout.splitlines() if line[:1].isdigit()]
+        states = {int(row[0]): row[1] for row in rows}
+        assert states == dict.fromkeys(jobs, "running"), proc.stdout  # (actors being created)
+    for job, word in zip(jobs, ("one", "two"), strict=True):
+        done = rherd.wait_state(job, "succeeded", "failed", "lost", timeout=30)
+        assert (done["state"], done["attempt"]) == ("succeeded", 1), done
+        assert (rherd.attempt_dir(job) / "stdout.log").read_text() == f"{word}\n"
+
+
+def test_a_job_killed_while_its_actor_is_created_ends_killed_and_leaves_nothing(
+    rherd: RayHerd,
+) -> None:
+    """Its kill is carried out once the actor exists (it is killed at once), and the job
+    ends `killed`, not queued or run. Before: the kill waited for the launch to finish."""
+    with slow_gcs(rherd):
+        job = rherd.submit("--", "echo up; exec sleep 300")
+        began = time.monotonic()
+        assert rherd.job(job)["state"] == "running"  # (its actor being created)
+        rherd.cli("kill", str(job))
+        took = time.monotonic() - began
+        assert took < ANSWERS, f"`gpuherd kill` took {took:.1f}s"
+    ended = rherd.wait_state(job, "killed", "failed", "lost", "succeeded", timeout=30)
+    assert (ended["state"], ended["attempt"]) == ("killed", 1), ended
+    wait_for(lambda: home_actors(rherd) == [], 20, "no actor of the job left")
+    wait_for(lambda: rherd.job_processes() == [], 20, "no process of the job left")
+
+
+def test_a_daemon_stopped_while_an_actor_is_created_leaves_the_job_to_the_next_one(
+    rherd: RayHerd, tmp_path: Path
+) -> None:
+    """The stop waits for the creation (the actor exists for the next daemon to find, by the
+    handle written first): the job runs once, and is followed, not counted lost."""
+    runs, go = tmp_path / "runs", tmp_path / "go"
+    with slow_gcs(rherd):
+        job = rherd.submit("--", f"echo x >> {runs}; while [ ! -e {go} ]; do sleep 0.1; done")
+        assert rherd.job(job)["state"] == "running"
+        rherd.cli("daemon", "stop")
+    rherd.start()
+    assert (rherd.job(job)["state"], rherd.job(job)["attempt"]) == ("running", 1)
+    go.touch()
+    done = rherd.wait_state(job, "succeeded", "failed", "lost", timeout=30)
+    assert (done["state"], done["attempt"]) == ("succeeded", 1), done
+    assert runs.read_text() == "x\n"

@@ -56,24 +56,31 @@ class ExitStatus:
     exit_code: int | None
     signal: int | None
     ended_at: float
+    unstarted: Exception | None = None
+    """Set when the attempt never started after all: what its `launch` would have raised
+    (NotStarted: queued again; else it fails as spawn_error). For an executor whose start
+    goes on after `launch` returned (Ray: the actor's creation waits on the cluster)."""
 
     @property
     def lost(self) -> bool:
-        return self.exit_code is None and self.signal is None
+        return self.exit_code is None and self.signal is None and self.unstarted is None
 
 
 class Executor(Protocol):
     def launch(self, request: LaunchRequest) -> int:
-        """Start the job in its own process group; return its pid. Raises SpawnError."""
+        """Start the job in its own process group; return its pid. Raises SpawnError (an
+        executor that finishes the start off the event loop may tell it later instead,
+        through `watch`: ExitStatus.unstarted)."""
         ...
 
     def watch(
         self, pid: int, attempt_dir: str, key: str, on_exit: Callable[[ExitStatus], None]
     ) -> None:
-        """Call `on_exit` once, on the event loop, when the job has ended (no polling). `key`
-        is the attempt's (Layout.attempt_key), which all its processes carry. A job being
-        stopped (`terminate`) has ended once the rest of its processes have too, or its grace
-        has run out. A leader already gone counts as one that ends right after this call (a
+        """Call `on_exit` once, on the event loop, when the job has ended (no polling), or is
+        found never to have started (ExitStatus.unstarted). `key` is the attempt's
+        (Layout.attempt_key), which all its processes carry. A job being stopped
+        (`terminate`) has ended once the rest of its processes have too, or its grace has run
+        out. A leader already gone counts as one that ends right after this call (a
         `terminate` in the same step of the loop lets its other processes drain)."""
         ...
 

@@ -13,6 +13,11 @@ restarted daemon finds it again by name.
   Ray's count of GPUs per node stays right; which ids Ray itself assigned is recorded
   beside (`ray.json`), never used. A node that left the cluster before its job started
   sends the job back to the queue (NotStarted; a note in its stderr says so).
+- Start: `launch` does only local steps and returns the handle; the fresh read of the nodes
+  and the actor's creation (GCS calls, seconds each on a slow GCS) go on in a thread, never
+  on the event loop. An attempt that did not start after all ends with ExitStatus.unstarted
+  (NotStarted: queued again; else failed, spawn_error); a stop asked meanwhile kills the
+  actor once created: its job never runs (ray_follow.py, `_created`).
 - No Ray-level re-run ever: `max_restarts=0`, `max_task_retries=0`. A node that dies takes
   the actor with it; the attempt ends without a status (`lost`) and gpuherd's retry policy
   decides on a new attempt.
@@ -37,6 +42,7 @@ import logging
 import os
 import time
 from collections.abc import Callable
+from concurrent.futures import wait
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -48,8 +54,8 @@ from gpuherd.executors.base import ExitStatus, LaunchRequest, NotStarted, SpawnE
 from gpuherd.executors.ray_actor import JobActor
 from gpuherd.executors.ray_errors import first_line
 from gpuherd.executors.ray_files import append, read_exit, write_json
-from gpuherd.executors.ray_follow import Following, Run
-from gpuherd.executors.ray_link import ClusterDown, ClusterLink
+from gpuherd.executors.ray_follow import Created, Following, Run
+from gpuherd.executors.ray_link import CALL_TIMEOUT, ClusterDown, ClusterLink
 from gpuherd.executors.ray_lookup import Lookups, answered, find, home_actors
 from gpuherd.gpus.base import ProbeError
 from gpuherd.gpus.ray import RayNodes
@@ -57,6 +63,8 @@ from gpuherd.gpus.ray import RayNodes
 log = logging.getLogger("gpuherd.ray")
 
 HANDLE_BASE = 1000
+CREATION_TIMEOUT = 2 * CALL_TIMEOUT + 1.0
+"""Seconds an actor's creation takes at most: a read of the nodes, then the creation."""
 PLACE_FILE = "ray.json"
 
 RemoteActor = ray.remote(JobActor)
@@ -100,28 +108,22 @@ class RayExecutor(Following):
     # ---- launch -----------------------------------------------------------------------------
 
     def launch(self, request: LaunchRequest) -> int:
+        """The attempt's handle, at once: only local steps here. What needs the cluster (a
+        fresh read of its nodes, the actor's creation: each may wait seconds on a slow GCS,
+        and every request to the daemon would wait with it) goes on in a thread (`_start`),
+        and `watch` tells how it went: a run, or ExitStatus.unstarted."""
         indices = _indices(request.env.get("CUDA_VISIBLE_DEVICES", ""))
         handle = handle_of(request.job_id, request.attempt)
         name = self.actor_name(request.job_id, request.attempt)
         folder = Path(request.attempt_dir)
         node_id, gpu_ids = self._locate(request.job_id, indices)
-        try:
-            live = {n.node_id: n for n in self.nodes.nodes(max_age=0.0)}
-        except ClusterDown as exc:  # since placement: the job waits for it in the queue
-            raise NotStarted(str(exc)) from exc
-        except ProbeError as exc:
-            raise SpawnError(f"placing job {request.job_id} on the Ray cluster: {exc}") from exc
-        # The handle is on disk before the actor exists: a daemon killed in between finds
-        # the pid file, looks for the actor, and counts the attempt as lost (never twice).
+        # The handle is on disk before the actor exists: a daemon killed or stopped in between
+        # finds the pid file, looks for the actor, and counts the attempt as lost (never twice).
         (folder / "pid").write_text(f"{handle}\n")
         for log_name in ("stdout.log", "stderr.log"):
             (folder / log_name).touch()
-        if node_id is not None and node_id not in live:
-            # No actor, no run: the engine queues the job again (its retries untouched).
-            note = f"Ray node {node_id} left the cluster before this attempt started"
-            append(folder / "stderr.log", f"gpuherd: {note}\n".encode())
-            log.warning("job %s: %s", request.job_id, note)
-            raise NotStarted(note)
+        place: dict[str, Any] = {"actor": name, "namespace": self.namespace, "handle": handle}
+        write_json(folder / PLACE_FILE, place)
         options: dict[str, Any] = {
             "name": name,
             "namespace": self.namespace,
@@ -132,23 +134,12 @@ class RayExecutor(Following):
             "max_task_retries": 0,
             "max_concurrency": 4,
         }
-        if node_id is not None:
-            options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(node_id, soft=False)
         args = (name, request.command, os.path.abspath(request.cwd), dict(request.env), gpu_ids)
         try:
-            # (Registered with the GCS. One created after all is killed as stale, later.) One
-            # call, one wait on the loop, for the stale actor and the new one: each could be
-            # slow on a slow GCS, and every wait here holds every request to the daemon.
-            actor = self.link.call(partial(self._create, options, args))
-        except ClusterDown as exc:
+            creation = self.link.begin(partial(self._start, request, node_id, options, args))
+        except ClusterDown as exc:  # since placement: the job waits for it in the queue
             append(folder / "stderr.log", f"gpuherd: {exc}\n".encode())
             raise NotStarted(str(exc)) from exc
-        except Exception as exc:  # Ray raises many kinds; all mean "not started"
-            raise SpawnError(
-                f"starting job {request.job_id} (attempt {request.attempt}) on the Ray "
-                f"cluster: {exc}; check `gpuherd gpus` and the cluster's state (`ray status`)"
-            ) from exc
-        place: dict[str, Any] = {"actor": name, "namespace": self.namespace, "handle": handle}
 
         def located(host: str, node: str) -> None:
             place.update(node_id=node, host=host, gpu_ids=gpu_ids)
@@ -156,13 +147,42 @@ class RayExecutor(Following):
             if self.on_placed is not None:
                 self.on_placed(request.job_id, request.attempt, host, node)
 
-        if node_id is None:  # Ray chose its node: `_follow` asks the actor once it is up
-            write_json(folder / PLACE_FILE, place)
-            self._runs[handle] = Run(name, actor, locate=located)
-        else:
-            self._runs[handle] = Run(name, actor)
-            located(live[node_id].host, node_id)
+        self._runs[handle] = Run(name, None, creation=creation, locate=located)
         return handle
+
+    def _start(
+        self,
+        request: LaunchRequest,
+        node_id: str | None,
+        options: dict[str, Any],
+        args: tuple[Any, ...],
+    ) -> Created:
+        """(In a thread: GCS calls, each with its deadline) the attempt's actor, and (host,
+        node id) of the node chosen (None: Ray chooses, `_follow` asks the actor). Raises
+        NotStarted (queued again) or SpawnError (fails), as `launch` did on the loop."""
+        try:
+            live = {n.node_id: n for n in self.nodes.nodes(max_age=0.0)}
+        except ClusterDown as exc:  # since placement: the job waits for it in the queue
+            raise NotStarted(str(exc)) from exc
+        except ProbeError as exc:
+            raise SpawnError(f"placing job {request.job_id} on the Ray cluster: {exc}") from exc
+        if node_id is not None and node_id not in live:
+            # No actor, no run: the engine queues the job again (its retries untouched).
+            raise NotStarted(f"Ray node {node_id} left the cluster before this attempt started")
+        if node_id is not None:
+            options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(node_id, soft=False)
+        try:
+            # (Registered with the GCS.) One created after the deadline is killed then.
+            create = partial(self._create, options, args)
+            actor = self.link.call(create, abandoned=self._kill_late)
+        except ClusterDown as exc:
+            raise NotStarted(str(exc)) from exc
+        except Exception as exc:  # Ray raises many kinds; all mean "not started"
+            raise SpawnError(
+                f"starting job {request.job_id} (attempt {request.attempt}) on the Ray "
+                f"cluster: {exc}; check `gpuherd gpus` and the cluster's state (`ray status`)"
+            ) from exc
+        return actor, None if node_id is None else (live[node_id].host, node_id)
 
     def _locate(self, job_id: int, indices: list[int]) -> tuple[str | None, list[int]]:
         """(the node, the GPU ids on it) of gpuherd's GPUs `indices`; (None, []) for none."""
@@ -179,6 +199,11 @@ class RayExecutor(Following):
         """(In a thread: GCS calls) the job's actor, once any of its name is dropped."""
         self._drop_stale(options["name"])
         return RemoteActor.options(**options).remote(*args)
+
+    def _kill_late(self, actor: Any) -> None:
+        """(In a thread) an actor created after its launch gave up waiting: nothing follows it."""
+        with contextlib.suppress(Exception):  # (else `end_leftovers` kills it, later)
+            ray.kill(actor, no_restart=True)
 
     def _drop_stale(self, name: str) -> None:
         """(In a thread: GCS calls) an actor of this name, left by an attempt recorded as lost,
@@ -234,7 +259,7 @@ class RayExecutor(Following):
             failed = lookup.exception() if lookup.done() else None
             why = "no answer" if failed is None else first_line(failed)
             log.warning("job actor %s not found in time (%s): followed as running", name, why)
-            self._runs[pid] = Run(name, None, lookup)
+            self._runs[pid] = Run(name, None, lookup=lookup)
         elif (actor := lookup.result()) is not None:
             self._runs[pid] = Run(name, actor)
         return pid in self._runs
@@ -288,7 +313,12 @@ class RayExecutor(Following):
     # ---- control (stop, pause, resume: ray_stops.py) ---------------------------------------
 
     def close(self) -> None:
-        """Stop following; the actors and their jobs run on for the next daemon."""
+        """Stop following; the actors and their jobs run on for the next daemon. Creations in
+        flight are waited for first (each GCS call has its deadline): cut off with this
+        process, an actor would never be created, and its attempt, counted lost."""
+        creating = [run.creation for run in self._runs.values() if run.creation is not None]
+        if creating:
+            wait(creating, CREATION_TIMEOUT)
         for run in self._runs.values():
             for task in (run.task, run.stop_task):
                 if task is not None:

@@ -5,9 +5,11 @@ the attempt folder here (so `gpuherd log -f` works while the job runs), then wri
 status there and kills the actor, which frees its GPUs in Ray. An actor out of reach (a busy
 node, the cluster's head away) is lost only if it stays so (ClusterLink.gives_up): it may
 come back with the head. One that a restart's recovery could not find in time is followed
-from its lookup on (`_attach`, ray_lookup.py). While the cluster does not answer, a stop
-cannot reach an actor unheard (`out_of_reach`): a stopping daemon does not wait for it; and
-what did not reach it, it gets once it answers again (ray_stops.py).
+from its lookup on (`_attach`, ray_lookup.py); one just launched, from its actor's creation
+on (`_created`: one never created ends as never started, ExitStatus.unstarted). While the
+cluster does not answer, a stop cannot reach an actor unheard (`out_of_reach`): a stopping
+daemon does not wait for it; and what did not reach it, it gets once it answers again
+(ray_stops.py).
 """
 
 from __future__ import annotations
@@ -18,13 +20,14 @@ import logging
 import signal as signals
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from concurrent.futures import Future
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import ray
 
-from gpuherd.executors.base import ExitStatus
+from gpuherd.executors.base import ExitStatus, NotStarted
 from gpuherd.executors.ray_errors import actor_died_note, first_line
 from gpuherd.executors.ray_files import append, decode, size, write_exit
 from gpuherd.executors.ray_link import ClusterLink
@@ -42,12 +45,19 @@ UNHEARD_AFTER = PULL_WAIT + 2.0
 """Seconds without an answered pull after which an actor counts as out of reach."""
 
 
+Created = tuple[Any, tuple[str, str] | None]
+"""An attempt's actor, and (host, node id) of its node when gpuherd chose it."""
+
+
 @dataclass
 class Run:
     name: str
     actor: Any | None
-    """Its handle; None until found (recovery could not find it in time: `lookup`)."""
+    """Its handle; None until created (`creation`) or found (`lookup`: recovery could not
+    find it in time)."""
     lookup: Lookup | None = None
+    creation: Future[Created] | None = None
+    """The actor's creation, off the loop (RayExecutor.launch), until it is done."""
     attempt_dir: str = ""
     task: asyncio.Task[None] | None = None
     kill_timer: asyncio.TimerHandle | None = None
@@ -55,7 +65,8 @@ class Run:
     on_exit: Callable[[ExitStatus], None] | None = None
     done: bool = field(default=False)
     locate: Callable[[str, str], None] | None = None
-    """Records (host, node id) of a job without GPUs, whose node Ray chose, once it is up."""
+    """Records (host, node id) of a launched attempt: once created (on the node gpuherd
+    chose), or, for a job without GPUs, whose node Ray chose, once it is up."""
     heard: float = field(default_factory=time.monotonic)
     """When its actor last answered (monotonic); at first, when it was started or looked up."""
     stop: Stop | None = None
@@ -77,14 +88,13 @@ class Following(Stopping):
 
     async def _follow(self, handle: int, run: Run) -> None:
         folder = Path(run.attempt_dir)
+        if run.creation is not None and not await self._created(handle, run):
+            return
         if not await self._attach(run):
             self._conclude(handle, run, -1)
             return
         assert run.actor is not None
-        if run.locate is not None:
-            with contextlib.suppress(Exception):  # else the pulls tell what became of it
-                info = await run.actor.info.remote()
-                run.locate(info["host"], info["node_id"])
+        await self._ask_node(run)
         offsets = [size(folder / "stdout.log"), size(folder / "stderr.log")]
         code: int | None = None
         ended_at: float | None = None
@@ -126,6 +136,33 @@ class Following(Stopping):
                 await asyncio.wait_for(run.actor.release.remote(), RELEASE_TIMEOUT)
         self._conclude(handle, run, code, ended_at)
 
+    async def _created(self, handle: int, run: Run) -> bool:
+        """Wait for the run's actor to be created; False when it was not: the attempt ends as
+        never started (queued again, or failed: ExitStatus.unstarted), or, stopped meanwhile,
+        as its stop says. Its node, when gpuherd chose it, is recorded once it is there."""
+        assert run.creation is not None
+        try:
+            run.actor, where = await asyncio.wrap_future(run.creation)
+        except Exception as exc:  # NotStarted, SpawnError; else a bug: it fails the job
+            if isinstance(exc, NotStarted) and not run.killed:
+                log.warning("job actor %s not started: %s", run.name, exc)
+                append(Path(run.attempt_dir) / "stderr.log", f"gpuherd: {exc}\n".encode())
+            self._conclude(handle, run, -1, unstarted=exc)
+            return False
+        finally:
+            run.creation = None
+        if where is not None and run.locate is not None:
+            run.locate(*where)
+            run.locate = None
+        return True
+
+    async def _ask_node(self, run: Run) -> None:
+        """Record the node Ray chose for the run's actor (a job without GPUs), once it is up."""
+        if run.locate is not None and run.actor is not None:
+            with contextlib.suppress(Exception):  # else the pulls tell what became of it
+                info = await run.actor.info.remote()
+                run.locate(info["host"], info["node_id"])
+
     async def _attach(self, run: Run) -> bool:
         """Wait for the actor of a run that recovery could not find in time, looking again
         while a lookup fails (ray_lookup.py); False once it is found gone, or given up. A stop,
@@ -160,7 +197,14 @@ class Following(Stopping):
                 append(Path(run.attempt_dir) / "stderr.log", f"gpuherd: {note}\n".encode())
         return note is not None
 
-    def _conclude(self, handle: int, run: Run, code: int, ended_at: float | None = None) -> None:
+    def _conclude(
+        self,
+        handle: int,
+        run: Run,
+        code: int,
+        ended_at: float | None = None,
+        unstarted: Exception | None = None,
+    ) -> None:
         run.done = True
         if run.kill_timer is not None:
             run.kill_timer.cancel()
@@ -169,10 +213,12 @@ class Following(Stopping):
             self._kill(run.actor)
         now = time.time()
         status = decode(code, ended_at or now)
-        if status.lost and run.killed:
+        if status.lost and run.killed:  # (one never started too: stopped, it is not queued)
             status = ExitStatus(exit_code=None, signal=signals.SIGKILL, ended_at=now)
         if not status.lost:
             write_exit(Path(run.attempt_dir), status)
+        elif unstarted is not None:
+            status = replace(status, unstarted=unstarted)
         if run.on_exit is not None:
             run.on_exit(status)
 

@@ -220,12 +220,22 @@ class ClusterLink:
             return None
         return f"{self.says(down)}; the job's Ray actor went unheard for {silent:.0f}s: lost"
 
-    def call(self, fn: Callable[[], T], timeout: float = CALL_TIMEOUT) -> T:
+    def call(
+        self,
+        fn: Callable[[], T],
+        timeout: float = CALL_TIMEOUT,
+        abandoned: Callable[[T], object] | None = None,
+    ) -> T:
         """`fn()` (a call that needs the GCS) in a thread, waited on for at most `timeout` s:
         ClusterDown at once while the cluster does not answer, or when `fn` does not return
-        in time (it goes on in its thread)."""
+        in time (it goes on in its thread, and `abandoned` gets what it returns, if it does:
+        an actor created late, say, that nothing will follow)."""
         future = self.begin(fn)
         if not wait([future], timeout).done:
+            if abandoned is not None:
+                future.add_done_callback(
+                    lambda late: abandoned(late.result()) if late.exception() is None else None
+                )
             raise ClusterDown(f"{self.cluster} did not answer within {timeout:g}s")
         return future.result()
 

@@ -8,6 +8,8 @@ not answer, either may not get through: `ray.kill` is refused at once (ray_link.
 owed (`Run.stop`, `Run.kill_owed`) and is sent again once the actor answers a pull or the
 cluster answers again (`deliver`), the SIGKILL still due at the grace's end counted from the
 stop's request (a stop late by more than its grace kills at once), as for a local job.
+A stop asked while the actor is still being created (RayExecutor.launch) kills it once it is:
+its job has not started, and must not.
 """
 
 from __future__ import annotations
@@ -71,6 +73,11 @@ class Stopping:
     def terminate(self, pid: int, grace: float, begun: bool = False) -> None:
         run = self._runs.get(pid)
         if run is None:
+            return
+        if run.creation is not None:
+            # Its actor is still being created: no job runs yet, and none must. It is killed
+            # once created (`_attach`); never created, the attempt ends stopped (`_created`).
+            run.killed = run.kill_owed = True
             return
         if not begun:  # else the job's supervisor has its own SIGKILL timer already
             run.stop = Stop(time.monotonic() + grace)

@@ -82,12 +82,16 @@ class RayNodes:
         with self._lock:
             if time.monotonic() - self._read_at <= max_age:
                 return list(self._nodes)
-            try:
-                raw = self.read(max_age <= 0)
-            except ProbeError:
-                raise
-            except Exception as exc:  # any failure of the GCS client
-                raise ProbeError(f"reading the Ray cluster's nodes: {exc}") from exc
+        # Read without the lock: a fresh read (a Ray launch's, in its own thread) may wait
+        # seconds on a slow GCS, and the loop's reads of the latest listing must not.
+        began = time.monotonic()
+        try:
+            raw = self.read(max_age <= 0)
+        except ProbeError:
+            raise
+        except Exception as exc:  # any failure of the GCS client
+            raise ProbeError(f"reading the Ray cluster's nodes: {exc}") from exc
+        with self._lock:
             found = []
             for n in raw:
                 if not n.get("Alive"):
@@ -103,15 +107,17 @@ class RayNodes:
                         indices=self._indices(node_id, gpus) if gpus else (),
                     )
                 )
-            self._nodes = sorted(found, key=lambda n: (n.indices or (1 << 30,), n.node_id))
-            self._read_at = time.monotonic()
-            return list(self._nodes)
+            found.sort(key=lambda n: (n.indices or (1 << 30,), n.node_id))
+            if began >= self._read_at:  # else a read begun later was kept meanwhile
+                self._nodes, self._read_at = found, began
+            return found
 
     def locate(self, index: int) -> tuple[str, int] | None:
         """(node id, GPU id on that node) of gpuherd's GPU `index`; None if never seen."""
-        for node_id, indices in self._map.items():
-            if index in indices:
-                return node_id, indices.index(index)
+        with self._lock:  # (a launch's read, in its thread, may add a node to the map)
+            for node_id, indices in self._map.items():
+                if index in indices:
+                    return node_id, indices.index(index)
         return None
 
 
