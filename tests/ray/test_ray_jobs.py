@@ -32,6 +32,7 @@ from ray_fixtures import (  # noqa: F401
 from gpuherd.executors.base import ExitStatus, LaunchRequest, NotStarted, SpawnError
 from gpuherd.executors.ray import RayExecutor, handle_of
 from gpuherd.executors.ray_errors import MISSING_GPUHERD, actor_died_note
+from gpuherd.gpus.base import ProbeError
 from gpuherd.gpus.ray import RayNodes
 
 pytestmark = pytest.mark.timeout(90)
@@ -313,6 +314,30 @@ def test_a_node_gone_before_its_job_started_is_not_started(
     assert not executor.is_running(handle_of(1, 1), 1, 1, "gone:1:1")
     names = {a["name"] for a in ray.util.list_named_actors(all_namespaces=True)}
     assert executor.actor_name(1, 1) not in names
+
+
+def test_a_nodes_read_that_fails_before_the_start_queues_the_job_again(
+    cluster: LocalCluster, tmp_path: Path
+) -> None:
+    # The fresh read of the nodes gives up (a GCS slow for 3-5 s: its read's deadline comes
+    # before the cluster counts as down; not reproducible on demand, so the read here is one
+    # that fails as Ray's does then): the job did not fail, the cluster was slow. NotStarted:
+    # the engine queues it again (it was spawn_error: the job failed).
+    def unanswered(fresh: bool) -> list[dict[str, Any]]:
+        raise ProbeError("the Ray cluster did not answer within 3 s")
+
+    nodes = RayNodes(tmp_path / "ray-gpus.json", read=unanswered)
+    executor = RayExecutor(nodes, "gpuherd-test-slow", "slow")
+    folder = tmp_path / "attempt-1"
+    folder.mkdir()
+    request = LaunchRequest(3, 1, "true", str(tmp_path), {"CUDA_VISIBLE_DEVICES": ""}, str(folder))
+    _, status = launched(executor, request)
+    assert isinstance(status.unstarted, NotStarted), status
+    assert str(status.unstarted) == (
+        "placing job 3 on the Ray cluster: the Ray cluster did not answer within 3 s"
+    )
+    names = {a["name"] for a in ray.util.list_named_actors(all_namespaces=True)}
+    assert executor.actor_name(3, 1) not in names
 
 
 def test_an_actor_that_cannot_be_created_is_told_late_as_a_spawn_error(

@@ -164,8 +164,8 @@ class RayExecutor(Following):
             live = {n.node_id: n for n in self.nodes.nodes(max_age=0.0)}
         except ClusterDown as exc:  # since placement: the job waits for it in the queue
             raise NotStarted(str(exc)) from exc
-        except ProbeError as exc:
-            raise SpawnError(f"placing job {request.job_id} on the Ray cluster: {exc}") from exc
+        except ProbeError as exc:  # a GCS slow to answer, not the job's fault: try again
+            raise NotStarted(f"placing job {request.job_id} on the Ray cluster: {exc}") from exc
         if node_id is not None and node_id not in live:
             # No actor, no run: the engine queues the job again (its retries untouched).
             raise NotStarted(f"Ray node {node_id} left the cluster before this attempt started")
