@@ -20,6 +20,13 @@ def typed_name() -> str:
     return typed if typed in SCRIPT_NAMES else "gpuherd"
 
 
+def as_typed(text: str) -> str:
+    """A hint kept as a constant, which quotes gpuherd's commands (`gpuherd ls --all lists
+    every job`), in the name typed when it is said: `herd ls --all ...` under `herd`. Its
+    every `gpuherd ` is taken for a command's; one built when said uses typed_name()."""
+    return text.replace("gpuherd ", f"{typed_name()} ")
+
+
 def prefixed(kind: str, text: str = "") -> str:
     """The one way a line of gpuherd's own on stderr starts, in the name typed: `herd:
     error: TEXT`, `gpuherd: warning: TEXT`; `kind` alone for an interruption or a note

@@ -73,7 +73,10 @@ ERRORS = [
     pytest.param("gpuherd", ["sweep", "echo {x}", "-p", "x", "1", "-q", "--json"], "not", id="sq"),
     pytest.param("gpuherd", ["submit", "--on-no-output", "kill", "true"], "needs", id="stall"),
     pytest.param(
-        "gpuherd", ["gpus", "add", "0", "--slots", "99999999999999999999"], "1<=x<=1024", id="slots"
+        "gpuherd",
+        ["gpus", "add", "0", "--slots", "99999999999999999999"],
+        "--slots: 99999999999999999999 is out of range: use a whole number from 1 to 1024",
+        id="slots",
     ),
     # Missing ids as ranges: a line per million ids was 7.8 MB.
     pytest.param("gpuherd", ["submit", "--after", "1-9999", "true"], "no job 3-9999 ", id="ar"),
@@ -86,7 +89,12 @@ ERRORS = [
     pytest.param(
         "gpuherd", ["daemon", "start", "--gpus", "9223372036854775807"], "at most 4095", id="big"
     ),
-    pytest.param("gpuherd", ["gpus", "drain", "99999999999999999999"], "0<=x<=4095", id="drain"),
+    pytest.param(
+        "gpuherd",
+        ["gpus", "drain", "99999999999999999999"],
+        "GPUs are numbered from 0 to 4095",
+        id="drain",
+    ),
     # Both --after count: only the last did, and the job would have waited for job 2 alone.
     pytest.param("gpuherd", ["submit", "--after", "999", "--after", "2", "true"], "999", id="a2"),
     # Commands about one job: click said "'1-2' is not a valid integer range".

@@ -39,12 +39,13 @@ def stderr_line(proc: subprocess.Popen[bytes], buffer: bytearray) -> str:
 def test_the_notes_on_held_jobs_and_a_silent_stdout_say_the_name_typed(
     shared: Herd, entry: str, name: str
 ) -> None:
-    # They said `gpuherd: job 1 ...` whatever the name typed.
+    # They said `gpuherd: job 1 ...` whatever the name typed; then `herd: job 1 ...: gpuherd
+    # wait 1 waits for it`, the command quoted still `gpuherd`.
     waited = run(shared, entry, "wait")
     assert waited.returncode == 0, waited.stderr
     assert waited.stderr == (
         f"{name}: job 1 is held (until released, or its --begin time), not waited for: "
-        "gpuherd wait 1 waits for it\n"
+        f"{name} wait 1 waits for it\n"
     )
     follow = started(shared, entry, "log", "-f", "1")
     try:  # it waits for the job to start: its note comes first
@@ -54,7 +55,7 @@ def test_the_notes_on_held_jobs_and_a_silent_stdout_say_the_name_typed(
         follow.communicate()
     assert note == (
         f"{name}: job 1 has not started yet: held; its log follows once it starts "
-        "(gpuherd release 1 lets it run)"
+        f"({name} release 1 lets it run)"
     )
     quiet = shared.submit("--", "sh", "-c", "echo warned >&2")
     shared.wait_state(quiet, "succeeded")
@@ -62,8 +63,34 @@ def test_the_notes_on_held_jobs_and_a_silent_stdout_say_the_name_typed(
     assert (logged.returncode, logged.stdout) == (0, "")
     assert logged.stderr == (
         f"{name}: job {quiet} wrote nothing to stdout so far, but to stderr: "
-        f"gpuherd log {quiet} --stderr\n"
+        f"{name} log {quiet} --stderr\n"
     )
+
+
+@NAMES
+def test_the_commands_the_clis_hints_quote_say_the_name_typed(
+    shared: Herd, entry: str, name: str
+) -> None:
+    # They said `gpuherd log 2`, `gpuherd retry 3-7`, ... whatever the name typed.
+    attempt = run(shared, entry, "log", "--attempt", "0", "2")
+    assert attempt.returncode == 2
+    assert attempt.stderr == (
+        f"{name}: error: --attempt 0: attempts are numbered from 1; job 2's latest is 1 (what "
+        f"`{name} log 2` shows) (see {name} log --help)\n"
+    )
+    retried = run(shared, entry, "retry")
+    assert (retried.returncode, retried.stdout) == (
+        0,
+        f"no job ids given: nothing to retry (e.g. {name} retry 3-7)\n",
+    )
+    sweep = run(shared, entry, "sweep", "status", "no/such")
+    assert (sweep.returncode, sweep.stderr) == (
+        1,
+        f"{name}: error: no sweep named 'no/such': `{name} sweep ls` lists the sweeps\n",
+    )
+    again = run(shared, entry, "daemon", "start", "--fake-gpus", "4")
+    assert again.returncode == 1
+    assert again.stderr.endswith(f"`{name} daemon stop` stops it\n")
 
 
 def test_a_follow_through_a_crash_and_a_retry_says_the_name_typed(

@@ -5,7 +5,7 @@ what to do, exit status 2 as for every other usage error, and nothing done."""
 from __future__ import annotations
 
 import pytest
-from test_cli_errors import BIG, shared
+from test_cli_errors import BIG, run, shared
 
 from conftest import Herd
 
@@ -27,6 +27,26 @@ ONLY_GPUS_VERBS = {  # what comes before --only-gpus, and after it
     "sweep": (["true {x}", "-p", "x", "1"], []),
     "edit": (["1"], []),
 }
+DURATION_FORMS = (
+    "use a number of seconds or a value like 90s, 10m, 2h, 1h30m, 2:00:00 ([D-]HH:MM:SS or MM:SS)"
+)
+SIZE_FORMS = "use bytes or a value like 512MiB, 24GiB, 1.5GiB (GB = 10**9 bytes, GiB = 2**30)"
+BAD_VALUES = {  # an option taking a size or a duration: a bad value, and what is wrong with it
+    "--mem": ("10XB", f"invalid size '10XB': {SIZE_FORMS}"),
+    "--ram": ("10XB", f"invalid size '10XB': {SIZE_FORMS}"),
+    "--timeout": ("5x", f"invalid duration '5x': {DURATION_FORMS}"),
+    "--retry-delay": ("5x", f"invalid duration '5x': {DURATION_FORMS}"),
+    "--grace": ("0", f"invalid duration '0': must be greater than zero; {DURATION_FORMS}"),
+    "--no-output-timeout": ("5x", f"invalid duration '5x': {DURATION_FORMS}"),
+}
+SIZE_AND_DURATION_VERBS = {  # what comes before the option, and after it; which it takes
+    "submit": ([], ["true"], list(BAD_VALUES)),
+    "sweep": (["true {x}", "-p", "x", "1"], [], list(BAD_VALUES)),
+    "edit": (["1"], [], ["--mem", "--ram", "--timeout", "--retry-delay", "--grace"]),
+    "run": ([], ["true"], ["--mem", "--ram", "--timeout"]),
+    "wait": ([], [], ["--timeout"]),
+}
+NOT_AN_INDEX = "GPUs are numbered from 0 to 4095, as `gpuherd gpus` lists them"
 
 
 WORDING = [
@@ -124,6 +144,77 @@ WORDING = [
         for verb, (before, after) in ONLY_GPUS_VERBS.items()
         for given, said in ONLY_GPUS.items()
     ],
+    # Sizes and durations: click's "Invalid value for '--timeout': invalid duration ...".
+    *[
+        ([verb, *before, flag, BAD_VALUES[flag][0], *after], f"{flag}: {BAD_VALUES[flag][1]}", verb)
+        for verb, (before, after, flags) in SIZE_AND_DURATION_VERBS.items()
+        for flag in flags
+    ],
+    # Click's "Invalid value for 'INDEX': 99999999999999999999 is not in the range 0<=x<=4095."
+    *[
+        (["gpus", verb, given], f"invalid GPU index {given!r}: {NOT_AN_INDEX}", f"gpus {verb}")
+        for verb in ("drain", "add")
+        for given in (BIG, "x")
+    ],
+    # Counts: click's "-1 is not in the range x>=0." and "'x' is not a valid integer range."
+    (
+        ["submit", "--retries", "-1", "true"],
+        "--retries: -1 is out of range: use a whole number from 0 up",
+        "submit",
+    ),
+    (
+        ["submit", "-g", "65", "true"],
+        "--gpus: 65 is out of range: use a whole number from 0 to 64",
+        "submit",
+    ),
+    (
+        ["edit", "1", "--gpus", "x"],
+        "--gpus takes a whole number of GPUs, not 'x': e.g. --gpus 2",
+        "edit",
+    ),
+    (["ls", "--limit", "0"], "--limit: 0 is out of range: use a whole number from 1 up", "ls"),
+    (
+        ["log", "2", "-n", "x"],
+        "--lines: 'x' is not a whole number: use a whole number from 1 up",
+        "log",
+    ),
+    (
+        ["run", "--max-parallel", "0", "true"],
+        "--max-parallel: 0 is out of range: use a whole number from 1 up",
+        "run",
+    ),
+    (
+        ["daemon", "start", "--slots", "0"],
+        "--slots: 0 is out of range: use a whole number from 1 to 1024",
+        "daemon start",
+    ),
+    (
+        ["sweep", "true {x}", "-p", "x", "1", "--seed", "x"],
+        "--seed takes a whole number, not 'x': the same seed draws the same points, e.g. --seed 7",
+        "sweep",
+    ),
+    # Choices: click's "'stop' is not one of 'flag', 'kill'."
+    (
+        ["submit", "--on-no-output", "stop", "true"],
+        "--on-no-output: 'stop' is not a choice: use flag or kill",
+        "submit",
+    ),
+    (
+        ["clean", "--state", "held"],
+        "--state: 'held' is not a choice: use one of cancelled, failed, killed, lost, succeeded",
+        "clean",
+    ),
+    (
+        ["daemon", "start", "--executor", "slurm"],
+        "--executor: 'slurm' is not a choice: use local or ray",
+        "daemon start",
+    ),
+    # A folder: click's "Directory '/nonexistent' does not exist."
+    (
+        ["submit", "--cwd", "/nonexistent", "true"],
+        "--cwd: directory '/nonexistent' does not exist: give a folder that exists",
+        "submit",
+    ),
 ]
 
 
@@ -137,4 +228,42 @@ def test_mistakes_get_gpuherds_one_line_and_exit_2(
     proc = shared.cli(*args, check=False)
     assert (proc.returncode, proc.stdout) == (2, "")
     assert proc.stderr == f"gpuherd: error: {said} (see gpuherd {command} --help)\n"
+    assert shared.ls_all() == before
+
+
+@pytest.mark.parametrize(("entry", "name"), [("herd", "herd"), ("gpuherd", "gpuherd")])
+def test_a_flagged_refusal_and_its_hint_say_the_name_typed(
+    shared: Herd, entry: str, name: str
+) -> None:
+    # Under herd, `--timeout` was click's "Invalid value for"; the hints quoted `gpuherd`.
+    said = {
+        ("submit", "--timeout", "5x", "true"): (
+            f"--timeout: invalid duration '5x': {DURATION_FORMS} (see {name} submit --help)"
+        ),
+        ("gpus", "drain", BIG): (
+            f"invalid GPU index '{BIG}': GPUs are numbered from 0 to 4095, as `{name} gpus` "
+            f"lists them (see {name} gpus drain --help)"
+        ),
+        ("show", "x"): (
+            f"invalid job id 'x': give a number, e.g. {name} show 3; {name} ls --all lists every "
+            f"job (see {name} show --help)"
+        ),
+        ("log", "2", "--attempt", "x"): (
+            "--attempt takes a whole number, not 'x': attempts are numbered from 1 "
+            f"({name} show lists them), e.g. --attempt 2 (see {name} log --help)"
+        ),
+        ("ls", "--sweep", ""): (
+            f"--sweep is empty: give a sweep's name ({name} sweep ls lists them) "
+            f"(see {name} ls --help)"
+        ),
+        ("status",): (
+            f"No such command 'status': {name} ls lists the jobs, --json for scripts (pueue's "
+            f"status) (see {name} --help)"
+        ),
+    }
+    before = shared.ls_all()
+    for args, line in said.items():
+        proc = run(shared, entry, *args)
+        assert (proc.returncode, proc.stdout) == (2, ""), args
+        assert proc.stderr == f"{name}: error: {line}\n"
     assert shared.ls_all() == before

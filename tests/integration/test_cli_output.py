@@ -342,7 +342,10 @@ def test_clean_removes_finished_jobs_and_keeps_the_rest(daemon: Herd) -> None:
     assert not folder.exists()
     assert [job["id"] for job in daemon.ls_all()] == [waiting]
     refused = daemon.cli("clean", "--state", "held", check=False)
-    assert refused.returncode == 2 and "'held' is not one of" in refused.stderr
+    assert refused.returncode == 2 and refused.stderr == (
+        "gpuherd: error: --state: 'held' is not a choice: use one of cancelled, failed, killed, "
+        "lost, succeeded (see gpuherd clean --help)\n"
+    )
 
 
 def test_show_prints_an_older_jobs_undecodable_env_value_escaped(daemon: Herd) -> None:

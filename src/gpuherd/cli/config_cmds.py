@@ -11,6 +11,7 @@ from gpuherd.cli.options import json_option
 from gpuherd.cli.param_types import completes
 from gpuherd.client import Client
 from gpuherd.core.text import one_line
+from gpuherd.typed_name import typed_name
 
 
 @click.group(invoke_without_command=True)
@@ -54,9 +55,9 @@ def set_(name: str, words: tuple[str, ...]) -> None:
         import shlex
 
         if all("=" in word for word in words):  # `project-limits g=1 h=2`
-            how = f"separate them with commas: gpuherd config set {name} {','.join(words)}"
+            how = f"separate them with commas: {typed_name()} config set {name} {','.join(words)}"
         else:  # `on-end notify-send done`
-            how = f"quote it: gpuherd config set {name} {shlex.quote(' '.join(words))}"
+            how = f"quote it: {typed_name()} config set {name} {shlex.quote(' '.join(words))}"
         raise click.UsageError(f"{name} takes one value, not {len(words)}: {how}")
     (value,) = words
     client = Client()

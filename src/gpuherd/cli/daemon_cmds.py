@@ -14,10 +14,12 @@ import click
 
 from gpuherd import paths
 from gpuherd.cli.options import fake_gpus_option, gpu_choice, json_option
+from gpuherd.cli.param_types import Choosing, WholeRange
 from gpuherd.client import Client
 from gpuherd.core.model import MAX_SLOTS
 from gpuherd.core.units import format_duration, plural
 from gpuherd.errors import DaemonError, HerdError
+from gpuherd.typed_name import typed_name
 
 START_TIMEOUT = 30.0
 
@@ -30,7 +32,7 @@ def daemon() -> None:
 @daemon.command()
 @click.option("--gpus", help="GPU indices to use: 0,1,2,3; a repeated index is another slot.")
 @fake_gpus_option()
-@click.option("--slots", type=click.IntRange(1, MAX_SLOTS), help="Jobs that may share each GPU.")
+@click.option("--slots", type=WholeRange(1, MAX_SLOTS), help="Jobs that may share each GPU.")
 @click.option("--foreground", is_flag=True, help="Run in this terminal (logs to stderr).")
 @click.option(
     "--listen",
@@ -39,7 +41,7 @@ def daemon() -> None:
 )
 @click.option(
     "--executor",
-    type=click.Choice(["local", "ray"]),
+    type=Choosing(["local", "ray"]),
     help="Where jobs run: this machine (default) or a Ray cluster; remembered across starts.",
 )
 @click.option(
@@ -156,7 +158,8 @@ def _already_running(client: Client, status: dict[str, Any]) -> HerdError:
             f"{theirs}; a GPUHERD_SOCKET shared by two homes?): give each home its own socket"
         )
     return HerdError(
-        f"{ALREADY_RUNNING} for {client.home} (pid {status['pid']}): `gpuherd daemon stop` stops it"
+        f"{ALREADY_RUNNING} for {client.home} (pid {status['pid']}): `{typed_name()} daemon "
+        "stop` stops it"
     )
 
 
@@ -180,7 +183,8 @@ def stop(drain: bool, kill: bool) -> None:
     if client.socket_path.exists():  # a daemon that stops (not one that dies) removes it
         raise HerdError(
             f"the daemon (pid {pid}) ended before it had stopped (killed or crashed): what it "
-            "had begun is carried out by the next `gpuherd daemon start`; see `gpuherd daemon log`"
+            f"had begun is carried out by the next `{typed_name()} daemon start`; see "
+            f"`{typed_name()} daemon log`"
         )
     click.echo("daemon stopped")
     if (left := client.last_word(logged)) is not None:  # jobs a --kill could not reach
@@ -240,7 +244,7 @@ def _status_lines(status: dict[str, Any]) -> list[str]:
     if mode == "drain":
         lines.append(
             f"draining: the daemon stops once {jobs} {'ends' if running == 1 else 'end'}; "
-            "nothing new starts (queued jobs start after the next `gpuherd daemon start`)"
+            f"nothing new starts (queued jobs start after the next `{typed_name()} daemon start`)"
         )
     elif mode == "kill":
         lines.append(f"stopping: killing {jobs}")
@@ -252,7 +256,7 @@ LOG_POLL = 0.25
 
 
 @daemon.command(name="log")
-@click.option("-n", "--lines", type=click.IntRange(0), default=20, show_default=True)
+@click.option("-n", "--lines", type=WholeRange(0), default=20, show_default=True)
 @click.option("-f", "--follow", is_flag=True, help="Keep printing what the daemon logs.")
 @click.option(
     "--hooks", is_flag=True, help="The on-end hook's output (hooks.log) instead of daemon.log."
@@ -268,7 +272,7 @@ def log_cmd(lines: int, follow: bool, hooks: bool) -> None:
         from gpuherd.hooks import HOOK_LOG  # deferred: the hooks' module loads the engine
 
         path = home / HOOK_LOG
-        missing = "hook log", "no on-end hook has run there (gpuherd config set on-end CMD)"
+        missing = "hook log", f"no on-end hook has run there ({typed_name()} config set on-end CMD)"
     else:
         path, missing = paths.daemon_log(home), ("daemon log", "no daemon has started there")
     try:

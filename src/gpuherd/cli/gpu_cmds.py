@@ -4,17 +4,43 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 import click
 
 from gpuherd.cli import gpu_table, plain
 from gpuherd.cli.options import json_option
+from gpuherd.cli.param_types import WholeRange
 from gpuherd.client import Client
 from gpuherd.core.idspec import MAX_GPU_INDEX
 from gpuherd.core.model import MAX_SLOTS
+from gpuherd.typed_name import typed_name
 
-GPU_INDEX = click.IntRange(0, MAX_GPU_INDEX)
-"""A GPU named by its index, as --only-gpus takes them (a larger one failed in the daemon)."""
+
+def _not_an_index(text: str) -> str:
+    return (
+        f"invalid GPU index {text!r}: GPUs are numbered from 0 to {MAX_GPU_INDEX}, as "
+        f"`{typed_name()} gpus` lists them"
+    )
+
+
+class _GpuIndex(click.ParamType):  # type: ignore[type-arg]
+    """A GPU named by its index, as --only-gpus takes them (a larger one failed in the
+    daemon), refused in gpuherd's words: click's were "Invalid value for 'INDEX': ... is not
+    in the range 0<=x<=4095."."""
+
+    name = "index"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if not isinstance(value, str):
+            return value
+        text = value.strip()
+        if text.isascii() and text.isdigit() and int(text) <= MAX_GPU_INDEX:
+            return int(text)
+        raise click.UsageError(_not_an_index(value), ctx)
+
+
+GPU_INDEX = _GpuIndex()
 
 
 @click.group(invoke_without_command=True)
@@ -72,18 +98,14 @@ class _TakesGpuIndex(click.Command):
             )
             if negative is None:
                 raise
-            raise click.UsageError(
-                f"invalid GPU index {negative!r}: GPUs are numbered from 0 to {MAX_GPU_INDEX}, "
-                "as `gpuherd gpus` lists them",
-                ctx,
-            ) from None
+            raise click.UsageError(_not_an_index(negative), ctx) from None
 
 
 @gpus.command(cls=_TakesGpuIndex)
 @click.argument("index", type=GPU_INDEX)
 @click.option(
     "--slots",
-    type=click.IntRange(1, MAX_SLOTS),
+    type=WholeRange(1, MAX_SLOTS),
     default=1,
     show_default=True,
     help="Jobs that may share this GPU.",

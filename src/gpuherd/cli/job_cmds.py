@@ -51,10 +51,11 @@ from gpuherd.cli.options import (
     retry_delay_option,
     timeout_option,
 )
-from gpuherd.cli.param_types import ATTEMPT, JOB_ID, TakesJobIds, completes
+from gpuherd.cli.param_types import ATTEMPT, JOB_ID, TakesJobIds, WholeRange, completes
 from gpuherd.client import Client
 from gpuherd.core.idspec import format_ids
 from gpuherd.errors import DaemonError, HerdError, NotFound
+from gpuherd.typed_name import typed_name
 
 
 class _KeepsArgs(click.Command):
@@ -138,7 +139,7 @@ def submit(
     commands = list(job_commands(file)) if file is not None else []
     if file is None:
         if not command:
-            raise click.UsageError("no command: gpuherd submit -- python train.py")
+            raise click.UsageError(f"no command: {typed_name()} submit -- python train.py")
         commands = [command_from_args(command)]
     if not commands:
         raise HerdError("the file holds no command (only comments or blank lines)")
@@ -165,7 +166,7 @@ def submit(
                 "warning",
                 "the daemon is stopping (daemon stop --drain): "
                 f"{'this job starts' if len(ids) == 1 else 'these jobs start'} after the next "
-                "`gpuherd daemon start`",
+                f"`{typed_name()} daemon start`",
             ),
             err=True,
         )
@@ -205,7 +206,7 @@ def submit(
 @filter_options()
 @click.option(
     "--limit",
-    type=click.IntRange(1),
+    type=WholeRange(1),
     default=None,
     help="Show at most N waiting jobs (default 100 in the table, all with --json or -q).",
 )
@@ -294,7 +295,7 @@ def show(job_id: int | str | None, as_json: bool) -> None:
 @click.option("--stderr", is_flag=True, help="Show stderr instead of stdout.")
 @click.option("--attempt", type=ATTEMPT, help="An earlier attempt (default: the last).")
 @click.option(
-    "-n", "--lines", type=click.IntRange(1), help="Only the last N lines (with -f: then follow)."
+    "-n", "--lines", type=WholeRange(1), help="Only the last N lines (with -f: then follow)."
 )
 def log(
     job_id: int | str | None, follow: bool, stderr: bool, attempt: int | None, lines: int | None

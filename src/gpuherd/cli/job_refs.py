@@ -12,6 +12,7 @@ import click
 from gpuherd.cli.param_types import LAST, expand_ids
 from gpuherd.client import Client
 from gpuherd.errors import HerdError
+from gpuherd.typed_name import typed_name
 
 FINISHED = {"succeeded", "failed", "killed", "cancelled", "lost"}
 
@@ -29,7 +30,7 @@ def one_job(client: Client, job_id: int | str | None) -> int:
         return int(job_id)
     newest = newest_job(client)
     if newest is None:
-        raise HerdError("no job yet: `gpuherd submit` queues one")
+        raise HerdError(f"no job yet: `{typed_name()} submit` queues one")
     return newest
 
 
@@ -80,7 +81,7 @@ def filtered(answer: dict[str, Any], match: dict[str, str | None]) -> dict[str, 
     if unknown:
         raise click.ClickException(
             f"the daemon cannot filter by --{unknown[0]}: it runs an older gpuherd; restart "
-            "it (gpuherd daemon stop, then gpuherd daemon start: running jobs go on)"
+            f"it ({typed_name()} daemon stop, then {typed_name()} daemon start: running jobs go on)"
         )
     return answer
 

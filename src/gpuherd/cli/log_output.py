@@ -13,6 +13,7 @@ from gpuherd.cli.main import prefixed
 from gpuherd.client import Client
 from gpuherd.errors import HerdError
 from gpuherd.following import follow_log
+from gpuherd.typed_name import typed_name
 
 
 def check_attempt(client: Client, job_id: int, attempt: int | None) -> None:
@@ -30,7 +31,7 @@ def check_attempt(client: Client, job_id: int, attempt: int | None) -> None:
     elif latest == 0:
         known = f"job {job_id} has not started yet"
     else:
-        known = f"job {job_id}'s latest is {latest} (what `gpuherd log {job_id}` shows)"
+        known = f"job {job_id}'s latest is {latest} (what `{typed_name()} log {job_id}` shows)"
     raise click.UsageError(f"--attempt {attempt}: attempts are numbered from 1; {known}")
 
 
@@ -50,7 +51,7 @@ def point_at_stderr(client: Client, job_id: int, attempt: int | None, follow: st
         click.echo(
             prefixed(
                 f"job {job_id} wrote nothing to stdout so far, but to stderr: "
-                f"gpuherd log{follow} {job_id} --stderr"
+                f"{typed_name()} log{follow} {job_id} --stderr"
             ),
             err=True,
         )
@@ -65,7 +66,7 @@ def ended_badly(client: Client, job: dict[str, Any], followed: str = "stdout") -
     job_id = int(job["id"])
     line = f"job {job_id}: {ending(job)}"
     if followed == "stdout" and has_text(client, job_id, "stderr", None):
-        line += f"; its stderr: gpuherd log {job_id} --stderr"
+        line += f"; its stderr: {typed_name()} log {job_id} --stderr"
     return line
 
 
@@ -80,9 +81,8 @@ def not_started_note(job: dict[str, Any]) -> str | None:
         return None
     job_id, release = job["id"], ""
     if job["state"] == "held":
-        release = (
-            f" (gpuherd release {job_id} {'starts it now' if job.get('begin') else 'lets it run'})"
-        )
+        then = "starts it now" if job.get("begin") else "lets it run"
+        release = f" ({typed_name()} release {job_id} {then})"
     return prefixed(
         f"job {job_id} has not started yet: {why}; its log follows once it starts{release}"
     )

@@ -23,9 +23,13 @@ from gpuherd.cli.param_types import (
     GPU_INDICES,
     PRIORITY,
     SIZE,
+    Choosing,
+    Place,
+    WholeRange,
     completes,
 )
 from gpuherd.core.choices import ON_NO_OUTPUT, ORDERS
+from gpuherd.typed_name import as_typed
 
 if TYPE_CHECKING:
     from gpuherd.gpus.choice import GpuChoice
@@ -94,7 +98,7 @@ def _refuse_empty(hint: str) -> Callable[[click.Context, click.Parameter, Any], 
 
     def check(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
         if value == "":
-            raise click.UsageError(f"{param.opts[-1]} is empty: {hint}", ctx)
+            raise click.UsageError(f"{param.opts[-1]} is empty: {as_typed(hint)}", ctx)
         return value
 
     return check
@@ -130,9 +134,9 @@ def _flags(long: str, short: str | None) -> list[str]:
     return [short, long] if short else [long]
 
 
-class _GpuCount(click.IntRange):
-    """--gpus: a count from 0 to 64. Click refused `-g 1.5` with "'1.5' is not a valid
-    integer range.", which says neither what is wrong nor what to give."""
+class _GpuCount(WholeRange):
+    """--gpus: a count from 0 to 64, refused in the words of GPUs where pueue's `-g GROUP`
+    may have been meant."""
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if isinstance(value, str) and not value.strip().lstrip("+-").isdigit():
@@ -144,6 +148,9 @@ class _GpuCount(click.IntRange):
         return super().convert(value, param, ctx)
 
 
+GPU_COUNT = _GpuCount(0, 64)
+
+
 def gpus_option(
     what: str = "the job",
     flag: str = "--gpus",
@@ -152,7 +159,7 @@ def gpus_option(
 ) -> Callable[[F], F]:
     return click.option(
         *_flags(flag, short),
-        type=_GpuCount(0, 64),
+        type=GPU_COUNT,
         default=1,
         show_default=show_default,
         help=f"GPUs {what} needs (0 = CPU-only).",
@@ -198,7 +205,7 @@ def no_output_options(what: str = "the job") -> Callable[[F], F]:
     def apply(command: F) -> F:
         command = click.option(
             "--on-no-output",
-            type=click.Choice(ON_NO_OUTPUT),
+            type=Choosing(ON_NO_OUTPUT),
             default="flag",
             show_default=True,
             help=f"kill: stop {what} when stalled (outcome stalled; --retries apply).",
@@ -254,7 +261,7 @@ def retries_option(
     more = f" [default: {default}]" if daemon else ""
     return click.option(
         "--retries",
-        type=click.IntRange(0),
+        type=WholeRange(0),
         default=None if daemon else 0,
         show_default=not daemon,
         help=f"Run a failed {what} again up to N times.{more}",
@@ -305,13 +312,13 @@ def project_option() -> Callable[[F], F]:
 
 
 def max_parallel_option(what: str = "jobs") -> Callable[[F], F]:
-    return click.option("--max-parallel", type=click.IntRange(1), help=f"At most N {what} at once.")
+    return click.option("--max-parallel", type=WholeRange(1), help=f"At most N {what} at once.")
 
 
 def order_option(what: str) -> Callable[[F], F]:
     return click.option(
         "--order",
-        type=click.Choice(ORDERS),
+        type=Choosing(ORDERS),
         default="given",
         show_default=True,
         help=f"longest-first: {what} that ran longest before start first (packs the GPUs tighter).",
@@ -323,7 +330,7 @@ def cwd_option(
 ) -> Callable[[F], F]:
     return click.option(
         "--cwd",
-        type=click.Path(exists=True, file_okay=False, resolve_path=True),
+        type=Place(exists=True, file_okay=False, resolve_path=True),
         help=f"{what} (default: {default})." if default else f"{what}.",
     )
 

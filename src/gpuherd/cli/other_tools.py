@@ -5,6 +5,8 @@ lists the same; this module is loaded only to word such an error."""
 
 from __future__ import annotations
 
+from gpuherd.typed_name import as_typed
+
 THEIR_COMMANDS = {
     "add": "gpuherd submit -- CMD queues a command (pueue's add)",
     "status": "gpuherd ls lists the jobs, --json for scripts (pueue's status)",
@@ -71,7 +73,7 @@ THEIR_OPTIONS = {
 def command_hint(name: str) -> str | None:
     """`No such command 'status': gpuherd ls lists the jobs ...`, or None."""
     hint = THEIR_COMMANDS.get(name)
-    return f"No such command {name!r}: {hint}" if hint else None
+    return f"No such command {name!r}: {as_typed(hint)}" if hint else None
 
 
 def option_hint(command: str | None, option: str) -> str | None:
@@ -80,4 +82,4 @@ def option_hint(command: str | None, option: str) -> str | None:
     if hint is None:
         return None
     use = "use " if hint.startswith("--") else ""  # (not before a whole command)
-    return f"No such option {option!r}: {use}{hint}"
+    return f"No such option {option!r}: {use}{as_typed(hint)}"

@@ -8,7 +8,7 @@ import contextlib
 import re
 import time
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn
 
 import click
 
@@ -16,21 +16,37 @@ from gpuherd.core.env_vars import check_variable
 from gpuherd.core.idspec import check_job_id, parse_gpu_indices, parse_job_ids
 from gpuherd.core.units import MissingUnit, parse_duration, parse_memory
 from gpuherd.core.when import parse_begin
+from gpuherd.typed_name import as_typed, typed_name
 
 
-class _Parsed(click.ParamType):  # type: ignore[type-arg]
+class _Flagged(click.ParamType):  # type: ignore[type-arg]
+    """A type whose refusal of an option's value is `flagged`: the option goes in front,
+    then what is wrong and what to do (`--only-gpus: invalid GPU index 'x' ...`), as `daemon
+    start --gpus` says it, not after click's "Invalid value for '--only-gpus':". Click's own
+    types refuse through `fail`, so mixed in before one of them it words theirs too."""
+
+    flagged = True
+
+    def fail(
+        self, message: str, param: click.Parameter | None = None, ctx: click.Context | None = None
+    ) -> NoReturn:
+        if self.flagged and isinstance(param, click.Option):
+            raise click.UsageError(f"{param.opts[-1]}: {message}", ctx)
+        super().fail(message, param, ctx)
+
+
+class _Parsed(_Flagged):
     """A click type that delegates to one of the core's parsers (ValueError = bad value).
 
     A parser whose words name the option (`invalid --begin 'x': ...`) is `named`: its line
     is said as it is, not after click's "Invalid value for '--begin':". One whose words do
-    not is `flagged`: the option goes in front (`--only-gpus: invalid GPU index 'x' ...`),
-    as `daemon start --gpus` says it."""
+    not is `flagged` (_Flagged)."""
 
     def __init__(self, name: str, parse: Any, named: bool = False, flagged: bool = False) -> None:
         self.name = name
         self._parse = parse
         self._named = named
-        self._flagged = flagged
+        self.flagged = flagged
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if not isinstance(value, str):
@@ -40,8 +56,6 @@ class _Parsed(click.ParamType):  # type: ignore[type-arg]
         except ValueError as exc:
             if self._named:
                 raise click.UsageError(str(exc), ctx) from None
-            if self._flagged and isinstance(param, click.Option):
-                raise click.UsageError(f"{param.opts[-1]}: {exc}", ctx) from None
             self.fail(str(exc), param, ctx)
 
 
@@ -73,8 +87,8 @@ class _Memory(_Parsed):
             self.fail(str(exc), param, ctx)
 
 
-DURATION = _Parsed("duration", parse_duration)
-SIZE = _Memory("size", parse_memory)
+DURATION = _Parsed("duration", parse_duration, flagged=True)
+SIZE = _Memory("size", parse_memory, flagged=True)
 IDS = _Parsed("ids", parse_job_ids)
 
 
@@ -98,6 +112,53 @@ AFTER_IDS = _Parsed("ids", _after_ids, flagged=True)
 GPU_INDICES = _Parsed("GPUs", parse_gpu_indices, flagged=True)
 ENV_PAIR = _Parsed("NAME=VALUE", _env_pair, named=True)
 BEGIN = _Parsed("time", lambda text: parse_begin(text, time.time()), named=True)
+
+
+class WholeRange(_Flagged, click.IntRange):
+    """A whole number from `min` (to `max`): --retries, --slots, --limit, ... Click's "'x' is
+    not a valid integer range." and "0 is not in the range x>=1." said nothing of what to give."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if not isinstance(value, str):
+            return super().convert(value, param, ctx)
+        if not _WHOLE.fullmatch(value.strip()):
+            self.fail(f"{value!r} is not a whole number: {self.wanted()}", param, ctx)
+        number = int(value)
+        if (self.min is not None and number < self.min) or (
+            self.max is not None and number > self.max
+        ):
+            self.fail(f"{number} is out of range: {self.wanted()}", param, ctx)
+        return number
+
+    def wanted(self) -> str:
+        upto = f"to {self.max}" if self.max is not None else "up"
+        return f"use a whole number from {self.min} {upto}"
+
+
+_WHOLE = re.compile(r"[+-]?\d+")
+
+
+class Choosing(_Flagged, click.Choice):  # type: ignore[type-arg]
+    """One of a few words (--on-no-output, --order, --state, ...), flagged: click's "'x' is
+    not one of 'flag', 'kill'." ended in a full stop, after its "Invalid value for"."""
+
+    def get_invalid_choice_message(self, value: Any, ctx: click.Context | None) -> str:
+        words = [str(choice) for choice in self.choices]
+        one_of = " or ".join(words) if len(words) == 2 else "one of " + ", ".join(words)
+        return f"{value!r} is not a choice: use {one_of}"
+
+
+class Place(_Flagged, click.Path):
+    """A file or folder (--cwd, --output-dir, ...), flagged: click's "Directory 'x' does not
+    exist." said what was wrong, not what to give."""
+
+    def fail(
+        self, message: str, param: click.Parameter | None = None, ctx: click.Context | None = None
+    ) -> NoReturn:
+        what = "a folder" if not self.file_okay else "a file" if not self.dir_okay else "a path"
+        what += " that exists" if self.exists else ""
+        said = message.rstrip(".")
+        super().fail(f"{said[:1].lower()}{said[1:]}: give {what}", param, ctx)
 
 
 class _Whole(click.ParamType):  # type: ignore[type-arg]
@@ -124,11 +185,12 @@ class _Whole(click.ParamType):  # type: ignore[type-arg]
             before = [str(v) for v in (ctx.params.values() if ctx else ()) if v is not None]
             path = ctx.command_path if ctx else "gpuherd"
             example = " ".join([path, *before, str(self.sample)])
-        raise click.UsageError(f"{said}: {self.meaning}, e.g. {example}", ctx)
+        raise click.UsageError(f"{said}: {as_typed(self.meaning)}, e.g. {example}", ctx)
 
 
 PRIORITY = _Whole("higher runs first (the default is 0)", 10)
 ATTEMPT = _Whole("attempts are numbered from 1 (gpuherd show lists them)", 2)
+SEED = _Whole("the same seed draws the same points", 7)
 
 
 LAST = "last"
@@ -179,7 +241,7 @@ class _OneJob(click.ParamType):  # type: ignore[type-arg]
             except ValueError as exc:  # past 64 bits
                 raise click.UsageError(str(exc), ctx) from None
         if number:
-            said = f"invalid job id {text!r}: ids start at 1; {_EVERY_JOB}"
+            said = f"invalid job id {text!r}: ids start at 1; {_every_job()}"
         elif _NEGATIVE.fullmatch(text):
             said = _negative_id(text)
         elif len(ids) > 1 and option:
@@ -189,11 +251,11 @@ class _OneJob(click.ParamType):  # type: ignore[type-arg]
             rest = " ..." if ctx and len([p for p in ctx.command.params if p.required]) > 1 else ""
             said = (
                 f"{path.split()[-1]} takes one job id, not {text!r}: one job at a time "
-                f"({path} {ids[0]}{rest}, then {path} {ids[1]}{rest}); {_EVERY_JOB}"
+                f"({path} {ids[0]}{rest}, then {path} {ids[1]}{rest}); {_every_job()}"
             )
         else:
             example = f"{option} 3" if option else f"{path} 3"
-            said = f"invalid job id {text!r}: give a number, e.g. {example}; {_EVERY_JOB}"
+            said = f"invalid job id {text!r}: give a number, e.g. {example}; {_every_job()}"
         raise click.UsageError(said, ctx)
 
 
@@ -204,14 +266,17 @@ def _ids_or_none(text: str) -> list[int]:
         return []
 
 
-_EVERY_JOB = "gpuherd ls --all lists every job"
+def _every_job() -> str:
+    return f"{typed_name()} ls --all lists every job"
+
+
 JOB_ID = _OneJob()
 _NEGATIVE = re.compile(r"-\d.*")
 """What click takes for an unknown option where a job id goes (`show -1`)."""
 
 
 def _negative_id(text: str) -> str:
-    return f"invalid job id {text!r}: job ids are positive numbers; {_EVERY_JOB}"
+    return f"invalid job id {text!r}: job ids are positive numbers; {_every_job()}"
 
 
 class TakesJobIds(click.Command):

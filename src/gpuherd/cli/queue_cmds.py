@@ -11,6 +11,7 @@ import click
 from gpuherd.cli.job_refs import given_ids, listed_ids, one_job, resolve_last
 from gpuherd.cli.main import prefixed
 from gpuherd.cli.options import (
+    GPU_COUNT,
     after_option,
     begin_option,
     cwd_option,
@@ -18,11 +19,20 @@ from gpuherd.cli.options import (
     ids_argument,
     only_gpus_option,
 )
-from gpuherd.cli.param_types import DURATION, JOB_ID, PRIORITY, SIZE, TakesJobIds
+from gpuherd.cli.param_types import (
+    DURATION,
+    JOB_ID,
+    PRIORITY,
+    SIZE,
+    Choosing,
+    TakesJobIds,
+    WholeRange,
+)
 from gpuherd.client import Client
 from gpuherd.core.edit import CLEARABLE
 from gpuherd.core.idspec import summarize
 from gpuherd.core.states import FINISHED_STATES
+from gpuherd.typed_name import typed_name
 
 
 def _act(action: str, ids: tuple[str, ...], **body: Any) -> None:
@@ -67,7 +77,7 @@ def retry(ids: tuple[str, ...], hold: bool) -> None:
     """Run finished jobs again as a new attempt; a running job is stopped gracefully and
     queued again (for jobs that resume from a checkpoint). IDS: 3, 3-7, 3,5,9."""
     if not ids:
-        click.echo("no job ids given: nothing to retry (e.g. gpuherd retry 3-7)")
+        click.echo(f"no job ids given: nothing to retry (e.g. {typed_name()} retry 3-7)")
         return
     _act("retry-held" if hold else "retry", ids)
 
@@ -84,7 +94,7 @@ ENDINGS = sorted(state.value for state in FINISHED_STATES)
     "--state",
     "states",
     multiple=True,
-    type=click.Choice(ENDINGS),
+    type=Choosing(ENDINGS),
     help="Only jobs that ended so (repeatable); default: every finished job.",
 )
 def clean(states: tuple[str, ...]) -> None:
@@ -161,7 +171,7 @@ _AS_OPTION = {"env_overrides": "env"}
 @ids_argument()
 @click.option("--command", help="The new command line (run by sh as written).")
 @click.option("--name", help="A new name.")
-@click.option("--gpus", type=click.IntRange(0, 64), help="GPUs it needs (0 = CPU-only).")
+@click.option("--gpus", type=GPU_COUNT, help="GPUs it needs (0 = CPU-only).")
 @only_gpus_option("it")
 @click.option("--mem", type=SIZE, help="GPU memory it needs on each GPU, e.g. 10GiB.")
 @click.option("--ram", type=SIZE, help="Host memory it needs, e.g. 16GiB.")
@@ -170,7 +180,7 @@ _AS_OPTION = {"env_overrides": "env"}
     default=None,
     help="Run it alone on each of its GPUs, or share them again.",
 )
-@click.option("--retries", type=click.IntRange(0), help="Run a failed attempt again N times.")
+@click.option("--retries", type=WholeRange(0), help="Run a failed attempt again N times.")
 @click.option("--retry-delay", type=DURATION, help="Wait this long before a retry (30s, 5m).")
 @click.option("--timeout", type=DURATION, help="Stop an attempt after this long (90s, 2h).")
 @click.option("--project", help="A new project.")
@@ -182,7 +192,7 @@ _AS_OPTION = {"env_overrides": "env"}
 @begin_option("it (a time past: queued now)")
 @click.option(
     "--clear",
-    type=click.Choice([_AS_OPTION.get(name, name) for name in CLEARABLE]),
+    type=Choosing([_AS_OPTION.get(name, name) for name in CLEARABLE]),
     metavar="FIELD",  # the help lists them: click's [name|only_gpus|...] was 86 wide
     multiple=True,
     help="Unset a field (repeatable): name, only_gpus, mem, ram, retry_delay, timeout, "

@@ -10,14 +10,16 @@ from typing import Any
 
 import click
 
+from gpuherd.cli.param_types import WholeRange
 from gpuherd.errors import HerdError
+from gpuherd.typed_name import typed_name
 
 
 @click.command("ray-local")
-@click.option("--nodes", type=click.IntRange(1, 16), default=2, show_default=True)
-@click.option("--gpus-per-node", type=click.IntRange(0, 64), default=2, show_default=True)
+@click.option("--nodes", type=WholeRange(1, 16), default=2, show_default=True)
+@click.option("--gpus-per-node", type=WholeRange(0, 64), default=2, show_default=True)
 @click.option(
-    "--cpus-per-node", type=click.IntRange(0), default=1, show_default=True, help="CPUs declared."
+    "--cpus-per-node", type=WholeRange(0), default=1, show_default=True, help="CPUs declared."
 )
 def ray_local(nodes: int, gpus_per_node: int, cpus_per_node: int) -> None:
     """Start a local Ray cluster: a head without GPUs and NODES nodes with fake GPUs.
@@ -51,7 +53,7 @@ def ray_local(nodes: int, gpus_per_node: int, cpus_per_node: int) -> None:
             f"{nodes} node(s) with {gpus_per_node} fake GPU(s) each"
         )
         click.echo(f"address: {cluster.address}")
-        click.echo(f"try:     gpuherd daemon start --address {cluster.address}")
+        click.echo(f"try:     {typed_name()} daemon start --address {cluster.address}")
         click.echo("Ctrl-C stops the cluster.", nl=True)
         sys.stdout.flush()
         while True:

@@ -16,6 +16,7 @@ from gpuherd.core.commands import flat_command
 from gpuherd.core.idspec import format_ids
 from gpuherd.core.run_time import run_time_text
 from gpuherd.core.units import format_given, format_size, plural
+from gpuherd.typed_name import typed_name
 
 DEFAULT_LS_LIMIT = 100
 LS_COLUMNS = ("ID", "STATE", "NAME", "GPUS", "PRIO", "TIME", "INFO", "COMMAND")
@@ -95,7 +96,7 @@ def job_table(
         lines.append(
             f"… and {more:,} more (a higher --limit shows them)"
             if filtered
-            else f"… and {plural(more, 'more waiting job')} (gpuherd ls --all)"
+            else f"… and {plural(more, 'more waiting job')} ({typed_name()} ls --all)"
         )
     term.write(lines)
 

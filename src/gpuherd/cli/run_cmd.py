@@ -25,7 +25,7 @@ from gpuherd.cli.options import (
     retries_option,
     timeout_option,
 )
-from gpuherd.cli.param_types import completes
+from gpuherd.cli.param_types import Place, completes
 from gpuherd.core.commands import flat_command
 from gpuherd.core.units import format_duration
 from gpuherd.errors import HerdError
@@ -179,12 +179,12 @@ def gpu_hog_args(args: list[str]) -> list[str]:
 @click.option(
     "--yielder",
     "yielder",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=Place(dir_okay=False, path_type=Path),
     help="Run the jobs that yielder() in this Python file yields.",
 )
 @click.option(
     "--output-dir",
-    type=click.Path(file_okay=False),
+    type=Place(file_okay=False),
     help="Where job folders go (default ./herd_runs/<timestamp>).",
 )
 @click.option("--prefix", default="job_", show_default=True, help="Job folder name prefix.")
@@ -196,7 +196,7 @@ def gpu_hog_args(args: list[str]) -> list[str]:
 @order_option("jobs")
 @click.option(
     "--times-from",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=Place(file_okay=False, path_type=Path),
     help="With --order longest-first: an earlier run's output folder to take run times from "
     "(default: --output-dir).",
 )

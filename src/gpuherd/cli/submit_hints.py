@@ -17,6 +17,7 @@ import click
 from gpuherd.cli.main import prefixed
 from gpuherd.cli.param_types import AFTER_IDS, GPU_INDICES
 from gpuherd.core.when import format_moment
+from gpuherd.typed_name import typed_name
 
 # Words the shell runs itself, never looked up on PATH (sh's and bash's): a file of that name
 # in the folder is no mistake.
@@ -91,7 +92,8 @@ def spaced_program_hint(command: str, cwd: str, env: Mapping[str, str]) -> str |
     meant = shlex.join([*word.split(), *shlex.split(command)[1:]])
     return (
         f"the command's program is {word!r}, one name with spaces in it, which names no program:"
-        f' the job will fail with "not found"; give its words apart (gpuherd submit -- {meant})'
+        f' the job will fail with "not found"; give its words apart ({typed_name()} submit -- '
+        f"{meant})"
     )
 
 
@@ -193,6 +195,6 @@ def visible_devices_hint(
     keep = (
         f"--only-gpus {indices} keeps the job on those GPUs"
         if re.fullmatch(r"\d+(,\d+)*", indices)
-        else "--only-gpus with their indices (`gpuherd gpus`) keeps the job on them"
+        else f"--only-gpus with their indices (`{typed_name()} gpus`) keeps the job on them"
     )
     return f"{where}={given} is replaced: the job sees the GPUs gpuherd places it on; {keep}"

@@ -33,6 +33,7 @@ from gpuherd.cli import plain
 from gpuherd.cli.main import drop_output, prefixed
 from gpuherd.client import Client, Waited
 from gpuherd.core.idspec import format_ids, summarize
+from gpuherd.typed_name import typed_name
 
 SHELL_SIGNAL_BASE = 128
 """A shell reports a command that a signal N ended as 128 + N."""
@@ -107,7 +108,7 @@ def wait_and_exit(
                 printer.note,
                 prefixed(
                     "interrupted",
-                    f"{them} (gpuherd kill {format_ids(ids)} stops "
+                    f"{them} ({typed_name()} kill {format_ids(ids)} stops "
                     f"{'it' if len(ids) == 1 else 'them'})",
                 ),
             ),

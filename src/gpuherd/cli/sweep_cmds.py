@@ -28,7 +28,7 @@ from gpuherd.cli import options, sweep_render
 from gpuherd.cli.job_refs import resolve_last
 from gpuherd.cli.main import prefixed
 from gpuherd.cli.options import one_output
-from gpuherd.cli.param_types import completes
+from gpuherd.cli.param_types import SEED, WholeRange, completes
 from gpuherd.cli.submit_hints import past_begin_hint
 from gpuherd.cli.sweep_args import ParamsCommand, build
 from gpuherd.client import Client
@@ -46,6 +46,7 @@ from gpuherd.core.sweep import (
 from gpuherd.core.sweep_values import alike_values
 from gpuherd.core.units import plural
 from gpuherd.errors import HerdError
+from gpuherd.typed_name import typed_name
 
 RUN = "submit"
 
@@ -107,8 +108,8 @@ def sweep() -> None:
 @click.argument("source")
 @click.option("--name", help="The sweep's name (default: from the file, or the template).")
 @click.option("--results-dir", help="Folder of the point folders (default: results/NAME).")
-@click.option("--samples", "--n-samples", type=click.IntRange(1), help="Draw N points.")
-@click.option("--seed", type=int, help="Seed for --samples and --shuffle (default: chosen).")
+@click.option("--samples", "--n-samples", type=WholeRange(1), help="Draw N points.")
+@click.option("--seed", type=SEED, help="Seed for --samples and --shuffle (default: chosen).")
 @click.option("--shuffle", is_flag=True, help="Run the grid in a random order.")
 @click.option("--force", is_flag=True, help="Run every point again, done ones too.")
 @click.option(
@@ -270,7 +271,7 @@ def _check_size(spec: SweepSpec, yes: bool, action: str) -> None:
 )
 @click.option(
     "--limit",
-    type=click.IntRange(1),
+    type=WholeRange(1),
     default=None,
     help="Show the first N points (after --sort and --state): --sort -acc --limit 5.",
 )
@@ -333,7 +334,7 @@ def _path(name: str) -> str:
     from urllib.parse import quote
 
     if not is_sweep_name(name):
-        raise HerdError(f"no sweep named {name!r}: `gpuherd sweep ls` lists the sweeps")
+        raise HerdError(f"no sweep named {name!r}: `{typed_name()} sweep ls` lists the sweeps")
     return f"/sweeps/{quote(name, safe='')}"
 
 

@@ -17,6 +17,7 @@ from gpuherd.cli import plain, render
 from gpuherd.core.sweep_names import value_text
 from gpuherd.core.sweep_values import metric_text
 from gpuherd.core.units import format_duration, format_size, plural
+from gpuherd.typed_name import typed_name
 
 _POINT_STYLE = {"done": "green", "missing": "dim"}
 """Styles of the states only a point has (no job of it in the database); others as in ls."""
@@ -52,7 +53,7 @@ def summary(answer: dict[str, Any]) -> str:
 
 def status_command(name: str) -> str:
     """`gpuherd sweep status NAME` as a shell runs it: `--` before a name that starts with -."""
-    return f"gpuherd sweep status {'-- ' * name.startswith('-')}{shlex.quote(name)}"
+    return f"{typed_name()} sweep status {'-- ' * name.startswith('-')}{shlex.quote(name)}"
 
 
 def _cell(value: Any) -> str:
@@ -171,7 +172,7 @@ def sweep_list(sweeps: list[dict[str, Any]], term: plain.Terminal | None = None)
     """The sweeps: name, points, points by state, results folder."""
     term = term or plain.Terminal()
     if not sweeps:
-        term.write(["no sweeps yet: gpuherd sweep TEMPLATE -p NAME VALUES... submits one"])
+        term.write([f"no sweeps yet: {typed_name()} sweep TEMPLATE -p NAME VALUES... submits one"])
         return
     rows: list[list[plain.Cell]] = []
     for item in sweeps:

@@ -12,6 +12,7 @@ import click
 
 from gpuherd.client import Client
 from gpuherd.errors import HerdError
+from gpuherd.typed_name import typed_name
 
 
 def _show(answer: dict[str, Any]) -> None:
@@ -43,7 +44,9 @@ def ui(listen: str | None, url_only: bool, open_browser: bool, stop: bool) -> No
     answer = client.get("/daemon/listen")
     if not answer["listening"]:
         if url_only:
-            raise HerdError("the daemon is not listening on TCP: `gpuherd ui` starts the dashboard")
+            raise HerdError(
+                f"the daemon is not listening on TCP: `{typed_name()} ui` starts the dashboard"
+            )
         answer = client.post("/daemon/listen", {"address": listen})
     elif listen:
         answer = client.post("/daemon/listen", {"address": listen})  # 409 if elsewhere

@@ -18,6 +18,7 @@ from gpuherd.client import Client, Waited
 from gpuherd.core.idspec import format_ids, summarize
 from gpuherd.core.units import plural
 from gpuherd.errors import DaemonError
+from gpuherd.typed_name import typed_name
 
 
 @click.command(cls=TakesJobIds)
@@ -103,7 +104,7 @@ def _not_waited_for(held: list[int]) -> str:
     them = f"job {held[0]} is" if one else f"jobs {format_ids(held)} are"
     return (
         f"{them} held (until released, or {'its' if one else 'their'} --begin time), not "
-        f"waited for: gpuherd wait {format_ids(held)} waits for {'it' if one else 'them'}"
+        f"waited for: {typed_name()} wait {format_ids(held)} waits for {'it' if one else 'them'}"
     )
 
 
