@@ -23,6 +23,7 @@ from gpuherd import paths
 from gpuherd.body_cap import MAX_BODY_BYTES, too_large
 from gpuherd.client_http import BadResponse, Response, send, send_and_answer
 from gpuherd.errors import Conflict, DaemonError, HerdError, NotFound, NotRunning
+from gpuherd.typed_name import as_typed
 
 _STATUS_ERRORS: dict[int, type[HerdError]] = {404: NotFound, 409: Conflict, 503: DaemonError}
 WAIT_CHUNK = 500
@@ -167,10 +168,12 @@ class Client:
                 # What the daemon said last ("the daemon is stopping; wait again once it is
                 # back") is not what to do now that none came back: start one.
                 raise DaemonError(
-                    f"the daemon went away while this waited for jobs, and none came back for "
-                    f"{self.home}: start it again (`gpuherd daemon start`, or "
-                    "gpuherd.connect()): jobs go on meanwhile, and the next daemon re-attaches "
-                    "to them. Then wait again"
+                    as_typed(
+                        f"the daemon went away while this waited for jobs, and none came back "
+                        f"for {self.home}: start it again (`gpuherd daemon start`, or "
+                        "gpuherd.connect()): jobs go on meanwhile, and the next daemon "
+                        "re-attaches to them. Then wait again"
+                    )
                 ) from None
             finally:
                 first = False
@@ -280,7 +283,7 @@ def _lost(exc: OSError | BadResponse, done_maybe: bool = False) -> DaemonError:
     jobs twice."""
     detail = str(exc) if isinstance(exc, BadResponse) else repr(exc)
     if done_maybe:
-        detail += (
+        detail += as_typed(
             "; it may have been done before the daemon went: `gpuherd ls --all` shows the "
             "queue as it is (after `gpuherd daemon start`)"
         )

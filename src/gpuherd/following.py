@@ -12,6 +12,7 @@ from typing import Any
 
 from gpuherd.client import RESTART_GRACE, Client
 from gpuherd.errors import DaemonError, NotRunning
+from gpuherd.typed_name import as_typed
 
 Piece = tuple[str, Any]
 """("text", new log text) or ("attempt", number) when a later attempt's log begins."""
@@ -59,7 +60,7 @@ def follow_log(
         if not client.comes_back(None, on_gone):
             raise DaemonError(
                 f"{lost}; no daemon came back within {RESTART_GRACE:.0f} s: "
-                f"`gpuherd daemon start`, then `gpuherd log -f {job_id}` again"
+                + as_typed(f"`gpuherd daemon start`, then `gpuherd log -f {job_id}` again")
             ) from None
 
 

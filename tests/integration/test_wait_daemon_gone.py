@@ -4,6 +4,7 @@ is back"), which it said a minute after that daemon had stopped for good."""
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -58,6 +59,19 @@ def test_gpuherd_wait_says_to_start_a_daemon(daemon: Herd, monkeypatch: pytest.M
         result = CliRunner().invoke(wait, [str(job), "-q"])
     assert result.exit_code == 3, result.output
     assert result.output == "gpuherd: error: " + GONE.format(home=daemon.home) + "\n"
+
+
+def test_herd_wait_says_to_start_a_daemon_in_the_name_typed(
+    daemon: Herd, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    job = daemon.submit("--gpus", "0", "--", "sleep 30")
+    monkeypatch.setattr(sys, "argv", ["/usr/local/bin/herd", "wait", str(job), "-q"])
+    with stopped_once_waited_on(daemon, monkeypatch):
+        result = CliRunner().invoke(wait, [str(job), "-q"])
+    assert result.exit_code == 3, result.output
+    said = GONE.format(home=daemon.home).replace("`gpuherd daemon", "`herd daemon")
+    assert result.output == "herd: error: " + said + "\n"
+    assert "gpuherd.connect()" in said  # the Python API's name stays
 
 
 def test_a_python_wait_says_to_start_a_daemon(

@@ -89,7 +89,6 @@ class _Memory(_Parsed):
 
 DURATION = _Parsed("duration", parse_duration, flagged=True)
 SIZE = _Memory("size", parse_memory, flagged=True)
-IDS = _Parsed("ids", parse_job_ids)
 
 
 def _after_ids(text: str) -> list[int | str]:
