@@ -18,9 +18,9 @@ BEGIN_FORMS = (
 )
 GPU_FORMS = "use GPU indices like 0, 0-3 or 0,2"
 ONLY_GPUS = {
-    "9x": f"invalid GPU index '9x' in '9x': {GPU_FORMS}",
-    "-1": f"invalid GPU index '-1' in '-1': {GPU_FORMS}",
-    BIG: f"GPU {BIG} in '{BIG}' is not a GPU index: at most 4095",
+    "9x": f"invalid GPU index '9x': {GPU_FORMS}",
+    "-1": f"invalid GPU index '-1': {GPU_FORMS}",
+    BIG: f"GPU {BIG} is not a GPU index: at most 4095",
 }
 ONLY_GPUS_VERBS = {  # what comes before --only-gpus, and after it
     "submit": ([], ["true"]),
@@ -66,7 +66,7 @@ WORDING = [
         "kill",
     ),
     # After `--`, an id: refused by the id parser, without click's "Invalid value for IDS".
-    (["kill", "--", "-1"], "invalid job id '-1' in '-1': use ids like 5, 3-7,9 or 1 2 3", "kill"),
+    (["kill", "--", "-1"], "invalid job id '-1': use ids like 5, 3-7,9 or 1 2 3", "kill"),
     # A word where a priority goes: "'high' is not a valid integer."
     (
         ["priority", "1", "high"],
@@ -133,7 +133,7 @@ WORDING = [
     ),
     (
         ["submit", "-a", "lats", "true"],
-        "--after: invalid job id 'lats' in 'lats': use ids like 5, 3-7,9 or 1 2 3, or last (the "
+        "--after: invalid job id 'lats': use ids like 5, 3-7,9 or 1 2 3, or last (the "
         "job submitted last)",
         "submit",
     ),

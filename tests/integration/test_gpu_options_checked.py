@@ -26,7 +26,7 @@ def test_a_bad_gpu_option_is_named_on_one_line_and_no_daemon_starts(
     if kind == "malformed":
         path.write_text('{"gpus": [')
     option, value, reason = {
-        "bad": ("--fake-gpus", "abc", f"invalid --fake-gpus item 'abc' in 'abc': {FAKE_HELP}"),
+        "bad": ("--fake-gpus", "abc", f"invalid --fake-gpus item 'abc': {FAKE_HELP}"),
         "missing": (
             "--fake-gpus",
             str(path),
@@ -37,7 +37,7 @@ def test_a_bad_gpu_option_is_named_on_one_line_and_no_daemon_starts(
             str(path),
             f"--fake-gpus: fake GPU state file {path}: Expecting value: line 1 column 11 (char 10)",
         ),
-        "bad --gpus": ("--gpus", "x", "--gpus: invalid GPU index 'x' in 'x': use GPU indices"),
+        "bad --gpus": ("--gpus", "x", "--gpus: invalid GPU index 'x': use GPU indices"),
     }[kind]
     for command, said in (
         ("daemon start", herd.cli("daemon", "start", option, value, check=False)),
@@ -55,7 +55,7 @@ def test_connect_names_its_gpus_argument_as_it_names_fake_gpus(herd: Herd) -> No
     with pytest.raises(DaemonError) as caught:
         connect(herd.home, gpus="x")
     assert str(caught.value) == (
-        "gpus: invalid GPU index 'x' in 'x': use GPU indices like 0,1,2 or 0 1 2 (nvidia-smi "
+        "gpus: invalid GPU index 'x': use GPU indices like 0,1,2 or 0 1 2 (nvidia-smi "
         "numbering; repeat one for 2 slots) (arguments of gpuherd.connect(), before the "
         "first submit)"
     )

@@ -33,7 +33,7 @@ def test_parse_gpu_spec(spec: str | list[str], expected: dict[int, int]) -> None
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
-        ("a", "invalid GPU index 'a' in 'a'"),
+        ("a", "invalid GPU index 'a'"),
         ("-1", "invalid GPU index '-1'"),
         ("0,x", "invalid GPU index 'x' in '0,x'"),
         ("1.0", "invalid GPU index '1.0'"),

@@ -64,10 +64,17 @@ MAX_GPU_INDEX = 4095
 larger one is a typo, and one past SQLite's integers failed with a traceback."""
 
 
+def within(item: str, shown: str) -> str:
+    """` in 'TEXT'` after a bad item of a list, to say where it is; nothing when the item is
+    the whole text (`invalid GPU index 'x'`, not `'x' in 'x'`)."""
+    return "" if item.strip() == shown.strip() else f" in {shown!r}"
+
+
 def check_gpu_index(index: int, shown: str) -> None:
     """ValueError, one line, for an index past MAX_GPU_INDEX (`shown`: the option's text)."""
     if index > MAX_GPU_INDEX:
-        raise ValueError(f"GPU {index} in {shown!r} is not a GPU index: at most {MAX_GPU_INDEX}")
+        where = within(str(index), shown)
+        raise ValueError(f"GPU {index}{where} is not a GPU index: at most {MAX_GPU_INDEX}")
 
 
 def parse_gpu_indices(text: str | Sequence[str]) -> list[int]:
@@ -125,13 +132,14 @@ def _parse_item(
         raise ValueError(f"empty {noun} in {shown!r}: {hint}")
     match = _ID_RE.fullmatch(item)
     if match is None:
-        raise ValueError(f"invalid {noun} {item!r} in {shown!r}: {hint}")
+        raise ValueError(f"invalid {noun} {item!r}{within(item, shown)}: {hint}")
     first = int(match.group(1))
     last = first if match.group(2) is None else int(match.group(2))
     if first < lowest:
-        raise ValueError(f"invalid job id {item!r} in {shown!r}: ids start at 1")
+        raise ValueError(f"invalid job id {item!r}{within(item, shown)}: ids start at 1")
     if last < first:
-        raise ValueError(f"invalid range {item!r} in {shown!r}: write it as {last}-{first}")
+        where = within(item, shown)
+        raise ValueError(f"invalid range {item!r}{where}: write it as {last}-{first}")
     return first, last
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from gpuherd.core.idspec import check_gpu_index, split_items
+from gpuherd.core.idspec import check_gpu_index, split_items, within
 from gpuherd.core.units import parse_size
 from gpuherd.gpus.fake import DEFAULT_FAKE_MEMORY, FakeGpu
 
@@ -29,7 +29,7 @@ def parse_gpu_spec(tokens: str | Sequence[str]) -> dict[int, int]:
         if not item:
             raise ValueError(f"empty GPU index in {shown!r}: {_GPU_HELP}")
         if not _is_digits(item):
-            raise ValueError(f"invalid GPU index {item!r} in {shown!r}: {_GPU_HELP}")
+            raise ValueError(f"invalid GPU index {item!r}{within(item, shown)}: {_GPU_HELP}")
         index = int(item)
         check_gpu_index(index, shown)
         slots[index] = slots.get(index, 0) + 1
@@ -62,7 +62,7 @@ def parse_fake_spec(text: str, name: str = "--fake-gpus") -> list[FakeGpu] | Pat
 
 def _parse_fake_item(item: str, text: str, name: str) -> tuple[int, int]:
     """(count, bytes each); a bare number is a count of 24 GiB GPUs, never a size in bytes."""
-    bad = f"invalid {name} item {item!r} in {text!r}"
+    bad = f"invalid {name} item {item!r}{within(item, text)}"
     if not item:
         raise ValueError(f"empty item in {name} {text!r}: {_FAKE_HELP}")
     if _is_digits(item):
