@@ -165,3 +165,21 @@ def test_the_overview_shows_a_drain_at_once(browser: Any, expect: Any, tmp_path:
         expect(page.locator("#queue-toggle")).to_have_count(0)
         page.close()
         go.touch()
+
+
+def test_a_name_or_command_cut_with_an_ellipsis_is_whole_in_its_tooltip(daemon: Herd) -> None:
+    """The jobs table, the overview's recent jobs and the GPU cards cut long names and
+    commands with "…" (CSS): their whole text is in the cell's title, as the Why-waiting
+    reason's is; a command of megabytes is cut there too (TITLE_MAX)."""
+    name = "resnet152-imagenet-" + "x" * 120
+    command = "sleep 30; echo " + " ".join(f"--opt{i} {i}" for i in range(60))
+    daemon.submit("--name", name, "--", command)
+    daemon.submit("--name", "huge", "--", "true " + "y" * 5000)
+    jobs = call(daemon, "GET", "/ui/jobs").body
+    assert f'<td class="name" title="{name}">{name}</td>' in jobs
+    assert f'<td class="cmd" title="{command}"><code>{command}</code></td>' in jobs
+    huge = re.search(r'<td class="cmd" title="(true y+…)"><code>true y{5000}</code>', jobs)
+    assert huge is not None and len(huge.group(1)) == 1000
+    daemon.wait_state(1, "running")
+    overview = call(daemon, "GET", "/ui/overview").body  # the GPU card of the running job
+    assert f'<span class="name" title="{name}">{name}</span>' in overview

@@ -59,6 +59,10 @@ NAV = [
 ]
 
 
+TITLE_MAX = 1000
+"""Characters of a command in the tooltip of a cell that cuts it with "…" (a command may be
+megabytes: each row of a page would carry it twice)."""
+
 def _when(ts: float | None) -> str:
     return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S") if ts else "-"
 
@@ -317,7 +321,7 @@ BULK_ACTIONS = [
 """The jobs page's buttons for the jobs ticked: (action, label, question) as job_actions."""
 
 
-ENV.globals.update(job_actions=job_actions, bulk_actions=BULK_ACTIONS)
+ENV.globals.update(job_actions=job_actions, bulk_actions=BULK_ACTIONS, TITLE_MAX=TITLE_MAX)
 ENV.filters.update(visible=show_bidi)
 
 
