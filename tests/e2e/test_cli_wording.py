@@ -173,6 +173,18 @@ WORDING = [
         "edit",
     ),
     (["ls", "--limit", "0"], "--limit: 0 is out of range: use a whole number from 1 up", "ls"),
+    # Past 64 bits: said by the CLI, not the daemon's "invalid request: query.limit: ...".
+    (["ls", "--limit", BIG], f"--limit: {BIG} is too large (at most 2**63 - 1)", "ls"),
+    (
+        ["submit", "--retries", BIG, "true"],
+        f"--retries: {BIG} is too large (at most 2**63 - 1)",
+        "submit",
+    ),
+    (
+        ["sweep", "status", "s", "--limit", BIG],
+        f"--limit: {BIG} is too large (at most 2**63 - 1)",
+        "sweep status",
+    ),
     (
         ["log", "2", "-n", "x"],
         "--lines: 'x' is not a whole number: use a whole number from 1 up",

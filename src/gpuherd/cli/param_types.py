@@ -14,6 +14,7 @@ import click
 
 from gpuherd.core.env_vars import check_variable
 from gpuherd.core.idspec import check_job_id, parse_gpu_indices, parse_job_ids
+from gpuherd.core.int64 import LARGEST, TOO_LARGE
 from gpuherd.core.units import MissingUnit, parse_duration, parse_memory
 from gpuherd.core.when import parse_begin
 from gpuherd.typed_name import as_typed, typed_name
@@ -123,6 +124,8 @@ class WholeRange(_Flagged, click.IntRange):
         if not _WHOLE.fullmatch(value.strip()):
             self.fail(f"{value!r} is not a whole number: {self.wanted()}", param, ctx)
         number = int(value)
+        if self.max is None and number > LARGEST:  # the daemon's 64 bits: said here, not there
+            self.fail(f"{number} {TOO_LARGE}", param, ctx)
         if (self.min is not None and number < self.min) or (
             self.max is not None and number > self.max
         ):
