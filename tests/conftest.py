@@ -561,6 +561,18 @@ def max_overlap(intervals: list[tuple[float, float]]) -> int:
     return most
 
 
+def retried_after(daemon: Herd, go: Path, say_after: bool = False) -> int:
+    """A job of two attempts: each prints `start N` and waits for `go`; the first then fails
+    (exit 3), the second succeeds (`after N` printed before the end with `say_after`)."""
+    after = 'echo "after $GPUHERD_ATTEMPT"; ' if say_after else ""
+    return daemon.submit(
+        "--retries",
+        "1",
+        f'echo "start $GPUHERD_ATTEMPT"; while [ ! -e {go} ]; do sleep 0.02; done; '
+        f'{after}[ "$GPUHERD_ATTEMPT" = 2 ] || exit 3',
+    )
+
+
 def kill_jobs_under(root: Path) -> None:
     """SIGKILL the process group of every job whose GPUHERD_JOB_DIR lies under `root`."""
     for proc in psutil.process_iter():

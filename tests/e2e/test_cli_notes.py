@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from test_cli_errors import ENTRY_POINTS, run, shared
 
-from conftest import Herd, read_line
+from conftest import Herd, read_line, retried_after
 from gpuherd import __version__
 
 __all__ = ["shared"]  # the module's daemon (job 1 held, job 2 succeeded), by name
@@ -97,12 +97,7 @@ def test_a_follow_through_a_crash_and_a_retry_says_the_name_typed(
     daemon: Herd, tmp_path: Path
 ) -> None:
     go = tmp_path / "go"
-    job_id = daemon.submit(
-        "--retries",
-        "1",
-        f'echo "start $GPUHERD_ATTEMPT"; while [ ! -e {go} ]; do sleep 0.02; done; '
-        '[ "$GPUHERD_ATTEMPT" = 2 ] || exit 3',
-    )
+    job_id = retried_after(daemon, go)
     follow = started(daemon, "herd", "log", "-f", str(job_id))
     err = bytearray()
     try:

@@ -17,7 +17,7 @@ import psutil
 import pytest
 
 import gpuherd as gpuherd_api
-from conftest import Herd, read_line, wait_for
+from conftest import Herd, read_line, retried_after, wait_for
 from gpuherd import client as client_module
 from gpuherd.errors import DaemonError, HerdError
 
@@ -297,12 +297,7 @@ def test_follow_goes_on_through_a_daemon_crash_and_the_retry_made_meanwhile(
     daemon: Herd, tmp_path: Path
 ) -> None:
     go = tmp_path / "go"
-    job_id = daemon.submit(
-        "--retries",
-        "1",
-        f'echo "start $GPUHERD_ATTEMPT"; while [ ! -e {go} ]; do sleep 0.02; done; '
-        f'echo "after $GPUHERD_ATTEMPT"; [ "$GPUHERD_ATTEMPT" = 2 ] || exit 3',
-    )
+    job_id = retried_after(daemon, go, say_after=True)
     process = Path(daemon.job(job_id)["job_dir"]) / "attempt-1" / "process"
     with reading(daemon, "log", str(job_id), "-f") as follow:
         assert follow.line() == b"start 1"
