@@ -35,12 +35,15 @@ def refuse_a_network_home(home: Path) -> None:
     sets up its write-ahead log there without a word, and the queue is damaged later (two
     machines sharing the home, locks the server drops). NETWORK_HOME_VARIABLE=1 runs there
     anyway, said in the log."""
+    # The path first, the table after: looking the home up mounts an automounted one (autofs,
+    # as lab servers mount /home over NFS), which the table read before would not show yet.
+    path = os.path.realpath(_nearest_existing(home))
     try:
         with open(MOUNT_TABLE, encoding="utf-8", errors="surrogateescape") as f:
             table = f.read()
     except OSError:
         return  # no /proc (not Linux): nothing to tell by
-    where = mount_of(table, os.path.realpath(_nearest_existing(home)))
+    where = mount_of(table, path)
     if where is None or not network_kind(where[1]):
         return
     point, kind = where

@@ -14,13 +14,15 @@ from pathlib import Path
 from typing import Any
 
 from gpuherd import paths
+from gpuherd.typed_name import as_typed
 
 FIRST_START = "start one with `gpuherd daemon start` (add --fake-gpus 4 on a machine without GPUs)"
 
 
 def not_running(home: Path) -> str:
-    """The one line for a home whose daemon is not running, with the start that fits it."""
-    return f"no gpuherd daemon is running for {home}: {start_hint(home)}"
+    """The one line for a home whose daemon is not running, with the start that fits it, its
+    command in the name typed (`herd daemon start` under `herd`)."""
+    return f"no gpuherd daemon is running for {home}: {as_typed(start_hint(home))}"
 
 
 def start_hint(home: Path) -> str:

@@ -185,6 +185,20 @@ WORDING = [
         f"--limit: {BIG} is too large (at most 2**63 - 1)",
         "sweep status",
     ),
+    # A whole number the daemon stores (a priority, an attempt): said by the CLI too, not as
+    # "priority N is too large" with exit 1, nor "invalid request: query.attempt: ...".
+    (
+        ["submit", "--priority", BIG, "true"],
+        f"--priority: {BIG} is too large (at most 2**63 - 1)",
+        "submit",
+    ),
+    (
+        ["sweep", "true {x}", "-p", "x", "1", "--priority", f"-{BIG}"],
+        f"--priority: -{BIG} is too small (at least -2**63)",
+        "sweep",
+    ),
+    (["priority", "1", BIG], f"priority {BIG} is too large (at most 2**63 - 1)", "priority"),
+    (["log", "2", "--attempt", BIG], f"--attempt: {BIG} is too large (at most 2**63 - 1)", "log"),
     (
         ["log", "2", "-n", "x"],
         "--lines: 'x' is not a whole number: use a whole number from 1 up",
@@ -215,6 +229,19 @@ WORDING = [
         ["clean", "--state", "held"],
         "--state: 'held' is not a choice: use one of cancelled, failed, killed, lost, succeeded",
         "clean",
+    ),
+    # A state: the daemon's "unknown state 'x': ..." (exit 1) did not name the option.
+    (
+        ["ls", "--state", "faild"],
+        "--state: 'faild' is not a choice: use one of queued, held, running, paused, succeeded, "
+        "failed, killed, cancelled, lost",
+        "ls",
+    ),
+    (
+        ["sweep", "status", "s", "--state", "faild"],
+        "--state: 'faild' is not a choice: use one of queued, held, running, paused, succeeded, "
+        "failed, killed, cancelled, lost, done, missing",
+        "sweep status",
     ),
     (
         ["daemon", "start", "--executor", "slurm"],

@@ -85,3 +85,16 @@ def test_the_start_hint_fits_what_the_home_remembers(herd: Herd) -> None:
         "start it again with `gpuherd daemon start`, which starts as the last one did: "
         "running jobs on the Ray cluster at 10.0.0.5:6379"
     )
+
+
+def test_the_start_hint_quotes_the_name_typed(herd: Herd) -> None:
+    # Under `herd`, the hint quoted `gpuherd daemon start` (the product's name stays).
+    herd_script = Path(sys.executable).parent / "herd"
+    said = subprocess.run(
+        [str(herd_script), "ls"], env=herd.env, capture_output=True, text=True, timeout=60
+    )
+    assert said.returncode == 1 and not said.stdout
+    assert said.stderr == (
+        f"herd: error: no gpuherd daemon is running for {herd.home}: start one with `herd "
+        "daemon start` (add --fake-gpus 4 on a machine without GPUs)\n"
+    )

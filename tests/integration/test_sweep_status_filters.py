@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from conftest import Herd, wait_for
+from gpuherd.errors import HerdError
 from gpuherd.pyapi import connect
 
 # python3 p.py RUN_DIR X: metrics.json {"acc": X/10}; fails when X is a multiple of 3.
@@ -96,11 +97,15 @@ def test_without_them_the_table_is_whole_and_says_nothing_more(ended_sweep: Herd
 
 def test_an_unknown_state_or_a_limit_below_one_is_one_line(ended_sweep: Herd) -> None:
     bad = ended_sweep.cli("sweep", "status", "f", "--state", "faild", check=False)
-    assert bad.returncode != 0 and bad.stdout == ""
+    assert bad.returncode == 2 and bad.stdout == ""
     assert bad.stderr.strip().splitlines() == [
-        "gpuherd: error: unknown state 'faild': use one of queued, held, running, paused, "
-        "succeeded, failed, killed, cancelled, lost, done, missing"
+        "gpuherd: error: --state: 'faild' is not a choice: use one of queued, held, running, "
+        "paused, succeeded, failed, killed, cancelled, lost, done, missing (see gpuherd sweep "
+        "status --help)"
     ]
+    # The HTTP API says it in the daemon's words (400).
+    with pytest.raises(HerdError, match=r"^unknown state 'faild': use one of queued, "):
+        ended_sweep.client.get("/sweeps/f", state=["faild"])
     zero = ended_sweep.cli("sweep", "status", "f", "--limit", "0", check=False)
     assert zero.returncode == 2 and "--limit" in zero.stderr and "Traceback" not in zero.stderr
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -113,3 +114,29 @@ def test_a_local_home_and_a_missing_table_are_let_through(
     daemon_home.refuse_a_network_home(tmp_path / "home")  # this machine's real table
     monkeypatch.setattr(daemon_home, "MOUNT_TABLE", str(tmp_path / "no-such-table"))
     daemon_home.refuse_a_network_home(tmp_path / "home")  # no /proc: nothing to tell by
+
+
+def test_an_automounted_home_is_looked_up_before_the_table_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # autofs (lab servers mount /home/NAME over NFS so) mounts a folder when it is first looked
+    # up: the table read before that shows only the autofs mount, which is no network file
+    # system. No automounter runs here: the lookup of the home adds its NFS line to the table.
+    folder = Path(os.path.realpath(tmp_path))
+    table = tmp_path.parent / f"{tmp_path.name}-mountinfo"
+    table.write_text(
+        "22 1 8:1 / / rw - ext4 /dev/sda1 rw\n"
+        f"30 22 0:40 / {folder} rw,relatime shared:2 - autofs auto.home rw,fd=7\n"
+    )
+    monkeypatch.setattr(daemon_home, "MOUNT_TABLE", str(table))
+    monkeypatch.delenv(daemon_home.NETWORK_HOME_VARIABLE, raising=False)
+    looked_up = daemon_home._nearest_existing
+
+    def mounting(path: Path) -> Path:
+        with table.open("a") as f:
+            f.write(f"31 30 0:41 / {folder} rw,relatime shared:3 - nfs4 fs1:/home/ann rw\n")
+        return looked_up(path)
+
+    monkeypatch.setattr(daemon_home, "_nearest_existing", mounting)
+    with pytest.raises(daemon_home.HerdError, match=rf"\(nfs4 at {re.escape(str(folder))}\)"):
+        daemon_home.refuse_a_network_home(folder / "gpuherd")

@@ -63,6 +63,7 @@ TITLE_MAX = 1000
 """Characters of a command in the tooltip of a cell that cuts it with "…" (a command may be
 megabytes: each row of a page would carry it twice)."""
 
+
 def _when(ts: float | None) -> str:
     return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S") if ts else "-"
 

@@ -51,9 +51,17 @@ from gpuherd.cli.options import (
     retry_delay_option,
     timeout_option,
 )
-from gpuherd.cli.param_types import ATTEMPT, JOB_ID, TakesJobIds, WholeRange, completes
+from gpuherd.cli.param_types import (
+    ATTEMPT,
+    JOB_ID,
+    Choosing,
+    TakesJobIds,
+    WholeRange,
+    completes,
+)
 from gpuherd.client import Client
 from gpuherd.core.idspec import format_ids
+from gpuherd.core.states import JobState
 from gpuherd.errors import DaemonError, HerdError, NotFound
 from gpuherd.typed_name import typed_name
 
@@ -200,6 +208,8 @@ def submit(
     "--state",
     "states",
     multiple=True,
+    type=Choosing([state.value for state in JobState]),
+    metavar="STATE",
     shell_complete=completes("states"),
     help="Only jobs in this state (repeatable): queued, running, failed, ...",
 )

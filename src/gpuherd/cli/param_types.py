@@ -14,7 +14,7 @@ import click
 
 from gpuherd.core.env_vars import check_variable
 from gpuherd.core.idspec import check_job_id, parse_gpu_indices, parse_job_ids
-from gpuherd.core.int64 import LARGEST, TOO_LARGE
+from gpuherd.core.int64 import LARGEST, SMALLEST, TOO_LARGE, beyond
 from gpuherd.core.units import MissingUnit, parse_duration, parse_memory
 from gpuherd.core.when import parse_begin
 from gpuherd.typed_name import as_typed, typed_name
@@ -165,19 +165,28 @@ class Place(_Flagged, click.Path):
 
 class _Whole(click.ParamType):  # type: ignore[type-arg]
     """A whole number, refused in gpuherd's words: click's "'high' is not a valid integer."
-    said nothing of what the number is for. `meaning` says it; `sample` is a good value."""
+    said nothing of what the number is for. `meaning` says it; `sample` is a good value. A
+    `stored` one (a priority, an attempt) is one of the daemon's 64-bit numbers: past them it
+    is refused here, naming the option, not by the daemon as `invalid request: query.attempt`."""
 
     name = "integer"
 
-    def __init__(self, meaning: str, sample: int) -> None:
+    def __init__(self, meaning: str, sample: int, stored: bool = True) -> None:
         self.meaning = meaning
         self.sample = sample
+        self.stored = stored
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if not isinstance(value, str):
             return value
         with contextlib.suppress(ValueError):
-            return int(value)
+            number = int(value)
+            if self.stored and not SMALLEST <= number <= LARGEST:
+                what = param.human_readable_name.lower() if param else "value"
+                if isinstance(param, click.Option):  # `--priority: N is too large ...`
+                    what = f"{param.opts[-1]}:"
+                raise click.UsageError(f"{what} {number} {beyond(number)}", ctx)
+            return number
         if isinstance(param, click.Option):  # `submit --priority high`
             said = f"{param.opts[-1]} takes a whole number, not {value!r}"
             example = f"{param.opts[0]} {self.sample}"
@@ -192,7 +201,7 @@ class _Whole(click.ParamType):  # type: ignore[type-arg]
 
 PRIORITY = _Whole("higher runs first (the default is 0)", 10)
 ATTEMPT = _Whole("attempts are numbered from 1 (gpuherd show lists them)", 2)
-SEED = _Whole("the same seed draws the same points", 7)
+SEED = _Whole("the same seed draws the same points", 7, stored=False)  # any size: kept as JSON
 
 
 LAST = "last"

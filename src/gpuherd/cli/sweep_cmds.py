@@ -28,10 +28,11 @@ from gpuherd.cli import options, sweep_render
 from gpuherd.cli.job_refs import resolve_last
 from gpuherd.cli.main import prefixed
 from gpuherd.cli.options import one_output
-from gpuherd.cli.param_types import SEED, WholeRange, completes
+from gpuherd.cli.param_types import SEED, Choosing, WholeRange, completes
 from gpuherd.cli.submit_hints import past_begin_hint
 from gpuherd.cli.sweep_args import ParamsCommand, build
 from gpuherd.client import Client
+from gpuherd.core.states import POINT_STATES
 from gpuherd.core.sweep import (
     Point,
     SweepError,
@@ -266,6 +267,8 @@ def _check_size(spec: SweepSpec, yes: bool, action: str) -> None:
     "--state",
     "states",
     multiple=True,
+    type=Choosing(POINT_STATES),
+    metavar="STATE",
     shell_complete=completes("point_states"),
     help="Only points in this state (repeatable): failed, running, done, missing, ...",
 )
