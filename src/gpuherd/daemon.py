@@ -50,6 +50,7 @@ from gpuherd.gpus import GpuProbe, ProbeError, make_probe
 from gpuherd.gpus.choice import FAKE_GPUS_VARIABLE, GpuChoice, choose_gpus
 from gpuherd.hooks import EndHooks
 from gpuherd.layout import Layout
+from gpuherd.listen_address import parse_address
 from gpuherd.service import Service
 from gpuherd.store import Store
 from gpuherd.store_schema import open_failed
@@ -262,7 +263,7 @@ def serve(
         app.state.server = server
         app.state.listener = tcp.Listener(app, home)
         if tcp_sock is not None and listen is not None:
-            await app.state.listener.start(tcp_sock, tcp.parse_address(listen)[0])
+            await app.state.listener.start(tcp_sock, parse_address(listen)[0])
         hooks = EndHooks(engine, home)
         hooks.start()  # before the engine finishes jobs that ended while it was down
         engine.start()

@@ -173,6 +173,18 @@ WORDING = [
         "edit",
     ),
     (["ls", "--limit", "0"], "--limit: 0 is out of range: use a whole number from 1 up", "ls"),
+    # Checked before a daemon is started (the daemon refused it once the home was made and
+    # its GPUs remembered: `ls` then said to start it again "as the last one did").
+    (
+        ["daemon", "start", "--fake-gpus", "1", "--listen", "x"],
+        "--listen: invalid listen address 'x': use HOST:PORT, e.g. 127.0.0.1:8888",
+        "daemon start",
+    ),
+    (
+        ["daemon", "start", "--listen", "127.0.0.1:99999"],
+        "--listen: invalid port in listen address '127.0.0.1:99999': use 0-65535",
+        "daemon start",
+    ),
     # Past 64 bits: said by the CLI, not the daemon's "invalid request: query.limit: ...".
     (["ls", "--limit", BIG], f"--limit: {BIG} is too large (at most 2**63 - 1)", "ls"),
     (

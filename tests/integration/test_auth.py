@@ -17,8 +17,8 @@ import pytest
 
 from conftest import Herd, UnixConnection
 from gpuherd.api.auth import HostCheck
-from gpuherd.api.listener import parse_address
 from gpuherd.errors import HerdError
+from gpuherd.listen_address import parse_address
 
 
 @dataclass

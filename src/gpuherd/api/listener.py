@@ -25,6 +25,7 @@ from fastapi.responses import JSONResponse
 
 from gpuherd.api.auth import TCP_SCOPE_KEY, HostCheck, TcpGate
 from gpuherd.errors import Conflict, HerdError
+from gpuherd.listen_address import format_address, parse_address
 from gpuherd.wire import REFUSE_UNKNOWN_FIELDS, Bool
 
 log = logging.getLogger("gpuherd.listener")
@@ -39,27 +40,6 @@ router = APIRouter()
 
 def token_path(home: Path) -> Path:
     return home / TOKEN_FILE
-
-
-def parse_address(text: str) -> tuple[str, int]:
-    """'127.0.0.1:8888', '0.0.0.0:8888', '[::1]:8888', 'myhost:8888', or a port alone."""
-    text = text.strip()
-    if text.isdigit():
-        host, port_text = "127.0.0.1", text
-    elif text.startswith("["):
-        host, _, rest = text[1:].partition("]")
-        port_text = rest.removeprefix(":")
-    else:
-        host, sep, port_text = text.rpartition(":")
-        if not sep or ":" in host:
-            raise HerdError(f"invalid listen address '{text}': use HOST:PORT, e.g. 127.0.0.1:8888")
-    if not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
-        raise HerdError(f"invalid port in listen address '{text}': use 0-65535")
-    return host or "127.0.0.1", int(port_text)
-
-
-def format_address(host: str, port: int) -> str:
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 def bind(address: str, next_free: int = 1) -> socket.socket:

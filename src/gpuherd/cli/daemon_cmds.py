@@ -14,7 +14,7 @@ import click
 
 from gpuherd import paths
 from gpuherd.cli.options import fake_gpus_option, gpu_choice, json_option
-from gpuherd.cli.param_types import Choosing, WholeRange
+from gpuherd.cli.param_types import LISTEN, Choosing, WholeRange
 from gpuherd.client import Client
 from gpuherd.core.model import MAX_SLOTS
 from gpuherd.core.units import format_duration, plural
@@ -36,6 +36,7 @@ def daemon() -> None:
 @click.option("--foreground", is_flag=True, help="Run in this terminal (logs to stderr).")
 @click.option(
     "--listen",
+    type=LISTEN,
     metavar="HOST:PORT",
     help="Also serve the dashboard and API over TCP (token required), e.g. 127.0.0.1:8888.",
 )

@@ -17,6 +17,8 @@ from gpuherd.core.idspec import check_job_id, parse_gpu_indices, parse_job_ids
 from gpuherd.core.int64 import LARGEST, SMALLEST, TOO_LARGE, beyond
 from gpuherd.core.units import MissingUnit, parse_duration, parse_memory
 from gpuherd.core.when import parse_begin
+from gpuherd.errors import HerdError
+from gpuherd.listen_address import parse_address
 from gpuherd.typed_name import as_typed, typed_name
 
 
@@ -110,6 +112,18 @@ _NUMBERS = re.compile(r"[\d\s,-]+")
 """Text of ids alone: digits, ranges and lists (no word to mistake for `last`)."""
 AFTER_IDS = _Parsed("ids", _after_ids, flagged=True)
 GPU_INDICES = _Parsed("GPUs", parse_gpu_indices, flagged=True)
+
+
+def _listen_address(text: str) -> str:
+    """`daemon start --listen`, checked before a daemon is started (and its home made)."""
+    try:
+        parse_address(text)
+    except HerdError as exc:
+        raise ValueError(str(exc)) from None
+    return text
+
+
+LISTEN = _Parsed("HOST:PORT", _listen_address, flagged=True)
 ENV_PAIR = _Parsed("NAME=VALUE", _env_pair, named=True)
 BEGIN = _Parsed("time", lambda text: parse_begin(text, time.time()), named=True)
 

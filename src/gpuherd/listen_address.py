@@ -1,0 +1,28 @@
+"""A TCP address to listen on (`daemon start --listen`, the dashboard's listener): read from
+what the user typed, and written back. Apart from api/listener.py so that the CLI checks
+`--listen` before any daemon starts, without importing the web framework."""
+
+from __future__ import annotations
+
+from gpuherd.errors import HerdError
+
+
+def parse_address(text: str) -> tuple[str, int]:
+    """'127.0.0.1:8888', '0.0.0.0:8888', '[::1]:8888', 'myhost:8888', or a port alone."""
+    text = text.strip()
+    if text.isdigit():
+        host, port_text = "127.0.0.1", text
+    elif text.startswith("["):
+        host, _, rest = text[1:].partition("]")
+        port_text = rest.removeprefix(":")
+    else:
+        host, sep, port_text = text.rpartition(":")
+        if not sep or ":" in host:
+            raise HerdError(f"invalid listen address '{text}': use HOST:PORT, e.g. 127.0.0.1:8888")
+    if not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
+        raise HerdError(f"invalid port in listen address '{text}': use 0-65535")
+    return host or "127.0.0.1", int(port_text)
+
+
+def format_address(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
