@@ -27,6 +27,8 @@ TABLE = """\
 33 22 0:43 / /mnt/fuse rw - fuse.mergerfs a:b rw
 34 22 0:44 / /scratch rw - lustre 10.0.0.1@tcp:/scratch rw
 35 22 0:45 / /scratch rw - xfs /dev/sdc1 rw
+36 22 0:46 / /data/cache rw - ext4 /dev/sdd1 rw
+37 22 0:47 / /data rw - nfs4 fs2:/data rw
 """
 
 
@@ -40,6 +42,7 @@ TABLE = """\
         ("/mnt/remote/x", ("/mnt/remote", "fuse.sshfs")),
         ("/scratch/ann", ("/scratch", "xfs")),  # mounted over lustre: the last one counts
         ("/var/tmp/ann", ("/", "ext4")),
+        ("/data/cache/x", ("/data", "nfs4")),  # /data mounted over it later hides /data/cache
     ],
 )
 def test_the_mount_that_holds_a_path_is_the_deepest_and_latest(

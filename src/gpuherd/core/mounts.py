@@ -35,18 +35,20 @@ _ESCAPE = re.compile(r"\\([0-7]{3})")
 
 def mount_of(mountinfo: str, path: str) -> tuple[str, str] | None:
     """(mount point, file system type) of the mount that holds the absolute, resolved `path`:
-    the deepest mount point above it, the last one mounted there winning (a mount over
-    another hides it); None if the table names none."""
-    found: tuple[str, str] | None = None
+    the deepest mount point above it that is still seen. The table lists mounts in the order
+    they were made, and a mount hides those made before it at its point or below it (a mount
+    over /a hides an earlier /a/b); None if the table names none."""
+    seen: list[tuple[str, str]] = []
     for line in mountinfo.splitlines():
         mount, sep, rest = line.partition(" - ")
         fields, kind = mount.split(), rest.split()
         if not sep or len(fields) < 5 or not kind:
             continue
         point = _ESCAPE.sub(lambda m: chr(int(m.group(1), 8)), fields[4])
-        if _holds(point, path) and (found is None or len(point) >= len(found[0])):
-            found = (point, kind[0])
-    return found
+        if _holds(point, path):  # only mounts above the path can hide one another here
+            seen = [(p, k) for p, k in seen if not _holds(point, p)]
+            seen.append((point, kind[0]))
+    return max(seen, key=lambda pk: len(pk[0]), default=None)
 
 
 def network_kind(fs_type: str) -> bool:
