@@ -425,12 +425,22 @@ def test_config_refuses_a_count_beyond_64_bits_and_submit_goes_on(daemon: Herd) 
         assert f"to {2**63 - 1}" in refused.stderr  # the range
     assert daemon.cli("config", "get", "retries").stdout == "0\n"
     daemon.wait_state(daemon.submit("--", "true"), "succeeded")  # was refused: "too large"
-    # A number the daemon cannot store is named by its field.
+    # A number the daemon cannot store: the CLI refuses it by its option, before asking...
     wrong = daemon.cli("submit", "--retries", huge, "--", "true", check=False)
-    assert wrong.stderr == f"gpuherd: error: retries {huge} is too large (at most 2**63 - 1)\n"
+    assert (wrong.returncode, wrong.stderr) == (
+        2,
+        f"gpuherd: error: --retries: {huge} is too large (at most 2**63 - 1) "
+        "(see gpuherd submit --help)\n",
+    )
     held, tiny = daemon.submit("--hold", "--", "true"), str(-(2**63) - 1)
     low = daemon.cli("priority", str(held), tiny, check=False)  # was "too large" too
-    assert low.stderr == f"gpuherd: error: priority {tiny} is too small (at least -2**63)\n"
+    assert low.returncode == 2
+    assert low.stderr.startswith(f"gpuherd: error: priority {tiny} is too small (at least -2**63)")
+    # ... and the daemon names it by its field, for any other client.
+    with pytest.raises(HerdError, match=rf"^retries {huge} is too large \(at most 2\*\*63 - 1\)$"):
+        daemon.client.post(
+            "/jobs", {"jobs": [{"command": "true", "cwd": "/", "retries": int(huge)}]}
+        )
 
 
 def test_keep_ram_set_as_a_share_is_shown_as_one(daemon: Herd) -> None:
