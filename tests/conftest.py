@@ -201,11 +201,18 @@ class Herd:
         return dict(self.client.get(f"/jobs/{job_id}"))
 
     def wait_state(self, job_id: int, *states: str, timeout: float = 15.0) -> dict[str, Any]:
-        def reached() -> dict[str, Any] | None:
-            job = self.job(job_id)
-            return job if job["state"] in states else None
+        seen: dict[str, Any] = {}
 
-        return dict(wait_for(reached, timeout, f"job {job_id} to be {'/'.join(states)}"))
+        def reached() -> dict[str, Any] | None:
+            seen.update(self.job(job_id))
+            return dict(seen) if seen["state"] in states else None
+
+        try:
+            return dict(wait_for(reached, timeout, f"job {job_id} to be {'/'.join(states)}"))
+        except AssertionError as exc:  # say where it was instead, and how it got there
+            events = [(e.get("event"), e.get("detail")) for e in seen.get("events", [])][-8:]
+            where = f"{seen.get('state')} ({seen.get('outcome')}; {seen.get('message')})"
+            raise AssertionError(f"{exc}: it is {where}, last events {events}") from None
 
     def _daemons(self) -> list[psutil.Process]:
         """This home's daemon processes: the pid in its lock file, and any process whose
