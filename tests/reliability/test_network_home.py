@@ -56,6 +56,7 @@ def test_network_kinds() -> None:
         True
     ] * 6
     assert network_kind("fuse.sshfs") and network_kind("fuse.s3fs")
+    assert network_kind("fuse.ceph-fuse")  # how ceph-fuse mounts show
     assert not any(network_kind(k) for k in ("ext4", "xfs", "btrfs", "zfs", "tmpfs"))
     assert not network_kind("fuse.mergerfs") and not network_kind("overlay")
 

@@ -25,7 +25,7 @@ NETWORK_FILE_SYSTEMS = frozenset(
 """Kernel file system types shared over a network (or with another machine)."""
 
 NETWORK_FUSE = frozenset(
-    {"sshfs", "s3fs", "gcsfuse", "rclone", "glusterfs", "ceph", "cephfs", "juicefs",
+    {"sshfs", "s3fs", "gcsfuse", "rclone", "glusterfs", "ceph", "ceph-fuse", "cephfs", "juicefs",
      "lizardfs", "mfs", "moosefs", "davfs", "vmhgfs-fuse", "gvfsd-fuse", "beegfs"}
 )  # fmt: skip
 """FUSE file systems (`fuse.NAME` in the table) that keep their files on another machine."""
