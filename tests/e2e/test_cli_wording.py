@@ -318,3 +318,14 @@ def test_a_flagged_refusal_and_its_hint_say_the_name_typed(
         assert (proc.returncode, proc.stdout) == (2, ""), args
         assert proc.stderr == f"{name}: error: {line}\n"
     assert shared.ls_all() == before
+
+
+@pytest.mark.parametrize(
+    "args", [["ls", "--limit"], ["submit", "--timeout"], ["sweep", "status", "s", "--state"]]
+)
+def test_an_option_given_last_without_its_value_is_one_line(shared: Herd, args: list[str]) -> None:
+    # Click said "Option '--limit' requires an argument.": not the option first, as every
+    # other mistake of an option's value is said.
+    proc = shared.cli(*args, check=False)
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr == f"gpuherd: error: {args[-1]}: no value given\n"

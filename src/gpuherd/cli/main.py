@@ -224,7 +224,8 @@ def main(argv: list[str] | None = None) -> None:
         ctx: Any = getattr(exc, "ctx", None)
         if ctx is not None:
             hint = f" (see {ctx.command_path} --help)"
-        _error(prefixed("error", f"{_other_tools_word(exc, ctx) or exc.format_message()}{hint}"))
+        said = _other_tools_word(exc, ctx) or _missing_value(exc) or exc.format_message()
+        _error(prefixed("error", f"{said}{hint}"))
         sys.exit(exc.exit_code)
     except HerdError as exc:
         _error(prefixed("error", str(exc)))
@@ -247,6 +248,15 @@ def complete_var(prog_name: str) -> str:
     """The variable click's completion script sets to ask for candidates: _GPUHERD_COMPLETE
     (or _HERD_COMPLETE), as click names it."""
     return f"_{prog_name.upper()}_COMPLETE"
+
+
+def _missing_value(exc: click.ClickException) -> str | None:
+    """An option given last without its value, option first as every bad value is said
+    (`--timeout: no value given`): click's "Option '--timeout' requires an argument.")."""
+    name = getattr(exc, "option_name", None)
+    if isinstance(exc, click.BadOptionUsage) and name and "requires an argument" in exc.message:
+        return f"{name}: no value given"
+    return None
 
 
 def _other_tools_word(exc: click.ClickException, ctx: Any) -> str | None:
