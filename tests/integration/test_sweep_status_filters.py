@@ -118,3 +118,9 @@ def test_the_http_and_python_apis_take_them_too(ended_sweep: Herd) -> None:
     best = sweep.results("-acc", limit=2)
     assert [int(r["params"]["x"]) for r in best] == [10, 9]
     assert [int(r["params"]["x"]) for r in sweep.results(state="failed")] == [3, 6, 9]
+
+
+def test_states_no_point_is_in_print_no_empty_table(ended_sweep: Herd) -> None:
+    out = ended_sweep.cli("sweep", "status", "f", "--state", "running").stdout
+    assert out.splitlines()[0].startswith("sweep f: 10 points (3 failed, 7 succeeded); ")
+    assert out.splitlines()[1:] == ["0 of 10 points shown: those in the states asked (--state)"]

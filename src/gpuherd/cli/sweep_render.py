@@ -72,7 +72,7 @@ def status_table(table: dict[str, Any], term: plain.Terminal | None = None) -> N
     then, apart, the sweep's runs outside its current grid."""
     term = term or plain.Terminal()
     rows, outside = table["rows"], table.get("outside") or []
-    lines = _point_table(table, rows, term)
+    lines = _point_table(table, rows, term) if rows else []  # (--state kept none: no header)
     counts = ", ".join(f"{n:,} {s}" for s, n in sorted(table["counts"].items()))
     total = sum(table["counts"].values())
     where, points = table["results_dir"], plural(total, "point")
