@@ -36,7 +36,6 @@ from gpuherd.cli.param_types import LAST, Candidates
 from gpuherd.core.states import (
     ACTIVE_STATES,
     LIVE_STATES,
-    POINT_STATES,
     TRANSITIONS,
     VERB_OF_EVENT,
     WAITING_STATES,
@@ -223,18 +222,6 @@ def settings(ctx: click.Context, param: click.Parameter, incomplete: str) -> lis
     ]
 
 
-def states(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
-    """Job states (`ls --state`)."""
-    return [CompletionItem(state.value) for state in JobState if state.startswith(incomplete)]
-
-
-def point_states(
-    ctx: click.Context, param: click.Parameter, incomplete: str
-) -> list[CompletionItem]:
-    """A sweep point's states (`sweep status --state`): a job's, `done` and `missing`."""
-    return [CompletionItem(state) for state in POINT_STATES if state.startswith(incomplete)]
-
-
 def files(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
     """Paths, completed by the shell itself (as click.Path does)."""
     return [CompletionItem(incomplete, type="file")]
@@ -245,8 +232,6 @@ CANDIDATES: dict[Candidates, Callable[[click.Context, click.Parameter, str], lis
     "one_job": one_job,
     "sweeps": sweeps,
     "settings": settings,
-    "states": states,
-    "point_states": point_states,
     "files": files,
 }
 

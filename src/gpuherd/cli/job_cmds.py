@@ -49,12 +49,12 @@ from gpuherd.cli.options import (
     refuse_cpu_only_mem,
     retries_option,
     retry_delay_option,
+    states_option,
     timeout_option,
 )
 from gpuherd.cli.param_types import (
     ATTEMPT,
     JOB_ID,
-    Choosing,
     TakesJobIds,
     WholeRange,
     completes,
@@ -204,14 +204,9 @@ def submit(
 
 @click.command(name="ls")
 @click.option("-a", "--all", "all_jobs", is_flag=True, help="Every job, finished ones too.")
-@click.option(
-    "--state",
-    "states",
-    multiple=True,
-    type=Choosing([state.value for state in JobState]),
-    metavar="STATE",
-    shell_complete=completes("states"),
-    help="Only jobs in this state (repeatable): queued, running, failed, ...",
+@states_option(
+    [state.value for state in JobState],
+    "Only jobs in this state (repeatable): queued, running, failed, ...",
 )
 @filter_options()
 @click.option(

@@ -10,7 +10,7 @@ has its `--no-` form (`--hold/--no-hold`), which turns off a sweep file's `hold:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -353,6 +353,15 @@ def one_output(quiet: bool, as_json: bool) -> None:
     """-q and --json each say what to print: both at once is a mistake, not a choice."""
     if quiet and as_json:
         raise click.UsageError("give -q (the ids only) or --json, not both")
+
+
+def states_option(choices: Sequence[str], help_text: str) -> Callable[[F], F]:
+    """`--state STATE` (repeatable), one of `choices`: `ls`, `clean`, `sweep status`. Tab
+    offers the choices (click's Choice), and another word is refused by its option."""
+    return click.option(
+        "--state", "states", multiple=True, type=Choosing(choices), metavar="STATE",
+        help=help_text,
+    )  # fmt: skip
 
 
 def json_option() -> Callable[[F], F]:

@@ -221,7 +221,7 @@ SEED = _Whole("the same seed draws the same points", 7, stored=False)  # any siz
 LAST = "last"
 """Where the CLI takes job ids: the job submitted last (job_refs asks the daemon which)."""
 
-Candidates = Literal["jobs", "one_job", "sweeps", "settings", "states", "point_states", "files"]
+Candidates = Literal["jobs", "one_job", "sweeps", "settings", "files"]
 
 
 def completes(what: Candidates) -> Callable[[click.Context, click.Parameter, str], list[Any]]:

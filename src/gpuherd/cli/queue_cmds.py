@@ -18,6 +18,7 @@ from gpuherd.cli.options import (
     env_option,
     ids_argument,
     only_gpus_option,
+    states_option,
 )
 from gpuherd.cli.param_types import (
     DURATION,
@@ -90,12 +91,8 @@ ENDINGS = sorted(state.value for state in FINISHED_STATES)
 
 
 @click.command()
-@click.option(
-    "--state",
-    "states",
-    multiple=True,
-    type=Choosing(ENDINGS),
-    help="Only jobs that ended so (repeatable); default: every finished job.",
+@states_option(
+    ENDINGS, f"Only jobs that ended so (repeatable): {', '.join(ENDINGS)}; default: all of them."
 )
 def clean(states: tuple[str, ...]) -> None:
     """Remove finished jobs and their logs (pueue's clean, tsp -C): `gpuherd clean --state

@@ -28,7 +28,7 @@ from gpuherd.cli import options, sweep_render
 from gpuherd.cli.job_refs import resolve_last
 from gpuherd.cli.main import prefixed
 from gpuherd.cli.options import one_output
-from gpuherd.cli.param_types import SEED, Choosing, WholeRange, completes
+from gpuherd.cli.param_types import SEED, WholeRange, completes
 from gpuherd.cli.submit_hints import past_begin_hint
 from gpuherd.cli.sweep_args import ParamsCommand, build
 from gpuherd.client import Client
@@ -263,14 +263,8 @@ def _check_size(spec: SweepSpec, yes: bool, action: str) -> None:
 @sweep.command(name="status")
 @click.argument("name", shell_complete=completes("sweeps"))
 @click.option("--sort", "sort_key", help="Sort by a metric or parameter; -KEY = descending.")
-@click.option(
-    "--state",
-    "states",
-    multiple=True,
-    type=Choosing(POINT_STATES),
-    metavar="STATE",
-    shell_complete=completes("point_states"),
-    help="Only points in this state (repeatable): failed, running, done, missing, ...",
+@options.states_option(
+    POINT_STATES, "Only points in this state (repeatable): failed, running, done, missing, ..."
 )
 @click.option(
     "--limit",
