@@ -90,8 +90,10 @@ def _observe(engine: Engine, job: Job, now: float) -> Observed:
     pid = job.pid or executor.recorded_pid(folder)
     if pid is None:  # died right after the spawn: the job may not have written its pid yet
         pid = executor.find_leader(job.id, job.attempt, key)
-    status = executor.recorded_exit(folder)
     running = pid is not None and executor.is_running(pid, job.id, job.attempt, key, folder)
+    # Read after asking whether it runs: the shell records its status before it exits, so a
+    # job that ended meanwhile is seen with its status, not as one gone without (`lost`).
+    status = executor.recorded_exit(folder)
     return Observed(
         pid=pid,
         running=running,

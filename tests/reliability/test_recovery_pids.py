@@ -1,22 +1,30 @@
 """Finding a job's process again after a restart: a pid taken by another program while no
-daemon ran is not the job's (it must not be re-attached to, and signalled on `kill`), and the
-jobs a crash left with no recorded pid are all found in one pass over /proc."""
+daemon ran is not the job's (it must not be re-attached to, and signalled on `kill`), the
+jobs a crash left with no recorded pid are all found in one pass over /proc, and a job that
+ends while the restart looks at it keeps its exit status."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import psutil
 import pytest
 
-from conftest import Herd, wait_for
+from conftest import Herd, one_gpu_engine, wait_for
+from gpuherd.core.states import JobState, OutcomeKind
 from gpuherd.executors.local import LocalExecutor
 from gpuherd.jobfiles import KEY_VARIABLE
+from gpuherd.service import Service
+from gpuherd.store import Store
+from gpuherd.wire import SubmitItem
 
 NEXT_PID = Path("/proc/sys/kernel/ns_last_pid")
 
@@ -105,3 +113,69 @@ def test_a_restart_finds_the_leaders_of_many_jobs_in_one_pass(
         for shell in shells:
             shell.kill()
             shell.wait()
+
+
+class EndsWhileLookedAt(LocalExecutor):
+    """A restart's executor whose job ends just as it is asked whether the job runs: the
+    `go` file lets the job finish, and the answer waits until it has."""
+
+    def __init__(self, go: Path) -> None:
+        super().__init__()
+        self.go = go
+
+    def is_running(
+        self, pid: int, job_id: int, attempt: int, key: str, attempt_dir: str = ""
+    ) -> bool:
+        self.go.touch()
+        wait_for(lambda: psutil.Process(pid).status() == psutil.STATUS_ZOMBIE, what="its end")
+        return super().is_running(pid, job_id, attempt, key, attempt_dir)
+
+
+def test_a_job_that_ends_while_a_restart_looks_at_it_is_not_lost(tmp_path: Path) -> None:
+    """The restart read the job's exit status before asking whether it ran: a job that ended
+    between the two had neither a status nor a process, and was taken for `lost`."""
+    go = tmp_path / "go"
+    store = Store(tmp_path / "herd.db")
+
+    async def first_daemon() -> int:
+        engine = one_gpu_engine(tmp_path, store, LocalExecutor())
+        engine.start()
+        item = SubmitItem(
+            command=f"while [ ! -e {go} ]; do sleep 0.02; done",
+            cwd=str(tmp_path),
+            env=dict(os.environ),
+        )
+        (job_id,) = Service(engine, tmp_path).submit([item])
+        await until(lambda: store.get_job(job_id).pid)  # type: ignore[union-attr]
+        engine.close()  # as a crash: the job runs on, unwatched
+        return job_id
+
+    async def restart() -> None:
+        engine = one_gpu_engine(tmp_path, store, EndsWhileLookedAt(go))
+        engine.start()
+        engine.close()
+
+    job_id = asyncio.run(first_daemon())
+    pid = store.get_job(job_id).pid  # type: ignore[union-attr]
+    try:
+        asyncio.run(restart())
+        job = store.get_job(job_id)
+        assert job is not None
+        assert job.outcome is not None
+        assert (job.state, job.outcome.kind, job.outcome.exit_code) == (
+            JobState.SUCCEEDED,
+            OutcomeKind.EXIT,
+            0,
+        )
+    finally:
+        go.touch()
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, 0)  # the job's shell was this test's child
+        store.close()
+
+
+async def until(condition: Callable[[], object], timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        await asyncio.sleep(0.02)
