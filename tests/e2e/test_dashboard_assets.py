@@ -52,13 +52,24 @@ def test_a_file_is_linked_by_its_content_and_kept(daemon: Herd) -> None:
         assert answer.status == 200 and answer.headers["cache-control"] == "no-cache", stale
 
 
-def test_a_changed_file_is_linked_by_another_url(daemon: Herd, tmp_path: Path) -> None:
+def package_copy(tmp_path: Path) -> Path:
     copy = tmp_path / "src" / "gpuherd"
     shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    return copy
+
+
+def herd_from(copy: Path, home: Path) -> Herd:
+    """A daemon's Herd (not started) that runs gpuherd from `copy`."""
+    herd = Herd(home)
+    herd.env["PYTHONPATH"] = str(copy.parent)
+    return herd
+
+
+def test_a_changed_file_is_linked_by_another_url(daemon: Herd, tmp_path: Path) -> None:
+    copy = package_copy(tmp_path)
     plot = copy / "api" / "static" / "plot.js"
     plot.write_text(plot.read_text() + "\n// changed by an upgrade\n")
-    upgraded = Herd(tmp_path / "upgraded")
-    upgraded.env["PYTHONPATH"] = str(copy.parent)
+    upgraded = herd_from(copy, tmp_path / "upgraded")
     try:
         upgraded.start("--fake-gpus", "1")
         before, after = linked(daemon), linked(upgraded)
@@ -70,3 +81,25 @@ def test_a_changed_file_is_linked_by_another_url(daemon: Herd, tmp_path: Path) -
         assert served.body.endswith("// changed by an upgrade\n")
     finally:
         upgraded.cleanup()
+
+
+def test_a_daemon_upgraded_in_place_serves_what_it_started_with(tmp_path: Path) -> None:
+    """Its files changed on disk while it runs (`pip install -U`): it must not send the new
+    plot.js under the old one's URL (kept by browsers for a year), nor render new templates
+    with its old code."""
+    copy = package_copy(tmp_path)
+    herd = herd_from(copy, tmp_path / "home")
+    try:
+        herd.start("--fake-gpus", "1")
+        before = linked(herd)
+        plot = copy / "api" / "static" / "plot.js"
+        original = plot.read_text()
+        plot.write_text(original + "\n// changed by an upgrade\n")
+        page = copy / "api" / "templates" / "base.html"
+        page.write_text(page.read_text() + "\n<!-- changed by an upgrade -->\n")
+        assert linked(herd) == before
+        assert "changed by an upgrade" not in call(herd, "GET", "/").body
+        served = call(herd, "GET", f"/static/plot.js?v={before['plot.js']}")
+        assert served.status == 200 and served.body == original
+    finally:
+        herd.cleanup()

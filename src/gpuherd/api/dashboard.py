@@ -38,7 +38,12 @@ def install(app: FastAPI) -> None:
     app.include_router(dashboard_actions.router)
     app.include_router(dashboard_submit.router)
     app.include_router(dashboard_streams.router)
-    app.mount("/static", assets.Assets(directory=assets.STATIC), name="static")
+
+
+@router.get("/static/{name}")
+async def static_file(request: Request, name: str, v: str | None = None) -> Response:
+    """A static file as this daemon read it at start (assets.py), whatever is on disk now."""
+    return assets.response(name, v, request.headers.get("if-none-match"))
 
 
 def _service(request: Request) -> Service:

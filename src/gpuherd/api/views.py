@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from jinja2 import DictLoader, Environment, StrictUndefined
 from markupsafe import Markup, escape
 from starlette.datastructures import QueryParams
 from starlette.responses import HTMLResponse
@@ -108,8 +108,11 @@ def _percent(used: int | None, total: int | None) -> int:
 
 
 def _make_env() -> Environment:
+    # The templates as this daemon read them at start: a gpuherd upgraded in place while it
+    # runs must not render its new templates with this version's code.
+    sources = {path.name: path.read_text() for path in TEMPLATES.glob("*.html")}
     env = Environment(
-        loader=FileSystemLoader(TEMPLATES),
+        loader=DictLoader(sources),
         autoescape=True,
         trim_blocks=True,
         lstrip_blocks=True,
