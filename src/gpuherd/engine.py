@@ -325,6 +325,8 @@ class Engine(JobStops):
         transition(job.state, event)  # raises TransitionError for a change the table forbids
         if to_state in WAITING_STATES:  # no GPUs (its attempts keep theirs; a hold for a run
             changes.setdefault("assigned", ())  # sets the run's); wire.job_view: older rows
+        if event is Event.CANCEL:  # the attempt it waited for never started: an earlier
+            changes.setdefault("started_at", None)  # one's start to now is no run time
         self.store.update_job(
             job.id, self.clock(), event.value, to_state, detail, from_state=job.state, **changes
         )

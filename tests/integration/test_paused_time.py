@@ -85,3 +85,26 @@ def test_a_paused_sweep_points_time_stands_still(shared_daemon: Herd, tmp_path: 
     frozen = point()["seconds"]
     stays(lambda: point()["seconds"] <= frozen + 0.1, 1.5, "the paused point's time to stand still")
     herd.cli("kill", str(job))
+
+
+def test_a_job_cancelled_while_waiting_to_run_again_counts_no_wait_as_run_time(
+    shared_daemon: Herd,
+) -> None:
+    """A failed job put back (`retry --hold`) and then killed waiting: the run it had lasted
+    an instant, and its time in the queue since is no run. ls and show counted that whole
+    wait as its TIME (the earlier attempt's start to the cancel: 3m03s for a 0.0s run)."""
+    herd = shared_daemon
+    job = herd.submit("exit 1")
+    failed = herd.wait_state(job, "failed")
+    herd.cli("retry", "--hold", str(job))
+    herd.wait_state(job, "held")
+    wait_for(lambda: time.time() >= failed["ended_at"] + 1.5, 5, "1.5 s in the queue")
+    herd.cli("kill", str(job))
+    herd.wait_state(job, "cancelled")
+
+    listed = herd.cli("ls", "--all").stdout.splitlines()
+    (row,) = [line for line in listed if line.startswith(f"{job} ")]
+    counted = _SECONDS.search(row)
+    assert counted is None or float(counted[1]) < 1.0, row
+    run_time = re.search(r"run time +(\d+\.\d)s", herd.cli("show", str(job)).stdout)
+    assert run_time is None or float(run_time[1]) < 1.0, run_time
