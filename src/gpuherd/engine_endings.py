@@ -3,9 +3,7 @@ jobs that waited for a job that ended badly cancelled with it."""
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import os
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -127,17 +125,17 @@ def not_started(engine: Engine, job: Job | None, error: Exception, now: float) -
     if job is None or job.state not in LIVE_STATES:
         return
     attempt = stored_attempt(engine, job)
+    earlier = [a for a in engine.store.attempts(job.id) if a.number < job.attempt]
+    before = max(earlier, key=lambda a: a.number, default=None)
+    # Its attempt.json and job.json, written a second after the launch (Attempts.
+    # _record_start), say it started: nothing did.
+    job_dir = str(engine.layout.job_dir(job))
+    jobfiles.unrecord_start(attempt.dir, job_dir, before.dir if before else None)
     if not isinstance(error, NotStarted):
         fail_unspawned(engine, job, attempt, error, now)
         return
-    # Its attempt.json, written a second after the launch (Attempts._record_start), says it
-    # ran: the folder would be skipped (attempt_numbers.ran_there). Nothing ran there.
-    with contextlib.suppress(OSError):
-        os.unlink(os.path.join(attempt.dir, "attempt.json"))
-    before = max(
-        (a.number for a in engine.store.attempts(job.id) if a.number < job.attempt), default=0
-    )
-    requeue_unstarted(engine, replace(job, attempt=before), attempt, str(error))
+    number = before.number if before else 0
+    requeue_unstarted(engine, replace(job, attempt=number), attempt, str(error))
 
 
 def stored_attempt(engine: Engine, job: Job) -> Attempt:

@@ -153,6 +153,10 @@ def _reattach(engine: Engine, job: Job, pid: int, now: float) -> None:
     if job.stop is not None:  # a kill or retry the last daemon had begun
         left = max(0.0, kill_due(job) - now)
         engine.attempts.stop(job.id, job.stop.reason, job.stop.requeue, grace=left, begun=True)
+    elif job.state is JobState.PAUSED:
+        # Its SIGSTOP again (a stopped process is not stopped twice): the last daemon may
+        # have stopped before it got there (a Ray actor still being created at the pause).
+        engine.attempts.pause(job.id, True)
 
 
 def _paused_for(engine: Engine, job_id: int, since: float, now: float) -> float:

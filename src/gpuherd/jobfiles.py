@@ -135,6 +135,22 @@ def record_start(attempt_dir: Path, job_dir: Path, info: Mapping[str, object]) -
     _write_copies(_info_files(str(attempt_dir), str(job_dir)), _json_text(info))
 
 
+def unrecord_start(attempt_dir: str, job_dir: str, before: str | None) -> None:
+    """Undo what an attempt's start wrote (record_start), once it is found not to have
+    started after all (a Ray actor that could not be created): the folders as a launch that
+    failed at once leaves them. Its attempt.json goes (the folder would count as a run's:
+    attempt_numbers.ran_there), and job.json is again the attempt before's (`before`: its
+    folder; None: no attempt before, no job.json)."""
+    earlier = None if before is None else _info_files(before, job_dir)[0]
+    record = None if earlier is None else _read_info(earlier)  # (read before it may go)
+    for path in _info_files(attempt_dir, job_dir):
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+    job_file = os.path.join(job_dir, "job.json")
+    if earlier is not None and record is not None and not _link(earlier, job_file):
+        _write_text(job_file, _json_text(record))  # (`gpuherd run`'s attempt 1: job.json)
+
+
 def record_end(
     layout: Layout,
     job: Job,
@@ -190,8 +206,12 @@ def earlier_run_times(folder: Path) -> dict[str, float]:
 def attempt_info(folder: str) -> dict[str, Any] | None:
     """What an attempt folder's attempt.json says; None: none there (a start stopped within
     its first second left none), unreadable, or not a JSON object."""
+    return _read_info(os.path.join(folder, "attempt.json"))
+
+
+def _read_info(path: str) -> dict[str, Any] | None:
     try:
-        with open_job_file(os.path.join(folder, "attempt.json")) as f:
+        with open_job_file(path) as f:
             info = json.loads(f.read(1 << 20))
     except (OSError, ValueError, Forbidden):
         return None

@@ -8,6 +8,7 @@ refuses the first launch (what the Ray executor does when the chosen node is gon
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import time
 from collections.abc import Callable
@@ -18,6 +19,7 @@ import pytest
 from conftest import one_gpu_engine, settled
 from gpuherd.core.model import Job, Outcome
 from gpuherd.core.states import FINISHED_STATES, JobState, OutcomeKind
+from gpuherd.engine import Engine
 from gpuherd.errors import HerdError
 from gpuherd.executors.base import ExitStatus, LaunchRequest, NotStarted, SpawnError
 from gpuherd.executors.local import LocalExecutor
@@ -81,13 +83,16 @@ class StartsLate(LocalExecutor):
     LATE s later that the start did not happen (`unstarted`: what Ray's executor finds once
     the actor's creation failed, off the event loop). Once; later starts run here."""
 
-    def __init__(self, unstarted: Exception) -> None:
+    def __init__(self, unstarted: Exception, runs_before: int = 0) -> None:
         super().__init__()
         self.unstarted: Exception | None = unstarted
+        self.runs_before = runs_before
+        """Launches that run, before the one that does not start."""
         self.handles: list[int] = []
 
     def launch(self, request: LaunchRequest) -> int:
-        if self.unstarted is None:
+        if self.unstarted is None or self.runs_before:
+            self.runs_before -= 1
             return super().launch(request)
         self.handles.append(request.job_id * 1000 + request.attempt)
         return self.handles[-1]
@@ -158,6 +163,70 @@ def test_a_start_found_late_not_to_have_happened_queues_the_job_again(tmp_path: 
     )
     assert events[3].detail is None  # (no attempt number skipped)
     assert (tmp_path / "jobs" / str(job.id) / "attempt-1" / "stdout.log").read_text() == "ran\n"
+
+
+class StartsLateThenPauses(StartsLate):
+    """StartsLate, with the queue paused as its start is told not to have happened: the job
+    stays queued, its folders as that left them (the next start would write them again)."""
+
+    engine: Engine
+
+    def watch(
+        self, pid: int, attempt_dir: str, key: str, on_exit: Callable[[ExitStatus], None]
+    ) -> None:
+        def paused_first(status: ExitStatus) -> None:
+            if status.unstarted is not None:
+                self.engine.set_queue_paused(True)
+            on_exit(status)
+
+        super().watch(pid, attempt_dir, key, paused_first)
+
+
+@pytest.mark.parametrize("runs_before", [0, 1])
+def test_a_start_found_late_not_to_have_happened_leaves_the_folders_as_before_it(
+    tmp_path: Path, runs_before: int
+) -> None:
+    """As a launch that raised NotStarted leaves them: job.json is the attempt before's end
+    (none before it: no job.json), and the attempt's folder has no attempt.json. Before,
+    job.json said the attempt that never started was running, until the next start."""
+    executor = StartsLateThenPauses(NotStarted("Ray node n1 left the cluster"), runs_before)
+    store = Store(tmp_path / "herd.db")
+
+    async def main() -> int:
+        executor.engine = engine = one_gpu_engine(tmp_path, store, executor)
+        engine.start()
+        try:
+            item = SubmitItem(command="exit 3", cwd=str(tmp_path), env=dict(os.environ), retries=1)
+            (job_id,) = Service(engine, tmp_path).submit([item])
+            await queued_again(store, job_id)
+        finally:
+            engine.close()
+        return job_id
+
+    job_id = asyncio.run(main())
+    job = store.get_job(job_id)
+    store.close()
+    assert job is not None and (job.state, job.attempt) == (JobState.QUEUED, runs_before), job
+    folder = tmp_path / "jobs" / str(job_id)
+    unstarted = folder / f"attempt-{runs_before + 1}"
+    assert unstarted.is_dir()  # (made for its start)
+    assert not (unstarted / "attempt.json").exists()
+    if runs_before:
+        ran = json.loads((folder / "attempt-1" / "attempt.json").read_text())
+        assert (ran["attempt"], ran["outcome"], ran["exit_code"]) == (1, "exit", 3), ran
+        assert json.loads((folder / "job.json").read_text()) == ran
+        assert (folder / "job.json").samefile(folder / "attempt-1" / "attempt.json")
+    else:
+        assert not (folder / "job.json").exists()
+
+
+async def queued_again(store: Store, job_id: int, timeout: float = 10.0) -> None:
+    """Wait until the job is queued again after a start that did not happen (or `timeout`)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if any((e.detail or "").startswith("not started") for e in store.events(job_id)):
+            return
+        await asyncio.sleep(0.05)
 
 
 def test_a_start_found_late_to_have_failed_fails_the_job_as_a_spawn_error(tmp_path: Path) -> None:

@@ -341,11 +341,13 @@ def test_a_nodes_read_that_fails_before_the_start_queues_the_job_again(
 
 
 def test_an_actor_that_cannot_be_created_is_told_late_as_a_spawn_error(
-    cluster: LocalCluster, tmp_path: Path
+    cluster: LocalCluster, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     # Ray refuses the actor's creation (here: an argument it cannot send to the node) after
-    # `launch` has returned: `watch` tells the SpawnError `launch` raised before, word for
-    # word (the engine fails the job as spawn_error with it: test_not_started.py).
+    # `launch` has returned: `watch` tells a SpawnError (the engine fails the job as
+    # spawn_error with it: test_not_started.py) of one line that keeps Ray's reason. Ray's
+    # text is 20 lines, coloured, and its first is the argument's whole value (the job's
+    # environment): the job's detail had all of it (`ls` cut it to that first line).
     executor = gone_executor(tmp_path, "f" * 56)
     folder = tmp_path / "attempt-1"
     folder.mkdir()
@@ -354,12 +356,18 @@ def test_an_actor_that_cannot_be_created_is_told_late_as_a_spawn_error(
     _, status = launched(executor, request)
     assert type(status.unstarted) is SpawnError
     message = str(status.unstarted)
-    assert message.startswith("starting job 2 (attempt 1) on the Ray cluster: "), message
-    assert "pickle '_thread.lock' object" in message, message
-    assert message.endswith("; check `gpuherd gpus` and the cluster's state (`ray status`)"), (
-        message
+    assert message == (
+        "starting job 2 (attempt 1) on the Ray cluster: serialization: cannot pickle "
+        "'_thread.lock' object; check `gpuherd gpus` and the cluster's state (`ray status`); "
+        "Ray's whole error: `gpuherd log 2 --stderr`"
     )
-    assert (folder / "stderr.log").read_text() == ""
+    # Ray's whole text, without its colours, where the message says (and in the daemon's log).
+    stderr = (folder / "stderr.log").read_text()
+    assert stderr.startswith(f"gpuherd: {message}\nCould not serialize the argument {{"), stderr
+    assert "\n!!! FAIL serialization: cannot pickle '_thread.lock' object\n" in stderr, stderr
+    assert "\x1b" not in stderr
+    logged = [r.getMessage() for r in caplog.records if r.name == "gpuherd.ray"]
+    assert [m for m in logged if "not started" in m and "!!! FAIL serialization" in m], logged
     names = {a["name"] for a in ray.util.list_named_actors(all_namespaces=True)}
     assert executor.actor_name(2, 1) not in names
 

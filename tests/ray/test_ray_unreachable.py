@@ -1,7 +1,8 @@
 """A cluster the daemon cannot reach for a while: a restart's recovery that does not wait on
 its jobs' actors one by one, and a `daemon stop --kill` that does not wait for jobs it
 cannot reach, whose kill the next daemon carries out. And one that is slow: a launch that
-waits on its GCS does not hold the daemon (nor lets a job killed meanwhile run).
+waits on its GCS does not hold the daemon (nor lets a job killed meanwhile run, nor one
+paused meanwhile run on).
 
 "Cannot reach" is made by freezing Ray's processes (SIGSTOP by pid, SIGCONT after): to the
 daemon, a frozen process is one behind a network cut, and thawed, the same cluster is back
@@ -267,3 +268,47 @@ def test_a_daemon_stopped_while_an_actor_is_created_leaves_the_job_to_the_next_o
     done = rherd.wait_state(job, "succeeded", "failed", "lost", timeout=30)
     assert (done["state"], done["attempt"]) == ("succeeded", 1), done
     assert runs.read_text() == "x\n"
+
+
+def all_stopped(herd: RayHerd) -> bool:
+    """Whether `herd`'s job has started (its shell and `sleep`), every process of it stopped."""
+    procs = herd.job_processes()
+    return len(procs) >= 2 and all(p.status() == psutil.STATUS_STOPPED for p in procs)
+
+
+def test_a_job_paused_while_its_actor_is_created_is_paused_once_it_runs(rherd: RayHerd) -> None:
+    """The pause is answered at once (`paused`), and its SIGSTOP reaches the job once its
+    actor exists and has started the command; `resume` lets it run on."""
+    with slow_gcs(rherd):
+        job = rherd.submit("--", "echo up; sleep 300")
+        assert rherd.job(job)["state"] == "running"  # (its actor being created)
+        proc, took = timed(rherd, "pause", str(job))
+        assert proc.returncode == 0, proc.stderr
+        assert took < ANSWERS, f"`gpuherd pause` took {took:.1f}s"
+        assert rherd.job(job)["state"] == "paused"
+    wait_for(lambda: all_stopped(rherd), 20, "every process of the job to be stopped")
+    assert (rherd.job(job)["state"], rherd.job(job)["attempt"]) == ("paused", 1)
+    rherd.cli("resume", str(job))
+    rherd.wait_state(job, "running")
+    wait_for(lambda: not all_stopped(rherd), 15, "the job to run again")
+    rherd.cli("kill", str(job))
+    ended = rherd.wait_state(job, "killed", "failed", "lost", "succeeded", timeout=30)
+    assert (ended["state"], ended["attempt"]) == ("killed", 1), ended
+
+
+def test_a_job_paused_while_its_actor_is_created_stays_paused_across_a_daemon_stop(
+    rherd: RayHerd,
+) -> None:
+    """The daemon stops before the pause's SIGSTOP could reach the actor (still being
+    created): the next one, which finds the job paused, sends it. Before, the job ran on,
+    shown paused."""
+    with slow_gcs(rherd):
+        job = rherd.submit("--", "echo up; sleep 300")
+        rherd.cli("pause", str(job))
+        rherd.cli("daemon", "stop")
+    rherd.start()
+    assert (rherd.job(job)["state"], rherd.job(job)["attempt"]) == ("paused", 1)
+    wait_for(lambda: all_stopped(rherd), 20, "every process of the job to be stopped")
+    rherd.cli("kill", str(job))
+    ended = rherd.wait_state(job, "killed", "failed", "lost", "succeeded", timeout=30)
+    assert (ended["state"], ended["attempt"]) == ("killed", 1), ended

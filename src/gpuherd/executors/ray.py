@@ -52,7 +52,7 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from gpuherd.executors.base import ExitStatus, LaunchRequest, NotStarted, SpawnError
 from gpuherd.executors.ray_actor import JobActor
-from gpuherd.executors.ray_errors import first_line
+from gpuherd.executors.ray_errors import first_line, reason, said_more
 from gpuherd.executors.ray_files import append, read_exit, write_json
 from gpuherd.executors.ray_follow import Created, Following, Run
 from gpuherd.executors.ray_link import CALL_TIMEOUT, ClusterDown, ClusterLink
@@ -178,9 +178,13 @@ class RayExecutor(Following):
         except ClusterDown as exc:
             raise NotStarted(str(exc)) from exc
         except Exception as exc:  # Ray raises many kinds; all mean "not started"
+            # One line for the job's detail; Ray's whole text goes to its stderr (`_created`).
+            stderr = f"`gpuherd log {request.job_id} --stderr`"
+            more = f"; Ray's whole error: {stderr}" if said_more(exc) else ""
             raise SpawnError(
                 f"starting job {request.job_id} (attempt {request.attempt}) on the Ray "
-                f"cluster: {exc}; check `gpuherd gpus` and the cluster's state (`ray status`)"
+                f"cluster: {reason(exc)}; check `gpuherd gpus` and the cluster's state "
+                f"(`ray status`){more}"
             ) from exc
         return actor, None if node_id is None else (live[node_id].host, node_id)
 

@@ -1,28 +1,59 @@
-"""What Ray says when a job's actor dies, as one line a user can act on (the attempt's
-stderr and the daemon's log get it)."""
+"""What Ray says when a job's actor cannot be created or dies, as one line a user can act on
+(the job's detail, the attempt's stderr and the daemon's log get it), and as its whole text
+(for the attempt's stderr and the daemon's log only).
+
+Ray's errors run to many lines, coloured (ANSI escapes), and their first line often says
+only where it failed: an argument it could not serialise starts with that argument's whole
+value, and the reason is on a later `!!! FAIL` line; an actor that died says so first, and
+the exception that killed it comes last."""
 
 from __future__ import annotations
 
 import re
 
-_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+from gpuherd.core.text import clean_lines
+
 _ERROR_LINE = re.compile(r"^[A-Za-z_.]*(Error|Exception): .+")
+_FAILED = "!!! FAIL"
+"""How Ray's serialisation check marks the part it could not serialise, and why."""
+REASON_CHARS = 500
+"""Most characters of Ray's reason kept in its one line."""
 MISSING_GPUHERD = (
     "gpuherd is not installed on that node: install the same gpuherd version, with its "
     "[ray] extra, on every node of the cluster (docs/cluster.md)"
 )
 
 
+def reason(exc: BaseException) -> str:
+    """The line of Ray's error text that says why, without escapes (and what to do, where
+    gpuherd knows): a `!!! FAIL` line, else the last `...Error: ...` line, else the first."""
+    lines = [line.strip() for line in whole_text(exc).splitlines()]
+    failed = [line.removeprefix(_FAILED).strip() for line in lines if line.startswith(_FAILED)]
+    errors = [line for line in lines if _ERROR_LINE.match(line)]
+    why = failed[0] if failed else errors[-1] if errors else first_line(exc)
+    if len(why) > REASON_CHARS:
+        why = why[: REASON_CHARS - 1] + "…"
+    if "No module named 'gpuherd" in why:
+        why += f"; {MISSING_GPUHERD}"
+    return why
+
+
+def whole_text(exc: BaseException) -> str:
+    """Ray's whole error text, safe to write to a log read with `cat` (escapes dropped)."""
+    return clean_lines(str(exc)).strip()
+
+
+def said_more(exc: BaseException) -> str:
+    """Ray's whole text when it says more than its reason (for a log), else ""."""
+    text = whole_text(exc)
+    return "" if text == reason(exc) else text
+
+
 def actor_died_note(exc: BaseException) -> str:
     """The line a lost attempt's stderr gets: why Ray says its actor died, and what to do."""
-    lines = [_ANSI.sub("", line).strip() for line in str(exc).splitlines()]
-    errors = [line for line in lines if _ERROR_LINE.match(line)]
-    reason = errors[-1] if errors else first_line(exc)
-    if "No module named 'gpuherd" in reason:
-        reason += f"; {MISSING_GPUHERD}"
-    return f"gpuherd: the job's Ray actor ended without an exit status: {reason[:500]}\n"
+    return f"gpuherd: the job's Ray actor ended without an exit status: {reason(exc)}\n"
 
 
 def first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
+    text = clean_lines(str(exc)).strip()
     return text.splitlines()[0] if text else type(exc).__name__

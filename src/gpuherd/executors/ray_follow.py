@@ -27,8 +27,8 @@ from typing import Any
 
 import ray
 
-from gpuherd.executors.base import ExitStatus, NotStarted
-from gpuherd.executors.ray_errors import actor_died_note, first_line
+from gpuherd.executors.base import ExitStatus, SpawnError
+from gpuherd.executors.ray_errors import actor_died_note, first_line, said_more
 from gpuherd.executors.ray_files import append, decode, size, write_exit
 from gpuherd.executors.ray_link import ClusterLink
 from gpuherd.executors.ray_lookup import Lookup, answered, look_up
@@ -144,9 +144,8 @@ class Following(Stopping):
         try:
             run.actor, where = await asyncio.wrap_future(run.creation)
         except Exception as exc:  # NotStarted, SpawnError; else a bug: it fails the job
-            if isinstance(exc, NotStarted) and not run.killed:
-                log.warning("job actor %s not started: %s", run.name, exc)
-                append(Path(run.attempt_dir) / "stderr.log", f"gpuherd: {exc}\n".encode())
+            if isinstance(exc, SpawnError) and not run.killed:  # (else a bug: the engine logs it)
+                _tell_unstarted(run, exc)
             self._conclude(handle, run, -1, unstarted=exc)
             return False
         finally:
@@ -233,3 +232,13 @@ class Following(Stopping):
         if run.actor is not None and time.monotonic() - run.heard < UNHEARD_AFTER:
             return None
         return down
+
+
+def _tell_unstarted(run: Run, exc: Exception) -> None:
+    """Why the run's attempt did not start: in its stderr and the daemon's log, the one line
+    its job's detail gets, then, where Ray said more (many lines, coloured), Ray's whole text:
+    the detail keeps only the line that says why (ray_errors.py)."""
+    more = said_more(exc.__cause__) if exc.__cause__ is not None else ""
+    told = f"{exc}\n{more}".strip()
+    log.warning("job actor %s not started: %s", run.name, told)
+    append(Path(run.attempt_dir) / "stderr.log", f"gpuherd: {told}\n".encode())
