@@ -81,6 +81,13 @@ class SweepAndDeviceTables:
         )
         return [SweepRow(r[0], r[1], json.loads(r[2]), r[3], r[4]) for r in cursor]
 
+    def sweeps_in(self, results_dir: str) -> list[str]:
+        """The names of the sweeps that keep their results in `results_dir`."""
+        rows = self._db.execute(
+            "SELECT name FROM sweeps WHERE results_dir = ? ORDER BY name", (results_dir,)
+        )
+        return [row[0] for row in rows]
+
     def delete_sweep(self, name: str) -> None:
         """Forget a sweep's record (its jobs are removed first, as `rm` removes jobs)."""
         with self.transaction():

@@ -232,6 +232,10 @@ class Sweeps:
                 f"sweep {spec.name!r} kept its results in {known.results_dir}; "
                 f"from now on they are in {spec.results_dir} (use another --name to keep both)"
             )
+        if not known or known.results_dir != spec.results_dir:  # said once, as it moves in
+            others = [n for n in self.store.sweeps_in(spec.results_dir) if n != spec.name]
+            if others:
+                warnings.append(_shared_folder(others, spec.results_dir))
         return warnings
 
     def _item(
@@ -361,3 +365,15 @@ def git_commit(cwd: str, path: str | None = None) -> str | None:
     status = git("status", "--porcelain", "--untracked-files=no")
     dirty = status is not None and status.returncode == 0 and bool(status.stdout.strip())
     return head.stdout.strip() + ("+dirty" if dirty else "")
+
+
+def _shared_folder(others: list[str], results_dir: str) -> str:
+    """A sweep moving into the results folder of others (a sweep file's `results_dir` is kept
+    whatever --name says): their points of the same values are its points."""
+    names = ", ".join(map(repr, others))
+    keeps = "keeps its" if len(others) == 1 else "keep their"
+    return (
+        f"sweep {names} {keeps} results in {results_dir} too: a point of the same values is "
+        "one folder for both, done once (--force runs it again, the other's results moved to "
+        "its previous-runs/); give another --results-dir to keep them apart"
+    )

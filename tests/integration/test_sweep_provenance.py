@@ -69,10 +69,38 @@ def test_two_sweeps_sharing_a_results_folder_say_so(shared_daemon: Herd, shared_
         daemon, work, "echo second {x}", "-p", "x", "1", "--name", "b", "--results-dir", shared
     )
     assert stderr == [
+        sharing("a", shared),
         "gpuherd: warning: 1 done point ran another command (echo first 1): their results are"
-        " kept; --force runs them again"
+        " kept; --force runs them again",
     ]
     assert daemon.json("sweep", "status", "b")["rows"][0]["other_command"] == "echo first 1"
+
+
+def sharing(other: str, results_dir: str) -> str:
+    return (
+        f"gpuherd: warning: sweep {other!r} keeps its results in {results_dir} too: a point of"
+        " the same values is one folder for both, done once (--force runs it again, the"
+        " other's results moved to its previous-runs/); give another --results-dir to keep"
+        " them apart"
+    )
+
+
+def test_a_sweep_moving_into_another_sweeps_results_folder_is_told(
+    shared_daemon: Herd, shared_work: Path
+) -> None:
+    """A sweep file's `results_dir` is kept whatever --name says: a second name with the same
+    command took the first sweep's done points over without a word (with --force, their
+    results went to previous-runs/)."""
+    daemon, work = shared_daemon, shared_work
+    spec = work / "pinned.yaml"
+    spec.write_text("command: echo {x}\nresults_dir: pinned\ngrid:\n  x: [1, 2]\n")
+    submit(daemon, work, str(spec), "--name", "first")
+    done(daemon, "first", 2)
+    answer, stderr = submit(daemon, work, str(spec), "--name", "second", "--force")
+    assert answer["rerun_done"] == 2
+    assert stderr == [sharing("first", str(work / "pinned"))]
+    again, stderr = submit(daemon, work, str(spec), "--name", "second")  # said once
+    assert (again["skipped_done"], stderr) == (2, [])
 
 
 def test_a_cut_off_metrics_file_says_where_it_stops(shared_daemon: Herd, shared_work: Path) -> None:
