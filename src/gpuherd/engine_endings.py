@@ -244,4 +244,11 @@ def fail_unspawned(
             ended_at=now,
         )
         cancel_waiters(engine, job.id, JobState.FAILED, now)
+    # Its folders say so too, as an attempt's that ran and failed: FAILURE, attempt.json and
+    # job.json (`job` may be the copy read before the start, of the attempt before).
+    tried = replace(job, attempt=attempt.number)
+    started_info = jobfiles.start_info(tried, attempt)
+    engine.add_paperwork(
+        lambda: jobfiles.record_end(engine.layout, tried, outcome, now, started_info)
+    )
     engine.wake()  # its GPUs are free for the next job

@@ -268,6 +268,13 @@ def test_spawn_error_is_reported_and_the_daemon_goes_on(
     job = shared_daemon.wait_state(job_id, "failed", "succeeded")
     assert (job["state"], job["outcome"]) == ("failed", "spawn_error")
     assert str(folder) in job["message"]
+    # The job's folder says it failed, and why, as for a command that ran and failed.
+    jobs = shared_daemon.home / "jobs" / str(job_id)
+    wait_for(lambda: (jobs / "FAILURE").exists(), 5, "the job folder's FAILURE marker")
+    recorded = json.loads((jobs / "job.json").read_text())
+    assert (recorded["outcome"], recorded["message"]) == ("spawn_error", job["message"])
+    assert (jobs / "attempt-1" / "FAILURE").exists()
+    assert json.loads((jobs / "attempt-1" / "attempt.json").read_text()) == recorded
     after = shared_daemon.submit("--", "true")
     shared_daemon.wait_state(after, "succeeded")
 
