@@ -17,6 +17,14 @@ class Forbidden(HerdError):
     status = 403
 
 
+class InvalidValue(HerdError):
+    """A request's value that is not one the daemon takes (`?state=bogus`, `?sort=nope`): 422,
+    as FastAPI answers one of the wrong type (`?limit=x`). The line names what it is and
+    what to give instead."""
+
+    status = 422
+
+
 class Conflict(HerdError):
     """The request is valid but the job's state does not allow it."""
 

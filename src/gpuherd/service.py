@@ -32,7 +32,7 @@ from gpuherd.core.when import format_moment
 from gpuherd.devices import host_memory_available
 from gpuherd.engine import Engine
 from gpuherd.engine_endings import fail_orphaned_waiters
-from gpuherd.errors import Conflict, HerdError, NotFound
+from gpuherd.errors import Conflict, HerdError, InvalidValue, NotFound
 from gpuherd.service_edit import EditVerbs
 from gpuherd.service_system import SystemVerbs
 from gpuherd.store import NewJob
@@ -216,9 +216,9 @@ class Service(SystemVerbs, EditVerbs):
 
     def log_target(self, job_id: int, stream: str, attempt: int | None) -> tuple[int, Path]:
         """The attempt whose log is read (`attempt`, or the job's latest) and that log."""
+        if stream not in ("stdout", "stderr"):  # a bad query value, before any job is looked up
+            raise InvalidValue(f"unknown stream '{stream}': use stdout or stderr")
         job = self._job(job_id)
-        if stream not in ("stdout", "stderr"):
-            raise HerdError(f"unknown stream '{stream}': use stdout or stderr")
         number = attempt or job.attempt
         if number < 1 or number > job.attempt:
             if job.attempt == 0 and job.state in FINISHED_STATES:  # cancelled, say
@@ -372,7 +372,7 @@ def _state(name: str) -> JobState:
         return JobState(name)
     except ValueError:
         names = ", ".join(s.value for s in JobState)
-        raise HerdError(f"unknown state '{name}': use one of {names}") from None
+        raise InvalidValue(f"unknown state '{name}': use one of {names}") from None
 
 
 def _future(begin: float | None, now: float) -> float | None:

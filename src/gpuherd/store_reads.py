@@ -1,5 +1,6 @@
-"""The store's reads of whole jobs: one by id, many by id, a listing by state and filter, and
-the queued jobs that may start, in the order they start (a part of Store).
+"""The store's reads of whole jobs: one by id, many by id (or which ids are jobs'), a listing
+by state and filter, and the queued jobs that may start, in the order they start (a part of
+Store).
 
 store_views.py holds the other reads (counts, pages, events, queue positions).
 """
@@ -17,7 +18,7 @@ from gpuherd.store_rows import ANY_JOB, JobFilter
 from gpuherd.store_views import READY, START_ORDER
 
 ID_CHUNK = 500
-"""Ids per query of get_jobs (SQLite before 3.32 takes 999 parameters at most)."""
+"""Ids per query of get_jobs and known_ids (SQLite before 3.32 takes 999 parameters at most)."""
 
 
 class JobReads:
@@ -36,15 +37,20 @@ class JobReads:
 
     def get_jobs(self, ids: Sequence[int]) -> dict[int, Job]:
         found: dict[int, Job] = {}
+        for row in self._rows_of(rows.JOB_COLUMNS, ids):
+            job = self._job(row)
+            found[job.id] = job
+        return found
+
+    def known_ids(self, ids: Sequence[int]) -> set[int]:
+        """Those of `ids` that some job has: its id alone is read, not the whole job."""
+        return {row[0] for row in self._rows_of("id", ids)}
+
+    def _rows_of(self, columns: str, ids: Sequence[int]) -> Generator[tuple[Any, ...], None, None]:
         for start in range(0, len(ids), ID_CHUNK):
             chunk = list(ids[start : start + ID_CHUNK])
             marks = ",".join("?" * len(chunk))
-            for row in self._db.execute(
-                f"SELECT {rows.JOB_COLUMNS} FROM jobs WHERE id IN ({marks})", chunk
-            ):
-                job = self._job(row)
-                found[job.id] = job
-        return found
+            yield from self._db.execute(f"SELECT {columns} FROM jobs WHERE id IN ({marks})", chunk)
 
     def list_jobs(
         self,

@@ -25,7 +25,7 @@ from gpuherd.core.states import POINT_STATES, JobState
 from gpuherd.core.sweep import Point, SweepError, SweepSpec, expand, spec_from_dict
 from gpuherd.core.sweep_values import json_safe, metric_text
 from gpuherd.core.units import format_size
-from gpuherd.errors import Forbidden, HerdError, NotFound
+from gpuherd.errors import Forbidden, HerdError, InvalidValue, NotFound
 from gpuherd.store import Store, SweepRow
 from gpuherd.sweep_files import (
     JSON_MAX_BYTES,
@@ -79,7 +79,7 @@ def table(
     the first `limit` of each after sorting. The counts are always the whole sweep's."""
     unknown = [s for s in states if s not in POINT_STATES]
     if unknown:
-        raise HerdError(f"unknown state '{unknown[0]}': use one of {', '.join(POINT_STATES)}")
+        raise InvalidValue(f"unknown state '{unknown[0]}': use one of {', '.join(POINT_STATES)}")
     row = store.get_sweep(name)
     if row is None:
         raise NotFound(no_such_sweep(name))
@@ -293,7 +293,7 @@ def sort_rows(
     known = (*metric_keys, *_FIELDS, *varying)
     if name not in known and not any(name in r["params"] for r in every):
         params = list(dict.fromkeys([*varying, *(k for r in every for k in r["params"])]))
-        raise HerdError(
+        raise InvalidValue(
             f"cannot sort by {name!r}: use a metric ({', '.join(metric_keys) or 'none yet'}),"
             f" a parameter ({', '.join(params) or 'none'}) or one of {', '.join(_FIELDS)};"
             " prefix - for descending"

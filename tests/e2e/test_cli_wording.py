@@ -1,5 +1,6 @@
 """Mistakes that click used to word (`No such option '-1'`, `'high' is not a valid integer.`,
-`Invalid value for '--begin': invalid --begin ...`) get gpuherd's one line: what is wrong,
+`Invalid value for '--begin': invalid --begin ...`) get gpuherd's one line: the option first,
+then what is wrong,
 what to do, exit status 2 as for every other usage error, and nothing done."""
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ SIZE_AND_DURATION_VERBS = {  # what comes before the option, and after it; which
     "run": ([], ["true"], ["--mem", "--ram", "--timeout"]),
     "wait": ([], [], ["--timeout"]),
 }
+FAKE_FORMS = "use a count (4), sizes (2x24GiB,1x80GiB) or a .json state file"
 NOT_AN_INDEX = "GPUs are numbered from 0 to 4095, as `gpuherd gpus` lists them"
 
 
@@ -104,21 +106,46 @@ WORDING = [
         "lists them), e.g. --attempt 2",
         "log",
     ),
-    # --begin's own words, without click's "Invalid value for '--begin':" before them.
+    # --begin, --env and --fake-gpus: option first, as every other bad value (they were
+    # `invalid --begin 'tomorrow': ...`, the option inside the line).
     (
         ["submit", "--begin", "tomorrow", "true"],
-        f"invalid --begin 'tomorrow': {BEGIN_FORMS}",
+        f"--begin: invalid time 'tomorrow': {BEGIN_FORMS}",
         "submit",
     ),
     (
         ["sweep", "true {x}", "-p", "x", "1", "--begin", "+5x"],
-        f"invalid --begin '+5x': {BEGIN_FORMS}",
+        f"--begin: invalid time '+5x': {BEGIN_FORMS}",
         "sweep",
     ),
     (
+        ["edit", "1", "--begin", "25:00"],
+        f"--begin: invalid time '25:00': no such time of day; {BEGIN_FORMS}",
+        "edit",
+    ),
+    (
         ["submit", "--env", "SEED", "true"],
-        "invalid --env 'SEED': use NAME=VALUE, e.g. --env SEED=1",
+        "--env: invalid variable 'SEED': use NAME=VALUE, e.g. --env SEED=1",
         "submit",
+    ),
+    (
+        ["sweep", "true {x}", "-p", "x", "1", "--env", "1X=2"],
+        "--env: invalid variable '1X=2': '1X' is not an environment variable name: use letters, "
+        "digits and _, not starting with a digit (e.g. SEED)",
+        "sweep",
+    ),
+    *[
+        (
+            [*verb.split(), "--fake-gpus", "2y24GiB", *after],
+            f"--fake-gpus: invalid item '2y24GiB': {FAKE_FORMS}",
+            verb,
+        )
+        for verb, after in (("daemon start", []), ("run", ["true"]))
+    ],
+    (
+        ["daemon", "start", "--fake-gpus", "2x24GiB,,1"],
+        f"--fake-gpus: empty item in '2x24GiB,,1': {FAKE_FORMS}",
+        "daemon start",
     ),
     # A number too large got the hint for a word too: "..., or last (the job submitted last)".
     (
@@ -291,6 +318,10 @@ def test_a_flagged_refusal_and_its_hint_say_the_name_typed(
         ("submit", "--timeout", "5x", "true"): (
             f"--timeout: invalid duration '5x': {DURATION_FORMS} (see {name} submit --help)"
         ),
+        ("submit", "--timeout"): f"--timeout: no value given (see {name} submit --help)",
+        ("daemon", "start", "--fake-gpus"): (
+            f"--fake-gpus: no value given (see {name} daemon start --help)"
+        ),
         ("gpus", "drain", BIG): (
             f"invalid GPU index '{BIG}': GPUs are numbered from 0 to 4095, as `{name} gpus` "
             f"lists them (see {name} gpus drain --help)"
@@ -320,12 +351,28 @@ def test_a_flagged_refusal_and_its_hint_say_the_name_typed(
     assert shared.ls_all() == before
 
 
+MISSING_VALUES = {  # an option given last without its value: the command whose option it is
+    ("ls", "--limit"): "ls",
+    ("submit", "--timeout"): "submit",
+    ("sweep", "status", "s", "--state"): "sweep status",
+    ("sweep", "true {x}", "-p", "x", "1", "--begin"): "sweep",  # (its hidden `submit`)
+    ("daemon", "start", "--fake-gpus"): "daemon start",
+    ("edit", "1", "--env"): "edit",
+    ("run", "--prefix"): "run",
+}
+
+
 @pytest.mark.parametrize(
-    "args", [["ls", "--limit"], ["submit", "--timeout"], ["sweep", "status", "s", "--state"]]
+    ("args", "command"), MISSING_VALUES.items(), ids=[" ".join(a) for a in MISSING_VALUES]
 )
-def test_an_option_given_last_without_its_value_is_one_line(shared: Herd, args: list[str]) -> None:
+def test_an_option_given_last_without_its_value_is_one_line(
+    shared: Herd, args: tuple[str, ...], command: str
+) -> None:
     # Click said "Option '--limit' requires an argument.": not the option first, as every
-    # other mistake of an option's value is said.
+    # other mistake of an option's value is said; then it lacked the `(see ... --help)` they
+    # have (click's parser gives that error no command).
     proc = shared.cli(*args, check=False)
     assert (proc.returncode, proc.stdout) == (2, "")
-    assert proc.stderr == f"gpuherd: error: {args[-1]}: no value given\n"
+    assert proc.stderr == (
+        f"gpuherd: error: {args[-1]}: no value given (see gpuherd {command} --help)\n"
+    )

@@ -48,6 +48,21 @@ def test_a_submitted_id_no_job_can_have_shows_no_banner(shared_daemon: Herd) -> 
         assert not banner.search(page.body) and "Submitted" not in page.body, value
 
 
+def test_a_banner_names_only_jobs_that_exist(shared_daemon: Herd) -> None:
+    """`/jobs?submitted=9999`, a possible id no job has (a URL kept after `rm`, or typed),
+    still said "Submitted job #9999", linking a page that says there is no such job."""
+    kept = shared_daemon.submit("--hold", "--", "true")
+    removed = shared_daemon.submit("--hold", "--", "true")
+    shared_daemon.cli("rm", str(removed))
+    banner = re.compile(r'<div class="flash ok">(Submitted jobs?)\s*(.*?)</div>', re.S)
+    page = call(shared_daemon, "GET", f"/jobs?submitted={kept},{removed}").body
+    [(said, links)] = banner.findall(page)
+    assert (said, re.findall(r'href="/jobs/(\d+)"', links)) == ("Submitted job", [str(kept)])
+    for value in (str(removed), "9999999", f"{removed},9999999"):
+        page = call(shared_daemon, "GET", f"/jobs?submitted={value}").body
+        assert 'id="jobs-live"' in page and "Submitted" not in page, value
+
+
 def test_bidi_controls_in_user_text_show_as_code_points(daemon: Herd, tmp_path: Path) -> None:
     job_id = daemon.submit(
         "--hold", "--name", "rtl\u202eevil", "--project", "p\u2066q", "--", "echo \u200fhi"

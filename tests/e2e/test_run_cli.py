@@ -585,6 +585,11 @@ BAD_OPTIONS = [
         id="times-from-missing",
     ),
     pytest.param(["--fake-gpus", "1", "--order", "shortest"], ["shortest"], id="bad-order"),
+    pytest.param(
+        ["--fake-gpus", "1", "--prefix", "p" * 201],
+        ["--prefix is too long: give at most 200 characters"],
+        id="prefix-too-long",
+    ),
     # GPU memory for jobs that get no GPU: refused, as `submit -g 0 --mem` is.
     pytest.param(
         ["--fake-gpus", "1", "--gpus-per-job", "0", "--mem", "1GiB"],
@@ -612,7 +617,10 @@ def test_bad_options_get_one_line_before_any_job_starts(
     (runs.cwd / "y.py").write_text(f"def yielder():\n    yield {probe.cmd('never')!r}\n")
     out = runs.root / "out"
     proc = runs.run(*args, "--output-dir", str(out), input=probe.cmd("never") + "\n")
-    assert_one_error_line(proc, *names)
+    line = assert_one_error_line(proc, *names)
+    # A usage mistake, as click's own are: exit 2 and the command's --help named (the ones
+    # checked by hand, --prefix, --times-from, --gpus-per-job, were exit 1 without it).
+    assert proc.returncode == 2 and line.endswith(" (see gpuherd run --help)"), line
     assert proc.stdout == ""
     assert not out.exists()
     assert list(runs.tmp.iterdir()) == []  # no state folder either
@@ -644,6 +652,7 @@ def test_prefix_that_is_a_path_is_refused_and_writes_nothing(
     args = ["--fake-gpus", "2", "--output-dir", str(out), "--prefix", prefix]
     proc = runs.run(*args, input=probe.cmd("never") + "\n")
     assert_one_error_line(proc, f"--prefix {prefix}", "--output-dir")
+    assert proc.returncode == 2  # a usage mistake (it was 1)
     assert proc.stdout == ""
     assert not out.exists()
     assert not probe.started("never")
@@ -684,7 +693,8 @@ def test_empty_output_dir_is_refused_not_taken_as_the_working_folder(
     runs: Runs, probe: Probe
 ) -> None:
     proc = runs.run("--fake-gpus", "2", "--output-dir", "", input=probe.cmd("never") + "\n")
-    assert_one_error_line(proc, "--output-dir")
+    assert_one_error_line(proc, "--output-dir is empty")
+    assert proc.returncode == 2  # a usage mistake (it was 1)
     assert list(runs.cwd.iterdir()) == []
     assert not probe.started("never")
 

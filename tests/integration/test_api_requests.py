@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -212,6 +213,42 @@ def test_a_number_past_64_bits_in_a_query_is_named(api: Api) -> None:
     answer = api.send("GET", f"/jobs/wait?ids={api.held}&timeout={huge}")  # a bound of its own
     said = "invalid request: query.timeout: Input should be less than or equal to 3600"
     assert (answer.status, answer.error) == (422, said)
+
+
+# ---- a query value the endpoint does not take: 422, as one of the wrong type ---------------
+
+JOB_STATES = "queued, held, running, paused, succeeded, failed, killed, cancelled, lost"
+BAD_QUERIES = [  # each was 400, while `?limit=x` was 422
+    ("/jobs?state=bogus", f"unknown state 'bogus': use one of {JOB_STATES}"),
+    ("/jobs?state=held&state=nope&ids_only=true", f"unknown state 'nope': use one of {JOB_STATES}"),
+    ("/sweeps/q?state=bogus", f"unknown state 'bogus': use one of {JOB_STATES}, done, missing"),
+    (
+        "/sweeps/q?sort=nope",
+        "cannot sort by 'nope': use a metric (none yet), a parameter (x) or one of index, "
+        "folder, state, seconds, job_id, started_at, ended_at; prefix - for descending",
+    ),
+    ("/jobs/{held}/log?stream=err", "unknown stream 'err': use stdout or stderr"),
+    ("/jobs/{held}/log/follow?stream=err", "unknown stream 'err': use stdout or stderr"),
+    ("/jobs/987654/log?stream=err", "unknown stream 'err': use stdout or stderr"),  # before 404
+]
+
+
+@pytest.fixture(scope="module")
+def sweep_q(api: Api) -> str:
+    """Sweep `q`, one point, held (the queue is paused too)."""
+    args = ["sweep", "true {x}", "-p", "x", "1", "--name", "q", "--hold"]
+    api.herd.cli(*args, cwd=Path(api.cwd))
+    return "q"
+
+
+@pytest.mark.parametrize(("path", "says"), BAD_QUERIES, ids=[p for p, _ in BAD_QUERIES])
+def test_a_query_value_not_taken_is_422_naming_it_and_what_to_give(
+    api: Api, sweep_q: str, path: str, says: str
+) -> None:
+    before = api.snapshot()
+    answer = api.send("GET", path.format(held=api.held))
+    assert (answer.status, answer.error) == (422, says)
+    assert api.snapshot() == before
 
 
 # ---- a body that is not JSON ---------------------------------------------------------------

@@ -86,7 +86,7 @@ def test_a_bad_variable_is_named_on_one_line_and_no_daemon_starts(
         path.write_text('{"gpus": [')
     value = "abc" if kind == "bad" else str(path)
     reason = {
-        "bad": f"invalid {VARIABLE} item 'abc': use a count (4), sizes "
+        "bad": f"{VARIABLE}: invalid item 'abc': use a count (4), sizes "
         "(2x24GiB,1x80GiB) or a .json state file",
         "missing": f"fake GPU state file not found: {path}: create it, or use a count (4), "
         "sizes (2x24GiB,1x80GiB) or a .json state file",
@@ -145,7 +145,7 @@ def test_a_bad_fake_gpus_argument_is_not_told_to_set_the_variable(
     with pytest.raises(DaemonError) as caught:
         connect(herd.home, fake_gpus="bogus")
     assert str(caught.value) == (
-        "invalid fake_gpus item 'bogus': use a count (4), sizes (2x24GiB,1x80GiB) "
+        "fake_gpus: invalid item 'bogus': use a count (4), sizes (2x24GiB,1x80GiB) "
         "or a .json state file (arguments of gpuherd.connect(), before the first submit)"
     )
     assert not herd.is_up()

@@ -26,7 +26,7 @@ def test_a_bad_gpu_option_is_named_on_one_line_and_no_daemon_starts(
     if kind == "malformed":
         path.write_text('{"gpus": [')
     option, value, reason = {
-        "bad": ("--fake-gpus", "abc", f"invalid --fake-gpus item 'abc': {FAKE_HELP}"),
+        "bad": ("--fake-gpus", "abc", f"--fake-gpus: invalid item 'abc': {FAKE_HELP}"),
         "missing": (
             "--fake-gpus",
             str(path),

@@ -60,7 +60,7 @@ def test_a_daemon_that_did_not_start_says_why_in_connects_words(
     with pytest.raises(DaemonError) as caught:
         connect(herd.home, fake_gpus="bogus")
     said = str(caught.value)
-    assert said.startswith("invalid fake_gpus item 'bogus': use a count (4)")
+    assert said.startswith("fake_gpus: invalid item 'bogus': use a count (4)")
     assert "arguments of gpuherd.connect()" in said and "--fake-gpus" not in said
     assert not herd.is_up()
 
@@ -75,13 +75,13 @@ def test_a_bad_gpuherd_fake_gpus_is_named_as_the_variable_in_the_environment(
     with pytest.raises(DaemonError) as caught:
         connect(herd.home)
     assert str(caught.value) == (
-        "invalid GPUHERD_FAKE_GPUS item 'abc': use a count (4), sizes "
+        "GPUHERD_FAKE_GPUS: invalid item 'abc': use a count (4), sizes "
         "(2x24GiB,1x80GiB) or a .json state file (GPUHERD_FAKE_GPUS in the environment: "
         "export GPUHERD_FAKE_GPUS=4, say, or unset it)"
     )
     assert not herd.is_up()
     # An argument given is used instead of the variable, and named when it is the bad one.
-    with pytest.raises(DaemonError, match=r"^invalid fake_gpus item 'bogus'"):
+    with pytest.raises(DaemonError, match=r"^fake_gpus: invalid item 'bogus'"):
         connect(herd.home, fake_gpus="bogus")
     assert connect(herd.home, fake_gpus=1).client.get("/daemon")["probe"].startswith("fake: 1 GPU")
 

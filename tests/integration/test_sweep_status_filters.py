@@ -103,7 +103,7 @@ def test_an_unknown_state_or_a_limit_below_one_is_one_line(ended_sweep: Herd) ->
         "paused, succeeded, failed, killed, cancelled, lost, done, missing (see gpuherd sweep "
         "status --help)"
     ]
-    # The HTTP API says it in the daemon's words (400).
+    # The HTTP API says it in the daemon's words (422, as every bad query value).
     with pytest.raises(HerdError, match=r"^unknown state 'faild': use one of queued, "):
         ended_sweep.client.get("/sweeps/f", state=["faild"])
     zero = ended_sweep.cli("sweep", "status", "f", "--limit", "0", check=False)

@@ -118,8 +118,8 @@ def test_env_names_are_checked_by_the_rule_python_and_sweep_files_use(pair: str)
     assert result.exit_code == 2
     name = pair.split("=")[0]
     assert result.output.endswith(
-        f"Error: invalid --env '{pair}': '{name}' is not an environment variable name: use"
-        " letters, digits and _, not starting with a digit (e.g. SEED)\n"
+        f"Error: --env: invalid variable '{pair}': '{name}' is not an environment variable name:"
+        " use letters, digits and _, not starting with a digit (e.g. SEED)\n"
     )
 
 

@@ -43,9 +43,7 @@ def test_begin_forms(text: str, expected: float) -> None:
 )
 def test_bad_begin_says_what_forms_there_are(text: str) -> None:
     # `now` is taken: the message lists it.
-    with pytest.raises(
-        ValueError, match=r"invalid --begin .*use now, \+DURATION .*\(23:30\).*T02:00"
-    ):
+    with pytest.raises(ValueError, match=r"invalid time .*use now, \+DURATION .*\(23:30\).*T02:00"):
         parse_begin(text, NOW)
 
 
@@ -81,7 +79,7 @@ def test_a_begin_no_date_can_show_is_refused(text: str, why: str) -> None:
     # Accepted before, such a job then broke `ls` and `show` for the whole queue.
     with pytest.raises(ValueError) as refused:
         parse_begin(text, NOW)
-    assert str(refused.value) == f"invalid --begin {text!r}: {why}"
+    assert str(refused.value) == f"invalid time {text!r}: {why}"
     assert parse_begin("9999-01-01", NOW) == datetime(9999, 1, 1).timestamp()
 
 

@@ -100,6 +100,8 @@ async def jobs_list(request: Request) -> HTMLResponse:
     except ValueError:  # none, or a URL typed by hand: no banner, as other bad query values
         ids = []
     service = _service(request)
+    known = service.store.known_ids(ids)  # `?submitted=9999`, kept or typed: not a job's
+    ids = [job_id for job_id in ids if job_id in known]
     sweeps = views.sweep_names(service)
     draining = views.stopping(service) if ids else None
     return views.render(

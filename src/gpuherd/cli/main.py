@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+import traceback
 from typing import Any, TextIO
 
 import click
@@ -220,11 +221,11 @@ def main(argv: list[str] | None = None) -> None:
         _error(exc.ctx.get_help())
         sys.exit(exc.exit_code)
     except click.ClickException as exc:
-        hint = ""
         ctx: Any = getattr(exc, "ctx", None)
-        if ctx is not None:
-            hint = f" (see {ctx.command_path} --help)"
-        said = _other_tools_word(exc, ctx) or _missing_value(exc) or exc.format_message()
+        said = _other_tools_word(exc, ctx) or exc.format_message()
+        if missing := _missing_value(exc):
+            said, ctx = missing, ctx or _parsed_context(exc)
+        hint = f" (see {ctx.command_path} --help)" if ctx is not None else ""
         _error(prefixed("error", f"{said}{hint}"))
         sys.exit(exc.exit_code)
     except HerdError as exc:
@@ -257,6 +258,19 @@ def _missing_value(exc: click.ClickException) -> str | None:
     if isinstance(exc, click.BadOptionUsage) and name and "requires an argument" in exc.message:
         return f"{name}: no value given"
     return None
+
+
+def _parsed_context(exc: click.ClickException) -> click.Context | None:
+    """The context of the command whose arguments click was parsing when it raised `exc`:
+    its parser raises a missing value without one, which every other usage error has (and
+    with it its `(see gpuherd submit --help)`). It is the innermost `ctx` of the frames the
+    error passed through (Command.parse_args(self, ctx, args)), named as typed (`herd ...`)."""
+    found = None
+    for frame, _ in traceback.walk_tb(exc.__traceback__):
+        ctx = frame.f_locals.get("ctx")
+        if isinstance(ctx, click.Context):
+            found = ctx
+    return found
 
 
 def _other_tools_word(exc: click.ClickException, ctx: Any) -> str | None:

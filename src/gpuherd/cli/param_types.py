@@ -28,28 +28,22 @@ class _Flagged(click.ParamType):  # type: ignore[type-arg]
     start --gpus` says it, not after click's "Invalid value for '--only-gpus':". Click's own
     types refuse through `fail`, so mixed in before one of them it words theirs too."""
 
-    flagged = True
-
     def fail(
         self, message: str, param: click.Parameter | None = None, ctx: click.Context | None = None
     ) -> NoReturn:
-        if self.flagged and isinstance(param, click.Option):
+        if isinstance(param, click.Option):
             raise click.UsageError(f"{param.opts[-1]}: {message}", ctx)
         super().fail(message, param, ctx)
 
 
 class _Parsed(_Flagged):
-    """A click type that delegates to one of the core's parsers (ValueError = bad value).
+    """A click type that delegates to one of the core's parsers (ValueError = bad value),
+    whose words say what is wrong with the value (`invalid time 'x': ...`); the option goes
+    in front (_Flagged)."""
 
-    A parser whose words name the option (`invalid --begin 'x': ...`) is `named`: its line
-    is said as it is, not after click's "Invalid value for '--begin':". One whose words do
-    not is `flagged` (_Flagged)."""
-
-    def __init__(self, name: str, parse: Any, named: bool = False, flagged: bool = False) -> None:
+    def __init__(self, name: str, parse: Any) -> None:
         self.name = name
         self._parse = parse
-        self._named = named
-        self.flagged = flagged
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if not isinstance(value, str):
@@ -57,19 +51,17 @@ class _Parsed(_Flagged):
         try:
             return self._parse(value)
         except ValueError as exc:
-            if self._named:
-                raise click.UsageError(str(exc), ctx) from None
             self.fail(str(exc), param, ctx)
 
 
 def _env_pair(text: str) -> tuple[str, str]:
     key, sep, value = text.partition("=")
     if not sep or not key:
-        raise ValueError(f"invalid --env '{text}': use NAME=VALUE, e.g. --env SEED=1")
+        raise ValueError(f"invalid variable '{text}': use NAME=VALUE, e.g. --env SEED=1")
     try:
         check_variable(key, value)
     except ValueError as exc:
-        raise ValueError(f"invalid --env '{text}': {exc}") from None
+        raise ValueError(f"invalid variable '{text}': {exc}") from None
     return key, value
 
 
@@ -90,8 +82,8 @@ class _Memory(_Parsed):
             self.fail(str(exc), param, ctx)
 
 
-DURATION = _Parsed("duration", parse_duration, flagged=True)
-SIZE = _Memory("size", parse_memory, flagged=True)
+DURATION = _Parsed("duration", parse_duration)
+SIZE = _Memory("size", parse_memory)
 
 
 def _after_ids(text: str) -> list[int | str]:
@@ -110,8 +102,8 @@ def _after_ids(text: str) -> list[int | str]:
 
 _NUMBERS = re.compile(r"[\d\s,-]+")
 """Text of ids alone: digits, ranges and lists (no word to mistake for `last`)."""
-AFTER_IDS = _Parsed("ids", _after_ids, flagged=True)
-GPU_INDICES = _Parsed("GPUs", parse_gpu_indices, flagged=True)
+AFTER_IDS = _Parsed("ids", _after_ids)
+GPU_INDICES = _Parsed("GPUs", parse_gpu_indices)
 
 
 def _listen_address(text: str) -> str:
@@ -123,9 +115,9 @@ def _listen_address(text: str) -> str:
     return text
 
 
-LISTEN = _Parsed("HOST:PORT", _listen_address, flagged=True)
-ENV_PAIR = _Parsed("NAME=VALUE", _env_pair, named=True)
-BEGIN = _Parsed("time", lambda text: parse_begin(text, time.time()), named=True)
+LISTEN = _Parsed("HOST:PORT", _listen_address)
+ENV_PAIR = _Parsed("NAME=VALUE", _env_pair)
+BEGIN = _Parsed("time", lambda text: parse_begin(text, time.time()))
 
 
 class WholeRange(_Flagged, click.IntRange):

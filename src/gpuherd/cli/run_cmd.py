@@ -234,7 +234,8 @@ def run(
     the whole input is read first, then the jobs whose commands ran longest in an earlier run
     start first (commands not seen before go first, in input order). Exit status: 0 when all
     succeeded, 1 when any failed, could not run (more GPUs than there are: its line says why)
-    or did not run, or the input could not be read, 130 when interrupted, 129 when hung up.
+    or did not run, or the input could not be read, 2 for a mistake in the command line,
+    130 when interrupted, 129 when hung up.
     Ctrl-C once: start nothing new and let running jobs finish; twice: kill them. SIGHUP
     kills them at once.
     """
@@ -261,7 +262,9 @@ def run(
     except ValueError as exc:
         raise HerdError(str(exc)) from None
     if gpus_per_job > len(slots):
-        raise HerdError(f"--gpus-per-job {gpus_per_job} but only {len(slots)} GPU(s) are given")
+        raise click.UsageError(
+            f"--gpus-per-job {gpus_per_job} but only {len(slots)} GPU(s) are given"
+        )
     cwd, env = os.getcwd(), dict(os.environ)
     reject_nul("", cwd=cwd)  # a folder whose path is not UTF-8: once, not for every job
     source: Iterable[SubmitItem]
@@ -340,17 +343,19 @@ def _yielded_items(
 
 def _check_output(output_dir: str | None, prefix: str) -> None:
     """Job folders are OUTPUT/<prefix><number>: a prefix that is a path would put them (and
-    overwrite what is there) outside --output-dir."""
+    overwrite what is there) outside --output-dir. Usage errors (exit 2), as click's are."""
     if output_dir == "":
-        raise HerdError("--output-dir is empty: give a folder, or leave it out for a new one")
+        raise click.UsageError(
+            "--output-dir is empty: give a folder, or leave it out for a new one"
+        )
     separators = {"/", os.sep, os.altsep or "/"}
     if prefix in (".", "..") or any(sep in prefix for sep in separators):
-        raise HerdError(
+        raise click.UsageError(
             f"--prefix {prefix}: give the start of a folder name, with no '/' and not . or .."
             " (e.g. --prefix job_): job folders go in --output-dir"
         )
     if len(os.fsencode(prefix)) > PREFIX_MAX:
-        raise HerdError(f"--prefix is too long: give at most {PREFIX_MAX} characters")
+        raise click.UsageError(f"--prefix is too long: give at most {PREFIX_MAX} characters")
 
 
 def _earlier_run_times(times_from: Path | None, output_dir: Path) -> dict[str, float]:
@@ -362,7 +367,7 @@ def _earlier_run_times(times_from: Path | None, output_dir: Path) -> dict[str, f
         times = earlier_run_times(folder)
     except OSError as exc:
         if times_from is not None:  # named by the user: say so; a new --output-dir is fine
-            raise HerdError(
+            raise click.UsageError(
                 f"--times-from {times_from}: {exc.strerror} (give an earlier run's --output-dir)"
             ) from None
         times = {}

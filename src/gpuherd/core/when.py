@@ -20,11 +20,12 @@ LATEST = datetime(9999, 12, 30).timestamp()  # a day short: any time zone still 
 """The last moment a --begin may name: later ones cannot be shown as a date."""
 
 
-def parse_begin(text: str, now: float, name: str = "--begin") -> float:
+def parse_begin(text: str, now: float, name: str = "time") -> float:
     """Epoch seconds of `text`: "+2h" (from now), "23:30" (its next occurrence: today, or
     tomorrow once it is past), "2026-11-26" (that midnight), "2026-11-26T02:00" or
     "2026-11-26 02:00" (an explicit offset such as "+01:00" is honoured), or "now".
-    Errors name the value as `name` (the CLI's flag, Python's keyword, the dashboard's box)."""
+    Errors name the value as `name` (`invalid time 'x'`, which the CLI puts after its flag;
+    Python's keyword; the dashboard's box)."""
     value = text.strip()
     if value == "now":
         return now

@@ -86,6 +86,6 @@ def _checked_fake(value: str, name: str) -> str:
 
 
 def _named(reason: str, option: str) -> str:
-    """`reason` with the option it is about in front, unless it names it already
-    (`invalid --fake-gpus item 'x'`): a state file's error names only the file."""
-    return reason if option in reason else f"{option}: {reason}"
+    """`reason` with the option it is about in front (a state file's error names only the
+    file), unless it is there already (`--fake-gpus: invalid item 'x'`)."""
+    return reason if reason.startswith(f"{option}:") else f"{option}: {reason}"

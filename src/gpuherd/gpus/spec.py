@@ -62,9 +62,9 @@ def parse_fake_spec(text: str, name: str = "--fake-gpus") -> list[FakeGpu] | Pat
 
 def _parse_fake_item(item: str, text: str, name: str) -> tuple[int, int]:
     """(count, bytes each); a bare number is a count of 24 GiB GPUs, never a size in bytes."""
-    bad = f"invalid {name} item {item!r}{within(item, text)}"
+    bad = f"{name}: invalid item {item!r}{within(item, text)}"  # option first, as click's are
     if not item:
-        raise ValueError(f"empty item in {name} {text!r}: {_FAKE_HELP}")
+        raise ValueError(f"{name}: empty item in {text!r}: {_FAKE_HELP}")
     if _is_digits(item):
         return _checked_count(int(item), bad), DEFAULT_FAKE_MEMORY
     head, times, tail = item.lower().partition("x")
