@@ -116,7 +116,7 @@ class Sweeps:
             "warnings": [
                 *self._warnings(spec, request),
                 *changed_values(plan.skipped_done),
-                *plan.shared,
+                *(plan.shared or self._moving_in(spec)),  # (the first names the others too)
             ],
         }
         if request.dry_run:
@@ -232,11 +232,15 @@ class Sweeps:
                 f"sweep {spec.name!r} kept its results in {known.results_dir}; "
                 f"from now on they are in {spec.results_dir} (use another --name to keep both)"
             )
-        if not known or known.results_dir != spec.results_dir:  # said once, as it moves in
-            others = [n for n in self.store.sweeps_in(spec.results_dir) if n != spec.name]
-            if others:
-                warnings.append(_shared_folder(others, spec.results_dir))
         return warnings
+
+    def _moving_in(self, spec: SweepSpec) -> list[str]:
+        """A warning when the sweep moves into other sweeps' results folder (said once)."""
+        known = self.store.get_sweep(spec.name)
+        if known and known.results_dir == spec.results_dir:
+            return []
+        others = [n for n in self.store.sweeps_in(spec.results_dir) if n != spec.name]
+        return [_shared_folder(others, spec.results_dir)] if others else []
 
     def _item(
         self,

@@ -69,9 +69,9 @@ def test_two_sweeps_sharing_a_results_folder_say_so(shared_daemon: Herd, shared_
         daemon, work, "echo second {x}", "-p", "x", "1", "--name", "b", "--results-dir", shared
     )
     assert stderr == [
-        sharing("a", shared),
         "gpuherd: warning: 1 done point ran another command (echo first 1): their results are"
         " kept; --force runs them again",
+        sharing("a", shared),
     ]
     assert daemon.json("sweep", "status", "b")["rows"][0]["other_command"] == "echo first 1"
 
