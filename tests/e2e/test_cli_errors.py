@@ -50,6 +50,15 @@ def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Herd]:
         herd.cleanup()
 
 
+HOLD_WITH_BEGIN = [
+    (
+        "gpuherd",
+        [cmd, "--hold", "--begin", "+1h", *args],
+        "give --hold (held until a release) or --begin (held until then), not both",
+    )
+    for cmd, args in (("submit", ["true"]), ("sweep", ["echo {x}", "-p", "x", "1"]))
+]
+
 ERRORS = [
     pytest.param("gpuherd", ["show", "999"], "999", id="show-unknown-id"),
     pytest.param("gpuherd", ["kill", "999"], "999", id="kill-unknown-id"),
@@ -66,7 +75,6 @@ ERRORS = [
     pytest.param("gpuherd", ["log", "2", "--attempt", "3"], "run once", id="log-no-attempt"),
     pytest.param("gpuherd", ["submit", "--begin", "tomorrow", "true"], "use now, +", id="begin"),
     pytest.param("gpuherd", ["submit", "--begin", "24:00", "true"], "24:00", id="begin-clock"),
-    pytest.param("gpuherd", ["submit", "--hold", "--begin", "+1h", "true"], "not both", id="hb"),
     pytest.param("gpuherd", ["daemon", "stop", "--drain", "--kill"], "not both", id="stop"),
     pytest.param("gpuherd", ["submit", "-q", "--json", "true"], "not both", id="q-json"),
     pytest.param("gpuherd", ["ls", "-q", "--json"], "not both", id="ls-q-json"),
@@ -147,6 +155,8 @@ ERRORS = [
         "--mem with --gpus 0: a CPU-only job gets no GPU memory",
         id="cpu-mem",
     ),
+    pytest.param(*HOLD_WITH_BEGIN[0], id="hold-begin"),
+    pytest.param(*HOLD_WITH_BEGIN[1], id="sweep-hold-begin"),
     pytest.param(
         "gpuherd",
         ["config", "set", "on-end", 'echo "unterminated'],
@@ -154,6 +164,15 @@ ERRORS = [
         id="cfg-hook",
     ),
 ]
+
+
+@pytest.mark.parametrize(("entry", "args", "names"), HOLD_WITH_BEGIN)
+def test_hold_with_begin_is_a_command_line_mistake(
+    shared: Herd, entry: str, args: list[str], names: str
+) -> None:
+    """Exit 2, as every mistake in the command line: the daemon's refusal exited 1."""
+    proc = run(shared, entry, *args)
+    assert (proc.returncode, names in proc.stderr) == (2, True), proc.stderr
 
 
 @pytest.mark.parametrize(("entry", "args", "names"), ERRORS)

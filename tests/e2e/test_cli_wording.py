@@ -160,8 +160,9 @@ WORDING = [
     ),
     (
         ["submit", "-a", "lats", "true"],
-        "--after: invalid job id 'lats': use ids like 5, 3-7,9 or 1 2 3, or last (the "
-        "job submitted last)",
+        # Not "or 1 2 3": an option's value is one word (`--after 1 2 3` is refused).
+        "--after: invalid job id 'lats': use ids like 5 or 3-7,9 (comma-separated), or last"
+        " (the job submitted last)",
         "submit",
     ),
     # --only-gpus's own words, without click's "Invalid value for '--only-gpus':" before them,

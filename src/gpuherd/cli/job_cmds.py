@@ -47,6 +47,7 @@ from gpuherd.cli.options import (
     project_option,
     quiet_option,
     refuse_cpu_only_mem,
+    refuse_hold_with_begin,
     retries_option,
     retry_delay_option,
     states_option,
@@ -144,6 +145,7 @@ def submit(
     if command and (stray := stray_values(command, args[: len(args) - len(command)], ctx.command)):
         raise click.UsageError(stray)
     refuse_cpu_only_mem(opts["gpus"], opts["mem"], "--gpus")
+    refuse_hold_with_begin(opts["hold"], opts["begin"])
     commands = list(job_commands(file)) if file is not None else []
     if file is None:
         if not command:

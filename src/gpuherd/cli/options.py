@@ -92,6 +92,15 @@ def refuse_cpu_only_mem(gpus: int, mem: int | None, flag: str, exclusive: bool =
         )
 
 
+def refuse_hold_with_begin(hold: bool, begin: float | None) -> None:
+    """--begin holds the jobs until then: with --hold too, which should win is unknown (the
+    daemon refuses it as well, for other clients)."""
+    if hold and begin is not None:
+        raise click.UsageError(
+            "give --hold (held until a release) or --begin (held until then), not both"
+        )
+
+
 def _refuse_empty(hint: str) -> Callable[[click.Context, click.Parameter, Any], Any]:
     """A callback for a text filter (`ls --name`): '' is a mistake (`--name "$RUN"` with RUN
     unset), refused; matched, it would have listed no job, or (`kill $(ls -q ...)`) many."""

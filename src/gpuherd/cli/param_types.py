@@ -13,7 +13,7 @@ from typing import Any, Literal, NoReturn
 import click
 
 from gpuherd.core.env_vars import check_variable
-from gpuherd.core.idspec import check_job_id, parse_gpu_indices, parse_job_ids
+from gpuherd.core.idspec import OPTION_HELP, check_job_id, parse_gpu_indices, parse_job_ids
 from gpuherd.core.int64 import LARGEST, SMALLEST, TOO_LARGE, beyond
 from gpuherd.core.units import MissingUnit, parse_duration, parse_memory
 from gpuherd.core.when import parse_begin
@@ -93,7 +93,7 @@ def _after_ids(text: str) -> list[int | str]:
     if text.strip() == "last":
         return ["last"]
     try:
-        return list(parse_job_ids(text))
+        return list(parse_job_ids(text, OPTION_HELP))
     except ValueError as exc:
         if _NUMBERS.fullmatch(text):
             raise

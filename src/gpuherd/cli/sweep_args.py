@@ -12,6 +12,7 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
+from gpuherd.cli.options import refuse_hold_with_begin
 from gpuherd.core.sweep import FILE_SUFFIXES, SweepError, SweepSpec
 from gpuherd.core.sweep_names import default_sweep_name
 from gpuherd.errors import HerdError
@@ -148,6 +149,7 @@ def build(
         raise HerdError(f"invalid sweep: {exc}") from None
     env = {**from_file.pop("env", {}), **dict(opts["env_pairs"])}
     chosen = {**opts, **from_file}
+    refuse_hold_with_begin(chosen["hold"], chosen["begin"])
     options = SweepOptions(
         env_overrides=env,
         gpus=chosen["gpus"],

@@ -11,6 +11,8 @@ MAX_IDS = 1_000_000
 """More ids than this in one spec is a typo ("1-10000000"), not a request."""
 
 _HELP = "use ids like 5, 3-7,9 or 1 2 3"
+OPTION_HELP = "use ids like 5 or 3-7,9 (comma-separated)"
+"""An option's value is one word: `--after 1 2 3` would give 2 and 3 to the command."""
 _ID_RE = re.compile(r"(\d+)(?:-(\d+))?")
 
 
@@ -28,10 +30,12 @@ def split_items(tokens: str | Sequence[str]) -> list[str]:
 
 
 def parse_ids(
-    text: str | Sequence[str], largest: Callable[[int], object] | None = None
+    text: str | Sequence[str],
+    largest: Callable[[int], object] | None = None,
+    hint: str = _HELP,
 ) -> list[int]:
-    """Sorted, unique job ids; ValueError with one line saying what is wrong (`largest`, given:
-    called with each range's end first, to refuse an id by its own check)."""
+    """Sorted, unique job ids; ValueError with one line saying what is wrong, and `hint`
+    (`largest`, given: called with each range's end first, to refuse an id by its own check)."""
 
     def check(first: int, last: int, taken: int, shown: str) -> None:
         if largest is not None:
@@ -39,7 +43,7 @@ def parse_ids(
         if taken + (last - first + 1) > MAX_IDS:
             raise ValueError(f"too many job ids in {shown!r}: at most {MAX_IDS:,} at once")
 
-    return _parse_list(text, "job ids", ("job id", _HELP, 1), check)
+    return _parse_list(text, "job ids", ("job id", hint, 1), check)
 
 
 def check_job_id(job_id: int) -> int:
@@ -53,9 +57,9 @@ def check_job_id(job_id: int) -> int:
     return job_id
 
 
-def parse_job_ids(text: str | Sequence[str]) -> list[int]:
+def parse_job_ids(text: str | Sequence[str], hint: str = _HELP) -> list[int]:
     """parse_ids, and none past what the queue stores (check_job_id): the CLI's job ids."""
-    return parse_ids(text, largest=check_job_id)
+    return parse_ids(text, largest=check_job_id, hint=hint)
 
 
 _GPU_HELP = "use GPU indices like 0, 0-3 or 0,2"
