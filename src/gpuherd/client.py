@@ -22,10 +22,15 @@ from urllib.parse import urlencode
 from gpuherd import paths
 from gpuherd.body_cap import MAX_BODY_BYTES, too_large
 from gpuherd.client_http import BadResponse, Response, send, send_and_answer
-from gpuherd.errors import Conflict, DaemonError, HerdError, NotFound, NotRunning
+from gpuherd.errors import Conflict, DaemonError, HerdError, InvalidValue, NotFound, NotRunning
 from gpuherd.typed_name import as_typed
 
-_STATUS_ERRORS: dict[int, type[HerdError]] = {404: NotFound, 409: Conflict, 503: DaemonError}
+_STATUS_ERRORS: dict[int, type[HerdError]] = {
+    404: NotFound,
+    409: Conflict,
+    422: InvalidValue,  # a value of the request refused: a command may name its option
+    503: DaemonError,
+}
 WAIT_CHUNK = 500
 """Job ids per `GET /jobs/wait`: they travel in the query string, which the daemon's HTTP
 parser caps (a wait for 30,000 ids in one call lost the connection)."""

@@ -14,7 +14,7 @@ from typing import Any
 from gpuherd.core.model import ForeignMode, Policy
 from gpuherd.core.units import format_duration, format_size, parse_duration, parse_size
 from gpuherd.devices import host_memory_total
-from gpuherd.errors import HerdError
+from gpuherd.errors import InvalidValue
 from gpuherd.store import Store
 from gpuherd.store_rows import LARGEST
 
@@ -251,13 +251,13 @@ def change(store: Store, policy: Policy, name: str, value: str, defaults: Policy
     """The policy with `name` set to `value`, saved; HerdError names what is wrong."""
     setting = SETTINGS.get(name)
     if setting is None:
-        raise HerdError(f"unknown setting '{name}': use one of {', '.join(SETTINGS)}")
+        raise InvalidValue(f"unknown setting '{name}': use one of {', '.join(SETTINGS)}")
     try:
         parsed = setting.parse(value)
     except ValueError as exc:
-        raise HerdError(f"{name}: {exc}") from None
+        raise InvalidValue(f"{name}: {exc}") from None
     problem = setting.check(parsed)
     if problem is not None:
-        raise HerdError(f"{name}: {problem}")
+        raise InvalidValue(f"{name}: {problem}")
     store.set_setting(_PREFIX + name, value)
     return _with(policy, setting, parsed, defaults)

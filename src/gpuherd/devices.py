@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from gpuherd.core.model import MAX_SLOTS, Device, DeviceState
-from gpuherd.errors import HerdError, NotFound
+from gpuherd.errors import InvalidValue, NotFound
 from gpuherd.gpus.base import GpuProbe, GpuReading, JobOnGpus, ProbeError
 from gpuherd.gpus.static import StaticProbe
 from gpuherd.store import DeviceConfig, Store
@@ -230,7 +230,7 @@ class DeviceTable:
         """Use GPU `index` with `slots`; a GPU already configured keeps its state (a
         draining one goes on draining). Returns its configuration before, None if new."""
         if not 1 <= slots <= MAX_SLOTS:
-            raise HerdError(f"slots (--slots) must be 1 to {MAX_SLOTS}, got {slots}")
+            raise InvalidValue(f"slots (--slots) must be 1 to {MAX_SLOTS}, got {slots}")
         if isinstance(self.probe, StaticProbe) and index not in self._readings:
             self.probe = StaticProbe([*self._readings, index])
             self.refresh()

@@ -32,7 +32,7 @@ from gpuherd.core.when import format_moment
 from gpuherd.devices import host_memory_available
 from gpuherd.engine import Engine
 from gpuherd.engine_endings import fail_orphaned_waiters
-from gpuherd.errors import Conflict, HerdError, InvalidValue, NotFound
+from gpuherd.errors import Conflict, InvalidValue, NotFound
 from gpuherd.service_edit import EditVerbs
 from gpuherd.service_system import SystemVerbs
 from gpuherd.store import NewJob
@@ -79,7 +79,7 @@ class Service(SystemVerbs, EditVerbs):
         then cancelled at once (dependency_failed), as it would be a moment later: refused,
         the same script failed or not by how fast that dependency ended."""
         if not items:
-            raise HerdError(
+            raise InvalidValue(
                 "nothing to submit: the list of jobs is empty (the CLI: give a command after --, "
                 "or --file with lines)"
             )
@@ -98,7 +98,8 @@ class Service(SystemVerbs, EditVerbs):
             number = n if len(items) > 1 else None
             spec = spec_from_item(item, number, self.engine.policy.retries, folders)
             if reason := never(spec):
-                raise HerdError(f"{where_in_batch(n, len(items))}this job can never run: {reason}")
+                never_runs = f"{where_in_batch(n, len(items))}this job can never run: {reason}"
+                raise InvalidValue(never_runs)  # a value only the daemon can check
             new_jobs.append(NewJob(spec, item.priority, item.hold, _future(item.begin, now)))
         ids = self.store.add_jobs(new_jobs, now)
         for job_id, new in zip(ids, new_jobs, strict=True):

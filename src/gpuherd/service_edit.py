@@ -17,7 +17,7 @@ from gpuherd.core.edit import (
 from gpuherd.core.model import Job, JobSpec
 from gpuherd.core.states import BAD_END_STATES, FINISHED_STATES, WAITING_STATES, JobState
 from gpuherd.core.when import format_moment
-from gpuherd.errors import Conflict, HerdError
+from gpuherd.errors import Conflict, InvalidValue
 from gpuherd.service_jobs import JobVerbs
 from gpuherd.submission import check_cwd, check_spec, never_runs_judge, unknown_jobs
 from gpuherd.submission_text import reject_bad_names, reject_nul
@@ -33,7 +33,7 @@ class EditVerbs(JobVerbs):
         try:
             check_edit(changes, clear)
         except ValueError as exc:
-            raise HerdError(str(exc)) from None
+            raise InvalidValue(str(exc)) from None
         engine = self.engine
         never = never_runs_judge(engine.device_listing(), engine.policy, engine.devices.missing())
         results = self._each(ids, lambda job: self._edit_one(job, changes, clear, never))

@@ -29,7 +29,7 @@ from gpuherd.core.states import (
 from gpuherd.engine import Engine
 from gpuherd.engine_endings import cancel_waiters
 from gpuherd.engine_held_runs import removal_refused
-from gpuherd.errors import Conflict, HerdError, NotFound
+from gpuherd.errors import Conflict, HerdError, InvalidValue, NotFound
 from gpuherd.store import Store
 from gpuherd.submission_text import field
 from gpuherd.wire import ActionResult
@@ -243,11 +243,11 @@ class JobVerbs:
         if job.state not in (JobState.QUEUED, JobState.HELD):
             raise Conflict(f"job {job_id} is {job.state.value}: only queued or held jobs can move")
         if first == (before is not None):
-            raise HerdError(
+            raise InvalidValue(
                 f"say where to move the job: {field('first')}, or {field('before', 'ID')}"
             )
         if before == job_id:
-            raise HerdError(f"job {job_id} cannot move before itself: name another queued job")
+            raise InvalidValue(f"job {job_id} cannot move before itself: name another queued job")
         with self.store.transaction():  # a renumbering and the move: both or neither
             priority, new_position = self._place(job, before)
             # Priority outranks position: a job moves ahead of higher-priority ones by taking
@@ -306,7 +306,7 @@ class JobVerbs:
         cancel cancels the jobs waiting for it): such a job is read again before its turn,
         and if it ended meanwhile and `ended_here` is given, that says what became of it."""
         if not ids:
-            raise HerdError("no job ids given: name jobs like 3, 3-7 or 3,5,9")
+            raise InvalidValue("no job ids given: name jobs like 3, 3-7 or 3,5,9")
         jobs = self.store.get_jobs(list(ids))
         results = []
         touched = self.store.touched = set()

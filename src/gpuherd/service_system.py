@@ -14,7 +14,7 @@ from gpuherd.core.states import JobState
 from gpuherd.core.units import plural
 from gpuherd.devices import RunKey, local_time
 from gpuherd.engine import Engine
-from gpuherd.errors import Conflict, HerdError
+from gpuherd.errors import Conflict, InvalidValue
 from gpuherd.hooks import hooks_from_now
 from gpuherd.store import Store
 from gpuherd.wire import device_view
@@ -129,7 +129,7 @@ class SystemVerbs:
 
     def gpu_add(self, index: int, slots: int) -> str:
         if not 0 <= index <= MAX_GPU_INDEX:  # as the CLI takes them (a typo, else)
-            raise HerdError(f"GPU {index} is not a GPU index: use 0 to {MAX_GPU_INDEX}")
+            raise InvalidValue(f"GPU {index} is not a GPU index: use 0 to {MAX_GPU_INDEX}")
         before = self.engine.devices.add(index, slots)
         self._changed("gpus")
         if before is None:

@@ -4,7 +4,7 @@ bodies that are not JSON, and HEAD on GET endpoints. A refused request changes n
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -112,11 +112,18 @@ UNKNOWN_FIELDS = [
 def test_an_unknown_field_is_refused_and_nothing_changes(
     api: Api, path: str, body: Any, field: str
 ) -> None:
+    said = _refused_with_422(api, path, body)
+    assert said == f"invalid request: {field}: unknown field (misspelt?)"
+
+
+def _refused_with_422(api: Api, path: str, body: Callable[[Api], Any]) -> str:
+    """The error of a POST refused with 422, having changed nothing (a /daemon/stop carried
+    out would fail this too)."""
     before = api.snapshot()
     answer = api.post(path.format(held=api.held), body(api))
     assert answer.status == 422, answer.body
-    assert answer.error == f"invalid request: {field}: unknown field (misspelt?)"
-    assert api.snapshot() == before  # (a /daemon/stop carried out would fail this too)
+    assert api.snapshot() == before
+    return answer.error
 
 
 def test_a_stop_with_an_unknown_field_does_not_stop_the_daemon(daemon: Herd) -> None:
@@ -230,6 +237,10 @@ BAD_QUERIES = [  # each was 400, while `?limit=x` was 422
     ("/jobs/{held}/log?stream=err", "unknown stream 'err': use stdout or stderr"),
     ("/jobs/{held}/log/follow?stream=err", "unknown stream 'err': use stdout or stderr"),
     ("/jobs/987654/log?stream=err", "unknown stream 'err': use stdout or stderr"),  # before 404
+    (
+        "/jobs/{held}/log/follow?attempt=1&from_attempt=1",  # was 400
+        "give attempt (that attempt only) or from_attempt, not both",
+    ),
 ]
 
 
@@ -249,6 +260,50 @@ def test_a_query_value_not_taken_is_422_naming_it_and_what_to_give(
     answer = api.send("GET", path.format(held=api.held))
     assert (answer.status, answer.error) == (422, says)
     assert api.snapshot() == before
+
+
+# ---- a body value only the daemon checks: 422, as one of the wrong type --------------------
+
+BAD_BODY_VALUES = [  # each was 400, while `"gpus": "2"` was 422
+    ("/daemon/stop", lambda a: {"mode": "explode"}, "unknown stop mode 'explode': use leave, "),
+    ("/gpus", lambda a: {"index": 5000, "slots": 1}, "GPU 5000 is not a GPU index: use 0 to "),
+    ("/gpus", lambda a: {"index": 1, "slots": 0}, "slots (--slots) must be 1 to 1024, got 0"),
+    ("/config", lambda a: {"name": "nope", "value": "1"}, "unknown setting 'nope': use one of "),
+    ("/config", lambda a: {"name": "retries", "value": "x"}, "retries: invalid count 'x': use "),
+    ("/jobs", lambda a: {"jobs": []}, "nothing to submit: the list of jobs is empty"),
+    (
+        "/jobs",
+        lambda a: {"jobs": [_job(a, gpus=3)], "env": {}},
+        "this job can never run: asks for 3 GPUs but gpuherd has only 2",
+    ),
+    ("/jobs/hold", lambda a: {"ids": []}, "no job ids given: name jobs like 3, 3-7 or 3,5,9"),
+    ("/jobs/edit", lambda a: {"ids": [a.held], "clear": ["bogus"]}, "bogus cannot be cleared: "),
+    ("/jobs/{held}/move", lambda a: {}, "say where to move the job: first (--first), or before"),
+    ("/jobs/{held}/move", lambda a: {"before": a.held}, "job {held} cannot move before itself: "),
+]
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "says"), BAD_BODY_VALUES, ids=[f"{p} {s[:20]}" for p, _, s in BAD_BODY_VALUES]
+)
+def test_a_body_value_not_taken_is_422_naming_it_and_what_to_give(
+    api: Api, path: str, body: Any, says: str
+) -> None:
+    said = _refused_with_422(api, path, body)
+    assert said.startswith(says.format(held=api.held)), said
+
+
+def test_an_unknown_gpu_action_is_an_unknown_endpoint_naming_the_actions(api: Api) -> None:
+    """It answered 400, where every other path that names no endpoint answers 404."""
+    before = api.snapshot()
+    answer = api.send("POST", "/gpus/0/explode")
+    assert (answer.status, answer.error) == (
+        404,
+        "no such endpoint: POST /api/v1/gpus/0/explode: a GPU's actions are drain and enable "
+        "(POST /api/v1/gpus/0/drain)",
+    )
+    assert api.snapshot() == before
+    assert api.send("POST", "/gpus/0/enable").status == 200  # the known actions still work
 
 
 # ---- a body that is not JSON ---------------------------------------------------------------

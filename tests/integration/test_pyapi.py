@@ -18,7 +18,7 @@ import pytest
 
 import gpuherd
 from conftest import Herd, api_daemon, wait_for
-from gpuherd.errors import DaemonError, HerdError
+from gpuherd.errors import DaemonError, HerdError, InvalidValue
 from gpuherd.pyapi import connect
 
 GTS_CONFIG = {
@@ -307,6 +307,8 @@ def test_task_sweep_return_values_are_the_metrics(api: gpuherd.Herd, tmp_path: P
     assert (sweep.submission["new"], len(sweep.ids)) == (3, 3)
     assert sweep.wait(timeout=30)
     rows = sweep.results(sort="-score")
+    with pytest.raises(InvalidValue, match=r"^cannot sort by 'nope': use a metric \(score"):
+        sweep.results(sort="nope")  # the daemon's 422: a value refused (was a bare HerdError)
     assert [r["metrics"]["score"] for r in rows] == [30, 20, 10]
     assert {r["metrics"]["run_dir"] for r in rows} == {r["run_dir"] for r in rows}
     assert all(r["metrics"]["gpu"] in "0123" for r in rows)

@@ -258,8 +258,13 @@ def test_status_shows_metrics_sorted_and_as_csv(shared_daemon: Herd, shared_work
     assert csv[0] == "folder,q,state,job_id,seconds,val_acc,note,shape"
     assert csv[1].startswith("q=3,3,succeeded,")
     assert csv[1].endswith(',0.3,x y,"[2, 3]"')
+    # Only the daemon knows the metrics: its refusal is a usage error naming the option (was
+    # exit 1, with the daemon's words alone).
     bad = daemon.cli("sweep", "status", "m", "--sort", "nope", check=False)
-    assert bad.returncode == 1 and "cannot sort by 'nope'" in bad.stderr
+    assert bad.returncode == 2
+    assert bad.stderr.startswith("gpuherd: error: --sort: cannot sort by 'nope': use a metric (")
+    assert bad.stderr.endswith("prefix - for descending (see gpuherd sweep status --help)\n")
+    assert len(bad.stderr.splitlines()) == 1
     missing = daemon.cli("sweep", "status", "nosuch", check=False)
     assert missing.returncode == 1 and "no sweep named 'nosuch'" in missing.stderr
     assert answer["ids"]

@@ -16,7 +16,7 @@ from fastapi.responses import PlainTextResponse, Response, StreamingResponse
 from gpuherd.api import log_follow
 from gpuherd.broadcast import GAP
 from gpuherd.core.states import BAD_END_STATES, FINISHED_STATES, LIVE_STATES, JobState
-from gpuherd.errors import DaemonError, HerdError, NotFound
+from gpuherd.errors import DaemonError, InvalidValue, NotFound
 from gpuherd.jobfiles import open_job_file, start_of_last_lines
 from gpuherd.service import Service
 from gpuherd.service_jobs import VERBS
@@ -246,7 +246,7 @@ async def follow(
     are not UTF-8 come as the escapes `\\udcXX` (Python's surrogateescape), not as U+FFFD,
     so that a client writes the log's bytes as they were (`gpuherd log -f` as `gpuherd log`)."""
     if attempt and from_attempt:
-        raise HerdError("give attempt (that attempt only) or from_attempt, not both")
+        raise InvalidValue("give attempt (that attempt only) or from_attempt, not both")
     service = _service(request)
     target = log_follow.log_of(service, job_id, stream, attempt or from_attempt)
     if target is not None and not os.path.lexists(target[1]):

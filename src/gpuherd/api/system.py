@@ -9,7 +9,7 @@ from fastapi import APIRouter, Request
 
 from gpuherd.core.model import DeviceState
 from gpuherd.core.units import plural
-from gpuherd.errors import HerdError
+from gpuherd.errors import InvalidValue, NotFound
 from gpuherd.service import Service
 from gpuherd.wire_requests import ConfigRequest, GpuAddRequest, StopRequest
 
@@ -50,8 +50,11 @@ async def gpu_remove(request: Request, index: int) -> dict[str, Any]:
 @router.post("/gpus/{index}/{action}")
 async def gpu_state(request: Request, index: int, action: str) -> dict[str, Any]:
     states = {"drain": DeviceState.DRAINING, "enable": DeviceState.ENABLED}
-    if action not in states:
-        raise HerdError(f"unknown GPU action '{action}': use drain or enable")
+    if action not in states:  # a path that names no endpoint: 404, as any other such path
+        raise NotFound(
+            f"no such endpoint: POST {request.url.path}: a GPU's actions are drain and enable "
+            f"(POST /api/v1/gpus/{index}/drain)"
+        )
     return {"message": _service(request).gpu_state(index, states[action])}
 
 
@@ -73,7 +76,7 @@ async def status(request: Request) -> dict[str, Any]:
 @router.post("/daemon/stop")
 async def stop(request: Request, body: StopRequest) -> dict[str, Any]:
     if body.mode not in ("leave", "drain", "kill"):
-        raise HerdError(f"unknown stop mode '{body.mode}': use leave, drain or kill")
+        raise InvalidValue(f"unknown stop mode '{body.mode}': use leave, drain or kill")
     service = _service(request)
     engine, server = service.engine, request.app.state.server
     running = len(engine.live)

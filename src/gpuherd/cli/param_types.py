@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, Literal, NoReturn
 
 import click
@@ -17,7 +17,7 @@ from gpuherd.core.idspec import OPTION_HELP, check_job_id, parse_gpu_indices, pa
 from gpuherd.core.int64 import LARGEST, SMALLEST, TOO_LARGE, beyond
 from gpuherd.core.units import MissingUnit, parse_duration, parse_memory
 from gpuherd.core.when import parse_begin
-from gpuherd.errors import HerdError
+from gpuherd.errors import HerdError, InvalidValue
 from gpuherd.listen_address import parse_address
 from gpuherd.typed_name import as_typed, typed_name
 
@@ -34,6 +34,18 @@ class _Flagged(click.ParamType):  # type: ignore[type-arg]
         if isinstance(param, click.Option):
             raise click.UsageError(f"{param.opts[-1]}: {message}", ctx)
         super().fail(message, param, ctx)
+
+
+@contextlib.contextmanager
+def checked_by_daemon(option: str) -> Iterator[None]:
+    """For an option whose value only the daemon can check (`sweep status --sort` names a
+    metric, and metrics are data): the daemon's refusal of a value (422) is said as the
+    CLI's own are, option first, with the help tail and exit 2. The command checks its other
+    values itself before sending, so a refused value of its request is this option's."""
+    try:
+        yield
+    except InvalidValue as exc:
+        raise click.UsageError(f"{option}: {exc}", click.get_current_context()) from None
 
 
 class _Parsed(_Flagged):

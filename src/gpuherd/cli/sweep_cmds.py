@@ -28,7 +28,7 @@ from gpuherd.cli import options, sweep_render
 from gpuherd.cli.job_refs import resolve_last
 from gpuherd.cli.main import prefixed
 from gpuherd.cli.options import one_output
-from gpuherd.cli.param_types import SEED, WholeRange, completes
+from gpuherd.cli.param_types import SEED, WholeRange, checked_by_daemon, completes
 from gpuherd.cli.submit_hints import past_begin_hint
 from gpuherd.cli.sweep_args import ParamsCommand, build
 from gpuherd.client import Client
@@ -283,7 +283,8 @@ def status(
     as_json: bool,
 ) -> None:
     """Every point of a sweep: its parameters, state, run time and metrics (metrics.json)."""
-    table = Client().get(_path(name), sort=sort_key, state=list(states), limit=limit)
+    with checked_by_daemon("--sort"):  # --state and --limit are checked here
+        table = Client().get(_path(name), sort=sort_key, state=list(states), limit=limit)
     if as_json:
         click.echo(json.dumps(table, indent=1))
     elif as_csv:
