@@ -14,7 +14,7 @@ from gpuherd.core.reasons import never_fits
 from gpuherd.core.units import LONGEST, format_size
 from gpuherd.core.when import LATEST
 from gpuherd.devices import host_memory_total
-from gpuherd.errors import HerdError, NotFound
+from gpuherd.errors import InvalidValue, NotFound
 from gpuherd.submission_text import field, reject_bad_names, reject_nul
 from gpuherd.wire import SubmitItem
 
@@ -22,7 +22,7 @@ from gpuherd.wire import SubmitItem
 def spec_from_item(
     item: SubmitItem, n: int | None, retries: int = 0, folders: set[str] | None = None
 ) -> JobSpec:
-    """The JobSpec a submitted item asks for; HerdError names the first thing wrong.
+    """The JobSpec a submitted item asks for; InvalidValue names the first thing wrong.
 
     `n` numbers the item within a batch, so a message can say which line of a file it is;
     `retries` is what an item that gives none gets; `folders` holds the working directories
@@ -43,11 +43,11 @@ def spec_from_item(
     )
     reject_bad_names(where, item.env or {}, item.env_overrides)
     if item.begin is not None and not 0 <= item.begin <= LATEST:  # NaN too
-        raise HerdError(
+        raise InvalidValue(
             f"{where}{field('begin')} must be a time (epoch seconds) before the year 9999"
         )
     if item.begin is not None and item.hold:
-        raise HerdError(
+        raise InvalidValue(
             f"{where}give {field('hold')} or {field('begin')}, not both: "
             "begin keeps the job held until then"
         )
@@ -86,10 +86,10 @@ def spec_from_item(
 
 
 def check_cwd(cwd: str, where: str = "") -> None:
-    """HerdError unless `cwd` is the absolute path of an existing folder: a job's working
+    """InvalidValue unless `cwd` is the absolute path of an existing folder: a job's working
     directory (at submission, and after an edit)."""
     if not os.path.isabs(cwd) or not os.path.isdir(cwd):
-        raise HerdError(
+        raise InvalidValue(
             f"{where}working directory {cwd} does not exist: give the absolute path "
             f"of an existing folder as {field('cwd')}"
         )
@@ -132,11 +132,11 @@ _POSITIVE = "must be positive, at most 100 years"
 
 
 def check_spec(spec: JobSpec, where: str = "") -> None:
-    """HerdError for the first value a job cannot have (at submission, and after an edit)."""
+    """InvalidValue for the first value a job cannot have (at submission, and after an edit)."""
     # A message is built only for a problem found: a batch of 10,000 jobs checks 10,000
     # specs, and formatting every message for each cost more than all the checks.
     if problem := _request_problem(spec) or _limit_problem(spec) or _size_problem(spec):
-        raise HerdError(f"{where}{problem}")
+        raise InvalidValue(f"{where}{problem}")
 
 
 def _request_problem(spec: JobSpec) -> str | None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from gpuherd.errors import HerdError
+from gpuherd.errors import InvalidValue
 
 
 def field(name: str, value: str = "", flag: str = "") -> str:
@@ -18,11 +18,11 @@ def field(name: str, value: str = "", flag: str = "") -> str:
 
 
 def reject_bad_names(where: str, *envs: Mapping[str, str]) -> None:
-    """HerdError for a variable name no environment can hold (empty, or with an '=')."""
+    """InvalidValue for a variable name no environment can hold (empty, or with an '=')."""
     for env in envs:
         if "" in env or "=" in "".join(env):  # one join: an environment has ~100 variables
             bad = next(name for name in env if not name or "=" in name)
-            raise HerdError(
+            raise InvalidValue(
                 f"{where}{bad!r} is not an environment variable name: "
                 "give NAME=VALUE, with no '=' in NAME"
             )
@@ -40,12 +40,14 @@ def reject_nul(where: str, **fields: str | Mapping[str, str]) -> None:
         # One join instead of a test per variable: a submitted environment has ~100 of them.
         text = value if isinstance(value, str) else "".join([*value.keys(), *value.values()])
         if "\0" in text:
-            raise HerdError(f"{where}a NUL byte in {name}: remove it (no program can receive it)")
+            raise InvalidValue(
+                f"{where}a NUL byte in {name}: remove it (no program can receive it)"
+            )
         if not text.isascii():  # (one test of the joined text: most environments pass)
             try:
                 text.encode("utf-8", "surrogateescape" if name == "env" else "strict")
             except UnicodeEncodeError:
-                raise HerdError(f"{where}{_not_utf8(name, value)}") from None
+                raise InvalidValue(f"{where}{_not_utf8(name, value)}") from None
 
 
 _AS_TEXT = "gpuherd keeps a job as text"
@@ -104,7 +106,7 @@ def reject_not_utf8_in(where: str, value: object, path: str = "") -> None:
     template, values, results_dir), naming where it is: it failed deep in the daemon."""
     if isinstance(value, str) and not value.isascii() and (bad := _bad_char(value)):
         what = f"{path} " if path else ""
-        raise HerdError(f"{where}{what}holds bytes that are not UTF-8 ({bad}): give UTF-8 text")
+        raise InvalidValue(f"{where}{what}holds bytes that are not UTF-8 ({bad}): give UTF-8 text")
     items = (
         value.items()
         if isinstance(value, dict)

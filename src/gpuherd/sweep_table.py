@@ -364,7 +364,7 @@ def _expand(spec: SweepSpec) -> list[Point]:
     try:
         points = expand(spec)
     except SweepError as exc:
-        raise HerdError(f"invalid sweep: {exc}") from None
+        raise InvalidValue(f"invalid sweep: {exc}") from None
     seen: dict[str, int] = {}
     for point in points:
         if point.run_dir in seen:  # folder_name keeps names unique; guard the invariant

@@ -49,7 +49,7 @@ from gpuherd.core.sweep import (
 from gpuherd.core.sweep_values import alike_values, check_finite
 from gpuherd.core.units import not_a_choice, plural
 from gpuherd.engine_held_runs import REMOVED_NOW, held_run_running
-from gpuherd.errors import Conflict, HerdError, NotFound
+from gpuherd.errors import Conflict, InvalidValue, NotFound
 from gpuherd.service import Service
 from gpuherd.sweep_checks import changed_values
 from gpuherd.sweep_folders import write_params
@@ -80,7 +80,7 @@ class Sweeps:
         spec, seed_chosen = self._prepare(request)
         request.options.max_parallel = self._cap(spec.name, request.options.max_parallel)
         if wrong := not_a_choice("order", request.options.order, ORDERS):  # (it ran as given)
-            raise HerdError(wrong)
+            raise InvalidValue(wrong)
         if spec.name in self.service.sweeps_removing and not request.dry_run:
             raise Conflict(
                 f"sweep {spec.name!r} is being removed (gpuherd sweep rm): its points counted "
@@ -94,7 +94,7 @@ class Sweeps:
             samples='"samples": N',
         )
         if refusal:
-            raise HerdError(refusal)
+            raise InvalidValue(refusal)
         points = sweep_table.expand_points(spec)
         plan = self._plan(spec.name, points, request.force)
         if request.options.order == "longest-first":
@@ -146,7 +146,7 @@ class Sweeps:
         too); dropping it silently let them all start at once. `sweep rm` forgets it."""
         if given is not None:
             if given < 1:  # a cap of 0 would keep every point queued for ever
-                raise HerdError(
+                raise InvalidValue(
                     f"max_parallel {given}: no point of the sweep could ever start; give 1 or"
                     " more (how many of its points may run at once)"
                 )
@@ -168,15 +168,15 @@ class Sweeps:
         try:
             spec = spec_from_dict(request.spec)
         except SweepError as exc:
-            raise HerdError(f"invalid sweep: {exc}") from None
+            raise InvalidValue(f"invalid sweep: {exc}") from None
         if spec.command is None:
-            raise HerdError(f"sweep {spec.name!r} has no command: give a command template")
+            raise InvalidValue(f"sweep {spec.name!r} has no command: give a command template")
         try:
             check_finite(request.spec)
         except SweepError as exc:
-            raise HerdError(f"invalid sweep: {exc}") from None
+            raise InvalidValue(f"invalid sweep: {exc}") from None
         if not os.path.isabs(request.cwd) or not os.path.isdir(request.cwd):
-            raise HerdError(f"working directory {request.cwd} does not exist")
+            raise InvalidValue(f"working directory {request.cwd} does not exist")
         where = os.path.expanduser(spec.results_path)
         results = os.path.normpath(os.path.join(request.cwd, where))
         seed_chosen = False
@@ -189,7 +189,7 @@ class Sweeps:
         try:
             return replace(spec, results_dir=results, seed=seed), seed_chosen
         except SweepError as exc:
-            raise HerdError(f"invalid sweep: {exc}") from None
+            raise InvalidValue(f"invalid sweep: {exc}") from None
 
     def _plan(self, name: str, points: Sequence[Point], force: bool) -> _Plan:
         # Any sweep's: two sweeps into one results folder share their points' folders, and

@@ -459,7 +459,7 @@ def test_a_job_larger_than_a_client_sends_is_a_4xx_naming_the_limit(
     if batch_env is not None:
         body["env"] = batch_env
     status, error = answer(shared, "/api/v1/jobs", body)
-    assert status == 400, error
+    assert status == 422, error  # a value the daemon refuses (was 400)
     assert error["error"].startswith(message), error
     assert shared.snapshot() == before
 
@@ -469,7 +469,7 @@ def test_a_sweep_or_an_edit_over_a_cap_is_refused_and_changes_nothing(shared: Ta
     spec = {"name": "big", "command": "echo {x}", "grids": [{"x": [1, 2]}]}
     body = {"spec": spec, "cwd": str(shared.scratch), "env": {"BIG": BIG}}
     status, error = answer(shared, "/api/v1/sweeps", body)
-    assert status == 400, error
+    assert status == 422, error
     assert error["error"].startswith("sweep: the environment variable 'BIG' is 52,428,804 bytes")
     held = next(job["id"] for job in before["jobs"] if job["name"] == "held")
     status, edited = answer(shared, "/api/v1/jobs/edit", {"ids": [held], "name": LONG})
@@ -493,7 +493,7 @@ def test_an_environment_that_fits_runs_and_one_byte_more_is_refused(target: Targ
     target.herd.wait_state(ids[0], "succeeded")
     job["env"] = {**env, "FILL": env["FILL"] + "f"}
     status, error = answer(target, "/api/v1/jobs", {"jobs": [job]})
-    assert status == 400, error
+    assert status == 422, error
     assert error["error"].startswith(
         f"the job's environment ({len(env):,} variables) and command take "
         f"{exec_room() + 1:,} bytes with gpuherd's own, over the "

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 
-from gpuherd.errors import HerdError
+from gpuherd.errors import InvalidValue
 from gpuherd.service import Service
 from gpuherd.store_rows import LARGEST
 from gpuherd.submission import env_problem
@@ -29,7 +29,7 @@ async def submit(request: Request, body: SweepRequest) -> dict[str, Any]:
     reject_nul("sweep: ", cwd=body.cwd, env=body.env)
     reject_not_utf8_in("sweep: ", body.spec)
     if problem := env_problem({**body.env, **body.options.env_overrides}, 0):
-        raise HerdError(f"sweep: {problem}")  # once, not for each of its points
+        raise InvalidValue(f"sweep: {problem}")  # once, not for each of its points
     path = body.env.get("PATH")
     git = None if body.dry_run else await asyncio.to_thread(git_commit, body.cwd, path)
     return _sweeps(request).submit(body, git)
