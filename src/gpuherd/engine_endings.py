@@ -16,6 +16,7 @@ from gpuherd.core.lifecycle import (
     classify,
     dependency_failed,
     grow_request,
+    held_unstarted,
     retry_wait,
 )
 from gpuherd.core.model import Attempt, Job, Outcome
@@ -203,18 +204,25 @@ def started(job: Job) -> Job:
 
 def requeue_unstarted(engine: Engine, job: Job, attempt: Attempt, message: str) -> None:
     """Undo the recorded start (as recovery does for a job that never spawned), read the
-    GPUs again so the next placement sees what the executor saw, and try again soon."""
+    GPUs again so the next placement sees what the executor saw, and try again soon. A job
+    paused meanwhile (its start failed late) is held instead: queued, it would run unpaused."""
+    event, state, detail = Event.RETRY, JobState.QUEUED, f"not started, queued again: {message}"
+    held: dict[str, object] = {}
+    if job.state is JobState.PAUSED:
+        event, state, detail = Event.RETRY_HELD, JobState.HELD, held_unstarted(job.id, message)
+        held["release_at"] = None  # until released (an old --begin time would release it)
     with engine.store.transaction():
         engine.store.delete_attempt(job.id, attempt.number)
         engine.move(
             started(job),
-            Event.RETRY,
-            JobState.QUEUED,
-            detail=f"not started, queued again: {message}",
+            event,
+            state,
+            detail=detail,
             attempt=job.attempt,
             started_at=None,
             assigned=(),
             pid=None,
+            **held,
         )
     engine.devices.refresh()
     engine.wake_later(RETRY_NOT_STARTED)  # not at once: a stale view must not spin the loop

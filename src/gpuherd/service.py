@@ -15,7 +15,7 @@ from typing import Any
 
 from gpuherd import jobfiles
 from gpuherd.core.idspec import format_ids
-from gpuherd.core.lifecycle import cancelled_at_once
+from gpuherd.core.lifecycle import HELD_UNSTARTED, cancelled_at_once
 from gpuherd.core.model import Job
 from gpuherd.core.reasons import why_waiting
 from gpuherd.core.recovery import runs_unwatched, unwatched_run
@@ -298,6 +298,8 @@ class Service(SystemVerbs, EditVerbs):
         longer watches has ended, and is still named until its end is recorded (the engine
         tries again while herd.db refuses it: engine_held_runs.record_held_ends)."""
         detail = (self.store.hold_details([job.id]) if holds is None else holds).get(job.id)
+        if detail and detail.startswith(HELD_UNSTARTED):
+            return "held: paused while starting, and the start failed"
         run = unwatched_run(detail) if detail else None
         if run is None:
             return "held"

@@ -10,8 +10,9 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 
 import pytest
@@ -130,10 +131,17 @@ def run_one(tmp_path: Path, executor: LocalExecutor, command: str) -> Job:
 
 
 async def ended(store: Store, job_id: int, timeout: float = 10.0) -> None:
+    await in_state(store, job_id, FINISHED_STATES, timeout)
+
+
+async def in_state(
+    store: Store, job_id: int, states: Collection[JobState], timeout: float = 10.0
+) -> None:
+    """Wait until the job is in one of `states`, or `timeout` passed (the caller asserts)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         job = store.get_job(job_id)
-        if job is not None and job.state in FINISHED_STATES:
+        if job is not None and job.state in states:
             return
         await asyncio.sleep(0.05)
 
@@ -227,6 +235,85 @@ async def queued_again(store: Store, job_id: int, timeout: float = 10.0) -> None
         if any((e.detail or "").startswith("not started") for e in store.events(job_id)):
             return
         await asyncio.sleep(0.05)
+
+
+class StartsLateSignalled(StartsLate):
+    """StartsLate, recording the signals sent to the start that does not happen (a handle:
+    no process of this machine must get them)."""
+
+    def __init__(self, unstarted: Exception) -> None:
+        super().__init__(unstarted)
+        self.signalled: list[tuple[int, int]] = []
+
+    def signal(self, pid: int, signum: int) -> None:
+        if pid in self.handles:
+            self.signalled.append((pid, signum))
+        else:
+            super().signal(pid, signum)
+
+
+async def stays(store: Store, job_id: int, seconds: float) -> str:
+    """The job's state, if it stays the same for `seconds`; else what it became."""
+    job = store.get_job(job_id)
+    first = None if job is None else job.state.value
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        job = store.get_job(job_id)
+        if job is None or job.state.value != first:
+            return "gone" if job is None else job.state.value
+        await asyncio.sleep(0.05)
+    return str(first)
+
+
+def test_a_job_paused_while_starting_whose_start_fails_late_is_held_until_released(
+    tmp_path: Path,
+) -> None:
+    """Before, it was queued again and its next start ran it, unpaused: its user had asked
+    for it not to run. Held, `ls` says why, and a release runs it."""
+    executor = StartsLateSignalled(NotStarted("Ray node n1 left the cluster"))
+    store = Store(tmp_path / "herd.db")
+
+    async def main() -> tuple[int, str | None, str]:
+        engine = one_gpu_engine(tmp_path, store, executor)
+        service = Service(engine, tmp_path)
+        engine.start()
+        try:
+            item = SubmitItem(command="echo ran", cwd=str(tmp_path), env=dict(os.environ))
+            (job_id,) = service.submit([item])
+            await in_state(store, job_id, {JobState.RUNNING})  # (its start under way: LATE s)
+            assert service.pause([job_id])[0].ok
+            await in_state(store, job_id, {JobState.HELD})
+            held_state = await stays(store, job_id, 1.0)  # past RETRY_NOT_STARTED's wake
+            rows, _ = service.ls(states=["held"])
+            reason = next((r["reason"] for r in rows if r["id"] == job_id), None)
+            service.release([job_id])
+            await settled(store, job_id)
+        finally:
+            engine.close()
+        return job_id, reason, held_state
+
+    job_id, reason, held_state = asyncio.run(main())
+    job = store.get_job(job_id)
+    events = [e for e in store.events(job_id) if e.event != "spawn"]
+    store.close()
+    assert held_state == "held"
+    assert reason == "held: paused while starting, and the start failed"
+    assert executor.signalled == [(job_id * 1000 + 1, signal.SIGSTOP)]
+    assert [(e.event, e.to_state) for e in events] == [
+        ("submit", "queued"),
+        ("start", "running"),
+        ("pause", "paused"),
+        ("retry-held", "held"),
+        ("release", "queued"),
+        ("start", "running"),
+        ("succeed", "succeeded"),
+    ]
+    assert events[3].detail == (
+        f"not started, held as it was paused (`gpuherd release {job_id}` runs it): "
+        "Ray node n1 left the cluster"
+    )
+    assert job is not None and (job.state, job.attempt) == (JobState.SUCCEEDED, 1), job
+    assert (tmp_path / "jobs" / str(job_id) / "attempt-1" / "stdout.log").read_text() == "ran\n"
 
 
 def test_a_start_found_late_to_have_failed_fails_the_job_as_a_spawn_error(tmp_path: Path) -> None:

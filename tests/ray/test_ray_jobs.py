@@ -7,6 +7,7 @@ import json
 import os
 import shlex
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -31,7 +32,9 @@ from ray_fixtures import (  # noqa: F401
 
 from gpuherd.executors.base import ExitStatus, LaunchRequest, NotStarted, SpawnError
 from gpuherd.executors.ray import RayExecutor, handle_of
+from gpuherd.executors.ray_actor import scratch_root
 from gpuherd.executors.ray_errors import MISSING_GPUHERD, actor_died_note
+from gpuherd.executors.ray_supervisor import START_DELAY as START_DELAY_VARIABLE
 from gpuherd.gpus.base import ProbeError
 from gpuherd.gpus.ray import RayNodes
 
@@ -242,6 +245,61 @@ def test_pause_and_resume_stop_the_whole_job(rherd: RayHerd) -> None:
     wait_for(lambda: not all_stopped(), 15, "the job to run again")
     rherd.cli("kill", str(job))
     rherd.wait_state(job, "killed", timeout=30)
+
+
+START_DELAY = 5
+"""Seconds the job's supervisor waits before starting its command (GPUHERD_RAY_START_DELAY)."""
+
+
+def slow_to_start(herd: RayHerd, verb: str) -> int:
+    """A job whose supervisor waits START_DELAY s before starting its command, once `verb`
+    (pause, kill) was sent to it in that wait: its supervisor up, its command not started."""
+    env = f"{START_DELAY_VARIABLE}={START_DELAY}"
+    job = herd.submit("--env", env, "--", "echo up; sleep 300")
+    folder = scratch_root() / f"{herd.namespace}-{job}-1"
+    wait_for(lambda: (folder / "supervisor.pid").exists(), 30, "the job's supervisor")
+    herd.cli(verb, str(job))
+    assert not (folder / "pid").exists(), f"the command started before the {verb}: too slow"
+    return job
+
+
+def test_a_pause_sent_before_the_command_started_stops_it_once_it_has(rherd: RayHerd) -> None:
+    """The pause is sent before the job's pid is known. Before, the actor (its constructor
+    done once the supervisor was up) sent its SIGSTOP to no process, and the job ran on,
+    shown paused."""
+    job = slow_to_start(rherd, "pause")
+    assert rherd.job(job)["state"] == "paused"
+
+    def all_stopped() -> bool:
+        procs = rherd.job_processes()
+        return bool(procs) and all(p.status() == psutil.STATUS_STOPPED for p in procs)
+
+    wait_for(all_stopped, START_DELAY + 15, "every process of the job to be stopped")
+    rherd.cli("kill", str(job))
+    rherd.wait_state(job, "killed", timeout=30)
+
+
+def test_a_kill_sent_before_the_command_started_ends_it_once_it_has(rherd: RayHerd) -> None:
+    """Its supervisor gets the SIGTERM (it waits, unread, until the command has started)."""
+    job = slow_to_start(rherd, "kill")
+    ended = rherd.wait_state(job, "killed", "failed", "lost", timeout=START_DELAY + 20)
+    assert (ended["state"], ended["signal"]) == ("killed", signal.SIGTERM), ended  # not SIGKILL
+    wait_for(lambda: rherd.job_processes() == [], 10, "no process of the job left")
+
+
+def test_a_start_delay_that_is_no_number_is_ignored_and_said(tmp_path: Path) -> None:
+    """The supervisor run as the actor runs it (this process as its worker), no cluster."""
+    env = {**os.environ, START_DELAY_VARIABLE: "soon"}
+    spec = {"command": "echo ran", "cwd": str(tmp_path), "env": env}
+    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    argv = [sys.executable, "-m", "gpuherd.executors.ray_supervisor", str(tmp_path)]
+    subprocess.run([*argv, str(os.getpid())], check=True, timeout=30)
+    wait_for(lambda: (tmp_path / "exit_status").exists(), 10, "the command's end")
+    assert (tmp_path / "exit_status").read_text() == "0\n"
+    assert (tmp_path / "stdout.log").read_text() == "ran\n"
+    assert (tmp_path / "stderr.log").read_text() == (
+        f"gpuherd: {START_DELAY_VARIABLE}=soon is not a number of seconds: ignored\n"
+    )
 
 
 def test_daemon_restarted_mid_job_reattaches(rherd: RayHerd, tmp_path: Path) -> None:

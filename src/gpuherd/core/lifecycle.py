@@ -123,6 +123,17 @@ def grow_request(mem: int | None, peak: int, largest_gpu: int) -> tuple[int | No
     return grown, False
 
 
+HELD_UNSTARTED = "not started, held as it was paused"
+"""How the `retry-held` event of a job paused while it was starting, whose start then failed
+late (NotStarted: a Ray node that left), begins. Queued again, its next start would run it
+unpaused, where its user asked for it not to run: held, a `release` lets it run."""
+
+
+def held_unstarted(job_id: int, message: str) -> str:
+    """The detail of that event (`message`: why the start failed)."""
+    return f"{HELD_UNSTARTED} (`gpuherd release {job_id}` runs it): {message}"
+
+
 def dependency_failed(dep_id: int, dep_state: JobState) -> Outcome:
     return Outcome(OutcomeKind.DEPENDENCY_FAILED, message=f"job {dep_id} ended ({dep_state.value})")
 

@@ -78,7 +78,8 @@ class Event(StrEnum):
     LOSE = "lose"
     RETRY = "retry"
     RETRY_HELD = "retry-held"
-    """`retry --hold`: a finished job back in the queue, held (to edit it before it runs)."""
+    """`retry --hold`: a finished job back in the queue, held (to edit it before it runs);
+    also a job paused while it was starting, whose start then failed (core/lifecycle.py)."""
 
 
 S = JobState
@@ -101,6 +102,7 @@ TRANSITIONS: dict[tuple[JobState, Event], JobState] = {
     (S.PAUSED, Event.KILL): S.KILLED,
     (S.PAUSED, Event.LOSE): S.LOST,
     (S.PAUSED, Event.RETRY): S.QUEUED,
+    (S.PAUSED, Event.RETRY_HELD): S.HELD,  # paused while a start that then failed went on
     (S.FAILED, Event.RETRY): S.QUEUED,
     (S.KILLED, Event.RETRY): S.QUEUED,
     (S.LOST, Event.RETRY): S.QUEUED,

@@ -7,9 +7,12 @@ node (empty for a job without GPUs: Ray would show it every GPU), starts the sup
 Its folder on the node is a scratch copy; the daemon pulls everything into the attempt
 folder on its own machine.
 
-Nothing else is done in the constructor after the spawn: the supervisor watches the
-worker's process itself (a pidfd), so an actor killed at any moment, even during its setup,
-never leaves the job running.
+Nothing else is done in the constructor after the spawn but waiting for the command to
+start (its `pid` file): the supervisor watches the worker's process itself (a pidfd), so an
+actor killed at any moment, even during its setup, never leaves the job running. That wait
+is what lets a pause sent right after the launch reach the job: Ray runs no method of an
+actor before its constructor has returned, and a signal sent before the pid is known would
+reach no process.
 """
 
 from __future__ import annotations
@@ -37,6 +40,8 @@ CHUNK = 1 << 20
 """Most bytes of each stream one pull returns."""
 FREE_STEP = 1 << 20
 """Bytes the daemon must have pulled past the last freed offset before more is freed."""
+START_WAIT = 10.0
+"""Seconds the actor waits, at most, for the supervisor to start the command (its `pid`)."""
 _PUNCH_HOLE = 0x02 | 0x01  # FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE (linux/falloc.h)
 
 
@@ -90,6 +95,9 @@ class JobActor:
         (self.folder / "spec.json").write_text(json.dumps(spec))
         self._supervisor = self._start_supervisor()
         self._freed = {"stdout.log": 0, "stderr.log": 0}
+        # Every method called meanwhile (a pause, a stop) waits for this: it finds the job's
+        # processes, in the order the daemon sent them. Normally milliseconds.
+        self._await_start()
 
     def _start_supervisor(self) -> psutil.Process:
         argv = [sys.executable, "-m", "gpuherd.executors.ray_supervisor"]
@@ -142,9 +150,16 @@ class JobActor:
         """The job's exit status once it has ended (-1: none was recorded), else None."""
         return self._status()
 
-    def signal(self, signum: int) -> None:
-        """Send a signal to every process of the job (not to the supervisor)."""
-        signal_tree(signum, self._leader(), self._descendants())
+    def signal(self, signum: int) -> bool:
+        """Send a signal to every process of the job (not to the supervisor). False: it
+        reached none, the job having ended (or not started within START_WAIT)."""
+        # At once, unless the constructor's wait gave up: then in one of the actor's threads
+        # (max_concurrency, ray.py), its pulls going on meanwhile.
+        leader = self._await_start()
+        if leader is None or self._status() is not None:  # (its pid may be another's now)
+            return False
+        signal_tree(signum, leader, self._descendants())
+        return True
 
     def terminate(self, grace: float) -> None:
         """SIGCONT and SIGTERM to the job, SIGKILL after `grace` s (done by the supervisor)."""
@@ -163,6 +178,16 @@ class JobActor:
             return int((self.folder / "pid").read_text().strip())
         except (OSError, ValueError):
             return None
+
+    def _await_start(self) -> int | None:
+        """The pid of the command's leader once the supervisor has started it; None once the
+        job has ended (or never started: a missing folder), or after START_WAIT s."""
+        deadline = time.monotonic() + START_WAIT
+        while (leader := self._leader()) is None and self._status() is None:
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(0.01)
+        return leader
 
     def _descendants(self) -> list[psutil.Process]:
         try:

@@ -39,6 +39,9 @@ from gpuherd.executors.base import SpawnError, job_shell
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 DEFAULT_GRACE = 10.0
+START_DELAY = "GPUHERD_RAY_START_DELAY"
+"""In a job's environment: seconds the supervisor waits before it starts the command, for
+tests of what a pause or a stop sent meanwhile does (docs/cluster.md)."""
 _WATCHED = {signal.SIGCHLD, signal.SIGTERM}
 
 
@@ -112,6 +115,21 @@ def _grace(folder: Path) -> float:
 def _in_child() -> None:
     # Should the supervisor itself be killed outright, the command's shell dies with it.
     _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def _note(folder: Path, line: str) -> None:
+    """Tell the job's user something in its stderr."""
+    with open(folder / "stderr.log", "ab") as err:
+        err.write(f"gpuherd: {line}\n".encode())
+
+
+def _start_delay(folder: Path, env: dict[str, str]) -> float:
+    text = env.get(START_DELAY, "")
+    try:
+        return max(0.0, float(text or 0))
+    except ValueError:
+        _note(folder, f"{START_DELAY}={text} is not a number of seconds: ignored")
+        return 0.0
 
 
 def _spawn(folder: Path, spec: dict[str, object]) -> subprocess.Popen[bytes] | None:
@@ -203,11 +221,11 @@ def supervise(folder: Path, parent: int) -> int:
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
     wake = _wakeup()
     spec = json.loads((folder / "spec.json").read_text())
+    time.sleep(_start_delay(folder, spec["env"]))
     try:
         child = _spawn(folder, spec)
     except OSError as exc:
-        with open(folder / "stderr.log", "ab") as err:
-            err.write(f"gpuherd: cannot start the command: {exc}\n".encode())
+        _note(folder, f"cannot start the command: {exc}")
         child = None
     if child is None:
         _write_status(folder, 127)
@@ -223,10 +241,7 @@ def supervise(folder: Path, parent: int) -> int:
         got = _signals(wake) if wake in ready else set()
         if set(ready) & set(lifelines):  # the actor or its raylet is gone: so is the job
             if lifelines[1:] and lifelines[1] in ready:
-                with open(folder / "stderr.log", "ab") as err:
-                    err.write(
-                        b"gpuherd: the node's raylet died: every process of the job was killed\n"
-                    )
+                _note(folder, "the node's raylet died: every process of the job was killed")
                 # No exit status, and the supervisor stays until the worker goes: the attempt
                 # ends `lost` once Ray counts the node dead, so a retry is placed only then
                 # (ending it now put the retry on this dead node again).
