@@ -223,29 +223,36 @@ def serve(
     make_home_private(home)
     refuse_an_emptied_database(home)
     store = Store(paths.database(home))
-    number_after_job_folders(store, home)
-    before = json.loads(store.get_setting("executor") or "{}").get("kind", "local")
-    local_options = gpus is not None or fake_gpus is not None or slots is not None
-    kind, address, remembered = choose_executor(store, executor_kind, address, local_options)
-    refuse_a_switch_under_jobs(store, before, kind, abandon_running)
-    executor: Executor = LocalExecutor(known=store.attempt_known)
-    table: type[DeviceTable] = DeviceTable
-    if kind == "ray":
-        if choice.from_variable:  # the cluster's GPUs are the jobs': the variable is not asked
-            log.info("%s is set, but jobs run on the Ray cluster: not used", FAKE_GPUS_VARIABLE)
-        switched = before != "ray"
-        probe, executor, table, address = _ray_parts(
-            store, home, address or "auto", switched, remembered
-        )
-    else:
-        probe = choose_probe(store, choice, slots)
-    remember_executor(store, kind, address)
-    tcp_sock = tcp.bind(listen) if listen else None  # fail before serving, with the reason
-    sock_path = paths.socket_path(home)
-    own_folder = not os.environ.get("GPUHERD_SOCKET")
-    sock = bind_socket(sock_path, own_folder)
-    keeper = SocketKeeper(home, sock_path, own_folder)
-    note_socket(home, sock_path)
+    try:
+        number_after_job_folders(store, home)
+        before = json.loads(store.get_setting("executor") or "{}").get("kind", "local")
+        local_options = gpus is not None or fake_gpus is not None or slots is not None
+        kind, address, remembered = choose_executor(store, executor_kind, address, local_options)
+        refuse_a_switch_under_jobs(store, before, kind, abandon_running)
+        executor: Executor = LocalExecutor(known=store.attempt_known)
+        table: type[DeviceTable] = DeviceTable
+        if kind == "ray":
+            if choice.from_variable:  # the cluster's GPUs are the jobs': the variable is not asked
+                log.info("%s is set, but jobs run on the Ray cluster: not used", FAKE_GPUS_VARIABLE)
+            switched = before != "ray"
+            probe, executor, table, address = _ray_parts(
+                store, home, address or "auto", switched, remembered
+            )
+        else:
+            probe = choose_probe(store, choice, slots)
+        remember_executor(store, kind, address)
+        tcp_sock = tcp.bind(listen) if listen else None  # fail before serving, with the reason
+        sock_path = paths.socket_path(home)
+        own_folder = not os.environ.get("GPUHERD_SOCKET")
+        sock = bind_socket(sock_path, own_folder)
+        keeper = SocketKeeper(home, sock_path, own_folder)
+        note_socket(home, sock_path)
+    except BaseException:
+        # Closed, the store folds its write-ahead log into herd.db and removes it: a -wal
+        # left beside herd.db (this start's new, empty queue, say) is applied by SQLite to
+        # whatever herd.db is there next, a database put back from aside or a backup too.
+        store.close()
+        raise
 
     async def main() -> str | None:
         engine = Engine(store, table(store, probe), executor, Layout.for_home(home))

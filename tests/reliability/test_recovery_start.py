@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -130,6 +131,31 @@ def test_a_database_moved_aside_never_kills_the_jobs_that_run(herd: Herd, tmp_pa
     assert group_members(pgid), "the job was killed"
     go.touch()
     wait_for(done.exists, what="the job to finish its work")
+
+
+def test_a_database_put_back_after_a_failed_start_keeps_its_queue(
+    herd: Herd, tmp_path: Path
+) -> None:
+    """herd.db moved aside, a start that fails (its port taken), herd.db put back: that start
+    left its new, empty queue's write-ahead log beside herd.db, and SQLite applied it to the
+    file put back: `ls --all` listed no job, and the next start wrote the empty queue over it."""
+    herd.start("--fake-gpus", "1")
+    job = herd.submit("--", "true")
+    herd.wait_state(job, "succeeded")
+    herd.cli("daemon", "stop")
+    aside = tmp_path / "herd.db"
+    (herd.home / "herd.db").rename(aside)
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        port = busy.getsockname()[1]
+        listen = ("--listen", f"127.0.0.1:{port}")
+        failed = herd.cli("daemon", "start", "--fake-gpus", "1", *listen, check=False)
+    assert f"cannot listen on 127.0.0.1:{port}" in one_error_line(failed)
+    aside.rename(herd.home / "herd.db")  # put back
+
+    herd.start()  # as the last start that worked: --fake-gpus 1
+    assert [(j["id"], j["state"]) for j in herd.ls_all()] == [(job, "succeeded")]
 
 
 @pytest.mark.parametrize("argv", [["submit", "--", "true"], ["rm", "1"]])
