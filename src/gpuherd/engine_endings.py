@@ -235,8 +235,12 @@ def fail_unspawned(
     job fail with outcome `spawn_error`, and the jobs that waited for it are cancelled."""
     if isinstance(error, SpawnError):
         message = str(error)
-    elif isinstance(error, OSError):
-        message = f"{attempt.dir}: {error}"
+    elif isinstance(error, OSError):  # its folder could not be made (jobfiles.prepare)
+        message = (
+            f"starting job {job.id}: cannot set up its folder {attempt.dir}: "
+            f"{error.strerror or error}; check that the folders above it are folders you can "
+            "write in, on a disk with room"
+        )
     else:  # a bug in gpuherd
         log.error("starting job %d failed", job.id, exc_info=error)
         message = f"gpuherd could not start it: {error!r}"

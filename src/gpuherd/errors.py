@@ -37,6 +37,12 @@ class StoreError(HerdError):
     status = 500
 
 
+class DiskFull(HerdError):
+    """The disk under the database has no room for a change: nothing of it was stored."""
+
+    status = 507
+
+
 class DaemonError(HerdError):
     """The daemon cannot be reached, started or stopped."""
 

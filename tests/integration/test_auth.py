@@ -271,8 +271,10 @@ def test_gpuherd_ui_starts_and_stops_a_listener(daemon: Herd) -> None:
     board = Dashboard(daemon, url)
     assert board.request("GET", "/", {"Cookie": board.cookie()}).status == 200
     assert daemon.cli("ui").stdout.strip() == f"dashboard: {url}"  # already listening: same
-    daemon.cli("ui", "--stop")
+    assert daemon.cli("ui", "--stop").stdout == "dashboard listener stopped\n"
     assert daemon.cli("ui", "--url", check=False).returncode == 1
+    again = daemon.cli("ui", "--stop")  # nothing to stop: said so, not "stopped"
+    assert again.stdout == "the dashboard was not listening on TCP: nothing to stop\n"
 
 
 def test_a_busy_port_is_reported(herd: Herd) -> None:

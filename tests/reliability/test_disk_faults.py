@@ -108,7 +108,11 @@ def test_a_jobs_folder_that_is_a_file_is_a_spawn_error(herd: Herd) -> None:
     job_id = herd.submit("--", "echo", "hello")
     job = herd.wait_state(job_id, "succeeded", "failed", "lost")
     assert (job["state"], job["outcome"]) == ("failed", "spawn_error"), job
-    assert str(jobs) in job["message"]
+    assert job["message"] == (  # what is wrong and what to do, not "[Errno 20] ..." alone
+        f"starting job {job_id}: cannot set up its folder {jobs}/{job_id}/attempt-1: Not a "
+        "directory; check that the folders above it are folders you can write in, on a disk "
+        "with room"
+    )
     assert_alive_and_intact(herd, pid)
 
     jobs.unlink()
@@ -139,7 +143,11 @@ def test_a_full_home_refuses_submissions_but_loses_none_it_acknowledged(herd: He
                     break
                 acked.append((ids[0], command))
             assert refusal is not None and len(acked) >= 5, "the disk never filled up"
-            assert "full" in refusal, refusal
+            # One line that says what is wrong and what to do, not "internal error"
+            assert refusal == (
+                f"the disk holding the queue's database ({herd.home / 'herd.db'}) is full: "
+                "free some space on it, then try again (`gpuherd ls --all` shows what was done)"
+            ), refusal
             assert herd.is_up() and herd.pid == pid
 
             herd.kill9()  # a crash on top of the full disk

@@ -27,7 +27,7 @@ from gpuherd.api.auth import with_headers
 from gpuherd.api.limits import ASGIApp, CapsBody, Receive, Scope, Send
 from gpuherd.core.int64 import LARGEST, TOO_LARGE, OutOfRange, beyond
 from gpuherd.core.states import TransitionError
-from gpuherd.errors import DaemonError, HerdError
+from gpuherd.errors import DaemonError, DiskFull, HerdError
 from gpuherd.service import Service
 
 log = logging.getLogger("gpuherd.api")
@@ -127,14 +127,11 @@ def create_app(service: Service, pid: int, socket_path: str) -> FastAPI:
         return JSONResponse({"error": f"invalid request: {problems}"}, status_code=422)
 
     @app.exception_handler(sqlite3.OperationalError)
-    async def database_busy(request: Request, exc: sqlite3.OperationalError) -> Response:
-        name = getattr(exc, "sqlite_errorname", None) or ""
-        if not name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
+    async def database_refused(request: Request, exc: sqlite3.OperationalError) -> Response:
+        refusal = _database_refusal(service, exc)
+        if refusal is None:
             return await crashed(request, exc)
-        # Another program (an open `sqlite3` shell, a backup) held a lock on herd.db for
-        # longer than the store waits: not a bug of the daemon, and over once it lets go.
-        log.warning("a request found the database locked by another program: %s", exc)
-        return await herd_error(request, DaemonError(DATABASE_BUSY))
+        return await herd_error(request, refusal)
 
     @app.exception_handler(Exception)
     async def crashed(_: Request, exc: Exception) -> JSONResponse:
@@ -147,6 +144,25 @@ def create_app(service: Service, pid: int, socket_path: str) -> FastAPI:
     return app
 
 
+def _database_refusal(service: Service, exc: sqlite3.OperationalError) -> HerdError | None:
+    """The one line for a database that refused a request through no bug of the daemon (None
+    for any other error): nothing of the request was stored, and it works once that is over."""
+    name = getattr(exc, "sqlite_errorname", None) or ""
+    if name.startswith("SQLITE_FULL"):  # tests/reliability/test_disk_faults.py
+        log.warning("a request found the disk under the database full: %s", exc)
+        return DiskFull(DATABASE_FULL.format(path=service.store.path))
+    if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
+        # Another program (an open `sqlite3` shell, a backup) held a lock on herd.db for
+        # longer than the store waits.
+        log.warning("a request found the database locked by another program: %s", exc)
+        return DaemonError(DATABASE_BUSY)
+    return None
+
+
+DATABASE_FULL = (
+    "the disk holding the queue's database ({path}) is full: free some space on it, then try "
+    "again (`gpuherd ls --all` shows what was done)"
+)
 DATABASE_BUSY = (
     "the queue's database is locked by another program (an open `sqlite3` shell, a backup): "
     "close it, then try again (`gpuherd ls --all` shows what was done)"

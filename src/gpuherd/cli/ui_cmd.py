@@ -37,11 +37,14 @@ def ui(listen: str | None, url_only: bool, open_browser: bool, stop: bool) -> No
     starts one with the daemon. Anyone with the URL can run commands as you: keep it secret.
     """
     client = Client()
+    answer = client.get("/daemon/listen")
     if stop:
+        if not answer["listening"]:  # said so, rather than "stopped" of nothing
+            click.echo("the dashboard was not listening on TCP: nothing to stop")
+            return
         client.post("/daemon/listen", {"stop": True})
         click.echo("dashboard listener stopped")
         return
-    answer = client.get("/daemon/listen")
     if not answer["listening"]:
         if url_only:
             raise HerdError(
