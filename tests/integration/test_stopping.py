@@ -59,13 +59,17 @@ def test_asking_again_never_delays_the_sigkill(daemon: Herd) -> None:
 
 
 def test_time_limits_stand_still_while_a_job_is_paused(daemon: Herd, tmp_path: Path) -> None:
-    # Each needs 1.5 s of running: less than its limit, unless paused time counted.
-    timed = daemon.submit("--timeout", "2s", "--", "sleep 0.5; sleep 0.5; sleep 0.5")
+    # Each needs 3 s of running: less than its limit, unless paused time counted. Submitted
+    # held and released at once, so that on a loaded machine none can end before the pause
+    # (three submissions in turn once took longer than the first job's run).
+    work = "for i in 1 2 3 4 5 6; do sleep 0.5; done"
+    timed = daemon.submit("--hold", "--timeout", "4s", "--", work)
     chatty = daemon.submit(
-        "--no-output-timeout", "1s", "--on-no-output", "kill", "--",
-        "for i in 1 2 3 4 5 6; do echo $i; sleep 0.25; done",
+        "--hold", "--no-output-timeout", "1s", "--on-no-output", "kill", "--",
+        "for i in $(seq 12); do echo $i; sleep 0.25; done",
     )  # fmt: skip
-    restarted = daemon.submit("--timeout", "2s", "--", "sleep 0.5; sleep 0.5; sleep 0.5")
+    restarted = daemon.submit("--hold", "--timeout", "4s", "--", work)
+    daemon.cli("release", str(timed), str(chatty), str(restarted))
     for job in (timed, chatty, restarted):
         daemon.wait_state(job, "running")
     daemon.cli("pause", str(timed), str(chatty), str(restarted))
