@@ -32,10 +32,10 @@ from gpuherd.client import Client
 from gpuherd.core.commands import command_from_args
 from gpuherd.core.edit import BEGIN, EDITABLE
 from gpuherd.core.sweep import SweepError, SweepSpec, count, size_refusal, spec_to_dict
-from gpuherd.core.sweep_names import default_sweep_name
+from gpuherd.core.sweep_names import default_sweep_name, is_bare_command
 from gpuherd.errors import DaemonError, HerdError
 from gpuherd.following import follow_log
-from gpuherd.pyapi_sweep import Sweep, SweepWarning
+from gpuherd.pyapi_sweep import Sweep, SweepWarning, bare_command_refusal
 from gpuherd.pyapi_values import (
     connect_spelling,
     edit_options,
@@ -180,7 +180,8 @@ class Herd:
         space or `{`, without `params`; its keys are these keywords, and the arguments given
         here override it, `fixed` and `env` key by key), or a SweepSpec;
         `order="longest-first"` as `--order` (default "given"). Returns a Sweep handle that
-        says what was submitted and skipped."""
+        says what was submitted and skipped. A template with no placeholder and no params (a
+        sweep's name, say) is refused: get_sweep(name) opens a sweep submitted before."""
         refuse_while_loading("sweep")
         if isinstance(command, SweepSpec):
             if params:
@@ -200,6 +201,8 @@ class Herd:
         elif isinstance(command, str):
             sweep_name = name or default_sweep_name(command)
             spec = make_spec(sweep_name, command, params or {}, fixed)
+            if is_bare_command(command, bool(params)):
+                raise HerdError(bare_command_refusal(self, command))
         else:
             raise TypeError("give a command template, a sweep file, or a SweepSpec")
         changes: dict[str, Any] = {"name": name, "samples": plain(samples), "seed": plain(seed)}
@@ -241,6 +244,7 @@ class Herd:
         return list(self.client.get("/sweeps")["sweeps"])
 
     def get_sweep(self, name: str) -> Sweep:
+        """A handle on the sweep `name` submitted before: its results, status and wait."""
         return Sweep(self, name, None)
 
     def wait(self, ids: Iterable[int], timeout: float | None = None) -> dict[int, str]:

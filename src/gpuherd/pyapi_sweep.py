@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from gpuherd.errors import HerdError
 from gpuherd.pyapi_values import non_finite
 
 if TYPE_CHECKING:
@@ -82,3 +83,20 @@ class Sweep:
         now = {r["job_id"]: r["state"] for r in self.results()}
         self.herd.wait([i for i in {*self.ids, *now} if now.get(i, "queued") in _ACTIVE], timeout)
         return all(r["state"] in ("succeeded", "done") for r in self.results())
+
+
+def bare_command_refusal(herd: Herd, command: str) -> str:
+    """Why `herd.sweep(command)` is refused: a command with no placeholder and no params
+    (core.sweep_names.is_bare_command), most often a sweep's name; if a sweep has that name,
+    how to open it (asked of the daemon only here, on the way to refusing)."""
+    refusal = (
+        f"sweep({command!r}) needs a command template with {{placeholders}} and params "
+        "(herd.sweep('python train.py --lr {lr}', {'lr': [0.1, 0.01]})), or a sweep file"
+    )
+    try:
+        known = any(sweep["name"] == command for sweep in herd.sweeps())
+    except HerdError:
+        known = False  # the daemon went away: the refusal stands without the hint
+    if known:
+        refusal += f"; to open the existing sweep {command!r}: herd.get_sweep({command!r})"
+    return refusal

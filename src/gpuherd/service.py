@@ -7,18 +7,15 @@ Verbs on several jobs answer one ActionResult per job, so one bad id never hides
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from functools import partial
 from pathlib import Path
 from typing import Any
 
 from gpuherd import jobfiles
-from gpuherd.core.idspec import format_ids
-from gpuherd.core.lifecycle import HELD_UNSTARTED, cancelled_at_once
+from gpuherd.core.lifecycle import cancelled_at_once
 from gpuherd.core.model import Job
-from gpuherd.core.reasons import why_waiting
-from gpuherd.core.recovery import runs_unwatched, unwatched_run
+from gpuherd.core.recovery import unwatched_run
 from gpuherd.core.run_time import pauses
 from gpuherd.core.states import (
     FINISHED_STATES,
@@ -27,13 +24,11 @@ from gpuherd.core.states import (
     JobState,
     split_waiting,
 )
-from gpuherd.core.units import format_given
-from gpuherd.core.when import format_moment
-from gpuherd.devices import host_memory_available
 from gpuherd.engine import Engine
 from gpuherd.engine_endings import fail_orphaned_waiters
 from gpuherd.errors import Conflict, InvalidValue, NotFound
 from gpuherd.service_edit import EditVerbs
+from gpuherd.service_reasons import explainer
 from gpuherd.service_system import SystemVerbs
 from gpuherd.store import NewJob
 from gpuherd.store_rows import ANY_JOB, JobFilter
@@ -225,7 +220,7 @@ class Service(SystemVerbs, EditVerbs):
             if job.attempt == 0 and job.state in FINISHED_STATES:  # cancelled, say
                 raise Conflict(f"job {job_id} never ran ({job.state.value}): it has no log")
             if job.attempt == 0:
-                why = self._explainer()(job)
+                why = explainer(self.engine)(job)
                 raise Conflict(f"job {job_id} has not started yet" + (f" ({why})" if why else ""))
             ran = "it has run once" if job.attempt == 1 else f"its attempts are 1-{job.attempt}"
             raise NotFound(f"job {job_id} has no attempt {number}: {ran}")
@@ -253,7 +248,7 @@ class Service(SystemVerbs, EditVerbs):
         pause still on began (core/run_time.py; its run time leaves both out)."""
         held = [j.id for j in jobs if j.state is JobState.HELD and j.release_at is None]
         holds = self.store.hold_details(held)
-        explain = self._explainer(holds)
+        explain = explainer(self.engine, holds)
         # A waiting job shows no run time: none is counted.
         ran = [j.id for j in jobs if j.started_at is not None and j.state not in WAITING_STATES]
         events = self.store.pause_events(ran) if ran else {}
@@ -270,105 +265,6 @@ class Service(SystemVerbs, EditVerbs):
         live = self.engine.live.get(job_id)
         return live.peak or None if live else None
 
-    def _other_reason(
-        self, job: Job, now: float, holds: Mapping[int, str] | None = None
-    ) -> str | None:
-        """What `ls` says of a held job (why, or until when), or a running one (stopping,
-        stalled). `holds`: the listed held jobs' latest hold events (store.hold_details)."""
-        if job.state is JobState.HELD:
-            if job.release_at is None:
-                return self._held_reason(job, holds)
-            return f"held until {format_moment(job.release_at, now)} (--begin)"
-        if job.state not in LIVE_STATES:
-            return None
-        live = self.engine.live.get(job.id)
-        limit = job.spec.no_output_timeout
-        if live and live.stop_reason:
-            then = ", then queued again" if live.requeue else ""
-            return f"stopping ({live.stop_reason.value}{then})"
-        if live and live.stalled and limit:
-            return f"stalled: no output for over {format_given(limit)}"
-        return None
-
-    def _held_reason(self, job: Job, holds: Mapping[int, str] | None) -> str:
-        """`held`; for a job held because an attempt herd.db did not know runs unwatched (a
-        restored backup: engine_held_runs.hold), that attempt, and the GPUs reserved for it.
-        The daemon watches every such run from its start (engine_held_runs.watch_held_runs)
-        until it ends, so it knows, asking no one (a cluster's head may be away): one it no
-        longer watches has ended, and is still named until its end is recorded (the engine
-        tries again while herd.db refuses it: engine_held_runs.record_held_ends)."""
-        detail = (self.store.hold_details([job.id]) if holds is None else holds).get(job.id)
-        if detail and detail.startswith(HELD_UNSTARTED):
-            return "held: paused while starting, and the start failed"
-        run = unwatched_run(detail) if detail else None
-        if run is None:
-            return "held"
-        attempt, pid = run
-        held = self.engine.attempts.held_runs.get((job.id, attempt))
-        if held is not None and held.pid == pid:
-            reserved = held.reservation.gpus if held.reservation else ()
-            gpus = f", GPU {format_ids(reserved)} reserved for it" if reserved else ""
-            return runs_unwatched(attempt, pid) + gpus
-        ended = self.engine.attempts.held_ends.get((job.id, attempt))
-        if ended is not None and ended.pid == pid:
-            return (
-                f"held: attempt {attempt} (pid {pid}) ran unwatched and has ended, its end not "
-                "recorded yet: the daemon tries again every second while herd.db refuses it "
-                "(gpuherd daemon log)"
-            )
-        return (
-            f"held: attempt {attempt} (pid {pid}) ran unwatched and has ended, but recording "
-            "its end failed (gpuherd daemon log): a restart of the daemon records it"
-        )
-
-    def _explainer(self, holds: Mapping[int, str] | None = None) -> Callable[[Job], str | None]:
-        """Why each queued job is not running yet (computed once per listing), and what
-        `_other_reason` says of the others."""
-        devices = self.engine.device_listing()
-        reservations = self.engine.reservations()
-        paused = self.engine.queue_paused
-        policy = self.engine.policy
-        host_free = host_memory_available()
-        caps = self.engine.sweep_caps
-        sweeps_running = self.engine.attempts.sweeps_running()
-        now = self.engine.clock()
-        missing = self.engine.devices.missing()
-        never_runs_here = never_runs_judge(devices, policy, missing)
-
-        def never(job: Job) -> str | None:
-            """Refused at submit, yet queued: a GPU it needed was removed since."""
-            reason = never_runs_here(job.spec)
-            return _never_here(job.id, reason) if reason else None
-
-        def explain(job: Job) -> str | None:
-            if job.state is not JobState.QUEUED:
-                return self._other_reason(job, now, holds)
-            if self.engine.stopping:
-                return "daemon stopping: starts after the next `gpuherd daemon start`"
-            # No pass gets as far as this job, or none starts anything (a cluster away).
-            if failing := self.engine.health.reason() or self.engine.devices.outage():
-                return failing
-            if reason := never(job):  # before any other wait: this one never ends
-                return reason
-            if job.spec.after or job.spec.after_any:
-                unmet = self.store.unmet_deps(job.id)
-                if unmet:
-                    return f"waiting for job {_ids([i for i, _ in unmet])}"
-            if job.release_at is not None:
-                when, delay = format_moment(job.release_at, now), job.spec.retry_delay or 0
-                return f"retrying at {when} (--retry-delay {format_given(delay)})"
-            if paused:
-                return "queue paused"
-            sweep = job.spec.sweep
-            if sweep in caps and sweeps_running[sweep] >= caps[sweep]:
-                return f"waiting: sweep {sweep} runs {caps[sweep]} at a time (--max-parallel)"
-            ahead = partial(self.engine.scan.ahead, job)  # beyond what placement read?
-            return why_waiting(
-                job, devices, reservations, policy, host_free, ahead, missing, self.engine.hold
-            )
-
-        return explain
-
 
 def _state(name: str) -> JobState:
     try:
@@ -381,16 +277,3 @@ def _state(name: str) -> JobState:
 def _future(begin: float | None, now: float) -> float | None:
     """A `--begin` time still to come (one that has passed queues the job at once)."""
     return begin if begin is not None and begin > now else None
-
-
-def _ids(ids: Sequence[int]) -> str:
-    return ", ".join(str(i) for i in ids)
-
-
-def _never_here(job_id: int, reason: str) -> str:
-    """Why a queued job cannot run on the GPUs there are now, and what to do: else it sits in
-    the queue until a GPU it needs comes back."""
-    return (
-        f"can never run on these GPUs: {reason} (gpuherd edit {job_id} to ask for what there "
-        f"is, or gpuherd rm {job_id})"
-    )

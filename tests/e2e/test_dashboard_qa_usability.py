@@ -350,3 +350,26 @@ def test_long_words_need_no_sideways_scrolling_at_800_px(board: Board, tmp_path:
     assert (lines, [path for path, (wide, shown) in widths.items() if wide > shown]) == (1, [])
     board.herd.cli("sweep", "rm", sweep)
     board.herd.cli("rm", str(job_id))
+
+
+PLACEHOLDER_ROOM = """input => {
+  // The placeholder's width in the input's own font, and the room inside its padding.
+  const style = getComputedStyle(input);
+  const context = document.createElement('canvas').getContext('2d');
+  context.font = `${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
+  const room = input.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+  return [context.measureText(input.placeholder).width, room];
+}"""
+
+
+def test_the_jobs_search_box_shows_its_whole_placeholder(board: Board) -> None:
+    """At 1280 px the placeholder "Search id, name, command" showed as "Search id, name,".
+    At 390 px the box stays inside the window (the phone test sees the whole page)."""
+    page = board.page("/jobs")  # 1280 px wide
+    search = page.locator('form.filters input[type="search"]')
+    text, room = search.evaluate(PLACEHOLDER_ROOM)
+    assert 0 < text <= room, (text, room)
+    page.set_viewport_size({"width": 390, "height": 844})
+    text, room = search.evaluate(PLACEHOLDER_ROOM)
+    assert text <= room and search.evaluate("box => box.getBoundingClientRect().right") <= 390
+    page.close()

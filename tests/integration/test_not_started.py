@@ -12,8 +12,10 @@ import json
 import os
 import signal
 import time
-from collections.abc import Callable, Collection
+from collections.abc import AsyncIterator, Callable, Collection
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -29,6 +31,22 @@ from gpuherd.store import Store
 from gpuherd.sweeps import Sweeps
 from gpuherd.wire import SubmitItem
 from gpuherd.wire_requests import SweepRequest
+
+
+@asynccontextmanager
+async def serving(engine: Engine, home: Path) -> AsyncIterator[Service]:
+    """The engine started as the daemon starts it, and its Service; the engine closed after."""
+    service = Service(engine, home)
+    engine.start()
+    try:
+        yield service
+    finally:
+        engine.close()
+
+
+def item(home: Path, command: str, **options: Any) -> SubmitItem:
+    """A job of `command`, run in `home` with this process's environment."""
+    return SubmitItem(command=command, cwd=str(home), env=dict(os.environ), **options)
 
 
 class NodeGoneOnce(LocalExecutor):
@@ -48,15 +66,9 @@ def test_a_job_not_started_goes_back_to_the_queue_with_its_retries(tmp_path: Pat
     executor = NodeGoneOnce()
 
     async def main() -> None:
-        engine = one_gpu_engine(tmp_path, store, executor)
-        service = Service(engine, tmp_path)
-        engine.start()
-        try:
-            item = SubmitItem(command="echo ran", cwd=str(tmp_path), env=dict(os.environ))
-            (job_id,) = service.submit([item])
+        async with serving(one_gpu_engine(tmp_path, store, executor), tmp_path) as service:
+            (job_id,) = service.submit([item(tmp_path, "echo ran")])
             await settled(store, job_id)
-        finally:
-            engine.close()
 
         job = store.get_job(job_id)
         assert job is not None and job.state is JobState.SUCCEEDED, job
@@ -113,15 +125,9 @@ def run_one(tmp_path: Path, executor: LocalExecutor, command: str) -> Job:
     store = Store(tmp_path / "herd.db")
 
     async def main() -> int:
-        engine = one_gpu_engine(tmp_path, store, executor)
-        service = Service(engine, tmp_path)
-        engine.start()
-        try:
-            item = SubmitItem(command=command, cwd=str(tmp_path), env=dict(os.environ))
-            (job_id,) = service.submit([item])
+        async with serving(one_gpu_engine(tmp_path, store, executor), tmp_path) as service:
+            (job_id,) = service.submit([item(tmp_path, command)])
             await ended(store, job_id)
-        finally:
-            engine.close()
         return job_id
 
     job = store.get_job(asyncio.run(main()))
@@ -201,14 +207,10 @@ def test_a_start_found_late_not_to_have_happened_leaves_the_folders_as_before_it
     store = Store(tmp_path / "herd.db")
 
     async def main() -> int:
-        executor.engine = engine = one_gpu_engine(tmp_path, store, executor)
-        engine.start()
-        try:
-            item = SubmitItem(command="exit 3", cwd=str(tmp_path), env=dict(os.environ), retries=1)
-            (job_id,) = Service(engine, tmp_path).submit([item])
+        executor.engine = one_gpu_engine(tmp_path, store, executor)
+        async with serving(executor.engine, tmp_path) as service:
+            (job_id,) = service.submit([item(tmp_path, "exit 3", retries=1)])
             await queued_again(store, job_id)
-        finally:
-            engine.close()
         return job_id
 
     job_id = asyncio.run(main())
@@ -274,12 +276,8 @@ def test_a_job_paused_while_starting_whose_start_fails_late_is_held_until_releas
     store = Store(tmp_path / "herd.db")
 
     async def main() -> tuple[int, str | None, str]:
-        engine = one_gpu_engine(tmp_path, store, executor)
-        service = Service(engine, tmp_path)
-        engine.start()
-        try:
-            item = SubmitItem(command="echo ran", cwd=str(tmp_path), env=dict(os.environ))
-            (job_id,) = service.submit([item])
+        async with serving(one_gpu_engine(tmp_path, store, executor), tmp_path) as service:
+            (job_id,) = service.submit([item(tmp_path, "echo ran")])
             await in_state(store, job_id, {JobState.RUNNING})  # (its start under way: LATE s)
             assert service.pause([job_id])[0].ok
             await in_state(store, job_id, {JobState.HELD})
@@ -288,8 +286,6 @@ def test_a_job_paused_while_starting_whose_start_fails_late_is_held_until_releas
             reason = next((r["reason"] for r in rows if r["id"] == job_id), None)
             service.release([job_id])
             await settled(store, job_id)
-        finally:
-            engine.close()
         return job_id, reason, held_state
 
     job_id, reason, held_state = asyncio.run(main())
@@ -353,18 +349,10 @@ def test_a_launch_that_fails_unexpectedly_fails_its_job_and_the_queue_goes_on(
     store = Store(tmp_path / "herd.db")
 
     async def main() -> None:
-        engine = one_gpu_engine(tmp_path, store, BrokenOnce())
-        service = Service(engine, tmp_path)
-        engine.start()
-        try:
-            items = [
-                SubmitItem(command=f"echo {n}", cwd=str(tmp_path), env=dict(os.environ))
-                for n in ("first", "second")
-            ]
+        async with serving(one_gpu_engine(tmp_path, store, BrokenOnce()), tmp_path) as service:
+            items = [item(tmp_path, f"echo {n}") for n in ("first", "second")]
             first, second = service.submit(items)
             await settled(store, second)  # one GPU: the second runs once the first let it go
-        finally:
-            engine.close()
 
         broken, fine = store.get_job(first), store.get_job(second)
         assert broken is not None and broken.state is JobState.FAILED, broken
@@ -387,17 +375,13 @@ def test_a_sweep_rolled_back_tells_watchers_of_no_job(tmp_path: Path) -> None:
 
     async def main() -> list[object]:
         engine = one_gpu_engine(tmp_path, store, LocalExecutor())
-        sweeps = Sweeps(Service(engine, tmp_path))
-        engine.start()
-        heard = engine.changes.subscribe(backlog=0)
-        try:
+        async with serving(engine, tmp_path) as service:
+            heard = engine.changes.subscribe(backlog=0)
             results.write_text("not a folder")
             with pytest.raises(HerdError, match="cannot write"):
-                sweeps.submit(SweepRequest(spec=spec, cwd=str(tmp_path)))
+                Sweeps(service).submit(SweepRequest(spec=spec, cwd=str(tmp_path)))
             await asyncio.sleep(0.1)  # a tick would start a job that was not rolled back
             return [heard.get_nowait() for _ in range(heard.qsize())]
-        finally:
-            engine.close()
 
     assert asyncio.run(main()) == []
     assert store.count_jobs() == 0

@@ -4,12 +4,14 @@ pass of sweeps and the Python API found wrong. Every wait has a timeout."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 import gpuherd
 from conftest import Herd, api_daemon
-from gpuherd.errors import DaemonError
+from gpuherd.core.sweep_names import default_sweep_name
+from gpuherd.errors import DaemonError, HerdError
 from gpuherd.pyapi import connect
 
 TASKS_MODULE = """
@@ -90,3 +92,29 @@ def test_a_jobs_max_parallel_is_refused_not_dropped(api: gpuherd.Herd) -> None:
     # It was dropped silently: the job ran with no cap at all.
     with pytest.raises(TypeError, match=r"^max_parallel is a sweep's cap .*max-running"):
         api.submit("true", gpus=0, max_parallel=2)
+
+
+def test_a_sweeps_name_alone_is_refused_and_says_how_to_open_that_sweep(
+    api: gpuherd.Herd, tmp_path: Path
+) -> None:
+    # herd.sweep("opened"), meaning herd.get_sweep("opened"), submitted a one-point sweep
+    # whose job ran the command `opened`, and failed.
+    done = api.sweep("echo {x}", {"x": [1]}, name="opened", results_dir=tmp_path, gpus=0)
+    assert done.wait(timeout=30)
+    needs = (
+        "needs a command template with {placeholders} and params (herd.sweep('python "
+        "train.py --lr {lr}', {'lr': [0.1, 0.01]})), or a sweep file"
+    )
+    with pytest.raises(HerdError) as refused:
+        api.sweep("opened")
+    assert str(refused.value) == (
+        f"sweep('opened') {needs}; to open the existing sweep 'opened': herd.get_sweep('opened')"
+    )
+    with pytest.raises(HerdError) as unknown:  # no sweep has that name: no get_sweep hint
+        api.sweep("python train.py", gpus=0, dry_run=True)
+    assert str(unknown.value) == f"sweep('python train.py') {needs}"
+    names = {sweep["name"] for sweep in api.sweeps()}
+    assert not {default_sweep_name("opened"), default_sweep_name("python train.py")} & names
+    assert [row["job_id"] for row in api.get_sweep("opened").results()] == done.ids
+    # A placeholder of its own ({sweep}, {run_dir}, {index}) is enough for a sweep.
+    assert api.sweep("echo {sweep}", name="lone", dry_run=True).commands == ["echo lone"]

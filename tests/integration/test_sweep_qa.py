@@ -13,6 +13,7 @@ import pytest
 from conftest import Herd, kill_jobs_under, stays, wait_for
 from gpuherd import pyapi
 from gpuherd.client import Client
+from gpuherd.core.sweep_names import default_sweep_name
 from gpuherd.errors import HerdError
 from gpuherd.pyapi import connect, make_spec
 
@@ -170,3 +171,31 @@ def test_order_is_taken_from_python_and_checked(shared_daemon: Herd, work: Path)
             {"spec": {"name": "o", "command": "echo 1"}, "cwd": str(work), "dry_run": True}
             | {"options": {"order": "fastest"}},
         )
+
+
+def test_a_sweeps_name_alone_is_refused_and_says_how_to_see_that_sweep(
+    shared_daemon: Herd, work: Path
+) -> None:
+    # `gpuherd sweep seen`, meaning `gpuherd sweep status seen`, submitted a one-point sweep
+    # whose job ran the command `seen`, and failed.
+    answer = sweep(shared_daemon, work, "echo {x}", "-p", "x", "1", "--name", "seen", "--gpus", "0")
+    wait_done(shared_daemon, answer["ids"])
+    needs = (
+        "give a command template with {placeholders} and -p NAME VALUES... "
+        '("python train.py --lr {lr}" -p lr 0.1 0.01), or a sweep file'
+    )
+    for args, said in [
+        (
+            ["seen"],
+            f"sweep seen: {needs}; to see the existing sweep seen: gpuherd sweep status seen",
+        ),
+        (["python train.py", "--dry-run"], f"sweep 'python train.py': {needs}"),
+    ]:
+        refused = shared_daemon.cli("sweep", *args, check=False, cwd=work)
+        assert (refused.returncode, refused.stdout) == (2, "")
+        assert refused.stderr == f"gpuherd: error: {said} (see gpuherd sweep --help)\n"
+    names = {row["name"] for row in shared_daemon.json("sweep", "ls")}
+    assert not {default_sweep_name("seen"), default_sweep_name("python train.py")} & names
+    (row,) = shared_daemon.json("sweep", "status", "seen")["rows"]
+    assert (row["job_id"], row["state"]) == (answer["ids"][0], "succeeded")
+    shared_daemon.cli("sweep", "rm", "seen")

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shlex
 import sys
 import time
 from dataclasses import asdict, replace
@@ -30,7 +31,7 @@ from gpuherd.cli.main import prefixed
 from gpuherd.cli.options import one_output
 from gpuherd.cli.param_types import SEED, WholeRange, checked_by_daemon, completes
 from gpuherd.cli.submit_hints import past_begin_hint
-from gpuherd.cli.sweep_args import ParamsCommand, build
+from gpuherd.cli.sweep_args import ParamsCommand, build, is_file
 from gpuherd.client import Client
 from gpuherd.core.states import POINT_STATES
 from gpuherd.core.sweep import (
@@ -39,6 +40,7 @@ from gpuherd.core.sweep import (
     SweepSpec,
     count,
     expand,
+    is_bare_command,
     is_sweep_name,
     size_refusal,
     spec_to_dict,
@@ -145,6 +147,8 @@ def submit_sweep(ctx: click.Context, /, source: str, **opts: Any) -> None:
     params: list[tuple[str, list[Any]]] = ctx.meta.get("gpuherd.params", [])
     one_output(opts["quiet"], opts["as_json"])
     spec, options, cwd = build(ctx, source, params, opts)
+    if not is_file(source) and is_bare_command(source, bool(params)):
+        raise click.UsageError(_bare_command(source))
     if opts["dry_run"]:
         _dry_run(spec, cwd, opts["yes"], opts["as_json"])
         return
@@ -172,6 +176,23 @@ def submit_sweep(ctx: click.Context, /, source: str, **opts: Any) -> None:
             click.echo(job_id)
     else:
         click.echo(sweep_render.summary(answer))
+
+
+def _bare_command(source: str) -> str:
+    """Why `sweep SOURCE` is refused: a command with no placeholder and no -p (core.
+    sweep_names.is_bare_command), most often a sweep's name; if a sweep has that name, how to
+    see it (asked of a daemon that runs, only on the way to refusing)."""
+    refusal = (
+        f"sweep {shlex.quote(source)}: give a command template with {{placeholders}} and -p "
+        'NAME VALUES... ("python train.py --lr {lr}" -p lr 0.1 0.01), or a sweep file'
+    )
+    try:
+        known = any(sweep["name"] == source for sweep in Client().get("/sweeps")["sweeps"])
+    except HerdError:
+        known = False  # no daemon runs (a dry run needs none): the refusal stands as it is
+    if known:
+        refusal += f"; to see the existing sweep {source}: {sweep_render.status_command(source)}"
+    return refusal
 
 
 def _dry_run(spec: SweepSpec, cwd: str, yes: bool, as_json: bool) -> None:

@@ -36,6 +36,7 @@ from gpuherd.core.sweep_names import RESERVED as RESERVED
 from gpuherd.core.sweep_names import SweepError as SweepError
 from gpuherd.core.sweep_names import check_template as check_template
 from gpuherd.core.sweep_names import folder_name as folder_name
+from gpuherd.core.sweep_names import is_bare_command as is_bare_command
 from gpuherd.core.sweep_names import render as render
 from gpuherd.core.sweep_names import template_fields as template_fields
 from gpuherd.core.sweep_names import value_text as value_text

@@ -98,6 +98,18 @@ def template_fields(template: str) -> list[str]:
     return [name for _, name, _, _ in _parse_template(template) if name is not None]
 
 
+def is_bare_command(template: str, has_params: bool) -> bool:
+    """A template with no placeholder and no parameters: one point running a fixed command.
+    Most often a sweep's name typed where the template goes (`sweep m`, meaning to open the
+    sweep m), whose one job then fails running `m`: the CLI and the Python API refuse it."""
+    if has_params:
+        return False
+    try:
+        return not template_fields(template)
+    except SweepError:
+        return False  # a template that does not parse: check_template says what is wrong
+
+
 def check_template(template: str, names: Collection[str]) -> None:
     """Raise SweepError for a placeholder that is not a parameter or cannot be rendered."""
     for _, name, spec, conversion in _parse_template(template):

@@ -1,0 +1,139 @@
+"""Why a job is not running: what `ls`, `show`, the dashboard and `logs` say of a queued job
+(waiting for what), a held one (why, or until when) and a running one (stopping, stalled).
+Read by `Service` (service.py) once per listing."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
+
+from gpuherd.core.idspec import format_ids
+from gpuherd.core.lifecycle import HELD_UNSTARTED
+from gpuherd.core.model import Job
+from gpuherd.core.reasons import why_waiting
+from gpuherd.core.recovery import runs_unwatched, unwatched_run
+from gpuherd.core.states import LIVE_STATES, JobState
+from gpuherd.core.units import format_given
+from gpuherd.core.when import format_moment
+from gpuherd.devices import host_memory_available
+from gpuherd.engine import Engine
+from gpuherd.submission import never_runs_judge
+
+
+def explainer(
+    engine: Engine, holds: Mapping[int, str] | None = None
+) -> Callable[[Job], str | None]:
+    """Why each queued job is not running yet (what it reads computed once per listing), and
+    what `_other_reason` says of the others. `holds`: the listed held jobs' latest hold
+    events (store.hold_details); without it, each held job's is read when asked."""
+    store = engine.store
+    devices = engine.device_listing()
+    reservations = engine.reservations()
+    paused = engine.queue_paused
+    policy = engine.policy
+    host_free = host_memory_available()
+    caps = engine.sweep_caps
+    sweeps_running = engine.attempts.sweeps_running()
+    now = engine.clock()
+    missing = engine.devices.missing()
+    never_runs_here = never_runs_judge(devices, policy, missing)
+
+    def never(job: Job) -> str | None:
+        """Refused at submit, yet queued: a GPU it needed was removed since."""
+        reason = never_runs_here(job.spec)
+        return _never_here(job.id, reason) if reason else None
+
+    def explain(job: Job) -> str | None:
+        if job.state is not JobState.QUEUED:
+            return _other_reason(engine, job, now, holds)
+        if engine.stopping:
+            return "daemon stopping: starts after the next `gpuherd daemon start`"
+        # No pass gets as far as this job, or none starts anything (a cluster away).
+        if failing := engine.health.reason() or engine.devices.outage():
+            return failing
+        if reason := never(job):  # before any other wait: this one never ends
+            return reason
+        if job.spec.after or job.spec.after_any:
+            unmet = store.unmet_deps(job.id)
+            if unmet:
+                return f"waiting for job {_ids([i for i, _ in unmet])}"
+        if job.release_at is not None:
+            when, delay = format_moment(job.release_at, now), job.spec.retry_delay or 0
+            return f"retrying at {when} (--retry-delay {format_given(delay)})"
+        if paused:
+            return "queue paused"
+        sweep = job.spec.sweep
+        if sweep in caps and sweeps_running[sweep] >= caps[sweep]:
+            return f"waiting: sweep {sweep} runs {caps[sweep]} at a time (--max-parallel)"
+        ahead = partial(engine.scan.ahead, job)  # beyond what placement read?
+        return why_waiting(
+            job, devices, reservations, policy, host_free, ahead, missing, engine.hold
+        )
+
+    return explain
+
+
+def _other_reason(
+    engine: Engine, job: Job, now: float, holds: Mapping[int, str] | None
+) -> str | None:
+    """What `ls` says of a held job (why, or until when), or a running one (stopping,
+    stalled)."""
+    if job.state is JobState.HELD:
+        if job.release_at is None:
+            return _held_reason(engine, job, holds)
+        return f"held until {format_moment(job.release_at, now)} (--begin)"
+    if job.state not in LIVE_STATES:
+        return None
+    live = engine.live.get(job.id)
+    limit = job.spec.no_output_timeout
+    if live and live.stop_reason:
+        then = ", then queued again" if live.requeue else ""
+        return f"stopping ({live.stop_reason.value}{then})"
+    if live and live.stalled and limit:
+        return f"stalled: no output for over {format_given(limit)}"
+    return None
+
+
+def _held_reason(engine: Engine, job: Job, holds: Mapping[int, str] | None) -> str:
+    """`held`; for a job held because an attempt herd.db did not know runs unwatched (a
+    restored backup: engine_held_runs.hold), that attempt, and the GPUs reserved for it.
+    The daemon watches every such run from its start (engine_held_runs.watch_held_runs)
+    until it ends, so it knows, asking no one (a cluster's head may be away): one it no
+    longer watches has ended, and is still named until its end is recorded (the engine
+    tries again while herd.db refuses it: engine_held_runs.record_held_ends)."""
+    detail = (engine.store.hold_details([job.id]) if holds is None else holds).get(job.id)
+    if detail and detail.startswith(HELD_UNSTARTED):
+        return "held: paused while starting, and the start failed"
+    run = unwatched_run(detail) if detail else None
+    if run is None:
+        return "held"
+    attempt, pid = run
+    held = engine.attempts.held_runs.get((job.id, attempt))
+    if held is not None and held.pid == pid:
+        reserved = held.reservation.gpus if held.reservation else ()
+        gpus = f", GPU {format_ids(reserved)} reserved for it" if reserved else ""
+        return runs_unwatched(attempt, pid) + gpus
+    ended = engine.attempts.held_ends.get((job.id, attempt))
+    if ended is not None and ended.pid == pid:
+        return (
+            f"held: attempt {attempt} (pid {pid}) ran unwatched and has ended, its end not "
+            "recorded yet: the daemon tries again every second while herd.db refuses it "
+            "(gpuherd daemon log)"
+        )
+    return (
+        f"held: attempt {attempt} (pid {pid}) ran unwatched and has ended, but recording "
+        "its end failed (gpuherd daemon log): a restart of the daemon records it"
+    )
+
+
+def _ids(ids: Sequence[int]) -> str:
+    return ", ".join(str(i) for i in ids)
+
+
+def _never_here(job_id: int, reason: str) -> str:
+    """Why a queued job cannot run on the GPUs there are now, and what to do: else it sits in
+    the queue until a GPU it needs comes back."""
+    return (
+        f"can never run on these GPUs: {reason} (gpuherd edit {job_id} to ask for what there "
+        f"is, or gpuherd rm {job_id})"
+    )
