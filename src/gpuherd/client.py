@@ -9,6 +9,7 @@ cost every CLI call ~12 ms of imports (email.parser, ssl, ...). One request per 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -22,6 +23,7 @@ from urllib.parse import urlencode
 from gpuherd import paths
 from gpuherd.body_cap import MAX_BODY_BYTES, too_large
 from gpuherd.client_http import BadResponse, Response, send, send_and_answer
+from gpuherd.daemon_presence import SOCKET_BACK_WITHIN, lock_holder, socket_gone
 from gpuherd.errors import Conflict, DaemonError, HerdError, InvalidValue, NotFound, NotRunning
 from gpuherd.typed_name import as_typed
 
@@ -234,8 +236,31 @@ class Client:
         return True
 
     def _connect(self, timeout: float | None = -1.0) -> socket.socket:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         timeout = self.timeout if timeout == -1.0 else timeout
+        try:
+            return self._reach(timeout)
+        except (FileNotFoundError, ConnectionRefusedError):
+            pass
+        # None listens: a daemon that runs (it holds the home's lock) makes its socket again
+        # if a cleaner removed it, or is about to listen (it starts), and is waited for.
+        holder = lock_holder(self.home)
+        give_up = time.monotonic() + SOCKET_BACK_WITHIN
+        while holder is not None and time.monotonic() < give_up:
+            time.sleep(0.1)
+            with contextlib.suppress(FileNotFoundError, ConnectionRefusedError):
+                return self._reach(timeout)
+            holder = lock_holder(self.home)
+        if holder is not None:
+            raise DaemonError(socket_gone(self.home, holder, self.socket_path))
+        from gpuherd.start_hint import not_running  # (the error path alone reads the home)
+
+        raise NotRunning(not_running(self.home))
+
+    def _reach(self, timeout: float | None) -> socket.socket:
+        """A socket connected to the daemon's, where the home's note says it is when it is
+        not where it was looked for; FileNotFoundError or ConnectionRefusedError when none
+        listens there."""
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             if timeout is not None:
                 sock.settimeout(timeout)
@@ -245,12 +270,10 @@ class Client:
             noted = self._noted_socket()
             if noted is not None:  # the daemon runs with another XDG_RUNTIME_DIR, or moved
                 self.socket_path = noted  # its socket (daemon_home.SocketKeeper)
-                return self._connect(timeout)
+                return self._reach(timeout)
             if isinstance(exc, NotADirectoryError):
                 raise DaemonError(paths.not_a_folder(self.home, self.socket_path)) from None
-            from gpuherd.start_hint import not_running  # (the error path alone reads the home)
-
-            raise NotRunning(not_running(self.home)) from None
+            raise
         except PermissionError:
             sock.close()
             raise DaemonError(

@@ -31,7 +31,6 @@ from gpuherd.core.model import MAX_SLOTS
 from gpuherd.core.states import JobState
 from gpuherd.core.units import plural
 from gpuherd.daemon_home import (
-    SOCKET_CHECK,
     SocketKeeper,
     acquire_lock,
     bind_socket,
@@ -41,6 +40,7 @@ from gpuherd.daemon_home import (
     refuse_a_network_home,
     refuse_an_emptied_database,
 )
+from gpuherd.daemon_presence import SOCKET_CHECK
 from gpuherd.devices import DeviceTable
 from gpuherd.engine import Engine
 from gpuherd.errors import HerdError
@@ -168,7 +168,7 @@ def _server_class() -> type[Any]:
 
 
 async def _keep_socket(server: Any, keeper: SocketKeeper, app: Any) -> None:
-    """Serve on a new socket wherever the one served was removed (daemon_home.SOCKET_CHECK).
+    """Serve on a new socket wherever the one served was removed (daemon_presence.SOCKET_CHECK).
     The new socket is one more of uvicorn's listeners, made as uvicorn makes its own
     (Server.startup), so the server's shutdown closes it with the rest."""
     loop = asyncio.get_running_loop()

@@ -17,6 +17,7 @@ from gpuherd.core.mounts import mount_of, network_kind
 from gpuherd.core.units import plural
 from gpuherd.errors import HerdError
 from gpuherd.store import Store
+from gpuherd.store_schema import set_aside
 
 log = logging.getLogger("gpuherd.daemon")
 
@@ -151,14 +152,6 @@ def note_socket(home: Path, path: Path) -> None:
     draft.replace(note)  # whole or not at all: clients read it without a lock
 
 
-SOCKET_CHECK = 5.0
-"""Seconds between looks at the daemon's socket file while it runs. Its folder under
-XDG_RUNTIME_DIR is removed at the user's last logout (systemd-logind) or by a cleaner of
-temporary files, and the daemon, its jobs and its queue then ran on out of every client's
-reach: `ls` said no daemon ran, `daemon start` that one did, and `daemon stop` could not stop
-it. A look is one stat(): nothing next to the engine's work."""
-
-
 class SocketKeeper:
     """Makes the daemon's socket again where it vanished from; where that cannot be made
     (the runtime folder is gone until the user logs in again), in the home, noted there."""
@@ -246,8 +239,7 @@ def refuse_an_emptied_database(home: Path) -> None:
     if folders:
         raise HerdError(
             f"{database} is empty but {home / 'jobs'} holds the folders of "
-            f"{plural(len(folders), 'job')}: restore herd.db from a backup, or move it aside "
-            "to start an empty queue"
+            f"{plural(len(folders), 'job')}: {set_aside(database)}"
         )
 
 

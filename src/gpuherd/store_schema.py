@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import sqlite3
 import stat
 from pathlib import Path
@@ -113,14 +114,26 @@ def damaged(path: Path, problem: object) -> StoreError:
     report can span lines ("*** in database main ***", then the pages): a terminal shows the
     first line of a failed start alone, so they are joined."""
     said = " ".join(str(problem).replace("*** in database main ***", "").split())
-    return StoreError(
-        f"the database {path} is damaged ({said}): restore it from a backup, or move it "
-        "aside to start with an empty queue"
-    )
+    return StoreError(f"the database {path} is damaged ({said}): {set_aside(path)}")
 
 
 DATABASE_FILES = ("", "-wal", "-shm")
 """herd.db and what SQLite keeps beside it in WAL mode."""
+
+
+def set_aside(path: Path) -> str:
+    """The way out of a database that cannot be used as it is (damaged, emptied), with the
+    command that takes it out of the way: the database and its -wal and -shm together.
+    SQLite reads a -wal left beside a database as that file's own, so a backup put in place
+    of the database alone, or the database moved back later, would be read through the log
+    of the one set aside (docs/reliability.md, "A database put back after a start that
+    failed")."""
+    folder, name = shlex.quote(str(path.parent)), path.name
+    return (
+        f"move {name}, {name}-wal and {name}-shm aside together "
+        f"(`mkdir {folder}/aside && mv {folder}/{shlex.quote(name)}* {folder}/aside/`), "
+        f"then put a backup of {name} in its place, or start again with an empty queue"
+    )
 
 
 def make_private(path: Path) -> None:

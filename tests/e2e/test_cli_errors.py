@@ -175,6 +175,49 @@ def test_hold_with_begin_is_a_command_line_mistake(
     assert (proc.returncode, names in proc.stderr) == (2, True), proc.stderr
 
 
+@pytest.mark.parametrize(
+    ("setting", "value", "said"),
+    [
+        (
+            "max-running",
+            "0",
+            "max-running: invalid count '0': use a number from 1 to 9223372036854775807, "
+            "or none (no cap)",
+        ),
+        (
+            "project-limits",
+            "p=0",
+            "project-limits: invalid limit 'p=0': use PROJECT=N with N from 1 to "
+            "9223372036854775807, comma-separated (lr-sweep=2,eval=1), or none",
+        ),
+        (
+            "keep-free",
+            "100%",
+            "keep-free: invalid fraction '100%': use a percentage like 10% (0-99%)",
+        ),
+        (
+            "nonesuch",
+            "1",
+            "unknown setting 'nonesuch': use one of foreign, keep-free, keep-ram, "
+            "reserve-after, max-running, cpu-jobs, project-limits, retries, on-end",
+        ),
+    ],
+)
+def test_a_setting_the_daemon_refuses_is_a_command_line_mistake(
+    shared: Herd, setting: str, value: str, said: str
+) -> None:
+    """Exit 2 and the help tail, as for the values the CLI checks itself: the settings'
+    rules are the daemon's, and its refusal exited 1."""
+    before = run(shared, "gpuherd", "config", "--json").stdout
+    proc = run(shared, "gpuherd", "config", "set", setting, value)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (
+        2,
+        "",
+        f"gpuherd: error: {said} (see gpuherd config set --help)\n",
+    )
+    assert run(shared, "gpuherd", "config", "--json").stdout == before
+
+
 @pytest.mark.parametrize(("entry", "args", "names"), ERRORS)
 def test_mistakes_get_one_error_line_and_change_nothing(
     shared: Herd, entry: str, args: list[str], names: str

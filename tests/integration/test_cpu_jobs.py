@@ -49,10 +49,10 @@ def test_cpu_jobs_default_is_the_cores_and_auto_goes_back_to_it(daemon: Herd) ->
 
     for wrong in ("many", "--", "-3", "2.5", "0"):  # 0 meant "no cap": the opposite
         bad = daemon.cli("config", "set", "cpu-jobs", "--", wrong, check=False)
-        assert bad.returncode != 0
+        assert bad.returncode == 2  # a mistake in the command line
         assert bad.stderr.strip().splitlines() == [
             f"gpuherd: error: cpu-jobs: invalid count '{wrong}': use a number from 1 to "
-            f"{2**63 - 1}, or none (no cap)"
+            f"{2**63 - 1}, or none (no cap) (see gpuherd config set --help)"
         ]
     assert daemon.cli("config", "get", "cpu-jobs").stdout.strip() == str(CORES)
 

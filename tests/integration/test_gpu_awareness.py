@@ -95,6 +95,24 @@ def test_changing_the_state_file_changes_placement_within_a_tick(
     herd.wait_state(job, "succeeded", timeout=6)  # one telemetry tick is 2 s
 
 
+def test_a_job_with_mem_kept_off_by_foreign_exclusive_is_not_told_it_waits_for_memory(
+    herd: Herd, tmp_path: Path
+) -> None:
+    """It said "waiting for 1.0 GiB free on 1 GPU (GPU 0 is busy with other users'
+    processes)" with 60 GiB free: the setting, not memory, keeps it waiting."""
+    state = tmp_path / "gpus.json"
+    write_state(state, [{"memory_total": "80GiB", "processes": [{"pid": 4242, "memory": "20GiB"}]}])
+    herd.start("--fake-gpus", str(state))
+    herd.cli("config", "set", "foreign", "exclusive")
+    job = herd.submit("--mem", "1GiB", "--", "true")
+    assert herd.job(job)["reason"] == (
+        "waiting for a GPU without other users' processes "
+        "(GPU 0 has other users' processes: config foreign exclusive)"
+    )
+    write_state(state, [{"memory_total": "80GiB"}])  # the other user's process ended
+    herd.wait_state(job, "succeeded", timeout=6)  # one telemetry tick is 2 s
+
+
 def test_a_job_using_more_than_it_declared_is_flagged(herd: Herd, tmp_path: Path) -> None:
     herd.start("--fake-gpus", "1x24GiB")
     job = herd.submit("--mem", "10GiB", "--", "sh", "-c", uses(tmp_path, "30GiB", "o", 3.0))

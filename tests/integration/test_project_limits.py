@@ -39,7 +39,7 @@ def test_limits_are_kept_across_a_restart_and_cleared_with_none(daemon: Herd) ->
     assert daemon.cli("config", "get", "project-limits").stdout.strip() == "none"
     for wrong in ("p", "p=0", "p=-1", "=2", "p=two"):
         refused = daemon.cli("config", "set", "project-limits", wrong, check=False)
-        assert refused.returncode != 0, wrong
+        assert refused.returncode == 2, wrong
         assert refused.stderr.startswith("gpuherd: error: project-limits: invalid limit"), wrong
         assert len(refused.stderr.splitlines()) == 1
     assert daemon.cli("config", "get", "project-limits").stdout.strip() == "none"

@@ -7,6 +7,7 @@ import hashlib
 import http.client
 import random
 import sqlite3
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -157,11 +158,11 @@ DAMAGE = {
     "emptied": emptied,
 }
 CLEAR = {
-    "garbage": "is damaged (file is not a database): restore it from a backup, or move it aside",
+    "garbage": "is damaged (file is not a database): move herd.db, herd.db-wal and herd.db-shm",
     "newer schema": "999",
     # The whole report on the one line a terminal shows: the page and its problem.
     "damaged table": "is damaged (Page ",
-    "cut short": "is damaged (database disk image is malformed): restore it from a backup",
+    "cut short": "is damaged (database disk image is malformed): move herd.db, herd.db-wal",
     "emptied": "herd.db is empty but",
 }
 
@@ -194,10 +195,38 @@ def test_a_bad_database_gets_one_clear_line(herd: Herd, damage: str) -> None:
     assert len(lines) == 1 and lines[0].startswith("gpuherd: error:"), proc.stderr
     assert str(herd.home / "herd.db") in lines[0], lines[0]  # names the file
     assert CLEAR[damage] in lines[0], lines[0]  # and what is wrong with it
-    if damage != "newer schema":  # and what to do
-        assert "from a backup, or move it aside to start " in lines[0], lines[0]
+    if damage != "newer schema":  # and what to do: the database with its -wal and -shm
+        assert lines[0].endswith(f": {way_out(herd.home)}"), lines[0]
     log = (herd.home / "daemon.log").read_text()
     assert "Traceback" not in log, log[-2000:]
+
+
+def way_out(home: Path) -> str:
+    """What a damaged or emptied herd.db is told to do. It said "move it aside", and SQLite
+    read the herd.db-wal left in the home as the next herd.db's: a backup put in its place,
+    or the file moved back."""
+    return (
+        f"move herd.db, herd.db-wal and herd.db-shm aside together (`mkdir {home}/aside && "
+        f"mv {home}/herd.db* {home}/aside/`), then put a backup of herd.db in its place, or "
+        "start again with an empty queue"
+    )
+
+
+def test_the_way_out_of_a_damaged_database_works_as_shown(herd: Herd) -> None:
+    herd.start("--fake-gpus", "1")
+    herd.submit("--hold", "--", "true")
+    herd.kill9()  # which leaves herd.db-wal and herd.db-shm
+    db = herd.home / "herd.db"
+    db.write_bytes(random.Random(SEED).randbytes(64 * 1024))
+    refused = herd.cli("daemon", "start", check=False)
+    assert refused.returncode == 1 and refused.stderr.endswith(f"{way_out(herd.home)}\n")
+
+    subprocess.run(["sh", "-c", refused.stderr.split("`")[1]], check=True)  # as shown
+    aside = herd.home / "aside"
+    assert sorted(p.name for p in aside.iterdir()) == ["herd.db", "herd.db-shm", "herd.db-wal"]
+    assert not list(herd.home.glob("herd.db*"))
+    herd.start("--fake-gpus", "1")  # an empty queue (its settings went with herd.db too)
+    assert herd.ls_all() == []
 
 
 def test_an_empty_database_in_a_home_without_job_folders_starts(herd: Herd) -> None:

@@ -3,19 +3,22 @@ and the note of it that a copied home carries. The queue stays reachable, and on
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import subprocess
 import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-from conftest import Herd, wait_for
+from conftest import Herd, stays, wait_for
 
 BACK_WITHIN = 15.0
 """Seconds a daemon may take to listen again once its socket file went (three looks:
-daemon_home.SOCKET_CHECK)."""
+daemon_presence.SOCKET_CHECK)."""
 
 
 def blocked(go: Path) -> str:
@@ -40,6 +43,44 @@ def test_a_removed_socket_is_made_again_and_the_queue_stays_reachable(
     assert daemon.cli("daemon", "stop").stdout.endswith("daemon stopped\n")
     assert not daemon.client.socket_path.exists()
     assert "was removed: listening on" in (daemon.home / "daemon.log").read_text()
+
+
+@contextmanager
+def stopped(pid: int) -> Iterator[None]:
+    """The daemon stopped (SIGSTOP), to look at what a client does before it listens again."""
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        os.kill(pid, signal.SIGCONT)
+
+
+def test_a_command_while_the_socket_is_gone_waits_for_it_to_come_back(daemon: Herd) -> None:
+    """`ls` said "no gpuherd daemon is running ... start it again" in the seconds the daemon
+    takes to make its removed socket again, and `daemon start` then refused: "already
+    running"."""
+    job = daemon.submit("--hold", "--", "true")
+    with stopped(daemon.pid):  # it cannot make the socket again before `ls` has looked
+        daemon.client.socket_path.unlink()  # a cleaner of temporary files
+        listing = daemon.popen("ls", "-q", "--all")
+        stays(lambda: listing.poll() is None, 1.0, "`ls` waiting for the socket")
+    out, err = listing.communicate(timeout=BACK_WITHIN)
+    assert (listing.returncode, out, err) == (0, f"{job}\n".encode(), b"")
+
+
+def test_a_socket_that_does_not_come_back_is_said_so_with_the_daemons_pid(daemon: Herd) -> None:
+    pid = daemon.pid
+    with stopped(pid):  # stuck: it makes no socket again
+        daemon.client.socket_path.unlink()
+        listing = daemon.cli("ls", check=False, timeout=BACK_WITHIN)
+    assert (listing.returncode, listing.stdout) == (1, "")
+    assert listing.stderr == (
+        f"gpuherd: error: the daemon for {daemon.home} runs (pid {pid}), but its socket "
+        f"{daemon.client.socket_path} is gone and did not come back within 7s: `gpuherd daemon "
+        f"log` says why; `kill {pid}` stops the daemon (its running jobs go on), then `gpuherd "
+        "daemon start` starts one that listens again\n"
+    )
+    wait_for(daemon.is_up, BACK_WITHIN, "the daemon to listen on its socket again")
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from test_placement import GIB, job
 
-from gpuherd.core.model import Device, Policy, Reservation
+from gpuherd.core.model import Device, ForeignMode, Policy, Reservation
 from gpuherd.core.reasons import why_waiting
 
 
@@ -43,4 +43,31 @@ def test_memory_in_use_outside_gpuherd_without_a_process_is_worded_so() -> None:
     assert why_waiting(job(10, mem=20 * GIB), unlisted, [], Policy()) == (
         "waiting for 20.0 GiB free on 1 GPU "
         "(70.0 GiB of GPU 0 is in use outside gpuherd, by no listed process)"
+    )
+
+
+def test_a_job_with_mem_kept_off_by_foreign_exclusive_waits_for_gpus_without_them() -> None:
+    """With memory to spare, it said "waiting for 1.0 GiB free on 1 GPU (GPU 0 is busy with
+    other users' processes)": the setting keeps it off, not a lack of memory."""
+    exclusive = Policy(foreign=ForeignMode.EXCLUSIVE)
+    theirs = [
+        Device(i, memory_total=80 * GIB, foreign_processes=1, foreign_memory=20 * GIB)
+        for i in range(2)
+    ]
+    assert why_waiting(job(10, mem=GIB), theirs[:1], [], exclusive) == (
+        "waiting for a GPU without other users' processes "
+        "(GPU 0 has other users' processes: config foreign exclusive)"
+    )
+    assert why_waiting(job(10, gpus=2, mem=GIB), theirs, [], exclusive) == (
+        "waiting for 2 GPUs without other users' processes "
+        "(GPUs 0, 1 have other users' processes: config foreign exclusive)"
+    )
+    # Where memory is short too, it is memory the job waits for.
+    assert why_waiting(job(10, mem=70 * GIB), theirs[:1], [], exclusive) == (
+        "waiting for 70.0 GiB free on 1 GPU "
+        "(GPU 0 has other users' processes: config foreign exclusive)"
+    )
+    # Only `foreign exclusive` keeps a job with --mem off such a GPU.
+    assert why_waiting(job(10, mem=GIB), theirs[:1], [], Policy()).startswith(
+        "waiting for its turn"
     )

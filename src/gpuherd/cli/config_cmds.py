@@ -8,7 +8,7 @@ import click
 
 from gpuherd.cli.main import prefixed
 from gpuherd.cli.options import json_option
-from gpuherd.cli.param_types import completes
+from gpuherd.cli.param_types import checked_by_daemon, completes
 from gpuherd.client import Client
 from gpuherd.core.text import one_line
 from gpuherd.typed_name import typed_name
@@ -61,7 +61,11 @@ def set_(name: str, words: tuple[str, ...]) -> None:
         raise click.UsageError(f"{name} takes one value, not {len(words)}: {how}")
     (value,) = words
     client = Client()
-    click.echo(one_line(client.post("/config", {"name": name, "value": value})["message"]))
+    # The settings and their rules are the daemon's (config.py): a value it refuses is a
+    # mistake in the command line all the same.
+    with checked_by_daemon():
+        answer = client.post("/config", {"name": name, "value": value})
+    click.echo(one_line(answer["message"]))
     if name == "on-end":  # set as asked, but a hook that can only fail is worth a word
         import os
 

@@ -37,15 +37,18 @@ class _Flagged(click.ParamType):  # type: ignore[type-arg]
 
 
 @contextlib.contextmanager
-def checked_by_daemon(option: str) -> Iterator[None]:
+def checked_by_daemon(option: str = "") -> Iterator[None]:
     """For an option whose value only the daemon can check (`sweep status --sort` names a
     metric, and metrics are data): the daemon's refusal of a value (422) is said as the
     CLI's own are, option first, with the help tail and exit 2. The command checks its other
-    values itself before sending, so a refused value of its request is this option's."""
+    values itself before sending, so a refused value of its request is this option's.
+    Without `option`, the daemon's words name what they refuse first themselves (`config
+    set`: `max-running: invalid count '0': ...`, `unknown setting 'x': ...`)."""
     try:
         yield
     except InvalidValue as exc:
-        raise click.UsageError(f"{option}: {exc}", click.get_current_context()) from None
+        said = f"{option}: {exc}" if option else str(exc)
+        raise click.UsageError(said, click.get_current_context()) from None
 
 
 class _Parsed(_Flagged):

@@ -62,6 +62,8 @@ def _running(count: int, cap: int) -> str:
 
 _DRAINING = ("is", "are"), "draining"
 _FOREIGN = ("is", "are"), "busy with other users' processes"
+_FOREIGN_KEPT = ("has", "have"), "other users' processes: config foreign exclusive"
+"""What keeps a job with --mem off a GPU with other users' processes: only that setting."""
 _EXCLUSIVE_JOB = ("runs", "run"), "an exclusive job"
 _LIMIT = ("has", "have"), "reached the limit of jobs set for it"
 _OWNED = ("is", "are"), "taken by a job without --mem"
@@ -82,6 +84,15 @@ def _blocker(g: Gpu, kind: Kind, mem: int | None) -> tuple[tuple[str, str], str]
     if sharing and g.plain and g.count >= g.slots:
         return _OWNED
     return None
+
+
+def _foreign(d: Device, policy: Policy, sharing: bool) -> tuple[tuple[str, str], str] | None:
+    """Whether other users' processes keep the job off the GPU: `foreign` auto and exclusive
+    keep a job without --mem off, only exclusive one that shares the GPU by memory."""
+    plain_busy, share_busy = foreign_blocks(d, policy)
+    if sharing:
+        return _FOREIGN_KEPT if share_busy else None
+    return _FOREIGN if plain_busy else None
 
 
 def _details(
@@ -106,9 +117,8 @@ def _details(
         if d.state is DeviceState.DRAINING:
             cause = _DRAINING
         elif g is not None:
-            plain_busy, share_busy = foreign_blocks(d, policy)
             sharing = kind is SHARING and g.cap is not None
-            cause = _FOREIGN if (share_busy if sharing else plain_busy) else _blocker(g, kind, mem)
+            cause = _foreign(d, policy, sharing) or _blocker(g, kind, mem)
             used, free, need = foreign_memory(d, policy), g.free_mem, mem or 0
             if sharing and cause is None and free is not None and free < need:
                 if used and need <= free + used:
@@ -162,12 +172,18 @@ def _outside(d: Device, used: int) -> str:
 
 def _waiting_for(kind: Kind, n: int, mem: int | None, gpus: list[Gpu]) -> str:
     """What the job waits for: free GPUs, empty ones, memory, or a slot (--mem jobs whose
-    GPUs have the memory, but a job limit or a job without --mem holds the slot)."""
+    GPUs have the memory, but a job limit or a job without --mem holds the slot), or GPUs
+    without other users' processes (--mem jobs whose GPUs have the memory and the slot, but
+    `foreign exclusive` keeps them off: they do not wait for memory)."""
     if kind is SHARING and any(g.cap is not None for g in gpus):
         need = mem or 0
-        roomy = (g for g in gpus if g.share_ok and (g.free_mem is None or g.free_mem >= need))
-        room = "a free slot" if most_on_a_node(roomy) >= n else f"{format_size(need)} free"
-        return f"waiting for {room} on {plural(n, 'GPU')}"
+        roomy = [g for g in gpus if g.free_mem is None or g.free_mem >= need]
+        if most_on_a_node(g for g in roomy if g.share_ok) >= n:
+            return f"waiting for a free slot on {plural(n, 'GPU')}"
+        if most_on_a_node(roomy) >= n:
+            wanted = "a GPU" if n == 1 else f"{n} GPUs"
+            return f"waiting for {wanted} without other users' processes"
+        return f"waiting for {format_size(need)} free on {plural(n, 'GPU')}"
     if kind is EXCLUSIVE:
         return "waiting for an empty GPU" if n == 1 else f"waiting for {n} empty GPUs"
     return "waiting for a free GPU" if n == 1 else f"waiting for {n} free GPUs"

@@ -1,0 +1,62 @@
+"""Whether a daemon runs for a home whose socket a client cannot reach, and what to say then.
+
+A cleaner of temporary files (or a logout's of XDG_RUNTIME_DIR) removes the socket of a daemon
+that runs on: it makes it again at its next look (daemon_home.SocketKeeper). Meanwhile a
+client told the user that no daemon ran, and to start one, which `daemon start` then refused
+("already running"). A running daemon is known by the home's lock (daemon_home.acquire_lock):
+it notes its pid in daemon.lock and holds that file open for its life. The client looks, and
+takes no lock itself: a lock a client held for a moment could make a starting daemon's own
+fail. Read by the client on its error path: kept light (no import of the daemon's modules).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from gpuherd import paths
+from gpuherd.typed_name import typed_name
+
+SOCKET_CHECK = 5.0
+"""Seconds between looks at the daemon's socket file while it runs. Its folder under
+XDG_RUNTIME_DIR is removed at the user's last logout (systemd-logind) or by a cleaner of
+temporary files, and the daemon, its jobs and its queue then ran on out of every client's
+reach: `ls` said no daemon ran, `daemon start` that one did, and `daemon stop` could not stop
+it. A look is one stat(): nothing next to the engine's work."""
+SOCKET_BACK_WITHIN = SOCKET_CHECK + 2.0
+"""Seconds a client waits for the socket of a daemon that runs to come back: one look of the
+daemon, and the time to listen again (or, for a daemon that starts, to read its queue)."""
+
+
+def lock_holder(home: Path) -> int | None:
+    """The pid of the daemon that holds the home's lock; None when none does. The pid the
+    lock file notes counts only while that process holds the file open: after a crash the
+    file still names the dead daemon, whose pid may since be another program's."""
+    lock = paths.lock_file(home)
+    try:
+        held = lock.stat()
+        pid = int(lock.read_text().strip())
+        fds = Path(f"/proc/{pid}/fd")
+        names = os.listdir(fds)
+    except (OSError, ValueError):  # no lock file, no pid in it, no such process (or not ours)
+        return None
+    for name in names:
+        try:
+            found = os.stat(fds / name)
+        except OSError:  # closed since the listing
+            continue
+        if (found.st_dev, found.st_ino) == (held.st_dev, held.st_ino):
+            return pid
+    return None
+
+
+def socket_gone(home: Path, pid: int, socket_path: Path) -> str:
+    """The one line for a daemon that runs but whose socket did not come back in time (it
+    cannot be made again, or the daemon is stuck)."""
+    name = typed_name()  # (not as_typed over the line: the home's path may hold "gpuherd ")
+    return (
+        f"the daemon for {home} runs (pid {pid}), but its socket {socket_path} is gone and did "
+        f"not come back within {SOCKET_BACK_WITHIN:g}s: `{name} daemon log` says why; "
+        f"`kill {pid}` stops the daemon (its running jobs go on), then `{name} daemon start` "
+        "starts one that listens again"
+    )
