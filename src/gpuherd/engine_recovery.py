@@ -157,6 +157,12 @@ def _reattach(engine: Engine, job: Job, pid: int, now: float) -> None:
         # Its SIGSTOP again (a stopped process is not stopped twice): the last daemon may
         # have stopped before it got there (a Ray actor still being created at the pause).
         engine.attempts.pause(job.id, True)
+    elif engine.executor.stopped(pid):
+        # herd.db says it runs, and it is stopped: a daemon killed between a pause's SIGSTOP
+        # and its commit (or a `kill -STOP` from outside). As herd.db says, it runs on;
+        # stopped, it would hold its GPUs for ever.
+        log.warning("job %d: found stopped though it runs (not paused): resumed", job.id)
+        engine.attempts.pause(job.id, False)
 
 
 def _paused_for(engine: Engine, job_id: int, since: float, now: float) -> float:

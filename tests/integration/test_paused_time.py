@@ -3,10 +3,14 @@
 
 from __future__ import annotations
 
+import os
 import re
+import signal
 import time
 from pathlib import Path
 from typing import Any
+
+import psutil
 
 from conftest import Herd, stays, wait_for
 
@@ -108,3 +112,22 @@ def test_a_job_cancelled_while_waiting_to_run_again_counts_no_wait_as_run_time(
     assert counted is None or float(counted[1]) < 1.0, row
     run_time = re.search(r"run time +(\d+\.\d)s", herd.cli("show", str(job)).stdout)
     assert run_time is None or float(run_time[1]) < 1.0, run_time
+
+
+def test_a_job_left_stopped_while_herd_db_says_it_runs_is_resumed_by_a_restart(
+    daemon: Herd, tmp_path: Path
+) -> None:
+    """A `pause` sends SIGSTOP, then commits: a daemon killed between the two left the job
+    stopped while herd.db said it ran, and nothing resumed it (its GPUs held for ever). Made
+    here by stopping the job's group by hand, as that crash leaves it."""
+    go = tmp_path / "go"
+    job = daemon.submit("--", f"while [ ! -e {go} ]; do sleep 0.02; done")
+    pid = int(wait_for(lambda: daemon.job(job)["pid"], what="the job's pid"))
+    os.killpg(pid, signal.SIGSTOP)
+    wait_for(lambda: psutil.Process(pid).status() == psutil.STATUS_STOPPED, what="the stop")
+    daemon.kill9()
+    go.touch()
+    daemon.start()
+    ended = daemon.wait_state(job, "succeeded", "failed", timeout=10)
+    assert ended["state"] == "succeeded"
+    assert daemon.job(job)["state"] == "succeeded"

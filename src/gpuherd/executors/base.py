@@ -98,6 +98,11 @@ class Executor(Protocol):
         in its environment at its start); None where that cannot be read."""
         ...
 
+    def stopped(self, pid: int) -> bool:
+        """True when the attempt's leader `pid` is stopped by a signal (SIGSTOP); False when
+        it is not, or where that cannot be told (a cluster's)."""
+        ...
+
     def outlived(self, pid: int, key: str) -> bool:
         """True when the attempt's leader `pid` has ended (no other process took its number)
         but processes of that attempt (left in its group, or carrying `key`) still run."""

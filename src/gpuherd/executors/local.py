@@ -38,6 +38,7 @@ from gpuherd.executors.local_escaped import (
     call_on_loop,
     outlived,
     signal_attempt,
+    stopped,
 )
 from gpuherd.executors.local_records import (
     PROCESS_FILE,
@@ -319,6 +320,9 @@ class LocalExecutor:
         if self._leaders is None:  # nothing is spawned during a recovery: one pass serves it
             self._leaders = leaders()
         return self._leaders.get(key)
+
+    def stopped(self, pid: int) -> bool:
+        return stopped(pid)  # (/proc/PID/stat: never waits on a stuck process)
 
     def outlived(self, pid: int, key: str) -> bool:
         try:  # on the scanner's thread: a stuck process must not keep the daemon from starting

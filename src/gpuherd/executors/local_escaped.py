@@ -161,6 +161,12 @@ def _stat(pid: int) -> list[bytes] | None:
     return stat[stat.rindex(b")") + 2 :].split()
 
 
+def stopped(pid: int) -> bool:
+    """Whether the process is stopped by a signal (state T; a debugger's stop, t, is not)."""
+    fields = _stat(pid)
+    return fields is not None and fields[0] == b"T"
+
+
 def attempt_alive(pgid: int, key: str) -> bool:
     """Whether a process that is not a zombie is left in the job's group or carries its
     attempt key (read from /proc: no kernel event tells when they are gone)."""

@@ -302,6 +302,10 @@ class RayExecutor(Following):
         """None: an actor's GPUs are its node's, not this machine's (and not in its handle)."""
         return None
 
+    def stopped(self, pid: int) -> bool:
+        """False: an actor's job runs on its node; asking would wait on the cluster."""
+        return False
+
     def outlived(self, pid: int, key: str) -> bool:
         """False: the actor lives until the daemon has its status, and its job's supervisor
         gives what the job started the rest of the grace (ray_supervisor.py)."""
