@@ -14,7 +14,7 @@ from typing import Any
 from gpuherd.core.model import ForeignMode, Policy
 from gpuherd.core.units import format_duration, format_size, parse_duration, parse_size
 from gpuherd.devices import host_memory_total
-from gpuherd.errors import InvalidValue
+from gpuherd.errors import InvalidValue, unknown_setting
 from gpuherd.store import Store
 from gpuherd.store_rows import LARGEST
 
@@ -251,7 +251,7 @@ def change(store: Store, policy: Policy, name: str, value: str, defaults: Policy
     """The policy with `name` set to `value`, saved; HerdError names what is wrong."""
     setting = SETTINGS.get(name)
     if setting is None:
-        raise InvalidValue(f"unknown setting '{name}': use one of {', '.join(SETTINGS)}")
+        raise unknown_setting(name, SETTINGS)
     try:
         parsed = setting.parse(value)
     except ValueError as exc:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 
 class HerdError(Exception):
     """A problem to show the user as one line (never a traceback)."""
@@ -23,6 +25,12 @@ class InvalidValue(HerdError):
     what to give instead."""
 
     status = 422
+
+
+def unknown_setting(name: str, settings: Iterable[str]) -> InvalidValue:
+    """A setting `gpuherd config` does not have, in one wording whoever finds it: the
+    daemon refusing `config set` (config.py), the CLI `config get` (from the daemon's list)."""
+    return InvalidValue(f"unknown setting '{name}': use one of {', '.join(settings)}")
 
 
 class Conflict(HerdError):

@@ -218,6 +218,19 @@ def test_a_setting_the_daemon_refuses_is_a_command_line_mistake(
     assert run(shared, "gpuherd", "config", "--json").stdout == before
 
 
+@pytest.mark.parametrize("verb", ["get", "set"])
+def test_an_unknown_setting_is_said_alike_by_get_and_set(shared: Herd, verb: str) -> None:
+    """`config get` said click's "Invalid value: unknown setting ...", `set` the daemon's."""
+    proc = run(shared, "gpuherd", "config", verb, "nosuch", *(["1"] if verb == "set" else []))
+    assert (proc.returncode, proc.stdout, proc.stderr) == (
+        2,
+        "",
+        "gpuherd: error: unknown setting 'nosuch': use one of foreign, keep-free, keep-ram, "
+        "reserve-after, max-running, cpu-jobs, project-limits, retries, on-end "
+        f"(see gpuherd config {verb} --help)\n",
+    )
+
+
 @pytest.mark.parametrize(("entry", "args", "names"), ERRORS)
 def test_mistakes_get_one_error_line_and_change_nothing(
     shared: Herd, entry: str, args: list[str], names: str

@@ -1,9 +1,13 @@
 """herd.db locked by another program (an open `sqlite3` shell, a backup) for longer than the
-store waits: a request says so in one line, as a 503, not as an internal error."""
+store waits: a request says so in one line, as a 503, not as an internal error; a daemon
+start it holds up gives up on its own clock."""
 
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
+import time
 
 from conftest import Herd
 
@@ -23,3 +27,41 @@ def test_a_request_finding_the_database_locked_says_who_to_ask(daemon: Herd) -> 
     assert daemon.ls_all() == []  # nothing was queued; the daemon goes on once it is let go
     job = daemon.submit("--", "true")
     assert daemon.wait_state(job, "succeeded")["state"] == "succeeded"
+
+
+START_TIMEOUT = 2.0
+"""daemon_cmds.START_TIMEOUT (30 s) made shorter, to see `daemon start` give up at it."""
+STARTS_WITHIN = f"""
+import gpuherd.cli.daemon_cmds as commands
+commands.START_TIMEOUT = {START_TIMEOUT}
+from gpuherd.cli.main import main
+main(["daemon", "start", "--fake-gpus", "1"])
+"""
+
+
+def test_a_start_whose_daemon_does_not_listen_gives_up_on_time(herd: Herd) -> None:
+    """The daemon started holds the home's lock, then waits 5 s for herd.db (locked), and
+    does not listen meanwhile: a poll of `daemon start` waited SOCKET_BACK_WITHIN (7 s) for
+    its socket, and the start gave up seconds after START_TIMEOUT."""
+    herd.home.mkdir()
+    other = sqlite3.connect(herd.home / "herd.db", isolation_level=None)
+    try:
+        other.execute("BEGIN EXCLUSIVE")  # a backup, or an open shell, holds herd.db
+        began = time.monotonic()
+        start = subprocess.run(
+            [sys.executable, "-c", STARTS_WITHIN],
+            env=herd.env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        took = time.monotonic() - began
+    finally:
+        other.close()
+    assert (start.returncode, start.stdout, start.stderr) == (
+        1,
+        "",
+        f"gpuherd: error: the daemon did not answer within {START_TIMEOUT:g}s; see "
+        f"{herd.home / 'daemon.log'}\n",
+    )
+    assert took < START_TIMEOUT + 2.0  # its own start-up and the daemon's launch: ~0.5 s

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+import textwrap
 
 import click
 
+from gpuherd.cli import plain
 from gpuherd.cli.main import prefixed
 from gpuherd.cli.options import json_option
 from gpuherd.cli.param_types import checked_by_daemon, completes
 from gpuherd.client import Client
 from gpuherd.core.text import one_line
+from gpuherd.errors import unknown_setting
 from gpuherd.typed_name import typed_name
 
 
@@ -25,13 +28,48 @@ def config(ctx: click.Context, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps({k: v["value"] for k, v in settings.items()}, indent=1))
         return
-    width = max(len(name) for name in settings)
-    for name, setting in settings.items():
-        value = one_line(setting["value"])
-        if len(value) > 8:  # a command (on-end): its own line, the help under it
-            click.echo(f"{name:<{width}}  {value}\n{'':<{width + 12}}{setting['help']}")
+    click.echo("\n".join(_settings_table(settings)))
+
+
+TABLE_WIDTH = 80
+"""The table's width on any terminal: it is read as help is."""
+VALUE_WIDEST = 20
+"""The widest value kept in its column (`foreign exclusive`, `keep-ram 20% (4.7 GiB)`, the
+largest count): a wider one (an on-end command, a long project-limits list) takes lines of
+its own, and the help beside the others keeps 40 columns or more."""
+
+
+def _settings_table(settings: dict[str, dict[str, str]]) -> list[str]:
+    """Name, value and help in aligned columns, within TABLE_WIDTH; the help is wrapped in
+    its column, under a value too wide for its own (wrapped at its words if need be)."""
+    shown = {name: one_line(setting["value"]) for name, setting in settings.items()}
+    value_at = max(plain.cells(name) for name in settings) + len(plain.GAP)
+    narrow = [plain.cells(value) for value in shown.values() if _fits(value)]
+    help_at = value_at + max(narrow, default=0) + len(plain.GAP)
+    lines = []
+    for name, value in shown.items():
+        helps = _wrapped(settings[name]["help"], TABLE_WIDTH - help_at)
+        if _fits(value):
+            lines.append(_padded(name, value_at) + _padded(value, help_at - value_at) + helps[0])
+            helps = helps[1:]
         else:
-            click.echo(f"{name:<{width}}  {value:<8}  {setting['help']}")
+            values = _wrapped(value, TABLE_WIDTH - value_at)
+            lines += [_padded(name if i == 0 else "", value_at) + v for i, v in enumerate(values)]
+        lines += [" " * help_at + line for line in helps]
+    return [line.rstrip() for line in lines]
+
+
+def _fits(value: str) -> bool:
+    return plain.cells(value) <= VALUE_WIDEST
+
+
+def _padded(text: str, width: int) -> str:
+    return text + " " * (width - plain.cells(text))
+
+
+def _wrapped(text: str, width: int) -> list[str]:
+    """`text` in lines of `width` at its words (a word longer than a line is cut)."""
+    return textwrap.wrap(text, width, break_on_hyphens=False) or [""]
 
 
 @config.command()
@@ -39,8 +77,8 @@ def config(ctx: click.Context, as_json: bool) -> None:
 def get(name: str) -> None:
     """Print one setting's value."""
     settings = Client().get("/config")["settings"]
-    if name not in settings:
-        raise click.BadParameter(f"unknown setting '{name}': use one of {', '.join(settings)}")
+    if name not in settings:  # the names are the daemon's: said as its `config set` says it
+        raise click.UsageError(str(unknown_setting(name, settings)))
     click.echo(settings[name]["value"])
 
 
