@@ -14,8 +14,8 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +27,9 @@ from gpuherd.client import Client
 if TYPE_CHECKING:
     from gpuherd.engine import Engine
     from gpuherd.executors.base import Executor
+    from gpuherd.service import Service
     from gpuherd.store import Store
+    from gpuherd.wire import SubmitItem
 
 # A developer's GPUHERD_FAKE_GPUS (the docs suggest exporting it) would give every daemon a
 # test starts without --fake-gpus (and every `gpuherd run`, every connect()) that developer's
@@ -286,6 +288,30 @@ def one_gpu_engine(home: Path, store: Store, executor: Executor) -> Engine:
     return Engine(
         store, DeviceTable(store, FakeProbe([FakeGpu()])), executor, Layout.for_home(home), Policy()
     )
+
+
+@asynccontextmanager
+async def serving(engine: Engine, home: Path) -> AsyncIterator[Service]:
+    """Inside the running event loop: the engine started as the daemon starts it, and a
+    Service on it (homed in `home`) to submit, kill or pause through; the engine is closed
+    on the way out, whatever happened inside (jobs still running are left running, for the
+    next engine to find, as Engine.close leaves them)."""
+    from gpuherd.service import Service
+
+    service = Service(engine, home)
+    engine.start()
+    try:
+        yield service
+    finally:
+        engine.close()
+
+
+def item(home: Path, command: str, **options: Any) -> SubmitItem:
+    """A job of `command` for Service.submit, run in `home` with this process's environment;
+    `options` are SubmitItem's other fields (retries=1, begin=...)."""
+    from gpuherd.wire import SubmitItem
+
+    return SubmitItem(command=command, cwd=str(home), env=dict(os.environ), **options)
 
 
 async def settled(store: Store, job_id: int, timeout: float = 10.0) -> None:

@@ -4,18 +4,15 @@ when the time comes leaves the job held, and the timer tries again until it is r
 from __future__ import annotations
 
 import asyncio
-import os
 import sqlite3
 import time
 from pathlib import Path
 
-from conftest import one_gpu_engine, settled
+from conftest import item, one_gpu_engine, serving, settled
 from gpuherd.core.model import Job
 from gpuherd.core.states import JobState
 from gpuherd.executors.local import LocalExecutor
-from gpuherd.service import Service
 from gpuherd.store import Store
-from gpuherd.wire import SubmitItem
 
 
 class FailsOnce(Store):
@@ -34,17 +31,11 @@ def test_a_failed_release_is_tried_again(tmp_path: Path) -> None:
     store = FailsOnce(tmp_path / "herd.db")
 
     async def main() -> None:
-        engine = one_gpu_engine(tmp_path, store, LocalExecutor())
-        service = Service(engine, tmp_path)
-        engine.start()
-        try:
+        async with serving(one_gpu_engine(tmp_path, store, LocalExecutor()), tmp_path) as service:
             begin = time.time() + 0.2
-            item = SubmitItem(command="true", cwd=str(tmp_path), env=dict(os.environ), begin=begin)
-            (job_id,) = service.submit([item])
+            (job_id,) = service.submit([item(tmp_path, "true", begin=begin)])
             assert store.get_job(job_id).state is JobState.HELD  # type: ignore[union-attr]
             await settled(store, job_id)
-        finally:
-            engine.close()
         job = store.get_job(job_id)
         assert job is not None and job.state is JobState.SUCCEEDED, job
         assert store.failures == 1

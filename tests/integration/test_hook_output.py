@@ -12,13 +12,11 @@ from pathlib import Path
 
 import psutil
 
-from conftest import Herd, one_gpu_engine, wait_for
+from conftest import Herd, item, one_gpu_engine, serving, wait_for
 from gpuherd.core.model import Policy
 from gpuherd.executors.local import LocalExecutor
 from gpuherd.hooks import EndHooks
-from gpuherd.service import Service
 from gpuherd.store import Store
-from gpuherd.wire import SubmitItem
 
 
 def hooks_log(home: Path) -> str:
@@ -64,16 +62,14 @@ def test_a_background_child_still_running_when_the_hooks_time_is_up_is_left_alon
         engine.policy = Policy(on_end=f'echo early; sleep 600 & echo $! > "{child_pid}"')
         hooks = EndHooks(engine, tmp_path, timeout=limit)
         hooks.start()
-        service = Service(engine, tmp_path)
-        engine.start()
-        try:
-            service.submit([SubmitItem(command="true", cwd=str(tmp_path), env=dict(os.environ))])
-            deadline = time.monotonic() + 20
-            while "not kept" not in hooks_log(tmp_path) and time.monotonic() < deadline:
-                await asyncio.sleep(0.02)
-        finally:
-            hooks.stop()
-            engine.close()
+        async with serving(engine, tmp_path) as service:
+            try:
+                service.submit([item(tmp_path, "true")])
+                deadline = time.monotonic() + 20
+                while "not kept" not in hooks_log(tmp_path) and time.monotonic() < deadline:
+                    await asyncio.sleep(0.02)
+            finally:
+                hooks.stop()  # before the engine closes
 
     started = time.monotonic()
     asyncio.run(main())

@@ -13,13 +13,11 @@ from pathlib import Path
 import psutil
 import pytest
 
-from conftest import Herd, one_gpu_engine, read_line, stays, wait_dead, wait_for
+from conftest import Herd, item, one_gpu_engine, read_line, serving, stays, wait_dead, wait_for
 from gpuherd.core.model import Policy
 from gpuherd.executors.local import LocalExecutor
 from gpuherd.hooks import ROTATE_AT, EndHooks
-from gpuherd.service import Service
 from gpuherd.store import Store
-from gpuherd.wire import SubmitItem
 
 
 def record_hook(folder: Path) -> str:
@@ -127,19 +125,16 @@ def test_a_hook_past_its_time_is_killed_and_hooks_run_a_few_at_a_time(
         engine.policy = Policy(on_end=hang)
         hooks = EndHooks(engine, tmp_path, timeout=limit, parallel=2)
         hooks.start()
-        service = Service(engine, tmp_path)
-        engine.start()
-        try:
-            item = SubmitItem(command="true", cwd=str(tmp_path), env=dict(os.environ))
-            ids = service.submit([item, item, item])
-            deadline = time.monotonic() + 20
-            while (len(os.listdir(marks)) < 3 or hooks.running) and time.monotonic() < deadline:
-                await asyncio.sleep(0.02)
-            assert not hooks.running
-            return ids
-        finally:
-            hooks.stop()
-            engine.close()
+        async with serving(engine, tmp_path) as service:
+            try:
+                ids = service.submit([item(tmp_path, "true")] * 3)
+                deadline = time.monotonic() + 20
+                while (len(os.listdir(marks)) < 3 or hooks.running) and time.monotonic() < deadline:
+                    await asyncio.sleep(0.02)
+                assert not hooks.running
+                return ids
+            finally:
+                hooks.stop()  # before the engine closes
 
     with caplog.at_level(logging.WARNING, logger="gpuherd.hooks"):
         ids = asyncio.run(main())

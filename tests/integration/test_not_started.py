@@ -9,44 +9,23 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import signal
 import time
-from collections.abc import AsyncIterator, Callable, Collection
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Collection
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from conftest import one_gpu_engine, settled
+from conftest import item, one_gpu_engine, serving, settled
 from gpuherd.core.model import Job, Outcome
 from gpuherd.core.states import FINISHED_STATES, JobState, OutcomeKind
 from gpuherd.engine import Engine
 from gpuherd.errors import HerdError
 from gpuherd.executors.base import ExitStatus, LaunchRequest, NotStarted, SpawnError
 from gpuherd.executors.local import LocalExecutor
-from gpuherd.service import Service
 from gpuherd.store import Store
 from gpuherd.sweeps import Sweeps
-from gpuherd.wire import SubmitItem
 from gpuherd.wire_requests import SweepRequest
-
-
-@asynccontextmanager
-async def serving(engine: Engine, home: Path) -> AsyncIterator[Service]:
-    """The engine started as the daemon starts it, and its Service; the engine closed after."""
-    service = Service(engine, home)
-    engine.start()
-    try:
-        yield service
-    finally:
-        engine.close()
-
-
-def item(home: Path, command: str, **options: Any) -> SubmitItem:
-    """A job of `command`, run in `home` with this process's environment."""
-    return SubmitItem(command=command, cwd=str(home), env=dict(os.environ), **options)
 
 
 class NodeGoneOnce(LocalExecutor):

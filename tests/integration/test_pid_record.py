@@ -13,14 +13,12 @@ import os
 import signal
 from pathlib import Path
 
-from conftest import group_members, one_gpu_engine, wait_for
+from conftest import group_members, item, one_gpu_engine, serving, wait_for
 from gpuherd.core.states import JobState
 from gpuherd.executors.base import LaunchRequest
 from gpuherd.executors.local import LocalExecutor
 from gpuherd.executors.local_records import read_process_file
-from gpuherd.service import Service
 from gpuherd.store import Store
-from gpuherd.wire import SubmitItem
 
 
 class StopAfterFirstSpawn(LocalExecutor):
@@ -41,16 +39,11 @@ def test_a_daemon_stopping_right_after_a_spawn_still_records_the_pid(tmp_path: P
     executor = StopAfterFirstSpawn()
 
     async def main() -> int:
-        engine = one_gpu_engine(tmp_path, store, executor)
-        engine.start()
-        try:
-            item = SubmitItem(command="sleep 30", cwd=str(tmp_path), env=dict(os.environ))
-            (job_id,) = Service(engine, tmp_path).submit([item])
+        async with serving(one_gpu_engine(tmp_path, store, executor), tmp_path) as service:
+            (job_id,) = service.submit([item(tmp_path, "sleep 30")])
             await asyncio.wait_for(executor.stop.wait(), timeout=10)
             job = store.get_job(job_id)
             assert job is not None and job.pid is None  # not yet: it waits for the next tick
-        finally:
-            engine.close()
         return job_id
 
     job_id = asyncio.run(main())

@@ -13,12 +13,10 @@ from pathlib import Path
 
 import psutil
 
-from conftest import Herd, one_gpu_engine, stays, wait_dead, wait_for
+from conftest import Herd, item, one_gpu_engine, serving, stays, wait_dead, wait_for
 from gpuherd.core.states import JobState
 from gpuherd.executors.local import LocalExecutor
-from gpuherd.service import Service
 from gpuherd.store import Store
-from gpuherd.wire import SubmitItem
 
 # Takes a while to stop (its TERM trap), so a second request comes while it is stopping.
 SLOW_TO_STOP = "trap 'sleep 0.5; exit 0' TERM; sleep 100 & wait"
@@ -262,11 +260,8 @@ def test_a_first_kill_says_stopping_however_long_its_signals_took(tmp_path: Path
 
     async def main() -> list[str]:
         engine = one_gpu_engine(tmp_path, store, LateToSignal())
-        service = Service(engine, tmp_path)
-        engine.start()
-        try:
-            item = SubmitItem(command="sleep 60", cwd=str(tmp_path), env=dict(os.environ))
-            (job_id,) = service.submit([item])
+        async with serving(engine, tmp_path) as service:
+            (job_id,) = service.submit([item(tmp_path, "sleep 60")])
             await _until(lambda: job_id in engine.live, "the job to start")
             said = [r.message for r in service.kill([job_id]) + service.kill([job_id])]
 
@@ -275,8 +270,6 @@ def test_a_first_kill_says_stopping_however_long_its_signals_took(tmp_path: Path
                 return job is not None and job.state is JobState.KILLED
 
             await _until(killed, "the job to end")  # ended and reaped: no process left
-        finally:
-            engine.close()
         return said
 
     first, again = asyncio.run(main())

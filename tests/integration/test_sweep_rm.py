@@ -10,10 +10,9 @@ from pathlib import Path
 import pytest
 from test_sweeps import finished, shared_work, sweep, work
 
-from conftest import Herd, one_gpu_engine, wait_for
+from conftest import Herd, one_gpu_engine, serving, wait_for
 from gpuherd.errors import Conflict, NotFound
 from gpuherd.executors.local import LocalExecutor
-from gpuherd.service import Service
 from gpuherd.service_jobs import PIECE
 from gpuherd.store import Store
 from gpuherd.sweeps import Sweeps
@@ -171,11 +170,8 @@ def test_a_sweep_being_removed_is_not_submitted_meanwhile(tmp_path: Path) -> Non
     request = SweepRequest(spec=spec, cwd=str(tmp_path), options=SweepOptions(hold=True))
 
     async def main() -> None:
-        engine = one_gpu_engine(tmp_path, store, LocalExecutor())
-        service = Service(engine, tmp_path)
-        sweeps = Sweeps(service)
-        engine.start()
-        try:
+        async with serving(one_gpu_engine(tmp_path, store, LocalExecutor()), tmp_path) as service:
+            sweeps = Sweeps(service)
             sweeps.submit(request)
             removal = asyncio.create_task(sweeps.remove("big"))
             while "big" not in service.sweeps_removing:
@@ -184,8 +180,6 @@ def test_a_sweep_being_removed_is_not_submitted_meanwhile(tmp_path: Path) -> Non
                 sweeps.submit(request)
             assert (await removal)["removed"] == 3 * PIECE
             assert sweeps.submit(request)["new"] == 3 * PIECE  # once it is done, it may
-        finally:
-            engine.close()
 
     asyncio.run(main())
     store.close()

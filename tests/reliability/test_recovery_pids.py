@@ -18,13 +18,11 @@ from typing import Any
 import psutil
 import pytest
 
-from conftest import Herd, one_gpu_engine, wait_for
+from conftest import Herd, item, one_gpu_engine, serving, wait_for
 from gpuherd.core.states import JobState, OutcomeKind
 from gpuherd.executors.local import LocalExecutor
 from gpuherd.jobfiles import KEY_VARIABLE
-from gpuherd.service import Service
 from gpuherd.store import Store
-from gpuherd.wire import SubmitItem
 
 NEXT_PID = Path("/proc/sys/kernel/ns_last_pid")
 
@@ -138,17 +136,11 @@ def test_a_job_that_ends_while_a_restart_looks_at_it_is_not_lost(tmp_path: Path)
     store = Store(tmp_path / "herd.db")
 
     async def first_daemon() -> int:
-        engine = one_gpu_engine(tmp_path, store, LocalExecutor())
-        engine.start()
-        item = SubmitItem(
-            command=f"while [ ! -e {go} ]; do sleep 0.02; done",
-            cwd=str(tmp_path),
-            env=dict(os.environ),
-        )
-        (job_id,) = Service(engine, tmp_path).submit([item])
-        await until(lambda: store.get_job(job_id).pid)  # type: ignore[union-attr]
-        engine.close()  # as a crash: the job runs on, unwatched
-        return job_id
+        async with serving(one_gpu_engine(tmp_path, store, LocalExecutor()), tmp_path) as service:
+            waits = f"while [ ! -e {go} ]; do sleep 0.02; done"
+            (job_id,) = service.submit([item(tmp_path, waits)])
+            await until(lambda: store.get_job(job_id).pid)  # type: ignore[union-attr]
+        return job_id  # its engine closed as by a crash: the job runs on, unwatched
 
     async def restart() -> None:
         engine = one_gpu_engine(tmp_path, store, EndsWhileLookedAt(go))
