@@ -1,11 +1,13 @@
 """Every command's `--help` fits a terminal of 60 columns, as typed under `herd`: click wraps
 the prose, but a line it must keep as written (an example, a choice list) ran past the edge,
 where the terminal broke it mid-word (`sweep`'s examples were 90 wide, `edit --clear`'s list
-of fields 86)."""
+of fields 86). And each help says the name typed: `herd submit ...` in its examples under
+`herd`, as its usage line does."""
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 
 import click
@@ -42,3 +44,46 @@ def test_every_help_fits_the_terminal_it_is_shown_on(columns: int) -> None:
         assert shown.returncode == 0 and shown.stdout.startswith("Usage: herd"), shown.stderr
         too_wide += [(path, line) for line in shown.stdout.splitlines() if len(line) > columns]
     assert too_wide == []
+
+
+def help_of(entry: str, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COLUMNS": "80"}
+    return subprocess.run(
+        [*ENTRY_POINTS[entry], *args], env=env, capture_output=True, text=True, timeout=60
+    )
+
+
+# Where gpuherd names a command: `gpuherd submit`, and one broken over two lines by the
+# wrapping (`[default: the sweep file's, else gpuherd` / `config get retries]`). Not
+# `gpuherd's own`, nor the program's `gpuherd: a GPU job queue`.
+COMMAND_WORD = re.compile(r"\bgpuherd\s")
+
+
+def test_every_help_under_herd_says_herd_where_it_names_a_command() -> None:
+    said_gpuherd = []
+    for path in command_paths():
+        shown = help_of("herd", *path, "--help")
+        assert shown.returncode == 0, shown.stderr
+        said_gpuherd += [
+            (path, line) for line in shown.stdout.splitlines() if COMMAND_WORD.search(line)
+        ]
+    assert said_gpuherd == []
+
+
+@pytest.mark.parametrize("entry", ["herd", "gpuherd"])
+def test_the_help_examples_say_the_name_typed(entry: str) -> None:
+    top = help_of(entry, "--help").stdout
+    assert f"Start a daemon once (`{entry} daemon start`)" in top
+    assert f"submit      Queue a command: `{entry} submit -- python train.py" in top
+    submit = help_of(entry, "submit", "--help").stdout
+    assert f"Queue it held; `{entry} release` lets it run." in submit
+    assert f"[default: {entry} config get retries]" in submit
+    # A group given no command prints its help on stderr: `herd sweep`'s examples.
+    sweep = help_of(entry, "sweep")
+    assert sweep.returncode == 2
+    assert f"\n  {entry} sweep status NAME --sort -val_acc\n" in sweep.stderr
+    # fish loads completions/herd.fish for `herd`: the script herd makes goes there.
+    completion = help_of(entry, "completion", "--help").stdout
+    assert f"  {entry} completion fish \\\n      > ~/.config/fish/completions/{entry}.fish\n" in (
+        completion
+    )

@@ -373,3 +373,30 @@ def test_the_jobs_search_box_shows_its_whole_placeholder(board: Board) -> None:
     text, room = search.evaluate(PLACEHOLDER_ROOM)
     assert text <= room and search.evaluate("box => box.getBoundingClientRect().right") <= 390
     page.close()
+
+
+# The filter row's boxes: each one's top, bottom and right edge.
+FILTER_BOXES = """() => [...document.querySelectorAll('form.filters > *')].map(e => {
+  const box = e.getBoundingClientRect();
+  return [box.top, box.bottom, box.right];
+})"""
+
+
+def test_a_long_sweep_name_keeps_the_jobs_filters_on_one_line(board: Board, tmp_path: Path) -> None:
+    """A sweep named in 200 characters widened its filter (a select is as wide as its longest
+    option) and pushed the Filter button to a second line at 1280 px."""
+    sweep = "s" * 200
+    args = ["-p", "x", "1", "--hold", "--gpus", "0", "--name", sweep]
+    board.herd.cli("sweep", "echo {x}", *args, cwd=tmp_path)
+    page = board.page("/jobs")  # 1280 px wide
+    assert page.locator("#sweep-filter option", has_text=sweep).count() == 1
+    boxes = page.evaluate(FILTER_BOXES)
+    # One line: every box (the chips, the boxes, the select, the button) starts above the
+    # bottom of every other.
+    assert max(top for top, _, _ in boxes) < min(bottom for _, bottom, _ in boxes), boxes
+    for width in (390, 800):  # narrower, the row wraps, but nothing leaves the window
+        page.set_viewport_size({"width": width, "height": 844})
+        rights = [right for _, _, right in page.evaluate(FILTER_BOXES)]
+        assert max(rights) <= width, (width, rights)
+    page.close()
+    board.herd.cli("sweep", "rm", sweep)

@@ -16,6 +16,7 @@ being typed.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import io
 import os
 import signal
@@ -42,6 +43,7 @@ from gpuherd.core.states import (
     JobState,
 )
 from gpuherd.core.text import one_line
+from gpuherd.typed_name import typed_name
 
 SHELLS = ("bash", "zsh", "fish")
 ASK_BUDGET = 0.5
@@ -92,9 +94,21 @@ def _shells(ctx: click.Context, param: click.Parameter, incomplete: str) -> list
     return [shell for shell in SHELLS if shell.startswith(incomplete)]
 
 
+class _FishFileAsTyped(click.Command):
+    """fish loads ~/.config/fish/completions/NAME.fish when NAME is completed: under `herd`
+    the help's example (`herd completion fish > ...`, as the help formatter types it) writes
+    herd.fish, or fish would never load the script that completes `herd`."""
+
+    def format_help_text(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        text = inspect.cleandoc(self.help or "")
+        formatter.write_paragraph()
+        with formatter.indentation():
+            formatter.write_text(text.replace("/gpuherd.fish", f"/{typed_name()}.fish"))
+
+
 # Not a click.Choice: its errors ("Invalid value for '{bash|zsh|fish}'", and a missing one's
 # list over four lines) said less than the one line below.
-@click.command()
+@click.command(cls=_FishFileAsTyped)
 @click.argument("shell", metavar="SHELL", required=False, shell_complete=_shells)
 @click.pass_context
 def completion(ctx: click.Context, shell: str | None) -> None:

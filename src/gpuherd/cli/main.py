@@ -13,12 +13,14 @@ import importlib
 import os
 import sys
 import traceback
+from collections.abc import Sequence
 from typing import Any, TextIO
 
 import click
 
 from gpuherd import __version__
 from gpuherd.errors import HerdError
+from gpuherd.typed_name import as_typed
 from gpuherd.typed_name import prefixed as prefixed  # the CLI's commands import it from here
 from gpuherd.typed_name import typed_name as _typed_name
 
@@ -111,6 +113,22 @@ def load_command(name: str) -> click.Command | None:
     module = importlib.import_module(f"gpuherd.cli.{COMMAND_TABLE[name][0]}")
     found: list[click.Command] = [c for c in module.COMMANDS if c.name == name]
     return found[0] if found else None
+
+
+class TypedHelpFormatter(click.HelpFormatter):
+    """Help in the name typed: under `herd`, the help's examples and prose say `herd submit
+    -- python train.py`, as its usage line does. The words go through as_typed() before click
+    wraps them, so a `gpuherd config get retries` broken across two lines is caught, and the
+    lines wrap as `herd` makes them; under `gpuherd` the help is as written."""
+
+    def write_text(self, text: str) -> None:
+        super().write_text(as_typed(text))
+
+    def write_dl(
+        self, rows: Sequence[tuple[str, str]], col_max: int = 30, col_spacing: int = 2
+    ) -> None:
+        typed = [(as_typed(term), as_typed(value)) for term, value in rows]
+        super().write_dl(typed, col_max, col_spacing)
 
 
 class ReaderLeft(Exception):
@@ -210,6 +228,9 @@ def main(argv: list[str] | None = None) -> None:
             + " (> /dev/null) to drop what gpuherd prints"
         )
         sys.exit(1)
+    # On the class: every command's context makes its help with it, those of the commands
+    # in the other modules and of their groups too (click has no setting a parent passes on).
+    click.Context.formatter_class = TypedHelpFormatter
     try:
         cli.main(args=argv, prog_name=_typed_name(), standalone_mode=False)
     except click.exceptions.Exit as exc:
