@@ -126,15 +126,15 @@ def not_started(engine: Engine, job: Job | None, error: Exception, now: float) -
     if job is None or job.state not in LIVE_STATES:
         return
     attempt = stored_attempt(engine, job)
+    if not isinstance(error, NotStarted):  # (its folders get the failure: fail_unspawned)
+        fail_unspawned(engine, job, attempt, error, now)
+        return
     earlier = [a for a in engine.store.attempts(job.id) if a.number < job.attempt]
     before = max(earlier, key=lambda a: a.number, default=None)
     # Its attempt.json and job.json, written a second after the launch (Attempts.
     # _record_start), say it started: nothing did.
     job_dir = str(engine.layout.job_dir(job))
     jobfiles.unrecord_start(attempt.dir, job_dir, before.dir if before else None)
-    if not isinstance(error, NotStarted):
-        fail_unspawned(engine, job, attempt, error, now)
-        return
     number = before.number if before else 0
     requeue_unstarted(engine, replace(job, attempt=number), attempt, str(error))
 
