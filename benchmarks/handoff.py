@@ -50,7 +50,7 @@ from gpuherd.service import Service
 from gpuherd.store import Store
 from gpuherd.wire import SubmitItem
 
-JOB = "bash -c 's=$EPOCHREALTIME; sleep 0.02; echo {i} $s $EPOCHREALTIME >> {record}'"
+JOB = "bash -c 's=$EPOCHREALTIME; sleep {sleep}; echo {i} $s $EPOCHREALTIME >> {record}'"
 
 STAGES = [
     ("the job's end -> its exit seen", "end", "exit"),
@@ -92,7 +92,7 @@ def instrument() -> None:
     _timed(local.os, "posix_spawn", "spawn>", "spawn<")
 
 
-async def _run(tmp: Path, jobs: int, record: Path) -> None:
+async def _run(tmp: Path, jobs: int, record: Path, sleep: float) -> None:
     store = Store(tmp / "herd.db")
     store.replace_devices({0: 1})
     layout = Layout.for_run(tmp / "out", "job_", tmp)
@@ -100,19 +100,22 @@ async def _run(tmp: Path, jobs: int, record: Path) -> None:
     probe = FakeProbe([FakeGpu()])
     engine = Engine(store, DeviceTable(store, probe), LocalExecutor(), layout, Policy())
     engine.start()
-    items = [SubmitItem(command=JOB.format(i=i, record=record), cwd=str(tmp)) for i in range(jobs)]
+    items = [
+        SubmitItem(command=JOB.format(i=i, record=record, sleep=sleep), cwd=str(tmp))
+        for i in range(jobs)
+    ]
     Service(engine, tmp).submit(items)
     while len(record.read_text().splitlines()) < jobs:
         await asyncio.sleep(0.01)
     engine.close()
 
 
-def engine_stages(jobs: int) -> dict[str, list[float]]:
+def engine_stages(jobs: int, sleep: float) -> dict[str, list[float]]:
     with tempfile.TemporaryDirectory(prefix="handoff-") as folder:
         tmp = Path(folder)
         record = tmp / "record"
         record.touch()
-        asyncio.run(_run(tmp, jobs, record))
+        asyncio.run(_run(tmp, jobs, record, sleep))
         stamps = {}
         for line in record.read_text().splitlines():
             i, start, end = line.split()
@@ -166,10 +169,14 @@ def show(title: str, table: dict[str, list[float]]) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=200, help="jobs in the chain (default 200)")
-    jobs = parser.parse_args().jobs
+    parser.add_argument(
+        "--sleep", type=float, default=0.02, help="each job's sleep in s (default 0.02, W3's)"
+    )
+    args = parser.parse_args()
+    jobs = args.jobs
     instrument()
-    stages = engine_stages(jobs)
-    show(f"A hand-off in the engine ({jobs} jobs on one GPU):", stages)
+    stages = engine_stages(jobs, args.sleep)
+    show(f"A hand-off in the engine ({jobs} jobs of {args.sleep} s on one GPU):", stages)
     show("posix_spawn -> the command's first stamp, without the engine:", shell_floor(jobs))
     return 0 if stages["in all: end -> next start"] else 1
 

@@ -4,14 +4,19 @@ SQLite copies the log into the database file (a checkpoint) in the commit that t
 past `wal_autocheckpoint` pages, and with `synchronous = NORMAL` that checkpoint syncs both
 files: ~3.5 ms on the event loop every few hundred commits, the slowest hand-offs from one
 job's exit to the next one's start (the daemon's W3 p99, benchmarks/). Here a thread with a
-connection of its own runs a PASSIVE checkpoint shortly after commits (one for a burst of
-them): it never waits for the writer nor blocks it, and SQLite lets go of Python's GIL while
-it copies and syncs. The daemon's own connection keeps an automatic checkpoint as a backstop,
-far out (BACKSTOP_PAGES), for a thread that fell behind or could not open the database.
+connection of its own runs PASSIVE checkpoints: it never waits for the writer nor blocks it,
+and SQLite lets go of Python's GIL while it copies and syncs. The daemon's own connection
+keeps an automatic checkpoint as a backstop, far out (BACKSTOP_PAGES), for a thread that fell
+behind or could not open the database.
 
 A checkpoint copies the log only up to the last commit before it; the log file starts over
-from its beginning at the first commit after a checkpoint that left nothing behind, so under
-load with no pause at all the log grows until the backstop (or a pause) comes.
+from its beginning at the first commit after a checkpoint that left nothing behind, and that
+commit syncs the log's new header (SQLite does so under `synchronous = NORMAL`): ~0.4 ms more
+for it on this kind of machine. So the thread does not checkpoint after every commit, which
+made every hand-off between jobs a few hundred ms apart pay that sync: it checkpoints once
+BURST_COMMITS commits have piled up (under load: the log stays short, and a checkpoint of that
+many is quick enough to finish between two commits, so the log does start over), or once
+the database has been quiet for QUIET seconds (an idle queue's herd.db is whole).
 """
 
 from __future__ import annotations
@@ -27,8 +32,10 @@ log = logging.getLogger("gpuherd.store")
 
 BACKSTOP_PAGES = 10_000
 """The daemon's connection checkpoints itself past this many pages of log (~40 MB)."""
-CHECKPOINT_DELAY = 0.05
-"""Seconds from a commit to the checkpoint: the burst's other commits join that one."""
+BURST_COMMITS = 64
+"""Commits since the last checkpoint that call for the next at once."""
+QUIET = 2.0
+"""Seconds without a commit after which what the log holds is checkpointed."""
 CLOSE_WAIT = 5.0
 """Seconds a closing store waits for a checkpoint under way."""
 
@@ -38,25 +45,49 @@ class Checkpointer:
 
     def __init__(self, path: Path) -> None:
         self._path = path
-        self._due = threading.Event()
+        self._changed = threading.Condition()
+        self._commits = 0
+        """Commits since the last checkpoint began."""
+        self._last_commit = 0.0
         self._stop = False
         self._thread: threading.Thread | None = None
 
     def due(self) -> None:
-        """Commits were made: checkpoint soon (the thread starts at the first)."""
+        """A commit was made: checkpoint when it is time (the thread starts at the first)."""
         if self._thread is None and not self._stop:
             self._thread = threading.Thread(target=self._serve, name="gpuherd-wal", daemon=True)
             self._thread.start()
-        self._due.set()
+        with self._changed:
+            self._commits += 1
+            self._last_commit = time.monotonic()
+            if self._commits == 1 or self._commits >= BURST_COMMITS:
+                self._changed.notify()
 
     def close(self) -> None:
         """Stop the thread (after a checkpoint under way), before the store's own connection
         closes: the last connection to close checkpoints what is left."""
-        self._stop = True
-        self._due.set()
+        with self._changed:
+            self._stop = True
+            self._changed.notify()
         if self._thread is not None:
             self._thread.join(CLOSE_WAIT)
             self._thread = None
+
+    def _time_to_checkpoint(self) -> bool:
+        """Wait until commits call for a checkpoint (True), or the store closes (False)."""
+        with self._changed:
+            while not self._stop:
+                if self._commits >= BURST_COMMITS:
+                    break
+                if self._commits == 0:
+                    self._changed.wait()
+                    continue
+                quiet_left = self._last_commit + QUIET - time.monotonic()
+                if quiet_left <= 0:
+                    break
+                self._changed.wait(quiet_left)
+            self._commits = 0
+            return not self._stop
 
     def _serve(self) -> None:
         try:
@@ -66,10 +97,7 @@ class Checkpointer:
             return
         failed = False
         with contextlib.closing(db):
-            while not self._stop:
-                self._due.wait()
-                time.sleep(CHECKPOINT_DELAY)
-                self._due.clear()
+            while self._time_to_checkpoint():
                 try:
                     # fetchall(): the statement ends, and with it its hold on the log (a held
                     # read would keep the log from starting over).

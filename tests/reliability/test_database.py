@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from faults import elapsed, integrity, query, record, scaled
 
-from conftest import Herd
+from conftest import Herd, checkpointed, wait_for
 from gpuherd import daemon as daemon_module
 from gpuherd import store as store_module
 from gpuherd.errors import HerdError, StoreError
@@ -214,9 +214,12 @@ def way_out(home: Path) -> str:
 
 def test_the_way_out_of_a_damaged_database_works_as_shown(herd: Herd) -> None:
     herd.start("--fake-gpus", "1")
+    db = herd.home / "herd.db"
+    # The new database copied into herd.db, so that the log the submission starts over holds
+    # only its own pages (a log holding every page of the database hides any damage to it).
+    wait_for(lambda: checkpointed(db), 15, "the quiet queue's checkpoint")
     herd.submit("--hold", "--", "true")
     herd.kill9()  # which leaves herd.db-wal and herd.db-shm
-    db = herd.home / "herd.db"
     db.write_bytes(random.Random(SEED).randbytes(64 * 1024))
     refused = herd.cli("daemon", "start", check=False)
     assert refused.returncode == 1 and refused.stderr.endswith(f"{way_out(herd.home)}\n")

@@ -1,34 +1,30 @@
 """herd.db's write-ahead log is checkpointed by a thread of the store's, not in the commits of
 the daemon's connection (each such checkpoint syncs two files on the event loop: the slowest
-hand-offs between jobs). Real SQLite files; what has been checkpointed is read from the WAL
-index (the `-shm` file, whose layout sqlite.org/walformat.html documents), never by
-checkpointing in the test."""
+hand-offs between jobs), and only once commits pile up or stop for a while (the first commit
+after a checkpoint syncs the log's header). Real SQLite files; what has been checkpointed is
+read from the WAL index (the `-shm` file, whose layout sqlite.org/walformat.html documents),
+never by checkpointing in the test."""
 
 from __future__ import annotations
 
-import struct
 import threading
+import time
 from pathlib import Path
 
 import pytest
 
 import gpuherd.store as store_module
-from conftest import wait_for
+import gpuherd.store_checkpoint as checkpoint_module
+from conftest import wait_for, wal_index
 from gpuherd.store import Store
 
-BURST = 60  # commits of about a page each
+BURST = checkpoint_module.BURST_COMMITS  # commits of about a page each
 
 
-def wal_index(database: Path) -> tuple[int, int]:
-    """(frames in the log, frames copied into the database) as the WAL index says: mxFrame
-    of the index header (offset 16), nBackfill of the checkpoint info after the header's two
-    copies (offset 96), in the machine's byte order."""
-    head = (database.parent / (database.name + "-shm")).read_bytes()[:100]
-    return struct.unpack_from("=I", head, 16)[0], struct.unpack_from("=I", head, 96)[0]
-
-
-def burst(store: Store, tag: int) -> None:
-    for i in range(BURST):
+def burst(store: Store, tag: int, commits: int = BURST, apart: float = 0.0) -> None:
+    for i in range(commits):
+        if i and apart:
+            time.sleep(apart)  # the commits' own pace, not a wait for something
         with store.transaction():
             store.set_setting(f"key-{tag}-{i}", "x" * 3000)
 
@@ -37,11 +33,13 @@ def checkpointers() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name == "gpuherd-wal"]
 
 
-def test_a_thread_checkpoints_after_commits_and_the_log_starts_over(
+def test_a_thread_checkpoints_a_burst_of_commits_and_the_log_starts_over(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # The connection's own backstop out of reach: whatever is checkpointed, the thread did.
+    # The connection's own backstop out of reach: whatever is checkpointed, the thread did;
+    # and no quiet long enough: each burst is checkpointed because of its size.
     monkeypatch.setattr(store_module, "BACKSTOP_PAGES", 1_000_000, raising=False)
+    monkeypatch.setattr(checkpoint_module, "QUIET", 3600.0)
     database = tmp_path / "herd.db"
     store = Store(database)
     try:
@@ -59,6 +57,26 @@ def test_a_thread_checkpoints_after_commits_and_the_log_starts_over(
     finally:
         store.close()
     assert not checkpointers()  # close() ended the thread
+
+
+def test_a_few_commits_are_checkpointed_once_the_database_is_quiet(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Jobs handed off a fraction of a second apart: a checkpoint after each commit would make
+    # every next commit sync the restarted log's header. They wait for a quiet moment.
+    monkeypatch.setattr(store_module, "BACKSTOP_PAGES", 1_000_000, raising=False)
+    monkeypatch.setattr(checkpoint_module, "QUIET", 1.5)
+    database = tmp_path / "herd.db"
+    store = Store(database)
+    try:
+        burst(store, 0, commits=5, apart=0.05)
+        last_commit = time.monotonic()
+        frames, copied = wal_index(database)
+        assert frames >= 5 and copied == 0, (frames, copied)  # 0.2 s of commits, none copied
+        wait_for(lambda: wal_index(database)[1] == frames, 10, "the checkpoint after a quiet")
+        assert time.monotonic() - last_commit >= 1.5
+    finally:
+        store.close()
 
 
 def test_a_store_of_gpuherd_run_has_no_log_and_no_thread(tmp_path: Path) -> None:
