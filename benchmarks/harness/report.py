@@ -39,6 +39,17 @@ TABLES = [
     ),
     ("W3-p99", "W3: the same gaps, p99", "ms", "lower", "gpuherd-daemon", ""),
     (
+        "W2-gap",
+        "W2's hand-offs: exit of a job -> start of the next on the freed GPU, p50",
+        "ms",
+        "lower",
+        "gpuherd-daemon",
+        "W3's measure in W2's runs, where a slot's jobs last 0.2-2 s: each hand-off comes after "
+        "a quiet moment (cold caches, idle cores to wake), and the slowest slot's ~10 "
+        "hand-offs are most of what separates a tool's W2 figure from the in-order ceiling. "
+        "No target; reported to read W2 by.",
+    ),
+    (
         "W4-cpu",
         "W4: idle for 60 s - CPU",
         "CPU s per minute",

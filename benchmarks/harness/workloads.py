@@ -122,11 +122,13 @@ class Bench:
             fig.add(work.n / (t1 - t0))
             return
         stamps = read_stamps(work.record)
+        gaps = handoff_gaps(stamps)
         if workload == "W2":
             if stamps:
                 fig.add(lower_bound(self.len2) / (max(s.end for s in stamps) - t0))
+            if gaps:
+                self.results.fig("W2-gap", row, label).add(statistics.median(gaps))
             return
-        gaps = handoff_gaps(stamps)
         if gaps:
             fig.add(statistics.median(gaps))
             self.results.fig("W3-p99", row, label).add(percentile(gaps, 0.99))
