@@ -247,6 +247,9 @@ def serve(
         sock = bind_socket(sock_path, own_folder)
         keeper = SocketKeeper(home, sock_path, own_folder)
         note_socket(home, sock_path)
+        # A test knob, not for users: seconds to hold the socket bound before serving, as a
+        # daemon re-attaching many jobs (or stuck) does, for the tests of `daemon start`.
+        time.sleep(float(os.environ.get("GPUHERD_TEST_SERVE_DELAY") or 0))
     except BaseException:
         # Closed, the store folds its write-ahead log into herd.db and removes it: a -wal
         # left beside herd.db (this start's new, empty queue, say) is applied by SQLite to

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from conftest import Herd
+from gpuherd.cli import plain
 
 
 def table(daemon: Herd) -> list[str]:
     lines = daemon.cli("config").stdout.splitlines()
-    assert max(len(line) for line in lines) <= 80, lines
+    assert max(plain.cells(line) for line in lines) <= 80, lines  # columns, not characters
     return lines
 
 
@@ -82,3 +83,18 @@ def test_long_values_keep_the_columns_aligned(daemon: Herd) -> None:
         "                                     = no command)",
     ]
     assert daemon.cli("config", "get", "on-end").stdout == hook + "\n"  # whole, on one line
+
+
+def test_a_value_of_wide_characters_wraps_within_80_columns(daemon: Herd) -> None:
+    """A Chinese character takes two columns: wrapped by characters, a notification in
+    Chinese ran to 107 columns."""
+    thanks = "结果已保存到共享目录，请查看日志和指标，然后开始下一轮实验。谢谢！"
+    hook = f'notify-send "训练完成" "{thanks}"'
+    daemon.cli("config", "set", "on-end", hook)
+    assert table(daemon)[-5:] == [
+        'on-end          notify-send "训练完成"',
+        '                "结果已保存到共享目录，请查看日志和指标，然后开始下一轮实验。谢',
+        '                谢！"',
+        "                       shell command run when a job that ran ends, told of it by",
+        "                       GPUHERD_JOB_* variables (none = no command)",
+    ]

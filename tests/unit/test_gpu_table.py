@@ -94,3 +94,16 @@ def test_a_gpu_kept_for_a_held_jobs_run_says_for_which_job_and_why() -> None:
     ]
     assert max(plain.cells(line) for line in lines) <= 80
     assert not any(plain.ELLIPSIS in line for line in lines)
+
+
+def test_why_a_gpu_is_reserved_wraps_by_columns_wide_characters_too() -> None:
+    """Wide characters in the reason (a daemon's words are data here) were wrapped by
+    characters: the lines ran past the terminal and were cut, with …."""
+    reason = "保留： 第一次尝试 仍在运行， 无人看管， 进程号 三六二一， 请稍候 再试"
+    answer = {"gpus": [gpu(0, jobs=[7], reserved=[{"job": 7, "reason": reason}])], "probe": "-"}
+    lines = gpu_lines(answer, terminal(40))
+    assert lines[-4:-1] == [
+        "GPU 0 is reserved for job 7, 保留：",
+        "  第一次尝试 仍在运行， 无人看管，",
+        "  进程号 三六二一， 请稍候 再试",
+    ]

@@ -70,6 +70,32 @@ def test_wide_characters_count_double() -> None:
     assert lines == ["NAME  X", "训练  1", "ab    2"]
 
 
+def test_wrap_counts_columns_as_the_terminal_shows_them() -> None:
+    assert plain.wrap("train the model now", 9) == ["train the", "model now"]  # as textwrap
+    # Two columns each: 4 characters fill a line of 8; a word wider than a line is split.
+    assert plain.wrap("训练完成 结果已保存到共享目录", 8) == [
+        "训练完成",
+        "结果已保",
+        "存到共享",
+        "目录",
+    ]
+    # Combining characters take none (été, its accents as such), and stay with their letter.
+    assert plain.wrap("e\u0301te\u0301 e\u0301te\u0301", 7) == ["e\u0301te\u0301 e\u0301te\u0301"]
+    assert plain.wrap("e\u0301te\u0301", 2) == ["e\u0301t", "e\u0301"]
+
+
+def test_wrap_indents_the_lines_after_the_first_and_may_keep_a_long_word_whole() -> None:
+    said = "GPU 0 is reserved for job 2, held: 训练训练训练"
+    assert plain.wrap(said, 14, indent="  ", break_long_words=False) == [
+        "GPU 0 is",
+        "  reserved for",
+        "  job 2, held:",
+        "  训练训练训练",
+    ]
+    assert plain.wrap("训练", 1) == ["训", "练"]  # a line narrower than a character still ends
+    assert plain.wrap("", 10) == []
+
+
 def test_text_is_never_markup_and_control_characters_cannot_garble() -> None:
     command = "echo [red]hi[/red] [/] \x1b[31mred\x1b[0m\tdone\nnext"
     lines = plain.table(terminal(), ["COMMAND"], [[command]])

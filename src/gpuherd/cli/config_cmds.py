@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import textwrap
 
 import click
 
@@ -68,8 +67,8 @@ def _padded(text: str, width: int) -> str:
 
 
 def _wrapped(text: str, width: int) -> list[str]:
-    """`text` in lines of `width` at its words (a word longer than a line is cut)."""
-    return textwrap.wrap(text, width, break_on_hyphens=False) or [""]
+    """`text` in lines of `width` columns at its words (a word longer than a line is cut)."""
+    return plain.wrap(text, width) or [""]
 
 
 @config.command()

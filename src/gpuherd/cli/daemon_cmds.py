@@ -119,7 +119,7 @@ def _wait_until_up(client: Client, proc: subprocess.Popen[bytes], logged: int) -
     """The status of the daemon started, once it answers. Several starts at once (in one
     home) race for its lock: the others' daemons exit, and they say which one runs."""
     deadline = time.monotonic() + START_TIMEOUT
-    while time.monotonic() < deadline:
+    while True:
         code = proc.poll()
         if code is not None:
             reason = client.last_word(logged)
@@ -128,12 +128,30 @@ def _wait_until_up(client: Client, proc: subprocess.Popen[bytes], logged: int) -
                 if winner is not None:
                     raise _already_running(client, winner)
             raise DaemonError(reason or f"the daemon exited with status {code}")
+        if time.monotonic() >= deadline:
+            raise DaemonError(_still_starting(client, proc.pid))
+        # A daemon that listens but does not serve yet holds a poll until it is answered:
+        # the client's own timeout (60 s) took `daemon start` that far past its own.
+        client.timeout = max(POLL_AT_LEAST, deadline - time.monotonic())
         status = _status_or_none(client)
         if status is not None and status["pid"] == proc.pid:
             return status
         time.sleep(0.02)  # not up yet, or another start's daemon answers: ours will exit
-    raise DaemonError(
-        f"the daemon did not answer within {START_TIMEOUT:g}s; see {paths.daemon_log(client.home)}"
+
+
+POLL_AT_LEAST = 1.0
+"""Seconds a poll waits for an answer when less is left of START_TIMEOUT: a serving daemon
+answers in milliseconds, but a poll cut shorter could miss one on a busy machine."""
+
+
+def _still_starting(client: Client, pid: int) -> str:
+    """The one line for a daemon alive but silent at START_TIMEOUT. It is left running: it
+    may be slow (re-attaching many jobs), and killing it there would lose that work."""
+    name = typed_name()
+    return (
+        f"the daemon (pid {pid}) did not answer within {START_TIMEOUT:g}s: still starting, or "
+        f"stuck; its log is {paths.daemon_log(client.home)}. `{name} daemon status` looks "
+        f"again; `{name} daemon stop` stops it once it answers (`kill {pid}` if it never does)"
     )
 
 

@@ -17,7 +17,6 @@ Narrower still (below about 65 columns) NODE and JOBS are cut, with ….
 
 from __future__ import annotations
 
-import textwrap
 from typing import Any
 
 from gpuherd.cli import plain
@@ -127,9 +126,7 @@ def _reserved(gpus: list[dict[str, Any]], width: int) -> list[str]:
             f"GPU {indices[0]} is" if len(indices) == 1 else f"GPUs {format_ids(indices)} are"
         )
         said = f"{gpus_are} reserved for job {job}, {reason}"
-        wrapped = textwrap.wrap(
-            said, width, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False
-        )
+        wrapped = plain.wrap(said, width, indent="  ", break_long_words=False)
         lines += [plain.cut(line, width) for line in wrapped]  # (cut: a word over a line)
     return lines
 

@@ -11,6 +11,7 @@ terminal or make text read as other text.
 from __future__ import annotations
 
 import os
+import re
 import sys
 import unicodedata
 from collections.abc import Mapping, Sequence
@@ -101,6 +102,56 @@ def cut(text: str, width: int) -> str:
         kept.append(char)
         used += size
     return "".join(kept) + ELLIPSIS
+
+
+def wrap(text: str, width: int, indent: str = "", break_long_words: bool = True) -> list[str]:
+    """`text` in lines of at most `width` columns (as `cells` counts them: textwrap counts
+    characters, and wide ones ran past the terminal), broken at its whitespace; the lines
+    after the first start with `indent`. A word wider than a line is split over lines, or
+    with `break_long_words` False put whole on a line of its own. At least one character
+    goes on each line, so a line narrower than a wide character still ends."""
+    lines: list[str] = []
+    line: list[str] = []  # the words of the line being filled, and the blanks between them
+    for chunk in _WORDS_AND_BLANKS.findall(text):
+        if chunk[0] in _BLANKS:
+            if line:  # (none at the start of a line)
+                line.append(" " * len(chunk))
+            continue
+        while chunk:
+            lead = indent if lines else ""
+            room = width - cells(lead) - cells("".join(line))
+            if cells(chunk) <= room:
+                line.append(chunk)
+                break
+            if line:  # the word starts the next line
+                lines.append(lead + "".join(line).rstrip(" "))
+                line = []
+            elif break_long_words:
+                head = _head(chunk, room)
+                lines.append(lead + head)
+                chunk = chunk[len(head) :]
+            else:
+                lines.append(lead + chunk)
+                break
+    if line:
+        lines.append((indent if lines else "") + "".join(line).rstrip(" "))
+    return lines
+
+
+_BLANKS = " \t\n\r\f\v"
+"""Where lines may break, as textwrap's: a no-break space is not one."""
+_WORDS_AND_BLANKS = re.compile(f"[^{_BLANKS}]+|[{_BLANKS}]+")
+
+
+def _head(text: str, width: int) -> str:
+    """The longest start of `text` within `width` columns; its first character at least.
+    The combining characters after one stay with it (they take no column)."""
+    used = 0
+    for end, char in enumerate(text):
+        used += _char_cells(char)
+        if used > width and end > 0:
+            return text[:end]
+    return text
 
 
 def table(
