@@ -126,7 +126,7 @@ class Sweeps:
         items = [self._item(spec, point, request, git, shared) for point in plan.to_submit]
         stored = spec_to_dict(spec)
         stored["submission"] = {"cwd": request.cwd, "git": git, **asdict(request.options)}
-        with self.store.transaction():
+        with self.store.transaction(durable=True):  # its jobs: acknowledged as stored
             self.store.put_sweep(spec.name, spec.results_dir, stored, self.service.engine.clock())
             # Submit (which checks every job) before writing any folder: a refused sweep
             # leaves none behind. No job starts before the folders are written: the engine
