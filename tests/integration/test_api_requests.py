@@ -57,7 +57,12 @@ class Api:
         client = self.herd.client
         return (
             client.get("/jobs", all=True)["jobs"],
-            client.get("/gpus")["gpus"],
+            # What a request can change of a GPU; not its telemetry, whose history gains a
+            # sample every few seconds whatever the request did.
+            [
+                (g["index"], g["slots"], g["state"], g["max_jobs"])
+                for g in client.get("/gpus")["gpus"]
+            ],
             client.get("/config"),
             client.get("/sweeps"),
             client.get("/daemon/listen"),
