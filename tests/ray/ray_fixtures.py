@@ -101,14 +101,18 @@ class RayHerd(Herd):
         path = self.attempt_dir(job_id, attempt) / "ray.json"
         return dict(json.loads(path.read_text()))
 
-    def job_processes(self) -> list[psutil.Process]:
-        """Live processes of this home's jobs, found by their environment (any parent)."""
+    def job_processes(self, job_id: int | None = None) -> list[psutil.Process]:
+        """Live processes of this home's jobs (or of job `job_id`), found by their
+        environment (any parent)."""
         found = []
         for proc in psutil.process_iter():
             try:
                 if proc.status() == psutil.STATUS_ZOMBIE:
                     continue
-                if proc.environ().get("GPUHERD_JOB_DIR", "").startswith(str(self.home)):
+                env = proc.environ()
+                if job_id is not None and env.get("GPUHERD_JOB_ID") != str(job_id):
+                    continue
+                if env.get("GPUHERD_JOB_DIR", "").startswith(str(self.home)):
                     found.append(proc)
             except psutil.Error:
                 continue

@@ -48,7 +48,9 @@ class FakeActor:
         self.pull = SimpleNamespace(remote=lambda *_: _now({"out": b"", "err": b"", "status": 0}))
         self.release = SimpleNamespace(remote=lambda: _now(None))
         self.terminate = SimpleNamespace(remote=lambda grace: _now(self.terminated.append(grace)))
-        self.signal = SimpleNamespace(remote=self.signalled.append)
+        self.signal_in_order = SimpleNamespace(
+            remote=lambda signum, *_: self.signalled.append(signum)
+        )
 
 
 async def _now(value: Any) -> Any:
@@ -212,3 +214,18 @@ def test_an_attempt_not_found_while_the_cluster_is_away_is_lost_after_lost_after
         ex.link.stop()
         gcs.answer()
         fake.answer({})
+
+
+def test_an_actor_of_an_older_gpuherd_gets_its_signals_by_the_method_it_has(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An actor made before signals were numbered (a job that ran on across the daemon's
+    upgrade) has only `signal(signum)`: calling `signal_in_order` on it failed inside Ray,
+    silently, and a pause left the job running while `ls` said paused."""
+    ex = executor(tmp_path, FakeRay([]), monkeypatch)
+    new, old = FakeActor(), FakeActor()
+    del old.signal_in_order
+    old.signal = SimpleNamespace(remote=old.signalled.append)
+    for actor in (new, old):
+        ex._send_signal(SimpleNamespace(actor=actor), signal.SIGSTOP)
+    assert (new.signalled, old.signalled) == ([signal.SIGSTOP], [signal.SIGSTOP])

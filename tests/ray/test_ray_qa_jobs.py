@@ -9,6 +9,7 @@ import shlex
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from conftest import need, wait_for
@@ -22,9 +23,18 @@ from ray_fixtures import (  # noqa: F401
     rherd_fixture,
 )
 
-from gpuherd.executors.ray_actor import scratch_root
+from gpuherd.executors.ray_actor import scratch_root, supersedes
+from gpuherd.executors.ray_supervisor import START_DELAY
 
 pytestmark = pytest.mark.timeout(90)
+
+PAIRS = 10
+"""Pause and resume pairs sent to each job in a burst."""
+JOBS = 4
+DELAY = 6
+"""Seconds each job's supervisor waits before starting its command (GPUHERD_RAY_START_DELAY)."""
+SETTLED = 1.5
+"""Seconds a state must hold to count as the jobs' last."""
 
 
 def test_a_job_that_ended_while_no_daemon_ran_keeps_its_end_time(
@@ -100,3 +110,63 @@ def test_a_nodes_copy_of_the_log_keeps_only_what_the_daemon_has_not_pulled(
     data = here.read_bytes()
     assert len(data) == size + 4 and data.endswith(b"xend\n")
     assert data.count(b"x") == size
+
+
+def test_bursts_of_pauses_and_resumes_leave_each_job_as_gpuherd_shows_it(
+    rherd: RayHerd,
+) -> None:
+    """Sent while the commands have not started yet (GPUHERD_RAY_START_DELAY), each job's
+    signals all wait for its actor's constructor, then run at once in its threads, which Ray
+    does not keep in order. Before, they were applied in whatever order the threads took
+    them: often a job ended stopped while shown running, or running while shown paused."""
+    lines = [f"sleep 300 # {n}" for n in range(JOBS)]
+    jobs = rherd.submit_lines(lines, "--env", f"{START_DELAY}={DELAY}")
+    folders = [scratch_root() / f"{rherd.namespace}-{job}-1" for job in jobs]
+    started = [f / "supervisor.pid" for f in folders]
+    wait_for(lambda: all(p.exists() for p in started), 30, "the jobs' supervisors")
+    # Every other job ends paused: a pause, resume, ..., pause, the others with a resume.
+    for n in range(2 * PAIRS + 1):
+        for k, job in enumerate(jobs):
+            if n < 2 * PAIRS + k % 2:
+                verb = ("pause", "resume")[n % 2]
+                [answer] = rherd.client.post(f"/jobs/{verb}", {"ids": [job]})["results"]
+                assert answer["ok"], answer
+    assert not any((f / "pid").exists() for f in folders), "a command started too soon"
+    shown = [rherd.job(job)["state"] for job in jobs]
+    assert shown == [("running", "paused")[k % 2] for k in range(JOBS)]
+
+    def as_shown() -> bool:
+        """Every process of each job (once started) stopped if it is shown paused, else none."""
+        for job, state in zip(jobs, shown, strict=True):
+            procs = rherd.job_processes(job)
+            if not procs or any(
+                (p.status() == psutil.STATUS_STOPPED) != (state == "paused") for p in procs
+            ):
+                return False
+        return True
+
+    # The commands start, then their signals are applied, in moments: a job may look as
+    # shown meanwhile, before its next signal (one paused, its resume not applied yet).
+    held_since: list[float] = []
+
+    def settled() -> bool:
+        if not as_shown():
+            held_since.clear()
+            return False
+        held_since[:] = held_since or [time.monotonic()]
+        return time.monotonic() - held_since[0] >= SETTLED
+
+    wait_for(settled, 15, "each job's processes stopped exactly when it is shown paused")
+    rherd.cli("kill", *map(str, jobs))
+    for job in jobs:
+        rherd.wait_state(job, "killed", timeout=30)
+
+
+def test_a_signal_older_than_the_last_applied_one_of_its_daemon_is_dropped() -> None:
+    """The rule the actor applies (the burst above shows it on a cluster, where Ray's threads
+    may happen to keep the order)."""
+    assert supersedes(("d1", 1), None)
+    assert supersedes(("d1", 5), ("d1", 4))
+    assert not supersedes(("d1", 3), ("d1", 4))  # sent before the last applied
+    assert not supersedes(("d1", 4), ("d1", 4))  # (the same, twice)
+    assert supersedes(("d2", 1), ("d1", 4))  # a restarted daemon: its numbers begin again

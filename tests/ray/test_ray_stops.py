@@ -43,7 +43,7 @@ class CutOffActor:
         """Those of the stops that did not."""
         self.pull = SimpleNamespace(remote=self._pull)
         self.terminate = SimpleNamespace(remote=self._terminate)
-        self.signal = SimpleNamespace(remote=lambda signum: None)
+        self.signal_in_order = SimpleNamespace(remote=lambda *_: None)
 
     def _unavailable(self) -> ray.exceptions.ActorUnavailableError:
         return ray.exceptions.ActorUnavailableError("the node does not answer", None)

@@ -27,6 +27,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,9 @@ FREE_STEP = 1 << 20
 START_WAIT = 10.0
 """Seconds the actor waits, at most, for the supervisor to start the command (its `pid`)."""
 _PUNCH_HOLE = 0x02 | 0x01  # FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE (linux/falloc.h)
+
+Stamp = tuple[str, int]
+"""(the sending daemon's id, the number it gave the signal): see `supersedes`."""
 
 
 def scratch_root() -> Path:
@@ -77,6 +81,22 @@ def node_gpu_ids(slots: list[int]) -> list[str]:
     return [str(visible[s]) if s < len(visible) else str(s) for s in slots]
 
 
+def supersedes(sent: Stamp, last: Stamp | None) -> bool:
+    """Whether a signal stamped `sent` is to be applied after the one stamped `last`: it is
+    newer, or from another daemon (a restarted one: its numbers begin again).
+
+    The actor runs its methods in several threads (max_concurrency: a pull waits there while
+    a pause goes through), and Ray runs a threaded actor's calls out of order, even those of
+    one caller (it refuses `allow_out_of_order_execution=False` with `max_concurrency > 1`),
+    as it may a concurrency group of one thread (in the order they arrive, not as sent). A
+    pause and a resume sent in quick succession could then be applied in reverse, the job
+    left stopped while shown running. Only the last signal sent decides a job's state, so an
+    older one that comes after a newer one is dropped: the daemon's order, on any Ray, with
+    no wait on its side (waiting for each answer would hold a resume behind a pause sent to
+    an actor out of reach)."""
+    return last is None or sent[0] != last[0] or sent[1] > last[1]
+
+
 class JobActor:
     def __init__(
         self, name: str, command: str, cwd: str, env: dict[str, str], gpus: list[int]
@@ -95,6 +115,8 @@ class JobActor:
         (self.folder / "spec.json").write_text(json.dumps(spec))
         self._supervisor = self._start_supervisor()
         self._freed = {"stdout.log": 0, "stderr.log": 0}
+        self._signalling = threading.Lock()
+        self._last_signal: Stamp | None = None
         # Every method called meanwhile (a pause, a stop) waits for this: it finds the job's
         # processes, in the order the daemon sent them. Normally milliseconds.
         self._await_start()
@@ -150,16 +172,21 @@ class JobActor:
         """The job's exit status once it has ended (-1: none was recorded), else None."""
         return self._status()
 
-    def signal(self, signum: int) -> bool:
-        """Send a signal to every process of the job (not to the supervisor). False: it
-        reached none, the job having ended (or not started within START_WAIT)."""
+    def signal_in_order(self, signum: int, sender: str, number: int) -> bool:
+        """Send a signal to every process of the job (not to the supervisor), unless one sent
+        after it by the same daemon was applied already (`supersedes`). False: it reached
+        none, the job having ended (or not started within START_WAIT), or it was dropped."""
         # At once, unless the constructor's wait gave up: then in one of the actor's threads
         # (max_concurrency, ray.py), its pulls going on meanwhile.
         leader = self._await_start()
-        if leader is None or self._status() is not None:  # (its pid may be another's now)
-            return False
-        signal_tree(signum, leader, self._descendants())
-        return True
+        with self._signalling:  # (the check and the sending, one signal at a time)
+            if not supersedes((sender, number), self._last_signal):
+                return False
+            if leader is None or self._status() is not None:  # (its pid may be another's now)
+                return False
+            signal_tree(signum, leader, self._descendants())
+            self._last_signal = (sender, number)
+            return True
 
     def terminate(self, grace: float) -> None:
         """SIGCONT and SIGTERM to the job, SIGKILL after `grace` s (done by the supervisor)."""

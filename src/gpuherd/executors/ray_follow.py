@@ -43,6 +43,9 @@ PULL_MARGIN = 10.0
 """Seconds past PULL_WAIT after which a pull that has not returned counts as unanswered."""
 UNHEARD_AFTER = PULL_WAIT + 2.0
 """Seconds without an answered pull after which an actor counts as out of reach."""
+INFO_TIMEOUT = PULL_MARGIN
+"""Seconds the actor of a job without GPUs has to say which node Ray chose: it answers at
+once (nothing to wait for there), so as long as a pull gets past its long poll."""
 
 
 Created = tuple[Any, tuple[str, str] | None]
@@ -120,6 +123,7 @@ class Following(Stopping):
                 break
             unavailable, run.heard = 0, time.monotonic()
             self.deliver(run)  # it answers: what did not reach it meanwhile, it gets now
+            await self._ask_node(run)  # (if it did not answer before)
             for i, key in enumerate(("out", "err")):
                 chunk: bytes = got[key]
                 if chunk:
@@ -156,11 +160,15 @@ class Following(Stopping):
         return True
 
     async def _ask_node(self, run: Run) -> None:
-        """Record the node Ray chose for the run's actor (a job without GPUs), once it is up."""
+        """Record the node Ray chose for the run's actor (a job without GPUs), once it is up.
+        An actor that does not answer within INFO_TIMEOUT (its node hung) is not waited for
+        longer: its pulls, which do not wait for ever either, tell what became of it, and it
+        is asked again once it answers one."""
         if run.locate is not None and run.actor is not None:
-            with contextlib.suppress(Exception):  # else the pulls tell what became of it
-                info = await run.actor.info.remote()
+            with contextlib.suppress(Exception):  # (TimeoutError too)
+                info = await asyncio.wait_for(run.actor.info.remote(), INFO_TIMEOUT)
                 run.locate(info["host"], info["node_id"])
+                run.locate = None
 
     async def _attach(self, run: Run) -> bool:
         """Wait for the actor of a run that recovery could not find in time, looking again
@@ -182,8 +190,7 @@ class Following(Stopping):
                     return False
                 await asyncio.sleep(1.0)
         if run.signal_asked is not None and not run.killed:
-            with contextlib.suppress(Exception):
-                run.actor.signal.remote(run.signal_asked)
+            self._send_signal(run, run.signal_asked)
         self.deliver(run)  # its kill, or its stop (the grace counted from its request)
         return True
 

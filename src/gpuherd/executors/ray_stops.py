@@ -17,8 +17,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
+import itertools
 import logging
 import time
+import uuid
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
@@ -32,6 +34,10 @@ log = logging.getLogger("gpuherd.ray")
 
 KILL_MARGIN = 5.0
 """Seconds past the grace period after which an unanswering actor is killed outright."""
+SENDER = uuid.uuid4().hex
+"""This daemon, to the actors: with the number each signal gets, the stamp by which an actor
+applies this daemon's signals in the order they were sent (ray_actor.supersedes)."""
+_signal_numbers = itertools.count(1)
 
 
 class Sent(enum.Enum):
@@ -67,8 +73,18 @@ class Stopping:
         if run.actor is None:
             run.signal_asked = signum  # sent once it is found (`_attach`)
         else:
-            with contextlib.suppress(Exception):
+            self._send_signal(run, signum)
+
+    def _send_signal(self, run: Any, signum: int) -> None:
+        """Not waited for: the actor drops a signal that comes after a later one. An actor
+        made by an older gpuherd (a job that ran on across the daemon's upgrade) has only
+        `signal(signum)`, in no guaranteed order: it gets that rather than nothing."""
+        with contextlib.suppress(Exception):
+            in_order = getattr(run.actor, "signal_in_order", None)  # (a handle lists its methods)
+            if in_order is None:
                 run.actor.signal.remote(signum)
+            else:
+                in_order.remote(signum, SENDER, next(_signal_numbers))
 
     def terminate(self, pid: int, grace: float, begun: bool = False) -> None:
         run = self._runs.get(pid)
