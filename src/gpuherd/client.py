@@ -41,6 +41,11 @@ WAIT_POLL = 30.0
 RESTART_GRACE = 60.0
 """Seconds a wait gives a daemon that went away midway to come back (a restart to upgrade):
 the jobs go on meanwhile, and a notebook's overnight wait should too."""
+POLL_AT_LEAST = 1.0
+"""Seconds a start's poll of its new daemon waits for an answer when less is left of the
+start's own timeout (a daemon that listens but does not serve yet holds a poll until it
+answers): a serving daemon answers in milliseconds, but a poll cut shorter could miss one on
+a busy machine."""
 
 
 @dataclass

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpuherd import paths
-from gpuherd.client import Client
+from gpuherd.client import POLL_AT_LEAST, Client
 from gpuherd.core.commands import command_from_args
 from gpuherd.core.edit import BEGIN, EDITABLE
 from gpuherd.core.sweep import SweepError, SweepSpec, count, size_refusal, spec_to_dict
@@ -98,13 +98,22 @@ def _start_daemon(client: Client, args: list[str], variable_helps: bool) -> None
             check=True,
         )
     deadline = time.monotonic() + START_TIMEOUT
-    while not client.is_up():
+    # Polled on the start's own clock: a daemon that listens but does not serve yet held each
+    # poll for the client's whole timeout (60 s), and one that holds the lock but does not
+    # listen yet for the client's wait for its socket (7 s).
+    poll = Client(client.home, waits_for_socket=False)
+    while not _answers(poll, deadline):
         failed = client.last_word(seen)
-        if failed and not client.is_up():  # (another process may have started one first)
+        if failed and not _answers(poll, deadline):  # (another process may have started one)
             raise DaemonError(connect_spelling(failed, variable_helps))
         if time.monotonic() > deadline:
             raise DaemonError(f"the daemon did not answer within {START_TIMEOUT:g}s; see {log}")
         time.sleep(0.02)
+
+
+def _answers(poll: Client, deadline: float) -> bool:
+    poll.timeout = max(POLL_AT_LEAST, deadline - time.monotonic())
+    return poll.is_up()
 
 
 class Herd:

@@ -14,8 +14,11 @@ import sys
 import time
 
 import psutil
+import pytest
 
 from conftest import Herd, wait_dead
+from gpuherd import pyapi
+from gpuherd.errors import DaemonError
 
 
 def test_a_request_finding_the_database_locked_says_who_to_ask(daemon: Herd) -> None:
@@ -101,6 +104,27 @@ def test_a_start_whose_daemon_listens_but_does_not_serve_gives_up_on_time(herd: 
         assert start.stderr == still_starting(herd, pid)
         assert psutil.Process(pid).status() != psutil.STATUS_ZOMBIE  # not killed
         assert herd.is_up()  # its socket is there, bound
+    finally:
+        os.kill(pid, signal.SIGTERM)
+        wait_dead(psutil.Process(pid))
+
+
+def test_a_python_connect_whose_daemon_listens_but_does_not_serve_gives_up_on_time(
+    herd: Herd, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`gpuherd.connect()` starts a daemon too: its polls waited the client's 60 s each."""
+    monkeypatch.setattr(pyapi, "START_TIMEOUT", START_TIMEOUT)
+    monkeypatch.setenv("GPUHERD_TEST_SERVE_DELAY", "600")  # (the daemon inherits it)
+    began = time.monotonic()
+    with pytest.raises(DaemonError) as refused:
+        pyapi.connect(herd.home, fake_gpus=1)
+    took = time.monotonic() - began
+    pid = int((herd.home / "daemon.lock").read_text())
+    try:
+        assert took < START_TIMEOUT + 5.0
+        log = herd.home / "daemon.log"
+        assert str(refused.value) == f"the daemon did not answer within 2s; see {log}"
+        assert herd.is_up()  # left running, its socket bound: it may only be slow
     finally:
         os.kill(pid, signal.SIGTERM)
         wait_dead(psutil.Process(pid))

@@ -15,7 +15,7 @@ import click
 from gpuherd import paths
 from gpuherd.cli.options import fake_gpus_option, gpu_choice, json_option
 from gpuherd.cli.param_types import LISTEN, Choosing, WholeRange
-from gpuherd.client import Client
+from gpuherd.client import POLL_AT_LEAST, Client
 from gpuherd.core.model import MAX_SLOTS
 from gpuherd.core.units import format_duration, plural
 from gpuherd.errors import DaemonError, HerdError
@@ -137,11 +137,6 @@ def _wait_until_up(client: Client, proc: subprocess.Popen[bytes], logged: int) -
         if status is not None and status["pid"] == proc.pid:
             return status
         time.sleep(0.02)  # not up yet, or another start's daemon answers: ours will exit
-
-
-POLL_AT_LEAST = 1.0
-"""Seconds a poll waits for an answer when less is left of START_TIMEOUT: a serving daemon
-answers in milliseconds, but a poll cut shorter could miss one on a busy machine."""
 
 
 def _still_starting(client: Client, pid: int) -> str:
