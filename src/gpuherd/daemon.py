@@ -82,6 +82,13 @@ def choose_probe(store: Store, choice: GpuChoice, slots: int | None) -> GpuProbe
     return probe
 
 
+NAME_THE_CLUSTER = (
+    "give --address HOST:PORT (the head's GCS address, which `ray start --head` printed; port "
+    "6379 by default), or --address auto for the cluster Ray finds from here (RAY_ADDRESS, "
+    "else the one started last on this machine)"
+)
+
+
 def choose_executor(
     store: Store, kind: str | None, address: str | None, local_options: bool
 ) -> tuple[str, str | None, bool]:
@@ -96,8 +103,12 @@ def choose_executor(
     if kind == "ray":
         if local_options:
             raise ValueError("--gpus, --fake-gpus and --slots are for the local executor")
+        if address is not None and not address.strip():
+            raise ValueError(f"--address is empty: {NAME_THE_CLUSTER}")
         remembered = address is None and bool(saved.get("address"))
-        address = address or saved.get("address") or "auto"
+        address = address or saved.get("address")
+        if address is None:  # never "auto" on a guess: it may find another user's cluster
+            raise ValueError(f"--executor ray needs the cluster's address: {NAME_THE_CLUSTER}")
     elif address is not None:
         raise ValueError("--address is for --executor ray")
     return kind, address, remembered
@@ -235,9 +246,8 @@ def serve(
             if choice.from_variable:  # the cluster's GPUs are the jobs': the variable is not asked
                 log.info("%s is set, but jobs run on the Ray cluster: not used", FAKE_GPUS_VARIABLE)
             switched = before != "ray"
-            probe, executor, table, address = _ray_parts(
-                store, home, address or "auto", switched, remembered
-            )
+            assert address is not None  # choose_executor gives the ray executor an address
+            probe, executor, table, address = _ray_parts(store, home, address, switched, remembered)
         else:
             probe = choose_probe(store, choice, slots)
         remember_executor(store, kind, address)

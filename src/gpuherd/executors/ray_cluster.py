@@ -23,6 +23,7 @@ import ray
 from gpuherd.core.model import DeviceState
 from gpuherd.devices import DeviceTable
 from gpuherd.executors.ray import RayExecutor, home_tag
+from gpuherd.executors.ray_errors import whole_text
 from gpuherd.executors.ray_link import RECONNECT_TIMEOUT, ClusterLink
 from gpuherd.gpus.base import ProbeError
 from gpuherd.gpus.ray import RayNodes, RayProbe
@@ -85,6 +86,8 @@ def dialled(address: str) -> tuple[str, int] | None:
     None when this Ray cannot tell (it moved the function `ray.init` uses)."""
     if address == "auto" and os.environ.get("RAY_ADDRESS"):
         address = os.environ["RAY_ADDRESS"]  # as ray.init does
+    if address.lower().startswith(("http://", "https://")):  # Ray's text on it runs to 3 lines
+        raise ValueError("an HTTP address (the dashboard's or the job API's), not the GCS's")
     if "://" in address:
         where, default = address.split("://", 1)[1].rstrip("/"), CLIENT_PORT
     else:
@@ -143,10 +146,11 @@ def connect(address: str, home: Path, remembered: bool = False) -> tuple[RayProb
                 configure_logging=False,
             )
     except Exception as exc:  # ConnectionError, auth failures, bad addresses...
+        said = " ".join(whole_text(exc).split())  # Ray's text may run to many lines: one here
         raise ProbeError(
-            f"connecting to the Ray cluster at {address}: {exc}; check the address "
-            "(`ray status` on the head node shows it) and that this machine shares the "
-            "cluster's auth token (RAY_AUTH_TOKEN or ~/.ray/auth_token)"
+            f"connecting to the Ray cluster at {address}: {said}; check the address "
+            "(`ray start --head` printed it; port 6379 by default) and that this machine "
+            "shares the cluster's auth token (RAY_AUTH_TOKEN or ~/.ray/auth_token)"
         ) from exc
     joined = joined_address(address)
     link = ClusterLink(joined)
