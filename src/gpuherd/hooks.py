@@ -224,13 +224,29 @@ class EndHooks:
 
     def _heard(self, change: Change) -> None:
         command = self.engine.policy.on_end
-        if command and not self._stopped and change.get("state") in FINISHED_STATES:
+        if change.get("event") == "config":
+            self._drop_unset()
+        elif command and not self._stopped and change.get("state") in FINISHED_STATES:
             # After the tick: starting a hook must not delay the next job's start.
             self._loop.call_soon(self._queue, command, change.get("id"))
 
+    def _drop_unset(self) -> None:
+        """Forget the waiting runs of a command that is no longer set: `on-end none` stops
+        what a hanging or noisy hook left queued behind it (a sweep's thousand ends), as a
+        daemon restarted after the change would not run them either."""
+        command = self.engine.policy.on_end
+        kept = deque(waiting for waiting in self._waiting if waiting[0] == command)
+        if dropped := len(self._waiting) - len(kept):
+            log.warning(
+                "on-end changed: %d hooks of the command set before, still waiting their "
+                "turn, were not run",
+                dropped,
+            )
+        self._waiting = kept
+
     def _queue(self, command: str, job_id: object) -> None:
-        if self._stopped:
-            return
+        if self._stopped or command != self.engine.policy.on_end:
+            return  # (the setting changed since the job ended: see _drop_unset)
         store = self.engine.store
         job = store.get_job(job_id) if isinstance(job_id, int) else None
         if job is None or job.state not in FINISHED_STATES or job.attempt == 0:

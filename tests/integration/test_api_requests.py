@@ -267,6 +267,46 @@ def test_a_query_value_not_taken_is_422_naming_it_and_what_to_give(
     assert api.snapshot() == before
 
 
+# ---- a query parameter the endpoint does not take: 422, never ignored ----------------------
+
+UNKNOWN_QUERIES = [  # each was answered as if it had not been sent
+    (
+        "GET",
+        "/jobs?stat=failed",
+        "stat",
+        "GET /api/v1/jobs takes all, ids_only, limit, name, newest, project, state, sweep",
+    ),
+    ("GET", "/jobs/wait?ids={held}&timout=0", "timout", "GET /api/v1/jobs/wait takes ids, timeout"),
+    (
+        "GET",
+        "/jobs/{held}/log?strem=stderr",
+        "strem",
+        "GET /api/v1/jobs/{held}/log takes attempt, lines, offset, stream",
+    ),
+    ("GET", "/daemon?verbose=1", "verbose", "GET /api/v1/daemon takes no query parameter"),
+    ("POST", "/jobs/kill?ids={held}", "ids", "POST /api/v1/jobs/kill takes no query parameter"),
+]
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "name", "takes"), UNKNOWN_QUERIES, ids=[n for _, _, n, _ in UNKNOWN_QUERIES]
+)
+def test_an_unknown_query_parameter_is_refused_naming_what_the_endpoint_takes(
+    api: Api, method: str, path: str, name: str, takes: str
+) -> None:
+    """`?stat=failed` listed every job, `POST /jobs/kill?ids=5` with an empty body was refused
+    for its body alone, and a misspelt `?timout=` waited the default 30 s."""
+    before = api.snapshot()
+    body = b'{"ids": []}' if method == "POST" else None
+    answer = api.send(method, path.format(held=api.held), body, JSON)
+    said = (
+        f"invalid request: query.{name}: unknown parameter (misspelt?): "
+        f"{takes.format(held=api.held)} (/openapi.json describes it)"
+    )
+    assert (answer.status, answer.error) == (422, said)
+    assert api.snapshot() == before
+
+
 # ---- a body value only the daemon checks: 422, as one of the wrong type --------------------
 
 BAD_BODY_VALUES = [  # each was 400, while `"gpus": "2"` was 422

@@ -10,8 +10,8 @@ import re
 import pytest
 
 from conftest import Herd, Recorder, read_line, wait_for
-from gpuherd.cli.main import load_command
-from gpuherd.cli.other_tools import THEIR_COMMANDS, THEIR_OPTIONS
+from gpuherd.cli.main import cli, load_command
+from gpuherd.cli.other_tools import THEIR_COMMANDS, THEIR_OPTIONS, TOP
 
 
 def test_wait_for_a_project_waits_for_its_jobs_and_no_others(
@@ -107,6 +107,16 @@ def test_last_names_the_job_submitted_last_for_the_commands_of_one_job(
         (["clean", "-s"], "No such option '-s': use --state succeeded"),
         (["edit", "3", "--priority", "2"], "No such option '--priority': gpuherd priority ID P"),
         (["submit", "-g", "train", "--", "true"], "a group, as pueue's -g, is --project train"),
+        # The table's other rows: task-spooler's verbs are flags of tsp itself, and Slurm's
+        # sbatch options were answered with guesses (--nice: "'--file', '--name', '--quiet'?").
+        (["-k", "3"], "No such option '-k': gpuherd kill IDS, or kill last: the job submitted"),
+        (["-C"], "No such option '-C': gpuherd clean removes the finished jobs (tsp -C)"),
+        (["-t", "3"], "No such option '-t': gpuherd log -f ID follows a job's output"),
+        (["submit", "--nice=5", "--", "true"], "use --priority P, where higher runs first"),
+        (["submit", "--job-name=x", "--", "true"], "No such option '--job-name': use --name"),
+        (["submit", "--wrap", "true"], "No such option '--wrap': gpuherd submit -- CMD runs"),
+        (["pause", "--wait"], "No such option '--wait': leave it out: gpuherd pause lets"),
+        (["requeue", "3"], "No such command 'requeue': gpuherd retry IDS runs jobs again"),
     ],
 )
 def test_another_tools_name_is_answered_with_what_it_is_called_here(
@@ -122,7 +132,7 @@ def test_the_hints_name_options_gpuherd_lacks_and_suggest_ones_it_has() -> None:
     for name in THEIR_COMMANDS:
         assert load_command(name) is None, f"{name} is a command: its hint would never show"
     for name, hints in THEIR_OPTIONS.items():
-        command = load_command(name)
+        command = load_command(name) if name != TOP else cli
         assert command is not None
         flags = {flag for param in command.params for flag in getattr(param, "opts", ())}
         for option, hint in hints.items():

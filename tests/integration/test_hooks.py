@@ -286,3 +286,27 @@ def test_daemon_log_hooks_follows_hooks_log_through_its_rotation(herd: Herd) -> 
     finally:
         follow.kill()
         follow.communicate()  # (closes its pipes)
+
+
+def test_on_end_none_drops_the_hooks_still_waiting_their_turn(daemon: Herd, tmp_path: Path) -> None:
+    """A hook that hangs (or mails) for each of many ends is stopped by `on-end none`: the
+    runs still waiting behind the 4 running ones are not run afterwards, as after a restart."""
+    started, go = tmp_path / "started", tmp_path / "go"
+    started.mkdir()
+    daemon.cli(
+        "config",
+        "set",
+        "on-end",
+        f'touch "{started}/$GPUHERD_JOB_ID"; while [ ! -e {go} ]; do sleep 0.02; done',
+    )
+    ids = [daemon.submit("--gpus", "0", "--", "true") for _ in range(6)]
+    for job_id in ids:
+        daemon.wait_state(job_id, "succeeded")
+    wait_for(lambda: len(os.listdir(started)) == 4, what="4 hooks to start")
+    daemon.cli("config", "set", "on-end", "none")
+    go.touch()  # the 4 running hooks end: the 2 waiting ones would start now
+    hooks_log = daemon.home / "hooks.log"
+    wait_for(lambda: hooks_log.exists() and hooks_log.read_text().count("--- ") >= 4)
+    stays(lambda: len(os.listdir(started)) == 4, seconds=1.0, what="no further hook")
+    note = "on-end changed: 2 hooks of the command set before, still waiting their turn"
+    assert note in (daemon.home / "daemon.log").read_text()

@@ -15,7 +15,8 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import parse_qsl
 
-from fastapi import FastAPI, Request
+from fastapi import Depends, FastAPI, Request
+from fastapi.dependencies.models import Dependant
 from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
@@ -27,7 +28,7 @@ from gpuherd.api.auth import with_headers
 from gpuherd.api.limits import ASGIApp, CapsBody, Receive, Scope, Send
 from gpuherd.core.int64 import LARGEST, TOO_LARGE, OutOfRange, beyond
 from gpuherd.core.states import TransitionError
-from gpuherd.errors import DaemonError, DiskFull, HerdError
+from gpuherd.errors import DaemonError, DiskFull, HerdError, InvalidValue
 from gpuherd.service import Service
 
 log = logging.getLogger("gpuherd.api")
@@ -74,10 +75,11 @@ def create_app(service: Service, pid: int, socket_path: str) -> FastAPI:
     app.state.pid = pid
     app.state.socket_path = socket_path
     app.state.stop_mode = "leave"
-    app.include_router(jobs.router, prefix="/api/v1")
-    app.include_router(system.router, prefix="/api/v1")
-    app.include_router(listener.router, prefix="/api/v1")
-    app.include_router(sweeps.router, prefix="/api/v1")
+    checked = [Depends(refuse_unknown_query)]
+    app.include_router(jobs.router, prefix="/api/v1", dependencies=checked)
+    app.include_router(system.router, prefix="/api/v1", dependencies=checked)
+    app.include_router(listener.router, prefix="/api/v1", dependencies=checked)
+    app.include_router(sweeps.router, prefix="/api/v1", dependencies=checked)
     dashboard.install(app)
     app.add_middleware(CapsBody)  # innermost of the three: its 413 names the version too
     app.add_middleware(SaysItsVersion)
@@ -142,6 +144,32 @@ def create_app(service: Service, pid: int, socket_path: str) -> FastAPI:
         )
 
     return app
+
+
+QUERY_TAKEN_EVERYWHERE = frozenset({"token"})
+"""Read by the TCP gate (auth.TcpGate), before any route: `?token=` on an /api URL."""
+
+
+async def refuse_unknown_query(request: Request) -> None:
+    """A query parameter the endpoint does not take is refused, as a body's unknown field is:
+    `?stat=failed` listed every job, as if no filter had been asked."""
+    taken = _query_names(request.scope["route"].dependant) | QUERY_TAKEN_EVERYWHERE
+    unknown = [name for name in dict.fromkeys(request.query_params) if name not in taken]
+    if unknown:
+        where = f"{request.method} {request.url.path}"
+        names = ", ".join(sorted(taken - QUERY_TAKEN_EVERYWHERE))
+        takes = f"takes {names}" if names else "takes no query parameter"
+        raise InvalidValue(
+            f"invalid request: query.{unknown[0]}: unknown parameter (misspelt?): "
+            f"{where} {takes} (/openapi.json describes it)"
+        )
+
+
+def _query_names(dependant: Dependant) -> set[str]:
+    names = {param.alias for param in dependant.query_params}
+    for sub in dependant.dependencies:
+        names |= _query_names(sub)
+    return names
 
 
 def _database_refusal(service: Service, exc: sqlite3.OperationalError) -> HerdError | None:

@@ -300,9 +300,9 @@ def _other_tools_word(exc: click.ClickException, ctx: Any) -> str | None:
     is called here; None for any other error."""
     if not isinstance(exc, click.NoSuchOption) or ctx is None:
         return None
-    from gpuherd.cli.other_tools import option_hint
+    from gpuherd.cli.other_tools import TOP, option_hint
 
-    return option_hint(ctx.info_name, exc.option_name)
+    return option_hint(ctx.info_name if ctx.parent else TOP, exc.option_name)
 
 
 def drop_output(stream: TextIO) -> None:

@@ -24,6 +24,11 @@ THEIR_COMMANDS = {
     "config set project-limits NAME=N (pueue's group)",
     "remove": "gpuherd rm IDS (pueue's remove)",
     "shutdown": "gpuherd daemon stop (pueue's shutdown; --kill stops the jobs too, as tsp -K)",
+    "env": "gpuherd edit IDS --env NAME=VALUE sets a variable of waiting jobs (pueue's env)",
+    "requeue": "gpuherd retry IDS runs jobs again (Slurm's scontrol requeue)",
+    "sbatch": "gpuherd submit -- ./job.sh queues a script (Slurm's sbatch)",
+    "squeue": "gpuherd ls lists the jobs (Slurm's squeue)",
+    "scancel": "gpuherd kill IDS stops jobs (Slurm's scancel)",
 }
 """Another tool's command: what to type here instead, and whose it is."""
 
@@ -34,7 +39,27 @@ _EDIT = (
 )
 _ALL = "gpuherd kill $(gpuherd ls -q) stops every job (pueue's kill --all)"
 
+TOP = ""
+"""THEIR_OPTIONS' key for the options of `gpuherd` itself: task-spooler's verbs are flags."""
+
 THEIR_OPTIONS = {
+    TOP: {
+        "-k": "gpuherd kill IDS, or kill last: the job submitted last (tsp -k)",
+        "-K": "gpuherd daemon stop --kill (tsp -K)",
+        "-C": "gpuherd clean removes the finished jobs (tsp -C)",
+        "-l": "gpuherd ls (tsp -l)",
+        "-t": "gpuherd log -f ID follows a job's output (tsp -t)",
+        "-c": "gpuherd log ID (tsp -c)",
+        "-i": "gpuherd show ID (tsp -i)",
+        "-r": "gpuherd rm IDS (tsp -r)",
+        "-w": "gpuherd wait IDS (tsp -w)",
+        "-u": "gpuherd move ID --first (tsp -u)",
+        "-S": "gpuherd config set max-running N (tsp -S)",
+        "-f": "gpuherd submit --wait -- CMD (tsp -f)",
+        "-L": "gpuherd submit --name NAME -- CMD (tsp -L)",
+        "-d": "gpuherd submit --after last -- CMD (tsp -d)",
+        "-D": "gpuherd submit --after IDS -- CMD (tsp -D)",
+    },
     "submit": {
         "--label": "--name NAME (pueue's --label, tsp -L)",
         "-L": "--name NAME (tsp -L, pueue's --label)",
@@ -48,6 +73,22 @@ THEIR_OPTIONS = {
         "-u": "--priority P, or after submitting: gpuherd move last --first (tsp -u)",
         "--dependency": "--after IDS (afterok), --after-any IDS (afterany) (Slurm's --dependency)",
         "--time": "--timeout 2:00:00, or 2h (Slurm's --time)",
+        "--wrap": "gpuherd submit -- CMD runs CMD as it is (Slurm's --wrap)",
+        "--job-name": "--name NAME (Slurm's --job-name)",
+        "-J": "--name NAME (Slurm's -J)",
+        "--nice": "--priority P, where higher runs first: --nice=N is --priority -N "
+        "(Slurm's --nice)",
+        "--gres": "--gpus N (Slurm's --gres=gpu:N)",
+        "--chdir": "--cwd DIR (Slurm's --chdir)",
+        "--output": "gpuherd log ID prints the job's output, kept in its folder (Slurm's --output)",
+        "--array": "gpuherd sweep 'CMD --lr {lr}' -p lr 0.1 0.01 runs a job per value "
+        "(Slurm's --array)",
+        "--immediate": "--priority P to put it first; it starts once GPUs are free "
+        "(pueue's --immediate)",
+    },
+    "pause": {
+        "--wait": "leave it out: gpuherd pause lets running jobs finish (pueue's pause --wait)",
+        "-w": "leave it out: gpuherd pause lets running jobs finish (pueue's pause -w)",
     },
     "ls": {"--group": _GROUP, "-g": _GROUP},
     "wait": {"--group": _GROUP, "-g": _GROUP},
