@@ -32,6 +32,14 @@ NOW = datetime(2026, 11, 25, 14, 30, 15).timestamp()
         ("2026-11-26 02:00:30", datetime(2026, 11, 26, 2, 0, 30).timestamp()),
         ("2026-11-26T02:00+00:00", datetime.fromisoformat("2026-11-26T02:00+00:00").timestamp()),
         ("2001-01-01T00:00", datetime(2001, 1, 1).timestamp()),  # the past is allowed
+        # Slurm's forms (sbatch --begin), for hands used to them: refused before
+        ("now+2hours", NOW + 7200),
+        ("now+30minutes", NOW + 1800),
+        ("now+1day", NOW + 86400),
+        ("NOW+1Week", NOW + 604800),
+        ("now+60", NOW + 60),  # seconds, as Slurm
+        ("now+2h", NOW + 7200),
+        ("now + 1h30m", NOW + 5400),
     ],
 )
 def test_begin_forms(text: str, expected: float) -> None:
@@ -39,7 +47,20 @@ def test_begin_forms(text: str, expected: float) -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["", "tomorrow", "+", "+-1h", "+-0s", "24:00", "12:60", "9:5", "2026-13-01", "+2x"]
+    "text",
+    [
+        "",
+        "tomorrow",
+        "+",
+        "+-1h",
+        "+-0s",
+        "24:00",
+        "12:60",
+        "9:5",
+        "2026-13-01",
+        "+2x",
+        "now+2years",
+    ],
 )
 def test_bad_begin_says_what_forms_there_are(text: str) -> None:
     # `now` is taken: the message lists it.

@@ -21,12 +21,13 @@ LATEST = datetime(9999, 12, 30).timestamp()  # a day short: any time zone still 
 
 
 def parse_begin(text: str, now: float, name: str = "time") -> float:
-    """Epoch seconds of `text`: "+2h" (from now), "23:30" (its next occurrence: today, or
-    tomorrow once it is past), "2026-11-26" (that midnight), "2026-11-26T02:00" or
-    "2026-11-26 02:00" (an explicit offset such as "+01:00" is honoured), or "now".
+    """Epoch seconds of `text`: "+2h" (from now; Slurm's "now+2hours" too), "23:30" (its
+    next occurrence: today, or tomorrow once it is past), "2026-11-26" (that midnight),
+    "2026-11-26T02:00" or "2026-11-26 02:00" (an explicit offset such as "+01:00" is
+    honoured), or "now".
     Errors name the value as `name` (`invalid time 'x'`, which the CLI puts after its flag;
     Python's keyword; the dashboard's box)."""
-    value = text.strip()
+    value = _from_slurm(text.strip())
     if value == "now":
         return now
     if value.startswith("+"):
@@ -60,6 +61,22 @@ def parse_begin(text: str, now: float, name: str = "time") -> float:
     if at > LATEST:
         raise ValueError(f"invalid {name} {text!r}: that is after the year 9999")
     return at
+
+
+_SLURM_OFFSET = re.compile(r"now\s*\+\s*(\d+)\s*(second|minute|hour|day|week)?s?", re.IGNORECASE)
+_SLURM_UNITS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400, "week": 604800}
+
+
+def _from_slurm(value: str) -> str:
+    """Slurm's `now+2hours` (`sbatch --begin`; seconds when no unit is given) as +DURATION,
+    for hands used to it; `now+2h` as `+2h`. Any other text as it was."""
+    offset = _SLURM_OFFSET.fullmatch(value)
+    if offset:
+        count, unit = offset.groups()
+        return f"+{int(count) * _SLURM_UNITS[(unit or 'second').lower()]}s"
+    if value.lower().startswith("now") and value[3:].lstrip().startswith("+"):
+        return value[3:].lstrip()
+    return value
 
 
 def format_moment(at: float, now: float) -> str:
