@@ -15,7 +15,13 @@ from gpuherd.core.edit import (
     edit_spec,
 )
 from gpuherd.core.model import Job, JobSpec
-from gpuherd.core.states import BAD_END_STATES, FINISHED_STATES, WAITING_STATES, JobState
+from gpuherd.core.states import (
+    BAD_END_STATES,
+    FINISHED_STATES,
+    WAITING_STATES,
+    JobState,
+    what_it_is,
+)
 from gpuherd.core.when import format_moment
 from gpuherd.errors import Conflict, InvalidValue
 from gpuherd.service_jobs import JobVerbs
@@ -56,7 +62,7 @@ class EditVerbs(JobVerbs):
             )
         if job.state not in WAITING_STATES:
             raise Conflict(
-                f"job {job.id} is {job.state.value}: only queued or held jobs can be edited"
+                f"job {job.id} {what_it_is(job.state)}: only queued or held jobs can be edited"
             )
         now = self.engine.clock()
         spec, fields = edit_spec(job.spec, changes, clear)

@@ -25,6 +25,7 @@ from gpuherd.core.states import (
     OutcomeKind,
     TransitionError,
     transition,
+    what_it_is,
 )
 from gpuherd.engine import Engine
 from gpuherd.engine_endings import cancel_waiters
@@ -113,7 +114,7 @@ class JobVerbs:
     def _remove_one(self, job: Job, leftovers: list[Path]) -> str:
         if job.state in LIVE_STATES:
             raise Conflict(
-                f"job {job.id} is {job.state.value}: kill it first (gpuherd kill {job.id})"
+                f"job {job.id} {what_it_is(job.state)}: kill it first (gpuherd kill {job.id})"
             )
         if refused := removal_refused(self.engine, job):
             raise Conflict(refused)
@@ -149,7 +150,7 @@ class JobVerbs:
             )
         if job.state in LIVE_STATES and hold:
             raise Conflict(
-                f"job {job.id} is {job.state.value}: retry --hold takes a finished job "
+                f"job {job.id} {what_it_is(job.state)}: retry --hold takes a finished job "
                 f"(gpuherd kill {job.id}, then retry --hold it)"
             )
         if job.state in LIVE_STATES:
@@ -157,7 +158,7 @@ class JobVerbs:
             return "stopping, then queued again"
         if job.state not in FINISHED_STATES:
             raise Conflict(
-                f"job {job.id} is {job.state.value}: only finished or running jobs can be "
+                f"job {job.id} {what_it_is(job.state)}: only finished or running jobs can be "
                 "retried (it can: kill, release, rm)"
                 if job.state is JobState.HELD
                 else f"job {job.id} is queued: it runs when its turn comes (it can: hold, kill, rm)"
@@ -241,7 +242,9 @@ class JobVerbs:
     def move(self, job_id: int, first: bool, before: int | None) -> str:
         job = self._job(job_id)
         if job.state not in (JobState.QUEUED, JobState.HELD):
-            raise Conflict(f"job {job_id} is {job.state.value}: only queued or held jobs can move")
+            raise Conflict(
+                f"job {job_id} {what_it_is(job.state)}: only queued or held jobs can move"
+            )
         if first == (before is not None):
             raise InvalidValue(
                 f"say where to move the job: {field('first')}, or {field('before', 'ID')}"
@@ -278,7 +281,7 @@ class JobVerbs:
                 anchor = self._job(before)
                 if anchor.state not in (JobState.QUEUED, JobState.HELD):
                     raise Conflict(
-                        f"job {before} is {anchor.state.value}: move before a queued job"
+                        f"job {before} {what_it_is(anchor.state)}: move before a queued job"
                     )
                 priority, ahead_of = anchor.priority, anchor.position
                 prev = self.store.neighbour_position(priority, ahead_of, before=True)

@@ -83,7 +83,11 @@ def test_a_refused_move_says_why_in_one_line(daemon: Herd) -> None:
     refusals = {
         (running, "front", ""): f"job {running} is running: only queued or held jobs can move",
         (job, "before", str(running)): f"job {running} is running: move before a queued job",
-        (job, "before", str(finished)): f"job {finished} is cancelled: move before a queued job",
+        (
+            job,
+            "before",
+            str(finished),
+        ): f"job {finished} has ended (cancelled): move before a queued job",
         (job, "before", "99999"): "no job 99999",
         (99999, "front", ""): "no job 99999",
         (job, "before", str(job)): f"job {job} cannot move before itself: name another queued job",

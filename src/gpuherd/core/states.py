@@ -129,6 +129,12 @@ VERB_OF_EVENT = {
 """The `gpuherd` verb that causes each event a person can cause (the rest are the engine's)."""
 
 
+def what_it_is(state: JobState) -> str:
+    """A job's state as a sentence says it: "is running", but "has ended (succeeded)": a
+    finished state is how the job ended ("a job that is succeeded" reads wrong)."""
+    return f"has ended ({state.value})" if state in FINISHED_STATES else f"is {state.value}"
+
+
 class TransitionError(ValueError):
     """A state change that the TRANSITIONS table does not allow."""
 
@@ -137,9 +143,7 @@ class TransitionError(ValueError):
         if state not in (JobState.RUNNING, JobState.PAUSED):
             verbs.add("rm")
         hint = f"it can: {', '.join(sorted(verbs))}" if verbs else "it cannot change"
-        # "a job that is succeeded" reads wrong: a finished state is how the job ended.
-        what = f"has ended ({state.value})" if state in FINISHED_STATES else f"is {state.value}"
-        super().__init__(f"cannot {event.value} a job that {what} ({hint})")
+        super().__init__(f"cannot {event.value} a job that {what_it_is(state)} ({hint})")
         self.state = state
         self.event = event
 
