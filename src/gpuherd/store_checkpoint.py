@@ -14,9 +14,12 @@ from its beginning at the first commit after a checkpoint that left nothing behi
 commit syncs the log's new header (SQLite does so under `synchronous = NORMAL`): ~0.4 ms more
 for it on this kind of machine. So the thread does not checkpoint after every commit, which
 made every hand-off between jobs a few hundred ms apart pay that sync: it checkpoints once
-BURST_COMMITS commits have piled up (under load: the log stays short, and a checkpoint of that
-many is quick enough to finish between two commits, so the log does start over), or once
-the database has been quiet for QUIET seconds (an idle queue's herd.db is whole).
+BURST_COMMITS commits have piled up, or once the database has been quiet for QUIET seconds
+(an idle queue's herd.db is whole). Under load with no pause at all (a queue of thousands of
+trivial jobs) commits come while each checkpoint copies, so none leaves nothing behind and
+the log does not start over: it grows to the backstop, whose checkpoint in a commit then
+finds most of it copied already (measured: 41 MB of log after 3,000 `true` jobs, the same
+with a checkpoint 50 ms after every burst).
 """
 
 from __future__ import annotations
