@@ -29,6 +29,17 @@ def burst(store: Store, tag: int, commits: int = BURST, apart: float = 0.0) -> N
             store.set_setting(f"key-{tag}-{i}", "x" * 3000)
 
 
+def checkpointed_by_its_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, quiet: float
+) -> tuple[Store, Path]:
+    """A store whose connection's own backstop is out of reach (whatever is checkpointed, the
+    thread did), its quiet time `quiet` s; and its database file."""
+    monkeypatch.setattr(store_module, "BACKSTOP_PAGES", 1_000_000, raising=False)
+    monkeypatch.setattr(checkpoint_module, "QUIET", quiet)
+    database = tmp_path / "herd.db"
+    return Store(database), database
+
+
 def checkpointers() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name == "gpuherd-wal"]
 
@@ -36,12 +47,8 @@ def checkpointers() -> list[threading.Thread]:
 def test_a_thread_checkpoints_a_burst_of_commits_and_the_log_starts_over(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # The connection's own backstop out of reach: whatever is checkpointed, the thread did;
-    # and no quiet long enough: each burst is checkpointed because of its size.
-    monkeypatch.setattr(store_module, "BACKSTOP_PAGES", 1_000_000, raising=False)
-    monkeypatch.setattr(checkpoint_module, "QUIET", 3600.0)
-    database = tmp_path / "herd.db"
-    store = Store(database)
+    # No quiet long enough: each burst is checkpointed because of its size.
+    store, database = checkpointed_by_its_thread(tmp_path, monkeypatch, quiet=3600.0)
     try:
         frames = []
         for tag in range(5):
@@ -64,10 +71,7 @@ def test_a_few_commits_are_checkpointed_once_the_database_is_quiet(
 ) -> None:
     # Jobs handed off a fraction of a second apart: a checkpoint after each commit would make
     # every next commit sync the restarted log's header. They wait for a quiet moment.
-    monkeypatch.setattr(store_module, "BACKSTOP_PAGES", 1_000_000, raising=False)
-    monkeypatch.setattr(checkpoint_module, "QUIET", 1.5)
-    database = tmp_path / "herd.db"
-    store = Store(database)
+    store, database = checkpointed_by_its_thread(tmp_path, monkeypatch, quiet=1.5)
     try:
         burst(store, 0, commits=5, apart=0.05)
         last_commit = time.monotonic()
