@@ -114,6 +114,10 @@ def choose_executor(
     return kind, address, remembered
 
 
+LIVE = (JobState.RUNNING, JobState.PAUSED)
+"""The states of the jobs that run on the executor: a daemon on another cannot reach them."""
+
+
 def refuse_a_switch_under_jobs(store: Store, before: str, kind: str, abandon: bool) -> None:
     """A daemon on another executor than the last start's cannot reach the jobs that run on
     that one: it counted them lost and, with --retries, ran them again while they went on
@@ -121,7 +125,7 @@ def refuse_a_switch_under_jobs(store: Store, before: str, kind: str, abandon: bo
     (their cluster is gone for good, say): then they are counted lost, as before."""
     if before == kind or abandon:
         return
-    live = store.count_jobs((JobState.RUNNING, JobState.PAUSED))
+    live = store.count_jobs(LIVE)
     if live:
         raise HerdError(
             f"{plural(live, 'job')} still {'runs' if live == 1 else 'run'} on the {before} "
@@ -146,7 +150,10 @@ def _ray_parts(
     "auto", which may find another cluster the next time)."""
     from gpuherd.executors import ray_cluster  # imports ray: only for --executor ray
 
-    probe, executor = ray_cluster.connect(address, home, remembered)
+    # The jobs still running on the last start's cluster: were it gone, its refusal names
+    # `--executor local` with --abandon-running (alone, it is refused for them).
+    stranded = 0 if switched else store.count_jobs(LIVE)
+    probe, executor = ray_cluster.connect(address, home, remembered, stranded)
     if switched:  # the local GPUs' configuration means nothing on the cluster
         ray_cluster.configure(store, probe)
 

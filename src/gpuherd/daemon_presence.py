@@ -13,9 +13,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gpuherd import paths
 from gpuherd.typed_name import typed_name
+
+if TYPE_CHECKING:
+    import psutil
 
 SOCKET_CHECK = 5.0
 """Seconds between looks at the daemon's socket file while it runs. Its folder under
@@ -48,6 +52,27 @@ def lock_holder(home: Path) -> int | None:
         if (found.st_dev, found.st_ino) == (held.st_dev, held.st_ino):
             return pid
     return None
+
+
+def started_process(pid: int) -> psutil.Process | None:
+    """The daemon just started, known by its pid and start time (a pid used again later is
+    not it); None if it has already exited."""
+    import psutil  # deferred: only a start that watches its daemon needs it
+
+    try:
+        return psutil.Process(pid)
+    except psutil.NoSuchProcess:
+        return None
+
+
+def still_running(process: psutil.Process | None) -> bool:
+    """Whether a daemon from started_process() runs on (not exited, nor exited and unreaped)."""
+    import psutil
+
+    try:
+        return process is not None and process.is_running() and process.status() != "zombie"
+    except psutil.NoSuchProcess:
+        return False
 
 
 def socket_gone(home: Path, pid: int, socket_path: Path) -> str:

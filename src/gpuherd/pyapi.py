@@ -33,6 +33,7 @@ from gpuherd.core.commands import command_from_args
 from gpuherd.core.edit import BEGIN, EDITABLE
 from gpuherd.core.sweep import SweepError, SweepSpec, count, size_refusal, spec_to_dict
 from gpuherd.core.sweep_names import default_sweep_name, is_bare_command
+from gpuherd.daemon_presence import started_process, still_running
 from gpuherd.errors import DaemonError, HerdError
 from gpuherd.following import follow_log
 from gpuherd.pyapi_sweep import Sweep, SweepWarning, bare_command_refusal
@@ -89,22 +90,26 @@ def _start_daemon(client: Client, args: list[str], variable_helps: bool) -> None
     client.home.mkdir(parents=True, exist_ok=True)
     log = paths.daemon_log(client.home)
     seen = log.stat().st_size if log.exists() else 0
-    with log.open("ab") as out:
-        subprocess.run(
-            ["/bin/sh", "-c", '"$@" </dev/null &', "sh", *args],
-            stdout=out,
+    with log.open("ab") as out:  # sh says the daemon's pid: its output goes to the log
+        launched = subprocess.run(
+            ["/bin/sh", "-c", '"$@" </dev/null >&2 & echo $!', "sh", *args],
+            stdout=subprocess.PIPE,
             stderr=out,
             start_new_session=True,
             check=True,
         )
+    daemon = started_process(int(launched.stdout))
     deadline = time.monotonic() + START_TIMEOUT
     # Polled on the start's own clock: a daemon that listens but does not serve yet held each
     # poll for the client's whole timeout (60 s), and one that holds the lock but does not
     # listen yet for the client's wait for its socket (7 s).
     poll = Client(client.home, waits_for_socket=False)
     while not _answers(poll, deadline):
+        exited = not still_running(daemon)  # (before the log is read: its last word comes first)
         failed = client.last_word(seen)
-        if failed and not _answers(poll, deadline):  # (another process may have started one)
+        if (failed or exited) and not _answers(poll, deadline):  # (another may have started)
+            if not failed:  # it died before its last word (an import error): said in the log
+                raise DaemonError(f"the daemon exited before it answered; see {log}")
             raise DaemonError(connect_spelling(failed, variable_helps))
         if time.monotonic() > deadline:
             raise DaemonError(f"the daemon did not answer within {START_TIMEOUT:g}s; see {log}")

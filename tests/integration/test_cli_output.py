@@ -213,6 +213,13 @@ def test_ls_footer_counts_only_what_the_listing_left_out(daemon: Herd) -> None:
     assert daemon.cli("ls", "--state", "held").stdout.splitlines()[-1].startswith(f"{held[-1]} ")
 
 
+def test_ls_all_of_an_empty_queue_says_no_jobs_as_ls_does(daemon: Herd) -> None:
+    # --all leaves nothing out: it said "no jobs match", as a filter that matched nothing.
+    assert daemon.cli("ls").stdout == "no jobs\n"
+    assert daemon.cli("ls", "-a").stdout == "no jobs\n"
+    assert daemon.cli("ls", "--all", "--state", "failed").stdout == "no jobs match\n"
+
+
 def test_ls_quiet_and_the_apis_ids_only_take_the_limit_alike(daemon: Herd) -> None:
     # `ids_only=true` ignored `limit`: a script asking for 2 ids got every one, while
     # `ls -q --limit 2` printed 2 (the limit counts the waiting jobs, or with --all/--state

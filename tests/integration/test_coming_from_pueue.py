@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+import click
 import pytest
 
 from conftest import Herd, Recorder, read_line, wait_for
@@ -117,6 +118,9 @@ def test_last_names_the_job_submitted_last_for_the_commands_of_one_job(
         (["submit", "--wrap", "true"], "No such option '--wrap': gpuherd submit -- CMD runs"),
         (["pause", "--wait"], "No such option '--wait': leave it out: gpuherd pause lets"),
         (["requeue", "3"], "No such command 'requeue': gpuherd retry IDS runs jobs again"),
+        # A group's command by the name of `gpuherd rm` (click said "No such command 'rm'.").
+        (["gpus", "rm", "1"], "No such command 'rm': gpuherd gpus remove INDEX stops using"),
+        (["gpus", "delete", "1"], "No such command 'delete': gpuherd gpus remove INDEX"),
     ],
 )
 def test_another_tools_name_is_answered_with_what_it_is_called_here(
@@ -129,8 +133,12 @@ def test_another_tools_name_is_answered_with_what_it_is_called_here(
 
 
 def test_the_hints_name_options_gpuherd_lacks_and_suggest_ones_it_has() -> None:
-    for name in THEIR_COMMANDS:
-        assert load_command(name) is None, f"{name} is a command: its hint would never show"
+    for group, names in THEIR_COMMANDS.items():
+        commands = cli if group == TOP else load_command(group)
+        assert isinstance(commands, click.Group), group
+        for name in names:
+            found = load_command(name) if group == TOP else commands.commands.get(name)
+            assert found is None, f"{group} {name} is a command: its hint would never show"
     for name, hints in THEIR_OPTIONS.items():
         command = load_command(name) if name != TOP else cli
         assert command is not None

@@ -96,7 +96,7 @@ def test_a_ray_error_over_many_lines_is_told_on_one(
     def refuse(**options: object) -> None:
         raise ConnectionError("Invalid address. To fix this, either:\n  1. unset it, or\n  2. …")
 
-    monkeypatch.setattr(ray_cluster, "check_answers", lambda address, remembered: None)
+    monkeypatch.setattr(ray_cluster, "check_answers", lambda address, remembered, stranded: None)
     monkeypatch.setattr(ray_cluster.ray, "init", refuse)
     with pytest.raises(ProbeError) as refused:
         ray_cluster.connect("10.0.0.5:6379", tmp_path)

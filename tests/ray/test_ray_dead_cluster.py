@@ -82,3 +82,29 @@ def test_plain_start_refuses_when_the_remembered_cluster_is_gone(herd: Herd) -> 
     # What the line advises works, and the queue is as it was.
     herd.start("--executor", "local", "--fake-gpus", "1")
     assert herd.job(job)["state"] == "held"
+
+
+def test_a_gone_cluster_with_jobs_running_there_names_the_whole_way_out(herd: Herd) -> None:
+    """`--executor local`, advised alone, was refused in turn for the jobs still running on
+    the cluster (pointing at --abandon-running): a second try. Now the first line says it all."""
+    cluster: Any = Cluster(
+        initialize_head=True, connect=False, head_node_args={"num_cpus": 1, "num_gpus": 0}
+    )
+    try:
+        address = str(cluster.address)
+        herd.start("--address", address)
+        job = herd.submit("--gpus", "0", "--", "sleep 600")
+        herd.wait_state(job, "running")
+        herd.cli("daemon", "stop")  # the job goes on, on the cluster
+    finally:
+        cluster.shutdown()
+
+    proc = herd.cli("daemon", "start", check=False)
+    assert proc.returncode == 1 and len(proc.stderr.splitlines()) == 1, proc.stderr
+    assert proc.stderr.endswith(
+        ": start it, give another cluster with `--address HOST:PORT`, or run jobs on this "
+        "machine with `--executor local --abandon-running`, which counts the 1 job still "
+        "running there lost\n"
+    )
+    herd.start("--executor", "local", "--abandon-running", "--fake-gpus", "1")  # as said
+    assert herd.job(job)["state"] == "lost"

@@ -36,9 +36,11 @@ def job(job_id: int, state: str = "queued", command: str = "true", **extra: Any)
     }
 
 
-def ls_output(jobs: list[dict[str, Any]], more: int = 0, filtered: bool = False) -> str:
+def ls_output(
+    jobs: list[dict[str, Any]], more: int = 0, filtered: bool = False, all_jobs: bool = False
+) -> str:
     term = terminal()
-    render.job_table(jobs, more, filtered, term)
+    render.job_table(jobs, more, filtered, term, all_jobs=all_jobs)
     assert isinstance(term.stream, io.StringIO)
     return term.stream.getvalue()
 
@@ -149,6 +151,14 @@ def test_ls_table_as_before_with_the_more_line() -> None:
 def test_ls_of_nothing() -> None:
     assert ls_output([]) == "no jobs\n"
     assert ls_output([], filtered=True) == "no jobs match\n"
+    # --all is no filter that matched nothing (it said "no jobs match").
+    assert ls_output([], all_jobs=True) == "no jobs\n"
+
+
+def test_ls_all_counts_every_job_the_limit_left_out() -> None:
+    jobs = [job(2, "failed", "false", outcome="exit", exit_code=1)]
+    out = ls_output(jobs, more=179, all_jobs=True).splitlines()
+    assert out[-1] == "… and 179 more (a higher --limit shows them)"
 
 
 def test_ls_says_how_many_a_filtered_listing_left_out() -> None:

@@ -127,7 +127,9 @@ def _wait_until_up(client: Client, proc: subprocess.Popen[bytes], logged: int) -
                 winner = _status_or_none(client, deadline)
                 if winner is not None:
                     raise _already_running(client, winner)
-            raise DaemonError(reason or f"the daemon exited with status {code}")
+            # No last word (it died first: an import error, say): its traceback is in the log.
+            log = paths.daemon_log(client.home)
+            raise DaemonError(reason or f"the daemon exited with status {code}; see {log}")
         if time.monotonic() >= deadline:
             raise DaemonError(_still_starting(client, proc.pid))
         # A daemon that listens but does not serve yet holds a poll until it is answered:

@@ -256,9 +256,9 @@ def list_jobs(
     if quiet:
         click.echo("\n".join(str(job["id"]) for job in unless_finished(jobs, states, all_jobs)))
         return
-    narrowed = bool(states or all_jobs or any(match.values()))
+    narrowed = bool(states or any(match.values()))
     hint = "" if jobs else _prefix_hint(client, states, match, all_jobs)
-    render.job_table(jobs, answer.get("more", 0), filtered=narrowed, hint=hint)
+    render.job_table(jobs, answer.get("more", 0), filtered=narrowed, hint=hint, all_jobs=all_jobs)
 
 
 def _prefix_hint(

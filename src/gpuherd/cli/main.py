@@ -160,10 +160,6 @@ class LazyGroup(click.Group):
         try:
             return super().resolve_command(ctx, args)
         except click.exceptions.NoSuchCommand:  # suggest from every name, loaded or not
-            from gpuherd.cli.other_tools import command_hint  # (pueue's `status`, say)
-
-            if hint := command_hint(args[0]):
-                raise click.UsageError(hint, ctx) from None
             raise click.exceptions.NoSuchCommand(
                 args[0], possibilities=self.list_commands(ctx), ctx=ctx
             ) from None
@@ -296,13 +292,17 @@ def _parsed_context(exc: click.ClickException) -> click.Context | None:
 
 
 def _other_tools_word(exc: click.ClickException, ctx: Any) -> str | None:
-    """For an option of pueue or task-spooler typed from habit (`submit --label`), what it
-    is called here; None for any other error."""
-    if not isinstance(exc, click.NoSuchOption) or ctx is None:
+    """For a command or option of pueue or task-spooler typed from habit (`status`, `submit
+    --label`, `gpus rm`), what it is called here; None for any other error. `ctx` is that of
+    the group or command it was typed to."""
+    if not isinstance(exc, click.NoSuchCommand | click.NoSuchOption) or ctx is None:
         return None
-    from gpuherd.cli.other_tools import TOP, option_hint
+    from gpuherd.cli.other_tools import TOP, command_hint, option_hint
 
-    return option_hint(ctx.info_name if ctx.parent else TOP, exc.option_name)
+    where = ctx.info_name if ctx.parent else TOP
+    if isinstance(exc, click.NoSuchCommand):
+        return command_hint(where, exc.command_name)
+    return option_hint(where, exc.option_name)
 
 
 def drop_output(stream: TextIO) -> None:

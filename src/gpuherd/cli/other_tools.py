@@ -1,36 +1,47 @@
 """What a command or option of pueue, task-spooler or Slurm is called here, for the error of
 one typed from habit: click's guesses pointed elsewhere (`switch`: "Did you mean 'wait'?",
 `submit --group`: "Did you mean '--gpus'?"). The README's "Coming from another tool" table
-lists the same; this module is loaded only to word such an error."""
+lists the same; this module is loaded only to word such an error. A few of gpuherd's own
+words, typed where they are not (`gpus rm` for `gpus remove`), are answered so too."""
 
 from __future__ import annotations
 
 from gpuherd.typed_name import as_typed
 
+TOP = ""
+"""THEIR_COMMANDS' and THEIR_OPTIONS' key for `gpuherd` itself (task-spooler's verbs are
+its flags); a group's own key is its name (`gpus`)."""
+
+_GPU_REMOVE = "gpuherd gpus remove INDEX stops using a GPU; jobs running on it go on"
+
 THEIR_COMMANDS = {
-    "add": "gpuherd submit -- CMD queues a command (pueue's add)",
-    "status": "gpuherd ls lists the jobs, --json for scripts (pueue's status)",
-    "follow": "gpuherd log -f ID follows a job's output (pueue's follow)",
-    "stash": "gpuherd hold IDS keeps queued jobs from starting (pueue's stash)",
-    "enqueue": "gpuherd release IDS lets held jobs run (pueue's enqueue)",
-    "start": "gpuherd resume starts the queue again, gpuherd resume IDS paused jobs "
-    "(pueue's start)",
-    "restart": "gpuherd retry IDS runs finished jobs again under their ids; retry --hold "
-    "puts them back held, to edit them first (pueue's restart --in-place, --stashed)",
-    "switch": "gpuherd move ID --before ID2 reorders the queue (pueue's switch)",
-    "parallel": "gpuherd config set max-running N caps the jobs running at once, gpuherd "
-    "config set project-limits NAME=N those of a project (pueue's parallel)",
-    "group": "a project is a group: gpuherd submit --project NAME -- CMD, and gpuherd "
-    "config set project-limits NAME=N (pueue's group)",
-    "remove": "gpuherd rm IDS (pueue's remove)",
-    "shutdown": "gpuherd daemon stop (pueue's shutdown; --kill stops the jobs too, as tsp -K)",
-    "env": "gpuherd edit IDS --env NAME=VALUE sets a variable of waiting jobs (pueue's env)",
-    "requeue": "gpuherd retry IDS runs jobs again (Slurm's scontrol requeue)",
-    "sbatch": "gpuherd submit -- ./job.sh queues a script (Slurm's sbatch)",
-    "squeue": "gpuherd ls lists the jobs (Slurm's squeue)",
-    "scancel": "gpuherd kill IDS stops jobs (Slurm's scancel)",
+    TOP: {
+        "add": "gpuherd submit -- CMD queues a command (pueue's add)",
+        "status": "gpuherd ls lists the jobs, --json for scripts (pueue's status)",
+        "follow": "gpuherd log -f ID follows a job's output (pueue's follow)",
+        "stash": "gpuherd hold IDS keeps queued jobs from starting (pueue's stash)",
+        "enqueue": "gpuherd release IDS lets held jobs run (pueue's enqueue)",
+        "start": "gpuherd resume starts the queue again, gpuherd resume IDS paused jobs "
+        "(pueue's start)",
+        "restart": "gpuherd retry IDS runs finished jobs again under their ids; retry --hold "
+        "puts them back held, to edit them first (pueue's restart --in-place, --stashed)",
+        "switch": "gpuherd move ID --before ID2 reorders the queue (pueue's switch)",
+        "parallel": "gpuherd config set max-running N caps the jobs running at once, gpuherd "
+        "config set project-limits NAME=N those of a project (pueue's parallel)",
+        "group": "a project is a group: gpuherd submit --project NAME -- CMD, and gpuherd "
+        "config set project-limits NAME=N (pueue's group)",
+        "remove": "gpuherd rm IDS (pueue's remove)",
+        "shutdown": "gpuherd daemon stop (pueue's shutdown; --kill stops the jobs too, as tsp -K)",
+        "env": "gpuherd edit IDS --env NAME=VALUE sets a variable of waiting jobs (pueue's env)",
+        "requeue": "gpuherd retry IDS runs jobs again (Slurm's scontrol requeue)",
+        "sbatch": "gpuherd submit -- ./job.sh queues a script (Slurm's sbatch)",
+        "squeue": "gpuherd ls lists the jobs (Slurm's squeue)",
+        "scancel": "gpuherd kill IDS stops jobs (Slurm's scancel)",
+    },
+    # Not another tool's, but the habit of `gpuherd rm` and of rm(1).
+    "gpus": {"rm": _GPU_REMOVE, "del": _GPU_REMOVE, "delete": _GPU_REMOVE},
 }
-"""Another tool's command: what to type here instead, and whose it is."""
+"""Another tool's command, by the group typed: what to type here instead, and whose it is."""
 
 _GROUP = "--project NAME (pueue's --group)"
 _HOLD = "--hold (pueue's --stashed)"
@@ -38,9 +49,6 @@ _EDIT = (
     "gpuherd retry --hold IDS, then gpuherd edit IDS ..., then gpuherd release IDS (pueue's --edit)"
 )
 _ALL = "gpuherd kill $(gpuherd ls -q) stops every job (pueue's kill --all)"
-
-TOP = ""
-"""THEIR_OPTIONS' key for the options of `gpuherd` itself: task-spooler's verbs are flags."""
 
 THEIR_OPTIONS = {
     TOP: {
@@ -111,9 +119,9 @@ THEIR_OPTIONS = {
 """Another tool's option of a command: what to give here instead, and whose it is."""
 
 
-def command_hint(name: str) -> str | None:
+def command_hint(group: str, name: str) -> str | None:
     """`No such command 'status': gpuherd ls lists the jobs ...`, or None."""
-    hint = THEIR_COMMANDS.get(name)
+    hint = THEIR_COMMANDS.get(group, {}).get(name)
     return f"No such command {name!r}: {as_typed(hint)}" if hint else None
 
 

@@ -63,10 +63,12 @@ def job_table(
     filtered: bool = False,
     term: plain.Terminal | None = None,
     hint: str = "",
+    all_jobs: bool = False,
 ) -> None:
     """`ls`: the jobs, then how many more the limit left out (`more`). `filtered`: by state,
-    project or --all, where the limit counts every job listed (else only the waiting).
-    `hint`: what to try when none matched."""
+    project, sweep or name; with it or --all (`all_jobs`) the limit counts every job listed
+    (else only the waiting). Only a filter makes an empty listing "no jobs match": --all
+    leaves nothing out. `hint`: what to try when none matched."""
     term = term or plain.Terminal()
     if not jobs:
         term.write([("no jobs match" if filtered else "no jobs") + (f": {hint}" if hint else "")])
@@ -95,7 +97,7 @@ def job_table(
     if more:
         lines.append(
             f"… and {more:,} more (a higher --limit shows them)"
-            if filtered
+            if filtered or all_jobs
             else f"… and {plural(more, 'more waiting job')} ({typed_name()} ls --all)"
         )
     term.write(lines)

@@ -21,6 +21,7 @@ from pathlib import Path
 import ray
 
 from gpuherd.core.model import DeviceState
+from gpuherd.core.units import plural
 from gpuherd.devices import DeviceTable
 from gpuherd.executors.ray import RayExecutor, home_tag
 from gpuherd.executors.ray_errors import whole_text
@@ -104,9 +105,11 @@ def dialled(address: str) -> tuple[str, int] | None:
     return host.strip("[]"), int(port)
 
 
-def check_answers(address: str, remembered: bool = False) -> None:
+def check_answers(address: str, remembered: bool = False, stranded: int = 0) -> None:
     """Raise ProbeError (one line: what is wrong, what to do) unless something accepts a
-    connection where `ray.init(address)` would connect, within ANSWER_TIMEOUT."""
+    connection where `ray.init(address)` would connect, within ANSWER_TIMEOUT. `stranded`:
+    the jobs still running there, for which `--executor local` alone is refused (the daemon's
+    refuse_a_switch_under_jobs): the line names the whole way out, in one try."""
     cluster = "the Ray cluster " + ("Ray finds (auto)" if address == "auto" else f"at {address}")
     if remembered:
         cluster += " (remembered from the last start)"
@@ -124,16 +127,24 @@ def check_answers(address: str, remembered: bool = False) -> None:
             return
         except OSError as exc:
             reason = f"{target[0]}:{target[1]}: {exc.strerror or exc}"
+    local = "`--executor local`"
+    if stranded:
+        local = (
+            f"`--executor local --abandon-running`, which counts the {plural(stranded, 'job')} "
+            "still running there lost"
+        )
     raise ProbeError(
         f"{cluster} does not answer ({reason}): start it, give another cluster with "
-        "`--address HOST:PORT`, or run jobs on this machine with `--executor local`"
+        f"`--address HOST:PORT`, or run jobs on this machine with {local}"
     )
 
 
-def connect(address: str, home: Path, remembered: bool = False) -> tuple[RayProbe, RayExecutor]:
+def connect(
+    address: str, home: Path, remembered: bool = False, stranded: int = 0
+) -> tuple[RayProbe, RayExecutor]:
     """Join the cluster at `address` ("auto", "host:port") as this home's driver; `remembered`:
-    the address is the last start's (an error says so)."""
-    check_answers(address, remembered)
+    the address is the last start's (an error says so); `stranded`: see check_answers."""
+    check_answers(address, remembered, stranded)
     tag = home_tag(home)
     namespace = f"gpuherd-{tag}"
     try:
