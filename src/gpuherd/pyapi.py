@@ -100,9 +100,7 @@ def _start_daemon(client: Client, args: list[str], variable_helps: bool) -> None
         )
     daemon = started_process(int(launched.stdout))
     deadline = time.monotonic() + START_TIMEOUT
-    # Polled on the start's own clock: a daemon that listens but does not serve yet held each
-    # poll for the client's whole timeout (60 s), and one that holds the lock but does not
-    # listen yet for the client's wait for its socket (7 s).
+    # On the start's clock: a daemon not serving yet held a poll 60 s (the client's timeout).
     poll = Client(client.home, waits_for_socket=False)
     while not _answers(poll, deadline):
         exited = not still_running(daemon)  # (before the log is read: its last word comes first)
