@@ -153,6 +153,8 @@ QUERY_TAKEN_EVERYWHERE = frozenset({"token"})
 async def refuse_unknown_query(request: Request) -> None:
     """A query parameter the endpoint does not take is refused, as a body's unknown field is:
     `?stat=failed` listed every job, as if no filter had been asked."""
+    if not request.query_params:  # (most requests: the route's names are not looked up)
+        return
     taken = _query_names(request.scope["route"].dependant) | QUERY_TAKEN_EVERYWHERE
     unknown = [name for name in dict.fromkeys(request.query_params) if name not in taken]
     if unknown:
