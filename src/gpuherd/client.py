@@ -241,6 +241,11 @@ class Client:
         failed = [line for line in lines if line.startswith("gpuherd daemon: ")]
         return failed[-1].removeprefix("gpuherd daemon: ") if failed else None
 
+    def answer_by(self, deadline: float) -> None:
+        """Wait for an answer only until `deadline` (time.monotonic), at least POLL_AT_LEAST
+        s: a start's polls of its new daemon, on the start's own clock."""
+        self.timeout = max(POLL_AT_LEAST, deadline - time.monotonic())
+
     def is_up(self) -> bool:
         try:
             self.get("/daemon")

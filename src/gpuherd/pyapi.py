@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpuherd import paths
-from gpuherd.client import POLL_AT_LEAST, Client
+from gpuherd.client import Client
 from gpuherd.core.commands import command_from_args
 from gpuherd.core.edit import BEGIN, EDITABLE
 from gpuherd.core.sweep import SweepError, SweepSpec, count, size_refusal, spec_to_dict
@@ -115,7 +115,7 @@ def _start_daemon(client: Client, args: list[str], variable_helps: bool) -> None
 
 
 def _answers(poll: Client, deadline: float) -> bool:
-    poll.timeout = max(POLL_AT_LEAST, deadline - time.monotonic())
+    poll.answer_by(deadline)
     return poll.is_up()
 
 

@@ -15,7 +15,7 @@ import click
 from gpuherd import paths
 from gpuherd.cli.options import fake_gpus_option, gpu_choice, json_option
 from gpuherd.cli.param_types import LISTEN, Choosing, WholeRange
-from gpuherd.client import POLL_AT_LEAST, Client
+from gpuherd.client import Client
 from gpuherd.core.model import MAX_SLOTS
 from gpuherd.core.units import format_duration, plural
 from gpuherd.errors import DaemonError, HerdError
@@ -134,7 +134,7 @@ def _wait_until_up(client: Client, proc: subprocess.Popen[bytes], logged: int) -
             raise DaemonError(_still_starting(client, proc.pid))
         # A daemon that listens but does not serve yet holds a poll until it is answered:
         # the client's own timeout (60 s) took `daemon start` that far past its own.
-        client.timeout = max(POLL_AT_LEAST, deadline - time.monotonic())
+        client.answer_by(deadline)
         status = _status_or_none(client)
         if status is not None and status["pid"] == proc.pid:
             return status
