@@ -47,3 +47,21 @@ def test_the_handoff_breakdown_runs_and_finds_every_stage() -> None:
     stages = {row.split(" | ")[0].lstrip("| "): row.split(" | ")[-1].rstrip(" |") for row in rows}
     for stage in ("the ended attempt recorded", "placement pass", "in all: end -> next start"):
         assert stages[stage] == "5", proc.stdout
+
+
+def test_the_w2_budget_runs_and_accounts_for_the_slowest_slot() -> None:
+    script = REPO / "benchmarks" / "w2_budget.py"
+    proc = subprocess.run(
+        [sys.executable, str(script), "--reps", "1", "--scale", "0.1"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    rows = [line for line in proc.stdout.splitlines() if line.startswith("| ")]
+    steps = {row.split(" | ")[0].lstrip("| "): row.split(" | ")[1].rstrip(" |") for row in rows}
+    assert 0.5 < float(steps["figure"]) < 1.0, proc.stdout
+    # 40 jobs on 4 GPUs: the slowest slot ran several of them, each handed over once.
+    assert int(steps["jobs on the slot"]) >= 5, proc.stdout
+    assert float(steps["hand-offs"]) > 0, proc.stdout
