@@ -143,7 +143,15 @@ def load_sweep(path: str | Path) -> SweepFile:
         text = raw.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise SweepFileError(f"{where}: cannot read the sweep file: {exc}") from None
-    return parse_sweep(text, where)
+    loaded = parse_sweep(text, where)
+    # A file without one expanded to empty commands (a dry run printed blank lines); a
+    # SweepSpec may lack one only where a Python task gives it (sweep_from_config).
+    if loaded.spec.command is None:
+        raise SweepFileError(
+            f"{where}: no command: give the command each point runs, with placeholders for"
+            " the parameters (command: python train.py --lr {lr})"
+        )
+    return loaded
 
 
 def parse_sweep(text: str, path: str) -> SweepFile:
@@ -216,10 +224,55 @@ def _pydantic_problem(path: str, text: str, data: Any, exc: ValidationError) -> 
             " 1_000 as written)"
         )
     else:
-        message = first["msg"]
-    more = f" ({len(errors) - 1} more problems)" if len(errors) > 1 else ""
+        message = _in_flag_words(first, loc)
+    more = f" ({len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})"
+    more = more if len(errors) > 1 else ""
     shown = f"{_dotted(shown_loc, data)}: " if shown_loc else ""
     return f"{_place(path, text, loc)}: {shown}{' '.join(message.split())}{more}"
+
+
+def _in_flag_words(error: Any, loc: Sequence[str | int]) -> str:
+    """pydantic's `Input should be a valid integer`, said as the flags' own checks say it:
+    what the key takes and what was given (`retries: -1 is out of range: use a whole number
+    from 0 up`, as --retries -1 is refused)."""
+    kind, given = error["type"], error.get("input")
+    shown = _as_written(given)
+    if kind in ("int_type", "int_parsing"):
+        return f"give a whole number, not {shown}"
+    if kind in ("greater_than_equal", "less_than_equal"):
+        # Both ends, where the key has both (the error names only the one crossed).
+        field = _File.model_fields.get(str(loc[0])) if len(loc) == 1 else None
+        bounds = field.metadata if field else ()
+        low = next((m.ge for m in bounds if hasattr(m, "ge")), error["ctx"].get("ge"))
+        high = next((m.le for m in bounds if hasattr(m, "le")), error["ctx"].get("le"))
+        span = f"from {low} " + (f"to {high}" if high is not None else "up")
+        return f"{shown} is out of range: use a whole number " + (
+            span if low is not None else f"up to {high}"
+        )
+    if kind == "literal_error":  # (on_no_output, order)
+        return f"{shown} is not a choice: use {error['ctx']['expected']}"
+    if kind == "dict_type":
+        return f"give a mapping (one `name: value` a line, or {{name: value}}), not {shown}"
+    if kind == "list_type":
+        one = "" if isinstance(given, Mapping) else f" ([{given}] for one value)"
+        return f"give a list{one}, not {shown}"
+    if kind == "string_type":
+        quoted = (
+            ""
+            if isinstance(given, Mapping | list)
+            else f" (quoted, '{given}', if it reads as something else)"
+        )
+        return f"give text{quoted}, not {shown}"
+    return str(error["msg"])
+
+
+def _as_written(value: Any) -> str:
+    """A value as a sweep file writes it (true, not True), or its kind if it is a container."""
+    if isinstance(value, Mapping | list):
+        return "a mapping" if isinstance(value, Mapping) else "a list"
+    if value is None or isinstance(value, bool):
+        return "null" if value is None else str(value).lower()
+    return repr(value)
 
 
 _NUMBER_ERRORS = ("int_type", "int_parsing", "float_type", "float_parsing")

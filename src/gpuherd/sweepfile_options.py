@@ -126,7 +126,7 @@ class FileOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    gpus: StrictInt = Field(1, ge=0)
+    gpus: StrictInt = Field(1, ge=0, le=64)  # as --gpus (a file's 65 passed a dry run)
     only_gpus: Any = ()
     mem: Any = None
     ram: Any = None

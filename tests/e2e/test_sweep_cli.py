@@ -127,6 +127,11 @@ BAD_FILES = {
         "command: echo {x}\nsamples: 1\nrandom: {x: [1, 2, 3]}\n",
         "bad.yaml:3: random.x: a list is not a distribution: give choice: [values]",
     ),
+    # It printed an empty line as a dry run (exit 0), with a warning that x is unused.
+    "no command": (
+        "grid: {x: [1, 2]}\n",
+        "bad.yaml: no command: give the command each point runs, with placeholders for the",
+    ),
     "broken exclude": (
         "command: echo {x}\ngrid: {x: [1]}\nexclude: x ===\n",
         "exclude: expression 'x ===': not a Python expression (invalid syntax at column 5)",
@@ -158,6 +163,7 @@ def test_other_mistakes_are_one_line_too(runs: Runs, tmp_path: Path) -> None:
         # results/.. would be the working folder itself
         (["echo {a}", "-p", "a", "1", "--name", ".."], "name: '..' must not be . or .., nor"),
         (["status", "x"], "no gpuherd daemon is running"),
+        (["status", "x", "--csv", "--json"], "give --csv or --json, not both"),  # (was JSON)
     ]
     for args, expected in cases:
         done = sweep(runs, *args)

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from conftest import Herd
 from gpuherd.core.sweep import SweepSpec
-from gpuherd.errors import HerdError
+from gpuherd.errors import HerdError, InvalidValue
 from gpuherd.pyapi import connect
 
 
@@ -64,3 +65,33 @@ def test_quiet_prints_the_ids_and_nothing_when_none_is_submitted(
     assert len(ids) == 2 and first.stdout == "".join(f"{i}\n" for i in ids)
     again = daemon.cli(*args, cwd=work)  # both points queued already: none submitted
     assert (again.stdout, again.stderr) == ("", "")  # it printed an empty line
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"grids": {"x": [1, 2]}}, "invalid sweep: grids: must be a list, got an object"),
+        ({"grids": ["x"]}, "invalid sweep: grids[0]: must be a mapping (a JSON object), got a"),
+        ({"fixed": "ab"}, "invalid sweep: fixed: must be a mapping (a JSON object), got a string"),
+        ({"exclude": "x == 1"}, "invalid sweep: exclude: must be a list, got a string"),
+        ({"shuffle": "no"}, "invalid sweep: shuffle: must be true or false, got a string"),
+        (
+            {"random": {"y": {"kind": "int", "low": "a", "high": 3}}, "samples": 1},
+            "invalid sweep: random.y: low and high must be numbers, got a string, a number",
+        ),
+        (
+            {"random": {"y": {"kind": "choice", "values": "abc"}}, "samples": 1},
+            "invalid sweep: random.y.values: give a list of values, got 'abc'",
+        ),
+    ],
+)
+def test_a_spec_of_the_wrong_shape_over_http_is_refused_naming_the_key(
+    shared_daemon: Herd, shared_work: Path, change: dict[str, Any], message: str
+) -> None:
+    # The first four were `internal error (ValueError: dictionary update sequence ...)`, a
+    # 500; "no" made a shuffled sweep; the letters of "abc" became three choices.
+    daemon, work = shared_daemon, shared_work
+    spec = {"name": "shape", "command": "echo {x}", "grids": [{"x": [1, 2]}], **change}
+    with pytest.raises(InvalidValue) as err:
+        daemon.client.post("/sweeps", {"spec": spec, "cwd": str(work), "dry_run": True})
+    assert str(err.value).startswith(message), str(err.value)

@@ -283,10 +283,26 @@ def test_a_sweep_without_shuffle_seed_leaves_the_seed_to_the_caller() -> None:
             "random:\n  lr:\n    normal: [1, 2]\nsamples: 3\n",
             r":3: random\.lr: unknown key 'normal'",
         ),
-        ("grid:\n  lr: 5\n", r"s\.yaml:2: grid\.lr: Input should be a valid list"),
-        ("grid:\n  - lr: [1]\n  - bs: 3\n", r":3: grid\[1\]\.bs: Input should be a valid list"),
+        # pydantic's words were these lines' (`Input should be a valid list`): now the flags'.
+        ("grid:\n  lr: 5\n", r"s\.yaml:2: grid\.lr: give a list \(\[5\] for one value\), not 5$"),
+        ("grid:\n  - lr: [1]\n  - bs: 3\n", r":3: grid\[1\]\.bs: give a list \(\[3\] for one"),
+        ("grid: {a: {b: 1}}\n", r":1: grid\.a: give a list, not a mapping$"),
         ("samples: '3'\ngrid: {a: [1]}\n", r":1: samples: '3' is text, not a number: write it"),
-        ("samples: x\ngrid: {a: [1]}\n", r":1: samples: Input should be a valid integer"),
+        ("samples: x\ngrid: {a: [1]}\n", r":1: samples: give a whole number, not 'x'$"),
+        (
+            "samples: 0\ngrid: {a: [1]}\n",
+            r":1: samples: 0 is out of range: use a whole number from 1 up$",
+        ),
+        ("seed: true\ngrid: {a: [1]}\n", r":1: seed: give a whole number, not true$"),
+        (
+            "fixed: [1, 2]\n",
+            r":1: fixed: give a mapping \(one `name: value` a line, or \{name: value\}\), not"
+            " a list$",
+        ),
+        (
+            "name: 5\n",
+            r":1: name: give text \(quoted, '5', if it reads as something else\), not 5$",
+        ),
         ("name: x\ngrid: []\n", r":2: grid: empty list"),
         ("grid: {}\n", r":1: grid: empty"),
         ("grid:\n  a: [1]\n  lr: []\n", r":3: grid\.lr: empty list of values"),
@@ -310,7 +326,11 @@ def test_a_sweep_without_shuffle_seed_leaves_the_seed_to_the_caller() -> None:
         ("mem: lots\n", r":1: mem: invalid size 'lots'"),
         ("mem: 10\n", r":1: mem: 10 is 10 bytes: give a unit"),  # 10 GiB was meant
         ("timeout: -5\n", r":1: timeout: invalid duration"),
-        ("gpus: -1\n", r":1: gpus: Input should be greater than or equal to 0"),
+        ("gpus: -1\n", r":1: gpus: -1 is out of range: use a whole number from 0 to 64$"),
+        (
+            "gpus: 65\n",
+            r":1: gpus: 65 is out of range: use a whole number from 0 to 64$",
+        ),  # (was taken)
         ("env: {A: [1]}\n", r":1: env: A: give a string or a number"),
         ("- a\n", "must be a mapping"),
         ("", "must be a mapping"),
@@ -346,3 +366,5 @@ def test_file_level_errors(tmp_path: Path) -> None:
 def test_many_problems_are_counted_on_the_one_line() -> None:
     with pytest.raises(SweepFileError, match=r"\(2 more problems\)$"):
         parse_sweep("lrr: 1\nbss: 2\nfoo: 3\n", "s.yaml")
+    with pytest.raises(SweepFileError, match=r"\(1 more problem\)$"):  # (was "problems")
+        parse_sweep("lrr: 1\nbss: 2\n", "s.yaml")

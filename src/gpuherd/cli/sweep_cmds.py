@@ -304,6 +304,8 @@ def status(
     as_json: bool,
 ) -> None:
     """Every point of a sweep: its parameters, state, run time and metrics (metrics.json)."""
+    if as_csv and as_json:  # (it printed JSON: `--csv --json > f.csv` was no spreadsheet)
+        raise click.UsageError("give --csv or --json, not both")
     with checked_by_daemon("--sort"):  # --state and --limit are checked here
         table = Client().get(_path(name), sort=sort_key, state=list(states), limit=limit)
     if as_json:

@@ -241,37 +241,96 @@ def spec_from_dict(data: Mapping[str, Any]) -> SweepSpec:
     unknown = sorted(set(data) - _SPEC_KEYS)
     if unknown:
         raise SweepError(f"spec: unknown key {unknown[0]!r}", (unknown[0],))
-    try:
-        grids = tuple(
-            {str(k): tuple(_values(v, f"grids[{i}].{k}")) for k, v in dict(grid).items()}
-            for i, grid in enumerate(data.get("grids") or ())
-        )
-        random = {
-            str(k): Distribution(
-                d["kind"],
-                values=tuple(d.get("values") or ()),
-                low=float(d.get("low", 0.0)),
-                high=float(d.get("high", 0.0)),
-            )
-            for k, d in dict(data.get("random") or {}).items()
+    # The shapes are checked here, by name: dict() of a string or float() of a word raised
+    # ValueError (an internal error over HTTP), and bool("no") made a sweep shuffled.
+    grids = tuple(
+        {
+            str(k): tuple(_values(v, f"grids[{i}].{k}"))
+            for k, v in _mapping(grid, f"grids[{i}]").items()
         }
-        return SweepSpec(
-            name=str(data.get("name") or ""),
-            command=data.get("command"),
-            results_dir=str(data.get("results_dir") or SweepSpec.results_dir),
-            fixed=dict(data.get("fixed") or {}),
-            grids=grids,
-            random=random,
-            samples=_int_or_none(data.get("samples"), "samples"),
-            seed=_int_or_none(data.get("seed"), "seed"),
-            shuffle=bool(data.get("shuffle", False)),
-            exclude=tuple(dict(p) for p in data.get("exclude") or ()),
-            exclude_expr=data.get("exclude_expr"),
-            item_sep=str(data.get("item_sep", ",")),
-            kv_sep=str(data.get("kv_sep", "=")),
-        )
-    except (TypeError, KeyError, AttributeError) as exc:
+        for i, grid in enumerate(_list(data.get("grids"), "grids"))
+    )
+    random = {
+        str(k): _distribution(_mapping(d, f"random.{k}"), f"random.{k}")
+        for k, d in _mapping(data.get("random"), "random").items()
+    }
+    shuffle = data.get("shuffle", False)
+    if not isinstance(shuffle, bool):
+        raise SweepError(f"shuffle: must be true or false, got {_json_kind(shuffle)}", ("shuffle",))
+    for key in ("command", "exclude_expr"):
+        if not isinstance(data.get(key), str | None):
+            raise SweepError(f"{key}: must be a string, got {_json_kind(data[key])}", (key,))
+    try:
+        return _built(data, grids, random, shuffle)
+    except SweepError:
+        raise
+    except (TypeError, ValueError, KeyError, AttributeError) as exc:  # a shape not foreseen
         raise SweepError(f"spec: malformed ({type(exc).__name__}: {exc})") from None
+
+
+def _built(
+    data: Mapping[str, Any],
+    grids: tuple[dict[str, tuple[Any, ...]], ...],
+    random: dict[str, Distribution],
+    shuffle: bool,
+) -> SweepSpec:
+    return SweepSpec(
+        name=str(data.get("name") or ""),
+        command=data.get("command"),
+        results_dir=str(data.get("results_dir") or SweepSpec.results_dir),
+        fixed=dict(_mapping(data.get("fixed"), "fixed")),
+        grids=grids,
+        random=random,
+        samples=_int_or_none(data.get("samples"), "samples"),
+        seed=_int_or_none(data.get("seed"), "seed"),
+        shuffle=shuffle,
+        exclude=tuple(
+            dict(_mapping(partial, f"exclude[{i}]"))
+            for i, partial in enumerate(_list(data.get("exclude"), "exclude"))
+        ),
+        exclude_expr=data.get("exclude_expr"),
+        item_sep=str(data.get("item_sep", ",")),
+        kv_sep=str(data.get("kv_sep", "=")),
+    )
+
+
+def _list(value: Any, where: str) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list | tuple):
+        raise SweepError(f"{where}: must be a list, got {_json_kind(value)}", (where,))
+    return list(value)
+
+
+def _mapping(value: Any, where: str) -> Mapping[Any, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise SweepError(
+            f"{where}: must be a mapping (a JSON object), got {_json_kind(value)}", (where,)
+        )
+    return value
+
+
+def _distribution(data: Mapping[Any, Any], where: str) -> Distribution:
+    bounds = [data.get("low", 0.0), data.get("high", 0.0)]
+    if any(isinstance(b, bool) or not isinstance(b, int | float) for b in bounds):
+        kinds = ", ".join(_json_kind(b) for b in bounds)
+        raise SweepError(f"{where}: low and high must be numbers, got {kinds}", (where,))
+    if "kind" not in data:
+        raise SweepError(f"{where}: give its kind (choice, uniform, loguniform, int)", (where,))
+    values = _values(data.get("values") or [], f"{where}.values")
+    return Distribution(data["kind"], tuple(values), float(bounds[0]), float(bounds[1]))
+
+
+def _json_kind(value: Any) -> str:
+    """What a wrong value is, as JSON names it (the value itself may be thousands long)."""
+    for kind, name in ((bool, "a boolean"), (str, "a string"), (int | float, "a number")):
+        if isinstance(value, kind):
+            return name
+    if isinstance(value, Mapping):
+        return "an object"
+    return "a list" if isinstance(value, list | tuple) else "null"
 
 
 def _values(value: Any, where: str) -> list[Any]:
