@@ -25,18 +25,18 @@ import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from gpuherd import paths
 from gpuherd.client import Client
-from gpuherd.core.commands import command_from_args
 from gpuherd.core.edit import BEGIN, EDITABLE
 from gpuherd.core.sweep import SweepError, SweepSpec, count, size_refusal, spec_to_dict
 from gpuherd.core.sweep_names import default_sweep_name, is_bare_command
 from gpuherd.daemon_presence import started_process, still_running
 from gpuherd.errors import DaemonError, HerdError
 from gpuherd.following import follow_log
-from gpuherd.pyapi_sweep import Sweep, SweepWarning, bare_command_refusal
+from gpuherd.pyapi_checks import command_text, deadline_after, job_number, wait_ids
+from gpuherd.pyapi_sweep import Sweep, SweepWarning, bare_command_refusal, over_file
 from gpuherd.pyapi_values import (
     connect_spelling,
     edit_options,
@@ -53,9 +53,6 @@ from gpuherd.pyapi_values import (
 from gpuherd.tasks_guard import refuse_while_loading
 from gpuherd.wire_requests import SweepOptions
 from gpuherd.worker import METRICS_FILE, RESULT_FILE, runs_task
-
-if TYPE_CHECKING:
-    from gpuherd.sweepfile_options import SubmitOptions
 
 START_TIMEOUT = 30.0
 _YES = "pass yes=True to submit them all"
@@ -130,14 +127,15 @@ class Herd:
 
     def submit(
         self,
-        command: str | Iterable[str],
+        command: str | Path | Iterable[str | Path],
         gpus: int = 1,
         name: str | None = None,
         *,
         cwd: str | Path | None = None,
         **options: Any,
     ) -> Job:
-        """Queue a command: one string is run by sh as written; a list is quoted and joined.
+        """Queue a command: one string is run by sh as written; a list of words (text or
+        paths) is quoted and joined.
         Options as `gpuherd submit`'s: mem, ram, priority, after and after_any (job handles,
         ids, or text as `--after` takes it: "3-5,7", "last"), retries, retry_delay, timeout,
         grace, no_output_timeout (durations: seconds, "2h" or a timedelta), on_no_output
@@ -151,7 +149,7 @@ class Herd:
                 "max_parallel is a sweep's cap (sweep(..., max_parallel=N)); to cap the jobs "
                 "running at once, set max-running (gpuherd config set max-running N)"
             )
-        text = command if isinstance(command, str) else command_from_args(list(command))
+        text = command_text(command)
         item = {
             "command": text,
             "cwd": job_cwd(cwd),
@@ -165,7 +163,8 @@ class Herd:
         (job_id,) = answer["ids"]
         return Job(self, int(job_id))
 
-    def job(self, job_id: int) -> Job:
+    def job(self, job_id: int | str) -> Job:
+        """A handle on job `job_id` (a number, or its digits as text)."""
         return Job(self, job_id)
 
     def sweep(
@@ -207,7 +206,7 @@ class Herd:
             except SweepFileError as exc:
                 raise HerdError(str(exc)) from None
             spec = loaded.spec
-            options, file_cwd, file_order = _over_file(loaded.options, options)
+            options, file_cwd, file_order = over_file(loaded.options, options)
             cwd = file_cwd if cwd is None else cwd
             order = order or file_order
         elif isinstance(command, str):
@@ -259,36 +258,23 @@ class Herd:
         """A handle on the sweep `name` submitted before: its results, status and wait."""
         return Sweep(self, name, None)
 
-    def wait(self, ids: Iterable[int], timeout: float | None = None) -> dict[int, str]:
-        """Wait until the jobs finish; their final states. TimeoutError after `timeout` s."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        states, done = self.client.wait(sorted(set(ids)), deadline)
+    def wait(self, ids: Iterable[int | str | Job], timeout: float | None = None) -> dict[int, str]:
+        """Wait until the jobs (ids or handles) finish; their final states by id.
+        TimeoutError after `timeout` s."""
+        deadline = deadline_after(timeout)
+        states, done = self.client.wait(wait_ids(ids, Job), deadline)
         if not done:
             busy = [i for i, state in sorted(states.items()) if state not in FINISHED]
             raise TimeoutError(f"after {timeout:g}s, jobs {busy[:10]} still not finished")
         return states
 
 
-def _over_file(
-    options: SubmitOptions, given: dict[str, Any]
-) -> tuple[dict[str, Any], str | None, str]:
-    """A sweep file's options with the keywords `given` over them (sweepfile_options.
-    kept_options), `env` name by name; and the file's `cwd` and `order` (Herd.sweep's own
-    arguments, given apart)."""
-    from gpuherd.sweepfile_options import kept_options
-
-    kept = kept_options(options, [key for key in given if key != "env"])
-    cwd, order = kept.pop("cwd"), kept.pop("order")
-    env = {**kept["env"], **dict(given.get("env") or {})}
-    return {**kept, **given, "env": env}, cwd, order
-
-
 class Job:
     """A handle on one job: its id, and what the daemon knows of it."""
 
-    def __init__(self, herd: Herd, job_id: int) -> None:
+    def __init__(self, herd: Herd, job_id: int | str) -> None:
         self.herd = herd
-        self.id = job_id
+        self.id = job_number(job_id)
 
     def __repr__(self) -> str:
         return f"<gpuherd.Job {self.id}>"
@@ -349,7 +335,11 @@ class Job:
             raise HerdError(f"cannot read job {self.id}'s {path}: {exc}") from None
 
     def kill(self) -> str:
+        """Stop the job (cancel it if it has not started): what was done, or why nothing was
+        ("job 7 already ended (killed)"). NotFound if there is no such job."""
         (result,) = self.herd.client.post("/jobs/kill", {"ids": [self.id]})["results"]
+        if not result["ok"]:
+            self.info()  # raises NotFound for no such job: its "no job 7" was no answer
         return str(result["message"])
 
     def edit(self, clear: Iterable[str] = (), **changes: Any) -> str:

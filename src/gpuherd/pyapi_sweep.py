@@ -11,6 +11,7 @@ from gpuherd.pyapi_values import non_finite
 
 if TYPE_CHECKING:
     from gpuherd.pyapi import Herd
+    from gpuherd.sweepfile_options import SubmitOptions
 
 _ACTIVE = frozenset({"queued", "running", "paused"})
 
@@ -100,3 +101,17 @@ def bare_command_refusal(herd: Herd, command: str) -> str:
     if known:
         refusal += f"; to open the existing sweep {command!r}: herd.get_sweep({command!r})"
     return refusal
+
+
+def over_file(
+    options: SubmitOptions, given: dict[str, Any]
+) -> tuple[dict[str, Any], str | None, str]:
+    """A sweep file's options with the keywords `given` over them (sweepfile_options.
+    kept_options), `env` name by name; and the file's `cwd` and `order` (Herd.sweep's own
+    arguments, given apart)."""
+    from gpuherd.sweepfile_options import kept_options
+
+    kept = kept_options(options, [key for key in given if key != "env"])
+    cwd, order = kept.pop("cwd"), kept.pop("order")
+    env = {**kept["env"], **dict(given.get("env") or {})}
+    return {**kept, **given, "env": env}, cwd, order

@@ -75,6 +75,12 @@ class Task:
     def _check_call(self, params: Mapping[str, Any], call: str) -> None:
         """TaskArgumentError now, rather than a failed job later, for a call the function
         cannot take (a GPUTask-like class takes any config)."""
+        if "run_dir" in params:  # the worker would replace it with the job's folder, silently
+            raise TaskArgumentError(
+                f"{self.fn.__name__}() is given run_dir by gpuherd (the job's folder, or the "
+                "sweep point's): it cannot be passed; name a folder of your own otherwise "
+                "(out_dir=...)"
+            )
         if inspect.isclass(self.fn):
             return
         try:
@@ -94,19 +100,31 @@ class Task:
             f"gpuherd.task({key}=...)({name}).{call}(...)"
         )
 
-    def _named_parameters(self) -> set[str]:
-        """The parameters the function names (not a **kwargs's), none for a class."""
+    def _named_parameters(self) -> list[str]:
+        """The parameters the function names (not a **kwargs's), in order; none for a class."""
         try:
             accepted = {} if inspect.isclass(self.fn) else inspect.signature(self.fn).parameters
         except (TypeError, ValueError):
-            return set()
+            return []
         variadic = (inspect.Parameter.VAR_KEYWORD, inspect.Parameter.VAR_POSITIONAL)
-        return {k for k, p in accepted.items() if p.kind not in variadic}
+        return [k for k, p in accepted.items() if p.kind not in variadic]
 
-    def submit(self, **params: Any) -> Job:
+    def _by_name_error(self, call: str, given: str) -> TaskArgumentError:
+        """Python's own error named `Task.submit()`, not the function, nor how to call it."""
+        name = self.fn.__name__
+        keywords = [f"{k}=..." for k in self._named_parameters() if k != "run_dir"]
+        example = ", ".join(keywords[:3] or ["name=value"])
+        return TaskArgumentError(
+            f"{name}.{call}() takes {name}'s parameters by name, not {given}: "
+            f"{name}.{call}({example})"
+        )
+
+    def submit(self, *args: Any, **params: Any) -> Job:
         """Run one call as a job (`job.result()` is its return value). The call is checked
         against the function's signature now: TaskArgumentError if it does not fit."""
         refuse_while_loading("submit")
+        if args:
+            raise self._by_name_error("submit", f"by position {args!r}")
         params = plain(params)
         self._check_call(params, "submit")
         try:
@@ -144,6 +162,9 @@ class Task:
         `fixed={"seed": 5}`. For a function with a parameter of such a name, a value that is
         not a list is refused (whose is it?): the sweep's own is then `sweep_seed=5`."""
         refuse_while_loading("sweep")
+        if results_dir is not None and not isinstance(results_dir, str | os.PathLike):
+            # (`train.sweep([0.1, 0.01])`: its one positional argument is the folder)
+            raise self._by_name_error("sweep", f"{results_dir!r} as results_dir (a folder)")
         grid = dict(params or {})
         sweep_args: dict[str, Any] = {}
         for key, value in plain(kwargs).items():  # a numpy array: a list of values
@@ -189,6 +210,8 @@ def task(fn: Callable[..., Any] | None = None, *, gpus: int | None = None, **opt
     others, as a functools.partial of a partial does: `gpuherd.task(gpus=2)(train)` is train
     on 2 GPUs; the task itself is left as it was."""
     given = options if gpus is None else {"gpus": gpus, **options}
+    if fn is not None and not callable(fn):  # `@gpuherd.task(2)`: was "2 cannot run as a task"
+        raise TypeError(f"gpuherd.task() takes its options by name: @gpuherd.task(gpus={fn!r})")
 
     def wrap(function: Callable[..., Any]) -> Task:
         worker_target(function)  # fail now, not in the job, for a nested function or lambda
@@ -264,6 +287,11 @@ def worker_target(fn: Any) -> tuple[str, str | None]:
     qualname = getattr(fn, "__qualname__", "")
     if not qualname or "<" in qualname:
         raise HerdError(f"{fn!r} cannot run as a task: define it at the top level of a module")
+    if inspect.ismethod(fn) and not inspect.isclass(fn.__self__):  # (a classmethod is found)
+        raise HerdError(
+            f"{qualname} is a method of an object, which a job cannot find again (the job "
+            f"would call {qualname} without it): make it a top-level function or a staticmethod"
+        )
     module_name = fn.__module__
     module = sys.modules.get(module_name)
     file = getattr(module, "__file__", None)

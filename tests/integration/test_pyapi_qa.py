@@ -11,8 +11,9 @@ import pytest
 import gpuherd
 from conftest import Herd, api_daemon
 from gpuherd.core.sweep_names import default_sweep_name
-from gpuherd.errors import DaemonError, HerdError
+from gpuherd.errors import DaemonError, HerdError, NotFound
 from gpuherd.pyapi import connect
+from gpuherd.tasks import TaskArgumentError
 
 TASKS_MODULE = """
 import json, os
@@ -23,6 +24,20 @@ import gpuherd
 def logs_only(run_dir):
     with open(os.path.join(run_dir, "metrics.json"), "w") as f:
         json.dump({"loss": 0.5}, f)
+
+
+@gpuherd.task(gpus=0, retries=0)
+def scaled(lr, factor, run_dir):
+    return lr * factor
+
+
+class Scales:
+    @classmethod
+    def double(cls, x):
+        return 2 * x
+
+    def triple(self, x):
+        return 3 * x
 """
 
 
@@ -118,3 +133,127 @@ def test_a_sweeps_name_alone_is_refused_and_says_how_to_open_that_sweep(
     assert [row["job_id"] for row in api.get_sweep("opened").results()] == done.ids
     # A placeholder of its own ({sweep}, {run_dir}, {index}) is enough for a sweep.
     assert api.sweep("echo {sweep}", name="lone", dry_run=True).commands == ["echo lone"]
+
+
+# ---- what a new user tries next, walking docs/python.md --------------------------------------
+
+
+def test_a_tasks_run_dir_cannot_be_passed_in_a_call(api: gpuherd.Herd) -> None:
+    # `logs_only.submit(run_dir="/data/out")` was queued, and the function was given the
+    # job's folder instead, without a word.
+    import pyapi_qa_mod
+
+    with pytest.raises(TaskArgumentError) as refused:
+        pyapi_qa_mod.logs_only.submit(run_dir="/data/out")
+    assert str(refused.value).startswith("logs_only() is given run_dir by gpuherd")
+    assert "out_dir=" in str(refused.value)
+    with pytest.raises(TaskArgumentError, match=r"^logs_only\(\) is given run_dir"):
+        pyapi_qa_mod.logs_only.sweep(fixed={"run_dir": "/data/out"}, dry_run=True)
+
+
+def test_a_tasks_parameters_given_by_position_are_refused_saying_how(api: gpuherd.Herd) -> None:
+    # submit(0.1) said Python's "Task.submit() takes 1 positional argument but 2 were
+    # given"; sweep([0.1, 0.01]) took the list as its results folder, named "[0.1, 0.01]".
+    import pyapi_qa_mod
+
+    with pytest.raises(TaskArgumentError) as refused:
+        pyapi_qa_mod.scaled.submit(0.1, 2)
+    assert str(refused.value) == (
+        "scaled.submit() takes scaled's parameters by name, not by position (0.1, 2): "
+        "scaled.submit(lr=..., factor=...)"
+    )
+    with pytest.raises(TaskArgumentError, match=r"^scaled.sweep\(\) takes scaled's param"):
+        pyapi_qa_mod.scaled.sweep([0.1, 0.01], dry_run=True)
+    assert pyapi_qa_mod.scaled.submit(lr=0.5, factor=4).result(timeout=30) == 2.0
+
+
+def test_a_job_handle_of_an_id_as_text_waits_and_answers(api: gpuherd.Herd) -> None:
+    # herd.job("7") (an id read from `gpuherd submit -q`) raised KeyError: '7' from result()
+    # and wait(): the wait's answer is keyed by numbers.
+    job = api.submit('echo \'{"acc": 1}\' > "$GPUHERD_JOB_DIR/metrics.json"', gpus=0)
+    by_text = api.job(str(job.id))
+    assert by_text.id == job.id
+    assert by_text.wait(timeout=30) == "succeeded"
+    assert by_text.result(timeout=30) == {"acc": 1}
+    with pytest.raises(TypeError, match=r"^a job id is a number \(herd.job\(7\)\), got 'last'"):
+        api.job("last")
+
+
+def test_killing_a_job_that_does_not_exist_raises_not_found(api: gpuherd.Herd) -> None:
+    # It answered the text "no job 99999", as if it had done something; every other method
+    # of the handle raises NotFound.
+    with pytest.raises(NotFound, match=r"^no job 99999"):
+        api.job(99999).kill()
+    job = api.submit("true", gpus=0)
+    assert job.wait(timeout=30) == "succeeded"
+    assert job.kill() == f"job {job.id} already ended (succeeded)"  # still an answer
+
+
+def test_a_wait_timeout_that_is_not_a_number_is_refused_in_one_line(
+    api: gpuherd.Herd, tmp_path: Path
+) -> None:
+    # result(timeout="5") raised Python's "unsupported operand type(s) for +: 'float' and 'str'".
+    job = api.submit("true", gpus=0)
+    said = r"^timeout is a number of seconds \(None waits as long as it takes\), got '5'$"
+    with pytest.raises(TypeError, match=said):
+        job.result(timeout="5")  # type: ignore[arg-type]
+    sweep = api.sweep("echo {x}", {"x": [1]}, name="timed", results_dir=tmp_path, gpus=0)
+    with pytest.raises(TypeError, match=said):
+        sweep.wait(timeout="5")  # type: ignore[arg-type]
+    assert job.wait(timeout=30) == "succeeded" and sweep.wait(timeout=30)
+
+
+def test_a_herds_wait_takes_job_handles_as_after_does(api: gpuherd.Herd) -> None:
+    # herd.wait([a, b]) raised "'<' not supported between instances of 'Job' and 'Job'", and
+    # herd.wait([a]) the daemon's "query.ids.0: Input should be a valid integer".
+    done, failed = api.submit("true", gpus=0), api.submit("exit 2", gpus=0)
+    assert api.wait([done, failed], timeout=30) == {done.id: "succeeded", failed.id: "failed"}
+    assert api.wait([done], timeout=30) == {done.id: "succeeded"}
+    assert api.wait([str(done.id), failed.id], timeout=30) == {
+        done.id: "succeeded",
+        failed.id: "failed",
+    }
+    with pytest.raises(TypeError, match=r"^wait\(\) takes a list of jobs or ids \(herd.wait"):
+        api.wait(done)  # type: ignore[arg-type]
+
+
+def test_a_method_of_an_object_is_refused_as_a_task_at_once(api: gpuherd.Herd) -> None:
+    # gpuherd.task()(Scales().triple) was taken, and its job failed: "cannot call
+    # Scales.triple() with ['x']: missing a required argument: 'self'".
+    import pyapi_qa_mod
+
+    with pytest.raises(HerdError) as refused:
+        gpuherd.task(gpus=0)(pyapi_qa_mod.Scales().triple)
+    assert str(refused.value) == (
+        "Scales.triple is a method of an object, which a job cannot find again (the job would "
+        "call Scales.triple without it): make it a top-level function or a staticmethod"
+    )
+    double = gpuherd.task(gpus=0, retries=0)(pyapi_qa_mod.Scales.double)  # found by its class
+    assert double.submit(x=4).result(timeout=30) == 8
+
+
+def test_a_tasks_options_given_by_position_say_to_name_them() -> None:
+    # @gpuherd.task(2) said "2 cannot run as a task: define it at the top level of a module".
+    with pytest.raises(TypeError) as refused:
+        gpuherd.task(2)
+    assert str(refused.value) == "gpuherd.task() takes its options by name: @gpuherd.task(gpus=2)"
+
+
+def test_a_commands_words_are_text_or_paths(api: gpuherd.Herd, tmp_path: Path) -> None:
+    # ["echo", None] ran `echo ''`; ["echo", "--lr", 0.1] raised Python's "expected string or
+    # bytes-like object, got 'float'"; a Path, "'PosixPath' object is not iterable".
+    with pytest.raises(TypeError) as refused:
+        api.submit(["echo", "--lr", 0.1], gpus=0)  # type: ignore[list-item]
+    assert str(refused.value) == (
+        "the command's words are text (or paths): 0.1 in ['echo', '--lr', 0.1] is not; give '0.1'"
+    )
+    with pytest.raises(TypeError, match=r"^the command's words are text \(or paths\): None in"):
+        api.submit(["echo", None], gpus=0)  # type: ignore[list-item]
+    with pytest.raises(TypeError, match=r"^the command is text \('python train.py --lr 0.1'\)"):
+        api.submit(5, gpus=0)  # type: ignore[arg-type]
+    script = tmp_path / "a script.sh"
+    script.write_text("echo ran $1\n")
+    script.chmod(0o755)
+    alone, listed = api.submit(script, gpus=0), api.submit([script, "well"], gpus=0)
+    assert api.wait([alone, listed], timeout=30) == {alone.id: "succeeded", listed.id: "succeeded"}
+    assert (alone.logs(), listed.logs()) == ("ran\n", "ran well\n")

@@ -1,0 +1,65 @@
+"""What the Python API's handles are given, checked (pyapi.py): a job's id, a wait's jobs and
+timeout, a command. A value of the wrong kind gets one line saying what to give, where it
+raised Python's own error from deep inside (or, for a command, ran as something else)."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import time
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from gpuherd.core.commands import command_from_args
+
+
+def job_number(job_id: Any) -> int:
+    """A job handle's id: a number, or its digits as text ("7", as `gpuherd submit -q` prints
+    it); kept as given, "7" missed its own state in every wait's answer (a KeyError)."""
+    if isinstance(job_id, str) and job_id.strip().isdigit():
+        return int(job_id)
+    if isinstance(job_id, int) and not isinstance(job_id, bool):
+        return int(job_id)
+    raise TypeError(f"a job id is a number (herd.job(7)), got {job_id!r}")
+
+
+def wait_ids(jobs: Any, job_type: type[Any]) -> list[int]:
+    """`Herd.wait`'s jobs, handles or ids, as ids (handles were sorted, and raised)."""
+    if isinstance(jobs, str | int | job_type) or not isinstance(jobs, Iterable):
+        raise TypeError(f"wait() takes a list of jobs or ids (herd.wait([7, 8])), got {jobs!r}")
+    return sorted({job_number(job.id if isinstance(job, job_type) else job) for job in jobs})
+
+
+def deadline_after(timeout: Any) -> float | None:
+    """The `time.monotonic()` by which a wait of `timeout` seconds ends (None: no end)."""
+    if timeout is None:
+        return None
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float):
+        raise TypeError(
+            f"timeout is a number of seconds (None waits as long as it takes), got {timeout!r}"
+        )
+    return time.monotonic() + timeout
+
+
+def command_text(command: Any) -> str:
+    """`Herd.submit`'s command as sh runs it: text as written, or a list of words (text or
+    paths) quoted and joined; a path alone is one word. A None word ran as '', and a number
+    raised Python's "expected string or bytes-like object"."""
+    if isinstance(command, str):
+        return command
+    if isinstance(command, os.PathLike):  # one word, spaces and all
+        return shlex.quote(str(command))
+    if not isinstance(command, Iterable) or isinstance(command, bytes | Mapping):
+        raise TypeError(
+            "the command is text ('python train.py --lr 0.1') or a list of words "
+            f"(['python', 'train.py', '--lr', '0.1']), got {command!r}"
+        )
+    words = list(command)
+    for word in words:
+        if not isinstance(word, str | os.PathLike):
+            number = isinstance(word, int | float) and not isinstance(word, bool)
+            raise TypeError(
+                f"the command's words are text (or paths): {word!r} in {words!r} is not"
+                + (f"; give {str(word)!r}" if number else "")
+            )
+    return command_from_args([str(word) for word in words])
