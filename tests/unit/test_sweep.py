@@ -92,6 +92,9 @@ def test_more_samples_than_grid_points_is_an_error_with_the_count() -> None:
         expand(hypersearch(samples=10, seed=0))
     with pytest.raises(SweepError, match="only 8 points"):
         expand(hypersearch(samples=9, seed=0, exclude=({"lr": 0.001, "bs": 32},)))
+    one = SweepSpec(name="one", command="echo {lr}", grids=({"lr": [0.1]},), samples=2, seed=0)
+    with pytest.raises(SweepError, match=r"only 1 point$"):  # (it said "1 points")
+        expand(one)
 
 
 # ---- the GPU Task Scheduler README ----------------------------------------------------------

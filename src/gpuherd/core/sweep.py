@@ -143,7 +143,7 @@ def expand(spec: SweepSpec) -> list[Point]:
             if spec.samples > len(chosen):
                 raise SweepError(
                     f"samples: {spec.samples:,} asked, but the grid has only {len(chosen):,}"
-                    " points",
+                    f" point{'s' if len(chosen) > 1 else ''}",
                     ("samples",),
                 )
             # The same draws as rng.sample(range(len(chosen)), ...), which _sample_unexpanded
