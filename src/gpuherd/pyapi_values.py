@@ -157,8 +157,12 @@ def submit_options(
     for durations, timedelta); `after` and `after_any` as `job_ids` reads them."""
     unknown = sorted(set(options) - SUBMIT_OPTIONS)
     if unknown:
+        import difflib  # (only on this error path)
+
         known = ", ".join(sorted(SUBMIT_OPTIONS))
-        raise TypeError(f"unknown option {unknown[0]!r}; options: {known}")
+        close = difflib.get_close_matches(unknown[0], SUBMIT_OPTIONS, n=1)
+        guess = f" (did you mean {close[0]!r}?)" if close else ""
+        raise TypeError(f"unknown option {unknown[0]!r}{guess}; options: {known}")
     out = in_units({k: plain(v) for k, v in options.items() if v is not None})
     if "begin" in out:
         out["begin"] = _begin(out["begin"])

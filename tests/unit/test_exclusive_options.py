@@ -57,3 +57,14 @@ def test_edit_turns_exclusive_on_and_off() -> None:
     off, fields = edit_spec(on, {"exclusive": False}, [])
     assert describe_edit(on, off, fields) == "exclusive yes -> no"
     assert edit_spec(on, {"exclusive": True}, [])[1] == []  # already so: unchanged
+
+
+def test_a_misspelt_python_option_is_named_with_the_one_it_is_close_to() -> None:
+    with pytest.raises(TypeError) as err:
+        submit_options({"max_paralel": 2}, _NoJob, Client())
+    assert str(err.value).startswith(
+        "unknown option 'max_paralel' (did you mean 'max_parallel'?); options: after,"
+    )
+    with pytest.raises(TypeError) as err:  # nothing close: no guess
+        submit_options({"zzz": 2}, _NoJob, Client())
+    assert str(err.value).startswith("unknown option 'zzz'; options: after,")
