@@ -24,7 +24,15 @@ from gpuherd import paths
 from gpuherd.body_cap import MAX_BODY_BYTES, too_large
 from gpuherd.client_http import BadResponse, Response, send, send_and_answer
 from gpuherd.daemon_presence import SOCKET_BACK_WITHIN, lock_holder, socket_gone
-from gpuherd.errors import Conflict, DaemonError, HerdError, InvalidValue, NotFound, NotRunning
+from gpuherd.errors import (
+    Conflict,
+    DaemonError,
+    HerdError,
+    InvalidValue,
+    NoAnswer,
+    NotFound,
+    NotRunning,
+)
 from gpuherd.typed_name import as_typed
 
 _STATUS_ERRORS: dict[int, type[HerdError]] = {
@@ -94,7 +102,7 @@ class Client:
                 response = send_and_answer(sock, file, method, path, payload)
                 data = response.read()
             except TimeoutError:
-                raise DaemonError(f"the daemon did not answer within {self.timeout:g}s") from None
+                raise NoAnswer(f"the daemon did not answer within {self.timeout:g}s") from None
             except (OSError, BadResponse) as exc:
                 raise _lost(exc, done_maybe=method != "GET") from None
         if response.status >= 400:
@@ -113,7 +121,7 @@ class Client:
                     raise _error(response.status, response.read())
                 yield from response.pieces()
             except TimeoutError:
-                raise DaemonError(f"the daemon did not answer within {self.timeout:g}s") from None
+                raise NoAnswer(f"the daemon did not answer within {self.timeout:g}s") from None
             except (OSError, BadResponse) as exc:
                 raise _lost(exc) from None
 
@@ -297,6 +305,9 @@ class Client:
             raise DaemonError(
                 f"permission denied on {self.socket_path}: the daemon belongs to another user"
             ) from None
+        except TimeoutError:  # its backlog is full: it has not accepted for a long while
+            sock.close()
+            raise NoAnswer(f"the daemon did not answer within {timeout:g}s") from None
         except BaseException:
             sock.close()
             raise

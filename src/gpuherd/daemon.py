@@ -30,6 +30,7 @@ from gpuherd import paths
 from gpuherd.core.model import MAX_SLOTS
 from gpuherd.core.states import JobState
 from gpuherd.core.units import plural
+from gpuherd.daemon_failure import unexpected_failure
 from gpuherd.daemon_home import (
     SocketKeeper,
     acquire_lock,
@@ -360,6 +361,11 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except sqlite3.DatabaseError as exc:  # damaged, or locked, full, read-only: each its way out
         _say(str(open_failed(paths.database(paths.home_dir(args.home)), exc)), args.log_file)
+        return 1
+    except Exception as exc:  # a module that does not import, or a bug: the log gets both
+        log.exception("the daemon failed")
+        where = Path(args.log_file or paths.daemon_log(paths.home_dir(args.home)))
+        _say(unexpected_failure(exc, where), args.log_file)
         return 1
     if last_word is not None:
         _say(last_word, args.log_file)

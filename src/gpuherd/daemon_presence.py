@@ -85,3 +85,36 @@ def socket_gone(home: Path, pid: int, socket_path: Path) -> str:
         f"`kill {pid}` stops the daemon (its running jobs go on), then `{name} daemon start` "
         "starts one that listens again"
     )
+
+
+ANSWER_WITHIN = 5.0
+"""Seconds `daemon start`, `stop` and `status` wait for the answer of a daemon that listens:
+one that serves answers in milliseconds, and one that holds its home but is stopped (SIGSTOP,
+Ctrl-Z) or stuck kept them waiting the client's 60 s, then `start` started another."""
+
+
+def not_answering(home: Path, pid: int | None) -> str:
+    """The one line for a daemon that listens but did not answer within ANSWER_WITHIN, and what
+    ends the wait: SIGCONT for a stopped one (SIGTERM would wait for it too), else SIGKILL,
+    which a daemon that does not run its loop cannot put off; jobs outlive the daemon."""
+    name = typed_name()
+    if pid is None:  # it let go of the home meanwhile (it ended, or its lock file was removed)
+        said = f"a daemon listens for {home} but did not answer within {ANSWER_WITHIN:g}s"
+        return f"{said}; `{name} daemon status` looks again"
+    said = f"a daemon (pid {pid}) holds {home} but did not answer within {ANSWER_WITHIN:g}s"
+    end = (
+        f"`kill -9 {pid}` ends it (its running jobs go on, and the next `{name} daemon start` "
+        "re-attaches to them)"
+    )
+    if _stopped(pid):
+        return f"{said}: it is stopped (SIGSTOP, or Ctrl-Z): `kill -CONT {pid}` resumes it; {end}"
+    return f"{said}: stuck, or still starting (`{name} daemon log` may say which); {end}"
+
+
+def _stopped(pid: int) -> bool:
+    import psutil
+
+    try:
+        return bool(psutil.Process(pid).status() == psutil.STATUS_STOPPED)
+    except psutil.Error:
+        return False

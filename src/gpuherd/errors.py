@@ -59,3 +59,7 @@ class DaemonError(HerdError):
 
 class NotRunning(DaemonError):
     """No daemon listens on the home's socket."""
+
+
+class NoAnswer(DaemonError):
+    """A daemon listens on the home's socket but did not answer in the time given."""

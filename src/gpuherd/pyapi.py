@@ -103,7 +103,7 @@ def _start_daemon(client: Client, args: list[str], variable_helps: bool) -> None
         exited = not still_running(daemon)  # (before the log is read: its last word comes first)
         failed = client.last_word(seen)
         if (failed or exited) and not _answers(poll, deadline):  # (another may have started)
-            if not failed:  # it died before its last word (an import error): said in the log
+            if not failed:  # it died before its last word (killed): the log may say more
                 raise DaemonError(f"the daemon exited before it answered; see {log}")
             raise DaemonError(connect_spelling(failed, variable_helps))
         if time.monotonic() > deadline:

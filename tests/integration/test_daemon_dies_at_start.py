@@ -1,6 +1,7 @@
-"""A daemon that dies in its start-up before it can say why (no `gpuherd daemon: ...` line: an
-import error of a broken install, say): `daemon start` and `gpuherd.connect()` point at the
-daemon's log, where its traceback is, and say so at once.
+"""A daemon that dies in its start-up on a failure none of its checks foresaw (an import error
+of a broken install, say; or a bug) wrote a traceback alone, no `gpuherd daemon: ...` line:
+`daemon start` and `gpuherd.connect()` could only point at the daemon's log. It now ends
+with its one line (daemon_failure.py), which they say at once; the traceback stays in the log.
 
 The daemon is broken for real: PYTHONPATH (which the daemon inherits) puts first a `uvicorn`
 that fails to import. Only the daemon imports uvicorn (daemon.serve), so the CLI and this
@@ -20,37 +21,77 @@ from gpuherd.errors import DaemonError
 BROKEN = 'raise ImportError("uvicorn is broken: a test\'s stand-in")\n'
 
 
-def breaker(tmp_path: Path) -> str:
-    """A folder for PYTHONPATH whose `uvicorn` fails to import."""
+def breaker(tmp_path: Path, code: str = BROKEN) -> str:
+    """A folder for PYTHONPATH whose `uvicorn` fails to import (runs `code`)."""
     folder = tmp_path / "breaker"
     folder.mkdir()
-    (folder / "uvicorn.py").write_text(BROKEN)
+    (folder / "uvicorn.py").write_text(code)
     return str(folder)
 
 
-def test_a_start_whose_daemon_dies_without_a_word_points_at_its_log(
+def cannot_import(folder: str, log: Path) -> str:
+    return (
+        f"cannot import uvicorn ({folder}/uvicorn.py): uvicorn is broken: a test's stand-in; "
+        f"reinstall gpuherd, or fix PYTHONPATH (the traceback is in {log})"
+    )
+
+
+def test_a_start_whose_daemon_cannot_import_a_module_says_which_and_what_to_do(
     herd: Herd, tmp_path: Path
 ) -> None:
-    broken = {**herd.env, "PYTHONPATH": breaker(tmp_path)}
+    # It said "the daemon exited with status 1; see daemon.log": the daemon had said nothing.
+    folder = breaker(tmp_path)
+    broken = {**herd.env, "PYTHONPATH": folder}
+    refused = herd.cli("daemon", "start", "--fake-gpus", "1", env=broken, check=False)
+    log = herd.home / "daemon.log"
+    assert (refused.returncode, refused.stdout) == (1, "")
+    assert refused.stderr == f"gpuherd: error: {cannot_import(folder, log)}\n"
+    logged = log.read_text()
+    assert "ImportError: uvicorn is broken" in logged  # the traceback, for debugging
+    assert logged.endswith(f"gpuherd daemon: {cannot_import(folder, log)}\n")  # then its word
+    assert not herd.is_up()
+
+
+def test_a_start_whose_daemon_cannot_find_a_module_says_which(herd: Herd, tmp_path: Path) -> None:
+    code = "import gpuherd_no_such_module  # a dependency that is not installed\n"
+    broken = {**herd.env, "PYTHONPATH": breaker(tmp_path, code)}
     refused = herd.cli("daemon", "start", "--fake-gpus", "1", env=broken, check=False)
     log = herd.home / "daemon.log"
     assert (refused.returncode, refused.stdout) == (1, "")
     assert refused.stderr == (
-        f"gpuherd: error: the daemon exited with status 1; see {log}\n"  # (said no more)
+        "gpuherd: error: cannot import gpuherd_no_such_module: No module named "
+        f"'gpuherd_no_such_module'; reinstall gpuherd, or fix PYTHONPATH (the traceback is in "
+        f"{log})\n"
     )
-    assert "ImportError: uvicorn is broken" in log.read_text()  # what is there to see
+
+
+def test_a_start_whose_daemon_fails_on_a_bug_says_so_in_one_line(
+    herd: Herd, tmp_path: Path
+) -> None:
+    code = 'raise RuntimeError("a bug: a test\'s stand-in")\n'
+    broken = {**herd.env, "PYTHONPATH": breaker(tmp_path, code)}
+    refused = herd.cli("daemon", "start", "--fake-gpus", "1", env=broken, check=False)
+    log = herd.home / "daemon.log"
+    assert (refused.returncode, refused.stdout) == (1, "")
+    assert refused.stderr == (
+        "gpuherd: error: the daemon failed: RuntimeError: a bug: a test's stand-in (a bug: "
+        f"please report it, with the traceback in {log})\n"
+    )
+    assert "RuntimeError: a bug: a test's stand-in" in log.read_text().splitlines()[-2]
     assert not herd.is_up()
 
 
-def test_a_python_connect_whose_daemon_dies_without_a_word_says_so_at_once(
+def test_a_python_connect_whose_daemon_cannot_import_a_module_says_so_at_once(
     herd: Herd, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # It waited START_TIMEOUT (30 s), then said the daemon "did not answer".
-    monkeypatch.setenv("PYTHONPATH", breaker(tmp_path))  # (the daemon inherits it)
+    # It waited START_TIMEOUT (30 s), then said the daemon "did not answer"; then it said "the
+    # daemon exited before it answered; see daemon.log".
+    folder = breaker(tmp_path)
+    monkeypatch.setenv("PYTHONPATH", folder)  # (the daemon inherits it)
     began = time.monotonic()
     with pytest.raises(DaemonError) as refused:
         pyapi.connect(herd.home, fake_gpus=1)
     assert time.monotonic() - began < pyapi.START_TIMEOUT / 2
     log = herd.home / "daemon.log"
-    assert str(refused.value) == f"the daemon exited before it answered; see {log}"
+    assert str(refused.value) == cannot_import(folder, log)
     assert "ImportError: uvicorn is broken" in log.read_text()

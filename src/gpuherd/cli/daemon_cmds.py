@@ -18,7 +18,8 @@ from gpuherd.cli.param_types import LISTEN, Choosing, WholeRange
 from gpuherd.client import Client
 from gpuherd.core.model import MAX_SLOTS
 from gpuherd.core.units import format_duration, plural
-from gpuherd.errors import DaemonError, HerdError
+from gpuherd.daemon_presence import ANSWER_WITHIN, lock_holder, not_answering
+from gpuherd.errors import DaemonError, HerdError, NoAnswer
 from gpuherd.typed_name import typed_name
 
 START_TIMEOUT = 30.0
@@ -72,7 +73,10 @@ def start(
     # its GPUs came from, and remembers a state file by its absolute path (gpus/choice.py).
     gpu_choice(gpus, fake_gpus, ray=executor == "ray" or address is not None)
     client = Client()
-    running = _status_or_none(client)
+    try:
+        running: dict[str, Any] | None = _status_within(client)
+    except DaemonError:  # none runs (or none can be reached there): the new one will say
+        running = None
     if running is not None:
         raise _already_running(client, running)
     args = [sys.executable, "-m", "gpuherd.daemon", "--home", str(client.home)]
@@ -152,6 +156,20 @@ def _still_starting(client: Client, pid: int) -> str:
     )
 
 
+def _status_within(client: Client) -> dict[str, Any]:
+    """The running daemon's status, if it answers within ANSWER_WITHIN; one that listens but
+    does not answer is a HerdError saying so and what to do (not a DaemonError: `start` takes
+    those for "none runs"), not the client's 60 s wait."""
+    patient, client.timeout = client.timeout, ANSWER_WITHIN
+    try:
+        status: dict[str, Any] = client.get("/daemon")
+        return status
+    except NoAnswer:
+        raise HerdError(not_answering(client.home, lock_holder(client.home))) from None
+    finally:
+        client.timeout = patient
+
+
 ALREADY_RUNNING = "a daemon is already running"
 """How a daemon that found the home's lock taken says so (daemon.py)."""
 
@@ -189,7 +207,7 @@ def stop(drain: bool, kill: bool) -> None:
     if drain and kill:
         raise click.UsageError("give --drain (let running jobs finish) or --kill, not both")
     client = Client()
-    status = client.get("/daemon")
+    status = _status_within(client)
     pid = int(status["pid"])
     log = paths.daemon_log(client.home)
     logged = log.stat().st_size if log.exists() else 0  # the daemon's last word comes after
@@ -228,7 +246,7 @@ def status(as_json: bool) -> None:
     """Is a daemon running? Its pid, socket, GPUs, version and uptime."""
     client = Client()
     try:
-        answer = client.get("/daemon")
+        answer = _status_within(client)
     except DaemonError as exc:
         if as_json:
             click.echo(json.dumps({"running": False, "home": str(client.home)}))

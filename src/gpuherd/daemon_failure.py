@@ -1,0 +1,37 @@
+"""The daemon's last word for a failure none of its own checks foresaw: a module it needs that
+does not import (a broken install: a package missing, or another one of that name first on
+PYTHONPATH), or a bug. It died with a traceback alone, and `daemon start` could only say "the
+daemon exited with status 1; see daemon.log". The traceback stays in the log, for whoever
+debugs it; the one line says what failed and what to do."""
+
+from __future__ import annotations
+
+import os
+import traceback
+from pathlib import Path
+
+
+def unexpected_failure(exc: Exception, log: Path) -> str:
+    if isinstance(exc, ImportError):
+        module, where = _unimportable(exc)
+        source = f" ({where})" if where else ""
+        return (
+            f"cannot import {module}{source}: {exc}; reinstall gpuherd, or fix PYTHONPATH "
+            f"(the traceback is in {log})"
+        )
+    failed = f"the daemon failed: {type(exc).__name__}: {exc}"
+    return f"{failed} (a bug: please report it, with the traceback in {log})"
+
+
+def _unimportable(exc: ImportError) -> tuple[str, str | None]:
+    """The module that did not import, and its file when known. Python names a module it
+    cannot find (`No module named 'uvicorn'`); one that raised as it ran is the first frame
+    of the traceback outside gpuherd and Python's import machinery."""
+    if exc.name:
+        return exc.name, exc.path
+    ours = str(Path(__file__).parent) + os.sep  # (the daemon runs as __main__: by its file)
+    for frame, _ in traceback.walk_tb(exc.__traceback__):
+        file = frame.f_code.co_filename
+        if not file.startswith((ours, "<frozen")):
+            return str(frame.f_globals.get("__name__", file)), file
+    return "a module the daemon needs", None

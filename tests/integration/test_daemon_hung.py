@@ -1,0 +1,114 @@
+"""A daemon that holds its home but does not answer: stopped (SIGSTOP, Ctrl-Z) or stuck.
+`daemon start`, `status` and `stop` each waited the client's 60 s for its answer (and `start`
+then began another daemon, which found the home taken). Each now says within ANSWER_WITHIN,
+on one line, which daemon it is and what ends the wait; the advice given is followed here."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+
+import psutil
+import pytest
+
+from conftest import Herd, wait_dead, wait_for
+from gpuherd.daemon_presence import ANSWER_WITHIN, lock_holder
+
+QUICK = 20.0
+"""Seconds a command may take against a daemon that does not answer: the point is not 60."""
+
+
+def not_answering(herd: Herd, pid: int, how: str) -> str:
+    return (
+        f"gpuherd: error: a daemon (pid {pid}) holds {herd.home} but did not answer within "
+        f"{ANSWER_WITHIN:g}s: {how}`kill -9 {pid}` ends it (its running jobs go on, and the "
+        "next `gpuherd daemon start` re-attaches to them)\n"
+    )
+
+
+def stop(pid: int) -> None:
+    """SIGSTOP the daemon, as Ctrl-Z or a debugger would, and wait until it is stopped."""
+    os.kill(pid, signal.SIGSTOP)
+    process = psutil.Process(pid)
+    wait_for(lambda: process.status() == psutil.STATUS_STOPPED, what="the daemon stopped")
+
+
+@pytest.fixture
+def stopped(daemon: Herd) -> Iterator[int]:
+    """The daemon's pid, the daemon stopped (resumed at the end, for its stop)."""
+    pid = daemon.pid
+    try:
+        stop(pid)
+        yield pid
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGCONT)
+
+
+@pytest.mark.parametrize("verb", ["start", "status", "stop"])
+def test_a_stopped_daemon_is_said_within_seconds(daemon: Herd, stopped: int, verb: str) -> None:
+    began = time.monotonic()
+    proc = daemon.cli(
+        "daemon", verb, *(["--fake-gpus", "4"] if verb == "start" else []), check=False
+    )
+    took = time.monotonic() - began
+    how = f"it is stopped (SIGSTOP, or Ctrl-Z): `kill -CONT {stopped}` resumes it; "
+    assert (proc.returncode, proc.stdout, proc.stderr) == (
+        1,
+        "",
+        not_answering(daemon, stopped, how),
+    )
+    assert took < QUICK
+    assert lock_holder(daemon.home) == stopped  # no other daemon was started meanwhile
+
+
+def test_the_advice_for_a_stopped_daemon_works(daemon: Herd) -> None:
+    job = daemon.submit("--gpus", "0", "--", "sleep", "60")
+    daemon.wait_state(job, "running")
+    pid = daemon.pid
+    stop(pid)
+    said = daemon.cli("daemon", "status", check=False).stderr
+    assert f"`kill -CONT {pid}` resumes it" in said
+    os.kill(pid, signal.SIGCONT)
+    assert daemon.cli("daemon", "status").stdout.startswith(f"running: pid {pid},")
+    stop(pid)
+    assert f"`kill -9 {pid}` ends it" in said
+    os.kill(pid, signal.SIGKILL)
+    wait_dead(psutil.Process(pid))
+    daemon.start("--fake-gpus", "4")
+    assert daemon.pid != pid
+    assert daemon.wait_state(job, "running")["state"] == "running"  # re-attached, still running
+    daemon.cli("kill", str(job))
+
+
+@pytest.fixture
+def stuck(herd: Herd) -> Iterator[int]:
+    """A daemon that listens but never serves (GPUHERD_TEST_SERVE_DELAY), not stopped: stuck."""
+    env = {**herd.env, "GPUHERD_TEST_SERVE_DELAY": "600"}
+    args = [sys.executable, "-m", "gpuherd.daemon", "--home", str(herd.home), "--fake-gpus", "1"]
+    herd.home.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: lock_holder(herd.home) == proc.pid, what="the daemon's lock")
+        wait_for(herd.client.socket_path.exists, what="the daemon's socket")
+        yield proc.pid
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_a_stuck_daemon_is_said_within_seconds_and_kill_9_ends_it(herd: Herd, stuck: int) -> None:
+    began = time.monotonic()
+    proc = herd.cli("daemon", "status", check=False)
+    assert time.monotonic() - began < QUICK
+    how = "stuck, or still starting (`gpuherd daemon log` may say which); "
+    assert (proc.returncode, proc.stdout, proc.stderr) == (1, "", not_answering(herd, stuck, how))
+    os.kill(stuck, signal.SIGKILL)  # the advice
+    wait_dead(psutil.Process(stuck))
+    herd.start("--fake-gpus", "1")
+    assert herd.pid != stuck
