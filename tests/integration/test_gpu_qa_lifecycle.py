@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from conftest import Herd, Recorder, stays, wait_for
 
 
@@ -68,5 +70,44 @@ def test_a_state_file_using_more_memory_than_a_gpu_has_is_refused(
         f"gpuherd: error: --fake-gpus: fake GPU state file {state}: gpus[0]: 28.0 GiB in use "
         "(memory_used and processes) is more than memory_total, 24.0 GiB "
         "(see gpuherd daemon start --help)\n"
+    )
+    assert not herd.is_up()
+
+
+def test_slots_count_per_repeat_of_an_index_in_gpus(herd: Herd) -> None:
+    """As docs/gpus.md says (the README said `--slots N` gives every GPU N slots, whatever
+    --gpus repeats): `--gpus 0,0,1 --slots 2` gives GPU 0 four slots, GPU 1 two."""
+    herd.start("--gpus", "0,0,1", "--slots", "2")
+    slots = {g["index"]: g["slots"] for g in herd.json("gpus")["gpus"]}
+    assert slots == {0: 4, 1: 2}
+
+
+QUALITY = (
+    "expected a link quality from 0 to 3 (3 NVLink, 2 same PCIe switch, 1 same host bridge, "
+    "0 across CPUs)"
+)
+
+
+@pytest.mark.parametrize(
+    ("links", "said"),
+    [
+        ({"1": 4}, f"to GPU 1: {QUALITY}, got 4"),  # ranked above NVLink in silence
+        ({"1": 2.5}, f"to GPU 1: {QUALITY}, got 2.5"),  # was taken as 2
+        ({"1": "3"}, f"to GPU 1: {QUALITY}, got '3'"),
+        ({"-1": 3}, """expected GPU indices as keys, like {"1": 3}, got '-1'"""),
+    ],
+)
+def test_a_state_file_link_that_is_not_a_link_quality_is_refused(
+    herd: Herd, tmp_path: Path, links: dict[str, object], said: str
+) -> None:
+    """docs/gpus.md: `links` give the quality 3 NVLink, 2 same PCIe switch, 1 same host
+    bridge, 0 across CPUs; a value of the wrong kind stops `daemon start`, exit 2."""
+    state = tmp_path / "gpus.json"
+    state.write_text(json.dumps({"gpus": [{"links": links}, {}]}))
+    proc = herd.cli("daemon", "start", "--fake-gpus", str(state), check=False)
+    assert (proc.returncode, proc.stderr) == (
+        2,
+        f"gpuherd: error: --fake-gpus: fake GPU state file {state}: gpus[0].links: {said} "
+        "(see gpuherd daemon start --help)\n",
     )
     assert not herd.is_up()

@@ -108,3 +108,46 @@ def test_a_gpu_kept_for_a_held_jobs_run_says_why_here_and_on_the_dashboard(
     go.touch()
     herd.wait_state(job, "succeeded")
     assert "reserved for" not in herd.page("/gpus")
+
+
+def test_gpus_watch_piped_appends_each_reading_whole(herd: Herd, tmp_path: Path) -> None:
+    """`gpus --watch > gpus.log` (or `| tee`): each reading is appended as `gpus` prints it
+    piped, whole at 200 columns. Before, rich's Live wrote nothing until Ctrl-C, then one
+    frame cut at 80 columns (FOREIGN was `FORE`)."""
+    state = tmp_path / "gpus.json"
+    foreign = [{"pid": 4242, "memory": "20GiB"}, {"pid": 51234, "memory": "1.5GiB"}]
+    gpus = [{"name": NAME, "memory_total": "80GiB", "processes": foreign}]
+    state.write_text(json.dumps({"gpus": gpus}))
+    herd.start("--fake-gpus", str(state))
+    once = herd.cli("gpus").stdout.splitlines()
+    assert once[1].endswith("4242 (?, 20.0 GiB), 51234 (?, 1.5 GiB)")
+
+    proc = herd.popen("gpus", "--watch")
+    assert proc.stdout is not None
+    buffer = bytearray()
+    try:
+        # Two readings, one after the other, each line as `gpus` prints it.
+        lines = [read_line(proc.stdout.fileno(), buffer).decode() for _ in range(2 * len(once) + 1)]
+    finally:
+        proc.send_signal(signal.SIGINT)  # Ctrl-C, as `--watch` is ended
+        proc.communicate(timeout=15)  # (closes the pipes)
+    assert lines == [*once, "", *once]
+
+
+def test_gpus_refuses_watch_with_json_and_options_for_a_subcommand(herd: Herd) -> None:
+    """Both were ignored in silence: `gpus --watch --json` drew the table, `gpus --json add 0`
+    printed no JSON."""
+    herd.start("--fake-gpus", "1")
+    both = herd.cli("gpus", "--watch", "--json", check=False)
+    assert both.returncode == 2
+    assert both.stderr.startswith("gpuherd: error: give --watch or --json, not both: ")
+    assert len(both.stderr.splitlines()) == 1
+    misplaced = herd.cli("gpus", "--json", "drain", "0", check=False)
+    assert (misplaced.returncode, misplaced.stderr.splitlines()) == (
+        2,
+        [
+            "gpuherd: error: --json goes with `gpuherd gpus` alone, not with `gpus drain`: "
+            "drop it (see gpuherd gpus --help)"
+        ],
+    )
+    assert herd.json("gpus")["gpus"][0]["state"] == "enabled"  # not drained

@@ -50,7 +50,18 @@ GPU_INDEX = _GpuIndex()
 def gpus(ctx: click.Context, as_json: bool, watch: bool) -> None:
     """List the GPUs: slots, state, memory, utilisation, jobs and foreign processes."""
     if ctx.invoked_subcommand is not None:
+        if as_json or watch:  # (they were ignored: `gpus --json add 0` printed no JSON)
+            given = "--json" if as_json else "--watch"
+            raise click.UsageError(
+                f"{given} goes with `{typed_name()} gpus` alone, not with "
+                f"`gpus {ctx.invoked_subcommand}`: drop it"
+            )
         return
+    if watch and as_json:  # (--json was ignored: the table was drawn)
+        raise click.UsageError(
+            f"give --watch or --json, not both: `{typed_name()} gpus --json` prints one "
+            "reading for scripts; run it again for the next"
+        )
     client = Client()
     if watch:
         _watch(client)
@@ -65,6 +76,11 @@ def gpus(ctx: click.Context, as_json: bool, watch: bool) -> None:
 def _watch(client: Client) -> None:
     import time
 
+    term = plain.Terminal()
+    if not term.stream.isatty():
+        _append_readings(client, term)
+        return
+
     from rich.live import Live
     from rich.text import Text
 
@@ -77,6 +93,20 @@ def _watch(client: Client) -> None:
         while True:
             time.sleep(2.0)  # the daemon's telemetry tick; nothing to wait on in between
             live.update(frame(), refresh=True)
+
+
+def _append_readings(client: Client, term: plain.Terminal) -> None:
+    """`--watch` piped or redirected (`gpus -w > gpus.log`, `| tee`): a redraw in place
+    means nothing there, and rich's Live wrote nothing until Ctrl-C, then one frame cut at
+    80 columns. Each reading is appended instead, as `gpus` prints it, a blank line between
+    two."""
+    import time
+
+    while True:
+        gpu_table.gpu_table(client.get("/gpus"), term)
+        term.stream.flush()
+        time.sleep(2.0)  # the daemon's telemetry tick
+        term.stream.write("\n")
 
 
 _NEGATIVE = re.compile(r"-\d+")

@@ -171,10 +171,17 @@ def _links(value: object) -> dict[int, int]:
     """{"1": 3, "2": 1}: link quality to other GPUs by index (3 = NVLink)."""
     if not isinstance(value, dict):
         raise ValueError(f'expected an object like {{"1": 3}}, got {value!r}')
-    try:
-        return {int(k): int(v) for k, v in value.items()}
-    except (TypeError, ValueError):
-        raise ValueError(f"expected GPU index keys and integer values, got {value!r}") from None
+    for key, quality in value.items():
+        # int() took 3.5, "3" and true, and nothing capped the quality: a 4 ("NVSwitch")
+        # ranked above NVLink in silence.
+        if not (key.isascii() and key.isdigit()):
+            raise ValueError(f'expected GPU indices as keys, like {{"1": 3}}, got {key!r}')
+        if type(quality) is not int or not 0 <= quality <= 3:
+            raise ValueError(
+                f"to GPU {key}: expected a link quality from 0 to 3 (3 NVLink, 2 same PCIe "
+                f"switch, 1 same host bridge, 0 across CPUs), got {quality!r}"
+            )
+    return {int(k): v for k, v in value.items()}
 
 
 def _parse_state(data: object) -> tuple[list[GpuReading], int]:
