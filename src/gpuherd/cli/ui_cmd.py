@@ -12,7 +12,7 @@ import click
 
 from gpuherd.client import Client
 from gpuherd.errors import HerdError
-from gpuherd.typed_name import typed_name
+from gpuherd.typed_name import prefixed, typed_name
 
 
 def _show(answer: dict[str, Any]) -> None:
@@ -60,7 +60,11 @@ def ui(listen: str | None, url_only: bool, open_browser: bool, stop: bool) -> No
     if open_browser:
         import webbrowser
 
-        webbrowser.open(answer["url"])
+        # False when no browser can be started here (a server over SSH, no DISPLAY): said,
+        # where --open did nothing and said nothing. Exit 0: the URL is printed and works.
+        if not webbrowser.open(answer["url"]):
+            note = "no web browser found here: open the URL above in yours"
+            click.echo(prefixed("warning", note), err=True)
 
 
 COMMANDS = [ui]

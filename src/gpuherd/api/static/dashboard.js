@@ -148,10 +148,13 @@
 
   // A button that kills work or deletes logs (data-confirm: kill or retry a running job,
   // remove, the bulk ones) asks first. Capturing at the document runs before htmx's own
-  // submit listener on the form, so a "no" sends nothing.
+  // submit listener on the form, so a "no" sends nothing. A bulk button with no row ticked
+  // asks nothing (it asked "Kill the selected jobs?", then answered that none was): the
+  // server's answer says to tick some.
   document.addEventListener("submit", function (event) {
     var button = event.submitter, question = button && button.dataset.confirm;
-    if (question && !window.confirm(question)) {
+    var noneTicked = event.target.id === "bulk" && !document.querySelector(BOXES + ":checked");
+    if (question && !noneTicked && !window.confirm(question)) {
       event.preventDefault();
       event.stopImmediatePropagation();
     }
