@@ -33,7 +33,8 @@ from gpuherd.core.recovery import (
     reconcile,
 )
 from gpuherd.core.run_time import paused_until, pauses
-from gpuherd.core.states import LIVE_STATES, Event, JobState
+from gpuherd.core.states import LIVE_STATES, Event, JobState, OutcomeKind
+from gpuherd.core.when import format_moment
 from gpuherd.engine_endings import fail_orphaned_waiters, finish, stored_attempt
 from gpuherd.engine_held_runs import watch_held_runs
 from gpuherd.engine_restored import later_runs, take_later
@@ -73,8 +74,10 @@ def recover(engine: Engine, now: float) -> None:
                 stop.requeue if stop else False,
             )
             finish(engine, engine.store.get_job(job.id), ended, action.ended_at, now)
+            _say_ended_unwatched(engine, job, found, now)
         elif isinstance(action, Unstart):
             _unstart(engine, job, "daemon stopped before spawn")
+            log.info("job %d: the last daemon stopped before starting it: queued again", job.id)
     watch_held_runs(engine, now)  # before taking later attempts: they run on those GPUs
     take_later(engine, later, now)
     fail_orphaned_waiters(engine, now)
@@ -107,6 +110,32 @@ def _observe(engine: Engine, job: Job, now: float) -> Observed:
         and in_grace(job, now)
         and executor.outlived(pid, key),
     )
+
+
+def _say_ended_unwatched(engine: Engine, job: Job, pid: int | None, now: float) -> None:
+    """daemon.log tells a restart's story: the jobs that ended while no daemon watched them,
+    and how, beside the ones re-attached (before, only those were said, and a job found
+    lost after a crash or a reboot left no word in the log)."""
+    attempt, after = stored_attempt(engine, job), engine.store.get_job(job.id)
+    if attempt.outcome is None or after is None:
+        return
+    which = f"job {job.id} attempt {job.attempt}" + (f" (pid {pid})" if pid else "")
+    again = after.state is JobState.QUEUED
+    why = "gpuherd retry" if job.stop is not None and job.stop.requeue else "--retries"
+    if attempt.outcome.kind is OutcomeKind.LOST:
+        # No exit status: its shell had no chance to write one (the job's processes were
+        # SIGKILLed, or the machine restarted) while no daemon was its parent to see it.
+        log.warning(
+            "%s is gone, with no exit status recorded (killed with SIGKILL, or the machine "
+            "restarted, while no daemon watched it): %s",
+            which,
+            f"lost, queued again ({why})" if again else "the job is lost",
+        )
+        return
+    ended = format_moment(attempt.ended_at or now, now)
+    state = f"queued again ({why})" if again else after.state.value
+    outcome = attempt.outcome.describe()
+    log.info("%s ended at %s while no daemon watched it (%s): %s", which, ended, outcome, state)
 
 
 def _supersede(

@@ -1,0 +1,52 @@
+"""What `gpuherd daemon log` says after a crash: the jobs that ended while no daemon watched
+them, and how, beside the ones re-attached. Before, a restart said only the jobs it
+re-attached to: a job lost to a `kill -9` or a reboot while no daemon ran left no word."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+from conftest import Herd, wait_for
+
+
+def test_the_daemon_log_says_what_ended_while_no_daemon_watched(daemon: Herd, work: Path) -> None:
+    go = work / "go"
+    waits = f"while [ ! -e {go} ]; do sleep 0.02; done"
+    failed = daemon.submit("--cwd", str(work), "--", f"{waits}; exit 3")
+    lost = daemon.submit("--cwd", str(work), "--", "sleep 300")
+    retried = daemon.submit("--cwd", str(work), "--retries", "1", "--", "sleep 300")
+    runs_on = daemon.submit("--cwd", str(work), "--", "sleep 300")
+    pids = {
+        job: int(wait_for(lambda job=job: daemon.job(job)["pid"], what=f"job {job}'s pid"))
+        for job in (failed, lost, retried, runs_on)
+    }
+    daemon.kill9()
+    for job in (lost, retried):  # as a reboot would: no shell left to record an exit status
+        os.killpg(pids[job], signal.SIGKILL)
+    go.touch()
+    process_file = daemon.home / "jobs" / str(failed) / "attempt-1" / "process"
+    wait_for(lambda: "exit 3" in process_file.read_text(), what="job's exit status")
+
+    daemon.start()
+    assert daemon.wait_state(failed, "failed")["exit_code"] == 3
+    assert daemon.wait_state(lost, "lost")["outcome"] == "lost"
+    assert daemon.wait_state(retried, "running")["attempt"] == 2
+
+    said = daemon.cli("daemon", "log", "-n", "20").stdout
+    assert f"re-attached to job {runs_on} (pid {pids[runs_on]})" in said
+    assert (
+        f"job {failed} attempt 1 (pid {pids[failed]}) ended at " in said
+        and " while no daemon watched it (exit 3): failed" in said
+    )
+    assert (
+        f"WARNING gpuherd.engine: job {lost} attempt 1 (pid {pids[lost]}) is gone, with no exit "
+        "status recorded (killed with SIGKILL, or the machine restarted, while no daemon "
+        "watched it): the job is lost"
+    ) in said
+    assert (
+        f"job {retried} attempt 1 (pid {pids[retried]}) is gone, with no exit status recorded"
+        " (killed with SIGKILL, or the machine restarted, while no daemon watched it): lost, "
+        "queued again (--retries)"
+    ) in said
