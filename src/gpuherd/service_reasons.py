@@ -56,7 +56,7 @@ def explainer(
         if job.spec.after or job.spec.after_any:
             unmet = store.unmet_deps(job.id)
             if unmet:
-                return f"waiting for job {_ids([i for i, _ in unmet])}"
+                return _waiting_for([i for i, _ in unmet])
         if job.release_at is not None:
             when, delay = format_moment(job.release_at, now), job.spec.retry_delay or 0
             return f"retrying at {when} (--retry-delay {format_given(delay)})"
@@ -126,8 +126,19 @@ def _held_reason(engine: Engine, job: Job, holds: Mapping[int, str] | None) -> s
     )
 
 
-def _ids(ids: Sequence[int]) -> str:
-    return ", ".join(str(i) for i in ids)
+def _waiting_for(ids: Sequence[int]) -> str:
+    """`waiting for job 12`, `waiting for jobs 3-7,9`: as the verbs name jobs. A sweep's
+    summary (`--after-any` of every point) listed each of its hundreds of ids; past a few
+    ranges, the count and the first ones (`gpuherd show` lists them all)."""
+    if len(ids) == 1:
+        return f"waiting for job {ids[0]}"
+    runs = format_ids(ids).split(",")
+    if len(runs) <= _RANGES_SHOWN:
+        return f"waiting for jobs {','.join(runs)}"
+    return f"waiting for {len(ids):,} jobs: {','.join(runs[:_RANGES_SHOWN])},…"
+
+
+_RANGES_SHOWN = 4
 
 
 def _never_here(job_id: int, reason: str) -> str:

@@ -107,7 +107,7 @@ def test_why_a_job_waits_follows_the_queue(board: Board, expect: Any) -> None:
     waiter = board.submit("--after", f"{first},{second}", "--gpus", "0", "--", "true")
     page = board.page(f"/jobs/{waiter}")
     reason = page.locator(".reason-line")
-    expect(reason).to_have_text(f"Waiting: waiting for job {first}, {second}")
+    expect(reason).to_have_text(f"Waiting: waiting for jobs {first}-{second}")
     board.herd.cli("release", str(first))  # other jobs' changes: this one's reason follows
     board.herd.wait_state(first, "succeeded")
     expect(reason).to_have_text(f"Waiting: waiting for job {second}")

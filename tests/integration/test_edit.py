@@ -276,3 +276,19 @@ def test_edit_begin_holds_a_job_until_then_and_a_cleared_or_past_one_queues_it(
     daemon.cli("edit", str(job), "--begin", "+1s")
     released = daemon.wait_state(job, "queued", timeout=10)
     assert released["events"][-1]["detail"] == "its --begin time came"
+
+
+@pytest.mark.parametrize("field", ["name", "project"])
+def test_an_empty_name_or_project_is_refused_not_stored(shared_daemon: Herd, field: str) -> None:
+    # `edit 5 --name "$RUN"` with RUN unset stored the name '' (`edited (name old -> )`), and
+    # a project '' no `ls --project` could then pick; --clear unsets one.
+    job = shared_daemon.submit("--hold", f"--{field}", "old", "--", "true")
+    refused = shared_daemon.cli("edit", str(job), f"--{field}", "", check=False)
+    assert refused.returncode == 2 and refused.stderr.splitlines() == [
+        f"gpuherd: error: --{field} is empty: give a {field}, or --clear {field} to unset it "
+        "(see gpuherd edit --help)"
+    ]
+    assert shared_daemon.job(job)[field] == "old"
+    cleared = shared_daemon.cli("edit", str(job), "--clear", field).stdout
+    assert cleared == f"job {job}: edited ({field} old -> none)\n"
+    shared_daemon.cli("kill", str(job))

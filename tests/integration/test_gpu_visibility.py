@@ -88,9 +88,9 @@ def test_an_exclusive_job_shares_its_gpu_with_no_job(herd: Herd) -> None:
 def test_exclusive_is_refused_without_gpus_and_edit_changes_it(herd: Herd) -> None:
     herd.start("--fake-gpus", "2")
     refused = herd.cli("submit", "--gpus", "0", "--exclusive", "--", "true", check=False)
-    assert refused.returncode == 1 and refused.stderr.splitlines() == [
-        "gpuherd: error: exclusive (--exclusive) with gpus 0 (--gpus 0): a CPU-only job gets "
-        "no GPU to itself; drop one of them"
+    assert refused.returncode == 2 and refused.stderr.splitlines() == [
+        "gpuherd: error: --exclusive with --gpus 0: a CPU-only job gets no GPU to itself; drop "
+        "one of them (see gpuherd submit --help)"
     ]
     job = herd.submit("--hold", "--", "true")
     assert herd.cli("edit", str(job), "--exclusive").stdout.strip() == (

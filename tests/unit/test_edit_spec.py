@@ -18,6 +18,8 @@ SPEC = JobSpec(command="python train.py", cwd="/w", gpus=1, mem=10 * 2**30, time
         ({"begin": float("nan")}, [], "begin must be a time"),
         ({}, ["gpus"], "gpus cannot be cleared: clear one of name, only_gpus, mem, ram"),
         ({"mem": 1}, ["mem"], "mem is both set and cleared: give one"),
+        # Named as --env and --clear env name it, not by its JobSpec field.
+        ({"env_overrides": {"A": "1"}}, ["env_overrides"], "^env is both set and cleared"),
         ({}, [], "nothing to change"),
     ],
 )
@@ -98,3 +100,9 @@ def test_a_job_cannot_wait_for_itself_or_for_a_job_waiting_for_it() -> None:
     assert dependency_cycle(5, [3, 4], waiting_for_job={6, 7}) is None
     assert dependency_cycle(5, [7, 5], waiting_for_job={6, 7}) == 5
     assert dependency_cycle(5, [9, 7], waiting_for_job={6, 7}) == 7
+
+
+def test_an_empty_name_or_project_is_none_as_a_submission_stores_it() -> None:
+    named = JobSpec(command="true", cwd="/w", name="old", project="p")
+    edited, fields = edit_spec(named, {"name": "", "project": ""}, [])
+    assert (edited.name, edited.project, fields) == (None, None, ["name", "project"])

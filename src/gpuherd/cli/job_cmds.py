@@ -48,6 +48,7 @@ from gpuherd.cli.options import (
     quiet_option,
     refuse_cpu_only_mem,
     refuse_hold_with_begin,
+    refuse_kill_without_timeout,
     retries_option,
     retry_delay_option,
     states_option,
@@ -144,8 +145,9 @@ def submit(
     args = ctx.meta.get("args", command)  # (absent when invoked, not parsed)
     if command and (stray := stray_values(command, args[: len(args) - len(command)], ctx.command)):
         raise click.UsageError(stray)
-    refuse_cpu_only_mem(opts["gpus"], opts["mem"], "--gpus")
+    refuse_cpu_only_mem(opts["gpus"], opts["mem"], "--gpus", opts["exclusive"])
     refuse_hold_with_begin(opts["hold"], opts["begin"])
+    refuse_kill_without_timeout(opts["on_no_output"], opts["no_output_timeout"])
     commands = list(job_commands(file)) if file is not None else []
     if file is None:
         if not command:

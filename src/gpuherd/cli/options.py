@@ -92,6 +92,16 @@ def refuse_cpu_only_mem(gpus: int, mem: int | None, flag: str, exclusive: bool =
         )
 
 
+def refuse_kill_without_timeout(on_no_output: str, no_output_timeout: float | None) -> None:
+    """--on-no-output kill stops a job silent for --no-output-timeout: without that time
+    nothing is ever stopped (the daemon refuses it too, naming its fields, for other clients)."""
+    if on_no_output == "kill" and no_output_timeout is None:
+        raise click.UsageError(
+            "--on-no-output kill needs --no-output-timeout D: how long a job may print nothing "
+            "before it is stopped (e.g. --no-output-timeout 30m)"
+        )
+
+
 def refuse_hold_with_begin(hold: bool, begin: float | None) -> None:
     """--begin holds the jobs until then: with --hold too, which should win is unknown (the
     daemon refuses it as well, for other clients)."""

@@ -209,6 +209,11 @@ def edit(
     """
     # (--after given no ids is not given: click has no empty form of a repeatable option.)
     given = {name: value for name, value in changes.items() if value not in (None, [])}
+    for text in ("name", "project"):  # `--name "$RUN"`, RUN unset: a mistake, not a clear
+        if given.get(text) == "":
+            raise click.UsageError(
+                f"--{text} is empty: give a {text}, or --clear {text} to unset it"
+            )
     if env_pairs:
         given["env_overrides"] = dict(env_pairs)
     if not given and not clear:

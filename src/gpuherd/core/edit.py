@@ -77,7 +77,7 @@ def check_edit(changes: Mapping[str, Any], clear: Sequence[str]) -> None:
         raise ValueError("begin must be a time (epoch seconds) before the year 9999")
     both = sorted(set(changes) & set(clear))
     if both:
-        raise ValueError(f"{both[0]} is both set and cleared: give one")
+        raise ValueError(f"{_NAMES.get(both[0], both[0])} is both set and cleared: give one")
     if not changes and not clear:
         names = ", ".join((*EDITABLE, BEGIN))
         raise ValueError(f"nothing to change: give one of {names} (or clear one)")
@@ -92,6 +92,9 @@ def edit_spec(
     wanted.pop(BEGIN, None)
     if isinstance(wanted.get("command"), str):
         wanted["command"] = wanted["command"].strip()
+    for text in ("name", "project"):  # '' is none, as a submission stores it: not a value
+        if wanted.get(text) == "":
+            wanted[text] = None
     if "only_gpus" in wanted:
         wanted["only_gpus"] = tuple(sorted(set(wanted["only_gpus"])))
     if "env_overrides" in changes:
