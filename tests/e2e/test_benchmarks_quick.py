@@ -32,36 +32,33 @@ def test_quick_benchmark_runs_checks_and_prints_its_figures() -> None:
         assert f"W1           {row}" in out, out
 
 
+def table_of(script: str, *args: str, column: int) -> tuple[dict[str, str], str]:
+    """Run a benchmarks/ script (it must succeed); its Markdown table's rows by their first
+    cell, each the cell at `column`, and its whole output."""
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / script), *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    rows = [line.rstrip(" |").split(" | ") for line in proc.stdout.splitlines()]
+    cells = {row[0].lstrip("| "): row[column] for row in rows if row[0].startswith("| ")}
+    return cells, proc.stdout
+
+
 def test_the_handoff_breakdown_runs_and_finds_every_stage() -> None:
     # benchmarks/handoff.py wraps engine steps by name: a renamed step must fail here, not
     # silently drop out of its table.
-    proc = subprocess.run(
-        [sys.executable, str(REPO / "benchmarks" / "handoff.py"), "--jobs", "6"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    rows = [line for line in proc.stdout.splitlines() if line.startswith("| ")]
-    stages = {row.split(" | ")[0].lstrip("| "): row.split(" | ")[-1].rstrip(" |") for row in rows}
+    stages, out = table_of("handoff.py", "--jobs", "6", column=-1)
     for stage in ("the ended attempt recorded", "placement pass", "in all: end -> next start"):
-        assert stages[stage] == "5", proc.stdout
+        assert stages[stage] == "5", out
 
 
 def test_the_w2_budget_runs_and_accounts_for_the_slowest_slot() -> None:
-    script = REPO / "benchmarks" / "w2_budget.py"
-    proc = subprocess.run(
-        [sys.executable, str(script), "--reps", "1", "--scale", "0.1"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    rows = [line for line in proc.stdout.splitlines() if line.startswith("| ")]
-    steps = {row.split(" | ")[0].lstrip("| "): row.split(" | ")[1].rstrip(" |") for row in rows}
-    assert 0.5 < float(steps["figure"]) < 1.0, proc.stdout
+    steps, out = table_of("w2_budget.py", "--reps", "1", "--scale", "0.1", column=1)
+    assert 0.5 < float(steps["figure"]) < 1.0, out
     # 40 jobs on 4 GPUs: the slowest slot ran several of them, each handed over once.
-    assert int(steps["jobs on the slot"]) >= 5, proc.stdout
-    assert float(steps["hand-offs"]) > 0, proc.stdout
+    assert int(steps["jobs on the slot"]) >= 5, out
+    assert float(steps["hand-offs"]) > 0, out

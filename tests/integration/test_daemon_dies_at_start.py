@@ -36,16 +36,22 @@ def cannot_import(folder: str, log: Path) -> str:
     )
 
 
+def start_refused(herd: Herd, folder: str) -> tuple[str, Path]:
+    """`daemon start` with `folder` first on PYTHONPATH: refused (exit 1, nothing on stdout);
+    its stderr, and the daemon's log."""
+    broken = {**herd.env, "PYTHONPATH": folder}
+    refused = herd.cli("daemon", "start", "--fake-gpus", "1", env=broken, check=False)
+    assert (refused.returncode, refused.stdout) == (1, "")
+    return refused.stderr, herd.home / "daemon.log"
+
+
 def test_a_start_whose_daemon_cannot_import_a_module_says_which_and_what_to_do(
     herd: Herd, tmp_path: Path
 ) -> None:
     # It said "the daemon exited with status 1; see daemon.log": the daemon had said nothing.
     folder = breaker(tmp_path)
-    broken = {**herd.env, "PYTHONPATH": folder}
-    refused = herd.cli("daemon", "start", "--fake-gpus", "1", env=broken, check=False)
-    log = herd.home / "daemon.log"
-    assert (refused.returncode, refused.stdout) == (1, "")
-    assert refused.stderr == f"gpuherd: error: {cannot_import(folder, log)}\n"
+    said, log = start_refused(herd, folder)
+    assert said == f"gpuherd: error: {cannot_import(folder, log)}\n"
     logged = log.read_text()
     assert "ImportError: uvicorn is broken" in logged  # the traceback, for debugging
     assert logged.endswith(f"gpuherd daemon: {cannot_import(folder, log)}\n")  # then its word
@@ -54,11 +60,8 @@ def test_a_start_whose_daemon_cannot_import_a_module_says_which_and_what_to_do(
 
 def test_a_start_whose_daemon_cannot_find_a_module_says_which(herd: Herd, tmp_path: Path) -> None:
     code = "import gpuherd_no_such_module  # a dependency that is not installed\n"
-    broken = {**herd.env, "PYTHONPATH": breaker(tmp_path, code)}
-    refused = herd.cli("daemon", "start", "--fake-gpus", "1", env=broken, check=False)
-    log = herd.home / "daemon.log"
-    assert (refused.returncode, refused.stdout) == (1, "")
-    assert refused.stderr == (
+    said, log = start_refused(herd, breaker(tmp_path, code))
+    assert said == (
         "gpuherd: error: cannot import gpuherd_no_such_module: No module named "
         f"'gpuherd_no_such_module'; reinstall gpuherd, or fix PYTHONPATH (the traceback is in "
         f"{log})\n"
@@ -69,11 +72,8 @@ def test_a_start_whose_daemon_fails_on_a_bug_says_so_in_one_line(
     herd: Herd, tmp_path: Path
 ) -> None:
     code = 'raise RuntimeError("a bug: a test\'s stand-in")\n'
-    broken = {**herd.env, "PYTHONPATH": breaker(tmp_path, code)}
-    refused = herd.cli("daemon", "start", "--fake-gpus", "1", env=broken, check=False)
-    log = herd.home / "daemon.log"
-    assert (refused.returncode, refused.stdout) == (1, "")
-    assert refused.stderr == (
+    said, log = start_refused(herd, breaker(tmp_path, code))
+    assert said == (
         "gpuherd: error: the daemon failed: RuntimeError: a bug: a test's stand-in (a bug: "
         f"please report it, with the traceback in {log})\n"
     )
