@@ -35,7 +35,7 @@ from gpuherd.core.sweep_names import default_sweep_name, is_bare_command
 from gpuherd.daemon_presence import started_process, still_running
 from gpuherd.errors import DaemonError, HerdError
 from gpuherd.following import follow_log
-from gpuherd.pyapi_checks import command_text, deadline_after, job_number, wait_ids
+from gpuherd.pyapi_checks import command_text, deadline_after, job_number, log_numbers, wait_ids
 from gpuherd.pyapi_sweep import Sweep, SweepWarning, bare_command_refusal, over_file
 from gpuherd.pyapi_values import (
     connect_spelling,
@@ -255,8 +255,9 @@ class Herd:
         return list(self.client.get("/sweeps")["sweeps"])
 
     def get_sweep(self, name: str) -> Sweep:
-        """A handle on the sweep `name` submitted before: its results, status and wait."""
-        return Sweep(self, name, None)
+        """A handle on the sweep `name` submitted before: its results, status and wait.
+        NotFound if no sweep has that name."""
+        return Sweep.existing(self, name)
 
     def wait(self, ids: Iterable[int | str | Job], timeout: float | None = None) -> dict[int, str]:
         """Wait until the jobs (ids or handles) finish; their final states by id.
@@ -295,7 +296,7 @@ class Job:
     ) -> str:
         """The job's stdout (or "stderr") so far, or its last `lines` lines; "" before it
         starts."""
-        query = {"stream": stream, "attempt": attempt, "lines": lines}
+        query = {"stream": stream, **log_numbers(attempt=attempt, lines=lines)}
         try:
             data = b"".join(self.herd.client.download(f"/jobs/{self.id}/log", **query))
             return data.decode(errors="replace")
@@ -308,9 +309,9 @@ class Job:
         """The job's output as it comes (from its last `lines` lines, if given), until the
         job ends; a job not started yet is waited for, and a retry's output follows.
         `for text in job.follow(): print(text, end="")` is `gpuherd log -f`."""
-        for kind, piece in follow_log(self.herd.client, self.id, stream, lines=lines):
-            if kind == "text":
-                yield str(piece)
+        lines = log_numbers(lines=lines)["lines"]  # checked now, not at the first next()
+        pieces = follow_log(self.herd.client, self.id, stream, lines=lines)
+        return (str(piece) for kind, piece in pieces if kind == "text")
 
     def result(self, timeout: float | None = None) -> Any:
         """Wait until the job ends (TimeoutError after `timeout` seconds), then what it

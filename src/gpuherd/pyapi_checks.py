@@ -11,6 +11,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from gpuherd.core.commands import command_from_args
+from gpuherd.core.int64 import LARGEST
+from gpuherd.errors import InvalidValue
 
 
 def job_number(job_id: Any) -> int:
@@ -39,6 +41,18 @@ def deadline_after(timeout: Any) -> float | None:
             f"timeout is a number of seconds (None waits as long as it takes), got {timeout!r}"
         )
     return time.monotonic() + timeout
+
+
+def log_numbers(**given: Any) -> dict[str, int | None]:
+    """`Job.logs`' and `Job.follow`'s `lines` and `attempt`, each None or a whole number from
+    1 up: refused here in the API's words, where the daemon answered in its HTTP form
+    (`invalid request: query.lines: Input should be ...`) or took `attempt=0` for the latest."""
+    for name, value in given.items():
+        number = isinstance(value, int) and not isinstance(value, bool)
+        if value is not None and (not number or not 1 <= value <= LARGEST):
+            latest = " (None: the latest)" if name == "attempt" else ""
+            raise InvalidValue(f"{name} is a whole number from 1 up{latest}, got {value!r}")
+    return given
 
 
 def command_text(command: Any) -> str:

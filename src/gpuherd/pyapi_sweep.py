@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from gpuherd.errors import HerdError
+from gpuherd.core.sweep import is_sweep_name, no_such_sweep
+from gpuherd.errors import HerdError, NotFound
 from gpuherd.pyapi_values import non_finite
 
 if TYPE_CHECKING:
@@ -29,6 +30,18 @@ class Sweep:
         self.name = name
         self.submission = answer or {}
         """The daemon's answer: counts (new, rerun_failed, skipped_done, ...), ids, seed."""
+
+    @classmethod
+    def existing(cls, herd: Herd, name: Any) -> Sweep:
+        """`Herd.get_sweep(name)`: NotFound at once for a name no sweep has, in the daemon's
+        words (a handle on no sweep failed only when used, far from the misspelt name)."""
+        if not isinstance(name, str):
+            raise TypeError(f"a sweep's name is text (herd.get_sweep('lr-grid')), got {name!r}")
+        if not is_sweep_name(name):  # ('a/b', ''): the daemon would not even route it
+            raise NotFound(no_such_sweep(name))
+        sweep = cls(herd, name, None)
+        sweep.status(limit=1)  # raises NotFound for no such sweep
+        return sweep
 
     def __repr__(self) -> str:
         if not self.submission:

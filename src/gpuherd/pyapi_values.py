@@ -155,14 +155,7 @@ def submit_options(
 ) -> dict[str, Any]:
     """`submit` keyword options as the API takes them (sizes and durations may be text or,
     for durations, timedelta); `after` and `after_any` as `job_ids` reads them."""
-    unknown = sorted(set(options) - SUBMIT_OPTIONS)
-    if unknown:
-        import difflib  # (only on this error path)
-
-        known = ", ".join(sorted(SUBMIT_OPTIONS))
-        close = difflib.get_close_matches(unknown[0], SUBMIT_OPTIONS, n=1)
-        guess = f" (did you mean {close[0]!r}?)" if close else ""
-        raise TypeError(f"unknown option {unknown[0]!r}{guess}; options: {known}")
+    refuse_unknown(options, SUBMIT_OPTIONS)
     out = in_units({k: plain(v) for k, v in options.items() if v is not None})
     if "begin" in out:
         out["begin"] = _begin(out["begin"])
@@ -172,6 +165,19 @@ def submit_options(
     if "on_no_output" in out:
         out["kill_on_no_output"] = _kill_on_no_output(out)
     return out
+
+
+def refuse_unknown(options: Iterable[str], known: frozenset[str]) -> None:
+    """TypeError for an option not `known` (`submit`'s, a task's), naming the closest one."""
+    unknown = sorted(set(options) - known)
+    if unknown:
+        import difflib  # (only on this error path)
+
+        close = difflib.get_close_matches(unknown[0], known, n=1)
+        guess = f" (did you mean {close[0]!r}?)" if close else ""
+        raise TypeError(
+            f"unknown option {unknown[0]!r}{guess}; options: {', '.join(sorted(known))}"
+        )
 
 
 def edit_options(changes: Mapping[str, Any], job_type: type[Any], client: Client) -> dict[str, Any]:

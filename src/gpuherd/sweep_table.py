@@ -22,7 +22,14 @@ from typing import Any, NamedTuple
 
 from gpuherd.core.run_time import paused_until, pauses
 from gpuherd.core.states import POINT_STATES, JobState
-from gpuherd.core.sweep import Point, SweepError, SweepSpec, expand, spec_from_dict
+from gpuherd.core.sweep import (
+    Point,
+    SweepError,
+    SweepSpec,
+    expand,
+    no_such_sweep,
+    spec_from_dict,
+)
 from gpuherd.core.sweep_values import json_safe, metric_text
 from gpuherd.core.units import format_size
 from gpuherd.errors import Forbidden, HerdError, InvalidValue, NotFound
@@ -61,10 +68,6 @@ def listing(store: Store) -> list[dict[str, Any]]:
             }
         )
     return out
-
-
-def no_such_sweep(name: str) -> str:
-    return f"no sweep named {name!r}: `gpuherd sweep ls` lists the sweeps"
 
 
 def table(

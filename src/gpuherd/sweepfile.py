@@ -33,7 +33,7 @@ from pydantic import (
     model_validator,
 )
 
-from gpuherd.core.sweep import DistKind, Distribution, SweepError, SweepSpec
+from gpuherd.core.sweep import DistKind, Distribution, SweepError, SweepSpec, check_exclude
 from gpuherd.core.sweep_config import SweepFileError as SweepFileError
 from gpuherd.core.sweep_config import from_config as from_config
 from gpuherd.core.sweep_spec import SWEEP_FIELD
@@ -167,6 +167,7 @@ def parse_sweep(text: str, path: str) -> SweepFile:
         check_values(data)
         model = _File.model_validate(data, context={"folder": folder})
         spec = _to_spec(model, Path(path).stem)
+        check_exclude(spec)  # here, where the file's line is known, not when the daemon expands
     except ValidationError as exc:
         raise SweepFileError(_pydantic_problem(path, text, data, exc)) from None
     except SweepError as exc:

@@ -5,9 +5,10 @@ Each key is its flag's name with `_` for `-` (`--retry-delay` is `retry_delay`),
 flags use: sizes (`ram: 16GiB`), durations (`grace: 30s`), GPU indices (`only_gpus: 0,2` or
 `[0, 2]`), --begin times (`begin: 22:00`), variables as `--env` takes them. What the
 daemon checks of the options together (`exclusive` with `gpus: 0`, `on_no_output: kill`
-without `no_output_timeout`) it checks once the command line's flags have overridden the
-file's. But `hold: true` with a `begin` (one choice, which the daemon refuses together) is
-a file's own mistake: refused as the file is read, at its line.
+without `no_output_timeout`) is checked once the command line's flags have overridden the
+file's (by the CLI too: cli/sweep_args.py). But `hold: true` with a `begin` (one choice,
+which the daemon refuses together) is a file's own mistake: refused as the file is read, at
+its line.
 
 A relative `cwd` is the sweep file's folder's: the file runs the same from wherever it is
 submitted. Job ids (`--after`) and what one submission does (`--force`, `--yes`,

@@ -40,6 +40,7 @@ from gpuherd.core.sweep import (
     SweepError,
     SweepSpec,
     count,
+    no_such_sweep,
     plan_resume,
     size_refusal,
     spec_from_dict,
@@ -271,7 +272,7 @@ class Sweeps:
         results folder is the user's: kept, markers and all."""
         row = self.store.get_sweep(name)
         if row is None:
-            raise NotFound(sweep_table.no_such_sweep(name))
+            raise NotFound(no_such_sweep(name))
         jobs = self.store.sweep_jobs(name)
         live = [job.id for job in jobs if job.state in LIVE_STATES]
         if live:

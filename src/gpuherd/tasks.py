@@ -30,7 +30,13 @@ from typing import Any
 from gpuherd import paths, worker
 from gpuherd.errors import HerdError
 from gpuherd.pyapi import Herd, Job, Sweep, SweepWarning, connect
-from gpuherd.pyapi_values import SUBMIT_OPTIONS, make_spec, plain, warn_at_caller
+from gpuherd.pyapi_values import (
+    SUBMIT_OPTIONS,
+    make_spec,
+    plain,
+    refuse_unknown,
+    warn_at_caller,
+)
 from gpuherd.tasks_guard import refuse_while_loading
 
 PARAMS_INLINE_MAX = 16 * 1024
@@ -212,6 +218,7 @@ def task(fn: Callable[..., Any] | None = None, *, gpus: int | None = None, **opt
     given = options if gpus is None else {"gpus": gpus, **options}
     if fn is not None and not callable(fn):  # `@gpuherd.task(2)`: was "2 cannot run as a task"
         raise TypeError(f"gpuherd.task() takes its options by name: @gpuherd.task(gpus={fn!r})")
+    refuse_unknown(given, JOB_OPTIONS)  # here, not at the task's first submit
 
     def wrap(function: Callable[..., Any]) -> Task:
         worker_target(function)  # fail now, not in the job, for a nested function or lambda

@@ -350,6 +350,6 @@ def test_a_dry_run_of_an_exclude_that_leaves_no_point_is_refused(runs: Runs) -> 
         done = sweep(runs, "e.yaml", "--dry-run", *extra)
         assert (done.returncode, done.stdout) == (1, "")
         assert done.stderr == (
-            "gpuherd: error: invalid sweep: exclude: expression 'True' removes every point of"
+            "gpuherd: error: e.yaml:3: exclude: expression 'True' removes every point of"
             " the grid (2 of 2); loosen it so some remain\n"
         )

@@ -11,7 +11,7 @@ import pytest
 import gpuherd
 from conftest import Herd, api_daemon
 from gpuherd.core.sweep_names import default_sweep_name
-from gpuherd.errors import DaemonError, HerdError, NotFound
+from gpuherd.errors import DaemonError, HerdError, InvalidValue, NotFound
 from gpuherd.pyapi import connect
 from gpuherd.tasks import TaskArgumentError
 
@@ -189,6 +189,42 @@ def test_killing_a_job_that_does_not_exist_raises_not_found(api: gpuherd.Herd) -
     assert job.kill() == f"job {job.id} already ended (succeeded)"  # still an answer
 
 
+def test_opening_a_sweep_that_does_not_exist_raises_not_found_at_once(api: gpuherd.Herd) -> None:
+    # It answered a handle, which failed only when used; the words are the daemon's (and the
+    # CLI's `sweep status`), also for a name the daemon would not route ('a/b').
+    for name in ("nope", "a/b", ""):
+        with pytest.raises(NotFound) as missing:
+            api.get_sweep(name)
+        assert str(missing.value) == f"no sweep named {name!r}: `gpuherd sweep ls` lists the sweeps"
+    with pytest.raises(TypeError, match=r"^a sweep's name is text .*, got 7$"):
+        api.get_sweep(7)  # type: ignore[arg-type]
+    api.sweep("true {x}", {"x": [1]}, name="there", gpus=0).wait(timeout=30)
+    assert api.get_sweep("there").name == "there"
+
+
+def test_a_logs_lines_or_attempt_below_one_is_refused_in_the_apis_words(
+    api: gpuherd.Herd,
+) -> None:
+    # They came back in the HTTP API's wording (`invalid request: query.lines: Input should be
+    # greater than or equal to 1`), and attempt=0 answered the latest attempt's log.
+    job = api.submit("echo one; echo two", gpus=0)
+    assert job.wait(timeout=30) == "succeeded"
+    refused = {
+        "lines": (0, "lines is a whole number from 1 up, got 0"),
+        "attempt": (0, "attempt is a whole number from 1 up (None: the latest), got 0"),
+    }
+    for name, (value, message) in refused.items():
+        with pytest.raises(InvalidValue) as caught:
+            job.logs(**{name: value})
+        assert str(caught.value) == message
+    with pytest.raises(InvalidValue, match=r"^lines is a whole number from 1 up, got -2$"):
+        job.follow(lines=-2)  # at the call, not at its first next()
+    with pytest.raises(InvalidValue, match=r"^lines is a whole number from 1 up, got '5'$"):
+        job.logs(lines="5")  # type: ignore[arg-type]
+    assert (job.logs(lines=1), job.logs(attempt=1)) == ("two\n", "one\ntwo\n")
+    assert "".join(job.follow(lines=1)) == "two\n"
+
+
 def test_a_wait_timeout_that_is_not_a_number_is_refused_in_one_line(
     api: gpuherd.Herd, tmp_path: Path
 ) -> None:
@@ -230,6 +266,25 @@ def test_a_method_of_an_object_is_refused_as_a_task_at_once(api: gpuherd.Herd) -
     )
     double = gpuherd.task(gpus=0, retries=0)(pyapi_qa_mod.Scales.double)  # found by its class
     assert double.submit(x=4).result(timeout=30) == 8
+
+
+def test_a_tasks_unknown_option_is_refused_when_the_decorator_is_applied(
+    api: gpuherd.Herd,
+) -> None:
+    # It was kept, and refused only at the task's first submit() or sweep(). (`api` puts
+    # pyapi_qa_mod on the path.)
+    import pyapi_qa_mod
+
+    with pytest.raises(TypeError) as refused:
+        gpuherd.task(priorty=1)
+    assert str(refused.value).startswith(
+        "unknown option 'priorty' (did you mean 'priority'?); options: after, after_any, begin, "
+        "cwd, env, exclusive, gpus, grace, herd,"
+    )
+    with pytest.raises(TypeError, match=r"^unknown option 'xyzzy'; options: after, "):
+        gpuherd.task(pyapi_qa_mod.scaled, xyzzy=1)  # applied to a task: its options too
+    named = gpuherd.task(name="n", cwd=".", herd=None, hold=True)(pyapi_qa_mod.scaled)
+    assert named.options["name"] == "n"  # a task's own options, besides submit's, are taken
 
 
 def test_a_tasks_options_given_by_position_say_to_name_them() -> None:

@@ -145,3 +145,40 @@ def test_a_bad_key_is_one_line_before_anything_is_submitted(
     assert done.stderr.startswith("gpuherd: error: sweeps/bad.yaml:3: after: job ids are given")
     assert done.stderr.count("\n") == 1
     assert "bad" not in [sweep["name"] for sweep in daemon.json("sweep", "ls")]
+
+
+def test_options_that_contradict_are_refused_as_submit_refuses_them(
+    shared_daemon: Herd, shared_work: Path
+) -> None:
+    # They reached the daemon and came back in its field names, exit 1 (`kill_on_no_output
+    # (--on-no-output kill) needs no_output_timeout ...`); a file's values are named as its
+    # keys, once the flags have overridden them (its `gpus: 0` mended by `--gpus 1`).
+    daemon, work = shared_daemon, shared_work
+    write_sweep(work, "cpu.yaml", "command: echo {x}\ngrid: {x: [1]}\ngpus: 0\nexclusive: true\n")
+    write_sweep(work, "kill.yaml", "command: echo {x}\ngrid: {x: [1]}\non_no_output: kill\n")
+    template = ["echo {x}", "-p", "x", "1"]
+    refused = {
+        (*template, "--on-no-output", "kill"): "--on-no-output kill needs --no-output-timeout D: "
+        "how long a job may print nothing before it is stopped (e.g. --no-output-timeout 30m)",
+        (*template, "--exclusive", "--gpus", "0"): "--exclusive with --gpus 0: a CPU-only job "
+        "gets no GPU to itself; drop one of them",
+        (*template, "--gpus", "0", "--mem", "1GiB"): "--mem with --gpus 0: a CPU-only job gets "
+        "no GPU memory; drop one of them (--ram is host memory)",
+        ("sweeps/cpu.yaml",): "exclusive: true with gpus: 0 in sweeps/cpu.yaml: a CPU-only job "
+        "gets no GPU to itself; drop one of them",
+        ("sweeps/cpu.yaml", "--mem", "1GiB", "--no-exclusive"): "--mem with gpus: 0 in "
+        "sweeps/cpu.yaml: a CPU-only job gets no GPU memory; drop one of them (--ram is host "
+        "memory)",
+        ("sweeps/kill.yaml",): "on_no_output: kill in sweeps/kill.yaml needs no_output_timeout: "
+        "how long a job may print nothing before it is stopped (e.g. `no_output_timeout: 30m` "
+        "in the file, or --no-output-timeout 30m)",
+    }
+    for args, message in refused.items():
+        done = daemon.cli("sweep", *args, check=False, cwd=work)
+        assert (done.returncode, done.stdout) == (2, ""), args
+        assert done.stderr == f"gpuherd: error: {message} (see gpuherd sweep --help)\n"
+    assert not {"cpu", "kill"} & {sweep["name"] for sweep in daemon.json("sweep", "ls")}
+    mended = [("sweeps/cpu.yaml", "--gpus", "1"), ("sweeps/kill.yaml", "--no-output-timeout", "1m")]
+    for args in mended:
+        (job,) = submit(daemon, work, *args)
+        daemon.wait_state(job["id"], "succeeded", timeout=30)

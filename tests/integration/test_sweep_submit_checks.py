@@ -29,8 +29,8 @@ def test_an_exclude_that_leaves_no_point_creates_no_sweep(
     done = daemon.cli("sweep", "e.yaml", check=False, cwd=work)
     assert (done.returncode, done.stdout) == (1, "")
     assert done.stderr == (
-        "gpuherd: error: invalid sweep: exclude: expression 'True' removes every point of the"
-        " grid (2 of 2); loosen it so some remain\n"
+        "gpuherd: error: e.yaml:3: exclude: expression 'True' removes every point of the"
+        " grid (2 of 2); loosen it so some remain\n"  # (the file and line: it said `invalid sweep`)
     )
     herd = connect(daemon.home, start=False)
     excluding = SweepSpec(name="f", command="echo {x}", grids=({"x": (1,)},), exclude=({"x": 1},))

@@ -317,6 +317,20 @@ def test_a_sweep_without_shuffle_seed_leaves_the_seed_to_the_caller() -> None:
             r":2: exclude: expression .*Call is not allowed",
         ),
         ("grid: {a: [1]}\nexclude: 5\n", r":2: exclude: give a list of partial points"),
+        # Refused when expanded (by the daemon, which knows no file): they said `invalid
+        # sweep: exclude: ...`, naming neither the file nor its line.
+        (
+            "grid: {a: [1, 2]}\nexclude: 'True'\n",
+            r"^s\.yaml:2: exclude: expression 'True' removes every point of the grid \(2 of 2\)",
+        ),
+        (
+            "grid: {a: [1, 2]}\nexclude: [{a: 1}, {a: 2}]\n",
+            r"^s\.yaml:2: exclude: the list removes every point of the grid \(2 of 2\)",
+        ),
+        (
+            "grid: {a: [1, 2]}\nexclude: 'a / 0 > 1'\n",
+            r"^s\.yaml:2: exclude: expression 'a / 0 > 1' failed on \{'a': 1\}: division by zero$",
+        ),
         ("grid: {a: [1]}\nexclude:\n  - b: 1\n", r":3: exclude\[0\]: b is not a parameter"),
         ("random:\n  lr: {loguniform: [-1, 1]}\nsamples: 2\n", r":2: random\.lr: loguniform"),
         ("random:\n  lr: {uniform: [0, 1], int: [1, 2]}\nsamples: 2\n", "exactly one of"),

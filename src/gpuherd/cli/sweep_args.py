@@ -12,7 +12,11 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
-from gpuherd.cli.options import refuse_hold_with_begin
+from gpuherd.cli.options import (
+    refuse_cpu_only_mem,
+    refuse_hold_with_begin,
+    refuse_kill_without_timeout,
+)
 from gpuherd.core.sweep import FILE_SUFFIXES, SweepError, SweepSpec
 from gpuherd.core.sweep_names import default_sweep_name
 from gpuherd.errors import HerdError
@@ -150,6 +154,7 @@ def build(
     env = {**from_file.pop("env", {}), **dict(opts["env_pairs"])}
     chosen = {**opts, **from_file}
     refuse_hold_with_begin(chosen["hold"], chosen["begin"])
+    _refuse_together(chosen, [k for k in from_file if not given(k)], source)
     options = SweepOptions(
         env_overrides=env,
         gpus=chosen["gpus"],
@@ -174,3 +179,40 @@ def build(
         order=chosen["order"],
     )
     return spec, options, chosen["cwd"] or os.getcwd()
+
+
+def _refuse_together(chosen: dict[str, Any], file_keys: list[str], file: str) -> None:
+    """Refuse what `submit` refuses of its options together (cli/options.py), exit 2, where
+    the daemon answered in its field names (`kill_on_no_output ... needs no_output_timeout`).
+    Checked once the flags have overridden the file's keys (a file's `gpus: 0` and
+    `exclusive: true` may be mended by `--gpus 1`); a value the file set is named as its key
+    there. A refused value is never a default, so one not on the command line is the file's."""
+    if not {"gpus", "mem", "exclusive", "on_no_output"} & set(file_keys):
+        refuse_cpu_only_mem(chosen["gpus"], chosen["mem"], "--gpus", chosen["exclusive"])
+        refuse_kill_without_timeout(chosen["on_no_output"], chosen["no_output_timeout"])
+        return
+
+    def named(key: str, flag: str, as_key: str) -> str:
+        return f"{as_key} in {file}" if key in file_keys else flag
+
+    def with_cpu_only(key: str, flag: str, as_key: str) -> str:
+        if {key, "gpus"} <= set(file_keys):  # both the file's: named once
+            return f"{as_key} with gpus: 0 in {file}"
+        return f"{named(key, flag, as_key)} with {named('gpus', '--gpus 0', 'gpus: 0')}"
+
+    if chosen["gpus"] == 0 and chosen["mem"] is not None:
+        raise click.UsageError(
+            f"{with_cpu_only('mem', '--mem', 'mem')}: a CPU-only job gets no GPU memory; drop "
+            "one of them (--ram is host memory)"
+        )
+    if chosen["gpus"] == 0 and chosen["exclusive"]:
+        raise click.UsageError(
+            f"{with_cpu_only('exclusive', '--exclusive', 'exclusive: true')}: a CPU-only job "
+            "gets no GPU to itself; drop one of them"
+        )
+    if chosen["on_no_output"] == "kill" and chosen["no_output_timeout"] is None:
+        raise click.UsageError(
+            f"{named('on_no_output', '--on-no-output kill', 'on_no_output: kill')} needs "
+            "no_output_timeout: how long a job may print nothing before it is stopped (e.g. "
+            "`no_output_timeout: 30m` in the file, or --no-output-timeout 30m)"
+        )

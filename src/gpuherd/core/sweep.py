@@ -45,6 +45,7 @@ from gpuherd.core.sweep_spec import DistKind as DistKind
 from gpuherd.core.sweep_spec import Distribution as Distribution
 from gpuherd.core.sweep_spec import SweepSpec as SweepSpec
 from gpuherd.core.sweep_spec import is_sweep_name as is_sweep_name
+from gpuherd.core.sweep_spec import no_such_sweep as no_such_sweep
 from gpuherd.core.sweep_spec import spec_from_dict as spec_from_dict
 from gpuherd.core.sweep_spec import spec_to_dict as spec_to_dict
 
@@ -135,10 +136,7 @@ def expand(spec: SweepSpec) -> list[Point]:
     elif spec.random:
         chosen = _draw(spec, rng, keep)
     else:
-        grid = _grid(spec)
-        chosen = [(p, v) for p, v in grid if keep(p)]
-        if grid and not chosen:
-            raise SweepError(_excludes_all(spec, len(grid)), ("exclude",))
+        chosen = _kept_grid(spec, keep)
         if spec.samples is not None:
             if spec.samples > len(chosen):
                 raise SweepError(
@@ -152,6 +150,23 @@ def expand(spec: SweepSpec) -> list[Point]:
         elif spec.shuffle:
             rng.shuffle(chosen)
     return [_point(spec, i, params, varying) for i, (params, varying) in enumerate(chosen)]
+
+
+def check_exclude(spec: SweepSpec) -> None:
+    """Raise the SweepError that expand() would for the grid's `exclude` (every point removed,
+    or the expression failing on one), without numbering points: a sweep file is checked as
+    it is read, to name its line (the daemon, which expands, knows no file). Random draws
+    (which depend on the seed) and a grid too big to list (sampled) stay expand()'s to check."""
+    if (spec.exclude or spec.exclude_expr) and not spec.random and _grid_size(spec) <= MAX_POINTS:
+        _kept_grid(spec, keeper(spec.exclude, spec.exclude_expr, [*spec.fixed, *spec.varying]))
+
+
+def _kept_grid(spec: SweepSpec, keep: Callable[[Mapping[str, Any]], bool]) -> list[_Combo]:
+    grid = _grid(spec)
+    chosen = [(p, v) for p, v in grid if keep(p)]
+    if grid and not chosen:
+        raise SweepError(_excludes_all(spec, len(grid)), ("exclude",))
+    return chosen
 
 
 def _excludes_all(spec: SweepSpec, total: int) -> str:

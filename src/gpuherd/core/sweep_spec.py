@@ -134,6 +134,12 @@ def is_sweep_name(name: str) -> bool:
     )
 
 
+def no_such_sweep(name: str) -> str:
+    """What a sweep's name that names no sweep gets, in one wording wherever it is found:
+    the daemon's status and rm, and the Python API's get_sweep (before asking it)."""
+    return f"no sweep named {name!r}: `gpuherd sweep ls` lists the sweeps"
+
+
 def _validate(spec: SweepSpec) -> None:
     if not spec.name:
         raise SweepError("name: must not be empty", ("name",))
