@@ -89,7 +89,7 @@ class EditVerbs(JobVerbs):
             raise Conflict(f"job {job.id} would never run: {reason}")
         what = ", ".join(
             ([describe_edit(job.spec, spec, fields)] if fields else [])
-            + ([_describe_begin(job, *moved, now)] if moved else [])
+            + ([_describe_begin(job, moved[0], changes.get(BEGIN), now)] if moved else [])
         )
         # Held or released by its new time; else its state, and when it was queued (its wait
         # counts towards reserving GPUs), stay as they are.
@@ -140,10 +140,17 @@ class EditVerbs(JobVerbs):
             )
 
 
-def _describe_begin(job: Job, state: JobState, release_at: float | None, now: float) -> str:
-    """`begin none -> 23:30`, `begin 23:30 -> none, released`: an edit's change of its time."""
+def _describe_begin(job: Job, state: JobState, asked: float | None, now: float) -> str:
+    """`begin none -> 23:30`, `begin 23:30 -> none, released`: an edit's change of its time
+    (`asked`: the --begin given; None for --clear begin). A job has one hold, by hand or until
+    a time, and each replaces the other (as `hold` drops a time): so the answer says when a
+    time ends a hold by hand, and why a time released the job (it is past)."""
     held_until = job.release_at if job.state is JobState.HELD else None
-    before = format_moment(held_until, now) if held_until is not None else None
-    after = format_moment(release_at, now) if release_at is not None else None
-    said = f"begin {before or 'none'} -> {after or 'none'}"
-    return said + (", released" if state is JobState.QUEUED else "")
+    before = format_moment(held_until, now) if held_until is not None else "none"
+    after = format_moment(asked, now) if asked is not None else "none"
+    said = f"begin {before} -> {after}"
+    if state is JobState.QUEUED:
+        return said + (", already past: released" if asked is not None else ", released")
+    if job.state is JobState.HELD and held_until is None:
+        return said + ": held until then, no longer until released"
+    return said

@@ -56,7 +56,8 @@ def explainer(
         if job.spec.after or job.spec.after_any:
             unmet = store.unmet_deps(job.id)
             if unmet:
-                return _waiting_for([i for i, _ in unmet])
+                held = [i for i, state in unmet if state == JobState.HELD.value]
+                return _waiting_for([i for i, _ in unmet]) + _held_among(held, len(unmet))
         if job.release_at is not None:
             when, delay = format_moment(job.release_at, now), job.spec.retry_delay or 0
             return f"retrying at {when} (--retry-delay {format_given(delay)})"
@@ -139,6 +140,22 @@ def _waiting_for(ids: Sequence[int]) -> str:
 
 
 _RANGES_SHOWN = 4
+
+
+def _held_among(held: Sequence[int], waited_for: int) -> str:
+    """What lets a job waiting for held ones run: else `waiting for job 19` read as if job 19
+    would run by itself. ` (held: gpuherd release 19)` when all are held, ` (jobs 3,9 held:
+    gpuherd release 3,9)` when some; past a few ranges, `ls --state held` lists them."""
+    if not held:
+        return ""
+    ids = format_ids(held)
+    every = len(held) == waited_for
+    if len(ids.split(",")) > _RANGES_SHOWN:
+        some = "all" if every else f"{len(held):,} of them"
+        return f" ({some} held: gpuherd ls --state held)"
+    if every:
+        return f" (held: gpuherd release {ids})"
+    return f" ({'job' if len(held) == 1 else 'jobs'} {ids} held: gpuherd release {ids})"
 
 
 def _never_here(job_id: int, reason: str) -> str:

@@ -56,6 +56,14 @@ class SystemVerbs:
                 "cannot resume dispatch while the daemon drains: it stops once its running "
                 "jobs end, and the next `gpuherd daemon start` dispatches the queue again"
             )
+        # Asked twice, the state asked for holds: said so, and no error (a script's resume
+        # that runs whatever the queue's state, as `hold` of a held job says `already held`).
+        if paused == self.engine.queue_paused:
+            return (
+                "queue already paused: running jobs go on, nothing new starts"
+                if paused
+                else "queue was not paused: nothing to resume"
+            )
         self.engine.set_queue_paused(paused)
         return "queue paused: running jobs go on, nothing new starts" if paused else "queue resumed"
 

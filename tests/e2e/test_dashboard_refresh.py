@@ -107,10 +107,13 @@ def test_why_a_job_waits_follows_the_queue(board: Board, expect: Any) -> None:
     waiter = board.submit("--after", f"{first},{second}", "--gpus", "0", "--", "true")
     page = board.page(f"/jobs/{waiter}")
     reason = page.locator(".reason-line")
-    expect(reason).to_have_text(f"Waiting: waiting for jobs {first}-{second}")
+    held = f"{first}-{second}"
+    expect(reason).to_have_text(f"Waiting: waiting for jobs {held} (held: gpuherd release {held})")
     board.herd.cli("release", str(first))  # other jobs' changes: this one's reason follows
     board.herd.wait_state(first, "succeeded")
-    expect(reason).to_have_text(f"Waiting: waiting for job {second}")
+    expect(reason).to_have_text(
+        f"Waiting: waiting for job {second} (held: gpuherd release {second})"
+    )
     assert board.herd.job(waiter)["state"] == "queued"  # no change of its own told the page
     page.close()
 

@@ -6,6 +6,7 @@ Real daemons in temporary homes; jobs wait for a file, so the test says when the
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -103,6 +104,32 @@ def test_a_plain_stop_ends_a_drain_at_once_leaving_its_jobs_to_the_next_daemon(
     assert daemon.job(running)["state"] == "running"
     go.touch()
     daemon.wait_state(running, "succeeded")
+
+
+def test_a_plain_stop_counts_apart_the_jobs_being_killed_and_the_paused_ones(
+    daemon: Herd,
+) -> None:
+    # A job in its kill's grace (deaf to SIGTERM) and a paused one were "running jobs [that]
+    # go on": the answer hid a kill not finished (the next daemon sends its SIGKILL).
+    deaf = daemon.submit("--grace", "60s", "--", "trap '' TERM; sleep 300")
+    paused = daemon.submit("--", "sleep 300")
+    running = daemon.submit("--", "sleep 300")
+    for job in (deaf, paused, running):
+        daemon.wait_state(job, "running")
+    daemon.cli("pause", str(paused))
+    daemon.cli("kill", str(deaf))
+    wait_for(lambda: daemon.job(deaf)["reason"] == "stopping (killed)", what="the kill")
+    assert daemon.cli("daemon", "stop").stdout.splitlines() == [
+        "stopping; 1 running job goes on, 1 paused job stays paused and the next daemon "
+        "re-attaches; 1 job being killed: the next daemon finishes the kill",
+        "daemon stopped",
+    ]
+    daemon.start()
+    assert daemon.job(deaf)["reason"] == "stopping (killed)"  # the kill goes on
+    assert daemon.job(paused)["state"] == "paused"
+    assert daemon.job(running)["state"] == "running"
+    os.killpg(daemon.job(deaf)["pid"], signal.SIGKILL)  # its SIGKILL now, not in 60 s
+    daemon.wait_state(deaf, "killed")
 
 
 def test_of_starts_run_at_once_one_starts_the_daemon_and_the_others_say_it_runs(

@@ -210,7 +210,9 @@ def test_edit_moves_a_waiting_job_to_another_folder_and_changes_what_it_waits_fo
         f"after none -> {first})\n"
     )
     daemon.cli("release", str(job))
-    assert daemon.job(job)["reason"] == f"waiting for job {first}"  # and not started
+    assert daemon.job(job)["reason"] == (  # and not started
+        f"waiting for job {first} (held: gpuherd release {first})"
+    )
     daemon.cli("release", str(first))
     done = daemon.wait_state(job, "succeeded")
     assert (elsewhere / "where.txt").read_text() == f"{elsewhere}\n"
@@ -270,12 +272,37 @@ def test_edit_begin_holds_a_job_until_then_and_a_cleared_or_past_one_queues_it(
     assert daemon.job(job)["state"] == "queued"
     daemon.cli("hold", str(job))  # held until released: no time to clear
     assert daemon.cli("edit", str(job), "--clear", "begin").stdout == f"job {job}: unchanged\n"
-    past = daemon.cli("edit", str(job), "--begin", "2020-01-01").stdout
-    assert past == f"job {job}: edited (begin none -> none, released)\n"
+    past = daemon.cli("edit", str(job), "--begin", "2020-01-01").stdout  # why it was released
+    assert past == f"job {job}: edited (begin none -> 2020-01-01 00:00, already past: released)\n"
     # The daemon's timer releases a job whose new time comes.
     daemon.cli("edit", str(job), "--begin", "+1s")
     released = daemon.wait_state(job, "queued", timeout=10)
     assert released["events"][-1]["detail"] == "its --begin time came"
+
+
+def test_a_begin_time_replaces_a_hold_by_hand_and_says_so(shared_daemon: Herd) -> None:
+    # A job has one hold, by `hold` or until a time, each replacing the other (`hold` drops a
+    # time; a time that comes queues the job): the edit that gives a job held by hand a time
+    # says it is held until then now, so a `--clear begin` that queues it is no surprise.
+    job = shared_daemon.submit("--hold", "--", "true")
+    given = shared_daemon.cli("edit", str(job), "--begin", "+2h").stdout
+    assert re.fullmatch(
+        rf"job {job}: edited \(begin none -> [\w :-]+: held until then, no longer until "
+        r"released\)\n",
+        given,
+    )
+    cleared = shared_daemon.cli("edit", str(job), "--clear", "begin").stdout
+    assert re.fullmatch(rf"job {job}: edited \(begin [\w :-]+ -> none, released\)\n", cleared)
+    assert shared_daemon.wait_state(job, "succeeded")
+    # A job held until a time, given one already past: released, and the answer says why.
+    # (Times 2 h on read `Nov 27 01:30` from 22:00 on: hence [\w :-]+, not only digits.)
+    timed = shared_daemon.submit("--begin", "+2h", "--", "true")
+    past = shared_daemon.cli("edit", str(timed), "--begin", "2020-01-01").stdout
+    assert re.fullmatch(
+        rf"job {timed}: edited \(begin [\w :-]+ -> 2020-01-01 00:00, already past: released\)\n",
+        past,
+    )
+    assert shared_daemon.wait_state(timed, "succeeded")
 
 
 @pytest.mark.parametrize("field", ["name", "project"])

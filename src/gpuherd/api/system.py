@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from typing import Any
 
 from fastapi import APIRouter, Request
 
+from gpuherd.attempts import Live
 from gpuherd.core.model import DeviceState
 from gpuherd.core.units import plural
 from gpuherd.errors import InvalidValue, NotFound
@@ -93,10 +95,7 @@ async def stop(request: Request, body: StopRequest) -> dict[str, Any]:
     if body.mode == "leave":
         engine.changes.close()
         server.should_exit = True
-        message = "stopping"
-        if running:
-            going_on = plural(running, "running job") + (" goes" if running == 1 else " go")
-            message += f"; {going_on} on and the next daemon re-attaches"
+        message = "stopping" + left_behind(list(engine.live.values()))
     else:
         task = asyncio.create_task(stop_after_jobs())
         _background.add(task)
@@ -104,3 +103,24 @@ async def stop(request: Request, body: StopRequest) -> dict[str, Any]:
         verb = "killing" if body.mode == "kill" else "waiting for"
         message = f"stopping after {verb} {plural(running, 'running job')}"
     return {"message": message, "running": running}
+
+
+def left_behind(lives: Sequence[Live]) -> str:
+    """What a plain stop leaves to the next daemon: `; 1 running job goes on, 1 paused job
+    stays paused and the next daemon re-attaches; 1 job being killed: the next daemon
+    finishes the kill`. A job in its grace is apart: its SIGKILL is the next daemon's to
+    send (its stop is stored), so counted as running it hid a kill not done yet."""
+    killing = sum(1 for live in lives if live.stop_reason is not None)
+    paused = sum(1 for live in lives if live.paused and live.stop_reason is None)
+    running = len(lives) - killing - paused
+    kept = [
+        plural(running, "running job") + (" goes on" if running == 1 else " go on"),
+        plural(paused, "paused job") + (" stays paused" if paused == 1 else " stay paused"),
+    ]
+    said = ", ".join(part for part, n in zip(kept, (running, paused), strict=True) if n)
+    if said:
+        said = f"; {said} and the next daemon re-attaches"
+    if killing:
+        kills = "the kill" if killing == 1 else "the kills"
+        said += f"; {plural(killing, 'job')} being killed: the next daemon finishes {kills}"
+    return said

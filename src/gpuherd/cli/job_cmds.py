@@ -134,7 +134,7 @@ def submit(
     With --wait (or --follow), wait for it to end and exit with its exit status.
     """
     # deferred: only submit parses commands (shlex)
-    from gpuherd.cli.job_input import job_commands
+    from gpuherd.cli.job_input import job_commands, no_command_in
     from gpuherd.cli.submit_hints import stray_values, warn_submitted
     from gpuherd.core.commands import command_from_args
 
@@ -154,7 +154,7 @@ def submit(
             raise click.UsageError(f"no command: {typed_name()} submit -- python train.py")
         commands = [command_from_args(command)]
     if not commands:
-        raise HerdError("the file holds no command (only comments or blank lines)")
+        raise HerdError(no_command_in(file))
     if follow and len(commands) > 1:
         raise click.UsageError("--follow prints one job's output: give one command (or --wait)")
     client = Client()

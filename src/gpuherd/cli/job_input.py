@@ -39,6 +39,17 @@ def job_commands(file: str | None) -> Iterable[str]:
         return list(commands)
 
 
+def no_command_in(file: str | None) -> str:
+    """What `submit --file` says of a file of comments and blank lines (an empty one too):
+    which file, since a script may give another than the user thinks, and what it should be."""
+    piped = file is None or file == "-"
+    name, put = (STDIN_NAME, "pipe in") if piped else (file, "put in it")
+    return (
+        f"{name} holds no command (only comments or blank lines): {put} one command a line, "
+        "as python train.py --lr 0.1"
+    )
+
+
 def text_lines(stream: BinaryIO, name: str) -> Iterator[str]:
     """The stream's lines as text, each as soon as it has arrived; HerdError for a line that
     is not UTF-8, holds a NUL byte or is longer than a command may be. A byte order mark at

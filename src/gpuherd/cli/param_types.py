@@ -280,7 +280,10 @@ class _OneJob(click.ParamType):  # type: ignore[type-arg]
             said = f"{option} takes one job id, not {text!r}: give one, e.g. {option} {ids[0]}"
         elif len(ids) > 1:
             # `priority ID N`: the example shows that more follows the id.
-            rest = " ..." if ctx and len([p for p in ctx.command.params if p.required]) > 1 else ""
+            arguments = (
+                [p for p in ctx.command.params if isinstance(p, click.Argument)] if ctx else []
+            )
+            rest = " ..." if len(arguments) > 1 else ""
             said = (
                 f"{path.split()[-1]} takes one job id, not {text!r}: one job at a time "
                 f"({path} {ids[0]}{rest}, then {path} {ids[1]}{rest}); {_every_job()}"

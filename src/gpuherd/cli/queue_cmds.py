@@ -128,14 +128,22 @@ resume = _queue_or_jobs("resume")
 
 
 @click.command(context_settings={"ignore_unknown_options": True})
-@click.argument("job_id", type=JOB_ID)
-@click.argument("priority", type=PRIORITY)
-def priority(job_id: int | str, priority: int) -> None:
+# Not required for click: one missing gets this command's own line (click's was "Missing
+# argument 'PRIORITY'."); the metavars keep the usage line without brackets.
+@click.argument("job_id", type=JOB_ID, required=False, metavar="JOB_ID")
+@click.argument("priority", type=PRIORITY, required=False, metavar="PRIORITY")
+def priority(job_id: int | str | None, priority: int | None) -> None:
     """Set a job's priority (higher runs first).
 
     The default is 0; a negative priority needs no `--`: `gpuherd priority 7 -3`. `last` is
     the job submitted last.
     """
+    if job_id is None or priority is None:
+        said = "no job id given" if job_id is None else "no priority given"
+        raise click.UsageError(
+            f"{said}: {typed_name()} priority ID P takes a whole number P (higher runs "
+            f"first), e.g. {typed_name()} priority {job_id or 7} 10"
+        )
     client = Client()
     job_id = one_job(client, job_id)
     answer = client.post(f"/jobs/{job_id}/priority", {"priority": priority})
