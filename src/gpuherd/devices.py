@@ -4,6 +4,7 @@ the probe's latest reading, refreshed on a telemetry timer."""
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import math
 import os
@@ -23,6 +24,8 @@ log = logging.getLogger("gpuherd.devices")
 TELEMETRY_INTERVAL = 2.0
 HISTORY_LENGTH = 300
 """Readings kept per GPU: ten minutes at the default interval."""
+REMOVED_GPUS = "removed_gpus"
+"""The setting that keeps the removed GPUs' configurations (DeviceTable._removed)."""
 
 
 @dataclass(frozen=True)
@@ -226,10 +229,12 @@ class DeviceTable:
 
     # ---- changes (take effect at the next tick, no restart) -------------------------------
 
-    def add(self, index: int, slots: int) -> DeviceConfig | None:
+    def add(self, index: int, slots: int | None) -> tuple[DeviceConfig | None, DeviceConfig]:
         """Use GPU `index` with `slots`; a GPU already configured keeps its state (a
-        draining one goes on draining). Returns its configuration before, None if new."""
-        if not 1 <= slots <= MAX_SLOTS:
+        draining one goes on draining). Without `slots`, a GPU keeps the slots it has, or had
+        when it was removed (re-adding it must not undo the slots chosen for it); a new one
+        gets 1. Returns its configuration before (None if not configured) and now."""
+        if slots is not None and not 1 <= slots <= MAX_SLOTS:
             raise InvalidValue(f"slots (--slots) must be 1 to {MAX_SLOTS}, got {slots}")
         if isinstance(self.probe, StaticProbe) and index not in self._readings:
             self.probe = StaticProbe([*self._readings, index])
@@ -237,17 +242,40 @@ class DeviceTable:
         if index not in self._readings:
             seen = ",".join(str(i) for i in sorted(self._readings)) or "none"
             raise NotFound(f"GPU {index} is not present (the probe sees: {seen})")
-        max_jobs = slots if slots > 1 else None
         before = self._config.get(index)
+        removed = self._removed()
+        kept = before or removed.get(index)
+        if slots is None and kept is not None:  # its cap on --mem jobs too (`--gpus 0,0`)
+            slots, max_jobs = kept.slots, kept.max_jobs
+        else:
+            slots = slots or 1
+            max_jobs = slots if slots > 1 else None
+        # A removed GPU given back is one to use: not draining, whatever it was.
         state = DeviceState.ENABLED if before is None else before.state
-        self._put(DeviceConfig(index, slots, state, max_jobs))
-        return before
+        if removed.pop(index, None) is not None:
+            self._keep_removed(removed)
+        self._put(now := DeviceConfig(index, slots, state, max_jobs))
+        return before, now
 
     def remove(self, index: int) -> None:
-        self._require(index)
+        cfg = self._require(index)
         self.store.remove_device(index)
         del self._config[index]
+        self._keep_removed({**self._removed(), index: cfg})
         self._on_change()
+
+    def _removed(self) -> dict[int, DeviceConfig]:
+        """The GPUs removed, with the slots they had (kept in the database's settings, so
+        across restarts): `gpus add` without --slots gives a GPU back its own."""
+        saved = json.loads(self.store.get_setting(REMOVED_GPUS) or "{}")
+        return {
+            int(i): DeviceConfig(int(i), n, DeviceState.ENABLED, cap)
+            for i, (n, cap) in saved.items()
+        }
+
+    def _keep_removed(self, removed: dict[int, DeviceConfig]) -> None:
+        saved = {i: [d.slots, d.max_jobs] for i, d in sorted(removed.items())}
+        self.store.set_setting(REMOVED_GPUS, json.dumps(saved))
 
     def set_state(self, index: int, state: DeviceState) -> None:
         cfg = self._require(index)

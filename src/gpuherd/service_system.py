@@ -135,15 +135,18 @@ class SystemVerbs:
             line += f"; failing since {local_time(failure.since)}: {failure.reason}; showing {read}"
         return line
 
-    def gpu_add(self, index: int, slots: int) -> str:
+    def gpu_add(self, index: int, slots: int | None) -> str:
+        """Use GPU `index`, or change its slots; without `slots` it keeps (or gets back)
+        its own (devices.DeviceTable.add)."""
         if not 0 <= index <= MAX_GPU_INDEX:  # as the CLI takes them (a typo, else)
             raise InvalidValue(f"GPU {index} is not a GPU index: use 0 to {MAX_GPU_INDEX}")
-        before = self.engine.devices.add(index, slots)
+        before, now = self.engine.devices.add(index, slots)
         self._changed("gpus")
         if before is None:
-            return f"GPU {index} added with {plural(slots, 'slot')}"
-        was = "" if before.slots == slots else f" (was {before.slots})"
-        text = f"GPU {index}: {plural(slots, 'slot')}{was}"
+            back = " (as before it was removed)" if slots is None and now.slots > 1 else ""
+            return f"GPU {index} added with {plural(now.slots, 'slot')}{back}"
+        was = "" if before.slots == now.slots else f" (was {before.slots})"
+        text = f"GPU {index}: {plural(now.slots, 'slot')}{was}"
         if before.state is DeviceState.DRAINING:
             # `add` only changes the slots: enabling a drained GPU is its own, explicit verb.
             text += f"; still draining: `gpuherd gpus enable {index}` uses it again"

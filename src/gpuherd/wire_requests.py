@@ -132,7 +132,9 @@ class GpuAddRequest:
     __pydantic_config__ = REFUSE_UNKNOWN_FIELDS
 
     index: Int
-    slots: Int = 1
+    slots: Int | None = None
+    """None (or absent): a GPU in use keeps its slots, a removed one gets back those it had,
+    a new one gets 1."""
 
 
 @dataclass

@@ -76,7 +76,7 @@ def test_where_it_runs_what_it_waits_for_and_when_it_begins(
     ("name", "text", "refusal"),
     [
         ("cwd", "/no/such/folder", "working directory /no/such/folder does not exist"),
-        ("cwd", "", "cwd: a job runs in a folder: give the absolute path of one"),
+        ("cwd", "", "working directory: a job runs in a folder: give the absolute path of one"),
         ("grace", "soon", "grace: invalid duration 'soon'"),
         ("after", "abc", "after: invalid job id 'abc'"),
         ("after", "99999999999999999999", "after 99999999999999999999 is too large (at most 2**63"),

@@ -266,7 +266,7 @@ def test_the_edit_form_sends_only_what_changed(daemon: Herd) -> None:
     assert (job["gpus_requested"], job["timeout"], job["mem"]) == (2, None, 10_000_000_000)
     assert job["retry_delay"] == 30.0
     bad = post(daemon, path, **{**fields, "mem": "lots"}, **was)
-    assert "mem: invalid size &#39;lots&#39;" in bad.body
+    assert "memory per GPU: invalid size &#39;lots&#39;" in bad.body  # its box's label
     assert "Edit this job" in page
     ended = daemon.submit("--gpus", "0", "--", "true")
     daemon.wait_state(ended, "succeeded")
@@ -294,6 +294,8 @@ def test_gpu_actions(daemon: Herd) -> None:
     assert [g["index"] for g in daemon.client.get("/gpus")["gpus"]] == [0, 1, 2]
     assert "added" in post(daemon, "/ui/gpus", op="add", index="3", slots="2").body
     assert daemon.client.get("/gpus")["gpus"][3]["slots"] == 2
+    # The form's Slots left empty keeps a GPU's slots (it was 1: "GPU 3: 1 slot (was 2)").
+    assert "GPU 3: 2 slots</div>" in post(daemon, "/ui/gpus", op="add", index="3", slots="").body
     assert 'class="flash error"' in post(daemon, "/ui/gpus", op="drain", index="x").body
 
 

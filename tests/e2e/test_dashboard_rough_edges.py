@@ -7,12 +7,13 @@ the live refresh drive Debian's chromium, as test_dashboard.py does.
 
 from __future__ import annotations
 
+import html
 import re
 from pathlib import Path
 from typing import Any
 
 from test_dashboard import browser, expect, open_board
-from test_dashboard_pages import call
+from test_dashboard_pages import call, post
 
 from conftest import Herd
 
@@ -198,3 +199,67 @@ def test_a_name_or_command_cut_with_an_ellipsis_is_whole_in_its_tooltip(daemon: 
     daemon.wait_state(1, "running")
     overview = call(daemon, "GET", "/ui/overview").body  # the GPU card of the running job
     assert f'<span class="name" title="{name}">{name}</span>' in overview
+
+
+def test_an_attempt_the_job_does_not_have_is_said_so(shared_daemon: Herd) -> None:
+    """`/jobs/3?attempt=99` showed the latest attempt as if it were the one asked for; it
+    still shows the latest (as a page past the last points to the last), and says so."""
+    job_id = shared_daemon.submit("--gpus", "0", "--retries", "1", "--", "false")
+    shared_daemon.wait_state(job_id, "failed")
+    shown = re.compile(r'<tr class="current">\s*<td>(\d+)</td>')
+    note = re.compile(r'<p class="warn" id="no-such-attempt">(.*?)</p>')
+    for asked in ("99", "0"):
+        page = call(shared_daemon, "GET", f"/jobs/{job_id}?attempt={asked}")
+        assert page.status == 200 and shown.findall(page.body) == ["2"]
+        said = f"job {job_id} has no attempt {asked}: it has attempts 1-2, showing attempt 2"
+        assert note.findall(page.body) == [said]
+    for query in ("?attempt=1", "?attempt=2", "", "?attempt=x"):  # one it has, or no number
+        page = call(shared_daemon, "GET", f"/jobs/{job_id}{query}")
+        assert page.status == 200 and not note.search(page.body), query
+    waiting = shared_daemon.submit("--hold", "--", "true")
+    page = call(shared_daemon, "GET", f"/jobs/{waiting}?attempt=1").body
+    assert note.findall(page) == [f"job {waiting} has no attempt 1: it has not started yet"]
+
+
+def form_error(body: str) -> str:
+    """The one error line a form's answer shows (the submit page, or an edit's flash)."""
+    [said] = re.findall(r'(?:id="submit-error"|class="flash error")>(.*?)</div>', body)
+    return html.unescape(said)
+
+
+def test_the_forms_name_the_wrong_field_by_its_label(shared_daemon: Herd, tmp_path: Path) -> None:
+    """The submit and edit forms answered in the CLI's words (`gpus (--gpus) must be between
+    0 and 64`), or named no field (`GPUs and priority must be whole numbers`): each names
+    the wrong field by the label of its box, and no option a form does not have."""
+    typed = {"commands": "true", "cwd": str(tmp_path), "hold": "1"}
+    wrong = {
+        (("gpus", "99"),): "'GPUs' must be between 0 and 64, got 99",
+        (("gpus", "two"),): "GPUs: 'two' is not a whole number",
+        (("priority", "high"),): "priority: 'high' is not a whole number",
+        (("mem", "lots"),): "memory per GPU: invalid size 'lots'",
+        (("gpus", "0"), ("only_gpus", "1")): "'only on GPUs' with 'GPUs' 0: a CPU-only job",
+    }
+    for fields, said in wrong.items():
+        answer = post(shared_daemon, "/submit", htmx=False, **{**typed, **dict(fields)})
+        assert answer.status in (400, 422) and form_error(answer.body).startswith(said), fields
+        assert "--" not in form_error(answer.body)
+
+    job_id = shared_daemon.submit("--hold", "--gpus", "0", "--", "true")
+    wrong = {
+        (("gpus", "99"),): "'GPUs' must be between 0 and 64, got 99",
+        (("retries", "-1"),): "'retries' must be 0 or more, got -1",
+        (("mem", "10"),): "memory per GPU: 10 is 10 bytes: give a unit",
+        (("ram", "lots"),): "host memory: invalid size 'lots'",
+        (("only_gpus", "a"),): "only on GPUs: invalid GPU index 'a'",
+        (("retry_delay", "soon"),): "retry delay: invalid duration 'soon'",
+        (("after_any", "x"),): "after any end of: invalid job id 'x'",
+        (("cwd", "/no/such/folder"),): (
+            "working directory /no/such/folder does not exist: give the absolute path of an "
+            "existing folder as 'working directory'"
+        ),
+    }
+    for fields, said in wrong.items():
+        edit = {**dict(fields), **{f"was.{name}": "" for name, _ in fields}}
+        answer = post(shared_daemon, f"/ui/jobs/{job_id}/edit", **edit)
+        assert form_error(answer.body).startswith(said), fields
+    assert shared_daemon.job(job_id)["gpus_requested"] == 0  # nothing changed

@@ -68,7 +68,31 @@ def test_a_bulk_button_with_no_row_ticked_asks_nothing(
         assert asked == []
         page.check(f'input.pick[value="{job_id}"]')
         page.click('#bulk button[value="kill"]')
-        assert asked == ["Kill the selected jobs? The work of those running is lost."]
+        assert asked == ["Kill the 1 selected job? The work of those running is lost."]
         assert board.herd.job(job_id)["state"] == "running"  # declined: nothing sent
         page.close()
         board.herd.cli("kill", str(job_id))
+
+
+def test_a_bulk_button_says_how_many_jobs_are_ticked(
+    browser: Any, expect: Any, tmp_path: Path
+) -> None:
+    """ "Kill the selected jobs?" did not say how many: a "select all" ticks the whole page,
+    maybe more jobs than the user had in mind. Declined, nothing is sent."""
+    with open_board(browser, tmp_path / "home", "1") as board:
+        ids = board.herd.submit_lines(["true"] * 3, "--hold")
+        asked: list[str] = []
+        page = board.page("/jobs", asked)
+        page.check("input.select-all")
+        for action in ("kill", "retry", "rm"):
+            page.click(f'#bulk button[value="{action}"]')
+        page.uncheck(f'input.pick[value="{ids[0]}"]')
+        page.click('#bulk button[value="rm"]')
+        assert asked == [
+            "Kill the 3 selected jobs? The work of those running is lost.",
+            "Retry the 3 selected jobs? Those running are killed and start again.",
+            "Remove the 3 selected jobs, logs and all?",
+            "Remove the 2 selected jobs, logs and all?",
+        ]
+        assert [board.herd.job(i)["state"] for i in ids] == ["held"] * 3  # declined
+        page.close()

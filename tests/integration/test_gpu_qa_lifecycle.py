@@ -40,7 +40,40 @@ def test_adding_a_gpu_that_is_already_used_says_what_changed(herd: Herd) -> None
     assert herd.cli("gpus", "add", "1", "--slots", "3").stdout.strip() == (
         "GPU 1 added with 3 slots"
     )
-    assert herd.cli("gpus", "add", "1").stdout.strip() == "GPU 1: 1 slot (was 3)"
+    # Without --slots a GPU keeps its slots: `gpus add 1` put them back to 1 ("(was 3)").
+    assert herd.cli("gpus", "add", "1").stdout.strip() == "GPU 1: 3 slots"
+    assert herd.cli("gpus", "add", "1", "--slots", "1").stdout.strip() == "GPU 1: 1 slot (was 3)"
+
+
+def test_a_gpu_added_without_slots_keeps_the_ones_it_has_or_had(herd: Herd) -> None:
+    """`gpus add INDEX` without --slots set a GPU's slots back to 1: on a GPU in use (with
+    2 slots: "(was 2)"), on a drained one before `enable`, on a removed one given back. It
+    keeps the slots it has, or had when it was removed, also across a restart of the daemon;
+    a GPU never configured gets 1. (The dashboard's form:
+    tests/e2e/test_dashboard_pages.py::test_gpu_actions.)"""
+    herd.start("--fake-gpus", "3")
+    herd.cli("gpus", "remove", "2")
+    herd.cli("gpus", "add", "0", "--slots", "2")
+    herd.cli("gpus", "drain", "0")
+    assert herd.cli("gpus", "add", "0").stdout.strip() == (
+        "GPU 0: 2 slots; still draining: `gpuherd gpus enable 0` uses it again"
+    )
+    herd.cli("gpus", "add", "1", "--slots", "3")
+    herd.cli("gpus", "remove", "1")
+    herd.cli("daemon", "stop")
+    herd.start()  # as it was: what `gpuherd gpus` changed is kept, the removed GPUs too
+    said = herd.cli("gpus", "add", "1").stdout.strip()
+    assert said == "GPU 1 added with 3 slots (as before it was removed)"
+    assert herd.cli("gpus", "add", "2").stdout.strip() == "GPU 2 added with 1 slot"
+    gpus = {g["index"]: (g["state"], g["slots"]) for g in herd.json("gpus")["gpus"]}
+    assert gpus == {0: ("draining", 2), 1: ("enabled", 3), 2: ("enabled", 1)}
+    # A removed GPU given back with --slots takes those, and is forgotten as removed.
+    herd.cli("gpus", "remove", "1")
+    assert herd.cli("gpus", "add", "1", "--slots", "1").stdout.strip() == (
+        "GPU 1 added with 1 slot"
+    )
+    herd.cli("gpus", "remove", "1")
+    assert herd.cli("gpus", "add", "1").stdout.strip() == "GPU 1 added with 1 slot"
 
 
 def test_a_restart_with_other_slots_keeps_a_drained_gpu_drained(herd: Herd) -> None:

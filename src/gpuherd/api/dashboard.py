@@ -22,7 +22,7 @@ from gpuherd.api import (
     views,
     views_sweeps,
 )
-from gpuherd.core.idspec import parse_job_ids
+from gpuherd.core.idspec import format_ids, parse_job_ids
 from gpuherd.core.text import drop_escapes
 from gpuherd.errors import NotFound
 from gpuherd.jobfiles import as_a_terminal_shows, open_job_file, utf8_complete
@@ -148,11 +148,15 @@ def _log_tail(path: Path) -> tuple[str, int, bool]:
 def _job(request: Request, job_id: int, with_logs: bool = True) -> dict[str, Any]:
     service = _service(request)
     job = service.show(job_id)
-    try:
-        wanted = int(request.query_params.get("attempt", "0"))
-    except ValueError:
-        wanted = 0
-    number = wanted if 1 <= wanted <= job["attempt"] else job["attempt"]
+    asked = request.query_params.get("attempt", "")
+    try:  # not a number: ignored, as other bad query values (`?page=x`)
+        wanted = int(asked) if asked.isascii() and asked.isdigit() else None
+    except ValueError:  # more digits than Python converts
+        wanted = None
+    number = wanted if wanted and 1 <= wanted <= job["attempt"] else job["attempt"]
+    # An attempt the job does not have (a link kept from another job, a URL typed): the
+    # latest is shown, as a page past the last points to the last, and the page says so.
+    missing = None if wanted is None or wanted == number else _no_such_attempt(job, wanted)
     logs: dict[str, dict[str, Any]] = {}
     for stream in ("stdout", "stderr"):
         if number and with_logs:
@@ -160,7 +164,24 @@ def _job(request: Request, job_id: int, with_logs: bool = True) -> dict[str, Any
         else:
             text, offset, cut = "", 0, False
         logs[stream] = {"text": text, "offset": offset, "cut": cut}
-    return {"job": job, "number": number, "logs": logs, "job_dir": job["job_dir"]}
+    return {
+        "job": job,
+        "number": number,
+        "logs": logs,
+        "job_dir": job["job_dir"],
+        "missing": missing,
+    }
+
+
+def _no_such_attempt(job: dict[str, Any], wanted: int) -> str:
+    """`job 3 has no attempt 99: it has attempts 1-2, showing attempt 2`."""
+    numbers = [int(a["number"]) for a in job["attempts"]]
+    if not numbers:
+        return f"job {job['id']} has no attempt {wanted}: it has not started yet"
+    has = f"attempt {numbers[0]}" if len(numbers) == 1 else f"attempts {format_ids(numbers)}"
+    return (
+        f"job {job['id']} has no attempt {wanted}: it has {has}, showing attempt {job['attempt']}"
+    )
 
 
 @router.get("/jobs/{job_id}", response_class=HTMLResponse)

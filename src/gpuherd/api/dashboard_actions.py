@@ -16,6 +16,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
 from gpuherd.api import views
+from gpuherd.api.form_words import EDIT_LABELS, in_form_words
 from gpuherd.api.forms import Form, one, read_form, service_of
 from gpuherd.core.edit import BEGIN, CLEARABLE
 from gpuherd.core.idspec import parse_gpu_indices, parse_ids, summarize
@@ -154,7 +155,8 @@ async def edit(request: Request, job_id: int) -> Response:
         messages = _results(service_of(request).edit([job_id], changes, clear))
     except HerdError as exc:
         messages = [(False, str(exc))]
-    return _answer(request, form, messages)
+    # The daemon's checks name a field by its option (`gpus (--gpus)`): here, by its box.
+    return _answer(request, form, [(ok, in_form_words(m, EDIT_LABELS)) for ok, m in messages])
 
 
 def _whole(text: str) -> int:
@@ -211,7 +213,7 @@ def _edited_fields(form: Form) -> tuple[dict[str, Any], list[str]]:
         try:
             changes[name] = parse(text)
         except ValueError as exc:
-            raise HerdError(f"{name}: {exc}") from None
+            raise HerdError(f"{EDIT_LABELS[name]}: {exc}") from None
     if not changes and not clear:
         raise HerdError("nothing changed: edit a field, then save")
     return changes, clear
@@ -229,7 +231,8 @@ async def gpus(request: Request) -> Response:
     try:
         index = int(one(form, "index"))
         if op == "add":
-            message = service.gpu_add(index, int(one(form, "slots", "1") or 1))
+            slots = one(form, "slots").strip()  # empty: the slots it has (or had)
+            message = service.gpu_add(index, int(slots) if slots else None)
         elif op == "remove":
             message = service.gpu_remove(index)
         elif op in ("drain", "enable"):

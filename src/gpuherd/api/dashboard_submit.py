@@ -13,6 +13,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from gpuherd.api import views
+from gpuherd.api.form_words import SUBMIT_LABELS, in_form_words
 from gpuherd.api.forms import Form, one, read_form, service_of
 from gpuherd.core.commands import command_lines
 from gpuherd.core.env_vars import check_variable
@@ -69,15 +70,12 @@ class SubmitForm:
         commands = list(command_lines(self.commands.splitlines()))
         if not commands:
             raise HerdError("no command: write one command per line")
-        try:
-            gpus, priority = int(self.gpus or "1"), int(self.priority or "0")
-        except ValueError:
-            raise HerdError("GPUs and priority must be whole numbers") from None
-        fits("priority", priority)
+        gpus = _whole(SUBMIT_LABELS["gpus"], self.gpus or "1")
+        priority = fits("priority", _whole(SUBMIT_LABELS["priority"], self.priority or "0"))
         try:
             mem = parse_memory(self.mem) if self.mem.strip() else None
         except ValueError as exc:
-            raise HerdError(f"memory: {exc}") from None
+            raise HerdError(f"{SUBMIT_LABELS['mem']}: {exc}") from None
         try:
             only_gpus = parse_gpu_indices(self.only_gpus) if self.only_gpus.strip() else []
         except ValueError as exc:
@@ -119,6 +117,15 @@ class SubmitForm:
             raise HerdError(str(exc)) from None
 
 
+def _whole(label: str, text: str) -> int:
+    """A box's whole number, or the error naming that box (it said "GPUs and priority must
+    be whole numbers", whichever one was wrong)."""
+    try:
+        return int(text)
+    except ValueError:
+        raise HerdError(f"{label}: {text.strip()!r} is not a whole number") from None
+
+
 def _env_pairs(text: str) -> dict[str, str]:
     """The form's `NAME=VALUE` lines, each checked as the CLI's --env is (check_variable)."""
     pairs: dict[str, str] = {}
@@ -157,8 +164,8 @@ async def submit(request: Request) -> Response:
     form = SubmitForm.parse(await read_form(request))
     try:
         ids = service_of(request).submit(form.items())
-    except HerdError as exc:
-        return submit_page(request, form, str(exc), exc.status)
+    except HerdError as exc:  # the daemon's checks name the CLI's options: the form's boxes
+        return submit_page(request, form, in_form_words(str(exc), SUBMIT_LABELS), exc.status)
     except OverflowError as exc:  # a number SQLite cannot store: the form is shown again
         said = str(exc) if isinstance(exc, OutOfRange) else f"a number {TOO_LARGE}"
         return submit_page(request, form, said, 400)

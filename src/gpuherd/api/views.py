@@ -314,15 +314,16 @@ def _question(action: str, state: JobState, job_id: int) -> str:
 
 
 BULK_ACTIONS = [
-    ("kill", "kill", "Kill the selected jobs? The work of those running is lost."),
-    ("retry", "retry", "Retry the selected jobs? Those running are killed and start again."),
+    ("kill", "kill", "Kill the {selected}? The work of those running is lost."),
+    ("retry", "retry", "Retry the {selected}? Those running are killed and start again."),
     ("hold", "hold", ""),
     ("release", "release", ""),
     ("pause", "pause", ""),
     ("resume", "resume", ""),
-    ("rm", "remove", "Remove the selected jobs and their logs?"),
+    ("rm", "remove", "Remove the {selected}, logs and all?"),
 ]
-"""The jobs page's buttons for the jobs ticked: (action, label, question) as job_actions."""
+"""The jobs page's buttons for the jobs ticked: (action, label, question) as job_actions;
+dashboard.js writes how many are ticked for {selected} ("3 selected jobs") as it asks."""
 
 
 ENV.globals.update(job_actions=job_actions, bulk_actions=BULK_ACTIONS, TITLE_MAX=TITLE_MAX)

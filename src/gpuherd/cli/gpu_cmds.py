@@ -136,13 +136,14 @@ class _TakesGpuIndex(click.Command):
 @click.option(
     "--slots",
     type=WholeRange(1, MAX_SLOTS),
-    default=1,
-    show_default=True,
-    help="Jobs that may share this GPU.",
+    help="Jobs that may share this GPU [default: the slots it has, or had when removed; 1 "
+    "for a new GPU].",
 )
-def add(index: int, slots: int) -> None:
+def add(index: int, slots: int | None) -> None:
     """Add GPU INDEX (or change its slots); takes effect at once."""
-    click.echo(Client().post("/gpus", {"index": index, "slots": slots})["message"])
+    # Sent only when given: a daemon older than this takes none as 1, as it always did.
+    body = {"index": index} if slots is None else {"index": index, "slots": slots}
+    click.echo(Client().post("/gpus", body)["message"])
 
 
 @gpus.command(cls=_TakesGpuIndex)

@@ -150,10 +150,15 @@
   // remove, the bulk ones) asks first. Capturing at the document runs before htmx's own
   // submit listener on the form, so a "no" sends nothing. A bulk button with no row ticked
   // asks nothing (it asked "Kill the selected jobs?", then answered that none was): the
-  // server's answer says to tick some.
+  // server's answer says to tick some. With some, it says how many ("Kill the 3 selected
+  // jobs?"): a "select all" ticks the whole page, maybe more than the user had in mind.
   document.addEventListener("submit", function (event) {
     var button = event.submitter, question = button && button.dataset.confirm;
-    var noneTicked = event.target.id === "bulk" && !document.querySelector(BOXES + ":checked");
+    var count = document.querySelectorAll(BOXES + ":checked").length;
+    var noneTicked = event.target.id === "bulk" && !count;
+    if (question) {
+      question = question.replace("{selected}", count + " selected job" + (count === 1 ? "" : "s"));
+    }
     if (question && !noneTicked && !window.confirm(question)) {
       event.preventDefault();
       event.stopImmediatePropagation();

@@ -1,0 +1,59 @@
+"""The dashboard's forms say what is wrong in their own words: a field by the label its box
+has on the page (`'GPUs' must be ...`, `only on GPUs: ...`), never by the API's name and the
+CLI's option that the daemon's messages give it (`gpus (--gpus)`, submission_text.field),
+which a form's user never typed."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+SUBMIT_LABELS = {
+    "commands": "commands",
+    "name": "name",
+    "gpus": "GPUs",
+    "only_gpus": "only on GPUs",
+    "mem": "memory per GPU",
+    "priority": "priority",
+    "project": "project",
+    "begin": "begin",
+    "hold": "submit held",
+    "cwd": "working directory",
+    "env": "environment changes",
+}
+"""The submit page's fields (templates/submit.html), by the labels their boxes have."""
+
+EDIT_LABELS = {
+    "command": "command",
+    "name": "name",
+    "gpus": "GPUs",
+    "only_gpus": "only on GPUs",
+    "mem": "memory per GPU",
+    "ram": "host memory",
+    "retries": "retries",
+    "retry_delay": "retry delay",
+    "timeout": "timeout",
+    "project": "project",
+    "after": "after",
+    "after_any": "after any end of",
+    "begin": "begin",
+    "grace": "grace",
+    "cwd": "working directory",
+}
+"""A job's edit form's fields (templates/_job.html), by the labels their boxes have."""
+
+_FIELD = re.compile(r"\b([a-z_]+)(?:( [^\s()]+) \(--[a-z-]+\2\)| \(--[a-z-]+(?: [a-z]+)?\))")
+"""A field as submission_text.field writes it: `gpus (--gpus)`, `gpus 0 (--gpus 0)` (the
+value given twice), `kill_on_no_output (--on-no-output kill)`."""
+
+
+def in_form_words(message: str, labels: Mapping[str, str]) -> str:
+    """`message` with each field a form has named by its label, quoted as the label of a box
+    (`mem (--mem) with gpus 0 (--gpus 0)` -> `'memory per GPU' with 'GPUs' 0`). A field the
+    form has no box for keeps its name and option (where else the job can be given it)."""
+
+    def label(found: re.Match[str]) -> str:
+        name, value = found.group(1), found.group(2) or ""
+        return f"'{labels[name]}'{value}" if name in labels else found.group(0)
+
+    return _FIELD.sub(label, message)
