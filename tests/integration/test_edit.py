@@ -264,11 +264,12 @@ def test_edit_begin_holds_a_job_until_then_and_a_cleared_or_past_one_queues_it(
     daemon.cli("pause")  # the queue: a released job stays queued, to be seen
     job = daemon.submit("--", "true")
     held = daemon.cli("edit", str(job), "--begin", "+2h").stdout
-    assert re.fullmatch(rf"job {job}: edited \(begin none -> [\d:]+\)\n", held)
+    # "01:15" today, "Nov 30 01:15" after 22:00 (and "2027-01-01 01:15" at the year's end)
+    assert re.fullmatch(rf"job {job}: edited \(begin none -> [\w :-]+\)\n", held), held
     shown = daemon.job(job)
     assert shown["state"] == "held" and shown["reason"].endswith("(--begin)")
     cleared = daemon.cli("edit", str(job), "--clear", "begin").stdout
-    assert re.fullmatch(rf"job {job}: edited \(begin [\d:]+ -> none, released\)\n", cleared)
+    assert re.fullmatch(rf"job {job}: edited \(begin [\w :-]+ -> none, released\)\n", cleared)
     assert daemon.job(job)["state"] == "queued"
     daemon.cli("hold", str(job))  # held until released: no time to clear
     assert daemon.cli("edit", str(job), "--clear", "begin").stdout == f"job {job}: unchanged\n"
