@@ -250,7 +250,13 @@ def test_mistakes_get_one_error_line_and_change_nothing(
 
 
 BIG = "9" * 20
-CLICK_WORDING = ("Invalid value", "integer range", "No such option", "not in the range")
+CLICK_WORDING = (
+    "Invalid value",
+    "integer range",
+    "No such option",
+    "not in the range",
+    "Missing argument",
+)
 
 
 @pytest.mark.parametrize(
@@ -287,6 +293,10 @@ CLICK_WORDING = ("Invalid value", "integer range", "No such option", "not in the
             ["submit", "-g", "1.5", "true"],
             "--gpus takes a whole number of GPUs, not '1.5': e.g. -g 2",
         ),
+        # An argument left out was click's "Missing argument 'JOB_ID'.".
+        (["move"], "no JOB_ID given: gpuherd move [OPTIONS] JOB_ID (see gpuherd move --help)"),
+        (["config", "set", "retries"], "no VALUE given: gpuherd config set [OPTIONS] NAME VALUE"),
+        (["sweep", "rm"], "no NAME given: gpuherd sweep rm [OPTIONS] NAME... (see gpuherd sweep"),
         (
             ["submit", "--mem", "10", "true"],
             "--mem 10 is 10 bytes: give a unit, e.g. --mem 10GiB (a number without one is "

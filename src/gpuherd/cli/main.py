@@ -271,10 +271,17 @@ def complete_var(prog_name: str) -> str:
 
 def _missing_value(exc: click.ClickException) -> str | None:
     """An option given last without its value, option first as every bad value is said
-    (`--timeout: no value given`): click's "Option '--timeout' requires an argument.")."""
+    (`--timeout: no value given`): click's "Option '--timeout' requires an argument.").
+    An argument left out, with the command's usage (`no JOB_ID given: gpuherd move [OPTIONS]
+    JOB_ID`): click's "Missing argument 'JOB_ID'."."""
     name = getattr(exc, "option_name", None)
     if isinstance(exc, click.BadOptionUsage) and name and "requires an argument" in exc.message:
         return f"{name}: no value given"
+    if isinstance(exc, click.MissingParameter) and isinstance(exc.param, click.Argument):
+        said, ctx = f"no {exc.param.human_readable_name.rstrip('.')} given", exc.ctx
+        if ctx is None:
+            return said
+        return f"{said}: {ctx.command_path} {' '.join(ctx.command.collect_usage_pieces(ctx))}"
     return None
 
 
