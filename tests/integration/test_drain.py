@@ -132,6 +132,36 @@ def test_a_plain_stop_counts_apart_the_jobs_being_killed_and_the_paused_ones(
     daemon.wait_state(deaf, "killed")
 
 
+def test_a_drain_names_the_paused_jobs_it_waits_for_and_what_ends_them(
+    daemon: Herd, tmp_path: Path
+) -> None:
+    # It said "stopping after waiting for 1 running job" of a paused job, which ends only
+    # once resumed: a drain that looked as if it never ended.
+    go = tmp_path / "go"
+    job = daemon.submit(f"while [ ! -e {go} ]; do sleep 0.02; done")
+    daemon.wait_state(job, "running")
+    daemon.cli("pause", str(job))
+    daemon.wait_state(job, "paused")
+    process = psutil.Process(daemon.pid)  # (before it exits: it may be reaped at once)
+    stop = daemon.popen("daemon", "stop", "--drain")
+    try:
+        assert stop.stdout is not None
+        line = read_line(stop.stdout.fileno(), bytearray()).decode()
+        assert line == (
+            "stopping after waiting for 1 running job (1 of them paused: it ends only once "
+            f"resumed, gpuherd resume {job})"
+        )
+        daemon.cli("resume", str(job))  # the advice, followed
+        go.touch()
+        out, _ = stop.communicate(timeout=60)
+        assert (stop.returncode, out.decode()) == (0, "daemon stopped\n")
+    finally:
+        if stop.poll() is None:
+            stop.kill()
+            stop.wait(timeout=10)
+    wait_dead(process)
+
+
 def test_of_starts_run_at_once_one_starts_the_daemon_and_the_others_say_it_runs(
     herd: Herd,
 ) -> None:

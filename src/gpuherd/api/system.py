@@ -9,6 +9,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 
 from gpuherd.attempts import Live
+from gpuherd.core.idspec import format_ids
 from gpuherd.core.model import DeviceState
 from gpuherd.core.units import plural
 from gpuherd.errors import InvalidValue, NotFound
@@ -102,7 +103,21 @@ async def stop(request: Request, body: StopRequest) -> dict[str, Any]:
         task.add_done_callback(_background.discard)
         verb = "killing" if body.mode == "kill" else "waiting for"
         message = f"stopping after {verb} {plural(running, 'running job')}"
+        if body.mode == "drain":
+            message += paused_in_drain(list(engine.live.values()))
     return {"message": message, "running": running}
+
+
+def paused_in_drain(lives: Sequence[Live]) -> str:
+    """` (1 of them paused: it ends only once resumed, gpuherd resume 7)`: a drain waits for
+    a paused job too, which without a word looked like a drain that never ends."""
+    paused = sorted(live.job_id for live in lives if live.paused)
+    if not paused:
+        return ""
+    which = "it ends" if len(paused) == 1 else "each ends"
+    return f" ({len(paused)} of them paused: {which} only once resumed, gpuherd resume " + (
+        f"{format_ids(paused)})"
+    )
 
 
 def left_behind(lives: Sequence[Live]) -> str:
