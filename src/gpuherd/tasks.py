@@ -260,8 +260,9 @@ def sweep_from_config(
     **options: Any,
 ) -> Sweep:
     """Submit a GPU Task Scheduler config (scheduler_config, global_config, test_config) with
-    its GPUTask class (or a task function). `force_rerun` and the GPUs per job (the length of
-    an entry of scheduler_config.gpu) are taken from the config unless given here."""
+    its GPUTask class (or a task function). `force_rerun`, the GPUs per job (the length of
+    an entry of scheduler_config.gpu) and which GPUs (`only_gpus`: those the gpu list names)
+    are taken from the config unless given here."""
     from gpuherd.sweepfile import SweepFileError, from_config
 
     refuse_while_loading("sweep_from_config")
@@ -273,6 +274,9 @@ def sweep_from_config(
         raise HerdError(str(exc)) from None
     if force is None:
         force = bool(scheduler.get("force_rerun", False))
+    if "only_gpus" not in options and scheduler.get("gpu"):
+        # GTS ran on the GPUs its list names and no others (a colleague's, the display's).
+        options["only_gpus"] = _gts_gpu_ids(scheduler["gpu"])
     if gpus is None:
         entries = scheduler.get("gpu") or ["0"]
         sizes = [len(e) if isinstance(e, list | tuple) else 1 for e in entries]
@@ -286,6 +290,21 @@ def sweep_from_config(
             )
     target = herd or connect()
     return target.sweep(spec, force=force, task=True, gpus=gpus, **options)
+
+
+def _gts_gpu_ids(entries: Iterable[Any]) -> list[int]:
+    """The GPU indices a `scheduler_config.gpu` list names (`["0", "1"]`, `[["0", "1"], "2"]`)."""
+    ids: set[int] = set()
+    for entry in entries:
+        for gpu in entry if isinstance(entry, list | tuple) else [entry]:
+            if not str(gpu).strip().isdigit():
+                raise HerdError(
+                    f"scheduler_config.gpu: {gpu!r} is not a GPU index (as gpuherd gpus lists "
+                    "them): give indices such as ['0', '1'], or only_gpus=[0, 1] to "
+                    "sweep_from_config"
+                )
+            ids.add(int(gpu))
+    return sorted(ids)
 
 
 def worker_target(fn: Any) -> tuple[str, str | None]:

@@ -35,7 +35,7 @@ import traceback
 from importlib.machinery import SourceFileLoader
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, NoReturn
 
 from gpuherd import tasks_guard
 from gpuherd.task_values import Storable
@@ -58,6 +58,15 @@ def runs_task(command: str) -> bool:
 
 class WorkerError(Exception):
     """The task cannot be found or called; the message says why (no traceback needed)."""
+
+
+class RestartWithEnv(Exception):
+    """required_env() asked for environment variables the job did not start with: main()
+    starts the worker again with them (the variables are in `env`)."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        super().__init__(sorted(env))
+        self.env = env
 
 
 class UnknownParameter(WorkerError):
@@ -124,12 +133,14 @@ def _load_path(path: str) -> ModuleType:
     return module
 
 
-def call(obj: Any, params: dict[str, Any], run_dir: str) -> Any:
-    """Run a function with the params (and run_dir if it wants it), or a GPUTask-like class."""
+def call(obj: Any, params: dict[str, Any], run_dir: str, *, restarted: bool = False) -> Any:
+    """Run a function with the params (and run_dir if it wants it), or a GPUTask-like class
+    (RestartWithEnv when its required_env() is not yet in the environment, unless `restarted`
+    for that already)."""
     if inspect.isclass(obj):
         if not callable(getattr(obj, "main", None)):
             raise WorkerError(f"class {obj.__qualname__} has no main() method to run")
-        return _run_task_class(obj, params, run_dir)
+        return _run_task_class(obj, params, run_dir, restarted)
     if not callable(obj):
         raise WorkerError(f"{obj!r} is not a function")
     return obj(**arguments(obj, params, run_dir))
@@ -157,7 +168,7 @@ def arguments(fn: Any, params: dict[str, Any], run_dir: str) -> dict[str, Any]:
     return kwargs
 
 
-def _run_task_class(cls: type[Any], params: dict[str, Any], run_dir: str) -> Any:
+def _run_task_class(cls: type[Any], params: dict[str, Any], run_dir: str, restarted: bool) -> Any:
     """GPU Task Scheduler's protocol: GPUTask(config, work_dir); required_env(); main()."""
     try:
         inspect.signature(cls).bind(params, run_dir)
@@ -171,7 +182,14 @@ def _run_task_class(cls: type[Any], params: dict[str, Any], run_dir: str) -> Any
     instance._work_dir = run_dir
     required = getattr(instance, "required_env", None)
     if callable(required):
-        os.environ.update({str(k): str(v) for k, v in (required() or {}).items()})
+        wanted = {str(k): str(v) for k, v in (required() or {}).items()}
+        missing = {k: v for k, v in wanted.items() if os.environ.get(k) != v}
+        # GTS started the job with these set, before the task's module was imported: flags
+        # that a library reads at its import (THEANO_FLAGS, TF_CPP_MIN_LOG_LEVEL) took effect
+        # even when the module imports it at its top. Here it is imported already: start again.
+        if missing and not restarted:
+            raise RestartWithEnv(missing)
+        os.environ.update(wanted)  # (restarted, values that change at each call: as they are)
     return instance.main()
 
 
@@ -262,6 +280,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--params", help="the parameters as a JSON object (else params.json)")
     parser.add_argument("--params-file", help="a file holding the parameters' JSON object")
     parser.add_argument("--path", help="a folder to import the module from (put on sys.path)")
+    parser.add_argument("--env-applied", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.path:
         sys.path.insert(0, args.path)
@@ -278,9 +297,11 @@ def main(argv: list[str] | None = None) -> int:
         with contextlib.suppress(OSError):  # an earlier run's return value
             Path(run_dir, RESULT_FILE).unlink()
         obj = load_target(args.target)
-        result = call(obj, params, run_dir)
+        result = call(obj, params, run_dir, restarted=args.env_applied)
         if note := write_metrics(run_dir, result):
             print(f"gpuherd worker: {note}", file=sys.stderr)
+    except RestartWithEnv as restart:
+        _restart(restart.env, sys.argv[1:] if argv is None else argv)
     except (WorkerError, tasks_guard.BootstrapError) as exc:
         print(f"gpuherd worker: {exc}", file=sys.stderr)
         return 2
@@ -292,6 +313,14 @@ def main(argv: list[str] | None = None) -> int:
         traceback.print_exc()
         return 1
     return 0
+
+
+def _restart(env: dict[str, str], argv: list[str]) -> NoReturn:
+    """The same worker again, in this process (its pid, its GPUs), with `env` set from the start."""
+    os.environ.update(env)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execv(sys.executable, [sys.executable, "-m", "gpuherd.worker", *argv, "--env-applied"])
 
 
 if __name__ == "__main__":
