@@ -12,6 +12,7 @@ import json
 import os
 import signal
 import sys
+import traceback
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,7 +23,8 @@ if TYPE_CHECKING:
 FIELDS = ("command", "name", "gpus", "env")
 CHILD = "import sys; from gpuherd.yielder import main; main(sys.argv[1:])"
 """The yielder's process: `python -P` (no script folder nor working folder put first on
-sys.path: it imports what `gpuherd run` itself would) with this code, the pipe and the file."""
+sys.path: it imports what `gpuherd run` itself would) with this code, the pipe and the file.
+Once gpuherd's modules are loaded, the file's own folder goes first (load_yielder)."""
 
 
 def yielded_items(path: Path, gpus: int, cwd: str, env: dict[str, str]) -> list[SubmitItem]:
@@ -105,7 +107,7 @@ def main(args: list[str]) -> None:
     with open(int(args[0]), "w", encoding="utf-8") as out:
         os.set_inheritable(out.fileno(), False)  # the yielder's own subprocesses must not hold it
         try:
-            items = list(checked_items(list(load_yielder(Path(args[1]))())))
+            items = list(checked_items(_yielded(Path(args[1]))))
         except SystemExit as exc:  # the yielder's own sys.exit()
             ending = {"exit": None if exc.code is None else repr(exc.code)}
         except BaseException as exc:  # its error (Ctrl-C too, which the run sees itself)
@@ -115,6 +117,24 @@ def main(args: list[str]) -> None:
                 out.write(json.dumps({"item": item}) + "\n")
             ending = {"end": len(items)}
         out.write(json.dumps(ending) + "\n")
+
+
+def _yielded(path: Path) -> list[Any]:
+    """All that FILE.py's yielder() yields. An exception it raises becomes a ValueError naming
+    its type and the file's line it came through: `KeyError('lr')` alone said only "'lr'"."""
+    function = load_yielder(path)
+    try:
+        return list(function())
+    except Exception as exc:  # (not SystemExit, nor Ctrl-C: main says those apart)
+        file = os.path.abspath(path)
+        lines = [
+            frame.lineno
+            for frame in traceback.extract_tb(exc.__traceback__)
+            if os.path.abspath(frame.filename) == file
+        ]
+        where = f" at line {lines[-1]}" if lines else ""  # (the innermost: where to look)
+        text = f": {exc}" if str(exc) else ""
+        raise ValueError(f"yielder() raised {type(exc).__name__}{where}{text}") from None
 
 
 def checked_items(values: Iterable[Any]) -> Iterator[dict[str, Any]]:
@@ -177,6 +197,9 @@ def load_yielder(path: Path) -> Callable[[], Iterable[Any]]:
     if spec is None or spec.loader is None:
         raise ValueError(f"--yielder {path}: not a Python file")
     module = importlib.util.module_from_spec(spec)
+    # Its own modules beside it (`from grid import LRS`) import, as with `python FILE.py` and
+    # gpu-hog, which put the file's folder first on sys.path; gpuherd's are loaded already.
+    sys.path.insert(0, str(path.parent.absolute()))
     try:
         spec.loader.exec_module(module)
     except Exception as exc:

@@ -26,6 +26,7 @@ from gpuherd.cli.options import (
     timeout_option,
 )
 from gpuherd.cli.param_types import Place, completes
+from gpuherd.cli.run_args import is_gpu_indices, run_args
 from gpuherd.core.commands import flat_command
 from gpuherd.core.units import format_duration
 from gpuherd.errors import HerdError
@@ -45,6 +46,10 @@ TAIL_LINES = 5
 TAIL_WIDTH = 200
 PREFIX_MAX = 200
 """Bytes of --prefix: a job folder's name (prefix + number) must fit a file name (255)."""
+TERMINAL_INPUT = (
+    "gpuherd: reading commands from the terminal, one a line; Ctrl-D ends the input"
+    " (or give a job file: gpuherd run --gpus 0,1 jobs.txt)"
+)
 
 
 class LineReporter:
@@ -132,10 +137,11 @@ class LineReporter:
 
 
 def _split_gpus_and_file(gpus: str | None, args: tuple[str, ...]) -> tuple[str | None, str | None]:
-    """`--gpus 0 1 2 [FILE]`: click gives --gpus the first index; the others arrive as arguments."""
+    """--gpus and the job file; indices among the arguments (run_args joins those that follow
+    --gpus) are a mistake, or a --gpus value click would not split."""
     extra = list(args)
     indices = []
-    while extra and extra[0].replace(",", "").isdigit() and not Path(extra[0]).exists():
+    while extra and is_gpu_indices(extra[0]):
         indices.append(extra.pop(0))
     if indices and gpus is None:
         raise click.UsageError(f"unexpected argument {indices[0]}: did you mean --gpus?")
@@ -145,30 +151,12 @@ def _split_gpus_and_file(gpus: str | None, args: tuple[str, ...]) -> tuple[str |
     return spec, (extra[0] if extra else None)
 
 
-GPU_HOG_SPELLINGS = {"--job_yielder": "--yielder", "--output_dir": "--output-dir"}
-"""gpu-hog's option names, taken as ours; its `--job_file F` is the FILE argument."""
-
-
 class _RunCommand(click.Command):
-    """`run`, which also takes a gpu-hog command line as it is (`--job_file foo.txt`)."""
+    """`run`, which also takes a gpu-hog command line as it is (`--job_file foo.txt`), and
+    `--gpus 0 1 2` anywhere."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        return super().parse_args(ctx, gpu_hog_args(args))
-
-
-def gpu_hog_args(args: list[str]) -> list[str]:
-    """`args` with gpu-hog's spellings in ours (everything after `--` left as it is)."""
-    out: list[str] = []
-    rest = iter(args)
-    for arg in rest:
-        name, eq, value = arg.partition("=")
-        if arg == "--":
-            return [*out, arg, *rest]
-        if name == "--job_file" and (eq or (value := next(rest, ""))):
-            out.append(value)
-        else:  # (without '=', name is arg and value empty)
-            out.append(GPU_HOG_SPELLINGS.get(name, name) + eq + value)
-    return out
+        return super().parse_args(ctx, run_args(args))
 
 
 @click.command(name="run", cls=_RunCommand)
@@ -274,6 +262,9 @@ def run(
             click.echo("the yielder yielded no job: nothing to run")
             return
     else:
+        if file in (None, "-") and sys.stdin is not None and sys.stdin.isatty():
+            # No file given (gpu-hog needed --job_file): else it waits for a line, silently.
+            click.echo(TERMINAL_INPUT, err=True)
         source = items_from_commands(job_commands(file), gpus_per_job, cwd, env)
     out = Path(output_dir) if output_dir is not None else fresh_run_dir()
     with contextlib.ExitStack() as hold:  # the folder is this run's until it ends
