@@ -341,7 +341,8 @@ def test_a_flagged_refusal_and_its_hint_say_the_name_typed(
         ),
         ("status",): (
             f"No such command 'status': {name} ls lists the jobs, --json for scripts (pueue's "
-            f"status) (see {name} --help)"
+            f"status); {name} daemon status and {name} gpus show the daemon and the GPUs "
+            f"(gpulimit's status) (see {name} --help)"
         ),
     }
     before = shared.ls_all()

@@ -1,8 +1,10 @@
-"""What a command or option of pueue, task-spooler or Slurm is called here, for the error of
-one typed from habit: click's guesses pointed elsewhere (`switch`: "Did you mean 'wait'?",
-`submit --group`: "Did you mean '--gpus'?"). The README's "Coming from another tool" table
-lists the same; this module is loaded only to word such an error. A few of gpuherd's own
-words, typed where they are not (`gpus rm` for `gpus remove`), are answered so too."""
+"""What a command or option of pueue, task-spooler, Slurm, gpulimit or GPUPeasy is called
+here, for the error of one typed from habit: click's guesses pointed elsewhere (`switch`: "Did
+you mean 'wait'?", `submit --group`: "Did you mean '--gpus'?", GPUPeasy's `submit --outfile`:
+"Did you mean '--file'?", which reads commands from that file). The README's "Coming from
+another tool" table lists the same; this module is loaded only to word such an error. A few
+of gpuherd's own words, typed where they are not (`gpus rm` for `gpus remove`), are answered
+so too."""
 
 from __future__ import annotations
 
@@ -16,13 +18,16 @@ _GPU_REMOVE = "gpuherd gpus remove INDEX stops using a GPU; jobs running on it g
 
 THEIR_COMMANDS = {
     TOP: {
-        "add": "gpuherd submit -- CMD queues a command (pueue's add)",
-        "status": "gpuherd ls lists the jobs, --json for scripts (pueue's status)",
+        "add": "gpuherd submit -- CMD queues a command (pueue's add; gpulimit's add, where a "
+        "smaller --priority runs first: here a higher one does)",
+        "status": "gpuherd ls lists the jobs, --json for scripts (pueue's status); gpuherd "
+        "daemon status and gpuherd gpus show the daemon and the GPUs (gpulimit's status)",
         "follow": "gpuherd log -f ID follows a job's output (pueue's follow)",
         "stash": "gpuherd hold IDS keeps queued jobs from starting (pueue's stash)",
         "enqueue": "gpuherd release IDS lets held jobs run (pueue's enqueue)",
         "start": "gpuherd resume starts the queue again, gpuherd resume IDS paused jobs "
-        "(pueue's start)",
+        "(pueue's start); gpuherd retry IDS runs killed or failed jobs again, gpuherd move ID "
+        "--first runs a queued one next (gpulimit's start ID)",
         "restart": "gpuherd retry IDS runs finished jobs again under their ids; retry --hold "
         "puts them back held, to edit them first (pueue's restart --in-place, --stashed)",
         "switch": "gpuherd move ID --before ID2 reorders the queue (pueue's switch)",
@@ -37,6 +42,10 @@ THEIR_COMMANDS = {
         "sbatch": "gpuherd submit -- ./job.sh queues a script (Slurm's sbatch)",
         "squeue": "gpuherd ls lists the jobs (Slurm's squeue)",
         "scancel": "gpuherd kill IDS stops jobs (Slurm's scancel)",
+        "set": "gpuherd config lists the settings, gpuherd config set NAME VALUE changes one: "
+        "retries N, keep-ram 20%, keep-free 10% (gpulimit's set)",
+        "debug": "gpuherd show ID prints a failed job's last lines of stderr, gpuherd log ID "
+        "--stderr all of it (gpulimit's debug)",
     },
     # Not another tool's, but the habit of `gpuherd rm` and of rm(1).
     "gpus": {"rm": _GPU_REMOVE, "del": _GPU_REMOVE, "delete": _GPU_REMOVE},
@@ -49,6 +58,10 @@ _EDIT = (
     "gpuherd retry --hold IDS, then gpuherd edit IDS ..., then gpuherd release IDS (pueue's --edit)"
 )
 _ALL = "gpuherd kill $(gpuherd ls -q) stops every job (pueue's kill --all)"
+_OUTPUT_FILE = (
+    "gpuherd log ID prints the job's output (--stderr), kept in the job's folder "
+    "(attempt-N/stdout.log, stderr.log), which gpuherd show ID names"
+)
 
 THEIR_OPTIONS = {
     TOP: {
@@ -93,6 +106,9 @@ THEIR_OPTIONS = {
         "(Slurm's --array)",
         "--immediate": "--priority P to put it first; it starts once GPUs are free "
         "(pueue's --immediate)",
+        "--logpath": _OUTPUT_FILE + " (gpulimit's --logpath)",
+        "--outfile": _OUTPUT_FILE + " (GPUPeasy's outfile)",
+        "--jobname": "--name NAME (GPUPeasy's jobname)",
     },
     "pause": {
         "--wait": "leave it out: gpuherd pause lets running jobs finish (pueue's pause --wait)",
@@ -118,11 +134,40 @@ THEIR_OPTIONS = {
 }
 """Another tool's option of a command: what to give here instead, and whose it is."""
 
+_EVERY = "the ids gpuherd ls -q prints name every job not finished (gpulimit's kill all)"
+
+THEIR_ARGUMENTS = {
+    "log": {"main": "gpuherd daemon log shows the daemon's own log (gpulimit's log main)"},
+    "kill": {"all": f"gpuherd kill $(gpuherd ls -q) stops every job: {_EVERY}"},
+    "rm": {
+        "all": "gpuherd clean removes every finished job; gpuherd kill $(gpuherd ls -q) ends "
+        "the others first, as rm takes no running job"
+    },
+    "retry": {"all": "gpuherd retry $(gpuherd ls -q --state failed) runs every failed job again"},
+    "hold": {"all": "gpuherd hold $(gpuherd ls -q --state queued) holds every queued job"},
+    "release": {"all": "gpuherd release $(gpuherd ls -q --state held) lets every held job run"},
+    "pause": {
+        "all": "gpuherd pause without IDS pauses the queue (running jobs go on); gpuherd "
+        "pause $(gpuherd ls -q --state running) stops every running job"
+    },
+    "resume": {
+        "all": "gpuherd resume without IDS resumes the queue; gpuherd resume "
+        "$(gpuherd ls -q --state paused) every paused job"
+    },
+}
+"""A word another tool takes where a command here takes job ids: what to give instead."""
+
 
 def command_hint(group: str, name: str) -> str | None:
     """`No such command 'status': gpuherd ls lists the jobs ...`, or None."""
     hint = THEIR_COMMANDS.get(group, {}).get(name)
     return f"No such command {name!r}: {as_typed(hint)}" if hint else None
+
+
+def argument_hint(command: str | None, word: str) -> str | None:
+    """`'main' is no job id: gpuherd daemon log shows ...`, or None."""
+    hint = THEIR_ARGUMENTS.get(command or "", {}).get(word.strip())
+    return f"{word.strip()!r} is no job id: {as_typed(hint)}" if hint else None
 
 
 def option_hint(command: str | None, option: str) -> str | None:

@@ -288,6 +288,8 @@ class _OneJob(click.ParamType):  # type: ignore[type-arg]
                 f"{path.split()[-1]} takes one job id, not {text!r}: one job at a time "
                 f"({path} {ids[0]}{rest}, then {path} {ids[1]}{rest}); {_every_job()}"
             )
+        elif not option and (theirs := _their_word(ctx, text)):
+            said = theirs  # `log main`: gpulimit's word for the daemon's log
         else:
             example = f"{option} 3" if option else f"{path} 3"
             said = f"invalid job id {text!r}: give a number, e.g. {example}; {_every_job()}"
@@ -339,4 +341,16 @@ def expand_ids(tokens: tuple[str, ...]) -> list[int]:
     try:
         return parse_job_ids(list(tokens))
     except ValueError as exc:
-        raise click.UsageError(str(exc)) from None  # it names the id: no "Invalid value for IDS"
+        ctx = click.get_current_context(silent=True)
+        theirs = next(filter(None, (_their_word(ctx, token) for token in tokens)), None)
+        # It names the id: no "Invalid value for IDS"; `kill all` says how to name them all.
+        raise click.UsageError(theirs or str(exc)) from None
+
+
+def _their_word(ctx: click.Context | None, word: str) -> str | None:
+    """Another tool's word where this command takes job ids (`kill all`, `log main`)."""
+    if ctx is None:
+        return None
+    from gpuherd.cli.other_tools import argument_hint  # (loaded only to word this error)
+
+    return argument_hint(ctx.info_name, word)

@@ -150,15 +150,26 @@ def priority(job_id: int | str | None, priority: int | None) -> None:
     click.echo(f"job {job_id}: {answer['message']}")
 
 
-@click.command(cls=TakesJobIds)
+# Extra arguments are taken, to answer gpulimit's `move ID INDEX` (click: "Got unexpected
+# extra argument (0)").
+@click.command(cls=TakesJobIds, context_settings={"allow_extra_args": True})
 @click.argument("job_id", type=JOB_ID)
 @click.option("--first", is_flag=True, help="To the front of the queue.")
 @click.option("--before", type=JOB_ID, help="Just before this queued job.")
-def move(job_id: int | str, first: bool, before: int | str | None) -> None:
+@click.pass_context
+def move(ctx: click.Context, job_id: int | str, first: bool, before: int | str | None) -> None:
     """Move a queued job: --first, or --before ID.
 
     `last` is the job submitted last: `gpuherd move last --first` (task-spooler's `tsp -u`).
     """
+    if ctx.args:
+        name = typed_name()
+        raise click.UsageError(
+            f"move takes one job id and no place in the queue, not {' '.join(ctx.args)!r}: "
+            f"{name} move {job_id} --first puts it at the front (gpulimit's move {job_id} 0), "
+            f"{name} move {job_id} --before ID2 just before job ID2 ({name} ls lists the queue "
+            "in the order it starts)"
+        )
     if first == (before is not None):
         raise click.UsageError("give exactly one of --first or --before ID")
     client = Client()
