@@ -171,6 +171,15 @@ class Herd:
             )
         return proc
 
+    def usage_error(self, *args: str) -> str:
+        """`gpuherd ARGS`, a mistake of the command line: exit 2 and one error line, which is
+        returned."""
+        refused = self.cli(*args, check=False)
+        assert refused.returncode == 2, refused
+        assert refused.stderr.startswith("gpuherd: error: "), refused.stderr
+        assert len(refused.stderr.splitlines()) == 1, refused.stderr
+        return refused.stderr
+
     def popen(self, *args: str) -> subprocess.Popen[bytes]:
         """`python -m gpuherd ARGS` left running, its output piped (read it, then end it)."""
         return subprocess.Popen(
@@ -198,6 +207,12 @@ class Herd:
 
     def submit(self, *args: str) -> int:
         return int(self.cli("submit", "-q", *args).stdout.split()[0])
+
+    def running_until(self, go: Path) -> int:
+        """A job that runs until the file `go` exists, once it runs: its id."""
+        job = self.submit(f"while [ ! -e {go} ]; do sleep 0.02; done")
+        self.wait_state(job, "running")
+        return job
 
     def submit_lines(self, lines: list[str], *args: str) -> list[int]:
         """Submit one job per line in a single `submit --file -` call."""

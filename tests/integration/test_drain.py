@@ -6,10 +6,12 @@ Real daemons in temporary homes; jobs wait for a file, so the test says when the
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import psutil
@@ -17,22 +19,29 @@ import psutil
 from conftest import Herd, read_line, wait_dead, wait_for
 
 
+@contextlib.contextmanager
+def drain_begun(herd: Herd) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    """`gpuherd daemon stop --drain` left running, and the first line it printed once the
+    daemon took it (the CLI is killed at the end if still there)."""
+    stop = herd.popen("daemon", "stop", "--drain")
+    try:
+        assert stop.stdout is not None
+        yield stop, read_line(stop.stdout.fileno(), bytearray()).decode()
+    finally:
+        if stop.poll() is None:
+            stop.kill()
+            stop.wait(timeout=10)
+
+
 def draining(herd: Herd) -> int:
     """Start `gpuherd daemon stop --drain`, wait until the daemon took it, then interrupt the
     CLI (as `timeout -s INT 3 gpuherd daemon stop --drain` does): the daemon goes on
     draining. Its pid."""
     pid = herd.pid
-    stop = herd.popen("daemon", "stop", "--drain")
-    try:
-        assert stop.stdout is not None
-        line = read_line(stop.stdout.fileno(), bytearray()).decode()
+    with drain_begun(herd) as (stop, line):
         assert line == "stopping after waiting for 1 running job", line
         stop.send_signal(signal.SIGINT)
         stop.communicate(timeout=15)
-    finally:
-        if stop.poll() is None:
-            stop.kill()
-            stop.wait(timeout=10)
     return pid
 
 
@@ -40,8 +49,7 @@ def test_a_draining_daemon_says_so_refuses_resume_and_keeps_new_jobs_for_the_nex
     daemon: Herd, tmp_path: Path
 ) -> None:
     go = tmp_path / "go"
-    running = daemon.submit(f"while [ ! -e {go} ]; do sleep 0.02; done")
-    daemon.wait_state(running, "running")
+    running = daemon.running_until(go)
     pid = draining(daemon)
 
     status = daemon.cli("daemon", "status").stdout.splitlines()
@@ -138,15 +146,11 @@ def test_a_drain_names_the_paused_jobs_it_waits_for_and_what_ends_them(
     # It said "stopping after waiting for 1 running job" of a paused job, which ends only
     # once resumed: a drain that looked as if it never ended.
     go = tmp_path / "go"
-    job = daemon.submit(f"while [ ! -e {go} ]; do sleep 0.02; done")
-    daemon.wait_state(job, "running")
+    job = daemon.running_until(go)
     daemon.cli("pause", str(job))
     daemon.wait_state(job, "paused")
     process = psutil.Process(daemon.pid)  # (before it exits: it may be reaped at once)
-    stop = daemon.popen("daemon", "stop", "--drain")
-    try:
-        assert stop.stdout is not None
-        line = read_line(stop.stdout.fileno(), bytearray()).decode()
+    with drain_begun(daemon) as (stop, line):
         assert line == (
             "stopping after waiting for 1 running job (1 of them paused: it ends only once "
             f"resumed, gpuherd resume {job})"
@@ -155,10 +159,6 @@ def test_a_drain_names_the_paused_jobs_it_waits_for_and_what_ends_them(
         go.touch()
         out, _ = stop.communicate(timeout=60)
         assert (stop.returncode, out.decode()) == (0, "daemon stopped\n")
-    finally:
-        if stop.poll() is None:
-            stop.kill()
-            stop.wait(timeout=10)
     wait_dead(process)
 
 
