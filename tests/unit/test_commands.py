@@ -6,10 +6,11 @@ import shlex
 import subprocess
 from collections.abc import Iterator
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpuherd.core.commands import command_from_args, command_lines
+from gpuherd.core.commands import JobCutShort, command_from_args, command_lines
 
 
 def sh(command: str) -> str:
@@ -111,6 +112,17 @@ def test_input_ending_inside_a_continuation_runs_what_there_is() -> None:
     assert len(jobs) == 1
     assert not jobs[0].endswith("\\")
     assert sh(jobs[0]) == "a b\n"
+
+
+def test_strict_input_ending_inside_a_continuation_is_cut_short() -> None:
+    # A job file's last line ending in `\`: the file was likely cut there (job_input).
+    lines = ["echo 1\n", "\n", "echo a \\\n", "  b \\"]
+    jobs = command_lines(lines, strict=True)
+    assert next(jobs) == "echo 1"
+    with pytest.raises(JobCutShort) as info:
+        next(jobs)
+    assert (info.value.first, info.value.last) == (3, 4)
+    assert list(command_lines(["echo a \\\n", "\n"], strict=True)) == ["echo a"]  # as in sh
 
 
 def test_input_of_only_a_backslash() -> None:

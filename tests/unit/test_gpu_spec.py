@@ -22,6 +22,10 @@ GiB = 2**30
         ("3,1", {1: 1, 3: 1}),
         ("0, 1", {0: 1, 1: 1}),
         ("7", {7: 1}),
+        ("1-3", {1: 1, 2: 1, 3: 1}),  # ranges, as --only-gpus takes them
+        (["0", "2-3"], {0: 1, 2: 1, 3: 1}),
+        ("0-1,0", {0: 2, 1: 1}),  # a range is its indices written out: 0 is repeated
+        ("2-2", {2: 1}),
     ],
 )
 def test_parse_gpu_spec(spec: str | list[str], expected: dict[int, int]) -> None:
@@ -52,6 +56,21 @@ def test_parse_gpu_spec_errors_name_the_token_and_an_example(
     assert message in str(info.value)
     assert "0,1,2" in str(info.value)
     assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("3-1", "invalid range '3-1': write it as 1-3"),
+        ("0,3-1", "invalid range '3-1' in '0,3-1': write it as 1-3"),
+        ("0-4096", "GPU 4096 in '0-4096' is not a GPU index: at most 4095"),
+        ("٣", "invalid GPU index '٣': use GPU indices like 0,1,2"),  # int() takes it
+    ],
+)
+def test_parse_gpu_spec_refuses_a_bad_range(spec: str, message: str) -> None:
+    with pytest.raises(ValueError) as info:
+        parse_gpu_spec(spec)
+    assert str(info.value).startswith(message)
 
 
 @pytest.mark.parametrize("index", ["4096", "9223372036854775807", "99999999999999999999"])

@@ -31,7 +31,7 @@ def daemon() -> None:
 
 
 @daemon.command()
-@click.option("--gpus", help="GPU indices to use: 0,1,2,3; a repeated index is another slot.")
+@click.option("--gpus", help="GPU indices to use: 0,1,2,3 or 0-3; a repeat is another slot.")
 @fake_gpus_option()
 @click.option("--slots", type=WholeRange(1, MAX_SLOTS), help="Jobs that may share each GPU.")
 @click.option("--foreground", is_flag=True, help="Run in this terminal (logs to stderr).")

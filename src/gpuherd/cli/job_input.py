@@ -3,8 +3,9 @@
 Read as bytes and checked here, once for both: a binary file, a line longer than any command
 can be (`/dev/zero` has no line break at all: it was read until memory ran out), a NUL byte
 (`submit` said "job 2 of the submission", `run` ran the other lines), a job of
-`\\`-continued lines that is (`run` started the others and `submit` named no line), a closed
-standard input, each get one line naming the file and the line.
+`\\`-continued lines that is (`run` started the others and `submit` named no line), a last
+line ending in `\\` (a file cut short: its job's start ran as if whole), a closed standard
+input, each get one line naming the file and the line.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from typing import BinaryIO
 
-from gpuherd.core.commands import MAX_COMMAND_BYTES, JobTooLong, command_lines
+from gpuherd.core.commands import MAX_COMMAND_BYTES, JobCutShort, JobTooLong, command_lines
 from gpuherd.errors import HerdError
 
 STDIN_NAME = "standard input"
@@ -77,14 +78,22 @@ def text_lines(stream: BinaryIO, name: str) -> Iterator[str]:
 
 def _capped_jobs(lines: Iterable[str], name: str) -> Iterator[str]:
     """The jobs of the lines; HerdError for one that, its continued lines joined, is longer
-    than a command may be, as soon as it is (so for both `run` and `submit --file`)."""
+    than a command may be, as soon as it is, and for one continued past the input's end (so
+    for both `run` and `submit --file`)."""
     try:
-        yield from command_lines(lines, MAX_COMMAND_BYTES)
+        yield from command_lines(lines, MAX_COMMAND_BYTES, strict=True)
     except JobTooLong as exc:
         where = f"line {exc.first} is"
         if exc.last > exc.first:
             where = f"lines {exc.first} to {exc.last} (continued with '\\') are"
         raise HerdError(f"{name}: {where} {_TOO_LONG}") from None
+    except JobCutShort as exc:
+        job = f"the job of lines {exc.first} to {exc.last}" if exc.last > exc.first else "it"
+        whole = "the input" if name == STDIN_NAME else "the file"
+        raise HerdError(
+            f"{name}: line {exc.last} ends in '\\' but nothing follows to continue {job}: "
+            f"{whole} may have been cut short; complete the job, or remove the '\\'"
+        ) from None
 
 
 def _open(file: str | None) -> tuple[BinaryIO, str]:

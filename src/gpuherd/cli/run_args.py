@@ -4,6 +4,7 @@ stands."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 GPU_HOG_SPELLINGS = {"--job_yielder": "--yielder", "--output_dir": "--output-dir"}
@@ -57,6 +58,11 @@ def gpu_indices_together(args: list[str]) -> list[str]:
     return out
 
 
+_GPU_INDICES = re.compile(r"[0-9][0-9,-]*")
+"""Indices and ranges (`0,2-3`), or a bad one of them (`3-1`, `1-`) that the GPU spec's
+parser then names: not a job file, whose name would be looked for in vain."""
+
+
 def is_gpu_indices(word: str) -> bool:
-    """`0`, `0,1`: GPU indices, unless a file of that name is there (then the job file)."""
-    return word.replace(",", "").isdigit() and not Path(word).exists()
+    """`0`, `0,1`, `1-3`: GPU indices, unless a file of that name is there (the job file)."""
+    return _GPU_INDICES.fullmatch(word) is not None and not Path(word).exists()

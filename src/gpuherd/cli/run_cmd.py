@@ -30,7 +30,7 @@ from gpuherd.cli.run_args import is_gpu_indices, run_args
 from gpuherd.core.commands import flat_command
 from gpuherd.core.units import format_duration
 from gpuherd.errors import HerdError
-from gpuherd.jobfiles import tail_lines
+from gpuherd.jobfiles import tail, tail_lines
 from gpuherd.runner_signals import tolerant
 
 if TYPE_CHECKING:
@@ -101,13 +101,14 @@ class LineReporter:
                 self._say(f"[{number}] succeeded in {format_duration(max(seconds, 0.0))}")
         else:
             why = f" ({detail})" if detail and detail != state else ""
+            log, last_lines = failure_log(Path(folder))
             self._say(
                 f"[{number}] {state}{why} after {format_duration(max(seconds, 0.0))}:"
-                f" see {folder}/stderr.log"
+                f" see {folder}/{log}"
             )
             self._failures += 1
             if self._failures <= TAILS_SHOWN:  # a sweep gone wrong must not flood the screen
-                for line in tail_lines(Path(folder) / "stderr.log", TAIL_LINES):
+                for line in last_lines:
                     self._say(f"    {plain.clean(line)[:TAIL_WIDTH]}")
         self._update()
 
@@ -136,6 +137,15 @@ class LineReporter:
             self._progress.stop()
 
 
+def failure_log(folder: Path) -> tuple[str, list[str]]:
+    """The log that says why a job failed, and its last lines: its stderr.log, unless that
+    holds no text and its stdout.log does (a script that prints its error, as `echo ...;
+    exit 1` does: the run showed nothing of it, and named an empty file)."""
+    if not tail(folder / "stderr.log").strip() and tail(folder / "stdout.log").strip():
+        return "stdout.log (nothing in stderr.log)", tail_lines(folder / "stdout.log", TAIL_LINES)
+    return "stderr.log", tail_lines(folder / "stderr.log", TAIL_LINES)
+
+
 def _split_gpus_and_file(gpus: str | None, args: tuple[str, ...]) -> tuple[str | None, str | None]:
     """--gpus and the job file; indices among the arguments (run_args joins those that follow
     --gpus) are a mistake, or a --gpus value click would not split."""
@@ -161,7 +171,7 @@ class _RunCommand(click.Command):
 
 @click.command(name="run", cls=_RunCommand)
 @click.argument("args", nargs=-1, shell_complete=completes("files"))
-@click.option("--gpus", help="GPUs to use: 0,1,2 or 0 1 2; a repeated index is another slot.")
+@click.option("--gpus", help="GPUs to use: 0,1,2, 0 1 2 or 0-2; a repeated index is another slot.")
 @fake_gpus_option()
 @gpus_option("each job", flag="--gpus-per-job")
 @click.option(

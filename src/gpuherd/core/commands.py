@@ -27,13 +27,26 @@ class JobTooLong(ValueError):
         self.first, self.last = first, last
 
 
-def command_lines(lines: Iterable[str], limit: int | None = None) -> Iterator[str]:
+class JobCutShort(ValueError):
+    """The input of command_lines(strict=True) ended in a job's continuation: its lines
+    `first` to `last`, the last ending in `\\` with no line after it to continue on."""
+
+    def __init__(self, first: int, last: int) -> None:
+        super().__init__(f"the job on lines {first} to {last} is continued past the input's end")
+        self.first, self.last = first, last
+
+
+def command_lines(
+    lines: Iterable[str], limit: int | None = None, *, strict: bool = False
+) -> Iterator[str]:
     """Jobs from lines: `#` comments and blank lines skipped, a trailing `\\` continues a job.
 
     Works on a stream: each job is yielded as soon as its last line has arrived. A job keeps
     its backslash-newlines, which the shell itself reads as continuations. With `limit`,
     JobTooLong as soon as a job has more UTF-8 bytes: lines continued without end (`yes 'x \\'`)
-    are never held whole.
+    are never held whole. With `strict`, JobCutShort for input that ends in a continuation:
+    a job file's last line has nothing after its `\\` when the file was cut short (a generator
+    that died, a copy cut off), and running the job's start could run the wrong command.
     """
     pending: list[str] = []
     first = size = 0
@@ -55,7 +68,9 @@ def command_lines(lines: Iterable[str], limit: int | None = None) -> Iterator[st
             pending = []
             if job:
                 yield job
-    job = _job(pending)  # input ended inside a continuation: run what there is
+    job = _job(pending)  # input ended inside a continuation: run what there is, unless strict
+    if job and strict:
+        raise JobCutShort(first, first + len(pending) - 1)
     if job:
         yield job
 

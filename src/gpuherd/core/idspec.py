@@ -90,6 +90,16 @@ def parse_gpu_indices(text: str | Sequence[str]) -> list[int]:
     return _parse_list(text, "GPU", ("GPU index", _GPU_HELP, 0), check)
 
 
+def parse_gpu_range(item: str, shown: str, hint: str = _GPU_HELP) -> range:
+    """One item of a GPU list, an index ("2") or a range ("0-3"), as the indices it names;
+    ValueError, one line, naming the item within `shown` and ending in `hint`."""
+    if not item.isascii():  # (a regex's \d takes other scripts' digits: no one means those)
+        raise ValueError(f"invalid GPU index {item!r}{within(item, shown)}: {hint}")
+    first, last = _parse_item(item, shown, "GPU index", hint, 0)
+    check_gpu_index(last, shown)
+    return range(first, last + 1)
+
+
 def gpu_index_list(value: object) -> list[int]:
     """GPU indices as a sweep file's `only_gpus` or Python's `only_gpus=` gives them: text as
     --only-gpus takes it ("0,2", "0-3"), one index, or a list of them; ValueError, one line,

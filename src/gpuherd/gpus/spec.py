@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from gpuherd.core.idspec import check_gpu_index, split_items, within
+from gpuherd.core.idspec import parse_gpu_range, split_items, within
 from gpuherd.core.units import parse_size
 from gpuherd.gpus.fake import DEFAULT_FAKE_MEMORY, FakeGpu
 
@@ -18,7 +18,9 @@ _FAKE_HELP = "use a count (4), sizes (2x24GiB,1x80GiB) or a .json state file"
 def parse_gpu_spec(tokens: str | Sequence[str]) -> dict[int, int]:
     """GPU index -> slots, in index order: "0,0,1" -> {0: 2, 1: 1} (a repeat is one more slot).
 
-    Takes one string or argv words (simple_gpu_scheduler's `--gpus 0 1 2`), or both mixed.
+    Takes one string or argv words (simple_gpu_scheduler's `--gpus 0 1 2`), or both mixed. A
+    range stands for its indices written out, as --only-gpus takes it: "0-2" is "0,1,2", so
+    "0-1,0" gives GPU 0 two slots, as "0,1,0" does.
     """
     shown = tokens if isinstance(tokens, str) else " ".join(tokens)
     items = split_items(tokens)
@@ -26,13 +28,8 @@ def parse_gpu_spec(tokens: str | Sequence[str]) -> dict[int, int]:
         raise ValueError(f"no GPUs given: {_GPU_HELP}")
     slots: dict[int, int] = {}
     for item in items:
-        if not item:
-            raise ValueError(f"empty GPU index in {shown!r}: {_GPU_HELP}")
-        if not _is_digits(item):
-            raise ValueError(f"invalid GPU index {item!r}{within(item, shown)}: {_GPU_HELP}")
-        index = int(item)
-        check_gpu_index(index, shown)
-        slots[index] = slots.get(index, 0) + 1
+        for index in parse_gpu_range(item, shown, _GPU_HELP):
+            slots[index] = slots.get(index, 0) + 1
     return dict(sorted(slots.items()))
 
 
