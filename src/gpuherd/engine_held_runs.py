@@ -153,7 +153,9 @@ def watch_held_runs(engine: Engine, now: float) -> None:
             found = found_run(attempt, pid, folder)
             _watch(engine, job, found, _its_gpus(engine, found)[0])
         else:
-            ended = ended_run(attempt, pid, folder, engine.executor.recorded_exit(folder), now)
+            executor = engine.executor
+            status, signs = executor.recorded_exit(folder), executor.signs_of_life(folder)
+            ended = ended_run(attempt, pid, folder, status, now, signs)
             _record_end(engine, job_id, ended, now)
 
 

@@ -30,6 +30,7 @@ from gpuherd.core.recovery import (
     Unstart,
     in_grace,
     kill_due,
+    lost_end,
     reconcile,
 )
 from gpuherd.core.run_time import paused_until, pauses
@@ -97,13 +98,17 @@ def _observe(engine: Engine, job: Job, now: float) -> Observed:
     # Read after asking whether it runs: the shell records its status before it exits, so a
     # job that ended meanwhile is seen with its status, not as one gone without (`lost`).
     status = executor.recorded_exit(folder)
+    ended_at = status.ended_at if status else now
+    if status is None and pid is not None and not running:  # lost: no shell wrote its end
+        signs = executor.signs_of_life(folder)
+        ended_at = lost_end(job.started_at, signs.last_seen, signs.booted, now)
     return Observed(
         pid=pid,
         running=running,
         exit_code=status.exit_code if status else None,
         signal=status.signal if status else None,
         recorded=status is not None,
-        ended_at=status.ended_at if status else now,
+        ended_at=ended_at,
         # Asked only where it decides something: one pass over /proc per job being stopped.
         outlived=pid is not None
         and not running
@@ -123,12 +128,10 @@ def _say_ended_unwatched(engine: Engine, job: Job, pid: int | None, now: float) 
     again = after.state is JobState.QUEUED
     why = "gpuherd retry" if job.stop is not None and job.stop.requeue else "--retries"
     if attempt.outcome.kind is OutcomeKind.LOST:
-        # No exit status: its shell had no chance to write one (the job's processes were
-        # SIGKILLed, or the machine restarted) while no daemon was its parent to see it.
         log.warning(
-            "%s is gone, with no exit status recorded (killed with SIGKILL, or the machine "
-            "restarted, while no daemon watched it): %s",
+            "%s is gone, with no exit status recorded (%s): %s",
             which,
+            _how_lost(engine, job, attempt.ended_at, now),
             f"lost, queued again ({why})" if again else "the job is lost",
         )
         return
@@ -136,6 +139,24 @@ def _say_ended_unwatched(engine: Engine, job: Job, pid: int | None, now: float) 
     state = f"queued again ({why})" if again else after.state.value
     outcome = attempt.outcome.describe()
     log.info("%s ended at %s while no daemon watched it (%s): %s", which, ended, outcome, state)
+
+
+def _how_lost(engine: Engine, job: Job, ended_at: float | None, now: float) -> str:
+    """Why an attempt left no exit status, and when it ended as best known (lost_end): its
+    shell had no chance to write one (the job's processes were SIGKILLed, or the machine
+    restarted) while no daemon was its parent to see it."""
+    signs = engine.executor.signs_of_life(str(engine.layout.attempt_dir(job, job.attempt)))
+    booted, started = signs.booted, job.started_at
+    if booted is None:  # (a cluster's attempt: its end is this restart's moment, as before)
+        return "killed with SIGKILL, or the machine restarted, while no daemon watched it"
+    if started is not None and started < booted:
+        how = f"the machine restarted at {format_moment(booted, now)}, after it started"
+    else:
+        how = "killed with SIGKILL while no daemon watched it"
+    if ended_at is None:
+        return how
+    seen = ", when it was last seen alive" if ended_at == signs.last_seen else ""
+    return f"{how}; its end recorded at {format_moment(ended_at, now)}{seen}"
 
 
 def _supersede(

@@ -55,7 +55,8 @@ def _run_in(engine: Engine, job: Job, number: int, folder: str, now: float) -> R
         return found_run(number, pid, folder)
     if not ran_there(executor, folder, job.id):  # another job's (a sweep point run again)
         return None
-    return ended_run(number, pid, folder, executor.recorded_exit(folder), now)
+    status = executor.recorded_exit(folder)
+    return ended_run(number, pid, folder, status, now, executor.signs_of_life(folder))
 
 
 def take_later(engine: Engine, later: dict[int, CatchUp], now: float) -> None:

@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any
 from gpuherd import jobfiles
 from gpuherd.core.lifecycle import Ended, classify
 from gpuherd.core.model import Attempt, Job
-from gpuherd.core.recovery import Found, Ran, Take, back_to_queue
+from gpuherd.core.recovery import Found, Ran, Take, back_to_queue, lost_end
 from gpuherd.core.states import Event, JobState, OutcomeKind
 from gpuherd.engine_endings import finish
-from gpuherd.executors.base import ExitStatus
+from gpuherd.executors.base import UNKNOWN_SIGNS, ExitStatus, SignsOfLife
 from gpuherd.executors.local_records import PROCESS_FILE
 
 if TYPE_CHECKING:
@@ -60,10 +60,26 @@ def found_run(number: int, pid: int, folder: str) -> Found:
     return Found(number, pid, folder, gpus, uuids, host, started)
 
 
-def ended_run(number: int, pid: int, folder: str, status: ExitStatus | None, now: float) -> Ran:
-    """How an ended attempt's folder recorded it: see core.recovery.Ran."""
+def ended_run(
+    number: int,
+    pid: int,
+    folder: str,
+    status: ExitStatus | None,
+    now: float,
+    signs: SignsOfLife = UNKNOWN_SIGNS,
+) -> Ran:
+    """How an ended attempt's folder recorded it: see core.recovery.Ran. With no `status`,
+    it is lost: its end is its last sign of life, as far as `signs` tell (lost_end)."""
     info = jobfiles.attempt_info(folder) or {}
-    ran = Ran(number, pid, folder, status.ended_at if status else now)
+    try:
+        started: float | None = _started(info)[3]
+    except (ValueError, KeyError, TypeError):
+        started = None
+    if status is None:
+        ended_at = lost_end(started, signs.last_seen, signs.booted, now)
+    else:
+        ended_at = status.ended_at
+    ran = Ran(number, pid, folder, ended_at)
     if status is not None:
         ran = replace(ran, exit_code=status.exit_code, signal=status.signal)
     try:  # why it ended, as the daemon that watched its end wrote it (record_end)

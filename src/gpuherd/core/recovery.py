@@ -58,6 +58,25 @@ class Finish:
     ended_at: float | None
 
 
+def lost_end(
+    started_at: float | None, last_seen: float | None, booted: float | None, now: float
+) -> float:
+    """The end recorded for an attempt found gone with no exit status (lost): its last sign
+    of life (`last_seen`), so that its run time never counts the time the machine was down,
+    or no daemon watched (it may have run on, silent, a little longer: its run time is one it
+    is known to have had). Never later than it is known to have ended: the machine's boot,
+    where that came after its start (no process outlives a reboot), or else `now`. With no
+    sign of life, that bound itself: the boot, or `now` (a cluster's attempt, whose
+    machine's boot gpuherd does not know)."""
+    bound = now
+    if booted is not None and started_at is not None and started_at < booted:
+        bound = min(bound, booted)
+    end = bound if last_seen is None else min(last_seen, bound)
+    if started_at is not None and started_at <= bound:  # (a clock set back meanwhile)
+        end = max(end, started_at)
+    return end
+
+
 @dataclass(frozen=True)
 class Unstart:
     """The daemon died between recording the start and spawning: nothing ran, queue it again."""

@@ -66,6 +66,22 @@ class ExitStatus:
         return self.exit_code is None and self.signal is None and self.unstarted is None
 
 
+@dataclass(frozen=True)
+class SignsOfLife:
+    """What an executor knows of when an attempt ended that a restart found gone with no exit
+    status recorded (lost: SIGKILLed, or the machine restarted, while no daemon watched it);
+    None where it does not know (a cluster's attempt, on a machine gpuherd does not see)."""
+
+    last_seen: float | None
+    """The last write of the attempt's processes to its folder (its logs, its process file):
+    it was alive then."""
+    booted: float | None
+    """When the machine it ran on last booted: an attempt begun before had ended by then."""
+
+
+UNKNOWN_SIGNS = SignsOfLife(None, None)
+
+
 class Executor(Protocol):
     def launch(self, request: LaunchRequest) -> int:
         """Start the job in its own process group; return its pid. Raises SpawnError (an
@@ -120,6 +136,11 @@ class Executor(Protocol):
 
     def recorded_pid(self, attempt_dir: str) -> int | None:
         """The pid written to the attempt's folder before or as it started, if any."""
+        ...
+
+    def signs_of_life(self, attempt_dir: str) -> SignsOfLife:
+        """For an attempt found gone with no exit status recorded: when it was last seen
+        alive, and when its machine booted (core.recovery.lost_end makes its end of them)."""
         ...
 
     def find_leader(self, job_id: int, attempt: int, key: str) -> int | None:

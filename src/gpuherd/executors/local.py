@@ -17,18 +17,9 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
 from functools import partial
-from signal import (
-    SIGCONT,
-    SIGHUP,
-    SIGINT,
-    SIGKILL,
-    SIGPIPE,
-    SIGQUIT,
-    SIGTERM,
-    SIGXFSZ,
-)
+from signal import SIGCONT, SIGHUP, SIGINT, SIGKILL, SIGPIPE, SIGQUIT, SIGTERM, SIGXFSZ
 
-from gpuherd.executors.base import ExitStatus, LaunchRequest, SpawnError, job_shell
+from gpuherd.executors.base import ExitStatus, LaunchRequest, SignsOfLife, SpawnError, job_shell
 from gpuherd.executors.local_escaped import (
     ASK_WAIT,
     KnownAttempt,
@@ -47,6 +38,7 @@ from gpuherd.executors.local_records import (
     read_process_file,
     reap,
     recorded_leader,
+    signs_of_life,
     visible_gpus,
 )
 
@@ -347,6 +339,9 @@ class LocalExecutor:
 
     def recorded_pid(self, attempt_dir: str) -> int | None:
         return read_process_file(attempt_dir)[0]
+
+    def signs_of_life(self, attempt_dir: str) -> SignsOfLife:
+        return signs_of_life(attempt_dir)
 
     # -- control -----------------------------------------------------------------------
 

@@ -1,5 +1,6 @@
 """What a local job's shell records in its attempt folder, read back after a restart: its
-pid and exit status (the `process` file); whether a live pid is still that attempt, and
+pid and exit status (the `process` file), and when it last wrote there (its last sign of
+life, if it is found gone without a status); whether a live pid is still that attempt, and
 which process leads it when no pid was recorded; and the status of a shell that is still
 our own child, from its wait status."""
 
@@ -11,13 +12,17 @@ import time
 from collections.abc import Mapping
 
 from gpuherd.errors import Forbidden
-from gpuherd.executors.base import ExitStatus
+from gpuherd.executors.base import ExitStatus, SignsOfLife
 from gpuherd.jobfiles import HOOK_VARIABLE, KEY_VARIABLE, open_job_file
 
 PROCESS_FILE = "process"
 """`pid N` once the job's shell runs, then `exit N` once its command has ended."""
 OLD_FILES = ("pid", "exit_status")
 """What attempts started by gpuherd before 0.2 recorded instead (still read after a restart)."""
+
+BOOT_TIME_VARIABLE = "GPUHERD_TEST_BOOT_TIME"
+"""A test knob, not for users: the machine's boot time to take (epoch seconds), as a test
+cannot reboot the machine to see what a restart after a reboot finds."""
 
 _MAX_SIGNAL = 64
 
@@ -45,6 +50,31 @@ def read_process_file(attempt_dir: str) -> tuple[int | None, ExitStatus | None]:
             elif key == b"exit":
                 code = int(value)
     return pid, None if code is None else decode(code, ended_at)
+
+
+def signs_of_life(attempt_dir: str) -> SignsOfLife:
+    """When the attempt's processes last wrote to its folder, and when this machine booted.
+    Only the job writes its logs and its process file (the daemon writes neither), so
+    their last change is a moment it was alive."""
+    last_seen = None
+    for name in (PROCESS_FILE, *OLD_FILES, "stdout.log", "stderr.log"):
+        with contextlib.suppress(OSError):  # (lstat: what a job planted there is not followed)
+            written = os.lstat(os.path.join(attempt_dir, name)).st_mtime
+            last_seen = written if last_seen is None else max(last_seen, written)
+    return SignsOfLife(last_seen, boot_time())
+
+
+def boot_time() -> float | None:
+    """When this machine last booted (None where that cannot be read)."""
+    pretend = os.environ.get(BOOT_TIME_VARIABLE)
+    if pretend:
+        return float(pretend)
+    import psutil  # deferred, as in leaders: needed only for an attempt found lost
+
+    try:
+        return float(psutil.boot_time())
+    except (OSError, psutil.Error):
+        return None
 
 
 def _read_old_files(attempt_dir: str) -> tuple[int | None, ExitStatus | None]:

@@ -50,7 +50,14 @@ from typing import Any
 import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-from gpuherd.executors.base import ExitStatus, LaunchRequest, NotStarted, SpawnError
+from gpuherd.executors.base import (
+    UNKNOWN_SIGNS,
+    ExitStatus,
+    LaunchRequest,
+    NotStarted,
+    SignsOfLife,
+    SpawnError,
+)
 from gpuherd.executors.ray_actor import JobActor
 from gpuherd.executors.ray_errors import first_line, reason, said_more
 from gpuherd.executors.ray_files import append, read_exit, write_json
@@ -293,6 +300,11 @@ class RayExecutor(Following):
 
     def recorded_exit(self, attempt_dir: str) -> ExitStatus | None:
         return read_exit(Path(attempt_dir))
+
+    def signs_of_life(self, attempt_dir: str) -> SignsOfLife:
+        """Unknown: the attempt ran on a node whose boot gpuherd does not know, and its logs
+        here are the daemon's copies (written as it followed them), not the job's writes."""
+        return UNKNOWN_SIGNS
 
     def find_leader(self, job_id: int, attempt: int, key: str) -> int | None:
         """None: an actor's handle is written before the actor is created (recorded_pid)."""
