@@ -10,7 +10,7 @@ has its `--no-` form (`--hold/--no-hold`), which turns off a sweep file's `hold:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -77,28 +77,41 @@ def memory_options(what: str = "the job") -> Callable[[F], F]:
     )
 
 
-def refuse_cpu_only_mem(gpus: int, mem: int | None, flag: str, exclusive: bool = False) -> None:
+Given = Mapping[str, str] | None
+"""How values were given where not by their flags: a sweep file's keys (cli/sweep_args.py)."""
+
+
+def refuse_cpu_only_mem(
+    gpus: int, mem: int | None, flag: str, exclusive: bool = False, given: Given = None
+) -> None:
     """--mem is GPU memory and --exclusive a GPU to itself: a CPU-only job asks for neither,
     so giving one with --gpus 0 is a mistake, as --only-gpus with --gpus 0 is (the daemon
-    refuses that one, and these too for other clients)."""
+    refuses that one, and these too for other clients). `given`: `mem`, `exclusive`, `gpus`."""
+    said = {"mem": "--mem", "exclusive": "--exclusive", "gpus": f"{flag} 0", **(given or {})}
     if gpus == 0 and mem is not None:
         raise click.UsageError(
-            f"--mem with {flag} 0: a CPU-only job gets no GPU memory; drop one of them "
-            "(--ram is host memory)"
+            f"{said['mem']} with {said['gpus']}: a CPU-only job gets no GPU memory; drop one "
+            "of them (--ram is host memory)"
         )
     if gpus == 0 and exclusive:
         raise click.UsageError(
-            f"--exclusive with {flag} 0: a CPU-only job gets no GPU to itself; drop one of them"
+            f"{said['exclusive']} with {said['gpus']}: a CPU-only job gets no GPU to itself; "
+            "drop one of them"
         )
 
 
-def refuse_kill_without_timeout(on_no_output: str, no_output_timeout: float | None) -> None:
+def refuse_kill_without_timeout(
+    on_no_output: str, timeout: float | None, given: Given = None
+) -> None:
     """--on-no-output kill stops a job silent for --no-output-timeout: without that time
-    nothing is ever stopped (the daemon refuses it too, naming its fields, for other clients)."""
-    if on_no_output == "kill" and no_output_timeout is None:
+    nothing is ever stopped (the daemon refuses it too, naming its fields, for other clients).
+    `given`, as for refuse_cpu_only_mem: `on_no_output`, `timeout` and an `example`."""
+    said = {"on_no_output": "--on-no-output kill", "timeout": "--no-output-timeout D"}
+    said = {**said, "example": "--no-output-timeout 30m", **(given or {})}
+    if on_no_output == "kill" and timeout is None:
         raise click.UsageError(
-            "--on-no-output kill needs --no-output-timeout D: how long a job may print nothing "
-            "before it is stopped (e.g. --no-output-timeout 30m)"
+            f"{said['on_no_output']} needs {said['timeout']}: how long a job may print nothing "
+            f"before it is stopped (e.g. {said['example']})"
         )
 
 

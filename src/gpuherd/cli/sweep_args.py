@@ -187,32 +187,19 @@ def _refuse_together(chosen: dict[str, Any], file_keys: list[str], file: str) ->
     Checked once the flags have overridden the file's keys (a file's `gpus: 0` and
     `exclusive: true` may be mended by `--gpus 1`); a value the file set is named as its key
     there. A refused value is never a default, so one not on the command line is the file's."""
-    if not {"gpus", "mem", "exclusive", "on_no_output"} & set(file_keys):
-        refuse_cpu_only_mem(chosen["gpus"], chosen["mem"], "--gpus", chosen["exclusive"])
-        refuse_kill_without_timeout(chosen["on_no_output"], chosen["no_output_timeout"])
-        return
-
-    def named(key: str, flag: str, as_key: str) -> str:
-        return f"{as_key} in {file}" if key in file_keys else flag
-
-    def with_cpu_only(key: str, flag: str, as_key: str) -> str:
-        if {key, "gpus"} <= set(file_keys):  # both the file's: named once
-            return f"{as_key} with gpus: 0 in {file}"
-        return f"{named(key, flag, as_key)} with {named('gpus', '--gpus 0', 'gpus: 0')}"
-
-    if chosen["gpus"] == 0 and chosen["mem"] is not None:
-        raise click.UsageError(
-            f"{with_cpu_only('mem', '--mem', 'mem')}: a CPU-only job gets no GPU memory; drop "
-            "one of them (--ram is host memory)"
-        )
-    if chosen["gpus"] == 0 and chosen["exclusive"]:
-        raise click.UsageError(
-            f"{with_cpu_only('exclusive', '--exclusive', 'exclusive: true')}: a CPU-only job "
-            "gets no GPU to itself; drop one of them"
-        )
-    if chosen["on_no_output"] == "kill" and chosen["no_output_timeout"] is None:
-        raise click.UsageError(
-            f"{named('on_no_output', '--on-no-output kill', 'on_no_output: kill')} needs "
-            "no_output_timeout: how long a job may print nothing before it is stopped (e.g. "
-            "`no_output_timeout: 30m` in the file, or --no-output-timeout 30m)"
-        )
+    given: dict[str, str] = {}
+    if {"gpus", "mem", "exclusive", "on_no_output"} & set(file_keys):
+        # `mem with gpus: 0 in FILE` (both the file's: the file named once), `mem in FILE
+        # with --gpus 0`, `--mem with gpus: 0 in FILE`.
+        where = f" in {file}"
+        given["gpus"] = f"gpus: 0{where}" if "gpus" in file_keys else "--gpus 0"
+        own = "" if "gpus" in file_keys else where
+        for key, as_key in (("mem", "mem"), ("exclusive", "exclusive: true")):
+            if key in file_keys:
+                given[key] = as_key + own
+        if "on_no_output" in file_keys:
+            given["on_no_output"] = f"on_no_output: kill{where}"
+        given["timeout"] = "no_output_timeout"
+        given["example"] = "`no_output_timeout: 30m` in the file, or --no-output-timeout 30m"
+    refuse_cpu_only_mem(chosen["gpus"], chosen["mem"], "--gpus", chosen["exclusive"], given)
+    refuse_kill_without_timeout(chosen["on_no_output"], chosen["no_output_timeout"], given)
