@@ -40,6 +40,7 @@ from gpuherd.engine_endings import fail_orphaned_waiters, finish, stored_attempt
 from gpuherd.engine_held_runs import watch_held_runs
 from gpuherd.engine_restored import later_runs, take_later
 from gpuherd.engine_taken import requeue_ended
+from gpuherd.executors.base import UNKNOWN_SIGNS
 
 if TYPE_CHECKING:
     from gpuherd.engine import Engine
@@ -75,7 +76,7 @@ def recover(engine: Engine, now: float) -> None:
                 stop.requeue if stop else False,
             )
             finish(engine, engine.store.get_job(job.id), ended, action.ended_at, now)
-            _say_ended_unwatched(engine, job, found, now)
+            _say_ended_unwatched(engine, job, observed[job.id], now)
         elif isinstance(action, Unstart):
             _unstart(engine, job, "daemon stopped before spawn")
             log.info("job %d: the last daemon stopped before starting it: queued again", job.id)
@@ -98,7 +99,7 @@ def _observe(engine: Engine, job: Job, now: float) -> Observed:
     # Read after asking whether it runs: the shell records its status before it exits, so a
     # job that ended meanwhile is seen with its status, not as one gone without (`lost`).
     status = executor.recorded_exit(folder)
-    ended_at = status.ended_at if status else now
+    ended_at, signs = (status.ended_at if status else now), UNKNOWN_SIGNS
     if status is None and pid is not None and not running:  # lost: no shell wrote its end
         signs = executor.signs_of_life(folder)
         ended_at = lost_end(job.started_at, signs.last_seen, signs.booted, now)
@@ -114,24 +115,26 @@ def _observe(engine: Engine, job: Job, now: float) -> Observed:
         and not running
         and in_grace(job, now)
         and executor.outlived(pid, key),
+        last_seen=signs.last_seen,
+        booted=signs.booted,
     )
 
 
-def _say_ended_unwatched(engine: Engine, job: Job, pid: int | None, now: float) -> None:
+def _say_ended_unwatched(engine: Engine, job: Job, seen: Observed, now: float) -> None:
     """daemon.log tells a restart's story: the jobs that ended while no daemon watched them,
     and how, beside the ones re-attached (before, only those were said, and a job found
     lost after a crash or a reboot left no word in the log)."""
     attempt, after = stored_attempt(engine, job), engine.store.get_job(job.id)
     if attempt.outcome is None or after is None:
         return
-    which = f"job {job.id} attempt {job.attempt}" + (f" (pid {pid})" if pid else "")
+    which = f"job {job.id} attempt {job.attempt}" + (f" (pid {seen.pid})" if seen.pid else "")
     again = after.state is JobState.QUEUED
     why = "gpuherd retry" if job.stop is not None and job.stop.requeue else "--retries"
     if attempt.outcome.kind is OutcomeKind.LOST:
         log.warning(
             "%s is gone, with no exit status recorded (%s): %s",
             which,
-            _how_lost(engine, job, attempt.ended_at, now),
+            _how_lost(job, seen, attempt.ended_at, now),
             f"lost, queued again ({why})" if again else "the job is lost",
         )
         return
@@ -141,12 +144,11 @@ def _say_ended_unwatched(engine: Engine, job: Job, pid: int | None, now: float) 
     log.info("%s ended at %s while no daemon watched it (%s): %s", which, ended, outcome, state)
 
 
-def _how_lost(engine: Engine, job: Job, ended_at: float | None, now: float) -> str:
+def _how_lost(job: Job, seen: Observed, ended_at: float | None, now: float) -> str:
     """Why an attempt left no exit status, and when it ended as best known (lost_end): its
     shell had no chance to write one (the job's processes were SIGKILLed, or the machine
     restarted) while no daemon was its parent to see it."""
-    signs = engine.executor.signs_of_life(str(engine.layout.attempt_dir(job, job.attempt)))
-    booted, started = signs.booted, job.started_at
+    booted, started = seen.booted, job.started_at
     if booted is None:  # (a cluster's attempt: its end is this restart's moment, as before)
         return "killed with SIGKILL, or the machine restarted, while no daemon watched it"
     if started is not None and started < booted:
@@ -155,8 +157,8 @@ def _how_lost(engine: Engine, job: Job, ended_at: float | None, now: float) -> s
         how = "killed with SIGKILL while no daemon watched it"
     if ended_at is None:
         return how
-    seen = ", when it was last seen alive" if ended_at == signs.last_seen else ""
-    return f"{how}; its end recorded at {format_moment(ended_at, now)}{seen}"
+    alive = ", when it was last seen alive" if ended_at == seen.last_seen else ""
+    return f"{how}; its end recorded at {format_moment(ended_at, now)}{alive}"
 
 
 def _supersede(

@@ -30,6 +30,10 @@ class Observed:
     """`pid` has ended (no process has that number now), but processes of its attempt (its
     group, its attempt key) still run: what the job started, still saving after a SIGTERM.
     Looked for only in a job being stopped."""
+    last_seen: float | None = None
+    booted: float | None = None
+    """For an attempt gone with no exit status (lost): its last sign of life and its
+    machine's boot, as the executor knows them (lost_end); None where unknown."""
 
 
 @dataclass(frozen=True)
