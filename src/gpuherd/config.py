@@ -34,6 +34,11 @@ def _fraction(text: str) -> float:
     return value
 
 
+def _percent(fraction: float) -> str:
+    """A share as `keep-free` and `keep-ram` show it: 0.1 -> `10%`."""
+    return f"{fraction * 100:g}%"
+
+
 def _ram(text: str) -> int:
     """A size, or a share of this machine's memory (20%, as gpulimit's SAFETY_KEEP_MEMORY)."""
     if text.strip() in ("0", "none"):
@@ -162,7 +167,7 @@ SETTINGS: dict[str, Setting] = {
     "keep-free": Setting(
         "keep_free",
         _fraction,
-        lambda v: f"{v * 100:g}%",
+        _percent,
         "share of each GPU's memory placement never hands out, e.g. 10%",
     ),
     "keep-ram": Setting(
@@ -241,10 +246,18 @@ def describe(policy: Policy, store: Store) -> dict[str, dict[str, str]]:
 
 
 def _shown(setting: Setting, policy: Policy, raw: str | None) -> str:
-    """The value in effect; a share set as such (`keep-ram 20%`) stays one: `20% (4.7 GiB)`."""
+    """The value in effect; a share set as such (`keep-ram 20 %`) stays one, written as the
+    value is (`20% (4.7 GiB)`). A value that is a share itself (`keep-free`) is said once:
+    `10 %` or `10.0%` as set were `10 % (10%)`."""
     value = setting.show(getattr(policy, setting.field))
     share = (raw or "").strip()
-    return f"{share} ({value})" if share.endswith("%") and share != value else value
+    if not share.endswith("%") or value.endswith("%"):
+        return value
+    try:
+        share = _percent(_fraction(share))
+    except ValueError:  # one an older gpuherd kept that this one reads otherwise: as it is
+        pass
+    return f"{share} ({value})"
 
 
 def change(store: Store, policy: Policy, name: str, value: str, defaults: Policy) -> Policy:

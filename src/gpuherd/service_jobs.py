@@ -45,6 +45,12 @@ turns of the loop, and `sleep(0)` gave it one turn per piece (another client the
 0.5-1.5 s during a hold of 20,000 jobs; now ~0.1 s)."""
 
 
+def no_job(job_id: int) -> NotFound:
+    """No job has `job_id`, in one wording: the service's, and the dashboard's for an id no
+    job can have (past 64 bits, which SQLite refuses to look up)."""
+    return NotFound(f"no job {job_id}: `gpuherd ls --all` lists the jobs there are")
+
+
 class JobVerbs:
     """Part of `Service` (which sets these attributes)."""
 
@@ -296,7 +302,7 @@ class JobVerbs:
     def _job(self, job_id: int) -> Job:
         job = self.store.get_job(job_id)
         if job is None:
-            raise NotFound(f"no job {job_id}: `gpuherd ls --all` lists the jobs there are")
+            raise no_job(job_id)
         return job
 
     def _each(

@@ -4,7 +4,8 @@ The points are those of the sweep's latest spec; a point's state is its latest j
 for a point no job in the database ran, "done" / "failed" from the markers in its folder
 ("missing" without either). A point's parameters are those it ran with (its params.json),
 else the spec's. Jobs of the sweep whose folder is no point of the latest spec (an earlier
-grid) are kept apart (`outside`, with `in_spec` false): not counted, not in `rows`.
+grid) are kept apart (`outside`, with `in_spec` false and no `index`): not counted, not in
+`rows`.
 
 NaN and the infinities (a metrics.json may hold them) sort as numbers, NaN last both ways,
 and leave as the text "nan", "inf" and "-inf": the answer is standard JSON.
@@ -204,7 +205,9 @@ def _extra_row(run_dir: str, job: _Run, now: float, metrics: bool) -> dict[str, 
     recorded = _recorded(run_dir) if metrics else {}
     params = recorded.get("params")
     return {
-        "index": recorded.get("index"),
+        # No index: the one it had (params.json) is of an earlier grid, where it may now be
+        # another point's; a row of the points has each index once.
+        "index": None,
         "folder": os.path.basename(run_dir),
         "run_dir": run_dir,
         "params": params if isinstance(params, dict) else {},

@@ -100,10 +100,16 @@ def test_every_page_renders_on_first_load(daemon: Herd) -> None:
     # a 200 in, while a 404 would leave the page showing the sweep.
     fragment = call(daemon, "GET", "/ui/sweeps/lr-grid")
     assert fragment.status == 200 and "No sweep named" in fragment.body
-    missing = call(daemon, "GET", "/jobs/999")
-    assert missing.status == 404 and "no job 999" in missing.body and "<html" in missing.body
+    # An id no job can have, past 64 bits, is no job either (it was "no such page").
+    for missing_id in ("999", "99999999999999999999999", str(2**63)):
+        missing = call(daemon, "GET", f"/jobs/{missing_id}")
+        assert missing.status == 404 and "<html" in missing.body, missing_id
+        assert f"no job {missing_id}: " in missing.body, missing_id
+        fragment = call(daemon, "GET", f"/ui/jobs/{missing_id}")
+        assert fragment.status == 404, missing_id
+        assert json.loads(fragment.body)["error"].startswith(f"no job {missing_id}: ")
     # A page that is no page is an HTML page too, never the API's JSON.
-    for path in ("/jobs/abc", "/jobs/99999999999999999999", "/nope", "/sweeps/a%2Fb"):
+    for path in ("/jobs/abc", "/nope", "/sweeps/a%2Fb"):
         answer = call(daemon, "GET", path)
         assert answer.status == 404 and "<html" in answer.body, (path, answer.body[:80])
         assert "no such page: " in answer.body or "No sweep" in answer.body, path
@@ -225,7 +231,8 @@ def test_a_number_past_64_bits_in_a_form_is_refused_by_name_before_anything_is_d
 ) -> None:
     """`ids=99999999999999999999` was answered "a number in the request is too large", which
     named no field, and prio + had already raised the first job's priority by then. Each form's
-    number past 64 bits is refused as the CLI refuses it, with nothing done."""
+    number past 64 bits is refused as the CLI refuses it, with nothing done; the edit form's
+    as its other mistakes, by the box's label (it was the API's JSON line, by field)."""
     job = daemon.submit("--hold", "--gpus", "0", "--", "true")
     huge = "99999999999999999999"
 
@@ -236,8 +243,15 @@ def test_a_number_past_64_bits_in_a_form_is_refused_by_name_before_anything_is_d
     for action in ("prio-up", "front", "hold", "rm"):
         refused(post(daemon, "/ui/jobs/act", action=action, ids=[str(job), huge]), "ids")
     refused(post(daemon, "/ui/jobs/act", action="before", ids=str(job), before=huge), "before")
-    for field in ("retries", "after", "after_any"):  # (retries: SQLite's refusal, named)
-        refused(post(daemon, f"/ui/jobs/{job}/edit", name="x", **{field: huge}), field)
+    for field, label in (
+        ("retries", "retries"),
+        ("after", "after"),
+        ("after_any", "after any end of"),
+    ):
+        edit = post(daemon, f"/ui/jobs/{job}/edit", name="x", **{field: huge})
+        assert edit.status == 200, edit.body
+        said = f'class="flash error">{label}: {huge} is too large (at most 2**63 - 1)</div>'
+        assert said in edit.body, edit.body
     shown = daemon.job(job)
     assert (shown["state"], shown["priority"], shown["name"]) == ("held", 0, None)
     assert "Traceback" not in (daemon.home / "daemon.log").read_text()

@@ -13,6 +13,8 @@ import pytest
 
 from conftest import Herd, Probe, Runs
 
+HINT = "use GPU indices like 0,1,2, 1-3 or 0 1 2 (nvidia-smi numbering; repeat one for 2 slots)"
+
 
 def jobs_at_once(probe: Probe, count: int) -> str:
     """`count` job lines that each wait until all have started: they must run at once."""
@@ -45,9 +47,10 @@ def test_run_takes_gpu_ranges(runs: Runs, probe: Probe, gpus: list[str], seen: l
         (["3-1"], "--gpus: invalid range '3-1': write it as 1-3"),
         (["0", "3-1"], "--gpus: invalid range '3-1' in '0,3-1': write it as 1-3"),
         (["0-4096"], "--gpus: GPU 4096 in '0-4096' is not a GPU index: at most 4095"),
-        (["1-"], "--gpus: invalid GPU index '1-': use GPU indices like 0,1,2"),
+        (["1-"], f"--gpus: invalid GPU index '1-': {HINT}"),
+        (["x"], f"--gpus: invalid GPU index 'x': {HINT}"),  # the hint said no range
     ],
-    ids=["reversed", "reversed-among-words", "too-large", "open-ended"],
+    ids=["reversed", "reversed-among-words", "too-large", "open-ended", "no-index"],
 )
 def test_run_refuses_a_bad_range_in_one_line(runs: Runs, gpus: list[str], error: str) -> None:
     (runs.cwd / "jobs.txt").write_text("echo never\n")
@@ -62,6 +65,9 @@ def test_run_refuses_a_bad_range_in_one_line(runs: Runs, gpus: list[str], error:
 def test_daemon_start_takes_the_same_ranges(herd: Herd) -> None:
     assert "--gpus: invalid range '3-1': write it as 1-3" in herd.usage_error(
         "daemon", "start", "--gpus", "3-1"
+    )
+    assert f"--gpus: invalid GPU index 'x': {HINT}" in herd.usage_error(
+        "daemon", "start", "--gpus", "x"
     )
     assert not herd.is_up()
     herd.start("--gpus", "0-1,0,3-4")

@@ -55,7 +55,7 @@ def test_connect_names_its_gpus_argument_as_it_names_fake_gpus(herd: Herd) -> No
     with pytest.raises(DaemonError) as caught:
         connect(herd.home, gpus="x")
     assert str(caught.value) == (
-        "gpus: invalid GPU index 'x': use GPU indices like 0,1,2 or 0 1 2 (nvidia-smi "
+        "gpus: invalid GPU index 'x': use GPU indices like 0,1,2, 1-3 or 0 1 2 (nvidia-smi "
         "numbering; repeat one for 2 slots) (arguments of gpuherd.connect(), before the "
         "first submit)"
     )

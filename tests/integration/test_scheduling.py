@@ -450,6 +450,18 @@ def test_keep_ram_set_as_a_share_is_shown_as_one(daemon: Herd) -> None:
     assert daemon.cli("config", "set", "keep-ram", "1GiB").stdout == "keep-ram = 1.0 GiB\n"
 
 
+def test_a_share_is_echoed_once_as_its_value_is_written(daemon: Herd) -> None:
+    # `keep-free 10 %` echoed `keep-free = 10 % (10%)`: the share as typed, then as taken.
+    for typed in ("10 %", "10.0%", "0.1"):
+        said = daemon.cli("config", "set", "keep-free", typed).stdout
+        assert said == "keep-free = 10%\n", typed
+    assert daemon.cli("config", "get", "keep-free").stdout == "10%\n"
+    size = format_size(int(0.2 * host_memory_total()))
+    said = daemon.cli("config", "set", "keep-ram", " 20.0 % ").stdout
+    assert said == f"keep-ram = 20% ({size})\n"
+    assert daemon.json("config")["keep-ram"] == f"20% ({size})"
+
+
 def test_a_job_placement_did_not_reach_says_how_many_wait_ahead(
     daemon: Herd, recorder: Recorder
 ) -> None:

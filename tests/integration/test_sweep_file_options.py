@@ -103,16 +103,6 @@ def test_a_switchs_no_form_turns_off_the_files_true(shared_daemon: Herd, shared_
         assert (job["exclusive"], job["oom_retries"], job["ram"]) == (False, None, 2 * GiB)
 
 
-def test_submit_takes_the_no_forms_the_last_one_given_wins(shared_daemon: Herd) -> None:
-    daemon = shared_daemon
-    job = daemon.submit("--exclusive", "--no-exclusive", "--hold", "--no-hold", "--", "true")
-    done = daemon.wait_state(job, "succeeded", "failed")
-    assert (done["state"], done["exclusive"], done["oom_retries"]) == ("succeeded", False, None)
-    held = daemon.submit("--no-hold", "--hold", "--no-oom-retry", "--oom-retry", "--", "true")
-    info = daemon.job(held)
-    assert (info["state"], info["oom_retries"] > 0) == ("held", True)
-
-
 def test_python_keywords_override_a_files_keys(shared_daemon: Herd, shared_work: Path) -> None:
     daemon, work = shared_daemon, shared_work
     path = write_sweep(work, "py.yaml", OPTIONS_YAML.replace("pwd >", "sleep {x} >"))

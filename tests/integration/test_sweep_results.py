@@ -266,6 +266,26 @@ def test_points_dropped_from_the_grid_are_listed_apart_and_not_counted(
     assert "1 earlier run of points no longer in the grid is not shown or counted" in page
 
 
+def test_a_run_outside_the_grid_has_no_index_a_point_has(
+    shared_daemon: Herd, shared_work: Path
+) -> None:
+    """x=1 was point 0 of [1, 2, 3]; submitted again as [2, 3], x=2 is point 0, and the run of
+    x=1 outside the grid said `index: 0` too (its params.json's): two rows, one index."""
+    daemon, work = shared_daemon, shared_work
+    for values in (["1", "2", "3"], ["2", "3"]):
+        sweep(daemon, work, "echo {x}", "-p", "x", *values, "--name", "idx", "--hold")
+    table = status(daemon, "idx", "--sort", "index")
+    assert [(r["folder"], r["index"]) for r in table["rows"]] == [("x=2", 0), ("x=3", 1)]
+    assert [(r["folder"], r["index"], r["in_spec"]) for r in table["outside"]] == [
+        ("x=1", None, False)
+    ]
+    # The run is where it ran, its own index there kept in its folder.
+    ran = json.loads((work / "results" / "idx" / "x=1" / "params.json").read_text())
+    assert ran["index"] == 0
+    text = daemon.cli("sweep", "status", "idx", "--sort", "-index").stdout.splitlines()
+    assert [line.split()[0] for line in text if line.startswith("x=")] == ["x=3", "x=2", "x=1"]
+
+
 # ---- 5: fixed values changed since a point ran ----------------------------------------------
 
 

@@ -23,10 +23,12 @@ from gpuherd.api import (
     views_sweeps,
 )
 from gpuherd.core.idspec import format_ids, parse_job_ids
+from gpuherd.core.int64 import holds
 from gpuherd.core.text import drop_escapes
 from gpuherd.errors import NotFound
 from gpuherd.jobfiles import as_a_terminal_shows, open_job_file, utf8_complete
 from gpuherd.service import Service
+from gpuherd.service_jobs import no_job
 
 router = APIRouter(include_in_schema=False)
 LOG_TAIL_BYTES = 64 * 1024
@@ -146,6 +148,8 @@ def _log_tail(path: Path) -> tuple[str, int, bool]:
 
 
 def _job(request: Request, job_id: int, with_logs: bool = True) -> dict[str, Any]:
+    if not holds(job_id):  # SQLite refuses to look it up: the page said "no such page"
+        raise no_job(job_id)
     service = _service(request)
     job = service.show(job_id)
     asked = request.query_params.get("attempt", "")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from functools import partial
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -20,7 +19,7 @@ from gpuherd.api.form_words import EDIT_LABELS, in_form_words
 from gpuherd.api.forms import Form, one, read_form, service_of
 from gpuherd.core.edit import BEGIN, CLEARABLE
 from gpuherd.core.idspec import parse_gpu_indices, parse_ids, summarize
-from gpuherd.core.int64 import fits
+from gpuherd.core.int64 import beyond, fits, holds
 from gpuherd.core.model import DeviceState
 from gpuherd.core.states import JobState
 from gpuherd.core.units import parse_duration, parse_memory
@@ -166,16 +165,29 @@ def _whole(text: str) -> int:
         raise ValueError(f"{text!r} is not a whole number") from None
 
 
+def _stored(number: int) -> int:
+    """`number` if the queue can store it. One past 64 bits is a ValueError here, said by its
+    box's label as a mistyped value is (_edited_fields), not the API's OutOfRange naming its
+    field in a JSON line; nothing is edited either way."""
+    if not holds(number):
+        raise ValueError(f"{number} {beyond(number)}")
+    return number
+
+
+def _count(text: str) -> int:
+    return _stored(_whole(text))
+
+
 def _folder(text: str) -> str:
     if not text:  # (the service checks that one exists)
         raise ValueError("a job runs in a folder: give the absolute path of one")
     return text
 
 
-def _job_ids(name: str, text: str) -> list[int]:
+def _job_ids(text: str) -> list[int]:
     ids = parse_ids(text.replace("#", " "))  # "#3, #5" as the page writes them, or 3,5
     if ids:
-        fits(name, ids[-1])
+        _stored(ids[-1])
     return ids
 
 
@@ -186,14 +198,14 @@ EDIT_PARSERS: dict[str, Any] = {
     "only_gpus": parse_gpu_indices,
     "mem": parse_memory,  # `10` is refused: bytes are never meant
     "ram": parse_memory,
-    "retries": _whole,
+    "retries": _count,  # (gpus: the daemon's 0-64 says more than "too large")
     "retry_delay": parse_duration,
     "timeout": parse_duration,
     "project": str,
     "cwd": _folder,
     "grace": parse_duration,
-    "after": partial(_job_ids, "after"),
-    "after_any": partial(_job_ids, "after_any"),
+    "after": _job_ids,
+    "after_any": _job_ids,
     BEGIN: lambda text: parse_begin(text, time.time(), "time"),
 }
 """The edit form's fields (`gpuherd edit`'s options) and how each one's text is read; an

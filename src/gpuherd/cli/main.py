@@ -18,6 +18,7 @@ from typing import Any, TextIO
 import click
 
 from gpuherd import __version__
+from gpuherd.cli.flag_pairs import refuse_both_ways
 from gpuherd.cli.separator import refuse_separator_values
 from gpuherd.errors import HerdError
 from gpuherd.typed_name import as_typed
@@ -228,6 +229,7 @@ def main(argv: list[str] | None = None) -> None:
     # in the other modules and of their groups too (click has no setting a parent passes on).
     click.Context.formatter_class = TypedHelpFormatter
     refuse_separator_values(LazyGroup)  # `submit -n -- true`: a name forgotten (separator.py)
+    refuse_both_ways(LazyGroup)  # `submit --no-hold --hold`: which one? (flag_pairs.py)
     try:
         cli.main(args=argv, prog_name=_typed_name(), standalone_mode=False)
     except click.exceptions.Exit as exc:

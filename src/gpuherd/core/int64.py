@@ -25,8 +25,13 @@ def beyond(value: float) -> str:
     return TOO_LARGE if value > 0 else TOO_SMALL
 
 
+def holds(value: int) -> bool:
+    """Whether an INTEGER column can hold `value` (no job has an id that it cannot)."""
+    return SMALLEST <= value <= LARGEST
+
+
 def fits(name: str, value: int) -> int:
     """`value` if the queue can store it; else OutOfRange, naming it by `name`."""
-    if not SMALLEST <= value <= LARGEST:
+    if not holds(value):
         raise OutOfRange(f"{name} {value} {beyond(value)}")
     return value

@@ -11,7 +11,11 @@ from gpuherd.gpus.fake import DEFAULT_FAKE_MEMORY, FakeGpu
 
 MAX_FAKE_GPUS = 1024
 
-_GPU_HELP = "use GPU indices like 0,1,2 or 0 1 2 (nvidia-smi numbering; repeat one for 2 slots)"
+_GPU_HELP = (
+    "use GPU indices like 0,1,2, 1-3 or 0 1 2 (nvidia-smi numbering; repeat one for 2 slots)"
+)
+"""Said by each option this parser reads (`run --gpus`, `daemon start --gpus`, connect()'s
+`gpus`), all of which take ranges."""
 _FAKE_HELP = "use a count (4), sizes (2x24GiB,1x80GiB) or a .json state file"
 
 
