@@ -30,23 +30,41 @@ class InvalidValue(HerdError):
 def unknown_setting(name: str, settings: Iterable[str]) -> InvalidValue:
     """A setting `gpuherd config` does not have, in one wording whoever finds it: the
     daemon refusing `config set` (config.py), the CLI `config get` (from the daemon's list).
-    A gpulimit parameter (`set MAX_ERR_TIMES 3`) is answered with the setting that does its job."""
-    theirs = GPULIMIT_SETTINGS.get(name.upper())
+    Another tool's setting (gpulimit's `set MAX_ERR_TIMES 3`, pueue's `callback`) is
+    answered with the setting that does its job."""
+    theirs = THEIR_SETTINGS.get(name.upper())
     if theirs is not None:
-        return InvalidValue(f"unknown setting '{name}': {theirs} (gpulimit's {name.upper()})")
+        hint, whose = theirs
+        return InvalidValue(f"unknown setting '{name}': {hint} ({whose})")
     return InvalidValue(f"unknown setting '{name}': use one of {', '.join(settings)}")
 
 
-GPULIMIT_SETTINGS = {
-    "MAX_ERR_TIMES": "use retries: MAX_ERR_TIMES 3 (three runs in all) is retries 2",
-    "SAFETY_KEEP_MEMORY": "use keep-ram: SAFETY_KEEP_MEMORY 0.2 is keep-ram 20%",
-    "SAFETY_KEEP_GPU_MEMORY": "use keep-free for the share of each GPU's memory kept free "
-    "(SAFETY_KEEP_GPU_MEMORY 0.5 is keep-free 50%), with --mem SIZE on the jobs that may share "
-    "a GPU: a job without --mem takes a whole GPU slot",
-    "TIMER_POLLING_TIME": "leave it out: gpuherd starts a job as soon as a GPU frees, with no "
-    "polling",
+_ON_END = "use on-end: gpuherd config set on-end CMD runs CMD each time a job ends"
+THEIR_SETTINGS = {
+    "MAX_ERR_TIMES": (
+        "use retries: MAX_ERR_TIMES 3 (three runs in all) is retries 2",
+        "gpulimit's MAX_ERR_TIMES",
+    ),
+    "SAFETY_KEEP_MEMORY": (
+        "use keep-ram: SAFETY_KEEP_MEMORY 0.2 is keep-ram 20%",
+        "gpulimit's SAFETY_KEEP_MEMORY",
+    ),
+    "SAFETY_KEEP_GPU_MEMORY": (
+        "use keep-free for the share of each GPU's memory kept free "
+        "(SAFETY_KEEP_GPU_MEMORY 0.5 is keep-free 50%), with --mem SIZE on the jobs that may "
+        "share a GPU: a job without --mem takes a whole GPU slot",
+        "gpulimit's SAFETY_KEEP_GPU_MEMORY",
+    ),
+    "TIMER_POLLING_TIME": (
+        "leave it out: gpuherd starts a job as soon as a GPU frees, with no polling",
+        "gpulimit's TIMER_POLLING_TIME",
+    ),
+    "CALLBACK": (_ON_END, "pueue's callback"),
+    "TS_ONFINISH": (_ON_END, "task-spooler's TS_ONFINISH"),
+    "TS_SLOTS": ("use max-running: TS_SLOTS=4 is max-running 4", "task-spooler's TS_SLOTS"),
 }
-"""gpulimit's scheduling parameters (its `gpulimit set NAME VALUE`), by what does their job here."""
+"""Other tools' settings (gpulimit's `gpulimit set NAME VALUE`, pueue's pueue.yml, task-spooler's
+variables), by their name in capitals: what does their job here, and whose they are."""
 
 
 class Conflict(HerdError):

@@ -16,7 +16,7 @@ from gpuherd import jobfiles
 from gpuherd.core.lifecycle import cancelled_at_once
 from gpuherd.core.model import Job
 from gpuherd.core.recovery import unwatched_run
-from gpuherd.core.run_time import pauses
+from gpuherd.core.run_time import pauses, ran_for
 from gpuherd.core.states import (
     FINISHED_STATES,
     LIVE_STATES,
@@ -245,7 +245,10 @@ class Service(SystemVerbs, EditVerbs):
     def _views(self, jobs: Sequence[Job]) -> list[dict[str, Any]]:
         """The jobs' views (wire.job_view), with why each waits, and how long its attempt
         has been paused: `paused_seconds` in pauses that are over, `paused_at` when the
-        pause still on began (core/run_time.py; its run time leaves both out)."""
+        pause still on began (core/run_time.py; its run time leaves both out), and that run
+        time by now, `seconds` (None for a job not started): Slurm's sacct Elapsed, so a
+        script need not count the pauses itself."""
+        now = self.engine.clock()
         held = [j.id for j in jobs if j.state is JobState.HELD and j.release_at is None]
         holds = self.store.hold_details(held)
         explain = explainer(self.engine, holds)
@@ -258,6 +261,8 @@ class Service(SystemVerbs, EditVerbs):
             view = job_view(job, explain(job), self._peak(job.id), for_a_run)
             paused, paused_at = pauses(events.get(job.id, ()), job.started_at or 0.0, job.ended_at)
             view.update(paused_seconds=paused, paused_at=paused_at)
+            times = ran_for(view, now)
+            view["seconds"] = times[0] if times else None
             views.append(view)
         return views
 

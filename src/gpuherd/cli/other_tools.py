@@ -42,6 +42,13 @@ THEIR_COMMANDS = {
         "sbatch": "gpuherd submit -- ./job.sh queues a script (Slurm's sbatch)",
         "squeue": "gpuherd ls lists the jobs (Slurm's squeue)",
         "scancel": "gpuherd kill IDS stops jobs (Slurm's scancel)",
+        "sacct": "gpuherd ls --all lists every job with its state and run time; gpuherd ls "
+        "--all --json gives scripts each one's state, exit_code and seconds run (Slurm's sacct)",
+        "scontrol": "gpuherd hold IDS and gpuherd release IDS keep waiting jobs from starting "
+        "and let them run, gpuherd edit IDS --timeout 2h (--gpus, --after, ...) changes them, "
+        "gpuherd retry IDS runs jobs again (Slurm's scontrol hold, release, update, requeue)",
+        "send": "a job's standard input is /dev/null here: give its input in the command, as "
+        "yes | CMD or CMD < answers.txt (pueue's send)",
         "set": "gpuherd config lists the settings, gpuherd config set NAME VALUE changes one: "
         "retries N, keep-ram 20%, keep-free 10% (gpulimit's set)",
         "debug": "gpuherd show ID prints a failed job's last lines of stderr, gpuherd log ID "
@@ -58,6 +65,10 @@ _EDIT = (
     "gpuherd retry --hold IDS, then gpuherd edit IDS ..., then gpuherd release IDS (pueue's --edit)"
 )
 _ALL = "gpuherd kill $(gpuherd ls -q) stops every job (pueue's kill --all)"
+_MAIL = (
+    "gpuherd config set on-end CMD runs CMD each time a job ends, told its id and state "
+    "(GPUHERD_JOB_ID, GPUHERD_JOB_STATE): mail from there"
+)
 _OUTPUT_FILE = (
     "gpuherd log ID prints the job's output (--stderr), kept in the job's folder "
     "(attempt-N/stdout.log, stderr.log), which gpuherd show ID names"
@@ -80,6 +91,8 @@ THEIR_OPTIONS = {
         "-L": "gpuherd submit --name NAME -- CMD (tsp -L)",
         "-d": "gpuherd submit --after last -- CMD (tsp -d)",
         "-D": "gpuherd submit --after IDS -- CMD (tsp -D)",
+        "-U": "gpuherd move ID2 --before ID1 puts a job just before another, so two neighbours "
+        "swap (tsp -U ID1-ID2)",
     },
     "submit": {
         "--label": "--name NAME (pueue's --label, tsp -L)",
@@ -92,8 +105,17 @@ THEIR_OPTIONS = {
         "-D": "--after IDS (tsp -D)",
         "-f": "--follow (tsp -f)",
         "-u": "--priority P, or after submitting: gpuherd move last --first (tsp -u)",
-        "--dependency": "--after IDS (afterok), --after-any IDS (afterany) (Slurm's --dependency)",
+        "--dependency": "--after IDS (afterok), --after-any IDS (afterany); afternotok:ID is "
+        "--after-any ID -- 'gpuherd wait -q ID || CMD' (Slurm's --dependency)",
         "--time": "--timeout 2:00:00, or 2h (Slurm's --time)",
+        "-t": "--timeout 2:00:00, or 2h (Slurm's -t)",
+        "--signal": "--grace 60s: at its --timeout a job gets SIGTERM, and SIGKILL 60 s later, "
+        "time to save a checkpoint; trap TERM, not USR1 (Slurm's --signal=USR1@60)",
+        "--requeue": "--retries N: an attempt that failed, timed out or was lost runs again, "
+        "up to N times (Slurm's --requeue)",
+        "--mail-type": _MAIL + " (Slurm's --mail-type)",
+        "--mail-user": _MAIL + " (Slurm's --mail-user)",
+        "--print-task-id": "--quiet (-q) to print only the job's id (pueue's --print-task-id)",
         "--wrap": "gpuherd submit -- CMD runs CMD as it is (Slurm's --wrap)",
         "--job-name": "--name NAME (Slurm's --job-name)",
         "-J": "--name NAME (Slurm's -J)",
@@ -102,8 +124,8 @@ THEIR_OPTIONS = {
         "--gres": "--gpus N (Slurm's --gres=gpu:N)",
         "--chdir": "--cwd DIR (Slurm's --chdir)",
         "--output": "gpuherd log ID prints the job's output, kept in its folder (Slurm's --output)",
-        "--array": "gpuherd sweep 'CMD --lr {lr}' -p lr 0.1 0.01 runs a job per value "
-        "(Slurm's --array)",
+        "--array": "gpuherd sweep './job.sh {i}' -p i $(seq 0 99) --max-parallel 4 runs a job "
+        "per value, 4 at a time, {i} standing for $SLURM_ARRAY_TASK_ID (Slurm's --array=0-99%4)",
         "--immediate": "--priority P to put it first; it starts once GPUs are free "
         "(pueue's --immediate)",
         "--logpath": _OUTPUT_FILE + " (gpulimit's --logpath)",
@@ -130,6 +152,11 @@ THEIR_OPTIONS = {
     "edit": {
         "--priority": "gpuherd priority ID P changes a job's priority",
         "--label": "--name NAME (pueue's --label)",
+        "--path": "--cwd DIR (pueue's edit --path)",
+    },
+    "log": {
+        "--full": "leave it out: gpuherd log ID prints the whole log, -n N its last N lines "
+        "(pueue's log --full)",
     },
 }
 """Another tool's option of a command: what to give here instead, and whose it is."""
