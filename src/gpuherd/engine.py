@@ -337,6 +337,8 @@ class Engine(JobStops):
         for moment in ("started_at", "ended_at"):
             if changes.get(moment) is not None:
                 change[moment] = changes[moment]
+        if event is Event.START and "attempt" in changes:  # its folder: `run --live` reads it
+            change["attempt"] = changes["attempt"]
         self.publish(change)
 
     def publish(self, change: dict[str, object]) -> None:

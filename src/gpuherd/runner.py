@@ -13,7 +13,7 @@ import contextlib
 import os
 import tempfile
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -26,6 +26,7 @@ from gpuherd.errors import HerdError
 from gpuherd.executors.local import LocalExecutor
 from gpuherd.gpus.base import GpuProbe
 from gpuherd.layout import Layout
+from gpuherd.runner_gpu_file import GpuFile
 from gpuherd.runner_input import (
     Arrival,
     JobSource,
@@ -35,8 +36,10 @@ from gpuherd.runner_input import (
     feed_in_thread,
 )
 from gpuherd.runner_input import items_from_commands as items_from_commands  # (the CLI's)
-from gpuherd.runner_signals import HANGUP_STATUS, INTERRUPT_STATUS, handled
+from gpuherd.runner_live import LiveOutput
+from gpuherd.runner_signals import handled
 from gpuherd.runner_state import check_keep_state, keep_database, remove_state
+from gpuherd.runner_summary import RunSummary
 from gpuherd.service import Service
 from gpuherd.store import Store
 
@@ -61,33 +64,10 @@ class RunOptions:
     run_times: Mapping[str, float] | None = None
     """Given: read the whole input, then start the jobs longest first by these earlier run
     times of their commands (--order longest-first); unknown commands go first."""
-
-
-@dataclass
-class RunSummary:
-    succeeded: int = 0
-    failed: int = 0
-    could_not_run: int = 0
-    """Jobs refused before they were queued: they can never run here (more GPUs or memory than
-    there is) or are not valid jobs (an empty command); each one's line says why."""
-    not_run: int = 0
-    interrupted: bool = False
-    hung_up: bool = False
-    input_failed: bool = False
-    """The input could not be read to its end (not text, a line too long, a read error):
-    a failure of the run, not an interruption by the user."""
-    failed_folders: list[str] = field(default_factory=list)
-    state_left_in: Path | None = None
-    """--keep-state could not move the database to the output folder: where it stayed."""
-
-    @property
-    def exit_status(self) -> int:
-        if self.hung_up:
-            return HANGUP_STATUS
-        if self.interrupted:
-            return INTERRUPT_STATUS
-        bad = self.failed or self.could_not_run or self.not_run or self.input_failed
-        return 1 if bad or self.state_left_in else 0
+    gpu_file: Path | None = None
+    """Use the GPUs this file names, read again whenever it changes (runner_gpu_file.py)."""
+    live: bool = False
+    """Show the jobs' output as they write it (runner_live.py)."""
 
 
 class Reporter(Protocol):
@@ -98,6 +78,7 @@ class Reporter(Protocol):
     def retrying(self, number: int, detail: str) -> None: ...
     def notice(self, text: str) -> None: ...
     def submitted(self, count: int) -> None: ...
+    def output(self, number: int, stream: str, line: str) -> None: ...  # (--live)
     def flush(self) -> None:
         """The lines said so far are complete: show them (called once per burst)."""
 
@@ -129,6 +110,10 @@ class Runner:
             self.engine = Engine(self.store, devices, LocalExecutor(), layout, policy)
             self._closing.callback(self.engine.close)
             self.service = Service(self.engine, self._state_dir)
+            if options.gpu_file is not None:  # applied now: before anything is placed
+                gpu_file = GpuFile(options.gpu_file, self.service, reporter.notice)
+                self._closing.callback(gpu_file.stop)
+                gpu_file.start()
         except BaseException:
             self._closing.close()
             raise
@@ -144,6 +129,11 @@ class Runner:
         self._input_done = False
         self._interrupts = 0
         self.summary = RunSummary()
+        self._live = (
+            LiveOutput(reporter, layout, self._numbers, self._folder) if options.live else None
+        )
+        if self._live is not None:
+            self._closing.callback(self._live.close)
 
     async def run(self, source: JobSource) -> RunSummary:
         """Run every job the source yields; return once input is over and all jobs ended.
@@ -196,6 +186,8 @@ class Runner:
     def _report(self, changes: list[dict[str, Any] | None]) -> None:
         for change in changes:
             if change is not None:
+                if self._live is not None:  # a job's last lines come before its end's line
+                    self._live.take(change)
                 self._on_change(change)
         self.reporter.flush()
 

@@ -9,7 +9,7 @@ import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING
 
 import click
 
@@ -27,10 +27,8 @@ from gpuherd.cli.options import (
 )
 from gpuherd.cli.param_types import Place, completes
 from gpuherd.cli.run_args import is_gpu_indices, run_args
-from gpuherd.core.commands import flat_command
-from gpuherd.core.units import format_duration
+from gpuherd.cli.run_report import LineReporter
 from gpuherd.errors import HerdError
-from gpuherd.jobfiles import tail, tail_lines
 from gpuherd.runner_signals import tolerant
 
 if TYPE_CHECKING:
@@ -40,110 +38,12 @@ if TYPE_CHECKING:
     from gpuherd.wire import SubmitItem
 
 
-TAILS_SHOWN = 10
-"""Failures whose last stderr lines are shown; later ones get their one line."""
-TAIL_LINES = 5
-TAIL_WIDTH = 200
 PREFIX_MAX = 200
 """Bytes of --prefix: a job folder's name (prefix + number) must fit a file name (255)."""
 TERMINAL_INPUT = (
     "gpuherd: reading commands from the terminal, one a line; Ctrl-D ends the input"
     " (or give a job file: gpuherd run --gpus 0,1 jobs.txt)"
 )
-
-
-class LineReporter:
-    """One line per event; a live progress bar under them when the terminal is interactive.
-    `quiet`: no line for a start or a success (a run of thousands of jobs)."""
-
-    def __init__(self, stream: TextIO, quiet: bool = False) -> None:
-        self._stream = stream
-        self._quiet = quiet
-        self._progress: Any = None
-        self._task: Any = None
-        self._total = 0
-        self._done = 0
-        self._failures = 0
-        if stream.isatty():
-            from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
-            bold = "bold" if plain.Terminal(stream).styled else "none"  # (NO_COLOR: none)
-            self._progress = Progress(
-                TextColumn("gpuherd run", style=bold),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("{task.description}"),
-                console=Console(file=stream),  # its refresh thread writes there too
-                transient=True,
-            )
-            self._task = self._progress.add_task("", total=0)
-            self._progress.start()
-
-    def _say(self, text: str) -> None:
-        text = plain.clean(text)  # commands and messages may hold escape sequences: never raw
-        if self._progress is not None:
-            self._progress.console.print(text, markup=False, highlight=False)
-        else:  # flushed once per burst of events (flush), not once per line
-            self._stream.write(text + "\n")
-
-    def started(self, number: int, gpus: list[int], command: str) -> None:
-        if self._quiet:
-            return
-        indices = ",".join(map(str, gpus))
-        where = f"GPU {indices}" if len(gpus) == 1 else f"GPUs {indices}" if gpus else "no GPU"
-        self._say(f"[{number}] started on {where}: {flat_command(command)}")
-
-    def ended(self, number: int, state: str, detail: str, seconds: float, folder: str) -> None:
-        self._done += 1
-        if state == "succeeded":
-            if not self._quiet:
-                self._say(f"[{number}] succeeded in {format_duration(max(seconds, 0.0))}")
-        else:
-            why = f" ({detail})" if detail and detail != state else ""
-            log, last_lines = failure_log(Path(folder))
-            self._say(
-                f"[{number}] {state}{why} after {format_duration(max(seconds, 0.0))}:"
-                f" see {folder}/{log}"
-            )
-            self._failures += 1
-            if self._failures <= TAILS_SHOWN:  # a sweep gone wrong must not flood the screen
-                for line in last_lines:
-                    self._say(f"    {plain.clean(line)[:TAIL_WIDTH]}")
-        self._update()
-
-    def retrying(self, number: int, detail: str) -> None:
-        self._say(f"[{number}] failed ({detail}); queued again")
-
-    def notice(self, text: str) -> None:
-        self._say(text)
-        self.flush()  # notices come outside bursts (an interrupt, a refused line)
-
-    def submitted(self, count: int) -> None:
-        self._total = count
-        self._update()
-
-    def flush(self) -> None:
-        if self._progress is None:
-            self._stream.flush()
-
-    def _update(self) -> None:
-        if self._progress is not None:
-            self._progress.update(self._task, total=self._total, completed=self._done)
-
-    def close(self) -> None:
-        self.flush()
-        if self._progress is not None:
-            self._progress.stop()
-
-
-def failure_log(folder: Path) -> tuple[str, list[str]]:
-    """The log that says why a job failed, and its last lines: its stderr.log, unless that
-    holds no text and its stdout.log does (a script that prints its error, as `echo ...;
-    exit 1` does: the run showed nothing of it, and named an empty file)."""
-    if not tail(folder / "stderr.log").strip() and tail(folder / "stdout.log").strip():
-        return "stdout.log (nothing in stderr.log)", tail_lines(folder / "stdout.log", TAIL_LINES)
-    return "stderr.log", tail_lines(folder / "stderr.log", TAIL_LINES)
 
 
 def _split_gpus_and_file(gpus: str | None, args: tuple[str, ...]) -> tuple[str | None, str | None]:
@@ -204,6 +104,17 @@ class _RunCommand(click.Command):
     is_flag=True,
     help="Print only what went wrong and the summary (no line per start or success).",
 )
+@click.option(
+    "--gpu-file",
+    type=Place(dir_okay=False, path_type=Path),
+    help="Use the GPUs this file names (as --gpus: 0,1 or 1-3; lines, # comments), read again "
+    "whenever it changes.",
+)
+@click.option(
+    "--live",
+    is_flag=True,
+    help="Show the jobs' output as they write it: [N]| stdout line, [N]! stderr line.",
+)
 def run(
     args: tuple[str, ...],
     gpus: str | None,
@@ -223,6 +134,8 @@ def run(
     order: str,
     times_from: Path | None,
     quiet: bool,
+    gpu_file: Path | None,
+    live: bool,
 ) -> None:
     """Run commands on the GPUs now and exit when all are done (no daemon).
 
@@ -238,7 +151,6 @@ def run(
     kills them at once.
     """
     from gpuherd.cli.job_input import job_commands
-    from gpuherd.gpus import ProbeError, StaticProbe, make_probe
     from gpuherd.runner import RunOptions, items_from_commands
     from gpuherd.runner_output import fresh_run_dir, make_output_dir, output_held
     from gpuherd.submission_text import reject_nul
@@ -250,19 +162,7 @@ def run(
     if times_from is not None and order != "longest-first":
         raise click.UsageError("--times-from is for --order longest-first")
     _check_output(output_dir, prefix)
-    choice = gpu_choice(spec, fake_gpus)  # GPUHERD_FAKE_GPUS without --gpus or --fake-gpus
-    try:
-        probe, slots = make_probe(choice.gpus, choice.fake_gpus, choice.origin)
-    except ProbeError as exc:
-        if gpus_per_job or spec is not None:
-            raise HerdError(f"{exc}; or --gpus-per-job 0 for jobs that need no GPU") from None
-        probe, slots = StaticProbe(()), {}  # CPU-only jobs need no GPU, nor a driver
-    except ValueError as exc:
-        raise HerdError(str(exc)) from None
-    if gpus_per_job > len(slots):
-        raise click.UsageError(
-            f"--gpus-per-job {gpus_per_job} but only {len(slots)} GPU(s) are given"
-        )
+    probe, slots = _gpus(spec, fake_gpus, gpus_per_job, gpu_file)
     cwd, env = os.getcwd(), dict(os.environ)
     reject_nul("", cwd=cwd)  # a folder whose path is not UTF-8: once, not for every job
     source: Iterable[SubmitItem]
@@ -298,8 +198,38 @@ def run(
             oom_retry=oom_retry,
             exclusive=exclusive,
             run_times=run_times,
+            gpu_file=gpu_file,
+            live=live,
         )
         _run_and_report(options, probe, slots, source, quiet)
+
+
+def _gpus(
+    spec: str | None, fake_gpus: str | None, gpus_per_job: int, gpu_file: Path | None
+) -> tuple[GpuProbe, dict[int, int]]:
+    """The probe and the GPUs to configure (index -> slots). With --gpu-file: every GPU of
+    the machine (the runner drains those the file does not name), once the file is checked."""
+    from gpuherd.gpus import ProbeError, StaticProbe, make_probe
+    from gpuherd.runner_gpu_file import check_gpu_file
+
+    if gpu_file is not None and spec is not None:
+        raise click.UsageError("give --gpus or --gpu-file, not both")
+    choice = gpu_choice(spec, fake_gpus)  # GPUHERD_FAKE_GPUS without --gpus or --fake-gpus
+    try:
+        probe, slots = make_probe(choice.gpus, choice.fake_gpus, choice.origin)
+    except ProbeError as exc:
+        if gpus_per_job or spec is not None:
+            raise HerdError(f"{exc}; or --gpus-per-job 0 for jobs that need no GPU") from None
+        probe, slots = StaticProbe(()), {}  # CPU-only jobs need no GPU, nor a driver
+    except ValueError as exc:
+        raise HerdError(str(exc)) from None
+    if gpu_file is not None:
+        check_gpu_file(gpu_file, slots)
+    if gpus_per_job > len(slots):
+        raise click.UsageError(
+            f"--gpus-per-job {gpus_per_job} but only {len(slots)} GPU(s) are given"
+        )
+    return probe, slots
 
 
 def _run_and_report(

@@ -1,0 +1,35 @@
+"""How a `gpuherd run` went: its jobs counted by how they ended, and its exit status."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gpuherd.runner_signals import HANGUP_STATUS, INTERRUPT_STATUS
+
+
+@dataclass
+class RunSummary:
+    succeeded: int = 0
+    failed: int = 0
+    could_not_run: int = 0
+    """Jobs refused before they were queued: they can never run here (more GPUs or memory than
+    there is) or are not valid jobs (an empty command); each one's line says why."""
+    not_run: int = 0
+    interrupted: bool = False
+    hung_up: bool = False
+    input_failed: bool = False
+    """The input could not be read to its end (not text, a line too long, a read error):
+    a failure of the run, not an interruption by the user."""
+    failed_folders: list[str] = field(default_factory=list)
+    state_left_in: Path | None = None
+    """--keep-state could not move the database to the output folder: where it stayed."""
+
+    @property
+    def exit_status(self) -> int:
+        if self.hung_up:
+            return HANGUP_STATUS
+        if self.interrupted:
+            return INTERRUPT_STATUS
+        bad = self.failed or self.could_not_run or self.not_run or self.input_failed
+        return 1 if bad or self.state_left_in else 0
