@@ -17,6 +17,7 @@ from pathlib import Path
 from gpuherd import jobfiles
 from gpuherd.attempt_numbers import next_number
 from gpuherd.core.model import Attempt, Job, Reservation
+from gpuherd.core.output_files import launch_files
 from gpuherd.core.recovery import Ran
 from gpuherd.core.states import JobState, OutcomeKind
 from gpuherd.devices import RunKey, RunningJob
@@ -134,6 +135,8 @@ class Attempts:
             cwd=job.spec.cwd,
             env=jobfiles.job_env(self.layout, job, attempt),
             attempt_dir=attempt.dir,
+            # (job.attempt is the attempt before this one: 0 for the job's first)
+            outputs=launch_files(job.spec, job.id, attempt.number, first=not job.attempt),
         )
         pid = self.executor.launch(request)
         self.adopt(job, replace(attempt, pid=pid), now)

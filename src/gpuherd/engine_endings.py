@@ -64,7 +64,7 @@ def finish(
         return
     tail = ""
     if ended.exit_code not in (0, None):
-        tail = jobfiles.tail(engine.layout.attempt_dir(job, job.attempt) / "stderr.log")
+        tail = jobfiles.tail(engine.layout.log_file(job, job.attempt, "stderr"))
     outcome = classify(ended, tail)
     nxt = after_attempt(job, ended, outcome)
     ended_at = ended_at or now

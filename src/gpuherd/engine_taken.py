@@ -194,7 +194,7 @@ def begun(engine: Engine, job: Job, attempt: Attempt, detail: str) -> Job:
 def requeue_ended(engine: Engine, job: Job, ended: Ended, ended_at: float, then: str) -> None:
     """Record how the job's attempt ended and queue the job: a later attempt of it ran or
     runs (`then` says which), so it passes through no final state."""
-    tail = jobfiles.tail(engine.layout.attempt_dir(job, job.attempt) / "stderr.log")
+    tail = jobfiles.tail(engine.layout.log_file(job, job.attempt, "stderr"))
     outcome = classify(ended, tail)
     engine.store.update_attempt(job.id, job.attempt, ended_at=ended_at, outcome=outcome)
     detail = f"attempt {job.attempt} ended ({outcome.describe()}), and {then}"

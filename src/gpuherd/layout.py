@@ -9,6 +9,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from gpuherd.core.model import Job
+from gpuherd.core.output_files import attempt_files
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,13 @@ class Layout:
 
     def attempt_dir(self, job: Job, attempt: int) -> Path:
         return _attempt_folder(self, job.id, job.spec.folder, attempt)
+
+    def log_file(self, job: Job, attempt: int, stream: str) -> Path:
+        """The file an attempt's `stream` (stdout, stderr) is in: the one of the user's
+        choosing (--output, --error), else the attempt folder's log. Readers open this, not
+        the folder's link to it: a link in a folder the job can write is never followed."""
+        chosen = attempt_files(job.spec, job.id, attempt)[stream == "stderr"]
+        return self.attempt_dir(job, attempt) / f"{stream}.log" if chosen is None else Path(chosen)
 
 
 def _digest(folder: Path) -> str:

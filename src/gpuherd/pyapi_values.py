@@ -42,7 +42,7 @@ SUBMIT_OPTIONS = frozenset(
     {"gpus", "mem", "ram", "oom_retry", "priority", "after", "after_any", "retries", "timeout"}
     | {"grace", "exclusive"}
     | {"no_output_timeout", "kill_on_no_output", "project", "env", "hold", "max_parallel"}
-    | {"begin", "only_gpus", "retry_delay", "on_no_output"}
+    | {"begin", "only_gpus", "retry_delay", "on_no_output", "output", "error"}
 )
 
 
@@ -157,6 +157,9 @@ def submit_options(
     for durations, timedelta); `after` and `after_any` as `job_ids` reads them."""
     refuse_unknown(options, SUBMIT_OPTIONS)
     out = in_units({k: plain(v) for k, v in options.items() if v is not None})
+    for key in ("output", "error"):  # a Path too (the daemon takes it from the job's cwd)
+        if isinstance(out.get(key), os.PathLike):
+            out[key] = os.fspath(out[key])
     if "begin" in out:
         out["begin"] = _begin(out["begin"])
     for key in ("after", "after_any"):

@@ -27,6 +27,7 @@ from gpuherd.core.states import (
 from gpuherd.engine import Engine
 from gpuherd.engine_endings import fail_orphaned_waiters
 from gpuherd.errors import Conflict, InvalidValue, NotFound
+from gpuherd.executors.base import NO_USER_FILES
 from gpuherd.service_edit import EditVerbs
 from gpuherd.service_reasons import explainer
 from gpuherd.service_system import SystemVerbs
@@ -78,6 +79,8 @@ class Service(SystemVerbs, EditVerbs):
                 "nothing to submit: the list of jobs is empty (the CLI: give a command after --, "
                 "or --file with lines)"
             )
+        if not self.engine.executor.user_files and any(i.output or i.error for i in items):
+            raise InvalidValue(NO_USER_FILES)
         deps = {dep for item in items for dep in item.after}
         deps_any = {dep for item in items for dep in item.after_any}
         found = self.store.get_jobs(sorted(deps | deps_any))
@@ -194,16 +197,23 @@ class Service(SystemVerbs, EditVerbs):
     def show(self, job_id: int) -> dict[str, Any]:
         job = self._job(job_id)
         (view,) = self._views([job])
-        folder = self.engine.layout.attempt_dir(job, job.attempt)
+        layout = self.engine.layout
         view.update(
             # Printable: an older gpuherd let undecodable bytes in, and JSON cannot carry them.
             env_overrides={printable(k): printable(v) for k, v in job.spec.env_overrides.items()},
             job_dir=str(self.engine.layout.job_dir(job)),
             attempts=[attempt_view(a) for a in self.store.attempts(job.id)],
             events=[asdict(e) for e in self.store.events(job.id)],
-            stderr_tail=jobfiles.tail_lines(folder / "stderr.log", STDERR_TAIL_LINES)
+            stderr_tail=jobfiles.tail_lines(
+                layout.log_file(job, job.attempt, "stderr"), STDERR_TAIL_LINES
+            )
             if job.attempt
             else [],
+            # Of its latest attempt; before its first start, where the first one's will be.
+            log_files={
+                stream: str(layout.log_file(job, job.attempt or 1, stream))
+                for stream in ("stdout", "stderr")
+            },
         )
         return view
 
@@ -224,7 +234,7 @@ class Service(SystemVerbs, EditVerbs):
                 raise Conflict(f"job {job_id} has not started yet" + (f" ({why})" if why else ""))
             ran = "it has run once" if job.attempt == 1 else f"its attempts are 1-{job.attempt}"
             raise NotFound(f"job {job_id} has no attempt {number}: {ran}")
-        return number, self.engine.layout.attempt_dir(job, number) / f"{stream}.log"
+        return number, self.engine.layout.log_file(job, number, stream)
 
     def job_states(self, ids: Sequence[int]) -> dict[int, JobState]:
         """The states of these jobs, read in one go; NotFound names the first unknown id."""

@@ -16,7 +16,7 @@ JOB_COLUMNS = (
     " project, state, priority, position, attempt, created_at, queued_at, started_at, ended_at,"
     " assigned, pid, outcome, exit_code, signal, message, exclusive, ram, oom_retry,"
     " stop_reason, stop_at, stop_requeue, folder, sweep, git, no_output_timeout, kill_on_no_output,"
-    " release_at, after_any, only_gpus, retry_delay"
+    " release_at, after_any, only_gpus, retry_delay, output, error"
 )
 UNMET = (
     "j.state != 'succeeded' AND NOT (d.any_end = 1 AND j.state IN"
@@ -63,6 +63,8 @@ def job_row(
         "git": spec.git,
         "no_output_timeout": spec.no_output_timeout,
         "kill_on_no_output": int(spec.kill_on_no_output),
+        "output": spec.output,
+        "error": spec.error,
     }
 
 
@@ -103,6 +105,8 @@ def job_from_row(r: Sequence[Any], env: Mapping[str, str]) -> Job:
         git=r[35],
         no_output_timeout=r[36],
         kill_on_no_output=bool(r[37]),
+        output=r[42],
+        error=r[43],
     )
     return Job(
         id=r[0],

@@ -105,6 +105,11 @@ MIGRATIONS: tuple[str, ...] = (
     """
     CREATE INDEX events_holds ON events(id) WHERE event IN ('hold', 'retry-held');
     """,
+    # 9: `--output` and `--error`: files of the user's choosing for a job's output.
+    """
+    ALTER TABLE jobs ADD COLUMN output TEXT;
+    ALTER TABLE jobs ADD COLUMN error TEXT;
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

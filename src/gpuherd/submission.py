@@ -6,6 +6,7 @@ import functools
 import os
 import resource
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 
 from gpuherd.core.commands import MAX_COMMAND_BYTES
 from gpuherd.core.idspec import MAX_GPU_INDEX, format_ids
@@ -15,6 +16,7 @@ from gpuherd.core.units import LONGEST, format_size
 from gpuherd.core.when import LATEST
 from gpuherd.devices import host_memory_total
 from gpuherd.errors import InvalidValue, NotFound
+from gpuherd.output_paths import absolute, output_problem
 from gpuherd.submission_text import field, reject_bad_names, reject_nul
 from gpuherd.wire import SubmitItem
 
@@ -40,6 +42,8 @@ def spec_from_item(
         folder=item.folder or "",
         sweep=item.sweep or "",
         git=item.git or "",
+        output=item.output or "",
+        error=item.error or "",
     )
     reject_bad_names(where, item.env or {}, item.env_overrides)
     if item.begin is not None and not 0 <= item.begin <= LATEST:  # NaN too
@@ -82,7 +86,21 @@ def spec_from_item(
         check_cwd(item.cwd, where)
         if folders is not None:
             folders.add(item.cwd)
+    if item.output is not None or item.error is not None:
+        spec = replace(
+            spec, output=_output(item, "output", where), error=_output(item, "error", where)
+        )
     return spec
+
+
+def _output(item: SubmitItem, name: str, where: str) -> str | None:
+    """The item's `output` or `error` file, absolute; InvalidValue if it cannot be one."""
+    given: str | None = getattr(item, name)
+    if given is None:
+        return None
+    if problem := output_problem(given, item.cwd):
+        raise InvalidValue(f"{where}{field(name)} {given}: {problem}")
+    return absolute(given, item.cwd)
 
 
 def check_cwd(cwd: str, where: str = "") -> None:

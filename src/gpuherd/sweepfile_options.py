@@ -38,6 +38,7 @@ from gpuherd.core.choices import OnNoOutput, Order
 from gpuherd.core.env_vars import check_variable
 from gpuherd.core.idspec import gpu_index_list
 from gpuherd.core.model import DEFAULT_GRACE
+from gpuherd.core.output_files import template_problem
 from gpuherd.core.units import memory_amount, parse_duration
 from gpuherd.core.when import parse_begin
 
@@ -72,6 +73,9 @@ class SubmitOptions:
     cwd: str | None = None
     """Absolute; None: the submitter's working directory."""
     env: Mapping[str, str] = field(default_factory=dict)
+    output: str | None = None
+    """As --output gives it: the daemon takes it from the jobs' working directory."""
+    error: str | None = None
 
 
 _TIME_FORMS = "'22:00', '+2h', '2026-11-26T02:00'"
@@ -147,6 +151,8 @@ class FileOptions(BaseModel):
     order: Order = "given"
     cwd: StrictStr | None = None
     env: dict[StrictStr, Any] = {}
+    output: StrictStr | None = None
+    error: StrictStr | None = None
 
     def submit_options(self) -> SubmitOptions:
         return SubmitOptions(**{name: getattr(self, name) for name in FileOptions.model_fields})
@@ -205,6 +211,13 @@ class FileOptions(BaseModel):
                 " (a relative one is taken from the sweep file's folder)"
             )
         return path
+
+    @field_validator("output", "error")
+    @classmethod
+    def _output(cls, value: str | None) -> str | None:
+        if value is not None and (problem := template_problem(value)):
+            raise ValueError(problem)  # (its folder: checked where the jobs' cwd is known)
+        return value
 
     @field_validator("env")
     @classmethod

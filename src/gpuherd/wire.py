@@ -67,6 +67,11 @@ class JobOptions:
     hold: Bool = False
     begin: Float | None = None
     """Epoch seconds: the job is held until then (`--begin`), then queued."""
+    output: str | None = None
+    """The file stdout (and stderr, without `error`) goes to (`--output`; relative to `cwd`;
+    placeholders %j, %a, %x, %%: core/output_files.py)."""
+    error: str | None = None
+    """The file stderr goes to (`--error`)."""
 
     def job_options(self) -> dict[str, Any]:
         """These options alone (not a subclass's), as keywords; lists and dicts copied."""
@@ -143,6 +148,8 @@ def job_view(
         "after_any": list(job.spec.after_any),
         "command": job.spec.command,
         "cwd": job.spec.cwd,
+        "output": job.spec.output,
+        "error": job.spec.error,
         "begin": job.release_at if job.state is JobState.HELD else None,
         "created_at": job.created_at,
         "started_at": job.started_at,

@@ -21,7 +21,7 @@ from conftest import Herd
         (["start", "3"], "gpuherd retry IDS runs killed or failed jobs again"),
         # click guessed "Did you mean '--file'?": a file read as the jobs' commands.
         (["submit", "--outfile", "out.txt", "--", "true"], "(GPUPeasy's outfile)"),
-        (["submit", "--logpath=./", "true"], "No such option '--logpath': gpuherd log ID prints"),
+        (["submit", "--logpath=./", "true"], "'--logpath': use --output DIR/%j.log: the job"),
         (["submit", "--jobname", "a", "--", "true"], "use --name NAME (GPUPeasy's jobname)"),
         # Job-id arguments: click said "invalid job id 'main'", "Got unexpected extra argument".
         (["log", "main"], "'main' is no job id: gpuherd daemon log shows the daemon's own log"),

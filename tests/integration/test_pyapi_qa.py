@@ -279,7 +279,7 @@ def test_a_tasks_unknown_option_is_refused_when_the_decorator_is_applied(
         gpuherd.task(priorty=1)
     assert str(refused.value).startswith(
         "unknown option 'priorty' (did you mean 'priority'?); options: after, after_any, begin, "
-        "cwd, env, exclusive, gpus, grace, herd,"
+        "cwd, env, error, exclusive, gpus, grace, herd,"
     )
     with pytest.raises(TypeError, match=r"^unknown option 'xyzzy'; options: after, "):
         gpuherd.task(pyapi_qa_mod.scaled, xyzzy=1)  # applied to a task: its options too

@@ -25,7 +25,7 @@ from gpuherd.api import (
 from gpuherd.core.idspec import format_ids, parse_job_ids
 from gpuherd.core.int64 import holds
 from gpuherd.core.text import drop_escapes
-from gpuherd.errors import NotFound
+from gpuherd.errors import Forbidden, NotFound
 from gpuherd.jobfiles import as_a_terminal_shows, open_job_file, utf8_complete
 from gpuherd.service import Service
 from gpuherd.service_jobs import no_job
@@ -133,7 +133,7 @@ def _log_tail(path: Path) -> tuple[str, int, bool]:
             start = max(0, size - LOG_TAIL_BYTES)
             f.seek(start)
             data = f.read(size - start)
-    except FileNotFoundError:
+    except (FileNotFoundError, Forbidden):  # (Forbidden: no plain file, `--output /dev/null`)
         return "", 0, False
     if start:
         data = data[data.find(b"\n") + 1 :]  # begin on a whole line

@@ -88,7 +88,11 @@ async def follow_events(
                         return
                     # Every attempt in turn, each from its start: retries that fail fast can
                     # run several attempts between two looks, and none may be skipped.
-                    target, position = _next_attempt(service, job_id, stream, target), 0
+                    following = target
+                    target = _next_attempt(service, job_id, stream, target)
+                    # The same file (--output without %a: a retry adds to it): on from here.
+                    if following is None or following[1] != target[1]:
+                        position = 0
                     if target[0] > 1:
                         yield _event("attempt", {"attempt": target[0]})
                     continue

@@ -54,6 +54,7 @@ from gpuherd.cli.options import (
     states_option,
     timeout_option,
 )
+from gpuherd.cli.output_options import check_outputs, output_options
 from gpuherd.cli.param_types import (
     ATTEMPT,
     JOB_ID,
@@ -89,6 +90,7 @@ class _KeepsArgs(click.Command):
 @retry_delay_option()
 @timeout_option()
 @no_output_options()
+@output_options()
 @grace_option()
 @hold_option()
 @begin_option()
@@ -157,6 +159,7 @@ def submit(
         raise HerdError(no_command_in(file))
     if follow and len(commands) > 1:
         raise click.UsageError("--follow prints one job's output: give one command (or --wait)")
+    check_outputs(opts, opts["cwd"] or os.getcwd())
     client = Client()
     base = {
         "cwd": opts.pop("cwd") or os.getcwd(),

@@ -70,8 +70,8 @@ _MAIL = (
     "(GPUHERD_JOB_ID, GPUHERD_JOB_STATE): mail from there"
 )
 _OUTPUT_FILE = (
-    "gpuherd log ID prints the job's output (--stderr), kept in the job's folder "
-    "(attempt-N/stdout.log, stderr.log), which gpuherd show ID names"
+    ": the job's stdout and stderr go to {}, %j standing for its id (--error FILE keeps stderr "
+    "apart); gpuherd log ID still prints them"
 )
 
 THEIR_OPTIONS = {
@@ -123,13 +123,14 @@ THEIR_OPTIONS = {
         "(Slurm's --nice)",
         "--gres": "--gpus N (Slurm's --gres=gpu:N)",
         "--chdir": "--cwd DIR (Slurm's --chdir)",
-        "--output": "gpuherd log ID prints the job's output, kept in its folder (Slurm's --output)",
         "--array": "gpuherd sweep './job.sh {i}' -p i $(seq 0 99) --max-parallel 4 runs a job "
         "per value, 4 at a time, {i} standing for $SLURM_ARRAY_TASK_ID (Slurm's --array=0-99%4)",
         "--immediate": "--priority P to put it first; it starts once GPUs are free "
         "(pueue's --immediate)",
-        "--logpath": _OUTPUT_FILE + " (gpulimit's --logpath)",
-        "--outfile": _OUTPUT_FILE + " (GPUPeasy's outfile)",
+        "--logpath": "--output DIR/%j.log"
+        + _OUTPUT_FILE.format("a file in DIR")
+        + " (gpulimit's --logpath)",
+        "--outfile": "--output FILE" + _OUTPUT_FILE.format("FILE") + " (GPUPeasy's outfile)",
         "--jobname": "--name NAME (GPUPeasy's jobname)",
     },
     "pause": {

@@ -150,6 +150,7 @@ def job_detail(job: dict[str, Any], term: plain.Terminal | None = None) -> None:
         ("ended", _when(job["ended_at"])),
         ("run time", runtime(job, paused_too=True) or "-"),
         ("folder", job["job_dir"]),
+        *_output_files(job),
     ]
     if job.get("message"):
         rows.insert(2, ("message", job["message"]))
@@ -181,6 +182,16 @@ def job_detail(job: dict[str, Any], term: plain.Terminal | None = None) -> None:
         lines.append(term.style("last lines of stderr", "bold"))
         lines += ["  " + plain.clean(line.expandtabs()) for line in job["stderr_tail"]]
     term.write(lines)
+
+
+def _output_files(job: dict[str, Any]) -> list[tuple[str, str]]:
+    """The files of the user's choosing its output goes to (--output, --error), if any."""
+    files = job.get("log_files", {})
+    rows = [("stdout", files["stdout"])] if job.get("output") else []
+    if job.get("output") or job.get("error"):
+        same = files["stderr"] == files["stdout"]
+        rows.append(("stderr", files["stderr"] + (" (with stdout)" if same else "")))
+    return rows
 
 
 def _state_line(job: dict[str, Any]) -> str:

@@ -177,6 +177,8 @@ def build(
         begin=chosen["begin"],
         max_parallel=chosen["max_parallel"],
         order=chosen["order"],
+        output=chosen["output"],
+        error=chosen["error"],
     )
     return spec, options, chosen["cwd"] or os.getcwd()
 

@@ -29,6 +29,7 @@ from gpuherd.cli import options, sweep_render
 from gpuherd.cli.job_refs import resolve_last
 from gpuherd.cli.main import prefixed
 from gpuherd.cli.options import one_output
+from gpuherd.cli.output_options import check_outputs, output_options
 from gpuherd.cli.param_types import SEED, WholeRange, checked_by_daemon, completes
 from gpuherd.cli.submit_hints import past_begin_hint
 from gpuherd.cli.sweep_args import ParamsCommand, build, is_file
@@ -131,6 +132,7 @@ def sweep() -> None:
 @options.retry_delay_option("a failed point")
 @options.timeout_option()
 @options.no_output_options("a point")
+@output_options("each point")
 @options.grace_option("a point")
 @options.hold_option("the points", it="them")
 @options.begin_option("the points")
@@ -147,6 +149,7 @@ def submit_sweep(ctx: click.Context, /, source: str, **opts: Any) -> None:
     params: list[tuple[str, list[Any]]] = ctx.meta.get("gpuherd.params", [])
     one_output(opts["quiet"], opts["as_json"])
     spec, options, cwd = build(ctx, source, params, opts)
+    check_outputs(asdict(options), cwd)
     if not is_file(source) and is_bare_command(source, bool(params)):
         raise click.UsageError(_bare_command(source))
     if opts["dry_run"]:

@@ -59,6 +59,11 @@ class JobSpec:
     """The sweep this job is a point of."""
     git: str | None = None
     """The git commit of the working directory at submit time, "+dirty" when changed."""
+    output: str | None = None
+    """The file stdout goes to (`--output`, absolute, placeholders kept: core/output_files.py),
+    and stderr too unless `error` names another; None: the attempt folder's log."""
+    error: str | None = None
+    """The file stderr goes to (`--error`), as `output`."""
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
+from gpuherd.core.output_files import OutputFile
+
 SHELL_VARIABLE = "GPUHERD_SHELL"
 DEFAULT_SHELL = "/bin/sh"
 
@@ -47,6 +49,9 @@ class LaunchRequest:
     """The complete environment of the job (gpuherd's variables already set)."""
     attempt_dir: str
     """Existing folder for this attempt: logs, pid and exit status are written here."""
+    outputs: tuple[OutputFile | None, OutputFile | None] = (None, None)
+    """The files of the user's choosing stdout and stderr go to (`--output`, `--error`);
+    None: the attempt folder's stdout.log and stderr.log."""
 
 
 @dataclass(frozen=True)
@@ -82,7 +87,17 @@ class SignsOfLife:
 UNKNOWN_SIGNS = SignsOfLife(None, None)
 
 
+NO_USER_FILES = (
+    "output and error (--output, --error) are not taken by a daemon that runs jobs on a Ray "
+    "cluster: a job's output is written on its node, and `gpuherd log` serves it; drop them"
+)
+"""Why an executor whose jobs cannot write this machine's files refuses them."""
+
+
 class Executor(Protocol):
+    user_files: bool
+    """Whether its jobs can write to files named on this machine (`--output`, `--error`)."""
+
     def launch(self, request: LaunchRequest) -> int:
         """Start the job in its own process group; return its pid. Raises SpawnError (an
         executor that finishes the start off the event loop may tell it later instead,

@@ -31,6 +31,7 @@ from gpuherd.executors.local_escaped import (
     signal_attempt,
     stopped,
 )
+from gpuherd.executors.local_outputs import link_outputs
 from gpuherd.executors.local_records import (
     PROCESS_FILE,
     is_attempt,
@@ -111,6 +112,8 @@ def _forget_fd(w: _Watch) -> None:
 class LocalExecutor:
     """Executor for processes on this machine; see the module docstring for the layout."""
 
+    user_files = True
+
     def __init__(self, known: KnownAttempt | None = None) -> None:
         """`known`: whether the queue knows an attempt (a job, an attempt number); what
         another one left running is left alone (LeftoverSweeper)."""
@@ -163,6 +166,7 @@ class LocalExecutor:
                 f"starting job {request.job_id}: cannot write in {attempt_dir}: "
                 f"{e.strerror or e}; free some disk space or fix the folder's permissions"
             ) from e
+        link_outputs(request)  # (--output, --error: files of the user's choosing)
         # The child opens the logs itself, so the daemon never holds (or leaks) their fds.
         shell = job_shell(request.env)
         argv = [shell, "-c", _JOB_SHELL, "gpuherd-job", request.command, cwd, attempt_dir]

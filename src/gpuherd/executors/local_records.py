@@ -58,8 +58,12 @@ def signs_of_life(attempt_dir: str) -> SignsOfLife:
     their last change is a moment it was alive."""
     last_seen = None
     for name in (PROCESS_FILE, *OLD_FILES, "stdout.log", "stderr.log"):
-        with contextlib.suppress(OSError):  # (lstat: what a job planted there is not followed)
-            written = os.lstat(os.path.join(attempt_dir, name)).st_mtime
+        # lstat: what a job planted there is not followed. But the logs may be gpuherd's links
+        # to the files of --output and --error, whose writes are the signs: followed (a stat
+        # opens nothing, and a later time than the job's is bounded by core.recovery.lost_end).
+        look = os.stat if name.endswith(".log") else os.lstat
+        with contextlib.suppress(OSError):
+            written = look(os.path.join(attempt_dir, name)).st_mtime
             last_seen = written if last_seen is None else max(last_seen, written)
     return SignsOfLife(last_seen, boot_time())
 

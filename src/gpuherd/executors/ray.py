@@ -51,6 +51,7 @@ import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from gpuherd.executors.base import (
+    NO_USER_FILES,
     UNKNOWN_SIGNS,
     ExitStatus,
     LaunchRequest,
@@ -90,6 +91,8 @@ Placed = Callable[[int, int, str, str], None]
 
 
 class RayExecutor(Following):
+    user_files = False  # (a node's files are not the daemon's: NO_USER_FILES)
+
     def __init__(
         self,
         nodes: RayNodes,
@@ -119,6 +122,8 @@ class RayExecutor(Following):
         fresh read of its nodes, the actor's creation: each may wait seconds on a slow GCS,
         and every request to the daemon would wait with it) goes on in a thread (`_start`),
         and `watch` tells how it went: a run, or ExitStatus.unstarted."""
+        if request.outputs != (None, None):  # (submitted to a local daemon before a switch)
+            raise SpawnError(NO_USER_FILES)
         indices = _indices(request.env.get("CUDA_VISIBLE_DEVICES", ""))
         handle = handle_of(request.job_id, request.attempt)
         name = self.actor_name(request.job_id, request.attempt)

@@ -1,0 +1,47 @@
+"""`-o/--output FILE` and `-e/--error FILE` of `submit` and `sweep`: files of the user's
+choosing for a job's output, as Slurm's `sbatch -o/-e` (core/output_files.py). Checked here
+as the daemon checks them (output_paths.py), once the working directory is known: a path
+that cannot be one is a usage error (exit 2), and nothing is submitted."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+import click
+
+from gpuherd.cli.param_types import completes
+from gpuherd.output_paths import output_problem
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def output_options(what: str = "the job") -> Callable[[F], F]:
+    """--output and --error, as submit and sweep take them."""
+
+    def apply(command: F) -> F:
+        command = click.option(
+            "-e",
+            "--error",
+            metavar="FILE",
+            shell_complete=completes("files"),
+            help=f"Write the stderr of {what} to FILE (placeholders as --output).",
+        )(command)
+        return click.option(
+            "-o",
+            "--output",
+            metavar="FILE",
+            shell_complete=completes("files"),
+            help=f"Write the stdout of {what} to FILE, and its stderr too without --error; "
+            "%j: job id, %a: attempt, %x: name, %%: %.",
+        )(command)
+
+    return apply
+
+
+def check_outputs(opts: Mapping[str, Any], cwd: str) -> None:
+    """A usage error for --output or --error naming a file the jobs could not write."""
+    for name in ("output", "error"):
+        given = opts.get(name)
+        if given is not None and (problem := output_problem(given, cwd)):
+            raise click.UsageError(f"--{name} {given}: {problem}")

@@ -1,0 +1,90 @@
+"""Files of the user's choosing that a job's output goes to (`--output`, `--error`, as Slurm's
+`sbatch -o/-e`): their placeholders, checked at submission and filled in for each attempt.
+
+`--output` alone takes both streams, as sbatch's does; with `--error` too, stderr goes to
+that file (the same file for both is one file, written by both). The attempt's folder keeps
+`stdout.log` and `stderr.log` as links to them (executors/local_outputs.py).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from gpuherd.core.model import JobSpec
+
+PLACEHOLDERS = {"j": "the job's id", "a": "the attempt's number", "x": "the job's name"}
+"""What each `%` letter stands for; `%%` is a percent sign."""
+UNNAMED = "job"
+"""What `%x` is for a job without a name."""
+
+_PLACEHOLDER = re.compile(r"%(.?)", re.DOTALL)
+
+
+def template_problem(template: str) -> str | None:
+    """What is wrong with a file name's placeholders; None: nothing."""
+    for found in _PLACEHOLDER.finditer(template):
+        letter = found.group(1)
+        if letter != "%" and letter not in PLACEHOLDERS:
+            known = ", ".join(f"%{key} ({what})" for key, what in PLACEHOLDERS.items())
+            what = f"%{letter}" if letter else "a % at its end"
+            return f"unknown placeholder {what}: use {known}, or %% for a percent sign"
+    return None
+
+
+def per_attempt(template: str) -> bool:
+    """Whether each attempt writes a file of its own (the name holds `%a`)."""
+    return any(found.group(1) == "a" for found in _PLACEHOLDER.finditer(template))
+
+
+def expand(template: str, job_id: int, attempt: int, name: str | None) -> str:
+    """The file's name for this attempt. A `/` in the job's name (a sweep point's is
+    `SWEEP/POINT`) is written `_`: `%x` stays one part of the path."""
+    values = {
+        "j": str(job_id),
+        "a": str(attempt),
+        "x": (name or UNNAMED).replace("/", "_"),
+        "%": "%",
+    }
+    return _PLACEHOLDER.sub(lambda found: values[found.group(1)], template)
+
+
+def stream_templates(spec: JobSpec) -> tuple[str | None, str | None]:
+    """The files (unexpanded) stdout and stderr go to; None: the attempt folder's log."""
+    return spec.output, spec.error or spec.output
+
+
+def attempt_files(spec: JobSpec, job_id: int, attempt: int) -> tuple[str | None, str | None]:
+    """The files stdout and stderr of this attempt go to; None: the attempt folder's log."""
+    out, err = (
+        None if template is None else expand(template, job_id, attempt, spec.name)
+        for template in stream_templates(spec)
+    )
+    return out, err
+
+
+@dataclass(frozen=True)
+class OutputFile:
+    """A file of the user's choosing one stream of an attempt goes to."""
+
+    path: str
+    emptied: bool
+    """Emptied as the attempt starts: the first attempt to write it. A later attempt writing
+    the same file (its name has no %a) adds to it: a retry never wipes out why the attempt
+    before it failed."""
+
+
+def launch_files(
+    spec: JobSpec, job_id: int, attempt: int, first: bool
+) -> tuple[OutputFile | None, OutputFile | None]:
+    """Where stdout and stderr of this attempt go (`first`: the job's first attempt)."""
+
+    def file(template: str | None) -> OutputFile | None:
+        if template is None:
+            return None
+        return OutputFile(
+            expand(template, job_id, attempt, spec.name), first or per_attempt(template)
+        )
+
+    out, err = stream_templates(spec)
+    return file(out), file(err)

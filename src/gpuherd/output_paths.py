@@ -1,0 +1,47 @@
+"""A job's `--output` and `--error` files as a submission gives them, made absolute and
+checked as far as can be before the job runs; by the CLI (a usage error, exit 2) and by the
+daemon (for every client), in one wording.
+
+The path is taken from the job's working directory, with the links in it resolved: the daemon
+then reads the file itself (`gpuherd log`), never through a link (a job could put one in place
+of the file's folder). Its folder is checked when its name holds no placeholder; one that is
+filled in later (`runs/%j/out.log`) is checked as each attempt starts, and a file that cannot
+be opened then fails the attempt with the reason (executors/local_outputs.py).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+
+from gpuherd.core.output_files import template_problem
+
+
+def absolute(given: str, cwd: str) -> str:
+    """The file `given` names for a job that runs in `cwd` (absolute)."""
+    return os.path.realpath(os.path.join(cwd, os.path.expanduser(given)))
+
+
+def output_problem(given: str, cwd: str) -> str | None:
+    """What is wrong with `given` as a job's output file (None: nothing found)."""
+    if not given.strip():
+        return "empty: give a file name, such as train-%j.log"
+    if problem := template_problem(given):
+        return problem
+    path = absolute(given, cwd)
+    if given.endswith("/") or os.path.isdir(path):
+        return f"{path} is a folder: name a file in it, such as {os.path.join(path, '%j.log')}"
+    if "%" not in path and os.path.exists(path):  # (/dev/null, or a file written before)
+        if not os.access(path, os.W_OK):
+            return f"{path} cannot be written (permission denied): name another file"
+        return None
+    folder = os.path.dirname(path)
+    if "%" in folder:  # filled in as each attempt starts: checked then
+        return None
+    if not os.path.isdir(folder):
+        return (
+            f"the folder {folder} does not exist: create it (mkdir -p {shlex.quote(folder)}) first"
+        )
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"cannot create a file in {folder} (permission denied): name a file elsewhere"
+    return None

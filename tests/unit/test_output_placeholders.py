@@ -1,0 +1,48 @@
+"""The placeholders of `--output` and `--error` (core/output_files.py), and what the attempt
+folder's links to those files tell a restart (executors/local_records.py)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from gpuherd.core.model import JobSpec
+from gpuherd.core.output_files import OutputFile, expand, launch_files, template_problem
+from gpuherd.executors.local_records import signs_of_life
+
+
+def test_placeholders_are_filled_in_and_unknown_ones_named() -> None:
+    assert expand("/r/%x-%j.%a.log", 12, 3, "sweep/lr=1") == "/r/sweep_lr=1-12.3.log"
+    assert expand("/r/%x%%a", 12, 3, None) == "/r/job%a"  # %% is a percent sign, not %a's
+    assert template_problem("/r/%x-%j-%a-%%.log") is None
+    assert template_problem("/r/%u.log") == (
+        "unknown placeholder %u: use %j (the job's id), %a (the attempt's number), "
+        "%x (the job's name), or %% for a percent sign"
+    )
+    assert template_problem("/r/100%").startswith("unknown placeholder a % at its end: ")
+
+
+def test_a_file_is_emptied_by_the_first_attempt_to_write_it() -> None:
+    spec = JobSpec(command="true", cwd="/", output="/r/o-%a.log", error="/r/e.log")
+    assert launch_files(spec, 5, 1, first=True) == (
+        OutputFile("/r/o-1.log", emptied=True),
+        OutputFile("/r/e.log", emptied=True),
+    )
+    assert launch_files(spec, 5, 2, first=False) == (
+        OutputFile("/r/o-2.log", emptied=True),  # a file of its own
+        OutputFile("/r/e.log", emptied=False),  # the one the attempt before wrote: added to
+    )
+    alone = JobSpec(command="true", cwd="/", output="/r/both.log")
+    assert launch_files(alone, 5, 1, first=True) == (OutputFile("/r/both.log", True),) * 2
+
+
+def test_the_last_write_to_a_chosen_file_is_a_sign_of_life(tmp_path: Path) -> None:
+    folder, chosen = tmp_path / "attempt-1", tmp_path / "out.log"
+    folder.mkdir()
+    (folder / "process").write_text("pid 1\n")
+    chosen.write_text("output\n")
+    (folder / "stdout.log").symlink_to(chosen)
+    os.utime(folder / "process", (1000.0, 1000.0))
+    os.utime(folder / "stdout.log", (1000.0, 1000.0), follow_symlinks=False)
+    os.utime(chosen, (2000.0, 2000.0))
+    assert signs_of_life(str(folder)).last_seen == 2000.0
