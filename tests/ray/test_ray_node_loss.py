@@ -1,10 +1,13 @@
-"""A node that dies mid-job: the attempt ends `lost`, gpuherd's retry policy runs a new attempt
-on a node that is still there, and Ray never re-runs anything on its own.
+"""Nodes that come and go: a node that dies mid-job (the attempt ends `lost`, gpuherd's retry
+policy runs a new attempt on a node that is still there, and Ray never re-runs anything on its
+own), and a node that joins (its GPUs are used at once, a GPU removed stays removed).
 
-A module of its own: removing a node changes the cluster, so it gets a fresh one.
+A module of its own: adding and removing nodes changes the cluster, so it gets a fresh one.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import pytest
 
@@ -53,3 +56,34 @@ def test_node_removed_mid_job_gives_a_new_attempt_on_the_other_node(rherd: RayHe
     listing = rherd.json("gpus")
     gpus = listing["gpus"] if isinstance(listing, dict) else listing
     assert gpus and all(g["node"] != doomed for g in gpus), gpus
+
+
+def test_a_removed_gpu_stays_removed_while_a_node_that_joins_is_used(rherd: RayHerd) -> None:
+    def gpus() -> dict[str, Any]:
+        listing: dict[str, Any] = rherd.json("gpus")
+        return {"used": {g["index"] for g in listing["gpus"]}, "unused": set(listing["unused"])}
+
+    seen = gpus()["used"]
+    joining = {max(seen) + 1, max(seen) + 2}  # the indices the next node's GPUs get
+    # GPUs removed on the local executor are other GPUs: they must not keep the node out.
+    rherd.cli("daemon", "stop")
+    rherd.start("--fake-gpus", str(max(joining) + 1))
+    for index in sorted(joining):
+        rherd.cli("gpus", "remove", str(index))
+    rherd.cli("daemon", "stop")
+    rherd.start("--address", rherd.ray.address)
+    assert gpus() == {"used": seen, "unused": set()}
+
+    rherd.cli("gpus", "remove", "0")
+    node = rherd.ray.cluster.add_node(num_cpus=1, num_gpus=2)
+    try:
+        # The refresh that takes the new node's GPUs in (after the removal) leaves GPU 0 out.
+        wait_for(lambda: joining <= gpus()["used"], 30, "the new node's GPUs to be used")
+        assert gpus() == {"used": seen - {0} | joining, "unused": {0}}
+        rherd.cli("daemon", "stop")
+        rherd.start()  # a new daemon reads the cluster at once: GPU 0 is still out
+        assert gpus() == {"used": seen - {0} | joining, "unused": {0}}
+        rherd.cli("gpus", "add", "0")
+        assert gpus() == {"used": seen | joining, "unused": set()}
+    finally:
+        rherd.ray.cluster.remove_node(node)

@@ -1,8 +1,9 @@
 """Wiring for a daemon that runs its jobs on a Ray cluster (`--executor ray`).
 
 `connect` joins the cluster as a driver (Ray's token authentication: the daemon uses the
-same RAY_AUTH_MODE / RAY_AUTH_TOKEN / ~/.ray/auth_token as the cluster's nodes), and
-`ClusterDeviceTable` configures the GPUs of nodes that join after the daemon started.
+same RAY_AUTH_MODE / RAY_AUTH_TOKEN / ~/.ray/auth_token as the cluster's nodes, checked
+first: ray_auth.py), and `ClusterDeviceTable` configures the GPUs of nodes that join after
+the daemon started.
 `connect` first checks that the cluster answers: `ray.init` on a dead address never returns.
 Once connected, a watcher (ray_link.py) tells whether the cluster still answers: while it
 does not, nothing starts and queued jobs say why (`outage`).
@@ -22,8 +23,9 @@ import ray
 
 from gpuherd.core.model import DeviceState
 from gpuherd.core.units import plural
-from gpuherd.devices import DeviceTable
+from gpuherd.devices import REMOVED_GPUS, DeviceTable
 from gpuherd.executors.ray import RayExecutor, home_tag
+from gpuherd.executors.ray_auth import check_token, effective
 from gpuherd.executors.ray_errors import whole_text
 from gpuherd.executors.ray_link import RECONNECT_TIMEOUT, ClusterLink
 from gpuherd.gpus.base import ProbeError
@@ -40,7 +42,8 @@ CLIENT_PORT = 10001
 
 
 class ClusterDeviceTable(DeviceTable):
-    """A device table whose GPUs follow the cluster: a new node's GPUs are enabled at once."""
+    """A device table whose GPUs follow the cluster: a new node's GPUs are enabled at once
+    (each GPU the first time it is seen; one removed since stays removed)."""
 
     _was_down = False
 
@@ -58,6 +61,9 @@ class ClusterDeviceTable(DeviceTable):
         was_down, self._was_down = self._was_down, self.failure is not None
         changed = changed or (was_down and self.failure is None)
         new = sorted(set(self._readings) - set(self._config))
+        if new:  # a GPU `gpus remove` took out stays out, through restarts, until `gpus add`
+            removed = self._removed()
+            new = [index for index in new if index not in removed]
         for index in new:
             cfg = DeviceConfig(index, 1, DeviceState.ENABLED)
             self.store.put_device(cfg)
@@ -85,8 +91,7 @@ def dialled(address: str) -> tuple[str, int] | None:
     cluster Ray finds; a local host name stands for this machine's IP, as in Ray), or the
     Ray Client server of a ray:// address. ValueError or ConnectionError when there is none;
     None when this Ray cannot tell (it moved the function `ray.init` uses)."""
-    if address == "auto" and os.environ.get("RAY_ADDRESS"):
-        address = os.environ["RAY_ADDRESS"]  # as ray.init does
+    address = effective(address)
     if address.lower().startswith(("http://", "https://")):  # Ray's text on it runs to 3 lines
         raise ValueError("an HTTP address (the dashboard's or the job API's), not the GCS's")
     if "://" in address:
@@ -107,7 +112,8 @@ def dialled(address: str) -> tuple[str, int] | None:
 
 def check_answers(address: str, remembered: bool = False, stranded: int = 0) -> None:
     """Raise ProbeError (one line: what is wrong, what to do) unless something accepts a
-    connection where `ray.init(address)` would connect, within ANSWER_TIMEOUT. `stranded`:
+    connection where `ray.init(address)` would connect, within ANSWER_TIMEOUT, and takes this
+    daemon's Ray auth token if it asks for one (ray_auth.py). `stranded`:
     the jobs still running there, for which `--executor local` alone is refused (the daemon's
     refuse_a_switch_under_jobs): the line names the whole way out, in one try."""
     cluster = "the Ray cluster " + ("Ray finds (auto)" if address == "auto" else f"at {address}")
@@ -124,9 +130,11 @@ def check_answers(address: str, remembered: bool = False, stranded: int = 0) -> 
             return
         try:
             socket.create_connection(target, timeout=ANSWER_TIMEOUT).close()
-            return
         except OSError as exc:
             reason = f"{target[0]}:{target[1]}: {exc.strerror or exc}"
+        else:
+            check_token(address, target, cluster)  # a refused token: one line, at once
+            return
     local = "`--executor local`"
     if stranded:
         local = (
@@ -161,7 +169,8 @@ def connect(
         raise ProbeError(
             f"connecting to the Ray cluster at {address}: {said}; check the address "
             "(`ray start --head` printed it; port 6379 by default) and that this machine "
-            "shares the cluster's auth token (RAY_AUTH_TOKEN or ~/.ray/auth_token)"
+            "has, for a cluster with token authentication, RAY_AUTH_MODE=token and the "
+            "cluster's token (RAY_AUTH_TOKEN or ~/.ray/auth_token)"
         ) from exc
     joined = joined_address(address)
     link = ClusterLink(joined)
@@ -195,8 +204,11 @@ def _ray_setting(name: str, value: str) -> Iterator[None]:
 
 
 def configure(store: Store, probe: RayProbe) -> None:
-    """Configure exactly the GPUs the cluster has now (one slot each)."""
+    """Configure exactly the GPUs the cluster has now (one slot each), none removed: the GPUs
+    removed on the local executor are other GPUs, whose indices the cluster's may take (kept,
+    they would keep a node that joins later out for good)."""
     store.replace_devices(dict.fromkeys((r.index for r in probe.read()), 1))
+    store.set_setting(REMOVED_GPUS, "{}")
 
 
 def disconnect(executor: object = None) -> None:
