@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from test_run_cli import assert_one_error_line
 
-from conftest import Probe, Runs, wait_for
+from conftest import Probe, RunProcess, Runs, wait_for
 
 
 def job_file(runs: Runs, probe: Probe, names: str, **opts: object) -> Path:
@@ -26,6 +26,19 @@ def job_file(runs: Runs, probe: Probe, names: str, **opts: object) -> Path:
     return path
 
 
+def start(runs: Runs, fake_gpus: int, gpus: Path, jobs: Path) -> RunProcess:
+    """`gpuherd run` of `jobs` on `fake_gpus` fake GPUs, using those `gpus` names, into out/."""
+    return runs.start(
+        "--fake-gpus",
+        str(fake_gpus),
+        "--gpu-file",
+        str(gpus),
+        "--output-dir",
+        str(runs.root / "out"),
+        str(jobs),
+    )
+
+
 def test_gpus_taken_out_finish_their_job_and_gpus_added_get_jobs_at_once(
     runs: Runs, probe: Probe
 ) -> None:
@@ -33,9 +46,7 @@ def test_gpus_taken_out_finish_their_job_and_gpus_added_get_jobs_at_once(
     gpus.write_text("0\n")
     jobs = job_file(runs, probe, "abcd")
     out = runs.root / "out"
-    run = runs.start(
-        "--fake-gpus", "3", "--gpu-file", str(gpus), "--output-dir", str(out), str(jobs)
-    )
+    run = start(runs, 3, gpus, jobs)
     assert run.expect_line("--gpu-file") == f"--gpu-file {gpus}: using GPU 0"
     wait_for(lambda: probe.started("a"), what="job a on GPU 0")
 
@@ -70,15 +81,7 @@ def test_a_bad_file_mid_run_keeps_the_last_good_gpus_and_says_so_until_it_is_goo
     gpus = runs.root / "gpus.txt"
     gpus.write_text("0\n")
     jobs = job_file(runs, probe, "ab")
-    run = runs.start(
-        "--fake-gpus",
-        "2",
-        "--gpu-file",
-        str(gpus),
-        "--output-dir",
-        str(runs.root / "out"),
-        str(jobs),
-    )
+    run = start(runs, 2, gpus, jobs)
     run.expect_line("--gpu-file")
     wait_for(lambda: probe.started("a"), what="job a on GPU 0")
 
@@ -110,15 +113,7 @@ def test_a_file_that_names_no_gpu_makes_the_run_wait_for_one(runs: Runs, probe: 
     gpus = runs.root / "gpus.txt"
     gpus.write_text("# none yet: GPUs go here when the other user is done\n")
     jobs = job_file(runs, probe, "a", sleep=0)
-    run = runs.start(
-        "--fake-gpus",
-        "2",
-        "--gpu-file",
-        str(gpus),
-        "--output-dir",
-        str(runs.root / "out"),
-        str(jobs),
-    )
+    run = start(runs, 2, gpus, jobs)
     assert run.expect_line("--gpu-file") == (
         f"--gpu-file {gpus} names no GPU to use: waiting for GPUs in the file"
     )
