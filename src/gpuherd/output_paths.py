@@ -22,11 +22,17 @@ def absolute(given: str, cwd: str) -> str:
     return os.path.realpath(os.path.join(cwd, os.path.expanduser(given)))
 
 
-def output_problem(given: str, cwd: str) -> str | None:
-    """What is wrong with `given` as a job's output file (None: nothing found)."""
+def name_problem(given: str) -> str | None:
+    """What is wrong with `given` as a job's output file before any folder is looked at:
+    what the CLI checks of an `edit --output` relative to jobs' folders it does not know."""
     if not given.strip():
         return "empty: give a file name, such as train-%j.log"
-    if problem := template_problem(given):
+    return template_problem(given)
+
+
+def output_problem(given: str, cwd: str) -> str | None:
+    """What is wrong with `given` as a job's output file (None: nothing found)."""
+    if problem := name_problem(given):
         return problem
     path = absolute(given, cwd)
     if given.endswith("/") or os.path.isdir(path):

@@ -349,8 +349,9 @@ class Job:
         itself; False: shared again), retries, retry_delay, timeout, grace
         (seconds or "2h"), project, env (a dict: these variables set, the job's others kept),
         cwd, after and after_any (as submit() takes them: they replace the job's), begin
-        (held until then; a time past: queued now); `clear` unsets name, only_gpus, mem,
-        ram, retry_delay, timeout, project, env, after, after_any or begin.
+        (held until then; a time past: queued now), output and error (as submit() takes
+        them, from the job's cwd); `clear` unsets name, only_gpus, mem, ram, retry_delay,
+        timeout, project, env, after, after_any, output, error or begin.
         Answers what changed ("edited (gpus 1 -> 2)"); HerdError if the daemon refused (the
         job runs or ended, or could never run)."""
         if "env" in changes:  # as submit() names the job's variables; the others are kept

@@ -156,10 +156,7 @@ def submit_options(
     """`submit` keyword options as the API takes them (sizes and durations may be text or,
     for durations, timedelta); `after` and `after_any` as `job_ids` reads them."""
     refuse_unknown(options, SUBMIT_OPTIONS)
-    out = in_units({k: plain(v) for k, v in options.items() if v is not None})
-    for key in ("output", "error"):  # a Path too (the daemon takes it from the job's cwd)
-        if isinstance(out.get(key), os.PathLike):
-            out[key] = os.fspath(out[key])
+    out = _file_names(in_units({k: plain(v) for k, v in options.items() if v is not None}))
     if "begin" in out:
         out["begin"] = _begin(out["begin"])
     for key in ("after", "after_any"):
@@ -167,6 +164,15 @@ def submit_options(
     out["env_overrides"] = env_overrides(out.pop("env", {}))
     if "on_no_output" in out:
         out["kill_on_no_output"] = _kill_on_no_output(out)
+    return out
+
+
+def _file_names(out: dict[str, Any]) -> dict[str, Any]:
+    """`out` with its `output` and `error` as text: a Path too (the daemon takes a relative
+    one from the job's cwd)."""
+    for key in ("output", "error"):
+        if isinstance(out.get(key), os.PathLike):
+            out[key] = os.fspath(out[key])
     return out
 
 
@@ -186,7 +192,7 @@ def refuse_unknown(options: Iterable[str], known: frozenset[str]) -> None:
 def edit_options(changes: Mapping[str, Any], job_type: type[Any], client: Client) -> dict[str, Any]:
     """`Job.edit` keyword changes as the API takes them, each as `submit` takes it (`cwd`
     made absolute, as a submission's is)."""
-    out = in_units({k: plain(v) for k, v in changes.items()})
+    out = _file_names(in_units({k: plain(v) for k, v in changes.items()}))
     if out.get("cwd") is not None:
         out["cwd"] = job_cwd(out["cwd"])
     if out.get("begin") is not None:

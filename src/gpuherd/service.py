@@ -6,6 +6,9 @@ Verbs on several jobs answer one ActionResult per job, so one bad id never hides
 
 from __future__ import annotations
 
+import contextlib
+import os
+import stat
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -15,6 +18,7 @@ from typing import Any
 from gpuherd import jobfiles
 from gpuherd.core.lifecycle import cancelled_at_once
 from gpuherd.core.model import Job
+from gpuherd.core.output_files import attempt_files
 from gpuherd.core.recovery import unwatched_run
 from gpuherd.core.run_time import pauses, ran_for
 from gpuherd.core.states import (
@@ -22,6 +26,7 @@ from gpuherd.core.states import (
     LIVE_STATES,
     WAITING_STATES,
     JobState,
+    OutcomeKind,
     split_waiting,
 )
 from gpuherd.engine import Engine
@@ -235,6 +240,25 @@ class Service(SystemVerbs, EditVerbs):
             ran = "it has run once" if job.attempt == 1 else f"its attempts are 1-{job.attempt}"
             raise NotFound(f"job {job_id} has no attempt {number}: {ran}")
         return number, self.engine.layout.log_file(job, number, stream)
+
+    def no_log(self, job_id: int, stream: str, number: int) -> str | None:
+        """Why that attempt's log has nothing to show, when the reason is no fault of a
+        reader's (`log` and the dashboard say it in these words): its output went where
+        nothing is kept (`--output /dev/null`, a named pipe), or the attempt never started,
+        so there is no log (spawn_error: the reason `show` gives). None: neither."""
+        job = self._job(job_id)
+        path = self.engine.layout.log_file(job, number, stream)
+        chosen = attempt_files(job.spec, job.id, number)[stream == "stderr"]
+        with contextlib.suppress(OSError):  # (its folder or the file gone: below)
+            if chosen is not None and not stat.S_ISREG(os.stat(path).st_mode):
+                option = "--error" if stream == "stderr" and job.spec.error else "--output"
+                return f"job {job_id}: its {stream} went to {path} ({option}): nothing was kept"
+        attempt = next((a for a in self.store.attempts(job.id) if a.number == number), None)
+        ended = attempt.outcome if attempt else None
+        if ended and ended.kind is OutcomeKind.SPAWN_ERROR and not os.path.lexists(path):
+            why = f": {ended.message}" if ended.message else ""
+            return f"job {job_id}: attempt {number} never started{why}"
+        return None
 
     def job_states(self, ids: Sequence[int]) -> dict[int, JobState]:
         """The states of these jobs, read in one go; NotFound names the first unknown id."""

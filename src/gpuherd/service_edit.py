@@ -15,6 +15,7 @@ from gpuherd.core.edit import (
     edit_spec,
 )
 from gpuherd.core.model import Job, JobSpec
+from gpuherd.core.output_files import named_after_the_job
 from gpuherd.core.states import (
     BAD_END_STATES,
     FINISHED_STATES,
@@ -24,8 +25,15 @@ from gpuherd.core.states import (
 )
 from gpuherd.core.when import format_moment
 from gpuherd.errors import Conflict, InvalidValue
+from gpuherd.executors.base import NO_USER_FILES
 from gpuherd.service_jobs import JobVerbs
-from gpuherd.submission import check_cwd, check_spec, never_runs_judge, unknown_jobs
+from gpuherd.submission import (
+    check_cwd,
+    check_spec,
+    never_runs_judge,
+    output_file,
+    unknown_jobs,
+)
 from gpuherd.submission_text import reject_bad_names, reject_nul
 from gpuherd.wire import ActionResult
 
@@ -41,6 +49,8 @@ class EditVerbs(JobVerbs):
         except ValueError as exc:
             raise InvalidValue(str(exc)) from None
         engine = self.engine
+        if not engine.executor.user_files and (changes.get("output") or changes.get("error")):
+            raise InvalidValue(NO_USER_FILES)
         never = never_runs_judge(engine.device_listing(), engine.policy, engine.devices.missing())
         results = self._each(ids, lambda job: self._edit_one(job, changes, clear, never))
         if BEGIN in changes or BEGIN in clear:
@@ -65,7 +75,7 @@ class EditVerbs(JobVerbs):
                 f"job {job.id} {what_it_is(job.state)}: only queued or held jobs can be edited"
             )
         now = self.engine.clock()
-        spec, fields = edit_spec(job.spec, changes, clear)
+        spec, fields = edit_spec(job.spec, _outputs_made_absolute(job, changes), clear)
         moved = None
         if BEGIN in changes or BEGIN in clear:
             moved = begin_edit(job.state, job.release_at, changes.get(BEGIN), now)
@@ -85,6 +95,14 @@ class EditVerbs(JobVerbs):
             check_cwd(spec.cwd)
         if "after" in fields or "after_any" in fields:
             self._check_dependencies(job.id, spec)
+        if job.attempt and (what := _renames_files(job.spec, fields)):
+            # `log --attempt N` reads an attempt's output from the file the job's spec names
+            # for it (Layout.log_file): a new one would hide where the earlier ones wrote.
+            raise Conflict(
+                f"job {job.id} has run before: {what} cannot change now, or `gpuherd log "
+                f"{job.id} --attempt N` would no longer find its earlier attempts' output; "
+                "submit its command again instead"
+            )
         if reason := never(spec):
             raise Conflict(f"job {job.id} would never run: {reason}")
         what = ", ".join(
@@ -138,6 +156,28 @@ class EditVerbs(JobVerbs):
                 f"for, already {bad.state.value} (gpuherd retry {bad.id} first, then edit "
                 f"{job_id})"
             )
+
+
+def _outputs_made_absolute(job: Job, changes: Mapping[str, Any]) -> Mapping[str, Any]:
+    """`changes` with a new `output` or `error` file checked and made absolute as a
+    submission's is: a relative one is taken from the folder the job runs in (its new one,
+    with `cwd` in `changes`), whoever edits it (the CLI, the dashboard, the Python API)."""
+    given = {name: changes[name] for name in ("output", "error") if name in changes}
+    if not given:
+        return changes
+    cwd, where = changes.get("cwd", job.spec.cwd), f"job {job.id}: "  # (a refusal names it)
+    reject_nul(where, cwd=cwd, **given)
+    made = {name: output_file(path, cwd, name, where) for name, path in given.items()}
+    return {**changes, **made}
+
+
+def _renames_files(spec: JobSpec, fields: Sequence[str]) -> str | None:
+    """What of an edit names other output files for the job (None: nothing)."""
+    if "output" in fields or "error" in fields:
+        return "its output files"
+    if "name" in fields and named_after_the_job(spec):
+        return "its name, which names its output files (%x),"
+    return None
 
 
 def _describe_begin(job: Job, state: JobState, asked: float | None, now: float) -> str:

@@ -96,11 +96,15 @@ def spec_from_item(
 def _output(item: SubmitItem, name: str, where: str) -> str | None:
     """The item's `output` or `error` file, absolute; InvalidValue if it cannot be one."""
     given: str | None = getattr(item, name)
-    if given is None:
-        return None
-    if problem := output_problem(given, item.cwd):
+    return None if given is None else output_file(given, item.cwd, name, where)
+
+
+def output_file(given: str, cwd: str, name: str, where: str = "") -> str:
+    """A job's `output` or `error` file (`name`) as given, for a job that runs in `cwd`:
+    absolute; InvalidValue if it cannot be one (a submission's, and an edit's)."""
+    if problem := output_problem(given, cwd):
         raise InvalidValue(f"{where}{field(name)} {given}: {problem}")
-    return absolute(given, item.cwd)
+    return absolute(given, cwd)
 
 
 def check_cwd(cwd: str, where: str = "") -> None:

@@ -74,7 +74,7 @@ class IdsRequest:
 class EditRequest:
     """POST /jobs/edit: what waiting jobs are to ask for from now on; a field left null
     stays as it is, and `clear` sets fields back to undeclared (name, only_gpus, mem, ram,
-    retry_delay, timeout, project, env_overrides, after, after_any, begin)."""
+    retry_delay, timeout, project, env_overrides, after, after_any, output, error, begin)."""
 
     __pydantic_config__ = REFUSE_UNKNOWN_FIELDS
 
@@ -102,6 +102,11 @@ class EditRequest:
     """The jobs it waits for any end of, from now on (replacing its own)."""
     begin: Float | None = None
     """Epoch seconds: held until then; a time past queues it now."""
+    output: str | None = None
+    """The file its stdout (and stderr, without `error`) goes to, as submit's `output`;
+    relative: to the folder it runs in."""
+    error: str | None = None
+    """The file its stderr goes to, as submit's `error`."""
     clear: list[str] = field(default_factory=list)
 
     def changes(self) -> dict[str, Any]:

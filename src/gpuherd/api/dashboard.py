@@ -163,11 +163,14 @@ def _job(request: Request, job_id: int, with_logs: bool = True) -> dict[str, Any
     missing = None if wanted is None or wanted == number else _no_such_attempt(job, wanted)
     logs: dict[str, dict[str, Any]] = {}
     for stream in ("stdout", "stderr"):
+        note = None
         if number and with_logs:
             text, offset, cut = _log_tail(service.log_path(job_id, stream, number))
+            if not offset:  # why nothing is there, as `gpuherd log` says it (/dev/null, say)
+                note = service.no_log(job_id, stream, number)
         else:
             text, offset, cut = "", 0, False
-        logs[stream] = {"text": text, "offset": offset, "cut": cut}
+        logs[stream] = {"text": text, "offset": offset, "cut": cut, "note": note}
     return {
         "job": job,
         "number": number,

@@ -207,6 +207,8 @@ EDIT_PARSERS: dict[str, Any] = {
     "after": _job_ids,
     "after_any": _job_ids,
     BEGIN: lambda text: parse_begin(text, time.time(), "time"),
+    "output": str,  # (checked by the service, from the job's working directory)
+    "error": str,
 }
 """The edit form's fields (`gpuherd edit`'s options) and how each one's text is read; an
 emptied one of core.edit's CLEARABLE is cleared (`--clear`)."""

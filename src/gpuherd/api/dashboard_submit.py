@@ -42,6 +42,8 @@ class SubmitForm:
     env: str = ""
     hold: bool = False
     begin: str = ""
+    output: str = ""
+    error: str = ""
 
     @classmethod
     def defaults(cls) -> SubmitForm:
@@ -62,6 +64,8 @@ class SubmitForm:
                 "project",
                 "env",
                 "begin",
+                "output",
+                "error",
             )
         }
         return cls(**values, hold=bool(one(form, "hold")))
@@ -100,6 +104,9 @@ class SubmitForm:
             project=self.project.strip() or None,
             hold=self.hold,
             begin=begin,
+            # Checked by the daemon, from the working directory, as `submit --output` is.
+            output=self.output.strip() or None,
+            error=self.error.strip() or None,
         )
         return [SubmitItem(command=c, **base) for c in commands]
 

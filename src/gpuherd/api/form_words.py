@@ -20,6 +20,8 @@ SUBMIT_LABELS = {
     "hold": "submit held",
     "cwd": "working directory",
     "env": "environment changes",
+    "output": "output file",
+    "error": "error file",
 }
 """The submit page's fields (templates/submit.html), by the labels their boxes have."""
 
@@ -39,6 +41,8 @@ EDIT_LABELS = {
     "begin": "begin",
     "grace": "grace",
     "cwd": "working directory",
+    "output": "output file",
+    "error": "error file",
 }
 """A job's edit form's fields (templates/_job.html), by the labels their boxes have."""
 

@@ -16,7 +16,7 @@ from fastapi.responses import PlainTextResponse, Response, StreamingResponse
 from gpuherd.api import log_follow
 from gpuherd.broadcast import GAP
 from gpuherd.core.states import BAD_END_STATES, FINISHED_STATES, LIVE_STATES, JobState
-from gpuherd.errors import DaemonError, InvalidValue, NotFound
+from gpuherd.errors import Conflict, DaemonError, Forbidden, InvalidValue, NotFound
 from gpuherd.jobfiles import open_job_file, start_of_last_lines
 from gpuherd.service import Service
 from gpuherd.service_jobs import VERBS
@@ -193,8 +193,11 @@ async def log(
     try:
         f = open_job_file(path)
     except FileNotFoundError:
-        _not_written_yet(service, job_id, number, path)
+        _not_written_yet(service, job_id, stream, number, path)
         return PlainTextResponse("")
+    except Forbidden:  # `--output /dev/null` is said so; a link planted in its place is not served
+        _no_log(service, job_id, stream, number)
+        raise
     try:
         start = offset if lines is None else max(offset, start_of_last_lines(f, lines))
         end = f.seek(0, os.SEEK_END)
@@ -204,16 +207,25 @@ async def log(
     return StreamingResponse(_log_chunks(f, start, end), media_type="text/plain; charset=utf-8")
 
 
-def _not_written_yet(service: Service, job_id: int, number: int, path: Path) -> None:
+def _not_written_yet(service: Service, job_id: int, stream: str, number: int, path: Path) -> None:
     """Return if a log that is not there may still come: the attempt runs, in its folder,
-    and has not opened its log yet. Else the log is gone (its folder deleted, or the file):
-    raise NotFound, which says so, rather than answer an empty log."""
+    and has not opened its log yet. Else the attempt never started (Conflict, saying why), or
+    the log is gone (its folder deleted, or the file): raise NotFound, which says so, rather
+    than answer an empty log."""
     state = service.job_states([job_id])[job_id]
     latest, _ = service.log_target(job_id, "stdout", None)
     if state in LIVE_STATES and number == latest and path.parent.is_dir():
         return
+    _no_log(service, job_id, stream, number)
     why = "" if path.parent.is_dir() else " (its folder was deleted)"
     raise NotFound(f"job {job_id}: its log file is gone: {path}{why}")
+
+
+def _no_log(service: Service, job_id: int, stream: str, number: int) -> None:
+    """Conflict saying why that attempt's log has nothing to show (Service.no_log), if it
+    is a reason of the job's own."""
+    if note := service.no_log(job_id, stream, number):
+        raise Conflict(note)
 
 
 def _log_chunks(f: BinaryIO, start: int, end: int) -> Iterator[bytes]:
@@ -250,8 +262,13 @@ async def follow(
     service = _service(request)
     target = log_follow.log_of(service, job_id, stream, attempt or from_attempt)
     if target is not None and not os.path.lexists(target[1]):
-        _not_written_yet(service, job_id, *target)
-    start = log_follow.start_offset(target, offset, lines)
+        _not_written_yet(service, job_id, stream, *target)
+    try:
+        start = log_follow.start_offset(target, offset, lines)
+    except Forbidden:  # as for `log`: `--output /dev/null` is said so
+        if target is not None:  # (always: only a log opened can be refused)
+            _no_log(service, job_id, stream, target[0])
+        raise
     events = log_follow.follow_events(service, job_id, stream, attempt, target, start, raw)
     return StreamingResponse(events, media_type="text/event-stream")
 

@@ -1,17 +1,18 @@
-"""`-o/--output FILE` and `-e/--error FILE` of `submit` and `sweep`: files of the user's
-choosing for a job's output, as Slurm's `sbatch -o/-e` (core/output_files.py). Checked here
-as the daemon checks them (output_paths.py), once the working directory is known: a path
-that cannot be one is a usage error (exit 2), and nothing is submitted."""
+"""`-o/--output FILE` and `-e/--error FILE` of `submit`, `sweep` and `edit`: files of the
+user's choosing for a job's output, as Slurm's `sbatch -o/-e` (core/output_files.py). Checked
+here as the daemon checks them (output_paths.py), once the working directory is known: a path
+that cannot be one is a usage error (exit 2), and nothing is submitted (or edited)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 import click
 
 from gpuherd.cli.param_types import completes
-from gpuherd.output_paths import output_problem
+from gpuherd.output_paths import name_problem, output_problem
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -39,9 +40,17 @@ def output_options(what: str = "the job") -> Callable[[F], F]:
     return apply
 
 
-def check_outputs(opts: Mapping[str, Any], cwd: str) -> None:
-    """A usage error for --output or --error naming a file the jobs could not write."""
+def check_outputs(opts: Mapping[str, Any], cwd: str | None) -> None:
+    """A usage error for --output or --error naming a file the jobs could not write. `cwd`
+    None: each job's own, which only the daemon knows (`edit`): a relative file is checked
+    there, job by job, and only its name here."""
     for name in ("output", "error"):
         given = opts.get(name)
-        if given is not None and (problem := output_problem(given, cwd)):
+        if given is None:
+            continue
+        if cwd is None and not os.path.isabs(os.path.expanduser(given)):
+            problem = name_problem(given)
+        else:  # (an absolute file is the same from any folder)
+            problem = output_problem(given, cwd or os.getcwd())
+        if problem:
             raise click.UsageError(f"--{name} {given}: {problem}")

@@ -20,6 +20,7 @@ from gpuherd.cli.options import (
     only_gpus_option,
     states_option,
 )
+from gpuherd.cli.output_options import check_outputs, output_options
 from gpuherd.cli.param_types import (
     DURATION,
     JOB_ID,
@@ -206,6 +207,7 @@ _AS_OPTION = {"env_overrides": "env"}
 @after_option(replaces=True)
 @after_option(any_end=True, replaces=True)
 @begin_option("it (a time past: queued now)")
+@output_options("each job")
 @click.option(
     "--clear",
     type=Choosing([_AS_OPTION.get(name, name) for name in CLEARABLE]),
@@ -213,7 +215,8 @@ _AS_OPTION = {"env_overrides": "env"}
     multiple=True,
     help="Unset a field (repeatable): name, only_gpus, mem, ram, retry_delay, timeout, "
     "project, env (every --env variable of the job), after, after_any (it waits for no "
-    "job), or begin (a job held until a time is queued now).",
+    "job), output, error (its output back in its folder), or begin (a job held until a "
+    "time is queued now).",
 )
 def edit(
     ids: tuple[str, ...],
@@ -239,8 +242,9 @@ def edit(
         raise click.UsageError(
             "say what to change: --command, --name, --gpus, --only-gpus, --mem, --ram, "
             "--exclusive, --retries, --retry-delay, --timeout, --project, --env, --cwd, "
-            "--grace, --after, --after-any, --begin, or --clear FIELD"
+            "--grace, --after, --after-any, --begin, --output, --error, or --clear FIELD"
         )
+    check_outputs(given, given.get("cwd"))  # (without --cwd, a relative one: by the daemon)
     for key, option in (("after", "--after"), ("after_any", "--after-any")):
         if key in given:
             given[key] = resolve_last(Client(), given[key], option)

@@ -33,10 +33,13 @@ EDITABLE = (
     "grace",
     "after",
     "after_any",
+    "output",
+    "error",
 )
 """JobSpec fields `gpuherd edit` changes (each a jobs column of the same name). The job's
 variables (`--env`) are set one by one, the others kept: `edit --env A=1` adds or changes A;
-its dependencies (`--after`, `--after-any`) are replaced."""
+its dependencies (`--after`, `--after-any`) are replaced. `output` and `error` come here
+absolute, as a submission stores them (the caller takes them from the job's cwd)."""
 BEGIN = "begin"
 """Not the spec's: the time a job is held until (its release_at). Given, the job is held until
 then (a time to come) or queued (one past); cleared, a job held until a time is queued now."""
@@ -51,6 +54,8 @@ CLEARABLE = (
     "env_overrides",
     "after",
     "after_any",
+    "output",
+    "error",
     BEGIN,
 )
 """Fields `--clear` sets back to undeclared."""

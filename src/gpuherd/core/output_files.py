@@ -37,6 +37,12 @@ def per_attempt(template: str) -> bool:
     return any(found.group(1) == "a" for found in _PLACEHOLDER.finditer(template))
 
 
+def named_after_the_job(spec: JobSpec) -> bool:
+    """Whether a file of the job's is named after its name (`%x`): a new name is a new file."""
+    templates = (t for t in stream_templates(spec) if t is not None)
+    return any(found.group(1) == "x" for t in templates for found in _PLACEHOLDER.finditer(t))
+
+
 def expand(template: str, job_id: int, attempt: int, name: str | None) -> str:
     """The file's name for this attempt. A `/` in the job's name (a sweep point's is
     `SWEEP/POINT`) is written `_`: `%x` stays one part of the path."""
