@@ -9,7 +9,7 @@ from typing import Any
 
 from gpuherd.core.int64 import LARGEST as LARGEST  # (still read from here by config, api)
 from gpuherd.core.model import Attempt, Job, JobSpec, Outcome, StopRequest
-from gpuherd.core.states import JobState, OutcomeKind
+from gpuherd.core.states import FINISHED_STATES, JobState, OutcomeKind
 
 JOB_COLUMNS = (
     "id, name, command, cwd, env_id, env_overrides, gpus, mem, after, retries, timeout, grace,"
@@ -144,14 +144,27 @@ def attempt_from_row(r: Sequence[Any]) -> Attempt:
     )
 
 
+_SINCE = (  # JobFilter.since
+    f"(state NOT IN ({','.join(repr(s.value) for s in sorted(FINISHED_STATES))})"
+    " OR COALESCE(ended_at, created_at) >= ?)"
+)
+
+
 @dataclass(frozen=True)
 class JobFilter:
-    """Which jobs a listing wants, besides their state (`ls --project/--sweep/--name`)."""
+    """Which jobs a listing wants, besides their state (`ls --project/--sweep/--name`, and
+    `--since/--until`)."""
 
     project: str | None = None
     sweep: str | None = None
     name: str | None = None
     """A glob on the job's name: `resnet-*`; a name without * ? [ matches itself alone."""
+    since: float | None = None
+    """Epoch seconds: the jobs in the queue at some moment since then, as `sacct -S` picks
+    them: not finished (a retry waiting keeps its last end), or ended then or later (a
+    finished row without an end, from an older gpuherd, by its submission)."""
+    until: float | None = None
+    """Epoch seconds: the jobs submitted by then."""
 
     def clauses(self) -> tuple[list[str], list[Any]]:
         found = [
@@ -160,6 +173,8 @@ class JobFilter:
                 ("project = ?", self.project),
                 ("sweep = ?", self.sweep),
                 ("name GLOB ?", self.name),
+                (_SINCE, self.since),
+                ("created_at <= ?", self.until),
             )
             if value is not None
         ]

@@ -322,8 +322,8 @@ def test_usage_and_hints_say_the_name_typed(shared: Herd, entry: str, name: str)
         f"Usage: {name} [OPTIONS] COMMAND [ARGS]...\n"
     )
     assert f"Usage: {name} ls [OPTIONS]\n" in run(shared, entry, "ls", "--help").stdout
-    wrong = run(shared, entry, "ls", "--bogus")
-    assert wrong.stderr == f"{name}: error: No such option '--bogus'. (see {name} ls --help)\n"
+    wrong = run(shared, entry, "ls", "--xyzzy")  # (`--bogus`: "Did you mean '--columns'?")
+    assert wrong.stderr == f"{name}: error: No such option '--xyzzy'. (see {name} ls --help)\n"
     # Error lines said `gpuherd: error:` whatever the name typed; the daemon's refusals too.
     assert run(shared, entry, "show", "999").stderr.startswith(f"{name}: error: ")
     refused = run(shared, entry, "kill", "2").stderr  # job 2 has ended: a refusal per job

@@ -274,7 +274,8 @@ UNKNOWN_QUERIES = [  # each was answered as if it had not been sent
         "GET",
         "/jobs?stat=failed",
         "stat",
-        "GET /api/v1/jobs takes all, ids_only, limit, name, newest, project, state, sweep",
+        "GET /api/v1/jobs takes all, ids_only, limit, name, newest, project, since, state, sweep, "
+        "until",
     ),
     ("GET", "/jobs/wait?ids={held}&timout=0", "timout", "GET /api/v1/jobs/wait takes ids, timeout"),
     (

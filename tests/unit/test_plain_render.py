@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from gpuherd.cli import plain, render
+from gpuherd.cli import ls_table, plain, render
 from gpuherd.core.text import clean_lines, one_line
 
 
@@ -40,7 +40,7 @@ def ls_output(
     jobs: list[dict[str, Any]], more: int = 0, filtered: bool = False, all_jobs: bool = False
 ) -> str:
     term = terminal()
-    render.job_table(jobs, more, filtered, term, all_jobs=all_jobs)
+    term.write(ls_table.job_lines(jobs, more, filtered, term, all_jobs=all_jobs))
     assert isinstance(term.stream, io.StringIO)
     return term.stream.getvalue()
 
@@ -223,7 +223,7 @@ def test_bidi_controls_show_as_code_points_and_cannot_reorder_text() -> None:
 def test_ls_cuts_a_very_long_name_and_leaves_room_for_the_command() -> None:
     command = "python train.py --lr 0.1 --epochs 100"
     out = ls_output([job(1, command=command, name="n" * 3000)]).splitlines()
-    assert out[1].split()[2] == "n" * (render.NAME_WIDTH - 1) + "…"
+    assert out[1].split()[2] == "n" * (ls_table.NAME_WIDTH - 1) + "…"
     assert out[1].endswith(command)
 
 

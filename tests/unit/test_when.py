@@ -1,4 +1,5 @@
-"""`--begin` times as people write them, and as `ls` shows them (local time)."""
+"""`--begin` times as people write them, and as `ls` shows them (local time); the past
+moments `ls --since/--until` take."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gpuherd.core.when import format_moment, parse_begin
+from gpuherd.core.when import format_moment, parse_begin, parse_since
 
 NOW = datetime(2026, 11, 25, 14, 30, 15).timestamp()
 
@@ -106,3 +107,51 @@ def test_a_begin_no_date_can_show_is_refused(text: str, why: str) -> None:
 
 def test_format_moment_of_a_time_no_date_can_show_gives_the_number() -> None:
     assert format_moment(1e300, NOW) == f"{1e300:.0f} (epoch seconds)"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("2d", NOW - 2 * 86400),
+        ("-2d", NOW - 2 * 86400),
+        (" 1h30m ", NOW - 5400),
+        ("now-2days", NOW - 2 * 86400),  # Slurm's (sacct -S)
+        ("now-90", NOW - 90),
+        ("now - 12h", NOW - 12 * 3600),
+        ("now", NOW),
+        ("today", datetime(2026, 11, 25).timestamp()),
+        ("Yesterday", datetime(2026, 11, 24).timestamp()),
+        ("9:00", datetime(2026, 11, 25, 9, 0).timestamp()),
+        ("14:30:15", NOW),  # exactly now: now
+        ("23:30", datetime(2026, 11, 24, 23, 30).timestamp()),  # still ahead today: yesterday's
+        ("2026-11-20", datetime(2026, 11, 20).timestamp()),
+        ("2026-11-20T14:00", datetime(2026, 11, 20, 14, 0).timestamp()),
+        ("2026-11-20 14:00:30.5", datetime(2026, 11, 20, 14, 0, 30, 500000).timestamp()),
+    ],
+)
+def test_since_forms(text: str, expected: float) -> None:
+    assert parse_since(text, NOW) == expected
+
+
+@pytest.mark.parametrize("text", ["", "soon", "+2h", "2x", "1 day", "24:00", "2026-13-01"])
+def test_bad_since_says_what_forms_there_are(text: str) -> None:
+    with pytest.raises(ValueError, match=r"invalid time .*use a time ago \(2d, 12h, 30m\), today"):
+        parse_since(text, NOW)
+
+
+def test_a_since_too_long_ago_is_refused() -> None:
+    with pytest.raises(ValueError, match=r"^invalid time '99999999999h': more than 100 years ago$"):
+        parse_since("99999999999h", NOW)
+
+
+@given(
+    now=st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2100, 1, 1)),
+    hour=st.integers(0, 23),
+    minute=st.integers(0, 59),
+)
+def test_a_since_time_of_day_is_its_last_occurrence(now: datetime, hour: int, minute: int) -> None:
+    start = now.timestamp()
+    at = parse_since(f"{hour}:{minute:02d}", start)
+    assert start - timedelta(days=1, hours=1).total_seconds() <= at <= start  # (a DST day)
+    moment = datetime.fromtimestamp(at)
+    assert (moment.hour, moment.minute, moment.second) == (hour, minute, 0)

@@ -64,15 +64,18 @@ async def list_jobs(
     project: str | None = None,
     sweep: str | None = None,
     name: str | None = None,
+    since: Annotated[float | None, Query(allow_inf_nan=False)] = None,
+    until: Annotated[float | None, Query(allow_inf_nan=False)] = None,
     all: bool = False,
     limit: Annotated[int | None, Query(ge=1, le=LARGEST)] = None,
     newest: bool = False,
     ids_only: bool = False,
 ) -> dict[str, Any]:
     """`filtered` names the filters applied: a client asking for a filter an older daemon
-    ignores (it lists every job) must not act on that list (`kill $(ls -q --sweep S)`)."""
-    match = JobFilter(project, sweep, name)
-    filtered = {"filtered": ["project", "sweep", "name"]}
+    ignores (it lists every job) must not act on that list (`kill $(ls -q --sweep S)`).
+    `since` and `until` are epoch seconds (JobFilter says which jobs they pick)."""
+    match = JobFilter(project, sweep, name, since, until)
+    filtered = {"filtered": ["project", "sweep", "name", "since", "until"]}
     if ids_only:
         ids = _service(request).ls_ids(state or (), match, all, limit, newest)
         return {"ids": ids, **filtered}

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from gpuherd.cli import gpu_table, plain
+from gpuherd.cli import gpu_table
 from gpuherd.cli.options import json_option
 from gpuherd.cli.param_types import WholeRange
 from gpuherd.client import Client
@@ -74,39 +74,9 @@ def gpus(ctx: click.Context, as_json: bool, watch: bool) -> None:
 
 
 def _watch(client: Client) -> None:
-    import time
+    from gpuherd.cli.watching import watch
 
-    term = plain.Terminal()
-    if not term.stream.isatty():
-        _append_readings(client, term)
-        return
-
-    from rich.live import Live
-    from rich.text import Text
-
-    def frame() -> Text:
-        # A new Terminal each time: its width follows a resized window.
-        lines = gpu_table.gpu_lines(client.get("/gpus"), plain.Terminal())
-        return Text.from_ansi("\n".join(lines), no_wrap=True)
-
-    with Live(frame(), auto_refresh=False) as live:
-        while True:
-            time.sleep(2.0)  # the daemon's telemetry tick; nothing to wait on in between
-            live.update(frame(), refresh=True)
-
-
-def _append_readings(client: Client, term: plain.Terminal) -> None:
-    """`--watch` piped or redirected (`gpus -w > gpus.log`, `| tee`): a redraw in place
-    means nothing there, and rich's Live wrote nothing until Ctrl-C, then one frame cut at
-    80 columns. Each reading is appended instead, as `gpus` prints it, a blank line between
-    two."""
-    import time
-
-    while True:
-        gpu_table.gpu_table(client.get("/gpus"), term)
-        term.stream.flush()
-        time.sleep(2.0)  # the daemon's telemetry tick
-        term.stream.write("\n")
+    watch(lambda term: gpu_table.gpu_lines(client.get("/gpus"), term))
 
 
 _NEGATIVE = re.compile(r"-\d+")

@@ -28,6 +28,7 @@ from gpuherd.cli.log_output import (
     print_follow,
     say_daemon_gone,
 )
+from gpuherd.cli.ls_options import check_ls_options, view_options, window_options
 from gpuherd.cli.main import prefixed
 from gpuherd.cli.options import (
     after_option,
@@ -216,11 +217,12 @@ def submit(
     "Only jobs in this state (repeatable): queued, running, failed, ...",
 )
 @filter_options()
+@window_options()
 @click.option(
     "--limit",
     type=WholeRange(1),
     default=None,
-    help="Show at most N waiting jobs (default 100 in the table, all with --json or -q).",
+    help="Show at most N waiting jobs (default 100 in the table, all with --json, --csv or -q).",
 )
 @click.option(
     "-q",
@@ -229,6 +231,7 @@ def submit(
     help="Print only the ids, one per line (without --all or --state: the unfinished jobs).",
 )
 @json_option()
+@view_options()
 def list_jobs(
     all_jobs: bool,
     states: tuple[str, ...],
@@ -238,36 +241,56 @@ def list_jobs(
     limit: int | None,
     quiet: bool,
     as_json: bool,
+    since: float | None,
+    until: float | None,
+    columns: tuple[str, ...] | None,
+    as_csv: bool,
+    watch: bool,
 ) -> None:
     """List running and queued jobs and the most recent finished ones."""
-    from gpuherd.cli import render  # deferred: the tables' code, which `submit` does not need
+    # deferred: the tables' code, which `submit` does not need
+    from gpuherd.cli import ls_table, plain, watching
 
     one_output(quiet, as_json)
+    check_ls_options(quiet, as_json, as_csv, watch, columns, since, until)
     client = Client()
-    match = {"project": project, "sweep": sweep, "name": name_glob}
+    match = {"project": project, "sweep": sweep, "name": name_glob, "since": since, "until": until}
+    all_jobs = all_jobs or since is not None or until is not None  # a window: every job in it
     if quiet and limit is None:
         ids = listed_ids(client, states, match, all_jobs)
         click.echo("\n".join(map(str, ids)), nl=bool(ids))
         return
-    if limit is None and not (as_json or quiet or all_jobs):
-        limit = render.DEFAULT_LS_LIMIT
-    answer = filtered(
-        client.get("/jobs", state=list(states), **match, all=all_jobs or None, limit=limit), match
-    )
-    jobs = answer["jobs"]
-    if as_json:
-        click.echo(json.dumps(jobs, indent=1))
-        return
-    if quiet:
-        click.echo("\n".join(str(job["id"]) for job in unless_finished(jobs, states, all_jobs)))
-        return
-    narrowed = bool(states or any(match.values()))
-    hint = "" if jobs else _prefix_hint(client, states, match, all_jobs)
-    render.job_table(jobs, answer.get("more", 0), filtered=narrowed, hint=hint, all_jobs=all_jobs)
+    if limit is None and not (as_json or quiet or as_csv or all_jobs):
+        limit = ls_table.DEFAULT_LS_LIMIT
+
+    def listing() -> dict[str, Any]:
+        query = {"state": list(states), **match, "all": all_jobs or None, "limit": limit}
+        return filtered(client.get("/jobs", **query), match)
+
+    def table(term: plain.Terminal) -> list[str]:
+        answer = listing()
+        jobs, more = answer["jobs"], answer.get("more", 0)
+        narrowed = bool(states) or any(value is not None for value in match.values())
+        hint = "" if jobs else _prefix_hint(client, states, match, all_jobs)
+        shown = columns or ls_table.DEFAULT_COLUMNS
+        return ls_table.job_lines(jobs, more, narrowed, term, hint, all_jobs, shown)
+
+    if watch:
+        watching.watch(table)
+    elif as_json:
+        click.echo(json.dumps(listing()["jobs"], indent=1))
+    elif as_csv:
+        ls_table.job_csv(listing()["jobs"], columns or ls_table.DEFAULT_COLUMNS)
+    elif quiet:
+        jobs = unless_finished(listing()["jobs"], states, all_jobs)
+        click.echo("\n".join(str(job["id"]) for job in jobs))
+    else:
+        term = plain.Terminal()
+        term.write(table(term))
 
 
 def _prefix_hint(
-    client: Client, states: tuple[str, ...], match: dict[str, str | None], all_jobs: bool
+    client: Client, states: tuple[str, ...], match: dict[str, Any], all_jobs: bool
 ) -> str:
     """For `ls --name resnet` that matched nothing, where jobs named `resnet-...` would:
     --name takes a whole name (as pueue's and task-spooler's users may not expect), and a

@@ -60,7 +60,7 @@ def given_ids(client: Client, tokens: tuple[str, ...]) -> list[int]:
 def listed_ids(
     client: Client,
     states: tuple[str, ...] = (),
-    match: dict[str, str | None] | None = None,
+    match: dict[str, Any] | None = None,
     all_jobs: bool = False,
 ) -> list[int]:
     """The ids `ls -q` prints: of the jobs matching, or else of every job not finished."""
@@ -73,7 +73,7 @@ def listed_ids(
     return [job["id"] for job in unless_finished(answer["jobs"], states, all_jobs)]
 
 
-def filtered(answer: dict[str, Any], match: dict[str, str | None]) -> dict[str, Any]:
+def filtered(answer: dict[str, Any], match: dict[str, Any]) -> dict[str, Any]:
     """The answer, unless the daemon ignored a filter asked for: an older daemon lists every
     job, and `kill $(gpuherd ls -q --sweep S)` would then kill them all."""
     known = ("project", *answer.get("filtered", ()))  # every daemon knows --project

@@ -40,10 +40,12 @@ THEIR_COMMANDS = {
         "env": "gpuherd edit IDS --env NAME=VALUE sets a variable of waiting jobs (pueue's env)",
         "requeue": "gpuherd retry IDS runs jobs again (Slurm's scontrol requeue)",
         "sbatch": "gpuherd submit -- ./job.sh queues a script (Slurm's sbatch)",
-        "squeue": "gpuherd ls lists the jobs (Slurm's squeue)",
+        "squeue": "gpuherd ls lists the jobs; --columns id,state,time picks its columns, "
+        "--watch keeps it up to date (Slurm's squeue)",
         "scancel": "gpuherd kill IDS stops jobs (Slurm's scancel)",
-        "sacct": "gpuherd ls --all lists every job with its state and run time; gpuherd ls "
-        "--all --json gives scripts each one's state, exit_code and seconds run (Slurm's sacct)",
+        "sacct": "gpuherd ls --all lists every job with its state and run time, gpuherd ls "
+        "--since 2d those in the queue in the last 2 days; --csv --columns id,state,exit,time "
+        "or --json gives scripts each one's state, exit_code and seconds run (Slurm's sacct)",
         "scontrol": "gpuherd hold IDS and gpuherd release IDS keep waiting jobs from starting "
         "and let them run, gpuherd edit IDS --timeout 2h (--gpus, --after, ...) changes them, "
         "gpuherd retry IDS runs jobs again (Slurm's scontrol hold, release, update, requeue)",

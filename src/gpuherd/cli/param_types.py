@@ -1,5 +1,5 @@
 """The parameter types the commands share: durations, sizes (a memory size wants its unit),
-id lists, one job id, GPU indices, NAME=VALUE pairs and --begin times, each refused in
+id lists, one job id, GPU indices, NAME=VALUE pairs, --begin and --since times, each refused in
 gpuherd's words (one line saying what to give) through the core's parsers."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from gpuherd.core.env_vars import check_variable
 from gpuherd.core.idspec import OPTION_HELP, check_job_id, parse_gpu_indices, parse_job_ids
 from gpuherd.core.int64 import LARGEST, SMALLEST, TOO_LARGE, beyond
 from gpuherd.core.units import MissingUnit, parse_duration, parse_memory
-from gpuherd.core.when import parse_begin
+from gpuherd.core.when import parse_begin, parse_since
 from gpuherd.errors import HerdError, InvalidValue
 from gpuherd.listen_address import parse_address
 from gpuherd.typed_name import as_typed, typed_name
@@ -133,6 +133,7 @@ def _listen_address(text: str) -> str:
 LISTEN = _Parsed("HOST:PORT", _listen_address)
 ENV_PAIR = _Parsed("NAME=VALUE", _env_pair)
 BEGIN = _Parsed("time", lambda text: parse_begin(text, time.time()))
+SINCE = _Parsed("time", lambda text: parse_since(text, time.time()))
 
 
 class WholeRange(_Flagged, click.IntRange):

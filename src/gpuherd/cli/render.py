@@ -1,8 +1,9 @@
-"""Tables and detail views for people.
+"""Detail views for people (`show`), and what the job tables share: states' styles, INFO,
+run time (`ls`'s table is ls_table.py).
 
 Every table is plain text (cli/plain.py: its columns, cuts and no trailing blanks, one
-place); only `gpuherd gpus --watch` imports rich, to redraw the GPU table (gpu_table.py)
-in place.
+place); only `--watch` (of `gpus` and `ls`) imports rich, to redraw a table in place
+(watching.py).
 """
 
 from __future__ import annotations
@@ -12,16 +13,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from gpuherd.cli import plain
-from gpuherd.core.commands import flat_command
 from gpuherd.core.idspec import format_ids
 from gpuherd.core.run_time import run_time_text
 from gpuherd.core.units import format_given, format_size, plural
-from gpuherd.typed_name import typed_name
 
-DEFAULT_LS_LIMIT = 100
-LS_COLUMNS = ("ID", "STATE", "NAME", "GPUS", "PRIO", "TIME", "INFO", "COMMAND")
-NAME_WIDTH = 40
-"""`ls` cuts longer names: one long name must not push every command off the screen."""
 STATE_STYLE = {
     "running": "green",
     "paused": "yellow",
@@ -55,52 +50,6 @@ def info(job: dict[str, Any]) -> str:
             return f"signal {job['signal']}"
         return str(outcome)
     return ""
-
-
-def job_table(
-    jobs: list[dict[str, Any]],
-    more: int = 0,
-    filtered: bool = False,
-    term: plain.Terminal | None = None,
-    hint: str = "",
-    all_jobs: bool = False,
-) -> None:
-    """`ls`: the jobs, then how many more the limit left out (`more`). `filtered`: by state,
-    project, sweep or name; with it or --all (`all_jobs`) the limit counts every job listed
-    (else only the waiting). Only a filter makes an empty listing "no jobs match": --all
-    leaves nothing out. `hint`: what to try when none matched."""
-    term = term or plain.Terminal()
-    if not jobs:
-        term.write([("no jobs match" if filtered else "no jobs") + (f": {hint}" if hint else "")])
-        return
-    now = time.time()
-    rows: list[list[plain.Cell]] = []
-    for job in jobs:
-        state = job["state"]
-        gpus = ",".join(str(g) for g in job["gpus"])
-        if state in ("queued", "held"):
-            gpus = f"({job['gpus_requested']})"
-        rows.append(
-            [
-                str(job["id"]),
-                (state, STATE_STYLE.get(state, "")),
-                job["name"] or "",
-                gpus,
-                str(job["priority"]),
-                runtime(job, now),
-                info(job),
-                flat_command(job["command"]),
-            ]
-        )
-    # Too wide for the terminal: cut the command first, then the free-text NAME and INFO.
-    lines = plain.table(term, LS_COLUMNS, rows, shrink=(7, 2, 6), widest={2: NAME_WIDTH})
-    if more:
-        lines.append(
-            f"… and {more:,} more (a higher --limit shows them)"
-            if filtered or all_jobs
-            else f"… and {plural(more, 'more waiting job')} ({typed_name()} ls --all)"
-        )
-    term.write(lines)
 
 
 def _retries(job: dict[str, Any]) -> str:

@@ -1,4 +1,5 @@
-"""`--begin` times: when a job may start, as a person writes it and reads it back.
+"""`--begin` times: when a job may start, as a person writes it and reads it back; and the
+past moments `ls --since/--until` take (parse_since), by the same rules where they can be.
 
 Pure: the current time is passed in; times of day are local (the machine's time zone).
 """
@@ -41,40 +42,93 @@ def parse_begin(text: str, now: float, name: str = "time") -> float:
                 f"invalid {name} {text!r}: " + ("more than 100 years away" if far else _HELP)
             ) from None
         return now + seconds
-    clock = re.fullmatch(r"(\d{1,2}):(\d{2})(?::(\d{2}))?", value)
-    if clock:
-        hour, minute, second = (int(part or 0) for part in clock.groups())
-        if hour > 23 or minute > 59 or second > 59:
-            raise ValueError(f"invalid {name} {text!r}: no such time of day; {_HELP}")
-        moment = datetime.fromtimestamp(now).replace(
-            hour=hour, minute=minute, second=second, microsecond=0
-        )
+    moment = _time_of_day(value, now, f"invalid {name} {text!r}", _HELP)
+    if moment is not None:
         if moment.timestamp() <= now:
             moment += timedelta(days=1)
         return moment.timestamp()
+    return _date_time(value, f"invalid {name} {text!r}", _HELP)
+
+
+_SINCE_HELP = (
+    "use a time ago (2d, 12h, 30m), today, yesterday, a time of day (23:30) or a date"
+    " (2026-11-20, 2026-11-20T14:00)"
+)
+_AGO = re.compile(r"-?\s*(\d+(\.\d*)?|\.\d+)\s*[a-z].*")
+"""A duration with its unit (2d, 1h30m), maybe after a minus: that long ago. A bare number
+is no duration here: `--since 20261120` meant a date, not 234 days ago."""
+
+
+def parse_since(text: str, now: float, name: str = "time") -> float:
+    """Epoch seconds of a past moment, as `ls --since` takes it: "2d", "-2d" or Slurm's
+    "now-2days" (that long ago), "today" and "yesterday" (their midnight), "23:30" (its last
+    occurrence: today, or yesterday while it is still ahead), "2026-11-20" (that midnight),
+    "2026-11-20T14:00" (as --begin takes it), or "now". Errors name the value as `name`."""
+    value = _from_slurm(text.strip())
+    bad = f"invalid {name} {text!r}"
+    word = value.lower()
+    if word == "now":
+        return now
+    if word in ("today", "yesterday"):
+        midnight = datetime.fromtimestamp(now).replace(hour=0, minute=0, second=0, microsecond=0)
+        return (midnight - timedelta(days=word == "yesterday")).timestamp()
+    if _AGO.fullmatch(word):
+        try:
+            return now - parse_duration(word.lstrip("-"))
+        except ValueError as exc:
+            far = str(exc).endswith("longer than 100 years")
+            why = "more than 100 years ago" if far else _SINCE_HELP
+            raise ValueError(f"{bad}: {why}") from None
+    moment = _time_of_day(value, now, bad, _SINCE_HELP)
+    if moment is not None:
+        if moment.timestamp() > now:
+            moment -= timedelta(days=1)
+        return moment.timestamp()
+    return _date_time(value, bad, _SINCE_HELP)
+
+
+def _time_of_day(value: str, now: float, bad: str, help_text: str) -> datetime | None:
+    """`value` as a time of day ("23:30", "7:05:09") on the day of `now`; None when it is
+    not written as one. `bad` starts the error (`invalid time '24:00'`)."""
+    clock = re.fullmatch(r"(\d{1,2}):(\d{2})(?::(\d{2}))?", value)
+    if not clock:
+        return None
+    hour, minute, second = (int(part or 0) for part in clock.groups())
+    if hour > 23 or minute > 59 or second > 59:
+        raise ValueError(f"{bad}: no such time of day; {help_text}")
+    return datetime.fromtimestamp(now).replace(
+        hour=hour, minute=minute, second=second, microsecond=0
+    )
+
+
+def _date_time(value: str, bad: str, help_text: str) -> float:
+    """`value` as a date, or a date and time (local time unless it gives an offset)."""
     try:
         at = datetime.fromisoformat(value).timestamp()  # naive = local time
     except (ValueError, OverflowError, OSError):
-        raise ValueError(f"invalid {name} {text!r}: {_HELP}") from None
+        raise ValueError(f"{bad}: {help_text}") from None
     if not math.isfinite(at):
-        raise ValueError(f"invalid {name} {text!r}: {_HELP}")
+        raise ValueError(f"{bad}: {help_text}")
     if at > LATEST:
-        raise ValueError(f"invalid {name} {text!r}: that is after the year 9999")
+        raise ValueError(f"{bad}: that is after the year 9999")
     return at
 
 
-_SLURM_OFFSET = re.compile(r"now\s*\+\s*(\d+)\s*(second|minute|hour|day|week)?s?", re.IGNORECASE)
+_SLURM_OFFSET = re.compile(
+    r"now\s*([+-])\s*(\d+)\s*(second|minute|hour|day|week)?s?", re.IGNORECASE
+)
 _SLURM_UNITS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400, "week": 604800}
 
 
 def _from_slurm(value: str) -> str:
     """Slurm's `now+2hours` (`sbatch --begin`; seconds when no unit is given) as +DURATION,
-    for hands used to it; `now+2h` as `+2h`. Any other text as it was."""
+    and `now-2days` (`sacct -S`) as -DURATION, for hands used to them; `now+2h` as `+2h`,
+    `now-2h` as `-2h`. Any other text as it was."""
     offset = _SLURM_OFFSET.fullmatch(value)
     if offset:
-        count, unit = offset.groups()
-        return f"+{int(count) * _SLURM_UNITS[(unit or 'second').lower()]}s"
-    if value.lower().startswith("now") and value[3:].lstrip().startswith("+"):
+        sign, count, unit = offset.groups()
+        return f"{sign}{int(count) * _SLURM_UNITS[(unit or 'second').lower()]}s"
+    if value.lower().startswith("now") and value[3:].lstrip()[:1] in ("+", "-"):
         return value[3:].lstrip()
     return value
 

@@ -1,0 +1,140 @@
+"""What `gpuherd ls` prints as a table or as CSV, in the columns a user chooses (`--columns`).
+
+Each column is one entry of COLUMNS: its header, how the table shows a job's value, and the
+value `--csv` writes, which is the one `--json` gives (run time in seconds, times in epoch
+seconds, numbers as numbers), under that field's name, as `sweep status --csv` does.
+"""
+
+from __future__ import annotations
+
+import csv
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from gpuherd.cli import plain
+from gpuherd.cli.render import STATE_STYLE, info, runtime
+from gpuherd.core.commands import flat_command
+from gpuherd.core.units import plural
+from gpuherd.core.when import format_moment
+from gpuherd.typed_name import typed_name
+
+DEFAULT_LS_LIMIT = 100
+NAME_WIDTH = 40
+"""`ls` cuts longer names: one long name must not push every command off the screen."""
+
+Job = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Column:
+    header: str
+    key: str
+    """The field of `ls --json` the value is (CSV's header): `seconds` for TIME."""
+    cell: Callable[[Job, float], plain.Cell]
+    """The table's text of a job at `now` (a run time grows while the job runs)."""
+    value: Callable[[Job], Any] | None = None
+    """CSV's value, where it is not the field as it is (a list, a number to round)."""
+
+
+def _text(key: str) -> Callable[[Job, float], plain.Cell]:
+    return lambda job, now: "" if job.get(key) is None else str(job[key])
+
+
+def _moment(key: str) -> Callable[[Job, float], plain.Cell]:
+    """23:30 today, Nov 26 02:00 another day (as `ls` says a --begin time)."""
+    return lambda job, now: format_moment(job[key], now) if job.get(key) else ""
+
+
+def _rounded(key: str) -> Callable[[Job], Any]:
+    """Seconds to the millisecond (`sweep status --csv` too): full floats say nothing more."""
+    return lambda job: None if job.get(key) is None else round(job[key], 3)
+
+
+def _state(job: Job, now: float) -> plain.Cell:
+    return job["state"], STATE_STYLE.get(job["state"], "")
+
+
+def _gpus(job: Job, now: float) -> plain.Cell:
+    """The GPUs it runs or ran on; a waiting job has none yet: how many it asks for, `(2)`."""
+    if job["state"] in ("queued", "held"):
+        return f"({job['gpus_requested']})"
+    return ",".join(str(g) for g in job["gpus"])
+
+
+COLUMNS = {
+    "id": Column("ID", "id", _text("id")),
+    "state": Column("STATE", "state", _state),
+    "name": Column("NAME", "name", _text("name")),
+    "gpus": Column("GPUS", "gpus", _gpus, lambda job: ",".join(str(g) for g in job["gpus"])),
+    "prio": Column("PRIO", "priority", _text("priority")),
+    "time": Column("TIME", "seconds", lambda job, now: runtime(job, now), _rounded("seconds")),
+    "info": Column("INFO", "info", lambda job, now: info(job), info),
+    "command": Column("COMMAND", "command", lambda job, now: flat_command(job["command"])),
+    "project": Column("PROJECT", "project", _text("project")),
+    "sweep": Column("SWEEP", "sweep", _text("sweep")),
+    "exit": Column("EXIT", "exit_code", _text("exit_code")),
+    "submitted": Column("SUBMITTED", "created_at", _moment("created_at"), _rounded("created_at")),
+    "started": Column("STARTED", "started_at", _moment("started_at"), _rounded("started_at")),
+    "ended": Column("ENDED", "ended_at", _moment("ended_at"), _rounded("ended_at")),
+}
+DEFAULT_COLUMNS = ("id", "state", "name", "gpus", "prio", "time", "info", "command")
+_SHRINK = ("command", "name", "info")
+"""Too wide for the terminal: the command is cut first, then the free-text NAME and INFO."""
+
+
+def parse_columns(text: str) -> tuple[str, ...]:
+    """`id,state,TIME`: the columns named, in that order (any case). ValueError names the
+    ones there are."""
+    names = tuple(part.strip().lower() for part in text.split(","))
+    unknown = next((name for name in names if name not in COLUMNS), None)
+    if unknown is None:
+        return names
+    said = f"unknown column {unknown!r}" if unknown else f"no column in {text!r}"
+    raise ValueError(f"{said}: the columns are {', '.join(COLUMNS)} (e.g. --columns id,state,time)")
+
+
+def job_lines(
+    jobs: list[Job],
+    more: int = 0,
+    filtered: bool = False,
+    term: plain.Terminal | None = None,
+    hint: str = "",
+    all_jobs: bool = False,
+    columns: Sequence[str] = DEFAULT_COLUMNS,
+) -> list[str]:
+    """`ls`: the jobs, then how many more the limit left out (`more`). `filtered`: by state,
+    project, sweep, name or time; with it or --all (`all_jobs`) the limit counts every job
+    listed (else only the waiting). Only a filter makes an empty listing "no jobs match":
+    --all leaves nothing out. `hint`: what to try when none matched."""
+    term = term or plain.Terminal()
+    if not jobs:
+        return [("no jobs match" if filtered else "no jobs") + (f": {hint}" if hint else "")]
+    now = time.time()
+    chosen = [COLUMNS[name] for name in columns]
+    rows = [[column.cell(job, now) for column in chosen] for job in jobs]
+    shrink = [i for name in _SHRINK for i, given in enumerate(columns) if given == name]
+    widest = {i: NAME_WIDTH for i, given in enumerate(columns) if given == "name"}
+    headers = [column.header for column in chosen]
+    lines = plain.table(term, headers, rows, shrink=shrink, widest=widest)
+    if more:
+        lines.append(
+            f"… and {more:,} more (a higher --limit shows them)"
+            if filtered or all_jobs
+            else f"… and {plural(more, 'more waiting job')} ({typed_name()} ls --all)"
+        )
+    return lines
+
+
+def job_csv(jobs: list[Job], columns: Sequence[str] = DEFAULT_COLUMNS) -> None:
+    """A header row of the fields, then a row per job (none for no job: a script reads the
+    header alone)."""
+    chosen = [COLUMNS[name] for name in columns]
+    writer = csv.writer(sys.stdout)
+    writer.writerow([column.key for column in chosen])
+    for job in jobs:
+        writer.writerow(
+            [column.value(job) if column.value else job.get(column.key) for column in chosen]
+        )
