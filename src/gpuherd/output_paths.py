@@ -22,6 +22,12 @@ def absolute(given: str, cwd: str) -> str:
     return os.path.realpath(os.path.join(cwd, os.path.expanduser(given)))
 
 
+def shown(given: str) -> str:
+    """`given` as a message names it: quoted when blank (`--output '': empty`), where as it is
+    it would read as no value at all (`--output : empty`)."""
+    return given if given.strip() else shlex.quote(given)
+
+
 def name_problem(given: str) -> str | None:
     """What is wrong with `given` as a job's output file before any folder is looked at:
     what the CLI checks of an `edit --output` relative to jobs' folders it does not know."""

@@ -16,7 +16,7 @@ from gpuherd.core.units import LONGEST, format_size
 from gpuherd.core.when import LATEST
 from gpuherd.devices import host_memory_total
 from gpuherd.errors import InvalidValue, NotFound
-from gpuherd.output_paths import absolute, output_problem
+from gpuherd.output_paths import absolute, output_problem, shown
 from gpuherd.submission_text import field, reject_bad_names, reject_nul
 from gpuherd.wire import SubmitItem
 
@@ -103,7 +103,7 @@ def output_file(given: str, cwd: str, name: str, where: str = "") -> str:
     """A job's `output` or `error` file (`name`) as given, for a job that runs in `cwd`:
     absolute; InvalidValue if it cannot be one (a submission's, and an edit's)."""
     if problem := output_problem(given, cwd):
-        raise InvalidValue(f"{where}{field(name)} {given}: {problem}")
+        raise InvalidValue(f"{where}{field(name)} {shown(given)}: {problem}")
     return absolute(given, cwd)
 
 

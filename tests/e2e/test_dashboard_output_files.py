@@ -73,3 +73,29 @@ def test_a_job_page_says_why_a_log_is_empty_as_log_does(
         [shown] = re.findall(f'id="log-{stream}-none">(.*?)</p>', herd.page(f"/jobs/{job}"))
         assert said == f"gpuherd: error: {html.unescape(shown)}\n"
         assert html.unescape(shown).startswith(start)
+
+
+def test_a_job_page_names_the_files_its_output_went_to_as_show_does(
+    shared_daemon: Herd, shared_work: Path
+) -> None:
+    # The page showed the log but not where it was: `show` named the files, the page did not.
+    herd = shared_daemon
+    args = ["-q", "--retries", "1", "-o", "o-%j-%a.log", "-e", "e-%j.log", "echo x; exit 1"]
+    job = int(herd.cli("submit", *args, cwd=shared_work).stdout)
+    both = int(herd.cli("submit", "-q", "--hold", "-o", "both.log", "true", cwd=shared_work).stdout)
+    plain = int(herd.cli("submit", "-q", "echo plain", cwd=shared_work).stdout)
+    herd.wait_state(job, "failed")
+    herd.wait_state(plain, "succeeded")
+
+    def named(page: str) -> dict[str, str]:
+        return dict(re.findall(r'id="log-(std\w+)-file">(.*?)</code>', herd.page(page)))
+
+    latest = {"stdout": f"{shared_work}/o-{job}-2.log", "stderr": f"{shared_work}/e-{job}.log"}
+    assert named(f"/jobs/{job}") == latest
+    assert named(f"/jobs/{job}?attempt=1")["stdout"] == f"{shared_work}/o-{job}-1.log"
+    shown = herd.cli("show", str(job)).stdout
+    assert all(f"{stream:<11}{path}\n" in shown for stream, path in latest.items()), shown
+    # Before its start: where the first attempt's will go, stderr with stdout.
+    to = f"{shared_work}/both.log"
+    assert named(f"/jobs/{both}") == {"stdout": to, "stderr": f"{to} (with stdout)"}
+    assert named(f"/jobs/{plain}") == {}  # in its folder: the download link is the way

@@ -605,6 +605,18 @@ BAD_OPTIONS = [
         ["--gpus-per-job takes a whole number of GPUs, not '1.5': e.g. --gpus-per-job 2"],
         id="gpus-per-job-fraction",
     ),
+    # submit's output files typed to run: click said "No such option '-o'." and, for
+    # --output, "Did you mean '--output-dir'?", which takes a folder, not a file.
+    pytest.param(
+        ["--fake-gpus", "1", "-o", "x-%j.log", "jobs.txt"],
+        ["No such option '-o': use --output-dir DIR: gpuherd run keeps each job's stdout"],
+        id="submit-output",
+    ),
+    pytest.param(
+        ["--fake-gpus", "1", "--error=x.log", "jobs.txt"],
+        ["No such option '--error': use --output-dir DIR", "are gpuherd submit's"],
+        id="submit-error",
+    ),
 ]
 
 

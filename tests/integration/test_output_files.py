@@ -173,6 +173,9 @@ def test_paths_that_cannot_be_written_are_refused_in_one_line(
     said = herd.usage_error("submit", "-e", "x-%J.log", "true")
     assert "--error x-%J.log: unknown placeholder %J: use %j (the job's id), %a (" in said
     assert "is a folder: name a file in it" in herd.usage_error("submit", "-o", "/tmp", "true")
+    # An empty name is named quoted: it read `--output : empty`, as though no value was given.
+    said = herd.usage_error("submit", "-o", "", "true")
+    assert "error: --output '': empty: give a file name, such as train-%j.log" in said
     said = herd.usage_error("sweep", "echo {n}", "-p", "n", "1", "2", "-o", "n-%n.log")
     assert "unknown placeholder %n" in said
     # The daemon checks it for every client, in the same words (the HTTP API, the Python API).
@@ -181,6 +184,8 @@ def test_paths_that_cannot_be_written_are_refused_in_one_line(
         herd.client.post("/jobs", {"jobs": [item]})
     with pytest.raises(InvalidValue, match="unknown placeholder %y"):
         connect(herd.home, start=False).submit("true", cwd=shared_work, error="%y")
+    with pytest.raises(InvalidValue, match=r"^error \(--error\) ' ': empty: give a file name"):
+        connect(herd.home, start=False).submit("true", cwd=shared_work, error=" ")
     assert not [job for job in herd.ls_all() if job["cwd"] == str(shared_work)]  # none queued
 
 
@@ -216,3 +221,18 @@ def test_output_dropped_into_dev_null_leaves_the_job_shown(
     herd.wait_state(job, "succeeded")
     assert "stdout     /dev/null\n" in herd.cli("show", str(job)).stdout
     assert "echo dropped" in herd.page(f"/jobs/{job}")  # the job's page, with no log to show
+
+
+def test_follow_of_output_that_keeps_nothing_is_refused_before_submitting(
+    shared_daemon: Herd, tmp_path: Path
+) -> None:
+    # It was submitted, then the follow found no log and exited 1 at once, the job running
+    # on: its exit status, what --follow waits for, was never told.
+    herd = shared_daemon
+    said = herd.usage_error("submit", "--follow", "-o", "/dev/null", "--cwd", str(tmp_path), "true")
+    assert "--follow prints the job's stdout, which --output /dev/null does not keep: " in said
+    assert "give --wait" in said
+    assert not [job for job in herd.ls_all() if job["cwd"] == str(tmp_path)]  # none queued
+    # Only stdout is followed: its stderr may go where nothing is kept.
+    followed = herd.cli("submit", "--follow", "-e", "/dev/null", "echo kept; echo lost >&2")
+    assert followed.stdout == "kept\n"

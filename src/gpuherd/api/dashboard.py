@@ -170,7 +170,8 @@ def _job(request: Request, job_id: int, with_logs: bool = True) -> dict[str, Any
                 note = service.no_log(job_id, stream, number)
         else:
             text, offset, cut = "", 0, False
-        logs[stream] = {"text": text, "offset": offset, "cut": cut, "note": note}
+        file = _chosen_file(service, job, stream, number)
+        logs[stream] = {"text": text, "offset": offset, "cut": cut, "note": note, "file": file}
     return {
         "job": job,
         "number": number,
@@ -178,6 +179,15 @@ def _job(request: Request, job_id: int, with_logs: bool = True) -> dict[str, Any
         "job_dir": job["job_dir"],
         "missing": missing,
     }
+
+
+def _chosen_file(service: Service, job: dict[str, Any], stream: str, number: int) -> str | None:
+    """The file of the user's choosing (--output, --error) that attempt `number`'s `stream`
+    went to, named above its log as `show` names it (the log box alone did not say where the
+    output is); before the first start, where the first one's will go. None: in its folder."""
+    if not (job["output"] if stream == "stdout" else job["error"] or job["output"]):
+        return None
+    return str(service.log_path(job["id"], stream, number)) if number else job["log_files"][stream]
 
 
 def _no_such_attempt(job: dict[str, Any], wanted: int) -> str:

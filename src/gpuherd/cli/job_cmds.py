@@ -55,7 +55,7 @@ from gpuherd.cli.options import (
     states_option,
     timeout_option,
 )
-from gpuherd.cli.output_options import check_outputs, output_options
+from gpuherd.cli.output_options import check_outputs, output_options, refuse_follow_unkept
 from gpuherd.cli.param_types import (
     ATTEMPT,
     JOB_ID,
@@ -161,6 +161,7 @@ def submit(
     if follow and len(commands) > 1:
         raise click.UsageError("--follow prints one job's output: give one command (or --wait)")
     check_outputs(opts, opts["cwd"] or os.getcwd())
+    refuse_follow_unkept(follow, opts["output"], opts["cwd"] or os.getcwd())
     client = Client()
     base = {
         "cwd": opts.pop("cwd") or os.getcwd(),

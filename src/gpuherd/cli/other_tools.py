@@ -76,6 +76,12 @@ _OUTPUT_FILE = (
     "apart); gpuherd log ID still prints them"
 )
 
+# submit's -o/-e typed to `run`, whose jobs' output has no file of the user's choosing.
+_RUN_OUTPUT = (
+    "--output-dir DIR: gpuherd run keeps each job's stdout and stderr in DIR/job_N/ "
+    "(stdout.log, stderr.log); -o/--output FILE and -e/--error FILE are gpuherd submit's"
+)
+
 THEIR_OPTIONS = {
     TOP: {
         "-k": "gpuherd kill IDS, or kill last: the job submitted last (tsp -k)",
@@ -135,6 +141,7 @@ THEIR_OPTIONS = {
         "--outfile": "--output FILE" + _OUTPUT_FILE.format("FILE") + " (GPUPeasy's outfile)",
         "--jobname": "--name NAME (GPUPeasy's jobname)",
     },
+    "run": {"-o": _RUN_OUTPUT, "--output": _RUN_OUTPUT, "-e": _RUN_OUTPUT, "--error": _RUN_OUTPUT},
     "pause": {
         "--wait": "leave it out: gpuherd pause lets running jobs finish (pueue's pause --wait)",
         "-w": "leave it out: gpuherd pause lets running jobs finish (pueue's pause -w)",

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 import click
 
 from gpuherd.cli.param_types import completes
-from gpuherd.output_paths import name_problem, output_problem
+from gpuherd.output_paths import absolute, name_problem, output_problem, shown
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -53,4 +53,18 @@ def check_outputs(opts: Mapping[str, Any], cwd: str | None) -> None:
         else:  # (an absolute file is the same from any folder)
             problem = output_problem(given, cwd or os.getcwd())
         if problem:
-            raise click.UsageError(f"--{name} {given}: {problem}")
+            raise click.UsageError(f"--{name} {shown(given)}: {problem}")
+
+
+def refuse_follow_unkept(follow: bool, output: str | None, cwd: str) -> None:
+    """A usage error for `--follow` with an --output that keeps nothing (/dev/null, a named
+    pipe): the follow would have no log to read and end at once, in an error, while the job
+    runs on, its exit status (what --follow waits for) never told."""
+    if not follow or output is None or "%" in output:  # (a placeholder's file: made later)
+        return
+    path = absolute(output, cwd)
+    if os.path.exists(path) and not os.path.isfile(path):
+        raise click.UsageError(
+            f"--follow prints the job's stdout, which --output {output} does not keep: give "
+            "--wait to wait for the job and exit with its exit status"
+        )
