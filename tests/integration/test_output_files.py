@@ -236,3 +236,38 @@ def test_follow_of_output_that_keeps_nothing_is_refused_before_submitting(
     # Only stdout is followed: its stderr may go where nothing is kept.
     followed = herd.cli("submit", "--follow", "-e", "/dev/null", "echo kept; echo lost >&2")
     assert followed.stdout == "kept\n"
+
+
+def test_jobs_of_one_submission_that_would_share_a_file_are_refused(
+    shared_daemon: Herd, shared_work: Path
+) -> None:
+    """Each job's first attempt empties its file: a sweep given `-o same.log` kept its last
+    point's output alone, in silence. One file for several jobs is refused, nothing queued."""
+    herd = shared_daemon
+    before = herd.json("ls", "--all")
+    same = shared_work / "same.log"
+    said = (
+        f"gpuherd: error: jobs 1 and 2 of the submission would both write {same}, each "
+        "emptying it as it starts: put %j (the job's id) or %x (its name) in the file's name, "
+        "so each job has its own\n"
+    )
+    sweep = herd.cli(
+        "sweep", "echo {x}", "-p", "x", "1", "2", "--name", "one-file", "-o", "same.log",
+        check=False, cwd=shared_work,
+    )  # fmt: skip
+    assert (sweep.returncode, sweep.stderr) == (1, said)
+    (shared_work / "two.txt").write_text("echo a\necho b\n")
+    lines = herd.cli(
+        "submit", "--file", "two.txt", "-o", "x.log", "-e", "same.log",
+        check=False, cwd=shared_work,
+    )  # fmt: skip
+    assert (lines.returncode, lines.stderr) == (1, said)
+    assert herd.json("ls", "--all") == before  # nothing queued
+    # Each its own (%x: the points' names; %j: the jobs' ids), or one job's two streams: taken.
+    ok = herd.cli(
+        "sweep", "echo {x}", "-p", "x", "1", "2", "--name", "own-files", "-o", "own-%x.log",
+        "--json", cwd=shared_work,
+    )  # fmt: skip
+    for job_id in json.loads(ok.stdout)["ids"]:
+        herd.wait_state(job_id, "succeeded")
+    assert (shared_work / "own-own-files_x=2.log").read_text() == "2\n"

@@ -7,7 +7,13 @@ import os
 from pathlib import Path
 
 from gpuherd.core.model import JobSpec
-from gpuherd.core.output_files import OutputFile, expand, launch_files, template_problem
+from gpuherd.core.output_files import (
+    OutputFile,
+    expand,
+    launch_files,
+    shared_file,
+    template_problem,
+)
 from gpuherd.executors.local_records import signs_of_life
 
 
@@ -46,3 +52,16 @@ def test_the_last_write_to_a_chosen_file_is_a_sign_of_life(tmp_path: Path) -> No
     os.utime(folder / "stdout.log", (1000.0, 1000.0), follow_symlinks=False)
     os.utime(chosen, (2000.0, 2000.0))
     assert signs_of_life(str(folder)).last_seen == 2000.0
+
+
+def test_jobs_sharing_a_file_are_found_and_a_job_id_in_the_name_parts_them() -> None:
+    def spec(name: str | None, output: str | None, error: str | None = None) -> JobSpec:
+        return JobSpec(command="true", cwd="/", name=name, output=output, error=error)
+
+    assert shared_file([spec(None, "/r/o-%j.log"), spec(None, "/r/o-%j.log")]) is None
+    assert shared_file([spec("a", "/r/%x.log"), spec("b", "/r/%x.log")]) is None
+    assert shared_file([spec(None, "/r/o.log", "/r/o.log"), spec(None, None)]) is None
+    assert shared_file([spec(None, "/r/%%j.log"), spec(None, "/r/%%j.log")]) is not None
+    clash = shared_file([spec("a", "/r/o.log"), spec("b", "/r/e.log", "/r/o.log")])
+    assert clash is not None and clash.startswith("jobs 1 and 2 of the submission would both ")
+    assert shared_file([spec("a", "/r/%x.log"), spec("c", None), spec("a", "/r/a.log")])

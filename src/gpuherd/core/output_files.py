@@ -9,6 +9,7 @@ that file (the same file for both is one file, written by both). The attempt's f
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gpuherd.core.model import JobSpec
@@ -34,13 +35,39 @@ def template_problem(template: str) -> str | None:
 
 def per_attempt(template: str) -> bool:
     """Whether each attempt writes a file of its own (the name holds `%a`)."""
-    return any(found.group(1) == "a" for found in _PLACEHOLDER.finditer(template))
+    return "a" in _letters(template)
+
+
+def _letters(template: str) -> set[str]:
+    return {found.group(1) for found in _PLACEHOLDER.finditer(template)}
+
+
+def shared_file(specs: Sequence[JobSpec]) -> str | None:
+    """Why two jobs of one submission would write one file (None: they would not). Each job's
+    first attempt empties its file, so a sweep given `-o logs/run.log` kept its last point's
+    output alone. A name with `%j` is each job's own; any other is compared as it is filled
+    in for a first attempt (`%x` tells a sweep's points apart, not two jobs of one name)."""
+    writers: dict[str, int] = {}
+    for n, spec in enumerate(specs, 1):
+        mine = {
+            expand(template, 0, 1, spec.name)
+            for template in stream_templates(spec)
+            if template is not None and "j" not in _letters(template)
+        }
+        for path in sorted(mine):
+            if (first := writers.setdefault(path, n)) != n:
+                return (
+                    f"jobs {first} and {n} of the submission would both write {path}, each "
+                    "emptying it as it starts: put %j (the job's id) or %x (its name) in the "
+                    "file's name, so each job has its own"
+                )
+    return None
 
 
 def named_after_the_job(spec: JobSpec) -> bool:
     """Whether a file of the job's is named after its name (`%x`): a new name is a new file."""
     templates = (t for t in stream_templates(spec) if t is not None)
-    return any(found.group(1) == "x" for t in templates for found in _PLACEHOLDER.finditer(t))
+    return any("x" in _letters(t) for t in templates)
 
 
 def expand(template: str, job_id: int, attempt: int, name: str | None) -> str:
