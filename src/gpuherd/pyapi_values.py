@@ -171,8 +171,11 @@ def _file_names(out: dict[str, Any]) -> dict[str, Any]:
     """`out` with its `output` and `error` as text: a Path too (the daemon takes a relative
     one from the job's cwd)."""
     for key in ("output", "error"):
-        if isinstance(out.get(key), os.PathLike):
-            out[key] = os.fspath(out[key])
+        value = out.get(key)
+        if isinstance(value, os.PathLike):
+            value = out[key] = os.fspath(value)
+        if value is not None and not isinstance(value, str):  # (bytes failed in json.dumps)
+            raise TypeError(f"{key} is a file name (text or a Path), got {value!r}")
     return out
 
 
@@ -291,6 +294,8 @@ def env_overrides(env: Any) -> dict[str, str]:
 
 def job_cwd(cwd: str | Path | None) -> str:
     """The folder a job runs in, absolute (default: this process's working folder)."""
+    if cwd is not None and not isinstance(cwd, str | os.PathLike):  # (Path(3) said less)
+        raise TypeError(f"cwd is a folder (text or a Path), got {cwd!r}")
     path = Path(cwd or os.getcwd()).absolute()
     if path.exists() and not path.is_dir():
         raise HerdError(f"cwd {path} is not a folder: give the folder the job runs in")

@@ -239,6 +239,23 @@ def test_a_wait_timeout_that_is_not_a_number_is_refused_in_one_line(
     assert job.wait(timeout=30) == "succeeded" and sweep.wait(timeout=30)
 
 
+def test_files_and_folders_of_the_wrong_kind_are_refused_in_one_line(api: gpuherd.Herd) -> None:
+    # error=b"x" raised json's "Object of type bytes is not JSON serializable" from deep
+    # inside, and cwd=3 pathlib's "expected str, bytes or os.PathLike object, not int".
+    before = api.client.get("/jobs", all=True)["jobs"]
+    for option, value, said in (
+        ("error", b"x.log", r"^error is a file name \(text or a Path\), got b'x.log'$"),
+        ("output", 3, r"^output is a file name \(text or a Path\), got 3$"),
+        ("cwd", 3, r"^cwd is a folder \(text or a Path\), got 3$"),
+    ):
+        with pytest.raises(TypeError, match=said):
+            api.submit("true", gpus=0, **{option: value})
+    job = api.submit("true", gpus=0, hold=True)
+    with pytest.raises(TypeError, match=r"^output is a file name \(text or a Path\), got 3$"):
+        job.edit(output=3)
+    assert len(api.client.get("/jobs", all=True)["jobs"]) == len(before) + 1  # the held one
+
+
 def test_a_herds_wait_takes_job_handles_as_after_does(api: gpuherd.Herd) -> None:
     # herd.wait([a, b]) raised "'<' not supported between instances of 'Job' and 'Job'", and
     # herd.wait([a]) the daemon's "query.ids.0: Input should be a valid integer".
