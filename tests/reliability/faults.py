@@ -46,6 +46,25 @@ def record(name: str, **figures: Any) -> None:
             f.write(line + "\n")
 
 
+NEXT_PID = Path("/proc/sys/kernel/ns_last_pid")
+
+
+def take_pid(pid: int) -> subprocess.Popen[bytes] | None:
+    """A new program that leads a session of its own, numbered `pid`: the kernel gives the
+    next process the number after ns_last_pid (root only). None if that cannot be done."""
+    for _ in range(100):
+        try:
+            NEXT_PID.write_text(str(pid - 1))
+        except OSError:
+            return None
+        proc = subprocess.Popen(["sleep", "300"], start_new_session=True)
+        if proc.pid == pid:
+            return proc
+        proc.kill()  # another process of the machine took it first: again
+        proc.wait()
+    return None
+
+
 def job_processes(home: Path) -> list[psutil.Process]:
     """Live (non-zombie) processes whose GPUHERD_JOB_DIR lies under `home`: a job's, or its
     children's (a job's environment is inherited by everything it starts)."""

@@ -17,30 +17,13 @@ from typing import Any
 
 import psutil
 import pytest
+from faults import NEXT_PID, take_pid
 
 from conftest import Herd, item, one_gpu_engine, serving, wait_for
 from gpuherd.core.states import JobState, OutcomeKind
 from gpuherd.executors.local import LocalExecutor
 from gpuherd.jobfiles import KEY_VARIABLE
 from gpuherd.store import Store
-
-NEXT_PID = Path("/proc/sys/kernel/ns_last_pid")
-
-
-def take_pid(pid: int) -> subprocess.Popen[bytes] | None:
-    """A new program that leads a session of its own, numbered `pid`: the kernel gives the
-    next process the number after ns_last_pid (root only). None if that cannot be done."""
-    for _ in range(100):
-        try:
-            NEXT_PID.write_text(str(pid - 1))
-        except OSError:
-            return None
-        proc = subprocess.Popen(["sleep", "300"], start_new_session=True)
-        if proc.pid == pid:
-            return proc
-        proc.kill()  # another process of the machine took it first: again
-        proc.wait()
-    return None
 
 
 def test_a_pid_taken_by_another_program_while_no_daemon_ran_is_not_the_job(

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import errno
 import os
 import time
 from collections.abc import Callable
@@ -25,12 +24,12 @@ from gpuherd.executors.local_escaped import (
     KnownAttempt,
     LeftoverSweeper,
     ProcScanner,
-    attempt_alive,
     call_on_loop,
     outlived,
     signal_attempt,
     stopped,
 )
+from gpuherd.executors.local_groups import group_alive, open_leader, signal_group
 from gpuherd.executors.local_outputs import link_outputs
 from gpuherd.executors.local_records import (
     PROCESS_FILE,
@@ -88,15 +87,12 @@ _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
 _GROUP_POLL = 0.05
 
 
-def _killpg(pid: int, signum: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signum)
-
-
 @dataclass
 class _Watch:
     fd: int | None
-    """The leader's pidfd; None when it had ended before it was watched."""
+    """The leader's pidfd, until the job is concluded; None if it ended before it was watched."""
+    seen: int
+    """When the leader was seen alive (local_groups.boot_ticks); 0: never."""
     attempt_dir: str
     key: str
     on_exit: Callable[[ExitStatus], None]
@@ -198,17 +194,10 @@ class LocalExecutor:
         if pid in self._watches:
             raise ValueError(f"pid {pid} is already being watched")
         loop = asyncio.get_running_loop()
-        try:
-            fd: int | None = os.pidfd_open(pid)
-        except OSError as e:
-            # Ended (and was reaped) before we looked, e.g. while the daemon was down: as if
-            # it ended now. A stop the last daemon had begun (terminate, next) lets what it
-            # started finish its grace; else the job has ended. (Older kernels say
-            # EINVAL, not ESRCH, while its number still names the group it left running.)
-            if e.errno not in (errno.ESRCH, errno.EINVAL):
-                raise
-            fd = None
-        self._watches[pid] = _Watch(fd, attempt_dir, key, on_exit, loop)
+        # No pidfd: ended (and reaped) before we looked, e.g. while no daemon ran: as if now;
+        # a stop the last daemon had begun (terminate, next) lets it finish its grace.
+        fd, seen = open_leader(pid)
+        self._watches[pid] = _Watch(fd, seen, attempt_dir, key, on_exit, loop)
         if fd is None:
             loop.call_soon(self._on_leader_exit, pid)
         else:
@@ -218,7 +207,8 @@ class LocalExecutor:
         w = self._watches.pop(pid, None)
         if w is None:
             return
-        _forget_fd(w)
+        if w.fd is not None:
+            w.loop.remove_reader(w.fd)  # (its pidfd is closed with the job: _conclude)
         if pid in self._kill_timers:
             # Being stopped: the job's shell has ended, but processes the command started
             # may still be saving a checkpoint. They get the rest of their grace.
@@ -231,12 +221,11 @@ class LocalExecutor:
         timer = self._kill_timers.pop(pid, None)
         if timer is not None:
             timer.cancel()
-        # Kill stragglers before reaping: while our child is an unreaped zombie its pid
-        # cannot be reused, so this cannot hit another process group. A leader gone before
-        # it was watched may have ended long ago, and its number name another group by now:
-        # what it left is known by its environment only (the sweeper's pass).
-        if w.fd is not None:
-            _killpg(pid, SIGKILL)
+        # Kill stragglers, through the leader's pidfd: a leader re-attached after a restart
+        # is not our child, and once its group has emptied its number may name another
+        # program's group (local_groups.py). What left the group: the sweeper's pass.
+        self._kill_group(pid, w)
+        _forget_fd(w)
         self._sweeper.due()
         w.on_exit(self._exit_status(pid, w.attempt_dir))
 
@@ -245,7 +234,7 @@ class LocalExecutor:
         w = self._draining.get(pid)
         if w is None:
             return
-        alive = self._scanner.submit(attempt_alive, pid, w.key)
+        alive = self._scanner.submit(group_alive, pid, w.fd, w.key)
         alive.add_done_callback(partial(call_on_loop, w.loop, self._polled, pid))
 
     def _polled(self, pid: int, alive: Future[bool]) -> None:
@@ -355,12 +344,23 @@ class LocalExecutor:
     def _signal(self, pid: int, *signums: int) -> None:
         if pid <= 0:  # killpg(0) would signal the daemon's own group
             raise ValueError(f"not a job's process group: {pid}")
-        for signum in signums:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(pid, signum)
         w = self._watches.get(pid) or self._draining.get(pid)
+        for signum in signums:
+            self._signal_group(pid, w, signum)
         if w is not None:  # and what left the group (local_escaped.py), in one pass, in order
             self._scanner.submit(signal_attempt, w.key, signums, group=pid)
+
+    def _signal_group(self, pid: int, w: _Watch | None, signum: int) -> None:
+        if w is not None:
+            signal_group(pid, signum, w.fd, w.key, w.seen, self._scanner)
+        elif pid in self._children:  # launched, not watched yet: our unreaped child's number
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pid, signum)
+        # Else it was concluded, its group killed then: the number may be another's by now.
+
+    def _kill_group(self, pid: int, w: _Watch | None) -> None:
+        with contextlib.suppress(PermissionError):
+            self._signal_group(pid, w, SIGKILL)
 
     def out_of_reach(self, pid: int) -> str | None:
         """None: a job on this machine is always in reach of a signal."""
@@ -382,15 +382,15 @@ class LocalExecutor:
         self._kill_timers.pop(pid, None)
         if pid in self._watches:
             self._killed.add(pid)
-        _killpg(pid, SIGKILL)
         w = self._draining.pop(pid, None)
+        self._kill_group(pid, w or self._watches.get(pid))
         if w is not None:
             self._conclude(pid, w)
 
     def close(self) -> None:
         self._sweeper.close()
         self._scanner.close()
-        for w in self._watches.values():
+        for w in (*self._watches.values(), *self._draining.values()):
             _forget_fd(w)
         self._watches.clear()
         self._draining.clear()

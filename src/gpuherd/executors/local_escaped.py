@@ -179,6 +179,19 @@ def attempt_alive(pgid: int, key: str) -> bool:
     return False
 
 
+def job_in_group(pgid: int, key: str, born_before: int = 0) -> bool:
+    """Whether a process that is not a zombie is in group `pgid` and is the job's: it carries
+    its attempt key, or started before `born_before` (clock ticks since boot, as /proc counts
+    a start), when the group's number was still the job's."""
+    for pid in _other_pids():
+        fields = _stat(pid)
+        if fields is None or fields[0] == b"Z" or int(fields[2]) != pgid:
+            continue
+        if int(fields[19]) < born_before or attempt_key(_environment(pid)) == key:
+            return True
+    return False
+
+
 def outlived(leader: int, key: str) -> bool:
     """Whether an attempt whose leader has ended still has processes running. No: when a
     live process has the leader's number, which is then another program's, and the job's
