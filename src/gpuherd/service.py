@@ -18,7 +18,7 @@ from typing import Any
 from gpuherd import jobfiles
 from gpuherd.core.lifecycle import cancelled_at_once
 from gpuherd.core.model import Job
-from gpuherd.core.output_files import attempt_files, shared_file
+from gpuherd.core.output_files import attempt_files, shared_file, sharing
 from gpuherd.core.recovery import unwatched_run
 from gpuherd.core.run_time import pauses, ran_for
 from gpuherd.core.states import (
@@ -105,7 +105,10 @@ class Service(SystemVerbs, EditVerbs):
                 raise InvalidValue(never_runs)  # a value only the daemon can check
             new_jobs.append(NewJob(spec, item.priority, item.hold, _future(item.begin, now)))
         if len(new_jobs) > 1 and (clash := shared_file([new.spec for new in new_jobs])):
-            raise InvalidValue(clash)
+            path, first, second = clash
+            raise InvalidValue(
+                sharing(path, f"jobs {first + 1} and {second + 1} of the submission")
+            )
         ids = self.store.add_jobs(new_jobs, now)
         for job_id, new in zip(ids, new_jobs, strict=True):
             state = "held" if new.held or new.release_at else "queued"

@@ -15,7 +15,7 @@ from gpuherd.core.edit import (
     edit_spec,
 )
 from gpuherd.core.model import Job, JobSpec
-from gpuherd.core.output_files import named_after_the_job
+from gpuherd.core.output_files import named_after_the_job, shared_file, sharing
 from gpuherd.core.states import (
     BAD_END_STATES,
     FINISHED_STATES,
@@ -24,7 +24,7 @@ from gpuherd.core.states import (
     what_it_is,
 )
 from gpuherd.core.when import format_moment
-from gpuherd.errors import Conflict, InvalidValue
+from gpuherd.errors import Conflict, HerdError, InvalidValue
 from gpuherd.executors.base import NO_USER_FILES
 from gpuherd.service_jobs import JobVerbs
 from gpuherd.submission import (
@@ -51,12 +51,33 @@ class EditVerbs(JobVerbs):
         engine = self.engine
         if not engine.executor.user_files and (changes.get("output") or changes.get("error")):
             raise InvalidValue(NO_USER_FILES)
+        if len(ids) > 1 and ("output" in changes or "error" in changes):
+            self._refuse_one_file(ids, changes, clear)
         never = never_runs_judge(engine.device_listing(), engine.policy, engine.devices.missing())
         results = self._each(ids, lambda job: self._edit_one(job, changes, clear, never))
         if BEGIN in changes or BEGIN in clear:
             engine.begins.arm()  # the earliest --begin time may be another now
         engine.wake()  # a job asking for less, or released, may fit now
         return results
+
+    def _refuse_one_file(
+        self, ids: Sequence[int], changes: Mapping[str, Any], clear: Sequence[str]
+    ) -> None:
+        """InvalidValue, nothing edited, when two of the jobs would write one output file, as
+        for a submission's jobs (core/output_files.shared_file). A job the edit refuses for
+        another reason is left to say it, in its own line."""
+        jobs, specs = [], []
+        found = self.store.get_jobs(list(dict.fromkeys(ids)))
+        for job in sorted(found.values(), key=lambda job: job.id):
+            try:
+                spec, _ = edit_spec(job.spec, _outputs_made_absolute(job, changes), clear)
+            except (HerdError, ValueError):
+                continue
+            jobs.append(job)
+            specs.append(spec)
+        if clash := shared_file(specs):
+            path, first, second = clash
+            raise InvalidValue(sharing(path, f"jobs {jobs[first].id} and {jobs[second].id}"))
 
     def _edit_one(
         self,

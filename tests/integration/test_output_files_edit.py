@@ -89,6 +89,26 @@ def test_edit_refuses_files_as_submit_does(shared_daemon: Herd, shared_work: Pat
         assert herd.cli("log", str(job), "--attempt", "1").stdout == "first\n"
 
 
+def test_an_edit_giving_several_jobs_one_file_is_refused(
+    shared_daemon: Herd, shared_work: Path
+) -> None:
+    """As for a submission's jobs: each first attempt would empty the file the other writes."""
+    herd = shared_daemon
+    first, second = (held_in(herd, shared_work, "-n", "same", "true") for _ in range(2))
+    ids = f"{first},{second}"
+    refused = herd.cli("edit", ids, "-o", "one.log", check=False)
+    assert (refused.returncode, refused.stderr) == (
+        1,
+        f"gpuherd: error: jobs {first} and {second} would both write {shared_work}/one.log, "
+        "each emptying it as it starts: put %j (the job's id) or %x (its name) in the file's "
+        "name, so each job has its own\n",
+    )
+    assert herd.cli("edit", ids, "-o", "one-%x.log", check=False).returncode == 1  # one name
+    assert herd.job(first)["output"] is None and herd.job(second)["output"] is None
+    herd.cli("edit", ids, "-o", "one-%j.log")
+    assert herd.job(second)["output"] == str(shared_work / "one-%j.log")
+
+
 def test_log_of_an_attempt_that_never_started_says_why(
     shared_daemon: Herd, shared_work: Path
 ) -> None:

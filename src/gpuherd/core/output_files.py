@@ -42,13 +42,14 @@ def _letters(template: str) -> set[str]:
     return {found.group(1) for found in _PLACEHOLDER.finditer(template)}
 
 
-def shared_file(specs: Sequence[JobSpec]) -> str | None:
-    """Why two jobs of one submission would write one file (None: they would not). Each job's
-    first attempt empties its file, so a sweep given `-o logs/run.log` kept its last point's
-    output alone. A name with `%j` is each job's own; any other is compared as it is filled
-    in for a first attempt (`%x` tells a sweep's points apart, not two jobs of one name)."""
+def shared_file(specs: Sequence[JobSpec]) -> tuple[str, int, int] | None:
+    """A file two of these jobs would both write, and the two jobs' places in `specs`; None
+    when each writes its own. Each job's first attempt empties its file, so a sweep given
+    `-o logs/run.log` kept its last point's output alone. A name with `%j` is each job's own;
+    any other is compared as it is filled in for a first attempt (`%x` tells a sweep's
+    points apart, not two jobs of one name)."""
     writers: dict[str, int] = {}
-    for n, spec in enumerate(specs, 1):
+    for n, spec in enumerate(specs):
         mine = {
             expand(template, 0, 1, spec.name)
             for template in stream_templates(spec)
@@ -56,12 +57,16 @@ def shared_file(specs: Sequence[JobSpec]) -> str | None:
         }
         for path in sorted(mine):
             if (first := writers.setdefault(path, n)) != n:
-                return (
-                    f"jobs {first} and {n} of the submission would both write {path}, each "
-                    "emptying it as it starts: put %j (the job's id) or %x (its name) in the "
-                    "file's name, so each job has its own"
-                )
+                return path, first, n
     return None
+
+
+def sharing(path: str, jobs: str) -> str:
+    """What is wrong with `jobs` (`jobs 3 and 5`) writing one file, and what to do."""
+    return (
+        f"{jobs} would both write {path}, each emptying it as it starts: put %j (the job's "
+        "id) or %x (its name) in the file's name, so each job has its own"
+    )
 
 
 def named_after_the_job(spec: JobSpec) -> bool:
