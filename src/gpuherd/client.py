@@ -33,6 +33,7 @@ from gpuherd.errors import (
     NotFound,
     NotRunning,
 )
+from gpuherd.gc_pause import collector_paused
 from gpuherd.typed_name import as_typed
 
 _STATUS_ERRORS: dict[int, type[HerdError]] = {
@@ -109,7 +110,8 @@ class Client:
             raise _error(response.status, data)
         if raw:
             return data.decode(errors="replace")
-        return json.loads(data) if data else None
+        with collector_paused():  # a listing of 100,000 jobs: 0.7 -> 0.5 s (gc_pause.py)
+            return json.loads(data) if data else None
 
     def download(self, path: str, **query: Any) -> Iterator[bytes]:
         """A GET's body in pieces as they arrive: a log of gigabytes never sits in memory."""

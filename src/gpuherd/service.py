@@ -33,6 +33,7 @@ from gpuherd.engine import Engine
 from gpuherd.engine_endings import fail_orphaned_waiters
 from gpuherd.errors import Conflict, InvalidValue, NotFound
 from gpuherd.executors.base import NO_USER_FILES
+from gpuherd.gc_pause import collector_paused
 from gpuherd.service_edit import EditVerbs
 from gpuherd.service_reasons import explainer
 from gpuherd.service_system import SystemVerbs
@@ -124,6 +125,7 @@ class Service(SystemVerbs, EditVerbs):
 
     # ---- read -----------------------------------------------------------------------------
 
+    @collector_paused()  # 100,000 jobs listed: 600,000 objects made (gc_pause.py)
     def ls(
         self,
         states: Sequence[str] = (),

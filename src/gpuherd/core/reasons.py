@@ -16,7 +16,6 @@ from gpuherd.core.capacity import (
     Kind,
     foreign_blocks,
     foreign_memory,
-    kind_of,
     load,
     margin,
     most_on_a_node,
@@ -25,11 +24,9 @@ from gpuherd.core.model import Device, DeviceState, Job, Policy, Reservation
 from gpuherd.core.naming import gpu_names, gpus_named, jobs_named, only_flag
 from gpuherd.core.placement import Hold, cpu_slots_left, project_room
 from gpuherd.core.units import format_size, plural
+from gpuherd.core.waiting import Fits, Shape, shape_of, worded
 
 _DEFAULT_POLICY = Policy()
-AHEAD_COUNTED = 10_000
-"""Jobs ahead of a waiting one are counted up to this many ("over 10,000" beyond): a count
-walks the queue, and `ls` may word hundreds of reasons at once."""
 
 
 def _percent(fraction: float) -> str:
@@ -189,15 +186,6 @@ def _waiting_for(kind: Kind, n: int, mem: int | None, gpus: list[Gpu]) -> str:
     return "waiting for a free GPU" if n == 1 else f"waiting for {n} free GPUs"
 
 
-def _ahead(ahead: Callable[[int], int | None] | None) -> str | None:
-    counted = ahead(AHEAD_COUNTED + 1) if ahead is not None else None
-    if not counted:  # read by placement (or the jobs ahead of it have gone since)
-        return None
-    if counted > AHEAD_COUNTED:
-        return f"waiting: over {AHEAD_COUNTED:,} jobs ahead in the queue"
-    return f"waiting: {counted:,} job{'' if counted == 1 else 's'} ahead in the queue"
-
-
 def why_waiting(
     job: Job,
     devices: Sequence[Device],
@@ -230,33 +218,47 @@ def why_waiting(
     with them waits for its turn, and is told for which job: "waiting for its turn: GPUs 0, 1
     are held for job 12, which waits longer".
     """
-    spec = job.spec
-    n, mem, only = spec.gpus, spec.mem, spec.only_gpus
-    ram_reason = _ram_reason(spec.ram, host_free, policy)
+    waits = shape_waits(shape_of(job.spec), devices, reservations, policy, host_free, missing, hold)
+    return worded(waits, job.id, ahead)
+
+
+def shape_waits(
+    shape: Shape,
+    devices: Sequence[Device],
+    reservations: Sequence[Reservation],
+    policy: Policy,
+    host_free: int | None,
+    missing: Sequence[Device],
+    hold: Hold | None,
+) -> str | Fits:
+    """why_waiting's reason for every queued job of `shape`, or, when such a job would fit
+    now, the Fits that words each one's own: a listing asks once per shape."""
+    n, mem, only, kind = shape.gpus, shape.mem, shape.only, shape.kind
+    ram_reason = _ram_reason(shape.ram, host_free, policy)
     cap = policy.max_running
     if cap is not None and len(reservations) >= cap:
         return f"waiting for a run slot ({_running(len(reservations), cap)}: config max-running)"
-    if spec.project is not None and project_room(reservations, policy).get(spec.project, 1) <= 0:
-        limit = dict(policy.project_limits)[spec.project]
-        running = sum(1 for r in reservations if r.project == spec.project)
+    project = shape.project
+    if project is not None and project_room(reservations, policy).get(project, 1) <= 0:
+        limit = dict(policy.project_limits)[project]
+        running = sum(1 for r in reservations if r.project == project)
         return (
-            f"waiting for a run slot of project {spec.project} "
+            f"waiting for a run slot of project {project} "
             f"({_running(running, limit)}: config project-limits)"
         )
     if n <= 0:
         if cpu_slots_left(reservations, policy) == 0:
             return f"waiting for a CPU slot ({policy.cpu_jobs} running: config cpu-jobs)"
         # Nothing else holds a CPU-only job back.
-        return ram_reason or _ahead(ahead) or "starting"
-    kind = kind_of(spec)
-    if lost := _waits_for_lost(job, devices, missing, policy):
+        return ram_reason or Fits("starting")
+    if lost := _waits_for_lost(shape, devices, missing, policy):
         return lost
     absent = sorted(set(only) - {d.index for d in devices})
     if only:
         devices = [d for d in devices if d.index in only]
     gpus = load(devices, reservations, policy)
     if most_on_a_node(g for g in gpus if g.fits(kind, mem)) >= n:
-        return ram_reason or _ahead(ahead) or _turn(job, kind, n, mem, gpus, hold)
+        return ram_reason or _turn(kind, n, mem, gpus, hold)
     head = _waiting_for(kind, n, mem, gpus)
     if n > 1 and len({d.node for d in devices}) > 1:
         head += " on one node"
@@ -277,28 +279,29 @@ def why_waiting(
     return head + (f" ({'; '.join(details)})" if details else "")
 
 
-def _turn(job: Job, kind: Kind, n: int, mem: int | None, gpus: list[Gpu], hold: Hold | None) -> str:
+def _turn(kind: Kind, n: int, mem: int | None, gpus: list[Gpu], hold: Hold | None) -> Fits:
     """Why a job that fits waits: the GPUs it needs are held for an older job, named when
-    the last pass held them (without them the job would not fit)."""
-    if hold is not None and hold.job_id != job.id:
+    the last pass held them (without them the job would not fit), to every job but that one."""
+    turn = "waiting for its turn (its GPUs are held for an older job that waits longer)"
+    if hold is not None:
         rest = (g for g in gpus if g.index not in hold.gpus and g.fits(kind, mem))
         if most_on_a_node(rest) < n:
             held = gpu_names(sorted(hold.gpus), ("is", "are"))
-            return f"waiting for its turn: {held} held for job {hold.job_id}, which waits longer"
-    return "waiting for its turn (its GPUs are held for an older job that waits longer)"
+            named = f"waiting for its turn: {held} held for job {hold.job_id}, which waits longer"
+            return Fits(turn, named, hold.job_id)
+    return Fits(turn)
 
 
 def _waits_for_lost(
-    job: Job, devices: Sequence[Device], missing: Sequence[Device], policy: Policy
+    shape: Shape, devices: Sequence[Device], missing: Sequence[Device], policy: Policy
 ) -> str | None:
     """The reason of a job that the GPUs seen now could never run, but the configured ones
     not seen now (`missing`) could: it waits for them to come back."""
-    spec = job.spec
-    only = spec.only_gpus
+    only = shape.only
     lost = [d.index for d in missing if not only or d.index in only]
     if not lost:
         return None
-    judged = spec.gpus, spec.mem, devices, policy, spec.exclusive, only
+    judged = shape.gpus, shape.mem, devices, policy, shape.kind is EXCLUSIVE, only
     if never_fits(*judged) is None:
         return None  # it can run without them
     return f"waiting for {gpus_named(lost)}, configured but not seen now: `gpuherd gpus`"
