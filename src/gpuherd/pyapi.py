@@ -36,6 +36,7 @@ from gpuherd.daemon_presence import started_process, still_running
 from gpuherd.errors import DaemonError, HerdError
 from gpuherd.following import follow_log
 from gpuherd.pyapi_checks import command_text, deadline_after, job_number, log_numbers, wait_ids
+from gpuherd.pyapi_jobs import JobActions, JobListing
 from gpuherd.pyapi_sweep import Sweep, SweepWarning, bare_command_refusal, over_file
 from gpuherd.pyapi_values import (
     connect_spelling,
@@ -116,8 +117,9 @@ def _answers(poll: Client, deadline: float) -> bool:
     return poll.is_up()
 
 
-class Herd:
-    """A connection to one daemon: submit jobs and sweeps, look at them."""
+class Herd(JobListing):
+    """A connection to one daemon: submit jobs and sweeps, list and look at them (`jobs()`),
+    pause and resume the queue."""
 
     def __init__(self, client: Client) -> None:
         self.client = client
@@ -270,8 +272,9 @@ class Herd:
         return states
 
 
-class Job:
-    """A handle on one job: its id, and what the daemon knows of it."""
+class Job(JobActions):
+    """A handle on one job: its id, what the daemon knows of it, and the CLI's verbs on it
+    (`kill()`, `retry()`, `hold()`, ...: pyapi_jobs.JobActions)."""
 
     def __init__(self, herd: Herd, job_id: int | str) -> None:
         self.herd = herd
@@ -334,14 +337,6 @@ class Job:
             return None
         except (OSError, ValueError) as exc:
             raise HerdError(f"cannot read job {self.id}'s {path}: {exc}") from None
-
-    def kill(self) -> str:
-        """Stop the job (cancel it if it has not started): what was done, or why nothing was
-        ("job 7 already ended (killed)"). NotFound if there is no such job."""
-        (result,) = self.herd.client.post("/jobs/kill", {"ids": [self.id]})["results"]
-        if not result["ok"]:
-            self.info()  # raises NotFound for no such job: its "no job 7" was no answer
-        return str(result["message"])
 
     def edit(self, clear: Iterable[str] = (), **changes: Any) -> str:
         """Change what the waiting job asks for, as `gpuherd edit`: command, name, gpus,

@@ -44,9 +44,10 @@ def deadline_after(timeout: Any) -> float | None:
 
 
 def log_numbers(**given: Any) -> dict[str, int | None]:
-    """`Job.logs`' and `Job.follow`'s `lines` and `attempt`, each None or a whole number from
-    1 up: refused here in the API's words, where the daemon answered in its HTTP form
-    (`invalid request: query.lines: Input should be ...`) or took `attempt=0` for the latest."""
+    """`Job.logs`' and `Job.follow`'s `lines` and `attempt`, and `Herd.jobs`' `limit`, each None
+    or a whole number from 1 up: refused here in the API's words, where the daemon answered in
+    its HTTP form (`invalid request: query.lines: Input should be ...`) or took `attempt=0` for
+    the latest."""
     for name, value in given.items():
         number = isinstance(value, int) and not isinstance(value, bool)
         if value is not None and (not number or not 1 <= value <= LARGEST):

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 import click
 
 from gpuherd.cli.param_types import SINCE
-from gpuherd.core.when import format_moment
+from gpuherd.core.when import window_refusal
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -91,14 +91,5 @@ def check_ls_options(
         raise click.UsageError(
             f"--columns picks the table's or --csv's columns; {flag} prints {what}"
         )
-    now = time.time()
-    if since is not None and since > now:
-        raise click.UsageError(
-            f"--since {format_moment(since, now)} is in the future: give a past moment "
-            "(2d: 2 days ago, yesterday, 23:30: the last 23:30)"
-        )
-    if since is not None and until is not None and since > until:
-        raise click.UsageError(
-            f"--since {format_moment(since, now)} is after --until {format_moment(until, now)}: "
-            "give the earlier moment to --since"
-        )
+    if refusal := window_refusal(since, until, time.time()):
+        raise click.UsageError(refusal)

@@ -133,6 +133,28 @@ def _from_slurm(value: str) -> str:
     return value
 
 
+def window_refusal(
+    since: float | None,
+    until: float | None,
+    now: float,
+    names: tuple[str, str] = ("--since", "--until"),
+) -> str | None:
+    """Why a listing's window (`ls --since/--until`, `Herd.jobs(since=, until=)`) can hold
+    no job: `since` still to come, or after `until`; None for a window that can. `names` are
+    the two as the caller takes them (the CLI's options, Python's keywords)."""
+    if since is not None and since > now:
+        return (
+            f"{names[0]} {format_moment(since, now)} is in the future: give a past moment "
+            "(2d: 2 days ago, yesterday, 23:30: the last 23:30)"
+        )
+    if since is not None and until is not None and since > until:
+        return (
+            f"{names[0]} {format_moment(since, now)} is after {names[1]} "
+            f"{format_moment(until, now)}: give the earlier moment to {names[0]}"
+        )
+    return None
+
+
 def format_moment(at: float, now: float) -> str:
     """ "23:30" today, "Nov 26 02:00" on another day, "2027-01-05 02:00" in another year
     (seconds only when there are some)."""

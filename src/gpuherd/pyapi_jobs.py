@@ -1,0 +1,238 @@
+"""The Python API's job listing and its verbs on jobs and on the queue (pyapi.py's `Herd` and
+`Job` take them from here): `herd.jobs(...)` as `gpuherd ls`, `job.retry()`, `hold()`,
+`release()`, `pause()`, `resume()`, `remove()`, `kill()`, `move()` and `priority()` as the
+CLI's verbs of those names (`remove` is `rm`), `herd.pause()` and `herd.resume()` as
+`gpuherd pause` and `resume` without ids. Each is a call to the endpoint the CLI calls; what
+it is given is checked here first, in one line."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from gpuherd.cli.job_refs import filtered
+from gpuherd.core.when import parse_since, window_refusal
+from gpuherd.errors import Conflict, HerdError, InvalidValue
+from gpuherd.pyapi_checks import job_number, log_numbers
+from gpuherd.pyapi_values import plain
+
+if TYPE_CHECKING:
+    from gpuherd.client import Client
+    from gpuherd.pyapi import Herd, Job
+
+_AS_LS = "as `gpuherd ls --{}` takes it ('2d', 'yesterday', '2026-11-20')"
+
+
+class JobListing:
+    """Part of `Herd`: its jobs, as `gpuherd ls` lists them, and the queue's pause."""
+
+    client: Client
+    job: Callable[[int | str], Job]
+
+    def jobs(
+        self,
+        state: str | Iterable[str] | None = None,
+        *,
+        project: str | None = None,
+        sweep: str | None = None,
+        name: str | None = None,
+        since: datetime | float | str | None = None,
+        until: datetime | float | str | None = None,
+        all: bool = False,
+        limit: int | None = None,
+    ) -> list[Job]:
+        """Handles on the jobs `gpuherd ls --json` lists, in its order: without `all`,
+        `state`, `since` or `until`, the unfinished jobs and the latest finished ones.
+        `state` is a state's name or a list of them; `project`, `sweep` and `name` (a name, or
+        a pattern like 'resnet-*') as `ls` takes them; `since` and `until` a datetime (naive:
+        local time), epoch seconds, or text as `ls --since` takes it ("2d", "yesterday",
+        "2026-11-20"): the jobs in the queue in that window, finished ones too; `limit` as
+        `ls --limit`. Each handle's `snapshot` is the job's row in the listing (its state
+        then); `info()` asks the daemon again."""
+        match = {"project": project, "sweep": sweep, "name": name}
+        for key, text in match.items():
+            _text_filter(key, text)
+        window = {"since": _moment("since", since), "until": _moment("until", until)}
+        if refusal := window_refusal(window["since"], window["until"], time.time(), _WINDOW):
+            raise InvalidValue(refusal)
+        if not isinstance(all, bool):
+            raise TypeError(f"all is True (every job, finished ones too) or False, got {all!r}")
+        every = all or any(moment is not None for moment in window.values())  # as ls
+        query = {**match, **window, "state": _states(state), "all": every or None}
+        answer = self.client.get("/jobs", **query, **log_numbers(limit=limit))
+        try:
+            filtered(answer, {**match, **window})
+        except click.ClickException as exc:  # a daemon older than a filter: it listed all
+            raise HerdError(exc.message) from None
+        jobs = []
+        for row in answer["jobs"]:
+            job = self.job(int(row["id"]))
+            job.snapshot = row
+            jobs.append(job)
+        return jobs
+
+    def pause(self) -> str:
+        """Pause the queue's dispatch, as `gpuherd pause` without ids: nothing new starts;
+        running jobs go on (`job.pause()` stops one). What the daemon did."""
+        return str(self.client.post("/queue/pause")["message"])
+
+    def resume(self) -> str:
+        """Let the queue start jobs again, as `gpuherd resume` without ids."""
+        return str(self.client.post("/queue/resume")["message"])
+
+
+_WINDOW = ("since", "until")
+
+
+def _text_filter(key: str, value: Any) -> None:
+    if value is None:
+        return
+    if not isinstance(value, str):
+        raise TypeError(f"{key} is text, got {value!r}")
+    if not value:
+        raise InvalidValue(f"{key} is empty: give a {key}, or None for jobs of any {key}")
+
+
+def _states(state: Any) -> list[str]:
+    """`state` as the listing's query takes it: a name, or a list of names (the daemon says
+    which names there are)."""
+    if state is None:
+        return []
+    names = [state] if isinstance(state, str) else state
+    if isinstance(names, Iterable) and not isinstance(names, bytes | Mapping):
+        names = list(names)
+        if all(isinstance(name, str) for name in names):
+            if not names:  # (a filter of nothing would list as ls does: not what was meant)
+                raise InvalidValue(f"state is empty: give {_STATES}")
+            return names
+    raise TypeError(f"state is {_STATES}, got {state!r}")
+
+
+_STATES = "a state's name or a list of them ('failed', ['queued', 'held']; None: as `gpuherd ls`)"
+
+
+def _moment(key: str, value: Any) -> float | None:
+    """`since` or `until` in epoch seconds: a datetime (naive: local time), a number of
+    epoch seconds, or text as `ls --since` takes it."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            return parse_since(value, time.time(), key)
+        except ValueError as exc:
+            raise InvalidValue(str(exc)) from None
+    if isinstance(value, datetime):
+        try:
+            return value.timestamp()
+        except (ValueError, OverflowError, OSError):  # datetime(1, 1, 1) in some time zones
+            raise InvalidValue(
+                f"{key} {value} is beyond the clock: give a moment from 1970 to the year 9999"
+            ) from None
+    value = plain(value)
+    wanted = f"a datetime, epoch seconds, or text {_AS_LS.format(key)}"
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        if not math.isfinite(value):
+            raise InvalidValue(f"{key} {value!r} is no moment: give {wanted}")
+        return float(value)
+    raise TypeError(f"{key} is {wanted}, got {value!r}")
+
+
+class JobActions:
+    """Part of `Job`: the CLI's verbs on one job. Each answers what the daemon said for the
+    job: what was done, or why nothing was (as `gpuherd kill 7` prints it, without `job 7: `
+    on an answer of what was done); NotFound if there is no such job."""
+
+    herd: Herd
+    id: int
+    snapshot: dict[str, Any] | None = None
+    """The job's row in the listing that made this handle (`herd.jobs()`): its fields as
+    `gpuherd ls --json` gives them, as they were then. None for a handle from elsewhere."""
+
+    def kill(self) -> str:
+        """Stop the job (cancel it if it has not started), as `gpuherd kill`: "stopping
+        (SIGTERM, ...)", or why nothing was done ("job 7 already ended (killed)")."""
+        return self._act("kill")
+
+    def retry(self, hold: bool = False) -> str:
+        """Run the finished job again as a new attempt ("queued again"); a running one is
+        stopped and queued again. `hold=True`: held instead, as `retry --hold`."""
+        if not isinstance(hold, bool):
+            raise TypeError(f"hold is True (held, to release later) or False, got {hold!r}")
+        return self._act("retry-held" if hold else "retry")
+
+    def hold(self) -> str:
+        """Keep the queued job from starting until `release()`."""
+        return self._act("hold")
+
+    def release(self) -> str:
+        """Let the held job run."""
+        return self._act("release")
+
+    def pause(self) -> str:
+        """Pause the running job (SIGSTOP to its process group; its GPUs stay reserved)."""
+        return self._act("pause")
+
+    def resume(self) -> str:
+        """Resume the paused job (SIGCONT)."""
+        return self._act("resume")
+
+    def remove(self) -> str:
+        """Remove the job, as `gpuherd rm`: a waiting one is cancelled, a finished one
+        forgotten with its folder and logs; a running one is refused (kill it first)."""
+        return self._act("rm")
+
+    def move(self, *, first: bool = False, before: Job | int | str | None = None) -> str:
+        """Move the waiting job to the front of the queue (`first=True`), or just before
+        another waiting job (`before=`, a handle or an id), as `gpuherd move`."""
+        if not isinstance(first, bool):
+            raise TypeError(f"first is True (to the front of the queue) or False, got {first!r}")
+        if first == (before is not None):
+            said = "not both" if first else "saying where to"
+            raise TypeError(
+                f"move() takes first=True (to the front of the queue) or before=JOB (just "
+                f"before that waiting job: a handle or an id), {said}"
+            )
+        other = None if before is None else _job_id("before", before)
+        return self._answer(f"/jobs/{self.id}/move", {"first": first, "before": other})
+
+    def priority(self, priority: int) -> str:
+        """Set the job's priority (higher runs first; the default is 0), as `gpuherd
+        priority`: "priority 5", or why not ("job 7 already ended (succeeded)")."""
+        priority = plain(priority)
+        if not isinstance(priority, int) or isinstance(priority, bool):
+            raise TypeError(
+                f"a priority is a whole number (higher runs first; the default is 0), got "
+                f"{priority!r}"
+            )
+        return self._answer(f"/jobs/{self.id}/priority", {"priority": priority})
+
+    def _act(self, action: str) -> str:
+        """POST /jobs/ACTION for this job (the verbs of many jobs); NotFound for no such job."""
+        client = self.herd.client
+        (result,) = client.post(f"/jobs/{action}", {"ids": [self.id]})["results"]
+        if not result["ok"]:
+            client.get(f"/jobs/{self.id}")  # raises NotFound for no such job: "no job 7"
+        return str(result["message"])
+
+    def _answer(self, path: str, body: dict[str, Any]) -> str:
+        """POST to a verb of one job (move, priority): its answer, or why the job's state
+        refused it, as the verbs of many jobs answer that."""
+        try:
+            return str(self.herd.client.post(path, body)["message"])
+        except Conflict as refused:
+            return str(refused)
+
+
+def _job_id(key: str, job: Any) -> int:
+    """A job given as a handle or an id."""
+    if isinstance(job, JobActions):
+        return job.id
+    try:
+        return job_number(job)
+    except TypeError:
+        raise TypeError(f"{key} is a job: a handle or its id, got {job!r}") from None
