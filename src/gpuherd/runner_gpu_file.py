@@ -139,7 +139,12 @@ class GpuFile:
         self._problem = None
         used = self._apply(named)
         if not used and (again or used != before):
-            self._say(f"--gpu-file {self._path} names no GPU to use: waiting for GPUs in the file")
+            # True whatever the jobs ask: CPU-only ones (--gpus-per-job 0, a yielder's) start
+            # all the same; "waiting for GPUs" was said of a run that waited for nothing.
+            self._say(
+                f"--gpu-file {self._path} names no GPU to use: jobs that need a GPU wait until it"
+                " names one"
+            )
         elif again:
             self._say(f"--gpu-file {self._path} is valid again: {gpus_text(used)}")
         elif used != before:

@@ -197,12 +197,15 @@ class Service(SystemVerbs, EditVerbs):
         sweep: str | None = None,
         offset: int = 0,
         limit: int = 50,
+        since: float | None = None,
     ) -> tuple[int, list[dict[str, Any]]]:
         """(how many jobs match, the views of `limit` of them from `offset`), newest first:
-        one COUNT and one LIMIT/OFFSET query, so a page stays cheap with 100,000 jobs."""
+        one COUNT and one LIMIT/OFFSET query, so a page stays cheap with 100,000 jobs.
+        `since`: epoch seconds, the jobs in the queue at some moment since then (JobFilter)."""
         wanted = tuple(_state(s) for s in states)
+        match = JobFilter(project, sweep, since=since)
         total, jobs = self.store.page_jobs(
-            wanted, project, search.strip(), sweep, max(0, offset), max(0, limit)
+            wanted, match, search.strip(), max(0, offset), max(0, limit)
         )
         return total, self._views(jobs) if jobs else []
 

@@ -115,7 +115,7 @@ def test_a_file_that_names_no_gpu_makes_the_run_wait_for_one(runs: Runs, probe: 
     jobs = job_file(runs, probe, "a", sleep=0)
     run = start(runs, 2, gpus, jobs)
     assert run.expect_line("--gpu-file") == (
-        f"--gpu-file {gpus} names no GPU to use: waiting for GPUs in the file"
+        f"--gpu-file {gpus} names no GPU to use: jobs that need a GPU wait until it names one"
     )
     gpus.write_text("1")
     assert run.expect_line("--gpu-file") == f"--gpu-file {gpus}: now GPU 1"
@@ -123,6 +123,21 @@ def test_a_file_that_names_no_gpu_makes_the_run_wait_for_one(runs: Runs, probe: 
     assert status == 0, rest + err
     # Started only once GPU 1 was named: at once it would have had GPU 0, the first free one.
     assert probe.by_name()["a"]["gpus"] == "1"
+
+
+def test_a_file_that_names_no_gpu_holds_back_no_cpu_only_job(runs: Runs, probe: Probe) -> None:
+    """With --gpus-per-job 0 the jobs need no GPU and start at once: the run's line about the
+    empty file is true of them too (it said "waiting for GPUs in the file")."""
+    gpus = runs.root / "gpus.txt"
+    gpus.write_text("# none\n")
+    jobs = job_file(runs, probe, "ab", sleep=0)
+    run = runs.start("--fake-gpus", "2", "--gpu-file", str(gpus), "--gpus-per-job", "0", str(jobs))
+    assert run.expect_line("--gpu-file") == (
+        f"--gpu-file {gpus} names no GPU to use: jobs that need a GPU wait until it names one"
+    )
+    status, rest, err = run.finish()  # the file never names one: the jobs ran without
+    assert (status, err) == (0, ""), rest + err
+    assert {name: r["gpus"] for name, r in probe.by_name().items()} == {"a": "", "b": ""}
 
 
 @pytest.mark.parametrize(

@@ -353,3 +353,46 @@ def test_a_dry_run_of_an_exclude_that_leaves_no_point_is_refused(runs: Runs) -> 
             "gpuherd: error: e.yaml:3: exclude: expression 'True' removes every point of"
             " the grid (2 of 2); loosen it so some remain\n"
         )
+
+
+def test_a_dry_run_names_the_job_options_its_commands_leave_out(runs: Runs) -> None:
+    """Piped into `gpuherd run`, the commands lose the options the sweep gives its points: one
+    line on stderr names them, and what `gpuherd run` takes instead; stdout is unchanged."""
+    args = ("echo {x}", "-p", "x", "1", "2", "--name", "opts", "--dry-run")
+    options = ("--gpus", "2", "--only-gpus", "0,1", "--timeout", "1h", "-o", "x.log", "--retries")
+    given = sweep(runs, *args, *options, "0", "--project", "p")
+    assert given.returncode == 0, given.stderr
+    assert given.stdout.splitlines() == ["echo 1", "echo 2"]  # what the pipe reads
+    assert given.stderr.splitlines() == [
+        "gpuherd: warning: the commands printed leave out --gpus, --only-gpus, --timeout,"
+        " --output, --project: give gpuherd run --gpus-per-job (for --gpus), --gpus (for"
+        " --only-gpus), --timeout; it has no --output, --project",
+        "2 commands of sweep opts (dry run: nothing submitted)",
+    ]
+    # A sweep file's keys are left out as the command line's are.
+    (runs.cwd / "held.yaml").write_text(
+        "command: echo {x}\ngrid:\n  x: [1]\nhold: true\nretries: 2\n"
+    )
+    from_file = sweep(runs, "held.yaml", "--dry-run")
+    assert from_file.stdout == "echo 1\n"
+    assert from_file.stderr.splitlines()[0] == (
+        "gpuherd: warning: the commands printed leave out --retries, --hold: give gpuherd run"
+        " --retries; it has no --hold"
+    )
+    # Nothing left out (the defaults, and --retries 0, which gpuherd run does anyway): nothing
+    # said; nor with --json, which is for scripts, not for a pipe.
+    plain = sweep(runs, *args, "--gpus", "1", "--retries", "0")
+    assert plain.stderr.splitlines() == ["2 commands of sweep opts (dry run: nothing submitted)"]
+    as_json = sweep(runs, *args, "--gpus", "2", "--json")
+    assert as_json.stderr == "" and json.loads(as_json.stdout)["warnings"] == []
+    # The line's advice works: the points run on two GPUs each.
+    pipe = (
+        f"{GPUHERD_BIN} sweep 'echo $CUDA_VISIBLE_DEVICES {{x}}' -p x 1 --gpus 2 --dry-run"
+        f" | {GPUHERD_BIN} run --fake-gpus 2 --gpus-per-job 2 --output-dir out"
+    )
+    done = subprocess.run(
+        pipe, shell=True, cwd=runs.cwd, env=runs.env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr + done.stdout
+    assert "give gpuherd run --gpus-per-job (for --gpus)" in done.stderr
+    assert (runs.cwd / "out" / "job_0" / "stdout.log").read_text() == "0,1 1\n"

@@ -35,6 +35,7 @@ from gpuherd.core.states import (
     in_start_order,
 )
 from gpuherd.core.units import format_duration, format_size
+from gpuherd.core.when import parse_since
 from gpuherd.service import Service
 
 HERE = Path(__file__).parent
@@ -163,14 +164,21 @@ def render(
 # ---- the jobs table ------------------------------------------------------------------------
 
 
+TIME_WINDOWS = [("", "any time"), ("1h", "last hour"), ("24h", "last day"), ("7d", "last week")]
+"""The jobs page's time-window choices: `since=` as `ls --since` takes it, kept as typed in
+the URL, so a link kept (or the live refresh) shows the last hour as of then, not a moment
+frozen at the first click. A `since=` typed by hand (`yesterday`, `2026-11-20`) works too."""
+
+
 @dataclass(frozen=True)
 class JobFilter:
-    """The jobs page's query: states, project, sweep, text search, page number."""
+    """The jobs page's query: states, project, sweep, text search, time window, page number."""
 
     states: tuple[str, ...] = ()
     project: str = ""
     sweep: str = ""
     text: str = ""
+    since: str = ""
     page: int = 1
 
     @classmethod
@@ -185,12 +193,23 @@ class JobFilter:
             project=params.get("project", "").strip(),
             sweep=params.get("sweep", "").strip(),
             text=params.get("q", "").strip(),
+            since=params.get("since", "").strip(),
             page=page,
         )
 
     @property
     def active(self) -> bool:
-        return bool(self.states or self.project or self.sweep or self.text)
+        return bool(self.states or self.project or self.sweep or self.text or self.since)
+
+    def since_moment(self, now: float) -> tuple[float | None, str | None]:
+        """(epoch seconds of the window's start, None for any time; why `since` was ignored,
+        in one line, for one no moment reads: the page then shows any time and says so)."""
+        if not self.since:
+            return None, None
+        try:
+            return parse_since(self.since, now, "time window"), None
+        except ValueError as exc:
+            return None, f"{exc}; showing jobs of any time"
 
     @property
     def start_order(self) -> bool:
@@ -202,9 +221,8 @@ class JobFilter:
         """The query string of this filter with `changes` applied (for links)."""
         f = replace(self, **changes)
         pairs: list[tuple[str, Any]] = [("state", s) for s in f.states]
-        pairs += [
-            (k, v) for k, v in (("project", f.project), ("sweep", f.sweep), ("q", f.text)) if v
-        ]
+        named = (("project", f.project), ("sweep", f.sweep), ("q", f.text), ("since", f.since))
+        pairs += [(k, v) for k, v in named if v]
         if f.page > 1:
             pairs.append(("page", f.page))
         return urlencode(pairs)
@@ -217,6 +235,8 @@ class JobPage:
     total: int
     """Jobs matching the filter."""
     size: int = PAGE_SIZE
+    window_error: str | None = None
+    """Why the filter's `since` was ignored (JobFilter.since_moment)."""
 
     @property
     def first(self) -> int:
@@ -235,10 +255,11 @@ def jobs_page(service: Service, f: JobFilter, size: int = PAGE_SIZE) -> JobPage:
     """One page of jobs, newest first (or in start order: JobFilter.start_order), through
     Service.page_jobs (COUNT, LIMIT and OFFSET in SQL): only the page's jobs are read and
     turned into views (with their why-not reason)."""
+    since, window_error = f.since_moment(time.time())
     total, jobs = service.page_jobs(
-        f.states, f.project or None, f.text, f.sweep or None, (f.page - 1) * size, size
+        f.states, f.project or None, f.text, f.sweep or None, (f.page - 1) * size, size, since
     )
-    return JobPage(jobs, f, total, size)
+    return JobPage(jobs, f, total, size, window_error)
 
 
 def sweep_names(service: Service) -> list[str]:
@@ -326,7 +347,12 @@ BULK_ACTIONS = [
 dashboard.js writes how many are ticked for {selected} ("3 selected jobs") as it asks."""
 
 
-ENV.globals.update(job_actions=job_actions, bulk_actions=BULK_ACTIONS, TITLE_MAX=TITLE_MAX)
+ENV.globals.update(
+    job_actions=job_actions,
+    bulk_actions=BULK_ACTIONS,
+    TITLE_MAX=TITLE_MAX,
+    time_windows=TIME_WINDOWS,
+)
 ENV.filters.update(visible=show_bidi)
 
 

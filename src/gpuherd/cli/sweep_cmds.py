@@ -33,6 +33,7 @@ from gpuherd.cli.output_options import check_outputs, output_options
 from gpuherd.cli.param_types import SEED, WholeRange, checked_by_daemon, completes
 from gpuherd.cli.submit_hints import past_begin_hint
 from gpuherd.cli.sweep_args import ParamsCommand, build, is_file
+from gpuherd.cli.sweep_left_out import left_out
 from gpuherd.client import Client
 from gpuherd.core.states import POINT_STATES
 from gpuherd.core.sweep import (
@@ -153,7 +154,10 @@ def submit_sweep(ctx: click.Context, /, source: str, **opts: Any) -> None:
     if not is_file(source) and is_bare_command(source, bool(params)):
         raise click.UsageError(_bare_command(source))
     if opts["dry_run"]:
-        _dry_run(spec, cwd, opts["yes"], opts["as_json"])
+        # The one-a-line commands are for `| gpuherd run`: what they leave out is said; the
+        # JSON (for scripts) carries no option either, and says none.
+        lost = None if opts["as_json"] else left_out(options, cwd)
+        _dry_run(spec, cwd, opts["yes"], opts["as_json"], lost)
         return
     _check_size(spec, opts["yes"], "pass --yes to submit them all")
     client = Client(timeout=600.0)
@@ -198,9 +202,10 @@ def _bare_command(source: str) -> str:
     return refusal
 
 
-def _dry_run(spec: SweepSpec, cwd: str, yes: bool, as_json: bool) -> None:
-    """Expand here (no daemon): the commands on stdout, one a line, the rest on stderr; or
-    with --json, what a submission's JSON says, `ids` empty, and the `commands`."""
+def _dry_run(spec: SweepSpec, cwd: str, yes: bool, as_json: bool, lost: str | None) -> None:
+    """Expand here (no daemon): the commands on stdout, one a line, the rest on stderr (`lost`:
+    the options they leave out, sweep_left_out.py); or with --json, what a submission's JSON
+    says, `ids` empty, and the `commands`."""
     _check_size(spec, yes, "pass --yes to list them all")
     results = os.path.normpath(os.path.join(cwd, os.path.expanduser(spec.results_path)))
     seed, recorded = spec.seed, False
@@ -230,6 +235,8 @@ def _dry_run(spec: SweepSpec, cwd: str, yes: bool, as_json: bool) -> None:
     ]
     for warning in warnings:  # on stderr with --json too, as a submission's
         click.echo(prefixed("warning", warning), err=True)
+    if lost:
+        click.echo(prefixed("warning", lost), err=True)
     if as_json:
         # The keys of a submission's JSON that need no daemon (the done, failed and queued
         # points are the daemon's to count); `commands` as the daemon's own dry run names them.
