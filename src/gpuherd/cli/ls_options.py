@@ -4,13 +4,13 @@ CSV (--csv), and a listing kept up to date (--watch); and the combinations refus
 
 from __future__ import annotations
 
-import functools
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
 
+from gpuherd.cli.options import all_of
 from gpuherd.cli.param_types import SINCE
 from gpuherd.core.when import window_refusal
 
@@ -28,16 +28,9 @@ def _columns(ctx: click.Context, param: click.Parameter, value: str | None) -> A
         raise click.UsageError(f"--columns: {exc}", ctx) from None
 
 
-def _together(*options: Callable[[F], F]) -> Callable[[F], F]:
-    """Options as one decorator; --help lists them in this order."""
-    return lambda command: functools.reduce(
-        lambda done, option: option(done), options[::-1], command
-    )
-
-
 def window_options() -> Callable[[F], F]:
     """--since and --until: the jobs in the queue in a time window (JobFilter says which)."""
-    return _together(
+    return all_of(
         click.option(
             "--since",
             type=SINCE,
@@ -56,7 +49,7 @@ def window_options() -> Callable[[F], F]:
 
 def view_options() -> Callable[[F], F]:
     """--columns, --csv and --watch: what the listing shows, and how."""
-    return _together(
+    return all_of(
         click.option(
             "--columns",
             callback=_columns,

@@ -41,7 +41,7 @@ def ids_argument(required: bool = True) -> Callable[[F], F]:
     return click.argument("ids", nargs=-1, required=required, shell_complete=completes("jobs"))
 
 
-def _all_of(*options: Callable[[F], F]) -> Callable[[F], F]:
+def all_of(*options: Callable[[F], F]) -> Callable[[F], F]:
     """Several options as one decorator; --help lists them in this order."""
 
     def apply(command: F) -> F:
@@ -55,7 +55,7 @@ def _all_of(*options: Callable[[F], F]) -> Callable[[F], F]:
 def memory_options(what: str = "the job") -> Callable[[F], F]:
     """--mem, --ram, --oom-retry and --exclusive (how the job shares its GPUs), as submit,
     run and sweep all take them."""
-    return _all_of(
+    return all_of(
         click.option(
             "--mem",
             type=SIZE,
@@ -138,7 +138,7 @@ def _refuse_empty(hint: str) -> Callable[[click.Context, click.Parameter, Any], 
 
 def filter_options() -> Callable[[F], F]:
     """`ls --project/--sweep/--name`: the filters that take text, none of them empty."""
-    return _all_of(
+    return all_of(
         click.option(
             "--project",
             callback=_refuse_empty("give a project, or leave --project out"),
