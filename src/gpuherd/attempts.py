@@ -10,14 +10,14 @@ import asyncio
 import signal
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from gpuherd import jobfiles
 from gpuherd.attempt_numbers import next_number
 from gpuherd.core.model import Attempt, Job, Reservation
-from gpuherd.core.output_files import launch_files
+from gpuherd.core.output_files import FOLDER_LOGS, attempt_files_for, launch_files
 from gpuherd.core.recovery import Ran
 from gpuherd.core.states import JobState, OutcomeKind
 from gpuherd.devices import RunKey, RunningJob
@@ -123,10 +123,13 @@ class Attempts:
         """The job's next attempt, starting now, numbered past the attempt folders its runs
         left (attempt_numbers.py), and why it skips numbers (None: it does not)."""
         number, folder, skipped = next_number(self.layout, self.executor, job)
-        return Attempt(job.id, number, gpus, uuids, folder, host, now, mem=job.spec.mem), skipped
+        files = attempt_files_for(job.spec, job.id, number, self.executor.user_files)
+        attempt = Attempt(job.id, number, gpus, uuids, folder, host, now, mem=job.spec.mem)
+        return replace(attempt, files=files), skipped
 
-    def launch(self, job: Job, attempt: Attempt, now: float) -> int:
-        """Spawn the attempt and watch it; raises SpawnError or OSError when it cannot start."""
+    def launch(self, job: Job, attempt: Attempt, now: float, written: Collection[str]) -> int:
+        """Spawn the attempt and watch it (`written`: the files the job's earlier attempts
+        wrote, which it adds to); raises SpawnError or OSError when it cannot start."""
         jobfiles.prepare(attempt.dir)
         request = LaunchRequest(
             job_id=job.id,
@@ -135,8 +138,7 @@ class Attempts:
             cwd=job.spec.cwd,
             env=jobfiles.job_env(self.layout, job, attempt),
             attempt_dir=attempt.dir,
-            # (job.attempt is the attempt before this one: 0 for the job's first)
-            outputs=launch_files(job.spec, job.id, attempt.number, first=not job.attempt),
+            outputs=launch_files(attempt.files or FOLDER_LOGS, written),
         )
         pid = self.executor.launch(request)
         self.adopt(job, replace(attempt, pid=pid), now)

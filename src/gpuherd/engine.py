@@ -21,6 +21,7 @@ from gpuherd.broadcast import Broadcast
 from gpuherd.config import load_policy
 from gpuherd.core.caps import Offering
 from gpuherd.core.model import Assignment, Attempt, Device, Job, Policy, Reservation
+from gpuherd.core.output_files import FOLDER_LOGS, recorded_or_named
 from gpuherd.core.placement import Hold, open_gpus, place, project_room
 from gpuherd.core.states import WAITING_STATES, Event, JobState, OutcomeKind, transition
 from gpuherd.devices import DeviceTable
@@ -278,7 +279,7 @@ class Engine(JobStops):
     def _spawn(self, job: Job, attempt: Attempt, now: float) -> int | None:
         """Launch an attempt whose start is recorded; its pid, or None if it could not start."""
         try:
-            pid = self.attempts.launch(job, attempt, now)
+            pid = self.attempts.launch(job, attempt, now, self._written(job, attempt))
         except NotStarted as exc:
             requeue_unstarted(self, job, attempt, str(exc))
             return None
@@ -286,6 +287,19 @@ class Engine(JobStops):
             fail_unspawned(self, job, attempt, exc, now)
             return None
         return pid
+
+    def _written(self, job: Job, attempt: Attempt) -> set[str]:
+        """The files of the user's choosing the job's earlier attempts wrote: the attempt adds
+        to those, and empties a file new to the job (one an edit named, say). Read only for a
+        retry that writes such a file."""
+        if not job.attempt or attempt.files in (None, FOLDER_LOGS):
+            return set()
+        return {
+            path
+            for earlier in self.store.attempts(job.id)
+            if earlier.number != attempt.number
+            for path in recorded_or_named(job.spec, job.id, earlier.number, earlier.files)
+        }
 
     # ---- actions on live jobs (called by the service; stops: engine_stops.py) --------------
 

@@ -1,5 +1,5 @@
 """How attempts end: the outcome recorded, the job moved on (retry, done, failed...), and the
-jobs that waited for a job that ended badly cancelled with it."""
+jobs that waited for a job that ended otherwise than they needed cancelled with it."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from gpuherd.core.lifecycle import (
     retry_wait,
 )
 from gpuherd.core.model import Attempt, Job, Outcome
-from gpuherd.core.states import BAD_END_STATES, LIVE_STATES, Event, JobState, OutcomeKind
+from gpuherd.core.states import FINISHED_STATES, LIVE_STATES, Event, JobState, OutcomeKind
 from gpuherd.core.units import format_duration
 from gpuherd.executors.base import ExitStatus, NotStarted, SpawnError
 
@@ -64,7 +64,7 @@ def finish(
         return
     tail = ""
     if ended.exit_code not in (0, None):
-        tail = jobfiles.tail(engine.layout.log_file(job, job.attempt, "stderr"))
+        tail = stderr_tail(engine, job)
     outcome = classify(ended, tail)
     nxt = after_attempt(job, ended, outcome)
     ended_at = ended_at or now
@@ -139,6 +139,13 @@ def not_started(engine: Engine, job: Job | None, error: Exception, now: float) -
     requeue_unstarted(engine, replace(job, attempt=number), attempt, str(error))
 
 
+def stderr_tail(engine: Engine, job: Job) -> str:
+    """The end of the job's latest attempt's stderr, where that attempt wrote it: what tells a
+    CUDA out-of-memory error (core/lifecycle.classify)."""
+    files = engine.store.attempt_files(job.id, job.attempt)
+    return jobfiles.tail(engine.layout.log_file(job, job.attempt, "stderr", files))
+
+
 def stored_attempt(engine: Engine, job: Job) -> Attempt:
     """The job's latest attempt as the database has it (for one no daemon watched)."""
     for attempt in engine.store.attempts(job.id):
@@ -150,11 +157,14 @@ def stored_attempt(engine: Engine, job: Job) -> Attempt:
 
 
 def cancel_waiters(engine: Engine, job_id: int, state: JobState, now: float) -> None:
-    """Jobs waiting for `job_id`, which ended badly, end as dependency_failed (transitively)."""
+    """Jobs waiting for `job_id`, which ended in `state`, that it can no longer let run (it
+    failed and they are `--after` it, it succeeded and they are `--after-fail` it) end as
+    dependency_failed, and so on, transitively: a cancel meets an `--after-fail` of the
+    job cancelled, and leaves an `--after` of it unmet."""
     pending = [(job_id, state)]
     while pending:
         dep_id, dep_state = pending.pop()
-        for waiter_id in engine.store.waiters_of(dep_id):
+        for waiter_id in engine.store.waiters_of(dep_id, dep_state):
             waiter = engine.store.get_job(waiter_id)
             if waiter is not None:
                 _cancel_waiter(engine, waiter, dep_id, dep_state, now)
@@ -164,8 +174,9 @@ def cancel_waiters(engine: Engine, job_id: int, state: JobState, now: float) -> 
 def fail_orphaned_waiters(
     engine: Engine, now: float, ids: Sequence[int] | None = None
 ) -> dict[int, tuple[int, JobState]]:
-    """Cancel queued jobs (these, or all) whose dependency already ended badly: each one
-    cancelled, with the dependency it names (id and end)."""
+    """Cancel queued jobs (these, or all) whose dependency already ended otherwise than they
+    wait for (core/deps.never_met): each one cancelled, with the dependency it names (id and
+    end)."""
     jobs = (
         engine.store.get_jobs(list(ids)).values()
         if ids is not None
@@ -173,8 +184,8 @@ def fail_orphaned_waiters(
     )
     cancelled: dict[int, tuple[int, JobState]] = {}
     for job in jobs:
-        failed = [(d, JobState(s)) for d, s in engine.store.unmet_deps(job.id)]
-        failed = [(d, s) for d, s in failed if s in BAD_END_STATES]
+        unmet = [(d, JobState(s)) for d, s, _ in engine.store.unmet_deps(job.id)]
+        failed = [(d, s) for d, s in unmet if s in FINISHED_STATES]  # ended, yet unmet
         if failed and job.state in (JobState.QUEUED, JobState.HELD):
             _cancel_waiter(engine, job, *failed[0], now)
             cancel_waiters(engine, job.id, JobState.CANCELLED, now)

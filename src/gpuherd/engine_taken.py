@@ -20,7 +20,7 @@ from gpuherd.core.lifecycle import Ended, classify
 from gpuherd.core.model import Attempt, Job
 from gpuherd.core.recovery import Found, Ran, Take, back_to_queue, lost_end
 from gpuherd.core.states import Event, JobState, OutcomeKind
-from gpuherd.engine_endings import finish
+from gpuherd.engine_endings import finish, stderr_tail
 from gpuherd.executors.base import UNKNOWN_SIGNS, ExitStatus, SignsOfLife
 from gpuherd.executors.local_records import PROCESS_FILE
 
@@ -194,8 +194,7 @@ def begun(engine: Engine, job: Job, attempt: Attempt, detail: str) -> Job:
 def requeue_ended(engine: Engine, job: Job, ended: Ended, ended_at: float, then: str) -> None:
     """Record how the job's attempt ended and queue the job: a later attempt of it ran or
     runs (`then` says which), so it passes through no final state."""
-    tail = jobfiles.tail(engine.layout.log_file(job, job.attempt, "stderr"))
-    outcome = classify(ended, tail)
+    outcome = classify(ended, stderr_tail(engine, job))
     engine.store.update_attempt(job.id, job.attempt, ended_at=ended_at, outcome=outcome)
     detail = f"attempt {job.attempt} ended ({outcome.describe()}), and {then}"
     engine.move(

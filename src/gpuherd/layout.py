@@ -9,7 +9,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from gpuherd.core.model import Job
-from gpuherd.core.output_files import attempt_files
+from gpuherd.core.output_files import Files, recorded_or_named
 
 
 @dataclass(frozen=True)
@@ -55,12 +55,15 @@ class Layout:
     def attempt_dir(self, job: Job, attempt: int) -> Path:
         return _attempt_folder(self, job.id, job.spec.folder, attempt)
 
-    def log_file(self, job: Job, attempt: int, stream: str) -> Path:
+    def log_file(self, job: Job, attempt: int, stream: str, recorded: Files | None) -> Path:
         """The file an attempt's `stream` (stdout, stderr) is in: the one of the user's
-        choosing (--output, --error), else the attempt folder's log. Readers open this, not
+        choosing (--output, --error), else the attempt folder's log, as the attempt recorded
+        it (`recorded`: its row's `files`; None for one that recorded none, or has not begun,
+        where the job's files as they are now are the only record). Readers open this, not
         the folder's link to it: a link in a folder the job can write is never followed."""
-        chosen = attempt_files(job.spec, job.id, attempt)[stream == "stderr"]
-        return self.attempt_dir(job, attempt) / f"{stream}.log" if chosen is None else Path(chosen)
+        files = recorded_or_named(job.spec, job.id, attempt, recorded)
+        # (an absolute file of the user's choosing replaces the folder it is joined to)
+        return self.attempt_dir(job, attempt) / files[stream == "stderr"]
 
 
 def _digest(folder: Path) -> str:

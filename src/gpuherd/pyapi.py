@@ -138,13 +138,14 @@ class Herd(JobListing):
     ) -> Job:
         """Queue a command: one string is run by sh as written; a list of words (text or
         paths) is quoted and joined.
-        Options as `gpuherd submit`'s: mem, ram, priority, after and after_any (job handles,
-        ids, or text as `--after` takes it: "3-5,7", "last"), retries, retry_delay, timeout,
-        grace, no_output_timeout (durations: seconds, "2h" or a timedelta), on_no_output
-        ("flag" or "kill"), project, env (a dict), hold, oom_retry, exclusive (each GPU to
-        itself), begin (a datetime, epoch seconds, or text as `--begin` takes it: "+2h"),
-        only_gpus ([0, 2], or "0,2"). A job whose `after` job already ended badly is
-        cancelled at once (dependency_failed), with a UserWarning saying so."""
+        Options as `gpuherd submit`'s: mem, ram, priority, after, after_any and after_fail
+        (job handles, ids, or text as `--after` takes it: "3-5,7", "last"), retries,
+        retry_delay, timeout, grace, no_output_timeout (durations: seconds, "2h" or a
+        timedelta), on_no_output ("flag" or "kill"), project, env (a dict), hold, oom_retry,
+        exclusive (each GPU to itself), begin (a datetime, epoch seconds, or text as
+        `--begin` takes it: "+2h"), only_gpus ([0, 2], or "0,2"). A job whose `after` job
+        already ended badly (or `after_fail` job already succeeded) is cancelled at once
+        (dependency_failed), with a UserWarning saying so."""
         refuse_while_loading("submit")
         if "max_parallel" in options:  # shared with sweep(), where it means something
             raise TypeError(
@@ -343,10 +344,11 @@ class Job(JobActions):
         only_gpus (a list), mem, ram (bytes or "10GiB"), exclusive (True: each GPU to
         itself; False: shared again), retries, retry_delay, timeout, grace
         (seconds or "2h"), project, env (a dict: these variables set, the job's others kept),
-        cwd, after and after_any (as submit() takes them: they replace the job's), begin
+        cwd, after, after_any and after_fail (as submit() takes them: they replace the
+        job's), begin
         (held until then; a time past: queued now), output and error (as submit() takes
         them, from the job's cwd); `clear` unsets name, only_gpus, mem, ram, retry_delay,
-        timeout, project, env, after, after_any, output, error or begin.
+        timeout, project, env, after, after_any, after_fail, output, error or begin.
         Answers what changed ("edited (gpus 1 -> 2)"); HerdError if the daemon refused (the
         job runs or ended, or could never run)."""
         if "env" in changes:  # as submit() names the job's variables; the others are kept

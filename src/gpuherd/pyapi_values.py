@@ -29,6 +29,7 @@ from gpuherd.cli.job_refs import resolve_last
 from gpuherd.cli.param_types import LAST
 from gpuherd.client import Client
 from gpuherd.core.choices import ON_NO_OUTPUT, ORDERS
+from gpuherd.core.deps import KINDS
 from gpuherd.core.env_vars import check_variable
 from gpuherd.core.idspec import gpu_index_list, parse_ids
 from gpuherd.core.sweep import SweepError, SweepSpec
@@ -39,7 +40,7 @@ from gpuherd.errors import DaemonError, HerdError
 from gpuherd.task_values import from_numpy, is_numpy
 
 SUBMIT_OPTIONS = frozenset(
-    {"gpus", "mem", "ram", "oom_retry", "priority", "after", "after_any", "retries", "timeout"}
+    {"gpus", "mem", "ram", "oom_retry", "priority", *KINDS, "retries", "timeout"}
     | {"grace", "exclusive"}
     | {"no_output_timeout", "kill_on_no_output", "project", "env", "hold", "max_parallel"}
     | {"begin", "only_gpus", "retry_delay", "on_no_output", "output", "error"}
@@ -154,12 +155,13 @@ def submit_options(
     options: Mapping[str, Any], job_type: type[Any], client: Client
 ) -> dict[str, Any]:
     """`submit` keyword options as the API takes them (sizes and durations may be text or,
-    for durations, timedelta); `after` and `after_any` as `job_ids` reads them."""
+    for durations, timedelta); `after`, `after_any` and `after_fail` as `job_ids` reads
+    them."""
     refuse_unknown(options, SUBMIT_OPTIONS)
     out = _file_names(in_units({k: plain(v) for k, v in options.items() if v is not None}))
     if "begin" in out:
         out["begin"] = _begin(out["begin"])
-    for key in ("after", "after_any"):
+    for key in KINDS:
         out[key] = resolve_last(client, job_ids(out.get(key, ()), key, job_type), key)
     out["env_overrides"] = env_overrides(out.pop("env", {}))
     if "on_no_output" in out:
@@ -200,7 +202,7 @@ def edit_options(changes: Mapping[str, Any], job_type: type[Any], client: Client
         out["cwd"] = job_cwd(out["cwd"])
     if out.get("begin") is not None:
         out["begin"] = _begin(out["begin"])
-    for key in ("after", "after_any"):
+    for key in KINDS:
         if out.get(key) is not None:
             out[key] = resolve_last(client, job_ids(out[key], key, job_type), key)
     return out
@@ -246,9 +248,9 @@ def sweep_order(order: Any) -> str:
 
 
 def job_ids(value: Any, key: str, job_type: type[Any]) -> list[int | str]:
-    """`after` or `after_any` as given: a job handle, an id, text as `--after` takes it
-    ("3-5,7", or "last": the job submitted last, left for `resolve_last`), or a list of
-    these. Text is never read one character at a time ("12" is job 12)."""
+    """`after`, `after_any` or `after_fail` as given: a job handle, an id, text as `--after`
+    takes it ("3-5,7", or "last": the job submitted last, left for `resolve_last`), or a list
+    of these. Text is never read one character at a time ("12" is job 12)."""
     one = isinstance(value, str | int | job_type | bytes | Mapping)
     items = list(value) if isinstance(value, Iterable) and not one else [value]
     found: list[int | str] = []

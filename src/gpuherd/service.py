@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from gpuherd import jobfiles
+from gpuherd.core.deps import KINDS
 from gpuherd.core.lifecycle import cancelled_at_once
 from gpuherd.core.model import Job
-from gpuherd.core.output_files import attempt_files, shared_file, sharing
+from gpuherd.core.output_files import FOLDER_LOGS, Files, recorded_or_named, shared_file, sharing
 from gpuherd.core.recovery import unwatched_run
 from gpuherd.core.run_time import pauses, ran_for
 from gpuherd.core.states import (
@@ -77,9 +78,10 @@ class Service(SystemVerbs, EditVerbs):
         return self.submit_and_tell(items).ids
 
     def submit_and_tell(self, items: Sequence[SubmitItem]) -> Submitted:
-        """Queue the jobs; a job whose dependency (`after`) already ended badly is stored,
-        then cancelled at once (dependency_failed), as it would be a moment later: refused,
-        the same script failed or not by how fast that dependency ended."""
+        """Queue the jobs; a job whose dependency already ended otherwise than it waits for
+        (`after` a failed job, `after_fail` a succeeded one) is stored, then cancelled at
+        once (dependency_failed), as it would be a moment later: refused, the same script
+        failed or not by how fast that dependency ended."""
         if not items:
             raise InvalidValue(
                 "nothing to submit: the list of jobs is empty (the CLI: give a command after --, "
@@ -87,10 +89,9 @@ class Service(SystemVerbs, EditVerbs):
             )
         if not self.engine.executor.user_files and any(i.output or i.error for i in items):
             raise InvalidValue(NO_USER_FILES)
-        deps = {dep for item in items for dep in item.after}
-        deps_any = {dep for item in items for dep in item.after_any}
-        found = self.store.get_jobs(sorted(deps | deps_any))
-        missing = sorted((deps | deps_any) - set(found))
+        deps = {dep for item in items for kind in KINDS for dep in getattr(item, kind)}
+        found = self.store.get_jobs(sorted(deps))
+        missing = sorted(deps - set(found))
         if missing:
             raise unknown_jobs(missing)
         devices = self.engine.device_listing()
@@ -115,7 +116,7 @@ class Service(SystemVerbs, EditVerbs):
             state = "held" if new.held or new.release_at else "queued"
             self.engine.publish({"id": job_id, "state": state, "event": "submit"})
         cancelled = {}
-        if deps | deps_any:
+        if deps:
             with self.store.transaction():
                 cancelled = fail_orphaned_waiters(self.engine, now, ids)
         if any(new.release_at for new in new_jobs):
@@ -212,25 +213,27 @@ class Service(SystemVerbs, EditVerbs):
     def show(self, job_id: int) -> dict[str, Any]:
         job = self._job(job_id)
         (view,) = self._views([job])
-        layout = self.engine.layout
+        attempts = self.store.attempts(job.id)
+        # Each attempt's files, as it recorded them; the job's, of its latest attempt (before
+        # its first start, where the first one's will be).
+        logs = {a.number: self._log_files(job, a.number, a.files) for a in attempts}
+        latest = logs.get(job.attempt) or self._log_files(job, job.attempt or 1, None)
         view.update(
             # Printable: an older gpuherd let undecodable bytes in, and JSON cannot carry them.
             env_overrides={printable(k): printable(v) for k, v in job.spec.env_overrides.items()},
             job_dir=str(self.engine.layout.job_dir(job)),
-            attempts=[attempt_view(a) for a in self.store.attempts(job.id)],
+            attempts=[{**attempt_view(a), "log_files": logs[a.number]} for a in attempts],
             events=[asdict(e) for e in self.store.events(job.id)],
-            stderr_tail=jobfiles.tail_lines(
-                layout.log_file(job, job.attempt, "stderr"), STDERR_TAIL_LINES
-            )
+            stderr_tail=jobfiles.tail_lines(Path(latest["stderr"]), STDERR_TAIL_LINES)
             if job.attempt
             else [],
-            # Of its latest attempt; before its first start, where the first one's will be.
-            log_files={
-                stream: str(layout.log_file(job, job.attempt or 1, stream))
-                for stream in ("stdout", "stderr")
-            },
+            log_files=latest,
         )
         return view
+
+    def _log_files(self, job: Job, number: int, files: Files | None) -> dict[str, str]:
+        layout = self.engine.layout
+        return {s: str(layout.log_file(job, number, s, files)) for s in ("stdout", "stderr")}
 
     def log_path(self, job_id: int, stream: str, attempt: int | None = None) -> Path:
         return self.log_target(job_id, stream, attempt)[1]
@@ -249,7 +252,8 @@ class Service(SystemVerbs, EditVerbs):
                 raise Conflict(f"job {job_id} has not started yet" + (f" ({why})" if why else ""))
             ran = "it has run once" if job.attempt == 1 else f"its attempts are 1-{job.attempt}"
             raise NotFound(f"job {job_id} has no attempt {number}: {ran}")
-        return number, self.engine.layout.log_file(job, number, stream)
+        files = self.store.attempt_files(job.id, number)
+        return number, self.engine.layout.log_file(job, number, stream, files)
 
     def no_log(self, job_id: int, stream: str, number: int) -> str | None:
         """Why that attempt's log has nothing to show, when the reason is no fault of a
@@ -257,13 +261,13 @@ class Service(SystemVerbs, EditVerbs):
         nothing is kept (`--output /dev/null`, a named pipe), or the attempt never started,
         so there is no log (spawn_error: the reason `show` gives). None: neither."""
         job = self._job(job_id)
-        path = self.engine.layout.log_file(job, number, stream)
-        chosen = attempt_files(job.spec, job.id, number)[stream == "stderr"]
-        with contextlib.suppress(OSError):  # (its folder or the file gone: below)
-            if chosen is not None and not stat.S_ISREG(os.stat(path).st_mode):
-                option = "--error" if stream == "stderr" and job.spec.error else "--output"
-                return f"job {job_id}: its {stream} went to {path} ({option}): nothing was kept"
         attempt = next((a for a in self.store.attempts(job.id) if a.number == number), None)
+        files = recorded_or_named(job.spec, job.id, number, attempt.files if attempt else None)
+        path = self.engine.layout.log_file(job, number, stream, files)
+        with contextlib.suppress(OSError):  # (its folder or the file gone: below)
+            if path.name not in FOLDER_LOGS and not stat.S_ISREG(os.stat(path).st_mode):
+                option = "--error" if stream == "stderr" and files[1] != files[0] else "--output"
+                return f"job {job_id}: its {stream} went to {path} ({option}): nothing was kept"
         ended = attempt.outcome if attempt else None
         if ended and ended.kind is OutcomeKind.SPAWN_ERROR and not os.path.lexists(path):
             why = f": {ended.message}" if ended.message else ""

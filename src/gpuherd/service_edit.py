@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from gpuherd.core.deps import KINDS, never_met
 from gpuherd.core.edit import (
     BEGIN,
     begin_edit,
@@ -15,9 +16,8 @@ from gpuherd.core.edit import (
     edit_spec,
 )
 from gpuherd.core.model import Job, JobSpec
-from gpuherd.core.output_files import named_after_the_job, shared_file, sharing
+from gpuherd.core.output_files import shared_file, sharing
 from gpuherd.core.states import (
-    BAD_END_STATES,
     FINISHED_STATES,
     WAITING_STATES,
     JobState,
@@ -51,7 +51,9 @@ class EditVerbs(JobVerbs):
         engine = self.engine
         if not engine.executor.user_files and (changes.get("output") or changes.get("error")):
             raise InvalidValue(NO_USER_FILES)
-        if len(ids) > 1 and ("output" in changes or "error" in changes):
+        # (an edit of a job that ran changes its next attempts' files: each attempt recorded
+        # its own as it started, where `log --attempt N` reads them)
+        if len(ids) > 1 and {"output", "error", "name"} & {*changes, *clear}:
             self._refuse_one_file(ids, changes, clear)
         never = never_runs_judge(engine.device_listing(), engine.policy, engine.devices.missing())
         results = self._each(ids, lambda job: self._edit_one(job, changes, clear, never))
@@ -64,8 +66,10 @@ class EditVerbs(JobVerbs):
         self, ids: Sequence[int], changes: Mapping[str, Any], clear: Sequence[str]
     ) -> None:
         """InvalidValue, nothing edited, when two of the jobs would write one output file, as
-        for a submission's jobs (core/output_files.shared_file). A job the edit refuses for
-        another reason is left to say it, in its own line."""
+        for a submission's jobs (core/output_files.shared_file): by new files, or by new names
+        where their files are named after them (%x). Only the edit's jobs are compared, as a
+        submission's are among themselves. A job the edit refuses for another reason is left
+        to say it, in its own line."""
         jobs, specs = [], []
         found = self.store.get_jobs(list(dict.fromkeys(ids)))
         for job in sorted(found.values(), key=lambda job: job.id):
@@ -77,7 +81,9 @@ class EditVerbs(JobVerbs):
             specs.append(spec)
         if clash := shared_file(specs):
             path, first, second = clash
-            raise InvalidValue(sharing(path, f"jobs {jobs[first].id} and {jobs[second].id}"))
+            named = not {"output", "error"} & {*changes, *clear}  # (by their new names alone)
+            pair = f"jobs {jobs[first].id} and {jobs[second].id}"
+            raise InvalidValue(sharing(path, pair, by_name=named))
 
     def _edit_one(
         self,
@@ -114,16 +120,8 @@ class EditVerbs(JobVerbs):
         check_spec(spec)
         if "cwd" in fields:
             check_cwd(spec.cwd)
-        if "after" in fields or "after_any" in fields:
+        if any(kind in fields for kind in KINDS):
             self._check_dependencies(job.id, spec)
-        if job.attempt and (what := _renames_files(job.spec, fields)):
-            # `log --attempt N` reads an attempt's output from the file the job's spec names
-            # for it (Layout.log_file): a new one would hide where the earlier ones wrote.
-            raise Conflict(
-                f"job {job.id} has run before: {what} cannot change now, or `gpuherd log "
-                f"{job.id} --attempt N` would no longer find its earlier attempts' output; "
-                "submit its command again instead"
-            )
         if reason := never(spec):
             raise Conflict(f"job {job.id} would never run: {reason}")
         what = ", ".join(
@@ -144,18 +142,19 @@ class EditVerbs(JobVerbs):
             from_state=job.state,
             **edited,
         )
-        if "after" in fields or "after_any" in fields:
-            self.store.replace_deps(job.id, spec.after, spec.after_any)
+        if any(kind in fields for kind in KINDS):
+            self.store.replace_deps(job.id, spec)
         state = job.state if moved is None else moved[0]
         self.engine.publish({"id": job.id, "state": state.value, "event": "edit"})
         return f"edited ({what})"
 
     def _check_dependencies(self, job_id: int, spec: JobSpec) -> None:
-        """The checks of a submission's `after` and `after_any`, and two of an edit's own:
-        the job must not wait for itself or for a job that waits for it (both would wait for
-        ever), and an `after` job that already ended badly would cancel it at once: refused,
-        so an edit never ends a job (a submission stores it, then cancels it: Service.submit)."""
-        deps = sorted({*spec.after, *spec.after_any})
+        """The checks of a submission's dependencies, and two of an edit's own: the job must
+        not wait for itself or for a job that waits for it (both would wait for ever), and a
+        job that already ended otherwise than it is to wait for (`after` one that failed,
+        `after_fail` one that succeeded) would cancel it at once: refused, so an edit never
+        ends a job (a submission stores it, then cancels it: Service.submit)."""
+        deps = sorted({dep for kind in KINDS for dep in getattr(spec, kind)})
         found = self.store.get_jobs(deps)
         missing = [dep for dep in deps if dep not in found]
         if missing:
@@ -169,13 +168,22 @@ class EditVerbs(JobVerbs):
                 "(directly or through other jobs), and the two would wait for each other "
                 "for ever"
             )
-        ended = [found[d] for d in spec.after if found[d].state in BAD_END_STATES]
+        ended = [
+            found[d]
+            for kind in KINDS
+            for d in getattr(spec, kind)
+            if never_met(kind, found[d].state)
+        ]
         if ended:
             bad = ended[0]
+            then = (
+                "--after-fail waits for a failure"
+                if bad.state is JobState.SUCCEEDED
+                else f"gpuherd retry {bad.id} first, then edit {job_id}"
+            )
             raise Conflict(
                 f"job {job_id} would be cancelled at once: job {bad.id}, which it is to wait "
-                f"for, already {bad.state.value} (gpuherd retry {bad.id} first, then edit "
-                f"{job_id})"
+                f"for, already {bad.state.value} ({then})"
             )
 
 
@@ -190,15 +198,6 @@ def _outputs_made_absolute(job: Job, changes: Mapping[str, Any]) -> Mapping[str,
     reject_nul(where, cwd=cwd, **given)
     made = {name: output_file(path, cwd, name, where) for name, path in given.items()}
     return {**changes, **made}
-
-
-def _renames_files(spec: JobSpec, fields: Sequence[str]) -> str | None:
-    """What of an edit names other output files for the job (None: nothing)."""
-    if "output" in fields or "error" in fields:
-        return "its output files"
-    if "name" in fields and named_after_the_job(spec):
-        return "its name, which names its output files (%x),"
-    return None
 
 
 def _describe_begin(job: Job, state: JobState, asked: float | None, now: float) -> str:

@@ -17,7 +17,6 @@ from gpuherd import paths
 from gpuherd.core.model import Job, Outcome
 from gpuherd.core.states import (
     ACTIVE_STATES,
-    BAD_END_STATES,
     FINISHED_STATES,
     LIVE_STATES,
     Event,
@@ -169,10 +168,10 @@ class JobVerbs:
                 if job.state is JobState.HELD
                 else f"job {job.id} is queued: it runs when its turn comes (it can: hold, kill, rm)"
             )
-        failed = [
+        failed = [  # ended, yet unmet: never met (core/deps.never_met)
             (dep_id, state)
-            for dep_id, state in self.store.unmet_deps(job.id)
-            if JobState(state) in BAD_END_STATES
+            for dep_id, state, _ in self.store.unmet_deps(job.id)
+            if JobState(state) in FINISHED_STATES
         ]
         if failed:
             dep_id, state = failed[0]

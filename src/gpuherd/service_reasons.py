@@ -55,11 +55,11 @@ def explainer(
             return failing
         if reason := never(job):  # before any other wait: this one never ends
             return reason
-        if job.spec.after or job.spec.after_any:
+        if job.spec.after or job.spec.after_any or job.spec.after_fail:
             unmet = store.unmet_deps(job.id)
             if unmet:
-                held = [i for i, state in unmet if state == JobState.HELD.value]
-                return _waiting_for([i for i, _ in unmet]) + _held_among(held, len(unmet))
+                held = [i for i, state, _ in unmet if state == JobState.HELD.value]
+                return _waiting_for(unmet) + _held_among(held, len(unmet))
         if job.release_at is not None:
             when, delay = format_moment(job.release_at, now), job.spec.retry_delay or 0
             return f"retrying at {when} (--retry-delay {format_given(delay)})"
@@ -151,16 +151,26 @@ def _held_reason(engine: Engine, job: Job, holds: Mapping[int, str] | None) -> s
     )
 
 
-def _waiting_for(ids: Sequence[int]) -> str:
-    """`waiting for job 12`, `waiting for jobs 3-7,9`: as the verbs name jobs. A sweep's
+def _waiting_for(unmet: Sequence[tuple[int, str, str]]) -> str:
+    """`waiting for job 12`, `waiting for jobs 3-7,9`, `waiting for job 12 to fail` (its
+    `--after-fail`), `waiting for job 3, and for job 12 to fail`, from the (id, state, kind)
+    of the jobs it waits for."""
+    ends = [i for i, _, kind in unmet if kind != "after_fail"]
+    fails = [i for i, _, kind in unmet if kind == "after_fail"]
+    said = [_jobs(ids, end) for ids, end in ((ends, ""), (fails, " to fail")) if ids]
+    return "waiting for " + ", and for ".join(said)
+
+
+def _jobs(ids: Sequence[int], to: str) -> str:
+    """`job 12`, `jobs 3-7,9`, with `to` (` to fail`): as the verbs name jobs. A sweep's
     summary (`--after-any` of every point) listed each of its hundreds of ids; past a few
     ranges, the count and the first ones (`gpuherd show` lists them all)."""
     if len(ids) == 1:
-        return f"waiting for job {ids[0]}"
+        return f"job {ids[0]}{to}"
     runs = format_ids(ids).split(",")
     if len(runs) <= _RANGES_SHOWN:
-        return f"waiting for jobs {','.join(runs)}"
-    return f"waiting for {len(ids):,} jobs: {','.join(runs[:_RANGES_SHOWN])},…"
+        return f"jobs {','.join(runs)}{to}"
+    return f"{len(ids):,} jobs{to}: {','.join(runs[:_RANGES_SHOWN])},…"
 
 
 _RANGES_SHOWN = 4

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuherd import store_rows as rows
+from gpuherd.core.deps import KINDS
 from gpuherd.core.model import Attempt, Job, JobSpec
 from gpuherd.core.states import JobState
 from gpuherd.errors import StoreError
@@ -231,8 +232,8 @@ class Store(JobReads, SweepAndDeviceTables, JobViews):
                 )
                 job_id = int(cur.lastrowid or 0)
                 ids.append(job_id)
-                if spec.after or spec.after_any:
-                    self._insert_deps(job_id, spec.after, spec.after_any)
+                if spec.after or spec.after_any or spec.after_fail:
+                    self._insert_deps(job_id, spec)
                 self._add_event(job_id, now, "submit", None, state.value, None)
             # Submission order is the id order until someone moves a job.
             if ids:
@@ -266,7 +267,7 @@ class Store(JobReads, SweepAndDeviceTables, JobViews):
                 changes["state"] = to_state.value
                 if to_state is JobState.QUEUED:
                     changes.setdefault("queued_at", now)
-            for name in ("assigned", "only_gpus", "after", "after_any"):
+            for name in ("assigned", "only_gpus", *KINDS):
                 if name in changes:
                     changes[name] = json.dumps(list(changes[name]))
             if "env_overrides" in changes:
@@ -281,17 +282,17 @@ class Store(JobReads, SweepAndDeviceTables, JobViews):
             to = to_state.value if to_state is not None else (was or "")
             self._add_event(job_id, now, event, was, to, detail)
 
-    def replace_deps(self, job_id: int, after: Sequence[int], after_any: Sequence[int]) -> None:
-        """The jobs `job_id` waits for from now on (`edit --after`; its columns are
-        update_job's)."""
+    def replace_deps(self, job_id: int, spec: JobSpec) -> None:
+        """The jobs `job_id` waits for from now on, as `spec` names them (`edit --after`; its
+        columns are update_job's)."""
         with self.transaction():
             self._db.execute("DELETE FROM deps WHERE job = ?", (job_id,))
-            self._insert_deps(job_id, after, after_any)
+            self._insert_deps(job_id, spec)
 
-    def _insert_deps(self, job_id: int, after: Sequence[int], after_any: Sequence[int]) -> None:
-        self._db.executemany(  # a job in both: its success is needed
-            "INSERT OR IGNORE INTO deps(job, dep, any_end) VALUES (?, ?, ?)",
-            [(job_id, dep, 0) for dep in after] + [(job_id, dep, 1) for dep in after_any],
+    def _insert_deps(self, job_id: int, spec: JobSpec) -> None:
+        self._db.executemany(  # (a job is in one of its lists: core/deps.kept_apart)
+            "INSERT OR IGNORE INTO deps(job, dep, kind) VALUES (?, ?, ?)",
+            [(job_id, dep, kind) for kind in KINDS for dep in getattr(spec, kind)],
         )
 
     def record_pids(self, spawned: Sequence[tuple[int, int, int, float]]) -> None:
@@ -319,21 +320,11 @@ class Store(JobReads, SweepAndDeviceTables, JobViews):
             self._db.executemany("DELETE FROM jobs WHERE id = ?", [(i,) for i in ids])
 
     def add_attempt(self, attempt: Attempt) -> None:
+        row = rows.new_attempt_row(attempt)
+        names, marks = ", ".join(row), ",".join("?" * len(row))
         with self.transaction():
             self._db.execute(
-                "INSERT OR REPLACE INTO attempts(job_id, number, gpus, gpu_uuids, dir, host,"
-                " started_at, pid, mem) VALUES (?,?,?,?,?,?,?,?,?)",
-                (
-                    attempt.job_id,
-                    attempt.number,
-                    json.dumps(list(attempt.gpus)),
-                    json.dumps(list(attempt.gpu_uuids)),
-                    attempt.dir,
-                    attempt.host,
-                    attempt.started_at,
-                    attempt.pid,
-                    attempt.mem,
-                ),
+                f"INSERT OR REPLACE INTO attempts({names}) VALUES ({marks})", tuple(row.values())
             )
 
     def update_attempt(self, job_id: int, number: int, **changes: Any) -> None:

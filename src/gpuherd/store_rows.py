@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gpuherd.core.deps import MEETS
 from gpuherd.core.int64 import LARGEST as LARGEST  # (still read from here by config, api)
 from gpuherd.core.model import Attempt, Job, JobSpec, Outcome, StopRequest
 from gpuherd.core.states import FINISHED_STATES, JobState, OutcomeKind
@@ -16,17 +17,22 @@ JOB_COLUMNS = (
     " project, state, priority, position, attempt, created_at, queued_at, started_at, ended_at,"
     " assigned, pid, outcome, exit_code, signal, message, exclusive, ram, oom_retry,"
     " stop_reason, stop_at, stop_requeue, folder, sweep, git, no_output_timeout, kill_on_no_output,"
-    " release_at, after_any, only_gpus, retry_delay, output, error"
+    " release_at, after_any, only_gpus, retry_delay, output, error, after_fail"
 )
 UNMET = (
-    "j.state != 'succeeded' AND NOT (d.any_end = 1 AND j.state IN"
-    " ('failed', 'killed', 'cancelled', 'lost'))"
+    "NOT ("
+    + " OR ".join(
+        f"d.kind = '{kind}' AND j.state IN ({', '.join(repr(s.value) for s in sorted(states))})"
+        for kind, states in MEETS.items()
+    )
+    + ")"
 )
 """SQL over `deps d JOIN jobs j ON j.id = d.dep`: this dependency still holds its job back
-(`--after` waits for a success, `--after-any` for any end)."""
+(`--after` waits for a success, `--after-any` for any end, `--after-fail` for a bad end:
+core/deps.MEETS, written out)."""
 ATTEMPT_COLUMNS = (
     "job_id, number, gpus, gpu_uuids, dir, host, started_at, pid, ended_at,"
-    " outcome, exit_code, signal, message, mem, peak_mem"
+    " outcome, exit_code, signal, message, mem, peak_mem, stdout_file, stderr_file"
 )
 
 
@@ -44,6 +50,7 @@ def job_row(
         "mem": spec.mem,
         "after": _id_list(spec.after),
         "after_any": _id_list(spec.after_any),
+        "after_fail": _id_list(spec.after_fail),
         "only_gpus": _id_list(spec.only_gpus),
         "retries": spec.retries,
         "retry_delay": spec.retry_delay,
@@ -107,6 +114,7 @@ def job_from_row(r: Sequence[Any], env: Mapping[str, str]) -> Job:
         kill_on_no_output=bool(r[37]),
         output=r[42],
         error=r[43],
+        after_fail=_ids(r[44]),
     )
     return Job(
         id=r[0],
@@ -141,7 +149,26 @@ def attempt_from_row(r: Sequence[Any]) -> Attempt:
         outcome=outcome_from_columns(r[9], r[10], r[11], r[12]),
         mem=r[13],
         peak_mem=r[14],
+        files=None if r[15] is None else (r[15], r[16]),
     )
+
+
+def new_attempt_row(attempt: Attempt) -> dict[str, Any]:
+    """The columns of a starting attempt's row (how it ends is added as it ends)."""
+    files = attempt.files or (None, None)
+    return {
+        "job_id": attempt.job_id,
+        "number": attempt.number,
+        "gpus": json.dumps(list(attempt.gpus)),
+        "gpu_uuids": json.dumps(list(attempt.gpu_uuids)),
+        "dir": attempt.dir,
+        "host": attempt.host,
+        "started_at": attempt.started_at,
+        "pid": attempt.pid,
+        "mem": attempt.mem,
+        "stdout_file": files[0],
+        "stderr_file": files[1],
+    }
 
 
 _SINCE = (  # JobFilter.since

@@ -110,6 +110,28 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE jobs ADD COLUMN output TEXT;
     ALTER TABLE jobs ADD COLUMN error TEXT;
     """,
+    # 10: each attempt's own stdout and stderr files, recorded as it starts: `edit --output`
+    # or `--name` (%x) of a job that ran changes its next attempts' files, not where its
+    # earlier ones wrote. NULL: an attempt begun before, read by the job's files as they are.
+    """
+    ALTER TABLE attempts ADD COLUMN stdout_file TEXT;
+    ALTER TABLE attempts ADD COLUMN stderr_file TEXT;
+    """,
+    # 11: `--after-fail` (Slurm's afternotok), a third kind of dependency: `deps` names each
+    # dependency's kind (core/deps.KINDS) in place of the any_end flag that told two apart.
+    # SQLite cannot change a column in place: the table is made anew and filled from the old.
+    """
+    ALTER TABLE jobs ADD COLUMN after_fail TEXT NOT NULL DEFAULT '[]';
+    CREATE TABLE deps_by_kind (
+        job INTEGER NOT NULL, dep INTEGER NOT NULL, kind TEXT NOT NULL,
+        PRIMARY KEY (job, dep)
+    );
+    INSERT INTO deps_by_kind(job, dep, kind)
+        SELECT job, dep, CASE any_end WHEN 1 THEN 'after_any' ELSE 'after' END FROM deps;
+    DROP TABLE deps;
+    ALTER TABLE deps_by_kind RENAME TO deps;
+    CREATE INDEX deps_dep ON deps(dep);
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

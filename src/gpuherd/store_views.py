@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpuherd import store_rows as rows
+from gpuherd.core.deps import kinds_never_met
 from gpuherd.core.model import Attempt, Job
 from gpuherd.core.recovery import UNWATCHED_LIKE
 from gpuherd.core.states import FINISHED_STATES, WAITING_STATES, JobState, in_start_order
@@ -66,6 +67,15 @@ class JobViews:
         ).fetchone()
         return row is not None
 
+    def attempt_files(self, job_id: int, attempt: int) -> tuple[str, str] | None:
+        """Where attempt `attempt` of the job wrote its stdout and stderr, as it recorded them
+        when it started (Attempt.files); None: it recorded none (or is not known)."""
+        row = self._db.execute(
+            "SELECT stdout_file, stderr_file FROM attempts WHERE job_id = ? AND number = ?",
+            (job_id, attempt),
+        ).fetchone()
+        return None if row is None or row[0] is None else (row[0], row[1])
+
     def attempt_folders(self, states: Sequence[str]) -> list[tuple[int, int, str | None]]:
         """(id, attempt count, folder) of every job in these states: enough to look for a
         later attempt on disk without building each Job (a restart, engine_recovery.py)."""
@@ -75,13 +85,18 @@ class JobViews:
         )
         return [(int(i), int(n), folder) for i, n, folder in rows]
 
-    def waiters_of(self, job_id: int) -> list[int]:
-        """Jobs that are still queued or held and wait for `job_id` to succeed (`--after`;
-        one waiting for any end of it does not end with it)."""
+    def waiters_of(self, job_id: int, state: JobState) -> list[int]:
+        """Jobs that are still queued or held and wait for `job_id`, which ended in `state`,
+        to end otherwise (`--after` a job that failed, `--after-fail` one that succeeded):
+        they can never run."""
+        kinds = kinds_never_met(state)
+        if not kinds:
+            return []
         rows = self._db.execute(
             "SELECT d.job FROM deps d JOIN jobs j ON j.id = d.job"
-            " WHERE d.dep = ? AND d.any_end = 0 AND j.state IN ('queued', 'held')",
-            (job_id,),
+            f" WHERE d.dep = ? AND d.kind IN ({','.join('?' * len(kinds))})"
+            " AND j.state IN ('queued', 'held')",
+            (job_id, *kinds),
         )
         return [int(r[0]) for r in rows]
 
@@ -106,13 +121,15 @@ class JobViews:
         )
         return [self._job(row) for row in found]
 
-    def unmet_deps(self, job_id: int) -> list[tuple[int, str]]:
+    def unmet_deps(self, job_id: int) -> list[tuple[int, str, str]]:
+        """(id, state, kind) of each job `job_id` still waits for; one that has ended (in a
+        finished state) can no longer meet the dependency (core/deps.never_met)."""
         found = self._db.execute(
-            "SELECT j.id, j.state FROM deps d JOIN jobs j ON j.id = d.dep"
+            "SELECT j.id, j.state, d.kind FROM deps d JOIN jobs j ON j.id = d.dep"
             f" WHERE d.job = ? AND {rows.UNMET} ORDER BY j.id",
             (job_id,),
         )
-        return [(int(r[0]), str(r[1])) for r in found]
+        return [(int(r[0]), str(r[1]), str(r[2])) for r in found]
 
     def count_queued_ahead(self, job: Job, most: int) -> int:
         """How many queued jobs come before `job` in dispatch order, counted up to `most`

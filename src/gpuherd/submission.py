@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 from gpuherd.core.commands import MAX_COMMAND_BYTES
+from gpuherd.core.deps import contradiction, kept_apart
 from gpuherd.core.idspec import MAX_GPU_INDEX, format_ids
 from gpuherd.core.model import Device, JobSpec, Policy
 from gpuherd.core.reasons import never_fits
@@ -55,6 +56,8 @@ def spec_from_item(
             f"{where}give {field('hold')} or {field('begin')}, not both: "
             "begin keeps the job held until then"
         )
+    # As an edit keeps them: a job in after_any and another list waits as the other says.
+    after, after_any, after_fail = kept_apart(item.after, item.after_any, item.after_fail)
     spec = JobSpec(
         command=item.command.strip(),
         cwd=item.cwd,
@@ -68,8 +71,9 @@ def spec_from_item(
         ram=item.ram,
         oom_retry=item.oom_retry,
         exclusive=item.exclusive,
-        after=tuple(sorted(set(item.after))),
-        after_any=tuple(sorted(set(item.after_any) - set(item.after))),
+        after=after,
+        after_any=after_any,
+        after_fail=after_fail,
         retries=retries if item.retries is None else item.retries,
         retry_delay=item.retry_delay,
         timeout=item.timeout,
@@ -118,7 +122,7 @@ def check_cwd(cwd: str, where: str = "") -> None:
 
 
 def unknown_jobs(missing: Sequence[int]) -> NotFound:
-    """The error for dependencies (`after`, `after_any`) that name no job."""
+    """The error for dependencies (`after`, `after_any`, `after_fail`) that name no job."""
     return NotFound(
         f"{field('after')}: no job {format_ids(missing).replace(',', ', ')} "
         "(`gpuherd ls --all` lists the jobs there are)"
@@ -157,7 +161,12 @@ def check_spec(spec: JobSpec, where: str = "") -> None:
     """InvalidValue for the first value a job cannot have (at submission, and after an edit)."""
     # A message is built only for a problem found: a batch of 10,000 jobs checks 10,000
     # specs, and formatting every message for each cost more than all the checks.
-    if problem := _request_problem(spec) or _limit_problem(spec) or _size_problem(spec):
+    if problem := (
+        _request_problem(spec)
+        or _limit_problem(spec)
+        or _size_problem(spec)
+        or contradiction(spec.after, spec.after_fail)
+    ):
         raise InvalidValue(f"{where}{problem}")
 
 

@@ -35,6 +35,7 @@ from pydantic import (
 )
 
 from gpuherd.core.choices import OnNoOutput, Order
+from gpuherd.core.deps import KINDS, option
 from gpuherd.core.env_vars import check_variable
 from gpuherd.core.idspec import gpu_index_list
 from gpuherd.core.model import DEFAULT_GRACE
@@ -89,8 +90,7 @@ def _ids_on_the_command_line(flag: str) -> str:
 
 
 COMMAND_LINE_ONLY = {
-    "after": _ids_on_the_command_line("--after"),
-    "after_any": _ids_on_the_command_line("--after-any"),
+    **{kind: _ids_on_the_command_line(option(kind)) for kind in KINDS},
     "force": "given on the command line (--force): it runs the done points again, once",
     "yes": "given on the command line (--yes): it confirms one submission of many points",
     "dry_run": "given on the command line (--dry-run): it lists the commands, once",

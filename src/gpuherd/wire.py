@@ -55,6 +55,8 @@ class JobOptions:
     after: list[Int] = field(default_factory=list)
     after_any: list[Int] = field(default_factory=list)
     """Jobs to wait for however they end (`--after-any`)."""
+    after_fail: list[Int] = field(default_factory=list)
+    """Jobs to wait for the failure of (`--after-fail`): a success of one cancels the job."""
     retries: Int | None = None
     """None: the daemon's `config retries` (0 unless set)."""
     retry_delay: Float | None = None
@@ -146,6 +148,7 @@ def job_view(
         "git": job.spec.git,
         "after": list(job.spec.after),
         "after_any": list(job.spec.after_any),
+        "after_fail": list(job.spec.after_fail),
         "command": job.spec.command,
         "cwd": job.spec.cwd,
         "output": job.spec.output,
@@ -170,6 +173,7 @@ def outcome_view(outcome: Outcome | None) -> dict[str, Any]:
 
 def attempt_view(attempt: Attempt) -> dict[str, Any]:
     view = asdict(attempt)
+    del view["files"]  # (as `log_files`, the paths the service makes of them: Service.show)
     view.update(
         gpus=list(attempt.gpus),
         gpu_uuids=list(attempt.gpu_uuids),

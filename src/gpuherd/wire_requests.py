@@ -100,6 +100,8 @@ class EditRequest:
     """The jobs it waits for the success of, from now on (replacing its own)."""
     after_any: list[Int] | None = None
     """The jobs it waits for any end of, from now on (replacing its own)."""
+    after_fail: list[Int] | None = None
+    """The jobs it waits for the failure of, from now on (replacing its own)."""
     begin: Float | None = None
     """Epoch seconds: held until then; a time past queues it now."""
     output: str | None = None

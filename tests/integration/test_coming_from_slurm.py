@@ -48,7 +48,7 @@ def test_ls_json_gives_each_jobs_run_time_its_pauses_left_out(
         (["submit", "--signal=B:USR1@60", "--", "true"], "use --grace 60s: at its --timeout"),
         (["submit", "--requeue", "--", "true"], "No such option '--requeue': use --retries N"),
         (["submit", "--mail-type=END", "--", "true"], "gpuherd config set on-end CMD runs CMD"),
-        (["submit", "--dependency=afternotok:3", "--", "true"], "afternotok:ID is --after-any"),
+        (["submit", "--dependency=afternotok:3", "--", "true"], "--after-fail IDS (afternotok)"),
         (["submit", "--array=0-99%4", "true"], "-p i $(seq 0 99) --max-parallel 4 runs a job"),
         (["submit", "--print-task-id", "true"], "use --quiet (-q) to print only the job's id"),
         (["edit", "3", "--path", "/tmp"], "No such option '--path': use --cwd DIR"),

@@ -82,7 +82,7 @@ def test_options_and_choices_of_one_command(herd: Herd) -> None:
     assert "--gpus" not in options
     assert values(herd, "gpuherd sweep run.yaml --order ") == ["given", "longest-first"]
     assert values(herd, "gpuherd submit --on-no-output ") == ["flag", "kill"]
-    assert values(herd, "gpuherd edit 3 --clear after") == ["after", "after_any"]
+    assert values(herd, "gpuherd edit 3 --clear after") == ["after", "after_any", "after_fail"]
     assert values(herd, "gpuherd ls --state f") == ["failed"]
     assert values(herd, "gpuherd ls --state d") == []  # a job is never `done`: a point is
     assert values(herd, "gpuherd sweep status s --state d") == ["done"]

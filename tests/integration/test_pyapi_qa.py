@@ -295,8 +295,8 @@ def test_a_tasks_unknown_option_is_refused_when_the_decorator_is_applied(
     with pytest.raises(TypeError) as refused:
         gpuherd.task(priorty=1)
     assert str(refused.value).startswith(
-        "unknown option 'priorty' (did you mean 'priority'?); options: after, after_any, begin, "
-        "cwd, env, error, exclusive, gpus, grace, herd,"
+        "unknown option 'priorty' (did you mean 'priority'?); options: after, after_any, "
+        "after_fail, begin, cwd, env, error, exclusive, gpus, grace, herd,"
     )
     with pytest.raises(TypeError, match=r"^unknown option 'xyzzy'; options: after, "):
         gpuherd.task(pyapi_qa_mod.scaled, xyzzy=1)  # applied to a task: its options too

@@ -167,7 +167,7 @@ def test_success_moves_to_succeeded() -> None:
     assert nxt.event is Event.SUCCEED
     assert nxt.state is JobState.SUCCEEDED
     assert nxt.outcome.success
-    assert not nxt.cancel_waiters
+    assert nxt.cancel_waiters  # those waiting for it to fail (--after-fail)
 
 
 def test_failure_with_retries_left_is_retried() -> None:
@@ -282,8 +282,8 @@ def test_next_state_is_what_the_table_says_for_a_live_job(
     nxt = after_attempt(job, ended, outcome)
     assert transition(live, nxt.event) is nxt.state
     assert nxt.outcome == outcome
-    # Waiters are cancelled exactly when the job ends badly for good.
-    assert nxt.cancel_waiters is (nxt.state not in {JobState.QUEUED, JobState.SUCCEEDED})
+    # Waiters that wait for another end are cancelled exactly when the job ends for good.
+    assert nxt.cancel_waiters is (nxt.state is not JobState.QUEUED)
 
 
 @settings(deadline=None, max_examples=200)

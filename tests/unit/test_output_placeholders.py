@@ -9,8 +9,10 @@ from pathlib import Path
 from gpuherd.core.model import JobSpec
 from gpuherd.core.output_files import (
     OutputFile,
+    attempt_files_for,
     expand,
     launch_files,
+    recorded_or_named,
     shared_file,
     template_problem,
 )
@@ -30,16 +32,35 @@ def test_placeholders_are_filled_in_and_unknown_ones_named() -> None:
 
 def test_a_file_is_emptied_by_the_first_attempt_to_write_it() -> None:
     spec = JobSpec(command="true", cwd="/", output="/r/o-%a.log", error="/r/e.log")
-    assert launch_files(spec, 5, 1, first=True) == (
+    first = attempt_files_for(spec, 5, 1)
+    assert first == ("/r/o-1.log", "/r/e.log")
+    assert launch_files(first, written=set()) == (
         OutputFile("/r/o-1.log", emptied=True),
         OutputFile("/r/e.log", emptied=True),
     )
-    assert launch_files(spec, 5, 2, first=False) == (
+    assert launch_files(attempt_files_for(spec, 5, 2), written=set(first)) == (
         OutputFile("/r/o-2.log", emptied=True),  # a file of its own
         OutputFile("/r/e.log", emptied=False),  # the one the attempt before wrote: added to
     )
     alone = JobSpec(command="true", cwd="/", output="/r/both.log")
-    assert launch_files(alone, 5, 1, first=True) == (OutputFile("/r/both.log", True),) * 2
+    files = attempt_files_for(alone, 5, 1)
+    assert launch_files(files, written=set()) == (OutputFile("/r/both.log", True),) * 2
+    # Without a file of the user's choosing (or on Ray's executor): the folder's own logs.
+    assert attempt_files_for(spec, 5, 1, user_files=False) == ("stdout.log", "stderr.log")
+    assert launch_files(("stdout.log", "/r/e.log"), written=set()) == (
+        None,
+        OutputFile("/r/e.log", emptied=True),
+    )
+
+
+def test_an_attempt_reads_the_files_it_recorded_else_the_jobs() -> None:
+    """An attempt begun before attempts recorded their files (None) has only the job's."""
+    spec = JobSpec(command="true", cwd="/", name="now", output="/r/%x.log")
+    assert recorded_or_named(spec, 5, 1, ("/r/then.log", "/r/then.log")) == (
+        "/r/then.log",
+        "/r/then.log",
+    )
+    assert recorded_or_named(spec, 5, 1, None) == ("/r/now.log", "/r/now.log")
 
 
 def test_the_last_write_to_a_chosen_file_is_a_sign_of_life(tmp_path: Path) -> None:

@@ -256,13 +256,14 @@ def test_queued_ready_waits_for_all_dependencies_to_succeed(store: Store) -> Non
     a, b = store.add_jobs([NewJob(spec("a")), NewJob(spec("b"))], now=1.0)
     [c] = store.add_jobs([NewJob(spec("c", after=(a, b)))], now=2.0)
     assert ready_ids(store) == [a, b]
-    assert store.unmet_deps(c) == [(a, "queued"), (b, "queued")]
-    assert store.waiters_of(a) == [c]
+    assert store.unmet_deps(c) == [(a, "queued", "after"), (b, "queued", "after")]
+    assert store.waiters_of(a, JobState.FAILED) == [c]
+    assert store.waiters_of(a, JobState.SUCCEEDED) == []
 
     store.update_job(a, 3.0, "start", JobState.RUNNING)
     store.update_job(a, 4.0, "succeed", JobState.SUCCEEDED)
     assert ready_ids(store) == [b]
-    assert store.unmet_deps(c) == [(b, "queued")]
+    assert store.unmet_deps(c) == [(b, "queued", "after")]
 
     store.update_job(b, 5.0, "start", JobState.RUNNING)
     assert ready_ids(store) == []
@@ -645,7 +646,7 @@ def test_reopened_store_sees_everything_committed(db_path: Path) -> None:
         assert s.attempts(a) == [attempt(a, 1, pid=77)]
         assert s.get_setting("queue_paused") == "1"
         assert s.devices() == [DeviceConfig(0, 2, DeviceState.DRAINING)]
-        assert s.unmet_deps(b) == [(a, "running")]
+        assert s.unmet_deps(b) == [(a, "running", "after")]
         assert s.counts() == {"running": 1, "queued": 1}
         [c] = s.add_jobs([NewJob(spec("c"))], now=5.0)
         assert c > b

@@ -170,7 +170,7 @@ def _job(request: Request, job_id: int, with_logs: bool = True) -> dict[str, Any
                 note = service.no_log(job_id, stream, number)
         else:
             text, offset, cut = "", 0, False
-        file = _chosen_file(service, job, stream, number)
+        file = _chosen_file(job, stream, number)
         logs[stream] = {"text": text, "offset": offset, "cut": cut, "note": note, "file": file}
     return {
         "job": job,
@@ -181,13 +181,17 @@ def _job(request: Request, job_id: int, with_logs: bool = True) -> dict[str, Any
     }
 
 
-def _chosen_file(service: Service, job: dict[str, Any], stream: str, number: int) -> str | None:
+def _chosen_file(job: dict[str, Any], stream: str, number: int) -> str | None:
     """The file of the user's choosing (--output, --error) that attempt `number`'s `stream`
     went to, named above its log as `show` names it (the log box alone did not say where the
     output is); before the first start, where the first one's will go. None: in its folder."""
-    if not (job["output"] if stream == "stdout" else job["error"] or job["output"]):
-        return None
-    return str(service.log_path(job["id"], stream, number)) if number else job["log_files"][stream]
+    ran = next((a for a in job["attempts"] if a["number"] == number), None)
+    if ran is None:  # (not begun: the job's files as they are now)
+        chosen = job["output"] if stream == "stdout" else job["error"] or job["output"]
+        return job["log_files"][stream] if chosen else None
+    # As the attempt recorded them (an edit since changes the next attempts' files alone).
+    path = str(ran["log_files"][stream])
+    return None if path == str(Path(ran["dir"], f"{stream}.log")) else path
 
 
 def _no_such_attempt(job: dict[str, Any], wanted: int) -> str:

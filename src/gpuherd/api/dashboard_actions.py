@@ -206,6 +206,7 @@ EDIT_PARSERS: dict[str, Any] = {
     "grace": parse_duration,
     "after": _job_ids,
     "after_any": _job_ids,
+    "after_fail": _job_ids,
     BEGIN: lambda text: parse_begin(text, time.time(), "time"),
     "output": str,  # (checked by the service, from the job's working directory)
     "error": str,

@@ -38,6 +38,7 @@ EDIT_LABELS = {
     "project": "project",
     "after": "after",
     "after_any": "after any end of",
+    "after_fail": "after a failure of",
     "begin": "begin",
     "grace": "grace",
     "cwd": "working directory",

@@ -34,6 +34,7 @@ from click.shell_completion import (
 
 from gpuherd.cli.main import complete_var
 from gpuherd.cli.param_types import LAST, Candidates
+from gpuherd.core.deps import KINDS
 from gpuherd.core.states import (
     ACTIVE_STATES,
     LIVE_STATES,
@@ -191,9 +192,9 @@ def _job_items(
 def _states_for(ctx: click.Context, param: click.Parameter) -> list[str]:
     """The states of the jobs a parameter may usefully name (none: any job): `release`
     offers held jobs, `pause` running ones, as the one table of transitions allows. Any job
-    for --after and --after-any (options.after_option), `show` and `log`."""
+    for --after, --after-any and --after-fail (after_options.py), `show` and `log`."""
     verb = ctx.command.name or ""
-    if param.name in ("after", "after_any") or verb in ("show", "log"):
+    if param.name in KINDS or verb in ("show", "log"):
         return []
     if verb in ("edit", "priority", "move"):  # what waits can change
         return sorted(WAITING_STATES)

@@ -11,12 +11,12 @@ from typing import Any
 import click
 
 from gpuherd import paths
+from gpuherd.cli.after_options import after_options, resolved
 from gpuherd.cli.job_refs import (
     FINISHED,
     filtered,
     listed_ids,
     one_job,
-    resolve_last,
     unless_finished,
 )
 from gpuherd.cli.log_output import (
@@ -31,7 +31,6 @@ from gpuherd.cli.log_output import (
 from gpuherd.cli.ls_options import check_ls_options, view_options, window_options
 from gpuherd.cli.main import prefixed
 from gpuherd.cli.options import (
-    after_option,
     begin_option,
     cwd_option,
     env_option,
@@ -64,6 +63,7 @@ from gpuherd.cli.param_types import (
     completes,
 )
 from gpuherd.client import Client
+from gpuherd.core.deps import KINDS
 from gpuherd.core.idspec import format_ids
 from gpuherd.core.states import JobState
 from gpuherd.errors import DaemonError, HerdError, NotFound
@@ -85,8 +85,7 @@ class _KeepsArgs(click.Command):
 @only_gpus_option()
 @memory_options()
 @priority_option(short="-p")
-@after_option(short="-a")
-@after_option(any_end=True)
+@after_options(short="-a")
 @retries_option()
 @retry_delay_option()
 @timeout_option()
@@ -167,8 +166,7 @@ def submit(
         "cwd": opts.pop("cwd") or os.getcwd(),
         "env": None,  # the batch's, sent once
         "env_overrides": dict(env_pairs),
-        "after": resolve_last(client, opts.pop("after") or [], "--after"),
-        "after_any": resolve_last(client, opts.pop("after_any") or [], "--after-any"),
+        **resolved(client, {kind: opts.pop(kind) for kind in KINDS}),
         "only_gpus": opts.pop("only_gpus") or [],
         "kill_on_no_output": opts.pop("on_no_output") == "kill",
         **opts,

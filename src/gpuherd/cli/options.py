@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from gpuherd.cli.param_types import (
-    AFTER_IDS,
     BEGIN,
     DURATION,
     ENV_PAIR,
@@ -258,31 +257,6 @@ def priority_option(show_default: bool = True, short: str | None = None) -> Call
         default=0,
         show_default=show_default,
         help="Higher runs first.",
-    )
-
-
-def after_option(
-    short: str | None = None, any_end: bool = False, replaces: bool = False
-) -> Callable[[F], F]:
-    """--after (these jobs must succeed), or with `any_end` --after-any (must end, however);
-    `replaces`: of `edit`, where they replace what the job waited for."""
-    instead = " They replace the jobs it waited for so." if replaces else ""
-    return click.option(
-        *_flags("--after-any" if any_end else "--after", short),
-        type=AFTER_IDS,
-        multiple=True,
-        shell_complete=completes("jobs"),
-        # Given twice, both count (click keeps only the last of a plain option: the job
-        # could start before the first dependency ended).
-        callback=lambda _ctx, _param, lists: [i for ids in lists for i in ids],
-        help=(
-            "Start only once these jobs ended, however they ended (e.g. 3,5-7, or last: the "
-            "job submitted last; repeatable)."
-            if any_end
-            else "Start only after these jobs succeeded (e.g. 3,5-7, or last: the job "
-            "submitted last; repeatable)."
-        )
-        + instead,
     )
 
 

@@ -113,8 +113,8 @@ THEIR_OPTIONS = {
         "-D": "--after IDS (tsp -D)",
         "-f": "--follow (tsp -f)",
         "-u": "--priority P, or after submitting: gpuherd move last --first (tsp -u)",
-        "--dependency": "--after IDS (afterok), --after-any IDS (afterany); afternotok:ID is "
-        "--after-any ID -- 'gpuherd wait -q ID || CMD' (Slurm's --dependency)",
+        "--dependency": "--after IDS (afterok), --after-any IDS (afterany), --after-fail IDS "
+        "(afternotok) (Slurm's --dependency)",
         "--time": "--timeout 2:00:00, or 2h (Slurm's --time)",
         "-t": "--timeout 2:00:00, or 2h (Slurm's -t)",
         "--signal": "--grace 60s: at its --timeout a job gets SIGTERM, and SIGKILL 60 s later, "

@@ -8,11 +8,11 @@ from typing import Any
 
 import click
 
-from gpuherd.cli.job_refs import given_ids, listed_ids, one_job, resolve_last
+from gpuherd.cli.after_options import after_options, resolved
+from gpuherd.cli.job_refs import given_ids, listed_ids, one_job
 from gpuherd.cli.main import prefixed
 from gpuherd.cli.options import (
     GPU_COUNT,
-    after_option,
     begin_option,
     cwd_option,
     env_option,
@@ -204,8 +204,7 @@ _AS_OPTION = {"env_overrides": "env"}
 @env_option("it (its other variables are kept)")
 @cwd_option(default="", what="The folder it runs in")
 @click.option("--grace", type=DURATION, help="Time between SIGTERM and SIGKILL when stopped.")
-@after_option(replaces=True)
-@after_option(any_end=True, replaces=True)
+@after_options(replaces=True)
 @begin_option("it (a time past: queued now)")
 @output_options("each job")
 @click.option(
@@ -214,9 +213,9 @@ _AS_OPTION = {"env_overrides": "env"}
     metavar="FIELD",  # the help lists them: click's [name|only_gpus|...] was 86 wide
     multiple=True,
     help="Unset a field (repeatable): name, only_gpus, mem, ram, retry_delay, timeout, "
-    "project, env (every --env variable of the job), after, after_any (it waits for no "
-    "job), output, error (its output back in its folder), or begin (a job held until a "
-    "time is queued now).",
+    "project, env (every --env variable of the job), after, after_any, after_fail (it "
+    "waits for no job), output, error (its output back in its folder), or begin (a job "
+    "held until a time is queued now).",
 )
 def edit(
     ids: tuple[str, ...],
@@ -242,12 +241,11 @@ def edit(
         raise click.UsageError(
             "say what to change: --command, --name, --gpus, --only-gpus, --mem, --ram, "
             "--exclusive, --retries, --retry-delay, --timeout, --project, --env, --cwd, "
-            "--grace, --after, --after-any, --begin, --output, --error, or --clear FIELD"
+            "--grace, --after, --after-any, --after-fail, --begin, --output, --error, or "
+            "--clear FIELD"
         )
     check_outputs(given, given.get("cwd"))  # (without --cwd, a relative one: by the daemon)
-    for key, option in (("after", "--after"), ("after_any", "--after-any")):
-        if key in given:
-            given[key] = resolve_last(Client(), given[key], option)
+    given.update(resolved(Client(), given))
     fields = {option: name for name, option in _AS_OPTION.items()}
     _act("edit", ids, **given, clear=[fields.get(name, name) for name in clear])
 

@@ -107,6 +107,8 @@ def job_detail(job: dict[str, Any], term: plain.Terminal | None = None) -> None:
         rows.append(("after", id_ranges(job["after"])))
     if job.get("after_any"):
         rows.append(("after any end of", id_ranges(job["after_any"])))
+    if job.get("after_fail"):
+        rows.append(("after a failure of", id_ranges(job["after_fail"])))
     rows += _limits(job)
     for key, value in job.get("env_overrides", {}).items():
         rows.append(("env", f"{key}={value}"))

@@ -166,6 +166,7 @@ def build(
         priority=chosen["priority"],
         after=opts["after"] or [],  # (never a file's: job ids are the command line's)
         after_any=opts["after_any"] or [],
+        after_fail=opts["after_fail"] or [],
         retries=chosen["retries"],
         retry_delay=chosen["retry_delay"],
         timeout=chosen["timeout"],

@@ -26,7 +26,7 @@ import click
 
 from gpuherd import paths
 from gpuherd.cli import options, sweep_render
-from gpuherd.cli.job_refs import resolve_last
+from gpuherd.cli.after_options import after_options, resolved
 from gpuherd.cli.main import prefixed
 from gpuherd.cli.options import one_output
 from gpuherd.cli.output_options import check_outputs, output_options
@@ -127,8 +127,7 @@ def sweep() -> None:
 @options.only_gpus_option("each point")
 @options.memory_options("each point")
 @options.priority_option(show_default=False)
-@options.after_option()
-@options.after_option(any_end=True)
+@after_options()
 @options.retries_option("point", default="the sweep file's, else gpuherd config get retries")
 @options.retry_delay_option("a failed point")
 @options.timeout_option()
@@ -161,8 +160,8 @@ def submit_sweep(ctx: click.Context, /, source: str, **opts: Any) -> None:
         return
     _check_size(spec, opts["yes"], "pass --yes to submit them all")
     client = Client(timeout=600.0)
-    options.after = resolve_last(client, options.after, "--after")
-    options.after_any = resolve_last(client, options.after_any, "--after-any")
+    for kind, ids in resolved(client, asdict(options)).items():
+        setattr(options, kind, ids)
     body = {
         "spec": spec_to_dict(spec),
         "cwd": cwd,

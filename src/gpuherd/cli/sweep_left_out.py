@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from gpuherd.core.deps import KINDS, option
 from gpuherd.wire_requests import SweepOptions
 
 RUN_TAKES: dict[str, tuple[str, str | None]] = {
@@ -31,8 +32,7 @@ RUN_TAKES: dict[str, tuple[str, str | None]] = {
     "grace": ("--grace", None),
     "env_overrides": ("--env", None),
     "priority": ("--priority", None),
-    "after": ("--after", None),
-    "after_any": ("--after-any", None),
+    **{kind: (option(kind), None) for kind in KINDS},
     "hold": ("--hold", None),
     "begin": ("--begin", None),
     "project": ("--project", None),

@@ -10,6 +10,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from gpuherd.core.deps import KINDS, kept_apart
 from gpuherd.core.idspec import format_ids
 from gpuherd.core.model import JobSpec
 from gpuherd.core.states import JobState
@@ -31,15 +32,15 @@ EDITABLE = (
     "env_overrides",
     "cwd",
     "grace",
-    "after",
-    "after_any",
+    *KINDS,
     "output",
     "error",
 )
 """JobSpec fields `gpuherd edit` changes (each a jobs column of the same name). The job's
 variables (`--env`) are set one by one, the others kept: `edit --env A=1` adds or changes A;
-its dependencies (`--after`, `--after-any`) are replaced. `output` and `error` come here
-absolute, as a submission stores them (the caller takes them from the job's cwd)."""
+its dependencies (`--after`, `--after-any`, `--after-fail`) are replaced. `output` and
+`error` come here absolute, as a submission stores them (the caller takes them from the
+job's cwd)."""
 BEGIN = "begin"
 """Not the spec's: the time a job is held until (its release_at). Given, the job is held until
 then (a time to come) or queued (one past); cleared, a job held until a time is queued now."""
@@ -52,8 +53,7 @@ CLEARABLE = (
     "timeout",
     "project",
     "env_overrides",
-    "after",
-    "after_any",
+    *KINDS,
     "output",
     "error",
     BEGIN,
@@ -62,8 +62,7 @@ CLEARABLE = (
 _UNDECLARED: dict[str, Any] = {
     "only_gpus": (),
     "env_overrides": {},
-    "after": (),
-    "after_any": (),
+    **{kind: () for kind in KINDS},
 }
 """What a cleared field becomes, where that is not None."""
 
@@ -104,11 +103,11 @@ def edit_spec(
         wanted["only_gpus"] = tuple(sorted(set(wanted["only_gpus"])))
     if "env_overrides" in changes:
         wanted["env_overrides"] = {**spec.env_overrides, **changes["env_overrides"]}
-    # As a submission stores them: a job in both waits for the success (spec_from_item).
-    after = set(wanted.get("after", spec.after))
-    if "after" in wanted or "after_any" in wanted:
-        wanted["after"] = tuple(sorted(after))
-        wanted["after_any"] = tuple(sorted(set(wanted.get("after_any", spec.after_any)) - after))
+    # As a submission stores them (spec_from_item): a job in after_any and another list
+    # waits as the other says.
+    if any(kind in wanted for kind in KINDS):
+        lists = (wanted.get(kind, getattr(spec, kind)) for kind in KINDS)
+        wanted.update(zip(KINDS, kept_apart(*lists), strict=True))
     edited = replace(spec, **wanted)
     return edited, [name for name in EDITABLE if getattr(edited, name) != getattr(spec, name)]
 
@@ -168,6 +167,6 @@ def _show(name: str, spec: JobSpec) -> str:
         return format_size(value)
     if name in ("timeout", "retry_delay", "grace"):  # chosen, so as typed: 30s, not 30.0s
         return format_given(value)
-    if name in ("after", "after_any"):
+    if name in KINDS:
         return format_ids(value) or "none"
     return str(value)

@@ -48,7 +48,8 @@ class Next:
     state: JobState
     outcome: Outcome
     cancel_waiters: bool
-    """The job ended badly for good: jobs waiting for it end as dependency_failed."""
+    """The job ended for good: jobs waiting for it to end otherwise (`--after` a job that
+    failed, `--after-fail` one that succeeded) end as dependency_failed."""
 
 
 def classify(ended: Ended, stderr_tail: str = "") -> Outcome:
@@ -71,7 +72,7 @@ def after_attempt(job: Job, ended: Ended, outcome: Outcome) -> Next:
     if ended.requeue:
         return Next(Event.RETRY, JobState.QUEUED, outcome, cancel_waiters=False)
     if outcome.success:
-        return Next(Event.SUCCEED, JobState.SUCCEEDED, outcome, cancel_waiters=False)
+        return Next(Event.SUCCEED, JobState.SUCCEEDED, outcome, cancel_waiters=True)
     if outcome.kind is OutcomeKind.KILLED:
         return Next(Event.KILL, JobState.KILLED, outcome, cancel_waiters=True)
     if retries_left(job, outcome) > 0:
@@ -135,17 +136,27 @@ def held_unstarted(job_id: int, message: str) -> str:
 
 
 def dependency_failed(dep_id: int, dep_state: JobState) -> Outcome:
-    return Outcome(OutcomeKind.DEPENDENCY_FAILED, message=f"job {dep_id} ended ({dep_state.value})")
+    """The outcome of a job cancelled as job `dep_id` ended in `dep_state`, not as it waited
+    for: `job 12 ended (failed)` (`--after`), `job 12 ended (succeeded), ...` (`--after-fail`)."""
+    said = f"job {dep_id} ended ({dep_state.value})"
+    if dep_state is JobState.SUCCEEDED:
+        said += ", and it waited for a failure (--after-fail)"
+    return Outcome(OutcomeKind.DEPENDENCY_FAILED, message=said)
 
 
 def cancelled_at_once(job_ids: Sequence[int], dep_id: int, dep_state: JobState) -> str:
     """What a submission says of its jobs cancelled at once (dependency_failed), as job
-    `dep_id`, which they wait for, already ended badly: the same end as when it ends so a
-    moment later (a script cannot tell which comes first), and how to run them again."""
+    `dep_id`, which they wait for, already ended otherwise than they wait for: the same end
+    as when it ends so a moment later (a script cannot tell which comes first), and how to
+    run them again."""
     one = len(job_ids) == 1
     them = f"job {job_ids[0]} is" if one else f"jobs {format_ids(job_ids)} are"
+    if dep_state is JobState.SUCCEEDED:  # (an --after-fail job's: nothing failed to act on)
+        then = "--after-fail waits for a failure"
+    else:
+        every = "both" if one else "them all"
+        then = f"gpuherd retry {dep_id} {format_ids(job_ids)} runs {every} again"
     return (
         f"{them} cancelled at once: job {dep_id}, which {'it waits' if one else 'they wait'} "
-        f"for, already {dep_state.value} (gpuherd retry {dep_id} {format_ids(job_ids)} runs "
-        f"{'both' if one else 'them all'} again)"
+        f"for, already {dep_state.value} ({then})"
     )

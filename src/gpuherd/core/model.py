@@ -42,6 +42,9 @@ class JobSpec:
     """Jobs that must succeed first (a bad end of one cancels this job)."""
     after_any: tuple[int, ...] = ()
     """Jobs that must end first, however they end (Slurm's afterany)."""
+    after_fail: tuple[int, ...] = ()
+    """Jobs that must end without success first (Slurm's afternotok: core/deps.py says
+    which ends count); a success of one cancels this job."""
     retries: int = 0
     retry_delay: float | None = None
     """Seconds a failed attempt's automatic retry waits, queued, before it may start."""
@@ -144,6 +147,10 @@ class Attempt:
     """The memory request (per GPU) this attempt ran with."""
     peak_mem: int | None = None
     """The most GPU memory (per GPU) the attempt's processes were seen to use."""
+    files: tuple[str, str] | None = None
+    """Where its stdout and stderr went, recorded as it started (core/output_files.Files):
+    an edit of the job's files or name changes its next attempts' alone. None: begun before
+    attempts recorded them, or found in its folder by a restored database."""
 
 
 class DeviceState(StrEnum):

@@ -9,7 +9,7 @@ that file (the same file for both is one file, written by both). The attempt's f
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from gpuherd.core.model import JobSpec
@@ -31,11 +31,6 @@ def template_problem(template: str) -> str | None:
             what = f"%{letter}" if letter else "a % at its end"
             return f"unknown placeholder {what}: use {known}, or %% for a percent sign"
     return None
-
-
-def per_attempt(template: str) -> bool:
-    """Whether each attempt writes a file of its own (the name holds `%a`)."""
-    return "a" in _letters(template)
 
 
 def _letters(template: str) -> set[str]:
@@ -61,18 +56,15 @@ def shared_file(specs: Sequence[JobSpec]) -> tuple[str, int, int] | None:
     return None
 
 
-def sharing(path: str, jobs: str) -> str:
-    """What is wrong with `jobs` (`jobs 3 and 5`) writing one file, and what to do."""
-    return (
-        f"{jobs} would both write {path}, each emptying it as it starts: put %j (the job's "
-        "id) or %x (its name) in the file's name, so each job has its own"
+def sharing(path: str, jobs: str, by_name: bool = False) -> str:
+    """What is wrong with `jobs` (`jobs 3 and 5`) writing one file, and what to do (`by_name`:
+    they would by the names an edit gives them, which the file's name holds as %x)."""
+    todo = (
+        "give each a name of its own, or put %j (the job's id) in the file's name"
+        if by_name
+        else "put %j (the job's id) or %x (its name) in the file's name, so each job has its own"
     )
-
-
-def named_after_the_job(spec: JobSpec) -> bool:
-    """Whether a file of the job's is named after its name (`%x`): a new name is a new file."""
-    templates = (t for t in stream_templates(spec) if t is not None)
-    return any("x" in _letters(t) for t in templates)
+    return f"{jobs} would both write {path}, each emptying it as it starts: {todo}"
 
 
 def expand(template: str, job_id: int, attempt: int, name: str | None) -> str:
@@ -101,28 +93,48 @@ def attempt_files(spec: JobSpec, job_id: int, attempt: int) -> tuple[str | None,
     return out, err
 
 
+FOLDER_LOGS = ("stdout.log", "stderr.log")
+"""An attempt's own logs, in its folder: where its streams go without a file of the user's
+choosing, and the links to such a file."""
+
+Files = tuple[str, str]
+"""Where an attempt's stdout and stderr go, as the attempt records them when it starts: a file
+of the user's choosing (absolute), or its folder's own log (FOLDER_LOGS, relative to the
+attempt's folder, which a moved home moves with it)."""
+
+
+def attempt_files_for(spec: JobSpec, job_id: int, attempt: int, user_files: bool = True) -> Files:
+    """Where attempt `attempt` of the job writes, by the job's files as they are now: what an
+    attempt records as it starts (`user_files`: the executor writes such files; Ray's does
+    not). Later edits of the job's files or name change its next attempts' files alone."""
+    chosen = attempt_files(spec, job_id, attempt) if user_files else (None, None)
+    out, err = (path or log for path, log in zip(chosen, FOLDER_LOGS, strict=True))
+    return out, err
+
+
+def recorded_or_named(spec: JobSpec, job_id: int, attempt: int, recorded: Files | None) -> Files:
+    """An attempt's files as it recorded them; for one begun before attempts recorded them
+    (None), as the job's files name them now (the only record there is)."""
+    return recorded if recorded is not None else attempt_files_for(spec, job_id, attempt)
+
+
 @dataclass(frozen=True)
 class OutputFile:
     """A file of the user's choosing one stream of an attempt goes to."""
 
     path: str
     emptied: bool
-    """Emptied as the attempt starts: the first attempt to write it. A later attempt writing
-    the same file (its name has no %a) adds to it: a retry never wipes out why the attempt
-    before it failed."""
+    """Emptied as the attempt starts: the first attempt of the job to write it. A later
+    attempt writing the same file (its name has no %a) adds to it: a retry never wipes out
+    why the attempt before it failed."""
 
 
 def launch_files(
-    spec: JobSpec, job_id: int, attempt: int, first: bool
+    files: Files, written: Collection[str]
 ) -> tuple[OutputFile | None, OutputFile | None]:
-    """Where stdout and stderr of this attempt go (`first`: the job's first attempt)."""
-
-    def file(template: str | None) -> OutputFile | None:
-        if template is None:
-            return None
-        return OutputFile(
-            expand(template, job_id, attempt, spec.name), first or per_attempt(template)
-        )
-
-    out, err = stream_templates(spec)
-    return file(out), file(err)
+    """Where stdout and stderr of an attempt writing `files` go (None: its folder's log),
+    `written`: the files the job's earlier attempts wrote."""
+    out, err = (
+        None if path in FOLDER_LOGS else OutputFile(path, path not in written) for path in files
+    )
+    return out, err

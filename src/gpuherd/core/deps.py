@@ -1,0 +1,67 @@
+"""A job's dependencies: their kinds (Slurm's afterok, afterany, afternotok), which end of the
+job waited for meets each, and how one job's lists are kept apart (pure)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from gpuherd.core.states import BAD_END_STATES, FINISHED_STATES, JobState
+
+KINDS = ("after", "after_any", "after_fail")
+"""The JobSpec fields that name the jobs a job waits for, one per kind: each is also the
+name of the kind in the `deps` table, the Python API's and the HTTP API's field, and (with
+dashes) the CLI's option."""
+
+MEETS: dict[str, frozenset[JobState]] = {
+    "after": frozenset({JobState.SUCCEEDED}),
+    "after_any": FINISHED_STATES,
+    # Slurm's afternotok: "terminated in some failed state". Every end but a success:
+    # a failure (an exit code, a signal, a timeout, CUDA out of memory, a failed start),
+    # a kill, a cancel (one by a dependency too), a lost process. A job that will be
+    # retried is queued again, not ended: its waiters wait through its retries.
+    "after_fail": BAD_END_STATES,
+}
+"""The end states of a job that meet each kind of dependency on it."""
+
+
+def option(kind: str) -> str:
+    """The CLI option of a kind: `--after-fail`."""
+    return "--" + kind.replace("_", "-")
+
+
+def never_met(kind: str, state: JobState) -> bool:
+    """Whether a dependency of this kind on a job in `state` can no longer be met: that job
+    has ended, and not in an end the kind waits for (its waiter is cancelled)."""
+    return state in FINISHED_STATES and state not in MEETS[kind]
+
+
+def kinds_never_met(state: JobState) -> tuple[str, ...]:
+    """The kinds of dependency a job that ended in `state` leaves for ever unmet."""
+    return tuple(kind for kind in KINDS if never_met(kind, state))
+
+
+def kept_apart(
+    after: Sequence[int], after_any: Sequence[int], after_fail: Sequence[int]
+) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """The three lists as a job stores them: each sorted, without repeats, and a job named in
+    `after_any` and in another list kept in the other alone (its success, or its failure,
+    is also an end: the stricter wait says all). A job in both `after` and `after_fail` is
+    kept in both; `contradiction` finds it, to refuse it."""
+    strict = set(after) | set(after_fail)
+    return (
+        tuple(sorted(set(after))),
+        tuple(sorted(set(after_any) - strict)),
+        tuple(sorted(set(after_fail))),
+    )
+
+
+def contradiction(after: Sequence[int], after_fail: Sequence[int]) -> str | None:
+    """What is wrong with a job waiting for the success and the failure of the same job
+    (it could never run), or None."""
+    both = sorted(set(after) & set(after_fail))
+    if not both:
+        return None
+    return (
+        f"job {both[0]} is in both after (--after) and after_fail (--after-fail): a job "
+        "cannot both succeed and fail; keep it in one of them"
+    )
