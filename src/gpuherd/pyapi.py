@@ -38,6 +38,7 @@ from gpuherd.following import follow_log
 from gpuherd.pyapi_checks import command_text, deadline_after, job_number, log_numbers, wait_ids
 from gpuherd.pyapi_jobs import JobActions, JobListing
 from gpuherd.pyapi_sweep import Sweep, SweepWarning, bare_command_refusal, over_file
+from gpuherd.pyapi_types import check_types
 from gpuherd.pyapi_values import (
     connect_spelling,
     edit_options,
@@ -147,6 +148,7 @@ class Herd(JobListing):
         already ended badly (or `after_fail` job already succeeded) is cancelled at once
         (dependency_failed), with a UserWarning saying so."""
         refuse_while_loading("submit")
+        check_types({"name": name})  # (the options are checked with the others, below)
         if "max_parallel" in options:  # shared with sweep(), where it means something
             raise TypeError(
                 "max_parallel is a sweep's cap (sweep(..., max_parallel=N)); to cap the jobs "
@@ -197,6 +199,7 @@ class Herd(JobListing):
         says what was submitted and skipped. A template with no placeholder and no params (a
         sweep's name, say) is refused: get_sweep(name) opens a sweep submitted before."""
         refuse_while_loading("sweep")
+        check_types({"name": name})
         if isinstance(command, SweepSpec):
             if params:
                 raise TypeError("give the parameters in the SweepSpec's grids, or params, not both")

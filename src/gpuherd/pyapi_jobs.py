@@ -19,6 +19,7 @@ from gpuherd.cli.job_refs import filtered
 from gpuherd.core.when import parse_since, window_refusal
 from gpuherd.errors import Conflict, HerdError, InvalidValue
 from gpuherd.pyapi_checks import job_number, log_numbers
+from gpuherd.pyapi_types import check_types
 from gpuherd.pyapi_values import plain
 
 if TYPE_CHECKING:
@@ -26,6 +27,15 @@ if TYPE_CHECKING:
     from gpuherd.pyapi import Herd, Job
 
 _AS_LS = "as `gpuherd ls --{}` takes it ('2d', 'yesterday', '2026-11-20')"
+
+
+class JobList(list["Job"]):
+    """`herd.jobs()`'s handles (a list, as it always was), with `more`: how many more jobs
+    matched but were left out, as `gpuherd ls` says "… and N more" (0: none was)."""
+
+    def __init__(self, jobs: Iterable[Job] = (), *, more: int = 0) -> None:
+        super().__init__(jobs)
+        self.more = more
 
 
 class JobListing:
@@ -45,7 +55,7 @@ class JobListing:
         until: datetime | float | str | None = None,
         all: bool = False,
         limit: int | None = None,
-    ) -> list[Job]:
+    ) -> JobList:
         """Handles on the jobs `gpuherd ls --json` lists, in its order: without `all`,
         `state`, `since` or `until`, the unfinished jobs and the latest finished ones.
         `state` is a state's name or a list of them; `project`, `sweep` and `name` (a name, or
@@ -53,7 +63,8 @@ class JobListing:
         local time), epoch seconds, or text as `ls --since` takes it ("2d", "yesterday",
         "2026-11-20"): the jobs in the queue in that window, finished ones too; `limit` as
         `ls --limit`. Each handle's `snapshot` is the job's row in the listing (its state
-        then); `info()` asks the daemon again."""
+        then); `info()` asks the daemon again. A list, whose `more` says how many more jobs
+        matched but were left out (by `limit`), as `ls` says "… and N more"."""
         match = {"project": project, "sweep": sweep, "name": name}
         for key, text in match.items():
             _text_filter(key, text)
@@ -69,7 +80,7 @@ class JobListing:
             filtered(answer, {**match, **window})
         except click.ClickException as exc:  # a daemon older than a filter: it listed all
             raise HerdError(exc.message) from None
-        jobs = []
+        jobs = JobList(more=int(answer.get("more", 0)))
         for row in answer["jobs"]:
             job = self.job(int(row["id"]))
             job.snapshot = row
@@ -90,11 +101,8 @@ _WINDOW = ("since", "until")
 
 
 def _text_filter(key: str, value: Any) -> None:
-    if value is None:
-        return
-    if not isinstance(value, str):
-        raise TypeError(f"{key} is text, got {value!r}")
-    if not value:
+    check_types({key: value})
+    if value == "":
         raise InvalidValue(f"{key} is empty: give a {key}, or None for jobs of any {key}")
 
 

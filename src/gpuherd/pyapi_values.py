@@ -37,6 +37,7 @@ from gpuherd.core.sweep_spec import FILE_SUFFIXES
 from gpuherd.core.units import memory_amount, not_a_choice, parse_duration
 from gpuherd.core.when import parse_begin
 from gpuherd.errors import DaemonError, HerdError
+from gpuherd.pyapi_types import check_types
 from gpuherd.task_values import from_numpy, is_numpy
 
 SUBMIT_OPTIONS = frozenset(
@@ -159,6 +160,7 @@ def submit_options(
     them."""
     refuse_unknown(options, SUBMIT_OPTIONS)
     out = _file_names(in_units({k: plain(v) for k, v in options.items() if v is not None}))
+    check_types(out)
     if "begin" in out:
         out["begin"] = _begin(out["begin"])
     for key in KINDS:
@@ -198,6 +200,7 @@ def edit_options(changes: Mapping[str, Any], job_type: type[Any], client: Client
     """`Job.edit` keyword changes as the API takes them, each as `submit` takes it (`cwd`
     made absolute, as a submission's is)."""
     out = _file_names(in_units({k: plain(v) for k, v in changes.items()}))
+    check_types(out)
     if out.get("cwd") is not None:
         out["cwd"] = job_cwd(out["cwd"])
     if out.get("begin") is not None:

@@ -17,6 +17,7 @@ import gpuherd
 from conftest import Herd, api_daemon, wait_for
 from gpuherd.errors import InvalidValue, NotFound
 from gpuherd.pyapi import connect
+from gpuherd.pyapi_types import WrongType
 
 STATES = "queued, held, running, paused, succeeded, failed, killed, cancelled, lost"
 SINCE_HELP = (
@@ -258,7 +259,7 @@ def test_bad_listing_arguments_are_refused_in_one_line(api: gpuherd.Herd) -> Non
             "('2d', 'yesterday', '2026-11-20'), got [1]",
             {"until": [1]},
         ),
-        (TypeError, "sweep is text, got 7", {"sweep": 7}),
+        (WrongType, "sweep is text (a str), got 7 (int)", {"sweep": 7}),
         (TypeError, "all is True (every job, finished ones too) or False, got 'yes'",
          {"all": "yes"}),
     ]  # fmt: skip

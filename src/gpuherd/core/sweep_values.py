@@ -137,9 +137,22 @@ def check_finite(data: Any, loc: tuple[str | int, ...] = ()) -> None:
             _check_finite(value, loc)
 
 
+def _plain(value: Any) -> bool:
+    """Whether JSON takes `value` as it is: text, a whole number, a finite float, a boolean
+    or None (json_safe's quick way through a point's parameters and metrics)."""
+    kind = type(value)
+    return kind in _AS_THEY_ARE or (kind is float and math.isfinite(value))
+
+
+_AS_THEY_ARE = frozenset({str, int, bool, type(None)})
+
+
 def json_safe(value: Any) -> Any:
     """`value` with NaN and the infinities as the text "nan", "inf" and "-inf": what a job
-    wrote (metrics.json) or an older gpuherd recorded, made standard JSON."""
+    wrote (metrics.json) or an older gpuherd recorded, made standard JSON. A copy, even with
+    nothing to change: what it was given may be kept (a file's parsed value)."""
+    if type(value) is dict and all(map(_plain, value.values())):  # a point's own: all of them
+        return dict(value)
     if isinstance(value, float) and not math.isfinite(value):
         return repr(value)
     if isinstance(value, Mapping):

@@ -1,0 +1,55 @@
+"""The kind of value each of the Python API's job options is (`submit`, `sweep`, `edit`,
+`jobs`' filters), checked before anything is sent: the daemon checks them strictly too, but
+answers in pydantic's words ("invalid request: jobs.0.name: Input should be a valid
+string"), naming neither the keyword as it was given nor what to give."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from gpuherd.errors import HerdError
+
+
+class WrongType(HerdError, TypeError):
+    """An option of the wrong kind: a TypeError, as Python's own for a wrong argument (and
+    as the API's other checks of a kind, output= or cwd=, raise), and a HerdError (one line)."""
+
+
+_WANTED = {
+    "text": "text (a str)",
+    "whole": "a whole number (an int)",
+    "size": "a size: bytes (an int) or text ('10GiB')",
+    "seconds": "seconds (an int or a float), text ('2h') or a timedelta",
+    "flag": "True or False",
+}
+_KINDS = {
+    "text": ("name", "project", "command", "sweep"),
+    "whole": ("gpus", "priority", "retries", "max_parallel"),
+    "size": ("mem", "ram"),
+    "seconds": ("timeout", "grace", "retry_delay", "no_output_timeout"),
+    "flag": ("hold", "exclusive", "oom_retry", "kill_on_no_output"),
+}
+KIND_OF = {key: kind for kind, keys in _KINDS.items() for key in keys}
+"""The options whose kind is checked here, each with its kind; the others are checked where
+they are read (after=, env=, begin=, only_gpus=, output=...)."""
+
+
+def check_types(options: Mapping[str, Any]) -> None:
+    """WrongType for the first option of KIND_OF (None: not given) not of its kind, sizes and
+    durations as the API sends them (text and timedeltas made numbers already)."""
+    for key, value in options.items():
+        kind = KIND_OF.get(key)
+        if value is None or kind is None or _is(kind, value):
+            continue
+        raise WrongType(f"{key} is {_WANTED[kind]}, got {value!r} ({type(value).__name__})")
+
+
+def _is(kind: str, value: Any) -> bool:
+    if kind == "text":
+        return isinstance(value, str)
+    if kind == "flag":
+        return isinstance(value, bool)
+    if isinstance(value, bool):  # (an int to Python, never a number to the daemon)
+        return False
+    return isinstance(value, int) or (kind == "seconds" and isinstance(value, float))
