@@ -43,8 +43,15 @@ _STATUS_ERRORS: dict[int, type[HerdError]] = {
     503: DaemonError,
 }
 WAIT_CHUNK = 500
-"""Job ids per `GET /jobs/wait`: they travel in the query string, which the daemon's HTTP
-parser caps (a wait for 30,000 ids in one call lost the connection)."""
+"""Job ids per `GET /jobs/wait`, the wait of a daemon older than its POST: they travel in the
+query string, which the daemon's HTTP parser caps (a wait for 30,000 ids in one call lost the
+connection)."""
+WAIT_POST_CHUNK = 100_000
+"""Job ids per `POST /jobs/wait`: ~0.7 MB of JSON, far under the daemon's body cap
+(body_cap.py), and ~0.05 s of the daemon's loop to read their states and answer; 100,000
+ids in 500s took 200 requests, 1.5 s past a wait's timeout."""
+READS_BY_POST = frozenset({"/jobs/wait"})
+"""POSTs that change nothing: a connection lost midway leaves nothing maybe done."""
 WAIT_POLL = 30.0
 """Longest single wait the daemon is asked for (a long poll; then it is asked again)."""
 RESTART_GRACE = 60.0
@@ -83,6 +90,8 @@ class Client:
         self.waits_for_socket = waits_for_socket
         """False: a daemon that holds the home's lock but does not listen is not waited for
         (SOCKET_BACK_WITHIN): `daemon start` polls the daemon it started on its own clock."""
+        self.waits_by_get = False
+        """True once the daemon refused `POST /jobs/wait` as an older one does."""
 
     def get(self, path: str, **query: Any) -> Any:
         return self.request("GET", _with_query(path, query))
@@ -105,7 +114,7 @@ class Client:
             except TimeoutError:
                 raise NoAnswer(f"the daemon did not answer within {self.timeout:g}s") from None
             except (OSError, BadResponse) as exc:
-                raise _lost(exc, done_maybe=method != "GET") from None
+                raise _lost(exc, done_maybe=method != "GET" and path not in READS_BY_POST) from None
         if response.status >= 400:
             raise _error(response.status, data)
         if raw:
@@ -172,22 +181,25 @@ class Client:
         value) has passed: each job's last state seen, whether all have finished, and how
         those that did not succeed ended.
 
-        Asks about WAIT_CHUNK jobs at a time, each chunk until it is done; at the deadline
-        the chunks not asked about yet are read once, so every job has a state. A daemon
-        that goes away midway gets RESTART_GRACE seconds to come back (`on_gone` is called
-        when it went), then the wait goes on with the new one.
+        Asks about WAIT_POST_CHUNK jobs at a time (WAIT_CHUNK of an older daemon), each chunk
+        until it is done; at the deadline the chunks not asked about yet are read once, so
+        every job has a state. A daemon that goes away midway gets RESTART_GRACE seconds to
+        come back (`on_gone` is called when it went), then the wait goes on with the new one.
         """
         states: dict[int, str] = {}
         endings: dict[int, dict[str, Any]] = {}
         left = list(dict.fromkeys(ids))
         done = first = True
         while left:
-            chunk, rest = left[:WAIT_CHUNK], left[WAIT_CHUNK:]
+            size = WAIT_CHUNK if self.waits_by_get else WAIT_POST_CHUNK
+            chunk, rest = left[:size], left[size:]
             seconds = WAIT_POLL
             if deadline is not None:
                 seconds = 0.0 if not done else min(seconds, max(0.0, deadline - time.monotonic()))
             try:
-                answer = self.get("/jobs/wait", ids=chunk, timeout=seconds)
+                answer = self._waited(chunk, seconds)
+            except _OlderDaemon:
+                continue  # asked again, in chunks an older daemon takes
             except DaemonError as exc:
                 if first and isinstance(exc, NotRunning):
                     raise  # none ran to begin with
@@ -215,6 +227,22 @@ class Client:
             elif deadline is not None and time.monotonic() >= deadline:
                 done, left = False, rest
         return Waited(states, done, endings)
+
+    def _waited(self, ids: list[int], seconds: float) -> Any:
+        """The daemon's answer to one wait for `ids` of up to `seconds`; _OlderDaemon when it
+        refused the POST as a daemon from before it does (its GET takes WAIT_CHUNK ids)."""
+        if self.waits_by_get:
+            return self.get("/jobs/wait", ids=ids, timeout=seconds)
+        try:
+            return self.post("/jobs/wait", {"ids": ids, "timeout": seconds})
+        except (InvalidValue, NotFound) as exc:
+            # Its `/jobs/{action}` takes the POST: it refuses the field `timeout`, or (older
+            # still, taking unknown fields) the action `wait`. Nothing was done.
+            said = str(exc)
+            if "timeout: unknown field" not in said and "unknown action 'wait'" not in said:
+                raise
+        self.waits_by_get = True
+        raise _OlderDaemon
 
     def comes_back(self, deadline: float | None, on_gone: Callable[[], None] | None) -> bool:
         """Whether a daemon that is not stopping answers within RESTART_GRACE (and before
@@ -327,6 +355,10 @@ class Client:
             return None
         path = Path(noted.strip())
         return path if path != self.socket_path and path.is_socket() else None
+
+
+class _OlderDaemon(Exception):
+    """The daemon takes no `POST /jobs/wait` (Client._waited)."""
 
 
 def _same_folder(noted: str, home: Path) -> bool:

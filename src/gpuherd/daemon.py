@@ -52,6 +52,7 @@ from gpuherd.gpus.choice import FAKE_GPUS_VARIABLE, GpuChoice, choose_gpus
 from gpuherd.hooks import EndHooks
 from gpuherd.layout import Layout
 from gpuherd.listen_address import parse_address
+from gpuherd.listing_reader import ListingReader
 from gpuherd.service import Service
 from gpuherd.store import Store
 from gpuherd.store_schema import open_failed
@@ -278,6 +279,7 @@ def serve(
     async def main() -> str | None:
         engine = Engine(store, table(store, probe), executor, Layout.for_home(home))
         service = Service(engine, home, time.time())
+        reader = service.reader = ListingReader(store)  # `ls` off the loop
         app = create_app(service, pid=os.getpid(), socket_path=str(sock_path))
         # Open event streams must not hold a stopping daemon for long.
         config = uvicorn.Config(
@@ -302,6 +304,7 @@ def serve(
         engine.changes.close()  # event streams over TCP end too
         await app.state.listener.stop()
         hooks.stop()
+        reader.close()  # before the store's: no listing read left running
         engine.close()
         return service.last_word
 

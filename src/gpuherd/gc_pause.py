@@ -11,18 +11,31 @@ once the listing is made, when allocations count towards it again.
 from __future__ import annotations
 
 import gc
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+
+_lock = threading.Lock()
+_inside = 0
+"""How many are inside collector_paused, on any thread (a listing's thread, the loop)."""
+_was_on = False
 
 
 @contextmanager
 def collector_paused() -> Iterator[None]:
     """No cycle collection inside (the whole process: a daemon's other threads too, for as
-    long); nested, only the outermost turns it back on."""
-    was_on = gc.isenabled()
-    gc.disable()
+    long): the first in turns it off, the last out back on, whatever thread each is on (a
+    listing read on its thread while the loop lists too: listing_reader.py)."""
+    global _inside, _was_on
+    with _lock:
+        if not _inside:
+            _was_on = gc.isenabled()
+            gc.disable()
+        _inside += 1
     try:
         yield
     finally:
-        if was_on:
-            gc.enable()
+        with _lock:
+            _inside -= 1
+            if not _inside and _was_on:
+                gc.enable()

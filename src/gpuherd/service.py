@@ -20,12 +20,8 @@ from gpuherd.core.deps import KINDS
 from gpuherd.core.lifecycle import cancelled_at_once
 from gpuherd.core.model import Job
 from gpuherd.core.output_files import FOLDER_LOGS, Files, recorded_or_named, shared_file, sharing
-from gpuherd.core.recovery import unwatched_run
-from gpuherd.core.run_time import pauses, ran_for
 from gpuherd.core.states import (
     FINISHED_STATES,
-    LIVE_STATES,
-    WAITING_STATES,
     JobState,
     OutcomeKind,
     split_waiting,
@@ -35,6 +31,8 @@ from gpuherd.engine_endings import fail_orphaned_waiters
 from gpuherd.errors import Conflict, InvalidValue, NotFound
 from gpuherd.executors.base import NO_USER_FILES
 from gpuherd.gc_pause import collector_paused
+from gpuherd.listing import listed, peaks_of, stored_views, worded
+from gpuherd.listing_reader import ListingReader
 from gpuherd.service_edit import EditVerbs
 from gpuherd.service_reasons import explainer
 from gpuherd.service_system import SystemVerbs
@@ -42,10 +40,8 @@ from gpuherd.store import NewJob
 from gpuherd.store_rows import ANY_JOB, JobFilter
 from gpuherd.submission import never_runs_judge, spec_from_item, unknown_jobs, where_in_batch
 from gpuherd.submission_text import printable
-from gpuherd.wire import SubmitItem, attempt_view, job_view, outcome_view
+from gpuherd.wire import SubmitItem, attempt_view, outcome_view
 
-RECENT_FINISHED = 10
-"""How many finished jobs a plain `ls` shows after the active ones."""
 STDERR_TAIL_LINES = 20
 
 
@@ -71,6 +67,8 @@ class Service(SystemVerbs, EditVerbs):
         self.started_at = started_at or time.time()
         self.sweeps_removing: set[str] = set()
         """Sweeps a `sweep rm` works through (in pieces): not to be submitted meanwhile."""
+        self.reader: ListingReader | None = None
+        """The daemon's listing thread (listing_reader.py); None: listings read on the loop."""
 
     # ---- submit ---------------------------------------------------------------------------
 
@@ -141,28 +139,27 @@ class Service(SystemVerbs, EditVerbs):
         ones, then the waiting ones in the order they are to start (the limit applies to the
         waiting)."""
         wanted = tuple(_state(s) for s in states)
-        limited: tuple[JobState, ...] = wanted
-        if newest_first:  # `last`: the job submitted last, whatever its state
-            jobs = self.store.list_jobs(wanted, match, limit, newest_first)
-            shown = len(jobs)
-        elif wanted or all_jobs:
-            started, waiting_states = split_waiting(wanted or tuple(JobState))
-            jobs = self.store.list_jobs(started, match, limit) if started else []
-            left = None if limit is None else limit - len(jobs)
-            if waiting_states and left != 0:
-                jobs += self.store.waiting_in_order(match, left, waiting_states)
-            shown = len(jobs)
-        else:
-            limited = tuple(WAITING_STATES)
-            waiting = self.store.waiting_in_order(match, limit)
-            recent = self.store.list_jobs(
-                tuple(FINISHED_STATES), match, RECENT_FINISHED, newest_first=True
+        jobs, more = listed(self.store, wanted, match, all_jobs, limit, newest_first)
+        return self._views(jobs), more
+
+    async def ls_off_loop(
+        self,
+        states: Sequence[str] = (),
+        match: JobFilter = ANY_JOB,
+        all_jobs: bool = False,
+        limit: int | None = None,
+        newest_first: bool = False,
+    ) -> tuple[list[dict[str, Any]], int]:
+        """`ls`, read on the daemon's listing thread, the loop left free meanwhile
+        (listing_reader.py); on the loop where there is none, or it cannot read."""
+        wanted = tuple(_state(s) for s in states)
+        if self.reader is not None:
+            found = await self.reader.listing(
+                self.engine, wanted, match, all_jobs, limit, newest_first
             )
-            live = self.store.list_jobs(tuple(LIVE_STATES), match)
-            jobs = sorted(recent + live, key=lambda j: j.id) + waiting
-            shown = len(waiting)
-        more = 0 if limit is None or shown < limit else self.store.count_jobs(limited, match)
-        return self._views(jobs), max(0, more - shown)
+            if found is not None:
+                return found
+        return self.ls(states, match, all_jobs, limit, newest_first)
 
     def ls_ids(
         self,
@@ -276,11 +273,11 @@ class Service(SystemVerbs, EditVerbs):
 
     def job_states(self, ids: Sequence[int]) -> dict[int, JobState]:
         """The states of these jobs, read in one go; NotFound names the first unknown id."""
-        jobs = self.store.get_jobs(list(dict.fromkeys(ids)))
+        states = self.store.states_of(list(dict.fromkeys(ids)))
         for job_id in ids:
-            if job_id not in jobs:
+            if job_id not in states:
                 self._job(job_id)  # raises NotFound with the usual message
-        return {job_id: jobs[job_id].state for job_id in ids}
+        return {job_id: states[job_id] for job_id in ids}
 
     def endings(self, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
         """How each of these jobs ended (state, outcome, exit code, signal, message), read in
@@ -296,27 +293,11 @@ class Service(SystemVerbs, EditVerbs):
         pause still on began (core/run_time.py; its run time leaves both out), and that run
         time by now, `seconds` (None for a job not started): Slurm's sacct Elapsed, so a
         script need not count the pauses itself."""
-        now = self.engine.clock()
-        held = [j.id for j in jobs if j.state is JobState.HELD and j.release_at is None]
-        holds = self.store.hold_details(held)
-        explain = explainer(self.engine, holds)
-        # A waiting job shows no run time: none is counted.
-        ran = [j.id for j in jobs if j.started_at is not None and j.state not in WAITING_STATES]
-        events = self.store.pause_events(ran) if ran else {}
-        views = []
-        for job in jobs:
-            for_a_run = job.id in holds and unwatched_run(holds[job.id]) is not None
-            view = job_view(job, explain(job), self._peak(job.id), for_a_run)
-            paused, paused_at = pauses(events.get(job.id, ()), job.started_at or 0.0, job.ended_at)
-            view.update(paused_seconds=paused, paused_at=paused_at)
-            times = ran_for(view, now)
-            view["seconds"] = times[0] if times else None
-            views.append(view)
+        views, holds = stored_views(
+            self.store, jobs, self.engine.clock(), peaks_of(self.engine.live)
+        )
+        worded(views, jobs, explainer(self.engine, holds))
         return views
-
-    def _peak(self, job_id: int) -> int | None:
-        live = self.engine.live.get(job_id)
-        return live.peak or None if live else None
 
 
 def _state(name: str) -> JobState:

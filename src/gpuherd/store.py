@@ -13,17 +13,17 @@ import sqlite3
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from gpuherd import store_rows as rows
 from gpuherd.core.deps import KINDS
-from gpuherd.core.model import Attempt, Job, JobSpec
+from gpuherd.core.model import Attempt, JobSpec
 from gpuherd.core.states import JobState
 from gpuherd.errors import StoreError
 from gpuherd.store_checkpoint import BACKSTOP_PAGES, Checkpointer
-from gpuherd.store_reads import JobReads
+from gpuherd.store_reader import file_id
+from gpuherd.store_reads import JobReads, env_cache
 from gpuherd.store_schema import SCHEMA_VERSION, make_private, migrate, open_failed
 from gpuherd.store_tables import DeviceConfig, SweepAndDeviceTables, SweepRow
 from gpuherd.store_views import EventRow, JobViews
@@ -52,6 +52,8 @@ class Store(JobReads, SweepAndDeviceTables, JobViews):
             path.parent.mkdir(parents=True, exist_ok=True)
             make_private(path)
             self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            self.file_id = file_id(path)
+            """The file opened, which a listing's reader must read too (store_reader.py)."""
             self._db.execute("PRAGMA busy_timeout = 5000")
             if scratch:
                 self._db.execute("PRAGMA locking_mode = EXCLUSIVE")
@@ -87,7 +89,7 @@ class Store(JobReads, SweepAndDeviceTables, JobViews):
         self._on_commit: list[Callable[[], None]] = []
         self.touched: set[int] | None = None
         """While a verb on many jobs runs, the ids of the jobs `update_job` changed."""
-        self._env_cache = lru_cache(maxsize=64)(self._load_env)
+        self._env_cache = env_cache(self._db)
 
     def close(self) -> None:
         if self._checkpoints is not None:
@@ -369,14 +371,6 @@ class Store(JobReads, SweepAndDeviceTables, JobViews):
             return int(row[0])
         cur = self._db.execute("INSERT INTO envs(hash, json) VALUES (?, ?)", (digest, text))
         return int(cur.lastrowid or 0)
-
-    def _load_env(self, env_id: int) -> Mapping[str, str]:
-        row = self._db.execute("SELECT json FROM envs WHERE id = ?", (env_id,)).fetchone()
-        env: dict[str, str] = json.loads(row[0]) if row else {}
-        return env
-
-    def _job(self, row: tuple[Any, ...]) -> Job:
-        return rows.job_from_row(row, self._env_cache(row[4]))
 
 
 __all__ = [

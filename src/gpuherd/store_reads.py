@@ -7,8 +7,10 @@ store_views.py holds the other reads (counts, pages, events, queue positions).
 
 from __future__ import annotations
 
+import json
 import sqlite3
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 from gpuherd import store_rows as rows
@@ -21,13 +23,27 @@ ID_CHUNK = 500
 """Ids per query of get_jobs and known_ids (SQLite before 3.32 takes 999 parameters at most)."""
 
 
+def env_cache(db: sqlite3.Connection) -> Callable[[int], Mapping[str, str]]:
+    """The environments of jobs by id, read through `db`, the last 64 kept: a sweep's
+    thousands of jobs share one."""
+
+    def load(env_id: int) -> Mapping[str, str]:
+        row = db.execute("SELECT json FROM envs WHERE id = ?", (env_id,)).fetchone()
+        env: dict[str, str] = json.loads(row[0]) if row else {}
+        return env
+
+    return lru_cache(maxsize=64)(load)
+
+
 class JobReads:
     """Mixed into Store, which provides the connection and row mapping."""
 
     _db: sqlite3.Connection
+    _env_cache: Callable[[int], Mapping[str, str]]
+    """env_cache(self._db): each connection its own (a reader thread's is not the loop's)."""
 
     def _job(self, row: tuple[Any, ...]) -> Job:
-        raise NotImplementedError
+        return rows.job_from_row(row, self._env_cache(row[4]))
 
     def get_job(self, job_id: int) -> Job | None:
         row = self._db.execute(
@@ -45,6 +61,11 @@ class JobReads:
     def known_ids(self, ids: Sequence[int]) -> set[int]:
         """Those of `ids` that some job has: its id alone is read, not the whole job."""
         return {row[0] for row in self._rows_of("id", ids)}
+
+    def states_of(self, ids: Sequence[int]) -> dict[int, JobState]:
+        """The state of each of `ids` that some job has, by id: its state alone is read (a
+        wait over 100,000 jobs read them whole, 1 s on the loop; their states: 0.04 s)."""
+        return {row[0]: JobState(row[1]) for row in self._rows_of("id, state", ids)}
 
     def _rows_of(self, columns: str, ids: Sequence[int]) -> Generator[tuple[Any, ...], None, None]:
         for start in range(0, len(ids), ID_CHUNK):

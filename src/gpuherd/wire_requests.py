@@ -70,11 +70,28 @@ class IdsRequest:
     ids: list[Int]
 
 
+WAIT_LONGEST = 3600.0
+"""The longest `timeout` one wait request takes (a long poll: a client asks again)."""
+
+
+@dataclass
+class WaitRequest:
+    """POST /jobs/wait: GET's query in a body, which holds 100,000 ids where a query string
+    holds 500 (a wait over 100,000 jobs took 200 requests, each reading its jobs again)."""
+
+    __pydantic_config__ = REFUSE_UNKNOWN_FIELDS
+
+    ids: list[Int]
+    timeout: Float = 30.0
+    """Seconds, up to WAIT_LONGEST (api/job_wait.py checks it)."""
+
+
 @dataclass
 class EditRequest:
     """POST /jobs/edit: what waiting jobs are to ask for from now on; a field left null
     stays as it is, and `clear` sets fields back to undeclared (name, only_gpus, mem, ram,
-    retry_delay, timeout, project, env_overrides, after, after_any, output, error, begin)."""
+    retry_delay, timeout, project, env_overrides, after, after_any, after_fail, output, error,
+    begin)."""
 
     __pydantic_config__ = REFUSE_UNKNOWN_FIELDS
 

@@ -3,19 +3,14 @@ sbatch --wait, srun), through a restart of the daemon too; and submit's short op
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import socket
-import socketserver
 import subprocess
 import sys
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import psutil
+from daemon_relay import relayed
 
 from conftest import Herd, read_line, wait_for
 
@@ -55,61 +50,6 @@ def submitted(stdout: str) -> int:
     said = re.match(r"submitted job ([1-9][0-9]*)\n", stdout)
     assert said, stdout
     return int(said[1])
-
-
-class _Relay(socketserver.StreamRequestHandler):
-    """One request of the CLI's (one a connection: it says `Connection: close`) passed on to
-    the daemon and its answer back, the request's line noted; `/jobs/wait`'s answer without
-    `endings` where the server plays an older daemon."""
-
-    server: _RelayServer
-
-    def handle(self) -> None:
-        head = b""
-        while not head.endswith(b"\r\n\r\n"):
-            head += self.rfile.readline()
-        length = re.search(rb"(?i)content-length: *(\d+)", head)
-        request = head + self.rfile.read(int(length[1]) if length else 0)
-        line = head.split(b"\r\n", 1)[0].decode()
-        self.server.requests.append(line)
-        with socket.socket(socket.AF_UNIX) as daemon:
-            daemon.connect(self.server.daemon_socket)
-            daemon.sendall(request)
-            answer = b"".join(iter(lambda: daemon.recv(65536), b""))
-        if self.server.older and " /api/v1/jobs/wait?" in line:
-            top, body = answer.split(b"\r\n\r\n", 1)
-            data = json.loads(body)
-            del data["endings"]
-            body = json.dumps(data).encode()
-            top = re.sub(rb"(?i)content-length: *\d+", b"content-length: %d" % len(body), top)
-            answer = top + b"\r\n\r\n" + body
-        self.wfile.write(answer)
-
-
-class _RelayServer(socketserver.ThreadingUnixStreamServer):
-    daemon_threads = True
-    requests: list[str]
-    daemon_socket: str
-    older: bool
-
-
-@contextmanager
-def relayed(herd: Herd, folder: Path, older: bool) -> Iterator[tuple[dict[str, str], list[str]]]:
-    """An environment whose CLI reaches the daemon through a relay on a socket of its own
-    (GPUHERD_SOCKET), and the request lines the relay passed on, as they come; with `older`,
-    as to a daemon from before `/jobs/wait` answered `endings`."""
-    path = folder / "relay.sock"
-    server = _RelayServer(str(path), _Relay)
-    server.requests, server.older = [], older
-    server.daemon_socket = (herd.home / "daemon.socket").read_text().splitlines()[0]
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield {**herd.env, "GPUHERD_SOCKET": str(path)}, server.requests
-    finally:
-        server.shutdown()
-        server.server_close()
-        path.unlink()
 
 
 def test_success_exits_0_and_says_nothing_more(shared_daemon: Herd) -> None:
@@ -188,7 +128,8 @@ def test_file_exits_with_the_first_failed_jobs_code(shared_daemon: Herd) -> None
 def test_how_jobs_ended_comes_with_the_waits_answer(shared_daemon: Herd, tmp_path: Path) -> None:
     """The failures named are those the wait's answer tells (`endings`): no request per job
     that did not succeed (before: one `/jobs/ID` each, a thousand for a --file of a thousand
-    failures). A daemon from before `endings` is asked job by job, with the same words."""
+    failures). A daemon from before `endings` (and `POST /jobs/wait`: its GET is asked) is
+    asked job by job, with the same words."""
     lines = "exit 4\ntrue\nkill -9 $$\n"
     for older in (False, True):
         with relayed(shared_daemon, tmp_path, older) as (env, requests):
@@ -200,9 +141,15 @@ def test_how_jobs_ended_comes_with_the_waits_answer(shared_daemon: Herd, tmp_pat
             4,
             f"job {first}: failed (exit 4)\njob {first + 2}: failed (signal 9, SIGKILL)\n",
         )
-        asked = [line.split()[1] for line in requests if line.startswith("GET /api/v1/jobs/")]
-        assert [path.split("?")[0] for path in asked] == ["/api/v1/jobs/wait"] + (
-            [f"/api/v1/jobs/{first}", f"/api/v1/jobs/{first + 2}"] if older else []
+        asked = [" ".join(line.split()[:2]) for line in requests if "/api/v1/jobs/" in line]
+        assert [path.split("?")[0] for path in asked] == ["POST /api/v1/jobs/wait"] + (
+            [
+                "GET /api/v1/jobs/wait",
+                f"GET /api/v1/jobs/{first}",
+                f"GET /api/v1/jobs/{first + 2}",
+            ]
+            if older
+            else []
         )
 
 

@@ -1,0 +1,204 @@
+"""`ls` read off the daemon's event loop (listing_reader.py): the loop serves other requests
+while a listing is built, the listing is one snapshot of the database, it is the listing the
+loop would have made, and a herd.db replaced under the daemon is never read.
+
+Each test runs the engine in-process, as the daemon builds it, with the daemon's listing
+reader; the listing thread is held at a gate (threading events, never timings) while the
+loop does something else."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+import threading
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import item, one_gpu_engine, serving
+from gpuherd import listing_reader
+from gpuherd.executors.local import LocalExecutor
+from gpuherd.listing_reader import ListingReader
+from gpuherd.service import Service
+from gpuherd.store import Store
+from gpuherd.store_reader import ReadOnlyStore
+
+HELD = 300
+
+
+@asynccontextmanager
+async def daemon_like(home: Path) -> AsyncIterator[Service]:
+    """An engine and its Service as the daemon runs them, with a listing reader; the reader
+    is closed on the way out, as the daemon closes it, and leaves no thread behind."""
+    store = Store(home / "herd.db")
+    try:
+        async with serving(one_gpu_engine(home, store, LocalExecutor()), home) as service:
+            reader = service.reader = ListingReader(store)
+            try:
+                yield service
+            finally:
+                reader.close()
+                names = [t.name for t in threading.enumerate()]
+                assert not [n for n in names if n.startswith("gpuherd-listing")], names
+    finally:
+        store.close()
+
+
+class Gate:
+    """Holds the listing thread once `owner.name` has returned, until the test opens the
+    gate; says when the thread is there. The loop's own calls pass."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, owner: object, name: str) -> None:
+        self.there = threading.Event()
+        self.open = threading.Event()
+        real: Callable[..., Any] = getattr(owner, name)
+
+        def held(*args: Any, **kwargs: Any) -> Any:
+            found = real(*args, **kwargs)
+            if threading.current_thread() is not threading.main_thread():
+                self.there.set()
+                self.open.wait(30)
+            return found
+
+        monkeypatch.setattr(owner, name, held)
+
+    async def reached(self) -> None:
+        assert await asyncio.to_thread(self.there.wait, 30), "the listing never got there"
+
+
+def test_the_daemon_answers_a_small_request_while_a_big_listing_is_built(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gate = Gate(monkeypatch, listing_reader, "stored_views")
+
+    async def main() -> list[str]:
+        async with daemon_like(tmp_path) as service:
+            held = service.submit([item(tmp_path, "true", hold=True)] * HELD)
+            done: list[str] = []
+            listing = asyncio.create_task(service.ls_off_loop(all_jobs=True))
+            listing.add_done_callback(lambda _: done.append("listing"))
+            await gate.reached()
+            # On the loop while the listing thread is held: a submission and a `show`.
+            (late,) = service.submit([item(tmp_path, "true", hold=True)])
+            assert service.show(late)["state"] == "held"
+            done.append("small requests")
+            gate.open.set()
+            views, more = await listing
+            # The listing is the database as it was when it began: not the late job.
+            assert [v["id"] for v in views] == held and more == 0
+            return done
+
+    assert asyncio.run(main()) == ["small requests", "listing"]
+
+
+def test_a_listing_is_one_snapshot_while_jobs_change_under_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A plain `ls` is three queries (the waiting jobs, the recent finished, the running):
+    jobs cancelled and submitted between them appear once each, in the state they had when
+    the listing began, or not at all."""
+    gate = Gate(monkeypatch, ReadOnlyStore, "waiting_in_order")  # the first of the three
+
+    async def main() -> None:
+        async with daemon_like(tmp_path) as service:
+            held = service.submit([item(tmp_path, "true", hold=True)] * 20)
+            before, _ = service.ls()
+            listing = asyncio.create_task(service.ls_off_loop())
+            await gate.reached()
+            service.kill(held[:10])  # held -> cancelled: finished, listed among the recent
+            service.submit([item(tmp_path, "true", hold=True)] * 5)
+            gate.open.set()
+            views, _ = await listing
+            assert [(v["id"], v["state"]) for v in views] == [(v["id"], v["state"]) for v in before]
+            after, _ = service.ls()
+            assert [v["id"] for v in after].count(held[0]) == 1
+
+    asyncio.run(main())
+
+
+def test_a_listing_off_the_loop_is_the_listing_the_loop_makes(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with daemon_like(tmp_path) as service:
+            (running,) = service.submit([item(tmp_path, "sleep 1000", priority=9)])
+            await _running(service, running)  # the GPU taken: the queue stays as it is
+            ids = service.submit([item(tmp_path, "true", priority=p % 3) for p in range(30)])
+            service.hold(ids[:5])
+            service.kill(ids[5:8])
+            for args in [
+                {},
+                {"states": ["held", "cancelled"]},
+                {"all_jobs": True, "limit": 7},
+                {"limit": 4, "newest_first": True},
+            ]:
+                off_loop = await service.ls_off_loop(**args)  # type: ignore[arg-type]
+                on_loop = service.ls(**args)  # type: ignore[arg-type]
+                assert _timeless(off_loop) == _timeless(on_loop)
+                assert all(v["reason"] for v in off_loop[0] if v["state"] == "queued")
+            service.kill([running])
+
+    asyncio.run(main())
+
+
+@pytest.mark.parametrize("read_before", [False, True], ids=["unread", "read-before"])
+def test_a_database_replaced_under_the_daemon_is_not_listed(
+    tmp_path: Path, read_before: bool
+) -> None:
+    """herd.db replaced by another database while the daemon runs (a restore done wrong):
+    the engine writes the file it opened, and `ls` lists that, not the other one, whether
+    the listing reader was open before or opens after."""
+    home = tmp_path / "home"
+    home.mkdir()
+
+    async def main() -> None:
+        async with daemon_like(home) as service:
+            service.submit([item(home, "echo mine", hold=True)])
+            if read_before:
+                assert len((await service.ls_off_loop(all_jobs=True))[0]) == 1
+            _fill_other(tmp_path / "other.db", tmp_path)
+            # All of the daemon's log in its herd.db: a reader opening the other file would
+            # read that file's pages, not the log's.
+            checkpoint = sqlite3.connect(home / "herd.db")
+            checkpoint.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            checkpoint.close()
+            os.replace(tmp_path / "other.db", home / "herd.db")
+            views, _ = await service.ls_off_loop(all_jobs=True)
+            assert [v["command"] for v in views] == ["echo mine"]
+            service.submit([item(home, "echo mine too", hold=True)])
+            views, _ = await service.ls_off_loop(all_jobs=True)
+            assert [v["command"] for v in views] == ["echo mine", "echo mine too"]
+            assert (views, 0) == service.ls(all_jobs=True)
+
+    asyncio.run(main())
+
+
+def _fill_other(path: Path, cwd: Path) -> None:
+    from gpuherd.core.model import JobSpec
+    from gpuherd.store import NewJob
+
+    store = Store(path)
+    try:
+        spec = JobSpec(command="echo theirs", cwd=str(cwd))
+        store.add_jobs([NewJob(spec, held=True)] * 3, 0.0)
+    finally:
+        store.close()
+
+
+def _timeless(listing: tuple[list[dict[str, Any]], int]) -> tuple[list[dict[str, Any]], int]:
+    """A listing without the running jobs' run time so far (it grows between two)."""
+    views, more = listing
+    return [{k: v for k, v in view.items() if k != "seconds"} for view in views], more
+
+
+async def _running(service: Service, job_id: int) -> None:
+    for _ in range(1500):
+        job = service.store.get_job(job_id)
+        # Its pid too: recorded by a later tick than its start (engine.PID_RECORD_DELAY), it
+        # would differ between two listings made either side of that tick.
+        if job is not None and job.state.value == "running" and job.pid is not None:
+            return
+        await asyncio.sleep(0.01)  # the engine's loop starts it meanwhile
+    raise AssertionError(f"job {job_id} never started, or its pid was never recorded")
