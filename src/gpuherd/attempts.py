@@ -16,8 +16,9 @@ from pathlib import Path
 
 from gpuherd import jobfiles
 from gpuherd.attempt_numbers import next_number
+from gpuherd.core.log_names import FOLDER_LOGS
 from gpuherd.core.model import Attempt, Job, Reservation
-from gpuherd.core.output_files import FOLDER_LOGS, attempt_files_for, launch_files
+from gpuherd.core.output_files import attempt_files_for, launch_files
 from gpuherd.core.recovery import Ran
 from gpuherd.core.states import JobState, OutcomeKind
 from gpuherd.devices import RunKey, RunningJob

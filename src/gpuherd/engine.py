@@ -20,8 +20,9 @@ from gpuherd.attempts import Attempts
 from gpuherd.broadcast import Broadcast
 from gpuherd.config import load_policy
 from gpuherd.core.caps import Offering
+from gpuherd.core.log_names import FOLDER_LOGS
 from gpuherd.core.model import Assignment, Attempt, Device, Job, Policy, Reservation
-from gpuherd.core.output_files import FOLDER_LOGS, recorded_or_named
+from gpuherd.core.output_files import recorded_or_named
 from gpuherd.core.placement import Hold, open_gpus, place, project_room
 from gpuherd.core.states import WAITING_STATES, Event, JobState, OutcomeKind, transition
 from gpuherd.devices import DeviceTable

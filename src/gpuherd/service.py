@@ -18,8 +18,9 @@ from typing import Any
 from gpuherd import jobfiles
 from gpuherd.core.deps import KINDS
 from gpuherd.core.lifecycle import cancelled_at_once
+from gpuherd.core.log_names import FOLDER_LOGS
 from gpuherd.core.model import Job
-from gpuherd.core.output_files import FOLDER_LOGS, Files, recorded_or_named, shared_file, sharing
+from gpuherd.core.output_files import Files, recorded_or_named, shared_file, sharing
 from gpuherd.core.states import (
     FINISHED_STATES,
     JobState,

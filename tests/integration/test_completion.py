@@ -83,6 +83,14 @@ def test_options_and_choices_of_one_command(herd: Herd) -> None:
     assert values(herd, "gpuherd sweep run.yaml --order ") == ["given", "longest-first"]
     assert values(herd, "gpuherd submit --on-no-output ") == ["flag", "kill"]
     assert values(herd, "gpuherd edit 3 --clear after") == ["after", "after_any", "after_fail"]
+    for line in (
+        "gpuherd submit --after-",
+        "gpuherd edit 3 --after-",
+        "gpuherd sweep x.yaml --after-",
+    ):
+        assert values(herd, line) == ["--after-any", "--after-fail"]
+    # An option before the file, as `sweep` takes it: its options, not a file named `--after-`.
+    assert values(herd, "gpuherd sweep --after-") == ["--after-any", "--after-fail"]
     assert values(herd, "gpuherd ls --state f") == ["failed"]
     assert values(herd, "gpuherd ls --state d") == []  # a job is never `done`: a point is
     assert values(herd, "gpuherd sweep status s --state d") == ["done"]

@@ -24,6 +24,7 @@ from gpuherd.api import (
 )
 from gpuherd.core.idspec import format_ids, parse_job_ids
 from gpuherd.core.int64 import holds
+from gpuherd.core.log_names import chosen_file
 from gpuherd.core.text import drop_escapes
 from gpuherd.errors import Forbidden, NotFound
 from gpuherd.jobfiles import as_a_terminal_shows, open_job_file, utf8_complete
@@ -189,9 +190,7 @@ def _chosen_file(job: dict[str, Any], stream: str, number: int) -> str | None:
     if ran is None:  # (not begun: the job's files as they are now)
         chosen = job["output"] if stream == "stdout" else job["error"] or job["output"]
         return job["log_files"][stream] if chosen else None
-    # As the attempt recorded them (an edit since changes the next attempts' files alone).
-    path = str(ran["log_files"][stream])
-    return None if path == str(Path(ran["dir"], f"{stream}.log")) else path
+    return chosen_file(ran, stream)
 
 
 def _no_such_attempt(job: dict[str, Any], wanted: int) -> str:

@@ -21,8 +21,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 _STARTS = {
     "after": "Start only after these jobs succeeded",
     "after_any": "Start only once these jobs ended, however they ended",
-    "after_fail": "Start only once these jobs ended without success (failed, timed out, "
-    "killed, cancelled, lost; a success cancels it)",
+    # (one parenthesis, the ids' own, follows each: a second beside it read as a stutter)
+    "after_fail": "Start only once these jobs ended without success: failed, timed out, "
+    "killed, cancelled or lost",
 }
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from gpuherd.cli import plain
 from gpuherd.core.idspec import format_ids
+from gpuherd.core.log_names import chosen_file
 from gpuherd.core.run_time import run_time_text
 from gpuherd.core.units import format_given, format_size, plural
 
@@ -128,6 +129,10 @@ def job_detail(job: dict[str, Any], term: plain.Terminal | None = None) -> None:
                 f"  {a['number']}: {plain.clean(outcome)} on GPU {gpus}, pid {a['pid']}, "
                 f"started {_when(a['started_at'])}" + (f", memory: {mem}" if mem else "")
             )
+            # Under its line: an edit between attempts can change where the output goes.
+            files = _file_rows(chosen_file(a, "stdout"), chosen_file(a, "stderr"))
+            indent = " " * len(f"  {a['number']}: ")
+            lines += [f"{indent}{key}  {plain.clean(path)}" for key, path in files]
     lines += _history(job.get("events", []), term)
     if job.get("stderr_tail") and job["state"] not in ("succeeded", "running", "queued"):
         lines.append(term.style("last lines of stderr", "bold"))
@@ -138,10 +143,16 @@ def job_detail(job: dict[str, Any], term: plain.Terminal | None = None) -> None:
 def _output_files(job: dict[str, Any]) -> list[tuple[str, str]]:
     """The files of the user's choosing its output goes to (--output, --error), if any."""
     files = job.get("log_files", {})
-    rows = [("stdout", files["stdout"])] if job.get("output") else []
-    if job.get("output") or job.get("error"):
-        same = files["stderr"] == files["stdout"]
-        rows.append(("stderr", files["stderr"] + (" (with stdout)" if same else "")))
+    out = files["stdout"] if job.get("output") else None
+    return _file_rows(out, files["stderr"] if job.get("output") or job.get("error") else None)
+
+
+def _file_rows(stdout: str | None, stderr: str | None) -> list[tuple[str, str]]:
+    """`stdout FILE`, `stderr FILE (with stdout)`: the rows naming the files of the user's
+    choosing (None: a stream in its folder's own log, not named)."""
+    rows = [("stdout", stdout)] if stdout else []
+    if stderr:
+        rows.append(("stderr", stderr + (" (with stdout)" if stderr == stdout else "")))
     return rows
 
 

@@ -67,9 +67,12 @@ class _SweepGroup(click.Group):
 
     def shell_complete(self, ctx: click.Context, incomplete: str) -> list[Any]:
         """A verb, or a sweep file's path (FILE.yaml: the shell completes it, as for a
-        click.Path; bash offers files when no verb matches)."""
+        click.Path; bash offers files when no verb matches); an option of a sweep, as
+        parse_args takes one before the file (`sweep --after-fail 3 x.yaml`)."""
         from click.shell_completion import CompletionItem
 
+        if incomplete.startswith("-"):
+            return self.commands[RUN].shell_complete(ctx, incomplete)
         return [CompletionItem(incomplete, type="file"), *super().shell_complete(ctx, incomplete)]
 
     def format_usage(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:

@@ -12,6 +12,7 @@ import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
+from gpuherd.core.log_names import FOLDER_LOGS
 from gpuherd.core.model import JobSpec
 
 PLACEHOLDERS = {"j": "the job's id", "a": "the attempt's number", "x": "the job's name"}
@@ -92,10 +93,6 @@ def attempt_files(spec: JobSpec, job_id: int, attempt: int) -> tuple[str | None,
     )
     return out, err
 
-
-FOLDER_LOGS = ("stdout.log", "stderr.log")
-"""An attempt's own logs, in its folder: where its streams go without a file of the user's
-choosing, and the links to such a file."""
 
 Files = tuple[str, str]
 """Where an attempt's stdout and stderr go, as the attempt records them when it starts: a file
