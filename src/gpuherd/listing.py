@@ -1,6 +1,7 @@
-"""What `ls` lists (Service.ls), in two parts: what the database says, read through any store
-(the engine's, or a reader's on its own thread: store_reader.py), and why each job waits,
-which only the engine knows, worded on its loop afterwards (service_reasons.py).
+"""What `ls` and `ls -q` list (Service.ls, Service.ls_ids). `ls`'s in two parts: what the
+database says, read through any store (the engine's, or a reader's on its own thread:
+store_reader.py), and why each job waits, which only the engine knows, worded on its loop
+afterwards (service_reasons.py). `ls -q`'s is the first part alone.
 
 Only the first part touches no engine state: it may run off the event loop.
 """
@@ -61,6 +62,30 @@ def listed(
         shown = len(waiting)
     more = 0 if limit is None or shown < limit else reads.count_jobs(limited, match)
     return jobs, max(0, more - shown)
+
+
+def listed_ids(
+    reads: Reads,
+    wanted: tuple[JobState, ...],
+    match: JobFilter,
+    all_jobs: bool,
+    limit: int | None,
+    newest_first: bool,
+) -> list[int]:
+    """The ids `ls -q` lists (Service.ls_ids says which), in the order `ls` lists them."""
+    if newest_first:  # as `ls` lists them then: the jobs of `wanted` (or any), by id
+        return reads.list_job_ids(wanted, match, limit, newest_first)
+    narrowed = bool(wanted or all_jobs)
+    if not narrowed:
+        wanted = tuple(s for s in JobState if s not in FINISHED_STATES)
+    started, waiting_states = split_waiting(wanted or tuple(JobState))
+    ids: list[int] = []
+    if started:  # without `wanted`, the running jobs are all listed, as `ls` lists them
+        ids = reads.list_job_ids(started, match, limit if narrowed else None)
+    left = limit - len(ids) if narrowed and limit is not None else limit
+    if waiting_states and left != 0:
+        ids += reads.waiting_ids(match, waiting_states, left)
+    return ids
 
 
 def stored_views(

@@ -9,6 +9,8 @@ loop does something else."""
 from __future__ import annotations
 
 import asyncio
+import gc
+import json
 import os
 import sqlite3
 import threading
@@ -21,6 +23,8 @@ import pytest
 
 from conftest import item, one_gpu_engine, serving
 from gpuherd import listing_reader
+from gpuherd.api import jobs as api_jobs
+from gpuherd.api.app import create_app
 from gpuherd.executors.local import LocalExecutor
 from gpuherd.listing_reader import ListingReader
 from gpuherd.service import Service
@@ -173,6 +177,151 @@ def test_a_database_replaced_under_the_daemon_is_not_listed(
             assert (views, 0) == service.ls(all_jobs=True)
 
     asyncio.run(main())
+
+
+def test_ls_q_is_read_off_the_loop_in_one_snapshot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`GET /jobs?ids_only=true` (`ls -q`) is read on the listing thread: the loop answers
+    meanwhile, and the ids are the database's as the read began."""
+    gate = Gate(monkeypatch, ReadOnlyStore, "waiting_ids")
+
+    async def main() -> None:
+        async with daemon_like(tmp_path) as service:
+            held = service.submit([item(tmp_path, "true", hold=True)] * HELD)
+            listing = asyncio.create_task(_get(service, "/api/v1/jobs", "ids_only=true&all=true"))
+            there = asyncio.create_task(gate.reached())
+            await asyncio.wait({listing, there}, return_when=asyncio.FIRST_COMPLETED)
+            assert not listing.done(), "ls -q was answered on the loop, never by the listing thread"
+            await there
+            (late,) = service.submit([item(tmp_path, "true", hold=True)])
+            assert service.show(late)["state"] == "held"
+            gate.open.set()
+            _, body = await listing
+            assert json.loads(body)["ids"] == held
+            assert service.ls_ids(all_jobs=True) == [*held, late]
+
+    asyncio.run(main())
+
+
+def test_ls_q_off_the_loop_is_what_the_loop_lists(tmp_path: Path) -> None:
+    """The same ids, in the same order, as `ls -q` read on the loop; and where the reader
+    cannot read (herd.db replaced under the daemon), read on the loop, of the daemon's file."""
+    home = tmp_path / "home"
+    home.mkdir()
+
+    async def main() -> None:
+        async with daemon_like(home) as service:
+            (running,) = service.submit([item(home, "sleep 1000", priority=9)])
+            await _running(service, running)
+            ids = service.submit([item(home, "true", priority=p % 3) for p in range(30)])
+            service.hold(ids[:5])
+            service.kill(ids[5:8])
+            for args in [
+                {},
+                {"states": ["held", "cancelled"]},
+                {"all_jobs": True, "limit": 7},
+                {"limit": 4},
+                {"limit": 4, "newest_first": True},
+            ]:
+                on_loop = service.ls_ids(**args)  # type: ignore[arg-type]
+                assert await service.ls_ids_off_loop(**args) == on_loop  # type: ignore[arg-type]
+            service.kill([running])
+            mine = service.ls_ids(all_jobs=True)
+            _fill_other(tmp_path / "other.db", tmp_path)
+            os.replace(tmp_path / "other.db", home / "herd.db")
+            assert await service.ls_ids_off_loop(all_jobs=True) == mine
+            assert sorted(mine) == [running, *ids]
+
+    asyncio.run(main())
+
+
+def test_a_big_listing_is_let_go_of_off_the_loop_and_sent_in_pieces(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No cycle collection while the route lists (it would walk the listing's objects, on the
+    loop); they are let go of off the loop; a big answer (over a MiB) is sent in pieces."""
+    collections: list[str] = []
+    made, let_go_of = threading.Event(), []
+    real_views = listing_reader.stored_views
+    real_let_go = listing_reader.let_go
+
+    def stored_views(*args: Any) -> Any:
+        found = real_views(*args)
+        made.set()  # the listing's objects exist from here
+        return found
+
+    def let_go(items: list[Any]) -> None:
+        assert threading.current_thread() is not threading.main_thread()
+        real_let_go(items)
+        let_go_of.append(len(items))
+
+    monkeypatch.setattr(listing_reader, "stored_views", stored_views)
+    monkeypatch.setattr(listing_reader, "let_go", let_go)
+    monkeypatch.setattr(api_jobs, "let_go", let_go)
+
+    def seen(phase: str, info: dict[str, int]) -> None:
+        if phase == "start" and made.is_set() and len(let_go_of) < 2:  # jobs, then views
+            collections.append(threading.current_thread().name)
+
+    async def main() -> None:
+        async with daemon_like(tmp_path) as service:
+            ids = service.submit([item(tmp_path, "true", hold=True)] * BIG)
+            gc.callbacks.append(seen)
+            try:
+                start, body = await _get(service, "/api/v1/jobs", "all=true")
+            finally:
+                gc.callbacks.remove(seen)
+            assert collections == [], "a collection ran while the listing was alive"
+            assert let_go_of == [0, 0] and gc.isenabled()
+            assert [v["id"] for v in json.loads(body)["jobs"]] == ids
+            assert dict(start["headers"])[b"content-length"] == str(len(body)).encode()
+            assert start["pieces"] > 1
+
+    asyncio.run(main())
+
+
+BIG = 4000
+"""Jobs whose listing is over a MiB of JSON."""
+
+
+async def _get(service: Service, path: str, query: str) -> tuple[dict[str, Any], bytes]:
+    """GET `path` from the daemon's app (create_app) as uvicorn asks it: its start message
+    (with how many body messages came, `pieces`) and its body."""
+    app = create_app(service, pid=os.getpid(), socket_path=str(service.home / "herd.sock"))
+    asked = False
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0", "spec_version": "2.4"},
+        "http_version": "1.1",
+        "method": "GET",
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "root_path": "",
+        "query_string": query.encode(),
+        "headers": [(b"host", b"localhost")],
+        "client": None,
+        "server": None,
+    }
+    messages: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        nonlocal asked
+        if not asked:
+            asked = True
+            return {"type": "http.request", "body": b"", "more_body": False}
+        await asyncio.Event().wait()  # the client stays until the answer is in
+        raise AssertionError("unreachable")
+
+    async def send(message: dict[str, Any]) -> None:
+        messages.append(message)
+
+    await app(scope, receive, send)
+    start, *bodies = messages
+    assert start["status"] == 200, bodies
+    pieces = [bytes(m.get("body", b"")) for m in bodies]
+    return {**start, "pieces": sum(1 for p in pieces if p)}, b"".join(pieces)
 
 
 def _fill_other(path: Path, cwd: Path) -> None:

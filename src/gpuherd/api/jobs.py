@@ -16,8 +16,9 @@ from gpuherd.api import log_follow
 from gpuherd.api.job_wait import waited
 from gpuherd.core.states import LIVE_STATES
 from gpuherd.errors import Conflict, Forbidden, InvalidValue, NotFound
+from gpuherd.gc_pause import collector_paused
 from gpuherd.jobfiles import open_job_file, start_of_last_lines
-from gpuherd.listing_reader import encoded
+from gpuherd.listing_reader import encoded, let_go
 from gpuherd.service import Service
 from gpuherd.service_jobs import VERBS
 from gpuherd.store_rows import LARGEST, JobFilter
@@ -78,13 +79,32 @@ async def list_jobs(
     `since` and `until` are epoch seconds (JobFilter says which jobs they pick)."""
     match = JobFilter(project, sweep, name, since, until)
     filtered = {"filtered": ["project", "sweep", "name", "since", "until"]}
+    service = _service(request)
     if ids_only:
-        ids = _service(request).ls_ids(state or (), match, all, limit, newest)
+        ids = await service.ls_ids_off_loop(state or (), match, all, limit, newest)
         return {"ids": ids, **filtered}
-    jobs, more = await _service(request).ls_off_loop(state or (), match, all, limit, newest)
-    # Encoded off the loop: 100,000 jobs' JSON is ~0.2 s of it (listing_reader.py).
-    body = await asyncio.to_thread(encoded, jobs, {"more": more, **filtered})
-    return Response(body, media_type="application/json")
+    # The collector held off until the views are gone (ListingReader.listing says why).
+    with collector_paused():
+        jobs, more = await service.ls_off_loop(state or (), match, all, limit, newest)
+        # Encoded off the loop: 100,000 jobs' JSON is ~0.2 s of it (listing_reader.py); the
+        # views let go of there too, before the collector is back.
+        body = await asyncio.to_thread(encoded, jobs, {"more": more, **filtered})
+        await asyncio.to_thread(let_go, jobs)
+    if len(body) <= DOWNLOAD_CHUNK:
+        return Response(body, media_type="application/json")
+    # Handed to the socket whole, a 50 MB answer was copied twice over by asyncio's transport
+    # (what the socket did not take at once), on the loop: 0.1-0.3 s held. In pieces instead,
+    # the loop let go between (uvicorn also waits there while the client is behind).
+    length = {"content-length": str(len(body))}
+    return StreamingResponse(_pieces(body), media_type="application/json", headers=length)
+
+
+async def _pieces(body: bytes) -> AsyncIterator[memoryview]:
+    whole = memoryview(body)
+    for start in range(0, len(whole), DOWNLOAD_CHUNK):
+        if start:
+            await asyncio.sleep(0)
+        yield whole[start : start + DOWNLOAD_CHUNK]
 
 
 @router.get("/jobs/wait")
