@@ -13,7 +13,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpuherd import jobfiles
 from gpuherd.core.deps import KINDS
@@ -32,7 +32,6 @@ from gpuherd.errors import Conflict, InvalidValue, NotFound
 from gpuherd.executors.base import NO_USER_FILES
 from gpuherd.gc_pause import collector_paused
 from gpuherd.listing import listed, listed_ids, peaks_of, stored_views, worded
-from gpuherd.listing_reader import ListingReader
 from gpuherd.service_edit import EditVerbs
 from gpuherd.service_reasons import explainer
 from gpuherd.service_system import SystemVerbs
@@ -41,6 +40,9 @@ from gpuherd.store_rows import ANY_JOB, JobFilter
 from gpuherd.submission import never_runs_judge, spec_from_item, unknown_jobs, where_in_batch
 from gpuherd.submission_text import printable
 from gpuherd.wire import SubmitItem, attempt_view, outcome_view
+
+if TYPE_CHECKING:  # the daemon makes the reader: `gpuherd run` never loads it, nor pydantic-core
+    from gpuherd.listing_reader import ListingReader
 
 STDERR_TAIL_LINES = 20
 

@@ -111,7 +111,10 @@ def load_command(name: str) -> click.Command | None:
     """The real command `name`, importing only its module (None: no such command)."""
     if name not in COMMAND_TABLE:
         return None
-    module = importlib.import_module(f"gpuherd.cli.{COMMAND_TABLE[name][0]}")
+    from gpuherd.gc_pause import importing  # (not on `--help`'s path: it needs threading)
+
+    with importing():
+        module = importlib.import_module(f"gpuherd.cli.{COMMAND_TABLE[name][0]}")
     found: list[click.Command] = [c for c in module.COMMANDS if c.name == name]
     return found[0] if found else None
 
