@@ -102,6 +102,8 @@ def job_env(layout: Layout, job: Job, attempt: Attempt) -> Mapping[str, str]:
         CUDA_DEVICE_ORDER="PCI_BUS_ID",
         CUDA_VISIBLE_DEVICES=",".join(str(i) for i in attempt.gpus),
         GPUHERD_JOB_ID=str(job.id),
+        # (Slurm's SLURM_JOB_NAME: a run's name for its logger; as the on-end hook has it)
+        GPUHERD_JOB_NAME=job.spec.name or "",
         GPUHERD_ATTEMPT=str(attempt.number),
         GPUHERD_JOB_DIR=str(layout.job_dir(job)),
         GPUHERD_ATTEMPT_DIR=attempt.dir,

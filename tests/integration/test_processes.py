@@ -206,12 +206,17 @@ def test_job_sees_the_submitters_environment_and_cwd(herd: Herd, tmp_path: Path)
     herd.cli("daemon", "start", "--fake-gpus", "1", env={**herd.env, "DAEMON_ONLY": "x"})
     env = {k: v for k, v in herd.env.items() if k != "MPLBACKEND"}
     env.update(MY_CUSTOM_VAR="from the submitter", OUT=str(tmp_path / "env1.json"))
-    first = int(herd.cli("submit", "-q", "--env", "SEED=7", DUMP_ENV, env=env, cwd=where).stdout)
+    first = int(
+        herd.cli(
+            "submit", "-q", "--name", "lr/0.1", "--env", "SEED=7", DUMP_ENV, env=env, cwd=where
+        ).stdout
+    )
     herd.wait_state(first, "succeeded")
     seen = json.loads((tmp_path / "env1.json").read_text())
     assert seen["MY_CUSTOM_VAR"] == "from the submitter"
     assert seen["SEED"] == "7"
     assert seen["GPUHERD_JOB_ID"] == str(first)
+    assert seen["GPUHERD_JOB_NAME"] == "lr/0.1"  # as Slurm's SLURM_JOB_NAME
     assert seen["GPUHERD_ATTEMPT"] == "1"
     assert seen["JOB_DIR_EXISTS"] == "True"
     assert seen["MPLBACKEND"] == "Agg"
@@ -226,6 +231,7 @@ def test_job_sees_the_submitters_environment_and_cwd(herd: Herd, tmp_path: Path)
     assert seen["MPLBACKEND"] == "pdf"
     assert seen["PWD_SEEN"] == str(other)
     assert seen["GPUHERD_JOB_ID"] == str(second)
+    assert seen["GPUHERD_JOB_NAME"] == ""  # set, and empty: a job without a name
 
 
 def test_a_batch_sends_its_environment_once_and_a_job_may_bring_its_own(
