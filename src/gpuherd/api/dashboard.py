@@ -107,12 +107,14 @@ async def jobs_list(request: Request) -> HTMLResponse:
     ids = [job_id for job_id in ids if job_id in known]
     sweeps = views.sweep_names(service)
     draining = views.stopping(service) if ids else None
+    cancelled = request.query_params.get("cancelled", "")
     return views.render(
         "jobs.html",
         path="/jobs",
         since=since,
         page=_jobs(request),
         submitted=ids,
+        warnings=dashboard_submit.cancelled_warnings(service, ids, cancelled),
         sweeps=sweeps,
         draining=draining,
     )

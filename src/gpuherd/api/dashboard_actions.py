@@ -7,7 +7,6 @@ requests passed the gate's token and same-origin checks.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -15,15 +14,14 @@ from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
 from gpuherd.api import views
+from gpuherd.api.form_fields import FIELD_READERS, read_field
 from gpuherd.api.form_words import EDIT_LABELS, in_form_words
 from gpuherd.api.forms import Form, one, read_form, service_of
-from gpuherd.core.edit import BEGIN, CLEARABLE
-from gpuherd.core.idspec import parse_gpu_indices, parse_ids, summarize
-from gpuherd.core.int64 import beyond, fits, holds
+from gpuherd.core.edit import CLEARABLE
+from gpuherd.core.idspec import summarize
+from gpuherd.core.int64 import fits
 from gpuherd.core.model import DeviceState
 from gpuherd.core.states import JobState
-from gpuherd.core.units import parse_duration, parse_memory
-from gpuherd.core.when import parse_begin
 from gpuherd.errors import HerdError, NotFound
 from gpuherd.service import Service
 from gpuherd.service_jobs import VERBS
@@ -158,77 +156,17 @@ async def edit(request: Request, job_id: int) -> Response:
     return _answer(request, form, [(ok, in_form_words(m, EDIT_LABELS)) for ok, m in messages])
 
 
-def _whole(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise ValueError(f"{text!r} is not a whole number") from None
-
-
-def _stored(number: int) -> int:
-    """`number` if the queue can store it. One past 64 bits is a ValueError here, said by its
-    box's label as a mistyped value is (_edited_fields), not the API's OutOfRange naming its
-    field in a JSON line; nothing is edited either way."""
-    if not holds(number):
-        raise ValueError(f"{number} {beyond(number)}")
-    return number
-
-
-def _count(text: str) -> int:
-    return _stored(_whole(text))
-
-
-def _folder(text: str) -> str:
-    if not text:  # (the service checks that one exists)
-        raise ValueError("a job runs in a folder: give the absolute path of one")
-    return text
-
-
-def _job_ids(text: str) -> list[int]:
-    ids = parse_ids(text.replace("#", " "))  # "#3, #5" as the page writes them, or 3,5
-    if ids:
-        _stored(ids[-1])
-    return ids
-
-
-EDIT_PARSERS: dict[str, Any] = {
-    "command": lambda text: text.replace("\r\n", "\n"),
-    "name": str,
-    "gpus": _whole,
-    "only_gpus": parse_gpu_indices,
-    "mem": parse_memory,  # `10` is refused: bytes are never meant
-    "ram": parse_memory,
-    "retries": _count,  # (gpus: the daemon's 0-64 says more than "too large")
-    "retry_delay": parse_duration,
-    "timeout": parse_duration,
-    "project": str,
-    "cwd": _folder,
-    "grace": parse_duration,
-    "after": _job_ids,
-    "after_any": _job_ids,
-    "after_fail": _job_ids,
-    BEGIN: lambda text: parse_begin(text, time.time(), "time"),
-    "output": str,  # (checked by the service, from the job's working directory)
-    "error": str,
-}
-"""The edit form's fields (`gpuherd edit`'s options) and how each one's text is read; an
-emptied one of core.edit's CLEARABLE is cleared (`--clear`)."""
-
-
 def _edited_fields(form: Form) -> tuple[dict[str, Any], list[str]]:
     changes: dict[str, Any] = {}
     clear: list[str] = []
-    for name, parse in EDIT_PARSERS.items():
+    for name in FIELD_READERS:
         text = one(form, name).strip()
         if text == one(form, f"was.{name}").strip():
             continue
         if not text and name in CLEARABLE:
             clear.append(name)
             continue
-        try:
-            changes[name] = parse(text)
-        except ValueError as exc:
-            raise HerdError(f"{EDIT_LABELS[name]}: {exc}") from None
+        changes[name] = read_field(name, text, EDIT_LABELS)
     if not changes and not clear:
         raise HerdError("nothing changed: edit a field, then save")
     return changes, clear

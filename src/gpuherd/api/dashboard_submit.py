@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -13,18 +14,34 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from gpuherd.api import views
+from gpuherd.api.form_fields import read_field, whole
 from gpuherd.api.form_words import SUBMIT_LABELS, in_form_words
 from gpuherd.api.forms import Form, one, read_form, service_of
 from gpuherd.core.commands import command_lines
 from gpuherd.core.env_vars import check_variable
-from gpuherd.core.idspec import format_ids, parse_gpu_indices
+from gpuherd.core.idspec import format_ids, parse_job_ids
 from gpuherd.core.int64 import TOO_LARGE, OutOfRange, fits
-from gpuherd.core.units import parse_memory
+from gpuherd.core.states import FINISHED_STATES, JobState, OutcomeKind
 from gpuherd.core.when import parse_begin
 from gpuherd.errors import HerdError
+from gpuherd.service import Service, Submitted
 from gpuherd.wire import SubmitItem
 
 router = APIRouter(include_in_schema=False)
+
+
+MORE_OPTIONS = (
+    "ram",
+    "retries",
+    "retry_delay",
+    "timeout",
+    "grace",
+    "after",
+    "after_any",
+    "after_fail",
+)
+"""The fields under the form's "More options" (as the edit form takes them): a blank one
+is not given, so the job gets what `gpuherd submit` gives without the option."""
 
 
 @dataclass
@@ -44,6 +61,14 @@ class SubmitForm:
     begin: str = ""
     output: str = ""
     error: str = ""
+    ram: str = ""
+    retries: str = ""
+    retry_delay: str = ""
+    timeout: str = ""
+    grace: str = ""
+    after: str = ""
+    after_any: str = ""
+    after_fail: str = ""
 
     @classmethod
     def defaults(cls) -> SubmitForm:
@@ -51,39 +76,31 @@ class SubmitForm:
 
     @classmethod
     def parse(cls, form: Form) -> SubmitForm:
-        values = {
-            k: one(form, k)
-            for k in (
-                "commands",
-                "name",
-                "gpus",
-                "only_gpus",
-                "mem",
-                "priority",
-                "cwd",
-                "project",
-                "env",
-                "begin",
-                "output",
-                "error",
-            )
-        }
-        return cls(**values, hold=bool(one(form, "hold")))
+        texts = [f.name for f in fields(cls) if f.name != "hold"]
+        return cls(**{k: one(form, k) for k in texts}, hold=bool(one(form, "hold")))
+
+    @property
+    def more_given(self) -> bool:
+        """Whether a field under "More options" holds text: the group is drawn open then, so
+        a form shown again with an error in one of them shows that field (and a group that
+        was open stays so)."""
+        return any(getattr(self, name).strip() for name in MORE_OPTIONS)
 
     def items(self) -> list[SubmitItem]:
         commands = list(command_lines(self.commands.splitlines()))
         if not commands:
             raise HerdError("no command: write one command per line")
-        gpus = _whole(SUBMIT_LABELS["gpus"], self.gpus or "1")
-        priority = fits("priority", _whole(SUBMIT_LABELS["priority"], self.priority or "0"))
+        # The fields the edit form has too are read as it reads them (form_fields.py).
+        gpus = read_field("gpus", self.gpus.strip() or "1", SUBMIT_LABELS)
         try:
-            mem = parse_memory(self.mem) if self.mem.strip() else None
+            priority = fits("priority", whole(self.priority.strip() or "0"))
         except ValueError as exc:
-            raise HerdError(f"{SUBMIT_LABELS['mem']}: {exc}") from None
-        try:
-            only_gpus = parse_gpu_indices(self.only_gpus) if self.only_gpus.strip() else []
-        except ValueError as exc:
-            raise HerdError(f"only on GPUs: {exc}") from None
+            raise HerdError(f"{SUBMIT_LABELS['priority']}: {exc}") from None
+        given = {
+            name: read_field(name, text, SUBMIT_LABELS)
+            for name in ("only_gpus", "mem", *MORE_OPTIONS)
+            if (text := getattr(self, name).strip())
+        }
         begin = self._begin()
         cwd = self.cwd.strip()
         if not os.path.isabs(cwd) or not os.path.isdir(cwd):  # said for a form, not the CLI
@@ -98,8 +115,6 @@ class SubmitForm:
             env_overrides=_env_pairs(self.env),
             name=self.name.strip() or None,
             gpus=gpus,
-            only_gpus=only_gpus,
-            mem=mem,
             priority=priority,
             project=self.project.strip() or None,
             hold=self.hold,
@@ -107,6 +122,7 @@ class SubmitForm:
             # Checked by the daemon, from the working directory, as `submit --output` is.
             output=self.output.strip() or None,
             error=self.error.strip() or None,
+            **given,  # the same for every job of the form, as `submit --file` gives them
         )
         return [SubmitItem(command=c, **base) for c in commands]
 
@@ -122,15 +138,6 @@ class SubmitForm:
             return parse_begin(self.begin, time.time(), "begin time")
         except ValueError as exc:
             raise HerdError(str(exc)) from None
-
-
-def _whole(label: str, text: str) -> int:
-    """A box's whole number, or the error naming that box (it said "GPUs and priority must
-    be whole numbers", whichever one was wrong)."""
-    try:
-        return int(text)
-    except ValueError:
-        raise HerdError(f"{label}: {text.strip()!r} is not a whole number") from None
 
 
 def _env_pairs(text: str) -> dict[str, str]:
@@ -170,11 +177,37 @@ def submit_page(
 async def submit(request: Request) -> Response:
     form = SubmitForm.parse(await read_form(request))
     try:
-        ids = service_of(request).submit(form.items())
+        submitted = service_of(request).submit_and_tell(form.items())
     except HerdError as exc:  # the daemon's checks name the CLI's options: the form's boxes
         return submit_page(request, form, in_form_words(str(exc), SUBMIT_LABELS), exc.status)
     except OverflowError as exc:  # a number SQLite cannot store: the form is shown again
         said = str(exc) if isinstance(exc, OutOfRange) else f"a number {TOO_LARGE}"
         return submit_page(request, form, said, 400)
     # As ranges ("5-20004"): a list of 20,000 ids made a URL the browser's request failed on.
-    return RedirectResponse(f"/jobs?submitted={format_ids(ids)}", status_code=303)
+    url = f"/jobs?submitted={format_ids(submitted.ids)}"
+    if submitted.cancelled:  # the jobs page warns of them (cancelled_warnings)
+        url += f"&cancelled={format_ids(sorted(submitted.cancelled))}"
+    return RedirectResponse(url, status_code=303)
+
+
+def cancelled_warnings(service: Service, submitted: Sequence[int], named: str) -> list[str]:
+    """The warnings `gpuherd submit` prints of the jobs it cancelled at once, as a job they
+    wait for already ended otherwise than they wait for, for the jobs page the form leads
+    to: of the jobs `named` (its `cancelled=`) that are of `submitted` and were cancelled so.
+    The job they waited for is read from the queue, not the URL: a link typed by hand makes
+    no warning of a job that was not cancelled so."""
+    try:
+        ids = sorted(set(parse_job_ids(named)) & set(submitted)) if named else []
+    except ValueError:  # typed by hand: no warning, as a bad `submitted=` gives no banner
+        return []
+    cancelled: dict[int, tuple[int, JobState]] = {}
+    for job in service.store.get_jobs(ids).values():
+        if job.state is not JobState.CANCELLED or job.outcome is None:
+            continue
+        if job.outcome.kind is not OutcomeKind.DEPENDENCY_FAILED:
+            continue
+        # The first that ended so, as engine_endings.fail_orphaned_waiters names it.
+        unmet = ((d, JobState(s)) for d, s, _ in service.store.unmet_deps(job.id))
+        if ended := [(d, s) for d, s in unmet if s in FINISHED_STATES]:
+            cancelled[job.id] = ended[0]
+    return Submitted(list(submitted), cancelled).warnings()

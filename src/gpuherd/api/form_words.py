@@ -18,12 +18,21 @@ SUBMIT_LABELS = {
     "project": "project",
     "begin": "begin",
     "hold": "submit held",
+    "ram": "host memory",
+    "retries": "retries",
+    "retry_delay": "retry delay",
+    "timeout": "timeout",
+    "grace": "grace",
+    "after": "after",
+    "after_any": "after any end of",
+    "after_fail": "after a failure of",
     "cwd": "working directory",
     "env": "environment changes",
     "output": "output file",
     "error": "error file",
 }
-"""The submit page's fields (templates/submit.html), by the labels their boxes have."""
+"""The submit page's fields (templates/submit.html), by the labels their boxes have (those
+under "More options" too: the edit form's labels, where the edit form has the field)."""
 
 EDIT_LABELS = {
     "command": "command",

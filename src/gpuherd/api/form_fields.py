@@ -1,0 +1,82 @@
+"""How the dashboard's forms read a job's fields: one reader per field (`gpuherd edit`'s and
+`submit`'s options), shared by a job page's edit form and the submit page, so a box that both
+forms have takes the same text and refuses it in the same words, named by its label."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from gpuherd.core.edit import BEGIN
+from gpuherd.core.idspec import parse_gpu_indices, parse_ids
+from gpuherd.core.int64 import beyond, holds
+from gpuherd.core.units import parse_duration, parse_memory
+from gpuherd.core.when import parse_begin
+from gpuherd.errors import HerdError
+
+
+def whole(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"{text!r} is not a whole number") from None
+
+
+def _stored(number: int) -> int:
+    """`number` if the queue can store it. One past 64 bits is a ValueError here, said by its
+    box's label as a mistyped value is (read_field), not the API's OutOfRange naming its
+    field in a JSON line; nothing is submitted or edited either way."""
+    if not holds(number):
+        raise ValueError(f"{number} {beyond(number)}")
+    return number
+
+
+def _count(text: str) -> int:
+    return _stored(whole(text))
+
+
+def _folder(text: str) -> str:
+    if not text:  # (the service checks that one exists)
+        raise ValueError("a job runs in a folder: give the absolute path of one")
+    return text
+
+
+def _job_ids(text: str) -> list[int]:
+    ids = parse_ids(text.replace("#", " "))  # "#3, #5" as the pages write them, or 3,5
+    if ids:
+        _stored(ids[-1])
+    return ids
+
+
+FIELD_READERS: dict[str, Any] = {
+    "command": lambda text: text.replace("\r\n", "\n"),
+    "name": str,
+    "gpus": whole,
+    "only_gpus": parse_gpu_indices,
+    "mem": parse_memory,  # `10` is refused: bytes are never meant
+    "ram": parse_memory,
+    "retries": _count,  # (gpus: the daemon's 0-64 says more than "too large")
+    "retry_delay": parse_duration,
+    "timeout": parse_duration,
+    "project": str,
+    "cwd": _folder,
+    "grace": parse_duration,
+    "after": _job_ids,
+    "after_any": _job_ids,
+    "after_fail": _job_ids,
+    BEGIN: lambda text: parse_begin(text, time.time(), "time"),
+    "output": str,  # (checked by the service, from the job's working directory)
+    "error": str,
+}
+"""A job's fields as the edit form has them (`gpuherd edit`'s options), and how each one's
+text is read; the submit page reads those it has too with these (form_words.SUBMIT_LABELS)."""
+
+
+def read_field(name: str, text: str, labels: Mapping[str, str]) -> Any:
+    """The value of field `name` typed as `text`, or the error naming it by its box's label
+    in `labels` (`retries: 'x' is not a whole number`)."""
+    try:
+        return FIELD_READERS[name](text)
+    except ValueError as exc:
+        raise HerdError(f"{labels[name]}: {exc}") from None
