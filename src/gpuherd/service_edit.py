@@ -16,7 +16,7 @@ from gpuherd.core.edit import (
     edit_spec,
 )
 from gpuherd.core.model import Job, JobSpec
-from gpuherd.core.output_files import shared_file, sharing
+from gpuherd.core.output_files import recorded_or_named, shared_file, sharing
 from gpuherd.core.states import (
     FINISHED_STATES,
     WAITING_STATES,
@@ -133,6 +133,8 @@ class EditVerbs(JobVerbs):
         edited = {name: getattr(spec, name) for name in fields}
         if moved is not None:
             edited["release_at"] = moved[1]
+        if job.attempt and {"output", "error", "name"} & set(fields):
+            self._pin_attempt_files(job)
         self.store.update_job(
             job.id,
             now,
@@ -147,6 +149,19 @@ class EditVerbs(JobVerbs):
         state = job.state if moved is None else moved[0]
         self.engine.publish({"id": job.id, "state": state.value, "event": "edit"})
         return f"edited ({what})"
+
+    def _pin_attempt_files(self, job: Job) -> None:
+        """Record the files of the job's attempts that recorded none (begun before attempts
+        did: schema 10), as the job's files before this edit name them. Their readers (`log
+        --attempt N`, show) and the next attempt's `written` take such an attempt's files from
+        the job's as they are now: after an edit of its --output, --error or --name (%x),
+        they would read the edit's new file for it, and the next attempt add to that new
+        file rather than empty it. Before schema 10 such an edit of a job that ran was
+        refused: the files its spec names now are the ones those attempts wrote."""
+        for attempt in self.store.attempts(job.id):
+            if attempt.files is None:
+                out, err = recorded_or_named(job.spec, job.id, attempt.number, None)
+                self.store.update_attempt(job.id, attempt.number, stdout_file=out, stderr_file=err)
 
     def _check_dependencies(self, job_id: int, spec: JobSpec) -> None:
         """The checks of a submission's dependencies, and two of an edit's own: the job must

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from gpuherd import paths
+from gpuherd.core.lifecycle import retry_refused
 from gpuherd.core.model import Job, Outcome
 from gpuherd.core.states import (
     ACTIVE_STATES,
@@ -176,11 +177,7 @@ class JobVerbs:
             if JobState(state) in FINISHED_STATES
         ]
         if failed:
-            dep_id, state = failed[0]
-            raise Conflict(
-                f"job {job.id} waits for job {dep_id}, which ended ({state}): retry both "
-                f"(gpuherd retry {dep_id} {job.id})"
-            )
+            raise Conflict(retry_refused(job.id, failed[0][0], JobState(failed[0][1])))
         event, to = (Event.RETRY_HELD, JobState.HELD) if hold else (Event.RETRY, JobState.QUEUED)
         detail = "retry by the user" + (", held" if hold else "")
         self.engine.move_state(job, event, to, detail=detail, ended_at=None, release_at=None)

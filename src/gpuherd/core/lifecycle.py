@@ -160,3 +160,21 @@ def cancelled_at_once(job_ids: Sequence[int], dep_id: int, dep_state: JobState) 
         f"{them} cancelled at once: job {dep_id}, which {'it waits' if one else 'they wait'} "
         f"for, already {dep_state.value} ({then})"
     )
+
+
+def retry_refused(job_id: int, dep_id: int, dep_state: JobState) -> str:
+    """Why `retry` of a job cancelled as dependency_failed is refused while job `dep_id`, which
+    it waits for, stays in `dep_state`, an end that never lets it run: to retry both runs the
+    dependency again first. For an `--after-fail` job whose dependency succeeded, a rerun of
+    that dependency lets it run only if the rerun fails: said so, not "retry both" alone (both
+    would not run again: a second success cancels it again)."""
+    if dep_state is JobState.SUCCEEDED:  # (only an --after-fail job is left unmet by it)
+        return (
+            f"job {job_id} waits for job {dep_id} to fail (--after-fail), and it succeeded: "
+            f"nothing failed to act on (gpuherd retry {dep_id} {job_id} runs job {dep_id} "
+            f"again, and job {job_id} only if it fails this time)"
+        )
+    return (
+        f"job {job_id} waits for job {dep_id}, which ended ({dep_state.value}): retry both "
+        f"(gpuherd retry {dep_id} {job_id})"
+    )
