@@ -18,6 +18,7 @@ replaced, a read refused), the listing is read on the loop, as before.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
@@ -139,7 +140,10 @@ class ListingReader:
         left running past the store's close), the connection closed on its thread."""
         self._closed = True
         if (reader := self._reader) is not None:
-            reader.interrupt()
+            # The thread may have closed it meanwhile (_drop: herd.db replaced, a read
+            # refused): its ProgrammingError stopped the daemon's stop before the engine's.
+            with contextlib.suppress(sqlite3.ProgrammingError):
+                reader.interrupt()
         self._pool.submit(self._drop)
         self._pool.shutdown(wait=True)
 
