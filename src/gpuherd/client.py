@@ -47,9 +47,9 @@ WAIT_CHUNK = 500
 query string, which the daemon's HTTP parser caps (a wait for 30,000 ids in one call lost the
 connection)."""
 WAIT_POST_CHUNK = 100_000
-"""Job ids per `POST /jobs/wait`: ~0.7 MB of JSON, far under the daemon's body cap
-(body_cap.py), and ~0.05 s of the daemon's loop to read their states and answer; 100,000
-ids in 500s took 200 requests, 1.5 s past a wait's timeout."""
+"""Job ids per `POST /jobs/wait`, the most the daemon takes (wire_requests.WAIT_MOST_IDS, not
+imported: the CLI's start would pay for the wire's dataclasses): ~0.7 MB of JSON, and ~0.05 s
+of the daemon's loop; 100,000 ids in 500s took 200 requests, 1.5 s past a wait's timeout."""
 READS_BY_POST = frozenset({"/jobs/wait"})
 """POSTs that change nothing: a connection lost midway leaves nothing maybe done."""
 WAIT_POLL = 30.0

@@ -72,6 +72,9 @@ class IdsRequest:
 
 WAIT_LONGEST = 3600.0
 """The longest `timeout` one wait request takes (a long poll: a client asks again)."""
+WAIT_MOST_IDS = 100_000
+"""The most ids one POST /jobs/wait takes: their states are read on the daemon's loop
+(~0.05 s for 100,000); a client sends more in pieces (client.WAIT_POST_CHUNK)."""
 
 
 @dataclass

@@ -117,6 +117,10 @@ def test_a_post_the_daemon_cannot_take_is_refused_in_one_line(daemon: Herd) -> N
         "ids is empty: name the jobs to wait for": {"ids": [], "timeout": 0},
         "invalid request: timout: unknown field (misspelt?)": {"ids": [job], "timout": 0},
         "invalid request: ids.0: Input should be a valid integer": {"ids": [str(job)]},
+        "100,001 ids: a wait takes at most 100,000; send them in pieces": {
+            "ids": [job] * 100_001,
+            "timeout": 0,
+        },
     }
     for said, body in refused.items():
         with pytest.raises(InvalidValue) as caught:

@@ -13,7 +13,7 @@ from gpuherd.broadcast import GAP
 from gpuherd.core.states import BAD_END_STATES, FINISHED_STATES, JobState
 from gpuherd.errors import DaemonError, InvalidValue
 from gpuherd.service import Service
-from gpuherd.wire_requests import WAIT_LONGEST
+from gpuherd.wire_requests import WAIT_LONGEST, WAIT_MOST_IDS
 
 
 async def waited(service: Service, ids: Sequence[int], timeout: float) -> dict[str, Any]:
@@ -75,6 +75,10 @@ def _check(ids: Sequence[int], timeout: float) -> None:
         )
     if not ids:
         raise InvalidValue("ids is empty: name the jobs to wait for")
+    if len(ids) > WAIT_MOST_IDS:
+        raise InvalidValue(
+            f"{len(ids):,} ids: a wait takes at most {WAIT_MOST_IDS:,}; send them in pieces"
+        )
 
 
 def _answer(service: Service, states: dict[int, JobState], done: bool) -> dict[str, Any]:
