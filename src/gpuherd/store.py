@@ -24,7 +24,13 @@ from gpuherd.errors import StoreError
 from gpuherd.store_checkpoint import BACKSTOP_PAGES, Checkpointer
 from gpuherd.store_reader import file_id
 from gpuherd.store_reads import JobReads, env_cache
-from gpuherd.store_schema import SCHEMA_VERSION, make_private, migrate, open_failed
+from gpuherd.store_schema import (
+    BUSY_TIMEOUT_MS,
+    SCHEMA_VERSION,
+    make_private,
+    migrate,
+    open_failed,
+)
 from gpuherd.store_tables import DeviceConfig, SweepAndDeviceTables, SweepRow
 from gpuherd.store_views import EventRow, JobViews
 
@@ -54,7 +60,7 @@ class Store(JobReads, SweepAndDeviceTables, JobViews):
             self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
             self.file_id = file_id(path)
             """The file opened, which a listing's reader must read too (store_reader.py)."""
-            self._db.execute("PRAGMA busy_timeout = 5000")
+            self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             if scratch:
                 self._db.execute("PRAGMA locking_mode = EXCLUSIVE")
             wanted = "MEMORY" if scratch else "WAL"

@@ -10,6 +10,11 @@ from pathlib import Path
 
 from gpuherd.errors import StoreError
 
+BUSY_TIMEOUT_MS = round(1000 * float(os.environ.get("GPUHERD_TEST_BUSY_TIMEOUT") or 5.0))
+"""How long a connection to herd.db waits for another program's lock before it is refused
+(SQLite's busy_timeout): 5 s. (GPUHERD_TEST_BUSY_TIMEOUT, seconds, is the tests': each of
+those that hold herd.db's write lock until the daemon gives up would wait the whole 5 s.)"""
+
 # Each entry upgrades the schema from version i to i + 1. Append; never edit a shipped step.
 MIGRATIONS: tuple[str, ...] = (
     """

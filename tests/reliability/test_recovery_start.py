@@ -22,6 +22,7 @@ from conftest import Herd, group_members, wait_for
 
 
 def test_a_database_locked_by_another_program_is_said_so(herd: Herd) -> None:
+    herd.env["GPUHERD_TEST_BUSY_TIMEOUT"] = "1"  # the daemon's wait for the lock: 1 s, not 5 s
     herd.start("--fake-gpus", "1")
     job = herd.submit("--hold", "--", "true")
     herd.cli("daemon", "stop")

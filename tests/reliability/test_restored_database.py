@@ -465,6 +465,7 @@ def test_a_held_runs_end_that_could_not_be_recorded_is_recorded_once_the_databas
     attempt's (before: it gave up, and the job stayed held until a restart, which read the
     end from the run's folder: `lost` where a full disk had kept the `process` file from
     its exit line, as here)."""
+    herd.env["GPUHERD_TEST_BUSY_TIMEOUT"] = "1"  # its wait for the lock: 1 s, not 5 s
     herd.start("--fake-gpus", "1")
     go, runs, copy = tmp_path / "go", tmp_path / "runs", tmp_path / "backup.db"
     before = held_for_its_run(herd, copy, "--", job_command(runs, go) + "; exit 3")

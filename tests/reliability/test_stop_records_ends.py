@@ -1,9 +1,10 @@
 """A daemon stopped while herd.db refuses writes (another program holds its write lock for
-longer than the daemon waits, 5 s) records, as it stops, the ends it saw and could not record
-yet: a held run's (a restored herd.db: engine_held_runs.py), a watched attempt's. Before, it
-left them to the next start, which read them from the runs' folders: `lost` where a full disk
-had kept the `process` file from its `exit` line. Where herd.db still refuses them as it
-stops, it says so in its log, and the next start reads them from the folders."""
+longer than the daemon waits, 5 s; 1 s here, GPUHERD_TEST_BUSY_TIMEOUT) records, as it
+stops, the ends it saw and could not record yet: a held run's (a restored herd.db:
+engine_held_runs.py), a watched attempt's. Before, it left them to the next start, which
+read them from the runs' folders: `lost` where a full disk had kept the `process` file from
+its `exit` line. Where herd.db still refuses them as it stops, it says so in its log, and
+the next start reads them from the folders."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import psutil
+import pytest
 from test_restored_database import held_for_its_run, job_command, running, started
 
 from conftest import Herd, wait_dead, wait_for
@@ -22,6 +24,17 @@ LEFT = (
     "recording the queue's changes failed, the next start reads them from the folders: "
     "database is locked"
 )
+
+LOCK_WAIT = "1"
+"""GPUHERD_TEST_BUSY_TIMEOUT: seconds the daemon waits for herd.db's write lock before a
+write is refused (5 s otherwise: each refusal here would wait that long). The lock is let go
+within milliseconds of the stop's request, well inside it."""
+
+
+@pytest.fixture(autouse=True)
+def short_lock_wait(herd: Herd) -> None:
+    """The daemons the tests start (through `herd`) read it."""
+    herd.env["GPUHERD_TEST_BUSY_TIMEOUT"] = LOCK_WAIT
 
 
 @contextmanager
