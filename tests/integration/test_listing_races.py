@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_ls_off_loop import get_scope
 
 from conftest import item, one_gpu_engine, serving
 from gpuherd import gc_pause, listing_reader
@@ -50,26 +51,6 @@ async def daemon_like(home: Path) -> AsyncIterator[Service]:
                 reader.close()
     finally:
         store.close()
-
-
-def _scope(query: str) -> dict[str, Any]:
-    """GET /api/v1/jobs as uvicorn's h11 protocol passes it on (its ASGI spec_version is
-    2.3: a StreamingResponse then listens for the client's going and cancels its stream)."""
-    path = "/api/v1/jobs"
-    return {
-        "type": "http",
-        "asgi": {"version": "3.0", "spec_version": "2.3"},
-        "http_version": "1.1",
-        "method": "GET",
-        "scheme": "http",
-        "path": path,
-        "raw_path": path.encode(),
-        "root_path": "",
-        "query_string": query.encode(),
-        "headers": [(b"host", b"localhost")],
-        "client": None,
-        "server": None,
-    }
 
 
 def test_a_client_gone_mid_answer_leaves_no_answer_behind(
@@ -118,7 +99,7 @@ def test_a_client_gone_mid_answer_leaves_no_answer_behind(
             loop.set_default_executor(workers)
             gc.disable()  # a cycle must not be hidden by a collection meanwhile
             try:
-                await app(_scope("all=true"), receive, send)
+                await app(get_scope("/api/v1/jobs", "all=true", "2.3"), receive, send)
                 # Its threads joined: each lets go of its last work item (the encoded answer
                 # in its future) whenever it gets to it.
                 workers.shutdown(wait=True)

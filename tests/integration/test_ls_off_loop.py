@@ -285,14 +285,12 @@ BIG = 4000
 """Jobs whose listing is over a MiB of JSON."""
 
 
-async def _get(service: Service, path: str, query: str) -> tuple[dict[str, Any], bytes]:
-    """GET `path` from the daemon's app (create_app) as uvicorn asks it: its start message
-    (with how many body messages came, `pieces`) and its body."""
-    app = create_app(service, pid=os.getpid(), socket_path=str(service.home / "herd.sock"))
-    asked = False
-    scope = {
+def get_scope(path: str, query: str, spec_version: str = "2.4") -> dict[str, Any]:
+    """A GET of `path` as uvicorn passes it to the app (its h11 protocol says ASGI 2.3: a
+    StreamingResponse then listens for the client's going and cancels its stream)."""
+    return {
         "type": "http",
-        "asgi": {"version": "3.0", "spec_version": "2.4"},
+        "asgi": {"version": "3.0", "spec_version": spec_version},
         "http_version": "1.1",
         "method": "GET",
         "scheme": "http",
@@ -304,6 +302,14 @@ async def _get(service: Service, path: str, query: str) -> tuple[dict[str, Any],
         "client": None,
         "server": None,
     }
+
+
+async def _get(service: Service, path: str, query: str) -> tuple[dict[str, Any], bytes]:
+    """GET `path` from the daemon's app (create_app) as uvicorn asks it: its start message
+    (with how many body messages came, `pieces`) and its body."""
+    app = create_app(service, pid=os.getpid(), socket_path=str(service.home / "herd.sock"))
+    asked = False
+    scope = get_scope(path, query)
     messages: list[dict[str, Any]] = []
 
     async def receive() -> dict[str, Any]:
