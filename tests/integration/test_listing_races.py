@@ -14,14 +14,13 @@ import os
 import sqlite3
 import sys
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
-from test_ls_off_loop import get_scope
+from test_ls_off_loop import daemon_like, get_scope
 
 from conftest import item, one_gpu_engine, serving
 from gpuherd import gc_pause, listing_reader
@@ -29,28 +28,11 @@ from gpuherd.api import jobs as api_jobs
 from gpuherd.api.app import create_app
 from gpuherd.executors.local import LocalExecutor
 from gpuherd.listing_reader import ListingReader
-from gpuherd.service import Service
 from gpuherd.store import Store
 from gpuherd.store_reader import ReadOnlyStore
 
 BIG = 4000
 """Jobs whose listing is over a MiB of JSON: sent in pieces."""
-
-
-@asynccontextmanager
-async def daemon_like(home: Path) -> AsyncIterator[Service]:
-    """An engine and its Service as the daemon runs them, with a listing reader, closed on
-    the way out as the daemon closes it."""
-    store = Store(home / "herd.db")
-    try:
-        async with serving(one_gpu_engine(home, store, LocalExecutor()), home) as service:
-            reader = service.reader = ListingReader(store)
-            try:
-                yield service
-            finally:
-                reader.close()
-    finally:
-        store.close()
 
 
 def test_a_client_gone_mid_answer_leaves_no_answer_behind(
