@@ -93,7 +93,7 @@ class Service(SystemVerbs, EditVerbs):
         found = self.store.get_jobs(sorted(deps))
         missing = sorted(deps - set(found))
         if missing:
-            raise unknown_jobs(missing)
+            raise unknown_jobs(missing, items)
         devices = self.engine.device_listing()
         now = self.engine.clock()
         new_jobs = []

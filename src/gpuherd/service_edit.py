@@ -173,7 +173,7 @@ class EditVerbs(JobVerbs):
         found = self.store.get_jobs(deps)
         missing = [dep for dep in deps if dep not in found]
         if missing:
-            raise unknown_jobs(missing)
+            raise unknown_jobs(missing, [spec])
         dep = dependency_cycle(job_id, deps, self.store.waiting_for(job_id))
         if dep == job_id:
             raise Conflict(f"job {job_id} cannot wait for itself: name other jobs")

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 from gpuherd.core.commands import MAX_COMMAND_BYTES
-from gpuherd.core.deps import contradiction, kept_apart
+from gpuherd.core.deps import KINDS, contradiction, kept_apart
 from gpuherd.core.idspec import MAX_GPU_INDEX, format_ids
 from gpuherd.core.model import Device, JobSpec, Policy
 from gpuherd.core.reasons import never_fits
@@ -121,12 +121,19 @@ def check_cwd(cwd: str, where: str = "") -> None:
         )
 
 
-def unknown_jobs(missing: Sequence[int]) -> NotFound:
-    """The error for dependencies (`after`, `after_any`, `after_fail`) that name no job."""
-    return NotFound(
-        f"{field('after')}: no job {format_ids(missing).replace(',', ', ')} "
-        "(`gpuherd ls --all` lists the jobs there are)"
-    )
+def unknown_jobs(missing: Sequence[int], holders: Sequence[object]) -> NotFound:
+    """The error for dependencies (`after`, `after_any`, `after_fail`) that name no job: those
+    of the first kind that names one, in the jobs or specs `holders`, by that kind's option
+    (`after_fail (--after-fail): no job 99`; every kind was said `after`)."""
+    gone = set(missing)
+    for kind in KINDS:
+        named = sorted({i for h in holders for i in getattr(h, kind) if i in gone})
+        if named:
+            return NotFound(
+                f"{field(kind)}: no job {format_ids(named).replace(',', ', ')} "
+                "(`gpuherd ls --all` lists the jobs there are)"
+            )
+    raise ValueError(f"no dependency of {holders!r} names {missing}")  # (a caller's mistake)
 
 
 MAX_PATH_BYTES = 4095

@@ -99,7 +99,11 @@ def test_mistakes_are_refused_in_one_line(daemon: Herd) -> None:
     assert both.returncode == 1 and len(both.stderr.splitlines()) == 1
     assert f"job {a} is in both after (--after) and after_fail (--after-fail)" in both.stderr
     unknown = daemon.cli("submit", "--after-fail", "999", "--", "true", check=False)
-    assert unknown.returncode == 1 and "no job 999" in unknown.stderr
+    assert unknown.returncode == 1
+    assert "after_fail (--after-fail): no job 999 " in unknown.stderr  # (the option it was in)
+    held = daemon.submit("--hold", "--", "true")
+    edit = daemon.cli("edit", str(held), "--after-any", "998", check=False)
+    assert edit.returncode == 1 and "after_any (--after-any): no job 998 " in edit.stderr
     assert "Traceback" not in both.stderr + unknown.stderr
     # Named in --after-any too, a job waits for its failure alone.
     both_ends = daemon.submit("--after-any", str(a), "--after-fail", str(a), "--", "true")
