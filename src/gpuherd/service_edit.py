@@ -15,6 +15,7 @@ from gpuherd.core.edit import (
     describe_edit,
     edit_spec,
 )
+from gpuherd.core.lifecycle import retry_refused
 from gpuherd.core.model import Job, JobSpec
 from gpuherd.core.output_files import recorded_or_named, shared_file, sharing
 from gpuherd.core.states import (
@@ -93,6 +94,12 @@ class EditVerbs(JobVerbs):
         never: Callable[[JobSpec], str | None],
     ) -> str:
         if job.state in FINISHED_STATES:
+            if dead := self._dead_dependency(job):  # `retry --hold` is refused: say what works
+                raise Conflict(
+                    f"job {job.id} already ended ({job.state.value}): "
+                    f"{retry_refused(job.id, *dead)}; to run it without waiting for job "
+                    f"{dead[0]}, submit its command again"
+                )
             raise Conflict(  # pueue's `restart --edit`: back held, edited, then released
                 f"job {job.id} already ended ({job.state.value}): `gpuherd retry --hold "
                 f"{job.id}` puts it back held, to edit it before it runs again"

@@ -171,17 +171,20 @@ class JobVerbs:
                 if job.state is JobState.HELD
                 else f"job {job.id} is queued: it runs when its turn comes (it can: hold, kill, rm)"
             )
-        failed = [  # ended, yet unmet: never met (core/deps.never_met)
-            (dep_id, state)
-            for dep_id, state, _ in self.store.unmet_deps(job.id)
-            if JobState(state) in FINISHED_STATES
-        ]
-        if failed:
-            raise Conflict(retry_refused(job.id, failed[0][0], JobState(failed[0][1])))
+        if dead := self._dead_dependency(job):
+            raise Conflict(retry_refused(job.id, *dead))
         event, to = (Event.RETRY_HELD, JobState.HELD) if hold else (Event.RETRY, JobState.QUEUED)
         detail = "retry by the user" + (", held" if hold else "")
         self.engine.move_state(job, event, to, detail=detail, ended_at=None, release_at=None)
         return "held (`gpuherd release` to run again)" if hold else "queued again"
+
+    def _dead_dependency(self, job: Job) -> tuple[int, JobState] | None:
+        """The first job `job` waits for that ended otherwise than it waits for (never met:
+        core/deps.never_met), with how it ended; None if none did."""
+        for dep_id, state, _ in self.store.unmet_deps(job.id):
+            if JobState(state) in FINISHED_STATES:  # ended, yet unmet
+                return dep_id, JobState(state)
+        return None
 
     def pause(self, ids: Sequence[int]) -> list[ActionResult]:
         return self._each(ids, lambda job: self._signal_one(job, Event.PAUSE))
