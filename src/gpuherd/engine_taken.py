@@ -22,6 +22,7 @@ from gpuherd.core.recovery import Found, Ran, Take, back_to_queue, lost_end
 from gpuherd.core.states import Event, JobState, OutcomeKind
 from gpuherd.engine_endings import finish, stderr_tail
 from gpuherd.executors.base import UNKNOWN_SIGNS, ExitStatus, SignsOfLife
+from gpuherd.executors.local_outputs import linked_files
 from gpuherd.executors.local_records import PROCESS_FILE
 
 if TYPE_CHECKING:
@@ -157,6 +158,7 @@ def attempt_row(engine: Engine, job: Job, run: Ran | Found, started: float) -> A
         started,
         pid=run.pid,
         mem=job.spec.mem,
+        files=linked_files(run.folder),
     )
 
 

@@ -15,10 +15,10 @@ import contextlib
 import errno
 import os
 
-from gpuherd.core.output_files import OutputFile
+from gpuherd.core.log_names import FOLDER_LOGS
+from gpuherd.core.output_files import Files, OutputFile
 from gpuherd.executors.base import LaunchRequest, SpawnError
 
-_LOGS = ("stdout.log", "stderr.log")
 _OPEN = os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | os.O_NOCTTY | os.O_NONBLOCK
 """O_NONBLOCK: a named pipe no one reads fails at once (ENXIO), never holds the daemon."""
 
@@ -27,13 +27,29 @@ def link_outputs(request: LaunchRequest) -> None:
     """Open (create, or empty) the request's output files and link the attempt's logs to
     them; SpawnError naming the file and what to do if one cannot be opened."""
     opened: set[str] = set()
-    for log, output in zip(_LOGS, request.outputs, strict=True):
+    for log, output in zip(FOLDER_LOGS, request.outputs, strict=True):
         if output is None:
             continue
         if output.path not in opened:
             _open(request, log, output)
             opened.add(output.path)
         _link(output.path, os.path.join(request.attempt_dir, log))
+
+
+def linked_files(attempt_dir: str) -> Files:
+    """Where an attempt's stdout and stderr went, as its folder's logs say (link_outputs'
+    links name the files of the user's choosing): what herd.db records of an attempt it did
+    not know, found in its folder (engine_taken.py); the job's files may have been edited
+    since it began."""
+    out, err = (_link_target(os.path.join(attempt_dir, log)) or log for log in FOLDER_LOGS)
+    return out, err
+
+
+def _link_target(path: str) -> str | None:
+    try:
+        return os.readlink(path)
+    except OSError:  # (EINVAL: the folder's own log; ENOENT: none)
+        return None
 
 
 def _open(request: LaunchRequest, log: str, output: OutputFile) -> None:
