@@ -271,10 +271,12 @@ class LeftoverSweeper:
         self._again = False
         """Asked again meanwhile: what ended since the pass looked needs one more."""
         self._rounds = 0
+        self._closed = False
+        """Closed: the attempts it watched are left running, and running() says none."""
 
     def due(self) -> None:
         """Ask for a pass soon (a job ended, or a daemon started)."""
-        if not self.home_id:
+        if not self.home_id or self._closed:
             return
         if self._busy:
             self._again = True
@@ -289,6 +291,8 @@ class LeftoverSweeper:
         found.add_done_callback(lambda f: call_on_loop(loop, self._kill, f))
 
     def _kill(self, found: Future[dict[int, str]]) -> None:
+        if self._closed:  # a pass under way at the close: every attempt now looks ended
+            return
         self._busy = False
         again, self._again = self._again, False
         leftovers = {} if found.exception() is not None else self._leftovers(found.result())
@@ -332,7 +336,9 @@ class LeftoverSweeper:
 
     def close(self) -> None:
         """Kill what is left now (the loop may not run again), waiting CLOSE_WAIT at most;
-        attempts still running (left for the next daemon) keep their processes."""
+        attempts still running (left for the next daemon) keep their processes. A pass
+        under way kills nothing once it is done: the executor forgets what it watched."""
+        self._closed = True
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
