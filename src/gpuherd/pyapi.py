@@ -37,7 +37,7 @@ from gpuherd.errors import DaemonError, HerdError
 from gpuherd.following import follow_log
 from gpuherd.pyapi_checks import command_text, deadline_after, job_number, log_numbers, wait_ids
 from gpuherd.pyapi_jobs import JobActions, JobListing
-from gpuherd.pyapi_sweep import Sweep, SweepWarning, bare_command_refusal, over_file
+from gpuherd.pyapi_sweep import Sweep, SweepWarning, bare_command_refusal, check_keywords, over_file
 from gpuherd.pyapi_types import check_types
 from gpuherd.pyapi_values import (
     connect_spelling,
@@ -199,6 +199,7 @@ class Herd(JobListing):
         says what was submitted and skipped. A template with no placeholder and no params (a
         sweep's name, say) is refused: get_sweep(name) opens a sweep submitted before."""
         refuse_while_loading("sweep")
+        check_keywords(options)
         check_types({"name": name})
         if isinstance(command, SweepSpec):
             if params:

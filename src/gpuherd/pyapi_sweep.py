@@ -3,18 +3,23 @@ its results table (`Herd.sweep()` and a task's `sweep()` answer one; pyapi.py)."
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from gpuherd.core.sweep import is_sweep_name, no_such_sweep
 from gpuherd.errors import HerdError, NotFound
-from gpuherd.pyapi_values import non_finite
+from gpuherd.pyapi_values import SUBMIT_OPTIONS, non_finite, refuse_unknown
 
 if TYPE_CHECKING:
     from gpuherd.pyapi import Herd
     from gpuherd.sweepfile_options import SubmitOptions
 
 _ACTIVE = frozenset({"queued", "running", "paused"})
+SWEEP_OWN = frozenset(
+    {"name", "samples", "seed", "shuffle", "fixed", "force", "yes", "dry_run", "cwd", "order"}
+)
+"""A sweep's own keywords, besides results_dir and the job options: Herd.sweep's, and a
+task's sweep's (there also `sweep_` and its name, for a function with a parameter so named)."""
 
 
 class SweepWarning(UserWarning):
@@ -114,6 +119,12 @@ def bare_command_refusal(herd: Herd, command: str) -> str:
     if known:
         refusal += f"; to open the existing sweep {command!r}: herd.get_sweep({command!r})"
     return refusal
+
+
+def check_keywords(given: Iterable[str]) -> None:
+    """TypeError for a keyword Herd.sweep does not take, naming the closest of all it takes:
+    `result_dir` was refused naming only the job options, neither results_dir nor dry_run."""
+    refuse_unknown(given, SUBMIT_OPTIONS | SWEEP_OWN | {"results_dir"})
 
 
 def over_file(

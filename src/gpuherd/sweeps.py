@@ -52,6 +52,7 @@ from gpuherd.core.units import not_a_choice, plural
 from gpuherd.engine_held_runs import REMOVED_NOW, held_run_running
 from gpuherd.errors import Conflict, InvalidValue, NotFound
 from gpuherd.service import Service
+from gpuherd.submission import spec_from_item
 from gpuherd.sweep_checks import changed_values
 from gpuherd.sweep_folders import write_params
 from gpuherd.wire import SubmitItem
@@ -96,6 +97,10 @@ class Sweeps:
         )
         if refusal:
             raise InvalidValue(refusal)
+        shared = request.options.job_options()  # the same for every point: made once
+        # Checked once, as the sweep's: "job 1 of the submission: give hold or begin, not
+        # both" blamed one point for every point's options, and a dry run said nothing of it.
+        spec_from_item(SubmitItem(command="true", cwd=request.cwd, **shared), None)
         points = sweep_table.expand_points(spec)
         plan = self._plan(spec.name, points, request.force)
         if request.options.order == "longest-first":
@@ -123,7 +128,6 @@ class Sweeps:
         if request.dry_run:
             answer["commands"] = [p.command for p in plan.to_submit]
             return answer
-        shared = request.options.job_options()  # the same for every point: made once
         items = [self._item(spec, point, request, git, shared) for point in plan.to_submit]
         stored = spec_to_dict(spec)
         stored["submission"] = {"cwd": request.cwd, "git": git, **asdict(request.options)}

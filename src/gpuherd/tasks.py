@@ -30,6 +30,7 @@ from typing import Any
 from gpuherd import paths, worker
 from gpuherd.errors import HerdError
 from gpuherd.pyapi import Herd, Job, Sweep, SweepWarning, connect
+from gpuherd.pyapi_sweep import SWEEP_OWN
 from gpuherd.pyapi_values import (
     SUBMIT_OPTIONS,
     make_spec,
@@ -44,11 +45,6 @@ PARAMS_INLINE_MAX = 16 * 1024
 JOB_OPTIONS = SUBMIT_OPTIONS | {"name", "cwd", "herd"}
 """What `gpuherd.task(...)` takes: a call's keyword of these names, which the function does
 not take, was meant as a job option."""
-SWEEP_OWN = frozenset(
-    {"name", "samples", "seed", "shuffle", "fixed", "force", "yes", "dry_run", "cwd", "order"}
-)
-"""A task sweep's own keywords; each is also `sweep_` and its name (`sweep_seed=5`), for a
-function that has a parameter of that name."""
 
 
 class TaskArgumentError(HerdError, TypeError):
