@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from gpuherd.cli.job_cmds import submit
+from gpuherd.cli.queue_cmds import edit
 from gpuherd.cli.run_cmd import run
 from gpuherd.cli.sweep_args import build
 from gpuherd.cli.sweep_cmds import RUN, sweep
@@ -154,6 +155,27 @@ def test_a_bad_value_is_refused_by_submit_and_sweep_alike(args: list[str], said:
         result = runner.invoke(command, [*args, *rest])
         assert result.exit_code == 2, (command.name, args, result.output)
         assert result.output.endswith(f"\nError: {said}\n"), result.output
+
+
+@pytest.mark.parametrize(
+    ("command", "args", "said"),
+    [
+        (submit, ["--cwd", "", "--", "true"], "--cwd is empty: give a folder that exists"),
+        (sweep, ["echo {a}", "-p", "a", "1", "--cwd", ""], "--cwd is empty"),
+        (edit, ["7", "--cwd", ""], "--cwd is empty: give a folder that exists, or leave --cwd"),
+        (run, ["--times-from", "", "jobs.txt"], "--times-from is empty: give a folder"),
+        (run, ["--gpu-file", "", "jobs.txt"], "--gpu-file is empty: give a file"),
+        (edit, ["7", "--command", ""], "--command is empty: give the new command line"),
+    ],
+)
+def test_an_empty_folder_or_command_is_refused_not_taken_as_the_current_one(
+    command: click.Command, args: list[str], said: str
+) -> None:
+    # `--cwd "$DIR"` with DIR unset: click made '' the current folder, so `edit 7 --cwd ''`
+    # moved job 7 to wherever the edit was typed, without a word.
+    result = CliRunner().invoke(command, args)
+    assert result.exit_code == 2, (command.name, args, result.output)
+    assert f"\nError: {said}" in result.output, result.output
 
 
 def test_job_options_copies_the_shared_fields_alone() -> None:

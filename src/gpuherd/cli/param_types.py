@@ -174,15 +174,27 @@ class Choosing(_Flagged, click.Choice):  # type: ignore[type-arg]
 
 class Place(_Flagged, click.Path):
     """A file or folder (--cwd, --output-dir, ...), flagged: click's "Directory 'x' does not
-    exist." said what was wrong, not what to give."""
+    exist." said what was wrong, not what to give. An empty value (`--cwd "$DIR"` with DIR
+    unset) is refused: click made it the current folder, so `edit --cwd ''` moved a job to
+    wherever the edit was typed and `run --times-from ''` read `.`, without a word."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if value == "" and isinstance(param, click.Option):
+            raise click.UsageError(
+                f"{param.opts[-1]} is empty: give {self._what()}, or leave {param.opts[-1]} out",
+                ctx,
+            )
+        return super().convert(value, param, ctx)
 
     def fail(
         self, message: str, param: click.Parameter | None = None, ctx: click.Context | None = None
     ) -> NoReturn:
-        what = "a folder" if not self.file_okay else "a file" if not self.dir_okay else "a path"
-        what += " that exists" if self.exists else ""
         said = message.rstrip(".")
-        super().fail(f"{said[:1].lower()}{said[1:]}: give {what}", param, ctx)
+        super().fail(f"{said[:1].lower()}{said[1:]}: give {self._what()}", param, ctx)
+
+    def _what(self) -> str:
+        what = "a folder" if not self.file_okay else "a file" if not self.dir_okay else "a path"
+        return what + (" that exists" if self.exists else "")
 
 
 class _Whole(click.ParamType):  # type: ignore[type-arg]

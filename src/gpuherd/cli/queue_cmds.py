@@ -235,6 +235,10 @@ def edit(
             raise click.UsageError(
                 f"--{text} is empty: give a {text}, or --clear {text} to unset it"
             )
+    if given.get("command") == "":  # the daemon's "give it after --" was submit's advice
+        raise click.UsageError(
+            "--command is empty: give the new command line, e.g. --command 'python train.py'"
+        )
     if env_pairs:
         given["env_overrides"] = dict(env_pairs)
     if not given and not clear:

@@ -163,7 +163,7 @@ def run(
         raise click.UsageError("give a job file or --yielder, not both")
     if times_from is not None and order != "longest-first":
         raise click.UsageError("--times-from is for --order longest-first")
-    _check_output(output_dir, prefix)
+    _check_prefix(prefix)
     probe, slots = _gpus(spec, fake_gpus, gpus_per_job, gpu_file)
     cwd, env = os.getcwd(), dict(os.environ)
     reject_nul("", cwd=cwd)  # a folder whose path is not UTF-8: once, not for every job
@@ -274,13 +274,10 @@ def _yielded_items(
         ) from None
 
 
-def _check_output(output_dir: str | None, prefix: str) -> None:
+def _check_prefix(prefix: str) -> None:
     """Job folders are OUTPUT/<prefix><number>: a prefix that is a path would put them (and
-    overwrite what is there) outside --output-dir. Usage errors (exit 2), as click's are."""
-    if output_dir == "":
-        raise click.UsageError(
-            "--output-dir is empty: give a folder, or leave it out for a new one"
-        )
+    overwrite what is there) outside --output-dir. Usage errors (exit 2), as click's are (an
+    empty --output-dir is refused by its type, Place)."""
     separators = {"/", os.sep, os.altsep or "/"}
     if prefix in (".", "..") or any(sep in prefix for sep in separators):
         raise click.UsageError(
