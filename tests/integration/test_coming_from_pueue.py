@@ -12,7 +12,8 @@ import pytest
 
 from conftest import Herd, Recorder, read_line, wait_for
 from gpuherd.cli.main import cli, load_command
-from gpuherd.cli.other_tools import THEIR_COMMANDS, THEIR_OPTIONS, TOP
+from gpuherd.cli.other_tools import SWEEP, THEIR_COMMANDS, THEIR_OPTIONS, TOP
+from gpuherd.cli.sweep_cmds import RUN
 
 
 def test_wait_for_a_project_waits_for_its_jobs_and_no_others(
@@ -121,6 +122,14 @@ def test_last_names_the_job_submitted_last_for_the_commands_of_one_job(
         # A group's command by the name of `gpuherd rm` (click said "No such command 'rm'.").
         (["gpus", "rm", "1"], "No such command 'rm': gpuherd gpus remove INDEX stops using"),
         (["gpus", "delete", "1"], "No such command 'delete': gpuherd gpus remove INDEX"),
+        # A sweep takes submit's job options by their long names, and submits without waiting
+        # (click guessed: `sweep --wait`, "Did you mean '--after', '--quiet'?"; `sweep -f`
+        # was told submit's `--follow`, which a sweep lacks).
+        (["sweep", "echo {a}", "-p", "a", "1", "--wait"], "gpuherd wait --sweep NAME waits"),
+        (["sweep", "echo {a}", "-p", "a", "1", "-f"], "gpuherd wait --sweep NAME waits"),
+        (["sweep", "echo {a}", "-p", "a", "1", "-g", "2"], "No such option '-g': use --gpus N"),
+        (["sweep", "x.yaml", "--file", "y"], "gpuherd sweep FILE.yaml runs a sweep file"),
+        (["sweep", "x.yaml", "--nice=5"], "No such option '--nice': use --priority P"),
     ],
 )
 def test_another_tools_name_is_answered_with_what_it_is_called_here(
@@ -138,6 +147,9 @@ def test_the_hints_name_options_gpuherd_lacks_and_suggest_ones_it_has() -> None:
             assert found is None, f"{group} {name} is a command: its hint would never show"
     for name, hints in THEIR_OPTIONS.items():
         command = load_command(name) if name != TOP else cli
+        if name == SWEEP:  # `sweep TEMPLATE ...`: the options of its hidden command
+            assert isinstance(command, click.Group)
+            command = command.commands[RUN]
         assert command is not None
         flags = {flag for param in command.params for flag in getattr(param, "opts", ())}
         for option, hint in hints.items():

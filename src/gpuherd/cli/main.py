@@ -311,9 +311,11 @@ def _other_tools_word(exc: click.ClickException, ctx: Any) -> str | None:
     the group or command it was typed to."""
     if not isinstance(exc, click.NoSuchCommand | click.NoSuchOption) or ctx is None:
         return None
-    from gpuherd.cli.other_tools import TOP, command_hint, option_hint
+    from gpuherd.cli.other_tools import SWEEP, TOP, command_hint, option_hint
 
     where = ctx.info_name if ctx.parent else TOP
+    if ctx.command.hidden and ctx.parent and ctx.parent.info_name == SWEEP:
+        where = SWEEP  # `sweep TEMPLATE ...` runs its hidden `submit`: a sweep's options
     if isinstance(exc, click.NoSuchCommand):
         return command_hint(where, exc.command_name)
     return option_hint(where, exc.option_name)

@@ -171,6 +171,29 @@ THEIR_OPTIONS = {
 }
 """Another tool's option of a command: what to give here instead, and whose it is."""
 
+SWEEP = "sweep"
+"""THEIR_OPTIONS' key for `gpuherd sweep TEMPLATE|FILE ...` (its hidden command is named
+`submit`, whose key holds submit's own options)."""
+
+# A sweep takes submit's job options by their long names only (-p is a parameter there), and
+# submits without waiting: submit's words hold for it, but for its short names and its ways
+# to wait (click guessed: `--wait`, "Did you mean '--after', '--quiet'?").
+_BY_LONG_NAME = " (submit's {}: a sweep takes job options by their long names only)"
+_WAIT_SWEEP = "gpuherd wait --sweep NAME waits for the points once they are submitted ({})"
+THEIR_OPTIONS[SWEEP] = {
+    **THEIR_OPTIONS["submit"],
+    **{
+        short: long + _BY_LONG_NAME.format(short)
+        for short, long in (("-g", "--gpus N"), ("-n", "--name NAME"), ("-a", "--after IDS"))
+    },
+    "--wait": _WAIT_SWEEP.format("submit's --wait"),
+    "-w": _WAIT_SWEEP.format("submit's -w"),
+    "-f": _WAIT_SWEEP.format("tsp -f"),
+    "--follow": _WAIT_SWEEP.format("submit's --follow") + "; gpuherd log -f ID follows one",
+    "--file": "gpuherd sweep FILE.yaml runs a sweep file; gpuherd submit --file FILE queues "
+    "a file's commands, one a line (submit's --file)",
+}
+
 _EVERY = "the ids gpuherd ls -q prints name every job not finished (gpulimit's kill all)"
 
 THEIR_ARGUMENTS = {
