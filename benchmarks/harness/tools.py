@@ -184,9 +184,9 @@ class HerdDaemon(Tool):
         assert self.client is not None
         env, cwd = dict(os.environ), str(workdir())
         t0 = time.time()
-        ids = self.client.post(
-            "/jobs", {"jobs": [{"command": ln, "cwd": cwd, "env": env} for ln in work.lines]}
-        )["ids"]
+        # The environment once for the batch, as `gpuherd submit --file` sends it.
+        jobs = [{"command": ln, "cwd": cwd, "env": None} for ln in work.lines]
+        ids = self.client.post("/jobs", {"jobs": jobs, "env": env})["ids"]
         deadline = time.monotonic() + TIMEOUT
         while not self.client.get("/jobs/wait", ids=ids, timeout=30)["done"]:
             if time.monotonic() > deadline:
