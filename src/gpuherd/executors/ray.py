@@ -111,6 +111,8 @@ class RayExecutor(Following):
         self._runs: dict[int, Run] = {}
         self._lookups: Lookups | None = None
         """A restart's lookups of the actors, while its recovery asks (`is_running`)."""
+        self._closed = False
+        """Closed: the actors run on for the next daemon, and no run is followed here."""
 
     def actor_name(self, job_id: int, attempt: int) -> str:
         return f"gpuherd-{self.tag}-{job_id}-{attempt}"
@@ -246,6 +248,8 @@ class RayExecutor(Following):
     def _cluster_back(self) -> None:
         """The cluster answers again: the kills refused meanwhile are due (ray_stops.py), and
         so are those of the actors of attempts that ended meanwhile."""
+        if self._closed:  # (said by the link's thread as the daemon stopped: every actor
+            return  # would look like one no running attempt owns, and be killed)
         for run in list(self._runs.values()):
             self.deliver(run)
         log.info("%s answers again: killing the job actors no running attempt owns", self.address)
@@ -341,6 +345,7 @@ class RayExecutor(Following):
         """Stop following; the actors and their jobs run on for the next daemon. Creations in
         flight are waited for first (each GCS call has its deadline): cut off with this
         process, an actor would never be created, and its attempt, counted lost."""
+        self._closed = True
         creating = [run.creation for run in self._runs.values() if run.creation is not None]
         if creating:
             wait(creating, CREATION_TIMEOUT)
