@@ -117,6 +117,8 @@ class Attempts:
         self._on_exit = on_exit
         self._on_stall = on_stall
         self._on_timeout = on_timeout
+        self._closed = False
+        """Closed: the jobs run on for the next daemon, watched by none here."""
 
     def next_attempt(
         self, job: Job, gpus: tuple[int, ...], uuids: tuple[str, ...], host: str, now: float
@@ -205,8 +207,8 @@ class Attempts:
 
         def check() -> None:
             nonlocal last
-            if self.live.get(live.job_id) is not live:
-                return  # the attempt ended
+            if self.live.get(live.job_id) is not live or self._closed:
+                return  # the attempt ended, or the daemon stopped (its loop runs a moment on)
             size, written = _log_state(live.attempt_dir)
             now = loop.time()
             if last[0] < 0 and written and not live.paused:
@@ -329,6 +331,7 @@ class Attempts:
 
     def close(self) -> None:
         """Stop watching; the processes run on (a next daemon re-attaches to them)."""
+        self._closed = True
         for live in self.live.values():
             if live.deadline:
                 live.deadline.cancel()
