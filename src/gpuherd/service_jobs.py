@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from gpuherd import paths
+from gpuherd.core.idspec import no_job_with
 from gpuherd.core.lifecycle import retry_refused
 from gpuherd.core.model import Job, Outcome
 from gpuherd.core.states import (
@@ -45,9 +46,10 @@ turns of the loop, and `sleep(0)` gave it one turn per piece (another client the
 
 
 def no_job(job_id: int) -> NotFound:
-    """No job has `job_id`, in one wording: the service's, and the dashboard's for an id no
-    job can have (past 64 bits, which SQLite refuses to look up)."""
-    return NotFound(f"no job {job_id}: `gpuherd ls --all` lists the jobs there are")
+    """No job has `job_id`, in one wording (core/idspec.no_job_with): the service's, for a
+    verb of one job and each of a verb on many (summarize gathers those), and the
+    dashboard's for an id no job can have (past 64 bits, which SQLite refuses to look up)."""
+    return NotFound(no_job_with([job_id]))
 
 
 class JobVerbs:
@@ -328,7 +330,7 @@ class JobVerbs:
                     job = jobs.get(job_id)
                     try:
                         if job is None:
-                            raise NotFound(f"no job {job_id}")
+                            raise no_job(job_id)
                         if job_id in touched:
                             job = self._job(job_id)
                             if ended_here and job.state in FINISHED_STATES:

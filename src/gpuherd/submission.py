@@ -10,7 +10,7 @@ from dataclasses import replace
 
 from gpuherd.core.commands import MAX_COMMAND_BYTES
 from gpuherd.core.deps import KINDS, contradiction, kept_apart
-from gpuherd.core.idspec import MAX_GPU_INDEX, format_ids
+from gpuherd.core.idspec import JOBS_THERE_ARE, MAX_GPU_INDEX, said_ids
 from gpuherd.core.model import Device, JobSpec, Policy
 from gpuherd.core.reasons import never_fits
 from gpuherd.core.units import LONGEST, format_size
@@ -129,10 +129,7 @@ def unknown_jobs(missing: Sequence[int], holders: Sequence[object]) -> NotFound:
     for kind in KINDS:
         named = sorted({i for h in holders for i in getattr(h, kind) if i in gone})
         if named:
-            return NotFound(
-                f"{field(kind)}: no job {format_ids(named).replace(',', ', ')} "
-                "(`gpuherd ls --all` lists the jobs there are)"
-            )
+            return NotFound(f"{field(kind)}: no job {said_ids(named)} ({JOBS_THERE_ARE})")
     raise ValueError(f"no dependency of {holders!r} names {missing}")  # (a caller's mistake)
 
 

@@ -178,3 +178,27 @@ def test_a_gpu_file_that_cannot_be_used_is_refused_at_the_start_in_one_line(
     assert proc.returncode == status
     assert line.startswith(f"gpuherd: error: {error.replace('GPUS', str(gpus))}"), line
     assert not out.exists() and not probe.started("a")
+
+
+def test_without_a_driver_the_advice_is_one_that_works_with_a_gpu_file(
+    runs: Runs, probe: Probe
+) -> None:
+    """It said "pass --gpus 0,1 to name GPUs", which `run` refuses with --gpu-file, and "or
+    --gpus-per-job 0", which then refuses the GPUs the file names as absent."""
+    gpus = runs.root / "gpus.txt"
+    gpus.write_text("2\n")
+    jobs = job_file(runs, probe, "a", sleep=0)
+    refused = runs.run("--gpu-file", str(gpus), str(jobs))
+    if "no NVIDIA driver found" not in refused.stderr:
+        pytest.skip("this machine has an NVIDIA driver")
+    line = assert_one_error_line(refused)
+    assert refused.returncode == 1
+    assert line.endswith(
+        ": --gpu-file names GPUs the driver finds; add --fake-gpus 4 to try it without a GPU "
+        "(the file then names fake GPUs 0-3)"
+    ), line
+    assert not probe.started("a")
+    # The advice followed: the file's GPU 2 is fake GPU 2.
+    status, rest, err = start(runs, 4, gpus, jobs).finish()
+    assert (status, err) == (0, ""), rest + err
+    assert probe.by_name()["a"]["gpus"] == "2"

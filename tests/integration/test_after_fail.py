@@ -91,13 +91,42 @@ def test_after_fail_waits_through_the_retries_of_its_dependency(
     assert daemon.wait_state(never, "cancelled", "succeeded")["state"] == "cancelled"
 
 
+BOTH = (
+    "is in both after (--after) and after_fail (--after-fail): a job cannot both succeed and fail"
+)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("submit", "--after", "22", "--after-fail", "5,22", "--", "true"),
+        ("submit", "-a", "20-30", "--after-fail", "last", "--after-fail", "22", "--", "true"),
+        ("sweep", "true {x}", "-p", "x", "1", "2", "--after", "22", "--after-fail", "22"),
+        ("edit", "3", "--after", "22", "--after", "last", "--after-fail", "22"),
+    ],
+    ids=["submit", "submit-range-and-last", "sweep", "edit"],
+)
+def test_a_job_in_both_after_and_after_fail_is_a_mistake_of_the_command_line(
+    herd: Herd, args: tuple[str, ...]
+) -> None:
+    """Exit 2, as every mistake of the command line, in the daemon's words; seen without a
+    daemon (none runs here: it was the daemon's refusal, exit 1)."""
+    line = herd.usage_error(*args)
+    assert line.startswith(f"gpuherd: error: job 22 {BOTH}; keep it in one of them"), line
+    assert not herd.is_up()
+
+
 def test_mistakes_are_refused_in_one_line(daemon: Herd) -> None:
     a = daemon.submit("--", "sleep 30")
+    assert f"job {a} {BOTH}" in daemon.usage_error(
+        "submit", "--after", str(a), "--after-fail", str(a), "--", "true"
+    )
+    # `last` is an id once the daemon says which job it is: then the daemon refuses it.
     both = daemon.cli(
-        "submit", "--after", str(a), "--after-fail", str(a), "--", "true", check=False
+        "submit", "--after", "last", "--after-fail", str(a), "--", "true", check=False
     )
     assert both.returncode == 1 and len(both.stderr.splitlines()) == 1
-    assert f"job {a} is in both after (--after) and after_fail (--after-fail)" in both.stderr
+    assert f"job {a} {BOTH}" in both.stderr
     unknown = daemon.cli("submit", "--after-fail", "999", "--", "true", check=False)
     assert unknown.returncode == 1
     assert "after_fail (--after-fail): no job 999 " in unknown.stderr  # (the option it was in)

@@ -126,12 +126,17 @@ def test_verbs_on_many_jobs_print_one_line_per_outcome(daemon: Herd) -> None:
         f"job {running}: stopping (SIGTERM, then SIGKILL after 10s)",
     ]
     daemon.wait_state(running, "killed")
-    # Ended jobs are refused, each with its reason up to 10, then one line for the rest.
+    # Ended jobs are refused, each with its reason up to 10, then one line for the rest; the
+    # ids that name no job share one line.
     again = daemon.cli("kill", f"{held[0]}-{running + 2}", check=False)
     assert again.returncode == 1 and again.stdout == ""
     errors = again.stderr.splitlines()
-    assert errors[:10] == [f"gpuherd: error: job {i} already ended (cancelled)" for i in held[:10]]
-    assert errors[10:] == [f"gpuherd: error: 23 more jobs refused too: {held[10]}-{running + 2}"]
+    assert errors[0] == (
+        f"gpuherd: error: no job {running + 1}-{running + 2}: `gpuherd ls --all` lists the jobs "
+        "there are"
+    )
+    assert errors[1:11] == [f"gpuherd: error: job {i} already ended (cancelled)" for i in held[:10]]
+    assert errors[11:] == [f"gpuherd: error: 21 more jobs refused too: {held[10]}-{running}"]
     assert len(daemon.ls_all()) == 31  # refusals changed nothing
 
 

@@ -63,3 +63,25 @@ def test_priority_without_its_values_says_what_to_give_in_one_line(
     )
     usage = herd.cli("priority", "--help").stdout.splitlines()[0]
     assert usage == "Usage: gpuherd priority [OPTIONS] JOB_ID PRIORITY"
+
+
+def test_a_verb_on_jobs_that_do_not_exist_says_so_as_log_does(shared_daemon: Herd) -> None:
+    """The verbs on several jobs said `no job 99` alone, where log, show, wait, priority and
+    move add where to find the jobs there are; ids that name no job share that one line."""
+    missing = "99999"
+    said = shared_daemon.cli("log", missing, check=False).stderr
+    assert said == (
+        f"gpuherd: error: no job {missing}: `gpuherd ls --all` lists the jobs there are\n"
+    )
+    for verb in ("kill", "pause", "resume", "hold", "release", "retry", "rm"):
+        proc = shared_daemon.cli(verb, missing, check=False)
+        assert (proc.returncode, proc.stdout, proc.stderr) == (1, "", said), verb
+    edit = shared_daemon.cli("edit", missing, "--name", "x", check=False)
+    assert (edit.returncode, edit.stdout, edit.stderr) == (1, "", said)
+
+    held = shared_daemon.submit("--hold", "--", "true")
+    mixed = shared_daemon.cli("hold", str(held), "99990", "99998-99999", check=False)
+    assert (mixed.returncode, mixed.stdout) == (1, f"job {held}: already held\n")
+    assert mixed.stderr == (
+        "gpuherd: error: no job 99990, 99998-99999: `gpuherd ls --all` lists the jobs there are\n"
+    )

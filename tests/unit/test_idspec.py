@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 from gpuherd.core.idspec import (
     MAX_IDS,
     format_ids,
+    no_job_with,
     parse_gpu_indices,
     parse_ids,
     parse_job_ids,
@@ -101,6 +102,20 @@ def test_summarize_puts_jobs_with_one_answer_on_one_line() -> None:
         (True, "job 2: stopping"),
         (False, "job 4 already ended (killed)"),
     ]
+
+
+def test_summarize_says_the_ids_that_name_no_job_on_one_line_with_the_hint() -> None:
+    """The service answers each missing id as `log 99` says it: `kill 99` said `no job 99`
+    alone, and `kill 1 99 100` a line for each."""
+    results = [(1, True, "held"), (120, False, no_job_with([120])), (99, False, no_job_with([99]))]
+    results += [(4, False, "job 4 already ended (killed)"), (121, False, no_job_with([121]))]
+    hint = "`gpuherd ls --all` lists the jobs there are"
+    assert summarize(results, refusals_shown=1) == [
+        (True, "job 1: held"),
+        (False, f"no job 99, 120-121: {hint}"),
+        (False, "job 4 already ended (killed)"),
+    ]
+    assert summarize([(99, False, no_job_with([99]))]) == [(False, f"no job 99: {hint}")]
 
 
 def test_summarize_shows_the_first_refusals_and_lists_the_rest() -> None:

@@ -18,11 +18,11 @@ from gpuherd.api.form_fields import FIELD_READERS, read_field
 from gpuherd.api.form_words import EDIT_LABELS, in_form_words
 from gpuherd.api.forms import Form, one, read_form, service_of
 from gpuherd.core.edit import CLEARABLE
-from gpuherd.core.idspec import summarize
+from gpuherd.core.idspec import JOBS_THERE_ARE, summarize
 from gpuherd.core.int64 import fits
 from gpuherd.core.model import DeviceState
 from gpuherd.core.states import JobState
-from gpuherd.errors import HerdError, NotFound
+from gpuherd.errors import HerdError
 from gpuherd.service import Service
 from gpuherd.service_jobs import VERBS
 from gpuherd.wire import ActionResult
@@ -44,7 +44,11 @@ def _answer(request: Request, form: Form, messages: list[tuple[bool, str]]) -> R
 
 
 def _results(results: Sequence[ActionResult]) -> list[tuple[bool, str]]:
-    return summarize((r.id, r.ok, r.message) for r in results)
+    """The lines summarize gives the CLI, ids that name no job without the CLI's hint (its
+    `gpuherd ls --all`): "no job 7", the page being the list of the jobs there are."""
+    hint = f": {JOBS_THERE_ARE}"
+    lines = summarize((r.id, r.ok, r.message) for r in results)
+    return [(ok, line.removesuffix(hint)) for ok, line in lines]
 
 
 # ---- the queue and jobs --------------------------------------------------------------------
@@ -65,9 +69,7 @@ def _one_by_one(ids: Sequence[int], do: Callable[[int], str]) -> list[ActionResu
     for job_id in ids:
         try:
             results.append(ActionResult(job_id, True, do(job_id)))
-        except NotFound as exc:  # said as the other buttons say it: the hint is the CLI's
-            results.append(ActionResult(job_id, False, str(exc).partition(": `gpuherd")[0]))
-        except HerdError as exc:
+        except HerdError as exc:  # NotFound too, which _results words as the other buttons
             results.append(ActionResult(job_id, False, str(exc)))
     return results
 

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from gpuherd.cli.job_refs import resolve_last
-from gpuherd.cli.param_types import AFTER_IDS, completes
-from gpuherd.core.deps import KINDS, option
+from gpuherd.cli.param_types import AFTER_IDS, LAST, completes
+from gpuherd.core.deps import KINDS, contradiction, option
 
 if TYPE_CHECKING:
     from gpuherd.client import Client
@@ -57,9 +57,25 @@ def after_options(short: str | None = None, replaces: bool = False) -> Callable[
 
 def resolved(client: Client, given: Mapping[str, Any]) -> dict[str, list[int]]:
     """The kinds of dependency `given` holds (as the options give them), `last` made the id
-    of the job submitted last."""
+    of the job submitted last; a job named in both --after and --after-fail is a mistake of
+    the command line (exit 2), refused before the daemon is asked anything."""
+    refuse_contradiction(given)
     return {
         kind: resolve_last(client, given[kind] or [], option(kind))
         for kind in KINDS
         if kind in given
     }
+
+
+def refuse_contradiction(given: Mapping[str, Any]) -> None:
+    """UsageError, in the daemon's words, if the ids given to --after and --after-fail share
+    a job: it could never run. `last` is left out: which job it is only the daemon knows, so
+    a contradiction that `last` makes (`--after last --after-fail 7`, 7 the job submitted
+    last), as one with what an edited job waited for already, stays the daemon's to refuse
+    (exit 1)."""
+
+    def ids(kind: str) -> list[int]:
+        return [i for i in given.get(kind) or () if i != LAST]
+
+    if refusal := contradiction(ids("after"), ids("after_fail")):
+        raise click.UsageError(refusal)

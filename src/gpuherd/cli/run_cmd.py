@@ -41,6 +41,12 @@ if TYPE_CHECKING:
 
 PREFIX_MAX = 200
 """Bytes of --prefix: a job folder's name (prefix + number) must fit a file name (255)."""
+GPU_FILE_WITHOUT_DRIVER = (
+    "--gpu-file names GPUs the driver finds; add --fake-gpus 4 to try it without a GPU "
+    "(the file then names fake GPUs 0-3)"
+)
+"""No driver: what to do instead of make_probe's `--gpus 0,1`, which run refuses with
+--gpu-file. (Nor `--gpus-per-job 0`: the GPUs the file names would be refused as absent.)"""
 TERMINAL_INPUT = (
     "gpuherd: reading commands from the terminal, one a line; Ctrl-D ends the input"
     " (or give a job file: gpuherd run --gpus 0,1 jobs.txt)"
@@ -218,8 +224,11 @@ def _gpus(
         raise click.UsageError("give --gpus or --gpu-file, not both")
     choice = gpu_choice(spec, fake_gpus)  # GPUHERD_FAKE_GPUS without --gpus or --fake-gpus
     try:
-        probe, slots = make_probe(choice.gpus, choice.fake_gpus, choice.origin)
+        advice = GPU_FILE_WITHOUT_DRIVER if gpu_file is not None else None
+        probe, slots = make_probe(choice.gpus, choice.fake_gpus, choice.origin, advice)
     except ProbeError as exc:
+        if gpus_per_job and gpu_file is not None:
+            raise HerdError(str(exc)) from None
         if gpus_per_job or spec is not None:
             raise HerdError(f"{exc}; or --gpus-per-job 0 for jobs that need no GPU") from None
         probe, slots = StaticProbe(()), {}  # CPU-only jobs need no GPU, nor a driver

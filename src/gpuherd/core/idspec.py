@@ -174,23 +174,44 @@ def format_ids(ids: Iterable[int]) -> str:
     return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in number_runs(ids))
 
 
+JOBS_THERE_ARE = "`gpuherd ls --all` lists the jobs there are"
+"""The hint after ids that name no job, wherever they are named (log, show, kill, --after)."""
+
+
+def no_job_with(ids: Iterable[int]) -> str:
+    """That no job has these ids, and where to find the ones there are: `no job 99: ...`,
+    `no job 99, 120-130: ...` (the service's NotFound, a verb on many jobs' line)."""
+    return f"no job {said_ids(ids)}: {JOBS_THERE_ARE}"
+
+
+def said_ids(ids: Iterable[int]) -> str:
+    """Ids as a sentence names them: "99, 120-130" (format_ids is the CLI's spec)."""
+    return format_ids(ids).replace(",", ", ")
+
+
 def summarize(
     results: Iterable[tuple[int, bool, str]], refusals_shown: int = 10
 ) -> list[tuple[bool, str]]:
     """What a verb on many jobs did, as (ok, line): jobs that got the same answer share a line
-    ("jobs 1-40: cancelled"); refusals (their messages name the job) get a line each up to
-    `refusals_shown`, then one line lists the rest. A verb on a whole sweep stays readable."""
+    ("jobs 1-40: cancelled"), as do the ids that name no job (the service answers each
+    no_job_with([id]): `kill 99` says what `log 99` says); other refusals (their messages
+    name the job) get a line each up to `refusals_shown`, then one line lists the rest. A
+    verb on a whole sweep stays readable."""
     done: dict[str, list[int]] = {}  # answer -> ids, in the order first seen
+    missing: list[int] = []
     refused: list[tuple[int, str]] = []
     for job_id, ok, message in results:
         if ok:
             done.setdefault(message, []).append(job_id)
+        elif message == no_job_with([job_id]):
+            missing.append(job_id)
         else:
             refused.append((job_id, message))
     lines = [
         (True, f"job {ids[0]}: {answer}" if len(ids) == 1 else f"jobs {format_ids(ids)}: {answer}")
         for answer, ids in done.items()
     ]
+    lines += [(False, no_job_with(missing))] if missing else []
     lines += [(False, message) for _, message in refused[:refusals_shown]]
     if len(refused) > refusals_shown:
         rest = [job_id for job_id, _ in refused[refusals_shown:]]

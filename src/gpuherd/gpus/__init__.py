@@ -26,11 +26,20 @@ __all__ = [
 ]
 
 
+NAME_GPUS = "pass --gpus 0,1 to name GPUs, or --fake-gpus 4 to try gpuherd without a GPU"
+"""What to do without a driver, for the commands that take --gpus (daemon start, run)."""
+
+
 def make_probe(
-    gpus: str | Sequence[str] | None, fake_gpus: str | None, origin: str | None = None
+    gpus: str | Sequence[str] | None,
+    fake_gpus: str | None,
+    origin: str | None = None,
+    without_driver: str | None = None,
 ) -> tuple[GpuProbe, dict[int, int]]:
     """The probe for `--gpus` / `--fake-gpus` and the slots per GPU index; `origin`: where
-    `fake_gpus` came from if not from the option (GPUHERD_FAKE_GPUS: gpus/choice.py).
+    `fake_gpus` came from if not from the option (GPUHERD_FAKE_GPUS: gpus/choice.py);
+    `without_driver`: what to do when NVML finds no driver, if not NAME_GPUS (whose --gpus
+    the caller does not take with its other options).
 
     ValueError for bad options; ProbeError when no GPU can be found.
     """
@@ -49,10 +58,8 @@ def make_probe(
     try:
         nvml = NvmlProbe(None)
     except NvmlUnavailable as exc:
-        raise ProbeError(
-            f"no NVIDIA driver found (NVML: {exc.reason}): pass --gpus 0,1 to name GPUs, "
-            "or --fake-gpus 4 to try gpuherd without a GPU"
-        ) from exc
+        said = f"no NVIDIA driver found (NVML: {exc.reason}): {without_driver or NAME_GPUS}"
+        raise ProbeError(said) from exc
     if not nvml.indices:
         nvml.close()
         raise ProbeError(
