@@ -1,7 +1,8 @@
 """What `ls` and `ls -q` list (Service.ls, Service.ls_ids). `ls`'s in two parts: what the
 database says, read through any store (the engine's, or a reader's on its own thread:
 store_reader.py), and why each job waits, which only the engine knows, worded on its loop
-afterwards (service_reasons.py). `ls -q`'s is the first part alone.
+afterwards (service_reasons.py). `ls -q`'s is the first part alone. What a listing asks
+for is one ListingQuery, made where the request is read and passed down as it is.
 
 Only the first part touches no engine state: it may run off the event loop.
 """
@@ -9,6 +10,7 @@ Only the first part touches no engine state: it may run off the event loop.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from gpuherd.core.model import Job
@@ -21,9 +23,10 @@ from gpuherd.core.states import (
     JobState,
     split_waiting,
 )
+from gpuherd.errors import InvalidValue
 from gpuherd.store import Store
 from gpuherd.store_reader import ReadOnlyStore
-from gpuherd.store_rows import JobFilter
+from gpuherd.store_rows import ANY_JOB, JobFilter
 from gpuherd.wire import job_view
 
 Reads = Store | ReadOnlyStore
@@ -32,21 +35,49 @@ RECENT_FINISHED = 10
 """How many finished jobs a plain `ls` shows after the active ones."""
 
 
-def listed(
-    reads: Reads,
-    wanted: tuple[JobState, ...],
-    match: JobFilter,
-    all_jobs: bool,
-    limit: int | None,
-    newest_first: bool,
-) -> tuple[list[Job], int]:
-    """The jobs `ls` lists and how many more match but were left out by `limit` (Service.ls
-    says which)."""
+@dataclass(frozen=True)
+class ListingQuery:
+    """What a listing asks for (`GET /jobs`, the dashboard's): made once where the request is
+    read, its state names checked there (states_named), and passed down as it is."""
+
+    states: tuple[JobState, ...] = ()
+    """Only jobs in these states (none: as `all_jobs` says)."""
+    match: JobFilter = ANY_JOB
+    all_jobs: bool = False
+    """Every job; else, without `states`, a plain `ls`: the active ones and the most recent
+    finished ones."""
+    limit: int | None = None
+    newest_first: bool = False
+    """`last`: the jobs by id, the newest first, whatever their state."""
+
+
+PLAIN_LS = ListingQuery()
+"""`gpuherd ls` as it is: the active jobs and the most recent finished ones."""
+LIVE_JOBS = ListingQuery(tuple(LIVE_STATES), all_jobs=True)
+"""The jobs running or paused: the dashboard's GPUs' and overview's."""
+
+
+def states_named(names: Sequence[str]) -> tuple[JobState, ...]:
+    """The states named (`?state=held`), or InvalidValue naming the first unknown one."""
+    states = []
+    for name in names:
+        try:
+            states.append(JobState(name))
+        except ValueError:
+            known = ", ".join(s.value for s in JobState)
+            raise InvalidValue(f"unknown state '{name}': use one of {known}") from None
+    return tuple(states)
+
+
+def listed(reads: Reads, query: ListingQuery) -> tuple[list[Job], int]:
+    """The jobs `ls` lists and how many more match but were left out by `query.limit`
+    (Service.ls says which)."""
+    wanted, match, limit = query.states, query.match, query.limit
     limited: tuple[JobState, ...] = wanted
-    if newest_first:  # `last`: the job submitted last, whatever its state
-        jobs = reads.list_jobs(wanted, match, limit, newest_first)
+    if query.newest_first:  # `last`: the job submitted last, whatever its state
+        jobs = reads.list_jobs(wanted, match, limit, newest_first=True)
         shown = len(jobs)
-    elif wanted or all_jobs:
+    elif wanted or query.all_jobs:
         started, waiting_states = split_waiting(wanted or tuple(JobState))
         jobs = reads.list_jobs(started, match, limit) if started else []
         left = None if limit is None else limit - len(jobs)
@@ -64,18 +95,12 @@ def listed(
     return jobs, max(0, more - shown)
 
 
-def listed_ids(
-    reads: Reads,
-    wanted: tuple[JobState, ...],
-    match: JobFilter,
-    all_jobs: bool,
-    limit: int | None,
-    newest_first: bool,
-) -> list[int]:
+def listed_ids(reads: Reads, query: ListingQuery) -> list[int]:
     """The ids `ls -q` lists (Service.ls_ids says which), in the order `ls` lists them."""
-    if newest_first:  # as `ls` lists them then: the jobs of `wanted` (or any), by id
-        return reads.list_job_ids(wanted, match, limit, newest_first)
-    narrowed = bool(wanted or all_jobs)
+    wanted, match, limit = query.states, query.match, query.limit
+    if query.newest_first:  # as `ls` lists them then: the jobs of `wanted` (or any), by id
+        return reads.list_job_ids(wanted, match, limit, newest_first=True)
+    narrowed = bool(wanted or query.all_jobs)
     if not narrowed:
         wanted = tuple(s for s in JobState if s not in FINISHED_STATES)
     started, waiting_states = split_waiting(wanted or tuple(JobState))

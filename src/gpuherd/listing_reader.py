@@ -28,12 +28,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic_core import to_json
 
 from gpuherd.core.model import Job
-from gpuherd.core.states import JobState
 from gpuherd.gc_pause import collector_paused
-from gpuherd.listing import listed, peaks_of, stored_views, worded
+from gpuherd.listing import ListingQuery, listed, peaks_of, stored_views, worded
 from gpuherd.service_reasons import explainer
 from gpuherd.store_reader import ReadOnlyStore
-from gpuherd.store_rows import JobFilter
 
 if TYPE_CHECKING:
     from gpuherd.engine import Engine
@@ -65,19 +63,13 @@ class ListingReader:
         self._closed = False
 
     async def listing(
-        self,
-        engine: Engine,
-        wanted: tuple[JobState, ...],
-        match: JobFilter,
-        all_jobs: bool,
-        limit: int | None,
-        newest_first: bool,
+        self, engine: Engine, query: ListingQuery
     ) -> tuple[list[dict[str, Any]], int] | None:
         """Service.ls's answer, or None when the reader cannot read: read it on the loop."""
         now, peaks = engine.clock(), peaks_of(engine.live)
 
         def build(reads: ReadOnlyStore) -> Built:
-            jobs, more = listed(reads, wanted, match, all_jobs, limit, newest_first)
+            jobs, more = listed(reads, query)
             views, holds = stored_views(reads, jobs, now, peaks)
             return jobs, views, holds, more
 

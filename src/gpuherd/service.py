@@ -31,12 +31,21 @@ from gpuherd.engine_endings import fail_orphaned_waiters
 from gpuherd.errors import Conflict, InvalidValue, NotFound
 from gpuherd.executors.base import NO_USER_FILES
 from gpuherd.gc_pause import collector_paused
-from gpuherd.listing import listed, listed_ids, peaks_of, stored_views, worded
+from gpuherd.listing import (
+    PLAIN_LS,
+    ListingQuery,
+    listed,
+    listed_ids,
+    peaks_of,
+    states_named,
+    stored_views,
+    worded,
+)
 from gpuherd.service_edit import EditVerbs
 from gpuherd.service_reasons import explainer
 from gpuherd.service_system import SystemVerbs
 from gpuherd.store import NewJob
-from gpuherd.store_rows import ANY_JOB, JobFilter
+from gpuherd.store_rows import JobFilter
 from gpuherd.submission import never_runs_judge, spec_from_item, unknown_jobs, where_in_batch
 from gpuherd.submission_text import printable
 from gpuherd.wire import SubmitItem, attempt_view, outcome_view
@@ -127,74 +136,38 @@ class Service(SystemVerbs, EditVerbs):
     # ---- read -----------------------------------------------------------------------------
 
     @collector_paused()  # 100,000 jobs listed: 600,000 objects made (gc_pause.py)
-    def ls(
-        self,
-        states: Sequence[str] = (),
-        match: JobFilter = ANY_JOB,
-        all_jobs: bool = False,
-        limit: int | None = None,
-        newest_first: bool = False,
-    ) -> tuple[list[dict[str, Any]], int]:
+    def ls(self, query: ListingQuery = PLAIN_LS) -> tuple[list[dict[str, Any]], int]:
         """The jobs `ls` lists, and how many more match but were left out by `limit`: with
         `states` or `all_jobs`, the jobs that match (the waiting ones last, as below; all by
         id, the newest first, if asked); else the most recent finished ones and the running
         ones, then the waiting ones in the order they are to start (the limit applies to the
         waiting)."""
-        wanted = tuple(_state(s) for s in states)
-        jobs, more = listed(self.store, wanted, match, all_jobs, limit, newest_first)
+        jobs, more = listed(self.store, query)
         return self._views(jobs), more
 
-    async def ls_off_loop(
-        self,
-        states: Sequence[str] = (),
-        match: JobFilter = ANY_JOB,
-        all_jobs: bool = False,
-        limit: int | None = None,
-        newest_first: bool = False,
-    ) -> tuple[list[dict[str, Any]], int]:
+    async def ls_off_loop(self, query: ListingQuery = PLAIN_LS) -> tuple[list[dict[str, Any]], int]:
         """`ls`, read on the daemon's listing thread, the loop left free meanwhile
         (listing_reader.py); on the loop where there is none, or it cannot read."""
-        wanted = tuple(_state(s) for s in states)
         if self.reader is not None:
-            found = await self.reader.listing(
-                self.engine, wanted, match, all_jobs, limit, newest_first
-            )
+            found = await self.reader.listing(self.engine, query)
             if found is not None:
                 return found
-        return self.ls(states, match, all_jobs, limit, newest_first)
+        return self.ls(query)
 
-    def ls_ids(
-        self,
-        states: Sequence[str] = (),
-        match: JobFilter = ANY_JOB,
-        all_jobs: bool = False,
-        limit: int | None = None,
-        newest_first: bool = False,
-    ) -> list[int]:
+    def ls_ids(self, query: ListingQuery = PLAIN_LS) -> list[int]:
         """`ls -q`: the ids of the jobs matching, or else of every job not finished; as `ls`
         lists them (the waiting ones last, in the order they are to start), `limit` applied
         as `ls` applies it: to every job with `states` or `all_jobs`, else to the waiting."""
-        wanted = tuple(_state(s) for s in states)
-        return listed_ids(self.store, wanted, match, all_jobs, limit, newest_first)
+        return listed_ids(self.store, query)
 
-    async def ls_ids_off_loop(
-        self,
-        states: Sequence[str] = (),
-        match: JobFilter = ANY_JOB,
-        all_jobs: bool = False,
-        limit: int | None = None,
-        newest_first: bool = False,
-    ) -> list[int]:
+    async def ls_ids_off_loop(self, query: ListingQuery = PLAIN_LS) -> list[int]:
         """`ls -q`, read on the listing thread in one snapshot, as ls_off_loop reads `ls` (the
         ids of 100,000 jobs held the loop ~45 ms); on the loop where that cannot read."""
-        wanted = tuple(_state(s) for s in states)
         if self.reader is not None:
-            found = await self.reader.read(
-                lambda reads: listed_ids(reads, wanted, match, all_jobs, limit, newest_first)
-            )
+            found = await self.reader.read(lambda reads: listed_ids(reads, query))
             if found is not None:
                 return found
-        return self.ls_ids(states, match, all_jobs, limit, newest_first)
+        return self.ls_ids(query)
 
     def page_jobs(
         self,
@@ -209,7 +182,7 @@ class Service(SystemVerbs, EditVerbs):
         """(how many jobs match, the views of `limit` of them from `offset`), newest first:
         one COUNT and one LIMIT/OFFSET query, so a page stays cheap with 100,000 jobs.
         `since`: epoch seconds, the jobs in the queue at some moment since then (JobFilter)."""
-        wanted = tuple(_state(s) for s in states)
+        wanted = states_named(states)
         match = JobFilter(project, sweep, since=since)
         total, jobs = self.store.page_jobs(
             wanted, match, search.strip(), max(0, offset), max(0, limit)
@@ -307,14 +280,6 @@ class Service(SystemVerbs, EditVerbs):
         )
         worded(views, jobs, explainer(self.engine, holds))
         return views
-
-
-def _state(name: str) -> JobState:
-    try:
-        return JobState(name)
-    except ValueError:
-        names = ", ".join(s.value for s in JobState)
-        raise InvalidValue(f"unknown state '{name}': use one of {names}") from None
 
 
 def _future(begin: float | None, now: float) -> float | None:

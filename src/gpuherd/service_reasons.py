@@ -5,11 +5,12 @@ Read by `Service` (service.py) once per listing."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import partial
 
 from gpuherd.core.idspec import format_ids
 from gpuherd.core.lifecycle import HELD_UNSTARTED
-from gpuherd.core.model import Device, Job, Reservation
+from gpuherd.core.model import Device, Job, JobSpec, Reservation
 from gpuherd.core.reasons import shape_waits
 from gpuherd.core.recovery import runs_unwatched, unwatched_run
 from gpuherd.core.states import LIVE_STATES, JobState
@@ -18,7 +19,7 @@ from gpuherd.core.waiting import Fits, Shape, shape_of, worded
 from gpuherd.core.when import format_moment
 from gpuherd.devices import host_memory_available
 from gpuherd.engine import Engine
-from gpuherd.submission import never_runs_judge
+from gpuherd.submission import never_runs
 
 
 def explainer(
@@ -31,19 +32,12 @@ def explainer(
     devices = engine.device_listing()
     reservations = engine.reservations()
     paused = engine.queue_paused
-    policy = engine.policy
     host_free = host_memory_available()
     caps = engine.sweep_caps
     sweeps_running = engine.attempts.sweeps_running()
     now = engine.clock()
     missing = engine.devices.missing()
-    never_runs_here = never_runs_judge(devices, policy, missing)
-    waits = _load_waits(engine, devices, reservations, host_free, missing)
-
-    def never(job: Job) -> str | None:
-        """Refused at submit, yet queued: a GPU it needed was removed since."""
-        reason = never_runs_here(job.spec)
-        return _never_here(job.id, reason) if reason else None
+    shapes = _ByShape(engine, devices, reservations, host_free, missing)
 
     def explain(job: Job) -> str | None:
         if job.state is not JobState.QUEUED:
@@ -53,8 +47,9 @@ def explainer(
         # No pass gets as far as this job, or none starts anything (a cluster away).
         if failing := engine.health.reason() or engine.devices.outage():
             return failing
-        if reason := never(job):  # before any other wait: this one never ends
-            return reason
+        said = shapes.of(job.spec)
+        if said.never:  # before any other wait: this one never ends
+            return _never_here(job.id, said.never)
         if job.spec.after or job.spec.after_any or job.spec.after_fail:
             unmet = store.unmet_deps(job.id)
             if unmet:
@@ -68,34 +63,62 @@ def explainer(
         sweep = job.spec.sweep
         if sweep in caps and sweeps_running[sweep] >= caps[sweep]:
             return f"waiting: sweep {sweep} runs {caps[sweep]} at a time (--max-parallel)"
-        return waits(job)
+        return shapes.waits(job, said)
 
     return explain
 
 
-def _load_waits(
-    engine: Engine,
-    devices: Sequence[Device],
-    reservations: Sequence[Reservation],
-    host_free: int | None,
-    missing: Sequence[Device],
-) -> Callable[[Job], str]:
-    """What the GPUs, their load and the jobs ahead leave a queued job waiting for, nothing
-    else holding it back: worded once per shape (a sweep's points all ask alike), and per
-    job only the part that is its own (worded in full, ~10 µs a job: 1 s of `ls --json` of
-    100,000 queued jobs)."""
-    shapes: dict[Shape, str | Fits] = {}
-    policy, hold = engine.policy, engine.hold
+@dataclass(slots=True)
+class _Said:
+    """What a queued job's shape alone says of it."""
 
-    def waits(job: Job) -> str:
-        shape = shape_of(job.spec)
-        if (found := shapes.get(shape)) is None:
-            found = shapes[shape] = shape_waits(
-                shape, devices, reservations, policy, host_free, missing, hold
+    shape: Shape
+    never: str | None
+    """Why a job of it can never run on the GPUs there are now (refused at submit, yet
+    queued: a GPU it needed was removed since); the shape holds all that never_runs reads."""
+    waits: str | Fits | None = None
+    """What it waits for, nothing else holding it back (shape_waits), once a job gets there."""
+
+
+class _ByShape:
+    """What the GPUs, their load and the jobs ahead say of a queued job: worked out once per
+    shape (a sweep's points all ask alike) and looked up once per job (its hash, with an
+    enum in it, is no small part of a job's wording), and per job only the part that is its
+    own (worded in full, ~10 µs a job: 1 s of `ls --json` of 100,000 queued jobs)."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        devices: Sequence[Device],
+        reservations: Sequence[Reservation],
+        host_free: int | None,
+        missing: Sequence[Device],
+    ) -> None:
+        self._engine, self._devices, self._reservations = engine, devices, reservations
+        self._host_free, self._missing = host_free, missing
+        self._policy, self._hold = engine.policy, engine.hold  # as the listing began
+        self._said: dict[Shape, _Said] = {}
+
+    def of(self, spec: JobSpec) -> _Said:
+        shape = shape_of(spec)
+        if (said := self._said.get(shape)) is None:
+            never = never_runs(spec, self._devices, self._policy, self._missing)
+            said = self._said[shape] = _Said(shape, never)
+        return said
+
+    def waits(self, job: Job, said: _Said) -> str:
+        if said.waits is None:
+            said.waits = shape_waits(
+                said.shape,
+                self._devices,
+                self._reservations,
+                self._policy,
+                self._host_free,
+                self._missing,
+                self._hold,
             )
-        return worded(found, job.id, partial(engine.scan.ahead, job))  # beyond what it read?
-
-    return waits
+        ahead = partial(self._engine.scan.ahead, job)  # beyond what placement read?
+        return worded(said.waits, job.id, ahead)
 
 
 def _other_reason(

@@ -27,12 +27,14 @@ from gpuherd import gc_pause, listing_reader
 from gpuherd.api import jobs as api_jobs
 from gpuherd.api.app import create_app
 from gpuherd.executors.local import LocalExecutor
+from gpuherd.listing import ListingQuery
 from gpuherd.listing_reader import ListingReader
 from gpuherd.store import Store
 from gpuherd.store_reader import ReadOnlyStore
 
 BIG = 4000
 """Jobs whose listing is over a MiB of JSON: sent in pieces."""
+EVERY_JOB = ListingQuery(all_jobs=True)
 
 
 def test_a_client_gone_mid_answer_leaves_no_answer_behind(
@@ -121,9 +123,9 @@ def test_two_big_listings_at_once_are_each_whole_and_the_loop_serves_meanwhile(
     async def main() -> None:
         async with daemon_like(tmp_path) as service:
             ids = service.submit([item(tmp_path, "true", hold=True)] * 300)
-            first = asyncio.create_task(service.ls_off_loop(all_jobs=True))
+            first = asyncio.create_task(service.ls_off_loop(EVERY_JOB))
             assert await asyncio.to_thread(there.wait, 30)
-            second = asyncio.create_task(service.ls_off_loop(all_jobs=True))
+            second = asyncio.create_task(service.ls_off_loop(EVERY_JOB))
             await asyncio.sleep(0)  # the second is on its way to the listing thread
             # The loop answers while the listing thread is held, the collector off.
             assert service.show(ids[0])["state"] == "held" and not gc.isenabled()
@@ -163,11 +165,11 @@ def test_the_daemon_stops_while_the_listing_thread_lets_go_of_its_connection(
             async with serving(one_gpu_engine(home, store, LocalExecutor()), home) as service:
                 reader = service.reader = ListingReader(store)
                 service.submit([item(home, "true", hold=True)])
-                assert len((await service.ls_off_loop(all_jobs=True))[0]) == 1  # reader open
+                assert len((await service.ls_off_loop(EVERY_JOB))[0]) == 1  # reader open
                 other = sqlite3.connect(tmp_path / "other.db")
                 other.close()
                 os.replace(tmp_path / "other.db", home / "herd.db")  # the reader drops it
-                listing = asyncio.create_task(service.ls_off_loop(all_jobs=True))
+                listing = asyncio.create_task(service.ls_off_loop(EVERY_JOB))
                 assert await asyncio.to_thread(closing.wait, 30)
                 real_shutdown = reader._pool.shutdown
 

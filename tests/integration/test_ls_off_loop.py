@@ -25,13 +25,16 @@ from conftest import item, one_gpu_engine, serving
 from gpuherd import listing_reader
 from gpuherd.api import jobs as api_jobs
 from gpuherd.api.app import create_app
+from gpuherd.core.states import JobState
 from gpuherd.executors.local import LocalExecutor
+from gpuherd.listing import ListingQuery
 from gpuherd.listing_reader import ListingReader
 from gpuherd.service import Service
 from gpuherd.store import Store
 from gpuherd.store_reader import ReadOnlyStore
 
 HELD = 300
+EVERY_JOB = ListingQuery(all_jobs=True)
 
 
 @asynccontextmanager
@@ -83,7 +86,7 @@ def test_the_daemon_answers_a_small_request_while_a_big_listing_is_built(
         async with daemon_like(tmp_path) as service:
             held = service.submit([item(tmp_path, "true", hold=True)] * HELD)
             done: list[str] = []
-            listing = asyncio.create_task(service.ls_off_loop(all_jobs=True))
+            listing = asyncio.create_task(service.ls_off_loop(EVERY_JOB))
             listing.add_done_callback(lambda _: done.append("listing"))
             await gate.reached()
             # On the loop while the listing thread is held: a submission and a `show`.
@@ -127,19 +130,10 @@ def test_a_listing_is_one_snapshot_while_jobs_change_under_it(
 def test_a_listing_off_the_loop_is_the_listing_the_loop_makes(tmp_path: Path) -> None:
     async def main() -> None:
         async with daemon_like(tmp_path) as service:
-            (running,) = service.submit([item(tmp_path, "sleep 1000", priority=9)])
-            await _running(service, running)  # the GPU taken: the queue stays as it is
-            ids = service.submit([item(tmp_path, "true", priority=p % 3) for p in range(30)])
-            service.hold(ids[:5])
-            service.kill(ids[5:8])
-            for args in [
-                {},
-                {"states": ["held", "cancelled"]},
-                {"all_jobs": True, "limit": 7},
-                {"limit": 4, "newest_first": True},
-            ]:
-                off_loop = await service.ls_off_loop(**args)  # type: ignore[arg-type]
-                on_loop = service.ls(**args)  # type: ignore[arg-type]
+            running, _ = await _mixed_queue(service, tmp_path)
+            for query in QUERIES:
+                off_loop = await service.ls_off_loop(query)
+                on_loop = service.ls(query)
                 assert _timeless(off_loop) == _timeless(on_loop)
                 assert all(v["reason"] for v in off_loop[0] if v["state"] == "queued")
             service.kill([running])
@@ -161,7 +155,7 @@ def test_a_database_replaced_under_the_daemon_is_not_listed(
         async with daemon_like(home) as service:
             service.submit([item(home, "echo mine", hold=True)])
             if read_before:
-                assert len((await service.ls_off_loop(all_jobs=True))[0]) == 1
+                assert len((await service.ls_off_loop(EVERY_JOB))[0]) == 1
             _fill_other(tmp_path / "other.db", tmp_path)
             # All of the daemon's log in its herd.db: a reader opening the other file would
             # read that file's pages, not the log's.
@@ -169,12 +163,12 @@ def test_a_database_replaced_under_the_daemon_is_not_listed(
             checkpoint.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             checkpoint.close()
             os.replace(tmp_path / "other.db", home / "herd.db")
-            views, _ = await service.ls_off_loop(all_jobs=True)
+            views, _ = await service.ls_off_loop(EVERY_JOB)
             assert [v["command"] for v in views] == ["echo mine"]
             service.submit([item(home, "echo mine too", hold=True)])
-            views, _ = await service.ls_off_loop(all_jobs=True)
+            views, _ = await service.ls_off_loop(EVERY_JOB)
             assert [v["command"] for v in views] == ["echo mine", "echo mine too"]
-            assert (views, 0) == service.ls(all_jobs=True)
+            assert (views, 0) == service.ls(EVERY_JOB)
 
     asyncio.run(main())
 
@@ -199,7 +193,7 @@ def test_ls_q_is_read_off_the_loop_in_one_snapshot(
             gate.open.set()
             _, body = await listing
             assert json.loads(body)["ids"] == held
-            assert service.ls_ids(all_jobs=True) == [*held, late]
+            assert service.ls_ids(EVERY_JOB) == [*held, late]
 
     asyncio.run(main())
 
@@ -212,25 +206,14 @@ def test_ls_q_off_the_loop_is_what_the_loop_lists(tmp_path: Path) -> None:
 
     async def main() -> None:
         async with daemon_like(home) as service:
-            (running,) = service.submit([item(home, "sleep 1000", priority=9)])
-            await _running(service, running)
-            ids = service.submit([item(home, "true", priority=p % 3) for p in range(30)])
-            service.hold(ids[:5])
-            service.kill(ids[5:8])
-            for args in [
-                {},
-                {"states": ["held", "cancelled"]},
-                {"all_jobs": True, "limit": 7},
-                {"limit": 4},
-                {"limit": 4, "newest_first": True},
-            ]:
-                on_loop = service.ls_ids(**args)  # type: ignore[arg-type]
-                assert await service.ls_ids_off_loop(**args) == on_loop  # type: ignore[arg-type]
+            running, ids = await _mixed_queue(service, home)
+            for query in QUERIES:
+                assert await service.ls_ids_off_loop(query) == service.ls_ids(query)
             service.kill([running])
-            mine = service.ls_ids(all_jobs=True)
+            mine = service.ls_ids(EVERY_JOB)
             _fill_other(tmp_path / "other.db", tmp_path)
             os.replace(tmp_path / "other.db", home / "herd.db")
-            assert await service.ls_ids_off_loop(all_jobs=True) == mine
+            assert await service.ls_ids_off_loop(EVERY_JOB) == mine
             assert sorted(mine) == [running, *ids]
 
     asyncio.run(main())
@@ -346,6 +329,27 @@ def _timeless(listing: tuple[list[dict[str, Any]], int]) -> tuple[list[dict[str,
     """A listing without the running jobs' run time so far (it grows between two)."""
     views, more = listing
     return [{k: v for k, v in view.items() if k != "seconds"} for view in views], more
+
+
+QUERIES = [
+    ListingQuery(),
+    ListingQuery((JobState.HELD, JobState.CANCELLED)),
+    ListingQuery(all_jobs=True, limit=7),
+    ListingQuery(limit=4),
+    ListingQuery(limit=4, newest_first=True),
+]
+"""Listings of each kind: plain, of states, of every job, limited, the newest first."""
+
+
+async def _mixed_queue(service: Service, home: Path) -> tuple[int, list[int]]:
+    """A job running (the GPU taken: the queue stays as it is), and 30 others: queued, of
+    three priorities, the first 5 held, the next 3 cancelled."""
+    (running,) = service.submit([item(home, "sleep 1000", priority=9)])
+    await _running(service, running)
+    ids = service.submit([item(home, "true", priority=p % 3) for p in range(30)])
+    service.hold(ids[:5])
+    service.kill(ids[5:8])
+    return running, ids
 
 
 async def _running(service: Service, job_id: int) -> None:

@@ -23,6 +23,7 @@ from gpuherd.engine import Engine
 from gpuherd.errors import HerdError
 from gpuherd.executors.base import ExitStatus, LaunchRequest, NotStarted, SpawnError
 from gpuherd.executors.local import LocalExecutor
+from gpuherd.listing import ListingQuery
 from gpuherd.store import Store
 from gpuherd.sweeps import Sweeps
 from gpuherd.wire_requests import SweepRequest
@@ -261,7 +262,7 @@ def test_a_job_paused_while_starting_whose_start_fails_late_is_held_until_releas
             assert service.pause([job_id])[0].ok
             await in_state(store, job_id, {JobState.HELD})
             held_state = await stays(store, job_id, 1.0)  # past RETRY_NOT_STARTED's wake
-            rows, _ = service.ls(states=["held"])
+            rows, _ = service.ls(ListingQuery((JobState.HELD,)))
             reason = next((r["reason"] for r in rows if r["id"] == job_id), None)
             service.release([job_id])
             await settled(store, job_id)

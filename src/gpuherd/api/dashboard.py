@@ -28,6 +28,7 @@ from gpuherd.core.log_names import chosen_file
 from gpuherd.core.text import drop_escapes
 from gpuherd.errors import Forbidden, NotFound
 from gpuherd.jobfiles import as_a_terminal_shows, open_job_file, utf8_complete
+from gpuherd.listing import LIVE_JOBS
 from gpuherd.service import Service
 from gpuherd.service_jobs import no_job
 
@@ -228,7 +229,7 @@ async def submit_page(request: Request) -> HTMLResponse:
 
 def _gpus(request: Request) -> dict[str, Any]:
     service = _service(request)
-    live, _ = service.ls(["running", "paused"], all_jobs=True)
+    live, _ = service.ls(LIVE_JOBS)
     return {"gpus": service.gpus(), "live": {job["id"]: job for job in live}}
 
 

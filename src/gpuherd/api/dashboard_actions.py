@@ -23,6 +23,7 @@ from gpuherd.core.int64 import fits
 from gpuherd.core.model import DeviceState
 from gpuherd.core.states import JobState
 from gpuherd.errors import HerdError
+from gpuherd.listing import ListingQuery
 from gpuherd.service import Service
 from gpuherd.service_jobs import VERBS
 from gpuherd.wire import ActionResult
@@ -133,7 +134,7 @@ async def act(request: Request) -> Response:
 async def retry_failed(request: Request) -> Response:
     form = await read_form(request)
     service = service_of(request)
-    failed = [job["id"] for job in service.ls([JobState.FAILED.value], all_jobs=True)[0]]
+    failed = [job["id"] for job in service.ls(ListingQuery((JobState.FAILED,)))[0]]
     if not failed:
         return _answer(request, form, [(True, "no failed job to retry")])
     results = service.retry(failed)

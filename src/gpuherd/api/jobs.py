@@ -19,6 +19,7 @@ from gpuherd.core.states import LIVE_STATES
 from gpuherd.errors import Conflict, Forbidden, InvalidValue, NotFound
 from gpuherd.gc_pause import collector_paused
 from gpuherd.jobfiles import open_job_file, start_of_last_lines
+from gpuherd.listing import ListingQuery, states_named
 from gpuherd.listing_reader import encoded, let_go
 from gpuherd.service import Service
 from gpuherd.service_jobs import VERBS
@@ -79,14 +80,14 @@ async def list_jobs(
     ignores (it lists every job) must not act on that list (`kill $(ls -q --sweep S)`).
     `since` and `until` are epoch seconds (JobFilter says which jobs they pick)."""
     match = JobFilter(project, sweep, name, since, until)
+    query = ListingQuery(states_named(state or ()), match, all, limit, newest)
     filtered = {"filtered": ["project", "sweep", "name", "since", "until"]}
     service = _service(request)
     if ids_only:
-        ids = await service.ls_ids_off_loop(state or (), match, all, limit, newest)
-        return {"ids": ids, **filtered}
+        return {"ids": await service.ls_ids_off_loop(query), **filtered}
     # The collector held off until the views are gone (ListingReader.listing says why).
     with collector_paused():
-        jobs, more = await service.ls_off_loop(state or (), match, all, limit, newest)
+        jobs, more = await service.ls_off_loop(query)
         # Encoded off the loop: 100,000 jobs' JSON is ~0.2 s of it (listing_reader.py); the
         # views let go of there too, before the collector is back.
         body = await asyncio.to_thread(encoded, jobs, {"more": more, **filtered})

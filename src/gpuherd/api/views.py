@@ -36,6 +36,7 @@ from gpuherd.core.states import (
 )
 from gpuherd.core.units import format_duration, format_size
 from gpuherd.core.when import parse_since
+from gpuherd.listing import LIVE_JOBS
 from gpuherd.service import Service
 
 HERE = Path(__file__).parent
@@ -273,7 +274,7 @@ def sweep_names(service: Service) -> list[str]:
 def overview(service: Service, pid: int, socket_path: str) -> dict[str, Any]:
     status = service.status(pid, socket_path)
     gpus = service.gpus()
-    live, _ = service.ls([s.value for s in LIVE_STATES], all_jobs=True)
+    live, _ = service.ls(LIVE_JOBS)
     counts: dict[str, int] = status["counts"]
     recent = service.page_jobs(limit=8)[1]
     return {

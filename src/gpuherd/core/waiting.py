@@ -22,7 +22,8 @@ walks the queue, and `ls` may word hundreds of reasons at once."""
 
 
 class Shape(NamedTuple):
-    """Every field of a job's spec that shape_waits reads (and no other: it cannot read them)."""
+    """Every field of a job's spec that shape_waits reads (and no other: it cannot read them),
+    and that never_runs reads (submission.py: judged once per shape too)."""
 
     gpus: int
     mem: int | None
