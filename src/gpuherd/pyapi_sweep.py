@@ -123,8 +123,9 @@ def bare_command_refusal(herd: Herd, command: str) -> str:
 
 def check_keywords(given: Iterable[str]) -> None:
     """TypeError for a keyword Herd.sweep does not take, naming the closest of all it takes:
-    `result_dir` was refused naming only the job options, neither results_dir nor dry_run."""
-    refuse_unknown(given, SUBMIT_OPTIONS | SWEEP_OWN | {"results_dir"})
+    `result_dir` was refused naming only the job options, neither results_dir nor dry_run
+    (and `param=` guessed `ram`: its own arguments, given by keyword, are taken too)."""
+    refuse_unknown(given, SUBMIT_OPTIONS | SWEEP_OWN | {"results_dir", "command", "params"})
 
 
 def over_file(

@@ -102,9 +102,10 @@ BOTH = (
         ("submit", "--after", "22", "--after-fail", "5,22", "--", "true"),
         ("submit", "-a", "20-30", "--after-fail", "last", "--after-fail", "22", "--", "true"),
         ("sweep", "true {x}", "-p", "x", "1", "2", "--after", "22", "--after-fail", "22"),
+        ("sweep", "true {x}", "-p", "x", "1", "--after", "22", "--after-fail", "22", "--dry-run"),
         ("edit", "3", "--after", "22", "--after", "last", "--after-fail", "22"),
     ],
-    ids=["submit", "submit-range-and-last", "sweep", "edit"],
+    ids=["submit", "submit-range-and-last", "sweep", "sweep-dry-run", "edit"],
 )
 def test_a_job_in_both_after_and_after_fail_is_a_mistake_of_the_command_line(
     herd: Herd, args: tuple[str, ...]

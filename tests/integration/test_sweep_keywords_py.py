@@ -33,7 +33,13 @@ def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[gpuherd.Herd]:
 
 @pytest.mark.parametrize(
     ("typo", "meant"),
-    [("result_dir", "results_dir"), ("dryrun", "dry_run"), ("sample", "samples")],
+    [
+        ("result_dir", "results_dir"),
+        ("dryrun", "dry_run"),
+        ("sample", "samples"),
+        ("param", "params"),  # (its own arguments, by keyword: it guessed 'ram')
+        ("comand", "command"),
+    ],
 )
 def test_a_misspelt_sweep_keyword_names_the_sweeps_own(
     api: gpuherd.Herd, typo: str, meant: str

@@ -26,7 +26,7 @@ import click
 
 from gpuherd import paths
 from gpuherd.cli import options, sweep_render
-from gpuherd.cli.after_options import after_options, resolved
+from gpuherd.cli.after_options import after_options, refuse_contradiction, resolved
 from gpuherd.cli.main import prefixed
 from gpuherd.cli.options import one_output
 from gpuherd.cli.output_options import check_outputs, output_options
@@ -153,6 +153,7 @@ def submit_sweep(ctx: click.Context, /, source: str, **opts: Any) -> None:
     one_output(opts["quiet"], opts["as_json"])
     spec, options, cwd = build(ctx, source, params, opts)
     check_outputs(asdict(options), cwd)
+    refuse_contradiction(asdict(options))  # (resolved() does it too: a dry run asks no daemon)
     if not is_file(source) and is_bare_command(source, bool(params)):
         raise click.UsageError(_bare_command(source))
     if opts["dry_run"]:
