@@ -8,11 +8,13 @@ those objects is part of a cycle, so a collection meanwhile finds nothing to fre
 once the listing is made, when allocations count towards it again.
 
 Listings that overlap share one pause, in turns, so that clients listing back to back (`ls -w`
-every 2 s, two dashboards, each listing ~3 s at 100,000 jobs) cannot keep the collector off
-for good: once one of a pause's listings has ended, a listing that begins belongs to the
-next pause, which begins as the last of this one's ends, with a collection of the young
-generations (what is left of the ended listings' objects, and of those still being made:
-~0.1 s at most, once a listing, where 3 full collections took 1.1 s of each).
+every 2 s, two dashboards, each listing ~3 s at 100,000 jobs) cannot keep cycles from being
+collected for good: once one of a pause's listings has ended, a listing that begins belongs
+to the next pause, which begins as the last of this one's ends, with a collection of the
+young generations. That one walks every object made since the collector went off, the ended
+listings' leftovers and the next ones' as far as they got (~0.12 s for one listing's 600,000,
+where 3 full collections took 1.1 s of each); the collector itself, and with it collections
+of the oldest generation, stays off for as long as listings keep overlapping.
 """
 
 from __future__ import annotations
