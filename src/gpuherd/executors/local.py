@@ -16,7 +16,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
 from functools import partial
-from signal import SIGCONT, SIGHUP, SIGINT, SIGKILL, SIGPIPE, SIGQUIT, SIGTERM, SIGXFSZ
+from signal import SIGCONT, SIGKILL, SIGTERM
 
 from gpuherd.executors.base import ExitStatus, LaunchRequest, SignsOfLife, SpawnError, job_shell
 from gpuherd.executors.local_escaped import (
@@ -41,45 +41,7 @@ from gpuherd.executors.local_records import (
     signs_of_life,
     visible_gpus,
 )
-
-# Python ignores SIGPIPE and SIGXFSZ, and a daemon started with nohup or `&` may ignore
-# HUP/INT/QUIT; ignored dispositions survive exec and a shell cannot trap them, so a job
-# would silently inherit them. Reset them to default in the job's shell (as subprocess does).
-_RESET_SIGNALS = (SIGPIPE, SIGXFSZ, SIGHUP, SIGINT, SIGQUIT, SIGTERM)
-
-# $1 = command, $2 = working directory, $3 = attempt folder: passed as arguments so that no
-# quoting of user text into the script is ever needed.
-#
-# One shell per job, the command run in it by `eval` (like `sh -c` would, with `$@` empty
-# after the shift): a second shell for the command cost more CPU than the rest of gpuherd's
-# work per job. The EXIT trap records the status however the command ends: at its end, by
-# `exit N` (also inside the command), or by HUP/INT/TERM, which end the shell through the
-# traps below. For a foreground command, POSIX defers a trapped signal until the command has
-# finished, so the status recorded is the command's real one. Traps are reset to default in
-# the commands the shell starts, so they die of these signals normally. A command that
-# replaces the shell (`exec prog`) or sets its own EXIT trap leaves no `exit` line: the
-# daemon then takes the status from the process itself, and only a daemon that was down
-# when such a job ended finds it `lost`.
-# The files are written with shell builtins only: every fork+exec here sits on the path from
-# one job's exit to the next job's start. The shell opens the logs itself (first thing):
-# posix_spawn's file actions would run in the vfork child while the daemon waits.
-_JOB_SHELL = r"""
-__gpuherd_dir=$3
-exec </dev/null >>"$3/stdout.log" 2>>"$3/stderr.log"
-trap 'printf "exit %s\n" "$?" >>"$__gpuherd_dir/process"' EXIT
-trap 'exit 129' HUP
-trap 'exit 130' INT
-trap 'exit 143' TERM
-printf 'pid %s\n' "$$" >"$3/process"
-if ! cd -- "$2" 2>/dev/null; then
-    printf 'gpuherd: cannot enter working directory %s\n' "$2" >&2
-    exit 127
-fi
-__gpuherd_command=$1
-shift 3
-eval "$__gpuherd_command"
-"""
-
+from gpuherd.executors.local_shell import JOB_SHELL, RESET_SIGNALS
 
 _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
 """os.open rather than open(): no buffered text wrapper on every job's way to its start."""
@@ -130,6 +92,8 @@ class LocalExecutor:
         self._sweeper = LeftoverSweeper(self._attempts_running, self._scanner, known)
         self._leaders: dict[str, int] | None = None
         """The attempts' leaders found by a restart's one pass (find_leader)."""
+        self._closed = False
+        """Closed: the jobs run on, for the next daemon; none is signalled from here."""
 
     def _attempts_running(self) -> set[str]:
         return {w.key for w in (*self._watches.values(), *self._draining.values())}
@@ -165,7 +129,7 @@ class LocalExecutor:
         link_outputs(request)  # (--output, --error: files of the user's choosing)
         # The child opens the logs itself, so the daemon never holds (or leaks) their fds.
         shell = job_shell(request.env)
-        argv = [shell, "-c", _JOB_SHELL, "gpuherd-job", request.command, cwd, attempt_dir]
+        argv = [shell, "-c", JOB_SHELL, "gpuherd-job", request.command, cwd, attempt_dir]
         try:
             pid = os.posix_spawn(
                 shell,
@@ -173,7 +137,7 @@ class LocalExecutor:
                 dict(request.env),
                 setsid=True,
                 setsigmask=(),
-                setsigdef=_RESET_SIGNALS,
+                setsigdef=RESET_SIGNALS,
             )
         except ValueError as e:  # what posix_spawn refuses in the environment or argv
             raise SpawnError(f"starting job {request.job_id}: {e}") from e
@@ -344,6 +308,8 @@ class LocalExecutor:
     def _signal(self, pid: int, *signums: int) -> None:
         if pid <= 0:  # killpg(0) would signal the daemon's own group
             raise ValueError(f"not a job's process group: {pid}")
+        if self._closed:  # a stop asked as the daemon stopped: the jobs are the next one's
+            return
         w = self._watches.get(pid) or self._draining.get(pid)
         for signum in signums:
             self._signal_group(pid, w, signum)
@@ -367,6 +333,8 @@ class LocalExecutor:
         return None
 
     def terminate(self, pid: int, grace: float, begun: bool = False) -> None:
+        if self._closed:
+            return
         if not begun:
             # SIGCONT too: a paused (SIGSTOPped) job would not act on SIGTERM until resumed.
             self._signal(pid, SIGCONT, SIGTERM)
@@ -388,6 +356,7 @@ class LocalExecutor:
             self._conclude(pid, w)
 
     def close(self) -> None:
+        self._closed = True
         self._sweeper.close()
         self._scanner.close()
         for w in (*self._watches.values(), *self._draining.values()):

@@ -1,0 +1,43 @@
+"""The small POSIX sh (or $GPUHERD_SHELL) each local job runs in (executors/local.py): it leads
+the job's session, records its pid and the command's exit status in the attempt folder's
+`process` file, and runs the command."""
+
+from signal import SIGHUP, SIGINT, SIGPIPE, SIGQUIT, SIGTERM, SIGXFSZ
+
+# Python ignores SIGPIPE and SIGXFSZ, and a daemon started with nohup or `&` may ignore
+# HUP/INT/QUIT; ignored dispositions survive exec and a shell cannot trap them, so a job
+# would silently inherit them. Reset them to default in the job's shell (as subprocess does).
+RESET_SIGNALS = (SIGPIPE, SIGXFSZ, SIGHUP, SIGINT, SIGQUIT, SIGTERM)
+
+# $1 = command, $2 = working directory, $3 = attempt folder: passed as arguments so that no
+# quoting of user text into the script is ever needed.
+#
+# One shell per job, the command run in it by `eval` (like `sh -c` would, with `$@` empty
+# after the shift): a second shell for the command cost more CPU than the rest of gpuherd's
+# work per job. The EXIT trap records the status however the command ends: at its end, by
+# `exit N` (also inside the command), or by HUP/INT/TERM, which end the shell through the
+# traps below. For a foreground command, POSIX defers a trapped signal until the command has
+# finished, so the status recorded is the command's real one. Traps are reset to default in
+# the commands the shell starts, so they die of these signals normally. A command that
+# replaces the shell (`exec prog`) or sets its own EXIT trap leaves no `exit` line: the
+# daemon then takes the status from the process itself, and only a daemon that was down
+# when such a job ended finds it `lost`.
+# The files are written with shell builtins only: every fork+exec here sits on the path from
+# one job's exit to the next job's start. The shell opens the logs itself (first thing):
+# posix_spawn's file actions would run in the vfork child while the daemon waits.
+JOB_SHELL = r"""
+__gpuherd_dir=$3
+exec </dev/null >>"$3/stdout.log" 2>>"$3/stderr.log"
+trap 'printf "exit %s\n" "$?" >>"$__gpuherd_dir/process"' EXIT
+trap 'exit 129' HUP
+trap 'exit 130' INT
+trap 'exit 143' TERM
+printf 'pid %s\n' "$$" >"$3/process"
+if ! cd -- "$2" 2>/dev/null; then
+    printf 'gpuherd: cannot enter working directory %s\n' "$2" >&2
+    exit 127
+fi
+__gpuherd_command=$1
+shift 3
+eval "$__gpuherd_command"
+"""
