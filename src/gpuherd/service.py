@@ -46,7 +46,7 @@ from gpuherd.service_reasons import explainer
 from gpuherd.service_system import SystemVerbs
 from gpuherd.store import NewJob
 from gpuherd.store_rows import JobFilter
-from gpuherd.submission import never_runs_judge, spec_from_item, unknown_jobs, where_in_batch
+from gpuherd.submission import Batch, never_runs_judge, spec_from_item, unknown_jobs
 from gpuherd.submission_text import printable
 from gpuherd.wire import SubmitItem, attempt_view, outcome_view
 
@@ -86,11 +86,12 @@ class Service(SystemVerbs, EditVerbs):
     def submit(self, items: Sequence[SubmitItem]) -> list[int]:
         return self.submit_and_tell(items).ids
 
-    def submit_and_tell(self, items: Sequence[SubmitItem]) -> Submitted:
+    def submit_and_tell(self, items: Sequence[SubmitItem], batch: Batch | None = None) -> Submitted:
         """Queue the jobs; a job whose dependency already ended otherwise than it waits for
         (`after` a failed job, `after_fail` a succeeded one) is stored, then cancelled at
         once (dependency_failed), as it would be a moment later: refused, the same script
-        failed or not by how fast that dependency ended."""
+        failed or not by how fast that dependency ended. `batch` names the items in refusals
+        (a sweep's points); by default by number, `job 3 of the submission`."""
         if not items:
             raise InvalidValue(
                 "nothing to submit: the list of jobs is empty (the CLI: give a command after --, "
@@ -108,18 +109,15 @@ class Service(SystemVerbs, EditVerbs):
         new_jobs = []
         never = never_runs_judge(devices, self.engine.policy, self.engine.devices.missing())
         folders: set[str] = set()
+        batch = batch or Batch(len(items))
         for n, item in enumerate(items, 1):
-            number = n if len(items) > 1 else None
-            spec = spec_from_item(item, number, self.engine.policy.retries, folders)
+            spec = spec_from_item(item, batch.where(n), self.engine.policy.retries, folders)
             if reason := never(spec):
-                never_runs = f"{where_in_batch(n, len(items))}this job can never run: {reason}"
-                raise InvalidValue(never_runs)  # a value only the daemon can check
+                raise InvalidValue(batch.never_runs(n, reason))  # only the daemon can check
             new_jobs.append(NewJob(spec, item.priority, item.hold, _future(item.begin, now)))
         if len(new_jobs) > 1 and (clash := shared_file([new.spec for new in new_jobs])):
             path, first, second = clash
-            raise InvalidValue(
-                sharing(path, f"jobs {first + 1} and {second + 1} of the submission")
-            )
+            raise InvalidValue(sharing(path, batch.two(first + 1, second + 1)))
         ids = self.store.add_jobs(new_jobs, now)
         for job_id, new in zip(ids, new_jobs, strict=True):
             state = "held" if new.held or new.release_at else "queued"

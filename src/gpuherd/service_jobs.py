@@ -177,7 +177,10 @@ class JobVerbs:
             raise Conflict(retry_refused(job.id, *dead))
         event, to = (Event.RETRY_HELD, JobState.HELD) if hold else (Event.RETRY, JobState.QUEUED)
         detail = "retry by the user" + (", held" if hold else "")
-        self.engine.move_state(job, event, to, detail=detail, ended_at=None, release_at=None)
+        # How the run ended, and its process, are its attempt's now (`show`'s attempts): the
+        # job has not ended. Kept, a job put back held said "cancelled by the user".
+        ended = {"ended_at": None, "outcome": None, "pid": None}
+        self.engine.move_state(job, event, to, detail=detail, release_at=None, **ended)
         return "held (`gpuherd release` to run again)" if hold else "queued again"
 
     def _dead_dependency(self, job: Job) -> tuple[int, JobState] | None:

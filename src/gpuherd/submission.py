@@ -6,7 +6,7 @@ import functools
 import os
 import resource
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from gpuherd.core.commands import MAX_COMMAND_BYTES
 from gpuherd.core.deps import KINDS, contradiction, kept_apart
@@ -23,15 +23,15 @@ from gpuherd.wire import SubmitItem
 
 
 def spec_from_item(
-    item: SubmitItem, n: int | None, retries: int = 0, folders: set[str] | None = None
+    item: SubmitItem, where: str = "", retries: int = 0, folders: set[str] | None = None
 ) -> JobSpec:
     """The JobSpec a submitted item asks for; InvalidValue names the first thing wrong.
 
-    `n` numbers the item within a batch, so a message can say which line of a file it is;
-    `retries` is what an item that gives none gets; `folders` holds the working directories
-    found to exist so far in this batch (its jobs nearly all share one: one look, not 10,000).
+    `where` begins a message with which item of a batch it is (Batch.where: `job 3 of the
+    submission: `, a line of a file); `retries` is what an item that gives none gets;
+    `folders` holds the working directories found to exist so far in this batch (its jobs
+    nearly all share one: one look, not 10,000).
     """
-    where = where_in_batch(n or 1, 2 if n else 1)
     reject_nul(
         where,
         command=item.command,
@@ -323,5 +323,33 @@ def never_runs_judge(
     return judge
 
 
-def where_in_batch(n: int, total: int) -> str:
-    return f"job {n} of the submission: " if total > 1 else ""
+@dataclass(frozen=True)
+class Batch:
+    """How a refusal names the items of one submission: by number (`job 3 of the
+    submission`: the lines of `submit --file`, which the user numbered), or a sweep's by its
+    points (`point x=1 of sweep 'lr'`: the user gave values, not numbered jobs)."""
+
+    size: int
+    sweep: str | None = None
+    points: Sequence[str] = ()
+    """A sweep's points, as `sweep status` names them (their folders), in the items' order."""
+
+    def where(self, n: int) -> str:
+        """Item `n` (from 1) as a message's beginning; '' for a submission of one job."""
+        if self.sweep is not None:
+            return f"point {self.points[n - 1]} of sweep {self.sweep!r}: "
+        return f"job {n} of the submission: " if self.size > 1 else ""
+
+    def two(self, first: int, second: int) -> str:
+        """Items `first` and `second` (from 1): `jobs 1 and 2 of the submission`."""
+        if self.sweep is not None:
+            a, b = self.points[first - 1], self.points[second - 1]
+            return f"points {a} and {b} of sweep {self.sweep!r}"
+        return f"jobs {first} and {second} of the submission"
+
+    def never_runs(self, n: int, reason: str) -> str:
+        """Item `n` can never run here, for `reason` (never_runs()). A sweep's points all
+        ask for its options: the sweep is refused, no point blamed for them all."""
+        if self.sweep is not None:
+            return f"sweep {self.sweep!r} can never run: each of its points {reason}"
+        return f"{self.where(n)}this job can never run: {reason}"

@@ -52,7 +52,7 @@ from gpuherd.core.units import not_a_choice, plural
 from gpuherd.engine_held_runs import REMOVED_NOW, held_run_running
 from gpuherd.errors import Conflict, InvalidValue, NotFound
 from gpuherd.service import Service
-from gpuherd.submission import spec_from_item
+from gpuherd.submission import Batch, spec_from_item
 from gpuherd.sweep_checks import changed_values
 from gpuherd.sweep_folders import write_params
 from gpuherd.wire import SubmitItem
@@ -100,7 +100,7 @@ class Sweeps:
         shared = request.options.job_options()  # the same for every point: made once
         # Checked once, as the sweep's: "job 1 of the submission: give hold or begin, not
         # both" blamed one point for every point's options, and a dry run said nothing of it.
-        spec_from_item(SubmitItem(command="true", cwd=request.cwd, **shared), None)
+        spec_from_item(SubmitItem(command="true", cwd=request.cwd, **shared))
         points = sweep_table.expand_points(spec)
         plan = self._plan(spec.name, points, request.force)
         if request.options.order == "longest-first":
@@ -137,7 +137,8 @@ class Sweeps:
             # leaves none behind. No job starts before the folders are written: the engine
             # ticks on this event loop, after this request; a failed write rolls all back.
             if items:
-                submitted = self.service.submit_and_tell(items)
+                named = Batch(len(items), spec.name, [p.folder for p in plan.to_submit])
+                submitted = self.service.submit_and_tell(items, named)  # (refusals: by point)
                 answer["ids"] = submitted.ids
                 answer["warnings"] += submitted.warnings()  # points cancelled at once
             for point in plan.to_submit:

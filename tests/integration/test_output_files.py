@@ -255,7 +255,11 @@ def test_jobs_of_one_submission_that_would_share_a_file_are_refused(
         "sweep", "echo {x}", "-p", "x", "1", "2", "--name", "one-file", "-o", "same.log",
         check=False, cwd=shared_work,
     )  # fmt: skip
-    assert (sweep.returncode, sweep.stderr) == (1, said)
+    points = "points x=1 and x=2 of sweep 'one-file'"  # (as `sweep status` names them)
+    assert (sweep.returncode, sweep.stderr) == (
+        1,
+        said.replace("jobs 1 and 2 of the submission", points),
+    )
     (shared_work / "two.txt").write_text("echo a\necho b\n")
     lines = herd.cli(
         "submit", "--file", "two.txt", "-o", "x.log", "-e", "same.log",

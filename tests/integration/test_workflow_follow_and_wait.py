@@ -4,6 +4,7 @@ submit, an on-end hook named relative to the shell's folder, and `show` of a ret
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -118,6 +119,28 @@ def test_wait_says_which_held_jobs_it_does_not_wait_for(daemon: Herd, tmp_path: 
     out, _ = some.communicate(timeout=30)
     assert (some.returncode, out) == (0, b"1 of 1 job succeeded\n")
     assert daemon.cli("wait", "-q").stderr == ""  # -q prints nothing
+
+
+def test_wait_for_a_sweep_no_sweep_has_is_refused(shared_daemon: Herd) -> None:
+    # A misspelt name said "nothing to wait for", exit 0, as for a sweep that is done: a
+    # script's `gpuherd wait --sweep lr-sweeep && ./analyse.sh` analysed nothing.
+    herd = shared_daemon
+    for missing in ("lr-sweeep", "a/b"):  # (the second is no sweep's name at all)
+        said = f"no sweep named {missing!r}: `gpuherd sweep ls` lists the sweeps"
+        for quiet in ((), ("-q",)):
+            refused = herd.cli("wait", "--sweep", missing, *quiet, check=False)
+            assert (refused.returncode, refused.stdout, refused.stderr) == (
+                1,
+                "",
+                f"gpuherd: error: {said}\n",
+            )
+    sweep = herd.cli("sweep", "true {x}", "-p", "x", "1", "--name", "lr-sweep", "--json")
+    herd.wait_state(json.loads(sweep.stdout)["ids"][0], "succeeded")
+    finished = herd.cli("wait", "--sweep", "lr-sweep")  # exists, has nothing left to run
+    assert (finished.returncode, finished.stdout) == (
+        0,
+        "nothing to wait for: no job of --sweep lr-sweep is queued or running\n",
+    )
 
 
 def test_ctrl_c_of_a_waiting_submit_says_the_job_goes_on(shared_daemon: Herd) -> None:

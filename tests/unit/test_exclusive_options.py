@@ -25,10 +25,10 @@ def test_submit_run_and_sweep_take_exclusive_alike() -> None:
 
 
 def test_a_submitted_item_asks_for_its_gpus_to_itself() -> None:
-    assert spec_from_item(SubmitItem(command="true", cwd="/", exclusive=True), None).exclusive
-    assert not spec_from_item(SubmitItem(command="true", cwd="/"), None).exclusive
+    assert spec_from_item(SubmitItem(command="true", cwd="/", exclusive=True)).exclusive
+    assert not spec_from_item(SubmitItem(command="true", cwd="/")).exclusive
     with pytest.raises(HerdError) as refused:
-        spec_from_item(SubmitItem(command="true", cwd="/", gpus=0, exclusive=True), None)
+        spec_from_item(SubmitItem(command="true", cwd="/", gpus=0, exclusive=True))
     assert str(refused.value) == (
         "exclusive (--exclusive) with gpus 0 (--gpus 0): a CPU-only job gets no GPU to itself; "
         "drop one of them"
@@ -43,7 +43,7 @@ def test_the_python_api_passes_exclusive_on() -> None:
     options = submit_options({"gpus": 2, "exclusive": True}, _NoJob, Client())
     assert options["exclusive"] is True
     item = SubmitItem(command="true", cwd="/", **options)
-    assert spec_from_item(item, None).exclusive
+    assert spec_from_item(item).exclusive
 
 
 def test_edit_turns_exclusive_on_and_off() -> None:

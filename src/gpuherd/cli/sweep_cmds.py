@@ -34,6 +34,7 @@ from gpuherd.cli.param_types import SEED, WholeRange, checked_by_daemon, complet
 from gpuherd.cli.submit_hints import past_begin_hint
 from gpuherd.cli.sweep_args import ParamsCommand, build, is_file
 from gpuherd.cli.sweep_left_out import left_out
+from gpuherd.cli.sweep_path import sweep_path
 from gpuherd.client import Client
 from gpuherd.core.states import POINT_STATES
 from gpuherd.core.sweep import (
@@ -43,7 +44,6 @@ from gpuherd.core.sweep import (
     count,
     expand,
     is_bare_command,
-    is_sweep_name,
     size_refusal,
     spec_to_dict,
     unused_params,
@@ -51,7 +51,6 @@ from gpuherd.core.sweep import (
 from gpuherd.core.sweep_values import alike_values
 from gpuherd.core.units import plural
 from gpuherd.errors import HerdError
-from gpuherd.typed_name import typed_name
 
 RUN = "submit"
 
@@ -269,7 +268,7 @@ def _recorded_seed(name: str) -> int | None:
     with (so the dry run lists the points it would run, not others); None when no daemon
     runs or it does not know the sweep."""
     try:
-        seed = Client().get(_path(name)).get("seed")
+        seed = Client().get(sweep_path(name)).get("seed")
     except HerdError:
         return None
     return seed if isinstance(seed, int) and not isinstance(seed, bool) else None
@@ -320,7 +319,7 @@ def status(
     if as_csv and as_json:  # (it printed JSON: `--csv --json > f.csv` was no spreadsheet)
         raise click.UsageError("give --csv or --json, not both")
     with checked_by_daemon("--sort"):  # --state and --limit are checked here
-        table = Client().get(_path(name), sort=sort_key, state=list(states), limit=limit)
+        table = Client().get(sweep_path(name), sort=sort_key, state=list(states), limit=limit)
     if as_json:
         click.echo(json.dumps(table, indent=1))
     elif as_csv:
@@ -352,7 +351,7 @@ def remove(names: tuple[str, ...]) -> None:
     failed = False
     for name in names:
         try:
-            answer = client.delete(_path(name))
+            answer = client.delete(sweep_path(name))
         except HerdError as exc:
             click.echo(prefixed("error", str(exc)), err=True)
             failed = True
@@ -361,15 +360,6 @@ def remove(names: tuple[str, ...]) -> None:
         click.echo(f"removed sweep {name} ({jobs}); results in {answer['results_dir']} kept")
     if failed:
         sys.exit(1)
-
-
-def _path(name: str) -> str:
-    """/sweeps/NAME, or the daemon's one line for a name it would not even route."""
-    from urllib.parse import quote
-
-    if not is_sweep_name(name):
-        raise HerdError(f"no sweep named {name!r}: `{typed_name()} sweep ls` lists the sweeps")
-    return f"/sweeps/{quote(name, safe='')}"
 
 
 COMMANDS = [sweep]

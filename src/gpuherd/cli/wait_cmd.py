@@ -14,6 +14,7 @@ from gpuherd.cli.main import prefixed
 from gpuherd.cli.options import filter_options, ids_argument
 from gpuherd.cli.param_types import DURATION, TakesJobIds
 from gpuherd.cli.submit_wait import ending
+from gpuherd.cli.sweep_path import known_sweep
 from gpuherd.client import Client, Waited
 from gpuherd.core.idspec import format_ids, summarize
 from gpuherd.core.units import plural
@@ -41,8 +42,8 @@ def wait(
     --group`): never for every job, as `gpuherd wait $(gpuherd ls -q --project P)` does
     once none of P is left.
 
-    Exit 0 when all succeeded, 1 when any did not, 2 on --timeout, 3 when no daemon runs,
-    or it went away and none came back within a minute.
+    Exit 0 when all succeeded, 1 when any did not (or --sweep names no sweep), 2 on
+    --timeout, 3 when no daemon runs, or it went away and none came back within a minute.
     """
     match = {"project": project, "sweep": sweep, "name": name_glob}
     narrowed = _filter_words(match)
@@ -62,6 +63,8 @@ def wait(
         held = [] if ids or quiet else listed_ids(client, ("held",), match)
         if held:
             click.echo(prefixed(_not_waited_for(held)), err=True)
+        if not wanted and sweep is not None:  # misspelt: a script's `&& analyse` went on
+            known_sweep(client, sweep)
         say_gone = None if quiet else say_daemon_gone
         waited = client.wait_for(wanted, deadline, say_gone) if wanted else Waited({}, True, {})
     except DaemonError as exc:
