@@ -181,7 +181,8 @@ def _to_spec(model: _File, stem: str) -> SweepSpec:
     return SweepSpec(
         name=name,
         command=model.command,
-        results_dir=model.results_dir or f"results/{SWEEP_FIELD}",
+        # `results_dir: ""` is given, not left out: refused (SweepSpec), naming the line.
+        results_dir=f"results/{SWEEP_FIELD}" if model.results_dir is None else model.results_dir,
         fixed=dict(model.fixed),
         grids=tuple({k: tuple(v) for k, v in grid.items()} for grid in model.grid or ()),
         random={k: r.distribution() for k, r in model.random.items()},

@@ -52,7 +52,7 @@ from gpuherd.core.units import not_a_choice, plural
 from gpuherd.engine_held_runs import REMOVED_NOW, held_run_running
 from gpuherd.errors import Conflict, InvalidValue, NotFound
 from gpuherd.service import Service
-from gpuherd.submission import Batch, spec_from_item
+from gpuherd.submission import Batch, never_runs, spec_from_item
 from gpuherd.sweep_checks import changed_values
 from gpuherd.sweep_folders import write_params
 from gpuherd.wire import SubmitItem
@@ -100,9 +100,16 @@ class Sweeps:
         shared = request.options.job_options()  # the same for every point: made once
         # Checked once, as the sweep's: "job 1 of the submission: give hold or begin, not
         # both" blamed one point for every point's options, and a dry run said nothing of it.
-        spec_from_item(SubmitItem(command="true", cwd=request.cwd, **shared))
+        probe = spec_from_item(SubmitItem(command="true", cwd=request.cwd, **shared))
         points = sweep_table.expand_points(spec)
         plan = self._plan(spec.name, points, request.force)
+        # Whether the GPUs could ever run it, judged here so a dry run is refused as the
+        # submission is: each point asks for the options alone (its values change none of
+        # them). A sweep with nothing to submit (all done) is refused nothing, as before.
+        engine = self.service.engine
+        never = never_runs(probe, engine.device_listing(), engine.policy, engine.devices.missing())
+        if plan.to_submit and never:
+            raise InvalidValue(Batch(1, spec.name).never_runs(1, never))
         if request.options.order == "longest-first":
             times = self._run_times(spec.name)
             plan = replace(

@@ -23,7 +23,6 @@ import shlex
 import sys
 import uuid
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -184,9 +183,9 @@ class Task:
         spec = make_spec(
             name, worker_command(self.fn, sweep=True), grid, sweep_args.pop("fixed", None)
         )
-        if results_dir is not None:
-            spec = replace(spec, results_dir=str(results_dir))
-        return self._herd().sweep(spec, task=True, **{**options, **sweep_args})
+        return self._herd().sweep(
+            spec, results_dir=results_dir, task=True, **{**options, **sweep_args}
+        )
 
     def _sweep_option(self, key: str, value: Any) -> str | None:
         """The sweep's own option a keyword given a single value is (`seed` or `sweep_seed`),

@@ -15,6 +15,7 @@ import pytest
 
 import gpuherd
 from conftest import api_daemon
+from gpuherd.errors import HerdError
 from gpuherd.pyapi import JobFailed, connect
 from gpuherd.tasks import TaskArgumentError
 
@@ -264,3 +265,16 @@ def test_a_python_dry_run_lists_only_what_would_be_submitted(
     assert (
         mod.same.sweep(value=[1, 2], name="dry", results_dir=tmp_path, dry_run=True).commands == []
     )
+
+
+def test_a_tasks_sweep_into_an_empty_results_dir_is_refused(api: gpuherd.Herd) -> None:
+    # It ran, in results/NAME: a task's sweep takes the folder as Herd.sweep does (checked there).
+    import task_results_mod as mod
+
+    with pytest.raises(HerdError) as refused:
+        mod.same.sweep(value=[1], name="nowhere", results_dir="")
+    assert str(refused.value) == (
+        "invalid sweep: results_dir: empty; give the folder of the points' folders, or leave"
+        " results_dir out (results/NAME)"
+    )
+    assert "nowhere" not in [sweep["name"] for sweep in api.sweeps()]

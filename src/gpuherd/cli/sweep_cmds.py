@@ -8,7 +8,8 @@
 
 The CLI only parses (sweep_args.py) and prints (sweep_render.py): the daemon expands the
 sweep, skips done points and submits the rest (sweeps.py). `--dry-run` expands here, with no
-daemon, and prints the commands.
+daemon, and prints the commands: they are for `| gpuherd run`, whose GPUs are its own, so
+the daemon's are not asked whether they could run them (Python's dry_run asks the daemon).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from gpuherd.cli.after_options import after_options, refuse_contradiction, resol
 from gpuherd.cli.main import prefixed
 from gpuherd.cli.options import one_output
 from gpuherd.cli.output_options import check_outputs, output_options
-from gpuherd.cli.param_types import SEED, WholeRange, checked_by_daemon, completes
+from gpuherd.cli.param_types import SEED, Place, WholeRange, checked_by_daemon, completes
 from gpuherd.cli.submit_hints import past_begin_hint
 from gpuherd.cli.sweep_args import ParamsCommand, build, is_file
 from gpuherd.cli.sweep_left_out import left_out
@@ -114,7 +115,11 @@ def sweep() -> None:
 @sweep.command(name=RUN, cls=ParamsCommand, hidden=True)
 @click.argument("source")
 @click.option("--name", help="The sweep's name (default: from the file, or the template).")
-@click.option("--results-dir", help="Folder of the point folders (default: results/NAME).")
+@click.option(
+    "--results-dir",
+    type=Place(file_okay=False),  # ('' is refused: it was the default, results/NAME)
+    help="Folder of the point folders (default: results/NAME).",
+)
 @click.option("--samples", "--n-samples", type=WholeRange(1), help="Draw N points.")
 @click.option("--seed", type=SEED, help="Seed for --samples and --shuffle (default: chosen).")
 @click.option("--shuffle", is_flag=True, help="Run the grid in a random order.")

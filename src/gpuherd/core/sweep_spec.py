@@ -141,14 +141,7 @@ def no_such_sweep(name: str) -> str:
 
 
 def _validate(spec: SweepSpec) -> None:
-    if not spec.name:
-        raise SweepError("name: must not be empty", ("name",))
-    if not is_sweep_name(spec.name):
-        raise SweepError(
-            f"name: {spec.name!r} must not be . or .., nor hold '/', control characters or "
-            "outer spaces",
-            ("name",),
-        )
+    _check_name_and_folder(spec)
     check_seps(spec.item_sep, spec.kv_sep)
     for key, value in spec.fixed.items():
         check_key(key, "fixed", ("fixed", key))
@@ -179,6 +172,23 @@ def _validate(spec: SweepSpec) -> None:
             )
         check_template(spec.command, known)
         _check_coverage(spec)
+
+
+def _check_name_and_folder(spec: SweepSpec) -> None:
+    if not spec.name:
+        raise SweepError("name: must not be empty", ("name",))
+    if not is_sweep_name(spec.name):
+        raise SweepError(
+            f"name: {spec.name!r} must not be . or .., nor hold '/', control characters or "
+            "outer spaces",
+            ("name",),
+        )
+    if not spec.results_dir:  # (`results_dir=""`, a script's unset $DIR: it was the default)
+        raise SweepError(
+            "results_dir: empty; give the folder of the points' folders, or leave results_dir"
+            " out (results/NAME)",
+            ("results_dir",),
+        )
 
 
 def _check_grids(spec: SweepSpec) -> None:
@@ -263,7 +273,7 @@ def spec_from_dict(data: Mapping[str, Any]) -> SweepSpec:
     shuffle = data.get("shuffle", False)
     if not isinstance(shuffle, bool):
         raise SweepError(f"shuffle: must be true or false, got {_json_kind(shuffle)}", ("shuffle",))
-    for key in ("command", "exclude_expr"):
+    for key in ("command", "exclude_expr", "results_dir"):
         if not isinstance(data.get(key), str | None):
             raise SweepError(f"{key}: must be a string, got {_json_kind(data[key])}", (key,))
     try:
@@ -283,7 +293,10 @@ def _built(
     return SweepSpec(
         name=str(data.get("name") or ""),
         command=data.get("command"),
-        results_dir=str(data.get("results_dir") or SweepSpec.results_dir),
+        # Left out: the default. "" is no folder, refused (it was the default without a word).
+        results_dir=SweepSpec.results_dir
+        if data.get("results_dir") is None
+        else data["results_dir"],
         fixed=dict(_mapping(data.get("fixed"), "fixed")),
         grids=grids,
         random=random,
