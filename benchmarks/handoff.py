@@ -43,7 +43,8 @@ from gpuherd.core.model import Policy
 from gpuherd.devices import DeviceTable
 from gpuherd.engine import Engine
 from gpuherd.executors import local
-from gpuherd.executors.local import _JOB_SHELL, LocalExecutor
+from gpuherd.executors.local import LocalExecutor
+from gpuherd.executors.local_shell import JOB_SHELL
 from gpuherd.gpus.fake import FakeGpu, FakeProbe
 from gpuherd.layout import Layout
 from gpuherd.service import Service
@@ -144,7 +145,7 @@ def shell_floor(runs: int) -> dict[str, list[float]]:
             os.mkdir(attempt)
             argvs = {
                 "sh -c LINE": ["/bin/sh", "-c", line],
-                "gpuherd's job shell": ["/bin/sh", "-c", _JOB_SHELL, "job", line, folder, attempt],
+                "gpuherd's job shell": ["/bin/sh", "-c", JOB_SHELL, "job", line, folder, attempt],
             }
             for label, argv in argvs.items():
                 began = time.time()
