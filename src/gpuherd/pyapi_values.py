@@ -301,6 +301,8 @@ def job_cwd(cwd: str | Path | None) -> str:
     """The folder a job runs in, absolute (default: this process's working folder)."""
     if cwd is not None and not isinstance(cwd, str | os.PathLike):  # (Path(3) said less)
         raise TypeError(f"cwd is a folder (text or a Path), got {cwd!r}")
+    if cwd == "":  # (a script's unset variable: it ran the job wherever Python ran)
+        raise HerdError("cwd is empty: give the folder the job runs in, or leave cwd out")
     path = Path(cwd or os.getcwd()).absolute()
     if path.exists() and not path.is_dir():
         raise HerdError(f"cwd {path} is not a folder: give the folder the job runs in")

@@ -176,7 +176,7 @@ def parse_sweep(text: str, path: str) -> SweepFile:
 
 
 def _to_spec(model: _File, stem: str) -> SweepSpec:
-    name = model.name or stem
+    name = stem if model.name is None else model.name  # (`name: ""` is refused, not the stem)
     exclude = model.exclude
     return SweepSpec(
         name=name,

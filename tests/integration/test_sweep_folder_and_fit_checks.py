@@ -112,3 +112,22 @@ def test_with_no_daemon_the_cli_dry_run_lists_the_commands_unchecked(herd: Herd)
     listed = herd.cli("sweep", "echo {x}", "-p", "x", "1", "2", "--gpus", "5", "--dry-run")
     assert listed.stdout == "echo 1\necho 2\n"
     assert not herd.is_up()
+
+
+def test_an_empty_cwd_from_python_and_an_empty_name_in_a_sweep_file_are_refused(
+    shared_daemon: Herd, shared_work: Path
+) -> None:
+    # Siblings of results_dir="": `cwd=""` ran the job wherever Python ran, and a sweep
+    # file's `name: ""` became the file's stem, each without a word.
+    herd, work = shared_daemon, shared_work
+    api = connect(herd.home, start=False)
+    empty_cwd = "cwd is empty: give the folder the job runs in, or leave cwd out"
+    with pytest.raises(HerdError, match=f"^{empty_cwd}$"):
+        api.submit("true", cwd="")
+    with pytest.raises(HerdError, match=f"^{empty_cwd}$"):
+        api.sweep("echo {x}", {"x": [1]}, name="nowhere", gpus=0, cwd="")
+    (work / "unnamed.yaml").write_text('name: ""\ncommand: echo {x}\ngrid: {x: [1]}\ngpus: 0\n')
+    refused = herd.cli("sweep", "unnamed.yaml", "--dry-run", check=False, cwd=work)
+    assert (refused.returncode, refused.stdout) == (1, "")
+    assert refused.stderr == "gpuherd: error: unnamed.yaml:1: name: must not be empty\n"
+    assert "nowhere" not in names(herd) and "unnamed" not in names(herd)
