@@ -6,6 +6,7 @@ of fields 86). And each help says the name typed: `herd submit ...` in its examp
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import subprocess
@@ -29,28 +30,27 @@ def command_paths() -> list[list[str]]:
     return paths
 
 
-@pytest.mark.parametrize("columns", [60, 80])
-def test_every_help_fits_the_terminal_it_is_shown_on(columns: int) -> None:
+def help_of(entry: str, *args: str, columns: int = 80) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "COLUMNS": str(columns)}
-    too_wide = []
-    for path in command_paths():
-        shown = subprocess.run(
-            [*ENTRY_POINTS["herd"], *path, "--help"],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert shown.returncode == 0 and shown.stdout.startswith("Usage: herd"), shown.stderr
-        too_wide += [(path, line) for line in shown.stdout.splitlines() if len(line) > columns]
-    assert too_wide == []
-
-
-def help_of(entry: str, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "COLUMNS": "80"}
     return subprocess.run(
         [*ENTRY_POINTS[entry], *args], env=env, capture_output=True, text=True, timeout=60
     )
+
+
+@functools.cache
+def helps(columns: int) -> list[tuple[list[str], subprocess.CompletedProcess[str]]]:
+    """Every command's `herd ... --help` on a terminal of `columns`, each path with what it
+    printed: run once per process (~60 commands), for every test that reads them."""
+    return [(path, help_of("herd", *path, "--help", columns=columns)) for path in command_paths()]
+
+
+@pytest.mark.parametrize("columns", [60, 80])
+def test_every_help_fits_the_terminal_it_is_shown_on(columns: int) -> None:
+    too_wide = []
+    for path, shown in helps(columns):
+        assert shown.returncode == 0 and shown.stdout.startswith("Usage: herd"), shown.stderr
+        too_wide += [(path, line) for line in shown.stdout.splitlines() if len(line) > columns]
+    assert too_wide == []
 
 
 # Where gpuherd names a command: `gpuherd submit`, and one broken over two lines by the
@@ -61,8 +61,7 @@ COMMAND_WORD = re.compile(r"\bgpuherd\s")
 
 def test_every_help_under_herd_says_herd_where_it_names_a_command() -> None:
     said_gpuherd = []
-    for path in command_paths():
-        shown = help_of("herd", *path, "--help")
+    for path, shown in helps(80):
         assert shown.returncode == 0, shown.stderr
         said_gpuherd += [
             (path, line) for line in shown.stdout.splitlines() if COMMAND_WORD.search(line)

@@ -38,11 +38,12 @@ from gpuherd.executors.ray_actor import scratch_root
 
 pytestmark = pytest.mark.timeout(90)
 
-RECONNECT = 8
+RECONNECT = 5
 """Ray's gcs_rpc_server_reconnect_timeout_s (60 s by default), lowered for every Ray process
 of this test, the daemon's environment included: Ray ends a process whose GCS has not
 answered for that long. The node's raylet (and the job with it) does end; the daemon, which
-sets its own Ray client's timeout, must not."""
+sets its own Ray client's timeout, must not. The test waits it out (and the job's
+LOST_AFTER after it), so it is kept short."""
 LOST_AFTER = 4
 """GPUHERD_RAY_LOST_AFTER: seconds a job's actor may go unheard while the head is away."""
 ANSWER_WITHIN = 5.0

@@ -44,12 +44,16 @@ SLOW = 2.0
 it counts the cluster slow, not away (it goes on starting jobs), as a GCS under load is."""
 ANSWERS = 1.0
 """Seconds a whole CLI command (`ls`, `kill`) may take while a launch waits on the GCS."""
+KILL_MARGIN = 1
+"""GPUHERD_TEST_KILL_MARGIN: seconds past a kill's grace after which the daemon kills the
+actor (5 s outside tests): a test that lets that kill fall due, refused, waits it out."""
 
 
 @pytest.fixture(autouse=True)
-def lost_after(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The daemon `rherd` starts reads it (set before it is started)."""
+def daemon_timings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The daemon `rherd` starts reads them (set before it is started)."""
     monkeypatch.setenv("GPUHERD_RAY_LOST_AFTER", str(LOST_AFTER))
+    monkeypatch.setenv("GPUHERD_TEST_KILL_MARGIN", str(KILL_MARGIN))
 
 
 def actor_workers(herd: RayHerd) -> list[psutil.Process]:
@@ -167,7 +171,7 @@ def test_a_kill_refused_while_the_cluster_is_away_is_carried_out_when_it_answers
     thawed, and the daemon's kill past the grace is refused. Before: that kill was never
     asked again (only actors no attempt owns were killed once the cluster answered): the
     job ended a whole grace after the thaw, and had its SIGTERM failed, not at all."""
-    grace = 10
+    grace = 6  # the ended job must come well within a grace of the thaw (below)
     job = rherd.submit("--grace", str(grace), "--", "echo up; trap '' TERM; exec sleep 300")
     log = rherd.attempt_dir(job) / "stdout.log"
     wait_for(lambda: log.exists() and log.read_text() == "up\n", 30, "the job to run")
@@ -180,7 +184,9 @@ def test_a_kill_refused_while_the_cluster_is_away_is_carried_out_when_it_answers
         rherd.cli("kill", str(job))
         # Out of reach, it runs on past its grace and the daemon's margin (KILL_MARGIN):
         # its kill was due, and refused.
-        stays(lambda: rherd.job(job)["state"] == "running", grace + 5 + 1, "the job running")
+        stays(
+            lambda: rherd.job(job)["state"] == "running", grace + KILL_MARGIN + 1, "the job running"
+        )
         assert rherd.job_processes()
     thawed = time.monotonic()
 
