@@ -4,13 +4,14 @@ jobs that waited for a job that ended otherwise than they needed cancelled with 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from gpuherd import jobfiles
 from gpuherd.attempts import Live
 from gpuherd.core.lifecycle import (
+    PUT_BACK,
     Ended,
     after_attempt,
     classify,
@@ -84,16 +85,12 @@ def finish(
         detail += said
         if due is not None:
             changes["release_at"] = due
-    engine.move(
-        job,
-        nxt.event,
-        nxt.state,
-        detail=detail,
-        ended_at=ended_at,
-        outcome=outcome,
-        stop_reason=None,
-        **changes,
+    # A `retry` of a running job puts it back, as of a finished one: not ended (its attempt
+    # keeps how it ended). An automatic retry (--retries) keeps the end that made it.
+    ending: Mapping[str, object] = (
+        PUT_BACK if ended.requeue else {"ended_at": ended_at, "outcome": outcome}
     )
+    engine.move(job, nxt.event, nxt.state, detail=detail, stop_reason=None, **ending, **changes)
     if "release_at" in changes:
         engine.begins.arm()
     started = live.started_info if live else jobfiles.start_info(job, stored_attempt(engine, job))

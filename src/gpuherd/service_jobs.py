@@ -15,7 +15,7 @@ from pathlib import Path
 
 from gpuherd import paths
 from gpuherd.core.idspec import no_job_with
-from gpuherd.core.lifecycle import retry_refused
+from gpuherd.core.lifecycle import PUT_BACK, retry_refused
 from gpuherd.core.model import Job, Outcome
 from gpuherd.core.states import (
     ACTIVE_STATES,
@@ -177,10 +177,7 @@ class JobVerbs:
             raise Conflict(retry_refused(job.id, *dead))
         event, to = (Event.RETRY_HELD, JobState.HELD) if hold else (Event.RETRY, JobState.QUEUED)
         detail = "retry by the user" + (", held" if hold else "")
-        # How the run ended, and its process, are its attempt's now (`show`'s attempts): the
-        # job has not ended. Kept, a job put back held said "cancelled by the user".
-        ended = {"ended_at": None, "outcome": None, "pid": None}
-        self.engine.move_state(job, event, to, detail=detail, release_at=None, **ended)
+        self.engine.move_state(job, event, to, detail=detail, release_at=None, **PUT_BACK)
         return "held (`gpuherd release` to run again)" if hold else "queued again"
 
     def _dead_dependency(self, job: Job) -> tuple[int, JobState] | None:

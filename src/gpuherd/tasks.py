@@ -179,7 +179,9 @@ class Task:
                 grid[key] = value  # make_spec says that a parameter takes a list
         self._check_call(dict.fromkeys([*grid, *(sweep_args.get("fixed") or {})]), "sweep")
         options = self._job_options()
-        name = sweep_args.pop("name", None) or options.pop("name", None) or self.fn.__name__
+        # A name given goes on to herd.sweep, which refuses an empty one (`name=""`, a script's
+        # unset variable), as a sweep file's `name: ""`: it was the function's, without a word.
+        name = sweep_args.get("name") or options.pop("name", None) or self.fn.__name__
         spec = make_spec(
             name, worker_command(self.fn, sweep=True), grid, sweep_args.pop("fixed", None)
         )
@@ -264,7 +266,7 @@ def sweep_from_config(
     fn = getattr(task, "__gpuherd_task__", task)
     scheduler = config.get("scheduler_config") or {}
     try:
-        spec = from_config(config, name=name or fn.__name__, command=worker_command(fn, sweep=True))
+        spec = from_config(config, name=fn.__name__, command=worker_command(fn, sweep=True))
     except SweepFileError as exc:
         raise HerdError(str(exc)) from None
     if force is None:
@@ -284,7 +286,8 @@ def sweep_from_config(
                 SweepWarning,
             )
     target = herd or connect()
-    return target.sweep(spec, force=force, task=True, gpus=gpus, **options)
+    # (`name` given goes on, as Task.sweep's: herd.sweep refuses an empty one, name="")
+    return target.sweep(spec, name=name, force=force, task=True, gpus=gpus, **options)
 
 
 def _gts_gpu_ids(entries: Iterable[Any]) -> list[int]:

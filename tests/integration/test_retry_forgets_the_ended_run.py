@@ -67,3 +67,23 @@ def test_a_failed_job_retried_held_keeps_its_end_in_its_attempt(shared_daemon: H
         3,
         failed["pid"],
     )
+
+
+def test_a_running_job_retried_waits_with_no_end_of_its_own(
+    shared_daemon: Herd, tmp_path: Path
+) -> None:
+    """`retry` of a running job stops it and queues it again: queued (behind a job of higher
+    priority that took its GPUs), it said `killed`, signal 15, an end time and the stopped
+    process's pid, as no job retried when it had ended did."""
+    herd = shared_daemon
+    job_id = herd.submit("--gpus", "4", "--grace", "5", "sleep 60")
+    herd.wait_state(job_id, "running")
+    go = tmp_path / "go"
+    ahead = herd.submit("--gpus", "4", "-p", "10", f"while [ ! -e {go} ]; do sleep 0.05; done")
+    herd.cli("retry", str(job_id))
+    herd.wait_state(ahead, "running")  # on the GPUs the retried job left
+    nothing_ended(herd, job_id, "queued")
+    (attempt,) = herd.json("show", str(job_id))["attempts"]
+    assert attempt["outcome"] == "killed" and attempt["pid"] is not None  # its attempt's
+    go.touch()
+    assert herd.wait_state(job_id, "running")["attempt"] == 2

@@ -278,3 +278,24 @@ def test_a_tasks_sweep_into_an_empty_results_dir_is_refused(api: gpuherd.Herd) -
         " results_dir out (results/NAME)"
     )
     assert "nowhere" not in [sweep["name"] for sweep in api.sweeps()]
+
+
+def test_a_tasks_sweep_named_empty_is_refused(api: gpuherd.Herd) -> None:
+    # Siblings of herd.sweep(name="") and a sweep file's `name: ""` (refused): a task's
+    # sweep, and sweep_from_config's, took "" for the function's name without a word.
+    import task_results_mod as mod
+
+    config = {"test_config": {"value": [1]}}
+    for sweep in (
+        lambda: mod.same.sweep(value=[1], name="", dry_run=True),
+        lambda: gpuherd.sweep_from_config(config, mod.same, name="", herd=api, dry_run=True),
+    ):
+        with pytest.raises(HerdError, match=r"^invalid sweep: name: must not be empty$"):
+            sweep()
+    named = mod.same.sweep(value=[1], name="given", dry_run=True)
+    assert (named.name, mod.same.sweep(value=[1], dry_run=True).name) == ("given", "same")
+    # The name given wins over the task's own job name (which named the sweep instead).
+    renamed = gpuherd.task(name="own")(mod.same)
+    assert renamed.sweep(value=[1], name="given", dry_run=True).name == "given"
+    assert renamed.sweep(value=[1], dry_run=True).name == "own"
+    assert "same" not in [sweep["name"] for sweep in api.sweeps()]

@@ -16,6 +16,10 @@ OOM_RETRIES = 2
 JUST_ENDED = 1.0
 """Seconds within which an attempt's end is heard as it happens (a watched end): its retry
 waits the whole --retry-delay, said as typed."""
+PUT_BACK: dict[str, None] = {"ended_at": None, "outcome": None, "pid": None}
+"""The job's fields a `retry` clears, of a finished job or a running one once it stopped: the
+job has not ended; how its run ended, and its process, are its attempt's (`show`'s attempts).
+Kept, a job put back held said "cancelled by the user", one queued again `killed`."""
 
 
 @cache
