@@ -10,12 +10,14 @@ import socket
 import subprocess
 from typing import Any
 
+import psutil
 import pytest
 
 from conftest import Herd, need, wait_for
 
 need("ray.cluster_utils", "ray")
 
+from ray._private import ray_constants
 from ray.cluster_utils import Cluster
 
 from gpuherd import paths
@@ -108,3 +110,23 @@ def test_a_gone_cluster_with_jobs_running_there_names_the_whole_way_out(herd: He
     )
     herd.start("--executor", "local", "--abandon-running", "--fake-gpus", "1")  # as said
     assert herd.job(job)["state"] == "lost"
+
+
+def test_start_on_a_hung_gcs_refuses_in_one_line(herd: Herd) -> None:
+    """A head whose GCS accepts connections but does not answer (hung, here frozen). Before:
+    `ray.init` retried for about 4 minutes, and `daemon start` gave up after 30 s with `the
+    daemon (pid …) did not answer within 30s: still starting, or stuck`."""
+    cluster: Any = Cluster(
+        initialize_head=True, connect=False, head_node_args={"num_cpus": 1, "num_gpus": 0}
+    )
+    [gcs] = cluster.head_node.all_processes[ray_constants.PROCESS_TYPE_GCS_SERVER]
+    hung = psutil.Process(gcs.process.pid)
+    try:
+        address = str(cluster.address)
+        hung.suspend()
+        proc = herd.cli("daemon", "start", "--address", address, check=False)
+        refused(herd, proc, address)
+        assert "no answer from a Ray GCS: Timed out" in proc.stderr
+    finally:
+        hung.resume()
+        cluster.shutdown()

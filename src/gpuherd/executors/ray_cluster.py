@@ -133,8 +133,10 @@ def check_answers(address: str, remembered: bool = False, stranded: int = 0) -> 
         except OSError as exc:
             reason = f"{target[0]}:{target[1]}: {exc.strerror or exc}"
         else:
-            check_token(address, target, cluster)  # a refused token: one line, at once
-            return
+            silent = check_token(address, target, cluster)  # a refused token: one line, at once
+            if silent is None:
+                return
+            reason = f"{target[0]}:{target[1]}: {silent}"
     local = "`--executor local`"
     if stranded:
         local = (
