@@ -311,6 +311,9 @@ def test_gpu_actions(daemon: Herd) -> None:
     # The form's Slots left empty keeps a GPU's slots (it was 1: "GPU 3: 1 slot (was 2)").
     assert "GPU 3: 2 slots</div>" in post(daemon, "/ui/gpus", op="add", index="3", slots="").body
     assert 'class="flash error"' in post(daemon, "/ui/gpus", op="drain", index="x").body
+    # Named by the form's box, not by `gpuherd gpus add`'s option ("slots (--slots) must").
+    many = post(daemon, "/ui/gpus", op="add", index="3", slots="99999").body
+    assert "&#39;slots&#39; must be 1 to 1024, got 99999</div>" in many
 
 
 def test_the_submit_form(daemon: Herd, tmp_path: Path) -> None:

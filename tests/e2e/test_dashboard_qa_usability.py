@@ -264,6 +264,19 @@ def test_a_button_on_a_job_removed_meanwhile_says_so_in_one_line(board: Board) -
         assert answer.strip() == f'<div class="flash error">no job {job_id}</div>', action
 
 
+def test_a_jobs_page_says_so_when_its_job_is_removed(board: Board, expect: Any) -> None:
+    """A job removed under its page (`gpuherd rm` in a shell): its stream ended, and the page
+    went on showing the job and its buttons as if it were still there, saying nothing."""
+    job_id = board.submit("--gpus", "0", "--", "true")
+    board.herd.wait_state(job_id, "succeeded")
+    page = board.page(f"/jobs/{job_id}")
+    expect(page.locator("#job-head")).to_contain_text("succeeded")
+    board.herd.cli("rm", str(job_id))
+    said = f"no job {job_id}: `gpuherd ls --all` lists the jobs there are"
+    expect(page.locator("#flash .flash.error")).to_have_text(said)
+    page.close()
+
+
 def test_a_running_jobs_buttons_take_one_line_of_the_jobs_table(
     board: Board, expect: Any, tmp_path: Path
 ) -> None:

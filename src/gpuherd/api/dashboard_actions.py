@@ -15,7 +15,7 @@ from fastapi.responses import RedirectResponse, Response
 
 from gpuherd.api import views
 from gpuherd.api.form_fields import FIELD_READERS, read_field
-from gpuherd.api.form_words import EDIT_LABELS, in_form_words
+from gpuherd.api.form_words import EDIT_LABELS, GPU_LABELS, in_form_words
 from gpuherd.api.forms import Form, one, read_form, service_of
 from gpuherd.core.edit import CLEARABLE
 from gpuherd.core.idspec import JOBS_THERE_ARE, summarize
@@ -200,5 +200,5 @@ async def gpus(request: Request) -> Response:
     except ValueError:
         messages = [(False, "give the GPU index (and slots) as whole numbers")]
     except HerdError as exc:
-        messages = [(False, str(exc))]
+        messages = [(False, in_form_words(str(exc), GPU_LABELS))]
     return _answer(request, form, messages)

@@ -251,6 +251,12 @@ class _Page:
     page showing that one follows the job's next attempt; one showing an older one stays."""
 
 
+_GONE = sse("state", "1") + sse("end", "gone")
+"""What a job page's stream says of its job removed: `state` first, so the page fetches its
+head, which answers `no job N` in its message area (with `end` alone the stream closed and the
+page went on showing the job, its buttons too, as if nothing had happened)."""
+
+
 async def _follow(service: Service, job_id: int, page: _Page) -> AsyncIterator[str]:
     """The logs of the page's attempt from its offsets, and the job's changes (since the
     page's mark; without, `state` at once). A live page, once everything is read, waits for
@@ -260,7 +266,7 @@ async def _follow(service: Service, job_id: int, page: _Page) -> AsyncIterator[s
     try:
         job = _show(service, job_id)
         if job is None:
-            yield "retry: 1000\n\n" + sse("end", "gone")
+            yield "retry: 1000\n\n" + _GONE
             return
         # Compared with the attempt the page knew, not the one found now: an attempt begun
         # between the page's render and this connection is a new one (the page follows it).
@@ -297,7 +303,7 @@ async def _follow(service: Service, job_id: int, page: _Page) -> AsyncIterator[s
                 continue
             job = _show(service, job_id)
             if job is None:
-                yield sse("end", "gone")
+                yield _GONE
                 return
             yield sse("state", "1")
     finally:

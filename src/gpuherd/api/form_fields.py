@@ -36,12 +36,6 @@ def _count(text: str) -> int:
     return _stored(whole(text))
 
 
-def _folder(text: str) -> str:
-    if not text:  # (the service checks that one exists)
-        raise ValueError("a job runs in a folder: give the absolute path of one")
-    return text
-
-
 def _job_ids(text: str) -> list[int]:
     ids = parse_ids(text.replace("#", " "))  # "#3, #5" as the pages write them, or 3,5
     if ids:
@@ -60,7 +54,7 @@ FIELD_READERS: dict[str, Any] = {
     "retry_delay": parse_duration,
     "timeout": parse_duration,
     "project": str,
-    "cwd": _folder,
+    "cwd": str,  # (the service checks that the folder exists)
     "grace": parse_duration,
     "after": _job_ids,
     "after_any": _job_ids,
@@ -72,10 +66,24 @@ FIELD_READERS: dict[str, Any] = {
 """A job's fields as the edit form has them (`gpuherd edit`'s options), and how each one's
 text is read; the submit page reads those it has too with these (form_words.SUBMIT_LABELS)."""
 
+NOT_EMPTIED = {
+    "command": "a job runs a command: type one",
+    "gpus": "cannot be emptied: type 0 for a job without GPUs",
+    "retries": "cannot be emptied: type 0 for none",
+    "cwd": "a job runs in a folder: give the absolute path of one",
+    "grace": "cannot be emptied: type the time a stop waits before SIGKILL, e.g. 10s",
+}
+"""The fields every job has (`gpuherd edit --clear` takes none of them), said so when the
+edit form's box is emptied: read as text, an empty box said `GPUs: '' is not a whole number`
+or `grace: invalid duration ''`. (The submit page gives its blank GPUs 1 and leaves its blank
+More options out.)"""
+
 
 def read_field(name: str, text: str, labels: Mapping[str, str]) -> Any:
     """The value of field `name` typed as `text`, or the error naming it by its box's label
     in `labels` (`retries: 'x' is not a whole number`)."""
+    if not text and name in NOT_EMPTIED:
+        raise HerdError(f"{labels[name]}: {NOT_EMPTIED[name]}")
     try:
         return FIELD_READERS[name](text)
     except ValueError as exc:

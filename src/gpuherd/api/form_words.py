@@ -56,6 +56,10 @@ EDIT_LABELS = {
 }
 """A job's edit form's fields (templates/_job.html), by the labels their boxes have."""
 
+GPU_LABELS = {"slots": "slots"}
+"""The GPUs page's form to add a GPU (templates/gpus.html): `'slots' must be 1 to 1024`,
+where the daemon's line names `slots (--slots)`, an option of `gpuherd gpus add`."""
+
 _FIELD = re.compile(r"\b([a-z_]+)(?:( [^\s()]+) \(--[a-z-]+\2\)| \(--[a-z-]+(?: [a-z]+)?\))")
 """A field as submission_text.field writes it: `gpus (--gpus)`, `gpus 0 (--gpus 0)` (the
 value given twice), `kill_on_no_output (--on-no-output kill)`."""
