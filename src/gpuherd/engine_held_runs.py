@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpuherd import jobfiles
 from gpuherd.attempts import HeldRun
-from gpuherd.core.lifecycle import classify
+from gpuherd.core.lifecycle import PUT_BACK, classify
 from gpuherd.core.model import Job
 from gpuherd.core.recovery import (
     Found,
@@ -74,7 +74,8 @@ def hold(engine: Engine, job: Job, found: Found, why: str, now: float) -> None:
         engine.store.update_job(job.id, now, Event.HOLD.value, detail=detail, **changes)
     else:  # queued; or finished, and retried since the backup
         event = Event.HOLD if job.state is JobState.QUEUED else Event.RETRY_HELD
-        engine.move(job, event, JobState.HELD, detail=detail, ended_at=None, **changes)
+        # (a finished one keeps no end of its own: its run's attempt has it, as a retry's)
+        engine.move(job, event, JobState.HELD, detail=detail, **PUT_BACK, **changes)
     log.warning("job %d: %s", job.id, detail)
     _watch(engine, job, found, gpus)
 

@@ -685,6 +685,9 @@ def test_a_finished_job_whose_retry_cannot_be_adopted_is_held(herd: Herd, tmp_pa
 
     now = herd.json("show", str(job))
     assert (now["state"], now["attempt"]) == ("held", 2)
+    # Put back, as a retry puts it back: no end of its own (the backup's failure is attempt
+    # 1's; before, the held job showed it, exit 1 and attempt 1's pid).
+    assert (now["outcome"], now["exit_code"], now["pid"]) == (None, None, None)
     hold = now["events"][-1]
     assert (hold["event"], hold["from_state"]) == ("retry-held", "failed")
     assert f"attempt 2 runs already (pid {before['pid']}, unwatched)" in hold["detail"]
