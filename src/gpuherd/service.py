@@ -46,7 +46,8 @@ from gpuherd.service_reasons import explainer
 from gpuherd.service_system import SystemVerbs
 from gpuherd.store import NewJob
 from gpuherd.store_rows import JobFilter
-from gpuherd.submission import Batch, never_runs_judge, spec_from_item, unknown_jobs
+from gpuherd.submission import never_runs_judge, spec_from_item, unknown_jobs
+from gpuherd.submission_batch import Batch, shared_options
 from gpuherd.submission_text import printable
 from gpuherd.wire import SubmitItem, attempt_view, outcome_view
 
@@ -91,7 +92,8 @@ class Service(SystemVerbs, EditVerbs):
         (`after` a failed job, `after_fail` a succeeded one) is stored, then cancelled at
         once (dependency_failed), as it would be a moment later: refused, the same script
         failed or not by how fast that dependency ended. `batch` names the items in refusals
-        (a sweep's points); by default by number, `job 3 of the submission`."""
+        (a sweep's points); by default by number, `job 3 of the submission`, and the options
+        all items share as the batch's, `the 3 jobs' options`."""
         if not items:
             raise InvalidValue(
                 "nothing to submit: the list of jobs is empty (the CLI: give a command after --, "
@@ -110,8 +112,14 @@ class Service(SystemVerbs, EditVerbs):
         never = never_runs_judge(devices, self.engine.policy, self.engine.devices.missing())
         folders: set[str] = set()
         batch = batch or Batch(len(items))
+        retries = self.engine.policy.retries
+        # Options every job has (`submit --file`'s flags, the form's boxes) are the batch's
+        # mistake: "job 1 of the submission: this job can never run" blamed one for all.
+        alike = shared_options(items)  # checked once; its folder and verdict kept for the items
+        if alike and (reason := never(spec_from_item(alike, batch.shared(), retries, folders))):
+            raise InvalidValue(batch.never_runs(None, reason))
         for n, item in enumerate(items, 1):
-            spec = spec_from_item(item, batch.where(n), self.engine.policy.retries, folders)
+            spec = spec_from_item(item, batch.where(n), retries, folders)
             if reason := never(spec):
                 raise InvalidValue(batch.never_runs(n, reason))  # only the daemon can check
             new_jobs.append(NewJob(spec, item.priority, item.hold, _future(item.begin, now)))

@@ -6,7 +6,7 @@ import functools
 import os
 import resource
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from gpuherd.core.commands import MAX_COMMAND_BYTES
 from gpuherd.core.deps import KINDS, contradiction, kept_apart
@@ -114,6 +114,11 @@ def output_file(given: str, cwd: str, name: str, where: str = "") -> str:
 def check_cwd(cwd: str, where: str = "") -> None:
     """InvalidValue unless `cwd` is the absolute path of an existing folder: a job's working
     directory (at submission, and after an edit)."""
+    if not cwd:  # (said `working directory  does not exist`, of nothing)
+        raise InvalidValue(
+            f"{where}{field('cwd')} is empty: give the absolute path of an existing folder, "
+            "the job's working directory"
+        )
     if not os.path.isabs(cwd) or not os.path.isdir(cwd):
         raise InvalidValue(
             f"{where}working directory {cwd} does not exist: give the absolute path "
@@ -321,35 +326,3 @@ def never_runs_judge(
         return verdicts[request]
 
     return judge
-
-
-@dataclass(frozen=True)
-class Batch:
-    """How a refusal names the items of one submission: by number (`job 3 of the
-    submission`: the lines of `submit --file`, which the user numbered), or a sweep's by its
-    points (`point x=1 of sweep 'lr'`: the user gave values, not numbered jobs)."""
-
-    size: int
-    sweep: str | None = None
-    points: Sequence[str] = ()
-    """A sweep's points, as `sweep status` names them (their folders), in the items' order."""
-
-    def where(self, n: int) -> str:
-        """Item `n` (from 1) as a message's beginning; '' for a submission of one job."""
-        if self.sweep is not None:
-            return f"point {self.points[n - 1]} of sweep {self.sweep!r}: "
-        return f"job {n} of the submission: " if self.size > 1 else ""
-
-    def two(self, first: int, second: int) -> str:
-        """Items `first` and `second` (from 1): `jobs 1 and 2 of the submission`."""
-        if self.sweep is not None:
-            a, b = self.points[first - 1], self.points[second - 1]
-            return f"points {a} and {b} of sweep {self.sweep!r}"
-        return f"jobs {first} and {second} of the submission"
-
-    def never_runs(self, n: int, reason: str) -> str:
-        """Item `n` can never run here, for `reason` (never_runs()). A sweep's points all
-        ask for its options: the sweep is refused, no point blamed for them all."""
-        if self.sweep is not None:
-            return f"sweep {self.sweep!r} can never run: each of its points {reason}"
-        return f"{self.where(n)}this job can never run: {reason}"

@@ -52,7 +52,8 @@ from gpuherd.core.units import not_a_choice, plural
 from gpuherd.engine_held_runs import REMOVED_NOW, held_run_running
 from gpuherd.errors import Conflict, InvalidValue, NotFound
 from gpuherd.service import Service
-from gpuherd.submission import Batch, never_runs, spec_from_item
+from gpuherd.submission import never_runs, spec_from_item
+from gpuherd.submission_batch import Batch
 from gpuherd.sweep_checks import changed_values
 from gpuherd.sweep_folders import write_params
 from gpuherd.wire import SubmitItem

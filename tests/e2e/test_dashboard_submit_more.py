@@ -144,3 +144,13 @@ def test_a_job_waited_for_that_already_failed_cancels_them_with_the_cli_warning(
     # A link typed by hand warns of no job that was not cancelled so.
     for forged in (f"submitted={failed}&cancelled={failed}", f"submitted={first}&cancelled=x"):
         assert "cancelled-warning" not in herd.page(f"/jobs?{forged}")
+
+
+def test_the_forms_boxes_are_refused_as_every_jobs(shared_daemon: Herd, shared_work: Path) -> None:
+    # They apply to every command line: "job 1 of the submission: this job can never run".
+    fields = {"commands": "echo one\necho two", "gpus": "5", "cwd": str(shared_work)}
+    answer = post(shared_daemon, "/submit", htmx=False, **fields)
+    assert (answer.status, form_error(answer.body)) == (
+        422,
+        "this submission can never run: each of its 2 jobs asks for 5 GPUs but gpuherd has only 4",
+    )

@@ -1,7 +1,8 @@
 """A sweep's refusals name what the user gave: its points, by their parameters, as `sweep
 status` names them, or the sweep itself for options every point has. They said `jobs 1 and 2
 of the submission` and `job 1 of the submission: this job can never run`, numbers the user
-never saw. The CLI, the Python API and HTTP alike; `submit --file` keeps its numbered lines.
+never saw. The CLI, the Python API and HTTP alike; `submit --file`'s flags, every line's, are
+refused as the submission's (test_batch_shared_options.py).
 Real daemon, 4 fake GPUs of 24 GiB."""
 
 from __future__ import annotations
@@ -70,9 +71,11 @@ def test_options_no_gpu_can_meet_refuse_the_sweep_not_its_first_job(
     assert not (work / "results").exists()
 
 
-def test_a_files_lines_are_still_named_by_number(shared_daemon: Herd, shared_work: Path) -> None:
+def test_a_files_flags_are_refused_as_a_sweeps_are(shared_daemon: Herd, shared_work: Path) -> None:
     herd, work = shared_daemon, shared_work
     lines = "echo a\necho b\n"
     refused = herd.cli("submit", "--gpus", "5", "--file", "-", input=lines, check=False, cwd=work)
-    said = "job 1 of the submission: this job can never run: asks for 5 GPUs but gpuherd has only 4"
+    said = (
+        "this submission can never run: each of its 2 jobs asks for 5 GPUs but gpuherd has only 4"
+    )
     assert (refused.returncode, refused.stderr) == (1, f"gpuherd: error: {said}\n")

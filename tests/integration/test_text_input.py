@@ -56,9 +56,10 @@ def test_a_job_with_bytes_that_are_not_utf8_is_refused_and_nothing_is_stored(
         f"character 2): {AS_TEXT}; export V in your shell instead of giving --env: your "
         "environment reaches the job byte for byte"
     )
-    # A batch from a file names the job; every client gets the daemon's refusal.
+    # A batch from a file: the folder is every job's, refused as the batch's; every client
+    # gets the daemon's refusal.
     lines = daemon.cli("submit", "--file", "-", cwd=bad_dir, input="true\ntrue\n", check=False)
-    assert refusal(lines).startswith("job 1 of the submission: the working directory ")
+    assert refusal(lines).startswith("the 2 jobs' options: the working directory ")
     cwd = str(tmp_path)
     with pytest.raises(HerdError, match=r"^the command holds bytes that are not UTF-8 \(\\xff"):
         daemon.client.post("/jobs", {"jobs": [{"command": f"echo {NOT_UTF8}", "cwd": cwd}]})
