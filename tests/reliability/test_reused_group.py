@@ -12,6 +12,7 @@ ns_last_pid (root only: skipped elsewhere), and then the daemon sees the job's e
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import signal
 import subprocess
@@ -30,7 +31,9 @@ from gpuherd.executors.local_groups import boot_ticks
 from gpuherd.jobfiles import KEY_VARIABLE
 
 TIMEOUT = 10.0
-KEY = f"reused{os.getpid()}:7:1"
+# A key per job: a pass over /proc that an executor's signal left queued may run after its
+# test has ended, and would signal the next test's job if the two shared a key.
+_JOB_NUMBERS = itertools.count(1)
 
 
 def number_free(pid: int) -> bool:
@@ -104,7 +107,7 @@ def launch_request(folder: Path, command: str) -> LaunchRequest:
         attempt=1,
         command=command,
         cwd=str(folder),
-        env={**os.environ, KEY_VARIABLE: KEY},
+        env={**os.environ, KEY_VARIABLE: f"reused{os.getpid()}:{next(_JOB_NUMBERS)}:1"},
         attempt_dir=str(folder),
     )
 
@@ -135,7 +138,7 @@ def test_a_stop_whose_group_emptied_spares_the_program_that_took_its_number(
         wait_for(lambda: (tmp_path / "ready").exists(), what="the job's child")
         ex = LocalExecutor()
         ended: asyncio.Future[ExitStatus] = asyncio.get_running_loop().create_future()
-        ex.watch(pid, req.attempt_dir, KEY, ended.set_result)  # re-attached
+        ex.watch(pid, req.attempt_dir, req.env[KEY_VARIABLE], ended.set_result)  # re-attached
         ex.terminate(pid, grace=60 if pidfd else 1)
         # From here to the await the loop does not run: the executor sees nothing yet.
         os.waitpid(pid, 0)  # the shell ends at its SIGTERM, reaped as init reaps orphans
@@ -168,7 +171,7 @@ def test_a_reattached_jobs_end_still_kills_what_it_left_in_its_group(tmp_path: P
         wait_for(lambda: boot_ticks() > start, what="a clock tick after its start")
         ex = LocalExecutor()
         ended: asyncio.Future[ExitStatus] = asyncio.get_running_loop().create_future()
-        ex.watch(pid, req.attempt_dir, KEY, ended.set_result)  # re-attached
+        ex.watch(pid, req.attempt_dir, req.env[KEY_VARIABLE], ended.set_result)  # re-attached
         go.touch()
         os.waitpid(pid, 0)  # reaped as init reaps orphans
         try:
