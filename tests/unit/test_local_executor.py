@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import signal
 import threading
@@ -20,6 +21,23 @@ from gpuherd.executors.local import LocalExecutor
 from gpuherd.executors.local_records import visible_gpus
 
 TIMEOUT = 10.0
+
+_tests = itertools.count(1)
+_home_id = f"test{os.getpid()}"
+"""The home id of the running test's jobs, its own: a pass over /proc that a test's signal
+left queued on its executor's scanner may run after the test, and must find no process of
+the next test (nor of another run of these tests on the machine)."""
+
+
+@pytest.fixture(autouse=True)
+def _own_home_id() -> None:
+    global _home_id
+    _home_id = f"test{os.getpid()}n{next(_tests)}"
+
+
+def job_key(job_id: int = 7, attempt: int = 1) -> str:
+    """The attempt key `request` gives a job of the running test."""
+    return f"{_home_id}:{job_id}:{attempt}"
 
 
 def run(coro: Coroutine[Any, Any, None]) -> None:
@@ -40,7 +58,7 @@ def request(
     attempt_dir.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ)
     env.update(GPUHERD_JOB_ID=str(job_id), GPUHERD_ATTEMPT=str(attempt))
-    env["GPUHERD_ATTEMPT_KEY"] = f"test:{job_id}:{attempt}"  # as a home whose id is "test"
+    env["GPUHERD_ATTEMPT_KEY"] = job_key(job_id, attempt)
     env.update(extra_env or {})
     return LaunchRequest(
         job_id=job_id,
@@ -53,7 +71,7 @@ def request(
 
 
 async def wait_exit(
-    executor: LocalExecutor, pid: int, attempt_dir: str, key: str = "test:7:1"
+    executor: LocalExecutor, pid: int, attempt_dir: str, key: str | None = None
 ) -> ExitStatus:
     future: asyncio.Future[ExitStatus] = asyncio.get_running_loop().create_future()
     calls: list[ExitStatus] = []
@@ -62,7 +80,7 @@ async def wait_exit(
         calls.append(status)
         future.set_result(status)
 
-    executor.watch(pid, attempt_dir, key, on_exit)
+    executor.watch(pid, attempt_dir, key or job_key(), on_exit)
     status = await asyncio.wait_for(future, timeout=TIMEOUT)
     await asyncio.sleep(0)  # a second (wrong) call would have been scheduled by now
     assert calls == [status]
@@ -292,7 +310,7 @@ def test_watching_a_job_that_is_already_gone(tmp_path: Path) -> None:
         req = request(tmp_path, "exit 5")
         pid = ex.launch(req)
         os.waitpid(pid, 0)  # reaped elsewhere: pidfd_open will fail
-        assert not ex.is_running(pid, 7, 1, "test:7:1")
+        assert not ex.is_running(pid, 7, 1, job_key())
         status = await wait_exit(ex, pid, req.attempt_dir)
         assert status.exit_code == 5
         lost_dir = tmp_path / "empty"
@@ -315,7 +333,7 @@ def test_the_gpus_a_running_job_was_given_are_read_from_its_environment(tmp_path
             assert ex.given_gpus(pid) == (1, 3)
         finally:
             ex.terminate(pid, grace=1)
-            await wait_exit(ex, pid, req.attempt_dir, "test:7:1")
+            await wait_exit(ex, pid, req.attempt_dir, job_key())
         assert ex.given_gpus(pid) is None  # gone
 
     run(main())
@@ -328,19 +346,19 @@ def test_is_running_checks_the_jobs_identity(tmp_path: Path) -> None:
     async def main() -> None:
         ex = LocalExecutor()
         req = request(tmp_path, "sleep 100", job_id=12, attempt=3)
-        key = "test:12:3"
+        key = job_key(12, 3)
         pid = ex.launch(req)
         try:
             # Right away, while the child may still be inside execve with no environment yet.
             assert ex.is_running(pid, 12, 3, key)
-            assert not ex.is_running(pid, 12, 2, "test:12:2")
-            assert not ex.is_running(pid, 13, 3, "test:13:3")
+            assert not ex.is_running(pid, 12, 2, job_key(12, 2))
+            assert not ex.is_running(pid, 13, 3, job_key(13, 3))
             # A fresh executor (as after a daemon restart) knows the job only by its env.
             other = LocalExecutor()
             await wait_until(lambda: ex.recorded_pid(req.attempt_dir) == pid, "the wrapper")
             assert other.is_running(pid, 12, 3, key)
-            assert not other.is_running(pid, 12, 2, "test:12:2")
-            assert not other.is_running(pid, 13, 3, "test:13:3")
+            assert not other.is_running(pid, 12, 2, job_key(12, 2))
+            assert not other.is_running(pid, 13, 3, job_key(13, 3))
             assert not other.is_running(os.getpid(), 12, 3, key)
             assert not ex.is_running(os.getpid(), 12, 3, key)
         finally:
@@ -368,9 +386,9 @@ def test_another_homes_job_of_the_same_number_is_not_taken_for_this_one(tmp_path
             await wait_until(lambda: ex.recorded_pid(theirs.attempt_dir) == pid, "the wrapper")
             restarted = LocalExecutor()  # this home's daemon, after a restart
             assert restarted.is_running(pid, 12, 3, "elsewhere:12:3")  # theirs, by their key
-            assert not restarted.is_running(pid, 12, 3, "test:12:3", str(ours))
+            assert not restarted.is_running(pid, 12, 3, job_key(12, 3), str(ours))
             assert restarted.find_leader(12, 3, "elsewhere:12:3") == pid
-            assert restarted.find_leader(12, 3, "test:12:3") is None
+            assert restarted.find_leader(12, 3, job_key(12, 3)) is None
         finally:
             ex.terminate(pid, grace=1)
             await wait_exit(ex, pid, theirs.attempt_dir, "elsewhere:12:3")
@@ -469,7 +487,7 @@ def test_a_process_whose_environment_cannot_be_read_never_blocks_the_loop(
         req = request(
             tmp_path,
             f"setsid sh -c 'echo $$ > {pid_file}; exec sleep 100' & sleep 100",
-            extra_env={"GPUHERD_ATTEMPT_KEY": "test:7:1"},
+            extra_env={"GPUHERD_ATTEMPT_KEY": job_key()},
         )
         pid = ex.launch(req)
         await wait_until(lambda: pid_file.exists() and bool(pid_file.read_text()), "escape")
