@@ -11,7 +11,7 @@ import os
 import stat
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +41,7 @@ from gpuherd.listing import (
     stored_views,
     worded,
 )
+from gpuherd.retry_chain import ahead_of
 from gpuherd.service_edit import EditVerbs
 from gpuherd.service_reasons import explainer
 from gpuherd.service_system import SystemVerbs
@@ -62,13 +63,18 @@ class Submitted:
     ids: list[int]
     cancelled: Mapping[int, tuple[int, JobState]]
     """The jobs cancelled at once, each with the dependency that already ended badly."""
+    ahead: Mapping[int, Sequence[int]] = field(default_factory=dict)
+    """Of such a dependency cancelled as one it waited for ended badly, the jobs to retry
+    ahead of it (retry_chain.ahead_of)."""
 
     def warnings(self) -> list[str]:
         """One line per dependency, on the jobs cancelled at once as it already ended badly."""
         by_dep: dict[tuple[int, JobState], list[int]] = {}
         for job_id, dep in sorted(self.cancelled.items()):
             by_dep.setdefault(dep, []).append(job_id)
-        return [cancelled_at_once(ids, *dep) for dep, ids in by_dep.items()]
+        return [
+            cancelled_at_once(ids, *dep, self.ahead.get(dep[0], ())) for dep, ids in by_dep.items()
+        ]
 
 
 class Service(SystemVerbs, EditVerbs):
@@ -137,7 +143,8 @@ class Service(SystemVerbs, EditVerbs):
         if any(new.release_at for new in new_jobs):
             self.engine.begins.arm()
         self.engine.wake()
-        return Submitted(ids, cancelled)
+        ahead = {dep: ahead_of(self.store, dep) for dep, _ in set(cancelled.values())}
+        return Submitted(ids, cancelled, ahead)
 
     # ---- read -----------------------------------------------------------------------------
 

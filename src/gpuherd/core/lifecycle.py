@@ -148,25 +148,27 @@ def dependency_failed(dep_id: int, dep_state: JobState) -> Outcome:
     return Outcome(OutcomeKind.DEPENDENCY_FAILED, message=said)
 
 
-def cancelled_at_once(job_ids: Sequence[int], dep_id: int, dep_state: JobState) -> str:
+def cancelled_at_once(
+    job_ids: Sequence[int], dep_id: int, dep_state: JobState, ahead: Sequence[int] = ()
+) -> str:
     """What a submission says of its jobs cancelled at once (dependency_failed), as job
     `dep_id`, which they wait for, already ended otherwise than they wait for: the same end
     as when it ends so a moment later (a script cannot tell which comes first), and how to
-    run them again."""
+    run them again (with the jobs `ahead` of `dep_id`, when it was cancelled so too)."""
     one = len(job_ids) == 1
     them = f"job {job_ids[0]} is" if one else f"jobs {format_ids(job_ids)} are"
     if dep_state is JobState.SUCCEEDED:  # (an --after-fail job's: nothing failed to act on)
         then = "--after-fail waits for a failure"
     else:
-        every = "both" if one else "them all"
-        then = f"gpuherd retry {dep_id} {format_ids(job_ids)} runs {every} again"
+        every = "both" if one and not ahead else "them all"
+        then = f"gpuherd retry {_retried(ahead, dep_id, job_ids)} runs {every} again"
     return (
         f"{them} cancelled at once: job {dep_id}, which {'it waits' if one else 'they wait'} "
         f"for, already {dep_state.value} ({then})"
     )
 
 
-def retry_refused(job_id: int, dep_id: int, dep_state: JobState) -> str:
+def retry_refused(job_id: int, dep_id: int, dep_state: JobState, ahead: Sequence[int] = ()) -> str:
     """Why `retry` of a job cancelled as dependency_failed is refused while job `dep_id`, which
     it waits for, stays in `dep_state`, an end that never lets it run: to retry both runs the
     dependency again first. For an `--after-fail` job whose dependency succeeded, a rerun of
@@ -178,7 +180,18 @@ def retry_refused(job_id: int, dep_id: int, dep_state: JobState) -> str:
             f"nothing failed to act on (gpuherd retry {dep_id} {job_id} runs job {dep_id} "
             f"again, and job {job_id} only if it fails this time)"
         )
+    if ahead:  # `dep_id` was cancelled as one it waited for ended badly: "retry both" failed
+        return (
+            f"job {job_id} waits for job {dep_id}, which ended ({dep_state.value}) as one it "
+            "waited for did: retry them all "
+            f"(gpuherd retry {_retried(ahead, dep_id, [job_id])})"
+        )
     return (
         f"job {job_id} waits for job {dep_id}, which ended ({dep_state.value}): retry both "
         f"(gpuherd retry {dep_id} {job_id})"
     )
+
+
+def _retried(ahead: Sequence[int], dep_id: int, job_ids: Sequence[int]) -> str:
+    """The ids a `retry` that runs a chain again takes, the jobs first waited for first."""
+    return " ".join([*(str(i) for i in ahead), str(dep_id), format_ids(job_ids)])
