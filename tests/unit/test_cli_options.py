@@ -196,3 +196,20 @@ def test_submit_items_and_sweep_options_share_every_job_option() -> None:
     assert shared <= {f.name for f in fields(SweepOptions)}
     with pytest.raises(TypeError):
         SubmitItem("true", "/")  # type: ignore[misc]  # keywords only
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--name", "x", "--clear", "name"], "--name and --clear name given together"),
+        (["--env", "A=1", "--clear", "env"], "--env and --clear env given together"),
+        (["--only-gpus", "0", "--clear", "only_gpus"], "--only-gpus and --clear only_gpus"),
+        (["--clear", "after", "--after", "3"], "--after and --clear after given together"),
+    ],
+)
+def test_edit_setting_and_clearing_one_field_is_a_usage_error(args: list[str], said: str) -> None:
+    # As --hold with --no-hold: a mistake of the command line, exit 2 before any daemon is
+    # asked (the daemon's refusal of it was exit 1, in words naming no option).
+    result = CliRunner().invoke(edit, ["7", *args])
+    assert result.exit_code == 2, result.output
+    assert f"\nError: {said}" in result.output, result.output

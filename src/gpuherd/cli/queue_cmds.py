@@ -241,6 +241,14 @@ def edit(
         )
     if env_pairs:
         given["env_overrides"] = dict(env_pairs)
+    fields = {option: name for name, option in _AS_OPTION.items()}
+    # A mistake of the command line, as --hold with --no-hold: exit 2 here, not the
+    # daemon's exit 1 (which leaves the job as it was all the same).
+    for name in clear:
+        if fields.get(name, name) in given:
+            raise click.UsageError(
+                f"--{name.replace('_', '-')} and --clear {name} given together: keep one"
+            )
     if not given and not clear:
         raise click.UsageError(
             "say what to change: --command, --name, --gpus, --only-gpus, --mem, --ram, "
@@ -250,7 +258,6 @@ def edit(
         )
     check_outputs(given, given.get("cwd"))  # (without --cwd, a relative one: by the daemon)
     given.update(resolved(Client(), given))
-    fields = {option: name for name, option in _AS_OPTION.items()}
     _act("edit", ids, **given, clear=[fields.get(name, name) for name in clear])
 
 
