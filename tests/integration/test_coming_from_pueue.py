@@ -158,14 +158,25 @@ def test_the_hints_name_options_gpuherd_lacks_and_suggest_ones_it_has() -> None:
             assert not suggested.startswith("-") or suggested in flags, (name, hint)
 
 
-def test_pueues_w_for_the_jobs_folder_is_refused_not_run_as_the_command(herd: Herd) -> None:
-    refused = herd.cli("submit", "-w", str(herd.home.parent), "--", "echo", "hi", check=False)
+@pytest.mark.parametrize("there", [True, False], ids=["a folder", "a folder not made yet"])
+def test_pueues_w_for_the_jobs_folder_is_refused_not_run_as_the_command(
+    daemon: Herd, there: bool
+) -> None:
+    """A folder not there yet, before the `--`, was queued as the command `/data/run3 --
+    python train.py`, which failed with "not found"."""
+    folder = daemon.home.parent if there else daemon.home.parent / "run3"
+    refused = daemon.cli("submit", "-w", str(folder), "--", "echo", "hi", check=False)
     assert (refused.returncode, refused.stderr) == (
         2,
-        f"gpuherd: error: the command starts with the folder {herd.home.parent}: -w is --wait "
-        f"here; the job's folder is --cwd {herd.home.parent} (pueue's -w) (see gpuherd submit "
-        "--help)\n",
+        f"gpuherd: error: the command starts with the folder {folder}: -w is --wait "
+        f"here; the job's folder is --cwd {folder} (pueue's -w) (see gpuherd submit --help)\n",
     )
+    assert daemon.client.get("/jobs", all=True)["jobs"] == []
+
+
+def test_a_program_after_w_with_a_double_dash_of_its_own_runs(daemon: Herd) -> None:
+    ran = daemon.cli("submit", "-w", "echo", "--", "hi", check=False)
+    assert ran.returncode == 0, ran.stderr
 
 
 def test_every_listing_shows_waiting_jobs_in_the_order_they_start(daemon: Herd) -> None:

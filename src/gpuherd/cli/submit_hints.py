@@ -125,8 +125,13 @@ def stray_values(command: Sequence[str], given: Sequence[str], cmd: click.Comman
     starts with ids and holds a `--` of its own (`--after 187 188 -- echo hi` queued the
     command `188 -- echo hi`), or is a folder after `-w` (pueue's `add -w DIR` names the
     job's folder; here -w waits, and the job ran the folder). `given` is what came before
-    it; `cmd` the command's options."""
-    if given and given[-1] in ("-w", "--wait") and os.path.isdir(command[0]):
+    it; `cmd` the command's options. A word after `-w` that names no program, followed by a
+    `--`, is such a folder too, there or not (`-w /data/run3 -- python train.py` ran
+    `/data/run3 -- python train.py`)."""
+    folder = os.path.isdir(command[0]) or (
+        len(command) > 1 and command[1] == "--" and shutil.which(command[0]) is None
+    )
+    if given and given[-1] in ("-w", "--wait") and folder:
         return (
             f"the command starts with the folder {command[0]}: -w is --wait here; the job's "
             f"folder is --cwd {shlex.quote(command[0])} (pueue's -w)"
