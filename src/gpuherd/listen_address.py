@@ -4,7 +4,7 @@ what the user typed, and written back. Apart from api/listener.py so that the CL
 
 from __future__ import annotations
 
-from gpuherd.errors import HerdError
+from gpuherd.errors import InvalidValue
 
 
 def parse_address(text: str) -> tuple[str, int]:
@@ -18,9 +18,11 @@ def parse_address(text: str) -> tuple[str, int]:
     else:
         host, sep, port_text = text.rpartition(":")
         if not sep or ":" in host:
-            raise HerdError(f"invalid listen address '{text}': use HOST:PORT, e.g. 127.0.0.1:8888")
+            raise InvalidValue(
+                f"invalid listen address '{text}': use HOST:PORT, e.g. 127.0.0.1:8888"
+            )
     if not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
-        raise HerdError(f"invalid port in listen address '{text}': use 0-65535")
+        raise InvalidValue(f"invalid port in listen address '{text}': use 0-65535")
     return host or "127.0.0.1", int(port_text)
 
 

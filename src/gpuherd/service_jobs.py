@@ -256,7 +256,9 @@ class JobVerbs:
             raise Conflict(
                 f"job {job_id} {what_it_is(job.state)}: only queued or held jobs can move"
             )
-        if first == (before is not None):
+        if first and before is not None:
+            raise InvalidValue(f"give {field('first')} or {field('before', 'ID')}, not both")
+        if not first and before is None:
             raise InvalidValue(
                 f"say where to move the job: {field('first')}, or {field('before', 'ID')}"
             )

@@ -326,6 +326,12 @@ BAD_BODY_VALUES = [  # each was 400, while `"gpus": "2"` was 422
     ("/jobs/edit", lambda a: {"ids": [a.held], "clear": ["bogus"]}, "bogus cannot be cleared: "),
     ("/jobs/{held}/move", lambda a: {}, "say where to move the job: first (--first), or before"),
     ("/jobs/{held}/move", lambda a: {"before": a.held}, "job {held} cannot move before itself: "),
+    (  # was "say where to move the job", which both were saying
+        "/jobs/{held}/move",
+        lambda a: {"first": True, "before": a.held},
+        "give first (--first) or before ID (--before ID), not both",
+    ),
+    ("/daemon/listen", lambda a: {"address": "x"}, "invalid listen address 'x': use HOST:PORT"),
 ]
 
 
@@ -337,6 +343,25 @@ def test_a_body_value_not_taken_is_422_naming_it_and_what_to_give(
 ) -> None:
     said = _refused_with_422(api, path, body)
     assert said.startswith(says.format(held=api.held)), said
+
+
+BODYLESS = [("POST", "/queue/resume"), ("POST", "/gpus/0/drain"), ("DELETE", "/gpus/1")]
+
+
+@pytest.mark.parametrize(("method", "path"), BODYLESS, ids=[p for _, p in BODYLESS])
+def test_a_body_to_an_endpoint_that_takes_none_is_refused(api: Api, method: str, path: str) -> None:
+    """`{"ids": [3]}` to /queue/pause paused the whole queue: a body was dropped unread."""
+    before = api.snapshot()
+    answer = api.send(method, path, b'{"ids": [3]}', JSON)
+    said = (
+        f"invalid request: ids: unknown field (misspelt?): {method} /api/v1{path} takes no "
+        "body (/openapi.json describes it)"
+    )
+    assert (answer.status, answer.error) == (422, said)
+    assert api.snapshot() == before
+    # No body, or `{}` (the CLI's), is taken.
+    assert api.send("POST", "/queue/pause", b"{}", JSON).status == 200
+    assert api.send("POST", "/queue/pause").status == 200
 
 
 def test_an_unknown_gpu_action_is_an_unknown_endpoint_naming_the_actions(api: Api) -> None:

@@ -75,7 +75,7 @@ def create_app(service: Service, pid: int, socket_path: str) -> FastAPI:
     app.state.pid = pid
     app.state.socket_path = socket_path
     app.state.stop_mode = "leave"
-    checked = [Depends(refuse_unknown_query)]
+    checked = [Depends(refuse_unknown_query), Depends(refuse_body_where_none)]
     app.include_router(jobs.router, prefix="/api/v1", dependencies=checked)
     app.include_router(system.router, prefix="/api/v1", dependencies=checked)
     app.include_router(listener.router, prefix="/api/v1", dependencies=checked)
@@ -165,6 +165,30 @@ async def refuse_unknown_query(request: Request) -> None:
             f"invalid request: query.{unknown[0]}: unknown parameter (misspelt?): "
             f"{where} {takes} (/openapi.json describes it)"
         )
+
+
+async def refuse_body_where_none(request: Request) -> None:
+    """A body sent to an endpoint that takes none (`/queue/pause`, `/gpus/0/drain`) is
+    refused, as a body's unknown field is: `{"ids": [3]}` to /queue/pause paused the whole
+    queue. An empty body or `{}` (what the CLI sends) is no body."""
+    if request.method == "GET" or _takes_body(request.scope["route"].dependant):
+        return
+    sent = await request.body()
+    try:
+        data = json.loads(sent) if sent.strip() else {}
+    except ValueError:
+        data = None
+    if data == {}:
+        return
+    field = f"{next(iter(data))}: unknown field (misspelt?): " if isinstance(data, dict) else ""
+    raise InvalidValue(
+        f"invalid request: {field}{request.method} {request.url.path} takes no body "
+        "(/openapi.json describes it)"
+    )
+
+
+def _takes_body(dependant: Dependant) -> bool:
+    return bool(dependant.body_params) or any(map(_takes_body, dependant.dependencies))
 
 
 def _query_names(dependant: Dependant) -> set[str]:
