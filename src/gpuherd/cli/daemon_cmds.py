@@ -20,7 +20,7 @@ from gpuherd.core.model import MAX_SLOTS
 from gpuherd.core.units import format_duration, plural
 from gpuherd.daemon_presence import ANSWER_WITHIN, lock_holder, not_answering
 from gpuherd.errors import DaemonError, HerdError, NoAnswer
-from gpuherd.typed_name import typed_name
+from gpuherd.typed_name import prefixed, typed_name
 
 START_TIMEOUT = 30.0
 
@@ -111,7 +111,10 @@ def start(
         proc = subprocess.Popen(args, stdin=devnull, stdout=log, stderr=log, start_new_session=True)
     # Polled on this start's own clock (START_TIMEOUT): a client that waits for the socket
     # of a daemon holding the lock (ours, still starting) made one poll take 7 s more.
-    status = _wait_until_up(Client(client.home, waits_for_socket=False), proc, logged)
+    try:
+        status = _wait_until_up(Client(client.home, waits_for_socket=False), proc, logged)
+    except KeyboardInterrupt:  # (the daemon, in a session of its own, had no Ctrl-C)
+        sys.exit(_interrupted_start(proc.pid))
     click.echo(
         f"daemon started (pid {status['pid']}, {status['probe']}); socket {status['socket']}"
     )
@@ -143,6 +146,21 @@ def _wait_until_up(client: Client, proc: subprocess.Popen[bytes], logged: int) -
         if status is not None and status["pid"] == proc.pid:
             return status
         time.sleep(0.02)  # not up yet, or another start's daemon answers: ours will exit
+
+
+def _interrupted_start(pid: int) -> int:
+    """Say that a start interrupted (Ctrl-C) left its daemon starting, and what to do: a
+    bare "interrupted" reads as a start called off. The exit status of an interruption."""
+    name = typed_name()
+    click.echo(
+        prefixed(
+            "interrupted",
+            f"the daemon (pid {pid}) goes on starting: `{name} daemon status` says once it is "
+            f"up; `{name} daemon stop` stops it",
+        ),
+        err=True,
+    )
+    return 130
 
 
 def _still_starting(client: Client, pid: int) -> str:
