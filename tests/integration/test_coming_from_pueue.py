@@ -14,6 +14,7 @@ from conftest import Herd, Recorder, read_line, wait_for
 from gpuherd.cli.main import cli, load_command
 from gpuherd.cli.other_tools import SWEEP, THEIR_COMMANDS, THEIR_OPTIONS, TOP
 from gpuherd.cli.sweep_cmds import RUN
+from gpuherd.core.idspec import format_ids
 
 
 def test_wait_for_a_project_waits_for_its_jobs_and_no_others(
@@ -21,10 +22,20 @@ def test_wait_for_a_project_waits_for_its_jobs_and_no_others(
 ) -> None:
     other = shared_daemon.submit("--project", "elsewhere", "--", recorder.cmd("other", wait="go"))
     wait_for(lambda: recorder.waiting("other") == 1, what="the other project's job to run")
-    fails = shared_daemon.submit("--project", "train", "--", "sleep 0.5; exit 3")
-    works = shared_daemon.submit("--project", "train", "--", "sleep 0.5")
+    train = recorder.cmd("train", wait="go_train")
+    fails = shared_daemon.submit("--project", "train", "--", f"{train}; exit 3")
+    works = shared_daemon.submit("--project", "train", "--", train)
+    wait_for(lambda: recorder.waiting("train") == 2, what="the project's jobs to run")
 
-    waited = shared_daemon.cli("wait", "--project", "train", check=False)
+    # Its jobs run until told to go: the wait takes both (a job that ended before `wait`
+    # looked, as a loaded machine's slow start let one, is not waited for), not the other's.
+    timed_out = shared_daemon.cli("wait", "--project", "train", "--timeout", "1s", check=False)
+    assert (timed_out.returncode, timed_out.stderr) == (
+        2,
+        f"gave up waiting; still unfinished: {format_ids([fails, works])}\n",
+    )
+    recorder.go("go_train")
+    waited = shared_daemon.cli("wait", str(fails), str(works), check=False)
     assert (waited.returncode, waited.stdout, waited.stderr) == (
         1,
         "1 of 2 jobs succeeded\n",
