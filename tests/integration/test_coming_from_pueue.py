@@ -130,6 +130,8 @@ def test_last_names_the_job_submitted_last_for_the_commands_of_one_job(
         (["submit", "--wrap", "true"], "No such option '--wrap': gpuherd submit -- CMD runs"),
         (["pause", "--wait"], "No such option '--wait': leave it out: gpuherd pause lets"),
         (["requeue", "3"], "No such command 'requeue': gpuherd retry IDS runs jobs again"),
+        (["ls", "-o", "%i,%j,%T"], "No such option '-o': use --columns id,name,state,time"),
+        (["ls", "--format=%i"], "No such option '--format': use --columns id,name,state"),
         # A group's command by the name of `gpuherd rm` (click said "No such command 'rm'.").
         (["gpus", "rm", "1"], "No such command 'rm': gpuherd gpus remove INDEX stops using"),
         (["gpus", "delete", "1"], "No such command 'delete': gpuherd gpus remove INDEX"),

@@ -76,6 +76,11 @@ _OUTPUT_FILE = (
     "apart); gpuherd log ID still prints them"
 )
 
+_COLUMNS = (
+    "--columns id,name,state,time, the columns in order (Slurm's squeue {}); --csv or --json "
+    "give scripts every field"
+)
+
 # submit's -o/-e typed to `run`, whose jobs' output has no file of the user's choosing.
 _RUN_OUTPUT = (
     "--output-dir DIR: gpuherd run keeps each job's stdout and stderr in DIR/job_N/ "
@@ -146,7 +151,12 @@ THEIR_OPTIONS = {
         "--wait": "leave it out: gpuherd pause lets running jobs finish (pueue's pause --wait)",
         "-w": "leave it out: gpuherd pause lets running jobs finish (pueue's pause -w)",
     },
-    "ls": {"--group": _GROUP, "-g": _GROUP},
+    "ls": {
+        "--group": _GROUP,
+        "-g": _GROUP,
+        "--format": _COLUMNS.format("--format"),
+        "-o": _COLUMNS.format("-o"),
+    },
     "wait": {"--group": _GROUP, "-g": _GROUP},
     "clean": {
         "--successful-only": "--state succeeded (pueue's --successful-only)",
