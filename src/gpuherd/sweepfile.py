@@ -142,7 +142,9 @@ def load_sweep(path: str | Path) -> SweepFile:
             raw = file.read(MAX_FILE_BYTES + 1)
         text = raw.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise SweepFileError(f"{where}: cannot read the sweep file: {exc}") from None
+        # strerror alone: the OSError's own text repeats the path as Python spells it
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise SweepFileError(f"{where}: cannot read the sweep file: {why}") from None
     loaded = parse_sweep(text, where)
     # A file without one expanded to empty commands (a dry run printed blank lines); a
     # SweepSpec may lack one only where a Python task gives it (sweep_from_config).

@@ -154,7 +154,7 @@ def test_a_bad_sweep_file_gives_one_clear_line(runs: Runs, case: str) -> None:
 def test_other_mistakes_are_one_line_too(runs: Runs, tmp_path: Path) -> None:
     (runs.cwd / "ok.toml").write_text('command = "echo {a}"\n[[grid]]\na = [1, 2]\n')
     cases = [
-        (["nosuch.yaml"], "nosuch.yaml: cannot read the sweep file"),
+        (["nosuch.yaml"], "nosuch.yaml: cannot read the sweep file: No such file or directory\n"),
         (["ok.toml", "-p", "a", "1"], "give the parameters in the sweep file, or -p, not both"),
         (["echo {a}", "-p"], "-p needs a NAME and values"),
         (["echo {a}", "-p", "a", "1", "-p", "a", "2"], "-p a given twice"),
