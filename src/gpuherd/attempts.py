@@ -127,8 +127,9 @@ class Attempts:
         left (attempt_numbers.py), and why it skips numbers (None: it does not)."""
         number, folder, skipped = next_number(self.layout, self.executor, job)
         files = attempt_files_for(job.spec, job.id, number, self.executor.user_files)
-        attempt = Attempt(job.id, number, gpus, uuids, folder, host, now, mem=job.spec.mem)
-        return replace(attempt, files=files), skipped
+        mem = job.spec.mem
+        attempt = Attempt(job.id, number, gpus, uuids, folder, host, now, mem=mem, files=files)
+        return attempt, skipped
 
     def launch(self, job: Job, attempt: Attempt, now: float, written: Collection[str]) -> int:
         """Spawn the attempt and watch it (`written`: the files the job's earlier attempts

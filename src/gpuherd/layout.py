@@ -79,6 +79,8 @@ def _folder(layout: Layout, job_id: int, named: str | None) -> Path:
 
 @lru_cache(maxsize=4096)
 def _attempt_folder(layout: Layout, job_id: int, named: str | None, attempt: int) -> Path:
+    if attempt == 1 and layout.first_attempt_in_job_dir:
+        return _folder(layout, job_id, named)  # the job's own: one Path for both
     return Path(attempt_path(layout, job_id, named, attempt))
 
 

@@ -11,7 +11,7 @@ import json
 import os
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,6 +33,9 @@ from gpuherd.store_schema import (
 )
 from gpuherd.store_tables import DeviceConfig, SweepAndDeviceTables, SweepRow
 from gpuherd.store_views import EventRow, JobViews
+
+_JOINED = nullcontext()
+"""A transaction nested in the one under way (Store.transaction)."""
 
 
 @dataclass(frozen=True)
@@ -102,8 +105,7 @@ class Store(JobReads, SweepAndDeviceTables, JobViews):
             self._checkpoints.close()
         self._db.close()
 
-    @contextmanager
-    def transaction(self, durable: bool = False) -> Iterator[None]:
+    def transaction(self, durable: bool = False) -> AbstractContextManager[None]:
         """BEGIN IMMEDIATE … COMMIT; nested calls join the outer transaction.
 
         `durable`: the commit is on the disk, not only in the OS's cache, when this returns
@@ -115,14 +117,14 @@ class Store(JobReads, SweepAndDeviceTables, JobViews):
         one commits. Nothing for a scratch store.
         """
         durable = durable and self._log is not None
-        if self._depth:
+        if self._depth:  # joined: nothing to do (a generator per join: ~0.6 us, ~8 a job)
             self._sync_owed |= durable and not self._full
-            self._depth += 1
-            try:
-                yield
-            finally:
-                self._depth -= 1
-            return
+            return _JOINED
+        return self._whole(durable)
+
+    @contextmanager
+    def _whole(self, durable: bool) -> Iterator[None]:
+        """The outermost transaction (see transaction)."""
         self._full = durable
         if self._full:
             self._db.execute("PRAGMA synchronous = FULL")
@@ -275,7 +277,9 @@ class Store(JobReads, SweepAndDeviceTables, JobViews):
                 changes["state"] = to_state.value
                 if to_state is JobState.QUEUED:
                     changes.setdefault("queued_at", now)
-            for name in ("assigned", "only_gpus", *KINDS):
+            if "assigned" in changes:
+                changes["assigned"] = rows.gpu_list(tuple(changes["assigned"]))
+            for name in ("only_gpus", *KINDS):
                 if name in changes:
                     changes[name] = json.dumps(list(changes[name]))
             if "env_overrides" in changes:
@@ -283,7 +287,7 @@ class Store(JobReads, SweepAndDeviceTables, JobViews):
             if "outcome" in changes:
                 changes.update(rows.outcome_columns(changes.pop("outcome")))
             if changes:
-                cols = ", ".join(f"{name} = ?" for name in changes)
+                cols = rows.set_clause(tuple(changes))
                 self._db.execute(
                     f"UPDATE jobs SET {cols} WHERE id = ?", (*changes.values(), job_id)
                 )
@@ -338,7 +342,7 @@ class Store(JobReads, SweepAndDeviceTables, JobViews):
     def update_attempt(self, job_id: int, number: int, **changes: Any) -> None:
         if "outcome" in changes:
             changes.update(rows.outcome_columns(changes.pop("outcome")))
-        cols = ", ".join(f"{name} = ?" for name in changes)
+        cols = rows.set_clause(tuple(changes))
         with self.transaction():
             self._db.execute(
                 f"UPDATE attempts SET {cols} WHERE job_id = ? AND number = ?",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from gpuherd.core.deps import MEETS
@@ -79,6 +80,19 @@ def _id_list(ids: tuple[int, ...]) -> str:
     # Most jobs have none: four json.dumps of empty lists were a quarter of what storing a
     # job cost (add_jobs of 10,000: 289 -> 205 ms).
     return json.dumps(list(ids)) if ids else "[]"
+
+
+@lru_cache(maxsize=256)
+def gpu_list(values: tuple[int, ...] | tuple[str, ...]) -> str:
+    """A few GPUs' indices or UUIDs as JSON: a job's start writes three such lists, of the
+    few sets of GPUs a machine has (json.dumps costs ~1 us each)."""
+    return json.dumps(list(values))
+
+
+@lru_cache(maxsize=256)
+def set_clause(names: tuple[str, ...]) -> str:
+    """`a = ?, b = ?`: the columns an UPDATE sets (the engine's repeat a few shapes)."""
+    return ", ".join(f"{name} = ?" for name in names)
 
 
 def _ids(text: str | None) -> tuple[int, ...]:
@@ -159,8 +173,8 @@ def new_attempt_row(attempt: Attempt) -> dict[str, Any]:
     return {
         "job_id": attempt.job_id,
         "number": attempt.number,
-        "gpus": json.dumps(list(attempt.gpus)),
-        "gpu_uuids": json.dumps(list(attempt.gpu_uuids)),
+        "gpus": gpu_list(attempt.gpus),
+        "gpu_uuids": gpu_list(attempt.gpu_uuids),
         "dir": attempt.dir,
         "host": attempt.host,
         "started_at": attempt.started_at,

@@ -189,7 +189,8 @@ class LocalExecutor:
         # is not our child, and once its group has emptied its number may name another
         # program's group (local_groups.py). What left the group: the sweeper's pass.
         self._kill_group(pid, w)
-        _forget_fd(w)
+        if w.fd is not None:  # (no longer read: _on_leader_exit stopped that)
+            os.close(w.fd)
         self._sweeper.due()
         w.on_exit(self._exit_status(pid, w.attempt_dir))
 
