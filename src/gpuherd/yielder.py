@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from gpuherd.wire import SubmitItem
 
 FIELDS = ("command", "name", "gpus", "env")
+_FORMS = "yield a command string or a dict with 'command' (and optionally 'name', 'gpus', 'env')"
 CHILD = "import sys; from gpuherd.yielder import main; main(sys.argv[1:])"
 """The yielder's process: `python -P` (no script folder nor working folder put first on
 sys.path: it imports what `gpuherd run` itself would) with this code, the pipe and the file.
@@ -144,16 +145,15 @@ def checked_items(values: Iterable[Any]) -> Iterator[dict[str, Any]]:
         if isinstance(value, str):
             yield {"command": value, "name": None, "env": {}}
             continue
+        # A dict is one of the two forms: "item 1 is dict: yield ... a dict" read as a riddle
+        # when all it lacked was 'command' (a `{"cmd": ...}`), so that is what is said.
+        what = "a dict without 'command'" if isinstance(value, dict) else type(value).__name__
         if not isinstance(value, dict) or "command" not in value:
-            raise ValueError(
-                f"yielder item {n} is {type(value).__name__}: yield a command string or a "
-                "dict with 'command' (and optionally 'name', 'gpus', 'env')"
-            )
+            raise ValueError(f"yielder item {n} is {what}: {_FORMS}")
         unknown = set(value) - set(FIELDS)
         if unknown:
-            raise ValueError(
-                f"yielder item {n} has unknown keys: {', '.join(sorted(map(str, unknown)))}"
-            )
+            keys = ", ".join(sorted(map(str, unknown)))
+            raise ValueError(f"yielder item {n} has unknown keys: {keys}: {_FORMS}")
         _check_fields(n, value)
         item = {
             "command": value["command"],

@@ -366,8 +366,17 @@ def yielder():
         pytest.param("def yielder(:\n", ["SyntaxError"], id="syntax-error"),
         pytest.param("raise ImportError('no torch')\n", ["no torch"], id="import-fails"),
         pytest.param("def yielder():\n    yield 42\n", ["int", "command"], id="yields-an-int"),
+        # The keys a dict may give are named: "unknown keys: gpu" alone did not say 'gpus'.
         pytest.param(
-            "def yielder():\n    yield {'command': 'true', 'gpu': 1}\n", ["gpu"], id="unknown-key"
+            "def yielder():\n    yield {'command': 'true', 'gpu': 1}\n",
+            ["unknown keys: gpu: yield a command string or a dict with 'command'", "'gpus'"],
+            id="unknown-key",
+        ),
+        # A dict without 'command' was "item 0 is dict: yield ... a dict with 'command'".
+        pytest.param(
+            "def yielder():\n    yield {'cmd': 'true'}\n",
+            ["yielder item 0 is a dict without 'command': yield a command string or a dict"],
+            id="dict-without-command",
         ),
         # Taken as they were: a name of 5 failed with a traceback, a command of 5 ran as `5`.
         pytest.param(
