@@ -22,7 +22,7 @@ from gpuherd.core.output_files import attempt_files_for, launch_files
 from gpuherd.core.recovery import Ran
 from gpuherd.core.states import JobState, OutcomeKind
 from gpuherd.devices import RunKey, RunningJob
-from gpuherd.executors.base import Executor, ExitStatus, LaunchRequest
+from gpuherd.executors.base import Executor, ExitStatus, LaunchRequest, NotStarted
 from gpuherd.layout import Layout
 
 OnExit = Callable[[int, int, ExitStatus], None]
@@ -135,6 +135,8 @@ class Attempts:
         """Spawn the attempt and watch it (`written`: the files the job's earlier attempts
         wrote, which it adds to); raises SpawnError or OSError when it cannot start."""
         jobfiles.prepare(attempt.dir)
+        if attempt.number > 1:  # its marker is the attempt before's end: not this one's
+            jobfiles.clear_job_marker(self.layout.job_dir(job))
         request = LaunchRequest(
             job_id=job.id,
             attempt=attempt.number,
@@ -144,7 +146,13 @@ class Attempts:
             attempt_dir=attempt.dir,
             outputs=launch_files(attempt.files or FOLDER_LOGS, written),
         )
-        pid = self.executor.launch(request)
+        try:
+            pid = self.executor.launch(request)
+        except NotStarted:  # queued again: the attempt before is the latest again
+            if job.attempt:
+                before = self.layout.attempt_dir(job, job.attempt)
+                jobfiles.restore_job_marker(before, self.layout.job_dir(job))
+            raise
         self.adopt(job, replace(attempt, pid=pid), now)
         return pid
 

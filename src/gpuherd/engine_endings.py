@@ -94,8 +94,11 @@ def finish(
     if "release_at" in changes:
         engine.begins.arm()
     started = live.started_info if live else jobfiles.start_info(job, stored_attempt(engine, job))
+    # (Written after the tick's spawns: a retry of the job may have started meanwhile.)
     engine.add_paperwork(
-        lambda: jobfiles.record_end(engine.layout, job, outcome, ended_at, started)
+        lambda: jobfiles.record_end(
+            engine.layout, job, outcome, ended_at, started, job.id not in engine.attempts.live
+        )
     )
     if nxt.cancel_waiters:
         cancel_waiters(engine, job.id, nxt.state, now)

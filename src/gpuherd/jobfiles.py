@@ -137,12 +137,21 @@ def record_start(attempt_dir: Path, job_dir: Path, info: Mapping[str, object]) -
     _write_copies(_info_files(str(attempt_dir), str(job_dir)), _json_text(info))
 
 
+def clear_job_marker(job_dir: str | Path) -> None:
+    """Remove the job folder's SUCCESS or FAILURE as an attempt above the first starts: it is
+    the attempt before's, and a script or a sweep's resume reading it would take the running
+    retry for that end. (A first attempt's job folder holds none: prepare, sweep_folders.)"""
+    for name in MARKERS:
+        with contextlib.suppress(OSError):
+            os.unlink(os.path.join(job_dir, name))
+
+
 def unrecord_start(attempt_dir: str, job_dir: str, before: str | None) -> None:
-    """Undo what an attempt's start wrote (record_start), once it is found not to have
-    started after all (a Ray actor that could not be created): the folders as a launch that
-    failed at once leaves them. Its attempt.json goes (the folder would count as a run's:
-    attempt_numbers.ran_there), and job.json is again the attempt before's (`before`: its
-    folder; None: no attempt before, no job.json)."""
+    """Undo what an attempt's start wrote (record_start, clear_job_marker), once it is found
+    not to have started after all (a Ray actor that could not be created): the folders as a
+    launch that failed at once leaves them. Its attempt.json goes (the folder would count as
+    a run's: attempt_numbers.ran_there), and job.json and the marker are again the attempt
+    before's (`before`: its folder; None: no attempt before, no job.json)."""
     earlier = None if before is None else _info_files(before, job_dir)[0]
     record = None if earlier is None else _read_info(earlier)  # (read before it may go)
     for path in _info_files(attempt_dir, job_dir):
@@ -151,6 +160,16 @@ def unrecord_start(attempt_dir: str, job_dir: str, before: str | None) -> None:
     job_file = os.path.join(job_dir, "job.json")
     if earlier is not None and record is not None and not _link(earlier, job_file):
         _write_text(job_file, _json_text(record))  # (`gpuherd run`'s attempt 1: job.json)
+    if before is not None:
+        restore_job_marker(before, job_dir)
+
+
+def restore_job_marker(before: str | Path, job_dir: str | Path) -> None:
+    """Put back what clear_job_marker took (an attempt that did not start after all), from
+    the attempt before's folder `before` (not the job's: `gpuherd run`'s never gets here)."""
+    for name in MARKERS if os.fspath(before) != os.fspath(job_dir) else ():
+        if _link(os.path.join(before, name), os.path.join(job_dir, name)):
+            return
 
 
 def record_end(
@@ -159,9 +178,11 @@ def record_end(
     outcome: Outcome,
     ended_at: float,
     started: Mapping[str, object],
+    latest: bool = True,
 ) -> None:
     """Write attempt.json and job.json with the attempt's start (`started`, from start_info)
-    and end; mark both folders SUCCESS or FAILURE."""
+    and end; mark both folders SUCCESS or FAILURE. Not `latest` (the job's next attempt has
+    started since: clear_job_marker), the job's folder gets no marker."""
     end = {
         "ended_at": ended_at,
         "outcome": outcome.kind.value,
@@ -174,7 +195,9 @@ def record_end(
     _write_copies(_info_files(folder, job_folder), _json_text({**started, **end}))
     marker, other = MARKERS if outcome.success else MARKERS[::-1]
     first = None
-    for target in dict.fromkeys((folder, job_folder)):
+    # (`gpuherd run`'s attempt 1 runs in the job's folder: not latest, it gets none either)
+    targets = (folder, job_folder) if latest else () if folder == job_folder else (folder,)
+    for target in dict.fromkeys(targets):
         try:
             os.unlink(os.path.join(target, other))  # never both markers in one folder
         except FileNotFoundError:
