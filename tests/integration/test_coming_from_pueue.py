@@ -6,6 +6,7 @@ the queue in the order it runs."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import click
 import pytest
@@ -190,6 +191,31 @@ def test_pueues_w_for_the_jobs_folder_is_refused_not_run_as_the_command(
 def test_a_program_after_w_with_a_double_dash_of_its_own_runs(daemon: Herd) -> None:
     ran = daemon.cli("submit", "-w", "echo", "--", "hi", check=False)
     assert ran.returncode == 0, ran.stderr
+
+
+@pytest.mark.parametrize("where", ["its --cwd", "its --env PATH", "a file here"])
+def test_a_word_after_w_that_names_a_file_is_no_folder_not_made_yet(
+    shared_daemon: Herd, tmp_path: Path, where: str
+) -> None:
+    """Not on this shell's PATH, yet no folder: `./run.sh` in the job's --cwd and a program
+    on its --env PATH run (both were refused, as the folder ./run.sh); a file here (not a
+    program: the job's shell says so) was called a folder, with `--cwd train.py` to give."""
+    here, theirs = tmp_path / "here", tmp_path / "theirs"
+    here.mkdir()
+    theirs.mkdir()
+    (theirs / "run.sh").write_text('#!/bin/sh\necho "ran $*"\n')
+    (theirs / "run.sh").chmod(0o755)
+    (here / "train.py").write_text("print('hi')\n")
+    options = {
+        "its --cwd": ["--cwd", str(theirs), "-w", "./run.sh"],
+        "its --env PATH": ["--env", f"PATH={theirs}:/usr/bin:/bin", "-w", "run.sh"],
+        "a file here": ["-w", "train.py"],
+    }[where]
+    ran = shared_daemon.cli("submit", *options, "--", "x", cwd=here, check=False)
+    assert "folder" not in ran.stderr and ran.returncode != 2, ran.stderr
+    job = shared_daemon.cli("log", "last", cwd=here).stdout
+    assert job == ("" if where == "a file here" else "ran -- x\n")
+    assert (ran.returncode == 0) is (where != "a file here"), ran.stderr
 
 
 def test_every_listing_shows_waiting_jobs_in_the_order_they_start(daemon: Herd) -> None:

@@ -145,7 +145,10 @@ def submit(
         raise click.UsageError("give a command or --file, not both")
     ctx = click.get_current_context()
     args = ctx.meta.get("args", command)  # (absent when invoked, not parsed)
-    if command and (stray := stray_values(command, args[: len(args) - len(command)], ctx.command)):
+    where = (opts["cwd"] or "", dict(env_pairs).get("PATH"))  # the job's folder and PATH
+    if command and (
+        stray := stray_values(command, args[: len(args) - len(command)], ctx.command, *where)
+    ):
         raise click.UsageError(stray)
     refuse_cpu_only_mem(opts["gpus"], opts["mem"], "--gpus", opts["exclusive"])
     refuse_hold_with_begin(opts["hold"], opts["begin"])

@@ -120,16 +120,23 @@ _ID_LIST = r"\d[\d,-]*"
 """What an id or GPU index list looks like: 188, 0,2, 3-5."""
 
 
-def stray_values(command: Sequence[str], given: Sequence[str], cmd: click.Command) -> str | None:
+def stray_values(
+    command: Sequence[str],
+    given: Sequence[str],
+    cmd: click.Command,
+    cwd: str = "",
+    path: str | None = None,
+) -> str | None:
     """Why `command` (submit's arguments) is surely an option's extra values, or None: it
     starts with ids and holds a `--` of its own (`--after 187 188 -- echo hi` queued the
     command `188 -- echo hi`), or is a folder after `-w` (pueue's `add -w DIR` names the
     job's folder; here -w waits, and the job ran the folder). `given` is what came before
-    it; `cmd` the command's options. A word after `-w` that names no program, followed by a
-    `--`, is such a folder too, there or not (`-w /data/run3 -- python train.py` ran
-    `/data/run3 -- python train.py`)."""
+    it; `cmd` the command's options. A word after `-w` that names nothing the job could run
+    (`cwd`: its folder; `path`: its PATH, None: this one's), followed by a `--`, is such a
+    folder too, there or not (`-w /data/run3 -- python train.py` ran `/data/run3 --
+    python train.py`)."""
     folder = os.path.isdir(command[0]) or (
-        len(command) > 1 and command[1] == "--" and shutil.which(command[0]) is None
+        len(command) > 1 and command[1] == "--" and not _names_a_file(command[0], cwd, path)
     )
     if given and given[-1] in ("-w", "--wait") and folder:
         return (
@@ -156,6 +163,14 @@ def stray_values(command: Sequence[str], given: Sequence[str], cmd: click.Comman
         together = ",".join([value, *stray])
         return f"{said}: {long} takes its {what} comma-separated ({long} {together})"
     return f"{said}: {long} takes one value ({long} {value}); the command goes after --"
+
+
+def _names_a_file(word: str, cwd: str, path: str | None) -> bool:
+    """Whether `word` names a file here or in the job's folder `cwd` (`./run.sh` with --cwd),
+    or a program on the job's PATH `path` (one of its --env): no folder to be made."""
+    if os.path.lexists(word) or os.path.lexists(os.path.join(cwd, word)):
+        return True
+    return "/" not in word and shutil.which(word, path=path) is not None
 
 
 def past_begin_hint(begin: float | None, now: float, count: int = 1) -> str | None:
