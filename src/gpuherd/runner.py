@@ -29,17 +29,21 @@ from gpuherd.layout import Layout
 from gpuherd.runner_gpu_file import GpuFile
 from gpuherd.runner_input import (
     Arrival,
+    Held,
     JobSource,
     Numbered,
+    Skipped,
     by_longest_first,
     drain,
     feed_in_thread,
+    hand_over,
 )
 from gpuherd.runner_input import items_from_commands as items_from_commands  # (the CLI's)
 from gpuherd.runner_live import LiveOutput
+from gpuherd.runner_rerun import left_over, skipping
 from gpuherd.runner_signals import handled
 from gpuherd.runner_state import check_keep_state, keep_database, remove_state
-from gpuherd.runner_summary import RunSummary
+from gpuherd.runner_summary import RunSummary, could_not_run
 from gpuherd.service import Service
 from gpuherd.store import Store
 
@@ -68,6 +72,8 @@ class RunOptions:
     """Use the GPUs this file names, read again whenever it changes (runner_gpu_file.py)."""
     live: bool = False
     """Show the jobs' output as they write it (runner_live.py)."""
+    skip_succeeded: bool = False
+    """Do not run again a job whose folder says it succeeded before (runner_rerun.py)."""
 
 
 class Reporter(Protocol):
@@ -76,6 +82,7 @@ class Reporter(Protocol):
     def started(self, number: int, gpus: list[int], command: str) -> None: ...
     def ended(self, number: int, state: str, detail: str, seconds: float, folder: str) -> None: ...
     def retrying(self, number: int, detail: str) -> None: ...
+    def skipped(self, number: int, folder: str) -> None: ...  # (--skip-succeeded)
     def notice(self, text: str) -> None: ...
     def submitted(self, count: int) -> None: ...
     def output(self, number: int, stream: str, line: str) -> None: ...  # (--live)
@@ -127,6 +134,7 @@ class Runner:
         """The retry change of each job whose last attempt failed and that waits to run again:
         if the run stops first, that attempt is how it ended."""
         self._input_done = False
+        self._held = Held()
         self._interrupts = 0
         self.summary = RunSummary()
         self._live = (
@@ -147,11 +155,16 @@ class Runner:
             self._closing.callback(self.engine.changes.unsubscribe, changes)
             incoming: asyncio.Queue[Arrival] = asyncio.Queue()
             numbered: Iterable[Numbered] = enumerate(source)
+            if self.options.skip_succeeded:
+                numbered = skipping(numbered, self._folder, hand_over(loop, incoming))
             if self.options.run_times is not None:
-                numbered = by_longest_first(numbered, self.options.run_times)
+                numbered = by_longest_first(numbered, self.options.run_times, self._held)
             feed_in_thread(numbered, loop, incoming)
             with handled(self._interrupt, self._hang_up):
                 await self._loop(incoming, changes)
+            read_all = not (self.summary.interrupted or self.summary.input_failed)
+            if read_all and (notice := left_over(self._folder_prefix, self.summary.jobs)):
+                self.reporter.notice(notice)
         return self.summary
 
     async def _loop(
@@ -203,6 +216,10 @@ class Runner:
                     self.reporter.notice(f"input stopped: {str(entry) or type(entry).__name__}")
                     self._input_failed()
                 continue
+            if isinstance(entry, Skipped):  # (whether the run goes on or not: it succeeded)
+                self.summary.skipped += 1
+                self.reporter.skipped(entry.number, entry.folder)
+                continue
             if self._interrupts or self._input_done:
                 self.summary.not_run += 1
                 continue
@@ -231,8 +248,7 @@ class Runner:
                 return
             self.summary.could_not_run += 1
             number, item = batch[0]
-            shown = item.command if len(item.command) <= 200 else item.command[:199] + "…"
-            self.reporter.notice(f"[{number}] could not run: {shown}: {exc}")
+            self.reporter.notice(could_not_run(number, item.command, exc))
             return
         for job_id, (number, item) in zip(ids, batch, strict=True):
             self._numbers[job_id] = number
@@ -304,6 +320,7 @@ class Runner:
             else:
                 self.summary.not_run += 1
         self.summary.not_run += sum(isinstance(entry, tuple) for entry in unread)
+        self.summary.not_run += self._held.count  # read, but not handed over yet
         self.reporter.flush()
 
     def _last_attempt_folder(self, job_id: int, folder: str) -> str:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from gpuherd.core.ordering import longest_first
@@ -14,8 +15,27 @@ from gpuherd.wire import SubmitItem
 JobSource = Iterable[SubmitItem]
 Numbered = tuple[int, SubmitItem]
 """A job and its place in the input (from 0): its folder and its number in the report."""
-Arrival = Numbered | BaseException | None
-"""What the reading thread hands over: a job, the error that ended the input, or its end."""
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """Job `number` of the input, not run: it succeeded before, in `folder` (runner_rerun.py)."""
+
+    number: int
+    folder: str
+
+
+Arrival = Numbered | Skipped | BaseException | None
+"""What the reading thread hands over: a job, one skipped, the error that ended the input,
+or its end."""
+
+
+class Held:
+    """How many jobs --order longest-first has read and not handed over yet: it reads the whole
+    input first, so a run stopped meanwhile (a stream that never ends, then Ctrl-C) counts
+    them as not run. (Written by the input's thread alone.)"""
+
+    count = 0
 
 
 def items_from_commands(
@@ -33,10 +53,16 @@ def drain(queue: asyncio.Queue[Any]) -> list[Any]:
 
 
 def by_longest_first(
-    numbered: Iterable[Numbered], times: Mapping[str, float]
+    numbered: Iterable[Numbered], times: Mapping[str, float], held: Held
 ) -> Iterator[Numbered]:
     """A generator, so that the whole input is read on the feeding thread."""
-    yield from longest_first(numbered, lambda entry: times.get(entry[1].command))
+    read = []
+    for entry in numbered:
+        read.append(entry)
+        held.count += 1
+    for entry in longest_first(read, lambda entry: times.get(entry[1].command)):
+        held.count -= 1
+        yield entry
 
 
 def feed_in_thread(
@@ -44,13 +70,26 @@ def feed_in_thread(
 ) -> None:
     """Read the source on a thread, so a line that arrives while jobs run is scheduled at once."""
 
+    put = hand_over(loop, queue)
+
     def feed() -> None:
         try:
             for item in source:
-                loop.call_soon_threadsafe(queue.put_nowait, item)
+                put(item)
         except Exception as exc:  # a generator or a file that fails midway
-            loop.call_soon_threadsafe(queue.put_nowait, exc)
+            put(exc)
         finally:
-            loop.call_soon_threadsafe(queue.put_nowait, None)
+            put(None)
 
     threading.Thread(target=feed, name="gpuherd-run-input", daemon=True).start()
+
+
+def hand_over(
+    loop: asyncio.AbstractEventLoop, queue: asyncio.Queue[Arrival]
+) -> Callable[[Arrival], None]:
+    """Put an arrival on the run's queue from the input's thread (in the order put)."""
+
+    def put(arrival: Arrival) -> None:
+        loop.call_soon_threadsafe(queue.put_nowait, arrival)
+
+    return put

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gpuherd.core.commands import shown_command
 from gpuherd.runner_signals import HANGUP_STATUS, INTERRUPT_STATUS
 
 
@@ -16,6 +17,8 @@ class RunSummary:
     """Jobs refused before they were queued: they can never run here (more GPUs or memory than
     there is) or are not valid jobs (an empty command); each one's line says why."""
     not_run: int = 0
+    skipped: int = 0
+    """Jobs not run because they succeeded before (--skip-succeeded): as good as succeeded."""
     interrupted: bool = False
     hung_up: bool = False
     input_failed: bool = False
@@ -26,6 +29,12 @@ class RunSummary:
     """--keep-state could not move the database to the output folder: where it stayed."""
 
     @property
+    def jobs(self) -> int:
+        """The input's jobs counted so far (all of them once the run is over)."""
+        counts = (self.succeeded, self.failed, self.skipped, self.could_not_run, self.not_run)
+        return sum(counts)
+
+    @property
     def exit_status(self) -> int:
         if self.hung_up:
             return HANGUP_STATUS
@@ -33,3 +42,14 @@ class RunSummary:
             return INTERRUPT_STATUS
         bad = self.failed or self.could_not_run or self.not_run or self.input_failed
         return 1 if bad or self.state_left_in else 0
+
+
+EMPTY_COMMAND = "the command is empty: yield the command to run (a string, or a dict's 'command')"
+
+
+def could_not_run(number: int, command: str, refusal: Exception) -> str:
+    """The line of job `number` of the input, refused before it was queued. An empty command
+    comes from a yielder (a job file has no empty line to run): submit's advice for it is for a
+    command line."""
+    why = f"{shown_command(command)}: {refusal}" if command else EMPTY_COMMAND
+    return f"[{number}] could not run: {why}"

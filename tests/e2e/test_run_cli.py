@@ -506,7 +506,7 @@ def test_a_job_file_that_is_not_text_is_refused_before_any_job_starts(
     jobs.write_bytes(probe.cmd("first").encode() + b"\n\x7fELF\xff\xfe\x00\n")
     out = runs.root / "out"
     proc = runs.run("--fake-gpus", "1", "--output-dir", str(out), str(jobs))
-    assert_one_error_line(proc, f"{jobs} is not text (UTF-8) at line 2: give a file of commands")
+    assert_one_error_line(proc, f"{jobs} is not UTF-8 text (byte 0xff at line 2): if it holds")
     assert proc.returncode == 1
     assert not out.exists()
     assert not probe.started("first")
@@ -562,8 +562,8 @@ def test_a_stream_stops_at_its_first_bad_line_and_the_run_fails(runs: Runs, prob
     run.proc.stdin.flush()
     said = run.expect_line("input stopped: ")
     assert said == (
-        "input stopped: standard input is not text (UTF-8) at line 2: give a file of commands, "
-        "one a line"
+        "input stopped: standard input is not UTF-8 text (byte 0xff at line 2): if it holds "
+        "commands, save it as UTF-8 (from Latin-1: iconv -f LATIN1 -t UTF-8)"
     )
     probe.touch("go")  # the job that runs goes on to its end
     status, rest, err = run.finish()

@@ -46,7 +46,8 @@ def test_text_that_is_not_utf8_is_refused_at_its_line_and_reading_stops_there() 
     with pytest.raises(HerdError) as info:
         next(lines)
     assert str(info.value) == (
-        "standard input is not text (UTF-8) at line 2: give a file of commands, one a line"
+        "standard input is not UTF-8 text (byte 0xff at line 2): if it holds commands, save it "
+        "as UTF-8 (from Latin-1: iconv -f LATIN1 -t UTF-8)"
     )
     assert stream.read() == b"echo never\n"  # left unread
 

@@ -64,16 +64,28 @@ def text_lines(stream: BinaryIO, name: str) -> Iterator[str]:
             raw = raw.removeprefix(codecs.BOM_UTF8)
         try:
             line = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            raise HerdError(
-                f"{name} is not text (UTF-8) at line {number}: give a file of commands, one a line"
-            ) from None
+        except UnicodeDecodeError as exc:
+            raise HerdError(_not_utf8(name, number, raw, exc.start)) from None
         if "\0" in line:  # (a comment's too: the file is damaged, or not text)
             raise HerdError(
                 f"{name}: line {number} holds a NUL byte (at character {line.index(chr(0)) + 1}):"
                 " no program can receive it; remove it"
             )
         yield line
+
+
+def _not_utf8(name: str, number: int, raw: bytes, at: int) -> str:
+    """What to do with a line that is not UTF-8: most such files do hold commands, saved in
+    another encoding (Windows PowerShell's `>` writes UTF-16; an older editor, Latin-1)."""
+    if number == 1 and raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return (
+            f"{name} is UTF-16 text (as Windows PowerShell's > writes): save it as UTF-8 "
+            "(iconv -f UTF-16 -t UTF-8; in PowerShell, Out-File -Encoding utf8)"
+        )
+    return (
+        f"{name} is not UTF-8 text (byte 0x{raw[at]:02x} at line {number}): if it holds "
+        "commands, save it as UTF-8 (from Latin-1: iconv -f LATIN1 -t UTF-8)"
+    )
 
 
 def _capped_jobs(lines: Iterable[str], name: str) -> Iterator[str]:

@@ -9,7 +9,7 @@ import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 import click
 
@@ -122,6 +122,12 @@ class _RunCommand(click.Command):
     is_flag=True,
     help="Show the jobs' output as they write it: [N]| stdout line, [N]! stderr line.",
 )
+@click.option(
+    "--skip-succeeded",
+    is_flag=True,
+    help="Rerun into --output-dir only what did not succeed: skip a job whose folder there holds "
+    "SUCCESS for the same command.",
+)
 def run(
     args: tuple[str, ...],
     gpus: str | None,
@@ -143,6 +149,7 @@ def run(
     quiet: bool,
     gpu_file: Path | None,
     live: bool,
+    skip_succeeded: bool,
 ) -> None:
     """Run commands on the GPUs now and exit when all are done (no daemon).
 
@@ -169,11 +176,17 @@ def run(
         raise click.UsageError("give a job file or --yielder, not both")
     if times_from is not None and order != "longest-first":
         raise click.UsageError("--times-from is for --order longest-first")
+    if skip_succeeded and output_dir is None:
+        raise click.UsageError(
+            "--skip-succeeded skips what succeeded in --output-dir: give the earlier run's "
+            "--output-dir (without it, each run gets a new folder)"
+        )
     _check_prefix(prefix)
     probe, slots = _gpus(spec, fake_gpus, gpus_per_job, gpu_file)
     cwd, env = os.getcwd(), dict(os.environ)
     reject_nul("", cwd=cwd)  # a folder whose path is not UTF-8: once, not for every job
     source: Iterable[SubmitItem]
+    streamed = False
     if yielder is not None:
         source = _yielded_items(yielder, gpus_per_job, cwd, env)
         if not source:
@@ -183,7 +196,9 @@ def run(
         if file in (None, "-") and sys.stdin is not None and sys.stdin.isatty():
             # No file given (gpu-hog needed --job_file): else it waits for a line, silently.
             click.echo(TERMINAL_INPUT, err=True)
-        source = items_from_commands(job_commands(file), gpus_per_job, cwd, env)
+        commands = job_commands(file)
+        streamed = not isinstance(commands, list)  # (a file on disk is read whole at once)
+        source = items_from_commands(commands, gpus_per_job, cwd, env)
     out = Path(output_dir) if output_dir is not None else fresh_run_dir()
     with contextlib.ExitStack() as hold:  # the folder is this run's until it ends
         held = out.is_dir()
@@ -208,7 +223,10 @@ def run(
             run_times=run_times,
             gpu_file=gpu_file,
             live=live,
+            skip_succeeded=skip_succeeded,
         )
+        if streamed and run_times is not None:  # else it waits for the end, saying nothing
+            click.echo(_reading_whole_input(sys.stdin if file in (None, "-") else None), err=True)
         _run_and_report(options, probe, slots, source, quiet)
 
 
@@ -250,22 +268,33 @@ def _run_and_report(
     from gpuherd.runner import run_jobs
 
     out_stream = tolerant(sys.stdout)  # a closed terminal (SIGHUP) must not end the run
-    reporter = LineReporter(out_stream, quiet)
+    reporter = LineReporter(out_stream, quiet, options.prefix)
     try:
         summary = asyncio.run(run_jobs(options, probe, slots, reporter, source))
     finally:
         reporter.close()
-    total = summary.succeeded + summary.failed + summary.could_not_run + summary.not_run
-    if total == 0 and not (summary.interrupted or summary.input_failed):
+    if summary.jobs == 0 and not (summary.interrupted or summary.input_failed):
         click.echo("the input holds no command: nothing to run", file=out_stream)
         return
     parts = [f"{summary.succeeded:,} succeeded", f"{summary.failed:,} failed"]
+    if summary.skipped:  # (--skip-succeeded) each one's line above names its folder
+        parts.append(f"{summary.skipped:,} skipped")
     if summary.could_not_run:  # refused at once: each one's line above says why
         parts.append(f"{summary.could_not_run:,} could not run")
     if summary.not_run:
         parts.append(f"{summary.not_run:,} not run")
     click.echo(f"{', '.join(parts)}; logs in {options.output_dir}", file=out_stream)
     sys.exit(summary.exit_status)
+
+
+def _reading_whole_input(stdin: TextIO | None) -> str:
+    """What --order longest-first says of an input that is a stream (a pipe, `tail -f`, the
+    terminal): it reads it to its end before any job starts."""
+    end = "Ctrl-D ends it" if stdin is not None and stdin.isatty() else "until it is closed"
+    return (
+        f"--order longest-first: reading the whole input before the first job starts ({end}; "
+        "Ctrl-C stops the run)"
+    )
 
 
 def _yielded_items(

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from gpuherd.cli import plain
-from gpuherd.core.commands import flat_command
+from gpuherd.core.commands import flat_command, shown_command
 from gpuherd.core.units import format_duration
 from gpuherd.jobfiles import tail, tail_lines
 
@@ -19,11 +19,13 @@ TAIL_WIDTH = 200
 
 class LineReporter:
     """One line per event; a live progress bar under them when the terminal is interactive.
-    `quiet`: no line for a start or a success (a run of thousands of jobs)."""
+    `quiet`: no line for a start or a success (a run of thousands of jobs). `prefix`: the job
+    folders' (job_ for job_0, ...), where a command cut short is whole (their job.json)."""
 
-    def __init__(self, stream: TextIO, quiet: bool = False) -> None:
+    def __init__(self, stream: TextIO, quiet: bool = False, prefix: str = "job_") -> None:
         self._stream = stream
         self._quiet = quiet
+        self._prefix = prefix
         self._progress: Any = None
         self._task: Any = None
         self._total = 0
@@ -57,7 +59,15 @@ class LineReporter:
             return
         indices = ",".join(map(str, gpus))
         where = f"GPU {indices}" if len(gpus) == 1 else f"GPUs {indices}" if gpus else "no GPU"
-        self._say(f"[{number}] started on {where}: {flat_command(command)}")
+        shown = shown_command(command)
+        if shown != flat_command(command):  # cut: say where it is whole
+            whole = f"{len(command):,} characters, whole in {self._prefix}{number}/job.json"
+            shown = f"{shown} ({whole})"
+        self._say(f"[{number}] started on {where}: {shown}")
+
+    def skipped(self, number: int, folder: str) -> None:
+        if not self._quiet:  # as a success: nothing went wrong
+            self._say(f"[{number}] skipped: succeeded before ({folder})")
 
     def ended(self, number: int, state: str, detail: str, seconds: float, folder: str) -> None:
         self._done += 1

@@ -95,6 +95,18 @@ def flat_command(command: str) -> str:
     return text
 
 
+SHOWN_MOST = 1000
+"""Characters of a command that one of `gpuherd run`'s lines shows: a 100 KB command shown
+whole buried the run's other lines (while one of a few hundred, long paths and many options,
+is common, and shown whole)."""
+
+
+def shown_command(command: str) -> str:
+    """`command` flat (as flat_command), cut to SHOWN_MOST characters, the last being `…`."""
+    flat = flat_command(command)
+    return flat if len(flat) <= SHOWN_MOST else flat[: SHOWN_MOST - 1] + "…"
+
+
 def _continues(line: str) -> bool:
     """An odd number of trailing backslashes escapes the newline, as in sh."""
     return (len(line) - len(line.rstrip("\\"))) % 2 == 1
