@@ -23,15 +23,16 @@ from urllib.parse import urlencode
 from gpuherd import paths
 from gpuherd.body_cap import MAX_BODY_BYTES, too_large
 from gpuherd.client_http import BadResponse, Response, send, send_and_answer
+from gpuherd.client_wait import answers, no_answer
 from gpuherd.daemon_presence import SOCKET_BACK_WITHIN, lock_holder, socket_gone
 from gpuherd.errors import (
     Conflict,
     DaemonError,
     HerdError,
     InvalidValue,
-    NoAnswer,
     NotFound,
     NotRunning,
+    Suspended,
 )
 from gpuherd.gc_pause import collector_paused
 from gpuherd.typed_name import as_typed
@@ -107,12 +108,12 @@ class Client:
         if payload is not None and len(payload) > MAX_BODY_BYTES:  # the daemon would refuse it
             raise HerdError(too_large("/api/v1" + path, len(payload)))
         # The file holds a reference to the socket: both must be closed to free it.
-        with self._connect() as sock, sock.makefile("rb") as file:
+        with self._connect() as sock, answers(sock, self.home, self.timeout) as file:
             try:
                 response = send_and_answer(sock, file, method, path, payload)
                 data = response.read()
-            except TimeoutError:
-                raise NoAnswer(f"the daemon did not answer within {self.timeout:g}s") from None
+            except TimeoutError:  # its send: a daemon that reads nothing of a big request
+                raise no_answer(self.home, self.timeout) from None
             except (OSError, BadResponse) as exc:
                 raise _lost(exc, done_maybe=method != "GET" and path not in READS_BY_POST) from None
         if response.status >= 400:
@@ -124,7 +125,7 @@ class Client:
 
     def download(self, path: str, **query: Any) -> Iterator[bytes]:
         """A GET's body in pieces as they arrive: a log of gigabytes never sits in memory."""
-        with self._connect() as sock, sock.makefile("rb") as file:
+        with self._connect() as sock, answers(sock, self.home, self.timeout) as file:
             try:
                 send(sock, "GET", _with_query(path, query), None)
                 response = Response(file)
@@ -132,7 +133,7 @@ class Client:
                     raise _error(response.status, response.read())
                 yield from response.pieces()
             except TimeoutError:
-                raise NoAnswer(f"the daemon did not answer within {self.timeout:g}s") from None
+                raise no_answer(self.home, self.timeout) from None
             except (OSError, BadResponse) as exc:
                 raise _lost(exc) from None
 
@@ -201,8 +202,8 @@ class Client:
             except _OlderDaemon:
                 continue  # asked again, in chunks an older daemon takes
             except DaemonError as exc:
-                if first and isinstance(exc, NotRunning):
-                    raise  # none ran to begin with
+                if (first and isinstance(exc, NotRunning)) or isinstance(exc, Suspended):
+                    raise  # none ran to begin with; or it is stopped: it answers none meanwhile
                 if self.comes_back(deadline, on_gone):
                     continue
                 if deadline is not None and time.monotonic() >= deadline:
@@ -337,7 +338,7 @@ class Client:
             ) from None
         except TimeoutError:  # its backlog is full: it has not accepted for a long while
             sock.close()
-            raise NoAnswer(f"the daemon did not answer within {timeout:g}s") from None
+            raise no_answer(self.home, timeout) from None
         except BaseException:
             sock.close()
             raise

@@ -94,26 +94,28 @@ Ctrl-Z) or stuck kept them waiting the client's 60 s, then `start` started anoth
 variable is the tests': each of theirs would wait the whole 5 s.)"""
 
 
-def not_answering(home: Path, pid: int | None) -> str:
-    """The one line for a daemon that listens but did not answer within ANSWER_WITHIN, and what
-    ends the wait: SIGCONT for a stopped one (SIGTERM would wait for it too), else SIGKILL,
-    which a daemon that does not run its loop cannot put off; jobs outlive the daemon."""
+def not_answering(home: Path, pid: int | None, within: float = ANSWER_WITHIN) -> str:
+    """The one line for a daemon that listens but did not answer within `within` seconds, and
+    what ends the wait: SIGCONT for a stopped one (SIGTERM would wait for it too), else
+    SIGKILL, which a daemon that does not run its loop cannot put off; jobs outlive the
+    daemon."""
     name = typed_name()
     if pid is None:  # it let go of the home meanwhile (it ended, or its lock file was removed)
-        said = f"a daemon listens for {home} but did not answer within {ANSWER_WITHIN:g}s"
+        said = f"a daemon listens for {home} but did not answer within {within:g}s"
         return f"{said}; `{name} daemon status` looks again"
-    said = f"a daemon (pid {pid}) holds {home} but did not answer within {ANSWER_WITHIN:g}s"
+    said = f"a daemon (pid {pid}) holds {home} but did not answer within {within:g}s"
     end = (
         f"`kill -9 {pid}` ends it (its running jobs go on, and the next `{name} daemon start` "
         "re-attaches to them)"
     )
-    if _stopped(pid):
+    if is_stopped(pid):
         return f"{said}: it is stopped (SIGSTOP, or Ctrl-Z): `kill -CONT {pid}` resumes it; {end}"
     return f"{said}: stuck, or still starting (`{name} daemon log` may say which); {end}"
 
 
-def _stopped(pid: int) -> bool:
-    import psutil
+def is_stopped(pid: int) -> bool:
+    """Whether the process is stopped (SIGSTOP, Ctrl-Z): its state is T."""
+    import psutil  # deferred: read only once a daemon has been silent for seconds
 
     try:
         return bool(psutil.Process(pid).status() == psutil.STATUS_STOPPED)

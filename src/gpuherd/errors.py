@@ -97,3 +97,8 @@ class NotRunning(DaemonError):
 
 class NoAnswer(DaemonError):
     """A daemon listens on the home's socket but did not answer in the time given."""
+
+
+class Suspended(NoAnswer):
+    """The daemon that holds the home is stopped (SIGSTOP, Ctrl-Z): it answers nothing until
+    it is resumed (`kill -CONT`), so no wait for it is worth going on."""

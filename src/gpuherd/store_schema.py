@@ -6,6 +6,7 @@ import os
 import shlex
 import sqlite3
 import stat
+import time
 from pathlib import Path
 
 from gpuherd.errors import StoreError
@@ -159,13 +160,19 @@ def set_aside(path: Path) -> str:
     SQLite reads a -wal left beside a database as that file's own, so a backup put in place
     of the database alone, or the database moved back later, would be read through the log
     of the one set aside (docs/reliability.md, "A database put back after a start that
-    failed")."""
+    failed"). The folder is named by the time the line is made: a fixed `aside` was there
+    the second time, and `mkdir` failed, which moved nothing."""
     folder, name = shlex.quote(str(path.parent)), path.name
+    aside = f"{folder}/aside-{time.strftime(ASIDE_TIME)}"
     return (
         f"move {name}, {name}-wal and {name}-shm aside together "
-        f"(`mkdir {folder}/aside && mv {folder}/{shlex.quote(name)}* {folder}/aside/`), "
+        f"(`mkdir {aside} && mv {folder}/{shlex.quote(name)}* {aside}/`), "
         f"then put a backup of {name} in its place, or start again with an empty queue"
     )
+
+
+ASIDE_TIME = "%Y%m%d-%H%M%S"
+"""The local time in the name of the folder set_aside() moves a database to."""
 
 
 def make_private(path: Path) -> None:

@@ -17,7 +17,9 @@ import psutil
 import pytest
 
 from conftest import Herd, wait_dead, wait_for
+from gpuherd.client import Client
 from gpuherd.daemon_presence import lock_holder
+from gpuherd.errors import NoAnswer
 
 QUICK = 20.0
 """Seconds a command may take against a daemon that does not answer: the point is not 60."""
@@ -121,3 +123,62 @@ def test_a_stuck_daemon_is_said_within_seconds_and_kill_9_ends_it(herd: Herd, st
     wait_dead(psutil.Process(stuck))
     herd.start("--fake-gpus", "1")
     assert herd.pid != stuck
+
+
+def test_any_command_names_a_stopped_daemon_within_seconds(daemon: Herd, stopped: int) -> None:
+    """`ls` (and every command but `daemon start`, `status` and `stop`) waited the client's
+    60 s, then said "the daemon did not answer within 60s", naming neither it nor the way on."""
+    began = time.monotonic()
+    proc = daemon.cli("ls", check=False, timeout=QUICK)
+    assert time.monotonic() - began < QUICK
+    how = f"it is stopped (SIGSTOP, or Ctrl-Z): `kill -CONT {stopped}` resumes it; "
+    assert (proc.returncode, proc.stdout, proc.stderr) == (
+        1,
+        "",
+        not_answering(daemon, stopped, how),
+    )
+
+
+def connected(pid: int) -> bool:
+    """Whether the process has a connection open on a Unix socket (to the daemon)."""
+    return bool(psutil.Process(pid).net_connections(kind="unix"))
+
+
+def test_a_wait_whose_daemon_is_stopped_says_so_within_seconds(daemon: Herd) -> None:
+    """A wait's long poll is cut short by a stopped daemon: it answers nothing until resumed.
+    (It went on 60 s, then waited 60 more for the daemon to "come back", then said to start
+    one, which `daemon start` refused.)"""
+    job = daemon.submit("--", "sleep", "60")
+    daemon.wait_state(job, "running")
+    pid = daemon.pid
+    waiter = daemon.popen("wait", str(job))
+    try:
+        wait_for(lambda: connected(waiter.pid), what="the wait to ask the daemon")
+        stop(pid)
+        _, err = waiter.communicate(timeout=QUICK)
+    finally:
+        waiter.kill()
+        waiter.wait()
+        os.kill(pid, signal.SIGCONT)
+    how = f"it is stopped (SIGSTOP, or Ctrl-Z): `kill -CONT {pid}` resumes it; "
+    assert (waiter.returncode, err.decode()) == (3, not_answering(daemon, pid, how))
+    daemon.cli("kill", str(job))
+
+
+def test_a_busy_daemon_is_waited_for_past_the_look(daemon: Herd) -> None:
+    """A request the daemon holds longer than ANSWER_WITHIN (a wait's long poll) goes on while
+    the daemon runs: only a stopped one is given up on early."""
+    job = daemon.submit("--", "sleep", str(float(ANSWER_WITHIN) + 3))
+    daemon.wait_state(job, "running")
+    waited = daemon.cli("wait", str(job), timeout=QUICK)
+    assert "succeeded" in waited.stdout, waited.stdout
+
+
+def test_a_silent_daemon_is_named_at_the_clients_timeout(herd: Herd, stuck: int) -> None:
+    """Not stopped, silent past the client's own timeout (60 s; 1 s here): named, with what
+    ends the wait (it said only "the daemon did not answer within 60s")."""
+    with pytest.raises(NoAnswer) as refused:
+        Client(herd.home, timeout=1.0).get("/jobs")
+    how = "stuck, or still starting (`gpuherd daemon log` may say which); "
+    said = not_answering(herd, stuck, how).replace(f"within {ANSWER_WITHIN}s", "within 1s")
+    assert f"gpuherd: error: {refused.value}\n" == said

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import http.client
 import random
+import re
 import sqlite3
 import subprocess
 import threading
@@ -196,23 +197,26 @@ def test_a_bad_database_gets_one_clear_line(herd: Herd, damage: str) -> None:
     assert str(herd.home / "herd.db") in lines[0], lines[0]  # names the file
     assert CLEAR[damage] in lines[0], lines[0]  # and what is wrong with it
     if damage != "newer schema":  # and what to do: the database with its -wal and -shm
-        assert lines[0].endswith(f": {way_out(herd.home)}"), lines[0]
+        assert re.search(f": {way_out(herd.home)}$", lines[0]), lines[0]
     log = (herd.home / "daemon.log").read_text()
     assert "Traceback" not in log, log[-2000:]
 
 
 def way_out(home: Path) -> str:
-    """What a damaged or emptied herd.db is told to do. It said "move it aside", and SQLite
-    read the herd.db-wal left in the home as the next herd.db's: a backup put in its place,
-    or the file moved back."""
-    return (
-        f"move herd.db, herd.db-wal and herd.db-shm aside together (`mkdir {home}/aside && "
-        f"mv {home}/herd.db* {home}/aside/`), then put a backup of herd.db in its place, or "
+    """What a damaged or emptied herd.db is told to do, as a pattern: its folder is named by
+    the time. It said "move it aside", and SQLite read the herd.db-wal left in the home as the
+    next herd.db's: a backup put in its place, or the file moved back."""
+    line = (
+        f"move herd.db, herd.db-wal and herd.db-shm aside together (`mkdir {home}/ASIDE && "
+        f"mv {home}/herd.db* {home}/ASIDE/`), then put a backup of herd.db in its place, or "
         "start again with an empty queue"
     )
+    return re.escape(line).replace("ASIDE", r"aside-\d{8}-\d{6}")
 
 
-def test_the_way_out_of_a_damaged_database_works_as_shown(herd: Herd) -> None:
+def damaged_after_a_crash(herd: Herd) -> subprocess.CompletedProcess[str]:
+    """A queue of one job whose daemon crashed (leaving herd.db-wal and herd.db-shm), its
+    herd.db then damaged: the refused start."""
     herd.start("--fake-gpus", "1")
     db = herd.home / "herd.db"
     # The new database copied into herd.db, so that the log the submission starts over holds
@@ -222,14 +226,30 @@ def test_the_way_out_of_a_damaged_database_works_as_shown(herd: Herd) -> None:
     herd.kill9()  # which leaves herd.db-wal and herd.db-shm
     db.write_bytes(random.Random(SEED).randbytes(64 * 1024))
     refused = herd.cli("daemon", "start", check=False)
-    assert refused.returncode == 1 and refused.stderr.endswith(f"{way_out(herd.home)}\n")
+    assert refused.returncode == 1 and re.search(f"{way_out(herd.home)}\n$", refused.stderr)
+    return refused
 
-    subprocess.run(["sh", "-c", refused.stderr.split("`")[1]], check=True)  # as shown
-    aside = herd.home / "aside"
-    assert sorted(p.name for p in aside.iterdir()) == ["herd.db", "herd.db-shm", "herd.db-wal"]
-    assert not list(herd.home.glob("herd.db*"))
-    herd.start("--fake-gpus", "1")  # an empty queue (its settings went with herd.db too)
-    assert herd.ls_all() == []
+
+def test_the_way_out_of_a_damaged_database_works_as_shown_and_again(herd: Herd) -> None:
+    """Twice: the second time, a fixed `aside` folder was there already, and `mkdir` failed,
+    which moved nothing."""
+    asides: list[Path] = []
+    for _ in range(2):
+        if asides:  # (a damage in the same second would be told the same folder)
+            wait_for(lambda: time.strftime("aside-%Y%m%d-%H%M%S") > asides[-1].name, what="1s")
+        refused = damaged_after_a_crash(herd)
+        subprocess.run(["sh", "-c", refused.stderr.split("`")[1]], check=True)  # as shown
+        (aside,) = set(herd.home.glob("aside-*")) - set(asides)
+        assert sorted(p.name for p in aside.iterdir()) == [
+            "herd.db",
+            "herd.db-shm",
+            "herd.db-wal",
+        ]
+        assert not list(herd.home.glob("herd.db*"))
+        herd.start("--fake-gpus", "1")  # an empty queue (its settings went with herd.db too)
+        assert herd.ls_all() == []
+        herd.cli("daemon", "stop")
+        asides.append(aside)
 
 
 def test_an_empty_database_in_a_home_without_job_folders_starts(herd: Herd) -> None:

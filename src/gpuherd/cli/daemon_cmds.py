@@ -1,4 +1,4 @@
-"""`gpuherd daemon start|stop|status`."""
+"""`gpuherd daemon start|stop|status|log` (and `backup`, from daemon_backup.py)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 from gpuherd import paths
+from gpuherd.cli.daemon_backup import backup
 from gpuherd.cli.options import fake_gpus_option, gpu_choice, json_option
 from gpuherd.cli.param_types import LISTEN, Choosing, WholeRange
 from gpuherd.client import Client
@@ -360,4 +361,5 @@ def _rotated(path: Path, fd: int) -> bool:
         return False  # between the rename and the new file's first line
 
 
+daemon.add_command(backup)
 COMMANDS = [daemon]

@@ -1,0 +1,27 @@
+"""`gpuherd daemon backup FILE`: the queue's database copied, consistent, while jobs go on.
+
+A verb of `daemon`, beside `start` and `stop`, which its restore takes (stop, put the copy in
+place of herd.db, start): like them it is about the home the daemon keeps, not about jobs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from gpuherd import paths
+from gpuherd.queue_backup import back_up
+
+
+@click.command()
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option("--force", is_flag=True, help="Replace FILE if it exists.")
+def backup(file: Path, force: bool) -> None:
+    """Copy the queue (herd.db) to FILE, in one consistent state, readable by you alone.
+
+    Safe while the daemon runs (jobs go on starting and ending), and with none running. To
+    restore it: `gpuherd daemon stop`, move herd.db, herd.db-wal and herd.db-shm aside, copy
+    FILE in as herd.db, `gpuherd daemon start`.
+    """
+    click.echo(back_up(paths.home_dir(), file.absolute(), force))

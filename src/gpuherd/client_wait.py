@@ -1,0 +1,75 @@
+"""The client's wait for the daemon's answer (a part of client.py), which tells a daemon that
+is stopped (SIGSTOP, Ctrl-Z) from one that is busy.
+
+A stopped daemon answers nothing until it is resumed: every command but `daemon start`,
+`status` and `stop` waited the client's whole 60 s for it, then said "the daemon did not
+answer within 60s", naming neither the daemon nor `kill -CONT`. The wait is now cut in
+slices: once the daemon has been silent ANSWER_WITHIN seconds, the holder of the home's lock
+is looked at between slices, and a stopped one is said at once (daemon_presence's line).
+A daemon that runs is waited for as before, up to the client's timeout of silence: a big
+listing, a sweep's creation or a wait's long poll may take long, legitimately.
+"""
+
+from __future__ import annotations
+
+import io
+import select
+import socket
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gpuherd.daemon_presence import ANSWER_WITHIN, is_stopped, lock_holder, not_answering
+from gpuherd.errors import NoAnswer, Suspended
+
+if TYPE_CHECKING:
+    from _typeshed import WriteableBuffer
+
+LOOK_EVERY = 1.0
+"""Seconds between looks at a daemon that is silent past ANSWER_WITHIN. A look is a listing
+of its open files and a read of its state in /proc: nothing next to a second of waiting."""
+
+
+def answers(sock: socket.socket, home: Path, timeout: float | None) -> io.BufferedReader:
+    """The daemon's answer on `sock`, to read as a file: a read waits at most `timeout`
+    seconds of silence (NoAnswer), and less for a daemon that is stopped (Suspended)."""
+    if timeout is None:  # an event stream, which may be silent for ever
+        return sock.makefile("rb")
+    return io.BufferedReader(_Sliced(sock, home, timeout))
+
+
+def no_answer(home: Path, seconds: float | None) -> NoAnswer:
+    """The one line for a daemon silent for `seconds` (None: no limit, never said), naming it
+    and what ends the wait."""
+    within = float("inf") if seconds is None else seconds
+    pid = lock_holder(home)
+    if pid is None:  # none holds the home (another's socket, or it went meanwhile)
+        return NoAnswer(f"the daemon did not answer within {within:g}s")
+    return NoAnswer(not_answering(home, pid, within))
+
+
+class _Sliced(io.RawIOBase):
+    """The socket's bytes, each read waited for in slices (the buffer above reads only when
+    it is empty: an answer that streams in is never looked at)."""
+
+    def __init__(self, sock: socket.socket, home: Path, timeout: float) -> None:
+        self._sock, self._home, self._timeout = sock, home, timeout
+        self._poll = select.poll()
+        self._poll.register(sock, select.POLLIN)
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: WriteableBuffer) -> int:
+        began = time.monotonic()
+        give_up, look = began + self._timeout, began + ANSWER_WITHIN
+        while not self._poll.poll(max(0.0, min(give_up, look) - time.monotonic()) * 1000):
+            now = time.monotonic()
+            if now >= give_up:
+                raise no_answer(self._home, self._timeout)
+            if now >= look:
+                pid = lock_holder(self._home)
+                if pid is not None and is_stopped(pid):
+                    raise Suspended(not_answering(self._home, pid))
+                look = now + LOOK_EVERY
+        return self._sock.recv_into(buffer)

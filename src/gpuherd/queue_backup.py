@@ -1,0 +1,116 @@
+"""A copy of the queue (herd.db) in one consistent state, for `gpuherd daemon backup`.
+
+Taken with SQLite's online backup from a read-only connection: one read transaction copies
+every page as of one commit, herd.db-wal's included, while the daemon goes on committing
+(WAL: a reader blocks no writer). No daemon need run, and one that does is not asked: the
+backup is the file's, read beside it. The copy is written whole to a private (0600: it holds
+every job's command and environment) file beside FILE, checked, and only then renamed to
+FILE: a backup that fails (a full disk, a damaged herd.db) never leaves half a file there,
+nor takes the place of the last good one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import sqlite3
+import tempfile
+from pathlib import Path
+from urllib.parse import quote
+
+from gpuherd import paths
+from gpuherd.core.units import plural
+from gpuherd.errors import HerdError
+from gpuherd.store_schema import DATABASE_FILES
+
+
+def back_up(home: Path, target: Path, replace: bool) -> str:
+    """Copy the home's herd.db to `target` (replacing a file there only if `replace`); what
+    was done, in one line. Every refusal is a HerdError saying what to do."""
+    database = paths.database(home)
+    _check(home, database, target, replace)
+    try:
+        handle, part = tempfile.mkstemp(
+            prefix=f".{target.name}.", suffix=".part", dir=target.parent
+        )
+    except OSError as exc:
+        raise HerdError(f"cannot write {target}: {exc.strerror or exc}") from None
+    os.close(handle)
+    try:
+        jobs = _copy(database, Path(part))
+        os.replace(part, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(part)
+        raise
+    _sync_folder(target.parent)
+    return f"backed up the queue ({plural(jobs, 'job')}) to {target}"
+
+
+def _check(home: Path, database: Path, target: Path, replace: bool) -> None:
+    if not database.is_file():
+        raise HerdError(
+            f"no queue to back up: {home} holds no herd.db (no daemon has run there); set "
+            "GPUHERD_HOME to the home to back up"
+        )
+    if target.is_dir():
+        raise HerdError(f"{target} is a folder: name the file to write, such as {target}/herd.db")
+    if not target.parent.is_dir():
+        folder = target.parent
+        if folder.exists() or any(p.exists() and not p.is_dir() for p in folder.parents):
+            raise HerdError(f"{target}: a file stands where a folder should be on its path")
+        quoted = shlex.quote(str(folder))
+        raise HerdError(f"the folder {folder} does not exist: create it (mkdir -p {quoted}) first")
+    if target.resolve() in {Path(f"{database}{part}").resolve() for part in DATABASE_FILES}:
+        raise HerdError(f"{target} is the queue's own database: name another file")
+    if target.exists() and not replace:
+        raise HerdError(
+            f"{target} exists: name another file, or give --force to replace it (the copy is "
+            "written whole before it takes the file's place)"
+        )
+
+
+def _copy(database: Path, part: Path) -> int:
+    """Copy `database` into the empty file `part`, and check the copy: its number of jobs."""
+    reading = sqlite3.connect(f"file:{quote(str(database))}?mode=ro", uri=True)
+    try:
+        # (The copy closed first: which folds its own -wal into it, and removes it.)
+        with (
+            contextlib.closing(reading) as source,
+            contextlib.closing(sqlite3.connect(part)) as copy,
+        ):
+            source.backup(copy)  # in one step (pages=-1): one read transaction, one state
+            problem = copy.execute("PRAGMA integrity_check(1)").fetchone()[0]
+            if problem != "ok":
+                raise _damaged(database, problem)
+            return int(copy.execute("SELECT count(*) FROM jobs").fetchone()[0])
+    except sqlite3.Error as exc:
+        raise _failed(database, part, exc) from None
+
+
+def _damaged(database: Path, problem: object) -> HerdError:
+    return HerdError(f"the database {database} is damaged ({problem}): nothing written")
+
+
+def _failed(database: Path, part: Path, exc: sqlite3.Error) -> HerdError:
+    name = getattr(exc, "sqlite_errorname", None) or ""
+    if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):
+        return _damaged(database, exc)
+    if "no such table" in str(exc):  # (an empty file too)
+        return HerdError(f"{database} is not a gpuherd database: nothing written")
+    return HerdError(f"cannot back up {database} to {part.parent} ({exc}): nothing written")
+
+
+def _sync_folder(folder: Path) -> None:
+    """Make the rename durable: a backup the next power cut takes back is none."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # a file system that does not sync folders: the rename is what it is
+    finally:
+        os.close(fd)
