@@ -52,6 +52,16 @@ def test_text_that_is_not_utf8_is_refused_at_its_line_and_reading_stops_there() 
     assert stream.read() == b"echo never\n"  # left unread
 
 
+def test_a_binary_file_is_no_text_in_any_encoding() -> None:
+    """A program given as a job file: no advice to convert it from Latin-1."""
+    lines = text_lines(io.BytesIO(b"\x7fELF\x02\x01\x01\x00\x00\xf0\x9f\n"), "/usr/bin/python3")
+    with pytest.raises(HerdError) as info:
+        next(lines)
+    assert str(info.value) == (
+        "/usr/bin/python3 is not a text file (line 1): give a file of commands, one a line"
+    )
+
+
 def test_a_byte_order_mark_is_dropped_at_the_start_only() -> None:
     bom = "\ufeff".encode()
     stream = io.BytesIO(bom + b"echo one\n" + bom + b"echo two\n")
