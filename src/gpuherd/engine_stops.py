@@ -9,6 +9,7 @@ import contextlib
 from collections.abc import Callable
 
 from gpuherd.attempts import Attempts, Live
+from gpuherd.core.lifecycle import stop_said
 from gpuherd.core.states import OutcomeKind
 from gpuherd.executors.base import Executor
 from gpuherd.store import Store
@@ -49,7 +50,7 @@ class JobStops:
             job_id,
             now,
             "stop",
-            detail=reason.value + (", then queued again" if live.requeue else ""),
+            detail=stop_said(reason, live.requeue),
             stop_reason=reason.value,
             stop_at=now + kill_in - live.grace,
             stop_requeue=int(live.requeue),

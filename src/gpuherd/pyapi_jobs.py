@@ -194,19 +194,31 @@ class JobActions:
         forgotten with its folder and logs; a running one is refused (kill it first)."""
         return self._act("rm")
 
-    def move(self, *, first: bool = False, before: Job | int | str | None = None) -> str:
-        """Move the waiting job to the front of the queue (`first=True`), or just before
-        another waiting job (`before=`, a handle or an id), as `gpuherd move`."""
+    def move(
+        self,
+        *,
+        first: bool = False,
+        before: Job | int | str | None = None,
+        swap: Job | int | str | None = None,
+    ) -> str:
+        """Move the waiting job to the front of the queue (`first=True`), just before
+        another waiting job (`before=`, a handle or an id), or into another's place, which
+        takes this one's (`swap=`), as `gpuherd move`."""
         if not isinstance(first, bool):
             raise TypeError(f"first is True (to the front of the queue) or False, got {first!r}")
-        if first == (before is not None):
-            said = "not both" if first else "saying where to"
+        given = [first, before is not None, swap is not None].count(True)
+        if given != 1:
             raise TypeError(
-                f"move() takes first=True (to the front of the queue) or before=JOB (just "
-                f"before that waiting job: a handle or an id), {said}"
+                "move() takes first=True (to the front of the queue), before=JOB (just before "
+                "that waiting job) or swap=JOB (the two swap places; JOB: a handle or an id), "
+                + ("saying where to" if not given else "only one of them")
             )
-        other = None if before is None else _job_id("before", before)
-        return self._answer(f"/jobs/{self.id}/move", {"first": first, "before": other})
+        place: dict[str, Any] = {"first": first, "before": None}
+        if before is not None:
+            place["before"] = _job_id("before", before)
+        if swap is not None:  # (sent only when given: a daemon older than swap refuses it)
+            place["swap"] = _job_id("swap", swap)
+        return self._answer(f"/jobs/{self.id}/move", place)
 
     def priority(self, priority: int) -> str:
         """Set the job's priority (higher runs first; the default is 0), as `gpuherd

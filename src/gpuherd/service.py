@@ -43,6 +43,7 @@ from gpuherd.listing import (
 )
 from gpuherd.retry_chain import ahead_of
 from gpuherd.service_edit import EditVerbs
+from gpuherd.service_order import MoveVerbs
 from gpuherd.service_reasons import explainer
 from gpuherd.service_system import SystemVerbs
 from gpuherd.store import NewJob
@@ -77,7 +78,7 @@ class Submitted:
         ]
 
 
-class Service(SystemVerbs, EditVerbs):
+class Service(SystemVerbs, EditVerbs, MoveVerbs):
     def __init__(self, engine: Engine, home: Path, started_at: float | None = None) -> None:
         self.engine = engine
         self.home = home

@@ -20,9 +20,7 @@ from gpuherd.core.model import Job, JobSpec
 from gpuherd.core.output_files import recorded_or_named, shared_file, sharing
 from gpuherd.core.states import (
     FINISHED_STATES,
-    WAITING_STATES,
     JobState,
-    what_it_is,
 )
 from gpuherd.core.when import format_moment
 from gpuherd.errors import Conflict, HerdError, InvalidValue
@@ -104,10 +102,7 @@ class EditVerbs(JobVerbs):
                 f"job {job.id} already ended ({job.state.value}): `gpuherd retry --hold "
                 f"{job.id}` puts it back held, to edit it before it runs again"
             )
-        if job.state not in WAITING_STATES:
-            raise Conflict(
-                f"job {job.id} {what_it_is(job.state)}: only queued or held jobs can be edited"
-            )
+        self._refuse_unless_waiting(job, "edit", "only queued or held jobs can be edited")
         now = self.engine.clock()
         spec, fields = edit_spec(job.spec, _outputs_made_absolute(job, changes), clear)
         moved = None

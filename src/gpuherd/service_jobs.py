@@ -1,5 +1,5 @@
-"""The verbs on jobs: kill, rm, retry, pause, resume, hold, release, priority, move (edit:
-service_edit.py).
+"""The verbs on jobs: kill, rm, retry, pause, resume, hold, release, priority (edit:
+service_edit.py; move: service_order.py).
 
 A verb on several jobs answers one ActionResult per job, so one bad id never hides the rest.
 Jobs given the same answer share a line (`jobs 1-3: held`, core/idspec.summarize): an answer
@@ -15,12 +15,14 @@ from pathlib import Path
 
 from gpuherd import paths
 from gpuherd.core.idspec import no_job_with
-from gpuherd.core.lifecycle import PUT_BACK, retry_refused
+from gpuherd.core.lifecycle import PUT_BACK, Stopping, refused_while_stopping, retry_refused
 from gpuherd.core.model import Job, Outcome
 from gpuherd.core.states import (
     ACTIVE_STATES,
     FINISHED_STATES,
     LIVE_STATES,
+    VERB_OF_EVENT,
+    WAITING_STATES,
     Event,
     JobState,
     OutcomeKind,
@@ -34,7 +36,6 @@ from gpuherd.engine_held_runs import removal_refused
 from gpuherd.errors import Conflict, HerdError, InvalidValue, NotFound
 from gpuherd.retry_chain import ahead_of
 from gpuherd.store import Store
-from gpuherd.submission_text import field
 from gpuherd.wire import ActionResult
 
 VERBS = ("kill", "rm", "retry", "retry-held", "pause", "resume", "hold", "release")
@@ -100,12 +101,10 @@ class JobVerbs:
         if job.state in LIVE_STATES:
             # A stop under way is looked for first: told by the time left after this one, a
             # daemon slow in between called a first kill "already stopping (SIGKILL in 9.9s)".
-            live = self.engine.live.get(job.id)
-            due = live.kill_at if live is not None else None
+            stopping = self._stopping(job)
             self.engine.stop_job(job.id, OutcomeKind.KILLED)
-            if due is not None:  # asking again never puts the SIGKILL off
-                left = max(0.0, due - asyncio.get_running_loop().time())
-                return f"already stopping (SIGKILL in {left:.1f}s)"
+            if stopping is not None:  # asking again never puts the SIGKILL off
+                return f"already stopping (SIGKILL in {stopping.left:.1f}s)"
             return f"stopping (SIGTERM, then SIGKILL after {job.spec.grace:g}s)"
         raise Conflict(f"job {job.id} already ended ({job.state.value})")
 
@@ -120,6 +119,8 @@ class JobVerbs:
         return results
 
     def _remove_one(self, job: Job, leftovers: list[Path]) -> str:
+        if stopping := self._stopping(job):
+            raise Conflict(refused_while_stopping(job.id, "rm", stopping))
         if job.state in LIVE_STATES:
             raise Conflict(
                 f"job {job.id} {what_it_is(job.state)}: kill it first (gpuherd kill {job.id})"
@@ -159,6 +160,8 @@ class JobVerbs:
                 f"job {job.id} is an older run of {job.spec.name or folder}: job {newer} "
                 f"ran that point since (retry job {newer} if it should run again)"
             )
+        if hold and (stopping := self._stopping(job)):
+            raise Conflict(refused_while_stopping(job.id, "retry --hold", stopping))
         if job.state in LIVE_STATES and hold:
             raise Conflict(
                 f"job {job.id} {what_it_is(job.state)}: retry --hold takes a finished job "
@@ -201,12 +204,8 @@ class JobVerbs:
         if job.state is already:  # `pause $(gpuherd ls -q)` over jobs some of them paused
             return f"already {already.value}"
         self._check(job, event)
-        live = self.engine.live.get(job.id)
-        if event is Event.PAUSE and live is not None and live.stop_reason is not None:
-            raise Conflict(  # SIGSTOP would freeze it in the grace it has to save its work
-                f"job {job.id} is stopping ({live.stop_reason.value}): it is not paused "
-                "during its grace; it ends by itself, or at its SIGKILL"
-            )
+        if event is Event.PAUSE and (stopping := self._stopping(job)):
+            raise Conflict(refused_while_stopping(job.id, "pause", stopping))
         self.engine.signal_job(job, event)
         return "paused (SIGSTOP; GPUs stay reserved)" if event is Event.PAUSE else "resumed"
 
@@ -249,60 +248,6 @@ class JobVerbs:
         self.engine.publish({"id": job_id, "state": job.state.value, "event": "priority"})
         self.engine.wake()
         return f"priority {priority}"
-
-    def move(self, job_id: int, first: bool, before: int | None) -> str:
-        job = self._job(job_id)
-        if job.state not in (JobState.QUEUED, JobState.HELD):
-            raise Conflict(
-                f"job {job_id} {what_it_is(job.state)}: only queued or held jobs can move"
-            )
-        if first and before is not None:
-            raise InvalidValue(f"give {field('first')} or {field('before', 'ID')}, not both")
-        if not first and before is None:
-            raise InvalidValue(
-                f"say where to move the job: {field('first')}, or {field('before', 'ID')}"
-            )
-        if before == job_id:
-            raise InvalidValue(f"job {job_id} cannot move before itself: name another queued job")
-        with self.store.transaction():  # a renumbering and the move: both or neither
-            priority, new_position = self._place(job, before)
-            # Priority outranks position: a job moves ahead of higher-priority ones by taking
-            # their priority, and the answer says so.
-            raised = f" (priority {job.priority} -> {priority})" if priority != job.priority else ""
-            self.store.update_job(
-                job_id,
-                self.engine.clock(),
-                "move",
-                detail=f"position {new_position}{raised}",
-                priority=priority,
-                position=new_position,
-            )
-        self.engine.publish({"id": job_id, "state": job.state.value, "event": "move"})
-        self.engine.wake()
-        return ("moved to the front" if first else f"moved before job {before}") + raised
-
-    def _place(self, job: Job, before: int | None) -> tuple[int, float]:
-        """The priority and position that put `job` at the front of the queue (`before` None)
-        or just ahead of job `before`. A position between two others is their midpoint; where
-        a float has no number left between them, the priority class is renumbered first."""
-        for renumbered in (False, True):
-            if before is None:
-                front = self.store.queue_front()
-                priority, ahead_of = front if front else (job.priority, job.position)
-                priority, prev = max(priority, job.priority), None
-            else:
-                anchor = self._job(before)
-                if anchor.state not in (JobState.QUEUED, JobState.HELD):
-                    raise Conflict(
-                        f"job {before} {what_it_is(anchor.state)}: move before a queued job"
-                    )
-                priority, ahead_of = anchor.priority, anchor.position
-                prev = self.store.neighbour_position(priority, ahead_of, before=True)
-            position = ahead_of - 1.0 if prev is None else (prev + ahead_of) / 2
-            if renumbered or ((prev is None or prev < position) and position < ahead_of):
-                break
-            self.store.renumber_positions(priority)
-        return priority, position
 
     # ---- helpers --------------------------------------------------------------------------
 
@@ -352,7 +297,26 @@ class JobVerbs:
         try:
             transition(job.state, event)
         except TransitionError as exc:
+            if stopping := self._stopping(job):  # not all a running job can do is done now
+                verb = VERB_OF_EVENT.get(event, event.value)
+                raise Conflict(refused_while_stopping(job.id, verb, stopping)) from None
             raise Conflict(f"job {job.id}: {exc}") from None
+
+    def _refuse_unless_waiting(self, job: Job, verb: str, why: str) -> None:
+        """Conflict for `verb` of a job that is not queued or held, saying `why`; one being
+        stopped is told what works then (core/lifecycle.refused_while_stopping)."""
+        if stopping := self._stopping(job):
+            raise Conflict(refused_while_stopping(job.id, verb, stopping))
+        if job.state not in WAITING_STATES:
+            raise Conflict(f"job {job.id} {what_it_is(job.state)}: {why}")
+
+    def _stopping(self, job: Job) -> Stopping | None:
+        """The stop `job` is in the grace of (SIGTERM sent, its SIGKILL due); None if none."""
+        live = self.engine.live.get(job.id) if job.state in LIVE_STATES else None
+        if live is None or live.stop_reason is None or live.kill_at is None:
+            return None
+        left = max(0.0, live.kill_at - asyncio.get_running_loop().time())
+        return Stopping(live.stop_reason, live.requeue, left)
 
     def _cancel(self, job: Job, message: str) -> None:
         now = self.engine.clock()

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from gpuherd.core.idspec import format_ids
-from gpuherd.core.lifecycle import HELD_UNSTARTED
+from gpuherd.core.lifecycle import HELD_UNSTARTED, stop_said
 from gpuherd.core.model import Device, Job, JobSpec, Reservation
 from gpuherd.core.reasons import shape_waits
 from gpuherd.core.recovery import runs_unwatched, unwatched_run
@@ -135,8 +135,7 @@ def _other_reason(
     live = engine.live.get(job.id)
     limit = job.spec.no_output_timeout
     if live and live.stop_reason:
-        then = ", then queued again" if live.requeue else ""
-        return f"stopping ({live.stop_reason.value}{then})"
+        return f"stopping ({stop_said(live.stop_reason, live.requeue)})"
     if live and live.stalled and limit:
         return f"stalled: no output for over {format_given(limit)}"
     return None

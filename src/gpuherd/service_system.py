@@ -8,6 +8,7 @@ from typing import Any
 
 from gpuherd import __version__, config
 from gpuherd.core.idspec import MAX_GPU_INDEX, format_ids
+from gpuherd.core.int64 import fits
 from gpuherd.core.model import DeviceState
 from gpuherd.core.recovery import runs_unwatched
 from gpuherd.core.states import JobState
@@ -138,9 +139,7 @@ class SystemVerbs:
     def gpu_add(self, index: int, slots: int | None) -> str:
         """Use GPU `index`, or change its slots; without `slots` it keeps (or gets back)
         its own (devices.DeviceTable.add)."""
-        if not 0 <= index <= MAX_GPU_INDEX:  # as the CLI takes them (a typo, else)
-            raise InvalidValue(f"GPU {index} is not a GPU index: use 0 to {MAX_GPU_INDEX}")
-        before, now = self.engine.devices.add(index, slots)
+        before, now = self.engine.devices.add(gpu_index(index), slots)
         self._changed("gpus")
         if before is None:
             back = " (as before it was removed)" if slots is None and now.slots > 1 else ""
@@ -153,12 +152,12 @@ class SystemVerbs:
         return text
 
     def gpu_remove(self, index: int) -> str:
-        self.engine.devices.remove(index)
+        self.engine.devices.remove(gpu_index(index))
         self._changed("gpus")
         return f"GPU {index} removed; jobs running on it go on"
 
     def gpu_state(self, index: int, state: DeviceState) -> str:
-        self.engine.devices.set_state(index, state)
+        self.engine.devices.set_state(gpu_index(index), state)
         self._changed("gpus")
         if state is DeviceState.DRAINING:
             return f"GPU {index} draining: running jobs finish, nothing new starts there"
@@ -197,3 +196,14 @@ class SystemVerbs:
             "gpus": [d.index for d in self.engine.device_listing()],
             "counts": self.store.counts(),
         }
+
+
+def gpu_index(index: int) -> int:
+    """`index` if it can name a GPU, the same for every verb on one (add, remove, drain,
+    enable), before the GPU is looked for: a number past 64 bits as the API refuses any
+    (OutOfRange: `index N is too large (at most 2**63 - 1)`), one outside 0 to MAX_GPU_INDEX
+    as no GPU index, as the CLI takes them (a typo, else). Both 422: a removal looked first,
+    and answered 404 "GPU -1 is not configured" where an add said 422."""
+    if not 0 <= fits("index", index) <= MAX_GPU_INDEX:
+        raise InvalidValue(f"GPU {index} is not a GPU index: use 0 to {MAX_GPU_INDEX}")
+    return index

@@ -152,6 +152,8 @@ class MoveRequest:
 
     first: Bool = False
     before: Int | None = None
+    swap: Int | None = None
+    """A waiting job whose place this one takes, and it this one's (gpuherd move --swap)."""
 
 
 @dataclass

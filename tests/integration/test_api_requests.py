@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 
@@ -223,8 +224,52 @@ def test_a_number_past_64_bits_in_a_query_is_named(api: Api) -> None:
     said = f"invalid request: query.limit: {huge} is too large (at most 2**63 - 1)"
     assert (answer.status, answer.error) == (422, said)
     answer = api.send("GET", f"/jobs/wait?ids={api.held}&timeout={huge}")  # a bound of its own
-    said = "invalid request: query.timeout: Input should be less than or equal to 3600"
+    said = f"timeout must be between 0 and 3600 seconds, got {float(huge):g}"
     assert (answer.status, answer.error) == (422, said)
+
+
+@pytest.mark.parametrize("timeout", [3601, -1, 1e30])
+def test_a_wait_refuses_a_timeout_in_the_same_words_by_get_and_by_post(
+    api: Api, timeout: float
+) -> None:
+    """The GET said FastAPI's "Input should be less than or equal to 3600" (`query.timeout`),
+    the POST "timeout must be between 0 and 3600 seconds"."""
+    said = f"timeout must be between 0 and 3600 seconds, got {timeout:g}"
+    got = api.send("GET", f"/jobs/wait?ids={api.held}&timeout={quote(str(timeout))}")
+    posted = api.post("/jobs/wait", {"ids": [api.held], "timeout": timeout})
+    assert (got.status, got.error) == (posted.status, posted.error) == (422, said)
+
+
+# ---- a GPU's index: past 64 bits, or no GPU index, refused alike by every verb --------------
+
+HUGE = "99999999999999999999"
+BAD_GPU_INDICES = [  # DELETE said 404 "GPU ... is not configured" where POST /gpus said 422
+    ("DELETE", f"/gpus/{HUGE}", None, f"index {HUGE} is too large (at most 2**63 - 1)"),
+    ("DELETE", f"/gpus/-{HUGE}", None, f"index -{HUGE} is too small (at least -2**63)"),
+    ("POST", f"/gpus/{HUGE}/drain", None, f"index {HUGE} is too large (at most 2**63 - 1)"),
+    ("DELETE", "/gpus/-1", None, "GPU -1 is not a GPU index: use 0 to 4095"),
+    ("POST", "/gpus/-1/enable", None, "GPU -1 is not a GPU index: use 0 to 4095"),
+    ("POST", "/gpus", {"index": -1}, "GPU -1 is not a GPU index: use 0 to 4095"),
+    ("DELETE", "/gpus/4096", None, "GPU 4096 is not a GPU index: use 0 to 4095"),
+]
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "says"),
+    BAD_GPU_INDICES,
+    ids=[f"{m} {p}" for m, p, _, _ in BAD_GPU_INDICES],
+)
+def test_a_gpu_index_no_gpu_can_have_is_422_by_every_verb(
+    api: Api, method: str, path: str, body: Any, says: str
+) -> None:
+    before = api.snapshot()
+    sent = None if body is None else json.dumps(body).encode()
+    answer = api.send(method, path, sent, JSON if body is not None else {})
+    assert (answer.status, answer.error) == (422, says)
+    assert api.snapshot() == before
+    # A GPU index that names no GPU here stays what it is: not found.
+    unknown = api.send("DELETE", "/gpus/7")
+    assert (unknown.status, unknown.error) == (404, "GPU 7 is not configured (configured: 0,1)")
 
 
 # ---- a query value the endpoint does not take: 422, as one of the wrong type ---------------
@@ -245,6 +290,14 @@ BAD_QUERIES = [  # each was 400, while `?limit=x` was 422
     (
         "/jobs/{held}/log/follow?attempt=1&from_attempt=1",  # was 400
         "give attempt (that attempt only) or from_attempt, not both",
+    ),
+    (  # `lines` was used, `offset` silently dropped
+        "/jobs/{held}/log?lines=2&offset=3",
+        "give offset (from that byte) or lines (the last N lines), not both",
+    ),
+    (
+        "/jobs/{held}/log/follow?lines=2&offset=0",
+        "give offset (from that byte) or lines (the last N lines), not both",
     ),
 ]
 
@@ -324,12 +377,23 @@ BAD_BODY_VALUES = [  # each was 400, while `"gpus": "2"` was 422
     ),
     ("/jobs/hold", lambda a: {"ids": []}, "no job ids given: name jobs like 3, 3-7 or 3,5,9"),
     ("/jobs/edit", lambda a: {"ids": [a.held], "clear": ["bogus"]}, "bogus cannot be cleared: "),
-    ("/jobs/{held}/move", lambda a: {}, "say where to move the job: first (--first), or before"),
+    (
+        "/jobs/{held}/move",
+        lambda a: {},
+        "say where to move the job: first (--first), before ID (--before ID), or swap ID "
+        "(--swap ID)",
+    ),
     ("/jobs/{held}/move", lambda a: {"before": a.held}, "job {held} cannot move before itself: "),
+    ("/jobs/{held}/move", lambda a: {"swap": a.held}, "job {held} cannot swap with itself: "),
     (  # was "say where to move the job", which both were saying
         "/jobs/{held}/move",
         lambda a: {"first": True, "before": a.held},
-        "give first (--first) or before ID (--before ID), not both",
+        "give only one of first (--first), before ID (--before ID) or swap ID (--swap ID)",
+    ),
+    (
+        "/jobs/{held}/move",
+        lambda a: {"before": 1, "swap": a.held},
+        "give only one of first (--first), before ID (--before ID) or swap ID (--swap ID)",
     ),
     ("/daemon/listen", lambda a: {"address": "x"}, "invalid listen address 'x': use HOST:PORT"),
 ]
@@ -456,6 +520,7 @@ def test_the_cli_sends_what_the_api_takes(api: Api) -> None:
         ("release", str(job_id)),
         ("move", str(job_id), "--first"),
         ("hold", str(job_id)),
+        ("move", str(job_id), "--swap", str(api.held)),
         ("gpus", "add", "1", "--slots", "1"),
         ("config", "set", "retries", "0"),
         ("rm", str(job_id)),

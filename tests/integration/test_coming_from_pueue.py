@@ -112,7 +112,7 @@ def test_last_names_the_job_submitted_last_for_the_commands_of_one_job(
     ("args", "said"),
     [
         (["status"], "No such command 'status': gpuherd ls lists the jobs, --json for scripts"),
-        (["switch", "3", "4"], "No such command 'switch': gpuherd move ID --before ID2"),
+        (["switch", "3", "4"], "No such command 'switch': gpuherd move ID1 --swap ID2 swaps"),
         (["stash", "3"], "No such command 'stash': gpuherd hold IDS"),
         (["submit", "--label", "x", "--", "true"], "No such option '--label': use --name NAME"),
         (["submit", "--group", "g", "true"], "No such option '--group': use --project NAME"),

@@ -43,7 +43,7 @@ def test_ls_json_gives_each_jobs_run_time_its_pauses_left_out(
         (["sacct"], "No such command 'sacct': gpuherd ls --all lists every job with its state"),
         (["scontrol", "hold", "3"], "No such command 'scontrol': gpuherd hold IDS and gpuherd"),
         (["send", "3", "y"], "No such command 'send': a job's standard input is /dev/null here"),
-        (["-U", "3-4"], "No such option '-U': gpuherd move ID2 --before ID1"),
+        (["-U", "3-4"], "No such option '-U': gpuherd move ID1 --swap ID2 swaps two waiting"),
         (["submit", "-t", "2:00:00", "--", "true"], "No such option '-t': use --timeout"),
         (["submit", "--signal=B:USR1@60", "--", "true"], "use --grace 60s: at its --timeout"),
         (["submit", "--requeue", "--", "true"], "No such option '--requeue': use --retries N"),

@@ -166,7 +166,11 @@ def test_move_and_priority_change_the_order_ls_shows(api: gpuherd.Herd, cli: Her
         assert ls_ids(cli, *order) == [a.id, c.id, b.id]
         assert b.priority(5) == "priority 5"
         assert ls_ids(cli, *order) == [b.id, a.id, c.id]
-        assert [job.id for job in api.jobs("queued", project="ordering")] == [b.id, a.id, c.id]
+        # A swap across priorities: each takes the other's, so the two change places.
+        assert c.move(swap=b) == (
+            f"swapped with job {b.id} (priority 0 -> 5; job {b.id}: priority 5 -> 0)"
+        )
+        assert [job.id for job in api.jobs("queued", project="ordering")] == [c.id, a.id, b.id]
     finally:
         assert api.resume() == "queue resumed"
     assert api.wait([a, b, c], timeout=30) == dict.fromkeys([a.id, b.id, c.id], "succeeded")
@@ -277,14 +281,19 @@ def test_bad_listing_arguments_are_refused_in_one_line(api: gpuherd.Herd) -> Non
 
 def test_bad_verb_arguments_are_refused_in_one_line(api: gpuherd.Herd) -> None:
     job = api.submit("true", gpus=0, project="refusing", hold=True)
-    where = "move() takes first=True (to the front of the queue) or before=JOB (just before that "
-    where += "waiting job: a handle or an id), "
+    where = "move() takes first=True (to the front of the queue), before=JOB (just before that "
+    where += "waiting job) or swap=JOB (the two swap places; JOB: a handle or an id), "
     with pytest.raises(TypeError) as refused:
         job.move()
     assert str(refused.value) == where + "saying where to"
     with pytest.raises(TypeError) as refused:
         job.move(first=True, before=3)
-    assert str(refused.value) == where + "not both"
+    assert str(refused.value) == where + "only one of them"
+    with pytest.raises(TypeError) as refused:
+        job.move(before=3, swap=4)
+    assert str(refused.value) == where + "only one of them"
+    with pytest.raises(TypeError, match=r"^swap is a job: a handle or its id, got 2\.5$"):
+        job.move(swap=2.5)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match=r"^before is a job: a handle or its id, got 2\.5$"):
         job.move(before=2.5)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match=r"^first is True \(to the front of the queue\) or Fal"):

@@ -67,8 +67,8 @@ async def waited(service: Service, ids: Sequence[int], timeout: float) -> dict[s
 
 
 def _check(ids: Sequence[int], timeout: float) -> None:
-    """What a POST's body may hold that its WaitRequest does not refuse (a GET's query is
-    checked on its way in, and holds an id at least)."""
+    """What a request may hold that its types do not refuse, in one wording for the GET's
+    query and the POST's body (a GET's query holds an id at least)."""
     if not 0 <= timeout <= WAIT_LONGEST:
         raise InvalidValue(
             f"timeout must be between 0 and {WAIT_LONGEST:g} seconds, got {timeout:g}"

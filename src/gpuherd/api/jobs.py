@@ -26,7 +26,6 @@ from gpuherd.service_jobs import VERBS
 from gpuherd.store_rows import LARGEST, JobFilter
 from gpuherd.wire import ActionResult
 from gpuherd.wire_requests import (
-    WAIT_LONGEST,
     EditRequest,
     IdsRequest,
     MoveRequest,
@@ -124,11 +123,12 @@ class _InPieces(Response):
 async def wait(
     request: Request,
     ids: Annotated[list[int], Query()],
-    timeout: Annotated[float, Query(ge=0, le=WAIT_LONGEST)] = 30.0,
+    timeout: float = 30.0,
 ) -> dict[str, Any]:
     """Answer once every named job has finished, or when `timeout` runs out (long poll).
     `endings`: how each job that ended but did not succeed ended (`failed (exit 7)`), read
-    once, when the answer is made."""
+    once, when the answer is made. The timeout is checked as the POST's is, in its words
+    (job_wait.py): the query's own bounds said FastAPI's."""
     return await waited(_service(request), ids, timeout)
 
 
@@ -172,7 +172,7 @@ async def priority(request: Request, job_id: int, body: PriorityRequest) -> dict
 
 @router.post("/jobs/{job_id}/move")
 async def move(request: Request, job_id: int, body: MoveRequest) -> dict[str, Any]:
-    return {"message": _service(request).move(job_id, body.first, body.before)}
+    return {"message": _service(request).move(job_id, body.first, body.before, body.swap)}
 
 
 @router.get("/jobs/{job_id}/log", response_class=PlainTextResponse)
@@ -181,12 +181,13 @@ async def log(
     job_id: int,
     stream: str = "stdout",
     attempt: Annotated[int | None, Query(ge=0, le=LARGEST)] = None,
-    offset: Annotated[int, Query(ge=0, le=LARGEST)] = 0,
+    offset: Annotated[int | None, Query(ge=0, le=LARGEST)] = None,
     lines: Annotated[int | None, Query(ge=1, le=LARGEST)] = None,
 ) -> Response:
     """The log's bytes as they are, from `offset` or from where its last `lines` lines begin,
     up to its size now. Streamed in chunks read on a worker thread: a log of gigabytes never
     sits in the daemon's memory, and the engine's loop never waits for the disk."""
+    offset = log_follow.asked_offset(offset, lines)
     service = _service(request)
     number, path = service.log_target(job_id, stream, attempt)
     try:
@@ -243,7 +244,7 @@ async def follow(
     job_id: int,
     stream: str = "stdout",
     attempt: Annotated[int | None, Query(ge=0, le=LARGEST)] = None,
-    offset: Annotated[int, Query(ge=0, le=LARGEST)] = 0,
+    offset: Annotated[int | None, Query(ge=0, le=LARGEST)] = None,
     lines: Annotated[int | None, Query(ge=1, le=LARGEST)] = None,
     from_attempt: Annotated[int | None, Query(ge=1, le=LARGEST)] = None,
     raw: bool = False,
@@ -258,6 +259,7 @@ async def follow(
     so that a client writes the log's bytes as they were (`gpuherd log -f` as `gpuherd log`)."""
     if attempt and from_attempt:
         raise InvalidValue("give attempt (that attempt only) or from_attempt, not both")
+    offset = log_follow.asked_offset(offset, lines)
     service = _service(request)
     target = log_follow.log_of(service, job_id, stream, attempt or from_attempt)
     if target is not None and not os.path.lexists(target[1]):

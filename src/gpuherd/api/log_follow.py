@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 from gpuherd.core.states import FINISHED_STATES
-from gpuherd.errors import Conflict, Forbidden, NotFound
+from gpuherd.errors import Conflict, Forbidden, InvalidValue, NotFound
 from gpuherd.jobfiles import open_job_file, start_of_last_lines, utf8_complete
 from gpuherd.service import Service
 
@@ -37,6 +37,15 @@ def log_of(service: Service, job_id: int, stream: str, attempt: int | None) -> T
         if attempt:  # (0 means the latest, as for log_path)
             raise
         return None
+
+
+def asked_offset(offset: int | None, lines: int | None) -> int:
+    """The byte a log is asked from (0: its start), for `log` and `log/follow` alike: from
+    `offset`, or from where its last `lines` lines begin, never both (`lines` alone was used,
+    `offset` silently dropped)."""
+    if offset is not None and lines is not None:
+        raise InvalidValue("give offset (from that byte) or lines (the last N lines), not both")
+    return offset or 0
 
 
 def start_offset(target: Target, offset: int, lines: int | None) -> int:

@@ -57,7 +57,7 @@ COMMAND_TABLE: dict[str, tuple[str, str]] = {
         "Print a job's output (stdout, or --stderr); without JOB_ID, the job submitted last.",
     ),
     "ls": ("job_cmds", "List running and queued jobs and the most recent finished ones."),
-    "move": ("queue_cmds", "Move a queued job: --first, or --before ID."),
+    "move": ("queue_cmds", "Move a queued job: --first, --before ID, or --swap ID."),
     "pause": (
         "queue_cmds",
         "Pause running jobs (SIGSTOP to the whole process group), or without IDS pause the "

@@ -30,7 +30,7 @@ THEIR_COMMANDS = {
         "--first runs a queued one next (gpulimit's start ID)",
         "restart": "gpuherd retry IDS runs finished jobs again under their ids; retry --hold "
         "puts them back held, to edit them first (pueue's restart --in-place, --stashed)",
-        "switch": "gpuherd move ID --before ID2 reorders the queue (pueue's switch)",
+        "switch": "gpuherd move ID1 --swap ID2 swaps two waiting jobs' places (pueue's switch)",
         "parallel": "gpuherd config set max-running N caps the jobs running at once, gpuherd "
         "config set project-limits NAME=N those of a project (pueue's parallel)",
         "group": "a project is a group: gpuherd submit --project NAME -- CMD, and gpuherd "
@@ -104,8 +104,7 @@ THEIR_OPTIONS = {
         "-L": "gpuherd submit --name NAME -- CMD (tsp -L)",
         "-d": "gpuherd submit --after last -- CMD (tsp -d)",
         "-D": "gpuherd submit --after IDS -- CMD (tsp -D)",
-        "-U": "gpuherd move ID2 --before ID1 puts a job just before another, so two neighbours "
-        "swap (tsp -U ID1-ID2)",
+        "-U": "gpuherd move ID1 --swap ID2 swaps two waiting jobs' places (tsp -U ID1-ID2)",
     },
     "submit": {
         "--label": "--name NAME (pueue's --label, tsp -L)",

@@ -157,26 +157,40 @@ def priority(job_id: int | str | None, priority: int | None) -> None:
 @click.argument("job_id", type=JOB_ID)
 @click.option("--first", is_flag=True, help="To the front of the queue.")
 @click.option("--before", type=JOB_ID, help="Just before this queued job.")
+@click.option(
+    "--swap", type=JOB_ID, help="In this queued job's place, and it in this one's (tsp -U)."
+)
 @click.pass_context
-def move(ctx: click.Context, job_id: int | str, first: bool, before: int | str | None) -> None:
-    """Move a queued job: --first, or --before ID.
+def move(
+    ctx: click.Context,
+    job_id: int | str,
+    first: bool,
+    before: int | str | None,
+    swap: int | str | None,
+) -> None:
+    """Move a queued job: --first, --before ID, or --swap ID.
 
     `last` is the job submitted last: `gpuherd move last --first` (task-spooler's `tsp -u`).
+    `--swap ID` exchanges the two jobs' places (`tsp -U`, pueue's `switch`); of jobs of
+    different priorities, each takes the other's priority too.
     """
     if ctx.args:
         name = typed_name()
         raise click.UsageError(
             f"move takes one job id and no place in the queue, not {' '.join(ctx.args)!r}: "
             f"{name} move {job_id} --first puts it at the front (gpulimit's move {job_id} 0), "
-            f"{name} move {job_id} --before ID2 just before job ID2 ({name} ls lists the queue "
-            "in the order it starts)"
+            f"{name} move {job_id} --before ID2 just before job ID2, {name} move {job_id} "
+            f"--swap ID2 in its place ({name} ls lists the queue in the order it starts)"
         )
-    if first == (before is not None):
-        raise click.UsageError("give exactly one of --first or --before ID")
+    if [first, before is not None, swap is not None].count(True) != 1:
+        raise click.UsageError("give exactly one of --first, --before ID or --swap ID")
     client = Client()
     job_id = one_job(client, job_id)
     before = None if before is None else one_job(client, before)
-    answer = client.post(f"/jobs/{job_id}/move", {"first": first, "before": before})
+    place = {"first": first, "before": before}
+    if swap is not None:  # (sent only when given: a daemon older than --swap refuses the field)
+        place["swap"] = one_job(client, swap)
+    answer = client.post(f"/jobs/{job_id}/move", place)
     click.echo(f"job {job_id}: {answer['message']}")
 
 

@@ -128,6 +128,54 @@ def grow_request(mem: int | None, peak: int, largest_gpu: int) -> tuple[int | No
     return grown, False
 
 
+def stop_said(reason: OutcomeKind, requeue: bool) -> str:
+    """A stop under way as `ls`, the job's events and the refusals name it: `killed`,
+    `killed, then queued again` (a `retry` of a running job), `timeout`."""
+    return reason.value + (", then queued again" if requeue else "")
+
+
+@dataclass(frozen=True)
+class Stopping:
+    """A job in the grace of a stop: SIGTERM sent, its SIGKILL due in `left` seconds."""
+
+    reason: OutcomeKind
+    requeue: bool
+    left: float
+
+
+TAKE_AN_ENDED_JOB = ("rm", "retry --hold")
+"""Verbs refused while a job is being stopped that work once it has ended."""
+TAKE_A_WAITING_JOB = ("hold", "edit", "move")
+"""Verbs refused while a job is being stopped that work once it waits: once it is queued
+again, or, ended, put back held by `retry --hold`."""
+
+
+def refused_while_stopping(job_id: int, verb: str, stop: Stopping) -> str:
+    """Why `verb` is refused for job `job_id` in the grace of `stop`, and what works then: the
+    verb once the stop is over (the job queued again, or ended), or the verbs that change the
+    stop itself. Told as to a running job, these gave advice the stop had made stale (`hold`:
+    "it can: kill, pause, retry", pause refused then; `rm`: "kill it first", done already)."""
+    said = stop_said(stop.reason, stop.requeue)
+    head, by_kill = f"job {job_id} is being stopped ({said})", f"its SIGKILL in {stop.left:.1f}s"
+    if verb == "pause":  # SIGSTOP would freeze it in the grace it has to save its work
+        then = ", then it is queued again" if stop.requeue else ""
+        return f"{head}: it is not paused during its grace; it ends by itself or at {by_kill}{then}"
+    if stop.requeue and verb in (*TAKE_AN_ENDED_JOB, *TAKE_A_WAITING_JOB):
+        return f"{head}: {verb} it once it is queued again, by {by_kill} at the latest"
+    if verb in TAKE_AN_ENDED_JOB:
+        waited = f"gpuherd wait -q {job_id}; gpuherd {verb} {job_id}"
+        return f"{head}: {verb} it once it has ended, or `{waited}`"
+    if verb in TAKE_A_WAITING_JOB:
+        to = "" if verb == "hold" else f", to {verb} it"
+        return f"{head}: once it has ended, `gpuherd retry --hold {job_id}` puts it back held{to}"
+    # What changes the stop: a kill (no longer queued again), a retry (queued again after it);
+    # a kill during a kill, or a retry during a retry, changes nothing and is not offered.
+    can = "kill" if stop.requeue else "retry"
+    if not stop.requeue and stop.reason is not OutcomeKind.KILLED:  # a timeout's, a stall's
+        can = "kill, retry"  # (a kill then ends it killed)
+    return f"job {job_id}: cannot {verb} a job that is being stopped ({said}) (it can: {can})"
+
+
 HELD_UNSTARTED = "not started, held as it was paused"
 """How the `retry-held` event of a job paused while it was starting, whose start then failed
 late (NotStarted: a Ray node that left), begins. Queued again, its next start would run it
