@@ -46,7 +46,7 @@ from gpuherd.service_edit import EditVerbs
 from gpuherd.service_order import MoveVerbs
 from gpuherd.service_reasons import explainer
 from gpuherd.service_system import SystemVerbs
-from gpuherd.store import NewJob
+from gpuherd.store import NewJob, Store
 from gpuherd.store_rows import JobFilter
 from gpuherd.submission import never_runs_judge, spec_from_item, unknown_jobs
 from gpuherd.submission_batch import Batch, shared_options
@@ -67,6 +67,14 @@ class Submitted:
     ahead: Mapping[int, Sequence[int]] = field(default_factory=dict)
     """Of such a dependency cancelled as one it waited for ended badly, the jobs to retry
     ahead of it (retry_chain.ahead_of)."""
+
+    @classmethod
+    def told(
+        cls, store: Store, ids: list[int], cancelled: Mapping[int, tuple[int, JobState]]
+    ) -> Submitted:
+        """The submission of `ids`, with what a retry of each dependency in `cancelled` needs
+        ahead of it (the submission's answer and the dashboard's banner say the same)."""
+        return cls(ids, cancelled, {dep: ahead_of(store, dep) for dep, _ in cancelled.values()})
 
     def warnings(self) -> list[str]:
         """One line per dependency, on the jobs cancelled at once as it already ended badly."""
@@ -144,8 +152,7 @@ class Service(SystemVerbs, EditVerbs, MoveVerbs):
         if any(new.release_at for new in new_jobs):
             self.engine.begins.arm()
         self.engine.wake()
-        ahead = {dep: ahead_of(self.store, dep) for dep, _ in set(cancelled.values())}
-        return Submitted(ids, cancelled, ahead)
+        return Submitted.told(self.store, ids, cancelled)
 
     # ---- read -----------------------------------------------------------------------------
 

@@ -24,7 +24,6 @@ from gpuherd.core.int64 import TOO_LARGE, OutOfRange, fits
 from gpuherd.core.states import FINISHED_STATES, JobState, OutcomeKind
 from gpuherd.core.when import parse_begin
 from gpuherd.errors import HerdError
-from gpuherd.retry_chain import ahead_of
 from gpuherd.service import Service, Submitted
 from gpuherd.wire import SubmitItem
 
@@ -211,5 +210,4 @@ def cancelled_warnings(service: Service, submitted: Sequence[int], named: str) -
         unmet = ((d, JobState(s)) for d, s, _ in service.store.unmet_deps(job.id))
         if ended := [(d, s) for d, s in unmet if s in FINISHED_STATES]:
             cancelled[job.id] = ended[0]
-    ahead = {dep: ahead_of(service.store, dep) for dep, _ in set(cancelled.values())}
-    return Submitted(list(submitted), cancelled, ahead).warnings()
+    return Submitted.told(service.store, list(submitted), cancelled).warnings()
