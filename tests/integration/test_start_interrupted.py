@@ -11,7 +11,10 @@ import signal
 import subprocess
 import sys
 
+import pytest
+
 from conftest import Herd, wait_for
+from gpuherd.cli.daemon_cmds import _interrupted_start
 from gpuherd.daemon_presence import lock_holder
 
 
@@ -38,3 +41,16 @@ def test_an_interrupted_start_says_its_daemon_goes_on_starting(herd: Herd) -> No
     )
     assert wait_for(lambda: herd.cli("daemon", "status", check=False).returncode == 0)
     assert herd.pid == daemon  # the advice holds: that daemon is up
+
+
+def test_an_interrupted_start_whose_daemon_has_exited_says_so(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Its daemon lost the home to another start's, or failed: "goes on starting" was false."""
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    assert _interrupted_start(gone) == 130
+    assert capsys.readouterr().err == (
+        f"gpuherd: interrupted: the daemon (pid {gone.pid}) has exited: `gpuherd daemon log` "
+        "says why\n"
+    )

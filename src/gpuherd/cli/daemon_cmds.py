@@ -115,7 +115,7 @@ def start(
     try:
         status = _wait_until_up(Client(client.home, waits_for_socket=False), proc, logged)
     except KeyboardInterrupt:  # (the daemon, in a session of its own, had no Ctrl-C)
-        sys.exit(_interrupted_start(proc.pid))
+        sys.exit(_interrupted_start(proc))
     click.echo(
         f"daemon started (pid {status['pid']}, {status['probe']}); socket {status['socket']}"
     )
@@ -149,18 +149,19 @@ def _wait_until_up(client: Client, proc: subprocess.Popen[bytes], logged: int) -
         time.sleep(0.02)  # not up yet, or another start's daemon answers: ours will exit
 
 
-def _interrupted_start(pid: int) -> int:
+def _interrupted_start(proc: subprocess.Popen[bytes]) -> int:
     """Say that a start interrupted (Ctrl-C) left its daemon starting, and what to do: a
-    bare "interrupted" reads as a start called off. The exit status of an interruption."""
+    bare "interrupted" reads as a start called off. (One that has exited meanwhile, having
+    lost the home to another start's, or failed: said so.) The exit status of an interruption."""
     name = typed_name()
-    click.echo(
-        prefixed(
-            "interrupted",
-            f"the daemon (pid {pid}) goes on starting: `{name} daemon status` says once it is "
-            f"up; `{name} daemon stop` stops it",
-        ),
-        err=True,
-    )
+    if proc.poll() is not None:
+        said = f"the daemon (pid {proc.pid}) has exited: `{name} daemon log` says why"
+    else:
+        said = (
+            f"the daemon (pid {proc.pid}) goes on starting: `{name} daemon status` says once "
+            f"it is up; `{name} daemon stop` stops it"
+        )
+    click.echo(prefixed("interrupted", said), err=True)
     return 130
 
 
