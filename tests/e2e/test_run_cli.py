@@ -506,7 +506,7 @@ def test_a_job_file_that_is_not_text_is_refused_before_any_job_starts(
     jobs.write_bytes(probe.cmd("first").encode() + b"\n\x7fELF\xff\xfe\x00\n")
     out = runs.root / "out"
     proc = runs.run("--fake-gpus", "1", "--output-dir", str(out), str(jobs))
-    assert_one_error_line(proc, f"{jobs} is not UTF-8 text (byte 0xff at line 2): if it holds")
+    assert_one_error_line(proc, f"{jobs} is not text (line 2 holds a NUL byte, as a program")
     assert proc.returncode == 1
     assert not out.exists()
     assert not probe.started("first")

@@ -58,7 +58,8 @@ def test_a_binary_file_is_no_text_in_any_encoding() -> None:
     with pytest.raises(HerdError) as info:
         next(lines)
     assert str(info.value) == (
-        "/usr/bin/python3 is not a text file (line 1): give a file of commands, one a line"
+        "/usr/bin/python3 is not text (line 1 holds a NUL byte, as a program or an archive "
+        "does): give a file of commands, one a line"
     )
 
 

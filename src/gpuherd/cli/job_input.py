@@ -83,7 +83,10 @@ def _not_utf8(name: str, number: int, raw: bytes, at: int) -> str:
             "(iconv -f UTF-16 -t UTF-8; in PowerShell, Out-File -Encoding utf8)"
         )
     if b"\0" in raw:  # no encoding of commands holds NUL: a program, an archive, an image
-        return f"{name} is not a text file (line {number}): give a file of commands, one a line"
+        return (
+            f"{name} is not text (line {number} holds a NUL byte, as a program or an archive "
+            "does): give a file of commands, one a line"
+        )
     return (
         f"{name} is not UTF-8 text (byte 0x{raw[at]:02x} at line {number}): if it holds "
         "commands, save it as UTF-8 (from Latin-1: iconv -f LATIN1 -t UTF-8)"
