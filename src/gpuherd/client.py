@@ -23,7 +23,7 @@ from urllib.parse import urlencode
 from gpuherd import paths
 from gpuherd.body_cap import MAX_BODY_BYTES, too_large
 from gpuherd.client_http import BadResponse, Response, send, send_and_answer
-from gpuherd.client_wait import answers, no_answer
+from gpuherd.client_wait import answers, no_answer, sender
 from gpuherd.daemon_presence import SOCKET_BACK_WITHIN, lock_holder, socket_gone
 from gpuherd.errors import (
     Conflict,
@@ -110,9 +110,9 @@ class Client:
         # The file holds a reference to the socket: both must be closed to free it.
         with self._connect() as sock, answers(sock, self.home, self.timeout) as file:
             try:
-                response = send_and_answer(sock, file, method, path, payload)
+                response = send_and_answer(sender(sock, file), file, method, path, payload)
                 data = response.read()
-            except TimeoutError:  # its send: a daemon that reads nothing of a big request
+            except TimeoutError:  # (the socket's own: client_wait waits for it to be ready)
                 raise no_answer(self.home, self.timeout) from None
             except (OSError, BadResponse) as exc:
                 raise _lost(exc, done_maybe=method != "GET" and path not in READS_BY_POST) from None
@@ -127,7 +127,7 @@ class Client:
         """A GET's body in pieces as they arrive: a log of gigabytes never sits in memory."""
         with self._connect() as sock, answers(sock, self.home, self.timeout) as file:
             try:
-                send(sock, "GET", _with_query(path, query), None)
+                send(sender(sock, file), "GET", _with_query(path, query), None)
                 response = Response(file)
                 if response.status >= 400:
                     raise _error(response.status, response.read())

@@ -5,10 +5,10 @@ of a Content-Length, or up to the end), anything else refused as BadResponse.
 
 from __future__ import annotations
 
-import socket
 import sys
 from collections.abc import Iterator
 from io import BufferedReader
+from typing import Protocol
 
 from gpuherd import __version__
 from gpuherd.typed_name import prefixed
@@ -22,7 +22,13 @@ class BadResponse(Exception):
     """The daemon's answer is not the HTTP we expect: cut off or garbled."""
 
 
-def send(sock: socket.socket, method: str, path: str, payload: bytes | None) -> None:
+class Sender(Protocol):
+    """What sends a request: the socket, or client_wait's sliced wait on it."""
+
+    def sendall(self, data: bytes, /) -> None: ...
+
+
+def send(sock: Sender, method: str, path: str, payload: bytes | None) -> None:
     head = f"{method} /api/v1{path} HTTP/1.1\r\nHost: gpuherd\r\nConnection: close\r\n"
     if payload is not None:
         head += "Content-Type: application/json\r\n"
@@ -31,7 +37,7 @@ def send(sock: socket.socket, method: str, path: str, payload: bytes | None) -> 
 
 
 def send_and_answer(
-    sock: socket.socket, file: BufferedReader, method: str, path: str, payload: bytes | None
+    sock: Sender, file: BufferedReader, method: str, path: str, payload: bytes | None
 ) -> Response:
     """Send a request and read its answer's head. A daemon that refuses a body (413) answers
     and closes before it has read it all: the answer is still there to read."""

@@ -7,7 +7,9 @@ answer within 60s", naming neither the daemon nor `kill -CONT`. The wait is now 
 slices: once the daemon has been silent ANSWER_WITHIN seconds, the holder of the home's lock
 is looked at between slices, and a stopped one is said at once (daemon_presence's line).
 A daemon that runs is waited for as before, up to the client's timeout of silence: a big
-listing, a sweep's creation or a wait's long poll may take long, legitimately.
+listing, a sweep's creation or a wait's long poll may take long, legitimately. The request
+is sent the same way (`sender`): a big one (`submit --file` of 20,000 lines) fills the
+socket's buffer, which a stopped daemon never empties.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gpuherd.client_http import Sender
 from gpuherd.daemon_presence import ANSWER_WITHIN, is_stopped, lock_holder, not_answering
 from gpuherd.errors import NoAnswer, Suspended
 
@@ -38,6 +41,13 @@ def answers(sock: socket.socket, home: Path, timeout: float | None) -> io.Buffer
     return io.BufferedReader(_Sliced(sock, home, timeout))
 
 
+def sender(sock: socket.socket, answer: io.BufferedReader) -> Sender:
+    """What sends the request on `sock` whose answer is read from `answer` (answers()): each
+    piece waited for as a read is, so a stopped daemon is said within seconds here too."""
+    raw = answer.raw
+    return raw if isinstance(raw, _Sliced) else sock
+
+
 def no_answer(home: Path, seconds: float | None) -> NoAnswer:
     """The one line for a daemon silent for `seconds` (None: no limit, never said), naming it
     and what ends the wait."""
@@ -54,16 +64,30 @@ class _Sliced(io.RawIOBase):
 
     def __init__(self, sock: socket.socket, home: Path, timeout: float) -> None:
         self._sock, self._home, self._timeout = sock, home, timeout
-        self._poll = select.poll()
-        self._poll.register(sock, select.POLLIN)
+        self._reading, self._writing = select.poll(), select.poll()
+        self._reading.register(sock, select.POLLIN)
+        self._writing.register(sock, select.POLLOUT)
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, buffer: WriteableBuffer) -> int:
+        self._wait(self._reading)
+        return self._sock.recv_into(buffer)
+
+    def sendall(self, data: bytes, /) -> None:
+        """socket.sendall, with each piece's room in the socket waited for in slices."""
+        view = memoryview(data)
+        while view:
+            self._wait(self._writing)
+            view = view[self._sock.send(view) :]
+
+    def _wait(self, ready: select.poll) -> None:
+        """Until `ready` says the socket is: NoAnswer after the timeout's silence, Suspended
+        as soon as the daemon is seen stopped once it has been silent ANSWER_WITHIN."""
         began = time.monotonic()
         give_up, look = began + self._timeout, began + ANSWER_WITHIN
-        while not self._poll.poll(max(0.0, min(give_up, look) - time.monotonic()) * 1000):
+        while not ready.poll(max(0.0, min(give_up, look) - time.monotonic()) * 1000):
             now = time.monotonic()
             if now >= give_up:
                 raise no_answer(self._home, self._timeout)
@@ -72,4 +96,3 @@ class _Sliced(io.RawIOBase):
                 if pid is not None and is_stopped(pid):
                     raise Suspended(not_answering(self._home, pid))
                 look = now + LOOK_EVERY
-        return self._sock.recv_into(buffer)

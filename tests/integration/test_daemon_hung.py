@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import psutil
 import pytest
@@ -130,6 +131,25 @@ def test_any_command_names_a_stopped_daemon_within_seconds(daemon: Herd, stopped
     60 s, then said "the daemon did not answer within 60s", naming neither it nor the way on."""
     began = time.monotonic()
     proc = daemon.cli("ls", check=False, timeout=QUICK)
+    assert time.monotonic() - began < QUICK
+    how = f"it is stopped (SIGSTOP, or Ctrl-Z): `kill -CONT {stopped}` resumes it; "
+    assert (proc.returncode, proc.stdout, proc.stderr) == (
+        1,
+        "",
+        not_answering(daemon, stopped, how),
+    )
+
+
+def test_a_big_submit_names_a_stopped_daemon_within_seconds(
+    daemon: Herd, stopped: int, tmp_path: Path
+) -> None:
+    """A request bigger than the socket's buffer (`submit --file` of thousands of lines) is
+    not all sent to a stopped daemon, which reads none of it: the send waited its 60 s, then
+    named the daemon; it is now said as soon as the answer's wait would say it."""
+    jobs = tmp_path / "jobs.txt"
+    jobs.write_text("".join(f"echo {n} {'x' * 200}\n" for n in range(5000)))  # ~1 MB
+    began = time.monotonic()
+    proc = daemon.cli("submit", "--hold", "--file", str(jobs), check=False, timeout=QUICK)
     assert time.monotonic() - began < QUICK
     how = f"it is stopped (SIGSTOP, or Ctrl-Z): `kill -CONT {stopped}` resumes it; "
     assert (proc.returncode, proc.stdout, proc.stderr) == (
