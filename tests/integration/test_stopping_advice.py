@@ -92,11 +92,16 @@ def told_what_works(shared_daemon: Herd, job: int) -> None:
     shared_daemon.cli("retry", str(job))
     stopping(shared_daemon, job, "killed, then queued again")
     again = f"job {job} is being stopped (killed, then queued again)"
-    by_kill = r"by its SIGKILL in \d+\.\ds at the latest"
-    for verb in ("rm", "hold"):
-        said = refused(shared_daemon, verb, str(job))
-        once = f"{verb} it once it is queued again"
-        assert re.fullmatch(rf"{re.escape(again)}: {once}, {by_kill}", said), said
+    # Queued again, it starts again at once: the advice is a kill first, then the verb.
+    first = (
+        f"{again}: it starts again as soon as it is queued; "
+        f"`gpuherd kill {job}; gpuherd wait -q {job}; "
+    )
+    assert refused(shared_daemon, "rm", str(job)) == f"{first}gpuherd rm {job}` removes it"
+    held = f"{first}gpuherd retry --hold {job}` puts it back held"
+    assert refused(shared_daemon, "hold", str(job)) == held
+    assert refused(shared_daemon, "retry", "--hold", str(job)) == held
+    assert refused(shared_daemon, "move", str(job), "--first") == f"{held}, to move it"
     assert re.fullmatch(
         rf"{re.escape(again)}: it is not paused during its grace; it ends by itself or at its "
         r"SIGKILL in \d+\.\ds, then it is queued again",
@@ -134,3 +139,36 @@ def test_a_job_stopped_at_its_timeout_can_be_killed_or_retried(shared_daemon: He
             f"job {job}: cannot release a job that is being stopped (timeout) (it can: kill, retry)"
         )
     shared_daemon.wait_state(job, "failed")
+
+
+def test_the_advice_during_a_retrys_stop_works_as_given(shared_daemon: Herd) -> None:
+    """`hold` while a retry stops the job: queued again, it would start again at once (its
+    own GPU is free), so "hold it once it is queued again" had no moment to be done in, and
+    `retry --hold` takes no queued job. The command the refusal gives, run as given, puts it
+    back held, and it never starts again."""
+    with deaf_job(shared_daemon) as job:
+        shared_daemon.wait_state(job, "running")
+        shared_daemon.cli("retry", str(job))
+        stopping(shared_daemon, job, "killed, then queued again")
+        said = refused(shared_daemon, "hold", str(job))
+        steps = re.search(r"`([^`]*)`", said)
+        assert steps is not None, said
+        bin_dir = str(Path(sys.executable).parent)
+        env = {**shared_daemon.env, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+        advice = subprocess.Popen(
+            ["sh", "-c", steps.group(1)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            stopping(shared_daemon, job, "killed")  # the advice's kill: not queued again
+            sigkill(shared_daemon, job)  # now: the grace's 60 s would be the suite's
+            out, err = advice.communicate(timeout=30)
+        finally:
+            advice.kill()
+        assert advice.returncode == 0, (out, err)
+        shown = shared_daemon.job(job)
+        assert shown["state"] == "held", shown
+        assert shown["attempt"] == 1, shown  # it did not start again meanwhile

@@ -146,8 +146,8 @@ class Stopping:
 TAKE_AN_ENDED_JOB = ("rm", "retry --hold")
 """Verbs refused while a job is being stopped that work once it has ended."""
 TAKE_A_WAITING_JOB = ("hold", "edit", "move")
-"""Verbs refused while a job is being stopped that work once it waits: once it is queued
-again, or, ended, put back held by `retry --hold`."""
+"""Verbs refused while a job is being stopped that work once it waits: once it has ended and
+`retry --hold` has put it back held (queued again by a retry, it would start again at once)."""
 
 
 def refused_while_stopping(job_id: int, verb: str, stop: Stopping) -> str:
@@ -161,7 +161,14 @@ def refused_while_stopping(job_id: int, verb: str, stop: Stopping) -> str:
         then = ", then it is queued again" if stop.requeue else ""
         return f"{head}: it is not paused during its grace; it ends by itself or at {by_kill}{then}"
     if stop.requeue and verb in (*TAKE_AN_ENDED_JOB, *TAKE_A_WAITING_JOB):
-        return f"{head}: {verb} it once it is queued again, by {by_kill} at the latest"
+        # Queued again, it starts again in the same tick on the GPUs its end frees: there is
+        # no moment to act in (and `retry --hold` never takes a queued job). A kill makes the
+        # stop end it instead (the last word wins); then the verb for an ended job works.
+        then = "rm" if verb == "rm" else "retry --hold"
+        steps = f"gpuherd kill {job_id}; gpuherd wait -q {job_id}; gpuherd {then} {job_id}"
+        done = "removes it" if verb == "rm" else "puts it back held"
+        to = f", to {verb} it" if verb in ("edit", "move") else ""
+        return f"{head}: it starts again as soon as it is queued; `{steps}` {done}{to}"
     if verb in TAKE_AN_ENDED_JOB:
         waited = f"gpuherd wait -q {job_id}; gpuherd {verb} {job_id}"
         return f"{head}: {verb} it once it has ended, or `{waited}`"
