@@ -182,7 +182,8 @@ def record_end(
 ) -> None:
     """Write attempt.json and job.json with the attempt's start (`started`, from start_info)
     and end; mark both folders SUCCESS or FAILURE. Not `latest` (the job's next attempt has
-    started since: clear_job_marker), the job's folder gets no marker."""
+    started since: clear_job_marker), the job's folder gets neither: job.json is the running
+    attempt's (its start is recorded a second in), and must not say "ended" meanwhile."""
     end = {
         "ended_at": ended_at,
         "outcome": outcome.kind.value,
@@ -190,12 +191,12 @@ def record_end(
         "signal": outcome.signal,
         "message": outcome.message,
     }
-    folder = str(layout.attempt_dir(job, job.attempt))
-    job_folder = str(layout.job_dir(job))
-    _write_copies(_info_files(folder, job_folder), _json_text({**started, **end}))
+    folder, job_folder = str(layout.attempt_dir(job, job.attempt)), str(layout.job_dir(job))
+    # (job.json last; `gpuherd run`'s attempt 1 runs in the job's folder: not latest, no file)
+    if files := _info_files(folder, job_folder)[: None if latest else -1]:
+        _write_copies(files, _json_text({**started, **end}))
     marker, other = MARKERS if outcome.success else MARKERS[::-1]
     first = None
-    # (`gpuherd run`'s attempt 1 runs in the job's folder: not latest, it gets none either)
     targets = (folder, job_folder) if latest else () if folder == job_folder else (folder,)
     for target in dict.fromkeys(targets):
         try:
@@ -244,10 +245,9 @@ def _read_info(path: str) -> dict[str, Any] | None:
 
 
 def _info_files(attempt_folder: str, job_folder: str) -> list[str]:
-    job_file = os.path.join(job_folder, "job.json")
-    if attempt_folder == job_folder:
-        return [job_file]
-    return [os.path.join(attempt_folder, "attempt.json"), job_file]
+    """The attempt's attempt.json (none when it runs in the job's folder), then job.json."""
+    own = [] if attempt_folder == job_folder else [os.path.join(attempt_folder, "attempt.json")]
+    return [*own, os.path.join(job_folder, "job.json")]
 
 
 def open_job_file(path: str | Path) -> BinaryIO:
@@ -379,10 +379,8 @@ def _link(source: str, target: str) -> bool:
 
 
 def _touch(path: str) -> None:
-    try:
+    with contextlib.suppress(OSError):
         os.close(os.open(path, _WRITE_FLAGS, 0o644))
-    except OSError:
-        pass
 
 
 def _write_text(path: str, text: str) -> None:

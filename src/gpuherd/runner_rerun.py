@@ -62,7 +62,10 @@ def succeeded_before(folder: str, item: SubmitItem) -> bool:
 def left_over(folder_prefix: str, count: int) -> str | None:
     """The notice for job folders numbered `count` or more (`folder_prefix` is the output
     folder joined with --prefix), which this run's input of `count` jobs did not make; None:
-    there is none."""
+    there is none, or the input held no job (its "nothing to run" is all a run of nothing
+    says: the folders there are not a longer run's leftovers beside this run's)."""
+    if count == 0:
+        return None
     output_dir, prefix = os.path.split(folder_prefix)
     numbers = []
     try:

@@ -15,7 +15,13 @@ from pathlib import Path
 
 from gpuherd import paths
 from gpuherd.core.idspec import no_job_with
-from gpuherd.core.lifecycle import PUT_BACK, Stopping, refused_while_stopping, retry_refused
+from gpuherd.core.lifecycle import (
+    PUT_BACK,
+    Stopping,
+    killed_while_stopping,
+    refused_while_stopping,
+    retry_refused,
+)
 from gpuherd.core.model import Job, Outcome
 from gpuherd.core.states import (
     ACTIVE_STATES,
@@ -104,7 +110,7 @@ class JobVerbs:
             stopping = self._stopping(job)
             self.engine.stop_job(job.id, OutcomeKind.KILLED)
             if stopping is not None:  # asking again never puts the SIGKILL off
-                return f"already stopping (SIGKILL in {stopping.left:.1f}s)"
+                return killed_while_stopping(stopping)
             return f"stopping (SIGTERM, then SIGKILL after {job.spec.grace:g}s)"
         raise Conflict(f"job {job.id} already ended ({job.state.value})")
 

@@ -145,6 +145,15 @@ def test_folders_of_an_earlier_longer_run_are_kept_and_named(runs: Runs) -> None
         f"0 succeeded, 0 failed, 1 skipped; logs in {out}",
     ]
     assert (out / "job_2" / "SUCCESS").exists()
+    # An input of no job runs nothing, and says only that (its folders are no leftovers of it).
+    no_job = runs.root / "no_job.py"
+    no_job.write_text("def yielder():\n    return iter(())\n")
+    for given, said in (
+        ([str(write_jobs(runs, "# none yet"))], "the input holds no command"),
+        (["--yielder", str(no_job)], "the yielder yielded no job"),
+    ):
+        proc = runs.run("--fake-gpus", "2", "--output-dir", str(out), *given)
+        assert (proc.returncode, proc.stdout) == (0, f"{said}: nothing to run\n"), proc.stderr
 
 
 def test_skip_succeeded_without_an_output_dir_is_refused(runs: Runs) -> None:

@@ -7,14 +7,16 @@ GPUs), a real `gpuherd run`, and an engine whose executor refuses a start; real 
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from test_not_started import queued_again
 
-from conftest import Herd, Runs, item, one_gpu_engine, serving, stays, wait_for
+from conftest import Herd, RunProcess, Runs, item, one_gpu_engine, serving, stays, wait_for
 from gpuherd.core.states import JobState
 from gpuherd.engine import Engine
 from gpuherd.executors.base import ExitStatus, LaunchRequest, NotStarted
@@ -46,6 +48,57 @@ def no_marker_while_it_runs(job_dir: Path, work: Path, attempt_1: str) -> None:
     stays(lambda: markers(job_dir) == [], 0.5, f"no marker in {job_dir} while attempt 2 runs")
 
 
+def ended_while_attempt_2_runs(job_dir: Path, work: Path) -> list[dict[str, Any]]:
+    """The job folder's job.json, read over and over until it names attempt 2 (whose start is
+    recorded a second in): each reading, taken while attempt 2 ran, that said the job ended.
+    Attempt 1's end is written after its retry's start, in the same pass of the daemon: it
+    wrote job.json too, which said "ended" for that second while the retry ran."""
+    said_ended: list[dict[str, Any]] = []
+    deadline = time.monotonic() + 30
+    while True:
+        runs = (work / "second_runs").exists()  # (looked at first: it ran as job.json was read)
+        try:
+            info = json.loads((job_dir / "job.json").read_text())
+        except (OSError, ValueError):  # none yet (attempt 1 ended within its first second)
+            info = {}
+        if runs and "ended_at" in info:
+            said_ended.append(info)
+        if info.get("attempt") == 2:
+            return said_ended
+        assert time.monotonic() < deadline, f"{job_dir / 'job.json'} never named attempt 2"
+        time.sleep(0.01)
+
+
+def test_job_json_says_no_end_while_the_retry_runs(shared_daemon: Herd, shared_work: Path) -> None:
+    job_id = shared_daemon.submit("--retries", "1", second_attempt(shared_work, 3))
+    job_dir = shared_daemon.home / "jobs" / str(job_id)
+    assert ended_while_attempt_2_runs(job_dir, shared_work) == []
+    ended = json.loads((job_dir / "attempt-1" / "attempt.json").read_text())
+    assert (ended["attempt"], ended["exit_code"]) == (1, 3)  # its own folder has its end
+    ends_with_success(shared_daemon, job_id, job_dir, shared_work)
+
+
+def test_gpuherd_run_job_json_says_no_end_while_the_retry_runs(runs: Runs) -> None:
+    """Attempt 1 runs in the job's folder: its job.json is attempt 1's own file."""
+    run, job_dir, work = run_with_a_retry(runs)
+    assert ended_while_attempt_2_runs(job_dir, work) == []
+    (work / "go").touch()
+    status, _, err = run.finish()
+    assert status == 0, err
+    assert json.loads((job_dir / "job.json").read_text())["exit_code"] == 0
+
+
+def run_with_a_retry(runs: Runs) -> tuple[RunProcess, Path, Path]:
+    """A `gpuherd run` of one job whose attempt 1 fails and attempt 2 waits for `go`: the run,
+    the job's folder, and the folder the job works in."""
+    out, work = runs.root / "out", runs.root / "work"
+    work.mkdir()
+    run = runs.start("--fake-gpus", "1", "--retries", "1", "--output-dir", str(out))
+    run.write(second_attempt(work, 3) + "\n")
+    run.close_stdin()
+    return run, out / "job_0", work
+
+
 def ends_with_success(herd: Herd, job_id: int, job_dir: Path, work: Path) -> None:
     (work / "go").touch()
     herd.wait_state(job_id, "succeeded")
@@ -74,14 +127,9 @@ def test_a_running_retry_leaves_the_job_folder_without_a_marker(
 
 def test_gpuherd_run_retry_leaves_the_job_folder_without_a_marker(runs: Runs) -> None:
     """`gpuherd run` runs attempt 1 in the job's folder itself: its FAILURE goes too."""
-    out, work = runs.root / "out", runs.root / "work"
-    work.mkdir()
-    run = runs.start("--fake-gpus", "1", "--retries", "1", "--output-dir", str(out))
-    run.write(second_attempt(work, 3) + "\n")
-    run.close_stdin()
-    job_dir = out / "job_0"
+    run, job_dir, work = run_with_a_retry(runs)
     wait_for((work / "second_runs").exists, what="attempt 2 to run")
-    wait_for((job_dir / "job.json").exists, what="attempt 1's end to be written")
+    wait_for((job_dir / "job.json").exists, what="attempt 2's start to be written")
     stays(lambda: markers(job_dir) == [], 0.5, f"no marker in {job_dir} while attempt 2 runs")
     (work / "go").touch()
     status, _, err = run.finish()

@@ -112,8 +112,12 @@ def told_what_works(shared_daemon: Herd, job: int) -> None:
         "(it can: kill)"
     )
 
-    # A kill again (the last word wins); then the advice, run as given, removes the job.
-    shared_daemon.cli("kill", str(job))
+    # A kill again (the last word wins), said so: it was "already stopping", as if the kill
+    # changed nothing. Then the advice, run as given, removes the job.
+    assert re.fullmatch(
+        rf"job {job}: stopping \(SIGKILL in \d+\.\ds\): it ends killed, no longer queued again\n",
+        shared_daemon.cli("kill", str(job)).stdout,
+    )
     stopping(shared_daemon, job, "killed")
     bin_dir = str(Path(sys.executable).parent)
     env = {**shared_daemon.env, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
@@ -138,7 +142,17 @@ def test_a_job_stopped_at_its_timeout_can_be_killed_or_retried(shared_daemon: He
         assert refused(shared_daemon, "release", str(job)) == (
             f"job {job}: cannot release a job that is being stopped (timeout) (it can: kill, retry)"
         )
-    shared_daemon.wait_state(job, "failed")
+        # A kill makes it end killed, not failed by its timeout: said so.
+        assert re.fullmatch(
+            rf"job {job}: stopping \(SIGKILL in \d+\.\ds\): it ends killed, no longer by its "
+            r"--timeout\n",
+            shared_daemon.cli("kill", str(job)).stdout,
+        )
+        stopping(shared_daemon, job, "killed")
+        assert shared_daemon.cli("kill", str(job)).stdout.startswith(
+            f"job {job}: already stopping (SIGKILL in "
+        )
+    shared_daemon.wait_state(job, "killed")
 
 
 def test_the_advice_during_a_retrys_stop_works_as_given(shared_daemon: Herd) -> None:

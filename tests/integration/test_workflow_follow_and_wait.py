@@ -118,7 +118,21 @@ def test_wait_says_which_held_jobs_it_does_not_wait_for(daemon: Herd, tmp_path: 
     go.touch()
     out, _ = some.communicate(timeout=30)
     assert (some.returncode, out) == (0, b"1 of 1 job succeeded\n")
-    assert daemon.cli("wait", "-q").stderr == ""  # -q prints nothing
+    assert daemon.cli("wait", "-q").stderr == ""  # -q prints no note
+
+
+def test_wait_q_still_names_the_jobs_that_did_not_succeed(shared_daemon: Herd) -> None:
+    # It printed nothing at all: a script's log said neither which job failed nor how, where
+    # `submit -q --wait` says it. Its notes and summary stay unsaid.
+    failed, done = shared_daemon.submit("exit 7"), shared_daemon.submit("true")
+    both = shared_daemon.cli("wait", "-q", str(failed), str(done), check=False)
+    assert (both.returncode, both.stdout, both.stderr) == (
+        1,
+        "",
+        f"job {failed}: failed (exit 7)\n",
+    )
+    alone = shared_daemon.cli("wait", "-q", str(done), check=False)
+    assert (alone.returncode, alone.stdout, alone.stderr) == (0, "", "")
 
 
 def test_wait_for_a_sweep_no_sweep_has_is_refused(shared_daemon: Herd) -> None:

@@ -8,9 +8,11 @@ from hypothesis import strategies as st
 
 from gpuherd.core.lifecycle import (
     Ended,
+    Stopping,
     after_attempt,
     classify,
     dependency_failed,
+    killed_while_stopping,
     retries_left,
     retry_wait,
 )
@@ -343,3 +345,30 @@ def test_the_frameworks_out_of_memory_errors_are_cuda_oom(line: str) -> None:
     assert classify(Ended(exit_code=1, signal=None), "ValueError: out of range").kind is (
         OutcomeKind.EXIT
     )
+
+
+@pytest.mark.parametrize(
+    ("reason", "requeue", "said"),
+    [
+        (OutcomeKind.KILLED, False, "already stopping (SIGKILL in 7.2s)"),
+        (
+            OutcomeKind.KILLED,
+            True,
+            "stopping (SIGKILL in 7.2s): it ends killed, no longer queued again",
+        ),
+        (
+            OutcomeKind.TIMEOUT,
+            False,
+            "stopping (SIGKILL in 7.2s): it ends killed, no longer by its --timeout",
+        ),
+        (
+            OutcomeKind.STALLED,
+            False,
+            "stopping (SIGKILL in 7.2s): it ends killed, no longer by its --no-output-timeout",
+        ),
+    ],
+)
+def test_a_kill_during_a_stop_says_whether_it_changed_how_the_job_ends(
+    reason: OutcomeKind, requeue: bool, said: str
+) -> None:
+    assert killed_while_stopping(Stopping(reason, requeue, 7.23)) == said

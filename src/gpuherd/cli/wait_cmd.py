@@ -26,7 +26,12 @@ from gpuherd.typed_name import typed_name
 @ids_argument(required=False)
 @filter_options()
 @click.option("--timeout", type=DURATION, help="Give up after this long (exit 2).")
-@click.option("-q", "--quiet", is_flag=True, help="Print nothing; the exit status tells.")
+@click.option(
+    "-q",
+    "--quiet",
+    is_flag=True,
+    help="Print only how the jobs that did not succeed ended (stderr); the exit status tells.",
+)
 def wait(
     ids: tuple[str, ...],
     project: str | None,
@@ -82,15 +87,15 @@ def wait(
             click.echo(f"gave up waiting; still unfinished: {waiting}", err=True)
         sys.exit(2)
     bad = {i: s for i, s in states.items() if s != "succeeded"}
+    # `job 16: failed (exit 7)` as `submit --wait` says it; `jobs 3,5-9: killed`: one line
+    # per ending (an older daemon tells the state alone). With -q too, as `submit -q --wait`
+    # does: a failure is not chatter, and a script's log should say which job failed and how.
+    endings = (
+        (i, True, ending({**waited.endings.get(i, {}), "state": s})) for i, s in sorted(bad.items())
+    )
+    for _, line in summarize(endings):
+        click.echo(line, err=True)
     if not quiet:
-        # `job 16: failed (exit 7)` as `submit --wait` says it; `jobs 3,5-9: killed`: one
-        # line per ending (an older daemon tells the state alone).
-        endings = (
-            (i, True, ending({**waited.endings.get(i, {}), "state": s}))
-            for i, s in sorted(bad.items())
-        )
-        for _, line in summarize(endings):
-            click.echo(line, err=True)
         click.echo(f"{len(states) - len(bad):,} of {plural(len(states), 'job')} succeeded")
     sys.exit(1 if bad else 0)
 

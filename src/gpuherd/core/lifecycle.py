@@ -143,6 +143,22 @@ class Stopping:
     left: float
 
 
+STOPPED_BY = {OutcomeKind.TIMEOUT: "--timeout", OutcomeKind.STALLED: "--no-output-timeout"}
+
+
+def killed_while_stopping(stop: Stopping) -> str:
+    """What a kill of a job in the grace of `stop` answers. Its SIGKILL stays when it was due;
+    a stop that was to end it otherwise (a retry's, queued again; a timeout's or a stall's,
+    retried if it has retries left) now ends it killed: said so, as "already stopping" told a
+    user who had just turned a retry back into a kill that nothing had changed."""
+    left = f"SIGKILL in {stop.left:.1f}s"
+    if stop.requeue:
+        return f"stopping ({left}): it ends killed, no longer queued again"
+    if stop.reason in STOPPED_BY:
+        return f"stopping ({left}): it ends killed, no longer by its {STOPPED_BY[stop.reason]}"
+    return f"already stopping ({left})"
+
+
 TAKE_AN_ENDED_JOB = ("rm", "retry --hold")
 """Verbs refused while a job is being stopped that work once it has ended."""
 TAKE_A_WAITING_JOB = ("hold", "edit", "move")
