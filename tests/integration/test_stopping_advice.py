@@ -16,8 +16,9 @@ from pathlib import Path
 from conftest import Herd, wait_for
 from gpuherd.errors import NotFound
 
-DEAF = "trap '' TERM; sleep 100"
-"""A job that ignores SIGTERM: it stays in its grace until its SIGKILL."""
+DEAF = "trap '' TERM; echo deaf; sleep 100"
+"""A job that ignores SIGTERM: it stays in its grace until its SIGKILL (once it has said so:
+a SIGTERM before its trap, as a loaded machine's slow shell let one land, ends it)."""
 
 
 def refused(herd: Herd, *args: str) -> str:
@@ -34,9 +35,16 @@ def deaf_job(herd: Herd, *options: str) -> Iterator[int]:
     failed test would leave the fixture's teardown waiting for its grace)."""
     job = herd.submit("--grace", "60s", *options, "--", DEAF)
     try:
+        deaf_now(herd, job)
         yield job
     finally:
         sigkill(herd, job)
+
+
+def deaf_now(herd: Herd, job: int) -> None:
+    """Until the job's trap is set (its line is in its log)."""
+    log = herd.home / "jobs" / str(job) / "attempt-1" / "stdout.log"
+    wait_for(lambda: log.exists() and log.read_text() == "deaf\n", what="the job's trap")
 
 
 def sigkill(herd: Herd, job: int) -> None:
