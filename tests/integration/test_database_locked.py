@@ -16,8 +16,9 @@ import time
 import psutil
 import pytest
 
-from conftest import Herd, wait_dead
+from conftest import Herd, wait_dead, wait_for
 from gpuherd import pyapi
+from gpuherd.daemon_presence import lock_holder
 from gpuherd.errors import DaemonError
 
 
@@ -119,12 +120,13 @@ def test_a_python_connect_whose_daemon_listens_but_does_not_serve_gives_up_on_ti
     with pytest.raises(DaemonError) as refused:
         pyapi.connect(herd.home, fake_gpus=1)
     took = time.monotonic() - began
-    pid = int((herd.home / "daemon.lock").read_text())
+    # Left running: it may only be slow (on a loaded machine, not even at its lock yet).
+    pid = wait_for(lambda: lock_holder(herd.home), what="the daemon's lock")
     try:
         assert took < START_TIMEOUT + 5.0
         log = herd.home / "daemon.log"
         assert str(refused.value) == f"the daemon did not answer within 2s; see {log}"
-        assert herd.is_up()  # left running, its socket bound: it may only be slow
+        wait_for(herd.is_up, what="its socket bound")
     finally:
         os.kill(pid, signal.SIGTERM)
         wait_dead(psutil.Process(pid))
