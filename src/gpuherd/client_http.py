@@ -136,8 +136,7 @@ def _note_version(theirs: str | None) -> None:
         # program's argv[0] is no script's name, so there it says `gpuherd: warning:`.
         warning = (
             f"the daemon runs gpuherd {theirs} and this is {__version__}: restart it to run "
-            "this version (`gpuherd daemon stop`, then `gpuherd daemon start`; running jobs "
-            "go on)"
+            "this version (`gpuherd daemon restart`: running jobs go on)"
         )
         sys.stderr.write(prefixed("warning", warning) + "\n")
 

@@ -4,14 +4,17 @@ Taken with SQLite's online backup from a read-only connection: one read transact
 every page as of one commit, herd.db-wal's included, while the daemon goes on committing
 (WAL: a reader blocks no writer). No daemon need run, and one that does is not asked: the
 backup is the file's, read beside it. The copy is written whole to a private (0600: it holds
-every job's command and environment) file beside FILE, checked, and only then renamed to
-FILE: a backup that fails (a full disk, a damaged herd.db) never leaves half a file there,
-nor takes the place of the last good one.
+every job's command and environment) file beside FILE, checked, and only then put in FILE's
+place: a backup that fails (a full disk, a damaged herd.db) never leaves half a file there,
+nor takes the place of the last good one. Without --force it is put there by a link, which
+never replaces a file: one made there meanwhile stays, and the backup is refused as if it
+had been there first.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shlex
 import sqlite3
@@ -39,7 +42,7 @@ def back_up(home: Path, target: Path, replace: bool) -> str:
     os.close(handle)
     try:
         jobs = _copy(database, Path(part))
-        os.replace(part, target)
+        _put_in_place(Path(part), target, replace)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(part)
@@ -65,10 +68,39 @@ def _check(home: Path, database: Path, target: Path, replace: bool) -> None:
     if target.resolve() in {Path(f"{database}{part}").resolve() for part in DATABASE_FILES}:
         raise HerdError(f"{target} is the queue's own database: name another file")
     if target.exists() and not replace:
-        raise HerdError(
-            f"{target} exists: name another file, or give --force to replace it (the copy is "
-            "written whole before it takes the file's place)"
-        )
+        raise _exists(target)
+
+
+def _exists(target: Path) -> HerdError:
+    return HerdError(
+        f"{target} exists: name another file, or give --force to replace it (the copy is "
+        "written whole before it takes the file's place)"
+    )
+
+
+NO_HARD_LINKS = {errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP}
+"""What link() fails with on a file system that makes no hard links (vfat, some network ones)."""
+
+
+def _put_in_place(part: Path, target: Path, replace: bool) -> None:
+    """The checked copy becomes `target`. Without `replace`, by a link, which fails if a file
+    is there: one made since _check looked (another backup to the same name, say) was
+    replaced without a word by a rename, which replaces whatever it finds."""
+    if replace:
+        os.replace(part, target)
+        return
+    try:
+        os.link(part, target)
+    except FileExistsError:
+        raise _exists(target) from None
+    except OSError as exc:
+        if exc.errno not in NO_HARD_LINKS:
+            raise
+        if os.path.lexists(target):  # looked at again: the narrowest window such a disk allows
+            raise _exists(target) from None
+        os.replace(part, target)
+        return
+    part.unlink()
 
 
 def _copy(database: Path, part: Path) -> int:

@@ -156,7 +156,6 @@ def test_an_older_daemons_warning_says_the_name_typed(
     assert shown.returncode == 1
     assert shown.stderr.splitlines() == [
         f"{name}: warning: the daemon runs gpuherd 0.0.1 and this is {__version__}: restart it "
-        "to run this version (`gpuherd daemon stop`, then `gpuherd daemon start`; running jobs "
-        "go on)",
+        "to run this version (`gpuherd daemon restart`: running jobs go on)",
         f"{name}: error: no job 5",
     ]

@@ -4,6 +4,7 @@ things are": the restore). Every refusal is one line, and writes nothing."""
 
 from __future__ import annotations
 
+import errno
 import shlex
 import sqlite3
 import stat
@@ -14,6 +15,9 @@ from pathlib import Path
 import pytest
 
 from conftest import Herd, wait_for
+from gpuherd import paths, queue_backup
+from gpuherd.errors import HerdError
+from gpuherd.store import Store
 
 
 def backed_up(herd: Herd, to: Path, *options: str) -> int:
@@ -161,3 +165,62 @@ def test_every_refusal_is_one_line_and_writes_nothing(herd: Herd, tmp_path: Path
         assert said == f"{own} is the queue's own database: name another file"
     assert checked(database) == []  # untouched, whole
     assert sorted(p.name for p in tmp_path.iterdir()) == ["herd-backup.db", "home"]
+
+
+def test_an_empty_file_is_refused_as_a_usage_error(herd: Herd) -> None:
+    herd.start("--fake-gpus", "1")  # a queue to back up: the refusal is FILE's alone
+    said = herd.usage_error("daemon", "backup", "")  # `daemon backup "$FILE"`, FILE unset
+    assert said == (
+        "gpuherd: error: FILE is empty: give the file to write the copy to, such as "
+        "herd-backup.db (see gpuherd daemon backup --help)\n"
+    )
+
+
+@pytest.fixture
+def queue_home(tmp_path: Path) -> Path:
+    """A home whose herd.db holds an empty queue (no daemon: the backup reads the file)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    Store(paths.database(home)).close()
+    return home
+
+
+def test_a_file_made_at_file_during_the_copy_is_not_replaced(
+    queue_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """FILE was looked for before the copy, and the copy renamed over whatever stood there by
+    then: another backup to that name, made meanwhile, was lost without a word."""
+    target = tmp_path / "herd-backup.db"
+    copy = queue_backup._copy
+
+    def copy_while_another_writes(database: Path, part: Path) -> int:
+        jobs = copy(database, part)
+        target.write_text("another backup's")  # between the look for FILE and its taking
+        return jobs
+
+    monkeypatch.setattr(queue_backup, "_copy", copy_while_another_writes)
+    with pytest.raises(HerdError) as refusal:
+        queue_backup.back_up(queue_home, target, replace=False)
+    assert str(refusal.value) == (  # the line of a FILE that was there first
+        f"{target} exists: name another file, or give --force to replace it (the copy is "
+        "written whole before it takes the file's place)"
+    )
+    assert target.read_text() == "another backup's"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["herd-backup.db", "home"]
+    target.unlink()
+    said = queue_backup.back_up(queue_home, target, replace=True)  # --force: it takes its place
+    assert said == f"backed up the queue (0 jobs) to {target}" and checked(target) == []
+
+
+def test_a_disk_without_hard_links_still_gets_its_backup(
+    queue_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refused_link(source: object, target: object) -> None:
+        raise OSError(errno.EPERM, "Operation not permitted")  # what vfat's link() says
+
+    monkeypatch.setattr(queue_backup.os, "link", refused_link)
+    target = tmp_path / "herd-backup.db"
+    said = queue_backup.back_up(queue_home, target, replace=False)
+    assert said == f"backed up the queue (0 jobs) to {target}"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["herd-backup.db", "home"]
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600 and checked(target) == []

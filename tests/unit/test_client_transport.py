@@ -280,4 +280,6 @@ def test_a_daemon_of_another_version_is_named_once(
     assert err.startswith(
         f"gpuherd: warning: the daemon runs gpuherd 0.0.1 and this is {__version__}"
     )
-    assert "`gpuherd daemon stop`, then `gpuherd daemon start`" in err
+    assert err.endswith(
+        "restart it to run this version (`gpuherd daemon restart`: running jobs go on)\n"
+    )

@@ -11,11 +11,14 @@ from pathlib import Path
 import click
 
 from gpuherd import paths
+from gpuherd.cli.param_types import Place
 from gpuherd.queue_backup import back_up
 
 
 @click.command()
-@click.argument("file", type=click.Path(path_type=Path))
+@click.argument(
+    "file", type=Place(path_type=Path, what="the file to write the copy to, such as herd-backup.db")
+)
 @click.option("--force", is_flag=True, help="Replace FILE if it exists.")
 def backup(file: Path, force: bool) -> None:
     """Copy the queue (herd.db) to FILE, in one consistent state, readable by you alone.

@@ -1,4 +1,4 @@
-"""`gpuherd daemon start|stop|status|log` (and `backup`, from daemon_backup.py)."""
+"""`gpuherd daemon start|stop|status|log` (and `backup` and `restart`, from their modules)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import click
 
 from gpuherd import paths
 from gpuherd.cli.daemon_backup import backup
+from gpuherd.cli.daemon_restart import restart
 from gpuherd.cli.options import fake_gpus_option, gpu_choice, json_option
 from gpuherd.cli.param_types import LISTEN, Choosing, WholeRange
 from gpuherd.client import Client
@@ -75,11 +76,11 @@ def start(
     gpu_choice(gpus, fake_gpus, ray=executor == "ray" or address is not None)
     client = Client()
     try:
-        running: dict[str, Any] | None = _status_within(client)
+        running: dict[str, Any] | None = status_within(client)
     except DaemonError:  # none runs (or none can be reached there): the new one will say
         running = None
     if running is not None:
-        raise _already_running(client, running)
+        raise already_running(client, running)
     args = [sys.executable, "-m", "gpuherd.daemon", "--home", str(client.home)]
     options = [("--gpus", gpus), ("--fake-gpus", fake_gpus), ("--slots", slots)]
     options += [("--executor", executor), ("--address", address)]
@@ -134,7 +135,7 @@ def _wait_until_up(client: Client, proc: subprocess.Popen[bytes], logged: int) -
             if reason and reason.startswith(ALREADY_RUNNING):  # another start won the lock
                 winner = _status_or_none(client, deadline)
                 if winner is not None:
-                    raise _already_running(client, winner)
+                    raise already_running(client, winner)
             # No last word (it died first: an import error, say): its traceback is in the log.
             log = paths.daemon_log(client.home)
             raise DaemonError(reason or f"the daemon exited with status {code}; see {log}")
@@ -176,7 +177,7 @@ def _still_starting(client: Client, pid: int) -> str:
     )
 
 
-def _status_within(client: Client) -> dict[str, Any]:
+def status_within(client: Client) -> dict[str, Any]:
     """The running daemon's status, if it answers within ANSWER_WITHIN; one that listens but
     does not answer is a HerdError saying so and what to do (not a DaemonError: `start` takes
     those for "none runs"), not the client's 60 s wait."""
@@ -206,7 +207,7 @@ def _status_or_none(client: Client, until: float = 0.0) -> dict[str, Any] | None
             time.sleep(0.02)
 
 
-def _already_running(client: Client, status: dict[str, Any]) -> HerdError:
+def already_running(client: Client, status: dict[str, Any]) -> HerdError:
     theirs = status.get("home")
     if theirs is not None and theirs != str(client.home):  # a GPUHERD_SOCKET shared by two
         return HerdError(
@@ -227,13 +228,19 @@ def stop(drain: bool, kill: bool) -> None:
     if drain and kill:
         raise click.UsageError("give --drain (let running jobs finish) or --kill, not both")
     client = Client()
-    status = _status_within(client)
-    pid = int(status["pid"])
+    pid = int(status_within(client)["pid"])
+    left = stop_daemon(client, pid, "drain" if drain else "kill" if kill else "leave")
+    if left is not None:  # jobs a --kill could not reach
+        raise HerdError(left)
+
+
+def stop_daemon(client: Client, pid: int, mode: str) -> str | None:
+    """Ask the daemon (`pid`) to stop (leave, drain or kill its running jobs), say its answer,
+    and return once it has stopped: with its last word, if it has one (jobs a --kill could
+    not reach). One that ends before it has stopped (killed, crashed) is a HerdError."""
     log = paths.daemon_log(client.home)
     logged = log.stat().st_size if log.exists() else 0  # the daemon's last word comes after
-    answer = client.post(
-        "/daemon/stop", {"mode": "drain" if drain else "kill" if kill else "leave"}
-    )
+    answer = client.post("/daemon/stop", {"mode": mode})
     click.echo(answer["message"])
     _wait_for_exit(pid)
     if client.socket_path.exists():  # a daemon that stops (not one that dies) removes it
@@ -243,8 +250,7 @@ def stop(drain: bool, kill: bool) -> None:
             f"`{typed_name()} daemon log`"
         )
     click.echo("daemon stopped")
-    if (left := client.last_word(logged)) is not None:  # jobs a --kill could not reach
-        raise HerdError(left)
+    return client.last_word(logged)
 
 
 def _wait_for_exit(pid: int) -> None:
@@ -266,7 +272,7 @@ def status(as_json: bool) -> None:
     """Is a daemon running? Its pid, socket, GPUs, version and uptime."""
     client = Client()
     try:
-        answer = _status_within(client)
+        answer = status_within(client)
     except DaemonError as exc:
         if as_json:
             click.echo(json.dumps({"running": False, "home": str(client.home)}))
@@ -363,4 +369,5 @@ def _rotated(path: Path, fd: int) -> bool:
 
 
 daemon.add_command(backup)
+daemon.add_command(restart)
 COMMANDS = [daemon]

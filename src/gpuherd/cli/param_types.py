@@ -176,13 +176,23 @@ class Place(_Flagged, click.Path):
     """A file or folder (--cwd, --output-dir, ...), flagged: click's "Directory 'x' does not
     exist." said what was wrong, not what to give. An empty value (`--cwd "$DIR"` with DIR
     unset) is refused: click made it the current folder, so `edit --cwd ''` moved a job to
-    wherever the edit was typed and `run --times-from ''` read `.`, without a word."""
+    wherever the edit was typed and `run --times-from ''` read `.`, without a word. So is an
+    empty argument (`daemon backup "$FILE"`: `FILE is empty: give ...`). `what` says what to
+    give, where "a file", "a folder" or "a path" says too little."""
+
+    def __init__(self, *args: Any, what: str | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.what = what
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if value == "" and isinstance(param, click.Option):
             raise click.UsageError(
                 f"{param.opts[-1]} is empty: give {self._what()}, or leave {param.opts[-1]} out",
                 ctx,
+            )
+        if value == "" and isinstance(param, click.Argument):
+            raise click.UsageError(
+                f"{param.human_readable_name} is empty: give {self._what()}", ctx
             )
         return super().convert(value, param, ctx)
 
@@ -193,6 +203,8 @@ class Place(_Flagged, click.Path):
         super().fail(f"{said[:1].lower()}{said[1:]}: give {self._what()}", param, ctx)
 
     def _what(self) -> str:
+        if self.what is not None:
+            return self.what
         what = "a folder" if not self.file_okay else "a file" if not self.dir_okay else "a path"
         return what + (" that exists" if self.exists else "")
 

@@ -1,0 +1,83 @@
+"""`gpuherd daemon restart [--kill]`: `daemon stop`, then `daemon start` as the daemon was.
+
+The GPUs and the executor a start was given are remembered in the queue (daemon.py), but
+not its --listen: a stop and a plain start quietly dropped the dashboard's TCP listener. A
+restart asks the running daemon where it listens before stopping it, and starts the next
+one there. It takes no other option of `start`: it brings back the daemon that ran, and a
+change (other GPUs, another executor) is a `stop`, then a `start` with it. Nor --drain: a
+plain restart already keeps the running jobs (the next daemon re-attaches to them), and a
+drain would hold the restart until the last of them ends.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from gpuherd.cli.options import gpu_choice
+from gpuherd.client import Client
+from gpuherd.core.units import plural
+from gpuherd.errors import HerdError, NotRunning
+from gpuherd.typed_name import prefixed, typed_name
+
+
+@click.command()
+@click.option(
+    "--kill",
+    is_flag=True,
+    help="Kill running jobs first, as `daemon stop --kill` (else they go on, re-attached).",
+)
+@click.pass_context
+def restart(ctx: click.Context, kill: bool) -> None:
+    """Stop the daemon and start it again with the same GPUs, executor and --listen address.
+
+    Running jobs go on and the new daemon re-attaches to them (--kill stops them first). With
+    no daemon running, it starts one, as the last one started.
+    """
+    from gpuherd.cli import daemon_cmds  # deferred: that module registers this command
+
+    # Checked as `start` checks it, before anything stops: a bad GPUHERD_FAKE_GPUS refused
+    # only once the daemon had stopped would leave none running.
+    gpu_choice(None, None)
+    client = Client()
+    try:
+        status = daemon_cmds.status_within(client)
+    except NotRunning:
+        click.echo(f"no daemon was running for {client.home}: starting one")
+        ctx.invoke(daemon_cmds.start)
+        return
+    if status.get("home") not in (None, str(client.home)):  # a GPUHERD_SOCKET shared by two
+        raise daemon_cmds.already_running(client, status)
+    _refuse_a_stopping_daemon(status)
+    listen = client.get("/daemon/listen")["address"]  # None when it does not listen
+    left = daemon_cmds.stop_daemon(client, int(status["pid"]), "kill" if kill else "leave")
+    if left is not None:  # jobs a --kill could not reach: the next daemon carries out the kill
+        click.echo(prefixed("warning", left), err=True)
+    try:
+        ctx.invoke(daemon_cmds.start, listen=listen)
+    except HerdError as exc:
+        start = f"`{typed_name()} daemon start`"
+        jobs = "" if kill else f" (running jobs go on: the next {start} re-attaches to them)"
+        raise HerdError(f"the daemon stopped, but the new one did not start{jobs}: {exc}") from None
+
+
+def _refuse_a_stopping_daemon(status: dict[str, Any]) -> None:
+    """A daemon that drains (`stop --drain`) or kills its jobs (`stop --kill`) was asked to
+    stop once they end: a restart would call that off without a word. One line says so."""
+    mode, pid, name = status.get("stopping"), status["pid"], typed_name()
+    if mode is None:
+        return
+    if mode == "drain":
+        running = int(status.get("running_jobs") or 0)
+        ends = "ends" if running == 1 else "end"
+        raise HerdError(
+            f"the daemon (pid {pid}) is draining: it stops once its "
+            f"{plural(running, 'running job')} {ends}, then `{name} daemon start` starts the "
+            f"next; or `{name} daemon stop` stops it now (its jobs go on, and the next daemon "
+            "re-attaches to them)"
+        )
+    killing = " after killing its running jobs" if mode == "kill" else ""
+    raise HerdError(
+        f"the daemon (pid {pid}) is stopping{killing}: `{name} daemon start` once it has stopped"
+    )

@@ -1,0 +1,162 @@
+"""`gpuherd daemon restart [--kill]`: `daemon stop`, then `daemon start` as the daemon was:
+its GPUs, its executor and its --listen address (which a start does not remember). Running
+jobs go on and the new daemon re-attaches to them; with no daemon running, one is started."""
+
+from __future__ import annotations
+
+import http.client
+import os
+import signal
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import psutil
+
+from conftest import Herd, gone, group_members, wait_for
+
+
+def restarted(herd: Herd, *options: str) -> list[str]:
+    """`daemon restart OPTIONS`, which succeeds: the lines it printed (nothing on stderr)."""
+    done = herd.cli("daemon", "restart", *options)
+    assert done.stderr == "", done
+    return done.stdout.splitlines()
+
+
+def started_line(herd: Herd, gpus: str) -> str:
+    """What `daemon start` prints first, for the daemon that runs now (`gpus`: `4 GPUs`)."""
+    return f"daemon started (pid {herd.pid}, fake: {gpus}); socket {herd.client.socket_path}"
+
+
+def refused(herd: Herd, *options: str) -> str:
+    """`daemon restart OPTIONS`, refused: its one line (exit 1, nothing on stdout)."""
+    proc = herd.cli("daemon", "restart", *options, check=False)
+    assert (proc.returncode, proc.stdout) == (1, ""), proc
+    assert proc.stderr.startswith("gpuherd: error: ") and proc.stderr.count("\n") == 1, proc
+    return proc.stderr.removeprefix("gpuherd: error: ").rstrip("\n")
+
+
+def test_a_running_job_goes_on_through_a_restart_and_ends_succeeded(
+    daemon: Herd, tmp_path: Path
+) -> None:
+    go = tmp_path / "go"
+    job = daemon.running_until(go)
+    before = wait_for(lambda: daemon.job(job)["pid"], what="the job's pid")
+    old = daemon.pid
+    assert restarted(daemon) == [
+        "stopping; 1 running job goes on and the next daemon re-attaches",
+        "daemon stopped",
+        started_line(daemon, "4 GPUs"),
+    ]
+    assert daemon.pid != old and gone(old)
+    assert [g["index"] for g in daemon.json("gpus")["gpus"]] == [0, 1, 2, 3]  # remembered
+    now = daemon.job(job)
+    assert (now["state"], now["pid"]) == ("running", before)  # re-attached, not run again
+    go.touch()
+    ended = daemon.wait_state(job, "succeeded", "failed", "killed", "lost")
+    assert (ended["state"], ended["attempt"]) == ("succeeded", 1)
+
+
+def test_restart_kill_kills_the_running_jobs_first(daemon: Herd, tmp_path: Path) -> None:
+    job = daemon.running_until(tmp_path / "go")
+    pgid = wait_for(lambda: daemon.job(job)["pid"], what="the job's pid")
+    assert restarted(daemon, "--kill") == [
+        "stopping after killing 1 running job",
+        "daemon stopped",
+        started_line(daemon, "4 GPUs"),
+    ]
+    assert not group_members(pgid)
+    assert (daemon.job(job)["state"], daemon.job(job)["outcome"]) == ("killed", "killed")
+
+
+def answered(url: str) -> int:
+    """The status of GET /api/v1/daemon over TCP, with the token of the dashboard's `url`."""
+    parts = urlsplit(url)
+    token = parse_qs(parts.query)["token"][0]
+    conn = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=10)
+    try:
+        conn.request("GET", "/api/v1/daemon", headers={"Authorization": f"token {token}"})
+        return conn.getresponse().status
+    finally:
+        conn.close()
+
+
+def test_a_listening_daemon_comes_back_listening_at_the_same_address(herd: Herd) -> None:
+    herd.start("--fake-gpus", "1", "--listen", "127.0.0.1:0")  # a port of the system's choice
+    address = herd.client.get("/daemon/listen")["address"]
+    lines = restarted(herd)
+    assert lines[:3] == ["stopping", "daemon stopped", started_line(herd, "1 GPU")]
+    listening = herd.client.get("/daemon/listen")
+    assert (listening["listening"], listening["address"]) == (True, address)
+    assert lines[3:] == [f"dashboard: {listening['url']}"]  # what `start --listen` says
+    assert listening["url"].startswith(f"http://{address}/?token=")
+    assert answered(listening["url"]) == 200
+    # What the daemon does, not what it was started with: a listener stopped stays stopped,
+    # and one `gpuherd ui` started is kept.
+    herd.cli("ui", "--stop")
+    assert restarted(herd)[3:] == []
+    assert not herd.client.get("/daemon/listen")["listening"]
+    herd.cli("ui", "--listen", "127.0.0.1:0")
+    address = herd.client.get("/daemon/listen")["address"]
+    assert restarted(herd)[3:] == [f"dashboard: {herd.client.get('/daemon/listen')['url']}"]
+    assert herd.client.get("/daemon/listen")["address"] == address
+
+
+def test_with_no_daemon_running_it_starts_one_as_the_last_one_started(herd: Herd) -> None:
+    herd.start("--fake-gpus", "2")
+    herd.cli("daemon", "stop")
+    assert restarted(herd) == [
+        f"no daemon was running for {herd.home}: starting one",
+        started_line(herd, "2 GPUs"),
+    ]
+
+
+def test_a_draining_daemon_is_left_to_drain(daemon: Herd, tmp_path: Path) -> None:
+    go = tmp_path / "go"
+    daemon.running_until(go)
+    pid = daemon.pid
+    drain = daemon.popen("daemon", "stop", "--drain")
+    try:
+        wait_for(lambda: daemon.client.get("/daemon")["stopping"] == "drain", what="a drain")
+        assert refused(daemon) == (
+            f"the daemon (pid {pid}) is draining: it stops once its 1 running job ends, then "
+            "`gpuherd daemon start` starts the next; or `gpuherd daemon stop` stops it now "
+            "(its jobs go on, and the next daemon re-attaches to them)"
+        )
+        assert daemon.client.get("/daemon")["stopping"] == "drain"  # untouched
+        go.touch()
+        assert drain.wait(timeout=30) == 0
+    finally:
+        drain.kill()
+        drain.communicate()
+
+
+def test_a_daemon_that_does_not_answer_is_named_and_left_alone(daemon: Herd) -> None:
+    pid = daemon.pid
+    daemon.env["GPUHERD_TEST_ANSWER_WITHIN"] = "1"
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        wait_for(lambda: psutil.Process(pid).status() == psutil.STATUS_STOPPED, what="stopped")
+        assert refused(daemon) == (
+            f"a daemon (pid {pid}) holds {daemon.home} but did not answer within 1s: it is "
+            f"stopped (SIGSTOP, or Ctrl-Z): `kill -CONT {pid}` resumes it; `kill -9 {pid}` ends "
+            "it (its running jobs go on, and the next `gpuherd daemon start` re-attaches to them)"
+        )
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    assert daemon.pid == pid  # neither stopped nor replaced
+
+
+def test_a_new_daemon_that_does_not_start_is_one_line(daemon: Herd, tmp_path: Path) -> None:
+    # The new daemon inherits the restart's environment: a socket it cannot make (under a
+    # file). The restart reaches the old one where it noted its socket.
+    blocker = tmp_path / "a-file"
+    blocker.touch()
+    env = {**daemon.env, "GPUHERD_SOCKET": str(blocker / "herd.sock")}
+    proc = daemon.cli("daemon", "restart", check=False, env=env)
+    assert proc.returncode == 1, proc
+    assert proc.stdout.splitlines() == ["stopping", "daemon stopped"]
+    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith(
+        "gpuherd: error: the daemon stopped, but the new one did not start (running jobs go "
+        "on: the next `gpuherd daemon start` re-attaches to them): "
+    ), proc.stderr
+    assert not daemon.is_up()
