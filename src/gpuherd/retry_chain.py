@@ -1,27 +1,87 @@
-"""The jobs a `retry` runs again ahead of a dependency that was itself cancelled because one
-it waited for ended badly: of a chain 18 <- 19 <- 20 whose job 18 failed, `gpuherd retry 19
-20` is refused for job 19, and `gpuherd retry 18 19 20` runs the chain again."""
+"""The jobs a `retry` runs again ahead of a job that waits for jobs that ended otherwise than
+it waits for: of a chain 18 <- 19 <- 20 whose job 18 failed, `gpuherd retry 19 20` is refused
+for job 19, and `gpuherd retry 18 19 20` runs the chain again; of a job 5 `--after 3,4`
+whose jobs 3 and 4 both failed, `gpuherd retry 3 4 5` (`retry 3 5` is refused: job 4 stays
+failed)."""
 
 from __future__ import annotations
 
+import heapq
+from collections.abc import Iterable
+
+from gpuherd.core.lifecycle import Rerun
 from gpuherd.core.states import FINISHED_STATES, JobState, OutcomeKind
 from gpuherd.store import Store
 
 
-def ahead_of(store: Store, dep_id: int) -> list[int]:
-    """The jobs, first waited for first, whose ends cancelled job `dep_id` (dependency_failed),
-    each through the next; empty when `dep_id` was not cancelled so."""
-    ahead: list[int] = []
-    job_id = dep_id
-    while True:
-        job = store.get_jobs([job_id]).get(job_id)
-        if job is None or job.state is not JobState.CANCELLED or job.outcome is None:
-            return ahead
-        if job.outcome.kind is not OutcomeKind.DEPENDENCY_FAILED:
-            return ahead
-        # The first that ended so, as engine_endings.fail_orphaned_waiters names it.
-        ended = [d for d, s, _ in store.unmet_deps(job_id) if JobState(s) in FINISHED_STATES]
-        if not ended or ended[0] == dep_id or ended[0] in ahead:  # (deps have no cycle)
-            return ahead
-        job_id = ended[0]
-        ahead.insert(0, job_id)
+def reruns(store: Store, job_ids: Iterable[int]) -> dict[int, Rerun]:
+    """For each of `job_ids`, what a retry must run again ahead of it (core/lifecycle.Rerun):
+    every job it waits for that ended otherwise than it waits for, and of those cancelled so
+    in turn (dependency_failed), theirs, each once. Each job's read once, however many jobs
+    wait for it (a sweep of 1,000 points `--after` one failed job)."""
+    return _Walk(store).reruns(job_ids)
+
+
+class _Walk:
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.ended: dict[int, list[tuple[int, JobState]]] = {}
+        """Per job read: the jobs it waits for that ended, yet unmet (ascending ids)."""
+        self.cascaded: dict[int, bool] = {}
+        """Per dependency: whether it was cancelled as one it waited for ended so."""
+        self.behind: dict[int, frozenset[int]] = {}
+        """Per dependency: it, and what a retry must run again ahead of it."""
+
+    def reruns(self, job_ids: Iterable[int]) -> dict[int, Rerun]:
+        found: dict[int, Rerun] = {}
+        for job_id in job_ids:
+            deps = [dep for dep, _ in self._ended(job_id)]
+            if not deps:
+                continue
+            ids = self._ordered(frozenset().union(*map(self._behind, deps)))
+            first = deps[0]  # (its cause read, and none once that was queued again meanwhile)
+            cause = next(iter(self._ended(first)), None) if self.cascaded[first] else None
+            states = {d: s for i in (job_id, *ids) for d, s in self.ended.get(i, ())}
+            succeeded = tuple(i for i in ids if states.get(i) is JobState.SUCCEEDED)
+            found[job_id] = Rerun(ids, cause, succeeded)
+        return found
+
+    def _ended(self, job_id: int) -> list[tuple[int, JobState]]:
+        if job_id not in self.ended:
+            unmet = ((dep, JobState(state)) for dep, state, _ in self.store.unmet_deps(job_id))
+            self.ended[job_id] = [(dep, s) for dep, s in unmet if s in FINISHED_STATES]
+        return self.ended[job_id]
+
+    def _behind(self, dep_id: int) -> frozenset[int]:
+        if dep_id not in self.behind:
+            self.behind[dep_id] = frozenset([dep_id])  # (deps have no cycle: a guard still)
+            job = self.store.get_jobs([dep_id]).get(dep_id)
+            self.cascaded[dep_id] = bool(
+                job
+                and job.state is JobState.CANCELLED
+                and job.outcome
+                and job.outcome.kind is OutcomeKind.DEPENDENCY_FAILED
+            )
+            if self.cascaded[dep_id]:
+                ahead = (self._behind(dep) for dep, _ in self._ended(dep_id))
+                self.behind[dep_id] = frozenset([dep_id]).union(*ahead)
+        return self.behind[dep_id]
+
+    def _ordered(self, ids: frozenset[int]) -> tuple[int, ...]:
+        """`ids`, each after the ones of them it waits for, else by ascending id: ascending,
+        as `gpuherd retry` takes them, unless an edit made a job wait for a later one."""
+        waits = {
+            i: {dep for dep, _ in self.ended[i] if dep in ids} if self.cascaded[i] else set()
+            for i in ids
+        }
+        ready = [i for i in ids if not waits[i]]
+        heapq.heapify(ready)
+        order: list[int] = []
+        while ready:
+            order.append(done := heapq.heappop(ready))
+            for job_id, deps in waits.items():
+                if done in deps:
+                    deps.discard(done)
+                    if not deps:
+                        heapq.heappush(ready, job_id)
+        return tuple(order)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpuherd import jobfiles
 from gpuherd.core.deps import KINDS
-from gpuherd.core.lifecycle import cancelled_at_once
+from gpuherd.core.lifecycle import Rerun, cancelled_at_once
 from gpuherd.core.log_names import FOLDER_LOGS
 from gpuherd.core.model import Job
 from gpuherd.core.output_files import Files, recorded_or_named, shared_file, sharing
@@ -41,7 +41,7 @@ from gpuherd.listing import (
     stored_views,
     worded,
 )
-from gpuherd.retry_chain import ahead_of
+from gpuherd.retry_chain import reruns
 from gpuherd.service_edit import EditVerbs
 from gpuherd.service_order import MoveVerbs
 from gpuherd.service_reasons import explainer
@@ -64,26 +64,25 @@ class Submitted:
     ids: list[int]
     cancelled: Mapping[int, tuple[int, JobState]]
     """The jobs cancelled at once, each with the dependency that already ended badly."""
-    ahead: Mapping[int, Sequence[int]] = field(default_factory=dict)
-    """Of such a dependency cancelled as one it waited for ended badly, the jobs to retry
-    ahead of it (retry_chain.ahead_of)."""
+    reruns: Mapping[int, Rerun] = field(default_factory=dict)
+    """Of each job cancelled so, what a retry must run again ahead of it: every job it waits
+    for that ended badly, and theirs through the ones cancelled so (retry_chain.reruns)."""
 
     @classmethod
     def told(
         cls, store: Store, ids: list[int], cancelled: Mapping[int, tuple[int, JobState]]
     ) -> Submitted:
-        """The submission of `ids`, with what a retry of each dependency in `cancelled` needs
-        ahead of it (the submission's answer and the dashboard's banner say the same)."""
-        return cls(ids, cancelled, {dep: ahead_of(store, dep) for dep, _ in cancelled.values()})
+        """The submission of `ids`, with what a retry of each job in `cancelled` needs ahead
+        of it (the submission's answer and the dashboard's banner say the same)."""
+        return cls(ids, cancelled, reruns(store, sorted(cancelled)))
 
     def warnings(self) -> list[str]:
-        """One line per dependency, on the jobs cancelled at once as it already ended badly."""
-        by_dep: dict[tuple[int, JobState], list[int]] = {}
+        """One line per dependency (and retry), on the jobs cancelled at once as it already
+        ended badly."""
+        by_dep: dict[tuple[int, JobState, Rerun | None], list[int]] = {}
         for job_id, dep in sorted(self.cancelled.items()):
-            by_dep.setdefault(dep, []).append(job_id)
-        return [
-            cancelled_at_once(ids, *dep, self.ahead.get(dep[0], ())) for dep, ids in by_dep.items()
-        ]
+            by_dep.setdefault((*dep, self.reruns.get(job_id)), []).append(job_id)
+        return [cancelled_at_once(ids, *told) for told, ids in by_dep.items()]
 
 
 class Service(SystemVerbs, EditVerbs, MoveVerbs):

@@ -17,6 +17,7 @@ from gpuherd import paths
 from gpuherd.core.idspec import no_job_with
 from gpuherd.core.lifecycle import (
     PUT_BACK,
+    Rerun,
     Stopping,
     killed_while_stopping,
     refused_while_stopping,
@@ -40,7 +41,7 @@ from gpuherd.engine import Engine
 from gpuherd.engine_endings import cancel_waiters
 from gpuherd.engine_held_runs import removal_refused
 from gpuherd.errors import Conflict, HerdError, InvalidValue, NotFound
-from gpuherd.retry_chain import ahead_of
+from gpuherd.retry_chain import reruns
 from gpuherd.store import Store
 from gpuherd.wire import ActionResult
 
@@ -190,13 +191,13 @@ class JobVerbs:
         self.engine.move_state(job, event, to, detail=detail, release_at=None, **PUT_BACK)
         return "held (`gpuherd release` to run again)" if hold else "queued again"
 
-    def _dead_dependency(self, job: Job) -> tuple[int, JobState, list[int]] | None:
+    def _dead_dependency(self, job: Job) -> tuple[int, JobState, Rerun] | None:
         """The first job `job` waits for that ended otherwise than it waits for (never met:
-        core/deps.never_met), with how it ended and the jobs to retry ahead of it (ahead_of);
-        None if none did."""
+        core/deps.never_met), with how it ended and what a retry must run again ahead of
+        `job` (retry_chain.reruns: every job so, not that one alone); None if none did."""
         for dep_id, state, _ in self.store.unmet_deps(job.id):
             if JobState(state) in FINISHED_STATES:  # ended, yet unmet
-                return dep_id, JobState(state), ahead_of(self.store, dep_id)
+                return dep_id, JobState(state), reruns(self.store, [job.id])[job.id]
         return None
 
     def pause(self, ids: Sequence[int]) -> list[ActionResult]:

@@ -428,6 +428,29 @@ def test_a_body_to_an_endpoint_that_takes_none_is_refused(api: Api, method: str,
     assert api.send("POST", "/queue/pause").status == 200
 
 
+BODYLESS_BAD_PATHS = [
+    ("POST", "/gpus/abc/drain"),
+    ("DELETE", "/gpus/abc"),
+    ("POST", "/gpus/x/enable"),
+]
+
+
+@pytest.mark.parametrize(
+    ("method", "path"), BODYLESS_BAD_PATHS, ids=[p for _, p in BODYLESS_BAD_PATHS]
+)
+def test_a_body_to_a_path_refused_anyway_gets_the_paths_error(
+    api: Api, method: str, path: str
+) -> None:
+    """With a body, `POST /gpus/abc/drain` was told "takes no body", without one that `abc`
+    is no GPU index: the body was looked at first. The path's error, either way."""
+    before = api.snapshot()
+    bare = api.send(method, path)
+    sent = api.send(method, path, b'{"ids": [3]}', JSON)
+    assert bare.status == 422 and "index" in bare.error, bare.error
+    assert (sent.status, sent.error) == (bare.status, bare.error)
+    assert api.snapshot() == before
+
+
 def test_an_unknown_gpu_action_is_an_unknown_endpoint_naming_the_actions(api: Api) -> None:
     """It answered 400, where every other path that names no endpoint answers 404."""
     before = api.snapshot()

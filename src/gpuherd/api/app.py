@@ -11,12 +11,13 @@ import email.message
 import json
 import logging
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 from urllib.parse import parse_qsl
 
 from fastapi import Depends, FastAPI, Request
 from fastapi.dependencies.models import Dependant
+from fastapi.dependencies.utils import request_params_to_args
 from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
@@ -75,6 +76,7 @@ def create_app(service: Service, pid: int, socket_path: str) -> FastAPI:
     app.state.pid = pid
     app.state.socket_path = socket_path
     app.state.stop_mode = "leave"
+    app.state.takes_body = {}  # refuse_body_where_none's, per route
     checked = [Depends(refuse_unknown_query), Depends(refuse_body_where_none)]
     app.include_router(jobs.router, prefix="/api/v1", dependencies=checked)
     app.include_router(system.router, prefix="/api/v1", dependencies=checked)
@@ -170,15 +172,18 @@ async def refuse_unknown_query(request: Request) -> None:
 async def refuse_body_where_none(request: Request) -> None:
     """A body sent to an endpoint that takes none (`/queue/pause`, `/gpus/0/drain`) is
     refused, as a body's unknown field is: `{"ids": [3]}` to /queue/pause paused the whole
-    queue. An empty body or `{}` (what the CLI sends) is no body."""
-    if request.method == "GET" or _takes_body(request.scope["route"].dependant):
+    queue. An empty body or `{}` (what the CLI sends) is no body. A path or query value
+    FastAPI refuses (`/gpus/abc/drain`) is told first, as without a body: this check, a
+    dependency, runs before FastAPI reads them."""
+    route = request.scope["route"]
+    if request.method == "GET" or _takes_body(request.app.state.takes_body, route):
         return
     sent = await request.body()
     try:
         data = json.loads(sent) if sent.strip() else {}
     except ValueError:
         data = None
-    if data == {}:
+    if data == {} or _values_refused(route.dependant, request):  # (its error follows)
         return
     field = f"{next(iter(data))}: unknown field (misspelt?): " if isinstance(data, dict) else ""
     raise InvalidValue(
@@ -187,15 +192,32 @@ async def refuse_body_where_none(request: Request) -> None:
     )
 
 
-def _takes_body(dependant: Dependant) -> bool:
-    return bool(dependant.body_params) or any(map(_takes_body, dependant.dependencies))
+def _takes_body(known: dict[int, bool], route: Any) -> bool:
+    """Whether `route` or a dependency of it reads a body: its tree walked once, then `known`
+    (the app's, by the route's id: the app keeps its routes; a route is not hashable)."""
+    if (takes := known.get(id(route))) is None:
+        takes = known[id(route)] = any(dep.body_params for dep in _tree(route.dependant))
+    return takes
+
+
+def _values_refused(dependant: Dependant, request: Request) -> bool:
+    """Whether FastAPI refuses a path or query value of the request (`/gpus/abc/drain`)."""
+    return any(
+        request_params_to_args(dep.path_params, request.path_params)[1]
+        or request_params_to_args(dep.query_params, request.query_params)[1]
+        for dep in _tree(dependant)
+    )
+
+
+def _tree(dependant: Dependant) -> Iterator[Dependant]:
+    """`dependant` and its dependencies', each in turn."""
+    yield dependant
+    for sub in dependant.dependencies:
+        yield from _tree(sub)
 
 
 def _query_names(dependant: Dependant) -> set[str]:
-    names = {param.alias for param in dependant.query_params}
-    for sub in dependant.dependencies:
-        names |= _query_names(sub)
-    return names
+    return {param.alias for dep in _tree(dependant) for param in dep.query_params}
 
 
 def _database_refusal(service: Service, exc: sqlite3.OperationalError) -> HerdError | None:

@@ -219,50 +219,97 @@ def dependency_failed(dep_id: int, dep_state: JobState) -> Outcome:
     return Outcome(OutcomeKind.DEPENDENCY_FAILED, message=said)
 
 
+@dataclass(frozen=True)
+class Rerun:
+    """What a `retry` runs again ahead of a job that waits for jobs that ended otherwise than
+    it waits for (never met: core/deps.never_met): for it to be able to run, each of them, and
+    of those cancelled so in turn (dependency_failed), theirs (retry_chain.reruns)."""
+
+    ids: tuple[int, ...]
+    """Every such job, each once, the ones waited for first: as `gpuherd retry` takes them
+    (ascending ids, unless an edit made a job wait for a later one)."""
+    cause: tuple[int, JobState] | None = None
+    """Of the job the hint names (the first that so ended), cancelled so itself: the job
+    it waited for that ended so, and how."""
+    succeeded: tuple[int, ...] = ()
+    """Of `ids`, those that succeeded where a failure was waited for (--after-fail): their
+    rerun lets the jobs waiting for them run only if it fails."""
+
+
 def cancelled_at_once(
-    job_ids: Sequence[int], dep_id: int, dep_state: JobState, ahead: Sequence[int] = ()
+    job_ids: Sequence[int], dep_id: int, dep_state: JobState, rerun: Rerun | None = None
 ) -> str:
     """What a submission says of its jobs cancelled at once (dependency_failed), as job
     `dep_id`, which they wait for, already ended otherwise than they wait for: the same end
     as when it ends so a moment later (a script cannot tell which comes first), and how to
-    run them again (with the jobs `ahead` of `dep_id`, when it was cancelled so too)."""
+    run them again (with every job in `rerun`: `dep_id`'s alone by default)."""
     one = len(job_ids) == 1
     them = f"job {job_ids[0]} is" if one else f"jobs {format_ids(job_ids)} are"
     if dep_state is JobState.SUCCEEDED:  # (an --after-fail job's: nothing failed to act on)
         then = "--after-fail waits for a failure"
     else:
-        every = "both" if one and not ahead else "them all"
-        then = f"gpuherd retry {_retried(ahead, dep_id, job_ids)} runs {every} again"
+        then = _runs_again(rerun or Rerun((dep_id,)), job_ids)
     return (
         f"{them} cancelled at once: job {dep_id}, which {'it waits' if one else 'they wait'} "
         f"for, already {dep_state.value} ({then})"
     )
 
 
-def retry_refused(job_id: int, dep_id: int, dep_state: JobState, ahead: Sequence[int] = ()) -> str:
+def retry_refused(job_id: int, dep_id: int, dep_state: JobState, rerun: Rerun | None = None) -> str:
     """Why `retry` of a job cancelled as dependency_failed is refused while job `dep_id`, which
-    it waits for, stays in `dep_state`, an end that never lets it run: to retry both runs the
-    dependency again first. For an `--after-fail` job whose dependency succeeded, a rerun of
-    that dependency lets it run only if the rerun fails: said so, not "retry both" alone (both
-    would not run again: a second success cancels it again)."""
+    it waits for, stays in `dep_state`, an end that never lets it run: to retry both (all the
+    jobs of `rerun`) runs the dependency again first. For an `--after-fail` job whose
+    dependency succeeded, a rerun of that dependency lets it run only if the rerun fails:
+    said so, not "retry both" alone (both would not run again: a second success cancels it
+    again)."""
+    rerun = rerun or Rerun((dep_id,), succeeded=(dep_id,) * (dep_state is JobState.SUCCEEDED))
     if dep_state is JobState.SUCCEEDED:  # (only an --after-fail job is left unmet by it)
         return (
             f"job {job_id} waits for job {dep_id} to fail (--after-fail), and it succeeded: "
-            f"nothing failed to act on (gpuherd retry {dep_id} {job_id} runs job {dep_id} "
-            f"again, and job {job_id} only if it fails this time)"
+            f"nothing failed to act on ({_runs_again(rerun, [job_id])})"
         )
-    if ahead:  # `dep_id` was cancelled as one it waited for ended badly: "retry both" failed
+    if len(rerun.ids) == 1:
         return (
-            f"job {job_id} waits for job {dep_id}, which ended ({dep_state.value}) as one it "
-            "waited for did: retry them all "
-            f"(gpuherd retry {_retried(ahead, dep_id, [job_id])})"
+            f"job {job_id} waits for job {dep_id}, which ended ({dep_state.value}): retry both "
+            f"(gpuherd retry {dep_id} {job_id})"
         )
+    why = ""
+    if rerun.cause and rerun.cause[1] is JobState.SUCCEEDED:  # nothing failed: said so
+        why = f" as job {rerun.cause[0]}, which it waited for to fail (--after-fail), succeeded"
+    elif rerun.cause:  # `dep_id` was cancelled as one it waited for ended badly
+        why = " as one it waited for did"
+    command = f"gpuherd retry {_retried(rerun.ids, [job_id])}"
+    if rerun.succeeded:
+        command = _runs_again(rerun, [job_id])
     return (
-        f"job {job_id} waits for job {dep_id}, which ended ({dep_state.value}): retry both "
-        f"(gpuherd retry {dep_id} {job_id})"
+        f"job {job_id} waits for job {dep_id}, which ended ({dep_state.value}){why}: "
+        f"retry them all ({command})"
     )
 
 
-def _retried(ahead: Sequence[int], dep_id: int, job_ids: Sequence[int]) -> str:
+def _runs_again(rerun: Rerun, job_ids: Sequence[int]) -> str:
+    """`gpuherd retry ...`, the jobs of `rerun` then `job_ids`, and what it runs again: all
+    of them, or, after a success where a failure was waited for, that job, and the jobs
+    waiting for it only if it fails this time."""
+    command = f"gpuherd retry {_retried(rerun.ids, job_ids)}"
+    if not rerun.succeeded:
+        every = "both" if len(job_ids) == 1 and len(rerun.ids) == 1 else "them all"
+        return f"{command} runs {every} again"
+    rest = [i for i in (*rerun.ids, *job_ids) if i not in rerun.succeeded]
+    one = len(rerun.succeeded) == 1
+    waiting = (
+        f"job {rest[0]}" if len(rest) == 1 else f"the jobs waiting for {'it' if one else 'them'}"
+    )
+    return (
+        f"{command} runs {_named(rerun.succeeded)} again, and {waiting} only if "
+        f"{'it fails' if one else 'they fail'} this time"
+    )
+
+
+def _named(ids: Sequence[int]) -> str:
+    return f"job {ids[0]}" if len(ids) == 1 else f"jobs {format_ids(ids)}"
+
+
+def _retried(ahead: Sequence[int], job_ids: Sequence[int]) -> str:
     """The ids a `retry` that runs a chain again takes, the jobs first waited for first."""
-    return " ".join([*(str(i) for i in ahead), str(dep_id), format_ids(job_ids)])
+    return " ".join([*(str(i) for i in ahead), format_ids(job_ids)])
