@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from gpuherd.cli import plain
-from gpuherd.core.commands import flat_command, shown_command
+from gpuherd.core.commands import SHOWN_MOST, flat_command, shown_command
 from gpuherd.core.units import format_duration
 from gpuherd.jobfiles import tail, tail_lines
 
@@ -59,10 +59,10 @@ class LineReporter:
             return
         indices = ",".join(map(str, gpus))
         where = f"GPU {indices}" if len(gpus) == 1 else f"GPUs {indices}" if gpus else "no GPU"
-        shown = shown_command(command)
-        if shown != flat_command(command):  # cut: say where it is whole
+        shown = flat_command(command)  # (once a job: a run of thousands prints this line)
+        if len(shown) > SHOWN_MOST:  # cut: say where it is whole
             whole = f"{len(command):,} characters, whole in {self._prefix}{number}/job.json"
-            shown = f"{shown} ({whole})"
+            shown = f"{shown_command(command)} ({whole})"
         self._say(f"[{number}] started on {where}: {shown}")
 
     def skipped(self, number: int, folder: str) -> None:
