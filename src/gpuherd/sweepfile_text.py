@@ -172,5 +172,8 @@ def _yaml_problem(path: str, exc: yaml.YAMLError) -> str:
     problem = getattr(exc, "problem", None) or str(exc)
     context = getattr(exc, "context", None)
     text = f"{context}: {problem}" if context else problem
+    if "'\\t'" in str(problem):  # PyYAML's "found character '\t' that cannot start any token"
+        column = f" (column {mark.column + 1})" if mark is not None else ""
+        text = f"a tab{column}: YAML indents and separates with spaces only; replace it with spaces"
     line = f":{mark.line + 1}" if mark is not None else ""
     return f"{path}{line}: invalid YAML: {' '.join(str(text).split())}"

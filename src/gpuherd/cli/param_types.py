@@ -32,7 +32,10 @@ class _Flagged(click.ParamType):  # type: ignore[type-arg]
         self, message: str, param: click.Parameter | None = None, ctx: click.Context | None = None
     ) -> NoReturn:
         if isinstance(param, click.Option):
-            raise click.UsageError(f"{param.opts[-1]}: {message}", ctx)
+            # Its first long name, as --help shows it (`--samples`, not its alias `--n-samples`;
+            # `--gpus`, not `-g`): click does not say which one was typed.
+            flag = next((o for o in param.opts if o.startswith("--")), param.opts[-1])
+            raise click.UsageError(f"{flag}: {message}", ctx)
         super().fail(message, param, ctx)
 
 

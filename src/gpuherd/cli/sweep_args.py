@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import os
+import shlex
 from dataclasses import replace
 from typing import Any
 
@@ -70,16 +71,28 @@ def take_params(args: list[str]) -> tuple[list[str], list[tuple[str, list[Any]]]
         if i + 1 >= len(args) or not _is_value(args[i + 1]):
             raise click.UsageError(f"{token} needs a NAME and values: -p lr 0.1 0.01")
         name, i = args[i + 1], i + 2
+        first = i
         values: list[Any] = []
         while i < len(args) and _is_value(args[i]):
             values.append(typed(args[i]))
             i += 1
+        if "=" in name:
+            raise click.UsageError(_joined_name(name, args[first:i]))
         if not values:
             raise click.UsageError(f"-p {name}: give at least one value")
         if any(name == known for known, _ in params):
             raise click.UsageError(f"-p {name} given twice: list all its values after one -p")
         params.append((name, values))
     return rest, params
+
+
+def _joined_name(name: str, values: list[str]) -> str:
+    """Why `-p lr=0.1` is refused: other tools' habit (Hydra's `lr=0.1,0.01`, W&B's `--lr=0.1`)
+    makes one word of a name and its values, which here was a parameter named `lr=0.1` with
+    no value ("give at least one value"), or the wrong name for the values after it."""
+    key, _, joined = name.partition("=")
+    meant = shlex.join(["-p", key, *(joined.split(",") if joined else []), *values])
+    return f"-p {name}: give the name and its values apart, as separate words: {meant}"
 
 
 def typed(text: str) -> Any:
