@@ -47,6 +47,7 @@ from gpuherd.pyapi_values import (
     job_cwd,
     make_spec,
     plain,
+    refuse_unknown,
     start_options,
     submit_options,
     sweep_order,
@@ -55,6 +56,9 @@ from gpuherd.pyapi_values import (
 from gpuherd.tasks_guard import refuse_while_loading
 from gpuherd.wire_requests import SweepOptions
 from gpuherd.worker import METRICS_FILE, RESULT_FILE, runs_task
+
+EDIT_KEYWORDS = frozenset({*EDITABLE, BEGIN, "env"} - {"env_overrides"})
+"""What `Job.edit` takes, by the names `submit` takes them (`env`, not the API's field)."""
 
 START_TIMEOUT = 30.0
 _YES = "pass yes=True to submit them all"
@@ -355,12 +359,9 @@ class Job(JobActions):
         timeout, project, env, after, after_any, after_fail, output, error or begin.
         Answers what changed ("edited (gpus 1 -> 2)"); HerdError if the daemon refused (the
         job runs or ended, or could never run)."""
+        refuse_unknown(changes, EDIT_KEYWORDS, "{!r} cannot be edited; fields")
         if "env" in changes:  # as submit() names the job's variables; the others are kept
             changes["env_overrides"] = env_overrides(changes.pop("env"))
-        fields = (*EDITABLE, BEGIN)
-        unknown = sorted(set(changes) - set(fields))
-        if unknown:
-            raise TypeError(f"{unknown[0]!r} cannot be edited; fields: {', '.join(fields)}")
         cleared = ["env_overrides" if name == "env" else name for name in clear]
         body = {
             "ids": [self.id],

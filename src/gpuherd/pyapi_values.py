@@ -183,17 +183,19 @@ def _file_names(out: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def refuse_unknown(options: Iterable[str], known: frozenset[str]) -> None:
-    """TypeError for an option not `known` (`submit`'s, a task's), naming the closest one."""
+def refuse_unknown(
+    options: Iterable[str], known: frozenset[str], said: str = "unknown option {!r}; options"
+) -> None:
+    """TypeError for an option not `known` (`submit`'s, a task's), naming the closest one;
+    `said` names it and the list (`{!r} cannot be edited; fields` for `Job.edit`)."""
     unknown = sorted(set(options) - known)
     if unknown:
         import difflib  # (only on this error path)
 
         close = difflib.get_close_matches(unknown[0], known, n=1)
         guess = f" (did you mean {close[0]!r}?)" if close else ""
-        raise TypeError(
-            f"unknown option {unknown[0]!r}{guess}; options: {', '.join(sorted(known))}"
-        )
+        what, _, listed = said.format(unknown[0]).rpartition("; ")
+        raise TypeError(f"{what}{guess}; {listed}: {', '.join(sorted(known))}")
 
 
 def edit_options(changes: Mapping[str, Any], job_type: type[Any], client: Client) -> dict[str, Any]:

@@ -38,6 +38,7 @@ from gpuherd.pyapi_values import (
     warn_at_caller,
 )
 from gpuherd.tasks_guard import refuse_while_loading
+from gpuherd.tasks_main_block import refuse_main_block
 
 PARAMS_INLINE_MAX = 16 * 1024
 """Larger parameters (as JSON) go in a file: one argument of a command line holds 128 KiB."""
@@ -87,16 +88,31 @@ class Task:
         try:
             worker.arguments(self.fn, dict(params), run_dir="")
         except worker.UnknownParameter as exc:
-            if exc.name in JOB_OPTIONS:
-                raise self._job_option_error(exc.name, call) from None
-            raise TaskArgumentError(str(exc)) from None
+            raise self._unknown_error(exc, call) from None
         except worker.WorkerError as exc:
             raise TaskArgumentError(str(exc)) from None
 
-    def _job_option_error(self, key: str, call: str) -> TaskArgumentError:
+    def _unknown_error(self, exc: worker.UnknownParameter, call: str) -> TaskArgumentError:
+        """A keyword the function does not take, named with the parameter or the job option
+        it is closest to: `gpu=1` was meant as the job option gpus, not as a new parameter."""
+        if exc.name in JOB_OPTIONS:
+            return self._job_option_error(exc.name, call)
+        import difflib  # (only on this error path)
+
+        parameters = [k for k in self._named_parameters() if k != "run_dir"]
+        for known in (parameters, JOB_OPTIONS):
+            if close := difflib.get_close_matches(exc.name, known, n=1):
+                if known is JOB_OPTIONS:
+                    return self._job_option_error(close[0], call, given=exc.name)
+                said = worker.UnknownParameter(exc.function, exc.name, guess=close[0])
+                return TaskArgumentError(str(said))
+        return TaskArgumentError(str(exc))
+
+    def _job_option_error(self, key: str, call: str, given: str | None = None) -> TaskArgumentError:
         name = self.fn.__name__
+        said = f"{key!r}, and" if given is None else f"{given!r}; did you mean {key}?"
         return TaskArgumentError(
-            f"{name}() takes no parameter {key!r}, and {key} is a job option: job options go "
+            f"{name}() takes no parameter {said} {key} is a job option: job options go "
             f"in the task, @gpuherd.task({key}=...), or for one call in a task of the task, "
             f"gpuherd.task({key}=...)({name}).{call}(...)"
         )
@@ -218,7 +234,10 @@ def task(fn: Callable[..., Any] | None = None, *, gpus: int | None = None, **opt
     refuse_unknown(given, JOB_OPTIONS)  # here, not at the task's first submit
 
     def wrap(function: Callable[..., Any]) -> Task:
-        worker_target(function)  # fail now, not in the job, for a nested function or lambda
+        target, _ = worker_target(function)  # fail now, not in the job, for a lambda...
+        if target.startswith("/"):  # a script's function: checked once, here (it reads the script)
+            script, _, qualname = target.rpartition(":")
+            refuse_main_block(Path(script), qualname)
         if isinstance(function, Task):
             return Task(function.fn, {**function.options, **given})
         return Task(function, {"gpus": 1, **given})

@@ -72,10 +72,12 @@ class RestartWithEnv(Exception):
 class UnknownParameter(WorkerError):
     """A call gives a parameter (`name`) the function does not take."""
 
-    def __init__(self, function: str, name: str) -> None:
-        self.name = name
+    def __init__(self, function: str, name: str, guess: str | None = None) -> None:
+        self.function, self.name = function, name
+        close = "" if guess is None else f" (did you mean {guess!r}?)"
         super().__init__(
-            f"{function}() takes no parameter {name!r}; add it to the signature (or **kwargs)"
+            f"{function}() takes no parameter {name!r}{close}; add it to the signature (or "
+            "**kwargs)"
         )
 
 
