@@ -24,6 +24,7 @@ from gpuherd import __version__
 from gpuherd.api import assets, views_plot, views_sweeps
 from gpuherd.cli.plain import show_bidi
 from gpuherd.core.commands import flat_command
+from gpuherd.core.gpu_slots import slot_use
 from gpuherd.core.idspec import format_ids, parse_ids
 from gpuherd.core.int64 import fits
 from gpuherd.core.run_time import run_time_text
@@ -143,6 +144,9 @@ def _make_env() -> Environment:
         jobs_link=views_sweeps.jobs_link,
         job_states=views_sweeps.JOB_STATES,
         sparkline=_sparkline,
+        slot_use=slot_use,
+        # `gpuherd gpus`' HELD: why a GPU that looks half empty takes no more --mem jobs.
+        held_means="what gpuherd's jobs on it hold: each its --mem or its measured use, the larger",
     )
     return env
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpuherd.cli import plain
+from gpuherd.core.gpu_slots import slot_use
 from gpuherd.core.idspec import format_ids
 from gpuherd.core.units import format_size
 
@@ -71,15 +72,12 @@ def _cells(gpu: dict[str, Any], bar: bool) -> dict[str, str]:
     if total:
         memory = f"{format_size(used or 0)} / {format_size(total)}"
         memory = f"{_bar(used or 0, total)} {memory}" if bar else memory
-    slots = gpu["slots"] if gpu.get("max_jobs") is None else gpu["max_jobs"]
     return {
         "GPU": str(gpu["index"]),
         "NODE": gpu.get("host") or gpu.get("node") or "local",
         "NAME": gpu["name"],
         "STATE": gpu["state"],
-        # Each run takes a slot: two runs of a job (a held run beside its next attempt) two.
-        # (An older daemon sends no `runs`: its `jobs` had an entry per run.)
-        "SLOTS": _slots(len(gpu.get("runs", gpu["jobs"])), slots),
+        "SLOTS": slot_use(gpu).text(),
         "MEMORY": memory,
         "HELD": format_size(gpu["held"]) if gpu.get("held") else "",  # (none from an older daemon)
         "UTIL": "-" if gpu.get("utilization") is None else f"{gpu['utilization']}%",
@@ -140,11 +138,6 @@ def _names(gpus: list[dict[str, Any]]) -> list[str]:
         f"{'GPU' if len(ids) == 1 else 'GPUs'} {format_ids(ids)}: {name}"
         for name, ids in indices.items()
     ]
-
-
-def _slots(runs: int, slots: int) -> str:
-    """`1/2`; jobs with --mem share a GPU beyond its slots: `3 sharing`, not `3/1`."""
-    return f"{runs}/{slots}" if runs <= slots else f"{runs} sharing"
 
 
 def _bar(used: int, total: int) -> str:

@@ -36,6 +36,7 @@ def ui(listen: str | None, url_only: bool, open_browser: bool, stop: bool) -> No
     The listener lasts until the daemon stops; `gpuherd daemon start --listen HOST:PORT`
     starts one with the daemon. Anyone with the URL can run commands as you: keep it secret.
     """
+    _refuse_mixed(listen, url_only, open_browser, stop)
     client = Client()
     answer = client.get("/daemon/listen")
     if stop:
@@ -65,6 +66,25 @@ def ui(listen: str | None, url_only: bool, open_browser: bool, stop: bool) -> No
         if not webbrowser.open(answer["url"]):
             note = "no web browser found here: open the URL above in yours"
             click.echo(prefixed("warning", note), err=True)
+
+
+def _refuse_mixed(listen: str | None, url_only: bool, open_browser: bool, stop: bool) -> None:
+    """`--stop` and `--url` each do one thing: given with another option, one of the two was
+    silently dropped (`ui --url --stop` stopped the listener; `ui --url --open` opened
+    nothing)."""
+    others = [
+        name
+        for name, given in (("--listen", listen is not None), ("--open", open_browser))
+        if given
+    ]
+    if stop and (others or url_only):
+        alone, why = "--stop", "it stops the TCP listener"
+        others = ["--url", *others] if url_only else others
+    elif url_only and others:
+        alone, why = "--url", "it only prints the URL of a running listener"
+    else:
+        return
+    raise click.UsageError(f"{alone} goes alone, not with {' or '.join(others)}: {why}")
 
 
 COMMANDS = [ui]
