@@ -104,7 +104,10 @@ def choose_executor(
         kind = "ray" if address is not None else "local" if local else saved.get("kind", "local")
     if kind == "ray":
         if local_options:
-            raise ValueError("--gpus, --fake-gpus and --slots are for the local executor")
+            raise ValueError(
+                "--gpus, --fake-gpus and --slots are for the local executor (a Ray cluster's "
+                "GPUs are the ones its nodes declare): drop them, or use --executor local"
+            )
         if address is not None and not address.strip():
             raise ValueError(f"--address is empty: {NAME_THE_CLUSTER}")
         remembered = address is None and bool(saved.get("address"))
@@ -112,7 +115,10 @@ def choose_executor(
         if address is None:  # never "auto" on a guess: it may find another user's cluster
             raise ValueError(f"--executor ray needs the cluster's address: {NAME_THE_CLUSTER}")
     elif address is not None:
-        raise ValueError("--address is for --executor ray")
+        raise ValueError(
+            "--address is for --executor ray: drop --executor local to run jobs on the Ray "
+            "cluster there, or drop --address to run them on this machine"
+        )
     return kind, address, remembered
 
 

@@ -22,6 +22,7 @@ from typing import Any
 
 import ray
 
+from gpuherd.core.units import plural
 from gpuherd.gpus.base import GpuReading, ProbeError
 
 _ray: Any = ray  # parts of Ray's API are untyped (with or without Ray installed for mypy)
@@ -166,6 +167,5 @@ class RayProbe:
             return f"ray at {self.address}: unreachable"
         with_gpus = [n for n in nodes if n.gpus]
         total = sum(n.gpus for n in nodes)
-        return (
-            f"ray at {self.address}: {len(nodes)} nodes, {total} GPUs on {len(with_gpus)} of them"
-        )
+        gpus = plural(total, "GPU")  # `1 GPU on 1 of them`, as the smallest ray-local has
+        return f"ray at {self.address}: {len(nodes)} nodes, {gpus} on {len(with_gpus)} of them"
