@@ -112,4 +112,4 @@ def test_a_daemon_without_the_clusters_token_is_refused_at_once_and_one_with_it_
     # As docs/cluster.md says: RAY_AUTH_MODE=token, and the token in ~/.ray/auth_token.
     proc, _ = start(herd, head, RAY_AUTH_MODE="token")
     assert proc.returncode == 0, proc.stderr
-    assert f"ray at {head.address}: 1 nodes, 0 GPUs" in proc.stdout
+    assert f"ray at {head.address}: 1 node, 0 GPUs" in proc.stdout

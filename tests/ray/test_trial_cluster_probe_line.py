@@ -28,3 +28,8 @@ def test_one_gpu_is_not_written_gpus(tmp_path: Path) -> None:
     listing = [node("head", 0), node("n1", 1)]  # `gpuherd ray-local --nodes 1 --gpus-per-node 1`
     probe = RayProbe(RayNodes(tmp_path / "ray-gpus.json", lambda fresh: listing), "192.0.2.2:1")
     assert probe.describe() == "ray at 192.0.2.2:1: 2 nodes, 1 GPU on 1 of them"  # was 1 GPUs
+
+
+def test_a_head_alone_is_one_node(tmp_path: Path) -> None:
+    probe = RayProbe(RayNodes(tmp_path / "ray-gpus.json", lambda fresh: [node("head", 0)]), "h:1")
+    assert probe.describe() == "ray at h:1: 1 node, 0 GPUs on 0 of them"  # was 1 nodes

@@ -167,5 +167,6 @@ class RayProbe:
             return f"ray at {self.address}: unreachable"
         with_gpus = [n for n in nodes if n.gpus]
         total = sum(n.gpus for n in nodes)
-        gpus = plural(total, "GPU")  # `1 GPU on 1 of them`, as the smallest ray-local has
-        return f"ray at {self.address}: {len(nodes)} nodes, {gpus} on {len(with_gpus)} of them"
+        # `1 node, 0 GPUs` (a head alone), `2 nodes, 1 GPU on 1 of them` (the smallest ray-local)
+        counts = f"{plural(len(nodes), 'node')}, {plural(total, 'GPU')}"
+        return f"ray at {self.address}: {counts} on {len(with_gpus)} of them"
