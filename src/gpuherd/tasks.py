@@ -279,6 +279,7 @@ def sweep_from_config(
     its GPUTask class (or a task function). `force_rerun`, the GPUs per job (the length of
     an entry of scheduler_config.gpu) and which GPUs (`only_gpus`: those the gpu list names)
     are taken from the config unless given here."""
+    from gpuherd.core.sweep_config import unused_scheduler_keys
     from gpuherd.sweepfile import SweepFileError, from_config
 
     refuse_while_loading("sweep_from_config")
@@ -288,6 +289,8 @@ def sweep_from_config(
         spec = from_config(config, name=fn.__name__, command=worker_command(fn, sweep=True))
     except SweepFileError as exc:
         raise HerdError(str(exc)) from None
+    for unused in unused_scheduler_keys(config):
+        warn_at_caller(unused, SweepWarning)
     if force is None:
         force = bool(scheduler.get("force_rerun", False))
     if "only_gpus" not in options and scheduler.get("gpu"):

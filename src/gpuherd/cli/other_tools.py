@@ -55,6 +55,8 @@ THEIR_COMMANDS = {
         "retries N, keep-ram 20%, keep-free 10% (gpulimit's set)",
         "debug": "gpuherd show ID prints a failed job's last lines of stderr, gpuherd log ID "
         "--stderr all of it (gpulimit's debug)",
+        "help": "gpuherd --help lists the commands, gpuherd COMMAND --help tells what one "
+        "does and takes, as gpuherd submit --help (gpulimit's help)",
     },
     # Not another tool's, but the habit of `gpuherd rm` and of rm(1).
     "gpus": {"rm": _GPU_REMOVE, "del": _GPU_REMOVE, "delete": _GPU_REMOVE},

@@ -55,6 +55,32 @@ def from_config(
         raise SweepFileError(f"config: {exc}") from None
 
 
+_PLACES = {
+    "log_file": "each point's console output is in its folder's attempt-1/stdout.log and "
+    "stderr.log (attempt-N for a retry; gpuherd log ID prints it)",
+    "scheduler_log_file_path": "each point's GPU, start and end are in its folder's job.json, "
+    "and gpuherd sweep status NAME lists them",
+    "config_string_value_maxlen": "folder names keep whole values (a name over 100 bytes is "
+    "cut and ends in ~ and a hash)",
+}
+"""scheduler_config keys GPU Task Scheduler used that gpuherd does not: where their things are
+here, so a switching user's scripts that read worker.log or scheduler.log are not left
+looking at files that never come."""
+
+
+def unused_scheduler_keys(config: Mapping[str, Any]) -> list[str]:
+    """One line per such key the config gives: `scheduler_config.log_file is not used here:
+    ...`, for the caller to warn with."""
+    scheduler = config.get("scheduler_config")
+    if not isinstance(scheduler, Mapping):
+        return []
+    return [
+        f"scheduler_config.{key} is not used here: {place}"
+        for key, place in _PLACES.items()
+        if key in scheduler
+    ]
+
+
 def _mapping(value: Any, where: str) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
         raise SweepFileError(f"config: {where} must be a dict, got {type(value).__name__}")
