@@ -64,6 +64,12 @@ def _gpus(job: Job, now: float) -> plain.Cell:
     return ",".join(str(g) for g in job["gpus"])
 
 
+def _live_pid(job: Job, now: float) -> plain.Cell:
+    """A running or paused job's pid (for `kill -9`, or to find it in nvidia-smi); an ended
+    job's pid may name another program by now, so it is not shown (`--json` keeps it)."""
+    return str(job["pid"]) if job.get("pid") and job["state"] in ("running", "paused") else ""
+
+
 COLUMNS = {
     "id": Column("ID", "id", _text("id")),
     "state": Column("STATE", "state", _state),
@@ -76,6 +82,7 @@ COLUMNS = {
     "project": Column("PROJECT", "project", _text("project")),
     "sweep": Column("SWEEP", "sweep", _text("sweep")),
     "exit": Column("EXIT", "exit_code", _text("exit_code")),
+    "pid": Column("PID", "pid", _live_pid),
     "submitted": Column("SUBMITTED", "created_at", _moment("created_at"), _rounded("created_at")),
     "started": Column("STARTED", "started_at", _moment("started_at"), _rounded("started_at")),
     "ended": Column("ENDED", "ended_at", _moment("ended_at"), _rounded("ended_at")),
