@@ -29,13 +29,20 @@ from typing import Any
 
 from gpuherd import paths
 from gpuherd.client import Client
-from gpuherd.core.edit import BEGIN, EDITABLE
 from gpuherd.core.sweep import SweepError, SweepSpec, count, size_refusal, spec_to_dict
 from gpuherd.core.sweep_names import default_sweep_name, is_bare_command
 from gpuherd.daemon_presence import started_process, still_running
 from gpuherd.errors import DaemonError, HerdError
 from gpuherd.following import follow_log
-from gpuherd.pyapi_checks import command_text, deadline_after, job_number, log_numbers, wait_ids
+from gpuherd.pyapi_checks import (
+    check_edit,
+    command_text,
+    deadline_after,
+    job_number,
+    log_numbers,
+    submit_warnings,
+    wait_ids,
+)
 from gpuherd.pyapi_jobs import JobActions, JobListing
 from gpuherd.pyapi_sweep import Sweep, SweepWarning, bare_command_refusal, check_keywords, over_file
 from gpuherd.pyapi_types import check_types
@@ -47,7 +54,6 @@ from gpuherd.pyapi_values import (
     job_cwd,
     make_spec,
     plain,
-    refuse_unknown,
     start_options,
     submit_options,
     sweep_order,
@@ -56,9 +62,6 @@ from gpuherd.pyapi_values import (
 from gpuherd.tasks_guard import refuse_while_loading
 from gpuherd.wire_requests import SweepOptions
 from gpuherd.worker import METRICS_FILE, RESULT_FILE, runs_task
-
-EDIT_KEYWORDS = frozenset({*EDITABLE, BEGIN, "env"} - {"env_overrides"})
-"""What `Job.edit` takes, by the names `submit` takes them (`env`, not the API's field)."""
 
 START_TIMEOUT = 30.0
 _YES = "pass yes=True to submit them all"
@@ -167,8 +170,8 @@ class Herd(JobListing):
             **submit_options({**options, "gpus": gpus}, Job, self.client),
         }
         answer = self.client.post("/jobs", {"jobs": [item]})
-        # Cancelled at once: a job it waits for (after=) already ended badly, as the CLI warns.
-        sweep_warnings(answer.get("warnings", []), UserWarning)
+        # Cancelled at once (a job it waits for already ended badly), or a script not there.
+        sweep_warnings(submit_warnings(answer, item), UserWarning)
         (job_id,) = answer["ids"]
         return Job(self, int(job_id))
 
@@ -359,7 +362,7 @@ class Job(JobActions):
         timeout, project, env, after, after_any, after_fail, output, error or begin.
         Answers what changed ("edited (gpus 1 -> 2)"); HerdError if the daemon refused (the
         job runs or ended, or could never run)."""
-        refuse_unknown(changes, EDIT_KEYWORDS, "{!r} cannot be edited; fields")
+        check_edit(changes)  # (a keyword it does not take; an empty name or project)
         if "env" in changes:  # as submit() names the job's variables; the others are kept
             changes["env_overrides"] = env_overrides(changes.pop("env"))
         cleared = ["env_overrides" if name == "env" else name for name in clear]

@@ -1,6 +1,7 @@
 """What the Python API's handles are given, checked (pyapi.py): a job's id, a wait's jobs and
-timeout, a command. A value of the wrong kind gets one line saying what to give, where it
-raised Python's own error from deep inside (or, for a command, ran as something else)."""
+timeout, a command, an edit's keywords; and what a submission warns of. A value of the wrong
+kind gets one line saying what to give, where it raised Python's own error from deep inside
+(or, for a command, ran as something else)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,11 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from gpuherd.core.commands import command_from_args
+from gpuherd.core.edit import BEGIN, EDITABLE
 from gpuherd.core.int64 import LARGEST
 from gpuherd.errors import InvalidValue
+from gpuherd.pyapi_values import refuse_unknown
+from gpuherd.script_files import missing_script_hints
 
 
 def job_number(job_id: Any) -> int:
@@ -40,7 +44,25 @@ def deadline_after(timeout: Any) -> float | None:
         raise TypeError(
             f"timeout is a number of seconds (None waits as long as it takes), got {timeout!r}"
         )
+    if not timeout >= 0:  # (NaN too) -1 waited not at all, then said "after -1s, ... still"
+        raise ValueError(
+            f"timeout must be 0 or more seconds (None waits for ever), got {timeout!r}"
+        )
     return time.monotonic() + timeout
+
+
+EDIT_KEYWORDS = frozenset({*EDITABLE, BEGIN, "env"} - {"env_overrides"})
+"""What `Job.edit` takes, by the names `submit` takes them (`env`, not the API's field)."""
+
+
+def check_edit(changes: Mapping[str, Any]) -> None:
+    """`Job.edit`'s keywords: TypeError for one it does not take, naming the closest; an empty
+    name or project refused, as the CLI's `edit --name ''` is: `clear=` unsets them (quietly
+    cleared, a script's empty variable lost the job's name without a word)."""
+    refuse_unknown(changes, EDIT_KEYWORDS, "{!r} cannot be edited; fields")
+    for key in ("name", "project"):
+        if changes.get(key) == "":
+            raise InvalidValue(f'{key} is empty: give a {key}, or clear=["{key}"] to unset it')
 
 
 def log_numbers(**given: Any) -> dict[str, int | None]:
@@ -78,3 +100,12 @@ def command_text(command: Any) -> str:
                 + (f"; give {str(word)!r}" if number else "")
             )
     return command_from_args([str(word) for word in words])
+
+
+def submit_warnings(answer: Mapping[str, Any], item: Mapping[str, Any]) -> list[str]:
+    """What the submission of one job (`item`, as POST /jobs takes it) warns of, as the CLI
+    does: the daemon's `answer` (cancelled at once: a job it waits for already ended badly),
+    and a script it runs that is not there (script_files.py)."""
+    env = {**item["env"], **(item.get("env_overrides") or {})}
+    missing = missing_script_hints([item["command"]], item["cwd"], env)
+    return [*answer.get("warnings", []), *missing]

@@ -11,7 +11,7 @@ import math
 import time
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Never
 
 import click
 
@@ -20,7 +20,7 @@ from gpuherd.core.when import parse_since, window_refusal
 from gpuherd.errors import Conflict, HerdError, InvalidValue
 from gpuherd.pyapi_checks import job_number, log_numbers
 from gpuherd.pyapi_types import check_types
-from gpuherd.pyapi_values import plain
+from gpuherd.pyapi_values import plain, refuse_unknown
 
 if TYPE_CHECKING:
     from gpuherd.client import Client
@@ -55,6 +55,7 @@ class JobListing:
         until: datetime | float | str | None = None,
         all: bool = False,
         limit: int | None = None,
+        **misspelt: Never,
     ) -> JobList:
         """Handles on the jobs `gpuherd ls --json` lists, in its order: without `all`,
         `state`, `since` or `until`, the unfinished jobs and the latest finished ones.
@@ -65,6 +66,11 @@ class JobListing:
         `ls --limit`. Each handle's `snapshot` is the job's row in the listing (its state
         then); `info()` asks the daemon again. A list, whose `more` says how many more jobs
         matched but were left out (by `limit`), as `ls` says "… and N more"."""
+        if misspelt:  # (`Never`: a type checker refuses them too) Python's error named none
+            import inspect  # (only on this error path)
+
+            known = frozenset(inspect.signature(JobListing.jobs).parameters) - {"self", "misspelt"}
+            refuse_unknown(misspelt, known, "jobs() takes no keyword {!r}; it takes")
         match = {"project": project, "sweep": sweep, "name": name}
         for key, text in match.items():
             _text_filter(key, text)

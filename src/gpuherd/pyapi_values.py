@@ -64,7 +64,12 @@ def plain(value: Any) -> Any:
 
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
-_CLI_OPTIONS = {"--results-dir": "results_dir=", "--name": "name=", "--force": "force=True"}
+_CLI_OPTIONS = {
+    "--results-dir": "results_dir=",
+    "--name": "name=",
+    "--force": "force=True",
+    "--cwd": "cwd=",  # (a submission's: a script not there, script_files.py)
+}
 """The options a sweep's warnings name (sweeps.py, sweep_checks.py), as Python spells them."""
 _CLI_OPTION = re.compile(r"(?<![^\s(])(" + "|".join(_CLI_OPTIONS) + r")(?![\w-])")
 

@@ -10,7 +10,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from gpuherd.core.sweep import Point, value_text
+from gpuherd.script_files import missing_script_hints
 from gpuherd.sweep_table import PARAMS_FILE, read_json
+from gpuherd.wire_requests import SweepRequest
 
 
 def changed_values(skipped_done: Sequence[Point]) -> list[str]:
@@ -56,3 +58,14 @@ def changed_values(skipped_done: Sequence[Point]) -> list[str]:
 
 def _shown(params: Any, key: str) -> str:
     return value_text(params[key]) if key in params else "(none)"
+
+
+def missing_scripts(to_submit: Sequence[Point], request: SweepRequest) -> list[str]:
+    """A warning for each file the points to submit run that is not there from their folder,
+    said once with how many run it (each point's command read: a template's `python {script}`
+    runs a file of its own per point). None for a task's sweep: it runs gpuherd's worker."""
+    if request.task:
+        return []
+    env = {**request.env, **(request.options.env_overrides or {})}
+    commands = [point.command or "" for point in to_submit]
+    return missing_script_hints(commands, request.cwd, env, noun="point")

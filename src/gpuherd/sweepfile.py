@@ -2,8 +2,9 @@
 core/sweep_config.py, re-exported here).
 
 Every error is one line: `file:line: what is wrong` (the line where YAML can tell it; TOML
-gives the key path only). A file is at most MAX_FILE_BYTES, and its values are checked as it
-is read (core/sweep_values.py: JSON's types, nesting, and size with aliases expanded).
+gives the key path only, but for its syntax errors). A file is at most MAX_FILE_BYTES, and its
+values are checked as it is read (core/sweep_values.py: JSON's types, nesting, and size with
+aliases expanded).
 `results_dir` is kept as written (relative paths are the caller's to resolve, against the
 working directory the jobs run in); it defaults to `results/{sweep}` (SweepSpec.results_path:
 the sweep's name, also when --name renames it), and `name` to the file's stem. YAML reads
@@ -36,7 +37,7 @@ from pydantic import (
 from gpuherd.core.sweep import DistKind, Distribution, SweepError, SweepSpec, check_exclude
 from gpuherd.core.sweep_config import SweepFileError as SweepFileError
 from gpuherd.core.sweep_config import from_config as from_config
-from gpuherd.core.sweep_spec import SWEEP_FIELD
+from gpuherd.core.sweep_spec import EMPTY_NAME, SWEEP_FIELD
 from gpuherd.core.sweep_values import check_values
 from gpuherd.sweepfile_options import COMMAND_LINE_ONLY, FileOptions, Switch
 from gpuherd.sweepfile_options import SubmitOptions as SubmitOptions
@@ -49,6 +50,13 @@ class SweepFile:
     path: str
     spec: SweepSpec
     options: SubmitOptions
+    text: str = ""
+    """As read: where() finds a key's line in it."""
+
+    def where(self, key: str) -> str:
+        """`path:line` of the file's `key` (`path` where the format tells no line), as the
+        file's own errors name it: for a value checked later (its output's folder)."""
+        return _place(self.path, self.text, (key,))
 
 
 class _Strict(BaseModel):
@@ -174,11 +182,13 @@ def parse_sweep(text: str, path: str) -> SweepFile:
         raise SweepFileError(_pydantic_problem(path, text, data, exc)) from None
     except SweepError as exc:
         raise SweepFileError(f"{_place(path, text, exc.loc)}: {exc}") from None
-    return SweepFile(path=path, spec=spec, options=model.submit_options())
+    return SweepFile(path=path, spec=spec, options=model.submit_options(), text=text)
 
 
 def _to_spec(model: _File, stem: str) -> SweepSpec:
-    name = stem if model.name is None else model.name  # (`name: ""` is refused, not the stem)
+    if model.name == "":  # refused, not taken for the stem: the file's default named
+        raise SweepError(f"{EMPTY_NAME} (the file's name without its suffix, {stem})", ("name",))
+    name = stem if model.name is None else model.name
     exclude = model.exclude
     return SweepSpec(
         name=name,

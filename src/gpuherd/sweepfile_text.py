@@ -152,7 +152,7 @@ def parse_text(text: str, path: str) -> Any:
     except yaml.YAMLError as exc:
         raise SweepFileError(_yaml_problem(path, exc)) from None
     except tomllib.TOMLDecodeError as exc:
-        raise SweepFileError(f"{path}: invalid TOML: {exc}") from None
+        raise SweepFileError(_toml_problem(path, exc)) from None
     except json.JSONDecodeError as exc:
         raise SweepFileError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from None
     except _DuplicateJSON as exc:  # the hook is not told where the object is
@@ -165,6 +165,16 @@ def parse_text(text: str, path: str) -> Any:
                 f"{path}: a number of more than 4300 digits: quote it to keep it as text"
             ) from None
         raise SweepFileError(f"{path}: invalid value: {' '.join(str(exc).split())}") from None
+
+
+def _toml_problem(path: str, exc: tomllib.TOMLDecodeError) -> str:
+    """`file:line: invalid TOML: ... (column N)`, as YAML's and JSON's errors name their line;
+    tomllib tells it only at the end of its text, `(at line 2, column 6)`."""
+    found = re.fullmatch(r"(.*) \(at line (\d+), column (\d+)\)", str(exc), re.DOTALL)
+    if found is None:  # `(at end of document)`: no line to name
+        return f"{path}: invalid TOML: {exc}"
+    what, line, column = found.groups()
+    return f"{path}:{line}: invalid TOML: {what} (column {column})"
 
 
 def _yaml_problem(path: str, exc: yaml.YAMLError) -> str:

@@ -86,7 +86,7 @@ def test_the_job_folder_and_the_job_path_are_the_ones_looked_at(
 def test_nothing_is_said_of_commands_the_shell_finds(shared_daemon: Herd, tmp_path: Path) -> None:
     daemon = shared_daemon
     work = tmp_path / "work"
-    for name in ("echo", "cd", "python3", "notes.txt"):
+    for name in ("echo", "cd", "python3", "notes.txt", "job.sh"):  # (./job.sh: found too)
         script(work, name)
     commands = [
         "echo hi",  # a builtin, whatever lies in the folder

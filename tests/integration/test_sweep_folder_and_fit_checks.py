@@ -129,5 +129,8 @@ def test_an_empty_cwd_from_python_and_an_empty_name_in_a_sweep_file_are_refused(
     (work / "unnamed.yaml").write_text('name: ""\ncommand: echo {x}\ngrid: {x: [1]}\ngpus: 0\n')
     refused = herd.cli("sweep", "unnamed.yaml", "--dry-run", check=False, cwd=work)
     assert (refused.returncode, refused.stdout) == (1, "")
-    assert refused.stderr == "gpuherd: error: unnamed.yaml:1: name: must not be empty\n"
+    assert refused.stderr == (
+        "gpuherd: error: unnamed.yaml:1: name: empty; give the sweep a name, or leave it out"
+        " for the default one (the file's name without its suffix, unnamed)\n"
+    )
     assert "nowhere" not in names(herd) and "unnamed" not in names(herd)

@@ -290,7 +290,7 @@ def test_a_tasks_sweep_named_empty_is_refused(api: gpuherd.Herd) -> None:
         lambda: mod.same.sweep(value=[1], name="", dry_run=True),
         lambda: gpuherd.sweep_from_config(config, mod.same, name="", herd=api, dry_run=True),
     ):
-        with pytest.raises(HerdError, match=r"^invalid sweep: name: must not be empty$"):
+        with pytest.raises(HerdError, match=r"^invalid sweep: name: empty; give the sweep a name,"):
             sweep()
     named = mod.same.sweep(value=[1], name="given", dry_run=True)
     assert (named.name, mod.same.sweep(value=[1], dry_run=True).name) == ("given", "same")

@@ -251,6 +251,7 @@ def test_a_template_ending_in_a_sweep_file_suffix_is_a_template(
     api: gpuherd.Herd, tmp_path: Path
 ) -> None:
     template = "python eval.py --lr {lr} --config base.yaml"
+    Path("eval.py").touch()  # (in the jobs' folder: else a warning says it is not there)
     dry = api.sweep(template, {"lr": [1, 2]}, dry_run=True)
     assert dry.commands == [
         "python eval.py --lr 1 --config base.yaml",

@@ -259,6 +259,7 @@ def test_submit_warns_of_a_program_name_with_a_space_that_names_nothing(
     (tmp_path / "my dir").mkdir()
     (tmp_path / "my dir" / "run.sh").write_text("#!/bin/sh\necho ran\n")
     (tmp_path / "my dir" / "run.sh").chmod(0o755)
+    (tmp_path / "train.py").write_text("")  # (else a warning says it is not there)
     for args in (["./my dir/run.sh", "x"], ["python3 train.py --lr 0.1"]):
         fine = shared_daemon.cli("submit", "--hold", *args, cwd=tmp_path)
         assert fine.stderr == "", args

@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 import click
 
 from gpuherd.cli.param_types import completes
+from gpuherd.errors import HerdError
 from gpuherd.output_paths import absolute, name_problem, output_problem, shown
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -40,10 +41,14 @@ def output_options(what: str = "the job") -> Callable[[F], F]:
     return apply
 
 
-def check_outputs(opts: Mapping[str, Any], cwd: str | None) -> None:
+def check_outputs(
+    opts: Mapping[str, Any], cwd: str | None, in_file: Callable[[str], str | None] = lambda _: None
+) -> None:
     """A usage error for --output or --error naming a file the jobs could not write. `cwd`
     None: each job's own, which only the daemon knows (`edit`): a relative file is checked
-    there, job by job, and only its name here."""
+    there, job by job, and only its name here. `in_file`: where a sweep file gave the key
+    (`sweep.yaml:4`), None where the command line did: the file's value is named as its key
+    there, as the file's other errors name theirs, not as a flag that was never typed."""
     for name in ("output", "error"):
         given = opts.get(name)
         if given is None:
@@ -52,6 +57,8 @@ def check_outputs(opts: Mapping[str, Any], cwd: str | None) -> None:
             problem = name_problem(given)
         else:  # (an absolute file is the same from any folder)
             problem = output_problem(given, cwd or os.getcwd())
+        if problem and (place := in_file(name)):
+            raise HerdError(f"{place}: {name}: {shown(given)}: {problem}")
         if problem:
             raise click.UsageError(f"--{name} {shown(given)}: {problem}")
 

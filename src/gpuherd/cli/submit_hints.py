@@ -7,7 +7,6 @@ import itertools
 import os
 import re
 import shlex
-import shutil
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -17,48 +16,19 @@ import click
 from gpuherd.cli.main import prefixed
 from gpuherd.cli.param_types import AFTER_IDS, GPU_INDICES
 from gpuherd.core.when import format_moment
-from gpuherd.typed_name import typed_name
-
-# Words the shell runs itself, never looked up on PATH (sh's and bash's): a file of that name
-# in the folder is no mistake.
-_SHELL_WORDS_TEXT = (
-    "! { } [[ ]] case do done elif else esac fi for function if in select then time until "
-    "while . : [ alias bg bind break builtin caller cd command compgen complete continue "
-    "declare dirs disown echo enable eval exec exit export false fc fg getopts hash help "
-    "history jobs kill let local logout mapfile popd printf pushd pwd read readarray readonly "
-    "return set shift shopt source suspend test times trap true type typeset ulimit umask "
-    "unalias unset wait"
+from gpuherd.script_files import (
+    command_words,
+    missing_script_hints,
+    names_a_file,
+    on_job_path,
 )
-_SHELL_WORDS = frozenset(_SHELL_WORDS_TEXT.split())
-_ASSIGNMENT = r"[A-Za-z_][A-Za-z0-9_]*="
+from gpuherd.typed_name import typed_name
 
 
 def _program(command: str, env: Mapping[str, str]) -> str | None:
-    """The program word `command` starts with, after its NAME=value assignments; None when
-    unsure: unbalanced quotes (the shell will say), PATH set there (`PATH=.:$PATH job.sh`),
-    a word the shell runs itself or expands to another (`$HOME/x`, `~/x`)."""
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return None
-    while words and re.match(_ASSIGNMENT, words[0]):
-        if words.pop(0).startswith("PATH="):
-            return None
-    if not words:
-        return None
-    word = words[0]
-    if word in _SHELL_WORDS or f"BASH_FUNC_{word}%%" in env or any(c in word for c in "$`*?[~"):
-        return None
-    return word
-
-
-def _on_path(word: str, cwd: str, env: Mapping[str, str]) -> bool:
-    """Whether the shell of a command run in `cwd` finds the program `word` on PATH."""
-    # PATH as the shell reads it: an empty or relative entry is relative to its folder.
-    path = os.pathsep.join(
-        os.path.join(cwd, entry or ".") for entry in env.get("PATH", os.defpath).split(os.pathsep)
-    )
-    return shutil.which(word, path=path) is not None
+    """The program word `command` starts with (script_files.command_words); None when unsure."""
+    words = command_words(command, env)
+    return words[0] if words else None
 
 
 def not_on_path_hint(command: str, cwd: str, env: Mapping[str, str]) -> str | None:
@@ -69,7 +39,7 @@ def not_on_path_hint(command: str, cwd: str, env: Mapping[str, str]) -> str | No
     if word is None or "/" in word:
         return None
     file = os.path.join(cwd, word)
-    if not os.path.isfile(file) or _on_path(word, cwd, env):
+    if not os.path.isfile(file) or on_job_path(word, cwd, env):
         return None
     fix = (
         f"submit ./{word} (or sh {word})"
@@ -87,7 +57,7 @@ def spaced_program_hint(command: str, cwd: str, env: Mapping[str, str]) -> str |
     word = _program(command, env)
     if word is None or not any(c.isspace() for c in word):
         return None
-    if os.path.exists(os.path.join(cwd, word)) or _on_path(word, cwd, env):
+    if os.path.exists(os.path.join(cwd, word)) or on_job_path(word, cwd, env):
         return None
     meant = shlex.join([*word.split(), *shlex.split(command)[1:]])
     return (
@@ -108,7 +78,7 @@ def hook_path_hint(command: str, cwd: str, home: str, env: Mapping[str, str]) ->
     here = os.path.join(cwd, word)
     if not os.path.isfile(here):
         return None
-    if os.path.isfile(os.path.join(home, word)) if "/" in word else _on_path(word, home, env):
+    if os.path.isfile(os.path.join(home, word)) if "/" in word else on_job_path(word, home, env):
         return None  # the hook's shell finds a file of that name too (the same one, surely)
     return (
         f"{word} is a file in {cwd}, but the hook runs in the daemon's home ({home}), where "
@@ -136,7 +106,7 @@ def stray_values(
     folder too, there or not (`-w /data/run3 -- python train.py` ran `/data/run3 --
     python train.py`)."""
     folder = os.path.isdir(command[0]) or (
-        len(command) > 1 and command[1] == "--" and not _names_a_file(command[0], cwd, path)
+        len(command) > 1 and command[1] == "--" and not names_a_file(command[0], ("", cwd), path)
     )
     if given and given[-1] in ("-w", "--wait") and folder:
         return (
@@ -165,14 +135,6 @@ def stray_values(
     return f"{said}: {long} takes one value ({long} {value}); the command goes after --"
 
 
-def _names_a_file(word: str, cwd: str, path: str | None) -> bool:
-    """Whether `word` names a file here or in the job's folder `cwd` (`./run.sh` with --cwd),
-    or a program on the job's PATH `path` (one of its --env): no folder to be made."""
-    if os.path.lexists(word) or os.path.lexists(os.path.join(cwd, word)):
-        return True
-    return "/" not in word and shutil.which(word, path=path) is not None
-
-
 def past_begin_hint(begin: float | None, now: float, count: int = 1) -> str | None:
     """What to say of a --begin already past (`--begin 2020-01-01`): the job starts at once,
     which a typo'd year or day did not mean. A second's slack: `now` and +0s are no mistake."""
@@ -192,6 +154,7 @@ def warn_submitted(commands: Sequence[str], job: Mapping[str, Any]) -> None:
         for command in commands
         for hint in (not_on_path_hint, spaced_program_hint)
     ]
+    hints += missing_script_hints(commands, job["cwd"], env)
     hints.append(visible_devices_hint(os.environ, overrides, job["gpus"], job["only_gpus"]))
     hints.append(past_begin_hint(job.get("begin"), time.time(), len(commands)))
     for hint in dict.fromkeys(hints):

@@ -8,7 +8,7 @@ import math
 import os
 import shlex
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from click.core import ParameterSource
@@ -18,10 +18,14 @@ from gpuherd.cli.options import (
     refuse_hold_with_begin,
     refuse_kill_without_timeout,
 )
+from gpuherd.cli.output_options import check_outputs
 from gpuherd.core.sweep import FILE_SUFFIXES, SweepError, SweepSpec
 from gpuherd.core.sweep_names import default_sweep_name
 from gpuherd.errors import HerdError
 from gpuherd.wire_requests import SweepOptions
+
+if TYPE_CHECKING:
+    from gpuherd.sweepfile import SweepFile
 
 
 class _RunContext(click.Context):
@@ -132,6 +136,7 @@ def build(
         return ctx.get_parameter_source(name) is ParameterSource.COMMANDLINE
 
     from_file: dict[str, Any] = {}
+    loaded: SweepFile | None = None
     try:
         if is_file(source):
             from gpuherd.sweepfile import SweepFileError, load_sweep
@@ -166,6 +171,13 @@ def build(
         raise HerdError(f"invalid sweep: {exc}") from None
     env = {**from_file.pop("env", {}), **dict(opts["env_pairs"])}
     chosen = {**opts, **from_file}
+    cwd = chosen["cwd"] or os.getcwd()
+
+    def in_file(key: str) -> str | None:
+        """Where the file gave `key`'s value (a default is None: one not None is the file's)."""
+        return loaded.where(key) if loaded and from_file.get(key) is not None else None
+
+    check_outputs(chosen, cwd, in_file)  # (the file's named as its keys, as its other errors)
     refuse_hold_with_begin(chosen["hold"], chosen["begin"])
     _refuse_together(chosen, [k for k in from_file if not given(k)], source)
     options = SweepOptions(
@@ -194,7 +206,7 @@ def build(
         output=chosen["output"],
         error=chosen["error"],
     )
-    return spec, options, chosen["cwd"] or os.getcwd()
+    return spec, options, cwd
 
 
 def _refuse_together(chosen: dict[str, Any], file_keys: list[str], file: str) -> None:

@@ -20,6 +20,7 @@ import secrets
 import shlex
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import asdict, replace
 from typing import Any
 
@@ -30,7 +31,7 @@ from gpuherd.cli import options, sweep_render
 from gpuherd.cli.after_options import after_options, refuse_contradiction, resolved
 from gpuherd.cli.main import prefixed
 from gpuherd.cli.options import one_output
-from gpuherd.cli.output_options import check_outputs, output_options
+from gpuherd.cli.output_options import output_options
 from gpuherd.cli.param_types import SEED, Place, WholeRange, checked_by_daemon, completes
 from gpuherd.cli.submit_hints import past_begin_hint
 from gpuherd.cli.sweep_args import ParamsCommand, build, is_file
@@ -52,6 +53,7 @@ from gpuherd.core.sweep import (
 from gpuherd.core.sweep_values import alike_values
 from gpuherd.core.units import plural
 from gpuherd.errors import HerdError
+from gpuherd.script_files import missing_script_hints
 
 RUN = "submit"
 
@@ -155,8 +157,7 @@ def submit_sweep(ctx: click.Context, /, source: str, **opts: Any) -> None:
     """Submit a sweep: a TEMPLATE with -p NAME VALUES..., or a sweep FILE (.yaml, .toml, .json)."""
     params: list[tuple[str, list[Any]]] = ctx.meta.get("gpuherd.params", [])
     one_output(opts["quiet"], opts["as_json"])
-    spec, options, cwd = build(ctx, source, params, opts)
-    check_outputs(asdict(options), cwd)
+    spec, options, cwd = build(ctx, source, params, opts)  # (its --output and --error checked)
     refuse_contradiction(asdict(options))  # (resolved() does it too: a dry run asks no daemon)
     if not is_file(source) and is_bare_command(source, bool(params)):
         raise click.UsageError(_bare_command(source))
@@ -164,7 +165,8 @@ def submit_sweep(ctx: click.Context, /, source: str, **opts: Any) -> None:
         # The one-a-line commands are for `| gpuherd run`: what they leave out is said; the
         # JSON (for scripts) carries no option either, and says none.
         lost = None if opts["as_json"] else left_out(options, cwd)
-        _dry_run(spec, cwd, opts["yes"], opts["as_json"], lost)
+        env = {**os.environ, **(options.env_overrides or {})}
+        _dry_run(spec, cwd, env, opts["yes"], opts["as_json"], lost)
         return
     _check_size(spec, opts["yes"], "pass --yes to submit them all")
     client = Client(timeout=600.0)
@@ -209,10 +211,13 @@ def _bare_command(source: str) -> str:
     return refusal
 
 
-def _dry_run(spec: SweepSpec, cwd: str, yes: bool, as_json: bool, lost: str | None) -> None:
+def _dry_run(
+    spec: SweepSpec, cwd: str, env: Mapping[str, str], yes: bool, as_json: bool, lost: str | None
+) -> None:
     """Expand here (no daemon): the commands on stdout, one a line, the rest on stderr (`lost`:
     the options they leave out, sweep_left_out.py); or with --json, what a submission's JSON
-    says, `ids` empty, and the `commands`."""
+    says, `ids` empty, and the `commands`. `env`: the points' (for a script looked for on
+    PATH)."""
     _check_size(spec, yes, "pass --yes to list them all")
     results = os.path.normpath(os.path.join(cwd, os.path.expanduser(spec.results_path)))
     seed, recorded = spec.seed, False
@@ -239,6 +244,7 @@ def _dry_run(spec: SweepSpec, cwd: str, yes: bool, as_json: bool, lost: str | No
             for key in unused_params(spec.command or "", spec)
         ),
         *alike_values(spec),
+        *missing_script_hints(commands, cwd, env, noun="point"),
     ]
     for warning in warnings:  # on stderr with --json too, as a submission's
         click.echo(prefixed("warning", warning), err=True)

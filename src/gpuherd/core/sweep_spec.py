@@ -27,6 +27,8 @@ from gpuherd.core.sweep_values import check_finite
 DistKind = Literal["choice", "uniform", "loguniform", "int"]
 SWEEP_FIELD = "{sweep}"
 """In a results_dir, the sweep's name."""
+EMPTY_NAME = "name: empty; give the sweep a name, or leave it out for the default one"
+"""An empty name (a script's unset variable) is refused, never taken for the default one."""
 
 
 @dataclass(frozen=True)
@@ -176,7 +178,7 @@ def _validate(spec: SweepSpec) -> None:
 
 def _check_name_and_folder(spec: SweepSpec) -> None:
     if not spec.name:
-        raise SweepError("name: must not be empty", ("name",))
+        raise SweepError(f"{EMPTY_NAME} (made from the command, or the task's name)", ("name",))
     if not is_sweep_name(spec.name):
         raise SweepError(
             f"name: {spec.name!r} must not be . or .., nor hold '/', control characters or "

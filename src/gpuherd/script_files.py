@@ -1,0 +1,168 @@
+"""What a command runs, read from its words as the job's shell will (cli/submit_hints.py warns
+with it), and whether the file it runs is there: `python nosuch.py`, `bash run.sh` or
+`./train.sh` naming no file from the job's folder is queued all the same (an earlier job may
+make it, `--after`), but said at once, by `submit`, `sweep` and the Python API alike:
+queued unsaid, every point of a 5,000-point sweep failed at run time."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+# Words the shell runs itself, never looked up on PATH (sh's and bash's): a file of that name
+# in the folder is no mistake.
+_SHELL_WORDS_TEXT = (
+    "! { } [[ ]] case do done elif else esac fi for function if in select then time until "
+    "while . : [ alias bg bind break builtin caller cd command compgen complete continue "
+    "declare dirs disown echo enable eval exec exit export false fc fg getopts hash help "
+    "history jobs kill let local logout mapfile popd printf pushd pwd read readarray readonly "
+    "return set shift shopt source suspend test times trap true type typeset ulimit umask "
+    "unalias unset wait"
+)
+_SHELL_WORDS = frozenset(_SHELL_WORDS_TEXT.split())
+_ASSIGNMENT = r"[A-Za-z_][A-Za-z0-9_]*="
+_EXPANDED = "$`*?[~"
+"""Characters of a word the shell expands (or globs) into another."""
+_UNSURE = _EXPANDED + "{};&|<>()"
+"""Also what a script word would not hold as written: a template's `{x}` not filled, or the
+shell's operators written against it (`python x.py;`)."""
+
+
+def command_words(command: str, env: Mapping[str, str]) -> list[str] | None:
+    """The words of `command` from its program on, after its NAME=value assignments; None
+    when unsure: unbalanced quotes (the shell will say), PATH set there (`PATH=.:$PATH
+    job.sh`), a program word the shell runs itself or expands to another (`$HOME/x`,
+    `~/x`)."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    while words and re.match(_ASSIGNMENT, words[0]):
+        if words.pop(0).startswith("PATH="):
+            return None
+    if not words:
+        return None
+    word = words[0]
+    if word in _SHELL_WORDS or f"BASH_FUNC_{word}%%" in env or any(c in word for c in _EXPANDED):
+        return None
+    return words
+
+
+def names_a_file(word: str, folders: Iterable[str], path: str | None) -> bool:
+    """Whether `word` names a file (or folder, or link) from one of `folders` ("": this
+    process's own), or, without a `/`, a program on the PATH `path` (None: this process's;
+    "": none, as python looks for its script nowhere else)."""
+    if any(os.path.lexists(os.path.join(folder, word)) for folder in folders):
+        return True
+    return "/" not in word and shutil.which(word, path=path) is not None
+
+
+def on_job_path(word: str, cwd: str, env: Mapping[str, str]) -> bool:
+    """Whether the shell of a command run in `cwd` finds the program `word` on PATH."""
+    # PATH as the shell reads it: an empty or relative entry is relative to its folder.
+    path = os.pathsep.join(
+        os.path.join(cwd, entry or ".") for entry in env.get("PATH", os.defpath).split(os.pathsep)
+    )
+    return shutil.which(word, path=path) is not None
+
+
+@dataclass(frozen=True)
+class _Interpreter:
+    elsewhere: str
+    """Option letters after which no file runs: python -c CODE, -m MODULE; sh -c, -s."""
+    valued: str
+    """Option letters that take a value (the cluster's rest, or the next word)."""
+    long_valued: frozenset[str]
+    searches_path: bool
+    """Whether a script named without a `/` is looked for on PATH too (bash's is)."""
+
+
+_PYTHON = _Interpreter("cm", "WX", frozenset({"--check-hash-based-pycs"}), searches_path=False)
+_SHELL = _Interpreter("cs", "oO", frozenset({"--rcfile", "--init-file"}), searches_path=True)
+_INTERPRETERS = [(re.compile(r"python[0-9.]*"), _PYTHON), (re.compile(r"(ba|da|z|k)?sh"), _SHELL)]
+
+
+def _operand(interpreter: _Interpreter, args: Sequence[str]) -> str | None:
+    """The script an interpreter given `args` runs: its first word that is no option nor an
+    option's value; None when it runs no file (`-m pkg`, `-c CODE`, `-` for stdin)."""
+    words = iter(args)
+    for word in words:
+        if word == "--":
+            return next(words, None)
+        if word in ("-", "+"):
+            return None
+        if word.startswith("--"):
+            if word in interpreter.long_valued:
+                next(words, None)
+            continue
+        if not word.startswith("-") and not (word.startswith("+") and interpreter is _SHELL):
+            return word
+        for i, letter in enumerate(word[1:], 1):
+            if letter in interpreter.elsewhere:
+                return None
+            if letter in interpreter.valued:
+                if i == len(word) - 1:  # `-W ignore`, not `-Wignore`
+                    next(words, None)
+                break
+    return None
+
+
+def missing_script(command: str, cwd: str, env: Mapping[str, str]) -> str | None:
+    """The file `command` runs that is not there from `cwd` (the job's folder, as the shell
+    and the interpreter take a relative path): its program when a path (`./train.sh`,
+    `scripts/run.py`), else the script an interpreter runs (`python -u train.py`, `bash
+    run.sh`). None when there, when it runs none (`python -m pkg`), and whenever unsure."""
+    words = command_words(command, env)
+    if words is None:
+        return None
+    program, *args = words
+    if "/" in program and not names_a_file(program, [cwd], ""):
+        return program if not any(c in program for c in _UNSURE) else None
+    name = os.path.basename(program)
+    interpreter = next((i for pattern, i in _INTERPRETERS if pattern.fullmatch(name)), None)
+    script = _operand(interpreter, args) if interpreter else None
+    if not script or any(c in script for c in _UNSURE):
+        return None
+    if names_a_file(script, [cwd], ""):
+        return None
+    searched = interpreter is not None and interpreter.searches_path and "/" not in script
+    return None if searched and on_job_path(script, cwd, env) else script
+
+
+def missing_script_hints(
+    commands: Sequence[str], cwd: str, env: Mapping[str, str], noun: str = "job"
+) -> list[str]:
+    """One warning per file the `commands` (each a `noun`'s: a job's, a sweep's point's) run
+    that is not there from `cwd`, said once with how many of them run it."""
+    if not os.path.isdir(cwd):  # (refused as it is: its error says so)
+        return []
+    counts: dict[str, int] = {}
+    for command in commands:
+        if (script := missing_script(command, cwd, env)) is not None:
+            counts[script] = counts.get(script, 0) + 1
+    return [_missing(script, n, len(commands), cwd, noun) for script, n in counts.items()]
+
+
+def _missing(script: str, n: int, total: int, cwd: str, noun: str) -> str:
+    if total == 1:
+        who, start = f"the {noun}", "it starts"
+    elif n == total:
+        who, start = f"every {noun}", "they start"
+    elif n == 1:
+        who, start = f"the {noun} that runs it", "it starts"
+    else:
+        who, start = f"the {n:,} {noun}s that run it", "they start"
+    if os.path.isabs(script):
+        return (
+            f"{script} does not exist: {who} will fail unless it is made before {start};"
+            " check the path"
+        )
+    whose = f"{noun}'s" if total == 1 else f"{noun}s'"
+    return (
+        f"{script} does not exist in {cwd} (the {whose} working directory): {who} will fail"
+        f" unless it is made before {start}; check the path or pass --cwd"
+    )
