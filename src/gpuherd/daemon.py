@@ -103,10 +103,11 @@ def choose_executor(
         local = local_options and address is None
         kind = "ray" if address is not None else "local" if local else saved.get("kind", "local")
     if kind == "ray":
-        if local_options:
+        if local_options:  # (with --address, `--executor local` was refused next in turn)
+            here = "use --executor local" if address is None else "drop --address"
             raise ValueError(
                 "--gpus, --fake-gpus and --slots are for the local executor (a Ray cluster's "
-                "GPUs are the ones its nodes declare): drop them, or use --executor local"
+                f"GPUs are the ones its nodes declare): drop them, or {here} to run jobs here"
             )
         if address is not None and not address.strip():
             raise ValueError(f"--address is empty: {NAME_THE_CLUSTER}")

@@ -163,7 +163,7 @@ def submit_options(
     """`submit` keyword options as the API takes them (sizes and durations may be text or,
     for durations, timedelta); `after`, `after_any` and `after_fail` as `job_ids` reads
     them."""
-    refuse_unknown(options, SUBMIT_OPTIONS)
+    refuse_unknown(options, SUBMIT_OPTIONS | {"cwd", "name"})  # (submit's own: `cwdd=` names it)
     out = _file_names(in_units({k: plain(v) for k, v in options.items() if v is not None}))
     check_types(out)
     if "begin" in out:

@@ -30,6 +30,10 @@ _EXPANDED = "$`*?[~"
 _UNSURE = _EXPANDED + "{};&|<>()"
 """Also what a script word would not hold as written: a template's `{x}` not filled, or the
 shell's operators written against it (`python x.py;`)."""
+_CONTINUED_LINE = re.compile(r"(?<!\\)((?:\\\\)*)\\\n")
+"""A backslash that ends a line (not one escaped by another): the shell joins the next line
+on, where shlex keeps the newline as a word (`python \\`, then `train.py` on the next line, was
+warned of as a script "\\n" not there, and as a program with a space in its name)."""
 
 
 def command_words(command: str, env: Mapping[str, str]) -> list[str] | None:
@@ -38,7 +42,7 @@ def command_words(command: str, env: Mapping[str, str]) -> list[str] | None:
     job.sh`), a program word the shell runs itself or expands to another (`$HOME/x`,
     `~/x`)."""
     try:
-        words = shlex.split(command)
+        words = shlex.split(_CONTINUED_LINE.sub(r"\1", command))
     except ValueError:
         return None
     while words and re.match(_ASSIGNMENT, words[0]):
@@ -137,14 +141,35 @@ def missing_script_hints(
     commands: Sequence[str], cwd: str, env: Mapping[str, str], noun: str = "job"
 ) -> list[str]:
     """One warning per file the `commands` (each a `noun`'s: a job's, a sweep's point's) run
-    that is not there from `cwd`, said once with how many of them run it."""
+    that is not there from `cwd`, said once with how many of them run it; one warning for
+    them all when there are more than a few files (_SAID_APART)."""
     if not os.path.isdir(cwd):  # (refused as it is: its error says so)
         return []
     counts: dict[str, int] = {}
     for command in commands:
         if (script := missing_script(command, cwd, env)) is not None:
             counts[script] = counts.get(script, 0) + 1
+    if len(counts) > _SAID_APART:
+        return [_many_missing(list(counts), sum(counts.values()), len(commands), cwd, noun)]
     return [_missing(script, n, len(commands), cwd, noun) for script, n in counts.items()]
+
+
+_SAID_APART = 3
+"""Files not there said a line each; more are said in one line: `python {run_dir}/train.py`
+runs a file of its own per point, and a 5,000-point sweep printed 5,000 warnings."""
+
+
+def _many_missing(scripts: list[str], n: int, total: int, cwd: str, noun: str) -> str:
+    if n == total:
+        who = f"every {noun} will fail unless its file is made before it starts"
+    else:
+        who = f"the {n:,} {noun}s that run them will fail unless their files are made first"
+    relative = not all(os.path.isabs(script) for script in scripts)
+    where = f" in {cwd} (the {noun}s' working directory)" if relative else ""
+    return (
+        f"{len(scripts):,} files the {noun}s run do not exist{where}, as {scripts[0]} and"
+        f" {scripts[1]}: {who}; check the paths{' or pass --cwd' * relative}"
+    )
 
 
 def _missing(script: str, n: int, total: int, cwd: str, noun: str) -> str:

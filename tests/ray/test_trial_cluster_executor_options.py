@@ -11,7 +11,8 @@ from conftest import Herd
 @pytest.mark.parametrize(
     ("options", "advice"),
     [
-        (["--address", "192.0.2.2:6379", "--gpus", "0"], "drop them, or use --executor local"),
+        (["--address", "192.0.2.2:6379", "--gpus", "0"], "drop them, or drop --address to run"),
+        (["--executor", "ray", "--gpus", "0"], "drop them, or use --executor local to run"),
         (["--executor", "local", "--address", "192.0.2.2:6379"], "drop --executor local"),
     ],
 )
