@@ -282,11 +282,14 @@ class DeviceTable:
         self._put(replace(cfg, state=state))
 
     def _require(self, index: int) -> DeviceConfig:
-        try:
-            return self._config[index]
-        except KeyError:
-            known = ",".join(str(i) for i in sorted(self._config)) or "none"
-            raise NotFound(f"GPU {index} is not configured (configured: {known})") from None
+        """A GPU's configuration; NotFound says what to do: add it, or name another one."""
+        if (cfg := self._config.get(index)) is not None:
+            return cfg
+        known = ",".join(str(i) for i in sorted(self._config)) or "none"
+        said = f"GPU {index} is not configured (configured: {known})"
+        if index in self._readings or isinstance(self.probe, StaticProbe):  # `add` takes it
+            raise NotFound(f"{said}: `gpuherd gpus add {index}` adds it")
+        raise NotFound(f"{said}, nor seen by the probe: name a GPU that `gpuherd gpus` lists")
 
     def _put(self, cfg: DeviceConfig) -> None:
         self.store.put_device(cfg)

@@ -269,7 +269,11 @@ def test_a_gpu_index_no_gpu_can_have_is_422_by_every_verb(
     assert api.snapshot() == before
     # A GPU index that names no GPU here stays what it is: not found.
     unknown = api.send("DELETE", "/gpus/7")
-    assert (unknown.status, unknown.error) == (404, "GPU 7 is not configured (configured: 0,1)")
+    assert (unknown.status, unknown.error) == (
+        404,
+        "GPU 7 is not configured (configured: 0,1), nor seen by the probe: "
+        "name a GPU that `gpuherd gpus` lists",
+    )
 
 
 # ---- a query value the endpoint does not take: 422, as one of the wrong type ---------------

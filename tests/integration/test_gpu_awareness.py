@@ -165,7 +165,10 @@ def test_gpus_on_nodes_through_the_cli(herd: Herd, tmp_path: Path) -> None:
     # One-GPU jobs fill the node with the fewest free GPUs first: box-a stays whole longest.
     assert (herd.job(first)["gpus"], herd.job(second)["gpus"]) == ([2], [0])
     two = herd.submit("--gpus", "2", "--", "true")
-    assert herd.job(two)["reason"] == "waiting for 2 free GPUs on one node (GPU 3 is draining)"
+    assert herd.job(two)["reason"] == (
+        "waiting for 2 free GPUs on one node "
+        "(GPUs 0, 2 are full of gpuherd jobs; GPU 3 is draining)"
+    )
     herd.cli("kill", str(second))
     herd.wait_state(two, "succeeded")
     assert herd.job(two)["gpus"] == [0, 1]

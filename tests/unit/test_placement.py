@@ -729,7 +729,8 @@ def test_a_job_with_only_gpus_waits_for_those_and_is_told_why() -> None:
         Assignment(11, (0,))  # GPU 0 is free, but job 10 may use GPU 1 alone
     ]
     assert why_waiting(job(10, only_gpus=(1, 2)), devices, on_1) == (
-        "waiting for a free GPU of --only-gpus 1,2 (GPU 2 is draining)"
+        "waiting for a free GPU of --only-gpus 1,2 (GPU 1 is full of gpuherd jobs; "
+        "GPU 2 is draining)"
     )
     assert why_waiting(job(10, only_gpus=(1, 7)), devices, on_1) == (
         "waiting for a free GPU of --only-gpus 1,7 (GPU 7 is not there now: `gpuherd gpus`)"

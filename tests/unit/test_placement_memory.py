@@ -275,7 +275,8 @@ def test_why_waiting_names_the_cause() -> None:
     draining = [*devices, Device(2, state=DeviceState.DRAINING), Device(3, slots=2, max_jobs=1)]
     busy = [Reservation(1, (0,)), Reservation(2, (1,)), Reservation(3, (3,), shares=True)]
     assert why_waiting(job(10), draining, busy, Policy()) == (
-        "waiting for a free GPU (GPU 2 is draining; GPU 3 has reached the limit of jobs set for it)"
+        "waiting for a free GPU (GPUs 0, 1 are full of gpuherd jobs; GPU 2 is draining; "
+        "GPU 3 has reached the limit of jobs set for it)"
     )
     policy = Policy(keep_ram=2 * GIB)
     assert why_waiting(job(10, ram=8 * GIB), devices, [], policy, host_free=7 * GIB) == (

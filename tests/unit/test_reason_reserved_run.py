@@ -24,10 +24,10 @@ def test_a_job_behind_a_held_run_names_its_job_and_the_run() -> None:
 def test_only_the_gpus_the_run_keeps_from_the_job_are_named() -> None:
     devices = [Device(i) for i in range(4)]
     runs = [Reservation(2, (0, 1), run=RUN), Reservation(5, (3,))]  # job 5 runs, watched
-    # Three GPUs wanted, one free: the run's GPUs are named together, job 5's not.
+    # Three GPUs wanted, one free: the run's GPUs are named together, job 5's as full.
     assert why_waiting(job(3, gpus=3), devices, runs, Policy()) == (
-        "waiting for 3 free GPUs (GPUs 0, 1 are reserved for job 2, whose attempt 1 runs "
-        "unwatched (pid 3621))"
+        "waiting for 3 free GPUs (GPU 3 is full of gpuherd jobs; GPUs 0, 1 are reserved for "
+        "job 2, whose attempt 1 runs unwatched (pid 3621))"
     )
     # A GPU with a free slot beside the run is no reason: the job fits there.
     roomy = [Device(0, slots=2)]

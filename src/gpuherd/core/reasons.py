@@ -1,7 +1,8 @@
 """Why a queued job is not running yet, and why a job could never run here (pure: no I/O).
 
-The words `ls`, `show` and the dashboard print, and submit's refusals; what placement itself
-decides is in core/placement.py, what a GPU can take in core/capacity.py.
+The words `ls`, `show` and the dashboard print, and submit's refusals; the GPUs named in a
+reason's parentheses are core/reasons_gpus.py's; what placement itself decides is in
+core/placement.py, what a GPU can take in core/capacity.py.
 """
 
 from __future__ import annotations
@@ -14,15 +15,14 @@ from gpuherd.core.capacity import (
     SHARING,
     Gpu,
     Kind,
-    foreign_blocks,
-    foreign_memory,
     load,
     margin,
     most_on_a_node,
 )
 from gpuherd.core.model import Device, DeviceState, Job, Policy, Reservation
-from gpuherd.core.naming import gpu_names, gpus_named, jobs_named, only_flag
+from gpuherd.core.naming import gpu_names, gpus_named, only_flag
 from gpuherd.core.placement import Hold, cpu_slots_left, project_room
+from gpuherd.core.reasons_gpus import gpu_details
 from gpuherd.core.units import format_size, plural
 from gpuherd.core.waiting import Fits, Shape, shape_of, worded
 
@@ -55,116 +55,6 @@ def _ram_reason(ram: int | None, host_free: int | None, policy: Policy) -> str |
 def _running(count: int, cap: int) -> str:
     """ "4 running", or "5 running, at most 4" after the cap was lowered below the count."""
     return f"{count} running" + (f", at most {cap}" if count != cap else "")
-
-
-_DRAINING = ("is", "are"), "draining"
-_FOREIGN = ("is", "are"), "busy with other users' processes"
-_FOREIGN_KEPT = ("has", "have"), "other users' processes: config foreign exclusive"
-"""What keeps a job with --mem off a GPU with other users' processes: only that setting."""
-_EXCLUSIVE_JOB = ("runs", "run"), "an exclusive job"
-_LIMIT = ("has", "have"), "reached the limit of jobs set for it"
-_OWNED = ("is", "are"), "taken by a job without --mem"
-
-
-def _blocker(g: Gpu, kind: Kind, mem: int | None) -> tuple[tuple[str, str], str] | None:
-    """Why a GPU with room for the job by its own measure (slots or memory) refuses it."""
-    if kind is EXCLUSIVE:
-        return None  # "waiting for an empty GPU" says it
-    free = g.free_mem
-    sharing = kind is SHARING and free is not None
-    if not (free is not None and free >= (mem or 0) if sharing else g.count < g.slots):
-        return None
-    if g.exclusive:
-        return _EXCLUSIVE_JOB
-    if g.max_jobs is not None and g.count >= g.max_jobs:
-        return _LIMIT
-    if sharing and g.plain and g.count >= g.slots:
-        return _OWNED
-    return None
-
-
-def _foreign(d: Device, policy: Policy, sharing: bool) -> tuple[tuple[str, str], str] | None:
-    """Whether other users' processes keep the job off the GPU: `foreign` auto and exclusive
-    keep a job without --mem off, only exclusive one that shares the GPU by memory."""
-    plain_busy, share_busy = foreign_blocks(d, policy)
-    if sharing:
-        return _FOREIGN_KEPT if share_busy else None
-    return _FOREIGN if plain_busy else None
-
-
-def _details(
-    kind: Kind,
-    mem: int | None,
-    devices: Sequence[Device],
-    gpus: list[Gpu],
-    policy: Policy,
-    reservations: Sequence[Reservation],
-) -> list[str]:
-    """What keeps GPUs that could otherwise take the job from it, GPUs grouped by cause."""
-    by_index = {g.index: g for g in gpus}
-    groups: dict[tuple[tuple[str, str], str], list[int]] = {}
-    foreign: list[str] = []
-    holding: dict[tuple[tuple[int, ...], int], list[int]] = {}
-    runs: dict[tuple[int, str], list[int]] = {}
-    for d in sorted(devices, key=lambda d: d.index):
-        g = by_index.get(d.index)
-        total, cause = d.memory_total, None
-        if mem is not None and total is not None and total - margin(total, policy.keep_free) < mem:
-            continue  # too small even when free: never the reason the job waits
-        if d.state is DeviceState.DRAINING:
-            cause = _DRAINING
-        elif g is not None:
-            sharing = kind is SHARING and g.cap is not None
-            cause = _foreign(d, policy, sharing) or _blocker(g, kind, mem)
-            used, free, need = foreign_memory(d, policy), g.free_mem, mem or 0
-            if sharing and cause is None and free is not None and free < need:
-                if used and need <= free + used:
-                    foreign.append(_outside(d, used))
-                if g.held:
-                    # A set: two runs of one job may hold memory here (a held run beside
-                    # its job's next attempt: engine_held_runs.py), named once.
-                    ids = sorted({r.job_id for r in reservations if r.mem and d.index in r.gpus})
-                    holding.setdefault((tuple(ids), g.held), []).append(d.index)
-            if cause is None and not g.fits(kind, mem):  # a run on it may be why
-                for r in reservations:
-                    if r.run and d.index in r.gpus:
-                        runs.setdefault((r.job_id, r.run), []).append(d.index)
-        if cause is not None:
-            groups.setdefault(cause, []).append(d.index)
-    causes = [f"{gpu_names(ix, verbs)} {what}" for (verbs, what), ix in groups.items()]
-    return causes + foreign + _held(holding) + _reserved(runs)
-
-
-def _reserved(runs: dict[tuple[int, str], list[int]]) -> list[str]:
-    """The GPUs kept for runs that are not their jobs' watched attempts (a restored herd.db:
-    a job held for its run), named with the job and the run, as `gpuherd gpus` names them:
-    else the job seemed to wait for a free GPU with none of gpuherd's jobs running there."""
-    return [
-        f"{gpu_names(ix, ('is', 'are'))} reserved for job {job_id}, whose {run}"
-        for (job_id, run), ix in runs.items()
-    ]
-
-
-def _held(holding: dict[tuple[tuple[int, ...], int], list[int]]) -> list[str]:
-    """Which of gpuherd's jobs hold the memory a job with --mem waits for: `gpuherd gpus` shows
-    only each GPU's total (HELD; a job holds its request from its start, before it uses any
-    of it). A few groups of GPUs by name; beyond, only the GPUs."""
-    if len(holding) > 3:
-        every = sorted(i for indices in holding.values() for i in indices)
-        return [f"gpuherd jobs hold memory on {gpus_named(every)}"]
-    return [
-        f"{jobs_named(ids)} {'holds' if len(ids) == 1 else 'hold'} {format_size(held)} "
-        f"of {gpus_named(ix)}"
-        for (ids, held), ix in holding.items()
-    ]
-
-
-def _outside(d: Device, used: int) -> str:
-    """What takes memory outside gpuherd's jobs: listed processes, or memory in use that no
-    listed process holds (another container's processes, which NVML does not list)."""
-    if d.foreign_processes:
-        return f"other users' processes use {format_size(used)} of GPU {d.index}"
-    return f"{format_size(used)} of GPU {d.index} is in use outside gpuherd, by no listed process"
 
 
 def _waiting_for(kind: Kind, n: int, mem: int | None, gpus: list[Gpu]) -> str:
@@ -201,7 +91,9 @@ def why_waiting(
     "waiting for a free GPU", "waiting for 2 free GPUs", "waiting for 20.0 GiB free on 1
     GPU" (--mem), "waiting for an empty GPU" (exclusive), "waiting for 8.0 GiB of host
     memory", with the GPUs that draining, other users' processes, an exclusive job, a job
-    without --mem or a job limit keep from it in parentheses. A job for several GPUs on
+    without --mem or a job limit keep from it in parentheses, and beside them those full of
+    gpuherd's jobs ("GPU 0 is busy with other users' processes; GPUs 1-7 are full of gpuherd
+    jobs"). A job for several GPUs on
     GPUs of several nodes waits for them "on one node". A job limited to some GPUs
     (`--only-gpus`) waits for a free GPU "of --only-gpus 0,2": only those GPUs are looked at.
     A job of a project at its limit waits for "a run slot of project NAME".
@@ -264,7 +156,7 @@ def shape_waits(
         head += " on one node"
     if only:
         head += f" of {only_flag(only)}"
-    details = _details(kind, mem, devices, gpus, policy, reservations)
+    details = gpu_details(kind, mem, devices, gpus, policy, reservations)
     unseen = {d.index for d in missing}
     gone = [
         f"{gpu_names(ix, ('is', 'are'))} {what}"

@@ -1,0 +1,156 @@
+"""What keeps the GPUs a queued job could use from it, GPUs grouped by cause (pure: no I/O):
+the parenthesis of core/reasons.py's `waiting for a free GPU (...)`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from gpuherd.core.capacity import (
+    EXCLUSIVE,
+    PLAIN,
+    SHARING,
+    Gpu,
+    Kind,
+    foreign_blocks,
+    foreign_memory,
+    margin,
+)
+from gpuherd.core.model import Device, DeviceState, Policy, Reservation
+from gpuherd.core.naming import gpu_names, gpus_named, jobs_named
+from gpuherd.core.units import format_size
+
+Cause = tuple[tuple[str, str], str]
+"""A reason a GPU refuses a job: (the verb for one GPU, for several), what follows it."""
+
+_DRAINING = ("is", "are"), "draining"
+_FOREIGN = ("is", "are"), "busy with other users' processes"
+_FOREIGN_KEPT = ("has", "have"), "other users' processes: config foreign exclusive"
+"""What keeps a job with --mem off a GPU with other users' processes: only that setting."""
+_EXCLUSIVE_JOB = ("runs", "run"), "an exclusive job"
+_LIMIT = ("has", "have"), "reached the limit of jobs set for it"
+_OWNED = ("is", "are"), "taken by a job without --mem"
+
+
+def _blocker(g: Gpu, kind: Kind, mem: int | None) -> Cause | None:
+    """Why a GPU with room for the job by its own measure (slots or memory) refuses it."""
+    if kind is EXCLUSIVE:
+        return None  # "waiting for an empty GPU" says it
+    free = g.free_mem
+    sharing = kind is SHARING and free is not None
+    if not (free is not None and free >= (mem or 0) if sharing else g.count < g.slots):
+        return None
+    if g.exclusive:
+        return _EXCLUSIVE_JOB
+    if g.max_jobs is not None and g.count >= g.max_jobs:
+        return _LIMIT
+    if sharing and g.plain and g.count >= g.slots:
+        return _OWNED
+    return None
+
+
+def _foreign(d: Device, policy: Policy, sharing: bool) -> Cause | None:
+    """Whether other users' processes keep the job off the GPU: `foreign` auto and exclusive
+    keep a job without --mem off, only exclusive one that shares the GPU by memory."""
+    plain_busy, share_busy = foreign_blocks(d, policy)
+    if sharing:
+        return _FOREIGN_KEPT if share_busy else None
+    return _FOREIGN if plain_busy else None
+
+
+def gpu_details(
+    kind: Kind,
+    mem: int | None,
+    devices: Sequence[Device],
+    gpus: list[Gpu],
+    policy: Policy,
+    reservations: Sequence[Reservation],
+) -> list[str]:
+    """What keeps GPUs that could otherwise take the job from it, GPUs grouped by cause.
+
+    GPUs full of gpuherd's own jobs are named only beside another cause: with none,
+    `waiting for a free GPU` alone says it; beside one, leaving them out said that the GPU
+    with other users' processes (or draining) was all that kept the job waiting."""
+    by_index = {g.index: g for g in gpus}
+    groups: dict[Cause, list[int]] = {}
+    foreign: list[str] = []
+    holding: dict[tuple[tuple[int, ...], int], list[int]] = {}
+    runs: dict[tuple[int, str], list[int]] = {}
+    for d in sorted(devices, key=lambda d: d.index):
+        g = by_index.get(d.index)
+        total, cause = d.memory_total, None
+        if mem is not None and total is not None and total - margin(total, policy.keep_free) < mem:
+            continue  # too small even when free: never the reason the job waits
+        if d.state is DeviceState.DRAINING:
+            cause = _DRAINING
+        elif g is not None:
+            sharing = kind is SHARING and g.cap is not None
+            cause = _foreign(d, policy, sharing) or _blocker(g, kind, mem)
+            used, free, need = foreign_memory(d, policy), g.free_mem, mem or 0
+            if sharing and cause is None and free is not None and free < need:
+                if used and need <= free + used:
+                    foreign.append(_outside(d, used))
+                if g.held:
+                    # A set: two runs of one job may hold memory here (a held run beside
+                    # its job's next attempt: engine_held_runs.py), named once.
+                    ids = sorted({r.job_id for r in reservations if r.mem and d.index in r.gpus})
+                    holding.setdefault((tuple(ids), g.held), []).append(d.index)
+            if cause is None and not g.fits(kind, mem):  # a run on it may be why
+                kept = [(r.job_id, r.run) for r in reservations if r.run and d.index in r.gpus]
+                for run in kept:
+                    runs.setdefault(run, []).append(d.index)
+                cause = None if kept else _own_jobs(g, kind)
+        if cause is not None:
+            groups.setdefault(cause, []).append(d.index)
+    others = foreign + _held(holding) + _reserved(runs)
+    if not others and groups.keys() <= _OWN_JOBS:
+        return []
+    causes = [f"{gpu_names(ix, verbs)} {what}" for (verbs, what), ix in groups.items()]
+    return causes + others
+
+
+_FULL = ("is", "are"), "full of gpuherd jobs"
+_RUNS_JOBS = ("runs", "run"), "gpuherd jobs"
+_OWN_JOBS = {_FULL, _RUNS_JOBS}
+
+
+def _own_jobs(g: Gpu, kind: Kind) -> Cause | None:
+    """Whether gpuherd's own jobs are what keeps a GPU, that nothing else keeps, from the
+    job: all its slots taken (an exclusive job: any job on it). A job with --mem waits for
+    memory, which `_held` names."""
+    if kind is EXCLUSIVE:
+        return _RUNS_JOBS if g.count else None
+    if kind is PLAIN or g.cap is None:
+        return _FULL if g.count >= g.slots else None
+    return None
+
+
+def _reserved(runs: dict[tuple[int, str], list[int]]) -> list[str]:
+    """The GPUs kept for runs that are not their jobs' watched attempts (a restored herd.db:
+    a job held for its run), named with the job and the run, as `gpuherd gpus` names them:
+    else the job seemed to wait for a free GPU with none of gpuherd's jobs running there."""
+    return [
+        f"{gpu_names(ix, ('is', 'are'))} reserved for job {job_id}, whose {run}"
+        for (job_id, run), ix in runs.items()
+    ]
+
+
+def _held(holding: dict[tuple[tuple[int, ...], int], list[int]]) -> list[str]:
+    """Which of gpuherd's jobs hold the memory a job with --mem waits for: `gpuherd gpus` shows
+    only each GPU's total (HELD; a job holds its request from its start, before it uses any
+    of it). A few groups of GPUs by name; beyond, only the GPUs."""
+    if len(holding) > 3:
+        every = sorted(i for indices in holding.values() for i in indices)
+        return [f"gpuherd jobs hold memory on {gpus_named(every)}"]
+    return [
+        f"{jobs_named(ids)} {'holds' if len(ids) == 1 else 'hold'} {format_size(held)} "
+        f"of {gpus_named(ix)}"
+        for (ids, held), ix in holding.items()
+    ]
+
+
+def _outside(d: Device, used: int) -> str:
+    """What takes memory outside gpuherd's jobs: listed processes, or memory in use that no
+    listed process holds (another container's processes, which NVML does not list)."""
+    if d.foreign_processes:
+        return f"other users' processes use {format_size(used)} of GPU {d.index}"
+    return f"{format_size(used)} of GPU {d.index} is in use outside gpuherd, by no listed process"
