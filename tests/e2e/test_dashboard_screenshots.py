@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from test_dashboard import SCREENSHOTS, TIMEOUT_MS, browser
 
-from conftest import Herd
+from conftest import Herd, wait_for
 
 __all__ = ["browser"]  # the fixture, shared with test_dashboard.py
 
@@ -54,17 +54,25 @@ if diverged:
 A100 = {"name": "NVIDIA A100-SXM4-80GB", "memory_total": "80GiB"}
 
 
-def _telemetry(tick: int) -> str:
-    """The fake GPUs' state file at reading `tick`: utilisation and memory that move."""
-    wave = [math.sin(tick / 3 + phase) for phase in (0.0, 1.3, 2.1, 0.7)]
-    util = [88 + 8 * wave[0], 72 + 20 * wave[1], 6 + 6 * max(0.0, wave[2]), 35 + 15 * wave[3]]
-    used = [31 + 2 * wave[0], 52 + 6 * wave[1], 0.4, 18]
-    gpus = [
-        {**A100, "utilization": round(u), "memory_used": f"{m:.1f}GiB"}
-        for u, m in zip(util, used, strict=True)
-    ]
-    gpus[3]["processes"] = [{"pid": 4242, "memory": "18GiB"}]
+def _telemetry(tick: int, on: dict[int, int]) -> str:
+    """The fake GPUs' state file at reading `tick`: utilisation and memory that move, on the
+    GPUs `on` lists (GPU index: its job's pid), held by that job's process; someone else's
+    process on GPU 3. No memory held by no listed process: the pages say such memory is
+    another container's (before, each job's memory was shown so, its GPU seemingly shared)."""
+    gpus: list[dict[str, Any]] = []
+    for index, phase in enumerate((0.0, 1.3, 2.1, 0.7)):
+        wave = math.sin(tick / 3 + phase)
+        processes = [{"pid": on[index], "memory": f"{31 + 3 * wave:.1f}GiB"}] if index in on else []
+        if index == 3:
+            processes.append({"pid": 4242, "memory": "18GiB"})
+        busy = 85 + 10 * wave if index in on else 35 + 15 * wave if processes else 0
+        gpus.append({**A100, "utilization": round(busy), "processes": processes})
     return json.dumps({"gpus": gpus})
+
+
+def _running(job: dict[str, Any]) -> dict[str, Any] | None:
+    """The job once it runs with its pid known (the state file lists its process by it)."""
+    return job if job["state"] == "running" and job["pid"] else None
 
 
 @pytest.mark.skipif(
@@ -78,11 +86,11 @@ def test_screenshots(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> 
     (folder / "sweep_train.py").write_text(SWEEP_TRAIN)
     gpus = folder / "gpus.json"
 
-    def telemetry(tick: int) -> None:
-        (folder / "gpus.tmp").write_text(_telemetry(tick))
+    def telemetry(tick: int, on: dict[int, int]) -> None:
+        (folder / "gpus.tmp").write_text(_telemetry(tick, on))
         (folder / "gpus.tmp").replace(gpus)
 
-    telemetry(0)
+    telemetry(0, {})
     herd = Herd(folder / "home")
     try:
         herd.start("--fake-gpus", str(gpus), "--listen", "127.0.0.1:0")
@@ -99,8 +107,10 @@ def test_screenshots(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> 
             run("vit-b16-lr0.03", 0.03, 400, 0.5, "--project", "vit"),
             run("vit-b16-lr0.01", 0.01, 400, 0.5, "--project", "vit", "--mem", "40GiB"),
         ]
+        on: dict[int, int] = {}  # GPU: the pid of the job on it, its memory's holder
         for job_id in running:
-            herd.wait_state(job_id, "running")
+            job = wait_for(lambda j=job_id: _running(herd.job(j)), what=f"job {job_id} to run")
+            on[job["gpus"][0]] = job["pid"]
         run("vit-l16-lr0.01", 0.01, 400, 0.5, "--project", "vit", "--gpus", "2")
         run("sweep-check", 0.1, 5, 0.5, "--hold")
         grid = "-p lr 0.0001 0.0003 0.001 0.003 0.01 0.03 -p model resnet18 resnet50 --gpus 0"
@@ -111,7 +121,7 @@ def test_screenshots(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> 
         herd.cli("sweep", vit, *seeds.split(), cwd=folder)
         for tick in range(1, 24):  # readings every 2 s: the sparklines get some history
             time.sleep(2.0)
-            telemetry(tick)
+            telemetry(tick, on)
         url = herd.cli("ui", "--url").stdout.strip()
         context = browser.new_context(viewport={"width": 1280, "height": 760})
         page = context.new_page()

@@ -116,6 +116,9 @@ async def jobs_list(request: Request) -> HTMLResponse:
         page=_jobs(request),
         submitted=ids,
         warnings=dashboard_submit.cancelled_warnings(service, ids, cancelled),
+        missing=dashboard_submit.missing_script_warnings(
+            service, ids, request.query_params.get("missing", "")
+        ),
         sweeps=sweeps,
         draining=draining,
     )

@@ -21,9 +21,11 @@ from gpuherd.core.commands import command_lines
 from gpuherd.core.env_vars import check_variable
 from gpuherd.core.idspec import format_ids, parse_job_ids
 from gpuherd.core.int64 import TOO_LARGE, OutOfRange, fits
+from gpuherd.core.model import JobSpec
 from gpuherd.core.states import FINISHED_STATES, JobState, OutcomeKind
 from gpuherd.core.when import parse_begin
 from gpuherd.errors import HerdError
+from gpuherd.script_files import missing_script, missing_script_hints
 from gpuherd.service import Service, Submitted
 from gpuherd.wire import SubmitItem
 
@@ -177,7 +179,8 @@ def submit_page(
 async def submit(request: Request) -> Response:
     form = SubmitForm.parse(await read_form(request))
     try:
-        submitted = service_of(request).submit_and_tell(form.items())
+        items = form.items()
+        submitted = service_of(request).submit_and_tell(items)
     except HerdError as exc:  # the daemon's checks name the CLI's options: the form's boxes
         return submit_page(request, form, in_form_words(str(exc), SUBMIT_LABELS), exc.status)
     except OverflowError as exc:  # a number SQLite cannot store: the form is shown again
@@ -187,7 +190,33 @@ async def submit(request: Request) -> Response:
     url = f"/jobs?submitted={format_ids(submitted.ids)}"
     if submitted.cancelled:  # the jobs page warns of them (cancelled_warnings)
         url += f"&cancelled={format_ids(sorted(submitted.cancelled))}"
+    if missing := [i for i, item in zip(submitted.ids, items, strict=True) if _runs_missing(item)]:
+        url += f"&missing={format_ids(missing)}"  # the jobs page warns (missing_script_warnings)
     return RedirectResponse(url, status_code=303)
+
+
+def _runs_missing(item: SubmitItem | JobSpec) -> bool:
+    """Whether the job runs a script that is not there from its folder (script_files.py)."""
+    env = {**(item.env or {}), **(item.env_overrides or {})}
+    return missing_script(item.command, item.cwd, env) is not None
+
+
+def missing_script_warnings(service: Service, submitted: Sequence[int], named: str) -> list[str]:
+    """The warnings `gpuherd submit` prints of a script its jobs run that is not there, for
+    the jobs page the form leads to: of the jobs `named` (its `missing=`, which the form's
+    check found) that are of `submitted`. Said again from the queue, as cancelled_warnings
+    is: a link typed by hand shows no text of its own, and a file made since is warned of
+    no more."""
+    try:
+        named_ids = set(parse_job_ids(named)) & set(submitted) if named else set()
+    except ValueError:  # typed by hand: no warning
+        return []
+    jobs = service.store.get_jobs(sorted(submitted)) if named_ids else {}
+    if not (named_jobs := [jobs[i].spec for i in sorted(named_ids) if i in jobs]):
+        return []
+    spec = named_jobs[0]  # one form's jobs share a folder and environment: said of its jobs
+    commands = [jobs[i].spec.command for i in sorted(jobs) if jobs[i].spec.cwd == spec.cwd]
+    return missing_script_hints(commands, spec.cwd, {**spec.env, **spec.env_overrides})
 
 
 def cancelled_warnings(service: Service, submitted: Sequence[int], named: str) -> list[str]:
