@@ -13,8 +13,8 @@ from typing import Any
 
 from gpuherd.core.model import ForeignMode, Policy
 from gpuherd.core.units import format_duration, format_size, parse_duration, parse_size
-from gpuherd.devices import host_memory_total
 from gpuherd.errors import InvalidValue, unknown_setting
+from gpuherd.host_memory import host_memory_total
 from gpuherd.store import Store
 from gpuherd.store_rows import LARGEST
 

@@ -17,6 +17,8 @@ from gpuherd.core.model import MAX_SLOTS, Device, DeviceState
 from gpuherd.errors import InvalidValue, NotFound
 from gpuherd.gpus.base import GpuProbe, GpuReading, JobOnGpus, ProbeError
 from gpuherd.gpus.static import StaticProbe
+from gpuherd.host_memory import host_memory_available
+from gpuherd.host_memory import host_memory_total as host_memory_total  # (tests import it here)
 from gpuherd.store import DeviceConfig, Store
 
 log = logging.getLogger("gpuherd.devices")
@@ -90,6 +92,15 @@ class DeviceTable:
         """Read again before a placement when the last reading is older than `seconds`."""
         if time.monotonic() - self._read_at > seconds and not isinstance(self.probe, StaticProbe):
             self.refresh()
+
+    def mark_stale(self) -> None:
+        """Have the next placement read the GPUs again, past the probe's own cache: an attempt
+        was lost, or did not start, maybe with its machine (a Ray node that died), whose GPUs
+        must be gone from the reading before anything is placed on them. Not per job: a tick
+        that places reads only when its reading is old (`refresh_if_older`)."""
+        self._read_at = -math.inf
+        if (forget := getattr(self.probe, "forget", None)) is not None:
+            forget()
 
     def cores(self) -> int | None:
         """How many CPU-only jobs `cpu-jobs auto` lets run at once: the cores this process
@@ -363,35 +374,3 @@ def _user(pid: int) -> str | None:
         return str(psutil.Process(pid).username())
     except (psutil.Error, KeyError):
         return None
-
-
-def _meminfo() -> dict[bytes, int]:
-    """/proc/meminfo's fields in bytes ({} where it cannot be read: not Linux).
-
-    Read here as psutil.virtual_memory() reads it on Linux, so that `gpuherd run` need not
-    import psutil (~6 ms) before its first placement; psutil answers where this cannot.
-    """
-    try:
-        with open("/proc/meminfo", "rb") as f:
-            return {k: int(v) * 1024 for k, v, *_ in (line.split() for line in f)}
-    except (OSError, ValueError):
-        return {}
-
-
-def host_memory_available() -> int:
-    info = _meminfo()
-    total, available = info.get(b"MemTotal:", 0), info.get(b"MemAvailable:", 0)
-    if 0 < available <= total:
-        return available
-    import psutil  # deferred: estimates what an old kernel or another system does not say
-
-    return int(psutil.virtual_memory().available)
-
-
-def host_memory_total() -> int:
-    total = _meminfo().get(b"MemTotal:", 0)
-    if total:
-        return total
-    import psutil  # deferred: not Linux
-
-    return int(psutil.virtual_memory().total)

@@ -113,6 +113,8 @@ def finish_exits(engine: Engine, exits: Sequence[tuple[Live, ExitStatus]], now: 
     ended: by its exit status, and the stop gpuherd had asked of it, if any."""
     jobs = engine.store.get_jobs([live.job_id for live, _ in exits]) if exits else {}
     for live, status in exits:
+        if status.lost:  # its machine may have gone with it (a Ray node): read the GPUs again
+            engine.devices.mark_stale()
         if status.unstarted is not None:
             not_started(engine, jobs.get(live.job_id), status.unstarted, now)
             continue
@@ -214,9 +216,10 @@ def started(job: Job) -> Job:
 
 
 def requeue_unstarted(engine: Engine, job: Job, attempt: Attempt, message: str) -> None:
-    """Undo the recorded start (as recovery does for a job that never spawned), read the
-    GPUs again so the next placement sees what the executor saw, and try again soon. A job
-    paused meanwhile (its start failed late) is held instead: queued, it would run unpaused."""
+    """Undo the recorded start (as recovery does for a job that never spawned), have the next
+    placement read the GPUs again (past the probe's cache) so that it sees what the executor
+    saw (a node gone), and try again soon. A job paused meanwhile (its start failed late) is
+    held instead: queued, it would run unpaused."""
     event, state, detail = Event.RETRY, JobState.QUEUED, f"not started, queued again: {message}"
     held: dict[str, object] = {}
     if job.state is JobState.PAUSED:
@@ -235,7 +238,7 @@ def requeue_unstarted(engine: Engine, job: Job, attempt: Attempt, message: str) 
             pid=None,
             **held,
         )
-    engine.devices.refresh()
+    engine.devices.mark_stale()
     engine.wake_later(RETRY_NOT_STARTED)  # not at once: a stale view must not spin the loop
 
 

@@ -17,8 +17,8 @@ from gpuherd.core.states import LIVE_STATES, JobState
 from gpuherd.core.units import format_given
 from gpuherd.core.waiting import Fits, Shape, shape_of, worded
 from gpuherd.core.when import format_moment
-from gpuherd.devices import host_memory_available
 from gpuherd.engine import Engine
+from gpuherd.host_memory import host_memory_available
 from gpuherd.submission import never_runs
 
 

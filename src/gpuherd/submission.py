@@ -15,8 +15,8 @@ from gpuherd.core.model import Device, JobSpec, Policy
 from gpuherd.core.reasons import never_fits
 from gpuherd.core.units import LONGEST, format_size
 from gpuherd.core.when import LATEST
-from gpuherd.devices import host_memory_total
 from gpuherd.errors import InvalidValue, NotFound
+from gpuherd.host_memory import host_memory_total
 from gpuherd.output_paths import absolute, output_problem, shown
 from gpuherd.submission_text import field, reject_bad_names, reject_nul
 from gpuherd.wire import SubmitItem

@@ -30,7 +30,7 @@ import ray
 from gpuherd.executors.base import ExitStatus, SpawnError
 from gpuherd.executors.ray_errors import actor_died_note, first_line, said_more
 from gpuherd.executors.ray_files import append, decode, size, write_exit
-from gpuherd.executors.ray_link import ClusterLink
+from gpuherd.executors.ray_link import CALL_TIMEOUT, ClusterLink
 from gpuherd.executors.ray_lookup import Lookup, answered, look_up
 from gpuherd.executors.ray_stops import Stop, Stopping
 
@@ -135,10 +135,23 @@ class Following(Stopping):
                 # an age on the node's clock, so that the nodes' clocks need not agree.
                 ended_at = time.time() - max(0.0, float(got.get("age") or 0.0))
                 break
-        if code >= 0:  # everything is here: the node's scratch copy can go
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(run.actor.release.remote(), RELEASE_TIMEOUT)
+        await self._before_end(run, code)
         self._conclude(handle, run, code, ended_at)
+
+    async def _before_end(self, run: Run, code: int) -> None:
+        """Before the attempt's end is told. Collected (`code` >= 0): everything is here, the
+        node's scratch copy can go. Lost (not by a kill): read the cluster's nodes again (off
+        the loop), so that the engine, which reads the GPUs again then (DeviceTable.
+        mark_stale), no longer offers the retry a node that died with the actor: the
+        watcher's listing may be a second older than that death, and the start, which reads
+        the nodes afresh, found the node gone ("not started, queued again"), once or twice.
+        Not waited for past CALL_TIMEOUT, nor at all while the cluster does not answer."""
+        assert run.actor is not None
+        with contextlib.suppress(Exception):  # (ClusterDown, a GCS error, a deadline)
+            if code >= 0:
+                await asyncio.wait_for(run.actor.release.remote(), RELEASE_TIMEOUT)
+            elif not run.killed:
+                await asyncio.wait_for(asyncio.wrap_future(self.link.read_again()), CALL_TIMEOUT)
 
     async def _created(self, handle: int, run: Run) -> bool:
         """Wait for the run's actor to be created; False when it was not: the attempt ends as

@@ -115,6 +115,9 @@ class ClusterLink:
         self.lost_after = lost_after()
         self._lock = threading.Lock()
         self._nodes: list[dict[str, Any]] = []
+        self._listed_at = -1e9
+        """(monotonic) When the read that gave `_nodes` began: a read begun earlier, which
+        may list a node that has left since, never replaces it."""
         self._reading: tuple[float, float] | None = None
         """(monotonic, epoch) start of the read in flight."""
         self._failed: Outage | None = None
@@ -143,7 +146,7 @@ class ClusterLink:
     def poll(self) -> None:
         """One read of the cluster's nodes (blocks for as long as Ray does)."""
         with self._lock:
-            self._reading = (time.monotonic(), time.time())
+            self._reading = (began := time.monotonic(), time.time())
         try:
             raw = self._read()
         except Exception as exc:  # any failure of the GCS client
@@ -158,7 +161,8 @@ class ClusterLink:
             return
         with self._lock:
             was = self._outage()
-            self._reading, self._failed, self._nodes = None, None, raw
+            self._reading, self._failed = None, None
+            self._keep(raw, began)
         if was is not None:
             log.warning("%s answers again (it did not from %s on)", self.cluster, clock(was.since))
             if self.on_back is not None:
@@ -197,13 +201,33 @@ class ClusterLink:
 
     def nodes(self, fresh: bool = False) -> list[dict[str, Any]]:
         """The latest listing of the cluster's nodes, or with `fresh` one read now (`call`:
-        a node that left since the last listing is not placed on); ClusterDown while the
-        cluster does not answer."""
+        a node that left since the last listing is not placed on), which becomes the latest;
+        ClusterDown while the cluster does not answer."""
         with self._lock:
             down, nodes = self._outage(), list(self._nodes)
         if down is not None:
             raise ClusterDown(self.says(down))
-        return self.call(self._read) if fresh else nodes
+        return self.call(self._read_now) if fresh else nodes
+
+    def read_again(self) -> Future[list[dict[str, Any]]]:
+        """A read of the nodes begun now in a thread, which becomes the latest listing: what
+        the watcher read last may still list a node that has just died (it reads every POLL
+        s), and the next placement must not offer its GPUs. ClusterDown while it is down."""
+        return self.begin(self._read_now)
+
+    def _read_now(self) -> list[dict[str, Any]]:
+        """(In a thread: a GCS call with its deadline) the nodes, kept as the latest listing."""
+        began = time.monotonic()
+        raw = self._read()
+        with self._lock:
+            self._keep(raw, began)
+        return raw
+
+    def _keep(self, raw: list[dict[str, Any]], began: float) -> None:
+        """(Under the lock) `raw`, read from `began` on, as the latest listing, unless a read
+        begun later was kept meanwhile (a fresh read and the watcher's may overlap)."""
+        if began >= self._listed_at:
+            self._nodes, self._listed_at = raw, began
 
     def gives_up(self, unavailable: int, silent: float) -> str | None:
         """Whether a job's actor out of reach (`unavailable` pulls in a row, unheard for

@@ -113,6 +113,11 @@ class RayNodes:
                 self._nodes, self._read_at = found, began
             return found
 
+    def forget(self) -> None:
+        """Have the next `nodes` read again, however recent the listing kept (a node gone)."""
+        with self._lock:
+            self._read_at = -1e9
+
     def locate(self, index: int) -> tuple[str, int] | None:
         """(node id, GPU id on that node) of gpuherd's GPU `index`; None if never seen."""
         with self._lock:  # (a launch's read, in its thread, may add a node to the map)
@@ -138,6 +143,10 @@ class RayProbe:
         self.address = address
         self.down: Callable[[], str | None] = lambda: None
         """Why the cluster does not answer now (the daemon's watcher says); None while it does."""
+
+    def forget(self) -> None:
+        """The next `read` asks for the cluster's nodes again (DeviceTable.mark_stale)."""
+        self.cluster.forget()
 
     def read(self) -> list[GpuReading]:
         readings = []

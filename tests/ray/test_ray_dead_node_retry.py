@@ -1,0 +1,54 @@
+"""A job lost with its node is placed again on a live node only: the daemon reads the
+cluster's nodes again before it places the retry, so the dead node's GPUs, which its
+readings listed a moment longer, are never chosen for it (before, the retry went to the
+dead node, once or twice, and came back "not started, queued again: Ray node … left the
+cluster before this attempt started").
+
+A module of its own: killing a raylet changes the cluster, so it gets a fresh one.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import need, wait_for
+
+need("ray.cluster_utils", "ray")
+
+from ray_fixtures import (  # noqa: F401
+    NODE_LOSS_CONFIG,
+    RayHerd,
+    cluster_fixture,
+    rherd_fixture,
+)
+
+pytestmark = pytest.mark.timeout(90)
+RAY_SYSTEM_CONFIG = NODE_LOSS_CONFIG  # Ray counts a lost node dead within seconds
+
+
+def test_a_job_lost_with_its_node_is_retried_on_a_live_node_only(rherd: RayHerd) -> None:
+    # Attempt 1 runs until its node's raylet is killed; attempt 2 finishes at once.
+    cmd = 'echo "attempt $GPUHERD_ATTEMPT"; [ "$GPUHERD_ATTEMPT" = 1 ] && exec sleep 300; exit 0'
+    job = rherd.submit("--retries", "1", "--", cmd)
+    rherd.wait_state(job, "running", timeout=30)
+    first = rherd.attempt_dir(job, 1)
+    wait_for(lambda: (first / "stdout.log").read_text() == "attempt 1\n", 30, "attempt 1 to run")
+    doomed = rherd.placement(job, 1)["node_id"]
+    # The first job takes the lowest GPUs: the dead node's are the ones a stale reading
+    # offers the retry first.
+    assert rherd.job(job)["gpus"] == [0], rherd.job(job)
+    node = rherd.ray.gpu_nodes()[doomed]
+    node.kill_raylet()  # as a node that dies: Ray counts it dead within seconds
+    rherd.ray.nodes.remove(node)
+
+    done = rherd.wait_state(job, "succeeded", timeout=60)
+    assert done["attempt"] == 2
+    events = [(e["event"], e.get("detail") or "") for e in done["events"]]
+    assert not [e for e in events if "left the cluster" in e[1]], events
+    assert [e for e, _ in events].count("start") == 2, events
+    one, two = rherd.json("show", str(job))["attempts"]
+    assert one["outcome"] == "lost"
+    assert two["outcome"] == "exit"
+    assert rherd.placement(job, 2)["node_id"] != doomed
+    assert (rherd.attempt_dir(job, 2) / "stdout.log").read_text() == "attempt 2\n"
+    wait_for(lambda: rherd.ray.total_gpus() == 2, 45, "Ray to count the node dead")
