@@ -28,8 +28,12 @@ from typing import Any
 
 from gpuherd import paths
 from gpuherd.core.model import MAX_SLOTS
-from gpuherd.core.states import JobState
-from gpuherd.core.units import plural
+from gpuherd.daemon_executor import (
+    LIVE,
+    choose_executor,
+    refuse_a_switch_under_jobs,
+    remember_executor,
+)
 from gpuherd.daemon_failure import unexpected_failure
 from gpuherd.daemon_home import (
     SocketKeeper,
@@ -47,6 +51,7 @@ from gpuherd.engine import Engine
 from gpuherd.errors import HerdError
 from gpuherd.executors.base import Executor
 from gpuherd.executors.local import LocalExecutor
+from gpuherd.gc_pause import importing
 from gpuherd.gpus import GpuProbe, ProbeError, make_probe
 from gpuherd.gpus.choice import FAKE_GPUS_VARIABLE, GpuChoice, choose_gpus
 from gpuherd.hooks import EndHooks
@@ -82,74 +87,6 @@ def choose_probe(store: Store, choice: GpuChoice, slots: int | None) -> GpuProbe
     store.replace_devices(slot_map, keep_states=True)
     store.set_setting("probe", json.dumps(asked))
     return probe
-
-
-NAME_THE_CLUSTER = (
-    "give --address HOST:PORT (the head's GCS address, which `ray start --head` printed; port "
-    "6379 by default), or --address auto for the cluster Ray finds from here (RAY_ADDRESS, "
-    "else the one started last on this machine)"
-)
-
-
-def choose_executor(
-    store: Store, kind: str | None, address: str | None, local_options: bool
-) -> tuple[str, str | None, bool]:
-    """The executor from the options, or from the last start (a daemon restarted without
-    options must re-attach to the jobs where they run, never count them lost), and whether
-    its address is the last start's. Saved by `remember_executor` once it is set up."""
-    saved = json.loads(store.get_setting("executor") or "{}")
-    remembered = False
-    if kind is None:
-        local = local_options and address is None
-        kind = "ray" if address is not None else "local" if local else saved.get("kind", "local")
-    if kind == "ray":
-        if local_options:  # (with --address, `--executor local` was refused next in turn)
-            here = "use --executor local" if address is None else "drop --address"
-            raise ValueError(
-                "--gpus, --fake-gpus and --slots are for the local executor (a Ray cluster's "
-                f"GPUs are the ones its nodes declare): drop them, or {here} to run jobs here"
-            )
-        if address is not None and not address.strip():
-            raise ValueError(f"--address is empty: {NAME_THE_CLUSTER}")
-        remembered = address is None and bool(saved.get("address"))
-        address = address or saved.get("address")
-        if address is None:  # never "auto" on a guess: it may find another user's cluster
-            raise ValueError(f"--executor ray needs the cluster's address: {NAME_THE_CLUSTER}")
-    elif address is not None:
-        raise ValueError(
-            "--address is for --executor ray: drop --executor local to run jobs on the Ray "
-            "cluster there, or drop --address to run them on this machine"
-        )
-    return kind, address, remembered
-
-
-LIVE = (JobState.RUNNING, JobState.PAUSED)
-"""The states of the jobs that run on the executor: a daemon on another cannot reach them."""
-
-
-def refuse_a_switch_under_jobs(store: Store, before: str, kind: str, abandon: bool) -> None:
-    """A daemon on another executor than the last start's cannot reach the jobs that run on
-    that one: it counted them lost and, with --retries, ran them again while they went on
-    (twice at once, on a cluster node and here). Refused while any runs, unless `abandon`
-    (their cluster is gone for good, say): then they are counted lost, as before."""
-    if before == kind or abandon:
-        return
-    live = store.count_jobs(LIVE)
-    if live:
-        raise HerdError(
-            f"{plural(live, 'job')} still {'runs' if live == 1 else 'run'} on the {before} "
-            f"executor, which a daemon on the "
-            f"{kind} executor cannot reach: it would count them lost and run their retries "
-            f"while they go on. Start as before (`gpuherd daemon start` without options), "
-            "let them end or kill them, then switch; or add --abandon-running to count them "
-            "lost (their processes may go on there)"
-        )
-
-
-def remember_executor(store: Store, kind: str, address: str | None) -> None:
-    """Only an executor that was set up replaces the last start's choice (a mistyped or dead
-    address must not take the place of a working one)."""
-    store.set_setting("executor", json.dumps({"kind": kind, "address": address}))
 
 
 def _ray_parts(
@@ -235,13 +172,14 @@ def serve(
 ) -> str | None:
     """Serve until asked to stop; return the daemon's last word, if it has one (a stop that
     left jobs running: `Service.left_running`)."""
-    import uvicorn
+    with importing():  # the server's modules: ~3/4 of the daemon's start-up (gc_pause.py)
+        import uvicorn
 
-    from gpuherd.api import listener as tcp
-    from gpuherd.api.app import create_app
-    from gpuherd.api.peercred import PeerCheckedH11
+        from gpuherd.api import listener as tcp
+        from gpuherd.api.app import create_app
+        from gpuherd.api.peercred import PeerCheckedH11
 
-    server_class = _server_class()
+        server_class = _server_class()
 
     # Before the home is touched: a bad GPUHERD_FAKE_GPUS is refused, named as the variable.
     choice = choose_gpus(gpus, fake_gpus, ray=executor_kind == "ray" or address is not None)

@@ -1,0 +1,79 @@
+"""Which executor a daemon start runs jobs on (daemon.py): from its options, or the last
+start's, remembered in herd.db; and a switch of executor refused while jobs run on the other,
+which a daemon on this one could not reach."""
+
+from __future__ import annotations
+
+import json
+
+from gpuherd.core.states import JobState
+from gpuherd.core.units import plural
+from gpuherd.errors import HerdError
+from gpuherd.store import Store
+
+NAME_THE_CLUSTER = (
+    "give --address HOST:PORT (the head's GCS address, which `ray start --head` printed; port "
+    "6379 by default), or --address auto for the cluster Ray finds from here (RAY_ADDRESS, "
+    "else the one started last on this machine)"
+)
+
+
+def choose_executor(
+    store: Store, kind: str | None, address: str | None, local_options: bool
+) -> tuple[str, str | None, bool]:
+    """The executor from the options, or from the last start (a daemon restarted without
+    options must re-attach to the jobs where they run, never count them lost), and whether
+    its address is the last start's. Saved by `remember_executor` once it is set up."""
+    saved = json.loads(store.get_setting("executor") or "{}")
+    remembered = False
+    if kind is None:
+        local = local_options and address is None
+        kind = "ray" if address is not None else "local" if local else saved.get("kind", "local")
+    if kind == "ray":
+        if local_options:  # (with --address, `--executor local` was refused next in turn)
+            here = "use --executor local" if address is None else "drop --address"
+            raise ValueError(
+                "--gpus, --fake-gpus and --slots are for the local executor (a Ray cluster's "
+                f"GPUs are the ones its nodes declare): drop them, or {here} to run jobs here"
+            )
+        if address is not None and not address.strip():
+            raise ValueError(f"--address is empty: {NAME_THE_CLUSTER}")
+        remembered = address is None and bool(saved.get("address"))
+        address = address or saved.get("address")
+        if address is None:  # never "auto" on a guess: it may find another user's cluster
+            raise ValueError(f"--executor ray needs the cluster's address: {NAME_THE_CLUSTER}")
+    elif address is not None:
+        raise ValueError(
+            "--address is for --executor ray: drop --executor local to run jobs on the Ray "
+            "cluster there, or drop --address to run them on this machine"
+        )
+    return kind, address, remembered
+
+
+LIVE = (JobState.RUNNING, JobState.PAUSED)
+"""The states of the jobs that run on the executor: a daemon on another cannot reach them."""
+
+
+def refuse_a_switch_under_jobs(store: Store, before: str, kind: str, abandon: bool) -> None:
+    """A daemon on another executor than the last start's cannot reach the jobs that run on
+    that one: it counted them lost and, with --retries, ran them again while they went on
+    (twice at once, on a cluster node and here). Refused while any runs, unless `abandon`
+    (their cluster is gone for good, say): then they are counted lost, as before."""
+    if before == kind or abandon:
+        return
+    live = store.count_jobs(LIVE)
+    if live:
+        raise HerdError(
+            f"{plural(live, 'job')} still {'runs' if live == 1 else 'run'} on the {before} "
+            f"executor, which a daemon on the "
+            f"{kind} executor cannot reach: it would count them lost and run their retries "
+            f"while they go on. Start as before (`gpuherd daemon start` without options), "
+            "let them end or kill them, then switch; or add --abandon-running to count them "
+            "lost (their processes may go on there)"
+        )
+
+
+def remember_executor(store: Store, kind: str, address: str | None) -> None:
+    """Only an executor that was set up replaces the last start's choice (a mistyped or dead
+    address must not take the place of a working one)."""
+    store.set_setting("executor", json.dumps({"kind": kind, "address": address}))
