@@ -477,15 +477,23 @@ def daemon(herd: Herd) -> Herd:
     return herd
 
 
-@pytest.fixture(scope="module")
-def module_daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Herd]:
-    """One daemon with 4 fake GPUs for a module's tests (use it through `shared_daemon`)."""
-    herd = Herd(tmp_path_factory.mktemp("shared") / "home")
+@contextmanager
+def started_once(factory: pytest.TempPathFactory, *options: str) -> Iterator[Herd]:
+    """A daemon started with `options` in a home of its own, for a module-scoped fixture: one
+    start for the module's tests instead of one each (~0.45 s of CPU per start)."""
+    herd = Herd(factory.mktemp("shared") / "home")
     try:
-        herd.start("--fake-gpus", "4")
+        herd.start(*options)
         yield herd
     finally:
         herd.cleanup()
+
+
+@pytest.fixture(scope="module")
+def module_daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Herd]:
+    """One daemon with 4 fake GPUs for a module's tests (use it through `shared_daemon`)."""
+    with started_once(tmp_path_factory, "--fake-gpus", "4") as herd:
+        yield herd
 
 
 @pytest.fixture

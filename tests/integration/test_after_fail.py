@@ -165,7 +165,8 @@ def test_sweep_after_fail_and_its_file_refusal(
     assert "--after-fail 12, or --after-fail last" in refused.stderr
 
 
-def test_edit_sets_and_clears_after_fail(daemon: Herd, recorder: Recorder) -> None:
+def test_edit_sets_and_clears_after_fail(shared_daemon: Herd, recorder: Recorder) -> None:
+    daemon = shared_daemon  # it looks only at the jobs it submits
     first = daemon.submit(recorder.cmd("first", wait="go", exit=3))
     waiter = daemon.submit("--after", str(first), "--", "true")
     # Its success and its failure both: refused, and nothing changed.
@@ -187,7 +188,8 @@ def test_edit_sets_and_clears_after_fail(daemon: Herd, recorder: Recorder) -> No
     recorder.go()
 
 
-def test_http_api_takes_after_fail(daemon: Herd) -> None:
+def test_http_api_takes_after_fail(shared_daemon: Herd) -> None:
+    daemon = shared_daemon  # it looks only at the jobs it submits
     failed = daemon.submit("--gpus", "0", "--", "exit 3")
     daemon.wait_state(failed, "failed")
     held = daemon.submit("--hold", "--", "true")

@@ -7,12 +7,13 @@ Real daemon, 2 fake GPUs."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conftest import Herd
+from conftest import Herd, started_once
 from gpuherd.errors import InvalidValue
 
 NEVER_FITS = "asks for 5 GPUs but gpuherd has only 2"
@@ -25,10 +26,12 @@ CPU_ONLY_MEM = (
 )
 
 
-@pytest.fixture
-def two_gpus(herd: Herd) -> Herd:
-    herd.start("--fake-gpus", "2")
-    return herd
+@pytest.fixture(scope="module")
+def two_gpus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Herd]:
+    """One daemon for the module's tests: each refuses its submissions (the queue compared
+    whole, before and after, in `refused`) or queues held jobs and looks only at those."""
+    with started_once(tmp_path_factory, "--fake-gpus", "2") as herd:
+        yield herd
 
 
 def refused(herd: Herd, jobs: list[dict[str, Any]]) -> str:
