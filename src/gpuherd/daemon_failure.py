@@ -12,6 +12,13 @@ from pathlib import Path
 
 
 def unexpected_failure(exc: Exception, log: Path) -> str:
+    if isinstance(exc, ModuleNotFoundError) and exc.name == "ray":
+        # A daemon started for a Ray cluster (--address, --executor ray, or remembered from
+        # the last start) by an install without the extra: nothing to reinstall, one to add.
+        return (
+            "Ray is not installed: pip install 'gpuherd[ray]' to run jobs on a Ray cluster, "
+            "or start with --executor local to run them on this machine"
+        )
     if isinstance(exc, ImportError):
         module, where = _unimportable(exc)
         source = f" ({where})" if where else ""
