@@ -733,7 +733,8 @@ def test_a_job_with_only_gpus_waits_for_those_and_is_told_why() -> None:
         "GPU 2 is draining)"
     )
     assert why_waiting(job(10, only_gpus=(1, 7)), devices, on_1) == (
-        "waiting for a free GPU of --only-gpus 1,7 (GPU 7 is not there now: `gpuherd gpus`)"
+        "waiting for a free GPU of --only-gpus 1,7 "
+        "(GPU 1 is full of gpuherd jobs; GPU 7 is not there now: `gpuherd gpus`)"
     )
     # A starving job holds GPUs it may use only; GPU 0 stays open to the jobs behind it.
     old = job(10, gpus=2, only_gpus=(1, 2), queued_at=NOW - 1000)

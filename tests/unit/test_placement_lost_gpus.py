@@ -57,7 +57,8 @@ def test_a_job_waiting_for_a_lost_gpu_says_so() -> None:
     either = job(1, only_gpus=(0, 1, 5))  # GPU 5 is not configured at all
     assert why_waiting(either, SEEN, busy, Policy(), missing=LOST_24) == (
         "waiting for a free GPU of --only-gpus 0,1,5 "
-        "(GPU 1 is configured but not seen now; GPU 5 is not there now: `gpuherd gpus`)"
+        "(GPU 0 is full of gpuherd jobs; "
+        "GPU 1 is configured but not seen now; GPU 5 is not there now: `gpuherd gpus`)"
     )
 
 

@@ -156,7 +156,6 @@ def shape_waits(
         head += " on one node"
     if only:
         head += f" of {only_flag(only)}"
-    details = gpu_details(kind, mem, devices, gpus, policy, reservations)
     unseen = {d.index for d in missing}
     gone = [
         f"{gpu_names(ix, ('is', 'are'))} {what}"
@@ -166,6 +165,7 @@ def shape_waits(
         )
         if ix
     ]
+    details = gpu_details(kind, mem, devices, gpus, policy, reservations, beside=bool(gone))
     if gone:
         details.append("; ".join(gone) + ": `gpuherd gpus`")
     return head + (f" ({'; '.join(details)})" if details else "")

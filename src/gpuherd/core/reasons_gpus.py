@@ -19,6 +19,11 @@ from gpuherd.core.model import Device, DeviceState, Policy, Reservation
 from gpuherd.core.naming import gpu_names, gpus_named, jobs_named
 from gpuherd.core.units import format_size
 
+NAMED = 6
+"""The numbers or ranges a group of GPUs is named by at most, then "and 26 more": every
+other GPU of 64 busy with other users' processes, the rest full, made a reason of 370
+characters (`gpuherd gpus` names each GPU's)."""
+
 Cause = tuple[tuple[str, str], str]
 """A reason a GPU refuses a job: (the verb for one GPU, for several), what follows it."""
 
@@ -64,12 +69,15 @@ def gpu_details(
     gpus: list[Gpu],
     policy: Policy,
     reservations: Sequence[Reservation],
+    beside: bool = False,
 ) -> list[str]:
-    """What keeps GPUs that could otherwise take the job from it, GPUs grouped by cause.
+    """What keeps GPUs that could otherwise take the job from it, GPUs grouped by cause, each
+    group named in a few numbers or ranges at most (`NAMED`).
 
-    GPUs full of gpuherd's own jobs are named only beside another cause: with none,
-    `waiting for a free GPU` alone says it; beside one, leaving them out said that the GPU
-    with other users' processes (or draining) was all that kept the job waiting."""
+    GPUs full of gpuherd's own jobs are named only beside another cause, this function's or
+    the caller's (`beside`: an --only-gpus GPU not there now): with none, `waiting for a free
+    GPU` alone says it; beside one, leaving them out said that the GPU with other users'
+    processes (or draining, or gone) was all that kept the job waiting."""
     by_index = {g.index: g for g in gpus}
     groups: dict[Cause, list[int]] = {}
     foreign: list[str] = []
@@ -102,9 +110,9 @@ def gpu_details(
         if cause is not None:
             groups.setdefault(cause, []).append(d.index)
     others = foreign + _held(holding) + _reserved(runs)
-    if not others and groups.keys() <= _OWN_JOBS:
+    if not beside and not others and groups.keys() <= _OWN_JOBS:
         return []
-    causes = [f"{gpu_names(ix, verbs)} {what}" for (verbs, what), ix in groups.items()]
+    causes = [f"{gpu_names(ix, verbs, NAMED)} {what}" for (verbs, what), ix in groups.items()]
     return causes + others
 
 
@@ -140,7 +148,7 @@ def _held(holding: dict[tuple[tuple[int, ...], int], list[int]]) -> list[str]:
     of it). A few groups of GPUs by name; beyond, only the GPUs."""
     if len(holding) > 3:
         every = sorted(i for indices in holding.values() for i in indices)
-        return [f"gpuherd jobs hold memory on {gpus_named(every)}"]
+        return [f"gpuherd jobs hold memory on {gpus_named(every, NAMED)}"]
     return [
         f"{jobs_named(ids)} {'holds' if len(ids) == 1 else 'hold'} {format_size(held)} "
         f"of {gpus_named(ix)}"
