@@ -82,6 +82,8 @@ def test_the_wheel_holds_every_package_file_and_nothing_else(wheel: Path) -> Non
     outside = [n for n in names if not n.startswith(("gpuherd/", "gpuherd-"))]
     assert outside == []
     assert [n for n in names if "__pycache__" in n or n.endswith(".pyc")] == []
+    # MIT asks for its text with every copy: in the wheel's metadata folder.
+    assert [n for n in names if n.endswith(".dist-info/licenses/LICENSE")], sorted(names)[-8:]
 
 
 def test_the_wheel_says_what_gpuherd_needs(wheel: Path) -> None:
