@@ -101,6 +101,16 @@ class RayHerd(Herd):
         path = self.attempt_dir(job_id, attempt) / "ray.json"
         return dict(json.loads(path.read_text()))
 
+    def retried_job_running(self) -> tuple[int, str]:
+        """A job with one retry whose attempt 1 runs until its node goes (attempt 2 ends at
+        once), once attempt 1 runs: its id, and the id of the node attempt 1 runs on."""
+        cmd = 'echo "attempt $GPUHERD_ATTEMPT"; [ "$GPUHERD_ATTEMPT" = 1 ] && exec sleep 300; true'
+        job = self.submit("--retries", "1", "--", cmd)
+        self.wait_state(job, "running", timeout=30)
+        log = self.attempt_dir(job, 1) / "stdout.log"
+        wait_for(lambda: log.read_text() == "attempt 1\n", 30, "attempt 1 to run")
+        return job, str(self.placement(job, 1)["node_id"])
+
     def job_processes(self, job_id: int | None = None) -> list[psutil.Process]:
         """Live processes of this home's jobs (or of job `job_id`), found by their
         environment (any parent)."""

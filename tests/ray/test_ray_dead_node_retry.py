@@ -15,25 +15,14 @@ from conftest import need, wait_for
 
 need("ray.cluster_utils", "ray")
 
-from ray_fixtures import (  # noqa: F401
-    NODE_LOSS_CONFIG,
-    RayHerd,
-    cluster_fixture,
-    rherd_fixture,
-)
+from ray_fixtures import NODE_LOSS_CONFIG, RayHerd, cluster_fixture, rherd_fixture  # noqa: F401
 
 pytestmark = pytest.mark.timeout(90)
 RAY_SYSTEM_CONFIG = NODE_LOSS_CONFIG  # Ray counts a lost node dead within seconds
 
 
 def test_a_job_lost_with_its_node_is_retried_on_a_live_node_only(rherd: RayHerd) -> None:
-    # Attempt 1 runs until its node's raylet is killed; attempt 2 finishes at once.
-    cmd = 'echo "attempt $GPUHERD_ATTEMPT"; [ "$GPUHERD_ATTEMPT" = 1 ] && exec sleep 300; exit 0'
-    job = rherd.submit("--retries", "1", "--", cmd)
-    rherd.wait_state(job, "running", timeout=30)
-    first = rherd.attempt_dir(job, 1)
-    wait_for(lambda: (first / "stdout.log").read_text() == "attempt 1\n", 30, "attempt 1 to run")
-    doomed = rherd.placement(job, 1)["node_id"]
+    job, doomed = rherd.retried_job_running()  # attempt 1 runs until its raylet is killed
     # The first job takes the lowest GPUs: the dead node's are the ones a stale reading
     # offers the retry first.
     assert rherd.job(job)["gpus"] == [0], rherd.job(job)

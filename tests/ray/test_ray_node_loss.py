@@ -27,13 +27,7 @@ RAY_SYSTEM_CONFIG = NODE_LOSS_CONFIG  # Ray counts a lost node dead within secon
 
 
 def test_node_removed_mid_job_gives_a_new_attempt_on_the_other_node(rherd: RayHerd) -> None:
-    # Attempt 1 runs until its node goes away; attempt 2 finishes at once.
-    cmd = 'echo "attempt $GPUHERD_ATTEMPT"; [ "$GPUHERD_ATTEMPT" = 1 ] && exec sleep 300; exit 0'
-    job = rherd.submit("--retries", "1", "--", cmd)
-    rherd.wait_state(job, "running", timeout=30)
-    first = rherd.attempt_dir(job, 1)
-    wait_for(lambda: (first / "stdout.log").read_text() == "attempt 1\n", 30, "attempt 1 to run")
-    doomed = rherd.placement(job, 1)["node_id"]
+    job, doomed = rherd.retried_job_running()  # attempt 1 runs until its node goes away
     node = rherd.ray.gpu_nodes()[doomed]
     rherd.ray.cluster.remove_node(node, allow_graceful=False)
     rherd.ray.nodes.remove(node)
