@@ -15,7 +15,6 @@ from gpuherd.core.commands import command_from_args
 from gpuherd.core.edit import BEGIN, EDITABLE
 from gpuherd.core.int64 import LARGEST
 from gpuherd.errors import InvalidValue
-from gpuherd.pyapi_values import refuse_unknown
 from gpuherd.script_files import missing_script_hints
 
 
@@ -49,6 +48,21 @@ def deadline_after(timeout: Any) -> float | None:
             f"timeout must be 0 or more seconds (None waits for ever), got {timeout!r}"
         )
     return time.monotonic() + timeout
+
+
+def refuse_unknown(
+    options: Iterable[str], known: frozenset[str], said: str = "unknown option {!r}; options"
+) -> None:
+    """TypeError for an option not `known` (`submit`'s, a task's), naming the closest one;
+    `said` names it and the list (`{!r} cannot be edited; fields` for `Job.edit`)."""
+    unknown = sorted(set(options) - known)
+    if unknown:
+        import difflib  # (only on this error path)
+
+        close = difflib.get_close_matches(unknown[0], known, n=1)
+        guess = f" (did you mean {close[0]!r}?)" if close else ""
+        what, _, listed = said.format(unknown[0]).rpartition("; ")
+        raise TypeError(f"{what}{guess}; {listed}: {', '.join(sorted(known))}")
 
 
 EDIT_KEYWORDS = frozenset({*EDITABLE, BEGIN, "env"} - {"env_overrides"})

@@ -18,9 +18,9 @@ import click
 from gpuherd.cli.job_refs import filtered
 from gpuherd.core.when import parse_since, window_refusal
 from gpuherd.errors import Conflict, HerdError, InvalidValue
-from gpuherd.pyapi_checks import job_number, log_numbers
+from gpuherd.pyapi_checks import job_number, log_numbers, refuse_unknown
 from gpuherd.pyapi_types import check_types
-from gpuherd.pyapi_values import plain, refuse_unknown
+from gpuherd.pyapi_values import plain
 
 if TYPE_CHECKING:
     from gpuherd.client import Client

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 from gpuherd.core.sweep import is_sweep_name, no_such_sweep
 from gpuherd.errors import HerdError, NotFound
-from gpuherd.pyapi_values import SUBMIT_OPTIONS, non_finite, refuse_unknown
+from gpuherd.pyapi_checks import refuse_unknown
+from gpuherd.pyapi_values import SUBMIT_OPTIONS, non_finite
 
 if TYPE_CHECKING:
     from gpuherd.pyapi import Herd

@@ -37,6 +37,7 @@ from gpuherd.core.sweep_spec import FILE_SUFFIXES
 from gpuherd.core.units import memory_amount, not_a_choice, parse_duration
 from gpuherd.core.when import parse_begin
 from gpuherd.errors import DaemonError, HerdError
+from gpuherd.pyapi_checks import refuse_unknown
 from gpuherd.pyapi_types import check_types
 from gpuherd.task_values import from_numpy, is_numpy
 
@@ -186,21 +187,6 @@ def _file_names(out: dict[str, Any]) -> dict[str, Any]:
         if value is not None and not isinstance(value, str):  # (bytes failed in json.dumps)
             raise TypeError(f"{key} is a file name (text or a Path), got {value!r}")
     return out
-
-
-def refuse_unknown(
-    options: Iterable[str], known: frozenset[str], said: str = "unknown option {!r}; options"
-) -> None:
-    """TypeError for an option not `known` (`submit`'s, a task's), naming the closest one;
-    `said` names it and the list (`{!r} cannot be edited; fields` for `Job.edit`)."""
-    unknown = sorted(set(options) - known)
-    if unknown:
-        import difflib  # (only on this error path)
-
-        close = difflib.get_close_matches(unknown[0], known, n=1)
-        guess = f" (did you mean {close[0]!r}?)" if close else ""
-        what, _, listed = said.format(unknown[0]).rpartition("; ")
-        raise TypeError(f"{what}{guess}; {listed}: {', '.join(sorted(known))}")
 
 
 def edit_options(changes: Mapping[str, Any], job_type: type[Any], client: Client) -> dict[str, Any]:

@@ -29,14 +29,9 @@ from typing import Any
 from gpuherd import paths, worker
 from gpuherd.errors import HerdError
 from gpuherd.pyapi import Herd, Job, Sweep, SweepWarning, connect
+from gpuherd.pyapi_checks import refuse_unknown
 from gpuherd.pyapi_sweep import SWEEP_OWN
-from gpuherd.pyapi_values import (
-    SUBMIT_OPTIONS,
-    make_spec,
-    plain,
-    refuse_unknown,
-    warn_at_caller,
-)
+from gpuherd.pyapi_values import SUBMIT_OPTIONS, make_spec, plain, warn_at_caller
 from gpuherd.tasks_guard import refuse_while_loading
 from gpuherd.tasks_main_block import refuse_main_block
 
