@@ -41,11 +41,13 @@ def test_gpus_full_of_gpuherd_jobs_are_named_only_beside_another_cause() -> None
 
 def test_an_exclusive_job_names_only_gpus_that_run_gpuherd_jobs() -> None:
     """A GPU without gpuherd jobs, but with too little memory left by other users (no listed
-    process), is not said to run gpuherd jobs."""
+    process), is not said to run gpuherd jobs: its memory in use outside gpuherd is named
+    (test_exclusive_reason_words.py)."""
     crowded = Device(0, memory_total=80 * GIB, foreign_memory=70 * GIB)
     draining = Device(2, memory_total=80 * GIB, state=DeviceState.DRAINING)
     devices = [crowded, Device(1, memory_total=80 * GIB), draining]
     wanted = job(10, exclusive=True, mem=20 * GIB)
     assert why_waiting(wanted, devices, [Reservation(1, (1,))], Policy()) == (
-        "waiting for an empty GPU (GPU 1 runs gpuherd jobs; GPU 2 is draining)"
+        "waiting for an empty GPU (GPU 1 runs gpuherd jobs; GPU 2 is draining; "
+        "70.0 GiB of GPU 0 is in use outside gpuherd, by no listed process)"
     )

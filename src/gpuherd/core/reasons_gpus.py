@@ -39,7 +39,7 @@ _OWNED = ("is", "are"), "taken by a job without --mem"
 def _blocker(g: Gpu, kind: Kind, mem: int | None) -> Cause | None:
     """Why a GPU with room for the job by its own measure (slots or memory) refuses it."""
     if kind is EXCLUSIVE:
-        return None  # "waiting for an empty GPU" says it
+        return None  # "waiting for an empty GPU" says it; memory: `_outside_memory`
     free = g.free_mem
     sharing = kind is SHARING and free is not None
     if not (free is not None and free >= (mem or 0) if sharing else g.count < g.slots):
@@ -93,16 +93,18 @@ def gpu_details(
         elif g is not None:
             sharing = kind is SHARING and g.cap is not None
             cause = _foreign(d, policy, sharing) or _blocker(g, kind, mem)
-            used, free, need = foreign_memory(d, policy), g.free_mem, mem or 0
-            if sharing and cause is None and free is not None and free < need:
-                if used and need <= free + used:
-                    foreign.append(_outside(d, used))
-                if g.held:
-                    # A set: two runs of one job may hold memory here (a held run beside
-                    # its job's next attempt: engine_held_runs.py), named once.
-                    ids = sorted({r.job_id for r in reservations if r.mem and d.index in r.gpus})
-                    holding.setdefault((tuple(ids), g.held), []).append(d.index)
-            if cause is None and not g.fits(kind, mem):  # a run on it may be why
+            outside = None if cause else _outside_memory(d, g, kind, mem, policy)
+            foreign += [outside] if outside else []
+            free = g.free_mem
+            if sharing and cause is None and free is not None and free < (mem or 0) and g.held:
+                # A set: two runs of one job may hold memory here (a held run beside its
+                # job's next attempt: engine_held_runs.py), named once.
+                ids = sorted({r.job_id for r in reservations if r.mem and d.index in r.gpus})
+                holding.setdefault((tuple(ids), g.held), []).append(d.index)
+            # An exclusive job's memory outside gpuherd: named instead of the GPU's gpuherd
+            # jobs (it keeps the job off once they end), as other users' processes are.
+            excluded = outside is not None and kind is EXCLUSIVE
+            if cause is None and not excluded and not g.fits(kind, mem):  # a run may be why
                 kept = [(r.job_id, r.run) for r in reservations if r.run and d.index in r.gpus]
                 for run in kept:
                     runs.setdefault(run, []).append(d.index)
@@ -154,6 +156,19 @@ def _held(holding: dict[tuple[tuple[int, ...], int], list[int]]) -> list[str]:
         f"of {gpus_named(ix)}"
         for (ids, held), ix in holding.items()
     ]
+
+
+def _outside_memory(d: Device, g: Gpu, kind: Kind, mem: int | None, policy: Policy) -> str | None:
+    """The memory used outside gpuherd's jobs that keeps the job off a GPU nothing else keeps
+    it from, as placement decides: an exclusive job's --mem beyond what the GPU has once
+    empty (`Gpu.holds_ever`), a --mem job's beyond what is free but would be without it."""
+    used, need = foreign_memory(d, policy), mem or 0
+    # What the job would have there: an exclusive job the empty GPU's (`Gpu.holds_ever`).
+    room = g.cap if kind is EXCLUSIVE else g.free_mem if kind is SHARING else None
+    # Named only where it is what keeps the job off: with it gone, the job would fit.
+    if room is not None and used and room < need <= room + used:
+        return _outside(d, used)
+    return None
 
 
 def _outside(d: Device, used: int) -> str:
