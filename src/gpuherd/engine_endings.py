@@ -118,7 +118,7 @@ def finish_exits(engine: Engine, exits: Sequence[tuple[Live, ExitStatus]], now: 
         if status.unstarted is not None:
             not_started(engine, jobs.get(live.job_id), status.unstarted, now)
             continue
-        ended = Ended(status.exit_code, status.signal, live.stop_reason, live.requeue)
+        ended = Ended(status.exit_code, status.signal, live.stop_reason, live.requeue, status.why)
         finish(engine, jobs.get(live.job_id), ended, status.ended_at, now, live)
 
 

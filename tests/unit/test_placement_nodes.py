@@ -97,7 +97,7 @@ def test_never_fits_names_the_largest_node() -> None:
     devices = cluster(2, 2)
     assert never_fits(2, None, devices) is None
     assert never_fits(3, None, devices) == "asks for 3 GPUs on one node: the largest node has 2"
-    assert never_fits(5, None, devices) == "asks for 5 GPUs but gpuherd has only 4"
+    assert never_fits(5, None, devices) == "asks for 5 GPUs on one node: the largest node has 2"
     assert never_fits(3, None, devices, exclusive=True) == (
         "asks for 3 exclusive GPUs on one node: the largest node has 2"
     )

@@ -13,6 +13,8 @@ from gpuherd.core.states import Event, JobState, OutcomeKind
 from gpuherd.core.units import format_duration, format_given
 
 OOM_RETRIES = 2
+VANISHED = "the process vanished without an exit status"
+"""Why an attempt is lost, where its executor does not know more."""
 JUST_ENDED = 1.0
 """Seconds within which an attempt's end is heard as it happens (a watched end): its retry
 waits the whole --retry-delay, said as typed."""
@@ -44,6 +46,8 @@ class Ended:
     """Why gpuherd itself stopped it, if it did: KILLED, TIMEOUT, STALLED, or None."""
     requeue: bool = False
     """gpuherd stopped it to queue it again (`retry` of a running job)."""
+    why: str = ""
+    """Of one that vanished, why, where its executor knows (ExitStatus.why)."""
 
 
 @dataclass(frozen=True)
@@ -63,7 +67,7 @@ def classify(ended: Ended, stderr_tail: str = "") -> Outcome:
         # replaced its shell with `exec` records none).
         return Outcome(ended.stop_reason, ended.exit_code, ended.signal)
     if ended.exit_code is None and ended.signal is None:
-        return Outcome(OutcomeKind.LOST, message="the process vanished without an exit status")
+        return Outcome(OutcomeKind.LOST, message=ended.why or VANISHED)
     if ended.signal is not None:
         return Outcome(OutcomeKind.SIGNAL, signal=ended.signal)
     if ended.exit_code != 0 and _cuda_oom().search(stderr_tail):

@@ -242,7 +242,11 @@ def never_fits(
                 f"but gpuherd has no {gpus_named(absent)}"
             )
         configured = named
-    if job_gpus > len(configured):
+    # On a cluster a job's GPUs are all on one node: the largest node says what matters, also
+    # when all the GPUs together are too few ("gpuherd has only 2" of nodes of 1 GPU each
+    # suggested a third node would do).
+    cluster = any(d.node is not None for d in configured)
+    if job_gpus > len(configured) and not cluster:
         count = len(configured)
         have = "none" if count == 0 else f"only {count}"
         return f"asks for {plural(job_gpus, word)} but gpuherd has {have}"

@@ -65,6 +65,9 @@ class ExitStatus:
     """Set when the attempt never started after all: what its `launch` would have raised
     (NotStarted: queued again; else it fails as spawn_error). For an executor whose start
     goes on after `launch` returned (Ray: the actor's creation waits on the cluster)."""
+    why: str = ""
+    """Of a lost end, what the executor knows of its cause (a Ray node that died), in the
+    words its history gives after `lost: `; "": it does not know."""
 
     @property
     def lost(self) -> bool:

@@ -49,6 +49,24 @@ def said_more(exc: BaseException) -> str:
     return "" if text == reason(exc) else text
 
 
+RAYLET_DIED = "the node's raylet died: every process of the job was killed"
+"""What the supervisor (ray_supervisor.py) writes to the job's stderr when its raylet died."""
+NODE_DIED = re.compile(r"\bnode (has |had |was |is )?(died|dead|terminated|removed)", re.I)
+"""How Ray says an actor died with its node (`The actor died because its node has died`)."""
+
+
+def lost_why(exc: BaseException | None, stderr_tail: str) -> str:
+    """Why an attempt whose actor ended without an exit status is lost, in the words its
+    history gives after `lost: `, where gpuherd can tell: its node's raylet died (the
+    supervisor's note, `stderr_tail`), or Ray says its node died; else "" (the generic
+    words of core.lifecycle)."""
+    if f"gpuherd: {RAYLET_DIED}" in stderr_tail:
+        return "its Ray node died (raylet gone)"
+    if exc is not None and NODE_DIED.search(whole_text(exc)):
+        return "its Ray node left the cluster"
+    return ""
+
+
 def actor_died_note(exc: BaseException) -> str:
     """The line a lost attempt's stderr gets: why Ray says its actor died, and what to do."""
     return f"gpuherd: the job's Ray actor ended without an exit status: {reason(exc)}\n"

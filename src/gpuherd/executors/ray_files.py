@@ -53,6 +53,16 @@ def size(path: Path) -> int:
         return 0
 
 
+def tail(path: Path, max_bytes: int = 4096) -> str:
+    """The end of a pulled log ("" when there is none)."""
+    try:
+        with path.open("rb") as f:
+            f.seek(max(0, size(path) - max_bytes))
+            return f.read().decode(errors="replace")
+    except OSError:
+        return ""
+
+
 def append(path: Path, chunk: bytes) -> None:
     with path.open("ab") as f:
         f.write(chunk)

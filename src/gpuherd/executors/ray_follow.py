@@ -28,8 +28,8 @@ from typing import Any
 import ray
 
 from gpuherd.executors.base import ExitStatus, SpawnError
-from gpuherd.executors.ray_errors import actor_died_note, first_line, said_more
-from gpuherd.executors.ray_files import append, decode, size, write_exit
+from gpuherd.executors.ray_errors import actor_died_note, first_line, lost_why, said_more
+from gpuherd.executors.ray_files import append, decode, size, tail, write_exit
 from gpuherd.executors.ray_link import CALL_TIMEOUT, ClusterLink
 from gpuherd.executors.ray_lookup import Lookup, answered, look_up
 from gpuherd.executors.ray_stops import Stop, Stopping
@@ -101,6 +101,7 @@ class Following(Stopping):
         offsets = [size(folder / "stdout.log"), size(folder / "stderr.log")]
         code: int | None = None
         ended_at: float | None = None
+        died: BaseException | None = None
         unavailable, run.heard = 0, time.monotonic()
         while True:
             pull = run.actor.pull.remote(offsets[0], offsets[1], PULL_WAIT)
@@ -119,7 +120,7 @@ class Following(Stopping):
                 log.info("job actor %s ended without a status: %s", run.name, first_line(exc))
                 if not run.killed:
                     append(folder / "stderr.log", actor_died_note(exc).encode())
-                code = -1
+                code, died = -1, exc
                 break
             unavailable, run.heard = 0, time.monotonic()
             self.deliver(run)  # it answers: what did not reach it meanwhile, it gets now
@@ -136,7 +137,8 @@ class Following(Stopping):
                 ended_at = time.time() - max(0.0, float(got.get("age") or 0.0))
                 break
         await self._before_end(run, code)
-        self._conclude(handle, run, code, ended_at)
+        why = lost_why(died, tail(folder / "stderr.log")) if code < 0 else ""
+        self._conclude(handle, run, code, ended_at, why=why)
 
     async def _before_end(self, run: Run, code: int) -> None:
         """Before the attempt's end is told. Collected (`code` >= 0): everything is here, the
@@ -223,6 +225,7 @@ class Following(Stopping):
         code: int,
         ended_at: float | None = None,
         unstarted: Exception | None = None,
+        why: str = "",
     ) -> None:
         run.done = True
         if run.kill_timer is not None:
@@ -238,6 +241,8 @@ class Following(Stopping):
             write_exit(Path(run.attempt_dir), status)
         elif unstarted is not None:
             status = replace(status, unstarted=unstarted)
+        elif why:
+            status = replace(status, why=why)
         if run.on_exit is not None:
             run.on_exit(status)
 

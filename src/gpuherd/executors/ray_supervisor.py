@@ -35,6 +35,7 @@ from pathlib import Path
 import psutil
 
 from gpuherd.executors.base import SpawnError, job_shell
+from gpuherd.executors.ray_errors import RAYLET_DIED
 
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
@@ -241,7 +242,7 @@ def supervise(folder: Path, parent: int) -> int:
         got = _signals(wake) if wake in ready else set()
         if set(ready) & set(lifelines):  # the actor or its raylet is gone: so is the job
             if lifelines[1:] and lifelines[1] in ready:
-                _note(folder, "the node's raylet died: every process of the job was killed")
+                _note(folder, RAYLET_DIED)
                 # No exit status, and the supervisor stays until the worker goes: the attempt
                 # ends `lost` once Ray counts the node dead, so a retry is placed only then
                 # (ending it now put the retry on this dead node again).
