@@ -11,6 +11,7 @@ drain would hold the restart until the last of them ends.
 
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
 import click
@@ -22,7 +23,57 @@ from gpuherd.errors import HerdError, NotRunning
 from gpuherd.typed_name import prefixed, typed_name
 
 
-@click.command()
+class _Restart(click.Command):
+    """`restart`, which answers an option of `start` it does not take (`--fake-gpus 4`) with
+    what to type instead: click said only "No such option: --fake-gpus"."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        typed = list(args)  # (click's parser takes the words out of `args`)
+        try:
+            return super().parse_args(ctx, args)
+        except click.NoSuchOption as exc:
+            said = _start_option(exc.option_name, typed)
+            if said is None:
+                raise
+            raise click.UsageError(said, ctx) from None
+
+
+def _start_option(option: str, args: list[str]) -> str | None:
+    """`daemon restart takes no --fake-gpus: ...; to change that, gpuherd daemon stop, then
+    gpuherd daemon start --fake-gpus 4`, for any option of `start` (which `restart` lacks: it
+    would be no such option), with the value typed; None for another option."""
+    from gpuherd.cli import daemon_cmds  # deferred: that module registers this command
+
+    found = [
+        param
+        for param in daemon_cmds.start.params
+        if isinstance(param, click.Option) and option in {*param.opts, *param.secondary_opts}
+    ]
+    if not found:  # (restart's own, --kill, is no such option)
+        return None
+    option_param, value = found[0], None
+    for i, word in enumerate(args):
+        if word.startswith(f"{option}="):
+            value = word.partition("=")[2]
+        elif word == option and not option_param.is_flag and i + 1 < len(args):
+            value = args[i + 1]
+        elif word != option:
+            continue
+        break
+    if value is not None:
+        typed = shlex.join([option, value])
+    elif option_param.is_flag:
+        typed = option
+    else:
+        typed = f"{option} {option_param.metavar or option_param.name.upper()}"
+    name = typed_name()
+    return (
+        f"daemon restart takes no {option}: it starts the daemon as it was; to change that, "
+        f"{name} daemon stop, then {name} daemon start {typed}"
+    )
+
+
+@click.command(cls=_Restart)
 @click.option(
     "--kill",
     is_flag=True,

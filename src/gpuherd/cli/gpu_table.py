@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpuherd.cli import plain
-from gpuherd.core.gpu_foreign import foreign_processes
+from gpuherd.core.gpu_foreign import foreign_processes, not_listed
 from gpuherd.core.gpu_slots import slot_use
 from gpuherd.core.idspec import format_ids
 from gpuherd.core.units import format_size
@@ -51,8 +51,8 @@ def gpu_lines(answer: dict[str, Any], term: plain.Terminal) -> list[str]:
     indent = plain.table_width(columns[:1], [row[:1] for row in rows]) + len(plain.GAP)
     for gpu, line in zip(gpus, table[1:], strict=True):
         lines.append(line)
-        if "FOREIGN" in given_up and foreign_processes(gpu):
-            lines += _under(" " * indent + "foreign: ", foreign_processes(gpu), term.width)
+        if "FOREIGN" in given_up and _foreign(gpu):
+            lines += _under(" " * indent + "foreign: ", _foreign(gpu), term.width)
     if "NAME" in given_up:
         lines += [plain.cut(line, term.width) for line in _names(gpus)]
     lines += _reserved(gpus, term.width)
@@ -83,8 +83,16 @@ def _cells(gpu: dict[str, Any], bar: bool) -> dict[str, str]:
         "HELD": format_size(gpu["held"]) if gpu.get("held") else "",  # (none from an older daemon)
         "UTIL": "-" if gpu.get("utilization") is None else f"{gpu['utilization']}%",
         "JOBS": format_ids(gpu["jobs"]),
-        "FOREIGN": ", ".join(foreign_processes(gpu)),
+        "FOREIGN": ", ".join(_foreign(gpu)),
     }
+
+
+def _foreign(gpu: dict[str, Any]) -> list[str]:
+    """FOREIGN's parts: each foreign process, then the memory that none of them holds, which
+    placement counts as other users' too (`70.0 GiB used by processes not listed (another
+    container?)`): else a GPU that looks idle takes no `--mem` job, and nothing says why."""
+    unlisted = not_listed(gpu)
+    return foreign_processes(gpu) + ([unlisted] if unlisted else [])
 
 
 def _under(lead: str, parts: list[str], width: int) -> list[str]:
