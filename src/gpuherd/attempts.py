@@ -144,7 +144,7 @@ class Attempts:
             cwd=job.spec.cwd,
             env=jobfiles.job_env(self.layout, job, attempt),
             attempt_dir=attempt.dir,
-            outputs=launch_files(attempt.files or FOLDER_LOGS, written),
+            outputs=launch_files(attempt.files or FOLDER_LOGS, written, job.spec),
         )
         try:
             pid = self.executor.launch(request)

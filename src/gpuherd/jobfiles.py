@@ -266,6 +266,8 @@ def open_job_file(path: str | Path) -> BinaryIO:
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise Forbidden(f"{path} is a symbolic link, not the job's file: not served") from None
+        if exc.errno == errno.ENOTDIR:  # a file where its folder would be: no file there either
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(path)) from None
         raise
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)

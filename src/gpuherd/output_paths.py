@@ -4,9 +4,11 @@ daemon (for every client), in one wording.
 
 The path is taken from the job's working directory, with the links in it resolved: the daemon
 then reads the file itself (`gpuherd log`), never through a link (a job could put one in place
-of the file's folder). Its folder is checked when its name holds no placeholder; one that is
-filled in later (`runs/%j/out.log`) is checked as each attempt starts, and a file that cannot
-be opened then fails the attempt with the reason (executors/local_outputs.py).
+of the file's folder). Its folder is checked up to its first part that holds a placeholder:
+the folders a placeholder names (`runs/%j/` of `runs/%j/out.log`) are created as each attempt
+starts, and one that cannot be, or a file that cannot be opened, then fails the attempt with
+the reason (executors/local_outputs.py); a typo in the part before (`rnus/%j/out.log`) is
+still caught here.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 import os
 import shlex
 
-from gpuherd.core.output_files import template_problem
+from gpuherd.core.output_files import fixed_folder, template_problem
 
 
 def absolute(given: str, cwd: str) -> str:
@@ -47,9 +49,7 @@ def output_problem(given: str, cwd: str) -> str | None:
         if not os.access(path, os.W_OK):
             return f"{path} cannot be written (permission denied): name another file"
         return None
-    folder = os.path.dirname(path)
-    if "%" in folder:  # filled in as each attempt starts: checked then
-        return None
+    folder = fixed_folder(path)  # (the folders after it are created as the job starts)
     if not os.path.isdir(folder):
         return (
             f"the folder {folder} does not exist: create it (mkdir -p {shlex.quote(folder)}) first"

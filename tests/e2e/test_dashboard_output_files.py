@@ -59,13 +59,16 @@ def test_a_job_page_says_why_a_log_is_empty_as_log_does(
 ) -> None:
     herd = shared_daemon
     dropped = int(herd.cli("submit", "-q", "-o", "/dev/null", "echo x", cwd=shared_work).stdout)
-    unopened = int(herd.cli("submit", "-q", "-o", "gone-%j/o.log", "true", cwd=shared_work).stdout)
+    (shared_work / "gone").touch()  # a file where the folder %x names would be created
+    unopened = int(
+        herd.cli("submit", "-q", "-n", "gone", "-o", "%x/o.log", "true", cwd=shared_work).stdout
+    )
     herd.wait_state(dropped, "succeeded")
     herd.wait_state(unopened, "failed")
     expected = {
         (dropped, "stdout"): f"job {dropped}: its stdout went to /dev/null (--output): nothing",
         (dropped, "stderr"): f"job {dropped}: its stderr went to /dev/null (--output): nothing",
-        (unopened, "stdout"): f"job {unopened}: attempt 1 never started: cannot open ",
+        (unopened, "stdout"): f"job {unopened}: attempt 1 never started: cannot create the ",
     }
     for (job, stream), start in expected.items():
         flag = ("--stderr",) if stream == "stderr" else ()

@@ -151,13 +151,15 @@ def test_a_file_that_cannot_be_opened_at_the_start_fails_the_attempt_saying_why(
     shared_daemon: Herd, shared_work: Path
 ) -> None:
     herd = shared_daemon
-    job = submit_in(herd, shared_work, "-o", "later-%j/out.log", "echo lost")
-    ended = herd.wait_state(job, "failed")
+    job = submit_in(herd, shared_work, "--hold", "-o", "later-%j/out.log", "echo lost")
     missing = shared_work / f"later-{job}" / "out.log"
+    missing.mkdir(parents=True)  # a folder where the file goes: it cannot be opened
+    herd.cli("release", str(job))
+    ended = herd.wait_state(job, "failed")
     assert ended["outcome"] == "spawn_error"
     assert ended["message"].startswith(f"cannot open {missing}, the file its stdout goes to:")
     assert f"`gpuherd retry {job}`" in herd.cli("show", str(job)).stdout
-    (shared_work / f"later-{job}").mkdir()
+    missing.rmdir()
     herd.cli("retry", str(job))
     herd.wait_state(job, "succeeded")
     assert missing.read_text() == "lost\n"

@@ -95,9 +95,12 @@ def test_log_of_an_attempt_that_never_started_says_why(
     shared_daemon: Herd, shared_work: Path
 ) -> None:
     herd = shared_daemon
-    job = int(herd.cli("submit", "-q", "-o", "gone-%j/o.log", "true", cwd=shared_work).stdout)
+    (shared_work / "gone").touch()  # a file where the folder %x names would be created
+    job = int(
+        herd.cli("submit", "-q", "-n", "gone", "-o", "%x/o.log", "true", cwd=shared_work).stdout
+    )
     why = herd.wait_state(job, "failed")["message"]
-    assert why.startswith(f"cannot open {shared_work}/gone-{job}/o.log")
+    assert why.startswith(f"cannot create the folder {shared_work}/gone for the file its stdout")
     for args in ((), ("--stderr",), ("-f",)):
         said = herd.cli("log", str(job), *args, check=False)
         assert said.returncode == 1 and said.stdout == ""

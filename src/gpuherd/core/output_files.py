@@ -38,6 +38,34 @@ def _letters(template: str) -> set[str]:
     return {found.group(1) for found in _PLACEHOLDER.finditer(template)}
 
 
+def fixed_folder(template: str) -> str:
+    """The folder of the file `template` (absolute) names, up to its first part that holds
+    a placeholder (`%%` is none: it is written `%`): the folder that must exist when the job
+    is submitted. The folders after it (`runs/%j/`) are created as each attempt starts
+    (folders_to_make): one folder per job, as a Slurm user's `-o runs/%j/out.log` expects."""
+    parts = template.split("/")[:-1]
+    for n, part in enumerate(parts):
+        if _letters(part) - {"%"}:
+            parts = parts[:n]
+            break
+    return "/".join(part.replace("%%", "%") for part in parts) or "/"
+
+
+def folders_to_make(fixed: str, path: str) -> list[str]:
+    """The folders between `fixed` (fixed_folder) and the file `path` filled in from the
+    same template, outermost first: what an attempt creates before it opens the file.
+    ValueError naming the part if one is `.` or `..`: a job's name is a placeholder's value
+    (`%x`), and a name of `..` must not put the file outside the folder the template gives
+    (the stored template has no such part of its own: it is made absolute with them resolved)."""
+    prefix = fixed.rstrip("/") + "/"
+    if not path.startswith(prefix):  # (not filled in from that template: make nothing)
+        return []
+    parts = path[len(prefix) :].split("/")
+    if bad := next((part for part in parts if part in (".", "..")), None):
+        raise ValueError(bad)
+    return [prefix + "/".join(parts[: n + 1]) for n in range(len(parts) - 1)]
+
+
 def shared_file(specs: Sequence[JobSpec]) -> tuple[str, int, int] | None:
     """A file two of these jobs would both write, and the two jobs' places in `specs`; None
     when each writes its own. Each job's first attempt empties its file, so a sweep given
@@ -124,14 +152,22 @@ class OutputFile:
     """Emptied as the attempt starts: the first attempt of the job to write it. A later
     attempt writing the same file (its name has no %a) adds to it: a retry never wipes out
     why the attempt before it failed."""
+    fixed: str | None = None
+    """The folder that existed at submission (fixed_folder), below which the attempt
+    creates the folders its placeholders name (folders_to_make); None: create none."""
 
 
 def launch_files(
-    files: Files, written: Collection[str]
+    files: Files, written: Collection[str], spec: JobSpec | None = None
 ) -> tuple[OutputFile | None, OutputFile | None]:
     """Where stdout and stderr of an attempt writing `files` go (None: its folder's log),
-    `written`: the files the job's earlier attempts wrote."""
+    `written`: the files the job's earlier attempts wrote; `spec`: the job whose templates
+    the files were filled in from, which tell the folders to create (None: create none)."""
+    templates = stream_templates(spec) if spec is not None else (None, None)
     out, err = (
-        None if path in FOLDER_LOGS else OutputFile(path, path not in written) for path in files
+        None
+        if path in FOLDER_LOGS
+        else OutputFile(path, path not in written, template and fixed_folder(template))
+        for path, template in zip(files, templates, strict=True)
     )
     return out, err

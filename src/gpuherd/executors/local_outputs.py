@@ -1,11 +1,12 @@
 """A local job's output into files of the user's choosing (`--output`, `--error`).
 
-The daemon opens each file before the job's shell starts (creating it, or emptying it for the
-first attempt that writes it): one that cannot be opened fails the attempt with its reason,
-where the shell's own redirection would fail with its message in no log at all. Then the
-attempt folder's `stdout.log` and `stderr.log` become links to the files, and the shell's
-`>>` redirections follow them: every reader of the folder's logs (`gpuherd log`, the stall
-check, the out-of-memory check) finds the output where it always was. Both streams into one
+The daemon opens each file before the job's shell starts (creating it, and the folders its
+placeholders name, or emptying it for the first attempt that writes it): one that cannot be
+opened fails the attempt with its reason, where the shell's own redirection would fail with
+its message in no log at all. Then the attempt folder's `stdout.log` and `stderr.log` become
+links to the files, and the shell's `>>` redirections follow them: every reader of the
+folder's logs (`gpuherd log`, the stall check, the out-of-memory check) finds the output
+where it always was. Both streams into one
 file are two appending descriptions of it, as `2>&1` is one: neither overwrites the other.
 """
 
@@ -16,7 +17,7 @@ import errno
 import os
 
 from gpuherd.core.log_names import FOLDER_LOGS
-from gpuherd.core.output_files import Files, OutputFile
+from gpuherd.core.output_files import Files, OutputFile, folders_to_make
 from gpuherd.executors.base import LaunchRequest, SpawnError
 
 _OPEN = os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | os.O_NOCTTY | os.O_NONBLOCK
@@ -31,6 +32,7 @@ def link_outputs(request: LaunchRequest) -> None:
         if output is None:
             continue
         if output.path not in opened:
+            _make_folders(request, log, output)
             _open(request, log, output)
             opened.add(output.path)
         _link(output.path, os.path.join(request.attempt_dir, log))
@@ -52,6 +54,40 @@ def _link_target(path: str) -> str | None:
         return None
 
 
+def _make_folders(request: LaunchRequest, log: str, output: OutputFile) -> None:
+    """Create the folders the file's placeholders named (`runs/7/` of `runs/%j/out.log`), as
+    `mkdir -p` does, below the folder that had to exist at submission: SpawnError naming the
+    folder, the cause and what to do if one cannot be."""
+    if output.fixed is None:
+        return
+    stream = log.removesuffix(".log")
+    try:
+        folders = folders_to_make(output.fixed, output.path)
+    except ValueError as e:  # (a job named `..` or `.`, in a file named by its %x)
+        raise SpawnError(
+            f"will not write {output.path}, the file its {stream} goes to: its name's part "
+            f"{e} (from a placeholder, %x: the job's name) would leave {output.fixed}; give "
+            f"the job another name: `gpuherd retry --hold {request.job_id}`, `gpuherd edit "
+            f"{request.job_id} --name NAME`, `gpuherd release {request.job_id}`"
+        ) from e
+    for folder in folders:
+        try:
+            os.mkdir(folder, 0o777)  # (less the umask, as mkdir -p makes it)
+        except FileExistsError:
+            if os.path.isdir(folder):  # (an earlier attempt's, or another stream's)
+                continue
+            raise SpawnError(
+                f"cannot create the folder {folder} for the file its {stream} goes to: a "
+                f"file is in the way; move it, then `gpuherd retry {request.job_id}`"
+            ) from None
+        except OSError as e:
+            raise SpawnError(
+                f"cannot create the folder {folder} for the file its {stream} goes to: "
+                f"{e.strerror or e}; make {os.path.dirname(folder)} exist and writable, "
+                f"then `gpuherd retry {request.job_id}`"
+            ) from e
+
+
 def _open(request: LaunchRequest, log: str, output: OutputFile) -> None:
     flags = _OPEN | (os.O_TRUNC if output.emptied else 0)
     try:
@@ -60,6 +96,8 @@ def _open(request: LaunchRequest, log: str, output: OutputFile) -> None:
         why, todo = e.strerror or str(e), "make its folder exist and writable"
         if e.errno == errno.ENXIO:
             why, todo = "a named pipe that no program reads", "start its reader"
+        elif e.errno == errno.EISDIR:  # (`runs/%j/log` where runs/7/log is a folder)
+            todo = "move that folder out of the way"
         raise SpawnError(
             f"cannot open {output.path}, the file its {log.removesuffix('.log')} goes to: "
             f"{why}; {todo}, then `gpuherd retry {request.job_id}`"
