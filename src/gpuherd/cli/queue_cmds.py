@@ -240,7 +240,9 @@ def edit(
     """Change what queued or held jobs ask for, where they run, what they wait for and when
     they may begin; they keep their place in the queue.
 
-    IDS: 3, 3-7, 3,5,9. A running job cannot change: kill it and submit again.
+    IDS: 3, 3-7, 3,5,9. A running job cannot change: kill it and submit again. At a
+    terminal, `edit ID` with no option opens the job's command in $VISUAL or $EDITOR (else
+    vi), as pueue's edit does.
     """
     # (--after given no ids is not given: click has no empty form of a repeatable option.)
     given = {name: value for name, value in changes.items() if value not in (None, [])}
@@ -264,11 +266,19 @@ def edit(
                 f"--{name.replace('_', '-')} and --clear {name} given together: keep one"
             )
     if not given and not clear:
+        if sys.stdin.isatty() and sys.stdout.isatty():  # pueue's `edit ID`: in $EDITOR
+            from gpuherd.cli.edit_in_editor import edit_in_editor  # deferred: this use alone
+
+            edit_in_editor(ids)
+            return
+        # (a script or a pipe has no one to type in an editor: it says what to change)
+        one = ids[0] if len(ids) == 1 and ids[0].isdigit() else "ID"
         raise click.UsageError(
             "say what to change: --command, --name, --gpus, --only-gpus, --mem, --ram, "
             "--exclusive, --retries, --retry-delay, --timeout, --project, --env, --cwd, "
             "--grace, --after, --after-any, --after-fail, --begin, --output, --error, or "
-            "--clear FIELD"
+            f"--clear FIELD; at a terminal, {typed_name()} edit {one} alone opens its "
+            "command in $EDITOR"
         )
     check_outputs(given, given.get("cwd"))  # (without --cwd, a relative one: by the daemon)
     given.update(resolved(Client(), given))
