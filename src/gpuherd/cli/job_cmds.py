@@ -216,7 +216,8 @@ def submit(
 @click.option("-a", "--all", "all_jobs", is_flag=True, help="Every job, finished ones too.")
 @states_option(
     [state.value for state in JobState],
-    "Only jobs in this state (repeatable): queued, running, failed, ...",
+    "Only jobs in this state (repeatable, or comma-separated: failed,cancelled): queued, "
+    "running, failed, ...",
 )
 @filter_options()
 @window_options()

@@ -10,6 +10,7 @@ Every error reaches the user as one line on stderr and a non-zero exit, never a 
 from __future__ import annotations
 
 import importlib
+import io
 import os
 import sys
 from collections.abc import Sequence
@@ -218,6 +219,7 @@ def cli() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     _fill_closed_descriptors()
+    _replace_unencodable()
     if os.environ.get(complete_var(_typed_name())):  # the shell asks what may come, on Tab
         from gpuherd.cli.completion_cmd import answer_shell
 
@@ -346,6 +348,16 @@ def _fill_closed_descriptors() -> None:
             if null != fd:
                 os.dup2(null, fd)
                 os.close(null)
+
+
+def _replace_unencodable() -> None:
+    """Print `?` for a character the terminal's encoding lacks: under a Latin-1 locale
+    (`LANG=en_US.ISO-8859-1`, still found on older clusters) `show`'s own dash or a job
+    named with a snowman ended the command in a UnicodeEncodeError traceback, exit 1. Only
+    a strict stream changes: stderr's backslashreplace, a C locale's surrogateescape stay."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
+            stream.reconfigure(errors="replace")
 
 
 if __name__ == "__main__":

@@ -361,12 +361,30 @@ def one_output(quiet: bool, as_json: bool) -> None:
         raise click.UsageError("give -q (the ids only) or --json, not both")
 
 
+class _ChoosingSeveral(Choosing):
+    """Comma-separated words of the choices, a tuple (`--state failed,cancelled`): squeue's
+    `-t failed,cancelled` and gpuherd's own id lists (`3,5-7`) are written so, and a script
+    that typed it got `'failed,cancelled' is not a choice`. Each word is checked alone, so
+    a wrong one is named by itself."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, tuple):  # a default, or converted already
+            return value
+        one = super().convert  # bound here: a generator's own scope has no super()
+        return tuple(one(word.strip(), param, ctx) for word in str(value).split(","))
+
+
+def _flattened(_: click.Context, __: click.Parameter, groups: tuple[tuple[str, ...], ...]) -> Any:
+    return tuple(dict.fromkeys(word for group in groups for word in group))
+
+
 def states_option(choices: Sequence[str], help_text: str) -> Callable[[F], F]:
-    """`--state STATE` (repeatable), one of `choices`: `ls`, `clean`, `sweep status`. Tab
-    offers the choices (click's Choice), and another word is refused by its option."""
+    """`--state STATE` (repeatable, or comma-separated), of `choices`: `ls`, `clean`, `sweep
+    status`. Tab offers the choices (click's Choice), and another word is refused by its
+    option. The command gets one tuple of words, each once."""
     return click.option(
-        "--state", "states", multiple=True, type=Choosing(choices), metavar="STATE",
-        help=help_text,
+        "--state", "states", multiple=True, type=_ChoosingSeveral(choices), metavar="STATE",
+        callback=_flattened, help=help_text,
     )  # fmt: skip
 
 

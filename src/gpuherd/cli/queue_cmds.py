@@ -93,7 +93,9 @@ ENDINGS = sorted(state.value for state in FINISHED_STATES)
 
 @click.command()
 @states_option(
-    ENDINGS, f"Only jobs that ended so (repeatable): {', '.join(ENDINGS)}; default: all of them."
+    ENDINGS,
+    f"Only jobs that ended so (repeatable, or comma-separated): {', '.join(ENDINGS)}; "
+    "default: all of them.",
 )
 def clean(states: tuple[str, ...]) -> None:
     """Remove finished jobs and their logs (pueue's clean, tsp -C): `gpuherd clean --state

@@ -308,7 +308,9 @@ def _check_size(spec: SweepSpec, yes: bool, action: str) -> None:
 @click.argument("name", shell_complete=completes("sweeps"))
 @click.option("--sort", "sort_key", help="Sort by a metric or parameter; -KEY = descending.")
 @options.states_option(
-    POINT_STATES, "Only points in this state (repeatable): failed, running, done, missing, ..."
+    POINT_STATES,
+    "Only points in this state (repeatable, or comma-separated): failed, running, done, "
+    "missing, ...",
 )
 @click.option(
     "--limit",
