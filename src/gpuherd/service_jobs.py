@@ -140,12 +140,12 @@ class JobVerbs:
         self.engine.publish({"id": job.id, "event": "rm"})  # no state: it has none now
         if not job.spec.folder:  # a sweep's results folder is the user's, never deleted
             leftovers.append(self.engine.layout.job_dir(job))
-        if job.attempt == 0:  # a task's large parameters, still waiting for its first run
-            # (deferred: the worker's module and argparse, ~1 ms of every `gpuherd run`'s start)
-            from gpuherd.worker import staged_params_file
+        if job.attempt == 0:  # a task's large parameters or pickled function, still waiting
+            # for its first run (deferred: the worker's module and argparse, ~1 ms of every
+            # `gpuherd run`'s start)
+            from gpuherd.worker import staged_files
 
-            staged = staged_params_file(job.spec.command, paths.task_params(self.home))
-            leftovers += [staged] if staged else []
+            leftovers += staged_files(job.spec.command, paths.task_params(self.home))
         return "removed"
 
     def retry(self, ids: Sequence[int], hold: bool = False) -> list[ActionResult]:

@@ -7,7 +7,9 @@
     train.sweep(lr=[0.1, 0.01], bs=[32, 64], results_dir="results/train")
 
 The job runs `python -m gpuherd.worker module:function` (worker.py): the function is found by
-its import path (or, defined in a script's `__main__`, by the script's path), never pickled.
+its import path (or, defined in a script's `__main__`, by the script's path), not pickled:
+each job imports it fresh. One defined interactively (a notebook, `python -c`), which no job
+could find so, is pickled by value at submit (tasks_pickled.py).
 A call is checked against the function's signature at submit; its parameters go on the job's
 command line, or, when large, in a file under the home's task-params/ that the job's first
 run moves into its folder.
@@ -26,7 +28,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from gpuherd import paths, worker
+from gpuherd import paths, tasks_pickled, worker
 from gpuherd.errors import HerdError
 from gpuherd.pyapi import Herd, Job, Sweep, SweepWarning, connect
 from gpuherd.pyapi_checks import refuse_unknown
@@ -34,6 +36,7 @@ from gpuherd.pyapi_sweep import SWEEP_OWN
 from gpuherd.pyapi_values import SUBMIT_OPTIONS, make_spec, plain, warn_at_caller
 from gpuherd.tasks_guard import refuse_while_loading
 from gpuherd.tasks_main_block import refuse_main_block
+from gpuherd.tasks_pickled import DefinedInteractively, removed_unless_queued
 
 PARAMS_INLINE_MAX = 16 * 1024
 """Larger parameters (as JSON) go in a file: one argument of a command line holds 128 KiB."""
@@ -65,6 +68,11 @@ class Task:
     def _herd(self) -> Herd:
         herd = self.options.get("herd")
         return herd if isinstance(herd, Herd) else connect()
+
+    def _home(self) -> Path:
+        """The home `_herd()` connects to (a pickle is written there before connecting)."""
+        herd = self.options.get("herd")
+        return herd.client.home if isinstance(herd, Herd) else paths.home_dir()
 
     def _job_options(self) -> dict[str, Any]:
         return {k: v for k, v in self.options.items() if k != "herd"}
@@ -144,20 +152,17 @@ class Task:
         except (TypeError, ValueError) as exc:
             raise HerdError(f"task parameters must be JSON values: {exc}") from None
         herd = self._herd()
-        staged = None
-        if len(text.encode()) <= PARAMS_INLINE_MAX:
-            command = worker_command(self.fn) + " --params " + shlex.quote(text)
-        else:
-            staged = _stage_params(herd, text)
-            command = worker_command(self.fn) + " --params-file " + shlex.quote(str(staged))
-        options = self._job_options()
-        gpus, name = options.pop("gpus", 1), options.pop("name", None) or self.fn.__name__
-        try:
+        command, pickled = task_command(self.fn, herd.client.home)
+        made = [pickled]  # the files made for the job: removed if it is not queued
+        with removed_unless_queued(made):
+            if len(text.encode()) <= PARAMS_INLINE_MAX:
+                command += " --params " + shlex.quote(text)
+            else:
+                made.append(staged := _stage_params(herd, text))
+                command += " --params-file " + shlex.quote(str(staged))
+            options = self._job_options()
+            gpus, name = options.pop("gpus", 1), options.pop("name", None) or self.fn.__name__
             return herd.submit(command, gpus, name=name, **options)
-        except BaseException:
-            if staged is not None:
-                staged.unlink(missing_ok=True)
-            raise
 
     def sweep(
         self,
@@ -193,12 +198,12 @@ class Task:
         # A name given goes on to herd.sweep, which refuses an empty one (`name=""`, a script's
         # unset variable), as a sweep file's `name: ""`: it was the function's, without a word.
         name = sweep_args.get("name") or options.pop("name", None) or self.fn.__name__
-        spec = make_spec(
-            name, worker_command(self.fn, sweep=True), grid, sweep_args.pop("fixed", None)
-        )
-        return self._herd().sweep(
-            spec, results_dir=results_dir, task=True, **{**options, **sweep_args}
-        )
+        command, pickled = task_command(self.fn, self._home(), sweep=True)
+        with removed_unless_queued([pickled], dry_run=bool(sweep_args.get("dry_run"))):
+            spec = make_spec(name, command, grid, sweep_args.pop("fixed", None))
+            return self._herd().sweep(
+                spec, results_dir=results_dir, task=True, **{**options, **sweep_args}
+            )
 
     def _sweep_option(self, key: str, value: Any) -> str | None:
         """The sweep's own option a keyword given a single value is (`seed` or `sweep_seed`),
@@ -229,7 +234,10 @@ def task(fn: Callable[..., Any] | None = None, *, gpus: int | None = None, **opt
     refuse_unknown(given, JOB_OPTIONS)  # here, not at the task's first submit
 
     def wrap(function: Callable[..., Any]) -> Task:
-        target, _ = worker_target(function)  # fail now, not in the job, for a lambda...
+        try:
+            target, _ = worker_target(function)  # fail now, not in the job, for a lambda...
+        except DefinedInteractively:
+            target = ""  # pickled at each submit (what it uses may be defined after it)
         if target.startswith("/"):  # a script's function: checked once, here (it reads the script)
             script, _, qualname = target.rpartition(":")
             refuse_main_block(Path(script), qualname)
@@ -280,31 +288,34 @@ def sweep_from_config(
     refuse_while_loading("sweep_from_config")
     fn = getattr(task, "__gpuherd_task__", task)
     scheduler = config.get("scheduler_config") or {}
-    try:
-        spec = from_config(config, name=fn.__name__, command=worker_command(fn, sweep=True))
-    except SweepFileError as exc:
-        raise HerdError(str(exc)) from None
-    for unused in unused_scheduler_keys(config):
-        warn_at_caller(unused, SweepWarning)
-    if force is None:
-        force = bool(scheduler.get("force_rerun", False))
-    if "only_gpus" not in options and scheduler.get("gpu"):
-        # GTS ran on the GPUs its list names and no others (a colleague's, the display's).
-        options["only_gpus"] = _gts_gpu_ids(scheduler["gpu"])
-    if gpus is None:
-        entries = scheduler.get("gpu") or ["0"]
-        sizes = [len(e) if isinstance(e, list | tuple) else 1 for e in entries]
-        gpus = sizes[0]
-        if len(set(sizes)) > 1:  # GTS gives each worker its entry; here every point is alike
-            mixed = " and ".join(map(str, sorted(set(sizes))))
-            warn_at_caller(
-                f"scheduler_config.gpu mixes entries of {mixed} GPUs: every point runs on "
-                f"{gpus} (the first entry's); pass gpus=N to choose",
-                SweepWarning,
-            )
-    target = herd or connect()
-    # (`name` given goes on, as Task.sweep's: herd.sweep refuses an empty one, name="")
-    return target.sweep(spec, name=name, force=force, task=True, gpus=gpus, **options)
+    home = herd.client.home if herd is not None else paths.home_dir()
+    command, pickled = task_command(fn, home, sweep=True)
+    with removed_unless_queued([pickled], dry_run=bool(options.get("dry_run"))):
+        try:
+            spec = from_config(config, name=fn.__name__, command=command)
+        except SweepFileError as exc:
+            raise HerdError(str(exc)) from None
+        for unused in unused_scheduler_keys(config):
+            warn_at_caller(unused, SweepWarning)
+        if force is None:
+            force = bool(scheduler.get("force_rerun", False))
+        if "only_gpus" not in options and scheduler.get("gpu"):
+            # GTS ran on the GPUs its list names and no others (a colleague's, the display's).
+            options["only_gpus"] = _gts_gpu_ids(scheduler["gpu"])
+        if gpus is None:
+            entries = scheduler.get("gpu") or ["0"]
+            sizes = [len(e) if isinstance(e, list | tuple) else 1 for e in entries]
+            gpus = sizes[0]
+            if len(set(sizes)) > 1:  # GTS gives each worker its entry; here every point alike
+                mixed = " and ".join(map(str, sorted(set(sizes))))
+                warn_at_caller(
+                    f"scheduler_config.gpu mixes entries of {mixed} GPUs: every point runs on "
+                    f"{gpus} (the first entry's); pass gpus=N to choose",
+                    SweepWarning,
+                )
+        target = herd or connect()
+        # (`name` given goes on, as Task.sweep's: herd.sweep refuses an empty one, name="")
+        return target.sweep(spec, name=name, force=force, task=True, gpus=gpus, **options)
 
 
 def _gts_gpu_ids(entries: Iterable[Any]) -> list[int]:
@@ -340,12 +351,12 @@ def worker_target(fn: Any) -> tuple[str, str | None]:
     if module_name == "__main__" and spec is not None and spec.name not in ("__main__", None):
         module_name = spec.name  # run as `python -m package.module`
     if module_name in ("__main__", "__gpuherd_main__", "__mp_main__"):
-        if not file:
-            raise HerdError(
+        if not file:  # (task_command pickles it instead)
+            raise DefinedInteractively(
                 f"{qualname} was defined interactively: put it in a .py file to run it as a task"
             )
         if not Path(file).is_file():  # `python - < script.py`: __file__ is "<stdin>"
-            raise HerdError(
+            raise DefinedInteractively(
                 f"{qualname} was defined in a script read from {file}, which a job cannot read "
                 "again: save it as a .py file and run that to use it as a task"
             )
@@ -359,10 +370,22 @@ def worker_target(fn: Any) -> tuple[str, str | None]:
 def worker_command(fn: Any, sweep: bool = False) -> str:
     """The job's command (a sweep template with {run_dir} when `sweep`)."""
     target, root = worker_target(fn)
-    args = [sys.executable, "-m", "gpuherd.worker", target]
-    if root is not None:
-        args += ["--path", root]
-    command = shlex.join(args)
+    return _worker_line([target, *(["--path", root] if root is not None else [])], sweep)
+
+
+def task_command(fn: Any, home: Path, sweep: bool = False) -> tuple[str, Path | None]:
+    """worker_command, or for a function defined interactively its pickle's under `home`
+    (one file for a sweep's points); and the file made for it, to remove if not submitted."""
+    try:
+        return worker_command(fn, sweep), None
+    except DefinedInteractively:
+        fn = getattr(fn, "__gpuherd_task__", fn)
+        args, made = tasks_pickled.stage(fn, home, shared=sweep)
+        return _worker_line(args, sweep), made
+
+
+def _worker_line(args: list[str], sweep: bool) -> str:
+    command = shlex.join([sys.executable, "-m", "gpuherd.worker", *args])
     if sweep:
         command = command.replace("{", "{{").replace("}", "}}") + " --run-dir {run_dir}"
     return command

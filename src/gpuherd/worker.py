@@ -16,6 +16,10 @@ the job with the traceback on stderr.
 A class with a `main()` method (GPU Task Scheduler's `GPUTask`) runs too: it is created,
 given `_config` (the parameters) and `_work_dir` (the run folder), and its `main()` called.
 
+A task defined interactively (a notebook, `python -c`) has no module to import: it was
+pickled at submit, and the job runs `--function-file FILE` instead of TARGET
+(worker_pickled.py).
+
 Only the standard library is imported before the user's module: the job's
 CUDA_VISIBLE_DEVICES is already set, so `import torch` at the top of that module is safe.
 """
@@ -37,7 +41,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, NoReturn
 
-from gpuherd import tasks_guard
+from gpuherd import tasks_guard, worker_pickled
 from gpuherd.task_values import Storable
 
 MAIN_MODULE = "__mp_main__"
@@ -236,17 +240,19 @@ def read_params(run_dir: str) -> dict[str, Any]:
     return params
 
 
-def staged_params_file(command: str, folder: Path) -> Path | None:
-    """The `--params-file` in `folder` that a task's command names, if any: a job removed
-    before it ever ran leaves it behind (its first run would have moved it)."""
+def staged_files(command: str, folder: Path) -> list[Path]:
+    """The `--params-file` and `--function-file` in `folder` that a task's command names: a
+    job removed before it ever ran leaves them behind (its first run would have moved them).
+    A sweep's `--shared-function-file` is not one of them: other points read it."""
     try:
         words = shlex.split(command)
     except ValueError:
-        return None
-    for flag, value in itertools.pairwise(words):
-        if flag == "--params-file" and Path(value).parent == folder:
-            return Path(value)
-    return None
+        return []
+    return [
+        Path(value)
+        for flag, value in itertools.pairwise(words)
+        if flag in ("--params-file", "--function-file") and Path(value).parent == folder
+    ]
 
 
 def read_params_file(path: str, run_dir: str) -> Any:
@@ -277,7 +283,9 @@ def read_params_file(path: str, run_dir: str) -> Any:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m gpuherd.worker", description=__doc__)
-    parser.add_argument("target", help="module:function or path/to/script.py:function")
+    parser.add_argument("target", nargs="?", help="module:function or path/to/script.py:function")
+    parser.add_argument("--function-file", help="one job's pickled task (moved to its folder)")
+    parser.add_argument("--shared-function-file", help="a sweep's pickled task (left as it is)")
     parser.add_argument("--run-dir", help="the point's folder (default: $GPUHERD_JOB_DIR)")
     parser.add_argument("--params", help="the parameters as a JSON object (else params.json)")
     parser.add_argument("--params-file", help="a file holding the parameters' JSON object")
@@ -298,13 +306,13 @@ def main(argv: list[str] | None = None) -> int:
             raise WorkerError("--params must be a JSON object")
         with contextlib.suppress(OSError):  # an earlier run's return value
             Path(run_dir, RESULT_FILE).unlink()
-        obj = load_target(args.target)
+        obj = _load(args, run_dir)
         result = call(obj, params, run_dir, restarted=args.env_applied)
         if note := write_metrics(run_dir, result):
             print(f"gpuherd worker: {note}", file=sys.stderr)
     except RestartWithEnv as restart:
         _restart(restart.env, sys.argv[1:] if argv is None else argv)
-    except (WorkerError, tasks_guard.BootstrapError) as exc:
+    except (WorkerError, tasks_guard.BootstrapError, worker_pickled.PickledTaskError) as exc:
         print(f"gpuherd worker: {exc}", file=sys.stderr)
         return 2
     except SystemExit as exc:  # the task called sys.exit(): keep its status
@@ -315,6 +323,19 @@ def main(argv: list[str] | None = None) -> int:
         traceback.print_exc()
         return 1
     return 0
+
+
+def _load(args: argparse.Namespace, run_dir: str) -> Any:
+    """The task: TARGET imported, or the function a pickled task's file holds."""
+    given = [a for a in (args.target, args.function_file, args.shared_function_file) if a]
+    if len(given) != 1:
+        raise WorkerError("give one of TARGET, --function-file and --shared-function-file")
+    if args.target:
+        return load_target(args.target)
+    path = args.function_file or args.shared_function_file
+    own_folder = run_dir if args.function_file else None  # a sweep's file serves every point
+    data = worker_pickled.read_function_file(path, own_folder)
+    return worker_pickled.load_function(data, path)
 
 
 def _restart(env: dict[str, str], argv: list[str]) -> NoReturn:

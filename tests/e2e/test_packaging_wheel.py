@@ -37,6 +37,9 @@ FLOORS = {
     # Before 0.132 FastAPI read a body sent without Content-Type as JSON: the API's 415 for a
     # body not sent as JSON (README, "HTTP API") held only for a Content-Type other than JSON.
     "fastapi": Version("0.132"),
+    # A notebook's task is pickled with cloudpickle at submit (tasks_pickled.py): its support
+    # of Python 3.11 came in 2.1, and was fixed for 3.11's release in 2.2.
+    "cloudpickle": Version("2.2"),
 }
 
 
