@@ -72,7 +72,15 @@ class Response:
             self.headers[name.strip().lower()] = value.strip()
         else:
             raise BadResponse(f"more than {_MAX_HEADERS} header lines")
-        _note_version(self.headers.get("gpuherd-version"))
+        _note_version(self.headers.get("gpuherd-version"), self._from_the_app())
+
+    def _from_the_app(self) -> bool:
+        """Whether the daemon's app gave this answer, so that it would name its version if it
+        could: a success, or a refusal in JSON (the 422 of an older daemon that knows no new
+        option). uvicorn's own answers (a request it could not parse: text) and the 5xx of a
+        failure the app let escape never pass through what adds the header."""
+        json_body = self.headers.get("content-type", "").startswith("application/json")
+        return 200 <= self.status < 300 or (self.status < 500 and json_body)
 
     def read(self) -> bytes:
         return b"".join(self.pieces())
@@ -127,15 +135,23 @@ class Response:
 _versions_told: set[str] = set()
 
 
-def _note_version(theirs: str | None) -> None:
+UNNAMED = ""
+"""The version of a daemon whose answer names none: a gpuherd 0.1.0 of before the header."""
+
+
+def _note_version(theirs: str | None, from_the_app: bool) -> None:
     """Say once per process that the daemon runs another gpuherd (upgraded, not restarted):
-    new options may be ignored by it, new answers missing."""
-    if theirs and theirs != __version__ and theirs not in _versions_told:
+    new options may be ignored by it, new answers missing. The first 0.1.0 daemons name no
+    version: an upgrade that left one running was not told at all."""
+    if theirs is None and from_the_app:
+        theirs = UNNAMED
+    if theirs is not None and theirs != __version__ and theirs not in _versions_told:
         _versions_told.add(theirs)
+        which = f"gpuherd {theirs}" if theirs else "an older gpuherd, which names no version,"
         # In the name typed, as the CLI's other warnings (`herd: warning: ...`); a Python
         # program's argv[0] is no script's name, so there it says `gpuherd: warning:`.
         warning = (
-            f"the daemon runs gpuherd {theirs} and this is {__version__}: restart it to run "
+            f"the daemon runs {which} and this is {__version__}: restart it to run "
             "this version (`gpuherd daemon restart`: running jobs go on)"
         )
         sys.stderr.write(prefixed("warning", warning) + "\n")

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from conftest import Herd
+from gpuherd import __version__
 
 OLDER_REFUSAL = b"invalid request: timeout: unknown field (misspelt?)"
 """What a daemon from before `POST /jobs/wait` answers it (its `/jobs/{action}` takes it)."""
@@ -54,9 +55,12 @@ class _Relay(socketserver.StreamRequestHandler):
 
 
 def _answer(status: bytes, body: bytes) -> bytes:
+    # Named as that daemon's answers were (by its version, this one's): an answer that names
+    # none is of a daemon older still, which the client warns of.
     return (
         b"HTTP/1.1 %s\r\ncontent-type: application/json\r\ncontent-length: %d\r\n"
-        b"connection: close\r\n\r\n%s" % (status, len(body), body)
+        b"gpuherd-version: %s\r\nconnection: close\r\n\r\n%s"
+        % (status, len(body), __version__.encode(), body)
     )
 
 

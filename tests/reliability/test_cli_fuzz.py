@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from conftest import Herd, wait_for
+from gpuherd import __version__
 from gpuherd.errors import HerdError
 
 VERBS = ["submit", "ls", "show", "kill", "priority", "move", "gpus", "config", "run"]
@@ -188,7 +189,9 @@ def read_request(conn: socket.socket) -> None:
 
 
 def half_answering_daemon(path: Path, stop: threading.Event) -> None:
-    """Answers every request with headers that promise a body, then hangs up (a kill -9)."""
+    """Answers every request with headers that promise a body, then hangs up (a kill -9).
+    The headers name this gpuherd's version, as the daemon's do: one that names none is
+    an older daemon, which the client warns of."""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as server:
         server.bind(str(path))
         server.listen(8)
@@ -203,6 +206,7 @@ def half_answering_daemon(path: Path, stop: threading.Event) -> None:
                 read_request(conn)
                 conn.sendall(
                     b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                    b"gpuherd-version: " + __version__.encode() + b"\r\n"
                     b"Content-Length: 34\r\n\r\n"
                 )
 

@@ -164,7 +164,7 @@ def recorded_leader(pid: int, created: float, attempt_dir: str) -> bool:
     it also still leads the session its shell began, and writes to the attempt's logs."""
     recorded, status = read_process_file(attempt_dir)
     try:
-        written = os.stat(os.path.join(attempt_dir, PROCESS_FILE)).st_mtime
+        written = _pid_written(attempt_dir)
         leads = os.getsid(pid) == pid
     except OSError:
         return False
@@ -175,6 +175,17 @@ def recorded_leader(pid: int, created: float, attempt_dir: str) -> bool:
     if recorded != pid or status is not None or not leads or created > written + 2.0:
         return False
     return _writes_logs(pid, attempt_dir)
+
+
+def _pid_written(attempt_dir: str) -> float:
+    """When the file that named the attempt's pid was written: the `process` file, or the
+    `pid` file of an attempt a gpuherd before 0.2 started (its jobs carry no attempt key, so
+    this is all that knows them: without it, an upgrade's restart took every job the older
+    daemon ran for lost, and left its processes running unwatched)."""
+    try:
+        return os.stat(os.path.join(attempt_dir, PROCESS_FILE)).st_mtime
+    except FileNotFoundError:
+        return os.stat(os.path.join(attempt_dir, OLD_FILES[0])).st_mtime
 
 
 def _writes_logs(pid: int, attempt_dir: str) -> bool:
