@@ -169,7 +169,8 @@ class JobActions:
 
     def kill(self) -> str:
         """Stop the job (cancel it if it has not started), as `gpuherd kill`: "stopping
-        (SIGTERM, ...)", or why nothing was done ("job 7 already ended (killed)")."""
+        (SIGTERM, ...)", "cancelled", or, for a job that ended before (nothing to stop, no
+        error, as `gpuherd kill` exits 0 for it), "already ended (succeeded)"."""
         return self._act("kill")
 
     def retry(self, hold: bool = False) -> str:

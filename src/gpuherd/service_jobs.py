@@ -113,7 +113,10 @@ class JobVerbs:
             if stopping is not None:  # asking again never puts the SIGKILL off
                 return killed_while_stopping(stopping)
             return f"stopping (SIGTERM, then SIGKILL after {job.spec.grace:g}s)"
-        raise Conflict(f"job {job.id} already ended ({job.state.value})")
+        # What a kill asks for, the job not running, already holds: an answer, not a refusal
+        # (as `hold` of a held job), or `kill $(gpuherd ls -q)` failed on a queue of short
+        # jobs, any of them ending between the `ls` and the kill. Said, so a typo shows.
+        return f"already ended ({job.state.value})"
 
     def remove(self, ids: Sequence[int]) -> list[ActionResult]:
         leftovers: list[Path] = []

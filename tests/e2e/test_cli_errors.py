@@ -326,7 +326,8 @@ def test_usage_and_hints_say_the_name_typed(shared: Herd, entry: str, name: str)
     assert wrong.stderr == f"{name}: error: No such option '--xyzzy'. (see {name} ls --help)\n"
     # Error lines said `gpuherd: error:` whatever the name typed; the daemon's refusals too.
     assert run(shared, entry, "show", "999").stderr.startswith(f"{name}: error: ")
-    refused = run(shared, entry, "kill", "2").stderr  # job 2 has ended: a refusal per job
+    # Job 2 has ended: a refusal per job (of release: a kill of it is no refusal now).
+    refused = run(shared, entry, "release", "2").stderr
     assert refused.startswith(f"{name}: error: "), refused
     sweep = run(shared, entry, "sweep", "--help").stdout.splitlines()
     assert sweep[1] == f"   or: {name} sweep FILE.yaml|.toml|.json [OPTIONS]"

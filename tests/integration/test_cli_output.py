@@ -126,16 +126,20 @@ def test_verbs_on_many_jobs_print_one_line_per_outcome(daemon: Herd) -> None:
         f"job {running}: stopping (SIGTERM, then SIGKILL after 10s)",
     ]
     daemon.wait_state(running, "killed")
-    # Ended jobs are refused, each with its reason up to 10, then one line for the rest; the
-    # ids that name no job share one line.
-    again = daemon.cli("kill", f"{held[0]}-{running + 2}", check=False)
+    # Ended jobs are refused a release, each with its reason up to 10, then one line for the
+    # rest; the ids that name no job share one line. (A kill of them is no refusal now.)
+    again = daemon.cli("release", f"{held[0]}-{running + 2}", check=False)
     assert again.returncode == 1 and again.stdout == ""
     errors = again.stderr.splitlines()
     assert errors[0] == (
         f"gpuherd: error: no job {running + 1}-{running + 2}: `gpuherd ls --all` lists the jobs "
         "there are"
     )
-    assert errors[1:11] == [f"gpuherd: error: job {i} already ended (cancelled)" for i in held[:10]]
+    assert errors[1:11] == [
+        f"gpuherd: error: job {i}: cannot release a job that has ended (cancelled) (it can: "
+        "retry, rm)"
+        for i in held[:10]
+    ]
     assert errors[11:] == [f"gpuherd: error: 21 more jobs refused too: {held[10]}-{running}"]
     assert len(daemon.ls_all()) == 31  # refusals changed nothing
 
@@ -308,7 +312,7 @@ def test_counts_past_999_are_grouped_by_thousands_and_ids_are_not(daemon: Herd) 
     assert daemon.cli("ls", "--state", "held").stdout.splitlines()[-1] == footer
     assert "; jobs: 1,200 held\n" in daemon.cli("daemon", "status").stdout
     daemon.cli("kill", "1-1200")
-    again = daemon.cli("kill", "1-1200", check=False)
+    again = daemon.cli("release", "1-1200", check=False)  # (a kill of ended jobs is no refusal)
     assert again.stderr.splitlines()[-1] == ("gpuherd: error: 1,190 more jobs refused too: 11-1200")
 
 

@@ -136,7 +136,7 @@ def submit(
     With --wait (or --follow), wait for it to end and exit with its exit status.
     """
     # deferred: only submit parses commands (shlex)
-    from gpuherd.cli.job_input import job_commands, no_command_in
+    from gpuherd.cli.job_input import no_command_in, submitted_file
     from gpuherd.cli.submit_hints import stray_values, warn_submitted
     from gpuherd.core.commands import command_from_args
 
@@ -153,7 +153,7 @@ def submit(
     refuse_cpu_only_mem(opts["gpus"], opts["mem"], "--gpus", opts["exclusive"])
     refuse_hold_with_begin(opts["hold"], opts["begin"])
     refuse_kill_without_timeout(opts["on_no_output"], opts["no_output_timeout"])
-    commands = list(job_commands(file)) if file is not None else []
+    commands = submitted_file(file) if file is not None else []
     if file is None:
         if not command:
             raise click.UsageError(f"no command: {typed_name()} submit -- python train.py")

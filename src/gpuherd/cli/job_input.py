@@ -17,6 +17,8 @@ import sys
 from collections.abc import Iterable, Iterator
 from typing import BinaryIO
 
+import click
+
 from gpuherd.core.commands import MAX_COMMAND_BYTES, JobCutShort, JobTooLong, command_lines
 from gpuherd.errors import HerdError
 
@@ -26,6 +28,12 @@ _READ_LIMIT = MAX_COMMAND_BYTES + len("\r\n")
 """The most bytes one line may take, its line break included: a longer one can never be a
 command, so reading it to its end would only use up memory."""
 _TOO_LONG = "longer than 128 KiB, more than a command can be: put it in a script file and run that"
+
+
+class JobFileUnopened(HerdError):
+    """A job file that could not be opened (not there, a folder, not readable): `submit
+    --file` refuses it as the mistake of the command line it is (exit 2); `run` keeps exit 1,
+    which it documents for input that could not be read."""
 
 
 def job_commands(file: str | None) -> Iterable[str]:
@@ -38,6 +46,16 @@ def job_commands(file: str | None) -> Iterable[str]:
         return commands
     with stream:
         return list(commands)
+
+
+def submitted_file(file: str) -> list[str]:
+    """The jobs of `submit --file FILE`, read whole before anything is sent. A FILE that
+    cannot be opened is a mistake of the command line (exit 2, as every other: a typo'd
+    name was exit 1); what it holds is checked as for `run`."""
+    try:
+        return list(job_commands(file))
+    except JobFileUnopened as exc:
+        raise click.UsageError(str(exc)) from None
 
 
 def no_command_in(file: str | None) -> str:
@@ -126,7 +144,7 @@ def _open(file: str | None) -> tuple[BinaryIO, str]:
     try:
         return open(file, "rb"), file  # a stream is read on, by the run's thread
     except OSError as exc:
-        raise HerdError(f"cannot read {file}: {exc.strerror}") from None
+        raise JobFileUnopened(f"cannot read {file}: {exc.strerror}") from None
 
 
 def _is_regular_file(stream: BinaryIO) -> bool:
