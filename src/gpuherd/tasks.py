@@ -346,6 +346,8 @@ def worker_target(fn: Any) -> tuple[str, str | None]:
         )
     module_name = fn.__module__
     module = sys.modules.get(module_name)
+    if module_name == "__main__" and tasks_pickled.unpickled_in_main(fn, module):
+        raise DefinedInteractively(f"{qualname} was unpickled: no file defines it")
     file = getattr(module, "__file__", None)
     spec = getattr(module, "__spec__", None)
     if module_name == "__main__" and spec is not None and spec.name not in ("__main__", None):

@@ -137,6 +137,27 @@ def _names(code: Any) -> Iterator[str]:
             yield from _names(const)
 
 
+def unpickled_in_main(fn: Any, module: Any) -> bool:
+    """Whether `fn`, whose module is named `__main__`, was not defined in `module` (the
+    running `__main__`): cloudpickle gave it globals of its own as a job loaded it. A
+    notebook's task that submits another (`inner.submit()` inside the function) runs in a
+    job whose `__main__` is gpuherd's worker: `inner` was looked for there by name, and the
+    job failed (`gpuherd.worker has no 'inner'`). Such a function is pickled again."""
+    namespace = _globals_of(inspect.unwrap(fn) if inspect.isfunction(fn) else fn)
+    return namespace is not None and namespace is not getattr(module, "__dict__", None)
+
+
+def _globals_of(fn: Any) -> dict[str, Any] | None:
+    """The globals of a function, or of a class's first method (a GTS class); None: neither."""
+    fn = getattr(fn, "__func__", fn)  # a classmethod's function
+    if inspect.isfunction(fn):
+        return fn.__globals__
+    if inspect.isclass(fn):
+        methods = (getattr(value, "__func__", value) for value in vars(fn).values())
+        return next((m.__globals__ for m in methods if inspect.isfunction(m)), None)
+    return None
+
+
 def _defined_interactively(value: Any) -> bool:
     return (inspect.isfunction(value) or inspect.isclass(value)) and value.__module__ == "__main__"
 

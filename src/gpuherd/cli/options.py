@@ -31,6 +31,8 @@ from gpuherd.core.choices import ON_NO_OUTPUT, ORDERS
 from gpuherd.typed_name import as_typed
 
 if TYPE_CHECKING:
+    from click.shell_completion import CompletionItem
+
     from gpuherd.gpus.choice import GpuChoice
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -370,8 +372,32 @@ class _ChoosingSeveral(Choosing):
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if isinstance(value, tuple):  # a default, or converted already
             return value
+        words = [word.strip() for word in str(value).split(",")]
+        if "" in words and len(words) > 1:  # `failed,`: was "'' is not a choice"
+            self.fail(
+                f"{value!r} has an empty word (a comma too many?): use "
+                f"{', '.join(map(str, self.choices))}, separated by commas",
+                param,
+                ctx,
+            )
         one = super().convert  # bound here: a generator's own scope has no super()
-        return tuple(one(word.strip(), param, ctx) for word in str(value).split(","))
+        return tuple(one(word, param, ctx) for word in words)
+
+    def shell_complete(
+        self, ctx: click.Context, param: click.Parameter, incomplete: str
+    ) -> list[CompletionItem]:
+        """Tab after a comma offers the words not given yet (`failed,k` -> `failed,killed`):
+        the shell passes the whole `failed,k`, which no choice begins with."""
+        from click.shell_completion import CompletionItem  # (only on Tab: not every start)
+
+        given, comma, last = incomplete.rpartition(",")
+        offered = super().shell_complete(ctx, param, last)
+        if not comma:
+            return offered
+        taken = {word.strip() for word in given.split(",")}
+        return [
+            CompletionItem(f"{given},{item.value}") for item in offered if item.value not in taken
+        ]
 
 
 def _flattened(_: click.Context, __: click.Parameter, groups: tuple[tuple[str, ...], ...]) -> Any:

@@ -66,9 +66,8 @@ def _make_folders(request: LaunchRequest, log: str, output: OutputFile) -> None:
     except ValueError as e:  # (a job named `..` or `.`, in a file named by its %x)
         raise SpawnError(
             f"will not write {output.path}, the file its {stream} goes to: its name's part "
-            f"{e} (from a placeholder, %x: the job's name) would leave {output.fixed}; give "
-            f"the job another name: `gpuherd retry --hold {request.job_id}`, `gpuherd edit "
-            f"{request.job_id} --name NAME`, `gpuherd release {request.job_id}`"
+            f"{e} (from a placeholder, %x: the job's name) would leave {output.fixed}; "
+            f"{_rename(request.job_id)}"
         ) from e
     for folder in folders:
         try:
@@ -81,11 +80,27 @@ def _make_folders(request: LaunchRequest, log: str, output: OutputFile) -> None:
                 f"file is in the way; move it, then `gpuherd retry {request.job_id}`"
             ) from None
         except OSError as e:
+            todo = f"make {os.path.dirname(folder)} exist and writable, then `gpuherd retry "
+            todo += f"{request.job_id}`"
+            if e.errno == errno.ENAMETOOLONG:  # (a long name, as %x: retrying fails again)
+                todo = _shorter(request.job_id)
             raise SpawnError(
                 f"cannot create the folder {folder} for the file its {stream} goes to: "
-                f"{e.strerror or e}; make {os.path.dirname(folder)} exist and writable, "
-                f"then `gpuherd retry {request.job_id}`"
+                f"{e.strerror or e}; {todo}"
             ) from e
+
+
+def _rename(job_id: int, which: str = "another") -> str:
+    return (
+        f"give the job {which} name: `gpuherd retry --hold {job_id}`, `gpuherd edit {job_id} "
+        f"--name NAME`, `gpuherd release {job_id}`"
+    )
+
+
+def _shorter(job_id: int) -> str:
+    """What to do about a path with a part longer than the file system takes (255 bytes on
+    most), which a retry as it is would meet again: a long job name (%x) made it so."""
+    return f"each part of a path holds at most 255 bytes: {_rename(job_id, 'a shorter')}"
 
 
 def _open(request: LaunchRequest, log: str, output: OutputFile) -> None:
@@ -98,9 +113,12 @@ def _open(request: LaunchRequest, log: str, output: OutputFile) -> None:
             why, todo = "a named pipe that no program reads", "start its reader"
         elif e.errno == errno.EISDIR:  # (`runs/%j/log` where runs/7/log is a folder)
             todo = "move that folder out of the way"
+        todo += f", then `gpuherd retry {request.job_id}`"
+        if e.errno == errno.ENAMETOOLONG:
+            todo = _shorter(request.job_id)
         raise SpawnError(
             f"cannot open {output.path}, the file its {log.removesuffix('.log')} goes to: "
-            f"{why}; {todo}, then `gpuherd retry {request.job_id}`"
+            f"{why}; {todo}"
         ) from e
 
 
