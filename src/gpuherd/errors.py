@@ -10,6 +10,13 @@ class HerdError(Exception):
 
     status = 400
 
+    def _render_traceback_(self) -> list[str]:
+        """What IPython and Jupyter show of it (their hook): the traceback down to the user's
+        line, without gpuherd's own frames under it."""
+        from gpuherd.notebook_tracebacks import render
+
+        return render(self)
+
 
 class NotFound(HerdError):
     status = 404

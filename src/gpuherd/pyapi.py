@@ -44,6 +44,7 @@ from gpuherd.pyapi_checks import (
     wait_ids,
 )
 from gpuherd.pyapi_jobs import JobActions, JobListing
+from gpuherd.pyapi_notebook import JobDisplay, WaitInterrupted
 from gpuherd.pyapi_sweep import Sweep, SweepWarning, bare_command_refusal, check_keywords, over_file
 from gpuherd.pyapi_types import check_types
 from gpuherd.pyapi_values import (
@@ -277,23 +278,25 @@ class Herd(JobListing):
         """Wait until the jobs (ids or handles) finish; their final states by id.
         TimeoutError after `timeout` s."""
         deadline = deadline_after(timeout)
-        states, done = self.client.wait(wait_ids(ids, Job), deadline)
+        waited = wait_ids(ids, Job)
+        try:
+            states, done = self.client.wait(waited, deadline)
+        except KeyboardInterrupt:  # (not in the socket read it came in: that said nothing)
+            raise WaitInterrupted(waited) from None
         if not done:
             busy = [i for i, state in sorted(states.items()) if state not in FINISHED]
             raise TimeoutError(f"after {timeout:g}s, jobs {busy[:10]} still not finished")
         return states
 
 
-class Job(JobActions):
+class Job(JobActions, JobDisplay):
     """A handle on one job: its id, what the daemon knows of it, and the CLI's verbs on it
-    (`kill()`, `retry()`, `hold()`, ...: pyapi_jobs.JobActions)."""
+    (`kill()`, `retry()`, `hold()`, ...: pyapi_jobs.JobActions); its repr, `done()` and
+    equality: pyapi_notebook.JobDisplay."""
 
     def __init__(self, herd: Herd, job_id: int | str) -> None:
         self.herd = herd
         self.id = job_number(job_id)
-
-    def __repr__(self) -> str:
-        return f"<gpuherd.Job {self.id}>"
 
     def info(self) -> dict[str, Any]:
         """Everything about the job (`gpuherd show --json`)."""

@@ -19,6 +19,7 @@ from gpuherd.cli.job_refs import filtered
 from gpuherd.core.when import parse_since, window_refusal
 from gpuherd.errors import Conflict, HerdError, InvalidValue
 from gpuherd.pyapi_checks import job_number, log_numbers, refuse_unknown
+from gpuherd.pyapi_notebook import jobs_table, jobs_text, pretty_jobs
 from gpuherd.pyapi_types import check_types
 from gpuherd.pyapi_values import plain
 
@@ -36,6 +37,20 @@ class JobList(list["Job"]):
     def __init__(self, jobs: Iterable[Job] = (), *, more: int = 0) -> None:
         super().__init__(jobs)
         self.more = more
+
+    # What a notebook shows: each job's id, name and state as listed (its snapshot), with
+    # no call to the daemon per job; a table where HTML is rendered.
+    def _listed(self) -> list[tuple[int, dict[str, Any] | None]]:
+        return [(job.id, job.snapshot) for job in self]
+
+    def __repr__(self) -> str:
+        return jobs_text(self._listed(), self.more)
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:  # (IPython's printer)
+        pretty_jobs(self._listed(), self.more, printer)
+
+    def _repr_html_(self) -> str:
+        return jobs_table([row or {"id": job_id} for job_id, row in self._listed()], self.more)
 
 
 class JobListing:

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any
 from gpuherd.core.sweep import is_sweep_name, no_such_sweep
 from gpuherd.errors import HerdError, NotFound
 from gpuherd.pyapi_checks import refuse_unknown
+from gpuherd.pyapi_notebook import SHOWN_ROWS as _SHOWN_POINTS
+from gpuherd.pyapi_notebook import sweep_table
 from gpuherd.pyapi_values import SUBMIT_OPTIONS, non_finite
 
 if TYPE_CHECKING:
@@ -65,6 +67,16 @@ class Sweep:
             if k != "rerun_done" or self.submission.get(k)
         )
         return f"<gpuherd.Sweep {self.name}: {counts}>"
+
+    def _repr_html_(self) -> str | None:
+        """What a notebook shows: its points as a table (`status()`), with what the last
+        submission did; None (the repr instead) if the daemon cannot say."""
+        try:
+            status = self.status(limit=_SHOWN_POINTS)
+        except HerdError:
+            return None
+        submitted = repr(self).partition(":")[2].rstrip(">")
+        return sweep_table(status, f"; submitted:{submitted}" if submitted else "")
 
     @property
     def ids(self) -> list[int]:

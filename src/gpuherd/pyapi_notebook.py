@@ -1,0 +1,184 @@
+"""The Python API in a notebook (Jupyter, IPython): what it shows of a job, a listing and a
+sweep (a job's id, name and state, not `<gpuherd.Job 7>` alone; HTML tables where a notebook
+renders them), `job.done()` as a future has it, and a Ctrl-C in a wait that says the jobs go
+on. pyapi.py's `Job` and `Herd.wait`, pyapi_jobs' `JobList` and pyapi_sweep's `Sweep` take
+them from here."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from gpuherd.errors import HerdError, NotFound
+
+if TYPE_CHECKING:
+    from gpuherd.pyapi import Herd
+
+ENDED = frozenset({"succeeded", "failed", "killed", "cancelled", "lost"})
+SHOWN_ROWS = 50  # a table's rows, at most: the rest is said in one line
+_COMMAND_CHARS = 80
+
+
+def job_text(job_id: int, row: Mapping[str, Any] | None) -> str:
+    """`<gpuherd.Job 7 'train' failed (exit 1)>`: a job's id, name and state (its row as the
+    daemon gave it), or `<gpuherd.Job 7>` without one."""
+    if row is None:
+        return f"<gpuherd.Job {job_id}>"
+    name = f" {row['name']!r}" if row.get("name") else ""
+    return f"<gpuherd.Job {job_id}{name} {row.get('state')}{_how(row)}>"
+
+
+def _how(row: Mapping[str, Any]) -> str:
+    """How a job that did not succeed ended, as `gpuherd ls` says it: "(exit 1)"."""
+    if row.get("state") not in ENDED - {"succeeded"}:
+        return ""
+    if row.get("outcome") == "exit" and row.get("exit_code") is not None:
+        return f" (exit {row['exit_code']})"
+    if row.get("outcome") == "signal" and row.get("signal") is not None:
+        return f" (signal {row['signal']})"
+    return ""
+
+
+class JobDisplay:
+    """Part of `Job`: its repr, its HTML row (what a notebook shows of it), `done()`, and
+    equality by job: two handles on job 7 of one daemon are equal (`job in herd.jobs()`)."""
+
+    herd: Herd
+    id: int
+
+    if TYPE_CHECKING:
+
+        def info(self) -> dict[str, Any]: ...
+
+    def done(self) -> bool:
+        """True once the job has ended, whichever way (succeeded, failed, killed, cancelled,
+        lost): `result()` then answers at once. As a future's `done()`, it does not wait."""
+        return self.info()["state"] in ENDED
+
+    def _row_now(self) -> dict[str, Any]:
+        """The job as the daemon has it now, or why it cannot say (a repr never raises)."""
+        try:
+            return self.info()
+        except NotFound:
+            return {"id": self.id, "state": "(no such job)"}
+        except HerdError:  # (no daemon, or one that does not answer)
+            return {"id": self.id, "state": "(state unknown: no daemon answered)"}
+
+    def __repr__(self) -> str:
+        return job_text(self.id, self._row_now())
+
+    def _repr_html_(self) -> str:
+        return jobs_table([self._row_now()])
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, JobDisplay):
+            return NotImplemented
+        return (self.id, self.herd.client.home) == (other.id, other.herd.client.home)
+
+    def __hash__(self) -> int:
+        return hash((self.id, self.herd.client.home))
+
+
+def jobs_text(rows: Iterable[tuple[int, Mapping[str, Any] | None]], more: int) -> str:
+    shown = ", ".join(job_text(job_id, row) for job_id, row in rows)
+    return f"[{shown}]" + (f" (and {more} more: limit= shows them)" if more else "")
+
+
+def pretty_jobs(
+    rows: Sequence[tuple[int, Mapping[str, Any] | None]], more: int, printer: Any
+) -> None:
+    """IPython's text of a listing (`printer`: its RepresentationPrinter, untyped): one job a
+    line, as it shows a long list."""
+    with printer.group(1, "[", "]"):
+        for index, (job_id, row) in enumerate(rows):
+            if index:
+                printer.text(",")
+                printer.breakable()
+            printer.text(job_text(job_id, row))
+    if more:
+        printer.text(f" (and {more} more: limit= shows them)")
+
+
+_JOB_COLUMNS = ("id", "name", "state", "gpus", "project", "sweep", "seconds", "command")
+
+
+def jobs_table(rows: Iterable[Mapping[str, Any]], more: int = 0) -> str:
+    """An HTML table of jobs' rows (as `gpuherd ls --json` has them), for a notebook."""
+    rows = list(rows)
+    body = [_cells({key: _job_cell(key, row) for key in _JOB_COLUMNS}) for row in rows]
+    more += max(0, len(rows) - SHOWN_ROWS)
+    return _table(_JOB_COLUMNS, body[:SHOWN_ROWS], f"and {more} more" if more else "")
+
+
+def _job_cell(key: str, row: Mapping[str, Any]) -> str:
+    value = row.get(key)
+    if key == "state":
+        return f"{value}{_how(row)}"
+    if key == "gpus":  # how many it asks for, and which it has: "2 (on 0,1)"
+        asked = str(row.get("gpus_requested", ""))
+        return f"{asked} (on {','.join(map(str, value))})" if value else asked
+    if key == "seconds" and isinstance(value, int | float):
+        return f"{value:.1f}"
+    if key == "command" and isinstance(value, str) and len(value) > _COMMAND_CHARS:
+        return value[: _COMMAND_CHARS - 1] + "…"
+    return "" if value is None else str(value)
+
+
+def sweep_table(status: Mapping[str, Any], submitted: str) -> str:
+    """A sweep's results table (`sweep.status()`), as HTML: a row a point, its varying
+    parameters, state, job and seconds, and its metrics."""
+    varying, metrics = list(status.get("varying", [])), list(status.get("metric_keys", []))
+    columns = (*varying, "state", "job", "seconds", *metrics)
+    body = []
+    for point in status.get("rows", [])[:SHOWN_ROWS]:
+        cells = {key: point.get("params", {}).get(key) for key in varying}
+        seconds = point.get("seconds")
+        cells |= {"state": point.get("state"), "job": point.get("job_id")}
+        cells["seconds"] = f"{seconds:.1f}" if isinstance(seconds, int | float) else None
+        cells |= {key: point.get("metrics", {}).get(key) for key in metrics}
+        body.append(_cells({k: "" if v is None else str(v) for k, v in cells.items()}))
+    counts = ", ".join(f"{n} {state}" for state, n in sorted(status.get("counts", {}).items()))
+    left = int(status.get("matched", len(body))) - len(body)
+    title = f"sweep {status.get('name')}: {counts or 'no points'}" + submitted
+    title += f" (results in {status.get('results_dir')})"
+    table = _table(columns, body, f"and {left} more points: sweep.results()" if left else "")
+    return f"<p>{html.escape(title)}</p>{table}"
+
+
+def _cells(values: Mapping[str, str]) -> str:
+    return "".join(f"<td>{html.escape(value)}</td>" for value in values.values())
+
+
+def _table(columns: Iterable[str], rows: list[str], more: str) -> str:
+    head = "".join(f"<th>{html.escape(column)}</th>" for column in columns)
+    body = "".join(f"<tr>{row}</tr>" for row in rows)
+    tail = f"<p>… {html.escape(more)}</p>" if more else ""
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{tail}"
+
+
+class WaitInterrupted(KeyboardInterrupt):
+    """Ctrl-C (or a notebook's "interrupt the kernel") in a wait: it stopped the wait, not the
+    jobs. A KeyboardInterrupt still, for code that catches one; `ids` are the jobs waited for.
+    Shown without gpuherd's frames (the socket read the Ctrl-C came in)."""
+
+    def __init__(self, ids: list[int]) -> None:
+        self.ids = ids
+        kill = " ".join(map(str, ids[:10]))
+        if len(ids) == 1:
+            said = f"job {ids[0]}: Ctrl-C stops the wait, not the job, which goes on running"
+            said += f" (job.kill() or `gpuherd kill {kill}` stops it)"
+        else:
+            said = f"jobs {_some(ids)}: Ctrl-C stops the wait, not the jobs, which go on"
+            said += f" running (herd.job(ID).kill() or `gpuherd kill {kill}` stops them)"
+        super().__init__(f"stopped waiting for {said}")
+
+    def _render_traceback_(self) -> list[str]:
+        from gpuherd.notebook_tracebacks import render
+
+        return render(self)
+
+
+def _some(ids: list[int]) -> str:
+    shown = ", ".join(map(str, ids[:10]))
+    return shown + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
