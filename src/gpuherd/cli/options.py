@@ -27,12 +27,11 @@ from gpuherd.cli.param_types import (
     WholeRange,
     completes,
 )
+from gpuherd.cli.state_choices import ChoosingSeveral, flattened
 from gpuherd.core.choices import ON_NO_OUTPUT, ORDERS
 from gpuherd.typed_name import as_typed
 
 if TYPE_CHECKING:
-    from click.shell_completion import CompletionItem
-
     from gpuherd.gpus.choice import GpuChoice
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -363,54 +362,13 @@ def one_output(quiet: bool, as_json: bool) -> None:
         raise click.UsageError("give -q (the ids only) or --json, not both")
 
 
-class _ChoosingSeveral(Choosing):
-    """Comma-separated words of the choices, a tuple (`--state failed,cancelled`): squeue's
-    `-t failed,cancelled` and gpuherd's own id lists (`3,5-7`) are written so, and a script
-    that typed it got `'failed,cancelled' is not a choice`. Each word is checked alone, so
-    a wrong one is named by itself."""
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        if isinstance(value, tuple):  # a default, or converted already
-            return value
-        words = [word.strip() for word in str(value).split(",")]
-        if "" in words and len(words) > 1:  # `failed,`: was "'' is not a choice"
-            self.fail(
-                f"{value!r} has an empty word (a comma too many?): use "
-                f"{', '.join(map(str, self.choices))}, separated by commas",
-                param,
-                ctx,
-            )
-        one = super().convert  # bound here: a generator's own scope has no super()
-        return tuple(one(word, param, ctx) for word in words)
-
-    def shell_complete(
-        self, ctx: click.Context, param: click.Parameter, incomplete: str
-    ) -> list[CompletionItem]:
-        """Tab after a comma offers the words not given yet (`failed,k` -> `failed,killed`):
-        the shell passes the whole `failed,k`, which no choice begins with."""
-        from click.shell_completion import CompletionItem  # (only on Tab: not every start)
-
-        given, comma, last = incomplete.rpartition(",")
-        offered = super().shell_complete(ctx, param, last)
-        if not comma:
-            return offered
-        taken = {word.strip() for word in given.split(",")}
-        return [
-            CompletionItem(f"{given},{item.value}") for item in offered if item.value not in taken
-        ]
-
-
-def _flattened(_: click.Context, __: click.Parameter, groups: tuple[tuple[str, ...], ...]) -> Any:
-    return tuple(dict.fromkeys(word for group in groups for word in group))
-
-
 def states_option(choices: Sequence[str], help_text: str) -> Callable[[F], F]:
     """`--state STATE` (repeatable, or comma-separated), of `choices`: `ls`, `clean`, `sweep
     status`. Tab offers the choices (click's Choice), and another word is refused by its
     option. The command gets one tuple of words, each once."""
     return click.option(
-        "--state", "states", multiple=True, type=_ChoosingSeveral(choices), metavar="STATE",
-        callback=_flattened, help=help_text,
+        "--state", "states", multiple=True, type=ChoosingSeveral(choices), metavar="STATE",
+        callback=flattened, help=help_text,
     )  # fmt: skip
 
 
