@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic_core import to_json
 
 from gpuherd.core.model import Job
+from gpuherd.core.nearest_now import LeftOut
 from gpuherd.gc_pause import collector_paused
 from gpuherd.listing import ListingQuery, listed, peaks_of, stored_views, worded
 from gpuherd.service_reasons import explainer
@@ -48,7 +49,7 @@ ENCODE_CHUNK = 1000
 FREE_CHUNK = 1000
 """Jobs or views freed at a time by let_go (~2 ms), Python's lock let go between."""
 
-Built = tuple[list[Job], list[dict[str, Any]], dict[int, str], int]
+Built = tuple[list[Job], list[dict[str, Any]], dict[int, str], LeftOut]
 
 
 class ListingReader:
@@ -64,14 +65,14 @@ class ListingReader:
 
     async def listing(
         self, engine: Engine, query: ListingQuery
-    ) -> tuple[list[dict[str, Any]], int] | None:
+    ) -> tuple[list[dict[str, Any]], LeftOut] | None:
         """Service.ls's answer, or None when the reader cannot read: read it on the loop."""
         now, peaks = engine.clock(), peaks_of(engine.live)
 
         def build(reads: ReadOnlyStore) -> Built:
-            jobs, more = listed(reads, query)
+            jobs, left = listed(reads, query)
             views, holds = stored_views(reads, jobs, now, peaks)
-            return jobs, views, holds, more
+            return jobs, views, holds, left
 
         # Held off from the read to the jobs' end (and by the caller until the views' end):
         # back on meanwhile, the collections it made walked the listing's 600,000 objects,
@@ -80,14 +81,14 @@ class ListingReader:
             got = await self.read(build)
             if got is None:
                 return None
-            jobs, views, holds, more = got
+            jobs, views, holds, left = got
             explain = explainer(engine, holds)  # what the engine knows now, on its loop
             for start in range(0, len(jobs), WORD_CHUNK):
                 if start:
                     await asyncio.sleep(0)  # a tick, a small request, in between
                 worded(views, jobs, explain, start, start + WORD_CHUNK)
             await asyncio.get_running_loop().run_in_executor(self._pool, let_go, jobs)
-        return views, more
+        return views, left
 
     async def read(self, build: Callable[[ReadOnlyStore], T]) -> T | None:
         """`build(reader)` on the listing thread, in one read transaction; None when the

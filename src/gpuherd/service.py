@@ -20,6 +20,7 @@ from gpuherd.core.deps import KINDS
 from gpuherd.core.lifecycle import Rerun, cancelled_at_once
 from gpuherd.core.log_names import FOLDER_LOGS
 from gpuherd.core.model import Job
+from gpuherd.core.nearest_now import LeftOut
 from gpuherd.core.output_files import Files, recorded_or_named, shared_file, sharing
 from gpuherd.core.states import (
     FINISHED_STATES,
@@ -156,16 +157,18 @@ class Service(SystemVerbs, EditVerbs, MoveVerbs):
     # ---- read -----------------------------------------------------------------------------
 
     @collector_paused()  # 100,000 jobs listed: 600,000 objects made (gc_pause.py)
-    def ls(self, query: ListingQuery = PLAIN_LS) -> tuple[list[dict[str, Any]], int]:
-        """The jobs `ls` lists, and how many more match but were left out by `limit`: with
-        `states` or `all_jobs`, the jobs that match (the waiting ones last, as below; all by
-        id, the newest first, if asked); else the most recent finished ones and the running
-        ones, then the waiting ones in the order they are to start (the limit applies to the
-        waiting)."""
-        jobs, more = listed(self.store, query)
-        return self._views(jobs), more
+    def ls(self, query: ListingQuery = PLAIN_LS) -> tuple[list[dict[str, Any]], LeftOut]:
+        """The jobs `ls` lists, and what `limit` left out of those that match: with `states`
+        or `all_jobs`, the jobs that match (the waiting ones last, as below; all by id, the
+        newest first, if asked), a limit keeping those nearest now (core/nearest_now.py);
+        else the most recent finished ones and the running ones, then the waiting ones in
+        the order they are to start (the limit applies to the waiting)."""
+        jobs, left = listed(self.store, query)
+        return self._views(jobs), left
 
-    async def ls_off_loop(self, query: ListingQuery = PLAIN_LS) -> tuple[list[dict[str, Any]], int]:
+    async def ls_off_loop(
+        self, query: ListingQuery = PLAIN_LS
+    ) -> tuple[list[dict[str, Any]], LeftOut]:
         """`ls`, read on the daemon's listing thread, the loop left free meanwhile
         (listing_reader.py); on the loop where there is none, or it cannot read."""
         if self.reader is not None:

@@ -214,9 +214,10 @@ def test_ls_footer_counts_only_what_the_listing_left_out(daemon: Herd) -> None:
     default = daemon.cli("ls", "--limit", "2").stdout.splitlines()
     assert default[-1] == "… and 3 more waiting jobs (gpuherd ls --all)"
     assert len(default) == 1 + 3 + 2 + 1  # header, the finished, 2 waiting, the footer
+    # Of finished jobs, the newest kept (test_lslimit_newest.py), the oldest said above.
     by_state = daemon.cli("ls", "--state", "failed", "--limit", "2").stdout.splitlines()
-    assert by_state[-1] == "… and 1 more (a higher --limit shows them)"
-    assert [line.split()[0] for line in by_state[1:-1]] == [str(i) for i in failed[:2]]
+    assert by_state[1] == "… 1 earlier finished job not shown (--limit 3 shows them)"
+    assert [line.split()[0] for line in by_state[2:]] == [str(i) for i in failed[1:]]
     # A filter that hides the held jobs does not count them (it used to: "1 more waiting").
     assert daemon.cli("ls", "--state", "running").stdout == "no jobs match\n"
     assert daemon.cli("ls", "--state", "held").stdout.splitlines()[-1].startswith(f"{held[-1]} ")
@@ -248,10 +249,11 @@ def test_ls_quiet_and_the_apis_ids_only_take_the_limit_alike(daemon: Herd) -> No
         return list(answered)
 
     assert both(2) == [running, *waiting[:2]]
-    assert both(4, "--all", all=True) == [*failed, running]
+    # Those nearest now: the running job, the newest finished and the next to start.
+    assert both(4, "--all", all=True) == [*failed[1:], running, waiting[0]]
     assert both(6, "--all", all=True) == [*failed, running, *waiting[:2]]
     assert both(3, "--state", "held", state=["held"]) == waiting[2:]
-    assert both(1, "--state", "failed", state=["failed"]) == failed[:1]
+    assert both(1, "--state", "failed", state=["failed"]) == failed[-1:]
 
 
 def test_the_apis_ids_only_takes_newest_as_the_full_listing_does(daemon: Herd) -> None:
@@ -308,7 +310,7 @@ def test_counts_past_999_are_grouped_by_thousands_and_ids_are_not(daemon: Herd) 
     assert submitted.stdout == "submitted 1,200 jobs: 1-1200\n"
     footer = "… and 1,100 more waiting jobs (gpuherd ls --all)"
     assert daemon.cli("ls").stdout.splitlines()[-1] == footer
-    footer = "… and 1,100 more (a higher --limit shows them)"
+    footer = "… and 1,100 more waiting (a higher --limit shows them)"
     assert daemon.cli("ls", "--state", "held").stdout.splitlines()[-1] == footer
     assert "; jobs: 1,200 held\n" in daemon.cli("daemon", "status").stdout
     daemon.cli("kill", "1-1200")

@@ -132,7 +132,7 @@ def test_two_big_listings_at_once_are_each_whole_and_the_loop_serves_meanwhile(
             assert entered == ["gpuherd-listing_0"] and not second.done()
             go.set()
             for views, more in await asyncio.gather(first, second):
-                assert [v["id"] for v in views] == ids and more == 0
+                assert [v["id"] for v in views] == ids and more.total == 0
             assert entered == ["gpuherd-listing_0"] * 2
 
     asyncio.run(main())

@@ -25,6 +25,7 @@ from conftest import item, one_gpu_engine, serving
 from gpuherd import listing_reader
 from gpuherd.api import jobs as api_jobs
 from gpuherd.api.app import create_app
+from gpuherd.core.nearest_now import NOTHING, LeftOut
 from gpuherd.core.states import JobState
 from gpuherd.executors.local import LocalExecutor
 from gpuherd.listing import ListingQuery
@@ -96,7 +97,7 @@ def test_the_daemon_answers_a_small_request_while_a_big_listing_is_built(
             gate.open.set()
             views, more = await listing
             # The listing is the database as it was when it began: not the late job.
-            assert [v["id"] for v in views] == held and more == 0
+            assert [v["id"] for v in views] == held and more.total == 0
             return done
 
     assert asyncio.run(main()) == ["small requests", "listing"]
@@ -168,7 +169,7 @@ def test_a_database_replaced_under_the_daemon_is_not_listed(
             service.submit([item(home, "echo mine too", hold=True)])
             views, _ = await service.ls_off_loop(EVERY_JOB)
             assert [v["command"] for v in views] == ["echo mine", "echo mine too"]
-            assert (views, 0) == service.ls(EVERY_JOB)
+            assert (views, NOTHING) == service.ls(EVERY_JOB)
 
     asyncio.run(main())
 
@@ -328,7 +329,9 @@ def _fill_other(path: Path, cwd: Path) -> None:
         store.close()
 
 
-def _timeless(listing: tuple[list[dict[str, Any]], int]) -> tuple[list[dict[str, Any]], int]:
+def _timeless(
+    listing: tuple[list[dict[str, Any]], LeftOut],
+) -> tuple[list[dict[str, Any]], LeftOut]:
     """A listing without the running jobs' run time so far (it grows between two)."""
     views, more = listing
     return [{k: v for k, v in view.items() if k != "seconds"} for view in views], more

@@ -158,13 +158,13 @@ def test_ls_of_nothing() -> None:
 def test_ls_all_counts_every_job_the_limit_left_out() -> None:
     jobs = [job(2, "failed", "false", outcome="exit", exit_code=1)]
     out = ls_output(jobs, more=179, all_jobs=True).splitlines()
-    assert out[-1] == "… and 179 more (a higher --limit shows them)"
+    assert out[-1] == "… and 179 more waiting (a higher --limit shows them)"
 
 
 def test_ls_says_how_many_a_filtered_listing_left_out() -> None:
     jobs = [job(2, "failed", "false", outcome="exit", exit_code=1)]
     out = ls_output(jobs, more=179, filtered=True).splitlines()
-    assert out[-1] == "… and 179 more (a higher --limit shows them)"
+    assert out[-1] == "… and 179 more waiting (a higher --limit shows them)"
 
 
 def test_show_lists_the_newest_events_of_a_job_one_line_each() -> None:

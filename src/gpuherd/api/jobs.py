@@ -77,7 +77,9 @@ async def list_jobs(
 ) -> dict[str, Any] | Response:
     """`filtered` names the filters applied: a client asking for a filter an older daemon
     ignores (it lists every job) must not act on that list (`kill $(ls -q --sweep S)`).
-    `since` and `until` are epoch seconds (JobFilter says which jobs they pick)."""
+    `since` and `until` are epoch seconds (JobFilter says which jobs they pick). `more`:
+    how many jobs that match the limit left out, `more_earlier` of them before the first
+    listed (the oldest finished ones: core/nearest_now.py), the rest after the last."""
     match = JobFilter(project, sweep, name, since, until)
     query = ListingQuery(states_named(state or ()), match, all, limit, newest)
     filtered = {"filtered": ["project", "sweep", "name", "since", "until"]}
@@ -86,10 +88,11 @@ async def list_jobs(
         return {"ids": await service.ls_ids_off_loop(query), **filtered}
     # The collector held off until the views are gone (ListingReader.listing says why).
     with collector_paused():
-        jobs, more = await service.ls_off_loop(query)
+        jobs, left = await service.ls_off_loop(query)
+        more = {"more": left.total, "more_earlier": left.earlier}
         # Encoded off the loop: 100,000 jobs' JSON is ~0.2 s of it (listing_reader.py); the
         # views let go of there too, before the collector is back.
-        body = await asyncio.to_thread(encoded, jobs, {"more": more, **filtered})
+        body = await asyncio.to_thread(encoded, jobs, {**more, **filtered})
         await asyncio.to_thread(let_go, jobs)
     if len(body) <= DOWNLOAD_CHUNK:
         return Response(body, media_type="application/json")

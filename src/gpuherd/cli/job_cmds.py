@@ -225,7 +225,11 @@ def submit(
     "--limit",
     type=WholeRange(1),
     default=None,
-    help="Show at most N waiting jobs (default 100 in the table, all with --json, --csv or -q).",
+    metavar="N",
+    help="Show at most N jobs, those nearest now: the running ones (always), the newest"
+    " finished and the next waiting to start; without --all, --state or --since, N waiting"
+    " jobs. Default 100 in the table (none with --all or --since), all with --json, --csv"
+    " or -q.",
 )
 @click.option(
     "-q",
@@ -276,7 +280,12 @@ def list_jobs(
         narrowed = bool(states) or any(value is not None for value in match.values())
         hint = "" if jobs else _prefix_hint(client, states, match, all_jobs)
         shown = columns or ls_table.DEFAULT_COLUMNS
-        return ls_table.job_lines(jobs, more, narrowed, term, hint, all_jobs, shown)
+        # The limit counts every job listed with --state or --all (else the waiting ones).
+        counted = limit if states or all_jobs else None
+        earlier = answer.get("more_earlier")
+        return ls_table.job_lines(
+            jobs, more, narrowed, term, hint, all_jobs, shown, earlier, counted
+        )
 
     if watch:
         watching.watch(table)

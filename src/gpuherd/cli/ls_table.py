@@ -111,11 +111,17 @@ def job_lines(
     hint: str = "",
     all_jobs: bool = False,
     columns: Sequence[str] = DEFAULT_COLUMNS,
+    earlier: int | None = 0,
+    limit: int | None = None,
 ) -> list[str]:
-    """`ls`: the jobs, then how many more the limit left out (`more`). `filtered`: by state,
-    project, sweep, name or time; with it or --all (`all_jobs`) the limit counts every job
-    listed (else only the waiting). Only a filter makes an empty listing "no jobs match":
-    --all leaves nothing out. `hint`: what to try when none matched."""
+    """`ls`: the jobs, and what the limit left out (`more`), `earlier` of them the oldest
+    finished jobs, said above the rows, the rest the last waiting jobs to start, said below
+    (core/nearest_now.py); `earlier` None: a daemon that does not say, its `more` said as it
+    was. `filtered`: by state, project, sweep, name or time; with it or --all (`all_jobs`)
+    a higher --limit shows the jobs left out (else `ls --all`). `limit`: where it counts
+    every job listed (--all, --state), as running jobs are always listed, past it if need
+    be (said so). Only a filter makes an empty listing "no jobs match": --all leaves nothing
+    out. `hint`: what to try when none matched."""
     term = term or plain.Terminal()
     if not jobs:
         return [("no jobs match" if filtered else "no jobs") + (f": {hint}" if hint else "")]
@@ -126,13 +132,27 @@ def job_lines(
     widest = {i: NAME_WIDTH for i, given in enumerate(columns) if given == "name"}
     headers = [column.header for column in chosen]
     lines = plain.table(term, headers, rows, shrink=shrink, widest=widest)
-    if more:
-        lines.append(
-            f"… and {more:,} more (a higher --limit shows them)"
-            if filtered or all_jobs
-            else f"… and {plural(more, 'more waiting job')} ({typed_name()} ls --all)"
-        )
+    if earlier is None:  # (an older daemon: its limit cut the listing's end)
+        if more:
+            lines.append(_more_at_the_end(more, filtered or all_jobs, "more"))
+        return lines
+    if earlier:  # under the header, where those rows would be
+        whole = len(jobs) + more  # (a command to type: not grouped)
+        said = plural(earlier, "earlier finished job")
+        lines.insert(1, f"… {said} not shown (--limit {whole} shows them)")
+    if more > earlier:
+        lines.append(_more_at_the_end(more - earlier, filtered or all_jobs, "more waiting"))
+    live = sum(job["state"] in ("running", "paused") for job in jobs)
+    if limit is not None and live > limit:
+        lines.append(f"… all {live:,} running or paused jobs shown, past --limit {limit}")
     return lines
+
+
+def _more_at_the_end(count: int, higher_limit: bool, what: str) -> str:
+    """The last line: how many the limit left out at the end, and what shows them."""
+    if higher_limit:
+        return f"… and {count:,} {what} (a higher --limit shows them)"
+    return f"… and {plural(count, 'more waiting job')} ({typed_name()} ls --all)"
 
 
 def job_csv(jobs: list[Job], columns: Sequence[str] = DEFAULT_COLUMNS) -> None:
