@@ -114,9 +114,7 @@ def test_the_installed_wheel_runs_and_finds_its_dashboard_files(
 ) -> None:
     venv = tmp_path / "venv"
     subprocess.run(
-        [sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)],
-        check=True,
-        timeout=60,
+        [sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=60
     )
     python = venv / "bin" / "python"
     # The venv's own packages first: a PYTHONPATH (a checkout's src) would come before them.
@@ -127,6 +125,11 @@ def test_the_installed_wheel_runs_and_finds_its_dashboard_files(
         text=True,
         check=True,
     ).stdout.strip()
+    # The dependencies are this environment's (where the tests run: CI's venv, which has what
+    # pip put there besides the machine's), each folder a path line after the venv's own
+    # packages; `--system-site-packages` would borrow only the base interpreter's.
+    borrowed = [p for p in sys.path if Path(p).name in ("site-packages", "dist-packages")]
+    (Path(target) / "borrowed.pth").write_text("\n".join(borrowed) + "\n")
     proc = subprocess.run(
         [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", target, str(wheel)],
         capture_output=True,
