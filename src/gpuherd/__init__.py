@@ -1,9 +1,9 @@
 """gpuherd: a GPU job queue for machine-learning experiments.
 
 The Python API (`connect`, `Herd`, `Job`, `Sweep`, `JobFailed`, `SweepWarning` from
-gpuherd.pyapi; `task`, `Task`, `sweep_from_config`, `TaskArgumentError` from gpuherd.tasks;
-`HerdError`, what every error of gpuherd is) is imported on first use, so `import gpuherd`
-(and the CLI) stay fast.
+gpuherd.pyapi; `as_completed` from gpuherd.pyapi_completed; `task`, `Task`,
+`sweep_from_config`, `TaskArgumentError` from gpuherd.tasks; `HerdError`, what every error of
+gpuherd is) is imported on first use, so `import gpuherd` (and the CLI) stay fast.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ __version__ = "0.2.0"
 
 _API = {
     "connect": "pyapi",
+    "as_completed": "pyapi_completed",
     "Herd": "pyapi",
     "Job": "pyapi",
     "Sweep": "pyapi",
@@ -29,6 +30,7 @@ _API = {
 if TYPE_CHECKING:
     from gpuherd.errors import HerdError
     from gpuherd.pyapi import Herd, Job, JobFailed, Sweep, SweepWarning, connect
+    from gpuherd.pyapi_completed import as_completed
     from gpuherd.tasks import Task, TaskArgumentError, sweep_from_config, task
 
 
@@ -54,6 +56,7 @@ __all__ = [
     "Task",
     "TaskArgumentError",
     "__version__",
+    "as_completed",
     "connect",
     "sweep_from_config",
     "task",

@@ -12,8 +12,7 @@
     print(sweep.results())                    # params, state and metrics of every point
     job = gpuherd.connect().submit("python train.py", gpus=1)
 
-Tasks (`@gpuherd.task`, `sweep_from_config`) are in tasks.py. Everything goes through the
-daemon's API, as the CLI does.
+Tasks are in tasks.py, `as_completed` in pyapi_completed.py; all goes through the daemon's API.
 """
 
 from __future__ import annotations
@@ -43,6 +42,7 @@ from gpuherd.pyapi_checks import (
     submit_warnings,
     wait_ids,
 )
+from gpuherd.pyapi_completed import CompletedJobs
 from gpuherd.pyapi_jobs import JobActions, JobListing
 from gpuherd.pyapi_notebook import JobDisplay, WaitInterrupted
 from gpuherd.pyapi_sweep import Sweep, SweepWarning, bare_command_refusal, check_keywords, over_file
@@ -126,9 +126,9 @@ def _answers(poll: Client, deadline: float) -> bool:
     return poll.is_up()
 
 
-class Herd(JobListing):
+class Herd(JobListing, CompletedJobs):
     """A connection to one daemon: submit jobs and sweeps, list and look at them (`jobs()`),
-    pause and resume the queue."""
+    wait for them (`wait()`, `as_completed()`), pause and resume the queue."""
 
     def __init__(self, client: Client) -> None:
         self.client = client

@@ -6,18 +6,26 @@ them from here."""
 
 from __future__ import annotations
 
+import copy
+import functools
 import html
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpuherd.errors import HerdError, NotFound
 
 if TYPE_CHECKING:
+    from gpuherd.client import Client
     from gpuherd.pyapi import Herd
 
 ENDED = frozenset({"succeeded", "failed", "killed", "cancelled", "lost"})
 SHOWN_ROWS = 50  # a table's rows, at most: the rest is said in one line
 _COMMAND_CHARS = 80
+SHOWN_WITHIN = 2.0
+"""Seconds what a notebook shows (a job's repr, a sweep's table) waits for the daemon's answer:
+one that serves answers in milliseconds. A hung one held a repr the client's 60 s, and a
+`%xmode Verbose` traceback that much for each frame with a job among its variables."""
 
 
 def job_text(job_id: int, row: Mapping[str, Any] | None) -> str:
@@ -59,7 +67,7 @@ class JobDisplay:
     def _row_now(self) -> dict[str, Any]:
         """The job as the daemon has it now, or why it cannot say (a repr never raises)."""
         try:
-            return self.info()
+            return dict(quick(self.herd.client).get(f"/jobs/{self.id}"))
         except NotFound:
             return {"id": self.id, "state": "(no such job)"}
         except HerdError:  # (no daemon, or one that does not answer)
@@ -74,10 +82,29 @@ class JobDisplay:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, JobDisplay):
             return NotImplemented
-        return (self.id, self.herd.client.home) == (other.id, other.herd.client.home)
+        return (self.id, one_name(self.herd.client.home)) == (
+            other.id,
+            one_name(other.herd.client.home),
+        )
 
     def __hash__(self) -> int:
-        return hash((self.id, self.herd.client.home))
+        return hash((self.id, one_name(self.herd.client.home)))
+
+
+def quick(client: Client) -> Client:
+    """`client`, waiting SHOWN_WITHIN seconds for an answer, and not for a daemon that holds
+    the home but does not listen (it restarts): for what a notebook shows."""
+    shown = copy.copy(client)
+    shown.timeout, shown.waits_for_socket = SHOWN_WITHIN, False
+    return shown
+
+
+@functools.lru_cache(maxsize=64)
+def one_name(home: Path) -> Path:
+    """A home's one name, its links and `..` resolved: handles from a herd reached as ~/herd
+    and from one reached as the folder it links to (or a relative name) are on one daemon's
+    jobs. Cached: `job in herd.jobs()` compares every job's."""
+    return home.resolve()
 
 
 def jobs_text(rows: Iterable[tuple[int, Mapping[str, Any] | None]], more: int) -> str:

@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING, Any
 from gpuherd.core.sweep import is_sweep_name, no_such_sweep
 from gpuherd.errors import HerdError, NotFound
 from gpuherd.pyapi_checks import refuse_unknown
+from gpuherd.pyapi_jobs import JobList
 from gpuherd.pyapi_notebook import SHOWN_ROWS as _SHOWN_POINTS
-from gpuherd.pyapi_notebook import sweep_table
+from gpuherd.pyapi_notebook import quick, sweep_table
 from gpuherd.pyapi_values import SUBMIT_OPTIONS, non_finite
 
 if TYPE_CHECKING:
@@ -71,8 +72,11 @@ class Sweep:
     def _repr_html_(self) -> str | None:
         """What a notebook shows: its points as a table (`status()`), with what the last
         submission did; None (the repr instead) if the daemon cannot say."""
-        try:
-            status = self.status(limit=_SHOWN_POINTS)
+        from urllib.parse import quote
+
+        path = f"/sweeps/{quote(self.name, safe='')}"
+        try:  # (asked as status() asks, waiting seconds, not 60 s, for a hung daemon)
+            status = dict(quick(self.herd.client).get(path, limit=_SHOWN_POINTS))
         except HerdError:
             return None
         submitted = repr(self).partition(":")[2].rstrip(">")
@@ -81,6 +85,13 @@ class Sweep:
     @property
     def ids(self) -> list[int]:
         return [int(i) for i in self.submission.get("ids", [])]
+
+    def jobs(self) -> JobList:
+        """Handles on the jobs of the sweep's points (each point's latest job, done ones too),
+        by id: `for job in herd.as_completed(sweep.jobs())`. A point never submitted has none."""
+        listed = (row.get("job_id") for row in self.status()["rows"])
+        ids = {*self.ids, *(int(job_id) for job_id in listed if job_id is not None)}
+        return JobList(self.herd.job(job_id) for job_id in sorted(ids))
 
     @property
     def commands(self) -> list[str]:

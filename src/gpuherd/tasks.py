@@ -37,6 +37,7 @@ from gpuherd.pyapi_values import SUBMIT_OPTIONS, make_spec, plain, warn_at_calle
 from gpuherd.tasks_guard import refuse_while_loading
 from gpuherd.tasks_main_block import refuse_main_block
 from gpuherd.tasks_pickled import DefinedInteractively, removed_unless_queued
+from gpuherd.tasks_repr import task_repr
 
 PARAMS_INLINE_MAX = 16 * 1024
 """Larger parameters (as JSON) go in a file: one argument of a command line holds 128 KiB."""
@@ -64,6 +65,9 @@ class Task:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.fn(*args, **kwargs)
+
+    def __repr__(self) -> str:  # `<gpuherd.task train(lr: float, bs: int) gpus=1>`
+        return task_repr(self.fn, self.options)
 
     def _herd(self) -> Herd:
         herd = self.options.get("herd")
@@ -282,7 +286,7 @@ def sweep_from_config(
     its GPUTask class (or a task function). `force_rerun`, the GPUs per job (the length of
     an entry of scheduler_config.gpu) and which GPUs (`only_gpus`: those the gpu list names)
     are taken from the config unless given here."""
-    from gpuherd.core.sweep_config import unused_scheduler_keys
+    from gpuherd.core.sweep_config import gts_gpu_ids, unused_scheduler_keys
     from gpuherd.sweepfile import SweepFileError, from_config
 
     refuse_while_loading("sweep_from_config")
@@ -293,15 +297,15 @@ def sweep_from_config(
     with removed_unless_queued([pickled], dry_run=bool(options.get("dry_run"))):
         try:
             spec = from_config(config, name=fn.__name__, command=command)
+            if "only_gpus" not in options and scheduler.get("gpu"):
+                # GTS ran on the GPUs its list names and no others (a colleague's, the display's).
+                options["only_gpus"] = gts_gpu_ids(scheduler["gpu"])
         except SweepFileError as exc:
             raise HerdError(str(exc)) from None
         for unused in unused_scheduler_keys(config):
             warn_at_caller(unused, SweepWarning)
         if force is None:
             force = bool(scheduler.get("force_rerun", False))
-        if "only_gpus" not in options and scheduler.get("gpu"):
-            # GTS ran on the GPUs its list names and no others (a colleague's, the display's).
-            options["only_gpus"] = _gts_gpu_ids(scheduler["gpu"])
         if gpus is None:
             entries = scheduler.get("gpu") or ["0"]
             sizes = [len(e) if isinstance(e, list | tuple) else 1 for e in entries]
@@ -316,21 +320,6 @@ def sweep_from_config(
         target = herd or connect()
         # (`name` given goes on, as Task.sweep's: herd.sweep refuses an empty one, name="")
         return target.sweep(spec, name=name, force=force, task=True, gpus=gpus, **options)
-
-
-def _gts_gpu_ids(entries: Iterable[Any]) -> list[int]:
-    """The GPU indices a `scheduler_config.gpu` list names (`["0", "1"]`, `[["0", "1"], "2"]`)."""
-    ids: set[int] = set()
-    for entry in entries:
-        for gpu in entry if isinstance(entry, list | tuple) else [entry]:
-            if not str(gpu).strip().isdigit():
-                raise HerdError(
-                    f"scheduler_config.gpu: {gpu!r} is not a GPU index (as gpuherd gpus lists "
-                    "them): give indices such as ['0', '1'], or only_gpus=[0, 1] to "
-                    "sweep_from_config"
-                )
-            ids.add(int(gpu))
-    return sorted(ids)
 
 
 def worker_target(fn: Any) -> tuple[str, str | None]:

@@ -87,6 +87,8 @@ class WaitRequest:
     ids: list[Int]
     timeout: Float = 30.0
     """Seconds, up to WAIT_LONGEST (api/job_wait.py checks it)."""
+    any: Bool = False
+    """Answer as soon as one of the jobs has finished, not all (`as_completed`'s wait)."""
 
 
 @dataclass

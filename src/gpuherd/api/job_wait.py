@@ -1,6 +1,7 @@
 """The long poll behind `GET` and `POST /jobs/wait`: answer once every named job has
-finished, or when the timeout runs out. api/jobs.py declares both routes (before
-`/jobs/{job_id}` and `/jobs/{action}`, which would take "wait" for an id or an action)."""
+finished (with the POST's `any`, once one has: `as_completed`), or when the timeout runs
+out. api/jobs.py declares both routes (before `/jobs/{job_id}` and `/jobs/{action}`, which
+would take "wait" for an id or an action)."""
 
 from __future__ import annotations
 
@@ -16,9 +17,12 @@ from gpuherd.service import Service
 from gpuherd.wire_requests import WAIT_LONGEST, WAIT_MOST_IDS
 
 
-async def waited(service: Service, ids: Sequence[int], timeout: float) -> dict[str, Any]:
-    """`done`, each job's `states`, and `endings`: how each job that ended but did not
-    succeed ended (`failed (exit 7)`), read once, when the answer is made."""
+async def waited(
+    service: Service, ids: Sequence[int], timeout: float, any_finished: bool = False
+) -> dict[str, Any]:
+    """`done` (all finished), each job's `states`, and `endings`: how each job that ended but
+    did not succeed ended (`failed (exit 7)`), read once, when the answer is made. With
+    `any_finished`, the answer comes as soon as one of the jobs has finished."""
     _check(ids, timeout)
     changes = service.engine.changes.subscribe()
     try:
@@ -58,7 +62,8 @@ async def waited(service: Service, ids: Sequence[int], timeout: float) -> dict[s
             while not changes.empty():  # a burst of changes: no timer for each
                 follow(changes.get_nowait())
             left = deadline - loop.time()
-            if not left_to_finish or left <= 0:
+            one_finished = any_finished and len(left_to_finish) < len(states)
+            if not left_to_finish or one_finished or left <= 0:
                 return _answer(service, states, done=not left_to_finish)
             with contextlib.suppress(TimeoutError):
                 follow(await asyncio.wait_for(changes.get(), left))

@@ -137,8 +137,9 @@ async def wait(
 
 @router.post("/jobs/wait")  # before /jobs/{action}, which would take "wait" for an action
 async def wait_posted(request: Request, body: WaitRequest) -> dict[str, Any]:
-    """GET /jobs/wait's answer, with the ids and timeout in the body (WaitRequest)."""
-    return await waited(_service(request), body.ids, body.timeout)
+    """GET /jobs/wait's answer, with the ids and timeout in the body (WaitRequest); with
+    `any`, as soon as one of the jobs has finished."""
+    return await waited(_service(request), body.ids, body.timeout, any_finished=body.any)
 
 
 @router.get("/jobs/{job_id}")

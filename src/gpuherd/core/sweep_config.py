@@ -81,6 +81,21 @@ def unused_scheduler_keys(config: Mapping[str, Any]) -> list[str]:
     ]
 
 
+def gts_gpu_ids(entries: Iterable[Any]) -> list[int]:
+    """The GPU indices a `scheduler_config.gpu` list names (`["0", "1"]`, `[["0", "1"], "2"]`)."""
+    ids: set[int] = set()
+    for entry in entries:
+        for gpu in entry if isinstance(entry, list | tuple) else [entry]:
+            if not str(gpu).strip().isdigit():
+                raise SweepFileError(
+                    f"scheduler_config.gpu: {gpu!r} is not a GPU index (as gpuherd gpus lists "
+                    "them): give indices such as ['0', '1'], or only_gpus=[0, 1] to "
+                    "sweep_from_config"
+                )
+            ids.add(int(gpu))
+    return sorted(ids)
+
+
 def _mapping(value: Any, where: str) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
         raise SweepFileError(f"config: {where} must be a dict, got {type(value).__name__}")

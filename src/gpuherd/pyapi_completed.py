@@ -1,0 +1,177 @@
+"""Jobs as they end: `herd.as_completed(jobs)` and `gpuherd.as_completed(jobs)`, as
+`concurrent.futures.as_completed` yields futures.
+
+    for job in herd.as_completed(train.sweep(lr=[1e-3, 1e-4]).jobs()):
+        print(job.id, job.result())
+
+One long poll at a time, never a tight loop: `POST /jobs/wait` with `"any": true` answers as
+soon as one of the jobs not yielded yet has ended (the daemon's wait wakes on each job's end,
+so an end is yielded within milliseconds), and is then asked again for the others.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any, cast
+
+from gpuherd.errors import DaemonError, InvalidValue, NotRunning, Suspended
+from gpuherd.pyapi_checks import deadline_after, job_number
+from gpuherd.pyapi_notebook import ENDED, WaitInterrupted
+from gpuherd.pyapi_sweep import Sweep
+from gpuherd.pyapi_types import WrongType
+
+if TYPE_CHECKING:
+    from gpuherd.client import Client
+    from gpuherd.pyapi import Herd, Job
+
+LONG_POLL = 30.0
+"""Longest single wait the daemon is asked for (client.WAIT_POLL's); then it is asked again."""
+MOST_IDS = 100_000
+"""Ids one wait takes (wire_requests.WAIT_MOST_IDS): more are asked about in turns."""
+TURN_POLL = 0.5
+"""The wait of one turn when more than MOST_IDS jobs are left (an end among the others is
+seen at their turn), and between the polls of a daemon older than `any` (its wait answers
+only once all have ended)."""
+_TAKES = "jobs: handles, ids, a JobList or a Sweep (herd.as_completed([7, 8]))"
+
+
+class CompletedJobs:
+    """Part of `Herd`: `as_completed`."""
+
+    client: Client
+
+    def as_completed(self, jobs: Any, timeout: float | None = None) -> Iterator[Job]:
+        """Each job's handle as the job ends (succeeded, failed, killed, cancelled or lost), in
+        the order they end; those ended already first. `jobs`: handles, ids, a JobList, or a
+        Sweep (its points' jobs); each yielded once. TimeoutError, saying how many are still
+        unfinished, `timeout` seconds after this call; Ctrl-C raises WaitInterrupted (the
+        jobs go on)."""
+        herd = cast("Herd", self)  # (only Herd takes this part)
+        return _as_completed(herd, _handles(jobs, herd), timeout)
+
+
+def as_completed(jobs: Any, timeout: float | None = None) -> Iterator[Job]:
+    """`herd.as_completed(jobs, timeout)` for job handles (a JobList, a Sweep), of the daemon
+    they come from: ids name no daemon, so `herd.as_completed` takes those."""
+    handles = _handles(jobs, None)
+    if not handles:
+        return iter(())
+    return _as_completed(next(iter(handles.values())).herd, handles, timeout)
+
+
+def _as_completed(herd: Herd, handles: dict[int, Job], timeout: float | None) -> Iterator[Job]:
+    deadline = deadline_after(timeout)  # (checked now, and counted from now: the total)
+    return _ended(herd, handles, deadline, timeout)
+
+
+def _handles(jobs: Any, herd: Herd | None) -> dict[int, Job]:
+    """`jobs` as handles by id, in the order given, each once; ids too given `herd` (the
+    module's as_completed has none: an id names no daemon). WrongType (a TypeError, shown in
+    one line in a notebook) naming what is not a job, ValueError for a job of another daemon
+    than `herd`'s (or than the first job's)."""
+    from gpuherd.pyapi import Job
+
+    if isinstance(jobs, Sweep):
+        jobs = jobs.jobs()
+    if isinstance(jobs, str | int | Job) or not isinstance(jobs, Iterable):
+        raise WrongType(f"as_completed() takes a list of {_TAKES}; got {jobs!r}")
+    handles: dict[int, Job] = {}
+    daemon = herd
+    for job in jobs:
+        if isinstance(job, Job):
+            daemon = daemon or job.herd
+            if job.herd is not daemon and not _one_daemon(job.herd, daemon):
+                raise ValueError(
+                    f"job {job.id} is of the daemon of {job.herd.client.home}, not of "
+                    f"{daemon.client.home}: as_completed() waits on one daemon"
+                )
+        elif herd is None:
+            raise WrongType(
+                f"gpuherd.as_completed() takes job handles (herd.submit's, herd.jobs()): "
+                f"{job!r} is not one; for ids, herd.as_completed([7, 8]) names the daemon"
+            )
+        else:
+            try:
+                job = herd.job(job_number(job))
+            except TypeError:
+                kind = type(job).__name__
+                said = f"as_completed() takes {_TAKES}: {job!r} ({kind}) is not one"
+                raise WrongType(said) from None
+        handles.setdefault(job.id, job)
+    return handles
+
+
+def _one_daemon(herd: Herd, other: Herd) -> bool:
+    """Whether both talk to one daemon: one home, also named two ways (a link, `..`)."""
+    home, other_home = herd.client.home, other.client.home
+    return home == other_home or home.resolve() == other_home.resolve()
+
+
+def _ended(
+    herd: Herd, handles: dict[int, Job], deadline: float | None, timeout: float | None
+) -> Iterator[Job]:
+    waiting = dict(handles)
+    polls = _Polls(herd.client)
+    while waiting:
+        try:
+            states = polls.next_states(list(waiting), deadline)
+        except KeyboardInterrupt:  # (the socket read it came in says nothing of the jobs)
+            raise WaitInterrupted(sorted(waiting)) from None
+        ended = [i for i in waiting if states.get(i) in ENDED]
+        # Past the deadline, the poll answered at once: what ended by then is yielded first.
+        if not ended and deadline is not None and time.monotonic() >= deadline:
+            left = sorted(waiting)
+            shown = ", ".join(map(str, left[:10])) + (", …" if len(left) > 10 else "")
+            raise TimeoutError(
+                f"after {timeout:g}s, {len(left)} of {len(handles)} jobs still unfinished "
+                f"(jobs {shown})"
+            )
+        for job_id in ended:
+            yield waiting.pop(job_id)
+
+
+class _Polls:
+    """The waits of one as_completed: each answers the states of the jobs it asked about,
+    once one of them has ended (or its time is up)."""
+
+    def __init__(self, client: Client) -> None:
+        self.client = client
+        self.any_refused = False  # a daemon older than `any`: its wait is polled instead
+        self.turn = 0
+        self.answered = False
+
+    def next_states(self, ids: list[int], deadline: float | None) -> dict[int, str]:
+        while True:
+            try:
+                states = self._wait(ids, deadline)
+                self.answered = True
+                return states
+            except DaemonError as exc:
+                # Gone midway (a restart to upgrade): the next daemon gets the grace a wait
+                # gives it. Not one that never answered, nor one stopped (it answers nothing).
+                never_answered = not self.answered and isinstance(exc, NotRunning)
+                if isinstance(exc, Suspended) or never_answered:
+                    raise
+                if not self.client.comes_back(deadline, None):
+                    raise
+
+    def _wait(self, ids: list[int], deadline: float | None) -> dict[int, str]:
+        seconds = LONG_POLL if deadline is None else max(0.0, deadline - time.monotonic())
+        if len(ids) > MOST_IDS:  # in turns, each a short wait: an end among the others counts
+            start = self.turn % len(ids)
+            self.turn += MOST_IDS
+            ids, seconds = (ids[start:] + ids[:start])[:MOST_IDS], min(seconds, TURN_POLL)
+        if not self.any_refused:
+            body = {"ids": ids, "timeout": min(seconds, LONG_POLL), "any": True}
+            try:
+                answer = self.client.post("/jobs/wait", body)
+                return {int(k): str(v) for k, v in answer["states"].items()}
+            except InvalidValue as exc:
+                if "any: unknown field" not in str(exc):
+                    raise
+                self.any_refused = True
+        # A daemon from before `any` (or before the POST) answers only once every job has
+        # ended: asked with a short wait, again and again, an end is yielded within TURN_POLL.
+        states, _ = self.client.wait(ids, time.monotonic() + min(seconds, TURN_POLL))
+        return states
