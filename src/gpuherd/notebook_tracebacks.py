@@ -4,7 +4,7 @@ daemon's refusal), as the CLI shows one line. The error's own line says what to 
 frames under it said nothing to a user, and pushed that line off the screen.
 
 IPython asks an exception for its lines through `_render_traceback_` (errors.HerdError's,
-pyapi_notebook.WaitInterrupted's): imported only then, so `import gpuherd` stays light.
+pyapi_notebook.wait_interrupted's): imported only then, so `import gpuherd` stays light.
 `%xmode Verbose` shows every frame, gpuherd's too (for a bug report)."""
 
 from __future__ import annotations

@@ -44,7 +44,7 @@ from gpuherd.pyapi_checks import (
 )
 from gpuherd.pyapi_completed import CompletedJobs
 from gpuherd.pyapi_jobs import JobActions, JobListing
-from gpuherd.pyapi_notebook import JobDisplay, WaitInterrupted
+from gpuherd.pyapi_notebook import JobDisplay, wait_interrupted
 from gpuherd.pyapi_sweep import Sweep, SweepWarning, bare_command_refusal, check_keywords, over_file
 from gpuherd.pyapi_types import check_types
 from gpuherd.pyapi_values import (
@@ -282,7 +282,7 @@ class Herd(JobListing, CompletedJobs):
         try:
             states, done = self.client.wait(waited, deadline)
         except KeyboardInterrupt:  # (not in the socket read it came in: that said nothing)
-            raise WaitInterrupted(waited) from None
+            raise wait_interrupted(waited) from None
         if not done:
             busy = [i for i, state in sorted(states.items()) if state not in FINISHED]
             raise TimeoutError(f"after {timeout:g}s, jobs {busy[:10]} still not finished")

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from gpuherd.errors import DaemonError, InvalidValue, NotRunning, Suspended
 from gpuherd.pyapi_checks import deadline_after, job_number
-from gpuherd.pyapi_notebook import ENDED, WaitInterrupted
+from gpuherd.pyapi_notebook import ENDED, wait_interrupted
 from gpuherd.pyapi_sweep import Sweep
 from gpuherd.pyapi_types import WrongType
 
@@ -45,8 +45,8 @@ class CompletedJobs:
         """Each job's handle as the job ends (succeeded, failed, killed, cancelled or lost), in
         the order they end; those ended already first. `jobs`: handles, ids, a JobList, or a
         Sweep (its points' jobs); each yielded once. TimeoutError, saying how many are still
-        unfinished, `timeout` seconds after this call; Ctrl-C raises WaitInterrupted (the
-        jobs go on)."""
+        unfinished, `timeout` seconds after this call; Ctrl-C a KeyboardInterrupt that says
+        the jobs go on (pyapi_notebook.wait_interrupted)."""
         herd = cast("Herd", self)  # (only Herd takes this part)
         return _as_completed(herd, _handles(jobs, herd), timeout)
 
@@ -117,7 +117,7 @@ def _ended(
         try:
             states = polls.next_states(list(waiting), deadline)
         except KeyboardInterrupt:  # (the socket read it came in says nothing of the jobs)
-            raise WaitInterrupted(sorted(waiting)) from None
+            raise wait_interrupted(sorted(waiting)) from None
         ended = [i for i in waiting if states.get(i) in ENDED]
         # Past the deadline, the poll answered at once: what ended by then is yielded first.
         if not ended and deadline is not None and time.monotonic() >= deadline:

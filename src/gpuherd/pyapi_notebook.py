@@ -184,26 +184,30 @@ def _table(columns: Iterable[str], rows: list[str], more: str) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{tail}"
 
 
-class WaitInterrupted(KeyboardInterrupt):
-    """Ctrl-C (or a notebook's "interrupt the kernel") in a wait: it stopped the wait, not the
-    jobs. A KeyboardInterrupt still, for code that catches one; `ids` are the jobs waited for.
-    Shown without gpuherd's frames (the socket read the Ctrl-C came in)."""
+def wait_interrupted(ids: list[int]) -> KeyboardInterrupt:
+    """What Ctrl-C (or a notebook's "interrupt the kernel") in a wait raises: it stopped the
+    wait, not the jobs, and says so; `ids` are the jobs waited for. A KeyboardInterrupt
+    exactly, not a subclass: Python exits with the SIGINT status (130 in a shell) only for
+    that, so a script stopped so is seen as interrupted (a subclass made it exit 1, and a
+    shell's loop went on). IPython shows it without gpuherd's frames (the socket read the
+    Ctrl-C came in): its `_render_traceback_` is the instance's."""
+    kill = " ".join(map(str, ids[:10]))
+    if len(ids) == 1:
+        said = f"job {ids[0]}: Ctrl-C stops the wait, not the job, which goes on running"
+        said += f" (job.kill() or `gpuherd kill {kill}` stops it)"
+    else:
+        said = f"jobs {_some(ids)}: Ctrl-C stops the wait, not the jobs, which go on"
+        said += f" running (herd.job(ID).kill() or `gpuherd kill {kill}` stops them)"
+    interrupt = KeyboardInterrupt(f"stopped waiting for {said}")
+    interrupt.ids = ids  # type: ignore[attr-defined]
+    interrupt._render_traceback_ = functools.partial(_rendered, interrupt)  # type: ignore[attr-defined]
+    return interrupt
 
-    def __init__(self, ids: list[int]) -> None:
-        self.ids = ids
-        kill = " ".join(map(str, ids[:10]))
-        if len(ids) == 1:
-            said = f"job {ids[0]}: Ctrl-C stops the wait, not the job, which goes on running"
-            said += f" (job.kill() or `gpuherd kill {kill}` stops it)"
-        else:
-            said = f"jobs {_some(ids)}: Ctrl-C stops the wait, not the jobs, which go on"
-            said += f" running (herd.job(ID).kill() or `gpuherd kill {kill}` stops them)"
-        super().__init__(f"stopped waiting for {said}")
 
-    def _render_traceback_(self) -> list[str]:
-        from gpuherd.notebook_tracebacks import render
+def _rendered(error: BaseException) -> list[str]:
+    from gpuherd.notebook_tracebacks import render
 
-        return render(self)
+    return render(error)
 
 
 def _some(ids: list[int]) -> str:

@@ -5,6 +5,7 @@ line without gpuherd's frames, and a Ctrl-C in `job.result()` that says the job 
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 import textwrap
@@ -148,10 +149,10 @@ def test_ctrl_c_in_result_says_the_job_goes_on(shared_daemon: Herd, tmp_path: Pa
         "print('caught', type(caught).__name__, caught.ids, job.id)",
         "print('a KeyboardInterrupt:', isinstance(caught, KeyboardInterrupt), job.state())",
     )
-    job_id = int(shown.split("caught WaitInterrupted [")[1].split("]")[0])
-    assert f"caught WaitInterrupted [{job_id}] {job_id}" in shown
+    job_id = int(shown.split("caught KeyboardInterrupt [")[1].split("]")[0])
+    assert f"caught KeyboardInterrupt [{job_id}] {job_id}" in shown
     assert (
-        f"WaitInterrupted: stopped waiting for job {job_id}: Ctrl-C stops the wait, not the job, "
+        f"KeyboardInterrupt: stopped waiting for job {job_id}: Ctrl-C stops the wait, not the job, "
         f"which goes on running (job.kill() or `gpuherd kill {job_id}` stops it)"
     ) in shown
     assert "a KeyboardInterrupt: True running" in shown
@@ -172,3 +173,48 @@ def test_ctrl_c_in_any_wait_is_the_same(shared_daemon: Herd, tmp_path: Path, wai
         """,
     )
     assert "Ctrl-C stops the wait, not the job, which goes on running" in shown
+
+
+SCRIPT_INTERRUPTED = """
+import os, signal, sys, threading
+import gpuherd
+
+herd = gpuherd.connect(start=False)
+job = herd.submit("sleep 60", gpus=0, name="nbt-script-interrupted")
+print(job.id, flush=True)
+main = threading.main_thread().ident
+
+
+def interrupt_once_waiting():
+    for _ in range(3000):  # Ctrl-C once the main thread is in the client's wait, not before
+        frame = sys._current_frames().get(main)
+        while frame is not None and frame.f_code.co_name != "wait_for":
+            frame = frame.f_back
+        if frame is not None:
+            os.kill(os.getpid(), signal.SIGINT)
+            return
+        threading.Event().wait(0.01)
+
+
+threading.Thread(target=interrupt_once_waiting, daemon=True).start()
+job.result()
+"""
+
+
+def test_a_script_stopped_by_ctrl_c_in_a_wait_exits_as_interrupted(
+    shared_daemon: Herd, tmp_path: Path
+) -> None:
+    """Python exits with the SIGINT status (130 in a shell) only for a KeyboardInterrupt
+    itself: a subclass made the script exit 1, and a shell's loop over such scripts went on."""
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT_INTERRUPTED],
+        cwd=tmp_path,
+        env={**shared_daemon.env, "PYTHONPATH": SOURCE_TREE},
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
+    job_id = int(done.stdout.split()[0])
+    assert done.returncode == -signal.SIGINT, done.stderr
+    assert "KeyboardInterrupt: stopped waiting for job" in done.stderr
+    assert shared_daemon.job(job_id)["state"] == "running"  # the wait stopped, not the job
