@@ -850,14 +850,15 @@ class UnixConnection(http.client.HTTPConnection):
 
 
 def on_a_terminal(
-    args: list[str], env: dict[str, str], cwd: Path, timeout: float = 30
+    args: list[str], env: dict[str, str], cwd: Path, timeout: float = 30, typed: bool = False
 ) -> tuple[int, bytes]:
     """Run `args` on a terminal of 100 columns (a pseudo-terminal): its exit status, and all
-    it wrote there up to its exit."""
+    it wrote there up to its exit. `typed`: its stdin is the terminal too, as a command typed
+    in one (else nothing: it reads no input)."""
     leader, follower = pty.openpty()
     proc = subprocess.Popen(
         args,
-        stdin=subprocess.DEVNULL,
+        stdin=follower if typed else subprocess.DEVNULL,
         stdout=follower,
         stderr=follower,
         cwd=cwd,

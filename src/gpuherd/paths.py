@@ -40,6 +40,18 @@ def task_params(home: Path) -> Path:
     return home / "task-params"
 
 
+def write_task_file(path: Path, data: bytes) -> None:
+    """Write `data` as `path` under task_params(), readable by this user alone, whole or not
+    at all (a new name, then renamed): a task's parameters or pickled function, which a job
+    reads. OSError for the caller to word."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.{id(data):x}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as out:
+        out.write(data)
+    tmp.replace(path)
+
+
 def lock_file(home: Path) -> Path:
     return home / "daemon.lock"
 

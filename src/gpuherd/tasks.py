@@ -256,14 +256,9 @@ def _stage_params(herd: Herd, text: str) -> Path:
     """Write the parameters to a new file under the home's task-params/ (only this user can
     read it); the job moves it into its own folder when it first runs (worker.py)."""
     folder = paths.task_params(herd.client.home)
+    path = folder / f"{uuid.uuid4().hex}.json"
     try:
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        path = folder / f"{uuid.uuid4().hex}.json"
-        tmp = path.with_name(path.name + ".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as out:
-            out.write(text)
-        tmp.replace(path)
+        paths.write_task_file(path, text.encode())
     except OSError as exc:
         raise HerdError(
             f"cannot write the task's parameters ({len(text)} bytes as JSON, too large for a "

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import inspect
-import os
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -60,12 +59,7 @@ def stage(fn: Any, home: Path, *, shared: bool) -> tuple[list[str], Path | None]
     else:
         path = folder / f"{uuid.uuid4().hex}.pkl"
     try:
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        tmp = path.with_name(f"{path.name}.{uuid.uuid4().hex}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        tmp.replace(path)
+        paths.write_task_file(path, data)
     except OSError as exc:
         raise HerdError(
             f"cannot write {fn.__qualname__} pickled ({len(data)} bytes) under {folder}: "

@@ -6,17 +6,12 @@ that starts while the editor is open gets nothing, the edited command printed in
 
 from __future__ import annotations
 
-import os
-import pty
-import select
 import shlex
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from conftest import Herd
+from conftest import Herd, on_a_terminal
 
 
 def fake_editor(folder: Path, body: str, name: str = "editor.sh") -> Path:
@@ -39,36 +34,8 @@ def at_terminal(herd: Herd, args: list[str], timeout: float = 30, **env: str) ->
     `env` added to the home's environment (VISUAL and EDITOR only as given): its exit
     status and all it wrote there."""
     environ = {k: v for k, v in herd.env.items() if k not in ("VISUAL", "EDITOR")}
-    leader, follower = pty.openpty()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "gpuherd", *args],
-        stdin=follower,
-        stdout=follower,
-        stderr=follower,
-        env={**environ, "TERM": "xterm", **env},
-        cwd=herd.home.parent,
-        start_new_session=True,
-    )
-    os.close(follower)
-    seen = b""
-    try:
-        deadline = time.monotonic() + timeout
-        while (left := deadline - time.monotonic()) > 0:
-            if not select.select([leader], [], [], left)[0]:
-                break
-            try:
-                chunk = os.read(leader, 4096)
-            except OSError:  # EIO: every writer closed the terminal
-                break
-            if not chunk:
-                break
-            seen += chunk
-        status = proc.wait(timeout=10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=10)
-        os.close(leader)
+    args = [sys.executable, "-m", "gpuherd", *args]
+    status, seen = on_a_terminal(args, {**environ, **env}, herd.home.parent, timeout, typed=True)
     return status, seen.decode().replace("\r\n", "\n")
 
 

@@ -112,7 +112,14 @@ def run_cells(daemon: Herd, folder: Path, *cells: str) -> str:
     """Run `cells` one by one in a real IPython shell (as a notebook's kernel runs them): what
     it printed, tracebacks included."""
     script = f"CELLS = {[textwrap.dedent(cell) for cell in cells]!r}\n" + CELLS
-    done = subprocess.run(
+    done = run_python(daemon, folder, script)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+def run_python(daemon: Herd, folder: Path, script: str) -> subprocess.CompletedProcess[str]:
+    """`python -c SCRIPT` in `folder`, with the daemon's home and the tree under test."""
+    return subprocess.run(
         [sys.executable, "-c", script],
         cwd=folder,
         env={**daemon.env, "PYTHONPATH": SOURCE_TREE},
@@ -120,8 +127,6 @@ def run_cells(daemon: Herd, folder: Path, *cells: str) -> str:
         text=True,
         timeout=90,
     )
-    assert done.returncode == 0, done.stdout + done.stderr
-    return done.stdout
 
 
 def test_an_error_shows_the_cells_line_not_gpuherds_frames(
@@ -206,14 +211,7 @@ def test_a_script_stopped_by_ctrl_c_in_a_wait_exits_as_interrupted(
 ) -> None:
     """Python exits with the SIGINT status (130 in a shell) only for a KeyboardInterrupt
     itself: a subclass made the script exit 1, and a shell's loop over such scripts went on."""
-    done = subprocess.run(
-        [sys.executable, "-c", SCRIPT_INTERRUPTED],
-        cwd=tmp_path,
-        env={**shared_daemon.env, "PYTHONPATH": SOURCE_TREE},
-        capture_output=True,
-        text=True,
-        timeout=90,
-    )
+    done = run_python(shared_daemon, tmp_path, SCRIPT_INTERRUPTED)
     job_id = int(done.stdout.split()[0])
     assert done.returncode == -signal.SIGINT, done.stderr
     assert "KeyboardInterrupt: stopped waiting for job" in done.stderr
