@@ -66,3 +66,15 @@ def test_an_option_no_command_takes_is_still_clicks(herd: Herd) -> None:
     assert herd.usage_error("daemon", "restart", "--bogus") == (
         "gpuherd: error: No such option '--bogus'. (see gpuherd daemon restart --help)\n"
     )
+
+
+def test_drain_is_answered_with_the_stop_that_drains(daemon: Herd) -> None:
+    """`stop --drain` waits for the running jobs; a restart keeps them running, so it takes
+    no --drain, and says how to let them end first (it said "No such option")."""
+    pid = daemon.pid
+    assert daemon.usage_error("daemon", "restart", "--drain") == (
+        "gpuherd: error: daemon restart takes no --drain: running jobs go on through a restart "
+        "(the next daemon re-attaches to them); to let them end first, gpuherd daemon stop "
+        "--drain, then gpuherd daemon start (see gpuherd daemon restart --help)\n"
+    )
+    assert daemon.pid == pid  # (refused before anything stopped)

@@ -32,10 +32,23 @@ class _Restart(click.Command):
         try:
             return super().parse_args(ctx, args)
         except click.NoSuchOption as exc:
-            said = _start_option(exc.option_name, typed)
+            said = _drain(exc.option_name) or _start_option(exc.option_name, typed)
             if said is None:
                 raise
             raise click.UsageError(said, ctx) from None
+
+
+def _drain(option: str) -> str | None:
+    """What `restart --drain` is told (`stop --drain` is a stop's): the running jobs go on
+    through a restart, and a stop that waits for them is how to let them end first."""
+    if option != "--drain":
+        return None
+    name = typed_name()
+    return (
+        "daemon restart takes no --drain: running jobs go on through a restart (the next "
+        f"daemon re-attaches to them); to let them end first, {name} daemon stop --drain, "
+        f"then {name} daemon start"
+    )
 
 
 def _start_option(option: str, args: list[str]) -> str | None:
