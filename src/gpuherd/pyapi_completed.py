@@ -11,11 +11,12 @@ so an end is yielded within milliseconds), and is then asked again for the other
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, cast
 
-from gpuherd.errors import DaemonError, InvalidValue, NotRunning, Suspended
+from gpuherd.errors import DaemonError, InvalidValue, NotFound, NotRunning, Suspended
 from gpuherd.pyapi_checks import deadline_after, job_number
 from gpuherd.pyapi_notebook import ENDED, wait_interrupted
 from gpuherd.pyapi_sweep import Sweep
@@ -118,6 +119,15 @@ def _ended(
             states = polls.next_states(list(waiting), deadline)
         except KeyboardInterrupt:  # (the socket read it came in says nothing of the jobs)
             raise wait_interrupted(sorted(waiting)) from None
+        except NotFound as exc:
+            # Removed (`gpuherd rm`) between two polls: ended, as one removed during a poll is
+            # (the daemon answers it cancelled), and the others still come; the refusal ended
+            # the whole iteration. An id never answered about (a typo) is still refused.
+            removed = polls.removed(exc)
+            if removed is None or removed not in waiting:
+                raise
+            yield waiting.pop(removed)
+            continue
         ended = [i for i in waiting if states.get(i) in ENDED]
         # Past the deadline, the poll answered at once: what ended by then is yielded first.
         if not ended and deadline is not None and time.monotonic() >= deadline:
@@ -140,12 +150,14 @@ class _Polls:
         self.any_refused = False  # a daemon older than `any`: its wait is polled instead
         self.turn = 0
         self.answered = False
+        self.known: set[int] = set()  # the jobs the daemon has answered about
 
     def next_states(self, ids: list[int], deadline: float | None) -> dict[int, str]:
         while True:
             try:
                 states = self._wait(ids, deadline)
                 self.answered = True
+                self.known.update(states)
                 return states
             except DaemonError as exc:
                 # Gone midway (a restart to upgrade): the next daemon gets the grace a wait
@@ -155,6 +167,13 @@ class _Polls:
                     raise
                 if not self.client.comes_back(deadline, None):
                     raise
+
+    def removed(self, refusal: NotFound) -> int | None:
+        """The job a wait's NotFound (`no job 7: ...`, the first unknown id it was asked
+        about) names, if the daemon answered about it before: one removed since."""
+        named = re.match(r"no job (\d+)\b", str(refusal))
+        job_id = int(named[1]) if named else None
+        return job_id if job_id in self.known else None
 
     def _wait(self, ids: list[int], deadline: float | None) -> dict[int, str]:
         seconds = LONG_POLL if deadline is None else max(0.0, deadline - time.monotonic())

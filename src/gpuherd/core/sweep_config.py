@@ -34,6 +34,12 @@ def from_config(
             "known keys: scheduler_config, global_config, test_config"
         )
     scheduler = _mapping(config.get("scheduler_config") or {}, "scheduler_config")
+    gpu = scheduler.get("gpu")
+    if gpu is not None and not isinstance(gpu, list | tuple):  # (a text's letters are no list)
+        raise SweepFileError(
+            f"config: scheduler_config.gpu must be a list, an entry per worker (['0', '1'], "
+            f"or [['0', '1'], ['2', '3']] for 2 GPUs each), got {type(gpu).__name__} {gpu!r}"
+        )
     fixed = _mapping(config.get("global_config") or {}, "global_config")
     tests = config.get("test_config") or [{}]
     if isinstance(tests, Mapping):
@@ -86,7 +92,8 @@ def gts_gpu_ids(entries: Iterable[Any]) -> list[int]:
     ids: set[int] = set()
     for entry in entries:
         for gpu in entry if isinstance(entry, list | tuple) else [entry]:
-            if not str(gpu).strip().isdigit():
+            text = str(gpu).strip()
+            if not (text.isascii() and text.isdigit()):  # ('²' is a digit int() refuses)
                 raise SweepFileError(
                     f"scheduler_config.gpu: {gpu!r} is not a GPU index (as gpuherd gpus lists "
                     "them): give indices such as ['0', '1'], or only_gpus=[0, 1] to "
