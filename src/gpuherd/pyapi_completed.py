@@ -28,12 +28,15 @@ if TYPE_CHECKING:
 
 LONG_POLL = 30.0
 """Longest single wait the daemon is asked for (client.WAIT_POLL's); then it is asked again."""
-MOST_IDS = 100_000
-"""Ids one wait takes (wire_requests.WAIT_MOST_IDS): more are asked about in turns."""
+TURN_IDS = 1_000
+"""Ids one wait asks about; more are asked about in turns. Each end makes a new wait, and a
+wait naming every job left made the whole iteration's cost grow with the square of the jobs:
+500 jobs, 455 waits and 536 KB; a wait of 1,500 ids costs the daemon ~7 ms, so 10,000 jobs
+would have cost it minutes. In turns of 1,000 (under wire_requests.WAIT_MOST_IDS), an end
+among the others is seen at their turn, within a few TURN_POLLs."""
 TURN_POLL = 0.5
-"""The wait of one turn when more than MOST_IDS jobs are left (an end among the others is
-seen at their turn), and between the polls of a daemon older than `any` (its wait answers
-only once all have ended)."""
+"""The wait of one turn when more than TURN_IDS jobs are left, and between the polls of a
+daemon older than `any` (its wait answers only once all have ended)."""
 _TAKES = "jobs: handles, ids, a JobList or a Sweep (herd.as_completed([7, 8]))"
 
 
@@ -177,10 +180,10 @@ class _Polls:
 
     def _wait(self, ids: list[int], deadline: float | None) -> dict[int, str]:
         seconds = LONG_POLL if deadline is None else max(0.0, deadline - time.monotonic())
-        if len(ids) > MOST_IDS:  # in turns, each a short wait: an end among the others counts
+        if len(ids) > TURN_IDS:  # in turns, each a short wait: an end among the others counts
             start = self.turn % len(ids)
-            self.turn += MOST_IDS
-            ids, seconds = (ids[start:] + ids[:start])[:MOST_IDS], min(seconds, TURN_POLL)
+            self.turn += TURN_IDS
+            ids, seconds = (ids[start:] + ids[:start])[:TURN_IDS], min(seconds, TURN_POLL)
         if not self.any_refused:
             body = {"ids": ids, "timeout": min(seconds, LONG_POLL), "any": True}
             try:

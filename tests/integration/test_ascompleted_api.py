@@ -277,3 +277,25 @@ def test_a_task_shows_its_function_and_its_job_options(api: gpuherd.Herd) -> Non
         repr(on)
         == f"<gpuherd.task nap(go: str, run_dir: str = '') -> dict gpus=0, herd={api.client.home}>"
     )
+
+
+def test_a_long_list_is_asked_about_in_turns_each_job_once(
+    api: gpuherd.Herd, cli: Herd, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each end makes a new wait: one naming every job left made the iteration's cost grow
+    with the square of the jobs (500 jobs: 455 waits, 536 KB). Waits name 1,000 at most."""
+    lines = tmp_path / "jobs.txt"
+    lines.write_text("true\n" * 1_200)
+    ids = [int(i) for i in cli.cli("submit", "-q", "--file", str(lines)).stdout.split()]
+    asked: list[int] = []
+    post = Client.post
+
+    def counted(self: Client, path: str, body: Any = None, **kw: Any) -> Any:
+        if path == "/jobs/wait":
+            asked.append(len(body["ids"]))
+        return post(self, path, body, **kw)
+
+    monkeypatch.setattr(Client, "post", counted)
+    came = [job.id for job in api.as_completed(ids, timeout=120)]
+    assert sorted(came) == ids and len(came) == len(set(came))
+    assert asked and max(asked) <= 1_000, max(asked)
