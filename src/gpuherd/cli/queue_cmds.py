@@ -63,8 +63,8 @@ def _verb(action: str, doc: str, name: str | None = None) -> click.Command:
 kill = _verb(
     "kill",
     "Stop jobs: queued ones are cancelled, running ones get SIGTERM, then "
-    "SIGKILL after their grace period; one that already ended is said so, and is no error "
-    "(exit 0: `kill $(gpuherd ls -q)` under set -e). IDS: 3, 3-7, 3,5,9.",
+    "SIGKILL after their grace period. A job that already ended is said so, and is no "
+    "error (exit 0: `kill $(gpuherd ls -q)` under set -e). IDS: 3, 3-7, 3,5,9.",
 )
 rm = _verb("rm", "Remove jobs: cancel queued ones, forget finished ones and their logs.")
 
