@@ -147,11 +147,17 @@ def test_kill_9_loop_loses_and_duplicates_nothing(herd: Herd, tmp_path: Path) ->
 # group (gpuherd's clean-up of the group must not stop it), that SIGKILLs the daemon holding the
 # home's lock a few milliseconds later, to land inside those steps. A killer whose job ended
 # while no daemon ran waits (up to 1 s) for the next one: that lands in its start-up.
+# The pid is checked to be this home's daemon (`--home HOME` in its command line), again just
+# before the kill: the lock file keeps a killed daemon's pid, and with pid_max at 32,768 a
+# busy suite reuses pids within minutes, so "a gpuherd daemon" alone was once another test's
+# daemon, SIGKILLed as it started.
 KILLER = (
     ': > "$GPUHERD_TEST_MARK"; '  # out of the job's process group now (setsid ran)
+    'ours() {{ tr "\\0" " " < /proc/$1/cmdline 2>/dev/null '
+    '| grep -qF -- "gpuherd.daemon --home $GPUHERD_HOME "; }}; '
     'for i in $(seq 100); do p=$(cat "$GPUHERD_HOME/daemon.lock" 2>/dev/null); '
-    'if [ -n "$p" ] && grep -q gpuherd.daemon /proc/$p/cmdline 2>/dev/null; then '
-    "sleep {delay}; kill -9 $p; exit 0; fi; sleep 0.01; done"
+    'if [ -n "$p" ] && ours $p; then '
+    "sleep {delay}; ours $p && kill -9 $p; exit 0; fi; sleep 0.01; done"
 )
 
 
