@@ -39,6 +39,7 @@ from gpuherd.executors.ray_errors import RAYLET_DIED
 
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
+PF_EXITING = 0x4
 DEFAULT_GRACE = 10.0
 START_DELAY = "GPUHERD_RAY_START_DELAY"
 """In a job's environment: seconds the supervisor waits before it starts the command, for
@@ -195,6 +196,25 @@ def _raylet_pidfd(worker: int) -> list[int]:
     return []
 
 
+def _ending(pidfd: int) -> bool:
+    """Whether the process behind `pidfd` has ended or is ending. A raylet SIGKILLed is told
+    ended through its pidfd only once all its threads are, and its worker, which sees the
+    raylet's socket close, can end before that; but every thread is then in exit already
+    (the sockets close with the last one's files): PF_EXITING in the leader's flags."""
+    try:
+        with open(f"/proc/self/fdinfo/{pidfd}") as info:
+            pid = next(int(line.split()[1]) for line in info if line.startswith("Pid:"))
+        if pid <= 0:  # (-1: it has been reaped)
+            return True
+        with open(f"/proc/{pid}/stat") as stat:
+            state, *fields = stat.read().rpartition(")")[2].split()
+    except FileNotFoundError:
+        return True
+    except (OSError, StopIteration, ValueError, IndexError):  # (a kernel without Pid: lines)
+        return False
+    return state in ("Z", "X") or bool(int(fields[5]) & PF_EXITING)
+
+
 def _wakeup() -> int:
     """Signals as bytes on a pipe, so that one select() waits for them and the worker."""
     r, w = os.pipe()
@@ -241,7 +261,7 @@ def supervise(folder: Path, parent: int) -> int:
         ready, _, _ = select.select(watching, [], [], timeout)
         got = _signals(wake) if wake in ready else set()
         if set(ready) & set(lifelines):  # the actor or its raylet is gone: so is the job
-            if lifelines[1:] and lifelines[1] in ready:
+            if lifelines[1:] and (lifelines[1] in ready or _ending(lifelines[1])):
                 _note(folder, RAYLET_DIED)
                 # No exit status, and the supervisor stays until the worker goes: the attempt
                 # ends `lost` once Ray counts the node dead, so a retry is placed only then
