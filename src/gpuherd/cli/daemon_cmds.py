@@ -21,7 +21,7 @@ from gpuherd.client import Client
 from gpuherd.core.model import MAX_SLOTS
 from gpuherd.core.units import format_duration, plural
 from gpuherd.daemon_presence import ANSWER_WITHIN, lock_holder, not_answering
-from gpuherd.errors import DaemonError, HerdError, NoAnswer
+from gpuherd.errors import DaemonError, HerdError, NoAnswer, NotRunning
 from gpuherd.typed_name import prefixed, typed_name
 
 START_TIMEOUT = 30.0
@@ -228,7 +228,15 @@ def stop(drain: bool, kill: bool) -> None:
     if drain and kill:
         raise click.UsageError("give --drain (let running jobs finish) or --kill, not both")
     client = Client()
-    pid = int(status_within(client)["pid"])
+    try:
+        pid = int(status_within(client)["pid"])
+    except NotRunning:
+        if drain or kill:  # asked of running jobs, which only a daemon can do
+            raise
+        # What was asked holds (as `kill` of a job that ended): a teardown script's
+        # `gpuherd daemon stop` under `set -e` must not fail for a daemon already gone.
+        click.echo(f"no gpuherd daemon is running for {client.home}: nothing to stop")
+        return
     left = stop_daemon(client, pid, "drain" if drain else "kill" if kill else "leave")
     if left is not None:  # jobs a --kill could not reach
         raise HerdError(left)
