@@ -8,6 +8,7 @@ test's doing, not two durations' race. Every wait has a timeout."""
 
 from __future__ import annotations
 
+import os
 import signal
 import threading
 import time
@@ -299,3 +300,28 @@ def test_a_long_list_is_asked_about_in_turns_each_job_once(
     came = [job.id for job in api.as_completed(ids, timeout=120)]
     assert sorted(came) == ids and len(came) == len(set(came))
     assert asked and max(asked) <= 1_000, max(asked)
+
+
+def test_a_held_point_of_a_sweep_is_waited_for_until_released(
+    api: gpuherd.Herd, tmp_path: Path
+) -> None:
+    from ascompleted_tasks import nap
+
+    gate = tmp_path / "gate"
+    cores = len(os.sched_getaffinity(0))  # the daemon's CPU-only slots: one per core
+    gates = [
+        api.submit(f"while [ ! -e {gate} ]; do sleep 0.02; done", gpus=0) for _ in range(cores)
+    ]
+    wait_for(lambda: all(job.state() == "running" for job in gates), 30, "every CPU slot taken")
+    sweep = nap.sweep(go=["", str(gate)], name="ascompleted-held")
+    held = next(i for i in sweep.ids if api.job(i).info()["name"] == "ascompleted-held/go=")
+    assert api.job(held).hold() == "held"
+    gate.touch()  # the slots free up: the other point runs and ends, the held one waits
+    got: list[gpuherd.Job] = []
+    with pytest.raises(TimeoutError) as raised:
+        got.extend(api.as_completed(sweep, timeout=3))
+    assert [job.id for job in got] == [i for i in sweep.ids if i != held]
+    assert str(raised.value).startswith("after 3s, 1 of 2 jobs still unfinished")
+    assert api.job(held).state() == "held"
+    api.job(held).release()
+    assert [job.id for job in api.as_completed(sweep, timeout=30)][-1] == held
