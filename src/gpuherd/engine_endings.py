@@ -24,6 +24,7 @@ from gpuherd.core.model import Attempt, Job, Outcome
 from gpuherd.core.states import FINISHED_STATES, LIVE_STATES, Event, JobState, OutcomeKind
 from gpuherd.core.units import format_duration
 from gpuherd.executors.base import ExitStatus, NotStarted, SpawnError
+from gpuherd.log_disk import full_disk_folder, full_disk_message
 
 if TYPE_CHECKING:
     from gpuherd.engine import Engine
@@ -67,6 +68,8 @@ def finish(
     if ended.exit_code not in (0, None):
         tail = stderr_tail(engine, job)
     outcome = classify(ended, tail)
+    if outcome.kind in (OutcomeKind.EXIT, OutcomeKind.SIGNAL) and not outcome.success:
+        outcome = said_if_its_disk_was_full(engine, job, outcome)
     nxt = after_attempt(job, ended, outcome)
     ended_at = ended_at or now
     peak = live.peak if live else peak
@@ -146,6 +149,16 @@ def stderr_tail(engine: Engine, job: Job) -> str:
     CUDA out-of-memory error (core/lifecycle.classify)."""
     files = engine.store.attempt_files(job.id, job.attempt)
     return jobfiles.tail(engine.layout.log_file(job, job.attempt, "stderr", files))
+
+
+def said_if_its_disk_was_full(engine: Engine, job: Job, outcome: Outcome) -> Outcome:
+    """`outcome`, saying so if the disk of the attempt's logs was full as it ended: a job
+    killed by a failed write leaves only `exit 1` and a log that stops (log_disk.py)."""
+    files = engine.store.attempt_files(job.id, job.attempt)
+    logs = (engine.layout.log_file(job, job.attempt, s, files) for s in ("stdout", "stderr"))
+    if outcome.message or (folder := full_disk_folder(logs)) is None:
+        return outcome
+    return replace(outcome, message=full_disk_message(folder, job.id))
 
 
 def stored_attempt(engine: Engine, job: Job) -> Attempt:

@@ -16,6 +16,7 @@ from typing import Any, BinaryIO
 from gpuherd.core.model import Attempt, Job, Outcome
 from gpuherd.errors import Forbidden
 from gpuherd.layout import Layout
+from gpuherd.log_lines import start_of_last_lines as start_of_last_lines
 
 TAIL_BYTES = 64 * 1024
 LOGS = ("stdout.log", "stderr.log")
@@ -300,31 +301,6 @@ def tail(path: Path, max_bytes: int = TAIL_BYTES) -> str:
             return f.read().decode(errors="replace")
     except (OSError, Forbidden):
         return ""
-
-
-def start_of_last_lines(f: BinaryIO, lines: int, block: int = 64 * 1024) -> int:
-    """Where the last `lines` lines of an open file begin (0 when it has no more than that).
-
-    Read backwards a block at a time: the end of a log of gigabytes costs a read or two. A
-    newline that ends the file ends its last line; it does not begin another.
-    """
-    stop = f.seek(0, os.SEEK_END)
-    if stop:
-        f.seek(stop - 1)
-        if f.read(1) == b"\n":
-            stop -= 1
-    found, position = 0, stop
-    while position > 0:
-        size = min(block, position)
-        position -= size
-        f.seek(position)
-        data = f.read(size)
-        index = len(data)
-        while (index := data.rfind(b"\n", 0, index)) != -1:
-            found += 1
-            if found == lines:
-                return position + index + 1
-    return 0
 
 
 def as_a_terminal_shows(text: str) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -441,31 +442,37 @@ def test_earlier_run_times_of_a_missing_folder_raise_for_the_caller_to_word(
 # ---- the last lines of a log ----------------------------------------------------------------
 
 
-def _last_lines_reference(data: bytes, lines: int) -> int:
-    """Where the last `lines` lines begin, by splitting the whole text."""
+def _last_lines_reference(data: bytes, lines: int, drawings: int) -> int:
+    """Where the last `lines` lines begin, found in the whole text: the start of the first of
+    them, or of the first drawing (after a `\\r`) more than `drawings` bytes back from the end
+    of its line, in the last of them that has one."""
     body = data[:-1] if data.endswith(b"\n") else data
-    pieces = body.split(b"\n")
-    if lines >= len(pieces):
-        return 0
-    return len(b"\n".join(pieces[:-lines])) + 1
+    starts = [0, *(m.end() for m in re.finditer(b"\n", body))]
+    ends = [*(m.start() for m in re.finditer(b"\n", body)), len(body)]
+    for start, end in list(zip(starts, ends, strict=True))[-lines:][::-1]:
+        cuts = [i + 1 for i in range(start, end) if body[i] == ord("\r") and end - i - 1 > drawings]
+        if cuts:
+            return cuts[-1]
+    return starts[max(len(starts) - lines, 0)]
 
 
 @settings(max_examples=300, deadline=None)
 @given(
-    data=st.lists(st.sampled_from([b"a", b"bc", b"\n", b"\n\n", b"\xff"]), max_size=40).map(
-        b"".join
-    ),
+    data=st.lists(
+        st.sampled_from([b"a", b"bc", b"\n", b"\n\n", b"\xff", b"\r", b"\r\n"]), max_size=40
+    ).map(b"".join),
     lines=st.integers(1, 12),
     block=st.integers(1, 9),
+    drawings=st.integers(0, 8),
 )
 def test_start_of_last_lines_matches_splitting_the_whole_text(
-    tmp_path_factory: pytest.TempPathFactory, data: bytes, lines: int, block: int
+    tmp_path_factory: pytest.TempPathFactory, data: bytes, lines: int, block: int, drawings: int
 ) -> None:
     path = tmp_path_factory.mktemp("log") / "stdout.log"
     path.write_bytes(data)
     with path.open("rb") as f:
-        start = jobfiles.start_of_last_lines(f, lines, block=block)
-    assert start == _last_lines_reference(data, lines)
+        start = jobfiles.start_of_last_lines(f, lines, block=block, drawings=drawings)
+    assert start == _last_lines_reference(data, lines, drawings)
 
 
 class CountingReads(io.BytesIO):
@@ -487,3 +494,18 @@ def test_start_of_last_lines_of_a_large_log_reads_only_its_end() -> None:
     small = CountingReads(b"old\n" * 1_000_000 + b"new\n")
     assert jobfiles.start_of_last_lines(small, 1) == 4_000_000
     assert small.bytes_read <= 64 * 1024 + 1  # one block (and the final byte), of 4 MB
+
+
+def test_the_tail_of_a_progress_bar_redrawn_for_days_is_its_last_drawings() -> None:
+    # tqdm starts each drawing with \r and ends the line when its loop ends: counted by
+    # newlines alone, the bar's whole history (here 5 MB) was its "last line".
+    bar = b"".join(b"\r%7d/200000 [#####     ]" % i for i in range(200_000))
+    log = CountingReads(b"epoch 1 loss 0.5\n" + bar + b"\nepoch 2 loss 0.4\n")
+    start = jobfiles.start_of_last_lines(log, 3)
+    tail = log.getvalue()[start:]
+    assert tail.endswith(b" 199999/200000 [#####     ]\nepoch 2 loss 0.4\n")
+    assert 64 * 1024 - 30 < len(tail) <= 64 * 1024 + 30  # the drawings of its last 64 KiB
+    assert tail[:1] == b" " and b"epoch 1" not in tail  # from a drawing's start
+    assert log.bytes_read <= 2 * 64 * 1024 + 1  # two blocks (and the final byte), of 5 MB
+    short = b"epoch 1\n" + b"".join(b"\r%d/9" % i for i in range(10)) + b"\nepoch 2\n"
+    assert jobfiles.start_of_last_lines(io.BytesIO(short), 3) == 0  # a short bar: as it is

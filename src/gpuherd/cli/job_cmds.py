@@ -342,7 +342,11 @@ def show(job_id: int | str | None, as_json: bool) -> None:
 @click.option("--stderr", is_flag=True, help="Show stderr instead of stdout.")
 @click.option("--attempt", type=ATTEMPT, help="An earlier attempt (default: the last).")
 @click.option(
-    "-n", "--lines", type=WholeRange(1), help="Only the last N lines (with -f: then follow)."
+    "-n",
+    "--lines",
+    type=WholeRange(1),
+    help="Only the last N lines (of a progress bar redrawn with \\r, its drawings of the last"
+    " 64 KiB; with -f: then follow).",
 )
 def log(
     job_id: int | str | None, follow: bool, stderr: bool, attempt: int | None, lines: int | None

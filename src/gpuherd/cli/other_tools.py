@@ -178,6 +178,8 @@ THEIR_OPTIONS = {
     "log": {
         "--full": "leave it out: gpuherd log ID prints the whole log, -n N its last N lines "
         "(pueue's log --full)",
+        "--tail": "use -n N (--lines N): the last N lines, with -f then what follows "
+        "(docker's and kubectl's logs --tail N, tail -n N)",
     },
 }
 """Another tool's option of a command: what to give here instead, and whose it is."""

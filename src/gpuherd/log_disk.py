@@ -1,0 +1,38 @@
+"""Whether the disk a failed attempt's logs are on was full as it ended. A job whose writes
+fail for want of space (a print raising ENOSPC) dies of it, and the traceback that would say
+so cannot be written either: its log just stops, and `show` said only `exit 1`."""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterable
+from pathlib import Path
+
+FULL_BELOW = 1024 * 1024
+"""Fewer bytes than this left to the job's user: full for a job's writes (a disk that
+refused one may still have a partly used block or a few freed since)."""
+
+
+def full_disk_folder(logs: Iterable[Path]) -> Path | None:
+    """The folder of the first of `logs` whose disk has less than FULL_BELOW bytes left to
+    this user (the daemon's, which is the job's), or None. A log that is not a file (its
+    output sent to /dev/null, a pipe) or cannot be looked at (gone, on a disk unmounted
+    since, on another node) is passed over: this only adds a reason."""
+    for log in logs:
+        try:
+            if not stat.S_ISREG(os.stat(log).st_mode):
+                continue
+            disk = os.statvfs(log.parent)
+        except OSError:
+            continue
+        if disk.f_bavail * disk.f_frsize < FULL_BELOW:
+            return log.parent
+    return None
+
+
+def full_disk_message(folder: Path, job_id: int) -> str:
+    return (
+        f"the disk of its log folder {folder} was full as it ended, so its last output may be"
+        f" missing: free some space, then gpuherd retry {job_id}"
+    )
