@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import shutil
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -62,6 +61,8 @@ def names_a_file(word: str, folders: Iterable[str], path: str | None) -> bool:
     "": none, as python looks for its script nowhere else)."""
     if any(os.path.lexists(os.path.join(folder, word)) for folder in folders):
         return True
+    import shutil  # deferred: with bz2, lzma and zlib ~3 ms of every submit, for a rare hint
+
     return "/" not in word and shutil.which(word, path=path) is not None
 
 
@@ -71,6 +72,8 @@ def on_job_path(word: str, cwd: str, env: Mapping[str, str]) -> bool:
     path = os.pathsep.join(
         os.path.join(cwd, entry or ".") for entry in env.get("PATH", os.defpath).split(os.pathsep)
     )
+    import shutil  # deferred: as in names_a_file
+
     return shutil.which(word, path=path) is not None
 
 

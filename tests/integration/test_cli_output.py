@@ -52,6 +52,12 @@ def test_the_frequent_commands_load_nothing_heavy(daemon: Herd) -> None:
         heavy = {m for m in loaded if m.split(".")[0] in HEAVY or m.startswith("gpuherd.api")}
         assert not heavy, (args, heavy)
         assert not OTHER_COMMANDS & loaded, (args, OTHER_COMMANDS & loaded)
+    # What only the daemon, sweeps or `daemon start` and `backup` use: each cost every call
+    # that loaded it milliseconds (core.model's dataclasses ~10, sqlite3 and tempfile ~5).
+    for args in (["ls"], ["show", "1"], ["wait", "1"], ["kill", "1"], ["daemon", "status"]):
+        loaded = loaded_by(daemon, *args)
+        unused = {"gpuherd.core.model", "gpuherd.core.sweep_spec", "sqlite3", "subprocess"}
+        assert not unused & loaded, (args, unused & loaded)
 
 
 def test_ls_and_show_print_job_text_as_it_is(daemon: Herd) -> None:

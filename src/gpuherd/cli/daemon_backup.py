@@ -12,7 +12,6 @@ import click
 
 from gpuherd import paths
 from gpuherd.cli.param_types import Place
-from gpuherd.queue_backup import back_up
 
 
 @click.command()
@@ -27,4 +26,7 @@ def backup(file: Path, force: bool) -> None:
     restore it: `gpuherd daemon stop`, move herd.db, herd.db-wal and herd.db-shm aside, copy
     FILE in as herd.db, `gpuherd daemon start`.
     """
+    # deferred: sqlite3 and tempfile, which every other `daemon` command (status) would load
+    from gpuherd.queue_backup import back_up
+
     click.echo(back_up(paths.home_dir(), file.absolute(), force))

@@ -12,8 +12,8 @@ from gpuherd.cli import gpu_table
 from gpuherd.cli.options import json_option
 from gpuherd.cli.param_types import WholeRange
 from gpuherd.client import Client
+from gpuherd.core.gpu_slots import MAX_SLOTS
 from gpuherd.core.idspec import MAX_GPU_INDEX
-from gpuherd.core.model import MAX_SLOTS
 from gpuherd.typed_name import typed_name
 
 

@@ -13,7 +13,6 @@ import click
 
 from gpuherd.cli.param_types import completes
 from gpuherd.errors import HerdError
-from gpuherd.output_paths import absolute, name_problem, output_problem, shown
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -53,6 +52,9 @@ def check_outputs(
         given = opts.get(name)
         if given is None:
             continue
+        # deferred: the checks' code (a dataclass, regexes) costs every ls, show, submit ~1 ms
+        from gpuherd.output_paths import name_problem, output_problem, shown
+
         if cwd is None and not os.path.isabs(os.path.expanduser(given)):
             problem = name_problem(given)
         else:  # (an absolute file is the same from any folder)
@@ -69,6 +71,8 @@ def refuse_follow_unkept(follow: bool, output: str | None, cwd: str) -> None:
     runs on, its exit status (what --follow waits for) never told."""
     if not follow or output is None or "%" in output:  # (a placeholder's file: made later)
         return
+    from gpuherd.output_paths import absolute  # deferred: as in check_outputs
+
     path = absolute(output, cwd)
     if os.path.exists(path) and not os.path.isfile(path):
         raise click.UsageError(

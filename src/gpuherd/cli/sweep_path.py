@@ -6,13 +6,15 @@ from __future__ import annotations
 from urllib.parse import quote
 
 from gpuherd.client import Client
-from gpuherd.core.sweep_spec import is_sweep_name
 from gpuherd.errors import NotFound
 from gpuherd.typed_name import typed_name
 
 
 def sweep_path(name: str) -> str:
     """/sweeps/NAME, or NotFound, in the daemon's words, for a name it would not even route."""
+    # deferred: sweep_spec (dataclasses, random, hashlib) would cost every `wait` ~5 ms
+    from gpuherd.core.sweep_spec import is_sweep_name
+
     if not is_sweep_name(name):
         raise NotFound(f"no sweep named {name!r}: `{typed_name()} sweep ls` lists the sweeps")
     return f"/sweeps/{quote(name, safe='')}"

@@ -8,14 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpuherd.core.deps import KINDS, kept_apart
 from gpuherd.core.idspec import format_ids
-from gpuherd.core.model import JobSpec
 from gpuherd.core.states import JobState
 from gpuherd.core.units import format_given, format_size
 from gpuherd.core.when import LATEST
+
+if TYPE_CHECKING:  # the CLI's kill and edit import CLEARABLE without model's dataclasses
+    from gpuherd.core.model import JobSpec
 
 EDITABLE = (
     "command",

@@ -9,6 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+MAX_SLOTS = 1024
+"""Jobs one GPU may run at once (--slots): more is a typo, and overflowed the database."""
+
 
 class SlotUse(NamedTuple):
     runs: int

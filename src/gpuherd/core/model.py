@@ -6,12 +6,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+# MAX_SLOTS is kept there: the CLI's --slots needs it, not the ~10 ms of these dataclasses
+from gpuherd.core.gpu_slots import MAX_SLOTS as MAX_SLOTS
 from gpuherd.core.states import JobState, OutcomeKind
 
 DEFAULT_GRACE = 10.0
 """Seconds between SIGTERM and SIGKILL when a job is stopped."""
-MAX_SLOTS = 1024
-"""Jobs one GPU may run at once (--slots): more is a typo, and overflowed the database."""
 
 
 @dataclass(frozen=True)

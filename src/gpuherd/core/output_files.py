@@ -11,9 +11,12 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from gpuherd.core.log_names import FOLDER_LOGS
-from gpuherd.core.model import JobSpec
+
+if TYPE_CHECKING:  # the CLI imports this module (ls, show, submit) without model's dataclasses
+    from gpuherd.core.model import JobSpec
 
 PLACEHOLDERS = {"j": "the job's id", "a": "the attempt's number", "x": "the job's name"}
 """What each `%` letter stands for; `%%` is a percent sign."""
