@@ -25,6 +25,7 @@ from gpuherd.core.states import (
     split_waiting,
 )
 from gpuherd.errors import InvalidValue
+from gpuherd.layout import Layout, listed_paths
 from gpuherd.store import Store
 from gpuherd.store_reader import ReadOnlyStore
 from gpuherd.store_rows import ANY_JOB, JobFilter
@@ -197,13 +198,15 @@ def _nearest_now(
 
 
 def stored_views(
-    reads: Reads, jobs: Sequence[Job], now: float, peaks: Mapping[int, int]
+    reads: Reads, jobs: Sequence[Job], now: float, peaks: Mapping[int, int], layout: Layout
 ) -> tuple[list[dict[str, Any]], dict[int, str]]:
-    """The jobs' views (wire.job_view) without their reasons, and the listed held jobs'
-    latest hold details (what their reasons say), from `reads` alone: `now` and the
-    running jobs' peak memory (`peaks`) are read from the engine beforehand."""
+    """The jobs' views (wire.job_view) without their reasons, with where their files are
+    (layout.listed_paths), and the listed held jobs' latest hold details (what their
+    reasons say), from `reads` alone: `now` and the running jobs' peak memory (`peaks`)
+    are read from the engine beforehand."""
     held = [j.id for j in jobs if j.state is JobState.HELD and j.release_at is None]
     holds = reads.hold_details(held)
+    recorded, paths = reads.latest_attempt_files(jobs), listed_paths(layout)
     # A waiting job shows no run time: none is counted.
     ran = [j.id for j in jobs if j.started_at is not None and j.state not in WAITING_STATES]
     events = reads.pause_events(ran) if ran else {}
@@ -215,6 +218,7 @@ def stored_views(
         view.update(paused_seconds=paused, paused_at=paused_at)
         times = ran_for(view, now)
         view["seconds"] = times[0] if times else None
+        view["job_dir"], view["log_files"] = paths(job, recorded.get(job.id))
         views.append(view)
     return views, holds
 

@@ -67,11 +67,11 @@ class ListingReader:
         self, engine: Engine, query: ListingQuery
     ) -> tuple[list[dict[str, Any]], LeftOut] | None:
         """Service.ls's answer, or None when the reader cannot read: read it on the loop."""
-        now, peaks = engine.clock(), peaks_of(engine.live)
+        now, peaks, layout = engine.clock(), peaks_of(engine.live), engine.layout
 
         def build(reads: ReadOnlyStore) -> Built:
             jobs, left = listed(reads, query)
-            views, holds = stored_views(reads, jobs, now, peaks)
+            views, holds = stored_views(reads, jobs, now, peaks, layout)
             return jobs, views, holds, left
 
         # Held off from the read to the jobs' end (and by the caller until the views' end):

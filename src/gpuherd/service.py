@@ -298,8 +298,9 @@ class Service(SystemVerbs, EditVerbs, MoveVerbs):
         pause still on began (core/run_time.py; its run time leaves both out), and that run
         time by now, `seconds` (None for a job not started): Slurm's sacct Elapsed, so a
         script need not count the pauses itself."""
+        engine = self.engine
         views, holds = stored_views(
-            self.store, jobs, self.engine.clock(), peaks_of(self.engine.live)
+            self.store, jobs, engine.clock(), peaks_of(engine.live), engine.layout
         )
         worded(views, jobs, explainer(self.engine, holds))
         return views

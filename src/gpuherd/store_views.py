@@ -11,6 +11,7 @@ from typing import Any
 
 from gpuherd import store_rows as rows
 from gpuherd.core.deps import kinds_never_met
+from gpuherd.core.log_names import FOLDER_LOGS
 from gpuherd.core.model import Attempt, Job
 from gpuherd.core.recovery import UNWATCHED_LIKE
 from gpuherd.core.states import FINISHED_STATES, WAITING_STATES, JobState, in_start_order
@@ -33,6 +34,10 @@ UNWATCHED_HOLDS = (
 """The hold events that name a run found running unwatched (Store.unwatched_holds): read
 through their partial index (migration 8), not by a scan of every event (15 ms per 400,000
 events); its WHERE must say `event IN ('hold', 'retry-held')` as the index does."""
+
+
+FILES_OF_THEIR_OWN = f"(stdout_file != '{FOLDER_LOGS[0]}' OR stderr_file != '{FOLDER_LOGS[1]}')"
+"""SQL over `attempts`: an attempt that recorded a file of the user's choosing (not NULL)."""
 
 
 @dataclass(frozen=True)
@@ -75,6 +80,29 @@ class JobViews:
             (job_id, attempt),
         ).fetchone()
         return None if row is None or row[0] is None else (row[0], row[1])
+
+    def latest_attempt_files(self, jobs: Sequence[Job]) -> dict[int, tuple[str, str]]:
+        """The files (as attempt_files) each of these jobs' latest attempt recorded, by job id,
+        leaving out those the job's files as they are now name too (recorded_or_named gives
+        them alike): the folder's logs of a job that names no file of its own, as most do.
+        Read PAUSE_CHUNK jobs at a time through the attempts' key, the folder logs left in
+        SQLite: `ls --json` of 100,000 jobs took ~0.15 s more to read them all, ~0.06 s so."""
+        latest = {job.id: job.attempt for job in jobs if job.attempt}
+        named = {job.id for job in jobs if job.attempt and (job.spec.output or job.spec.error)}
+        plain = [job_id for job_id in latest if job_id not in named]
+        found: dict[int, tuple[str, str]] = {}
+        for ids, which in ((plain, FILES_OF_THEIR_OWN), (sorted(named), "stdout_file IS NOT NULL")):
+            for first in range(0, len(ids), PAUSE_CHUNK):
+                chunk = ids[first : first + PAUSE_CHUNK]
+                marks = ",".join("?" * len(chunk))
+                for job_id, number, out, err in self._db.execute(
+                    "SELECT job_id, number, stdout_file, stderr_file FROM attempts"
+                    f" WHERE job_id IN ({marks}) AND {which}",
+                    chunk,
+                ):
+                    if latest[job_id] == number:
+                        found[job_id] = (out, err)
+        return found
 
     def attempt_folders(self, states: Sequence[str]) -> list[tuple[int, int, str | None]]:
         """(id, attempt count, folder) of every job in these states: enough to look for a

@@ -124,6 +124,7 @@ class Sweeps:
             "points": len(points),
             **plan.counts,
             "ids": [],
+            "cancelled": [],  # as a submission's: points cancelled at once (`--after` a failure)
             "git": git,
             "dry_run": request.dry_run,
             "max_parallel": request.options.max_parallel,
@@ -148,7 +149,7 @@ class Sweeps:
             if items:
                 named = Batch(len(items), spec.name, [p.folder for p in plan.to_submit])
                 submitted = self.service.submit_and_tell(items, named)  # (refusals: by point)
-                answer["ids"] = submitted.ids
+                answer.update(ids=submitted.ids, cancelled=sorted(submitted.cancelled))
                 answer["warnings"] += submitted.warnings()  # points cancelled at once
             for point in plan.to_submit:
                 write_params(spec, point, git)

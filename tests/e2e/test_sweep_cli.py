@@ -94,6 +94,7 @@ def test_dry_run_with_json_prints_the_submission_json_with_the_commands(runs: Ru
         "seed_chosen": False,
         "points": 2,
         "ids": [],
+        "cancelled": [],
         "dry_run": True,
         "warnings": [warning],
     }

@@ -52,7 +52,7 @@ def test_gpuherd_run_says_a_continued_job_on_one_line(tmp_path: Path) -> None:
 
 def _no_daemon_error(herd: Herd) -> str:
     failed = herd.cli("ls", check=False)
-    assert failed.returncode == 1 and not failed.stdout
+    assert failed.returncode == 3 and not failed.stdout
     return failed.stderr.strip()
 
 
@@ -93,7 +93,7 @@ def test_the_start_hint_quotes_the_name_typed(herd: Herd) -> None:
     said = subprocess.run(
         [str(herd_script), "ls"], env=herd.env, capture_output=True, text=True, timeout=60
     )
-    assert said.returncode == 1 and not said.stdout
+    assert said.returncode == 3 and not said.stdout
     assert said.stderr == (
         f"herd: error: no gpuherd daemon is running for {herd.home}: start one with `herd "
         "daemon start` (add --fake-gpus 4 on a machine without GPUs)\n"

@@ -221,7 +221,7 @@ def test_not_at_a_terminal_it_says_what_to_change_and_how_the_editor_opens(
 def test_with_the_daemon_down_it_says_so_before_any_editor(herd: Herd, tmp_path: Path) -> None:
     opens = fake_editor(tmp_path, f"touch {tmp_path}/opened")
     status, said = at_terminal(herd, ["edit", "3"], EDITOR=str(opens))
-    assert status == 1
+    assert status == 3
     assert said.startswith(f"gpuherd: error: no gpuherd daemon is running for {herd.home}: ")
     assert len(said.splitlines()) == 1
     assert not (tmp_path / "opened").exists()

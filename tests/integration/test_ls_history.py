@@ -158,7 +158,7 @@ def test_ls_refuses_outputs_together_and_bad_values_in_one_line(herd: Herd) -> N
         "the ids alone",
         ("--columns", "id,bogus"): "--columns: unknown column 'bogus': the columns are id, "
         "state, name, gpus, prio, time, info, command, project, sweep, exit, pid, submitted, "
-        "started, ended (e.g. --columns id,state,time)",
+        "started, ended, folder, stdout, stderr (e.g. --columns id,state,time)",
         ("--columns", ""): "--columns: no column in '': the columns are id, state",
         ("--since", "soon"): "--since: invalid time 'soon': use a time ago (2d, 12h, 30m), "
         "today, yesterday, a time of day (23:30) or a date (2026-11-20, 2026-11-20T14:00)",

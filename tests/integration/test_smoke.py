@@ -25,7 +25,7 @@ def test_a_client_finds_a_daemon_started_with_another_runtime_dir(herd: Herd) ->
     assert herd.cli("ls", "-q").stdout == f"{job_id}\n"
     herd.cli("daemon", "stop")
     gone = herd.cli("ls", check=False)
-    assert gone.returncode == 1 and "no gpuherd daemon is running" in gone.stderr
+    assert gone.returncode == 3 and "no gpuherd daemon is running" in gone.stderr
 
 
 def test_every_answer_names_the_daemons_version(daemon: Herd) -> None:

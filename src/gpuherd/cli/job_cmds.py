@@ -194,8 +194,9 @@ def submit(
         click.echo(prefixed("warning", warning), err=True)
     waiting = wait_end or follow
     said: str | None
-    if as_json:
-        said = json.dumps({"ids": ids})
+    if as_json:  # the daemon's answer (README "HTTP API"), a job cancelled at once in it
+        told = {"ids": ids, "cancelled": [], "draining": False, "warnings": []}  # (older daemons)
+        said = json.dumps({**told, **answer})
     elif quiet:  # waiting, -q prints nothing: the exit status tells
         said = None if waiting else "\n".join(str(i) for i in ids)
     else:

@@ -55,7 +55,8 @@ def view_options() -> Callable[[F], F]:
             callback=_columns,
             metavar="LIST",
             help="The columns, in order (e.g. id,state,time): id, state, name, gpus, prio, time,"
-            " info, command, project, sweep, exit, pid, submitted, started, ended.",
+            " info, command, project, sweep, exit, pid, submitted, started, ended, folder,"
+            " stdout, stderr.",
         ),
         click.option("--csv", "as_csv", is_flag=True, help="Print CSV (values as --json's)."),
         click.option(

@@ -70,6 +70,12 @@ def _live_pid(job: Job, now: float) -> plain.Cell:
     return str(job["pid"]) if job.get("pid") and job["state"] in ("running", "paused") else ""
 
 
+def _log(stream: str) -> Callable[[Job], Any]:
+    """The file of `log_files` (as `show --json`'s) that the job's latest attempt's `stream`
+    is in; "" from a daemon older than `ls --json`'s `log_files`."""
+    return lambda job: job.get("log_files", {}).get(stream, "")
+
+
 COLUMNS = {
     "id": Column("ID", "id", _text("id")),
     "state": Column("STATE", "state", _state),
@@ -86,6 +92,9 @@ COLUMNS = {
     "submitted": Column("SUBMITTED", "created_at", _moment("created_at"), _rounded("created_at")),
     "started": Column("STARTED", "started_at", _moment("started_at"), _rounded("started_at")),
     "ended": Column("ENDED", "ended_at", _moment("ended_at"), _rounded("ended_at")),
+    "folder": Column("FOLDER", "job_dir", _text("job_dir")),
+    "stdout": Column("STDOUT", "stdout", lambda job, now: _log("stdout")(job), _log("stdout")),
+    "stderr": Column("STDERR", "stderr", lambda job, now: _log("stderr")(job), _log("stderr")),
 }
 DEFAULT_COLUMNS = ("id", "state", "name", "gpus", "prio", "time", "info", "command")
 _SHRINK = ("command", "name", "info")

@@ -21,10 +21,13 @@ import click
 from gpuherd import __version__
 from gpuherd.cli.flag_pairs import refuse_both_ways
 from gpuherd.cli.separator import refuse_separator_values
-from gpuherd.errors import HerdError
+from gpuherd.errors import HerdError, NotRunning
 from gpuherd.typed_name import as_typed
 from gpuherd.typed_name import prefixed as prefixed  # the CLI's commands import it from here
 from gpuherd.typed_name import typed_name as _typed_name
+
+NO_DAEMON = 3
+"""The exit status of a command that needs a daemon and finds none running (errors.NotRunning)."""
 
 COMMAND_TABLE: dict[str, tuple[str, str]] = {
     # name: (module in gpuherd.cli, its short help as `--help` lists it)
@@ -255,7 +258,9 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(exc.exit_code)
     except HerdError as exc:
         _error(prefixed("error", str(exc)))
-        sys.exit(1)
+        # No daemon: 3 from every command, as from `wait` and `daemon status`, so a script
+        # tells it from a refusal or an unknown id (1) without reading the line.
+        sys.exit(NO_DAEMON if isinstance(exc, NotRunning) else 1)
     except KeyboardInterrupt:
         _error(prefixed("interrupted"))
         sys.exit(130)

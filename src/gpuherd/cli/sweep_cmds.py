@@ -260,6 +260,7 @@ def _dry_run(
             "seed_chosen": chosen,
             "points": len(points),
             "ids": [],
+            "cancelled": [],
             "dry_run": True,
             "warnings": warnings,
             "commands": commands,
