@@ -68,9 +68,10 @@ def finish(
     if ended.exit_code not in (0, None):
         tail = stderr_tail(engine, job)
     outcome = classify(ended, tail)
+    nxt = after_attempt(job, ended, outcome)  # (the message added below changes no state)
     if outcome.kind in (OutcomeKind.EXIT, OutcomeKind.SIGNAL) and not outcome.success:
-        outcome = said_if_its_disk_was_full(engine, job, outcome)
-    nxt = after_attempt(job, ended, outcome)
+        retried = nxt.state is JobState.QUEUED
+        outcome = said_if_its_disk_was_full(engine, job, outcome, retried)
     ended_at = ended_at or now
     peak = live.peak if live else peak
     engine.store.update_attempt(
@@ -151,14 +152,14 @@ def stderr_tail(engine: Engine, job: Job) -> str:
     return jobfiles.tail(engine.layout.log_file(job, job.attempt, "stderr", files))
 
 
-def said_if_its_disk_was_full(engine: Engine, job: Job, outcome: Outcome) -> Outcome:
+def said_if_its_disk_was_full(engine: Engine, job: Job, outcome: Outcome, retried: bool) -> Outcome:
     """`outcome`, saying so if the disk of the attempt's logs was full as it ended: a job
     killed by a failed write leaves only `exit 1` and a log that stops (log_disk.py)."""
     files = engine.store.attempt_files(job.id, job.attempt)
     logs = (engine.layout.log_file(job, job.attempt, s, files) for s in ("stdout", "stderr"))
     if outcome.message or (folder := full_disk_folder(logs)) is None:
         return outcome
-    return replace(outcome, message=full_disk_message(folder, job.id))
+    return replace(outcome, message=full_disk_message(folder, job.id, retried))
 
 
 def stored_attempt(engine: Engine, job: Job) -> Attempt:

@@ -18,7 +18,9 @@ def full_disk_folder(logs: Iterable[Path]) -> Path | None:
     """The folder of the first of `logs` whose disk has less than FULL_BELOW bytes left to
     this user (the daemon's, which is the job's), or None. A log that is not a file (its
     output sent to /dev/null, a pipe) or cannot be looked at (gone, on a disk unmounted
-    since, on another node) is passed over: this only adds a reason."""
+    since, on another node) is passed over: this only adds a reason. So is a disk that tells
+    no size (a FUSE mount without statfs answers zeros). Root writes into the blocks kept for
+    it (ext4's 5%): what is left to it is f_bfree, not f_bavail."""
     for log in logs:
         try:
             if not stat.S_ISREG(os.stat(log).st_mode):
@@ -26,13 +28,17 @@ def full_disk_folder(logs: Iterable[Path]) -> Path | None:
             disk = os.statvfs(log.parent)
         except OSError:
             continue
-        if disk.f_bavail * disk.f_frsize < FULL_BELOW:
+        left = disk.f_bfree if os.geteuid() == 0 else disk.f_bavail
+        if disk.f_blocks and left * disk.f_frsize < FULL_BELOW:
             return log.parent
     return None
 
 
-def full_disk_message(folder: Path, job_id: int) -> str:
+def full_disk_message(folder: Path, job_id: int, retried: bool) -> str:
+    """What a failed attempt says of its full disk; the way out, unless it is retried anyway
+    (--retries: `gpuherd retry` of a queued job is refused)."""
+    then = "before its next attempt starts" if retried else f"then gpuherd retry {job_id}"
     return (
         f"the disk of its log folder {folder} was full as it ended, so its last output may be"
-        f" missing: free some space, then gpuherd retry {job_id}"
+        f" missing: free some space, {then}"
     )

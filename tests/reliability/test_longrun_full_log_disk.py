@@ -36,3 +36,12 @@ def test_a_job_that_filled_its_logs_disk_says_so(shared_daemon: Herd, tmp_path: 
         waited = herd.cli("wait", str(job), check=False)
         assert waited.returncode == 1
         assert f"job {job}: failed (exit {failed['exit_code']}: {said})" in waited.stderr
+
+        # A job retried anyway (--retries) is not told to `retry` (refused while queued).
+        again = herd.submit("--retries", "1", "-o", f"{logs}/again.log", "--", WRITES_5_MB)
+        herd.wait_state(again, "failed")
+        first, second = (a["message"] for a in herd.json("show", str(again))["attempts"])
+        full = f"the disk of its log folder {logs} was full as it ended"
+        assert first.startswith(full)
+        assert first.endswith("free some space, before its next attempt starts")
+        assert second.endswith(f"free some space, then gpuherd retry {again}")
