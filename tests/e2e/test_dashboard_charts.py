@@ -114,7 +114,7 @@ def test_a_big_plot_draws_a_vertex_per_dot_and_shares_its_tooltips_words() -> No
 def test_the_plots_caption_counts_its_points_as_the_dashboard_writes_numbers() -> None:
     rows = [row(i, {"x": i % 7}, {"m": i}) for i in range(10_000)]
     plot = scatter(rows, "x", "m")
-    caption = views.ENV.get_template("_plot.html").render(plot=plot)
+    caption = views.environment().get_template("_plot.html").render(plot=plot)
     assert "10,000 finished points." in caption
 
 

@@ -140,8 +140,8 @@ def test_the_installed_wheel_runs_and_finds_its_dashboard_files(
     # Every template loads and every static file is read, from the installed copy.
     check = (
         "import json, gpuherd, gpuherd.api.assets as a, gpuherd.api.views as v\n"
-        "names = v.ENV.list_templates()\n"
-        "[v.ENV.get_template(n) for n in names]\n"
+        "names = v.environment().list_templates()\n"
+        "[v.environment().get_template(n) for n in names]\n"
         "print(json.dumps([gpuherd.__file__, len(names), sorted(a.ASSETS)]))\n"
     )
     proc = subprocess.run(

@@ -70,6 +70,23 @@ class AnswersHead:
         await self.app(scope, receive, send)
 
 
+class AddsDashboard:
+    """The dashboard's routes are added to the app at its first request outside /api/, not at
+    start: most daemons serve the CLI alone, and FastAPI's analysis of them was CPU spent at
+    every start (benchmarks/daemon_start.py). They follow the API's routes, as they did when
+    added at start, and no /api/ path can be one of theirs: the same route answers."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        self.added = False
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if not self.added and scope["type"] == "http" and not scope["path"].startswith("/api/"):
+            self.added = True
+            dashboard.install(scope["app"])
+        await self.app(scope, receive, send)
+
+
 def create_app(service: Service, pid: int, socket_path: str) -> FastAPI:
     app = FastAPI(title="gpuherd", version=__version__, docs_url=None, redoc_url=None)
     app.state.service = service
@@ -77,12 +94,8 @@ def create_app(service: Service, pid: int, socket_path: str) -> FastAPI:
     app.state.socket_path = socket_path
     app.state.stop_mode = "leave"
     app.state.takes_body = {}  # refuse_body_where_none's, per route
-    checked = [Depends(refuse_unknown_query), Depends(refuse_body_where_none)]
-    app.include_router(jobs.router, prefix="/api/v1", dependencies=checked)
-    app.include_router(system.router, prefix="/api/v1", dependencies=checked)
-    app.include_router(listener.router, prefix="/api/v1", dependencies=checked)
-    app.include_router(sweeps.router, prefix="/api/v1", dependencies=checked)
-    dashboard.install(app)
+    install_api(app)
+    app.add_middleware(AddsDashboard)
     app.add_middleware(CapsBody)  # innermost of the three: its 413 names the version too
     app.add_middleware(SaysItsVersion)
     app.add_middleware(AnswersHead)
@@ -146,6 +159,13 @@ def create_app(service: Service, pid: int, socket_path: str) -> FastAPI:
         )
 
     return app
+
+
+def install_api(app: FastAPI) -> None:
+    """The JSON API's routes, under /api/v1, each checked for what it does not take."""
+    checked = [Depends(refuse_unknown_query), Depends(refuse_body_where_none)]
+    for module in (jobs, system, listener, sweeps):  # routes.py: each route analysed once
+        module.routes.install(app, prefix="/api/v1", dependencies=checked)
 
 
 QUERY_TAKEN_EVERYWHERE = frozenset({"token"})

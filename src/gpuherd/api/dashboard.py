@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from fastapi import APIRouter, FastAPI, Request
+from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, Response
 
 from gpuherd.api import (
@@ -22,6 +22,7 @@ from gpuherd.api import (
     views,
     views_sweeps,
 )
+from gpuherd.api.routes import RouteTable
 from gpuherd.core.idspec import format_ids, parse_job_ids
 from gpuherd.core.int64 import holds
 from gpuherd.core.log_names import chosen_file
@@ -32,19 +33,19 @@ from gpuherd.listing import LIVE_JOBS
 from gpuherd.service import Service
 from gpuherd.service_jobs import no_job
 
-router = APIRouter(include_in_schema=False)
+routes = RouteTable(include_in_schema=False)
 LOG_TAIL_BYTES = 64 * 1024
 
 
 def install(app: FastAPI) -> None:
     """Add the dashboard to the app: pages, fragments, actions, streams and /static."""
-    app.include_router(router)
-    app.include_router(dashboard_actions.router)
-    app.include_router(dashboard_submit.router)
-    app.include_router(dashboard_streams.router)
+    routes.install(app)
+    dashboard_actions.routes.install(app)
+    dashboard_submit.routes.install(app)
+    dashboard_streams.routes.install(app)
 
 
-@router.get("/static/{name}")
+@routes.get("/static/{name}")
 async def static_file(request: Request, name: str, v: str | None = None) -> Response:
     """A static file as this daemon read it at start (assets.py), whatever is on disk now."""
     return assets.response(name, v, request.headers.get("if-none-match"))
@@ -70,19 +71,19 @@ def _overview(request: Request) -> dict[str, Any]:
 # ---- overview ------------------------------------------------------------------------------
 
 
-@router.get("/", response_class=HTMLResponse)
+@routes.get("/", response_class=HTMLResponse)
 async def overview_page(request: Request) -> HTMLResponse:
     since = _mark(request)
     return views.render("overview.html", path="/", since=since, **_overview(request))
 
 
-@router.get("/ui/ping")
+@routes.get("/ui/ping")
 async def ping() -> Response:
     """Nothing, for a page to ask whether it may still talk to the daemon (its token)."""
     return Response(status_code=204, headers={"cache-control": "no-store"})
 
 
-@router.get("/ui/overview", response_class=HTMLResponse)
+@routes.get("/ui/overview", response_class=HTMLResponse)
 async def overview_fragment(request: Request) -> HTMLResponse:
     return views.render("_overview.html", **_overview(request))
 
@@ -94,7 +95,7 @@ def _jobs(request: Request) -> views.JobPage:
     return views.jobs_page(_service(request), views.JobFilter.from_query(request.query_params))
 
 
-@router.get("/jobs", response_class=HTMLResponse)
+@routes.get("/jobs", response_class=HTMLResponse)
 async def jobs_list(request: Request) -> HTMLResponse:
     since = _mark(request)
     try:
@@ -124,7 +125,7 @@ async def jobs_list(request: Request) -> HTMLResponse:
     )
 
 
-@router.get("/ui/jobs", response_class=HTMLResponse)
+@routes.get("/ui/jobs", response_class=HTMLResponse)
 async def jobs_fragment(request: Request) -> HTMLResponse:
     return views.render("_jobs.html", page=_jobs(request))
 
@@ -210,13 +211,13 @@ def _no_such_attempt(job: dict[str, Any], wanted: int) -> str:
     )
 
 
-@router.get("/jobs/{job_id}", response_class=HTMLResponse)
+@routes.get("/jobs/{job_id}", response_class=HTMLResponse)
 async def job_page(request: Request, job_id: int) -> HTMLResponse:
     since = _mark(request)
     return views.render("job.html", path="/jobs", since=since, **_job(request, job_id))
 
 
-@router.get("/ui/jobs/{job_id}", response_class=HTMLResponse)
+@routes.get("/ui/jobs/{job_id}", response_class=HTMLResponse)
 async def job_fragment(request: Request, job_id: int) -> HTMLResponse:
     since = _mark(request)  # the head's own: its page's stream resumes from it (dashboard.js)
     return views.render("_job.html", since=since, **_job(request, job_id, with_logs=False))
@@ -225,7 +226,7 @@ async def job_fragment(request: Request, job_id: int) -> HTMLResponse:
 # ---- submit, GPUs --------------------------------------------------------------------------
 
 
-@router.get("/submit", response_class=HTMLResponse)
+@routes.get("/submit", response_class=HTMLResponse)
 async def submit_page(request: Request) -> HTMLResponse:
     return dashboard_submit.submit_page(request, dashboard_submit.SubmitForm.defaults())
 
@@ -236,13 +237,13 @@ def _gpus(request: Request) -> dict[str, Any]:
     return {"gpus": service.gpus(), "live": {job["id"]: job for job in live}}
 
 
-@router.get("/gpus", response_class=HTMLResponse)
+@routes.get("/gpus", response_class=HTMLResponse)
 async def gpus_page(request: Request) -> HTMLResponse:
     since = _mark(request)
     return views.render("gpus.html", path="/gpus", since=since, **_gpus(request))
 
 
-@router.get("/ui/gpus", response_class=HTMLResponse)
+@routes.get("/ui/gpus", response_class=HTMLResponse)
 async def gpus_fragment(request: Request) -> HTMLResponse:
     return views.render("_gpus.html", **_gpus(request))
 
@@ -254,13 +255,13 @@ def _sweeps(request: Request) -> dict[str, Any]:
     return {"sweeps": views_sweeps.listing(_service(request))}
 
 
-@router.get("/sweeps", response_class=HTMLResponse)
+@routes.get("/sweeps", response_class=HTMLResponse)
 async def sweeps_page(request: Request) -> HTMLResponse:
     since = _mark(request)
     return views.render("sweeps.html", path="/sweeps", since=since, **_sweeps(request))
 
 
-@router.get("/ui/sweeps", response_class=HTMLResponse)
+@routes.get("/ui/sweeps", response_class=HTMLResponse)
 async def sweeps_fragment(request: Request) -> HTMLResponse:
     return views.render("_sweeps.html", **_sweeps(request))
 
@@ -270,7 +271,7 @@ def _sweep(request: Request, name: str) -> views_sweeps.SweepPage:
     return views_sweeps.sweep_page(_service(request), name, query)
 
 
-@router.get("/sweeps/{name}", response_class=HTMLResponse)
+@routes.get("/sweeps/{name}", response_class=HTMLResponse)
 async def sweep_page(request: Request, name: str) -> HTMLResponse:
     since = _mark(request)
     try:
@@ -280,7 +281,7 @@ async def sweep_page(request: Request, name: str) -> HTMLResponse:
     return views.render("sweep.html", path="/sweeps", name=name, page=page, since=since)
 
 
-@router.get("/ui/sweeps/{name}", response_class=HTMLResponse)
+@routes.get("/ui/sweeps/{name}", response_class=HTMLResponse)
 async def sweep_fragment(request: Request, name: str) -> HTMLResponse:
     try:
         page = _sweep(request, name)

@@ -10,13 +10,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from fastapi.responses import RedirectResponse, Response
 
 from gpuherd.api import views
 from gpuherd.api.form_fields import FIELD_READERS, read_field
 from gpuherd.api.form_words import EDIT_LABELS, GPU_LABELS, in_form_words
 from gpuherd.api.forms import Form, one, read_form, service_of
+from gpuherd.api.routes import RouteTable
 from gpuherd.core.edit import CLEARABLE
 from gpuherd.core.idspec import JOBS_THERE_ARE, summarize
 from gpuherd.core.int64 import fits
@@ -28,7 +29,7 @@ from gpuherd.service import Service
 from gpuherd.service_jobs import VERBS
 from gpuherd.wire import ActionResult
 
-router = APIRouter(include_in_schema=False)
+routes = RouteTable(include_in_schema=False)
 
 
 def _answer(request: Request, form: Form, messages: list[tuple[bool, str]]) -> Response:
@@ -55,7 +56,7 @@ def _results(results: Sequence[ActionResult]) -> list[tuple[bool, str]]:
 # ---- the queue and jobs --------------------------------------------------------------------
 
 
-@router.post("/ui/queue/{action}")
+@routes.post("/ui/queue/{action}")
 async def queue(request: Request, action: str) -> Response:
     form = await read_form(request)
     if action not in ("pause", "resume"):
@@ -104,7 +105,7 @@ PRIORITY_STEPS = {"prio-up": 1, "prio-down": -1}
 MOVES = ("front", "before")
 
 
-@router.post("/ui/jobs/act")
+@routes.post("/ui/jobs/act")
 async def act(request: Request) -> Response:
     """`action` on the jobs in `ids` (several fields, or lists like 3-7,9); `before` names
     the job that action `before` moves them ahead of."""
@@ -130,7 +131,7 @@ async def act(request: Request) -> Response:
     return _answer(request, form, messages)
 
 
-@router.post("/ui/jobs/retry-failed")
+@routes.post("/ui/jobs/retry-failed")
 async def retry_failed(request: Request) -> Response:
     form = await read_form(request)
     service = service_of(request)
@@ -144,7 +145,7 @@ async def retry_failed(request: Request) -> Response:
     return _answer(request, form, messages)
 
 
-@router.post("/ui/jobs/{job_id}/edit")
+@routes.post("/ui/jobs/{job_id}/edit")
 async def edit(request: Request, job_id: int) -> Response:
     """The job page's edit form: what a field said when the page was drawn comes back as
     `was.NAME`, and only fields whose text changed are sent (the page shows sizes and times
@@ -178,7 +179,7 @@ def _edited_fields(form: Form) -> tuple[dict[str, Any], list[str]]:
 # ---- GPUs ----------------------------------------------------------------------------------
 
 
-@router.post("/ui/gpus")
+@routes.post("/ui/gpus")
 async def gpus(request: Request) -> Response:
     """`op` add (index, slots), remove, drain or enable (index)."""
     form = await read_form(request)

@@ -28,17 +28,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from fastapi.responses import StreamingResponse
 
 from gpuherd.api import views
+from gpuherd.api.routes import RouteTable
 from gpuherd.broadcast import GAP, Change
 from gpuherd.core.text import drop_escapes
 from gpuherd.errors import Forbidden, HerdError
 from gpuherd.jobfiles import open_job_file, utf8_complete
 from gpuherd.service import Service
 
-router = APIRouter(include_in_schema=False)
+routes = RouteTable(include_in_schema=False)
 COALESCE = 0.3
 """Seconds to gather state changes into one `change` event."""
 SWEEP_COALESCE = 1.0
@@ -89,7 +90,7 @@ def _connected(since: str) -> str:
     return "retry: 2000\n\n" + ("" if since else sse("change", "connected"))
 
 
-@router.get("/ui/events")
+@routes.get("/ui/events")
 async def page_events(request: Request, since: str = "") -> StreamingResponse:
     service = _service(request)
 
@@ -111,14 +112,14 @@ async def page_events(request: Request, since: str = "") -> StreamingResponse:
     return _stream(events())
 
 
-@router.get("/ui/sweep-events")
+@routes.get("/ui/sweep-events")
 async def sweeps_events(request: Request, since: str = "") -> StreamingResponse:
     """`change` when a job of any sweep changed (the sweeps page)."""
     service = _service(request)
     return _stream(_sweep_changes(service, lambda: views.sweep_names(service), since))
 
 
-@router.get("/ui/sweep-events/{name}")
+@routes.get("/ui/sweep-events/{name}")
 async def sweep_events(request: Request, name: str, since: str = "") -> StreamingResponse:
     """`change` when a job of sweep `name` changed (its page)."""
     return _stream(_sweep_changes(_service(request), lambda: [name], since))
@@ -214,7 +215,7 @@ def _resume(text: str) -> tuple[int, int, int] | None:
     return None
 
 
-@router.get("/ui/jobs/{job_id}/stream")
+@routes.get("/ui/jobs/{job_id}/stream")
 async def job_events(
     request: Request,
     job_id: int,

@@ -10,13 +10,14 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from gpuherd.api import views
 from gpuherd.api.form_fields import read_field, whole
 from gpuherd.api.form_words import SUBMIT_LABELS, in_form_words
 from gpuherd.api.forms import Form, one, read_form, service_of
+from gpuherd.api.routes import RouteTable
 from gpuherd.core.commands import command_lines
 from gpuherd.core.env_vars import check_variable
 from gpuherd.core.idspec import format_ids, parse_job_ids
@@ -29,7 +30,7 @@ from gpuherd.script_files import missing_script, missing_script_hints
 from gpuherd.service import Service, Submitted
 from gpuherd.wire import SubmitItem
 
-router = APIRouter(include_in_schema=False)
+routes = RouteTable(include_in_schema=False)
 
 
 MORE_OPTIONS = (
@@ -175,7 +176,7 @@ def submit_page(
     )
 
 
-@router.post("/submit", response_class=HTMLResponse, response_model=None)
+@routes.post("/submit", response_class=HTMLResponse, response_model=None)
 async def submit(request: Request) -> Response:
     form = SubmitForm.parse(await read_form(request))
     try:

@@ -9,12 +9,13 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Annotated, Any, BinaryIO
 
-from fastapi import APIRouter, Query, Request
+from fastapi import Query, Request
 from fastapi.responses import PlainTextResponse, Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from gpuherd.api import log_follow
 from gpuherd.api.job_wait import waited
+from gpuherd.api.routes import RouteTable
 from gpuherd.core.states import LIVE_STATES
 from gpuherd.errors import Conflict, Forbidden, InvalidValue, NotFound
 from gpuherd.gc_pause import collector_paused
@@ -34,7 +35,7 @@ from gpuherd.wire_requests import (
     WaitRequest,
 )
 
-router = APIRouter()
+routes = RouteTable()
 # Queries' numbers stop at LARGEST: SQLite's and a file offset's limit (a larger `limit` was
 # a 500, a larger log `offset` broke the stream after its 200).
 DOWNLOAD_CHUNK = 1024 * 1024
@@ -46,7 +47,7 @@ def _service(request: Request) -> Service:
     return service
 
 
-@router.post("/jobs")
+@routes.post("/jobs")
 async def submit(request: Request, body: SubmitRequest) -> dict[str, Any]:
     """`draining`: the daemon is stopping once its running jobs end; these wait for the next.
     `cancelled`: the ids of jobs cancelled at once (dependency_failed), as a job they wait for
@@ -61,7 +62,7 @@ async def submit(request: Request, body: SubmitRequest) -> dict[str, Any]:
     }
 
 
-@router.get("/jobs", response_model=dict[str, Any])
+@routes.get("/jobs", response_model=dict[str, Any])
 async def list_jobs(
     request: Request,
     state: Annotated[list[str] | None, Query()] = None,
@@ -122,7 +123,7 @@ class _InPieces(Response):
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
-@router.get("/jobs/wait")
+@routes.get("/jobs/wait")
 async def wait(
     request: Request,
     ids: Annotated[list[int], Query()],
@@ -135,19 +136,19 @@ async def wait(
     return await waited(_service(request), ids, timeout)
 
 
-@router.post("/jobs/wait")  # before /jobs/{action}, which would take "wait" for an action
+@routes.post("/jobs/wait")  # before /jobs/{action}, which would take "wait" for an action
 async def wait_posted(request: Request, body: WaitRequest) -> dict[str, Any]:
     """GET /jobs/wait's answer, with the ids and timeout in the body (WaitRequest); with
     `any`, as soon as one of the jobs has finished."""
     return await waited(_service(request), body.ids, body.timeout, any_finished=body.any)
 
 
-@router.get("/jobs/{job_id}")
+@routes.get("/jobs/{job_id}")
 async def show(request: Request, job_id: int) -> dict[str, Any]:
     return _service(request).show(job_id)
 
 
-@router.post("/jobs/edit")  # before /jobs/{action}, which would take "edit" for its action
+@routes.post("/jobs/edit")  # before /jobs/{action}, which would take "edit" for its action
 async def edit(request: Request, body: EditRequest) -> Response:
     service = _service(request)
     results = await service.in_pieces(
@@ -156,7 +157,7 @@ async def edit(request: Request, body: EditRequest) -> Response:
     return _results(results)
 
 
-@router.post("/jobs/{action}")
+@routes.post("/jobs/{action}")
 async def act(request: Request, action: str, body: IdsRequest) -> Response:
     if action not in VERBS:
         raise NotFound(f"unknown action '{action}': use one of {', '.join(VERBS)}")
@@ -169,17 +170,17 @@ def _results(results: list[ActionResult]) -> Response:
     return Response(json.dumps({"results": answers}), media_type="application/json")
 
 
-@router.post("/jobs/{job_id}/priority")
+@routes.post("/jobs/{job_id}/priority")
 async def priority(request: Request, job_id: int, body: PriorityRequest) -> dict[str, Any]:
     return {"message": _service(request).set_priority(job_id, body.priority)}
 
 
-@router.post("/jobs/{job_id}/move")
+@routes.post("/jobs/{job_id}/move")
 async def move(request: Request, job_id: int, body: MoveRequest) -> dict[str, Any]:
     return {"message": _service(request).move(job_id, body.first, body.before, body.swap)}
 
 
-@router.get("/jobs/{job_id}/log", response_class=PlainTextResponse)
+@routes.get("/jobs/{job_id}/log", response_class=PlainTextResponse)
 async def log(
     request: Request,
     job_id: int,
@@ -242,7 +243,7 @@ def _log_chunks(f: BinaryIO, start: int, end: int) -> Iterator[bytes]:
             yield data
 
 
-@router.get("/jobs/{job_id}/log/follow")
+@routes.get("/jobs/{job_id}/log/follow")
 async def follow(
     request: Request,
     job_id: int,
@@ -278,7 +279,7 @@ async def follow(
     return StreamingResponse(events, media_type="text/event-stream")
 
 
-@router.get("/events")
+@routes.get("/events")
 async def events(request: Request) -> StreamingResponse:
     """Server-sent events: one `data` line per state change, as JSON."""
     service = _service(request)

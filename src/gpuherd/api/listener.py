@@ -20,10 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fastapi import APIRouter, FastAPI, Request
+from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
 from gpuherd.api.auth import TCP_SCOPE_KEY, HostCheck, TcpGate
+from gpuherd.api.routes import RouteTable
 from gpuherd.errors import Conflict, HerdError
 from gpuherd.listen_address import format_address, parse_address
 from gpuherd.wire import REFUSE_UNKNOWN_FIELDS, Bool
@@ -35,7 +36,7 @@ NEXT_FREE_TRIES = 10
 """`gpuherd ui` without --listen tries this many ports from 8888 up, as Jupyter does."""
 TOKEN_FILE = "ui_token"
 
-router = APIRouter()
+routes = RouteTable()
 
 
 def token_path(home: Path) -> Path:
@@ -189,12 +190,12 @@ def _refuse_tcp(request: Request) -> JSONResponse | None:
     return None
 
 
-@router.get("/daemon/listen", response_model=None)
+@routes.get("/daemon/listen", response_model=None)
 async def listen_status(request: Request) -> dict[str, Any] | JSONResponse:
     return _refuse_tcp(request) or _listener(request).describe()
 
 
-@router.post("/daemon/listen", response_model=None)
+@routes.post("/daemon/listen", response_model=None)
 async def listen(request: Request, body: ListenRequest) -> dict[str, Any] | JSONResponse:
     """Start (or with `stop`, stop) the TCP listener; only over the Unix socket."""
     refused = _refuse_tcp(request)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Request
+from fastapi import Query, Request
 
+from gpuherd.api.routes import RouteTable
 from gpuherd.errors import InvalidValue
 from gpuherd.service import Service
 from gpuherd.store_rows import LARGEST
@@ -15,7 +16,7 @@ from gpuherd.submission_text import reject_not_utf8_in, reject_nul
 from gpuherd.sweeps import Sweeps, git_commit
 from gpuherd.wire_requests import SweepRequest
 
-router = APIRouter()
+routes = RouteTable()
 
 
 def _sweeps(request: Request) -> Sweeps:
@@ -23,7 +24,7 @@ def _sweeps(request: Request) -> Sweeps:
     return Sweeps(service)
 
 
-@router.post("/sweeps")
+@routes.post("/sweeps")
 async def submit(request: Request, body: SweepRequest) -> dict[str, Any]:
     """Expand the spec, skip done and queued points, submit the rest; say how many of each."""
     reject_nul("sweep: ", cwd=body.cwd, env=body.env)
@@ -35,12 +36,12 @@ async def submit(request: Request, body: SweepRequest) -> dict[str, Any]:
     return _sweeps(request).submit(body, git)
 
 
-@router.get("/sweeps")
+@routes.get("/sweeps")
 async def listing(request: Request) -> dict[str, Any]:
     return {"sweeps": _sweeps(request).listing()}
 
 
-@router.get("/sweeps/{name}")
+@routes.get("/sweeps/{name}")
 async def table(
     request: Request,
     name: str,
@@ -51,7 +52,7 @@ async def table(
     return _sweeps(request).table(name, sort, state or (), limit)
 
 
-@router.delete("/sweeps/{name}")
+@routes.delete("/sweeps/{name}")
 async def remove(request: Request, name: str) -> dict[str, Any]:
     """Remove the sweep's jobs (as `rm`, in pieces) and its record; its results folder stays."""
     return await _sweeps(request).remove(name)

@@ -6,8 +6,9 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 
+from gpuherd.api.routes import RouteTable
 from gpuherd.attempts import Live
 from gpuherd.core.idspec import format_ids
 from gpuherd.core.model import DeviceState
@@ -16,7 +17,7 @@ from gpuherd.errors import InvalidValue, NotFound
 from gpuherd.service import Service
 from gpuherd.wire_requests import ConfigRequest, GpuAddRequest, StopRequest
 
-router = APIRouter()
+routes = RouteTable()
 _background: set[asyncio.Task[None]] = set()
 
 
@@ -25,32 +26,32 @@ def _service(request: Request) -> Service:
     return service
 
 
-@router.post("/queue/pause")
+@routes.post("/queue/pause")
 async def pause_queue(request: Request) -> dict[str, Any]:
     return {"message": _service(request).pause_queue(True)}
 
 
-@router.post("/queue/resume")
+@routes.post("/queue/resume")
 async def resume_queue(request: Request) -> dict[str, Any]:
     return {"message": _service(request).pause_queue(False)}
 
 
-@router.get("/gpus")
+@routes.get("/gpus")
 async def gpus(request: Request) -> dict[str, Any]:
     return _service(request).gpus()
 
 
-@router.post("/gpus")
+@routes.post("/gpus")
 async def gpu_add(request: Request, body: GpuAddRequest) -> dict[str, Any]:
     return {"message": _service(request).gpu_add(body.index, body.slots)}
 
 
-@router.delete("/gpus/{index}")
+@routes.delete("/gpus/{index}")
 async def gpu_remove(request: Request, index: int) -> dict[str, Any]:
     return {"message": _service(request).gpu_remove(index)}
 
 
-@router.post("/gpus/{index}/{action}")
+@routes.post("/gpus/{index}/{action}")
 async def gpu_state(request: Request, index: int, action: str) -> dict[str, Any]:
     states = {"drain": DeviceState.DRAINING, "enable": DeviceState.ENABLED}
     if action not in states:  # a path that names no endpoint: 404, as any other such path
@@ -61,22 +62,22 @@ async def gpu_state(request: Request, index: int, action: str) -> dict[str, Any]
     return {"message": _service(request).gpu_state(index, states[action])}
 
 
-@router.get("/config")
+@routes.get("/config")
 async def get_config(request: Request) -> dict[str, Any]:
     return {"settings": _service(request).config()}
 
 
-@router.post("/config")
+@routes.post("/config")
 async def set_config(request: Request, body: ConfigRequest) -> dict[str, Any]:
     return {"message": _service(request).set_config(body.name, body.value)}
 
 
-@router.get("/daemon")
+@routes.get("/daemon")
 async def status(request: Request) -> dict[str, Any]:
     return _service(request).status(request.app.state.pid, request.app.state.socket_path)
 
 
-@router.post("/daemon/stop")
+@routes.post("/daemon/stop")
 async def stop(request: Request, body: StopRequest) -> dict[str, Any]:
     if body.mode not in ("leave", "drain", "kill"):
         raise InvalidValue(f"unknown stop mode '{body.mode}': use leave, drain or kill")

@@ -7,15 +7,15 @@ strict Content-Security-Policy: scripts only from /static, no inline script, no 
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
-from jinja2 import DictLoader, Environment, StrictUndefined
 from markupsafe import Markup, escape
 from starlette.datastructures import QueryParams
 from starlette.responses import HTMLResponse
@@ -40,6 +40,9 @@ from gpuherd.core.units import format_duration, format_size
 from gpuherd.core.when import parse_since
 from gpuherd.listing import LIVE_JOBS
 from gpuherd.service import Service
+
+if TYPE_CHECKING:
+    from jinja2 import Environment
 
 HERE = Path(__file__).parent
 TEMPLATES = HERE / "templates"
@@ -111,12 +114,19 @@ def _percent(used: int | None, total: int | None) -> int:
     return max(0, min(100, round(100 * used / total)))
 
 
-def _make_env() -> Environment:
-    # The templates as this daemon read them at start: a gpuherd upgraded in place while it
-    # runs must not render its new templates with this version's code.
-    sources = {path.name: path.read_text() for path in TEMPLATES.glob("*.html")}
+SOURCES = {path.name: path.read_text() for path in TEMPLATES.glob("*.html")}
+"""The templates as this daemon read them at start: a gpuherd upgraded in place while it runs
+must not render its new templates with this version's code."""
+
+
+@functools.cache
+def environment() -> Environment:
+    """jinja2's environment, made for the first page: most daemons never serve one, and
+    importing jinja2 was ~5% of a daemon's start-up CPU (benchmarks/daemon_start.py)."""
+    from jinja2 import DictLoader, Environment, StrictUndefined
+
     env = Environment(
-        loader=DictLoader(sources),
+        loader=DictLoader(SOURCES),
         autoescape=True,
         trim_blocks=True,
         lstrip_blocks=True,
@@ -151,7 +161,12 @@ def _make_env() -> Environment:
         FOREIGN_SHOWN=3,  # a GPU's foreign processes listed; the rest in a tooltip
         # `gpuherd gpus`' HELD: why a GPU that looks half empty takes no more --mem jobs.
         held_means="what gpuherd's jobs on it hold: each its --mem or its measured use, the larger",
+        job_actions=job_actions,
+        bulk_actions=BULK_ACTIONS,
+        TITLE_MAX=TITLE_MAX,
+        time_windows=TIME_WINDOWS,
     )
+    env.filters.update(visible=show_bidi)
     return env
 
 
@@ -160,13 +175,10 @@ def _sparkline(gpu: dict[str, Any]) -> views_plot.Spark | None:
     return views_plot.sparkline(gpu.get("history") or [], gpu.get("memory_total"), time.time())
 
 
-ENV = _make_env()
-
-
 def render(
     name: str, /, *, http_status: int = 200, headers: dict[str, str] | None = None, **context: Any
 ) -> HTMLResponse:
-    html = ENV.get_template(name).render(**context)
+    html = environment().get_template(name).render(**context)
     return HTMLResponse(html, http_status, headers={**PAGE_HEADERS, **(headers or {})})
 
 
@@ -354,15 +366,6 @@ BULK_ACTIONS = [
 ]
 """The jobs page's buttons for the jobs ticked: (action, label, question) as job_actions;
 dashboard.js writes how many are ticked for {selected} ("3 selected jobs") as it asks."""
-
-
-ENV.globals.update(
-    job_actions=job_actions,
-    bulk_actions=BULK_ACTIONS,
-    TITLE_MAX=TITLE_MAX,
-    time_windows=TIME_WINDOWS,
-)
-ENV.filters.update(visible=show_bidi)
 
 
 def safe_next(target: str | None, default: str = "/") -> str:
