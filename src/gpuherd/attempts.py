@@ -62,7 +62,8 @@ class Live:
     stop_reason: OutcomeKind | None = None
     requeue: bool = False
     kill_at: float | None = None
-    """When (event-loop time) the stop's SIGKILL comes: a later stop request never delays it."""
+    """When (event-loop time) the stop's SIGKILL comes: a later stop request never delays it,
+    unless it chooses a grace (`kill --grace`)."""
     deadline: asyncio.TimerHandle | None = field(default=None, repr=False)
     paused: bool = False
     time_left: float | None = None
@@ -257,10 +258,13 @@ class Attempts:
         requeue: bool = False,
         grace: float | None = None,
         begun: bool = False,
+        chosen: float | None = None,
     ) -> Live | None:
         """SIGTERM the job's group, SIGKILL after its grace period (or `grace`, if shorter);
-        `begun`: an earlier daemon sent the SIGTERM (Executor.terminate). Returns the attempt
-        with the stop it is under; None if nothing changed."""
+        `begun`: an earlier daemon sent the SIGTERM (Executor.terminate). `chosen`: the grace
+        asked for this stop (`kill --grace`, or the rest of one a restarted daemon carries
+        on): the SIGKILL comes that long from now, sooner or later than it was due. Returns
+        the attempt with the stop it is under; None if nothing changed."""
         live = self.live.get(job_id)
         if live is None:
             return None
@@ -268,11 +272,22 @@ class Attempts:
             return None  # a timeout or stall while already stopping adds nothing
         # A person's kill or retry overrides what was asked before (the last word wins: a
         # kill after a retry is not run again), and a timeout or stall (a kill is never
-        # retried). The SIGKILL stays when it was due: asking again never delays it.
+        # retried). The SIGKILL stays when it was due: asking again never delays it, unless
+        # a grace is chosen (a checkpoint that turns out to need longer).
         live.stop_reason, live.requeue = reason, requeue
         loop = asyncio.get_running_loop()
+        if chosen is not None:
+            # A stop under way has had its SIGTERM: only its SIGKILL moves (a second SIGTERM
+            # means "hurry, skip the checkpoint" to some programs).
+            under_way = live.kill_at is not None
+            live.kill_at = loop.time() + chosen
+            self.executor.terminate(live.pid, chosen, begun or under_way)
+            return live
         wait = live.grace if grace is None else min(grace, live.grace)
-        if live.kill_at is None or loop.time() + wait < live.kill_at:
+        # Only a cap (`grace`) brings a stop under way forward: a plain kill again keeps a
+        # SIGKILL chosen later than the job's own grace (`kill --grace 5m`, then `kill`).
+        sooner = live.kill_at is not None and grace is not None
+        if live.kill_at is None or (sooner and loop.time() + wait < live.kill_at):
             live.kill_at = loop.time() + wait
             self.executor.terminate(live.pid, wait, begun)
         return live

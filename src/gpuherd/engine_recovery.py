@@ -204,7 +204,8 @@ def _reattach(engine: Engine, job: Job, pid: int, now: float) -> None:
     log.info("re-attached to job %d (pid %d)", job.id, pid)
     if job.stop is not None:  # a kill or retry the last daemon had begun
         left = max(0.0, kill_due(job) - now)
-        engine.attempts.stop(job.id, job.stop.reason, job.stop.requeue, grace=left, begun=True)
+        # The rest of the stop's grace, whatever it chose: longer than the job's own too.
+        engine.attempts.stop(job.id, job.stop.reason, job.stop.requeue, begun=True, chosen=left)
     elif job.state is JobState.PAUSED:
         # Its SIGSTOP again (a stopped process is not stopped twice): the last daemon may
         # have stopped before it got there (a Ray actor still being created at the pause).

@@ -37,14 +37,21 @@ class JobStops:
         self._stopping = True
 
     def stop_job(
-        self, job_id: int, reason: OutcomeKind, requeue: bool = False, grace: float | None = None
+        self,
+        job_id: int,
+        reason: OutcomeKind,
+        requeue: bool = False,
+        grace: float | None = None,
+        chosen: float | None = None,
     ) -> bool:
-        """Stop a running attempt; the request is stored, so a restarted daemon carries it out."""
-        live = self.attempts.stop(job_id, reason, requeue, grace)
+        """Stop a running attempt; the request is stored, so a restarted daemon carries it out.
+        `grace` caps the job's own grace; `chosen` replaces it (Attempts.stop)."""
+        live = self.attempts.stop(job_id, reason, requeue, grace, chosen=chosen)
         if live is None or live.kill_at is None:
             return False
         now, reason = self.clock(), live.stop_reason or reason
-        # Stored so that `at + grace` is when the SIGKILL is due, however often it was asked.
+        # Stored so that `at + grace` is when the SIGKILL is due, however often it was asked
+        # and whatever grace it chose (`at` is in the future when it chose a longer one).
         kill_in = live.kill_at - asyncio.get_running_loop().time()
         self.store.update_job(
             job_id,
@@ -57,19 +64,22 @@ class JobStops:
         )
         return True
 
-    def kill_all(self, grace: float | None = None) -> None:
-        """Stop every running job, each stop stored: a crash in its grace must not undo it."""
+    def kill_all(self, grace: float | None = None, chosen: float | None = None) -> None:
+        """Stop every running job, each stop stored: a crash in its grace must not undo it.
+        `grace` caps each job's own grace (a Ctrl-C of `gpuherd run`); `chosen` replaces it
+        (`daemon stop --kill --grace`)."""
         with self.store.transaction():
             for job_id in list(self.attempts.live):
-                self.stop_job(job_id, OutcomeKind.KILLED, grace=grace)
+                self.stop_job(job_id, OutcomeKind.KILLED, grace=grace, chosen=chosen)
 
-    async def drain(self, kill: bool = False, grace: float | None = None) -> dict[int, str]:
-        """Start nothing new; with `kill`, stop every running job; return once none runs, or,
-        with `kill`, once the executor can reach none left: those, with why (their stops are
-        stored: the next daemon carries them out)."""
+    async def drain(self, kill: bool = False, chosen: float | None = None) -> dict[int, str]:
+        """Start nothing new; with `kill`, stop every running job (with the grace `chosen`,
+        else each its own); return once none runs, or, with `kill`, once the executor can
+        reach none left: those, with why (their stops are stored: the next daemon carries
+        them out)."""
         self.stop_dispatch()
         if kill:
-            self.kill_all(grace)
+            self.kill_all(chosen=chosen)
         reach = self.executor.out_of_reach
         while self.live:
             away = {i: why for i, lv in self.live.items() if kill and (why := reach(lv.pid))}

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Iterable, Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Never
 
 import click
@@ -21,7 +21,7 @@ from gpuherd.errors import Conflict, HerdError, InvalidValue
 from gpuherd.pyapi_checks import job_number, log_numbers, refuse_unknown
 from gpuherd.pyapi_notebook import jobs_table, jobs_text, pretty_jobs
 from gpuherd.pyapi_types import check_types
-from gpuherd.pyapi_values import plain
+from gpuherd.pyapi_values import in_units, plain
 
 if TYPE_CHECKING:
     from gpuherd.client import Client
@@ -182,11 +182,18 @@ class JobActions:
     """The job's row in the listing that made this handle (`herd.jobs()`): its fields as
     `gpuherd ls --json` gives them, as they were then. None for a handle from elsewhere."""
 
-    def kill(self) -> str:
+    def kill(self, grace: float | str | timedelta | None = None) -> str:
         """Stop the job (cancel it if it has not started), as `gpuherd kill`: "stopping
         (SIGTERM, ...)", "cancelled", or, for a job that ended before (nothing to stop, no
-        error, as `gpuherd kill` exits 0 for it), "already ended (succeeded)"."""
-        return self._act("kill")
+        error, as `gpuherd kill` exits 0 for it), "already ended (succeeded)". `grace`, as
+        `kill --grace`: the SIGKILL that long after the SIGTERM instead of after the job's
+        own grace (seconds, "5m" or a timedelta; 0: at once), and, for a job already being
+        stopped, that long from now."""
+        if grace is None:
+            return self._act("kill")
+        chosen = in_units({"grace": plain(grace)})
+        check_types(chosen)  # (a WrongType naming grace=, not pydantic's words)
+        return self._act("kill", chosen)
 
     def retry(self, hold: bool = False) -> str:
         """Run the finished job again as a new attempt ("queued again"); a running one is
@@ -253,10 +260,11 @@ class JobActions:
             )
         return self._answer(f"/jobs/{self.id}/priority", {"priority": priority})
 
-    def _act(self, action: str) -> str:
-        """POST /jobs/ACTION for this job (the verbs of many jobs); NotFound for no such job."""
+    def _act(self, action: str, more: Mapping[str, Any] | None = None) -> str:
+        """POST /jobs/ACTION for this job (the verbs of many jobs), with `more` in its body;
+        NotFound for no such job."""
         client = self.herd.client
-        (result,) = client.post(f"/jobs/{action}", {"ids": [self.id]})["results"]
+        (result,) = client.post(f"/jobs/{action}", {"ids": [self.id], **(more or {})})["results"]
         if not result["ok"]:
             client.get(f"/jobs/{self.id}")  # raises NotFound for no such job: "no job 7"
         return str(result["message"])

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import shutil
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from gpuherd import paths
@@ -19,9 +20,11 @@ from gpuherd.core.lifecycle import (
     PUT_BACK,
     Rerun,
     Stopping,
+    chosen_grace_refused,
     killed_while_stopping,
     refused_while_stopping,
     retry_refused,
+    stop_begun,
 )
 from gpuherd.core.model import Job, Outcome
 from gpuherd.core.states import (
@@ -68,12 +71,20 @@ class JobVerbs:
     store: Store
     home: Path
 
-    async def act(self, verb: str, ids: Sequence[int]) -> list[ActionResult]:
+    async def act(
+        self, verb: str, ids: Sequence[int], grace: float | None = None
+    ) -> list[ActionResult]:
         """One of VERBS on the jobs `ids`, PIECE jobs at a time: between pieces the daemon
         answers other clients and records jobs that end (a hold of 100,000 jobs used to keep
-        it deaf for seconds); nothing starts until the last piece is done."""
+        it deaf for seconds); nothing starts until the last piece is done. `grace`: a kill's
+        (`kill --grace`), refused with another verb."""
+        if grace is not None:
+            if verb != "kill":
+                raise InvalidValue(f"grace is a kill's, not a {verb}'s: leave it out")
+            if refused := chosen_grace_refused(grace):
+                raise InvalidValue(refused)
         action: Callable[[Sequence[int]], list[ActionResult]] = {
-            "kill": self.kill,
+            "kill": lambda ids: self.kill(ids, grace),
             "rm": self.remove,
             "retry": self.retry,
             "retry-held": lambda ids: self.retry(ids, hold=True),
@@ -97,11 +108,15 @@ class JobVerbs:
                 await asyncio.sleep(BREATH)
         return results
 
-    def kill(self, ids: Sequence[int]) -> list[ActionResult]:
+    def kill(self, ids: Sequence[int], grace: float | None = None) -> list[ActionResult]:
+        """Cancel waiting jobs, stop running ones: SIGKILL after their own grace, or after
+        `grace` (chosen: from now, also for a job already being stopped)."""
         # A waiter cancelled with a job named before it was cancelled by this very command.
-        return self._each(ids, self._kill_one, ended_here=lambda job: job.state.value)
+        return self._each(
+            ids, lambda job: self._kill_one(job, grace), ended_here=lambda job: job.state.value
+        )
 
-    def _kill_one(self, job: Job) -> str:
+    def _kill_one(self, job: Job, grace: float | None = None) -> str:
         if job.state in (JobState.QUEUED, JobState.HELD):
             self._cancel(job, "cancelled by the user")
             return "cancelled"
@@ -109,10 +124,13 @@ class JobVerbs:
             # A stop under way is looked for first: told by the time left after this one, a
             # daemon slow in between called a first kill "already stopping (SIGKILL in 9.9s)".
             stopping = self._stopping(job)
-            self.engine.stop_job(job.id, OutcomeKind.KILLED)
-            if stopping is not None:  # asking again never puts the SIGKILL off
+            self.engine.stop_job(job.id, OutcomeKind.KILLED, chosen=grace)
+            if stopping is None:
+                return stop_begun(job.spec.grace if grace is None else grace)
+            if grace is None:  # asking again never puts the SIGKILL off
                 return killed_while_stopping(stopping)
-            return f"stopping (SIGTERM, then SIGKILL after {job.spec.grace:g}s)"
+            # A chosen grace counts from now, sooner or later than the SIGKILL was due.
+            return killed_while_stopping(replace(stopping, left=grace), was=stopping.left)
         # What a kill asks for, the job not running, already holds: an answer, not a refusal
         # (as `hold` of a held job), or `kill $(gpuherd ls -q)` failed on a queue of short
         # jobs, any of them ending between the `ls` and the kill. Said, so a typo shows.

@@ -68,6 +68,9 @@ class IdsRequest:
     __pydantic_config__ = REFUSE_UNKNOWN_FIELDS
 
     ids: list[Int]
+    grace: Float | None = None
+    """A kill's only: seconds from SIGTERM to SIGKILL for this stop, instead of each job's
+    own grace (0: SIGKILL at once); also moves the SIGKILL of a stop under way."""
 
 
 WAIT_LONGEST = 3600.0
@@ -182,3 +185,5 @@ class StopRequest:
 
     mode: str = "leave"
     """leave: running jobs keep running; drain: wait for them; kill: stop them."""
+    grace: Float | None = None
+    """With kill: seconds from SIGTERM to SIGKILL, instead of each job's own grace."""

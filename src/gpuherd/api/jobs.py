@@ -161,7 +161,7 @@ async def edit(request: Request, body: EditRequest) -> Response:
 async def act(request: Request, action: str, body: IdsRequest) -> Response:
     if action not in VERBS:
         raise NotFound(f"unknown action '{action}': use one of {', '.join(VERBS)}")
-    return _results(await _service(request).act(action, body.ids))
+    return _results(await _service(request).act(action, body.ids, body.grace))
 
 
 def _results(results: list[ActionResult]) -> Response:

@@ -11,6 +11,7 @@ from fastapi import Request
 from gpuherd.api.routes import RouteTable
 from gpuherd.attempts import Live
 from gpuherd.core.idspec import format_ids
+from gpuherd.core.lifecycle import stop_mode_grace_refused
 from gpuherd.core.model import DeviceState
 from gpuherd.core.units import plural
 from gpuherd.errors import InvalidValue, NotFound
@@ -81,13 +82,15 @@ async def status(request: Request) -> dict[str, Any]:
 async def stop(request: Request, body: StopRequest) -> dict[str, Any]:
     if body.mode not in ("leave", "drain", "kill"):
         raise InvalidValue(f"unknown stop mode '{body.mode}': use leave, drain or kill")
+    if body.grace is not None and (refused := stop_mode_grace_refused(body.mode, body.grace)):
+        raise InvalidValue(refused)
     service = _service(request)
     engine, server = service.engine, request.app.state.server
     running = len(engine.live)
     service.asked_to_stop(body.mode)
 
     async def stop_after_jobs() -> None:
-        if left := await engine.drain(kill=body.mode == "kill"):
+        if left := await engine.drain(kill=body.mode == "kill", chosen=body.grace):
             service.left_running(left)
         engine.changes.close()  # open event streams end, so the server can close
         server.should_exit = True

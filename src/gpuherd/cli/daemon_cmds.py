@@ -15,7 +15,7 @@ from gpuherd import paths
 from gpuherd.cli.daemon_backup import backup
 from gpuherd.cli.daemon_restart import restart
 from gpuherd.cli.options import fake_gpus_option, gpu_choice, json_option
-from gpuherd.cli.param_types import LISTEN, Choosing, WholeRange
+from gpuherd.cli.param_types import GRACE, LISTEN, Choosing, WholeRange
 from gpuherd.client import Client
 from gpuherd.core.gpu_slots import MAX_SLOTS
 from gpuherd.core.units import format_duration, plural
@@ -227,10 +227,18 @@ def already_running(client: Client, status: dict[str, Any]) -> HerdError:
 @daemon.command()
 @click.option("--drain", is_flag=True, help="Wait for running jobs to finish.")
 @click.option("--kill", is_flag=True, help="Kill running jobs first.")
-def stop(drain: bool, kill: bool) -> None:
+@click.option(
+    "--grace",
+    type=GRACE,
+    help="With --kill: SIGKILL this long after the SIGTERM (5m; 0: at once) instead of after "
+    "each job's own grace.",
+)
+def stop(drain: bool, kill: bool, grace: float | None) -> None:
     """Stop the daemon. Running jobs keep running and the next daemon re-attaches to them."""
     if drain and kill:
         raise click.UsageError("give --drain (let running jobs finish) or --kill, not both")
+    if grace is not None and not kill:
+        raise click.UsageError("--grace goes with --kill (the stop of running jobs): add --kill")
     client = Client()
     try:
         pid = int(status_within(client)["pid"])
@@ -241,18 +249,20 @@ def stop(drain: bool, kill: bool) -> None:
         # `gpuherd daemon stop` under `set -e` must not fail for a daemon already gone.
         click.echo(f"no gpuherd daemon is running for {client.home}: nothing to stop")
         return
-    left = stop_daemon(client, pid, "drain" if drain else "kill" if kill else "leave")
+    left = stop_daemon(client, pid, "drain" if drain else "kill" if kill else "leave", grace)
     if left is not None:  # jobs a --kill could not reach
         raise HerdError(left)
 
 
-def stop_daemon(client: Client, pid: int, mode: str) -> str | None:
-    """Ask the daemon (`pid`) to stop (leave, drain or kill its running jobs), say its answer,
-    and return once it has stopped: with its last word, if it has one (jobs a --kill could
-    not reach). One that ends before it has stopped (killed, crashed) is a HerdError."""
+def stop_daemon(client: Client, pid: int, mode: str, grace: float | None = None) -> str | None:
+    """Ask the daemon (`pid`) to stop (leave, drain or kill its running jobs: with `grace`,
+    each SIGKILLed that long after its SIGTERM), say its answer, and return once it has
+    stopped: with its last word, if it has one (jobs a --kill could not reach). One that ends
+    before it has stopped (killed, crashed) is a HerdError."""
     log = paths.daemon_log(client.home)
     logged = log.stat().st_size if log.exists() else 0  # the daemon's last word comes after
-    answer = client.post("/daemon/stop", {"mode": mode})
+    chosen = {} if grace is None else {"grace": grace}
+    answer = client.post("/daemon/stop", {"mode": mode, **chosen})
     click.echo(answer["message"])
     _wait_for_exit(pid)
     if client.socket_path.exists():  # a daemon that stops (not one that dies) removes it

@@ -15,7 +15,7 @@ import click
 from gpuherd.core.env_vars import check_variable
 from gpuherd.core.idspec import OPTION_HELP, check_job_id, parse_gpu_indices, parse_job_ids
 from gpuherd.core.int64 import LARGEST, SMALLEST, TOO_LARGE, beyond
-from gpuherd.core.units import MissingUnit, parse_duration, parse_memory
+from gpuherd.core.units import MissingUnit, parse_duration, parse_grace, parse_memory
 from gpuherd.core.when import parse_begin, parse_since
 from gpuherd.errors import HerdError, InvalidValue
 from gpuherd.listen_address import parse_address
@@ -101,6 +101,7 @@ class _Memory(_Parsed):
 
 
 DURATION = _Parsed("duration", parse_duration)
+GRACE = _Parsed("duration", parse_grace)
 SIZE = _Memory("size", parse_memory)
 
 

@@ -23,6 +23,7 @@ from gpuherd.cli.options import (
 from gpuherd.cli.output_options import check_outputs, output_options
 from gpuherd.cli.param_types import (
     DURATION,
+    GRACE,
     JOB_ID,
     PRIORITY,
     SIZE,
@@ -60,12 +61,24 @@ def _verb(action: str, doc: str, name: str | None = None) -> click.Command:
     return command
 
 
-kill = _verb(
-    "kill",
-    "Stop jobs: queued ones are cancelled, running ones get SIGTERM, then "
-    "SIGKILL after their grace period. A job that already ended is said so, and is no "
-    "error (exit 0: `kill $(gpuherd ls -q)` under set -e). IDS: 3, 3-7, 3,5,9.",
+@click.command(cls=TakesJobIds)
+@ids_argument(required=False)
+@click.option(
+    "--grace",
+    type=GRACE,
+    help="SIGKILL this long after the SIGTERM (90s, 5m; 0: at once) instead of after each "
+    "job's own grace; for a job already being stopped, this long from now.",
 )
+def kill(ids: tuple[str, ...], grace: float | None) -> None:
+    """Stop jobs: queued ones are cancelled, running ones get SIGTERM, then SIGKILL after
+    their grace period. A job that already ended is said so, and is no error (exit 0: `kill
+    $(gpuherd ls -q)` under set -e). IDS: 3, 3-7, 3,5,9."""
+    if not ids:  # `gpuherd kill $(gpuherd ls -q ...)` when nothing matched: as `xargs -r`
+        click.echo("no job ids given: nothing to kill (e.g. gpuherd kill 3-7)")
+        return
+    _act("kill", ids, **({} if grace is None else {"grace": grace}))
+
+
 rm = _verb("rm", "Remove jobs: cancel queued ones, forget finished ones and their logs.")
 
 

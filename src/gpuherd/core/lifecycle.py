@@ -10,7 +10,7 @@ from functools import cache
 from gpuherd.core.idspec import format_ids
 from gpuherd.core.model import Job, JobSpec, Outcome
 from gpuherd.core.states import Event, JobState, OutcomeKind
-from gpuherd.core.units import format_duration, format_given
+from gpuherd.core.units import LONGEST, format_duration, format_given
 
 OOM_RETRIES = 2
 VANISHED = "the process vanished without an exit status"
@@ -150,12 +150,41 @@ class Stopping:
 STOPPED_BY = {OutcomeKind.TIMEOUT: "--timeout", OutcomeKind.STALLED: "--no-output-timeout"}
 
 
-def killed_while_stopping(stop: Stopping) -> str:
-    """What a kill of a job in the grace of `stop` answers. Its SIGKILL stays when it was due;
-    a stop that was to end it otherwise (a retry's, queued again; a timeout's or a stall's,
-    retried if it has retries left) now ends it killed: said so, as "already stopping" told a
-    user who had just turned a retry back into a kill that nothing had changed."""
+def stop_begun(grace: float) -> str:
+    """What a kill of a running job answers: `stopping (SIGTERM, then SIGKILL after 10s)`."""
+    then = f"after {grace:g}s" if grace > 0 else "at once"
+    return f"stopping (SIGTERM, then SIGKILL {then})"
+
+
+def chosen_grace_refused(grace: float) -> str | None:
+    """Why a grace chosen at a stop (`kill --grace`) is refused; None if it is taken."""
+    if 0 <= grace <= LONGEST:  # (NaN is neither)
+        return None
+    return (
+        f"grace must be 0 to 100 years (the seconds between SIGTERM and SIGKILL; 0: SIGKILL "
+        f"at once), got {grace:g}"
+    )
+
+
+def stop_mode_grace_refused(mode: str, grace: float) -> str | None:
+    """Why a daemon stop in `mode` (leave, drain, kill) refuses a chosen `grace`; None if
+    it takes it: only a kill stops jobs."""
+    if mode != "kill":
+        return f"grace goes with the mode kill (--kill), not {mode}: leave it out"
+    return chosen_grace_refused(grace)
+
+
+def killed_while_stopping(stop: Stopping, was: float | None = None) -> str:
+    """What a kill of a job in the grace of `stop` answers. Its SIGKILL stays when it was due,
+    unless the kill chose a grace: then `stop` is the stop after it, and `was` the seconds
+    its SIGKILL was due in before. A stop that was to end it otherwise (a retry's, queued
+    again; a timeout's or a stall's, retried if it has retries left) now ends it killed: said
+    so, as "already stopping" told a user who had just turned a retry back into a kill that
+    nothing had changed."""
     left = f"SIGKILL in {stop.left:.1f}s"
+    if was is not None:  # moved: said against when it was due, so the change shows
+        now = "SIGKILL at once" if stop.left <= 0 else left
+        left = f"{now}, not in {was:.1f}s"
     if stop.requeue:
         return f"stopping ({left}): it ends killed, no longer queued again"
     if stop.reason in STOPPED_BY:

@@ -182,6 +182,19 @@ def parse_duration(text: str) -> float:
     return seconds
 
 
+def parse_grace(text: str) -> float:
+    """A grace chosen at a stop (`kill --grace`): a duration as parse_duration reads it, or
+    0 ("0", "0s"): the SIGKILL at once, which a stop may ask (a timeout of 0 is a typo)."""
+    compact = re.sub(r"\s+", "", text.lower())
+    if re.fullmatch(r"0*\.?0*s?", compact) and "0" in compact:
+        return 0.0
+    if compact.startswith("-"):
+        raise ValueError(
+            f"invalid grace {text!r}: must be 0 (SIGKILL at once) or more; {_DURATION_HELP}"
+        )
+    return parse_duration(text)
+
+
 def format_duration(seconds: float) -> str:
     """ "41.2s", "3m05s", "2h01m", "3d04h": two fields at most, the smaller one truncated."""
     if not math.isfinite(seconds):
