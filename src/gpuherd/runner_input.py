@@ -4,6 +4,7 @@ while jobs run is scheduled at once), in input order or longest first."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -90,6 +91,10 @@ def hand_over(
     """Put an arrival on the run's queue from the input's thread (in the order put)."""
 
     def put(arrival: Arrival) -> None:
-        loop.call_soon_threadsafe(queue.put_nowait, arrival)
+        # A run stopped (Ctrl-C) with its input still open closes its loop while this thread
+        # reads on: what arrives then has nowhere to go. Dropped, not a traceback at exit
+        # (`Exception in thread gpuherd-run-input: ... Event loop is closed`).
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(queue.put_nowait, arrival)
 
     return put
