@@ -23,21 +23,30 @@ from gpuherd.store import Store
 SLOW_TO_STOP = "trap 'sleep 0.5; exit 0' TERM; sleep 100 & wait"
 
 
-def test_a_kill_after_a_retry_wins_and_so_does_a_retry_after_a_kill(daemon: Herd) -> None:
-    first = daemon.submit("--grace", "10s", "--", SLOW_TO_STOP)
+def stopping_until(saved: Path) -> str:
+    """A job that, once SIGTERMed, ends only when `saved` exists (a checkpoint being saved):
+    what a test asks during its stop cannot come after its end (0.5 s once did, loaded)."""
+    return f"trap 'while [ ! -e {saved} ]; do sleep 0.02; done; exit 0' TERM; sleep 100 & wait"
+
+
+def test_a_kill_after_a_retry_wins_and_so_does_a_retry_after_a_kill(
+    daemon: Herd, tmp_path: Path
+) -> None:
+    first = daemon.submit("--grace", "10s", "--", stopping_until(tmp_path / "first"))
     daemon.wait_state(first, "running")
     assert "stopping, then queued again" in daemon.cli("retry", str(first)).stdout
     assert daemon.job(first)["reason"] == "stopping (killed, then queued again)"
     daemon.cli("kill", str(first))
     assert daemon.job(first)["reason"] == "stopping (killed)"
+    (tmp_path / "first").touch()
     assert daemon.wait_state(first, "killed")["attempt"] == 1  # not run again
 
-    second = daemon.submit(
-        "--grace", "10s", "--", f'[ "$GPUHERD_ATTEMPT" = 2 ] || {{ {SLOW_TO_STOP}; }}'
-    )
+    stop = stopping_until(tmp_path / "second")
+    second = daemon.submit("--grace", "10s", "--", f'[ "$GPUHERD_ATTEMPT" = 2 ] || {{ {stop}; }}')
     daemon.wait_state(second, "running")
     daemon.cli("kill", str(second))
     daemon.cli("retry", str(second))  # changed my mind: run it again
+    (tmp_path / "second").touch()
     done = daemon.wait_state(second, "succeeded", "killed")
     assert (done["state"], done["attempt"]) == ("succeeded", 2)
 
