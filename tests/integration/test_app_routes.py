@@ -3,6 +3,7 @@ every /api/v1 one checked, and the dashboard's added at the first request outsid
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -75,3 +76,32 @@ def test_the_dashboard_is_added_at_the_first_request_outside_the_api() -> None:
     assert after["paths"][: len(before["paths"])] == before["paths"]
     assert "/" in after["paths"][len(before["paths"]) :]
     assert after["openapi"] == before["openapi"]
+
+
+def _first(method: str, path: str) -> int:
+    """The status of a new app's very first request (no service: /ui/ping reads none)."""
+    app = create_app(None, pid=1, socket_path="/nowhere")
+    sent: list[dict[str, object]] = []
+
+    async def receive() -> dict[str, object]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict[str, object]) -> None:
+        sent.append(message)
+
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": method,
+        "scheme": "http", "path": path, "raw_path": path.encode(), "root_path": "",
+        "query_string": b"", "headers": [(b"host", b"localhost")], "client": ("127.0.0.1", 1),
+        "server": ("localhost", 80),
+    }  # fmt: skip
+    asyncio.run(app(scope, receive, send))
+    return int(str(sent[0]["status"]))
+
+
+def test_the_first_request_is_routed_among_the_dashboards_routes() -> None:
+    # Added before it is routed, not after: its own route answers (HEAD as GET), and a
+    # method the path does not take is a 405, not a 404 for a path not there yet.
+    assert _first("GET", "/ui/ping") == 204
+    assert _first("HEAD", "/ui/ping") == 204
+    assert _first("POST", "/ui/ping") == 405
