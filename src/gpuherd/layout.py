@@ -111,6 +111,9 @@ def listed_paths(layout: Layout) -> ListedPaths:
 
     def paths(job: Job, recorded: Files | None) -> tuple[str, dict[str, str]]:
         number, spec = job.attempt or 1, job.spec
+        if spec.folder and _unusual(spec.folder):  # (made a Path: `show`'s own, as rare)
+            logs = {s: str(layout.log_file(job, number, s, recorded)) for s in STREAMS}
+            return str(layout.job_dir(job)), logs
         named = spec.folder and (spec.folder.rstrip("/") or "/")  # as a Path has it
         job_dir = named or f"{root}{job.id - first_number}"
         stem = job_dir.rstrip("/")  # ("" for a folder of `/`: no `//` below)
@@ -122,6 +125,15 @@ def listed_paths(layout: Layout) -> ListedPaths:
         return job_dir, {"stdout": _joined(folder, out), "stderr": _joined(folder, err)}
 
     return paths
+
+
+STREAMS = ("stdout", "stderr")
+
+
+def _unusual(folder: str) -> bool:
+    """Whether a Path would name `folder` otherwise than as written, but for a `/` at its end:
+    a sweep's is normalised, one given through the HTTP API is as written (`a//b`, `a/./b`)."""
+    return "//" in folder or "/./" in f"/{folder}/"
 
 
 def _joined(folder: str, name: str) -> str:

@@ -11,7 +11,7 @@ import click
 
 from gpuherd.cli.main import prefixed
 from gpuherd.client import Client
-from gpuherd.errors import HerdError
+from gpuherd.errors import DaemonError, HerdError, NoAnswer, NotRunning
 from gpuherd.following import follow_log
 from gpuherd.typed_name import typed_name
 
@@ -146,9 +146,14 @@ def print_follow(
     Returns the printer, for notes after the text."""
     out = printer or FollowPrinter()
     gone = (lambda: out.note(daemon_gone())) if say_gone else None
-    for kind, piece in follow_log(client, job_id, stream, attempt, lines, gone, raw=True):
-        if kind == "attempt":  # a retry: its log follows (said on stderr, apart from the log)
-            out.note(prefixed(f"job {job_id}: attempt {piece} began"))
-        else:
-            out.text(piece)
+    try:
+        for kind, piece in follow_log(client, job_id, stream, attempt, lines, gone, raw=True):
+            if kind == "attempt":  # a retry: its log follows (said on stderr, apart from the log)
+                out.note(prefixed(f"job {job_id}: attempt {piece} began"))
+            else:
+                out.text(piece)
+    except DaemonError as exc:
+        if isinstance(exc, NoAnswer):  # one runs, stopped or stuck: exit 1, as any command's
+            raise
+        raise NotRunning(str(exc)) from None  # gone, none came back: exit 3 (cli/main.py)
     return out

@@ -8,7 +8,7 @@ The exit status of a job, as a shell would report its command:
 - anything else (killed by gpuherd, timeout, stalled, spawn_error, dependency_failed,
   cancelled, lost): 1.
 Of several jobs (`--file`): 0 when all succeeded, else the status of the first one (in
-submission order) that did not.
+submission order) that did not. 3 when the daemon went away and none came back, as `wait`.
 
 With --follow, stdout is the job's stdout, byte for byte, as `log -f` prints it; what
 gpuherd says itself (`submitted job 7` or --json's ids, a retry, how the job ended) goes to
@@ -33,6 +33,7 @@ from gpuherd.cli import plain
 from gpuherd.cli.main import drop_output, prefixed
 from gpuherd.client import Client, Waited
 from gpuherd.core.idspec import format_ids, summarize
+from gpuherd.errors import DaemonError, NoAnswer, NotRunning
 from gpuherd.typed_name import typed_name
 
 SHELL_SIGNAL_BASE = 128
@@ -100,6 +101,12 @@ def wait_and_exit(
                 sys.stdout,
             )
         waited = client.wait_for(ids, None, on_gone)  # at once after a follow: it has ended
+    except DaemonError as exc:
+        if isinstance(exc, NoAnswer):  # one runs, stopped or stuck: exit 1, as any command's
+            raise
+        # Gone, and none came back: no verdict on the jobs, exit 3 as `wait`'s (cli/main.py),
+        # where 1 read as the job's own `exit 1`.
+        raise NotRunning(str(exc)) from None
     except KeyboardInterrupt:
         # srun cancels its job on Ctrl-C; this one goes on, which the user may not expect.
         them = f"job {ids[0]} goes on" if len(ids) == 1 else f"jobs {format_ids(ids)} go on"

@@ -52,7 +52,7 @@ from gpuherd.core.sweep import (
 )
 from gpuherd.core.sweep_values import alike_values
 from gpuherd.core.units import plural
-from gpuherd.errors import HerdError
+from gpuherd.errors import HerdError, NotRunning
 from gpuherd.script_files import missing_script_hints
 
 RUN = "submit"
@@ -366,6 +366,8 @@ def remove(names: tuple[str, ...]) -> None:
     for name in names:
         try:
             answer = client.delete(sweep_path(name))
+        except NotRunning:
+            raise  # nor for the next names: exit 3, as every command's (cli/main.py)
         except HerdError as exc:
             click.echo(prefixed("error", str(exc)), err=True)
             failed = True
