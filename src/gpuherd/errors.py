@@ -69,6 +69,11 @@ THEIR_SETTINGS = {
     "CALLBACK": (_ON_END, "pueue's callback"),
     "TS_ONFINISH": (_ON_END, "task-spooler's TS_ONFINISH"),
     "TS_SLOTS": ("use max-running: TS_SLOTS=4 is max-running 4", "task-spooler's TS_SLOTS"),
+    "TS_MAXFINISHED": (
+        "leave it out: finished jobs stay until gpuherd clean removes them (clean --state "
+        "succeeded keeps the failures); gpuherd ls shows the 10 latest, ls --all every one",
+        "task-spooler's TS_MAXFINISHED",
+    ),
 }
 """Other tools' settings (gpulimit's `gpulimit set NAME VALUE`, pueue's pueue.yml, task-spooler's
 variables), by their name in capitals: what does their job here, and whose they are."""

@@ -6,10 +6,14 @@ The daemon adds it to a submission's warnings (sweeps.py)."""
 from __future__ import annotations
 
 import os
+import re
+import shlex
 from collections.abc import Sequence
 from typing import Any
 
 from gpuherd.core.sweep import Point, value_text
+from gpuherd.core.sweep_names import RESERVED
+from gpuherd.core.sweep_spec import SweepSpec
 from gpuherd.script_files import missing_script_hints
 from gpuherd.sweep_table import PARAMS_FILE, read_json
 from gpuherd.wire_requests import SweepRequest
@@ -69,3 +73,23 @@ def missing_scripts(to_submit: Sequence[Point], request: SweepRequest) -> list[s
     env = {**request.env, **(request.options.env_overrides or {})}
     commands = [point.command or "" for point in to_submit]
     return missing_script_hints(commands, request.cwd, env, noun="point")
+
+
+def env_placeholders(spec: SweepSpec, request: SweepRequest) -> list[str]:
+    """A warning for an --env value naming a placeholder, as `--env GFLOW_ARRAY_TASK_ID={i}`
+    for a script that reads its index from a variable (gflow's and Slurm's arrays): the
+    points' environment is given as it is, so each point got `{i}`, not its value. Set in
+    the command, the variable gets it."""
+    if spec.command is None:
+        return []
+    names = {*spec.fixed, *spec.varying, *RESERVED}
+    warnings = []
+    for key, value in (request.options.env_overrides or {}).items():
+        if any(name in names for name in re.findall(r"\{(\w+)\}", value)):
+            instead = shlex.quote(f"{key}={value} {spec.command}")
+            warnings.append(
+                f"--env {key}={value}: placeholders are filled in the command only, so each "
+                f"point gets {value!r} as it is; set the variable in the command instead: "
+                f"gpuherd sweep {instead} ..."
+            )
+    return warnings

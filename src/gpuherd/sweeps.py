@@ -54,7 +54,7 @@ from gpuherd.errors import Conflict, InvalidValue, NotFound
 from gpuherd.service import Service
 from gpuherd.submission import never_runs, spec_from_item
 from gpuherd.submission_batch import Batch
-from gpuherd.sweep_checks import changed_values, missing_scripts
+from gpuherd.sweep_checks import changed_values, env_placeholders, missing_scripts
 from gpuherd.sweep_folders import write_params
 from gpuherd.wire import SubmitItem
 from gpuherd.wire_requests import SweepRequest
@@ -132,6 +132,7 @@ class Sweeps:
                 *self._warnings(spec, request),
                 *changed_values(plan.skipped_done),
                 *missing_scripts(plan.to_submit, request),
+                *env_placeholders(spec, request),
                 *(plan.shared or self._moving_in(spec)),  # (the first names the others too)
             ],
         }

@@ -116,7 +116,7 @@ def test_last_names_the_job_submitted_last_for_the_commands_of_one_job(
         (["stash", "3"], "No such command 'stash': gpuherd hold IDS"),
         (["submit", "--label", "x", "--", "true"], "No such option '--label': use --name NAME"),
         (["submit", "--group", "g", "true"], "No such option '--group': use --project NAME"),
-        (["submit", "-d", "true"], "No such option '-d': use --after last"),
+        (["submit", "-d", "true"], "No such option '-d': use --after-any last"),
         (["ls", "-g", "g"], "No such option '-g': use --project NAME"),
         (["clean", "-s"], "No such option '-s': use --state succeeded"),
         (["edit", "3", "--priority", "2"], "No such option '--priority': gpuherd priority ID P"),

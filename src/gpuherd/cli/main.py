@@ -250,7 +250,8 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(exc.exit_code)
     except click.ClickException as exc:
         ctx: Any = getattr(exc, "ctx", None)
-        said = _other_tools_word(exc, ctx) or exc.format_message()
+        said = _other_tools_word(exc, ctx, sys.argv[1:] if argv is None else argv)
+        said = said or exc.format_message()
         if missing := _missing_value(exc):
             said, ctx = missing, ctx or _parsed_context(exc)
         hint = f" (see {ctx.command_path} --help)" if ctx is not None else ""
@@ -312,19 +313,23 @@ def _parsed_context(exc: click.ClickException) -> click.Context | None:
     return found
 
 
-def _other_tools_word(exc: click.ClickException, ctx: Any) -> str | None:
+def _other_tools_word(exc: click.ClickException, ctx: Any, argv: list[str]) -> str | None:
     """For a command or option of pueue or task-spooler typed from habit (`status`, `submit
     --label`, `gpus rm`), what it is called here; None for any other error. `ctx` is that of
-    the group or command it was typed to."""
+    the group or command it was typed to; `argv` the words typed, for a command typed as
+    task-spooler queues one (`gpuherd python train.py`)."""
     if not isinstance(exc, click.NoSuchCommand | click.NoSuchOption) or ctx is None:
         return None
-    from gpuherd.cli.other_tools import SWEEP, TOP, command_hint, option_hint
+    from gpuherd.cli.other_tools import SWEEP, TOP, command_hint, option_hint, program_hint
 
     where = ctx.info_name if ctx.parent else TOP
     if ctx.command.hidden and ctx.parent and ctx.parent.info_name == SWEEP:
         where = SWEEP  # `sweep TEMPLATE ...` runs its hidden `submit`: a sweep's options
     if isinstance(exc, click.NoSuchCommand):
-        return command_hint(where, exc.command_name)
+        name = exc.command_name
+        typed = argv[argv.index(name) :] if name in argv else [name]
+        theirs = command_hint(where, name)
+        return theirs or (program_hint(typed) if where == TOP else None)
     return option_hint(where, exc.option_name)
 
 

@@ -1,4 +1,4 @@
-"""What a command or option of pueue, task-spooler, Slurm, gpulimit or GPUPeasy is called
+"""What a command or option of pueue, task-spooler, Slurm, gflow, gpulimit or GPUPeasy is called
 here, for the error of one typed from habit: click's guesses pointed elsewhere (`switch`: "Did
 you mean 'wait'?", `submit --group`: "Did you mean '--gpus'?", GPUPeasy's `submit --outfile`:
 "Did you mean '--file'?", which reads commands from that file). The README's "Coming from
@@ -7,6 +7,11 @@ of gpuherd's own words, typed where they are not (`gpus rm` for `gpus remove`), 
 so too."""
 
 from __future__ import annotations
+
+import os
+import shlex
+import shutil
+from collections.abc import Sequence
 
 from gpuherd.typed_name import as_typed
 
@@ -57,6 +62,18 @@ THEIR_COMMANDS = {
         "--stderr all of it (gpulimit's debug)",
         "help": "gpuherd --help lists the commands, gpuherd COMMAND --help tells what one "
         "does and takes, as gpuherd submit --help (gpulimit's help)",
+        "gbatch": "gpuherd submit -- CMD queues a command, gpuherd submit -- ./job.sh a script "
+        "(gflow's gbatch)",
+        "gqueue": "gpuherd ls lists the jobs, gpuherd ls --all the finished ones too (gflow's "
+        "gqueue)",
+        "gcancel": "gpuherd kill IDS stops jobs (gflow's gcancel)",
+        "cancel": "gpuherd kill IDS stops jobs, queued ones are cancelled (gflow's gcancel, "
+        "Slurm's scancel)",
+        "ginfo": "gpuherd gpus lists the GPUs and the jobs on them (gflow's ginfo)",
+        "gjob": "gpuherd show ID tells everything about a job; gpuherd hold IDS, release IDS, "
+        "retry IDS change them (gflow's gjob)",
+        "gflowd": "gpuherd daemon start, gpuherd daemon status, gpuherd daemon stop (gflow's "
+        "gflowd up, status, down)",
     },
     # Not another tool's, but the habit of `gpuherd rm` and of rm(1).
     "gpus": {"rm": _GPU_REMOVE, "del": _GPU_REMOVE, "delete": _GPU_REMOVE},
@@ -78,6 +95,9 @@ _OUTPUT_FILE = (
     "apart); gpuherd log ID still prints them"
 )
 
+# Slurm's and gflow's --time 30 is 30 minutes; a bare --timeout 30 here, 30 seconds.
+_MINUTES = "; a bare number is seconds here, not minutes: --time 30 is --timeout 30m"
+
 _COLUMNS = (
     "--columns id,name,state,time, the columns in order (Slurm's squeue {}); --csv or --json "
     "give scripts every field"
@@ -88,6 +108,28 @@ _RUN_OUTPUT = (
     "--output-dir DIR: gpuherd run keeps each job's stdout and stderr in DIR/job_N/ "
     "(stdout.log, stderr.log); -o/--output FILE and -e/--error FILE are gpuherd submit's"
 )
+
+# task-spooler 1.0 (Debian's package) ran -d's and -D's job only if the one before succeeded;
+# from 1.1 on (and in its GPU version) they run it however that one ended, and -W only if it
+# succeeded: afterany and afterok, --after-any and --after here.
+_TSP_ENDED = (
+    ": once they ended, however they ended (tsp -D); --after IDS only once they succeeded (tsp -W)"
+)
+_TSP_LAST = (
+    ": after the job submitted last, however it ended (tsp -d); --after last only if it "
+    "succeeded (tsp -d of task-spooler 1.0)"
+)
+_TSP_WELL = ": only once they succeeded (tsp -W, and tsp -D of task-spooler 1.0)"
+_TSP_SLOTS = (
+    " takes N GPUs (tsp -G); a job counts as one against gpuherd config set max-running N, "
+    "whatever it takes (tsp -N)"
+)
+_TSP_APART = (
+    "leave it out: a job's stderr is always kept apart from its stdout; gpuherd log ID "
+    "--stderr prints it (tsp -E)"
+)
+# gflow (gbatch) waits with --depends-on for a job's success; @ is the job submitted last.
+_GFLOW_AFTER = "--after IDS: once they all succeeded; last for gflow's @ (gflow's {})"
 
 THEIR_OPTIONS = {
     TOP: {
@@ -104,8 +146,20 @@ THEIR_OPTIONS = {
         "-S": "gpuherd config set max-running N (tsp -S)",
         "-f": "gpuherd submit --wait -- CMD (tsp -f)",
         "-L": "gpuherd submit --name NAME -- CMD (tsp -L)",
-        "-d": "gpuherd submit --after last -- CMD (tsp -d)",
-        "-D": "gpuherd submit --after IDS -- CMD (tsp -D)",
+        "-d": "gpuherd submit --after-any last -- CMD" + _TSP_LAST,
+        "-D": "gpuherd submit --after-any IDS -- CMD" + _TSP_ENDED,
+        "-W": "gpuherd submit --after IDS -- CMD" + _TSP_WELL,
+        "-G": "gpuherd submit --gpus N -- CMD (tsp -G)",
+        "-N": "gpuherd submit --gpus N -- CMD" + _TSP_SLOTS,
+        "-n": "gpuherd submit --output /dev/null -- CMD keeps none of its output (tsp -n)",
+        "-E": _TSP_APART,
+        "-p": "gpuherd show ID prints its pid, gpuherd ls --columns id,pid each job's (tsp -p)",
+        "-o": "gpuherd show ID names its stdout and stderr files, gpuherd ls --columns "
+        "id,stdout each job's (tsp -o)",
+        "-s": "gpuherd show ID prints its state, gpuherd ls --columns id,state each job's (tsp -s)",
+        "-T": "gpuherd kill $(gpuherd ls -q --state running) stops every running job (tsp -T)",
+        "-m": _MAIL + " (tsp -m)",
+        "-V": "gpuherd --version (tsp -V)",
         "-U": "gpuherd move ID1 --swap ID2 swaps two waiting jobs' places (tsp -U ID1-ID2)",
     },
     "submit": {
@@ -115,14 +169,18 @@ THEIR_OPTIONS = {
         "--delay": "--begin +2h, or a time: --begin 23:30 (pueue's --delay)",
         "--stashed": _HOLD,
         "--working-directory": "--cwd DIR (pueue's --working-directory)",
-        "-d": "--after last: after the job submitted last (tsp -d)",
-        "-D": "--after IDS (tsp -D)",
+        "-d": "--after-any last" + _TSP_LAST,
+        "-D": "--after-any IDS" + _TSP_ENDED,
+        "-W": "--after IDS" + _TSP_WELL,
+        "-G": "--gpus N (tsp -G)",
+        "-N": "--gpus N" + _TSP_SLOTS,
+        "-E": _TSP_APART,
         "-f": "--follow (tsp -f)",
         "-u": "--priority P, or after submitting: gpuherd move last --first (tsp -u)",
         "--dependency": "--after IDS (afterok), --after-any IDS (afterany), --after-fail IDS "
         "(afternotok) (Slurm's --dependency)",
-        "--time": "--timeout 2:00:00, or 2h (Slurm's --time)",
-        "-t": "--timeout 2:00:00, or 2h (Slurm's -t)",
+        "--time": "--timeout 2:00:00, or 2h" + _MINUTES + " (Slurm's and gflow's --time)",
+        "-t": "--timeout 2:00:00, or 2h" + _MINUTES + " (Slurm's -t)",
         "--signal": "--grace 60s: at its --timeout a job gets SIGTERM, and SIGKILL 60 s later, "
         "time to save a checkpoint; trap TERM, not USR1 (Slurm's --signal=USR1@60)",
         "--requeue": "--retries N: an attempt that failed, timed out or was lost runs again, "
@@ -138,7 +196,26 @@ THEIR_OPTIONS = {
         "--gres": "--gpus N (Slurm's --gres=gpu:N)",
         "--chdir": "--cwd DIR (Slurm's --chdir)",
         "--array": "gpuherd sweep './job.sh {i}' -p i $(seq 0 99) --max-parallel 4 runs a job "
-        "per value, 4 at a time, {i} standing for $SLURM_ARRAY_TASK_ID (Slurm's --array=0-99%4)",
+        "per value, 4 at a time, {i} standing for $SLURM_ARRAY_TASK_ID (Slurm's --array=0-99%4, "
+        "gflow's --array 0-99); a script that reads the index from the variable gets it so: "
+        "gpuherd sweep 'GFLOW_ARRAY_TASK_ID={i} ./job.sh' -p i $(seq 0 99)",
+        "--depends-on": _GFLOW_AFTER.format("--depends-on"),
+        "--depends-on-all": _GFLOW_AFTER.format("--depends-on-all"),
+        "--depends-on-any": "none here starts a job once the first of several succeeded: "
+        "--after IDS waits for all of them to succeed, --after-any IDS for all of them to end "
+        "(gflow's --depends-on-any)",
+        "--no-auto-cancel": "leave it out: a job whose --after job did not succeed is "
+        "cancelled (dependency_failed); gpuherd retry IDS runs both again (gflow's "
+        "--no-auto-cancel)",
+        "--max-retries": "--retries N (gflow's --max-retries)",
+        "--gpu-memory": "--mem SIZE, the GPU memory it needs on each GPU: jobs with --mem share "
+        "GPUs (gflow's --gpu-memory and --shared)",
+        "--shared": "--mem SIZE: jobs with --mem share GPUs up to their memory (gflow's --shared)",
+        "--memory": "--ram SIZE (gflow's --memory)",
+        "--conda-env": "gpuherd submit -- conda run --no-capture-output -n ENV CMD runs CMD in "
+        "that environment (gflow's --conda-env)",
+        "--max-concurrent": "gpuherd sweep ... --max-parallel N runs at most N points at once "
+        "(gflow's --max-concurrent)",
         "--immediate": "--priority P to put it first; it starts once GPUs are free "
         "(pueue's --immediate)",
         "--logpath": "--output DIR/%j.log"
@@ -155,6 +232,11 @@ THEIR_OPTIONS = {
     "ls": {
         "--group": _GROUP,
         "-g": _GROUP,
+        "-P": "--project NAME (gflow's gqueue -P)",
+        "-s": "--state STATE (gflow's gqueue -s)",
+        "-j": "gpuherd show ID tells everything about a job (gflow's gqueue -j)",
+        "-t": "gpuherd show ID names the jobs it waits for (gflow's gqueue -t)",
+        "-f": "--columns id,name,state,time, the columns in order (gflow's gqueue -f)",
         "--format": _COLUMNS.format("--format"),
         "-o": _COLUMNS.format("-o"),
     },
@@ -199,6 +281,7 @@ THEIR_OPTIONS[SWEEP] = {
         short: long + _BY_LONG_NAME.format(short)
         for short, long in (("-g", "--gpus N"), ("-n", "--name NAME"), ("-a", "--after IDS"))
     },
+    "--max-concurrent": "--max-parallel N (gflow's --max-concurrent)",
     "--wait": _WAIT_SWEEP.format("submit's --wait"),
     "-w": _WAIT_SWEEP.format("submit's -w"),
     "-f": _WAIT_SWEEP.format("tsp -f"),
@@ -250,3 +333,17 @@ def option_hint(command: str | None, option: str) -> str | None:
         return None
     use = "use " if hint.startswith("--") else ""  # (not before a whole command)
     return f"No such option {option!r}: {use}{as_typed(hint)}"
+
+
+def program_hint(words: Sequence[str]) -> str | None:
+    """`No such command 'python': gpuherd submit -- python train.py queues it ...` for a
+    command typed where gpuherd's go, as task-spooler queues `tsp python train.py` (and gflow
+    `gbatch python train.py`); None when its first word names no program nor file."""
+    program, *rest = words
+    if shutil.which(program) is None:
+        if not os.path.isfile(program):
+            return None
+        if "/" not in program:  # a script here runs as ./job.sh: sh looks `job.sh` up on PATH
+            words = [f"./{program}", *rest]
+    queue = f"{as_typed('gpuherd submit -- ')}{shlex.join(words)}"
+    return f"No such command {program!r}: {queue} queues it (tsp CMD, gflow's gbatch CMD)"
