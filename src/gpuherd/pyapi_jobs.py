@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Never
 import click
 
 from gpuherd.cli.job_refs import filtered
+from gpuherd.core.units import parse_grace
 from gpuherd.core.when import parse_since, window_refusal
 from gpuherd.errors import Conflict, HerdError, InvalidValue
 from gpuherd.pyapi_checks import job_number, log_numbers, refuse_unknown
@@ -191,7 +192,8 @@ class JobActions:
         stopped, that long from now."""
         if grace is None:
             return self._act("kill")
-        chosen = in_units({"grace": plain(grace)})
+        given = plain(grace)  # text as `kill --grace` reads it: "0s" is 0 (in_units refuses 0)
+        chosen = in_units({"grace": parse_grace(given) if isinstance(given, str) else given})
         check_types(chosen)  # (a WrongType naming grace=, not pydantic's words)
         return self._act("kill", chosen)
 

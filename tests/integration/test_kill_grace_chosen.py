@@ -120,6 +120,17 @@ def test_the_python_api_kills_with_a_chosen_grace(herd: Herd) -> None:
     assert herd.wait_state(job, "killed", timeout=10)["outcome"] == "killed"
 
 
+def test_the_python_api_takes_a_zero_grace_as_text(herd: Herd) -> None:
+    """Reviewer R4: `kill(grace="0s")` (or "0") raised "invalid duration '0s': must be
+    greater than zero", where `kill --grace 0s` and `kill(grace=0)` kill at once."""
+    api = connect(herd.home, start=False)
+    job = deaf_job(herd, "60s")
+    assert api.job(job).kill(grace="0s") == "stopping (SIGTERM, then SIGKILL at once)"
+    assert herd.wait_state(job, "killed", timeout=10)["outcome"] == "killed"
+    with pytest.raises(ValueError, match="invalid grace '-1s': must be 0"):
+        api.job(job).kill(grace="-1s")
+
+
 def test_a_chosen_grace_survives_a_daemon_restart(tmp_path_factory: pytest.TempPathFactory) -> None:
     """The stored stop gives the SIGKILL's due time back to the next daemon: longer than
     the job's own grace (1 s, here 5 s) as well as shorter (60 s, here 4 s)."""

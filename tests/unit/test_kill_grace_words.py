@@ -25,6 +25,13 @@ def test_a_grace_is_a_duration_or_zero(typed: str, seconds: float) -> None:
     assert parse_grace(typed) == seconds
 
 
+@pytest.mark.parametrize("typed", ["0m", "0h", "0:00", "00:00:00", "0m0s", " 0 s "])
+def test_zero_in_any_unit_or_clock_form_is_the_sigkill_at_once(typed: str) -> None:
+    """Reviewer R4: `--grace 0m` was refused as "must be greater than zero", a grace of 0
+    being the SIGKILL at once, which --grace's help offers."""
+    assert parse_grace(typed) == 0.0
+
+
 def test_a_negative_or_wordless_grace_is_refused_saying_what_to_give() -> None:
     with pytest.raises(ValueError, match=r"invalid grace '-3': must be 0 \(SIGKILL at once\)"):
         parse_grace("-3")

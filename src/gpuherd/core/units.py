@@ -150,9 +150,10 @@ LONGEST = 100 * 365 * 86400.0
 and would overflow what prints them."""
 
 
-def parse_duration(text: str) -> float:
+def parse_duration(text: str, *, allow_zero: bool = False) -> float:
     """Seconds in `text`: "90", "90s", "1.5m", "2h", "1d", "1h30m", "2h30m10s", and Slurm's
-    clock forms "MM:SS", "HH:MM:SS", "D-HH:MM:SS" ("90:00", "2:00:00", "1-12:00:00")."""
+    clock forms "MM:SS", "HH:MM:SS", "D-HH:MM:SS" ("90:00", "2:00:00", "1-12:00:00"). Zero
+    is rejected unless `allow_zero` (a grace chosen at a stop: parse_grace)."""
     compact = re.sub(r"\s+", "", text.lower())
     if compact.startswith("-"):
         raise ValueError(f"invalid duration {text!r}: must be greater than zero; {_DURATION_HELP}")
@@ -175,7 +176,7 @@ def parse_duration(text: str) -> float:
         )
     else:
         raise ValueError(f"invalid duration {text!r}: {_DURATION_HELP}")
-    if seconds <= 0:
+    if seconds <= 0 and not allow_zero:  # (never below: a "-" is refused above)
         raise ValueError(f"invalid duration {text!r}: must be greater than zero; {_DURATION_HELP}")
     if not seconds <= LONGEST:  # inf too
         raise ValueError(f"invalid duration {text!r}: longer than 100 years")
@@ -184,15 +185,13 @@ def parse_duration(text: str) -> float:
 
 def parse_grace(text: str) -> float:
     """A grace chosen at a stop (`kill --grace`): a duration as parse_duration reads it, or
-    0 ("0", "0s"): the SIGKILL at once, which a stop may ask (a timeout of 0 is a typo)."""
-    compact = re.sub(r"\s+", "", text.lower())
-    if re.fullmatch(r"0*\.?0*s?", compact) and "0" in compact:
-        return 0.0
-    if compact.startswith("-"):
+    0 ("0", "0s", "0m"): the SIGKILL at once, which a stop may ask (a timeout of 0 is a
+    typo)."""
+    if re.sub(r"\s+", "", text).startswith("-"):
         raise ValueError(
             f"invalid grace {text!r}: must be 0 (SIGKILL at once) or more; {_DURATION_HELP}"
         )
-    return parse_duration(text)
+    return parse_duration(text, allow_zero=True)
 
 
 def format_duration(seconds: float) -> str:
