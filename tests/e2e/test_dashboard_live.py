@@ -64,7 +64,8 @@ class Stream:
 # ---- a finished job's page follows its retries ----------------------------------------------
 
 
-def test_a_finished_jobs_live_stream_follows_a_retry(daemon: Herd) -> None:
+def test_a_finished_jobs_live_stream_follows_a_retry(shared_daemon: Herd) -> None:
+    daemon = shared_daemon
     job_id = daemon.submit("--gpus", "0", "--", "sh", "-c", FAILS)
     daemon.wait_state(job_id, "failed")
     assert "live=1" in call(daemon, "GET", f"/jobs/{job_id}").body  # the page asks for it
@@ -93,11 +94,12 @@ def test_a_finished_jobs_live_stream_follows_a_retry(daemon: Herd) -> None:
     assert 'class="current"' in head and "<td>2</td>" in head
 
 
-def test_a_retry_begun_before_the_pages_stream_connects_is_followed(daemon: Herd) -> None:
+def test_a_retry_begun_before_the_pages_stream_connects_is_followed(shared_daemon: Herd) -> None:
     """A new attempt that began between a job page's render and its stream's connection:
     the stream compared attempts with the one it found on connecting, not the page's, and
     the page stayed on the old attempt's log. A page showing an older attempt on purpose
     (`?attempt=1`) stays on it."""
+    daemon = shared_daemon
     job_id = daemon.submit("--gpus", "0", "--", "sh", "-c", FAILS)
     daemon.wait_state(job_id, "failed")
     daemon.cli("retry", str(job_id))
@@ -122,8 +124,9 @@ def test_a_retry_begun_before_the_pages_stream_connects_is_followed(daemon: Herd
             stream.close()
 
 
-def test_a_finished_jobs_live_stream_ends_when_the_job_is_removed(daemon: Herd) -> None:
+def test_a_finished_jobs_live_stream_ends_when_the_job_is_removed(shared_daemon: Herd) -> None:
     # `rm` of a finished job published nothing: its page's stream waited for ever.
+    daemon = shared_daemon
     job_id = daemon.submit("--gpus", "0", "--", "true")
     daemon.wait_state(job_id, "succeeded")
     stream = Stream(daemon, f"/ui/jobs/{job_id}/stream?live=1")
@@ -135,7 +138,8 @@ def test_a_finished_jobs_live_stream_ends_when_the_job_is_removed(daemon: Herd) 
         stream.close()
 
 
-def test_without_live_a_finished_jobs_stream_still_ends(daemon: Herd) -> None:
+def test_without_live_a_finished_jobs_stream_still_ends(shared_daemon: Herd) -> None:
+    daemon = shared_daemon
     job_id = daemon.submit("--gpus", "0", "--", "echo", "done")
     daemon.wait_state(job_id, "succeeded")
     answer = call(daemon, "GET", f"/ui/jobs/{job_id}/stream?attempt=1")  # read to its end
@@ -184,7 +188,10 @@ def test_the_dashboard_says_the_daemon_drains(daemon: Herd, tmp_path: Path) -> N
 # ---- errors re-shown, not dropped -------------------------------------------------------------
 
 
-def test_a_huge_priority_in_the_form_shows_the_form_again(daemon: Herd, tmp_path: Path) -> None:
+def test_a_huge_priority_in_the_form_shows_the_form_again(
+    shared_daemon: Herd, tmp_path: Path
+) -> None:
+    daemon = shared_daemon
     said = {
         str(LARGEST + 1): f"priority {LARGEST + 1} is too large (at most 2**63 - 1)",
         str(-LARGEST - 2): f"priority {-LARGEST - 2} is too small (at least -2**63)",
@@ -215,7 +222,8 @@ def test_a_huge_priority_in_the_form_shows_the_form_again(daemon: Herd, tmp_path
     assert fine.status == 303
 
 
-def test_ping_answers_nothing(daemon: Herd) -> None:
+def test_ping_answers_nothing(shared_daemon: Herd) -> None:
+    daemon = shared_daemon
     answer = call(daemon, "GET", "/ui/ping")
     assert answer.status == 204 and answer.body == ""
 

@@ -117,7 +117,8 @@ def test_every_page_renders_on_first_load(daemon: Herd) -> None:
     assert api.status == 422 and json.loads(api.body)["error"].startswith("invalid request")
 
 
-def test_assets_are_served_from_the_package(daemon: Herd) -> None:
+def test_assets_are_served_from_the_package(shared_daemon: Herd) -> None:
+    daemon = shared_daemon
     htmx = call(daemon, "GET", "/static/htmx.min.js")
     assert htmx.status == 200 and htmx.body.startswith("/*! htmx 2.0.11")
     sse = call(daemon, "GET", "/static/sse.min.js")
@@ -201,7 +202,8 @@ def test_the_jobs_table_pages_10000_jobs_quickly(daemon: Herd, tmp_path: Path) -
     assert 'aria-label="0 of 1,200 points done"' in sweeps and "<title>1,200 queued" in sweeps
 
 
-def test_row_and_bulk_actions(daemon: Herd) -> None:
+def test_row_and_bulk_actions(shared_daemon: Herd) -> None:
+    daemon = shared_daemon
     a = daemon.submit("--hold", "--gpus", "0", "--", "true")
     b = daemon.submit("--hold", "--gpus", "0", "--", "true")
     up = post(daemon, "/ui/jobs/act", action="prio-up", ids=str(a))
@@ -227,12 +229,13 @@ def test_row_and_bulk_actions(daemon: Herd) -> None:
 
 
 def test_a_number_past_64_bits_in_a_form_is_refused_by_name_before_anything_is_done(
-    daemon: Herd,
+    shared_daemon: Herd,
 ) -> None:
     """`ids=99999999999999999999` was answered "a number in the request is too large", which
     named no field, and prio + had already raised the first job's priority by then. Each form's
     number past 64 bits is refused as the CLI refuses it, with nothing done; the edit form's
     as its other mistakes, by the box's label (it was the API's JSON line, by field)."""
+    daemon = shared_daemon
     job = daemon.submit("--hold", "--gpus", "0", "--", "true")
     huge = "99999999999999999999"
 
@@ -257,7 +260,8 @@ def test_a_number_past_64_bits_in_a_form_is_refused_by_name_before_anything_is_d
     assert "Traceback" not in (daemon.home / "daemon.log").read_text()
 
 
-def test_the_edit_form_sends_only_what_changed(daemon: Herd) -> None:
+def test_the_edit_form_sends_only_what_changed(shared_daemon: Herd) -> None:
+    daemon = shared_daemon
     job_id = daemon.submit("--hold", "--mem", "10000000000", "--timeout", "100s", "--", "true")
     page = call(daemon, "GET", f"/jobs/{job_id}").body
     shown = dict(re.findall(r'name="was\.(\w+)" value="([^"]*)"', page))
@@ -316,7 +320,8 @@ def test_gpu_actions(daemon: Herd) -> None:
     assert "&#39;slots&#39; must be 1 to 1024, got 99999</div>" in many
 
 
-def test_the_submit_form(daemon: Herd, tmp_path: Path) -> None:
+def test_the_submit_form(shared_daemon: Herd, tmp_path: Path) -> None:
+    daemon = shared_daemon
     empty = post(daemon, "/submit", htmx=False, commands="  \n# nothing\n", name="keep-me")
     assert empty.status == 400 and "no command" in empty.body and 'value="keep-me"' in empty.body
     bad_mem = post(daemon, "/submit", htmx=False, commands="true", mem="lots", cwd=str(tmp_path))
@@ -366,7 +371,8 @@ def test_the_submit_form_checks_variables_as_the_cli_does(daemon: Herd, tmp_path
     assert answer.status == 303
 
 
-def test_the_submit_form_takes_a_begin_time(daemon: Herd, tmp_path: Path) -> None:
+def test_the_submit_form_takes_a_begin_time(shared_daemon: Herd, tmp_path: Path) -> None:
+    daemon = shared_daemon
     fields = {"commands": "true", "cwd": str(tmp_path), "gpus": "0"}
     bad = post(daemon, "/submit", htmx=False, begin="tomorrow", **fields)
     assert bad.status == 400
@@ -383,7 +389,8 @@ def test_the_submit_form_takes_a_begin_time(daemon: Herd, tmp_path: Path) -> Non
     assert job["begin"] == pytest.approx(time.time() + 7200, abs=60)
 
 
-def test_the_log_stream_resumes_where_it_stopped(daemon: Herd, tmp_path: Path) -> None:
+def test_the_log_stream_resumes_where_it_stopped(shared_daemon: Herd, tmp_path: Path) -> None:
+    daemon = shared_daemon
     flag = tmp_path / "go"
     script = f"echo one; echo oops >&2; while [ ! -e {flag} ]; do sleep 0.05; done; echo two"
     job_id = daemon.submit("--gpus", "0", "--", "sh", "-c", script)
@@ -401,7 +408,8 @@ def test_the_log_stream_resumes_where_it_stopped(daemon: Herd, tmp_path: Path) -
     assert [d for n, _, d in again if n == "stdout"] == ["one\ntwo\n"]
 
 
-def test_the_page_stream_says_change(daemon: Herd) -> None:
+def test_the_page_stream_says_change(shared_daemon: Herd) -> None:
+    daemon = shared_daemon
     conn = UnixConnection(daemon.client.socket_path, timeout=15)
     try:
         conn.request("GET", "/ui/events")
@@ -418,7 +426,10 @@ def test_the_page_stream_says_change(daemon: Herd) -> None:
         conn.close()
 
 
-def test_every_page_gives_its_stream_the_mark_it_was_drawn_at(daemon: Herd, tmp_path: Path) -> None:
+def test_every_page_gives_its_stream_the_mark_it_was_drawn_at(
+    shared_daemon: Herd, tmp_path: Path
+) -> None:
+    daemon = shared_daemon
     job = daemon.submit("--hold", "--", "true")
     run_sweep(daemon, tmp_path, "true {x}", "-p x 1 --hold --name marked")
     pages = {"/": "/ui/events", "/jobs": "/ui/events", "/gpus": "/ui/events"}
@@ -449,7 +460,8 @@ def test_a_page_stream_says_change_for_what_the_page_missed(daemon: Herd) -> Non
         conn.close()
 
 
-def test_no_listener_unless_asked(daemon: Herd) -> None:
+def test_no_listener_unless_asked(shared_daemon: Herd) -> None:
+    daemon = shared_daemon
     answer = daemon.client.get("/daemon/listen")
     assert answer == {
         "listening": False,
@@ -480,7 +492,8 @@ def metric_column(body: str, metric: str) -> list[str]:
     return re.findall(rf'data-metric="{metric}">([^<]*)<', body)
 
 
-def test_the_sweep_pages(daemon: Herd, tmp_path: Path) -> None:
+def test_the_sweep_pages(shared_daemon: Herd, tmp_path: Path) -> None:
+    daemon = shared_daemon
     run_sweep(daemon, tmp_path, METRIC_CMD, "-p x 0.5 0.1 0.9 --gpus 0 --name acc-x")
     sweep_done(daemon, "acc-x", 3)
     listing = call(daemon, "GET", "/sweeps").body
@@ -510,7 +523,10 @@ def test_the_sweep_pages(daemon: Herd, tmp_path: Path) -> None:
     assert call(daemon, "GET", "/ui/sweeps").status == 200
 
 
-def test_a_sweep_page_plots_a_log_or_categorical_parameter(daemon: Herd, tmp_path: Path) -> None:
+def test_a_sweep_page_plots_a_log_or_categorical_parameter(
+    shared_daemon: Herd, tmp_path: Path
+) -> None:
+    daemon = shared_daemon
     command = (
         "python3 -c 'import json, os, sys; a = sys.argv;"
         " json.dump(dict(loss=len(a[2]) * float(a[1])),"
@@ -557,7 +573,8 @@ def test_the_sweep_stream_says_change_for_its_own_jobs(daemon: Herd, tmp_path: P
         conn.close()
 
 
-def test_sweep_pages_escape_names_values_and_metrics(daemon: Herd, tmp_path: Path) -> None:
+def test_sweep_pages_escape_names_values_and_metrics(shared_daemon: Herd, tmp_path: Path) -> None:
+    daemon = shared_daemon
     command = (
         'python3 -c \'import json, os, sys; json.dump(dict([("<i>k</i>", 1),'
         ' ("note", "<script>alert(1)</script>")]),'
@@ -575,7 +592,8 @@ def test_sweep_pages_escape_names_values_and_metrics(daemon: Herd, tmp_path: Pat
     assert ">&lt;b&gt;</text>" in page  # a categorical tick
 
 
-def test_the_forms_take_only_gpus(daemon: Herd, tmp_path: Path) -> None:
+def test_the_forms_take_only_gpus(shared_daemon: Herd, tmp_path: Path) -> None:
+    daemon = shared_daemon
     fields = {"commands": "true", "cwd": str(tmp_path), "hold": "1"}
     bad = post(daemon, "/submit", htmx=False, only_gpus="two", **fields)
     assert bad.status == 400 and "only on GPUs: invalid GPU index &#39;two&#39;" in bad.body

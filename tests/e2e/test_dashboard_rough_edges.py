@@ -64,7 +64,10 @@ def test_a_banner_names_only_jobs_that_exist(shared_daemon: Herd) -> None:
         assert 'id="jobs-live"' in page and "Submitted" not in page, value
 
 
-def test_bidi_controls_in_user_text_show_as_code_points(daemon: Herd, tmp_path: Path) -> None:
+def test_bidi_controls_in_user_text_show_as_code_points(
+    shared_daemon: Herd, tmp_path: Path
+) -> None:
+    daemon = shared_daemon
     job_id = daemon.submit(
         "--hold", "--name", "rtl\u202eevil", "--project", "p\u2066q", "--", "echo \u200fhi"
     )
@@ -83,8 +86,9 @@ def test_bidi_controls_in_user_text_show_as_code_points(daemon: Herd, tmp_path: 
     assert daemon.job(job_id)["name"] == "rtl\u202eevil"
 
 
-def test_bidi_controls_in_a_sweeps_command_show_as_code_points(daemon: Herd) -> None:
+def test_bidi_controls_in_a_sweeps_command_show_as_code_points(shared_daemon: Herd) -> None:
     # (A sweep's name cannot hold them: it is refused as a folder name would be.)
+    daemon = shared_daemon
     daemon.cli("sweep", "echo \u202e{x}", "-p", "x", "1", "--name", "bidi", "--hold")
     for path in ("/sweeps/bidi", "/ui/sweeps/bidi"):
         body = call(daemon, "GET", path).body
@@ -92,7 +96,8 @@ def test_bidi_controls_in_a_sweeps_command_show_as_code_points(daemon: Herd) -> 
         assert not re.search("[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]", body), path
 
 
-def test_a_very_long_name_is_cut_in_the_heading_and_shown_whole_below(daemon: Herd) -> None:
+def test_a_very_long_name_is_cut_in_the_heading_and_shown_whole_below(shared_daemon: Herd) -> None:
+    daemon = shared_daemon
     name = "n" * 3000
     job_id = daemon.submit("--hold", "--name", name, "--", "true")
     page = call(daemon, "GET", f"/jobs/{job_id}").body

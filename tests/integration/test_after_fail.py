@@ -14,7 +14,10 @@ from conftest import Herd, Recorder, api_daemon
 from gpuherd.pyapi import connect
 
 
-def test_a_job_after_fail_runs_once_its_dependency_failed(daemon: Herd, recorder: Recorder) -> None:
+def test_a_job_after_fail_runs_once_its_dependency_failed(
+    shared_daemon: Herd, recorder: Recorder
+) -> None:
+    daemon = shared_daemon
     failing = daemon.submit(recorder.cmd("a", wait="go", exit=3))
     cleanup = daemon.submit("--after-fail", str(failing), recorder.cmd("cleanup"))
     job = daemon.job(cleanup)
@@ -36,8 +39,9 @@ def test_a_job_after_fail_runs_once_its_dependency_failed(daemon: Herd, recorder
 
 
 def test_a_job_after_fail_of_one_that_succeeds_is_cancelled_saying_why(
-    daemon: Herd, recorder: Recorder
+    shared_daemon: Herd, recorder: Recorder
 ) -> None:
+    daemon = shared_daemon
     good = daemon.submit(recorder.cmd("good", wait="go"))
     cleanup = daemon.submit("--after-fail", str(good), recorder.cmd("cleanup"))
     after_cleanup = daemon.submit("--after", str(cleanup), "--", "true")
@@ -67,8 +71,9 @@ def test_a_job_after_fail_of_one_that_succeeds_is_cancelled_saying_why(
 
 
 def test_after_fail_waits_through_the_retries_of_its_dependency(
-    daemon: Herd, recorder: Recorder
+    shared_daemon: Herd, recorder: Recorder
 ) -> None:
+    daemon = shared_daemon
     flaky = daemon.submit("--retries", "1", recorder.cmd("flaky", wait="go", exit=3))
     cleanup = daemon.submit("--after-fail", str(flaky), recorder.cmd("cleanup"))
     recorder.go()
@@ -117,7 +122,8 @@ def test_a_job_in_both_after_and_after_fail_is_a_mistake_of_the_command_line(
     assert not herd.is_up()
 
 
-def test_mistakes_are_refused_in_one_line(daemon: Herd) -> None:
+def test_mistakes_are_refused_in_one_line(shared_daemon: Herd) -> None:
+    daemon = shared_daemon
     a = daemon.submit("--", "sleep 30")
     assert f"job {a} {BOTH}" in daemon.usage_error(
         "submit", "--after", str(a), "--after-fail", str(a), "--", "true"
@@ -142,8 +148,9 @@ def test_mistakes_are_refused_in_one_line(daemon: Herd) -> None:
 
 
 def test_sweep_after_fail_and_its_file_refusal(
-    daemon: Herd, recorder: Recorder, tmp_path: Path
+    shared_daemon: Herd, recorder: Recorder, tmp_path: Path
 ) -> None:
+    daemon = shared_daemon
     failing = daemon.submit(recorder.cmd("a", wait="go", exit=3))
     out = daemon.cli(
         "sweep", "true {x}", "-p", "x", "1", "2", "--after-fail", "last", "-q", cwd=tmp_path

@@ -195,8 +195,9 @@ def test_edit_sets_a_waiting_jobs_variables_and_keeps_its_others(
 
 
 def test_edit_moves_a_waiting_job_to_another_folder_and_changes_what_it_waits_for(
-    daemon: Herd, tmp_path: Path
+    shared_daemon: Herd, tmp_path: Path
 ) -> None:
+    daemon = shared_daemon
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     first = daemon.submit("--hold", "--gpus", "0", "--", "true")
@@ -220,8 +221,9 @@ def test_edit_moves_a_waiting_job_to_another_folder_and_changes_what_it_waits_fo
 
 
 def test_edit_refuses_dependencies_a_submission_would_refuse_and_ones_that_wait_for_it(
-    daemon: Herd, tmp_path: Path
+    shared_daemon: Herd, tmp_path: Path
 ) -> None:
+    daemon = shared_daemon
     a = daemon.submit("--hold", "--", "true")
     b = daemon.submit("--hold", "--after", str(a), "--", "true")
     c = daemon.submit("--hold", "--after-any", str(b), "--", "true")

@@ -23,7 +23,8 @@ def bash_major() -> str:
     return out.stdout.decode().strip()
 
 
-def test_a_job_runs_in_the_shell_its_submitter_names(daemon: Herd) -> None:
+def test_a_job_runs_in_the_shell_its_submitter_names(shared_daemon: Herd) -> None:
+    daemon = shared_daemon
     job = int(
         daemon.cli(
             "submit",
@@ -39,7 +40,8 @@ def test_a_job_runs_in_the_shell_its_submitter_names(daemon: Herd) -> None:
     assert daemon.cli("log", str(job)).stdout == f"bash {bash_major()} 1 2 3\n"
 
 
-def test_a_shell_that_is_not_a_program_fails_the_job_with_the_reason(daemon: Herd) -> None:
+def test_a_shell_that_is_not_a_program_fails_the_job_with_the_reason(shared_daemon: Herd) -> None:
+    daemon = shared_daemon
     env = {**daemon.env, "GPUHERD_SHELL": "no-such-shell"}
     first = int(daemon.cli("submit", "-q", "--gpus", "0", "--", "true", env=env).stdout)
     after = int(daemon.cli("submit", "-q", "--gpus", "0", "--", "true").stdout)

@@ -20,7 +20,8 @@ def attempts(herd: Herd, job_id: int) -> list[dict[str, float]]:
     return list(herd.job(job_id)["attempts"])
 
 
-def test_each_retry_waits_its_delay_and_says_so(daemon: Herd) -> None:
+def test_each_retry_waits_its_delay_and_says_so(shared_daemon: Herd) -> None:
+    daemon = shared_daemon
     job_id = daemon.submit("--retries", "2", "--retry-delay", "1s", "--", "exit 3")
     waiting = wait_for(
         lambda: (job := daemon.job(job_id))["attempt"] == 1 and job["state"] == "queued" and job,
@@ -63,9 +64,10 @@ def test_a_short_delay_passes_while_the_daemon_is_down(daemon: Herd) -> None:
     assert done["attempt"] == 2 and runs[1]["started_at"] - runs[0]["ended_at"] >= 1.0
 
 
-def test_a_job_waiting_for_its_retry_has_no_gpus(daemon: Herd) -> None:
+def test_a_job_waiting_for_its_retry_has_no_gpus(shared_daemon: Herd) -> None:
     """A queued job has no GPUs: `ls --json` gave its last attempt's, `show` printed them and
     the dashboard listed them as if it ran there (before). Its attempt keeps them."""
+    daemon = shared_daemon
     job_id = daemon.submit("--retries", "1", "--retry-delay", "1h", "--", "exit 3")
     wait_for(
         lambda: (job := daemon.job(job_id))["attempt"] == 1 and job["state"] == "queued",

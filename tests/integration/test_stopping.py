@@ -30,8 +30,9 @@ def stopping_until(saved: Path) -> str:
 
 
 def test_a_kill_after_a_retry_wins_and_so_does_a_retry_after_a_kill(
-    daemon: Herd, tmp_path: Path
+    shared_daemon: Herd, tmp_path: Path
 ) -> None:
+    daemon = shared_daemon
     first = daemon.submit("--grace", "10s", "--", stopping_until(tmp_path / "first"))
     daemon.wait_state(first, "running")
     assert "stopping, then queued again" in daemon.cli("retry", str(first)).stdout
@@ -51,7 +52,8 @@ def test_a_kill_after_a_retry_wins_and_so_does_a_retry_after_a_kill(
     assert (done["state"], done["attempt"]) == ("succeeded", 2)
 
 
-def test_asking_again_never_delays_the_sigkill(daemon: Herd) -> None:
+def test_asking_again_never_delays_the_sigkill(shared_daemon: Herd) -> None:
+    daemon = shared_daemon
     grace = 2.0
     job = daemon.submit("--grace", f"{grace:g}s", "--", DEAF)
     deaf_now(daemon, job)

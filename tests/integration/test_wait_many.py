@@ -41,8 +41,9 @@ def held_batch(herd: Herd) -> list[int]:
 
 
 def test_a_wait_over_many_jobs_is_one_request_and_answers_each_jobs_state(
-    daemon: Herd,
+    shared_daemon: Herd,
 ) -> None:
+    daemon = shared_daemon
     ids = held_batch(daemon)
     # Released across the GET's 500-id chunks: the first, the middle and the last ones.
     released = ids[:20] + ids[590:610] + ids[-20:]
@@ -77,7 +78,10 @@ def test_a_wait_over_many_jobs_is_one_request_and_answers_each_jobs_state(
     assert len(waited.endings) == JOBS - len(released) + len(failing & set(released))
 
 
-def test_the_cli_waits_with_one_request_and_says_the_same(daemon: Herd, tmp_path: Path) -> None:
+def test_the_cli_waits_with_one_request_and_says_the_same(
+    shared_daemon: Herd, tmp_path: Path
+) -> None:
+    daemon = shared_daemon
     ids = held_batch(daemon)
     with relayed(daemon, tmp_path, older=False) as (env, requests):
         gave_up = daemon.cli(
@@ -89,8 +93,9 @@ def test_the_cli_waits_with_one_request_and_says_the_same(daemon: Herd, tmp_path
 
 
 def test_an_older_daemon_is_asked_with_its_get_500_ids_at_a_time(
-    daemon: Herd, tmp_path: Path
+    shared_daemon: Herd, tmp_path: Path
 ) -> None:
+    daemon = shared_daemon
     ids = held_batch(daemon)
     daemon.client.post("/jobs/kill", {"ids": ids[:10]})
     with relayed(daemon, tmp_path, older=True) as (env, requests):
@@ -107,7 +112,8 @@ def test_an_older_daemon_is_asked_with_its_get_500_ids_at_a_time(
     }
 
 
-def test_a_post_the_daemon_cannot_take_is_refused_in_one_line(daemon: Herd) -> None:
+def test_a_post_the_daemon_cannot_take_is_refused_in_one_line(shared_daemon: Herd) -> None:
+    daemon = shared_daemon
     (job,) = daemon.client.post("/jobs", {"jobs": [{"command": "true", "cwd": "/", "hold": True}]})[
         "ids"
     ]

@@ -10,7 +10,8 @@ from __future__ import annotations
 from conftest import Herd
 
 
-def test_the_jobs_a_job_waits_for_are_named_as_ranges(daemon: Herd) -> None:
+def test_the_jobs_a_job_waits_for_are_named_as_ranges(shared_daemon: Herd) -> None:
+    daemon = shared_daemon
     held = daemon.submit_lines(["true"] * 30, "--hold", "--gpus", "0")
     first, last = held[0], held[-1]
     summary = daemon.submit("--after-any", f"{first}-{last}", "--gpus", "0", "--", "true")
@@ -34,9 +35,10 @@ def test_the_jobs_a_job_waits_for_are_named_as_ranges(daemon: Herd) -> None:
 
 
 def test_a_job_waiting_for_held_ones_says_they_are_held_and_what_releases_them(
-    daemon: Herd,
+    shared_daemon: Herd,
 ) -> None:
     # It said only `waiting for job 19`, as if job 19 would run by itself.
+    daemon = shared_daemon
     held = daemon.submit_lines(["true"] * 2, "--hold", "--gpus", "0")
     other = daemon.submit("--gpus", "0", "--", "sleep 300")
     daemon.wait_state(other, "running")
@@ -60,7 +62,8 @@ def test_a_job_waiting_for_held_ones_says_they_are_held_and_what_releases_them(
     daemon.cli("kill", str(other))
 
 
-def test_a_summary_waiting_for_many_held_jobs_counts_them(daemon: Herd) -> None:
+def test_a_summary_waiting_for_many_held_jobs_counts_them(shared_daemon: Herd) -> None:
+    daemon = shared_daemon
     held = daemon.submit_lines(["true"] * 10, "--hold", "--gpus", "0")
     odd = held[::2]  # five ranges: past the four named
     other = daemon.submit("--gpus", "0", "--", "sleep 300")
