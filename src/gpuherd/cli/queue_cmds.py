@@ -53,12 +53,18 @@ def _verb(action: str, doc: str, name: str | None = None) -> click.Command:
     @click.command(name=name or action, help=doc, cls=TakesJobIds)
     @ids_argument(required=False)
     def command(ids: tuple[str, ...]) -> None:
-        if not ids:  # `gpuherd kill $(gpuherd ls -q ...)` when nothing matched: as `xargs -r`
-            click.echo(f"no job ids given: nothing to {action} (e.g. gpuherd {action} 3-7)")
-            return
-        _act(action, ids)
+        if not _none_given(action, ids):
+            _act(action, ids)
 
     return command
+
+
+def _none_given(action: str, ids: tuple[str, ...]) -> bool:
+    """Whether no id was given, said so: `gpuherd kill $(gpuherd ls -q ...)` when nothing
+    matched does nothing, as `xargs -r`."""
+    if not ids:
+        click.echo(f"no job ids given: nothing to {action} (e.g. {typed_name()} {action} 3-7)")
+    return not ids
 
 
 @click.command(cls=TakesJobIds)
@@ -73,10 +79,8 @@ def kill(ids: tuple[str, ...], grace: float | None) -> None:
     """Stop jobs: queued ones are cancelled, running ones get SIGTERM, then SIGKILL after
     their grace period. A job that already ended is said so, and is no error (exit 0: `kill
     $(gpuherd ls -q)` under set -e). IDS: 3, 3-7, 3,5,9."""
-    if not ids:  # `gpuherd kill $(gpuherd ls -q ...)` when nothing matched: as `xargs -r`
-        click.echo("no job ids given: nothing to kill (e.g. gpuherd kill 3-7)")
-        return
-    _act("kill", ids, **({} if grace is None else {"grace": grace}))
+    if not _none_given("kill", ids):
+        _act("kill", ids, **({} if grace is None else {"grace": grace}))
 
 
 rm = _verb("rm", "Remove jobs: cancel queued ones, forget finished ones and their logs.")
@@ -92,10 +96,8 @@ rm = _verb("rm", "Remove jobs: cancel queued ones, forget finished ones and thei
 def retry(ids: tuple[str, ...], hold: bool) -> None:
     """Run finished jobs again as a new attempt; a running job is stopped gracefully and
     queued again (for jobs that resume from a checkpoint). IDS: 3, 3-7, 3,5,9."""
-    if not ids:
-        click.echo(f"no job ids given: nothing to retry (e.g. {typed_name()} retry 3-7)")
-        return
-    _act("retry-held" if hold else "retry", ids)
+    if not _none_given("retry", ids):
+        _act("retry-held" if hold else "retry", ids)
 
 
 hold = _verb("hold", "Keep queued jobs from starting until `gpuherd release`.")
