@@ -76,6 +76,8 @@ def _log(stream: str) -> Callable[[Job], Any]:
     return lambda job: job.get("log_files", {}).get(stream, "")
 
 
+_stdout, _stderr = _log("stdout"), _log("stderr")  # (made once, not per row)
+
 COLUMNS = {
     "id": Column("ID", "id", _text("id")),
     "state": Column("STATE", "state", _state),
@@ -93,8 +95,8 @@ COLUMNS = {
     "started": Column("STARTED", "started_at", _moment("started_at"), _rounded("started_at")),
     "ended": Column("ENDED", "ended_at", _moment("ended_at"), _rounded("ended_at")),
     "folder": Column("FOLDER", "job_dir", _text("job_dir")),
-    "stdout": Column("STDOUT", "stdout", lambda job, now: _log("stdout")(job), _log("stdout")),
-    "stderr": Column("STDERR", "stderr", lambda job, now: _log("stderr")(job), _log("stderr")),
+    "stdout": Column("STDOUT", "stdout", lambda job, now: _stdout(job), _stdout),
+    "stderr": Column("STDERR", "stderr", lambda job, now: _stderr(job), _stderr),
 }
 DEFAULT_COLUMNS = ("id", "state", "name", "gpus", "prio", "time", "info", "command")
 _SHRINK = ("command", "name", "info")
