@@ -886,3 +886,20 @@ def on_a_terminal(
             proc.wait(timeout=10)
         os.close(leader)
     return status, seen
+
+
+def form_submitted(herd: Herd, cwd: Path) -> int:
+    """The job the dashboard's submit form queues (held, CPU-only) with every box under its
+    "More options" left blank: what the daemon gives a job that names none of them."""
+    from urllib.parse import urlencode  # (this use alone)
+
+    body = urlencode({"commands": "true", "gpus": "0", "hold": "1", "cwd": str(cwd)})
+    conn = UnixConnection(herd.client.socket_path, timeout=30)
+    try:
+        form = {"Content-Type": "application/x-www-form-urlencoded"}
+        conn.request("POST", "/submit", body, form)
+        answer = conn.getresponse()
+        assert answer.status == 303, answer.read()
+        return int(str(answer.headers["location"]).rpartition("=")[2])
+    finally:
+        conn.close()

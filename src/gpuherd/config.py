@@ -12,7 +12,13 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from gpuherd.core.model import ForeignMode, Policy
-from gpuherd.core.units import format_duration, format_size, parse_duration, parse_size
+from gpuherd.core.units import (
+    format_duration,
+    format_given,
+    format_size,
+    parse_duration,
+    parse_size,
+)
 from gpuherd.errors import InvalidValue, unknown_setting
 from gpuherd.host_memory import host_memory_total
 from gpuherd.store import Store
@@ -74,6 +80,12 @@ def _count(text: str) -> int | None:
 
 def _retries(text: str) -> int:
     return _whole(text, 0)
+
+
+def _grace(text: str) -> float | str:
+    """As `submit --grace` reads it (0 is refused there too: SIGKILL at once is a stop's
+    choice, `kill --grace 0`), or auto (10s)."""
+    return AUTO if text.strip().lower() == AUTO else parse_duration(text)
 
 
 def _command(text: str) -> str | None:
@@ -207,6 +219,13 @@ SETTINGS: dict[str, Setting] = {
         _retries,
         str,
         "how often a failed job runs again when it was submitted without --retries",
+    ),
+    "grace": Setting(
+        "grace",
+        _grace,
+        format_given,
+        "time between SIGTERM and SIGKILL when a job submitted without --grace is stopped "
+        "(auto = 10s)",
     ),
     "on-end": Setting(
         "on_end",

@@ -127,14 +127,14 @@ class Service(SystemVerbs, EditVerbs, MoveVerbs):
         never = never_runs_judge(devices, self.engine.policy, self.engine.devices.missing())
         folders: set[str] = set()
         batch = batch or Batch(len(items))
-        retries = self.engine.policy.retries
+        settings = self.engine.policy
         # Options every job has (`submit --file`'s flags, the form's boxes) are the batch's
         # mistake: "job 1 of the submission: this job can never run" blamed one for all.
         alike = shared_options(items)  # checked once; its folder and verdict kept for the items
-        if alike and (reason := never(spec_from_item(alike, batch.shared(), retries, folders))):
+        if alike and (reason := never(spec_from_item(alike, batch.shared(), settings, folders))):
             raise InvalidValue(batch.never_runs(None, reason))
         for n, item in enumerate(items, 1):
-            spec = spec_from_item(item, batch.where(n), retries, folders)
+            spec = spec_from_item(item, batch.where(n), settings, folders)
             if reason := never(spec):
                 raise InvalidValue(batch.never_runs(n, reason))  # only the daemon can check
             new_jobs.append(NewJob(spec, item.priority, item.hold, _future(item.begin, now)))

@@ -21,14 +21,21 @@ from gpuherd.output_paths import absolute, output_problem, shown
 from gpuherd.submission_text import field, reject_bad_names, reject_nul
 from gpuherd.wire import SubmitItem
 
+DEFAULT_SETTINGS = Policy()
+"""The settings of a daemon whose `config` is untouched (and of `gpuherd run`)."""
+
 
 def spec_from_item(
-    item: SubmitItem, where: str = "", retries: int = 0, folders: set[str] | None = None
+    item: SubmitItem,
+    where: str = "",
+    settings: Policy = DEFAULT_SETTINGS,
+    folders: set[str] | None = None,
 ) -> JobSpec:
     """The JobSpec a submitted item asks for; InvalidValue names the first thing wrong.
 
     `where` begins a message with which item of a batch it is (Batch.where: `job 3 of the
-    submission: `, a line of a file); `retries` is what an item that gives none gets;
+    submission: `, a line of a file); `settings` (the daemon's `config`) give the retries
+    and the grace of an item that gives none, stored in the job as they are now;
     `folders` holds the working directories found to exist so far in this batch (its jobs
     nearly all share one: one look, not 10,000).
     """
@@ -74,12 +81,12 @@ def spec_from_item(
         after=after,
         after_any=after_any,
         after_fail=after_fail,
-        retries=retries if item.retries is None else item.retries,
+        retries=settings.retries if item.retries is None else item.retries,
         retry_delay=item.retry_delay,
         timeout=item.timeout,
         no_output_timeout=item.no_output_timeout,
         kill_on_no_output=item.kill_on_no_output,
-        grace=item.grace,
+        grace=settings.grace if item.grace is None else item.grace,
         project=item.project or None,
         folder=item.folder,
         sweep=item.sweep,

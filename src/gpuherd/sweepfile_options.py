@@ -38,7 +38,6 @@ from gpuherd.core.choices import OnNoOutput, Order
 from gpuherd.core.deps import KINDS, option
 from gpuherd.core.env_vars import check_variable
 from gpuherd.core.idspec import gpu_index_list
-from gpuherd.core.model import DEFAULT_GRACE
 from gpuherd.core.output_files import template_problem
 from gpuherd.core.units import memory_amount, parse_duration
 from gpuherd.core.when import parse_begin
@@ -64,7 +63,8 @@ class SubmitOptions:
     """Seconds per attempt."""
     no_output_timeout: float | None = None
     on_no_output: OnNoOutput = "flag"
-    grace: float = DEFAULT_GRACE
+    grace: float | None = None
+    """None: the daemon's `config grace`."""
     hold: bool = False
     begin: float | None = None
     """Epoch seconds, from the file's time as it was read (`+2h`: two hours from then)."""
@@ -143,7 +143,7 @@ class FileOptions(BaseModel):
     timeout: Any = None
     no_output_timeout: Any = None
     on_no_output: OnNoOutput = "flag"
-    grace: Any = DEFAULT_GRACE
+    grace: Any = None
     hold: Switch = False
     begin: Any = None
     project: StrictStr | None = None

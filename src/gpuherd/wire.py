@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Annotated, Any
 
 from gpuherd.core.lifecycle import oom_retries
-from gpuherd.core.model import DEFAULT_GRACE, Attempt, Device, Job, Outcome
+from gpuherd.core.model import Attempt, Device, Job, Outcome
 from gpuherd.core.states import WAITING_STATES, JobState
 
 
@@ -62,7 +62,9 @@ class JobOptions:
     retry_delay: Float | None = None
     """Seconds an automatic retry waits before it may start (`--retry-delay`)."""
     timeout: Float | None = None
-    grace: Float = DEFAULT_GRACE
+    grace: Float | None = None
+    """Seconds from SIGTERM to SIGKILL when stopped; None: the daemon's `config grace` (10
+    s unless set)."""
     no_output_timeout: Float | None = None
     kill_on_no_output: Bool = False
     project: str | None = None

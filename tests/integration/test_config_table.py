@@ -33,6 +33,8 @@ def test_the_default_table_is_the_one_the_docs_show(daemon: Herd) -> None:
         "                       once)",
         "retries         0      how often a failed job runs again when it was submitted",
         "                       without --retries",
+        "grace           10s    time between SIGTERM and SIGKILL when a job submitted",
+        "                       without --grace is stopped (auto = 10s)",
         "on-end          none   shell command run when a job that ran ends, told of it by",
         "                       GPUHERD_JOB_* variables (none = no command)",
     ]
@@ -76,6 +78,9 @@ def test_long_values_keep_the_columns_aligned(daemon: Herd) -> None:
         "                                     the whole list is set at once)",
         "retries         0                    how often a failed job runs again when it",
         "                                     was submitted without --retries",
+        "grace           10s                  time between SIGTERM and SIGKILL when a job",
+        "                                     submitted without --grace is stopped (auto",
+        "                                     = 10s)",
         'on-end          echo "$GPUHERD_JOB_ID $GPUHERD_JOB_STATE ($GPUHERD_JOB_DETAIL)"',
         "                >> ~/job-ends.txt",
         "                                     shell command run when a job that ran ends,",

@@ -213,3 +213,11 @@ def test_edit_setting_and_clearing_one_field_is_a_usage_error(args: list[str], s
     result = CliRunner().invoke(edit, ["7", *args])
     assert result.exit_code == 2, result.output
     assert f"\nError: {said}" in result.output, result.output
+
+
+def test_a_grace_left_out_is_the_daemons_setting() -> None:
+    """Sent as None (the daemon's `config grace`), where click's default sent 10 s always."""
+    for command in (submit, sweep.commands[RUN]):
+        grace = option(command, "grace")
+        assert grace.default is None and not grace.show_default
+        assert "the daemon's `grace` setting, 10s unless changed]" in (grace.help or "")

@@ -7,10 +7,12 @@ from pathlib import Path
 import pytest
 
 from gpuherd.config import SETTINGS, change
-from gpuherd.core.model import Policy
+from gpuherd.core.model import DEFAULT_GRACE, Policy
 from gpuherd.devices import host_memory_total
 from gpuherd.errors import HerdError
 from gpuherd.store import Store
+from gpuherd.submission import spec_from_item
+from gpuherd.wire import SubmitItem
 
 GIB = 2**30
 
@@ -104,3 +106,22 @@ def test_an_on_end_hook_the_shell_cannot_parse_is_refused_when_set(tmp_path: Pat
         assert change(store, Policy(), "on-end", several, Policy()).on_end == several
     finally:
         store.close()
+
+
+def test_grace_is_a_duration_as_submit_grace_takes_it_or_auto() -> None:
+    assert parse("grace", "90s") == parse("grace", "1m30s") == 90.0
+    assert parse("grace", "auto") == "auto"
+    assert SETTINGS["grace"].show(1.5) == "1.5s"
+    for wrong in ("-1", "abc", "0", ""):  # 0 as `submit --grace 0`: SIGKILL at once is a kill's
+        with pytest.raises(ValueError, match=f"invalid duration '{wrong}'"):
+            parse("grace", wrong)
+
+
+def test_the_grace_setting_is_the_grace_of_an_item_that_gives_none() -> None:
+    """Stored at submission, as `config retries`; `gpuherd run`'s in-process daemon has the
+    default settings: 10 s."""
+    plain, given = (SubmitItem(command="true", cwd="/", grace=g) for g in (None, 5.0))
+    assert plain.grace is None
+    assert spec_from_item(plain).grace == DEFAULT_GRACE == 10.0
+    assert spec_from_item(plain, settings=Policy(grace=3.0)).grace == 3.0
+    assert spec_from_item(given, settings=Policy(grace=3.0)).grace == 5.0

@@ -122,7 +122,7 @@ def test_left_out_keys_are_the_flags_defaults() -> None:
     options = parse_sweep(SPEC, "s.yaml").options
     assert options == SubmitOptions()
     assert (options.grace, options.order, options.on_no_output, options.cwd) == (
-        10.0,
+        None,  # the daemon's `config grace`
         "given",
         "flag",
         None,

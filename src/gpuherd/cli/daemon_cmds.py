@@ -15,7 +15,8 @@ from gpuherd import paths
 from gpuherd.cli.daemon_backup import backup
 from gpuherd.cli.daemon_restart import restart
 from gpuherd.cli.options import fake_gpus_option, gpu_choice, json_option
-from gpuherd.cli.param_types import GRACE, LISTEN, Choosing, WholeRange
+from gpuherd.cli.param_types import LISTEN, Choosing, WholeRange
+from gpuherd.cli.stop_grace import GRACE_OPTION, refuse_grace_without_kill
 from gpuherd.client import Client
 from gpuherd.core.gpu_slots import MAX_SLOTS
 from gpuherd.core.units import format_duration, plural
@@ -227,18 +228,12 @@ def already_running(client: Client, status: dict[str, Any]) -> HerdError:
 @daemon.command()
 @click.option("--drain", is_flag=True, help="Wait for running jobs to finish.")
 @click.option("--kill", is_flag=True, help="Kill running jobs first.")
-@click.option(
-    "--grace",
-    type=GRACE,
-    help="With --kill: SIGKILL this long after the SIGTERM (5m; 0: at once) instead of after "
-    "each job's own grace.",
-)
+@GRACE_OPTION
 def stop(drain: bool, kill: bool, grace: float | None) -> None:
     """Stop the daemon. Running jobs keep running and the next daemon re-attaches to them."""
     if drain and kill:
         raise click.UsageError("give --drain (let running jobs finish) or --kill, not both")
-    if grace is not None and not kill:
-        raise click.UsageError("--grace goes with --kill (the stop of running jobs): add --kill")
+    refuse_grace_without_kill(grace, kill)
     client = Client()
     try:
         pid = int(status_within(client)["pid"])

@@ -1,4 +1,5 @@
-"""`gpuherd daemon restart [--kill]`: `daemon stop`, then `daemon start` as the daemon was.
+"""`gpuherd daemon restart [--kill [--grace D]]`: `daemon stop`, then `daemon start` as the
+daemon was.
 
 The GPUs and the executor a start was given are remembered in the queue (daemon.py), but
 not its --listen: a stop and a plain start quietly dropped the dashboard's TCP listener. A
@@ -17,6 +18,7 @@ from typing import Any
 import click
 
 from gpuherd.cli.options import gpu_choice
+from gpuherd.cli.stop_grace import GRACE_OPTION, refuse_grace_without_kill
 from gpuherd.client import Client
 from gpuherd.core.units import plural
 from gpuherd.errors import HerdError, NotRunning
@@ -92,8 +94,9 @@ def _start_option(option: str, args: list[str]) -> str | None:
     is_flag=True,
     help="Kill running jobs first, as `daemon stop --kill` (else they go on, re-attached).",
 )
+@GRACE_OPTION
 @click.pass_context
-def restart(ctx: click.Context, kill: bool) -> None:
+def restart(ctx: click.Context, kill: bool, grace: float | None) -> None:
     """Stop the daemon and start it again with the same GPUs, executor and --listen address.
 
     Running jobs go on and the new daemon re-attaches to them (--kill stops them first). With
@@ -101,6 +104,7 @@ def restart(ctx: click.Context, kill: bool) -> None:
     """
     from gpuherd.cli import daemon_cmds  # deferred: that module registers this command
 
+    refuse_grace_without_kill(grace, kill)
     # Checked as `start` checks it, before anything stops: a bad GPUHERD_FAKE_GPUS refused
     # only once the daemon had stopped would leave none running.
     gpu_choice(None, None)
@@ -115,7 +119,7 @@ def restart(ctx: click.Context, kill: bool) -> None:
         raise daemon_cmds.already_running(client, status)
     _refuse_a_stopping_daemon(status)
     listen = client.get("/daemon/listen")["address"]  # None when it does not listen
-    left = daemon_cmds.stop_daemon(client, int(status["pid"]), "kill" if kill else "leave")
+    left = daemon_cmds.stop_daemon(client, int(status["pid"]), "kill" if kill else "leave", grace)
     if left is not None:  # jobs a --kill could not reach: the next daemon carries out the kill
         click.echo(prefixed("warning", left), err=True)
     try:

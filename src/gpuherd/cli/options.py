@@ -287,13 +287,15 @@ def timeout_option(what: str = "an attempt") -> Callable[[F], F]:
     return click.option("--timeout", type=DURATION, help=f"Stop {what} after this long (90s, 2h).")
 
 
-def grace_option(what: str = "the job") -> Callable[[F], F]:
+def grace_option(
+    what: str = "the job", default: str = "the daemon's `grace` setting, 10s unless changed"
+) -> Callable[[F], F]:
+    """--grace; left out, it is the daemon's `config grace` (as --retries: retries_option)."""
     return click.option(
         "--grace",
         type=DURATION,
-        default="10s",
-        show_default=True,
-        help=f"Time between SIGTERM and SIGKILL when {what} is stopped.",
+        default=None,  # sent so: the daemon gives it its `config grace`
+        help=f"Time between SIGTERM and SIGKILL when {what} is stopped. [default: {default}]",
     )
 
 

@@ -112,8 +112,8 @@ def sweep() -> None:
 
 
 # A sweep file may set every job option below (sweepfile_options.py); one given here wins.
-# gpus and priority show no default: a file often sets them (a default shown for --grace or
-# --order is also what a file that leaves the key out gets).
+# gpus and priority show no default: a file often sets them (a default shown for --order is
+# also what a file that leaves the key out gets; --retries and --grace say the file's first).
 @sweep.command(name=RUN, cls=ParamsCommand, hidden=True)
 @click.argument("source")
 @click.option("--name", help="The sweep's name (default: from the file, or the template).")
@@ -142,7 +142,9 @@ def sweep() -> None:
 @options.timeout_option()
 @options.no_output_options("a point")
 @output_options("each point")
-@options.grace_option("a point")
+@options.grace_option(
+    "a point", default="the sweep file's, else the daemon's `grace` setting, 10s unless changed"
+)
 @options.hold_option("the points", it="them")
 @options.begin_option("the points")
 @options.project_option()

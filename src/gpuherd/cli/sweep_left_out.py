@@ -11,6 +11,7 @@ import os
 from typing import Any
 
 from gpuherd.core.deps import KINDS, option
+from gpuherd.core.model import DEFAULT_GRACE
 from gpuherd.wire_requests import SweepOptions
 
 RUN_TAKES: dict[str, tuple[str, str | None]] = {
@@ -39,9 +40,10 @@ RUN_TAKES: dict[str, tuple[str, str | None]] = {
 }
 """A SweepOptions field -> (the sweep's option, `gpuherd run`'s for it, None where it has
 none), in the order `sweep --help` lists them."""
-RUN_DEFAULTS: dict[str, Any] = {"retries": 0}
-"""Values that lose nothing though they are no SweepOptions default: `--retries 0` is what
-`gpuherd run` does anyway (a sweep's None is the daemon's `config retries`)."""
+RUN_DEFAULTS: dict[str, Any] = {"retries": 0, "grace": DEFAULT_GRACE}
+"""Values that lose nothing though they are no SweepOptions default: `--retries 0` and
+`--grace 10s` are what `gpuherd run` does anyway (a sweep's None is the daemon's `config
+retries` and `config grace`)."""
 
 
 def left_out(options: SweepOptions, cwd: str) -> str | None:

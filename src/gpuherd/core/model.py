@@ -237,6 +237,9 @@ class Policy:
     """Bytes of host memory that must stay available after a job's --ram is taken."""
     retries: int = 0
     """The --retries of a job submitted without one (gpulimit's MAX_ERR_TIMES)."""
+    grace: float = DEFAULT_GRACE
+    """The --grace of a job submitted without one: stored in the job as it is submitted, as
+    `retries` is, so that `show` says the grace the job will get."""
     on_end: str | None = None
     """Not placement: the shell command the daemon runs when a job that ran ends (hooks.py)."""
 
