@@ -24,6 +24,7 @@ from gpuherd.core.states import JobState, OutcomeKind
 from gpuherd.devices import RunKey, RunningJob
 from gpuherd.executors.base import Executor, ExitStatus, LaunchRequest, NotStarted
 from gpuherd.layout import Layout
+from gpuherd.log_cap_watch import NamedLogs, named_logs
 
 OnExit = Callable[[int, int, ExitStatus], None]
 OnStall = Callable[[int, float], None]
@@ -68,6 +69,9 @@ class Live:
     paused: bool = False
     time_left: float | None = None
     """Seconds of its --timeout a paused attempt has left: time does not run while paused."""
+    max_log_size: int | None = None
+    """Its --max-log-size (log_cap_watch.py looks at `logs` only where it has one)."""
+    logs: NamedLogs = ()
 
 
 @dataclass
@@ -177,6 +181,9 @@ class Attempts:
             sweep=job.spec.sweep,
             project=job.spec.project,
         )
+        if job.spec.max_log_size is not None:
+            live.max_log_size = job.spec.max_log_size
+            live.logs = named_logs(self.layout, job, number, attempt.files)
         self.live[job.id] = live
         key = self.layout.attempt_key(job.id, number)
         self.executor.watch(

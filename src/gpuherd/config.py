@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from gpuherd.core.log_caps import parse_log_cap, show_log_cap
 from gpuherd.core.model import ForeignMode, Policy
 from gpuherd.core.units import (
     format_duration,
@@ -234,6 +235,13 @@ SETTINGS: dict[str, Setting] = {
         "shell command run when a job that ran ends, told of it by GPUHERD_JOB_* "
         "variables (none = no command)",
         _shell_syntax,
+    ),
+    "max-log-size": Setting(
+        "max_log_size",
+        parse_log_cap,
+        show_log_cap,
+        "a job submitted without --max-log-size is stopped once its stdout or stderr log "
+        "grows past this, e.g. 10GiB (none = no cap)",
     ),
 }
 

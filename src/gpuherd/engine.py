@@ -36,6 +36,7 @@ from gpuherd.engine_scan import Scan
 from gpuherd.engine_stops import JobStops
 from gpuherd.executors.base import Executor, ExitStatus, NotStarted
 from gpuherd.layout import Layout
+from gpuherd.log_cap_watch import LogCapWatch
 from gpuherd.store import Store
 
 log = logging.getLogger("gpuherd.engine")
@@ -78,6 +79,9 @@ class Engine(JobStops):
             partial(flag_stalled, self),
             lambda job_id: self.stop_job(job_id, OutcomeKind.TIMEOUT),
         )
+        self.log_caps = LogCapWatch(
+            self.attempts.live, lambda job_id: self.stop_job(job_id, OutcomeKind.LOG_TOO_LARGE)
+        )
         self.sweep_caps: dict[str, int] = {
             row.name: int(cap)
             for row in store.list_sweeps()
@@ -107,6 +111,7 @@ class Engine(JobStops):
         with self.store.transaction():
             recover(self, self.clock())
         self.begins.arm()
+        self.log_caps.start()
         self.wake()
 
     def wake(self) -> None:
@@ -189,6 +194,7 @@ class Engine(JobStops):
         self._stopping = True
         self._record_exits_and_starts(self.clock(), closing=True)  # starts nothing: stopping
         self._do_paperwork()
+        self.log_caps.stop()
         self.attempts.close()
         self.devices.stop()
         self.begins.stop()

@@ -19,7 +19,7 @@ from gpuherd import jobfiles
 from gpuherd.core.lifecycle import Ended, classify
 from gpuherd.core.model import Attempt, Job
 from gpuherd.core.recovery import Found, Ran, Take, back_to_queue, lost_end
-from gpuherd.core.states import Event, JobState, OutcomeKind
+from gpuherd.core.states import GPUHERD_STOPS, Event, JobState, OutcomeKind
 from gpuherd.engine_endings import finish, stderr_tail
 from gpuherd.executors.base import UNKNOWN_SIGNS, ExitStatus, SignsOfLife
 from gpuherd.executors.local_outputs import linked_files
@@ -30,8 +30,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("gpuherd.engine")
 
-_STOPPED = {OutcomeKind.KILLED, OutcomeKind.TIMEOUT, OutcomeKind.STALLED}
-"""Outcomes of an attempt gpuherd stopped: known from its attempt.json alone."""
 FOUND_ENDED = "it ran and ended while herd.db did not know it (restored from an older backup?)"
 """How a restart's `start` event says where an attempt taken from its folder comes from."""
 
@@ -91,7 +89,7 @@ def ended_run(
             ended_at=float(info["ended_at"]),
             exit_code=None if code is None else int(code),
             signal=None if signal is None else int(signal),
-            stop_reason=kind if kind in _STOPPED else None,
+            stop_reason=kind if kind in GPUHERD_STOPS else None,  # (known from attempt.json alone)
         )
     except (ValueError, KeyError, TypeError):
         pass  # ended while no daemon watched: the process file's status (or lost)

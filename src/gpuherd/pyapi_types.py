@@ -26,7 +26,7 @@ _WANTED = {
 _KINDS = {
     "text": ("name", "project", "command", "sweep"),
     "whole": ("gpus", "priority", "retries", "max_parallel"),
-    "size": ("mem", "ram"),
+    "size": ("mem", "ram", "max_log_size"),
     "seconds": ("timeout", "grace", "retry_delay", "no_output_timeout"),
     "flag": ("hold", "exclusive", "oom_retry", "kill_on_no_output"),
 }

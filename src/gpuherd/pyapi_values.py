@@ -32,6 +32,7 @@ from gpuherd.core.choices import ON_NO_OUTPUT, ORDERS
 from gpuherd.core.deps import KINDS
 from gpuherd.core.env_vars import check_variable
 from gpuherd.core.idspec import gpu_index_list, parse_ids
+from gpuherd.core.log_caps import parse_log_cap
 from gpuherd.core.sweep import SweepError, SweepSpec
 from gpuherd.core.sweep_spec import FILE_SUFFIXES
 from gpuherd.core.units import memory_amount, not_a_choice, parse_duration
@@ -46,6 +47,7 @@ SUBMIT_OPTIONS = frozenset(
     | {"grace", "exclusive"}
     | {"no_output_timeout", "kill_on_no_output", "project", "env", "hold", "max_parallel"}
     | {"begin", "only_gpus", "retry_delay", "on_no_output", "output", "error"}
+    | {"max_log_size"}
 )
 
 
@@ -311,6 +313,8 @@ def in_units(options: dict[str, Any]) -> dict[str, Any]:
         value = options.get(key)
         if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
             options[key] = memory_amount(value)  # mem=10 is 10 bytes: refused, as --mem 10
+    if isinstance(options.get("max_log_size"), str):  # "none": no cap (0, said so)
+        options["max_log_size"] = parse_log_cap(options["max_log_size"]) or 0
     for key in ("timeout", "grace", "no_output_timeout", "retry_delay"):
         if isinstance(options.get(key), str):
             options[key] = parse_duration(options[key])

@@ -59,6 +59,7 @@ class RunOptions:
     gpus_per_job: int = 1
     retries: int = 0
     timeout: float | None = None
+    max_log_size: int | None = None  # bytes (0: none, as None: a run has no `config`)
     max_parallel: int | None = None
     keep_state: bool = False
     mem: int | None = None
@@ -227,6 +228,7 @@ class Runner:
             item.folder = self._folder(number)  # by input place, whatever the start order
             item.retries = item.retries or self.options.retries
             item.timeout = item.timeout or self.options.timeout
+            item.max_log_size = item.max_log_size or self.options.max_log_size
             item.mem = item.mem or self.options.mem
             item.ram = item.ram or self.options.ram
             item.oom_retry = item.oom_retry or self.options.oom_retry

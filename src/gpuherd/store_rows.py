@@ -18,7 +18,7 @@ JOB_COLUMNS = (
     " project, state, priority, position, attempt, created_at, queued_at, started_at, ended_at,"
     " assigned, pid, outcome, exit_code, signal, message, exclusive, ram, oom_retry,"
     " stop_reason, stop_at, stop_requeue, folder, sweep, git, no_output_timeout, kill_on_no_output,"
-    " release_at, after_any, only_gpus, retry_delay, output, error, after_fail"
+    " release_at, after_any, only_gpus, retry_delay, output, error, after_fail, max_log_size"
 )
 UNMET = (
     "NOT ("
@@ -56,6 +56,7 @@ def job_row(
         "retries": spec.retries,
         "retry_delay": spec.retry_delay,
         "timeout": spec.timeout,
+        "max_log_size": spec.max_log_size,
         "grace": spec.grace,
         "project": spec.project,
         "state": state.value,
@@ -116,6 +117,7 @@ def job_from_row(r: Sequence[Any], env: Mapping[str, str]) -> Job:
         retries=r[9],
         retry_delay=r[41],
         timeout=r[10],
+        max_log_size=r[45],
         grace=r[11],
         project=r[12],
         exclusive=bool(r[27]),

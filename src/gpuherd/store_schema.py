@@ -138,6 +138,10 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE deps_by_kind RENAME TO deps;
     CREATE INDEX deps_dep ON deps(dep);
     """,
+    # 12: `--max-log-size`: the bytes a job's stdout or stderr log may reach.
+    """
+    ALTER TABLE jobs ADD COLUMN max_log_size INTEGER;
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -84,6 +84,7 @@ def spec_from_item(
         retries=settings.retries if item.retries is None else item.retries,
         retry_delay=item.retry_delay,
         timeout=item.timeout,
+        max_log_size=_log_cap(item.max_log_size, settings.max_log_size),
         no_output_timeout=item.no_output_timeout,
         kill_on_no_output=item.kill_on_no_output,
         grace=settings.grace if item.grace is None else item.grace,
@@ -102,6 +103,12 @@ def spec_from_item(
             spec, output=_output(item, "output", where), error=_output(item, "error", where)
         )
     return spec
+
+
+def _log_cap(given: int | None, default: int | None) -> int | None:
+    """An item's --max-log-size: its own (0, `none` said explicitly: no cap, whatever the
+    daemon's), else the daemon's `config max-log-size`."""
+    return default if given is None else given or None
 
 
 def _output(item: SubmitItem, name: str, where: str) -> str | None:
@@ -218,6 +225,8 @@ def _limit_problem(spec: JobSpec) -> str | None:
     """What is wrong with the job's times and memory."""
     if not _duration(spec.timeout):
         return f"{field('timeout')} {_POSITIVE}"
+    if spec.max_log_size is not None and spec.max_log_size <= 0:
+        return f"{field('max_log_size')} must be a size in bytes, or 0 for no cap"
     if not _duration(spec.retry_delay):
         return f"{field('retry_delay')} {_POSITIVE}"
     if not _duration(spec.no_output_timeout):

@@ -38,6 +38,7 @@ from gpuherd.core.choices import OnNoOutput, Order
 from gpuherd.core.deps import KINDS, option
 from gpuherd.core.env_vars import check_variable
 from gpuherd.core.idspec import gpu_index_list
+from gpuherd.core.log_caps import parse_log_cap
 from gpuherd.core.output_files import template_problem
 from gpuherd.core.units import memory_amount, parse_duration
 from gpuherd.core.when import parse_begin
@@ -61,6 +62,8 @@ class SubmitOptions:
     retry_delay: float | None = None
     timeout: float | None = None
     """Seconds per attempt."""
+    max_log_size: int | None = None
+    """Bytes; 0: none (no cap); None: the daemon's `config max-log-size`."""
     no_output_timeout: float | None = None
     on_no_output: OnNoOutput = "flag"
     grace: float | None = None
@@ -141,6 +144,7 @@ class FileOptions(BaseModel):
     retries: StrictInt | None = Field(None, ge=0)
     retry_delay: Any = None
     timeout: Any = None
+    max_log_size: Any = None
     no_output_timeout: Any = None
     on_no_output: OnNoOutput = "flag"
     grace: Any = None
@@ -170,6 +174,15 @@ class FileOptions(BaseModel):
         if isinstance(value, int | str) and not isinstance(value, bool):
             return memory_amount(value)  # `mem: 10` is 10 bytes: refused, as --mem 10
         raise ValueError(f"invalid size {value!r}: use a value like 24GiB")
+
+    @field_validator("max_log_size")
+    @classmethod
+    def _log_cap(cls, value: Any) -> int | None:
+        if value is None:
+            return None
+        if isinstance(value, int | str) and not isinstance(value, bool):
+            return parse_log_cap(str(value)) or 0  # 0: `none`, said (no cap)
+        raise ValueError(f"invalid size {value!r}: use a value like 10GiB, or none")
 
     @field_validator("retry_delay", "timeout", "no_output_timeout", "grace")
     @classmethod

@@ -62,6 +62,9 @@ class JobOptions:
     retry_delay: Float | None = None
     """Seconds an automatic retry waits before it may start (`--retry-delay`)."""
     timeout: Float | None = None
+    max_log_size: Int | None = None
+    """Bytes its stdout or stderr log may reach (`--max-log-size`); 0: no cap; None: the
+    daemon's `config max-log-size` (no cap unless set)."""
     grace: Float | None = None
     """Seconds from SIGTERM to SIGKILL when stopped; None: the daemon's `config grace` (10
     s unless set)."""
@@ -141,6 +144,7 @@ def job_view(
         "retry_delay": job.spec.retry_delay,
         "retry_at": job.release_at if job.state is JobState.QUEUED else None,
         "timeout": job.spec.timeout,
+        "max_log_size": job.spec.max_log_size,
         "no_output_timeout": job.spec.no_output_timeout,
         "kill_on_no_output": job.spec.kill_on_no_output,
         "grace": job.spec.grace,

@@ -37,6 +37,9 @@ def test_the_default_table_is_the_one_the_docs_show(daemon: Herd) -> None:
         "                       without --grace is stopped (auto = 10s)",
         "on-end          none   shell command run when a job that ran ends, told of it by",
         "                       GPUHERD_JOB_* variables (none = no command)",
+        "max-log-size    none   a job submitted without --max-log-size is stopped once",
+        "                       its stdout or stderr log grows past this, e.g. 10GiB",
+        "                       (none = no cap)",
     ]
 
 
@@ -86,6 +89,9 @@ def test_long_values_keep_the_columns_aligned(daemon: Herd) -> None:
         "                                     shell command run when a job that ran ends,",
         "                                     told of it by GPUHERD_JOB_* variables (none",
         "                                     = no command)",
+        "max-log-size    none                 a job submitted without --max-log-size is",
+        "                                     stopped once its stdout or stderr log grows",
+        "                                     past this, e.g. 10GiB (none = no cap)",
     ]
     assert daemon.cli("config", "get", "on-end").stdout == hook + "\n"  # whole, on one line
 
@@ -96,7 +102,9 @@ def test_a_value_of_wide_characters_wraps_within_80_columns(daemon: Herd) -> Non
     thanks = "结果已保存到共享目录，请查看日志和指标，然后开始下一轮实验。谢谢！"
     hook = f'notify-send "训练完成" "{thanks}"'
     daemon.cli("config", "set", "on-end", hook)
-    assert table(daemon)[-5:] == [
+    rows = table(daemon)
+    on_end = next(n for n, row in enumerate(rows) if row.startswith("on-end"))
+    assert rows[on_end : on_end + 5] == [
         'on-end          notify-send "训练完成"',
         '                "结果已保存到共享目录，请查看日志和指标，然后开始下一轮实验。谢',
         '                谢！"',

@@ -38,6 +38,7 @@ MORE_OPTIONS = (
     "retries",
     "retry_delay",
     "timeout",
+    "max_log_size",
     "grace",
     "after",
     "after_any",
@@ -68,6 +69,7 @@ class SubmitForm:
     retries: str = ""
     retry_delay: str = ""
     timeout: str = ""
+    max_log_size: str = ""
     grace: str = ""
     after: str = ""
     after_any: str = ""

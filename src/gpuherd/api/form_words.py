@@ -22,6 +22,7 @@ SUBMIT_LABELS = {
     "retries": "retries",
     "retry_delay": "retry delay",
     "timeout": "timeout",
+    "max_log_size": "max log size",
     "grace": "grace",
     "after": "after",
     "after_any": "after any end of",

@@ -39,6 +39,7 @@ from gpuherd.cli.options import (
     grace_option,
     hold_option,
     json_option,
+    max_log_size_option,
     memory_options,
     no_output_options,
     one_output,
@@ -89,6 +90,7 @@ class _KeepsArgs(click.Command):
 @retries_option()
 @retry_delay_option()
 @timeout_option()
+@max_log_size_option()
 @no_output_options()
 @output_options()
 @grace_option()

@@ -20,6 +20,7 @@ from gpuherd.cli.param_types import (
     DURATION,
     ENV_PAIR,
     GPU_INDICES,
+    LOG_CAP,
     PRIORITY,
     SIZE,
     Choosing,
@@ -285,6 +286,19 @@ def retry_delay_option(what: str = "a failed job") -> Callable[[F], F]:
 
 def timeout_option(what: str = "an attempt") -> Callable[[F], F]:
     return click.option("--timeout", type=DURATION, help=f"Stop {what} after this long (90s, 2h).")
+
+
+def max_log_size_option(
+    what: str = "the job", default: str = "gpuherd config get max-log-size"
+) -> Callable[[F], F]:
+    """--max-log-size; left out, it is the daemon's `config max-log-size` (as --retries)."""
+    return click.option(
+        "--max-log-size",
+        type=LOG_CAP,
+        metavar="SIZE",
+        help=f"Stop {what} once its stdout or stderr log grows past SIZE (10GiB, 500MiB; "
+        f"none: no cap). [default: {default}]",
+    )
 
 
 def grace_option(

@@ -14,6 +14,7 @@ from typing import Any
 
 from gpuherd.cli import plain
 from gpuherd.core.idspec import format_ids
+from gpuherd.core.log_caps import cap_said
 from gpuherd.core.log_names import chosen_file
 from gpuherd.core.run_time import run_time_text
 from gpuherd.core.units import format_given, format_size, plural
@@ -69,6 +70,8 @@ def _limits(job: dict[str, Any]) -> list[tuple[str, str]]:
         rows.append(("begins", _when(job["begin"]) + " (--begin: held until then)"))
     if job.get("timeout"):
         rows.append(("timeout", format_given(job["timeout"])))
+    if job.get("max_log_size"):
+        rows.append(("max log size", f"{cap_said(job['max_log_size'])} (stdout, stderr each)"))
     if job.get("retry_delay"):
         rows.append(("retry delay", format_given(job["retry_delay"])))
     if job.get("no_output_timeout"):

@@ -18,6 +18,7 @@ from gpuherd.cli.options import (
     fake_gpus_option,
     gpu_choice,
     gpus_option,
+    max_log_size_option,
     max_parallel_option,
     memory_options,
     order_option,
@@ -96,6 +97,7 @@ class _RunCommand(click.Command):
 @memory_options("each job")
 @retries_option(daemon=False)
 @timeout_option("a job")
+@max_log_size_option("a job", default="none")
 @max_parallel_option()
 @click.option("--keep-state", is_flag=True, help="Keep the run's database as OUTPUT/herd.db.")
 @order_option("jobs")
@@ -142,6 +144,7 @@ def run(
     exclusive: bool,
     retries: int,
     timeout: float | None,
+    max_log_size: int | None,
     max_parallel: int | None,
     keep_state: bool,
     order: str,
@@ -214,6 +217,7 @@ def run(
             gpus_per_job=gpus_per_job,
             retries=retries,
             timeout=timeout,
+            max_log_size=max_log_size,
             max_parallel=max_parallel,
             keep_state=keep_state,
             mem=mem,

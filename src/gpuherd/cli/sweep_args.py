@@ -195,6 +195,7 @@ def build(
         retries=chosen["retries"],
         retry_delay=chosen["retry_delay"],
         timeout=chosen["timeout"],
+        max_log_size=chosen["max_log_size"],
         grace=chosen["grace"],
         no_output_timeout=chosen["no_output_timeout"],
         kill_on_no_output=chosen["on_no_output"] == "kill",

@@ -140,6 +140,9 @@ def sweep() -> None:
 @options.retries_option("point", default="the sweep file's, else gpuherd config get retries")
 @options.retry_delay_option("a failed point")
 @options.timeout_option()
+@options.max_log_size_option(
+    "a point", default="the sweep file's, else gpuherd config get max-log-size"
+)
 @options.no_output_options("a point")
 @output_options("each point")
 @options.grace_option(

@@ -23,6 +23,7 @@ RUN_TAKES: dict[str, tuple[str, str | None]] = {
     "exclusive": ("--exclusive", "--exclusive"),
     "retries": ("--retries", "--retries"),
     "timeout": ("--timeout", "--timeout"),
+    "max_log_size": ("--max-log-size", "--max-log-size"),
     "max_parallel": ("--max-parallel", "--max-parallel"),
     "order": ("--order", "--order"),
     "retry_delay": ("--retry-delay", None),

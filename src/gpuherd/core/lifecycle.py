@@ -9,7 +9,7 @@ from functools import cache
 
 from gpuherd.core.idspec import format_ids
 from gpuherd.core.model import Job, JobSpec, Outcome
-from gpuherd.core.states import Event, JobState, OutcomeKind
+from gpuherd.core.states import GPUHERD_STOPS, Event, JobState, OutcomeKind
 from gpuherd.core.units import LONGEST, format_duration, format_given
 
 OOM_RETRIES = 2
@@ -43,7 +43,7 @@ class Ended:
     exit_code: int | None
     signal: int | None
     stop_reason: OutcomeKind | None = None
-    """Why gpuherd itself stopped it, if it did: KILLED, TIMEOUT, STALLED, or None."""
+    """Why gpuherd itself stopped it, if it did (GPUHERD_STOPS), or None."""
     requeue: bool = False
     """gpuherd stopped it to queue it again (`retry` of a running job)."""
     why: str = ""
@@ -61,7 +61,7 @@ class Next:
 
 
 def classify(ended: Ended, stderr_tail: str = "") -> Outcome:
-    if ended.stop_reason in (OutcomeKind.TIMEOUT, OutcomeKind.STALLED, OutcomeKind.KILLED):
+    if ended.stop_reason in GPUHERD_STOPS:
         # Stopped by gpuherd: that is why it ended, also when no exit status was seen (a
         # job re-attached after a restart is not the daemon's child, and a command that
         # replaced its shell with `exec` records none).
@@ -147,7 +147,11 @@ class Stopping:
     left: float
 
 
-STOPPED_BY = {OutcomeKind.TIMEOUT: "--timeout", OutcomeKind.STALLED: "--no-output-timeout"}
+STOPPED_BY = {
+    OutcomeKind.TIMEOUT: "--timeout",
+    OutcomeKind.STALLED: "--no-output-timeout",
+    OutcomeKind.LOG_TOO_LARGE: "--max-log-size",
+}
 
 
 def stop_begun(grace: float) -> str:

@@ -50,6 +50,9 @@ class JobSpec:
     """Seconds a failed attempt's automatic retry waits, queued, before it may start."""
     timeout: float | None = None
     """Seconds a single attempt may run before it is stopped with outcome `timeout`."""
+    max_log_size: int | None = None
+    """Bytes its stdout log or its stderr log may reach before it is stopped with outcome
+    `log_too_large` (`--max-log-size`); None = no cap."""
     no_output_timeout: float | None = None
     """Seconds without a byte on stdout or stderr after which the job is flagged as stalled."""
     kill_on_no_output: bool = False
@@ -242,6 +245,8 @@ class Policy:
     `retries` is, so that `show` says the grace the job will get."""
     on_end: str | None = None
     """Not placement: the shell command the daemon runs when a job that ran ends (hooks.py)."""
+    max_log_size: int | None = None
+    """Not placement: the --max-log-size of a job submitted without one (None: no cap)."""
 
 
 @dataclass(frozen=True)

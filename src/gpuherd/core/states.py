@@ -58,11 +58,19 @@ class OutcomeKind(StrEnum):
     KILLED = "killed"  # gpuherd stopped it on request (kill, retry of a running job)
     TIMEOUT = "timeout"
     STALLED = "stalled"  # printed nothing for --no-output-timeout, and was killed for it
+    LOG_TOO_LARGE = "log_too_large"  # a log grew past --max-log-size, and it was stopped
     CUDA_OOM = "cuda_oom"
     SPAWN_ERROR = "spawn_error"
     DEPENDENCY_FAILED = "dependency_failed"
     CANCELLED = "cancelled"  # removed from the queue before it ran
     LOST = "lost"  # the process vanished and no exit status could be found
+
+
+GPUHERD_STOPS = frozenset(
+    {OutcomeKind.KILLED, OutcomeKind.TIMEOUT, OutcomeKind.STALLED, OutcomeKind.LOG_TOO_LARGE}
+)
+"""Outcomes of an attempt gpuherd itself stopped: the stop is why it ended, whatever its exit
+status says (none at all, for one re-attached after a restart)."""
 
 
 class Event(StrEnum):

@@ -1,0 +1,103 @@
+"""`--max-log-size`, enforced: every LOG_CHECK_EVERY seconds, one `stat` of each log of each
+running job that has a cap; a job whose log grew past it is stopped as a --timeout stops it
+(Engine.stop_job: SIGTERM, SIGKILL after its grace), and ends `log_too_large`.
+
+Not at every tick: a busy queue ticks every few milliseconds. The daemon reads the files it
+shows (`gpuherd log`): a Ray job's logs are the copies its daemon appends to (ray_follow.py),
+on the disk the cap protects, so the cap holds there too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gpuherd.core.log_caps import LogSize, log_too_large, over_cap
+from gpuherd.core.model import Job
+from gpuherd.core.output_files import Files
+from gpuherd.layout import Layout
+
+if TYPE_CHECKING:
+    from gpuherd.attempts import Live
+
+LOG_CHECK_EVERY = 2.0
+"""Seconds between looks at the capped jobs' log sizes: a job that writes 100 MB/s passes its
+cap by at most ~200 MB before its stop begins."""
+
+NamedLogs = tuple[tuple[str, Path], ...]
+"""An attempt's log files, each with its name as the reason says it."""
+
+
+def named_logs(layout: Layout, job: Job, attempt: int, files: Files | None) -> NamedLogs:
+    """Where attempt `attempt` of `job` writes its stdout and stderr (`files`: as it recorded
+    them): one file named `output` where both go to it (`--output` without `--error`)."""
+    stdout, stderr = (layout.log_file(job, attempt, s, files) for s in ("stdout", "stderr"))
+    if stdout == stderr:
+        return (("output", stdout),)
+    return (("stdout", stdout), ("stderr", stderr))
+
+
+def log_sizes(logs: NamedLogs) -> list[LogSize]:
+    """Each log's bytes now; one that is not there (yet) is left out."""
+    sizes = []
+    for name, path in logs:
+        try:
+            sizes.append((name, os.stat(path).st_size))
+        except OSError:
+            continue
+    return sizes
+
+
+def ended_reason(logs: NamedLogs, cap: int) -> str:
+    """What the end of an attempt stopped for its cap says, by its logs as it ended (what they
+    hold, the grace's output too): `its stdout log reached 2.3 MiB, over --max-log-size ...`."""
+    return log_too_large(over_cap(log_sizes(logs), cap), cap)
+
+
+class LogCapWatch:
+    """The periodic look: started with the engine's loop, stopped as the engine closes."""
+
+    def __init__(
+        self,
+        live: Mapping[int, Live],
+        on_over: Callable[[int], object],
+        every: float = LOG_CHECK_EVERY,
+    ) -> None:
+        self._live = live
+        self._on_over = on_over
+        self._every = every
+        self._timer: asyncio.TimerHandle | None = None
+
+    def start(self) -> None:
+        self._timer = asyncio.get_running_loop().call_later(self._every, self._look)
+
+    def stop(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _look(self) -> None:
+        try:
+            self.check()
+        finally:
+            if self._timer is not None:  # (else stopped meanwhile)
+                self.start()
+
+    def check(self) -> list[int]:
+        """Stop each running job with a log over its cap; their ids. One being stopped
+        already (by a kill, its timeout, its cap) is left to that stop; a paused one writes
+        nothing, and is looked at again once resumed."""
+        over = [
+            live.job_id
+            for live in list(self._live.values())
+            if live.max_log_size is not None
+            and live.stop_reason is None
+            and not live.paused
+            and over_cap(log_sizes(live.logs), live.max_log_size)
+        ]
+        for job_id in over:
+            self._on_over(job_id)
+        return over
