@@ -15,7 +15,8 @@ from gpuherd.errors import DaemonError, NotRunning
 from gpuherd.typed_name import as_typed
 
 Piece = tuple[str, Any]
-"""("text", new log text) or ("attempt", number) when a later attempt's log begins."""
+"""("text", new log text), ("attempt", number) when a later attempt's log begins, or
+("deleted", path) when the log followed was deleted under the job (read on all the same)."""
 
 
 def follow_log(
@@ -42,7 +43,9 @@ def follow_log(
                 first = False
                 if event == "end":
                     return
-                if event == "attempt":
+                if event == "deleted":  # (the follow reads on: the text is still to come)
+                    yield "deleted", data["path"]
+                elif event == "attempt":
                     yield "attempt", data["attempt"]
                     resume = _resume_at(stream, attempt, data["attempt"], 0)
                 elif event == "message":

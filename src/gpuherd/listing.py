@@ -16,7 +16,7 @@ from typing import Any, Generic, TypeVar
 from gpuherd.core.model import Job
 from gpuherd.core.nearest_now import NOTHING, LeftOut, shares
 from gpuherd.core.recovery import unwatched_run
-from gpuherd.core.run_time import pauses, ran_for
+from gpuherd.core.run_time import pauses, ran_for, timeout_at
 from gpuherd.core.states import (
     FINISHED_STATES,
     LIVE_STATES,
@@ -218,9 +218,22 @@ def stored_views(
         view.update(paused_seconds=paused, paused_at=paused_at)
         times = ran_for(view, now)
         view["seconds"] = times[0] if times else None
+        view["timeout_at"] = timeout_at(view)
         view["job_dir"], view["log_files"] = paths(job, recorded.get(job.id))
         views.append(view)
     return views, holds
+
+
+def point_paths(reads: Reads, layout: Layout, rows: Sequence[dict[str, Any]]) -> None:
+    """Each sweep row's (sweep_table.table's) `job_dir` and `log_files` as `ls --json` gives
+    its job's (stored_views: the same listed_paths); None for a point no job in the queue
+    ran (a folder's markers said its state: where its logs were is no longer known)."""
+    jobs = reads.get_jobs([row["job_id"] for row in rows if row["job_id"] is not None])
+    recorded, paths = reads.latest_attempt_files(list(jobs.values())), listed_paths(layout)
+    for row in rows:
+        job = jobs.get(row["job_id"]) if row["job_id"] is not None else None
+        found = paths(job, recorded.get(job.id)) if job is not None else (None, None)
+        row["job_dir"], row["log_files"] = found
 
 
 def worded(

@@ -85,7 +85,8 @@ class SystemVerbs:
             why = runs_unwatched(run.attempt, run.pid, state)
             for index in run.reservation.gpus if run.reservation else ():
                 runs_on.setdefault(index, []).append(run.key)
-                reserved.setdefault(index, []).append({"job": run.job_id, "reason": why})
+                entry = {"job": run.job_id, "job_id": run.job_id, "reason": why}  # (as runs')
+                reserved.setdefault(index, []).append(entry)
         table = self.engine.devices
         rows = []
         for d in self.engine.device_listing():

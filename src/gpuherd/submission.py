@@ -63,6 +63,11 @@ def spec_from_item(
             f"{where}give {field('hold')} or {field('begin')}, not both: "
             "begin keeps the job held until then"
         )
+    if item.folder and not os.path.isabs(item.folder):  # the daemon's cwd is no one's
+        raise InvalidValue(
+            f"{where}folder {item.folder} is relative: give an absolute path (a request has "
+            "no working directory to take it from)"
+        )
     # As an edit keeps them: a job in after_any and another list waits as the other says.
     after, after_any, after_fail = kept_apart(item.after, item.after_any, item.after_fail)
     spec = JobSpec(

@@ -201,7 +201,8 @@ def device_view(
     view["links"] = {str(k): v for k, v in device.links.items()}
     ordered = sorted(set(runs))
     view["jobs"] = sorted({job for job, _ in ordered})
-    view["runs"] = [{"job": job, "attempt": attempt} for job, attempt in ordered]
+    # `job_id`, as every other answer names a job; `job` too, as older daemons named it
+    view["runs"] = [{"job": job, "job_id": job, "attempt": attempt} for job, attempt in ordered]
     view["processes"] = [asdict(p) for p in processes]
     return view
 

@@ -273,7 +273,7 @@ def test_a_held_job_whose_process_runs_can_be_cancelled(herd: Herd, tmp_path: Pa
     herd.start("--fake-gpus", "1")
     (gpu,) = herd.json("gpus")["gpus"]
     why = f"cancelled: attempt 1 runs unwatched (pid {pid})"
-    assert gpu["reserved"] == [{"job": job, "reason": why}]
+    assert gpu["reserved"] == [{"job": job, "job_id": job, "reason": why}]
     witness = herd.submit("--", "true")
     assert herd.job(witness)["reason"] == (  # before: it ran beside the run, on its GPU
         f"waiting for a free GPU (GPU 0 is reserved for job {job}, whose attempt 1 runs "
@@ -325,7 +325,7 @@ def test_a_job_whose_run_runs_unwatched_is_not_removed(herd: Herd, tmp_path: Pat
     herd.cli("daemon", "stop")
     herd.start("--fake-gpus", "1")
     why = f"cancelled: attempt 1 runs unwatched (pid {pid})"
-    assert herd.json("gpus")["gpus"][0]["reserved"] == [{"job": job, "reason": why}]
+    assert herd.json("gpus")["gpus"][0]["reserved"] == [{"job": job, "job_id": job, "reason": why}]
     witness = herd.submit("--", "true")
     assert herd.job(witness)["reason"] == (  # before: it ran on GPU 0 beside the run
         f"waiting for a free GPU (GPU 0 is reserved for job {job}, whose attempt 1 runs "
@@ -402,7 +402,7 @@ def test_a_held_job_released_while_its_run_runs_waits_for_it(herd: Herd, tmp_pat
     )
     (gpu,) = herd.json("gpus")["gpus"]
     why = f"queued: attempt 1 runs unwatched (pid {pid})"
-    assert (gpu["jobs"], gpu["reserved"]) == ([job], [{"job": job, "reason": why}])
+    assert (gpu["jobs"], gpu["reserved"]) == ([job], [{"job": job, "job_id": job, "reason": why}])
     assert started(runs) == [f"1 {pid}"]  # before: attempt 2 had started beside it
 
     go.touch()
@@ -736,7 +736,7 @@ def test_a_held_jobs_gpu_stays_reserved_while_its_run_runs(herd: Herd, tmp_path:
     (gpu,) = herd.json("gpus")["gpus"]
     assert gpu["jobs"] == [a, b]
     why = f"held: attempt 1 runs unwatched (pid {before['pid']})"
-    assert gpu["reserved"] == [{"job": b, "reason": why}]
+    assert gpu["reserved"] == [{"job": b, "job_id": b, "reason": why}]
     assert herd.job(b)["reason"] == reason
 
     (tmp_path / "go-a").touch()

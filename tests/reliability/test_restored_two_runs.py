@@ -156,8 +156,10 @@ def test_a_job_held_again_for_its_next_attempt_keeps_its_first_run_reserved(
     assert (now["state"], now["attempt"]) == ("held", 2)
     assert now["reason"] == f"held: attempt 2 runs unwatched (pid {pid2}), GPU {b} reserved for it"
     assert reserved(herd) == {
-        a: [{"job": job, "reason": f"held: attempt 1 runs unwatched (pid {pid1})"}],  # before: []
-        b: [{"job": job, "reason": f"held: attempt 2 runs unwatched (pid {pid2})"}],
+        a: [
+            {"job": job, "job_id": job, "reason": f"held: attempt 1 runs unwatched (pid {pid1})"}
+        ],  # before: []
+        b: [{"job": job, "job_id": job, "reason": f"held: attempt 2 runs unwatched (pid {pid2})"}],
     }
     witness = herd.submit("--", "true")
     assert herd.job(witness)["state"] == "queued"  # before: it ran on GPU a, beside attempt 1
@@ -200,9 +202,12 @@ def test_a_job_whose_two_runs_share_a_gpu_is_listed_once_each_run_counted(
 
     (gpu,) = herd.json("gpus")["gpus"]
     assert gpu["jobs"] == [job]  # before: [job, job]
-    assert gpu["runs"] == [{"job": job, "attempt": 1}, {"job": job, "attempt": 2}]
+    assert gpu["runs"] == [
+        {"job": job, "job_id": job, "attempt": 1},
+        {"job": job, "job_id": job, "attempt": 2},
+    ]
     why = f"running: attempt 1 runs unwatched (pid {pid1})"
-    assert gpu["reserved"] == [{"job": job, "reason": why}]
+    assert gpu["reserved"] == [{"job": job, "job_id": job, "reason": why}]
     header, row, under, _probe = herd.cli("gpus").stdout.splitlines()
     assert header.split()[:5] == ["GPU", "NAME", "STATE", "SLOTS", "MEMORY"]
     assert row.split()[:5] == ["0", "Fake", "GPU", "enabled", "2/2"]  # both runs' slots
@@ -246,13 +251,16 @@ def test_two_runs_of_a_job_a_restored_database_did_not_know_are_both_watched(
     now = herd.json("show", str(job))
     assert (now["state"], now["attempt"], now["pid"], now["gpus"]) == ("running", 2, pid2, [b])
     why = f"running: attempt 1 runs unwatched (pid {pid1})"
-    assert reserved(herd) == {a: [{"job": job, "reason": why}], b: []}  # before: a: []
+    assert reserved(herd) == {
+        a: [{"job": job, "job_id": job, "reason": why}],
+        b: [],
+    }  # before: a: []
     (aside,) = [e for e in now["events"] if e["event"] == "hold"]  # the event that names it
     assert aside["detail"].startswith(f"attempt 1 runs already (pid {pid1}, unwatched), but")
     assert "attempt 2 of the job started since" in aside["detail"]
     herd.cli("daemon", "stop")  # a restart finds the run again, by the event that named it
     herd.start("--fake-gpus", str(state))
-    assert reserved(herd) == {a: [{"job": job, "reason": why}], b: []}
+    assert reserved(herd) == {a: [{"job": job, "job_id": job, "reason": why}], b: []}
     witness = herd.submit("--", "true")
     waits = f"GPU {a} is reserved for job {job}, whose attempt 1 runs unwatched (pid {pid1})"
     wait_for(lambda: waits in (herd.job(witness)["reason"] or ""), what="the witness to wait")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpuherd.core.run_time import pauses, run_time_text
+from gpuherd.core.run_time import pauses, run_time_text, timeout_at
 
 
 def test_pauses_count_this_attempts_closed_intervals_and_the_open_one() -> None:
@@ -41,3 +41,12 @@ def test_a_view_without_pauses_shows_the_time_since_the_start() -> None:
     assert run_time_text({"state": "queued", "started_at": 100.0}, now=130.0) == ""
     never = {"state": "running", "started_at": 100.0, "paused_seconds": 0.0, "paused_at": None}
     assert run_time_text(never, now=130.0, paused_too=True) == "30.0s"
+
+
+def test_a_running_jobs_timeout_is_due_after_its_start_its_pauses_and_the_timeout() -> None:
+    job = {"state": "running", "started_at": 100.0, "paused_seconds": 30.0, "timeout": 60.0}
+    assert timeout_at(job) == 190.0
+    assert timeout_at({**job, "paused_seconds": None}) == 160.0  # (an older daemon's view)
+    assert timeout_at({**job, "state": "paused"}) is None  # its timeout stands still
+    assert timeout_at({**job, "state": "succeeded"}) is None
+    assert timeout_at({**job, "timeout": None}) is None

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import BinaryIO
 
 from gpuherd.core.states import FINISHED_STATES
 from gpuherd.errors import Conflict, Forbidden, InvalidValue, NotFound
@@ -75,9 +77,10 @@ async def follow_events(
     no longer grow (its job ended, or a later attempt began) what is left goes out as it is.
     """
     changes = service.engine.changes.subscribe()
+    log = HeldLog(keep_open=service.engine.executor.user_files)
     try:
         while True:
-            chunk = _read(target, position)  # before the state: the last lines are never lost
+            chunk = log.read(target, position)  # before the state: the last lines are never lost
             cut = utf8_complete(chunk)
             if not cut:
                 try:
@@ -89,7 +92,7 @@ async def follow_events(
                 # A log no longer grows once a later attempt began or the job ended.
                 done = state in FINISHED_STATES or _number(latest) > _number(target)
                 if done:
-                    chunk = _read(target, position)
+                    chunk = log.read(target, position)
                     cut = len(chunk)
                 if not cut and done:
                     if attempt or _number(latest) <= _number(target):
@@ -99,9 +102,7 @@ async def follow_events(
                     # run several attempts between two looks, and none may be skipped.
                     following = target
                     target = _next_attempt(service, job_id, stream, target)
-                    # The same file (--output without %a: a retry adds to it): on from here.
-                    if following is None or following[1] != target[1]:
-                        position = 0
+                    position = log.position_in_next(following, target, position)
                     if target[0] > 1:
                         yield _event("attempt", {"attempt": target[0]})
                     continue
@@ -110,6 +111,8 @@ async def follow_events(
                 text = chunk[:cut].decode(errors="surrogateescape" if raw else "replace")
                 yield _event("message", {"text": text, "attempt": target[0], "offset": position})
                 continue
+            if log.newly_deleted():
+                yield _event("deleted", {"attempt": _number(target), "path": str(log.path)})
             try:
                 if await asyncio.wait_for(changes.get(), POLL) is None:
                     return  # the daemon is stopping
@@ -117,6 +120,7 @@ async def follow_events(
                 pass
     finally:
         service.engine.changes.unsubscribe(changes)
+        log.close()
 
 
 def _number(target: Target) -> int:
@@ -134,13 +138,61 @@ def _event(name: str, data: dict[str, object]) -> str:
     return f"{head}data: {json.dumps(data)}\n\n"
 
 
-def _read(target: Target, offset: int) -> bytes:
-    if target is None:
-        return b""
-    try:
-        with open_job_file(target[1]) as f:
-            f.seek(offset)
-            data: bytes = f.read(CHUNK)
-            return data
-    except (FileNotFoundError, Forbidden):  # not there yet, or a planted link: not served
-        return b""
+class HeldLog:
+    """The followed log, kept open between reads as `tail -f` keeps it: a log deleted under
+    a running job (an `rm` of it, a clean-up) is still the file the job writes to, and is
+    read on through this handle until the job ends. Its name is not followed (`tail -F`):
+    a file made anew under it is none of the job's output. The follow says once that it
+    was deleted (newly_deleted), or replaced: the name no longer leads to the file read.
+    Only where the job writes its log itself (`keep_open`: the local executor's); the Ray
+    executor's daemon appends to it by name, making it anew: there it is opened each read."""
+
+    def __init__(self, keep_open: bool = True) -> None:
+        self.keep_open = keep_open
+        self.path: Path | None = None
+        self.file: BinaryIO | None = None
+        self.deleted_said = False
+
+    def read(self, target: Target, offset: int) -> bytes:
+        if target is None:
+            return b""
+        if target[1] != self.path:  # the next attempt's log: another file
+            self.close()
+            self.path, self.deleted_said = target[1], False
+        if self.file is None:
+            try:
+                self.file = open_job_file(target[1])
+            except (FileNotFoundError, Forbidden):  # not there yet, or a planted link
+                return b""
+        self.file.seek(offset)
+        data = self.file.read(CHUNK)
+        if not self.keep_open:
+            self.close()
+        return data
+
+    def position_in_next(self, followed: Target, target: Target, position: int) -> int:
+        """Where the next attempt's log is read from: its start; on from `position` in the
+        same file (--output without %a: a retry adds to it), unless that was deleted (the
+        retry's is a new file)."""
+        same = followed is not None and target is not None and followed[1] == target[1]
+        return position if same and not self.deleted_said else 0
+
+    def newly_deleted(self) -> bool:
+        """Whether the log read is no longer under its name, said once a file."""
+        if self.file is None or self.path is None or self.deleted_said:
+            return False
+        held = os.fstat(self.file.fileno())
+        try:
+            named = os.lstat(self.path)
+        except FileNotFoundError:
+            named = None
+        self.deleted_said = named is None or (named.st_dev, named.st_ino) != (
+            held.st_dev,
+            held.st_ino,
+        )
+        return self.deleted_said
+
+    def close(self) -> None:
+        if self.file is not None:
+            self.file.close()
+            self.file = None

@@ -9,6 +9,7 @@ from fastapi import Query, Request
 
 from gpuherd.api.routes import RouteTable
 from gpuherd.errors import InvalidValue
+from gpuherd.listing import point_paths
 from gpuherd.service import Service
 from gpuherd.store_rows import LARGEST
 from gpuherd.submission import env_problem
@@ -49,7 +50,10 @@ async def table(
     state: Annotated[list[str] | None, Query()] = None,
     limit: Annotated[int | None, Query(ge=1, le=LARGEST)] = None,
 ) -> dict[str, Any]:
-    return _sweeps(request).table(name, sort, state or (), limit)
+    sweeps = _sweeps(request)
+    answer = sweeps.table(name, sort, state or (), limit)
+    point_paths(sweeps.store, sweeps.service.engine.layout, [*answer["rows"], *answer["outside"]])
+    return answer
 
 
 @routes.delete("/sweeps/{name}")

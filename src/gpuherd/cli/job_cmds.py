@@ -259,7 +259,7 @@ def list_jobs(
 ) -> None:
     """List running and queued jobs and the most recent finished ones."""
     # deferred: the tables' code, which `submit` does not need
-    from gpuherd.cli import json_text, ls_table, plain, watching
+    from gpuherd.cli import ls_table, plain, watching
 
     one_output(quiet, as_json)
     check_ls_options(quiet, as_json, as_csv, watch, columns, since, until)
@@ -292,10 +292,9 @@ def list_jobs(
 
     if watch:
         watching.watch(table)
-    elif as_json:
-        click.echo(json_text.indented(listing()["jobs"]))
-    elif as_csv:
-        ls_table.job_csv(listing()["jobs"], columns or ls_table.DEFAULT_COLUMNS)
+    elif as_json or as_csv:
+        shown = None if as_json else columns or ls_table.DEFAULT_COLUMNS
+        ls_table.job_document(listing(), shown, None if states or all_jobs else limit)
     elif quiet:
         jobs = unless_finished(listing()["jobs"], states, all_jobs)
         click.echo("\n".join(str(job["id"]) for job in jobs))

@@ -150,6 +150,14 @@ def print_follow(
         for kind, piece in follow_log(client, job_id, stream, attempt, lines, gone, raw=True):
             if kind == "attempt":  # a retry: its log follows (said on stderr, apart from the log)
                 out.note(prefixed(f"job {job_id}: attempt {piece} began"))
+            elif kind == "deleted":  # read on through the daemon's open file (log_follow.py)
+                out.note(
+                    prefixed(
+                        f"job {job_id}: its log {piece} was deleted; following what the job "
+                        "still writes to it, as tail -f does, until it ends (then that text "
+                        "is gone)"
+                    )
+                )
             else:
                 out.text(piece)
     except DaemonError as exc:

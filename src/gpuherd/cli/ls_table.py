@@ -2,7 +2,8 @@
 
 Each column is one entry of COLUMNS: its header, how the table shows a job's value, and the
 value `--csv` writes, which is the one `--json` gives (run time in seconds, times in epoch
-seconds, numbers as numbers), under that field's name, as `sweep status --csv` does.
+seconds, numbers as numbers), under that field's name, as `sweep status --csv` does. `--json`
+and `--csv` say on stderr what a --limit left out (job_document).
 """
 
 from __future__ import annotations
@@ -14,12 +15,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import click
+
 from gpuherd.cli import plain
+from gpuherd.cli.json_text import indented
 from gpuherd.cli.render import STATE_STYLE, info, runtime
 from gpuherd.core.commands import flat_command
 from gpuherd.core.units import plural
 from gpuherd.core.when import format_moment
-from gpuherd.typed_name import typed_name
+from gpuherd.typed_name import prefixed, typed_name
 
 DEFAULT_LS_LIMIT = 100
 NAME_WIDTH = 40
@@ -164,6 +168,25 @@ def _more_at_the_end(count: int, higher_limit: bool, what: str) -> str:
     if higher_limit:
         return f"… and {count:,} {what} (a higher --limit shows them)"
     return f"… and {plural(count, 'more waiting job')} ({typed_name()} ls --all)"
+
+
+def job_document(
+    answer: dict[str, Any], csv_columns: Sequence[str] | None, waiting_limit: int | None
+) -> None:
+    """`ls --json` (`csv_columns` None) or `--csv`: the jobs of the daemon's answer on
+    stdout, and on stderr one line when a --limit left some out (stdout stays the document),
+    as the table says it in its own lines, with the limit that shows them: that many more
+    than it counted, the jobs listed (with --all or --state), or `waiting_limit` (of the
+    waiting jobs alone, without)."""
+    jobs, more = answer["jobs"], answer.get("more", 0)
+    if csv_columns is None:
+        click.echo(indented(jobs))
+    else:
+        job_csv(jobs, csv_columns)
+    if more:
+        counted = len(jobs) if waiting_limit is None else waiting_limit
+        said = f"{plural(more, 'more job')} not shown (--limit {counted + more} shows them)"
+        click.echo(prefixed(said), err=True)
 
 
 def job_csv(jobs: list[Job], columns: Sequence[str] = DEFAULT_COLUMNS) -> None:

@@ -17,7 +17,7 @@ from gpuherd.core.idspec import format_ids
 from gpuherd.core.log_caps import cap_said
 from gpuherd.core.log_names import chosen_file
 from gpuherd.core.run_time import run_time_text
-from gpuherd.core.units import format_given, format_size, plural
+from gpuherd.core.units import format_duration, format_given, format_size, plural
 
 STATE_STYLE = {
     "running": "green",
@@ -69,7 +69,7 @@ def _limits(job: dict[str, Any]) -> list[tuple[str, str]]:
     if job.get("begin"):
         rows.append(("begins", _when(job["begin"]) + " (--begin: held until then)"))
     if job.get("timeout"):
-        rows.append(("timeout", format_given(job["timeout"])))
+        rows.append(("timeout", format_given(job["timeout"]) + _stops_at(job.get("timeout_at"))))
     if job.get("max_log_size"):
         rows.append(("max log size", f"{cap_said(job['max_log_size'])} (stdout, stderr each)"))
     if job.get("retry_delay"):
@@ -80,6 +80,17 @@ def _limits(job: dict[str, Any]) -> list[tuple[str, str]]:
     if job.get("grace") is not None:  # (from an older daemon: none)
         rows.append(("grace", f"{format_given(job['grace'])} (SIGTERM, then SIGKILL)"))
     return rows
+
+
+def _stops_at(due: float | None) -> str:
+    """When a running job's --timeout stops it (`timeout_at`, from the daemon): ` (stops at
+    2026-11-30 14:05:00, in 1h12m)`; one past it is being stopped. "" without one."""
+    if due is None:
+        return ""
+    left = due - time.time()
+    if left <= 0:
+        return f" (due at {_when(due)}: stopping)"
+    return f" (stops at {_when(due)}, in {format_duration(left)})"
 
 
 def job_detail(job: dict[str, Any], term: plain.Terminal | None = None) -> None:

@@ -54,6 +54,16 @@ def ran_for(job: Mapping[str, Any], now: float) -> tuple[float, float] | None:
     return max(0.0, end - start - paused), paused
 
 
+def timeout_at(job: Mapping[str, Any]) -> float | None:
+    """When a running job's --timeout stops its latest attempt (epoch seconds): its start,
+    plus the pauses over (its timeout stood still in them, attempts.py), plus the timeout.
+    None for a job without one, or not running: a paused job's timeout stands still."""
+    start, timeout = job.get("started_at"), job.get("timeout")
+    if job["state"] != "running" or not start or not timeout:
+        return None
+    return float(start + (job.get("paused_seconds") or 0.0) + timeout)
+
+
 def run_time_text(job: Mapping[str, Any], now: float, paused_too: bool = False) -> str:
     """A job view's run time as `ls` and the dashboard show it; "" for a job not started.
     `paused_too` adds the time it spent paused (`show`, a job's page)."""
