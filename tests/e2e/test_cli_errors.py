@@ -199,7 +199,8 @@ def test_hold_with_begin_is_a_command_line_mistake(
             "nonesuch",
             "1",
             "unknown setting 'nonesuch': use one of foreign, keep-free, keep-ram, "
-            "reserve-after, max-running, cpu-jobs, project-limits, retries, on-end",
+            "reserve-after, max-running, cpu-jobs, project-limits, retries, grace, on-end, "
+            "max-log-size",
         ),
     ],
 )
@@ -226,8 +227,8 @@ def test_an_unknown_setting_is_said_alike_by_get_and_set(shared: Herd, verb: str
         2,
         "",
         "gpuherd: error: unknown setting 'nosuch': use one of foreign, keep-free, keep-ram, "
-        "reserve-after, max-running, cpu-jobs, project-limits, retries, on-end "
-        f"(see gpuherd config {verb} --help)\n",
+        "reserve-after, max-running, cpu-jobs, project-limits, retries, grace, on-end, "
+        f"max-log-size (see gpuherd config {verb} --help)\n",
     )
 
 
