@@ -236,7 +236,7 @@ def test_an_unknown_setting_is_said_alike_by_get_and_set(shared: Herd, verb: str
 def test_mistakes_get_one_error_line_and_change_nothing(
     shared: Herd, entry: str, args: list[str], names: str
 ) -> None:
-    before = shared.ls_all()
+    before = shared.all_jobs()
     pid = shared.pid
     proc = run(shared, entry, *args)
     assert proc.returncode != 0
@@ -246,7 +246,7 @@ def test_mistakes_get_one_error_line_and_change_nothing(
     assert lines[0].startswith(f"{'herd' if entry == 'herd' else 'gpuherd'}: error:")
     assert names in lines[0]  # it says what was wrong
     assert proc.stdout == ""
-    assert shared.ls_all() == before
+    assert shared.all_jobs() == before
     assert shared.pid == pid
 
 
@@ -382,12 +382,12 @@ STDOUT_CLOSED = (
 )
 def test_a_closed_stdout_gets_one_line_and_nothing_is_done(shared: Herd, args: list[str]) -> None:
     # They failed with a traceback ('NoneType' object has no attribute 'isatty' / 'buffer').
-    before = shared.ls_all()
+    before = shared.all_jobs()
     proc = closed(shared, ">&-", *args)
     assert (proc.returncode, proc.stderr, proc.stdout) == (1, STDOUT_CLOSED, "")
     both = closed(shared, ">&- 2>&-", *args)  # nowhere to say it: the exit status tells
     assert (both.returncode, both.stderr, both.stdout) == (1, "", "")
-    assert shared.ls_all() == before
+    assert shared.all_jobs() == before
 
 
 STDIN_CLOSED = (
@@ -396,23 +396,26 @@ STDIN_CLOSED = (
 
 
 def test_a_closed_stdin_is_refused_only_where_it_is_read(shared: Herd) -> None:
-    before = shared.ls_all()
+    before = shared.all_jobs()
     proc = closed(shared, "<&-", "submit", "--file", "-")  # was: 'NoneType' has no 'flush'
     assert (proc.returncode, proc.stderr, proc.stdout) == (1, STDIN_CLOSED, "")
     on_stdout = closed(shared, "<&- 2>&-", "submit", "--file", "-")  # the stream still open
     assert (on_stdout.returncode, on_stdout.stderr, on_stdout.stdout) == (1, "", STDIN_CLOSED)
-    assert shared.ls_all() == before
+    assert shared.all_jobs() == before
     listing = closed(shared, "<&-", "ls", "-q", "--all")  # (the waiting job 1 last, as in ls)
     assert (listing.returncode, listing.stdout, listing.stderr) == (0, "2\n1\n", "")
 
 
-def test_submit_file_drops_a_byte_order_mark(daemon: Herd, tmp_path: Path) -> None:
+def test_submit_file_drops_a_byte_order_mark(shared_daemon: Herd, tmp_path: Path) -> None:
     # It began the first command ("\ufeffecho one": sh found no such command).
+    daemon = shared_daemon
     jobs = tmp_path / "jobs.txt"
     jobs.write_bytes(b"\xef\xbb\xbfecho one\r\necho two\r\n")
-    assert daemon.cli("submit", "-q", "--file", str(jobs)).stdout == "1\n2\n"
-    assert [daemon.job(i)["command"] for i in (1, 2)] == ["echo one", "echo two"]
-    assert daemon.wait_state(1, "succeeded", "failed")["state"] == "succeeded"
+    submitted = daemon.cli("submit", "-q", "--file", str(jobs)).stdout
+    first = int(submitted.split()[0])
+    assert submitted == f"{first}\n{first + 1}\n"
+    assert [daemon.job(i)["command"] for i in (first, first + 1)] == ["echo one", "echo two"]
+    assert daemon.wait_state(first, "succeeded", "failed")["state"] == "succeeded"
 
 
 REQUIRED = {
@@ -440,21 +443,24 @@ def test_json_listings_have_the_documented_fields(shared: Herd) -> None:
     )  # fmt: skip
 
 
-def test_ids_accept_ranges_and_lists(daemon: Herd, recorder: Recorder) -> None:
+def test_ids_accept_ranges_and_lists(shared_daemon: Herd, recorder: Recorder) -> None:
+    daemon = shared_daemon
     ids = daemon.submit_lines([recorder.cmd("runs", wait="go")] * 6)
-    assert ids == [1, 2, 3, 4, 5, 6]
+    one, two, three, four, five, six = ids
+    assert ids == list(range(one, one + 6))
     wait_for(lambda: all(daemon.job(j)["state"] == "running" for j in ids[:4]), what="4 running")
-    proc = run(daemon, "gpuherd", "kill", "2-4,6")
+    proc = run(daemon, "gpuherd", "kill", f"{two}-{four},{six}")
     assert proc.returncode == 0, proc.stderr
-    assert [line.split(":")[0] for line in proc.stdout.splitlines()] == ["jobs 2-4", "job 6"]
-    for job_id in (2, 3, 4):
+    said = [line.split(":")[0] for line in proc.stdout.splitlines()]
+    assert said == [f"jobs {two}-{four}", f"job {six}"]
+    for job_id in (two, three, four):
         assert daemon.wait_state(job_id, "killed", "failed", "succeeded")["state"] == "killed"
-    assert daemon.job(6)["state"] == "cancelled"
-    daemon.wait_state(5, "running")  # took a freed GPU
+    assert daemon.job(six)["state"] == "cancelled"
+    daemon.wait_state(five, "running")  # took a freed GPU
     recorder.go()
-    assert daemon.wait_state(1, "succeeded", "failed")["state"] == "succeeded"
-    assert daemon.wait_state(5, "succeeded", "failed")["state"] == "succeeded"
-    assert sorted(r["id"] for r in recorder.lines("runs")) == [1, 5]
+    assert daemon.wait_state(one, "succeeded", "failed")["state"] == "succeeded"
+    assert daemon.wait_state(five, "succeeded", "failed")["state"] == "succeeded"
+    assert sorted(r["id"] for r in recorder.lines("runs")) == [one, five]
 
 
 @pytest.mark.parametrize(
@@ -515,8 +521,9 @@ def test_output_that_cannot_be_written_gets_one_line_not_a_traceback(shared: Her
 
 
 def test_commands_with_a_dash_dash_of_their_own_and_likely_mistakes_are_taken(
-    daemon: Herd, tmp_path: Path
+    shared_daemon: Herd, tmp_path: Path
 ) -> None:
+    daemon = shared_daemon
     # A `--` inside the command is no sign of stray ids: queued as written.
     job = daemon.submit("--", "sh", "-c", 'echo "$@"', "x", "--nproc", "2", "--", "train.py")
     assert daemon.job(job)["command"] == "sh -c 'echo \"$@\"' x --nproc 2 -- train.py"

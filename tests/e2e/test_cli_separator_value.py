@@ -47,12 +47,12 @@ def _command(args: list[str]) -> str:
 def test_an_option_whose_value_would_be_the_separator_is_refused_on_one_line(
     shared: Herd, args: list[str], option: str, give: str
 ) -> None:
-    before = shared.ls_all()
+    before = shared.all_jobs()
     proc = shared.cli(*args, check=False)
     assert (proc.returncode, proc.stdout) == (2, ""), proc.stderr
     said = f"{option}: no value given before --: give {give}"
     assert proc.stderr == f"gpuherd: error: {said} (see gpuherd {_command(args)} --help)\n"
-    assert shared.ls_all() == before
+    assert shared.all_jobs() == before
 
 
 def test_the_separator_and_values_with_dashes_still_work(shared: Herd) -> None:

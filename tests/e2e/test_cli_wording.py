@@ -303,11 +303,11 @@ WORDING = [
 def test_mistakes_get_gpuherds_one_line_and_exit_2(
     shared: Herd, args: list[str], said: str, command: str
 ) -> None:
-    before = shared.ls_all()
+    before = shared.all_jobs()
     proc = shared.cli(*args, check=False)
     assert (proc.returncode, proc.stdout) == (2, "")
     assert proc.stderr == f"gpuherd: error: {said} (see gpuherd {command} --help)\n"
-    assert shared.ls_all() == before
+    assert shared.all_jobs() == before
 
 
 @pytest.mark.parametrize(("entry", "name"), [("herd", "herd"), ("gpuherd", "gpuherd")])
@@ -345,12 +345,12 @@ def test_a_flagged_refusal_and_its_hint_say_the_name_typed(
             f"(gpulimit's status) (see {name} --help)"
         ),
     }
-    before = shared.ls_all()
+    before = shared.all_jobs()
     for args, line in said.items():
         proc = run(shared, entry, *args)
         assert (proc.returncode, proc.stdout) == (2, ""), args
         assert proc.stderr == f"{name}: error: {line}\n"
-    assert shared.ls_all() == before
+    assert shared.all_jobs() == before
 
 
 MISSING_VALUES = {  # an option given last without its value: the command whose option it is

@@ -188,8 +188,8 @@ def test_pueues_w_for_the_jobs_folder_is_refused_not_run_as_the_command(
     assert daemon.client.get("/jobs", all=True)["jobs"] == []
 
 
-def test_a_program_after_w_with_a_double_dash_of_its_own_runs(daemon: Herd) -> None:
-    ran = daemon.cli("submit", "-w", "echo", "--", "hi", check=False)
+def test_a_program_after_w_with_a_double_dash_of_its_own_runs(shared_daemon: Herd) -> None:
+    ran = shared_daemon.cli("submit", "-w", "echo", "--", "hi", check=False)
     assert ran.returncode == 0, ran.stderr
 
 
