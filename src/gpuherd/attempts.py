@@ -16,6 +16,7 @@ from pathlib import Path
 
 from gpuherd import jobfiles
 from gpuherd.attempt_numbers import next_number
+from gpuherd.core.log_caps import LogBases
 from gpuherd.core.log_names import FOLDER_LOGS
 from gpuherd.core.model import Attempt, Job, Reservation
 from gpuherd.core.output_files import attempt_files_for, launch_files
@@ -24,7 +25,7 @@ from gpuherd.core.states import JobState, OutcomeKind
 from gpuherd.devices import RunKey, RunningJob
 from gpuherd.executors.base import Executor, ExitStatus, LaunchRequest, NotStarted
 from gpuherd.layout import Layout
-from gpuherd.log_cap_watch import NamedLogs, named_logs
+from gpuherd.log_cap_watch import NamedLogs, start_bases, watch_logs
 
 OnExit = Callable[[int, int, ExitStatus], None]
 OnStall = Callable[[int, float], None]
@@ -72,6 +73,8 @@ class Live:
     max_log_size: int | None = None
     """Its --max-log-size (log_cap_watch.py looks at `logs` only where it has one)."""
     logs: NamedLogs = ()
+    log_bases: LogBases = field(default_factory=dict)
+    """What its logs held as it began (a retry adding to its job's --output file)."""
 
 
 @dataclass
@@ -151,6 +154,7 @@ class Attempts:
             attempt_dir=attempt.dir,
             outputs=launch_files(attempt.files or FOLDER_LOGS, written, job.spec),
         )
+        bases = start_bases(self.layout, job, attempt, written)  # (before the spawn)
         try:
             pid = self.executor.launch(request)
         except NotStarted:  # queued again: the attempt before is the latest again
@@ -158,12 +162,20 @@ class Attempts:
                 before = self.layout.attempt_dir(job, job.attempt)
                 jobfiles.restore_job_marker(before, self.layout.job_dir(job))
             raise
-        self.adopt(job, replace(attempt, pid=pid), now)
+        self.adopt(job, replace(attempt, pid=pid), now, log_bases=bases)
         return pid
 
-    def adopt(self, job: Job, attempt: Attempt, now: float, paused_for: float = 0.0) -> None:
+    def adopt(
+        self,
+        job: Job,
+        attempt: Attempt,
+        now: float,
+        paused_for: float = 0.0,
+        log_bases: LogBases | None = None,
+    ) -> None:
         """Watch a running attempt (just launched, or found alive after a restart, having
-        been paused for `paused_for` seconds so far: its --timeout does not count those)."""
+        been paused for `paused_for` seconds so far: its --timeout does not count those;
+        `log_bases`: where its logs began, None: as its start record kept them)."""
         assert attempt.pid is not None
         pid, number = attempt.pid, attempt.number
         folder = self.layout.attempt_dir(job, number)
@@ -181,9 +193,7 @@ class Attempts:
             sweep=job.spec.sweep,
             project=job.spec.project,
         )
-        if job.spec.max_log_size is not None:
-            live.max_log_size = job.spec.max_log_size
-            live.logs = named_logs(self.layout, job, number, attempt.files)
+        watch_logs(live, self.layout, job, attempt.files, log_bases)
         self.live[job.id] = live
         key = self.layout.attempt_key(job.id, number)
         self.executor.watch(

@@ -24,7 +24,7 @@ from gpuherd.core.model import Attempt, Job, Outcome
 from gpuherd.core.states import FINISHED_STATES, LIVE_STATES, Event, JobState, OutcomeKind
 from gpuherd.core.units import format_duration
 from gpuherd.executors.base import ExitStatus, NotStarted, SpawnError
-from gpuherd.log_cap_watch import ended_reason, named_logs
+from gpuherd.log_cap_watch import ended_reason, named_logs, recorded_bases
 from gpuherd.log_disk import full_disk_folder, full_disk_message
 
 if TYPE_CHECKING:
@@ -68,7 +68,7 @@ def finish(
     tail = ""
     if ended.exit_code not in (0, None):
         tail = stderr_tail(engine, job)
-    outcome = said_how_large(engine, job, classify(ended, tail))
+    outcome = said_how_large(engine, job, classify(ended, tail), live)
     nxt = after_attempt(job, ended, outcome)  # (the message added below changes no state)
     if outcome.kind in (OutcomeKind.EXIT, OutcomeKind.SIGNAL) and not outcome.success:
         retried = nxt.state is JobState.QUEUED
@@ -163,15 +163,22 @@ def said_if_its_disk_was_full(engine: Engine, job: Job, outcome: Outcome, retrie
     return replace(outcome, message=full_disk_message(folder, job.id, retried))
 
 
-def said_how_large(engine: Engine, job: Job, outcome: Outcome) -> Outcome:
+def said_how_large(engine: Engine, job: Job, outcome: Outcome, live: Live | None) -> Outcome:
     """`outcome`, saying which log grew past the job's --max-log-size, and to what, if that
-    is why it was stopped (read as it ended: also for a stop a restarted daemon finished)."""
+    is why it was stopped (read as it ended: also for a stop a restarted daemon finished,
+    from where its start record says its logs began)."""
     cap = job.spec.max_log_size
     if outcome.kind is not OutcomeKind.LOG_TOO_LARGE or cap is None:
         return outcome
     files = engine.store.attempt_files(job.id, job.attempt)
     logs = named_logs(engine.layout, job, job.attempt, files)
-    return replace(outcome, message=ended_reason(logs, cap))
+    if live is not None:
+        bases = live.log_bases
+    else:
+        bases = recorded_bases(
+            jobfiles.attempt_info(str(engine.layout.attempt_dir(job, job.attempt)))
+        )
+    return replace(outcome, message=ended_reason(logs, cap, bases))
 
 
 def stored_attempt(engine: Engine, job: Job) -> Attempt:

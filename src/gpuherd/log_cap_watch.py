@@ -10,18 +10,23 @@ on the disk the cap protects, so the cap holds there too.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gpuherd.core.log_caps import LogSize, log_too_large, over_cap
-from gpuherd.core.model import Job
+from gpuherd import jobfiles
+from gpuherd.core.log_caps import NO_BASES, LogBases, LogSize, log_too_large, over_cap
+from gpuherd.core.model import Attempt, Job
 from gpuherd.core.output_files import Files
 from gpuherd.layout import Layout
 
 if TYPE_CHECKING:
     from gpuherd.attempts import Live
+
+log = logging.getLogger("gpuherd.engine")
 
 LOG_CHECK_EVERY = 2.0
 """Seconds between looks at the capped jobs' log sizes: a job that writes 100 MB/s passes its
@@ -29,6 +34,9 @@ cap by at most ~200 MB before its stop begins."""
 
 NamedLogs = tuple[tuple[str, Path], ...]
 """An attempt's log files, each with its name as the reason says it."""
+BASES_KEY = "log_bases"
+"""The key of an attempt's start record (attempt.json) keeping its logs' bases, for a next
+daemon: a retry re-attached after a restart counts what it wrote, not the whole file."""
 
 
 def named_logs(layout: Layout, job: Job, attempt: int, files: Files | None) -> NamedLogs:
@@ -51,10 +59,57 @@ def log_sizes(logs: NamedLogs) -> list[LogSize]:
     return sizes
 
 
-def ended_reason(logs: NamedLogs, cap: int) -> str:
+def start_bases(layout: Layout, job: Job, attempt: Attempt, appended: Collection[str]) -> LogBases:
+    """Where a capped attempt's logs begin: the size now of each it adds to (`appended`: the
+    files of the user's choosing its job's earlier attempts wrote, `-o logs/%j.log`), taken
+    before its spawn, so what it writes at once is its own. Every other log begins empty (its
+    folder's, or a file the attempt empties as it starts), and is left out."""
+    if job.spec.max_log_size is None or not appended:
+        return NO_BASES
+    bases = {}
+    for name, path in named_logs(layout, job, attempt.number, attempt.files):
+        if str(path) in appended:
+            with contextlib.suppress(OSError):
+                bases[name] = os.stat(path).st_size
+    return {name: size for name, size in bases.items() if size}
+
+
+def watch_logs(
+    live: Live, layout: Layout, job: Job, files: Files | None, bases: LogBases | None
+) -> None:
+    """Have the look watch `live`'s logs, if its job has a cap: where they are, and where they
+    began (`bases`; None: re-attached after a restart, as its start record kept them), kept
+    in its start record (attempt.json) for a next daemon."""
+    if job.spec.max_log_size is None:
+        return
+    live.max_log_size = job.spec.max_log_size
+    live.logs = named_logs(layout, job, live.attempt, files)
+    if bases is None:
+        bases = recorded_bases(jobfiles.attempt_info(str(live.attempt_dir)))
+    live.log_bases = bases
+    if bases:
+        live.started_info = {**live.started_info, BASES_KEY: dict(bases)}
+
+
+def recorded_bases(info: Mapping[str, object] | None) -> dict[str, int]:
+    """The bases an attempt's start record keeps (`log_bases` of its attempt.json), for one
+    re-attached after a restart or ended while no daemon watched. None recorded (the daemon
+    died within the attempt's first second, before the record): each log counts whole, which
+    may stop it sooner, never later."""
+    kept = (info or {}).get(BASES_KEY)
+    if not isinstance(kept, dict):
+        return {}
+    return {
+        name: size
+        for name, size in kept.items()
+        if isinstance(name, str) and isinstance(size, int) and not isinstance(size, bool)
+    }
+
+
+def ended_reason(logs: NamedLogs, cap: int, bases: LogBases = NO_BASES) -> str:
     """What the end of an attempt stopped for its cap says, by its logs as it ended (what they
     hold, the grace's output too): `its stdout log reached 2.3 MiB, over --max-log-size ...`."""
-    return log_too_large(over_cap(log_sizes(logs), cap), cap)
+    return log_too_large(over_cap(log_sizes(logs), cap, bases), cap, bases)
 
 
 class LogCapWatch:
@@ -96,8 +151,13 @@ class LogCapWatch:
             if live.max_log_size is not None
             and live.stop_reason is None
             and not live.paused
-            and over_cap(log_sizes(live.logs), live.max_log_size)
+            and over_cap(log_sizes(live.logs), live.max_log_size, live.log_bases)
         ]
         for job_id in over:
-            self._on_over(job_id)
+            # Each on its own: its SIGTERM goes before its stop is stored, and a full disk
+            # (what runaway logs make) failing one store must not leave the others running.
+            try:
+                self._on_over(job_id)
+            except Exception:
+                log.exception("could not record the stop of job %d for its log size", job_id)
         return over

@@ -22,7 +22,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -61,7 +61,7 @@ from gpuherd.pyapi_values import (
     sweep_warnings,
 )
 from gpuherd.tasks_guard import refuse_while_loading
-from gpuherd.wire_requests import SweepOptions
+from gpuherd.wire_requests import SweepOptions, options_sent
 from gpuherd.worker import METRICS_FILE, RESULT_FILE, runs_task
 
 START_TIMEOUT = 30.0
@@ -250,7 +250,7 @@ class Herd(JobListing, CompletedJobs):
             "spec": spec_to_dict(spec),
             "cwd": job_cwd(cwd),
             "env": paths.submitter_env(),
-            "options": asdict(
+            "options": options_sent(
                 SweepOptions(**submit_options(options, Job, self.client), order=sweep_order(order))
             ),
             "force": force,

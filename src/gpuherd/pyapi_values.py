@@ -313,8 +313,11 @@ def in_units(options: dict[str, Any]) -> dict[str, Any]:
         value = options.get(key)
         if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
             options[key] = memory_amount(value)  # mem=10 is 10 bytes: refused, as --mem 10
-    if isinstance(options.get("max_log_size"), str):  # "none": no cap (0, said so)
-        options["max_log_size"] = parse_log_cap(options["max_log_size"]) or 0
+    cap = options.get("max_log_size")
+    if isinstance(cap, str):  # "none": no cap (0, said so)
+        options["max_log_size"] = parse_log_cap(cap) or 0
+    elif isinstance(cap, int) and not isinstance(cap, bool):
+        options["max_log_size"] = memory_amount(cap)  # 10 is 10 bytes: refused, as mem=10
     for key in ("timeout", "grace", "no_output_timeout", "retry_delay"):
         if isinstance(options.get(key), str):
             options[key] = parse_duration(options[key])

@@ -7,10 +7,24 @@ takes numbers and flags only as JSON numbers and booleans (gpuherd.wire's Int, F
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from gpuherd.wire import REFUSE_UNKNOWN_FIELDS, Bool, Float, Int, JobOptions, SubmitItem
+
+_JOB_OPTIONS = frozenset(f.name for f in fields(JobOptions))
+
+
+def options_sent(options: JobOptions | Mapping[str, Any]) -> dict[str, Any]:
+    """A job's or a sweep's options as a client sends them: a JobOptions field left at None
+    (the daemon's setting, or none) left out, so a daemon older than a field takes a request
+    that does not use it. `gpuherd submit` and `sweep` sent `"grace": null` and
+    `"max_log_size": null` unasked, which a daemon of the version before refused: after an
+    upgrade, every submission failed until a restart. Other keys are kept (`env` is null on
+    purpose: SubmitRequest.env)."""
+    given = asdict(options) if isinstance(options, JobOptions) else options
+    return {k: v for k, v in given.items() if v is not None or k not in _JOB_OPTIONS}
 
 
 @dataclass

@@ -13,7 +13,7 @@ from gpuherd.core.lifecycle import Ended, after_attempt, classify
 from gpuherd.core.log_caps import log_too_large, over_cap, parse_log_cap, show_log_cap
 from gpuherd.core.model import Job, JobSpec
 from gpuherd.core.states import JobState, OutcomeKind
-from gpuherd.log_cap_watch import LogCapWatch, log_sizes
+from gpuherd.log_cap_watch import LogCapWatch, log_sizes, recorded_bases
 
 MiB = 2**20
 
@@ -64,7 +64,7 @@ def test_it_ends_as_a_stop_and_is_retried_as_a_timeout_is() -> None:
 
 def _live(job_id: int, logs: list[Path], cap: int | None, **state: Any) -> Any:
     named = tuple(zip(("stdout", "stderr"), logs, strict=False))
-    fields = {"stop_reason": None, "paused": False, **state}
+    fields = {"stop_reason": None, "paused": False, "log_bases": {}, **state}
     return SimpleNamespace(job_id=job_id, max_log_size=cap, logs=named, **fields)
 
 
@@ -79,8 +79,50 @@ def test_the_look_stops_only_running_jobs_over_their_cap(tmp_path: Path) -> None
         4: _live(4, [big], MiB, stop_reason=OutcomeKind.TIMEOUT),  # stopping already
         5: _live(5, [big], MiB, paused=True),  # writes nothing while paused
         6: _live(6, [tmp_path / "none-yet.log"], MiB),
+        7: _live(7, [big], MiB, log_bases={"stdout": 1}),  # wrote its cap, no more
     }
     stopped: list[int] = []
     assert LogCapWatch(live, stopped.append).check() == [1]
     assert stopped == [1]
     assert log_sizes(live[6].logs) == []
+
+
+def test_a_log_that_held_earlier_attempts_output_counts_what_this_one_wrote() -> None:
+    sizes = [("output", 5 * MiB)]
+    assert over_cap(sizes, 2 * MiB, {"output": 3 * MiB}) == []
+    assert over_cap(sizes, 2 * MiB, {"output": 3 * MiB - 1}) == sizes
+    assert log_too_large(sizes, 2 * MiB, {"output": 2 * MiB}) == (
+        "its output log grew 3.0 MiB in this attempt (to 5.0 MiB), "
+        "over --max-log-size 2 MiB (stopped)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("info", "bases"),
+    [
+        ({"log_bases": {"output": 7}}, {"output": 7}),
+        (None, {}),  # no record (the daemon died in the attempt's first second)
+        ({"pid": 3}, {}),
+        ({"log_bases": [7]}, {}),
+        ({"log_bases": {"stdout": "7", "stderr": True}}, {}),
+    ],
+)
+def test_a_re_attached_attempt_takes_the_bases_its_start_record_kept(
+    info: dict[str, Any] | None, bases: dict[str, int]
+) -> None:
+    assert recorded_bases(info) == bases
+
+
+def test_a_stop_that_cannot_be_stored_leaves_no_other_job_running(tmp_path: Path) -> None:
+    """A full disk fails every store: the look still stops each job over its cap."""
+    big = tmp_path / "big.log"
+    big.write_bytes(b"x" * (MiB + 1))
+    live = {job_id: _live(job_id, [big], MiB) for job_id in (1, 2)}
+    tried: list[int] = []
+
+    def stop(job_id: int) -> None:
+        tried.append(job_id)
+        raise OSError(28, "No space left on device")
+
+    assert LogCapWatch(live, stop).check() == [1, 2]
+    assert tried == [1, 2]

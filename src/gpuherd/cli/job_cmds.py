@@ -141,6 +141,7 @@ def submit(
     from gpuherd.cli.job_input import no_command_in, submitted_file
     from gpuherd.cli.submit_hints import stray_values, warn_submitted
     from gpuherd.core.commands import command_from_args
+    from gpuherd.wire_requests import options_sent
 
     one_output(quiet, as_json)
     if file is not None and command:
@@ -176,7 +177,7 @@ def submit(
         "kill_on_no_output": opts.pop("on_no_output") == "kill",
         **opts,
     }
-    jobs = [{**base, "command": c} for c in commands]
+    jobs = [{**options_sent(base), "command": c} for c in commands]
     answer = client.post("/jobs", {"jobs": jobs, "env": paths.submitter_env()})
     ids = answer["ids"]
     warn_submitted(commands, base)

@@ -54,6 +54,7 @@ from gpuherd.core.sweep_values import alike_values
 from gpuherd.core.units import plural
 from gpuherd.errors import HerdError, NotRunning
 from gpuherd.script_files import missing_script_hints
+from gpuherd.wire_requests import options_sent
 
 RUN = "submit"
 
@@ -181,7 +182,7 @@ def submit_sweep(ctx: click.Context, /, source: str, **opts: Any) -> None:
         "spec": spec_to_dict(spec),
         "cwd": cwd,
         "env": paths.submitter_env(),
-        "options": asdict(options),
+        "options": options_sent(options),
         "force": opts["force"],
         "yes": opts["yes"],
     }

@@ -41,10 +41,10 @@ RUN_TAKES: dict[str, tuple[str, str | None]] = {
 }
 """A SweepOptions field -> (the sweep's option, `gpuherd run`'s for it, None where it has
 none), in the order `sweep --help` lists them."""
-RUN_DEFAULTS: dict[str, Any] = {"retries": 0, "grace": DEFAULT_GRACE}
-"""Values that lose nothing though they are no SweepOptions default: `--retries 0` and
-`--grace 10s` are what `gpuherd run` does anyway (a sweep's None is the daemon's `config
-retries` and `config grace`)."""
+RUN_DEFAULTS: dict[str, Any] = {"retries": 0, "grace": DEFAULT_GRACE, "max_log_size": 0}
+"""Values that lose nothing though they are no SweepOptions default: `--retries 0`, `--grace
+10s` and `--max-log-size none` (0) are what `gpuherd run` does anyway (a sweep's None is the
+daemon's `config retries`, `config grace` and `config max-log-size`)."""
 
 
 def left_out(options: SweepOptions, cwd: str) -> str | None:
