@@ -89,7 +89,7 @@ class Sweep:
     def jobs(self) -> JobList:
         """Handles on the jobs of the sweep's points (each point's latest job, done ones too),
         by id: `for job in herd.as_completed(sweep.jobs())`. A point never submitted has none."""
-        listed = (row.get("job_id") for row in self.status()["rows"])
+        listed = (row.get("job_id") for row in self._table()["rows"])
         ids = {*self.ids, *(int(job_id) for job_id in listed if job_id is not None)}
         return JobList(self.herd.job(job_id) for job_id in sorted(ids))
 
@@ -103,11 +103,23 @@ class Sweep:
     ) -> dict[str, Any]:
         """The results table (`gpuherd sweep status NAME --json`): with `state`, only the
         points in those states; with `limit`, the first `limit` (after sorting)."""
+        return self._table(sort, state, limit, paths=True)
+
+    def _table(
+        self,
+        sort: str | None = None,
+        state: Sequence[str] = (),
+        limit: int | None = None,
+        paths: bool = False,
+    ) -> dict[str, Any]:
+        """status(); each point's `job_dir` and `log_files` only with `paths` (a read of
+        every point's job, which wait() and jobs() need not wait for)."""
         from urllib.parse import quote
 
         path = f"/sweeps/{quote(self.name, safe='')}"
         states = [state] if isinstance(state, str) else list(state)
-        return dict(self.herd.client.get(path, sort=sort, state=states, limit=limit))
+        query = {"sort": sort, "state": states, "limit": limit, "paths": paths or None}
+        return dict(self.herd.client.get(path, **query))
 
     def results(
         self, sort: str | None = None, state: Sequence[str] = (), limit: int | None = None
@@ -123,9 +135,9 @@ class Sweep:
     def wait(self, timeout: float | None = None) -> bool:
         """Wait until no point is queued, running or paused; True if all are done. As `gpuherd
         wait`, held points are not waited for: they wait for a release (see herd.wait)."""
-        now = {r["job_id"]: r["state"] for r in self.results()}
+        now = {r["job_id"]: r["state"] for r in self._table()["rows"]}
         self.herd.wait([i for i in {*self.ids, *now} if now.get(i, "queued") in _ACTIVE], timeout)
-        return all(r["state"] in ("succeeded", "done") for r in self.results())
+        return all(r["state"] in ("succeeded", "done") for r in self._table()["rows"])
 
 
 def bare_command_refusal(herd: Herd, command: str) -> str:

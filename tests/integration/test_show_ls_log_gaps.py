@@ -108,15 +108,22 @@ def test_a_relative_folder_over_http_is_refused(shared_daemon: Herd, tmp_path: P
     assert job["job_dir"] == str(tmp_path / "x")
 
 
-def test_log_follow_reads_on_a_log_deleted_under_the_job_and_says_so(
-    shared_daemon: Herd, tmp_path: Path
-) -> None:
+def deleted_log_job(herd: Herd, tmp_path: Path) -> tuple[int, Path, Path, Path]:
+    """A running job that prints `first`, `after` once the file `deleted` is, and `last` once
+    `go` is: (its id, its stdout log, deleted, go). (Also test_held_log_follow.py's.)"""
     deleted, go = tmp_path / "deleted", tmp_path / "go"
-    job = shared_daemon.submit(
+    job = herd.submit(
         f"echo first; while [ ! -e {deleted} ]; do sleep 0.02; done; echo after; "
         f"while [ ! -e {go} ]; do sleep 0.02; done; echo last"
     )
-    log = Path(shared_daemon.wait_state(job, "running")["log_files"]["stdout"])
+    log = Path(herd.wait_state(job, "running")["log_files"]["stdout"])
+    return job, log, deleted, go
+
+
+def test_log_follow_reads_on_a_log_deleted_under_the_job_and_says_so(
+    shared_daemon: Herd, tmp_path: Path
+) -> None:
+    job, log, deleted, go = deleted_log_job(shared_daemon, tmp_path)
     follow = shared_daemon.popen("log", "-f", str(job))
     try:
         assert follow.stdout is not None

@@ -19,6 +19,7 @@ from gpuherd.api import (
     dashboard_actions,
     dashboard_streams,
     dashboard_submit,
+    log_cursor,
     views,
     views_sweeps,
 )
@@ -145,7 +146,7 @@ def _log_tail(path: Path) -> tuple[str, int, bool]:
         return "", 0, False
     if start:
         data = data[data.find(b"\n") + 1 :]  # begin on a whole line
-    cut = dashboard_streams.escapes_complete(data[: utf8_complete(data)])
+    cut = log_cursor.escapes_complete(data[: utf8_complete(data)])
     if data[:cut].endswith(b"\r"):
         # Left for the stream to send: a line being redrawn (a progress bar) is overwritten
         # by what comes next, which the page must know (the text shown has no \r left).

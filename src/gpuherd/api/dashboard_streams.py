@@ -25,18 +25,17 @@ import re
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from fastapi import Request
 from fastapi.responses import StreamingResponse
 
 from gpuherd.api import views
+from gpuherd.api.log_cursor import LogCursor
 from gpuherd.api.routes import RouteTable
 from gpuherd.broadcast import GAP, Change
 from gpuherd.core.text import drop_escapes
-from gpuherd.errors import Forbidden, HerdError
-from gpuherd.jobfiles import open_job_file, utf8_complete
+from gpuherd.errors import HerdError
 from gpuherd.service import Service
 
 routes = RouteTable(include_in_schema=False)
@@ -56,14 +55,9 @@ WAITING_REFRESH = 1.0
 """A waiting job's page says why it waits, which other jobs' changes alter (a GPU freed, a
 dependency done): after such a change its head is refreshed, at most once per this long."""
 WAITING = ("queued", "held")
-CHUNK = 64 * 1024
-MAX_CATCH_UP = 1024 * 1024
-"""A reader further behind than this skips to the last CHUNK bytes (the download has all)."""
 FINISHED = {"succeeded", "failed", "killed", "cancelled", "lost"}
 SSE_HEADERS = {"cache-control": "no-store", "x-accel-buffering": "no"}
 _NEWLINES = re.compile(r"\r\n|\r|\n")
-_HALF_ESCAPE = re.compile(rb"\x1b(?:\[[0-?]*[ -/]*|\][^\x07\x1b]*|[()])?\Z")
-"""The start of an escape sequence at the end of what was read: the rest is still to come."""
 
 
 def sse(event: str, data: str, event_id: str | None = None) -> str:
@@ -174,40 +168,6 @@ def _touches(
     return any(known.get(job_id) for job_id in ids)
 
 
-def escapes_complete(data: bytes) -> int:
-    """How much of `data` to show now: all but an escape sequence begun at its end (shown
-    half, it could not be recognised and removed; the next read has it whole). At most 256
-    bytes are held back: more is no escape sequence but garbage, shown as it is."""
-    half = _HALF_ESCAPE.search(data, max(0, len(data) - 256))
-    return half.start() if half else len(data)
-
-
-class LogCursor:
-    """Where a reader is in one log file of one attempt."""
-
-    def __init__(self, stream: str, path: Path, offset: int) -> None:
-        self.stream, self.path, self.offset = stream, path, offset
-
-    def read(self, final: bool) -> str:
-        """New text since the last read ('' if none); `final`: the file will not grow."""
-        try:
-            with open_job_file(self.path) as f:
-                size = f.seek(0, 2)
-                skipped = ""
-                if size - self.offset > MAX_CATCH_UP:
-                    skipped = f"[… {size - CHUNK - self.offset} bytes skipped: see the full log]\n"
-                    self.offset = size - CHUNK
-                f.seek(self.offset)
-                data = f.read(CHUNK)
-        except (FileNotFoundError, Forbidden):  # not there yet, or a planted link: not served
-            return ""
-        cut = len(data) if final else escapes_complete(data[: utf8_complete(data)])
-        if not final and data[:cut].endswith(b"\r"):
-            cut -= 1  # maybe half of a \r\n: a lone \r would wipe the line (_log_html)
-        self.offset += cut
-        return skipped + data[:cut].decode(errors="replace")
-
-
 def _resume(text: str) -> tuple[int, int, int] | None:
     parts = text.split(":")
     if len(parts) == 3 and all(p.isdigit() for p in parts):
@@ -264,6 +224,7 @@ async def _follow(service: Service, job_id: int, page: _Page) -> AsyncIterator[s
     the job to change again rather than end (a finished job retried: its page follows the
     new attempt)."""
     changes = service.engine.changes.subscribe(since=page.since or None)
+    cursors: list[LogCursor] = []
     try:
         job = _show(service, job_id)
         if job is None:
@@ -309,6 +270,7 @@ async def _follow(service: Service, job_id: int, page: _Page) -> AsyncIterator[s
             yield sse("state", "1")
     finally:
         service.engine.changes.unsubscribe(changes)
+        LogCursor.close(cursors)
 
 
 class _Pace:
@@ -391,7 +353,8 @@ def _log_html(text: str) -> str:
 def _cursors(service: Service, job_id: int, number: int, out: int, err: int) -> list[LogCursor]:
     if not number:
         return []
+    held = service.engine.executor.user_files  # (HeldLog's keep_open)
     return [
-        LogCursor(stream, service.log_path(job_id, stream, number), offset)
+        LogCursor(stream, service.log_path(job_id, stream, number), offset, held)
         for stream, offset in (("stdout", out), ("stderr", err))
     ]

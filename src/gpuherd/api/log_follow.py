@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import BinaryIO
 
+from gpuherd.api.held_log import HeldLog
 from gpuherd.core.states import FINISHED_STATES
-from gpuherd.errors import Conflict, Forbidden, InvalidValue, NotFound
+from gpuherd.errors import Conflict, InvalidValue, NotFound
 from gpuherd.jobfiles import open_job_file, start_of_last_lines, utf8_complete
 from gpuherd.service import Service
 
@@ -80,7 +79,7 @@ async def follow_events(
     log = HeldLog(keep_open=service.engine.executor.user_files)
     try:
         while True:
-            chunk = log.read(target, position)  # before the state: the last lines are never lost
+            chunk = _read(log, target, position)  # before the state: the last lines are never lost
             cut = utf8_complete(chunk)
             if not cut:
                 try:
@@ -92,7 +91,7 @@ async def follow_events(
                 # A log no longer grows once a later attempt began or the job ended.
                 done = state in FINISHED_STATES or _number(latest) > _number(target)
                 if done:
-                    chunk = log.read(target, position)
+                    chunk = _read(log, target, position)
                     cut = len(chunk)
                 if not cut and done:
                     if attempt or _number(latest) <= _number(target):
@@ -102,7 +101,7 @@ async def follow_events(
                     # run several attempts between two looks, and none may be skipped.
                     following = target
                     target = _next_attempt(service, job_id, stream, target)
-                    position = log.position_in_next(following, target, position)
+                    position = log.position_in_next(_path(following), target[1], position)
                     if target[0] > 1:
                         yield _event("attempt", {"attempt": target[0]})
                     continue
@@ -123,6 +122,14 @@ async def follow_events(
         log.close()
 
 
+def _read(log: HeldLog, target: Target, offset: int) -> bytes:
+    return b"" if target is None else log.read(target[1], offset, CHUNK)
+
+
+def _path(target: Target) -> Path | None:
+    return None if target is None else target[1]
+
+
 def _number(target: Target) -> int:
     """The attempt's number; 0 before the first."""
     return 0 if target is None else target[0]
@@ -136,63 +143,3 @@ def _next_attempt(service: Service, job_id: int, stream: str, target: Target) ->
 def _event(name: str, data: dict[str, object]) -> str:
     head = "" if name == "message" else f"event: {name}\n"  # unnamed: a plain data event
     return f"{head}data: {json.dumps(data)}\n\n"
-
-
-class HeldLog:
-    """The followed log, kept open between reads as `tail -f` keeps it: a log deleted under
-    a running job (an `rm` of it, a clean-up) is still the file the job writes to, and is
-    read on through this handle until the job ends. Its name is not followed (`tail -F`):
-    a file made anew under it is none of the job's output. The follow says once that it
-    was deleted (newly_deleted), or replaced: the name no longer leads to the file read.
-    Only where the job writes its log itself (`keep_open`: the local executor's); the Ray
-    executor's daemon appends to it by name, making it anew: there it is opened each read."""
-
-    def __init__(self, keep_open: bool = True) -> None:
-        self.keep_open = keep_open
-        self.path: Path | None = None
-        self.file: BinaryIO | None = None
-        self.deleted_said = False
-
-    def read(self, target: Target, offset: int) -> bytes:
-        if target is None:
-            return b""
-        if target[1] != self.path:  # the next attempt's log: another file
-            self.close()
-            self.path, self.deleted_said = target[1], False
-        if self.file is None:
-            try:
-                self.file = open_job_file(target[1])
-            except (FileNotFoundError, Forbidden):  # not there yet, or a planted link
-                return b""
-        self.file.seek(offset)
-        data = self.file.read(CHUNK)
-        if not self.keep_open:
-            self.close()
-        return data
-
-    def position_in_next(self, followed: Target, target: Target, position: int) -> int:
-        """Where the next attempt's log is read from: its start; on from `position` in the
-        same file (--output without %a: a retry adds to it), unless that was deleted (the
-        retry's is a new file)."""
-        same = followed is not None and target is not None and followed[1] == target[1]
-        return position if same and not self.deleted_said else 0
-
-    def newly_deleted(self) -> bool:
-        """Whether the log read is no longer under its name, said once a file."""
-        if self.file is None or self.path is None or self.deleted_said:
-            return False
-        held = os.fstat(self.file.fileno())
-        try:
-            named = os.lstat(self.path)
-        except FileNotFoundError:
-            named = None
-        self.deleted_said = named is None or (named.st_dev, named.st_ino) != (
-            held.st_dev,
-            held.st_ino,
-        )
-        return self.deleted_said
-
-    def close(self) -> None:
-        if self.file is not None:
-            self.file.close()
-            self.file = None

@@ -339,7 +339,11 @@ def status(
     if as_csv and as_json:  # (it printed JSON: `--csv --json > f.csv` was no spreadsheet)
         raise click.UsageError("give --csv or --json, not both")
     with checked_by_daemon("--sort"):  # --state and --limit are checked here
-        table = Client().get(sweep_path(name), sort=sort_key, state=list(states), limit=limit)
+        # Each point's job_dir and log_files only for --json: they cost the daemon a read
+        # of every point's job, which the table and CSV, not showing them, need not wait for.
+        table = Client().get(
+            sweep_path(name), sort=sort_key, state=list(states), limit=limit, paths=as_json or None
+        )
     if as_json:
         click.echo(json.dumps(table, indent=1))
     elif as_csv:
