@@ -357,13 +357,13 @@ class Job(JobActions, JobDisplay):
     def edit(self, clear: Iterable[str] = (), **changes: Any) -> str:
         """Change what the waiting job asks for, as `gpuherd edit`: command, name, gpus,
         only_gpus (a list), mem, ram (bytes or "10GiB"), exclusive (True: each GPU to
-        itself; False: shared again), retries, retry_delay, timeout, grace
-        (seconds or "2h"), project, env (a dict: these variables set, the job's others kept),
-        cwd, after, after_any and after_fail (as submit() takes them: they replace the
-        job's), begin
-        (held until then; a time past: queued now), output and error (as submit() takes
-        them, from the job's cwd); `clear` unsets name, only_gpus, mem, ram, retry_delay,
-        timeout, project, env, after, after_any, after_fail, output, error or begin.
+        itself; False: shared again), retries, retry_delay, timeout, grace (seconds or
+        "2h"), max_log_size (bytes or "10GiB"; "none": no cap), project, env (a dict: these
+        variables set, the job's others kept), cwd, after, after_any and after_fail (as
+        submit() takes them: they replace the job's), begin (held until then; a time past:
+        queued now), output and error (as submit() takes them, from the job's cwd); `clear`
+        unsets name, only_gpus, mem, ram, retry_delay, timeout, max_log_size, project, env,
+        after, after_any, after_fail, output, error or begin.
         Answers what changed ("edited (gpus 1 -> 2)"); HerdError if the daemon refused (the
         job runs or ended, or could never run)."""
         check_edit(changes)  # (a keyword it does not take; an empty name or project)

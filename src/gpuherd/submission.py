@@ -183,6 +183,11 @@ def _too_long(text: str, most: int = MAX_COMMAND_BYTES) -> bool:
 
 
 _POSITIVE = "must be positive, at most 100 years"
+_GRACE = "must be greater than zero, at most 100 years; a kill may choose 0 (SIGKILL at once)"
+"""A job's own grace, refused here for every client in the CLI's words (`--grace: invalid
+duration '0': must be greater than zero`): the Python and JSON APIs stored a 0, and the job was
+SIGKILLed at once on each stop (a kill, a timeout, `daemon stop --kill`). A stop's own grace
+(`kill --grace 0`) may be 0: lifecycle.chosen_grace_refused."""
 
 
 def check_spec(spec: JobSpec, where: str = "") -> None:
@@ -236,8 +241,8 @@ def _limit_problem(spec: JobSpec) -> str | None:
         return f"{field('retry_delay')} {_POSITIVE}"
     if not _duration(spec.no_output_timeout):
         return f"{field('no_output_timeout')} {_POSITIVE}"
-    if not 0 <= spec.grace <= LONGEST:
-        return f"{field('grace')} must be 0 to 100 years"
+    if not 0 < spec.grace <= LONGEST:  # (NaN too) 0 would SIGKILL the job at every stop
+        return f"{field('grace')} {_GRACE}"
     if spec.kill_on_no_output and spec.no_output_timeout is None:
         return (
             f"{field('kill_on_no_output', '', '--on-no-output kill')} needs "

@@ -112,8 +112,8 @@ class WaitRequest:
 class EditRequest:
     """POST /jobs/edit: what waiting jobs are to ask for from now on; a field left null
     stays as it is, and `clear` sets fields back to undeclared (name, only_gpus, mem, ram,
-    retry_delay, timeout, project, env_overrides, after, after_any, after_fail, output, error,
-    begin)."""
+    retry_delay, timeout, max_log_size, project, env_overrides, after, after_any, after_fail,
+    output, error, begin)."""
 
     __pydantic_config__ = REFUSE_UNKNOWN_FIELDS
 
@@ -129,6 +129,8 @@ class EditRequest:
     retries: Int | None = None
     retry_delay: Float | None = None
     timeout: Float | None = None
+    max_log_size: Int | None = None
+    """Bytes its stdout or stderr log may reach (`--max-log-size`); 0: none, no cap."""
     project: str | None = None
     env_overrides: dict[str, str] | None = None
     """Variables to set (`--env`), the job's others kept."""

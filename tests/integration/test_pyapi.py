@@ -176,11 +176,15 @@ def test_an_environment_variable_name_no_process_can_have_is_refused(api: gpuher
     assert before.wait(timeout=20) == after.wait(timeout=20) == "succeeded"
 
 
+GRACE = "must be greater than zero, at most 100 years; a kill may choose 0 (SIGKILL at once)"
+
+
 @pytest.mark.parametrize(
     ("option", "value", "says"),
     [
-        ("grace", float("nan"), "grace (--grace) must be 0 to 100 years"),  # was an internal error
-        ("grace", float("inf"), "grace (--grace) must be 0 to 100 years"),
+        ("grace", float("nan"), f"grace (--grace) {GRACE}"),  # was an internal error
+        ("grace", float("inf"), f"grace (--grace) {GRACE}"),
+        ("grace", 0, f"grace (--grace) {GRACE}"),  # SIGKILL at once: a kill's choice alone
         ("timeout", float("nan"), "timeout (--timeout) must be positive, at most 100 years"),
         ("timeout", float("inf"), "timeout (--timeout) must be positive, at most 100 years"),
         (

@@ -121,6 +121,6 @@ def test_an_edit_field_typo_names_the_field_by_edits_own_names(no_daemon: Path) 
         job.edit(gpu=2)
     assert str(refused.value) == (
         "'gpu' cannot be edited (did you mean 'gpus'?); fields: after, after_any, after_fail, "
-        "begin, command, cwd, env, error, exclusive, gpus, grace, mem, name, only_gpus, output, "
-        "project, ram, retries, retry_delay, timeout"
+        "begin, command, cwd, env, error, exclusive, gpus, grace, max_log_size, mem, name, "
+        "only_gpus, output, project, ram, retries, retry_delay, timeout"
     )

@@ -54,7 +54,7 @@ FIELD_READERS: dict[str, Any] = {
     "retries": _count,  # (gpus: the daemon's 0-64 says more than "too large")
     "retry_delay": parse_duration,
     "timeout": parse_duration,
-    "max_log_size": lambda text: parse_log_cap(text) or 0,  # the submit page's alone
+    "max_log_size": lambda text: parse_log_cap(text) or 0,  # 0: none, no cap
     "project": str,
     "cwd": str,  # (the service checks that the folder exists)
     "grace": parse_duration,

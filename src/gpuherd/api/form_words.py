@@ -45,6 +45,7 @@ EDIT_LABELS = {
     "retries": "retries",
     "retry_delay": "retry delay",
     "timeout": "timeout",
+    "max_log_size": "max log size",
     "project": "project",
     "after": "after",
     "after_any": "after any end of",

@@ -289,15 +289,16 @@ def timeout_option(what: str = "an attempt") -> Callable[[F], F]:
 
 
 def max_log_size_option(
-    what: str = "the job", default: str = "gpuherd config get max-log-size"
+    what: str = "the job", default: str | None = "gpuherd config get max-log-size"
 ) -> Callable[[F], F]:
-    """--max-log-size; left out, it is the daemon's `config max-log-size` (as --retries)."""
+    """--max-log-size; left out, it is the daemon's `config max-log-size` (as --retries).
+    `default` None: an edit's, where left out is unchanged."""
     return click.option(
         "--max-log-size",
         type=LOG_CAP,
         metavar="SIZE",
         help=f"Stop {what} once its stdout or stderr log grows past SIZE (10GiB, 500MiB; "
-        f"none: no cap). [default: {default}]",
+        f"none: no cap)." + (f" [default: {default}]" if default else ""),
     )
 
 

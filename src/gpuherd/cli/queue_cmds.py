@@ -17,6 +17,7 @@ from gpuherd.cli.options import (
     cwd_option,
     env_option,
     ids_argument,
+    max_log_size_option,
     only_gpus_option,
     states_option,
 )
@@ -232,6 +233,7 @@ _AS_OPTION = {"env_overrides": "env"}
 @click.option("--retries", type=WholeRange(0), help="Run a failed attempt again N times.")
 @click.option("--retry-delay", type=DURATION, help="Wait this long before a retry (30s, 5m).")
 @click.option("--timeout", type=DURATION, help="Stop an attempt after this long (90s, 2h).")
+@max_log_size_option("it", default=None)
 @click.option("--project", help="A new project.")
 @env_option("it (its other variables are kept)")
 @cwd_option(default="", what="The folder it runs in")
@@ -245,9 +247,9 @@ _AS_OPTION = {"env_overrides": "env"}
     metavar="FIELD",  # the help lists them: click's [name|only_gpus|...] was 86 wide
     multiple=True,
     help="Unset a field (repeatable): name, only_gpus, mem, ram, retry_delay, timeout, "
-    "project, env (every --env variable of the job), after, after_any, after_fail (it "
-    "waits for no job), output, error (its output back in its folder), or begin (a job "
-    "held until a time is queued now).",
+    "max_log_size (no cap), project, env (every --env variable of the job), after, "
+    "after_any, after_fail (it waits for no job), output, error (its output back in its "
+    "folder), or begin (a job held until a time is queued now).",
 )
 def edit(
     ids: tuple[str, ...],
@@ -293,8 +295,9 @@ def edit(
         one = ids[0] if len(ids) == 1 and ids[0].isdigit() else "ID"
         raise click.UsageError(
             "say what to change: --command, --name, --gpus, --only-gpus, --mem, --ram, "
-            "--exclusive, --retries, --retry-delay, --timeout, --project, --env, --cwd, "
-            "--grace, --after, --after-any, --after-fail, --begin, --output, --error, or "
+            "--exclusive, --retries, --retry-delay, --timeout, --max-log-size, --project, "
+            "--env, --cwd, --grace, --after, --after-any, --after-fail, --begin, --output, "
+            "--error, or "
             f"--clear FIELD; at a terminal, {typed_name()} edit {one} alone opens its "
             "command in $EDITOR"
         )

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpuherd.core.deps import KINDS, kept_apart
 from gpuherd.core.idspec import format_ids
+from gpuherd.core.log_caps import cap_said
 from gpuherd.core.states import JobState
 from gpuherd.core.units import format_given, format_size
 from gpuherd.core.when import LATEST
@@ -30,6 +31,7 @@ EDITABLE = (
     "retries",
     "retry_delay",
     "timeout",
+    "max_log_size",
     "project",
     "env_overrides",
     "cwd",
@@ -42,7 +44,7 @@ EDITABLE = (
 variables (`--env`) are set one by one, the others kept: `edit --env A=1` adds or changes A;
 its dependencies (`--after`, `--after-any`, `--after-fail`) are replaced. `output` and
 `error` come here absolute, as a submission stores them (the caller takes them from the
-job's cwd)."""
+job's cwd). `max_log_size` 0 is `none`, no cap, as a submission takes it (cleared, too)."""
 BEGIN = "begin"
 """Not the spec's: the time a job is held until (its release_at). Given, the job is held until
 then (a time to come) or queued (one past); cleared, a job held until a time is queued now."""
@@ -53,6 +55,7 @@ CLEARABLE = (
     "ram",
     "retry_delay",
     "timeout",
+    "max_log_size",
     "project",
     "env_overrides",
     *KINDS,
@@ -101,6 +104,8 @@ def edit_spec(
     for text in ("name", "project"):  # '' is none, as a submission stores it: not a value
         if wanted.get(text) == "":
             wanted[text] = None
+    if wanted.get("max_log_size") == 0:  # `--max-log-size none`: no cap
+        wanted["max_log_size"] = None
     if "only_gpus" in wanted:
         wanted["only_gpus"] = tuple(sorted(set(wanted["only_gpus"])))
     if "env_overrides" in changes:
@@ -167,6 +172,8 @@ def _show(name: str, spec: JobSpec) -> str:
         return "yes" if value else "no"
     if name in ("mem", "ram"):
         return format_size(value)
+    if name == "max_log_size":  # as typed: 10 GiB, not 10.0 GiB
+        return cap_said(value)
     if name in ("timeout", "retry_delay", "grace"):  # chosen, so as typed: 30s, not 30.0s
         return format_given(value)
     if name in KINDS:

@@ -1,0 +1,77 @@
+"""A job's own grace of 0 (SIGKILL at once on every stop) is refused by the daemon, for every
+client, in the words the CLI refuses `--grace 0` in: the Python API and the JSON API stored it
+before. A stop's own grace (`kill --grace 0`, `kill(grace=0)`) may still be 0."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import Herd, UnixConnection
+from gpuherd.errors import HerdError, InvalidValue
+from gpuherd.pyapi import connect
+
+SAID = (
+    "grace (--grace) must be greater than zero, at most 100 years; a kill may choose 0 "
+    "(SIGKILL at once)"
+)
+
+
+def post_json(herd: Herd, path: str, body: object) -> tuple[int, str]:
+    """A raw POST to the JSON API: its status and its body's text."""
+    conn = UnixConnection(herd.client.socket_path, timeout=15)
+    try:
+        headers = {"Content-Type": "application/json"}
+        conn.request("POST", "/api/v1" + path, json.dumps(body), headers)
+        answer = conn.getresponse()
+        return answer.status, answer.read().decode()
+    finally:
+        conn.close()
+
+
+def test_a_zero_grace_is_refused_for_a_job_by_every_client(shared_daemon: Herd) -> None:
+    herd = shared_daemon
+    api = connect(herd.home, start=False)
+    before = api.submit("true", gpus=0, hold=True)
+    # The CLI's words, which the daemon's line repeats.
+    assert "--grace: invalid duration '0': must be greater than zero" in herd.usage_error(
+        "submit", "--grace", "0", "--", "true"
+    )
+    for grace in (0, 0.0, -1):
+        with pytest.raises(InvalidValue) as from_python:
+            api.submit("true", gpus=0, hold=True, grace=grace)
+        assert str(from_python.value) == SAID
+    item = {"command": "true", "cwd": str(herd.home), "gpus": 0, "hold": True, "grace": 0}
+    status, body = post_json(herd, "/jobs", {"jobs": [item]})
+    assert (status, json.loads(body)) == (422, {"error": SAID})
+    spec = {"name": "graceless", "command": "echo {x}", "grids": [{"x": [1]}]}
+    sweep = {"spec": spec, "cwd": str(herd.home), "options": {"gpus": 0, "grace": 0}}
+    status, body = post_json(herd, "/sweeps", sweep)
+    assert (status, json.loads(body)) == (422, {"error": SAID})
+    with pytest.raises(InvalidValue, match="must be greater than zero"):
+        api.sweep("echo {x}", {"x": [1]}, name="graceless", grace=0, gpus=0, cwd=herd.home)
+    after = api.submit("true", gpus=0, hold=True)
+    assert after.id == before.id + 1  # nothing was queued in between
+
+
+def test_a_zero_grace_is_refused_to_an_edit_by_every_client(shared_daemon: Herd) -> None:
+    herd = shared_daemon
+    api = connect(herd.home, start=False)
+    job = api.submit("true", gpus=0, hold=True, grace="30s")
+    with pytest.raises(HerdError) as from_python:
+        job.edit(grace=0)
+    assert str(from_python.value) == SAID
+    status, body = post_json(herd, "/jobs/edit", {"ids": [job.id], "grace": 0})
+    assert status == 200  # an edit answers job by job, each refusal in its result
+    assert json.loads(body)["results"] == [{"id": job.id, "ok": False, "message": SAID}]
+    assert herd.job(job.id)["grace"] == 30  # unchanged
+
+
+def test_a_kill_may_still_choose_a_zero_grace(shared_daemon: Herd) -> None:
+    herd = shared_daemon
+    api = connect(herd.home, start=False)
+    job = api.submit("sleep 60", gpus=0, grace="60s")
+    herd.wait_state(job.id, "running")
+    assert job.kill(grace=0) == "stopping (SIGTERM, then SIGKILL at once)"
+    assert herd.wait_state(job.id, "killed", timeout=10)["outcome"] == "killed"
