@@ -136,15 +136,21 @@ def test_a_chosen_grace_survives_a_daemon_restart(tmp_path_factory: pytest.TempP
     the job's own grace (1 s, here 5 s) as well as shorter (60 s, here 4 s)."""
     with started_once(tmp_path_factory, "--fake-gpus", "2") as herd:
         longer, shorter = deaf_job(herd, "1s"), deaf_job(herd, "60s")
+        before = time.time()
         herd.cli("kill", "--grace", "5s", str(longer))
         herd.cli("kill", "--grace", "4s", str(shorter))
         herd.cli("daemon", "stop")
         herd.start()
-        assert herd.job(longer)["state"] == "running"  # past its own grace: still saving
+        back = time.time()
+        if back < before + 4.5:  # (a loaded machine may take longer to restart)
+            assert herd.job(longer)["state"] == "running"  # past its own grace: still saving
         for job, grace in ((longer, 5.0), (shorter, 4.0)):
-            herd.wait_state(job, "killed", timeout=15)
+            herd.wait_state(job, "killed", timeout=30)
             asked, killed = stop_and_kill_times(herd, job)
-            assert grace - 0.1 <= killed - asked < grace + 2.5, (job, asked, killed)
+            # Never before the chosen grace; once due, at once (as the daemon came back, if
+            # it fell due while none ran).
+            assert grace - 0.1 <= killed - asked, (job, asked, killed)
+            assert killed < max(asked + grace, back) + 2.5, (job, asked, killed, back)
 
 
 def test_daemon_stop_kill_takes_a_grace(tmp_path_factory: pytest.TempPathFactory) -> None:
