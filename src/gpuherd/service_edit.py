@@ -4,6 +4,7 @@ for and when they may begin; each keeps its place in the queue. A part of `Servi
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from gpuherd.core.deps import KINDS, never_met
@@ -16,7 +17,7 @@ from gpuherd.core.edit import (
     edit_spec,
 )
 from gpuherd.core.lifecycle import retry_refused
-from gpuherd.core.model import Job, JobSpec
+from gpuherd.core.model import DEFAULT_GRACE, Job, JobSpec
 from gpuherd.core.output_files import recorded_or_named, shared_file, sharing
 from gpuherd.core.states import (
     FINISHED_STATES,
@@ -119,7 +120,9 @@ class EditVerbs(JobVerbs):
             cwd=spec.cwd,
         )
         reject_bad_names("", spec.env_overrides)
-        check_spec(spec)
+        # A grace of 0 an older gpuherd stored (its APIs took one) stays the job's, as a retry
+        # keeps it: an edit of other fields is not refused for a value it did not type.
+        check_spec(spec if "grace" in fields else replace(spec, grace=DEFAULT_GRACE))
         if "cwd" in fields:
             check_cwd(spec.cwd)
         if any(kind in fields for kind in KINDS):

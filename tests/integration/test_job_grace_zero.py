@@ -5,6 +5,7 @@ before. A stop's own grace (`kill --grace 0`, `kill(grace=0)`) may still be 0.""
 from __future__ import annotations
 
 import json
+import sqlite3
 
 import pytest
 
@@ -75,3 +76,26 @@ def test_a_kill_may_still_choose_a_zero_grace(shared_daemon: Herd) -> None:
     herd.wait_state(job.id, "running")
     assert job.kill(grace=0) == "stopping (SIGTERM, then SIGKILL at once)"
     assert herd.wait_state(job.id, "killed", timeout=10)["outcome"] == "killed"
+
+
+def test_an_edit_keeps_a_zero_grace_an_older_version_stored(shared_daemon: Herd) -> None:
+    """An older daemon stored a grace of 0 from the Python and JSON APIs. An edit of another
+    field of such a job is not refused for the grace it did not type (it was, in words that
+    named --grace only); the grace stays as it was, as a retry keeps it, until edited."""
+    herd = shared_daemon
+    job = herd.submit("--gpus", "0", "--hold", "--", "true")
+    db = sqlite3.connect(herd.home / "herd.db")
+    try:
+        with db:
+            db.execute("UPDATE jobs SET grace = 0 WHERE id = ?", (job,))
+    finally:
+        db.close()
+    edited = herd.cli("edit", str(job), "--name", "renamed", "--retries", "2", check=False)
+    assert (edited.returncode, edited.stderr) == (0, "")
+    assert edited.stdout == f"job {job}: edited (name none -> renamed, retries 0 -> 2)\n"
+    assert (herd.job(job)["name"], herd.job(job)["grace"]) == ("renamed", 0)
+    # Its grace itself: 0 is refused as ever, a grace of more than 0 taken.
+    assert "must be greater than zero" in herd.usage_error("edit", str(job), "--grace", "0")
+    assert herd.cli("edit", str(job), "--grace", "5s").stdout == (
+        f"job {job}: edited (grace 0s -> 5s)\n"
+    )
