@@ -146,16 +146,15 @@ class Herd(JobListing, CompletedJobs):
         **options: Any,
     ) -> Job:
         """Queue a command: one string is run by sh as written; a list of words (text or
-        paths) is quoted and joined.
-        Options as `gpuherd submit`'s: mem, ram, priority, after, after_any and after_fail
-        (job handles, ids, or text as `--after` takes it: "3-5,7", "last"), retries,
-        retry_delay, timeout, grace, no_output_timeout (durations: seconds, "2h" or a
-        timedelta), max_log_size (bytes or "10GiB"; "none": no cap; left out: the daemon's
-        `config max-log-size`), on_no_output ("flag" or "kill"), project, env (a dict),
-        hold, oom_retry, exclusive (each GPU to itself), begin (a datetime, epoch seconds,
-        or text as `--begin` takes it: "+2h"), only_gpus ([0, 2], or "0,2"). A job whose `after` job
-        already ended badly (or `after_fail` job already succeeded) is cancelled at once
-        (dependency_failed), with a UserWarning saying so."""
+        paths) is quoted and joined. Options as `gpuherd submit`'s: mem, ram, priority,
+        after, after_any and after_fail (job handles, ids, or text as `--after` takes it:
+        "3-5,7", "last"), retries, retry_delay, timeout, grace, no_output_timeout (durations:
+        seconds, "2h" or a timedelta), max_log_size (bytes or "10GiB"; "none": no cap; left
+        out: the daemon's `config max-log-size`), on_no_output ("flag" or "kill"), project,
+        env (a dict), hold, oom_retry, exclusive (each GPU to itself), begin (a datetime,
+        epoch seconds, or text as `--begin` takes it: "+2h"), only_gpus ([0, 2], or "0,2").
+        A job whose `after` job already ended badly (or `after_fail` job already succeeded)
+        is cancelled at once (dependency_failed), with a UserWarning saying so."""
         refuse_while_loading("submit")
         check_types({"name": name})  # (the options are checked with the others, below)
         if "max_parallel" in options:  # shared with sweep(), where it means something

@@ -52,6 +52,10 @@ KILL_GRACE = 3.0
 hangup (the user is gone)."""
 
 
+RUN_WIDE = ("retries", "timeout", "max_log_size", "mem", "ram", "oom_retry", "exclusive")
+"""RunOptions a line of the job file may give for itself (its own wins)."""
+
+
 @dataclass(frozen=True)
 class RunOptions:
     output_dir: Path
@@ -226,13 +230,8 @@ class Runner:
                 continue
             number, item = entry
             item.folder = self._folder(number)  # by input place, whatever the start order
-            item.retries = item.retries or self.options.retries
-            item.timeout = item.timeout or self.options.timeout
-            item.max_log_size = item.max_log_size or self.options.max_log_size
-            item.mem = item.mem or self.options.mem
-            item.ram = item.ram or self.options.ram
-            item.oom_retry = item.oom_retry or self.options.oom_retry
-            item.exclusive = item.exclusive or self.options.exclusive
+            for name in RUN_WIDE:  # a line's own option, else the run's
+                setattr(item, name, getattr(item, name) or getattr(self.options, name))
             batch.append(entry)
         self._submit(batch)
 
