@@ -32,7 +32,7 @@ from gpuherd.core.choices import ON_NO_OUTPUT, ORDERS
 from gpuherd.core.deps import KINDS
 from gpuherd.core.env_vars import check_variable
 from gpuherd.core.idspec import gpu_index_list, parse_ids
-from gpuherd.core.log_caps import parse_log_cap
+from gpuherd.core.log_caps import sent_log_cap
 from gpuherd.core.sweep import SweepError, SweepSpec
 from gpuherd.core.sweep_spec import FILE_SUFFIXES
 from gpuherd.core.units import memory_amount, not_a_choice, parse_duration
@@ -315,7 +315,7 @@ def in_units(options: dict[str, Any]) -> dict[str, Any]:
             options[key] = memory_amount(value)  # mem=10 is 10 bytes: refused, as --mem 10
     cap = options.get("max_log_size")
     if isinstance(cap, str):  # "none": no cap (0, said so)
-        options["max_log_size"] = parse_log_cap(cap) or 0
+        options["max_log_size"] = sent_log_cap(cap)
     elif isinstance(cap, int) and not isinstance(cap, bool):
         options["max_log_size"] = memory_amount(cap)  # 10 is 10 bytes: refused, as mem=10
     for key in ("timeout", "grace", "no_output_timeout", "retry_delay"):

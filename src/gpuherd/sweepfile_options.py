@@ -38,7 +38,7 @@ from gpuherd.core.choices import OnNoOutput, Order
 from gpuherd.core.deps import KINDS, option
 from gpuherd.core.env_vars import check_variable
 from gpuherd.core.idspec import gpu_index_list
-from gpuherd.core.log_caps import parse_log_cap
+from gpuherd.core.log_caps import sent_log_cap
 from gpuherd.core.output_files import template_problem
 from gpuherd.core.units import memory_amount, parse_duration
 from gpuherd.core.when import parse_begin
@@ -181,7 +181,7 @@ class FileOptions(BaseModel):
         if value is None:
             return None
         if isinstance(value, int | str) and not isinstance(value, bool):
-            return parse_log_cap(str(value)) or 0  # 0: `none`, said (no cap)
+            return sent_log_cap(str(value))
         raise ValueError(f"invalid size {value!r}: use a value like 10GiB, or none")
 
     @field_validator("retry_delay", "timeout", "no_output_timeout", "grace")

@@ -11,7 +11,7 @@ from typing import Any
 from gpuherd.core.edit import BEGIN
 from gpuherd.core.idspec import parse_gpu_indices, parse_ids
 from gpuherd.core.int64 import beyond, holds
-from gpuherd.core.log_caps import parse_log_cap
+from gpuherd.core.log_caps import sent_log_cap
 from gpuherd.core.units import parse_duration, parse_memory
 from gpuherd.core.when import parse_begin
 from gpuherd.errors import HerdError
@@ -54,7 +54,7 @@ FIELD_READERS: dict[str, Any] = {
     "retries": _count,  # (gpus: the daemon's 0-64 says more than "too large")
     "retry_delay": parse_duration,
     "timeout": parse_duration,
-    "max_log_size": lambda text: parse_log_cap(text) or 0,  # 0: none, no cap
+    "max_log_size": sent_log_cap,
     "project": str,
     "cwd": str,  # (the service checks that the folder exists)
     "grace": parse_duration,

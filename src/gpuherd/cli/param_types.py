@@ -15,7 +15,7 @@ import click
 from gpuherd.core.env_vars import check_variable
 from gpuherd.core.idspec import OPTION_HELP, check_job_id, parse_gpu_indices, parse_job_ids
 from gpuherd.core.int64 import LARGEST, SMALLEST, TOO_LARGE, beyond
-from gpuherd.core.log_caps import parse_log_cap
+from gpuherd.core.log_caps import sent_log_cap
 from gpuherd.core.units import MissingUnit, parse_duration, parse_grace, parse_memory
 from gpuherd.core.when import parse_begin, parse_since
 from gpuherd.errors import HerdError, InvalidValue
@@ -104,7 +104,7 @@ class _Memory(_Parsed):
 DURATION = _Parsed("duration", parse_duration)
 GRACE = _Parsed("duration", parse_grace)
 SIZE = _Memory("size", parse_memory)
-LOG_CAP = _Parsed("size", lambda text: parse_log_cap(text) or 0)
+LOG_CAP = _Parsed("size", sent_log_cap)
 """--max-log-size: bytes, 0 for `none` (no cap, said: the request's None is the daemon's)."""
 
 

@@ -38,6 +38,12 @@ def parse_log_cap(text: str) -> int | None:
     return cap
 
 
+def sent_log_cap(text: str) -> int:
+    """A cap as a request carries it: bytes, or 0 for `none` said (no cap, whatever the
+    daemon's setting: a request's None, or no value, is the daemon's `config max-log-size`)."""
+    return parse_log_cap(text) or 0
+
+
 def show_log_cap(cap: int | None) -> str:
     return "none" if cap is None else cap_said(cap)
 
