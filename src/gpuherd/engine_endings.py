@@ -20,7 +20,7 @@ from gpuherd.core.lifecycle import (
     held_unstarted,
     retry_wait,
 )
-from gpuherd.core.model import Attempt, Job, Outcome
+from gpuherd.core.model import Attempt, HostUsage, Job, Outcome
 from gpuherd.core.states import FINISHED_STATES, LIVE_STATES, Event, JobState, OutcomeKind
 from gpuherd.core.units import format_duration
 from gpuherd.executors.base import ExitStatus, NotStarted, SpawnError
@@ -58,11 +58,13 @@ def finish(
     now: float,
     live: Live | None = None,
     peak: int = 0,
+    usage: HostUsage | None = None,
 ) -> None:
     """Record how an attempt ended and move its job on (retry, done, failed...). Its measured
     GPU memory peak is `live`'s (watched), else `peak` (a held run's: engine_held_runs.py;
     0 for one no daemon watched), recorded with the attempt, as a sweep's learning and a
-    CUDA OOM retry's larger --mem read it."""
+    CUDA OOM retry's larger --mem read it; so is its host `usage`, where the executor
+    measured it (None: not measured)."""
     if job is None or job.state not in LIVE_STATES:
         return
     tail = ""
@@ -76,7 +78,13 @@ def finish(
     ended_at = ended_at or now
     peak = live.peak if live else peak
     engine.store.update_attempt(
-        job.id, job.attempt, ended_at=ended_at, outcome=outcome, peak_mem=peak or None
+        job.id,
+        job.attempt,
+        ended_at=ended_at,
+        outcome=outcome,
+        peak_mem=peak or None,
+        peak_rss=usage.peak_rss if usage else None,
+        cpu_time=usage.cpu_time if usage else None,
     )
     changes: dict[str, object] = {}
     detail = outcome.describe()
@@ -102,7 +110,13 @@ def finish(
     # (Written after the tick's spawns: a retry of the job may have started meanwhile.)
     engine.add_paperwork(
         lambda: jobfiles.record_end(
-            engine.layout, job, outcome, ended_at, started, job.id not in engine.attempts.live
+            engine.layout,
+            job,
+            outcome,
+            ended_at,
+            started,
+            job.id not in engine.attempts.live,
+            usage,
         )
     )
     if nxt.cancel_waiters:
@@ -124,7 +138,7 @@ def finish_exits(engine: Engine, exits: Sequence[tuple[Live, ExitStatus]], now: 
             not_started(engine, jobs.get(live.job_id), status.unstarted, now)
             continue
         ended = Ended(status.exit_code, status.signal, live.stop_reason, live.requeue, status.why)
-        finish(engine, jobs.get(live.job_id), ended, status.ended_at, now, live)
+        finish(engine, jobs.get(live.job_id), ended, status.ended_at, now, live, usage=status.usage)
 
 
 def not_started(engine: Engine, job: Job | None, error: Exception, now: float) -> None:

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from gpuherd.core.model import Attempt, Job, Outcome
+from gpuherd.core.model import Attempt, HostUsage, Job, Outcome
 from gpuherd.errors import Forbidden
 from gpuherd.layout import Layout
 from gpuherd.log_lines import start_of_last_lines as start_of_last_lines
@@ -180,17 +180,21 @@ def record_end(
     ended_at: float,
     started: Mapping[str, object],
     latest: bool = True,
+    usage: HostUsage | None = None,
 ) -> None:
     """Write attempt.json and job.json with the attempt's start (`started`, from start_info)
-    and end; mark both folders SUCCESS or FAILURE. Not `latest` (the job's next attempt has
-    started since: clear_job_marker), the job's folder gets neither: job.json is the running
-    attempt's (its start is recorded a second in), and must not say "ended" meanwhile."""
+    and end (with its host `usage`: null where not measured); mark both folders SUCCESS or
+    FAILURE. Not `latest` (the job's next attempt has started since: clear_job_marker), the
+    job's folder gets neither: job.json is the running attempt's (its start is recorded a
+    second in), and must not say "ended" meanwhile."""
     end = {
         "ended_at": ended_at,
         "outcome": outcome.kind.value,
         "exit_code": outcome.exit_code,
         "signal": outcome.signal,
         "message": outcome.message,
+        "peak_rss": usage.peak_rss if usage else None,
+        "cpu_time": usage.cpu_time if usage else None,
     }
     folder, job_folder = str(layout.attempt_dir(job, job.attempt)), str(layout.job_dir(job))
     # (job.json last; `gpuherd run`'s attempt 1 runs in the job's folder: not latest, no file)

@@ -224,7 +224,9 @@ class Service(SystemVerbs, EditVerbs, MoveVerbs):
             # Printable: an older gpuherd let undecodable bytes in, and JSON cannot carry them.
             env_overrides={printable(k): printable(v) for k, v in job.spec.env_overrides.items()},
             job_dir=str(self.engine.layout.job_dir(job)),
-            attempts=[{**attempt_view(a), "log_files": logs[a.number]} for a in attempts],
+            attempts=[
+                {**attempt_view(a, job.spec.ram), "log_files": logs[a.number]} for a in attempts
+            ],
             events=[asdict(e) for e in self.store.events(job.id)],
             stderr_tail=jobfiles.tail_lines(Path(latest["stderr"]), STDERR_TAIL_LINES)
             if job.attempt

@@ -33,7 +33,8 @@ UNMET = (
 core/deps.MEETS, written out)."""
 ATTEMPT_COLUMNS = (
     "job_id, number, gpus, gpu_uuids, dir, host, started_at, pid, ended_at,"
-    " outcome, exit_code, signal, message, mem, peak_mem, stdout_file, stderr_file"
+    " outcome, exit_code, signal, message, mem, peak_mem, stdout_file, stderr_file,"
+    " peak_rss, cpu_time"
 )
 
 
@@ -166,6 +167,8 @@ def attempt_from_row(r: Sequence[Any]) -> Attempt:
         mem=r[13],
         peak_mem=r[14],
         files=None if r[15] is None else (r[15], r[16]),
+        peak_rss=r[17],
+        cpu_time=r[18],
     )
 
 

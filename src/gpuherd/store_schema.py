@@ -142,6 +142,12 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE jobs ADD COLUMN max_log_size INTEGER;
     """,
+    # 13: each attempt's host memory peak (bytes) and CPU time (seconds), from the wait for
+    # its job shell. NULL: not measured (re-attached, a cluster's, or begun before).
+    """
+    ALTER TABLE attempts ADD COLUMN peak_rss INTEGER;
+    ALTER TABLE attempts ADD COLUMN cpu_time REAL;
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

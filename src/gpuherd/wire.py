@@ -177,7 +177,15 @@ def outcome_view(outcome: Outcome | None) -> dict[str, Any]:
     }
 
 
-def attempt_view(attempt: Attempt) -> dict[str, Any]:
+def over_ram(ram: int | None, peak_rss: int | None) -> bool:
+    """An attempt's largest process alone had more resident memory than the job's --ram:
+    the kernel's exact count, so without --mem's margin (OVER_MEM_FACTOR)."""
+    return bool(ram and peak_rss and peak_rss > ram)
+
+
+def attempt_view(attempt: Attempt, ram: int | None = None) -> dict[str, Any]:
+    """An attempt's JSON form (`show --json`); `ram`: its job's --ram, that `over_ram`
+    compares its host memory peak with."""
     view = asdict(attempt)
     del view["files"]  # (as `log_files`, the paths the service makes of them: Service.show)
     view.update(
@@ -185,6 +193,7 @@ def attempt_view(attempt: Attempt) -> dict[str, Any]:
         gpu_uuids=list(attempt.gpu_uuids),
         **outcome_view(attempt.outcome),
         over_mem=over_mem(attempt.mem, attempt.peak_mem),
+        over_ram=over_ram(ram, attempt.peak_rss),
     )
     return view
 

@@ -12,10 +12,12 @@ from conftest import Herd
 
 def attempts_block(herd: Herd, job: int) -> list[str]:
     """The lines of `show JOB` from `attempts` to `history` (not included), each attempt's
-    own line cut to its number (`  1:`), the lines under it whole."""
+    own line cut to its number (`  1:`), and its host usage line to `host memory` (the
+    numbers vary), the lines of its files whole."""
     lines = herd.cli("show", str(job)).stdout.splitlines()
     block = lines[lines.index("attempts") : lines.index("history")]
-    return [re.sub(r"^(  \d+:) .*", r"\1", line) for line in block]
+    cut = (re.sub(r"^(  \d+:) .*", r"\1", line) for line in block)
+    return [re.sub(r"^( +host memory)\b.*", r"\1", line) for line in cut]
 
 
 def run_again(herd: Herd, job: int, *edit: str) -> None:
@@ -37,12 +39,15 @@ def test_show_names_each_attempts_files(shared_daemon: Herd, shared_work: Path) 
     assert attempts_block(herd, job) == [
         "attempts",
         "  1:",
+        "     host memory",
         f"     stdout  {first}",
         f"     stderr  {first} (with stdout)",
         "  2:",
+        "     host memory",
         f"     stdout  {second}",
         f"     stderr  {second} (with stdout)",
         "  3:",
+        "     host memory",
     ]
 
 
@@ -58,8 +63,11 @@ def test_show_names_an_error_file_alone_and_nothing_for_folder_logs(
     assert attempts_block(herd, errors) == [  # its stdout in its folder: not named
         "attempts",
         "  1:",
+        "     host memory",
         f"     stderr  {work}/{errors}-1.err",
         "  2:",
+        "     host memory",
         f"     stderr  {work}/{errors}-2.err",
     ]
-    assert attempts_block(herd, in_folder) == ["attempts", "  1:", "  2:"]
+    usage = "     host memory"
+    assert attempts_block(herd, in_folder) == ["attempts", "  1:", usage, "  2:", usage]

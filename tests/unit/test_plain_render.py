@@ -266,3 +266,26 @@ def test_terminal_titles_and_c1_controls_are_dropped_as_hooks_log_drops_them() -
     assert clean_lines("red\x1b[31m\r\nx\x1b]0;t\x07\ty\rz\x00") == "red\nx\ty\nz?"
     # A multi-line hook on one line: `config`'s table and hooks.log's header (a CR broke it).
     assert one_line("echo a\r\necho b\rc\t\x1b[1m") == "echo a⏎echo b c "
+
+
+def test_show_gives_host_usage_under_each_attempt_that_ran() -> None:
+    ran = {"number": 1, "gpus": [], "pid": 7, "started_at": 1e9, "host": "h", "ended_at": 2e9}
+    measured = {**ran, "outcome": "exit", "exit_code": 0, "peak_rss": 3 * 2**30, "cpu_time": 133}
+    text = show_text(job(1, "succeeded", outcome="exit", exit_code=0, attempts=[measured]))
+    assert "  1: exit 0 on GPU -, pid 7" in text  # one attempt: listed for its usage line
+    assert "\n     host memory: peak 3.0 GiB; CPU 2m13s\n" in text
+    over = {**measured, "over_ram": True}
+    text = show_text(job(1, "succeeded", attempts=[over], ram=2**30))
+    assert "\n     host memory: asked 1.0 GiB, peak 3.0 GiB (more than declared); CPU" in text
+    unmeasured = {**ran, "outcome": "exit", "exit_code": 1}
+    text = show_text(
+        job(1, "running", attempt=2, attempts=[unmeasured, {**ran, "number": 2, "ended_at": None}])
+    )
+    assert text.count("host memory") == 1  # the running attempt has none yet
+    assert "  1: exit 1 on GPU -, pid 7, started" in text
+    assert "\n     host memory, CPU: not measured\n" in text
+    small = {**measured, "peak_rss": None, "cpu_time": 0.01}  # no larger than the daemon
+    text = show_text(job(1, "succeeded", attempts=[small], ram=2**30))
+    assert "\n     host memory: asked 1.0 GiB, peak too small to measure; CPU 0.0s\n" in text
+    unstarted = {**ran, "outcome": "spawn_error", "pid": None}
+    assert "attempts" not in show_text(job(1, "failed", attempts=[unstarted]))  # nothing ran

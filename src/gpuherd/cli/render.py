@@ -133,19 +133,24 @@ def job_detail(job: dict[str, Any], term: plain.Terminal | None = None) -> None:
         first, *more = value.split("\n")
         lines.append(f"{term.style(f'{key:<{width}}', 'bold')}  {plain.clean(first)}")
         lines += [" " * (width + 2) + plain.clean(line) for line in more]
-    if len(job.get("attempts", [])) > 1 or any(a.get("peak_mem") for a in job.get("attempts", [])):
+    attempts = job.get("attempts", [])
+    usage = [_host_usage(a, job.get("ram")) for a in attempts]
+    # An attempt that ran has its host usage line (measured or not): one alone is shown too.
+    if len(attempts) > 1 or any(a.get("peak_mem") for a in attempts) or any(usage):
         lines.append(term.style("attempts", "bold"))
-        for a in job["attempts"]:
+        for a, used in zip(attempts, usage, strict=True):
             outcome = info({**a, "state": "ended"}) or _unended(job)
             gpus = ",".join(str(g) for g in a["gpus"]) or "-"
             mem = _memory(a.get("mem"), a.get("peak_mem"), a.get("over_mem", False))
             lines.append(
                 f"  {a['number']}: {plain.clean(outcome)} on GPU {gpus}, pid {a['pid']}, "
-                f"started {_when(a['started_at'])}" + (f", memory: {mem}" if mem else "")
+                f"started {_when(a['started_at'])}" + (f", GPU memory: {mem}" if mem else "")
             )
+            indent = " " * len(f"  {a['number']}: ")
+            if used:
+                lines.append(indent + used)
             # Under its line: an edit between attempts can change where the output goes.
             files = _file_rows(chosen_file(a, "stdout"), chosen_file(a, "stderr"))
-            indent = " " * len(f"  {a['number']}: ")
             lines += [f"{indent}{key}  {plain.clean(path)}" for key, path in files]
     lines += _history(job.get("events", []), term)
     if job.get("stderr_tail") and job["state"] not in ("succeeded", "running", "queued"):
@@ -207,6 +212,27 @@ def _memory(mem: int | None, peak: int | None, over: bool) -> str:
     if peak:
         parts.append(f"peak {format_size(peak)}")
     return ", ".join(parts) + (" (more than declared)" if over else "")
+
+
+def _host_usage(attempt: dict[str, Any], ram: int | None) -> str:
+    """`host memory: asked 16.0 GiB, peak 3.1 GiB; CPU 2m13s` of an ended attempt: its
+    largest process's resident memory and its processes' CPU time; "not measured" where the
+    daemon did not wait for its shell itself (re-attached, on Ray, or begun before). "": one
+    running, or one that never started (nothing ran to measure)."""
+    if not attempt.get("ended_at") or attempt.get("outcome") == "spawn_error":
+        return ""
+    peak, cpu = attempt.get("peak_rss"), attempt.get("cpu_time")
+    if cpu is None:
+        return "host memory, CPU: not measured"
+    if peak is None:  # (measured, but no larger than the daemon's own: executors/local.py)
+        memory = ", ".join(part for part in (_memory(ram, None, False), SMALL_PEAK) if part)
+    else:
+        memory = _memory(ram, peak, attempt.get("over_ram", False))
+    return f"host memory: {memory}; CPU {format_duration(cpu)}"
+
+
+SMALL_PEAK = "peak too small to measure"
+"""An attempt's host memory peak no larger than what the daemon itself uses (docs/gpus.md)."""
 
 
 def _requested(job: dict[str, Any]) -> str:

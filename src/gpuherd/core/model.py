@@ -154,6 +154,23 @@ class Attempt:
     """Where its stdout and stderr went, recorded as it started (core/output_files.Files):
     an edit of the job's files or name changes its next attempts' alone. None: begun before
     attempts recorded them, or found in its folder by a restored database."""
+    peak_rss: int | None = None
+    """HostUsage.peak_rss of the attempt; None where it was not measured."""
+    cpu_time: float | None = None
+    """HostUsage.cpu_time of the attempt; None where it was not measured."""
+
+
+@dataclass(frozen=True)
+class HostUsage:
+    """What an attempt's processes used of the host, as the kernel counted them for the
+    process the executor waited for (its job shell) and all that process waited for."""
+
+    peak_rss: int | None
+    """Bytes: the largest resident set of any one of those processes (ru_maxrss), not their
+    sum: each worker of a data loader counts alone. None: too small to tell, as no larger
+    than the spawner's own peak, which the kernel counts in the job shell's."""
+    cpu_time: float
+    """Seconds of CPU (user + system) of those processes together."""
 
 
 class DeviceState(StrEnum):

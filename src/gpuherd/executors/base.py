@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
+from gpuherd.core.model import HostUsage
 from gpuherd.core.output_files import OutputFile
 
 SHELL_VARIABLE = "GPUHERD_SHELL"
@@ -68,6 +69,10 @@ class ExitStatus:
     why: str = ""
     """Of a lost end, what the executor knows of its cause (a Ray node that died), in the
     words its history gives after `lost: `; "": it does not know."""
+    usage: HostUsage | None = None
+    """What the job's processes used of this machine, where the executor waited for them
+    itself (a local job's shell, its own child); None where it did not (re-attached after a
+    restart, a cluster's)."""
 
     @property
     def lost(self) -> bool:

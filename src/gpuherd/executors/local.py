@@ -35,6 +35,7 @@ from gpuherd.executors.local_records import (
     PROCESS_FILE,
     is_attempt,
     leaders,
+    own_peak,
     read_process_file,
     reap,
     recorded_leader,
@@ -87,6 +88,8 @@ class LocalExecutor:
         # empty, so is_running() cannot identify it from its environment; but the pid of an
         # unreaped child of ours cannot have been reused, so this record is exact.
         self._children: dict[int, tuple[int, int]] = {}
+        self._spawner_peaks: dict[int, int] = {}
+        """own_peak() as each child was spawned: its measured peak is its own above that."""
         # Passes over /proc for what left a job's group, off the event loop (local_escaped.py).
         self._scanner = ProcScanner()
         self._sweeper = LeftoverSweeper(self._attempts_running, self._scanner, known)
@@ -148,6 +151,7 @@ class LocalExecutor:
                 "and its disk is not full"
             ) from e
         self._children[pid] = (request.job_id, request.attempt)
+        self._spawner_peaks[pid] = own_peak()
         return pid
 
     # -- watch -------------------------------------------------------------------------
@@ -213,7 +217,7 @@ class LocalExecutor:
         w.loop.call_later(_GROUP_POLL, self._poll_group, pid)
 
     def _exit_status(self, pid: int, attempt_dir: str) -> ExitStatus:
-        from_wait = reap(pid)
+        from_wait = reap(pid, self._spawner_peaks.pop(pid, 0))
         self._children.pop(pid, None)
         killed_by_us = pid in self._killed
         self._killed.discard(pid)
@@ -289,6 +293,7 @@ class LocalExecutor:
             os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
         except ChildProcessError:  # someone else reaped it: the pid may name another process
             del self._children[pid]
+            self._spawner_peaks.pop(pid, None)
             return None
         return spawned
 
