@@ -17,22 +17,17 @@ Run: python benchmarks/cli_start.py [--reps 15] [--python PYTHON] [--tree DIR ..
 
 from __future__ import annotations
 
-import argparse
-import compileall
 import os
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
-from harness.common import herd_env
-
-REPO = Path(__file__).resolve().parents[1]
+from harness.common import compared_trees, herd_env
 
 COMMANDS = {
     "--help": ["--help"],
@@ -78,14 +73,7 @@ def cli(python: str, env: dict[str, str], words: list[str]) -> tuple[float, floa
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--reps", type=int, default=15)
-    parser.add_argument("--python", default=sys.executable)
-    parser.add_argument("--tree", type=Path, action="append")
-    args = parser.parse_args()
-    trees = [tree.resolve() for tree in args.tree or [REPO]]
-    for tree in trees:
-        compileall.compile_dir(tree / "src", quiet=1)
+    args, trees = compared_trees(15)
     runs: dict[tuple[str, int], list[tuple[float, float]]] = {
         (label, t): [] for label in COMMANDS for t in range(len(trees))
     }

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+import compileall
 import os
 import shutil
 import signal
@@ -193,3 +195,19 @@ def wait_lines(path: Path, count: int, timeout: float, marker: str = "") -> floa
                 return time.time()
         time.sleep(0.005)
     return None
+
+
+def compared_trees(default_reps: int) -> tuple[argparse.Namespace, list[Path]]:
+    """`--reps`, `--python` and `--tree DIR ...` of the scripts that time source trees against
+    each other, and the trees (default: this repository), each compiled first: a machine that
+    sets PYTHONDONTWRITEBYTECODE would otherwise compile every module at every call, which no
+    installed copy does."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--reps", type=int, default=default_reps)
+    parser.add_argument("--python", default=sys.executable)
+    parser.add_argument("--tree", type=Path, action="append")
+    args = parser.parse_args()
+    trees = [tree.resolve() for tree in args.tree or [REPO]]
+    for tree in trees:
+        compileall.compile_dir(tree / "src", quiet=1)
+    return args, trees

@@ -15,7 +15,7 @@ import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from gpuherd.core.model import Policy
 from gpuherd.core.states import FINISHED_STATES, JobState
@@ -26,7 +26,6 @@ from gpuherd.errors import HerdError
 from gpuherd.executors.local import LocalExecutor
 from gpuherd.gpus.base import GpuProbe
 from gpuherd.layout import Layout
-from gpuherd.runner_gpu_file import GpuFile
 from gpuherd.runner_input import (
     Arrival,
     Held,
@@ -39,13 +38,15 @@ from gpuherd.runner_input import (
     hand_over,
 )
 from gpuherd.runner_input import items_from_commands as items_from_commands  # (the CLI's)
-from gpuherd.runner_live import LiveOutput
 from gpuherd.runner_rerun import left_over, skipping
 from gpuherd.runner_signals import handled
 from gpuherd.runner_state import check_keep_state, keep_database, remove_state
 from gpuherd.runner_summary import RunSummary, could_not_run
 from gpuherd.service import Service
 from gpuherd.store import Store
+
+if TYPE_CHECKING:
+    from gpuherd.runner_live import LiveOutput
 
 KILL_GRACE = 3.0
 """Seconds between SIGTERM and SIGKILL after the second Ctrl-C (the user wants out now) or a
@@ -123,6 +124,8 @@ class Runner:
             self._closing.callback(self.engine.close)
             self.service = Service(self.engine, self._state_dir)
             if options.gpu_file is not None:  # applied now: before anything is placed
+                from gpuherd.runner_gpu_file import GpuFile  # (only then: start-up time)
+
                 gpu_file = GpuFile(options.gpu_file, self.service, reporter.notice)
                 self._closing.callback(gpu_file.stop)
                 gpu_file.start()
@@ -142,10 +145,11 @@ class Runner:
         self._held = Held()
         self._interrupts = 0
         self.summary = RunSummary()
-        self._live = (
-            LiveOutput(reporter, layout, self._numbers, self._folder) if options.live else None
-        )
-        if self._live is not None:
+        self._live: LiveOutput | None = None
+        if options.live:
+            from gpuherd.runner_live import LiveOutput  # (only then: start-up time)
+
+            self._live = LiveOutput(reporter, layout, self._numbers, self._folder)
             self._closing.callback(self._live.close)
 
     async def run(self, source: JobSource) -> RunSummary:

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from gpuherd.errors import StoreError
+from gpuherd.store_schema_fresh import FRESH_SCHEMA, FRESH_VERSION
 
 BUSY_TIMEOUT_MS = round(1000 * float(os.environ.get("GPUHERD_TEST_BUSY_TIMEOUT") or 5.0))
 """How long a connection to herd.db waits for another program's lock before it is refused
@@ -273,9 +274,12 @@ def migrate(db: sqlite3.Connection, path: Path) -> None:
         if problem != "ok":
             raise damaged(path, problem)
         return
+    steps = MIGRATIONS[version:]
+    if version == 0:  # a new database: the schema of FRESH_VERSION in one go, then the rest
+        steps = (FRESH_SCHEMA, *MIGRATIONS[FRESH_VERSION:])
     db.execute("BEGIN IMMEDIATE")
     try:
-        for step in MIGRATIONS[version:]:
+        for step in steps:
             for statement in step.split(";"):
                 if statement.strip():
                     db.execute(statement)

@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 
 DAEMON_ONLY = {"pydantic", "pydantic_core", "fastapi", "starlette", "uvicorn", "ray", "yaml"}
+NOT_ASKED_FOR = {"ssl", "gpuherd.runner_live", "gpuherd.runner_gpu_file"}
+"""Asyncio's TLS (no_tls.py), --live's and --gpu-file's modules: not on a plain run's way."""
 
 PROBE = """
 import gc, json, sys
@@ -41,4 +43,5 @@ def test_run_imports_nothing_of_the_daemons_stack(tmp_path: Path) -> None:
     assert "2 succeeded, 0 failed" in proc.stdout
     loaded = {name.split(".")[0] for name in found["modules"]}
     assert not DAEMON_ONLY & loaded
+    assert not NOT_ASKED_FOR & set(found["modules"])
     assert found["gc"]  # paused only while the modules were imported

@@ -3,7 +3,6 @@ gpu-hog style)."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import sys
@@ -31,7 +30,7 @@ from gpuherd.cli.run_args import is_gpu_indices, run_args
 from gpuherd.cli.run_report import LineReporter
 from gpuherd.errors import HerdError
 from gpuherd.gc_pause import importing
-from gpuherd.runner_signals import tolerant
+from gpuherd.no_tls import asyncio_without_tls
 
 if TYPE_CHECKING:
     from gpuherd.gpus.base import GpuProbe
@@ -167,7 +166,9 @@ def run(
     Ctrl-C once: start nothing new and let running jobs finish; twice: kill them. SIGHUP
     kills them at once.
     """
-    with importing():  # the engine's modules: ~2/3 of the run's start-up (gc_pause.py)
+    # The engine's modules: ~2/3 of the run's start-up (gc_pause.py); asyncio's TLS left out
+    # (no_tls.py: a run opens no connection, and a --yielder runs in a process of its own).
+    with importing(), asyncio_without_tls():
         from gpuherd.cli.job_input import job_commands
         from gpuherd.runner import RunOptions, items_from_commands
         from gpuherd.runner_output import fresh_run_dir, make_output_dir, output_held
@@ -240,7 +241,6 @@ def _gpus(
     """The probe and the GPUs to configure (index -> slots). With --gpu-file: every GPU of
     the machine (the runner drains those the file does not name), once the file is checked."""
     from gpuherd.gpus import ProbeError, StaticProbe, make_probe
-    from gpuherd.runner_gpu_file import check_gpu_file
 
     if gpu_file is not None and spec is not None:
         raise click.UsageError("give --gpus or --gpu-file, not both")
@@ -257,6 +257,8 @@ def _gpus(
     except ValueError as exc:
         raise HerdError(str(exc)) from None
     if gpu_file is not None:
+        from gpuherd.runner_gpu_file import check_gpu_file  # (only then: start-up time)
+
         check_gpu_file(gpu_file, slots)
     if gpus_per_job > len(slots):
         raise click.UsageError(
@@ -269,7 +271,10 @@ def _run_and_report(
     options: RunOptions, probe: GpuProbe, slots: dict[int, int], source: JobSource, quiet: bool
 ) -> None:
     """Run the jobs, print the summary and exit with the run's status."""
+    import asyncio
+
     from gpuherd.runner import run_jobs
+    from gpuherd.runner_signals import tolerant
 
     out_stream = tolerant(sys.stdout)  # a closed terminal (SIGHUP) must not end the run
     reporter = LineReporter(out_stream, quiet, options.prefix)
