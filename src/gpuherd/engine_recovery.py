@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import logging
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from gpuherd import jobfiles
 from gpuherd.core.lifecycle import Ended
 from gpuherd.core.model import Job
 from gpuherd.core.recovery import (
@@ -39,7 +40,7 @@ from gpuherd.core.when import format_moment
 from gpuherd.engine_endings import fail_orphaned_waiters, finish, stored_attempt
 from gpuherd.engine_held_runs import watch_held_runs
 from gpuherd.engine_restored import later_runs, take_later
-from gpuherd.engine_taken import requeue_ended
+from gpuherd.engine_taken import recorded_usage, requeue_ended
 from gpuherd.executors.base import UNKNOWN_SIGNS
 
 if TYPE_CHECKING:
@@ -75,7 +76,9 @@ def recover(engine: Engine, now: float) -> None:
                 stop.reason if stop else None,
                 stop.requeue if stop else False,
             )
-            finish(engine, engine.store.get_job(job.id), ended, action.ended_at, now)
+            # (A restored herd.db's attempt that a daemon reaped since: its folder's usage.)
+            usage = recorded_usage(_attempt_info(engine, job))
+            finish(engine, engine.store.get_job(job.id), ended, action.ended_at, now, usage=usage)
             _say_ended_unwatched(engine, job, observed[job.id], now)
         elif isinstance(action, Unstart):
             _unstart(engine, job, "daemon stopped before spawn")
@@ -171,7 +174,8 @@ def _supersede(
         return
     _record_found_pid(engine, job, seen.pid, now)
     done = Ended(ended.exit_code, ended.signal)
-    requeue_ended(engine, job, done, ended.ended_at or now, then)
+    usage = recorded_usage(_attempt_info(engine, job))
+    requeue_ended(engine, job, done, ended.ended_at or now, then, usage)
 
 
 def _unstart(engine: Engine, job: Job, detail: str) -> None:
@@ -223,3 +227,8 @@ def _paused_for(engine: Engine, job_id: int, since: float, now: float) -> float:
     (its --timeout does not count them)."""
     events = engine.store.pause_events([job_id]).get(job_id, [])
     return paused_until(now, *pauses(events, since))
+
+
+def _attempt_info(engine: Engine, job: Job) -> dict[str, Any]:
+    """The job's latest attempt's attempt.json ({} where it has none)."""
+    return jobfiles.attempt_info(str(engine.layout.attempt_dir(job, job.attempt))) or {}

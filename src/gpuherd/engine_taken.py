@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpuherd import jobfiles
 from gpuherd.core.lifecycle import Ended, classify
-from gpuherd.core.model import Attempt, Job
+from gpuherd.core.model import Attempt, HostUsage, Job
 from gpuherd.core.recovery import Found, Ran, Take, back_to_queue, lost_end
 from gpuherd.core.states import GPUHERD_STOPS, Event, JobState, OutcomeKind
 from gpuherd.engine_endings import finish, stderr_tail
@@ -91,6 +91,7 @@ def ended_run(
             signal=None if signal is None else int(signal),
             stop_reason=kind if kind in GPUHERD_STOPS else None,  # (known from attempt.json alone)
         )
+        ran = replace(ran, usage=recorded_usage(info))
     except (ValueError, KeyError, TypeError):
         pass  # ended while no daemon watched: the process file's status (or lost)
     try:
@@ -98,6 +99,15 @@ def ended_run(
     except (ValueError, KeyError, TypeError):
         return ran  # no attempt.json: its GPUs and start are not known
     return replace(ran, gpus=gpus, gpu_uuids=uuids, host=host, started_at=started)
+
+
+def recorded_usage(info: Mapping[str, Any]) -> HostUsage | None:
+    """The host usage an attempt.json's end records (jobfiles.record_end); None where it
+    records none (not measured), or not as numbers."""
+    peak, cpu = info.get("peak_rss"), info.get("cpu_time")
+    if not isinstance(cpu, int | float) or not isinstance(peak, int | None):
+        return None
+    return HostUsage(peak, float(cpu))
 
 
 def to_queue(engine: Engine, job: Job, detail: str) -> Job:
@@ -139,9 +149,9 @@ def take(
         detail += "; its folder has no attempt.json: its GPUs and start are not known"
     running = begun(engine, job, attempt, detail)
     if take.superseded:
-        requeue_ended(engine, running, ran.ended, ran.ended_at, f"{then} since")
+        requeue_ended(engine, running, ran.ended, ran.ended_at, f"{then} since", ran.usage)
     else:
-        finish(engine, running, ran.ended, ran.ended_at, now, peak=ran.peak)
+        finish(engine, running, ran.ended, ran.ended_at, now, peak=ran.peak, usage=ran.usage)
 
 
 def attempt_row(engine: Engine, job: Job, run: Ran | Found, started: float) -> Attempt:
@@ -191,11 +201,20 @@ def begun(engine: Engine, job: Job, attempt: Attempt, detail: str) -> Job:
     )
 
 
-def requeue_ended(engine: Engine, job: Job, ended: Ended, ended_at: float, then: str) -> None:
-    """Record how the job's attempt ended and queue the job: a later attempt of it ran or
-    runs (`then` says which), so it passes through no final state."""
+def requeue_ended(
+    engine: Engine,
+    job: Job,
+    ended: Ended,
+    ended_at: float,
+    then: str,
+    usage: HostUsage | None = None,
+) -> None:
+    """Record how the job's attempt ended (its host `usage` where its folder has it) and
+    queue the job: a later attempt of it ran or runs (`then` says which), so it passes
+    through no final state."""
     outcome = classify(ended, stderr_tail(engine, job))
-    engine.store.update_attempt(job.id, job.attempt, ended_at=ended_at, outcome=outcome)
+    used = {"peak_rss": usage.peak_rss, "cpu_time": usage.cpu_time} if usage else {}
+    engine.store.update_attempt(job.id, job.attempt, ended_at=ended_at, outcome=outcome, **used)
     detail = f"attempt {job.attempt} ended ({outcome.describe()}), and {then}"
     engine.move(
         job,

@@ -6,6 +6,7 @@ re-attached after a restart, an attempt stored before this was measured)."""
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 import sqlite3
@@ -136,3 +137,29 @@ def test_gpuherd_run_records_each_jobs_host_usage_in_its_job_json(runs: Runs) ->
     assert done.returncode == 0, done.stderr
     info = job_info(out / "job_0")
     assert info["peak_rss"] >= 300 * MIB and info["cpu_time"] >= 0.45, info
+
+
+def test_a_restored_backup_keeps_what_the_attempts_folder_measured(
+    daemon: Herd, tmp_path: Path
+) -> None:
+    """herd.db put back from a backup taken while attempt 1 ran, which has ended since, as the
+    daemon that reaped it wrote in its attempt.json: the restart records it from there (as
+    it records its end), and rewrites attempt.json with it, not with nulls."""
+    go, copy = tmp_path / "go", tmp_path / "backup.db"
+    job = daemon.running_until(go)
+    daemon.cli("daemon", "backup", str(copy))
+    go.touch()
+    assert daemon.wait_state(job, "succeeded", "failed")["state"] == "succeeded"
+    [measured] = daemon.json("show", str(job))["attempts"]
+    assert measured["cpu_time"] is not None
+    daemon.cli("daemon", "stop")
+    for part in daemon.home.glob("herd.db*"):
+        part.unlink()
+    (daemon.home / "herd.db").write_bytes(copy.read_bytes())
+    daemon.start("--fake-gpus", "4")
+
+    [attempt] = daemon.json("show", str(job))["attempts"]
+    used = (measured["peak_rss"], measured["cpu_time"])
+    assert (attempt["outcome"], attempt["peak_rss"], attempt["cpu_time"]) == ("exit", *used)
+    recorded = json.loads((Path(attempt["dir"]) / "attempt.json").read_text())
+    assert (recorded["peak_rss"], recorded["cpu_time"]) == used

@@ -6,6 +6,7 @@ attempt. An attempt that ended since is recorded from its folder."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
@@ -519,8 +520,11 @@ def test_an_attempt_that_succeeded_after_the_backup_counts(herd: Herd, tmp_path:
     now = herd.json("show", str(job))
     assert (now["state"], now["attempt"]) == ("succeeded", 1)  # before: queued, then attempt 2
     (first,) = now["attempts"]
+    assert ran["cpu_time"] is not None  # (its host usage: measured by the daemon that reaped it)
     for name in ("number", "gpus", "pid", "started_at", "ended_at", "outcome", "exit_code"):
         assert first[name] == ran[name], name
+    for name in ("peak_rss", "cpu_time"):  # kept from attempt.json, which keeps them too
+        assert first[name] == ran[name] == json.loads(attempt_json(herd, job, 1).read_text())[name]
     start, succeed = now["events"][-2:]
     assert start["event"] == "start"
     assert f"attempt 1 (pid {ran['pid']}) on GPU 0 taken from its folder" in start["detail"]
@@ -601,6 +605,8 @@ def test_attempts_that_ended_after_the_backups_running_one_are_recorded_in_turn(
     assert (now["state"], now["attempt"]) == ("succeeded", 3)  # before the fix: attempt 4 ran
     ends = [(a["number"], a["outcome"], a["exit_code"]) for a in now["attempts"]]
     assert ends == [(1, "exit", 1), (2, "exit", 1), (3, "exit", 0)]
+    # Each one's host usage too, as the daemon that reaped it wrote it in its attempt.json.
+    assert all(a["cpu_time"] is not None for a in now["attempts"]), now["attempts"]
     moves = [(e["event"], e["to_state"]) for e in now["events"]][-5:]
     assert moves == [
         ("retry", "queued"),  # attempt 1's end, as the backup's running attempt

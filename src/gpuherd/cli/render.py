@@ -217,8 +217,9 @@ def _memory(mem: int | None, peak: int | None, over: bool) -> str:
 def _host_usage(attempt: dict[str, Any], ram: int | None) -> str:
     """`host memory: asked 16.0 GiB, peak 3.1 GiB; CPU 2m13s` of an ended attempt: its
     largest process's resident memory and its processes' CPU time; "not measured" where the
-    daemon did not wait for its shell itself (re-attached, on Ray, or begun before). "": one
-    running, or one that never started (nothing ran to measure)."""
+    daemon did not wait for its shell itself (re-attached, on Ray, or begun before) or a
+    signal killed that shell (executors/local_records.reap). "": one running, or one that
+    never started (nothing ran to measure)."""
     if not attempt.get("ended_at") or attempt.get("outcome") == "spawn_error":
         return ""
     peak, cpu = attempt.get("peak_rss"), attempt.get("cpu_time")

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 
 from gpuherd.core.capacity import kind_of, load
 from gpuherd.core.lifecycle import Ended
-from gpuherd.core.model import Device, DeviceState, Job, Policy, Reservation
+from gpuherd.core.model import Device, DeviceState, HostUsage, Job, Policy, Reservation
 from gpuherd.core.states import FINISHED_STATES, Event, JobState, OutcomeKind
 
 
@@ -128,6 +128,9 @@ class Ran:
     peak: int = 0
     """The most GPU memory it was seen to use on one GPU, while a daemon watched it (a run
     its job was held for: engine_held_runs.py); 0: not measured (read from its folder)."""
+    usage: HostUsage | None = None
+    """Its host memory peak and CPU time, as the daemon that watched its end wrote them in
+    its attempt.json; None: not measured."""
 
     @property
     def ended(self) -> Ended:

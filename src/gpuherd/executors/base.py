@@ -72,7 +72,7 @@ class ExitStatus:
     usage: HostUsage | None = None
     """What the job's processes used of this machine, where the executor waited for them
     itself (a local job's shell, its own child); None where it did not (re-attached after a
-    restart, a cluster's)."""
+    restart, a cluster's), or where a signal killed that shell (reap says why)."""
 
     @property
     def lost(self) -> bool:

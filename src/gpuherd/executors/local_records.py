@@ -114,8 +114,11 @@ def reap(pid: int, spawner_peak: int = 0) -> ExitStatus | None:
         cpu_time=rusage.ru_utime + rusage.ru_stime,
     )
     if os.WIFSIGNALED(wait_status):
+        # The shell (or what it exec'd) died of a signal it did not trap (the SIGKILL that
+        # ends a stop's grace, a `kill -9`): it may not have waited for the processes it ran,
+        # whose use its rusage then lacks. Not measured, rather than a CPU time of 0.0s.
         signum = os.WTERMSIG(wait_status)
-        return ExitStatus(exit_code=None, signal=signum, ended_at=now, usage=usage)
+        return ExitStatus(exit_code=None, signal=signum, ended_at=now)
     if os.WIFEXITED(wait_status):
         # The job's shell exits with the same (encoded) status it writes to the file.
         return replace(decode(os.WEXITSTATUS(wait_status), now), usage=usage)
