@@ -111,7 +111,7 @@ def reap(pid: int, spawner_peak: int = 0) -> ExitStatus | None:
     peak = rusage.ru_maxrss * _MAXRSS_UNIT
     usage = HostUsage(
         peak_rss=peak if peak > spawner_peak else None,
-        cpu_time=rusage.ru_utime + rusage.ru_stime,
+        cpu_time=round(rusage.ru_utime + rusage.ru_stime, 6),  # (to the microsecond it counts)
     )
     if os.WIFSIGNALED(wait_status):
         # The shell (or what it exec'd) died of a signal it did not trap (the SIGKILL that
