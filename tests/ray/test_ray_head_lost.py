@@ -9,6 +9,7 @@ A module of its own: its cluster loses its head on purpose (a head and one node,
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import time
@@ -31,6 +32,7 @@ from reliability.test_restored_database import (
 
 need("ray.cluster_utils", "ray")
 
+from ray._private import ray_constants
 from ray.cluster_utils import Cluster
 
 from gpuherd.executors.ray import home_tag
@@ -58,6 +60,15 @@ def start_cluster(port: int = 0) -> Any:
     cluster: Any = Cluster(initialize_head=True, connect=False, head_node_args=head)
     cluster.add_node(num_cpus=1, num_gpus=2)
     cluster.wait_for_nodes()
+    # Each raylet's agents (dashboard, runtime env): a raylet killed outright (the head
+    # removed, the node's raylet ended by the head's absence) leaves them running for good,
+    # ~90 MB each; Ray's shutdown knows only the processes it started itself.
+    cluster.test_agents = [
+        agent
+        for node in [cluster.head_node, *cluster.worker_nodes]
+        for raylet in node.all_processes[ray_constants.PROCESS_TYPE_RAYLET]
+        for agent in psutil.Process(raylet.process.pid).children(recursive=True)
+    ]
     return cluster
 
 
@@ -65,6 +76,9 @@ def stop_cluster(cluster: Any) -> None:
     for node in list(cluster.worker_nodes):  # by handle: never `ray stop`
         cluster.remove_node(node, allow_graceful=False)
     cluster.shutdown()
+    for agent in cluster.test_agents:  # (psutil checks that the pid is still that process)
+        with contextlib.suppress(psutil.NoSuchProcess):
+            agent.kill()
 
 
 @pytest.fixture(name="clusters")
