@@ -106,6 +106,8 @@ class Runner:
         if options.keep_state:
             check_keep_state(options.output_dir)
         self._ran = False
+        self._numbers: dict[int, int] = {}
+        """Job id -> place in the input, for every submitted job."""
         self._closing = contextlib.ExitStack()
         """What the run made, undone in reverse order at its end, or at once when making the
         rest fails: no temporary folder, database or watcher outlives a failed start."""
@@ -129,11 +131,15 @@ class Runner:
                 gpu_file = GpuFile(options.gpu_file, self.service, reporter.notice)
                 self._closing.callback(gpu_file.stop)
                 gpu_file.start()
-        except BaseException:
+            self._live: LiveOutput | None = None
+            if options.live:  # (its module imported only then: start-up time)
+                from gpuherd.runner_live import LiveOutput
+
+                self._live = LiveOutput(reporter, layout, self._numbers, self._folder)
+                self._closing.callback(self._live.close)
+        except BaseException:  # (a Ctrl-C in the imports above too)
             self._closing.close()
             raise
-        self._numbers: dict[int, int] = {}
-        """Job id -> place in the input, for every submitted job."""
         self._finished: set[int] = set()
         self._commands: dict[int, str] = {}
         """Commands of submitted jobs that have not finished, for the `started` lines."""
@@ -145,12 +151,6 @@ class Runner:
         self._held = Held()
         self._interrupts = 0
         self.summary = RunSummary()
-        self._live: LiveOutput | None = None
-        if options.live:
-            from gpuherd.runner_live import LiveOutput  # (only then: start-up time)
-
-            self._live = LiveOutput(reporter, layout, self._numbers, self._folder)
-            self._closing.callback(self._live.close)
 
     async def run(self, source: JobSource) -> RunSummary:
         """Run every job the source yields; return once input is over and all jobs ended.

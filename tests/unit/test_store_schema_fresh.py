@@ -25,7 +25,9 @@ def _migrated(path: Path, upto: int) -> sqlite3.Connection:
 
 
 def _schema(db: sqlite3.Connection) -> dict[str, Any]:
-    """Everything SQLite knows of each table and index, layout of the SQL text aside."""
+    """Everything SQLite knows of each table and index, layout of the SQL text aside, and
+    each table's rows: a migration that inserts some (a setting's default in meta, say) must
+    be followed by the fresh schema too, once FRESH_VERSION is brought past it."""
     shape: dict[str, Any] = {}
     for kind, name, sql in db.execute("SELECT type, name, sql FROM sqlite_master"):
         text = re.sub(r"\s*([(),])\s*", r"\1", " ".join((sql or "").replace('"', "").split()))
@@ -34,6 +36,7 @@ def _schema(db: sqlite3.Connection) -> dict[str, Any]:
                 db.execute(f"PRAGMA {pragma}({name})").fetchall()
                 for pragma in ("table_xinfo", "foreign_key_list", "index_list")
             ]
+            info.append(sorted(db.execute(f"SELECT * FROM {name}").fetchall(), key=repr))
         else:
             info = [db.execute(f"PRAGMA index_xinfo({name})").fetchall()]
         shape[f"{kind} {name}"] = (text, info)
