@@ -10,10 +10,11 @@ import json
 import re
 import shlex
 import sqlite3
+import subprocess
 import sys
 from pathlib import Path
 
-from conftest import Herd, Runs, job_info
+from conftest import GPUHERD_BIN, Herd, Runs, job_info
 from gpuherd.core.units import format_size
 from gpuherd.store_schema import MIGRATIONS
 
@@ -137,6 +138,32 @@ def test_gpuherd_run_records_each_jobs_host_usage_in_its_job_json(runs: Runs) ->
     assert done.returncode == 0, done.stderr
     info = job_info(out / "job_0")
     assert info["peak_rss"] >= 300 * MIB and info["cpu_time"] >= 0.45, info
+
+
+def test_a_job_is_measured_under_a_run_started_by_a_big_process(runs: Runs) -> None:
+    """A process's own ru_maxrss holds what its parent had when it started it (the exec
+    counts the memory it leaves): a run (or daemon) started by a pytest worker or a notebook
+    of 600 MiB judged every job below that too small to measure (the CI saw the 300 MiB job
+    above as null). The floor is the run's own memory alone."""
+    out = runs.root / "out"
+    parent = (
+        "import subprocess, sys; held = b'x' * (600 * 2**20); "  # (written: resident)
+        "sys.exit(subprocess.run(sys.argv[1:], input=sys.stdin.read(), text=True).returncode)"
+    )
+    run = [GPUHERD_BIN, "run", "--fake-gpus", "1", "--gpus-per-job", "0", "--output-dir", str(out)]
+    done = subprocess.run(
+        [sys.executable, "-c", parent, *run, "-"],
+        input=ALLOCATE + "\n",
+        cwd=runs.cwd,
+        env=runs.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    info = job_info(out / "job_0")
+    assert info["peak_rss"] is not None, info  # before: null, below the parent's 600 MiB
+    assert 300 * MIB <= info["peak_rss"] < 600 * MIB, info
 
 
 def test_a_restored_backup_keeps_what_the_attempts_folder_measured(

@@ -130,12 +130,27 @@ _MAXRSS_UNIT = 1 if sys.platform == "darwin" else 1024
 
 
 def own_peak() -> int:
-    """This process's own peak resident memory, in bytes. Its children's ru_maxrss starts
-    from it: the job shell is spawned by vfork and exec, and the exec counts the memory it
-    left (this process's, shared until then) as the shell's peak. So a job's measured peak
-    is its own only above this value, read just after the spawn (a peak only grows); `true`
-    measured 54 MiB, the daemon's peak."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * _MAXRSS_UNIT
+    """The most resident memory this process has held since its own start, in bytes. Its
+    children's ru_maxrss starts from it: the job shell is spawned by vfork and exec, and the
+    exec counts the memory it left (this process's, shared until then) as the shell's peak.
+    So a job's measured peak is its own only above this value, read just after the spawn (a
+    peak only grows); `true` measured 54 MiB, the daemon's peak. The kernel's VmHWM, of this
+    process's memory alone: getrusage's own ru_maxrss also holds what its parent had at this
+    process's start (the same inheritance), so under a pytest worker or a notebook that
+    started it, every job below their hundreds of MiB read as too small to measure."""
+    global _status_fd
+    try:
+        if _status_fd is None:
+            _status_fd = os.open("/proc/self/status", os.O_RDONLY | os.O_CLOEXEC)
+        status = os.pread(_status_fd, 4096, 0)  # (~4 us: kept open, read again from 0)
+        at = status.index(b"VmHWM:")
+        return int(status[at + 6 : status.index(b"kB", at)]) * 1024
+    except (OSError, ValueError):  # no /proc (macOS): the process's whole count
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * _MAXRSS_UNIT
+
+
+_status_fd: int | None = None
+"""/proc/self/status, opened at the first spawn and kept for the process's life."""
 
 
 def decode(code: int, ended_at: float) -> ExitStatus:
