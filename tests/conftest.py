@@ -653,11 +653,16 @@ def retried_after(daemon: Herd, go: Path, say_after: bool = False) -> int:
 
 
 def kill_jobs_under(root: Path) -> None:
-    """SIGKILL the process group of every job whose GPUHERD_JOB_DIR lies under `root`."""
+    """SIGKILL the process group of every job whose GPUHERD_JOB_DIR lies under `root`, and
+    reap those that are this process's children (an engine run in-process spawned them): a
+    job left to die later would be a zombie child of this pytest process, which a later test
+    counting its children finds."""
     for proc in psutil.process_iter():
         try:
             if proc.environ().get("GPUHERD_JOB_DIR", "").startswith(str(root)):
                 os.killpg(os.getpgid(proc.pid), signal.SIGKILL)
+                if proc.ppid() == os.getpid():
+                    os.waitpid(proc.pid, 0)
         except (psutil.Error, OSError):
             continue
 

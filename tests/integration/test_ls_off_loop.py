@@ -19,9 +19,10 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 
-from conftest import item, one_gpu_engine, serving
+from conftest import item, kill_jobs_under, one_gpu_engine, serving
 from gpuherd import listing_reader
 from gpuherd.api import jobs as api_jobs
 from gpuherd.api.app import create_app
@@ -54,6 +55,13 @@ async def daemon_like(home: Path) -> AsyncIterator[Service]:
                 assert not [n for n in names if n.startswith("gpuherd-listing")], names
     finally:
         store.close()
+        # What the engine left running (as a daemon's leaves its jobs), killed; and the jobs
+        # that ended after it closed, reaped: zombies of this process, which a later test
+        # counting its children would find (test_run's thousand jobs).
+        kill_jobs_under(home)
+        for child in psutil.Process().children():
+            if child.status() == psutil.STATUS_ZOMBIE:
+                os.waitpid(child.pid, os.WNOHANG)
 
 
 class Gate:
