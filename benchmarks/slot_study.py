@@ -162,20 +162,20 @@ async def one_run(jobs: int, work: float, root: Path, slots: str) -> None:
         engine.close()
 
 
-def measure(jobs: int, work: float, slots: str) -> tuple[float, float]:
+def measure(jobs: int, work: float, slots: str, work_dir: Path) -> tuple[float, float]:
     """(jobs/s, CPU ms a job of the engine and its children together), checked. `slots`:
-    the slot shell's program, "" to spawn a shell per job."""
-    root = Path(tempfile.mkdtemp(prefix="slot_study-"))
-    try:
-        before, t = os.times(), time.perf_counter()
-        asyncio.run(one_run(jobs, work, root, slots))
-        wall, after = time.perf_counter() - t, os.times()
-        ok = sum("exit 0" in (folder / "process").read_text() for folder in root.iterdir())
-        assert ok == jobs, f"{ok} of {jobs} jobs recorded exit 0"
-        cpu = sum(after[:4]) - sum(before[:4])  # user, system, children's user and system
-        return jobs / wall, cpu / jobs * 1000
-    finally:
-        shutil.rmtree(root)
+    the slot shell's program, "" to spawn a shell per job. The job folders are left in
+    `work_dir` until the end: ext4 allocates inodes slowly right after many were freed, so
+    deleting a run's folders would slow the next one (the "Recreating an output folder" note
+    in benchmarks/README.md)."""
+    root = Path(tempfile.mkdtemp(prefix="run-", dir=work_dir))
+    before, t = os.times(), time.perf_counter()
+    asyncio.run(one_run(jobs, work, root, slots))
+    wall, after = time.perf_counter() - t, os.times()
+    ok = sum("exit 0" in (folder / "process").read_text() for folder in root.iterdir())
+    assert ok == jobs, f"{ok} of {jobs} jobs recorded exit 0"
+    cpu = sum(after[:4]) - sum(before[:4])  # user, system, children's user and system
+    return jobs / wall, cpu / jobs * 1000
 
 
 def main() -> None:
@@ -186,10 +186,14 @@ def main() -> None:
     parser.add_argument("--slot-shell", default="bash", choices=("bash", "sh"))
     args = parser.parse_args()
     results: dict[str, list[tuple[float, float]]] = {"spawn": [], "slots": []}
-    for _ in range(args.reps):
-        for name in ("spawn", "slots", "slots", "spawn"):
-            shell = args.slot_shell if name == "slots" else ""
-            results[name].append(measure(args.jobs, args.work, shell))
+    work_dir = Path(tempfile.mkdtemp(prefix="slot_study-"))
+    try:
+        for _ in range(args.reps):
+            for name in ("spawn", "slots", "slots", "spawn"):
+                shell = args.slot_shell if name == "slots" else ""
+                results[name].append(measure(args.jobs, args.work, shell, work_dir))
+    finally:
+        shutil.rmtree(work_dir)
     for name, runs in results.items():
         rates, cpus = [r for r, _ in runs], [c for _, c in runs]
         print(
