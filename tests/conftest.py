@@ -509,11 +509,19 @@ def shared_daemon(module_daemon: Herd) -> Iterator[Herd]:
     restart or crash, no setting, no count or listing of the whole queue. A daemon start
     costs ~1 s, most tests' whole time. A test ends with every job it left unfinished
     killed (and ended), so each test finds the 4 GPUs free."""
-    if not module_daemon.is_up():  # an earlier test failed in a way that stopped it
-        module_daemon.cleanup()
-        module_daemon.start("--fake-gpus", "4")
-    yield module_daemon
-    client = module_daemon.client
+    yield from reused(module_daemon, "--fake-gpus", "4")
+
+
+def reused(herd: Herd, *options: str) -> Iterator[Herd]:
+    """A module's daemon for one more test (started again with `options` if an earlier test
+    stopped it); after the test, the queue resumed and every job it left unfinished killed
+    (and ended)."""
+    if not herd.is_up():  # an earlier test failed in a way that stopped it
+        herd.cleanup()
+        herd.start(*options)
+    yield herd
+    client = herd.client
+    client.post("/queue/resume")
 
     def unfinished() -> list[int]:
         jobs = client.get("/jobs", all=True)["jobs"]

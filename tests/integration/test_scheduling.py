@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from conftest import Herd, Recorder, started_once, stays, wait_for
+from conftest import Herd, Recorder, reused, started_once, stays, wait_for
 from gpuherd.core.units import format_size
 from gpuherd.devices import host_memory_total
 from gpuherd.errors import HerdError
@@ -48,21 +48,8 @@ def one_gpu_daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Herd]:
 def one_gpu(one_gpu_daemon: Herd) -> Iterator[Herd]:
     """The module's daemon on 1 fake GPU, for a test of the order in which jobs start, which
     may pause the queue: it finds the queue running and every earlier test's job ended, and
-    leaves it so (resumed, its unfinished jobs killed). (A daemon each: ~0.8 CPU-s a start.)"""
-    herd = one_gpu_daemon
-    if not herd.is_up():  # an earlier test failed in a way that stopped it
-        herd.cleanup()
-        herd.start("--fake-gpus", "1")
-    yield herd
-    herd.client.post("/queue/resume")
-
-    def unfinished() -> list[int]:
-        jobs = herd.client.get("/jobs", all=True)["jobs"]
-        return [j["id"] for j in jobs if j["state"] in ("queued", "held", "running", "paused")]
-
-    if left := unfinished():
-        herd.client.post("/jobs/kill", {"ids": left})
-        wait_for(lambda: not unfinished(), 30, "the test's jobs to end")
+    leaves it so (conftest's `reused`). (A daemon each: ~0.8 CPU-s a start.)"""
+    yield from reused(one_gpu_daemon, "--fake-gpus", "1")
 
 
 def test_forty_jobs_on_four_gpus_each_run_once_never_sharing(
