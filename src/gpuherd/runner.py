@@ -12,8 +12,7 @@ import asyncio
 import contextlib
 import os
 import tempfile
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -38,6 +37,8 @@ from gpuherd.runner_input import (
     hand_over,
 )
 from gpuherd.runner_input import items_from_commands as items_from_commands  # (the CLI's)
+from gpuherd.runner_options import RUN_WIDE
+from gpuherd.runner_options import RunOptions as RunOptions  # (the CLI's)
 from gpuherd.runner_rerun import left_over, skipping
 from gpuherd.runner_signals import handled
 from gpuherd.runner_state import check_keep_state, keep_database, remove_state
@@ -51,35 +52,6 @@ if TYPE_CHECKING:
 KILL_GRACE = 3.0
 """Seconds between SIGTERM and SIGKILL after the second Ctrl-C (the user wants out now) or a
 hangup (the user is gone)."""
-
-
-RUN_WIDE = ("retries", "timeout", "max_log_size", "mem", "ram", "oom_retry", "exclusive")
-"""RunOptions a line of the job file may give for itself (its own wins)."""
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    output_dir: Path
-    prefix: str = "job_"
-    gpus_per_job: int = 1
-    retries: int = 0
-    timeout: float | None = None
-    max_log_size: int | None = None  # bytes (0: none, as None: a run has no `config`)
-    max_parallel: int | None = None
-    keep_state: bool = False
-    mem: int | None = None
-    ram: int | None = None
-    oom_retry: bool = False
-    exclusive: bool = False
-    run_times: Mapping[str, float] | None = None
-    """Given: read the whole input, then start the jobs longest first by these earlier run
-    times of their commands (--order longest-first); unknown commands go first."""
-    gpu_file: Path | None = None
-    """Use the GPUs this file names, read again whenever it changes (runner_gpu_file.py)."""
-    live: bool = False
-    """Show the jobs' output as they write it (runner_live.py)."""
-    skip_succeeded: bool = False
-    """Do not run again a job whose folder says it succeeded before (runner_rerun.py)."""
 
 
 class Reporter(Protocol):

@@ -1,0 +1,36 @@
+"""What a `gpuherd run` is asked to do (runner.py runs it): the options of the whole run, and
+those a line of the job file may give for itself."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+RUN_WIDE = ("retries", "timeout", "max_log_size", "mem", "ram", "oom_retry", "exclusive")
+"""RunOptions a line of the job file may give for itself (its own wins)."""
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    output_dir: Path
+    prefix: str = "job_"
+    gpus_per_job: int = 1
+    retries: int = 0
+    timeout: float | None = None
+    max_log_size: int | None = None  # bytes (0: none, as None: a run has no `config`)
+    max_parallel: int | None = None
+    keep_state: bool = False
+    mem: int | None = None
+    ram: int | None = None
+    oom_retry: bool = False
+    exclusive: bool = False
+    run_times: Mapping[str, float] | None = None
+    """Given: read the whole input, then start the jobs longest first by these earlier run
+    times of their commands (--order longest-first); unknown commands go first."""
+    gpu_file: Path | None = None
+    """Use the GPUs this file names, read again whenever it changes (runner_gpu_file.py)."""
+    live: bool = False
+    """Show the jobs' output as they write it (runner_live.py)."""
+    skip_succeeded: bool = False
+    """Do not run again a job whose folder says it succeeded before (runner_rerun.py)."""
