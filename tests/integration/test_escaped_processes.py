@@ -138,8 +138,9 @@ def test_an_on_end_hook_is_not_taken_for_what_the_job_left(daemon: Herd, tmp_pat
     daemon.cli("config", "set", "on-end", f"sleep 0.5; echo $GPUHERD_ATTEMPT_DIR > {done}")
     job_id = daemon.submit("true")
     daemon.wait_state(job_id, "succeeded")
-    wait_for(done.exists, 10, "the hook to finish")
-    assert done.read_text().strip().endswith("attempt-1")
+    # (Its content, not the file: `>` makes the file empty before echo writes to it.)
+    written = wait_for(lambda: done.exists() and done.read_text().strip(), 10, "the hook's line")
+    assert written.endswith("attempt-1")
 
 
 def test_a_job_submitted_from_a_hook_is_not_taken_for_a_hook(
