@@ -140,8 +140,10 @@ class Runner:
                 numbered = skipping(numbered, self._folder, hand_over(loop, incoming))
             if self.options.run_times is not None:
                 numbered = by_longest_first(numbered, self.options.run_times, self._held)
-            feed_in_thread(numbered, loop, incoming)
+            # (Ctrl-C taken before the input is read: one that came as the reader thread began
+            # ended the run with no summary of the lines it had read.)
             with handled(self._interrupt, self._hang_up):
+                feed_in_thread(numbered, loop, incoming)
                 await self._loop(incoming, changes)
             read_all = not (self.summary.interrupted or self.summary.input_failed)
             if read_all and (notice := left_over(self._folder_prefix, self.summary.jobs)):
