@@ -216,6 +216,8 @@ THEIR_OPTIONS = {
         "that environment (gflow's --conda-env)",
         "--max-concurrent": "gpuherd sweep ... --max-parallel N runs at most N points at once "
         "(gflow's --max-concurrent)",
+        "--param": "gpuherd sweep 'python train.py --lr {lr}' -p lr 0.001 0.01 runs a job per "
+        "value (gflow's --param lr=0.001,0.01)",
         "--immediate": "--priority P to put it first; it starts once GPUs are free "
         "(pueue's --immediate)",
         "--logpath": "--output DIR/%j.log"
@@ -271,12 +273,13 @@ SWEEP = "sweep"
 `submit`, whose key holds submit's own options)."""
 
 # A sweep takes submit's job options by their long names only (-p is a parameter there), and
-# submits without waiting: submit's words hold for it, but for its short names and its ways
-# to wait (click guessed: `--wait`, "Did you mean '--after', '--quiet'?").
+# submits without waiting: submit's words hold for it, but for its short names, its ways to
+# wait (click guessed: `--wait`, "Did you mean '--after', '--quiet'?") and gflow's --param,
+# which is a sweep's own -p.
 _BY_LONG_NAME = " (submit's {}: a sweep takes job options by their long names only)"
 _WAIT_SWEEP = "gpuherd wait --sweep NAME waits for the points once they are submitted ({})"
 THEIR_OPTIONS[SWEEP] = {
-    **THEIR_OPTIONS["submit"],
+    **{option: hint for option, hint in THEIR_OPTIONS["submit"].items() if option != "--param"},
     **{
         short: long + _BY_LONG_NAME.format(short)
         for short, long in (("-g", "--gpus N"), ("-n", "--name NAME"), ("-a", "--after IDS"))
