@@ -31,7 +31,7 @@ from gpuherd.client import Client
 from gpuherd.core.sweep import SweepError, SweepSpec, count, size_refusal, spec_to_dict
 from gpuherd.core.sweep_names import default_sweep_name, is_bare_command
 from gpuherd.daemon_presence import started_process, still_running
-from gpuherd.errors import DaemonError, HerdError
+from gpuherd.errors import DaemonError, HerdError, NoAnswer
 from gpuherd.following import follow_log
 from gpuherd.pyapi_checks import (
     check_edit,
@@ -81,10 +81,12 @@ def connect(
     else the GPUs it finds (or its last configuration), as `gpuherd daemon start` does.
     """
     client = Client(home)
-    if client.is_up():
+    try:
+        client.get("/daemon")  # one stopped (Ctrl-Z) or stuck holds the home: none can start
         return Herd(client)
-    if not start:
-        client.get("/daemon")  # raises the "no daemon is running" error
+    except DaemonError as none:
+        if not start or isinstance(none, NoAnswer):
+            raise
     options, variable_helps = start_options(gpus, fake_gpus)
     args = [sys.executable, "-m", "gpuherd.daemon", "--home", str(client.home), *options]
     _start_daemon(client, args, variable_helps)

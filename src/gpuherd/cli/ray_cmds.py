@@ -34,16 +34,29 @@ def ray_local(nodes: int, gpus_per_node: int, cpus_per_node: int) -> None:
             "Ray is not installed: pip install 'gpuherd[ray]' (or pip install 'ray[default]')"
         ) from None
 
+    from gpuherd.executors.ray_auth import missing_token
+
+    missing = missing_token()  # the head's GCS would abort on it, after a minute's wait
+    if missing is not None:
+        raise HerdError(
+            f"RAY_AUTH_MODE=token, but no Ray auth token is found here ({missing}): "
+            "`ray get-auth-token --generate` makes one in ~/.ray/auth_token (or set "
+            "RAY_AUTH_TOKEN); or unset RAY_AUTH_MODE for a cluster without token authentication"
+        )
+
     def stop(signum: int, frame: FrameType | None) -> None:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)  # also when started in the background (`&`)
     started = time.monotonic()
-    cluster: Any = Cluster(
-        initialize_head=True,
-        head_node_args={"num_cpus": cpus_per_node, "num_gpus": 0},
-    )
+    try:
+        cluster: Any = Cluster(
+            initialize_head=True,
+            head_node_args={"num_cpus": cpus_per_node, "num_gpus": 0},
+        )
+    except Exception as exc:  # Ray's own failure, as its words (the rest is in its logs)
+        raise HerdError(f"the Ray head did not start: {exc}") from None
     try:
         for _ in range(nodes):
             cluster.add_node(num_cpus=cpus_per_node, num_gpus=gpus_per_node)

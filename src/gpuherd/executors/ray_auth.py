@@ -49,7 +49,6 @@ def check_token(address: str, target: tuple[str, int], cluster: str) -> str | No
         return None
     try:
         from ray._private.authentication.authentication_token_setup import (
-            ensure_token_if_auth_enabled,
             maybe_enable_token_auth_if_token_available,
         )
         from ray.exceptions import AuthenticationError, RpcError
@@ -61,14 +60,12 @@ def check_token(address: str, target: tuple[str, int], cluster: str) -> str | No
     if effective(address) == "auto":
         # What `ray.init("auto")` does for a cluster it finds on this machine, done first here.
         maybe_enable_token_auth_if_token_available(warn_if_disabled=False)
-    try:
-        # With RAY_AUTH_MODE=token and no token, Ray's GCS client aborts the process: asked first.
-        ensure_token_if_auth_enabled(None, create_token_if_missing=False)
-    except AuthenticationError as exc:
+    missing = missing_token()
+    if missing is not None:
         raise ProbeError(
-            f"RAY_AUTH_MODE=token, but no token for {cluster} is found here "
-            f"({getattr(exc, 'message', exc)}): put {TOKEN_HELP}"
-        ) from None
+            f"RAY_AUTH_MODE=token, but no token for {cluster} is found here ({missing}): "
+            f"put {TOKEN_HELP}"
+        )
     host, port = target
     gcs = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"  # an IPv6 host in brackets
     try:
@@ -79,6 +76,23 @@ def check_token(address: str, target: tuple[str, int], cluster: str) -> str | No
         return f"no answer from a Ray GCS: {str(exc).rstrip('.')}"
     except Exception:  # `ray.init` finds out and says so
         return None
+    return None
+
+
+def missing_token() -> str | None:
+    """Ray's words when RAY_AUTH_MODE=token finds no token here, else None: asked first, as
+    Ray's GCS client (a daemon's) and GCS server (`gpuherd ray-local`'s head) abort on it."""
+    try:
+        from ray._private.authentication.authentication_token_setup import (
+            ensure_token_if_auth_enabled,
+        )
+        from ray.exceptions import AuthenticationError
+    except ImportError:  # another Ray: it says what is wrong itself
+        return None
+    try:
+        ensure_token_if_auth_enabled(None, create_token_if_missing=False)
+    except AuthenticationError as exc:
+        return str(getattr(exc, "message", exc))
     return None
 
 
