@@ -237,7 +237,7 @@ def _record_end(engine: Engine, job_id: int, ran: Ran, now: float) -> None:
     )
     detail = (
         f"{ended} ({outcome.describe()}): recorded as attempt {ran.attempt}, not as the job's "
-        f"result: the job was released or cancelled while it ran (it is {job.state.value})"
+        f"result: the job was released or cancelled while it ran (its state: {job.state.value})"
     )
     engine.store.update_job(job.id, now, UNWATCHED_ENDED, detail=detail)
     log.info("job %d: %s", job.id, detail)

@@ -293,7 +293,7 @@ def test_a_held_job_whose_process_runs_can_be_cancelled(herd: Herd, tmp_path: Pa
     assert end["detail"].startswith(f"attempt 1 (pid {pid}), which ran unwatched, has ended (")
     assert end["detail"].endswith(
         "): recorded as attempt 1, not as the job's result: the job was released or "
-        "cancelled while it ran (it is cancelled)"
+        "cancelled while it ran (its state: cancelled)"
     )
     assert herd.json("gpus")["gpus"][0]["reserved"] == []
     assert len(started(runs)) == 1
@@ -416,8 +416,8 @@ def test_a_held_job_released_while_its_run_runs_waits_for_it(herd: Herd, tmp_pat
     (end,) = [e for e in show["events"] if e["event"] == "unwatched-ended"]
     assert end["detail"] == (
         f"attempt 1 (pid {pid}), which ran unwatched, has ended (exit 0): recorded as attempt "
-        "1, not as the job's result: the job was released or cancelled while it ran (it is "
-        "queued)"
+        "1, not as the job's result: the job was released or cancelled while it ran (its "
+        "state: queued)"
     )
     assert [line.split()[0] for line in started(runs)] == ["1", "2"]
 
