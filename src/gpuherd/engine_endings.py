@@ -174,7 +174,8 @@ def said_if_its_disk_was_full(engine: Engine, job: Job, outcome: Outcome, retrie
     logs = (engine.layout.log_file(job, job.attempt, s, files) for s in ("stdout", "stderr"))
     if outcome.message or (folder := full_disk_folder(logs)) is None:
         return outcome
-    return replace(outcome, message=full_disk_message(folder, job.id, retried))
+    said = full_disk_message(folder, job.id, retried, engine.layout.one_shot)
+    return replace(outcome, message=said)
 
 
 def said_how_large(engine: Engine, job: Job, outcome: Outcome, live: Live | None) -> Outcome:

@@ -372,9 +372,18 @@ def _write_text(path: str, text: str) -> None:
     try:
         fd = os.open(tmp, _WRITE_FLAGS | os.O_TRUNC, 0o644)
         try:
-            os.write(fd, text.encode())
+            write_whole(fd, text.encode())
         finally:
             os.close(fd)
         os.replace(tmp, path)
     except OSError:
-        pass
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)  # (a full disk's part of it: the file before stays as it was)
+
+
+def write_whole(fd: int, data: bytes) -> None:
+    """Write all of `data`, or raise OSError: a disk filling up writes what fits and refuses
+    only the next write, so one os.write left a file cut short, moved over a good one."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]

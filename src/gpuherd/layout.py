@@ -31,6 +31,9 @@ class Layout:
     """The first part of every attempt key: a digest of the folder that holds the database
     (the home, or a `gpuherd run`'s own temporary folder), so it is the same after a
     restart and another home's or run's jobs never share it."""
+    one_shot: bool = False
+    """A `gpuherd run`'s: no daemon holds its jobs once it ends, so what a job's message
+    advises is a rerun (--skip-succeeded), never `gpuherd retry ID`."""
 
     @classmethod
     def for_home(cls, home: Path) -> Layout:
@@ -44,6 +47,7 @@ class Layout:
             count_from_zero=True,
             first_attempt_in_job_dir=True,
             home_id=_digest(state_dir),
+            one_shot=True,
         )
 
     def attempt_key(self, job_id: int, attempt: int) -> str:

@@ -34,10 +34,16 @@ def full_disk_folder(logs: Iterable[Path]) -> Path | None:
     return None
 
 
-def full_disk_message(folder: Path, job_id: int, retried: bool) -> str:
+def full_disk_message(folder: Path, job_id: int, retried: bool, one_shot: bool = False) -> str:
     """What a failed attempt says of its full disk; the way out, unless it is retried anyway
-    (--retries: `gpuherd retry` of a queued job is refused)."""
+    (--retries: `gpuherd retry` of a queued job is refused). `one_shot`: a `gpuherd run`'s
+    job, which no `gpuherd retry` reaches (nor the id, which its lines do not show)."""
     then = "before its next attempt starts" if retried else f"then gpuherd retry {job_id}"
+    if one_shot and not retried:
+        then = (
+            "then run again into the same --output-dir with --skip-succeeded (only the jobs "
+            "that did not succeed run)"
+        )
     return (
         f"the disk of its log folder {folder} was full as it ended, so its last output may be"
         f" missing: free some space, {then}"

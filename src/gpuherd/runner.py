@@ -94,7 +94,8 @@ class Runner:
             # CPU-only jobs run one per core, as with GNU parallel, unless --max-parallel says.
             cpu_jobs = devices.cores() if options.max_parallel is None else None
             policy = Policy(max_running=options.max_parallel, cpu_jobs=cpu_jobs)
-            self.engine = Engine(self.store, devices, LocalExecutor(), layout, policy)
+            executor = LocalExecutor(one_shot=True)
+            self.engine = Engine(self.store, devices, executor, layout, policy)
             self._closing.callback(self.engine.close)
             self.service = Service(self.engine, self._state_dir)
             if options.gpu_file is not None:  # applied now: before anything is placed

@@ -1,7 +1,8 @@
 """What a sweep's submission says besides its counts, from the points' folders: done points
 that ran with other values than the spec gives them now (a changed `fixed`), or another
-command (a changed template, or another sweep or task writing to the same results folder).
-The daemon adds it to a submission's warnings (sweeps.py)."""
+command (a changed template, or another sweep or task writing to the same results folder);
+and points still waiting to run another command than the spec's now. The daemon adds it to a
+submission's warnings (sweeps.py)."""
 
 from __future__ import annotations
 
@@ -9,14 +10,18 @@ import os
 import re
 import shlex
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from gpuherd.core.states import WAITING_STATES
 from gpuherd.core.sweep import Point, value_text
-from gpuherd.core.sweep_names import RESERVED
+from gpuherd.core.sweep_names import RESERVED, sweep_option
 from gpuherd.core.sweep_spec import SweepSpec
 from gpuherd.script_files import missing_script_hints
 from gpuherd.sweep_table import PARAMS_FILE, read_json
 from gpuherd.wire_requests import SweepRequest
+
+if TYPE_CHECKING:
+    from gpuherd.store import Store
 
 
 def changed_values(skipped_done: Sequence[Point]) -> list[str]:
@@ -50,14 +55,47 @@ def changed_values(skipped_done: Sequence[Point]) -> list[str]:
             " they are skipped and keep their results; --force runs them again"
         )
     if commands:
-        first = " ".join(commands[0].split("\n"))  # one line, however the template ran
-        first = first if len(first) <= 80 else first[:79] + "…"
+        first = _one_line(commands[0])
         n = len(commands)
         warnings.append(
             f"{n:,} done point{'s' * (n != 1)} ran another command ({first}"
             f"{', ...' * (len(commands) > 1)}): their results are kept; --force runs them again"
         )
     return warnings
+
+
+def waiting_with_other_command(store: Store, name: str, points: Sequence[Point]) -> list[str]:
+    """A warning for the points whose job of this sweep still waits (queued, held) to run
+    another command than the spec's now: a template fixed while its points wait. A submission
+    skips a point already queued, so that job would run the command as it was, silently (a
+    done point's other command is said: changed_values)."""
+    if not any(run[2] in WAITING_STATES for run in store.sweep_runs(name)):
+        return []  # (the usual case: whole jobs are read only when some wait)
+    folders = {point.run_dir: point.command for point in points}
+    commands = [
+        job.spec.command
+        for job in store.sweep_jobs(name)
+        if job.state in WAITING_STATES
+        and job.spec.folder in folders
+        and job.spec.command != folders[job.spec.folder]
+    ]
+    if not commands:
+        return []
+    first = _one_line(commands[0])
+    n = len(commands)
+    return [
+        f"{n:,} point{'s' * (n != 1)} of sweep {name!r} still waiting to run (queued or held) "
+        f"will run another command than the sweep's now ({first}{', ...' * (n > 1)}): "
+        f"submitting it again does not change them; cancel them (gpuherd kill $(gpuherd ls -q"
+        f" {sweep_option(name)} --state queued,held)), then submit it again to run the new "
+        "command"
+    ]
+
+
+def _one_line(command: str) -> str:
+    """A command as one line of at most 80 characters, however the template ran it."""
+    line = " ".join(command.split("\n"))
+    return line if len(line) <= 80 else line[:79] + "…"
 
 
 def _shown(params: Any, key: str) -> str:

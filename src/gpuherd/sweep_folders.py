@@ -6,6 +6,7 @@ The daemon writes these for every point it submits (sweeps.py), before any job s
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -15,6 +16,7 @@ from typing import Any
 from gpuherd.core.sweep import Point, SweepSpec
 from gpuherd.core.sweep_values import json_safe
 from gpuherd.errors import HerdError
+from gpuherd.jobfiles import write_whole
 from gpuherd.sweep_files import METRICS_FILE, PARAMS_FILE
 
 PREVIOUS_DIR = "previous-runs"
@@ -45,11 +47,13 @@ def write_params(spec: SweepSpec, point: Point, git: str | None) -> None:
             os.makedirs(folder, exist_ok=True)
         fd = os.open(path + ".tmp", os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
         try:
-            os.write(fd, _record_text(record).encode())
+            write_whole(fd, _record_text(record).encode())
         finally:
             os.close(fd)
         os.replace(path + ".tmp", path)
     except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(path + ".tmp")
         raise HerdError(
             f"cannot write {path}: {exc.strerror or exc}; "
             "choose a results folder you can write (--results-dir)"

@@ -15,6 +15,7 @@ The jobs' options (gpus, ram, hold, cwd, ...) are sweepfile_options.py's."""
 
 from __future__ import annotations
 
+import codecs
 import functools
 import os
 from collections.abc import Mapping, Sequence
@@ -148,7 +149,9 @@ def load_sweep(path: str | Path) -> SweepFile:
     try:
         with open(path, "rb") as file:
             raw = file.read(MAX_FILE_BYTES + 1)
-        text = raw.decode("utf-8")
+        # A byte order mark (Windows editors, PowerShell's Out-File -Encoding utf8) is not
+        # text: YAML skipped it, but JSON and TOML refused the file for it.
+        text = raw.removeprefix(codecs.BOM_UTF8).decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         # strerror alone: the OSError's own text repeats the path as Python spells it
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)

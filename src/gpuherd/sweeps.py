@@ -45,6 +45,7 @@ from gpuherd.core.sweep import (
     size_refusal,
     spec_from_dict,
     spec_to_dict,
+    sweep_option,
     unused_params,
 )
 from gpuherd.core.sweep_values import alike_values, check_finite
@@ -54,7 +55,12 @@ from gpuherd.errors import Conflict, InvalidValue, NotFound
 from gpuherd.service import Service
 from gpuherd.submission import never_runs, spec_from_item
 from gpuherd.submission_batch import Batch
-from gpuherd.sweep_checks import changed_values, env_placeholders, missing_scripts
+from gpuherd.sweep_checks import (
+    changed_values,
+    env_placeholders,
+    missing_scripts,
+    waiting_with_other_command,
+)
 from gpuherd.sweep_folders import write_params
 from gpuherd.wire import SubmitItem
 from gpuherd.wire_requests import SweepRequest
@@ -131,6 +137,7 @@ class Sweeps:
             "warnings": [
                 *self._warnings(spec, request),
                 *changed_values(plan.skipped_done),
+                *waiting_with_other_command(self.store, spec.name, points),
                 *missing_scripts(plan.to_submit, request),
                 *env_placeholders(spec, request),
                 *(plan.shared or self._moving_in(spec)),  # (the first names the others too)
@@ -295,7 +302,7 @@ class Sweeps:
             raise Conflict(
                 f"sweep {name!r} has {plural(len(live), 'job')} running or paused "
                 f"({format_ids(live)}): nothing removed. Stop them first: gpuherd kill "
-                f"$(gpuherd ls -q {_sweep_option(name)}); once they have ended, "
+                f"$(gpuherd ls -q {sweep_option(name)}); once they have ended, "
                 f"gpuherd sweep rm {'-- ' * name.startswith('-')}{shlex.quote(name)}"
             )
         if running := [why for job in jobs if (why := held_run_running(self.service.engine, job))]:
@@ -351,12 +358,6 @@ class Sweeps:
 def _own(value: Any) -> Any:
     """A list or dict copied (each item its own, as job_options() gives them); else as is."""
     return value.copy() if isinstance(value, list | dict) else value
-
-
-def _sweep_option(name: str) -> str:
-    """`--sweep NAME` as a shell passes it to `gpuherd ls` (a name may start with -)."""
-    quoted = shlex.quote(name)
-    return f"--sweep={quoted}" if name.startswith("-") else f"--sweep {quoted}"
 
 
 def git_commit(cwd: str, path: str | None = None) -> str | None:

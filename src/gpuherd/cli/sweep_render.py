@@ -14,7 +14,7 @@ import sys
 from typing import Any
 
 from gpuherd.cli import plain, render
-from gpuherd.core.sweep_names import value_text
+from gpuherd.core.sweep_names import sweep_option, value_text
 from gpuherd.core.sweep_values import metric_text
 from gpuherd.core.units import format_duration, format_size, plural
 from gpuherd.typed_name import typed_name
@@ -83,16 +83,7 @@ def status_table(table: dict[str, Any], term: plain.Terminal | None = None) -> N
     if unread:  # else the columns are just empty, with no reason given
         more = f" (and {len(unread) - 1:,} more)" if len(unread) > 1 else ""
         lines.append(plain.clean(f"metrics not read: {unread[0]}{more}"))
-    other = [row for row in rows if row.get("other_command")]
-    if other:  # their results are another command's: nothing in the columns says so
-        first = other[0]["other_command"].replace("\n", " ")
-        lines.append(
-            plain.clean(
-                f"{plural(len(other), 'point')} ran another command than the sweep's now ({first}"
-                f"{', ...' * (len(other) > 1)}): their results are shown; submitting the sweep"
-                " again with --force runs them again"
-            )
-        )
+    lines += _other_commands(table["name"], rows)
     if outside:
         matched = table.get("outside_matched", len(outside))
         states = ", ".join(f"{n:,} {s}" for s, n in sorted(_counts(outside).items()))
@@ -101,6 +92,35 @@ def status_table(table: dict[str, Any], term: plain.Terminal | None = None) -> N
         lines.append(f"{plural(matched, 'run')} not in the current grid (not counted): {states}")
         lines += _point_table(table, outside, term)
     term.write(lines)
+
+
+def _other_commands(name: str, rows: list[dict[str, Any]]) -> list[str]:
+    """Lines for the points of another command than the sweep's now: nothing in the columns
+    says so. Those still waiting have no results yet, and no submission changes them (not
+    --force either): cancelled, they run the new command at the next (as its warning says)."""
+    other = [row for row in rows if row.get("other_command")]
+    waiting = [row for row in other if row["state"] in ("queued", "held")]
+    ran = [row for row in other if row not in waiting]
+    lines = []
+    if ran:
+        lines.append(
+            f"{plural(len(ran), 'point')} ran another command than the sweep's now"
+            f" ({_first(ran)}): their results are shown; submitting the sweep again with"
+            " --force runs them again"
+        )
+    if waiting:
+        lines.append(
+            f"{plural(len(waiting), 'point')} waiting to run (queued or held) will run another"
+            f" command than the sweep's now ({_first(waiting)}): cancel them (gpuherd kill"
+            f" $(gpuherd ls -q {sweep_option(name)} --state queued,held)), then submit the"
+            " sweep again to run the new command"
+        )
+    return [plain.clean(line) for line in lines]
+
+
+def _first(rows: list[dict[str, Any]]) -> str:
+    """The first row's other command, on one line, and `, ...` when there are more."""
+    return str(rows[0]["other_command"]).replace("\n", " ") + ", ..." * (len(rows) > 1)
 
 
 def _shown(shown: int, matched: int, total: int) -> str:

@@ -38,6 +38,7 @@ from gpuherd.core.sweep_names import check_template as check_template
 from gpuherd.core.sweep_names import folder_name as folder_name
 from gpuherd.core.sweep_names import is_bare_command as is_bare_command
 from gpuherd.core.sweep_names import render as render
+from gpuherd.core.sweep_names import sweep_option as sweep_option
 from gpuherd.core.sweep_names import template_fields as template_fields
 from gpuherd.core.sweep_names import value_text as value_text
 from gpuherd.core.sweep_spec import FILE_SUFFIXES as FILE_SUFFIXES

@@ -193,3 +193,9 @@ def default_sweep_name(template: str) -> str:
     # (bytes that are not UTF-8 hash as they are: the daemon refuses them, naming where)
     digest = hashlib.sha256(template.encode("utf-8", "surrogateescape")).hexdigest()
     return f"{clean}-{digest[:6]}"
+
+
+def sweep_option(name: str) -> str:
+    """`--sweep NAME` as a shell passes it to `gpuherd ls` (a name may start with -)."""
+    quoted = shlex.quote(name)
+    return f"--sweep={quoted}" if name.startswith("-") else f"--sweep {quoted}"

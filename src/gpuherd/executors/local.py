@@ -73,9 +73,11 @@ class LocalExecutor:
 
     user_files = True
 
-    def __init__(self, known: KnownAttempt | None = None) -> None:
+    def __init__(self, known: KnownAttempt | None = None, one_shot: bool = False) -> None:
         """`known`: whether the queue knows an attempt (a job, an attempt number); what
-        another one left running is left alone (LeftoverSweeper)."""
+        another one left running is left alone (LeftoverSweeper). `one_shot`: a `gpuherd
+        run`'s, whose jobs run in the folder it was started in (it has no --cwd)."""
+        self._one_shot = one_shot
         self._watches: dict[int, _Watch] = {}
         self._kill_timers: dict[int, asyncio.TimerHandle] = {}
         # Leaders we SIGKILLed ourselves: if one was not our child we cannot reap its status,
@@ -106,14 +108,17 @@ class LocalExecutor:
     def launch(self, request: LaunchRequest) -> int:
         cwd = os.path.abspath(request.cwd)
         if not os.path.isdir(cwd):
-            raise SpawnError(
-                f"working directory {cwd} does not exist: "
-                "submit from an existing folder or pass --cwd"
-            )
+            todo = "submit from an existing folder or pass --cwd"
+            if self._one_shot:  # (removed while the run went on)
+                todo = (
+                    "the run's jobs run in the folder gpuherd run was started in; create it "
+                    "again, or run again from an existing folder"
+                )
+            raise SpawnError(f"working directory {cwd} does not exist: {todo}")
         if not os.access(cwd, os.X_OK):
+            todo = "fix its permissions" + ("" if self._one_shot else " or pass another --cwd")
             raise SpawnError(
-                f"working directory {cwd} cannot be entered (permission denied): "
-                "fix its permissions or pass another --cwd"
+                f"working directory {cwd} cannot be entered (permission denied): {todo}"
             )
         attempt_dir = request.attempt_dir
         try:
