@@ -52,28 +52,30 @@ class CompletedJobs:
         unfinished, `timeout` seconds after this call; Ctrl-C a KeyboardInterrupt that says
         the jobs go on (pyapi_notebook.wait_interrupted)."""
         herd = cast("Herd", self)  # (only Herd takes this part)
-        return _as_completed(herd, _handles(jobs, herd), timeout)
+        return _as_completed(herd, *_handles(jobs, herd), timeout)
 
 
 def as_completed(jobs: Any, timeout: float | None = None) -> Iterator[Job]:
     """`herd.as_completed(jobs, timeout)` for job handles (a JobList, a Sweep), of the daemon
     they come from: ids name no daemon, so `herd.as_completed` takes those."""
-    handles = _handles(jobs, None)
+    handles, given = _handles(jobs, None)
     if not handles:
         return iter(())
-    return _as_completed(next(iter(handles.values())).herd, handles, timeout)
+    return _as_completed(next(iter(handles.values())).herd, handles, given, timeout)
 
 
-def _as_completed(herd: Herd, handles: dict[int, Job], timeout: float | None) -> Iterator[Job]:
+def _as_completed(
+    herd: Herd, handles: dict[int, Job], given: set[int], timeout: float | None
+) -> Iterator[Job]:
     deadline = deadline_after(timeout)  # (checked now, and counted from now: the total)
-    return _ended(herd, handles, deadline, timeout)
+    return _ended(herd, handles, given, deadline, timeout)
 
 
-def _handles(jobs: Any, herd: Herd | None) -> dict[int, Job]:
+def _handles(jobs: Any, herd: Herd | None) -> tuple[dict[int, Job], set[int]]:
     """`jobs` as handles by id, in the order given, each once; ids too given `herd` (the
-    module's as_completed has none: an id names no daemon). WrongType (a TypeError, shown in
-    one line in a notebook) naming what is not a job, ValueError for a job of another daemon
-    than `herd`'s (or than the first job's)."""
+    module's as_completed has none: an id names no daemon); and the ids of those given as
+    handles. WrongType (a TypeError, shown in one line in a notebook) naming what is not a
+    job, ValueError for a job of another daemon than `herd`'s (or than the first job's)."""
     from gpuherd.pyapi import Job
 
     if isinstance(jobs, Sweep):
@@ -81,9 +83,11 @@ def _handles(jobs: Any, herd: Herd | None) -> dict[int, Job]:
     if isinstance(jobs, str | int | Job) or not isinstance(jobs, Iterable):
         raise WrongType(f"as_completed() takes a list of {_TAKES}; got {jobs!r}")
     handles: dict[int, Job] = {}
+    given: set[int] = set()
     daemon = herd
     for job in jobs:
         if isinstance(job, Job):
+            given.add(job.id)
             daemon = daemon or job.herd
             if job.herd is not daemon and not _one_daemon(job.herd, daemon):
                 raise ValueError(
@@ -103,7 +107,7 @@ def _handles(jobs: Any, herd: Herd | None) -> dict[int, Job]:
                 said = f"as_completed() takes {_TAKES}: {job!r} ({kind}) is not one"
                 raise WrongType(said) from None
         handles.setdefault(job.id, job)
-    return handles
+    return handles, given
 
 
 def _one_daemon(herd: Herd, other: Herd) -> bool:
@@ -113,19 +117,27 @@ def _one_daemon(herd: Herd, other: Herd) -> bool:
 
 
 def _ended(
-    herd: Herd, handles: dict[int, Job], deadline: float | None, timeout: float | None
+    herd: Herd,
+    handles: dict[int, Job],
+    given: set[int],
+    deadline: float | None,
+    timeout: float | None,
 ) -> Iterator[Job]:
     waiting = dict(handles)
-    polls = _Polls(herd.client)
+    # A handle given is of a job that existed (submit's, jobs()', a sweep's): one the daemon
+    # no longer knows was removed since, even before the first poll, and is yielded as such.
+    # An id given is known only once the daemon answers about it: a typo is refused.
+    polls = _Polls(herd.client, known=set(given))
     while waiting:
         try:
             states = polls.next_states(list(waiting), deadline)
         except KeyboardInterrupt:  # (the socket read it came in says nothing of the jobs)
             raise wait_interrupted(sorted(waiting)) from None
         except NotFound as exc:
-            # Removed (`gpuherd rm`) between two polls: ended, as one removed during a poll is
-            # (the daemon answers it cancelled), and the others still come; the refusal ended
-            # the whole iteration. An id never answered about (a typo) is still refused.
+            # Removed (`gpuherd rm`) between two polls, or before the first: ended, as one
+            # removed during a poll is (the daemon answers it cancelled), and the others still
+            # come; the refusal ended the whole iteration. (An id that never was is refused
+            # as the handles are looked up.)
             removed = polls.removed(exc)
             if removed is None or removed not in waiting:
                 raise
@@ -148,12 +160,12 @@ class _Polls:
     """The waits of one as_completed: each answers the states of the jobs it asked about,
     once one of them has ended (or its time is up)."""
 
-    def __init__(self, client: Client) -> None:
+    def __init__(self, client: Client, known: set[int]) -> None:
         self.client = client
         self.any_refused = False  # a daemon older than `any`: its wait is polled instead
         self.turn = 0
         self.answered = False
-        self.known: set[int] = set()  # the jobs the daemon has answered about
+        self.known = known  # the jobs known to have existed: given, or answered about
 
     def next_states(self, ids: list[int], deadline: float | None) -> dict[int, str]:
         while True:
@@ -173,7 +185,8 @@ class _Polls:
 
     def removed(self, refusal: NotFound) -> int | None:
         """The job a wait's NotFound (`no job 7: ...`, the first unknown id it was asked
-        about) names, if the daemon answered about it before: one removed since."""
+        about) names, if it was known to exist (its handle given, or answered about before):
+        one removed since."""
         named = re.match(r"no job (\d+)\b", str(refusal))
         job_id = int(named[1]) if named else None
         return job_id if job_id in self.known else None

@@ -33,6 +33,20 @@ def test_a_job_removed_between_polls_is_yielded_and_the_others_still_come(
     assert yielded == [first.id, removed.id, last.id]
 
 
+def test_a_job_removed_before_the_first_poll_is_yielded_and_the_others_still_come(
+    shared_daemon: Herd,
+) -> None:
+    """Its handle taken, then the job removed: the first poll's refusal of its id ended the
+    iteration (NotFound), the other job never yielded."""
+    herd = connect(shared_daemon.home, start=False)
+    removed = herd.submit("true", gpus=0, hold=True)
+    other = herd.submit("true", gpus=0)
+    shared_daemon.cli("rm", str(removed.id))
+    yielded = [job.id for job in herd.as_completed([removed, other], timeout=30)]
+    assert sorted(yielded) == sorted([removed.id, other.id])
+    assert shared_daemon.job(other.id)["state"] == "succeeded"
+
+
 def test_an_id_that_never_was_is_still_refused(shared_daemon: Herd) -> None:
     herd = connect(shared_daemon.home, start=False)
     job = herd.submit("true", gpus=0)
