@@ -110,7 +110,10 @@ def not_answering(home: Path, pid: int | None, within: float = ANSWER_WITHIN) ->
     )
     if is_stopped(pid):
         return f"{said}: it is stopped (SIGSTOP, or Ctrl-Z): `kill -CONT {pid}` resumes it; {end}"
-    return f"{said}: stuck, or still starting (`{name} daemon log` may say which); {end}"
+    # (Busy: a daemon answers in milliseconds, but a submission of tens of thousands of
+    # jobs or sweep points holds it for seconds; a SIGKILL then loses that submission.)
+    busy = "busy with a large submission (wait a moment and try again)"
+    return f"{said}: stuck, {busy}, or still starting (`{name} daemon log` may say which); {end}"
 
 
 def is_stopped(pid: int) -> bool:

@@ -118,7 +118,10 @@ def test_a_stuck_daemon_is_said_within_seconds_and_kill_9_ends_it(herd: Herd, st
     began = time.monotonic()
     proc = herd.cli("daemon", "status", check=False)
     assert time.monotonic() - began < QUICK
-    how = "stuck, or still starting (`gpuherd daemon log` may say which); "
+    how = (
+        "stuck, busy with a large submission (wait a moment and try again), or still starting "
+        "(`gpuherd daemon log` may say which); "
+    )
     assert (proc.returncode, proc.stdout, proc.stderr) == (1, "", not_answering(herd, stuck, how))
     os.kill(stuck, signal.SIGKILL)  # the advice
     wait_dead(psutil.Process(stuck))
@@ -199,6 +202,9 @@ def test_a_silent_daemon_is_named_at_the_clients_timeout(herd: Herd, stuck: int)
     ends the wait (it said only "the daemon did not answer within 60s")."""
     with pytest.raises(NoAnswer) as refused:
         Client(herd.home, timeout=1.0).get("/jobs")
-    how = "stuck, or still starting (`gpuherd daemon log` may say which); "
+    how = (
+        "stuck, busy with a large submission (wait a moment and try again), or still starting "
+        "(`gpuherd daemon log` may say which); "
+    )
     said = not_answering(herd, stuck, how).replace(f"within {ANSWER_WITHIN}s", "within 1s")
     assert f"gpuherd: error: {refused.value}\n" == said
