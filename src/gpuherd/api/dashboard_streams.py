@@ -346,8 +346,27 @@ def _log_html(text: str) -> str:
     """Escaped log text. A carriage return that redraws a line (tqdm's progress bars) is sent
     as a marker: in server-sent events it would arrive as a line break, a line per redraw."""
     # A page shows a colour code as a box and `[32m` (the downloaded log keeps them).
-    escaped = html.escape(drop_escapes(text).replace("\r\n", "\n"), quote=False)
-    return escaped.replace("\r", CARRIAGE_RETURN)
+    text = _last_drawings(drop_escapes(text).replace("\r\n", "\n"))
+    return html.escape(text, quote=False).replace("\r", CARRIAGE_RETURN)
+
+
+def _last_drawings(text: str) -> str:
+    """`text` with each line redrawn in place cut to what dashboard.js would leave of it: its
+    last drawing. A marker stays only where the line began in an earlier event (it wipes
+    that) or may be drawn again by a later one (the text so far shows until then). Sent one
+    per redraw, a fast progress bar's thousands of markers a second kept the page busy."""
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        drawings = line.split("\r")
+        redraws = len(drawings) - 1
+        if not redraws:
+            continue
+        if i == len(lines) - 1 and not drawings[-1]:  # ends with a return: waits for more
+            wipe = "\r" if i == 0 and redraws > 1 else ""
+            lines[i] = wipe + drawings[-2] + "\r"
+        else:
+            lines[i] = ("\r" if i == 0 else "") + drawings[-1]
+    return "\n".join(lines)
 
 
 def _cursors(service: Service, job_id: int, number: int, out: int, err: int) -> list[LogCursor]:

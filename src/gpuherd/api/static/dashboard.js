@@ -173,57 +173,6 @@
     }
   });
 
-  // Log tails: stay at the bottom while new text arrives (unless the reader scrolled up).
-  function atBottom(pre) {
-    return pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 8;
-  }
-  document.addEventListener("htmx:sseBeforeMessage", function (event) {
-    var pre = event.target;
-    if (pre && pre.classList && pre.classList.contains("log")) {
-      pre.dataset.follow = atBottom(pre) ? "1" : "";
-    }
-  });
-  // A line redrawn with a carriage return (a progress bar) arrives with a marker where the
-  // return was: the text since the line's start goes, as a terminal overwrites it. A marker
-  // with nothing after it yet waits: a terminal shows the line until something overwrites it.
-  function redraw(pre) {
-    var mark;
-    while ((mark = pre.querySelector("i.cr"))) {
-      if (!mark.nextSibling) { break; }
-      var node = mark.previousSibling;
-      while (node) {
-        var before = node.previousSibling;
-        var cut = node.nodeType === Node.TEXT_NODE ? node.data.lastIndexOf("\n") : -1;
-        if (cut >= 0) {
-          node.data = node.data.slice(0, cut + 1);
-          break;
-        }
-        pre.removeChild(node);
-        node = before;
-      }
-      pre.removeChild(mark);
-    }
-  }
-  // A page left open on a chatty job kept every line it was sent: the log grew without end
-  // (hundreds of MB overnight, and the tab with it). It keeps about the last LOG_KEEP
-  // characters, in whole lines; the note above the log points to the full log.
-  var LOG_LIMIT = 1024 * 1024, LOG_KEEP = 768 * 1024;
-  function trim(pre) {
-    var drop = pre.textContent.length - LOG_KEEP;
-    if (drop <= LOG_LIMIT - LOG_KEEP) { return; }
-    while (drop > 0 && pre.firstChild) {
-      var node = pre.firstChild, size = node.textContent.length;
-      if (size > drop && node.nodeType === Node.TEXT_NODE) {
-        var cut = node.data.indexOf("\n", drop);
-        node.data = cut >= 0 ? node.data.slice(cut + 1) : "";
-        break;
-      }
-      pre.removeChild(node);
-      drop -= size;
-    }
-    var note = document.getElementById(pre.id + "-cut");
-    if (note) { note.hidden = false; }
-  }
   // A job page's stream opened again (the extension's reconnect, or a tab shown again:
   // streams.js reads sse-connect anew) goes on where the page is: its logs from the offsets
   // of their last text (`resume`), its head from the mark it was last drawn at (`since`: the
@@ -244,12 +193,8 @@
   });
   document.addEventListener("htmx:sseMessage", function (event) {
     var message = event.detail || {};
-    var pre = event.target;
     if (message.type === "stdout" || message.type === "stderr") {
-      redraw(pre);
-      trim(pre);
-      if (pre.dataset.follow) { pre.scrollTop = pre.scrollHeight; }
-      resumeAt("resume", message.lastEventId);
+      resumeAt("resume", message.lastEventId);  // (logs.js shows the text)
     } else if (message.type === "attempt") {
       window.location.assign(window.location.pathname);  // follow the job's new attempt
     }
@@ -340,16 +285,36 @@
     box.hidden = !parts;
   }
   // EventSource does not tell why it failed: ask a cheap URL that needs the token.
-  var probing = false;
+  // A daemon stopped (SIGSTOP) or stuck still takes connections and answers nothing: no
+  // stream fails and no request ends, and the page went stale saying nothing while its
+  // buttons did nothing. So the ping must answer within PING_MS, a request that has waited
+  // SLOW_MS asks it too, and while the daemon does not answer it is asked again until it
+  // does (a stopped daemon's streams never broke: no stream opens again to take the banner).
+  var PING_MS = 5000, SLOW_MS = 5000, probing = false;
   function probe() {
     if (probing) { return; }
     probing = true;
-    fetch("/ui/ping", { credentials: "same-origin", cache: "no-store" }).then(function (answer) {
-      banner(answer.status === 403 ? NEW_TOKEN : answer.ok ? null : DOWN);
-    }, function () {
-      banner(DOWN);
-    }).then(function () { probing = false; });
+    var late = new AbortController(), down = false;
+    var giveUp = setTimeout(function () { late.abort(); }, PING_MS);
+    fetch("/ui/ping", { credentials: "same-origin", cache: "no-store", signal: late.signal }).then(
+      function (answer) {
+        down = answer.status !== 403 && !answer.ok;
+        banner(answer.status === 403 ? NEW_TOKEN : down ? DOWN : null);
+      }, function () {
+        down = true;
+        banner(DOWN);
+      }).then(function () {
+      clearTimeout(giveUp);
+      probing = false;
+      if (down) { setTimeout(probe, PING_MS); }
+    });
   }
+  document.addEventListener("htmx:beforeSend", function (event) {
+    var xhr = event.detail && event.detail.xhr;
+    if (!xhr) { return; }
+    var slow = setTimeout(probe, SLOW_MS);
+    xhr.addEventListener("loadend", function () { clearTimeout(slow); });
+  });
 
   // An error answer is shown from htmx:beforeSwap, which htmx sends to the request's target
   // (#flash for an action, the fragment for a live fetch), not from htmx:responseError, which
@@ -369,8 +334,4 @@
   document.addEventListener("htmx:sendError", probe);
   document.addEventListener("htmx:sseError", probe);
   document.addEventListener("htmx:sseOpen", function () { banner(null); });
-
-  document.addEventListener("DOMContentLoaded", function () {
-    document.querySelectorAll("pre.log").forEach(function (pre) { pre.scrollTop = pre.scrollHeight; });
-  });
 })();
