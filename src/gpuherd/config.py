@@ -72,11 +72,12 @@ def _whole(text: str, least: int, or_else: str = "") -> int:
     return value
 
 
-def _count(text: str) -> int | None:
+def _count(text: str, words: str = "or none (no cap)") -> int | None:
+    """A count from 1, or none; a refusal names the `words` taken beside a number."""
     if text.strip().lower() in ("none", "unlimited"):
         return None
     # From 1: 0 meant "no cap", the opposite of what it says.
-    return _whole(text, 1, ", or none (no cap)")
+    return _whole(text, 1, f", {words}")
 
 
 def _retries(text: str) -> int:
@@ -138,6 +139,9 @@ def _project_limits(text: str) -> tuple[tuple[str, int], ...]:
                 f"invalid limit '{item.strip()}': use PROJECT=N with N from 1 to {LARGEST}, "
                 "comma-separated (lr-sweep=2,eval=1), or none"
             )
+        if name in limits:  # (the last count was taken without a word: a typo, most likely)
+            twice = f"{name}={limits[name]}, {name}={number}"
+            raise ValueError(f"project '{name}' is given twice ({twice}): keep one")
         limits[name] = number
     return tuple(sorted(limits.items()))
 
@@ -147,7 +151,9 @@ def _show_limits(limits: tuple[tuple[str, int], ...]) -> str:
 
 
 def _cpu_jobs(text: str) -> int | str | None:
-    return AUTO if text.strip().lower() == AUTO else _count(text)
+    if text.strip().lower() == AUTO:
+        return AUTO
+    return _count(text, "auto (one per core of this machine) or none (no cap)")
 
 
 def _foreign(text: str) -> ForeignMode:

@@ -34,7 +34,7 @@ from gpuherd.daemon_executor import (
     refuse_a_switch_under_jobs,
     remember_executor,
 )
-from gpuherd.daemon_failure import unexpected_failure
+from gpuherd.daemon_failure import os_failure, unexpected_failure
 from gpuherd.daemon_home import (
     SocketKeeper,
     acquire_lock,
@@ -304,8 +304,11 @@ def main(argv: list[str] | None = None) -> int:
             args.address,
             args.abandon_running,
         )
-    except (HerdError, ProbeError, ValueError, OSError) as exc:
+    except (HerdError, ProbeError, ValueError) as exc:
         _say(str(exc), args.log_file)
+        return 1
+    except OSError as exc:
+        _say(os_failure(exc, paths.home_dir(args.home)), args.log_file)
         return 1
     except sqlite3.DatabaseError as exc:  # damaged, or locked, full, read-only: each its way out
         _say(str(open_failed(paths.database(paths.home_dir(args.home)), exc)), args.log_file)

@@ -6,9 +6,23 @@ debugs it; the one line says what failed and what to do."""
 
 from __future__ import annotations
 
+import errno
 import os
 import traceback
 from pathlib import Path
+
+
+def os_failure(exc: OSError, home: Path) -> str:
+    """A file the start could not write or read, as Python words it (`[Errno 13] Permission
+    denied: '...'`), but a full disk, which a failed write says without the file's name (a
+    daemon killed on a full disk started again with `[Errno 28] No space left on device`
+    alone): where, and what to do."""
+    if exc.errno == errno.ENOSPC:
+        return (
+            f"the disk holding {home} is full: free some space on it, then `gpuherd daemon "
+            "start` again"
+        )
+    return str(exc)
 
 
 def unexpected_failure(exc: Exception, log: Path) -> str:

@@ -39,11 +39,11 @@ from gpuherd.core.states import ACTIVE_STATES, FINISHED_STATES
 from gpuherd.core.text import clean_lines, one_line
 from gpuherd.engine import Engine
 from gpuherd.executors.base import SpawnError, job_shell
+from gpuherd.paths import HOOK_LOG
 from gpuherd.store import Store
 
 log = logging.getLogger("gpuherd.hooks")
 
-HOOK_LOG = "hooks.log"
 RUNNING = "hooks.running"
 """The folder of the output files of hooks that have not been written to hooks.log yet."""
 HEAD = TAIL = 4096
@@ -180,9 +180,9 @@ class EndHooks:
         self._waiting: deque[tuple[str, Job, dict[str, str]]] = deque()
         self._running: dict[int, tuple[int, int, asyncio.TimerHandle, str, float]] = {}
         """Hook pid -> (pidfd, job id, its kill timer, its output file, its time's end)."""
-        self._held: dict[str, tuple[int, float]] = {}
+        self._held: dict[str, tuple[int, float, bool]] = {}
         """Output files of ended hooks still held by their background processes -> (job id,
-        the hook's time's end, on the monotonic clock)."""
+        the hook's time's end, on the monotonic clock, whether it was killed at that end)."""
         self._poll: asyncio.TimerHandle | None = None
         self._killed: set[int] = set()
         self._stopped = False
@@ -319,7 +319,9 @@ class EndHooks:
         self._loop.remove_reader(fd)
         os.close(fd)
         timer.cancel()
-        self._held[path] = (job_id, time_up)
+        # A hook killed at its time: said in its output, not taken for background processes
+        # still running (its killed ones may not have closed the file yet).
+        self._held[path] = (job_id, time_up, pid in self._killed)
         self._write_out_closed()
         try:
             code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
@@ -346,17 +348,22 @@ class EndHooks:
             self._poll.cancel()
             self._poll = None
         now = time.monotonic()
-        for path, (job_id, time_up) in list(self._held.items()):
+        for path, (job_id, time_up, killed) in list(self._held.items()):
             try:
                 still = held(path)
                 if still and now < time_up:
                     continue
-                write_out(path, self.log_path, self._late_note() if still else "")
+                note = self._killed_note() if killed else self._late_note() if still else ""
+                write_out(path, self.log_path, note)
             except OSError as exc:
                 log.warning("cannot write out the output of job %d's hook: %s", job_id, exc)
             del self._held[path]
         if self._held and not self._stopped:
             self._poll = self._loop.call_later(POLL, self._write_out_closed)
+
+    def _killed_note(self) -> str:
+        """hooks.log's last line for a hook that ran past its time (daemon.log says it too)."""
+        return f"… the hook still ran after {self.timeout:g}s: killed, with its process group"
 
     def _late_note(self) -> str:
         """hooks.log's last line for a run whose background processes outlived its time."""

@@ -56,6 +56,28 @@ def lock_file(home: Path) -> Path:
     return home / "daemon.lock"
 
 
+HOOK_LOG = "hooks.log"
+"""The on-end hooks' output, in the home (hooks.py; `daemon log --hooks`)."""
+TOKEN_FILE = "ui_token"
+"""The dashboard's token, in the home while the daemon listens on TCP (api/listener.py)."""
+
+
+def daemon_files(home: Path) -> tuple[Path, ...]:
+    """The files the daemon keeps in its home beside herd.db: its lock (with its pid), log,
+    socket note, the dashboard's token and the hooks' log (and the one before). No other
+    command writes over them (`daemon backup`: a copy put in daemon.lock's place lost the pid
+    a stuck daemon is named by)."""
+    hooks = home / HOOK_LOG
+    return (
+        lock_file(home),
+        daemon_log(home),
+        socket_note(home),
+        home / TOKEN_FILE,
+        hooks,
+        hooks.with_name(f"{HOOK_LOG}.1"),
+    )
+
+
 def socket_dir(home: Path) -> Path:
     """A 0700 folder for the socket: under XDG_RUNTIME_DIR when set, else in the home.
 

@@ -18,6 +18,7 @@ import errno
 import os
 import shlex
 import sqlite3
+import stat
 import tempfile
 from pathlib import Path
 from urllib.parse import quote
@@ -67,8 +68,33 @@ def _check(home: Path, database: Path, target: Path, replace: bool) -> None:
         raise HerdError(f"the folder {folder} does not exist: create it (mkdir -p {quoted}) first")
     if target.resolve() in {Path(f"{database}{part}").resolve() for part in DATABASE_FILES}:
         raise HerdError(f"{target} is the queue's own database: name another file")
+    if target.resolve() in {own.resolve() for own in paths.daemon_files(home)}:
+        raise HerdError(f"{target} is one of the daemon's own files in {home}: name another file")
+    kind = _not_a_file(target)
+    if kind:  # a rename would put a regular file in its place: /dev/null, as root, for all
+        raise HerdError(
+            f"{target} is {kind}, not a file: the copy is written as a file of its own; name "
+            "one, such as herd-backup.db"
+        )
     if target.exists() and not replace:
         raise _exists(target)
+
+
+NOT_FILES = {
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFIFO: "a named pipe",
+    stat.S_IFSOCK: "a socket",
+}
+
+
+def _not_a_file(target: Path) -> str:
+    """What `target` is when it is there and no regular file (a link: what it leads to)."""
+    try:
+        mode = target.stat().st_mode
+    except OSError:
+        return ""
+    return NOT_FILES.get(stat.S_IFMT(mode), "")
 
 
 def _exists(target: Path) -> HerdError:

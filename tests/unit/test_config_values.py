@@ -50,7 +50,8 @@ LARGEST = 2**63 - 1
 
 @pytest.mark.parametrize("name", ["max-running", "cpu-jobs"])
 def test_a_count_of_zero_is_refused_not_read_as_no_cap(name: str) -> None:
-    with pytest.raises(ValueError, match=rf"use a number from 1 to {LARGEST}, or none \(no cap\)"):
+    auto = r"(auto \(one per core of this machine\) )?"  # cpu-jobs takes auto too
+    with pytest.raises(ValueError, match=rf"use a number from 1 to {LARGEST}, {auto}or none"):
         parse(name, "0")
     assert parse(name, "none") is None
     assert parse(name, "3") == 3

@@ -27,6 +27,7 @@ from gpuherd.api.auth import TCP_SCOPE_KEY, HostCheck, TcpGate
 from gpuherd.api.routes import RouteTable
 from gpuherd.errors import Conflict, HerdError
 from gpuherd.listen_address import format_address, parse_address
+from gpuherd.paths import TOKEN_FILE
 from gpuherd.wire import REFUSE_UNKNOWN_FIELDS, Bool
 
 log = logging.getLogger("gpuherd.listener")
@@ -34,7 +35,6 @@ log = logging.getLogger("gpuherd.listener")
 DEFAULT_ADDRESS = "127.0.0.1:8888"
 NEXT_FREE_TRIES = 10
 """`gpuherd ui` without --listen tries this many ports from 8888 up, as Jupyter does."""
-TOKEN_FILE = "ui_token"
 
 routes = RouteTable()
 

@@ -348,9 +348,7 @@ def log_cmd(lines: int, follow: bool, hooks: bool) -> None:
     """
     home = paths.home_dir()
     if hooks:
-        from gpuherd.hooks import HOOK_LOG  # deferred: the hooks' module loads the engine
-
-        path = home / HOOK_LOG
+        path = home / paths.HOOK_LOG
         missing = "hook log", f"no on-end hook has run there ({typed_name()} config set on-end CMD)"
     else:
         path, missing = paths.daemon_log(home), ("daemon log", "no daemon has started there")

@@ -4,6 +4,10 @@ At a terminal it is redrawn in place (rich's Live, imported only here). Piped or
 (`gpus -w > gpus.log`, `| tee`) a redraw in place means nothing, and rich's Live wrote
 nothing until Ctrl-C, then one frame cut at 80 columns: each reading is appended instead, as
 the command prints it once, a blank line between two.
+
+A daemon restart (`daemon restart`, a crash and a start) does not end it: a reading that finds
+no daemon says so, as `wait` and `log -f` do, and the watch goes on once one answers again;
+none within RESTART_GRACE ends it with the error a reading got (exit 3), as one at the start.
 """
 
 from __future__ import annotations
@@ -12,6 +16,9 @@ import time
 from collections.abc import Callable
 
 from gpuherd.cli import plain
+from gpuherd.cli.log_output import daemon_gone
+from gpuherd.client import RESTART_GRACE
+from gpuherd.errors import DaemonError, NoAnswer
 
 EVERY = 2.0
 """Seconds between readings: the daemon's telemetry tick (`gpus`), and `watch`'s default."""
@@ -19,11 +26,39 @@ EVERY = 2.0
 
 def watch(lines: Callable[[plain.Terminal], list[str]]) -> None:
     """Show `lines(term)` (a reading, laid out for `term`) again and again."""
+    lines = _through_restarts(lines)
     term = plain.Terminal()
     if term.stream.isatty():
         _redraw(lines)
     else:
         _append(lines, term)
+
+
+def _through_restarts(
+    lines: Callable[[plain.Terminal], list[str]],
+) -> Callable[[plain.Terminal], list[str]]:
+    """`lines`, but a reading that finds the daemon gone, after one that found it, is the
+    line saying so, until RESTART_GRACE has passed. A daemon that holds the home but does not
+    answer (stopped, stuck: NoAnswer) ends the watch at once, with its line, as before."""
+    gone_since: float | None = None
+    answered = False
+
+    def reading(term: plain.Terminal) -> list[str]:
+        nonlocal gone_since, answered
+        try:
+            read = lines(term)
+        except NoAnswer:
+            raise
+        except DaemonError:
+            now = time.monotonic()
+            gone_since = now if gone_since is None else gone_since
+            if not answered or now - gone_since > RESTART_GRACE:
+                raise
+            return [daemon_gone()]
+        gone_since, answered = None, True
+        return read
+
+    return reading
 
 
 def _redraw(lines: Callable[[plain.Terminal], list[str]]) -> None:

@@ -1,0 +1,24 @@
+"""`config set` refusals that misled: cpu-jobs' left out `auto`, which it takes, and a project
+given twice in project-limits was taken at its last count without a word."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpuherd.config import LARGEST, SETTINGS
+
+
+def test_a_wrong_cpu_jobs_names_every_word_it_takes() -> None:
+    with pytest.raises(ValueError) as refused:
+        SETTINGS["cpu-jobs"].parse("-1")
+    assert str(refused.value) == (
+        f"invalid count '-1': use a number from 1 to {LARGEST}, auto (one per core of this "
+        "machine) or none (no cap)"
+    )
+    assert SETTINGS["cpu-jobs"].parse("auto") == "auto"  # as the refusal says
+
+
+def test_a_project_given_twice_in_project_limits_is_refused() -> None:
+    with pytest.raises(ValueError) as refused:
+        SETTINGS["project-limits"].parse("a=1,b=3, a=2")
+    assert str(refused.value) == "project 'a' is given twice (a=1, a=2): keep one"

@@ -1,0 +1,42 @@
+"""A daemon that cannot start on a full disk: the write that failed (the socket's note in the
+home, after a `kill -9`) names no file, and `daemon start` said only `gpuherd: error: [Errno
+28] No space left on device`, not which disk, nor what to do."""
+
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+
+import pytest
+
+from gpuherd import daemon
+
+
+@pytest.mark.parametrize(
+    ("failure", "said"),
+    [
+        (
+            OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)),
+            "the disk holding {home} is full: free some space on it, then `gpuherd daemon "
+            "start` again",
+        ),
+        (  # another: as Python words it, its file named
+            PermissionError(errno.EACCES, os.strerror(errno.EACCES), "/x/daemon.lock"),
+            "[Errno 13] Permission denied: '/x/daemon.lock'",
+        ),
+    ],
+)
+def test_a_start_that_fails_on_a_file_says_where_and_what_to_do(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    failure: OSError,
+    said: str,
+) -> None:
+    def serve(*args: object) -> None:
+        raise failure
+
+    monkeypatch.setattr(daemon, "serve", serve)
+    assert daemon.main(["--home", str(tmp_path)]) == 1
+    assert capsys.readouterr().err == f"gpuherd daemon: {said.format(home=tmp_path)}\n"
