@@ -176,7 +176,7 @@ class Herd(JobListing, CompletedJobs):
         # Cancelled at once (a job it waits for already ended badly), or a script not there.
         sweep_warnings(submit_warnings(answer, item), UserWarning)
         (job_id,) = answer["ids"]
-        return Job(self, int(job_id))
+        return Job(self, int(job_id), seen=True)
 
     def job(self, job_id: int | str) -> Job:
         """A handle on job `job_id` (a number, or its digits as text)."""
@@ -296,9 +296,11 @@ class Job(JobActions, JobDisplay):
     (`kill()`, `retry()`, `hold()`, ...: pyapi_jobs.JobActions); its repr, `done()` and
     equality: pyapi_notebook.JobDisplay."""
 
-    def __init__(self, herd: Herd, job_id: int | str) -> None:
+    def __init__(self, herd: Herd, job_id: int | str, seen: bool = False) -> None:
         self.herd = herd
         self.id = job_number(job_id)
+        self.seen = seen
+        """Named by the daemon (submit's, jobs()', a sweep's): gone since, it was removed."""
 
     def info(self) -> dict[str, Any]:
         """Everything about the job (`gpuherd show --json`)."""

@@ -74,8 +74,9 @@ def _as_completed(
 def _handles(jobs: Any, herd: Herd | None) -> tuple[dict[int, Job], set[int]]:
     """`jobs` as handles by id, in the order given, each once; ids too given `herd` (the
     module's as_completed has none: an id names no daemon); and the ids of those given as
-    handles. WrongType (a TypeError, shown in one line in a notebook) naming what is not a
-    job, ValueError for a job of another daemon than `herd`'s (or than the first job's)."""
+    handles the daemon named (Job.seen). WrongType (a TypeError, shown in one line in a
+    notebook) naming what is not a job, ValueError for a job of another daemon than `herd`'s
+    (or than the first job's)."""
     from gpuherd.pyapi import Job
 
     if isinstance(jobs, Sweep):
@@ -87,7 +88,8 @@ def _handles(jobs: Any, herd: Herd | None) -> tuple[dict[int, Job], set[int]]:
     daemon = herd
     for job in jobs:
         if isinstance(job, Job):
-            given.add(job.id)
+            if job.seen:
+                given.add(job.id)
             daemon = daemon or job.herd
             if job.herd is not daemon and not _one_daemon(job.herd, daemon):
                 raise ValueError(
@@ -124,9 +126,10 @@ def _ended(
     timeout: float | None,
 ) -> Iterator[Job]:
     waiting = dict(handles)
-    # A handle given is of a job that existed (submit's, jobs()', a sweep's): one the daemon
-    # no longer knows was removed since, even before the first poll, and is yielded as such.
-    # An id given is known only once the daemon answers about it: a typo is refused.
+    # A handle the daemon named (submit's, jobs()', a sweep's) is of a job that existed: one
+    # it no longer knows was removed since, even before the first poll, and is yielded as
+    # such. An id given, or herd.job(ID)'s handle, is known only once the daemon answers
+    # about it: a typo is refused.
     polls = _Polls(herd.client, known=set(given))
     while waiting:
         try:

@@ -105,7 +105,7 @@ class JobListing:
         jobs = JobList(more=int(answer.get("more", 0)))
         for row in answer["jobs"]:
             job = self.job(int(row["id"]))
-            job.snapshot = row
+            job.snapshot, job.seen = row, True
             jobs.append(job)
         return jobs
 

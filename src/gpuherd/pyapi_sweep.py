@@ -91,7 +91,10 @@ class Sweep:
         by id: `for job in herd.as_completed(sweep.jobs())`. A point never submitted has none."""
         listed = (row.get("job_id") for row in self._table()["rows"])
         ids = {*self.ids, *(int(job_id) for job_id in listed if job_id is not None)}
-        return JobList(self.herd.job(job_id) for job_id in sorted(ids))
+        jobs = JobList(self.herd.job(job_id) for job_id in sorted(ids))
+        for job in jobs:
+            job.seen = True  # (ids the daemon answered)
+        return jobs
 
     @property
     def commands(self) -> list[str]:

@@ -43,7 +43,7 @@ from gpuherd.core.sweep_values import check_values
 from gpuherd.sweepfile_options import COMMAND_LINE_ONLY, FileOptions, Switch
 from gpuherd.sweepfile_options import SubmitOptions as SubmitOptions
 from gpuherd.sweepfile_text import MAX_FILE_BYTES as MAX_FILE_BYTES
-from gpuherd.sweepfile_text import Loader, parse_text
+from gpuherd.sweepfile_text import Loader, parse_text, too_large
 
 
 @dataclass(frozen=True)
@@ -149,6 +149,10 @@ def load_sweep(path: str | Path) -> SweepFile:
     try:
         with open(path, "rb") as file:
             raw = file.read(MAX_FILE_BYTES + 1)
+        # Its bytes counted: only the text's characters were, and a larger file with a byte
+        # order mark or non-ASCII text was cut at the limit, its first part read as the file.
+        if len(raw) > MAX_FILE_BYTES:
+            raise too_large(where)
         # A byte order mark (Windows editors, PowerShell's Out-File -Encoding utf8) is not
         # text: YAML skipped it, but JSON and TOML refused the file for it.
         text = raw.removeprefix(codecs.BOM_UTF8).decode("utf-8")

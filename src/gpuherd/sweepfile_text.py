@@ -130,11 +130,16 @@ def _suffix(text: str, path: str) -> str:
     if suffix not in FILE_SUFFIXES:
         raise SweepFileError(f"{path}: unknown sweep file type: use .yaml, .yml, .toml or .json")
     if len(text) > MAX_FILE_BYTES:
-        raise SweepFileError(
-            f"{path}: larger than {MAX_FILE_BYTES // 1024 // 1024} MiB: a sweep file lists"
-            " parameters and their values; narrow it, or split it into sweeps"
-        )
+        raise too_large(path)
     return suffix
+
+
+def too_large(path: str) -> SweepFileError:
+    """The refusal of a sweep file larger than MAX_FILE_BYTES."""
+    return SweepFileError(
+        f"{path}: larger than {MAX_FILE_BYTES // 1024 // 1024} MiB: a sweep file lists"
+        " parameters and their values; narrow it, or split it into sweeps"
+    )
 
 
 def parse_text(text: str, path: str) -> Any:

@@ -47,6 +47,14 @@ def test_a_job_removed_before_the_first_poll_is_yielded_and_the_others_still_com
     assert shared_daemon.job(other.id)["state"] == "succeeded"
 
 
+def test_a_handle_of_a_job_that_never_was_is_still_refused(shared_daemon: Herd) -> None:
+    """herd.job(ID) makes a handle without asking the daemon: not taken for a job removed."""
+    herd = connect(shared_daemon.home, start=False)
+    job = herd.submit("true", gpus=0)
+    with pytest.raises(NotFound, match=r"no job 987654321\b"):
+        list(herd.as_completed([job, herd.job(987654321)], timeout=30))
+
+
 def test_an_id_that_never_was_is_still_refused(shared_daemon: Herd) -> None:
     herd = connect(shared_daemon.home, start=False)
     job = herd.submit("true", gpus=0)

@@ -339,7 +339,7 @@ def _new_text(cursors: list[LogCursor], number: int, finished: bool) -> list[str
 
 
 CARRIAGE_RETURN = '<i class="cr"></i>'
-"""Where a log redraws its line (dashboard.js wipes the line there, as a terminal would)."""
+"""Where a log redraws its line (logs.js wipes the line there, as a terminal would)."""
 
 
 def _log_html(text: str) -> str:
@@ -351,7 +351,7 @@ def _log_html(text: str) -> str:
 
 
 def _last_drawings(text: str) -> str:
-    """`text` with each line redrawn in place cut to what dashboard.js would leave of it: its
+    """`text` with each line redrawn in place cut to what logs.js would leave of it: its
     last drawing. A marker stays only where the line began in an earlier event (it wipes
     that) or may be drawn again by a later one (the text so far shows until then). Sent one
     per redraw, a fast progress bar's thousands of markers a second kept the page busy."""

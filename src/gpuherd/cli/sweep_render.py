@@ -98,9 +98,11 @@ def _other_commands(name: str, rows: list[dict[str, Any]]) -> list[str]:
     """Lines for the points of another command than the sweep's now: nothing in the columns
     says so. Those still waiting have no results yet, and no submission changes them (not
     --force either): cancelled, they run the new command at the next (as its warning says)."""
-    other = [row for row in rows if row.get("other_command")]
-    waiting = [row for row in other if row["state"] in ("queued", "held")]
-    ran = [row for row in other if row not in waiting]
+    ran: list[dict[str, Any]] = []
+    waiting: list[dict[str, Any]] = []
+    for row in rows:  # (one pass: `row not in waiting` compared rows, 8 s for 20,000)
+        if row.get("other_command"):
+            (waiting if row["state"] in ("queued", "held") else ran).append(row)
     lines = []
     if ran:
         lines.append(
