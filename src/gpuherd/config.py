@@ -9,6 +9,7 @@ import math
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 from gpuherd.core.log_caps import parse_log_cap, show_log_cap
@@ -124,8 +125,10 @@ def _shell_syntax(command: str | None) -> str | None:
     return f"the hooks' shell {shell} cannot parse it: {complaint}; fix it and set it again"
 
 
-def _project_limits(text: str) -> tuple[tuple[str, int], ...]:
-    """`lr-sweep=2,eval=1` (none = no limits): at most N jobs of each project at once."""
+def _project_limits(text: str, twice_taken: bool = False) -> tuple[tuple[str, int], ...]:
+    """`lr-sweep=2,eval=1` (none = no limits): at most N jobs of each project at once. A
+    project given twice is refused, unless `twice_taken` (at its last count, as a value saved
+    before that refusal is read)."""
     if text.strip().lower() in ("", "none"):
         return ()
     limits: dict[str, int] = {}
@@ -139,7 +142,7 @@ def _project_limits(text: str) -> tuple[tuple[str, int], ...]:
                 f"invalid limit '{item.strip()}': use PROJECT=N with N from 1 to {LARGEST}, "
                 "comma-separated (lr-sweep=2,eval=1), or none"
             )
-        if name in limits:  # (the last count was taken without a word: a typo, most likely)
+        if name in limits and not twice_taken:  # (a typo, most likely)
             twice = f"{name}={limits[name]}, {name}={number}"
             raise ValueError(f"project '{name}' is given twice ({twice}): keep one")
         limits[name] = number
@@ -173,6 +176,9 @@ class Setting:
     check: Callable[[Any], str | None] = lambda _value: None
     """What is wrong with a parsed value, checked when set (not when loaded, which keeps
     what was accepted)."""
+    load: Callable[[str], Any] | None = None
+    """How a saved value is read, where an older gpuherd accepted more than `parse` does
+    (else `parse`): dropped at the load, a setting would be lost in silence."""
 
 
 SETTINGS: dict[str, Setting] = {
@@ -220,6 +226,7 @@ SETTINGS: dict[str, Setting] = {
         _show_limits,
         "at most N jobs of a project (--project) run at once: PROJECT=N,... (none = no "
         "limits; the whole list is set at once)",
+        load=partial(_project_limits, twice_taken=True),
     ),
     "retries": Setting(
         "retries",
@@ -259,7 +266,7 @@ def load_policy(store: Store, defaults: Policy) -> Policy:
         raw = store.get_setting(_PREFIX + name)
         if raw is not None:
             try:
-                policy = _with(policy, setting, setting.parse(raw), defaults)
+                policy = _with(policy, setting, (setting.load or setting.parse)(raw), defaults)
             except ValueError:
                 pass  # a value an older gpuherd wrote that this one reads differently
     return policy
