@@ -6,6 +6,7 @@ Verbs on several jobs answer one ActionResult per job, so one bad id never hides
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import stat
@@ -86,6 +87,16 @@ class Submitted:
         return [cancelled_at_once(ids, *told) for told, ids in by_dep.items()]
 
 
+@dataclass(frozen=True)
+class CheckedJobs:
+    """A submission's jobs, checked (every refusal made), not yet stored (store_checked)."""
+
+    items: Sequence[SubmitItem]
+    new_jobs: list[NewJob]
+    deps: frozenset[int]
+    """The jobs they wait for: looked up again when they are stored."""
+
+
 class Service(SystemVerbs, EditVerbs, MoveVerbs):
     def __init__(self, engine: Engine, home: Path, started_at: float | None = None) -> None:
         self.engine = engine
@@ -94,6 +105,10 @@ class Service(SystemVerbs, EditVerbs, MoveVerbs):
         self.started_at = started_at or time.time()
         self.sweeps_removing: set[str] = set()
         """Sweeps a `sweep rm` works through (in pieces): not to be submitted meanwhile."""
+        self.sweep_submitting = asyncio.Lock()
+        """Held by a sweep's submission from its plan to its commit (sweeps.py): its folders
+        are written off the loop meanwhile, and another submission planned then would find
+        the same points not yet queued, and queue them twice."""
         self.reader: ListingReader | None = None
         """The daemon's listing thread (listing_reader.py); None: listings read on the loop."""
 
@@ -109,6 +124,13 @@ class Service(SystemVerbs, EditVerbs, MoveVerbs):
         failed or not by how fast that dependency ended. `batch` names the items in refusals
         (a sweep's points); by default by number, `job 3 of the submission`, and the options
         all items share as the batch's, `the 3 jobs' options`."""
+        return self.store_checked(self.check_submission(items, batch))
+
+    def check_submission(
+        self, items: Sequence[SubmitItem], batch: Batch | None = None
+    ) -> CheckedJobs:
+        """Every refusal of submit_and_tell, made before anything is stored: a sweep checks
+        its points so, writes their folders off the loop, then stores them (sweeps.py)."""
         if not items:
             raise InvalidValue(
                 "nothing to submit: the list of jobs is empty (the CLI: give a command after --, "
@@ -116,11 +138,8 @@ class Service(SystemVerbs, EditVerbs, MoveVerbs):
             )
         if not self.engine.executor.user_files and any(i.output or i.error for i in items):
             raise InvalidValue(NO_USER_FILES)
-        deps = {dep for item in items for kind in KINDS for dep in getattr(item, kind)}
-        found = self.store.get_jobs(sorted(deps))
-        missing = sorted(deps - set(found))
-        if missing:
-            raise unknown_jobs(missing, items)
+        deps = frozenset(dep for item in items for kind in KINDS for dep in getattr(item, kind))
+        self._check_deps_exist(deps, items)
         devices = self.engine.device_listing()
         now = self.engine.clock()
         new_jobs = []
@@ -141,18 +160,32 @@ class Service(SystemVerbs, EditVerbs, MoveVerbs):
         if len(new_jobs) > 1 and (clash := shared_file([new.spec for new in new_jobs])):
             path, first, second = clash
             raise InvalidValue(sharing(path, batch.two(first + 1, second + 1)))
+        return CheckedJobs(items, new_jobs, deps)
+
+    def store_checked(self, checked: CheckedJobs) -> Submitted:
+        """Store the jobs check_submission passed. Their dependencies are looked up again:
+        a sweep's loop was free while its folders were written, and a job it waits for may
+        have been removed meanwhile."""
+        self._check_deps_exist(checked.deps, checked.items)
+        now = self.engine.clock()
+        new_jobs = checked.new_jobs
         ids = self.store.add_jobs(new_jobs, now)
         for job_id, new in zip(ids, new_jobs, strict=True):
             state = "held" if new.held or new.release_at else "queued"
             self.engine.publish({"id": job_id, "state": state, "event": "submit"})
         cancelled = {}
-        if deps:
+        if checked.deps:
             with self.store.transaction():
                 cancelled = fail_orphaned_waiters(self.engine, now, ids)
         if any(new.release_at for new in new_jobs):
             self.engine.begins.arm()
         self.engine.wake()
         return Submitted.told(self.store, ids, cancelled)
+
+    def _check_deps_exist(self, deps: frozenset[int], items: Sequence[SubmitItem]) -> None:
+        missing = sorted(deps - set(self.store.get_jobs(sorted(deps)))) if deps else []
+        if missing:
+            raise unknown_jobs(missing, items)
 
     # ---- read -----------------------------------------------------------------------------
 

@@ -1,7 +1,8 @@
 """A sweep point's folder at submit: its params.json written, and what its previous run left
 (logs, markers, metrics) moved to previous-runs/<n>/ so the new run starts clean.
 
-The daemon writes these for every point it submits (sweeps.py), before any job starts.
+The daemon writes these for every point it submits (sweeps.py), before any job starts, on a
+worker thread (write_points): 20,000 points took 7 s, the daemon's loop blocked meanwhile.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ import contextlib
 import json
 import os
 import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +27,44 @@ RUN_FILES = ("job.json", "SUCCESS", "FAILURE", METRICS_FILE)
 """With the attempt-N folders: what a point's run leaves; moved aside when it runs again."""
 
 
-def write_params(spec: SweepSpec, point: Point, git: str | None) -> None:
-    """params.json in the point's folder; clear what the point's previous run left."""
+@dataclass
+class NewFolders:
+    """The folders write_points made that were not there before (new points', and their
+    results folder when it was missing too), each after its parent."""
+
+    paths: list[str] = field(default_factory=list)
+
+    def remove(self) -> None:
+        """Remove them again, each with the params.json written in it, for a sweep refused
+        after its folders were written: it leaves none behind. A previous run that
+        write_params moved aside stays in previous-runs/<n>/ (nothing of it is lost, and the
+        next submission of the point would move it there all the same)."""
+        for path in reversed(self.paths):  # the deepest first
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(path, PARAMS_FILE))
+            with contextlib.suppress(OSError):  # not empty: another wrote in it; it stays
+                os.rmdir(path)
+
+
+def write_points(spec: SweepSpec, points: Sequence[Point], git: str | None) -> NewFolders:
+    """write_params for each point (on a worker thread: it blocks on the disk); the folders
+    it made new. A failed write removes those again, then raises write_params' HerdError."""
+    made = NewFolders()
+    try:
+        for point in points:
+            write_params(spec, point, git, made.paths)
+    except HerdError:
+        made.remove()
+        raise
+    return made
+
+
+def write_params(
+    spec: SweepSpec, point: Point, git: str | None, made: list[str] | None = None
+) -> None:
+    """params.json in the point's folder; clear what the point's previous run left. The
+    folders made new are added to `made`."""
+    made = [] if made is None else made
     folder = point.run_dir
     record = {
         "sweep": spec.name,
@@ -41,10 +80,11 @@ def write_params(spec: SweepSpec, point: Point, git: str | None) -> None:
     try:
         try:
             os.mkdir(folder)  # a new point's folder: no previous run to move aside
+            made.append(folder)
         except FileExistsError:
             _move_previous_run(folder)
         except FileNotFoundError:
-            os.makedirs(folder, exist_ok=True)
+            _make_with_parents(folder, made)
         fd = os.open(path + ".tmp", os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
         try:
             write_whole(fd, _record_text(record).encode())
@@ -58,6 +98,18 @@ def write_params(spec: SweepSpec, point: Point, git: str | None) -> None:
             f"cannot write {path}: {exc.strerror or exc}; "
             "choose a results folder you can write (--results-dir)"
         ) from None
+
+
+def _make_with_parents(folder: str, made: list[str]) -> None:
+    """`folder` and its missing parents (the results folder, the first point's); each added
+    to `made` before it is made, so a failure half way removes what was made."""
+    missing = []
+    path = folder
+    while not os.path.lexists(path) and os.path.dirname(path) != path:
+        missing.append(path)
+        path = os.path.dirname(path)
+    made.extend(reversed(missing))
+    os.makedirs(folder, exist_ok=True)
 
 
 def _record_text(record: dict[str, Any]) -> str:

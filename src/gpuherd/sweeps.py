@@ -22,12 +22,12 @@ pure core's (core/sweep.py); this module adds what needs the file system and the
 
 from __future__ import annotations
 
+import asyncio
 import os
 import secrets
 import shlex
-import subprocess
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from gpuherd import sweep_table
@@ -41,7 +41,6 @@ from gpuherd.core.sweep import (
     SweepSpec,
     count,
     no_such_sweep,
-    plan_resume,
     size_refusal,
     spec_from_dict,
     spec_to_dict,
@@ -52,7 +51,7 @@ from gpuherd.core.sweep_values import alike_values, check_finite
 from gpuherd.core.units import not_a_choice, plural
 from gpuherd.engine_held_runs import REMOVED_NOW, held_run_running
 from gpuherd.errors import Conflict, InvalidValue, NotFound
-from gpuherd.service import Service
+from gpuherd.service import CheckedJobs, Service
 from gpuherd.submission import never_runs, spec_from_item
 from gpuherd.submission_batch import Batch
 from gpuherd.sweep_checks import (
@@ -61,20 +60,19 @@ from gpuherd.sweep_checks import (
     missing_scripts,
     waiting_with_other_command,
 )
-from gpuherd.sweep_folders import write_params
+from gpuherd.sweep_folders import write_points
+from gpuherd.sweep_plan import Plan, plan_points
 from gpuherd.wire import SubmitItem
 from gpuherd.wire_requests import SweepRequest
 
-GIT_TIMEOUT = 10.0
-
 
 @dataclass
-class _Plan:
-    to_submit: list[Point]
-    counts: dict[str, int]
-    skipped_done: Sequence[Point] = ()
-    shared: list[str] = field(default_factory=list)
-    """A warning when points were skipped because another sweep's jobs use their folders."""
+class _Planned:
+    spec: SweepSpec
+    plan: Plan
+    options: dict[str, Any]
+    """The job options every point shares (made once)."""
+    answer: dict[str, Any]
 
 
 class Sweeps:
@@ -84,17 +82,72 @@ class Sweeps:
 
     # ---- submit ---------------------------------------------------------------------------
 
-    def submit(self, request: SweepRequest, git: str | None = None) -> dict[str, Any]:
-        """Expand, resume and submit (or, with dry_run, only say what would run)."""
+    async def submit(self, request: SweepRequest, git: str | None = None) -> dict[str, Any]:
+        """Expand, resume and submit (or, with dry_run, only say what would run). The points'
+        folders are written on a worker thread, the loop free meanwhile (20,000 points took
+        7 s): every check that can refuse comes first (a refused sweep leaves no folder
+        behind), the jobs are stored after (none starts before its params.json is there)."""
+        if request.dry_run:  # writes nothing: nothing to wait for
+            return self._planned(request, git).answer
+        # One submission at a time from its plan to its commit: another planned while these
+        # folders are written (the same sweep again, another into the same results folder)
+        # would find the same points not yet queued, and queue them twice.
+        async with self.service.sweep_submitting:
+            planned = self._planned(request, git)
+            await asyncio.sleep(0)  # others answered between the steps (10,000 points: ~1 s each)
+            spec, points = planned.spec, planned.plan.to_submit
+            items = [self._item(spec, p, request, git, planned.options) for p in points]
+            await asyncio.sleep(0)
+            named = Batch(len(items), spec.name, [p.folder for p in points])
+            checked = self.service.check_submission(items, named) if items else None
+            # (A failed write removes the folders it made, then refuses the sweep.)
+            made = await asyncio.to_thread(write_points, spec, points, git) if items else None
+            try:
+                self._commit(request, planned, checked)
+            except Exception:  # refused after all (changed meanwhile): no folder left behind
+                if made is not None:
+                    await asyncio.to_thread(made.remove)
+                raise
+            return planned.answer
+
+    def _commit(
+        self, request: SweepRequest, planned: _Planned, checked: CheckedJobs | None
+    ) -> None:
+        """Store the sweep and its checked jobs, in one durable transaction, unless what the
+        loop did while the folders were written refuses them now."""
+        spec, plan, answer = planned.spec, planned.plan, planned.answer
+        if spec.name in self.service.sweeps_removing:
+            raise Conflict(_being_removed(spec.name))
+        active = self.store.active_folders()
+        if taken := [p.folder for p in plan.to_submit if p.run_dir in active]:
+            raise Conflict(
+                f"sweep {spec.name!r}: {plural(len(taken), 'point')} ({', '.join(taken[:3])}"
+                f"{', ...' * (len(taken) > 3)}) got a queued job while the sweep's folders were"
+                " written (a retry, another submission): nothing submitted; submit it again"
+            )
+        stored = spec_to_dict(spec)
+        stored["submission"] = {
+            "cwd": request.cwd,
+            "git": answer["git"],
+            **asdict(request.options),
+        }
+        with self.store.transaction(durable=True):  # its jobs: acknowledged as stored
+            self.store.put_sweep(spec.name, spec.results_dir, stored, self.service.engine.clock())
+            if checked is not None:
+                submitted = self.service.store_checked(checked)  # (dependencies looked up again)
+                answer.update(ids=submitted.ids, cancelled=sorted(submitted.cancelled))
+                answer["warnings"] += submitted.warnings()  # points cancelled at once
+            self.service.engine.set_sweep_cap(spec.name, request.options.max_parallel)
+
+    def _planned(self, request: SweepRequest, git: str | None) -> _Planned:
+        """The sweep expanded and resumed against its folders and the queue, checked as a
+        whole, and the answer it gets (without its ids yet)."""
         spec, seed_chosen = self._prepare(request)
         request.options.max_parallel = self._cap(spec.name, request.options.max_parallel)
         if wrong := not_a_choice("order", request.options.order, ORDERS):  # (it ran as given)
             raise InvalidValue(wrong)
         if spec.name in self.service.sweeps_removing and not request.dry_run:
-            raise Conflict(
-                f"sweep {spec.name!r} is being removed (gpuherd sweep rm): its points counted "
-                "now would be gone in a moment; submit it again once the removal is done"
-            )
+            raise Conflict(_being_removed(spec.name))
         refusal = size_refusal(
             spec.name,
             count(spec),
@@ -109,7 +162,7 @@ class Sweeps:
         # both" blamed one point for every point's options, and a dry run said nothing of it.
         probe = spec_from_item(SubmitItem(command="true", cwd=request.cwd, **shared))
         points = sweep_table.expand_points(spec)
-        plan = self._plan(spec.name, points, request.force)
+        plan = plan_points(self.store, spec.name, points, request.force)
         # Whether the GPUs could ever run it, judged here so a dry run is refused as the
         # submission is: each point asks for the options alone (its values change none of
         # them). A sweep with nothing to submit (all done) is refused nothing, as before.
@@ -145,24 +198,7 @@ class Sweeps:
         }
         if request.dry_run:
             answer["commands"] = [p.command for p in plan.to_submit]
-            return answer
-        items = [self._item(spec, point, request, git, shared) for point in plan.to_submit]
-        stored = spec_to_dict(spec)
-        stored["submission"] = {"cwd": request.cwd, "git": git, **asdict(request.options)}
-        with self.store.transaction(durable=True):  # its jobs: acknowledged as stored
-            self.store.put_sweep(spec.name, spec.results_dir, stored, self.service.engine.clock())
-            # Submit (which checks every job) before writing any folder: a refused sweep
-            # leaves none behind. No job starts before the folders are written: the engine
-            # ticks on this event loop, after this request; a failed write rolls all back.
-            if items:
-                named = Batch(len(items), spec.name, [p.folder for p in plan.to_submit])
-                submitted = self.service.submit_and_tell(items, named)  # (refusals: by point)
-                answer.update(ids=submitted.ids, cancelled=sorted(submitted.cancelled))
-                answer["warnings"] += submitted.warnings()  # points cancelled at once
-            for point in plan.to_submit:
-                write_params(spec, point, git)
-            self.service.engine.set_sweep_cap(spec.name, request.options.max_parallel)
-        return answer
+        return _Planned(spec, plan, shared, answer)
 
     def _cap(self, name: str, given: int | None) -> int | None:
         """The sweep's --max-parallel: as given, else the one it was last submitted with. A
@@ -214,34 +250,6 @@ class Sweeps:
             return replace(spec, results_dir=results, seed=seed), seed_chosen
         except SweepError as exc:
             raise InvalidValue(f"invalid sweep: {exc}") from None
-
-    def _plan(self, name: str, points: Sequence[Point], force: bool) -> _Plan:
-        # Any sweep's: two sweeps into one results folder share their points' folders, and
-        # two jobs running in one folder would write one set of logs and files.
-        active = self.store.active_folders()
-        exists = os.path.exists  # (strings: Path objects for 5,000 points took a while)
-        done = {p.folder for p in points if exists(os.path.join(p.run_dir, "SUCCESS"))}
-        failed = {p.folder for p in points if exists(os.path.join(p.run_dir, "FAILURE"))}
-        resume = plan_resume(points, done, failed, force=force)
-
-        def idle(group: Sequence[Point]) -> list[Point]:
-            return [p for p in group if p.run_dir not in active]
-
-        counts = {
-            "new": len(idle(resume.new)),
-            "rerun_failed": len(idle(resume.rerun_failed)),
-            "rerun_done": len(idle(resume.rerun_done)),
-            "skipped_done": len(resume.skipped_done),
-            "skipped_active": len(resume.to_run) - len(idle(resume.to_run)),
-        }
-        others = [active[p.run_dir] for p in resume.to_run if active.get(p.run_dir, name) != name]
-        their = "their folders are" if len(others) > 1 else "its folder is"
-        shared = [
-            f"{plural(len(others), 'point')} skipped: {their} in use by queued or running jobs"
-            f" of sweep {', '.join(map(repr, sorted(set(others))))} (the same results folder);"
-            " submit again once those ended, or give another --results-dir"
-        ]
-        return _Plan(idle(resume.to_run), counts, resume.skipped_done, shared if others else [])
 
     def _warnings(self, spec: SweepSpec, request: SweepRequest) -> list[str]:
         warnings = alike_values(spec)
@@ -360,33 +368,11 @@ def _own(value: Any) -> Any:
     return value.copy() if isinstance(value, list | dict) else value
 
 
-def git_commit(cwd: str, path: str | None = None) -> str | None:
-    """The commit checked out in `cwd`, with "+dirty" when tracked files changed; None
-    outside a git work tree (or without git on `path`). Untracked files do not count: a
-    sweep's own results folder inside the repository would make every resubmission dirty."""
-    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
-    if path is not None:  # the submitter's PATH: their git
-        env["PATH"] = path
-
-    def git(*args: str) -> subprocess.CompletedProcess[str] | None:
-        try:
-            return subprocess.run(
-                ["git", "-C", cwd, *args],
-                capture_output=True,
-                text=True,
-                timeout=GIT_TIMEOUT,
-                env=env,
-                stdin=subprocess.DEVNULL,
-            )
-        except (OSError, subprocess.SubprocessError):
-            return None
-
-    head = git("rev-parse", "--verify", "HEAD")
-    if head is None or head.returncode != 0 or not head.stdout.strip():
-        return None
-    status = git("status", "--porcelain", "--untracked-files=no")
-    dirty = status is not None and status.returncode == 0 and bool(status.stdout.strip())
-    return head.stdout.strip() + ("+dirty" if dirty else "")
+def _being_removed(name: str) -> str:
+    return (
+        f"sweep {name!r} is being removed (gpuherd sweep rm): its points counted now would be"
+        " gone in a moment; submit it again once the removal is done"
+    )
 
 
 def _shared_folder(others: list[str], results_dir: str) -> str:

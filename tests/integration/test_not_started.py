@@ -359,7 +359,7 @@ def test_a_sweep_rolled_back_tells_watchers_of_no_job(tmp_path: Path) -> None:
             heard = engine.changes.subscribe(backlog=0)
             results.write_text("not a folder")
             with pytest.raises(HerdError, match="cannot write"):
-                Sweeps(service).submit(SweepRequest(spec=spec, cwd=str(tmp_path)))
+                await Sweeps(service).submit(SweepRequest(spec=spec, cwd=str(tmp_path)))
             await asyncio.sleep(0.1)  # a tick would start a job that was not rolled back
             return [heard.get_nowait() for _ in range(heard.qsize())]
 

@@ -173,14 +173,14 @@ def test_a_sweep_being_removed_is_not_submitted_meanwhile(tmp_path: Path) -> Non
     async def main() -> None:
         async with serving(one_gpu_engine(tmp_path, store, LocalExecutor()), tmp_path) as service:
             sweeps = Sweeps(service)
-            sweeps.submit(request)
+            await sweeps.submit(request)
             removal = asyncio.create_task(sweeps.remove("big"))
             while "big" not in service.sweeps_removing:
                 await asyncio.sleep(0)
             with pytest.raises(Conflict, match="is being removed"):
-                sweeps.submit(request)
+                await sweeps.submit(request)
             assert (await removal)["removed"] == 3 * PIECE
-            assert sweeps.submit(request)["new"] == 3 * PIECE  # once it is done, it may
+            assert (await sweeps.submit(request))["new"] == 3 * PIECE  # once it is done, it may
 
     asyncio.run(main())
     store.close()

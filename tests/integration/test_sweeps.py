@@ -13,8 +13,8 @@ import pytest
 
 from conftest import Herd, wait_for
 from gpuherd.errors import HerdError
+from gpuherd.git_commit import git_commit
 from gpuherd.pyapi import connect
-from gpuherd.sweeps import git_commit
 
 # Writes its arguments (all but the last, the run folder) to RUN_DIR/args.json; appends to
 # RUN_DIR/../runs.log; fails when the file named by $FAIL_FLAG exists and names this point.

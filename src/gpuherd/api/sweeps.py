@@ -9,12 +9,13 @@ from fastapi import Query, Request
 
 from gpuherd.api.routes import RouteTable
 from gpuherd.errors import InvalidValue
+from gpuherd.git_commit import git_commit
 from gpuherd.listing import point_paths
 from gpuherd.service import Service
 from gpuherd.store_rows import LARGEST
 from gpuherd.submission import env_problem
 from gpuherd.submission_text import reject_not_utf8_in, reject_nul
-from gpuherd.sweeps import Sweeps, git_commit
+from gpuherd.sweeps import Sweeps
 from gpuherd.wire_requests import SweepRequest
 
 routes = RouteTable()
@@ -34,7 +35,7 @@ async def submit(request: Request, body: SweepRequest) -> dict[str, Any]:
         raise InvalidValue(f"sweep: {problem}")  # once, not for each of its points
     path = body.env.get("PATH")
     git = None if body.dry_run else await asyncio.to_thread(git_commit, body.cwd, path)
-    return _sweeps(request).submit(body, git)
+    return await _sweeps(request).submit(body, git)
 
 
 @routes.get("/sweeps")

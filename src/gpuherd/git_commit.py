@@ -1,0 +1,37 @@
+"""The git commit a sweep is submitted from: recorded in each point's params.json and job."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+GIT_TIMEOUT = 10.0
+
+
+def git_commit(cwd: str, path: str | None = None) -> str | None:
+    """The commit checked out in `cwd`, with "+dirty" when tracked files changed; None
+    outside a git work tree (or without git on `path`). Untracked files do not count: a
+    sweep's own results folder inside the repository would make every resubmission dirty."""
+    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
+    if path is not None:  # the submitter's PATH: their git
+        env["PATH"] = path
+
+    def git(*args: str) -> subprocess.CompletedProcess[str] | None:
+        try:
+            return subprocess.run(
+                ["git", "-C", cwd, *args],
+                capture_output=True,
+                text=True,
+                timeout=GIT_TIMEOUT,
+                env=env,
+                stdin=subprocess.DEVNULL,
+            )
+        except (OSError, subprocess.SubprocessError):
+            return None
+
+    head = git("rev-parse", "--verify", "HEAD")
+    if head is None or head.returncode != 0 or not head.stdout.strip():
+        return None
+    status = git("status", "--porcelain", "--untracked-files=no")
+    dirty = status is not None and status.returncode == 0 and bool(status.stdout.strip())
+    return head.stdout.strip() + ("+dirty" if dirty else "")
