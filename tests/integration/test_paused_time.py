@@ -10,9 +10,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-import psutil
-
 from conftest import Herd, stays, wait_for
+from gpuherd.executors.local_escaped import stopped
 
 _SECONDS = re.compile(r"\s(\d+\.\d)s\s")
 """A time under a minute as `ls` shows it (`12.3s`): these tests' jobs run for seconds."""
@@ -124,7 +123,9 @@ def test_a_job_left_stopped_while_herd_db_says_it_runs_is_resumed_by_a_restart(
     job = daemon.submit("--", f"while [ ! -e {go} ]; do sleep 0.02; done")
     pid = int(wait_for(lambda: daemon.job(job)["pid"], what="the job's pid"))
     os.killpg(pid, signal.SIGSTOP)
-    wait_for(lambda: psutil.Process(pid).status() == psutil.STATUS_STOPPED, what="the stop")
+    # Stopped as the daemon tells it: the shell's state is T, or, stopped as it vforked
+    # `sleep`, D with its child T (psutil's status of the shell stayed "disk-sleep").
+    wait_for(lambda: stopped(pid), what="the stop")
     daemon.kill9()
     go.touch()
     daemon.start()

@@ -162,9 +162,28 @@ def _stat(pid: int) -> list[bytes] | None:
 
 
 def stopped(pid: int) -> bool:
-    """Whether the process is stopped by a signal (state T; a debugger's stop, t, is not)."""
+    """Whether the process is stopped by a signal (state T; a debugger's stop, t, is not), or
+    waits in vfork for a child stopped so: dash vforks each command, and a group SIGSTOPped
+    between the vfork and the exec stops the child, the shell left in state D until the
+    child runs on (1 stop in ~80 of a `while ...; do sleep 0.02; done` job)."""
     fields = _stat(pid)
-    return fields is not None and fields[0] == b"T"
+    if fields is None or fields[0] not in (b"T", b"D"):
+        return False
+    return fields[0] == b"T" or any(_state(child) == b"T" for child in _children(pid))
+
+
+def _state(pid: int) -> bytes | None:
+    fields = _stat(pid)
+    return None if fields is None else fields[0]
+
+
+def _children(pid: int) -> list[int]:
+    """The process's children (/proc's list of them: every thread's, the main one's here)."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children", "rb") as f:
+            return [int(child) for child in f.read().split()]
+    except OSError:
+        return []
 
 
 def attempt_alive(pgid: int, key: str) -> bool:
