@@ -19,31 +19,15 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
 from bulk_verbs import Pinger  # noqa: E402 (the path above first)
-from harness.common import herd_env  # noqa: E402
-
-
-@contextmanager
-def tree_daemon(tree: Path) -> Iterator[dict[str, str]]:
-    """A daemon of `tree`'s code with 4 fake GPUs in a new home: the environment of that
-    tree's `python -m gpuherd`; stopped (its jobs killed) on the way out."""
-    home = Path(tempfile.mkdtemp(prefix="sweep-stall-"))
-    env = {**herd_env(home), "PYTHONPATH": str(tree / "src")}
-    gpuherd = [sys.executable, "-m", "gpuherd"]
-    subprocess.run([*gpuherd, "daemon", "start", "--fake-gpus", "4"], env=env, check=True)
-    try:
-        yield env
-    finally:
-        subprocess.run([*gpuherd, "daemon", "stop", "--kill"], env=env, capture_output=True)
+from harness.common import tree_daemon  # noqa: E402
 
 
 def submit(env: dict[str, str], name: str, points: int) -> tuple[float, float]:
@@ -76,7 +60,7 @@ def main() -> None:
     trees = [tree.resolve() for tree in args.tree or [REPO]]
     runs: dict[int, list[tuple[float, float]]] = {t: [] for t in range(len(trees))}
     with ExitStack() as stack:
-        envs = [stack.enter_context(tree_daemon(tree)) for tree in trees]
+        envs = [stack.enter_context(tree_daemon(tree, 4, "sweep-stall-")) for tree in trees]
         for rep in range(args.reps):
             for t, env in enumerate(envs):
                 runs[t].append(submit(env, f"stall{rep}", args.points))

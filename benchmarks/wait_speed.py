@@ -17,33 +17,17 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
 from gpuherd.client import Client  # noqa: E402 (the path above first)
-from harness.common import herd_env  # noqa: E402
+from harness.common import tree_daemon  # noqa: E402
 
 BATCH = 10_000
-
-
-@contextmanager
-def tree_daemon(tree: Path) -> Iterator[dict[str, str]]:
-    """A daemon of `tree`'s code with one fake GPU in a new home: the environment of that
-    tree's `python -m gpuherd`; stopped (its jobs killed) on the way out."""
-    home = Path(tempfile.mkdtemp(prefix="wait-speed-"))
-    env = {**herd_env(home), "PYTHONPATH": str(tree / "src")}
-    gpuherd = [sys.executable, "-m", "gpuherd"]
-    subprocess.run([*gpuherd, "daemon", "start", "--fake-gpus", "1"], env=env, check=True)
-    try:
-        yield env
-    finally:
-        subprocess.run([*gpuherd, "daemon", "stop", "--kill"], env=env, capture_output=True)
 
 
 def fill(env: dict[str, str], jobs: int, points: int) -> None:
@@ -77,7 +61,7 @@ def main() -> None:
         "gpuherd sweep status big --json": ["sweep", "status", "big", "--json"],
     }
     with ExitStack() as stack:
-        envs = [stack.enter_context(tree_daemon(tree)) for tree in trees]
+        envs = [stack.enter_context(tree_daemon(tree, 1, "wait-speed-")) for tree in trees]
         for env in envs:
             fill(env, args.jobs, args.points)
         for env in envs:

@@ -83,6 +83,21 @@ def scratch_daemon(prefix: str, gpus: int = 1) -> Iterator[tuple[Path, dict[str,
         subprocess.run([*gpuherd_cmd(), "daemon", "stop", "--kill"], env=env, capture_output=True)
 
 
+@contextmanager
+def tree_daemon(tree: Path, gpus: int, prefix: str) -> Iterator[dict[str, str]]:
+    """A daemon of `tree`'s code (a folder holding src/gpuherd) with `gpus` fake GPUs in a
+    new home: the environment of that tree's `python -m gpuherd`; stopped (its jobs killed)
+    on the way out."""
+    home = Path(tempfile.mkdtemp(prefix=prefix))
+    env = {**herd_env(home), "PYTHONPATH": str(tree / "src")}
+    gpuherd = [sys.executable, "-m", "gpuherd"]
+    subprocess.run([*gpuherd, "daemon", "start", "--fake-gpus", str(gpus)], env=env, check=True)
+    try:
+        yield env
+    finally:
+        subprocess.run([*gpuherd, "daemon", "stop", "--kill"], env=env, capture_output=True)
+
+
 def fresh_dir(path: Path) -> Path:
     if path.exists():
         shutil.rmtree(path, ignore_errors=True)

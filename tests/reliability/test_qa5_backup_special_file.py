@@ -9,18 +9,12 @@ import stat
 from pathlib import Path
 
 import pytest
+from test_queue_backup import queue_home
 
-from gpuherd import paths, queue_backup
+from gpuherd import queue_backup
 from gpuherd.errors import HerdError
-from gpuherd.store import Store
 
-
-@pytest.fixture
-def queue_home(tmp_path: Path) -> Path:
-    home = tmp_path / "home"
-    home.mkdir()
-    Store(paths.database(home)).close()
-    return home
+__all__ = ["queue_home"]  # (the fixture: a home whose herd.db holds an empty queue)
 
 
 @pytest.mark.parametrize("replace", [False, True])
