@@ -38,7 +38,9 @@ def fill(env: dict[str, str], jobs: int, points: int) -> None:
         client.post("/jobs", {"jobs": batch})
     sweep = ["sweep", "true {x}", "--name", "big", "--hold", "--yes", "-p", "x"]
     made = [sys.executable, "-m", "gpuherd", *sweep, *map(str, range(points))]
-    subprocess.run(made, env=env, stdout=subprocess.DEVNULL, check=True)
+    # (Its results folder in the daemon's home, deleted with it: not in the folder it is run from.)
+    home = env["GPUHERD_HOME"]
+    subprocess.run(made, env=env, stdout=subprocess.DEVNULL, check=True, cwd=home)
 
 
 def cli(env: dict[str, str], *words: str) -> float:

@@ -87,7 +87,7 @@ def scratch_daemon(prefix: str, gpus: int = 1) -> Iterator[tuple[Path, dict[str,
 def tree_daemon(tree: Path, gpus: int, prefix: str) -> Iterator[dict[str, str]]:
     """A daemon of `tree`'s code (a folder holding src/gpuherd) with `gpus` fake GPUs in a
     new home: the environment of that tree's `python -m gpuherd`; stopped (its jobs killed)
-    on the way out."""
+    and its home deleted on the way out."""
     home = Path(tempfile.mkdtemp(prefix=prefix))
     env = {**herd_env(home), "PYTHONPATH": str(tree / "src")}
     gpuherd = [sys.executable, "-m", "gpuherd"]
@@ -96,6 +96,7 @@ def tree_daemon(tree: Path, gpus: int, prefix: str) -> Iterator[dict[str, str]]:
         yield env
     finally:
         subprocess.run([*gpuherd, "daemon", "stop", "--kill"], env=env, capture_output=True)
+        shutil.rmtree(home, ignore_errors=True)
 
 
 def fresh_dir(path: Path) -> Path:
