@@ -16,10 +16,12 @@ def os_failure(exc: OSError, home: Path) -> str:
     """A file the start could not write or read, as Python words it (`[Errno 13] Permission
     denied: '...'`), but a full disk, which a failed write says without the file's name (a
     daemon killed on a full disk started again with `[Errno 28] No space left on device`
-    alone): where, and what to do."""
+    alone): where, and what to do. Where is the named file's folder when the failure names
+    one (the socket's under XDG_RUNTIME_DIR, a --log-file elsewhere), else the home."""
     if exc.errno == errno.ENOSPC:
+        where = Path(os.fsdecode(exc.filename)).parent if exc.filename else home
         return (
-            f"the disk holding {home} is full: free some space on it, then `gpuherd daemon "
+            f"the disk holding {where} is full: free some space on it, then `gpuherd daemon "
             "start` again"
         )
     return str(exc)

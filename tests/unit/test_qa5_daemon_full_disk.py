@@ -21,6 +21,11 @@ from gpuherd import daemon
             "the disk holding {home} is full: free some space on it, then `gpuherd daemon "
             "start` again",
         ),
+        (  # a file named elsewhere (the socket's folder under XDG_RUNTIME_DIR): its disk
+            OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), "/run/user/0/gpuherd-1/herd.sock"),
+            "the disk holding /run/user/0/gpuherd-1 is full: free some space on it, then "
+            "`gpuherd daemon start` again",
+        ),
         (  # another: as Python words it, its file named
             PermissionError(errno.EACCES, os.strerror(errno.EACCES), "/x/daemon.lock"),
             "[Errno 13] Permission denied: '/x/daemon.lock'",
