@@ -49,7 +49,7 @@ def explainer(
             return failing
         said = shapes.of(job.spec)
         if said.never:  # before any other wait: this one never ends
-            return _never_here(job.id, said.never)
+            return _never_here(job.id, said.never, said.add_back)
         if job.spec.after or job.spec.after_any or job.spec.after_fail:
             unmet = store.unmet_deps(job.id)
             if unmet:
@@ -78,6 +78,8 @@ class _Said:
     queued: a GPU it needed was removed since); the shape holds all that never_runs reads."""
     waits: str | Fits | None = None
     """What it waits for, nothing else holding it back (shape_waits), once a job gets there."""
+    add_back: tuple[int, ...] = ()
+    """The GPUs seen but not in use (removed, or never added) with which it could run."""
 
 
 class _ByShape:
@@ -104,7 +106,19 @@ class _ByShape:
         if (said := self._said.get(shape)) is None:
             never = never_runs(spec, self._devices, self._policy, self._missing)
             said = self._said[shape] = _Said(shape, never)
+            if never is not None:
+                said.add_back = self._added_back(spec)
         return said
+
+    def _added_back(self, spec: JobSpec) -> tuple[int, ...]:
+        """The GPUs `gpus add` would give back that let a job that can never run here run:
+        the removed GPU it needed, most often (else its reason said only edit or rm)."""
+        devices = self._engine.devices
+        unused = devices.unused()
+        back = [*self._devices, *(devices.unlisted(index)[0] for index in unused)]
+        if not unused or never_runs(spec, back, self._policy, self._missing) is not None:
+            return ()
+        return tuple(unused)
 
     def waits(self, job: Job, said: _Said) -> str:
         if said.waits is None:
@@ -214,10 +228,12 @@ def _held_among(held: Sequence[int], waited_for: int) -> str:
     return f" ({'job' if len(held) == 1 else 'jobs'} {ids} held: gpuherd release {ids})"
 
 
-def _never_here(job_id: int, reason: str) -> str:
+def _never_here(job_id: int, reason: str, add_back: Sequence[int] = ()) -> str:
     """Why a queued job cannot run on the GPUs there are now, and what to do: else it sits in
-    the queue until a GPU it needs comes back."""
+    the queue until a GPU it needs comes back. First, where GPUs seen but not in use would let
+    it run, their `gpus add`."""
+    add = "; ".join(f"gpuherd gpus add {index}" for index in add_back)
     return (
-        f"can never run on these GPUs: {reason} (gpuherd edit {job_id} to ask for what there "
-        f"is, or gpuherd rm {job_id})"
+        f"can never run on these GPUs: {reason} ({f'{add} lets it run, ' if add else ''}"
+        f"gpuherd edit {job_id} to ask for what there is, or gpuherd rm {job_id})"
     )

@@ -192,11 +192,13 @@ def test_a_queued_job_that_a_removed_gpu_left_with_no_place_says_so(herd: Herd) 
     herd.cli("gpus", "remove", "2")  # refused at submit now; these were queued before
     assert herd.job(big)["reason"] == (
         "can never run on these GPUs: asks for 70.0 GiB per GPU but the largest GPU has 24.0 GiB"
-        f" (gpuherd edit {big} to ask for what there is, or gpuherd rm {big})"
+        f" (gpuherd gpus add 2 lets it run, gpuherd edit {big} to ask for what there is, or"
+        f" gpuherd rm {big})"
     )  # was "waiting for 70.0 GiB free on 1 GPU", for ever
     assert herd.job(wide)["reason"] == (
         "can never run on these GPUs: asks for 3 GPUs but gpuherd has only 2"
-        f" (gpuherd edit {wide} to ask for what there is, or gpuherd rm {wide})"
+        f" (gpuherd gpus add 2 lets it run, gpuherd edit {wide} to ask for what there is, or"
+        f" gpuherd rm {wide})"
     )
     fixed = herd.cli("edit", str(wide), "--gpus", "2").stdout  # as the reason says
     assert fixed == f"job {wide}: edited (gpus 3 -> 2)\n"
