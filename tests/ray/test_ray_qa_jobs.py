@@ -6,6 +6,8 @@ a chatty job's log is not kept twice on its node.
 from __future__ import annotations
 
 import shlex
+import stat
+import tempfile
 import time
 from pathlib import Path
 
@@ -23,7 +25,7 @@ from ray_fixtures import (  # noqa: F401
     rherd_fixture,
 )
 
-from gpuherd.executors.ray_actor import scratch_root, supersedes
+from gpuherd.executors.ray_actor import private_scratch_root, scratch_root, supersedes
 from gpuherd.executors.ray_supervisor import START_DELAY
 
 pytestmark = pytest.mark.timeout(90)
@@ -162,6 +164,38 @@ def test_bursts_of_pauses_and_resumes_leave_each_job_as_gpuherd_shows_it(
     rherd.cli("kill", *map(str, jobs))
     for job in jobs:
         rherd.wait_state(job, "killed", timeout=30)
+
+
+def test_a_jobs_folder_on_its_node_is_readable_by_its_user_alone(rherd: RayHerd) -> None:
+    """Its spec.json holds the job's whole environment (API keys and all), in the node's
+    shared /tmp. Before, the root and the job's folder took the umask's mode (0755)."""
+    root = scratch_root()
+    root.mkdir(exist_ok=True)
+    root.chmod(0o755)  # as an older gpuherd left it
+    job = rherd.submit("--env", "WANDB_API_KEY=secret", "--", "sleep 300")
+    rherd.wait_state(job, "running", timeout=30)
+    folder = root / f"{rherd.namespace}-{job}-1"
+    wait_for((folder / "spec.json").exists, 30, "the job's folder on its node")
+    assert "WANDB_API_KEY" in (folder / "spec.json").read_text()
+    assert stat.S_IMODE(root.stat().st_mode) == 0o700
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    rherd.cli("kill", str(job))
+    rherd.wait_state(job, "killed", timeout=30)
+
+
+def test_a_scratch_root_that_is_not_the_users_own_folder_is_never_written_into(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A link planted at the predictable name (another user's folder behind it) is refused,
+    not followed: the jobs' environments would go where its owner reads them."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    elsewhere = tmp_path / "theirs"
+    elsewhere.mkdir()
+    elsewhere.chmod(0o777)
+    scratch_root().symlink_to(elsewhere)
+    with pytest.raises(RuntimeError, match="not a folder of this user's own"):
+        private_scratch_root()
+    assert stat.S_IMODE(elsewhere.stat().st_mode) == 0o777
 
 
 def test_a_signal_older_than_the_last_applied_one_of_its_daemon_is_dropped() -> None:

@@ -24,6 +24,7 @@ import os
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -51,6 +52,26 @@ Stamp = tuple[str, int]
 
 def scratch_root() -> Path:
     return Path(tempfile.gettempdir()) / f"gpuherd-ray-{os.getuid()}"
+
+
+def private_scratch_root() -> Path:
+    """`scratch_root()`, the user's alone (0700), as the home is on the daemon's machine: each
+    attempt's `spec.json` there holds the job's whole environment (API keys and all) and its
+    logs what it prints, in a `/tmp` other users of the node share. A root an older gpuherd
+    made open (0755) is closed; one that is not this user's own folder (another user's, a
+    symlink) is refused, never written into."""
+    root = scratch_root()
+    with contextlib.suppress(FileExistsError):
+        root.mkdir(mode=0o700)
+    st = os.lstat(root)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+        raise RuntimeError(
+            f"{root} on {socket.gethostname()} is not a folder of this user's own (uid "
+            f"{os.getuid()}): remove it, and gpuherd makes it again, readable by you alone"
+        )
+    if stat.S_IMODE(st.st_mode) != 0o700:
+        os.chmod(root, 0o700)
+    return root
 
 
 def free_prefix(path: Path, end: int) -> None:
@@ -101,10 +122,10 @@ class JobActor:
     def __init__(
         self, name: str, command: str, cwd: str, env: dict[str, str], gpus: list[int]
     ) -> None:
-        self.folder = scratch_root() / name
+        self.folder = private_scratch_root() / name
         if self.folder.exists():
             shutil.rmtree(self.folder, ignore_errors=True)
-        self.folder.mkdir(parents=True)
+        self.folder.mkdir(mode=0o700)
         self.node_id = ray.get_runtime_context().get_node_id()
         self.ray_gpu_ids = [str(i) for i in ray.get_gpu_ids()]
         self.gpu_ids = node_gpu_ids(gpus)
