@@ -869,11 +869,16 @@ class UnixConnection(http.client.HTTPConnection):
 
 
 def on_a_terminal(
-    args: list[str], env: dict[str, str], cwd: Path, timeout: float = 30, typed: bool = False
+    args: list[str],
+    env: dict[str, str],
+    cwd: Path,
+    timeout: float = 30,
+    typed: bool = False,
+    term: str = "xterm",
 ) -> tuple[int, bytes]:
-    """Run `args` on a terminal of 100 columns (a pseudo-terminal): its exit status, and all
-    it wrote there up to its exit. `typed`: its stdin is the terminal too, as a command typed
-    in one (else nothing: it reads no input)."""
+    """Run `args` on a terminal of 100 columns (a pseudo-terminal) of type `term`: its exit
+    status, and all it wrote there up to its exit. `typed`: its stdin is the terminal too, as
+    a command typed in one (else nothing: it reads no input)."""
     leader, follower = pty.openpty()
     proc = subprocess.Popen(
         args,
@@ -881,7 +886,7 @@ def on_a_terminal(
         stdout=follower,
         stderr=follower,
         cwd=cwd,
-        env={**env, "TERM": "xterm", "COLUMNS": "100"},
+        env={**env, "TERM": term, "COLUMNS": "100"},
         start_new_session=True,
     )
     os.close(follower)

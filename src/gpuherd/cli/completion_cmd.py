@@ -25,6 +25,7 @@ from typing import Any
 
 import click
 from click.shell_completion import (
+    BashComplete,
     CompletionItem,
     FishComplete,
     add_completion_class,
@@ -44,6 +45,7 @@ from gpuherd.core.states import (
     JobState,
 )
 from gpuherd.core.text import one_line
+from gpuherd.core.units import plural
 from gpuherd.typed_name import typed_name
 
 SHELLS = ("bash", "zsh", "fish")
@@ -89,6 +91,51 @@ complete --no-files --command %(prog_name)s --arguments "(%(complete_func)s)";
 
 
 add_completion_class(_Fish)
+
+
+class _Bash(BashComplete):
+    """click's bash completion, but a value is put on the command line as one word, as typed
+    (`my\\ sweep`): bash inserts a reply as it is, so a sweep named `my sweep` became two
+    arguments, `lr*` a glob of the files there and `it's` an open quote. `read -r` keeps a
+    backslash in a value; a plain word (an id, a state list's commas) is left unescaped."""
+
+    source_template = """\
+%(complete_func)s() {
+    local IFS=$'\\n'
+    local response
+
+    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD \
+%(complete_var)s=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read -r type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            if [[ $value == *[^A-Za-z0-9_,.:=@%%+/-]* ]]; then
+                printf -v value '%%q' "$value"
+            fi
+            COMPREPLY+=("$value")
+        fi
+    done
+
+    return 0
+}
+
+%(complete_func)s_setup() {
+    complete -o nosort -F %(complete_func)s %(prog_name)s
+}
+
+%(complete_func)s_setup;
+"""
+
+
+add_completion_class(_Bash)
 
 
 def _shells(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
@@ -224,7 +271,7 @@ def sweeps(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[
 
 def _points(sweep: dict[str, Any]) -> str:
     counts = ", ".join(f"{n:,} {state}" for state, n in sweep.get("counts", {}).items())
-    return f"{sweep['points']:,} points" + (f": {counts}" if counts else "")
+    return plural(sweep["points"], "point") + (f": {counts}" if counts else "")
 
 
 def settings(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:

@@ -8,8 +8,6 @@ and `--csv` say on stderr what a --limit left out (job_document).
 
 from __future__ import annotations
 
-import csv
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -193,7 +191,7 @@ def job_csv(jobs: list[Job], columns: Sequence[str] = DEFAULT_COLUMNS) -> None:
     """A header row of the fields, then a row per job (none for no job: a script reads the
     header alone)."""
     chosen = [COLUMNS[name] for name in columns]
-    writer = csv.writer(sys.stdout)
+    writer = plain.csv_writer()
     writer.writerow([column.key for column in chosen])
     for job in jobs:
         writer.writerow(

@@ -9,6 +9,7 @@ Every error reaches the user as one line on stderr and a non-zero exit, never a 
 
 from __future__ import annotations
 
+import codecs
 import importlib
 import io
 import os
@@ -363,11 +364,24 @@ def _fill_closed_descriptors() -> None:
 def _replace_unencodable() -> None:
     """Print `?` for a character the terminal's encoding lacks: under a Latin-1 locale
     (`LANG=en_US.ISO-8859-1`, still found on older clusters) `show`'s own dash or a job
-    named with a snowman ended the command in a UnicodeEncodeError traceback, exit 1. Only
-    a strict stream changes: stderr's backslashreplace, a C locale's surrogateescape stay."""
+    named with a snowman ended the command in a UnicodeEncodeError traceback, exit 1. So
+    did an ASCII C locale's surrogateescape stream (Python's UTF-8 coercion off, or no
+    C.UTF-8 locale installed): it keeps writing back the bytes it read undecoded, and prints
+    `?` for the rest. Stderr's backslashreplace stays."""
     for stream in (sys.stdout, sys.stderr):
-        if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
-            stream.reconfigure(errors="replace")
+        if isinstance(stream, io.TextIOWrapper) and stream.errors in _UNENCODABLE:
+            stream.reconfigure(errors=_UNENCODABLE[stream.errors])
+
+
+def _escape_or_replace(error: UnicodeError) -> tuple[str | bytes, int]:
+    try:
+        return codecs.lookup_error("surrogateescape")(error)
+    except UnicodeError:  # not a byte read undecoded: a character the encoding lacks
+        return codecs.replace_errors(error)
+
+
+codecs.register_error("gpuherd.escape_or_replace", _escape_or_replace)
+_UNENCODABLE = {"strict": "replace", "surrogateescape": "gpuherd.escape_or_replace"}
 
 
 if __name__ == "__main__":

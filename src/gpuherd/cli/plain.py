@@ -10,12 +10,13 @@ terminal or make text read as other text.
 
 from __future__ import annotations
 
+import csv
 import os
 import re
 import sys
 import unicodedata
 from collections.abc import Mapping, Sequence
-from typing import TextIO
+from typing import Any, TextIO
 
 # Where the daemon needs them too (hooks.log, the dashboard): one place, in the core.
 from gpuherd.core.text import clean as clean
@@ -54,6 +55,20 @@ class Terminal:
         wanted = bool(env.get("FORCE_COLOR")) or (tty and env.get("TERM") != "dumb")
         self.styled = wanted and not env.get("NO_COLOR")
         self.width = _terminal_width(self.stream) if tty else PIPED_WIDTH
+        self.encoding = getattr(self.stream, "encoding", None) or "utf-8"
+
+    def shown(self, text: str) -> str:
+        """`text` as the stream prints it: `?` for each character its encoding lacks (main's
+        _replace_unencodable). A table lays its columns out by this, not by `text`: under a
+        Latin-1 locale a CJK name's two-column characters print as one-column `?`s, and the
+        columns after it moved left."""
+        if text.isascii():
+            return text
+        try:
+            text.encode(self.encoding)
+        except UnicodeEncodeError:
+            return text.encode(self.encoding, errors="replace").decode(self.encoding)
+        return text
 
     def style(self, text: str, style: str) -> str:
         if not text or not self.styled or style not in _SGR:
@@ -63,6 +78,13 @@ class Terminal:
     def write(self, lines: Sequence[str]) -> None:
         if lines:
             self.stream.write("\n".join(lines) + "\n")
+
+
+def csv_writer() -> Any:
+    """A CSV writer to stdout (`ls --csv`, `sweep status --csv`) whose rows end in a newline,
+    as sacct -P's: csv's default \\r\\n left a \\r on each row's last field for `read`, awk
+    and cut (`--columns id,stderr`: `tail "$stderr"` found no such file)."""
+    return csv.writer(sys.stdout, lineterminator="\n")
 
 
 def _terminal_width(stream: TextIO) -> int:
@@ -83,9 +105,16 @@ def cells(text: str) -> int:
 
 
 def _char_cells(char: str) -> int:
-    if unicodedata.combining(char):
-        return 0
+    # A mark drawn on the character before takes no column, whatever its combining class:
+    # Thai and Hindi vowel signs are class 0 (`ที่ดิน` is 3 columns, not 5), as are emoji
+    # variation selectors; so do format characters (a zero-width space or joiner), as wcwidth
+    # counts them, but the soft hyphen a terminal shows.
+    if unicodedata.combining(char) or unicodedata.category(char) in _NO_COLUMN:
+        return 0 if char != "\u00ad" else 1
     return 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+
+
+_NO_COLUMN = ("Mn", "Me", "Cf")
 
 
 def cut(text: str, width: int) -> str:
@@ -168,8 +197,8 @@ def table(
     wider than the terminal then cuts the columns in `shrink` (by index, first one first)
     down to `min_width` each; the other columns are always shown whole.
     """
-    headers = [clean(h) for h in headers]  # a column may be named by data (a metric's key)
-    texts = _texts(rows)
+    headers = [term.shown(clean(h)) for h in headers]  # a column may be named by data
+    texts = [[term.shown(text) for text in row] for row in _texts(rows)]
     widths = _widths(headers, texts)
     for index, most in (widest or {}).items():
         widths[index] = min(widths[index], max(most, cells(headers[index])))

@@ -8,9 +8,7 @@ are (`[/]` stays `[/]`), with escape sequences dropped.
 
 from __future__ import annotations
 
-import csv
 import shlex
-import sys
 from typing import Any
 
 from gpuherd.cli import plain, render
@@ -174,8 +172,11 @@ def _point_table(
 
 def status_csv(table: dict[str, Any]) -> None:
     varying, metrics = table["varying"], table["metric_keys"]
-    writer = csv.writer(sys.stdout)
-    headers = ["folder", *varying, "state", "job_id", "seconds"]
+    writer = plain.csv_writer()
+    # A parameter named like a column of the point (`-p state a b`) is told apart as the
+    # metrics are: two `state` headers and a script's csv.DictReader kept only the last.
+    params = _metric_labels(varying, _POINT_CSV, "param")
+    headers = [_POINT_CSV[0], *params, *_POINT_CSV[1:]]
     writer.writerow(headers + _metric_labels(metrics, headers))
     for row in table["rows"]:
         writer.writerow(
@@ -213,8 +214,12 @@ def _csv_metric(value: Any) -> Any:
     return value if is_number else metric_text(value)
 
 
-def _metric_labels(metrics: list[str], taken: list[str]) -> list[str]:
+_POINT_CSV = ["folder", "state", "job_id", "seconds"]
+"""`sweep status --csv`'s own columns (the parameters go after the folder)."""
+
+
+def _metric_labels(metrics: list[str], taken: list[str], kind: str = "metric") -> list[str]:
     """Metric column names; one named like another column (a parameter whose metric differs
-    from it, `seconds`...) is told apart as `NAME (metric)`."""
+    from it, `seconds`...) is told apart as `NAME (metric)` (a parameter's, `NAME (param)`)."""
     names = {name.casefold() for name in taken}
-    return [f"{k} (metric)" if k.casefold() in names else k for k in metrics]
+    return [f"{k} ({kind})" if k.casefold() in names else k for k in metrics]

@@ -3,7 +3,7 @@
 At a terminal it is redrawn in place (rich's Live, imported only here). Piped or redirected
 (`gpus -w > gpus.log`, `| tee`) a redraw in place means nothing, and rich's Live wrote
 nothing until Ctrl-C, then one frame cut at 80 columns: each reading is appended instead, as
-the command prints it once, a blank line between two.
+the command prints it once, a blank line between two; so at a dumb terminal (TERM=dumb).
 
 A daemon restart (`daemon restart`, a crash and a start) does not end it: a reading that finds
 no daemon says so, as `wait` and `log -f` do, and the watch goes on once one answers again;
@@ -12,6 +12,7 @@ none within RESTART_GRACE ends it with the error a reading got (exit 3), as one 
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 
@@ -28,7 +29,9 @@ def watch(lines: Callable[[plain.Terminal], list[str]]) -> None:
     """Show `lines(term)` (a reading, laid out for `term`) again and again."""
     lines = _through_restarts(lines)
     term = plain.Terminal()
-    if term.stream.isatty():
+    # A dumb terminal (TERM=dumb: Emacs' M-x shell, some CI logs) cannot move its cursor:
+    # rich's Live drew the first reading there and never another. Append, as to a pipe.
+    if term.stream.isatty() and os.environ.get("TERM") != "dumb":
         _redraw(lines)
     else:
         _append(lines, term)
