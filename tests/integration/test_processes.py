@@ -14,6 +14,7 @@ from typing import Any
 import psutil
 
 from conftest import Herd, Recorder, group_members, read_line, wait_for
+from gpuherd.executors.local_escaped import stopped
 
 TREE = "sh -c 'sleep 100 & sleep 100; wait'"
 
@@ -149,7 +150,8 @@ def test_pause_and_resume_a_running_job(shared_daemon: Herd, recorder: Recorder)
     pgid = running_pid(shared_daemon, job_id, members=2)
     shared_daemon.cli("pause", str(job_id))
     assert shared_daemon.job(job_id)["state"] == "paused"
-    wait_for(lambda: group_statuses(pgid) == {psutil.STATUS_STOPPED}, what="group stopped")
+    # Each stopped as gpuherd tells it (T, or D waiting in vfork for a child in T).
+    wait_for(lambda: all(stopped(pid) for pid in group_members(pgid)), what="group stopped")
 
     shared_daemon.cli("resume", str(job_id))
     assert shared_daemon.job(job_id)["state"] == "running"
