@@ -18,9 +18,7 @@ Tasks are in tasks.py, `as_completed` in pyapi_completed.py; all goes through th
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
-import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -30,7 +28,6 @@ from gpuherd import paths
 from gpuherd.client import Client
 from gpuherd.core.sweep import SweepError, SweepSpec, count, size_refusal, spec_to_dict
 from gpuherd.core.sweep_names import default_sweep_name, is_bare_command
-from gpuherd.daemon_presence import started_process, still_running
 from gpuherd.errors import DaemonError, HerdError, NoAnswer
 from gpuherd.following import follow_log
 from gpuherd.pyapi_checks import (
@@ -45,10 +42,10 @@ from gpuherd.pyapi_checks import (
 from gpuherd.pyapi_completed import CompletedJobs
 from gpuherd.pyapi_jobs import JobActions, JobListing
 from gpuherd.pyapi_notebook import JobDisplay, wait_interrupted
+from gpuherd.pyapi_start import start_daemon
 from gpuherd.pyapi_sweep import Sweep, SweepWarning, bare_command_refusal, check_keywords, over_file
 from gpuherd.pyapi_types import check_types
 from gpuherd.pyapi_values import (
-    connect_spelling,
     edit_options,
     env_overrides,
     is_sweep_file,
@@ -64,7 +61,6 @@ from gpuherd.tasks_guard import refuse_while_loading
 from gpuherd.wire_requests import SweepOptions, options_sent
 from gpuherd.worker import METRICS_FILE, RESULT_FILE, runs_task
 
-START_TIMEOUT = 30.0
 _YES = "pass yes=True to submit them all"
 FINISHED = frozenset({"succeeded", "failed", "killed", "cancelled", "lost"})
 
@@ -89,43 +85,8 @@ def connect(
             raise
     options, variable_helps = start_options(gpus, fake_gpus)
     args = [sys.executable, "-m", "gpuherd.daemon", "--home", str(client.home), *options]
-    _start_daemon(client, args, variable_helps)
+    start_daemon(client, args, variable_helps)
     return Herd(client)
-
-
-def _start_daemon(client: Client, args: list[str], variable_helps: bool) -> None:
-    """Start the daemon detached (sh puts it in the background and exits, so it is never a
-    child of this process: no zombie, nothing to reap), and wait until it answers."""
-    client.home.mkdir(parents=True, exist_ok=True)
-    log = paths.daemon_log(client.home)
-    seen = log.stat().st_size if log.exists() else 0
-    with log.open("ab") as out:  # sh says the daemon's pid: its output goes to the log
-        launched = subprocess.run(
-            ["/bin/sh", "-c", '"$@" </dev/null >&2 & echo $!', "sh", *args],
-            stdout=subprocess.PIPE,
-            stderr=out,
-            start_new_session=True,
-            check=True,
-        )
-    daemon = started_process(int(launched.stdout))
-    deadline = time.monotonic() + START_TIMEOUT
-    # On the start's clock: a daemon not serving yet held a poll 60 s (the client's timeout).
-    poll = Client(client.home, waits_for_socket=False)
-    while not _answers(poll, deadline):
-        exited = not still_running(daemon)  # (before the log is read: its last word comes first)
-        failed = client.last_word(seen)
-        if (failed or exited) and not _answers(poll, deadline):  # (another may have started)
-            if not failed:  # it died before its last word (killed): the log may say more
-                raise DaemonError(f"the daemon exited before it answered; see {log}")
-            raise DaemonError(connect_spelling(failed, variable_helps))
-        if time.monotonic() > deadline:
-            raise DaemonError(f"the daemon did not answer within {START_TIMEOUT:g}s; see {log}")
-        time.sleep(0.02)
-
-
-def _answers(poll: Client, deadline: float) -> bool:
-    poll.answer_by(deadline)
-    return poll.is_up()
 
 
 class Herd(JobListing, CompletedJobs):

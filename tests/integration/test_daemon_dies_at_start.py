@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import Herd
-from gpuherd import pyapi
+from gpuherd import pyapi, pyapi_start
 from gpuherd.errors import DaemonError
 
 BROKEN = 'raise ImportError("uvicorn is broken: a test\'s stand-in")\n'
@@ -91,7 +91,7 @@ def test_a_python_connect_whose_daemon_cannot_import_a_module_says_so_at_once(
     began = time.monotonic()
     with pytest.raises(DaemonError) as refused:
         pyapi.connect(herd.home, fake_gpus=1)
-    assert time.monotonic() - began < pyapi.START_TIMEOUT / 2
+    assert time.monotonic() - began < pyapi_start.START_TIMEOUT / 2
     log = herd.home / "daemon.log"
     assert str(refused.value) == cannot_import(folder, log)
     assert "ImportError: uvicorn is broken" in log.read_text()

@@ -17,7 +17,7 @@ import psutil
 import pytest
 
 from conftest import Herd, wait_dead, wait_for
-from gpuherd import pyapi
+from gpuherd import pyapi, pyapi_start
 from gpuherd.daemon_presence import lock_holder
 from gpuherd.errors import DaemonError
 
@@ -114,7 +114,7 @@ def test_a_python_connect_whose_daemon_listens_but_does_not_serve_gives_up_on_ti
     herd: Herd, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`gpuherd.connect()` starts a daemon too: its polls waited the client's 60 s each."""
-    monkeypatch.setattr(pyapi, "START_TIMEOUT", START_TIMEOUT)
+    monkeypatch.setattr(pyapi_start, "START_TIMEOUT", START_TIMEOUT)
     monkeypatch.setenv("GPUHERD_TEST_SERVE_DELAY", "600")  # (the daemon inherits it)
     began = time.monotonic()
     with pytest.raises(DaemonError) as refused:

@@ -1,0 +1,50 @@
+"""`gpuherd.connect()`'s start of a daemon (pyapi.py): detached, and waited for until it
+answers, or its own last word in its log said why it did not."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+
+from gpuherd import paths
+from gpuherd.client import Client
+from gpuherd.daemon_presence import started_process, still_running
+from gpuherd.errors import DaemonError
+from gpuherd.pyapi_values import connect_spelling
+
+START_TIMEOUT = 30.0
+
+
+def start_daemon(client: Client, args: list[str], variable_helps: bool) -> None:
+    """Start the daemon detached (sh puts it in the background and exits, so it is never a
+    child of this process: no zombie, nothing to reap), and wait until it answers."""
+    client.home.mkdir(parents=True, exist_ok=True)
+    log = paths.daemon_log(client.home)
+    seen = log.stat().st_size if log.exists() else 0
+    with log.open("ab") as out:  # sh says the daemon's pid: its output goes to the log
+        launched = subprocess.run(
+            ["/bin/sh", "-c", '"$@" </dev/null >&2 & echo $!', "sh", *args],
+            stdout=subprocess.PIPE,
+            stderr=out,
+            start_new_session=True,
+            check=True,
+        )
+    daemon = started_process(int(launched.stdout))
+    deadline = time.monotonic() + START_TIMEOUT
+    # On the start's clock: a daemon not serving yet held a poll 60 s (the client's timeout).
+    poll = Client(client.home, waits_for_socket=False)
+    while not _answers(poll, deadline):
+        exited = not still_running(daemon)  # (before the log is read: its last word comes first)
+        failed = client.last_word(seen)
+        if (failed or exited) and not _answers(poll, deadline):  # (another may have started)
+            if not failed:  # it died before its last word (killed): the log may say more
+                raise DaemonError(f"the daemon exited before it answered; see {log}")
+            raise DaemonError(connect_spelling(failed, variable_helps))
+        if time.monotonic() > deadline:
+            raise DaemonError(f"the daemon did not answer within {START_TIMEOUT:g}s; see {log}")
+        time.sleep(0.02)
+
+
+def _answers(poll: Client, deadline: float) -> bool:
+    poll.answer_by(deadline)
+    return poll.is_up()
