@@ -44,6 +44,7 @@ from gpuherd.daemon_home import (
     number_after_job_folders,
     refuse_a_network_home,
     refuse_an_emptied_database,
+    refuse_another_users_home,
 )
 from gpuherd.daemon_presence import SOCKET_CHECK
 from gpuherd.devices import DeviceTable
@@ -184,6 +185,7 @@ def serve(
     # Before the home is touched: a bad GPUHERD_FAKE_GPUS is refused, named as the variable.
     choice = choose_gpus(gpus, fake_gpus, ray=executor_kind == "ray" or address is not None)
     refuse_a_network_home(home)
+    refuse_another_users_home(home)
     lock = acquire_lock(home)
     make_home_private(home)
     refuse_an_emptied_database(home)

@@ -16,6 +16,7 @@ from gpuherd import paths
 from gpuherd.core.mounts import mount_of, network_kind
 from gpuherd.core.units import plural
 from gpuherd.errors import HerdError
+from gpuherd.socket_peer import another_users_socket, peer_uid
 from gpuherd.store import Store
 from gpuherd.store_schema import set_aside
 
@@ -61,6 +62,23 @@ def refuse_a_network_home(home: Path) -> None:
     )
 
 
+def refuse_another_users_home(home: Path) -> None:
+    """A home that is another user's folder is refused before it is touched: its owner can
+    open it again whenever they like (a chmod that undoes make_home_private), read every job's
+    logs, and replace what is in it (herd.db, task-params/): jobs of theirs, run as you. (A
+    folder made in /tmp by someone else, under the name one then gives to GPUHERD_HOME.)"""
+    try:
+        owner = home.stat().st_uid
+    except OSError:  # none yet: the daemon makes it, its own
+        return
+    if owner != os.getuid():
+        raise HerdError(
+            f"GPUHERD_HOME {home} belongs to another user (uid {owner}), who could read the "
+            "jobs' logs in it and replace its queue with jobs of theirs, run as you: set "
+            "GPUHERD_HOME to a folder of your own"
+        )
+
+
 def _nearest_existing(path: Path) -> Path:
     """`path`, or the nearest folder above it that exists (a home not made yet)."""
     while not path.exists() and path != path.parent:
@@ -100,7 +118,7 @@ def make_home_private(home: Path) -> None:
         return
     try:
         os.chmod(home, mode & 0o700)
-    except OSError as exc:  # another user's folder: serve anyway (herd.db is 0600)
+    except OSError as exc:  # a file system that takes no chmod: serve anyway (herd.db is 0600)
         log.warning("cannot make %s private (%s): `chmod 700` it", home, exc.strerror)
         return
     if paths.database(home).exists():
@@ -120,7 +138,9 @@ def bind_socket(path: Path, own_folder: bool) -> socket.socket:
     if own_folder or not path.parent.exists():
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         os.chmod(path.parent, 0o700)
-    if _answers(path):  # our lock is this home's: a daemon of another home took the path
+    if (owner := _answers(path)) is not None and owner != os.getuid():
+        raise HerdError(another_users_socket(path, owner))
+    if owner is not None:  # our lock is this home's: a daemon of another home took the path
         raise HerdError(
             f"another daemon listens on {path} (a GPUHERD_SOCKET shared by two homes?): "
             "give each home its own socket, or unset GPUHERD_SOCKET"
@@ -205,17 +225,17 @@ def _identity(path: Path) -> tuple[int, int] | None:
     return (found.st_dev, found.st_ino) if stat.S_ISSOCK(found.st_mode) else None
 
 
-def _answers(path: Path) -> bool:
-    """Whether something listens on the Unix socket at `path`."""
+def _answers(path: Path) -> int | None:
+    """The uid of what listens on the Unix socket at `path` (None: nothing listens)."""
     probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     probe.settimeout(1.0)
     try:
         probe.connect(str(path))
+        return peer_uid(probe)
     except OSError:  # none there, refused (stale), not a socket
-        return False
+        return None
     finally:
         probe.close()
-    return True
 
 
 def _job_folders(home: Path) -> list[int]:

@@ -135,7 +135,7 @@ def start_info(job: Job, attempt: Attempt) -> dict[str, object]:
 
 def record_start(attempt_dir: Path, job_dir: Path, info: Mapping[str, object]) -> None:
     """Write attempt.json in the attempt's folder and job.json (the latest attempt) beside it."""
-    _write_copies(_info_files(str(attempt_dir), str(job_dir)), _json_text(info))
+    _write_copies(_info_files(str(attempt_dir), str(job_dir)), info)
 
 
 def clear_job_marker(job_dir: str | Path) -> None:
@@ -160,7 +160,7 @@ def unrecord_start(attempt_dir: str, job_dir: str, before: str | None) -> None:
             os.unlink(path)
     job_file = os.path.join(job_dir, "job.json")
     if earlier is not None and record is not None and not _link(earlier, job_file):
-        _write_text(job_file, _json_text(record))  # (`gpuherd run`'s attempt 1: job.json)
+        _write_info(job_file, record)  # (`gpuherd run`'s attempt 1: job.json)
     if before is not None:
         restore_job_marker(before, job_dir)
 
@@ -199,7 +199,7 @@ def record_end(
     folder, job_folder = str(layout.attempt_dir(job, job.attempt)), str(layout.job_dir(job))
     # (job.json last; `gpuherd run`'s attempt 1 runs in the job's folder: not latest, no file)
     if files := _info_files(folder, job_folder)[: None if latest else -1]:
-        _write_copies(files, _json_text({**started, **end}))
+        _write_copies(files, {**started, **end})
     marker, other = MARKERS if outcome.success else MARKERS[::-1]
     first = None
     targets = (folder, job_folder) if latest else () if folder == job_folder else (folder,)
@@ -331,10 +331,10 @@ _WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NO
 once (ENXIO) instead of holding the daemon until someone reads it."""
 
 
-def _write_copies(paths: list[str], text: str) -> None:
-    """Write `text` to the first path and make the others hard links to it: the same content
+def _write_copies(paths: list[str], info: Mapping[str, object]) -> None:
+    """Write `info` to the first path and make the others hard links to it: the same content
     without another file to create (creating files is the slow part on some file systems)."""
-    _write_text(paths[0], text)
+    _write_info(paths[0], info)
     for path in paths[1:]:
         tmp = path + ".tmp"
         if _link(paths[0], tmp):
@@ -343,7 +343,7 @@ def _write_copies(paths: list[str], text: str) -> None:
                 continue
             except OSError:
                 pass
-        _write_text(path, text)
+        _write_info(path, info)
 
 
 def _link(source: str, target: str) -> bool:
@@ -365,13 +365,22 @@ def _touch(path: str) -> None:
         os.close(os.open(path, _WRITE_FLAGS, 0o644))
 
 
-def _write_text(path: str, text: str) -> None:
+def _write_info(path: str, info: Mapping[str, object]) -> None:
+    """Write a job.json or attempt.json. One that records --env values is its user's alone
+    (0600): they may be secrets (API keys), and the job's folder may be one others can read
+    (a sweep's results, `gpuherd run --output-dir`); the others are made as the umask says."""
+    _write_text(path, _json_text(info), 0o600 if info.get("env_overrides") else 0o644)
+
+
+def _write_text(path: str, text: str, mode: int) -> None:
     """Replace a file at once (readers never see half of it); errors are ignored: these are
     informational copies, the database is the source of truth."""
     tmp = path + ".tmp"
     try:
-        fd = os.open(tmp, _WRITE_FLAGS | os.O_TRUNC, 0o644)
+        fd = os.open(tmp, _WRITE_FLAGS | os.O_TRUNC, mode)
         try:
+            if mode == 0o600:  # (a .tmp left by a crash keeps its mode through O_TRUNC)
+                os.fchmod(fd, mode)
             write_whole(fd, text.encode())
         finally:
             os.close(fd)

@@ -59,6 +59,9 @@ def write_points(spec: SweepSpec, points: Sequence[Point], git: str | None) -> N
     return made
 
 
+_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
 def write_params(
     spec: SweepSpec, point: Point, git: str | None, made: list[str] | None = None
 ) -> None:
@@ -85,7 +88,11 @@ def write_params(
             _move_previous_run(folder)
         except FileNotFoundError:
             _make_with_parents(folder, made)
-        fd = os.open(path + ".tmp", os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
+        # A new file, never one found there: in a results folder others can write, a link
+        # planted as params.json.tmp would have this write go to a file of the user's own.
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path + ".tmp")
+        fd = os.open(path + ".tmp", _NEW_FILE, 0o666)
         try:
             write_whole(fd, _record_text(record).encode())
         finally:

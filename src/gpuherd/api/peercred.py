@@ -9,22 +9,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import socket
-import struct
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from gpuherd.socket_peer import peer_uid
+
 log = logging.getLogger("gpuherd.api")
-_UCRED = struct.Struct("3i")  # struct ucred: pid, uid, gid
-
-
-def peer_uid(sock: socket.socket) -> int | None:
-    """The uid of the process at the other end of a Unix socket (None for other sockets)."""
-    if sock.family != socket.AF_UNIX:
-        return None
-    raw = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _UCRED.size)
-    _pid, uid, _gid = _UCRED.unpack(raw)
-    return int(uid)
 
 
 class PeerCheckedH11(H11Protocol):
