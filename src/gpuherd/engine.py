@@ -19,7 +19,7 @@ from functools import partial
 from gpuherd.attempts import Attempts
 from gpuherd.broadcast import Broadcast
 from gpuherd.config import load_policy
-from gpuherd.core.caps import Offering
+from gpuherd.core.caps import Offering, sweep_room
 from gpuherd.core.log_names import FOLDER_LOGS
 from gpuherd.core.model import Assignment, Attempt, Device, Job, Policy, Reservation
 from gpuherd.core.output_files import recorded_or_named
@@ -244,16 +244,27 @@ class Engine(JobStops):
     ) -> tuple[list[Assignment], dict[int, Job]]:
         """One placement pass (records nothing): what starts where, and every job it read."""
         reservations, policy = self.reservations(), self.policy
+        running = self.attempts.sweeps_running() if self.sweep_caps else {}
         offer = Offering(
             self.sweep_caps,
-            self.attempts.sweeps_running() if self.sweep_caps else {},
+            running,
             project_room(reservations, policy),
             partial(open_gpus, devices, reservations, policy),
             now - policy.reserve_after,
         )
+        room = sweep_room(self.sweep_caps, running)  # (kept by placement too: caps.py)
         with self.scan.reading(offer) as (jobs, behind, seen):
             free = self.devices.host_free(TELEMETRY_MAX_AGE)
-            placed = place(jobs, devices, reservations, policy, now, host_free=free, behind=behind)
+            placed = place(
+                jobs,
+                devices,
+                reservations,
+                policy,
+                now,
+                host_free=free,
+                behind=behind,
+                sweep_room=room,
+            )
         self.hold = placed.hold
         return placed.starts, seen
 

@@ -24,6 +24,7 @@ from gpuherd.core.lifecycle import (
     killed_while_stopping,
     refused_while_stopping,
     retry_refused,
+    retry_refused_removed,
     stop_begun,
 )
 from gpuherd.core.model import Job, Outcome
@@ -207,6 +208,8 @@ class JobVerbs:
             )
         if dead := self._dead_dependency(job):
             raise Conflict(retry_refused(job.id, *dead))
+        if removed := self._removed_dependency(job):
+            raise Conflict(retry_refused_removed(job.id, *removed))
         event, to = (Event.RETRY_HELD, JobState.HELD) if hold else (Event.RETRY, JobState.QUEUED)
         detail = "retry by the user" + (", held" if hold else "")
         self.engine.move_state(job, event, to, detail=detail, release_at=None, **PUT_BACK)
@@ -220,6 +223,17 @@ class JobVerbs:
             if JobState(state) in FINISHED_STATES:  # ended, yet unmet
                 return dep_id, JobState(state), reruns(self.store, [job.id])[job.id]
         return None
+
+    def _removed_dependency(self, job: Job) -> tuple[int, str] | None:
+        """Of a job cancelled as one it waited for ended otherwise (dependency_failed), the
+        first job it waits for to succeed or to fail that was removed since, and the option
+        it was named by (one of --after-any met it by any end); None if none was."""
+        if job.outcome is None or job.outcome.kind is not OutcomeKind.DEPENDENCY_FAILED:
+            return None
+        after, after_fail = job.spec.after, job.spec.after_fail
+        waited = [(d, "--after") for d in after] + [(d, "--after-fail") for d in after_fail]
+        there = self.store.known_ids([dep for dep, _ in waited])
+        return next(((dep, kind) for dep, kind in sorted(waited) if dep not in there), None)
 
     def pause(self, ids: Sequence[int]) -> list[ActionResult]:
         return self._each(ids, lambda job: self._signal_one(job, Event.PAUSE))

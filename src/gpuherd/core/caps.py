@@ -8,9 +8,41 @@ behind them waiting with GPUs idle. They are skipped here, before the window is 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from gpuherd.core.model import Job
+from gpuherd.core.waiting import Shape, shape_of
+
+
+class _Room:
+    """How many more jobs of each group (a sweep with `--max-parallel`, a project with a
+    limit) a pass may offer, counted per shape (core/waiting.Shape: what a job asks for): a
+    job that does not fit says nothing of a smaller one of its group behind it (a project's,
+    or an edited sweep point's, 2-GPU job kept its 1-GPU ones off a free GPU). Placement
+    keeps to the caps itself."""
+
+    def __init__(self, room: Mapping[str, int]) -> None:
+        self._room = dict(room)
+        self._offered: Counter[tuple[str, Shape]] = Counter()
+
+    def key(self, group: str | None, job: Job) -> tuple[str, Shape] | None:
+        """What the job counts as, or None when its group (if any) has no cap."""
+        if group is None or group not in self._room:
+            return None
+        return group, shape_of(job.spec)
+
+    def full(self, key: tuple[str, Shape] | None) -> bool:
+        return key is not None and self._offered[key] >= self._room[key[0]]
+
+    def take(self, key: tuple[str, Shape] | None) -> None:
+        if key is not None:
+            self._offered[key] += 1
+
+
+def sweep_room(sweep_caps: Mapping[str, int], sweeps_running: Mapping[str, int]) -> dict[str, int]:
+    """How many more jobs each sweep with a cap (`--max-parallel`) may start."""
+    return {s: cap - sweeps_running.get(s, 0) for s, cap in sweep_caps.items()}
 
 
 class Offering:
@@ -30,30 +62,26 @@ class Offering:
         open_gpus: Callable[[], frozenset[int]],
         hold_after: float,
     ) -> None:
-        self._sweep_room = {s: cap - sweeps_running.get(s, 0) for s, cap in sweep_caps.items()}
-        self._project_left = dict(project_room)
+        self._sweeps = _Room(sweep_room(sweep_caps, sweeps_running))
+        self._projects = _Room(project_room)
         self._open_gpus = open_gpus
         self._gpus: frozenset[int] | None = None
         self._hold_after = hold_after
 
     def filter(self, pending: Iterable[Job]) -> Iterator[Job]:
-        sweep_room, project_left = self._sweep_room, self._project_left
+        sweeps, projects = self._sweeps, self._projects
         for job in pending:
             spec = job.spec
-            sweep, project = spec.sweep, spec.project
-            if (sweep in sweep_room and sweep_room[sweep] <= 0) or (
-                project in project_left and project_left[project] <= 0
-            ):
+            sweep, project = sweeps.key(spec.sweep, job), projects.key(spec.project, job)
+            if sweeps.full(sweep) or projects.full(project):
                 continue
             if spec.only_gpus and job.queued_at > self._hold_after:
                 if self._gpus is None:
                     self._gpus = self._open_gpus()
                 if self._gpus.isdisjoint(spec.only_gpus):
                     continue
-            if sweep in sweep_room:
-                sweep_room[sweep] -= 1
-            if project in project_left:
-                project_left[project] -= 1
+            sweeps.take(sweep)
+            projects.take(project)
             yield job
 
 
@@ -68,10 +96,11 @@ def worth_offering(
     """`pending` less the jobs that cannot start in this pass.
 
     - A sweep with `--max-parallel` (`sweep_caps`, of which `sweeps_running` run) is offered
-      no more jobs than it may still start: a sweep's points ask for the same resources, so
-      one offered but not placed means the others would not fit either.
-    - A project with a limit is offered no more jobs than `project_room` says may start:
-      its first ones in queue order.
+      no more jobs of each shape than it may still start (`_Room`): its points mostly ask
+      for the same resources, so one offered but not placed means the others would not fit
+      either.
+    - A project with a limit is offered no more jobs of each shape than `project_room` says
+      may start: its first ones in queue order.
     - A job limited to some GPUs (`--only-gpus`) none of which is open to a job now
       (`open_gpus()`, asked once, at the first such job) is skipped, unless it has waited
       `hold_after` (a queued_at that old): then placement may have it hold GPUs.

@@ -324,6 +324,18 @@ def retry_refused(job_id: int, dep_id: int, dep_state: JobState, rerun: Rerun | 
     )
 
 
+def retry_refused_removed(job_id: int, dep_id: int, kind: str) -> str:
+    """Why `retry` of a job cancelled as dependency_failed is refused once job `dep_id`, which
+    it waits for (`kind`: its option), was removed (`gpuherd rm`): nothing tells any more
+    whether it would have run, and a retry ran it as though that job had done what it waited
+    for (a training run started without its data preparation)."""
+    return (
+        f"job {job_id} waits for job {dep_id} ({kind}), which was removed since: a retry "
+        f"cannot know whether job {dep_id} did what it waits for; submit its command again "
+        f"(gpuherd show {job_id}) to run it without that dependency"
+    )
+
+
 def _runs_again(rerun: Rerun, job_ids: Sequence[int]) -> str:
     """`gpuherd retry ...`, the jobs of `rerun` then `job_ids`, and what it runs again: all
     of them, or, after a success where a failure was waited for, that job, and the jobs

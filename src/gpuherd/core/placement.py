@@ -10,7 +10,7 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import ParamSpec
 
@@ -46,6 +46,8 @@ class _Budget:
     """More CPU-only jobs (`cpu_jobs`)."""
     projects: dict[str, int]
     """More jobs of each project that has a limit (`project_limits`)."""
+    sweeps: dict[str, int]
+    """More jobs of each sweep that has a cap (`--max-parallel`)."""
 
     def allows(self, spec: JobSpec) -> bool:
         """Whether the limits let the job start (whatever the GPUs say)."""
@@ -53,6 +55,7 @@ class _Budget:
             (self.ram is not None and (spec.ram or 0) > self.ram)
             or (spec.gpus == 0 and self.cpu is not None and self.cpu <= 0)
             or (spec.project is not None and self.projects.get(spec.project, 1) <= 0)
+            or (spec.sweep is not None and self.sweeps.get(spec.sweep, 1) <= 0)
         )
 
     def take(self, spec: JobSpec) -> bool:
@@ -63,6 +66,8 @@ class _Budget:
             self.cpu -= 1
         if spec.project in self.projects:
             self.projects[spec.project] -= 1
+        if spec.sweep in self.sweeps:
+            self.sweeps[spec.sweep] -= 1
         if self.room is not None:
             self.room -= 1
             return self.room <= 0
@@ -181,6 +186,7 @@ def place(
     cpu_jobs_waiting: bool = True,
     host_free: int | None = None,
     behind: Callable[[int], Iterable[Job]] | None = None,
+    sweep_room: Mapping[str, int] | None = None,
 ) -> Placed:
     """The jobs to start now and their GPUs, in the order decided, and the GPUs held.
 
@@ -211,7 +217,8 @@ def place(
     CPU-only jobs: at most `policy.cpu_jobs` run at once (reservations without GPUs count);
     past that, one is passed over like a GPU job that does not fit, holding nothing. So is
     a job of a project that has `policy.project_limits` jobs running (reservations count
-    by their project).
+    by their project), and one of a sweep that may start no more (`sweep_room`: how many
+    more each sweep with `--max-parallel` may start).
 
     Starvation: the first job (in order) that asks for GPUs, does not fit, has waited at
     least `policy.reserve_after` and could run on the usable GPUs holds the GPUs it would
@@ -229,7 +236,11 @@ def place(
     if (room is not None and room <= 0) or (ram_left is not None and ram_left < 0):
         return Placed(out, None)
     budget = _Budget(
-        room, ram_left, cpu_slots_left(reservations, policy), project_room(reservations, policy)
+        room,
+        ram_left,
+        cpu_slots_left(reservations, policy),
+        project_room(reservations, policy),
+        dict(sweep_room or {}),
     )
     state = Pass(devices, reservations, policy)
     _place(iter(pending), state, policy, now, budget, out, cpu_jobs_waiting, behind)
