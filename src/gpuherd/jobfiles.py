@@ -13,10 +13,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from gpuherd import attempt_folder
 from gpuherd.core.model import Attempt, HostUsage, Job, Outcome
 from gpuherd.errors import Forbidden
 from gpuherd.layout import Layout
 from gpuherd.log_lines import start_of_last_lines as start_of_last_lines
+from gpuherd.own_files import write_whole
 
 TAIL_BYTES = 64 * 1024
 LOGS = ("stdout.log", "stderr.log")
@@ -27,7 +29,8 @@ def prepare(folder: str | Path) -> None:
     """Create an attempt's folder, leaving no marker of an earlier run in it, nor the logs
     of one that ended there (the job's shell appends: two runs' output in one log would
     mislead). An attempt that never started (its Ray node left) keeps the note it logged.
-    A new attempt-N (N > 1) moves the job folder's metrics.json into attempt-(N-1)."""
+    A new attempt-N (N > 1) moves the job folder's metrics.json into attempt-(N-1). One found
+    there that is not a folder of the user's (a planted link) is moved aside (attempt_folder)."""
     try:
         os.mkdir(folder)
         _set_aside_metrics(str(folder))
@@ -41,14 +44,19 @@ def prepare(folder: str | Path) -> None:
             pass
         os.mkdir(folder)
     except FileExistsError:  # a rerun into the same folder: clear what the last run left
+        if what := attempt_folder.not_ours(folder):  # (a link planted in a shared folder)
+            attempt_folder.replace_planted(folder, what)
+            _set_aside_metrics(str(folder))
+            return
         ended = False
         for name in (*MARKERS, "process", "exit_status", "pid"):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(os.path.join(folder, name))
                 ended = ended or name in MARKERS
-        for name in LOGS if ended else ():
+        for name in LOGS:  # (a link: an --output's, or one planted, which `>>` would follow)
             with contextlib.suppress(FileNotFoundError):
-                os.unlink(os.path.join(folder, name))
+                if ended or os.path.islink(os.path.join(folder, name)):
+                    os.unlink(os.path.join(folder, name))
         if not os.path.basename(folder).startswith("attempt-"):
             _remove_later_attempts(str(folder))
 
@@ -388,11 +396,3 @@ def _write_text(path: str, text: str, mode: int) -> None:
     except OSError:
         with contextlib.suppress(OSError):
             os.unlink(tmp)  # (a full disk's part of it: the file before stays as it was)
-
-
-def write_whole(fd: int, data: bytes) -> None:
-    """Write all of `data`, or raise OSError: a disk filling up writes what fits and refuses
-    only the next write, so one os.write left a file cut short, moved over a good one."""
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]

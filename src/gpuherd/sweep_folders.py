@@ -19,7 +19,7 @@ from typing import Any
 from gpuherd.core.sweep import Point, SweepSpec
 from gpuherd.core.sweep_values import json_safe
 from gpuherd.errors import HerdError
-from gpuherd.jobfiles import write_whole
+from gpuherd.own_files import write_whole
 from gpuherd.sweep_files import METRICS_FILE, PARAMS_FILE
 
 PREVIOUS_DIR = "previous-runs"

@@ -41,7 +41,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, NoReturn
 
-from gpuherd import tasks_guard, worker_pickled
+from gpuherd import own_files, tasks_guard, worker_pickled
 from gpuherd.task_values import Storable
 
 MAIN_MODULE = "__mp_main__"
@@ -220,10 +220,9 @@ def write_metrics(run_dir: str, result: Any) -> str | None:
     return stored.note()
 
 
-def _write_json(path: Path, data: Any) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2) + "\n")
-    tmp.replace(path)
+def _write_json(path: Path, data: Any, mode: int = 0o666) -> None:
+    """(A new file renamed into place: a link planted in the job's folder is not followed.)"""
+    own_files.replace_file(path, (json.dumps(data, indent=2) + "\n").encode(), mode)
 
 
 def read_params(run_dir: str) -> dict[str, Any]:
@@ -271,7 +270,7 @@ def read_params_file(path: str, run_dir: str) -> Any:
             ) from None
     else:
         try:
-            _write_json(kept, json.loads(text))
+            _write_json(kept, json.loads(text), 0o600)  # (its user's values alone)
             staged.unlink()
         except (OSError, ValueError):
             pass  # keep the file where it is: the next attempt reads it there

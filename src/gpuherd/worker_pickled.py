@@ -19,6 +19,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from gpuherd import own_files
+
 MAGIC = "gpuherd-pickled-task"
 """The first word of a pickled task's file (its first line is text: `head -1 FILE` says what)."""
 KEPT_FUNCTION_FILE = "task-function.pkl"
@@ -42,11 +44,13 @@ def header(name: str, cloudpickle_version: str) -> bytes:
 
 def read_function_file(path: str, run_dir: str | None) -> bytes:
     """The file's bytes. With `run_dir` (one job's file) it is moved there at the first run,
-    and read there by later attempts (a retry, a restart for required_env)."""
+    and read there by later attempts (a retry, a restart for required_env). The file is
+    unpickled, which runs code: one that another user could have written is refused
+    (own_files.read_own_file), as is one that is a link."""
     staged = Path(path)
     if run_dir is None:
         try:
-            return staged.read_bytes()
+            return _read_own(staged)
         except OSError as exc:
             raise PickledTaskError(
                 f"cannot read the sweep's pickled task {path}: {exc.strerror or exc}; submit "
@@ -54,23 +58,32 @@ def read_function_file(path: str, run_dir: str | None) -> bytes:
             ) from None
     kept = Path(run_dir) / KEPT_FUNCTION_FILE
     try:
-        data = staged.read_bytes()
+        data = _read_own(staged)
     except FileNotFoundError:
         try:
-            return kept.read_bytes()
+            return _read_own(kept)
         except FileNotFoundError:
             raise PickledTaskError(
                 f"the task's pickled function {path} is gone: it is moved into the folder of "
                 "the job that first runs it; submit the task again"
             ) from None
     try:
-        tmp = kept.with_name(kept.name + ".tmp")
-        tmp.write_bytes(data)
-        tmp.replace(kept)
+        own_files.replace_file(kept, data, 0o600)  # (it may hold the closure's secrets)
         staged.unlink()
     except OSError:
         pass  # keep the file where it is: the next attempt reads it there
     return data
+
+
+def _read_own(path: Path) -> bytes:
+    try:
+        return own_files.read_own_file(path)
+    except own_files.NotYourOwnFile as exc:
+        raise PickledTaskError(
+            f"refusing to load the pickled task: {exc}, so someone else could have put code "
+            "of theirs in it, to run as you; keep the job's folder writable by you alone, and "
+            "submit the task again"
+        ) from None
 
 
 def load_function(data: bytes, path: str) -> Any:

@@ -7,11 +7,12 @@ ASGI scope. A refused request gets 403 and one line that says why.
 
 - Host: only names that cannot come from DNS rebinding (IP literals, `localhost`, the
   listen name, and the machine's own names when listening on every interface).
-- Token: `Authorization: token …` (or `Bearer …`), `?token=…`, or the cookie that a page
-  visit with `?token=` sets (HttpOnly, SameSite=Strict), compared in constant time. The
-  cookie holds a value derived from the token (`cookie_value`), not the token: browsers send
-  a host's cookies to every port of that host, and what another server there receives must
-  not be the token (the value is taken as this dashboard's cookie only, never as a token).
+- Token: `Authorization: token …` (or `Bearer …`), `?token=…`, a one-time `?code=…` that
+  `gpuherd ui --open` opens (open_codes.py), or the cookie that a page visit with either
+  sets (HttpOnly, SameSite=Strict), compared in constant time. The cookie holds a value
+  derived from the token (`cookie_value`), not the token: browsers send a host's cookies to
+  every port of that host, and what another server there receives must not be the token
+  (the value is taken as this dashboard's cookie only, never as a token).
 - Cross-site: a request that changes state (anything but GET, HEAD, OPTIONS) must not carry a
   foreign `Origin`; if its token came from the cookie (the only credential a browser adds on
   its own), its `Origin` or `Referer` must name this very host.
@@ -28,6 +29,7 @@ from urllib.parse import urlencode, urlsplit
 from starlette.datastructures import Headers, QueryParams
 
 from gpuherd.api.limits import ASGIApp, Message, Receive, Scope, Send, answer_error
+from gpuherd.api.open_codes import CodeRefused, OneTimeCodes
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 TCP_SCOPE_KEY = "gpuherd.tcp"
@@ -102,10 +104,13 @@ class HostCheck:
 class TcpGate:
     """ASGI middleware for the TCP listener; see the module's docstring for the rules."""
 
-    def __init__(self, app: ASGIApp, token: str, hosts: HostCheck) -> None:
+    def __init__(
+        self, app: ASGIApp, token: str, hosts: HostCheck, codes: OneTimeCodes | None = None
+    ) -> None:
         self.app = app
         self.token = token
         self.hosts = hosts
+        self.codes = codes or OneTimeCodes()
         self.cookie = cookie_name(token)
         self.cookie_value = cookie_value(token)
 
@@ -124,7 +129,11 @@ class TcpGate:
             await _refuse(scope, send, str(exc))
             return
         path: str = scope.get("path", "/")
-        if source == "query" and scope["method"] == "GET" and not path.startswith("/api/"):
+        if (
+            source in ("query", "code")
+            and scope["method"] == "GET"
+            and not path.startswith("/api/")
+        ):
             await self._redirect_with_cookie(scope, send, query)
             return
         inner = dict(scope)
@@ -145,6 +154,14 @@ class TcpGate:
                 "this gpuherd daemon needs its token: open the URL that `gpuherd ui --url` "
                 "prints, or send 'Authorization: token TOKEN'"
             )
+        if source == "code":
+            if scope["method"] != "GET" or scope.get("path", "/").startswith("/api/"):
+                raise Refused("a one-time ?code= opens a dashboard page, nothing else")
+            try:
+                self.codes.redeem(token, scope.get("client"), scope.get("server"))
+            except CodeRefused as exc:
+                raise Refused(str(exc)) from None
+            return source
         expected = self.cookie_value if source == "cookie" else self.token
         if not hmac.compare_digest(token.encode(), expected.encode()):
             raise Refused(
@@ -161,14 +178,17 @@ class TcpGate:
             return value.strip(), "header"
         if "token" in query:
             return query["token"], "query"
+        if "code" in query:
+            return query["code"], "code"
         cookies = _cookies(headers.get("cookie", ""))
         if self.cookie in cookies:
             return cookies[self.cookie], "cookie"
         return None, ""
 
     async def _redirect_with_cookie(self, scope: Scope, send: Send, query: QueryParams) -> None:
-        """A page visit with ?token=: keep the token in a cookie and drop it from the URL."""
-        rest = urlencode([(k, v) for k, v in query.multi_items() if k != "token"])
+        """A page visit with ?token= (or ?code=): keep the token in a cookie (a value made
+        from it) and drop it from the URL."""
+        rest = urlencode([(k, v) for k, v in query.multi_items() if k not in ("token", "code")])
         location = scope.get("path", "/") + ("?" + rest if rest else "")
         cookie = f"{self.cookie}={self.cookie_value}; Path=/; HttpOnly; SameSite=Strict"
         await send(

@@ -24,6 +24,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
 from gpuherd.api.auth import TCP_SCOPE_KEY, HostCheck, TcpGate
+from gpuherd.api.open_codes import OneTimeCodes
 from gpuherd.api.routes import RouteTable
 from gpuherd.errors import Conflict, HerdError
 from gpuherd.listen_address import format_address, parse_address
@@ -93,19 +94,21 @@ class Listener:
         self._server: Any = None
         self._task: asyncio.Task[None] | None = None
         self._fqdn: str | None = None
+        self.codes = OneTimeCodes()
         token_path(home).unlink(missing_ok=True)  # left by a daemon that was killed
 
     @property
     def listening(self) -> bool:
         return self._task is not None and not self._task.done()
 
-    def url(self, host: str | None = None) -> str | None:
-        """The dashboard's URL with the token; for a wildcard address, the local one."""
+    def url(self, host: str | None = None, query: str | None = None) -> str | None:
+        """The dashboard's URL with the token (or `query`); for a wildcard address, the
+        local one."""
         if not self.listening:
             return None
         host = host or self.host.strip("[]")
         shown = "127.0.0.1" if host in ("0.0.0.0", "") else "::1" if host == "::" else host
-        return f"http://{format_address(shown, self.port)}/?token={self.token}"
+        return f"http://{format_address(shown, self.port)}/?{query or 'token=' + self.token}"
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -125,7 +128,7 @@ class Listener:
         wildcard = host.strip("[]") in ("0.0.0.0", "::", "")
         self._fqdn = _machine_name() if wildcard else None  # once: it may ask DNS
         write_token(self.home, self.token)
-        gate = TcpGate(self.app, self.token, HostCheck(host))
+        gate = TcpGate(self.app, self.token, HostCheck(host), self.codes)
         config = uvicorn.Config(
             gate,
             log_level="warning",
@@ -216,6 +219,19 @@ async def listen(request: Request, body: ListenRequest) -> dict[str, Any] | JSON
     sock = bind(address, 1 if body.address else NEXT_FREE_TRIES)
     await listener.start(sock, parse_address(address)[0])
     return listener.describe()
+
+
+@routes.post("/daemon/listen/code", response_model=None)
+async def one_time_url(request: Request) -> dict[str, Any] | JSONResponse:
+    """The local URL with a one-time code in place of the token, for `gpuherd ui --open` to
+    put on a browser's command line (open_codes.py); only over the Unix socket."""
+    refused = _refuse_tcp(request)
+    if refused is not None:
+        return refused
+    listener = _listener(request)
+    if not listener.listening:
+        raise Conflict("the daemon is not listening on TCP: `gpuherd ui` starts the dashboard")
+    return {"url": listener.url(query=f"code={listener.codes.issue()}")}
 
 
 def _same(address: str, host: str, port: int) -> bool:

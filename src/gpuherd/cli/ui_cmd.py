@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from gpuherd.client import Client
-from gpuherd.errors import HerdError
+from gpuherd.errors import HerdError, NotFound
 from gpuherd.typed_name import prefixed, typed_name
 
 
@@ -28,7 +28,12 @@ def _show(answer: dict[str, Any]) -> None:
     help="Where to listen if not yet listening (default 127.0.0.1:8888, or the next free port).",
 )
 @click.option("--url", "url_only", is_flag=True, help="Only print the URL of a running listener.")
-@click.option("--open", "open_browser", is_flag=True, help="Also open it in a web browser.")
+@click.option(
+    "--open",
+    "open_browser",
+    is_flag=True,
+    help="Also open it in a web browser (at a one-time link, not the token's URL).",
+)
 @click.option("--stop", is_flag=True, help="Stop the TCP listener (the Unix socket stays).")
 def ui(listen: str | None, url_only: bool, open_browser: bool, stop: bool) -> None:
     """The web dashboard: prints its URL (with the token), starting the listener if needed.
@@ -59,13 +64,25 @@ def ui(listen: str | None, url_only: bool, open_browser: bool, stop: bool) -> No
         return
     _show(answer)
     if open_browser:
-        import webbrowser
+        _open_in_browser(client)
 
-        # False when no browser can be started here (a server over SSH, no DISPLAY): said,
-        # where --open did nothing and said nothing. Exit 0: the URL is printed and works.
-        if not webbrowser.open(answer["url"]):
-            note = "no web browser found here: open the URL above in yours"
-            click.echo(prefixed("warning", note), err=True)
+
+def _open_in_browser(client: Client) -> None:
+    """Open the dashboard at a one-time URL, not the token's: a browser's command line is
+    shown by `ps` to every user of the machine (api/open_codes.py)."""
+    import webbrowser
+
+    try:
+        url = client.post("/daemon/listen/code")["url"]
+    except NotFound:  # a daemon of a gpuherd before the codes
+        note = "this daemon is older than one-time links: open the URL above in your browser"
+        click.echo(prefixed("warning", note), err=True)
+        return
+    # False when no browser can be started here (a server over SSH, no DISPLAY): said,
+    # where --open did nothing and said nothing. Exit 0: the URL is printed and works.
+    if not webbrowser.open(url):
+        note = "no web browser found here: open the URL above in yours"
+        click.echo(prefixed("warning", note), err=True)
 
 
 def _refuse_mixed(listen: str | None, url_only: bool, open_browser: bool, stop: bool) -> None:
