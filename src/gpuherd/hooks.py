@@ -6,10 +6,10 @@ ended job from the store. Hooks run apart from the jobs and from the engine's ti
 PARALLEL at once, each in its own session, killed after `timeout`; a hook that fails is
 logged in daemon.log. Each run's output goes to a file of its own in hooks.running/, locked
 while any of its processes holds it (a child left in the background too); once none does
-(the hook and its children ended, or at most `timeout` after the hook started; or at a later
-start) it is appended to hooks.log with at most HEAD + TAIL of its bytes and its escape
-sequences dropped, and removed. hooks.log is rotated past ROTATE_AT: thousands of jobs
-with a chatty notifier filled the disk.
+(the hook and its children ended, or at most `timeout` after the hook started, or after
+the next daemon's start, for one the last left running) it is appended to hooks.log with
+at most HEAD + TAIL of its bytes and its escape sequences dropped, and removed. hooks.log
+is rotated past ROTATE_AT: thousands of jobs with a chatty notifier filled the disk.
 
 When a hook starts, the end time of its job is stored (THROUGH, the latest one): hooks still
 waiting when the daemon stops or dies run at its next start (jobs that ended after THROUGH).
@@ -31,14 +31,22 @@ import time
 from collections import deque
 from collections.abc import Mapping
 from pathlib import Path
-from typing import BinaryIO
 
 from gpuherd.broadcast import Change
 from gpuherd.core.model import Job
 from gpuherd.core.states import ACTIVE_STATES, FINISHED_STATES
-from gpuherd.core.text import clean_lines, one_line
+from gpuherd.core.text import one_line
 from gpuherd.engine import Engine
 from gpuherd.executors.base import SpawnError, job_shell
+from gpuherd.executors.local_shell import RESET_SIGNALS
+from gpuherd.hook_files import (
+    free_middle,
+    held,
+    holding_hook,
+    named_by_pid,
+    write_out,
+    write_out_ended,
+)
 from gpuherd.paths import HOOK_LOG
 from gpuherd.store import Store
 
@@ -46,10 +54,6 @@ log = logging.getLogger("gpuherd.hooks")
 
 RUNNING = "hooks.running"
 """The folder of the output files of hooks that have not been written to hooks.log yet."""
-HEAD = TAIL = 4096
-"""Bytes of a hook run's output kept from its start and its end; the rest is left out."""
-ROTATE_AT = 10 * 2**20
-"""hooks.log's size past which it becomes hooks.log.1 (the one before is removed)."""
 PARALLEL = 4
 """Hooks running at once: a sweep whose points all fail together must not fork hundreds."""
 TIMEOUT = 60.0
@@ -74,66 +78,6 @@ __gpuherd_hook=$1
 shift 2
 eval "$__gpuherd_hook"
 """
-
-
-def _plain(data: bytes) -> str:
-    """A hook's output as hooks.log keeps it: its colours and cursor moves were stored raw,
-    and replayed by `cat hooks.log`."""
-    return clean_lines(data.decode(errors="replace"))
-
-
-def _capped(f: BinaryIO, size: int) -> str:
-    """The `size` bytes from `f`'s position, HEAD and TAIL of them when more."""
-    if size <= HEAD + TAIL:
-        return _plain(f.read(size))
-    head = _plain(f.read(HEAD))
-    f.seek(size - HEAD - TAIL, os.SEEK_CUR)
-    tail = _plain(f.read(TAIL))
-    cut = "" if head.endswith("\n") else "\n"
-    return f"{head}{cut}… {size - HEAD - TAIL:,} bytes left out …\n{tail}"
-
-
-def held(run_file: str) -> bool:
-    """Whether a process of the hook (its shell, or a child it left in the background) still
-    holds its output file: the file's lock goes with the hook's stdout and stderr."""
-    with open(run_file, "rb") as f:
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return True
-    return False
-
-
-def write_out(run_file: str, log_path: str, note: str = "") -> None:
-    """Append a hook run's file (its header line, then its output, capped; then `note` on a
-    line of its own) to hooks.log, rotated first when it would grow past ROTATE_AT; then
-    remove the file."""
-    with open(run_file, "rb") as f:
-        header = f.readline().decode(errors="replace")
-        size = os.fstat(f.fileno()).st_size - f.tell()  # (a background child may add more)
-        output = _capped(f, size)
-    if output and not output.endswith("\n"):
-        output += "\n"
-    entry = (header + output + (f"{note}\n" if note else "")).encode()
-    with contextlib.suppress(FileNotFoundError):
-        if os.path.getsize(log_path) + len(entry) > ROTATE_AT:
-            os.replace(log_path, log_path + ".1")
-    with open(log_path, "ab") as log_file:
-        log_file.write(entry)
-    os.unlink(run_file)
-
-
-def write_out_ended(folder: str, log_path: str) -> None:
-    """Write out the files in `folder` whose hooks ended (no process holds their lock): those
-    of hooks that were running when the last daemon stopped."""
-    with contextlib.suppress(FileNotFoundError):
-        for name in sorted(os.listdir(folder)):
-            path = os.path.join(folder, name)
-            try:
-                if not held(path):  # (else its hook still runs)
-                    write_out(path, log_path)
-            except OSError as exc:
-                log.warning("cannot write out the hook output %s: %s", path, exc)
 
 
 def hook_env(
@@ -197,7 +141,7 @@ class EndHooks:
         """Follow the changes now (before the engine finishes jobs that ended while it was
         down), after queueing the hooks the last daemon had not started. A change is
         published once committed: the job is read as it was recorded."""
-        write_out_ended(self.run_folder, self.log_path)
+        self._take_up_left()
         command, store = self.engine.policy.on_end, self.engine.store
         through = store.get_setting(THROUGH)
         if command and through is None:
@@ -206,6 +150,22 @@ class EndHooks:
             for job in store.ended_since(float(through)):
                 self._queue(command, job.id)
         self.engine.changes.listen(self._heard)
+
+    def _take_up_left(self) -> None:
+        """The output files the last daemon's hooks left in hooks.running/: those of hooks
+        that ended are written out now, and those still held are followed as this daemon's
+        own (written out once free, or `timeout` from now; their middle freed meanwhile):
+        they waited for yet another daemon start, and grew on the disk until then."""
+        write_out_ended(self.run_folder, self.log_path)
+        time_up = time.monotonic() + self.timeout
+        with contextlib.suppress(FileNotFoundError):
+            for name in os.listdir(self.run_folder):
+                job_id = name.removeprefix("job").partition("-")[0]  # (_spawn's name)
+                if job_id.isdigit():
+                    path = os.path.join(self.run_folder, name)
+                    self._held[path] = (int(job_id), time_up, False)
+        if self._held:
+            self._poll = self._loop.call_later(POLL, self._write_out_closed)
 
     def stop(self) -> None:
         """Run nothing more; hooks still running go on by themselves (own sessions)."""
@@ -292,16 +252,27 @@ class EndHooks:
             fcntl.flock(out, fcntl.LOCK_EX)
             argv = [shell, "-c", _HOOK_SHELL, "gpuherd-hook", command, self.home]
             to_file = [(os.POSIX_SPAWN_DUP2, out, 1), (os.POSIX_SPAWN_DUP2, out, 2)]
-            pid = os.posix_spawn(shell, argv, env, file_actions=to_file, setsid=True, setsigmask=())
+            pid = os.posix_spawn(
+                shell,
+                argv,
+                env,
+                file_actions=to_file,
+                setsid=True,
+                setsigmask=(),
+                setsigdef=RESET_SIGNALS,  # as a job's: `... | head` ends its writer
+            )
         except BaseException:
             os.unlink(path)
             raise
         finally:
             os.close(out)
+        path = named_by_pid(path, pid)
         fd = os.pidfd_open(pid)
         timer = self._loop.call_later(self.timeout, self._kill, pid)
         self._running[pid] = (fd, job_id, timer, path, time.monotonic() + self.timeout)
         self._loop.add_reader(fd, self._ended, pid)
+        if self._poll is None:  # (its output's middle is freed as it grows: free_middle)
+            self._poll = self._loop.call_later(POLL, self._write_out_closed)
 
     def _kill(self, pid: int) -> None:
         if pid in self._running:
@@ -338,7 +309,8 @@ class EndHooks:
         self._start_waiting()
 
     def _write_out_closed(self) -> None:
-        """Write out the output files of ended hooks that no process holds any more.
+        """Write out the output files of ended hooks that no process holds any more; free
+        the middle of those still written to (every POLL seconds while a hook runs).
 
         A hook's background child (`notify-send ... &`, `(sleep 1; echo late) &`) may write
         after the hook's shell ended: its file is kept until the child closed it too, looked
@@ -348,18 +320,43 @@ class EndHooks:
             self._poll.cancel()
             self._poll = None
         now = time.monotonic()
+        for _, job_id, _, path, _ in self._running.values():
+            try:
+                free_middle(path)
+            except OSError as exc:
+                log.warning("cannot free the disk space of job %d's hook output: %s", job_id, exc)
         for path, (job_id, time_up, killed) in list(self._held.items()):
             try:
                 still = held(path)
                 if still and now < time_up:
+                    free_middle(path)
                     continue
+                if still and not killed:  # one the last daemon left running, at its time
+                    killed = self._kill_left(path, job_id)
                 note = self._killed_note() if killed else self._late_note() if still else ""
                 write_out(path, self.log_path, note)
             except OSError as exc:
                 log.warning("cannot write out the output of job %d's hook: %s", job_id, exc)
             del self._held[path]
-        if self._held and not self._stopped:
+        if (self._held or self._running) and not self._stopped:
             self._poll = self._loop.call_later(POLL, self._write_out_closed)
+
+    def _kill_left(self, path: str, job_id: int) -> bool:
+        """Kill, with its process group, the hook whose output is `path` if it still runs:
+        one the last daemon left running, `timeout` after this one started (this daemon's own
+        were killed at their time, and left no shell holding their file)."""
+        pid = holding_hook(path)
+        if pid is None:
+            return False
+        log.warning(
+            "on-end hook for job %d, left running by the last daemon, still ran %gs after "
+            "this one started: killed",
+            job_id,
+            self.timeout,
+        )
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, signal.SIGKILL)
+        return True
 
     def _killed_note(self) -> str:
         """hooks.log's last line for a hook that ran past its time (daemon.log says it too)."""

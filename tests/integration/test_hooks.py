@@ -16,7 +16,8 @@ import pytest
 from conftest import Herd, item, one_gpu_engine, read_line, serving, stays, wait_dead, wait_for
 from gpuherd.core.model import Policy
 from gpuherd.executors.local import LocalExecutor
-from gpuherd.hooks import ROTATE_AT, EndHooks
+from gpuherd.hook_files import ROTATE_AT
+from gpuherd.hooks import EndHooks
 from gpuherd.store import Store
 
 

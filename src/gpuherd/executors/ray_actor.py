@@ -18,7 +18,6 @@ reach no process.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import json
 import os
 import shutil
@@ -37,6 +36,7 @@ import psutil
 import ray
 
 from gpuherd.executors.ray_supervisor import signal_tree
+from gpuherd.file_holes import free_range
 
 CHUNK = 1 << 20
 """Most bytes of each stream one pull returns."""
@@ -44,7 +44,6 @@ FREE_STEP = 1 << 20
 """Bytes the daemon must have pulled past the last freed offset before more is freed."""
 START_WAIT = 10.0
 """Seconds the actor waits, at most, for the supervisor to start the command (its `pid`)."""
-_PUNCH_HOLE = 0x02 | 0x01  # FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE (linux/falloc.h)
 
 Stamp = tuple[str, int]
 """(the sending daemon's id, the number it gave the signal): see `supersedes`."""
@@ -72,21 +71,6 @@ def private_scratch_root() -> Path:
     if stat.S_IMODE(st.st_mode) != 0o700:
         os.chmod(root, 0o700)
     return root
-
-
-def free_prefix(path: Path, end: int) -> None:
-    """Give the file system back the first `end` bytes of `path`, keeping its size: a hole,
-    so that offsets stay valid and the job's appends go on. Where the file system cannot
-    punch holes, nothing is freed."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    try:
-        fd = os.open(path, os.O_WRONLY)
-    except OSError:
-        return
-    try:
-        libc.fallocate(fd, _PUNCH_HOLE, ctypes.c_int64(0), ctypes.c_int64(end))
-    finally:
-        os.close(fd)
 
 
 def node_gpu_ids(slots: list[int]) -> list[str]:
@@ -178,7 +162,7 @@ class JobActor:
         job does not fill the node's /tmp (often memory) with a second copy of its log."""
         for name, offset in (("stdout.log", out_offset), ("stderr.log", err_offset)):
             if offset - self._freed[name] >= FREE_STEP:
-                free_prefix(self.folder / name, offset)
+                free_range(self.folder / name, 0, offset)
                 self._freed[name] = offset
         deadline = time.monotonic() + wait
         while True:
