@@ -74,21 +74,23 @@ class Broadcast:
     def unsubscribe(self, queue: asyncio.Queue[Change | None]) -> None:
         self._subscribers.discard(queue)
 
-    def publish(self, change: Change) -> None:
-        self._published += 1
-        self._history.append(change)
-        for listener in self._listeners:
-            listener(change)
-        for queue in self._subscribers:
-            try:
-                queue.put_nowait(change)
-            except asyncio.QueueFull:
-                # Drop the backlog, say so, and go on: before, such a subscriber was dropped
-                # without a word and waited for ever (a `gpuherd run` of 15,000 jobs hung).
-                while not queue.empty():
-                    queue.get_nowait()
-                queue.put_nowait(GAP)
-                queue.put_nowait(change)
+    def publish(self, *changes: Change) -> None:
+        for change in changes:
+            self._published += 1
+            self._history.append(change)
+            for listener in self._listeners:
+                listener(change)
+            for queue in self._subscribers:
+                try:
+                    queue.put_nowait(change)
+                except asyncio.QueueFull:
+                    # Drop the backlog, say so, and go on: before, such a subscriber was
+                    # dropped without a word and waited for ever (a `gpuherd run` of 15,000
+                    # jobs hung).
+                    while not queue.empty():
+                        queue.get_nowait()
+                    queue.put_nowait(GAP)
+                    queue.put_nowait(change)
 
     def close(self) -> None:
         for queue in self._subscribers:

@@ -373,9 +373,10 @@ class Engine(JobStops):
             change["attempt"] = changes["attempt"]
         self.publish(change)
 
-    def publish(self, change: dict[str, object]) -> None:
-        """Tell watchers of a change to a job once it is committed (never if rolled back)."""
-        self.store.after_commit(partial(self.changes.publish, change))
+    def publish(self, *changes: dict[str, object]) -> None:
+        """Tell watchers of changes to jobs once they are committed (never if rolled back),
+        in order (a sweep's 10,000 submissions: one callback, not 10,000)."""
+        self.store.after_commit(partial(self.changes.publish, *changes))
 
     def device_listing(self) -> list[Device]:
         return self.devices.listing()

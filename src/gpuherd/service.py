@@ -11,8 +11,9 @@ import contextlib
 import os
 import stat
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +21,7 @@ from gpuherd import jobfiles
 from gpuherd.core.deps import KINDS
 from gpuherd.core.lifecycle import Rerun, cancelled_at_once
 from gpuherd.core.log_names import FOLDER_LOGS
-from gpuherd.core.model import Job
+from gpuherd.core.model import Job, JobSpec, Policy
 from gpuherd.core.nearest_now import LeftOut
 from gpuherd.core.output_files import Files, recorded_or_named, shared_file, sharing
 from gpuherd.core.states import (
@@ -131,6 +132,14 @@ class Service(SystemVerbs, EditVerbs, MoveVerbs):
     ) -> CheckedJobs:
         """Every refusal of submit_and_tell, made before anything is stored: a sweep checks
         its points so, writes their folders off the loop, then stores them (sweeps.py)."""
+        return self.submission_check(items, batch)()
+
+    def submission_check(
+        self, items: Sequence[SubmitItem], batch: Batch | None = None
+    ) -> Callable[[], CheckedJobs]:
+        """check_submission in two: what reads the queue and the engine, done now; and what
+        reads only the items (and the files they name), returned, for a worker thread to run
+        (a sweep's 10,000 points: ~0.4 s, the loop free meanwhile)."""
         if not items:
             raise InvalidValue(
                 "nothing to submit: the list of jobs is empty (the CLI: give a command after --, "
@@ -140,27 +149,10 @@ class Service(SystemVerbs, EditVerbs, MoveVerbs):
             raise InvalidValue(NO_USER_FILES)
         deps = frozenset(dep for item in items for kind in KINDS for dep in getattr(item, kind))
         self._check_deps_exist(deps, items)
-        devices = self.engine.device_listing()
-        now = self.engine.clock()
-        new_jobs = []
-        never = never_runs_judge(devices, self.engine.policy, self.engine.devices.missing())
-        folders: set[str] = set()
-        batch = batch or Batch(len(items))
-        settings = self.engine.policy
-        # Options every job has (`submit --file`'s flags, the form's boxes) are the batch's
-        # mistake: "job 1 of the submission: this job can never run" blamed one for all.
-        alike = shared_options(items)  # checked once; its folder and verdict kept for the items
-        if alike and (reason := never(spec_from_item(alike, batch.shared(), settings, folders))):
-            raise InvalidValue(batch.never_runs(None, reason))
-        for n, item in enumerate(items, 1):
-            spec = spec_from_item(item, batch.where(n), settings, folders)
-            if reason := never(spec):
-                raise InvalidValue(batch.never_runs(n, reason))  # only the daemon can check
-            new_jobs.append(NewJob(spec, item.priority, item.hold, _future(item.begin, now)))
-        if len(new_jobs) > 1 and (clash := shared_file([new.spec for new in new_jobs])):
-            path, first, second = clash
-            raise InvalidValue(sharing(path, batch.two(first + 1, second + 1)))
-        return CheckedJobs(items, new_jobs, deps)
+        engine = self.engine
+        never = never_runs_judge(engine.device_listing(), engine.policy, engine.devices.missing())
+        judged = _Judged(batch or Batch(len(items)), engine.policy, never, engine.clock())
+        return partial(_checked, items, deps, judged)
 
     def store_checked(self, checked: CheckedJobs) -> Submitted:
         """Store the jobs check_submission passed. Their dependencies are looked up again:
@@ -170,9 +162,11 @@ class Service(SystemVerbs, EditVerbs, MoveVerbs):
         now = self.engine.clock()
         new_jobs = checked.new_jobs
         ids = self.store.add_jobs(new_jobs, now)
-        for job_id, new in zip(ids, new_jobs, strict=True):
-            state = "held" if new.held or new.release_at else "queued"
-            self.engine.publish({"id": job_id, "state": state, "event": "submit"})
+        submits: list[dict[str, object]] = [
+            {"id": job_id, "state": new.state.value, "event": "submit"}
+            for job_id, new in zip(ids, new_jobs, strict=True)
+        ]
+        self.engine.publish(*submits)  # (one callback for them all: a sweep's 10,000 took 20 ms)
         cancelled = {}
         if checked.deps:
             with self.store.transaction():
@@ -339,6 +333,37 @@ class Service(SystemVerbs, EditVerbs, MoveVerbs):
         )
         worded(views, jobs, explainer(self.engine, holds))
         return views
+
+
+@dataclass(frozen=True)
+class _Judged:
+    """What a submission's items are checked with, read on the loop (submission_check)."""
+
+    batch: Batch
+    settings: Policy
+    never: Callable[[JobSpec], str | None]
+    now: float
+
+
+def _checked(items: Sequence[SubmitItem], deps: frozenset[int], judged: _Judged) -> CheckedJobs:
+    """Each item's JobSpec, checked (submission_check's second part: no queue, no engine)."""
+    batch, settings, never = judged.batch, judged.settings, judged.never
+    new_jobs = []
+    folders: set[str] = set()
+    # Options every job has (`submit --file`'s flags, the form's boxes) are the batch's
+    # mistake: "job 1 of the submission: this job can never run" blamed one for all.
+    alike = shared_options(items)  # checked once; its folder and verdict kept for the items
+    if alike and (reason := never(spec_from_item(alike, batch.shared(), settings, folders))):
+        raise InvalidValue(batch.never_runs(None, reason))
+    for n, item in enumerate(items, 1):
+        spec = spec_from_item(item, batch.where(n), settings, folders)
+        if reason := never(spec):
+            raise InvalidValue(batch.never_runs(n, reason))  # only the daemon can check
+        new_jobs.append(NewJob(spec, item.priority, item.hold, _future(item.begin, judged.now)))
+    if len(new_jobs) > 1 and (clash := shared_file([new.spec for new in new_jobs])):
+        path, first, second = clash
+        raise InvalidValue(sharing(path, batch.two(first + 1, second + 1)))
+    return CheckedJobs(items, new_jobs, deps)
 
 
 def _future(begin: float | None, now: float) -> float | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
@@ -38,44 +38,69 @@ ATTEMPT_COLUMNS = (
 )
 
 
-def job_row(
-    spec: JobSpec, env_id: int, state: JobState, priority: int, now: float
-) -> dict[str, Any]:
-    """The columns of a new job's row."""
-    return {
-        "name": spec.name,
-        "command": spec.command,
-        "cwd": spec.cwd,
-        "env_id": env_id,
-        "env_overrides": json.dumps(dict(spec.env_overrides)) if spec.env_overrides else "{}",
-        "gpus": spec.gpus,
-        "mem": spec.mem,
-        "after": _id_list(spec.after),
-        "after_any": _id_list(spec.after_any),
-        "after_fail": _id_list(spec.after_fail),
-        "only_gpus": _id_list(spec.only_gpus),
-        "retries": spec.retries,
-        "retry_delay": spec.retry_delay,
-        "timeout": spec.timeout,
-        "max_log_size": spec.max_log_size,
-        "grace": spec.grace,
-        "project": spec.project,
-        "state": state.value,
-        "priority": priority,
-        "attempt": 0,
-        "created_at": now,
-        "queued_at": now,
-        "exclusive": int(spec.exclusive),
-        "ram": spec.ram,
-        "oom_retry": int(spec.oom_retry),
-        "folder": spec.folder,
-        "sweep": spec.sweep,
-        "git": spec.git,
-        "no_output_timeout": spec.no_output_timeout,
-        "kill_on_no_output": int(spec.kill_on_no_output),
-        "output": spec.output,
-        "error": spec.error,
-    }
+NEW_JOB_COLUMNS = (
+    "id, position, name, command, cwd, env_overrides, gpus, mem, after, after_any, after_fail,"
+    " only_gpus, retries, retry_delay, timeout, max_log_size, grace, project, attempt,"
+    " exclusive, ram, oom_retry, folder, sweep, git, no_output_timeout, kill_on_no_output,"
+    " output, error, state, priority, release_at, env_id, created_at, queued_at"
+)
+"""A new job's columns: its id and position, then spec_values' and its state, priority and
+release (NewJob.values, made with the job: off the loop for a sweep), then what the store
+adds as it inserts it (Store.add_jobs)."""
+
+
+@dataclass(frozen=True)
+class NewJob:
+    spec: JobSpec
+    priority: int = 0
+    held: bool = False
+    release_at: float | None = None
+    """Held until then (`--begin`)."""
+    state: JobState = field(init=False, repr=False, compare=False)
+    """The state it is stored in: held (until released, or until release_at) or queued."""
+    values: tuple[Any, ...] = field(init=False, repr=False, compare=False)
+    """Its row's columns but its id, env and times (NEW_JOB_COLUMNS), made with the job: a
+    sweep's on its worker thread, not in the transaction that holds the daemon's loop."""
+
+    def __post_init__(self) -> None:
+        held = self.held or self.release_at is not None
+        state = JobState.HELD if held else JobState.QUEUED
+        object.__setattr__(self, "state", state)
+        values = (*spec_values(self.spec), state.value, self.priority, self.release_at)
+        object.__setattr__(self, "values", values)
+
+
+def spec_values(spec: JobSpec) -> tuple[Any, ...]:
+    """A new job's columns its spec gives (NEW_JOB_COLUMNS from `name` to `error`)."""
+    return (
+        spec.name,
+        spec.command,
+        spec.cwd,
+        json.dumps(dict(spec.env_overrides)) if spec.env_overrides else "{}",
+        spec.gpus,
+        spec.mem,
+        _id_list(spec.after),
+        _id_list(spec.after_any),
+        _id_list(spec.after_fail),
+        _id_list(spec.only_gpus),
+        spec.retries,
+        spec.retry_delay,
+        spec.timeout,
+        spec.max_log_size,
+        spec.grace,
+        spec.project,
+        0,  # attempt
+        int(spec.exclusive),
+        spec.ram,
+        int(spec.oom_retry),
+        spec.folder,
+        spec.sweep,
+        spec.git,
+        spec.no_output_timeout,
+        int(spec.kill_on_no_output),
+        spec.output,
+        spec.error,
+    )
 
 
 def _id_list(ids: tuple[int, ...]) -> str:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import os
 import stat
+import threading
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -50,6 +51,7 @@ __all__ = ["METRICS_FILE", "PARAMS_FILE", "listing", "read_json", "sort_rows", "
 EXPANSIONS_KEPT = 8
 """Expanded specs kept (status and resubmission of a big sweep expand it each time)."""
 _expansions: dict[str, tuple[Point, ...]] = {}
+_expansions_lock = threading.Lock()
 
 
 def listing(store: Store) -> list[dict[str, Any]]:
@@ -356,12 +358,14 @@ def expand_points(spec: SweepSpec) -> list[Point]:
     field, 1, 1.0 and "1" told apart) says: `sweep status` expands the same spec each time,
     and 5,000 points took a fifth of a second. (Points are frozen; the list is a copy.)"""
     key = repr(spec)
-    kept = _expansions.pop(key, None)
+    with _expansions_lock:  # (a submission expands on a worker thread, `status` on the loop)
+        kept = _expansions.pop(key, None)
     if kept is None:
         kept = tuple(_expand(spec))
-    if len(_expansions) >= EXPANSIONS_KEPT:
-        del _expansions[next(iter(_expansions))]  # the least recently used (dicts keep order)
-    _expansions[key] = kept
+    with _expansions_lock:
+        if len(_expansions) >= EXPANSIONS_KEPT:
+            del _expansions[next(iter(_expansions))]  # the least recently used (dicts keep order)
+        _expansions[key] = kept
     return list(kept)
 
 
