@@ -18,6 +18,9 @@ START_TIMEOUT = 30.0
 def start_daemon(client: Client, args: list[str], variable_helps: bool) -> None:
     """Start the daemon detached (sh puts it in the background and exits, so it is never a
     child of this process: no zombie, nothing to reap), and wait until it answers."""
+    from gpuherd.daemon_home import refuse_another_users_home  # (deferred: imports the store)
+
+    refuse_another_users_home(client.home)  # before daemon.log is opened in it (daemon_cmds)
     client.home.mkdir(parents=True, exist_ok=True)
     log = paths.daemon_log(client.home)
     seen = log.stat().st_size if log.exists() else 0

@@ -226,14 +226,18 @@ class JobVerbs:
 
     def _removed_dependency(self, job: Job) -> tuple[int, str] | None:
         """Of a job cancelled as one it waited for ended otherwise (dependency_failed), the
-        first job it waits for to succeed or to fail that was removed since, and the option
-        it was named by (one of --after-any met it by any end); None if none was."""
+        first job it waits for to succeed or to fail that was removed since, not having
+        ended so, and the option it was named by (one of --after-any met it by any end; one
+        removed once it had met it is known not to hold it back: Store.delete_jobs); None if
+        none was."""
         if job.outcome is None or job.outcome.kind is not OutcomeKind.DEPENDENCY_FAILED:
             return None
         after, after_fail = job.spec.after, job.spec.after_fail
         waited = [(d, "--after") for d in after] + [(d, "--after-fail") for d in after_fail]
         there = self.store.known_ids([dep for dep, _ in waited])
-        return next(((dep, kind) for dep, kind in sorted(waited) if dep not in there), None)
+        unmet = self.store.deps_kept(job.id)  # (one removed once it had met it is not)
+        gone = (w for w in sorted(waited) if w[0] not in there and w[0] in unmet)
+        return next(gone, None)
 
     def pause(self, ids: Sequence[int]) -> list[ActionResult]:
         return self._each(ids, lambda job: self._signal_one(job, Event.PAUSE))

@@ -10,7 +10,7 @@ import hashlib
 import json
 import os
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
@@ -20,7 +20,7 @@ from gpuherd.core.deps import KINDS
 from gpuherd.core.model import Attempt, JobSpec
 from gpuherd.core.states import JobState
 from gpuherd.errors import StoreError
-from gpuherd.store_batch import insert_new_jobs
+from gpuherd.store_batch import insert_deps, insert_new_jobs
 from gpuherd.store_checkpoint import BACKSTOP_PAGES, Checkpointer
 from gpuherd.store_reader import file_id
 from gpuherd.store_reads import JobReads, env_cache
@@ -243,7 +243,9 @@ class Store(JobReads, SweepAndDeviceTables, JobViews):
                 values.append((job_id, job_id, *item.values, env_id, now, now))
             insert_new_jobs(self._db, values)
             specs = zip(ids, (item.spec for item in new_jobs), strict=True)
-            self._insert_deps((i, s) for i, s in specs if s.after or s.after_any or s.after_fail)
+            insert_deps(
+                self._db, ((i, s) for i, s in specs if s.after or s.after_any or s.after_fail)
+            )
             self._db.execute(  # (each job's event from its row: no row of Python values)
                 "INSERT INTO events(job_id, at, event, from_state, to_state, detail)"
                 " SELECT id, ?, 'submit', NULL, state, NULL FROM jobs WHERE id BETWEEN ? AND ?"
@@ -299,19 +301,7 @@ class Store(JobReads, SweepAndDeviceTables, JobViews):
         columns are update_job's)."""
         with self.transaction():
             self._db.execute("DELETE FROM deps WHERE job = ?", (job_id,))
-            self._insert_deps([(job_id, spec)])
-
-    def _insert_deps(self, specs: Iterable[tuple[int, JobSpec]]) -> None:
-        """The dependencies of each job (id, spec)."""
-        self._db.executemany(  # (a job is in one of its lists: core/deps.kept_apart)
-            "INSERT OR IGNORE INTO deps(job, dep, kind) VALUES (?, ?, ?)",
-            [
-                (job_id, dep, kind)
-                for job_id, spec in specs
-                for kind in KINDS
-                for dep in getattr(spec, kind)
-            ],
-        )
+            insert_deps(self._db, [(job_id, spec)])
 
     def record_pids(self, spawned: Sequence[tuple[int, int, int, float]]) -> None:
         """The pids of spawned attempts, as (job id, attempt, pid, spawned at), in one batch."""
@@ -333,6 +323,13 @@ class Store(JobReads, SweepAndDeviceTables, JobViews):
 
     def delete_jobs(self, ids: Sequence[int]) -> None:
         with self.transaction():
+            # What the jobs had met of others' dependencies is forgotten with them; what they
+            # had not stays: a retry of those others is refused then (retry_refused_removed).
+            self._db.executemany(
+                "DELETE FROM deps WHERE rowid IN (SELECT d.rowid FROM deps d JOIN jobs j"
+                f" ON j.id = d.dep WHERE d.dep = ? AND NOT {rows.UNMET})",
+                [(i,) for i in ids],
+            )
             for table, column in (("events", "job_id"), ("attempts", "job_id"), ("deps", "job")):
                 self._db.executemany(f"DELETE FROM {table} WHERE {column} = ?", [(i,) for i in ids])
             self._db.executemany("DELETE FROM jobs WHERE id = ?", [(i,) for i in ids])

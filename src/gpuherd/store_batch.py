@@ -1,15 +1,17 @@
-"""New jobs' rows inserted in the caller's transaction (Store.add_jobs). A big batch binds
-the values its rows share once: a sweep's jobs differ in their id, name, command and folder
-alone, and binding 35 values a row took 10,000 rows ~120 ms, the daemon's loop held by the
-durable transaction; its differing columns go through a temporary table, and one INSERT ...
-SELECT adds the shared values (~55 ms)."""
+"""New jobs' rows and their dependencies, inserted in the caller's transaction
+(Store.add_jobs). A big batch binds the values its rows share once: a sweep's jobs differ in
+their id, name, command and folder alone, and binding 35 values a row took 10,000 rows
+~120 ms, the daemon's loop held by the durable transaction; its differing columns go through
+a temporary table, and one INSERT ... SELECT adds the shared values (~55 ms)."""
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
+from gpuherd.core.deps import KINDS
+from gpuherd.core.model import JobSpec
 from gpuherd.store_rows import NEW_JOB_COLUMNS
 
 BIG_BATCH = 500
@@ -42,3 +44,16 @@ def insert_new_jobs(db: sqlite3.Connection, rows: Sequence[tuple[Any, ...]]) -> 
         [columns[n][0] for n in sorted(shared)],
     )
     db.execute("DELETE FROM temp.new_jobs")
+
+
+def insert_deps(db: sqlite3.Connection, specs: Iterable[tuple[int, JobSpec]]) -> None:
+    """The dependencies of each job (id, spec), in the caller's transaction."""
+    db.executemany(  # (a job is in one of its lists: core/deps.kept_apart)
+        "INSERT OR IGNORE INTO deps(job, dep, kind) VALUES (?, ?, ?)",
+        [
+            (job_id, dep, kind)
+            for job_id, spec in specs
+            for kind in KINDS
+            for dep in getattr(spec, kind)
+        ],
+    )

@@ -58,6 +58,10 @@ class JobReads:
             found[job.id] = job
         return found
 
+    def deps_kept(self, job_id: int) -> set[int]:
+        """The jobs the job waits for, but those removed once they had met that (delete_jobs)."""
+        return {row[0] for row in self._db.execute("SELECT dep FROM deps WHERE job = ?", (job_id,))}
+
     def known_ids(self, ids: Sequence[int]) -> set[int]:
         """Those of `ids` that some job has: its id alone is read, not the whole job."""
         return {row[0] for row in self._rows_of("id", ids)}

@@ -91,6 +91,11 @@ def start(
         if value is not None:
             args += [flag, str(value)]
     args += ["--abandon-running"] if abandon_running else []
+    # Before daemon.log is opened in it: another user's home may hold it as a link to a
+    # file of yours, appended to (the daemon refuses that home too, but after this open).
+    from gpuherd.daemon_home import refuse_another_users_home  # (deferred: imports the store)
+
+    refuse_another_users_home(client.home)
     try:
         client.home.mkdir(parents=True, exist_ok=True)
     except (FileExistsError, NotADirectoryError):
