@@ -75,7 +75,7 @@ def refuse_another_users_home(home: Path) -> None:
         raise HerdError(
             f"GPUHERD_HOME {home} belongs to another user (uid {owner}), who could read the "
             "jobs' logs in it and replace its queue with jobs of theirs, run as you: set "
-            "GPUHERD_HOME to a folder of your own"
+            "GPUHERD_HOME to a folder of your own, or `chown` this one to you if it is yours"
         )
 
 

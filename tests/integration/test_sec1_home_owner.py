@@ -24,7 +24,8 @@ def test_a_home_that_is_another_users_folder_is_refused(herd: Herd) -> None:
     assert refused.stderr == (
         f"gpuherd: error: GPUHERD_HOME {herd.home} belongs to another user (uid {NOBODY}), "
         "who could read the jobs' logs in it and replace its queue with jobs of theirs, run "
-        "as you: set GPUHERD_HOME to a folder of your own\n"
+        "as you: set GPUHERD_HOME to a folder of your own, or `chown` this one to you if it is "
+        "yours\n"
     )
     assert not herd.is_up()
     assert not (herd.home / "herd.db").exists()  # nothing of a queue was put there
