@@ -125,10 +125,11 @@ def _shell_syntax(command: str | None) -> str | None:
     return f"the hooks' shell {shell} cannot parse it: {complaint}; fix it and set it again"
 
 
-def _project_limits(text: str, twice_taken: bool = False) -> tuple[tuple[str, int], ...]:
+def _project_limits(text: str, saved: bool = False) -> tuple[tuple[str, int], ...]:
     """`lr-sweep=2,eval=1` (none = no limits): at most N jobs of each project at once. A
-    project given twice is refused, unless `twice_taken` (at its last count, as a value saved
-    before that refusal is read)."""
+    project given twice is refused, and a name with `=` in it (`a=1=2`, a typo, was taken as
+    project `a=1`), unless `saved`: a value saved before those refusals is read as it was
+    taken (a project at its last count; the last `=` splits)."""
     if text.strip().lower() in ("", "none"):
         return ()
     limits: dict[str, int] = {}
@@ -142,7 +143,12 @@ def _project_limits(text: str, twice_taken: bool = False) -> tuple[tuple[str, in
                 f"invalid limit '{item.strip()}': use PROJECT=N with N from 1 to {LARGEST}, "
                 "comma-separated (lr-sweep=2,eval=1), or none"
             )
-        if name in limits and not twice_taken:  # (a typo, most likely)
+        if "=" in name and not saved:
+            raise ValueError(
+                f"invalid limit '{item.strip()}': a project name cannot contain '=': use "
+                "PROJECT=N, comma-separated (lr-sweep=2,eval=1)"
+            )
+        if name in limits and not saved:  # (a typo, most likely)
             twice = f"{name}={limits[name]}, {name}={number}"
             raise ValueError(f"project '{name}' is given twice ({twice}): keep one")
         limits[name] = number
@@ -226,7 +232,7 @@ SETTINGS: dict[str, Setting] = {
         _show_limits,
         "at most N jobs of a project (--project) run at once: PROJECT=N,... (none = no "
         "limits; the whole list is set at once)",
-        load=partial(_project_limits, twice_taken=True),
+        load=partial(_project_limits, saved=True),
     ),
     "retries": Setting(
         "retries",

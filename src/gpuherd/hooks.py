@@ -11,11 +11,11 @@ the next daemon's start, for one the last left running) it is appended to hooks.
 at most HEAD + TAIL of its bytes and its escape sequences dropped, and removed. hooks.log
 is rotated past ROTATE_AT: thousands of jobs with a chatty notifier filled the disk.
 
-When a hook starts, the end time of its job is stored (THROUGH, the latest one): hooks still
-waiting when the daemon stops or dies run at its next start (jobs that ended after THROUGH).
-A hook that had started goes on by itself (its own session) and is not run again. (Hooks
-start out of end order only for jobs that ended while no daemon ran; if the daemon dies
-just then, an earlier end's hook still waiting is not run.)
+When a hook starts, its job is marked (Store.hook_started, with its attempt): hooks still
+waiting when the daemon stops or dies run at its next start (the jobs that ended after
+THROUGH, when the command was set, and are not marked), each once, whatever the order or
+the moments the jobs ended in. A hook that had started goes on by itself (its own session)
+and is not run again.
 """
 
 from __future__ import annotations
@@ -59,7 +59,8 @@ PARALLEL = 4
 TIMEOUT = 60.0
 """Seconds a hook may run before its whole process group is killed."""
 THROUGH = "hooks.through"
-"""The setting holding the end time of the job whose hook started last."""
+"""The setting holding when the on-end command was set: jobs that ended before, never hooked.
+(Before the per-job marks, the end time of the job whose hook started last: the same bound.)"""
 POLL = 0.2
 """Seconds between looks at the output files that a hook's background processes still hold."""
 
@@ -147,7 +148,7 @@ class EndHooks:
         if command and through is None:
             hooks_from_now(store)
         elif command and through:
-            for job in store.ended_since(float(through)):
+            for job in store.hooks_due(float(through)):
                 self._queue(command, job.id)
         self.engine.changes.listen(self._heard)
 
@@ -225,19 +226,11 @@ class EndHooks:
     def _start_waiting(self) -> None:
         while self._waiting and len(self._running) < self.parallel:
             command, job, env = self._waiting.popleft()
-            self._mark_through(job.ended_at)
+            self.engine.store.hook_started(job.id, job.attempt)
             try:
                 self._spawn(command, job.id, env)
             except (OSError, ValueError, SpawnError) as exc:
                 log.warning("on-end hook for job %d could not start: %s", job.id, exc)
-
-    def _mark_through(self, ended_at: float | None) -> None:
-        """Move THROUGH up to this end, never back: after a restart, jobs that ended while no
-        daemon ran are recorded (and hooked) in id order, not in the order they ended."""
-        store = self.engine.store
-        through = float(store.get_setting(THROUGH) or 0.0)
-        if ended_at is not None and ended_at > through:
-            store.set_setting(THROUGH, repr(ended_at))
 
     def _spawn(self, command: str, job_id: int, env: dict[str, str]) -> None:
         shell = job_shell(env)

@@ -149,6 +149,12 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE attempts ADD COLUMN peak_rss INTEGER;
     ALTER TABLE attempts ADD COLUMN cpu_time REAL;
     """,
+    # 14: the attempt of each job whose on-end hook has started (hooks.py): a start runs the
+    # hooks still due, each once. The end time of the last hook started, read back alone,
+    # skipped the jobs that ended at that same moment (all those a reboot found lost).
+    """
+    ALTER TABLE jobs ADD COLUMN hooked INTEGER NOT NULL DEFAULT 0;
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

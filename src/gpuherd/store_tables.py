@@ -1,5 +1,5 @@
-"""The store's smaller tables: sweeps, the GPU configuration and job numbering (a part of
-Store)."""
+"""The store's smaller tables: sweeps, the GPU configuration and job numbering, and the jobs'
+on-end hook marks (a part of Store)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpuherd.core.model import DeviceState, Job
-from gpuherd.core.states import ACTIVE_STATES
+from gpuherd.core.states import ACTIVE_STATES, FINISHED_STATES
 from gpuherd.store_rows import JOB_COLUMNS
 
 
@@ -199,3 +199,23 @@ class SweepAndDeviceTables:
     def remove_device(self, index: int) -> None:
         with self.transaction():
             self._db.execute("DELETE FROM devices WHERE idx = ?", (index,))
+
+    # ---- on-end hooks ---------------------------------------------------------------------
+
+    def hooks_due(self, since: float) -> list[Job]:
+        """Jobs that ran and ended after `since` (when the on-end command was set) whose last
+        attempt's hook has not started, in the order they ended: those a daemon that stopped
+        or died had not run yet. By a mark per job: ends read back by time alone skipped the
+        jobs that ended at the moment of the last hook started, or earlier but recorded later."""
+        finished = ",".join(f"'{state.value}'" for state in FINISHED_STATES)
+        found = self._db.execute(
+            f"SELECT {JOB_COLUMNS} FROM jobs INDEXED BY jobs_state WHERE state IN ({finished})"
+            " AND attempt > 0 AND hooked < attempt AND ended_at > ? ORDER BY ended_at, id",
+            (since,),
+        )
+        return [self._job(row) for row in found]
+
+    def hook_started(self, job_id: int, attempt: int) -> None:
+        """Mark the on-end hook of this attempt of the job started: never run again."""
+        with self.transaction():
+            self._db.execute("UPDATE jobs SET hooked = ? WHERE id = ?", (attempt, job_id))

@@ -14,7 +14,7 @@ from gpuherd.core.deps import kinds_never_met
 from gpuherd.core.log_names import FOLDER_LOGS
 from gpuherd.core.model import Attempt, Job
 from gpuherd.core.recovery import UNWATCHED_LIKE
-from gpuherd.core.states import FINISHED_STATES, WAITING_STATES, JobState, in_start_order
+from gpuherd.core.states import WAITING_STATES, JobState, in_start_order
 from gpuherd.store_rows import ANY_JOB, JobFilter
 
 READY = (
@@ -137,17 +137,6 @@ class JobViews:
             (job_id,),
         )
         return {int(r[0]) for r in rows}
-
-    def ended_since(self, at: float) -> list[Job]:
-        """Jobs that ran and ended after `at`, in the order they ended (the on-end hooks a
-        daemon that died had not started yet)."""
-        finished = ",".join(f"'{state.value}'" for state in FINISHED_STATES)
-        found = self._db.execute(
-            f"SELECT {rows.JOB_COLUMNS} FROM jobs INDEXED BY jobs_state WHERE state IN"
-            f" ({finished}) AND attempt > 0 AND ended_at > ? ORDER BY ended_at, id",
-            (at,),
-        )
-        return [self._job(row) for row in found]
 
     def unmet_deps(self, job_id: int) -> list[tuple[int, str, str]]:
         """(id, state, kind) of each job `job_id` still waits for; one that has ended (in a

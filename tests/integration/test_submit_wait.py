@@ -99,7 +99,11 @@ def test_a_cancelled_job_exits_1(shared_daemon: Herd) -> None:
     daemon.wait_state(job_id, "held")
     daemon.cli("kill", str(job_id))
     code, _, err = finish(proc)
-    assert (code, err) == (1, f"job {job_id}: cancelled by the user\n")
+    held = f"gpuherd: job {job_id} is held: waiting until it is released"  # (--hold's note)
+    assert (code, err) == (
+        1,
+        f"{held} (gpuherd release {job_id} lets it run)\njob {job_id}: cancelled by the user\n",
+    )
 
 
 def test_file_exits_with_the_first_failed_jobs_code(shared_daemon: Herd) -> None:

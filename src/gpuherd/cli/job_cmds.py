@@ -213,7 +213,8 @@ def submit(
         return
     from gpuherd.cli.submit_wait import wait_and_exit  # deferred: only a waiting submit
 
-    wait_and_exit(client, ids, follow, said, None if quiet else say_daemon_gone)
+    held = bool(opts["hold"]) and not quiet  # (-q: no note, as `wait -q`)
+    wait_and_exit(client, ids, follow, said, None if quiet else say_daemon_gone, held)
 
 
 @click.command(name="ls")

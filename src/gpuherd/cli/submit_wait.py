@@ -81,11 +81,13 @@ def wait_and_exit(
     follow: bool,
     said: str | None,
     on_gone: Callable[[], None] | None,
+    held: bool = False,
 ) -> None:
     """Print `said` (the ids; on stderr if `follow`), wait for the jobs (printing the one
     job's stdout as it comes if `follow`), name those that did not succeed on stderr, and
     exit with the status the module's doc gives. Ctrl-C ends the waiting, not the jobs, and
-    says so."""
+    says so. `held`: the jobs were submitted held (`--hold`), said on stderr with the way
+    to release them: the wait until then read as a hang."""
     from gpuherd.cli.log_output import FollowPrinter, ended_badly, print_follow
 
     printer = FollowPrinter()  # notes after a followed log's unfinished line start their own
@@ -94,6 +96,8 @@ def wait_and_exit(
             _unless_reader_left(functools.partial(printer.note, said), sys.stderr)
         elif said is not None:
             _unless_reader_left(lambda: click.echo(said), sys.stdout)
+        if held:
+            _unless_reader_left(functools.partial(printer.note, held_note(ids)), sys.stderr)
         if follow:
             (job_id,) = ids
             _unless_reader_left(
@@ -130,6 +134,18 @@ def wait_and_exit(
     for line in lines:
         _unless_reader_left(functools.partial(printer.note, line), sys.stderr)
     sys.exit(exit_status(bad[0]) if bad else 0)
+
+
+def held_note(ids: Sequence[int]) -> str:
+    """`gpuherd: job 7 is held: waiting until it is released (gpuherd release 7 lets it
+    run)`, of jobs submitted with --hold and waited for."""
+    them = format_ids(ids)
+    one = len(ids) == 1
+    return prefixed(
+        f"{'job' if one else 'jobs'} {them} {'is' if one else 'are'} held: waiting until "
+        f"{'it is' if one else 'they are'} released ({typed_name()} release {them} lets "
+        f"{'it' if one else 'them'} run)"
+    )
 
 
 def _ended(client: Client, job_id: int, waited: Waited) -> dict[str, Any]:
