@@ -35,7 +35,7 @@ from gpuherd.errors import (
     Suspended,
 )
 from gpuherd.gc_pause import collector_paused
-from gpuherd.socket_peer import another_users_socket, peer_uid
+from gpuherd.socket_peer import refuse_another_users
 from gpuherd.typed_name import as_typed
 
 _STATUS_ERRORS: dict[int, type[HerdError]] = {
@@ -343,10 +343,7 @@ class Client:
         except BaseException:
             sock.close()
             raise
-        owner = peer_uid(sock)
-        if owner is not None and owner != os.getuid():  # before a byte is sent to it
-            sock.close()
-            raise DaemonError(another_users_socket(self.socket_path, owner))
+        refuse_another_users(sock, self.socket_path)  # before a byte is sent to it
         return sock
 
     def _noted_socket(self) -> Path | None:
