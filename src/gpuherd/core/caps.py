@@ -24,18 +24,20 @@ class _Room:
 
     def __init__(self, room: Mapping[str, int]) -> None:
         self._room = dict(room)
-        self._offered: Counter[tuple[str, Shape]] = Counter()
+        self._offered: Counter[tuple[str, Shape | None]] = Counter()
 
-    def key(self, group: str | None, job: Job) -> tuple[str, Shape] | None:
-        """What the job counts as, or None when its group (if any) has no cap."""
-        if group is None or group not in self._room:
+    def key(self, group: str | None, job: Job) -> tuple[str, Shape | None] | None:
+        """What the job counts as, or None when its group (if any) has no cap; (group, None)
+        when the group may start none: full whatever the shape, which is not worked out (a
+        sweep at its cap with 100,000 points queued: ~1 us a point, each pass)."""
+        if group is None or (room := self._room.get(group)) is None:
             return None
-        return group, shape_of(job.spec)
+        return (group, None) if room <= 0 else (group, shape_of(job.spec))
 
-    def full(self, key: tuple[str, Shape] | None) -> bool:
-        return key is not None and self._offered[key] >= self._room[key[0]]
+    def full(self, key: tuple[str, Shape | None] | None) -> bool:
+        return key is not None and self._offered.get(key, 0) >= self._room[key[0]]
 
-    def take(self, key: tuple[str, Shape] | None) -> None:
+    def take(self, key: tuple[str, Shape | None] | None) -> None:
         if key is not None:
             self._offered[key] += 1
 
@@ -72,8 +74,9 @@ class Offering:
         sweeps, projects = self._sweeps, self._projects
         for job in pending:
             spec = job.spec
-            sweep, project = sweeps.key(spec.sweep, job), projects.key(spec.project, job)
-            if sweeps.full(sweep) or projects.full(project):
+            if sweeps.full(sweep := sweeps.key(spec.sweep, job)):
+                continue
+            if projects.full(project := projects.key(spec.project, job)):
                 continue
             if spec.only_gpus and job.queued_at > self._hold_after:
                 if self._gpus is None:
