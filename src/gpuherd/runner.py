@@ -22,6 +22,7 @@ from gpuherd.core.units import plural
 from gpuherd.devices import DeviceTable
 from gpuherd.engine import Engine
 from gpuherd.errors import HerdError
+from gpuherd.executors.base import RUN_FOLDER_GONE
 from gpuherd.executors.local import LocalExecutor
 from gpuherd.gpus.base import GpuProbe
 from gpuherd.layout import Layout
@@ -228,7 +229,12 @@ class Runner:
                 return
             self.summary.could_not_run += 1
             number, item = batch[0]
-            self.reporter.notice(could_not_run(number, item.command, exc))
+            refusal: Exception = exc
+            if not os.path.isdir(item.cwd):  # removed since: the submission's advice is --cwd
+                refusal = HerdError(
+                    f"working directory {item.cwd} does not exist: {RUN_FOLDER_GONE}"
+                )
+            self.reporter.notice(could_not_run(number, item.command, refusal))
             return
         for job_id, (number, item) in zip(ids, batch, strict=True):
             self._numbers[job_id] = number

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from conftest import wait_for
 from gpuherd import engine_endings
 
 
@@ -24,6 +25,7 @@ class Ends:
 
     def __init__(self) -> None:
         self.details: dict[int, str] = {}
+        self.notices: list[str] = []
 
     def ended(self, number: int, state: str, detail: str, seconds: float, folder: str) -> None:
         self.details[number] = detail
@@ -31,13 +33,15 @@ class Ends:
     def started(self, number: int, gpus: list[int], command: str) -> None: ...
     def retrying(self, number: int, detail: str) -> None: ...
     def skipped(self, number: int, folder: str) -> None: ...
-    def notice(self, text: str) -> None: ...
+    def notice(self, text: str) -> None:
+        self.notices.append(text)
+
     def submitted(self, count: int) -> None: ...
     def output(self, number: int, stream: str, line: str) -> None: ...
     def flush(self) -> None: ...
 
 
-def run(commands: list[str], cwd: Path, out: Path, **options: Any) -> tuple[Any, Ends]:
+def run(commands: Iterable[str], cwd: Path, out: Path, **options: Any) -> tuple[Any, Ends]:
     from gpuherd.gpus import make_probe
     from gpuherd.runner import Runner, RunOptions, items_from_commands
 
@@ -46,6 +50,12 @@ def run(commands: list[str], cwd: Path, out: Path, **options: Any) -> tuple[Any,
     runner = Runner(RunOptions(output_dir=out, **options), probe, slots, ends)
     source = items_from_commands(commands, 1, str(cwd), dict(os.environ))
     return asyncio.run(asyncio.wait_for(runner.run(source), 60)), ends
+
+
+GONE_ADVICE = (
+    "the run's jobs run in the folder gpuherd run was started in; create it again, or run "
+    "again from an existing folder"
+)
 
 
 def test_a_full_disk_in_a_run_names_a_rerun(
@@ -70,8 +80,27 @@ def test_a_working_folder_gone_names_no_cwd_option(tmp_path: Path) -> None:
     gone.mkdir()
     # The first job removes the folder while the second waits (one at a time).
     summary, ends = run(['rmdir "$PWD"', "true"], gone, tmp_path / "runs", max_parallel=1)
-    assert (summary.succeeded, summary.failed) == (1, 1)
-    assert ends.details[1] == (
-        f"working directory {gone} does not exist: the run's jobs run in the folder gpuherd run"
-        " was started in; create it again, or run again from an existing folder"
-    )
+    said = f"working directory {gone} does not exist: {GONE_ADVICE}"
+    if summary.could_not_run:  # (a loaded machine: the input's thread read "true" late)
+        assert ends.notices == [f"[1] could not run: true: {said}"]
+        return
+    assert (summary.succeeded, summary.failed) == (1, 1), (summary, ends.details)
+    assert ends.details[1] == said
+
+
+def test_a_job_read_after_the_folder_is_gone_names_no_cwd_option(tmp_path: Path) -> None:
+    """The next line read once the first job has removed the folder: refused before it is
+    queued, with the run's advice (the submission's was `... as cwd (--cwd)`)."""
+    gone = tmp_path / "project"
+    gone.mkdir()
+
+    def lines() -> Iterator[str]:
+        yield 'rmdir "$PWD"'
+        wait_for(lambda: not gone.exists(), what="the first job to remove the folder")
+        yield "true"
+
+    summary, ends = run(lines(), gone, tmp_path / "runs")
+    assert (summary.succeeded, summary.could_not_run) == (1, 1), (summary, ends.notices)
+    assert ends.notices == [
+        f"[1] could not run: true: working directory {gone} does not exist: {GONE_ADVICE}"
+    ]

@@ -102,7 +102,9 @@ def test_a_released_jobs_next_attempt_runs_beside_its_held_run_each_tracked_apar
 
     def read() -> dict[int, int] | None:
         held = {gpu["index"]: gpu["held"] for gpu in herd.json("gpus")["gpus"]}
-        return held if held[a] == 20 * GIB else None  # the telemetry has read both runs
+        # GPU a read 20 GiB before the release too: only a reading of GPU b's process (any
+        # amount) says that the telemetry has read the state with both runs in it.
+        return held if held[a] == 20 * GIB and held[b] else None
 
     held = wait_for(read, what="the GPU readings of both runs")
     assert held[b] == GIB  # before: 20 GiB, attempt 1's

@@ -19,6 +19,14 @@ class SpawnError(Exception):
     """The command could not be started; the message names the path or cause and what to do."""
 
 
+RUN_FOLDER_GONE = (
+    "the run's jobs run in the folder gpuherd run was started in; create it again, or run "
+    "again from an existing folder"
+)
+"""What to do about a `gpuherd run` job whose working folder is gone (removed while the run
+went on): `run` has no --cwd, its jobs run where it was started."""
+
+
 class NotStarted(SpawnError):
     """The job could not start there and then, through no fault of its own (a cluster node
     that left between placement and start): it goes back to the queue with its retries."""

@@ -18,7 +18,14 @@ from dataclasses import dataclass
 from functools import partial
 from signal import SIGCONT, SIGKILL, SIGTERM
 
-from gpuherd.executors.base import ExitStatus, LaunchRequest, SignsOfLife, SpawnError, job_shell
+from gpuherd.executors.base import (
+    RUN_FOLDER_GONE,
+    ExitStatus,
+    LaunchRequest,
+    SignsOfLife,
+    SpawnError,
+    job_shell,
+)
 from gpuherd.executors.local_escaped import (
     ASK_WAIT,
     KnownAttempt,
@@ -110,10 +117,7 @@ class LocalExecutor:
         if not os.path.isdir(cwd):
             todo = "submit from an existing folder or pass --cwd"
             if self._one_shot:  # (removed while the run went on)
-                todo = (
-                    "the run's jobs run in the folder gpuherd run was started in; create it "
-                    "again, or run again from an existing folder"
-                )
+                todo = RUN_FOLDER_GONE
             raise SpawnError(f"working directory {cwd} does not exist: {todo}")
         if not os.access(cwd, os.X_OK):
             todo = "fix its permissions" + ("" if self._one_shot else " or pass another --cwd")
