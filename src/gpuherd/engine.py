@@ -95,7 +95,7 @@ class Engine(JobStops):
         self.hold: Hold | None = None  # what the last pass kept for a starving job
         self._exits: list[Exit] = []
         self._unrecorded_pids: list[tuple[int, int, int, float]] = []  # job, attempt, pid, at
-        self._paperwork: list[Callable[[], None]] = []
+        self._paperwork: list[tuple[int, Callable[[], None]]] = []  # (job id, write)
         self._tick_scheduled = False
         self._stopping = False
         self._dispatch_pauses = 0
@@ -126,9 +126,9 @@ class Engine(JobStops):
         if self._loop is not None:
             self._loop.call_later(seconds, self.wake)
 
-    def add_paperwork(self, write: Callable[[], None]) -> None:
-        """Write a job file at the end of this tick, once the GPUs have their next jobs."""
-        self._paperwork.append(write)
+    def add_paperwork(self, job_id: int, write: Callable[[], None]) -> None:
+        """Write a job's files at the end of this tick, once the GPUs have their next jobs."""
+        self._paperwork.append((job_id, write))
 
     def _tick(self) -> None:
         self._tick_scheduled = False
@@ -272,7 +272,7 @@ class Engine(JobStops):
         spawned = [
             (job.id, attempt.number, pid)
             for job, attempt in started
-            if (pid := self._spawn(job, attempt, now))
+            if (pid := self._spawn_after_files(job, attempt, now))
         ]
         if spawned:  # recorded by the next tick's transaction, not one of their own
             if not self._unrecorded_pids:
@@ -291,8 +291,18 @@ class Engine(JobStops):
         """Write the human-readable job files, after the GPUs got their next jobs: copies of
         what the store holds, kept off the path from one job's exit to the next one's start."""
         work, self._paperwork = self._paperwork, []
-        for write in work:
+        for _, write in work:
             write()
+
+    def _spawn_after_files(self, job: Job, attempt: Attempt, now: float) -> int | None:
+        """_spawn; for a job that waited for others (`--after`), once the files of those that
+        ended in this tick are written: it may read their SUCCESS or FAILURE."""
+        if waited := {*job.spec.after, *job.spec.after_any, *job.spec.after_fail}:
+            ended = [write for job_id, write in self._paperwork if job_id in waited]
+            self._paperwork = [(j, write) for j, write in self._paperwork if j not in waited]
+            for write in ended:
+                write()
+        return self._spawn(job, attempt, now)
 
     def _spawn(self, job: Job, attempt: Attempt, now: float) -> int | None:
         """Launch an attempt whose start is recorded; its pid, or None if it could not start."""

@@ -107,8 +107,10 @@ def finish(
     if "release_at" in changes:
         engine.begins.arm()
     started = live.started_info if live else jobfiles.start_info(job, stored_attempt(engine, job))
-    # (Written after the tick's spawns: a retry of the job may have started meanwhile.)
+    # (Written after the tick's spawns, or before that of a job that waited for it: a retry
+    # of the job may have started meanwhile.)
     engine.add_paperwork(
+        job.id,
         lambda: jobfiles.record_end(
             engine.layout,
             job,
@@ -117,7 +119,7 @@ def finish(
             started,
             job.id not in engine.attempts.live,
             usage,
-        )
+        ),
     )
     if nxt.cancel_waiters:
         cancel_waiters(engine, job.id, nxt.state, now)
@@ -323,6 +325,6 @@ def fail_unspawned(
     tried = replace(job, attempt=attempt.number)
     started_info = jobfiles.start_info(tried, attempt)
     engine.add_paperwork(
-        lambda: jobfiles.record_end(engine.layout, tried, outcome, now, started_info)
+        job.id, lambda: jobfiles.record_end(engine.layout, tried, outcome, now, started_info)
     )
     engine.wake()  # its GPUs are free for the next job
