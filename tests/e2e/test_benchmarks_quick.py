@@ -62,3 +62,21 @@ def test_the_w2_budget_runs_and_accounts_for_the_slowest_slot() -> None:
     # 40 jobs on 4 GPUs: the slowest slot ran several of them, each handed over once.
     assert int(steps["jobs on the slot"]) >= 5, out
     assert float(steps["hand-offs"]) > 0, out
+
+
+def test_the_daemon_handoff_breakdown_runs_and_finds_every_stage() -> None:
+    # benchmarks/handoff_daemon.py wraps the daemon's steps by name (handoff.py's, and the
+    # executor's look at an exit): a renamed step must fail here, not leave its stage empty.
+    stages, out = table_of(
+        "handoff_daemon.py", "--reps", "1", "--scale", "0.1", "--pairs", "2", column=-1
+    )
+    for stage in (
+        "the job's end -> the executor sees the exit",
+        "the exit concluded (group, reap) -> the engine told",
+        "the ended attempt recorded",
+        "placement pass",
+        "posix_spawn",
+        "in all: end -> next start",
+        "gpuherd's job shell: in all: end -> next start",
+    ):
+        assert int(stages[stage]) > 0, out
