@@ -23,7 +23,7 @@ from gpuherd.errors import StoreError
 from gpuherd.store_batch import insert_deps, insert_new_jobs
 from gpuherd.store_checkpoint import BACKSTOP_PAGES, Checkpointer
 from gpuherd.store_reader import file_id
-from gpuherd.store_reads import JobReads, env_cache
+from gpuherd.store_reads import JobReads, RowJobs, env_cache
 from gpuherd.store_rows import NewJob as NewJob  # (imported from here by most)
 from gpuherd.store_schema import (
     BUSY_TIMEOUT_MS,
@@ -97,6 +97,7 @@ class Store(JobReads, SweepAndDeviceTables, JobViews):
         self.touched: set[int] | None = None
         """While a verb on many jobs runs, the ids of the jobs `update_job` changed."""
         self._env_cache = env_cache(self._db)
+        self._ready_jobs = RowJobs()
 
     def close(self) -> None:
         if self._checkpoints is not None:

@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
 
-from gpuherd.store_reads import JobReads, env_cache
+from gpuherd.store_reads import JobReads, RowJobs, env_cache
 from gpuherd.store_schema import BUSY_TIMEOUT_MS
 from gpuherd.store_views import JobViews
 
@@ -48,6 +48,7 @@ class ReadOnlyStore(JobReads, JobViews):
         self._db.isolation_level = None  # BEGIN and COMMIT are snapshot()'s
         self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         self._env_cache = env_cache(self._db)
+        self._ready_jobs = RowJobs()
         self.expected = expected
         if not self.opens_the_same(path):  # replaced between the check and the open
             self.close()

@@ -35,12 +35,39 @@ def env_cache(db: sqlite3.Connection) -> Callable[[int], Mapping[str, str]]:
     return lru_cache(maxsize=64)(load)
 
 
+class RowJobs:
+    """The jobs placement read last, kept by id with the row each was built from. A pass reads
+    the same queued jobs as the one before (a whole window of 2,000 when none of them fits the
+    GPUs free), and building a Job from its row is most of what reading one costs: a job whose
+    row has not changed is the Job built before (a row makes its job: the environment it names
+    by id is never changed under that id, as env_cache relies on too)."""
+
+    LIMIT = 8000
+    """Jobs kept at most (all dropped past it): a pass's window and a few GPU counts' streams
+    (each up to engine_scan.SCAN_LIMIT, 2,000)."""
+
+    def __init__(self) -> None:
+        self._kept: dict[int, tuple[tuple[Any, ...], Job]] = {}
+
+    def job(self, row: tuple[Any, ...], build: Callable[[tuple[Any, ...]], Job]) -> Job:
+        kept = self._kept.get(row[0])
+        if kept is not None and kept[0] == row:
+            return kept[1]
+        if len(self._kept) >= self.LIMIT:
+            self._kept.clear()
+        job = build(row)
+        self._kept[row[0]] = (row, job)
+        return job
+
+
 class JobReads:
     """Mixed into Store, which provides the connection and row mapping."""
 
     _db: sqlite3.Connection
     _env_cache: Callable[[int], Mapping[str, str]]
     """env_cache(self._db): each connection its own (a reader thread's is not the loop's)."""
+    _ready_jobs: RowJobs
+    """What queued_ready built, for the next pass."""
 
     def _job(self, row: tuple[Any, ...]) -> Job:
         return rows.job_from_row(row, self._env_cache(row[4]))
@@ -113,7 +140,7 @@ class JobReads:
         cursor = self._db.execute(sql, () if gpus is None else (gpus,))
         try:
             for row in cursor:
-                yield self._job(row)
+                yield self._ready_jobs.job(row, self._job)
         finally:
             # A half-read statement would hold a read snapshot; the caller closes the
             # generator once placement has seen enough.
