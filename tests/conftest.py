@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import psutil
 import pytest
 
+import forks
 from gpuherd.client import Client
 
 if TYPE_CHECKING:
@@ -53,6 +54,10 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     import gpuherd
 
     compileall.compile_dir(Path(gpuherd.__file__).parent, quiet=2)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    forks.stop()  # this worker's fork server, if a test started it
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
@@ -155,15 +160,14 @@ class Herd:
         env: dict[str, str] | None = None,
         cwd: Path | None = None,
     ) -> subprocess.CompletedProcess[str]:
-        """Run `python -m gpuherd ARGS`; `env` replaces the whole environment, `cwd` the folder."""
-        proc = subprocess.run(
-            [sys.executable, "-m", "gpuherd", *args],
+        """Run `python -m gpuherd ARGS`; `env` replaces the whole environment, `cwd` the folder.
+        Forked from this worker's fork server where that behaves as a new process (forks.py)."""
+        proc = forks.gpuherd(
+            list(args),
             env=env or self.env,
-            text=True,
-            capture_output=True,
+            cwd=cwd or self.home.parent,
             input=input,
             timeout=timeout,
-            cwd=cwd or self.home.parent,
         )
         if check and proc.returncode != 0:
             raise AssertionError(
@@ -193,6 +197,7 @@ class Herd:
         return json.loads(self.cli(*args, "--json").stdout)
 
     def start(self, *options: str) -> None:
+        """`gpuherd daemon start OPTIONS`: forked, its daemon forked too (forks_child.py)."""
         self.cli("daemon", "start", *options)
 
     @property

@@ -81,7 +81,9 @@ def test_a_chosen_grace_moves_the_sigkill_of_a_stop_under_way_later(herd: Herd) 
     job = deaf_job(herd, "2s")
     herd.cli("kill", str(job))
     later = herd.cli("kill", "--grace", "4s", str(job)).stdout
-    assert later.startswith(f"job {job}: already stopping (SIGKILL in 4.0s, not in 1."), later
+    # (not in 1.x s, or 2.0 s where the second kill came within 0.05 s of the first)
+    assert later.startswith(f"job {job}: already stopping (SIGKILL in 4.0s, not in "), later
+    assert later.split("not in ")[1].startswith(("1.", "2.0s")), later
     herd.wait_state(job, "killed", timeout=10)
     asked, killed = stop_and_kill_times(herd, job)
     assert 3.9 <= killed - asked < 4 + 2.5, (asked, killed)  # not at the first kill's 2 s

@@ -227,9 +227,13 @@ def test_a_job_whose_two_runs_share_a_gpu_is_listed_once_each_run_counted(
 
     (tmp_path / "go-1").touch()
     (tmp_path / "go-2").touch()
-    herd.wait_state(job, "succeeded")
-    (gpu,) = herd.json("gpus")["gpus"]
-    assert (gpu["jobs"], gpu["runs"], gpu["reserved"]) == ([], [], [])
+    herd.wait_state(job, "succeeded")  # (by attempt 2: the unwatched 1's end is seen later)
+
+    def released() -> bool:
+        (gpu,) = herd.client.get("/gpus")["gpus"]
+        return (gpu["jobs"], gpu["runs"], gpu["reserved"]) == ([], [], [])
+
+    wait_for(released, what="the GPU released by both runs")
 
 
 def test_two_runs_of_a_job_a_restored_database_did_not_know_are_both_watched(
