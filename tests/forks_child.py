@@ -40,7 +40,7 @@ def be_started_as(argv: list[str]) -> None:
     """sys.argv, sys.orig_argv and /proc/self/cmdline as `argv` (PYTHON -m MODULE ARGS) gives
     them; tempfile's folder not chosen yet."""
     tempfile.tempdir = None
-    sys.argv = ["-m", *argv[3:]]  # runpy puts the module's file in argv[0]
+    sys.argv = ["-m", *argv[argv.index("-m") + 2 :]]  # runpy puts the module's file in argv[0]
     sys.orig_argv = list(argv)
     retitle(argv)
 
@@ -205,7 +205,7 @@ def fork_daemons() -> None:
         argv = [os.fsdecode(word) for word in call["args"]]
         stdio = (call["p2cread"], call["c2pwrite"], call["errwrite"])
         forkable = (
-            argv[:3] == [sys.executable, "-m", "gpuherd.daemon"]
+            argv[:4] == [sys.executable, "-P", "-m", "gpuherd.daemon"]
             and all(call[name] == value for name, value in _AS_DAEMON_CMDS_STARTS.items())
             and threading.active_count() == 1  # (fork only a single-threaded process)
             and len(command_line(argv)) <= room()
@@ -260,5 +260,6 @@ def _become_daemon(argv: list[str], stdio: tuple[int, int, int]) -> NoReturn:
                 os.close(int(name))
     fresh_signals()
     fresh_stdio()
+    del sys.path[0]  # -P: the CLI's folder (become_python_m put it first) is not the daemon's
     be_started_as(argv)
     run_as_main("gpuherd.daemon")

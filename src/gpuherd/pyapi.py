@@ -84,7 +84,8 @@ def connect(
         if not start or isinstance(none, NoAnswer):
             raise
     options, variable_helps = start_options(gpus, fake_gpus)
-    args = [sys.executable, "-m", "gpuherd.daemon", "--home", str(client.home), *options]
+    # (-P: not the caller's folder on the daemon's import path: daemon_cmds.start's comment)
+    args = [sys.executable, "-P", "-m", "gpuherd.daemon", "--home", str(client.home), *options]
     start_daemon(client, args, variable_helps)
     return Herd(client)
 

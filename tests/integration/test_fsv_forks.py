@@ -218,8 +218,9 @@ def test_a_daemon_start_forks_the_daemon_as_popen_would_start_it(herd: Herd) -> 
     herd.start("--fake-gpus", "1")
     daemon = psutil.Process(herd.pid)
     words = daemon.cmdline()
-    assert words[:6] == [
+    assert words[:7] == [
         sys.executable,
+        "-P",
         "-m",
         "gpuherd.daemon",
         "--home",

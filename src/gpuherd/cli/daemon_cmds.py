@@ -84,7 +84,9 @@ def start(
         running = None
     if running is not None:
         raise already_running(client, running)
-    args = [sys.executable, "-m", "gpuherd.daemon", "--home", str(client.home)]
+    # -P: the folder `daemon start` is run in is not on the daemon's import path (a project's
+    # secrets.py or uuid.py, imported instead of the standard module, made it exit at start).
+    args = [sys.executable, "-P", "-m", "gpuherd.daemon", "--home", str(client.home)]
     options = [("--gpus", gpus), ("--fake-gpus", fake_gpus), ("--slots", slots)]
     options += [("--executor", executor), ("--address", address)]
     for flag, value in [*options, ("--listen", listen)]:
