@@ -33,8 +33,10 @@ pytestmark = pytest.mark.timeout(90)
 PAIRS = 10
 """Pause and resume pairs sent to each job in a burst."""
 JOBS = 4
-DELAY = 6
-"""Seconds each job's supervisor waits before starting its command (GPUHERD_RAY_START_DELAY)."""
+DELAY = 10
+"""Seconds each job's supervisor waits before starting its command (GPUHERD_RAY_START_DELAY):
+the test's 84 pauses and resumes must all be sent before (6 s was short once, with two test
+suites sharing the 2 cores)."""
 SETTLED = 1.5
 """Seconds a state must hold to count as the jobs' last."""
 
@@ -160,7 +162,7 @@ def test_bursts_of_pauses_and_resumes_leave_each_job_as_gpuherd_shows_it(
 
     # DELAY for the commands to start, then their signals: 15 s was short once on a machine
     # running the suite at twice its usual length (other work on it).
-    wait_for(settled, 30, "each job's processes stopped exactly when it is shown paused")
+    wait_for(settled, DELAY + 24, "each job's processes stopped exactly when it is shown paused")
     rherd.cli("kill", *map(str, jobs))
     for job in jobs:
         rherd.wait_state(job, "killed", timeout=30)
