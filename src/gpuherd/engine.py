@@ -280,6 +280,16 @@ class Engine(JobStops):
             at = self.clock()  # after the start events, which the spawns follow
             self._unrecorded_pids += [(job_id, number, pid, at) for job_id, number, pid in spawned]
 
+    def record_spawns(self) -> None:
+        """Record now the pids spawned since the last tick: a verb on a job just started (a
+        kill within PID_RECORD_DELAY) then sees its pid, and its events follow the spawn's."""
+        pids, self._unrecorded_pids = self._unrecorded_pids, []
+        try:
+            self.store.record_pids(pids)
+        except sqlite3.Error:  # kept for the next tick, as _record_exits_and_starts keeps them
+            self._unrecorded_pids = pids + self._unrecorded_pids
+            raise
+
     def set_sweep_cap(self, sweep: str, cap: int | None) -> None:
         if cap is None:
             self.sweep_caps.pop(sweep, None)

@@ -314,6 +314,7 @@ class JobVerbs:
         and if it ended meanwhile and `ended_here` is given, that says what became of it."""
         if not ids:
             raise InvalidValue("no job ids given: name jobs like 3, 3-7 or 3,5,9")
+        self.engine.record_spawns()  # a job started within the last 50 ms has its pid
         jobs = self.store.get_jobs(list(ids))
         results = []
         touched = self.store.touched = set()

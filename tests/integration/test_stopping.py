@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import psutil
+import pytest
 from test_stopping_advice import DEAF, deaf_now
 
 from conftest import Herd, item, one_gpu_engine, serving, stays, wait_dead, wait_for
@@ -290,3 +291,34 @@ def test_a_first_kill_says_stopping_however_long_its_signals_took(tmp_path: Path
     store.close()
     assert first == "stopping (SIGTERM, then SIGKILL after 10s)"
     assert again.startswith("already stopping (SIGKILL in 9."), again
+
+
+def test_a_kill_just_after_the_start_records_the_pid_before_its_stop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A spawned job's pid waits for the next tick (PID_RECORD_DELAY, 50 ms): a kill in that
+    # window (the forked test CLI is that fast) left the job running with no pid, and its
+    # events had the stop before the spawn. Here the window is an hour, so it is hit surely.
+    monkeypatch.setattr("gpuherd.engine.PID_RECORD_DELAY", 3600.0)
+    store = Store(tmp_path / "herd.db")
+
+    async def main() -> tuple[int, str]:
+        engine = one_gpu_engine(tmp_path, store, LocalExecutor())
+        async with serving(engine, tmp_path) as service:
+            (job_id,) = service.submit([item(tmp_path, "sleep 60")])
+            await _until(lambda: job_id in engine.live, "the job to start")
+            unrecorded = store.get_job(job_id)
+            assert unrecorded is not None and unrecorded.pid is None  # the window
+            (said,) = service.kill([job_id])
+            stopping = store.get_job(job_id)
+            assert stopping is not None and stopping.pid, "running, being stopped, no pid"
+            await _until(lambda: job_id not in engine.live, "the job to end")
+        return job_id, said.message
+
+    job_id, said = asyncio.run(main())
+    assert said == "stopping (SIGTERM, then SIGKILL after 10s)"
+    job = store.get_job(job_id)
+    assert job is not None and job.state is JobState.KILLED and job.pid
+    events = [e.event for e in store.events(job_id)]
+    store.close()
+    assert events == ["submit", "start", "spawn", "stop", "kill"]
