@@ -191,7 +191,10 @@ def test_an_on_end_hook_named_relative_to_this_folder_is_warned_of(
         )
     # The warning was right: the hook could not run.
     daemon.wait_state(daemon.submit("true"), "succeeded")
-    wait_for(lambda: "not found" in daemon.cli("daemon", "log", "--hooks").stdout, what="hook")
+    wait_for(  # check=False: a poll before hooks.log exists is refused (no hook log yet)
+        lambda: "not found" in daemon.cli("daemon", "log", "--hooks", check=False).stdout,
+        what="hook",
+    )
     assert not (folder / "ends").exists()
     fixed = daemon.cli("config", "set", "on-end", str(hook), cwd=folder)
     assert (fixed.stdout, fixed.stderr) == (f"on-end = {hook}\n", "")
