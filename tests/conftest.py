@@ -540,6 +540,10 @@ def reused(herd: Herd, *options: str) -> Iterator[Herd]:
 # ---- `gpuherd run`: a job script that records what it saw, and the run process ----------------
 
 GPUHERD_BIN = str(Path(sys.executable).parent / "gpuherd")
+MTIME_TICK = 0.01
+"""How far a file's mtime (the kernel's coarse clock) may lag a time.time() stamp: an
+attempt's `ended_at` is its `process` file's mtime, up to a scheduler tick (1-10 ms) before
+the moment its shell wrote it, which may be before a stop's stamp."""
 
 PROBE_SCRIPT = r'''
 """A `gpuherd run` job: python3 probe.py RECDIR NAME [barrier N] [wait FILE] [sleep S]

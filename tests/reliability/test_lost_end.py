@@ -12,10 +12,8 @@ import signal
 import time
 from pathlib import Path
 
-from conftest import Herd, group_members, wait_for
+from conftest import MTIME_TICK, Herd, group_members, wait_for
 
-MTIME_TICK = 0.01
-"""How far a file's mtime (the kernel's coarse clock) may lag a time.time() stamp."""
 TICKS = "while :; do echo tick; sleep 0.1; done"
 """A job that writes to its log ten times a second, as a training loop's progress does."""
 
