@@ -150,7 +150,7 @@ class EditVerbs(JobVerbs):
             **edited,
         )
         if any(kind in fields for kind in KINDS):
-            self.store.replace_deps(job.id, spec)
+            self.store.replace_deps(job.id, spec, now)
         state = job.state if moved is None else moved[0]
         self.engine.publish({"id": job.id, "state": state.value, "event": "edit"})
         return f"edited ({what})"

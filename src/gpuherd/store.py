@@ -18,12 +18,13 @@ from typing import Any
 from gpuherd import store_rows as rows
 from gpuherd.core.deps import KINDS
 from gpuherd.core.model import Attempt, JobSpec
-from gpuherd.core.states import JobState
+from gpuherd.core.states import FINISHED_STATES, JobState
 from gpuherd.errors import StoreError
 from gpuherd.store_batch import insert_deps, insert_new_jobs
 from gpuherd.store_checkpoint import BACKSTOP_PAGES, Checkpointer
 from gpuherd.store_reader import file_id
 from gpuherd.store_reads import JobReads, RowJobs, env_cache
+from gpuherd.store_ready import dependency_ended, new_deps
 from gpuherd.store_rows import NewJob as NewJob  # (imported from here by most)
 from gpuherd.store_schema import (
     BUSY_TIMEOUT_MS,
@@ -280,6 +281,8 @@ class Store(JobReads, SweepAndDeviceTables, JobViews):
                 changes["state"] = to_state.value
                 if to_state is JobState.QUEUED:
                     changes.setdefault("queued_at", now)
+                elif to_state in FINISHED_STATES:  # its waiters may start from now on
+                    dependency_ended(self._db, job_id, now)
             if "assigned" in changes:
                 changes["assigned"] = rows.gpu_list(tuple(changes["assigned"]))
             for name in ("only_gpus", *KINDS):
@@ -297,12 +300,11 @@ class Store(JobReads, SweepAndDeviceTables, JobViews):
             to = to_state.value if to_state is not None else (was or "")
             self._add_event(job_id, now, event, was, to, detail)
 
-    def replace_deps(self, job_id: int, spec: JobSpec) -> None:
-        """The jobs `job_id` waits for from now on, as `spec` names them (`edit --after`; its
+    def replace_deps(self, job_id: int, spec: JobSpec, now: float) -> None:
+        """The jobs `job_id` waits for from `now` on, as `spec` names them (`edit --after`; its
         columns are update_job's)."""
         with self.transaction():
-            self._db.execute("DELETE FROM deps WHERE job = ?", (job_id,))
-            insert_deps(self._db, [(job_id, spec)])
+            new_deps(self._db, job_id, spec, now)
 
     def record_pids(self, spawned: Sequence[tuple[int, int, int, float]]) -> None:
         """The pids of spawned attempts, as (job id, attempt, pid, spawned at), in one batch."""

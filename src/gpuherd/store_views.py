@@ -15,6 +15,7 @@ from gpuherd.core.log_names import FOLDER_LOGS
 from gpuherd.core.model import Attempt, Job
 from gpuherd.core.recovery import UNWATCHED_LIKE
 from gpuherd.core.states import WAITING_STATES, JobState, in_start_order
+from gpuherd.store_ready import retry_waits_over
 from gpuherd.store_rows import ANY_JOB, JobFilter
 
 READY = (
@@ -354,7 +355,7 @@ class JobViews:
                 (now,),
             )
         ]
-        self._db.executemany("UPDATE jobs SET release_at = NULL WHERE id = ?", [(i,) for i in ids])
+        retry_waits_over(self._db, ids)
         return ids
 
     def due_releases(self, now: float) -> list[Job]:

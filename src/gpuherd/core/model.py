@@ -116,7 +116,9 @@ class Job:
     """Number of the current or last attempt; 0 = never started."""
     created_at: float = 0.0
     queued_at: float = 0.0
-    """When the job last entered `queued`; a blocked job reserves GPUs after a bounded wait."""
+    """When the queued job could first start: it entered `queued`, then the last job it waited
+    for ended and its --retry-delay was over (store_ready.py). A blocked job reserves GPUs once
+    it has waited `Policy.reserve_after` since."""
     started_at: float | None = None
     ended_at: float | None = None
     gpus: tuple[int, ...] = ()
@@ -242,7 +244,8 @@ class ForeignMode(StrEnum):
 @dataclass(frozen=True)
 class Policy:
     reserve_after: float = 300.0
-    """Seconds a job that does not fit waits before it reserves GPUs against smaller jobs."""
+    """Seconds a job that does not fit waits (since it could first start: `Job.queued_at`)
+    before it reserves GPUs against smaller jobs."""
     max_running: int | None = None
     """Cap on jobs running at once (GPU and CPU-only alike); None = no cap."""
     project_limits: tuple[tuple[str, int], ...] = ()

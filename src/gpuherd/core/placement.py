@@ -221,8 +221,9 @@ def place(
     more each sweep with `--max-parallel` may start).
 
     Starvation: the first job (in order) that asks for GPUs, does not fit, has waited at
-    least `policy.reserve_after` and could run on the usable GPUs holds the GPUs it would
-    get first, and no later job in this pass may use them. Only one job holds per pass:
+    least `policy.reserve_after` since it could first start (`Job.queued_at`: not while it
+    waited for other jobs or a retry delay) and could run on the usable GPUs holds the GPUs
+    it would get first, and no later job in this pass may use them. Only one job holds per pass:
     it is the first blocked job in order, nothing queued behind it lands on the GPUs it
     holds, so they only gain room until it starts; then the next starving job takes its
     turn. Letting every starving job hold GPUs would idle far more of the machine for no
