@@ -10,9 +10,10 @@ from gpuherd import __version__, config
 from gpuherd.core.idspec import MAX_GPU_INDEX, format_ids
 from gpuherd.core.int64 import fits
 from gpuherd.core.model import DeviceState
+from gpuherd.core.placement import Hold
 from gpuherd.core.recovery import runs_unwatched
 from gpuherd.core.states import JobState
-from gpuherd.core.units import plural
+from gpuherd.core.units import format_duration, plural
 from gpuherd.devices import RunKey, local_time
 from gpuherd.engine import Engine
 from gpuherd.errors import Conflict, InvalidValue
@@ -68,6 +69,15 @@ class SystemVerbs:
         self.engine.set_queue_paused(paused)
         return "queue paused: running jobs go on, nothing new starts" if paused else "queue resumed"
 
+    def _starving(self, hold: Hold) -> str:
+        """Why GPUs are kept for `hold`'s job, that no job behind it takes them (`gpus` said
+        they were free while the jobs behind waited: only `ls` told why)."""
+        job = self.store.get_job(hold.job_id)
+        asked = plural(job.spec.gpus, "GPU") if job is not None else "its GPUs"
+        waited = format_duration(self.engine.policy.reserve_after)
+        behind = "no job behind it starts there"
+        return f"which has waited for {asked} past reserve-after ({waited}): {behind}"
+
     def gpus(self) -> dict[str, Any]:
         # By run (job, attempt), not by job: two runs of one job may share a GPU (a held run
         # beside its job's next attempt), each in a slot of its own (wire.device_view).
@@ -86,6 +96,10 @@ class SystemVerbs:
             for index in run.reservation.gpus if run.reservation else ():
                 runs_on.setdefault(index, []).append(run.key)
                 entry = {"job": run.job_id, "job_id": run.job_id, "reason": why}  # (as runs')
+                reserved.setdefault(index, []).append(entry)
+        if (hold := self.engine.hold) is not None:  # kept for a starving job: placement.py
+            entry = {"job": hold.job_id, "job_id": hold.job_id, "reason": self._starving(hold)}
+            for index in sorted(hold.gpus):
                 reserved.setdefault(index, []).append(entry)
         table = self.engine.devices
         rows = []

@@ -24,9 +24,17 @@ def test_a_job_waiting_behind_a_starving_job_names_it(herd: Herd) -> None:
         f"waiting for its turn: GPUs 0, 1 are held for job {big}, which waits longer"
     )
     assert f"held for job {big}" in herd.cli("ls").stdout
+    # `gpus` says so too, under its table (it showed GPU 1 free, and no reason the jobs wait).
+    why = "which has waited for 2 GPUs past reserve-after (0.1s): no job behind it starts there"
+    assert f"GPUs 0-1 are reserved for job {big}, {why}" in " ".join(
+        herd.cli("gpus").stdout.split()
+    )
+    rows = herd.json("gpus")["gpus"]
+    assert [row["reserved"] for row in rows] == [[{"job": big, "job_id": big, "reason": why}]] * 2
     herd.cli("kill", str(first))
     herd.wait_state(big, "running")
     assert herd.job(small)["reason"] == "waiting for a free GPU"
+    assert [row["reserved"] for row in herd.json("gpus")["gpus"]] == [[], []]
     herd.cli("kill", str(big))
     herd.wait_state(small, "succeeded")
 

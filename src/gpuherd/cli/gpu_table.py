@@ -9,8 +9,8 @@ does:
 2. the NAME column: the names go under the table, one line per name (`GPUs 0-3: ...`);
 3. the memory bar: the numbers stay.
 
-Under the table, whatever the width, GPUs reserved for a run that no job's attempt is say
-for which job and why, wrapped at their words.
+Under the table, whatever the width, GPUs reserved for a run that no job's attempt is, or
+for a job that waited past reserve-after, say for which job and why, wrapped at their words.
 
 Narrower still (below about 65 columns) NODE and JOBS are cut, with ….
 """
@@ -112,7 +112,8 @@ def _under(lead: str, parts: list[str], width: int) -> list[str]:
 def _reserved(gpus: list[dict[str, Any]], width: int) -> list[str]:
     """For which job, and why, GPUs are kept for a run that no job's attempt is (a restored
     herd.db: a job held for its run), one sentence per run, wrapped at its words: `GPU 0 is
-    reserved for job 2, held: attempt 1 runs unwatched (pid 3621)`. JOBS lists the job."""
+    reserved for job 2, held: attempt 1 runs unwatched (pid 3621)`; JOBS lists the job. The
+    same for a job that waited past reserve-after (service_system.py), not on them yet."""
     runs: dict[tuple[int, str], list[int]] = {}
     for gpu in gpus:
         for run in gpu.get("reserved") or ():  # (none from an older daemon)
