@@ -33,12 +33,12 @@ from gpuherd.store_schema import (
     migrate,
     open_failed,
 )
+from gpuherd.store_space import prepare
 from gpuherd.store_tables import DeviceConfig, SweepAndDeviceTables, SweepRow
 from gpuherd.store_views import EventRow, JobViews
 
 _JOINED = nullcontext()
 """A transaction nested in the one under way (Store.transaction)."""
-
 
 _NEXT_JOB_ID = (
     "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'jobs'), 0),"
@@ -65,6 +65,8 @@ class Store(JobReads, SweepAndDeviceTables, JobViews):
             self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             if scratch:
                 self._db.execute("PRAGMA locking_mode = EXCLUSIVE")
+            else:  # space given back after `clean` (before the journal mode: store_space.py)
+                prepare(self._db, path)
             wanted = "MEMORY" if scratch else "WAL"
             mode = self._db.execute(f"PRAGMA journal_mode = {wanted}").fetchone()[0]
         except sqlite3.DatabaseError as exc:
@@ -301,8 +303,7 @@ class Store(JobReads, SweepAndDeviceTables, JobViews):
             self._add_event(job_id, now, event, was, to, detail)
 
     def replace_deps(self, job_id: int, spec: JobSpec, now: float) -> None:
-        """The jobs `job_id` waits for from `now` on, as `spec` names them (`edit --after`; its
-        columns are update_job's)."""
+        """The jobs `job_id` waits for from `now` on, as `spec` names them (`edit --after`)."""
         with self.transaction():
             new_deps(self._db, job_id, spec, now)
 

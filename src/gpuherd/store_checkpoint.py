@@ -20,6 +20,9 @@ trivial jobs) commits come while each checkpoint copies, so none leaves nothing 
 the log does not start over: it grows to the backstop, whose checkpoint in a commit then
 finds most of it copied already (measured: 41 MB of log after 3,000 `true` jobs, the same
 with a checkpoint 50 ms after every burst).
+
+In a quiet spell the thread also gives the space of removed jobs back to the disk, and cuts
+the log back (store_space.py).
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
+
+from gpuherd.store_space import give_back, prepare
 
 log = logging.getLogger("gpuherd.store")
 
@@ -54,6 +59,9 @@ class Checkpointer:
         self._last_commit = 0.0
         self._stop = False
         self._thread: threading.Thread | None = None
+        self._owed_since: float | None = None
+        """When a give-back (store_space.py) was left undone: another is owed QUIET after."""
+        self._give_back_failed = False
 
     def due(self) -> None:
         """A commit was made: checkpoint when it is time (the thread starts at the first)."""
@@ -76,31 +84,42 @@ class Checkpointer:
             self._thread.join(CLOSE_WAIT)
             self._thread = None
 
-    def _time_to_checkpoint(self) -> bool:
-        """Wait until commits call for a checkpoint (True), or the store closes (False)."""
+    def _time_to_checkpoint(self) -> bool | None:
+        """Wait until it is time for a checkpoint: False after a burst of commits, True in a
+        quiet spell (QUIET seconds without a commit since the last one, or since a give-back
+        left undone); None once the store closes."""
         with self._changed:
             while not self._stop:
                 if self._commits >= BURST_COMMITS:
-                    break
-                if self._commits == 0:
+                    self._commits = 0
+                    return False
+                if self._commits == 0 and self._owed_since is None:
                     self._changed.wait()
                     continue
-                quiet_left = self._last_commit + QUIET - time.monotonic()
+                since = max(self._last_commit, self._owed_since or 0.0)
+                quiet_left = since + QUIET - time.monotonic()
                 if quiet_left <= 0:
-                    break
+                    self._commits = 0
+                    return True
                 self._changed.wait(quiet_left)
-            self._commits = 0
-            return not self._stop
+            return None
+
+    def _still_quiet(self) -> bool:
+        """No commit since the quiet spell's checkpoint, and the store stays open."""
+        return self._commits == 0 and not self._stop
 
     def _serve(self) -> None:
         try:
-            db = sqlite3.connect(self._path, isolation_level=None)
+            # timeout 0: the thread never waits for the engine's writes (store_space.py).
+            db = sqlite3.connect(self._path, isolation_level=None, timeout=0)
+            db.execute("PRAGMA synchronous = NORMAL")  # as the engine's: checkpoints sync
+            prepare(db, self._path)
         except sqlite3.Error as exc:
             log.warning("checkpoints of %s stay in the daemon's commits: %s", self._path, exc)
             return
         failed = False
         with contextlib.closing(db):
-            while self._time_to_checkpoint():
+            while (quiet := self._time_to_checkpoint()) is not None:
                 try:
                     # fetchall(): the statement ends, and with it its hold on the log (a held
                     # read would keep the log from starting over).
@@ -109,5 +128,24 @@ class Checkpointer:
                     if not failed:
                         log.warning("a checkpoint of %s failed: %s", self._path, exc)
                     failed = True
-                else:
-                    failed = False
+                    if self._owed_since is not None:  # (not at once: QUIET from now)
+                        self._owed_since = time.monotonic()
+                    continue
+                failed = False
+                if quiet:
+                    self._give_back(db)
+
+    def _give_back(self, db: sqlite3.Connection) -> None:
+        """store_space.give_back in a quiet spell; what it leaves undone (the engine wrote,
+        a reader held the log) is tried again in the next one."""
+        try:
+            done = give_back(db, self._path, self._still_quiet)
+        except sqlite3.Error as exc:
+            # Another failure (a full disk) waits for the next commits' quiet spell.
+            done = getattr(exc, "sqlite_errorcode", 0) & 0xFF != sqlite3.SQLITE_BUSY
+            if done and not self._give_back_failed:
+                log.warning("giving %s's free space back failed: %s", self._path, exc)
+            self._give_back_failed = done
+        else:
+            self._give_back_failed = False
+        self._owed_since = None if done else time.monotonic()
