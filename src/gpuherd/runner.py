@@ -43,7 +43,7 @@ from gpuherd.runner_options import RunOptions as RunOptions  # (the CLI's)
 from gpuherd.runner_rerun import left_over, skipping
 from gpuherd.runner_signals import handled
 from gpuherd.runner_state import check_keep_state, keep_database, remove_state
-from gpuherd.runner_summary import RunSummary, could_not_run
+from gpuherd.runner_summary import RunSummary, could_not_run, in_run_words
 from gpuherd.service import Service
 from gpuherd.store import Store
 
@@ -264,7 +264,7 @@ class Runner:
             if self.engine.stopping and self._waits_to_start(job_id):
                 self._end_unretried(job_id)  # nothing starts any more: this was its end
             elif change.get("detail"):
-                self.reporter.retrying(number, change["detail"])
+                self.reporter.retrying(number, in_run_words(change["detail"], job_id))
         elif state in FINISHED_STATES:
             self._ended(job_id, state, change)
 
@@ -283,7 +283,8 @@ class Runner:
             self.summary.failed += 1
             self.summary.failed_folders.append(folder)
             folder = self._last_attempt_folder(job_id, folder)
-        self.reporter.ended(number, state.value, change.get("detail") or "", seconds, folder)
+        detail = in_run_words(change.get("detail") or "", job_id)
+        self.reporter.ended(number, state.value, detail, seconds, folder)
 
     def _waits_to_start(self, job_id: int) -> bool:
         """Queued (not started again before the run stopped: its start is still to report)."""

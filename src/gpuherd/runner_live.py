@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -29,6 +30,11 @@ POLL = 0.2
 READ_MOST = 256 * 1024
 """Bytes read from one log per poll: a job that floods its log cannot hold up the run (its
 next start): the rest comes at the next polls, or at the job's end."""
+FINISH_MOST = 1024 * 1024
+"""Bytes of a log shown at most when its attempt ends: a job that wrote faster than the polls
+read (READ_MOST each) leaves more unread, of which only its last lines are shown, the rest
+named as skipped. Showing all of it would hold the run's loop for seconds (50 MB: 8 s), and
+with it the ends and starts of the other jobs, whose run times would count that wait."""
 LONGEST = 16 * 1024
 """Bytes of the longest line shown whole: a longer one is shown in pieces of this size."""
 PROGRESS_EVERY = 10.0
@@ -72,6 +78,11 @@ class Lines:
                     lines.append(drawing)
                 self._drawn_at = now
         return lines
+
+    def drop(self) -> int:
+        """Forget the unfinished line (its end is being skipped); return its length."""
+        dropped, self._pending, self._drawn_at = len(self._pending), b"", None
+        return dropped
 
     def finish(self) -> list[str]:
         """The unfinished last line, if it shows anything: the log ended."""
@@ -164,6 +175,10 @@ class LiveOutput:
     def _finish(self, job_id: int) -> None:
         now = time.monotonic()
         for log in self._followed.pop(job_id):
+            if skipped := _skip_to_tail(log):
+                skipped += log.lines.drop()
+                note = f"… ({skipped:,} bytes not shown: written faster than --live shows them;"
+                self._show(job_id, log, [f"{note} whole in {log.path})"])
             while data := _read(log, READ_MOST):  # to its end: the attempt wrote its last
                 self._show(job_id, log, log.lines.feed(data, now))
             self._show(job_id, log, log.lines.finish())
@@ -174,6 +189,24 @@ class LiveOutput:
         number = self._numbers[job_id]
         for line in lines:
             self._reporter.output(number, log.stream, line)
+
+
+def _skip_to_tail(log: _Log) -> int:
+    """Move past what `log` holds unread but its last FINISH_MOST bytes, to the start of a
+    line in them; return the bytes moved past (0: the rest is short enough to show)."""
+    _read(log, 0)  # (opens it: an attempt that ended before the first poll)
+    if log.file is None:
+        return 0
+    with contextlib.suppress(OSError):
+        at, size = log.file.tell(), os.fstat(log.file.fileno()).st_size
+        if size - at <= FINISH_MOST:
+            return 0
+        log.file.seek(size - FINISH_MOST)
+        tail = log.file.read(FINISH_MOST)
+        line_start = tail.find(b"\n") + 1  # (0: one long line: shown from here, in pieces)
+        log.file.seek(size - FINISH_MOST + line_start)
+        return size - FINISH_MOST + line_start - at
+    return 0
 
 
 def _read(log: _Log, most: int) -> bytes:

@@ -45,6 +45,31 @@ def handled(on_interrupt: Callable[[], None], on_hangup: Callable[[], None]) -> 
             loop.remove_signal_handler(signum)
 
 
+@contextlib.contextmanager
+def interruptible() -> Iterator[None]:
+    """Before the run's loop handles them (a --yielder's run): SIGINT and SIGTERM raise
+    KeyboardInterrupt (`gpuherd: interrupted`, exit INTERRUPT_STATUS) and SIGHUP, unless
+    ignored, exits HANGUP_STATUS, as they would in the run. Their default ended the run alone
+    (SIGTERM, SIGHUP), leaving the yielder's process running, or did nothing (a SIGINT ignored
+    since a script's `&`); an exception unwinds through what kills it."""
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    def hang_up(signum: int, frame: object) -> None:
+        raise SystemExit(HANGUP_STATUS)
+
+    handlers = {signal.SIGINT: interrupt, signal.SIGTERM: interrupt}
+    if signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN:  # (nohup: stays ignored)
+        handlers[signal.SIGHUP] = hang_up
+    before = {signum: signal.signal(signum, handler) for signum, handler in handlers.items()}
+    try:
+        yield
+    finally:
+        for signum, handler in before.items():
+            signal.signal(signum, handler)
+
+
 class Tolerant(io.TextIOBase):
     """A text stream (stdout) whose reader may go away: once a write or a flush fails with
     EIO or EPIPE, its descriptor is pointed at /dev/null (so that nothing written later, nor

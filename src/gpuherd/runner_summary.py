@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,6 +46,13 @@ class RunSummary:
 
 
 EMPTY_COMMAND = "the command is empty: yield the command to run (a string, or a dict's 'command')"
+
+
+def in_run_words(detail: str, job_id: int) -> str:
+    """How an attempt ended, as the engine says it, for the run's line `[N] failed (...)`: the
+    engine names the job by its id in the queue (`starting job 3 (attempt 1): cannot ...`),
+    which is not the run's number N (job_2 there): the line's [N] names it."""
+    return re.sub(rf"^starting job {job_id}( \(attempt \d+\))?: ", "", detail)
 
 
 def could_not_run(number: int, command: str, refusal: Exception) -> str:

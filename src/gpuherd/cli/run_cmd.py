@@ -189,6 +189,7 @@ def run(
     probe, slots = _gpus(spec, fake_gpus, gpus_per_job, gpu_file)
     cwd, env = os.getcwd(), dict(os.environ)
     reject_nul("", cwd=cwd)  # a folder whose path is not UTF-8: once, not for every job
+    _check_shell(env)
     source: Iterable[SubmitItem]
     streamed = False
     if yielder is not None:
@@ -310,15 +311,28 @@ def _yielded_items(
     yielder: Path, gpus_per_job: int, cwd: str, env: dict[str, str]
 ) -> list[SubmitItem]:
     """Every job the --yielder file's yielder() yields; its errors as one line."""
+    from gpuherd.runner_signals import interruptible
     from gpuherd.yielder import yielded_items
 
     try:
-        return yielded_items(yielder, gpus_per_job, cwd, env)
+        with interruptible():  # the yielder's process is killed, as by a Ctrl-C
+            return yielded_items(yielder, gpus_per_job, cwd, env)
     except Exception as exc:
         text = plain.clean(str(exc))  # one line, whatever the yielder's message holds
         raise HerdError(
             text if text.startswith("--yielder") else f"--yielder {yielder}: {text}"
         ) from None
+
+
+def _check_shell(env: dict[str, str]) -> None:
+    """A GPUHERD_SHELL that names no program would fail every job as it starts, leaving a
+    FAILURE folder for each: say so once, before anything runs."""
+    from gpuherd.executors.base import SpawnError, job_shell
+
+    try:
+        job_shell(env)
+    except SpawnError as exc:
+        raise HerdError(str(exc)) from None
 
 
 def _check_prefix(prefix: str) -> None:

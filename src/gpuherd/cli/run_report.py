@@ -77,10 +77,8 @@ class LineReporter:
         else:
             why = f" ({detail})" if detail and detail != state else ""
             log, last_lines = failure_log(Path(folder))
-            self._say(
-                f"[{number}] {state}{why} after {format_duration(max(seconds, 0.0))}:"
-                f" see {folder}/{log}"
-            )
+            see = f": see {folder}/{log}" if log else ""
+            self._say(f"[{number}] {state}{why} after {format_duration(max(seconds, 0.0))}{see}")
             self._failures += 1
             if self._failures <= TAILS_SHOWN:  # a sweep gone wrong must not flood the screen
                 for line in last_lines:
@@ -120,7 +118,10 @@ class LineReporter:
 def failure_log(folder: Path) -> tuple[str, list[str]]:
     """The log that says why a job failed, and its last lines: its stderr.log, unless that
     holds no text and its stdout.log does (a script that prints its error, as `echo ...;
-    exit 1` does: the run showed nothing of it, and named an empty file)."""
+    exit 1` does: the run showed nothing of it, and named an empty file). No name ("") when
+    it has neither: its shell never started (its line says why), so there is none to see."""
+    if not any((folder / log).exists() for log in ("stderr.log", "stdout.log")):
+        return "", []
     if not tail(folder / "stderr.log").strip() and tail(folder / "stdout.log").strip():
         return "stdout.log (nothing in stderr.log)", tail_lines(folder / "stdout.log", TAIL_LINES)
     return "stderr.log", tail_lines(folder / "stderr.log", TAIL_LINES)

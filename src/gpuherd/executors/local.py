@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import os
 import time
 from collections.abc import Callable
@@ -55,6 +56,16 @@ _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
 """os.open rather than open(): no buffered text wrapper on every job's way to its start."""
 
 _GROUP_POLL = 0.05
+
+
+def _spawn_advice(error: int | None) -> str:
+    """What to do when the job's shell could not be started (it said: check the attempt's
+    folder, which the fork and exec never touch)."""
+    if error in (errno.EAGAIN, errno.ENOMEM):
+        return "the machine is out of processes or memory (ulimit -u, free -h): run it again later"
+    if error == errno.E2BIG:
+        return "its environment is too large for one process: unset long variables"
+    return "set GPUHERD_SHELL to a POSIX shell such as bash (or its path), or unset it for /bin/sh"
 
 
 @dataclass
@@ -153,11 +164,10 @@ class LocalExecutor:
             )
         except ValueError as e:  # what posix_spawn refuses in the environment or argv
             raise SpawnError(f"starting job {request.job_id}: {e}") from e
-        except OSError as e:
+        except OSError as e:  # its fork or exec (the shell opens the logs: not a folder's)
             raise SpawnError(
-                f"starting job {request.job_id} (attempt {request.attempt}) with its logs in "
-                f"{attempt_dir}: {e.strerror or e}; check that this folder exists, is writable "
-                "and its disk is not full"
+                f"starting job {request.job_id} (attempt {request.attempt}): cannot start its "
+                f"shell {shell}: {e.strerror or e}; {_spawn_advice(e.errno)}"
             ) from e
         self._children[pid] = (request.job_id, request.attempt)
         self._spawner_peaks[pid] = own_peak()
