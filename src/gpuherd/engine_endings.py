@@ -208,12 +208,12 @@ def stored_attempt(engine: Engine, job: Job) -> Attempt:
     return Attempt(job.id, job.attempt, job.gpus, (), folder, engine.host, started)
 
 
-def cancel_waiters(engine: Engine, job_id: int, state: JobState, now: float) -> None:
+def cancel_waiters(engine: Engine, job_id: int, state: JobState, now: float) -> list[int]:
     """Jobs waiting for `job_id`, which ended in `state`, that it can no longer let run (it
     failed and they are `--after` it, it succeeded and they are `--after-fail` it) end as
     dependency_failed, and so on, transitively: a cancel meets an `--after-fail` of the
-    job cancelled, and leaves an `--after` of it unmet."""
-    pending = [(job_id, state)]
+    job cancelled, and leaves an `--after` of it unmet. Their ids (a `kill` says them)."""
+    pending, cancelled = [(job_id, state)], []
     while pending:
         dep_id, dep_state = pending.pop()
         for waiter_id in engine.store.waiters_of(dep_id, dep_state):
@@ -221,6 +221,8 @@ def cancel_waiters(engine: Engine, job_id: int, state: JobState, now: float) -> 
             if waiter is not None:
                 _cancel_waiter(engine, waiter, dep_id, dep_state, now)
                 pending.append((waiter_id, JobState.CANCELLED))
+                cancelled.append(waiter_id)
+    return cancelled
 
 
 def fail_orphaned_waiters(

@@ -16,7 +16,7 @@ from gpuherd.core.edit import (
     describe_edit,
     edit_spec,
 )
-from gpuherd.core.lifecycle import retry_refused
+from gpuherd.core.lifecycle import retry_refused, retry_wait
 from gpuherd.core.model import DEFAULT_GRACE, Job, JobSpec
 from gpuherd.core.output_files import recorded_or_named, shared_file, sharing
 from gpuherd.core.states import (
@@ -57,8 +57,8 @@ class EditVerbs(JobVerbs):
             self._refuse_one_file(ids, changes, clear)
         never = never_runs_judge(engine.device_listing(), engine.policy, engine.devices.missing())
         results = self._each(ids, lambda job: self._edit_one(job, changes, clear, never))
-        if BEGIN in changes or BEGIN in clear:
-            engine.begins.arm()  # the earliest --begin time may be another now
+        if {BEGIN, "retry_delay"} & {*changes, *clear}:
+            engine.begins.arm()  # the earliest --begin time (or end of a retry's wait) moved
         engine.wake()  # a job asking for less, or released, may fit now
         return results
 
@@ -111,6 +111,7 @@ class EditVerbs(JobVerbs):
             moved = begin_edit(job.state, job.release_at, changes.get(BEGIN), now)
         if not fields and moved is None:
             return "unchanged"
+        retry_moved, retry_said = _retry_wait_edited(job, spec, fields, moved, now)
         reject_nul(
             "",
             command=spec.command,
@@ -132,12 +133,14 @@ class EditVerbs(JobVerbs):
         what = ", ".join(
             ([describe_edit(job.spec, spec, fields)] if fields else [])
             + ([_describe_begin(job, moved[0], changes.get(BEGIN), now)] if moved else [])
+            + retry_said
         )
         # Held or released by its new time; else its state, and when it was queued (its wait
         # counts towards reserving GPUs), stay as they are.
         edited = {name: getattr(spec, name) for name in fields}
         if moved is not None:
             edited["release_at"] = moved[1]
+        edited.update(retry_moved)
         if job.attempt and {"output", "error", "name"} & set(fields):
             self._pin_attempt_files(job)
         self.store.update_job(
@@ -218,6 +221,29 @@ def _outputs_made_absolute(job: Job, changes: Mapping[str, Any]) -> Mapping[str,
     reject_nul(where, cwd=cwd, **given)
     made = {name: output_file(path, cwd, name, where) for name, path in given.items()}
     return {**changes, **made}
+
+
+def _retry_wait_edited(
+    job: Job,
+    spec: JobSpec,
+    fields: Sequence[str],
+    moved: tuple[JobState, float | None] | None,
+    now: float,
+) -> tuple[dict[str, float | None], list[str]]:
+    """Of a queued job waiting to retry (--retry-delay) whose delay the edit changes: the
+    columns that say when it may start, and what the answer adds. Its wait counts from its
+    attempt's end, as the old delay's did (lifecycle.retry_wait): kept as it was, `ls` paired
+    the old delay's time with the new delay, and a delay cleared or shortened still waited
+    out the old one. Nothing for a job the edit gives a --begin time (`moved`: it holds it
+    until then) or that has no wait (a held job: its release runs it at once)."""
+    if "retry_delay" not in fields or job.state is not JobState.QUEUED or moved is not None:
+        return {}, []
+    if job.release_at is None or job.ended_at is None:
+        return {}, []
+    due, _ = retry_wait(job.ended_at, spec.retry_delay or 0, now)
+    if due is None:  # it may start from now on (reserve-after counts its wait from then)
+        return {"release_at": None, "queued_at": now}, ["no longer waits to retry"]
+    return {"release_at": due}, [f"retrying at {format_moment(due, now)}"]
 
 
 def _describe_begin(job: Job, state: JobState, asked: float | None, now: float) -> str:

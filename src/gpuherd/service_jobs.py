@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Sequence, Set
 from dataclasses import replace
 from pathlib import Path
 
 from gpuherd import paths
+from gpuherd.core.deps import cancelled_with
 from gpuherd.core.idspec import no_job_with
 from gpuherd.core.lifecycle import (
     PUT_BACK,
@@ -113,14 +114,17 @@ class JobVerbs:
         """Cancel waiting jobs, stop running ones: SIGKILL after their own grace, or after
         `grace` (chosen: from now, also for a job already being stopped)."""
         # A waiter cancelled with a job named before it was cancelled by this very command.
+        named = frozenset(ids)
         return self._each(
-            ids, lambda job: self._kill_one(job, grace), ended_here=lambda job: job.state.value
+            ids,
+            lambda job: self._kill_one(job, named, grace),
+            ended_here=lambda job: job.state.value,
         )
 
-    def _kill_one(self, job: Job, grace: float | None = None) -> str:
+    def _kill_one(self, job: Job, named: Set[int], grace: float | None = None) -> str:
         if job.state in (JobState.QUEUED, JobState.HELD):
-            self._cancel(job, "cancelled by the user")
-            return "cancelled"
+            waiters = self._cancel(job, "cancelled by the user")
+            return cancelled_with("cancelled", waiters, named, "")
         if job.state in LIVE_STATES:
             # A stop under way is looked for first: told by the time left after this one, a
             # daemon slow in between called a first kill "already stopping (SIGKILL in 9.9s)".
@@ -139,7 +143,8 @@ class JobVerbs:
 
     def remove(self, ids: Sequence[int]) -> list[ActionResult]:
         leftovers: list[Path] = []
-        results = self._each(ids, lambda job: self._remove_one(job, leftovers))
+        named = frozenset(ids)
+        results = self._each(ids, lambda job: self._remove_one(job, named, leftovers))
         for path in leftovers:  # once the removal is committed
             if path.is_dir():
                 shutil.rmtree(path, ignore_errors=True)
@@ -147,7 +152,7 @@ class JobVerbs:
                 path.unlink(missing_ok=True)
         return results
 
-    def _remove_one(self, job: Job, leftovers: list[Path]) -> str:
+    def _remove_one(self, job: Job, named: Set[int], leftovers: list[Path]) -> str:
         if stopping := self._stopping(job):
             raise Conflict(refused_while_stopping(job.id, "rm", stopping))
         if job.state in LIVE_STATES:
@@ -156,8 +161,9 @@ class JobVerbs:
             )
         if refused := removal_refused(self.engine, job):
             raise Conflict(refused)
+        waiters: list[int] = []
         if job.state in (JobState.QUEUED, JobState.HELD):
-            self._cancel(job, "removed by the user")
+            waiters = self._cancel(job, "removed by the user")
         self.store.delete_jobs([job.id])
         self.engine.publish({"id": job.id, "event": "rm"})  # no state: it has none now
         if not job.spec.folder:  # a sweep's results folder is the user's, never deleted
@@ -168,7 +174,7 @@ class JobVerbs:
             from gpuherd.worker import staged_files
 
             leftovers += staged_files(job.spec.command, paths.task_params(self.home))
-        return "removed"
+        return cancelled_with("removed", waiters, named, ", cancelled")
 
     def retry(self, ids: Sequence[int], hold: bool = False) -> list[ActionResult]:
         """Finished jobs queued again (`hold`: held, to be edited, then released); running
@@ -365,7 +371,8 @@ class JobVerbs:
         left = max(0.0, live.kill_at - asyncio.get_running_loop().time())
         return Stopping(live.stop_reason, live.requeue, left)
 
-    def _cancel(self, job: Job, message: str) -> None:
+    def _cancel(self, job: Job, message: str) -> list[int]:
+        """Cancel a waiting job, and the jobs waiting for it that it leaves unmet (their ids)."""
         now = self.engine.clock()
         with self.store.transaction():
             self.engine.move_state(
@@ -376,4 +383,4 @@ class JobVerbs:
                 outcome=Outcome(OutcomeKind.CANCELLED, message=message),
                 ended_at=now,
             )
-            cancel_waiters(self.engine, job.id, JobState.CANCELLED, now)
+            return cancel_waiters(self.engine, job.id, JobState.CANCELLED, now)

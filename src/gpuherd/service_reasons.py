@@ -53,8 +53,7 @@ def explainer(
         if job.spec.after or job.spec.after_any or job.spec.after_fail:
             unmet = store.unmet_deps(job.id)
             if unmet:
-                held = [i for i, state, _ in unmet if state == JobState.HELD.value]
-                return _waiting_for(unmet) + _held_among(held, len(unmet))
+                return _waiting_for(unmet) + _stuck_among(unmet)
         if job.release_at is not None:
             when, delay = format_moment(job.release_at, now), job.spec.retry_delay or 0
             return f"retrying at {when} (--retry-delay {format_given(delay)})"
@@ -212,20 +211,30 @@ def _jobs(ids: Sequence[int], to: str) -> str:
 _RANGES_SHOWN = 4
 
 
-def _held_among(held: Sequence[int], waited_for: int) -> str:
-    """What lets a job waiting for held ones run: else `waiting for job 19` read as if job 19
-    would run by itself. ` (held: gpuherd release 19)` when all are held, ` (jobs 3,9 held:
-    gpuherd release 3,9)` when some; past a few ranges, `ls --state held` lists them."""
-    if not held:
+def _stuck_among(unmet: Sequence[tuple[int, str, str]]) -> str:
+    """What lets a job waiting for held or paused ones run (neither ends by itself): else
+    `waiting for job 19` read as if job 19 would end by itself. ` (held: gpuherd release 19)`,
+    ` (paused: gpuherd resume 19)`, or both kinds, `; `-separated; '' when none is."""
+    said = [
+        _among([i for i, state, _ in unmet if state == kind.value], len(unmet), kind, verb)
+        for kind, verb in ((JobState.HELD, "release"), (JobState.PAUSED, "resume"))
+    ]
+    return f" ({'; '.join(s for s in said if s)})" if any(said) else ""
+
+
+def _among(stuck: Sequence[int], waited_for: int, state: JobState, verb: str) -> str:
+    """`held: gpuherd release 19` when all are so, `jobs 3,9 held: gpuherd release 3,9` when
+    some; past a few ranges, `ls --state held` lists them; '' for none."""
+    if not stuck:
         return ""
-    ids = format_ids(held)
-    every = len(held) == waited_for
+    ids = format_ids(stuck)
+    every = len(stuck) == waited_for
     if len(ids.split(",")) > _RANGES_SHOWN:
-        some = "all" if every else f"{len(held):,} of them"
-        return f" ({some} held: gpuherd ls --state held)"
+        some = "all" if every else f"{len(stuck):,} of them"
+        return f"{some} {state.value}: gpuherd ls --state {state.value}"
     if every:
-        return f" (held: gpuherd release {ids})"
-    return f" ({'job' if len(held) == 1 else 'jobs'} {ids} held: gpuherd release {ids})"
+        return f"{state.value}: gpuherd {verb} {ids}"
+    return f"{'job' if len(stuck) == 1 else 'jobs'} {ids} {state.value}: gpuherd {verb} {ids}"
 
 
 def _never_here(job_id: int, reason: str, add_back: Sequence[int] = ()) -> str:

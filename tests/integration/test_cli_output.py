@@ -216,7 +216,12 @@ def test_wait_names_the_jobs_that_did_not_succeed_by_how_they_ended(shared_daemo
     held = shared_daemon.submit_lines(["true"] * 3, "--hold")
     late = shared_daemon.cli("wait", *map(str, held), "--timeout", "0.2", check=False)
     assert late.returncode == 2
-    assert late.stderr == f"gave up waiting; still unfinished: {held[0]}-{held[-1]}\n"
+    them = f"{held[0]}-{held[-1]}"
+    assert late.stderr == (  # (named held jobs: said first, as `submit --hold --wait` does)
+        f"gpuherd: jobs {them} are held: waiting until they are released"
+        f" (gpuherd release {them} lets them run)\n"
+        f"gave up waiting; still unfinished: {them}\n"
+    )
 
 
 def test_ls_footer_counts_only_what_the_listing_left_out(daemon: Herd) -> None:

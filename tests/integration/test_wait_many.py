@@ -78,6 +78,15 @@ def test_a_wait_over_many_jobs_is_one_request_and_answers_each_jobs_state(
     assert len(waited.endings) == JOBS - len(released) + len(failing & set(released))
 
 
+def held_note(ids: list[int]) -> str:
+    """What `wait` says first of these held jobs, named (consecutive ids)."""
+    them = f"{ids[0]}-{ids[-1]}"
+    return (
+        f"gpuherd: jobs {them} are held: waiting until they are released"
+        f" (gpuherd release {them} lets them run)"
+    )
+
+
 def test_the_cli_waits_with_one_request_and_says_the_same(
     shared_daemon: Herd, tmp_path: Path
 ) -> None:
@@ -88,8 +97,12 @@ def test_the_cli_waits_with_one_request_and_says_the_same(
             "wait", f"{ids[0]}-{ids[-1]}", "--timeout", "0.5s", env=env, check=False
         )
     assert (gave_up.returncode, gave_up.stdout) == (2, "")
-    assert gave_up.stderr == f"gave up waiting; still unfinished: {ids[0]}-{ids[-1]}\n"
-    assert [" ".join(line.split()[:2]) for line in requests] == ["POST /api/v1/jobs/wait"]
+    assert gave_up.stderr == (
+        f"{held_note(ids)}\ngave up waiting; still unfinished: {ids[0]}-{ids[-1]}\n"
+    )
+    # The wait in one request; before it, the held jobs listed, whose release it waits for.
+    asked = [" ".join(line.split()[:2]).split("?")[0] for line in requests]
+    assert asked == ["GET /api/v1/jobs", "POST /api/v1/jobs/wait"]
 
 
 def test_an_older_daemon_is_asked_with_its_get_500_ids_at_a_time(
@@ -101,9 +114,11 @@ def test_an_older_daemon_is_asked_with_its_get_500_ids_at_a_time(
     with relayed(daemon, tmp_path, older=True) as (env, requests):
         done = daemon.cli("wait", f"{ids[0]}-{ids[-1]}", "--timeout", "0.5s", env=env, check=False)
     assert (done.returncode, done.stdout) == (2, "")
-    assert done.stderr == f"gave up waiting; still unfinished: {ids[10]}-{ids[-1]}\n"
+    assert done.stderr == (
+        f"{held_note(ids[10:])}\ngave up waiting; still unfinished: {ids[10]}-{ids[-1]}\n"
+    )
     asked = [" ".join(line.split()[:2]).split("?")[0] for line in requests]
-    assert asked == ["POST /api/v1/jobs/wait"] + ["GET /api/v1/jobs/wait"] * 3
+    assert asked == ["GET /api/v1/jobs", "POST /api/v1/jobs/wait"] + ["GET /api/v1/jobs/wait"] * 3
     # The GET itself, as a script would send it: a chunk's answer.
     answer = daemon.client.get("/jobs/wait", ids=ids[:500], timeout=0)
     assert answer["done"] is False

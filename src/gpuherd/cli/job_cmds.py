@@ -6,6 +6,7 @@ import json
 import os
 import shlex
 import sys
+import time
 from typing import Any
 
 import click
@@ -213,8 +214,9 @@ def submit(
         return
     from gpuherd.cli.submit_wait import wait_and_exit  # deferred: only a waiting submit
 
-    held = bool(opts["hold"]) and not quiet  # (-q: no note, as `wait -q`)
-    wait_and_exit(client, ids, follow, said, None if quiet else say_daemon_gone, held)
+    begin = opts["begin"] if opts["begin"] is not None and opts["begin"] > time.time() else None
+    held = (bool(opts["hold"]) or begin is not None) and not quiet  # (-q: no note, as wait -q)
+    wait_and_exit(client, ids, follow, said, None if quiet else say_daemon_gone, held, begin)
 
 
 @click.command(name="ls")

@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 import signal
 import sys
+import time
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
@@ -33,6 +34,7 @@ from gpuherd.cli import plain
 from gpuherd.cli.main import drop_output, prefixed
 from gpuherd.client import Client, Waited
 from gpuherd.core.idspec import format_ids, summarize
+from gpuherd.core.when import format_moment
 from gpuherd.errors import DaemonError, NoAnswer, NotRunning
 from gpuherd.typed_name import typed_name
 
@@ -82,12 +84,13 @@ def wait_and_exit(
     said: str | None,
     on_gone: Callable[[], None] | None,
     held: bool = False,
+    begin: float | None = None,
 ) -> None:
     """Print `said` (the ids; on stderr if `follow`), wait for the jobs (printing the one
     job's stdout as it comes if `follow`), name those that did not succeed on stderr, and
     exit with the status the module's doc gives. Ctrl-C ends the waiting, not the jobs, and
-    says so. `held`: the jobs were submitted held (`--hold`), said on stderr with the way
-    to release them: the wait until then read as a hang."""
+    says so. `held`: the jobs were submitted held (`--hold`, or until `begin`: --begin),
+    said on stderr with the way to release them: the wait until then read as a hang."""
     from gpuherd.cli.log_output import FollowPrinter, ended_badly, print_follow
 
     printer = FollowPrinter()  # notes after a followed log's unfinished line start their own
@@ -97,7 +100,8 @@ def wait_and_exit(
         elif said is not None:
             _unless_reader_left(lambda: click.echo(said), sys.stdout)
         if held:
-            _unless_reader_left(functools.partial(printer.note, held_note(ids)), sys.stderr)
+            note = held_note(ids, begin)
+            _unless_reader_left(functools.partial(printer.note, note), sys.stderr)
         if follow:
             (job_id,) = ids
             _unless_reader_left(
@@ -136,11 +140,18 @@ def wait_and_exit(
     sys.exit(exit_status(bad[0]) if bad else 0)
 
 
-def held_note(ids: Sequence[int]) -> str:
+def held_note(ids: Sequence[int], begin: float | None = None) -> str:
     """`gpuherd: job 7 is held: waiting until it is released (gpuherd release 7 lets it
-    run)`, of jobs submitted with --hold and waited for."""
+    run)`, of jobs submitted with --hold and waited for; of ones held until `begin` (their
+    --begin time), `job 7 is held until 02:00 (--begin): waiting until then (...)`."""
     them = format_ids(ids)
     one = len(ids) == 1
+    if begin is not None:
+        return prefixed(
+            f"{'job' if one else 'jobs'} {them} {'is' if one else 'are'} held until "
+            f"{format_moment(begin, time.time())} (--begin): waiting until then "
+            f"({typed_name()} release {them} starts {'it' if one else 'them'} now)"
+        )
     return prefixed(
         f"{'job' if one else 'jobs'} {them} {'is' if one else 'are'} held: waiting until "
         f"{'it is' if one else 'they are'} released ({typed_name()} release {them} lets "

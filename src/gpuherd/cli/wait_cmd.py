@@ -13,7 +13,7 @@ from gpuherd.cli.log_output import say_daemon_gone
 from gpuherd.cli.main import prefixed
 from gpuherd.cli.options import filter_options, ids_argument
 from gpuherd.cli.param_types import DURATION, TakesJobIds
-from gpuherd.cli.submit_wait import ending
+from gpuherd.cli.submit_wait import ending, held_note
 from gpuherd.cli.sweep_path import known_sweep
 from gpuherd.client import Client, Waited
 from gpuherd.core.idspec import format_ids, summarize
@@ -64,10 +64,14 @@ def wait(
         )
         # Held jobs wait for a release (or their --begin time): waited for only when named,
         # which `submit --begin +1h ...; gpuherd wait` did not tell. A note, so on stderr,
-        # whether or not something else is waited for.
-        held = [] if ids or quiet else listed_ids(client, ("held",), match)
-        if held:
+        # whether or not something else is waited for; and when named, that the wait is
+        # theirs, as `submit --hold --wait` says it: else `gpuherd wait 7`, as the note
+        # without ids advises, waited in silence, as though hung.
+        held = [] if quiet else listed_ids(client, ("held",), match)
+        if held and not ids:
             click.echo(prefixed(_not_waited_for(held)), err=True)
+        elif ids and (named := sorted(set(held) & set(wanted))):
+            click.echo(held_note(named), err=True)
         if not wanted and sweep is not None:  # misspelt: a script's `&& analyse` went on
             known_sweep(client, sweep)
         say_gone = None if quiet else say_daemon_gone

@@ -3,8 +3,9 @@ job waited for meets each, and how one job's lists are kept apart (pure)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 
+from gpuherd.core.idspec import format_ids
 from gpuherd.core.states import BAD_END_STATES, FINISHED_STATES, JobState
 
 KINDS = ("after", "after_any", "after_fail")
@@ -65,3 +66,24 @@ def contradiction(after: Sequence[int], after_fail: Sequence[int]) -> str | None
         f"job {both[0]} is in both after (--after) and after_fail (--after-fail): a job "
         "cannot both succeed and fail; keep it in one of them"
     )
+
+
+def cancelled_with(said: str, waiters: Sequence[int], named: Set[int], tail: str) -> str:
+    """A verb's answer for a job it cancelled (`said`: `cancelled`, `removed`), naming the
+    `waiters` cancelled with it as they waited for it (`--after` it, and theirs): else they
+    were gone unsaid. Those the verb `named` have lines of their own; `tail` ends the part
+    that names them (`, cancelled` after `removed`)."""
+    others = sorted(set(waiters) - named) if waiters else []  # (most cancels have none)
+    if not others:
+        return said
+    runs = format_ids(others).split(",")
+    if len(others) == 1:
+        them = f"job {others[0]}"
+    elif len(runs) <= _RANGES_SAID:
+        them = f"jobs {','.join(runs)}"
+    else:  # a sweep's points, say, every other id: the line stays a line
+        them = f"{len(others):,} jobs ({','.join(runs[:_RANGES_SAID])},…)"
+    return f"{said}, and {them}, which waited for it{tail}"
+
+
+_RANGES_SAID = 4
