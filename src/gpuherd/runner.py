@@ -30,6 +30,7 @@ from gpuherd.runner_input import (
     Arrival,
     Held,
     JobSource,
+    NotRun,
     Numbered,
     Skipped,
     by_longest_first,
@@ -201,9 +202,8 @@ class Runner:
                     self.reporter.notice(f"input stopped: {str(entry) or type(entry).__name__}")
                     self._input_failed()
                 continue
-            if isinstance(entry, Skipped):  # (whether the run goes on or not: it succeeded)
-                self.summary.skipped += 1
-                self.reporter.skipped(entry.number, entry.folder)
+            if isinstance(entry, Skipped | NotRun):  # (whether the run goes on or not)
+                self._set_aside(entry)
                 continue
             if self._interrupts or self._input_done:
                 self.summary.not_run += 1
@@ -214,6 +214,16 @@ class Runner:
                 setattr(item, name, getattr(item, name) or getattr(self.options, name))
             batch.append(entry)
         self._submit(batch)
+
+    def _set_aside(self, entry: Skipped | NotRun) -> None:
+        """A job --skip-succeeded does not run: it succeeded before, or its folder holds
+        another job's success (which running it would overwrite)."""
+        if isinstance(entry, Skipped):
+            self.summary.skipped += 1
+            self.reporter.skipped(entry.number, entry.folder)
+        else:
+            self.summary.not_run += 1
+            self.reporter.notice(f"[{entry.number}] not run: {entry.why}")
 
     def _submit(self, batch: list[Numbered]) -> None:
         """Submit what arrived together in one transaction; if the batch is refused, one by
@@ -307,6 +317,9 @@ class Runner:
             else:
                 self.summary.not_run += 1
         self.summary.not_run += sum(isinstance(entry, tuple) for entry in unread)
+        for entry in unread:
+            if isinstance(entry, Skipped | NotRun):  # decided before the run stopped
+                self._set_aside(entry)
         self.summary.not_run += self._held.count  # read, but not handed over yet
         self.reporter.flush()
 

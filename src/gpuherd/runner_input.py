@@ -26,9 +26,18 @@ class Skipped:
     folder: str
 
 
-Arrival = Numbered | Skipped | BaseException | None
-"""What the reading thread hands over: a job, one skipped, the error that ended the input,
-or its end."""
+@dataclass(frozen=True)
+class NotRun:
+    """Job `number` of the input, not run: its folder holds another job's success, which
+    running it there would overwrite; `why` says so, and what to do (runner_rerun.py)."""
+
+    number: int
+    why: str
+
+
+Arrival = Numbered | Skipped | NotRun | BaseException | None
+"""What the reading thread hands over: a job, one skipped or not run (--skip-succeeded), the
+error that ended the input, or its end."""
 
 
 class Held:

@@ -3,8 +3,17 @@
 `--skip-succeeded` (GPU Task Scheduler's `force_rerun=False`): a job whose folder holds SUCCESS
 and a job.json naming the same command and env overrides succeeded before; it is not run
 again and its folder is left exactly as it is (its logs, markers and job.json are what a later
-`--times-from` and the user's own scripts read). Anything else (another command, FAILURE, no
-marker, no readable job.json) runs as without the option.
+`--times-from` and the user's own scripts read).
+
+A folder is named by the job's place in the input, but what the user keeps is a job's result:
+a line inserted at the top moves every later job onto the folder of another one. So a folder
+holding another job's SUCCESS is never overwritten (that job is not run, and its line says
+why), and a job that succeeded in such a folder of an earlier place (its line moved down) is
+skipped, naming that folder. Each earlier success stands for one job only (two identical
+lines ran twice), and only folders of earlier places are taken, whose own jobs have been seen
+already: the input is read as a stream, and a folder's own job always keeps it.
+
+Anything else (FAILURE, no marker, no readable job.json) runs as without the option.
 
 And folders of more jobs than this input has (an earlier, longer run's `job_7` after a rerun
 of 5 jobs) are kept, never removed, but named once, so that nobody takes them for this run's.
@@ -16,46 +25,80 @@ import json
 import os
 from collections.abc import Callable, Iterable, Iterator
 
+from gpuherd.core.commands import shown_command
 from gpuherd.core.units import plural
 from gpuherd.errors import Forbidden
 from gpuherd.jobfiles import open_job_file
-from gpuherd.runner_input import Numbered, Skipped
-from gpuherd.wire import SubmitItem
+from gpuherd.runner_input import NotRun, Numbered, Skipped
 
 NAMED_MOST = 5
 """Left-over folders named in the notice; the others are counted."""
+
+JobKey = tuple[str, str]
+"""What makes two jobs the same for --skip-succeeded: the command, and the env overrides (as
+sorted JSON: a dict is no key)."""
 
 
 def skipping(
     numbered: Iterable[Numbered],
     folder_of: Callable[[int], str],
-    on_skip: Callable[[Skipped], None],
+    on_skip: Callable[[Skipped | NotRun], None],
 ) -> Iterator[Numbered]:
-    """The jobs to run; each one that succeeded before goes to `on_skip` instead. A generator
-    on the input's thread: the job.json files are read there, not on the run's loop, and
-    before --order longest-first orders the rest (the skipped are reported in input order)."""
+    """The jobs to run; each one that succeeded before, or whose folder holds another job's
+    success, goes to `on_skip` instead. A generator on the input's thread: the job.json files
+    are read there, not on the run's loop, and before --order longest-first orders the rest
+    (the skipped are reported in input order)."""
+    moved_from: dict[JobKey, list[str]] = {}
+    """Folders of earlier places holding another job's success, by that job: not taken yet."""
     for number, item in numbered:
         folder = folder_of(number)
-        if succeeded_before(folder, item):
+        held = succeeded_job(folder)
+        key = job_key(item.command, item.env_overrides)
+        if held == key:
             on_skip(Skipped(number, folder))
+            continue
+        earlier = moved_from.get(key)
+        if held is not None:
+            moved_from.setdefault(held, []).append(folder)
+        if earlier:
+            on_skip(Skipped(number, earlier.pop(0)))
+        elif held is not None:
+            on_skip(NotRun(number, held_by_another(folder, held, key)))
         else:
             yield number, item
 
 
-def succeeded_before(folder: str, item: SubmitItem) -> bool:
-    """`folder` holds SUCCESS, and its job.json says it ran this command with these env
-    overrides (what a job's line or yield gives; not its GPUs, name, nor the run's options)."""
+def job_key(command: str, env_overrides: object) -> JobKey:
+    return command, json.dumps(env_overrides or {}, sort_keys=True)
+
+
+def succeeded_job(folder: str) -> JobKey | None:
+    """The job that succeeded in `folder` (its SUCCESS, and its job.json's command and env
+    overrides: what a job's line or yield gives, not its GPUs, name, nor the run's options);
+    None: none did, or its job.json cannot say which."""
     if not os.path.isfile(os.path.join(folder, "SUCCESS")):
-        return False
+        return None
     try:
         with open_job_file(os.path.join(folder, "job.json")) as f:
             info = json.loads(f.read(1 << 20))
     except (OSError, ValueError, Forbidden):  # none, unreadable, a link, cut short
-        return False
-    if not isinstance(info, dict):
-        return False
-    return info.get("command") == item.command and (info.get("env_overrides") or {}) == (
-        item.env_overrides or {}
+        return None
+    if not isinstance(info, dict) or not isinstance(info.get("command"), str):
+        return None
+    return job_key(info["command"], info.get("env_overrides"))
+
+
+def held_by_another(folder: str, held: JobKey, key: JobKey) -> str:
+    """Why a job is not run in `folder`, where the job `held` succeeded, and what to do (not
+    to remove the folder: a later line may be the job that moved out of it, skipped there)."""
+    command, env = held
+    if command != key[0]:
+        what = f"another command that succeeded ({shown_command(command)})"
+    else:
+        what = f"this command with another env that succeeded ({shown_command(env)})"
+    return (
+        f"{folder} holds a run of {what}, kept: the input's jobs moved or changed since that "
+        "run; add new jobs at the end, or give another --output-dir"
     )
 
 

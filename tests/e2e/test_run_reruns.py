@@ -78,10 +78,13 @@ def test_only_a_success_of_the_same_command_is_skipped(runs: Runs) -> None:
     (out / "job_2" / "SUCCESS").rename(out / "job_2" / "FAILURE")
     jobs = write_jobs(runs, job("a"), job("b"), job("c"), job("d2"))  # line 3 changed
     proc = runs.run("--fake-gpus", "2", "--output-dir", str(out), "--skip-succeeded", str(jobs))
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert sorted(ran(runs)) == sorted(["a", "b", "c", "d", "b", "c", "d2"])
-    assert proc.stdout.splitlines()[-1] == f"3 succeeded, 0 failed, 1 skipped; logs in {out}"
-    assert "d2" in (out / "job_3" / "job.json").read_text()  # the folder is the new run's
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert sorted(ran(runs)) == sorted(["a", "b", "c", "d", "b", "c"])
+    assert proc.stdout.splitlines()[-1] == (
+        f"2 succeeded, 0 failed, 1 skipped, 1 not run; logs in {out}"
+    )
+    # d's success is kept, not overwritten by d2 (tests/integration/test_skip_moved_lines.py)
+    assert "d2" not in (out / "job_3" / "job.json").read_text()
 
 
 def test_the_jobs_not_run_after_a_ctrl_c_run_on_the_rerun(runs: Runs) -> None:
@@ -127,9 +130,14 @@ def test_stdin_a_yielder_a_prefix_retries_and_longest_first_skip_the_same_way(
     runs.env["LR"] = "1"
     assert runs.run(*yielder).returncode == 0
     assert runs.run(*yielder, "--skip-succeeded").returncode == 0
-    runs.env["LR"] = "2"  # another env for job 0: it runs again
-    assert runs.run(*yielder, "--skip-succeeded").returncode == 0
-    assert sorted(ran(runs)) == ["x1", "x2", "y"]
+    runs.env["LR"] = "2"  # another env for job 0: not run over the success of LR=1
+    proc = runs.run(*yielder, "--skip-succeeded")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert proc.stdout.startswith(
+        f"[0] not run: {runs.root}/y/job_0 holds a run of this command with another env that "
+        'succeeded ({"LR": "1"}), kept: '
+    )
+    assert sorted(ran(runs)) == ["x1", "y"]
 
 
 def test_folders_of_an_earlier_longer_run_are_kept_and_named(runs: Runs) -> None:

@@ -127,7 +127,8 @@ class _RunCommand(click.Command):
     "--skip-succeeded",
     is_flag=True,
     help="Rerun into --output-dir only what did not succeed: skip a job whose folder there holds "
-    "SUCCESS for the same command.",
+    "SUCCESS for the same command (or that of an earlier line: lines inserted above it); a "
+    "folder holding another command's SUCCESS is kept, and its job not run.",
 )
 def run(
     args: tuple[str, ...],
