@@ -33,6 +33,7 @@ from gpuherd.engine_held_runs import record_held_ends
 from gpuherd.engine_recovery import recover
 from gpuherd.engine_scan import SCAN_LIMIT as SCAN_LIMIT  # where tests look for it
 from gpuherd.engine_scan import Scan
+from gpuherd.engine_spawns import Spawns
 from gpuherd.engine_stops import JobStops
 from gpuherd.executors.base import Executor, ExitStatus, NotStarted
 from gpuherd.layout import Layout
@@ -45,14 +46,11 @@ Exit = tuple[int, int, ExitStatus]
 """(job id, attempt number, how its process ended)"""
 RETRY_RECORDING = 1.0
 """Seconds before recording finished jobs is tried again after the database failed."""
-PID_RECORD_DELAY = 0.05
-"""Seconds a spawned job's pid may wait to be written with the next tick's changes (a busy
-queue ticks sooner); a daemon killed before that takes it from the job's process file."""
 TELEMETRY_MAX_AGE = 1.0
 """Seconds a GPU reading may be old when placement uses it (else it is read again)."""
 
 
-class Engine(JobStops):
+class Engine(JobStops, Spawns):
     def __init__(
         self,
         store: Store,
@@ -92,7 +90,7 @@ class Engine(JobStops):
         self.begins = BeginTimer(self)
         self.scan = Scan(store)
         self.health = TickHealth(self.wake_later)
-        self.hold: Hold | None = None  # what the last pass kept for a starving job
+        self._hold: Hold | None = None  # what the last pass kept for a starving job
         self._exits: list[Exit] = []
         self._unrecorded_pids: list[tuple[int, int, int, float]] = []  # job, attempt, pid, at
         self._paperwork: list[tuple[int, Callable[[], None]]] = []  # (job id, write)
@@ -125,10 +123,6 @@ class Engine(JobStops):
         """Ask for a tick in `seconds` (to try again after something failed)."""
         if self._loop is not None:
             self._loop.call_later(seconds, self.wake)
-
-    def add_paperwork(self, job_id: int, write: Callable[[], None]) -> None:
-        """Write a job's files at the end of this tick, once the GPUs have their next jobs."""
-        self._paperwork.append((job_id, write))
 
     def _tick(self) -> None:
         self._tick_scheduled = False
@@ -212,7 +206,7 @@ class Engine(JobStops):
         """Plan what fits and record each start (in the caller's transaction): a daemon
         killed between this commit and the spawn finds no pid on restart and queues the
         job again instead of running it twice."""
-        if self.queue_paused or self._stopping or self._dispatch_pauses or self.devices.outage():
+        if self._starts_nothing():
             return []
         self.devices.refresh_if_older(TELEMETRY_MAX_AGE)
         devices = self.device_listing()
@@ -265,30 +259,20 @@ class Engine(JobStops):
                 behind=behind,
                 sweep_room=room,
             )
-        self.hold = placed.hold
+        self._hold = placed.hold
         return placed.starts, seen
 
-    def _spawn_all(self, started: list[tuple[Job, Attempt]], now: float) -> None:
-        spawned = [
-            (job.id, attempt.number, pid)
-            for job, attempt in started
-            if (pid := self._spawn_after_files(job, attempt, now))
-        ]
-        if spawned:  # recorded by the next tick's transaction, not one of their own
-            if not self._unrecorded_pids:
-                self.wake_later(PID_RECORD_DELAY)
-            at = self.clock()  # after the start events, which the spawns follow
-            self._unrecorded_pids += [(job_id, number, pid, at) for job_id, number, pid in spawned]
+    def _starts_nothing(self) -> bool:
+        """Whether no placement pass runs now (nothing may start)."""
+        return bool(
+            self.queue_paused or self._stopping or self._dispatch_pauses or self.devices.outage()
+        )
 
-    def record_spawns(self) -> None:
-        """Record now the pids spawned since the last tick: a verb on a job just started (a
-        kill within PID_RECORD_DELAY) then sees its pid, and its events follow the spawn's."""
-        pids, self._unrecorded_pids = self._unrecorded_pids, []
-        try:
-            self.store.record_pids(pids)
-        except sqlite3.Error:  # kept for the next tick, as _record_exits_and_starts keeps them
-            self._unrecorded_pids = pids + self._unrecorded_pids
-            raise
+    @property
+    def hold(self) -> Hold | None:
+        """The GPUs the last pass kept for a starving job; None while no pass runs (a paused
+        queue): that job may have been removed or killed since (`gpus` named it still)."""
+        return None if self._starts_nothing() else self._hold
 
     def set_sweep_cap(self, sweep: str, cap: int | None) -> None:
         if cap is None:
@@ -296,23 +280,6 @@ class Engine(JobStops):
         else:
             self.sweep_caps[sweep] = cap
         self.wake()
-
-    def _do_paperwork(self) -> None:
-        """Write the human-readable job files, after the GPUs got their next jobs: copies of
-        what the store holds, kept off the path from one job's exit to the next one's start."""
-        work, self._paperwork = self._paperwork, []
-        for _, write in work:
-            write()
-
-    def _spawn_after_files(self, job: Job, attempt: Attempt, now: float) -> int | None:
-        """_spawn; for a job that waited for others (`--after`), once the files of those that
-        ended in this tick are written: it may read their SUCCESS or FAILURE."""
-        if waited := {*job.spec.after, *job.spec.after_any, *job.spec.after_fail}:
-            ended = [write for job_id, write in self._paperwork if job_id in waited]
-            self._paperwork = [(j, write) for j, write in self._paperwork if j not in waited]
-            for write in ended:
-                write()
-        return self._spawn(job, attempt, now)
 
     def _spawn(self, job: Job, attempt: Attempt, now: float) -> int | None:
         """Launch an attempt whose start is recorded; its pid, or None if it could not start."""

@@ -27,6 +27,7 @@ class JobStops:
     store: Store
     _idle: asyncio.Event
     _stopping: bool
+    record_spawns: Callable[[], None]
 
     @property
     def live(self) -> dict[int, Live]:
@@ -68,6 +69,7 @@ class JobStops:
         """Stop every running job, each stop stored: a crash in its grace must not undo it.
         `grace` caps each job's own grace (a Ctrl-C of `gpuherd run`); `chosen` replaces it
         (`daemon stop --kill --grace`)."""
+        self.record_spawns()  # a job started within the last 50 ms: its pid before its stop
         with self.store.transaction():
             for job_id in list(self.attempts.live):
                 self.stop_job(job_id, OutcomeKind.KILLED, grace=grace, chosen=chosen)

@@ -81,8 +81,7 @@ class Store(JobReads, SweepAndDeviceTables, JobViews):
         # can drop the last commits, and FULL would cost an fsync per state change (a job's
         # start and end): only `transaction(durable=True)` (a submission) pays for one.
         self._db.execute(f"PRAGMA synchronous = {'OFF' if scratch else 'NORMAL'}")
-        self._log = None if scratch else path.with_name(path.name + "-wal")
-        """The write-ahead log a durable commit syncs; none for a scratch store."""
+        self._log = None if scratch else path.with_name(path.name + "-wal")  # durable commits sync
         self._checkpoints = None if scratch else Checkpointer(path)  # off the commits' way
         if not scratch:
             self._db.execute(f"PRAGMA wal_autocheckpoint = {BACKSTOP_PAGES}")
@@ -99,8 +98,7 @@ class Store(JobReads, SweepAndDeviceTables, JobViews):
         self._on_commit: list[Callable[[], None]] = []
         self.touched: set[int] | None = None
         """While a verb on many jobs runs, the ids of the jobs `update_job` changed."""
-        self._env_cache = env_cache(self._db)
-        self._ready_jobs = RowJobs()
+        self._env_cache, self._ready_jobs = env_cache(self._db), RowJobs()
 
     def close(self) -> None:
         if self._checkpoints is not None:
@@ -131,6 +129,8 @@ class Store(JobReads, SweepAndDeviceTables, JobViews):
         if self._full:
             self._db.execute("PRAGMA synchronous = FULL")
         self._sync_owed = False
+        if self._checkpoints is not None:  # a give-back of free pages lets this one in
+            self._checkpoints.begins()
         try:
             with self._outermost():
                 yield

@@ -32,6 +32,7 @@ import logging
 import sqlite3
 import threading
 import time
+from functools import partial
 from pathlib import Path
 
 from gpuherd.store_space import give_back, prepare
@@ -62,6 +63,15 @@ class Checkpointer:
         self._owed_since: float | None = None
         """When a give-back (store_space.py) was left undone: another is owed QUIET after."""
         self._give_back_failed = False
+        self._begun = 0
+        """Write transactions begun on the store: one begun during a give-back stops it."""
+
+    def begins(self) -> None:
+        """A write transaction of the store begins: a give-back under way stops at its next
+        chunk. The writer waits for SQLite's lock in its busy handler, whose retries lost
+        every race with the next chunk, and nothing else tells it waits: a commit waited for
+        the whole give-back (~80-450 ms for 48 MiB; past the busy timeout it failed)."""
+        self._begun += 1
 
     def due(self) -> None:
         """A commit was made: checkpoint when it is time (the thread starts at the first)."""
@@ -104,9 +114,10 @@ class Checkpointer:
                 self._changed.wait(quiet_left)
             return None
 
-    def _still_quiet(self) -> bool:
-        """No commit since the quiet spell's checkpoint, and the store stays open."""
-        return self._commits == 0 and not self._stop
+    def _still_quiet(self, begun: int) -> bool:
+        """No commit since the quiet spell's checkpoint, no write begun since there were
+        `begun`, and the store stays open."""
+        return self._commits == 0 and self._begun == begun and not self._stop
 
     def _serve(self) -> None:
         try:
@@ -139,7 +150,7 @@ class Checkpointer:
         """store_space.give_back in a quiet spell; what it leaves undone (the engine wrote,
         a reader held the log) is tried again in the next one."""
         try:
-            done = give_back(db, self._path, self._still_quiet)
+            done = give_back(db, self._path, partial(self._still_quiet, self._begun))
         except sqlite3.Error as exc:
             # Another failure (a full disk) waits for the next commits' quiet spell.
             done = getattr(exc, "sqlite_errorcode", 0) & 0xFF != sqlite3.SQLITE_BUSY

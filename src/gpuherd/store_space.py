@@ -29,6 +29,7 @@ never shrinks by itself; and the write-ahead log stays at the largest size it ev
 from __future__ import annotations
 
 import logging
+import shutil
 import sqlite3
 import time
 from collections.abc import Callable
@@ -81,9 +82,11 @@ def give_back(db: sqlite3.Connection, path: Path, still_quiet: Callable[[], bool
                 free = _pragma(db, "freelist_count")
             if free:
                 return False
-        elif mode == _NONE and _pragma(db, "page_count") - free <= CONVERT_MAX_USED_PAGES:
+        elif mode == _NONE and (used := _pragma(db, "page_count") - free) <= CONVERT_MAX_USED_PAGES:
             if not still_quiet():
                 return False
+            if not _room_to_convert(db, path, used):  # (tried again in a later quiet spell)
+                return _log_cut_back(db, path)
             began = time.monotonic()
             db.execute("PRAGMA auto_vacuum = INCREMENTAL")  # what the VACUUM below makes
             db.execute("VACUUM")
@@ -92,6 +95,18 @@ def give_back(db: sqlite3.Connection, path: Path, still_quiet: Callable[[], bool
         # The pages moved are in the log: copied into herd.db, which is cut short then.
         db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
     return _log_cut_back(db, path)
+
+
+def _room_to_convert(db: sqlite3.Connection, path: Path, used: int) -> bool:
+    """Whether herd.db's disk has room for the VACUUM's copies of the `used` pages: the log
+    takes them all, and its temporary copy may be on that disk too. One that ran out filled
+    the disk, and left the log that large: the disk stayed full (jobs' logs, submissions)
+    until the daemon stopped, the VACUUM tried again in each quiet spell."""
+    try:
+        room = shutil.disk_usage(path.parent).free
+    except OSError:
+        return False
+    return room >= 2 * used * _pragma(db, "page_size") + JOURNAL_LIMIT
 
 
 def _log_cut_back(db: sqlite3.Connection, path: Path) -> bool:

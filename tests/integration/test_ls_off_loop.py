@@ -369,7 +369,7 @@ async def _mixed_queue(service: Service, home: Path) -> tuple[int, list[int]]:
 async def _running(service: Service, job_id: int) -> None:
     for _ in range(1500):
         job = service.store.get_job(job_id)
-        # Its pid too: recorded by a later tick than its start (engine.PID_RECORD_DELAY), it
+        # Its pid too: recorded by a later tick than its start (PID_RECORD_DELAY), it
         # would differ between two listings made either side of that tick.
         if job is not None and job.state.value == "running" and job.pid is not None:
             return

@@ -1,6 +1,6 @@
-"""A spawned job's pid is committed with the next tick's changes (engine.PID_RECORD_DELAY), not
-in a transaction of its own; a daemon that stops inside that window still writes it, so the
-next daemon finds the running job by its recorded pid.
+"""A spawned job's pid is committed with the next tick's changes (PID_RECORD_DELAY,
+engine_spawns.py), not in a transaction of its own; a daemon that stops inside that window
+still writes it, so the next daemon finds the running job by its recorded pid.
 
 The engine is built as the daemon builds it; the executor asks the loop to close the engine
 right after the tick that spawned the job, before any later tick could record the pid.

@@ -299,7 +299,7 @@ def test_a_kill_just_after_the_start_records_the_pid_before_its_stop(
     # A spawned job's pid waits for the next tick (PID_RECORD_DELAY, 50 ms): a kill in that
     # window (the forked test CLI is that fast) left the job running with no pid, and its
     # events had the stop before the spawn. Here the window is an hour, so it is hit surely.
-    monkeypatch.setattr("gpuherd.engine.PID_RECORD_DELAY", 3600.0)
+    monkeypatch.setattr("gpuherd.engine_spawns.PID_RECORD_DELAY", 3600.0)
     store = Store(tmp_path / "herd.db")
 
     async def main() -> tuple[int, str]:

@@ -1,0 +1,71 @@
+"""Starting the attempts a tick recorded, and what follows them: their pids recorded, the
+ended jobs' files written once the GPUs have their next jobs. A part of the engine (a mixin of
+Engine, which sets the attributes below)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+from gpuherd.attempts import Attempts
+from gpuherd.core.model import Attempt, Job
+from gpuherd.store import Store
+
+PID_RECORD_DELAY = 0.05
+"""Seconds a spawned job's pid may wait to be written with the next tick's changes (a busy
+queue ticks sooner); a daemon killed before that takes it from the job's process file."""
+
+
+class Spawns:
+    """Part of `Engine` (which sets these attributes)."""
+
+    attempts: Attempts
+    clock: Callable[[], float]
+    store: Store
+    wake_later: Callable[[float], None]
+    _paperwork: list[tuple[int, Callable[[], None]]]
+    _unrecorded_pids: list[tuple[int, int, int, float]]
+    _spawn: Callable[[Job, Attempt, float], int | None]
+
+    def add_paperwork(self, job_id: int, write: Callable[[], None]) -> None:
+        """Write a job's files at the end of this tick, once the GPUs have their next jobs."""
+        self._paperwork.append((job_id, write))
+
+    def _spawn_all(self, started: list[tuple[Job, Attempt]], now: float) -> None:
+        spawned = [
+            (job.id, attempt.number, pid)
+            for job, attempt in started
+            if (pid := self._spawn_after_files(job, attempt, now))
+        ]
+        if spawned:  # recorded by the next tick's transaction, not one of their own
+            if not self._unrecorded_pids:
+                self.wake_later(PID_RECORD_DELAY)
+            at = self.clock()  # after the start events, which the spawns follow
+            self._unrecorded_pids += [(job_id, number, pid, at) for job_id, number, pid in spawned]
+
+    def record_spawns(self) -> None:
+        """Record now the pids spawned since the last tick: a verb on a job just started (a
+        kill within PID_RECORD_DELAY) then sees its pid, and its events follow the spawn's."""
+        pids, self._unrecorded_pids = self._unrecorded_pids, []
+        try:
+            self.store.record_pids(pids)
+        except sqlite3.Error:  # kept for the next tick, as _record_exits_and_starts keeps them
+            self._unrecorded_pids = pids + self._unrecorded_pids
+            raise
+
+    def _do_paperwork(self) -> None:
+        """Write the human-readable job files, after the GPUs got their next jobs: copies of
+        what the store holds, kept off the path from one job's exit to the next one's start."""
+        work, self._paperwork = self._paperwork, []
+        for _, write in work:
+            write()
+
+    def _spawn_after_files(self, job: Job, attempt: Attempt, now: float) -> int | None:
+        """_spawn; for a job that waited for others (`--after`), once the files of those that
+        ended in this tick are written: it may read their SUCCESS or FAILURE."""
+        if waited := {*job.spec.after, *job.spec.after_any, *job.spec.after_fail}:
+            ended = [write for job_id, write in self._paperwork if job_id in waited]
+            self._paperwork = [(j, write) for j, write in self._paperwork if j not in waited]
+            for write in ended:
+                write()
+        return self._spawn(job, attempt, now)
