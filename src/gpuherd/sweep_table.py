@@ -109,6 +109,7 @@ def table(
     return {
         "name": row.name,
         "results_dir": row.results_dir,
+        "results_gone": not os.path.isdir(row.results_dir),  # (moved: its rows still say done)
         "command": spec.command,
         "seed": spec.seed,  # what --samples and --shuffle drew with (the CLI's dry run too)
         "varying": list(spec.varying),

@@ -38,6 +38,7 @@ from pydantic import (
 from gpuherd.core.sweep import DistKind, Distribution, SweepError, SweepSpec, check_exclude
 from gpuherd.core.sweep_config import SweepFileError as SweepFileError
 from gpuherd.core.sweep_config import from_config as from_config
+from gpuherd.core.sweep_config import wandb_config
 from gpuherd.core.sweep_spec import EMPTY_NAME, SWEEP_FIELD
 from gpuherd.core.sweep_values import check_values
 from gpuherd.sweepfile_options import COMMAND_LINE_ONLY, FileOptions, Switch
@@ -179,6 +180,8 @@ def parse_sweep(text: str, path: str) -> SweepFile:
     for key in data:
         if why := COMMAND_LINE_ONLY.get(str(key).replace("-", "_")):
             raise SweepFileError(f"{_place(path, text, (key,))}: {key}: {why}")
+    if foreign := wandb_config(data):
+        raise SweepFileError(f"{_place(path, text, (foreign[0],))}: {foreign[1]}")
     folder = os.path.dirname(os.path.abspath(path))
     try:
         check_values(data)

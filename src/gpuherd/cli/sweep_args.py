@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import shlex
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -97,6 +98,57 @@ def _joined_name(name: str, values: list[str]) -> str:
     key, _, joined = name.partition("=")
     meant = shlex.join(["-p", key, *(joined.split(",") if joined else []), *values])
     return f"-p {name}: give the name and its values apart, as separate words: {meant}"
+
+
+_RANGE = re.compile(r"(\d+)-(\d+)(?::(\d+))?(?:%(\d+))?")
+"""Slurm's --array range: 0-99, with a step (0-99:2) or a cap (0-99%4: 4 at a time)."""
+
+
+def lone_value_warnings(params: list[tuple[str, list[Any]]]) -> list[str]:
+    """A warning for each -p whose one value reads as several: other tools' ways of listing
+    values (Hydra's and gflow's `0.1,0.01`, a list `[0.1, 0.01]`, Slurm's `0-99`, numbers
+    quoted into one word: `-p lr "$LRS"`) ran one point with that text as its value. Not
+    refused: a value may hold a comma (`-p layers 64,64 128,128`)."""
+    warnings = []
+    for name, values in params:
+        if len(values) == 1 and isinstance(values[0], str) and (meant := _listed(values[0])):
+            given = f"-p {shlex.quote(name)} {shlex.quote(values[0])}"
+            warnings.append(
+                f"{given} is one value, so one point: for a point per value give them as"
+                f" separate words: -p {shlex.quote(name)} {meant}"
+            )
+    return warnings
+
+
+def _listed(value: str) -> str | None:
+    """The values `value` seems to list, as words to type; None when it reads as one."""
+    if found := _RANGE.fullmatch(value):
+        first, last, step, cap = found.groups()
+        if int(first) >= int(last) or step == "0":
+            return None  # (a date's 2026-11 is no range)
+        seq = f"$(seq {first} {step} {last})" if step else f"$(seq {first} {last})"
+        return seq + (f" --max-parallel {cap}" if cap and cap != "0" else "")
+    inner = value[1:-1] if value[:1] == "[" and value[-1:] == "]" else value
+    spaced = inner == value and any(c.isspace() for c in value)
+    if "," in inner:
+        parts = [part.strip().strip("'\"") for part in inner.split(",")]
+        if spaced and not all(map(_is_number, parts)):
+            return None  # ("Hello, world" is one text; "0.1, 0.01" lists two numbers)
+    elif all(_is_number(part) for part in inner.split()):
+        parts = inner.split()  # ("hello world" is one text)
+    else:
+        return None
+    if len(parts) < 2 or not all(parts) or len(set(parts)) < len(parts):
+        return None  # (a repeat, `64,64`, is rather one value: a layer's sizes)
+    return " ".join(map(shlex.quote, parts))
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def typed(text: str) -> Any:

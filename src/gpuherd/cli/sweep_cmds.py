@@ -34,9 +34,9 @@ from gpuherd.cli.options import one_output
 from gpuherd.cli.output_options import output_options
 from gpuherd.cli.param_types import SEED, Place, WholeRange, checked_by_daemon, completes
 from gpuherd.cli.submit_hints import past_begin_hint
-from gpuherd.cli.sweep_args import ParamsCommand, build, is_file
+from gpuherd.cli.sweep_args import ParamsCommand, build, is_file, lone_value_warnings
 from gpuherd.cli.sweep_left_out import left_out
-from gpuherd.cli.sweep_path import sweep_path
+from gpuherd.cli.sweep_path import recorded_seed, sweep_path
 from gpuherd.client import Client
 from gpuherd.core.states import POINT_STATES
 from gpuherd.core.sweep import (
@@ -167,12 +167,13 @@ def submit_sweep(ctx: click.Context, /, source: str, **opts: Any) -> None:
     refuse_contradiction(asdict(options))  # (resolved() does it too: a dry run asks no daemon)
     if not is_file(source) and is_bare_command(source, bool(params)):
         raise click.UsageError(_bare_command(source))
+    lone = lone_value_warnings(params)  # (`-p lr 0.1,0.01`: one point; said as the daemon's)
     if opts["dry_run"]:
         # The one-a-line commands are for `| gpuherd run`: what they leave out is said; the
         # JSON (for scripts) carries no option either, and says none.
         lost = None if opts["as_json"] else left_out(options, cwd)
         env = {**os.environ, **(options.env_overrides or {})}
-        _dry_run(spec, cwd, env, opts["yes"], opts["as_json"], lost)
+        _dry_run(spec, cwd, env, opts["yes"], opts["as_json"], lost, lone)
         return
     _check_size(spec, opts["yes"], "pass --yes to submit them all")
     client = Client(timeout=600.0)
@@ -186,7 +187,12 @@ def submit_sweep(ctx: click.Context, /, source: str, **opts: Any) -> None:
         "force": opts["force"],
         "yes": opts["yes"],
     }
-    answer = client.post("/sweeps", body)
+    try:
+        answer = client.post("/sweeps", body)
+    except KeyboardInterrupt:  # (10,000 points take seconds: long enough to think better)
+        click.echo(prefixed("interrupted", sweep_render.interrupted(spec.name)), err=True)
+        sys.exit(130)
+    answer["warnings"] = [*lone, *answer["warnings"]]
     # As submit says it: a --begin already past (a typo'd year) starts the points now.
     past = past_begin_hint(options.begin, time.time(), 2) if answer["ids"] else None
     for warning in [*answer["warnings"], *([past] if past else [])]:
@@ -218,17 +224,23 @@ def _bare_command(source: str) -> str:
 
 
 def _dry_run(
-    spec: SweepSpec, cwd: str, env: Mapping[str, str], yes: bool, as_json: bool, lost: str | None
+    spec: SweepSpec,
+    cwd: str,
+    env: Mapping[str, str],
+    yes: bool,
+    as_json: bool,
+    lost: str | None,
+    lone: list[str],
 ) -> None:
     """Expand here (no daemon): the commands on stdout, one a line, the rest on stderr (`lost`:
     the options they leave out, sweep_left_out.py); or with --json, what a submission's JSON
     says, `ids` empty, and the `commands`. `env`: the points' (for a script looked for on
-    PATH)."""
+    PATH); `lone`: lone_value_warnings."""
     _check_size(spec, yes, "pass --yes to list them all")
     results = os.path.normpath(os.path.join(cwd, os.path.expanduser(spec.results_path)))
     seed, recorded = spec.seed, False
     if spec.needs_seed and seed is None:  # as the daemon draws: with the sweep's own seed
-        seed = _recorded_seed(spec.name)
+        seed = recorded_seed(spec.name)
         recorded = seed is not None
     chosen = spec.needs_seed and seed is None
     if chosen:
@@ -245,6 +257,7 @@ def _dry_run(
     elif recorded and not as_json:
         click.echo(f"seed {seed} (recorded for sweep {spec.name}: the points it draws)", err=True)
     warnings = [
+        *lone,
         *(
             f"parameter {key!r} does not appear in the command"
             for key in unused_params(spec.command or "", spec)
@@ -279,17 +292,6 @@ def _dry_run(
         click.echo(command, nl=not command.endswith("\n"))
     done = f"{plural(len(points), 'command')} of sweep {spec.name} (dry run: nothing submitted)"
     click.echo(done, err=True)
-
-
-def _recorded_seed(name: str) -> int | None:
-    """The seed the daemon recorded for the sweep, which a submission without --seed draws
-    with (so the dry run lists the points it would run, not others); None when no daemon
-    runs or it does not know the sweep."""
-    try:
-        seed = Client().get(sweep_path(name)).get("seed")
-    except HerdError:
-        return None
-    return seed if isinstance(seed, int) and not isinstance(seed, bool) else None
 
 
 def _check_one_a_line(points: list[Point]) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from urllib.parse import quote
 
 from gpuherd.client import Client
-from gpuherd.errors import NotFound
+from gpuherd.errors import HerdError, NotFound
 from gpuherd.typed_name import typed_name
 
 
@@ -25,3 +25,14 @@ def known_sweep(client: Client, name: str) -> None:
     Asked only when its name found no job: its jobs prove a sweep exists (`sweep rm` takes
     them with it), and its table, even of one row, is read whole."""
     client.get(sweep_path(name), limit=1)
+
+
+def recorded_seed(name: str) -> int | None:
+    """The seed the daemon recorded for the sweep, which a submission without --seed draws
+    with (so the dry run lists the points it would run, not others); None when no daemon
+    runs or it does not know the sweep."""
+    try:
+        seed = Client().get(sweep_path(name)).get("seed")
+    except HerdError:
+        return None
+    return seed if isinstance(seed, int) and not isinstance(seed, bool) else None

@@ -54,6 +54,17 @@ def status_command(name: str) -> str:
     return f"{typed_name()} sweep status {'-- ' * name.startswith('-')}{shlex.quote(name)}"
 
 
+def interrupted(name: str) -> str:
+    """What a Ctrl-C while the daemon submits a sweep leaves: the daemon goes on with what it
+    was sent, every point or none (a bare "interrupted" read as a submission called off)."""
+    return (
+        f"sweep {name} may be submitted all the same, as the daemon goes on with a sweep it"
+        f" was sent: {status_command(name)} shows its points; {typed_name()} kill"
+        f" $({typed_name()} ls -q {sweep_option(name)} --state queued,held) cancels those"
+        " waiting"
+    )
+
+
 def _cell(value: Any) -> str:
     if isinstance(value, float):
         return format(value, ".4g")
@@ -77,6 +88,13 @@ def status_table(table: dict[str, Any], term: plain.Terminal | None = None) -> N
     lines.append(plain.clean(f"sweep {table['name']}: {points} ({counts}); {where}"))
     if shown := _shown(len(rows), table.get("matched", len(rows)), total):
         lines.append(shown)
+    if table.get("results_gone"):  # (its jobs still say succeeded; its SUCCESS markers went)
+        lines.append(
+            plain.clean(
+                f"the results folder {where} is gone (moved or deleted?): its points' results"
+                " and markers went with it, so submitting the sweep again runs them all again"
+            )
+        )
     unread = [row["metrics_error"] for row in rows if row.get("metrics_error")]
     if unread:  # else the columns are just empty, with no reason given
         more = f" (and {len(unread) - 1:,} more)" if len(unread) > 1 else ""

@@ -118,3 +118,28 @@ def _gts_grid(test: Mapping[str, Any], i: int) -> dict[str, tuple[Any, ...]]:
             )
         grid[key] = tuple(values)
     return grid
+
+
+_WANDB_KEYS = ("program", "method", "parameters", "metric", "early_terminate", "run_cap")
+
+
+def wandb_config(data: Mapping[Any, Any]) -> tuple[str, str] | None:
+    """A W&B sweep config given as a sweep file (its `parameters`, with `program` or
+    `method`): its first such key and what to write instead, with the file's own program and
+    first parameter; else None. Refused key by key, it said `unknown key 'program'; known
+    keys: ...` and nothing of where its parameters go here."""
+    if "parameters" not in data or not {"program", "method"} & set(data):
+        return None
+    first = next(str(key) for key in data if key in _WANDB_KEYS)
+    params = data["parameters"]
+    name = next(iter(params), "lr") if isinstance(params, Mapping) else "lr"
+    name = name if isinstance(name, str) and name.isidentifier() else "lr"
+    program = data.get("program")
+    program = program if isinstance(program, str) and program.strip() else "train.py"
+    return first, (
+        "this is a W&B sweep config (program, method, parameters); a sweep file here names"
+        f" the command, a placeholder per parameter (command: python {program}"
+        f" --{name}={{{name}}}), and the values: grid: {{{name}: [0.1, 0.01]}} for method:"
+        f" grid, or random: {{{name}: {{loguniform: [1.0e-5, 0.1]}}}} and samples: 20 for"
+        " method: random (docs/sweeps.md, Sweep files)"
+    )
