@@ -2,8 +2,9 @@
 
 The Python API (`connect`, `Herd`, `Job`, `Sweep`, `JobFailed`, `SweepWarning` from
 gpuherd.pyapi; `as_completed` from gpuherd.pyapi_completed; `task`, `Task`,
-`sweep_from_config`, `TaskArgumentError` from gpuherd.tasks; `HerdError`, what every error of
-gpuherd is) is imported on first use, so `import gpuherd` (and the CLI) stay fast.
+`TaskArgumentError` from gpuherd.tasks; `sweep_from_config` from gpuherd.tasks_gts;
+`HerdError`, what every error of gpuherd is) is imported on first use, so `import gpuherd`
+(and the CLI) stay fast.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ _API = {
     "Sweep": "pyapi",
     "SweepWarning": "pyapi",
     "task": "tasks",
-    "sweep_from_config": "tasks",
+    "sweep_from_config": "tasks_gts",
     "Task": "tasks",
     "JobFailed": "pyapi",
     "TaskArgumentError": "tasks",
@@ -31,7 +32,8 @@ if TYPE_CHECKING:
     from gpuherd.errors import HerdError
     from gpuherd.pyapi import Herd, Job, JobFailed, Sweep, SweepWarning, connect
     from gpuherd.pyapi_completed import as_completed
-    from gpuherd.tasks import Task, TaskArgumentError, sweep_from_config, task
+    from gpuherd.tasks import Task, TaskArgumentError, task
+    from gpuherd.tasks_gts import sweep_from_config
 
 
 def __getattr__(name: str) -> Any:

@@ -21,6 +21,10 @@ from gpuherd.typed_name import typed_name
 if TYPE_CHECKING:
     import psutil
 
+ALREADY_RUNNING = "a daemon is already running"
+"""How a daemon that found the home's lock taken says so (daemon_home.acquire_lock): a start
+that raced another for it, which `daemon start` and `gpuherd.connect()` tell apart."""
+
 SOCKET_CHECK = 5.0
 """Seconds between looks at the daemon's socket file while it runs. Its folder under
 XDG_RUNTIME_DIR is removed at the user's last logout (systemd-logind) or by a cleaner of

@@ -113,6 +113,23 @@ def socket_path(home: Path) -> Path:
     return socket_dir(home) / "herd.sock"
 
 
+def make_home(home: Path) -> None:
+    """Create the home's folder (and those above it), or a HerdError saying why it cannot be:
+    `daemon start` and `gpuherd.connect()` alike (connect raised Python's bare FileExistsError
+    for a home that is a file)."""
+    from gpuherd.errors import HerdError
+
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise HerdError(not_a_folder(home, home)) from None
+    except OSError as exc:
+        raise HerdError(
+            f"cannot create the daemon's home {home}: {exc.strerror or exc}; "
+            "point GPUHERD_HOME at a folder you can write"
+        ) from None
+
+
 def not_a_folder(home: Path, wanted: Path) -> str:
     """What to say when a file stands where the home (or a folder on the way to `wanted`)
     should be."""

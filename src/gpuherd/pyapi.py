@@ -26,6 +26,7 @@ from typing import Any
 
 from gpuherd import paths
 from gpuherd.client import Client
+from gpuherd.core.failure_line import failure_line
 from gpuherd.core.sweep import SweepError, SweepSpec, count, size_refusal, spec_to_dict
 from gpuherd.core.sweep_names import default_sweep_name, is_bare_command
 from gpuherd.errors import DaemonError, HerdError, NoAnswer
@@ -63,6 +64,8 @@ from gpuherd.worker import METRICS_FILE, RESULT_FILE, runs_task
 
 _YES = "pass yes=True to submit them all"
 FINISHED = frozenset({"succeeded", "failed", "killed", "cancelled", "lost"})
+STDERR_LINES_READ = 200
+"""The end of a failed job's stderr JobFailed looks in for the error its traceback ends with."""
 
 
 def connect(
@@ -76,6 +79,8 @@ def connect(
     A daemon started here uses `gpus` or `fake_gpus`; with neither, GPUHERD_FAKE_GPUS if set,
     else the GPUs it finds (or its last configuration), as `gpuherd daemon start` does.
     """
+    if home == "":  # (a script's unset variable: the folder Python ran in became a home)
+        raise HerdError("home is empty: give the home's folder, or leave home out (GPUHERD_HOME)")
     client = Client(home)
     try:
         client.get("/daemon")  # one stopped (Ctrl-Z) or stuck holds the home: none can start
@@ -356,11 +361,11 @@ class JobFailed(HerdError):
         why = said.get(info.get("outcome") or "", info.get("message") or info.get("outcome"))
         text = f"job {job.id}" + (f" ({info['name']})" if info.get("name") else "") + f" {state}"
         text += f" ({why})" if why and why != state else ""
-        try:
-            last = [line for line in job.logs("stderr", lines=5).splitlines() if line.strip()]
+        try:  # (a traceback's error, which a deep one has many lines above its end)
+            why_line = failure_line(job.logs("stderr", lines=STDERR_LINES_READ).splitlines())
         except HerdError:
-            last = []
-        super().__init__(text + (f": {last[-1].strip()}" if last else ""))
+            why_line = None
+        super().__init__(text + (f": {why_line}" if why_line else ""))
 
 
 __all__ = ["Herd", "Job", "JobFailed", "Sweep", "SweepWarning", "connect", "make_spec"]

@@ -8,7 +8,7 @@ import time
 
 from gpuherd import paths
 from gpuherd.client import Client
-from gpuherd.daemon_presence import started_process, still_running
+from gpuherd.daemon_presence import ALREADY_RUNNING, lock_holder, started_process, still_running
 from gpuherd.errors import DaemonError
 from gpuherd.pyapi_values import connect_spelling
 
@@ -21,7 +21,7 @@ def start_daemon(client: Client, args: list[str], variable_helps: bool) -> None:
     from gpuherd.daemon_home import refuse_another_users_home  # (deferred: imports the store)
 
     refuse_another_users_home(client.home)  # before daemon.log is opened in it (daemon_cmds)
-    client.home.mkdir(parents=True, exist_ok=True)
+    paths.make_home(client.home)
     log = paths.daemon_log(client.home)
     seen = log.stat().st_size if log.exists() else 0
     with log.open("ab") as out:  # sh says the daemon's pid: its output goes to the log
@@ -39,6 +39,8 @@ def start_daemon(client: Client, args: list[str], variable_helps: bool) -> None:
     while not _answers(poll, deadline):
         exited = not still_running(daemon)  # (before the log is read: its last word comes first)
         failed = client.last_word(seen)
+        if failed and _lost_race(client, failed):
+            failed, exited = None, False  # another start's daemon has the home: waited for
         if (failed or exited) and not _answers(poll, deadline):  # (another may have started)
             if not failed:  # it died before its last word (killed): the log may say more
                 raise DaemonError(f"the daemon exited before it answered; see {log}")
@@ -46,6 +48,13 @@ def start_daemon(client: Client, args: list[str], variable_helps: bool) -> None:
         if time.monotonic() > deadline:
             raise DaemonError(f"the daemon did not answer within {START_TIMEOUT:g}s; see {log}")
         time.sleep(0.02)
+
+
+def _lost_race(client: Client, failed: str) -> bool:
+    """Did the daemon started exit because another, started meanwhile, holds the home (scripts
+    or threads that connect at once)? That one is connected to once it answers: each
+    connect() but the first raised `a daemon is already running`, as `daemon start` does."""
+    return failed.startswith(ALREADY_RUNNING) and lock_holder(client.home) is not None
 
 
 def _answers(poll: Client, deadline: float) -> bool:

@@ -26,14 +26,14 @@ import sys
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, ParamSpec, TypeVar, overload
 
 from gpuherd import paths, tasks_pickled, worker
 from gpuherd.errors import HerdError
-from gpuherd.pyapi import Herd, Job, Sweep, SweepWarning, connect
+from gpuherd.pyapi import Herd, Job, Sweep, connect
 from gpuherd.pyapi_checks import refuse_unknown
 from gpuherd.pyapi_sweep import SWEEP_OWN
-from gpuherd.pyapi_values import SUBMIT_OPTIONS, make_spec, plain, warn_at_caller
+from gpuherd.pyapi_values import SUBMIT_OPTIONS, make_spec, plain
 from gpuherd.tasks_guard import refuse_while_loading
 from gpuherd.tasks_main_block import refuse_main_block
 from gpuherd.tasks_pickled import DefinedInteractively, removed_unless_queued
@@ -53,17 +53,22 @@ class TaskArgumentError(HerdError, TypeError):
 # ---- tasks ----------------------------------------------------------------------------------
 
 
-class Task:
-    """A function (or GPUTask-like class) that runs as a job: `.submit(**params)`, `.sweep()`."""
+P = ParamSpec("P")
+R = TypeVar("R")
 
-    def __init__(self, fn: Callable[..., Any], options: dict[str, Any]) -> None:
+
+class Task(Generic[P, R]):
+    """A function (or GPUTask-like class) that runs as a job: `.submit(**params)`, `.sweep()`;
+    typed as its function is (P, R), so a user's `mypy --strict` checks what uses it."""
+
+    def __init__(self, fn: Callable[P, R], options: dict[str, Any]) -> None:
         functools.update_wrapper(self, fn)
         # After: update_wrapper copies fn's __dict__, which for a task holds its own options.
         self.fn = fn
         self.options = options
         self.__gpuherd_task__ = getattr(fn, "__gpuherd_task__", fn)
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         return self.fn(*args, **kwargs)
 
     def __repr__(self) -> str:  # `<gpuherd.task train(lr: float, bs: int) gpus=1>`
@@ -107,8 +112,15 @@ class Task:
         import difflib  # (only on this error path)
 
         parameters = [k for k in self._named_parameters() if k != "run_dir"]
-        for known in (parameters, JOB_OPTIONS):
+        own = [*SWEEP_OWN, "results_dir"] if call == "sweep" else []  # (result_dir=: a typo)
+        for known in (parameters, own, JOB_OPTIONS):
             if close := difflib.get_close_matches(exc.name, known, n=1):
+                if known is own:
+                    return TaskArgumentError(
+                        f"{exc.function}() takes no parameter {exc.name!r}; did you mean "
+                        f"{close[0]}? {close[0]} is the sweep's own option: "
+                        f"{exc.function}.sweep(..., {close[0]}=...)"
+                    )
                 if known is JOB_OPTIONS:
                     return self._job_option_error(close[0], call, given=exc.name)
                 said = worker.UnknownParameter(exc.function, exc.name, guess=close[0])
@@ -226,6 +238,17 @@ class Task:
         return own
 
 
+@overload
+def task(fn: Callable[P, R], *, gpus: int | None = None, **options: Any) -> Task[P, R]: ...
+
+
+@overload
+def task(
+    fn: None = None, *, gpus: int | None = None, **options: Any
+) -> Callable[[Callable[P, R]], Task[P, R]]: ...
+
+
+# (the overloads type it: as Any, it made a decorated function untyped, a --strict error)
 def task(fn: Callable[..., Any] | None = None, *, gpus: int | None = None, **options: Any) -> Any:
     """Decorate a top-level function to run as jobs: `@gpuherd.task(gpus=1)` (1 GPU unless
     given). Options as `submit` (mem, priority, retries, timeout, ...), and `herd=` a
@@ -237,7 +260,7 @@ def task(fn: Callable[..., Any] | None = None, *, gpus: int | None = None, **opt
         raise TypeError(f"gpuherd.task() takes its options by name: @gpuherd.task(gpus={fn!r})")
     refuse_unknown(given, JOB_OPTIONS)  # here, not at the task's first submit
 
-    def wrap(function: Callable[..., Any]) -> Task:
+    def wrap(function: Callable[..., Any]) -> Task[..., Any]:
         try:
             target, _ = worker_target(function)  # fail now, not in the job, for a lambda...
         except DefinedInteractively:
@@ -265,56 +288,6 @@ def _stage_params(herd: Herd, text: str) -> Path:
             f"command line) under {folder}: {exc.strerror or exc}"
         ) from None
     return path
-
-
-def sweep_from_config(
-    config: Mapping[str, Any],
-    task: Any,
-    *,
-    name: str | None = None,
-    herd: Herd | None = None,
-    force: bool | None = None,
-    gpus: int | None = None,
-    **options: Any,
-) -> Sweep:
-    """Submit a GPU Task Scheduler config (scheduler_config, global_config, test_config) with
-    its GPUTask class (or a task function). `force_rerun`, the GPUs per job (the length of
-    an entry of scheduler_config.gpu) and which GPUs (`only_gpus`: those the gpu list names)
-    are taken from the config unless given here."""
-    from gpuherd.core.sweep_config import gts_gpu_ids, unused_scheduler_keys
-    from gpuherd.sweepfile import SweepFileError, from_config
-
-    refuse_while_loading("sweep_from_config")
-    fn = getattr(task, "__gpuherd_task__", task)
-    scheduler = config.get("scheduler_config") or {}
-    home = herd.client.home if herd is not None else paths.home_dir()
-    command, pickled = task_command(fn, home, sweep=True)
-    with removed_unless_queued([pickled], dry_run=bool(options.get("dry_run"))):
-        try:
-            spec = from_config(config, name=fn.__name__, command=command)
-            if "only_gpus" not in options and scheduler.get("gpu"):
-                # GTS ran on the GPUs its list names and no others (a colleague's, the display's).
-                options["only_gpus"] = gts_gpu_ids(scheduler["gpu"])
-        except SweepFileError as exc:
-            raise HerdError(str(exc)) from None
-        for unused in unused_scheduler_keys(config):
-            warn_at_caller(unused, SweepWarning)
-        if force is None:
-            force = bool(scheduler.get("force_rerun", False))
-        if gpus is None:
-            entries = scheduler.get("gpu") or ["0"]
-            sizes = [len(e) if isinstance(e, list | tuple) else 1 for e in entries]
-            gpus = sizes[0]
-            if len(set(sizes)) > 1:  # GTS gives each worker its entry; here every point alike
-                mixed = " and ".join(map(str, sorted(set(sizes))))
-                warn_at_caller(
-                    f"scheduler_config.gpu mixes entries of {mixed} GPUs: every point runs on "
-                    f"{gpus} (the first entry's); pass gpus=N to choose",
-                    SweepWarning,
-                )
-        target = herd or connect()
-        # (`name` given goes on, as Task.sweep's: herd.sweep refuses an empty one, name="")
-        return target.sweep(spec, name=name, force=force, task=True, gpus=gpus, **options)
 
 
 def worker_target(fn: Any) -> tuple[str, str | None]:
@@ -380,7 +353,6 @@ def _worker_line(args: list[str], sweep: bool) -> str:
 __all__ = [
     "Task",
     "TaskArgumentError",
-    "sweep_from_config",
     "task",
     "worker_command",
     "worker_target",

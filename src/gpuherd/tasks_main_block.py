@@ -5,21 +5,30 @@ not run in the job: a function defined there is not found, and every job of it f
 `gpuherd worker: demo.py has no 'train'`, long after the submit that looked fine. The
 decorator reads the script's syntax instead and refuses such a function at once. Only a name
 bound nowhere else in the script is refused (a name also bound outside the block, or bound in
-a way the syntax does not show, is left to the job, as before).
+a way the syntax does not show, is left to the job, as before). A global the task uses that is
+set only in that block (`DATA = load()` under it) is warned of, as the job fails on it with a
+bare NameError; warned, not refused: the code that uses it may be one a job never reaches.
 """
 
 from __future__ import annotations
 
 import ast
+import importlib.util
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gpuherd.errors import HerdError
+from gpuherd.pyapi_values import warn_at_caller
+
+if TYPE_CHECKING:
+    import symtable
 
 
 def refuse_main_block(script: Path, qualname: str) -> None:
     """HerdError now for a task the job would not find: defined under the script's
-    `if __name__ == "__main__":`, which the job does not run."""
+    `if __name__ == "__main__":`, which the job does not run; a UserWarning for a global it
+    reads that only that block sets."""
     top = qualname.split(".")[0]
     try:
         source = script.read_bytes()
@@ -31,20 +40,59 @@ def refuse_main_block(script: Path, qualname: str) -> None:
             f"job does not run (it loads the script as multiprocessing's spawn does): define "
             f"{top} above that block, at the script's top level"
         )
+    if names := main_block_globals(source, top):
+        them, parameters = ("it", "a parameter") if len(names) == 1 else ("them", "parameters")
+        warn_at_caller(
+            f'{top} uses {", ".join(names)}, set only under `if __name__ == "__main__":` in '
+            f"{script}, which a job does not run (it loads the script as multiprocessing's "
+            f"spawn does), so the job fails with NameError: set {them} at the script's top "
+            f"level, or pass {them} to {top} as {parameters}",
+            UserWarning,
+        )
 
 
 def only_under_main_block(source: bytes, name: str) -> bool:
     """Whether `name` is bound in the script `source` only under its top-level
     `if __name__ == "__main__":` blocks (False when the source does not parse)."""
+    tree = _parsed(source)
+    return tree is not None and name in _main_only(tree)
+
+
+def main_block_globals(source: bytes, name: str) -> list[str]:
+    """The globals the top-level function (or class) `name` reads, nested functions and
+    comprehensions included, that the script `source` binds only under its
+    `if __name__ == "__main__":` blocks. (Python's own symbol tables say which names are
+    global there: a parameter, a local or an `except ... as` name is not.)"""
+    tree = _parsed(source)
+    if tree is None:
+        return []
+    import symtable  # (only for a script's task, once)
+
+    module = symtable.symtable(importlib.util.decode_source(source), "<script>", "exec")
+    read = set().union(*(_globals_read(t) for t in module.get_children() if t.get_name() == name))
+    return sorted(read & _main_only(tree))
+
+
+def _globals_read(table: symtable.SymbolTable) -> set[str]:
+    names = {s.get_name() for s in table.get_symbols() if s.is_global() and s.is_referenced()}
+    return names.union(*(_globals_read(child) for child in table.get_children()))
+
+
+def _parsed(source: bytes) -> ast.Module | None:
     try:
-        tree = ast.parse(source)
+        return ast.parse(source)
     except (SyntaxError, ValueError):
-        return False
+        return None
+
+
+def _main_only(tree: ast.Module) -> set[str]:
+    """The names bound under the top-level `if __name__ == "__main__":` blocks and nowhere
+    else in the script."""
     blocks = [node for node in tree.body if isinstance(node, ast.If) and _is_main_test(node.test)]
     inside = _bound([statement for block in blocks for statement in block.body])
     outside = [node for node in tree.body if not any(node is block for block in blocks)]
     outside += [statement for block in blocks for statement in block.orelse]
-    return name in inside and name not in _bound(outside)
+    return inside - _bound(outside)
 
 
 def _is_main_test(test: ast.expr) -> bool:
@@ -75,4 +123,4 @@ def _bound(statements: Iterable[ast.stmt]) -> set[str]:
     return names
 
 
-__all__ = ["only_under_main_block", "refuse_main_block"]
+__all__ = ["main_block_globals", "only_under_main_block", "refuse_main_block"]

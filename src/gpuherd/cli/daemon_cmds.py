@@ -20,7 +20,12 @@ from gpuherd.cli.stop_grace import GRACE_OPTION, refuse_grace_without_kill
 from gpuherd.client import Client
 from gpuherd.core.gpu_slots import MAX_SLOTS
 from gpuherd.core.units import format_duration, plural
-from gpuherd.daemon_presence import ANSWER_WITHIN, lock_holder, not_answering
+from gpuherd.daemon_presence import (
+    ALREADY_RUNNING,
+    ANSWER_WITHIN,
+    lock_holder,
+    not_answering,
+)
 from gpuherd.errors import DaemonError, HerdError, NoAnswer, NotRunning
 from gpuherd.typed_name import prefixed, typed_name
 
@@ -98,15 +103,7 @@ def start(
     from gpuherd.daemon_home import refuse_another_users_home  # (deferred: imports the store)
 
     refuse_another_users_home(client.home)
-    try:
-        client.home.mkdir(parents=True, exist_ok=True)
-    except (FileExistsError, NotADirectoryError):
-        raise HerdError(paths.not_a_folder(client.home, client.home)) from None
-    except OSError as exc:
-        raise HerdError(
-            f"cannot create the daemon's home {client.home}: {exc.strerror or exc}; "
-            "point GPUHERD_HOME at a folder you can write"
-        ) from None
+    paths.make_home(client.home)
     log_path = paths.daemon_log(client.home)
     if foreground:  # stderr (a service manager's journal), and daemon.log for `daemon log`
         os.execv(sys.executable, [*args, "--log-file", str(log_path)])
@@ -201,10 +198,6 @@ def status_within(client: Client) -> dict[str, Any]:
         raise HerdError(not_answering(client.home, lock_holder(client.home))) from None
     finally:
         client.timeout = patient
-
-
-ALREADY_RUNNING = "a daemon is already running"
-"""How a daemon that found the home's lock taken says so (daemon.py)."""
 
 
 def _status_or_none(client: Client, until: float = 0.0) -> dict[str, Any] | None:

@@ -1,0 +1,65 @@
+"""`gpuherd.sweep_from_config`: a GPU Task Scheduler config (scheduler_config, global_config,
+test_config) submitted as a sweep of its GPUTask class or a task function."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from gpuherd import paths
+from gpuherd.errors import HerdError
+from gpuherd.pyapi import Herd, Sweep, SweepWarning, connect
+from gpuherd.pyapi_values import warn_at_caller
+from gpuherd.tasks import task_command
+from gpuherd.tasks_guard import refuse_while_loading
+from gpuherd.tasks_pickled import removed_unless_queued
+
+
+def sweep_from_config(
+    config: Mapping[str, Any],
+    task: Any,
+    *,
+    name: str | None = None,
+    herd: Herd | None = None,
+    force: bool | None = None,
+    gpus: int | None = None,
+    **options: Any,
+) -> Sweep:
+    """Submit a GPU Task Scheduler config (scheduler_config, global_config, test_config) with
+    its GPUTask class (or a task function). `force_rerun`, the GPUs per job (the length of
+    an entry of scheduler_config.gpu) and which GPUs (`only_gpus`: those the gpu list names)
+    are taken from the config unless given here."""
+    from gpuherd.core.sweep_config import gts_gpu_ids, unused_scheduler_keys
+    from gpuherd.sweepfile import SweepFileError, from_config
+
+    refuse_while_loading("sweep_from_config")
+    fn = getattr(task, "__gpuherd_task__", task)
+    scheduler = config.get("scheduler_config") or {}
+    home = herd.client.home if herd is not None else paths.home_dir()
+    command, pickled = task_command(fn, home, sweep=True)
+    with removed_unless_queued([pickled], dry_run=bool(options.get("dry_run"))):
+        try:
+            spec = from_config(config, name=fn.__name__, command=command)
+            if "only_gpus" not in options and scheduler.get("gpu"):
+                # GTS ran on the GPUs its list names and no others (a colleague's, the display's).
+                options["only_gpus"] = gts_gpu_ids(scheduler["gpu"])
+        except SweepFileError as exc:
+            raise HerdError(str(exc)) from None
+        for unused in unused_scheduler_keys(config):
+            warn_at_caller(unused, SweepWarning)
+        if force is None:
+            force = bool(scheduler.get("force_rerun", False))
+        if gpus is None:
+            entries = scheduler.get("gpu") or ["0"]
+            sizes = [len(e) if isinstance(e, list | tuple) else 1 for e in entries]
+            gpus = sizes[0]
+            if len(set(sizes)) > 1:  # GTS gives each worker its entry; here every point alike
+                mixed = " and ".join(map(str, sorted(set(sizes))))
+                warn_at_caller(
+                    f"scheduler_config.gpu mixes entries of {mixed} GPUs: every point runs on "
+                    f"{gpus} (the first entry's); pass gpus=N to choose",
+                    SweepWarning,
+                )
+        target = herd or connect()
+        # (`name` given goes on, as Task.sweep's: herd.sweep refuses an empty one, name="")
+        return target.sweep(spec, name=name, force=force, task=True, gpus=gpus, **options)
