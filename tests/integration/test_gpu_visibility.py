@@ -11,7 +11,9 @@ from gpuherd.pyapi import Herd as ApiHerd
 GIB = 1 << 30
 
 
-def test_a_job_waiting_behind_a_starving_job_names_it(herd: Herd) -> None:
+def starving(herd: Herd) -> tuple[int, int]:
+    """On 2 fake GPUs with reserve-after 0.1s: a 1-GPU job running, and a 2-GPU job that has
+    waited past reserve-after (the next pass keeps both GPUs for it); their ids."""
     herd.start("--fake-gpus", "2")
     herd.cli("config", "set", "reserve-after", "0.1s")
     first = herd.submit("--", "sleep", "60")
@@ -19,6 +21,15 @@ def test_a_job_waiting_behind_a_starving_job_names_it(herd: Herd) -> None:
     big = herd.submit("--gpus", "2", "--", "sleep", "60")
     created = herd.job(big)["created_at"]
     wait_for(lambda: time.time() - created > 0.5, 5, "the 2-GPU job to wait past reserve-after")
+    return first, big
+
+
+def reserved(herd: Herd) -> list[list[dict[str, object]]]:
+    return [gpu["reserved"] for gpu in herd.json("gpus")["gpus"]]
+
+
+def test_a_job_waiting_behind_a_starving_job_names_it(herd: Herd) -> None:
+    first, big = starving(herd)
     small = herd.submit("--", "true")  # would fit on the free GPU, but the big job holds it
     assert herd.job(small)["reason"] == (
         f"waiting for its turn: GPUs 0, 1 are held for job {big}, which waits longer"
@@ -29,14 +40,28 @@ def test_a_job_waiting_behind_a_starving_job_names_it(herd: Herd) -> None:
     assert f"GPUs 0-1 are reserved for job {big}, {why}" in " ".join(
         herd.cli("gpus").stdout.split()
     )
-    rows = herd.json("gpus")["gpus"]
-    assert [row["reserved"] for row in rows] == [[{"job": big, "job_id": big, "reason": why}]] * 2
+    assert reserved(herd) == [[{"job": big, "job_id": big, "reason": why}]] * 2
     herd.cli("kill", str(first))
     herd.wait_state(big, "running")
     assert herd.job(small)["reason"] == "waiting for a free GPU"
-    assert [row["reserved"] for row in herd.json("gpus")["gpus"]] == [[], []]
+    assert reserved(herd) == [[], []]
     herd.cli("kill", str(big))
     herd.wait_state(small, "succeeded")
+
+
+def test_gpus_reserved_for_a_starving_job_are_not_shown_once_it_is_gone(herd: Herd) -> None:
+    # With the queue paused no placement pass runs: the GPUs stayed "reserved for job 2"
+    # after job 2 was removed (rev11).
+    first, big = starving(herd)
+    herd.submit("--", "true")  # a pass runs, which keeps both GPUs for job `big`
+    wait_for(lambda: all(reserved(herd)), 10, "the GPUs reserved for the starving job")
+    herd.cli("pause")
+    herd.cli("rm", str(big))
+    assert reserved(herd) == [[], []]
+    assert "reserved for" not in herd.cli("gpus").stdout
+    herd.cli("resume")
+    assert reserved(herd) == [[], []]
+    herd.cli("kill", str(first))
 
 
 def test_gpus_shows_the_memory_gpuherds_jobs_hold_and_no_trailing_blanks(herd: Herd) -> None:
