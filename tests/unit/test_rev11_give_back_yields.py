@@ -42,12 +42,17 @@ def test_a_commit_begun_during_a_give_back_waits_for_one_chunk_not_all(
     # held: the commit below waits for it. (Never unset while the thread steps: that waits
     # for the connection, holding the GIL.)
     db.set_progress_handler(lambda: in_a_chunk.set() or 0, 1000)
-    giving = threading.Thread(target=checkpoints._give_back, args=(db,))
+    # (daemon: a thread still stepping on `db` must not keep the worker from exiting)
+    giving = threading.Thread(target=checkpoints._give_back, args=(db,), daemon=True)
     giving.start()
     assert in_a_chunk.wait(30)
     store.set_setting("probe", "1")  # the engine's next commit
     left = _free_pages(path)
     giving.join(30)
+    # Before `db` is used here again: a close or a statement on it from this thread, the GIL
+    # held, while the thread still steps (its progress handler waiting for the GIL) would
+    # deadlock where no timeout reaches (a run of this file once hung for 25 minutes).
+    assert not giving.is_alive(), "the give-back did not end within 30 s"
     assert left > 0, "the commit waited for the whole give-back"
     # What was left is given back in the next quiet spell.
     checkpoints._commits = 0
