@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING
 from gpuherd import jobfiles
 from gpuherd.attempts import Live
 from gpuherd.core.lifecycle import (
-    PUT_BACK,
     Ended,
     after_attempt,
     classify,
     dependency_failed,
     grow_request,
     held_unstarted,
+    put_back_by_hand,
     retry_wait,
 )
 from gpuherd.core.model import Attempt, HostUsage, Job, Outcome
@@ -99,9 +99,9 @@ def finish(
         if due is not None:
             changes["release_at"] = due
     # A `retry` of a running job puts it back, as of a finished one: not ended (its attempt
-    # keeps how it ended). An automatic retry (--retries) keeps the end that made it.
+    # keeps how it ended), its retries anew. An automatic retry keeps the end that made it.
     ending: Mapping[str, object] = (
-        PUT_BACK if ended.requeue else {"ended_at": ended_at, "outcome": outcome}
+        put_back_by_hand(job) if ended.requeue else {"ended_at": ended_at, "outcome": outcome}
     )
     engine.move(job, nxt.event, nxt.state, detail=detail, stop_reason=None, **ending, **changes)
     if "release_at" in changes:

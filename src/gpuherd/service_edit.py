@@ -19,6 +19,7 @@ from gpuherd.core.edit import (
 from gpuherd.core.lifecycle import retry_refused, retry_wait
 from gpuherd.core.model import DEFAULT_GRACE, Job, JobSpec
 from gpuherd.core.output_files import recorded_or_named, shared_file, sharing
+from gpuherd.core.retry_budget import retry_over_budget
 from gpuherd.core.states import (
     FINISHED_STATES,
     JobState,
@@ -130,10 +131,12 @@ class EditVerbs(JobVerbs):
             self._check_dependencies(job.id, spec)
         if reason := never(spec):
             raise Conflict(f"job {job.id} would never run: {reason}")
+        over = retry_over_budget(job, spec) if "retries" in fields else None
         what = ", ".join(
             ([describe_edit(job.spec, spec, fields)] if fields else [])
             + ([_describe_begin(job, moved[0], changes.get(BEGIN), now)] if moved else [])
             + retry_said
+            + ([over] if over else [])
         )
         # Held or released by its new time; else its state, and when it was queued (its wait
         # counts towards reserving GPUs), stay as they are.

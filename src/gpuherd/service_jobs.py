@@ -18,11 +18,11 @@ from gpuherd import paths
 from gpuherd.core.deps import cancelled_with
 from gpuherd.core.idspec import no_job_with
 from gpuherd.core.lifecycle import (
-    PUT_BACK,
     Rerun,
     Stopping,
     chosen_grace_refused,
     killed_while_stopping,
+    put_back_by_hand,
     refused_while_stopping,
     retry_refused,
     retry_refused_removed,
@@ -218,7 +218,9 @@ class JobVerbs:
             raise Conflict(retry_refused_removed(job.id, *removed))
         event, to = (Event.RETRY_HELD, JobState.HELD) if hold else (Event.RETRY, JobState.QUEUED)
         detail = "retry by the user" + (", held" if hold else "")
-        self.engine.move_state(job, event, to, detail=detail, release_at=None, **PUT_BACK)
+        self.engine.move_state(
+            job, event, to, detail=detail, release_at=None, **put_back_by_hand(job)
+        )
         return "held (`gpuherd release` to run again)" if hold else "queued again"
 
     def _dead_dependency(self, job: Job) -> tuple[int, JobState, Rerun] | None:

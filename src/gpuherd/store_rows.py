@@ -18,7 +18,8 @@ JOB_COLUMNS = (
     " project, state, priority, position, attempt, created_at, queued_at, started_at, ended_at,"
     " assigned, pid, outcome, exit_code, signal, message, exclusive, ram, oom_retry,"
     " stop_reason, stop_at, stop_requeue, folder, sweep, git, no_output_timeout, kill_on_no_output,"
-    " release_at, after_any, only_gpus, retry_delay, output, error, after_fail, max_log_size"
+    " release_at, after_any, only_gpus, retry_delay, output, error, after_fail, max_log_size,"
+    " retries_from"
 )
 UNMET = (
     "NOT ("
@@ -174,6 +175,7 @@ def job_from_row(r: Sequence[Any], env: Mapping[str, str]) -> Job:
         outcome=outcome_from_columns(r[23], r[24], r[25], r[26]),
         stop=None if r[30] is None else StopRequest(OutcomeKind(r[30]), r[31], bool(r[32])),
         release_at=r[38],
+        retries_from=r[46],
     )
 
 

@@ -155,6 +155,11 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE jobs ADD COLUMN hooked INTEGER NOT NULL DEFAULT 0;
     """,
+    # 15: the attempt a job's --retries count from (Job.retries_from): a retry by hand
+    # starts them anew. 1: counted from the first attempt, as every job's were before.
+    """
+    ALTER TABLE jobs ADD COLUMN retries_from INTEGER NOT NULL DEFAULT 1;
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -12,8 +12,8 @@ from copy import copy
 from dataclasses import asdict, dataclass, field, fields
 from typing import Annotated, Any
 
-from gpuherd.core.lifecycle import oom_retries
 from gpuherd.core.model import Attempt, Device, Job, Outcome
+from gpuherd.core.retry_budget import oom_retries, retries_to_come
 from gpuherd.core.states import WAITING_STATES, JobState
 
 
@@ -140,6 +140,7 @@ def job_view(
         "pid": job.pid,
         "attempt": job.attempt,
         "retries": job.spec.retries,
+        "retries_left": retries_to_come(job),
         "oom_retries": oom_retries(job.spec) if job.spec.oom_retry else None,
         "retry_delay": job.spec.retry_delay,
         "retry_at": job.release_at if job.state is JobState.QUEUED else None,

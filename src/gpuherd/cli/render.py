@@ -58,6 +58,9 @@ def _retries(job: dict[str, Any]) -> str:
     """The retries a job may have: --retries, and with --oom-retry the out-of-memory ones
     (at least OOM_RETRIES, each with more --mem), which `retries allowed: 0` hid."""
     allowed = f"retries allowed: {job['retries']}"
+    left = job.get("retries_left")  # (None: ended, or from an older daemon)
+    if left is not None and left != job["retries"]:  # some used: counted from the last retry
+        allowed += f", {left} left"  # by hand, which gives them anew
     if not job.get("oom_retries"):
         return allowed
     return f"{allowed}; after out of memory: {job['oom_retries']}, with more --mem"

@@ -8,11 +8,11 @@ from dataclasses import dataclass
 from functools import cache
 
 from gpuherd.core.idspec import format_ids
-from gpuherd.core.model import Job, JobSpec, Outcome
+from gpuherd.core.model import Job, Outcome
+from gpuherd.core.retry_budget import retries_left
 from gpuherd.core.states import GPUHERD_STOPS, Event, JobState, OutcomeKind
 from gpuherd.core.units import LONGEST, format_duration, format_given
 
-OOM_RETRIES = 2
 VANISHED = "the process vanished without an exit status"
 """Why an attempt is lost, where its executor does not know more."""
 JUST_ENDED = 1.0
@@ -22,6 +22,14 @@ PUT_BACK: dict[str, None] = {"ended_at": None, "outcome": None, "pid": None}
 """The job's fields a `retry` clears, of a finished job or a running one once it stopped: the
 job has not ended; how its run ended, and its process, are its attempt's (`show`'s attempts).
 Kept, a job put back held said "cancelled by the user", one queued again `killed`."""
+
+
+def put_back_by_hand(job: Job) -> dict[str, object]:
+    """What a retry by hand (`retry`, `retry --hold`, of a finished job or a running one)
+    changes: PUT_BACK, and its retries counted anew from the attempt the retry starts. The
+    user retries once the cause is fixed, and expects --retries to hold as for a new
+    submission (pueue's restart, Slurm's requeue), not a job that fails for good at once."""
+    return {**PUT_BACK, "retries_from": job.attempt + 1}
 
 
 @cache
@@ -88,23 +96,6 @@ def after_attempt(job: Job, ended: Ended, outcome: Outcome) -> Next:
     if outcome.kind is OutcomeKind.LOST:
         return Next(Event.LOSE, JobState.LOST, outcome, cancel_waiters=True)
     return Next(Event.FAIL, JobState.FAILED, outcome, cancel_waiters=True)
-
-
-def oom_retries(spec: JobSpec) -> int:
-    """Retries a --oom-retry job has for out-of-memory failures (each with more --mem)."""
-    return max(spec.retries, OOM_RETRIES)
-
-
-def retries_left(job: Job, outcome: Outcome | None = None) -> int:
-    """Automatic retries still allowed after the current attempt.
-
-    With --oom-retry, a CUDA out-of-memory failure may be retried OOM_RETRIES times even
-    when --retries is lower: growing the request is the point of the option.
-    """
-    limit = job.spec.retries
-    if outcome is not None and outcome.kind is OutcomeKind.CUDA_OOM and job.spec.oom_retry:
-        limit = oom_retries(job.spec)
-    return max(0, limit + 1 - job.attempt)
 
 
 def retry_wait(ended_at: float, delay: float, now: float) -> tuple[float | None, str]:

@@ -114,6 +114,9 @@ class Job:
     """Order among queued jobs of the same priority (smaller runs first)."""
     attempt: int = 0
     """Number of the current or last attempt; 0 = never started."""
+    retries_from: int = 1
+    """The attempt its --retries count from: 1, or the one a retry by hand started (each
+    such retry gives the job its retries anew, as a new submission would have them)."""
     created_at: float = 0.0
     queued_at: float = 0.0
     """When the queued job could first start: it entered `queued`, then the last job it waited
