@@ -25,6 +25,7 @@ from gpuherd.api import assets, views_plot, views_sweeps
 from gpuherd.cli.plain import show_bidi
 from gpuherd.core.commands import flat_command
 from gpuherd.core.gpu_foreign import foreign_processes, not_listed
+from gpuherd.core.gpu_reserved import reserved
 from gpuherd.core.gpu_slots import slot_use
 from gpuherd.core.idspec import format_ids, parse_ids
 from gpuherd.core.int64 import fits
@@ -158,6 +159,7 @@ def environment() -> Environment:
         slot_use=slot_use,
         foreign_processes=foreign_processes,  # who holds a GPU, as `gpuherd gpus` says
         not_listed=not_listed,
+        reserved=reserved,  # GPUs kept for a job, one line per job, as `gpuherd gpus` says
         FOREIGN_SHOWN=3,  # a GPU's foreign processes listed; the rest in a tooltip
         # `gpuherd gpus`' HELD: why a GPU that looks half empty takes no more --mem jobs.
         held_means="what gpuherd's jobs on it hold: each its --mem or its measured use, the larger",

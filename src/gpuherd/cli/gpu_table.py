@@ -21,6 +21,7 @@ from typing import Any
 
 from gpuherd.cli import plain
 from gpuherd.core.gpu_foreign import foreign_processes, not_listed
+from gpuherd.core.gpu_reserved import reserved
 from gpuherd.core.gpu_slots import slot_use
 from gpuherd.core.idspec import format_ids
 from gpuherd.core.units import format_size
@@ -114,16 +115,9 @@ def _reserved(gpus: list[dict[str, Any]], width: int) -> list[str]:
     herd.db: a job held for its run), one sentence per run, wrapped at its words: `GPU 0 is
     reserved for job 2, held: attempt 1 runs unwatched (pid 3621)`; JOBS lists the job. The
     same for a job that waited past reserve-after (service_system.py), not on them yet."""
-    runs: dict[tuple[int, str], list[int]] = {}
-    for gpu in gpus:
-        for run in gpu.get("reserved") or ():  # (none from an older daemon)
-            runs.setdefault((run["job"], plain.clean(run["reason"])), []).append(gpu["index"])
     lines = []
-    for (job, reason), indices in runs.items():
-        gpus_are = (
-            f"GPU {indices[0]} is" if len(indices) == 1 else f"GPUs {format_ids(indices)} are"
-        )
-        said = f"{gpus_are} reserved for job {job}, {reason}"
+    for run in reserved(gpus):
+        said = f"{run.gpus_are} reserved for job {run.job}, {plain.clean(run.reason)}"
         wrapped = plain.wrap(said, width, indent="  ", break_long_words=False)
         lines += [plain.cut(line, width) for line in wrapped]  # (cut: a word over a line)
     return lines
