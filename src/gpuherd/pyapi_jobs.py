@@ -253,7 +253,8 @@ class JobActions:
 
     def priority(self, priority: int) -> str:
         """Set the job's priority (higher runs first; the default is 0), as `gpuherd
-        priority`: "priority 5", or why not ("job 7 already ended (succeeded)")."""
+        priority`: "priority 5", or why not ("job 7 already ended (succeeded): `gpuherd retry
+        --hold 7` puts it back held, ..."): the words `gpuherd priority` says."""
         priority = plain(priority)
         if not isinstance(priority, int) or isinstance(priority, bool):
             raise TypeError(

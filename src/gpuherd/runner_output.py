@@ -8,7 +8,8 @@ releases it when the run ends, however it ends (kill -9 too). A second run into 
 refused before it starts anything, naming the pid the holder wrote in the file. The file goes
 at the run's end (a run killed leaves it, and the next run takes it over): a later run into
 the folder finds the folder as the earlier one left it. Where no lock can be had (a file
-system without locks, a folder we cannot write in), the run goes on unguarded, as it did.
+system without locks), the run goes on unguarded, as it did. A folder we cannot write in is
+refused first (check_writable): each job would fail as it starts, leaving nothing.
 """
 
 from __future__ import annotations
@@ -81,6 +82,17 @@ def _holder(fd: int) -> str:
     if not pid.isdigit():  # it has not written it yet
         return "its pid unknown"
     return f"pid {pid}" if host in ("", socket.gethostname()) else f"pid {pid} on {host}"
+
+
+def check_writable(folder: Path) -> None:
+    """HerdError, one line, for an existing `folder` this process cannot make job folders in
+    (chmod a-w, a read-only mount): else every job fails in turn, each with the same line.
+    os.access: the kernel's answer for us (root writes past the mode bits, not a ro mount)."""
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise HerdError(
+            f"--output-dir {folder}: cannot write in it (read-only, or not yours); give a "
+            "folder you can write to, or make it writable (chmod u+w)"
+        )
 
 
 def make_output_dir(folder: Path) -> None:

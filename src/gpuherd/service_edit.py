@@ -16,14 +16,11 @@ from gpuherd.core.edit import (
     describe_edit,
     edit_spec,
 )
-from gpuherd.core.lifecycle import retry_refused, retry_wait
+from gpuherd.core.lifecycle import retry_wait
 from gpuherd.core.model import DEFAULT_GRACE, Job, JobSpec
 from gpuherd.core.output_files import recorded_or_named, shared_file, sharing
 from gpuherd.core.retry_budget import retry_over_budget
-from gpuherd.core.states import (
-    FINISHED_STATES,
-    JobState,
-)
+from gpuherd.core.states import JobState
 from gpuherd.core.when import format_moment
 from gpuherd.errors import Conflict, HerdError, InvalidValue
 from gpuherd.executors.base import NO_USER_FILES
@@ -93,17 +90,7 @@ class EditVerbs(JobVerbs):
         clear: Sequence[str],
         never: Callable[[JobSpec], str | None],
     ) -> str:
-        if job.state in FINISHED_STATES:
-            if dead := self._dead_dependency(job):  # `retry --hold` is refused: say what works
-                raise Conflict(
-                    f"job {job.id} already ended ({job.state.value}): "
-                    f"{retry_refused(job.id, *dead)}; to run it without waiting for job "
-                    f"{dead[0]}, submit its command again"
-                )
-            raise Conflict(  # pueue's `restart --edit`: back held, edited, then released
-                f"job {job.id} already ended ({job.state.value}): `gpuherd retry --hold "
-                f"{job.id}` puts it back held, to edit it before it runs again"
-            )
+        self._refuse_ended(job, "edit it")
         self._refuse_unless_waiting(job, "edit", "only queued or held jobs can be edited")
         now = self.engine.clock()
         spec, fields = edit_spec(job.spec, _outputs_made_absolute(job, changes), clear)

@@ -1,5 +1,5 @@
-"""The verbs on jobs: kill, rm, retry, pause, resume, hold, release, priority (edit:
-service_edit.py; move: service_order.py).
+"""The verbs on jobs: kill, rm, retry, pause, resume, hold, release (edit: service_edit.py;
+priority and move: service_order.py).
 
 A verb on several jobs answers one ActionResult per job, so one bad id never hides the rest.
 Jobs given the same answer share a line (`jobs 1-3: held`, core/idspec.summarize): an answer
@@ -21,6 +21,7 @@ from gpuherd.core.lifecycle import (
     Rerun,
     Stopping,
     chosen_grace_refused,
+    ended_refused,
     killed_while_stopping,
     put_back_by_hand,
     refused_while_stopping,
@@ -30,7 +31,6 @@ from gpuherd.core.lifecycle import (
 )
 from gpuherd.core.model import Job, Outcome
 from gpuherd.core.states import (
-    ACTIVE_STATES,
     FINISHED_STATES,
     LIVE_STATES,
     VERB_OF_EVENT,
@@ -291,18 +291,6 @@ class JobVerbs:
         self.engine.move_state(job, event, to_state, **changes)
         return to_state.value
 
-    def set_priority(self, job_id: int, priority: int) -> str:
-        job = self._job(job_id)
-        if job.state not in ACTIVE_STATES:
-            raise Conflict(f"job {job_id} already ended ({job.state.value})")
-        self.store.update_job(
-            job_id, self.engine.clock(), "priority", detail=str(priority), priority=priority
-        )
-        # Published (no state change) so pages and event streams showing the job see it.
-        self.engine.publish({"id": job_id, "state": job.state.value, "event": "priority"})
-        self.engine.wake()
-        return f"priority {priority}"
-
     # ---- helpers --------------------------------------------------------------------------
 
     def _job(self, job_id: int) -> Job:
@@ -356,6 +344,20 @@ class JobVerbs:
                 verb = VERB_OF_EVENT.get(event, event.value)
                 raise Conflict(refused_while_stopping(job.id, verb, stopping)) from None
             raise Conflict(f"job {job.id}: {exc}") from None
+
+    def _refuse_ended(self, job: Job, to: str) -> None:
+        """Conflict for a verb of waiting jobs (`to`: what it does) of a job that ended, naming
+        the way that works (core/lifecycle.ended_refused); where `retry` is refused too (a job
+        it waited for ended badly), what `retry` says, and to submit its command again."""
+        if job.state not in FINISHED_STATES:
+            return
+        if dead := self._dead_dependency(job):
+            raise Conflict(
+                f"job {job.id} already ended ({job.state.value}): "
+                f"{retry_refused(job.id, *dead)}; to run it without waiting for job "
+                f"{dead[0]}, submit its command again"
+            )
+        raise Conflict(ended_refused(job.id, job.state, to))
 
     def _refuse_unless_waiting(self, job: Job, verb: str, why: str) -> None:
         """Conflict for `verb` of a job that is not queued or held, saying `why`; one being

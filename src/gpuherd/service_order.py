@@ -1,5 +1,5 @@
-"""`move`: a waiting job's place in the queue, to the front, just before another waiting job,
-or swapped with another's (tsp -U, pueue's switch). A part of `Service`.
+"""`priority`, and `move`: a waiting job's place in the queue, to the front, just before
+another waiting job, or swapped with another's (tsp -U, pueue's switch). A part of `Service`.
 
 Waiting jobs start in the order priority (higher first), then position; a job's place among
 equal priorities is its position. A move that has to pass jobs of a higher priority takes
@@ -20,6 +20,18 @@ PLACES = (field("first"), field("before", "ID"), field("swap", "ID"))
 
 
 class MoveVerbs(JobVerbs):
+    def set_priority(self, job_id: int, priority: int) -> str:
+        """A waiting or running job's priority (a running one's counts if it is queued again)."""
+        job = self._job(job_id)
+        self._refuse_ended(job, "change its priority")
+        self.store.update_job(
+            job_id, self.engine.clock(), "priority", detail=str(priority), priority=priority
+        )
+        # Published (no state change) so pages and event streams showing the job see it.
+        self.engine.publish({"id": job_id, "state": job.state.value, "event": "priority"})
+        self.engine.wake()
+        return f"priority {priority}"
+
     def move(self, job_id: int, first: bool, before: int | None, swap: int | None = None) -> str:
         """To the front (`first`), just before job `before`, or in the place of job `swap`,
         which takes this one's."""
@@ -81,6 +93,7 @@ class MoveVerbs(JobVerbs):
     def _waiting(self, job_id: int) -> Job:
         """Job `job_id`, which must be queued or held to move (NotFound for no such job)."""
         job = self._job(job_id)
+        self._refuse_ended(job, "move it")
         self._refuse_unless_waiting(job, "move", "only queued or held jobs can move")
         return job
 

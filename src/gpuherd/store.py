@@ -40,11 +40,6 @@ from gpuherd.store_views import EventRow, JobViews
 _JOINED = nullcontext()
 """A transaction nested in the one under way (Store.transaction)."""
 
-_NEXT_JOB_ID = (
-    "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'jobs'), 0),"
-    " coalesce((SELECT max(id) FROM jobs), 0)) + 1"
-)
-
 
 class Store(JobReads, SweepAndDeviceTables, JobViews):
     def __init__(self, path: Path, scratch: bool = False) -> None:
@@ -237,7 +232,7 @@ class Store(JobReads, SweepAndDeviceTables, JobViews):
             # The ids AUTOINCREMENT gives (past any there ever was, or number_jobs_after
             # set), given here so that each is its job's position: submission order is id
             # order until someone moves a job.
-            first = int(self._db.execute(_NEXT_JOB_ID).fetchone()[0])
+            first = self.last_job_id() + 1
             ids = list(range(first, first + len(new_jobs)))
             for job_id, item in zip(ids, new_jobs, strict=True):
                 if item.spec.env != env:  # (a batch's jobs share one: compared, not hashed)

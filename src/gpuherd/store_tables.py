@@ -14,6 +14,13 @@ from gpuherd.core.model import DeviceState, Job
 from gpuherd.core.states import ACTIVE_STATES, FINISHED_STATES
 from gpuherd.store_rows import JOB_COLUMNS
 
+_LAST_JOB_ID = (
+    "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'jobs'), 0),"
+    " coalesce((SELECT max(id) FROM jobs), 0))"
+)
+"""AUTOINCREMENT's mark (past any job there ever was, or what number_jobs_after set), or
+the highest id there is where that mark is behind (ids given by hand, an old database)."""
+
 
 @dataclass(frozen=True)
 class SweepRow:
@@ -151,6 +158,11 @@ class SweepAndDeviceTables:
                     "UPDATE jobs SET mem = ?, mem_learned = 1 WHERE id = ?", (mem, job_id)
                 )
                 self._add_event(job_id, now, "learn", None, "queued", f"mem {mem} from a sibling")
+
+    def last_job_id(self) -> int:
+        """The highest id ever given to a job (0: none yet), the job removed since too: the
+        next job's id is this + 1, and `last` means this one (cli/job_refs.py)."""
+        return int(self._db.execute(_LAST_JOB_ID).fetchone()[0])
 
     # ---- devices --------------------------------------------------------------------------
 

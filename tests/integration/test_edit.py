@@ -86,7 +86,8 @@ def test_edit_refuses_running_finished_and_impossible_jobs_and_changes_nothing(
     assert refused.stderr.splitlines() == [
         f"gpuherd: error: job {running} is running: only queued or held jobs can be edited",
         f"gpuherd: error: job {finished} already ended (succeeded): `gpuherd retry --hold "
-        f"{finished}` puts it back held, to edit it before it runs again",
+        f"{finished}` puts it back held, to edit it before it runs again (`gpuherd release "
+        f"{finished}` runs it)",
     ]
     never = daemon.cli("edit", str(queued), "--gpus", "5", "--name", "big", check=False)
     assert never.returncode == 1

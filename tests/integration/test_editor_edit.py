@@ -148,7 +148,7 @@ def test_one_job_at_a_time_and_not_one_that_cannot_be_edited(
     refusals = {
         running: f"job {running} is running: only queued or held jobs can be edited",
         ended: f"job {ended} already ended (succeeded): `gpuherd retry --hold {ended}` puts it "
-        "back held, to edit it before it runs again",
+        f"back held, to edit it before it runs again (`gpuherd release {ended}` runs it)",
         99999: "no job 99999: `gpuherd ls --all` lists the jobs there are",
     }
     for job, refusal in refusals.items():

@@ -61,7 +61,12 @@ def test_a_swap_is_refused_in_one_line_for_what_cannot_swap(shared_daemon: Herd)
         (a, a, f"job {a} cannot swap with itself: name another queued job"),
         (a, running, f"job {running} is running: only queued or held jobs can move"),
         (running, a, f"job {running} is running: only queued or held jobs can move"),
-        (a, ended, f"job {ended} has ended (succeeded): only queued or held jobs can move"),
+        (
+            a,
+            ended,
+            f"job {ended} already ended (succeeded): `gpuherd retry --hold {ended}` puts it back "
+            f"held, to move it before it runs again (`gpuherd release {ended}` runs it)",
+        ),
         (a, 987654, "no job 987654: `gpuherd ls --all` lists the jobs there are"),
     ]
     try:

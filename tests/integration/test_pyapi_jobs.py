@@ -175,10 +175,12 @@ def test_move_and_priority_change_the_order_ls_shows(api: gpuherd.Herd, cli: Her
         assert api.resume() == "queue resumed"
     assert api.wait([a, b, c], timeout=30) == dict.fromkeys([a.id, b.id, c.id], "succeeded")
     # The job's state refuses it: why is the answer, as the other verbs answer it.
-    assert (
-        a.move(first=True) == f"job {a.id} has ended (succeeded): only queued or held jobs can move"
+    back = f"`gpuherd retry --hold {a.id}` puts it back held, to {{}} before it runs again"
+    back += f" (`gpuherd release {a.id}` runs it)"
+    assert a.move(first=True) == f"job {a.id} already ended (succeeded): " + back.format("move it")
+    assert a.priority(1) == f"job {a.id} already ended (succeeded): " + back.format(
+        "change its priority"
     )
-    assert a.priority(1) == f"job {a.id} already ended (succeeded)"
 
 
 def test_remove_forgets_a_finished_job_and_refuses_a_running_one(

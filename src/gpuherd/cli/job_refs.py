@@ -17,18 +17,30 @@ from gpuherd.typed_name import typed_name
 FINISHED = {"succeeded", "failed", "killed", "cancelled", "lost"}
 
 
-def newest_job(client: Client) -> int | None:
-    """The id of the job submitted last (None: no job yet)."""
+def newest_job(client: Client, said: str | None = None) -> int | None:
+    """The id of the job submitted last (None: no job yet). Where `last` was `said`: a
+    HerdError when that job is gone (`gpuherd rm`, `clean`), as the newest job left is
+    another one (`--after last` waited for an older, failed job and was cancelled at once)."""
+    # Asked before the newest job: one submitted in between is newer, not taken for a removal.
+    submitted = client.get("/daemon").get("last_job") if said is not None else None
     newest = client.get("/jobs", all=True, limit=1, newest=True)["jobs"]
-    return int(newest[0]["id"]) if newest else None
+    newest_id = int(newest[0]["id"]) if newest else None
+    if submitted and (newest_id or 0) < submitted:  # (None: a daemon from before last_job)
+        raise HerdError(
+            f"{said}: job {submitted}, the job submitted last, was removed ({typed_name()} rm "
+            f"or clean): give the id of the job you mean ({typed_name()} ls --all lists the "
+            "jobs there are)"
+        )
+    return newest_id
 
 
 def one_job(client: Client, job_id: int | str | None) -> int:
     """The job a command of one job means (JOB_ID): the one given, or for `last`, or none
-    given where the id may be left out (`log`, `show`), the job submitted last."""
+    given where the id may be left out (`log`, `show`), the job submitted last (where left
+    out: the newest job there is, the one submitted last removed or not)."""
     if job_id is not None and job_id != LAST:
         return int(job_id)
-    newest = newest_job(client)
+    newest = newest_job(client, LAST if job_id == LAST else None)
     if newest is None:
         raise HerdError(f"no job yet: `{typed_name()} submit` queues one")
     return newest
@@ -38,7 +50,7 @@ def resolve_last(client: Client, ids: Sequence[int | str], option: str) -> list[
     """`ids` with `last` replaced by the job submitted last, asked once."""
     if LAST not in ids:
         return [int(i) for i in ids]
-    newest = newest_job(client)
+    newest = newest_job(client, f"{option} last")
     if newest is None:
         raise HerdError(f"{option} last: there is no job yet to wait for")
     return sorted({newest if i == LAST else int(i) for i in ids})
@@ -51,7 +63,7 @@ def given_ids(client: Client, tokens: tuple[str, ...]) -> list[int]:
     ids = expand_ids(rest) if rest else []
     if len(rest) == len(tokens):
         return ids
-    newest = newest_job(client)
+    newest = newest_job(client, LAST)
     if newest is None:
         raise HerdError("last: there is no job yet")
     return sorted({*ids, newest})

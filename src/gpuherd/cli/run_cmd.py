@@ -172,7 +172,12 @@ def run(
     with importing(), asyncio_without_tls():
         from gpuherd.cli.job_input import job_commands
         from gpuherd.runner import RunOptions, items_from_commands
-        from gpuherd.runner_output import fresh_run_dir, make_output_dir, output_held
+        from gpuherd.runner_output import (
+            check_writable,
+            fresh_run_dir,
+            make_output_dir,
+            output_held,
+        )
         from gpuherd.submission_text import reject_nul
 
     refuse_cpu_only_mem(gpus_per_job, mem, "--gpus-per-job", exclusive)
@@ -209,6 +214,7 @@ def run(
     with contextlib.ExitStack() as hold:  # the folder is this run's until it ends
         held = out.is_dir()
         if held:  # one in use by another run is refused before anything is read from it
+            check_writable(out)
             hold.enter_context(output_held(out))
         run_times = _earlier_run_times(times_from, out) if order == "longest-first" else None
         if not held:

@@ -194,6 +194,17 @@ TAKE_A_WAITING_JOB = ("hold", "edit", "move")
 `retry --hold` has put it back held (queued again by a retry, it would start again at once)."""
 
 
+def ended_refused(job_id: int, state: JobState, to: str) -> str:
+    """Why a verb of waiting jobs (edit, move, priority; `to`: what it does, "move it") is
+    refused for a job that ended, and the way that works: `retry --hold` puts it back held,
+    the verb then takes it, and `release` runs it (pueue's `restart --edit`). A bare "already
+    ended (succeeded)" left the user to find that way."""
+    return (
+        f"job {job_id} already ended ({state.value}): `gpuherd retry --hold {job_id}` puts it "
+        f"back held, to {to} before it runs again (`gpuherd release {job_id}` runs it)"
+    )
+
+
 def refused_while_stopping(job_id: int, verb: str, stop: Stopping) -> str:
     """Why `verb` is refused for job `job_id` in the grace of `stop`, and what works then: the
     verb once the stop is over (the job queued again, or ended), or the verbs that change the
