@@ -94,7 +94,8 @@ def test_the_jobs_not_run_after_a_ctrl_c_run_on_the_rerun(runs: Runs) -> None:
     run.expect_line("[0] started")
     run.proc.send_signal(signal.SIGINT)
     status, rest, _ = run.finish()
-    assert status == 130 and rest.splitlines()[-1].endswith("2 not run; logs in " + str(out))
+    # (its whole output on failure: a CI run once counted 1 not run here, not reproduced)
+    assert status == 130 and rest.splitlines()[-1].endswith("2 not run; logs in " + str(out)), rest
     proc = runs.run("--fake-gpus", "1", "--output-dir", str(out), "--skip-succeeded", str(jobs))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert ran(runs) == ["a", "b", "c"]
