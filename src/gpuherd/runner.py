@@ -34,6 +34,7 @@ from gpuherd.runner_input import (
     Numbered,
     Skipped,
     by_longest_first,
+    cancelled_get,
     drain,
     feed_in_thread,
     hand_over,
@@ -174,10 +175,9 @@ class Runner:
                     get_change = asyncio.ensure_future(changes.get())
             # Changes published in the tick that emptied the queue are still waiting: report
             # them too, so every job that ended has its line and is counted.
-            get_change.cancel()  # a cancelled get leaves its item in the queue
-            left = [get_change.result()] if get_change.done() and not get_change.cancelled() else []
-            self._report([*left, *drain(changes)])
-            self._count_left(drain(incoming))
+            self._report([*cancelled_get(get_change), *drain(changes)])
+            # And a line the pending get took after a Ctrl-C (no longer awaited): it was lost.
+            self._count_left([*cancelled_get(get_item), *drain(incoming)])
         finally:
             get_item.cancel()
             get_change.cancel()

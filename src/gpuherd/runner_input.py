@@ -62,6 +62,13 @@ def drain(queue: asyncio.Queue[Any]) -> list[Any]:
     return items
 
 
+def cancelled_get(get: asyncio.Future[Any]) -> list[Any]:
+    """Cancel a pending `queue.get()`; what it had taken from the queue already, if anything
+    (a cancelled get that had not leaves its item in the queue, for `drain`)."""
+    get.cancel()
+    return [get.result()] if get.done() and not get.cancelled() else []
+
+
 def by_longest_first(
     numbered: Iterable[Numbered], times: Mapping[str, float], held: Held
 ) -> Iterator[Numbered]:

@@ -102,6 +102,25 @@ def test_the_jobs_not_run_after_a_ctrl_c_run_on_the_rerun(runs: Runs) -> None:
     assert proc.stdout.splitlines()[-1] == f"2 succeeded, 0 failed, 1 skipped; logs in {out}"
 
 
+def test_a_line_that_comes_after_a_ctrl_c_is_counted_as_not_run(runs: Runs) -> None:
+    # After a Ctrl-C the run awaits no more input, but its pending get still took the next
+    # line from the queue, and that job was counted nowhere (a CI run said "1 not run" of 2).
+    go = runs.root / "go"
+    run = runs.start("--fake-gpus", "1", "--output-dir", str(runs.root / "out"))
+    run.write(job("a", f"while [ ! -e {go} ]; do sleep 0.02; done") + "\n")
+    run.expect_line("[0] started")
+    run.proc.send_signal(signal.SIGINT)
+    run.expect_line("interrupted: starting nothing new")
+    run.write(job("b") + "\n")  # read while job a still runs: not run, and said so
+    assert run.proc.stdin is not None
+    wait_for(lambda: unread(run.proc.stdin.fileno()) == 0, what="the line to be read")
+    go.touch()  # job a ends, and with it the run
+    status, rest, err = run.finish()
+    assert status == 130, rest + err
+    assert rest.splitlines()[-1].startswith("1 succeeded, 0 failed, 1 not run; logs in "), rest
+    assert ran(runs) == ["a"]
+
+
 def test_stdin_a_yielder_a_prefix_retries_and_longest_first_skip_the_same_way(
     runs: Runs,
 ) -> None:
