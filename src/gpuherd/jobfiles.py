@@ -15,6 +15,7 @@ from typing import Any, BinaryIO
 
 from gpuherd import attempt_folder
 from gpuherd.core.model import Attempt, HostUsage, Job, Outcome
+from gpuherd.core.run_time import RAN_ITS_COURSE
 from gpuherd.errors import Forbidden
 from gpuherd.layout import Layout
 from gpuherd.log_lines import start_of_last_lines as start_of_last_lines
@@ -235,9 +236,11 @@ def earlier_run_times(folder: Path) -> dict[str, float]:
                 with open_job_file(os.path.join(entry.path, "job.json")) as f:
                     info = json.loads(f.read())
                 command, seconds = info["command"], info["ended_at"] - info["started_at"]
+                # Killed or lost, it ran an unknown while; a file with no outcome counts.
+                measured = info.get("outcome", "exit") in RAN_ITS_COURSE
             except (OSError, ValueError, KeyError, TypeError, Forbidden):
                 continue  # not a job folder, or a job that has not ended
-            if isinstance(command, str) and isinstance(seconds, float | int):
+            if measured and isinstance(command, str) and isinstance(seconds, float | int):
                 times[command] = max(float(seconds), times.get(command, 0.0))
     return times
 

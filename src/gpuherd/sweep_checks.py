@@ -1,8 +1,8 @@
 """What a sweep's submission says besides its counts, from the points' folders: done points
 that ran with other values than the spec gives them now (a changed `fixed`), or another
 command (a changed template, or another sweep or task writing to the same results folder);
-and points still waiting to run another command than the spec's now. The daemon adds it to a
-submission's warnings (sweeps.py)."""
+and points still waiting to run another command, or with other job options, than the
+submission's. The daemon adds it to a submission's warnings (sweeps.py)."""
 
 from __future__ import annotations
 
@@ -16,11 +16,13 @@ from gpuherd.core.states import WAITING_STATES
 from gpuherd.core.sweep import Point, value_text
 from gpuherd.core.sweep_names import RESERVED, sweep_option
 from gpuherd.core.sweep_spec import SweepSpec
+from gpuherd.core.waiting_options import CONFIG_DEFAULTS, differences, edit_words
 from gpuherd.script_files import missing_script_hints
 from gpuherd.sweep_table import PARAMS_FILE, read_json
-from gpuherd.wire_requests import SweepRequest
+from gpuherd.wire_requests import SweepOptions, SweepRequest
 
 if TYPE_CHECKING:
+    from gpuherd.core.model import Job, JobSpec
     from gpuherd.store import Store
 
 
@@ -64,20 +66,26 @@ def changed_values(skipped_done: Sequence[Point]) -> list[str]:
     return warnings
 
 
-def waiting_with_other_command(store: Store, name: str, points: Sequence[Point]) -> list[str]:
-    """A warning for the points whose job of this sweep still waits (queued, held) to run
+def waiting_jobs(store: Store, name: str) -> list[Job]:
+    """The sweep's jobs still waiting to run (queued, held): a submission skips their points,
+    so they keep the command and options they were submitted with."""
+    if not any(run[2] in WAITING_STATES for run in store.sweep_runs(name)):
+        return []  # (the usual case: whole jobs are read only when some wait)
+    return [job for job in store.sweep_jobs(name) if job.state in WAITING_STATES]
+
+
+def waiting_with_other_command(
+    waiting: Sequence[Job], name: str, points: Sequence[Point]
+) -> list[str]:
+    """A warning for the points whose job of this sweep still waits (`waiting`) to run
     another command than the spec's now: a template fixed while its points wait. A submission
     skips a point already queued, so that job would run the command as it was, silently (a
     done point's other command is said: changed_values)."""
-    if not any(run[2] in WAITING_STATES for run in store.sweep_runs(name)):
-        return []  # (the usual case: whole jobs are read only when some wait)
     folders = {point.run_dir: point.command for point in points}
     commands = [
         job.spec.command
-        for job in store.sweep_jobs(name)
-        if job.state in WAITING_STATES
-        and job.spec.folder in folders
-        and job.spec.command != folders[job.spec.folder]
+        for job in waiting
+        if job.spec.folder in folders and job.spec.command != folders[job.spec.folder]
     ]
     if not commands:
         return []
@@ -86,10 +94,51 @@ def waiting_with_other_command(store: Store, name: str, points: Sequence[Point])
     return [
         f"{n:,} point{'s' * (n != 1)} of sweep {name!r} still waiting to run (queued or held) "
         f"will run another command than the sweep's now ({first}{', ...' * (n > 1)}): "
-        f"submitting it again does not change them; cancel them (gpuherd kill $(gpuherd ls -q"
-        f" {sweep_option(name)} --state queued,held)), then submit it again to run the new "
-        "command"
+        f"submitting it again does not change them; cancel them ({_cancel(name)}), then "
+        "submit it again to run the new command"
     ]
+
+
+def waiting_with_other_options(
+    waiting: Sequence[Job], name: str, wanted: JobSpec, options: SweepOptions
+) -> list[str]:
+    """A warning for the points whose job still waits with other job options than the
+    submission's (`wanted`, from `options`): `--gpus 2` given to a sweep submitted again
+    leaves them at 1, silently. It names what differs and the edit that applies the new
+    options (core/waiting_options.py), or, where no edit can, the way the command warning
+    gives: cancel them, submit again."""
+    not_given = [f for f in CONFIG_DEFAULTS if getattr(options, f) is None]
+    not_given += ["mem"] * (options.mem is None)  # learned from finished points meanwhile
+    changes: dict[str, str] = {}
+    count = 0
+    env: set[str] = set()
+    for job in waiting:
+        found = differences(job.spec, job.priority, wanted, options.priority, not_given)
+        count += bool(found)
+        changes = {**found, **changes}  # each as the first point showed it
+        env |= set(job.spec.env_overrides) if found else set()
+    if not count:
+        return []
+    edit = edit_words(wanted, changes, env)
+    fix = (
+        f"gpuherd edit {_waiting_ids(name)} {shlex.join(edit)} gives them these"
+        if edit is not None
+        else f"cancel them ({_cancel(name)}), then submit it again to run them with these"
+    )
+    return [
+        f"{count:,} point{'s' * (count != 1)} of sweep {name!r} still waiting to run (queued or "
+        "held) keep their job options, not this submission's "
+        f"({', '.join(changes.values())}): submitting it again does not change them; {fix}"
+    ]
+
+
+def _waiting_ids(name: str) -> str:
+    """The sweep's waiting jobs as a shell finds them, for a command the warnings give."""
+    return f"$(gpuherd ls -q {sweep_option(name)} --state queued,held)"
+
+
+def _cancel(name: str) -> str:
+    return f"gpuherd kill {_waiting_ids(name)}"
 
 
 def _one_line(command: str) -> str:

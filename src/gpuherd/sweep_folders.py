@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -24,7 +25,8 @@ from gpuherd.sweep_files import METRICS_FILE, PARAMS_FILE
 
 PREVIOUS_DIR = "previous-runs"
 RUN_FILES = ("job.json", "SUCCESS", "FAILURE", METRICS_FILE)
-"""With the attempt-N folders: what a point's run leaves; moved aside when it runs again."""
+"""With the attempt-N folders: what a point's run leaves; moved aside when it runs again
+(with a copy of params.json)."""
 
 
 @dataclass
@@ -128,8 +130,9 @@ def _record_text(record: dict[str, Any]) -> str:
 
 
 def _move_previous_run(folder: str) -> None:
-    """Move the logs, markers and metrics of the point's last run to previous-runs/<n>/, so
-    the new run starts clean (logs are appended to) and nothing of the old one is lost.
+    """Move the logs, markers and metrics of the point's last run to previous-runs/<n>/, with
+    a copy of the params.json it ran with, so the new run starts clean (logs are appended to)
+    and nothing of the old one is lost.
     (One listing of the folder: a stat for each file a run may leave, 5,000 times, was most
     of a big sweep's resubmission.)"""
     names = set(os.listdir(folder))
@@ -145,3 +148,7 @@ def _move_previous_run(folder: str) -> None:
     target.mkdir(parents=True)
     for name in old:
         os.rename(os.path.join(folder, name), target / name)
+    if PARAMS_FILE in names:  # the values that run was made with (rewritten for the new run)
+        shutil.copyfile(
+            os.path.join(folder, PARAMS_FILE), target / PARAMS_FILE, follow_symlinks=False
+        )

@@ -32,6 +32,7 @@ from typing import Any
 from gpuherd import sweep_table
 from gpuherd.core.choices import ORDERS
 from gpuherd.core.idspec import format_ids
+from gpuherd.core.run_time import measured_run_time, pauses
 from gpuherd.core.states import LIVE_STATES
 from gpuherd.core.sweep import (
     SweepSpec,
@@ -50,7 +51,9 @@ from gpuherd.submission import never_runs, spec_from_item
 from gpuherd.submission_batch import Batch
 from gpuherd.sweep_checks import (
     env_placeholders,
+    waiting_jobs,
     waiting_with_other_command,
+    waiting_with_other_options,
 )
 from gpuherd.sweep_folders import write_points
 from gpuherd.sweep_plan import (
@@ -181,6 +184,7 @@ class Sweeps:
         if plan.to_submit and never:
             raise InvalidValue(Batch(1, spec.name).never_runs(1, never))
         alike, changed, missing = await asyncio.to_thread(read_from_points, spec, plan, request)
+        waiting = waiting_jobs(self.store, spec.name)
         answer: dict[str, Any] = {
             "name": spec.name,
             "results_dir": spec.results_dir,
@@ -197,7 +201,8 @@ class Sweeps:
                 *alike,
                 *self._warnings(spec, request),
                 *changed,
-                *waiting_with_other_command(self.store, spec.name, points),
+                *waiting_with_other_command(waiting, spec.name, points),
+                *waiting_with_other_options(waiting, spec.name, probe, request.options),
                 *missing,
                 *env_placeholders(spec, request),
                 *(plan.shared or self._moving_in(spec)),  # (the first names the others too)
@@ -223,11 +228,19 @@ class Sweeps:
         return cap if isinstance(cap, int) and not isinstance(cap, bool) and cap >= 1 else None
 
     def _run_times(self, name: str) -> dict[str, float]:
-        """How long each point's latest finished run took, by its folder."""
+        """How long each point's latest run measured to its end took, by its folder, its
+        time paused left out (core/run_time.py: a lost or killed run's is not known)."""
+        jobs = [job for job in self.store.sweep_jobs(name) if job.spec.folder and job.ended_at]
+        paused = self.store.pause_events([job.id for job in jobs])
         times: dict[str, float] = {}
-        for job in self.store.sweep_jobs(name):
-            if job.spec.folder and job.started_at and job.ended_at:
-                times[job.spec.folder] = job.ended_at - job.started_at
+        for job in jobs:
+            start, end = job.started_at or 0.0, job.ended_at
+            kind = job.outcome.kind if job.outcome else None
+            seconds = measured_run_time(
+                start, end, kind, pauses(paused.get(job.id, ()), start, end)[0]
+            )
+            if job.spec.folder and seconds is not None:
+                times[job.spec.folder] = seconds
         return times
 
     async def _prepare(self, request: SweepRequest) -> tuple[SweepSpec, bool]:

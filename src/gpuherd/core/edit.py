@@ -174,7 +174,7 @@ def _show(name: str, spec: JobSpec) -> str:
         return format_size(value)
     if name == "max_log_size":  # as typed: 10 GiB, not 10.0 GiB
         return cap_said(value)
-    if name in ("timeout", "retry_delay", "grace"):  # chosen, so as typed: 30s, not 30.0s
+    if name in ("timeout", "retry_delay", "grace", "no_output_timeout"):  # chosen: as typed
         return format_given(value)
     if name in KINDS:
         return format_ids(value) or "none"

@@ -12,10 +12,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from gpuherd.core.states import OutcomeKind
 from gpuherd.core.units import format_duration
 
 PAUSE, RESUME = "pause", "resume"
 """The events (core.states.Event values) that begin and end a pause."""
+
+RAN_ITS_COURSE = frozenset({OutcomeKind.EXIT, OutcomeKind.SIGNAL, OutcomeKind.CUDA_OOM})
+"""Outcomes of an attempt that ended on its own: its run time is one measured to its end.
+Not so one gpuherd stopped (a kill, --timeout, --no-output-timeout, --max-log-size: it ran
+at least that long, and would have run on) or one lost (its end is its last sign of life, not
+its end), nor one that never began (spawn_error)."""
 
 
 def pauses(
@@ -52,6 +59,18 @@ def ran_for(job: Mapping[str, Any], now: float) -> tuple[float, float] | None:
     end = job.get("ended_at") or now
     paused = paused_until(end, job.get("paused_seconds") or 0.0, job.get("paused_at"))
     return max(0.0, end - start - paused), paused
+
+
+def measured_run_time(
+    started_at: float | None, ended_at: float | None, outcome: str | None, paused: float = 0.0
+) -> float | None:
+    """Seconds an ended attempt ran (`paused` seconds left out), when that is known: what
+    `--order longest-first` goes by. None where it is not (not ended, or not RAN_ITS_COURSE):
+    the few seconds a lost or killed run had, taken for its length, put its job last, as a
+    short one, when it may be the longest; not known to be short, it goes first."""
+    if not started_at or ended_at is None or outcome not in RAN_ITS_COURSE:
+        return None
+    return max(0.0, ended_at - started_at - paused)
 
 
 def timeout_at(job: Mapping[str, Any]) -> float | None:
