@@ -4,7 +4,7 @@ jobs that waited for a job that ended otherwise than they needed cancelled with 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -29,6 +29,7 @@ from gpuherd.log_disk import full_disk_folder, full_disk_message
 
 if TYPE_CHECKING:
     from gpuherd.engine import Engine
+    from gpuherd.store import Store
 
 log = logging.getLogger("gpuherd.engine")
 
@@ -213,16 +214,47 @@ def cancel_waiters(engine: Engine, job_id: int, state: JobState, now: float) -> 
     failed and they are `--after` it, it succeeded and they are `--after-fail` it) end as
     dependency_failed, and so on, transitively: a cancel meets an `--after-fail` of the
     job cancelled, and leaves an `--after` of it unmet. Their ids (a `kill` says them)."""
-    pending, cancelled = [(job_id, state)], []
+    unmet = waiters_left_unmet(engine.store, job_id, state)
+    for waiter_id, dep_id, dep_state in unmet:
+        waiter = engine.store.get_job(waiter_id)
+        if waiter is not None:
+            _cancel_waiter(engine, waiter, dep_id, dep_state, now)
+    return [waiter_id for waiter_id, _, _ in unmet]
+
+
+def waiters_left_unmet(
+    store: Store, job_id: int, state: JobState
+) -> list[tuple[int, int, JobState]]:
+    """The jobs cancel_waiters cancels were `job_id` to end in `state` now, each with the job
+    it waited for and that job's end, found before any is cancelled (read only): a kill of a
+    running job names them before it ends."""
+    pending, found = [(job_id, state)], {}
     while pending:
         dep_id, dep_state = pending.pop()
-        for waiter_id in engine.store.waiters_of(dep_id, dep_state):
-            waiter = engine.store.get_job(waiter_id)
-            if waiter is not None:
-                _cancel_waiter(engine, waiter, dep_id, dep_state, now)
+        for waiter_id in store.waiters_of(dep_id, dep_state):
+            if waiter_id not in found:  # (one waiting for two of them is found twice)
+                found[waiter_id] = (dep_id, dep_state)
                 pending.append((waiter_id, JobState.CANCELLED))
-                cancelled.append(waiter_id)
-    return cancelled
+    return [(waiter_id, *dep) for waiter_id, dep in found.items()]
+
+
+def waiters_cancelled_at_stop(engine: Engine, job: Job, cancelled_first: Set[int]) -> list[int]:
+    """The jobs cancelled once the stop under way of running `job` ends it, as cancel_waiters
+    will cancel them then: none for a stop that queues it again (`retry` of a running job),
+    or one it is retried after (a timeout, with --retries left). Those of `cancelled_first`
+    (a kill names them too: it cancels them now) and their waiters are left out."""
+    live = engine.live.get(job.id)
+    if live is None:
+        return []
+    ended = Ended(None, None, stop_reason=live.stop_reason, requeue=live.requeue)
+    nxt = after_attempt(job, ended, classify(ended))
+    if not nxt.cancel_waiters:
+        return []
+    waiters = {w for w, _, _ in waiters_left_unmet(engine.store, job.id, nxt.state)}
+    for first in waiters & cancelled_first:
+        theirs = waiters_left_unmet(engine.store, first, JobState.CANCELLED)
+        waiters -= {first, *(waiter_id for waiter_id, _, _ in theirs)}
+    return sorted(waiters)
 
 
 def fail_orphaned_waiters(

@@ -4,6 +4,7 @@ Engine, which sets the attributes below)."""
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from collections.abc import Callable
 
@@ -46,12 +47,21 @@ class Spawns:
     def record_spawns(self) -> None:
         """Record now the pids spawned since the last tick: a verb on a job just started (a
         kill within PID_RECORD_DELAY) then sees its pid, and its events follow the spawn's."""
+        if not self._unrecorded_pids:  # (most calls: nothing spawned since the last tick)
+            return
         pids, self._unrecorded_pids = self._unrecorded_pids, []
         try:
             self.store.record_pids(pids)
         except sqlite3.Error:  # kept for the next tick, as _record_exits_and_starts keeps them
             self._unrecorded_pids = pids + self._unrecorded_pids
             raise
+
+    def record_spawns_for_a_read(self) -> None:
+        """record_spawns before a read of jobs (`show`, `ls`): a job started within the last
+        PID_RECORD_DELAY shows its pid. A write that fails (a full disk) leaves them to the
+        next tick, and the read answers without them."""
+        with contextlib.suppress(sqlite3.Error):
+            self.record_spawns()
 
     def _do_paperwork(self) -> None:
         """Write the human-readable job files, after the GPUs got their next jobs: copies of

@@ -190,6 +190,7 @@ class Service(SystemVerbs, EditVerbs, MoveVerbs):
         newest first, if asked), a limit keeping those nearest now (core/nearest_now.py);
         else the most recent finished ones and the running ones, then the waiting ones in
         the order they are to start (the limit applies to the waiting)."""
+        self.engine.record_spawns_for_a_read()
         jobs, left = listed(self.store, query)
         return self._views(jobs), left
 
@@ -199,6 +200,9 @@ class Service(SystemVerbs, EditVerbs, MoveVerbs):
         """`ls`, read on the daemon's listing thread, the loop left free meanwhile
         (listing_reader.py); on the loop where there is none, or it cannot read."""
         if self.reader is not None:
+            # On the loop, before the read: the thread's snapshot then has the pids spawned
+            # within the last PID_RECORD_DELAY (nothing to write when none is pending).
+            self.engine.record_spawns_for_a_read()
             found = await self.reader.listing(self.engine, query)
             if found is not None:
                 return found
@@ -234,12 +238,14 @@ class Service(SystemVerbs, EditVerbs, MoveVerbs):
         `since`: epoch seconds, the jobs in the queue at some moment since then (JobFilter)."""
         wanted = states_named(states)
         match = JobFilter(project, sweep, since=since)
+        self.engine.record_spawns_for_a_read()
         total, jobs = self.store.page_jobs(
             wanted, match, search.strip(), max(0, offset), max(0, limit)
         )
         return total, self._views(jobs) if jobs else []
 
     def show(self, job_id: int) -> dict[str, Any]:
+        self.engine.record_spawns_for_a_read()  # a job started within 50 ms: its pid shown
         job = self._job(job_id)
         (view,) = self._views([job])
         attempts = self.store.attempts(job.id)

@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from gpuherd import paths
-from gpuherd.core.deps import cancelled_with
+from gpuherd.core.deps import cancelled_once_ended, cancelled_with
 from gpuherd.core.idspec import no_job_with
 from gpuherd.core.lifecycle import (
     Rerun,
@@ -43,7 +43,7 @@ from gpuherd.core.states import (
     what_it_is,
 )
 from gpuherd.engine import Engine
-from gpuherd.engine_endings import cancel_waiters
+from gpuherd.engine_endings import cancel_waiters, waiters_cancelled_at_stop
 from gpuherd.engine_held_runs import removal_refused
 from gpuherd.errors import Conflict, HerdError, InvalidValue, NotFound
 from gpuherd.retry_chain import reruns
@@ -131,11 +131,14 @@ class JobVerbs:
             stopping = self._stopping(job)
             self.engine.stop_job(job.id, OutcomeKind.KILLED, chosen=grace)
             if stopping is None:
-                return stop_begun(job.spec.grace if grace is None else grace)
-            if grace is None:  # asking again never puts the SIGKILL off
-                return killed_while_stopping(stopping)
-            # A chosen grace counts from now, sooner or later than the SIGKILL was due.
-            return killed_while_stopping(replace(stopping, left=grace), was=stopping.left)
+                said = stop_begun(job.spec.grace if grace is None else grace)
+            elif grace is None:  # asking again never puts the SIGKILL off
+                said = killed_while_stopping(stopping)
+            else:  # a chosen grace counts from now, sooner or later than the SIGKILL was due
+                said = killed_while_stopping(replace(stopping, left=grace), was=stopping.left)
+            # Its waiters end with it: said now, as a waiting job's kill says them.
+            waiters = waiters_cancelled_at_stop(self.engine, job, named)
+            return cancelled_once_ended(said, waiters, named)
         # What a kill asks for, the job not running, already holds: an answer, not a refusal
         # (as `hold` of a held job), or `kill $(gpuherd ls -q)` failed on a queue of short
         # jobs, any of them ending between the `ls` and the kill. Said, so a typo shows.

@@ -210,7 +210,7 @@ class SystemVerbs:
             "scheduler_failing": self.engine.health.reason(),
             "gpus": [d.index for d in self.engine.device_listing()],
             "counts": self.store.counts(),
-            "last_job": self.store.last_job_id(),  # removed since or not: what `last` means
+            "last_job": self.store.last_submitted_id(),  # removed since or not: `last`
         }
 
 

@@ -20,6 +20,8 @@ _LAST_JOB_ID = (
 )
 """AUTOINCREMENT's mark (past any job there ever was, or what number_jobs_after set), or
 the highest id there is where that mark is behind (ids given by hand, an old database)."""
+_RENUMBERED = "jobs_renumbered"
+"""meta's `SUBMITTED PAST`: number_jobs_after moved the id mark from SUBMITTED to PAST."""
 
 
 @dataclass(frozen=True)
@@ -161,8 +163,18 @@ class SweepAndDeviceTables:
 
     def last_job_id(self) -> int:
         """The highest id ever given to a job (0: none yet), the job removed since too: the
-        next job's id is this + 1, and `last` means this one (cli/job_refs.py)."""
+        next job's id is this + 1 (`last` means last_submitted_id's)."""
         return int(self._db.execute(_LAST_JOB_ID).fetchone()[0])
+
+    def last_submitted_id(self) -> int:
+        """The id of the job submitted last to this queue (0: none yet), removed since or
+        not: what `last` means (cli/job_refs.py). Not the folders' number number_jobs_after
+        set, until a job is submitted past it: those jobs were another queue's (one a
+        restored backup undid), and `last` of a restored queue is its own last job."""
+        mark = self.last_job_id()
+        moved = self._db.execute("SELECT value FROM meta WHERE key = ?", (_RENUMBERED,))
+        before, _, past = next((str(r[0]) for r in moved), "").partition(" ")
+        return int(before) if past and int(past) == mark else mark
 
     # ---- devices --------------------------------------------------------------------------
 
@@ -174,8 +186,14 @@ class SweepAndDeviceTables:
             seq = next((int(r[0]) for r in row), 0)
             if seq >= last:
                 return False
+            submitted = self.last_submitted_id()  # (before the move: its answer stays)
             self._db.execute("DELETE FROM sqlite_sequence WHERE name = 'jobs'")
             self._db.execute("INSERT INTO sqlite_sequence (name, seq) VALUES ('jobs', ?)", (last,))
+            self._db.execute(
+                "INSERT INTO meta(key, value) VALUES (?, ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (_RENUMBERED, f"{submitted} {last}"),
+            )
         return True
 
     def devices(self) -> list[DeviceConfig]:

@@ -119,8 +119,10 @@ def job_view(
     job: Job, reason: str | None = None, peak_mem: int | None = None, for_a_run: bool = False
 ) -> dict[str, Any]:
     """The JSON form of a job in listings (`ls --json`). A waiting job has no GPUs, also one
-    an older gpuherd stored with its last attempt's (its attempts keep theirs); but one held
-    `for_a_run` that a restored herd.db did not know (engine_held_runs.hold) has that run's.
+    an older gpuherd stored with its last attempt's (its attempts keep theirs), and no pid: a
+    retry waiting its --retry-delay kept its failed attempt's, as if that process ran (its
+    attempt and its `spawn` event keep it); but one held `for_a_run` that a restored herd.db
+    did not know (engine_held_runs.hold) has that run's GPUs and pid.
     (engine.move stores no GPUs for a job it makes wait; this is for the rows it did not
     write, until a migration clears them: only the hold events tell a held run's apart.)"""
     waiting = job.state in WAITING_STATES and not for_a_run
@@ -137,7 +139,7 @@ def job_view(
         "ram": job.spec.ram,
         "peak_mem": peak_mem,
         "over_mem": over_mem(job.spec.mem, peak_mem),
-        "pid": job.pid,
+        "pid": None if waiting else job.pid,
         "attempt": job.attempt,
         "retries": job.spec.retries,
         "retries_left": retries_to_come(job),

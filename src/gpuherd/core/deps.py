@@ -74,16 +74,28 @@ def cancelled_with(said: str, waiters: Sequence[int], named: Set[int], tail: str
     were gone unsaid. Those the verb `named` have lines of their own; `tail` ends the part
     that names them (`, cancelled` after `removed`)."""
     others = sorted(set(waiters) - named) if waiters else []  # (most cancels have none)
+    return f"{said}, and {_jobs_said(others)}, which waited for it{tail}" if others else said
+
+
+def cancelled_once_ended(said: str, waiters: Sequence[int], named: Set[int]) -> str:
+    """cancelled_with for a running job a kill stops (`said`: `stopping (...)`): the
+    `waiters` its end will cancel, in the present tense, as it has not ended yet."""
+    others = sorted(set(waiters) - named) if waiters else []
     if not others:
         return said
-    runs = format_ids(others).split(",")
-    if len(others) == 1:
-        them = f"job {others[0]}"
-    elif len(runs) <= _RANGES_SAID:
-        them = f"jobs {','.join(runs)}"
-    else:  # a sweep's points, say, every other id: the line stays a line
-        them = f"{len(others):,} jobs ({','.join(runs[:_RANGES_SAID])},…)"
-    return f"{said}, and {them}, which waited for it{tail}"
+    wait = "waits" if len(others) == 1 else "wait"
+    return f"{said}, and {_jobs_said(others)}, which {wait} for it, will be cancelled once it ends"
+
+
+def _jobs_said(ids: Sequence[int]) -> str:
+    """`job 5`, `jobs 5-7,9`, `250 jobs (2,4,6,8,…)`: sorted ids, named in a line."""
+    runs = format_ids(ids).split(",")
+    if len(ids) == 1:
+        return f"job {ids[0]}"
+    if len(runs) <= _RANGES_SAID:
+        return f"jobs {','.join(runs)}"
+    # A sweep's points, say, every other id: the line stays a line.
+    return f"{len(ids):,} jobs ({','.join(runs[:_RANGES_SAID])},…)"
 
 
 _RANGES_SAID = 4
