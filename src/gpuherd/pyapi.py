@@ -32,11 +32,14 @@ from gpuherd.core.sweep_names import default_sweep_name, is_bare_command
 from gpuherd.errors import DaemonError, HerdError, NoAnswer
 from gpuherd.following import follow_log
 from gpuherd.pyapi_checks import (
+    check_connect,
     check_edit,
     command_text,
     deadline_after,
     job_number,
     log_numbers,
+    log_stream,
+    still_unfinished,
     submit_warnings,
     wait_ids,
 )
@@ -79,8 +82,7 @@ def connect(
     A daemon started here uses `gpus` or `fake_gpus`; with neither, GPUHERD_FAKE_GPUS if set,
     else the GPUs it finds (or its last configuration), as `gpuherd daemon start` does.
     """
-    if home == "":  # (a script's unset variable: the folder Python ran in became a home)
-        raise HerdError("home is empty: give the home's folder, or leave home out (GPUHERD_HOME)")
+    check_connect(home, gpus)
     client = Client(home)
     try:
         client.get("/daemon")  # one stopped (Ctrl-Z) or stuck holds the home: none can start
@@ -121,7 +123,8 @@ class Herd(JobListing, CompletedJobs):
         seconds, "2h" or a timedelta), max_log_size (bytes or "10GiB"; "none": no cap; left
         out: the daemon's `config max-log-size`), on_no_output ("flag" or "kill"), project,
         env (a dict), hold, oom_retry, exclusive (each GPU to itself), begin (a datetime,
-        epoch seconds, or text as `--begin` takes it: "+2h"), only_gpus ([0, 2], or "0,2").
+        epoch seconds, a timedelta from now, or text as `--begin` takes it: "+2h"),
+        only_gpus ([0, 2], or "0,2").
         A job whose `after` job already ended badly (or `after_fail` job already succeeded)
         is cancelled at once (dependency_failed), with a UserWarning saying so."""
         refuse_while_loading("submit")
@@ -253,8 +256,8 @@ class Herd(JobListing, CompletedJobs):
         except KeyboardInterrupt:  # (not in the socket read it came in: that said nothing)
             raise wait_interrupted(waited) from None
         if not done:
-            busy = [i for i, state in sorted(states.items()) if state not in FINISHED]
-            raise TimeoutError(f"after {timeout:g}s, jobs {busy[:10]} still not finished")
+            busy = [i for i, state in states.items() if state not in FINISHED]
+            raise still_unfinished(timeout or 0, busy, len(waited))
         return states
 
 
@@ -285,7 +288,7 @@ class Job(JobActions, JobDisplay):
     ) -> str:
         """The job's stdout (or "stderr") so far, or its last `lines` lines; "" before it
         starts."""
-        query = {"stream": stream, **log_numbers(attempt=attempt, lines=lines)}
+        query = {"stream": log_stream(stream), **log_numbers(attempt=attempt, lines=lines)}
         try:
             data = b"".join(self.herd.client.download(f"/jobs/{self.id}/log", **query))
             return data.decode(errors="replace")
@@ -299,8 +302,8 @@ class Job(JobActions, JobDisplay):
         job ends; a job not started yet is waited for, and a retry's output follows.
         `for text in job.follow(): print(text, end="")` is `gpuherd log -f`."""
         lines = log_numbers(lines=lines)["lines"]  # checked now, not at the first next()
-        pieces = follow_log(self.herd.client, self.id, stream, lines=lines)
-        return (str(piece) for kind, piece in pieces if kind == "text")
+        pieces = follow_log(self.herd.client, self.id, log_stream(stream), lines=lines)
+        return _texts(pieces, self.id)
 
     def result(self, timeout: float | None = None) -> Any:
         """Wait until the job ends (TimeoutError after `timeout` seconds), then what it
@@ -351,6 +354,26 @@ class Job(JobActions, JobDisplay):
         return str(result["message"])
 
 
+def _texts(pieces: Iterator[tuple[str, Any]], job_id: int) -> Iterator[str]:
+    """A followed log's text; Ctrl-C says, as in the other waits, that the job goes on (it
+    was a traceback of the socket read it came in)."""
+    try:
+        yield from (str(piece) for kind, piece in pieces if kind == "text")
+    except KeyboardInterrupt:
+        raise wait_interrupted([job_id]) from None
+
+
+class ListedJob(Job):
+    """A handle from a listing (`herd.jobs()`): a Job whose `snapshot` is never None, so a
+    type checker takes `job.snapshot["exit_code"]` as it is (a Job's may be None)."""
+
+    snapshot: dict[str, Any]
+
+    def __init__(self, herd: Herd, row: dict[str, Any]) -> None:
+        super().__init__(herd, int(row["id"]), seen=True)
+        self.snapshot = row
+
+
 class JobFailed(HerdError):
     """Job.result() of a job that did not succeed: `job`, its `state`, and why in the text."""
 
@@ -368,4 +391,4 @@ class JobFailed(HerdError):
         super().__init__(text + (f": {why_line}" if why_line else ""))
 
 
-__all__ = ["Herd", "Job", "JobFailed", "Sweep", "SweepWarning", "connect", "make_spec"]
+__all__ = ["Herd", "Job", "JobFailed", "ListedJob", "Sweep", "SweepWarning", "connect", "make_spec"]

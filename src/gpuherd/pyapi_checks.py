@@ -14,8 +14,27 @@ from typing import Any
 from gpuherd.core.commands import command_from_args
 from gpuherd.core.edit import BEGIN, EDITABLE
 from gpuherd.core.int64 import LARGEST
-from gpuherd.errors import InvalidValue
+from gpuherd.errors import HerdError, InvalidValue
+from gpuherd.pyapi_types import WrongType
 from gpuherd.script_files import missing_script_hints
+
+
+def check_connect(home: Any, gpus: Any) -> None:
+    """connect()'s `home` and `gpus`, refused in one line before any daemon is looked for (a
+    number raised Python's "expected str, bytes or os.PathLike object", or "'int' object is
+    not iterable" for `gpus=2`, taken for a count)."""
+    if home == "":  # (a script's unset variable: the folder Python ran in became a home)
+        raise HerdError("home is empty: give the home's folder, or leave home out (GPUHERD_HOME)")
+    if home is not None and not isinstance(home, str | os.PathLike):
+        raise WrongType(f"home is a folder (a str or a Path), got {home!r} ({type(home).__name__})")
+    if gpus is not None and (isinstance(gpus, bytes) or not isinstance(gpus, str | Iterable)):
+        fake = (
+            f"; fake_gpus={gpus} starts it with {gpus} fake GPUs" if isinstance(gpus, int) else ""
+        )
+        raise WrongType(
+            f'gpus is which GPUs the daemon uses, their indices ([0, 2], or "0,2"), not how '
+            f"many: got {gpus!r} ({type(gpus).__name__}){fake}"
+        )
 
 
 def job_number(job_id: Any) -> int:
@@ -48,6 +67,29 @@ def deadline_after(timeout: Any) -> float | None:
             f"timeout must be 0 or more seconds (None waits for ever), got {timeout!r}"
         )
     return time.monotonic() + timeout
+
+
+def still_unfinished(timeout: float, left: Iterable[int], waited: int) -> TimeoutError:
+    """The TimeoutError of a wait of `waited` jobs, of which `left` had not ended after
+    `timeout` seconds: in one wording for herd.wait(), job.wait(), a sweep's wait() and
+    as_completed() (two said it two ways)."""
+    ids = sorted(left)
+    shown = ", ".join(map(str, ids[:10])) + (", …" if len(ids) > 10 else "")
+    job_s = "job" if waited == 1 else "jobs"
+    return TimeoutError(
+        f"after {timeout:g}s, {len(ids)} of {waited} {job_s} still unfinished "
+        f"({'job' if len(ids) == 1 else 'jobs'} {shown})"
+    )
+
+
+def log_stream(stream: Any) -> str:
+    """`Job.logs`' and `Job.follow`'s `stream`, refused at the call in the daemon's words (a
+    follow refused it only at its first next(); a queued job's logs() answered "")."""
+    from gpuherd.layout import STREAMS  # (here: `import gpuherd.pyapi` stays light)
+
+    if stream not in STREAMS:
+        raise InvalidValue(f"unknown stream {stream!r}: use stdout or stderr")
+    return str(stream)
 
 
 def refuse_unknown(

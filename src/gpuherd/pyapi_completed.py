@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, cast
 
 from gpuherd.errors import DaemonError, InvalidValue, NotFound, NotRunning, Suspended
-from gpuherd.pyapi_checks import deadline_after, job_number
+from gpuherd.pyapi_checks import deadline_after, job_number, still_unfinished
 from gpuherd.pyapi_notebook import ENDED, wait_interrupted
 from gpuherd.pyapi_sweep import Sweep
 from gpuherd.pyapi_types import WrongType
@@ -149,12 +149,7 @@ def _ended(
         ended = [i for i in waiting if states.get(i) in ENDED]
         # Past the deadline, the poll answered at once: what ended by then is yielded first.
         if not ended and deadline is not None and time.monotonic() >= deadline:
-            left = sorted(waiting)
-            shown = ", ".join(map(str, left[:10])) + (", …" if len(left) > 10 else "")
-            raise TimeoutError(
-                f"after {timeout:g}s, {len(left)} of {len(handles)} jobs still unfinished "
-                f"(jobs {shown})"
-            )
+            raise still_unfinished(timeout or 0, waiting, len(handles))
         for job_id in ended:
             yield waiting.pop(job_id)
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, Never
+from typing import TYPE_CHECKING, Any, Never, SupportsIndex, cast, overload
 
 import click
 
@@ -26,7 +26,7 @@ from gpuherd.pyapi_values import in_units, plain
 
 if TYPE_CHECKING:
     from gpuherd.client import Client
-    from gpuherd.pyapi import Herd, Job
+    from gpuherd.pyapi import Herd, Job, ListedJob
 
 _AS_LS = "as `gpuherd ls --{}` takes it ('2d', 'yesterday', '2026-11-20')"
 
@@ -54,11 +54,26 @@ class JobList(list["Job"]):
         return jobs_table([row or {"id": job_id} for job_id, row in self._listed()], self.more)
 
 
+class ListedJobs(JobList):
+    """`herd.jobs()`' JobList, of ListedJob handles: a type checker sees each as one, with
+    its `snapshot` (`for job in herd.jobs(): job.snapshot["exit_code"]`, `jobs[0]`), and the
+    listing is still a `list[Job]` (a JobList) to code that names it so."""
+
+    def __iter__(self) -> Iterator[ListedJob]:
+        return cast("Iterator[ListedJob]", super().__iter__())
+
+    @overload
+    def __getitem__(self, index: SupportsIndex) -> ListedJob: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Job]: ...
+    def __getitem__(self, index: SupportsIndex | slice) -> ListedJob | list[Job]:
+        return cast("ListedJob | list[Job]", super().__getitem__(index))
+
+
 class JobListing:
     """Part of `Herd`: its jobs, as `gpuherd ls` lists them, and the queue's pause."""
 
     client: Client
-    job: Callable[[int | str], Job]
 
     def jobs(
         self,
@@ -72,7 +87,7 @@ class JobListing:
         all: bool = False,
         limit: int | None = None,
         **misspelt: Never,
-    ) -> JobList:
+    ) -> ListedJobs:
         """Handles on the jobs `gpuherd ls --json` lists, in its order: without `all`,
         `state`, `since` or `until`, the unfinished jobs and the latest finished ones.
         `state` is a state's name or a list of them; `project`, `sweep` and `name` (a name, or
@@ -102,12 +117,11 @@ class JobListing:
             filtered(answer, {**match, **window})
         except click.ClickException as exc:  # a daemon older than a filter: it listed all
             raise HerdError(exc.message) from None
-        jobs = JobList(more=int(answer.get("more", 0)))
-        for row in answer["jobs"]:
-            job = self.job(int(row["id"]))
-            job.snapshot, job.seen = row, True
-            jobs.append(job)
-        return jobs
+        from gpuherd.pyapi import ListedJob  # (pyapi's Job, which imports this module)
+
+        herd = cast("Herd", self)  # (only Herd takes this part)
+        listed = (ListedJob(herd, row) for row in answer["jobs"])
+        return ListedJobs(listed, more=int(answer.get("more", 0)))
 
     def pause(self) -> str:
         """Pause the queue's dispatch, as `gpuherd pause` without ids: nothing new starts;

@@ -122,7 +122,15 @@ class Sweep:
         path = f"/sweeps/{quote(self.name, safe='')}"
         states = [state] if isinstance(state, str) else list(state)
         query = {"sort": sort, "state": states, "limit": limit, "paths": paths or None}
-        return dict(self.herd.client.get(path, **query))
+        try:
+            return dict(self.herd.client.get(path, **query))
+        except NotFound:
+            if not self.submission.get("dry_run"):
+                raise
+            raise NotFound(  # (it said "no sweep named 'x'" of the handle just answered)
+                f"sweep {self.name!r} was a dry run (dry_run=True): nothing was submitted, so "
+                "it has no points to wait for or results; submit it without dry_run"
+            ) from None
 
     def results(
         self, sort: str | None = None, state: Sequence[str] = (), limit: int | None = None

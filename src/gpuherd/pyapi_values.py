@@ -207,8 +207,10 @@ def edit_options(changes: Mapping[str, Any], job_type: type[Any], client: Client
 
 
 def _begin(value: Any) -> Any:
-    """`begin` in epoch seconds: text as `--begin` takes it, or a datetime (naive: local
-    time); a number as it is (the daemon checks its range)."""
+    """`begin` in epoch seconds: text as `--begin` takes it, a datetime (naive: local
+    time), or a timedelta from now (as "+2h"); a number as it is (the daemon checks its range)."""
+    if isinstance(value, timedelta):  # (it raised json's "not JSON serializable")
+        return time.time() + value.total_seconds()
     if isinstance(value, str):
         try:
             return parse_begin(value, time.time(), "begin")

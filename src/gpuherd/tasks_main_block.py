@@ -13,8 +13,10 @@ bare NameError; warned, not refused: the code that uses it may be one a job neve
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.util
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -54,8 +56,8 @@ def refuse_main_block(script: Path, qualname: str) -> None:
 def only_under_main_block(source: bytes, name: str) -> bool:
     """Whether `name` is bound in the script `source` only under its top-level
     `if __name__ == "__main__":` blocks (False when the source does not parse)."""
-    tree = _parsed(source)
-    return tree is not None and name in _main_only(tree)
+    syntax = _script_syntax(source)
+    return syntax is not None and name in syntax.main_only
 
 
 def main_block_globals(source: bytes, name: str) -> list[str]:
@@ -63,26 +65,37 @@ def main_block_globals(source: bytes, name: str) -> list[str]:
     comprehensions included, that the script `source` binds only under its
     `if __name__ == "__main__":` blocks. (Python's own symbol tables say which names are
     global there: a parameter, a local or an `except ... as` name is not.)"""
-    tree = _parsed(source)
-    if tree is None:
+    syntax = _script_syntax(source)
+    if syntax is None:
         return []
+    read = set().union(*(_globals_read(t) for t in syntax.top_level if t.get_name() == name))
+    return sorted(read & syntax.main_only)
+
+
+@dataclass(frozen=True)
+class _ScriptSyntax:
+    main_only: frozenset[str]
+    top_level: list[symtable.SymbolTable]  # (the module's functions and classes)
+
+
+# Each task of a script reads the same script: parsed once (50 tasks parsed it 100 times, and
+# built its symbol table 50 times). Keyed by the source itself: an edited script parses again.
+@functools.lru_cache(maxsize=4)
+def _script_syntax(source: bytes) -> _ScriptSyntax | None:
+    """The script's syntax, as the checks above read it; None when it does not parse."""
     import symtable  # (only for a script's task, once)
 
-    module = symtable.symtable(importlib.util.decode_source(source), "<script>", "exec")
-    read = set().union(*(_globals_read(t) for t in module.get_children() if t.get_name() == name))
-    return sorted(read & _main_only(tree))
+    try:
+        tree = ast.parse(source)
+        module = symtable.symtable(importlib.util.decode_source(source), "<script>", "exec")
+    except (SyntaxError, ValueError):
+        return None
+    return _ScriptSyntax(frozenset(_main_only(tree)), module.get_children())
 
 
 def _globals_read(table: symtable.SymbolTable) -> set[str]:
     names = {s.get_name() for s in table.get_symbols() if s.is_global() and s.is_referenced()}
     return names.union(*(_globals_read(child) for child in table.get_children()))
-
-
-def _parsed(source: bytes) -> ast.Module | None:
-    try:
-        return ast.parse(source)
-    except (SyntaxError, ValueError):
-        return None
 
 
 def _main_only(tree: ast.Module) -> set[str]:

@@ -129,7 +129,7 @@ def test_job_handle_waits_and_reads_logs(api: gpuherd.Herd, tmp_path: Path) -> N
     assert "".join(followed) == "try 2\n"  # through the retry, to the end
     assert "".join(lines.follow(lines=1)) == "c\n"
     slow = herd.submit("sleep 30", gpus=0, timeout="1m", env={"A": 1})
-    with pytest.raises(TimeoutError, match="still not finished"):
+    with pytest.raises(TimeoutError, match="still unfinished"):
         slow.wait(timeout=0.3)
     assert slow.info()["env_overrides"] == {"A": "1"}
     slow.kill()

@@ -330,7 +330,7 @@ def test_result_of_a_job_that_did_not_succeed_raises(api: gpuherd.Herd) -> None:
     assert str(raised.value) == f"job {failed.id} (boom) failed (exit 1): ValueError: boom 1"
     assert (raised.value.job, raised.value.state) == (failed, "failed")
     slow = api.submit("sleep 60", gpus=0)
-    with pytest.raises(TimeoutError, match="still not finished"):
+    with pytest.raises(TimeoutError, match="still unfinished"):
         slow.result(timeout=0.3)
     slow.kill()
     with pytest.raises(JobFailed, match=f"^job {slow.id} killed"):

@@ -3,14 +3,11 @@ types (it returned Any: "Untyped decorator makes function untyped", and no typo 
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest
 
-import gpuherd
-
-mypy_api = pytest.importorskip("mypy.api")
+from user_mypy import mypy_strict
 
 SCRIPT = """
 import gpuherd
@@ -38,23 +35,10 @@ def main() -> None:
 """
 
 
-def _mypy_strict(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str) -> list[str]:
-    script = tmp_path / "user_script.py"
-    script.write_text(textwrap.dedent(text))
-    # The gpuherd under test (PYTHONPATH's, if set) rather than the one installed; its own
-    # errors are mypy's run over the project's business (silent): the script's are looked at.
-    monkeypatch.setenv("MYPYPATH", str(Path(gpuherd.__file__).resolve().parents[1]))
-    cache = str(tmp_path / "cache")
-    args = ["--strict", "--follow-imports=silent", "--no-error-summary", "--cache-dir", cache]
-    out, err, _ = mypy_api.run([*args, str(script)])
-    assert not err, err
-    return [line.split(": error: ", 1)[1] for line in out.splitlines() if ": error: " in line]
-
-
 def test_a_users_strict_mypy_sees_tasks_typed_as_their_functions(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    errors = _mypy_strict(tmp_path, monkeypatch, SCRIPT)
+    errors = mypy_strict(tmp_path, monkeypatch, SCRIPT)
     assert len(errors) == 2, errors
     assert 'has no attribute "sumbit"; maybe "submit"?' in errors[0]
     assert 'Argument 1 to "__call__" of "Task" has incompatible type "str"' in errors[1]
