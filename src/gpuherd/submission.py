@@ -333,8 +333,11 @@ def never_runs(
         reason = never_fits(spec.gpus, spec.mem, configured, policy, spec.exclusive, spec.only_gpus)
         if reason:
             return reason
-    if spec.ram and spec.ram > host_memory_total():
-        return f"asks for {format_size(spec.ram)} of host memory, more than it has"
+    if spec.ram and spec.ram > (total := host_memory_total()):
+        return (
+            f"asks for {format_size(spec.ram)} of host memory (--ram), more than this machine "
+            f"has ({format_size(total)}): give a smaller --ram"
+        )
     return None
 
 

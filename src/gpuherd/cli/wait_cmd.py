@@ -71,7 +71,7 @@ def wait(
         if held and not ids:
             click.echo(prefixed(_not_waited_for(held)), err=True)
         elif ids and (named := sorted(set(held) & set(wanted))):
-            click.echo(held_note(named), err=True)
+            click.echo("\n".join(_held_notes(client, named)), err=True)
         if not wanted and sweep is not None:  # misspelt: a script's `&& analyse` went on
             known_sweep(client, sweep)
         say_gone = None if quiet else say_daemon_gone
@@ -108,6 +108,28 @@ def _filter_words(match: dict[str, str | None]) -> str:
     """The filters given, as typed (`--project g --name 'a*'`); '' when none is."""
     flags = {"project": "--project", "sweep": "--sweep", "name": "--name"}
     return " ".join(f"{flags[k]} {shlex.quote(v)}" for k, v in match.items() if v is not None)
+
+
+def _held_notes(client: Client, named: list[int]) -> list[str]:
+    """What the wait for these held jobs waits for: a release, or, for a job held for a run
+    that a restored herd.db did not know (docs/reliability.md, section 24), that run's end,
+    which decides the job. A release of such a job runs it again beside its run: the note of
+    a plain hold advised one."""
+    listed = client.get("/jobs", state=["held"])["jobs"]
+    # `held: attempt 1 runs unwatched (pid 4242), ...` (service_reasons._held_reason)
+    runs = {
+        j["id"]: j["reason"] for j in listed if str(j.get("reason")).startswith("held: attempt")
+    }
+    released = [i for i in named if i not in runs]
+    notes = [held_note(released)] if released else []
+    for job_id in (i for i in named if i in runs):
+        notes.append(
+            prefixed(
+                f"job {job_id} is {runs[job_id]}: waiting for that run to end, which decides "
+                f"the job ({typed_name()} release {job_id} would run it again beside it)"
+            )
+        )
+    return notes
 
 
 def _not_waited_for(held: list[int]) -> str:
