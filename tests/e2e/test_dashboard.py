@@ -439,7 +439,9 @@ def test_the_jobs_page_filters_by_sweep(board: Board, expect: Any, tmp_path: Pat
     page.locator("form.filters button").click()
     rows = page.locator("tbody tr[id^=job-]")
     expect(rows).to_have_count(2)
-    expect(rows.first).to_contain_text("filtered/x=1")  # held jobs: in the order they start
+    name = rows.first.locator("td.name")  # held jobs: in the order they start
+    expect(name).to_have_text("x=1")  # on the sweep's page, without the sweep's name
+    expect(name).to_have_attribute("title", "filtered/x=1")
     assert "sweep=filtered" in page.url and "state=held" in page.url
     expect(page.get_by_text("not-in-a-sweep")).to_have_count(0)
     page.close()

@@ -108,12 +108,10 @@ def test_why_a_job_waits_follows_the_queue(board: Board, expect: Any) -> None:
     page = board.page(f"/jobs/{waiter}")
     reason = page.locator(".reason-line")
     held = f"{first}-{second}"
-    expect(reason).to_have_text(f"Waiting: waiting for jobs {held} (held: gpuherd release {held})")
+    expect(reason).to_have_text(f"Waiting for jobs {held} (held: gpuherd release {held})")
     board.herd.cli("release", str(first))  # other jobs' changes: this one's reason follows
     board.herd.wait_state(first, "succeeded")
-    expect(reason).to_have_text(
-        f"Waiting: waiting for job {second} (held: gpuherd release {second})"
-    )
+    expect(reason).to_have_text(f"Waiting for job {second} (held: gpuherd release {second})")
     assert board.herd.job(waiter)["state"] == "queued"  # no change of its own told the page
     page.close()
 
@@ -156,16 +154,14 @@ def test_why_a_job_waits_follows_the_gpus_and_the_settings(board: Board, expect:
     waiter = board.submit("--only-gpus", "3", "--project", "slow", "--", "true")
     page = board.page(f"/jobs/{waiter}")
     reason = page.locator(".reason-line")
-    expect(reason).to_have_text("Waiting: waiting for a free GPU of --only-gpus 3")
+    expect(reason).to_have_text("Waiting for a free GPU of --only-gpus 3")
     try:
         board.herd.cli("gpus", "drain", "3")  # no job changed: the GPUs did
-        expect(reason).to_have_text(
-            "Waiting: waiting for a free GPU of --only-gpus 3 (GPU 3 is draining)"
-        )
+        expect(reason).to_have_text("Waiting for a free GPU of --only-gpus 3 (GPU 3 is draining)")
         board.herd.cli("gpus", "enable", "3")
         board.herd.cli("config", "set", "project-limits", "slow=1")  # and now the settings
         expect(reason).to_have_text(
-            "Waiting: waiting for a run slot of project slow (1 running: config project-limits)"
+            "Waiting for a run slot of project slow (1 running: config project-limits)"
         )
     finally:
         board.herd.cli("gpus", "enable", "3")

@@ -123,12 +123,14 @@ async def jobs_list(request: Request) -> HTMLResponse:
         ),
         sweeps=sweeps,
         draining=draining,
+        paused=service.engine.queue_paused,
     )
 
 
 @routes.get("/ui/jobs", response_class=HTMLResponse)
 async def jobs_fragment(request: Request) -> HTMLResponse:
-    return views.render("_jobs.html", page=_jobs(request))
+    paused = _service(request).engine.queue_paused
+    return views.render("_jobs.html", page=_jobs(request), paused=paused)
 
 
 # ---- one job -------------------------------------------------------------------------------

@@ -7,11 +7,13 @@ requests passed the gate's token and same-origin checks.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from fastapi import Request
 from fastapi.responses import RedirectResponse, Response
+from starlette.datastructures import QueryParams
 
 from gpuherd.api import views
 from gpuherd.api.form_fields import FIELD_READERS, read_field
@@ -30,6 +32,8 @@ from gpuherd.service_jobs import VERBS
 from gpuherd.wire import ActionResult
 
 routes = RouteTable(include_in_schema=False)
+EVERY_JOB = 2**62
+"""A LIMIT past any queue's size (SQLite's LIMIT is a 64-bit integer)."""
 
 
 def _answer(request: Request, form: Form, messages: list[tuple[bool, str]]) -> Response:
@@ -135,9 +139,19 @@ async def act(request: Request) -> Response:
 async def retry_failed(request: Request) -> Response:
     form = await read_form(request)
     service = service_of(request)
-    failed = [job["id"] for job in service.ls(ListingQuery((JobState.FAILED,)))[0]]
+    # A filtered jobs page (a sweep's, a project's) sends its filter: its failed jobs alone,
+    # on every page. Before, the button there retried every failed job, other sweeps' too.
+    scope = views.JobFilter.from_query(QueryParams(one(form, "scope")))
+    if scope.active:
+        since, _ = scope.since_moment(time.time())
+        where = (scope.project or None, scope.text, scope.sweep or None)
+        found = service.page_jobs((JobState.FAILED.value,), *where, 0, EVERY_JOB, since)[1]
+    else:
+        found = service.ls(ListingQuery((JobState.FAILED,)))[0]
+    failed = [job["id"] for job in found]
     if not failed:
-        return _answer(request, form, [(True, "no failed job to retry")])
+        these = " of this filter" if scope.active else ""
+        return _answer(request, form, [(True, f"no failed job{these} to retry")])
     results = service.retry(failed)
     done = sum(1 for r in results if r.ok)
     messages = [(True, f"{done:,} failed job{'s' * (done != 1)} queued again")]

@@ -235,11 +235,20 @@ def sweep_page(service: Service, name: str, q: SweepQuery) -> SweepPage:
     metric = q.metric if q.metric in metrics else (metrics[0] if metrics else "")
     param = q.param if q.param in params else (params[0] if params else "")
     others = [k for k in params if k != param]
-    colour = q.colour if q.colour in others or q.colour == "-" else (others or ["-"])[0]
+    # By default the first other parameter the plot can colour by: one of more values than
+    # its colours (a seed of 10) was chosen, and the dots were all one colour, unsaid.
+    values = {k: len({str(r["params"].get(k, "")) for r in rows}) for k in others}
+    few = [k for k in others if values[k] <= views_plot.COLOURS]
+    colour = q.colour if q.colour in others or q.colour == "-" else (few or ["-"])[0]
     q = replace(q, metric=metric, param=param, colour=colour)
     plot = None
     if metric and param:
         plot = views_plot.scatter(rows, param, metric, "" if colour == "-" else colour)
+    if plot and colour != "-" and not plot.colour_by:
+        notes.append(
+            f"The plot is not coloured by {colour}: it has {values[colour]:,} values, "
+            f"more than its {views_plot.COLOURS} colours."
+        )
     outside = len(table.get("outside") or ())
     if outside:  # points a resubmission of a narrower grid left out
         notes.append(

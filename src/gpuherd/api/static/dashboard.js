@@ -73,7 +73,7 @@
   // and what it is (name, value, link), else by its place there (the job's state changed,
   // "hold" became "release").
   var focused = null;
-  var CONTROLS = "a[href], button, input:not([type=hidden]), select, textarea";
+  var CONTROLS = "a[href], button, summary, input:not([type=hidden]), select, textarea";
   function focusKey(target) {
     var el = document.activeElement;
     if (!el || el === target || !target.contains(el) || !el.matches(CONTROLS)) { return null; }
@@ -100,7 +100,7 @@
 
   // Ticked job boxes stay ticked when the live jobs table is fetched again (and "select all"
   // stays ticked while every one is).
-  var ticked = null;
+  var ticked = null, opened = [];
   document.addEventListener("htmx:beforeSwap", function (event) {
     if (event.detail.xhr && event.detail.xhr.status >= 400) {
       failed(event.detail);
@@ -122,6 +122,10 @@
         document.querySelectorAll(BOXES + ":checked"),
         function (box) { return box.value; }
       );
+      opened = Array.prototype.map.call(
+        document.querySelectorAll(MENUS + "[open]"),
+        function (menu) { return menu.closest("tr").id; }
+      );
     }
   });
   document.addEventListener("htmx:afterSwap", function (event) {
@@ -139,6 +143,11 @@
         head.checked = all && boxes.length > 0;
       });
       ticked = null;
+      opened.forEach(function (row) {
+        var menu = document.querySelector("#" + CSS.escape(row) + " " + MENUS);
+        if (menu) { menu.open = true; }
+      });
+      opened = [];
     }
     if (focused) {
       refocus(focused);
@@ -164,6 +173,28 @@
       event.stopImmediatePropagation();
     }
   }, true);
+
+  // A jobs row's menu of actions (⋯, on a window narrower than 1200 px) stays open through
+  // the table's live refresh (above; a busy queue refreshes it several times a second), and
+  // closes when one of its actions is sent, on a click elsewhere, and on Escape.
+  var MENUS = "details.more-actions";
+  function closeMenus(except) {
+    document.querySelectorAll(MENUS + "[open]").forEach(function (menu) {
+      if (menu !== except) { menu.open = false; }
+    });
+  }
+  document.addEventListener("submit", function () { closeMenus(null); });
+  document.addEventListener("click", function (event) {
+    closeMenus(event.target && event.target.closest && event.target.closest(MENUS));
+  });
+  document.addEventListener("keydown", function (event) {
+    var menu = document.activeElement && document.activeElement.closest &&
+      document.activeElement.closest(MENUS + "[open]");
+    if (event.key === "Escape" && menu) {
+      menu.open = false;
+      menu.querySelector("summary").focus();
+    }
+  });
 
   // "Select all" ticks every job box on the page.
   document.addEventListener("change", function (event) {
@@ -312,8 +343,44 @@
   document.addEventListener("htmx:beforeSend", function (event) {
     var xhr = event.detail && event.detail.xhr;
     if (!xhr) { return; }
-    var slow = setTimeout(probe, SLOW_MS);
-    xhr.addEventListener("loadend", function () { clearTimeout(slow); });
+    var config = event.detail.requestConfig, action = config && config.verb !== "get";
+    if (action) { markAction(config, null); }  // a new press: its form's old mark goes
+    var slow = setTimeout(function () {
+      probe();
+      if (action) { markAction(config, "no answer yet: done only once the daemon answers"); }
+    }, SLOW_MS);
+    xhr.addEventListener("loadend", function () {
+      clearTimeout(slow);
+      if (action && xhr.status) { markAction(config, null); }  // answered: #flash says how
+    });
+  });
+
+  // A button pressed while the daemon is down (stopped, restarted, unreachable) did nothing:
+  // the banner said the daemon was away, and nothing said the action was not done. It is
+  // said where it was pressed, beside the button, and in the messages.
+  function pressedLabel(config) {
+    var submit = config.triggeringEvent, button = submit && submit.submitter;
+    var label = button ? button.textContent.trim() : "";
+    return label || (config.parameters && config.parameters.action) || "this";
+  }
+  function markAction(config, text) {
+    var form = config.elt, mark = form && form.querySelector(".not-done");
+    if (mark) { mark.remove(); }
+    if (!form || !text) { return; }
+    mark = document.createElement("span");
+    mark.className = "not-done";
+    mark.setAttribute("role", "status");
+    mark.textContent = text;
+    form.appendChild(mark);
+  }
+  document.addEventListener("htmx:sendError", function (event) {
+    var config = event.detail && event.detail.requestConfig;
+    if (config && config.verb !== "get") {
+      markAction(config, "not done: the daemon did not answer");
+      flashError("\u201c" + pressedLabel(config) + "\u201d was not done: the daemon could " +
+        "not be reached; press it again once the daemon is back.", false);
+    }
+    probe();
   });
 
   // An error answer is shown from htmx:beforeSwap, which htmx sends to the request's target
@@ -331,7 +398,6 @@
       flashError(errorLine(xhr), true);
     }
   }
-  document.addEventListener("htmx:sendError", probe);
   document.addEventListener("htmx:sseError", probe);
   document.addEventListener("htmx:sseOpen", function () { banner(null); });
 })();
