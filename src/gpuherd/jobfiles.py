@@ -327,8 +327,10 @@ def as_a_terminal_shows(text: str) -> str:
 
 def tail_lines(path: Path, lines: int) -> list[str]:
     """The last `lines` lines as a terminal shows them (tqdm's redraws would push the
-    traceback after them out of the tail)."""
-    return as_a_terminal_shows(tail(path)).splitlines()[-lines:]
+    traceback after them out of the tail). Lines end at a newline alone: splitlines() also
+    broke them at a form feed, a U+0085 or a U+2028 the job printed."""
+    text = as_a_terminal_shows(tail(path)).removesuffix("\n")
+    return text.split("\n")[-lines:] if text else []
 
 
 def _json_text(data: Mapping[str, object]) -> str:

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from gpuherd.core.idspec import format_ids
 from gpuherd.core.model import DeviceState
+from gpuherd.core.text import shell_word
 from gpuherd.errors import HerdError
 from gpuherd.gpus.spec import parse_gpu_spec
 from gpuherd.service import Service
@@ -42,6 +43,11 @@ def gpus_in(text: str) -> dict[int, int]:
     return parse_gpu_spec(words) if words else {}
 
 
+def _named(path: Path) -> str:
+    """`--gpu-file PATH` as the run's lines name it: PATH on one line, as a shell reads it."""
+    return f"--gpu-file {shell_word(str(path))}"
+
+
 def read_gpu_file(path: Path) -> dict[int, int]:
     """The file's GPUs; HerdError, one line naming the file, when it cannot be read or is no
     GPU list. Opened without blocking: a named pipe in its place must not stop the run."""
@@ -49,23 +55,23 @@ def read_gpu_file(path: Path) -> dict[int, int]:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
         try:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise HerdError(f"--gpu-file {path}: not a plain file: give a text file")
+                raise HerdError(f"{_named(path)}: not a plain file: give a text file")
             data = os.read(fd, LONGEST_FILE + 1)
         finally:
             os.close(fd)
     except OSError as exc:
         raise HerdError(
-            f"--gpu-file {path}: cannot read it ({exc.strerror or exc}): give a text file of "
+            f"{_named(path)}: cannot read it ({exc.strerror or exc}): give a text file of "
             "GPU indices, such as 0,1"
         ) from None
     if len(data) > LONGEST_FILE:
-        raise HerdError(f"--gpu-file {path}: bigger than {LONGEST_FILE // 1024} KiB: no GPU list")
+        raise HerdError(f"{_named(path)}: bigger than {LONGEST_FILE // 1024} KiB: no GPU list")
     try:
-        return gpus_in(data.decode())
+        return gpus_in(data.decode("utf-8-sig"))  # a byte order mark dropped, as a job file's
     except UnicodeDecodeError:
-        raise HerdError(f"--gpu-file {path}: not UTF-8 text: give GPU indices") from None
+        raise HerdError(f"{_named(path)}: not UTF-8 text: give GPU indices") from None
     except ValueError as exc:
-        raise HerdError(f"--gpu-file {path}: {exc}") from None
+        raise HerdError(f"{_named(path)}: {exc}") from None
 
 
 def check_gpu_file(path: Path, machine: Iterable[int]) -> None:
@@ -75,7 +81,7 @@ def check_gpu_file(path: Path, machine: Iterable[int]) -> None:
     if absent := sorted(set(named) - set(have)):
         gpus = f"GPU {absent[0]}" if len(absent) == 1 else f"GPUs {format_ids(absent)}"
         raise HerdError(
-            f"--gpu-file {path} names {gpus}, which this machine does not have (it has "
+            f"{_named(path)} names {gpus}, which this machine does not have (it has "
             f"{'GPUs ' + format_ids(have) if have else 'none'}): take it out of the file"
         )
 
@@ -142,14 +148,14 @@ class GpuFile:
             # True whatever the jobs ask: CPU-only ones (--gpus-per-job 0, a yielder's) start
             # all the same; "waiting for GPUs" was said of a run that waited for nothing.
             self._say(
-                f"--gpu-file {self._path} names no GPU to use: jobs that need a GPU wait until it"
+                f"{_named(self._path)} names no GPU to use: jobs that need a GPU wait until it"
                 " names one"
             )
         elif again:
-            self._say(f"--gpu-file {self._path} is valid again: {gpus_text(used)}")
+            self._say(f"{_named(self._path)} is valid again: {gpus_text(used)}")
         elif used != before:
             now = "using" if before is None else "now"
-            self._say(f"--gpu-file {self._path}: {now} {gpus_text(used)}")
+            self._say(f"{_named(self._path)}: {now} {gpus_text(used)}")
 
     def _apply(self, named: dict[int, int]) -> dict[int, int]:
         """Use the named GPUs with their slots and drain the others; a GPU the machine does
@@ -163,7 +169,7 @@ class GpuFile:
                 if config is None or config.slots != slots:
                     service.gpu_add(index, slots)  # (NotFound for a GPU the probe does not see)
             except HerdError as exc:
-                self._say(f"--gpu-file {self._path}: {exc}: ignored")
+                self._say(f"{_named(self._path)}: {exc}: ignored")
                 continue
             if config is not None and config.state is DeviceState.DRAINING:
                 service.gpu_state(index, DeviceState.ENABLED)

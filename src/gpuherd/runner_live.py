@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any, Protocol
 
 from gpuherd.core.states import JobState
+from gpuherd.core.text import shell_word
 from gpuherd.errors import Forbidden
 from gpuherd.jobfiles import LOGS, as_a_terminal_shows, open_job_file, utf8_complete
 from gpuherd.layout import Layout, attempt_path
@@ -178,7 +179,7 @@ class LiveOutput:
             if skipped := _skip_to_tail(log):
                 skipped += log.lines.drop()
                 note = f"… ({skipped:,} bytes not shown: written faster than --live shows them;"
-                self._show(job_id, log, [f"{note} whole in {log.path})"])
+                self._show(job_id, log, [f"{note} whole in {shell_word(log.path)})"])
             while data := _read(log, READ_MOST):  # to its end: the attempt wrote its last
                 self._show(job_id, log, log.lines.feed(data, now))
             self._show(job_id, log, log.lines.finish())

@@ -23,6 +23,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from gpuherd.core.text import shell_word
 from gpuherd.errors import HerdError
 
 LOCK_NAME = ".gpuherd-run.lock"
@@ -55,8 +56,8 @@ def _take(path: Path, folder: Path) -> int | None:
             os.close(fd)
             if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
                 raise HerdError(
-                    f"--output-dir {folder} is in use by another gpuherd run ({holder}): give "
-                    "another --output-dir, or wait until that run has ended"
+                    f"--output-dir {shell_word(str(folder))} is in use by another gpuherd run "
+                    f"({holder}): give another --output-dir, or wait until that run has ended"
                 ) from None
             return None  # no locks here (ENOLCK, EOPNOTSUPP): run as before
         # The run that held it may have removed the file between our open and our lock: the
@@ -90,8 +91,8 @@ def check_writable(folder: Path) -> None:
     os.access: the kernel's answer for us (root writes past the mode bits, not a ro mount)."""
     if not os.access(folder, os.W_OK | os.X_OK):
         raise HerdError(
-            f"--output-dir {folder}: cannot write in it (read-only, or not yours); give a "
-            "folder you can write to, or make it writable (chmod u+w)"
+            f"--output-dir {shell_word(str(folder))}: cannot write in it (read-only, or not "
+            "yours); give a folder you can write to, or make it writable (chmod u+w)"
         )
 
 
@@ -100,8 +101,8 @@ def make_output_dir(folder: Path) -> None:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise HerdError(
-            f"--output-dir {folder}: cannot create it: {exc.strerror or exc}; give a folder "
-            "you can write to"
+            f"--output-dir {shell_word(str(folder))}: cannot create it: {exc.strerror or exc}; "
+            "give a folder you can write to"
         ) from None
 
 

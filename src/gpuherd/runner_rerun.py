@@ -26,6 +26,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 
 from gpuherd.core.commands import shown_command
+from gpuherd.core.text import shell_word
 from gpuherd.core.units import plural
 from gpuherd.errors import Forbidden
 from gpuherd.jobfiles import open_job_file
@@ -97,8 +98,8 @@ def held_by_another(folder: str, held: JobKey, key: JobKey) -> str:
     else:
         what = f"this command with another env that succeeded ({shown_command(env)})"
     return (
-        f"{folder} holds a run of {what}, kept: the input's jobs moved or changed since that "
-        "run; add new jobs at the end, or give another --output-dir"
+        f"{shell_word(folder)} holds a run of {what}, kept: the input's jobs moved or changed "
+        "since that run; add new jobs at the end, or give another --output-dir"
     )
 
 
@@ -132,6 +133,6 @@ def left_over(folder_prefix: str, count: int) -> str | None:
         f" and {len(names) - NAMED_MOST:,} more" if len(names) > NAMED_MOST else ""
     )
     return (
-        f"{output_dir} also holds {shown} (from an earlier run of more jobs than this input's "
-        f"{plural(count, 'job')}): kept as they were; remove them if they are not wanted"
+        f"{shell_word(output_dir)} also holds {shown} (from an earlier run of more jobs than this "
+        f"input's {plural(count, 'job')}): kept as they were; remove them if they are not wanted"
     )

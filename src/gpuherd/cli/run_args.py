@@ -1,14 +1,33 @@
 """`gpuherd run`'s command line as other tools' users type it, made into ours before click
 parses it: gpu-hog's option names, and simple_gpu_scheduler's `--gpus 0 1 2` wherever it
-stands."""
+stands; a job file whose name click read as options (`-jobs.txt`) is said to be one."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
+import click
+
+from gpuherd.core.text import shell_word
+from gpuherd.typed_name import typed_name
+
 GPU_HOG_SPELLINGS = {"--job_yielder": "--yielder", "--output_dir": "--output-dir"}
 """gpu-hog's option names, taken as ours; its `--job_file F` is the FILE argument."""
+
+
+class RunCommand(click.Command):
+    """`run`, which also takes a gpu-hog command line as it is (`--job_file foo.txt`), and
+    `--gpus 0 1 2` anywhere."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ours = run_args(args)
+        try:
+            return super().parse_args(ctx, list(ours))  # (click's parser uses it up)
+        except click.NoSuchOption as exc:  # `run -jobs.txt`: "No such option: -j"
+            if (file := file_read_as_option(ours, exc.option_name)) is None:
+                raise
+            raise click.UsageError(file_not_option(file), ctx) from None
 
 
 def run_args(args: list[str]) -> list[str]:
@@ -25,7 +44,8 @@ def gpu_hog_args(args: list[str]) -> list[str]:
         if arg == "--":
             return [*out, arg, *rest]
         if name == "--job_file" and (eq or (value := next(rest, ""))):
-            out.append(value)
+            # Named as the file: `--job_file -jobs.txt` is no option (`-` alone: stdin).
+            out.append(f"./{value}" if value.startswith("-") and value != "-" else value)
         else:  # (without '=', name is arg and value empty)
             out.append(GPU_HOG_SPELLINGS.get(name, name) + eq + value)
     return out
@@ -66,3 +86,30 @@ parser then names: not a job file, whose name would be looked for in vain."""
 def is_gpu_indices(word: str) -> bool:
     """`0`, `0,1`, `1-3`: GPU indices, unless a file of that name is there (the job file)."""
     return _GPU_INDICES.fullmatch(word) is not None and not Path(word).exists()
+
+
+def file_read_as_option(args: list[str], option: str) -> str | None:
+    """The word of `args` (before `--`) that names a file and that click read as the unknown
+    `option`: a job file whose name starts with '-' (`-jobs.txt` read as the options -j,
+    -o, ...; `--jobs.txt` as one). None when the unknown option is no file's name."""
+    for word in args:
+        if word == "--":
+            return None
+        if word.startswith("-") and word != "-" and _read_as(word, option) and Path(word).exists():
+            return word
+    return None
+
+
+def _read_as(word: str, option: str) -> bool:
+    if option.startswith("--") or word.startswith("--"):
+        return word.partition("=")[0] == option
+    return len(option) == 2 and option[1] in word[1:]  # one of a cluster of short options
+
+
+def file_not_option(file: str) -> str:
+    """What to say of a job file whose name starts with '-', which click read as options."""
+    word = shell_word(file)
+    return (
+        f"{word} names a file, but its leading '-' makes it read as options: give it after "
+        f"-- ({typed_name()} run -- {word}) or as {shell_word('./' + file)}"
+    )

@@ -26,8 +26,9 @@ from gpuherd.cli.options import (
     timeout_option,
 )
 from gpuherd.cli.param_types import Place, completes
-from gpuherd.cli.run_args import is_gpu_indices, run_args
+from gpuherd.cli.run_args import RunCommand, is_gpu_indices
 from gpuherd.cli.run_report import LineReporter
+from gpuherd.core.text import shell_word
 from gpuherd.errors import HerdError
 from gpuherd.gc_pause import importing
 from gpuherd.no_tls import asyncio_without_tls
@@ -68,15 +69,7 @@ def _split_gpus_and_file(gpus: str | None, args: tuple[str, ...]) -> tuple[str |
     return spec, (extra[0] if extra else None)
 
 
-class _RunCommand(click.Command):
-    """`run`, which also takes a gpu-hog command line as it is (`--job_file foo.txt`), and
-    `--gpus 0 1 2` anywhere."""
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        return super().parse_args(ctx, run_args(args))
-
-
-@click.command(name="run", cls=_RunCommand)
+@click.command(name="run", cls=RunCommand)
 @click.argument("args", nargs=-1, shell_complete=completes("files"))
 @click.option("--gpus", help="GPUs to use: 0,1,2, 0 1 2 or 0-2; a repeated index is another slot.")
 @fake_gpus_option()
@@ -191,21 +184,21 @@ def run(
             "--skip-succeeded skips what succeeded in --output-dir: give the earlier run's "
             "--output-dir (without it, each run gets a new folder)"
         )
-    _check_prefix(prefix)
+    _check_folder_names(prefix, output_dir)
     probe, slots = _gpus(spec, fake_gpus, gpus_per_job, gpu_file)
     cwd, env = os.getcwd(), dict(os.environ)
     reject_nul("", cwd=cwd)  # a folder whose path is not UTF-8: once, not for every job
     _check_shell(env)
     source: Iterable[SubmitItem]
-    streamed = False
+    streamed = typed = False
     if yielder is not None:
         source = _yielded_items(yielder, gpus_per_job, cwd, env)
         if not source:
             click.echo("the yielder yielded no job: nothing to run")
             return
     else:
-        if file in (None, "-") and sys.stdin is not None and sys.stdin.isatty():
-            # No file given (gpu-hog needed --job_file): else it waits for a line, silently.
+        typed = file in (None, "-") and sys.stdin is not None and sys.stdin.isatty()
+        if typed:  # no file given (gpu-hog needed --job_file): else it waits, silently
             click.echo(TERMINAL_INPUT, err=True)
         commands = job_commands(file)
         streamed = not isinstance(commands, list)  # (a file on disk is read whole at once)
@@ -240,7 +233,7 @@ def run(
         )
         if streamed and run_times is not None:  # else it waits for the end, saying nothing
             click.echo(_reading_whole_input(sys.stdin if file in (None, "-") else None), err=True)
-        _run_and_report(options, probe, slots, source, quiet)
+        _run_and_report(options, probe, slots, source, quiet, bar=not typed)
 
 
 def _gpus(
@@ -276,16 +269,22 @@ def _gpus(
 
 
 def _run_and_report(
-    options: RunOptions, probe: GpuProbe, slots: dict[int, int], source: JobSource, quiet: bool
+    options: RunOptions,
+    probe: GpuProbe,
+    slots: dict[int, int],
+    source: JobSource,
+    quiet: bool,
+    bar: bool,
 ) -> None:
-    """Run the jobs, print the summary and exit with the run's status."""
+    """Run the jobs, print the summary and exit with the run's status. No progress bar (`bar`
+    False) under commands typed at the terminal: its redraws erased each key as it was typed."""
     import asyncio
 
     from gpuherd.runner import run_jobs
     from gpuherd.runner_signals import tolerant
 
     out_stream = tolerant(sys.stdout)  # a closed terminal (SIGHUP) must not end the run
-    reporter = LineReporter(out_stream, quiet, options.prefix)
+    reporter = LineReporter(out_stream, quiet, options.prefix, bar)
     try:
         summary = asyncio.run(run_jobs(options, probe, slots, reporter, source))
     finally:
@@ -300,7 +299,8 @@ def _run_and_report(
         parts.append(f"{summary.could_not_run:,} could not run")
     if summary.not_run:
         parts.append(f"{summary.not_run:,} not run")
-    click.echo(f"{', '.join(parts)}; logs in {options.output_dir}", file=out_stream)
+    where = shell_word(str(options.output_dir))  # one line, and the path as it is
+    click.echo(f"{', '.join(parts)}; logs in {where}", file=out_stream)
     sys.exit(summary.exit_status)
 
 
@@ -342,10 +342,18 @@ def _check_shell(env: dict[str, str]) -> None:
         raise HerdError(str(exc)) from None
 
 
-def _check_prefix(prefix: str) -> None:
+def _check_folder_names(prefix: str, output_dir: str | None) -> None:
     """Job folders are OUTPUT/<prefix><number>: a prefix that is a path would put them (and
-    overwrite what is there) outside --output-dir. Usage errors (exit 2), as click's are (an
-    empty --output-dir is refused by its type, Place)."""
+    overwrite what is there) outside --output-dir; a name that is not UTF-8 cannot be kept
+    as text (job.json, the run's queue), and each job was refused with a line of its own.
+    Usage errors (exit 2), as click's are (an empty --output-dir is refused by its type)."""
+    for option, name in (("--output-dir", output_dir or ""), ("--prefix", prefix)):
+        try:
+            name.encode()  # (bytes that are not UTF-8 come from argv as lone surrogates)
+        except UnicodeEncodeError:
+            raise click.UsageError(
+                f"{option} {shell_word(name)}: not UTF-8: give a name in UTF-8"
+            ) from None
     separators = {"/", os.sep, os.altsep or "/"}
     if prefix in (".", "..") or any(sep in prefix for sep in separators):
         raise click.UsageError(

@@ -8,6 +8,7 @@ from typing import Any, TextIO
 
 from gpuherd.cli import plain
 from gpuherd.core.commands import SHOWN_MOST, flat_command, shown_command
+from gpuherd.core.text import shell_word, visible
 from gpuherd.core.units import format_duration
 from gpuherd.jobfiles import tail, tail_lines
 
@@ -20,9 +21,12 @@ TAIL_WIDTH = 200
 class LineReporter:
     """One line per event; a live progress bar under them when the terminal is interactive.
     `quiet`: no line for a start or a success (a run of thousands of jobs). `prefix`: the job
-    folders' (job_ for job_0, ...), where a command cut short is whole (their job.json)."""
+    folders' (job_ for job_0, ...), where a command cut short is whole (their job.json).
+    `bar`: False for none (the commands are typed on that terminal)."""
 
-    def __init__(self, stream: TextIO, quiet: bool = False, prefix: str = "job_") -> None:
+    def __init__(
+        self, stream: TextIO, quiet: bool = False, prefix: str = "job_", bar: bool = True
+    ) -> None:
         self._stream = stream
         self._quiet = quiet
         self._prefix = prefix
@@ -31,7 +35,7 @@ class LineReporter:
         self._total = 0
         self._done = 0
         self._failures = 0
-        if stream.isatty():
+        if bar and stream.isatty():
             from rich.console import Console
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
@@ -67,7 +71,7 @@ class LineReporter:
 
     def skipped(self, number: int, folder: str) -> None:
         if not self._quiet:  # as a success: nothing went wrong
-            self._say(f"[{number}] skipped: succeeded before ({folder})")
+            self._say(f"[{number}] skipped: succeeded before ({shell_word(folder)})")
 
     def ended(self, number: int, state: str, detail: str, seconds: float, folder: str) -> None:
         self._done += 1
@@ -77,12 +81,14 @@ class LineReporter:
         else:
             why = f" ({detail})" if detail and detail != state else ""
             log, last_lines = failure_log(Path(folder))
-            see = f": see {folder}/{log}" if log else ""
+            see = f": see {shell_word(f'{folder}/{log}')}" if log else ""
+            if log == "stdout.log":
+                see += " (nothing in stderr.log)"
             self._say(f"[{number}] {state}{why} after {format_duration(max(seconds, 0.0))}{see}")
             self._failures += 1
             if self._failures <= TAILS_SHOWN:  # a sweep gone wrong must not flood the screen
                 for line in last_lines:
-                    self._say(f"    {plain.clean(line)[:TAIL_WIDTH]}")
+                    self._say(f"    {visible(line)[:TAIL_WIDTH]}")
         self._update()
 
     def retrying(self, number: int, detail: str) -> None:
@@ -90,8 +96,9 @@ class LineReporter:
 
     def output(self, number: int, stream: str, line: str) -> None:
         """A job's own line (--live), tagged as GNU parallel's --tag does: `[3]| ` for its
-        stdout, `[3]! ` for its stderr; cleaned as every line is (no escape sequence)."""
-        self._say(f"[{number}]{'!' if stream == 'stderr' else '|'} {line}")
+        stdout, `[3]! ` for its stderr; shown as a failure's tail is (visible: no escape
+        sequence, a NUL as ^@)."""
+        self._say(f"[{number}]{'!' if stream == 'stderr' else '|'} {visible(line)}")
 
     def notice(self, text: str) -> None:
         self._say(text)
@@ -123,5 +130,5 @@ def failure_log(folder: Path) -> tuple[str, list[str]]:
     if not any((folder / log).exists() for log in ("stderr.log", "stdout.log")):
         return "", []
     if not tail(folder / "stderr.log").strip() and tail(folder / "stdout.log").strip():
-        return "stdout.log (nothing in stderr.log)", tail_lines(folder / "stdout.log", TAIL_LINES)
+        return "stdout.log", tail_lines(folder / "stdout.log", TAIL_LINES)
     return "stderr.log", tail_lines(folder / "stderr.log", TAIL_LINES)

@@ -9,6 +9,7 @@ never replayed by `gpuherd ls` or `cat hooks.log`.
 from __future__ import annotations
 
 import re
+import shlex
 
 NEWLINE = "⏎"
 """How a line break shows where a value must stay on one line (a multi-line on-end hook)."""
@@ -54,3 +55,53 @@ def one_line(text: str) -> str:
     """clean(), with line breaks (LF, CR LF) as ⏎: a multi-line value (an on-end hook) on
     the one line of a table or of hooks.log's header."""
     return clean(text.replace("\r\n", NEWLINE).replace("\n", NEWLINE))
+
+
+_CARETS = {code: f"^{chr(code ^ 0x40)}" for code in [*range(0x20), 0x7F] if code != 0x09}
+"""C0 controls and DEL as `cat -v` and `less` show them: NUL ^@, ^A, ..., ESC ^[, DEL ^?
+(a tab is expanded, after them: to the tab stop where they leave it)."""
+_VISIBLE = _CARETS | {code: f"<U+{code:04X}>" for code in range(0x80, 0xA0)} | _BIDI
+
+
+def visible(text: str) -> str:
+    """A line a job wrote (a failure's log tail, a --live line), safe to print and shown as
+    it is: escape sequences (colours) dropped, tabs as spaces to the next tab stop, other
+    control characters visible: `^@` for a NUL (as spaces, a job that printed NULs read as
+    one that printed blanks), `<U+0085>` for a C1 one, as a bidi control."""
+    return drop_escapes(text).translate(_VISIBLE).expandtabs()
+
+
+_NOT_ONE_LINE = re.compile(
+    r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\udc80-\udcff]"
+)
+"""What a shell word cannot show as it is on one line: controls (a newline), bidi controls,
+and the bytes of a path that are not UTF-8 (os.fsdecode's surrogates)."""
+
+
+_SHELL_SPECIAL = re.compile(r"[^\w@%+=:,./-]")
+"""shlex's test of a word that needs quotes, but for letters beyond ASCII (`/home/josé`)."""
+
+
+def shell_word(path: str) -> str:
+    """`path` as one word that bash and zsh read back as it is, on one line: bare when it is
+    plain (letters, digits, `/._-`...), in single quotes when it holds blanks or quotes
+    (shlex), as `$'...'` when it holds control characters: single quotes would keep a
+    newline, and the path span two lines."""
+    if not _NOT_ONE_LINE.search(path):
+        return shlex.quote(path) if _SHELL_SPECIAL.search(path) or not path else path
+    return "$'" + "".join(_escaped(char) for char in path) + "'"
+
+
+_ESCAPED = {"\\": "\\\\", "'": "\\'", "\n": "\\n", "\t": "\\t", "\r": "\\r"}
+
+
+def _escaped(char: str) -> str:
+    """One character of a `$'...'` word."""
+    if char in _ESCAPED:
+        return _ESCAPED[char]
+    if not _NOT_ONE_LINE.match(char):
+        return char
+    code = ord(char)
+    if 0xDC80 <= code <= 0xDCFF:  # a byte that is not UTF-8: that byte
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\x{code:02x}" if code < 0x80 else f"\\u{code:04x}"
