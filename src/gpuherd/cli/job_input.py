@@ -143,6 +143,10 @@ def _open(file: str | None) -> tuple[BinaryIO, str]:
         return open(sys.stdin.fileno(), "rb", closefd=False), STDIN_NAME
     try:
         return open(file, "rb"), file  # a stream is read on, by the run's thread
+    except IsADirectoryError as exc:  # (a folder's name typed for the file in it)
+        raise JobFileUnopened(
+            f"cannot read {file}: {exc.strerror}: give a file of commands, one per line"
+        ) from None
     except OSError as exc:
         raise JobFileUnopened(f"cannot read {file}: {exc.strerror}") from None
 
