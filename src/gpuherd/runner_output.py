@@ -106,6 +106,14 @@ def make_output_dir(folder: Path) -> None:
         ) from None
 
 
+def drop_fresh_run_dir(folder: Path) -> None:
+    """Remove the herd_runs/<timestamp> fresh_run_dir() made, and herd_runs, where empty: a
+    run of nothing (an input of comments) left an empty folder for every try."""
+    for empty in (folder, folder.parent):
+        with contextlib.suppress(OSError):  # (not empty: something of its own, kept)
+            empty.rmdir()
+
+
 def fresh_run_dir() -> Path:
     """herd_runs/<timestamp>, made now; -2, -3, ... after it when a run started in the same
     second has it: two runs must never write into each other's job folders."""

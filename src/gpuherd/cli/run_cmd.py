@@ -167,6 +167,7 @@ def run(
         from gpuherd.runner import RunOptions, items_from_commands
         from gpuherd.runner_output import (
             check_writable,
+            drop_fresh_run_dir,
             fresh_run_dir,
             make_output_dir,
             output_held,
@@ -234,6 +235,8 @@ def run(
         if streamed and run_times is not None:  # else it waits for the end, saying nothing
             click.echo(_reading_whole_input(sys.stdin if file in (None, "-") else None), err=True)
         _run_and_report(options, probe, slots, source, quiet, bar=not typed)
+    if output_dir is None:  # here only after a run of nothing: no empty folder left behind
+        drop_fresh_run_dir(out)
 
 
 def _gpus(
