@@ -205,7 +205,12 @@ def load_yielder(path: Path) -> Callable[[], Iterable[Any]]:
     except Exception as exc:
         raise ValueError(f"--yielder {path} failed to import: {type(exc).__name__}: {exc}") from exc
     function = getattr(module, "yielder", None)
-    if not callable(function):
+    if function is not None and not callable(function):  # (`yielder = 3`: said as it is)
+        raise ValueError(
+            f"--yielder {path}: yielder is {repr(function)[:40]} ({type(function).__name__}), "
+            "not a function: define yielder() as a function that yields the jobs' commands"
+        )
+    if function is None:
         raise ValueError(f"--yielder {path} defines no function yielder()")
     result: Callable[[], Iterable[Any]] = function
     return result

@@ -363,6 +363,7 @@ def yielder():
     [
         pytest.param(None, ["missing.py", "no such file"], id="missing-file"),
         pytest.param("def make():\n    yield 'true'\n", ["yielder()"], id="no-yielder-function"),
+        pytest.param("yielder = 3\n", ["yielder is 3 (int), not a function"], id="not-a-function"),
         pytest.param("def yielder(:\n", ["SyntaxError"], id="syntax-error"),
         pytest.param("raise ImportError('no torch')\n", ["no torch"], id="import-fails"),
         pytest.param("def yielder():\n    yield 42\n", ["int", "command"], id="yields-an-int"),
