@@ -140,6 +140,24 @@ def missing_script(command: str, cwd: str, env: Mapping[str, str]) -> str | None
     return None if searched and on_job_path(script, cwd, env) else script
 
 
+def script_file(command: str, cwd: str, env: Mapping[str, str]) -> str | None:
+    """The file of `cwd` (the job's folder) that `command` runs, when there: its program
+    given as a path (`./job.sh`; not `job.sh`, which the shell looks for on PATH alone), else
+    the script an interpreter runs (`bash job.sh`). None for anything else, and whenever
+    unsure."""
+    words = command_words(command, env)
+    if words is None:
+        return None
+    program, *args = words
+    name = os.path.basename(program)
+    interpreter = next((i for pattern, i in _INTERPRETERS if pattern.fullmatch(name)), None)
+    script = _operand(interpreter, args) if interpreter else program if "/" in program else None
+    if not script or any(c in script for c in _UNSURE):
+        return None
+    path = os.path.join(cwd, script)
+    return path if os.path.isfile(path) else None
+
+
 def missing_script_hints(
     commands: Sequence[str], cwd: str, env: Mapping[str, str], noun: str = "job"
 ) -> list[str]:

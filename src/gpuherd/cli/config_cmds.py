@@ -106,11 +106,16 @@ def set_(name: str, words: tuple[str, ...]) -> None:
     if name == "on-end":  # set as asked, but a hook that can only fail is worth a word
         import os
 
+        from gpuherd.cli.other_tools import callback_template_hint
         from gpuherd.cli.submit_hints import hook_path_hint
 
-        hint = hook_path_hint(value, os.getcwd(), str(client.home), os.environ)
-        if hint is not None:
-            click.echo(prefixed("warning", f"on-end: {hint}"), err=True)
+        hints = (
+            hook_path_hint(value, os.getcwd(), str(client.home), os.environ),
+            callback_template_hint(value),
+        )
+        for hint in hints:
+            if hint is not None:
+                click.echo(prefixed("warning", f"on-end: {hint}"), err=True)
 
 
 COMMANDS = [config]

@@ -52,6 +52,12 @@ def check_outputs(
         given = opts.get(name)
         if given is None:
             continue
+        if name == "output" and given.isdigit() and cwd is not None and not in_file(name):
+            # pueue's `add -o 10` is its priority: the output went to a file named 10
+            raise click.UsageError(
+                f"--output {given}: -o names the file the output goes to, not a priority, "
+                f"which is --priority {given} (pueue's add -o); a file of that name is ./{given}"
+            )
         # deferred: the checks' code (a dataclass, regexes) costs every ls, show, submit ~1 ms
         from gpuherd.output_paths import name_problem, output_problem, shown
 

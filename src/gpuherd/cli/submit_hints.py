@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import itertools
 import os
 import re
@@ -21,6 +23,7 @@ from gpuherd.script_files import (
     missing_script_hints,
     names_a_file,
     on_job_path,
+    script_file,
 )
 from gpuherd.typed_name import typed_name
 
@@ -155,11 +158,59 @@ def warn_submitted(commands: Sequence[str], job: Mapping[str, Any]) -> None:
         for hint in (not_on_path_hint, spaced_program_hint)
     ]
     hints += missing_script_hints(commands, job["cwd"], env)
+    hints += [sbatch_lines_hint(command, job, env) for command in commands]
     hints.append(visible_devices_hint(os.environ, overrides, job["gpus"], job["only_gpus"]))
+    hints += [command_devices_hint(c, job["gpus"], job["only_gpus"]) for c in commands]
     hints.append(past_begin_hint(job.get("begin"), time.time(), len(commands)))
     for hint in dict.fromkeys(hints):
         if hint is not None:
             click.echo(prefixed("warning", hint), err=True)
+
+
+_SCRIPT_HEAD = 64 * 1024
+"""How much of a script is read for its #SBATCH lines (they come before its first command)."""
+
+
+def sbatch_lines_hint(command: str, job: Mapping[str, Any], env: Mapping[str, str]) -> str | None:
+    """What to say when `command` runs a script written for Slurm: its `#SBATCH` lines are
+    sbatch's options, which gpuherd does not read (core/sbatch_directives.py). Names the
+    options that do their job here, but those the submission gave itself; None when there
+    are none left to give, and for anything else."""
+    from gpuherd.core.sbatch_directives import FIELDS, submit_options
+    from gpuherd.wire import JobOptions
+
+    path = script_file(command, job["cwd"], env)
+    words = None if path is None else _script_directives(path)
+    if path is None or words is None:
+        return None
+    options, left_out = submit_options(words)
+    defaults = {f.name: f.default for f in dataclasses.fields(JobOptions)}
+    defaults["name"] = None  # (a SubmitItem's, not a JobOptions')
+    # (what the submission gave itself is what it meant)
+    options = [pair for pair in options if job.get(FIELDS[pair[0]]) == defaults[FIELDS[pair[0]]]]
+    if not options:
+        return None
+    given = " ".join(f"{option} {shlex.quote(value)}" for option, value in options)
+    plain = all(word and shlex.quote(word) == word for word in command.split(" "))
+    run = command if plain else shlex.quote(command)  # (`'./job.sh > out.txt'`)
+    unused = f" ({', '.join(left_out)}: not used here)" if left_out else ""
+    return (
+        f"{os.path.relpath(path, job['cwd'])} has #SBATCH lines, which gpuherd does not read:"
+        f" give their options to submit: {typed_name()} submit {given} -- {run}{unused}"
+    )
+
+
+@functools.cache
+def _script_directives(path: str) -> list[str] | None:
+    """The #SBATCH words of the script at `path`, read once however many of a `--file`'s
+    10,000 lines run it; None when it cannot be read."""
+    from gpuherd.core.sbatch_directives import directive_words
+
+    try:
+        with open(path, encoding="utf-8", errors="replace") as script:
+            return directive_words(script.read(_SCRIPT_HEAD))
+    except OSError:
+        return None
 
 
 def visible_devices_hint(
@@ -181,3 +232,33 @@ def visible_devices_hint(
         else f"--only-gpus with their indices (`{typed_name()} gpus`) keeps the job on them"
     )
     return f"{where}={given} is replaced: the job sees the GPUs gpuherd places it on; {keep}"
+
+
+_SETS_DEVICES = re.compile(
+    r"(?:^|[;&|(]|\bexport\s|\benv\s)\s*(?:[A-Za-z_]\w*=\S*\s+)*CUDA_VISIBLE_DEVICES=([^\s;&|)]*)"
+)
+"""An assignment where a command starts (after its other ones, `export` or `env`), not a
+word of one: `echo CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES` sets nothing."""
+
+
+def command_devices_hint(command: str, gpus: int, only: Sequence[int]) -> str | None:
+    """What to say when the command sets CUDA_VISIBLE_DEVICES itself, as one did by hand
+    with simple_gpu_scheduler or pueue (`CUDA_VISIBLE_DEVICES=$PUEUE_WORKER_ID CMD`): it
+    takes over from the GPUs gpuherd places the job on and holds for it, so the job ran on
+    GPUs another job may hold. None with --only-gpus, for no GPU, and for an empty value
+    (`CUDA_VISIBLE_DEVICES= CMD` hides the GPUs: no harm)."""
+    found = _SETS_DEVICES.search(command)
+    value = found.group(1) if found else ""
+    if not value or not gpus or only:
+        return None
+    indices = value.strip("'\"")
+    keep = (
+        f", or submit with --only-gpus {indices} to keep the job on those"
+        if re.fullmatch(r"\d+(,\d+)*", indices)
+        else ""
+    )
+    return (
+        f"the command sets CUDA_VISIBLE_DEVICES={value}, so the job would not run on the GPUs "
+        "gpuherd places it on and holds for it, but on ones another job may hold: leave it out "
+        f"(gpuherd sets it){keep}"
+    )

@@ -24,6 +24,9 @@ UNNAMED = "job"
 """What `%x` is for a job without a name."""
 
 _PLACEHOLDER = re.compile(r"%(.?)", re.DOTALL)
+_SLURMS = {"A": " (Slurm's array id; a sweep's points are told apart by %x, their names)"}
+"""What a Slurm user means by a letter unknown here (sbatch's `-o out-%A_%a.log`; its `%a`,
+an array's index, is the attempt here)."""
 
 
 def template_problem(template: str) -> str | None:
@@ -33,7 +36,8 @@ def template_problem(template: str) -> str | None:
         if letter != "%" and letter not in PLACEHOLDERS:
             known = ", ".join(f"%{key} ({what})" for key, what in PLACEHOLDERS.items())
             what = f"%{letter}" if letter else "a % at its end"
-            return f"unknown placeholder {what}: use {known}, or %% for a percent sign"
+            theirs = _SLURMS.get(letter, "")
+            return f"unknown placeholder {what}{theirs}: use {known}, or %% for a percent sign"
     return None
 
 
