@@ -8,11 +8,14 @@ their priority, and says so: the place asked for, not the priority, is what the 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from gpuherd.core.model import Job
 from gpuherd.core.states import WAITING_STATES, what_it_is
 from gpuherd.errors import Conflict, InvalidValue
 from gpuherd.service_jobs import JobVerbs
 from gpuherd.submission_text import field
+from gpuherd.wire import ActionResult
 
 PLACES = (field("first"), field("before", "ID"), field("swap", "ID"))
 """The places a move takes, one at a time: `first (--first)`, `before ID (--before ID)`,
@@ -20,9 +23,19 @@ PLACES = (field("first"), field("before", "ID"), field("swap", "ID"))
 
 
 class MoveVerbs(JobVerbs):
+    async def set_priorities(self, ids: Sequence[int], priority: int) -> list[ActionResult]:
+        """set_priority of each job, one result each (`gpuherd priority IDS P`: a sweep's
+        points at once), in pieces as the other verbs of many jobs (JobVerbs.act)."""
+        return await self.in_pieces(
+            lambda piece: self._each(piece, lambda job: self._prioritized(job, priority)), ids
+        )
+
     def set_priority(self, job_id: int, priority: int) -> str:
         """A waiting or running job's priority (a running one's counts if it is queued again)."""
-        job = self._job(job_id)
+        return self._prioritized(self._job(job_id), priority)
+
+    def _prioritized(self, job: Job, priority: int) -> str:
+        job_id = job.id
         self._refuse_ended(job, "change its priority")
         self.store.update_job(
             job_id, self.engine.clock(), "priority", detail=str(priority), priority=priority

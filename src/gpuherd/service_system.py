@@ -197,6 +197,7 @@ class SystemVerbs:
         self.engine.changes.publish({"event": what})
 
     def status(self, pid: int, socket: str) -> dict[str, Any]:
+        listing = self.engine.device_listing()
         return {
             "pid": pid,
             "socket": socket,
@@ -208,7 +209,11 @@ class SystemVerbs:
             "running_jobs": len(self.engine.live),
             "probe": self._probe_line(),
             "scheduler_failing": self.engine.health.reason(),
-            "gpus": [d.index for d in self.engine.device_listing()],
+            "gpus": [d.index for d in listing],
+            # Those of them nothing new starts on, and the configured ones not seen now
+            # (lost), as `gpus` has them: `gpus: 0,1` hid both.
+            "draining": [d.index for d in listing if d.state is DeviceState.DRAINING],
+            "missing": [d.index for d in self.engine.devices.missing()],
             "counts": self.store.counts(),
             "last_job": self.store.last_submitted_id(),  # removed since or not: `last`
         }

@@ -9,16 +9,20 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
 from gpuherd.core.states import WAITING_STATES
 from gpuherd.core.sweep import Point, value_text
 from gpuherd.core.sweep_names import RESERVED, sweep_option
 from gpuherd.core.sweep_spec import SweepSpec
-from gpuherd.core.waiting_options import CONFIG_DEFAULTS, differences, edit_words
+from gpuherd.core.waiting_options import CONFIG_DEFAULTS, PRIORITY, differences, edit_words
+from gpuherd.errors import HerdError
 from gpuherd.script_files import missing_script_hints
+from gpuherd.submission import spec_from_item
 from gpuherd.sweep_table import PARAMS_FILE, read_json
+from gpuherd.wire import SubmitItem
 from gpuherd.wire_requests import SweepOptions, SweepRequest
 
 if TYPE_CHECKING:
@@ -107,6 +111,52 @@ def waiting_with_other_options(
     leaves them at 1, silently. It names what differs and the edit that applies the new
     options (core/waiting_options.py), or, where no edit can, the way the command warning
     gives: cancel them, submit again."""
+    kept = _options_kept(waiting, name, wanted, options, "it")
+    if kept is None:
+        return []
+    count, changes, fix = kept
+    return [
+        f"{count:,} point{'s' * (count != 1)} of sweep {name!r} still waiting to run (queued or "
+        f"held) keep their job options, not this submission's ({changes}): submitting it again "
+        f"does not change them; {fix}"
+    ]
+
+
+def waiting_with_other_options_now(
+    store: Store, name: str, submission: Mapping[str, Any]
+) -> list[str]:
+    """`sweep status`'s line for the points still waiting with other job options than the
+    sweep's latest submission gave (`submission`: the options stored with the sweep): the
+    ones it skipped, as they were queued, which its warning named once, or points edited
+    since. [] where none differ, or the stored options cannot be read (an older gpuherd's)."""
+    waiting = waiting_jobs(store, name)
+    if not waiting or not isinstance(submission.get("cwd"), str):
+        return []
+    given = {f.name: submission[f.name] for f in fields(SweepOptions) if f.name in submission}
+    try:
+        options = SweepOptions(**given)
+        item = SubmitItem(command="true", cwd=submission["cwd"], **options.job_options())
+        wanted = spec_from_item(item)
+    except (HerdError, TypeError, ValueError):
+        return []
+    kept = _options_kept(waiting, name, wanted, options, "the sweep")
+    if kept is None:
+        return []
+    count, changes, fix = kept
+    return [
+        f"{count:,} point{'s' * (count != 1)} waiting to run (queued or held) "
+        f"{'has' if count == 1 else 'have'} other job options than the sweep's latest "
+        f"submission gave ({changes}); {fix}"
+    ]
+
+
+def _options_kept(
+    waiting: Sequence[Job], name: str, wanted: JobSpec, options: SweepOptions, sweep: str
+) -> tuple[int, str, str] | None:
+    """How many of the `waiting` jobs differ from `wanted` (given with `options`), what
+    differs (`gpus 1 -> 2, priority 0 -> 5`), and the commands that give them `wanted`'s:
+    an edit, and `gpuherd priority` for a priority, which no edit changes; else a cancel and
+    a new submission (of `sweep`: `it`, or `the sweep`). None: no job differs."""
     not_given = [f for f in CONFIG_DEFAULTS if getattr(options, f) is None]
     not_given += ["mem"] * (options.mem is None)  # learned from finished points meanwhile
     changes: dict[str, str] = {}
@@ -118,18 +168,17 @@ def waiting_with_other_options(
         changes = {**found, **changes}  # each as the first point showed it
         env |= set(job.spec.env_overrides) if found else set()
     if not count:
-        return []
-    edit = edit_words(wanted, changes, env)
-    fix = (
-        f"gpuherd edit {_waiting_ids(name)} {shlex.join(edit)} gives them these"
-        if edit is not None
-        else f"cancel them ({_cancel(name)}), then submit it again to run them with these"
-    )
-    return [
-        f"{count:,} point{'s' * (count != 1)} of sweep {name!r} still waiting to run (queued or "
-        "held) keep their job options, not this submission's "
-        f"({', '.join(changes.values())}): submitting it again does not change them; {fix}"
-    ]
+        return None
+    edited = [field for field in changes if field != PRIORITY]
+    edit = edit_words(wanted, edited, env) if edited else []
+    if edit is None:
+        fix = f"cancel them ({_cancel(name)}), then submit {sweep} again to run them with these"
+    else:
+        commands = [f"gpuherd edit {_waiting_ids(name)} {shlex.join(edit)}"] if edit else []
+        if PRIORITY in changes:
+            commands.append(f"gpuherd priority {_waiting_ids(name)} {options.priority}")
+        fix = " && ".join(commands) + " gives them these"
+    return count, ", ".join(changes.values()), fix
 
 
 def _waiting_ids(name: str) -> str:

@@ -54,6 +54,7 @@ from gpuherd.sweep_checks import (
     waiting_jobs,
     waiting_with_other_command,
     waiting_with_other_options,
+    waiting_with_other_options_now,
 )
 from gpuherd.sweep_folders import write_points
 from gpuherd.sweep_plan import (
@@ -346,8 +347,13 @@ class Sweeps:
         states: Sequence[str] = (),
         limit: int | None = None,
     ) -> dict[str, Any]:
-        """The sweep's points: params, state, times and metrics (`sweep status`)."""
-        return sweep_table.table(self.store, name, sort, states, limit)
+        """The sweep's points: params, state, times and metrics (`sweep status`), and
+        `warnings`: what its rows cannot say (points waiting with other job options)."""
+        table = sweep_table.table(self.store, name, sort, states, limit)
+        row = self.store.get_sweep(name)
+        submission = sweep_table.submission_of(row) if row is not None else {}
+        table["warnings"] = waiting_with_other_options_now(self.store, name, submission)
+        return table
 
 
 def _being_removed(name: str) -> str:

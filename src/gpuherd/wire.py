@@ -124,13 +124,16 @@ def job_view(
     attempt and its `spawn` event keep it); but one held `for_a_run` that a restored herd.db
     did not know (engine_held_runs.hold) has that run's GPUs and pid.
     (engine.move stores no GPUs for a job it makes wait; this is for the rows it did not
-    write, until a migration clears them: only the hold events tell a held run's apart.)"""
+    write, until a migration clears them: only the hold events tell a held run's apart.)
+    Nor has a waiting job a run's start, end or outcome: a retry waiting its --retry-delay
+    kept its failed attempt's, as if that were how the job runs or ended (a `retry` by hand
+    clears them in the store; the attempts keep theirs)."""
     waiting = job.state in WAITING_STATES and not for_a_run
     return {
         "id": job.id,
         "name": job.spec.name,
         "state": job.state.value,
-        **outcome_view(job.outcome),
+        **outcome_view(None if waiting else job.outcome),
         "gpus": [] if waiting else list(job.gpus),
         "gpus_requested": job.spec.gpus,
         "only_gpus": list(job.spec.only_gpus),
@@ -164,8 +167,8 @@ def job_view(
         "error": job.spec.error,
         "begin": job.release_at if job.state is JobState.HELD else None,
         "created_at": job.created_at,
-        "started_at": job.started_at,
-        "ended_at": job.ended_at,
+        "started_at": None if waiting else job.started_at,
+        "ended_at": None if waiting else job.ended_at,
         "reason": reason,
     }
 

@@ -168,6 +168,16 @@ class PriorityRequest:
 
 
 @dataclass
+class PrioritiesRequest:
+    """`gpuherd priority IDS P`: one priority for several jobs."""
+
+    __pydantic_config__ = REFUSE_UNKNOWN_FIELDS
+
+    ids: list[Int]
+    priority: Int
+
+
+@dataclass
 class MoveRequest:
     __pydantic_config__ = REFUSE_UNKNOWN_FIELDS
 

@@ -35,7 +35,7 @@ def test_retry_hold_edit_release_keeps_the_new_count_through_a_crash(daemon: Her
     edited = daemon.cli("edit", str(job_id), "--retries", "1").stdout
     assert edited.strip() == f"job {job_id}: edited (retries 2 -> 1)"
     shown = daemon.cli("show", str(job_id)).stdout
-    assert re.search(r"^attempt +3 \(retries allowed: 1\)$", shown, re.MULTILINE), shown
+    assert re.search(r"^attempt +4 next \(retries allowed: 1\)$", shown, re.MULTILINE), shown
     daemon.kill9()
     daemon.start("--fake-gpus", "4")
     daemon.cli("release", str(job_id))
@@ -65,7 +65,8 @@ def test_show_says_the_retries_left_and_an_edit_under_them_says_the_retry_runs(
     )
     assert waiting["retries_left"] == 1  # after the retry it waits for
     shown = daemon.cli("show", str(job_id)).stdout
-    assert re.search(r"^attempt +1 \(retries allowed: 2, 1 left\)$", shown, re.MULTILINE), shown
+    said = r"^attempt +2 next, in \S+ \(retries allowed: 2, 1 left\)$"  # (the retry's)
+    assert re.search(said, shown, re.MULTILINE), shown
     edited = daemon.cli("edit", str(job_id), "--retries", "0").stdout.strip()
     assert edited == (
         f"job {job_id}: edited (retries 2 -> 0, the retry it waits for still runs: "

@@ -47,8 +47,14 @@ def test_pausing_or_resuming_the_queue_twice_says_it_already_was(daemon: Herd) -
 @pytest.mark.parametrize(
     ("args", "said"),
     [
-        (("priority", "last"), "no priority given: gpuherd priority ID P takes a whole number P"),
-        (("priority",), "no job id given: gpuherd priority ID P takes a whole number P"),
+        (
+            ("priority", "last"),
+            "no priority given: gpuherd priority IDS P takes job ids, then a whole number P",
+        ),
+        (
+            ("priority",),
+            "no job id given: gpuherd priority IDS P takes job ids, then a whole number P",
+        ),
     ],
 )
 def test_priority_without_its_values_says_what_to_give_in_one_line(
@@ -62,7 +68,7 @@ def test_priority_without_its_values_says_what_to_give_in_one_line(
         "(see gpuherd priority --help)\n"
     )
     usage = herd.cli("priority", "--help").stdout.splitlines()[0]
-    assert usage == "Usage: gpuherd priority [OPTIONS] JOB_ID PRIORITY"
+    assert usage == "Usage: gpuherd priority [OPTIONS] IDS... PRIORITY"
 
 
 def test_a_verb_on_jobs_that_do_not_exist_says_so_as_log_does(shared_daemon: Herd) -> None:

@@ -28,7 +28,7 @@ def waiting_to_retry(herd: Herd, job_id: int) -> dict[str, Any]:
 def test_a_new_delay_moves_the_retry_from_the_attempts_end(shared_daemon: Herd) -> None:
     daemon = shared_daemon
     job_id = daemon.submit("--retries", "1", "--retry-delay", "1h", "--", "exit 3")
-    ended = waiting_to_retry(daemon, job_id)["ended_at"]
+    ended = waiting_to_retry(daemon, job_id)["attempts"][-1]["ended_at"]
     answer = daemon.cli("edit", str(job_id), "--retry-delay", "2h").stdout
     assert answer.startswith(f"job {job_id}: edited (retry_delay 1h -> 2h, retrying at ")
     job = daemon.job(job_id)
@@ -50,7 +50,7 @@ def test_a_delay_cleared_lets_the_retry_start_now(shared_daemon: Herd) -> None:
 def test_a_delay_shortened_to_one_over_lets_the_retry_start_now(shared_daemon: Herd) -> None:
     daemon = shared_daemon
     job_id = daemon.submit("--retries", "1", "--retry-delay", "1h", "--", "exit 3")
-    ended = waiting_to_retry(daemon, job_id)["ended_at"]
+    ended = waiting_to_retry(daemon, job_id)["attempts"][-1]["ended_at"]
     wait_for(lambda: time.time() > ended + 1, what="1s to pass since the attempt ended")
     answer = daemon.cli("edit", str(job_id), "--retry-delay", "1s").stdout
     assert answer.endswith("(retry_delay 1h -> 1s, no longer waits to retry)\n")

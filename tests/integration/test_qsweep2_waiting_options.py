@@ -20,11 +20,10 @@ CHANGED = (
     "submitting it again does not change them; gpuherd edit "
     f"{WAITING} --gpus 2 --timeout 1h --env SEED=3 gives them these"
 )
-PRIORITY = (
+PRIORITY = (  # (no edit changes a priority: `gpuherd priority IDS P` does)
     "3 points of sweep 'opts' still waiting to run (queued or held) keep their job options, "
     "not this submission's (priority 0 -> 5): submitting it again does "
-    f"not change them; cancel them (gpuherd kill {WAITING}), then submit it again to run them "
-    "with these"
+    f"not change them; gpuherd priority {WAITING} 5 gives them these"
 )
 OPTIONS = ("--gpus", "2", "--timeout", "1h", "--env", "SEED=3")
 
@@ -62,7 +61,7 @@ def test_waiting_points_with_other_options_are_said_with_the_edit(
     same, stderr = submit(daemon, work, *OPTIONS)
     assert (same["skipped_active"], same["warnings"], stderr) == (3, [], [])
 
-    # An option no edit changes: the way out is to submit them anew, as for a command.
+    # A priority, which `gpuherd priority` changes, not an edit.
     other, stderr = submit(daemon, work, *OPTIONS, "--retries", "2", "--priority", "5")
     assert other["warnings"] == [PRIORITY]
     assert stderr == [f"gpuherd: warning: {PRIORITY}"]

@@ -30,6 +30,7 @@ from gpuherd.wire_requests import (
     EditRequest,
     IdsRequest,
     MoveRequest,
+    PrioritiesRequest,
     PriorityRequest,
     SubmitRequest,
     WaitRequest,
@@ -155,6 +156,11 @@ async def edit(request: Request, body: EditRequest) -> Response:
         lambda ids: service.edit(ids, body.changes(), body.clear), body.ids
     )
     return _results(results)
+
+
+@routes.post("/jobs/priority")  # before /jobs/{action}, which would take it for an action
+async def priorities(request: Request, body: PrioritiesRequest) -> Response:
+    return _results(await _service(request).set_priorities(body.ids, body.priority))
 
 
 @routes.post("/jobs/{action}")

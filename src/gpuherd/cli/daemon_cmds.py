@@ -19,6 +19,7 @@ from gpuherd.cli.param_types import LISTEN, Choosing, WholeRange
 from gpuherd.cli.stop_grace import GRACE_OPTION, refuse_grace_without_kill
 from gpuherd.client import Client
 from gpuherd.core.gpu_slots import MAX_SLOTS
+from gpuherd.core.idspec import format_ids
 from gpuherd.core.units import format_duration, plural
 from gpuherd.daemon_presence import (
     ALREADY_RUNNING,
@@ -314,7 +315,8 @@ def _status_lines(status: dict[str, Any]) -> list[str]:
         f"up: {format_duration(max(status['uptime'], 0.1))}",
         f"home: {status['home']}",
         f"socket: {status['socket']}",
-        f"gpus: {','.join(str(i) for i in status['gpus']) or 'none'} ({status['probe']})",
+        f"gpus: {','.join(str(i) for i in status['gpus']) or 'none'} ({status['probe']})"
+        + _gpus_apart(status),
         f"queue: {queue}; jobs: {counts}",
     ]
     if failing := status.get("scheduler_failing"):  # (absent from an older daemon)
@@ -328,6 +330,16 @@ def _status_lines(status: dict[str, Any]) -> list[str]:
     elif mode == "kill":
         lines.append(f"stopping: killing {jobs}")
     return lines
+
+
+def _gpus_apart(status: dict[str, Any]) -> str:
+    """`; draining: 1; lost: 2 (...)`: GPUs nothing new starts on, and configured ones the
+    probe does not see now (docs/gpus.md); "" for none, or from an older daemon."""
+    draining, missing = status.get("draining"), status.get("missing")
+    said = f"; draining: {format_ids(draining)}" if draining else ""
+    if missing:
+        said += f"; lost: {format_ids(missing)} (configured but not seen by the probe now)"
+    return said
 
 
 LOG_POLL = 0.25

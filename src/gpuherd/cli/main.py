@@ -68,7 +68,7 @@ COMMAND_TABLE: dict[str, tuple[str, str]] = {
         "Pause running jobs (SIGSTOP to the whole process group), or without IDS pause the "
         "queue's dispatch (running jobs are not touched).",
     ),
-    "priority": ("queue_cmds", "Set a job's priority (higher runs first)."),
+    "priority": ("queue_cmds", "Set jobs' priority (higher runs first)."),
     "ray-local": (
         "ray_cmds",
         "Start a local Ray cluster: a head without GPUs and NODES nodes with fake GPUs.",

@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal, NoReturn
 
 import click
@@ -366,6 +366,13 @@ class TakesJobIds(click.Command):
             if not negative:
                 raise
             raise click.UsageError(_negative_id(negative[0]), ctx) from None
+
+
+def refuse_negative_ids(tokens: Sequence[str]) -> None:
+    """A job id typed negative refused as TakesJobIds refuses it, where the command lets
+    such words through click as arguments (`priority 7 -3` takes a negative priority)."""
+    if negative := next((token for token in tokens if _NEGATIVE.fullmatch(token)), None):
+        raise click.UsageError(_negative_id(negative))
 
 
 def expand_ids(tokens: tuple[str, ...]) -> list[int]:

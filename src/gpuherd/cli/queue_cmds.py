@@ -31,6 +31,8 @@ from gpuherd.cli.param_types import (
     Choosing,
     TakesJobIds,
     WholeRange,
+    completes,
+    refuse_negative_ids,
 )
 from gpuherd.client import Client
 from gpuherd.core.edit import CLEARABLE
@@ -42,8 +44,12 @@ from gpuherd.typed_name import typed_name
 def _act(action: str, ids: tuple[str, ...], **body: Any) -> None:
     """POST /jobs/ACTION; one line per outcome, errors on stderr and exit status 1."""
     client = Client()
-    results = client.post(f"/jobs/{action}", {"ids": given_ids(client, ids), **body})["results"]
-    lines = summarize((r["id"], r["ok"], r["message"]) for r in results)
+    _answered(client.post(f"/jobs/{action}", {"ids": given_ids(client, ids), **body}))
+
+
+def _answered(answer: dict[str, Any]) -> None:
+    """A verb's results on many jobs: one line per outcome, errors on stderr and exit 1."""
+    lines = summarize((r["id"], r["ok"], r["message"]) for r in answer["results"])
     for ok, line in lines:
         click.echo(line if ok else prefixed("error", line), err=not ok)
     if not all(ok for ok, _ in lines):
@@ -147,27 +153,33 @@ pause = _queue_or_jobs("pause")
 resume = _queue_or_jobs("resume")
 
 
-@click.command(context_settings={"ignore_unknown_options": True})
+@click.command(cls=TakesJobIds, context_settings={"ignore_unknown_options": True})
 # Not required for click: one missing gets this command's own line (click's was "Missing
-# argument 'PRIORITY'."); the metavars keep the usage line without brackets.
-@click.argument("job_id", type=JOB_ID, required=False, metavar="JOB_ID")
-@click.argument("priority", type=PRIORITY, required=False, metavar="PRIORITY")
-def priority(job_id: int | str | None, priority: int | None) -> None:
-    """Set a job's priority (higher runs first).
+# argument 'PRIORITY'."); the metavar keeps the usage line without brackets.
+@click.argument("words", nargs=-1, metavar="IDS... PRIORITY", shell_complete=completes("jobs"))
+def priority(words: tuple[str, ...]) -> None:
+    """Set jobs' priority (higher runs first).
 
-    The default is 0; a negative priority needs no `--`: `gpuherd priority 7 -3`. `last` is
-    the job submitted last.
+    The priority comes last; the default is 0; a negative priority needs no `--`:
+    `gpuherd priority 7 -3`. IDS: 3, 3-7, 3,5,9, or several (a sweep's points: `gpuherd
+    priority $(gpuherd ls -q --sweep lr) 5`); `last` is the job submitted last.
     """
-    if job_id is None or priority is None:
-        said = "no job id given" if job_id is None else "no priority given"
+    if len(words) < 2:
+        job = words[0] if words else "7"  # (one word: the job, as `priority ID P` had it)
+        said = "no priority given" if words else "no job id given"
         raise click.UsageError(
-            f"{said}: {typed_name()} priority ID P takes a whole number P (higher runs "
-            f"first), e.g. {typed_name()} priority {job_id or 7} 10"
+            f"{said}: {typed_name()} priority IDS P takes job ids, then a whole number P "
+            f"(higher runs first), e.g. {typed_name()} priority {job} 10"
         )
+    *ids, given = words
+    refuse_negative_ids(ids)  # (a negative priority passes click: ignore_unknown_options)
+    ctx = click.get_current_context()
+    ctx.params = {"ids": " ".join(ids)}  # what a refused P's example repeats before it
+    value = PRIORITY.convert(given, click.Argument(["priority"]), ctx)
     client = Client()
-    job_id = one_job(client, job_id)
-    answer = client.post(f"/jobs/{job_id}/priority", {"priority": priority})
-    click.echo(f"job {job_id}: {answer['message']}")
+    _answered(
+        client.post("/jobs/priority", {"ids": given_ids(client, tuple(ids)), "priority": value})
+    )
 
 
 # Extra arguments are taken, to answer gpulimit's `move ID INDEX` (click: "Got unexpected

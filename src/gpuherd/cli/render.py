@@ -66,6 +66,27 @@ def _retries(job: dict[str, Any]) -> str:
     return f"{allowed}; after out of memory: {job['oom_retries']}, with more --mem"
 
 
+def _attempt(job: dict[str, Any]) -> str:
+    """`3 (retries allowed: 2)`; of a job waiting to run again (a retry, automatic or by
+    hand), the attempt to come, and when a --retry-delay lets it: `2 next, in 45s (...)`."""
+    number = job["attempt"]
+    if not number or job["state"] not in ("queued", "held") or job["started_at"]:
+        return f"{number} ({_retries(job)})"  # (started_at: a held run's, not a wait)
+    left = (job.get("retry_at") or 0) - time.time()
+    when = f", in {format_duration(left)}" if left > 0 else ""
+    return f"{number + 1} next{when} ({_retries(job)})"
+
+
+def _ended(attempt: dict[str, Any]) -> str:
+    """`, ended 06:02:03` (the date too, on another day than its start): an attempt's end,
+    the only place it is shown once the job runs again, or waits to."""
+    end, start = attempt.get("ended_at"), attempt.get("started_at")
+    if not end:
+        return ""
+    same_day = start and _when(start)[:10] == _when(end)[:10]
+    return f", ended {_when(end)[11:] if same_day else _when(end)}"
+
+
 def _limits(job: dict[str, Any]) -> list[tuple[str, str]]:
     """The rows of the times a job was given, as they were typed (`edit` changes them)."""
     rows = []
@@ -110,8 +131,9 @@ def job_detail(job: dict[str, Any], term: plain.Terminal | None = None) -> None:
         ("sweep", job.get("sweep") or "-"),
         ("git", job.get("git") or "-"),
         ("pid", str(job["pid"] or "-")),
-        ("host", job["attempts"][-1]["host"] if job.get("attempts") else "-"),
-        ("attempt", f"{job['attempt']} ({_retries(job)})"),
+        # A waiting job's host, start and end were its last run's (a retry's wait): none.
+        ("host", job["attempts"][-1]["host"] if job.get("attempts") and job["started_at"] else "-"),
+        ("attempt", _attempt(job)),
         ("created", _when(job["created_at"])),
         ("started", _when(job["started_at"])),
         ("ended", _when(job["ended_at"])),
@@ -147,7 +169,8 @@ def job_detail(job: dict[str, Any], term: plain.Terminal | None = None) -> None:
             mem = _memory(a.get("mem"), a.get("peak_mem"), a.get("over_mem", False))
             lines.append(
                 f"  {a['number']}: {plain.clean(outcome)} on GPU {gpus}, pid {a['pid']}, "
-                f"started {_when(a['started_at'])}" + (f", GPU memory: {mem}" if mem else "")
+                f"started {_when(a['started_at'])}{_ended(a)}"
+                + (f", GPU memory: {mem}" if mem else "")
             )
             indent = " " * len(f"  {a['number']}: ")
             if used:

@@ -100,6 +100,7 @@ def status_table(table: dict[str, Any], term: plain.Terminal | None = None) -> N
         more = f" (and {len(unread) - 1:,} more)" if len(unread) > 1 else ""
         lines.append(plain.clean(f"metrics not read: {unread[0]}{more}"))
     lines += _other_commands(table["name"], rows)
+    lines += [plain.clean(line) for line in table.get("warnings", [])]  # (none: older daemon)
     if outside:
         matched = table.get("outside_matched", len(outside))
         states = ", ".join(f"{n:,} {s}" for s, n in sorted(_counts(outside).items()))
