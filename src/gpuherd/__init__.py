@@ -1,7 +1,7 @@
 """gpuherd: a GPU job queue for machine-learning experiments.
 
-The Python API (`connect`, `Herd`, `Job`, `Sweep`, `JobFailed`, `SweepWarning` from
-gpuherd.pyapi; `as_completed` from gpuherd.pyapi_completed; `task`, `Task`,
+The Python API (`connect`, `Herd`, `Job`, `ListedJob`, `Sweep`, `JobFailed`, `SweepWarning`
+from gpuherd.pyapi; `as_completed` from gpuherd.pyapi_completed; `task`, `Task`,
 `TaskArgumentError` from gpuherd.tasks; `sweep_from_config` from gpuherd.tasks_gts;
 `HerdError`, what every error of gpuherd is) is imported on first use, so `import gpuherd`
 (and the CLI) stay fast.
@@ -18,6 +18,7 @@ _API = {
     "as_completed": "pyapi_completed",
     "Herd": "pyapi",
     "Job": "pyapi",
+    "ListedJob": "pyapi",
     "Sweep": "pyapi",
     "SweepWarning": "pyapi",
     "task": "tasks",
@@ -30,7 +31,7 @@ _API = {
 
 if TYPE_CHECKING:
     from gpuherd.errors import HerdError
-    from gpuherd.pyapi import Herd, Job, JobFailed, Sweep, SweepWarning, connect
+    from gpuherd.pyapi import Herd, Job, JobFailed, ListedJob, Sweep, SweepWarning, connect
     from gpuherd.pyapi_completed import as_completed
     from gpuherd.tasks import Task, TaskArgumentError, task
     from gpuherd.tasks_gts import sweep_from_config
@@ -53,6 +54,7 @@ __all__ = [
     "HerdError",
     "Job",
     "JobFailed",
+    "ListedJob",
     "Sweep",
     "SweepWarning",
     "Task",

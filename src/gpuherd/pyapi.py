@@ -45,8 +45,8 @@ from gpuherd.pyapi_checks import (
 )
 from gpuherd.pyapi_completed import CompletedJobs
 from gpuherd.pyapi_jobs import JobActions, JobListing
-from gpuherd.pyapi_notebook import JobDisplay, wait_interrupted
-from gpuherd.pyapi_start import start_daemon
+from gpuherd.pyapi_notebook import JobDisplay, followed_texts, wait_interrupted
+from gpuherd.pyapi_start import start_daemon, warn_other_gpus
 from gpuherd.pyapi_sweep import Sweep, SweepWarning, bare_command_refusal, check_keywords, over_file
 from gpuherd.pyapi_types import check_types
 from gpuherd.pyapi_values import (
@@ -80,16 +80,20 @@ def connect(
     """A client of the daemon of `home` (default: GPUHERD_HOME), starting one if none runs.
 
     A daemon started here uses `gpus` or `fake_gpus`; with neither, GPUHERD_FAKE_GPUS if set,
-    else the GPUs it finds (or its last configuration), as `gpuherd daemon start` does.
+    else the GPUs it finds (or its last configuration), as `gpuherd daemon start` does. One
+    running already keeps its own: a UserWarning says so if they are not those asked for.
     """
     check_connect(home, gpus)
+    gpus = gpus if gpus is None or isinstance(gpus, str) else list(gpus)  # (read twice)
     client = Client(home)
     try:
-        client.get("/daemon")  # one stopped (Ctrl-Z) or stuck holds the home: none can start
-        return Herd(client)
+        status = client.get("/daemon")  # one stopped (Ctrl-Z) or stuck holds the home
     except DaemonError as none:
         if not start or isinstance(none, NoAnswer):
             raise
+    else:
+        warn_other_gpus(client, status, gpus, fake_gpus)  # (it keeps its own GPUs)
+        return Herd(client)
     options, variable_helps = start_options(gpus, fake_gpus)
     # (-P: not the caller's folder on the daemon's import path: daemon_cmds.start's comment)
     args = [sys.executable, "-P", "-m", "gpuherd.daemon", "--home", str(client.home), *options]
@@ -179,8 +183,10 @@ class Herd(JobListing, CompletedJobs):
         says what was submitted and skipped. A template with no placeholder and no params (a
         sweep's name, say) is refused: get_sweep(name) opens a sweep submitted before."""
         refuse_while_loading("sweep")
-        check_keywords(options)
-        check_types({"name": name})
+        own: dict[str, Any] = {"name": name, "samples": samples, "seed": seed}
+        own |= {"results_dir": results_dir, "fixed": fixed, "shuffle": shuffle, "force": force}
+        own |= {"yes": yes, "task": task, "dry_run": dry_run}
+        check_keywords(options, own)
         if isinstance(command, SweepSpec):
             if params:
                 raise TypeError("give the parameters in the SweepSpec's grids, or params, not both")
@@ -246,10 +252,14 @@ class Herd(JobListing, CompletedJobs):
         NotFound if no sweep has that name."""
         return Sweep.existing(self, name)
 
-    def wait(self, ids: Iterable[int | str | Job], timeout: float | None = None) -> dict[int, str]:
-        """Wait until the jobs (ids or handles) finish; their final states by id.
-        TimeoutError after `timeout` s."""
+    def wait(
+        self, ids: Iterable[int | str | Job] | Sweep, timeout: float | None = None
+    ) -> dict[int, str]:
+        """Wait until the jobs (ids or handles, or a Sweep: its points' jobs, held ones too)
+        finish; their final states by id. TimeoutError after `timeout` s."""
         deadline = deadline_after(timeout)
+        if isinstance(ids, Sweep):  # (as as_completed(sweep) takes it; it said "takes a list")
+            ids = ids.jobs()
         waited = wait_ids(ids, Job)
         try:
             states, done = self.client.wait(waited, deadline)
@@ -300,10 +310,13 @@ class Job(JobActions, JobDisplay):
     def follow(self, stream: str = "stdout", lines: int | None = None) -> Iterator[str]:
         """The job's output as it comes (from its last `lines` lines, if given), until the
         job ends; a job not started yet is waited for, and a retry's output follows.
-        `for text in job.follow(): print(text, end="")` is `gpuherd log -f`."""
+        `for text in job.follow(): print(text, end="")` is `gpuherd log -f`. NotFound at
+        the call for a job that does not exist."""
         lines = log_numbers(lines=lines)["lines"]  # checked now, not at the first next()
-        pieces = follow_log(self.herd.client, self.id, log_stream(stream), lines=lines)
-        return _texts(pieces, self.id)
+        stream = log_stream(stream)
+        self.info()  # NotFound now (one request), not at the first next(), far from the typo
+        pieces = follow_log(self.herd.client, self.id, stream, lines=lines)
+        return followed_texts(pieces, self.id)
 
     def result(self, timeout: float | None = None) -> Any:
         """Wait until the job ends (TimeoutError after `timeout` seconds), then what it
@@ -352,15 +365,6 @@ class Job(JobActions, JobDisplay):
         if not result["ok"]:
             raise HerdError(str(result["message"]))
         return str(result["message"])
-
-
-def _texts(pieces: Iterator[tuple[str, Any]], job_id: int) -> Iterator[str]:
-    """A followed log's text; Ctrl-C says, as in the other waits, that the job goes on (it
-    was a traceback of the socket read it came in)."""
-    try:
-        yield from (str(piece) for kind, piece in pieces if kind == "text")
-    except KeyboardInterrupt:
-        raise wait_interrupted([job_id]) from None
 
 
 class ListedJob(Job):

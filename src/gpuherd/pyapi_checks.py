@@ -50,7 +50,9 @@ def job_number(job_id: Any) -> int:
 def wait_ids(jobs: Any, job_type: type[Any]) -> list[int]:
     """`Herd.wait`'s jobs, handles or ids, as ids (handles were sorted, and raised)."""
     if isinstance(jobs, str | int | job_type) or not isinstance(jobs, Iterable):
-        raise TypeError(f"wait() takes a list of jobs or ids (herd.wait([7, 8])), got {jobs!r}")
+        raise TypeError(
+            f"wait() takes a list of jobs or ids (herd.wait([7, 8])), or a sweep, got {jobs!r}"
+        )
     return sorted({job_number(job.id if isinstance(job, job_type) else job) for job in jobs})
 
 

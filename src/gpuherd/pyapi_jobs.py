@@ -21,7 +21,7 @@ from gpuherd.core.when import parse_since, window_refusal
 from gpuherd.errors import Conflict, HerdError, InvalidValue
 from gpuherd.pyapi_checks import job_number, log_numbers, refuse_unknown
 from gpuherd.pyapi_notebook import jobs_table, jobs_text, pretty_jobs
-from gpuherd.pyapi_types import check_types
+from gpuherd.pyapi_types import check_types, read_value
 from gpuherd.pyapi_values import in_units, plain
 
 if TYPE_CHECKING:
@@ -207,7 +207,9 @@ class JobActions:
         if grace is None:
             return self._act("kill")
         given = plain(grace)  # text as `kill --grace` reads it: "0s" is 0 (in_units refuses 0)
-        chosen = in_units({"grace": parse_grace(given) if isinstance(given, str) else given})
+        if isinstance(given, str):
+            given = read_value("grace", parse_grace, given)
+        chosen = in_units({"grace": given})
         check_types(chosen)  # (a WrongType naming grace=, not pydantic's words)
         return self._act("kill", chosen)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import copy
 import functools
 import html
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -202,6 +202,15 @@ def wait_interrupted(ids: list[int]) -> KeyboardInterrupt:
     interrupt.ids = ids  # type: ignore[attr-defined]
     interrupt._render_traceback_ = functools.partial(_rendered, interrupt)  # type: ignore[attr-defined]
     return interrupt
+
+
+def followed_texts(pieces: Iterator[tuple[str, Any]], job_id: int) -> Iterator[str]:
+    """A followed log's text (`Job.follow`); Ctrl-C says, as in the other waits, that the
+    job goes on (it was a traceback of the socket read it came in)."""
+    try:
+        yield from (str(piece) for kind, piece in pieces if kind == "text")
+    except KeyboardInterrupt:
+        raise wait_interrupted([job_id]) from None
 
 
 def _rendered(error: BaseException) -> list[str]:

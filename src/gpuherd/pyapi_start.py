@@ -1,16 +1,19 @@
 """`gpuherd.connect()`'s start of a daemon (pyapi.py): detached, and waited for until it
-answers, or its own last word in its log said why it did not."""
+answers, or its own last word in its log said why it did not; and its warning when the daemon
+that runs already has other GPUs than those it was asked for."""
 
 from __future__ import annotations
 
 import subprocess
 import time
+from collections.abc import Mapping
+from typing import Any
 
 from gpuherd import paths
 from gpuherd.client import Client
 from gpuherd.daemon_presence import ALREADY_RUNNING, lock_holder, started_process, still_running
 from gpuherd.errors import DaemonError
-from gpuherd.pyapi_values import connect_spelling
+from gpuherd.pyapi_values import connect_spelling, start_options, warn_at_caller
 
 START_TIMEOUT = 30.0
 
@@ -60,3 +63,38 @@ def _lost_race(client: Client, failed: str) -> bool:
 def _answers(poll: Client, deadline: float) -> bool:
     poll.answer_by(deadline)
     return poll.is_up()
+
+
+def warn_other_gpus(
+    client: Client, status: Mapping[str, Any], gpus: str | list[int] | None, fake_gpus: Any
+) -> None:
+    """A UserWarning if the daemon running (`status`: its GET /daemon) does not have the GPUs
+    connect() was asked for (`gpus` or `fake_gpus`, refused here if bad, as a start refuses
+    them): only a start uses them, and they were ignored without a word. Not refused: a
+    script run twice finds the daemon its first run started, and must work as it did. Which
+    GPUs, and whether fake, are compared; not a fake GPU's memory."""
+    if gpus is None and fake_gpus is None:
+        return
+    start_options(gpus, fake_gpus)
+    from gpuherd.gpus import FakeProbe, parse_fake_spec, parse_gpu_spec  # (given ones only)
+
+    has, probe = status.get("gpus"), str(status.get("probe") or "")
+    if has is None:  # (a daemon older than that answer: nothing to compare)
+        return
+    if fake_gpus is not None:
+        key, value = "fake_gpus", fake_gpus
+        indices = list(FakeProbe(parse_fake_spec(str(fake_gpus))).indices)
+    else:
+        key, value = "gpus", gpus
+        indices = list(
+            parse_gpu_spec(gpus if isinstance(gpus, str) else [str(i) for i in gpus or ()])
+        )
+    if (key == "fake_gpus") == probe.startswith("fake:") and indices == sorted(has):
+        return
+    listed = ",".join(map(str, sorted(has))) or "none"
+    warn_at_caller(
+        f"connect({key}={value!r}) ignored: the daemon already running for {client.home} (pid "
+        f"{status.get('pid')}) uses GPUs {listed} ({probe}) and keeps them; to restart it with "
+        f"{key}={value!r}: `gpuherd daemon stop` (running jobs go on), then connect() again",
+        UserWarning,
+    )

@@ -3,16 +3,18 @@ its results table (`Herd.sweep()` and a task's `sweep()` answer one; pyapi.py)."
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import os
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from gpuherd.core.sweep import is_sweep_name, no_such_sweep
 from gpuherd.errors import HerdError, NotFound
-from gpuherd.pyapi_checks import refuse_unknown
+from gpuherd.pyapi_checks import log_numbers, refuse_unknown
 from gpuherd.pyapi_jobs import JobList
 from gpuherd.pyapi_notebook import SHOWN_ROWS as _SHOWN_POINTS
 from gpuherd.pyapi_notebook import quick, sweep_table
-from gpuherd.pyapi_values import SUBMIT_OPTIONS, non_finite
+from gpuherd.pyapi_types import WrongType, check_types
+from gpuherd.pyapi_values import SUBMIT_OPTIONS, non_finite, plain
 
 if TYPE_CHECKING:
     from gpuherd.pyapi import Herd
@@ -88,10 +90,13 @@ class Sweep:
 
     def jobs(self) -> JobList:
         """Handles on the jobs of the sweep's points (each point's latest job, done ones too),
-        by id: `for job in herd.as_completed(sweep.jobs())`. A point never submitted has none."""
-        listed = (row.get("job_id") for row in self._table()["rows"])
-        ids = {*self.ids, *(int(job_id) for job_id in listed if job_id is not None)}
-        jobs = JobList(self.herd.job(job_id) for job_id in sorted(ids))
+        by id: `for job in herd.as_completed(sweep.jobs())`. A point never submitted has none.
+        Each has its `snapshot`, its row of one listing of the sweep's jobs (as herd.jobs()'
+        have: a repr with its name and state, not `<gpuherd.Job 7>` alone)."""
+        points = (row.get("job_id") for row in self._table()["rows"])
+        ids = {*self.ids, *(int(job_id) for job_id in points if job_id is not None)}
+        listed = {job.id: job for job in self.herd.jobs(sweep=self.name, all=True)}
+        jobs = JobList(listed.get(job_id) or self.herd.job(job_id) for job_id in sorted(ids))
         for job in jobs:
             job.seen = True  # (ids the daemon answered)
         return jobs
@@ -121,6 +126,7 @@ class Sweep:
 
         path = f"/sweeps/{quote(self.name, safe='')}"
         states = [state] if isinstance(state, str) else list(state)
+        limit = log_numbers(limit=limit)["limit"]  # (as jobs()': not in pydantic's words)
         query = {"sort": sort, "state": states, "limit": limit, "paths": paths or None}
         try:
             return dict(self.herd.client.get(path, **query))
@@ -168,11 +174,27 @@ def bare_command_refusal(herd: Herd, command: str) -> str:
     return refusal
 
 
-def check_keywords(given: Iterable[str]) -> None:
+def check_keywords(given: Iterable[str], own: Mapping[str, Any]) -> None:
     """TypeError for a keyword Herd.sweep does not take, naming the closest of all it takes:
     `result_dir` was refused naming only the job options, neither results_dir nor dry_run
-    (and `param=` guessed `ram`: its own arguments, given by keyword, are taken too)."""
+    (and `param=` guessed `ram`: its own arguments, given by keyword, are taken too).
+    WrongType for one of its `own` arguments (None: not given) of the wrong kind, before
+    anything is sent: `samples="5"` raised Python's "'<' not supported between ...",
+    `shuffle="no"` shuffled, `force="yes"` was refused in pydantic's words, `results_dir=5`
+    made a folder named 5, `fixed=[1]` raised "cannot convert dictionary update sequence"."""
     refuse_unknown(given, SUBMIT_OPTIONS | SWEEP_OWN | {"results_dir", "command", "params"})
+    check_types({key: plain(value) for key, value in own.items()})  # (a numpy seed is one)
+    folder, fixed = own.get("results_dir"), own.get("fixed")
+    if folder is not None and not isinstance(folder, str | os.PathLike):
+        raise WrongType(f"results_dir is a folder (text or a Path), got {_given(folder)}")
+    if fixed is not None and not isinstance(fixed, Mapping):
+        raise WrongType(
+            f"fixed is a dict of names to values ({{'epochs': 10}}), got {_given(fixed)}"
+        )
+
+
+def _given(value: Any) -> str:
+    return f"{value!r} ({type(value).__name__})"
 
 
 def over_file(

@@ -1,19 +1,28 @@
 """The kind of value each of the Python API's job options is (`submit`, `sweep`, `edit`,
 `jobs`' filters), checked before anything is sent: the daemon checks them strictly too, but
 answers in pydantic's words ("invalid request: jobs.0.name: Input should be a valid
-string"), naming neither the keyword as it was given nor what to give."""
+string"), naming neither the keyword as it was given nor what to give. And their text read
+(`read_value`: "2h", "10GiB"), refused naming the keyword, in the CLI's words."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from gpuherd.errors import HerdError
+from gpuherd.core.units import MissingUnit
+from gpuherd.errors import HerdError, InvalidValue
 
 
 class WrongType(HerdError, TypeError):
     """An option of the wrong kind: a TypeError, as Python's own for a wrong argument (and
     as the API's other checks of a kind, output= or cwd=, raise), and a HerdError (one line)."""
+
+
+class WrongValue(InvalidValue, ValueError):
+    """An option's text the API reads that is not one it takes (`timeout="2 hours"`,
+    `mem=10`): an InvalidValue (one line naming the keyword, in the CLI's words), and a
+    ValueError, as Python's own for a wrong value (and as these raised before: the parsers'
+    bare ValueError, which named no keyword)."""
 
 
 _WANTED = {
@@ -23,12 +32,13 @@ _WANTED = {
     "seconds": "seconds (an int or a float), text ('2h') or a timedelta",
     "flag": "True or False",
 }
+_SWEEP_FLAGS = ("shuffle", "force", "yes", "dry_run", "task")  # (Herd.sweep's own)
 _KINDS = {
     "text": ("name", "project", "command", "sweep"),
-    "whole": ("gpus", "priority", "retries", "max_parallel"),
+    "whole": ("gpus", "priority", "retries", "max_parallel", "samples", "seed"),
     "size": ("mem", "ram", "max_log_size"),
     "seconds": ("timeout", "grace", "retry_delay", "no_output_timeout"),
-    "flag": ("hold", "exclusive", "oom_retry", "kill_on_no_output"),
+    "flag": ("hold", "exclusive", "oom_retry", "kill_on_no_output", *_SWEEP_FLAGS),
 }
 KIND_OF = {key: kind for kind, keys in _KINDS.items() for key in keys}
 """The options whose kind is checked here, each with its kind; the others are checked where
@@ -53,3 +63,18 @@ def _is(kind: str, value: Any) -> bool:
     if isinstance(value, bool):  # (an int to Python, never a number to the daemon)
         return False
     return isinstance(value, int) or (kind == "seconds" and isinstance(value, float))
+
+
+def read_value(key: str, parse: Callable[[Any], Any], value: Any) -> Any:
+    """`parse(value)`, or WrongValue naming `key` in the CLI's words (`timeout: invalid
+    duration '2 hours': use ...`, as `--timeout: invalid duration ...`): the parser's bare
+    ValueError named no keyword, and was no HerdError as the API's other refusals are."""
+    try:
+        return parse(value)
+    except MissingUnit as exc:  # as `--mem 10 is 10 bytes: give a unit, e.g. --mem 10GiB (...)`
+        raise WrongValue(
+            f"{key}={value!r} is {exc.number} bytes: give a unit, e.g. {key}='{exc.number}GiB' "
+            "(a number without one is bytes, taken from 1 MiB up)"
+        ) from None
+    except ValueError as exc:
+        raise WrongValue(f"{key}: {exc}") from None

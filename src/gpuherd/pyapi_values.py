@@ -39,7 +39,7 @@ from gpuherd.core.units import memory_amount, not_a_choice, parse_duration
 from gpuherd.core.when import parse_begin
 from gpuherd.errors import DaemonError, HerdError
 from gpuherd.pyapi_checks import refuse_unknown
-from gpuherd.pyapi_types import check_types
+from gpuherd.pyapi_types import WrongValue, check_types, read_value
 from gpuherd.task_values import from_numpy, is_numpy
 
 SUBMIT_OPTIONS = frozenset(
@@ -212,10 +212,10 @@ def _begin(value: Any) -> Any:
     if isinstance(value, timedelta):  # (it raised json's "not JSON serializable")
         return time.time() + value.total_seconds()
     if isinstance(value, str):
-        try:
+        try:  # (its words name it: "invalid begin 'x': use now, ...")
             return parse_begin(value, time.time(), "begin")
         except ValueError as exc:
-            raise HerdError(str(exc)) from None
+            raise WrongValue(str(exc)) from None
     if isinstance(value, datetime):
         try:
             return value.timestamp()
@@ -314,15 +314,15 @@ def in_units(options: dict[str, Any]) -> dict[str, Any]:
     for key in ("mem", "ram"):
         value = options.get(key)
         if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
-            options[key] = memory_amount(value)  # mem=10 is 10 bytes: refused, as --mem 10
+            options[key] = read_value(key, memory_amount, value)  # mem=10: 10 bytes, refused
     cap = options.get("max_log_size")
     if isinstance(cap, str):  # "none": no cap (0, said so)
-        options["max_log_size"] = sent_log_cap(cap)
+        options["max_log_size"] = read_value("max_log_size", sent_log_cap, cap)
     elif isinstance(cap, int) and not isinstance(cap, bool):
-        options["max_log_size"] = memory_amount(cap)  # 10 is 10 bytes: refused, as mem=10
+        options["max_log_size"] = read_value("max_log_size", memory_amount, cap)  # as mem=10
     for key in ("timeout", "grace", "no_output_timeout", "retry_delay"):
         if isinstance(options.get(key), str):
-            options[key] = parse_duration(options[key])
+            options[key] = read_value(key, parse_duration, options[key])
         elif isinstance(options.get(key), timedelta):
             options[key] = options[key].total_seconds()
     return options
@@ -330,10 +330,7 @@ def in_units(options: dict[str, Any]) -> dict[str, Any]:
 
 def gpu_indices(value: Any) -> list[int]:
     """`only_gpus` as given (core.idspec.gpu_index_list); HerdError naming it otherwise."""
-    try:
-        return gpu_index_list(value)
-    except ValueError as exc:
-        raise HerdError(f"only_gpus: {exc}") from None
+    return list(read_value("only_gpus", gpu_index_list, value))
 
 
 def make_spec(

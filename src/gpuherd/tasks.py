@@ -33,7 +33,8 @@ from gpuherd.errors import HerdError
 from gpuherd.pyapi import Herd, Job, Sweep, connect
 from gpuherd.pyapi_checks import refuse_unknown
 from gpuherd.pyapi_sweep import SWEEP_OWN
-from gpuherd.pyapi_values import SUBMIT_OPTIONS, make_spec, plain
+from gpuherd.pyapi_types import check_types
+from gpuherd.pyapi_values import SUBMIT_OPTIONS, in_units, make_spec, plain
 from gpuherd.tasks_guard import refuse_while_loading
 from gpuherd.tasks_main_block import refuse_main_block
 from gpuherd.tasks_pickled import DefinedInteractively, removed_unless_queued
@@ -259,6 +260,7 @@ def task(fn: Callable[..., Any] | None = None, *, gpus: int | None = None, **opt
     if fn is not None and not callable(fn):  # `@gpuherd.task(2)`: was "2 cannot run as a task"
         raise TypeError(f"gpuherd.task() takes its options by name: @gpuherd.task(gpus={fn!r})")
     refuse_unknown(given, JOB_OPTIONS)  # here, not at the task's first submit
+    check_types(in_units({k: plain(v) for k, v in given.items() if v is not None}))  # (so too)
 
     def wrap(function: Callable[..., Any]) -> Task[..., Any]:
         try:

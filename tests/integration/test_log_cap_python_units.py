@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import Herd
-from gpuherd.core.units import MissingUnit
+from gpuherd.errors import InvalidValue
 from gpuherd.pyapi import connect
 
 MiB = 2**20
@@ -16,7 +16,7 @@ MiB = 2**20
 
 def test_a_small_whole_number_is_refused_as_a_forgotten_unit(shared_daemon: Herd) -> None:
     herd = connect(shared_daemon.home, start=False)
-    with pytest.raises(MissingUnit, match=r"^10 is 10 bytes: give a unit, e.g. 10GiB"):
+    with pytest.raises(InvalidValue, match=r"^max_log_size=10 is 10 bytes: give a unit, e.g. "):
         herd.submit("true", gpus=0, hold=True, max_log_size=10)
     capped = herd.submit("true", gpus=0, hold=True, max_log_size=3 * MiB)
     uncapped = herd.submit("true", gpus=0, hold=True, max_log_size=0)

@@ -100,7 +100,8 @@ def test_connect_starts_a_daemon_with_fake_gpus_from_the_environment(
         connect(herd.home, start=False)
     client = connect(herd.home)
     assert client.client.get("/daemon")["probe"].startswith("fake: 3 GPUs")
-    assert connect(herd.home, fake_gpus=1).client.home == herd.home  # already up: reused
+    with pytest.warns(UserWarning, match=r"^connect\(fake_gpus=1\) ignored: the daemon already"):
+        assert connect(herd.home, fake_gpus=1).client.home == herd.home  # already up: reused
     assert psutil.Process().children() == []  # detached: nothing for this process to reap
     with pytest.raises(DaemonError, match="bogus"):
         connect(herd.home.parent / "other", fake_gpus="bogus")
@@ -209,7 +210,8 @@ def test_memory_without_a_unit_under_1_mib_is_refused_and_nothing_queued(
     api: gpuherd.Herd, mem: int | str
 ) -> None:
     before = api.submit("true", gpus=0, hold=True)
-    with pytest.raises(ValueError, match=r"^10 is 10 bytes: give a unit, e\.g\. 10GiB$"):
+    unit = rf"^mem={mem!r} is 10 bytes: give a unit, e\.g\. mem='10GiB' \(a number without one"
+    with pytest.raises(ValueError, match=unit):
         api.submit("true", mem=mem)
     assert api.submit("true", gpus=0, hold=True).id == before.id + 1
 
