@@ -110,7 +110,10 @@ ERRORS = [
     pytest.param("herd", ["log", "1,2"], "log takes one job id, not '1,2'", id="log-ids"),
     pytest.param("gpuherd", ["show", "x"], "invalid job id 'x': give a number", id="show-x"),
     pytest.param("gpuherd", ["log", "0"], "invalid job id '0': ids start at 1", id="log-0"),
-    pytest.param("gpuherd", ["priority", "1-2", "5"], "priority takes one job id", id="prio-ids"),
+    # `priority IDS P` takes ids as the other verbs do; the priority alone is a mistake.
+    pytest.param(
+        "gpuherd", ["priority", "3"], "no priority given: gpuherd priority IDS P", id="prio-1"
+    ),
     pytest.param("gpuherd", ["move", "1", "--before", "2-3"], "--before takes one", id="before"),
     # A negative value was "No such option '-1'": now the setting's own refusal.
     pytest.param(
@@ -269,9 +272,9 @@ CLICK_WORDING = (
             "gpuherd show 2); gpuherd ls --all lists every job",
         ),
         (
-            ["priority", "3,5", "1"],
-            "priority takes one job id, not '3,5': one job at a time (gpuherd priority 3 ..., "
-            "then gpuherd priority 5 ...); gpuherd ls --all lists every job",
+            ["priority", "3", "abc"],
+            "a priority is a whole number, not 'abc': higher runs first (the default is 0), "
+            "e.g. gpuherd priority 3 10 (see gpuherd priority --help)",
         ),
         (
             ["move", "1", "--before", "abc"],

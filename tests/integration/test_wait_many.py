@@ -100,9 +100,10 @@ def test_the_cli_waits_with_one_request_and_says_the_same(
     assert gave_up.stderr == (
         f"{held_note(ids)}\ngave up waiting; still unfinished: {ids[0]}-{ids[-1]}\n"
     )
-    # The wait in one request; before it, the held jobs listed, whose release it waits for.
+    # The wait in one request; before it, the held jobs listed, whose release it waits for,
+    # and, as some are named, their reasons (one held for an unwatched run waits for its end).
     asked = [" ".join(line.split()[:2]).split("?")[0] for line in requests]
-    assert asked == ["GET /api/v1/jobs", "POST /api/v1/jobs/wait"]
+    assert asked == ["GET /api/v1/jobs", "GET /api/v1/jobs", "POST /api/v1/jobs/wait"]
 
 
 def test_an_older_daemon_is_asked_with_its_get_500_ids_at_a_time(
@@ -118,7 +119,8 @@ def test_an_older_daemon_is_asked_with_its_get_500_ids_at_a_time(
         f"{held_note(ids[10:])}\ngave up waiting; still unfinished: {ids[10]}-{ids[-1]}\n"
     )
     asked = [" ".join(line.split()[:2]).split("?")[0] for line in requests]
-    assert asked == ["GET /api/v1/jobs", "POST /api/v1/jobs/wait"] + ["GET /api/v1/jobs/wait"] * 3
+    listed = ["GET /api/v1/jobs"] * 2  # (the held jobs, then their reasons: above)
+    assert asked == [*listed, "POST /api/v1/jobs/wait"] + ["GET /api/v1/jobs/wait"] * 3
     # The GET itself, as a script would send it: a chunk's answer.
     answer = daemon.client.get("/jobs/wait", ids=ids[:500], timeout=0)
     assert answer["done"] is False

@@ -161,8 +161,8 @@ def priority(words: tuple[str, ...]) -> None:
     """Set jobs' priority (higher runs first).
 
     The priority comes last; the default is 0; a negative priority needs no `--`:
-    `gpuherd priority 7 -3`. IDS: 3, 3-7, 3,5,9, or several (a sweep's points: `gpuherd
-    priority $(gpuherd ls -q --sweep lr) 5`); `last` is the job submitted last.
+    `gpuherd priority 7 -3`. IDS: 3, 3-7, 3,5,9, or several (a sweep's points:
+    `gpuherd priority $(gpuherd ls -q --sweep lr) 5`); `last` is the job submitted last.
     """
     if len(words) < 2:
         job = words[0] if words else "7"  # (one word: the job, as `priority ID P` had it)
