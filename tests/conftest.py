@@ -15,7 +15,7 @@ import struct
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -884,14 +884,16 @@ def on_a_terminal(
     timeout: float = 30,
     typed: bool = False,
     term: str = "xterm",
+    keys: Sequence[bytes] = (),
 ) -> tuple[int, bytes]:
     """Run `args` on a terminal of 100 columns (a pseudo-terminal) of type `term`: its exit
     status, and all it wrote there up to its exit. `typed`: its stdin is the terminal too, as
-    a command typed in one (else nothing: it reads no input)."""
+    a command typed in one (else nothing: it reads no input). `keys` are typed there one at a
+    time, a second after the start, then 0.3 s apart (a progress bar redraws meanwhile)."""
     leader, follower = pty.openpty()
     proc = subprocess.Popen(
         args,
-        stdin=follower if typed else subprocess.DEVNULL,
+        stdin=follower if typed or keys else subprocess.DEVNULL,
         stdout=follower,
         stderr=follower,
         cwd=cwd,
@@ -900,18 +902,26 @@ def on_a_terminal(
     )
     os.close(follower)
     seen = b""
-    try:
-        deadline = time.monotonic() + timeout
+
+    def read_for(seconds: float) -> None:
+        nonlocal seen
+        deadline = time.monotonic() + seconds
         while (left := deadline - time.monotonic()) > 0:
             if not select.select([leader], [], [], left)[0]:
-                break
+                return
             try:
                 chunk = os.read(leader, 4096)
             except OSError:  # EIO: every writer closed the terminal
-                break
+                return
             if not chunk:
-                break
+                return
             seen += chunk
+
+    try:
+        for n, key in enumerate(keys):
+            read_for(1.0 if n == 0 else 0.3)
+            os.write(leader, key)
+        read_for(timeout)
         status = proc.wait(timeout=10)
     finally:
         if proc.poll() is None:
