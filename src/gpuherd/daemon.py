@@ -32,6 +32,7 @@ from gpuherd.daemon_executor import (
     LIVE,
     choose_executor,
     refuse_a_switch_under_jobs,
+    refuse_to_leave_running_jobs,
     remember_executor,
 )
 from gpuherd.daemon_failure import os_failure, unexpected_failure
@@ -91,7 +92,7 @@ def choose_probe(store: Store, choice: GpuChoice, slots: int | None) -> GpuProbe
 
 
 def _ray_parts(
-    store: Store, home: Path, address: str, switched: bool, remembered: bool
+    store: Store, home: Path, address: str, switched: bool, remembered: bool, abandon: bool
 ) -> tuple[GpuProbe, Executor, type[DeviceTable], str]:
     """The probe, executor and device table on the cluster, and its address as joined (never
     "auto", which may find another cluster the next time)."""
@@ -100,6 +101,12 @@ def _ray_parts(
     # The jobs still running on the last start's cluster: were it gone, its refusal names
     # `--executor local` with --abandon-running (alone, it is refused for them).
     stranded = 0 if switched else store.count_jobs(LIVE)
+    last = json.loads(store.get_setting("executor") or "{}").get("address")
+    if stranded and last and ray_cluster.another_cluster(last, address):
+        if not abandon:  # as for a switch of executor: they would be counted lost, run twice
+            there, here = f"the Ray cluster at {last}", f"the Ray cluster at {address}"
+            refuse_to_leave_running_jobs(store, there, here)
+        stranded = 0  # abandoned: none runs where `address` is
     probe, executor = ray_cluster.connect(address, home, remembered, stranded)
     if switched:  # the local GPUs' configuration means nothing on the cluster
         ray_cluster.configure(store, probe)
@@ -203,7 +210,9 @@ def serve(
                 log.info("%s is set, but jobs run on the Ray cluster: not used", FAKE_GPUS_VARIABLE)
             switched = before != "ray"
             assert address is not None  # choose_executor gives the ray executor an address
-            probe, executor, table, address = _ray_parts(store, home, address, switched, remembered)
+            probe, executor, table, address = _ray_parts(
+                store, home, address, switched, remembered, abandon_running
+            )
         else:
             probe = choose_probe(store, choice, slots)
         remember_executor(store, kind, address)

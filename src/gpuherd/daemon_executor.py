@@ -61,15 +61,20 @@ def refuse_a_switch_under_jobs(store: Store, before: str, kind: str, abandon: bo
     (their cluster is gone for good, say): then they are counted lost, as before."""
     if before == kind or abandon:
         return
+    refuse_to_leave_running_jobs(store, f"the {before} executor", f"the {kind} executor")
+
+
+def refuse_to_leave_running_jobs(store: Store, there: str, here: str) -> None:
+    """Refuse a daemon on `here` while jobs still run `there` (another executor, another Ray
+    cluster), out of its reach: see refuse_a_switch_under_jobs."""
     live = store.count_jobs(LIVE)
     if live:
         raise HerdError(
-            f"{plural(live, 'job')} still {'runs' if live == 1 else 'run'} on the {before} "
-            f"executor, which a daemon on the "
-            f"{kind} executor cannot reach: it would count them lost and run their retries "
-            f"while they go on. Start as before (`gpuherd daemon start` without options), "
-            "let them end or kill them, then switch; or add --abandon-running to count them "
-            "lost (their processes may go on there)"
+            f"{plural(live, 'job')} still {'runs' if live == 1 else 'run'} on {there}, "
+            f"which a daemon on {here} cannot reach: it would count them lost and run their "
+            f"retries while they go on. Start as before (`gpuherd daemon start` without "
+            "options), let them end or kill them, then switch; or add --abandon-running to "
+            "count them lost (their processes may go on there)"
         )
 
 

@@ -104,9 +104,9 @@ def test_a_gone_cluster_with_jobs_running_there_names_the_whole_way_out(herd: He
     proc = herd.cli("daemon", "start", check=False)
     assert proc.returncode == 1 and len(proc.stderr.splitlines()) == 1, proc.stderr
     assert proc.stderr.endswith(
-        ": start it, give another cluster with `--address HOST:PORT`, or run jobs on this "
-        "machine with `--executor local --abandon-running`, which counts the 1 job still "
-        "running there lost\n"
+        ": start it, give another cluster with `--address HOST:PORT --abandon-running`, or "
+        "run jobs on this machine with `--executor local --abandon-running`: either counts "
+        "the 1 job still running there lost\n"
     )
     herd.start("--executor", "local", "--abandon-running", "--fake-gpus", "1")  # as said
     assert herd.job(job)["state"] == "lost"

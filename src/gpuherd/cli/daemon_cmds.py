@@ -65,8 +65,8 @@ def daemon() -> None:
 @click.option(
     "--abandon-running",
     is_flag=True,
-    help="With another executor than the last start's: count the jobs still running on that "
-    "one lost (refused otherwise; their processes may go on there).",
+    help="With another executor (or Ray cluster) than the last start's: count the jobs still "
+    "running on that one lost (refused otherwise; their processes may go on there).",
 )
 def start(
     gpus: str | None,

@@ -13,7 +13,7 @@ from gpuherd.cli.options import json_option
 from gpuherd.cli.param_types import WholeRange
 from gpuherd.client import Client
 from gpuherd.core.gpu_slots import MAX_SLOTS
-from gpuherd.core.idspec import MAX_GPU_INDEX
+from gpuherd.core.idspec import MAX_GPU_INDEX, parse_gpu_indices
 from gpuherd.typed_name import typed_name
 
 
@@ -41,6 +41,21 @@ class _GpuIndex(click.ParamType):  # type: ignore[type-arg]
 
 
 GPU_INDEX = _GpuIndex()
+
+
+class _GpuIndices(click.ParamType):  # type: ignore[type-arg]
+    """GPUs named as `gpuherd gpus` lists them: an index, or a list as in its `configured but
+    not seen by the probe: 0-1` (a cluster's nodes started again leave such lists)."""
+
+    name = "indices"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if not isinstance(value, str):
+            return value
+        try:
+            return parse_gpu_indices(value)
+        except ValueError as exc:
+            raise click.UsageError(str(exc), ctx) from None
 
 
 @click.group(invoke_without_command=True)
@@ -117,10 +132,12 @@ def add(index: int, slots: int | None) -> None:
 
 
 @gpus.command(cls=_TakesGpuIndex)
-@click.argument("index", type=GPU_INDEX)
-def remove(index: int) -> None:
-    """Stop using GPU INDEX; jobs running on it go on."""
-    click.echo(Client().delete(f"/gpus/{index}")["message"])
+@click.argument("indices", type=_GpuIndices(), metavar="INDEX")
+def remove(indices: list[int]) -> None:
+    """Stop using GPU INDEX (or several: 0-1, 0,2); jobs running on it go on."""
+    client = Client()
+    for index in indices:
+        click.echo(client.delete(f"/gpus/{index}")["message"])
 
 
 @gpus.command(cls=_TakesGpuIndex)

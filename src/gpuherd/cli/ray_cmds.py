@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import sys
 import time
@@ -9,6 +10,7 @@ from types import FrameType
 from typing import Any
 
 import click
+import psutil
 
 from gpuherd.cli.param_types import WholeRange
 from gpuherd.errors import HerdError
@@ -57,10 +59,12 @@ def ray_local(nodes: int, gpus_per_node: int, cpus_per_node: int) -> None:
         )
     except Exception as exc:  # Ray's own failure, as its words (the rest is in its logs)
         raise HerdError(f"the Ray head did not start: {exc}") from None
+    agents: list[psutil.Process] = []
     try:
         for _ in range(nodes):
             cluster.add_node(num_cpus=cpus_per_node, num_gpus=gpus_per_node)
         cluster.wait_for_nodes()
+        agents = raylet_children(cluster)  # while each raylet is alive: one may die before the end
         click.echo(
             f"Ray cluster up in {time.monotonic() - started:.1f}s: a head without GPUs and "
             f"{nodes} node(s) with {gpus_per_node} fake GPU(s) each"
@@ -75,8 +79,34 @@ def ray_local(nodes: int, gpus_per_node: int, cpus_per_node: int) -> None:
         pass
     finally:
         click.echo("stopping the Ray cluster…")
+        agents += raylet_children(cluster)  # those started since
         cluster.shutdown()
+        stop_left_behind(agents)
         click.echo("stopped")
+
+
+def raylet_children(cluster: Any) -> list[psutil.Process]:
+    """The processes each raylet of `cluster` started (its dashboard and runtime-env agents),
+    as psutil handles. Ray stops them with their raylet; a raylet that died before (killed,
+    or ended by its head's absence) leaves them running for good, ~90 MB each, and Ray's
+    shutdown knows only the processes it started itself."""
+    from ray._private import ray_constants
+
+    found: list[psutil.Process] = []
+    for node in [cluster.head_node, *cluster.worker_nodes]:
+        for raylet in node.all_processes.get(ray_constants.PROCESS_TYPE_RAYLET, []):
+            with contextlib.suppress(psutil.Error):
+                found += psutil.Process(raylet.process.pid).children(recursive=True)
+    return found
+
+
+def stop_left_behind(processes: list[psutil.Process]) -> None:
+    """SIGKILL those of `processes` still running (psutil checks that each pid is still the
+    process it was, never another one that took the pid since)."""
+    for process in processes:
+        with contextlib.suppress(psutil.Error):
+            if process.is_running():
+                process.kill()
 
 
 COMMANDS = [ray_local]

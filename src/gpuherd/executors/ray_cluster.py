@@ -110,19 +110,58 @@ def dialled(address: str) -> tuple[str, int] | None:
     return host.strip("[]"), int(port)
 
 
+def endpoints(address: str) -> set[tuple[str, int]] | None:
+    """The IP addresses and port `ray.init(address)` connects to (its host name resolved), or
+    None when that cannot be told (no valid address, "auto" finding no cluster)."""
+    try:
+        target = dialled(address)
+    except (ValueError, OSError):
+        return None
+    if target is None:
+        return None
+    try:
+        found = socket.getaddrinfo(*target, type=socket.SOCK_STREAM)
+    except OSError:  # no name server's answer: the name as it is
+        return {target}
+    return {(str(info[4][0]), target[1]) for info in found}
+
+
+def another_cluster(last: str, address: str) -> bool:
+    """Whether `address` names another cluster than `last`, the last start's: told by where
+    each connects (`localhost:6379` on the head's machine and the head's IP are one cluster,
+    as for Ray). An `address` that cannot be told is left to check_answers, which says why;
+    a `last` that cannot be told any more counts as another cluster."""
+    if address == last:
+        return False
+    here = endpoints(address)
+    if here is None:
+        return False
+    there = endpoints(last)
+    return there is None or not here & there
+
+
 def check_answers(address: str, remembered: bool = False, stranded: int = 0) -> None:
     """Raise ProbeError (one line: what is wrong, what to do) unless something accepts a
     connection where `ray.init(address)` would connect, within ANSWER_TIMEOUT, and takes this
     daemon's Ray auth token if it asks for one (ray_auth.py). `stranded`:
     the jobs still running there, for which `--executor local` alone is refused (the daemon's
     refuse_a_switch_under_jobs): the line names the whole way out, in one try."""
-    cluster = "the Ray cluster " + ("Ray finds (auto)" if address == "auto" else f"at {address}")
+    given = "give `--address HOST:PORT` or `auto`"
+    if address != "auto":
+        cluster = f"the Ray cluster at {address}"
+    elif effective(address) != address:  # what Ray takes auto for: it must be named
+        cluster = f"the Ray cluster RAY_ADDRESS names ({effective(address)}, for --address auto)"
+        given = (
+            "set RAY_ADDRESS to the head's HOST:PORT (or unset it), or give `--address HOST:PORT`"
+        )
+    else:
+        cluster = "the Ray cluster Ray finds (auto)"
     if remembered:
         cluster += " (remembered from the last start)"
     try:
         target = dialled(address)
     except ValueError as exc:
-        raise ProbeError(f"{cluster}: {exc}; give `--address HOST:PORT` or `auto`") from None
+        raise ProbeError(f"{cluster}: {exc}; {given}") from None
     except OSError as exc:  # "auto" found no cluster (a ConnectionError)
         reason = str(exc).rstrip(".")
     else:
@@ -137,16 +176,17 @@ def check_answers(address: str, remembered: bool = False, stranded: int = 0) -> 
             if silent is None:
                 return
             reason = f"{target[0]}:{target[1]}: {silent}"
-    local = "`--executor local`"
-    if stranded:
-        local = (
-            f"`--executor local --abandon-running`, which counts the {plural(stranded, 'job')} "
-            "still running there lost"
-        )
-    raise ProbeError(
-        f"{cluster} does not answer ({reason}): start it, give another cluster with "
-        f"`--address HOST:PORT`, or run jobs on this machine with {local}"
+    way_out = (
+        "give another cluster with `--address HOST:PORT`, or run jobs on this machine with "
+        "`--executor local`"
     )
+    if stranded:  # either is refused for them without --abandon-running (daemon_executor.py)
+        way_out = (
+            "give another cluster with `--address HOST:PORT --abandon-running`, or run jobs "
+            "on this machine with `--executor local --abandon-running`: either counts the "
+            f"{plural(stranded, 'job')} still running there lost"
+        )
+    raise ProbeError(f"{cluster} does not answer ({reason}): start it, {way_out}")
 
 
 def connect(

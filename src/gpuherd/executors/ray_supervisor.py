@@ -26,6 +26,7 @@ import ctypes
 import json
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -255,6 +256,7 @@ def supervise(folder: Path, parent: int) -> int:
     (folder / "pid").write_text(f"{leader}\n")
     status: list[int] = []
     kill_at: float | None = None
+    orphaned = False  # the actor is gone: no one is left to collect the status or the logs
     watching = [wake, *lifelines]
     while not status:
         timeout = None if kill_at is None else max(0.0, kill_at - time.monotonic())
@@ -268,7 +270,9 @@ def supervise(folder: Path, parent: int) -> int:
                 # (ending it now put the retry on this dead node again).
                 _kill_all(leader, [])
                 select.select(lifelines[:1], [], [])
+                _forget(folder)
                 return 0
+            orphaned = True
             watching = [wake]
             _kill_all(leader, status)
         elif signal.SIGTERM in got and kill_at is None:
@@ -285,8 +289,18 @@ def supervise(folder: Path, parent: int) -> int:
         _signals(wake)
         _reap(leader, status)
     _kill_all(leader, status)
-    _write_status(folder, _encode(status[0]))
+    if orphaned:
+        _forget(folder)
+    else:
+        _write_status(folder, _encode(status[0]))
     return 0
+
+
+def _forget(folder: Path) -> None:
+    """Remove the folder of a job whose actor is gone. Ray never starts an actor again
+    (max_restarts=0), so nothing would read it, and it holds the job's whole environment
+    (spec.json: API keys and all): it stayed on the node for good, one per lost attempt."""
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def main(argv: list[str]) -> int:
