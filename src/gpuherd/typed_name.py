@@ -30,5 +30,10 @@ def as_typed(text: str) -> str:
 def prefixed(kind: str, text: str = "") -> str:
     """The one way a line of gpuherd's own on stderr starts, in the name typed: `herd:
     error: TEXT`, `gpuherd: warning: TEXT`; `kind` alone for an interruption or a note
-    (`herd: interrupted`, `herd: job 5 has not started yet: ...`)."""
-    return f"{typed_name()}: {kind}: {text}" if text else f"{typed_name()}: {kind}"
+    (`herd: interrupted`, `herd: job 5 has not started yet: ...`). Always one line: what
+    it quotes (a file named `no⏎file`, a job's reason) may hold a line break or a control
+    character, which would end the line there and start the next without the prefix."""
+    from gpuherd.core.text import one_line  # (only when something is said: start-up time)
+
+    said = f"{typed_name()}: {kind}: {text}" if text else f"{typed_name()}: {kind}"
+    return one_line(said)

@@ -121,8 +121,8 @@ def test_an_output_dir_refused_is_named_on_one_line_too(runs: Runs) -> None:
 
 def test_a_gpu_file_is_named_on_one_line(runs: Runs) -> None:
     proc = runs.run("--fake-gpus", "2", "--gpu-file", "gpus\n.txt", input="true\n")
-    assert proc.returncode == 1, proc.stdout
+    assert proc.returncode == 2, proc.stdout  # a bad option's value (it was 1)
     assert proc.stderr.splitlines() == [
         "gpuherd: error: --gpu-file $'gpus\\n.txt': cannot read it (No such file or directory): "
-        "give a text file of GPU indices, such as 0,1"
+        "give a text file of GPU indices, such as 0,1 (see gpuherd run --help)"
     ]

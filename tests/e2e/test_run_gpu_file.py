@@ -147,19 +147,19 @@ def test_a_file_that_names_no_gpu_holds_back_no_cpu_only_job(runs: Runs, probe: 
         (
             "0,5",
             [],
-            1,
+            2,
             "--gpu-file GPUS names GPU 5, which this machine does not have (it has GPUs 0-1): "
             "take it out of the file",
         ),
-        ("0-", [], 1, "--gpu-file GPUS: invalid GPU index '0-': use GPU indices like 0,1,2"),
+        ("0-", [], 2, "--gpu-file GPUS: invalid GPU index '0-': use GPU indices like 0,1,2"),
         (
             None,
             [],
-            1,
+            2,
             "--gpu-file GPUS: cannot read it (No such file or directory): give a text file of "
             "GPU indices, such as 0,1",
         ),
-        (b"0\xff", [], 1, "--gpu-file GPUS: not UTF-8 text: give GPU indices"),
+        (b"0\xff", [], 2, "--gpu-file GPUS: not UTF-8 text: give GPU indices"),
     ],
     ids=["with-gpus", "absent-gpu", "invalid", "missing", "not-text"],
 )

@@ -33,7 +33,7 @@ def test_status_says_the_waiting_points_other_options(shared_daemon: Herd, tmp_p
     sweep(herd, tmp_path, "--gpus", "2", "--priority", "5")  # skips the 2 held points
     said = (
         "2 points waiting to run (queued or held) have other job options than the sweep's "
-        "latest submission gave (gpus 1 -> 2, priority 0 -> 5); "
+        "latest submission gave (--gpus 1 -> 2, --priority 0 -> 5); "
         f"gpuherd edit {WAITING} --gpus 2 && gpuherd priority {WAITING} 5 gives them these"
     )
     assert status(herd) == ([said], [said])
@@ -48,7 +48,7 @@ def test_status_says_the_waiting_points_other_options(shared_daemon: Herd, tmp_p
     sweep(herd, tmp_path, "--gpus", "2", "--priority", "5", "--oom-retry")
     said = (
         "2 points waiting to run (queued or held) have other job options than the sweep's "
-        f"latest submission gave (oom_retry no -> yes); cancel them (gpuherd kill {WAITING}), "
+        f"latest submission gave (--oom-retry no -> yes); cancel them (gpuherd kill {WAITING}), "
         "then submit the sweep again to run them with these"
     )
     assert status(herd) == ([said], [said])

@@ -16,13 +16,13 @@ from conftest import Herd
 WAITING = "$(gpuherd ls -q --sweep opts --state queued,held)"
 CHANGED = (
     "3 points of sweep 'opts' still waiting to run (queued or held) keep their job options, "
-    "not this submission's (gpus 1 -> 2, timeout none -> 1h, env SEED): "
+    "not this submission's (--gpus 1 -> 2, --timeout none -> 1h, --env SEED): "
     "submitting it again does not change them; gpuherd edit "
     f"{WAITING} --gpus 2 --timeout 1h --env SEED=3 gives them these"
 )
 PRIORITY = (  # (no edit changes a priority: `gpuherd priority IDS P` does)
     "3 points of sweep 'opts' still waiting to run (queued or held) keep their job options, "
-    "not this submission's (priority 0 -> 5): submitting it again does "
+    "not this submission's (--priority 0 -> 5): submitting it again does "
     f"not change them; gpuherd priority {WAITING} 5 gives them these"
 )
 OPTIONS = ("--gpus", "2", "--timeout", "1h", "--env", "SEED=3")

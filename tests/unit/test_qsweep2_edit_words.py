@@ -15,10 +15,10 @@ def test_differences_name_each_option_and_skip_what_the_daemon_chooses() -> None
     new = replace(OLD, gpus=2, mem=None, retries=0, exclusive=True, after=(4, 5, 6))
     found = differences(OLD, 0, new, 3, not_given=["mem", "retries"])
     assert list(found.values()) == [
-        "gpus 1 -> 2",
-        "exclusive no -> yes",
-        "after none -> 4-6",
-        "priority 0 -> 3",
+        "--gpus 1 -> 2",
+        "--exclusive no -> yes",
+        "--after none -> 4-6",
+        "--priority 0 -> 3",
     ]
     grown = replace(OLD, oom_retry=True, exclusive=True)  # an out-of-memory retry's doing
     assert differences(grown, 0, replace(grown, mem=2**30, exclusive=False), 0) == {}

@@ -56,6 +56,13 @@ _TSP_APART = (
     "leave it out: a job's stderr is always kept apart from its stdout; gpuherd log ID "
     "--stderr prints it (tsp -E)"
 )
+# Options of a job that `edit` does not change (core/waiting_options.py's _NOT_EDITABLE):
+# typed to it, click offered `--retries` for `--oom-retry`.
+_SUBMIT_ONLY = ("--oom-retry", "--no-oom-retry", "--no-output-timeout", "--on-no-output")
+_NOT_EDITED = (
+    "edit cannot change {0} of a waiting job: gpuherd kill ID, then submit its command again "
+    "with {0}"
+)
 # Slurm's squeue and scancel take -u $USER: a daemon's jobs are all its user's.
 _MINE = "{}: a daemon's jobs are all its user's (Slurm's {})"
 _EVERY_JOB = "gpuherd kill $(gpuherd ls -q) stops every job"
@@ -260,6 +267,7 @@ THEIR_OPTIONS = {
         "--priority": "gpuherd priority ID P changes a job's priority",
         "--label": "--name NAME (pueue's --label)",
         "--path": "--cwd DIR (pueue's edit --path)",
+        **{option: _NOT_EDITED.format(option) for option in _SUBMIT_ONLY},
     },
     "log": {
         "--full": "leave it out: gpuherd log ID prints the whole log, -n N its last N lines "

@@ -17,6 +17,7 @@ from gpuherd.core.idspec import format_ids
 from gpuherd.core.log_caps import cap_said
 from gpuherd.core.log_names import chosen_file
 from gpuherd.core.run_time import run_time_text
+from gpuherd.core.text import visible
 from gpuherd.core.units import format_duration, format_given, format_size, plural
 
 STATE_STYLE = {
@@ -181,7 +182,8 @@ def job_detail(job: dict[str, Any], term: plain.Terminal | None = None) -> None:
     lines += _history(job.get("events", []), term)
     if job.get("stderr_tail") and job["state"] not in ("succeeded", "running", "queued"):
         lines.append(term.style("last lines of stderr", "bold"))
-        lines += ["  " + plain.clean(line.expandtabs()) for line in job["stderr_tail"]]
+        # As `gpuherd run`'s failure tail: a NUL as ^@, not a blank that hides it.
+        lines += ["  " + visible(line) for line in job["stderr_tail"]]
     term.write(lines)
 
 

@@ -28,6 +28,7 @@ from gpuherd.cli.options import (
 from gpuherd.cli.param_types import Place, completes
 from gpuherd.cli.run_args import RunCommand, is_gpu_indices
 from gpuherd.cli.run_report import LineReporter
+from gpuherd.cli.submit_hints import devices_warned
 from gpuherd.core.text import shell_word
 from gpuherd.errors import HerdError
 from gpuherd.gc_pause import importing
@@ -204,6 +205,7 @@ def run(
         commands = job_commands(file)
         streamed = not isinstance(commands, list)  # (a file on disk is read whole at once)
         source = items_from_commands(commands, gpus_per_job, cwd, env)
+    source = devices_warned(source)  # a line that sets CUDA_VISIBLE_DEVICES: as submit warns
     out = Path(output_dir) if output_dir is not None else fresh_run_dir()
     with contextlib.ExitStack() as hold:  # the folder is this run's until it ends
         held = out.is_dir()
@@ -263,7 +265,10 @@ def _gpus(
     if gpu_file is not None:
         from gpuherd.runner_gpu_file import check_gpu_file  # (only then: start-up time)
 
-        check_gpu_file(gpu_file, slots)
+        try:
+            check_gpu_file(gpu_file, slots)
+        except HerdError as exc:  # a bad option's value, as a folder given there is: exit 2
+            raise click.UsageError(str(exc)) from None
     if gpus_per_job > len(slots):
         raise click.UsageError(
             f"--gpus-per-job {gpus_per_job} but only {len(slots)} GPU(s) are given"

@@ -8,7 +8,7 @@ from typing import Any, TextIO
 
 from gpuherd.cli import plain
 from gpuherd.core.commands import SHOWN_MOST, flat_command, shown_command
-from gpuherd.core.text import shell_word, visible
+from gpuherd.core.text import shell_word, visible, visible_command
 from gpuherd.core.units import format_duration
 from gpuherd.jobfiles import tail, tail_lines
 
@@ -66,7 +66,9 @@ class LineReporter:
         shown = flat_command(command)  # (once a job: a run of thousands prints this line)
         if len(shown) > SHOWN_MOST:  # cut: say where it is whole
             whole = f"{len(command):,} characters, whole in {self._prefix}{number}/job.json"
-            shown = f"{shown_command(command)} ({whole})"
+            shown = f"{visible_command(shown_command(command))} ({whole})"
+        else:
+            shown = visible_command(shown)
         self._say(f"[{number}] started on {where}: {shown}")
 
     def skipped(self, number: int, folder: str) -> None:

@@ -3,6 +3,7 @@ comma-separated (options.states_option)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -17,7 +18,11 @@ class ChoosingSeveral(Choosing):
     """Comma-separated words of the choices, a tuple (`--state failed,cancelled`): squeue's
     `-t failed,cancelled` and gpuherd's own id lists (`3,5-7`) are written so, and a script
     that typed it got `'failed,cancelled' is not a choice`. Each word is checked alone, so
-    a wrong one is named by itself."""
+    a wrong one is named by itself. Taken in any case (`--state RUNNING`, `Running`: gflow's
+    and Slurm's state names), as the daemon names them: lower case."""
+
+    def __init__(self, choices: Sequence[str]) -> None:
+        super().__init__(choices, case_sensitive=False)
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if isinstance(value, tuple):  # a default, or converted already
@@ -44,7 +49,7 @@ class ChoosingSeveral(Choosing):
         offered = super().shell_complete(ctx, param, last)
         if not comma:
             return offered
-        taken = {word.strip() for word in given.split(",")}
+        taken = {word.strip().lower() for word in given.split(",")}  # (any case: FAILED,k)
         return [
             CompletionItem(f"{given},{item.value}") for item in offered if item.value not in taken
         ]

@@ -10,8 +10,8 @@ import os
 import re
 import shlex
 import time
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -26,6 +26,9 @@ from gpuherd.script_files import (
     script_file,
 )
 from gpuherd.typed_name import typed_name
+
+if TYPE_CHECKING:
+    from gpuherd.wire import SubmitItem
 
 
 def _program(command: str, env: Mapping[str, str]) -> str | None:
@@ -241,20 +244,39 @@ _SETS_DEVICES = re.compile(
 word of one: `echo CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES` sets nothing."""
 
 
-def command_devices_hint(command: str, gpus: int, only: Sequence[int]) -> str | None:
+def devices_warned(items: Iterable[SubmitItem]) -> Iterator[SubmitItem]:
+    """`gpuherd run`'s jobs, passed on as they come (a pipe's line as it arrives), with a
+    warning on stderr before the first whose command sets CUDA_VISIBLE_DEVICES itself, named
+    by its number as the run's lines name it: once a run, not once for each of 1000 lines."""
+    jobs = iter(items)
+    for number, item in enumerate(jobs):
+        hint = command_devices_hint(item.command, item.gpus, item.only_gpus, keep_with=None)
+        if hint is not None:
+            said = f"[{number}] {hint} (said once, of the first line that sets it)"
+            click.echo(prefixed("warning", said), err=True)
+            yield item
+            yield from jobs
+            return
+        yield item
+
+
+def command_devices_hint(
+    command: str, gpus: int, only: Sequence[int], keep_with: str | None = "submit"
+) -> str | None:
     """What to say when the command sets CUDA_VISIBLE_DEVICES itself, as one did by hand
     with simple_gpu_scheduler or pueue (`CUDA_VISIBLE_DEVICES=$PUEUE_WORKER_ID CMD`): it
     takes over from the GPUs gpuherd places the job on and holds for it, so the job ran on
     GPUs another job may hold. None with --only-gpus, for no GPU, and for an empty value
-    (`CUDA_VISIBLE_DEVICES= CMD` hides the GPUs: no harm)."""
+    (`CUDA_VISIBLE_DEVICES= CMD` hides the GPUs: no harm). `keep_with`: the command whose
+    --only-gpus keeps the job on the GPUs it names (None: `run`, which has none)."""
     found = _SETS_DEVICES.search(command)
     value = found.group(1) if found else ""
     if not value or not gpus or only:
         return None
     indices = value.strip("'\"")
     keep = (
-        f", or submit with --only-gpus {indices} to keep the job on those"
-        if re.fullmatch(r"\d+(,\d+)*", indices)
+        f", or {keep_with} with --only-gpus {indices} to keep the job on those"
+        if keep_with and re.fullmatch(r"\d+(,\d+)*", indices)
         else ""
     )
     return (

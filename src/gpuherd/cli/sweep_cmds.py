@@ -33,7 +33,7 @@ from gpuherd.cli.main import prefixed
 from gpuherd.cli.options import one_output
 from gpuherd.cli.output_options import output_options
 from gpuherd.cli.param_types import SEED, Place, WholeRange, checked_by_daemon, completes
-from gpuherd.cli.submit_hints import past_begin_hint
+from gpuherd.cli.submit_hints import command_devices_hint, past_begin_hint
 from gpuherd.cli.sweep_args import ParamsCommand, build, is_file, lone_value_warnings
 from gpuherd.cli.sweep_left_out import left_out
 from gpuherd.cli.sweep_path import recorded_seed, sweep_path
@@ -167,13 +167,18 @@ def submit_sweep(ctx: click.Context, /, source: str, **opts: Any) -> None:
     refuse_contradiction(asdict(options))  # (resolved() does it too: a dry run asks no daemon)
     if not is_file(source) and is_bare_command(source, bool(params)):
         raise click.UsageError(_bare_command(source))
-    lone = lone_value_warnings(params)  # (`-p lr 0.1,0.01`: one point; said as the daemon's)
+    # Said as the daemon's warnings: `-p lr 0.1,0.01` (one point), and, once for the sweep as
+    # submit says it, a template that sets CUDA_VISIBLE_DEVICES itself.
+    devices = command_devices_hint(
+        spec.command or "", options.gpus, options.only_gpus, "submit the sweep"
+    )
+    cli_warnings = [*lone_value_warnings(params), *([devices] if devices else [])]
     if opts["dry_run"]:
         # The one-a-line commands are for `| gpuherd run`: what they leave out is said; the
         # JSON (for scripts) carries no option either, and says none.
         lost = None if opts["as_json"] else left_out(options, cwd)
         env = {**os.environ, **(options.env_overrides or {})}
-        _dry_run(spec, cwd, env, opts["yes"], opts["as_json"], lost, lone)
+        _dry_run(spec, cwd, env, opts["yes"], opts["as_json"], lost, cli_warnings)
         return
     _check_size(spec, opts["yes"], "pass --yes to submit them all")
     client = Client(timeout=600.0)
@@ -192,7 +197,7 @@ def submit_sweep(ctx: click.Context, /, source: str, **opts: Any) -> None:
     except KeyboardInterrupt:  # (10,000 points take seconds: long enough to think better)
         click.echo(prefixed("interrupted", sweep_render.interrupted(spec.name)), err=True)
         sys.exit(130)
-    answer["warnings"] = [*lone, *answer["warnings"]]
+    answer["warnings"] = [*cli_warnings, *answer["warnings"]]
     # As submit says it: a --begin already past (a typo'd year) starts the points now.
     past = past_begin_hint(options.begin, time.time(), 2) if answer["ids"] else None
     for warning in [*answer["warnings"], *([past] if past else [])]:
@@ -230,12 +235,12 @@ def _dry_run(
     yes: bool,
     as_json: bool,
     lost: str | None,
-    lone: list[str],
+    cli_warnings: list[str],
 ) -> None:
     """Expand here (no daemon): the commands on stdout, one a line, the rest on stderr (`lost`:
     the options they leave out, sweep_left_out.py); or with --json, what a submission's JSON
     says, `ids` empty, and the `commands`. `env`: the points' (for a script looked for on
-    PATH); `lone`: lone_value_warnings."""
+    PATH); `cli_warnings`: those of the sweep's values and template."""
     _check_size(spec, yes, "pass --yes to list them all")
     results = os.path.normpath(os.path.join(cwd, os.path.expanduser(spec.results_path)))
     seed, recorded = spec.seed, False
@@ -257,7 +262,7 @@ def _dry_run(
     elif recorded and not as_json:
         click.echo(f"seed {seed} (recorded for sweep {spec.name}: the points it draws)", err=True)
     warnings = [
-        *lone,
+        *cli_warnings,
         *(
             f"parameter {key!r} does not appear in the command"
             for key in unused_params(spec.command or "", spec)

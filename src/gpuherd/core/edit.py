@@ -149,11 +149,14 @@ def dependency_cycle(
 def describe_edit(before: JobSpec, after: JobSpec, fields: Sequence[str]) -> str:
     """`gpus 1 -> 2, mem 10GiB -> none, command`: what changed, short enough for one line."""
     return ", ".join(
-        name
-        if name == "command"
-        else f"{_NAMES.get(name, name)} {_show(name, before)} -> {_show(name, after)}"
+        name if name == "command" else f"{_NAMES.get(name, name)} {change(name, before, after)}"
         for name in fields
     )
+
+
+def change(name: str, before: JobSpec, after: JobSpec) -> str:
+    """`1 -> 2`, `none -> 10 GiB`: field `name` of `before`, then of `after`."""
+    return f"{_show(name, before)} -> {_show(name, after)}"
 
 
 _NAMES = {"env_overrides": "env"}
@@ -168,6 +171,8 @@ def _show(name: str, spec: JobSpec) -> str:
         return ",".join(sorted(value)) or "none"
     if value is None:
         return "none"
+    if name == "kill_on_no_output":  # as --on-no-output takes it (a sweep's warning)
+        return "kill" if value else "flag"
     if isinstance(value, bool):  # exclusive: `exclusive no -> yes`, not `False -> True`
         return "yes" if value else "no"
     if name in ("mem", "ram"):

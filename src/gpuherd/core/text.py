@@ -71,6 +71,13 @@ def visible(text: str) -> str:
     return drop_escapes(text).translate(_VISIBLE).expandtabs()
 
 
+def visible_command(command: str) -> str:
+    """A command on one line, shown as it is: its line breaks as ⏎ (as a listing shows a
+    multi-line command), its other control characters as visible() shows a log's: ^A, not
+    the blank that read as a space typed in the command."""
+    return visible(command.replace("\r\n", NEWLINE).replace("\n", NEWLINE))
+
+
 _NOT_ONE_LINE = re.compile(
     r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\udc80-\udcff]"
 )

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from gpuherd.core.deps import KINDS
-from gpuherd.core.edit import describe_edit
+from gpuherd.core.edit import change
 from gpuherd.core.idspec import format_ids
 from gpuherd.core.units import format_given
 
@@ -63,21 +63,31 @@ def differences(
     wanted_priority: int,
     not_given: Iterable[str] = (),
 ) -> dict[str, str]:
-    """What differs, each as `gpus 1 -> 2` (the waiting job's, then the submission's), by
-    field; `not_given`: the fields of CONFIG_DEFAULTS, and `mem`, the submission left out."""
+    """What differs, each as `--gpus 1 -> 2` (the waiting job's, then the submission's), by
+    field, named by its option as the submission gave it (`--oom-retry no -> yes`, not the
+    field's `oom_retry`); `not_given`: the fields of CONFIG_DEFAULTS, and `mem`, the
+    submission left out."""
     skipped = {*not_given, *(GROWN if waiting.oom_retry else ())}
     fields = [f for f in COMPARED if f not in skipped and getattr(waiting, f) != getattr(wanted, f)]
     found = {}
     for name in fields:
         if name == "env_overrides":  # names only, as an edit says them (values may be secrets)
-            found[name] = (
-                f"env {','.join(_env_changed(waiting.env_overrides, wanted.env_overrides))}"
-            )
+            said = ",".join(_env_changed(waiting.env_overrides, wanted.env_overrides))
         else:
-            found[name] = describe_edit(waiting, wanted, [name])
+            said = change(name, waiting, wanted)
+        found[name] = f"{option_name(name)} {said}"
     if waiting_priority != wanted_priority:
-        found[PRIORITY] = f"priority {waiting_priority} -> {wanted_priority}"
+        found[PRIORITY] = f"{option_name(PRIORITY)} {waiting_priority} -> {wanted_priority}"
     return found
+
+
+_OPTIONS = {"env_overrides": "--env", "kill_on_no_output": "--on-no-output"}
+"""The options whose name is not their field's, dashed."""
+
+
+def option_name(field: str) -> str:
+    """The option of `submit` and `sweep` that gives a JobSpec field: `--only-gpus`."""
+    return _OPTIONS.get(field, "--" + field.replace("_", "-"))
 
 
 def edit_words(
@@ -92,7 +102,7 @@ def edit_words(
         if name in _NOT_EDITABLE:
             return None
         value = getattr(wanted, name)
-        option = "--" + name.replace("_", "-")
+        option = option_name(name)
         if name == "env_overrides":
             if not set(waiting_env) <= set(value) and value:
                 return None
