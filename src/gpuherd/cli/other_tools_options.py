@@ -37,6 +37,12 @@ _RUN_OUTPUT = (
     "(stdout.log, stderr.log); -o/--output FILE and -e/--error FILE are gpuherd submit's"
 )
 
+# A daemon's options typed to `run`, which has none: its jobs run on this machine.
+_RUN_ON_RAY = (
+    "gpuherd run runs its jobs on this machine's GPUs; on a Ray cluster: gpuherd daemon start "
+    "--executor ray --address HOST:PORT, then gpuherd submit --file FILE"
+)
+
 # task-spooler 1.0 (Debian's package) ran -d's and -D's job only if the one before succeeded;
 # from 1.1 on (and in its GPU version) they run it however that one ended, and -W only if it
 # succeeded: afterany and afterok, --after-any and --after here.
@@ -206,7 +212,14 @@ THEIR_OPTIONS = {
         "--outfile": "--output FILE" + _OUTPUT_FILE.format("FILE") + " (GPUPeasy's outfile)",
         "--jobname": "--name NAME (GPUPeasy's jobname)",
     },
-    "run": {"-o": _RUN_OUTPUT, "--output": _RUN_OUTPUT, "-e": _RUN_OUTPUT, "--error": _RUN_OUTPUT},
+    "run": {
+        "-o": _RUN_OUTPUT,
+        "--output": _RUN_OUTPUT,
+        "-e": _RUN_OUTPUT,
+        "--error": _RUN_OUTPUT,
+        "--executor": _RUN_ON_RAY,
+        "--address": _RUN_ON_RAY,
+    },
     "pause": {
         "--wait": "leave it out: gpuherd pause lets running jobs finish (pueue's pause --wait)",
         "-w": "leave it out: gpuherd pause lets running jobs finish (pueue's pause -w)",
