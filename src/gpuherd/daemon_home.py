@@ -77,6 +77,53 @@ def refuse_another_users_home(home: Path) -> None:
             "jobs' logs in it and replace its queue with jobs of theirs, run as you: set "
             "GPUHERD_HOME to a folder of your own, or `chown` this one to you if it is yours"
         )
+    refuse_planted_files(home)
+
+
+OPEN_TO_OTHERS = stat.S_IWGRP | stat.S_IWOTH
+
+
+def refuse_planted_files(home: Path) -> None:
+    """A home (or a folder in it) that others could write may hold what they put there
+    before make_home_private closed it: a link as `daemon.lock` or `daemon.socket.tmp` (the
+    daemon wrote over the file it names, one of yours), a `herd.db` of their jobs (run as
+    you). Such a file of another user's is refused before anything is written; only the
+    folders open to others are looked into (a private home's: none)."""
+    for folder in _open_folders(home):
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:  # gone, or not to be listed: nothing of it is opened by name here
+            continue
+        for entry in entries:
+            try:
+                found = entry.stat(follow_symlinks=False)
+            except OSError:  # gone since it was listed
+                continue
+            if found.st_uid != os.getuid():
+                raise HerdError(
+                    f"{entry.path} belongs to another user (uid {found.st_uid}), who could "
+                    f"put it there while {folder} was open to others (mode "
+                    f"{stat.S_IMODE(folder.stat().st_mode):04o}): a link to a file of yours "
+                    "for the daemon to write over, or a queue of jobs to run as you; remove "
+                    "it (or `chown` it to you if it is yours), then start the daemon again"
+                )
+
+
+def _open_folders(home: Path) -> list[Path]:
+    """The home and the folders directly in it that group or others may write."""
+    try:
+        found = [home] if home.lstat().st_mode & OPEN_TO_OTHERS else []
+        inside = [Path(entry.path) for entry in os.scandir(home)]
+    except OSError:  # none yet (the daemon makes it), or not a folder: said elsewhere
+        return []
+    for path in inside:
+        try:
+            mode = path.lstat().st_mode
+        except OSError:  # gone since it was listed
+            continue
+        if stat.S_ISDIR(mode) and mode & OPEN_TO_OTHERS:
+            found.append(path)
+    return found
 
 
 def _nearest_existing(path: Path) -> Path:

@@ -28,3 +28,9 @@ def parse_address(text: str) -> tuple[str, int]:
 
 def format_address(host: str, port: int) -> str:
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def every_interface(host: str) -> bool:
+    """Whether a listen address's host (`0.0.0.0`, `[::]`) is every interface of the machine:
+    other machines reach it too."""
+    return host.strip("[]") in ("0.0.0.0", "::", "")

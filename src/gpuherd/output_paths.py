@@ -17,6 +17,7 @@ import os
 import shlex
 
 from gpuherd.core.output_files import fixed_folder, template_problem
+from gpuherd.own_files import others_link
 
 
 def absolute(given: str, cwd: str) -> str:
@@ -42,6 +43,8 @@ def output_problem(given: str, cwd: str) -> str | None:
     """What is wrong with `given` as a job's output file (None: nothing found)."""
     if problem := name_problem(given):
         return problem
+    if problem := planted_link(os.path.join(cwd, os.path.expanduser(given))):
+        return problem
     path = absolute(given, cwd)
     if given.endswith("/") or os.path.isdir(path):
         return f"{path} is a folder: name a file in it, such as {os.path.join(path, '%j.log')}"
@@ -57,3 +60,22 @@ def output_problem(given: str, cwd: str) -> str | None:
     if not os.access(folder, os.W_OK | os.X_OK):
         return f"cannot create a file in {folder} (permission denied): name a file elsewhere"
     return None
+
+
+def planted_link(path: str) -> str | None:
+    """What is wrong with writing `path` through another user's symbolic link (None: there
+    is none on its way): at submission, and again as each attempt opens the file
+    (executors/local_outputs.py), as one may be planted while the job waits."""
+    found = others_link(path)
+    if found is None:
+        return None
+    link, owner = found
+    try:
+        target = f" to {os.readlink(link)}"
+    except OSError:
+        target = ""
+    return (
+        f"{link} is a symbolic link of another user (uid {owner}){target}, who could point it "
+        "at a file of yours for the job to write over: remove it, or name a file in a folder "
+        "only you can write"
+    )

@@ -68,6 +68,46 @@ def read_own_file(path: str | os.PathLike[str]) -> bytes:
         return file.read()
 
 
+def others_link(path: str) -> tuple[str, int] | None:
+    """The first symbolic link on the way to `path` (its folders, then itself) that another
+    user owns (root's, the system's, are trusted), with its owner; None when there is none.
+    The links of this user are followed as the kernel would, and the walk ends at the first
+    part that does not exist yet. A file written through another user's link is one they
+    chose: planted in a folder they can write, such a link turns a job's output file into a
+    file of yours (`--output` in a shared folder), written over."""
+    me = os.getuid()
+    pending = os.path.abspath(path).split("/")
+    done, hops = "/", 0
+    while pending:
+        part = pending.pop(0)
+        if part in ("", "."):
+            continue
+        if part == "..":
+            done = os.path.dirname(done)
+            continue
+        here = os.path.join(done, part)
+        try:
+            found = os.lstat(here)
+        except OSError:  # none yet (made later), or not to be looked at: the open says why
+            return None
+        if not stat.S_ISLNK(found.st_mode):
+            done = here
+            continue
+        if found.st_uid not in (me, 0):
+            return here, found.st_uid
+        hops += 1
+        if hops > 40:  # a loop of links: the open says so (ELOOP)
+            return None
+        try:
+            target = os.readlink(here)
+        except OSError:  # gone since: the open says what is there now
+            return None
+        if target.startswith("/"):
+            done = "/"
+        pending[:0] = target.split("/")
+    return None
+
+
 def write_whole(fd: int, data: bytes) -> None:
     """Write all of `data`, or raise OSError: a disk filling up writes what fits and refuses
     only the next write, so one os.write left a file cut short, moved over a good one."""

@@ -30,6 +30,7 @@ from starlette.datastructures import Headers, QueryParams
 
 from gpuherd.api.limits import ASGIApp, Message, Receive, Scope, Send, answer_error
 from gpuherd.api.open_codes import CodeRefused, OneTimeCodes
+from gpuherd.listen_address import every_interface
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 TCP_SCOPE_KEY = "gpuherd.tcp"
@@ -39,7 +40,6 @@ SECURITY_HEADERS = [
     (b"x-frame-options", b"DENY"),
     (b"referrer-policy", b"same-origin"),
 ]
-WILDCARDS = frozenset({"0.0.0.0", "::", ""})
 
 
 class Refused(Exception):
@@ -90,7 +90,7 @@ class HostCheck:
     def __init__(self, listen_host: str, extra: frozenset[str] = frozenset()) -> None:
         names = {"localhost", *(n.lower() for n in extra)}
         host = listen_host.strip("[]").lower()
-        if host in WILDCARDS:
+        if every_interface(host):
             names |= {socket.gethostname().lower(), socket.getfqdn().lower()}
         elif not _is_ip(host):
             names.add(host)

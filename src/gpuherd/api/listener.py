@@ -27,7 +27,7 @@ from gpuherd.api.auth import TCP_SCOPE_KEY, HostCheck, TcpGate
 from gpuherd.api.open_codes import OneTimeCodes
 from gpuherd.api.routes import RouteTable
 from gpuherd.errors import Conflict, HerdError
-from gpuherd.listen_address import format_address, parse_address
+from gpuherd.listen_address import every_interface, format_address, parse_address
 from gpuherd.paths import TOKEN_FILE
 from gpuherd.wire import REFUSE_UNKNOWN_FIELDS, Bool
 
@@ -125,8 +125,7 @@ class Listener:
         from gpuherd.api.server import quiet_server_class
 
         self.host, self.port = host, int(sock.getsockname()[1])
-        wildcard = host.strip("[]") in ("0.0.0.0", "::", "")
-        self._fqdn = _machine_name() if wildcard else None  # once: it may ask DNS
+        self._fqdn = _machine_name() if every_interface(host) else None  # once: may ask DNS
         write_token(self.home, self.token)
         gate = TcpGate(self.app, self.token, HostCheck(host), self.codes)
         config = uvicorn.Config(

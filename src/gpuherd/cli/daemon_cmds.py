@@ -17,6 +17,7 @@ from gpuherd.cli.daemon_restart import restart
 from gpuherd.cli.options import fake_gpus_option, gpu_choice, json_option
 from gpuherd.cli.param_types import LISTEN, Choosing, WholeRange
 from gpuherd.cli.stop_grace import GRACE_OPTION, refuse_grace_without_kill
+from gpuherd.cli.ui_cmd import show_dashboard
 from gpuherd.client import Client
 from gpuherd.core.gpu_slots import MAX_SLOTS
 from gpuherd.core.idspec import format_ids
@@ -131,7 +132,7 @@ def start(
         f"daemon started (pid {status['pid']}, {status['probe']}); socket {status['socket']}"
     )
     if listen:
-        click.echo(f"dashboard: {client.get('/daemon/listen')['url']}")
+        show_dashboard(client.get("/daemon/listen"))
 
 
 def _wait_until_up(client: Client, proc: subprocess.Popen[bytes], logged: int) -> dict[str, Any]:

@@ -7,18 +7,33 @@ dashboard is imported here, so the CLI stays fast).
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit
 
 import click
 
 from gpuherd.client import Client
 from gpuherd.errors import HerdError, NotFound
+from gpuherd.listen_address import every_interface, parse_address
 from gpuherd.typed_name import prefixed, typed_name
 
 
-def _show(answer: dict[str, Any]) -> None:
+def show_dashboard(answer: dict[str, Any]) -> None:
+    """The dashboard's URL (`gpuherd ui`, `daemon start --listen`); for a listener on every
+    interface, also the URL other machines use, and a warning of what that exposes."""
     click.echo(f"dashboard: {answer['url']}")
     if answer.get("remote_url"):
         click.echo(f"     from other machines: {answer['remote_url']}")
+    host, port = parse_address(answer.get("address") or "127.0.0.1:0")
+    if every_interface(host):
+        remote = answer.get("remote_url")
+        machine = urlsplit(remote).hostname if remote else None
+        note = (
+            f"the dashboard listens on every interface ({answer['address']}), over plain "
+            "HTTP: whoever can watch the network reads the token in its traffic, and with it "
+            f"runs commands as you; to keep it off the network, --listen 127.0.0.1:{port} and "
+            f"an SSH tunnel (ssh -L {port}:127.0.0.1:{port} {machine or 'HOST'})"
+        )
+        click.echo(prefixed("warning", note), err=True)
 
 
 @click.command()
@@ -62,7 +77,7 @@ def ui(listen: str | None, url_only: bool, open_browser: bool, stop: bool) -> No
     if url_only:
         click.echo(answer["url"])
         return
-    _show(answer)
+    show_dashboard(answer)
     if open_browser:
         _open_in_browser(client)
 

@@ -19,6 +19,7 @@ import os
 from gpuherd.core.log_names import FOLDER_LOGS
 from gpuherd.core.output_files import Files, OutputFile, folders_to_make
 from gpuherd.executors.base import LaunchRequest, SpawnError
+from gpuherd.output_paths import planted_link
 
 _OPEN = os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | os.O_NOCTTY | os.O_NONBLOCK
 """O_NONBLOCK: a named pipe no one reads fails at once (ENXIO), never holds the daemon."""
@@ -32,7 +33,9 @@ def link_outputs(request: LaunchRequest) -> None:
         if output is None:
             continue
         if output.path not in opened:
+            _refuse_planted_link(request, log, output)  # (before a folder is made through it)
             _make_folders(request, log, output)
+            _refuse_planted_link(request, log, output)
             _open(request, log, output)
             opened.add(output.path)
         _link(output.path, os.path.join(request.attempt_dir, log))
@@ -101,6 +104,16 @@ def _shorter(job_id: int) -> str:
     """What to do about a path with a part longer than the file system takes (255 bytes on
     most), which a retry as it is would meet again: a long job name (%x) made it so."""
     return f"each part of a path holds at most 255 bytes: {_rename(job_id, 'a shorter')}"
+
+
+def _refuse_planted_link(request: LaunchRequest, log: str, output: OutputFile) -> None:
+    """SpawnError if the file's path goes through another user's symbolic link, planted
+    since the submission (in a shared folder, under the name `%j` gives the next job)."""
+    if problem := planted_link(output.path):
+        raise SpawnError(
+            f"will not write {output.path}, the file its {log.removesuffix('.log')} goes to: "
+            f"{problem}; then `gpuherd retry {request.job_id}`"
+        )
 
 
 def _open(request: LaunchRequest, log: str, output: OutputFile) -> None:
