@@ -79,9 +79,9 @@ def test_at_700_px_a_row_is_one_line_with_its_other_actions_in_a_menu(
     expect(queued.locator(".act-front")).to_be_visible()
     held.locator("summary").click()  # one menu open at a time
     expect(queued.locator(".act-front")).to_be_hidden()
-    expect(held.locator(".act-release")).to_be_visible()
+    expect(held.locator(".act-kill")).to_be_visible()  # (cancel: its first is release)
     page.keyboard.press("Escape")
-    expect(held.locator(".act-release")).to_be_hidden()
+    expect(held.locator(".act-kill")).to_be_hidden()
     queued.locator("summary").click()
     queued.locator(".act-front").click()  # an action from the menu is sent, and it closes
     expect(page.locator("#flash .flash.ok")).to_contain_text(f"job {jobs['queued']}: moved")

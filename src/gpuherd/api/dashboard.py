@@ -27,6 +27,7 @@ from gpuherd.api.routes import RouteTable
 from gpuherd.core.idspec import format_ids, parse_job_ids
 from gpuherd.core.int64 import holds
 from gpuherd.core.log_names import chosen_file
+from gpuherd.core.states import OutcomeKind
 from gpuherd.core.text import drop_escapes
 from gpuherd.errors import Forbidden, NotFound
 from gpuherd.jobfiles import as_a_terminal_shows, open_job_file, utf8_complete
@@ -36,6 +37,8 @@ from gpuherd.service_jobs import no_job
 
 routes = RouteTable(include_in_schema=False)
 LOG_TAIL_BYTES = 64 * 1024
+FAILURE_LINES, FAILURE_BYTES = 6, 4096
+"""A failed attempt's stderr lines at the top of its page, read from its last 4 KiB."""
 
 
 def install(app: FastAPI) -> None:
@@ -136,12 +139,12 @@ async def jobs_fragment(request: Request) -> HTMLResponse:
 # ---- one job -------------------------------------------------------------------------------
 
 
-def _log_tail(path: Path) -> tuple[str, int, bool]:
+def _log_tail(path: Path, most: int = LOG_TAIL_BYTES) -> tuple[str, int, bool]:
     """The end of a log as (text, size in bytes, cut): the page starts; the stream goes on."""
     try:
         with open_job_file(path) as f:
             size = f.seek(0, 2)
-            start = max(0, size - LOG_TAIL_BYTES)
+            start = max(0, size - most)
             f.seek(start)
             data = f.read(size - start)
     except (FileNotFoundError, Forbidden):  # (Forbidden: no plain file, `--output /dev/null`)
@@ -187,9 +190,23 @@ def _job(request: Request, job_id: int, with_logs: bool = True) -> dict[str, Any
         "job": job,
         "number": number,
         "logs": logs,
+        "failure": _failure(service, job, number),
         "job_dir": job["job_dir"],
         "missing": missing,
     }
+
+
+def _failure(service: Service, job: dict[str, Any], number: int) -> str:
+    """The last lines of attempt `number`'s stderr if it failed ('' if not, or if it wrote
+    none), which its page shows at the top: below the facts, at 700 px, they were two screens
+    down. An attempt stopped on request (kill) is no failure to explain."""
+    ran = next((a for a in job["attempts"] if a["number"] == number), None)
+    if ran is None or not ran["ended_at"] or ran["outcome"] == OutcomeKind.KILLED:
+        return ""
+    if ran["outcome"] == OutcomeKind.EXIT and ran["exit_code"] == 0:
+        return ""
+    text = _log_tail(service.log_path(job["id"], "stderr", number), FAILURE_BYTES)[0]
+    return "\n".join(text.splitlines()[-FAILURE_LINES:])
 
 
 def _chosen_file(job: dict[str, Any], stream: str, number: int) -> str | None:

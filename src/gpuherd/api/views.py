@@ -21,7 +21,7 @@ from starlette.datastructures import QueryParams
 from starlette.responses import HTMLResponse
 
 from gpuherd import __version__
-from gpuherd.api import assets, views_plot, views_sweeps
+from gpuherd.api import assets, buttons, views_plot, views_sweeps
 from gpuherd.cli.plain import show_bidi
 from gpuherd.core.commands import flat_command
 from gpuherd.core.gpu_foreign import foreign_processes, not_listed
@@ -32,8 +32,6 @@ from gpuherd.core.int64 import fits
 from gpuherd.core.run_time import run_time_text
 from gpuherd.core.states import (
     ACTIVE_STATES,
-    FINISHED_STATES,
-    LIVE_STATES,
     JobState,
     in_start_order,
 )
@@ -55,8 +53,6 @@ CSP = (
     "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
 )
 PAGE_HEADERS = {"content-security-policy": CSP, "cache-control": "no-store"}
-MOVABLE_STATES = frozenset({JobState.QUEUED, JobState.HELD})
-"""The states of a job that `gpuherd move` moves (Service.move)."""
 
 NAV = [
     ("/", "Overview"),
@@ -163,8 +159,9 @@ def environment() -> Environment:
         FOREIGN_SHOWN=3,  # a GPU's foreign processes listed; the rest in a tooltip
         # `gpuherd gpus`' HELD: why a GPU that looks half empty takes no more --mem jobs.
         held_means="what gpuherd's jobs on it hold: each its --mem or its measured use, the larger",
-        job_actions=job_actions,
-        bulk_actions=BULK_ACTIONS,
+        job_actions=buttons.job_actions,
+        row_actions=buttons.row_actions,
+        bulk_actions=buttons.BULK_ACTIONS,
         TITLE_MAX=TITLE_MAX,
         time_windows=TIME_WINDOWS,
     )
@@ -316,58 +313,6 @@ def stopping(service: Service) -> str | None:
     if service.stop_mode is not None:
         return service.stop_mode
     return "drain" if service.engine.stopping else None
-
-
-def job_actions(state: str, job_id: int, front: bool = False) -> list[tuple[str, str, str]]:
-    """The (action, label, question) buttons that make sense for job `job_id` in `state`;
-    the question, if any, is asked before an action that cannot be undone (dashboard.js).
-    `front`: "to front" too for a waiting job (a jobs table's row; a job's page has a line
-    of its own for moving, with "Move before job N")."""
-    s = JobState(state)
-    actions: list[tuple[str, str]] = []
-    if s in ACTIVE_STATES:
-        actions.append(("kill", "kill" if s in LIVE_STATES else "cancel"))
-    if s is JobState.RUNNING:
-        actions.append(("pause", "pause"))
-    if s is JobState.PAUSED:
-        actions.append(("resume", "resume"))
-    if s is JobState.QUEUED:
-        actions.append(("hold", "hold"))
-    if s is JobState.HELD:
-        actions.append(("release", "release"))
-    if s in FINISHED_STATES or s in LIVE_STATES:
-        actions.append(("retry", "retry"))
-    if s in ACTIVE_STATES:
-        actions += [("prio-up", "prio +"), ("prio-down", "prio −")]
-    if front and s in MOVABLE_STATES:
-        actions.append(("front", "to front"))
-    if s not in LIVE_STATES:
-        actions.append(("rm", "remove"))
-    return [(action, label, _question(action, s, job_id)) for action, label in actions]
-
-
-def _question(action: str, state: JobState, job_id: int) -> str:
-    """What to ask before `action` on a job in `state`: killing or restarting a job that
-    runs loses its work, removing a job loses its logs. '' for the rest."""
-    if action == "rm":
-        return f"Remove job {job_id} and its logs?"
-    if state in LIVE_STATES and action in ("kill", "retry"):
-        then = "" if action == "kill" else " and start it again"
-        return f"Job {job_id} is {state.value}: kill it{then}? Its work so far is lost."
-    return ""
-
-
-BULK_ACTIONS = [
-    ("kill", "kill", "Kill the {selected}? The work of those running is lost."),
-    ("retry", "retry", "Retry the {selected}? Those running are killed and start again."),
-    ("hold", "hold", ""),
-    ("release", "release", ""),
-    ("pause", "pause", ""),
-    ("resume", "resume", ""),
-    ("rm", "remove", "Remove the {selected}, logs and all?"),
-]
-"""The jobs page's buttons for the jobs ticked: (action, label, question) as job_actions;
-dashboard.js writes how many are ticked for {selected} ("3 selected jobs") as it asks."""
 
 
 def safe_next(target: str | None, default: str = "/") -> str:

@@ -1,0 +1,149 @@
+/* gpuherd dashboard: errors, and the connection to the daemon: an action's error answer,
+   a banner when the daemon is away or has a new token, an action it did not answer said
+   "not done" where it was pressed (dashboard.js has the pages' other behaviours). */
+(function () {
+  "use strict";
+
+  // htmx swaps no error answer: without this, a refused action showed nothing. Server text
+  // goes in with textContent only, never as HTML.
+
+  function errorLine(xhr) {
+    var text = xhr.responseText || "";
+    try {
+      var body = JSON.parse(text);
+      if (body && typeof body.error === "string") { return body.error; }
+    } catch (ignored) { /* not JSON: the text's first line */ }
+    text = text.trim().split("\n")[0];
+    if (!text || text.charAt(0) === "<") { text = "the daemon answered " + xhr.status; }
+    return text;
+  }
+
+  // An action's error replaces the messages shown; a live fragment's error (a job removed
+  // under its page) is added to them, once.
+  function flashError(text, add) {
+    var area = document.getElementById("flash");
+    if (!area) { return; }
+    var shown = Array.prototype.some.call(area.children, function (box) {
+      return box.textContent === text;
+    });
+    if (add && shown) { return; }
+    var box = document.createElement("div");
+    box.className = "flash error";
+    box.textContent = text;
+    if (add) { area.appendChild(box); } else { area.replaceChildren(box); }
+  }
+
+  // Action forms answer into `global #flash`: a form that a live refresh replaced while its
+  // request waited its turn (hx-sync queue) is no longer in the page, and a plain #flash is
+  // looked for among its own detached elements: the answer was dropped, with no message.
+  // Messages float over the page's corner: a click puts one away (it may cover a link).
+  document.addEventListener("click", function (event) {
+    var box = event.target && event.target.closest && event.target.closest("#flash .flash");
+    if (box) { box.remove(); }
+  });
+
+  // A banner when the page can no longer talk to the daemon: a restarted daemon has a new
+  // token (every request gets 403), or the daemon does not answer at all.
+  var NEW_TOKEN = ["The daemon restarted with a new token: open the dashboard again from ",
+    "gpuherd ui", "."];
+  var DOWN = ["The daemon is not answering; retrying…"];
+  function banner(parts) {
+    var box = document.getElementById("conn-banner");
+    if (!box) { return; }
+    box.replaceChildren();
+    (parts || []).forEach(function (part, i) {
+      var node = i % 2 ? document.createElement("code") : document.createTextNode(part);
+      if (i % 2) { node.textContent = part; }
+      box.appendChild(node);
+    });
+    box.hidden = !parts;
+  }
+  // EventSource does not tell why it failed: ask a cheap URL that needs the token.
+  // A daemon stopped (SIGSTOP) or stuck still takes connections and answers nothing: no
+  // stream fails and no request ends, and the page went stale saying nothing while its
+  // buttons did nothing. So the ping must answer within PING_MS, a request that has waited
+  // SLOW_MS asks it too, and while the daemon does not answer it is asked again until it
+  // does (a stopped daemon's streams never broke: no stream opens again to take the banner).
+  var PING_MS = 5000, SLOW_MS = 5000, probing = false;
+  function probe() {
+    if (probing) { return; }
+    probing = true;
+    var late = new AbortController(), down = false;
+    var giveUp = setTimeout(function () { late.abort(); }, PING_MS);
+    fetch("/ui/ping", { credentials: "same-origin", cache: "no-store", signal: late.signal }).then(
+      function (answer) {
+        down = answer.status !== 403 && !answer.ok;
+        banner(answer.status === 403 ? NEW_TOKEN : down ? DOWN : null);
+      }, function () {
+        down = true;
+        banner(DOWN);
+      }).then(function () {
+      clearTimeout(giveUp);
+      probing = false;
+      if (down) { setTimeout(probe, PING_MS); }
+    });
+  }
+  document.addEventListener("htmx:beforeSend", function (event) {
+    var xhr = event.detail && event.detail.xhr;
+    if (!xhr) { return; }
+    var config = event.detail.requestConfig, action = config && config.verb !== "get";
+    if (action) { markAction(config, null); }  // a new press: its form's old mark goes
+    var slow = setTimeout(function () {
+      probe();
+      if (action) { markAction(config, "no answer yet: done only once the daemon answers"); }
+    }, SLOW_MS);
+    xhr.addEventListener("loadend", function () {
+      clearTimeout(slow);
+      if (action && xhr.status) { markAction(config, null); }  // answered: #flash says how
+    });
+  });
+
+  // A button pressed while the daemon is down (stopped, restarted, unreachable) did nothing:
+  // the banner said the daemon was away, and nothing said the action was not done. It is
+  // said where it was pressed, beside the button, and in the messages.
+  function pressedLabel(config) {
+    var submit = config.triggeringEvent, button = submit && submit.submitter;
+    var label = button ? button.textContent.trim() : "";
+    return label || (config.parameters && config.parameters.action) || "this";
+  }
+  function markAction(config, text) {
+    var form = config.elt, mark = form && form.querySelector(".not-done");
+    if (mark) { mark.remove(); }
+    if (!form || !text) { return; }
+    mark = document.createElement("span");
+    mark.className = "not-done";
+    mark.setAttribute("role", "status");
+    mark.textContent = text;
+    form.appendChild(mark);
+  }
+  document.addEventListener("htmx:sendError", function (event) {
+    var config = event.detail && event.detail.requestConfig;
+    if (config && config.verb !== "get") {
+      markAction(config, "not done: the daemon did not answer");
+      flashError("\u201c" + pressedLabel(config) + "\u201d was not done: the daemon could " +
+        "not be reached; press it again once the daemon is back.", false);
+    }
+    probe();
+  });
+
+  // An error answer is shown from htmx:beforeSwap, which htmx sends to the request's target
+  // (#flash for an action, the fragment for a live fetch), not from htmx:responseError, which
+  // goes to the element that asked: a live refresh may have replaced that element meanwhile
+  // (a job page's head, buttons included, refreshes when the job changes) and no listener
+  // hears an event on an element no longer on the page.
+  function failed(detail) {
+    var xhr = detail.xhr;
+    var verb = detail.requestConfig && detail.requestConfig.verb;
+    if (xhr.status === 403) { probe(); }
+    if (verb !== "get") {
+      flashError(errorLine(xhr), false);
+    } else if (xhr.status !== 403) {
+      flashError(errorLine(xhr), true);
+    }
+  }
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    if (event.detail.xhr && event.detail.xhr.status >= 400) { failed(event.detail); }
+  });
+  document.addEventListener("htmx:sseError", probe);
+  document.addEventListener("htmx:sseOpen", function () { banner(null); });
+})();
