@@ -19,12 +19,36 @@ def os_failure(exc: OSError, home: Path) -> str:
     alone): where, and what to do. Where is the named file's folder when the failure names
     one (the socket's under XDG_RUNTIME_DIR, a --log-file elsewhere), else the home."""
     if exc.errno == errno.ENOSPC:
-        where = Path(os.fsdecode(exc.filename)).parent if exc.filename else home
-        return (
-            f"the disk holding {where} is full: free some space on it, then `gpuherd daemon "
-            "start` again"
-        )
+        return full_disk(Path(os.fsdecode(exc.filename)).parent if exc.filename else home)
     return str(exc)
+
+
+def full_disk(where: Path) -> str:
+    return (
+        f"the disk holding {where} is full: free some space on it, then `gpuherd daemon "
+        "start` again"
+    )
+
+
+def silent_exit(log: Path, logged: int, code: int) -> str:
+    """Why a daemon exited without a last word, as `daemon start` says it. On a full disk it
+    could not write one (nor a byte of its log): "see daemon.log" named an empty file."""
+    try:
+        wrote = log.stat().st_size > logged
+    except OSError:
+        wrote = False
+    if not wrote and _no_room(log.parent):
+        return full_disk(log.parent)
+    return f"the daemon exited with status {code}; see {log}"
+
+
+def _no_room(folder: Path) -> bool:
+    """Whether the disk holding `folder` has no block, or no inode, left to write."""
+    try:
+        disk = os.statvfs(folder)
+    except OSError:
+        return False
+    return disk.f_bavail == 0 or (disk.f_files > 0 and disk.f_favail == 0)
 
 
 def unexpected_failure(exc: Exception, log: Path) -> str:

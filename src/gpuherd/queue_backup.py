@@ -131,20 +131,57 @@ def _put_in_place(part: Path, target: Path, replace: bool) -> None:
 
 def _copy(database: Path, part: Path) -> int:
     """Copy `database` into the empty file `part`, and check the copy: its number of jobs."""
-    reading = sqlite3.connect(f"file:{quote(str(database))}?mode=ro", uri=True)
     try:
-        # (The copy closed first: which folds its own -wal into it, and removes it.)
-        with (
-            contextlib.closing(reading) as source,
-            contextlib.closing(sqlite3.connect(part)) as copy,
-        ):
-            source.backup(copy)  # in one step (pages=-1): one read transaction, one state
-            problem = copy.execute("PRAGMA integrity_check(1)").fetchone()[0]
-            if problem != "ok":
-                raise _damaged(database, problem)
-            return int(copy.execute("SELECT count(*) FROM jobs").fetchone()[0])
+        try:
+            return _copy_read(database, part, "mode=ro")
+        except sqlite3.OperationalError as exc:
+            alone = _readable_only_as_immutable(database, exc)
+            if alone is None:
+                raise
+            if not alone:
+                raise _wal_unreadable(database) from None
+        # A home on a disk gone read-only (the time to get its queue out): SQLite cannot
+        # create the herd.db-shm a reader of a WAL database needs. With no herd.db-wal (a
+        # daemon that stopped folded it in, and removed it), herd.db holds every commit.
+        os.truncate(part, 0)
+        return _copy_read(database, part, "mode=ro&immutable=1")
     except sqlite3.Error as exc:
         raise _failed(database, part, exc) from None
+
+
+def _readable_only_as_immutable(database: Path, exc: sqlite3.OperationalError) -> bool | None:
+    """None: `exc` is no failure to open a database in a folder that cannot be written.
+    Else whether herd.db alone holds the queue (no herd.db-wal with commits in it)."""
+    if getattr(exc, "sqlite_errorname", None) != "SQLITE_CANTOPEN":
+        return None
+    if os.access(database.parent, os.W_OK):
+        return None
+    wal = Path(f"{database}-wal")
+    return not wal.exists() or wal.stat().st_size == 0
+
+
+def _wal_unreadable(database: Path) -> HerdError:
+    return HerdError(
+        f"cannot read {database}: its folder cannot be written (a read-only disk?), and SQLite "
+        f"reads the commits still in {database.name}-wal only with a {database.name}-shm it "
+        "creates there: copy the herd.db* files to a folder you can write, and back up from "
+        "there (GPUHERD_HOME=that folder); nothing written"
+    )
+
+
+def _copy_read(database: Path, part: Path, mode: str) -> int:
+    """_copy, through a connection of `mode`; sqlite3.Error as SQLite raises it."""
+    reading = sqlite3.connect(f"file:{quote(str(database))}?{mode}", uri=True)
+    # (The copy closed first: which folds its own -wal into it, and removes it.)
+    with (
+        contextlib.closing(reading) as source,
+        contextlib.closing(sqlite3.connect(part)) as copy,
+    ):
+        source.backup(copy)  # in one step (pages=-1): one read transaction, one state
+        problem = copy.execute("PRAGMA integrity_check(1)").fetchone()[0]
+        if problem != "ok":
+            raise _damaged(database, problem)
+        return int(copy.execute("SELECT count(*) FROM jobs").fetchone()[0])
 
 
 def _damaged(database: Path, problem: object) -> HerdError:

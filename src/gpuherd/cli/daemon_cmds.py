@@ -1,4 +1,4 @@
-"""`gpuherd daemon start|stop|status|log` (and `backup` and `restart`, from their modules)."""
+"""`gpuherd daemon start|stop|status` (and `backup`, `log` and `restart`, from their modules)."""
 
 from __future__ import annotations
 
@@ -6,13 +6,13 @@ import json
 import os
 import sys
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from gpuherd import paths
 from gpuherd.cli.daemon_backup import backup
+from gpuherd.cli.daemon_log import log_cmd
 from gpuherd.cli.daemon_restart import restart
 from gpuherd.cli.options import fake_gpus_option, gpu_choice, json_option
 from gpuherd.cli.param_types import LISTEN, Choosing, WholeRange
@@ -22,6 +22,7 @@ from gpuherd.client import Client
 from gpuherd.core.gpu_slots import MAX_SLOTS
 from gpuherd.core.idspec import format_ids
 from gpuherd.core.units import format_duration, plural
+from gpuherd.daemon_failure import silent_exit
 from gpuherd.daemon_presence import (
     ALREADY_RUNNING,
     ANSWER_WITHIN,
@@ -148,8 +149,7 @@ def _wait_until_up(client: Client, proc: subprocess.Popen[bytes], logged: int) -
                 if winner is not None:
                     raise already_running(client, winner)
             # No last word (it died first: an import error, say): its traceback is in the log.
-            log = paths.daemon_log(client.home)
-            raise DaemonError(reason or f"the daemon exited with status {code}; see {log}")
+            raise DaemonError(reason or silent_exit(paths.daemon_log(client.home), logged, code))
         if time.monotonic() >= deadline:
             raise DaemonError(_still_starting(client, proc.pid))
         # A daemon that listens but does not serve yet holds a poll until it is answered:
@@ -202,6 +202,15 @@ def status_within(client: Client) -> dict[str, Any]:
         client.timeout = patient
 
 
+def own_status(client: Client) -> dict[str, Any]:
+    """status_within, of this home's daemon: one of another home that answers on a
+    GPUHERD_SOCKET shared by two is refused (`daemon stop` stopped it as this home's)."""
+    status = status_within(client)
+    if status.get("home") not in (None, str(client.home)):
+        raise already_running(client, status)
+    return status
+
+
 def _status_or_none(client: Client, until: float = 0.0) -> dict[str, Any] | None:
     """The running daemon's status; None if none answers (by `until`, a monotonic time)."""
     while True:
@@ -238,7 +247,7 @@ def stop(drain: bool, kill: bool, grace: float | None) -> None:
     refuse_grace_without_kill(grace, kill)
     client = Client()
     try:
-        pid = int(status_within(client)["pid"])
+        pid = int(own_status(client)["pid"])
     except NotRunning:
         if drain or kill:  # asked of running jobs, which only a daemon can do
             raise
@@ -259,8 +268,16 @@ def stop_daemon(client: Client, pid: int, mode: str, grace: float | None = None)
     log = paths.daemon_log(client.home)
     logged = log.stat().st_size if log.exists() else 0  # the daemon's last word comes after
     chosen = {} if grace is None else {"grace": grace}
-    answer = client.post("/daemon/stop", {"mode": mode, **chosen})
-    click.echo(answer["message"])
+    try:
+        click.echo(client.post("/daemon/stop", {"mode": mode, **chosen})["message"])
+    except DaemonError as exc:
+        # Another stop (or restart) got there first: its daemon closed this connection as it
+        # stopped. What a plain stop asks holds; this one's --kill or --drain was not taken.
+        if isinstance(exc, NoAnswer) or not _wait_for_exit(pid, STOPPED_WITHIN):
+            raise
+        if mode != "leave":
+            raise HerdError(_stopped_by_another(pid, mode)) from None
+        click.echo("stopping (another stop was stopping it already)")
     _wait_for_exit(pid)
     if client.socket_path.exists():  # a daemon that stops (not one that dies) removes it
         raise HerdError(
@@ -272,17 +289,36 @@ def stop_daemon(client: Client, pid: int, mode: str, grace: float | None = None)
     return client.last_word(logged)
 
 
-def _wait_for_exit(pid: int) -> None:
+STOPPED_WITHIN = 10.0
+"""Seconds a stop whose connection the daemon closed waits for it to exit (its own shutdown
+takes ~2 s); one still running then closed it for another reason."""
+
+
+def _stopped_by_another(pid: int, mode: str) -> str:
+    name = typed_name()
+    return (
+        f"the daemon (pid {pid}) was stopping already, as another `{name} daemon stop` asked, "
+        f"and stopped without this one's --{mode}: running jobs may go on (`{name} ls`); "
+        f"`{name} daemon start`, then `{name} daemon stop --{mode}`"
+    )
+
+
+def _wait_for_exit(pid: int, within: float | None = None) -> bool:
     """Return once the daemon has exited: gone, or a zombie its parent has not reaped yet
-    (psutil's wait() would wait for the reaping, which an init-less container never does)."""
+    (psutil's wait() would wait for the reaping, which an init-less container never does).
+    False if it still runs after `within` seconds."""
     import psutil
 
+    deadline = None if within is None else time.monotonic() + within
     try:
         process = psutil.Process(pid)
         while process.status() != psutil.STATUS_ZOMBIE:
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
             time.sleep(0.02)
     except psutil.NoSuchProcess:
         pass
+    return True
 
 
 @daemon.command()
@@ -343,59 +379,7 @@ def _gpus_apart(status: dict[str, Any]) -> str:
     return said
 
 
-LOG_POLL = 0.25
-"""Seconds between looks at a followed daemon.log (a file sends no notification)."""
-
-
-@daemon.command(name="log")
-@click.option("-n", "--lines", type=WholeRange(0), default=20, show_default=True)
-@click.option("-f", "--follow", is_flag=True, help="Keep printing what the daemon logs.")
-@click.option(
-    "--hooks", is_flag=True, help="The on-end hook's output (hooks.log) instead of daemon.log."
-)
-def log_cmd(lines: int, follow: bool, hooks: bool) -> None:
-    """Print the end of the daemon's log; -f keeps following it.
-
-    Read from the home's daemon.log (or hooks.log), so it works when no daemon runs (after
-    a failed start).
-    """
-    home = paths.home_dir()
-    if hooks:
-        path = home / paths.HOOK_LOG
-        missing = "hook log", f"no on-end hook has run there ({typed_name()} config set on-end CMD)"
-    else:
-        path, missing = paths.daemon_log(home), ("daemon log", "no daemon has started there")
-    try:
-        log = path.open("rb")
-    except FileNotFoundError:
-        raise HerdError(f"no {missing[0]} at {path} yet: {missing[1]}") from None
-    try:
-        text = log.read()
-        tail = text.splitlines(keepends=True)[-lines:] if lines else []
-        sys.stdout.write(b"".join(tail).decode(errors="replace"))
-        sys.stdout.flush()
-        while follow:
-            chunk = log.read()
-            if chunk:
-                sys.stdout.write(chunk.decode(errors="replace"))
-                sys.stdout.flush()
-            elif _rotated(path, log.fileno()):  # hooks.log became hooks.log.1: on to the new
-                log.close()
-                log = path.open("rb")
-            else:
-                time.sleep(LOG_POLL)
-    finally:
-        log.close()
-
-
-def _rotated(path: Path, fd: int) -> bool:
-    """Whether `path` is a new file now (or none yet), not the one open as `fd`."""
-    try:
-        return path.stat().st_ino != os.fstat(fd).st_ino
-    except FileNotFoundError:
-        return False  # between the rename and the new file's first line
-
-
 daemon.add_command(backup)
+daemon.add_command(log_cmd)
 daemon.add_command(restart)
 COMMANDS = [daemon]

@@ -110,13 +110,11 @@ def restart(ctx: click.Context, kill: bool, grace: float | None) -> None:
     gpu_choice(None, None)
     client = Client()
     try:
-        status = daemon_cmds.status_within(client)
+        status = daemon_cmds.own_status(client)
     except NotRunning:
         click.echo(f"no daemon was running for {client.home}: starting one")
         ctx.invoke(daemon_cmds.start)
         return
-    if status.get("home") not in (None, str(client.home)):  # a GPUHERD_SOCKET shared by two
-        raise daemon_cmds.already_running(client, status)
     _refuse_a_stopping_daemon(status)
     listen = client.get("/daemon/listen")["address"]  # None when it does not listen
     left = daemon_cmds.stop_daemon(client, int(status["pid"]), "kill" if kill else "leave", grace)

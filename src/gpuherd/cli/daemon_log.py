@@ -1,0 +1,82 @@
+"""`gpuherd daemon log [-n N] [-f] [--hooks]`: the end of the daemon's own log (or the on-end
+hook's), read from the home's files, so it works when no daemon runs (after a failed start)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from gpuherd import paths
+from gpuherd.cli.param_types import WholeRange
+from gpuherd.daemon_presence import lock_holder
+from gpuherd.errors import HerdError
+from gpuherd.typed_name import typed_name
+
+LOG_POLL = 0.25
+"""Seconds between looks at a followed daemon.log (a file sends no notification)."""
+
+
+@click.command(name="log")
+@click.option("-n", "--lines", type=WholeRange(0), default=20, show_default=True)
+@click.option("-f", "--follow", is_flag=True, help="Keep printing what the daemon logs.")
+@click.option(
+    "--hooks", is_flag=True, help="The on-end hook's output (hooks.log) instead of daemon.log."
+)
+def log_cmd(lines: int, follow: bool, hooks: bool) -> None:
+    """Print the end of the daemon's log; -f keeps following it.
+
+    Read from the home's daemon.log (or hooks.log), so it works when no daemon runs (after
+    a failed start).
+    """
+    home = paths.home_dir()
+    if hooks:
+        path = home / paths.HOOK_LOG
+        missing = "hook log", f"no on-end hook has run there ({typed_name()} config set on-end CMD)"
+    else:
+        path, missing = paths.daemon_log(home), ("daemon log", "no daemon has started there")
+    try:
+        log = path.open("rb")
+    except FileNotFoundError:
+        pid = None if hooks else lock_holder(home)
+        if pid is not None:
+            raise HerdError(_removed_while_running(path, pid)) from None
+        raise HerdError(f"no {missing[0]} at {path} yet: {missing[1]}") from None
+    try:
+        text = log.read()
+        tail = text.splitlines(keepends=True)[-lines:] if lines else []
+        sys.stdout.write(b"".join(tail).decode(errors="replace"))
+        sys.stdout.flush()
+        while follow:
+            chunk = log.read()
+            if chunk:
+                sys.stdout.write(chunk.decode(errors="replace"))
+                sys.stdout.flush()
+            elif _rotated(path, log.fileno()):  # hooks.log became hooks.log.1: on to the new
+                log.close()
+                log = path.open("rb")
+            else:
+                time.sleep(LOG_POLL)
+    finally:
+        log.close()
+
+
+def _removed_while_running(path: Path, pid: int) -> str:
+    """daemon.log removed (to free its space, say) while its daemon runs on: it writes to the
+    removed file, which `daemon log` cannot read. It said no daemon had started there."""
+    return (
+        f"{path} was removed while the daemon (pid {pid}) runs: it writes on to the removed "
+        f"file, whose space comes back only once it stops; `{typed_name()} daemon restart` "
+        "starts a new log (running jobs go on)"
+    )
+
+
+def _rotated(path: Path, fd: int) -> bool:
+    """Whether `path` is a new file now (or none yet), not the one open as `fd`."""
+    try:
+        return path.stat().st_ino != os.fstat(fd).st_ino
+    except FileNotFoundError:
+        return False  # between the rename and the new file's first line
