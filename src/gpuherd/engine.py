@@ -92,6 +92,8 @@ class Engine(JobStops, Spawns):
         self.health = TickHealth(self.wake_later)
         self._hold: Hold | None = None  # what the last pass kept for a starving job
         self._exits: list[Exit] = []
+        self._refused: sqlite3.Error | None = None
+        """Why herd.db refused the last tick's changes (a full disk; None: it took them)."""
         self._unrecorded_pids: list[tuple[int, int, int, float]] = []  # job, attempt, pid, at
         self._paperwork: list[tuple[int, Callable[[], None]]] = []  # (job id, write)
         self._tick_scheduled = False
@@ -133,8 +135,11 @@ class Engine(JobStops, Spawns):
             self._do_paperwork()
         except Exception as exc:  # a bug in one tick must not take the queue down
             self.health.failed(exc)
-        else:
-            self.health.worked()
+        else:  # herd.db refusing the tick's changes (a full disk) is a failing pass too
+            if self._refused is None:
+                self.health.worked()
+            else:
+                self.health.failed(self._refused, logged=True)  # (its warning: below)
         if not self.live:
             self._idle.set()
 
@@ -145,6 +150,7 @@ class Engine(JobStops, Spawns):
         (`closing`: the stopping daemon's last recording, which no tick retries)."""
         exits, self._exits = self._exits, []
         pids, self._unrecorded_pids = self._unrecorded_pids, []
+        self._refused = None
         held_ends = self.attempts.held_ends  # runs a restored herd.db did not know, ended
         if not exits and not pids and not held_ends and (self.queue_paused or self._stopping):
             return []  # nothing to record: no transaction (a paused queue is woken often)
@@ -157,6 +163,7 @@ class Engine(JobStops, Spawns):
                 record_held_ends(self, now)
                 return self._record_starts(now)
         except sqlite3.Error as exc:
+            self._refused = exc  # (said by `daemon status` and queued jobs' reasons: health)
             # Nothing was recorded (a full disk, say): keep the exits and their jobs' GPUs
             # (held runs' ends stay kept), and try again soon rather than forget these ends.
             then = "the next start reads them from the folders" if closing else "retrying"

@@ -25,12 +25,14 @@ class TickHealth:
         """Since when passes fail, and the error (`TypeError: ...`); None while they work."""
         self._retry_due = 0.0
 
-    def failed(self, exc: Exception) -> None:
-        """A pass raised: log a new error in full, and try again soon."""
+    def failed(self, exc: Exception, logged: bool = False) -> None:
+        """A pass raised: log a new error in full, and try again soon. `logged`: the caller
+        said it in its own words (herd.db refusing a tick's changes: no bug, no traceback)."""
         error = f"{type(exc).__name__}: {exc}"
         if self.failing is None or self.failing[1] != error:
             self.failing = (time.time(), error)
-            log.error("engine pass failed (tried again every %gs)", RETRY, exc_info=exc)
+            if not logged:
+                log.error("engine pass failed (tried again every %gs)", RETRY, exc_info=exc)
         if time.monotonic() >= self._retry_due:  # one retry armed at a time
             self._retry_due = time.monotonic() + RETRY
             self._wake_later(RETRY)
