@@ -227,8 +227,7 @@ def record_end(
 
 def earlier_run_times(folder: Path) -> dict[str, float]:
     """How long each command ran, from the job.json files of the job folders in `folder` (an
-    earlier `gpuherd run`'s output, or the daemon's jobs folder): `--order longest-first`.
-    A command that ran in several folders counts with its longest run."""
+    earlier `gpuherd run`'s output, or the daemon's jobs folder), its longest run if several."""
     times: dict[str, float] = {}
     with os.scandir(folder) as entries:
         for entry in entries:
@@ -236,8 +235,7 @@ def earlier_run_times(folder: Path) -> dict[str, float]:
                 with open_job_file(os.path.join(entry.path, "job.json")) as f:
                     info = json.loads(f.read())
                 command, seconds = info["command"], info["ended_at"] - info["started_at"]
-                # Killed or lost, it ran an unknown while; a file with no outcome counts.
-                measured = info.get("outcome", "exit") in RAN_ITS_COURSE
+                measured = info.get("outcome", "exit") in RAN_ITS_COURSE  # (not killed, lost)
             except (OSError, ValueError, KeyError, TypeError, Forbidden):
                 continue  # not a job folder, or a job that has not ended
             if measured and isinstance(command, str) and isinstance(seconds, float | int):
@@ -327,8 +325,7 @@ def as_a_terminal_shows(text: str) -> str:
 
 def tail_lines(path: Path, lines: int) -> list[str]:
     """The last `lines` lines as a terminal shows them (tqdm's redraws would push the
-    traceback after them out of the tail). Lines end at a newline alone: splitlines() also
-    broke them at a form feed, a U+0085 or a U+2028 the job printed."""
+    traceback out of the tail); ended by a newline alone (not a form feed, U+0085, U+2028)."""
     text = as_a_terminal_shows(tail(path)).removesuffix("\n")
     return text.split("\n")[-lines:] if text else []
 

@@ -177,8 +177,7 @@ class _GpuCount(WholeRange):
             said = f"{names[-1]} takes a whole number of GPUs, not {value!r}: e.g. {names[0]} 2"
             if names[0] == "-g" and any(c.isalpha() for c in value):  # `-g train`, from pueue
                 said += f"; a group, as pueue's -g, is --project {value} here"
-            elif _names_gpus(value) and any(p.name == "only_gpus" for p in _params(ctx)):
-                # `daemon start --gpus 0,1` names GPUs; here that is --only-gpus
+            elif ctx and _names_gpus(value) and "only_gpus" in {p.name for p in ctx.command.params}:
                 said += f"; to choose the GPUs it runs on: --only-gpus {value}"
             raise click.UsageError(said, ctx)
         return super().convert(value, param, ctx)
@@ -187,10 +186,6 @@ class _GpuCount(WholeRange):
 def _names_gpus(value: str) -> bool:
     """`0,1` or `2-3`: GPU indices, as `daemon start --gpus` takes them."""
     return all(part.isdigit() for part in value.replace("-", ",").split(","))
-
-
-def _params(ctx: click.Context | None) -> list[click.Parameter]:
-    return ctx.command.params if ctx is not None else []
 
 
 GPU_COUNT = _GpuCount(0, 64)
