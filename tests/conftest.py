@@ -303,6 +303,20 @@ class Herd:
                 continue
 
 
+@contextmanager
+def homes_on_one_socket(root: Path) -> Iterator[tuple[Herd, Herd]]:
+    """Two homes (root/a, root/b) whose daemons would listen on one GPUHERD_SOCKET, none
+    started yet; both stopped after."""
+    first, second = Herd(root / "a"), Herd(root / "b")
+    try:
+        for herd in (first, second):
+            herd.env["GPUHERD_SOCKET"] = str(root / "shared.sock")
+        yield first, second
+    finally:
+        first.cleanup()
+        second.cleanup()
+
+
 def group_members(pgid: int) -> list[int]:
     """Pids of the live (non-zombie) processes of process group `pgid`.
 

@@ -8,16 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Herd
+from conftest import homes_on_one_socket
 
 
 @pytest.mark.parametrize("options", [[], ["--kill"]])
 def test_stop_never_stops_another_homes_daemon(tmp_path: Path, options: list[str]) -> None:
-    shared = {"GPUHERD_SOCKET": str(tmp_path / "shared.sock")}
-    first, second = Herd(tmp_path / "a"), Herd(tmp_path / "b")
-    try:
-        for herd in (first, second):
-            herd.env.update(shared)
+    with homes_on_one_socket(tmp_path) as (first, second):
         first.start("--fake-gpus", "1")
         job = first.submit("--", "sleep 60")
         first.wait_state(job, "running")
@@ -29,6 +25,3 @@ def test_stop_never_stops_another_homes_daemon(tmp_path: Path, options: list[str
         assert len(refused.stderr.splitlines()) == 1
         assert first.is_up()
         assert first.wait_state(job, "running")["state"] == "running"
-    finally:
-        first.cleanup()
-        second.cleanup()

@@ -14,7 +14,15 @@ from pathlib import Path
 
 import psutil
 
-from conftest import Herd, Recorder, group_members, read_line, wait_dead, wait_for
+from conftest import (
+    Herd,
+    Recorder,
+    group_members,
+    homes_on_one_socket,
+    read_line,
+    wait_dead,
+    wait_for,
+)
 from gpuherd.client import Client
 
 
@@ -343,11 +351,7 @@ def test_wait_goes_on_through_a_restart_and_a_crash(daemon: Herd, tmp_path: Path
 def test_a_daemon_never_takes_the_socket_another_homes_daemon_listens_on(
     tmp_path: Path,
 ) -> None:
-    shared = {"GPUHERD_SOCKET": str(tmp_path / "shared.sock")}
-    first, second = Herd(tmp_path / "a"), Herd(tmp_path / "b")
-    try:
-        for herd in (first, second):
-            herd.env.update(shared)
+    with homes_on_one_socket(tmp_path) as (first, second):
         first.start("--fake-gpus", "1")
         refused = second.cli("daemon", "start", "--fake-gpus", "1", check=False)
         assert refused.returncode == 1
@@ -372,9 +376,6 @@ def test_a_daemon_never_takes_the_socket_another_homes_daemon_listens_on(
         assert direct.returncode == 1 and "another daemon listens on" in direct.stderr
         status = first.cli("daemon", "status", "--json")
         assert json.loads(status.stdout)["home"] == str(tmp_path / "a")  # still the first's
-    finally:
-        first.cleanup()
-        second.cleanup()
 
 
 def test_wait_without_a_daemon_exits_3_not_as_a_failed_job(herd: Herd) -> None:
