@@ -12,6 +12,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -51,11 +52,12 @@ def head_fixture() -> Iterator[TokenHead]:
     (home / ".ray" / "auth_token").write_text(TOKEN)
     port = free_port()
     env = {**clean(os.environ), "HOME": str(home), "RAY_AUTH_MODE": "token"}
-    command = ["ray", "start", "--head", "--block", "--port", str(port), "--num-cpus", "1"]
+    ray = str(Path(sys.executable).parent / "ray")  # CI's venv is not on PATH
+    command = [ray, "start", "--head", "--block", "--port", str(port), "--num-cpus", "1"]
     command += ["--num-gpus", "0", "--include-dashboard", "false", "--disable-usage-stats"]
     command += ["--temp-dir", str(folder / "ray")]
-    log = (folder / "head.log").open("w")
-    head = subprocess.Popen(command, env=env, stdout=log, stderr=log, start_new_session=True)
+    with (folder / "head.log").open("w") as log:
+        head = subprocess.Popen(command, env=env, stdout=log, stderr=log, start_new_session=True)
     try:
         said = folder / "head.log"
         wait_for(lambda: "block forever" in said.read_text(), 60, "the Ray head to start")
@@ -64,7 +66,6 @@ def head_fixture() -> Iterator[TokenHead]:
         # `ray start --block` stops the processes it started when it gets SIGTERM.
         head.send_signal(signal.SIGTERM)
         head.wait(30)
-        log.close()
         shutil.rmtree(folder, ignore_errors=True)
 
 
