@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from io import BufferedReader
 from typing import Protocol
 
@@ -133,6 +134,20 @@ class Response:
 
 
 _versions_told: set[str] = set()
+_replacing = False
+"""Set while `daemon restart` talks to the daemon it replaces (`replacing`)."""
+
+
+@contextmanager
+def replacing() -> Iterator[None]:
+    """Within: a daemon of another version is not told of. `daemon restart`, talking to
+    the daemon it is about to replace, warned that it ran another version and to restart it."""
+    global _replacing
+    _replacing = True
+    try:
+        yield
+    finally:
+        _replacing = False
 
 
 UNNAMED = ""
@@ -143,6 +158,8 @@ def _note_version(theirs: str | None, from_the_app: bool) -> None:
     """Say once per process that the daemon runs another gpuherd (upgraded, not restarted):
     new options may be ignored by it, new answers missing. The first 0.1.0 daemons name no
     version: an upgrade that left one running was not told at all."""
+    if _replacing:
+        return
     if theirs is None and from_the_app:
         theirs = UNNAMED
     if theirs is not None and theirs != __version__ and theirs not in _versions_told:

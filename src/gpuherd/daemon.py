@@ -194,11 +194,24 @@ def serve(
     refuse_a_network_home(home)
     refuse_another_users_home(home)
     lock = acquire_lock(home)
+    # Its folder is its home from now on, not the one `daemon start` was run in (which it
+    # pinned: a disk the user could not unmount; removed, the hooks' shells failed their
+    # getcwd()). Nothing is read relative to that folder after this: the GPU choice's paths
+    # are absolute, and each job runs in the folder of its submission.
+    os.chdir(home)
     make_home_private(home)
     refuse_an_emptied_database(home)
     store = Store(paths.database(home))
+    tcp_sock = sock = keeper = None
     try:
         number_after_job_folders(store, home)
+        # Bound before anything of this start is remembered (its GPUs, its executor): one
+        # that could not listen had saved its options, and the next plain start took them.
+        tcp_sock = tcp.bind(listen) if listen else None
+        sock_path = paths.socket_path(home).absolute()
+        own_folder = not os.environ.get("GPUHERD_SOCKET")
+        sock = bind_socket(sock_path, own_folder)
+        keeper = SocketKeeper(home, sock_path, own_folder)
         before = json.loads(store.get_setting("executor") or "{}").get("kind", "local")
         local_options = gpus is not None or fake_gpus is not None or slots is not None
         kind, address, remembered = choose_executor(store, executor_kind, address, local_options)
@@ -216,11 +229,6 @@ def serve(
         else:
             probe = choose_probe(store, choice, slots)
         remember_executor(store, kind, address)
-        tcp_sock = tcp.bind(listen) if listen else None  # fail before serving, with the reason
-        sock_path = paths.socket_path(home)
-        own_folder = not os.environ.get("GPUHERD_SOCKET")
-        sock = bind_socket(sock_path, own_folder)
-        keeper = SocketKeeper(home, sock_path, own_folder)
         note_socket(home, sock_path)
         # A test knob, not for users: seconds to hold the socket bound before serving, as a
         # daemon re-attaching many jobs (or stuck) does, for the tests of `daemon start`.
@@ -230,7 +238,13 @@ def serve(
         # left beside herd.db (this start's new, empty queue, say) is applied by SQLite to
         # whatever herd.db is there next, a database put back from aside or a backup too.
         store.close()
+        for opened in (tcp_sock, sock):
+            if opened is not None:
+                opened.close()
+        if keeper is not None:  # its socket file goes too, as a stopping daemon's does
+            keeper.remove()
         raise
+    assert sock is not None and keeper is not None  # (bound in the `try`, or it raised)
 
     async def main() -> str | None:
         engine = Engine(store, table(store, probe), executor, Layout.for_home(home))
@@ -297,6 +311,7 @@ def main(argv: list[str] | None = None) -> int:
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     if args.log_file:
+        args.log_file = os.path.abspath(args.log_file)  # (_say opens it after serve's chdir)
         try:
             also = logging.FileHandler(args.log_file)
         except OSError as exc:
@@ -304,9 +319,10 @@ def main(argv: list[str] | None = None) -> int:
         else:
             also.setFormatter(logging.getLogger().handlers[0].formatter)
             logging.getLogger().addHandler(also)
+    home = paths.home_dir(args.home)  # (once: serve() changes the folder a relative one is in)
     try:
         last_word = serve(
-            paths.home_dir(args.home),
+            home,
             args.gpus,
             args.fake_gpus,
             args.slots,
@@ -319,14 +335,14 @@ def main(argv: list[str] | None = None) -> int:
         _say(str(exc), args.log_file)
         return 1
     except OSError as exc:
-        _say(os_failure(exc, paths.home_dir(args.home)), args.log_file)
+        _say(os_failure(exc, home), args.log_file)
         return 1
     except sqlite3.DatabaseError as exc:  # damaged, or locked, full, read-only: each its way out
-        _say(str(open_failed(paths.database(paths.home_dir(args.home)), exc)), args.log_file)
+        _say(str(open_failed(paths.database(home), exc)), args.log_file)
         return 1
     except Exception as exc:  # a module that does not import, or a bug: the log gets both
         log.exception("the daemon failed")
-        where = Path(args.log_file or paths.daemon_log(paths.home_dir(args.home)))
+        where = Path(args.log_file or paths.daemon_log(home))
         _say(unexpected_failure(exc, where), args.log_file)
         return 1
     if last_word is not None:

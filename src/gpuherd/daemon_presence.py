@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpuherd import paths
+from gpuherd.errors import HerdError
 from gpuherd.typed_name import typed_name
 
 if TYPE_CHECKING:
@@ -24,6 +25,16 @@ if TYPE_CHECKING:
 ALREADY_RUNNING = "a daemon is already running"
 """How a daemon that found the home's lock taken says so (daemon_home.acquire_lock): a start
 that raced another for it, which `daemon start` and `gpuherd.connect()` tell apart."""
+
+
+class AlreadyUp(HerdError):
+    """`daemon start` refused: a daemon of this home runs (`pid`), started by another call
+    (a restart told apart the one that won a race with it)."""
+
+    def __init__(self, message: str, pid: int) -> None:
+        super().__init__(message)
+        self.pid = pid
+
 
 SOCKET_CHECK = 5.0
 """Seconds between looks at the daemon's socket file while it runs. Its folder under

@@ -140,3 +140,28 @@ def not_a_folder(home: Path, wanted: Path) -> str:
             where = "" if place == home else f": {place}"
             return f"GPUHERD_HOME {home}{where} is a file, not a folder: point it at a folder"
     return f"{wanted}: a file stands where a folder should be on its path"
+
+
+def current_folder(option: str = "--cwd DIR") -> str:
+    """This process's working folder; a HerdError if it was removed since (a shell still in
+    a deleted temporary folder): os.getcwd()'s bare FileNotFoundError reached the user as
+    "No such file or directory (writing the output)". `option` gives another folder."""
+    try:
+        return os.getcwd()
+    except FileNotFoundError:
+        from gpuherd.errors import HerdError  # (deferred: only on this error's path)
+
+        raise HerdError(folder_gone(option)) from None
+
+
+def folder_gone(option: str | None = None) -> str | None:
+    """The line for a working folder that no longer exists (with `option` to give another
+    folder in its place, if the command has one); None while it exists."""
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        other = f", or give {option}" if option else ""
+        return (
+            f"the current folder no longer exists (it was removed): cd to an existing folder{other}"
+        )
+    return None

@@ -14,7 +14,7 @@ from gpuherd.core.idspec import format_ids
 from gpuherd.core.lifecycle import stop_mode_grace_refused
 from gpuherd.core.model import DeviceState
 from gpuherd.core.units import plural
-from gpuherd.errors import InvalidValue, NotFound
+from gpuherd.errors import Conflict, InvalidValue, NotFound
 from gpuherd.service import Service
 from gpuherd.wire_requests import ConfigRequest, GpuAddRequest, StopRequest
 
@@ -87,6 +87,8 @@ async def stop(request: Request, body: StopRequest) -> dict[str, Any]:
     service = _service(request)
     engine, server = service.engine, request.app.state.server
     running = len(engine.live)
+    if joined := _stopping_already(service.stop_mode, body.mode, running):
+        return {"message": joined, "running": running}
     service.asked_to_stop(body.mode)
 
     async def stop_after_jobs() -> None:
@@ -110,6 +112,29 @@ async def stop(request: Request, body: StopRequest) -> dict[str, Any]:
         if body.mode == "drain":
             message += paused_in_drain(list(engine.live.values()))
     return {"message": message, "running": running}
+
+
+def _stopping_already(asked: str | None, mode: str, running: int) -> str | None:
+    """What a stop asked of a daemon stopping already is told, when it joins that stop
+    (waits for it) instead of changing it; None when it changes it. A plain stop during a
+    `stop --kill` ended the daemon at once: the kill's grace was cut short and its jobs left
+    running, while that stop said "daemon stopped". A kill goes on whatever is asked after;
+    a drain is ended now by a plain stop and hastened by a --kill (as documented); a plain
+    stop, on its way out already, can no longer drain or kill: refused, said how to."""
+    if asked is None or (asked == "drain" and mode != "drain"):
+        return None
+    if asked == "leave" and mode != "leave":
+        raise Conflict(
+            f"the daemon is stopping already, as another `gpuherd daemon stop` asked, without "
+            f"--{mode}: running jobs go on; `gpuherd daemon start` once it has stopped, then "
+            f"`gpuherd daemon stop --{mode}`"
+        )
+    jobs = plural(running, "running job")
+    doing = {
+        "kill": f" after killing {jobs}",
+        "drain": f" once its {jobs} {'ends' if running == 1 else 'end'}",
+    }.get(asked, "")
+    return f"stopping already{doing}, as another stop asked: waiting for it"
 
 
 def paused_in_drain(lives: Sequence[Live]) -> str:

@@ -26,6 +26,7 @@ from gpuherd.daemon_failure import silent_exit
 from gpuherd.daemon_presence import (
     ALREADY_RUNNING,
     ANSWER_WITHIN,
+    AlreadyUp,
     lock_holder,
     not_answering,
 )
@@ -230,9 +231,10 @@ def already_running(client: Client, status: dict[str, Any]) -> HerdError:
             f"another daemon listens on {client.socket_path} (pid {status['pid']}, home "
             f"{theirs}; a GPUHERD_SOCKET shared by two homes?): give each home its own socket"
         )
-    return HerdError(
+    return AlreadyUp(
         f"{ALREADY_RUNNING} for {client.home} (pid {status['pid']}): `{typed_name()} daemon "
-        "stop` stops it"
+        "stop` stops it",
+        int(status["pid"]),
     )
 
 
@@ -273,12 +275,12 @@ def stop_daemon(client: Client, pid: int, mode: str, grace: float | None = None)
     except DaemonError as exc:
         # Another stop (or restart) got there first: its daemon closed this connection as it
         # stopped. What a plain stop asks holds; this one's --kill or --drain was not taken.
-        if isinstance(exc, NoAnswer) or not _wait_for_exit(pid, STOPPED_WITHIN):
+        if isinstance(exc, NoAnswer) or not wait_for_exit(pid, STOPPED_WITHIN):
             raise
         if mode != "leave":
             raise HerdError(_stopped_by_another(pid, mode)) from None
         click.echo("stopping (another stop was stopping it already)")
-    _wait_for_exit(pid)
+    wait_for_exit(pid)
     if client.socket_path.exists():  # a daemon that stops (not one that dies) removes it
         raise HerdError(
             f"the daemon (pid {pid}) ended before it had stopped (killed or crashed): what it "
@@ -303,7 +305,7 @@ def _stopped_by_another(pid: int, mode: str) -> str:
     )
 
 
-def _wait_for_exit(pid: int, within: float | None = None) -> bool:
+def wait_for_exit(pid: int, within: float | None = None) -> bool:
     """Return once the daemon has exited: gone, or a zombie its parent has not reaped yet
     (psutil's wait() would wait for the reaping, which an init-less container never does).
     False if it still runs after `within` seconds."""

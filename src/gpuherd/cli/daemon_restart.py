@@ -13,15 +13,19 @@ drain would hold the restart until the last of them ends.
 from __future__ import annotations
 
 import shlex
+import time
 from typing import Any
 
 import click
 
+from gpuherd import __version__
 from gpuherd.cli.options import gpu_choice
 from gpuherd.cli.stop_grace import GRACE_OPTION, refuse_grace_without_kill
 from gpuherd.client import Client
+from gpuherd.client_http import replacing
 from gpuherd.core.units import plural
-from gpuherd.errors import HerdError, NotRunning
+from gpuherd.daemon_presence import AlreadyUp, lock_holder
+from gpuherd.errors import DaemonError, HerdError, NoAnswer, NotRunning
 from gpuherd.typed_name import prefixed, typed_name
 
 
@@ -109,30 +113,54 @@ def restart(ctx: click.Context, kill: bool, grace: float | None) -> None:
     # only once the daemon had stopped would leave none running.
     gpu_choice(None, None)
     client = Client()
-    try:
-        status = daemon_cmds.own_status(client)
-    except NotRunning:
-        click.echo(f"no daemon was running for {client.home}: starting one")
-        ctx.invoke(daemon_cmds.start)
-        return
-    _refuse_a_stopping_daemon(status)
-    listen = client.get("/daemon/listen")["address"]  # None when it does not listen
-    left = daemon_cmds.stop_daemon(client, int(status["pid"]), "kill" if kill else "leave", grace)
+    # The daemon replaced may run another gpuherd (upgraded since it started): what the
+    # client says of that, "restart it to run this version", is what this call does.
+    with replacing():
+        pid = None
+        try:
+            status = daemon_cmds.own_status(client)
+            _refuse_a_stopping_daemon(status)
+            pid = int(status["pid"])
+            listen = client.get("/daemon/listen")["address"]  # None when it does not listen
+        except NotRunning:
+            click.echo(f"no daemon was running for {client.home}: starting one")
+            _start(ctx, None, "started")
+            return
+        except DaemonError as exc:  # lost on its way out: another call (a restart) stops it
+            if isinstance(exc, NoAnswer):
+                raise
+            _after_another_stop(ctx, client, pid or lock_holder(client.home))
+            return
+        left = daemon_cmds.stop_daemon(client, pid, "kill" if kill else "leave", grace)
     if left is not None:  # jobs a --kill could not reach: the next daemon carries out the kill
         click.echo(prefixed("warning", left), err=True)
     try:
-        ctx.invoke(daemon_cmds.start, listen=listen)
+        _start(ctx, listen, "restarted")
     except HerdError as exc:
         start = f"`{typed_name()} daemon start`"
         jobs = "" if kill else f" (running jobs go on: the next {start} re-attaches to them)"
         raise HerdError(f"the daemon stopped, but the new one did not start{jobs}: {exc}") from None
+    if status.get("version") != __version__:
+        ran = f"gpuherd {status['version']}" if status.get("version") else "an older gpuherd"
+        click.echo(f"upgraded: the daemon ran {ran}; the new one runs {__version__}")
+
+
+def _start(ctx: click.Context, listen: str | None, done: str) -> None:
+    """`daemon start` (at `listen`), or, if another call (a restart at the same moment)
+    started one first, a line that says so: that daemon is the one asked for."""
+    from gpuherd.cli import daemon_cmds  # deferred: that module registers this command
+
+    try:
+        ctx.invoke(daemon_cmds.start, listen=listen)
+    except AlreadyUp as exc:
+        click.echo(f"daemon {done} by another call at the same time (pid {exc.pid})")
 
 
 def _refuse_a_stopping_daemon(status: dict[str, Any]) -> None:
     """A daemon that drains (`stop --drain`) or kills its jobs (`stop --kill`) was asked to
     stop once they end: a restart would call that off without a word. One line says so."""
     mode, pid, name = status.get("stopping"), status["pid"], typed_name()
-    if mode is None:
+    if mode in (None, "leave"):  # (stopping already, as another restart or stop asked: joined)
         return
     if mode == "drain":
         running = int(status.get("running_jobs") or 0)
@@ -143,7 +171,33 @@ def _refuse_a_stopping_daemon(status: dict[str, Any]) -> None:
             f"next; or `{name} daemon stop` stops it now (its jobs go on, and the next daemon "
             "re-attaches to them)"
         )
-    killing = " after killing its running jobs" if mode == "kill" else ""
     raise HerdError(
-        f"the daemon (pid {pid}) is stopping{killing}: `{name} daemon start` once it has stopped"
+        f"the daemon (pid {pid}) is stopping after killing its running jobs: `{name} daemon "
+        "start` once it has stopped"
     )
+
+
+RESTARTED_WITHIN = 5.0
+"""Seconds a restart that found the daemon stopping for another call waits, once it has
+exited, for that call (a restart too, most likely) to start the next one."""
+
+
+def _after_another_stop(ctx: click.Context, client: Client, pid: int | None) -> None:
+    """Join a stop that another call (a restart at the same moment, or a stop) was making of
+    the daemon (`pid`), which no longer answers where it listens: wait for its end, then for
+    the next daemon that call starts (said so), or start one if none comes. Of two restarts
+    at once, the one that came second failed: "the daemon (pid N) is stopping"."""
+    from gpuherd.cli import daemon_cmds  # deferred: that module registers this command
+
+    click.echo("stopping (another call was stopping it already)")
+    if pid is not None and not daemon_cmds.wait_for_exit(pid, daemon_cmds.STOPPED_WITHIN):
+        name = typed_name()
+        raise HerdError(
+            f"the daemon (pid {pid}) is stopping, as another call asked, and has not stopped "
+            f"yet: `{name} daemon status` says whether it has, and what started since"
+        )
+    click.echo("daemon stopped")
+    deadline = time.monotonic() + RESTARTED_WITHIN
+    while lock_holder(client.home) is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    _start(ctx, None, "restarted")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import sys
 import time
@@ -166,11 +165,12 @@ def submit(
         raise HerdError(no_command_in(file))
     if follow and len(commands) > 1:
         raise click.UsageError("--follow prints one job's output: give one command (or --wait)")
-    check_outputs(opts, opts["cwd"] or os.getcwd())
-    refuse_follow_unkept(follow, opts["output"], opts["cwd"] or os.getcwd())
+    cwd = opts.pop("cwd") or paths.current_folder()
+    check_outputs(opts, cwd)
+    refuse_follow_unkept(follow, opts["output"], cwd)
     client = Client()
     base = {
-        "cwd": opts.pop("cwd") or os.getcwd(),
+        "cwd": cwd,
         "env": None,  # the batch's, sent once
         "env_overrides": dict(env_pairs),
         **resolved(client, {kind: opts.pop(kind) for kind in KINDS}),

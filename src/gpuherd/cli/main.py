@@ -23,6 +23,7 @@ from gpuherd import __version__
 from gpuherd.cli.flag_pairs import refuse_both_ways
 from gpuherd.cli.separator import refuse_separator_values
 from gpuherd.errors import HerdError, NotRunning
+from gpuherd.paths import folder_gone
 from gpuherd.typed_name import as_typed
 from gpuherd.typed_name import prefixed as prefixed  # the CLI's commands import it from here
 from gpuherd.typed_name import typed_name as _typed_name
@@ -273,7 +274,9 @@ def main(argv: list[str] | None = None) -> None:
     except OSError as exc:  # mostly our output failing: `> /dev/full`, a full disk
         drop_output(sys.stdout)
         where = f" ({exc.filename})" if exc.filename else " (writing the output)"
-        _error(prefixed("error", f"{exc.strerror or exc}{where}"))
+        # (os.getcwd(), or a relative path made absolute, in a folder removed since: no name)
+        gone = folder_gone() if exc.filename is None else None
+        _error(prefixed("error", gone or f"{exc.strerror or exc}{where}"))
         sys.exit(1)
 
 

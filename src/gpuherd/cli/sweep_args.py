@@ -5,7 +5,6 @@ command line overrides)."""
 from __future__ import annotations
 
 import math
-import os
 import re
 import shlex
 from dataclasses import replace
@@ -23,6 +22,7 @@ from gpuherd.cli.output_options import check_outputs
 from gpuherd.core.sweep import FILE_SUFFIXES, SweepError, SweepSpec
 from gpuherd.core.sweep_names import default_sweep_name
 from gpuherd.errors import HerdError
+from gpuherd.paths import current_folder
 from gpuherd.wire_requests import SweepOptions
 
 if TYPE_CHECKING:
@@ -223,7 +223,7 @@ def build(
         raise HerdError(f"invalid sweep: {exc}") from None
     env = {**from_file.pop("env", {}), **dict(opts["env_pairs"])}
     chosen = {**opts, **from_file}
-    cwd = chosen["cwd"] or os.getcwd()
+    cwd = chosen["cwd"] or current_folder()
 
     def in_file(key: str) -> str | None:
         """Where the file gave `key`'s value (a default is None: one not None is the file's)."""

@@ -1,0 +1,106 @@
+"""The folders a daemon and a CLI call stand in. A daemon kept the folder `daemon start` was
+run in as its own (pinning it; removed, the on-end hooks' shells failed their getcwd()); a
+failed start left its options remembered for the next plain start; a `submit` from a folder
+removed since said "No such file or directory (writing the output)"."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import Herd, wait_for
+from gpuherd.store import Store
+
+
+def test_the_daemon_runs_in_its_home_not_in_the_folder_it_was_started_in(
+    herd: Herd, tmp_path: Path
+) -> None:
+    started_in = tmp_path / "started-here"
+    started_in.mkdir()
+    herd.cli("daemon", "start", "--fake-gpus", "2", cwd=started_in)
+    assert os.readlink(f"/proc/{herd.pid}/cwd") == str(herd.home)
+    started_in.rmdir()  # (a folder the user is done with)
+    herd.cli("config", "set", "on-end", "echo hooked in $(pwd)")
+    job = herd.submit("--cwd", str(tmp_path), "--", "pwd")
+    herd.wait_state(job, "succeeded")
+    assert herd.cli("log", str(job)).stdout == f"{tmp_path}\n"  # the submission's folder
+    log = herd.home / "hooks.log"
+    wait_for(lambda: log.exists() and "hooked in" in log.read_text(), what="the hook's output")
+    assert "getcwd" not in log.read_text()  # (its shell's "getcwd() failed" before)
+    assert f"hooked in {herd.home}\n" in log.read_text()
+
+
+def busy_port() -> socket.socket:
+    """A TCP port taken (listened on) by this test: a --listen there cannot bind."""
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    return taken
+
+
+def test_a_failed_first_start_leaves_none_of_its_options_remembered(herd: Herd) -> None:
+    with busy_port() as taken:
+        port = taken.getsockname()[1]
+        failed = herd.cli(
+            "daemon", "start", "--fake-gpus", "2", "--listen", f"127.0.0.1:{port}", check=False
+        )
+    assert failed.returncode == 1
+    assert failed.stderr.startswith(f"gpuherd: error: cannot listen on 127.0.0.1:{port}: ")
+    store = Store(herd.home / "herd.db")
+    try:  # the next plain start ran with --fake-gpus 2, as if given
+        assert (store.get_setting("probe"), store.get_setting("executor")) == (None, None)
+    finally:
+        store.close()
+
+
+def test_a_failed_start_leaves_the_last_starts_gpus(herd: Herd) -> None:
+    herd.start("--fake-gpus", "3")
+    herd.cli("daemon", "stop")
+    with busy_port() as taken:
+        port = taken.getsockname()[1]
+        failed = herd.cli(
+            "daemon", "start", "--fake-gpus", "2", "--listen", f"127.0.0.1:{port}", check=False
+        )
+    assert failed.returncode == 1
+    assert not (herd.home / "run" / "herd.sock").exists()  # its socket went with it
+    herd.start()
+    assert [g["index"] for g in herd.json("gpus")["gpus"]] == [0, 1, 2]
+
+
+def in_removed_folder(herd: Herd, folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`gpuherd ARGS` run in `folder`, removed after the shell went into it (as a `cd` into a
+    temporary folder that another terminal then deletes)."""
+    folder.mkdir()
+    gpuherd = shlex.join([sys.executable, "-m", "gpuherd", *args])
+    script = f"cd {shlex.quote(str(folder))} && rmdir ../{folder.name} && exec {gpuherd}"
+    return subprocess.run(
+        ["sh", "-c", script], env=herd.env, capture_output=True, text=True, timeout=60
+    )
+
+
+def test_submit_from_a_removed_folder_says_so_in_one_line(herd: Herd, tmp_path: Path) -> None:
+    herd.start("--fake-gpus", "2")
+    said = in_removed_folder(herd, tmp_path / "gone", "submit", "--", "true")
+    assert (said.returncode, said.stdout) == (1, "")
+    assert said.stderr == (
+        "gpuherd: error: the current folder no longer exists (it was removed): cd to an "
+        "existing folder, or give --cwd DIR\n"
+    )
+    assert herd.all_jobs() == []
+    given = in_removed_folder(herd, tmp_path / "gone2", "submit", "--cwd", str(tmp_path), "true")
+    assert given.returncode == 0, given  # a folder given: the one removed is not asked for
+
+
+def test_run_from_a_removed_folder_says_so_in_one_line(herd: Herd, tmp_path: Path) -> None:
+    script = tmp_path / "job.py"
+    script.write_text("print('ran')\n")
+    said = in_removed_folder(herd, tmp_path / "gone", "run", "--fake-gpus", "1", str(script))
+    assert (said.returncode, said.stdout) == (1, "")
+    assert said.stderr == (
+        "gpuherd: error: the current folder no longer exists (it was removed): cd to an "
+        "existing folder\n"
+    )

@@ -1,0 +1,119 @@
+"""Stops and restarts that meet another one, or a daemon of another version. A plain stop
+during a `stop --kill` ended the daemon at once (the kill's grace cut short, its job left
+running, and both stops said "daemon stopped"); of two restarts at once, one failed; and
+`daemon restart` warned that the daemon it replaced ran another version, and to restart it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import psutil
+import pytest
+
+from conftest import Herd, gone, wait_for
+from gpuherd import __version__
+from gpuherd.api.system import _stopping_already
+from gpuherd.errors import Conflict
+
+STUBBORN = 'trap "" TERM; while true; do sleep 0.05; done'
+"""A job that ignores SIGTERM: only a kill's SIGKILL, after its grace, ends it."""
+
+
+def test_a_plain_stop_during_a_stop_kill_waits_for_the_kill(daemon: Herd) -> None:
+    job = daemon.submit("--", STUBBORN)
+    daemon.wait_state(job, "running")
+    pid = wait_for(lambda: daemon.job(job)["pid"], what="the job's pid")
+    killing = daemon.popen("daemon", "stop", "--kill", "--grace", "2")
+    try:
+        wait_for(lambda: daemon.client.get("/daemon")["stopping"] == "kill", what="the kill")
+        second = daemon.cli("daemon", "stop")
+        assert second.stdout == (
+            "stopping already after killing 1 running job, as another stop asked: waiting for "
+            "it\ndaemon stopped\n"
+        )
+        assert gone(pid)  # killed at the end of its grace, not left running
+        out, err = killing.communicate(timeout=30)
+    finally:
+        killing.kill()
+    assert (killing.returncode, err) == (0, b""), err
+    assert out == b"stopping after killing 1 running job\ndaemon stopped\n"
+    daemon.start()
+    assert daemon.job(job)["state"] == "killed"
+
+
+@pytest.mark.parametrize(
+    ("asked", "mode", "joins"),
+    [
+        ("kill", "leave", True),  # the kill (and its grace) goes on: waited for
+        ("kill", "kill", True),
+        ("drain", "drain", True),
+        ("leave", "leave", True),
+        ("drain", "leave", False),  # a plain stop ends a drain now (README: Draining)
+        ("drain", "kill", False),  # a --kill hastens it
+        (None, "leave", False),
+    ],
+)
+def test_which_stops_join_the_one_in_progress(asked: str | None, mode: str, joins: bool) -> None:
+    assert (_stopping_already(asked, mode, 1) is not None) == joins
+
+
+def test_a_kill_asked_of_a_daemon_a_plain_stop_is_ending_is_refused() -> None:
+    """It is on its way out and can no longer kill: said, where "daemon stopped" hid it."""
+    with pytest.raises(Conflict) as refused:
+        _stopping_already("leave", "kill", 1)
+    assert "without --kill: running jobs go on" in str(refused.value)
+
+
+def restart_together(herd: Herd) -> list[subprocess.CompletedProcess[str]]:
+    """Two `daemon restart` started at the same moment, both waited for."""
+    calls = [
+        subprocess.Popen(
+            [sys.executable, "-m", "gpuherd", "daemon", "restart"],
+            env=herd.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    done = []
+    for call in calls:
+        out, err = call.communicate(timeout=60)
+        done.append(subprocess.CompletedProcess(call.args, call.returncode, out, err))
+    return done
+
+
+def test_two_restarts_at_once_both_succeed(daemon: Herd) -> None:
+    for _ in range(2):  # (the race goes one way or another: each round is one more chance)
+        old = daemon.pid
+        done = restart_together(daemon)
+        for call in done:
+            assert (call.returncode, call.stderr) == (0, ""), call
+        new = daemon.pid
+        assert new != old and gone(old)
+        others = [c.stdout for c in done if "by another call at the same time" in c.stdout]
+        for said in others:
+            assert said.endswith(f"by another call at the same time (pid {new})\n"), said
+        daemons = [p for p in daemon._daemons() if p.status() != psutil.STATUS_ZOMBIE]
+        assert [p.pid for p in daemons] == [new]
+
+
+def test_restart_of_a_daemon_of_another_version_says_the_upgrade_without_a_warning(
+    herd: Herd, tmp_path: Path
+) -> None:
+    """The daemon left running by an upgrade (`pip install -U`): started here with its
+    version changed at its start (a sitecustomize on PYTHONPATH, which it inherits)."""
+    older = tmp_path / "older"
+    older.mkdir()
+    (older / "sitecustomize.py").write_text("import gpuherd\ngpuherd.__version__ = '0.0.9'\n")
+    herd.cli("daemon", "start", "--fake-gpus", "2", env={**herd.env, "PYTHONPATH": str(older)})
+    assert herd.json("daemon", "status")["version"] == "0.0.9"
+    done = herd.cli("daemon", "restart")
+    assert done.stderr == ""  # (a warning to run `daemon restart`, from `daemon restart`)
+    assert done.stdout.splitlines()[-1] == (
+        f"upgraded: the daemon ran gpuherd 0.0.9; the new one runs {__version__}"
+    )
+    status = herd.cli("daemon", "status", "--json")
+    assert (status.stderr, '"version": "' + __version__ + '"' in status.stdout) == ("", True)
