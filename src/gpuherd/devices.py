@@ -10,8 +10,9 @@ import math
 import os
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
+from typing import Any
 
 from gpuherd.core.model import MAX_SLOTS, Device, DeviceState
 from gpuherd.errors import InvalidValue, NotFound
@@ -215,6 +216,15 @@ class DeviceTable:
             reading = replace(last, memory_used=None, utilization=None, processes=())
         gone = DeviceConfig(index, 1, DeviceState.ENABLED)
         return self._device(index, cfg or gone, reading), "lost" if cfg else "removed"
+
+    def gone(self, indices: Iterable[int]) -> list[dict[str, Any]]:
+        """Of `indices` (a running job's GPUs), each that `listing` leaves out now, and why, as
+        `unlisted` says it: `{"index": 1, "state": "lost"}` (or "removed")."""
+        return [
+            {"index": i, "state": "lost" if i in self._config else "removed"}
+            for i in indices
+            if i not in self._config or i not in self._readings
+        ]
 
     def processes(self, index: int) -> list[GpuProcessView]:
         """What runs on a GPU, with the user of each foreign process."""

@@ -61,11 +61,13 @@ LIVE_JOBS = ListingQuery(tuple(LIVE_STATES), all_jobs=True)
 
 
 def states_named(names: Sequence[str]) -> tuple[JobState, ...]:
-    """The states named (`?state=held`), or InvalidValue naming the first unknown one."""
+    """The states named (`?state=held`), or InvalidValue naming the first unknown one. A
+    name is taken in any case (`RUNNING`, `Running`), as `ls --state` takes it: the HTTP and
+    Python APIs refused what the CLI took."""
     states = []
     for name in names:
         try:
-            states.append(JobState(name))
+            states.append(JobState(name.lower()))
         except ValueError:
             known = ", ".join(s.value for s in JobState)
             raise InvalidValue(f"unknown state '{name}': use one of {known}") from None

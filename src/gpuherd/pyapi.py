@@ -352,7 +352,7 @@ class Job(JobActions, JobDisplay):
         after, after_any, after_fail, output, error or begin.
         Answers what changed ("edited (gpus 1 -> 2)"); HerdError if the daemon refused (the
         job runs or ended, or could never run)."""
-        check_edit(changes)  # (a keyword it does not take; an empty name or project)
+        clear = check_edit(changes, clear)  # (its own words: `env`, not `env_overrides`)
         if "env" in changes:  # as submit() names the job's variables; the others are kept
             changes["env_overrides"] = env_overrides(changes.pop("env"))
         cleared = ["env_overrides" if name == "env" else name for name in clear]

@@ -12,10 +12,10 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from gpuherd.core.commands import command_from_args
-from gpuherd.core.edit import BEGIN, EDITABLE
+from gpuherd.core.edit import BEGIN, CLEARABLE, EDITABLE
 from gpuherd.core.int64 import LARGEST
 from gpuherd.errors import HerdError, InvalidValue
-from gpuherd.pyapi_types import WrongType
+from gpuherd.pyapi_types import WrongType, WrongValue
 from gpuherd.script_files import missing_script_hints
 
 
@@ -113,14 +113,32 @@ EDIT_KEYWORDS = frozenset({*EDITABLE, BEGIN, "env"} - {"env_overrides"})
 """What `Job.edit` takes, by the names `submit` takes them (`env`, not the API's field)."""
 
 
-def check_edit(changes: Mapping[str, Any]) -> None:
+CLEAR_NAMES = tuple("env" if name == "env_overrides" else name for name in CLEARABLE)
+"""What `Job.edit(clear=...)` unsets, by the names `submit` takes them (`env`)."""
+
+
+def check_edit(changes: Mapping[str, Any], clear: Iterable[str] = ()) -> list[str]:
     """`Job.edit`'s keywords: TypeError for one it does not take, naming the closest; an empty
     name or project refused, as the CLI's `edit --name ''` is: `clear=` unsets them (quietly
-    cleared, a script's empty variable lost the job's name without a word)."""
+    cleared, a script's empty variable lost the job's name without a word). Returns `clear`
+    as a list (one name given alone is that name, not its letters), its names checked here in
+    the words of this API: the daemon's refusals name the HTTP API's `env_overrides`."""
     refuse_unknown(changes, EDIT_KEYWORDS, "{!r} cannot be edited; fields")
     for key in ("name", "project"):
         if changes.get(key) == "":
             raise InvalidValue(f'{key} is empty: give a {key}, or clear=["{key}"] to unset it')
+    cleared = [clear] if isinstance(clear, str) else list(clear)
+    # (env_overrides, the HTTP API's name, is taken as it always was; only `env` is listed)
+    if wrong := [name for name in cleared if name not in {*CLEAR_NAMES, "env_overrides"}]:
+        names = ", ".join(CLEAR_NAMES)
+        raise WrongValue(f"{wrong[0]!r} cannot be cleared: clear one of {names}")
+    if both := [name for name in cleared if name in changes]:
+        raise WrongValue(f"{both[0]} is both changed and cleared: give one")
+    if not changes and not cleared:
+        raise WrongValue(
+            f"nothing to change: give one of {', '.join(sorted(EDIT_KEYWORDS))} (or clear=[...])"
+        )
+    return cleared
 
 
 def log_numbers(**given: Any) -> dict[str, int | None]:

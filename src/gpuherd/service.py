@@ -26,6 +26,7 @@ from gpuherd.core.nearest_now import LeftOut
 from gpuherd.core.output_files import Files, recorded_or_named, shared_file, sharing
 from gpuherd.core.states import (
     FINISHED_STATES,
+    LIVE_STATES,
     JobState,
     OutcomeKind,
 )
@@ -265,6 +266,9 @@ class Service(SystemVerbs, EditVerbs, MoveVerbs):
             if job.attempt
             else [],
             log_files=latest,
+            # Its GPUs lost or removed while it runs (it goes on: its process is untouched),
+            # said by `show`, where its row said `gpus 1` as if nothing had happened.
+            gpus_gone=self.engine.devices.gone(job.gpus) if job.state in LIVE_STATES else [],
         )
         return view
 

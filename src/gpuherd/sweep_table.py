@@ -83,9 +83,10 @@ def table(
     """Every point of the sweep: params, state, times and metrics (`sweep status`); with
     `states`, only the points (and runs outside the grid) in one of them, and with `limit`,
     the first `limit` of each after sorting. The counts are always the whole sweep's."""
-    unknown = [s for s in states if s not in POINT_STATES]
+    unknown = [s for s in states if s.lower() not in POINT_STATES]
     if unknown:
         raise InvalidValue(f"unknown state '{unknown[0]}': use one of {', '.join(POINT_STATES)}")
+    states = [s.lower() for s in states]  # any case, as `sweep status --state` takes it
     row = store.get_sweep(name)
     if row is None:
         raise NotFound(no_such_sweep(name))

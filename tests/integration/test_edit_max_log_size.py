@@ -78,3 +78,33 @@ def test_the_python_and_json_apis_edit_the_cap(shared_daemon: Herd) -> None:
     with pytest.raises(HerdError, match="must be a size in bytes"):
         job.edit(max_log_size=-1)
     assert herd.job(job.id)["max_log_size"] is None
+
+
+def test_clear_takes_a_field_as_its_option_is_spelt(shared_daemon: Herd) -> None:
+    herd = shared_daemon
+    job = str(herd.submit("--hold", "--max-log-size", "2MiB", "--only-gpus", "1", "--", "true"))
+    answer = herd.cli("edit", job, "--clear", "max-log-size", "--clear", "only-gpus").stdout
+    assert answer == f"job {job}: edited (only_gpus 1 -> any, max_log_size 2 MiB -> none)\n"
+    refused = herd.usage_error("edit", job, "--clear", "max-log-sise")
+    assert "--clear: 'max-log-sise' is not a choice: use one of name, only_gpus," in refused
+
+
+def test_each_api_refuses_an_edit_by_the_names_it_takes(shared_daemon: Herd) -> None:
+    """The Python API names the job's variables `env`, the HTTP API `env_overrides`: each
+    refusal names what its caller typed (the Python API's said `env_overrides`, the HTTP
+    API's `env`)."""
+    herd = shared_daemon
+    job = connect(herd.home, start=False).submit("true", gpus=0, hold=True)
+    with pytest.raises(ValueError, match=r"^'gpus' cannot be cleared: clear one of name, ") as no:
+        job.edit(clear=["gpus"])
+    assert ", env, " in str(no.value) and "env_overrides" not in str(no.value)
+    with pytest.raises(ValueError, match=r"^env is both changed and cleared: give one$"):
+        job.edit(env={"A": "1"}, clear=["env"])
+    with pytest.raises(ValueError, match=r"^nothing to change: give one of after, ") as none:
+        job.edit()
+    assert ", env, " in str(none.value) and "env_overrides" not in str(none.value)
+    job.edit(max_log_size="2MiB")
+    assert job.edit(clear="max_log_size") == "edited (max_log_size 2 MiB -> none)"  # one name
+    body = {"ids": [job.id], "env_overrides": {"A": "1"}, "clear": ["env_overrides"]}
+    with pytest.raises(HerdError, match=r"^env_overrides is both set and cleared: give one$"):
+        herd.client.post("/jobs/edit", body)

@@ -28,6 +28,14 @@ def gpu_rows(herd: Herd) -> dict[int, dict[str, object]]:
     return {row["index"]: row for row in herd.json("gpus")["gpus"]}
 
 
+def shown_gpus(herd: Herd, job: int) -> str:
+    """The `gpus` row of `gpuherd show JOB`."""
+    (row,) = [
+        line for line in herd.cli("show", str(job)).stdout.splitlines() if line[:5] == "gpus "
+    ]
+    return row.removeprefix("gpus").strip()
+
+
 def test_a_two_gpu_job_gets_the_free_nvlinked_pair(
     herd: Herd, recorder: Recorder, tmp_path: Path
 ) -> None:
@@ -89,9 +97,15 @@ def test_a_removed_gpu_keeps_its_row_while_its_job_runs(herd: Herd, recorder: Re
     rows_html = {m[0]: m[1] for m in re.findall(r'<tr id="gpu-(\d)">(.*?)</tr>', page, re.S)}
     assert 'value="drain"' in rows_html["1"] and 'value="drain"' not in rows_html["2"]
     assert "not configured: the row goes when its jobs end" in rows_html["2"]
+    # `show` of the job says what became of its GPU (it said `gpus 2`, as if nothing had).
+    assert herd.json("show", str(job))["gpus_gone"] == [{"index": 2, "state": "removed"}]
+    assert shown_gpus(herd, job) == (
+        "2 (GPU 2 removed (gpuherd gpus remove): the job finishes there, nothing new starts there)"
+    )
     recorder.go()
     herd.wait_state(job, "succeeded")
     assert sorted(gpu_rows(herd)) == [0, 1]  # its job ended: the row goes
+    assert (herd.json("show", str(job))["gpus_gone"], shown_gpus(herd, job)) == ([], "2")
     answer = herd.json("gpus")
     assert answer["unused"] == [2] and "GPU 2 seen but not used" in answer["probe"]
 
@@ -113,8 +127,13 @@ def test_a_lost_gpu_keeps_its_row_while_its_job_runs(
     row = wait_for(lost, 10, "GPU 1 to show as lost")
     assert (row["name"], row["jobs"], row["memory_total"]) == ("B", [job], None)
     assert herd.json("gpus")["missing"] == [1]
+    assert herd.json("show", str(job))["gpus_gone"] == [{"index": 1, "state": "lost"}]
+    assert shown_gpus(herd, job) == (
+        "1 (GPU 1 lost: the probe no longer sees it; the job runs on, but its work there may fail)"
+    )
     recorder.go()
     herd.wait_state(job, "succeeded")
+    assert herd.json("show", str(job))["gpus_gone"] == []  # said only while it runs there
     assert sorted(gpu_rows(herd)) == [0]
 
 

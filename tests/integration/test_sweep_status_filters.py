@@ -114,10 +114,12 @@ def test_the_http_and_python_apis_take_them_too(ended_sweep: Herd) -> None:
     client = ended_sweep.client
     answer = client.get("/sweeps/f", sort="acc", state=["failed"], limit=1)
     assert xs(answer) == [3] and answer["matched"] == 3
+    assert client.get("/sweeps/f", sort="acc", state=["FAILED"], limit=1) == answer  # any case
     sweep = connect(home=ended_sweep.home, start=False).get_sweep("f")
     best = sweep.results("-acc", limit=2)
     assert [int(r["params"]["x"]) for r in best] == [10, 9]
     assert [int(r["params"]["x"]) for r in sweep.results(state="failed")] == [3, 6, 9]
+    assert [int(r["params"]["x"]) for r in sweep.results(state="Failed")] == [3, 6, 9]
 
 
 def test_states_no_point_is_in_print_no_empty_table(ended_sweep: Herd) -> None:

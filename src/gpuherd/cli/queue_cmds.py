@@ -229,6 +229,15 @@ _AS_OPTION = {"env_overrides": "env"}
 """How --clear names a field whose option is named otherwise (--env)."""
 
 
+class _Field(Choosing):
+    """--clear's field, also as its option is spelt (`--clear max-log-size`, as
+    `--max-log-size`): it was refused as no choice, the option typed named by its field."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        named = value.replace("-", "_") if isinstance(value, str) else value
+        return named if named in self.choices else super().convert(value, param, ctx)
+
+
 @click.command(cls=TakesJobIds)
 @ids_argument()
 @click.option("--command", help="The new command line (run by sh as written).")
@@ -255,13 +264,13 @@ _AS_OPTION = {"env_overrides": "env"}
 @output_options("each job")
 @click.option(
     "--clear",
-    type=Choosing([_AS_OPTION.get(name, name) for name in CLEARABLE]),
+    type=_Field([_AS_OPTION.get(name, name) for name in CLEARABLE]),
     metavar="FIELD",  # the help lists them: click's [name|only_gpus|...] was 86 wide
     multiple=True,
-    help="Unset a field (repeatable): name, only_gpus, mem, ram, retry_delay, timeout, "
-    "max_log_size (no cap), project, env (every --env variable of the job), after, "
-    "after_any, after_fail (it waits for no job), output, error (its output back in its "
-    "folder), or begin (a job held until a time is queued now).",
+    help="Unset a field (repeatable; max-log-size as max_log_size): name, only_gpus, mem, ram, "
+    "retry_delay, timeout, max_log_size (no cap), project, env (every --env variable of the "
+    "job), after, after_any, after_fail (it waits for no job), output, error (its output "
+    "back in its folder), or begin (a job held until a time is queued now).",
 )
 def edit(
     ids: tuple[str, ...],

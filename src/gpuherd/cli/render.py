@@ -125,7 +125,7 @@ def job_detail(job: dict[str, Any], term: plain.Terminal | None = None) -> None:
         ("state", _state_line(job)),
         ("command", job["command"]),
         ("cwd", job["cwd"]),
-        ("gpus", ",".join(str(g) for g in job["gpus"]) or "-"),
+        ("gpus", _gpus_line(job)),
         ("requested", _requested(job)),
         ("priority", str(job["priority"])),
         ("project", job["project"] or "-"),
@@ -201,6 +201,20 @@ def _file_rows(stdout: str | None, stderr: str | None) -> list[tuple[str, str]]:
     if stderr:
         rows.append(("stderr", stderr + (" (with stdout)" if stderr == stdout else "")))
     return rows
+
+
+_GONE = {
+    "lost": "lost: the probe no longer sees it; the job runs on, but its work there may fail",
+    "removed": "removed (gpuherd gpus remove): the job finishes there, nothing new starts there",
+}
+"""What `show` says of a running job's GPU that is lost or removed (`gpus_gone`)."""
+
+
+def _gpus_line(job: dict[str, Any]) -> str:
+    """`1,2`; a GPU lost or removed while the job runs, said: `1 (GPU 1 lost: ...)`."""
+    said = ",".join(str(g) for g in job["gpus"]) or "-"
+    gone = [f"GPU {g['index']} {_GONE[g['state']]}" for g in job.get("gpus_gone", [])]
+    return said + (f" ({'; '.join(gone)})" if gone else "")
 
 
 def _state_line(job: dict[str, Any]) -> str:

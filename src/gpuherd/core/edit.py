@@ -86,7 +86,8 @@ def check_edit(changes: Mapping[str, Any], clear: Sequence[str]) -> None:
         raise ValueError("begin must be a time (epoch seconds) before the year 9999")
     both = sorted(set(changes) & set(clear))
     if both:
-        raise ValueError(f"{_NAMES.get(both[0], both[0])} is both set and cleared: give one")
+        # (by the API's field: the CLI and the Python API refuse it first, in their words)
+        raise ValueError(f"{both[0]} is both set and cleared: give one")
     if not changes and not clear:
         names = ", ".join((*EDITABLE, BEGIN))
         raise ValueError(f"nothing to change: give one of {names} (or clear one)")
