@@ -104,7 +104,8 @@ class Runner:
             if options.gpu_file is not None:  # applied now: before anything is placed
                 from gpuherd.runner_gpu_file import GpuFile  # (only then: start-up time)
 
-                gpu_file = GpuFile(options.gpu_file, self.service, reporter.notice)
+                gpus_per_job, say = options.gpus_per_job, reporter.notice
+                gpu_file = GpuFile(options.gpu_file, self.service, say, gpus_per_job)
                 self._closing.callback(gpu_file.stop)
                 gpu_file.start()
             self._live: LiveOutput | None = None

@@ -95,8 +95,12 @@ def gpus_text(gpus: dict[int, int]) -> str:
 class GpuFile:
     """The run's GPUs kept as the file names them (call `start` on the run's loop)."""
 
-    def __init__(self, path: Path, service: Service, say: Callable[[str], None]) -> None:
+    def __init__(
+        self, path: Path, service: Service, say: Callable[[str], None], per_job: int = 1
+    ) -> None:
         self._path = path
+        self._per_job = per_job
+        """--gpus-per-job: a file naming fewer GPUs leaves such jobs waiting, which is said."""
         self._service = service
         self._say = say
         self._stamp: Stamp = None
@@ -151,11 +155,17 @@ class GpuFile:
                 f"{_named(self._path)} names no GPU to use: jobs that need a GPU wait until it"
                 " names one"
             )
-        elif again:
-            self._say(f"{_named(self._path)} is valid again: {gpus_text(used)}")
-        elif used != before:
-            now = "using" if before is None else "now"
-            self._say(f"{_named(self._path)}: {now} {gpus_text(used)}")
+        elif again or used != before:
+            said = " is valid again:" if again else ": using" if before is None else ": now"
+            self._say(f"{_named(self._path)}{said} {gpus_text(used)}{self._short_of(used)}")
+
+    def _short_of(self, used: dict[int, int]) -> str:
+        """` (fewer than --gpus-per-job 2: ...)` when the file names fewer GPUs than a job
+        asks: such jobs waited without a word."""
+        n = self._per_job
+        if len(used) >= n:
+            return ""
+        return f" (fewer than --gpus-per-job {n}: jobs that need {n} wait until it names {n})"
 
     def _apply(self, named: dict[int, int]) -> dict[int, int]:
         """Use the named GPUs with their slots and drain the others; a GPU the machine does

@@ -125,6 +125,26 @@ def test_a_file_that_names_no_gpu_makes_the_run_wait_for_one(runs: Runs, probe: 
     assert probe.by_name()["a"]["gpus"] == "1"
 
 
+def test_a_file_naming_fewer_gpus_than_a_job_needs_says_its_jobs_wait(
+    runs: Runs, probe: Probe
+) -> None:
+    """--gpus-per-job 2 and a file naming one GPU: the jobs wait, and the run says why (they
+    waited without a word); once the file names two, the line says so and they start."""
+    gpus = runs.root / "gpus.txt"
+    gpus.write_text("0\n")
+    jobs = job_file(runs, probe, "a", sleep=0)
+    run = runs.start("--fake-gpus", "3", "--gpu-file", str(gpus), "--gpus-per-job", "2", str(jobs))
+    assert run.expect_line("--gpu-file") == (
+        f"--gpu-file {gpus}: using GPU 0 (fewer than --gpus-per-job 2: jobs that need 2 wait "
+        "until it names 2)"
+    )
+    gpus.write_text("1,2\n")
+    assert run.expect_line("--gpu-file") == f"--gpu-file {gpus}: now GPUs 1,2"
+    status, rest, err = run.finish()
+    assert status == 0, rest + err
+    assert probe.by_name()["a"]["gpus"] == "1,2"  # not started on GPU 0 (with 1) at once
+
+
 def test_a_file_that_names_no_gpu_holds_back_no_cpu_only_job(runs: Runs, probe: Probe) -> None:
     """With --gpus-per-job 0 the jobs need no GPU and start at once: the run's line about the
     empty file is true of them too (it said "waiting for GPUs in the file")."""
