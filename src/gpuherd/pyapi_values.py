@@ -38,6 +38,7 @@ from gpuherd.core.sweep_spec import FILE_SUFFIXES
 from gpuherd.core.units import memory_amount, not_a_choice, parse_duration
 from gpuherd.core.when import parse_begin
 from gpuherd.errors import DaemonError, HerdError
+from gpuherd.paths import current_folder
 from gpuherd.pyapi_checks import refuse_unknown
 from gpuherd.pyapi_types import WrongValue, check_types, read_value
 from gpuherd.task_values import from_numpy, is_numpy
@@ -300,7 +301,9 @@ def job_cwd(cwd: str | Path | None) -> str:
         raise TypeError(f"cwd is a folder (text or a Path), got {cwd!r}")
     if cwd == "":  # (a script's unset variable: it ran the job wherever Python ran)
         raise HerdError("cwd is empty: give the folder the job runs in, or leave cwd out")
-    path = Path(cwd or os.getcwd()).absolute()
+    # (a relative one is taken from this process's folder, which may have been removed)
+    given = cwd if cwd and os.path.isabs(cwd) else None
+    path = Path(given or Path(current_folder("cwd=FOLDER"), cwd or ""))
     if path.exists() and not path.is_dir():
         raise HerdError(f"cwd {path} is not a folder: give the folder the job runs in")
     return str(path)

@@ -74,12 +74,47 @@ def test_a_failed_start_leaves_the_last_starts_gpus(herd: Herd) -> None:
 def in_removed_folder(herd: Herd, folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """`gpuherd ARGS` run in `folder`, removed after the shell went into it (as a `cd` into a
     temporary folder that another terminal then deletes)."""
+    return python_in_removed_folder(herd, folder, "-m", "gpuherd", *args)
+
+
+def python_in_removed_folder(
+    herd: Herd, folder: Path, *args: str
+) -> subprocess.CompletedProcess[str]:
+    """`python ARGS` run in `folder`, removed after the shell went into it."""
     folder.mkdir()
-    gpuherd = shlex.join([sys.executable, "-m", "gpuherd", *args])
-    script = f"cd {shlex.quote(str(folder))} && rmdir ../{folder.name} && exec {gpuherd}"
+    python = shlex.join([sys.executable, *args])
+    script = f"cd {shlex.quote(str(folder))} && rmdir ../{folder.name} && exec {python}"
     return subprocess.run(
         ["sh", "-c", script], env=herd.env, capture_output=True, text=True, timeout=60
     )
+
+
+def test_config_set_from_a_removed_folder_sets_it_and_exits_0(herd: Herd, tmp_path: Path) -> None:
+    """(It saved the hook, then failed on the hint's look for a file of that name there.)"""
+    herd.start("--fake-gpus", "1")
+    said = in_removed_folder(herd, tmp_path / "gone", "config", "set", "on-end", "./notify.sh")
+    assert (said.returncode, said.stderr) == (0, ""), said
+    assert herd.json("config")["on-end"] == "./notify.sh"
+
+
+def test_the_python_api_from_a_removed_folder_says_so_in_one_line(
+    herd: Herd, tmp_path: Path
+) -> None:
+    herd.start("--fake-gpus", "1")
+    script = (
+        "import gpuherd\n"
+        "try:\n"
+        "    gpuherd.connect().submit('true')\n"
+        "except gpuherd.HerdError as exc:\n"
+        "    print(type(exc).__name__, exc)\n"
+    )
+    said = python_in_removed_folder(herd, tmp_path / "gone", "-c", script)
+    assert (said.returncode, said.stderr) == (0, ""), said
+    assert said.stdout == (
+        "HerdError the current folder no longer exists (it was removed): cd to an existing "
+        "folder, or give cwd=FOLDER\n"
+    )
+    assert herd.all_jobs() == []
 
 
 def test_submit_from_a_removed_folder_says_so_in_one_line(herd: Herd, tmp_path: Path) -> None:

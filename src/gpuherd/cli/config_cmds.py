@@ -108,9 +108,11 @@ def set_(name: str, words: tuple[str, ...]) -> None:
 
         from gpuherd.cli.other_tools import callback_template_hint
         from gpuherd.cli.submit_hints import hook_path_hint
+        from gpuherd.paths import folder_gone
 
+        here = "." if folder_gone() else os.getcwd()  # (removed since: nothing in it to name)
         hints = (
-            hook_path_hint(value, os.getcwd(), str(client.home), os.environ),
+            hook_path_hint(value, here, str(client.home), os.environ),
             callback_template_hint(value),
         )
         for hint in hints:
