@@ -135,13 +135,14 @@ class Response:
 
 _versions_told: set[str] = set()
 _replacing = False
-"""Set while `daemon restart` talks to the daemon it replaces (`replacing`)."""
+"""Set while `daemon stop` or `restart` talks to the daemon it ends (`replacing`)."""
 
 
 @contextmanager
 def replacing() -> Iterator[None]:
-    """Within: a daemon of another version is not told of. `daemon restart`, talking to
-    the daemon it is about to replace, warned that it ran another version and to restart it."""
+    """Within: a daemon of another version is not told of. `daemon restart` and `stop`,
+    talking to the daemon they are about to end, warned that it ran another version and to
+    restart it."""
     global _replacing
     _replacing = True
     try:

@@ -100,16 +100,30 @@ def test_two_restarts_at_once_both_succeed(daemon: Herd) -> None:
         assert [p.pid for p in daemons] == [new]
 
 
-def test_restart_of_a_daemon_of_another_version_says_the_upgrade_without_a_warning(
-    herd: Herd, tmp_path: Path
-) -> None:
-    """The daemon left running by an upgrade (`pip install -U`): started here with its
+def start_older(herd: Herd, tmp_path: Path) -> None:
+    """A daemon as one left running by an upgrade (`pip install -U`): started here with its
     version changed at its start (a sitecustomize on PYTHONPATH, which it inherits)."""
     older = tmp_path / "older"
     older.mkdir()
     (older / "sitecustomize.py").write_text("import gpuherd\ngpuherd.__version__ = '0.0.9'\n")
     herd.cli("daemon", "start", "--fake-gpus", "2", env={**herd.env, "PYTHONPATH": str(older)})
     assert herd.json("daemon", "status")["version"] == "0.0.9"
+
+
+def test_stop_of_a_daemon_of_another_version_warns_not_to_restart_it(
+    herd: Herd, tmp_path: Path
+) -> None:
+    """(It warned: "the daemon runs gpuherd 0.0.9 and this is ...: restart it", of the
+    daemon it was stopping.)"""
+    start_older(herd, tmp_path)
+    done = herd.cli("daemon", "stop")
+    assert (done.stdout.splitlines()[-1], done.stderr) == ("daemon stopped", "")
+
+
+def test_restart_of_a_daemon_of_another_version_says_the_upgrade_without_a_warning(
+    herd: Herd, tmp_path: Path
+) -> None:
+    start_older(herd, tmp_path)
     done = herd.cli("daemon", "restart")
     assert done.stderr == ""  # (a warning to run `daemon restart`, from `daemon restart`)
     assert done.stdout.splitlines()[-1] == (

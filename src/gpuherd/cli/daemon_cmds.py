@@ -19,6 +19,7 @@ from gpuherd.cli.param_types import LISTEN, Choosing, WholeRange
 from gpuherd.cli.stop_grace import GRACE_OPTION, refuse_grace_without_kill
 from gpuherd.cli.ui_cmd import show_dashboard
 from gpuherd.client import Client
+from gpuherd.client_http import replacing
 from gpuherd.core.gpu_slots import MAX_SLOTS
 from gpuherd.core.idspec import format_ids
 from gpuherd.core.units import format_duration, plural
@@ -248,16 +249,17 @@ def stop(drain: bool, kill: bool, grace: float | None) -> None:
         raise click.UsageError("give --drain (let running jobs finish) or --kill, not both")
     refuse_grace_without_kill(grace, kill)
     client = Client()
-    try:
-        pid = int(own_status(client)["pid"])
-    except NotRunning:
-        if drain or kill:  # asked of running jobs, which only a daemon can do
-            raise
-        # What was asked holds (as `kill` of a job that ended): a teardown script's
-        # `gpuherd daemon stop` under `set -e` must not fail for a daemon already gone.
-        click.echo(f"no gpuherd daemon is running for {client.home}: nothing to stop")
-        return
-    left = stop_daemon(client, pid, "drain" if drain else "kill" if kill else "leave", grace)
+    with replacing():  # (of a daemon an upgrade left running: "restart it" is not the news)
+        try:
+            pid = int(own_status(client)["pid"])
+        except NotRunning:
+            if drain or kill:  # asked of running jobs, which only a daemon can do
+                raise
+            # What was asked holds (as `kill` of a job that ended): a teardown script's
+            # `gpuherd daemon stop` under `set -e` must not fail for a daemon already gone.
+            click.echo(f"no gpuherd daemon is running for {client.home}: nothing to stop")
+            return
+        left = stop_daemon(client, pid, "drain" if drain else "kill" if kill else "leave", grace)
     if left is not None:  # jobs a --kill could not reach
         raise HerdError(left)
 
