@@ -10,8 +10,9 @@ import sys
 from pathlib import Path
 
 DAEMON_ONLY = {"pydantic", "pydantic_core", "fastapi", "starlette", "uvicorn", "ray", "yaml"}
-NOT_ASKED_FOR = {"ssl", "gpuherd.runner_live", "gpuherd.runner_gpu_file"}
-"""Asyncio's TLS (no_tls.py), --live's and --gpu-file's modules: not on a plain run's way."""
+NOT_ASKED_FOR = {"ssl", "ctypes", "gpuherd.runner_live", "gpuherd.runner_gpu_file"}
+"""Asyncio's TLS (no_tls.py), ctypes (file_holes, for hooks.log: ~2 ms), --live's and
+--gpu-file's modules: not on a plain run's way."""
 
 PROBE = """
 import gc, json, sys
