@@ -125,15 +125,23 @@ def test_a_file_that_names_no_gpu_makes_the_run_wait_for_one(runs: Runs, probe: 
     assert probe.by_name()["a"]["gpus"] == "1"
 
 
+def start_per_job(
+    runs: Runs, probe: Probe, names: str, fake_gpus: int, named: str, per_job: int
+) -> tuple[Path, RunProcess]:
+    """A run of quick jobs `names` with --gpus-per-job `per_job`, its GPU file naming `named`."""
+    gpus = runs.root / "gpus.txt"
+    gpus.write_text(named)
+    jobs = job_file(runs, probe, names, sleep=0)
+    options = ["--fake-gpus", str(fake_gpus), "--gpu-file", str(gpus)]
+    return gpus, runs.start(*options, "--gpus-per-job", str(per_job), str(jobs))
+
+
 def test_a_file_naming_fewer_gpus_than_a_job_needs_says_its_jobs_wait(
     runs: Runs, probe: Probe
 ) -> None:
     """--gpus-per-job 2 and a file naming one GPU: the jobs wait, and the run says why (they
     waited without a word); once the file names two, the line says so and they start."""
-    gpus = runs.root / "gpus.txt"
-    gpus.write_text("0\n")
-    jobs = job_file(runs, probe, "a", sleep=0)
-    run = runs.start("--fake-gpus", "3", "--gpu-file", str(gpus), "--gpus-per-job", "2", str(jobs))
+    gpus, run = start_per_job(runs, probe, "a", fake_gpus=3, named="0\n", per_job=2)
     assert run.expect_line("--gpu-file") == (
         f"--gpu-file {gpus}: using GPU 0 (fewer than --gpus-per-job 2: jobs that need 2 wait "
         "until it names 2)"
@@ -148,10 +156,7 @@ def test_a_file_naming_fewer_gpus_than_a_job_needs_says_its_jobs_wait(
 def test_a_file_that_names_no_gpu_holds_back_no_cpu_only_job(runs: Runs, probe: Probe) -> None:
     """With --gpus-per-job 0 the jobs need no GPU and start at once: the run's line about the
     empty file is true of them too (it said "waiting for GPUs in the file")."""
-    gpus = runs.root / "gpus.txt"
-    gpus.write_text("# none\n")
-    jobs = job_file(runs, probe, "ab", sleep=0)
-    run = runs.start("--fake-gpus", "2", "--gpu-file", str(gpus), "--gpus-per-job", "0", str(jobs))
+    gpus, run = start_per_job(runs, probe, "ab", fake_gpus=2, named="# none\n", per_job=0)
     assert run.expect_line("--gpu-file") == (
         f"--gpu-file {gpus} names no GPU to use: jobs that need a GPU wait until it names one"
     )
