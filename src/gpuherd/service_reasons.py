@@ -138,7 +138,7 @@ def _other_reason(
     engine: Engine, job: Job, now: float, holds: Mapping[int, str] | None
 ) -> str | None:
     """What `ls` says of a held job (why, or until when), or a running one (stopping,
-    stalled)."""
+    stalled, on a GPU lost or removed since it started)."""
     if job.state is JobState.HELD:
         if job.release_at is None:
             return _held_reason(engine, job, holds)
@@ -151,7 +151,13 @@ def _other_reason(
         return f"stopping ({stop_said(live.stop_reason, live.requeue)})"
     if live and live.stalled and limit:
         return f"stalled: no output for over {format_given(limit)}"
+    if gone := engine.devices.gone(job.gpus):  # (`show` says more, on its gpus line)
+        return "; ".join(f"GPU {g['index']} {_GONE[g['state']]}" for g in gone)
     return None
+
+
+_GONE = {"lost": "lost (the probe no longer sees it)", "removed": "removed (gpus remove)"}
+"""What `ls` says of a running job's GPU that went: lost, or removed by `gpus remove`."""
 
 
 def _held_reason(engine: Engine, job: Job, holds: Mapping[int, str] | None) -> str:

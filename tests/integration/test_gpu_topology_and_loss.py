@@ -36,6 +36,12 @@ def shown_gpus(herd: Herd, job: int) -> str:
     return row.removeprefix("gpus").strip()
 
 
+def listed_info(herd: Herd, job: int) -> str:
+    """The job's `reason` in `gpuherd ls --json`: its INFO column."""
+    (row,) = [r for r in herd.json("ls", "--all") if r["id"] == job]
+    return str(row["reason"] or "")
+
+
 def test_a_two_gpu_job_gets_the_free_nvlinked_pair(
     herd: Herd, recorder: Recorder, tmp_path: Path
 ) -> None:
@@ -102,6 +108,7 @@ def test_a_removed_gpu_keeps_its_row_while_its_job_runs(herd: Herd, recorder: Re
     assert shown_gpus(herd, job) == (
         "2 (GPU 2 removed (gpuherd gpus remove): the job finishes there, nothing new starts there)"
     )
+    assert listed_info(herd, job) == "GPU 2 removed (gpus remove)"
     recorder.go()
     herd.wait_state(job, "succeeded")
     assert sorted(gpu_rows(herd)) == [0, 1]  # its job ended: the row goes
@@ -131,9 +138,17 @@ def test_a_lost_gpu_keeps_its_row_while_its_job_runs(
     assert shown_gpus(herd, job) == (
         "1 (GPU 1 lost: the probe no longer sees it; the job runs on, but its work there may fail)"
     )
+    assert listed_info(herd, job) == "GPU 1 lost (the probe no longer sees it)"
+    # The job's page says it as it is, not as a wait ("Waiting: GPU 1 lost ...").
+    conn = UnixConnection(herd.client.socket_path, timeout=15)
+    conn.request("GET", f"/jobs/{job}")
+    page = conn.getresponse().read().decode()
+    conn.close()
+    assert '<p class="reason-line">GPU 1 lost (the probe no longer sees it)</p>' in page
     recorder.go()
     herd.wait_state(job, "succeeded")
     assert herd.json("show", str(job))["gpus_gone"] == []  # said only while it runs there
+    assert listed_info(herd, job) == ""
     assert sorted(gpu_rows(herd)) == [0]
 
 
