@@ -27,6 +27,7 @@ from typing import Any
 from gpuherd import paths
 from gpuherd.client import Client
 from gpuherd.core.failure_line import failure_line
+from gpuherd.core.states import GPUHERD_STOPS
 from gpuherd.core.sweep import SweepError, SweepSpec, count, size_refusal, spec_to_dict
 from gpuherd.core.sweep_names import default_sweep_name, is_bare_command
 from gpuherd.errors import DaemonError, HerdError, NoAnswer
@@ -388,8 +389,10 @@ class JobFailed(HerdError):
         why = said.get(info.get("outcome") or "", info.get("message") or info.get("outcome"))
         text = f"job {job.id}" + (f" ({info['name']})" if info.get("name") else "") + f" {state}"
         text += f" ({why})" if why and why != state else ""
+        # (stopped by gpuherd, a kill or --timeout is why: not its stderr's "Terminated")
+        read = 0 if info.get("outcome") in GPUHERD_STOPS else STDERR_LINES_READ
         try:  # (a traceback's error, which a deep one has many lines above its end)
-            why_line = failure_line(job.logs("stderr", lines=STDERR_LINES_READ).splitlines())
+            why_line = failure_line(job.logs("stderr", lines=read).splitlines()) if read else None
         except HerdError:
             why_line = None
         super().__init__(text + (f": {why_line}" if why_line else ""))

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 import gpuherd
-from conftest import api_daemon
+from conftest import api_daemon, wait_for
 from gpuherd.pyapi import JobFailed, connect
 
 TASKS_MODULE = """
@@ -72,3 +72,14 @@ def test_without_a_traceback_the_last_line_of_stderr(api: gpuherd.Herd) -> None:
 
     job = quiet.submit()
     assert failure(job) == f"job {job.id} (quiet) failed (exit 3): no traceback: this line says why"
+
+
+def test_a_job_gpuherd_stopped_is_not_told_by_its_stderr(api: gpuherd.Herd) -> None:
+    """A --timeout or a kill is why: the job's last stderr line was the shell's report of
+    the SIGTERM (`failed (timeout): Terminated`) or its progress."""
+    timed_out = api.submit("echo epoch 3 >&2; sleep 60", gpus=0, timeout=1)
+    assert failure(timed_out) == f"job {timed_out.id} failed (timeout)"
+    killed = api.submit("echo epoch 3 >&2; sleep 60", gpus=0)
+    wait_for(lambda: "epoch 3" in killed.logs("stderr"), what="the job's first line")
+    killed.kill()
+    assert failure(killed) == f"job {killed.id} killed"
