@@ -221,7 +221,7 @@ def _begin(value: Any) -> Any:
         try:
             return value.timestamp()
         except (ValueError, OverflowError, OSError):  # datetime(1, 1, 1): "year 0 is out of…"
-            raise HerdError(
+            raise WrongValue(
                 f"begin {value} is no time a job can start at: give one from 1970 to the year 9999"
             ) from None
     return value
@@ -232,7 +232,7 @@ def _kill_on_no_output(options: dict[str, Any]) -> bool:
     `kill_on_no_output=True` or False; both given must agree."""
     given = options.pop("on_no_output")
     if wrong := not_a_choice("on_no_output", given, ON_NO_OUTPUT):
-        raise HerdError(wrong)
+        raise WrongValue(wrong)
     kill: bool = given == "kill"
     if options.get("kill_on_no_output", kill) != kill:
         raise HerdError("give on_no_output or kill_on_no_output, not both")
@@ -244,7 +244,7 @@ def sweep_order(order: Any) -> str:
     daemon, which checks it too, is asked nothing for a misspelt one."""
     order = "given" if order is None else order
     if wrong := not_a_choice("order", order, ORDERS):
-        raise HerdError(wrong)
+        raise WrongValue(wrong)
     return str(order)
 
 
@@ -266,9 +266,9 @@ def job_ids(value: Any, key: str, job_type: type[Any]) -> list[int | str]:
             try:
                 found += parse_ids(item)
             except ValueError as exc:
-                raise HerdError(f"{key}: {exc}, or 'last' (the job submitted last)") from None
+                raise WrongValue(f"{key}: {exc}, or 'last' (the job submitted last)") from None
         else:
-            raise HerdError(
+            raise WrongValue(
                 f"{key}: {item!r} is not a job: give job handles, ids (a list of them, or "
                 "text such as '3-5,7'), or 'last' (the job submitted last)"
             )
@@ -290,7 +290,7 @@ def env_overrides(env: Any) -> dict[str, str]:
         try:
             check_variable(name, str(value))
         except ValueError as exc:
-            raise HerdError(f"env: {exc}") from None
+            raise WrongValue(f"env: {exc}") from None
         found[name] = str(value)
     return found
 

@@ -20,6 +20,7 @@ import gpuherd
 from conftest import Herd, api_daemon, wait_for
 from gpuherd.errors import DaemonError, HerdError, InvalidValue
 from gpuherd.pyapi import connect
+from gpuherd.pyapi_types import WrongValue
 
 GTS_CONFIG = {
     "scheduler_config": {"gpu": ["0", "1"], "force_rerun": False},
@@ -162,7 +163,7 @@ def test_an_environment_variable_name_no_process_can_have_is_refused(api: gpuher
     # Python's names follow --env's rule (core/env_vars.py): `1A` and `A-B` were let in.
     before = api.submit("true", gpus=0, env={"A_B": "1"})
     for name in ("A=B", "", "1A", "A-B"):
-        with pytest.raises(HerdError) as refused:
+        with pytest.raises(WrongValue) as refused:  # (a HerdError and a ValueError)
             api.submit("true", gpus=0, env={name: "1"})
         assert str(refused.value) == (
             f"env: {name!r} is not an environment variable name: use letters, digits and _,"
@@ -265,7 +266,7 @@ def test_submit_takes_the_no_output_options(api: gpuherd.Herd) -> None:
     stalled = wait_for(lambda: (flagged.info()["reason"] or "").startswith("stalled"), 20)
     assert stalled and flagged.state() == "running"  # flagged, not killed
     flagged.kill()
-    with pytest.raises(HerdError, match=r"^on_no_output 'die': give 'flag' or 'kill'$"):
+    with pytest.raises(WrongValue, match=r"^on_no_output 'die': give 'flag' or 'kill'$"):
         api.submit("true", on_no_output="die")
 
 
@@ -281,7 +282,7 @@ def test_submit_reads_after_as_the_cli_does(api: gpuherd.Herd) -> None:
     mixed = api.submit("true", hold=True, after_any=[first, "last"])
     assert mixed.info()["after_any"] == [first.id, ranged.id + 1]
     for wrong, says in (("soon", "invalid job id 'soon'"), (0, "0 is not a job")):
-        with pytest.raises(HerdError, match=says):
+        with pytest.raises(WrongValue, match=says):
             api.submit("true", after=wrong)
 
 
@@ -291,12 +292,12 @@ def test_python_values_a_job_cannot_take_are_refused_at_submit(
     before = api.submit("true", gpus=0, hold=True)
     with pytest.raises(TypeError, match=r"env: A=None: give the value as a string"):
         api.submit("true", env={"A": None})  # was sent as the text "None"
-    with pytest.raises(HerdError, match="over the 128 KiB an environment variable may hold"):
+    with pytest.raises(WrongValue, match="over the 128 KiB an environment variable may hold"):
         api.submit("true", env={"A": "x" * 10_000_000})  # was queued, then failed to spawn
     with pytest.raises(HerdError, match=f"cwd {tmp_path / 'f'} is not a folder"):
         (tmp_path / "f").touch()
         api.submit("true", cwd=tmp_path / "f")  # was: "does not exist"
-    with pytest.raises(HerdError, match="begin 0001-01-01 00:00:00 is no time a job can start"):
+    with pytest.raises(WrongValue, match="begin 0001-01-01 00:00:00 is no time a job can start"):
         api.submit("true", begin=datetime(1, 1, 1))  # was: "year 0 is out of range"
     with pytest.raises(TypeError, match="params must be a dict of lists"):
         api.sweep("echo {x}", ["x"])  # type: ignore[arg-type]  # was an AttributeError

@@ -16,6 +16,7 @@ from gpuherd.client import Client
 from gpuherd.core.sweep_names import default_sweep_name
 from gpuherd.errors import HerdError
 from gpuherd.pyapi import connect, make_spec
+from gpuherd.pyapi_types import WrongValue
 
 # Writes what it was given to its --out folder's metrics.json, as a training script does.
 TRAIN = r"""
@@ -158,7 +159,7 @@ def test_order_is_taken_from_python_and_checked(shared_daemon: Herd, work: Path)
     dry = herd.sweep("echo {x}", {"x": [1, 2]}, cwd=work, order="longest-first", dry_run=True)
     assert dry.commands == ["echo 1", "echo 2"]  # (no run times yet: the order given)
     wrong = r"^order 'fastest': give 'given' or 'longest-first'$"
-    with pytest.raises(HerdError, match=wrong):
+    with pytest.raises(WrongValue, match=wrong):  # (a HerdError and a ValueError)
         herd.sweep("echo {x}", {"x": [1, 2]}, cwd=work, order="fastest")
     # Refused by the client, as `--order fastest` is: a daemon that went away is asked nothing
     # (before, only the daemon checked it: "no daemon is running").
