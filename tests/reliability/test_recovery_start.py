@@ -18,7 +18,7 @@ import pytest
 from faults import fill, grow, read_only_bind, tmpfs
 from test_cli_fuzz import half_answering_daemon
 
-from conftest import Herd, group_members, wait_for
+from conftest import Herd, gone, group_members, wait_for
 
 
 def test_a_database_locked_by_another_program_is_said_so(herd: Herd) -> None:
@@ -107,6 +107,34 @@ def test_a_wait_suspended_over_a_crash_and_a_restart_goes_on(daemon: Herd, tmp_p
             waiting.communicate()
     assert waiting.returncode == 0, err
     assert out == "1 of 1 job succeeded\n"
+
+
+def test_a_wait_whose_first_reads_meet_a_crash_goes_on_with_the_next_daemon(
+    daemon: Herd, tmp_path: Path
+) -> None:
+    """The daemon dies while `wait` reads which jobs to wait for (frozen here, then killed,
+    as a crash of a loaded machine): that read is asked again of the next daemon, as the
+    wait's own are. It failed at once: "lost the connection to the daemon" (exit 3)."""
+    go = tmp_path / "go"
+    job = daemon.submit("--", f"while [ ! -e {go} ]; do sleep 0.05; done")
+    daemon.wait_state(job, "running")
+    frozen = psutil.Process(daemon.pid)
+    frozen.suspend()  # its reads wait, unanswered
+    waiting = daemon.popen("wait", str(job))
+    try:
+        process = psutil.Process(waiting.pid)
+        wait_for(lambda: process.net_connections(kind="unix"), what="the wait's first read")
+        frozen.kill()
+        wait_for(lambda: gone(frozen.pid), what="the daemon to die")
+        daemon.start()
+        go.touch()
+        out, err = waiting.communicate(timeout=40)
+    finally:
+        if waiting.poll() is None:
+            waiting.kill()
+            waiting.communicate()
+    assert waiting.returncode == 0, err
+    assert out == b"1 of 1 job succeeded\n"
 
 
 def test_a_database_moved_aside_never_kills_the_jobs_that_run(herd: Herd, tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shlex
 import sys
 import time
+from collections.abc import Callable
 
 import click
 
@@ -18,7 +19,7 @@ from gpuherd.cli.sweep_path import known_sweep
 from gpuherd.client import Client, Waited
 from gpuherd.core.idspec import format_ids, summarize
 from gpuherd.core.units import plural
-from gpuherd.errors import DaemonError
+from gpuherd.errors import DaemonError, NotRunning, Suspended
 from gpuherd.typed_name import typed_name
 
 
@@ -57,17 +58,7 @@ def wait(
     client = Client()
     deadline = None if timeout is None else time.monotonic() + timeout
     try:  # no daemon, or gone and none came back: no verdict on the jobs (exit 3)
-        wanted = (
-            given_ids(client, ids)
-            if ids
-            else listed_ids(client, ("queued", "running", "paused"), match)
-        )
-        # Held jobs wait for a release (or their --begin time): waited for only when named,
-        # which `submit --begin +1h ...; gpuherd wait` did not tell. A note, so on stderr,
-        # whether or not something else is waited for; and when named, that the wait is
-        # theirs, as `submit --hold --wait` says it: else `gpuherd wait 7`, as the note
-        # without ids advises, waited in silence, as though hung.
-        held = [] if quiet else listed_ids(client, ("held",), match)
+        wanted, held = _asked_again(client, deadline, lambda: _jobs(client, ids, match, quiet))
         if held and not ids:
             click.echo(prefixed(_not_waited_for(held)), err=True)
         elif ids and (named := sorted(set(held) & set(wanted))):
@@ -102,6 +93,34 @@ def wait(
     if not quiet:
         click.echo(f"{len(states) - len(bad):,} of {plural(len(states), 'job')} succeeded")
     sys.exit(1 if bad else 0)
+
+
+def _jobs(
+    client: Client, ids: tuple[str, ...], match: dict[str, str | None], quiet: bool
+) -> tuple[list[int], list[int]]:
+    """The jobs to wait for, and the held ones among those `match` names (unless `quiet`).
+    Held jobs wait for a release (or their --begin time): waited for only when named, which
+    `submit --begin +1h ...; gpuherd wait` did not tell. A note, so on stderr, whether or not
+    something else is waited for; and when named, that the wait is theirs, as `submit --hold
+    --wait` says it: else `gpuherd wait 7`, as the note without ids advises, waited in
+    silence, as though hung."""
+    waiting = ("queued", "running", "paused")
+    wanted = given_ids(client, ids) if ids else listed_ids(client, waiting, match)
+    return wanted, [] if quiet else listed_ids(client, ("held",), match)
+
+
+def _asked_again(
+    client: Client, deadline: float | None, read: Callable[[], tuple[list[int], list[int]]]
+) -> tuple[list[int], list[int]]:
+    """`read()`, asked again of the next daemon if the one asked went away meanwhile, as the
+    wait's own asks are (Client.wait_for): a wait suspended (Ctrl-Z, a loaded machine) while
+    it read its jobs, over a daemon's restart, failed with "lost the connection"."""
+    try:
+        return read()
+    except DaemonError as exc:
+        if isinstance(exc, NotRunning | Suspended) or not client.comes_back(deadline, None):
+            raise
+    return read()
 
 
 def _filter_words(match: dict[str, str | None]) -> str:
