@@ -485,7 +485,9 @@ def sweep_done(herd: Herd, name: str, points: int) -> None:
         table = herd.client.get(f"/sweeps/{name}")
         return sum(1 for r in table["rows"] if r["state"] == "succeeded") == points
 
-    wait_for(done, what=f"sweep {name} to finish")
+    # Its points run one after another on one GPU, each a Python start: a second each is
+    # what a loaded CI machine gave (36 points took over 15 s there).
+    wait_for(done, timeout=15.0 + points, what=f"sweep {name} to finish")
 
 
 def metric_column(body: str, metric: str) -> list[str]:

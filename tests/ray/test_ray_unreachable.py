@@ -13,6 +13,7 @@ tests do not have). The jobs' own processes are never frozen: they run on, as th
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 import threading
 import time
@@ -86,6 +87,14 @@ def frozen(processes: list[psutil.Process]) -> Iterator[None]:
         for process in processes:
             with contextlib.suppress(psutil.Error):
                 process.resume()
+
+
+def submitted(herd: RayHerd, *commands: str) -> list[int]:
+    """Jobs submitted from this process, not by a `gpuherd submit` (a Python start of ~1 s on
+    a loaded machine, which left too little of a frozen GCS's SLOW s to the command tested)."""
+    cwd, env = str(herd.home.parent), dict(os.environ)
+    items = [{"command": command, "cwd": cwd, "env": env} for command in commands]
+    return list(herd.client.post("/jobs", {"jobs": items})["ids"])
 
 
 def timed(herd: RayHerd, *args: str) -> tuple[Any, float]:
@@ -229,7 +238,7 @@ def test_launches_waiting_on_a_slow_gcs_do_not_hold_the_daemon(rherd: RayHerd) -
     the actor's creation, and every request waited with it: `ls` took as long as the GCS
     (SLOW s here; up to ~10 s per job launched). Two launches are under way at once here."""
     with slow_gcs(rherd) as thaws_at:
-        jobs = rherd.submit_lines(["echo one", "echo two"])
+        jobs = submitted(rherd, "echo one", "echo two")
         proc, took = timed(rherd, "ls")
         print(f"`gpuherd ls` took {took:.2f}s during two slow launches", file=sys.stderr)
         assert time.monotonic() < thaws_at, f"`gpuherd ls` waited for the GCS ({took:.1f}s)"
@@ -248,7 +257,7 @@ def test_a_job_killed_while_its_actor_is_created_ends_killed_and_leaves_nothing(
     """Its kill is carried out once the actor exists (it is killed at once), and the job
     ends `killed`, not queued or run. Before: the kill waited for the launch to finish."""
     with slow_gcs(rherd) as thaws_at:
-        job = rherd.submit("--", "echo up; exec sleep 300")
+        [job] = submitted(rherd, "echo up; exec sleep 300")
         began = time.monotonic()
         assert rherd.job(job)["state"] == "running"  # (its actor being created)
         rherd.cli("kill", str(job))
@@ -290,7 +299,7 @@ def test_a_job_paused_while_its_actor_is_created_is_paused_once_it_runs(rherd: R
     """The pause is answered at once (`paused`), and its SIGSTOP reaches the job once its
     actor exists and has started the command; `resume` lets it run on."""
     with slow_gcs(rherd) as thaws_at:
-        job = rherd.submit("--", "echo up; sleep 300")
+        [job] = submitted(rherd, "echo up; sleep 300")
         assert rherd.job(job)["state"] == "running"  # (its actor being created)
         proc, took = timed(rherd, "pause", str(job))
         assert proc.returncode == 0, proc.stderr
