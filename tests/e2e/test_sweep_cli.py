@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -189,7 +191,13 @@ def test_the_digits_example_expands_and_one_point_trains(runs: Runs, tmp_path: P
     commands = done.stdout.splitlines()
     assert len(commands) == 8 and "--model logreg --C 0.01 --hidden 32" in commands[0]
     point = commands[0].replace(str(repo / "results" / "digits"), str(tmp_path))
-    ran = subprocess.run(point, shell=True, cwd=repo, capture_output=True, text=True, timeout=120)
+    # Its `python3` is the one gpuherd is installed for, as in a user's activated venv (this
+    # machine's own python3 on PATH has no gpuherd: ModuleNotFoundError).
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+    env = {**runs.env, "PATH": path}
+    ran = subprocess.run(
+        point, shell=True, cwd=repo, env=env, capture_output=True, text=True, timeout=120
+    )
     assert ran.returncode == 0, ran.stderr
     metrics = json.loads((tmp_path / "model=logreg,C=0.01" / "metrics.json").read_text())
     assert set(metrics) == {"val_acc", "train_time"} and 0.8 < metrics["val_acc"] <= 1.0
