@@ -37,9 +37,11 @@ from gpuherd.daemon_executor import (
 )
 from gpuherd.daemon_failure import os_failure, unexpected_failure
 from gpuherd.daemon_home import (
+    LAST_LISTEN,
     SocketKeeper,
     acquire_lock,
     bind_socket,
+    bind_tcp,
     make_home_private,
     note_socket,
     number_after_job_folders,
@@ -177,9 +179,10 @@ def serve(
     executor_kind: str | None = None,
     address: str | None = None,
     abandon_running: bool = False,
+    listen_as_before: bool = False,
 ) -> str | None:
     """Serve until asked to stop; return the daemon's last word, if it has one (a stop that
-    left jobs running: `Service.left_running`)."""
+    left jobs running: `Service.left_running`). `listen_as_before`: see bind_tcp."""
     with importing():  # the server's modules: ~3/4 of the daemon's start-up (gc_pause.py)
         import uvicorn
 
@@ -207,7 +210,7 @@ def serve(
         number_after_job_folders(store, home)
         # Bound before anything of this start is remembered (its GPUs, its executor): one
         # that could not listen had saved its options, and the next plain start took them.
-        tcp_sock = tcp.bind(listen) if listen else None
+        tcp_sock, listen = bind_tcp(store, listen, listen_as_before)
         sock_path = paths.socket_path(home).absolute()
         own_folder = not os.environ.get("GPUHERD_SOCKET")
         sock = bind_socket(sock_path, own_folder)
@@ -229,6 +232,7 @@ def serve(
         else:
             probe = choose_probe(store, choice, slots)
         remember_executor(store, kind, address)
+        store.set_setting(LAST_LISTEN, listen or "")
         note_socket(home, sock_path)
         # A test knob, not for users: seconds to hold the socket bound before serving, as a
         # daemon re-attaching many jobs (or stuck) does, for the tests of `daemon start`.
@@ -272,6 +276,10 @@ def serve(
         await server.serve(sockets=[sock])
         keeping.cancel()
         engine.changes.close()  # event streams over TCP end too
+        # Where it listens as it stops (after any `gpuherd ui`): a `daemon restart` when none
+        # runs listens there again. (A database that refuses it keeps the start's.)
+        with contextlib.suppress(sqlite3.Error):
+            store.set_setting(LAST_LISTEN, app.state.listener.describe()["address"] or "")
         await app.state.listener.stop()
         hooks.stop()
         reader.close()  # before the store's: no listing read left running
@@ -306,6 +314,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--address", help="the Ray cluster: HOST:PORT or auto")
     parser.add_argument("--log-file", help="also log here (a foreground daemon: daemon.log)")
     parser.add_argument("--abandon-running", action="store_true")
+    parser.add_argument("--listen-as-before", action="store_true")
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -330,6 +339,7 @@ def main(argv: list[str] | None = None) -> int:
             args.executor,
             args.address,
             args.abandon_running,
+            args.listen_as_before,
         )
     except (HerdError, ProbeError, ValueError) as exc:
         _say(str(exc), args.log_file)

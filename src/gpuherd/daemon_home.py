@@ -1,6 +1,6 @@
 """What a starting daemon takes of its home: the lock, the home's privacy, the socket (kept
-while it runs), and the checks that the database matches the job folders beside it (a part of
-daemon.py)."""
+while it runs) and the dashboard's TCP one (where the last daemon listened, if asked), and
+the checks that the database matches the job folders beside it (a part of daemon.py)."""
 
 from __future__ import annotations
 
@@ -208,6 +208,29 @@ def bind_socket(path: Path, own_folder: bool) -> socket.socket:
     os.chmod(path, 0o600)
     sock.listen(128)
     return sock
+
+
+LAST_LISTEN = "listen"
+"""The setting that keeps where the last daemon listened on TCP ("": it did not)."""
+
+
+def bind_tcp(
+    store: Store, listen: str | None, as_before: bool
+) -> tuple[socket.socket | None, str | None]:
+    """The dashboard's TCP socket bound at `listen` (`as_before`, without it: where the last
+    daemon listened, for `daemon restart` when none runs), and that address; or no socket."""
+    from gpuherd.api import listener as tcp  # (deferred: the web framework; serve has it)
+
+    if listen is not None or not as_before:
+        return (tcp.bind(listen) if listen else None), listen
+    last = store.get_setting(LAST_LISTEN) or None
+    try:
+        return (tcp.bind(last) if last else None), last
+    except HerdError as exc:
+        raise HerdError(
+            f"{exc} (where the last daemon listened): free that port, or `gpuherd daemon "
+            "start` starts one that does not listen (`gpuherd ui` then listens on a free port)"
+        ) from None
 
 
 def note_socket(home: Path, path: Path) -> None:

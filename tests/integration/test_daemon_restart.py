@@ -1,12 +1,14 @@
 """`gpuherd daemon restart [--kill]`: `daemon stop`, then `daemon start` as the daemon was:
-its GPUs, its executor and its --listen address (which a start does not remember). Running
-jobs go on and the new daemon re-attaches to them; with no daemon running, one is started."""
+its GPUs, its executor and its --listen address (which a plain start does not take). Running
+jobs go on and the new daemon re-attaches to them; with no daemon running, one is started,
+listening where the last one did."""
 
 from __future__ import annotations
 
 import http.client
 import os
 import signal
+import socket
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
@@ -108,6 +110,57 @@ def test_with_no_daemon_running_it_starts_one_as_the_last_one_started(herd: Herd
         f"no daemon was running for {herd.home}: starting one",
         started_line(herd, "2 GPUs"),
     ]
+
+
+def test_with_no_daemon_running_it_listens_where_the_last_one_did_as_it_stopped(
+    herd: Herd,
+) -> None:
+    """After a reboot, say. Before: the new daemon did not listen, though the help said "as
+    the last one started". Where the last one listened as it stopped: a listener `gpuherd ui`
+    started is kept, one `ui --stop` stopped stays stopped; a plain start still never listens."""
+    herd.start("--fake-gpus", "1", "--listen", "127.0.0.1:0")  # a port of the system's choice
+    address = herd.client.get("/daemon/listen")["address"]
+    herd.cli("daemon", "stop")
+    lines = restarted(herd)
+    listening = herd.client.get("/daemon/listen")
+    assert (listening["listening"], listening["address"]) == (True, address)
+    assert lines == [
+        f"no daemon was running for {herd.home}: starting one",
+        started_line(herd, "1 GPU"),
+        f"dashboard: {listening['url']}",  # what `start --listen` says
+    ]
+    assert answered(listening["url"]) == 200
+    herd.cli("ui", "--stop")
+    herd.cli("daemon", "stop")
+    assert len(restarted(herd)) == 2  # (no dashboard line)
+    assert not herd.client.get("/daemon/listen")["listening"]
+    herd.cli("ui", "--listen", "127.0.0.1:0")
+    address = herd.client.get("/daemon/listen")["address"]
+    herd.cli("daemon", "stop")
+    restarted(herd)
+    assert herd.client.get("/daemon/listen")["address"] == address
+    herd.cli("daemon", "stop")
+    herd.cli("daemon", "start")
+    assert not herd.client.get("/daemon/listen")["listening"]
+
+
+def test_a_port_taken_since_the_last_daemon_listened_there_is_one_line_with_the_way_out(
+    herd: Herd,
+) -> None:
+    herd.start("--fake-gpus", "1", "--listen", "127.0.0.1:0")
+    address = herd.client.get("/daemon/listen")["address"]
+    herd.cli("daemon", "stop")
+    host, _, port = address.rpartition(":")
+    with socket.create_server((host, int(port))):  # another program took the port meanwhile
+        proc = herd.cli("daemon", "restart", check=False)
+    assert proc.returncode == 1 and proc.stderr.count("\n") == 1, proc
+    assert proc.stderr == (
+        f"gpuherd: error: cannot listen on {address}: Address already in use (where the last "
+        "daemon listened): free that port, or `gpuherd daemon start` starts one that does not "
+        "listen (`gpuherd ui` then listens on a free port)\n"
+    )
+    herd.cli("daemon", "start")  # as it says
+    assert not herd.client.get("/daemon/listen")["listening"]
 
 
 def test_a_draining_daemon_is_left_to_drain(daemon: Herd, tmp_path: Path) -> None:

@@ -81,8 +81,11 @@ def start(
     executor: str | None,
     address: str | None,
     abandon_running: bool,
+    listen_as_before: bool = False,
 ) -> None:
     """Start the daemon; returns once it answers. Without --gpus it finds the GPUs (NVML)."""
+    # (`listen_as_before`, no option: `daemon restart` with none running has it listen where
+    # the last daemon did.)
     # --gpus, --fake-gpus or GPUHERD_FAKE_GPUS is checked here, before any daemon starts; the
     # daemon, which inherits this environment and folder, chooses again: it must know where
     # its GPUs came from, and remembers a state file by its absolute path (gpus/choice.py).
@@ -103,6 +106,7 @@ def start(
         if value is not None:
             args += [flag, str(value)]
     args += ["--abandon-running"] if abandon_running else []
+    args += ["--listen-as-before"] if listen_as_before else []
     # Before daemon.log is opened in it: another user's home may hold it as a link to a
     # file of yours, appended to (the daemon refuses that home too, but after this open).
     from gpuherd.daemon_home import refuse_another_users_home  # (deferred: imports the store)
@@ -134,8 +138,10 @@ def start(
     click.echo(
         f"daemon started (pid {status['pid']}, {status['probe']}); socket {status['socket']}"
     )
-    if listen:
-        show_dashboard(client.get("/daemon/listen"))
+    if listen or listen_as_before:
+        listening = client.get("/daemon/listen")
+        if listening["listening"]:
+            show_dashboard(listening)
 
 
 def _wait_until_up(client: Client, proc: subprocess.Popen[bytes], logged: int) -> dict[str, Any]:

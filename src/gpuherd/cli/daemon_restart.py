@@ -1,13 +1,16 @@
 """`gpuherd daemon restart [--kill [--grace D]]`: `daemon stop`, then `daemon start` as the
 daemon was.
 
-The GPUs and the executor a start was given are remembered in the queue (daemon.py), but
-not its --listen: a stop and a plain start quietly dropped the dashboard's TCP listener. A
+The GPUs and the executor a start was given are remembered in the queue (daemon.py), and
+so is where the daemon listened on TCP as it stopped, but a plain start does not listen
+unless told: a stop and a plain start quietly dropped the dashboard's TCP listener. A
 restart asks the running daemon where it listens before stopping it, and starts the next
-one there. It takes no other option of `start`: it brings back the daemon that ran, and a
-change (other GPUs, another executor) is a `stop`, then a `start` with it. Nor --drain: a
-plain restart already keeps the running jobs (the next daemon re-attaches to them), and a
-drain would hold the restart until the last of them ends.
+one there; one that finds no daemon running (after a reboot), or that joined another call's
+stop whose start never came, starts one where the last daemon listened. It takes no other
+option of `start`: it brings back the daemon that ran, and a change (other GPUs, another
+executor) is a `stop`, then a `start` with it. Nor --drain: a plain restart already keeps the
+running jobs (the next daemon re-attaches to them), and a drain would hold the restart until
+the last of them ends.
 """
 
 from __future__ import annotations
@@ -124,7 +127,7 @@ def restart(ctx: click.Context, kill: bool, grace: float | None) -> None:
             listen = client.get("/daemon/listen")["address"]  # None when it does not listen
         except NotRunning:
             click.echo(f"no daemon was running for {client.home}: starting one")
-            _start(ctx, None, "started")
+            _start(ctx, None, "started", as_before=True)
             return
         except DaemonError as exc:  # lost on its way out: another call (a restart) stops it
             if isinstance(exc, NoAnswer):
@@ -145,13 +148,14 @@ def restart(ctx: click.Context, kill: bool, grace: float | None) -> None:
         click.echo(f"upgraded: the daemon ran {ran}; the new one runs {__version__}")
 
 
-def _start(ctx: click.Context, listen: str | None, done: str) -> None:
-    """`daemon start` (at `listen`), or, if another call (a restart at the same moment)
+def _start(ctx: click.Context, listen: str | None, done: str, as_before: bool = False) -> None:
+    """`daemon start` (at `listen`; `as_before`: where the last daemon listened as it
+    stopped, for a daemon not asked), or, if another call (a restart at the same moment)
     started one first, a line that says so: that daemon is the one asked for."""
     from gpuherd.cli import daemon_cmds  # deferred: that module registers this command
 
     try:
-        ctx.invoke(daemon_cmds.start, listen=listen)
+        ctx.invoke(daemon_cmds.start, listen=listen, listen_as_before=as_before)
     except AlreadyUp as exc:
         click.echo(f"daemon {done} by another call at the same time (pid {exc.pid})")
 
@@ -200,4 +204,4 @@ def _after_another_stop(ctx: click.Context, client: Client, pid: int | None) -> 
     deadline = time.monotonic() + RESTARTED_WITHIN
     while lock_holder(client.home) is None and time.monotonic() < deadline:
         time.sleep(0.05)
-    _start(ctx, None, "restarted")
+    _start(ctx, None, "restarted", as_before=True)
