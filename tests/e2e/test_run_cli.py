@@ -580,7 +580,16 @@ BAD_OPTIONS = [
     # An OverflowError from SQLite, after the run's state folder was made (and left).
     pytest.param(["--gpus", "0", "99999999999999999999"], ["at most 4095"], id="gpus-too-big"),
     pytest.param(["--gpus", "0,1", "--gpus-per-job", "5"], ["5", "2"], id="gpus-per-job-too-many"),
-    pytest.param(["--fake-gpus", "2", "--gpus-per-job", "3"], ["3"], id="fake-gpus-per-job"),
+    pytest.param(
+        ["--fake-gpus", "2", "--gpus-per-job", "3"],
+        ["--gpus-per-job 3, but only 2 GPUs are given: give more, or fewer per job"],
+        id="fake-gpus-per-job",
+    ),
+    pytest.param(
+        ["--fake-gpus", "1", "--gpus-per-job", "2"],
+        ["--gpus-per-job 2, but only 1 GPU is given"],  # (was "1 GPU(s) are given")
+        id="one-gpu-per-job",
+    ),
     pytest.param(["--gpus", "0", "--fake-gpus", "1"], ["--fake-gpus"], id="gpus-and-fake"),
     pytest.param(["--fake-gpus", "zero"], ["zero"], id="bad-fake-spec"),
     pytest.param(["--fake-gpus", "1", "--timeout", "2x"], ["2x"], id="bad-timeout"),

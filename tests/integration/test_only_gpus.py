@@ -23,7 +23,7 @@ def test_a_job_waits_for_its_gpu_while_others_are_free_and_runs_there(
     job = daemon.job(pinned)
     assert (job["state"], job["only_gpus"]) == ("queued", [2])  # GPUs 0, 1 and 3 are free
     assert job["reason"] == "waiting for a free GPU of --only-gpus 2"
-    assert "requested  1 GPU(s) of GPU 2 only" in daemon.cli("show", str(pinned)).stdout
+    assert "requested  1 GPU of GPU 2 only" in daemon.cli("show", str(pinned)).stdout
 
     recorder.path("go").touch()
     assert daemon.wait_state(pinned, "succeeded")["gpus"] == [2]

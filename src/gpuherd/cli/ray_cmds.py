@@ -13,6 +13,7 @@ import click
 import psutil
 
 from gpuherd.cli.param_types import WholeRange
+from gpuherd.core.units import plural
 from gpuherd.errors import HerdError
 from gpuherd.typed_name import typed_name
 
@@ -67,7 +68,7 @@ def ray_local(nodes: int, gpus_per_node: int, cpus_per_node: int) -> None:
         agents = raylet_children(cluster)  # while each raylet is alive: one may die before the end
         click.echo(
             f"Ray cluster up in {time.monotonic() - started:.1f}s: a head without GPUs and "
-            f"{nodes} node(s) with {gpus_per_node} fake GPU(s) each"
+            f"{plural(nodes, 'node')} with {plural(gpus_per_node, 'fake GPU')} each"
         )
         click.echo(f"address: {cluster.address}")
         click.echo(f"try:     {typed_name()} daemon start --address {cluster.address}")

@@ -279,7 +279,7 @@ SMALL_PEAK = "peak too small to measure"
 
 
 def _requested(job: dict[str, Any]) -> str:
-    text = f"{job['gpus_requested']} GPU(s)"
+    text = plural(job["gpus_requested"], "GPU")
     if job.get("only_gpus"):
         text += f" of GPU {','.join(map(str, job['only_gpus']))} only"
     if job.get("mem"):

@@ -30,6 +30,7 @@ from gpuherd.cli.run_args import RunCommand, is_gpu_indices
 from gpuherd.cli.run_report import LineReporter
 from gpuherd.cli.submit_hints import devices_warned
 from gpuherd.core.text import shell_word
+from gpuherd.core.units import plural
 from gpuherd.errors import HerdError
 from gpuherd.gc_pause import importing
 from gpuherd.no_tls import asyncio_without_tls
@@ -271,7 +272,8 @@ def _gpus(
             raise click.UsageError(str(exc)) from None
     if gpus_per_job > len(slots):
         raise click.UsageError(
-            f"--gpus-per-job {gpus_per_job} but only {len(slots)} GPU(s) are given"
+            f"--gpus-per-job {gpus_per_job}, but only {plural(len(slots), 'GPU')} "
+            f"{'is' if len(slots) == 1 else 'are'} given: give more, or fewer per job"
         )
     return probe, slots
 
