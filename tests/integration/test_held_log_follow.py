@@ -48,7 +48,8 @@ def test_followers_that_go_away_leave_no_log_open_in_the_daemon(
     go = tmp_path / "go"
     job = shared_daemon.submit(f"echo up; while [ ! -e {go} ]; do sleep 0.02; done")
     log = Path(shared_daemon.wait_state(job, "running")["log_files"]["stdout"])
-    wait_for(log.stat, what="the log to be written")
+    # (running is recorded as the job's shell starts; it opens its logs a moment later)
+    wait_for(lambda: log.is_file() and log.stat().st_size, what="the log to be written")
     pid = shared_daemon.pid
     followers = [shared_daemon.popen("log", "-f", str(job)) for _ in range(8)]
     try:
