@@ -4,8 +4,9 @@ A home a daemon ran in remembers how it was started (herd.db's `executor` and `p
 settings: daemon_executor.choose_executor, daemon.choose_probe), and `gpuherd daemon start`
 without options starts the same way again: so a home set up for a Ray cluster, or for fake
 GPUs, is told just that, never to add --fake-gpus (on a Ray home that start is refused). A home
-no daemon ever ran in gets the general hint. Read on the error path only: sqlite3 is imported
-there.
+no daemon ever ran in gets the general hint. One whose last daemon listened on TCP (the
+dashboard) is told `gpuherd daemon restart`, which listens there again: `daemon start` alone
+would not (daemon_home.bind_tcp). Read on the error path only: sqlite3 is imported there.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuherd import paths
+from gpuherd.daemon_home import LAST_LISTEN
 from gpuherd.typed_name import as_typed
 
 FIRST_START = "start one with `gpuherd daemon start` (add --fake-gpus 4 on a machine without GPUs)"
@@ -43,7 +45,10 @@ def start_hint(home: Path) -> str:
         how = f"with --gpus {probe['gpus']}"
     else:
         how = "on this machine's GPUs"
-    return f"start it again with `gpuherd daemon start`, which starts as the last one did: {how}"
+    verb = "start"
+    if listen := saved.get(LAST_LISTEN):
+        verb, how = "restart", f"{how}, listening on {listen}"
+    return f"start it again with `gpuherd daemon {verb}`, which starts as the last one did: {how}"
 
 
 def _remembered(home: Path) -> dict[str, Any]:
@@ -62,11 +67,12 @@ def _remembered(home: Path) -> dict[str, Any]:
         connection = sqlite3.connect(f"{database.as_uri()}?{mode}", uri=True, timeout=1.0)
         try:
             rows = connection.execute(
-                "SELECT key, value FROM meta WHERE key IN ('executor', 'probe')"
+                "SELECT key, value FROM meta WHERE key IN ('executor', 'probe', ?)",
+                (LAST_LISTEN,),
             ).fetchall()
         finally:
             connection.close()
-        return {str(key): _object(value) for key, value in rows}
+        return {str(k): v if k == LAST_LISTEN else _object(v) for k, v in rows}
     except (sqlite3.Error, ValueError):
         return {}
 

@@ -87,6 +87,25 @@ def test_the_start_hint_fits_what_the_home_remembers(herd: Herd) -> None:
     )
 
 
+def test_the_start_hint_of_a_home_whose_daemon_listened_names_the_restart_that_listens(
+    herd: Herd,
+) -> None:
+    # `daemon start` alone would leave the dashboard's address unserved; `daemon restart`
+    # with no daemon running listens where the last one did.
+    herd.start("--fake-gpus", "2", "--listen", "127.0.0.1:0")
+    address = herd.client.get("/daemon/listen")["address"]
+    herd.cli("daemon", "stop")
+    said = _no_daemon_error(herd)
+    assert said.endswith(
+        "start it again with `gpuherd daemon restart`, which starts as the last one did: "
+        f"with --fake-gpus 2, listening on {address}"
+    ), said
+    herd.cli("daemon", "restart")  # as it says
+    assert herd.client.get("/daemon/listen")["address"] == address
+    assert herd.json("gpus")["probe"] == "fake: 2 GPUs"
+    herd.cli("daemon", "stop")
+
+
 def test_the_start_hint_quotes_the_name_typed(herd: Herd) -> None:
     # Under `herd`, the hint quoted `gpuherd daemon start` (the product's name stays).
     herd_script = Path(sys.executable).parent / "herd"
