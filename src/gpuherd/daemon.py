@@ -55,6 +55,7 @@ from gpuherd.engine import Engine
 from gpuherd.errors import HerdError
 from gpuherd.executors.base import Executor
 from gpuherd.executors.local import LocalExecutor
+from gpuherd.fd_limit import raise_fd_limit
 from gpuherd.gc_pause import importing
 from gpuherd.gpus import GpuProbe, ProbeError, make_probe
 from gpuherd.gpus.choice import FAKE_GPUS_VARIABLE, GpuChoice, choose_gpus
@@ -316,6 +317,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--abandon-running", action="store_true")
     parser.add_argument("--listen-as-before", action="store_true")
     args = parser.parse_args(argv)
+    raise_fd_limit()  # a pidfd per running job, a socket per follower: fd_limit.py
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )

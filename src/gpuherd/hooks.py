@@ -39,6 +39,7 @@ from gpuherd.core.text import one_line
 from gpuherd.engine import Engine
 from gpuherd.executors.base import SpawnError, job_shell
 from gpuherd.executors.local_shell import RESET_SIGNALS
+from gpuherd.fd_limit import restore_in_shell
 from gpuherd.hook_files import (
     free_middle,
     held,
@@ -243,7 +244,8 @@ class EndHooks:
             # Held by the hook's stdout and stderr (this open file) until its last process
             # is gone: a later daemon writes out only the files no hook holds.
             fcntl.flock(out, fcntl.LOCK_EX)
-            argv = [shell, "-c", _HOOK_SHELL, "gpuherd-hook", command, self.home]
+            script = restore_in_shell() + _HOOK_SHELL  # (as a job's: fd_limit.py)
+            argv = [shell, "-c", script, "gpuherd-hook", command, self.home]
             to_file = [(os.POSIX_SPAWN_DUP2, out, 1), (os.POSIX_SPAWN_DUP2, out, 2)]
             pid = os.posix_spawn(
                 shell,

@@ -272,12 +272,7 @@ def _disk_full(path: Path) -> bool:
 
 def migrate(db: sqlite3.Connection, path: Path) -> None:
     """Bring the schema to SCHEMA_VERSION; refuse a database written by a newer gpuherd."""
-    version = int(db.execute("PRAGMA user_version").fetchone()[0])
-    if version > SCHEMA_VERSION:
-        raise StoreError(
-            f"the database {path} has schema version {version}, newer than this gpuherd "
-            f"understands ({SCHEMA_VERSION}): upgrade gpuherd, or point GPUHERD_HOME elsewhere"
-        )
+    version = _version(db, path)
     if version == SCHEMA_VERSION:
         # quick_check reads every page (a damaged table can hide behind its indexes), in
         # well under a second for 100,000 jobs.
@@ -285,11 +280,15 @@ def migrate(db: sqlite3.Connection, path: Path) -> None:
         if problem != "ok":
             raise damaged(path, problem)
         return
-    steps = MIGRATIONS[version:]
-    if version == 0:  # a new database: the schema of FRESH_VERSION in one go, then the rest
-        steps = (FRESH_SCHEMA, *MIGRATIONS[FRESH_VERSION:])
     db.execute("BEGIN IMMEDIATE")
     try:
+        # Read again under the write lock: another process opening the same old database
+        # may have migrated it since the read above, and its steps must not run twice (a
+        # second ALTER TABLE ADD COLUMN fails).
+        version = _version(db, path)
+        steps = MIGRATIONS[version:]
+        if version == 0:  # a new database: the schema of FRESH_VERSION in one go, then the rest
+            steps = (FRESH_SCHEMA, *MIGRATIONS[FRESH_VERSION:])
         for step in steps:
             for statement in step.split(";"):
                 if statement.strip():
@@ -299,3 +298,14 @@ def migrate(db: sqlite3.Connection, path: Path) -> None:
         db.execute("ROLLBACK")
         raise
     db.execute("COMMIT")
+
+
+def _version(db: sqlite3.Connection, path: Path) -> int:
+    """The database's schema version; a newer gpuherd's is refused."""
+    version = int(db.execute("PRAGMA user_version").fetchone()[0])
+    if version > SCHEMA_VERSION:
+        raise StoreError(
+            f"the database {path} has schema version {version}, newer than this gpuherd "
+            f"understands ({SCHEMA_VERSION}): upgrade gpuherd, or point GPUHERD_HOME elsewhere"
+        )
+    return version

@@ -290,9 +290,11 @@ def _run_and_report(
     False) under commands typed at the terminal: its redraws erased each key as it was typed."""
     import asyncio
 
+    from gpuherd.fd_limit import raise_fd_limit
     from gpuherd.runner import run_jobs
     from gpuherd.runner_signals import tolerant
 
+    raise_fd_limit()  # a pidfd per running job, as the daemon's: fd_limit.py
     out_stream = tolerant(sys.stdout)  # a closed terminal (SIGHUP) must not end the run
     reporter = LineReporter(out_stream, quiet, options.prefix, bar)
     try:

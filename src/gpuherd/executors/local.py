@@ -51,6 +51,7 @@ from gpuherd.executors.local_records import (
     visible_gpus,
 )
 from gpuherd.executors.local_shell import JOB_SHELL, RESET_SIGNALS
+from gpuherd.fd_limit import restore_in_shell
 
 _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
 """os.open rather than open(): no buffered text wrapper on every job's way to its start."""
@@ -152,7 +153,8 @@ class LocalExecutor:
         link_outputs(request)  # (--output, --error: files of the user's choosing)
         # The child opens the logs itself, so the daemon never holds (or leaks) their fds.
         shell = job_shell(request.env)
-        argv = [shell, "-c", JOB_SHELL, "gpuherd-job", request.command, cwd, attempt_dir]
+        script = restore_in_shell() + JOB_SHELL  # (not the daemon's raised fd limit)
+        argv = [shell, "-c", script, "gpuherd-job", request.command, cwd, attempt_dir]
         try:
             pid = os.posix_spawn(
                 shell,
