@@ -207,13 +207,15 @@ def test_without_an_id_log_is_of_the_job_submitted_last(daemon: Herd, tmp_path: 
         assert follow.proc.wait(timeout=15) == 0
 
 
-def test_follow_of_a_job_removed_meanwhile_ends_quietly(shared_daemon: Herd) -> None:
+def test_follow_of_a_job_removed_meanwhile_says_so_and_fails(shared_daemon: Herd) -> None:
     job_id = shared_daemon.submit("--hold", "echo never")
     with reading(shared_daemon, "log", str(job_id), "-f") as follow:
         follow.noted_held(job_id)
+        follow.connected()  # (its follow's stream: the note's request came before)
         shared_daemon.cli("rm", str(job_id))
-        out, err = follow.proc.communicate(timeout=15)
-        assert (follow.proc.returncode, out, err.decode()) == (0, b"", "")
+        out, err = follow.proc.communicate(timeout=15)  # (before: silently, with exit 0)
+        removed = f"gpuherd: error: job {job_id} was removed (gpuherd rm) before it ended\n"
+        assert (follow.proc.returncode, out, err.decode()) == (1, b"", removed)
 
 
 def test_daemon_log_prints_and_follows_the_daemons_own_log(daemon: Herd) -> None:
