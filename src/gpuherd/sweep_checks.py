@@ -19,6 +19,7 @@ from gpuherd.core.sweep_names import RESERVED, sweep_option
 from gpuherd.core.sweep_spec import SweepSpec
 from gpuherd.core.waiting_options import CONFIG_DEFAULTS, PRIORITY, differences, edit_words
 from gpuherd.errors import HerdError
+from gpuherd.same_command import same_command
 from gpuherd.script_files import missing_script_hints
 from gpuherd.submission import spec_from_item
 from gpuherd.sweep_table import PARAMS_FILE, read_json
@@ -51,7 +52,11 @@ def changed_values(skipped_done: Sequence[Point]) -> list[str]:
         }
         changed += bool(differ)
         changes = {**differ, **changes}  # each key as the first point showed it
-        if not differ and isinstance(command, str) and command != point.command:
+        if (
+            not differ
+            and isinstance(command, str)
+            and not same_command(command, point.command or "")
+        ):
             commands.append(command)  # (changed values change the command: said above)
     warnings = []
     if changed:
@@ -89,7 +94,8 @@ def waiting_with_other_command(
     commands = [
         job.spec.command
         for job in waiting
-        if job.spec.folder in folders and job.spec.command != folders[job.spec.folder]
+        if job.spec.folder in folders
+        and not same_command(job.spec.command, folders[job.spec.folder] or "")
     ]
     if not commands:
         return []
@@ -221,11 +227,19 @@ def env_placeholders(spec: SweepSpec, request: SweepRequest) -> list[str]:
     names = {*spec.fixed, *spec.varying, *RESERVED}
     warnings = []
     for key, value in (request.options.env_overrides or {}).items():
-        if any(name in names for name in re.findall(r"\{(\w+)\}", value)):
-            instead = shlex.quote(f"{key}={value} {spec.command}")
+        if not any(name in names for name in re.findall(r"\{(\w+)\}", value)):
+            continue
+        said = f"--env {key}={value}: placeholders are filled in the command only, so "
+        if re.search(rf"(^|[\s;&|(]){re.escape(key)}=", spec.command):
+            # The way out below would set it in the command a second time.
             warnings.append(
-                f"--env {key}={value}: placeholders are filled in the command only, so each "
-                f"point gets {value!r} as it is; set the variable in the command instead: "
-                f"gpuherd sweep {instead} ..."
+                f"{said}the environment gets {value!r} as it is; the command sets {key} "
+                f"itself already, with each point's value: drop --env {key}"
             )
+            continue
+        instead = shlex.quote(f"{key}={value} {spec.command}")
+        warnings.append(
+            f"{said}each point gets {value!r} as it is; set the variable in the command instead: "
+            f"gpuherd sweep {instead} ..."
+        )
     return warnings

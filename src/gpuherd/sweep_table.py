@@ -35,6 +35,7 @@ from gpuherd.core.sweep import (
 from gpuherd.core.sweep_values import json_safe, metric_text
 from gpuherd.core.units import format_size
 from gpuherd.errors import Forbidden, HerdError, InvalidValue, NotFound
+from gpuherd.same_command import same_command
 from gpuherd.store import Store, SweepRow
 from gpuherd.sweep_files import (
     JSON_MAX_BYTES,
@@ -201,7 +202,7 @@ def _recorded(run_dir: str) -> dict[str, Any]:
 def _other(ran: Any, command: str | None) -> bool:
     """Whether params.json names another command than the point's (one it does not name, or
     an older gpuherd's without one, is not known to differ)."""
-    return isinstance(ran, str) and command is not None and ran != command
+    return isinstance(ran, str) and command is not None and not same_command(ran, command)
 
 
 def _extra_row(run_dir: str, job: _Run, now: float, metrics: bool) -> dict[str, Any]:
