@@ -100,7 +100,11 @@ def test_a_nodes_copy_of_the_log_keeps_only_what_the_daemon_has_not_pulled(
     job = rherd.submit("--", f"head -c {size} /dev/zero | tr '\\0' x; {wait}; echo end")
     rherd.wait_state(job, "running", timeout=30)
     here = rherd.attempt_dir(job) / "stdout.log"
-    wait_for(lambda: here.is_file() and here.stat().st_size == size, 30, "the daemon to pull the whole output")
+    wait_for(
+        lambda: here.is_file() and here.stat().st_size == size,
+        30,
+        "the daemon to pull the whole output",
+    )
     there = scratch_root() / f"{rherd.namespace}-{job}-1" / "stdout.log"
 
     def allocated() -> int:
