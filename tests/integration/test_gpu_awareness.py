@@ -192,6 +192,7 @@ def test_a_queued_job_that_a_removed_gpu_left_with_no_place_says_so(herd: Herd) 
     herd.cli("gpus", "remove", "2")  # refused at submit now; these were queued before
     assert herd.job(big)["reason"] == (
         "can never run on these GPUs: asks for 70.0 GiB per GPU but the largest GPU has 24.0 GiB"
+        ": give a smaller mem (--mem), at most 24.0 GiB"
         f" (gpuherd gpus add 2 lets it run, gpuherd edit {big} to ask for what there is, or"
         f" gpuherd rm {big})"
     )  # was "waiting for 70.0 GiB free on 1 GPU", for ever

@@ -46,7 +46,11 @@ def test_points_that_would_share_a_file_are_named_by_their_parameters(
     ("options", "reason"),
     [
         (["--gpus", "5"], "5 GPUs but gpuherd has only 4"),
-        (["--mem", "30GiB"], "30.0 GiB per GPU but the largest GPU has 24.0 GiB"),
+        (
+            ["--mem", "30GiB"],
+            "30.0 GiB per GPU but the largest GPU has 24.0 GiB: give a smaller mem (--mem),"
+            " at most 24.0 GiB",
+        ),
     ],
 )
 def test_options_no_gpu_can_meet_refuse_the_sweep_not_its_first_job(

@@ -776,7 +776,8 @@ def test_never_fits_with_only_gpus() -> None:
     )
     big = [Device(0, memory_total=80 * GIB), Device(1, memory_total=40 * GIB)]
     assert never_fits(1, 60 * GIB, big, only=(1,)) == (
-        "asks for 60.0 GiB per GPU but the largest GPU of --only-gpus 1 has 40.0 GiB"
+        "asks for 60.0 GiB per GPU but the largest GPU of --only-gpus 1 has 40.0 GiB: give a "
+        "smaller mem (--mem), at most 40.0 GiB"
     )  # not "the largest GPU", which GPU 0 (80 GiB) is
     three = [*big, Device(2, memory_total=80 * GIB)]
     assert never_fits(2, 60 * GIB, three, only=(0, 1)) == (
@@ -811,7 +812,8 @@ def test_never_fits() -> None:
     assert never_fits(0, 10**15, []) is None
     big = [Device(0, memory_total=80 * GIB), Device(1, memory_total=40 * GIB)]
     assert never_fits(1, 100 * GIB, big) == (
-        "asks for 100.0 GiB per GPU but the largest GPU has 80.0 GiB"
+        "asks for 100.0 GiB per GPU but the largest GPU has 80.0 GiB: give a smaller mem (--mem), "
+        "at most 80.0 GiB"
     )
     assert never_fits(2, 60 * GIB, big) == (
         "asks for 2 GPUs with 60.0 GiB each but only 1 GPU has that much"

@@ -41,7 +41,8 @@ def test_what_could_never_run_even_with_the_lost_gpu_is_refused() -> None:
     )
     # Its size as last seen counts.
     assert never_runs(spec(only_gpus=(1,), mem=30 * GIB), SEEN, Policy(), LOST_24) == (
-        "asks for 30.0 GiB per GPU but the largest GPU of --only-gpus 1 has 24.0 GiB"
+        "asks for 30.0 GiB per GPU but the largest GPU of --only-gpus 1 has 24.0 GiB: give a "
+        "smaller mem (--mem), at most 24.0 GiB"
     )
     # A GPU never seen may be of any size.
     assert never_runs(spec(only_gpus=(1,), mem=30 * GIB), SEEN, Policy(), NEVER_SEEN) is None

@@ -294,7 +294,7 @@ def test_never_fits_keeps_the_margin() -> None:
     assert never_fits(1, 23 * GIB, devices) is None
     assert never_fits(1, 23 * GIB, devices, Policy(keep_free=0.1)) == (
         "asks for 23.0 GiB per GPU but the largest GPU has 24.0 GiB (21.6 GiB once 10% is kept "
-        "free)"
+        "free): give a smaller mem (--mem), at most 21.6 GiB"
     )
     mixed = [Device(0, memory_total=80 * GIB), devices[1]]
     assert never_fits(2, 22 * GIB, mixed, Policy(keep_free=0.1)) == (

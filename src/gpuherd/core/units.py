@@ -145,6 +145,17 @@ def format_size(n: int) -> str:
     return f"{n} B"
 
 
+def format_size_down(n: int) -> str:
+    """A limit of `n` bytes as format_size says it, but never more than the limit once parsed
+    back (`at most 23.9 GiB`: a 24564 MiB GPU is "24.0 GiB", and --mem 24GiB does not fit on
+    it). parse_size rounds to whole bytes, so 21.6GiB still fits under 21.6 GiB less 0.4 B."""
+    for name, factor in _FORMAT_UNITS:
+        if n >= factor:
+            tenths = (n * 10 + 4) // factor  # the most whose bytes round to no more than n
+            return f"{tenths / 10:.1f} {name}"
+    return f"{max(n, 0)} B"
+
+
 LONGEST = 100 * 365 * 86400.0
 """The longest duration anything takes (a timeout, a grace period): longer ones are typos,
 and would overflow what prints them."""
