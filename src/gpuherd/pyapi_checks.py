@@ -14,6 +14,7 @@ from typing import Any
 from gpuherd.core.commands import command_from_args
 from gpuherd.core.edit import BEGIN, CLEARABLE, EDITABLE
 from gpuherd.core.int64 import LARGEST
+from gpuherd.core.near_names import did_you_mean
 from gpuherd.errors import HerdError, InvalidValue
 from gpuherd.pyapi_types import WrongType, WrongValue
 from gpuherd.script_files import missing_script_hints
@@ -101,10 +102,7 @@ def refuse_unknown(
     `said` names it and the list (`{!r} cannot be edited; fields` for `Job.edit`)."""
     unknown = sorted(set(options) - known)
     if unknown:
-        import difflib  # (only on this error path)
-
-        close = difflib.get_close_matches(unknown[0], known, n=1)
-        guess = f" (did you mean {close[0]!r}?)" if close else ""
+        guess = did_you_mean(unknown[0], known)
         what, _, listed = said.format(unknown[0]).rpartition("; ")
         raise TypeError(f"{what}{guess}; {listed}: {', '.join(sorted(known))}")
 

@@ -35,6 +35,7 @@ from pydantic import (
     model_validator,
 )
 
+from gpuherd.core.near_names import did_you_mean
 from gpuherd.core.sweep import DistKind, Distribution, SweepError, SweepSpec, check_exclude
 from gpuherd.core.sweep_config import SweepFileError as SweepFileError
 from gpuherd.core.sweep_config import from_config as from_config
@@ -235,7 +236,10 @@ def _pydantic_problem(path: str, text: str, data: Any, exc: ValidationError) -> 
         if known and spelt != loc[-1] and spelt in known:
             message = f"unknown key {loc[-1]!r}: write {spelt} (a flag's name, _ for -)"
         else:
-            message = f"unknown key {loc[-1]!r}" + (
+            # `gpu` for `gpus`; closer than difflib's 0.6: other tools' keys are near short
+            # ones of ours at 0.6-0.7 (W&B's `parameters` to separators, `program` to ram).
+            guess = did_you_mean(spelt, known, cutoff=0.75) if known else ""
+            message = f"unknown key {loc[-1]!r}{guess}" + (
                 f"; known keys: {', '.join(known)}" if known else ""
             )
         shown_loc = parent

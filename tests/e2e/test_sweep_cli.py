@@ -113,7 +113,7 @@ def test_dry_run_with_json_prints_the_submission_json_with_the_commands(runs: Ru
 BAD_FILES = {
     "unknown key": (
         "name: x\ncommand: echo {a}\ngrid:\n  a: [1, 2]\ngpu: 2\n",
-        "bad.yaml:5: unknown key 'gpu'",
+        "bad.yaml:5: unknown key 'gpu' (did you mean 'gpus'?); known keys: name, command,",
     ),
     "missing placeholder": (
         "name: x\ncommand: echo {b}\ngrid:\n  a: [1, 2]\n",

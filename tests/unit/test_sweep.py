@@ -449,12 +449,27 @@ def test_render_braces_formats_and_conversions() -> None:
         r"parameters: lr, name",
     ):
         render("{bs}", params, "d", "s", 0)
-    with pytest.raises(SweepError, match="cannot format"):
+    with pytest.raises(SweepError, match="cannot format") as text:
         render("{name:.2f}", params, "d", "s", 0)
+    assert str(text.value).endswith("'str': drop the format spec ({name})")
     with pytest.raises(SweepError, match="literal braces"):
         render("{lr", params, "d", "s", 0)
     with pytest.raises(SweepError, match="needs a parameter name"):
         render("{}", params, "d", "s", 0)
+
+
+def test_a_format_spec_on_text_that_reads_as_a_number_says_how_to_give_the_number() -> None:
+    """`-p lr 1e-3` stays text (the command gets what was typed): `{lr:.1e}` cannot format
+    it, and the line says the number to give instead (0.001 reads back as one)."""
+    with pytest.raises(SweepError) as refused:
+        render("echo {lr:.1e}", {"lr": "1e-3"}, "d", "s", 0)
+    assert str(refused.value) == (
+        "command: {lr:.1e} cannot format '1e-3': Unknown format code 'e' for object of type "
+        "'str': give it as 0.001, or drop the format spec ({lr})"
+    )
+    assert render("echo {lr:.1e}", {"lr": 0.001}, "d", "s", 0) == "echo 1.0e-03"  # as said
+    with pytest.raises(SweepError, match=r"give it as 7, or drop the format spec \(\{n\}\)$"):
+        render("{n:03d}", {"n": "007"}, "d", "s", 0)
 
 
 def test_template_placeholders_are_checked_when_the_spec_is_made() -> None:

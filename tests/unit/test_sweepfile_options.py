@@ -192,8 +192,30 @@ def test_a_key_spelt_as_its_flag_names_the_key_to_write() -> None:
         parse_sweep(SPEC + "retry-delay: 5s\n", "s.yaml")
     with pytest.raises(SweepFileError) as caught:
         parse_sweep(SPEC + "exclusiv: true\n", "s.yaml")
-    assert "unknown key 'exclusiv'; known keys: name, command," in str(caught.value)
+    assert "unknown key 'exclusiv' (did you mean 'exclusive'?); known keys: name, command," in str(
+        caught.value
+    )
     assert "exclusive, " in str(caught.value) and "begin, " in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("key", "said"),
+    [
+        ("gpu: 1", ":3: unknown key 'gpu' (did you mean 'gpus'?); known keys: name, "),
+        ("retry-dela: 5s", ":3: unknown key 'retry-dela' (did you mean 'retry_delay'?); "),
+        ("separators: {itme: ','}", ":3: separators: unknown key 'itme' (did you mean 'item'?);"),
+        ("random: {y: {unifrom: [0, 1]}}", ":3: random.y: unknown key 'unifrom' (did you mean "),
+        ("lrr: 1", ":3: unknown key 'lrr'; known keys: "),  # nothing close: no guess
+        ("parameters: 1", ":3: unknown key 'parameters'; known keys: "),  # (W&B's, not separators)
+        ("program: x.py", ":3: unknown key 'program'; known keys: "),  # (W&B's, not ram)
+    ],
+)
+def test_an_unknown_key_names_the_known_one_it_is_close_to(key: str, said: str) -> None:
+    """As the Python API's keywords do (pyapi_checks.refuse_unknown): `gpu: 1` said only
+    `unknown key 'gpu'`, and the list of 34 keys."""
+    with pytest.raises(SweepFileError) as caught:
+        parse_sweep(SPEC + key + "\n", "s.yaml")
+    assert str(caught.value).startswith("s.yaml" + said), caught.value
 
 
 def test_an_option_given_replaces_the_files_and_those_of_its_choice() -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 import shlex
 import string
@@ -156,9 +157,29 @@ def _format(name: str, value: Any, spec: str, conversion: str | None) -> str:
     try:
         return format(value, spec)
     except (TypeError, ValueError) as exc:
+        number = _as_number(value)
+        give = "" if number is None else f"give it as {number!r}, or "
         raise SweepError(
-            f"command: {{{name}:{spec}}} cannot format {value!r}: {exc}", ("command",)
+            f"command: {{{name}:{spec}}} cannot format {value!r}: {exc}: "
+            f"{give}drop the format spec ({{{name}}})",
+            ("command",),
         ) from None
+
+
+def _as_number(value: Any) -> int | float | None:
+    """The number text such as `1e-3` or `007` means, written as one that stays a number:
+    the CLI keeps a value that does not read back the same as text (`-p lr 1e-3` runs
+    `--lr 1e-3`, as typed), so `{lr:.1e}` has text to format, and 0.001 is the way to say
+    it. None for text that is no finite number, and for what is not text."""
+    if not isinstance(value, str):
+        return None
+    for read in (int, float):
+        try:
+            number = read(value)
+        except ValueError:
+            continue
+        return number if math.isfinite(number) else None
+    return None
 
 
 def check_key(key: object, where: str, loc: tuple[str | int, ...]) -> None:
