@@ -94,9 +94,11 @@ class JobListing:
         a pattern like 'resnet-*') as `ls` takes them; `since` and `until` a datetime (naive:
         local time), epoch seconds, or text as `ls --since` takes it ("2d", "yesterday",
         "2026-11-20"): the jobs in the queue in that window, finished ones too; `limit` as
-        `ls --limit`. Each handle's `snapshot` is the job's row in the listing (its state
-        then); `info()` asks the daemon again. A list, whose `more` says how many more jobs
-        matched but were left out (by `limit`), as `ls` says "… and N more"."""
+        `ls --limit`: N waiting jobs (besides the running and latest finished ones) in the
+        default listing, N jobs and every running one otherwise. Each handle's `snapshot` is
+        the job's row in the listing (its state then); `info()` asks the daemon again. A
+        list, whose `more` says how many more jobs matched but were left out (by `limit`), as
+        `ls` says "… and N more"."""
         if misspelt:  # (`Never`: a type checker refuses them too) Python's error named none
             import inspect  # (only on this error path)
 

@@ -62,6 +62,12 @@ def held_on_two_gpus(herd: Herd, tmp_path: Path, state: Path) -> tuple[int, int,
     return job, first["pid"], first["gpus"][0]
 
 
+def pids_on(herd: Herd, index: int) -> list[int]:
+    """The processes on GPU `index` in the latest reading (`gpus --json`)."""
+    (gpu,) = [g for g in herd.json("gpus")["gpus"] if g["index"] == index]
+    return [process["pid"] for process in gpu["processes"]]
+
+
 def reserved(herd: Herd) -> dict[int, list[dict[str, object]]]:
     return {gpu["index"]: gpu["reserved"] for gpu in herd.json("gpus")["gpus"]}
 
@@ -95,6 +101,9 @@ def test_a_released_jobs_next_attempt_runs_beside_its_held_run_each_tracked_apar
     job, pid1, a = held_on_two_gpus(herd, tmp_path, state)
     b = 1 - a
     two_gpus_using(state, {a: (pid1, "20GiB")})
+    # Released once a reading has the edit: placement reuses one up to 1 s old (engine.py,
+    # TELEMETRY_MAX_AGE), so a release at once could be placed by the reading before it.
+    wait_for(lambda: pids_on(herd, a) == [pid1], what="GPU a's reading of the run")
     herd.cli("release", str(job))
     pid2 = running(herd, job, 2)["pid"]
     assert herd.job(job)["gpus"] == [b]
