@@ -334,9 +334,10 @@ def never_runs(
         if reason:
             return reason
     if spec.ram and spec.ram > (total := host_memory_total()):
+        # (the field as `field` names it: the dashboard's form says its box, Python its keyword)
         return (
-            f"asks for {format_size(spec.ram)} of host memory (--ram), more than this machine "
-            f"has ({format_size(total)}): give a smaller --ram"
+            f"asks for {format_size(spec.ram)} of host memory, more than this machine has "
+            f"({format_size(total)}): give a smaller {field('ram')}"
         )
     return None
 

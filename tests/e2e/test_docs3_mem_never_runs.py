@@ -42,3 +42,17 @@ def test_a_mem_larger_than_any_gpu_is_refused_saying_how_much_fits(
     assert html.unescape(said) == (
         f"this job can never run: {NEVER}'memory per GPU', at most 24.0 GiB"
     )  # the form's box, not the CLI's option
+
+
+def test_a_ram_larger_than_the_machine_is_said_in_the_forms_words(
+    shared_daemon: Herd, tmp_path: Path
+) -> None:
+    typed = {"commands": "true", "cwd": str(tmp_path), "gpus": "0", "ram": "100TiB"}
+    answer = post(shared_daemon, "/submit", htmx=False, **typed)
+    [said] = re.findall(r'id="submit-error">(.*?)</div>', answer.body)
+    assert answer.status == 422
+    assert html.unescape(said).endswith(": give a smaller 'host memory'"), said  # was --ram
+    api = connect(shared_daemon.home, start=False)
+    with pytest.raises(InvalidValue) as from_python:
+        api.submit(["true"], gpus=0, ram="100TiB")
+    assert str(from_python.value).endswith(": give a smaller ram (--ram)")

@@ -13,6 +13,6 @@ def test_a_ram_larger_than_the_machine_is_refused_naming_what_it_has(shared_daem
     refused = shared_daemon.cli(*asked, check=False)
     assert refused.returncode != 0, refused
     assert refused.stderr == (
-        "gpuherd: error: this job can never run: asks for 100.0 TiB of host memory (--ram), "
-        f"more than this machine has ({format_size(host_memory_total())}): give a smaller --ram\n"
+        "gpuherd: error: this job can never run: asks for 100.0 TiB of host memory, more than "
+        f"this machine has ({format_size(host_memory_total())}): give a smaller ram (--ram)\n"
     )
