@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from gpuherd.client import RESTART_GRACE, Client
-from gpuherd.errors import DaemonError, NotRunning
+from gpuherd.errors import DaemonError, NotFound, NotRunning
 from gpuherd.typed_name import as_typed
 
 Piece = tuple[str, Any]
@@ -29,10 +29,11 @@ def follow_log(
     raw: bool = False,
 ) -> Iterator[Piece]:
     """The job's log as it comes (its `attempt` only, if given; from the last `lines` lines,
-    if given) until the job ends. A daemon that goes away midway gets RESTART_GRACE seconds
-    to come back (`on_gone` is called when it went); none running at the start is an error
-    at once. `raw`: bytes that are not UTF-8 come as surrogates (surrogateescape), to be
-    written back as they were; else as U+FFFD."""
+    if given) until the job ends; NotFound when the job is removed first (`gpuherd rm` of a
+    held job). A daemon that goes away midway gets RESTART_GRACE seconds to come back
+    (`on_gone` is called when it went); none running at the start is an error at once.
+    `raw`: bytes that are not UTF-8 come as surrogates (surrogateescape), to be written back
+    as they were; else as U+FFFD."""
     query: dict[str, Any] = {"stream": stream, "attempt": attempt, "lines": lines}
     query["raw"] = raw or None  # (left out when not asked: as older clients ask)
     resume: dict[str, Any] | None = query  # where to go on if the daemon goes away now
@@ -42,6 +43,10 @@ def follow_log(
             for event, data in client.stream(f"/jobs/{job_id}/log/follow", **query):
                 first = False
                 if event == "end":
+                    if data.get("state") == "removed":  # (the log has no end to come)
+                        raise NotFound(
+                            as_typed(f"job {job_id} was removed (gpuherd rm) before it ended")
+                        )
                     return
                 if event == "deleted":  # (the follow reads on: the text is still to come)
                     yield "deleted", data["path"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,7 +20,7 @@ import pytest
 import gpuherd as gpuherd_api
 from conftest import Herd, read_line, retried_after, wait_for
 from gpuherd import client as client_module
-from gpuherd.errors import DaemonError, HerdError
+from gpuherd.errors import DaemonError, HerdError, NotFound
 
 
 def gpuherd(herd: Herd, *args: str) -> subprocess.Popen[bytes]:
@@ -216,6 +217,45 @@ def test_follow_of_a_job_removed_meanwhile_says_so_and_fails(shared_daemon: Herd
         out, err = follow.proc.communicate(timeout=15)  # (before: silently, with exit 0)
         removed = f"gpuherd: error: job {job_id} was removed (gpuherd rm) before it ended\n"
         assert (follow.proc.returncode, out, err.decode()) == (1, b"", removed)
+
+
+def test_submit_follow_and_a_python_follow_of_a_job_removed_meanwhile_say_so(
+    shared_daemon: Herd,
+) -> None:
+    # The follow's own stream says the job was removed (its `end`): `submit --follow` said
+    # `no job N: gpuherd ls --all lists the jobs there are`, and `Job.follow()` just ended.
+    with reading(shared_daemon, "submit", "--hold", "--follow", "--", "echo never") as follow:
+        assert follow.proc.stderr is not None  # (stdout is the log's alone)
+        buffer = bytearray()  # (one for both lines: a read may take in more than one)
+        said, err = (read_line(follow.proc.stderr.fileno(), buffer) for _ in range(2))
+        job_id = int(said.split()[-1])  # "submitted job N"
+        assert b"is held" in err
+        follow.connected()
+        shared_daemon.cli("rm", str(job_id))
+        out, err = follow.proc.communicate(timeout=15)
+        removed = f"gpuherd: error: job {job_id} was removed (gpuherd rm) before it ended\n"
+        assert (follow.proc.returncode, err.decode()) == (1, removed), out
+
+    herd = gpuherd_api.connect(shared_daemon.home, start=False)
+    job = herd.submit(["echo", "never"], hold=True)
+    me = psutil.Process()
+    before = len(me.net_connections(kind="unix"))
+    raised: list[BaseException] = []
+    reader = threading.Thread(target=lambda: _drain(job.follow(), raised))
+    reader.start()
+    wait_for(lambda: len(me.net_connections(kind="unix")) > before, what="the follow's stream")
+    shared_daemon.cli("rm", str(job.id))
+    reader.join(15)
+    assert [str(e) for e in raised] == [f"job {job.id} was removed (gpuherd rm) before it ended"]
+    assert isinstance(raised[0], NotFound)
+
+
+def _drain(texts: Iterator[str], raised: list[BaseException]) -> None:
+    try:
+        for _ in texts:
+            pass
+    except BaseException as exc:  # (kept for the test's thread to look at)
+        raised.append(exc)
 
 
 def test_daemon_log_prints_and_follows_the_daemons_own_log(daemon: Herd) -> None:

@@ -384,10 +384,8 @@ def log(
     printer = print_follow(client, job_id, stream, attempt, lines)
     try:  # ended: did it ever run (it was cancelled, say)?
         job = client.get(f"/jobs/{job_id}")
-    except NotFound:  # removed while followed (`rm` of a held job): its end never came
-        raise HerdError(f"job {job_id} was removed ({typed_name()} rm) before it ended") from None
-    except DaemonError:  # the daemon stopped (a drain): nothing more to say
-        return
+    except (NotFound, DaemonError):  # removed once ended, or the daemon stopped (a drain)
+        return  # nothing more to say (removed before its end: said by the follow)
     if not job["attempt"] and job["state"] in FINISHED:
         raise HerdError(f"job {job_id} never ran ({job['state']}): it has no log")
     if attempt is None and job["state"] in FINISHED - {"succeeded"}:
