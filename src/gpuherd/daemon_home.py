@@ -218,14 +218,21 @@ def bind_tcp(
     store: Store, listen: str | None, as_before: bool
 ) -> tuple[socket.socket | None, str | None]:
     """The dashboard's TCP socket bound at `listen` (`as_before`, without it: where the last
-    daemon listened, for `daemon restart` when none runs), and that address; or no socket."""
+    daemon listened, for `daemon restart` when none runs), and the address it is bound at
+    (port 0 asked: the port given), what a next start listens at; or no socket."""
     from gpuherd.api import listener as tcp  # (deferred: the web framework; serve has it)
+    from gpuherd.listen_address import format_address, parse_address
+
+    def bound(address: str | None) -> tuple[socket.socket | None, str | None]:
+        if not address:
+            return None, address
+        sock = tcp.bind(address)
+        return sock, format_address(parse_address(address)[0], int(sock.getsockname()[1]))
 
     if listen is not None or not as_before:
-        return (tcp.bind(listen) if listen else None), listen
-    last = store.get_setting(LAST_LISTEN) or None
+        return bound(listen)
     try:
-        return (tcp.bind(last) if last else None), last
+        return bound(store.get_setting(LAST_LISTEN) or None)
     except HerdError as exc:
         raise HerdError(
             f"{exc} (where the last daemon listened): free that port, or `gpuherd daemon "

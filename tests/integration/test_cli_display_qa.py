@@ -92,9 +92,9 @@ def test_the_start_hint_of_a_home_whose_daemon_listened_names_the_restart_that_l
 ) -> None:
     # `daemon start` alone would leave the dashboard's address unserved; `daemon restart`
     # with no daemon running listens where the last one did.
-    herd.start("--fake-gpus", "2", "--listen", "127.0.0.1:0")
+    herd.start("--fake-gpus", "2", "--listen", "127.0.0.1:0")  # a port of the system's choice
     address = herd.client.get("/daemon/listen")["address"]
-    herd.cli("daemon", "stop")
+    herd.kill9()  # a crash: no stop wrote where it listened (its start did: the port it got)
     said = _no_daemon_error(herd)
     assert said.endswith(
         "start it again with `gpuherd daemon restart`, which starts as the last one did: "
