@@ -230,7 +230,7 @@ def env_placeholders(spec: SweepSpec, request: SweepRequest) -> list[str]:
         if not any(name in names for name in re.findall(r"\{(\w+)\}", value)):
             continue
         said = f"--env {key}={value}: placeholders are filled in the command only, so "
-        if re.search(rf"(^|[\s;&|(]){re.escape(key)}=", spec.command):
+        if sets_variable(spec.command, key):
             # The way out below would set it in the command a second time.
             warnings.append(
                 f"{said}the environment gets {value!r} as it is; the command sets {key} "
@@ -243,3 +243,12 @@ def env_placeholders(spec: SweepSpec, request: SweepRequest) -> list[str]:
             f"gpuherd sweep {instead} ..."
         )
     return warnings
+
+
+def sets_variable(command: str, name: str) -> bool:
+    """Whether the shell command assigns `name` for what it runs: `NAME=v prog`, also after
+    other assignments, a `;`, `&&`, `|` or `(`, or as `export NAME=` and `env NAME=`; not a
+    `NAME=v` that is an argument (`echo NAME=v`, Hydra's `python train.py NAME=v`)."""
+    assigned = r"[A-Za-z_]\w*=\S*\s+"
+    start = r"(?:^|[;&|(]|\b(?:export|env)\s)"
+    return re.search(rf"{start}\s*(?:{assigned})*{re.escape(name)}=", command) is not None

@@ -55,9 +55,13 @@ KEPT_PARAMS_FILE = "task-params.json"
 """Where a `--params-file` is moved to in the job's folder, for the job's later attempts."""
 
 
+WORKER_MARK = " -m gpuherd.worker "
+"""What a task's command line holds after its Python (tasks.worker_command)."""
+
+
 def runs_task(command: str) -> bool:
     """Whether a job's command runs a task through this module (tasks.worker_command)."""
-    return " -m gpuherd.worker " in f" {command} "
+    return WORKER_MARK in f" {command} "
 
 
 class WorkerError(Exception):

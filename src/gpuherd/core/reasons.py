@@ -23,7 +23,7 @@ from gpuherd.core.model import Device, DeviceState, Job, Policy, Reservation
 from gpuherd.core.naming import gpu_names, gpus_named, only_flag
 from gpuherd.core.placement import Hold, cpu_slots_left, project_room
 from gpuherd.core.reasons_gpus import gpu_details
-from gpuherd.core.units import format_size, format_size_down, plural
+from gpuherd.core.units import BARE_LEAST, format_size, format_size_down, plural
 from gpuherd.core.waiting import Fits, Shape, shape_of, worded
 
 _DEFAULT_POLICY = Policy()
@@ -271,10 +271,11 @@ def never_fits(
         # The way out, as --ram's refusal says it (submission.py). `mem (--mem)` as
         # submission_text.field names a field: the Python API reads its keyword, the
         # dashboard's form its box's label (api/form_words.py); `gpuherd edit` takes it too.
+        room = caps[largest.index] or 0
+        fits = f", at most {format_size_down(room)}" if room >= BARE_LEAST else ""  # (not "0 B")
         return (
             f"asks for {format_size(job_mem)} per GPU but the largest GPU{of} has "
-            f"{format_size(largest.memory_total or 0)}{offer}: give a smaller mem (--mem), "
-            f"at most {format_size_down(caps[largest.index] or 0)}"
+            f"{format_size(largest.memory_total or 0)}{offer}: give a smaller mem (--mem){fits}"
         )
     asks = f"asks for {job_gpus} {word}s with {format_size(job_mem)} each"
     if len(big) >= job_gpus:

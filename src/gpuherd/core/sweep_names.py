@@ -157,7 +157,7 @@ def _format(name: str, value: Any, spec: str, conversion: str | None) -> str:
     try:
         return format(value, spec)
     except (TypeError, ValueError) as exc:
-        number = _as_number(value)
+        number = _as_number(value, spec)
         give = "" if number is None else f"give it as {number!r}, or "
         raise SweepError(
             f"command: {{{name}:{spec}}} cannot format {value!r}: {exc}: "
@@ -166,11 +166,13 @@ def _format(name: str, value: Any, spec: str, conversion: str | None) -> str:
         ) from None
 
 
-def _as_number(value: Any) -> int | float | None:
+def _as_number(value: Any, spec: str) -> int | float | None:
     """The number text such as `1e-3` or `007` means, written as one that stays a number:
     the CLI keeps a value that does not read back the same as text (`-p lr 1e-3` runs
     `--lr 1e-3`, as typed), so `{lr:.1e}` has text to format, and 0.001 is the way to say
-    it. None for text that is no finite number, and for what is not text."""
+    it; a whole one as an int where the spec wants one (`{n:d}` of `1e3`: 1000). None for
+    text that is no finite number, for what is not text, and where the number would not
+    format either (`{x:x}` of `1.5`, a spec no type takes)."""
     if not isinstance(value, str):
         return None
     for read in (int, float):
@@ -178,7 +180,15 @@ def _as_number(value: Any) -> int | float | None:
             number = read(value)
         except ValueError:
             continue
-        return number if math.isfinite(number) else None
+        if not math.isfinite(number):
+            return None
+        for given in (number, int(number)) if number == int(number) else (number,):
+            try:
+                format(given, spec)
+            except (TypeError, ValueError):
+                continue
+            return given
+        return None
     return None
 
 
