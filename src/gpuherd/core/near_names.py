@@ -9,8 +9,15 @@ from collections.abc import Iterable
 
 def did_you_mean(name: str, known: Iterable[str], cutoff: float = 0.6) -> str:
     """` (did you mean 'gpus'?)` for the known name closest to `name`, or "" if none is as
-    close as `cutoff` (difflib's ratio; 0.6, difflib's own, as the Python API always had)."""
+    close as `cutoff` (difflib's ratio; 0.6, difflib's own, as the Python API always had).
+    Case aside (`GPUS`), and a known name the typed one begins with (`memory`: `mem`, which
+    difflib finds too far) is the closest."""
     import difflib  # (only on error paths: `import gpuherd` stays light)
 
-    close = difflib.get_close_matches(name, list(known), n=1, cutoff=cutoff)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    by_case = {k.lower(): k for k in known}
+    typed = name.lower()
+    starts = [k for k in by_case if len(k) >= 3 and typed.startswith(k)]
+    close = difflib.get_close_matches(typed, list(by_case), n=1, cutoff=cutoff)
+    guess = by_case.get(typed) or (by_case[max(starts, key=len)] if starts else None)
+    guess = guess or (by_case[close[0]] if close else None)
+    return f" (did you mean {guess!r}?)" if guess and guess != name else ""
