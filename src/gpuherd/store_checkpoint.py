@@ -61,7 +61,8 @@ class Checkpointer:
         self._stop = False
         self._thread: threading.Thread | None = None
         self._owed_since: float | None = None
-        """When a give-back (store_space.py) was left undone: another is owed QUIET after."""
+        """Since when a quiet spell's checkpoint and give-back (store_space.py) are owed
+        without a commit to come (a burst's, a give-back left undone): QUIET after it."""
         self._give_back_failed = False
         self._begun = 0
         """Write transactions begun on the store: one begun during a give-back stops it."""
@@ -102,6 +103,11 @@ class Checkpointer:
             while not self._stop:
                 if self._commits >= BURST_COMMITS:
                     self._commits = 0
+                    # The burst may have ended before this thread counted it (a `clean`'s,
+                    # on a busy machine): no commit is then to come, and its quiet spell,
+                    # which gives the removed jobs' space back, would wait for the next one.
+                    if self._owed_since is None:
+                        self._owed_since = self._last_commit
                     return False
                 if self._commits == 0 and self._owed_since is None:
                     self._changed.wait()
