@@ -8,7 +8,7 @@ import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING
 
 import click
 
@@ -27,6 +27,7 @@ from gpuherd.cli.options import (
 )
 from gpuherd.cli.param_types import Place, completes
 from gpuherd.cli.run_args import RunCommand, is_gpu_indices
+from gpuherd.cli.run_order import earlier_run_times, reading_whole_input
 from gpuherd.cli.run_report import LineReporter
 from gpuherd.cli.submit_hints import devices_warned
 from gpuherd.core.text import shell_word
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     from gpuherd.gpus.base import GpuProbe
     from gpuherd.runner import RunOptions
     from gpuherd.runner_input import JobSource
+    from gpuherd.runner_summary import RunSummary
     from gpuherd.wire import SubmitItem
 
 
@@ -213,7 +215,8 @@ def run(
         if held:  # one in use by another run is refused before anything is read from it
             check_writable(out)
             hold.enter_context(output_held(out))
-        run_times = _earlier_run_times(times_from, out) if order == "longest-first" else None
+        rerun_of = out if output_dir is not None else None  # (a new folder holds no times)
+        run_times = earlier_run_times(times_from, rerun_of) if order == "longest-first" else None
         if not held:
             make_output_dir(out)  # after --times-from is checked: a refused run makes none
             hold.enter_context(output_held(out))
@@ -236,10 +239,11 @@ def run(
             skip_succeeded=skip_succeeded,
         )
         if streamed and run_times is not None:  # else it waits for the end, saying nothing
-            click.echo(_reading_whole_input(sys.stdin if file in (None, "-") else None), err=True)
-        _run_and_report(options, probe, slots, source, quiet, bar=not typed)
-    if output_dir is None:  # here only after a run of nothing: no empty folder left behind
+            click.echo(reading_whole_input(sys.stdin if file in (None, "-") else None), err=True)
+        summary = _run_and_report(options, probe, slots, source, quiet, bar=not typed)
+    if output_dir is None and not summary.jobs:  # no empty folder left behind, for each try
         drop_fresh_run_dir(out)
+    sys.exit(summary.exit_status)
 
 
 def _gpus(
@@ -285,9 +289,9 @@ def _run_and_report(
     source: JobSource,
     quiet: bool,
     bar: bool,
-) -> None:
-    """Run the jobs, print the summary and exit with the run's status. No progress bar (`bar`
-    False) under commands typed at the terminal: its redraws erased each key as it was typed."""
+) -> RunSummary:
+    """Run the jobs and print the summary. No progress bar (`bar` False) under commands typed
+    at the terminal: its redraws erased each key as it was typed."""
     import asyncio
 
     from gpuherd.fd_limit import raise_fd_limit
@@ -303,7 +307,7 @@ def _run_and_report(
         reporter.close()
     if summary.jobs == 0 and not (summary.interrupted or summary.input_failed):
         click.echo("the input holds no command: nothing to run", file=out_stream)
-        return
+        return summary
     parts = [f"{summary.succeeded:,} succeeded", f"{summary.failed:,} failed"]
     if summary.skipped:  # (--skip-succeeded) each one's line above names its folder
         parts.append(f"{summary.skipped:,} skipped")
@@ -311,19 +315,10 @@ def _run_and_report(
         parts.append(f"{summary.could_not_run:,} could not run")
     if summary.not_run:
         parts.append(f"{summary.not_run:,} not run")
-    where = shell_word(str(options.output_dir))  # one line, and the path as it is
-    click.echo(f"{', '.join(parts)}; logs in {where}", file=out_stream)
-    sys.exit(summary.exit_status)
-
-
-def _reading_whole_input(stdin: TextIO | None) -> str:
-    """What --order longest-first says of an input that is a stream (a pipe, `tail -f`, the
-    terminal): it reads it to its end before any job starts."""
-    end = "Ctrl-D ends it" if stdin is not None and stdin.isatty() else "until it is closed"
-    return (
-        f"--order longest-first: reading the whole input before the first job starts ({end}; "
-        "Ctrl-C stops the run)"
-    )
+    # No job read (the input stopped at its first line, a Ctrl-C before it): no logs to name.
+    where = f"; logs in {shell_word(str(options.output_dir))}" if summary.jobs else ""
+    click.echo(f"{', '.join(parts)}{where}", file=out_stream)
+    return summary
 
 
 def _yielded_items(
@@ -374,27 +369,6 @@ def _check_folder_names(prefix: str, output_dir: str | None) -> None:
         )
     if len(os.fsencode(prefix)) > PREFIX_MAX:
         raise click.UsageError(f"--prefix is too long: give at most {PREFIX_MAX} characters")
-
-
-def _earlier_run_times(times_from: Path | None, output_dir: Path) -> dict[str, float]:
-    """--order longest-first's run times: from --times-from, else from a rerun's own folder."""
-    from gpuherd.jobfiles import earlier_run_times
-
-    folder = times_from or output_dir
-    try:
-        times = earlier_run_times(folder)
-    except OSError as exc:
-        if times_from is not None:  # named by the user: say so; a new --output-dir is fine
-            raise click.UsageError(
-                f"--times-from {times_from}: {exc.strerror} (give an earlier run's --output-dir)"
-            ) from None
-        times = {}
-    if not times:
-        click.echo(
-            f"--order longest-first: no earlier run times in {folder} (no job folder with an "
-            "ended job.json): jobs start in input order"
-        )
-    return times
 
 
 COMMANDS = [run]
