@@ -230,7 +230,13 @@ def bind_tcp(
         return sock, format_address(parse_address(address)[0], int(sock.getsockname()[1]))
 
     if listen is not None or not as_before:
-        return bound(listen)
+        try:
+            return bound(listen)
+        except HerdError as exc:  # (a port taken: by what, the user knows better than we do)
+            raise HerdError(
+                f"{exc}: free that port, or start the daemon with another --listen address "
+                "(port 0 takes a free one: --listen 127.0.0.1:0)"
+            ) from None
     try:
         return bound(store.get_setting(LAST_LISTEN) or None)
     except HerdError as exc:

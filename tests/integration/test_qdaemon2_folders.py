@@ -57,6 +57,23 @@ def test_a_failed_first_start_leaves_none_of_its_options_remembered(herd: Herd) 
         store.close()
 
 
+def test_a_taken_listen_port_says_what_to_do_and_port_0_as_it_advises_starts(herd: Herd) -> None:
+    # It said only `cannot listen on 127.0.0.1:PORT: Address already in use`.
+    with busy_port() as taken:
+        port = taken.getsockname()[1]
+        failed = herd.cli(
+            "daemon", "start", "--fake-gpus", "1", "--listen", f"127.0.0.1:{port}", check=False
+        )
+    assert failed.returncode == 1
+    assert failed.stderr.splitlines() == [
+        f"gpuherd: error: cannot listen on 127.0.0.1:{port}: Address already in use: free that "
+        "port, or start the daemon with another --listen address (port 0 takes a free one: "
+        "--listen 127.0.0.1:0)"
+    ]
+    started = herd.cli("daemon", "start", "--fake-gpus", "1", "--listen", "127.0.0.1:0")
+    assert "dashboard: http://127.0.0.1:" in started.stdout, started.stdout
+
+
 def test_a_failed_start_leaves_the_last_starts_gpus(herd: Herd) -> None:
     herd.start("--fake-gpus", "3")
     herd.cli("daemon", "stop")
