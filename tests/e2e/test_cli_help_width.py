@@ -86,3 +86,5 @@ def test_the_help_examples_say_the_name_typed(entry: str) -> None:
     assert f"  {entry} completion fish \\\n      > ~/.config/fish/completions/{entry}.fish\n" in (
         completion
     )
+    # A new fish has no completions folder: the `>` into it failed (No such file or directory).
+    assert "\n  mkdir -p ~/.config/fish/completions\n" in completion

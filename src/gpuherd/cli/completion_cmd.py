@@ -166,14 +166,15 @@ def completion(ctx: click.Context, shell: str | None) -> None:
     \b
     eval "$(gpuherd completion bash)"
     eval "$(gpuherd completion zsh)"
+    mkdir -p ~/.config/fish/completions
     gpuherd completion fish \\
         > ~/.config/fish/completions/gpuherd.fish
 
-    The first line goes in ~/.bashrc, the second in ~/.zshrc after compinit; the third
-    writes fish's file. The script completes the name it was made by: `herd completion bash`
-    makes the one for `herd` (add a line for each name to complete both). Job ids and sweep
-    names come from the daemon of your GPUHERD_HOME; with none running, there are none to
-    offer.
+    The first line goes in ~/.bashrc, the second in ~/.zshrc after compinit; the last two
+    write fish's file (in its folder, which a new fish lacks). The script completes the name
+    it was made by: `herd completion bash` makes the one for `herd` (add a line for each name
+    to complete both). Job ids and sweep names come from the daemon of your GPUHERD_HOME;
+    with none running, there are none to offer.
     """
     root = ctx.find_root()
     prog_name = root.info_name or "gpuherd"
