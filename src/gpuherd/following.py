@@ -29,8 +29,8 @@ def follow_log(
     raw: bool = False,
 ) -> Iterator[Piece]:
     """The job's log as it comes (its `attempt` only, if given; from the last `lines` lines,
-    if given) until the job ends; NotFound when the job is removed first (`gpuherd rm` of a
-    held job). A daemon that goes away midway gets RESTART_GRACE seconds to come back
+    if given) until the job ends; NotFound when the job is removed before it ran (`gpuherd rm`
+    of a held job). A daemon that goes away midway gets RESTART_GRACE seconds to come back
     (`on_gone` is called when it went); none running at the start is an error at once.
     `raw`: bytes that are not UTF-8 come as surrogates (surrogateescape), to be written back
     as they were; else as U+FFFD."""
@@ -43,10 +43,10 @@ def follow_log(
             for event, data in client.stream(f"/jobs/{job_id}/log/follow", **query):
                 first = False
                 if event == "end":
-                    if data.get("state") == "removed":  # (the log has no end to come)
-                        raise NotFound(
-                            as_typed(f"job {job_id} was removed (gpuherd rm) before it ended")
-                        )
+                    # Removed before any attempt began: no log came, nor will. (Removed once
+                    # an attempt ran, ended or held for a retry: its log was followed, whole.)
+                    if data.get("state") == "removed" and not data.get("ran"):
+                        raise NotFound(f"job {job_id} was removed before it ran: it has no log")
                     return
                 if event == "deleted":  # (the follow reads on: the text is still to come)
                     yield "deleted", data["path"]

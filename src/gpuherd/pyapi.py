@@ -312,7 +312,7 @@ class Job(JobActions, JobDisplay):
         """The job's output as it comes (from its last `lines` lines, if given), until the
         job ends; a job not started yet is waited for, and a retry's output follows.
         `for text in job.follow(): print(text, end="")` is `gpuherd log -f`. NotFound at
-        the call for a job that does not exist."""
+        the call for a job that does not exist, and once it is removed before it ran."""
         lines = log_numbers(lines=lines)["lines"]  # checked now, not at the first next()
         stream = log_stream(stream)
         self.info()  # NotFound now (one request), not at the first next(), far from the typo

@@ -85,8 +85,8 @@ async def follow_events(
                 try:
                     state = service.job_states([job_id])[job_id]
                     latest = log_of(service, job_id, stream, None)
-                except NotFound:  # removed meanwhile (`gpuherd rm`)
-                    yield _event("end", {"state": "removed"})
+                except NotFound:  # removed meanwhile (`gpuherd rm`): before it ran, or after
+                    yield _event("end", {"state": "removed", "ran": target is not None})
                     return
                 # A log no longer grows once a later attempt began or the job ended.
                 done = state in FINISHED_STATES or _number(latest) > _number(target)
