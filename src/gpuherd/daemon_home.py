@@ -232,7 +232,7 @@ def bind_tcp(
     if listen is not None or not as_before:
         try:
             return bound(listen)
-        except HerdError as exc:  # (a port taken: by what, the user knows better than we do)
+        except tcp.PortTaken as exc:  # (by what, the user knows better than we do)
             raise HerdError(
                 f"{exc}: free that port, or start the daemon with another --listen address "
                 "(port 0 takes a free one: --listen 127.0.0.1:0)"

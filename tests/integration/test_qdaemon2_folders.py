@@ -74,6 +74,17 @@ def test_a_taken_listen_port_says_what_to_do_and_port_0_as_it_advises_starts(her
     assert "dashboard: http://127.0.0.1:" in started.stdout, started.stdout
 
 
+def test_a_listen_address_not_this_machines_is_not_told_to_free_a_port(herd: Herd) -> None:
+    # 203.0.113.1 (TEST-NET-3) is no address of this machine: nothing to free (review).
+    failed = herd.cli(
+        "daemon", "start", "--fake-gpus", "1", "--listen", "203.0.113.1:8888", check=False
+    )
+    assert failed.returncode == 1
+    [said] = failed.stderr.splitlines()
+    assert said.startswith("gpuherd: error: cannot listen on 203.0.113.1:8888: "), said
+    assert "free that port" not in said, said
+
+
 def test_a_failed_start_leaves_the_last_starts_gpus(herd: Herd) -> None:
     herd.start("--fake-gpus", "3")
     herd.cli("daemon", "stop")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import ipaddress
 import logging
 import os
@@ -54,7 +55,13 @@ def bind(address: str, next_free: int = 1) -> socket.socket:
         except OSError as exc:
             last = exc
     reason = last.strerror if last is not None and last.strerror else str(last)
-    raise HerdError(f"cannot listen on {address}: {reason}")
+    taken = last is not None and last.errno == errno.EADDRINUSE
+    raise (PortTaken if taken else HerdError)(f"cannot listen on {address}: {reason}")
+
+
+class PortTaken(HerdError):
+    """The address is another socket's (the way out differs from a host that is not this
+    machine's, or a port below 1024)."""
 
 
 def _bind_one(host: str, port: int) -> socket.socket:
