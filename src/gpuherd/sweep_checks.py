@@ -247,8 +247,11 @@ def env_placeholders(spec: SweepSpec, request: SweepRequest) -> list[str]:
 
 def sets_variable(command: str, name: str) -> bool:
     """Whether the shell command assigns `name` for what it runs: `NAME=v prog`, also after
-    other assignments, a `;`, `&&`, `|` or `(`, or as `export NAME=` and `env NAME=`; not a
-    `NAME=v` that is an argument (`echo NAME=v`, Hydra's `python train.py NAME=v`)."""
-    assigned = r"[A-Za-z_]\w*=\S*\s+"
-    start = r"(?:^|[;&|(]|\b(?:export|env)\s)"
-    return re.search(rf"{start}\s*(?:{assigned})*{re.escape(name)}=", command) is not None
+    other assignments (quoted values too), at a line's start (a sweep file's `command: |`),
+    after `;`, `&&`, `|`, `(`, `{`, `!`, `then`, `do` or `else`, or as `export NAME=` and
+    `env NAME=`; not a `NAME=v` that is an argument (`echo NAME=v`, Hydra's overrides)."""
+    value = r"""(?:"[^"]*"|'[^']*'|\S)*"""
+    assigned = rf"[A-Za-z_]\w*={value}\s+"
+    start = r"(?:^|[;&|({!]|\b(?:export|env|then|do|else)\s)"
+    found = re.search(rf"{start}\s*(?:{assigned})*{re.escape(name)}=", command, re.MULTILINE)
+    return found is not None

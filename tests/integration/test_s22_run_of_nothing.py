@@ -49,5 +49,5 @@ def test_longest_first_into_a_new_folder_does_not_name_it_as_holding_no_times(
     assert done.returncode == 0, done
     assert done.stdout.splitlines()[0] == (
         "--order longest-first: no earlier run times (this run's folder is new): jobs start in "
-        "input order; --times-from DIR takes them from an earlier run's --output-dir"
+        "input order; --times-from DIR takes them from an earlier run's folder"
     )

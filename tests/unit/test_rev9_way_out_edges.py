@@ -88,6 +88,12 @@ def test_a_format_spec_on_text_names_a_number_only_when_that_number_formats(
         ("python train.py LR={i}", False),  # Hydra's overrides
         ("python train.py --x A=1 LR={i}", False),
         ("XLR={i} ./a", False),  # another variable
+        ("cd ~/p\nLR={i} ./task.sh", True),  # a sweep file's `command: |`
+        ("if true; then LR={i} ./a; fi", True),
+        ("for x in 1; do LR={i} ./a; done", True),
+        ("{ LR={i} ./a; }", True),
+        ('A="x y" LR={i} ./a', True),  # after a quoted value
+        ("cd ~/p\necho LR={i}", False),
     ],
 )
 def test_an_env_placeholder_is_said_set_by_the_command_only_where_it_assigns_it(

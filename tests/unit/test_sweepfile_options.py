@@ -210,6 +210,8 @@ def test_a_key_spelt_as_its_flag_names_the_key_to_write() -> None:
         ("program: x.py", ":3: unknown key 'program'; known keys: "),  # (W&B's, not ram)
         ("memory: 8GiB", ":3: unknown key 'memory' (did you mean 'mem'?); "),  # (it starts so)
         ("GPUS: 1", ":3: unknown key 'GPUS' (did you mean 'gpus'?); "),  # case aside
+        ("random_seed: 1", ":3: unknown key 'random_seed'; known keys: "),  # no `random`
+        ("env_file: a", ":3: unknown key 'env_file'; known keys: "),  # no `env`
     ],
 )
 def test_an_unknown_key_names_the_known_one_it_is_close_to(key: str, said: str) -> None:

@@ -28,7 +28,7 @@ def earlier_run_times(times_from: Path | None, output_dir: Path | None) -> dict[
     if folder is None:  # naming the herd_runs/<timestamp> just made told nothing to do
         click.echo(
             "--order longest-first: no earlier run times (this run's folder is new): jobs start "
-            "in input order; --times-from DIR takes them from an earlier run's --output-dir"
+            "in input order; --times-from DIR takes them from an earlier run's folder"
         )
         return {}
     try:

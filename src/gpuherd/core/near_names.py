@@ -10,14 +10,42 @@ from collections.abc import Iterable
 def did_you_mean(name: str, known: Iterable[str], cutoff: float = 0.6) -> str:
     """` (did you mean 'gpus'?)` for the known name closest to `name`, or "" if none is as
     close as `cutoff` (difflib's ratio; 0.6, difflib's own, as the Python API always had).
-    Case aside (`GPUS`), and a known name the typed one begins with (`memory`: `mem`, which
-    difflib finds too far) is the closest."""
+    Case aside (`GPUS`), and a known name the typed one begins with, but for a few letters or
+    a unit (`memory`, `mem_gb`: `mem`; `timeout_s`), is the closest: difflib finds those too
+    far. Not for a compound (`random_seed` is no `random`, `env_file` no `env`)."""
     import difflib  # (only on error paths: `import gpuherd` stays light)
 
     by_case = {k.lower(): k for k in known}
     typed = name.lower()
-    starts = [k for k in by_case if len(k) >= 3 and typed.startswith(k)]
+    starts = [
+        k
+        for k in by_case
+        if len(k) >= 3 and typed.startswith(k) and _a_tail(typed[len(k) :].lstrip("_"))
+    ]
     close = difflib.get_close_matches(typed, list(by_case), n=1, cutoff=cutoff)
     guess = by_case.get(typed) or (by_case[max(starts, key=len)] if starts else None)
     guess = guess or (by_case[close[0]] if close else None)
     return f" (did you mean {guess!r}?)" if guess and guess != name else ""
+
+
+_UNITS = {
+    "s",
+    "sec",
+    "secs",
+    "seconds",
+    "m",
+    "min",
+    "h",
+    "b",
+    "kb",
+    "mb",
+    "gb",
+    "kib",
+    "mib",
+    "gib",
+}
+
+
+def _a_tail(rest: str) -> bool:
+    """What may follow a known name in a mistyped one: a few letters (`memory`), or a unit."""
+    return len(rest) <= 3 or rest in _UNITS or rest == "per_job"
