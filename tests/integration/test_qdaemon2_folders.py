@@ -42,13 +42,19 @@ def busy_port() -> socket.socket:
     return taken
 
 
-def test_a_failed_first_start_leaves_none_of_its_options_remembered(herd: Herd) -> None:
+def _start_at_a_taken_port(herd: Herd, gpus: str) -> tuple[int, subprocess.CompletedProcess[str]]:
+    """`daemon start --fake-gpus GPUS --listen` at a port another socket holds: (port, call)."""
     with busy_port() as taken:
         port = taken.getsockname()[1]
         failed = herd.cli(
-            "daemon", "start", "--fake-gpus", "2", "--listen", f"127.0.0.1:{port}", check=False
+            "daemon", "start", "--fake-gpus", gpus, "--listen", f"127.0.0.1:{port}", check=False
         )
     assert failed.returncode == 1
+    return port, failed
+
+
+def test_a_failed_first_start_leaves_none_of_its_options_remembered(herd: Herd) -> None:
+    port, failed = _start_at_a_taken_port(herd, "2")
     assert failed.stderr.startswith(f"gpuherd: error: cannot listen on 127.0.0.1:{port}: ")
     store = Store(herd.home / "herd.db")
     try:  # the next plain start ran with --fake-gpus 2, as if given
@@ -59,12 +65,7 @@ def test_a_failed_first_start_leaves_none_of_its_options_remembered(herd: Herd) 
 
 def test_a_taken_listen_port_says_what_to_do_and_port_0_as_it_advises_starts(herd: Herd) -> None:
     # It said only `cannot listen on 127.0.0.1:PORT: Address already in use`.
-    with busy_port() as taken:
-        port = taken.getsockname()[1]
-        failed = herd.cli(
-            "daemon", "start", "--fake-gpus", "1", "--listen", f"127.0.0.1:{port}", check=False
-        )
-    assert failed.returncode == 1
+    port, failed = _start_at_a_taken_port(herd, "1")
     assert failed.stderr.splitlines() == [
         f"gpuherd: error: cannot listen on 127.0.0.1:{port}: Address already in use: free that "
         "port, or start the daemon with another --listen address (port 0 takes a free one: "
