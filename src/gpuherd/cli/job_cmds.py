@@ -385,7 +385,7 @@ def log(
     try:  # ended: did it ever run (it was cancelled, say)?
         job = client.get(f"/jobs/{job_id}")
     except (NotFound, DaemonError):  # removed once ended, or the daemon stopped (a drain)
-        return  # nothing more to say (removed before its end: said by the follow)
+        return  # nothing more to say (removed before it ran: said by the follow)
     if not job["attempt"] and job["state"] in FINISHED:
         raise HerdError(f"job {job_id} never ran ({job['state']}): it has no log")
     if attempt is None and job["state"] in FINISHED - {"succeeded"}:

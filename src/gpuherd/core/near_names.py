@@ -28,24 +28,7 @@ def did_you_mean(name: str, known: Iterable[str], cutoff: float = 0.6) -> str:
     return f" (did you mean {guess!r}?)" if guess and guess != name else ""
 
 
-_UNITS = {
-    "s",
-    "sec",
-    "secs",
-    "seconds",
-    "m",
-    "min",
-    "h",
-    "b",
-    "kb",
-    "mb",
-    "gb",
-    "kib",
-    "mib",
-    "gib",
-}
-
-
 def _a_tail(rest: str) -> bool:
-    """What may follow a known name in a mistyped one: a few letters (`memory`), or a unit."""
-    return len(rest) <= 3 or rest in _UNITS or rest == "per_job"
+    """What may follow a known name in a mistyped one: a few letters (`memory`) or a unit
+    (`_s`, `_gb`, `_seconds`), or `_per_job`."""
+    return len(rest) <= 3 or rest in ("secs", "seconds", "per_job")
