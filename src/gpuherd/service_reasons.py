@@ -11,7 +11,7 @@ from functools import partial
 from gpuherd.core.idspec import format_ids
 from gpuherd.core.lifecycle import HELD_UNSTARTED, stop_said
 from gpuherd.core.model import Device, Job, JobSpec, Reservation
-from gpuherd.core.reasons import shape_waits
+from gpuherd.core.reasons import Refusal, shape_waits
 from gpuherd.core.recovery import runs_unwatched, unwatched_run
 from gpuherd.core.states import LIVE_STATES, JobState
 from gpuherd.core.units import format_given
@@ -19,7 +19,7 @@ from gpuherd.core.waiting import Fits, Shape, shape_of, worded
 from gpuherd.core.when import format_moment
 from gpuherd.engine import Engine
 from gpuherd.host_memory import host_memory_available
-from gpuherd.submission import never_runs
+from gpuherd.submission import never_refusal
 
 
 def explainer(
@@ -72,7 +72,7 @@ class _Said:
     """What a queued job's shape alone says of it."""
 
     shape: Shape
-    never: str | None
+    never: Refusal | None
     """Why a job of it can never run on the GPUs there are now (refused at submit, yet
     queued: a GPU it needed was removed since); the shape holds all that never_runs reads."""
     waits: str | Fits | None = None
@@ -103,7 +103,7 @@ class _ByShape:
     def of(self, spec: JobSpec) -> _Said:
         shape = shape_of(spec)
         if (said := self._said.get(shape)) is None:
-            never = never_runs(spec, self._devices, self._policy, self._missing)
+            never = never_refusal(spec, self._devices, self._policy, self._missing)
             said = self._said[shape] = _Said(shape, never)
             if never is not None:
                 said.add_back = self._added_back(spec)
@@ -115,7 +115,7 @@ class _ByShape:
         devices = self._engine.devices
         unused = devices.unused()
         back = [*self._devices, *(devices.unlisted(index)[0] for index in unused)]
-        if not unused or never_runs(spec, back, self._policy, self._missing) is not None:
+        if not unused or never_refusal(spec, back, self._policy, self._missing) is not None:
             return ()
         return tuple(unused)
 
@@ -243,12 +243,15 @@ def _among(stuck: Sequence[int], waited_for: int, state: JobState, verb: str) ->
     return f"{'job' if len(stuck) == 1 else 'jobs'} {ids} {state.value}: gpuherd {verb} {ids}"
 
 
-def _never_here(job_id: int, reason: str, add_back: Sequence[int] = ()) -> str:
+def _never_here(job_id: int, reason: Refusal, add_back: Sequence[int] = ()) -> str:
     """Why a queued job cannot run on the GPUs there are now, and what to do: else it sits in
     the queue until a GPU it needs comes back. First, where GPUs seen but not in use would let
-    it run, their `gpus add`."""
+    it run, their `gpus add`; then the `edit` that asks for what there is, with what it takes
+    where the reason knows it (`--gpus 2`), else its own way out stays in the reason."""
     add = "; ".join(f"gpuherd gpus add {index}" for index in add_back)
+    edit = f"gpuherd edit {job_id} {reason.edit}" if reason.edit else f"gpuherd edit {job_id}"
     return (
-        f"can never run on these GPUs: {reason} ({f'{add} lets it run, ' if add else ''}"
-        f"gpuherd edit {job_id} to ask for what there is, or gpuherd rm {job_id})"
+        f"can never run on these GPUs: {reason.what if reason.edit else reason} "
+        f"({f'{add} lets it run, ' if add else ''}{edit} to ask for what there is, "
+        f"or gpuherd rm {job_id})"
     )

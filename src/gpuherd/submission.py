@@ -12,7 +12,7 @@ from gpuherd.core.commands import MAX_COMMAND_BYTES
 from gpuherd.core.deps import KINDS, contradiction, kept_apart
 from gpuherd.core.idspec import JOBS_THERE_ARE, MAX_GPU_INDEX, said_ids
 from gpuherd.core.model import Device, JobSpec, Policy
-from gpuherd.core.reasons import never_fits
+from gpuherd.core.reasons import Refusal, never_fits_refusal
 from gpuherd.core.units import LONGEST, format_size
 from gpuherd.core.when import LATEST
 from gpuherd.errors import InvalidValue, NotFound
@@ -325,19 +325,30 @@ def _duration(seconds: float | None) -> bool:
 def never_runs(
     spec: JobSpec, devices: Sequence[Device], policy: Policy, missing: Sequence[Device] = ()
 ) -> str | None:
-    """Why a job asking for this could never start here (None: it can). `missing`: GPUs
-    configured but not seen by the probe now, as last seen: they may come back (a GPU fallen
-    off the bus), so a job only they could run is accepted, and waits for them."""
+    """never_refusal() as one line."""
+    found = never_refusal(spec, devices, policy, missing)
+    return None if found is None else str(found)
+
+
+def never_refusal(
+    spec: JobSpec, devices: Sequence[Device], policy: Policy, missing: Sequence[Device] = ()
+) -> Refusal | None:
+    """Why a job asking for this could never start here (None: it can), and the way out.
+    `missing`: GPUs configured but not seen by the probe now, as last seen: they may come
+    back (a GPU fallen off the bus), so a job only they could run is accepted, and waits."""
     if spec.gpus:
         configured = [*devices, *missing]
-        reason = never_fits(spec.gpus, spec.mem, configured, policy, spec.exclusive, spec.only_gpus)
-        if reason:
-            return reason
+        found = never_fits_refusal(
+            spec.gpus, spec.mem, configured, policy, spec.exclusive, spec.only_gpus
+        )
+        if found:
+            return found
     if spec.ram and spec.ram > (total := host_memory_total()):
         # (the field as `field` names it: the dashboard's form says its box, Python its keyword)
-        return (
+        return Refusal(
             f"asks for {format_size(spec.ram)} of host memory, more than this machine has "
-            f"({format_size(total)}): give a smaller {field('ram')}"
+            f"({format_size(total)})",
+            f"give a smaller {field('ram')}",
         )
     return None
 

@@ -152,5 +152,6 @@ def test_the_forms_boxes_are_refused_as_every_jobs(shared_daemon: Herd, shared_w
     answer = post(shared_daemon, "/submit", htmx=False, **fields)
     assert (answer.status, form_error(answer.body)) == (
         422,
-        "this submission can never run: each of its 2 jobs asks for 5 GPUs but gpuherd has only 4",
+        "this submission can never run: each of its 2 jobs asks for 5 GPUs but gpuherd has only 4"
+        ": give fewer 'GPUs', at most 4",
     )

@@ -432,7 +432,10 @@ def yielder():
     # (The command may be cut short in the line: the probe's paths are long under xdist.)
     refused = [line for line in lines if line.startswith("[") and "could not run" in line]
     assert len(refused) == 1 and refused[0].startswith("[0] could not run: "), lines
-    assert refused[0].endswith("this job can never run: asks for 3 GPUs but gpuherd has only 2")
+    assert refused[0].endswith(
+        "this job can never run: asks for 3 GPUs but gpuherd has only 2"
+        ": give fewer gpus (--gpus), at most 2"
+    )
     assert lines[-1] == f"1 succeeded, 1 failed, 1 could not run; logs in {out}"
     assert sorted(probe.by_name()) == ["broken", "fine"]
     assert job_folders(out) == ["job_1", "job_2"]

@@ -377,7 +377,8 @@ BAD_BODY_VALUES = [  # each was 400, while `"gpus": "2"` was 422
     (
         "/jobs",
         lambda a: {"jobs": [_job(a, gpus=3)], "env": {}},
-        "this job can never run: asks for 3 GPUs but gpuherd has only 2",
+        "this job can never run: asks for 3 GPUs but gpuherd has only 2"
+        ": give fewer gpus (--gpus), at most 2",
     ),
     ("/jobs/hold", lambda a: {"ids": []}, "no job ids given: name jobs like 3, 3-7 or 3,5,9"),
     ("/jobs/edit", lambda a: {"ids": [a.held], "clear": ["bogus"]}, "bogus cannot be cleared: "),

@@ -16,7 +16,7 @@ import pytest
 from conftest import Herd, started_once
 from gpuherd.errors import InvalidValue
 
-NEVER_FITS = "asks for 5 GPUs but gpuherd has only 2"
+NEVER_FITS = "asks for 5 GPUs but gpuherd has only 2: give fewer gpus (--gpus), at most 2"
 HOLD_AND_BEGIN = (
     "give hold (--hold) or begin (--begin), not both: begin keeps the job held until then"
 )

@@ -156,7 +156,10 @@ def test_gpus_on_nodes_through_the_cli(herd: Herd, tmp_path: Path) -> None:
     assert [line.split()[1] for line in table[1:5]] == ["box-a", "box-a", "box-b", "box-b"]
     refused = herd.cli("submit", "--gpus", "3", "--", "true", check=False)
     assert refused.returncode != 0
-    assert "asks for 3 GPUs on one node: the largest node has 2" in refused.stderr
+    assert (
+        "asks for 3 GPUs on one node: the largest node has 2: give fewer gpus (--gpus), at most 2"
+        in refused.stderr
+    )
     herd.cli("pause")
     first, second = herd.submit("--", "sleep", "30"), herd.submit("--", "sleep", "30")
     herd.cli("gpus", "drain", "3")
@@ -190,19 +193,22 @@ def test_a_queued_job_that_a_removed_gpu_left_with_no_place_says_so(herd: Herd) 
     big = herd.submit("--mem", "70GiB", "--", "true")
     wide = herd.submit("--gpus", "3", "--", "true")
     herd.cli("gpus", "remove", "2")  # refused at submit now; these were queued before
+    # The edit that fits is in the parentheses, and works as said (`--mem 24.0GiB`: the size
+    # rounded down, as the GPU's 24.0 GiB may be a little less).
     assert herd.job(big)["reason"] == (
         "can never run on these GPUs: asks for 70.0 GiB per GPU but the largest GPU has 24.0 GiB"
-        ": give a smaller mem (--mem), at most 24.0 GiB"
-        f" (gpuherd gpus add 2 lets it run, gpuherd edit {big} to ask for what there is, or"
-        f" gpuherd rm {big})"
+        f" (gpuherd gpus add 2 lets it run, gpuherd edit {big} --mem 24.0GiB to ask for what"
+        f" there is, or gpuherd rm {big})"
     )  # was "waiting for 70.0 GiB free on 1 GPU", for ever
     assert herd.job(wide)["reason"] == (
         "can never run on these GPUs: asks for 3 GPUs but gpuherd has only 2"
-        f" (gpuherd gpus add 2 lets it run, gpuherd edit {wide} to ask for what there is, or"
-        f" gpuherd rm {wide})"
+        f" (gpuherd gpus add 2 lets it run, gpuherd edit {wide} --gpus 2 to ask for what there"
+        f" is, or gpuherd rm {wide})"
     )
     fixed = herd.cli("edit", str(wide), "--gpus", "2").stdout  # as the reason says
     assert fixed == f"job {wide}: edited (gpus 3 -> 2)\n"
+    herd.cli("edit", str(big), "--mem", "24.0GiB")
+    assert "can never run" not in (herd.job(big)["reason"] or "")
     assert "can never run" not in (herd.job(wide)["reason"] or "")
 
 
@@ -220,5 +226,6 @@ def test_gpus_configured_but_not_seen_count_for_what_could_ever_run(
     refused = herd.cli("submit", "--gpus", "4", "--", "true", check=False)
     assert (refused.returncode, refused.stderr) == (
         1,
-        "gpuherd: error: this job can never run: asks for 4 GPUs but gpuherd has only 3\n",
+        "gpuherd: error: this job can never run: asks for 4 GPUs but gpuherd has only 3"
+        ": give fewer gpus (--gpus), at most 3\n",
     )

@@ -74,6 +74,7 @@ def test_a_job_for_a_lost_gpu_waits_for_it_and_runs_when_it_returns(
     assert refused.returncode != 0
     assert refused.stderr.strip() == (
         "gpuherd: error: this job can never run: asks for 3 GPUs but gpuherd has only 2"
+        ": give fewer gpus (--gpus), at most 2"
     )
     write_state(state, [{"name": "A", "memory_total": "24GiB"}, {"name": "B"}])
     assert herd.wait_state(pinned, "succeeded")["gpus"] == [1]

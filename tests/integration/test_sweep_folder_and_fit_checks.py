@@ -19,7 +19,10 @@ EMPTY = (
     "results_dir: empty; give the folder of the points' folders, or leave results_dir out"
     " (results/NAME)"
 )
-NEVER = "sweep 'big' can never run: each of its points asks for 5 GPUs but gpuherd has only 4"
+NEVER = (
+    "sweep 'big' can never run: each of its points asks for 5 GPUs but gpuherd has only 4"
+    ": give fewer gpus (--gpus), at most 4"
+)
 
 
 def names(herd: Herd) -> list[str]:

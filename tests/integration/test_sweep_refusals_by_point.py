@@ -45,7 +45,7 @@ def test_points_that_would_share_a_file_are_named_by_their_parameters(
 @pytest.mark.parametrize(
     ("options", "reason"),
     [
-        (["--gpus", "5"], "5 GPUs but gpuherd has only 4"),
+        (["--gpus", "5"], "5 GPUs but gpuherd has only 4: give fewer gpus (--gpus), at most 4"),
         (
             ["--mem", "30GiB"],
             "30.0 GiB per GPU but the largest GPU has 24.0 GiB: give a smaller mem (--mem),"
@@ -81,5 +81,6 @@ def test_a_files_flags_are_refused_as_a_sweeps_are(shared_daemon: Herd, shared_w
     refused = herd.cli("submit", "--gpus", "5", "--file", "-", input=lines, check=False, cwd=work)
     said = (
         "this submission can never run: each of its 2 jobs asks for 5 GPUs but gpuherd has only 4"
+        ": give fewer gpus (--gpus), at most 4"
     )
     assert (refused.returncode, refused.stderr) == (1, f"gpuherd: error: {said}\n")

@@ -165,7 +165,10 @@ def test_a_job_on_a_node_runs_in_the_shell_its_submitter_names(rherd: RayHerd) -
 def test_impossible_request_is_refused_at_submit(rherd: RayHerd) -> None:
     proc = rherd.cli("submit", "--gpus", "3", "--", "true", check=False)
     assert proc.returncode != 0
-    assert "asks for 3 GPUs on one node: the largest node has 2" in proc.stderr
+    assert (
+        "asks for 3 GPUs on one node: the largest node has 2: give fewer gpus (--gpus), at most 2"
+        in proc.stderr
+    )
     assert rherd.ls_all() == []
     gpus = gpu_listing(rherd)
     assert len(gpus) == 4

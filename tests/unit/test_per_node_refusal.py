@@ -21,21 +21,27 @@ def gpus(count: int) -> JobSpec:
 def test_a_cluster_of_one_gpu_per_node_refuses_in_per_node_words() -> None:
     for nodes in (cluster(1), cluster(1, 1)):
         reason = never_runs(gpus(2), nodes, Policy())
-        assert reason == "asks for 2 GPUs on one node: the largest node has 1", nodes
+        assert reason == (
+            "asks for 2 GPUs on one node: the largest node has 1"
+            ": give fewer gpus (--gpus), at most 1"
+        ), nodes
         assert Batch(1, "lr").never_runs(1, reason) == (
             "sweep 'lr' can never run: each of its points asks for 2 GPUs on one node: "
-            "the largest node has 1"
+            "the largest node has 1: give fewer gpus (--gpus), at most 1"
         )
         assert Batch(3).never_runs(None, reason) == (
             "this submission can never run: each of its 3 jobs asks for 2 GPUs on one node: "
-            "the largest node has 1"
+            "the largest node has 1: give fewer gpus (--gpus), at most 1"
         )
     assert never_runs(gpus(3), cluster(2, 2), Policy()) == (
         "asks for 3 GPUs on one node: the largest node has 2"  # (as before)
+        ": give fewer gpus (--gpus), at most 2"
     )
     assert never_runs(gpus(1), cluster(1, 1), Policy()) is None
 
 
 def test_one_machine_keeps_its_words() -> None:
-    assert never_runs(gpus(2), [Device(0)], Policy()) == "asks for 2 GPUs but gpuherd has only 1"
+    assert never_runs(gpus(2), [Device(0)], Policy()) == (
+        "asks for 2 GPUs but gpuherd has only 1: give fewer gpus (--gpus), at most 1"
+    )
     assert never_runs(gpus(1), [], Policy()) == "asks for 1 GPU but gpuherd has none"

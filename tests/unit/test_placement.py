@@ -770,9 +770,21 @@ def test_a_limit_lowered_below_the_running_jobs_says_both() -> None:
 def test_never_fits_with_only_gpus() -> None:
     devices = [Device(0), Device(1), Device(2, state=DeviceState.DRAINING)]
     assert never_fits(1, None, devices, only=(2,)) is None  # draining passes
-    assert never_fits(2, None, devices, only=(1,)) == "asks for 2 GPUs but --only-gpus names 1"
+    assert never_fits(2, None, devices, only=(1,)) == (
+        "asks for 2 GPUs but --only-gpus names 1: give fewer gpus (--gpus), at most 1, or name "
+        "more in only_gpus (--only-gpus)"
+    )
     assert never_fits(2, None, devices, only=(1, 5, 6)) == (
         "asks for 2 GPUs of --only-gpus 1,5,6, but gpuherd has no GPUs 5, 6"
+        ": give fewer gpus (--gpus), at most 1, or other only_gpus (--only-gpus)"
+    )
+    # The most that would fit is said, not one less than asked: 2 of the 4 named are absent.
+    assert never_fits(4, None, devices, only=(1, 2, 5, 6)) == (
+        "asks for 4 GPUs of --only-gpus 1,2,5,6, but gpuherd has no GPUs 5, 6"
+        ": give fewer gpus (--gpus), at most 2, or other only_gpus (--only-gpus)"
+    )
+    assert never_fits(1, None, devices, only=(5,)) == (
+        "asks for 1 GPU of --only-gpus 5, but gpuherd has no GPU 5"  # nothing fewer fits
     )
     big = [Device(0, memory_total=80 * GIB), Device(1, memory_total=40 * GIB)]
     assert never_fits(1, 60 * GIB, big, only=(1,)) == (
@@ -782,6 +794,7 @@ def test_never_fits_with_only_gpus() -> None:
     three = [*big, Device(2, memory_total=80 * GIB)]
     assert never_fits(2, 60 * GIB, three, only=(0, 1)) == (
         "asks for 2 GPUs with 60.0 GiB each but only 1 GPU of --only-gpus 0,1 has that much"
+        ": give fewer gpus (--gpus), at most 1, or other only_gpus (--only-gpus)"
     )
 
 
@@ -806,7 +819,10 @@ def test_cpu_jobs_cap_passes_over_cpu_only_jobs_and_not_the_gpu_jobs_behind_them
 
 def test_never_fits() -> None:
     devices = [Device(0, memory_total=80 * GIB), Device(1, state=DeviceState.DRAINING)]
-    assert never_fits(3, None, devices) == "asks for 3 GPUs but gpuherd has only 2"
+    assert (
+        never_fits(3, None, devices)
+        == "asks for 3 GPUs but gpuherd has only 2: give fewer gpus (--gpus), at most 2"
+    )
     assert never_fits(1, None, []) == "asks for 1 GPU but gpuherd has none"
     assert never_fits(2, None, devices) is None
     assert never_fits(0, 10**15, []) is None
@@ -817,6 +833,7 @@ def test_never_fits() -> None:
     )
     assert never_fits(2, 60 * GIB, big) == (
         "asks for 2 GPUs with 60.0 GiB each but only 1 GPU has that much"
+        ": give fewer gpus (--gpus), at most 1, or a smaller mem (--mem)"
     )
     assert never_fits(1, 60 * GIB, big) is None
     assert never_fits(2, 60 * GIB, [Device(0), Device(1)]) is None  # sizes unknown

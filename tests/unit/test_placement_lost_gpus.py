@@ -29,12 +29,15 @@ def test_a_job_only_a_lost_gpu_could_run_is_accepted() -> None:
     assert never_runs(spec(only_gpus=(1,)), SEEN, Policy()) == (
         "asks for 1 GPU of --only-gpus 1, but gpuherd has no GPU 1"
     )
-    assert never_runs(spec(gpus=2), SEEN, Policy()) == "asks for 2 GPUs but gpuherd has only 1"
+    assert (
+        never_runs(spec(gpus=2), SEEN, Policy())
+        == "asks for 2 GPUs but gpuherd has only 1: give fewer gpus (--gpus), at most 1"
+    )
 
 
 def test_what_could_never_run_even_with_the_lost_gpu_is_refused() -> None:
     assert never_runs(spec(gpus=3), SEEN, Policy(), LOST_24) == (
-        "asks for 3 GPUs but gpuherd has only 2"
+        "asks for 3 GPUs but gpuherd has only 2: give fewer gpus (--gpus), at most 2"
     )
     assert never_runs(spec(only_gpus=(2,)), SEEN, Policy(), LOST_24) == (
         "asks for 1 GPU of --only-gpus 2, but gpuherd has no GPU 2"

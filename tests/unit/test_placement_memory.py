@@ -299,9 +299,10 @@ def test_never_fits_keeps_the_margin() -> None:
     mixed = [Device(0, memory_total=80 * GIB), devices[1]]
     assert never_fits(2, 22 * GIB, mixed, Policy(keep_free=0.1)) == (
         "asks for 2 GPUs with 22.0 GiB each but only 1 GPU has that much once 10% is kept free"
+        ": give fewer gpus (--gpus), at most 1, or a smaller mem (--mem)"
     )
     assert never_fits(3, None, mixed, exclusive=True) == (
-        "asks for 3 exclusive GPUs but gpuherd has only 2"
+        "asks for 3 exclusive GPUs but gpuherd has only 2: give fewer gpus (--gpus), at most 2"
     )
     # Other users' processes may go away: their memory does not make a job impossible.
     foreign = [Device(0, memory_total=24 * GIB, foreign_processes=1, foreign_memory=20 * GIB)]

@@ -96,10 +96,15 @@ def test_a_job_too_big_for_every_node_holds_nothing() -> None:
 def test_never_fits_names_the_largest_node() -> None:
     devices = cluster(2, 2)
     assert never_fits(2, None, devices) is None
-    assert never_fits(3, None, devices) == "asks for 3 GPUs on one node: the largest node has 2"
-    assert never_fits(5, None, devices) == "asks for 5 GPUs on one node: the largest node has 2"
+    assert never_fits(3, None, devices) == (
+        "asks for 3 GPUs on one node: the largest node has 2: give fewer gpus (--gpus), at most 2"
+    )
+    assert never_fits(5, None, devices) == (
+        "asks for 5 GPUs on one node: the largest node has 2: give fewer gpus (--gpus), at most 2"
+    )
     assert never_fits(3, None, devices, exclusive=True) == (
         "asks for 3 exclusive GPUs on one node: the largest node has 2"
+        ": give fewer gpus (--gpus), at most 2"
     )
     drained = [*cluster(2), Device(2, node="n1", state=DeviceState.DRAINING)]
     assert never_fits(2, None, drained) is None  # draining is temporary
@@ -110,6 +115,7 @@ def test_never_fits_with_mem_counts_big_gpus_per_node() -> None:
     devices = [Device(i, node=f"n{i // 2}", memory_total=sizes[i] * GIB) for i in range(len(sizes))]
     assert never_fits(2, 40 * GIB, devices) == (
         "asks for 2 GPUs with 40.0 GiB each on one node, but no node has more than 1 such GPU"
+        ": give fewer gpus (--gpus), at most 1, or a smaller mem (--mem)"
     )
     assert never_fits(2, 10 * GIB, devices) is None
     assert never_fits(1, 40 * GIB, devices) is None
@@ -120,7 +126,9 @@ def test_gpus_without_a_node_are_one_machine() -> None:
     assert plan([job(10, gpus=2)], devices, [Reservation(1, (2,))], Policy(), NOW) == [
         Assignment(10, (0, 1))
     ]
-    assert never_fits(3, None, devices) == "asks for 3 GPUs on one node: the largest node has 2"
+    assert never_fits(3, None, devices) == (
+        "asks for 3 GPUs on one node: the largest node has 2: give fewer gpus (--gpus), at most 2"
+    )
     # One machine alone: no "on one node" wording.
     assert why_waiting(job(10, gpus=2), [Device(0), Device(1)], [Reservation(1, (0,))]) == (
         "waiting for 2 free GPUs"

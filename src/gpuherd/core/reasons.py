@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from gpuherd.core.capacity import (
     EXCLUSIVE,
@@ -199,6 +200,19 @@ def _waits_for_lost(
     return f"waiting for {gpus_named(lost)}, configured but not seen now: `gpuherd gpus`"
 
 
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """Why a job could never run here (`what`), and the way out where there is one: `way`
+    as a submit's refusal says it, `edit` what `gpuherd edit` of a queued one takes."""
+
+    what: str
+    way: str = ""
+    edit: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.what}: {self.way}" if self.way else self.what
+
+
 def never_fits(
     job_gpus: int,
     job_mem: int | None,
@@ -207,7 +221,21 @@ def never_fits(
     exclusive: bool = False,
     only: tuple[int, ...] = (),
 ) -> str | None:
-    """Why no arrangement of `devices` could ever run such a job, or None if one could.
+    """never_fits_refusal() as one line."""
+    found = never_fits_refusal(job_gpus, job_mem, devices, policy, exclusive, only)
+    return None if found is None else str(found)
+
+
+def never_fits_refusal(
+    job_gpus: int,
+    job_mem: int | None,
+    devices: Sequence[Device],
+    policy: Policy = _DEFAULT_POLICY,
+    exclusive: bool = False,
+    only: tuple[int, ...] = (),
+) -> Refusal | None:
+    """Why no arrangement of `devices` could ever run such a job, or None if one could; with
+    the way out: fewer GPUs (the most that would fit), a smaller --mem.
 
     Load is ignored; enabled and draining GPUs count (draining is temporary), GPUs with
     other users' processes count too, with all their memory (those processes may go away);
@@ -218,6 +246,37 @@ def never_fits(
     it waits for); `exclusive` only words the reason. `only`: the job may use these GPUs
     alone (`--only-gpus`; () = any).
     """
+
+    def fits(gpus: int, mem: int | None) -> bool:
+        return _never_fits(gpus, mem, devices, policy, exclusive, only) is None
+
+    what = _never_fits(job_gpus, job_mem, devices, policy, exclusive, only)
+    if what is None:
+        return None
+    if isinstance(what, Refusal):
+        return what
+    # The most GPUs that would fit, all else as asked: with them the job runs.
+    fewer = next((n for n in range(min(job_gpus - 1, len(devices)), 0, -1) if fits(n, job_mem)), 0)
+    if not fewer:
+        return Refusal(what)
+    way = f"give fewer gpus (--gpus), at most {fewer}"
+    if only:  # or the GPUs it may use: more of them, or others than the absent ones
+        more = "name more in" if job_gpus > len(only) else "other"
+        way += f", or {more} only_gpus (--only-gpus)"
+    elif job_mem is not None and fits(job_gpus, None):
+        way += ", or a smaller mem (--mem)"
+    return Refusal(what, way, f"--gpus {fewer}")
+
+
+def _never_fits(
+    job_gpus: int,
+    job_mem: int | None,
+    devices: Sequence[Device],
+    policy: Policy,
+    exclusive: bool,
+    only: tuple[int, ...],
+) -> str | Refusal | None:
+    """never_fits_refusal()'s reason; a Refusal where it has its own way out (a smaller --mem)."""
     keep = policy.keep_free
     if job_gpus < 0:
         return f"asks for {job_gpus} GPUs; the count must be 0 or more"
@@ -266,22 +325,35 @@ def never_fits(
     kept = f" once {_percent(keep)} is kept free" if keep > 0 else ""
     of = f" of {only_flag(only)}" if only else ""  # the GPUs it may use, not all of them
     if not big:
-        largest = max(configured, key=lambda d: caps[d.index] or 0)
-        offer = f" ({format_size(caps[largest.index] or 0)}{kept})" if kept else ""
-        # The way out, as --ram's refusal says it (submission.py). `mem (--mem)` as
-        # submission_text.field names a field: the Python API reads its keyword, the
-        # dashboard's form its box's label (api/form_words.py); `gpuherd edit` takes it too.
-        room = caps[largest.index] or 0
-        fits = f", at most {format_size_down(room)}" if room >= BARE_LEAST else ""  # (not "0 B")
-        return (
-            f"asks for {format_size(job_mem)} per GPU but the largest GPU{of} has "
-            f"{format_size(largest.memory_total or 0)}{offer}: give a smaller mem (--mem){fits}"
-        )
+        return _no_gpu_big_enough(job_mem, configured, caps, kept, of)
     asks = f"asks for {job_gpus} {word}s with {format_size(job_mem)} each"
     if len(big) >= job_gpus:
         return f"{asks} on one node, but no node has more than {plural(most, 'such GPU')}{kept}"
     gpus, have = ("GPU", "has") if len(big) == 1 else ("GPUs", "have")
     return f"{asks} but only {len(big)} {gpus}{of} {have} that much{kept}"
+
+
+def _no_gpu_big_enough(
+    job_mem: int, configured: Sequence[Device], caps: dict[int, int | None], kept: str, of: str
+) -> Refusal:
+    """A --mem larger than any GPU has (`caps`: what each can hand out), and the most it may be."""
+    largest = max(configured, key=lambda d: caps[d.index] or 0)
+    room = caps[largest.index] or 0
+    offer = f" ({format_size(room)}{kept})" if kept else ""
+    what = (
+        f"asks for {format_size(job_mem)} per GPU but the largest GPU{of} has "
+        f"{format_size(largest.memory_total or 0)}{offer}"
+    )
+    # The way out, as --ram's refusal says it (submission.py). `mem (--mem)` as
+    # submission_text.field names a field: the Python API reads its keyword, the dashboard's
+    # form its box's label (api/form_words.py); `gpuherd edit` takes it too. No size below
+    # BARE_LEAST ("at most 0 B").
+    if room < BARE_LEAST:
+        return Refusal(what, "give a smaller mem (--mem)")
+    size = format_size_down(room)
+    return Refusal(
+        what, f"give a smaller mem (--mem), at most {size}", f"--mem {size.replace(' ', '')}"
+    )
 
 
 def _most_on_a_node(devices: Sequence[Device]) -> int:
