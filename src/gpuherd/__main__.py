@@ -1,5 +1,5 @@
 """`python -m gpuherd` runs the CLI."""
 
-from gpuherd.cli.main import main
+from gpuherd.cli.entry import main
 
 main()

@@ -105,8 +105,8 @@ def test_the_wheel_says_what_gpuherd_needs(wheel: Path) -> None:
     with zipfile.ZipFile(wheel) as zf:
         (entry_points,) = [n for n in zf.namelist() if n.endswith(".dist-info/entry_points.txt")]
         scripts = zf.read(entry_points).decode()
-    assert "gpuherd = gpuherd.cli.main:main" in scripts
-    assert "herd = gpuherd.cli.main:main" in scripts
+    assert "gpuherd = gpuherd.cli.entry:main" in scripts
+    assert "herd = gpuherd.cli.entry:main" in scripts
 
 
 def test_the_installed_wheel_runs_and_finds_its_dashboard_files(

@@ -1,0 +1,41 @@
+"""A Ctrl-C while the CLI is still being loaded ends it with one line and exit 130, as one
+during a command does (cli/entry.py); it printed a KeyboardInterrupt traceback."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+# The SIGINT arrives while the CLI's modules are imported: when Python first looks for
+# `module` (a finder ahead of the others sends it, then lets the import go on).
+INTERRUPTED_AT = """
+import os, signal, sys
+class Interrupt:
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if name == {module!r}:
+            sys.meta_path.remove(Interrupt)
+            os.kill(os.getpid(), signal.SIGINT)
+        return None
+sys.meta_path.insert(0, Interrupt)
+from gpuherd.cli.entry import main
+main()
+"""
+
+
+@pytest.mark.parametrize("module", ["click", "gpuherd.cli.separator", "gpuherd.errors"])
+def test_a_ctrl_c_while_the_cli_loads_says_interrupted_in_one_line(module: str) -> None:
+    code = INTERRUPTED_AT.format(module=module)
+    done = subprocess.run(
+        [sys.executable, "-c", code, "ls"], capture_output=True, text=True, timeout=60
+    )
+    assert (done.returncode, done.stderr, done.stdout) == (130, "gpuherd: interrupted\n", "")
+
+
+def test_python_m_gpuherd_runs_through_the_same_entry() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "gpuherd", "--version"], capture_output=True, text=True, timeout=60
+    )
+    assert (done.returncode, done.stdout.split(",")[0]) == (0, "gpuherd"), done
