@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -39,3 +40,32 @@ def test_python_m_gpuherd_runs_through_the_same_entry() -> None:
         [sys.executable, "-m", "gpuherd", "--version"], capture_output=True, text=True, timeout=60
     )
     assert (done.returncode, done.stdout.split(",")[0]) == (0, "gpuherd"), done
+
+
+# The SIGINT arrives as `function` is called (a profile function sends it, then steps aside).
+INTERRUPTED_IN = """
+import os, signal, sys
+def interrupt(frame, event, arg):
+    if event == "call" and frame.f_code.co_name == {function!r}:
+        sys.setprofile(None)
+        os.kill(os.getpid(), signal.SIGINT)
+sys.setprofile(interrupt)
+from gpuherd.cli.entry import main
+main()
+"""
+
+
+def test_a_run_interrupted_before_its_first_job_leaves_no_empty_folder(tmp_path: Path) -> None:
+    # `gpuherd run` has made herd_runs/<timestamp> and is about to start its jobs: the folder
+    # was left behind, empty, by each such try.
+    code = INTERRUPTED_IN.format(function="_run_and_report")
+    done = subprocess.run(
+        [sys.executable, "-c", code, "run", "--fake-gpus", "1", "-"],
+        input="true\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    assert (done.returncode, done.stderr.strip()) == (130, "gpuherd: interrupted"), done
+    assert list(tmp_path.iterdir()) == []

@@ -210,39 +210,47 @@ def run(
         source = items_from_commands(commands, gpus_per_job, cwd, env)
     source = devices_warned(source)  # a line that sets CUDA_VISIBLE_DEVICES: as submit warns
     out = Path(output_dir) if output_dir is not None else fresh_run_dir()
-    with contextlib.ExitStack() as hold:  # the folder is this run's until it ends
-        held = out.is_dir()
-        if held:  # one in use by another run is refused before anything is read from it
-            check_writable(out)
-            hold.enter_context(output_held(out))
-        rerun_of = out if output_dir is not None else None  # (a new folder holds no times)
-        run_times = earlier_run_times(times_from, rerun_of) if order == "longest-first" else None
-        if not held:
-            make_output_dir(out)  # after --times-from is checked: a refused run makes none
-            hold.enter_context(output_held(out))
-        options = RunOptions(
-            output_dir=out.absolute(),
-            prefix=prefix,
-            gpus_per_job=gpus_per_job,
-            retries=retries,
-            timeout=timeout,
-            max_log_size=max_log_size,
-            max_parallel=max_parallel,
-            keep_state=keep_state,
-            mem=mem,
-            ram=ram,
-            oom_retry=oom_retry,
-            exclusive=exclusive,
-            run_times=run_times,
-            gpu_file=gpu_file,
-            live=live,
-            skip_succeeded=skip_succeeded,
-        )
-        if streamed and run_times is not None:  # else it waits for the end, saying nothing
-            click.echo(reading_whole_input(sys.stdin if file in (None, "-") else None), err=True)
-        summary = _run_and_report(options, probe, slots, source, quiet, bar=not typed)
-    if output_dir is None and not summary.jobs:  # no empty folder left behind, for each try
-        drop_fresh_run_dir(out)
+    try:
+        with contextlib.ExitStack() as hold:  # the folder is this run's until it ends
+            held = out.is_dir()
+            if held:  # one in use by another run is refused before anything is read from it
+                check_writable(out)
+                hold.enter_context(output_held(out))
+            rerun_of = out if output_dir is not None else None  # (a new folder holds no times)
+            run_times = (
+                earlier_run_times(times_from, rerun_of) if order == "longest-first" else None
+            )
+            if not held:
+                make_output_dir(out)  # after --times-from is checked: a refused run makes none
+                hold.enter_context(output_held(out))
+            options = RunOptions(
+                output_dir=out.absolute(),
+                prefix=prefix,
+                gpus_per_job=gpus_per_job,
+                retries=retries,
+                timeout=timeout,
+                max_log_size=max_log_size,
+                max_parallel=max_parallel,
+                keep_state=keep_state,
+                mem=mem,
+                ram=ram,
+                oom_retry=oom_retry,
+                exclusive=exclusive,
+                run_times=run_times,
+                gpu_file=gpu_file,
+                live=live,
+                skip_succeeded=skip_succeeded,
+            )
+            if streamed and run_times is not None:  # else it waits for the end, saying nothing
+                click.echo(
+                    reading_whole_input(sys.stdin if file in (None, "-") else None), err=True
+                )
+            summary = _run_and_report(options, probe, slots, source, quiet, bar=not typed)
+    finally:
+        # A new folder this run made nothing in is removed (rmdir: only while empty), for
+        # every try: a run of nothing, a refused one, one interrupted (Ctrl-C) before a job.
+        if output_dir is None:
+            drop_fresh_run_dir(out)
     sys.exit(summary.exit_status)
 
 
