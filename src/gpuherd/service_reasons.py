@@ -19,7 +19,7 @@ from gpuherd.core.waiting import Fits, Shape, shape_of, worded
 from gpuherd.core.when import format_moment
 from gpuherd.engine import Engine
 from gpuherd.host_memory import host_memory_available
-from gpuherd.submission import never_refusal
+from gpuherd.submission import never_runs
 
 
 def explainer(
@@ -103,7 +103,7 @@ class _ByShape:
     def of(self, spec: JobSpec) -> _Said:
         shape = shape_of(spec)
         if (said := self._said.get(shape)) is None:
-            never = never_refusal(spec, self._devices, self._policy, self._missing)
+            never = never_runs(spec, self._devices, self._policy, self._missing)
             said = self._said[shape] = _Said(shape, never)
             if never is not None:
                 said.add_back = self._added_back(spec)
@@ -115,7 +115,7 @@ class _ByShape:
         devices = self._engine.devices
         unused = devices.unused()
         back = [*self._devices, *(devices.unlisted(index)[0] for index in unused)]
-        if not unused or never_refusal(spec, back, self._policy, self._missing) is not None:
+        if not unused or never_runs(spec, back, self._policy, self._missing) is not None:
             return ()
         return tuple(unused)
 

@@ -12,7 +12,7 @@ from gpuherd.core.commands import MAX_COMMAND_BYTES
 from gpuherd.core.deps import KINDS, contradiction, kept_apart
 from gpuherd.core.idspec import JOBS_THERE_ARE, MAX_GPU_INDEX, said_ids
 from gpuherd.core.model import Device, JobSpec, Policy
-from gpuherd.core.reasons import Refusal, never_fits_refusal
+from gpuherd.core.reasons import Refusal, never_fits
 from gpuherd.core.units import LONGEST, format_size
 from gpuherd.core.when import LATEST
 from gpuherd.errors import InvalidValue, NotFound
@@ -324,23 +324,13 @@ def _duration(seconds: float | None) -> bool:
 
 def never_runs(
     spec: JobSpec, devices: Sequence[Device], policy: Policy, missing: Sequence[Device] = ()
-) -> str | None:
-    """never_refusal() as one line."""
-    found = never_refusal(spec, devices, policy, missing)
-    return None if found is None else str(found)
-
-
-def never_refusal(
-    spec: JobSpec, devices: Sequence[Device], policy: Policy, missing: Sequence[Device] = ()
 ) -> Refusal | None:
     """Why a job asking for this could never start here (None: it can), and the way out.
     `missing`: GPUs configured but not seen by the probe now, as last seen: they may come
     back (a GPU fallen off the bus), so a job only they could run is accepted, and waits."""
     if spec.gpus:
         configured = [*devices, *missing]
-        found = never_fits_refusal(
-            spec.gpus, spec.mem, configured, policy, spec.exclusive, spec.only_gpus
-        )
+        found = never_fits(spec.gpus, spec.mem, configured, policy, spec.exclusive, spec.only_gpus)
         if found:
             return found
     if spec.ram and spec.ram > (total := host_memory_total()):

@@ -1,11 +1,11 @@
 """A job that can never run here is told the most it may ask for: the GPUs that would fit
-(core/reasons.py never_fits_refusal), or the largest --mem; `edit` is what a queued one's
+(core/reasons.py never_fits), or the largest --mem; `edit` is what a queued one's
 `gpuherd edit` takes (service_reasons.py)."""
 
 from __future__ import annotations
 
 from gpuherd.core.model import Device
-from gpuherd.core.reasons import Refusal, never_fits, never_fits_refusal
+from gpuherd.core.reasons import never_fits
 from gpuherd.core.units import parse_size
 
 GIB = 2**30
@@ -16,18 +16,25 @@ def test_never_fits_says_the_most_gpus_that_would_fit_and_the_edit_that_asks_for
     assert never_fits(10**9, None, devices) == (  # the search starts at what there is
         "asks for 1,000,000,000 GPUs but gpuherd has only 3: give fewer gpus (--gpus), at most 3"
     )
-    wide = never_fits_refusal(3, 40 * GIB, devices)
-    assert wide == Refusal(
+    wide = never_fits(3, 40 * GIB, devices)
+    assert wide is not None and (wide.what, wide.way, wide.edit) == (
         "asks for 3 GPUs with 40.0 GiB each but only 2 GPUs have that much",
         "give fewer gpus (--gpus), at most 2, or a smaller mem (--mem)",
         "--gpus 2",
     )
     assert never_fits(2, 40 * GIB, devices) is None  # what the edit asks for fits
-    big = never_fits_refusal(1, 100 * GIB, devices)  # one GPU: no fewer, a smaller --mem
-    assert big == Refusal(
+    big = never_fits(1, 100 * GIB, devices)  # one GPU: no fewer, a smaller --mem
+    assert big is not None and (big.what, big.way, big.edit) == (
         "asks for 100.0 GiB per GPU but the largest GPU has 80.0 GiB",
         "give a smaller mem (--mem), at most 80.0 GiB",
         "--mem 80.0GiB",
     )
     assert never_fits(1, parse_size("80.0GiB"), devices) is None
-    assert never_fits_refusal(1, None, []) == Refusal("asks for 1 GPU but gpuherd has none")
+    none = never_fits(1, None, [])
+    assert none is not None and (none.what, none.way, none.edit) == (
+        "asks for 1 GPU but gpuherd has none",
+        "",
+        "",
+    )
+    assert none == "asks for 1 GPU but gpuherd has none"  # a str, said as it is
+    assert isinstance(wide, str) and wide == f"{wide.what}: {wide.way}"

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from gpuherd.core.capacity import (
     EXCLUSIVE,
@@ -195,38 +194,28 @@ def _waits_for_lost(
     if not lost:
         return None
     judged = shape.gpus, shape.mem, devices, policy, shape.kind is EXCLUSIVE, only
-    if never_fits(*judged) is None:
+    if _never_fits(*judged) is None:
         return None  # it can run without them
     return f"waiting for {gpus_named(lost)}, configured but not seen now: `gpuherd gpus`"
 
 
-@dataclass(frozen=True, slots=True)
-class Refusal:
-    """Why a job could never run here (`what`), and the way out where there is one: `way`
-    as a submit's refusal says it, `edit` what `gpuherd edit` of a queued one takes."""
+class Refusal(str):
+    """Why a job could never run here, as one line (`what`, then `: way` where there is a way
+    out), with its parts: `way` as a submit's refusal says it, `edit` what `gpuherd edit` of a
+    queued job takes to fit (service_reasons.py). A str: callers that only say it need not
+    know it has parts."""
 
     what: str
-    way: str = ""
-    edit: str = ""
+    way: str
+    edit: str
 
-    def __str__(self) -> str:
-        return f"{self.what}: {self.way}" if self.way else self.what
+    def __new__(cls, what: str, way: str = "", edit: str = "") -> Refusal:
+        said = super().__new__(cls, f"{what}: {way}" if way else what)
+        said.what, said.way, said.edit = what, way, edit
+        return said
 
 
 def never_fits(
-    job_gpus: int,
-    job_mem: int | None,
-    devices: Sequence[Device],
-    policy: Policy = _DEFAULT_POLICY,
-    exclusive: bool = False,
-    only: tuple[int, ...] = (),
-) -> str | None:
-    """never_fits_refusal() as one line."""
-    found = never_fits_refusal(job_gpus, job_mem, devices, policy, exclusive, only)
-    return None if found is None else str(found)
-
-
-def never_fits_refusal(
     job_gpus: int,
     job_mem: int | None,
     devices: Sequence[Device],
@@ -276,7 +265,7 @@ def _never_fits(
     exclusive: bool,
     only: tuple[int, ...],
 ) -> str | Refusal | None:
-    """never_fits_refusal()'s reason; a Refusal where it has its own way out (a smaller --mem)."""
+    """never_fits()'s reason; a Refusal where it has its own way out (a smaller --mem)."""
     keep = policy.keep_free
     if job_gpus < 0:
         return f"asks for {job_gpus} GPUs; the count must be 0 or more"
