@@ -40,7 +40,7 @@ from gpuherd.core.when import format_moment
 from gpuherd.engine_endings import fail_orphaned_waiters, finish, stored_attempt
 from gpuherd.engine_held_runs import watch_held_runs
 from gpuherd.engine_restored import later_runs, take_later
-from gpuherd.engine_taken import recorded_usage, requeue_ended
+from gpuherd.engine_taken import recorded_stop, recorded_usage, requeue_ended
 from gpuherd.executors.base import UNKNOWN_SIGNS
 
 if TYPE_CHECKING:
@@ -69,15 +69,15 @@ def recover(engine: Engine, now: float) -> None:
         elif isinstance(action, Finish):
             found = observed[job.id].pid
             _record_found_pid(engine, job, found, now)
-            stop = job.stop
-            ended = Ended(
-                action.exit_code,
-                action.signal,
-                stop.reason if stop else None,
-                stop.requeue if stop else False,
-            )
-            # (A restored herd.db's attempt that a daemon reaped since: its folder's usage.)
-            usage = recorded_usage(_attempt_info(engine, job))
+            # A herd.db restored from a backup taken before the attempt was stopped (`kill`,
+            # --timeout) knows no stop: the daemon that saw it end wrote it in attempt.json,
+            # and a kill stays a kill, not a `signal 15` failure retried (--retries); so too
+            # its usage.
+            stop, info = job.stop, _attempt_info(engine, job)
+            reason = stop.reason if stop else recorded_stop(info)
+            requeue = stop.requeue if stop else False
+            ended = Ended(action.exit_code, action.signal, reason, requeue)
+            usage = recorded_usage(info)
             finish(engine, engine.store.get_job(job.id), ended, action.ended_at, now, usage=usage)
             _say_ended_unwatched(engine, job, observed[job.id], now)
         elif isinstance(action, Unstart):

@@ -82,14 +82,14 @@ def ended_run(
     if status is not None:
         ran = replace(ran, exit_code=status.exit_code, signal=status.signal)
     try:  # why it ended, as the daemon that watched its end wrote it (record_end)
-        kind = OutcomeKind(info["outcome"])
+        OutcomeKind(info["outcome"])  # (none: ended while no daemon watched)
         code, signal = info.get("exit_code"), info.get("signal")
         ran = replace(
             ran,
             ended_at=float(info["ended_at"]),
             exit_code=None if code is None else int(code),
             signal=None if signal is None else int(signal),
-            stop_reason=kind if kind in GPUHERD_STOPS else None,  # (known from attempt.json alone)
+            stop_reason=recorded_stop(info),  # (known from attempt.json alone)
         )
         ran = replace(ran, usage=recorded_usage(info))
     except (ValueError, KeyError, TypeError):
@@ -99,6 +99,15 @@ def ended_run(
     except (ValueError, KeyError, TypeError):
         return ran  # no attempt.json: its GPUs and start are not known
     return replace(ran, gpus=gpus, gpu_uuids=uuids, host=host, started_at=started)
+
+
+def recorded_stop(info: Mapping[str, Any]) -> OutcomeKind | None:
+    """The stop of gpuherd's (a kill, a --timeout, ...) that ended an attempt, as the daemon
+    that watched its end wrote it in its attempt.json (jobfiles.record_end); None for any
+    other end, or none recorded."""
+    outcome = info.get("outcome")
+    stops = {kind.value: kind for kind in GPUHERD_STOPS}
+    return stops.get(outcome) if isinstance(outcome, str) else None
 
 
 def recorded_usage(info: Mapping[str, Any]) -> HostUsage | None:
