@@ -138,11 +138,20 @@ def check_cwd(cwd: str, where: str = "") -> None:
             f"{where}{field('cwd')} is empty: give the absolute path of an existing folder, "
             "the job's working directory"
         )
-    if not os.path.isabs(cwd) or not os.path.isdir(cwd):
-        raise InvalidValue(
-            f"{where}working directory {cwd} does not exist: give the absolute path "
-            f"of an existing folder as {field('cwd')}"
-        )
+    # (A relative one is none of the daemon's to resolve: its own folder is no one's.)
+    if os.path.isabs(cwd) and os.path.isdir(cwd):
+        return
+    what = (
+        "is relative"
+        if not os.path.isabs(cwd)
+        else "is not a folder"
+        if os.path.exists(cwd)
+        else "does not exist"
+    )
+    raise InvalidValue(
+        f"{where}working directory {cwd} {what}: give the absolute path of an existing folder "
+        f"as {field('cwd')}"
+    )
 
 
 def unknown_jobs(missing: Sequence[int], holders: Sequence[object]) -> NotFound:

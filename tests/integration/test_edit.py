@@ -247,9 +247,15 @@ def test_edit_refuses_dependencies_a_submission_would_refuse_and_ones_that_wait_
         f"wait for, already failed (gpuherd retry {failed} first, then edit {b})\n"
     )
     relative = daemon.client.post("/jobs/edit", {"ids": [b], "cwd": "work"})["results"]
-    assert relative[0]["message"] == (
-        "working directory work does not exist: give the absolute path of an existing folder "
+    assert relative[0]["message"] == (  # (`work` exists where the daemon runs: no matter)
+        "working directory work is relative: give the absolute path of an existing folder "
         "as cwd (--cwd)"
+    )
+    (a_file := tmp_path / "notes.txt").write_text("")
+    not_a_folder = daemon.client.post("/jobs/edit", {"ids": [b], "cwd": str(a_file)})["results"]
+    assert not_a_folder[0]["message"] == (
+        f"working directory {a_file} is not a folder: give the absolute path of an existing "
+        "folder as cwd (--cwd)"
     )
     gone = daemon.cli("edit", str(b), "--cwd", str(tmp_path / "gone"), check=False)
     assert gone.returncode == 2 and "does not exist" in gone.stderr
