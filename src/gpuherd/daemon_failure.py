@@ -61,13 +61,32 @@ def unexpected_failure(exc: Exception, log: Path) -> str:
         )
     if isinstance(exc, ImportError):
         module, where = _unimportable(exc)
-        source = f" ({where})" if where else ""
-        return (
-            f"cannot import {module}{source}: {exc}; reinstall gpuherd, or fix PYTHONPATH "
-            f"(the traceback is in {log})"
-        )
-    failed = f"the daemon failed: {type(exc).__name__}: {exc}"
-    return f"{failed} (a bug: please report it, with the traceback in {log})"
+        said = str(exc)
+    elif broken := _broken_module(exc):  # (a half-written file, one that raises as it runs)
+        (module, where), said = broken, f"{type(exc).__name__}: {exc}"
+    else:
+        failed = f"the daemon failed: {type(exc).__name__}: {exc}"
+        return f"{failed} (a bug: please report it, with the traceback in {log})"
+    source = f" ({where})" if where else ""
+    return (
+        f"cannot import {module}{source}: {said}; reinstall gpuherd, or fix PYTHONPATH "
+        f"(the traceback is in {log})"
+    )
+
+
+def _broken_module(exc: Exception) -> tuple[str, str] | None:
+    """The module not of gpuherd whose import raised `exc`, and its file: one Python could
+    not compile (a SyntaxError in it), or one that raised as its code ran (a frame of its
+    module's own code); None: no import failed, or gpuherd's own did (a bug)."""
+    ours = str(Path(__file__).parent) + os.sep
+    if isinstance(exc, SyntaxError) and exc.filename and not exc.filename.startswith(ours):
+        source = Path(exc.filename)
+        return (source.parent.name if source.stem == "__init__" else source.stem), exc.filename
+    for frame, _ in traceback.walk_tb(exc.__traceback__):
+        file = frame.f_code.co_filename
+        if frame.f_code.co_name == "<module>" and not file.startswith((ours, "<")):
+            return str(frame.f_globals.get("__name__", file)), file
+    return None
 
 
 def _unimportable(exc: ImportError) -> tuple[str, str | None]:

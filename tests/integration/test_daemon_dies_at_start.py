@@ -68,10 +68,41 @@ def test_a_start_whose_daemon_cannot_find_a_module_says_which(herd: Herd, tmp_pa
     )
 
 
+@pytest.mark.parametrize(
+    ("code", "said"),
+    [
+        ("def broken(:\n", "SyntaxError: invalid syntax (uvicorn.py, line 1)"),  # half-written
+        ('raise RuntimeError("broken")\n', "RuntimeError: broken"),
+    ],
+)
+def test_a_module_that_fails_as_it_is_imported_is_a_broken_install_not_a_bug(
+    herd: Herd, tmp_path: Path, code: str, said: str
+) -> None:
+    # They said `the daemon failed: SyntaxError: ... (a bug: please report it, ...)`: only an
+    # ImportError was taken for a broken install.
+    folder = breaker(tmp_path, code)
+    refused, log = start_refused(herd, folder)
+    assert refused == (
+        f"gpuherd: error: cannot import uvicorn ({folder}/uvicorn.py): {said}; reinstall "
+        f"gpuherd, or fix PYTHONPATH (the traceback is in {log})\n"
+    )
+
+
 def test_a_start_whose_daemon_fails_on_a_bug_says_so_in_one_line(
     herd: Herd, tmp_path: Path
 ) -> None:
-    code = 'raise RuntimeError("a bug: a test\'s stand-in")\n'
+    # The bug's stand-in: the real uvicorn, imported in full, whose Config raises when the
+    # daemon calls it (no module's import raised: not a broken install).
+    code = (
+        "import importlib, os, sys\n"
+        "here = os.path.dirname(os.path.abspath(__file__))\n"
+        "sys.path[:] = [p for p in sys.path if os.path.abspath(p or '.') != here]\n"
+        "del sys.modules['uvicorn']\n"
+        "real = importlib.import_module('uvicorn')\n"
+        "def config(*args, **kwargs):\n"
+        '    raise RuntimeError("a bug: a test\'s stand-in")\n'
+        "real.Config = config\n"
+    )
     said, log = start_refused(herd, breaker(tmp_path, code))
     assert said == (
         "gpuherd: error: the daemon failed: RuntimeError: a bug: a test's stand-in (a bug: "
