@@ -122,18 +122,22 @@ def test_a_sparkline_spans_the_last_minutes_and_breaks_at_gaps() -> None:
     now = 1000.0
     history = [[now - 40 + 2 * i, 50, 2**30] for i in range(20)]
     history[10][1] = None  # utilisation not reported at one reading
-    spark = sparkline(history, 4 * 2**30, now)
+    spark = sparkline(history, 4 * 2**30, now, (50, 2**30))
     assert spark is not None and spark.minutes == 1
     assert len(spark.util) == 2 and len(spark.mem) == 1
     assert spark.util_now == 50 and spark.mem_now == 25
+    # A GPU lost since its last reading: no utilisation nor memory now, whatever it read.
+    lost = sparkline(history, 4 * 2**30, now, (None, None))
+    assert lost is not None and (lost.util_now, lost.mem_now) == (None, None)
+    assert lost.util == spark.util  # what it read while it was seen stays drawn
     first = [tuple(map(float, p.split(","))) for p in spark.util[0].split()]
     assert first[0][0] == pytest.approx(views_plot.SPARK_W * (1 - 40 / 60), abs=0.1)
     assert {y for _, y in first} == {1 + (views_plot.SPARK_H - 2) * 0.5}
     old = [[now - 3600 + 2 * i, 10, None] for i in range(3)] + history
-    spark = sparkline(old, None, now)
+    spark = sparkline(old, None, now, (50, None))
     assert spark is not None and spark.minutes == 10 and spark.mem == []
-    assert sparkline([], 2**30, now) is None
-    lone = sparkline([[now, 80, None]], None, now)
+    assert sparkline([], 2**30, now, (None, None)) is None
+    lone = sparkline([[now, 80, None]], None, now, (80, None))
     assert lone is not None and len(lone.util[0].split()) == 2  # drawn as a short dash
 
 

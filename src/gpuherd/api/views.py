@@ -171,7 +171,10 @@ def environment() -> Environment:
 
 def _sparkline(gpu: dict[str, Any]) -> views_plot.Spark | None:
     """The sparkline of a GPU of GET /api/v1/gpus (its `history` readings)."""
-    return views_plot.sparkline(gpu.get("history") or [], gpu.get("memory_total"), time.time())
+    reading = gpu.get("utilization"), gpu.get("memory_used")  # now: none of a lost GPU
+    return views_plot.sparkline(
+        gpu.get("history") or [], gpu.get("memory_total"), time.time(), reading
+    )
 
 
 def render(

@@ -290,9 +290,14 @@ def _runs(points: Sequence[tuple[float, float | None]]) -> list[str]:
 
 
 def sparkline(
-    history: Sequence[Sequence[Any]], memory_total: int | None, now: float
+    history: Sequence[Sequence[Any]],
+    memory_total: int | None,
+    now: float,
+    reading: tuple[Any, Any],
 ) -> Spark | None:
-    """The last minutes of a GPU's readings, or None before the first reading."""
+    """The last minutes of a GPU's readings, or None before the first reading. `reading`:
+    its utilisation and memory used now, which the legend says: a GPU lost since its last
+    sample has none (it said that sample's `util 35%`, of a GPU the probe no longer saw)."""
     samples = [s for s in history if len(s) >= 3 and number(s[0]) is not None]
     if not samples:
         return None
@@ -319,8 +324,7 @@ def sparkline(
             (number(s[2]) or 0.0) / memory_total if s[2] is not None else None for s in samples
         ]
         mem = _runs([(x(float(s[0])), y(m)) for s, m in zip(samples, shares, strict=True)])
-        last = shares[-1]
-        mem_now = None if last is None else round(100 * last)
-    last_util = samples[-1][1]
-    util_now = None if number(last_util) is None else round(number(last_util) or 0.0)
-    return Spark(util, mem, int(span // 60), util_now, mem_now)
+        used = number(reading[1])
+        mem_now = None if used is None else round(100 * used / memory_total)
+    util_now = number(reading[0])
+    return Spark(util, mem, int(span // 60), None if util_now is None else round(util_now), mem_now)
