@@ -10,7 +10,7 @@ import time
 from datetime import datetime
 from urllib.parse import urlencode
 
-from test_dashboard_pages import call
+from test_dashboard_pages import call, post
 
 from conftest import Herd, wait_for
 
@@ -83,3 +83,14 @@ def test_a_time_window_no_moment_reads_is_said_and_ignored(daemon: Herd) -> None
         " any time"
     )
     assert _rows(body) == [job]
+    # Ignored, it is not shown as a filter in force, nor sent as one by the page's buttons:
+    # "Retry all failed (this filter)" retried every failed job, as the window was unread.
+    assert '<option value="" selected>any time</option>' in body
+    assert "last tuesday" not in body.replace(error.group(0), "")
+    assert 'data-confirm="Retry every failed job?">Retry all failed<' in body
+    failed = daemon.submit("--gpus", "0", "--", "exit 3")
+    daemon.wait_state(failed, "failed")
+    refused = post(daemon, "/ui/jobs/retry-failed", scope="since=last tuesday")
+    assert "invalid time window &#39;last tuesday&#39;" in refused.body, refused.body
+    assert "no job retried" in refused.body
+    assert daemon.job(failed)["attempt"] == 1

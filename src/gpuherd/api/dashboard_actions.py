@@ -143,7 +143,9 @@ async def retry_failed(request: Request) -> Response:
     # on every page. Before, the button there retried every failed job, other sweeps' too.
     scope = views.JobFilter.from_query(QueryParams(one(form, "scope")))
     if scope.active:
-        since, _ = scope.since_moment(time.time())
+        since, unread = scope.since_moment(time.time())
+        if unread:  # never every failed job, for a window that names no moment
+            return _answer(request, form, [(False, f"{unread}: no job retried")])
         where = (scope.project or None, scope.text, scope.sweep or None)
         found = service.page_jobs((JobState.FAILED.value,), *where, 0, EVERY_JOB, since)[1]
     else:

@@ -225,14 +225,14 @@ class JobFilter:
         return bool(self.states or self.project or self.sweep or self.text or self.since)
 
     def since_moment(self, now: float) -> tuple[float | None, str | None]:
-        """(epoch seconds of the window's start, None for any time; why `since` was ignored,
-        in one line, for one no moment reads: the page then shows any time and says so)."""
+        """(epoch seconds of the window's start, None for any time; why `since` names no
+        moment, in one line: the page then shows any time and says so)."""
         if not self.since:
             return None, None
         try:
             return parse_since(self.since, now, "time window"), None
         except ValueError as exc:
-            return None, f"{exc}; showing jobs of any time"
+            return None, str(exc)
 
     @property
     def start_order(self) -> bool:
@@ -278,7 +278,10 @@ def jobs_page(service: Service, f: JobFilter, size: int = PAGE_SIZE) -> JobPage:
     """One page of jobs, newest first (or in start order: JobFilter.start_order), through
     Service.page_jobs (COUNT, LIMIT and OFFSET in SQL): only the page's jobs are read and
     turned into views (with their why-not reason)."""
-    since, window_error = f.since_moment(time.time())
+    since, unread = f.since_moment(time.time())
+    window_error = f"{unread}; showing jobs of any time" if unread else None
+    if unread:  # ignored: not shown as a filter in force, nor sent as one (its buttons)
+        f = replace(f, since="")
     total, jobs = service.page_jobs(
         f.states, f.project or None, f.text, f.sweep or None, (f.page - 1) * size, size, since
     )
