@@ -83,7 +83,7 @@ def check_edit(changes: Mapping[str, Any], clear: Sequence[str]) -> None:
         raise ValueError(f"{wrong[0]} cannot be cleared: clear one of {', '.join(CLEARABLE)}")
     begin = changes.get(BEGIN)
     if begin is not None and not 0 <= begin <= LATEST:  # NaN too
-        raise ValueError("begin must be a time (epoch seconds) before the year 9999")
+        raise ValueError("begin (--begin) must be a time (epoch seconds) before the year 9999")
     both = sorted(set(changes) & set(clear))
     if both:
         # (by the API's field: the CLI and the Python API refuse it first, in their words)
