@@ -120,6 +120,7 @@ def finish(
             started,
             job.id not in engine.attempts.live,
             usage,
+            ended.requeue,
         ),
     )
     if nxt.cancel_waiters:

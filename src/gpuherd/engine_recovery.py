@@ -70,12 +70,11 @@ def recover(engine: Engine, now: float) -> None:
             found = observed[job.id].pid
             _record_found_pid(engine, job, found, now)
             # A herd.db restored from a backup taken before the attempt was stopped (`kill`,
-            # --timeout) knows no stop: the daemon that saw it end wrote it in attempt.json,
-            # and a kill stays a kill, not a `signal 15` failure retried (--retries); so too
-            # its usage.
+            # --timeout, `retry`) knows no stop: the daemon that saw it end wrote it in
+            # attempt.json, and a kill stays a kill, not a `signal 15` failure retried
+            # (--retries); so too its usage.
             stop, info = job.stop, _attempt_info(engine, job)
-            reason = stop.reason if stop else recorded_stop(info)
-            requeue = stop.requeue if stop else False
+            reason, requeue = (stop.reason, stop.requeue) if stop else recorded_stop(info)
             ended = Ended(action.exit_code, action.signal, reason, requeue)
             usage = recorded_usage(info)
             finish(engine, engine.store.get_job(job.id), ended, action.ended_at, now, usage=usage)

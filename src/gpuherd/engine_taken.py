@@ -89,7 +89,7 @@ def ended_run(
             ended_at=float(info["ended_at"]),
             exit_code=None if code is None else int(code),
             signal=None if signal is None else int(signal),
-            stop_reason=recorded_stop(info),  # (known from attempt.json alone)
+            stop_reason=recorded_stop(info)[0],  # (known from attempt.json alone)
         )
         ran = replace(ran, usage=recorded_usage(info))
     except (ValueError, KeyError, TypeError):
@@ -101,13 +101,15 @@ def ended_run(
     return replace(ran, gpus=gpus, gpu_uuids=uuids, host=host, started_at=started)
 
 
-def recorded_stop(info: Mapping[str, Any]) -> OutcomeKind | None:
-    """The stop of gpuherd's (a kill, a --timeout, ...) that ended an attempt, as the daemon
-    that watched its end wrote it in its attempt.json (jobfiles.record_end); None for any
-    other end, or none recorded."""
+def recorded_stop(info: Mapping[str, Any]) -> tuple[OutcomeKind | None, bool]:
+    """The stop of gpuherd's (a kill, a --timeout, ...) that ended an attempt, and whether it
+    queued the job again (a `retry` of it running), as the daemon that watched its end wrote
+    them in its attempt.json (jobfiles.record_end); (None, False) for any other end, or none
+    recorded."""
     outcome = info.get("outcome")
     stops = {kind.value: kind for kind in GPUHERD_STOPS}
-    return stops.get(outcome) if isinstance(outcome, str) else None
+    kind = stops.get(outcome) if isinstance(outcome, str) else None
+    return kind, kind is not None and info.get("requeued") is True
 
 
 def recorded_usage(info: Mapping[str, Any]) -> HostUsage | None:

@@ -190,12 +190,12 @@ def record_end(
     started: Mapping[str, object],
     latest: bool = True,
     usage: HostUsage | None = None,
+    requeued: bool = False,
 ) -> None:
-    """Write attempt.json and job.json with the attempt's start (`started`, from start_info)
-    and end (with its host `usage`: null where not measured); mark both folders SUCCESS or
-    FAILURE. Not `latest` (the job's next attempt has started since: clear_job_marker), the
-    job's folder gets neither: job.json is the running attempt's (its start is recorded a
-    second in), and must not say "ended" meanwhile."""
+    """Write attempt.json and job.json with the attempt's start (`started`: start_info) and
+    end (host `usage`: null where not measured; `requeued` by a `retry` of it running); mark
+    both folders SUCCESS or FAILURE. Not `latest` (the next attempt has started since), the
+    job's folder gets neither: job.json is the running attempt's, not "ended" meanwhile."""
     end = {
         "ended_at": ended_at,
         "outcome": outcome.kind.value,
@@ -204,6 +204,7 @@ def record_end(
         "message": outcome.message,
         "peak_rss": usage.peak_rss if usage else None,
         "cpu_time": usage.cpu_time if usage else None,
+        "requeued": requeued,  # (as a restored herd.db learns it: engine_recovery.py)
     }
     folder, job_folder = str(layout.attempt_dir(job, job.attempt)), str(layout.job_dir(job))
     # (job.json last; `gpuherd run`'s attempt 1 runs in the job's folder: not latest, no file)

@@ -46,3 +46,26 @@ def test_a_stop_after_the_backup_stays_that_stop_and_is_not_retried(
     assert json.loads(attempt_json(herd, job, 1).read_text())["outcome"] == outcome
     assert [line.split()[0] for line in started(runs)] == ["1"]  # it ran once
     assert herd.cli("show", str(job)).stdout.count("-> queued") == 1  # its submit only
+
+
+def test_a_retry_of_the_running_job_after_the_backup_queues_it_again(
+    herd: Herd, tmp_path: Path
+) -> None:
+    herd.start("--fake-gpus", "1")
+    runs, go = tmp_path / "runs", tmp_path / "go"
+    job = herd.submit("--", job_command(runs, go))
+    running(herd, job, 1)
+    copy = tmp_path / "backup.db"
+    backup(herd, copy)  # attempt 1 running
+    herd.cli("pause")  # its next attempt waits: not begun when the backup is put back
+    herd.cli("retry", str(job))
+    wait_for(lambda: herd.job(job)["state"] == "queued", what=f"job {job} queued again")
+    assert json.loads(attempt_json(herd, job, 1).read_text())["requeued"] is True
+    restore(herd, copy)
+    herd.start("--fake-gpus", "1")
+    # As the `retry` asked: attempt 2 runs (it ended `killed` with attempt 1).
+    running(herd, job, 2)
+    assert [line.split()[0] for line in started(runs)] == ["1", "2"]
+    assert json.loads(attempt_json(herd, job, 1).read_text())["outcome"] == "killed"
+    go.touch()
+    herd.wait_state(job, "succeeded")
