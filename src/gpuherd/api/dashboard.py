@@ -193,7 +193,17 @@ def _job(request: Request, job_id: int, with_logs: bool = True) -> dict[str, Any
         "failure": _failure(service, job, number),
         "job_dir": job["job_dir"],
         "missing": missing,
+        "empty_log": _empty_log(job, number),
     }
+
+
+def _empty_log(job: dict[str, Any], number: int) -> str:
+    """What attempt `number`'s log box says while it is empty (an empty black box said
+    nothing): the job not started, the attempt going on, or over with nothing written."""
+    ran = next((a for a in job["attempts"] if a["number"] == number), None)
+    if ran is None:
+        return "nothing yet: the job has not started"
+    return "(empty)" if ran["ended_at"] else "nothing yet"
 
 
 def _failure(service: Service, job: dict[str, Any], number: int) -> str:

@@ -99,6 +99,22 @@ def _breakable(text: str) -> Markup:
     return Markup('<span class="breakable">') + parts + Markup("</span>")
 
 
+SHORT_OUTCOMES = {"dependency_failed": "dep. failed"}
+"""Outcomes the jobs table writes shorter below 1200 px, where its Exit column has a fixed
+budget (dashboard.css): `dependency_` alone was wider than it, and the table than the window."""
+
+
+def _outcome_cell(text: str) -> Markup:
+    """The jobs table's Exit cell: `text` breakable, and for a SHORT_OUTCOMES one its short
+    form in `data-short`, which the stylesheet shows instead below 1200 px. The text (what a
+    search or a copy finds) stays whole, and so does the cell's title."""
+    short = SHORT_OUTCOMES.get(text)
+    if short is None:
+        return _breakable(text)
+    parts = Markup("_<wbr>").join(escape(part) for part in text.split("_"))
+    return Markup('<span class="breakable" data-short="{}">{}</span>').format(short, parts)
+
+
 def _thousands(n: int) -> str:
     """A count as the pages print it, grouped by thousands: 10504 -> "10,504" (as the CLI's
     sweep lines do). Ids are not counts: a job's number is written as it is typed."""
@@ -136,6 +152,7 @@ def environment() -> Environment:
         runtime=_runtime,
         outcome=_outcome,
         breakable=_breakable,
+        outcome_cell=_outcome_cell,
         size=lambda n: format_size(n) if n is not None else "-",
         ids=lambda ids: format_ids(ids) if ids else "-",
         percent=_percent,
@@ -148,6 +165,7 @@ def environment() -> Environment:
         version=__version__,
         static=assets.url,
         nav=NAV,
+        SHORT_OUTCOMES=SHORT_OUTCOMES,
         state_order=STATE_ORDER,
         jobs_link=views_sweeps.jobs_link,
         job_states=views_sweeps.JOB_STATES,

@@ -230,8 +230,50 @@
     if (message.type === "stdout" || message.type === "stderr") {
       resumeAt("resume", message.lastEventId);  // (logs.js shows the text)
     } else if (message.type === "attempt") {
-      window.location.assign(window.location.pathname);  // follow the job's new attempt
+      followAttempt();
     }
+  });
+  // Following a new attempt loads the page again: the answer of the retry that began it (`job
+  // 56: queued again`) went with the old page, and the button seemed to do nothing. An action
+  // still unanswered is waited for, and the messages shown are carried over to the new page.
+  var KEPT = "gpuherd.flash", unanswered = 0, follow = false;
+  function followAttempt() {
+    if (unanswered) { follow = true; return; }
+    var area = document.getElementById("flash"), path = window.location.pathname;
+    var shown = Array.prototype.map.call(area ? area.children : [], function (box) {
+      return [box.classList.contains("error"), box.textContent];
+    });
+    try {
+      sessionStorage.setItem(KEPT, JSON.stringify({ path: path, shown: shown }));
+    } catch (ignored) { /* no storage: the page follows all the same */ }
+    window.location.assign(path);
+  }
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    var xhr = event.detail.xhr, config = event.detail.requestConfig;
+    if (!xhr || !config || config.verb !== "post") { return; }
+    unanswered++;
+    // (on the request, not its form: a refresh of the head may have replaced the form)
+    xhr.addEventListener("loadend", function () {
+      unanswered--;
+      if (!unanswered && follow) {
+        follow = false;
+        followAttempt();
+      }
+    });
+  });
+  document.addEventListener("DOMContentLoaded", function () {
+    var kept = null, area = document.getElementById("flash");
+    try {
+      kept = JSON.parse(sessionStorage.getItem(KEPT) || "null");
+      sessionStorage.removeItem(KEPT);
+    } catch (ignored) { /* none kept */ }
+    if (!kept || !area || kept.path !== window.location.pathname) { return; }
+    kept.shown.forEach(function (message) {
+      var box = document.createElement("div");  // text only, never HTML (connection.js)
+      box.className = message[0] ? "flash error" : "flash ok";
+      box.textContent = message[1];
+      area.appendChild(box);
+    });
   });
 
   // A sweep's plot: choosing a metric or a parameter shows it (the form works without us too).

@@ -105,6 +105,16 @@
       if (pre.dataset.follow) { pre.scrollTop = pre.scrollHeight; }
     }
   });
+  // An empty log's words (job.html's data-empty) follow the job: "not started" stayed under a
+  // job that had started and not yet written. Its head, drawn again, says what they are now.
+  document.addEventListener("htmx:afterSwap", function (event) {
+    var head = event.detail.target;
+    var drawn = head && head.id === "job-head" && head.querySelector("[data-empty-log]");
+    if (!drawn) { return; }
+    document.querySelectorAll("pre.log[data-empty]").forEach(function (pre) {
+      if (pre.dataset.empty) { pre.dataset.empty = drawn.dataset.emptyLog; }  // (none: a note)
+    });
+  });
   document.addEventListener("DOMContentLoaded", function () {
     document.querySelectorAll("pre.log").forEach(function (pre) { pre.scrollTop = pre.scrollHeight; });
   });
