@@ -164,3 +164,19 @@ def test_a_sweeps_percentage_says_what_it_counts(board: Board, tmp_path: Path) -
     for path in ("/sweeps", "/sweeps/pct-grid"):
         html = board.herd.page(path)
         assert re.search(r'<span class="pct"[^>]*>75%</span> *<span [^>]*>succeeded</span>', html)
+
+
+def test_a_bulk_actions_rows_are_no_longer_ticked_once_it_is_done(
+    board: Board, expect: Any
+) -> None:
+    """They stayed ticked: the next bulk button acted on them again, nothing ticked anew."""
+    held = [board.submit("--hold", "--gpus", "0", "--project", "ticks", "--", "true") for _ in "ab"]
+    page = board.page("/jobs?project=ticks")
+    for job_id in held:
+        page.check(f'#job-{job_id} input[name="ids"][form="bulk"]')
+    page.click('#bulk button[value="release"]')
+    expect(page.locator("#flash .flash.ok").first).to_have_text(f"jobs {held[0]}-{held[1]}: queued")
+    for job_id in held:
+        expect(page.locator(f'#job-{job_id} input[name="ids"][form="bulk"]')).not_to_be_checked()
+    expect(page.locator(".select-all").first).not_to_be_checked()
+    page.close()

@@ -125,6 +125,15 @@
       );
     }
   });
+  // A bulk action answered, its ticks go: left ticked (killed now, say), the rows were acted
+  // on again by the next bulk button, with nothing ticked anew.
+  document.addEventListener("htmx:afterRequest", function (event) {
+    var form = event.detail.elt;
+    if (!form || form.id !== "bulk" || !event.detail.successful) { return; }
+    document.querySelectorAll(BOXES + ", .select-all").forEach(function (box) {
+      box.checked = false;
+    });
+  });
   document.addEventListener("htmx:afterSwap", function (event) {
     if (event.detail.target && event.detail.target.id === "job-head" && editing) {
       restoreEdits(event.detail.target, editing);
