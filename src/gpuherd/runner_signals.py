@@ -3,28 +3,20 @@
 SIGINT and SIGTERM interrupt: the first starts nothing new, the second kills the running
 jobs. SIGHUP (the terminal closed, the ssh connection dropped) means nobody is left to wait
 for them: the running jobs are killed at once and their ends recorded, and the run exits
-HANGUP_STATUS. What it says after that goes to a terminal that may be gone: `Tolerant`
-drops the lines a closed terminal (EIO) or a pipe whose reader left (EPIPE) refuses, so
-that the run still records every job's end and exits with its status.
+HANGUP_STATUS. What it says after that goes to a terminal that may be gone: runner_stdout.py.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import errno
-import io
-import os
 import signal
 from collections.abc import Callable, Iterator
-from typing import TextIO, cast
 
 INTERRUPT_STATUS = 130
 """Exit status of a run stopped by Ctrl-C or SIGTERM (128 + SIGINT, as shells say it)."""
 HANGUP_STATUS = 129
 """Exit status of a run stopped by SIGHUP (128 + SIGHUP)."""
-GONE = (errno.EIO, errno.EPIPE)
-"""What a write gets from a terminal that was closed and from a pipe whose reader left."""
 
 
 @contextlib.contextmanager
@@ -68,56 +60,3 @@ def interruptible() -> Iterator[None]:
     finally:
         for signum, handler in before.items():
             signal.signal(signum, handler)
-
-
-class Tolerant(io.TextIOBase):
-    """A text stream (stdout) whose reader may go away: once a write or a flush fails with
-    EIO or EPIPE, its descriptor is pointed at /dev/null (so that nothing written later, nor
-    the flush at exit, fails again) and everything written after is dropped."""
-
-    def __init__(self, stream: TextIO) -> None:
-        super().__init__()
-        self._stream = stream
-        self.gone = False
-
-    def write(self, text: str) -> int:
-        if not self.gone:
-            try:
-                self._stream.write(text)
-            except OSError as exc:
-                self._lost(exc)
-        return len(text)
-
-    def flush(self) -> None:
-        if not self.gone:
-            try:
-                self._stream.flush()
-            except OSError as exc:
-                self._lost(exc)
-
-    def isatty(self) -> bool:
-        return not self.gone and self._stream.isatty()
-
-    def fileno(self) -> int:
-        return self._stream.fileno()
-
-    @property
-    def encoding(self) -> str:  # type: ignore[override]  # (an attribute in typeshed)
-        return self._stream.encoding
-
-    def _lost(self, exc: OSError) -> None:
-        if exc.errno not in GONE:
-            raise exc
-        self.gone = True
-        with contextlib.suppress(OSError, ValueError):  # (ValueError: no descriptor)
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, self._stream.fileno())
-            os.close(devnull)
-        with contextlib.suppress(OSError, ValueError):
-            self._stream.flush()  # what the stream still buffers goes to /dev/null
-
-
-def tolerant(stream: TextIO) -> TextIO:
-    """`stream` behind a `Tolerant` (typed as the stream it stands for: it has the members
-    that printing uses, not every one of TextIO's)."""
-    return cast(TextIO, Tolerant(stream))

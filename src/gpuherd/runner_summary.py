@@ -28,6 +28,8 @@ class RunSummary:
     failed_folders: list[str] = field(default_factory=list)
     state_left_in: Path | None = None
     """--keep-state could not move the database to the output folder: where it stayed."""
+    output_failed: bool = False
+    """What the run said could not be written (a full disk: runner_stdout.py)."""
 
     @property
     def jobs(self) -> int:
@@ -42,7 +44,7 @@ class RunSummary:
         if self.interrupted:
             return INTERRUPT_STATUS
         bad = self.failed or self.could_not_run or self.not_run or self.input_failed
-        return 1 if bad or self.state_left_in else 0
+        return 1 if bad or self.state_left_in or self.output_failed else 0
 
 
 _STARTING_JOB = re.compile(r"starting job (\d+)(?: \(attempt \d+\))?: ")

@@ -8,7 +8,7 @@ import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO, cast
 
 import click
 
@@ -35,6 +35,7 @@ from gpuherd.core.units import plural
 from gpuherd.errors import HerdError
 from gpuherd.gc_pause import importing
 from gpuherd.no_tls import asyncio_without_tls
+from gpuherd.typed_name import prefixed
 
 if TYPE_CHECKING:
     from gpuherd.gpus.base import GpuProbe
@@ -304,18 +305,33 @@ def _run_and_report(
 
     from gpuherd.fd_limit import raise_fd_limit
     from gpuherd.runner import run_jobs
-    from gpuherd.runner_signals import tolerant
+    from gpuherd.runner_stdout import Tolerant
 
     raise_fd_limit()  # a pidfd per running job, as the daemon's: fd_limit.py
-    out_stream = tolerant(sys.stdout)  # a closed terminal (SIGHUP) must not end the run
-    reporter = LineReporter(out_stream, quiet, options.prefix, bar)
+    # A closed terminal (SIGHUP), a reader that stalls or a full disk must not end the run,
+    # nor hold it up (runner_stdout.py).
+    out = Tolerant(sys.stdout)
+    out_stream = cast(TextIO, out)  # (it has what printing uses, not all of TextIO)
     try:
-        summary = asyncio.run(run_jobs(options, probe, slots, reporter, source))
+        reporter = LineReporter(out_stream, quiet, options.prefix, bar)
+        try:
+            summary = asyncio.run(run_jobs(options, probe, slots, reporter, source))
+        finally:
+            reporter.close()
+        _summarize(summary, options, out_stream)
     finally:
-        reporter.close()
+        out.drain()
+    if out.failure is not None:  # (its own lines may be lost: said where it shows)
+        said = out.failure_said(shell_word(str(options.output_dir)) if summary.jobs else None)
+        click.echo(prefixed("error", said), err=True)
+        summary.output_failed = True
+    return summary
+
+
+def _summarize(summary: RunSummary, options: RunOptions, out_stream: TextIO) -> None:
     if summary.jobs == 0 and not (summary.interrupted or summary.input_failed):
         click.echo("the input holds no command: nothing to run", file=out_stream)
-        return summary
+        return
     parts = [f"{summary.succeeded:,} succeeded", f"{summary.failed:,} failed"]
     if summary.skipped:  # (--skip-succeeded) each one's line above names its folder
         parts.append(f"{summary.skipped:,} skipped")
@@ -326,7 +342,6 @@ def _run_and_report(
     # No job read (the input stopped at its first line, a Ctrl-C before it): no logs to name.
     where = f"; logs in {shell_word(str(options.output_dir))}" if summary.jobs else ""
     click.echo(f"{', '.join(parts)}{where}", file=out_stream)
-    return summary
 
 
 def _yielded_items(
