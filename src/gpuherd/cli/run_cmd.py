@@ -305,6 +305,7 @@ def _run_and_report(
 
     from gpuherd.fd_limit import raise_fd_limit
     from gpuherd.runner import run_jobs
+    from gpuherd.runner_signals import interruptible
     from gpuherd.runner_stdout import Tolerant
 
     raise_fd_limit()  # a pidfd per running job, as the daemon's: fd_limit.py
@@ -314,8 +315,11 @@ def _run_and_report(
     out_stream = cast(TextIO, out)  # (it has what printing uses, not all of TextIO)
     try:
         reporter = LineReporter(out_stream, quiet, options.prefix, bar)
+        # (SIGTERM and SIGHUP too, until the run's loop takes them: their default ended it
+        # as it began, its temporary database and its folder's lock left behind)
         try:
-            summary = asyncio.run(run_jobs(options, probe, slots, reporter, source))
+            with interruptible():
+                summary = asyncio.run(run_jobs(options, probe, slots, reporter, source))
         finally:
             reporter.close()
         _summarize(summary, options, out_stream)
