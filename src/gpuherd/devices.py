@@ -212,10 +212,14 @@ class DeviceTable:
         cfg = self._config.get(index)
         reading = self._readings.get(index)
         if reading is None:
-            last = self._seen.get(index) or GpuReading(index, None, "GPU", None, None, None, ())
+            last = self._seen.get(index) or self._never_seen(index)
             reading = replace(last, memory_used=None, utilization=None, processes=())
         gone = DeviceConfig(index, 1, DeviceState.ENABLED)
         return self._device(index, cfg or gone, reading), "lost" if cfg else "removed"
+
+    def _never_seen(self, index: int) -> GpuReading:
+        """A configured GPU this daemon has not seen: nothing known of it."""
+        return GpuReading(index, None, "GPU", None, None, None, ())
 
     def gone(self, indices: Iterable[int]) -> list[dict[str, Any]]:
         """Of `indices` (a running job's GPUs), each that `listing` leaves out now, and why, as

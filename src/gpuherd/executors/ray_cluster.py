@@ -17,6 +17,7 @@ import os
 import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 import ray
@@ -28,7 +29,7 @@ from gpuherd.executors.ray import RayExecutor, home_tag
 from gpuherd.executors.ray_auth import check_token, effective
 from gpuherd.executors.ray_errors import whole_text
 from gpuherd.executors.ray_link import RECONNECT_TIMEOUT, ClusterLink
-from gpuherd.gpus.base import ProbeError
+from gpuherd.gpus.base import GpuReading, ProbeError
 from gpuherd.gpus.ray import RayNodes, RayProbe
 from gpuherd.store import DeviceConfig, Store
 
@@ -53,6 +54,14 @@ class ClusterDeviceTable(DeviceTable):
     def outage(self) -> str | None:
         reason = self.probe.down() if isinstance(self.probe, RayProbe) else None
         return None if reason is None else f"waiting: {reason}"
+
+    def _never_seen(self, index: int) -> GpuReading:
+        """A GPU of a node that left before this daemon started is on the node the index map
+        says: taken for one node with all such GPUs (no node), a job that no node could ever
+        hold waited for them for ever after a restart (a Ray node does not come back)."""
+        unseen = super()._never_seen(index)
+        found = self.probe.cluster.locate(index) if isinstance(self.probe, RayProbe) else None
+        return unseen if found is None else replace(unseen, node=found[0])
 
     def refresh(self) -> bool:
         changed = super().refresh()
