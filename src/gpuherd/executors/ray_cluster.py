@@ -23,6 +23,7 @@ from pathlib import Path
 import ray
 
 from gpuherd.core.model import DeviceState
+from gpuherd.core.naming import gpus_named
 from gpuherd.core.units import plural
 from gpuherd.devices import REMOVED_GPUS, DeviceTable
 from gpuherd.executors.ray import RayExecutor, home_tag
@@ -78,7 +79,7 @@ class ClusterDeviceTable(DeviceTable):
             self.store.put_device(cfg)
             self._config[index] = cfg
         if new:
-            log.info("GPUs %s joined the cluster", ",".join(map(str, new)))
+            log.info("%s joined the cluster", gpus_named(new))  # (GPU 6, GPUs 6-7)
         return changed or bool(new)
 
 
