@@ -340,8 +340,8 @@ class Runner:
         if self._interrupts == 1:
             running = len(self.engine.live)
             waiting = (  # with none running there is nothing to wait for, nor to kill
-                f"; waiting for {plural(running, 'running job')} to finish (Ctrl-C again kills "
-                f"{'it' if running == 1 else 'them'})"
+                f"; waiting for {plural(running, 'running job')} to finish (a second Ctrl-C or "
+                f"SIGTERM kills {'it' if running == 1 else 'them'})"  # (either: SIGTERM too)
                 if running
                 else ""
             )

@@ -185,3 +185,18 @@ def test_ctrl_c_with_no_job_running_says_only_that_nothing_new_starts(
     status, rest, err = run.finish()
     assert status == 130, rest + err
     assert "Traceback" not in err
+
+
+def test_a_sigterm_is_told_what_a_second_one_does(runs: Runs) -> None:
+    # The first SIGTERM said "Ctrl-C again kills it": a SIGTERM does it too.
+    run = runs.start("--fake-gpus", "1", "--output-dir", str(runs.root / "out"))
+    run.write("sleep 30\n")
+    run.expect_line("[0] started")
+    run.proc.send_signal(signal.SIGTERM)
+    assert run.expect_line("interrupted") == (
+        "interrupted: starting nothing new; waiting for 1 running job to finish (a second "
+        "Ctrl-C or SIGTERM kills it)"
+    )
+    run.proc.send_signal(signal.SIGTERM)
+    status, rest, err = run.finish()
+    assert status == 130 and "[0] killed" in rest, rest + err
