@@ -128,8 +128,9 @@ def fresh_run_dir() -> Path:
             except FileExistsError:
                 n += 1
                 folder = base.with_name(f"{base.name}-{n}")
-    except OSError as exc:
+    except OSError as exc:  # (named as it failed: herd_runs itself, or its new folder)
+        failed = str(folder) if exc.filename is None else os.fsdecode(exc.filename)
         raise HerdError(
-            f"cannot create {folder}: {exc.strerror}; run from a folder you can write to, "
+            f"cannot create {failed}: {exc.strerror}; run from a folder you can write to, "
             "or pass --output-dir"
         ) from None

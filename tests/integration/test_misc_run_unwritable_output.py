@@ -51,3 +51,27 @@ def test_an_unwritable_output_dir_is_refused_before_any_job(runs: Runs) -> None:
         )
         assert os.listdir(out) == []
     assert not (runs.cwd / "ran-1").exists() and not (runs.cwd / "ran-2").exists()
+
+
+@pytest.mark.parametrize("blocked", ["read-only", "a file"])
+def test_a_default_output_folder_that_cannot_be_made_is_named_as_it_failed(
+    runs: Runs, blocked: str
+) -> None:
+    # It named herd_runs/<timestamp>, which was never tried: herd_runs itself failed.
+    (runs.cwd / "jobs.txt").write_text("touch ran\n")
+    with contextlib.ExitStack() as undo:
+        if blocked == "a file":
+            (runs.cwd / "herd_runs").write_text("")  # a file where the folder would be
+            cwd, why = runs.cwd, "File exists"
+        else:
+            cwd = undo.enter_context(_unwritable_folder(runs.root / "ro"))
+            (runs.root / "ro-jobs.txt").write_text("touch ran\n")
+            why = "Read-only file system" if os.path.ismount(cwd) else "Permission denied"
+        jobs = "jobs.txt" if blocked == "a file" else str(runs.root / "ro-jobs.txt")
+        proc = runs.run("--fake-gpus", "1", jobs, cwd=cwd)
+        assert (proc.returncode, proc.stderr) == (
+            1,
+            f"gpuherd: error: cannot create herd_runs: {why}; run from a folder you can write "
+            "to, or pass --output-dir\n",
+        )
+    assert not (runs.cwd / "ran").exists()
