@@ -79,7 +79,9 @@ def test_a_job_waiting_for_its_retry_has_no_gpus(shared_daemon: Herd) -> None:
     assert shown["gpus"] == [] and len(shown["attempts"][0]["gpus"]) == 1
     assert re.search(r"^gpus +-$", daemon.cli("show", str(job_id)).stdout, re.MULTILINE)
     row = daemon.page("/jobs").split(f'<tr id="job-{job_id}"', 1)[1].split("</tr>", 1)[0]
-    assert '<td><span class="muted">(1)</span></td>' in row  # asked for 1, as `ls` says
+    assert (
+        '<td class="gpus"><span class="muted">(1)</span></td>' in row
+    )  # asked for 1, as `ls` says
     assert "<dt>GPUs</dt><dd>- " in daemon.page(f"/jobs/{job_id}")
 
 
@@ -111,7 +113,7 @@ def test_waiting_jobs_an_older_daemon_left_with_gpus_have_none(daemon: Herd) -> 
         assert (shown["state"], shown["gpus"], len(shown["attempts"][0]["gpus"])) == (state, [], 1)
         assert re.search(r"^gpus +-$", daemon.cli("show", str(job_id)).stdout, re.MULTILINE)
         row = daemon.page("/jobs").split(f'<tr id="job-{job_id}"', 1)[1].split("</tr>", 1)[0]
-        assert '<td><span class="muted">(1)</span></td>' in row
+        assert '<td class="gpus"><span class="muted">(1)</span></td>' in row
 
 
 def process_file(herd: Herd, job_id: int) -> Path:

@@ -15,7 +15,7 @@ SPEC = JobSpec(command="python train.py", cwd="/w", gpus=1, mem=10 * 2**30, time
     ("changes", "clear", "message"),
     [
         ({"priority": 1}, [], "priority cannot be edited: edit one of command, name, gpus"),
-        ({"begin": float("nan")}, [], "begin must be a time"),
+        ({"begin": float("nan")}, [], r"^begin \(--begin\) must be a time"),
         ({}, ["gpus"], "gpus cannot be cleared: clear one of name, only_gpus, mem, ram"),
         ({"mem": 1}, ["mem"], "mem is both set and cleared: give one"),
         # Named as the HTTP API's field, the one its client sent: the CLI and the Python API
