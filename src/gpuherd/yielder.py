@@ -8,6 +8,7 @@ itself, with the yielder's exit status: now the run sees no `end` and says so.""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -46,6 +47,22 @@ def yielded_items(path: Path, gpus: int, cwd: str, env: dict[str, str]) -> list[
     ]
 
 
+def _kill_with_its_own(pid: int) -> None:
+    """SIGKILL the yielder's process and the processes it started: a `sleep` it spawned
+    outlived an interrupted run, holding the caller's stdout open. (Not by process group:
+    in a group of its own, a yielder reading the terminal would be stopped, SIGTTIN.)"""
+    import psutil  # (only then: start-up time)
+
+    try:
+        leader = psutil.Process(pid)
+        processes = [*leader.children(recursive=True), leader]
+    except psutil.Error:
+        return
+    for process in processes:
+        with contextlib.suppress(psutil.Error):
+            process.kill()
+
+
 def _run_yielder(path: Path) -> list[dict[str, Any]]:
     import subprocess
 
@@ -70,7 +87,7 @@ def _run_yielder(path: Path) -> list[dict[str, Any]]:
                     break
                 items.append(record["item"])
     except BaseException:  # Ctrl-C while it runs, or a record that is not ours
-        process.kill()
+        _kill_with_its_own(process.pid)
         raise
     finally:
         status = process.wait()
