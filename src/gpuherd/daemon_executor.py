@@ -69,12 +69,16 @@ def refuse_to_leave_running_jobs(store: Store, there: str, here: str) -> None:
     cluster), out of its reach: see refuse_a_switch_under_jobs."""
     live = store.count_jobs(LIVE)
     if live:
+        # (one job: "it", "its"; a paused one counts: it is on `there` all the same)
+        runs, them, their, go = (
+            ("runs", "it", "its", "it goes") if live == 1 else ("run", "them", "their", "they go")
+        )
         raise HerdError(
-            f"{plural(live, 'job')} still {'runs' if live == 1 else 'run'} on {there}, "
-            f"which a daemon on {here} cannot reach: it would count them lost and run their "
-            f"retries while they go on. Start as before (`gpuherd daemon start` without "
-            "options), let them end or kill them, then switch; or add --abandon-running to "
-            "count them lost (their processes may go on there)"
+            f"{plural(live, 'job')} still {runs} on {there}, which a daemon on {here} cannot "
+            f"reach: it would count {them} lost and run {their} retries while {go} on. Start "
+            f"as before (`gpuherd daemon start` without options), let {them} end or kill "
+            f"{them}, then switch; or add --abandon-running to count {them} lost ({their} "
+            "processes may go on there)"
         )
 
 

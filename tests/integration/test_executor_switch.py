@@ -22,9 +22,9 @@ def test_a_switch_of_executor_under_running_jobs_is_refused(herd: Herd, tmp_path
     assert refused.returncode == 1
     assert refused.stderr == (
         "gpuherd: error: 1 job still runs on the local executor, which a daemon on the ray "
-        "executor cannot reach: it would count them lost and run their retries while they go "
-        "on. Start as before (`gpuherd daemon start` without options), let them end or kill "
-        "them, then switch; or add --abandon-running to count them lost (their processes may "
+        "executor cannot reach: it would count it lost and run its retries while it goes "
+        "on. Start as before (`gpuherd daemon start` without options), let it end or kill "
+        "it, then switch; or add --abandon-running to count it lost (its processes may "
         "go on there)\n"
     )
 

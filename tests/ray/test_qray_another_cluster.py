@@ -50,10 +50,10 @@ def test_another_cluster_is_refused_while_jobs_run_on_the_last_one(
     assert (proc.returncode, proc.stdout) == (1, "")
     assert proc.stderr == (
         f"gpuherd: error: 1 job still runs on the Ray cluster at {first}, which a daemon on "
-        f"the Ray cluster at {other} cannot reach: it would count them lost and run their "
-        "retries while they go on. Start as before (`gpuherd daemon start` without options), "
-        "let them end or kill them, then switch; or add --abandon-running to count them lost "
-        "(their processes may go on there)\n"
+        f"the Ray cluster at {other} cannot reach: it would count it lost and run its "
+        "retries while it goes on. Start as before (`gpuherd daemon start` without options), "
+        "let it end or kill it, then switch; or add --abandon-running to count it lost "
+        "(its processes may go on there)\n"
     )
     wait_for(lambda: not herd._daemons(), 30, "the refused daemon to exit")
 
