@@ -193,9 +193,8 @@ def record_end(
     requeued: bool = False,
 ) -> None:
     """Write attempt.json and job.json with the attempt's start (`started`: start_info) and
-    end (host `usage`: null where not measured; `requeued` by a `retry` of it running); mark
-    both folders SUCCESS or FAILURE. Not `latest` (the next attempt has started since), the
-    job's folder gets neither: job.json is the running attempt's, not "ended" meanwhile."""
+    end (`usage` null where not measured; `requeued` by a `retry` of it running); mark both
+    folders SUCCESS or FAILURE; not `latest` (its next attempt began), the job's neither."""
     end = {
         "ended_at": ended_at,
         "outcome": outcome.kind.value,

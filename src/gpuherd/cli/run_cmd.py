@@ -315,8 +315,7 @@ def _run_and_report(
     out_stream = cast(TextIO, out)  # (it has what printing uses, not all of TextIO)
     try:
         reporter = LineReporter(out_stream, quiet, options.prefix, bar)
-        # (SIGTERM and SIGHUP too, until the run's loop takes them: their default ended it
-        # as it began, its temporary database and its folder's lock left behind)
+        # (SIGTERM, SIGHUP too until its loop takes them: their default left its state behind)
         try:
             with interruptible():
                 summary = asyncio.run(run_jobs(options, probe, slots, reporter, source))
