@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import errno
 import os
 import time
 from collections.abc import Callable
@@ -38,6 +37,7 @@ from gpuherd.executors.local_escaped import (
     stopped,
 )
 from gpuherd.executors.local_groups import group_alive, open_leader, signal_group
+from gpuherd.executors.local_late_forks import LateForks
 from gpuherd.executors.local_outputs import link_outputs
 from gpuherd.executors.local_records import (
     PROCESS_FILE,
@@ -50,23 +50,13 @@ from gpuherd.executors.local_records import (
     signs_of_life,
     visible_gpus,
 )
-from gpuherd.executors.local_shell import JOB_SHELL, RESET_SIGNALS
+from gpuherd.executors.local_shell import JOB_SHELL, RESET_SIGNALS, spawn_advice
 from gpuherd.fd_limit import restore_in_shell
 
 _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
 """os.open rather than open(): no buffered text wrapper on every job's way to its start."""
 
 _GROUP_POLL = 0.05
-
-
-def _spawn_advice(error: int | None) -> str:
-    """What to do when the job's shell could not be started (it said: check the attempt's
-    folder, which the fork and exec never touch)."""
-    if error in (errno.EAGAIN, errno.ENOMEM):
-        return "the machine is out of processes or memory (ulimit -u, free -h): run it again later"
-    if error == errno.E2BIG:
-        return "its environment is too large for one process: unset long variables"
-    return "set GPUHERD_SHELL to a POSIX shell such as bash (or its path), or unset it for /bin/sh"
 
 
 @dataclass
@@ -114,6 +104,7 @@ class LocalExecutor:
         # Passes over /proc for what left a job's group, off the event loop (local_escaped.py).
         self._scanner = ProcScanner()
         self._sweeper = LeftoverSweeper(self._attempts_running, self._scanner, known)
+        self._late = LateForks()  # a signal that reaches a shell as it starts its command
         self._leaders: dict[str, int] | None = None
         """The attempts' leaders found by a restart's one pass (find_leader)."""
         self._closed = False
@@ -169,9 +160,10 @@ class LocalExecutor:
         except OSError as e:  # its fork or exec (the shell opens the logs: not a folder's)
             raise SpawnError(
                 f"starting job {request.job_id} (attempt {request.attempt}): cannot start its "
-                f"shell {shell}: {e.strerror or e}; {_spawn_advice(e.errno)}"
+                f"shell {shell}: {e.strerror or e}; {spawn_advice(e.errno)}"
             ) from e
         self._children[pid] = (request.job_id, request.attempt)
+        self._late.launched(pid, shell)
         self._spawner_peaks[pid] = own_peak()
         return pid
 
@@ -210,6 +202,7 @@ class LocalExecutor:
         timer = self._kill_timers.pop(pid, None)
         if timer is not None:
             timer.cancel()
+        self._late.forget(pid)  # (before the pidfd it signals through is closed)
         # Kill stragglers, through the leader's pidfd: a leader re-attached after a restart
         # is not our child, and once its group has emptied its number may name another
         # program's group (local_groups.py). What left the group: the sweeper's pass.
@@ -338,8 +331,14 @@ class LocalExecutor:
         if self._closed:  # a stop asked as the daemon stopped: the jobs are the next one's
             return
         w = self._watches.get(pid) or self._draining.get(pid)
-        for signum in signums:
-            self._signal_group(pid, w, signum)
+        fd = None if w is None else w.fd
+        late = None if fd is None else self._late.plan(pid, signums)
+        try:
+            for signum in signums:
+                self._signal_group(pid, w, signum)
+        finally:  # (the plan holds pidfds)
+            if late is not None and fd is not None:
+                self._late.signalled(pid, fd, late)
         if w is not None:  # and what left the group (local_escaped.py), in one pass, in order
             self._scanner.submit(signal_attempt, w.key, signums, group=pid)
 
@@ -384,6 +383,7 @@ class LocalExecutor:
 
     def close(self) -> None:
         self._closed = True
+        self._late.close()
         self._sweeper.close()
         self._scanner.close()
         for w in (*self._watches.values(), *self._draining.values()):

@@ -2,6 +2,7 @@
 the job's session, records its pid and the command's exit status in the attempt folder's
 `process` file, and runs the command."""
 
+import errno
 from signal import SIGHUP, SIGINT, SIGPIPE, SIGQUIT, SIGTERM, SIGXFSZ
 
 # Python ignores SIGPIPE and SIGXFSZ, and a daemon started with nohup or `&` may ignore
@@ -41,3 +42,13 @@ __gpuherd_command=$1
 shift 3
 eval "$__gpuherd_command"
 """
+
+
+def spawn_advice(error: int | None) -> str:
+    """What to do when the job's shell could not be started (it said: check the attempt's
+    folder, which the fork and exec never touch)."""
+    if error in (errno.EAGAIN, errno.ENOMEM):
+        return "the machine is out of processes or memory (ulimit -u, free -h): run it again later"
+    if error == errno.E2BIG:
+        return "its environment is too large for one process: unset long variables"
+    return "set GPUHERD_SHELL to a POSIX shell such as bash (or its path), or unset it for /bin/sh"
