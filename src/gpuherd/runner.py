@@ -14,7 +14,7 @@ import os
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from gpuherd.core.model import Policy
 from gpuherd.core.states import FINISHED_STATES, JobState
@@ -45,7 +45,7 @@ from gpuherd.runner_options import RunOptions as RunOptions  # (the CLI's)
 from gpuherd.runner_rerun import left_over, skipping
 from gpuherd.runner_signals import handled
 from gpuherd.runner_state import check_keep_state, keep_database, remove_state
-from gpuherd.runner_summary import RunSummary, could_not_run, in_run_words
+from gpuherd.runner_summary import Reporter, RunSummary, could_not_run, in_run_words
 from gpuherd.service import Service
 from gpuherd.store import Store
 
@@ -55,20 +55,6 @@ if TYPE_CHECKING:
 KILL_GRACE = 3.0
 """Seconds between SIGTERM and SIGKILL after the second Ctrl-C (the user wants out now) or a
 hangup (the user is gone)."""
-
-
-class Reporter(Protocol):
-    """What the runner tells the user; the CLI prints it, tests may record it."""
-
-    def started(self, number: int, gpus: list[int], command: str) -> None: ...
-    def ended(self, number: int, state: str, detail: str, seconds: float, folder: str) -> None: ...
-    def retrying(self, number: int, detail: str) -> None: ...
-    def skipped(self, number: int, folder: str) -> None: ...  # (--skip-succeeded)
-    def notice(self, text: str) -> None: ...
-    def submitted(self, count: int) -> None: ...
-    def output(self, number: int, stream: str, line: str) -> None: ...  # (--live)
-    def flush(self) -> None:
-        """The lines said so far are complete: show them (called once per burst)."""
 
 
 class Runner:
@@ -258,6 +244,8 @@ class Runner:
     def _on_change(self, change: dict[str, Any]) -> None:
         """Report one state change, from what the change itself says (the job moves on)."""
         job_id = change.get("id")
+        if change["event"] == "interrupt":
+            self.reporter.notice(change["notice"])
         if not isinstance(job_id, int) or job_id not in self._numbers:
             return
         if job_id in self._finished:  # (ended here when the run stopped before its retry)
@@ -345,12 +333,16 @@ class Runner:
                 if running
                 else ""
             )
-            self.reporter.notice(f"interrupted: starting nothing new{waiting}")
+            self._notice(f"interrupted: starting nothing new{waiting}")
             self._stop_dispatch()
         else:
-            self.reporter.notice(f"killing {plural(len(self.engine.live), 'running job')}")
+            self._notice(f"killing {plural(len(self.engine.live), 'running job')}")
             self.engine.kill_all(KILL_GRACE)
-        self.engine.changes.publish({"event": "interrupt"})
+
+    def _notice(self, notice: str) -> None:
+        """Say it in the order of the changes (after the `started` lines of the jobs it
+        counts, still on their way), and wake the loop to see what it changes."""
+        self.engine.changes.publish({"event": "interrupt", "notice": notice})
 
     def _hang_up(self) -> None:
         """SIGHUP: the terminal closed or the ssh connection dropped. Nobody is left to wait
@@ -359,9 +351,8 @@ class Runner:
         self._stop_dispatch()
         self._interrupts += 1
         self.summary.interrupted = self.summary.hung_up = True
-        self.reporter.notice(f"hung up: killing {plural(len(self.engine.live), 'running job')}")
+        self._notice(f"hung up: killing {plural(len(self.engine.live), 'running job')}")
         self.engine.kill_all(KILL_GRACE)
-        self.engine.changes.publish({"event": "interrupt"})
 
     def _input_failed(self) -> None:
         """The source failed midway: nothing after its bad line is read, but the jobs of the

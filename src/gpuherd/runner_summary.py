@@ -1,13 +1,29 @@
-"""How a `gpuherd run` went: its jobs counted by how they ended, and its exit status."""
+"""How a `gpuherd run` went: its jobs counted by how they ended, and its exit status; and
+what it tells the user as it goes (Reporter)."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from gpuherd.core.commands import shown_command
 from gpuherd.runner_signals import HANGUP_STATUS, INTERRUPT_STATUS
+
+
+class Reporter(Protocol):
+    """What the runner tells the user; the CLI prints it, tests may record it."""
+
+    def started(self, number: int, gpus: list[int], command: str) -> None: ...
+    def ended(self, number: int, state: str, detail: str, seconds: float, folder: str) -> None: ...
+    def retrying(self, number: int, detail: str) -> None: ...
+    def skipped(self, number: int, folder: str) -> None: ...  # (--skip-succeeded)
+    def notice(self, text: str) -> None: ...
+    def submitted(self, count: int) -> None: ...
+    def output(self, number: int, stream: str, line: str) -> None: ...  # (--live)
+    def flush(self) -> None:
+        """The lines said so far are complete: show them (called once per burst)."""
 
 
 @dataclass
