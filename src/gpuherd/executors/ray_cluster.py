@@ -218,6 +218,12 @@ def connect(
             )
     except Exception as exc:  # ConnectionError, auth failures, bad addresses...
         said = " ".join(whole_text(exc).split())  # Ray's text may run to many lines: one here
+        if "ray[client]" in said:  # (a ray:// address: its packages are not in Ray's extra)
+            raise ProbeError(
+                f"connecting to the Ray cluster at {address} needs Ray Client, which this "
+                "Ray lacks: pip install 'ray[client]' where gpuherd is installed, or give "
+                "the head's own address (`--address HOST:6379`: no Ray Client needed)"
+            ) from exc
         raise ProbeError(
             f"connecting to the Ray cluster at {address}: {said}; check the address "
             "(`ray start --head` printed it; port 6379 by default) and that this machine "
