@@ -182,9 +182,14 @@ def bind_socket(path: Path, own_folder: bool) -> socket.socket:
     A folder that is not gpuherd's own (GPUHERD_SOCKET=/tmp/herd.sock) keeps its mode: made
     0700, /tmp would be closed to everyone else. The socket's 0600 and the peer check
     (api/peercred.py) still keep other users out."""
-    if own_folder or not path.parent.exists():
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        os.chmod(path.parent, 0o700)
+    try:
+        if own_folder or not path.parent.exists():
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            os.chmod(path.parent, 0o700)
+        elif not path.parent.is_dir():  # (GPUHERD_SOCKET's folder, a file)
+            raise NotADirectoryError
+    except (FileExistsError, NotADirectoryError):  # said `[Errno 17] File exists: '…/run'`
+        raise HerdError(paths.socket_folder_blocked(path)) from None
     if (owner := _answers(path)) is not None and owner != os.getuid():
         raise HerdError(another_users_socket(path, owner))
     if owner is not None:  # our lock is this home's: a daemon of another home took the path

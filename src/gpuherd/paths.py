@@ -122,7 +122,7 @@ def make_home(home: Path) -> None:
     try:
         home.mkdir(parents=True, exist_ok=True)
     except (FileExistsError, NotADirectoryError):
-        raise HerdError(not_a_folder(home, home)) from None
+        raise HerdError(not_a_folder(home)) from None
     except OSError as exc:
         raise HerdError(
             f"cannot create the daemon's home {home}: {exc.strerror or exc}; "
@@ -130,16 +130,35 @@ def make_home(home: Path) -> None:
         ) from None
 
 
-def not_a_folder(home: Path, wanted: Path) -> str:
-    """What to say when a file stands where the home (or a folder on the way to `wanted`)
-    should be."""
+def not_a_folder(home: Path, socket: Path | None = None) -> str:
+    """What to say when a file stands where the home (or a folder on the way to the daemon's
+    `socket`) should be."""
     for place in (home, *home.parents):
         if place.exists():
             if place.is_dir():
                 break
             where = "" if place == home else f": {place}"
             return f"GPUHERD_HOME {home}{where} is a file, not a folder: point it at a folder"
-    return f"{wanted}: a file stands where a folder should be on its path"
+    if socket is None:  # (the home's own folders: a file made there since it failed)
+        return f"{home}: a file stands where a folder should be on its path"
+    return socket_folder_blocked(socket)
+
+
+def socket_folder_blocked(socket: Path) -> str:
+    """What to say when a file stands where a folder on the way to the daemon's socket should
+    be (`GPUHERD_HOME/run`, `$XDG_RUNTIME_DIR/gpuherd`): a bare `[Errno 17] File exists` was
+    all `daemon start` said."""
+    place = next((p for p in reversed(socket.parents) if p.exists() and not p.is_dir()), None)
+    if place is None:  # (gone since it failed)
+        return f"{socket}: a file stands where a folder should be on its path"
+    if os.environ.get("GPUHERD_SOCKET"):
+        other = "GPUHERD_SOCKET to a path in a folder of yours"
+    else:
+        other = "XDG_RUNTIME_DIR to a folder of yours"
+    return (
+        f"{place} is a file, not a folder, and the daemon's socket {socket} goes under it: "
+        f"move the file aside, or set {other}"
+    )
 
 
 def current_folder(option: str = "--cwd DIR") -> str:

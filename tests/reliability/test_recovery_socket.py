@@ -152,3 +152,32 @@ def test_a_folder_where_the_socket_goes_is_said_so_and_left_alone(herd: Herd) ->
     assert (socket_path / "mine").is_dir()
     shutil.rmtree(socket_path)
     herd.start()
+
+
+@pytest.mark.parametrize("under", ["home", "runtime"])
+def test_a_file_where_the_sockets_folder_goes_is_said_in_one_line(
+    herd: Herd, runtime: Path, under: str
+) -> None:
+    """`GPUHERD_HOME/run` (or `$XDG_RUNTIME_DIR/gpuherd`) a file: `daemon start` said only
+    `[Errno 17] File exists: '…/run'` (`[Errno 20] Not a directory: …`), `ls` named no file."""
+    if under == "runtime":
+        herd.env["XDG_RUNTIME_DIR"] = str(runtime)
+    in_the_way = runtime / "gpuherd" if under == "runtime" else herd.home / "run"
+    in_the_way.parent.mkdir(parents=True, exist_ok=True)
+    in_the_way.write_text("someone's file\n")
+    for args in (["daemon", "start", "--fake-gpus", "1"], ["ls"]):
+        refused = herd.cli(*args, check=False)
+        lines = refused.stderr.splitlines()
+        assert refused.returncode == 1 and len(lines) == 1, refused.stderr
+        assert lines[0].startswith(
+            f"gpuherd: error: {in_the_way} is a file, not a folder, and the daemon's socket "
+            f"{in_the_way}/"
+        ), lines[0]
+        assert lines[0].endswith(
+            "goes under it: move the file aside, or set XDG_RUNTIME_DIR to a folder of yours"
+        ), lines[0]
+    assert in_the_way.read_text() == "someone's file\n"  # left alone
+    assert not herd.is_up()
+    in_the_way.unlink()  # as it says
+    herd.start("--fake-gpus", "1")
+    assert herd.ls_all() == []
