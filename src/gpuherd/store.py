@@ -29,6 +29,8 @@ from gpuherd.store_rows import NewJob as NewJob  # (imported from here by most)
 from gpuherd.store_schema import (
     BUSY_TIMEOUT_MS,
     SCHEMA_VERSION,
+    leave_as_found,
+    log_files,
     make_private,
     migrate,
     open_failed,
@@ -51,6 +53,23 @@ class Store(JobReads, SweepAndDeviceTables, JobViews):
         commit then costs about half as much (no write-ahead log, no fsync at checkpoints).
         """
         self.path = path
+        found = log_files(path)
+        try:
+            self._open(path, scratch)
+        except BaseException:  # refused (damaged, a newer gpuherd's): left as it was found
+            leave_as_found(getattr(self, "_db", None), found)
+            raise
+        self._depth = 0
+        self._full = False
+        """Whether the transaction under way commits under `synchronous = FULL`."""
+        self._sync_owed = False
+        """A durable transaction nested in one that is not: sync the log after its commit."""
+        self._on_commit: list[Callable[[], None]] = []
+        self.touched: set[int] | None = None
+        """While a verb on many jobs runs, the ids of the jobs `update_job` changed."""
+        self._env_cache, self._ready_jobs = env_cache(self._db), RowJobs()
+
+    def _open(self, path: Path, scratch: bool) -> None:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             make_private(path)
@@ -85,15 +104,6 @@ class Store(JobReads, SweepAndDeviceTables, JobViews):
             migrate(self._db, path)
         except sqlite3.DatabaseError as exc:
             raise open_failed(path, exc) from exc
-        self._depth = 0
-        self._full = False
-        """Whether the transaction under way commits under `synchronous = FULL`."""
-        self._sync_owed = False
-        """A durable transaction nested in one that is not: sync the log after its commit."""
-        self._on_commit: list[Callable[[], None]] = []
-        self.touched: set[int] | None = None
-        """While a verb on many jobs runs, the ids of the jobs `update_job` changed."""
-        self._env_cache, self._ready_jobs = env_cache(self._db), RowJobs()
 
     def close(self) -> None:
         if self._checkpoints is not None:

@@ -197,6 +197,23 @@ ASIDE_TIME = "%Y%m%d-%H%M%S"
 """The local time in the name of the folder set_aside() moves a database to."""
 
 
+def log_files(path: Path) -> list[str]:
+    """Which of the database's -wal and -shm are there now."""
+    return [suffix for suffix in DATABASE_FILES[1:] if Path(f"{path}{suffix}").exists()]
+
+
+def leave_as_found(db: sqlite3.Connection | None, found: list[str]) -> None:
+    """After a database is refused (damaged, a newer gpuherd's, ...) on `db`, the connection
+    that opened it (None: none was made): the -wal and -shm that opening it made beside it
+    (`found`: log_files() before it, none) go, empty, as SQLite removes them when its last
+    connection closes. The refused daemon exits without closing it (os._exit), and left
+    them there. Where they were there before, the connection is not closed here: closed,
+    it would copy the commits of that -wal into herd.db (the daemon's exit leaves both
+    as they were; a process that goes on lets its garbage collector close it, as before)."""
+    if db is not None and not found:
+        db.close()
+
+
 def make_private(path: Path) -> None:
     """The database and its -wal and -shm readable by their owner alone: they hold every
     job's environment (API keys and all). A new database is created 0600 before SQLite opens

@@ -168,13 +168,19 @@ CLEAR = {
 }
 
 
-def try_start(herd: Herd, damage: str) -> tuple[Any, str, str]:
+def try_start(herd: Herd, damage: str) -> tuple[Any, dict[str, str], dict[str, str]]:
+    """The refused start, and the database files (the name and hash of each) before and
+    after it."""
     DAMAGE[damage](herd)
-    db = herd.home / "herd.db"
-    before = hashlib.sha256(db.read_bytes()).hexdigest()
+    before = database_files(herd.home)
     proc = herd.cli("daemon", "start", "--fake-gpus", "2", check=False)
-    after = hashlib.sha256(db.read_bytes()).hexdigest()
-    return proc, before, after
+    return proc, before, database_files(herd.home)
+
+
+def database_files(home: Path) -> dict[str, str]:
+    """herd.db and whatever of its -wal and -shm is beside it, each with its SHA-256: a
+    refusal left an empty herd.db-wal and a herd.db-shm that were not there before."""
+    return {f.name: hashlib.sha256(f.read_bytes()).hexdigest() for f in home.glob("herd.db*")}
 
 
 @pytest.mark.parametrize("damage", sorted(DAMAGE))
@@ -186,7 +192,8 @@ def test_a_bad_database_is_refused_in_one_clear_line_and_left_as_it_was(
     proc, before, after = try_start(herd, damage)
     assert proc.returncode != 0, proc.stdout
     assert "Traceback" not in proc.stderr
-    assert after == before  # byte-identical: not repaired, not replaced, not emptied
+    # Byte-identical: not repaired, not replaced, not emptied; and no -wal or -shm made.
+    assert after == before
     assert not herd.is_up()  # never silently serving an empty (or half) queue
     assert not (herd.home / "herd.db.bak").exists()
     listing = herd.cli("ls", check=False)
