@@ -265,8 +265,7 @@ class DeviceTable:
             self.probe = StaticProbe([*self._readings, index])
             self.refresh()
         if index not in self._readings:
-            seen = ",".join(str(i) for i in sorted(self._readings)) or "none"
-            raise NotFound(f"GPU {index} is not present (the probe sees: {seen})")
+            raise NotFound(self._not_seen(index))
         before = self._config.get(index)
         removed = self._removed()
         kept = before or removed.get(index)
@@ -310,11 +309,24 @@ class DeviceTable:
         """A GPU's configuration; NotFound says what to do: add it, or name another one."""
         if (cfg := self._config.get(index)) is not None:
             return cfg
-        known = ",".join(str(i) for i in sorted(self._config)) or "none"
-        said = f"GPU {index} is not configured (configured: {known})"
         if index in self._readings or isinstance(self.probe, StaticProbe):  # `add` takes it
-            raise NotFound(f"{said}: `gpuherd gpus add {index}` adds it")
-        raise NotFound(f"{said}, nor seen by the probe: name a GPU that `gpuherd gpus` lists")
+            raise NotFound(f"{self._not_configured(index)}: `gpuherd gpus add {index}` adds it")
+        raise NotFound(self._not_seen(index))
+
+    def _not_configured(self, index: int) -> str:
+        known = ",".join(str(i) for i in sorted(self._config)) or "none"
+        return f"GPU {index} is not configured (configured: {known})"
+
+    def _not_seen(self, index: int) -> str:
+        """A GPU the probe does not see, as every verb says it (`add`: "is not present")."""
+        if index in self._config:  # (`add` alone gets here: a configured GPU gone missing)
+            seen = ",".join(str(i) for i in sorted(self._readings)) or "none"
+            return (
+                f"GPU {index} is configured but missing (the probe sees: {seen}): "
+                f"`gpuherd gpus add {index}` again once the probe sees it"
+            )
+        said = self._not_configured(index)
+        return f"{said}, nor seen by the probe: name a GPU that `gpuherd gpus` lists"
 
     def _put(self, cfg: DeviceConfig) -> None:
         self.store.put_device(cfg)

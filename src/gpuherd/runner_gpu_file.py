@@ -23,6 +23,7 @@ from pathlib import Path
 from gpuherd.core.idspec import format_ids
 from gpuherd.core.model import DeviceState
 from gpuherd.core.text import shell_word
+from gpuherd.devices import DeviceTable
 from gpuherd.errors import HerdError
 from gpuherd.gpus.spec import parse_gpu_spec
 from gpuherd.service import Service
@@ -171,13 +172,15 @@ class GpuFile:
         """Use the named GPUs with their slots and drain the others; a GPU the machine does
         not have is said and left out. Returns the GPUs now used."""
         service = self._service
-        configured = service.engine.devices.configured()
+        devices = service.engine.devices
+        configured = devices.configured()
         used: dict[int, int] = {}
         for index, slots in named.items():
             config = configured.get(index)
             try:
                 if config is None or config.slots != slots:
-                    service.gpu_add(index, slots)  # (NotFound for a GPU the probe does not see)
+                    _refuse_unseen(devices, index)
+                    service.gpu_add(index, slots)
             except HerdError as exc:
                 self._say(f"{_named(self._path)}: {exc}: ignored")
                 continue
@@ -189,3 +192,12 @@ class GpuFile:
                 service.gpu_state(index, DeviceState.DRAINING)
         self._used = used
         return used
+
+
+def _refuse_unseen(devices: DeviceTable, index: int) -> None:
+    """A HerdError for a GPU the probe does not see, as a run says it: the daemon's line
+    (`gpus add`'s) tells what to do with `gpuherd gpus`, which a run has not."""
+    if devices.reading(index) is None:
+        known = sorted({*devices.configured(), *devices.unused()})
+        said = ",".join(str(i) for i in known if devices.reading(i) is not None) or "none"
+        raise HerdError(f"GPU {index} is not present (the probe sees: {said})")

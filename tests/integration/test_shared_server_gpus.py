@@ -45,12 +45,14 @@ def test_a_waiting_job_names_every_gpu_it_could_use(herd: Herd, tmp_path: Path) 
 
 def test_naming_a_gpu_that_is_not_configured_says_what_to_do(herd: Herd) -> None:
     herd.start("--fake-gpus", "3")
-    refused = herd.cli("gpus", "drain", "9", check=False)
-    assert (refused.returncode, refused.stdout) == (1, "")
-    assert refused.stderr == (
-        "gpuherd: error: GPU 9 is not configured (configured: 0,1,2), nor seen by the probe: "
-        "name a GPU that `gpuherd gpus` lists\n"
-    )
+    # Every verb alike: `add` said "GPU 9 is not present (the probe sees: 0,1,2)".
+    for verb in ("drain", "enable", "remove", "add"):
+        refused = herd.cli("gpus", verb, "9", check=False)
+        assert (refused.returncode, refused.stdout) == (1, ""), verb
+        assert refused.stderr == (
+            "gpuherd: error: GPU 9 is not configured (configured: 0,1,2), nor seen by the "
+            "probe: name a GPU that `gpuherd gpus` lists\n"
+        ), verb
     herd.cli("gpus", "remove", "2")
     refused = herd.cli("gpus", "enable", "2", check=False)
     assert (refused.returncode, refused.stderr) == (

@@ -13,6 +13,7 @@ from types import SimpleNamespace
 import pytest
 
 from gpuherd.devices import DeviceTable
+from gpuherd.errors import NotFound
 from gpuherd.gpus.fake import FakeProbe
 from gpuherd.store import Store
 
@@ -103,3 +104,25 @@ def test_a_lost_gpu_is_missing_as_last_seen(table: DeviceTable, state: Path) -> 
     table.remove(1)
     assert table.missing() == []
     assert table.unlisted(1)[1] == "removed"
+
+
+def test_a_gpu_the_probe_does_not_see_is_said_alike_by_every_verb(
+    table: DeviceTable, state: Path
+) -> None:
+    """`add` said "GPU 7 is not present (the probe sees: 0,1)", the others this."""
+    nowhere = (
+        "GPU 7 is not configured (configured: 0,1), nor seen by the probe: name a GPU that "
+        "`gpuherd gpus` lists"
+    )
+    for verb in (lambda: table.add(7, None), lambda: table.remove(7)):
+        with pytest.raises(NotFound) as refused:
+            verb()
+        assert str(refused.value) == nowhere
+    write(state, json.dumps({"gpus": [{"memory_total": "24GiB"}, {"lost": True}]}))
+    table.refresh()
+    with pytest.raises(NotFound) as refused:  # configured, but lost: not "not configured"
+        table.add(1, 2)
+    assert str(refused.value) == (
+        "GPU 1 is configured but missing (the probe sees: 0): `gpuherd gpus add 1` again once "
+        "the probe sees it"
+    )
