@@ -4,6 +4,7 @@ the checks that the database matches the job folders beside it (a part of daemon
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import logging
 import os
@@ -197,13 +198,15 @@ def bind_socket(path: Path, own_folder: bool) -> socket.socket:
             f"another daemon listens on {path} (a GPUHERD_SOCKET shared by two homes?): "
             "give each home its own socket, or unset GPUHERD_SOCKET"
         )
-    try:
-        path.unlink(missing_ok=True)  # a stale socket of a dead daemon (we hold the lock)
-    except IsADirectoryError:  # never removed: it is someone's, and may hold their files
-        raise HerdError(
-            f"a folder stands where the daemon's socket goes, {path}: move it away, then "
-            "`gpuherd daemon start` again"
-        ) from None
+    with contextlib.suppress(FileNotFoundError):
+        found = path.lstat().st_mode
+        if not stat.S_ISSOCK(found):  # never removed: it is someone's (notes, a folder of files)
+            what = "a folder" if stat.S_ISDIR(found) else "a file that is no socket"
+            raise HerdError(
+                f"{what} stands where the daemon's socket goes, {path}: move it away, then "
+                "`gpuherd daemon start` again"
+            )
+        path.unlink()  # a stale socket of a dead daemon (we hold the lock)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     old = os.umask(0o177)
     try:

@@ -154,6 +154,22 @@ def test_a_folder_where_the_socket_goes_is_said_so_and_left_alone(herd: Herd) ->
     herd.start()
 
 
+def test_a_file_named_as_the_socket_is_never_removed(herd: Herd, tmp_path: Path) -> None:
+    """GPUHERD_SOCKET naming a file of the user's: it was unlinked (as a dead daemon's
+    socket) and the socket put in its place: `GPUHERD_SOCKET=$PWD/notes.txt` lost the notes."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("precious\n")
+    herd.env["GPUHERD_SOCKET"] = str(notes)
+    refused = herd.cli("daemon", "start", "--fake-gpus", "1", check=False)
+    assert (refused.returncode, refused.stderr) == (
+        1,
+        f"gpuherd: error: a file that is no socket stands where the daemon's socket goes, "
+        f"{notes}: move it away, then `gpuherd daemon start` again\n",
+    )
+    assert notes.read_text() == "precious\n"
+    assert not herd.is_up()
+
+
 @pytest.mark.parametrize("under", ["home", "runtime"])
 def test_a_file_where_the_sockets_folder_goes_is_said_in_one_line(
     herd: Herd, runtime: Path, under: str
