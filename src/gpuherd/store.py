@@ -34,6 +34,8 @@ from gpuherd.store_schema import (
     make_private,
     migrate,
     open_failed,
+    refuse_foreign,
+    require_journal,
 )
 from gpuherd.store_space import prepare
 from gpuherd.store_tables import DeviceConfig, SweepAndDeviceTables, SweepRow
@@ -77,6 +79,7 @@ class Store(JobReads, SweepAndDeviceTables, JobViews):
             self.file_id = file_id(path)
             """The file opened, which a listing's reader must read too (store_reader.py)."""
             self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            refuse_foreign(self._db, path)  # (before anything below writes to it)
             if scratch:
                 self._db.execute("PRAGMA locking_mode = EXCLUSIVE")
             else:  # space given back after `clean` (before the journal mode: store_space.py)
@@ -85,12 +88,7 @@ class Store(JobReads, SweepAndDeviceTables, JobViews):
             mode = self._db.execute(f"PRAGMA journal_mode = {wanted}").fetchone()[0]
         except sqlite3.DatabaseError as exc:
             raise open_failed(path, exc) from exc
-        if str(mode).lower() != wanted.lower():
-            raise StoreError(
-                f"the database {path} cannot use write-ahead logging (journal mode '{mode}'); "
-                "this happens on network file systems such as NFS: set GPUHERD_HOME to a "
-                "folder on a local disk"
-            )
+        require_journal(path, str(mode), wanted)
         # NORMAL in WAL mode survives a crash of the daemon (kill -9); only a power cut
         # can drop the last commits, and FULL would cost an fsync per state change (a job's
         # start and end): only `transaction(durable=True)` (a submission) pays for one.

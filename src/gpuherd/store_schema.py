@@ -317,6 +317,38 @@ def migrate(db: sqlite3.Connection, path: Path) -> None:
     db.execute("COMMIT")
 
 
+def refuse_foreign(db: sqlite3.Connection, path: Path) -> None:
+    """Refuse an SQLite database of another program's (no schema version of gpuherd's, and
+    tables): gpuherd added its tables to it, and served a queue from it."""
+    if int(db.execute("PRAGMA user_version").fetchone()[0]) != 0:
+        return
+    tables = [
+        row[0]
+        for row in db.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite%'"
+            " ORDER BY name LIMIT 4"
+        )
+    ]
+    if tables:
+        named = ", ".join(tables[:3]) + (", ..." if len(tables) > 3 else "")
+        raise StoreError(
+            f"the database {path} is not gpuherd's (it holds tables {named}, and no gpuherd "
+            f"schema version): point GPUHERD_HOME at a folder of gpuherd's own, or move "
+            f"{path.name} out of {path.parent}"
+        )
+
+
+def require_journal(path: Path, mode: str, wanted: str) -> None:
+    """Refuse a database whose journal mode is not the one asked for (SQLite keeps its old
+    mode where it cannot set the new one: WAL on a network file system)."""
+    if mode.lower() != wanted.lower():
+        raise StoreError(
+            f"the database {path} cannot use write-ahead logging (journal mode '{mode}'); "
+            "this happens on network file systems such as NFS: set GPUHERD_HOME to a "
+            "folder on a local disk"
+        )
+
+
 def _version(db: sqlite3.Connection, path: Path) -> int:
     """The database's schema version; a newer gpuherd's is refused."""
     version = int(db.execute("PRAGMA user_version").fetchone()[0])

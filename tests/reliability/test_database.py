@@ -151,7 +151,18 @@ def emptied(herd: Herd) -> None:
     (herd.home / "herd.db").write_bytes(b"")
 
 
+def foreign(herd: Herd) -> None:
+    """Another program's SQLite database where herd.db goes: gpuherd added its tables to it."""
+    herd.home.mkdir(parents=True)
+    db = sqlite3.connect(herd.home / "herd.db")
+    db.execute("CREATE TABLE notes (body TEXT)")
+    db.execute("INSERT INTO notes VALUES ('precious')")
+    db.commit()
+    db.close()
+
+
 DAMAGE = {
+    "foreign": foreign,
     "garbage": garbage,
     "newer schema": newer_schema,
     "damaged table": damaged_table,
@@ -159,6 +170,7 @@ DAMAGE = {
     "emptied": emptied,
 }
 CLEAR = {
+    "foreign": "is not gpuherd's (it holds tables notes, and no gpuherd schema version)",
     "garbage": "is damaged (file is not a database): move herd.db, herd.db-wal and herd.db-shm",
     "newer schema": "999",
     # The whole report on the one line a terminal shows: the page and its problem.
@@ -202,7 +214,7 @@ def test_a_bad_database_is_refused_in_one_clear_line_and_left_as_it_was(
     assert len(lines) == 1 and lines[0].startswith("gpuherd: error:"), proc.stderr
     assert str(herd.home / "herd.db") in lines[0], lines[0]  # names the file
     assert CLEAR[damage] in lines[0], lines[0]  # and what is wrong with it
-    if damage != "newer schema":  # and what to do: the database with its -wal and -shm
+    if damage not in ("newer schema", "foreign"):  # what to do: it with its -wal and -shm
         assert re.search(f": {way_out(herd.home)}$", lines[0]), lines[0]
     log = (herd.home / "daemon.log").read_text()
     assert "Traceback" not in log, log[-2000:]
