@@ -71,7 +71,8 @@ def _stat(pid: int) -> _Stat | None:
         return None
     name = stat[stat.index(b"(") + 1 : stat.rindex(b")")].decode(errors="replace")
     fields = stat[stat.rindex(b")") + 2 :].split()
-    return _Stat(name, fields[0], int(fields[1]), (fields[23], fields[45]))
+    image = (fields[23], fields[45]) if len(fields) > 45 else (b"", b"")  # (Linux < 3.5: none)
+    return _Stat(name, fields[0], int(fields[1]), image)
 
 
 def _children(pid: int) -> set[int]:
