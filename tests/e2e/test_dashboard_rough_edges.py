@@ -197,7 +197,7 @@ def test_a_name_or_command_cut_with_an_ellipsis_is_whole_in_its_tooltip(daemon: 
     daemon.submit("--name", name, "--", command)
     daemon.submit("--name", "huge", "--", "true " + "y" * 5000)
     jobs = call(daemon, "GET", "/ui/jobs").body
-    assert f'<td class="name" title="{name}">{name}</td>' in jobs
+    assert f'<td class="name" title="{name}"><span class="shown">{name}</span></td>' in jobs
     assert f'<td class="cmd" title="{command}"><code>{command}</code></td>' in jobs
     huge = re.search(r'<td class="cmd" title="(true y+…)"><code>true y{5000}</code>', jobs)
     assert huge is not None and len(huge.group(1)) == 1000
@@ -228,7 +228,9 @@ def test_an_attempt_the_job_does_not_have_is_said_so(shared_daemon: Herd) -> Non
 
 def form_error(body: str) -> str:
     """The one error line a form's answer shows (the submit page, or an edit's flash)."""
-    [said] = re.findall(r'(?:id="submit-error"|class="flash error")>(.*?)</div>', body)
+    # (an edit's names the box it is about: data-field, for connection.js)
+    found = r'(?:id="submit-error"|class="flash error"(?: data-field="\w+")?)>(.*?)</div>'
+    [said] = re.findall(found, body)
     return html.unescape(said)
 
 

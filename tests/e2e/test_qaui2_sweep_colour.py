@@ -37,6 +37,9 @@ def test_the_plot_is_coloured_by_a_parameter_of_few_values(
     assert '<span class="legend">' not in by_seed
     jobs = call(shared_daemon, "GET", "/ui/jobs?sweep=qaui2-colour&q=seed%3D8").body
     whole = "qaui2-colour/x=2,seed=8,opt=sgd"
-    assert f'<td class="name" title="{whole}">x=2,seed=8,opt=sgd</td>' in jobs
+    assert (
+        f'<td class="name" title="{whole}"><span class="shown">x=2,seed=8,opt=sgd</span></td>'
+        in jobs
+    )
     every = call(shared_daemon, "GET", "/ui/jobs?q=seed%3D8").body  # of no one sweep: whole
-    assert f'<td class="name" title="{whole}">{whole}</td>' in every
+    assert f'<td class="name" title="{whole}"><span class="shown">{whole}</span></td>' in every

@@ -7,6 +7,7 @@ requests passed the gate's token and same-origin checks.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -36,16 +37,19 @@ EVERY_JOB = 2**62
 """A LIMIT past any queue's size (SQLite's LIMIT is a 64-bit integer)."""
 
 
-def _answer(request: Request, form: Form, messages: list[tuple[bool, str]]) -> Response:
+def _answer(
+    request: Request, form: Form, messages: list[tuple[bool, str]], field: str | None = None
+) -> Response:
     """htmx: the messages as a fragment, and, when something was done, a `refresh` event for
     the page's live parts (nothing changed after a refusal: a refresh would only wipe the
-    form the user is correcting). A plain form post: back to the page it came from."""
+    form the user is correcting). A plain form post: back to the page it came from. `field`:
+    the form's box a refusal is about (an edit's: connection.js says it there too)."""
     if request.headers.get("hx-request"):
         # After-Swap: htmx sends it to the body when the button that asked is gone (a live
         # refresh replaced it meanwhile); a plain HX-Trigger went nowhere then.
         done = any(ok for ok, _ in messages)
         headers = {"hx-trigger-after-swap": "refresh"} if done else {}
-        return views.render("_flash.html", messages=messages, headers=headers)
+        return views.render("_flash.html", messages=messages, field=field, headers=headers)
     return RedirectResponse(views.safe_next(one(form, "next"), "/"), status_code=303)
 
 
@@ -167,29 +171,65 @@ async def edit(request: Request, job_id: int) -> Response:
     `was.NAME`, and only fields whose text changed are sent (the page shows sizes and times
     rounded: "10.0 GiB" must not overwrite 10,000,000,000 bytes)."""
     form = await read_form(request)
+    edited = [name for name in FIELD_READERS if _typed(form, name) != _typed(form, f"was.{name}")]
+    field = None
     try:
-        changes, clear = _edited_fields(form)
+        changes, clear = _edited_fields(form, edited)
         messages = _results(service_of(request).edit([job_id], changes, clear))
+    except FieldRefused as exc:
+        messages, field = [(False, str(exc))], exc.field
     except HerdError as exc:
         messages = [(False, str(exc))]
     # The daemon's checks name a field by its option (`gpus (--gpus)`): here, by its box.
-    return _answer(request, form, [(ok, in_form_words(m, EDIT_LABELS)) for ok, m in messages])
+    messages = [(ok, in_form_words(m, EDIT_LABELS)) for ok, m in messages]
+    refused = [m for ok, m in messages if not ok]
+    if refused and field is None:
+        field = refused_field(refused[0], edited)
+    return _answer(request, form, messages, field)
 
 
-def _edited_fields(form: Form) -> tuple[dict[str, Any], list[str]]:
+class FieldRefused(HerdError):
+    """A box's text that its field's reader refused (read_field), naming the box's field."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+def _typed(form: Form, name: str) -> str:
+    return one(form, name).strip()
+
+
+def _edited_fields(form: Form, edited: Sequence[str]) -> tuple[dict[str, Any], list[str]]:
     changes: dict[str, Any] = {}
     clear: list[str] = []
-    for name in FIELD_READERS:
-        text = one(form, name).strip()
-        if text == one(form, f"was.{name}").strip():
-            continue
+    for name in edited:
+        text = _typed(form, name)
         if not text and name in CLEARABLE:
             clear.append(name)
             continue
-        changes[name] = read_field(name, text, EDIT_LABELS)
+        try:
+            changes[name] = read_field(name, text, EDIT_LABELS)
+        except HerdError as exc:
+            raise FieldRefused(name, str(exc)) from None
     if not changes and not clear:
         raise HerdError("nothing changed: edit a field, then save")
     return changes, clear
+
+
+def refused_field(message: str, edited: Sequence[str]) -> str | None:
+    """The box an edit's refusal is about: the one box edited, or, of those edited, the one
+    its words name by its label (`give fewer 'GPUs'`; the longest label named: `after any
+    end of`, not `after`); None when it names none of them, or several."""
+    if len(edited) == 1:
+        return edited[0]
+    labels = {name: EDIT_LABELS[name].lower() for name in edited}
+    named = [
+        n for n in edited if re.search(rf"(?<![\w-]){re.escape(labels[n])}(?![\w-])", message, re.I)
+    ]
+    # A label inside another one named (`after` in `after any end of`) is that one's.
+    alone = [n for n in named if not any(o != n and labels[n] in labels[o] for o in named)]
+    return alone[0] if len(alone) == 1 else None
 
 
 # ---- GPUs ----------------------------------------------------------------------------------

@@ -291,6 +291,30 @@ class JobPage:
     def last_page(self) -> int:
         return max(1, -(-self.total // self.size))
 
+    def shown_name(self, job: dict[str, Any]) -> str:
+        """A job's name as its row shows it: on a page of one sweep, without the sweep's,
+        which they all begin with (`lr=0.1,seed=7`, not `lr-grid/lr=0.1,s…`)."""
+        name: str = job.get("name") or ""
+        sweep = self.filter.sweep
+        return name[len(sweep) + 1 :] if sweep and name.startswith(sweep + "/") else name
+
+    @property
+    def name_budget(self) -> int:
+        """The Name column's room from 1200 px (jobs_columns.css, `names-N`: N characters),
+        the page's longest name rounded up to 4, at most NAME_BUDGET: a sweep's long names
+        take the room that empty columns (GPUs, Info) and short names leave."""
+        longest = max((len(show_bidi(self.shown_name(job))) for job in self.jobs), default=0)
+        return min(NAME_BUDGET, -(-longest // 4) * 4)
+
+    @property
+    def has_info(self) -> bool:
+        """Whether a row has a reason in its Info column (else the column is kept narrow)."""
+        return any(job.get("reason") for job in self.jobs)
+
+
+NAME_BUDGET = 48
+"""The most characters the Name column keeps room for; longer names end in "…"."""
+
 
 def jobs_page(service: Service, f: JobFilter, size: int = PAGE_SIZE) -> JobPage:
     """One page of jobs, newest first (or in start order: JobFilter.start_order), through

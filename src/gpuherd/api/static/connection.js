@@ -144,6 +144,61 @@
   document.addEventListener("htmx:beforeSwap", function (event) {
     if (event.detail.xhr && event.detail.xhr.status >= 400) { failed(event.detail); }
   });
+
+  // A job's edit refused ("Edit this job": `asks for 5 GPUs but gpuherd has only 4`) was said
+  // in the corner alone, where the next message replaces it and a click puts it away. It is
+  // said in the form too, under the box it is about (the answer's data-field) or above Save,
+  // and stays there, through the live refreshes of the page's head, until the next edit.
+  var EDIT = /^\/ui\/jobs\/\d+\/edit$/, refused = null;
+  function isEdit(detail) {
+    var config = detail && detail.requestConfig;
+    return Boolean(config && config.verb === "post" && EDIT.test(config.path));
+  }
+  function sayRefusal() {
+    document.querySelectorAll(".edit-refusal").forEach(function (said) { said.remove(); });
+    document.querySelectorAll("details.edit-job [aria-invalid]").forEach(function (box) {
+      box.removeAttribute("aria-invalid");
+    });
+    var form = document.querySelector("details.edit-job form");
+    if (!refused || !form || form.getAttribute("hx-post") !== refused.path) { return; }
+    var said = document.createElement("span");  // text only, never HTML
+    said.className = "edit-refusal";
+    said.setAttribute("role", "alert");
+    said.textContent = refused.text;
+    var box = refused.field && form.querySelector('[name="' + refused.field + '"]');
+    if (box) {  // in its label, after the box: read with the box's name
+      box.setAttribute("aria-invalid", "true");
+      box.insertAdjacentElement("afterend", said);
+    } else {
+      form.querySelector("#edit-button").insertAdjacentElement("beforebegin", said);
+    }
+  }
+  document.addEventListener("htmx:beforeSend", function (event) {
+    if (isEdit(event.detail)) {
+      refused = null;
+      sayRefusal();
+    }
+  });
+  document.addEventListener("htmx:beforeSwap", function (event) {  // (an error answer)
+    if (isEdit(event.detail) && event.detail.xhr.status >= 400) {
+      refused = { path: event.detail.requestConfig.path, text: errorLine(event.detail.xhr) };
+      sayRefusal();
+    }
+  });
+  document.addEventListener("htmx:afterSwap", function (event) {
+    var target = event.detail.target;
+    if (isEdit(event.detail) && target && target.id === "flash") {
+      var error = target.querySelector(".flash.error");
+      refused = error && {
+        path: event.detail.requestConfig.path,
+        text: error.textContent,
+        field: error.getAttribute("data-field"),
+      };
+      sayRefusal();
+    } else if (target && target.id === "job-head") {
+      sayRefusal();  // the form drawn again: said again
+    }
+  });
   document.addEventListener("htmx:sseError", probe);
   document.addEventListener("htmx:sseOpen", function () { banner(null); });
 })();
