@@ -60,11 +60,29 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     forks.stop()  # this worker's fork server, if a test started it
 
 
+_BREAKPOINT_HOOK = os.environ.get("PYTHONBREAKPOINT")
+
+
+def forget_rays_breakpoint_hook() -> None:
+    """Put PYTHONBREAKPOINT back as pytest started with it. `ray.init` in this process (the
+    Ray tests' cluster) sets it in os.environ for good (its debugger's hook, for a
+    breakpoint() in the driver: the tests call none), and every Herd copies os.environ: the
+    variable then differs from the fork server's (an interpreter setting, forks.py), and every
+    later CLI call and daemon start of this worker, of any module, ran as a real process
+    (1,559 calls in a full run, ~0.1 CPU-s more each, ~0.6 more a start)."""
+    if os.environ.get("PYTHONBREAKPOINT") != _BREAKPOINT_HOOK:
+        if _BREAKPOINT_HOOK is None:
+            del os.environ["PYTHONBREAKPOINT"]
+        else:
+            os.environ["PYTHONBREAKPOINT"] = _BREAKPOINT_HOOK
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """SIGTERM (a CI time limit, a closed terminal) ends the run as Ctrl-C does, so fixture
     teardown still stops the daemons and jobs the tests started; by default it ended pytest
     at once and left them running (they lead sessions of their own). Set before every test:
     an in-process `gpuherd run` puts SIGTERM back to its default when it ends."""
+    forget_rays_breakpoint_hook()
     if signal.getsignal(signal.SIGTERM) is not _interrupt:
         signal.signal(signal.SIGTERM, _interrupt)
     # The processes a test starts inherit this worker's ignored signals and its signal mask.

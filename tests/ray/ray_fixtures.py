@@ -21,7 +21,7 @@ from typing import Any
 import psutil
 import pytest
 
-from conftest import Herd, need, wait_for
+from conftest import Herd, forget_rays_breakpoint_hook, need, wait_for
 
 need("ray.cluster_utils", "ray")
 
@@ -81,6 +81,7 @@ def cluster_fixture(request: pytest.FixtureRequest) -> Iterator[LocalCluster]:
         nodes = [c.add_node(num_cpus=1, num_gpus=GPUS_PER_NODE) for _ in range(NODES)]
         c.wait_for_nodes()
         ray.init(address=c.address, log_to_driver=False, configure_logging=False)
+        forget_rays_breakpoint_hook()  # (the module's daemons and CLI calls: forked again)
         print(f"Ray cluster up in {time.monotonic() - started:.1f}s", file=sys.stderr)
         yield LocalCluster(c, nodes)
     finally:
