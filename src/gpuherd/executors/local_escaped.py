@@ -43,6 +43,7 @@ from concurrent.futures import Future
 from functools import partial
 from typing import Any, ParamSpec, TypeVar
 
+from gpuherd.executors import local_proc
 from gpuherd.jobfiles import HOOK_VARIABLE, KEY_VARIABLE
 
 log = logging.getLogger("gpuherd.executor")
@@ -150,50 +151,28 @@ def _carries(key: str, pid: int) -> bool:
     return attempt_key(_environment(pid)) == key
 
 
-def _stat(pid: int) -> list[bytes] | None:
-    """The fields of /proc/<pid>/stat after the command name (the state first, the process
-    group third); None once it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
-    except OSError:
-        return None
-    return stat[stat.rindex(b")") + 2 :].split()
-
-
 def stopped(pid: int) -> bool:
     """Whether the process is stopped by a signal (state T; a debugger's stop, t, is not), or
     waits in vfork for a child stopped so: dash vforks each command, and a group SIGSTOPped
     between the vfork and the exec stops the child, the shell left in state D until the
     child runs on (1 stop in ~80 of a `while ...; do sleep 0.02; done` job)."""
-    fields = _stat(pid)
-    if fields is None or fields[0] not in (b"T", b"D"):
+    now = local_proc.stat(pid)
+    if now is None or now.state not in (b"T", b"D"):
         return False
-    return fields[0] == b"T" or any(_state(child) == b"T" for child in _children(pid))
-
-
-def _state(pid: int) -> bytes | None:
-    fields = _stat(pid)
-    return None if fields is None else fields[0]
-
-
-def _children(pid: int) -> list[int]:
-    """The process's children (/proc's list of them: every thread's, the main one's here)."""
-    try:
-        with open(f"/proc/{pid}/task/{pid}/children", "rb") as f:
-            return [int(child) for child in f.read().split()]
-    except OSError:
-        return []
+    return now.state == b"T" or any(
+        child is not None and child.state == b"T"
+        for child in map(local_proc.stat, local_proc.children(pid))
+    )
 
 
 def attempt_alive(pgid: int, key: str) -> bool:
     """Whether a process that is not a zombie is left in the job's group or carries its
     attempt key (read from /proc: no kernel event tells when they are gone)."""
     for pid in _other_pids():
-        fields = _stat(pid)
-        if fields is None or fields[0] == b"Z":
+        now = local_proc.stat(pid)
+        if now is None or not now.alive:
             continue  # gone meanwhile, or dead
-        if int(fields[2]) == pgid or attempt_key(_environment(pid)) == key:
+        if now.group == pgid or attempt_key(_environment(pid)) == key:
             return True
     return False
 
@@ -203,10 +182,10 @@ def job_in_group(pgid: int, key: str, born_before: int = 0) -> bool:
     its attempt key, or started before `born_before` (clock ticks since boot, as /proc counts
     a start), when the group's number was still the job's."""
     for pid in _other_pids():
-        fields = _stat(pid)
-        if fields is None or fields[0] == b"Z" or int(fields[2]) != pgid:
+        now = local_proc.stat(pid)
+        if now is None or not now.alive or now.group != pgid:
             continue
-        if int(fields[19]) < born_before or attempt_key(_environment(pid)) == key:
+        if now.started < born_before or attempt_key(_environment(pid)) == key:
             return True
     return False
 
@@ -215,8 +194,8 @@ def outlived(leader: int, key: str) -> bool:
     """Whether an attempt whose leader has ended still has processes running. No: when a
     live process has the leader's number, which is then another program's, and the job's
     group could not be told from the one it may lead."""
-    fields = _stat(leader)
-    return (fields is None or fields[0] == b"Z") and attempt_alive(leader, key)
+    now = local_proc.stat(leader)
+    return (now is None or not now.alive) and attempt_alive(leader, key)
 
 
 class ProcScanner:

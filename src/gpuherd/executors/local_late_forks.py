@@ -31,6 +31,8 @@ import signal
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from gpuherd.executors import local_proc
+
 TRAPPED = frozenset({signal.SIGHUP, signal.SIGINT, signal.SIGTERM})
 """The signals the job's shell traps (local_shell.JOB_SHELL), so defers."""
 
@@ -48,41 +50,6 @@ def shell_name(shell: str) -> str:
     return os.path.basename(shell)[:15]
 
 
-@dataclass(frozen=True)
-class _Stat:
-    name: str
-    state: bytes
-    parent: int
-    image: tuple[bytes, bytes]
-    """Where its program's code and arguments lie: a fork keeps them, an exec moves them
-    (address space randomisation), also when the program is the same (`sh script.sh`)."""
-
-    @property
-    def alive(self) -> bool:
-        return self.state != b"Z"
-
-
-def _stat(pid: int) -> _Stat | None:
-    """What /proc/PID/stat says (it takes no lock a process stuck in the kernel holds)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
-    except OSError:
-        return None
-    name = stat[stat.index(b"(") + 1 : stat.rindex(b")")].decode(errors="replace")
-    fields = stat[stat.rindex(b")") + 2 :].split()
-    image = (fields[23], fields[45]) if len(fields) > 45 else (b"", b"")  # (Linux < 3.5: none)
-    return _Stat(name, fields[0], int(fields[1]), image)
-
-
-def _children(pid: int) -> set[int]:
-    try:
-        with open(f"/proc/{pid}/task/{pid}/children", "rb") as f:
-            return {int(child) for child in f.read().split()}
-    except OSError:
-        return set()
-
-
 def _send(pidfd: int, signums: Sequence[int]) -> None:
     for signum in signums:
         with contextlib.suppress(OSError):
@@ -96,7 +63,7 @@ def _open_child(leader: int, child: int) -> int | None:
         fd = os.pidfd_open(child)
     except OSError:
         return None
-    now = _stat(child)
+    now = local_proc.stat(child)
     if now is None or now.parent != leader or not now.alive:
         os.close(fd)
         return None
@@ -113,7 +80,7 @@ class Plan:
     """The shell's children that had not exec'd a program yet (pid: pidfd)."""
     signums: tuple[int, ...]
     image: tuple[bytes, bytes]
-    """The shell's (_Stat.image): its children's until they exec."""
+    """The shell's (local_proc.ProcStat.image): its children's until they exec."""
 
 
 @dataclass
@@ -145,13 +112,13 @@ class LateForks:
         trapped = tuple(s for s in signums if s in TRAPPED)
         if name is None or pid in self._watched or not trapped:
             return None
-        leader = _stat(pid)
+        leader = local_proc.stat(pid)
         if leader is None or leader.name != name or not leader.alive:
             return None
         unexeced = {}
-        children = _children(pid)
+        children = set(local_proc.children(pid))
         for child in children:
-            now = _stat(child)
+            now = local_proc.stat(child)
             same = now is not None and now.image == leader.image
             if same and (fd := _open_child(pid, child)) is not None:
                 unexeced[child] = fd
@@ -169,7 +136,7 @@ class LateForks:
     def _look(self, pid: int) -> None:
         w = self._watched[pid]
         for child, fd in list(w.plan.unexeced.items()):
-            now = _stat(child)
+            now = local_proc.stat(child)
             if now is not None and now.alive and now.image == w.plan.image:
                 continue  # still the shell's copy: not yet exec'd
             if now is not None and now.alive and now.parent == pid:
@@ -185,7 +152,7 @@ class LateForks:
         w.handle = loop.call_later(_POLL, self._look, pid)
 
     def _childless_look(self, pid: int, w: _Watched, now: float) -> None:
-        leader = _stat(pid)
+        leader = local_proc.stat(pid)
         if leader is None or not leader.alive:
             w.plan.childless = False
             return
@@ -193,11 +160,11 @@ class LateForks:
             _send(w.leader_fd, w.plan.signums)
             w.plan.childless = False
             return
-        started = _children(pid) - w.started
+        started = set(local_proc.children(pid)) - w.started
         for child in started:
             if (fd := _open_child(pid, child)) is None:
                 continue
-            seen = _stat(child)
+            seen = local_proc.stat(child)
             if seen is not None and seen.image == w.plan.image:
                 w.plan.unexeced[child] = fd  # sent once it has exec'd (its trap is the shell's)
                 continue
