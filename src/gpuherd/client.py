@@ -23,18 +23,20 @@ from urllib.parse import urlencode
 from gpuherd import paths
 from gpuherd.body_cap import MAX_BODY_BYTES, too_large
 from gpuherd.client_http import BadResponse, Response, send, send_and_answer
-from gpuherd.client_wait import answers, no_answer, sender
+from gpuherd.client_wait import Sent, answers, done_later, lost, no_answer, sender, silent_at_most
 from gpuherd.daemon_presence import SOCKET_BACK_WITHIN, lock_holder, socket_gone
 from gpuherd.errors import (
     Conflict,
     DaemonError,
     HerdError,
     InvalidValue,
+    NoAnswer,
     NotFound,
     NotRunning,
     Suspended,
 )
 from gpuherd.gc_pause import collector_paused
+from gpuherd.keep_alive import HEADER, silence_limit
 from gpuherd.socket_peer import refuse_another_users
 from gpuherd.typed_name import as_typed
 
@@ -108,15 +110,19 @@ class Client:
         payload = None if body is None else json.dumps(body).encode()
         if payload is not None and len(payload) > MAX_BODY_BYTES:  # the daemon would refuse it
             raise HerdError(too_large("/api/v1" + path, len(payload)))
+        changes = method != "GET" and path not in READS_BY_POST
         # The file holds a reference to the socket: both must be closed to free it.
         with self._connect() as sock, answers(sock, self.home, self.timeout) as file:
+            out = Sent(sender(sock, file))
             try:
-                response = send_and_answer(sender(sock, file), file, method, path, payload)
+                response = send_and_answer(out, file, method, path, payload)
                 data = response.read()
             except TimeoutError:  # (the socket's own: client_wait waits for it to be ready)
                 raise no_answer(self.home, self.timeout) from None
+            except NoAnswer as exc:  # a stopped or hung daemon reads the request once it runs
+                raise (done_later(exc) if changes and out.whole else exc) from None
             except (OSError, BadResponse) as exc:
-                raise _lost(exc, done_maybe=method != "GET" and path not in READS_BY_POST) from None
+                raise lost(exc, done_maybe=changes) from None
         if response.status >= 400:
             raise _error(response.status, data)
         if raw:
@@ -136,20 +142,24 @@ class Client:
             except TimeoutError:
                 raise no_answer(self.home, self.timeout) from None
             except (OSError, BadResponse) as exc:
-                raise _lost(exc) from None
+                raise lost(exc) from None
 
     def stream(self, path: str, **query: Any) -> Iterator[tuple[str, Any]]:
         """Server-sent events from `path` as (event name, decoded JSON data) pairs.
 
         Each event is yielded as soon as its blank line arrives: log follows and event
-        streams never end on their own, so nothing may wait for the end of the body.
+        streams never end on their own, so nothing may wait for the end of the body. Its
+        silence is waited through for as long as the daemon keeps it alive (keep_alive.py);
+        NoAnswer once it missed its keep-alives, Suspended as soon as it is seen stopped.
         """
-        with self._connect(timeout=None) as sock, sock.makefile("rb") as file:
+        with self._connect() as sock, answers(sock, self.home, self.timeout) as file:
             try:
-                send(sock, "GET", _with_query(path, query), None)
+                send(sender(sock, file), "GET", _with_query(path, query), None)
                 response = Response(file)
                 if response.status >= 400:
                     raise _error(response.status, response.read())
+                limit = silence_limit(response.headers.get(HEADER))
+                silent_at_most(file, None if self.timeout is None else limit)
                 event, data = "message", ""
                 for line in response.lines():
                     text = line.decode().rstrip("\r\n")
@@ -157,11 +167,13 @@ class Client:
                         event = text[6:].strip()
                     elif text.startswith("data:"):
                         data += text[5:].strip()
-                    elif not text and data:
+                    elif not text and data:  # (a keep-alive, `: keep-alive`, has none)
                         yield event, json.loads(data)
                         event, data = "message", ""
+            except TimeoutError:
+                raise no_answer(self.home, self.timeout) from None
             except (OSError, BadResponse) as exc:
-                raise _lost(exc) from None
+                raise lost(exc) from None
 
     def wait(
         self,
@@ -369,19 +381,6 @@ def _same_folder(noted: str, home: Path) -> bool:
         return os.path.samefile(noted, home)
     except OSError:  # the noted home is gone: renamed, or this is a copy of a deleted one
         return False
-
-
-def _lost(exc: OSError | BadResponse, done_maybe: bool = False) -> DaemonError:
-    """`done_maybe`: a change was asked for, which a daemon that went before answering (a
-    crash, a kill -9) may have committed, or not: submitting again blindly could queue the
-    jobs twice."""
-    detail = str(exc) if isinstance(exc, BadResponse) else repr(exc)
-    if done_maybe:
-        detail += as_typed(
-            "; it may have been done before the daemon went: `gpuherd ls --all` shows the "
-            "queue as it is (after `gpuherd daemon start`)"
-        )
-    return DaemonError(f"lost the connection to the daemon: {detail}")
 
 
 def _with_query(path: str, query: dict[str, Any]) -> str:

@@ -21,9 +21,10 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gpuherd.client_http import Sender
+from gpuherd.client_http import BadResponse, Sender
 from gpuherd.daemon_presence import ANSWER_WITHIN, is_stopped, lock_holder, not_answering
-from gpuherd.errors import NoAnswer, Suspended
+from gpuherd.errors import DaemonError, NoAnswer, Suspended
+from gpuherd.typed_name import as_typed
 
 if TYPE_CHECKING:
     from _typeshed import WriteableBuffer
@@ -35,10 +36,17 @@ of its open files and a read of its state in /proc: nothing next to a second of 
 
 def answers(sock: socket.socket, home: Path, timeout: float | None) -> io.BufferedReader:
     """The daemon's answer on `sock`, to read as a file: a read waits at most `timeout`
-    seconds of silence (NoAnswer), and less for a daemon that is stopped (Suspended)."""
-    if timeout is None:  # an event stream, which may be silent for ever
-        return sock.makefile("rb")
-    return io.BufferedReader(_Sliced(sock, home, timeout))
+    seconds of silence (NoAnswer; None: no limit), and less for a daemon that is stopped
+    (Suspended), also without a limit: it answers nothing until it is resumed."""
+    return io.BufferedReader(_Sliced(sock, home, float("inf") if timeout is None else timeout))
+
+
+def silent_at_most(answer: io.BufferedReader, timeout: float | None) -> None:
+    """From now on, a read of `answer` (answers()) waits at most `timeout` seconds of silence
+    (None: no limit): an event stream's, once its head has said how often its daemon speaks."""
+    raw = answer.raw
+    if isinstance(raw, _Sliced):
+        raw.timeout = float("inf") if timeout is None else timeout
 
 
 def sender(sock: socket.socket, answer: io.BufferedReader) -> Sender:
@@ -58,12 +66,51 @@ def no_answer(home: Path, seconds: float | None) -> NoAnswer:
     return NoAnswer(not_answering(home, pid, within))
 
 
+class Sent:
+    """A Sender that notes whether the whole request went out: a daemon that is stopped or
+    hung reads it once it runs again, and carries it out; one cut short it never does."""
+
+    def __init__(self, sock: Sender) -> None:
+        self._sock = sock
+        self.whole = False
+
+    def sendall(self, data: bytes, /) -> None:
+        self._sock.sendall(data)
+        self.whole = True
+
+
+def done_later(exc: NoAnswer) -> NoAnswer:
+    """The line for a change asked of a daemon that did not answer (`submit`, `kill`, ...):
+    it sits in the socket, and a daemon resumed (`kill -CONT`) or unstuck carries it out. A
+    user who ran the script again queued its jobs twice: what to look at first is said."""
+    return type(exc)(
+        f"{exc}; "
+        + as_typed(
+            "the request was sent, so the daemon may still carry it out once it answers: "
+            "look with `gpuherd ls --all` (were the jobs queued? killed?) before asking again"
+        )
+    )
+
+
+def lost(exc: OSError | BadResponse, done_maybe: bool = False) -> DaemonError:
+    """`done_maybe`: a change was asked for, which a daemon that went before answering (a
+    crash, a kill -9) may have committed, or not: submitting again blindly could queue the
+    jobs twice."""
+    detail = str(exc) if isinstance(exc, BadResponse) else repr(exc)
+    if done_maybe:
+        detail += as_typed(
+            "; it may have been done before the daemon went: `gpuherd ls --all` shows the "
+            "queue as it is (after `gpuherd daemon start`)"
+        )
+    return DaemonError(f"lost the connection to the daemon: {detail}")
+
+
 class _Sliced(io.RawIOBase):
     """The socket's bytes, each read waited for in slices (the buffer above reads only when
     it is empty: an answer that streams in is never looked at)."""
 
     def __init__(self, sock: socket.socket, home: Path, timeout: float) -> None:
-        self._sock, self._home, self._timeout = sock, home, timeout
+        self._sock, self._home, self.timeout = sock, home, timeout
         self._reading, self._writing = select.poll(), select.poll()
         self._reading.register(sock, select.POLLIN)
         self._writing.register(sock, select.POLLOUT)
@@ -86,11 +133,11 @@ class _Sliced(io.RawIOBase):
         """Until `ready` says the socket is: NoAnswer after the timeout's silence, Suspended
         as soon as the daemon is seen stopped once it has been silent ANSWER_WITHIN."""
         began = time.monotonic()
-        give_up, look = began + self._timeout, began + ANSWER_WITHIN
+        give_up, look = began + self.timeout, began + ANSWER_WITHIN
         while not ready.poll(max(0.0, min(give_up, look) - time.monotonic()) * 1000):
             now = time.monotonic()
             if now >= give_up:
-                raise no_answer(self._home, self._timeout)
+                raise no_answer(self._home, self.timeout)
             if now >= look:
                 pid = lock_holder(self._home)
                 if pid is not None and is_stopped(pid):

@@ -2,7 +2,9 @@
 
 A follow outlives the daemon: when the connection drops (a crash, a restart, `daemon stop`)
 the next daemon is waited for, as `wait` does, and the follow resumes at the attempt and byte
-it had reached, so no text is lost or printed twice.
+it had reached, so no text is lost or printed twice. A daemon that holds the home but stopped
+answering (SIGSTOP, or hung: its keep-alives stopped, keep_alive.py) ends the follow at once,
+with a line that names it and what to do (NoAnswer).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from gpuherd.client import RESTART_GRACE, Client
-from gpuherd.errors import DaemonError, NotFound, NotRunning
+from gpuherd.errors import DaemonError, NoAnswer, NotFound, NotRunning
 from gpuherd.typed_name import as_typed
 
 Piece = tuple[str, Any]
@@ -58,8 +60,8 @@ def follow_log(
                     resume = _resume_at(stream, attempt, data.get("attempt"), data["offset"])
             lost = DaemonError("the daemon stopped")  # its stream ended without an `end`
         except DaemonError as exc:
-            if first and isinstance(exc, NotRunning):
-                raise  # none ran to begin with
+            if (ending := _ends_follow(exc, first, job_id)) is not None:
+                raise ending from None
             lost = exc
         first = False
         if resume is None:
@@ -70,6 +72,24 @@ def follow_log(
                 f"{lost}; no daemon came back within {RESTART_GRACE:.0f} s: "
                 + as_typed(f"`gpuherd daemon start`, then `gpuherd log -f {job_id}` again")
             ) from None
+
+
+def _ends_follow(exc: DaemonError, first: bool, job_id: int) -> DaemonError | None:
+    """The error that ends a follow at once, without waiting for a daemon to come back: none
+    ran to begin with, or one holds the home but does not answer (stopped or hung)."""
+    if isinstance(exc, NoAnswer):
+        return stopped_answering(exc, job_id)
+    return exc if first and isinstance(exc, NotRunning) else None
+
+
+def stopped_answering(exc: NoAnswer, job_id: int) -> NoAnswer:
+    """The line for a follow whose daemon stopped answering (its keep-alives stopped, or it
+    is seen stopped): it held `log -f` and `job.follow()` for ever. Waiting for it as for a
+    restart would not do: it still holds the home, and no other daemon can take it over."""
+    return type(exc)(
+        f"stopped following job {job_id}'s log: {exc}; "
+        + as_typed(f"`gpuherd daemon status` looks again, `gpuherd log -f {job_id}` follows on")
+    )
 
 
 def _resume_at(

@@ -17,10 +17,11 @@ from pathlib import Path
 import psutil
 import pytest
 
-from conftest import Herd, wait_dead, wait_for
+import gpuherd
+from conftest import Herd, read_line, wait_dead, wait_for
 from gpuherd.client import Client
 from gpuherd.daemon_presence import lock_holder
-from gpuherd.errors import NoAnswer
+from gpuherd.errors import DaemonError, NoAnswer
 
 QUICK = 20.0
 """Seconds a command may take against a daemon that does not answer: the point is not 60."""
@@ -208,3 +209,157 @@ def test_a_silent_daemon_is_named_at_the_clients_timeout(herd: Herd, stuck: int)
     )
     said = not_answering(herd, stuck, how).replace(f"within {ANSWER_WITHIN}s", "within 1s")
     assert f"gpuherd: error: {refused.value}\n" == said
+
+
+def followed_line(follower: subprocess.Popen[bytes]) -> str:
+    """The first line `log -f` printed: the follow's stream is open (not a request before)."""
+    assert follower.stdout is not None
+    return read_line(follower.stdout.fileno(), bytearray()).decode()
+
+
+def stopped_following(herd: Herd, job: int, pid: int, within: str) -> str:
+    """The line of a follow whose daemon (`pid`, stopped) did not answer `within` seconds."""
+    how = f"it is stopped (SIGSTOP, or Ctrl-Z): `kill -CONT {pid}` resumes it; "
+    said = not_answering(herd, pid, how).replace(f"within {ANSWER_WITHIN}s", f"within {within}s")
+    return (
+        f"gpuherd: error: stopped following job {job}'s log: "
+        + said.removeprefix("gpuherd: error: ").removesuffix("\n")
+        + f"; `gpuherd daemon status` looks again, `gpuherd log -f {job}` follows on\n"
+    )
+
+
+def test_log_f_of_a_stopped_daemon_says_so_within_seconds(daemon: Herd) -> None:
+    """`log -f` read its stream without a time limit: a daemon stopped (Ctrl-Z) held it for
+    ever, where every other command names it within seconds."""
+    job = daemon.submit("--", "echo ready; sleep 60")
+    pid = daemon.pid
+    follower = daemon.popen("log", "-f", str(job))
+    try:
+        assert followed_line(follower) == "ready"
+        stop(pid)
+        began = time.monotonic()
+        _, err = follower.communicate(timeout=QUICK)
+        assert time.monotonic() - began < QUICK
+    finally:
+        follower.kill()
+        follower.wait()
+        os.kill(pid, signal.SIGCONT)
+    assert (follower.returncode, err.decode()) == (1, stopped_following(daemon, job, pid, "2"))
+    assert daemon.cli("daemon", "status").stdout.startswith(f"running: pid {pid},")  # the advice
+    daemon.cli("kill", str(job))
+
+
+@pytest.fixture
+def kept_alive(herd: Herd) -> Herd:
+    """A daemon whose follows send a keep-alive after 0.3 s of silence (10 s in use), so a
+    client gives up on one silent for 0.9 s."""
+    herd.env["GPUHERD_TEST_KEEP_ALIVE"] = "0.3"
+    herd.start("--fake-gpus", "1")
+    return herd
+
+
+def test_a_follow_gives_up_once_the_keep_alives_stop(kept_alive: Herd) -> None:
+    """A daemon that stops answering, not yet seen stopped (a look comes after 600 s here, as
+    for a daemon that is hung, not stopped): its missed keep-alives end the follow."""
+    job = kept_alive.submit("--", "echo ready; sleep 60")
+    pid = kept_alive.pid
+    env = {**kept_alive.env, "GPUHERD_TEST_ANSWER_WITHIN": "600"}
+    follower = subprocess.Popen(
+        [sys.executable, "-m", "gpuherd", "log", "-f", str(job)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert followed_line(follower) == "ready"
+        stop(pid)
+        _, err = follower.communicate(timeout=QUICK)
+    finally:
+        follower.kill()
+        follower.wait()
+        os.kill(pid, signal.SIGCONT)
+    said = stopped_following(kept_alive, job, pid, "0.9")
+    assert (follower.returncode, err.decode()) == (1, said)
+    kept_alive.cli("kill", str(job))
+
+
+def test_a_quiet_job_is_followed_through_its_silence(kept_alive: Herd) -> None:
+    """Silent for many keep-alive intervals, the job is followed on: the keep-alives, not
+    its text, keep the follow's wait going."""
+    job = kept_alive.submit("--", "echo a; sleep 2; echo b")
+    began = time.monotonic()
+    followed = kept_alive.cli("log", "-f", str(job), timeout=QUICK)
+    assert time.monotonic() - began > 2  # (past the 0.9 s a silent daemon is given)
+    assert (followed.returncode, followed.stdout, followed.stderr) == (0, "a\nb\n", "")
+
+
+def test_job_follow_raises_once_its_daemon_stops_answering(kept_alive: Herd) -> None:
+    """`job.follow()` in Python waited for ever on a stopped daemon; it raises DaemonError."""
+    herd = gpuherd.connect(kept_alive.home, start=False)
+    job = herd.submit("echo ready; sleep 60", gpus=0)
+    pid = kept_alive.pid
+    texts = job.follow()
+    try:
+        assert next(texts) == "ready\n"
+        stop(pid)
+        began = time.monotonic()
+        with pytest.raises(DaemonError) as refused:
+            next(texts)
+        assert time.monotonic() - began < QUICK
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    said = stopped_following(kept_alive, job.id, pid, "0.9")
+    assert f"gpuherd: error: {refused.value}\n" == said
+    job.kill()
+
+
+MAYBE_DONE = (
+    "; the request was sent, so the daemon may still carry it out once it answers: look with "
+    "`gpuherd ls --all` (were the jobs queued? killed?) before asking again\n"
+)
+
+
+def test_a_submit_a_stopped_daemon_did_not_answer_says_it_may_still_be_done(
+    daemon: Herd, stopped: int
+) -> None:
+    """The submission sits in the socket and the daemon queues it once resumed: a user told
+    only that it did not answer submitted again, and got the jobs twice."""
+    proc = daemon.cli("submit", "--hold", "--", "true", check=False, timeout=QUICK)
+    how = f"it is stopped (SIGSTOP, or Ctrl-Z): `kill -CONT {stopped}` resumes it; "
+    said = not_answering(daemon, stopped, how).removesuffix("\n") + MAYBE_DONE
+    assert (proc.returncode, proc.stdout, proc.stderr) == (1, "", said)
+    os.kill(stopped, signal.SIGCONT)
+    wait_for(lambda: len(daemon.ls_all()) == 1, what="the submission queued once resumed")
+
+
+def test_a_kill_a_stopped_daemon_did_not_answer_says_it_may_still_be_done(daemon: Herd) -> None:
+    job = daemon.submit("--", "sleep", "60")
+    daemon.wait_state(job, "running")
+    pid = daemon.pid
+    stop(pid)
+    try:
+        proc = daemon.cli("kill", str(job), check=False, timeout=QUICK)
+        looked = daemon.cli("show", str(job), check=False, timeout=QUICK)  # a read: as it was
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    how = f"it is stopped (SIGSTOP, or Ctrl-Z): `kill -CONT {pid}` resumes it; "
+    said = not_answering(daemon, pid, how)
+    assert (proc.returncode, proc.stderr) == (1, said.removesuffix("\n") + MAYBE_DONE)
+    assert (looked.returncode, looked.stderr) == (1, said)
+    assert daemon.wait_state(job, "killed")["state"] == "killed"  # done once it answered
+
+
+def test_a_python_submit_a_daemon_did_not_answer_says_it_may_still_be_done(daemon: Herd) -> None:
+    herd = gpuherd.connect(daemon.home, start=False)
+    herd.client.timeout = 1.0  # (the client's 60 s, shortened: any silence past it)
+    pid = daemon.pid
+    stop(pid)
+    try:
+        with pytest.raises(NoAnswer) as refused:
+            herd.submit("true", gpus=0, hold=True)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    how = f"it is stopped (SIGSTOP, or Ctrl-Z): `kill -CONT {pid}` resumes it; "
+    said = not_answering(daemon, pid, how).replace(f"within {ANSWER_WITHIN}s", "within 1s")
+    assert f"gpuherd: error: {refused.value}\n" == said.removesuffix("\n") + MAYBE_DONE
+    wait_for(lambda: len(herd.jobs(all=True)) == 1, what="the submission queued once resumed")

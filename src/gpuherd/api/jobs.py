@@ -13,6 +13,7 @@ from fastapi import Query, Request
 from fastapi.responses import PlainTextResponse, Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
+from gpuherd import keep_alive
 from gpuherd.api import log_follow
 from gpuherd.api.job_wait import waited
 from gpuherd.api.routes import RouteTable
@@ -282,7 +283,9 @@ async def follow(
             _no_log(service, job_id, stream, target[0])
         raise
     events = log_follow.follow_events(service, job_id, stream, attempt, target, start, raw)
-    return StreamingResponse(events, media_type="text/event-stream")
+    # The keep-alive's interval, named: a client gives up on a daemon that misses a few.
+    kept = {keep_alive.HEADER: f"{keep_alive.INTERVAL:g}"}
+    return StreamingResponse(events, media_type="text/event-stream", headers=kept)
 
 
 @routes.get("/events")

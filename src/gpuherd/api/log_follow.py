@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from gpuherd.api.held_log import HeldLog
 from gpuherd.core.states import FINISHED_STATES
 from gpuherd.errors import Conflict, InvalidValue, NotFound
 from gpuherd.jobfiles import open_job_file, start_of_last_lines, utf8_complete
+from gpuherd.keep_alive import COMMENT, INTERVAL
 from gpuherd.service import Service
 
 CHUNK = 64 * 1024
@@ -74,9 +76,12 @@ async def follow_events(
 
     Text goes out in whole UTF-8 characters (a progress bar's █ is 3 bytes); once a log can
     no longer grow (its job ended, or a later attempt began) what is left goes out as it is.
+    A keep-alive goes out after INTERVAL seconds without an event (keep_alive.py), so that a
+    client tells a quiet job from a daemon that stopped answering.
     """
     changes = service.engine.changes.subscribe()
     log = HeldLog(keep_open=service.engine.executor.user_files)
+    said = time.monotonic()  # when the stream last sent something
     try:
         while True:
             chunk = _read(log, target, position)  # before the state: the last lines are never lost
@@ -104,14 +109,17 @@ async def follow_events(
                     position = log.position_in_next(_path(following), target[1], position)
                     if target[0] > 1:
                         yield _event("attempt", {"attempt": target[0]})
+                        said = time.monotonic()
                     continue
             if cut and target is not None:  # (text is only ever read from a target)
                 position += cut
                 text = chunk[:cut].decode(errors="surrogateescape" if raw else "replace")
                 yield _event("message", {"text": text, "attempt": target[0], "offset": position})
+                said = time.monotonic()
                 continue
-            if log.newly_deleted():
-                yield _event("deleted", {"attempt": _number(target), "path": str(log.path)})
+            if (note := _idle_note(log, target, said)) is not None:
+                yield note
+                said = time.monotonic()
             try:
                 if await asyncio.wait_for(changes.get(), POLL) is None:
                     return  # the daemon is stopping
@@ -120,6 +128,14 @@ async def follow_events(
     finally:
         service.engine.changes.unsubscribe(changes)
         log.close()
+
+
+def _idle_note(log: HeldLog, target: Target, said: float) -> str | None:
+    """What a follow with no new text says, if anything: that its log was deleted, else a
+    keep-alive once nothing went out for INTERVAL seconds (since `said`)."""
+    if log.newly_deleted():
+        return _event("deleted", {"attempt": _number(target), "path": str(log.path)})
+    return COMMENT if time.monotonic() - said >= INTERVAL else None
 
 
 def _read(log: HeldLog, target: Target, offset: int) -> bytes:
