@@ -97,6 +97,9 @@ HOOK_VARIABLE = "GPUHERD_JOB_STATE"
 """In every on-end hook's environment (hooks.hook_env), never in a job's."""
 KEY_VARIABLE = "GPUHERD_ATTEMPT_KEY"
 """In every job's environment: its attempt key (Layout.attempt_key)."""
+RAY_NODE_VARIABLE = "GPUHERD_RAY_NODE_ID"
+"""In a Ray-run job's environment (its node's id), never a local one's: its processes are its
+actor's to stop, not a local daemon's on that node (executors/local_escaped.py)."""
 
 
 def job_env(layout: Layout, job: Job, attempt: Attempt) -> Mapping[str, str]:
@@ -108,6 +111,7 @@ def job_env(layout: Layout, job: Job, attempt: Attempt) -> Mapping[str, str]:
     # An on-end hook's mark (submitted from a hook): with it, what the job leaves running
     # outside its process group would not be found (executors/local_escaped.py).
     env.pop(HOOK_VARIABLE, None)
+    env.pop(RAY_NODE_VARIABLE, None)  # (submitted from a Ray job: this one may run locally)
     env.update(
         CUDA_DEVICE_ORDER="PCI_BUS_ID",
         CUDA_VISIBLE_DEVICES=",".join(str(i) for i in attempt.gpus),

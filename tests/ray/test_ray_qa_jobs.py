@@ -70,18 +70,37 @@ def this_homes_actors(rherd: RayHerd) -> list[str]:
     ]
 
 
+def job_processes(rherd: RayHerd, job: int) -> list[psutil.Process]:
+    """The processes of this home's job `job` on this machine (by their environment)."""
+    found = []
+    for proc in psutil.process_iter():
+        try:
+            env = proc.environ()
+        except psutil.Error:
+            continue
+        home = env.get("GPUHERD_JOB_DIR", "").startswith(str(rherd.home))
+        if home and env.get("GPUHERD_JOB_ID") == str(job) and proc.status() != "zombie":
+            found.append(proc)
+    return found
+
+
 def test_an_actor_left_by_a_switch_to_local_is_killed_when_ray_is_back(rherd: RayHerd) -> None:
     job = rherd.submit("--", "sleep 300")
     rherd.wait_state(job, "running", timeout=30)
+    wait_for(lambda: job_processes(rherd, job), 30, "the job's sleep to run on this node")
     rherd.cli("daemon", "stop")
     # A daemon on this machine's GPUs does not know the actor: it counts the job lost (a
     # switch under running jobs is refused without --abandon-running).
     rherd.start("--executor", "local", "--fake-gpus", "1", "--abandon-running")
     rherd.wait_state(job, "lost", timeout=30)
-    rherd.cli("daemon", "stop")
+    rherd.cli("daemon", "stop")  # (once its last pass for leftovers of ended jobs is over)
+    # That daemon left the Ray job's processes on this node alone (they are its actor's):
+    # its sweep for leftovers killed them, and the actor kept its GPU in Ray meanwhile.
+    assert job_processes(rherd, job), "the local daemon killed a Ray job's processes"
     rherd.start("--address", rherd.ray.address)
     # Nothing of this home holds a GPU in Ray now: gpuherd counts all 4 free, and so does Ray.
     wait_for(lambda: this_homes_actors(rherd) == [], 30, "the left actor to be killed")
+    wait_for(lambda: not job_processes(rherd, job), 30, "the actor's job to be killed with it")
     total = rherd.ray.total_gpus()
     wait_for(lambda: rherd.ray.free_gpus() == total, 30, "Ray to count every GPU free")
     assert "belongs to no running attempt: killing it" in (rherd.home / "daemon.log").read_text()

@@ -22,7 +22,9 @@ they ran. They run on, untouched, and the log says so. (Later, an attempt the da
 not know is one of a job removed since it ended: what it left is killed.)
 
 On-end hooks carry GPUHERD_JOB_STATE, which a job's environment never does (jobfiles.job_env
-drops it), and are left alone.
+drops it), and are left alone; so are the processes of jobs the Ray executor runs on this
+machine, which carry GPUHERD_RAY_NODE_ID: their actor watches and stops them (a daemon
+switched from Ray with --abandon-running leaves them running, as it says).
 
 The passes run on a thread of their own (ProcScanner): reading a process's environment waits
 for the lock on its memory map, which a process stuck in the kernel (a hung GPU driver call,
@@ -44,7 +46,7 @@ from functools import partial
 from typing import Any, ParamSpec, TypeVar
 
 from gpuherd.executors import local_proc
-from gpuherd.jobfiles import HOOK_VARIABLE, KEY_VARIABLE
+from gpuherd.jobfiles import HOOK_VARIABLE, KEY_VARIABLE, RAY_NODE_VARIABLE
 
 log = logging.getLogger("gpuherd.executor")
 P = ParamSpec("P")
@@ -52,6 +54,7 @@ T = TypeVar("T")
 
 _HOOK_MARK = b"\0" + HOOK_VARIABLE.encode() + b"="
 _KEY_MARK = b"\0" + KEY_VARIABLE.encode() + b"="
+_RAY_MARK = b"\0" + RAY_NODE_VARIABLE.encode() + b"="
 
 SWEEP_DELAY = 0.1
 """Seconds between a job's end and the pass that kills what escaped its group: one pass of
@@ -86,9 +89,10 @@ def _environment(pid: int) -> bytes:
 
 
 def attempt_key(environment: bytes) -> str | None:
-    """The attempt key a job's process carries; None for other processes and for hooks."""
+    """The attempt key a job's process carries; None for other processes, for hooks, and for
+    the processes of a job the Ray executor runs (jobfiles.RAY_NODE_VARIABLE)."""
     start = environment.find(_KEY_MARK)
-    if start < 0 or _HOOK_MARK in environment:
+    if start < 0 or _HOOK_MARK in environment or _RAY_MARK in environment:
         return None
     start += len(_KEY_MARK)
     return os.fsdecode(environment[start : environment.index(b"\0", start)])

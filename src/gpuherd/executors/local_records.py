@@ -17,7 +17,7 @@ from dataclasses import replace
 from gpuherd.core.model import HostUsage
 from gpuherd.errors import Forbidden
 from gpuherd.executors.base import ExitStatus, SignsOfLife
-from gpuherd.jobfiles import HOOK_VARIABLE, KEY_VARIABLE, open_job_file
+from gpuherd.jobfiles import HOOK_VARIABLE, KEY_VARIABLE, RAY_NODE_VARIABLE, open_job_file
 
 PROCESS_FILE = "process"
 """`pid N` once the job's shell runs, then `exit N` once its command has ended."""
@@ -164,8 +164,11 @@ def decode(code: int, ended_at: float) -> ExitStatus:
 def is_attempt(env: Mapping[str, str], key: str) -> bool:
     """A process's environment is this attempt's: by its key, as GPUHERD_JOB_ID and
     GPUHERD_ATTEMPT are the same in another home's (or `gpuherd run`'s) job of that number.
-    An on-end hook carries the job's key too, but is not the job."""
-    return env.get(KEY_VARIABLE) == key and HOOK_VARIABLE not in env
+    An on-end hook carries the job's key too, but is not the job; nor is a process the Ray
+    executor started (a daemon's home switched from Ray with --abandon-running)."""
+    return (
+        env.get(KEY_VARIABLE) == key and HOOK_VARIABLE not in env and RAY_NODE_VARIABLE not in env
+    )
 
 
 def visible_gpus(env: Mapping[str, str]) -> tuple[int, ...] | None:

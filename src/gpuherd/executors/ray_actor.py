@@ -37,6 +37,7 @@ import ray
 
 from gpuherd.executors.ray_supervisor import signal_tree
 from gpuherd.file_holes import free_range
+from gpuherd.jobfiles import RAY_NODE_VARIABLE
 
 CHUNK = 1 << 20
 """Most bytes of each stream one pull returns."""
@@ -115,7 +116,7 @@ class JobActor:
         self.gpu_ids = node_gpu_ids(gpus)
         env = dict(env)
         env["CUDA_VISIBLE_DEVICES"] = ",".join(self.gpu_ids)
-        env["GPUHERD_RAY_NODE_ID"] = self.node_id
+        env[RAY_NODE_VARIABLE] = self.node_id
         spec = {"command": command, "cwd": cwd, "env": env}
         (self.folder / "spec.json").write_text(json.dumps(spec))
         self._supervisor = self._start_supervisor()
