@@ -76,7 +76,7 @@ def connect(
     home: str | Path | None = None,
     start: bool = True,
     gpus: str | Iterable[int] | None = None,
-    fake_gpus: str | int | None = None,
+    fake_gpus: str | int | Path | None = None,
 ) -> Herd:
     """A client of the daemon of `home` (default: GPUHERD_HOME), starting one if none runs.
 
@@ -84,7 +84,7 @@ def connect(
     else the GPUs it finds (or its last configuration), as `gpuherd daemon start` does. One
     running already keeps its own: a UserWarning says so if they are not those asked for.
     """
-    check_connect(home, gpus)
+    check_connect(home, gpus, fake_gpus)
     gpus = gpus if gpus is None or isinstance(gpus, str) else list(gpus)  # (read twice)
     client = Client(home)
     try:
@@ -322,7 +322,7 @@ class Job(JobActions, JobDisplay):
     def result(self, timeout: float | None = None) -> Any:
         """Wait until the job ends (TimeoutError after `timeout` seconds), then what it
         returned: a task's return value as it was (through JSON: a tuple comes back as a
-        list; None if it returned None, whatever else it wrote), or for a command the
+        list; None if it returned None or called sys.exit(0)), or for a command the
         metrics.json it wrote in its folder ($GPUHERD_JOB_DIR), None if none. A job that did
         not succeed (failed, killed, cancelled, lost) raises JobFailed, saying how it ended
         and its last line of stderr."""

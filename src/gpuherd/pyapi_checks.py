@@ -16,14 +16,15 @@ from gpuherd.core.edit import BEGIN, CLEARABLE, EDITABLE
 from gpuherd.core.int64 import LARGEST
 from gpuherd.core.near_names import did_you_mean
 from gpuherd.errors import HerdError, InvalidValue
-from gpuherd.pyapi_types import WrongType, WrongValue
+from gpuherd.pyapi_types import WrongKindOfNumber, WrongType, WrongValue
 from gpuherd.script_files import missing_script_hints
 
 
-def check_connect(home: Any, gpus: Any) -> None:
-    """connect()'s `home` and `gpus`, refused in one line before any daemon is looked for (a
-    number raised Python's "expected str, bytes or os.PathLike object", or "'int' object is
-    not iterable" for `gpus=2`, taken for a count)."""
+def check_connect(home: Any, gpus: Any, fake_gpus: Any = None) -> None:
+    """connect()'s `home`, `gpus` and `fake_gpus`, refused in one line before any daemon is
+    looked for (a number raised Python's "expected str, bytes or os.PathLike object", or
+    "'int' object is not iterable" for `gpus=2`, taken for a count; `fake_gpus=2.5` was a
+    DaemonError, as if a daemon had refused it)."""
     if home == "":  # (a script's unset variable: the folder Python ran in became a home)
         raise HerdError("home is empty: give the home's folder, or leave home out (GPUHERD_HOME)")
     if home is not None and not isinstance(home, str | os.PathLike):
@@ -35,6 +36,12 @@ def check_connect(home: Any, gpus: Any) -> None:
         raise WrongType(
             f'gpus is which GPUs the daemon uses, their indices ([0, 2], or "0,2"), not how '
             f"many: got {gpus!r} ({type(gpus).__name__}){fake}"
+        )
+    count = isinstance(fake_gpus, int) and not isinstance(fake_gpus, bool)
+    if fake_gpus is not None and not (count or isinstance(fake_gpus, str | os.PathLike)):
+        raise WrongType(
+            "fake_gpus is how many fake GPUs (4), their sizes ('2x24GiB,1x80GiB') or a .json "
+            f"state file, got {fake_gpus!r} ({type(fake_gpus).__name__})"
         )
 
 
@@ -148,7 +155,8 @@ def log_numbers(**given: Any) -> dict[str, int | None]:
         number = isinstance(value, int) and not isinstance(value, bool)
         if value is not None and (not number or not 1 <= value <= LARGEST):
             latest = " (None: the latest)" if name == "attempt" else ""
-            raise InvalidValue(f"{name} is a whole number from 1 up{latest}, got {value!r}")
+            refusal = InvalidValue if number else WrongKindOfNumber  # ("5": a TypeError too)
+            raise refusal(f"{name} is a whole number from 1 up{latest}, got {value!r}")
     return given
 
 

@@ -25,6 +25,12 @@ class WrongValue(InvalidValue, ValueError):
     bare ValueError, which named no keyword)."""
 
 
+class WrongKindOfNumber(WrongType, InvalidValue):
+    """A count of the wrong kind (`herd.jobs(limit="5")`, `job.logs(lines="5")`): a WrongType
+    (a TypeError), as every other option of the wrong kind is, and still an InvalidValue, as
+    it was raised before (code that catches that goes on working)."""
+
+
 _WANTED = {
     "text": "text (a str)",
     "whole": "a whole number (an int)",

@@ -109,7 +109,7 @@ def connect_spelling(text: str, variable_helps: bool) -> str:
 
 
 def start_options(
-    gpus: str | Iterable[int] | None, fake_gpus: str | int | None
+    gpus: str | Iterable[int] | None, fake_gpus: str | int | os.PathLike[str] | None
 ) -> tuple[list[str], bool]:
     """connect()'s `gpus` and `fake_gpus` as the daemon's options, and whether setting
     GPUHERD_FAKE_GPUS could help a start that fails (no argument given, the variable unset).

@@ -7,13 +7,24 @@ type comes from numpy): the worker imports this module before the user's code.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sys
+from collections.abc import Iterator
 from typing import Any
 
 JSON_KEYS = (str, int, float, bool, type(None))
 """What json.dumps takes as a dict key (it writes the numbers and None as text)."""
 NOTED_MAX = 5
 """How many unstorable values a note names (then "and N more")."""
+INT_DIGITS_READ = sys.int_info.default_max_str_digits
+"""The most digits of an int Python writes as text or reads from JSON, unless told otherwise
+(4,300): a longer one failed the job after the function ended (int-to-str's ValueError), and
+job.result() could not have read it back. It is stored as text."""
+INT_DIGITS_WRITTEN = 100_000
+"""A longer int is stored as its length alone: Python 3.11 writes an int's digits in a time
+that grows as their square (0.1 s for 100,000 digits, 1 s for 300,000, minutes for 10**7)."""
+_LONG_INT = 10**INT_DIGITS_READ
 
 
 def is_numpy(value: Any) -> bool:
@@ -65,6 +76,8 @@ class Storable:
 
     def _walk(self, value: Any, where: str) -> Any:
         value = _scalar(value)
+        if isinstance(value, int) and not -_LONG_INT < value < _LONG_INT:
+            return self._long_int(value, where)
         if value is None or isinstance(value, str | int | float):  # bool is an int
             return value
         if isinstance(value, dict | list | tuple | set | frozenset):
@@ -86,7 +99,9 @@ class Storable:
             found: dict[Any, Any] = {}
             for key, item in value.items():
                 plain_key = _scalar(key)
-                if not isinstance(plain_key, JSON_KEYS):
+                if isinstance(plain_key, int) and not -_LONG_INT < plain_key < _LONG_INT:
+                    plain_key = self._long_int(plain_key, f"{where}[<a key>]")
+                elif not isinstance(plain_key, JSON_KEYS):
                     plain_key = self._text(key, f"{where}[{_shown(key)}]", _a(type(key), "key"))
                 found[plain_key] = self._walk(item, f"{where}[{_shown(plain_key)}]")
             return found
@@ -97,6 +112,18 @@ class Storable:
             except Exception:  # TypeError, or whatever an item's own __lt__ raises
                 pass
         return [self._walk(item, f"{where}[{i}]") for i, item in enumerate(items)]
+
+    def _long_int(self, value: int, where: str) -> str:
+        """An int too long for Python to read back (INT_DIGITS_READ) as the text of its
+        digits, or, longer than INT_DIGITS_WRITTEN, as its length."""
+        digits = _digits(value)
+        what = f"an int of {digits:,} digits, over the {INT_DIGITS_READ:,} Python reads back"
+        if digits > INT_DIGITS_WRITTEN:
+            self.noted.append(f"{where} ({what}, stored as its length: too long to write out)")
+            return f"<an int of {digits:,} digits>"
+        self.noted.append(f"{where} ({what})")
+        with _digits_unlimited():
+            return str(int(value))
 
     def _text(self, value: Any, where: str, what: str) -> str:
         self.noted.append(f"{where} ({what})")
@@ -118,6 +145,24 @@ def _scalar(value: Any) -> Any:
             except Exception:  # torch: "a Tensor with 2 elements cannot be converted"
                 continue
     return value
+
+
+def _digits(value: int) -> int:
+    """How many digits `value` has, without writing them (what takes the time)."""
+    number = abs(int(value))
+    digits = int((number.bit_length() - 1) * 0.30102999566398120) + 1  # (log10(2): 1 short at most)
+    return digits + 1 if number >= 10**digits else digits
+
+
+@contextlib.contextmanager
+def _digits_unlimited() -> Iterator[None]:
+    """Python's limit on an int's digits lifted (0: none), then put back as it was."""
+    before = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(0)
+    try:
+        yield
+    finally:
+        sys.set_int_max_str_digits(before)
 
 
 def _a(kind: type, what: str = "") -> str:

@@ -35,6 +35,7 @@ from gpuherd.pyapi_checks import refuse_unknown
 from gpuherd.pyapi_sweep import SWEEP_OWN
 from gpuherd.pyapi_types import check_types
 from gpuherd.pyapi_values import SUBMIT_OPTIONS, in_units, make_spec, plain
+from gpuherd.tasks_checks import check_options, refuse_unfit
 from gpuherd.tasks_guard import refuse_while_loading
 from gpuherd.tasks_main_block import refuse_main_block
 from gpuherd.tasks_pickled import DefinedInteractively, removed_unless_queued
@@ -270,9 +271,10 @@ def task(fn: Callable[..., Any] | None = None, *, gpus: int | None = None, **opt
         if target.startswith("/"):  # a script's function: checked once, here (it reads the script)
             script, _, qualname = target.rpartition(":")
             refuse_main_block(Path(script), qualname)
-        if isinstance(function, Task):
-            return Task(function.fn, {**function.options, **given})
-        return Task(function, {"gpus": 1, **given})
+        base = function.options if isinstance(function, Task) else {"gpus": 1}
+        options = {**base, **given}
+        check_options(in_units({k: plain(v) for k, v in options.items() if v is not None}))
+        return Task(function.fn if isinstance(function, Task) else function, options)
 
     return wrap(fn) if fn is not None else wrap
 
@@ -298,6 +300,7 @@ def worker_target(fn: Any) -> tuple[str, str | None]:
     qualname = getattr(fn, "__qualname__", "")
     if not qualname or "<" in qualname:
         raise HerdError(f"{fn!r} cannot run as a task: define it at the top level of a module")
+    refuse_unfit(fn)  # (a generator, parameters by position alone: at decoration, and submit)
     if inspect.ismethod(fn) and not inspect.isclass(fn.__self__):  # (a classmethod is found)
         raise HerdError(
             f"{qualname} is a method of an object, which a job cannot find again (the job "

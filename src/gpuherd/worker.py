@@ -11,7 +11,8 @@ large ones), plus `run_dir` when it takes that argument. Its return value is wri
 `RUN_DIR/result.json` as it is, and to `RUN_DIR/metrics.json`: a dict as it is, anything else
 but None as `{"result": value}`. What JSON cannot hold is stored as its text, said in one line
 on stderr (task_values.py): the function succeeded, so its run is kept. An exception fails
-the job with the traceback on stderr.
+the job with the traceback on stderr. An `async def` task is run with asyncio.run; a
+generator returned, or `sys.exit(N)`, ends the job as worker_endings.py says.
 
 A class with a `main()` method (GPU Task Scheduler's `GPUTask`) runs too: it is created,
 given `_config` (the parameters) and `_work_dir` (the run folder), and its `main()` called.
@@ -43,6 +44,7 @@ from typing import Any, NoReturn
 
 from gpuherd import own_files, tasks_guard, worker_pickled
 from gpuherd.task_values import Storable
+from gpuherd.worker_endings import ReturnedGenerator, exit_status, settled
 
 MAIN_MODULE = "__mp_main__"
 """The module name a `__main__` script is loaded under (its main block sees this name): the
@@ -311,17 +313,21 @@ def main(argv: list[str] | None = None) -> int:
             Path(run_dir, RESULT_FILE).unlink()
         obj = _load(args, run_dir)
         result = call(obj, params, run_dir, restarted=args.env_applied)
+        result = settled(result, _called(obj))  # (an `async def` task: run here)
         if note := write_metrics(run_dir, result):
             print(f"gpuherd worker: {note}", file=sys.stderr)
     except RestartWithEnv as restart:
         _restart(restart.env, sys.argv[1:] if argv is None else argv)
-    except (WorkerError, tasks_guard.BootstrapError, worker_pickled.PickledTaskError) as exc:
+    except (
+        WorkerError,
+        tasks_guard.BootstrapError,
+        worker_pickled.PickledTaskError,
+        ReturnedGenerator,
+    ) as exc:
         print(f"gpuherd worker: {exc}", file=sys.stderr)
         return 2
-    except SystemExit as exc:  # the task called sys.exit(): keep its status
-        if isinstance(exc.code, str):
-            print(exc.code, file=sys.stderr)
-        return exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
+    except SystemExit as exc:  # the task called sys.exit(): its status, said in one line
+        return exit_status(exc.code)
     except BaseException:  # the task's own error: its traceback, then a failed job
         traceback.print_exc()
         return 1
@@ -339,6 +345,12 @@ def _load(args: argparse.Namespace, run_dir: str) -> Any:
     own_folder = run_dir if args.function_file else None  # a sweep's file serves every point
     data = worker_pickled.read_function_file(path, own_folder)
     return worker_pickled.load_function(data, path)
+
+
+def _called(obj: Any) -> str:
+    """What ran, as a message names it: `train`, or a GPUTask class's `Trainer.main`."""
+    name = getattr(obj, "__qualname__", None) or type(obj).__qualname__
+    return f"{name}.main" if inspect.isclass(obj) else str(name)
 
 
 def _restart(env: dict[str, str], argv: list[str]) -> NoReturn:

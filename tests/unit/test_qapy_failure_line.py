@@ -44,3 +44,12 @@ def test_no_traceback_the_last_line_written() -> None:
     assert failure_line([]) is None
     # A traceback cut above its error (its end not in the lines): the last line, as before.
     assert failure_line(FRAMES) == FRAMES[-1].strip()
+
+
+def test_the_tasks_own_line_above_the_workers_sys_exit_line() -> None:
+    # The worker says that a task called sys.exit(3) on the last line: the task's own line
+    # above it says more of why; without one, that line is all there is.
+    said = "gpuherd worker: the task called sys.exit(3)"
+    assert failure_line(["no data in data/train.csv", said]) == "no data in data/train.csv"
+    assert failure_line([*FRAMES, "OSError: disk full", said]) == "OSError: disk full"
+    assert failure_line(["", said, ""]) == said

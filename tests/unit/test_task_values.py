@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 import pytest
@@ -96,3 +97,25 @@ def test_the_clis_option_names_in_a_warning_are_spelled_as_keywords() -> None:
         "give another results_dir=; use another name= (force=True runs them again)"
     )
     assert python_spelling('x: "--name" and --names-x') == 'x: "--name" and --names-x'
+
+
+def test_an_int_too_long_for_jsons_readers_is_stored_as_its_digits_or_its_length() -> None:
+    # Its text raised ValueError (Python's 4,300-digit limit) as result.json was written, and
+    # the job failed after the function ended; a key so long too.
+    limit = sys.get_int_max_str_digits()
+    value, note = stored({"n": -(10**5000), 10**4400: 1, "fits": 10**4299, "huge": [10**200_000]})
+    assert value == {
+        "n": "-1" + "0" * 5000,
+        "1" + "0" * 4400: 1,
+        "fits": 10**4299,  # (4,300 digits: kept as a number, Python reads it back)
+        "huge": ["<an int of 200,001 digits>"],
+    }
+    assert note == (
+        "the return value was stored in result.json, with what JSON cannot hold as its text: "
+        "result['n'] (an int of 5,001 digits, over the 4,300 Python reads back), result[<a key>] "
+        "(an int of 4,401 digits, over the 4,300 Python reads back), result['huge'][0] (an int "
+        "of 200,001 digits, over the 4,300 Python reads back, stored as its length: too long to "
+        "write out)"
+    )
+    assert json.loads(json.dumps(value)) == value  # (read back as job.result() reads it)
+    assert sys.get_int_max_str_digits() == limit  # lifted to write the digits, then put back
