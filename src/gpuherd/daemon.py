@@ -66,6 +66,7 @@ from gpuherd.listing_reader import ListingReader
 from gpuherd.service import Service
 from gpuherd.store import Store
 from gpuherd.store_schema import open_failed
+from gpuherd.sweep_journal import remove_unsubmitted
 
 log = logging.getLogger("gpuherd.daemon")
 
@@ -209,6 +210,7 @@ def serve(
     tcp_sock = sock = keeper = None
     try:
         number_after_job_folders(store, home)
+        remove_unsubmitted(home, store)  # folders of a sweep cut off by a crash (kill -9)
         # Bound before anything of this start is remembered (its GPUs, its executor): one
         # that could not listen had saved its options, and the next plain start took them.
         tcp_sock, listen = bind_tcp(store, listen, listen_as_before)

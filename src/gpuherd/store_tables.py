@@ -129,6 +129,12 @@ class SweepAndDeviceTables:
         )
         return {str(folder): str(sweep or "") for folder, sweep in cursor}
 
+    def job_folders(self) -> set[str]:
+        """The named folders of every job, of any state (a sweep point's folder is its job's
+        for as long as the job is in the database)."""
+        cursor = self._db.execute("SELECT DISTINCT folder FROM jobs WHERE folder IS NOT NULL")
+        return {str(folder) for (folder,) in cursor}
+
     def newest_runs(self, name: str) -> dict[str, int]:
         """The newest job of each folder of the sweep (a resubmitted point runs as a new job)."""
         cursor = self._db.execute(

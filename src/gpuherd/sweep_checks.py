@@ -7,7 +7,6 @@ submission's. The daemon adds it to a submission's warnings (sweeps.py)."""
 from __future__ import annotations
 
 import os
-import re
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import fields
@@ -15,7 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 from gpuherd.core.states import WAITING_STATES
 from gpuherd.core.sweep import Point, value_text
-from gpuherd.core.sweep_names import RESERVED, sweep_option
+from gpuherd.core.sweep_env import env_placeholders as core_env_placeholders
+from gpuherd.core.sweep_env import sets_variable as sets_variable
+from gpuherd.core.sweep_names import sweep_option
 from gpuherd.core.sweep_spec import SweepSpec
 from gpuherd.core.waiting_options import CONFIG_DEFAULTS, PRIORITY, differences, edit_words
 from gpuherd.errors import HerdError
@@ -61,16 +62,18 @@ def changed_values(skipped_done: Sequence[Point]) -> list[str]:
     warnings = []
     if changed:
         what = ", ".join(f"{key}: {change}" for key, change in changes.items())
+        kept = "it is skipped and keeps its" if changed == 1 else "they are skipped and keep their"
         warnings.append(
             f"fixed values changed for {changed:,} finished point{'s' * (changed != 1)} ({what}):"
-            " they are skipped and keep their results; --force runs them again"
+            f" {kept} results; --force runs {_them(changed)} again"
         )
     if commands:
         first = _one_line(commands[0])
         n = len(commands)
         warnings.append(
             f"{n:,} done point{'s' * (n != 1)} ran another command ({first}"
-            f"{', ...' * (len(commands) > 1)}): their results are kept; --force runs them again"
+            f"{', ...' * (len(commands) > 1)}): {'its' if n == 1 else 'their'} results are kept;"
+            f" --force runs {_them(n)} again"
         )
     return warnings
 
@@ -104,8 +107,8 @@ def waiting_with_other_command(
     return [
         f"{n:,} point{'s' * (n != 1)} of sweep {name!r} still waiting to run (queued or held) "
         f"will run another command than the sweep's now ({first}{', ...' * (n > 1)}): "
-        f"submitting it again does not change them; cancel them ({_cancel(name)}), then "
-        "submit it again to run the new command"
+        f"submitting it again does not change {_them(n)}; cancel {_them(n)} ({_cancel(name)}),"
+        " then submit it again to run the new command"
     ]
 
 
@@ -123,8 +126,8 @@ def waiting_with_other_options(
     count, changes, fix = kept
     return [
         f"{count:,} point{'s' * (count != 1)} of sweep {name!r} still waiting to run (queued or "
-        f"held) keep their job options, not this submission's ({changes}): submitting it again "
-        f"does not change them; {fix}"
+        f"held) {'keeps its' if count == 1 else 'keep their'} job options, not this "
+        f"submission's ({changes}): submitting it again does not change {_them(count)}; {fix}"
     ]
 
 
@@ -178,13 +181,18 @@ def _options_kept(
     edited = [field for field in changes if field != PRIORITY]
     edit = edit_words(wanted, edited, env) if edited else []
     if edit is None:
-        fix = f"cancel them ({_cancel(name)}), then submit {sweep} again to run them with these"
+        them = _them(count)
+        fix = f"cancel {them} ({_cancel(name)}), then submit {sweep} again to run {them} with these"
     else:
         commands = [f"gpuherd edit {_waiting_ids(name)} {shlex.join(edit)}"] if edit else []
         if PRIORITY in changes:
             commands.append(f"gpuherd priority {_waiting_ids(name)} {options.priority}")
-        fix = " && ".join(commands) + " gives them these"
+        fix = " && ".join(commands) + f" gives {_them(count)} these"
     return count, ", ".join(changes.values()), fix
+
+
+def _them(count: int) -> str:
+    return "it" if count == 1 else "them"
 
 
 def _waiting_ids(name: str) -> str:
@@ -218,40 +226,6 @@ def missing_scripts(to_submit: Sequence[Point], request: SweepRequest) -> list[s
 
 
 def env_placeholders(spec: SweepSpec, request: SweepRequest) -> list[str]:
-    """A warning for an --env value naming a placeholder, as `--env GFLOW_ARRAY_TASK_ID={i}`
-    for a script that reads its index from a variable (gflow's and Slurm's arrays): the
-    points' environment is given as it is, so each point got `{i}`, not its value. Set in
-    the command, the variable gets it."""
-    if spec.command is None:
-        return []
-    names = {*spec.fixed, *spec.varying, *RESERVED}
-    warnings = []
-    for key, value in (request.options.env_overrides or {}).items():
-        if not any(name in names for name in re.findall(r"\{(\w+)\}", value)):
-            continue
-        said = f"--env {key}={value}: placeholders are filled in the command only, so "
-        if sets_variable(spec.command, key):
-            # The way out below would set it in the command a second time.
-            warnings.append(
-                f"{said}the environment gets {value!r} as it is; the command sets {key} "
-                f"itself already, with each point's value: drop --env {key}"
-            )
-            continue
-        instead = shlex.quote(f"{key}={value} {spec.command}")
-        warnings.append(
-            f"{said}each point gets {value!r} as it is; set the variable in the command instead: "
-            f"gpuherd sweep {instead} ..."
-        )
-    return warnings
-
-
-def sets_variable(command: str, name: str) -> bool:
-    """Whether the shell command assigns `name` for what it runs: `NAME=v prog`, also after
-    other assignments (quoted values too), at a line's start (a sweep file's `command: |`),
-    after `;`, `&&`, `|`, `(`, `{`, `!`, `then`, `do` or `else`, or as `export NAME=` and
-    `env NAME=`; not a `NAME=v` that is an argument (`echo NAME=v`, Hydra's overrides)."""
-    value = r"""(?:"[^"]*"|'[^']*'|\S)*"""
-    assigned = rf"[A-Za-z_]\w*={value}\s+"
-    start = r"(?:^|[;&|({!]|\b(?:export|env|then|do|else)\s)"
-    found = re.search(rf"{start}\s*(?:{assigned})*{re.escape(name)}=", command, re.MULTILINE)
-    return found is not None
+    """A warning for an --env value naming a placeholder (core/sweep_env.py)."""
+    names = [*spec.fixed, *spec.varying]
+    return core_env_placeholders(spec.command, names, request.options.env_overrides)

@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from gpuherd.core.units import format_size
 from gpuherd.errors import Forbidden
 from gpuherd.jobfiles import open_job_file
 
@@ -43,6 +44,11 @@ _kept_bytes = 0
 
 class NotJson(ValueError):
     """A file that is not valid JSON: says where the parser stopped."""
+
+
+class NotText(NotJson):
+    """A file that is not UTF-8 text (nor UTF-16 or 32, which JSON may be in): binary data,
+    or text in another encoding."""
 
 
 def read_json(path: str | Path) -> Any:
@@ -68,11 +74,15 @@ def load_json(path: str, found: os.stat_result | None = None) -> Any:
         return kept[1]
     with open_job_file(path) as f:
         data = f.read(JSON_MAX_BYTES + 1)
-    if len(data) > JSON_MAX_BYTES:
-        raise ValueError(f"{path}: more than {JSON_MAX_BYTES} bytes")
+    if len(data) > JSON_MAX_BYTES:  # (grown since its lstat: read_metrics says the size)
+        raise ValueError(f"grown over the {format_size(JSON_MAX_BYTES)} read while read")
     try:
         value = json.loads(data)
-    except ValueError as exc:  # JSONDecodeError, or bytes that are not UTF-8
+    except UnicodeDecodeError as exc:
+        # Python's own words named the codec it guessed ("'utf-16-le' codec can't decode
+        # bytes in position 4-5"), which the file was never meant to be in.
+        raise NotText(f"not UTF-8 text (at byte {exc.start:,}): write it as UTF-8 JSON") from None
+    except ValueError as exc:  # JSONDecodeError
         raise NotJson(_where(exc)) from None
     # The version is the one seen before the read: a change during the read gives the file a
     # newer time, so the next read reads it again.
@@ -98,3 +108,51 @@ def marker(run_dir: str) -> str:
     if os.path.exists(os.path.join(run_dir, "SUCCESS")):
         return "done"
     return "failed" if os.path.exists(os.path.join(run_dir, "FAILURE")) else "missing"
+
+
+def read_metrics(run_dir: str) -> dict[str, Any]:
+    """`metrics`: what the point's metrics.json holds (empty when it is missing); and
+    `metrics_error`, why it was not read, when it was not."""
+    path = os.path.join(run_dir, METRICS_FILE)
+    try:
+        found = os.lstat(path)
+    except OSError:
+        return {"metrics": {}}
+    if stat.S_ISLNK(found.st_mode):
+        return {"metrics": {}, "metrics_error": f"{path}: a symbolic link, not read"}
+    if found.st_size > JSON_MAX_BYTES:
+        return {"metrics": {}, "metrics_error": f"{path}: {too_large(found.st_size)}"}
+    try:
+        data = load_json(path, found)
+    except NotText as exc:
+        return {"metrics": {}, "metrics_error": f"{path}: {exc}"}
+    except NotJson as exc:  # most often a job cut off while writing it, or writing it now
+        return {"metrics": {}, "metrics_error": f"{path}: {exc} (cut off mid-write?)"}
+    except (OSError, ValueError, Forbidden) as exc:
+        return {"metrics": {}, "metrics_error": f"{path}: not read ({exc})"}
+    if not isinstance(data, dict):
+        error = f'{path}: valid JSON, but {_kind(data)}, not an object ({{"name": value, ...}})'
+        return {"metrics": {}, "metrics_error": error}
+    # Values as the job wrote them (a true stays true, a list a list): the renderers show
+    # what is not a number or text as JSON text (metric_text).
+    return {"metrics": {str(k): v for k, v in data.items()}}
+
+
+def too_large(size: int) -> str:
+    """Why a file of `size` bytes is not read, its size and the cap in numbers that differ:
+    a file a byte over 1 MiB was said "1.0 MiB, more than the 1.0 MiB read"."""
+    cap = format_size(JSON_MAX_BYTES)
+    shown = format_size(size)
+    if shown == cap:
+        shown, cap = f"{size:,} bytes", f"{JSON_MAX_BYTES:,}-byte ({cap})"
+    return f"{shown}, over the {cap} read: not read (keep curves in a file of their own)"
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    return "text" if isinstance(value, str) else "a list"

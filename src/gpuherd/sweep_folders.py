@@ -15,7 +15,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpuherd.core.sweep import Point, SweepSpec
 from gpuherd.core.sweep_values import json_safe
@@ -23,18 +23,34 @@ from gpuherd.errors import HerdError
 from gpuherd.own_files import write_whole
 from gpuherd.sweep_files import METRICS_FILE, PARAMS_FILE
 
+if TYPE_CHECKING:
+    from gpuherd.sweep_journal import FolderJournal
+
 PREVIOUS_DIR = "previous-runs"
 RUN_FILES = ("job.json", "SUCCESS", "FAILURE", METRICS_FILE)
 """With the attempt-N folders: what a point's run leaves; moved aside when it runs again
 (with a copy of params.json)."""
 
 
+WRITE_DELAY = "GPUHERD_TEST_SWEEP_WRITE_DELAY"
+"""A test knob, not for users: seconds to wait after each point's params.json, so a test can
+kill the daemon while a sweep's folders are written (sweep_journal.py). Read at each sweep: a
+daemon forked from the tests' fork server imported this module before the test set it."""
+
+
 @dataclass
 class NewFolders:
     """The folders write_points made that were not there before (new points', and their
-    results folder when it was missing too), each after its parent."""
+    results folder when it was missing too), each after its parent; each noted in `journal`
+    before it is made, if given."""
 
     paths: list[str] = field(default_factory=list)
+    journal: FolderJournal | None = None
+
+    def add(self, paths: list[str]) -> None:
+        if self.journal is not None:
+            self.journal.note(paths)
+        self.paths.extend(paths)
 
     def remove(self) -> None:
         """Remove them again, each with the params.json written in it, for a sweep refused
@@ -44,18 +60,29 @@ class NewFolders:
         for path in reversed(self.paths):  # the deepest first
             with contextlib.suppress(OSError):
                 os.unlink(os.path.join(path, PARAMS_FILE))
+            with contextlib.suppress(OSError):  # (a write cut short removes its own)
+                os.unlink(os.path.join(path, PARAMS_FILE + ".tmp"))
             with contextlib.suppress(OSError):  # not empty: another wrote in it; it stays
                 os.rmdir(path)
 
 
-def write_points(spec: SweepSpec, points: Sequence[Point], git: str | None) -> NewFolders:
+def write_points(
+    spec: SweepSpec,
+    points: Sequence[Point],
+    git: str | None,
+    journal: FolderJournal | None = None,
+) -> NewFolders:
     """write_params for each point (on a worker thread: it blocks on the disk); the folders
-    it made new. A failed write removes those again, then raises write_params' HerdError."""
-    made = NewFolders()
+    it made new (noted in `journal` first). A failed write removes those again, then raises
+    its error (write_params' HerdError)."""
+    made = NewFolders(journal=journal)
+    delay = float(os.environ.get(WRITE_DELAY) or 0)
     try:
         for point in points:
-            write_params(spec, point, git, made.paths)
-    except HerdError:
+            write_params(spec, point, git, made)
+            if delay:
+                time.sleep(delay)
+    except Exception:  # (any: the journal of the folders is forgotten after, sweeps.py)
         made.remove()
         raise
     return made
@@ -65,11 +92,11 @@ _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 def write_params(
-    spec: SweepSpec, point: Point, git: str | None, made: list[str] | None = None
+    spec: SweepSpec, point: Point, git: str | None, made: NewFolders | None = None
 ) -> None:
     """params.json in the point's folder; clear what the point's previous run left. The
     folders made new are added to `made`."""
-    made = [] if made is None else made
+    made = NewFolders() if made is None else made
     folder = point.run_dir
     record = {
         "sweep": spec.name,
@@ -84,8 +111,13 @@ def write_params(
     path = os.path.join(folder, PARAMS_FILE)
     try:
         try:
+            # Noted before it is made (a crash right after the mkdir finds it noted), only
+            # if it is not there: a folder found there is never the journal's to remove.
+            journal = made.journal
+            if journal is not None and not os.path.lexists(folder):
+                journal.note([folder])
             os.mkdir(folder)  # a new point's folder: no previous run to move aside
-            made.append(folder)
+            made.paths.append(folder)
         except FileExistsError:
             _move_previous_run(folder)
         except FileNotFoundError:
@@ -109,7 +141,7 @@ def write_params(
         ) from None
 
 
-def _make_with_parents(folder: str, made: list[str]) -> None:
+def _make_with_parents(folder: str, made: NewFolders) -> None:
     """`folder` and its missing parents (the results folder, the first point's); each added
     to `made` before it is made, so a failure half way removes what was made."""
     missing = []
@@ -117,7 +149,7 @@ def _make_with_parents(folder: str, made: list[str]) -> None:
     while not os.path.lexists(path) and os.path.dirname(path) != path:
         missing.append(path)
         path = os.path.dirname(path)
-    made.extend(reversed(missing))
+    made.add(list(reversed(missing)))
     os.makedirs(folder, exist_ok=True)
 
 

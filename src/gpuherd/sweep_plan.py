@@ -16,9 +16,11 @@ from typing import Any
 
 from gpuherd.core.ordering import longest_first
 from gpuherd.core.sweep import Point, SweepError, SweepSpec, plan_resume, spec_from_dict
+from gpuherd.core.sweep_fixed import unused_fixed
 from gpuherd.core.sweep_values import alike_values, check_finite
 from gpuherd.core.units import plural
 from gpuherd.errors import InvalidValue
+from gpuherd.submission import check_cwd
 from gpuherd.sweep_checks import changed_values, missing_scripts
 from gpuherd.sweep_table import expand_points
 from gpuherd.wire import SubmitItem
@@ -36,6 +38,14 @@ class Plan:
 
 def parsed_spec(request: SweepRequest) -> SweepSpec:
     """The request's spec, checked, and its working directory (InvalidValue: what is wrong)."""
+    if not request.spec.get("name"):
+        # The CLI and the Python API always send one (made from the command when none is
+        # given); SweepSpec's own refusal said "leave it out for the default one", which a
+        # request leaving it out had just done.
+        raise InvalidValue(
+            'invalid sweep: spec.name: missing or empty; send the sweep\'s name ("spec": '
+            '{"name": "lr-sweep", ...}): a request has no default one'
+        )
     try:
         spec = spec_from_dict(request.spec)
     except SweepError as exc:
@@ -46,8 +56,10 @@ def parsed_spec(request: SweepRequest) -> SweepSpec:
         check_finite(request.spec)
     except SweepError as exc:
         raise InvalidValue(f"invalid sweep: {exc}") from None
-    if not os.path.isabs(request.cwd) or not os.path.isdir(request.cwd):
-        raise InvalidValue(f"working directory {request.cwd} does not exist")
+    # A task's fixed values are its function's keywords, checked by its call (tasks.py).
+    if not request.task and (unused := unused_fixed(spec)):
+        raise InvalidValue(f"invalid sweep: {unused}")
+    check_cwd(request.cwd)  # (a relative one was said "does not exist")
     return spec
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import math
 import os
-import stat
 import threading
 import time
 from collections import Counter
@@ -33,18 +32,15 @@ from gpuherd.core.sweep import (
     spec_from_dict,
 )
 from gpuherd.core.sweep_values import json_safe, metric_text
-from gpuherd.core.units import format_size
-from gpuherd.errors import Forbidden, HerdError, InvalidValue, NotFound
+from gpuherd.errors import HerdError, InvalidValue, NotFound
 from gpuherd.same_command import same_command
 from gpuherd.store import Store, SweepRow
 from gpuherd.sweep_files import (
-    JSON_MAX_BYTES,
     METRICS_FILE,
     PARAMS_FILE,
-    NotJson,
-    load_json,
     marker,
     read_json,
+    read_metrics,
 )
 
 __all__ = ["METRICS_FILE", "PARAMS_FILE", "listing", "read_json", "sort_rows", "table"]
@@ -59,7 +55,8 @@ def listing(store: Store) -> list[dict[str, Any]]:
     """Every sweep with its points counted by state (`sweep ls`)."""
     out = []
     for row in store.list_sweeps():
-        points, outside = _rows(store, row, stored_spec(row), metrics=False)
+        spec = stored_spec(row)
+        points, outside = _rows(store, row, spec, metrics=False)
         out.append(
             {
                 "name": row.name,
@@ -67,6 +64,7 @@ def listing(store: Store) -> list[dict[str, Any]]:
                 "points": len(points),
                 "counts": dict(Counter(r["state"] for r in points)),
                 "outside": dict(Counter(r["state"] for r in outside)),
+                "samples": spec.samples,  # (then `outside` are points not drawn)
                 "created_at": row.created_at,
                 "updated_at": row.updated_at,
             }
@@ -114,6 +112,7 @@ def table(
         "results_gone": not os.path.isdir(row.results_dir),  # (moved: its rows still say done)
         "command": spec.command,
         "seed": spec.seed,  # what --samples and --shuffle drew with (the CLI's dry run too)
+        "samples": spec.samples,  # (then the runs `outside` are of points not drawn)
         "varying": list(spec.varying),
         "metric_keys": metric_keys,
         "counts": dict(counts),
@@ -190,7 +189,7 @@ def _point_row(point: Point, job: _Run | None, now: float, metrics: bool) -> dic
         "other_command": command if _other(command, point.command) else None,
         "in_spec": True,
         **_run_facts(point.run_dir, job, now),
-        **(_metrics(point.run_dir) if metrics else {"metrics": {}}),
+        **(read_metrics(point.run_dir) if metrics else {"metrics": {}}),
     }
 
 
@@ -218,7 +217,7 @@ def _extra_row(run_dir: str, job: _Run, now: float, metrics: bool) -> dict[str, 
         "other_command": None,  # outside the grid: no command of the sweep's to differ from
         "in_spec": False,
         **_run_facts(run_dir, job, now),
-        **(_metrics(run_dir) if metrics else {"metrics": {}}),
+        **(read_metrics(run_dir) if metrics else {"metrics": {}}),
     }
 
 
@@ -246,42 +245,6 @@ def _run_facts(run_dir: str, job: _Run | None, now: float) -> dict[str, Any]:
         "ended_at": ended,
         "seconds": seconds,
     }
-
-
-def _metrics(run_dir: str) -> dict[str, Any]:
-    path = os.path.join(run_dir, METRICS_FILE)
-    try:
-        found = os.lstat(path)
-    except OSError:
-        return {"metrics": {}}
-    size = found.st_size
-    if stat.S_ISLNK(found.st_mode):
-        return {"metrics": {}, "metrics_error": f"{path}: a symbolic link, not read"}
-    if size > JSON_MAX_BYTES:
-        error = f"{path}: {format_size(size)}, more than the {format_size(JSON_MAX_BYTES)} read"
-        return {"metrics": {}, "metrics_error": error + " (keep curves in a file of their own)"}
-    try:
-        data = load_json(path, found)
-    except NotJson as exc:  # most often a job cut off while writing it, or writing it now
-        return {"metrics": {}, "metrics_error": f"{path}: {exc} (cut off mid-write?)"}
-    except (OSError, ValueError, Forbidden) as exc:
-        return {"metrics": {}, "metrics_error": f"{path}: not read ({exc})"}
-    if not isinstance(data, dict):
-        error = f'{path}: valid JSON, but {_kind(data)}, not an object ({{"name": value, ...}})'
-        return {"metrics": {}, "metrics_error": error}
-    # Values as the job wrote them (a true stays true, a list a list): the renderers show
-    # what is not a number or text as JSON text (metric_text).
-    return {"metrics": {str(k): v for k, v in data.items()}}
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    return "text" if isinstance(value, str) else "a list"
 
 
 _FIELDS = ("index", "folder", "state", "seconds", "job_id", "started_at", "ended_at")

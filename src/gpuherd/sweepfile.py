@@ -40,6 +40,7 @@ from gpuherd.core.sweep import DistKind, Distribution, SweepError, SweepSpec, ch
 from gpuherd.core.sweep_config import SweepFileError as SweepFileError
 from gpuherd.core.sweep_config import from_config as from_config
 from gpuherd.core.sweep_config import wandb_config
+from gpuherd.core.sweep_fixed import unused_fixed
 from gpuherd.core.sweep_spec import EMPTY_NAME, SWEEP_FIELD
 from gpuherd.core.sweep_values import check_values
 from gpuherd.sweepfile_options import COMMAND_LINE_ONLY, FileOptions, Switch
@@ -170,6 +171,10 @@ def load_sweep(path: str | Path) -> SweepFile:
             f"{where}: no command: give the command each point runs, with placeholders for"
             " the parameters (command: python train.py --lr {lr})"
         )
+    # Here, where the file's line is known (the daemon checks a spec from Python too, which
+    # may add fixed values of its own): not in parse_sweep, whose specs a task may run.
+    if unused := unused_fixed(loaded.spec):
+        raise SweepFileError(f"{_place(where, loaded.text, unused.loc)}: {unused}")
     return loaded
 
 

@@ -57,6 +57,7 @@ from gpuherd.sweep_checks import (
     waiting_with_other_options_now,
 )
 from gpuherd.sweep_folders import write_points
+from gpuherd.sweep_journal import forget, journal_for
 from gpuherd.sweep_plan import (
     Plan,
     items_of,
@@ -98,17 +99,33 @@ class Sweeps:
         # would find the same points not yet queued, and queue them twice.
         async with self.service.sweep_submitting:
             planned = await self._planned(request, git)
-            spec, points = planned.spec, planned.plan.to_submit
+            points = planned.plan.to_submit
             checked = await self._checked(request, git, planned) if points else None
-            # (A failed write removes the folders it made, then refuses the sweep.)
-            made = await asyncio.to_thread(write_points, spec, points, git) if points else None
+            await self._write_and_commit(request, planned, checked, git)
+            return planned.answer
+
+    async def _write_and_commit(
+        self, request: SweepRequest, planned: _Planned, checked: CheckedJobs | None, git: str | None
+    ) -> None:
+        """Write the points' folders, then store the sweep and its jobs; an error of either
+        leaves none of the folders it made (a failed write removes them itself). The folders
+        are noted until the jobs are stored: a daemon killed meanwhile removes them at its
+        next start (sweep_journal.py)."""
+        spec, points = planned.spec, planned.plan.to_submit
+        journal = journal_for(self.service.home, spec.name) if points else None
+        try:
+            made = await asyncio.to_thread(write_points, spec, points, git, journal)
             try:
                 self._commit(request, planned, checked)
             except Exception:  # refused after all (changed meanwhile): no folder left behind
-                if made is not None:
-                    await asyncio.to_thread(made.remove)
+                await asyncio.to_thread(made.remove)
                 raise
-            return planned.answer
+        except asyncio.CancelledError:  # (its thread may go on writing: the next start removes)
+            raise
+        except Exception:
+            forget(journal)
+            raise
+        forget(journal)
 
     def _commit(
         self, request: SweepRequest, planned: _Planned, checked: CheckedJobs | None

@@ -88,7 +88,8 @@ def test_dry_run_with_json_prints_the_submission_json_with_the_commands(runs: Ru
     said = json.loads(done.stdout)
     commands = said.pop("commands")
     assert set(commands) == {"echo 1", "echo 'x y'"}  # 2 of 2 points, in the seed's order
-    warning = "parameter 'unused' does not appear in the command"
+    # (as a submission says it: the dry run left out "it only names folders")
+    warning = "parameter 'unused' does not appear in the command: it only names folders"
     assert said == {
         "name": "dj",
         "results_dir": str(runs.cwd / "results" / "dj"),
@@ -325,6 +326,67 @@ def test_a_one_line_block_command_is_printed_exactly_and_runs(runs: Runs) -> Non
     )
     assert ran.returncode == 0, ran.stderr + ran.stdout
     assert "2 succeeded, 0 failed" in ran.stdout
+
+
+CONTINUED = (
+    "command: |\n"
+    "  python3 -c 'import sys; print(sys.argv[1:])' \\\n"
+    "    --lr {lr} \\\n"
+    '    --tag "a \\\n'
+    '    b"\n'
+    "grid:\n"
+    "  lr: [1, 2]\n"
+)
+
+
+def test_a_dry_run_joins_a_block_continued_by_backslashes_as_the_shell_does(runs: Runs) -> None:
+    # It was refused as "several lines", though a submission runs it, and so does the shell:
+    # a backslash ending a line joins the next one on (in double quotes, blanks kept).
+    (runs.cwd / "continued.yaml").write_text(CONTINUED)
+    done = sweep(runs, "continued.yaml", "--dry-run")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "python3 -c 'import sys; print(sys.argv[1:])' --lr 1 --tag \"a   b\"",
+        "python3 -c 'import sys; print(sys.argv[1:])' --lr 2 --tag \"a   b\"",
+    ]
+    exact = sweep(runs, "continued.yaml", "--dry-run", "--json")  # (as the points run it)
+    assert json.loads(exact.stdout)["commands"][0].count("\\\n") == 3
+    pipe = f"{GPUHERD_BIN} sweep continued.yaml --dry-run | {GPUHERD_BIN} run --gpus 0 -q"
+    ran = subprocess.run(
+        pipe, shell=True, cwd=runs.cwd, env=runs.env, capture_output=True, text=True, timeout=60
+    )
+    assert ran.returncode == 0, ran.stderr + ran.stdout
+    shell = subprocess.run(  # what the shell makes of a point's command, as the job runs it
+        ["sh", "-c", json.loads(exact.stdout)["commands"][0]], capture_output=True, text=True
+    )
+    assert shell.stdout == "['--lr', '1', '--tag', 'a   b']\n"
+    line = subprocess.run(["sh", "-c", done.stdout.splitlines()[0]], capture_output=True, text=True)
+    assert line.stdout == shell.stdout  # the line printed runs as the point does
+    assert "2 succeeded, 0 failed" in ran.stdout
+    # A backslash inside single quotes, or ending a comment, continues nothing: still refused.
+    for command in ("echo 'a \\\n  b {lr}'", "echo {lr} # note \\\n  echo b"):
+        text = "command: |\n" + "".join(f"  {line}\n" for line in command.split("\n"))
+        (runs.cwd / "quoted.yaml").write_text(text + "grid:\n  lr: [1]\n")
+        refused = sweep(runs, "quoted.yaml", "--dry-run")
+        assert (refused.returncode, refused.stdout) == (1, ""), command
+        assert "has several lines" in refused.stderr
+
+
+def test_a_dry_run_warns_of_an_env_value_naming_a_placeholder_as_a_submission_does(
+    runs: Runs,
+) -> None:
+    # The submission warned (each point gets '{i}' as it is); the dry run said nothing.
+    done = sweep(runs, "./task.sh {i}", "-p", "i", "1", "2", "--env", "TASK={i}", "--dry-run")
+    assert done.returncode == 0, done.stderr
+    assert (
+        "gpuherd: warning: --env TASK={i}: placeholders are filled in the command only, so each"
+        " point gets '{i}' as it is; set the variable in the command instead: gpuherd sweep"
+        " 'TASK={i} ./task.sh {i}' ..."
+    ) in done.stderr.splitlines()
+    as_json = sweep(
+        runs, "./task.sh {i}", "-p", "i", "1", "--env", "TASK={i}", "--dry-run", "--json"
+    )
+    assert any(w.startswith("--env TASK={i}:") for w in json.loads(as_json.stdout)["warnings"])
 
 
 @pytest.mark.parametrize("template", ["", "  "])

@@ -69,8 +69,8 @@ def test_two_sweeps_sharing_a_results_folder_say_so(shared_daemon: Herd, shared_
         daemon, work, "echo second {x}", "-p", "x", "1", "--name", "b", "--results-dir", shared
     )
     assert stderr == [
-        "gpuherd: warning: 1 done point ran another command (echo first 1): their results are"
-        " kept; --force runs them again",
+        "gpuherd: warning: 1 done point ran another command (echo first 1): its results are"
+        " kept; --force runs it again",
         sharing("a", shared),
     ]
     assert daemon.json("sweep", "status", "b")["rows"][0]["other_command"] == "echo first 1"

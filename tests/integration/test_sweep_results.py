@@ -266,6 +266,29 @@ def test_points_dropped_from_the_grid_are_listed_apart_and_not_counted(
     assert "1 earlier run of points no longer in the grid is not shown or counted" in page
 
 
+def test_runs_of_points_not_drawn_by_samples_are_said_so(
+    shared_daemon: Herd, shared_work: Path
+) -> None:
+    # They were "not in the current grid", though the grid holds them: --samples left them out.
+    daemon, work = shared_daemon, shared_work
+    args = ("true {x}", "-p", "x", "1", "2", "3", "--name", "drawn", "--gpus", "0", "--seed", "1")
+    sweep(daemon, work, *args, "--samples", "3")
+    ended(daemon, "drawn", 3)
+    assert sweep(daemon, work, *args, "--samples", "1")["points"] == 1
+    assert len(status(daemon, "drawn")["outside"]) == 2
+    text = daemon.cli("sweep", "status", "drawn").stdout.splitlines()
+    assert "2 runs not drawn by --samples (not counted): 2 succeeded" in text
+    line = next(ln for ln in daemon.cli("sweep", "ls").stdout.splitlines() if "drawn" in ln)
+    assert "(+2 not drawn by --samples)" in line
+    conn = UnixConnection(daemon.client.socket_path, timeout=30)
+    try:
+        conn.request("GET", "/ui/sweeps/drawn")
+        page = conn.getresponse().read().decode()
+    finally:
+        conn.close()
+    assert "2 earlier runs of points not drawn by --samples are not shown or counted" in page
+
+
 def test_a_run_outside_the_grid_has_no_index_a_point_has(
     shared_daemon: Herd, shared_work: Path
 ) -> None:

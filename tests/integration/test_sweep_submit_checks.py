@@ -95,3 +95,61 @@ def test_a_spec_of_the_wrong_shape_over_http_is_refused_naming_the_key(
     with pytest.raises(InvalidValue) as err:
         daemon.client.post("/sweeps", {"spec": spec, "cwd": str(work), "dry_run": True})
     assert str(err.value).startswith(message), str(err.value)
+
+
+def test_a_fixed_value_no_placeholder_uses_is_refused_from_python_and_http(
+    shared_daemon: Herd, shared_work: Path
+) -> None:
+    # `fixed={"lR": 0.3}` over a file whose command uses {lr} was dropped without a word: every
+    # point ran the file's lr. Refused now, from Python as over HTTP, naming the key, before
+    # anything is submitted; a value the program can read from params.json is taken.
+    daemon, work = shared_daemon, shared_work
+    before = sweep_names(daemon)
+    (work / "lr.yaml").write_text("command: echo {lr} {bs}\nfixed: {lr: 0.1}\ngrid: {bs: [1, 2]}\n")
+    herd = connect(daemon.home, start=False)
+    with pytest.raises(InvalidValue) as refused:
+        herd.sweep(work / "lr.yaml", fixed={"lR": 0.3}, cwd=work)
+    assert str(refused.value) == (
+        "invalid sweep: fixed.lR: no placeholder of the command uses it, and it differs from"
+        " {lr} only in case, _ or -: misspelt? give it as lr, or leave it out (placeholders:"
+        " {lr}, {bs})"
+    )
+    with pytest.raises(InvalidValue, match=r"^invalid sweep: fixed\.epochs: no placeholder"):
+        herd.sweep("echo {x}", {"x": [1]}, fixed={"epochs": 3}, cwd=work, name="noplace")
+    spec = {"name": "h", "command": "echo {x}", "grids": [{"x": [1]}], "fixed": {"y": 1}}
+    with pytest.raises(InvalidValue, match=r"^invalid sweep: fixed\.y: no placeholder"):
+        daemon.client.post("/sweeps", {"spec": spec, "cwd": str(work)})
+    assert sweep_names(daemon) == before and not (work / "results").exists()
+    read = herd.sweep("echo {x} {run_dir}", {"x": [1]}, fixed={"epochs": 3}, cwd=work, dry_run=True)
+    assert read.commands == [f"echo 1 {work}/results/{read.name}/x=1"]
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (
+            {"spec": {"command": "echo {x}", "grids": [{"x": [1]}]}},
+            'invalid sweep: spec.name: missing or empty; send the sweep\'s name ("spec": {"name":'
+            ' "lr-sweep", ...}): a request has no default one',
+        ),
+        (
+            {"spec": {"name": "", "command": "echo {x}", "grids": [{"x": [1]}]}},
+            "invalid sweep: spec.name: missing or empty; send the sweep's name",
+        ),
+        (
+            {"cwd": "work"},
+            "working directory work is relative: give the absolute path of an existing folder"
+            " as cwd (--cwd)",
+        ),
+    ],
+)
+def test_a_request_without_a_name_or_with_a_relative_cwd_says_what_to_send(
+    shared_daemon: Herd, shared_work: Path, change: dict[str, Any], message: str
+) -> None:
+    # "leave it out for the default one", of a name left out; "does not exist", of a folder
+    # that does (relative to where the client was).
+    daemon, work = shared_daemon, shared_work
+    body = {"spec": {"name": "n", "command": "echo {x}", "grids": [{"x": [1]}]}, "cwd": str(work)}
+    with pytest.raises(InvalidValue) as refused:
+        daemon.client.post("/sweeps", {**body, **change})
+    assert str(refused.value).startswith(message), str(refused.value)

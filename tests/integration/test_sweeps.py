@@ -294,10 +294,13 @@ def test_metrics_that_are_a_link_or_too_large_are_not_read(
     assert rows["link"]["metrics_error"].endswith("metrics.json: a symbolic link, not read")
     assert (
         rows["big"]["metrics"] == {}
-        and "more than the 1.0 MiB read" in rows["big"]["metrics_error"]
+        and "metrics.json: 1.9 MiB, over the 1.0 MiB read: not read" in rows["big"]["metrics_error"]
     )
     text = daemon.cli("sweep", "status", "g").stdout
-    assert "hunter2" not in text and "metrics not read:" in text.splitlines()[-1]
+    assert "hunter2" not in text
+    assert text.splitlines()[-1].startswith(
+        "metrics not read for 2 points (--json gives each its metrics_error); the first: "
+    )
 
 
 def test_more_than_ten_thousand_points_need_yes(daemon: Herd, work: Path) -> None:

@@ -63,3 +63,39 @@ def test_not_json_says_where_and_a_link_is_not_read(tmp_path: Path) -> None:
     link = tmp_path / "link.json"
     link.symlink_to(path)
     assert read_json(link) is None
+
+
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        # A byte over the cap read "1.0 MiB, more than the 1.0 MiB read": two equal numbers.
+        (1, "1,048,577 bytes, over the 1,048,576-byte (1.0 MiB) read: not read (keep curves"),
+        (2 * 1024 * 1024, "3.0 MiB, over the 1.0 MiB read: not read (keep curves in a file"),
+    ],
+)
+def test_a_metrics_file_too_large_says_its_size_and_the_cap_apart(
+    tmp_path: Path, extra: int, said: str
+) -> None:
+    (tmp_path / "metrics.json").write_bytes(b" " * (sweep_files.JSON_MAX_BYTES + extra))
+    read = sweep_files.read_metrics(str(tmp_path))
+    assert read["metrics"] == {}
+    assert read["metrics_error"].startswith(f"{tmp_path}/metrics.json: {said}")
+
+
+@pytest.mark.parametrize(
+    ("data", "at"),
+    [
+        (b'\xff\xfe{\x00"\x00a', 6),  # read as UTF-16 (its byte order mark), cut off
+        (b'{"note": "caf\xe9"}', 13),  # Latin-1
+    ],
+)
+def test_a_metrics_file_that_is_not_utf8_text_says_so(tmp_path: Path, data: bytes, at: int) -> None:
+    # Python's own words leaked: "not valid JSON: 'utf-16-le' codec can't decode byte 0x61 in
+    # position 6: truncated data (cut off mid-write?)".
+    (tmp_path / "metrics.json").write_bytes(data)
+    read = sweep_files.read_metrics(str(tmp_path))
+    assert read == {
+        "metrics": {},
+        "metrics_error": f"{tmp_path}/metrics.json: not UTF-8 text (at byte {at}): write it as"
+        " UTF-8 JSON",
+    }

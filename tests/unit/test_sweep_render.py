@@ -173,7 +173,14 @@ def test_status_says_why_a_point_has_no_metrics() -> None:
         point("lr=0.3", {"lr": 0.3}),
     ]
     lines = status(table(rows))
-    assert lines[-1] == "metrics not read: /r/s/lr=0.1/metrics.json: not a JSON object (and 1 more)"
+    # "(and 1 more)" said neither more what, nor where to find them.
+    assert lines[-1] == (
+        "metrics not read for 2 points (--json gives each its metrics_error); the first:"
+        " /r/s/lr=0.1/metrics.json: not a JSON object"
+    )
+    assert status(table(rows[:1]))[-1] == (
+        "metrics not read: /r/s/lr=0.1/metrics.json: not a JSON object"
+    )
     assert "metrics not read" not in "".join(status(table(rows[2:])))
 
 

@@ -382,3 +382,61 @@ def test_many_problems_are_counted_on_the_one_line() -> None:
         parse_sweep("lrr: 1\nbss: 2\nfoo: 3\n", "s.yaml")
     with pytest.raises(SweepFileError, match=r"\(1 more problem\)$"):  # (was "problems")
         parse_sweep("lrr: 1\nbss: 2\n", "s.yaml")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "command: echo {lr} {bs}\nfixed:\n  lr: 0.1\n  lR: 0.2\ngrid: {bs: [1, 2]}\n",
+            "s.yaml:4: fixed.lR: no placeholder of the command uses it, and it differs from {lr}"
+            " only in case, _ or -: misspelt? give it as lr, or leave it out (placeholders:"
+            " {lr}, {bs})",
+        ),
+        (  # (--epochs {epochs} forgotten in the command: every point ran the default)
+            "command: python train.py --lr {lr}\nfixed: {epochs: 5}\ngrid: {lr: [1]}\n",
+            "s.yaml:2: fixed.epochs: no placeholder of the command uses it, so it would reach no"
+            " point (placeholders: {lr}): write {epochs} in the command, or leave the value out"
+            " (a program that reads its values from the point's params.json is given the"
+            " point's folder: {run_dir})",
+        ),
+        (
+            "command: python train.py --lr {lr} --ep {epochs}\nfixed: {epochs: 5, epoch: 6}\n"
+            "grid: {lr: [1]}\n",
+            "s.yaml:2: fixed.epoch: no placeholder of the command uses it, so it would reach no"
+            " point (did you mean epochs? placeholders: {lr}, {epochs}): write {epoch}",
+        ),
+        (  # given the folder, a program may read it from params.json: but not lR for lr
+            "command: run {lr} --out {run_dir}\nfixed: {LR: 1}\ngrid: {lr: [1]}\n",
+            "s.yaml:2: fixed.LR: no placeholder of the command uses it, and it differs from {lr}",
+        ),
+    ],
+)
+def test_a_fixed_value_no_placeholder_uses_is_refused_naming_its_line(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    # It was dropped without a word: the points ran the command without it (lR for lr: the
+    # value meant to override the file's lr never reached a point).
+    path = tmp_path / "s.yaml"
+    path.write_text(text)
+    with pytest.raises(SweepFileError) as refused:
+        load_sweep(path)
+    assert str(refused.value).startswith(f"{tmp_path}/{message}"), str(refused.value)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "python main.py --method {method} --out {run_dir}",  # GPU Task Scheduler's way
+        'python main.py --method {method} --out "$GPUHERD_JOB_DIR"',
+        "python main.py --method {method} --runs {num_run} --epochs {num_epoch}",
+    ],
+)
+def test_a_fixed_value_the_program_can_read_from_params_json_is_taken(
+    tmp_path: Path, command: str
+) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        f"command: {command}\nfixed: {{num_run: 5, num_epoch: 9}}\ngrid: {{method: [a]}}\n"
+    )
+    assert load_sweep(path).spec.fixed == {"num_run": 5, "num_epoch": 9}

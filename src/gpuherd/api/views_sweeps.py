@@ -250,9 +250,11 @@ def sweep_page(service: Service, name: str, q: SweepQuery) -> SweepPage:
             f"more than its {views_plot.COLOURS} colours."
         )
     outside = len(table.get("outside") or ())
-    if outside:  # points a resubmission of a narrower grid left out
+    if outside:  # points a resubmission of a narrower grid (or other samples) left out
+        drawn = table.get("samples") is not None
         notes.append(
-            f"{outside:,} earlier run{'s' * (outside != 1)} of points no longer in the grid "
+            f"{outside:,} earlier run{'s' * (outside != 1)} of points "
+            f"{'not drawn by --samples' if drawn else 'no longer in the grid'} "
             f"{'are' if outside != 1 else 'is'} not shown or counted (`gpuherd sweep status "
             f"{name}` lists them)."
         )

@@ -15,13 +15,10 @@ the daemon's are not asked whether they could run them (Python's dry_run asks th
 from __future__ import annotations
 
 import json
-import os
-import secrets
 import shlex
 import sys
 import time
-from collections.abc import Mapping
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from typing import Any
 
 import click
@@ -35,25 +32,14 @@ from gpuherd.cli.output_options import output_options
 from gpuherd.cli.param_types import SEED, Place, WholeRange, checked_by_daemon, completes
 from gpuherd.cli.submit_hints import command_devices_hint, past_begin_hint
 from gpuherd.cli.sweep_args import ParamsCommand, build, is_file, lone_value_warnings
+from gpuherd.cli.sweep_dry_run import DryRun, check_size, dry_run
 from gpuherd.cli.sweep_left_out import left_out
-from gpuherd.cli.sweep_path import recorded_seed, sweep_path
+from gpuherd.cli.sweep_path import sweep_path
 from gpuherd.client import Client
 from gpuherd.core.states import POINT_STATES
-from gpuherd.core.sweep import (
-    Point,
-    SweepError,
-    SweepSpec,
-    count,
-    expand,
-    is_bare_command,
-    size_refusal,
-    spec_to_dict,
-    unused_params,
-)
-from gpuherd.core.sweep_values import alike_values
+from gpuherd.core.sweep import is_bare_command, spec_to_dict
 from gpuherd.core.units import plural
 from gpuherd.errors import HerdError, NotRunning
-from gpuherd.script_files import missing_script_hints
 from gpuherd.wire_requests import options_sent
 
 RUN = "submit"
@@ -177,10 +163,10 @@ def submit_sweep(ctx: click.Context, /, source: str, **opts: Any) -> None:
         # The one-a-line commands are for `| gpuherd run`: what they leave out is said; the
         # JSON (for scripts) carries no option either, and says none.
         lost = None if opts["as_json"] else left_out(options, cwd)
-        env = {**os.environ, **(options.env_overrides or {})}
-        _dry_run(spec, cwd, env, opts["yes"], opts["as_json"], lost, cli_warnings)
+        said = DryRun(opts["as_json"], lost, cli_warnings, options.env_overrides or {})
+        dry_run(spec, cwd, opts["yes"], said)
         return
-    _check_size(spec, opts["yes"], "pass --yes to submit them all")
+    check_size(spec, opts["yes"], "pass --yes to submit them all")
     client = Client(timeout=600.0)
     for kind, ids in resolved(client, asdict(options)).items():
         setattr(options, kind, ids)
@@ -226,96 +212,6 @@ def _bare_command(source: str) -> str:
     if known:
         refusal += f"; to see the existing sweep {source}: {sweep_render.status_command(source)}"
     return refusal
-
-
-def _dry_run(
-    spec: SweepSpec,
-    cwd: str,
-    env: Mapping[str, str],
-    yes: bool,
-    as_json: bool,
-    lost: str | None,
-    cli_warnings: list[str],
-) -> None:
-    """Expand here (no daemon): the commands on stdout, one a line, the rest on stderr (`lost`:
-    the options they leave out, sweep_left_out.py); or with --json, what a submission's JSON
-    says, `ids` empty, and the `commands`. `env`: the points' (for a script looked for on
-    PATH); `cli_warnings`: those of the sweep's values and template."""
-    _check_size(spec, yes, "pass --yes to list them all")
-    results = os.path.normpath(os.path.join(cwd, os.path.expanduser(spec.results_path)))
-    seed, recorded = spec.seed, False
-    if spec.needs_seed and seed is None:  # as the daemon draws: with the sweep's own seed
-        seed = recorded_seed(spec.name)
-        recorded = seed is not None
-    chosen = spec.needs_seed and seed is None
-    if chosen:
-        seed = secrets.randbelow(2**31)
-    try:
-        points = expand(replace(spec, results_dir=results, seed=seed))
-    except SweepError as exc:
-        raise HerdError(f"invalid sweep: {exc}") from None
-    commands = [point.command or "" for point in points]
-    if not as_json:
-        _check_one_a_line(points)
-    if chosen and not as_json:  # (the JSON says seed_chosen)
-        click.echo(f"seed {seed} (chosen; pass --seed {seed} to get the same points)", err=True)
-    elif recorded and not as_json:
-        click.echo(f"seed {seed} (recorded for sweep {spec.name}: the points it draws)", err=True)
-    warnings = [
-        *cli_warnings,
-        *(
-            f"parameter {key!r} does not appear in the command"
-            for key in unused_params(spec.command or "", spec)
-        ),
-        *alike_values(spec),
-        *missing_script_hints(commands, cwd, env, noun="point"),
-    ]
-    for warning in warnings:  # on stderr with --json too, as a submission's
-        click.echo(prefixed("warning", warning), err=True)
-    if lost:
-        click.echo(prefixed("warning", lost), err=True)
-    if as_json:
-        # The keys of a submission's JSON that need no daemon (the done, failed and queued
-        # points are the daemon's to count); `commands` as the daemon's own dry run names them.
-        said = {
-            "name": spec.name,
-            "results_dir": results,
-            "seed": seed,
-            "seed_chosen": chosen,
-            "points": len(points),
-            "ids": [],
-            "cancelled": [],
-            "dry_run": True,
-            "warnings": warnings,
-            "commands": commands,
-        }
-        click.echo(json.dumps(said, indent=1))
-        return
-    for command in commands:
-        # The command exactly: its own final line break ends its line (as a `command: |`
-        # block's does); one a line is what `| gpuherd run` reads.
-        click.echo(command, nl=not command.endswith("\n"))
-    done = f"{plural(len(points), 'command')} of sweep {spec.name} (dry run: nothing submitted)"
-    click.echo(done, err=True)
-
-
-def _check_one_a_line(points: list[Point]) -> None:
-    """One command a line cannot show a command of several lines: joined, its lines would be
-    one other command (`cd /tmp echo 1`); as they are, each line would be a job of its own."""
-    for point in points:
-        if "\n" in (point.command or "").removesuffix("\n"):
-            raise HerdError(
-                f"the command of point {point.folder} has several lines, which --dry-run's one"
-                " command a line cannot show: --dry-run --json prints the commands exactly, or"
-                " put the lines in a script and run that"
-            )
-
-
-def _check_size(spec: SweepSpec, yes: bool, action: str) -> None:
-    """Too many points: said here, in the CLI's words (the daemon would say it in HTTP's)."""
-    refusal = size_refusal(spec.name, count(spec), yes=yes, action=action, samples="--samples N")
-    if refusal:
-        raise HerdError(refusal)
 
 
 @sweep.command(name="status")

@@ -97,8 +97,14 @@ def status_table(table: dict[str, Any], term: plain.Terminal | None = None) -> N
         )
     unread = [row["metrics_error"] for row in rows if row.get("metrics_error")]
     if unread:  # else the columns are just empty, with no reason given
-        more = f" (and {len(unread) - 1:,} more)" if len(unread) > 1 else ""
-        lines.append(plain.clean(f"metrics not read: {unread[0]}{more}"))
+        # ("(and 5 more)" said neither more what, nor where they were named)
+        said = f"metrics not read: {unread[0]}"
+        if len(unread) > 1:
+            said = (
+                f"metrics not read for {len(unread):,} points (--json gives each its"
+                f" metrics_error); the first: {unread[0]}"
+            )
+        lines.append(plain.clean(said))
     lines += _other_commands(table["name"], rows)
     lines += [plain.clean(line) for line in table.get("warnings", [])]  # (none: older daemon)
     if outside:
@@ -106,9 +112,16 @@ def status_table(table: dict[str, Any], term: plain.Terminal | None = None) -> N
         states = ", ".join(f"{n:,} {s}" for s, n in sorted(_counts(outside).items()))
         if len(outside) < matched:  # --limit: the states counted are the rows shown
             states = f"the first {len(outside):,} shown: {states}"
-        lines.append(f"{plural(matched, 'run')} not in the current grid (not counted): {states}")
+        lines.append(f"{plural(matched, 'run')} {outside_words(table)} (not counted): {states}")
         lines += _point_table(table, outside, term)
     term.write(lines)
+
+
+def outside_words(table: dict[str, Any]) -> str:
+    """What the runs outside the sweep's points are: of points not drawn by --samples (its
+    points are the ones drawn, though the grid holds the others), or not in the grid."""
+    drawn = table.get("samples") is not None
+    return "not drawn by --samples" if drawn else "not in the current grid"
 
 
 def _other_commands(name: str, rows: list[dict[str, Any]]) -> list[str]:
@@ -122,17 +135,19 @@ def _other_commands(name: str, rows: list[dict[str, Any]]) -> list[str]:
             (waiting if row["state"] in ("queued", "held") else ran).append(row)
     lines = []
     if ran:
+        one = len(ran) == 1
         lines.append(
             f"{plural(len(ran), 'point')} ran another command than the sweep's now"
-            f" ({_first(ran)}): their results are shown; submitting the sweep again with"
-            " --force runs them again"
+            f" ({_first(ran)}): {'its' if one else 'their'} results are shown; submitting the"
+            f" sweep again with --force runs {'it' if one else 'them'} again"
         )
     if waiting:
+        one = len(waiting) == 1
         lines.append(
             f"{plural(len(waiting), 'point')} waiting to run (queued or held) will run another"
-            f" command than the sweep's now ({_first(waiting)}): cancel them (gpuherd kill"
-            f" $(gpuherd ls -q {sweep_option(name)} --state queued,held)), then submit the"
-            " sweep again to run the new command"
+            f" command than the sweep's now ({_first(waiting)}): cancel {'it' if one else 'them'}"
+            f" (gpuherd kill $(gpuherd ls -q {sweep_option(name)} --state queued,held)), then"
+            " submit the sweep again to run the new command"
         )
     return [plain.clean(line) for line in lines]
 
@@ -221,7 +236,8 @@ def sweep_list(sweeps: list[dict[str, Any]], term: plain.Terminal | None = None)
         states = ", ".join(f"{n:,} {s}" for s, n in sorted(item["counts"].items()))
         outside = sum((item.get("outside") or {}).values())
         if outside:
-            states += f" (+{outside:,} not in the grid)"
+            drawn = item.get("samples") is not None
+            states += f" (+{outside:,} {'not drawn by --samples' if drawn else 'not in the grid'})"
         rows.append([item["name"], f"{item['points']:,}", states, item["results_dir"]])
     # Too wide: cut the results folder first, then the states, then the name.
     term.write(plain.table(term, ("NAME", "POINTS", "STATES", "RESULTS"), rows, shrink=(3, 2, 0)))

@@ -117,3 +117,50 @@ def _job(lines: list[str]) -> str:
         lines = lines[:-1]  # a blank line ends a continuation, as in sh
     text = "\n".join(lines).strip()
     return text[:-1].rstrip() if _continues(text) else text
+
+
+_WORD_START = " \t\n;&|()"
+"""What a `#` follows where it starts a comment (at a word's start, as sh reads it)."""
+
+
+def shell_joined(command: str) -> str:
+    """`command` with each line break the shell reads as a continuation taken out: a
+    backslash ending a line outside single quotes and comments goes with its line break, as
+    sh drops them; outside quotes the blanks around it become one space (`python train.py
+    \\⏎    --lr 1` reads `python train.py --lr 1`), inside double quotes they stay. Unlike
+    flat_command (a listing's view), exact: a line break inside single quotes is part of the
+    word, and one after a comment ends the command, so both stay."""
+    if "\\\n" not in command:
+        return command
+    out: list[str] = []
+    quote = ""
+    comment = False
+    i = 0
+    while i < len(command):
+        c = command[i]
+        if comment or quote == "'":
+            comment = comment and c != "\n"
+            quote = "" if quote == "'" and c == "'" else quote
+            out.append(c)
+        elif c == "\\" and command[i + 1 : i + 2] == "\n":
+            i += 2
+            if not quote:
+                blank = bool(out) and out[-1] in " \t"
+                while out and out[-1] in " \t":
+                    out.pop()
+                while i < len(command) and command[i] in " \t":
+                    blank, i = True, i + 1
+                out.append(" " * blank)
+            continue
+        elif c == "\\":
+            out.append(command[i : i + 2])  # one piece: an escaped blank stays a word's
+            i += 2
+            continue
+        else:
+            if c in "'\"" and quote in ("", c):
+                quote = "" if quote else c
+            elif c == "#" and not quote and (not out or out[-1][-1:] in _WORD_START):
+                comment = True
+            out.append(c)
+        i += 1
+    return "".join(out)

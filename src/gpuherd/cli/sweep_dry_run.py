@@ -1,0 +1,131 @@
+"""`gpuherd sweep --dry-run`: the sweep expanded here, with no daemon, and its commands
+printed one a line for `| gpuherd run` (or, with --json, a submission's JSON without ids).
+Its refusals and warnings are the submission's, in the same words (sweeps.py): a dry run
+that passes where the submission is refused, or says less, misleads."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+
+import click
+
+from gpuherd.cli.main import prefixed
+from gpuherd.cli.sweep_path import recorded_seed
+from gpuherd.core.commands import shell_joined
+from gpuherd.core.sweep import (
+    Point,
+    SweepError,
+    SweepSpec,
+    count,
+    expand,
+    size_refusal,
+    unused_params,
+)
+from gpuherd.core.sweep_env import env_placeholders
+from gpuherd.core.sweep_values import alike_values
+from gpuherd.core.units import plural
+from gpuherd.errors import HerdError
+from gpuherd.script_files import missing_script_hints
+
+
+@dataclass
+class DryRun:
+    """How to say a dry run: `as_json`; `lost`, the options the commands leave out
+    (sweep_left_out.py); `cli_warnings`, those of the sweep's values and template; `env`,
+    the --env values every point gets."""
+
+    as_json: bool
+    lost: str | None
+    cli_warnings: list[str]
+    env: Mapping[str, str]
+
+
+def unused_warning(key: str) -> str:
+    """A parameter no placeholder uses, said as the daemon says it (sweeps.py)."""
+    return f"parameter {key!r} does not appear in the command: it only names folders"
+
+
+def dry_run(spec: SweepSpec, cwd: str, yes: bool, said: DryRun) -> None:
+    """Expand here (no daemon): the commands on stdout, one a line, the rest on stderr; or
+    with --json, what a submission's JSON says, `ids` empty, and the `commands`."""
+    check_size(spec, yes, "pass --yes to list them all")
+    results = os.path.normpath(os.path.join(cwd, os.path.expanduser(spec.results_path)))
+    seed, recorded = spec.seed, False
+    if spec.needs_seed and seed is None:  # as the daemon draws: with the sweep's own seed
+        seed = recorded_seed(spec.name)
+        recorded = seed is not None
+    chosen = spec.needs_seed and seed is None
+    if chosen:
+        seed = secrets.randbelow(2**31)
+    try:
+        points = expand(replace(spec, results_dir=results, seed=seed))
+    except SweepError as exc:
+        raise HerdError(f"invalid sweep: {exc}") from None
+    commands = [point.command or "" for point in points]
+    lines = [] if said.as_json else one_a_line(points)
+    if chosen and not said.as_json:  # (the JSON says seed_chosen)
+        click.echo(f"seed {seed} (chosen; pass --seed {seed} to get the same points)", err=True)
+    elif recorded and not said.as_json:
+        click.echo(f"seed {seed} (recorded for sweep {spec.name}: the points it draws)", err=True)
+    names = [*spec.fixed, *spec.varying]
+    warnings = [
+        *said.cli_warnings,
+        *(unused_warning(key) for key in unused_params(spec.command or "", spec)),
+        *alike_values(spec),
+        *missing_script_hints(commands, cwd, {**os.environ, **said.env}, noun="point"),
+        *env_placeholders(spec.command, names, said.env),
+    ]
+    for warning in warnings:  # on stderr with --json too, as a submission's
+        click.echo(prefixed("warning", warning), err=True)
+    if said.lost:
+        click.echo(prefixed("warning", said.lost), err=True)
+    if said.as_json:
+        # The keys of a submission's JSON that need no daemon (the done, failed and queued
+        # points are the daemon's to count); `commands` as the daemon's own dry run names them.
+        answer = {
+            "name": spec.name,
+            "results_dir": results,
+            "seed": seed,
+            "seed_chosen": chosen,
+            "points": len(points),
+            "ids": [],
+            "cancelled": [],
+            "dry_run": True,
+            "warnings": warnings,
+            "commands": commands,
+        }
+        click.echo(json.dumps(answer, indent=1))
+        return
+    for line in lines:
+        # The command exactly: its own final line break ends its line (as a `command: |`
+        # block's does); one a line is what `| gpuherd run` reads.
+        click.echo(line, nl=not line.endswith("\n"))
+    done = f"{plural(len(points), 'command')} of sweep {spec.name} (dry run: nothing submitted)"
+    click.echo(done, err=True)
+
+
+def one_a_line(points: list[Point]) -> list[str]:
+    """Each point's command on one line: continued lines (`\\` at a line's end, a `command: |`
+    block's) joined as the shell joins them. A command of several lines cannot be one:
+    joined, its lines would be one other command (`cd /tmp echo 1`); as they are, each line
+    would be a job of its own."""
+    lines = [shell_joined(point.command or "") for point in points]
+    for point, line in zip(points, lines, strict=True):
+        if "\n" in line.removesuffix("\n"):
+            raise HerdError(
+                f"the command of point {point.folder} has several lines, which --dry-run's one"
+                " command a line cannot show: --dry-run --json prints the commands exactly, or"
+                " put the lines in a script and run that"
+            )
+    return lines
+
+
+def check_size(spec: SweepSpec, yes: bool, action: str) -> None:
+    """Too many points: said here, in the CLI's words (the daemon would say it in HTTP's)."""
+    refusal = size_refusal(spec.name, count(spec), yes=yes, action=action, samples="--samples N")
+    if refusal:
+        raise HerdError(refusal)
