@@ -12,7 +12,8 @@
     print(sweep.results())                    # params, state and metrics of every point
     job = gpuherd.connect().submit("python train.py", gpus=1)
 
-Tasks are in tasks.py, `as_completed` in pyapi_completed.py; all goes through the daemon's API.
+Tasks are in tasks.py, `as_completed` in pyapi_completed.py, JobFailed in pyapi_failed.py; all
+goes through the daemon's API.
 """
 
 from __future__ import annotations
@@ -26,8 +27,6 @@ from typing import Any
 
 from gpuherd import paths
 from gpuherd.client import Client
-from gpuherd.core.failure_line import failure_line
-from gpuherd.core.states import GPUHERD_STOPS
 from gpuherd.core.sweep import SweepError, SweepSpec, count, size_refusal, spec_to_dict
 from gpuherd.core.sweep_names import default_sweep_name, is_bare_command
 from gpuherd.errors import DaemonError, HerdError, NoAnswer
@@ -45,8 +44,10 @@ from gpuherd.pyapi_checks import (
     wait_ids,
 )
 from gpuherd.pyapi_completed import CompletedJobs
+from gpuherd.pyapi_failed import JobFailed
 from gpuherd.pyapi_jobs import JobActions, JobListing
 from gpuherd.pyapi_notebook import JobDisplay, followed_texts, wait_interrupted
+from gpuherd.pyapi_result import returned_value
 from gpuherd.pyapi_start import start_daemon, warn_other_gpus
 from gpuherd.pyapi_sweep import Sweep, SweepWarning, bare_command_refusal, check_keywords, over_file
 from gpuherd.pyapi_types import check_types
@@ -64,12 +65,9 @@ from gpuherd.pyapi_values import (
 )
 from gpuherd.tasks_guard import refuse_while_loading
 from gpuherd.wire_requests import SweepOptions, options_sent
-from gpuherd.worker import METRICS_FILE, RESULT_FILE, runs_task
 
 _YES = "pass yes=True to submit them all"
 FINISHED = frozenset({"succeeded", "failed", "killed", "cancelled", "lost"})
-STDERR_LINES_READ = 200
-"""The end of a failed job's stderr JobFailed looks in for the error its traceback ends with."""
 
 
 def connect(
@@ -329,17 +327,7 @@ class Job(JobActions, JobDisplay):
         state = self.wait(timeout)
         if state != "succeeded":
             raise JobFailed(self, state)
-        info = self.info()
-        # One file each, never the other's: a command's own result.json is no return value
-        # (it was taken for one), nor is a metrics.json a task that returned None wrote.
-        name = RESULT_FILE if runs_task(str(info.get("command") or "")) else METRICS_FILE
-        path = Path(info["job_dir"]) / name
-        try:
-            return json.loads(path.read_text())
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError) as exc:
-            raise HerdError(f"cannot read job {self.id}'s {path}: {exc}") from None
+        return returned_value(self.id, self.info())  # (its own run's: a point may run again)
 
     def edit(self, clear: Iterable[str] = (), **changes: Any) -> str:
         """Change what the waiting job asks for, as `gpuherd edit`: command, name, gpus,
@@ -377,25 +365,6 @@ class ListedJob(Job):
     def __init__(self, herd: Herd, row: dict[str, Any]) -> None:
         super().__init__(herd, int(row["id"]), seen=True)
         self.snapshot = row
-
-
-class JobFailed(HerdError):
-    """Job.result() of a job that did not succeed: `job`, its `state`, and why in the text."""
-
-    def __init__(self, job: Job, state: str) -> None:
-        self.job, self.state = job, state
-        info = job.info()
-        said = {"exit": f"exit {info.get('exit_code')}", "signal": f"signal {info.get('signal')}"}
-        why = said.get(info.get("outcome") or "", info.get("message") or info.get("outcome"))
-        text = f"job {job.id}" + (f" ({info['name']})" if info.get("name") else "") + f" {state}"
-        text += f" ({why})" if why and why != state else ""
-        # (stopped by gpuherd, a kill or --timeout is why: not its stderr's "Terminated")
-        read = 0 if info.get("outcome") in GPUHERD_STOPS else STDERR_LINES_READ
-        try:  # (a traceback's error, which a deep one has many lines above its end)
-            why_line = failure_line(job.logs("stderr", lines=read).splitlines()) if read else None
-        except HerdError:
-            why_line = None
-        super().__init__(text + (f": {why_line}" if why_line else ""))
 
 
 __all__ = ["Herd", "Job", "JobFailed", "ListedJob", "Sweep", "SweepWarning", "connect", "make_spec"]

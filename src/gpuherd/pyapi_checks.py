@@ -39,7 +39,7 @@ def check_connect(home: Any, gpus: Any, fake_gpus: Any = None) -> None:
         )
     count = isinstance(fake_gpus, int) and not isinstance(fake_gpus, bool)
     if fake_gpus is not None and not (count or isinstance(fake_gpus, str | os.PathLike)):
-        raise WrongType(
+        raise WrongKindOfNumber(  # (an InvalidValue too, as a bad count is: GpusRefused)
             "fake_gpus is how many fake GPUs (4), their sizes ('2x24GiB,1x80GiB') or a .json "
             f"state file, got {fake_gpus!r} ({type(fake_gpus).__name__})"
         )

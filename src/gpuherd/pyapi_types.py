@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from gpuherd.core.units import MissingUnit
-from gpuherd.errors import HerdError, InvalidValue
+from gpuherd.errors import DaemonError, HerdError, InvalidValue
 
 
 class WrongType(HerdError, TypeError):
@@ -23,6 +23,13 @@ class WrongValue(InvalidValue, ValueError):
     `mem=10`): an InvalidValue (one line naming the keyword, in the CLI's words), and a
     ValueError, as Python's own for a wrong value (and as these raised before: the parsers'
     bare ValueError, which named no keyword)."""
+
+
+class GpusRefused(WrongValue, DaemonError):
+    """connect()'s `gpus` or `fake_gpus` (or GPUHERD_FAKE_GPUS) that no daemon start takes
+    (`fake_gpus=0`, `-1`, `100000`), refused before any daemon is started, in `gpuherd daemon
+    start`'s words (gpus/choice.py, which both use): an InvalidValue, as the API's other bad
+    values are; still a DaemonError, as it was raised before (code catching that works on)."""
 
 
 class WrongKindOfNumber(WrongType, InvalidValue):

@@ -37,10 +37,10 @@ from gpuherd.core.sweep import SweepError, SweepSpec
 from gpuherd.core.sweep_spec import FILE_SUFFIXES
 from gpuherd.core.units import memory_amount, not_a_choice, parse_duration
 from gpuherd.core.when import parse_begin
-from gpuherd.errors import DaemonError, HerdError
+from gpuherd.errors import HerdError
 from gpuherd.paths import current_folder
 from gpuherd.pyapi_checks import refuse_unknown
-from gpuherd.pyapi_types import WrongValue, check_types, read_value
+from gpuherd.pyapi_types import GpusRefused, WrongValue, check_types, read_value
 from gpuherd.task_values import from_numpy, is_numpy
 
 SUBMIT_OPTIONS = frozenset(
@@ -114,7 +114,7 @@ def start_options(
     """connect()'s `gpus` and `fake_gpus` as the daemon's options, and whether setting
     GPUHERD_FAKE_GPUS could help a start that fails (no argument given, the variable unset).
     Both, or the variable, are checked here, as every start checks them (gpus/choice.py): a
-    bad one is a DaemonError naming it (the argument, in connect()'s words), and no daemon is
+    bad one is GpusRefused naming it (the argument, in connect()'s words), and no daemon is
     started. The variable is not passed on as --fake-gpus: the daemon reads it itself, to
     know (and say) where its GPUs came from."""
     from gpuherd.gpus.choice import choose_gpus  # (the GPU probes: only to start a daemon)
@@ -124,7 +124,7 @@ def start_options(
     try:
         choice = choose_gpus(gpu_text, fake_text)
     except ValueError as exc:  # an argument given wins over the variable: never advised
-        raise DaemonError(connect_spelling(str(exc), variable_helps=False)) from None
+        raise GpusRefused(connect_spelling(str(exc), variable_helps=False)) from None
     options = [] if gpu_text is None else ["--gpus", gpu_text]
     options += [] if fake_text is None else ["--fake-gpus", fake_text]
     return options, not choice.given

@@ -9,10 +9,12 @@ submitting a job raises (tasks_guard.py). The function is called with the point'
 read from `RUN_DIR/params.json` (or given with `--params JSON`, or `--params-file FILE` for
 large ones), plus `run_dir` when it takes that argument. Its return value is written to
 `RUN_DIR/result.json` as it is, and to `RUN_DIR/metrics.json`: a dict as it is, anything else
-but None as `{"result": value}`. What JSON cannot hold is stored as its text, said in one line
-on stderr (task_values.py): the function succeeded, so its run is kept. An exception fails
-the job with the traceback on stderr. An `async def` task is run with asyncio.run; a
-generator returned, or `sys.exit(N)`, ends the job as worker_endings.py says.
+but None as `{"result": value}`; both are removed first, so a run that returns None, exits or
+fails shows none of an earlier run's (clear_return_files). What JSON cannot hold is stored as
+its text, said in one line on stderr (task_values.py): the function succeeded, so its run is
+kept. An exception fails the job with the traceback on stderr. An `async def` task is run
+with asyncio.run; a generator returned, or `sys.exit(N)`, ends the job as worker_endings.py
+says.
 
 A class with a `main()` method (GPU Task Scheduler's `GPUTask`) runs too: it is created,
 given `_config` (the parameters) and `_work_dir` (the run folder), and its `main()` called.
@@ -226,6 +228,19 @@ def write_metrics(run_dir: str, result: Any) -> str | None:
     return stored.note()
 
 
+def clear_return_files(run_dir: str) -> None:
+    """Remove the result.json and metrics.json an earlier run in this folder left, first
+    thing (before the parameters are read: a run that fails early leaves none either): a
+    run that returns None, calls sys.exit() or fails writes neither, and the earlier run's
+    would stand as its result (`job.result()`, `sweep status`'s columns). The daemon moves
+    an earlier attempt's or run's metrics.json aside before a job starts (attempt-N/,
+    previous-runs/), so this finds them only where nothing did: `gpuherd run` again into
+    the same --output-dir, or a worker run by hand."""
+    for name in (RESULT_FILE, METRICS_FILE):
+        with contextlib.suppress(OSError):  # (none there: the usual case)
+            Path(run_dir, name).unlink()
+
+
 def _write_json(path: Path, data: Any, mode: int = 0o666) -> None:
     """(A new file renamed into place: a link planted in the job's folder is not followed.)"""
     own_files.replace_file(path, (json.dumps(data, indent=2) + "\n").encode(), mode)
@@ -300,6 +315,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.path:
         sys.path.insert(0, args.path)
     run_dir = args.run_dir or os.environ.get("GPUHERD_JOB_DIR") or os.getcwd()
+    clear_return_files(run_dir)
     try:
         if args.params_file is not None:
             params = read_params_file(args.params_file, run_dir)
@@ -309,8 +325,6 @@ def main(argv: list[str] | None = None) -> int:
             params = read_params(run_dir)
         if not isinstance(params, dict):
             raise WorkerError("--params must be a JSON object")
-        with contextlib.suppress(OSError):  # an earlier run's return value
-            Path(run_dir, RESULT_FILE).unlink()
         obj = _load(args, run_dir)
         result = call(obj, params, run_dir, restarted=args.env_applied)
         result = settled(result, _called(obj))  # (an `async def` task: run here)

@@ -1,0 +1,67 @@
+"""What `Job.result()` (pyapi.py) reads from a succeeded job's folder: a task's result.json
+(its return value as it was), a command's metrics.json; and from which run's files.
+
+A sweep point run again (force=True, or a failed point resubmitted) runs in the same folder
+as the job before it, whose files the daemon moved to previous-runs/<n>/ (sweep_folders.py).
+The earlier job's result() read the folder all the same: it answered the later job's value,
+or None once that one was running, for a job that had returned something else. It reads its
+own run's files instead, found by the job id their job.json names.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from gpuherd.errors import HerdError
+from gpuherd.sweep_files import read_json
+from gpuherd.sweep_folders import PREVIOUS_DIR
+from gpuherd.worker import METRICS_FILE, RESULT_FILE, runs_task
+
+
+def returned_value(job_id: int, info: Mapping[str, Any]) -> Any:
+    """The value job `job_id` (its `info`: GET /jobs/ID) returned, None if none: one file
+    each, never the other's (a command's own result.json is no return value, nor is a
+    metrics.json a task that returned None wrote). HerdError if it cannot be read, or was
+    not kept (a task's, once its sweep point ran again)."""
+    folder = Path(info["job_dir"])
+    task = runs_task(str(info.get("command") or ""))
+    run = own_run(folder, job_id)
+    path = run / (RESULT_FILE if task else METRICS_FILE)
+    if task and run != folder and (run / METRICS_FILE).exists():
+        # The worker removes result.json as the next run starts: its metrics.json is kept,
+        # but says not what it was (5 and {"result": 5} are one). Without one, it was None.
+        raise HerdError(
+            f"job {job_id}'s return value was not kept: its sweep point ran again since, in "
+            f"the same folder {folder}; what it returned is in {run / METRICS_FILE} (a dict "
+            'as it was, another value as {"result": value})'
+        )
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise HerdError(f"cannot read job {job_id}'s {path}: {exc}") from None
+
+
+def own_run(folder: Path, job_id: int) -> Path:
+    """Where job `job_id`'s run left its files: its folder, unless a later job's run has it
+    now (its job.json names another job, or none yet), and previous-runs/<n>/ holds one
+    whose job.json names this job; else the folder, as before."""
+    if _named_job(folder) == job_id:
+        return folder
+    try:
+        earlier = [p for p in (folder / PREVIOUS_DIR).iterdir() if p.name.isdigit()]
+    except OSError:
+        return folder
+    for run in sorted(earlier, key=lambda p: int(p.name), reverse=True):
+        if _named_job(run) == job_id:
+            return run
+    return folder
+
+
+def _named_job(run: Path) -> Any:
+    record = read_json(run / "job.json")
+    return record.get("id") if isinstance(record, dict) else None
