@@ -22,8 +22,8 @@ from gpuherd.core.model import Attempt, Job, Reservation
 from gpuherd.core.output_files import attempt_files_for, launch_files
 from gpuherd.core.recovery import Ran
 from gpuherd.core.states import JobState, OutcomeKind
-from gpuherd.devices import RunKey, RunningJob
 from gpuherd.executors.base import Executor, ExitStatus, LaunchRequest, NotStarted
+from gpuherd.gpu_processes import RunKey, RunningJob
 from gpuherd.layout import Layout
 from gpuherd.log_cap_watch import NamedLogs, start_bases, watch_logs
 

@@ -16,6 +16,14 @@ from typing import Any
 
 from gpuherd.core.model import MAX_SLOTS, Device, DeviceState
 from gpuherd.errors import InvalidValue, NotFound
+from gpuherd.gpu_processes import (
+    GpuProcessView,
+    RunKey,
+    RunningJob,
+    attribute,
+    unlisted_memory,
+    user_of,
+)
 from gpuherd.gpus.base import GpuProbe, GpuReading, JobOnGpus, ProbeError
 from gpuherd.gpus.static import StaticProbe
 from gpuherd.host_memory import host_memory_available
@@ -29,16 +37,6 @@ HISTORY_LENGTH = 300
 """Readings kept per GPU: ten minutes at the default interval."""
 REMOVED_GPUS = "removed_gpus"
 """The setting that keeps the removed GPUs' configurations (DeviceTable._removed)."""
-
-
-@dataclass(frozen=True)
-class GpuProcessView:
-    """A process on a GPU, with whose it is: a gpuherd job's (by job id) or foreign."""
-
-    pid: int
-    memory: int | None
-    job_id: int | None
-    user: str | None
 
 
 class DeviceTable:
@@ -147,7 +145,7 @@ class DeviceTable:
             series.append((stamp, r.utilization, r.memory_used))
         changed = readings != self._readings
         self._readings = readings
-        self._attribute(jobs)
+        self._processes, self.usage = attribute(self._readings, jobs)  # whose each process is
         return changed
 
     def _failed(self, reason: str, now: float) -> None:
@@ -157,23 +155,6 @@ class DeviceTable:
             log.warning("GPU probe failed, keeping %s until it works again: %s", kept, reason)
         since = now if self.failure is None else self.failure.since
         self.failure = ProbeFailure(since, reason)
-
-    def _attribute(self, jobs: list[RunningJob]) -> None:
-        """Tell each GPU process's owner: one of our jobs (by process group), or foreign."""
-        by_pgid = {j.pgid: j for j in jobs}
-        usage: dict[RunKey, dict[int, int]] = {}
-        self._processes = {}
-        for index, reading in self._readings.items():
-            views = []
-            for p in reading.processes:
-                pgid = _pgid(p.pid)
-                job = None if pgid is None else by_pgid.get(pgid)
-                views.append(GpuProcessView(p.pid, p.memory, job.job_id if job else None, None))
-                if job is not None:
-                    per_gpu = usage.setdefault((job.job_id, job.attempt), {})
-                    per_gpu[index] = per_gpu.get(index, 0) + (p.memory or 0)
-            self._processes[index] = views
-        self.usage = {run: max(per_gpu.values()) for run, per_gpu in usage.items()}
 
     # ---- views ----------------------------------------------------------------------------
 
@@ -233,7 +214,7 @@ class DeviceTable:
     def processes(self, index: int) -> list[GpuProcessView]:
         """What runs on a GPU, with the user of each foreign process."""
         return [
-            replace(p, user=_user(p.pid)) if p.job_id is None else p
+            replace(p, user=user_of(p.pid)) if p.job_id is None else p
             for p in self._processes.get(index, [])
         ]
 
@@ -334,27 +315,6 @@ class DeviceTable:
         self._on_change()
 
 
-DRIVER_SLACK = 0.05
-"""The share of a GPU's memory that memory no process holds may take and still be counted as
-free: the driver's own (a few MiB to a few hundred on an idle GPU). Without it a job asking
-for a GPU's whole memory (`--mem 80GiB` on an 80 GiB GPU, meaning "all of it") waited for
-ever for memory no one would free."""
-
-
-def unlisted_memory(reading: GpuReading, listed: list[GpuProcessView]) -> int:
-    """Memory in use on the GPU that no listed process holds: another container's processes
-    (NVML lists no process of another PID namespace), graphics processes. It is taken as much
-    as a foreign process's memory, or a job with --mem would be placed in it; up to
-    DRIVER_SLACK of the GPU it is taken for the driver's own, and not counted. Unknown (0)
-    when a listed process's memory is not reported: the rest of the used memory may then be
-    our own jobs', already held by them."""
-    used, total = reading.memory_used, reading.memory_total
-    if used is None or any(p.memory is None for p in listed):
-        return 0
-    unlisted = max(used - sum(p.memory or 0 for p in listed), 0)
-    return unlisted if total is None or unlisted > total * DRIVER_SLACK else 0
-
-
 @dataclass(frozen=True)
 class ProbeFailure:
     """The probe fails since `since` (epoch seconds), for `reason` (the latest)."""
@@ -366,37 +326,3 @@ class ProbeFailure:
 def local_time(stamp: float) -> str:
     """An epoch time as the daemon's log and `gpuherd gpus` show it."""
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(stamp))
-
-
-RunKey = tuple[int, int]
-"""(job id, attempt number): one run of a job. Two runs of a job may run at once: a job
-released while the run it was held for runs (engine_held_runs.py) starts its next attempt
-beside it. What is kept per run (its memory, its GPUs) is kept by this key, never the job's
-id alone, which mixed the two (a peak taken for the other's)."""
-
-
-@dataclass(frozen=True)
-class RunningJob:
-    """What the device table needs to know of a running job's run."""
-
-    job_id: int
-    attempt: int
-    pgid: int
-    gpus: tuple[int, ...]
-    job_dir: str
-
-
-def _pgid(pid: int) -> int | None:
-    try:
-        return os.getpgid(pid)
-    except OSError:
-        return None  # gone, or in another PID namespace (a container): not ours
-
-
-def _user(pid: int) -> str | None:
-    import psutil  # deferred: ~6 ms at import, and only GPU listings ask for users
-
-    try:
-        return str(psutil.Process(pid).username())
-    except (psutil.Error, KeyError):
-        return None

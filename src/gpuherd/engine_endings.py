@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence, Set
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from gpuherd import jobfiles
+from gpuherd import jobfiles, log_text
 from gpuherd.attempts import Live
 from gpuherd.core.lifecycle import (
     Ended,
@@ -168,7 +168,7 @@ def stderr_tail(engine: Engine, job: Job) -> str:
     """The end of the job's latest attempt's stderr, where that attempt wrote it: what tells a
     CUDA out-of-memory error (core/lifecycle.classify)."""
     files = engine.store.attempt_files(job.id, job.attempt)
-    return jobfiles.tail(engine.layout.log_file(job, job.attempt, "stderr", files))
+    return log_text.tail(engine.layout.log_file(job, job.attempt, "stderr", files))
 
 
 def said_if_its_disk_was_full(engine: Engine, job: Job, outcome: Outcome, retried: bool) -> Outcome:

@@ -19,7 +19,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gpuherd import jobfiles
+from gpuherd import log_text
 from gpuherd.attempts import HeldRun
 from gpuherd.core.lifecycle import PUT_BACK, classify
 from gpuherd.core.model import Job
@@ -34,9 +34,9 @@ from gpuherd.core.recovery import (
     unwatched_run,
 )
 from gpuherd.core.states import Event, JobState
-from gpuherd.devices import RunKey
 from gpuherd.engine_taken import attempt_row, ended_run, found_run, on_gpus, take
 from gpuherd.executors.base import ExitStatus
+from gpuherd.gpu_processes import RunKey
 
 if TYPE_CHECKING:
     from gpuherd.engine import Engine
@@ -228,7 +228,7 @@ def _record_end(engine: Engine, job_id: int, ran: Ran, now: float) -> None:
         done = Take(job.id, ran, superseded=False)
         take(engine, job, done, "", now, story=HELD_FOR_IT, queued=ended)
         return
-    tail = jobfiles.tail(Path(ran.folder) / "stderr.log") if ran.exit_code else ""
+    tail = log_text.tail(Path(ran.folder) / "stderr.log") if ran.exit_code else ""
     outcome = classify(ran.ended, tail)
     started = ran.started_at if ran.started_at is not None else ran.ended_at
     engine.store.add_attempt(attempt_row(engine, job, ran, started))

@@ -23,8 +23,9 @@ from typing import IO, Any, Protocol
 from gpuherd.core.states import JobState
 from gpuherd.core.text import shell_word
 from gpuherd.errors import Forbidden
-from gpuherd.jobfiles import LOGS, as_a_terminal_shows, open_job_file, utf8_complete
+from gpuherd.jobfiles import LOGS, open_job_file
 from gpuherd.layout import Layout, attempt_path
+from gpuherd.log_text import as_a_terminal_shows, utf8_complete
 
 POLL = 0.2
 """Seconds between two reads of the followed logs (files send no notification)."""

@@ -17,7 +17,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gpuherd import jobfiles
+from gpuherd import log_text
 from gpuherd.core.deps import KINDS
 from gpuherd.core.lifecycle import Rerun, cancelled_at_once
 from gpuherd.core.log_names import FOLDER_LOGS
@@ -262,7 +262,7 @@ class Service(SystemVerbs, EditVerbs, MoveVerbs):
                 {**attempt_view(a, job.spec.ram), "log_files": logs[a.number]} for a in attempts
             ],
             events=[asdict(e) for e in self.store.events(job.id)],
-            stderr_tail=jobfiles.tail_lines(Path(latest["stderr"]), STDERR_TAIL_LINES)
+            stderr_tail=log_text.tail_lines(Path(latest["stderr"]), STDERR_TAIL_LINES)
             if job.attempt
             else [],
             log_files=latest,

@@ -14,9 +14,10 @@ from gpuherd.core.placement import Hold
 from gpuherd.core.recovery import runs_unwatched
 from gpuherd.core.states import JobState
 from gpuherd.core.units import format_duration, plural
-from gpuherd.devices import RunKey, local_time
+from gpuherd.devices import local_time
 from gpuherd.engine import Engine
 from gpuherd.errors import Conflict, InvalidValue
+from gpuherd.gpu_processes import RunKey
 from gpuherd.hooks import hooks_from_now
 from gpuherd.store import Store
 from gpuherd.wire import device_view

@@ -17,9 +17,10 @@ from typing import Any
 
 from gpuherd import store_rows as rows
 from gpuherd.core.deps import KINDS
-from gpuherd.core.model import Attempt, JobSpec
+from gpuherd.core.model import JobSpec
 from gpuherd.core.states import FINISHED_STATES, JobState
 from gpuherd.errors import StoreError
+from gpuherd.store_attempts import AttemptWrites
 from gpuherd.store_batch import insert_deps, insert_new_jobs
 from gpuherd.store_checkpoint import BACKSTOP_PAGES, Checkpointer
 from gpuherd.store_reader import file_id
@@ -45,7 +46,7 @@ _JOINED = nullcontext()
 """A transaction nested in the one under way (Store.transaction)."""
 
 
-class Store(JobReads, SweepAndDeviceTables, JobViews):
+class Store(JobReads, SweepAndDeviceTables, JobViews, AttemptWrites):
     def __init__(self, path: Path, scratch: bool = False) -> None:
         """Open (or create) the database at `path`.
 
@@ -224,7 +225,7 @@ class Store(JobReads, SweepAndDeviceTables, JobViews):
                 (key, value),
             )
 
-    # ---- jobs: writes ---------------------------------------------------------------------
+    # ---- jobs: writes (the attempts': store_attempts.py) ----------------------------------
 
     def add_jobs(self, new_jobs: Sequence[NewJob], now: float) -> list[int]:
         """Insert the jobs, their dependencies and their submit events; their ids, in order.
@@ -310,24 +311,6 @@ class Store(JobReads, SweepAndDeviceTables, JobViews):
         with self.transaction():
             new_deps(self._db, job_id, spec, now)
 
-    def record_pids(self, spawned: Sequence[tuple[int, int, int, float]]) -> None:
-        """The pids of spawned attempts, as (job id, attempt, pid, spawned at), in one batch."""
-        if not spawned:
-            return
-        with self.transaction():
-            self._db.executemany(
-                "UPDATE jobs SET pid = ? WHERE id = ?", [(pid, job) for job, _, pid, _ in spawned]
-            )
-            self._db.executemany(
-                "UPDATE attempts SET pid = ? WHERE job_id = ? AND number = ?",
-                [(pid, job, number) for job, number, pid, _ in spawned],
-            )
-            self._db.executemany(
-                "INSERT INTO events(job_id, at, event, from_state, to_state, detail)"
-                " VALUES (?, ?, 'spawn', NULL, '', ?)",
-                [(job, at, f"pid {pid}") for job, _, pid, at in spawned],
-            )
-
     def delete_jobs(self, ids: Sequence[int]) -> None:
         with self.transaction():
             # What the jobs had met of others' dependencies is forgotten with them; what they
@@ -340,30 +323,6 @@ class Store(JobReads, SweepAndDeviceTables, JobViews):
             for table, column in (("events", "job_id"), ("attempts", "job_id"), ("deps", "job")):
                 self._db.executemany(f"DELETE FROM {table} WHERE {column} = ?", [(i,) for i in ids])
             self._db.executemany("DELETE FROM jobs WHERE id = ?", [(i,) for i in ids])
-
-    def add_attempt(self, attempt: Attempt) -> None:
-        row = rows.new_attempt_row(attempt)
-        names, marks = ", ".join(row), ",".join("?" * len(row))
-        with self.transaction():
-            self._db.execute(
-                f"INSERT OR REPLACE INTO attempts({names}) VALUES ({marks})", tuple(row.values())
-            )
-
-    def update_attempt(self, job_id: int, number: int, **changes: Any) -> None:
-        if "outcome" in changes:
-            changes.update(rows.outcome_columns(changes.pop("outcome")))
-        cols = rows.set_clause(tuple(changes))
-        with self.transaction():
-            self._db.execute(
-                f"UPDATE attempts SET {cols} WHERE job_id = ? AND number = ?",
-                (*changes.values(), job_id, number),
-            )
-
-    def delete_attempt(self, job_id: int, number: int) -> None:
-        with self.transaction():
-            self._db.execute(
-                "DELETE FROM attempts WHERE job_id = ? AND number = ?", (job_id, number)
-            )
 
     # ---- internals ------------------------------------------------------------------------
 

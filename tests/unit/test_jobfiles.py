@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpuherd import jobfiles
+from gpuherd import jobfiles, log_text
 from gpuherd.core.model import Attempt, Job, JobSpec, Outcome
 from gpuherd.core.states import JobState, OutcomeKind
 
@@ -303,27 +303,27 @@ def test_tail_of_a_large_file_returns_only_the_last_bytes(tmp_path: Path) -> Non
     log = tmp_path / "stderr.log"
     body = b"".join(b"line %06d\n" % i for i in range(100_000))  # ~1.2 MB
     log.write_bytes(body)
-    assert jobfiles.tail(log, 1000) == body[-1000:].decode()
-    default = jobfiles.tail(log)
-    assert len(default.encode()) == jobfiles.TAIL_BYTES
-    assert default == body[-jobfiles.TAIL_BYTES :].decode()
+    assert log_text.tail(log, 1000) == body[-1000:].decode()
+    default = log_text.tail(log)
+    assert len(default.encode()) == log_text.TAIL_BYTES
+    assert default == body[-log_text.TAIL_BYTES :].decode()
     assert default.endswith("line 099999\n")
 
 
 def test_tail_of_a_small_file_is_the_whole_file(tmp_path: Path) -> None:
     log = tmp_path / "stdout.log"
     log.write_text("a\nb\n")
-    assert jobfiles.tail(log) == "a\nb\n"
+    assert log_text.tail(log) == "a\nb\n"
 
 
 def test_tail_of_a_missing_file_is_empty(tmp_path: Path) -> None:
-    assert jobfiles.tail(tmp_path / "nope.log") == ""
+    assert log_text.tail(tmp_path / "nope.log") == ""
 
 
 def test_tail_that_cuts_a_multibyte_character_does_not_raise(tmp_path: Path) -> None:
     log = tmp_path / "stderr.log"
     log.write_bytes("é".encode() * 100)
-    text = jobfiles.tail(log, 5)  # starts in the middle of a character
+    text = log_text.tail(log, 5)  # starts in the middle of a character
     assert text.endswith("éé")
     assert len(text) <= 5
 
@@ -331,11 +331,11 @@ def test_tail_that_cuts_a_multibyte_character_does_not_raise(tmp_path: Path) -> 
 def test_tail_lines(tmp_path: Path) -> None:
     log = tmp_path / "stderr.log"
     log.write_text("".join(f"{i}\n" for i in range(50)))
-    assert jobfiles.tail_lines(log, 3) == ["47", "48", "49"]
+    assert log_text.tail_lines(log, 3) == ["47", "48", "49"]
     log.write_text("")
-    assert jobfiles.tail_lines(log, 3) == []
+    assert log_text.tail_lines(log, 3) == []
     log.write_bytes(b"a\r\nb\r\nc")  # CRLF, and a last line without its newline
-    assert jobfiles.tail_lines(log, 5) == ["a", "b", "c"]
+    assert log_text.tail_lines(log, 5) == ["a", "b", "c"]
 
 
 def test_tail_lines_shows_a_redrawn_progress_bar_as_the_one_line_it_leaves(
@@ -344,13 +344,13 @@ def test_tail_lines_shows_a_redrawn_progress_bar_as_the_one_line_it_leaves(
     log = tmp_path / "stderr.log"
     frames = "".join(f"\r{i:3d}%|{'#' * (i // 10)}" for i in range(101))
     log.write_text(f"loading\n{frames}\r\nTraceback (most recent call last):\nValueError: x\n")
-    assert jobfiles.tail_lines(log, 3) == [
+    assert log_text.tail_lines(log, 3) == [
         "100%|##########",
         "Traceback (most recent call last):",
         "ValueError: x",
     ]
     log.write_text(f"{frames}\r")  # tqdm's last redraw ends with a carriage return too
-    assert jobfiles.tail_lines(log, 2) == ["100%|##########"]
+    assert log_text.tail_lines(log, 2) == ["100%|##########"]
 
 
 def test_runner_layout_numbers_from_zero_and_runs_attempt_one_in_the_job_folder(

@@ -30,8 +30,9 @@ from gpuherd.core.log_names import chosen_file
 from gpuherd.core.states import OutcomeKind
 from gpuherd.core.text import drop_escapes
 from gpuherd.errors import Forbidden, NotFound
-from gpuherd.jobfiles import as_a_terminal_shows, open_job_file, utf8_complete
+from gpuherd.jobfiles import open_job_file
 from gpuherd.listing import LIVE_JOBS
+from gpuherd.log_text import as_a_terminal_shows, utf8_complete
 from gpuherd.service import Service
 from gpuherd.service_jobs import no_job
 

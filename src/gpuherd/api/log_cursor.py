@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from gpuherd.api.held_log import HeldLog
-from gpuherd.jobfiles import utf8_complete
+from gpuherd.log_text import utf8_complete
 
 CHUNK = 64 * 1024
 MAX_CATCH_UP = 1024 * 1024

@@ -16,8 +16,9 @@ from pathlib import Path
 from gpuherd.api.held_log import HeldLog
 from gpuherd.core.states import FINISHED_STATES
 from gpuherd.errors import Conflict, InvalidValue, NotFound
-from gpuherd.jobfiles import open_job_file, start_of_last_lines, utf8_complete
+from gpuherd.jobfiles import open_job_file, start_of_last_lines
 from gpuherd.keep_alive import COMMENT, INTERVAL
+from gpuherd.log_text import utf8_complete
 from gpuherd.service import Service
 
 CHUNK = 64 * 1024

@@ -1,5 +1,5 @@
 """Charts drawn on the server as inline SVG (no JavaScript chart library): the geometry here,
-the markup in templates (`_plot.html`, `_sparkline.html`), the colours in dashboard.css.
+the markup in templates (`_plot.html`, `_sparkline.html`), the colours in charts.css.
 
 - `scatter`: a metric against a parameter, one point per finished sweep point. A numeric
   parameter gets a linear axis, or a log one when every value is positive and they span at
@@ -24,7 +24,7 @@ LOG_DECADES = 2.0
 FINISHED = frozenset({"succeeded", "done", "failed", "killed", "cancelled", "lost"})
 GOOD = frozenset({"succeeded", "done"})
 COLOURS = 8
-"""Points are coloured by a parameter with at most this many values (dashboard.css c0-c7)."""
+"""Points are coloured by a parameter with at most this many values (charts.css c0-c7)."""
 LINKED = 200
 """A plot of at most this many dots draws each as its own link with its tooltip; a bigger one
 draws them as one path per colour, a marker at each of its vertices, and static/plot.js finds

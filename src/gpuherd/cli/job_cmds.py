@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from gpuherd import paths
+from gpuherd.cli import option_checks as checks
 from gpuherd.cli.after_options import after_options, resolved
 from gpuherd.cli.job_refs import (
     FINISHED,
@@ -42,14 +43,10 @@ from gpuherd.cli.options import (
     max_log_size_option,
     memory_options,
     no_output_options,
-    one_output,
     only_gpus_option,
     priority_option,
     project_option,
     quiet_option,
-    refuse_cpu_only_mem,
-    refuse_hold_with_begin,
-    refuse_kill_without_timeout,
     retries_option,
     retry_delay_option,
     states_option,
@@ -143,7 +140,7 @@ def submit(
     from gpuherd.core.commands import command_from_args
     from gpuherd.wire_requests import options_sent
 
-    one_output(quiet, as_json)
+    checks.one_output(quiet, as_json)
     if file is not None and command:
         raise click.UsageError("give a command or --file, not both")
     ctx = click.get_current_context()
@@ -153,9 +150,9 @@ def submit(
         stray := stray_values(command, args[: len(args) - len(command)], ctx.command, *where)
     ):
         raise click.UsageError(stray)
-    refuse_cpu_only_mem(opts["gpus"], opts["mem"], "--gpus", opts["exclusive"])
-    refuse_hold_with_begin(opts["hold"], opts["begin"])
-    refuse_kill_without_timeout(opts["on_no_output"], opts["no_output_timeout"])
+    checks.refuse_cpu_only_mem(opts["gpus"], opts["mem"], "--gpus", opts["exclusive"])
+    checks.refuse_hold_with_begin(opts["hold"], opts["begin"])
+    checks.refuse_kill_without_timeout(opts["on_no_output"], opts["no_output_timeout"])
     commands = submitted_file(file) if file is not None else []
     if file is None:
         if not command:
@@ -265,7 +262,7 @@ def list_jobs(
     # deferred: the tables' code, which `submit` does not need
     from gpuherd.cli import ls_table, plain, watching
 
-    one_output(quiet, as_json)
+    checks.one_output(quiet, as_json)
     check_ls_options(quiet, as_json, as_csv, watch, columns, since, until)
     client = Client()
     match = {"project": project, "sweep": sweep, "name": name_glob, "since": since, "until": until}

@@ -1,5 +1,5 @@
 """The options `submit`, `run` and `sweep` all take, declared once (their parameter types
-are in param_types.py).
+are in param_types.py, the combinations of them refused in option_checks.py).
 
 An option's help names what it applies to (`the job`, `each job`, `each point`): the
 factories below take that phrase; type, default and meaning are the same everywhere.
@@ -10,7 +10,7 @@ has its `--no-` form (`--hold/--no-hold`), which turns off a sweep file's `hold:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -76,53 +76,6 @@ def memory_options(what: str = "the job") -> Callable[[F], F]:
             "shares them.",
         ),
     )
-
-
-Given = Mapping[str, str] | None
-"""How values were given where not by their flags: a sweep file's keys (cli/sweep_args.py)."""
-
-
-def refuse_cpu_only_mem(
-    gpus: int, mem: int | None, flag: str, exclusive: bool = False, given: Given = None
-) -> None:
-    """--mem is GPU memory and --exclusive a GPU to itself: a CPU-only job asks for neither,
-    so giving one with --gpus 0 is a mistake, as --only-gpus with --gpus 0 is (the daemon
-    refuses that one, and these too for other clients). `given`: `mem`, `exclusive`, `gpus`."""
-    said = {"mem": "--mem", "exclusive": "--exclusive", "gpus": f"{flag} 0", **(given or {})}
-    if gpus == 0 and mem is not None:
-        raise click.UsageError(
-            f"{said['mem']} with {said['gpus']}: a CPU-only job gets no GPU memory; drop one "
-            "of them (--ram is host memory)"
-        )
-    if gpus == 0 and exclusive:
-        raise click.UsageError(
-            f"{said['exclusive']} with {said['gpus']}: a CPU-only job gets no GPU to itself; "
-            "drop one of them"
-        )
-
-
-def refuse_kill_without_timeout(
-    on_no_output: str, timeout: float | None, given: Given = None
-) -> None:
-    """--on-no-output kill stops a job silent for --no-output-timeout: without that time
-    nothing is ever stopped (the daemon refuses it too, naming its fields, for other clients).
-    `given`, as for refuse_cpu_only_mem: `on_no_output`, `timeout` and an `example`."""
-    said = {"on_no_output": "--on-no-output kill", "timeout": "--no-output-timeout D"}
-    said = {**said, "example": "--no-output-timeout 30m", **(given or {})}
-    if on_no_output == "kill" and timeout is None:
-        raise click.UsageError(
-            f"{said['on_no_output']} needs {said['timeout']}: how long a job may print nothing "
-            f"before it is stopped (e.g. {said['example']})"
-        )
-
-
-def refuse_hold_with_begin(hold: bool, begin: float | None) -> None:
-    """--begin holds the jobs until then: with --hold too, which should win is unknown (the
-    daemon refuses it as well, for other clients)."""
-    if hold and begin is not None:
-        raise click.UsageError(
-            "give --hold (held until a release) or --begin (held until then), not both"
-        )
 
 
 def _refuse_empty(hint: str) -> Callable[[click.Context, click.Parameter, Any], Any]:
@@ -378,12 +331,6 @@ def env_option(what: str = "the job") -> Callable[[F], F]:
 
 def quiet_option() -> Callable[[F], F]:
     return click.option("-q", "--quiet", is_flag=True, help="Print only the job ids.")
-
-
-def one_output(quiet: bool, as_json: bool) -> None:
-    """-q and --json each say what to print: both at once is a mistake, not a choice."""
-    if quiet and as_json:
-        raise click.UsageError("give -q (the ids only) or --json, not both")
 
 
 def states_option(choices: Sequence[str], help_text: str) -> Callable[[F], F]:

@@ -13,25 +13,24 @@ from typing import TYPE_CHECKING, TextIO, cast
 import click
 
 from gpuherd.cli import plain
+from gpuherd.cli.option_checks import refuse_cpu_only_mem
 from gpuherd.cli.options import (
     fake_gpus_option,
-    gpu_choice,
     gpus_option,
     max_log_size_option,
     max_parallel_option,
     memory_options,
     order_option,
-    refuse_cpu_only_mem,
     retries_option,
     timeout_option,
 )
 from gpuherd.cli.param_types import Place, completes
-from gpuherd.cli.run_args import RunCommand, is_gpu_indices
+from gpuherd.cli.run_args import RunCommand
+from gpuherd.cli.run_gpus import probe_and_slots, split_gpus_and_file
 from gpuherd.cli.run_order import earlier_run_times, reading_whole_input
 from gpuherd.cli.run_report import LineReporter
 from gpuherd.cli.submit_hints import devices_warned
 from gpuherd.core.text import shell_word
-from gpuherd.core.units import plural
 from gpuherd.errors import HerdError
 from gpuherd.gc_pause import importing
 from gpuherd.no_tls import asyncio_without_tls
@@ -47,31 +46,10 @@ if TYPE_CHECKING:
 
 PREFIX_MAX = 200
 """Bytes of --prefix: a job folder's name (prefix + number) must fit a file name (255)."""
-GPU_FILE_WITHOUT_DRIVER = (
-    "--gpu-file names GPUs the driver finds; add --fake-gpus 4 to try it without a GPU "
-    "(the file then names fake GPUs 0-3)"
-)
-"""No driver: what to do instead of make_probe's `--gpus 0,1`, which run refuses with
---gpu-file. (Nor `--gpus-per-job 0`: the GPUs the file names would be refused as absent.)"""
 TERMINAL_INPUT = (
     "gpuherd: reading commands from the terminal, one a line; Ctrl-D ends the input"
     " (or give a job file: gpuherd run --gpus 0,1 jobs.txt)"
 )
-
-
-def _split_gpus_and_file(gpus: str | None, args: tuple[str, ...]) -> tuple[str | None, str | None]:
-    """--gpus and the job file; indices among the arguments (run_args joins those that follow
-    --gpus) are a mistake, or a --gpus value click would not split."""
-    extra = list(args)
-    indices = []
-    while extra and is_gpu_indices(extra[0]):
-        indices.append(extra.pop(0))
-    if indices and gpus is None:
-        raise click.UsageError(f"unexpected argument {indices[0]}: did you mean --gpus?")
-    if len(extra) > 1:
-        raise click.UsageError(f"give one job file (got {', '.join(extra)}), or none for stdin")
-    spec = ",".join([gpus, *indices]) if gpus is not None else None
-    return spec, (extra[0] if extra else None)
 
 
 @click.command(name="run", cls=RunCommand)
@@ -180,7 +158,7 @@ def run(
         from gpuherd.submission_text import reject_nul
 
     refuse_cpu_only_mem(gpus_per_job, mem, "--gpus-per-job", exclusive)
-    spec, file = _split_gpus_and_file(gpus, args)
+    spec, file = split_gpus_and_file(gpus, args)
     if file and yielder:
         raise click.UsageError("give a job file or --yielder, not both")
     if times_from is not None and order != "longest-first":
@@ -191,7 +169,7 @@ def run(
             "--output-dir (without it, each run gets a new folder)"
         )
     _check_folder_names(prefix, output_dir)
-    probe, slots = _gpus(spec, fake_gpus, gpus_per_job, gpu_file)
+    probe, slots = probe_and_slots(spec, fake_gpus, gpus_per_job, gpu_file)
     cwd, env = os.getcwd(), dict(os.environ)
     reject_nul("", cwd=cwd)  # a folder whose path is not UTF-8: once, not for every job
     _check_shell(env)
@@ -253,42 +231,6 @@ def run(
         if output_dir is None:
             drop_fresh_run_dir(out)
     sys.exit(summary.exit_status)
-
-
-def _gpus(
-    spec: str | None, fake_gpus: str | None, gpus_per_job: int, gpu_file: Path | None
-) -> tuple[GpuProbe, dict[int, int]]:
-    """The probe and the GPUs to configure (index -> slots). With --gpu-file: every GPU of
-    the machine (the runner drains those the file does not name), once the file is checked."""
-    from gpuherd.gpus import ProbeError, StaticProbe, make_probe
-
-    if gpu_file is not None and spec is not None:
-        raise click.UsageError("give --gpus or --gpu-file, not both")
-    choice = gpu_choice(spec, fake_gpus)  # GPUHERD_FAKE_GPUS without --gpus or --fake-gpus
-    try:
-        advice = GPU_FILE_WITHOUT_DRIVER if gpu_file is not None else None
-        probe, slots = make_probe(choice.gpus, choice.fake_gpus, choice.origin, advice)
-    except ProbeError as exc:
-        if gpus_per_job and gpu_file is not None:
-            raise HerdError(str(exc)) from None
-        if gpus_per_job or spec is not None:
-            raise HerdError(f"{exc}; or --gpus-per-job 0 for jobs that need no GPU") from None
-        probe, slots = StaticProbe(()), {}  # CPU-only jobs need no GPU, nor a driver
-    except ValueError as exc:
-        raise HerdError(str(exc)) from None
-    if gpu_file is not None:
-        from gpuherd.runner_gpu_file import check_gpu_file  # (only then: start-up time)
-
-        try:
-            check_gpu_file(gpu_file, slots)
-        except HerdError as exc:  # a bad option's value, as a folder given there is: exit 2
-            raise click.UsageError(str(exc)) from None
-    if gpus_per_job > len(slots):
-        raise click.UsageError(
-            f"--gpus-per-job {gpus_per_job}, but only {plural(len(slots), 'GPU')} "
-            f"{'is' if len(slots) == 1 else 'are'} given: give more, or fewer per job"
-        )
-    return probe, slots
 
 
 def _run_and_report(

@@ -10,7 +10,7 @@ from gpuherd.cli import plain
 from gpuherd.core.commands import SHOWN_MOST, flat_command, shown_command
 from gpuherd.core.text import shell_word, visible, visible_command
 from gpuherd.core.units import format_duration
-from gpuherd.jobfiles import tail, tail_lines
+from gpuherd.log_text import tail, tail_lines
 
 TAILS_SHOWN = 10
 """Failures whose last stderr lines are shown; later ones get their one line."""

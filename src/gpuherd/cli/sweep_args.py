@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import click
 from click.core import ParameterSource
 
-from gpuherd.cli.options import (
+from gpuherd.cli.option_checks import (
     refuse_cpu_only_mem,
     refuse_hold_with_begin,
     refuse_kill_without_timeout,
@@ -263,7 +263,7 @@ def build(
 
 
 def _refuse_together(chosen: dict[str, Any], file_keys: list[str], file: str) -> None:
-    """Refuse what `submit` refuses of its options together (cli/options.py), exit 2, where
+    """Refuse what `submit` refuses of its options together (cli/option_checks.py), exit 2, where
     the daemon answered in its field names (`kill_on_no_output ... needs no_output_timeout`).
     Checked once the flags have overridden the file's keys (a file's `gpus: 0` and
     `exclusive: true` may be mended by `--gpus 1`); a value the file set is named as its key

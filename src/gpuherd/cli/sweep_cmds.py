@@ -27,7 +27,7 @@ from gpuherd import paths
 from gpuherd.cli import options, sweep_render
 from gpuherd.cli.after_options import after_options, refuse_contradiction, resolved
 from gpuherd.cli.main import prefixed
-from gpuherd.cli.options import one_output
+from gpuherd.cli.option_checks import one_output
 from gpuherd.cli.output_options import output_options
 from gpuherd.cli.param_types import SEED, Place, WholeRange, checked_by_daemon, completes
 from gpuherd.cli.submit_hints import command_devices_hint, past_begin_hint
