@@ -105,6 +105,12 @@ class Task(Generic[P, R]):
             raise self._unknown_error(exc, call) from None
         except worker.WorkerError as exc:
             raise TaskArgumentError(str(exc)) from None
+        # A **kwargs takes any keyword: `train.submit(lr=1, gpus=2)` ran on the task's GPUs,
+        # its gpus=2 a parameter the function never read. A job option it does not name is
+        # the job option meant, refused as for a function without **kwargs.
+        named = self._named_parameters()
+        if meant := next((k for k in params if k in JOB_OPTIONS and k not in named), None):
+            raise self._job_option_error(meant, call, through_kwargs=True)
 
     def _unknown_error(self, exc: worker.UnknownParameter, call: str) -> TaskArgumentError:
         """A keyword the function does not take, named with the parameter or the job option
@@ -129,9 +135,13 @@ class Task(Generic[P, R]):
                 return TaskArgumentError(str(said))
         return TaskArgumentError(str(exc))
 
-    def _job_option_error(self, key: str, call: str, given: str | None = None) -> TaskArgumentError:
+    def _job_option_error(
+        self, key: str, call: str, given: str | None = None, through_kwargs: bool = False
+    ) -> TaskArgumentError:
         name = self.fn.__name__
         said = f"{key!r}, and" if given is None else f"{given!r}; did you mean {key}?"
+        if through_kwargs:
+            said = f"{key!r} but through its **kwargs, and"
         return TaskArgumentError(
             f"{name}() takes no parameter {said} {key} is a job option: job options go "
             f"in the task, @gpuherd.task({key}=...), or for one call in a task of the task, "

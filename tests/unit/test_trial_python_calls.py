@@ -57,6 +57,28 @@ def test_a_job_options_typo_names_the_job_option_and_where_it_goes(
     )
 
 
+def train_any(lr: float, **extra: object) -> float:
+    return lr
+
+
+@pytest.mark.parametrize("call", ["submit", "sweep"])
+def test_a_job_option_given_to_a_function_with_kwargs_is_refused_too(
+    no_daemon: Path, call: str
+) -> None:
+    """**kwargs took `gpus=2` as a parameter the function never read: the job ran on the
+    task's GPUs, without a word."""
+    task = gpuherd.task(gpus=0)(train_any)
+    with pytest.raises(TaskArgumentError) as refused:
+        getattr(task, call)(
+            lr=[0.1] if call == "sweep" else 0.1, timeout=[60] if call == "sweep" else 60
+        )
+    assert str(refused.value) == (
+        "train_any() takes no parameter 'timeout' but through its **kwargs, and timeout is a "
+        "job option: job options go in the task, @gpuherd.task(timeout=...), or for one call "
+        f"in a task of the task, gpuherd.task(timeout=...)(train_any).{call}(...)"
+    )
+
+
 def run(folder: Path, text: str) -> subprocess.CompletedProcess[str]:
     script = folder / "demo.py"
     script.write_text(textwrap.dedent(text))
