@@ -227,7 +227,10 @@ class Herd(JobListing, CompletedJobs):
             "cwd": job_cwd(cwd),
             "env": paths.submitter_env(),
             "options": options_sent(
-                SweepOptions(**submit_options(options, Job, self.client), order=sweep_order(order))
+                SweepOptions(
+                    **submit_options(options, Job, self.client, sweep=True),
+                    order=sweep_order(order),
+                )
             ),
             "force": force,
             "yes": yes,

@@ -162,12 +162,13 @@ def non_finite(value: Any) -> Any:
 
 
 def submit_options(
-    options: Mapping[str, Any], job_type: type[Any], client: Client
+    options: Mapping[str, Any], job_type: type[Any], client: Client, sweep: bool = False
 ) -> dict[str, Any]:
     """`submit` keyword options as the API takes them (sizes and durations may be text or,
     for durations, timedelta); `after`, `after_any` and `after_fail` as `job_ids` reads
-    them."""
-    refuse_unknown(options, SUBMIT_OPTIONS | {"cwd", "name"})  # (submit's own: `cwdd=` names it)
+    them. `sweep`: a sweep's, which takes max_parallel too (submit's list names it not)."""
+    known = SUBMIT_OPTIONS | {"cwd", "name"}  # (submit's own: `cwdd=` names it)
+    refuse_unknown(options, known if sweep else known - {"max_parallel"})
     out = _file_names(in_units({k: plain(v) for k, v in options.items() if v is not None}))
     check_types(out)
     if "begin" in out:
