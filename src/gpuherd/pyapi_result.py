@@ -5,7 +5,8 @@ A sweep point run again (force=True, or a failed point resubmitted) runs in the 
 as the job before it, whose files the daemon moved to previous-runs/<n>/ (sweep_folders.py).
 The earlier job's result() read the folder all the same: it answered the later job's value,
 or None once that one was running, for a job that had returned something else. It reads its
-own run's files instead, found by the job id their job.json names.
+own run's files instead, found by the job id their job.json names: a task's result.json,
+as it returned it, is moved there too.
 """
 
 from __future__ import annotations
@@ -30,9 +31,10 @@ def returned_value(job_id: int, info: Mapping[str, Any]) -> Any:
     task = runs_task(str(info.get("command") or ""))
     run = own_run(folder, job_id)
     path = run / (RESULT_FILE if task else METRICS_FILE)
-    if task and run != folder and (run / METRICS_FILE).exists():
-        # The worker removes result.json as the next run starts: its metrics.json is kept,
-        # but says not what it was (5 and {"result": 5} are one). Without one, it was None.
+    if task and run != folder and not path.exists() and (run / METRICS_FILE).exists():
+        # Moved aside by a gpuherd that kept metrics.json alone (the next run's worker
+        # removed result.json), which says not what it was (5 and {"result": 5} are one).
+        # Without either, it returned None.
         raise HerdError(
             f"job {job_id}'s return value was not kept: its sweep point ran again since, in "
             f"the same folder {folder}; what it returned is in {run / METRICS_FILE} (a dict "

@@ -22,14 +22,16 @@ from gpuherd.core.sweep_values import json_safe
 from gpuherd.errors import HerdError
 from gpuherd.own_files import write_whole
 from gpuherd.sweep_files import METRICS_FILE, PARAMS_FILE
+from gpuherd.worker import RESULT_FILE
 
 if TYPE_CHECKING:
     from gpuherd.sweep_journal import FolderJournal
 
 PREVIOUS_DIR = "previous-runs"
-RUN_FILES = ("job.json", "SUCCESS", "FAILURE", METRICS_FILE)
+RUN_FILES = ("job.json", "SUCCESS", "FAILURE", METRICS_FILE, RESULT_FILE)
 """With the attempt-N folders: what a point's run leaves; moved aside when it runs again
-(with a copy of params.json)."""
+(with a copy of params.json). A task's result.json too: its job's `result()` reads it there
+(pyapi_result.py), as the next run's worker would remove it."""
 
 
 WRITE_DELAY = "GPUHERD_TEST_SWEEP_WRITE_DELAY"

@@ -40,6 +40,8 @@ def step(x):
         raise RuntimeError("no value this time")
     if how == "value":
         return {"acc": x * 10}
+    if how == "number":  # (not a dict: its metrics.json, {"result": ...}, says not which)
+        return x + 1000
     return None
 """
 ENDINGS = ["none", "exit0", "exit3", "raise"]
@@ -181,11 +183,14 @@ def test_an_earlier_jobs_result_is_its_own_once_its_sweep_point_ran_again(work: 
         assert sweep.wait(timeout=60)
         return max(sweep.jobs(), key=lambda job: job.id)
 
-    returned_none, returned_value, latest = task_run("none"), task_run("value"), task_run("value")
+    returned_none, returned_value, latest = task_run("none"), task_run("number"), task_run("value")
     assert returned_none.result(timeout=10) is None  # (it said {"acc": 40}: the later one's)
-    with pytest.raises(HerdError) as not_kept:  # (it said {"acc": 40}: the later one's)
-        returned_value.result(timeout=10)
+    assert returned_value.result(timeout=10) == 1004  # its own result.json, kept
+    # Moved aside by a gpuherd that kept no result.json (metrics.json alone): not guessed.
     folder = Path(latest.info()["job_dir"])
+    (folder / "previous-runs" / "2" / "result.json").unlink()
+    with pytest.raises(HerdError) as not_kept:
+        returned_value.result(timeout=10)
     assert str(not_kept.value) == (
         f"job {returned_value.id}'s return value was not kept: its sweep point ran again "
         f"since, in the same folder {folder}; what it returned is in "
