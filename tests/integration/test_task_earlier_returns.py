@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -124,7 +126,9 @@ def test_gpuherd_run_again_into_one_folder_shows_no_earlier_return_value(
     # returned nothing showed {"acc": 30} as its metrics.
     output = work / f"run-{how}"
     (work / f"lines-{how}.txt").write_text(
-        "python -m gpuherd.worker earlier_mod:step --params '{\"x\": 3}'\n"
+        # (this interpreter's: the `python` on PATH may not have gpuherd, as in CI's venv)
+        f"{shlex.quote(sys.executable)} -m gpuherd.worker earlier_mod:step "
+        "--params '{\"x\": 3}'\n"
     )
 
     def run() -> subprocess.CompletedProcess[str]:
