@@ -2,8 +2,9 @@
 `Job` take them from here): `herd.jobs(...)` as `gpuherd ls`, `job.retry()`, `hold()`,
 `release()`, `pause()`, `resume()`, `remove()`, `kill()`, `move()` and `priority()` as the
 CLI's verbs of those names (`remove` is `rm`), `herd.pause()` and `herd.resume()` as
-`gpuherd pause` and `resume` without ids. Each is a call to the endpoint the CLI calls; what
-it is given is checked here first, in one line."""
+`gpuherd pause` and `resume` without ids; a listing's `kill()`, `hold()`, `release()` and
+`retry()` on all its jobs in one request (pyapi_verbs.py). Each is a call to the endpoint the
+CLI calls; what it is given is checked here first, in one line."""
 
 from __future__ import annotations
 
@@ -16,13 +17,13 @@ from typing import TYPE_CHECKING, Any, Never, SupportsIndex, cast, overload
 import click
 
 from gpuherd.cli.job_refs import filtered
-from gpuherd.core.units import parse_grace
 from gpuherd.core.when import parse_since, window_refusal
 from gpuherd.errors import Conflict, HerdError, InvalidValue
 from gpuherd.pyapi_checks import job_number, log_numbers, refuse_unknown
 from gpuherd.pyapi_notebook import jobs_table, jobs_text, pretty_jobs
-from gpuherd.pyapi_types import check_types, read_value
-from gpuherd.pyapi_values import in_units, plain
+from gpuherd.pyapi_types import check_types
+from gpuherd.pyapi_values import plain
+from gpuherd.pyapi_verbs import act_on, kill_options, retry_action
 
 if TYPE_CHECKING:
     from gpuherd.client import Client
@@ -33,11 +34,33 @@ _AS_LS = "as `gpuherd ls --{}` takes it ('2d', 'yesterday', '2026-11-20')"
 
 class JobList(list["Job"]):
     """`herd.jobs()`'s handles (a list, as it always was), with `more`: how many more jobs
-    matched but were left out, as `gpuherd ls` says "… and N more" (0: none was)."""
+    matched but were left out, as `gpuherd ls` says "… and N more" (0: none was); and the
+    verbs `kill()`, `hold()`, `release()` and `retry()` on all its jobs in one request (as
+    `gpuherd kill 3 4 5`), each answering a dict of what the daemon said of each job, by id,
+    in the list's order: {7: "cancelled", 8: "already ended (succeeded)"}. Nothing raises for
+    what a job's state refused, nor for a job removed meanwhile ("no job 8: ..." is its
+    answer); an empty list sends nothing and answers {}."""
 
     def __init__(self, jobs: Iterable[Job] = (), *, more: int = 0) -> None:
         super().__init__(jobs)
         self.more = more
+
+    def kill(self, grace: float | str | timedelta | None = None) -> dict[int, str]:
+        """`job.kill(grace)` for every job, in one request: the unfinished ones are stopped
+        or cancelled, a finished one answers "already ended (succeeded)"."""
+        return act_on(self, "kill", kill_options(grace))
+
+    def hold(self) -> dict[int, str]:
+        """Hold every queued job (the others answer why not), in one request."""
+        return act_on(self, "hold", {})
+
+    def release(self) -> dict[int, str]:
+        """Release every held job, in one request."""
+        return act_on(self, "release", {})
+
+    def retry(self, hold: bool = False) -> dict[int, str]:
+        """`job.retry(hold)` for every job, in one request: the finished ones run again."""
+        return act_on(self, retry_action(hold), {})
 
     # What a notebook shows: each job's id, name and state as listed (its snapshot), with
     # no call to the daemon per job; a table where HTML is rendered.
@@ -206,21 +229,12 @@ class JobActions:
         `kill --grace`: the SIGKILL that long after the SIGTERM instead of after the job's
         own grace (seconds, "5m" or a timedelta; 0: at once), and, for a job already being
         stopped, that long from now."""
-        if grace is None:
-            return self._act("kill")
-        given = plain(grace)  # text as `kill --grace` reads it: "0s" is 0 (in_units refuses 0)
-        if isinstance(given, str):
-            given = read_value("grace", parse_grace, given)
-        chosen = in_units({"grace": given})
-        check_types(chosen)  # (a WrongType naming grace=, not pydantic's words)
-        return self._act("kill", chosen)
+        return self._act("kill", kill_options(grace))
 
     def retry(self, hold: bool = False) -> str:
         """Run the finished job again as a new attempt ("queued again"); a running one is
         stopped and queued again. `hold=True`: held instead, as `retry --hold`."""
-        if not isinstance(hold, bool):
-            raise TypeError(f"hold is True (held, to release later) or False, got {hold!r}")
-        return self._act("retry-held" if hold else "retry")
+        return self._act(retry_action(hold))
 
     def hold(self) -> str:
         """Keep the queued job from starting until `release()`."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from gpuherd.core.sweep import is_sweep_name, no_such_sweep
@@ -15,6 +16,7 @@ from gpuherd.pyapi_notebook import SHOWN_ROWS as _SHOWN_POINTS
 from gpuherd.pyapi_notebook import quick, sweep_table
 from gpuherd.pyapi_types import WrongType, check_types
 from gpuherd.pyapi_values import SUBMIT_OPTIONS, non_finite, plain
+from gpuherd.pyapi_verbs import kill_options
 
 if TYPE_CHECKING:
     from gpuherd.pyapi import Herd
@@ -100,6 +102,26 @@ class Sweep:
         for job in jobs:
             job.seen = True  # (ids the daemon answered)
         return jobs
+
+    def kill(self, grace: float | str | timedelta | None = None) -> dict[int, str]:
+        """Stop every unfinished job of the sweep (queued and held ones cancelled, running
+        and paused ones stopped), as `JobList.kill(grace)` does, in one request after one
+        listing: what the daemon said of each, by id ({} if none was unfinished). Its
+        finished points are left out, so the answer names only what was stopped."""
+        kill_options(grace)  # refused before the listing: nothing asked, nothing sent
+        return self._jobs_in(["queued", "held", "running", "paused"]).kill(grace)
+
+    def hold(self) -> dict[int, str]:
+        """Hold the sweep's queued jobs (`release()` lets them run), in one request."""
+        return self._jobs_in(["queued"]).hold()
+
+    def release(self) -> dict[int, str]:
+        """Release the sweep's held jobs, in one request."""
+        return self._jobs_in(["held"]).release()
+
+    def _jobs_in(self, states: list[str]) -> JobList:
+        """The sweep's jobs in `states`, as one listing names them (`herd.jobs`)."""
+        return self.herd.jobs(states, sweep=self.name)
 
     @property
     def commands(self) -> list[str]:
