@@ -62,6 +62,20 @@ class JobList(list["Job"]):
         """`job.retry(hold)` for every job, in one request: the finished ones run again."""
         return act_on(self, retry_action(hold), {})
 
+    def pause(self) -> dict[int, str]:
+        """Pause every running job (SIGSTOP; their GPUs stay reserved), in one request."""
+        return act_on(self, "pause", {})
+
+    def resume(self) -> dict[int, str]:
+        """Resume every paused job (SIGCONT), in one request."""
+        return act_on(self, "resume", {})
+
+    def remove(self) -> dict[int, str]:
+        """`job.remove()` for every job, in one request, as `gpuherd rm`: waiting ones are
+        cancelled, finished ones forgotten with their folders; a running one answers why
+        not (kill it first)."""
+        return act_on(self, "rm", {})
+
     # What a notebook shows: each job's id, name and state as listed (its snapshot), with
     # no call to the daemon per job; a table where HTML is rendered.
     def _listed(self) -> list[tuple[int, dict[str, Any] | None]]:

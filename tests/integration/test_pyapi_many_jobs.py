@@ -1,7 +1,8 @@
 """The Python API's verbs on many jobs in one request: `JobList.kill()`, `hold()`,
-`release()`, `retry()` (a listing's, `sweep.jobs()`') and `Sweep.kill()`, `hold()`,
-`release()`, against a real daemon (4 fake GPUs). Requests are counted by wrapping the
-connection's `request`: a loop of `job.kill()` was one per job. Every wait has a timeout."""
+`release()`, `retry()`, `pause()`, `resume()`, `remove()` (a listing's, `sweep.jobs()`')
+and `Sweep.kill()`, `hold()`, `release()`, against a real daemon (4 fake GPUs). Requests are
+counted by wrapping the connection's `request`: a loop of `job.kill()` was one per job.
+Every wait has a timeout."""
 
 from __future__ import annotations
 
@@ -147,6 +148,31 @@ def test_a_listings_hold_release_retry_and_kill_are_one_request_each(
     assert sent == [("POST", "/jobs/retry-held"), ("POST", "/jobs/retry"), ("POST", "/jobs/kill")]
     assert jobs.retry() == dict.fromkeys((a, b, c), "queued again")
     assert api.wait(jobs, timeout=30) == dict.fromkeys((a, b, c), "succeeded")
+
+
+def test_a_listings_pause_resume_and_remove_are_one_request_each(
+    api: gpuherd.Herd, sent: list[tuple[str, str]]
+) -> None:
+    for _ in range(2):
+        api.submit("sleep 60", gpus=0, project="paused-many")
+    jobs = api.jobs(project="paused-many")
+    a, b = (job.id for job in jobs)
+    wait_for(lambda: {job.state() for job in jobs} == {"running"}, 30, "both to run")
+    del sent[:]
+    assert jobs.pause() == dict.fromkeys((a, b), "paused (SIGSTOP; GPUs stay reserved)")
+    assert {job.state() for job in jobs} == {"paused"}
+    assert jobs.remove() == {
+        job_id: f"job {job_id} is paused: kill it first (gpuherd kill {job_id})"
+        for job_id in (a, b)
+    }
+    assert jobs.resume() == {a: "resumed", b: "resumed"}
+    assert {job.state() for job in jobs} == {"running"}
+    assert jobs.kill(grace=0) != {}
+    assert api.wait(jobs, timeout=30) == dict.fromkeys((a, b), "killed")
+    assert jobs.remove() == {a: "removed", b: "removed"}
+    assert api.jobs(project="paused-many", all=True) == []
+    posts = [path for method, path in sent if method == "POST" and path != "/jobs/wait"]
+    assert posts == ["/jobs/pause", "/jobs/rm", "/jobs/resume", "/jobs/kill", "/jobs/rm"]
 
 
 def test_many_ids_go_in_pieces_under_the_body_cap(
