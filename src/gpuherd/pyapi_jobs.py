@@ -70,10 +70,10 @@ class JobList(list["Job"]):
         """Resume every paused job (SIGCONT), in one request."""
         return act_on(self, "resume", {})
 
-    def remove(self) -> dict[int, str]:
+    def rm(self) -> dict[int, str]:
         """`job.remove()` for every job, in one request, as `gpuherd rm`: waiting ones are
         cancelled, finished ones forgotten with their folders; a running one answers why
-        not (kill it first)."""
+        not (kill it first). (Not `remove`: that is the list's own, `list.remove(job)`.)"""
         return act_on(self, "rm", {})
 
     # What a notebook shows: each job's id, name and state as listed (its snapshot), with

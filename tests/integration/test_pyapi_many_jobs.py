@@ -1,5 +1,5 @@
 """The Python API's verbs on many jobs in one request: `JobList.kill()`, `hold()`,
-`release()`, `retry()`, `pause()`, `resume()`, `remove()` (a listing's, `sweep.jobs()`')
+`release()`, `retry()`, `pause()`, `resume()`, `rm()` (a listing's, `sweep.jobs()`')
 and `Sweep.kill()`, `hold()`, `release()`, against a real daemon (4 fake GPUs). Requests are
 counted by wrapping the connection's `request`: a loop of `job.kill()` was one per job.
 Every wait has a timeout."""
@@ -150,7 +150,7 @@ def test_a_listings_hold_release_retry_and_kill_are_one_request_each(
     assert api.wait(jobs, timeout=30) == dict.fromkeys((a, b, c), "succeeded")
 
 
-def test_a_listings_pause_resume_and_remove_are_one_request_each(
+def test_a_listings_pause_resume_and_rm_are_one_request_each(
     api: gpuherd.Herd, sent: list[tuple[str, str]]
 ) -> None:
     for _ in range(2):
@@ -161,7 +161,7 @@ def test_a_listings_pause_resume_and_remove_are_one_request_each(
     del sent[:]
     assert jobs.pause() == dict.fromkeys((a, b), "paused (SIGSTOP; GPUs stay reserved)")
     assert {job.state() for job in jobs} == {"paused"}
-    assert jobs.remove() == {
+    assert jobs.rm() == {
         job_id: f"job {job_id} is paused: kill it first (gpuherd kill {job_id})"
         for job_id in (a, b)
     }
@@ -169,7 +169,7 @@ def test_a_listings_pause_resume_and_remove_are_one_request_each(
     assert {job.state() for job in jobs} == {"running"}
     assert jobs.kill(grace=0) != {}
     assert api.wait(jobs, timeout=30) == dict.fromkeys((a, b), "killed")
-    assert jobs.remove() == {a: "removed", b: "removed"}
+    assert jobs.rm() == {a: "removed", b: "removed"}
     assert api.jobs(project="paused-many", all=True) == []
     posts = [path for method, path in sent if method == "POST" and path != "/jobs/wait"]
     assert posts == ["/jobs/pause", "/jobs/rm", "/jobs/resume", "/jobs/kill", "/jobs/rm"]
