@@ -1,5 +1,9 @@
 """A local Ray cluster for a test module (head without GPUs + 2 nodes x 2 fake GPUs) and a
-daemon on it per test. Starting a cluster takes seconds: one per module, never per test.
+daemon on it per test. Starting a cluster takes 9-25 s (a head, then each node's raylet
+waits for its Python agents): never one per test, and one per module only when needed. A
+module that leaves its cluster as it found it (the same nodes, all alive, nothing frozen, no
+actor, every GPU free) hands it on to the next module of this xdist worker that asks for the
+same RAY_SYSTEM_CONFIG; one that damaged it (a node removed, a raylet killed) stops it.
 
 Everything started here is stopped by handle (Cluster.shutdown, the daemon's pid, the
 actors of the test's own namespace), never by name: other Ray users on the machine are
@@ -12,6 +16,7 @@ import json
 import os
 import shutil
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -67,26 +72,149 @@ class LocalCluster:
 # raylet died, where Ray's defaults (every 3 s, 5 failures) took ~15 s of each such test. A
 # raylet that is slow but alive still answers within Ray's 10 s timeout: no false deaths.
 NODE_LOSS_CONFIG = {"health_check_period_ms": 1000, "health_check_failure_threshold": 5}
+# Every module's, unless it sets its own: a module that takes a node away can then take over
+# the cluster a module before it left intact (then it stops it), where it started its own.
+# (test_ray_unreachable freezes the raylets with the GCS: no check of them fails meanwhile.)
+DEFAULT_CONFIG = NODE_LOSS_CONFIG
+
+
+IDLE: dict[str, LocalCluster] = {}
+"""The cluster a module left intact (at most one), by RAY_SYSTEM_CONFIG (as JSON), for the
+next module of this worker (this process) that asks for that config; stopped after IDLE_FOR
+seconds unused, or at the end of the session. This process is no driver of an idle cluster
+(ray.shutdown). IDLE_LOCK: the main thread takes, the idle timer stops."""
+IDLE_LOCK = threading.Lock()
+IDLE_FOR = 90.0
+"""An idle cluster costs ~6% of a core (its GCS, raylets, agents) and ~1 GB: kept for the
+worker's next Ray modules (here one after another, as collected), not for the rest of the
+session's tests, which follow tests/ray. A start it saves costs 9-25 s."""
+
+
+def start_cluster(system_config: dict[str, Any] | None) -> LocalCluster:
+    head: dict[str, Any] = {"num_cpus": 1, "num_gpus": 0}
+    if system_config:  # (a copy: Ray adds its spilling folder, of this cluster's session)
+        head["_system_config"] = dict(system_config)
+    c = Cluster(initialize_head=True, connect=False, head_node_args=head)
+    try:
+        nodes = [c.add_node(num_cpus=1, num_gpus=GPUS_PER_NODE) for _ in range(NODES)]
+        c.wait_for_nodes()
+    except BaseException:
+        c.shutdown()
+        raise
+    return LocalCluster(c, nodes)
+
+
+def cluster_processes(local: LocalCluster) -> list[psutil.Process]:
+    """The processes the cluster's nodes started (GCS, raylets, ...), as they were started."""
+    return [
+        psutil.Process(info.process.pid)
+        for node in [local.cluster.head_node, *local.cluster.worker_nodes]
+        for infos in node.all_processes.values()
+        for info in infos
+    ]
+
+
+def running(local: LocalCluster) -> bool:
+    """Every process the cluster's nodes started runs, none frozen (SIGSTOP)."""
+    try:
+        return all(
+            p.status() not in (psutil.STATUS_STOPPED, psutil.STATUS_ZOMBIE)
+            for p in cluster_processes(local)
+        )
+    except psutil.Error:
+        return False
+
+
+def intact(local: LocalCluster, node_ids: set[str]) -> bool:
+    """The cluster is as it was started (`node_ids`: its head's and nodes'): every process
+    it started runs (none frozen), every node is alive and no other ever joined, no actor is
+    alive, every GPU is free. Checked while this process is still its driver."""
+    try:
+        if {n.node_id for n in local.nodes} != node_ids - {local.cluster.head_node.node_id}:
+            return False
+        if not running(local):
+            return False
+        listed = ray.nodes()
+        if {n["NodeID"] for n in listed} != node_ids or not all(n["Alive"] for n in listed):
+            return False
+        total = NODES * GPUS_PER_NODE
+
+        def settled() -> bool:
+            actors = ray._private.state.actors().values()
+            alive = [a for a in actors if a["State"] != "DEAD"]
+            return not alive and local.total_gpus() == total == local.free_gpus()
+
+        deadline = time.monotonic() + 10
+        while not settled():
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.2)
+        return True
+    except (ray.exceptions.RayError, OSError):
+        return False
+
+
+IDLE_STOPPED_AT_END: list[bool] = []
+
+
+def stop_idle_clusters() -> None:
+    with IDLE_LOCK:
+        stopping = list(IDLE.values())
+        IDLE.clear()
+    for local in stopping:
+        local.cluster.shutdown()  # by handle: never `ray stop`
+
+
+def stop_if_still_idle(key: str, local: LocalCluster) -> None:
+    with IDLE_LOCK:
+        if IDLE.get(key) is not local:
+            return  # taken over since
+        del IDLE[key]
+    try:
+        local.cluster.shutdown()
+    except Exception as e:  # (in a thread: said here, not as another test's failure)
+        print(f"stopping an idle Ray cluster: {e!r}", file=sys.stderr)
+
+
+def keep_idle(key: str, local: LocalCluster) -> None:
+    stop_idle_clusters()  # (another config's: at most one idle cluster a worker)
+    with IDLE_LOCK:
+        IDLE[key] = local
+    timer = threading.Timer(IDLE_FOR, stop_if_still_idle, (key, local))
+    timer.daemon = True  # (pytest's end stops it first: stop_idle_clusters)
+    timer.start()
 
 
 @pytest.fixture(scope="module", name="cluster")
 def cluster_fixture(request: pytest.FixtureRequest) -> Iterator[LocalCluster]:
     started = time.monotonic()
-    head: dict[str, Any] = {"num_cpus": 1, "num_gpus": 0}
-    system_config = getattr(request.module, "RAY_SYSTEM_CONFIG", None)
-    if system_config:
-        head["_system_config"] = system_config
-    c = Cluster(initialize_head=True, head_node_args=head)
+    if not IDLE_STOPPED_AT_END:  # (pytest's end in this worker: after every module's)
+        request.config.add_cleanup(stop_idle_clusters)
+        IDLE_STOPPED_AT_END.append(True)
+    system_config = getattr(request.module, "RAY_SYSTEM_CONFIG", DEFAULT_CONFIG)
+    key = json.dumps(system_config, sort_keys=True)
+    with IDLE_LOCK:
+        local = IDLE.pop(key, None)
+    if local is not None and not running(local):  # (something ended one of its processes)
+        local.cluster.shutdown()
+        local = None
+    how = "taken over"
+    if local is None:
+        local, how = start_cluster(system_config), "up"
+    keep = False
     try:
-        nodes = [c.add_node(num_cpus=1, num_gpus=GPUS_PER_NODE) for _ in range(NODES)]
-        c.wait_for_nodes()
-        ray.init(address=c.address, log_to_driver=False, configure_logging=False)
+        ray.init(address=local.address, log_to_driver=False, configure_logging=False)
         forget_rays_breakpoint_hook()  # (the module's daemons and CLI calls: forked again)
-        print(f"Ray cluster up in {time.monotonic() - started:.1f}s", file=sys.stderr)
-        yield LocalCluster(c, nodes)
+        node_ids = {str(n["NodeID"]) for n in ray.nodes()}
+        print(f"Ray cluster {how} in {time.monotonic() - started:.1f}s", file=sys.stderr)
+        yield local
+        keep = intact(local, node_ids)
     finally:
         ray.shutdown()
-        c.shutdown()
+        if keep:
+            keep_idle(key, local)
+        else:
+            local.cluster.shutdown()
 
 
 class RayHerd(Herd):

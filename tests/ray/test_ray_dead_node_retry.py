@@ -4,7 +4,8 @@ readings listed a moment longer, are never chosen for it (before, the retry went
 dead node, once or twice, and came back "not started, queued again: Ray node … left the
 cluster before this attempt started").
 
-A module of its own: killing a raylet changes the cluster, so it gets a fresh one.
+A module of its own: killing a raylet changes the cluster, so no module after it gets that one
+(ray_fixtures: a cluster is handed on only as it was started).
 """
 
 from __future__ import annotations

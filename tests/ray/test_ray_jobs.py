@@ -1,4 +1,5 @@
-"""gpuherd on a Ray cluster (head without GPUs + 2 nodes x 2 fake GPUs, one per module)."""
+"""gpuherd on a Ray cluster (head without GPUs + 2 nodes x 2 fake GPUs, per module or handed on
+intact from the module before: ray_fixtures)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,8 @@
 policy runs a new attempt on a node that is still there, and Ray never re-runs anything on its
 own), and a node that joins (its GPUs are used at once, a GPU removed stays removed).
 
-A module of its own: adding and removing nodes changes the cluster, so it gets a fresh one.
+A module of its own: adding and removing nodes changes the cluster, so no module after it gets
+that one (ray_fixtures: a cluster is handed on only as it was started).
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """A node whose raylet dies while its workers live on (adopted by init): Ray counts the node
 lost and gpuherd may run the job elsewhere, so the job's processes must end with the raylet.
 
-A module of its own: killing a raylet changes the cluster, so it gets a fresh one.
+A module of its own: killing a raylet changes the cluster, so no module after it gets that one
+(ray_fixtures: a cluster is handed on only as it was started).
 """
 
 from __future__ import annotations
