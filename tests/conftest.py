@@ -282,8 +282,13 @@ class Herd:
         command line names the home. Never asked over HTTP: a daemon that hangs, or is dying,
         would hang or fail the cleanup, and be left running."""
         found = []
-        for proc in psutil.process_iter(["cmdline"]):
-            cmdline = proc.info["cmdline"] or []
+        for proc in psutil.process_iter():
+            try:
+                cmdline = proc.cmdline()
+            # (OSError: psutil let a /proc/PID/cmdline gone mid-read through, as the process
+            # ended between its listing and the read: seen in CI)
+            except (psutil.Error, OSError):
+                continue
             if "gpuherd.daemon" in cmdline and str(self.home) in cmdline:
                 found.append(proc)
         try:
