@@ -20,9 +20,10 @@ need("ray", "ray")
 
 import ray
 from ray.core.generated.common_pb2 import ActorDiedErrorContext
-from test_ray_lookup import FakeRay, executor, running, watched
+from test_ray_lookup import FakeRay, executor, running, stderr, watched
 
 from gpuherd.core.lifecycle import Ended, classify
+from gpuherd.executors import ray_link, ray_verdict
 
 NODE_DIED = (
     "The actor died because its node has died. Node Id: 0abc\n\tthe actor's node was "
@@ -91,3 +92,46 @@ def test_a_lost_attempt_says_what_became_of_its_node(
 ) -> None:
     actor = DyingActor(err, died(message))
     assert history_words(tmp_path, monkeypatch, actor) == words
+
+
+def test_a_lost_attempt_ends_once_ray_counts_its_actor_dead_and_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker whose raylet was killed can end before Ray counts its node dead, and before a
+    pull brings the supervisor's note: its pull fails with Ray's generic words. Before: the
+    attempt ended lost at once, its retry could go to the node Ray still listed, and its
+    stderr and history said only that the actor died unexpectedly. Now the daemon waits for
+    the GCS to count the actor dead (ray_verdict.py) and gives Ray's words for why."""
+    asked: list[str] = []
+
+    def death_cause(actor_id: str) -> str | None:
+        asked.append(actor_id)
+        return None if len(asked) < 3 else NODE_DIED  # alive to the GCS twice, then dead
+
+    monkeypatch.setattr(ray_verdict, "death_cause", death_cause)
+    monkeypatch.setattr(ray_verdict, "VERDICT_POLL", 0.01)
+    actor = DyingActor(b"", died("The actor died unexpectedly before finishing this task."))
+    actor._actor_id = ray.ActorID.from_random()  # type: ignore[attr-defined]
+    assert history_words(tmp_path, monkeypatch, actor) == "lost: its Ray node left the cluster"
+    assert asked == [actor._actor_id.hex()] * 3  # type: ignore[attr-defined]
+    told = "gpuherd: the job's Ray actor ended without an exit status: The actor died because"
+    assert told in stderr(tmp_path, 1)
+    assert "health check failed due to missing too many heartbeats" in stderr(tmp_path, 1)
+
+
+def test_without_a_verdict_a_lost_attempt_gives_rays_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cluster does not answer the question (or no verdict comes in time): the attempt
+    ends lost with the words of the error its pull got, as before."""
+
+    def death_cause(actor_id: str) -> str | None:
+        raise ray_link.ClusterDown("the Ray cluster at 192.0.2.2:6379 does not answer")
+
+    monkeypatch.setattr(ray_verdict, "death_cause", death_cause)
+    actor = DyingActor(b"", died("The actor died unexpectedly before finishing this task."))
+    actor._actor_id = ray.ActorID.from_random()  # type: ignore[attr-defined]
+    words = history_words(tmp_path, monkeypatch, actor)
+    assert words == "lost: the process vanished without an exit status"
+    told = "gpuherd: the job's Ray actor ended without an exit status: The actor died unexp"
+    assert told in stderr(tmp_path, 1)

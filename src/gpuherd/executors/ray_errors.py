@@ -55,21 +55,24 @@ NODE_DIED = re.compile(r"\bnode (has |had |was |is )?(died|dead|terminated|remov
 """How Ray says an actor died with its node (`The actor died because its node has died`)."""
 
 
-def lost_why(exc: BaseException | None, stderr_tail: str) -> str:
+def lost_why(exc: BaseException | None, verdict: str, stderr_tail: str) -> str:
     """Why an attempt whose actor ended without an exit status is lost, in the words its
     history gives after `lost: `, where gpuherd can tell: its node's raylet died (the
-    supervisor's note, `stderr_tail`), or Ray says its node died; else "" (the generic
-    words of core.lifecycle)."""
+    supervisor's note, `stderr_tail`), or Ray says its node died (in its `verdict`,
+    ray_verdict.py, or its error); else "" (the generic words of core.lifecycle)."""
     if f"gpuherd: {RAYLET_DIED}" in stderr_tail:
         return "its Ray node died (raylet gone)"
-    if exc is not None and NODE_DIED.search(whole_text(exc)):
+    said = verdict or (whole_text(exc) if exc is not None else "")
+    if NODE_DIED.search(said):
         return "its Ray node left the cluster"
     return ""
 
 
-def actor_died_note(exc: BaseException) -> str:
-    """The line a lost attempt's stderr gets: why Ray says its actor died, and what to do."""
-    return f"gpuherd: the job's Ray actor ended without an exit status: {reason(exc)}\n"
+def actor_died_note(exc: BaseException, verdict: str = "") -> str:
+    """The line a lost attempt's stderr gets: why its actor died, in Ray's `verdict` when it
+    gave one (ray_verdict.py), else its error's reason."""
+    why = " ".join(verdict.split())[:REASON_CHARS] if verdict else reason(exc)
+    return f"gpuherd: the job's Ray actor ended without an exit status: {why}\n"
 
 
 def first_line(exc: BaseException) -> str:

@@ -33,6 +33,7 @@ from gpuherd.executors.ray_files import append, decode, size, tail, write_exit
 from gpuherd.executors.ray_link import CALL_TIMEOUT, ClusterLink
 from gpuherd.executors.ray_lookup import Lookup, answered, look_up
 from gpuherd.executors.ray_stops import Stop, Stopping
+from gpuherd.executors.ray_verdict import verdict
 
 log = logging.getLogger("gpuherd.ray")
 
@@ -102,6 +103,7 @@ class Following(Stopping):
         code: int | None = None
         ended_at: float | None = None
         died: BaseException | None = None
+        said = ""
         unavailable, run.heard = 0, time.monotonic()
         while True:
             pull = run.actor.pull.remote(offsets[0], offsets[1], PULL_WAIT)
@@ -118,8 +120,9 @@ class Following(Stopping):
                 break
             except (ray.exceptions.RayActorError, ray.exceptions.RayError) as exc:
                 log.info("job actor %s ended without a status: %s", run.name, first_line(exc))
-                if not run.killed:
-                    append(folder / "stderr.log", actor_died_note(exc).encode())
+                if not run.killed:  # (once Ray counts it dead: its retry goes to a live node)
+                    said = await verdict(self.link, run.actor, lambda: run.killed)
+                    append(folder / "stderr.log", actor_died_note(exc, said).encode())
                 code, died = -1, exc
                 break
             unavailable, run.heard = 0, time.monotonic()
@@ -137,7 +140,7 @@ class Following(Stopping):
                 ended_at = time.time() - max(0.0, float(got.get("age") or 0.0))
                 break
         await self._before_end(run, code)
-        why = lost_why(died, tail(folder / "stderr.log")) if code < 0 else ""
+        why = lost_why(died, said, tail(folder / "stderr.log")) if code < 0 else ""
         self._conclude(handle, run, code, ended_at, why=why)
 
     async def _before_end(self, run: Run, code: int) -> None:
