@@ -194,7 +194,8 @@ def test_bursts_of_pauses_and_resumes_leave_each_job_as_gpuherd_shows_it(
 
 def test_a_jobs_folder_on_its_node_is_readable_by_its_user_alone(rherd: RayHerd) -> None:
     """Its spec.json holds the job's whole environment (API keys and all), in the node's
-    shared /tmp. Before, the root and the job's folder took the umask's mode (0755)."""
+    shared /tmp. Before, the root and the job's folder took the umask's mode (0755). The
+    spec is written whole (a new file, renamed): a plain write let this test read it empty."""
     root = scratch_root()
     root.mkdir(exist_ok=True)
     root.chmod(0o755)  # as an older gpuherd left it
@@ -205,6 +206,7 @@ def test_a_jobs_folder_on_its_node_is_readable_by_its_user_alone(rherd: RayHerd)
     assert "WANDB_API_KEY" in (folder / "spec.json").read_text()
     assert stat.S_IMODE(root.stat().st_mode) == 0o700
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    assert stat.S_IMODE((folder / "spec.json").stat().st_mode) == 0o600
     rherd.cli("kill", str(job))
     rherd.wait_state(job, "killed", timeout=30)
 

@@ -38,6 +38,7 @@ import ray
 from gpuherd.executors.ray_supervisor import signal_tree
 from gpuherd.file_holes import free_range
 from gpuherd.jobfiles import RAY_NODE_VARIABLE
+from gpuherd.own_files import replace_file
 
 CHUNK = 1 << 20
 """Most bytes of each stream one pull returns."""
@@ -118,7 +119,9 @@ class JobActor:
         env["CUDA_VISIBLE_DEVICES"] = ",".join(self.gpu_ids)
         env[RAY_NODE_VARIABLE] = self.node_id
         spec = {"command": command, "cwd": cwd, "env": env}
-        (self.folder / "spec.json").write_text(json.dumps(spec))
+        # Whole or not at all, and this user's alone (the environment holds API keys): a
+        # reader that sees the file sees all of it, never the empty file a plain write opens.
+        replace_file(self.folder / "spec.json", json.dumps(spec).encode(), mode=0o600)
         self._supervisor = self._start_supervisor()
         self._freed = {"stdout.log": 0, "stderr.log": 0}
         self._signalling = threading.Lock()
