@@ -145,15 +145,27 @@ def stays(predicate: Callable[[], Any], seconds: float = 0.5, what: str = "condi
         time.sleep(0.05)
 
 
+def hooks_log(home: Path) -> str:
+    """The home's hooks.log, "" while there is none. Read without a look first: the daemon
+    renames it aside at 10 MiB, between a look and a read (a look at it failed a test so)."""
+    try:
+        return (home / "hooks.log").read_text()
+    except FileNotFoundError:
+        return ""
+
+
 def wait_dead(process: psutil.Process, timeout: float = 10.0) -> None:
     """Wait until `process` has exited: gone, or a zombie (its files and locks are released).
 
     A zombie counts as dead: in a container the reaper (pid 1) may take seconds to reap it.
+    But only once it is its last thread: a SIGKILLed daemon's main thread is shown a zombie
+    while its other threads still exit, its files (its socket, which still took a
+    connection) open until the last one has.
     """
 
     def dead() -> bool:
         try:
-            return process.status() == psutil.STATUS_ZOMBIE
+            return process.status() == psutil.STATUS_ZOMBIE and process.num_threads() <= 1
         except psutil.NoSuchProcess:
             return True
 

@@ -12,16 +12,11 @@ from pathlib import Path
 
 import psutil
 
-from conftest import Herd, item, one_gpu_engine, serving, wait_for
+from conftest import Herd, hooks_log, item, one_gpu_engine, serving, wait_for
 from gpuherd.core.model import Policy
 from gpuherd.executors.local import LocalExecutor
 from gpuherd.hooks import EndHooks
 from gpuherd.store import Store
-
-
-def hooks_log(home: Path) -> str:
-    path = home / "hooks.log"
-    return path.read_text() if path.exists() else ""
 
 
 def test_what_a_hooks_background_child_prints_after_the_hook_ended_is_kept(

@@ -13,7 +13,17 @@ from pathlib import Path
 import psutil
 import pytest
 
-from conftest import Herd, item, one_gpu_engine, read_line, serving, stays, wait_dead, wait_for
+from conftest import (
+    Herd,
+    hooks_log,
+    item,
+    one_gpu_engine,
+    read_line,
+    serving,
+    stays,
+    wait_dead,
+    wait_for,
+)
 from gpuherd.core.model import Policy
 from gpuherd.executors.local import LocalExecutor
 from gpuherd.hook_files import ROTATE_AT
@@ -195,11 +205,6 @@ def test_jobs_that_ended_out_of_order_while_no_daemon_ran_are_hooked_once(
     stays(lambda: sorted(ends.read_text().split()) == [str(a), str(b)])  # none again
 
 
-def hooks_log(herd: Herd) -> str:
-    path = herd.home / "hooks.log"
-    return path.read_text() if path.exists() else ""
-
-
 def test_a_hooks_output_is_capped_cleaned_and_shown_by_daemon_log_hooks(daemon: Herd) -> None:
     # A hook printing 3 MB made hooks.log 3 MB, its colours stored raw.
     daemon.cli(
@@ -210,8 +215,8 @@ def test_a_hooks_output_is_capped_cleaned_and_shown_by_daemon_log_hooks(daemon: 
         r"printf '\nthe end\n'",
     )
     job = daemon.submit("--", "true")
-    wait_for(lambda: "the end\n" in hooks_log(daemon), what="the hook's output in hooks.log")
-    text = hooks_log(daemon)
+    wait_for(lambda: "the end\n" in hooks_log(daemon.home), what="the hook's output in hooks.log")
+    text = hooks_log(daemon.home)
     lines = text.splitlines()
     assert lines[0].startswith("--- ") and f" job {job} succeeded: printf " in lines[0]
     assert lines[1] == "red start" and "\x1b" not in text
@@ -232,9 +237,9 @@ def test_hooks_log_is_rotated_and_a_multi_line_hook_shows_on_one_line(daemon: He
         "on-end          echo first⏎echo second"
     ]  # its second line broke the table
     job = daemon.submit("--", "true")
-    wait_for(lambda: "second" in hooks_log(daemon), what="the hook's output")
+    wait_for(lambda: "second" in hooks_log(daemon.home), what="the hook's output")
     assert (daemon.home / "hooks.log.1").read_text() == old
-    lines = hooks_log(daemon).splitlines()
+    lines = hooks_log(daemon.home).splitlines()
     assert lines[0].endswith(f" job {job} succeeded: echo first⏎echo second")
     assert lines[1:] == ["first", "second"]
 
@@ -256,13 +261,13 @@ def test_the_output_of_a_hook_left_running_by_a_crash_is_written_out_once_it_end
     daemon.start()  # the hook still runs: its output is left where it is
     (left,) = (daemon.home / "hooks.running").iterdir()
     assert left.name.startswith(f"job{job}-")
-    assert "before" not in hooks_log(daemon)
+    assert "before" not in hooks_log(daemon.home)
     go.touch()
     wait_dead(hook)
     daemon.cli("daemon", "stop")
     daemon.start()
-    wait_for(lambda: "after" in hooks_log(daemon), what="the hook's output in hooks.log")
-    assert hooks_log(daemon).splitlines()[1:] == ["before", "after"]
+    wait_for(lambda: "after" in hooks_log(daemon.home), what="the hook's output in hooks.log")
+    assert hooks_log(daemon.home).splitlines()[1:] == ["before", "after"]
     assert list((daemon.home / "hooks.running").iterdir()) == []
 
 

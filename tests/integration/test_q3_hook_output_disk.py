@@ -13,7 +13,7 @@ from pathlib import Path
 
 import psutil
 
-from conftest import Herd, item, one_gpu_engine, serving, wait_dead, wait_for
+from conftest import Herd, hooks_log, item, one_gpu_engine, serving, wait_dead, wait_for
 from gpuherd.core.model import Policy
 from gpuherd.executors.local import LocalExecutor
 from gpuherd.hooks import EndHooks
@@ -127,7 +127,7 @@ def test_a_hook_the_last_daemon_left_running_is_killed_at_its_time(tmp_path: Pat
             next_one.start()
             try:
                 deadline = time.monotonic() + 20
-                while "killed" not in hooks_text(tmp_path) and time.monotonic() < deadline:
+                while "killed" not in hooks_log(tmp_path) and time.monotonic() < deadline:
                     await asyncio.sleep(0.02)
             finally:
                 next_one.stop()
@@ -138,7 +138,7 @@ def test_a_hook_the_last_daemon_left_running_is_killed_at_its_time(tmp_path: Pat
     try:
         with contextlib.suppress(psutil.NoSuchProcess):
             wait_dead(psutil.Process(pid))
-        assert hooks_text(tmp_path).splitlines()[1:] == [
+        assert hooks_log(tmp_path).splitlines()[1:] == [
             "before",
             "… the hook still ran after 1s: killed, with its process group",
         ]
@@ -147,8 +147,3 @@ def test_a_hook_the_last_daemon_left_running_is_killed_at_its_time(tmp_path: Pat
             os.killpg(pid, signal.SIGKILL)
         with contextlib.suppress(ChildProcessError):
             os.waitpid(pid, 0)
-
-
-def hooks_text(home: Path) -> str:
-    path = home / "hooks.log"
-    return path.read_text() if path.exists() else ""
