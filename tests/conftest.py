@@ -154,22 +154,23 @@ def hooks_log(home: Path) -> str:
         return ""
 
 
-def wait_dead(process: psutil.Process, timeout: float = 10.0) -> None:
-    """Wait until `process` has exited: gone, or a zombie (its files and locks are released).
+def exited(process: psutil.Process) -> bool:
+    """Has `process` exited: gone, or a zombie (its files and locks are released)?
 
-    A zombie counts as dead: in a container the reaper (pid 1) may take seconds to reap it.
-    But only once it is its last thread: a SIGKILLed daemon's main thread is shown a zombie
-    while its other threads still exit, its files (its socket, which still took a
-    connection) open until the last one has.
+    A zombie counts: in a container the reaper (pid 1) may take seconds to reap it. But only
+    once it is its last thread: a SIGKILLed daemon's main thread is shown a zombie while its
+    other threads still exit, its files (its socket, which still took a connection) open
+    until the last one has.
     """
+    try:
+        return process.status() == psutil.STATUS_ZOMBIE and process.num_threads() <= 1
+    except psutil.NoSuchProcess:
+        return True
 
-    def dead() -> bool:
-        try:
-            return process.status() == psutil.STATUS_ZOMBIE and process.num_threads() <= 1
-        except psutil.NoSuchProcess:
-            return True
 
-    wait_for(dead, timeout, f"process {process.pid} to exit")
+def wait_dead(process: psutil.Process, timeout: float = 10.0) -> None:
+    """Wait until `process` has exited (see `exited`)."""
+    wait_for(lambda: exited(process), timeout, f"process {process.pid} to exit")
 
 
 class Herd:
@@ -786,9 +787,9 @@ def job_info(folder: Path) -> dict[str, Any]:
 
 
 def gone(pid: int) -> bool:
-    """Has `pid` exited (gone, or a zombie nobody reaped yet)?"""
+    """Has `pid` exited (gone, or a zombie nobody reaped yet: see `exited`)?"""
     try:
-        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+        return exited(psutil.Process(pid))
     except psutil.NoSuchProcess:
         return True
 

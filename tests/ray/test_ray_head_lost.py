@@ -20,7 +20,7 @@ from typing import Any
 import psutil
 import pytest
 
-from conftest import Herd, need, wait_for
+from conftest import Herd, need, wait_dead, wait_for
 from reliability.test_restored_database import (
     as_if_never_paused,
     attempt_json,
@@ -167,7 +167,7 @@ def test_the_daemon_outlives_its_clusters_head(clusters: list[Any], tmp_path: Pa
         assert f"waiting: {restart}" in answered(herd, "show", str(queued))
         # It stops when asked, and a new daemon joins the new cluster, where the job runs.
         answered(herd, "daemon", "stop")
-        wait_for(lambda: not daemon.is_running() or daemon.status() == psutil.STATUS_ZOMBIE, 10)
+        wait_dead(daemon)
         herd.start()  # as before: the address is remembered
         assert herd.wait_state(queued, "succeeded", timeout=30)["attempt"] == 1
         assert herd.job(job)["state"] == "lost"

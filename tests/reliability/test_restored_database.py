@@ -15,7 +15,7 @@ from typing import Any
 
 import psutil
 
-from conftest import Herd, wait_for
+from conftest import Herd, exited, wait_for
 
 CHECKPOINT = "while [ ! -e {go} ]; do sleep 0.05; done"
 
@@ -96,14 +96,6 @@ def held_for_its_run(herd: Herd, copy: Path, *submit: str) -> dict[str, Any]:
     as_if_never_paused(herd)
     herd.start("--fake-gpus", "1")
     return before
-
-
-def ended(process: psutil.Process) -> bool:
-    """Gone, or a zombie nobody reaps here (its daemon, the parent, was stopped)."""
-    try:
-        return not process.is_running() or process.status() == psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return True
 
 
 def failed_then_retried(herd: Herd, tmp_path: Path, copy: Path) -> tuple[int, dict[str, Any]]:
@@ -436,7 +428,7 @@ def test_a_held_jobs_run_that_ended_while_no_daemon_ran_counts(herd: Herd, tmp_p
     herd.cli("daemon", "stop")
     shell = psutil.Process(pid)
     go.touch()
-    wait_for(lambda: ended(shell), what="the held run to end")
+    wait_for(lambda: exited(shell), what="the held run to end")
     herd.start("--fake-gpus", "1")
 
     done = herd.wait_state(job, "succeeded")
@@ -636,7 +628,7 @@ def test_an_attempt_cut_short_after_the_backup_is_lost(herd: Herd, tmp_path: Pat
     shell = psutil.Process(before["pid"])
     restore(herd, copy)
     os.killpg(before["pid"], signal.SIGKILL)
-    wait_for(lambda: ended(shell), what="the attempt to end")
+    wait_for(lambda: exited(shell), what="the attempt to end")
     as_if_never_paused(herd)
     herd.start("--fake-gpus", "1")
 
@@ -759,7 +751,7 @@ def test_a_held_jobs_gpu_stays_reserved_while_its_run_runs(herd: Herd, tmp_path:
     shell = psutil.Process(before["pid"])
     (tmp_path / "go-b").touch()
     herd.wait_state(c, "succeeded")  # once B's run has ended: noticed without a poll
-    assert ended(shell)
+    assert exited(shell)
     now = herd.json("show", str(b))
     assert (now["state"], now["attempt"], now["gpus"]) == ("succeeded", 1, [0])
     assert [(t["number"], t["pid"], t["gpus"]) for t in now["attempts"]] == [
