@@ -138,7 +138,9 @@ def test_a_start_waits_one_deadline_for_all_its_attempts_and_follows_them_until_
     assert not running(ex, tmp_path, 4)  # not listed: it has no actor
     ex.end_leftovers("")  # (recovery's listing: nothing more asked, nothing killed)
     took = time.monotonic() - began
-    assert took < DEADLINE + 0.5, f"recovery took {took:.1f}s"
+    # One deadline for all: ~DEADLINE. One each in turn took 3 x DEADLINE at least (the
+    # slack is for a loaded machine).
+    assert took < 3 * DEADLINE - 0.1, f"recovery took {took:.1f}s"
 
     async def scenario() -> None:
         ends = {job: watched(ex, tmp_path, job) for job in (1, 2, 3)}
@@ -197,7 +199,7 @@ def test_an_attempt_not_found_while_the_cluster_is_away_is_lost_after_lost_after
         wait_for(lambda: ex.link.outage() is not None, 5, "the cluster to count as down")
         began = time.monotonic()
         assert running(ex, tmp_path, 1)  # (nothing asked: the cluster is away)
-        assert time.monotonic() - began < DEADLINE + 0.5
+        assert time.monotonic() - began < NEVER / 2  # (a look would wait NEVER)
         assert (ex.out_of_reach(handle_of(1, 1)) or "").startswith(
             "the Ray cluster at 192.0.2.2:6379 does not answer (since "
         )
