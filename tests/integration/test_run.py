@@ -145,6 +145,18 @@ def test_a_rerun_leaves_no_retry_folder_of_the_earlier_run(runs: Runs) -> None:
     assert not (out / "job_0" / "attempt-2").exists(), "the first run's retry was left"
 
 
+def test_a_rerun_keeps_the_files_the_command_wrote_in_its_folder(runs: Runs) -> None:
+    """They are the command's own (a checkpoint to resume from), not the earlier run's logs."""
+    out = runs.root / "out"
+    writes = 'echo epoch-3 > "$GPUHERD_JOB_DIR/checkpoint"\n'
+    first = runs.run("--fake-gpus", "1", "--output-dir", str(out), input=writes)
+    assert first.returncode == 0, first.stderr
+    resumes = 'cat "$GPUHERD_JOB_DIR/checkpoint"\n'
+    second = runs.run("--fake-gpus", "1", "--output-dir", str(out), input=resumes)
+    assert second.returncode == 0, second.stderr
+    assert (out / "job_0" / "stdout.log").read_text() == "epoch-3\n"
+
+
 @pytest.mark.parametrize("where", ["same output dir", "--times-from"])
 def test_longest_first_starts_what_ran_longest_first_and_keeps_folders_by_line(
     runs: Runs, where: str
