@@ -17,7 +17,7 @@ from ray_fixtures import RayHerd, cluster_fixture, rherd_fixture  # noqa: F401
 
 from gpuherd.executors.ray_actor import scratch_root
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = pytest.mark.timeout(180)  # (with its module's cluster start: ~30 s under load)
 
 
 def test_a_killed_actor_leaves_no_folder_on_its_node(rherd: RayHerd) -> None:

@@ -23,7 +23,7 @@ from ray.cluster_utils import Cluster
 from gpuherd import paths
 from gpuherd.store import Store
 
-pytestmark = pytest.mark.timeout(90)
+pytestmark = pytest.mark.timeout(180)  # (with its module's cluster start: ~30 s under load)
 
 ADVICE = (
     "start it, give another cluster with `--address HOST:PORT`, or run jobs on this machine "

@@ -18,7 +18,7 @@ need("ray.cluster_utils", "ray")
 
 from ray_fixtures import NODE_LOSS_CONFIG, RayHerd, cluster_fixture, rherd_fixture  # noqa: F401
 
-pytestmark = pytest.mark.timeout(90)
+pytestmark = pytest.mark.timeout(180)  # (with its module's cluster start: ~30 s under load)
 RAY_SYSTEM_CONFIG = NODE_LOSS_CONFIG  # Ray counts a lost node dead within seconds
 
 

@@ -38,7 +38,7 @@ from ray.cluster_utils import Cluster
 from gpuherd.executors.ray import home_tag
 from gpuherd.executors.ray_actor import scratch_root
 
-pytestmark = pytest.mark.timeout(90)
+pytestmark = pytest.mark.timeout(180)  # (with its module's cluster start: ~30 s under load)
 
 RECONNECT = 5
 """Ray's gcs_rpc_server_reconnect_timeout_s (60 s by default), lowered for every Ray process

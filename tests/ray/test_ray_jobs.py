@@ -39,7 +39,7 @@ from gpuherd.executors.ray_supervisor import START_DELAY as START_DELAY_VARIABLE
 from gpuherd.gpus.base import ProbeError
 from gpuherd.gpus.ray import RayNodes
 
-pytestmark = pytest.mark.timeout(90)
+pytestmark = pytest.mark.timeout(180)  # (with its module's cluster start: ~30 s under load)
 
 RECORD = r"""
 import json, os, sys, time

@@ -23,7 +23,7 @@ from ray_fixtures import (  # noqa: F401
     rherd_fixture,
 )
 
-pytestmark = pytest.mark.timeout(90)
+pytestmark = pytest.mark.timeout(180)  # (with its module's cluster start: ~30 s under load)
 RAY_SYSTEM_CONFIG = NODE_LOSS_CONFIG  # Ray counts a lost node dead within seconds
 
 

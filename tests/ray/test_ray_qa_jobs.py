@@ -28,7 +28,7 @@ from ray_fixtures import (  # noqa: F401
 from gpuherd.executors.ray_actor import private_scratch_root, scratch_root, supersedes
 from gpuherd.executors.ray_supervisor import START_DELAY
 
-pytestmark = pytest.mark.timeout(90)
+pytestmark = pytest.mark.timeout(180)  # (with its module's cluster start: ~30 s under load)
 
 PAIRS = 10
 """Pause and resume pairs sent to each job in a burst."""

@@ -35,7 +35,7 @@ from ray_fixtures import RayHerd, cluster_fixture, rherd_fixture  # noqa: F401
 from gpuherd.executors.local_escaped import stopped
 from gpuherd.executors.ray_actor import scratch_root
 
-pytestmark = pytest.mark.timeout(150)
+pytestmark = pytest.mark.timeout(180)  # (with its module's cluster start: ~30 s under load)
 
 LOST_AFTER = 60
 """GPUHERD_RAY_LOST_AFTER: what a stop with --kill waited for (at most) before."""
