@@ -69,8 +69,10 @@ def test_the_w2_budget_runs_and_accounts_for_the_slowest_slot() -> None:
 def test_the_daemon_handoff_breakdown_runs_and_finds_every_stage() -> None:
     # benchmarks/handoff_daemon.py wraps the daemon's steps by name (handoff.py's, and the
     # executor's look at an exit): a renamed step must fail here, not leave its stage empty.
+    # Jobs of 60-600 ms: a hand-off is kept only when no other slot's job started or ended
+    # meanwhile, and at x0.1 (20-200 ms) a machine at load 16 kept none.
     stages, out = table_of(
-        "handoff_daemon.py", "--reps", "1", "--scale", "0.1", "--pairs", "2", column=-1
+        "handoff_daemon.py", "--reps", "1", "--scale", "0.3", "--pairs", "2", column=-1
     )
     for stage in (
         "the job's end -> the executor sees the exit",
