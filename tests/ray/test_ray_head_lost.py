@@ -169,8 +169,7 @@ def test_the_daemon_outlives_its_clusters_head(clusters: list[Any], tmp_path: Pa
         answered(herd, "daemon", "stop")
         wait_dead(daemon)
         herd.start()  # as before: the address is remembered
-        # (its actor on a new cluster: ~30 s beside a loaded machine's other suites)
-        assert herd.wait_state(queued, "succeeded", timeout=90)["attempt"] == 1
+        assert herd.wait_state(queued, "succeeded", timeout=30)["attempt"] == 1
         assert herd.job(job)["state"] == "lost"
     finally:
         clean_up(herd)

@@ -150,8 +150,7 @@ def test_bursts_of_pauses_and_resumes_leave_each_job_as_gpuherd_shows_it(
     jobs = rherd.submit_lines(lines, "--env", f"{START_DELAY}={DELAY}")
     folders = [scratch_root() / f"{rherd.namespace}-{job}-1" for job in jobs]
     started = [f / "supervisor.pid" for f in folders]
-    # (each an actor made: 30 s was too short at load 16)
-    wait_for(lambda: all(p.exists() for p in started), 90, "the jobs' supervisors")
+    wait_for(lambda: all(p.exists() for p in started), 30, "the jobs' supervisors")
     # Every other job ends paused: a pause, resume, ..., pause, the others with a resume.
     for n in range(2 * PAIRS + 1):
         for k, job in enumerate(jobs):
