@@ -206,7 +206,9 @@ def _reattach(engine: Engine, job: Job, pid: int, now: float) -> None:
     engine.attempts.adopt(job, attempt, now, paused)
     log.info("re-attached to job %d (pid %d)", job.id, pid)
     if job.stop is not None:  # a kill or retry the last daemon had begun
-        left = max(0.0, kill_due(job) - now)
+        # From the clock now, not the pass's start: /proc passes on a busy machine take a
+        # while, and the SIGKILL stays when it was due.
+        left = max(0.0, kill_due(job) - engine.clock())
         # The rest of the stop's grace, whatever it chose: longer than the job's own too.
         engine.attempts.stop(job.id, job.stop.reason, job.stop.requeue, begun=True, chosen=left)
     elif job.state is JobState.PAUSED:
