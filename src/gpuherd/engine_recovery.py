@@ -60,12 +60,12 @@ def recover(engine: Engine, now: float) -> None:
         if isinstance(action, Supersede):
             _supersede(engine, job, action, observed[job.id], later[job.id], now)
         elif isinstance(action, Reattach):
-            _reattach(engine, job, action.pid, now)
+            _reattach(engine, job, action.pid)
         elif isinstance(action, Drain):
             # The executor takes the leader, gone, as one that ends at once, and the stop
             # re-armed with it lets the rest of the job's processes finish their grace.
             log.info("job %d: its shell ended while stopping; the rest get their grace", job.id)
-            _reattach(engine, job, action.pid, now)
+            _reattach(engine, job, action.pid)
         elif isinstance(action, Finish):
             found = observed[job.id].pid
             _record_found_pid(engine, job, found, now)
@@ -199,16 +199,17 @@ def _record_found_pid(engine: Engine, job: Job, pid: int | None, now: float) -> 
         engine.store.update_attempt(job.id, job.attempt, pid=pid)
 
 
-def _reattach(engine: Engine, job: Job, pid: int, now: float) -> None:
+def _reattach(engine: Engine, job: Job, pid: int) -> None:
+    # Its timers (--timeout, the rest of a stop's grace) run from the clock now, not from the
+    # recovery's start: /proc passes on a busy machine take a while, and each stays when due.
+    now = engine.clock()
     _record_found_pid(engine, job, pid, now)
     attempt = replace(stored_attempt(engine, job), pid=pid)
     paused = _paused_for(engine, job.id, attempt.started_at, now) if job.spec.timeout else 0.0
     engine.attempts.adopt(job, attempt, now, paused)
     log.info("re-attached to job %d (pid %d)", job.id, pid)
     if job.stop is not None:  # a kill or retry the last daemon had begun
-        # From the clock now, not the pass's start: /proc passes on a busy machine take a
-        # while, and the SIGKILL stays when it was due.
-        left = max(0.0, kill_due(job) - engine.clock())
+        left = max(0.0, kill_due(job) - now)
         # The rest of the stop's grace, whatever it chose: longer than the job's own too.
         engine.attempts.stop(job.id, job.stop.reason, job.stop.requeue, begun=True, chosen=left)
     elif job.state is JobState.PAUSED:

@@ -330,17 +330,37 @@ def test_a_kill_just_after_the_start_records_the_pid_before_its_stop(
 
 
 class SlowToLook(LocalExecutor):
-    """Takes 3 s over each look at what a stopped job left running (a /proc pass on a busy
-    machine), as a restarted daemon's recovery asks of a job whose shell ended in its stop."""
+    """Takes 3 s over each look at whether a job runs (a /proc pass on a busy machine), as
+    a restarted daemon's recovery asks of every job the database says is live."""
 
-    def outlived(self, pid: int, key: str) -> bool:
+    def is_running(
+        self, pid: int, job_id: int, attempt: int, key: str, attempt_dir: str = ""
+    ) -> bool:
         time.sleep(3.0)
-        return super().outlived(pid, key)
+        return super().is_running(pid, job_id, attempt, key, attempt_dir)
+
+
+def _ended(store: Store, job_id: int) -> Callable[[], bool]:
+    def ended() -> bool:
+        job = store.get_job(job_id)
+        return job is not None and job.state not in (JobState.RUNNING, JobState.PAUSED)
+
+    return ended
+
+
+async def _recover_slowly(tmp_path: Path, store: Store, job_id: int) -> dict[str, float]:
+    """Start an engine whose recovery is slow, and wait for the job to end: its events."""
+    engine = one_gpu_engine(tmp_path, store, SlowToLook())
+    async with serving(engine, tmp_path):
+        await _until(_ended(store, job_id), "the job to end")
+    return {e.event: e.at for e in store.events(job_id)}
+
+
+# Their timers were reckoned from the clock at the recovery's start, and a recovery slowed by
+# its looks stopped them that much later than they were due (3 s late in these two).
 
 
 def test_a_slow_recovery_keeps_the_sigkill_when_it_was_due(tmp_path: Path) -> None:
-    # The rest of the grace was reckoned from the clock at the recovery's start, and a
-    # recovery slowed by its looks sent the SIGKILL that much later than it was due.
     grace = 5.0
     terms, ready, saved = (tmp_path / name for name in ("terms", "ready", "saved"))
     store = Store(tmp_path / "herd.db")
@@ -359,20 +379,29 @@ def test_a_slow_recovery_keeps_the_sigkill_when_it_was_due(tmp_path: Path) -> No
             await _until(lambda: "exit" in process.read_text(), "the job's shell to end")
         return job_id  # the engine closed as a killed daemon leaves: the stop under way
 
-    async def recover_slowly(job_id: int) -> None:
-        engine = one_gpu_engine(tmp_path, store, SlowToLook())
-        async with serving(engine, tmp_path):
-
-            def killed() -> bool:
-                job = store.get_job(job_id)
-                return job is not None and job.state is JobState.KILLED
-
-            await _until(killed, "the job to be killed")
-
     job_id = asyncio.run(stop_and_leave())
-    asyncio.run(recover_slowly(job_id))
-    events = {e.event: e.at for e in store.events(job_id)}
+    events = asyncio.run(_recover_slowly(tmp_path, store, job_id))
     store.close()
     due = events["stop"] + grace
-    assert due - 0.1 <= events["kill"] < due + 2.5, events["kill"] - due  # (3 s late before)
+    assert due - 0.1 <= events["kill"] < due + 2.5, events["kill"] - due
     assert not saved.exists()
+
+
+def test_a_slow_recovery_keeps_the_timeout_when_it_was_due(tmp_path: Path) -> None:
+    timeout = 4.0
+    store = Store(tmp_path / "herd.db")
+
+    async def start_and_leave() -> int:
+        engine = one_gpu_engine(tmp_path, store, LocalExecutor())
+        async with serving(engine, tmp_path) as service:
+            (job_id,) = service.submit([item(tmp_path, "sleep 60", timeout=timeout, grace=1)])
+            await _until(lambda: job_id in engine.live, "the job to start")
+        return job_id  # left running, as a killed daemon leaves it
+
+    job_id = asyncio.run(start_and_leave())
+    events = asyncio.run(_recover_slowly(tmp_path, store, job_id))
+    job = store.get_job(job_id)
+    store.close()
+    assert job is not None and job.state is JobState.FAILED, job  # (its outcome: timeout)
+    due = events["start"] + timeout
+    assert due - 0.1 <= events["stop"] < due + 2.5, (events, due)
