@@ -114,4 +114,5 @@ def _adopt(engine: Engine, job: Job, found: Found, now: float) -> None:
         f"herd.db said {said} (restored from an older backup?)"
     )
     running = begun(engine, job, attempt, detail)
-    engine.attempts.adopt(running, attempt, now)
+    # Its --timeout from the clock now, as a re-attached job's (engine_recovery._reattach).
+    engine.attempts.adopt(running, attempt, engine.clock())
