@@ -262,7 +262,7 @@ class Herd(JobListing, CompletedJobs):
         deadline = deadline_after(timeout)
         if isinstance(ids, Sweep):  # (as as_completed(sweep) takes it; it said "takes a list")
             ids = ids.jobs()
-        waited = wait_ids(ids, Job)
+        waited = wait_ids(ids, Job, self)
         try:
             states, done = self.client.wait(waited, deadline)
         except KeyboardInterrupt:  # (not in the socket read it came in: that said nothing)

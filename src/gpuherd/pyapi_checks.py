@@ -9,6 +9,7 @@ import os
 import shlex
 import time
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from gpuherd.core.commands import command_from_args
@@ -55,13 +56,36 @@ def job_number(job_id: Any) -> int:
     raise TypeError(f"a job id is a number (herd.job(7)), got {job_id!r}")
 
 
-def wait_ids(jobs: Any, job_type: type[Any]) -> list[int]:
-    """`Herd.wait`'s jobs, handles or ids, as ids (handles were sorted, and raised)."""
+def wait_ids(jobs: Any, job_type: type[Any], herd: Any) -> list[int]:
+    """`Herd.wait`'s jobs, handles or ids, as ids (handles were sorted, and raised); a handle
+    of another daemon than `herd`'s refused, as as_completed() refuses it (its id was waited
+    for on `herd`'s daemon, whose job of that number, if any, answered for it)."""
     if isinstance(jobs, str | int | job_type) or not isinstance(jobs, Iterable):
         raise TypeError(
             f"wait() takes a list of jobs or ids (herd.wait([7, 8])), or a sweep, got {jobs!r}"
         )
-    return sorted({job_number(job.id if isinstance(job, job_type) else job) for job in jobs})
+    ids = set()
+    for job in jobs:
+        if isinstance(job, job_type):
+            refuse_other_daemon(job, herd, "wait()")
+        ids.add(job_number(job.id if isinstance(job, job_type) else job))
+    return sorted(ids)
+
+
+def refuse_other_daemon(job: Any, herd: Any, call: str) -> None:
+    """WrongValue for a job handle (`job.herd`) of another daemon than `herd`'s: a wait
+    (`call`) asks one daemon, which knows its own jobs by these ids, not the other's."""
+    if job.herd is herd or one_daemon(job.herd.client.home, herd.client.home):
+        return
+    raise WrongValue(
+        f"job {job.id} is of the daemon of {job.herd.client.home}, not of {herd.client.home}: "
+        f"{call} waits on one daemon; wait for each daemon's jobs through its own connect()"
+    )
+
+
+def one_daemon(home: Path, other: Path) -> bool:
+    """Whether both homes are one daemon's: one folder, also named two ways (a link, `..`)."""
+    return home == other or home.resolve() == other.resolve()
 
 
 def deadline_after(timeout: Any) -> float | None:

@@ -17,7 +17,12 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, cast
 
 from gpuherd.errors import DaemonError, InvalidValue, NotFound, NotRunning, Suspended
-from gpuherd.pyapi_checks import deadline_after, job_number, still_unfinished
+from gpuherd.pyapi_checks import (
+    deadline_after,
+    job_number,
+    refuse_other_daemon,
+    still_unfinished,
+)
 from gpuherd.pyapi_notebook import ENDED, wait_interrupted
 from gpuherd.pyapi_sweep import Sweep
 from gpuherd.pyapi_types import WrongType
@@ -75,8 +80,8 @@ def _handles(jobs: Any, herd: Herd | None) -> tuple[dict[int, Job], set[int]]:
     """`jobs` as handles by id, in the order given, each once; ids too given `herd` (the
     module's as_completed has none: an id names no daemon); and the ids of those given as
     handles the daemon named (Job.seen). WrongType (a TypeError, shown in one line in a
-    notebook) naming what is not a job, ValueError for a job of another daemon than `herd`'s
-    (or than the first job's)."""
+    notebook) naming what is not a job, WrongValue (a ValueError) for a job of another
+    daemon than `herd`'s (or than the first job's)."""
     from gpuherd.pyapi import Job
 
     if isinstance(jobs, Sweep):
@@ -91,11 +96,7 @@ def _handles(jobs: Any, herd: Herd | None) -> tuple[dict[int, Job], set[int]]:
             if job.seen:
                 given.add(job.id)
             daemon = daemon or job.herd
-            if job.herd is not daemon and not _one_daemon(job.herd, daemon):
-                raise ValueError(
-                    f"job {job.id} is of the daemon of {job.herd.client.home}, not of "
-                    f"{daemon.client.home}: as_completed() waits on one daemon"
-                )
+            refuse_other_daemon(job, daemon, "as_completed()")
         elif herd is None:
             raise WrongType(
                 f"gpuherd.as_completed() takes job handles (herd.submit's, herd.jobs()): "
@@ -110,12 +111,6 @@ def _handles(jobs: Any, herd: Herd | None) -> tuple[dict[int, Job], set[int]]:
                 raise WrongType(said) from None
         handles.setdefault(job.id, job)
     return handles, given
-
-
-def _one_daemon(herd: Herd, other: Herd) -> bool:
-    """Whether both talk to one daemon: one home, also named two ways (a link, `..`)."""
-    home, other_home = herd.client.home, other.client.home
-    return home == other_home or home.resolve() == other_home.resolve()
 
 
 def _ended(

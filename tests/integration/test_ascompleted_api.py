@@ -9,6 +9,7 @@ test's doing, not two durations' race. Every wait has a timeout."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import threading
 import time
@@ -23,6 +24,7 @@ from conftest import Herd, api_daemon, wait_for
 from gpuherd.client import Client
 from gpuherd.errors import InvalidValue
 from gpuherd.pyapi import connect
+from gpuherd.pyapi_types import WrongValue
 
 TASKS = '''
 from __future__ import annotations
@@ -198,6 +200,31 @@ def test_what_is_not_a_job_is_refused_in_one_line_naming_it(api: gpuherd.Herd) -
     with pytest.raises(ValueError, match="timeout must be 0 or more seconds"):
         api.as_completed([job], timeout=-1)
     assert job.state() == "succeeded"
+
+
+def test_a_job_of_another_daemon_is_refused_by_every_wait(
+    api: gpuherd.Herd, tmp_path: Path
+) -> None:
+    """A handle of another home's daemon (another connect()) is refused by herd.wait() as by
+    as_completed(): wait() asked its own daemon about that id, and answered the state of its
+    own job of that number (or NotFound). A home named through a link is the same daemon."""
+    other_daemon = Herd(tmp_path / "other")
+    other_daemon.start("--fake-gpus", "1")
+    try:
+        theirs = ended(connect(home=other_daemon.home, start=False), "true")
+        mine = ended(api, "true")
+        homes = f"{other_daemon.home}, not of {api.client.home}"
+        said = rf"^job {theirs.id} is of the daemon of {re.escape(homes)}: "
+        with pytest.raises(WrongValue, match=said + r"wait\(\) waits on one daemon"):
+            api.wait([mine, theirs], timeout=30)
+        for refused in (api.as_completed, gpuherd.as_completed):
+            with pytest.raises(WrongValue, match=said + r"as_completed\(\) waits on one daemon"):
+                refused([mine, theirs], timeout=30)
+    finally:
+        other_daemon.cleanup()
+    (tmp_path / "link").symlink_to(api.client.home)
+    linked = gpuherd.Herd(Client(tmp_path / "link")).job(mine.id)
+    assert api.wait([linked], timeout=30) == {mine.id: "succeeded"}
 
 
 def test_ctrl_c_stops_the_wait_not_the_jobs(api: gpuherd.Herd, tmp_path: Path) -> None:
