@@ -18,10 +18,9 @@ from __future__ import annotations
 import os
 import re
 import sys
-import time
 import warnings
 from collections.abc import Iterable, Mapping
-from datetime import datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -36,9 +35,9 @@ from gpuherd.core.log_caps import sent_log_cap
 from gpuherd.core.sweep import SweepError, SweepSpec
 from gpuherd.core.sweep_spec import FILE_SUFFIXES
 from gpuherd.core.units import memory_amount, not_a_choice, parse_duration
-from gpuherd.core.when import parse_begin
 from gpuherd.errors import HerdError
 from gpuherd.paths import current_folder
+from gpuherd.pyapi_begin import begin_seconds
 from gpuherd.pyapi_checks import refuse_unknown
 from gpuherd.pyapi_types import GpusRefused, WrongValue, check_types, read_value
 from gpuherd.task_values import from_numpy, is_numpy
@@ -172,7 +171,7 @@ def submit_options(
     out = _file_names(in_units({k: plain(v) for k, v in options.items() if v is not None}))
     check_types(out)
     if "begin" in out:
-        out["begin"] = _begin(out["begin"])
+        out["begin"] = begin_seconds(out["begin"])
     for key in KINDS:
         out[key] = resolve_last(client, job_ids(out.get(key, ()), key, job_type), key)
     out["env_overrides"] = env_overrides(out.pop("env", {}))
@@ -201,31 +200,11 @@ def edit_options(changes: Mapping[str, Any], job_type: type[Any], client: Client
     if out.get("cwd") is not None:
         out["cwd"] = job_cwd(out["cwd"])
     if out.get("begin") is not None:
-        out["begin"] = _begin(out["begin"])
+        out["begin"] = begin_seconds(out["begin"])
     for key in KINDS:
         if out.get(key) is not None:
             out[key] = resolve_last(client, job_ids(out[key], key, job_type), key)
     return out
-
-
-def _begin(value: Any) -> Any:
-    """`begin` in epoch seconds: text as `--begin` takes it, a datetime (naive: local
-    time), or a timedelta from now (as "+2h"); a number as it is (the daemon checks its range)."""
-    if isinstance(value, timedelta):  # (it raised json's "not JSON serializable")
-        return time.time() + value.total_seconds()
-    if isinstance(value, str):
-        try:  # (its words name it: "invalid begin 'x': use now, ...")
-            return parse_begin(value, time.time(), "begin")
-        except ValueError as exc:
-            raise WrongValue(str(exc)) from None
-    if isinstance(value, datetime):
-        try:
-            return value.timestamp()
-        except (ValueError, OverflowError, OSError):  # datetime(1, 1, 1): "year 0 is out of…"
-            raise WrongValue(
-                f"begin {value} is no time a job can start at: give one from 1970 to the year 9999"
-            ) from None
-    return value
 
 
 def _kill_on_no_output(options: dict[str, Any]) -> bool:
@@ -235,8 +214,10 @@ def _kill_on_no_output(options: dict[str, Any]) -> bool:
     if wrong := not_a_choice("on_no_output", given, ON_NO_OUTPUT):
         raise WrongValue(wrong)
     kill: bool = given == "kill"
-    if options.get("kill_on_no_output", kill) != kill:
-        raise HerdError("give on_no_output or kill_on_no_output, not both")
+    if (other := options.get("kill_on_no_output", kill)) != kill:  # (one of them is not meant)
+        raise WrongValue(
+            f"on_no_output={given!r} and kill_on_no_output={other!r} disagree: give one of them"
+        )
     return kill
 
 

@@ -20,7 +20,7 @@ import gpuherd
 from conftest import Herd, api_daemon, wait_for
 from gpuherd.errors import DaemonError, HerdError, InvalidValue
 from gpuherd.pyapi import connect
-from gpuherd.pyapi_types import WrongValue
+from gpuherd.pyapi_types import WrongType, WrongValue
 
 GTS_CONFIG = {
     "scheduler_config": {"gpu": ["0", "1"], "force_rerun": False},
@@ -150,9 +150,24 @@ def test_submit_takes_a_begin_time_as_a_datetime_or_as_text(api: gpuherd.Herd) -
     later.kill()
     with pytest.raises(HerdError, match="not both"):
         api.submit("true", begin="+1h", hold=True)
-    for never in (1e308, float("nan"), -1.0):  # epoch seconds no date can show
-        with pytest.raises(HerdError, match="before the year 9999"):
-            api.submit("true", begin=never)
+    # A moment no job can start at, or a value of no kind `begin` takes, is refused before
+    # anything is sent, in the API's words: a submit's, a sweep's and a task's option alike
+    # (the daemon's InvalidValue named `--begin`; a list or an object raised json's "Object
+    # of type object is not JSON serializable", or a HerdError saying "sweep parameters").
+    never = (1e308, float("nan"), -1.0, datetime(1969, 1, 1), timedelta(days=3_000_000))
+    for moment in never:
+        with pytest.raises(WrongValue, match=r"^begin .+ is no time a job can start at: give"):
+            api.submit("true", begin=moment)
+    said = r"^begin is a datetime, a timedelta from now, text \('\+2h', '23:30'\) or epoch"
+    for kind in ([1], object(), True):
+        with pytest.raises(WrongType, match=said):
+            api.submit("true", begin=kind)
+    with pytest.raises(WrongType, match=said):
+        api.sweep("echo {x}", {"x": [1]}, gpus=0, begin=object())
+    import tasks_mod
+
+    with pytest.raises(WrongValue, match=r"^begin -1 is no time a job can start at"):
+        gpuherd.task(begin=-1)(tasks_mod.boom).submit(x=1)
     # Bad text names Python's keyword, not the CLI's flag (was: "invalid --begin 'soon'").
     with pytest.raises(HerdError, match=r"^invalid begin 'soon': use now, \+DURATION"):
         api.submit("true", begin="soon")
@@ -268,6 +283,9 @@ def test_submit_takes_the_no_output_options(api: gpuherd.Herd) -> None:
     flagged.kill()
     with pytest.raises(WrongValue, match=r"^on_no_output 'die': give 'flag' or 'kill'$"):
         api.submit("true", on_no_output="die")
+    said = r"^on_no_output='kill' and kill_on_no_output=False disagree: give one of them$"
+    with pytest.raises(WrongValue, match=said):  # (was a HerdError, as a daemon's refusal)
+        api.submit("true", on_no_output="kill", kill_on_no_output=False)
 
 
 def test_submit_reads_after_as_the_cli_does(api: gpuherd.Herd) -> None:
