@@ -1,6 +1,7 @@
 """Stops and restarts that meet another one, or a daemon of another version. A plain stop
 during a `stop --kill` ended the daemon at once (the kill's grace cut short, its job left
-running, and both stops said "daemon stopped"); of two restarts at once, one failed; and
+running, and both stops said "daemon stopped"); of two restarts at once, one failed (also
+one during the other's `--kill`); and
 `daemon restart` warned that the daemon it replaced ran another version, and to restart it."""
 
 from __future__ import annotations
@@ -98,6 +99,42 @@ def test_two_restarts_at_once_both_succeed(daemon: Herd) -> None:
             assert said.endswith(f"by another call at the same time (pid {new})\n"), said
         daemons = [p for p in daemon._daemons() if p.status() != psutil.STATUS_ZOMBIE]
         assert [p.pid for p in daemons] == [new]
+
+
+@pytest.mark.parametrize("kill", [False, True])
+def test_a_restart_during_a_restart_kill_waits_for_the_kill_and_succeeds(
+    daemon: Herd, kill: bool
+) -> None:
+    """It was refused, exit 1 (`is stopping after killing its running jobs: gpuherd daemon
+    start once it has stopped`), while the other restart brought the daemon back."""
+    job = daemon.submit("--", STUBBORN)
+    daemon.wait_state(job, "running")
+    pid, old = wait_for(lambda: daemon.job(job)["pid"], what="the job's pid"), daemon.pid
+    killing = daemon.popen("daemon", "restart", "--kill", "--grace", "2")
+    try:
+        wait_for(lambda: daemon.client.get("/daemon")["stopping"] == "kill", what="the kill")
+        second = daemon.cli("daemon", "restart", *(["--kill"] if kill else []), check=False)
+        assert (second.returncode, second.stderr) == (0, ""), second
+        assert gone(pid)  # killed at the end of the first one's grace, not left running
+        out, err = killing.communicate(timeout=30)
+    finally:
+        killing.kill()
+        killing.communicate()
+    assert (killing.returncode, err) == (0, b""), err
+    assert out.decode().startswith("stopping after killing 1 running job\ndaemon stopped\n")
+    new = daemon.pid
+    lines = second.stdout.splitlines()
+    assert lines[:2] == [
+        "stopping already after killing 1 running job, as another stop asked: waiting for it",
+        "daemon stopped",
+    ]
+    assert lines[2:] == [f"daemon restarted by another call at the same time (pid {new})"] or (
+        len(lines) == 3 and lines[2].startswith(f"daemon started (pid {new}, ")
+    ), lines
+    assert new != old and gone(old)
+    daemons = [p for p in daemon._daemons() if p.status() != psutil.STATUS_ZOMBIE]
+    assert [p.pid for p in daemons] == [new]
+    assert daemon.job(job)["state"] == "killed"
 
 
 def start_older(herd: Herd, tmp_path: Path) -> None:

@@ -161,23 +161,21 @@ def _start(ctx: click.Context, listen: str | None, done: str, as_before: bool = 
 
 
 def _refuse_a_stopping_daemon(status: dict[str, Any]) -> None:
-    """A daemon that drains (`stop --drain`) or kills its jobs (`stop --kill`) was asked to
-    stop once they end: a restart would call that off without a word. One line says so."""
-    mode, pid, name = status.get("stopping"), status["pid"], typed_name()
-    if mode in (None, "leave"):  # (stopping already, as another restart or stop asked: joined)
+    """A daemon that drains (`stop --drain`) was asked to stop once its jobs end, which may
+    be hours away: a restart would call that off without a word. One line says so. One
+    stopping otherwise (another restart's or stop's, --kill too) is joined: its stop waits
+    for that one (the kill's grace too), then starts the next daemon, or says that the other
+    call did (of a `restart --kill` and a restart at once, the second failed)."""
+    if status.get("stopping") != "drain":
         return
-    if mode == "drain":
-        running = int(status.get("running_jobs") or 0)
-        ends = "ends" if running == 1 else "end"
-        raise HerdError(
-            f"the daemon (pid {pid}) is draining: it stops once its "
-            f"{plural(running, 'running job')} {ends}, then `{name} daemon start` starts the "
-            f"next; or `{name} daemon stop` stops it now (its jobs go on, and the next daemon "
-            "re-attaches to them)"
-        )
+    pid, name = status["pid"], typed_name()
+    running = int(status.get("running_jobs") or 0)
+    ends = "ends" if running == 1 else "end"
     raise HerdError(
-        f"the daemon (pid {pid}) is stopping after killing its running jobs: `{name} daemon "
-        "start` once it has stopped"
+        f"the daemon (pid {pid}) is draining: it stops once its "
+        f"{plural(running, 'running job')} {ends}, then `{name} daemon start` starts the "
+        f"next; or `{name} daemon stop` stops it now (its jobs go on, and the next daemon "
+        "re-attaches to them)"
     )
 
 
