@@ -4,6 +4,7 @@ epoch seconds the daemon takes, checked here so a wrong one is refused in the AP
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -40,3 +41,13 @@ def begin_seconds(value: Any) -> float:
             f"begin {value} is no time a job can start at: give one from 1970 to the year 9999"
         )
     return seconds
+
+
+def refuse_hold_with_begin(options: Mapping[str, Any]) -> None:
+    """WrongValue for `hold=True` with a `begin`: begin holds the job until then, so which
+    was meant is unknown (the daemon refused it in its own words, `--hold` and `--begin`)."""
+    if options.get("hold") and options.get("begin") is not None:
+        raise WrongValue(
+            f"give hold=True (held until a release) or begin={options['begin']!r} (held until "
+            "then), not both"
+        )

@@ -14,7 +14,7 @@ from gpuherd.pyapi_checks import log_numbers, refuse_unknown
 from gpuherd.pyapi_jobs import JobList
 from gpuherd.pyapi_notebook import SHOWN_ROWS as _SHOWN_POINTS
 from gpuherd.pyapi_notebook import quick, sweep_table
-from gpuherd.pyapi_types import WrongType, check_types
+from gpuherd.pyapi_types import WrongType, as_given, check_types
 from gpuherd.pyapi_values import SUBMIT_OPTIONS, non_finite, plain
 from gpuherd.pyapi_verbs import kill_options
 
@@ -208,15 +208,11 @@ def check_keywords(given: Iterable[str], own: Mapping[str, Any]) -> None:
     check_types({key: plain(value) for key, value in own.items()})  # (a numpy seed is one)
     folder, fixed = own.get("results_dir"), own.get("fixed")
     if folder is not None and not isinstance(folder, str | os.PathLike):
-        raise WrongType(f"results_dir is a folder (text or a Path), got {_given(folder)}")
+        raise WrongType(f"results_dir is a folder (text or a Path), got {as_given(folder)}")
     if fixed is not None and not isinstance(fixed, Mapping):
         raise WrongType(
-            f"fixed is a dict of names to values ({{'epochs': 10}}), got {_given(fixed)}"
+            f"fixed is a dict of names to values ({{'epochs': 10}}), got {as_given(fixed)}"
         )
-
-
-def _given(value: Any) -> str:
-    return f"{value!r} ({type(value).__name__})"
 
 
 def over_file(
@@ -229,5 +225,6 @@ def over_file(
 
     kept = kept_options(options, [key for key in given if key != "env"])
     cwd, order = kept.pop("cwd"), kept.pop("order")
-    env = {**kept["env"], **dict(given.get("env") or {})}
+    env = given.get("env") or {}  # (not a dict: left for submit to refuse, in its words)
+    env = {**kept["env"], **env} if isinstance(env, Mapping) else env
     return {**kept, **given, "env": env}, cwd, order

@@ -65,7 +65,12 @@ def check_types(options: Mapping[str, Any]) -> None:
         kind = KIND_OF.get(key)
         if value is None or kind is None or _is(kind, value):
             continue
-        raise WrongType(f"{key} is {_WANTED[kind]}, got {value!r} ({type(value).__name__})")
+        raise WrongType(f"{key} is {_WANTED[kind]}, got {as_given(value)}")
+
+
+def as_given(value: Any) -> str:
+    """A value as a WrongType names what was given: `['A=1'] (list)`."""
+    return f"{value!r} ({type(value).__name__})"
 
 
 def _is(kind: str, value: Any) -> bool:

@@ -37,9 +37,16 @@ from gpuherd.core.sweep_spec import FILE_SUFFIXES
 from gpuherd.core.units import memory_amount, not_a_choice, parse_duration
 from gpuherd.errors import HerdError
 from gpuherd.paths import current_folder
-from gpuherd.pyapi_begin import begin_seconds
+from gpuherd.pyapi_begin import begin_seconds, refuse_hold_with_begin
 from gpuherd.pyapi_checks import refuse_unknown
-from gpuherd.pyapi_types import GpusRefused, WrongValue, check_types, read_value
+from gpuherd.pyapi_types import (
+    GpusRefused,
+    WrongType,
+    WrongValue,
+    as_given,
+    check_types,
+    read_value,
+)
 from gpuherd.task_values import from_numpy, is_numpy
 
 SUBMIT_OPTIONS = frozenset(
@@ -170,6 +177,7 @@ def submit_options(
     refuse_unknown(options, known if sweep else known - {"max_parallel"})
     out = _file_names(in_units({k: plain(v) for k, v in options.items() if v is not None}))
     check_types(out)
+    refuse_hold_with_begin(out)  # (with begin as given: the daemon's words named --begin)
     if "begin" in out:
         out["begin"] = begin_seconds(out["begin"])
     for key in KINDS:
@@ -261,14 +269,18 @@ def env_overrides(env: Any) -> dict[str, str]:
     """`env` as the job's NAME=VALUE changes. A value is text, or a number as its text (as a
     sweep file's env takes it): None, True or an object would reach the job as its repr.
     Names and sizes as `--env` takes them (core/env_vars.py)."""
-    if not isinstance(env, Mapping):
-        raise TypeError(f"env must be a dict of names to values, got {env!r}")
+    if not isinstance(env, Mapping):  # (WrongType: a TypeError, in one line, as the others)
+        words = env.split() if isinstance(env, str) else env
+        meant = {"NAME": "value"}  # ["A=1"], or "A=1 B=2", as --env takes them: that dict
+        if isinstance(words, list | tuple) and all(isinstance(w, str) and "=" in w for w in words):
+            meant = dict(word.split("=", 1) for word in words) or meant
+        raise WrongType(f"env is a dict of names to values (env={meant!r}), got {as_given(env)}")
     found: dict[str, str] = {}
     for name, value in env.items():
         if not isinstance(name, str):
-            raise TypeError(f"env: the name {name!r} is not text")
+            raise WrongType(f"env: the name {as_given(name)} is not text")
         if isinstance(value, bool) or not isinstance(value, str | int | float):
-            raise TypeError(f"env: {name}={value!r}: give the value as a string (or a number)")
+            raise WrongType(f"env: {name}={value!r}: give the value as a string (or a number)")
         try:
             check_variable(name, str(value))
         except ValueError as exc:

@@ -55,11 +55,14 @@ def refuse_unfit(fn: Any) -> None:
 
 def check_options(options: Mapping[str, Any]) -> None:
     """InvalidValue for a job option no submission takes (`gpus=-1`, `retries=-1`, `grace=0`,
-    `mem=` with `gpus=0`), in a submission's words: a task took it, and each submit was
-    refused. `options` are the task's, their kinds checked and in units already."""
+    `mem=` with `gpus=0`, `hold=True` with a `begin`), in a submission's words: a task took
+    it, and each submit was refused. `options` are the task's, their kinds checked and in
+    units already."""
     from gpuherd.core.model import JobSpec  # (deferred: only at decoration)
+    from gpuherd.pyapi_begin import refuse_hold_with_begin
     from gpuherd.submission import check_spec
 
+    refuse_hold_with_begin(options)  # (in the API's words, as each submit would refuse it)
     given = {k: options[k] for k in SPEC_FIELDS if options.get(k) is not None}
     if "only_gpus" in given:
         given["only_gpus"] = tuple(given["only_gpus"])

@@ -14,7 +14,7 @@ import gpuherd
 from gpuherd.client import Client
 from gpuherd.errors import HerdError, InvalidValue
 from gpuherd.pyapi import Herd
-from gpuherd.pyapi_types import WrongType
+from gpuherd.pyapi_types import WrongType, WrongValue
 
 
 def numbers(n: int) -> Iterator[int]:
@@ -117,3 +117,54 @@ def test_fake_gpus_of_the_wrong_kind_is_refused_before_any_daemon(
         f"file, got {value!r} ({type(value).__name__})"
     )
     assert not home.exists()
+
+
+def test_hold_with_begin_is_refused_in_the_apis_words(tmp_path: Path) -> None:
+    # It was sent, and the daemon refused it naming the CLI's --hold and --begin (an
+    # InvalidValue, not the API's WrongValue); a task took it, each submit refused.
+    herd = Herd(Client(tmp_path / "home"))  # (no daemon: refused before anything is sent)
+    said = "give hold=True (held until a release) or begin='+1h' (held until then), not both"
+    for call in (
+        lambda: herd.submit("true", gpus=0, begin="+1h", hold=True),
+        lambda: herd.sweep("echo {x}", {"x": [1]}, begin="+1h", hold=True),
+        lambda: gpuherd.task(gpus=0, begin="+1h", hold=True)(fetch),
+        lambda: gpuherd.task(begin="+1h")(gpuherd.task(gpus=0, hold=True)(fetch)),
+    ):
+        with pytest.raises(WrongValue) as refused:
+            call()
+        assert (str(refused.value), isinstance(refused.value, ValueError)) == (said, True)
+    assert gpuherd.task(gpus=0, begin="+1h", hold=False)(fetch).options["hold"] is False
+
+
+@pytest.mark.parametrize(
+    ("env", "said"),
+    [
+        (
+            ["A=1", "B=x=y"],
+            "env is a dict of names to values (env={'A': '1', 'B': 'x=y'}), "
+            "got ['A=1', 'B=x=y'] (list)",
+        ),
+        (
+            "A=1 B=2",
+            "env is a dict of names to values (env={'A': '1', 'B': '2'}), got 'A=1 B=2' (str)",
+        ),
+        (5, "env is a dict of names to values (env={'NAME': 'value'}), got 5 (int)"),
+        ({3: "x"}, "env: the name 3 (int) is not text"),
+        ({"A": None}, "env: A=None: give the value as a string (or a number)"),
+    ],
+)
+def test_env_of_the_wrong_kind_is_a_wrong_type(tmp_path: Path, env: Any, said: str) -> None:
+    # It was a plain TypeError, not the API's WrongType (a HerdError too) that every other
+    # option of the wrong kind raises; a list of NAME=VALUE is answered with its dict.
+    herd = Herd(Client(tmp_path / "home"))
+    with pytest.raises(WrongType) as refused:
+        herd.submit("true", gpus=0, env=env)
+    assert str(refused.value) == said
+    sweep_file = tmp_path / "sweep.yaml"  # (its env and the one given were merged by dict())
+    sweep_file.write_text("command: echo {x}\ngrid:\n  x: [1]\nenv:\n  B: '2'\n")
+    for sweep in (
+        lambda: herd.sweep("echo {x}", {"x": [1]}, env=env),
+        lambda: herd.sweep(sweep_file, env=env),
+    ):
+        with pytest.raises(WrongType, match=r"^env"):
+            sweep()
