@@ -247,6 +247,11 @@ def bind_tcp(
             ) from None
     try:
         return bound(store.get_setting(LAST_LISTEN) or None)
+    except tcp.NotHere as exc:  # (one of this machine's once: its network changed since?)
+        raise HerdError(
+            f"{exc.said} (where the last daemon listened; no address of this machine now):"
+            f" start one with gpuherd daemon start {exc.choices}"
+        ) from None
     except HerdError as exc:
         raise HerdError(
             f"{exc} (where the last daemon listened): free that port, or `gpuherd daemon "

@@ -84,6 +84,33 @@ def test_a_listen_address_not_this_machines_is_not_told_to_free_a_port(herd: Her
     [said] = failed.stderr.splitlines()
     assert said.startswith("gpuherd: error: cannot listen on 203.0.113.1:8888: "), said
     assert "free that port" not in said, said
+    # It stopped at "Cannot assign requested address", with no word of an address that does.
+    assert said.endswith(
+        " (no address of this machine): give one of its own, --listen 127.0.0.1:8888 (this"
+        " machine only) or --listen 0.0.0.0:8888 (every interface)"
+    ), said
+
+
+def test_a_restart_where_the_last_daemon_listened_no_more_says_what_to_start(
+    herd: Herd,
+) -> None:
+    # The machine's address changed since (another network): the restart was told to "free
+    # that port", which nothing holds.
+    herd.start("--fake-gpus", "1", "--listen", "127.0.0.1:0")
+    herd.cli("daemon", "stop")
+    store = Store(herd.home / "herd.db")
+    try:
+        store.set_setting("listen", "203.0.113.1:8888")
+    finally:
+        store.close()
+    failed = herd.cli("daemon", "restart", check=False)
+    assert (failed.returncode, failed.stderr.splitlines()[-1]) == (
+        1,
+        "gpuherd: error: cannot listen on 203.0.113.1:8888: Cannot assign requested address"
+        " (where the last daemon listened; no address of this machine now): start one with"
+        " gpuherd daemon start --listen 127.0.0.1:8888 (this machine only) or --listen"
+        " 0.0.0.0:8888 (every interface)",
+    )
 
 
 def test_a_failed_start_leaves_the_last_starts_gpus(herd: Herd) -> None:

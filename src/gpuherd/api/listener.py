@@ -55,13 +55,35 @@ def bind(address: str, next_free: int = 1) -> socket.socket:
         except OSError as exc:
             last = exc
     reason = last.strerror if last is not None and last.strerror else str(last)
+    said = f"cannot listen on {address}: {reason}"
+    if last is not None and last.errno == errno.EADDRNOTAVAIL:
+        raise NotHere(said, port)
     taken = last is not None and last.errno == errno.EADDRINUSE
-    raise (PortTaken if taken else HerdError)(f"cannot listen on {address}: {reason}")
+    raise (PortTaken if taken else HerdError)(said)
 
 
 class PortTaken(HerdError):
     """The address is another socket's (the way out differs from a host that is not this
     machine's, or a port below 1024)."""
+
+
+class NotHere(HerdError):
+    """The host is no address of this machine (EADDRNOTAVAIL: a typo, another machine's, or
+    this one's before its network changed): "Cannot assign requested address" alone left
+    the user to guess which address would do."""
+
+    def __init__(self, said: str, port: int) -> None:
+        self.said, self.port = said, port
+        super().__init__(
+            f"{said} (no address of this machine): give one of its own, {self.choices}"
+        )
+
+    @property
+    def choices(self) -> str:
+        return (
+            f"--listen 127.0.0.1:{self.port} (this machine only) or --listen"
+            f" 0.0.0.0:{self.port} (every interface)"
+        )
 
 
 def _bind_one(host: str, port: int) -> socket.socket:
