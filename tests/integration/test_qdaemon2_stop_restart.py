@@ -9,14 +9,18 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
+from click.testing import CliRunner
 
 from conftest import Herd, gone, wait_for
 from gpuherd import __version__
 from gpuherd.api.system import _stopping_already
-from gpuherd.errors import Conflict
+from gpuherd.cli.daemon_restart import restart
+from gpuherd.client import Client
+from gpuherd.errors import Conflict, DaemonError, HerdError
 
 STUBBORN = 'trap "" TERM; while true; do sleep 0.05; done'
 """A job that ignores SIGTERM: only a kill's SIGKILL, after its grace, ends it."""
@@ -168,3 +172,39 @@ def test_restart_of_a_daemon_of_another_version_says_the_upgrade_without_a_warni
     )
     status = herd.cli("daemon", "status", "--json")
     assert (status.stderr, '"version": "' + __version__ + '"' in status.stdout) == ("", True)
+
+
+@pytest.mark.parametrize(
+    "lost",
+    [
+        DaemonError("lost the connection to the daemon: ConnectionResetError(104, '')"),
+        Conflict("the daemon is stopping already, as another `gpuherd daemon stop` asked"),
+    ],
+)
+def test_a_restart_kill_that_a_plain_restart_beat_says_how_to_kill_the_jobs_now(
+    daemon: Herd, monkeypatch: pytest.MonkeyPatch, lost: HerdError
+) -> None:
+    """Its kill was said not done, with `gpuherd daemon start` to do: pointless, the other
+    restart had started the next daemon, which re-attached the jobs still to kill."""
+    job = daemon.submit("--", "sleep 60")
+    daemon.wait_state(job, "running")
+    real_post = Client.post
+
+    def post(self: Client, path: str, body: Any = None) -> Any:
+        if path != "/daemon/stop":
+            return real_post(self, path, body)
+        daemon.cli("daemon", "restart")  # the other call's plain restart gets there first
+        raise lost  # (this one's connection closed on the way out, or its kill refused)
+
+    monkeypatch.setattr(Client, "post", post)
+    monkeypatch.setenv("GPUHERD_HOME", str(daemon.home))
+    result = CliRunner().invoke(restart, ["--kill"])
+    new = daemon.pid
+    assert isinstance(result.exception, HerdError), result.output  # (main() says it, exit 1)
+    assert str(result.exception) == (
+        "--kill not done: another call was stopping the daemon already, without"
+        f" --kill; the daemon running now (pid {new}) re-attached 1 running job: `gpuherd daemon"
+        " restart --kill` kills them now, or `gpuherd kill $(gpuherd ls -q --state"
+        " running,paused)`"
+    )
+    assert daemon.job(job)["state"] == "running"

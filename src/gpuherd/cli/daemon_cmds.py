@@ -153,7 +153,7 @@ def _wait_until_up(client: Client, proc: subprocess.Popen[bytes], logged: int) -
         if code is not None:
             reason = client.last_word(logged)
             if reason and reason.startswith(ALREADY_RUNNING):  # another start won the lock
-                winner = _status_or_none(client, deadline)
+                winner = status_or_none(client, deadline)
                 if winner is not None:
                     raise already_running(client, winner)
             # No last word (it died first: an import error, say): its traceback is in the log.
@@ -163,7 +163,7 @@ def _wait_until_up(client: Client, proc: subprocess.Popen[bytes], logged: int) -
         # A daemon that listens but does not serve yet holds a poll until it is answered:
         # the client's own timeout (60 s) took `daemon start` that far past its own.
         client.answer_by(deadline)
-        status = _status_or_none(client)
+        status = status_or_none(client)
         if status is not None and status["pid"] == proc.pid:
             return status
         time.sleep(0.02)  # not up yet, or another start's daemon answers: ours will exit
@@ -219,7 +219,7 @@ def own_status(client: Client) -> dict[str, Any]:
     return status
 
 
-def _status_or_none(client: Client, until: float = 0.0) -> dict[str, Any] | None:
+def status_or_none(client: Client, until: float = 0.0) -> dict[str, Any] | None:
     """The running daemon's status; None if none answers (by `until`, a monotonic time)."""
     while True:
         try:
@@ -286,7 +286,7 @@ def stop_daemon(client: Client, pid: int, mode: str, grace: float | None = None)
         if isinstance(exc, NoAnswer) or not wait_for_exit(pid, STOPPED_WITHIN):
             raise
         if mode != "leave":
-            raise HerdError(_stopped_by_another(pid, mode)) from None
+            raise StoppedByAnother(_stopped_by_another(pid, mode)) from None
         click.echo("stopping (another stop was stopping it already)")
     wait_for_exit(pid)
     if client.socket_path.exists():  # a daemon that stops (not one that dies) removes it
@@ -302,6 +302,10 @@ def stop_daemon(client: Client, pid: int, mode: str, grace: float | None = None)
 STOPPED_WITHIN = 10.0
 """Seconds a stop whose connection the daemon closed waits for it to exit (its own shutdown
 takes ~2 s); one still running then closed it for another reason."""
+
+
+class StoppedByAnother(HerdError):
+    """A stop's --kill or --drain not carried out: another call was stopping the daemon."""
 
 
 def _stopped_by_another(pid: int, mode: str) -> str:

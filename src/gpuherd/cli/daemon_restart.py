@@ -28,7 +28,7 @@ from gpuherd.client import Client
 from gpuherd.client_http import replacing
 from gpuherd.core.units import plural
 from gpuherd.daemon_presence import AlreadyUp, lock_holder
-from gpuherd.errors import DaemonError, HerdError, NoAnswer, NotRunning
+from gpuherd.errors import Conflict, DaemonError, HerdError, NoAnswer, NotRunning
 from gpuherd.typed_name import prefixed, typed_name
 
 
@@ -128,13 +128,31 @@ def restart(ctx: click.Context, kill: bool, grace: float | None) -> None:
         except NotRunning:
             click.echo(f"no daemon was running for {client.home}: starting one")
             _start(ctx, None, "started", as_before=True)
+            if kill:
+                _kill_not_done(
+                    client, "no daemon answered as it was asked (another call restarting it?)"
+                )
             return
         except DaemonError as exc:  # lost on its way out: another call (a restart) stops it
             if isinstance(exc, NoAnswer):
                 raise
             _after_another_stop(ctx, client, pid or lock_holder(client.home))
+            if kill:
+                _kill_not_done(client, _STOPPED_WITHOUT_KILL)
             return
-        left = daemon_cmds.stop_daemon(client, pid, "kill" if kill else "leave", grace)
+        try:
+            left = daemon_cmds.stop_daemon(client, pid, "kill" if kill else "leave", grace)
+        except (Conflict, daemon_cmds.StoppedByAnother):  # another call's plain stop won
+            if not kill:
+                raise
+            _wait_for_the_next(client, pid)
+            back = (
+                _kill_not_done(client, _STOPPED_WITHOUT_KILL) if lock_holder(client.home) else None
+            )
+            if back is None:  # none came back (a plain stop's): start one, then --kill, it says
+                raise
+            click.echo(f"daemon restarted by another call at the same time (pid {back['pid']})")
+            return
     if left is not None:  # jobs a --kill could not reach: the next daemon carries out the kill
         click.echo(prefixed("warning", left), err=True)
     try:
@@ -203,3 +221,36 @@ def _after_another_stop(ctx: click.Context, client: Client, pid: int | None) -> 
     while lock_holder(client.home) is None and time.monotonic() < deadline:
         time.sleep(0.05)
     _start(ctx, None, "restarted", as_before=True)
+
+
+_STOPPED_WITHOUT_KILL = "another call was stopping the daemon already, without --kill"
+
+
+def _wait_for_the_next(client: Client, pid: int) -> None:
+    """Wait for the daemon (`pid`) that another call stops to exit, then for the next one
+    that call starts (a restart), if one comes within RESTARTED_WITHIN."""
+    from gpuherd.cli import daemon_cmds  # deferred: that module registers this command
+
+    if daemon_cmds.wait_for_exit(pid, daemon_cmds.STOPPED_WITHIN):
+        deadline = time.monotonic() + RESTARTED_WITHIN
+        while lock_holder(client.home) is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+
+
+def _kill_not_done(client: Client, why: str) -> dict[str, Any] | None:
+    """After a `restart --kill` whose kill no daemon carried out (another call stopped the
+    daemon first, or none ran): the status of the daemon running now (None: none), or a
+    HerdError when it re-attached running jobs, saying how to kill them. (The advice of a
+    stop's --kill not taken, `daemon start`, was pointless once the other call restarted it.)"""
+    from gpuherd.cli import daemon_cmds  # deferred: that module registers this command
+
+    status = daemon_cmds.status_or_none(client, time.monotonic() + RESTARTED_WITHIN)
+    running = int(status.get("running_jobs") or 0) if status is not None else 0
+    if status is None or not running:  # nothing left to kill
+        return status
+    name = typed_name()
+    raise HerdError(
+        f"--kill not done: {why}; the daemon running now (pid {status['pid']}) re-attached "
+        f"{plural(running, 'running job')}: `{name} daemon restart --kill` kills them now, or "
+        f"`{name} kill $({name} ls -q --state running,paused)`"
+    )
