@@ -192,3 +192,21 @@ def test_a_mem_job_at_its_gpus_job_limit_waits_for_a_slot(herd: Herd, recorder: 
     )
     recorder.go()
     herd.wait_state(third, "succeeded")
+
+
+def test_a_paused_job_on_a_lost_gpu_is_not_said_to_run_on(herd: Herd, tmp_path: Path) -> None:
+    # `show` said "the job runs on" of a job paused (SIGSTOPped) there.
+    state = tmp_path / "gpus.json"
+    write_state(state, [{"memory_total": "24GiB"}, {"memory_total": "24GiB"}])
+    herd.start("--fake-gpus", str(state))
+    job = herd.submit("--only-gpus", "1", "--", "sleep 60")
+    herd.wait_state(job, "running")
+    herd.cli("pause", str(job))
+    herd.wait_state(job, "paused")
+    write_state(state, [{"memory_total": "24GiB"}, {"lost": True}])
+    wait_for(lambda: herd.json("show", str(job))["gpus_gone"], 10, "GPU 1 to be lost")
+    assert shown_gpus(herd, job) == (
+        "1 (GPU 1 lost: the probe no longer sees it; the job stays paused there, and its work"
+        " there may fail once resumed)"
+    )
+    herd.cli("kill", str(job))

@@ -204,16 +204,24 @@ def _file_rows(stdout: str | None, stderr: str | None) -> list[tuple[str, str]]:
 
 
 _GONE = {
-    "lost": "lost: the probe no longer sees it; the job runs on, but its work there may fail",
-    "removed": "removed (gpuherd gpus remove): the job finishes there, nothing new starts there",
+    ("lost", "running"): "lost: the probe no longer sees it; the job runs on, but its work there"
+    " may fail",
+    ("lost", "paused"): "lost: the probe no longer sees it; the job stays paused there, and its"
+    " work there may fail once resumed",
+    ("removed", "running"): "removed (gpuherd gpus remove): the job finishes there, nothing new"
+    " starts there",
+    ("removed", "paused"): "removed (gpuherd gpus remove): the job, paused, finishes there once"
+    " resumed; nothing new starts there",
 }
-"""What `show` says of a running job's GPU that is lost or removed (`gpus_gone`)."""
+"""What `show` says of a running (or paused: it does not run on) job's GPU that is lost or
+removed (`gpus_gone`)."""
 
 
 def _gpus_line(job: dict[str, Any]) -> str:
     """`1,2`; a GPU lost or removed while the job runs, said: `1 (GPU 1 lost: ...)`."""
     said = ",".join(str(g) for g in job["gpus"]) or "-"
-    gone = [f"GPU {g['index']} {_GONE[g['state']]}" for g in job.get("gpus_gone", [])]
+    now = _unended(job)
+    gone = [f"GPU {g['index']} {_GONE[g['state'], now]}" for g in job.get("gpus_gone", [])]
     return said + (f" ({'; '.join(gone)})" if gone else "")
 
 
