@@ -16,6 +16,7 @@ reasoning). Only small files are kept, CACHE_MAX_BYTES of them in all.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import stat
@@ -43,7 +44,12 @@ _kept_bytes = 0
 
 
 class NotJson(ValueError):
-    """A file that is not valid JSON: says where the parser stopped."""
+    """A file that is not valid JSON: says where the parser stopped; `cut_off` when that is
+    its end (a value begun and not ended: a write cut short, or still going on)."""
+
+    def __init__(self, message: str, cut_off: bool = False) -> None:
+        super().__init__(message)
+        self.cut_off = cut_off
 
 
 class NotText(NotJson):
@@ -81,9 +87,9 @@ def load_json(path: str, found: os.stat_result | None = None) -> Any:
     except UnicodeDecodeError as exc:
         # Python's own words named the codec it guessed ("'utf-16-le' codec can't decode
         # bytes in position 4-5"), which the file was never meant to be in.
-        raise NotText(f"not UTF-8 text (at byte {exc.start:,}): write it as UTF-8 JSON") from None
+        raise NotText(f"not UTF-8 text (at byte {exc.start:,}); write it as UTF-8 JSON") from None
     except ValueError as exc:  # JSONDecodeError
-        raise NotJson(_where(exc)) from None
+        raise _not_json(exc) from None
     # The version is the one seen before the read: a change during the read gives the file a
     # newer time, so the next read reads it again.
     changed = max(found.st_mtime_ns, found.st_ctime_ns) / 1e9
@@ -96,11 +102,19 @@ def load_json(path: str, found: os.stat_result | None = None) -> Any:
     return value
 
 
-def _where(exc: ValueError) -> str:
-    """Why a file is not JSON, with the line and column where the parser gave up."""
-    if isinstance(exc, json.JSONDecodeError):
-        return f"not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
-    return f"not valid JSON: {exc}"
+def _not_json(exc: ValueError) -> NotJson:
+    """Why a file is not JSON, with the line and column where the parser gave up: at its end,
+    that the file stops mid-value (json's "Expecting ',' delimiter" there named what would
+    have come next, not what is wrong)."""
+    if not isinstance(exc, json.JSONDecodeError):
+        return NotJson(f"not valid JSON: {exc}")
+    if exc.doc[exc.pos :].strip() == "":
+        where = f"line {exc.lineno}, column {exc.colno}"
+        return NotJson(
+            f"not valid JSON: it stops mid-value at {where} (cut off, or still being written?)",
+            True,
+        )
+    return NotJson(f"not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}")
 
 
 def marker(run_dir: str) -> str:
@@ -111,31 +125,65 @@ def marker(run_dir: str) -> str:
 
 
 def read_metrics(run_dir: str) -> dict[str, Any]:
-    """`metrics`: what the point's metrics.json holds (empty when it is missing); and
-    `metrics_error`, why it was not read, when it was not."""
+    """`metrics`: what the point's metrics.json holds (empty when it is missing: a program
+    need write none); and `metrics_error` when it was not read: one line, what is wrong with
+    the file and what to write instead (`sweep status` prints the first)."""
     path = os.path.join(run_dir, METRICS_FILE)
     try:
         found = os.lstat(path)
     except OSError:
         return {"metrics": {}}
-    if stat.S_ISLNK(found.st_mode):
-        return {"metrics": {}, "metrics_error": f"{path}: a symbolic link, not read"}
-    if found.st_size > JSON_MAX_BYTES:
-        return {"metrics": {}, "metrics_error": f"{path}: {too_large(found.st_size)}"}
+    if error := _unread(path, found):
+        return {"metrics": {}, "metrics_error": f"{path}: {error}"}
     try:
         data = load_json(path, found)
+    except FileNotFoundError:  # removed since its lstat: as missing
+        return {"metrics": {}}
     except NotText as exc:
         return {"metrics": {}, "metrics_error": f"{path}: {exc}"}
-    except NotJson as exc:  # most often a job cut off while writing it, or writing it now
-        return {"metrics": {}, "metrics_error": f"{path}: {exc} (cut off mid-write?)"}
-    except (OSError, ValueError, Forbidden) as exc:
-        return {"metrics": {}, "metrics_error": f"{path}: not read ({exc})"}
+    except NotJson as exc:  # most often cut off: its job killed while writing it, or writing
+        advice = _WRITE_WHOLE if exc.cut_off else _WRITE_OBJECT
+        return {"metrics": {}, "metrics_error": f"{path}: {exc}; {advice}"}
+    except OSError as exc:
+        return {"metrics": {}, "metrics_error": f"{path}: {_cannot_read(exc)}"}
+    except Forbidden:  # a plain file at its lstat, something else at its open
+        error = f"replaced while read (by a link, a folder?); {_WRITE_OBJECT}"
+        return {"metrics": {}, "metrics_error": f"{path}: {error}"}
+    except ValueError:  # grown over the cap since its lstat
+        return {"metrics": {}, "metrics_error": f"{path}: {too_large(JSON_MAX_BYTES + 1)}"}
     if not isinstance(data, dict):
-        error = f'{path}: valid JSON, but {_kind(data)}, not an object ({{"name": value, ...}})'
-        return {"metrics": {}, "metrics_error": error}
+        error = f"valid JSON, but {_kind(data)}, not an object; {_WRITE_OBJECT}"
+        return {"metrics": {}, "metrics_error": f"{path}: {error}"}
     # Values as the job wrote them (a true stays true, a list a list): the renderers show
     # what is not a number or text as JSON text (metric_text).
     return {"metrics": {str(k): v for k, v in data.items()}}
+
+
+_WRITE_OBJECT = 'write one JSON object in it, {"name": value, ...}'
+_WRITE_WHOLE = "write it whole: to a temporary file, then rename that to metrics.json"
+
+
+def _unread(path: str, found: os.stat_result) -> str | None:
+    """Why the file `found` is not read (before its text is), or None."""
+    if stat.S_ISLNK(found.st_mode):  # a job could point the daemon at any file of its user's
+        return "a symbolic link, which the daemon does not follow; write a plain metrics.json"
+    if stat.S_ISDIR(found.st_mode):
+        return f"a folder, not a file; remove it and {_WRITE_OBJECT}"
+    if not stat.S_ISREG(found.st_mode):
+        return f"not a plain file (a pipe, a device?); remove it and {_WRITE_OBJECT}"
+    if found.st_size > JSON_MAX_BYTES:
+        return too_large(found.st_size)
+    if found.st_size == 0:  # (json's "Expecting value: line 1 column 1" said nothing of it)
+        return f"empty (cut off, or still being written?); {_WRITE_WHOLE}"
+    return None
+
+
+def _cannot_read(exc: OSError) -> str:
+    """An open or read that failed, without Python's "[Errno 13] ... 'path'" around it."""
+    why = exc.strerror or str(exc)
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return f"cannot be read ({why}); make it readable by the daemon's user (chmod a+r)"
+    return f"cannot be read ({why}); check the disk it is on, then run gpuherd sweep status again"
 
 
 def too_large(size: int) -> str:
@@ -145,7 +193,7 @@ def too_large(size: int) -> str:
     shown = format_size(size)
     if shown == cap:
         shown, cap = f"{size:,} bytes", f"{JSON_MAX_BYTES:,}-byte ({cap})"
-    return f"{shown}, over the {cap} read: not read (keep curves in a file of their own)"
+    return f"{shown}, over the {cap} limit; keep final values in it, curves in a file of their own"
 
 
 def _kind(value: Any) -> str:

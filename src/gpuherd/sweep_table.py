@@ -266,10 +266,15 @@ def sort_rows(
     known = (*metric_keys, *_FIELDS, *varying)
     if name not in known and not any(name in r["params"] for r in every):
         params = list(dict.fromkeys([*varying, *(k for r in every for k in r["params"])]))
+        # With no metric at all, "use a metric (none yet)" left the user guessing why none.
+        metrics = (
+            f"use a metric ({', '.join(metric_keys)}),"
+            if metric_keys
+            else "no point's metrics.json holds a metric yet; use"
+        )
         raise InvalidValue(
-            f"cannot sort by {name!r}: use a metric ({', '.join(metric_keys) or 'none yet'}),"
-            f" a parameter ({', '.join(params) or 'none'}) or one of {', '.join(_FIELDS)};"
-            " prefix - for descending"
+            f"cannot sort by {name!r}: {metrics} a parameter ({', '.join(params) or 'none'})"
+            f" or one of {', '.join(_FIELDS)}; prefix - for descending"
         )
     keyed = [(_sort_key(_value(row, name)), row) for row in rows]
     present = [(k, row) for k, row in keyed if k is not None and k != _NAN]

@@ -285,8 +285,10 @@ BAD_QUERIES = [  # each was 400, while `?limit=x` was 422
     ("/sweeps/q?state=bogus", f"unknown state 'bogus': use one of {JOB_STATES}, done, missing"),
     (
         "/sweeps/q?sort=nope",
-        "cannot sort by 'nope': use a metric (none yet), a parameter (x) or one of index, "
-        "folder, state, seconds, job_id, started_at, ended_at; prefix - for descending",
+        # "use a metric (none yet)" said not why none
+        "cannot sort by 'nope': no point's metrics.json holds a metric yet; use a parameter (x)"
+        " or one of index, folder, state, seconds, job_id, started_at, ended_at; prefix - for"
+        " descending",
     ),
     ("/jobs/{held}/log?stream=err", "unknown stream 'err': use stdout or stderr"),
     ("/jobs/{held}/log/follow?stream=err", "unknown stream 'err': use stdout or stderr"),

@@ -113,11 +113,12 @@ def test_a_cut_off_metrics_file_says_where_it_stops(shared_daemon: Herd, shared_
     rows = {row["params"]["kind"]: row for row in done(daemon, "m", 3)["rows"]}
     folder = work / "results" / "m"
     assert rows["cut"]["metrics_error"] == (
-        f"{folder}/kind=cut/metrics.json: not valid JSON at line 1, column 14: Expecting"
-        " property name enclosed in double quotes (cut off mid-write?)"
+        f"{folder}/kind=cut/metrics.json: not valid JSON: it stops mid-value at line 1, column"
+        " 14 (cut off, or still being written?); write it whole: to a temporary file, then"
+        " rename that to metrics.json"
     )
     assert rows["list"]["metrics_error"] == (
-        f'{folder}/kind=list/metrics.json: valid JSON, but a list, not an object ({{"name":'
-        " value, ...})"
+        f"{folder}/kind=list/metrics.json: valid JSON, but a list, not an object; write one"
+        ' JSON object in it, {"name": value, ...}'
     )
     assert rows["fine"]["metrics"] == {"acc": 0.5} and "metrics_error" not in rows["fine"]

@@ -291,10 +291,13 @@ def test_metrics_that_are_a_link_or_too_large_are_not_read(
     rows = {r["params"]["kind"]: r for r in finished(daemon, "g", 3)}
     assert rows["fine"]["metrics"] == {"acc": 0.5}
     assert rows["link"]["metrics"] == {} and "hunter2" not in json.dumps(rows["link"])
-    assert rows["link"]["metrics_error"].endswith("metrics.json: a symbolic link, not read")
+    assert rows["link"]["metrics_error"].endswith(
+        "metrics.json: a symbolic link, which the daemon does not follow; write a plain"
+        " metrics.json"
+    )
     assert (
         rows["big"]["metrics"] == {}
-        and "metrics.json: 1.9 MiB, over the 1.0 MiB read: not read" in rows["big"]["metrics_error"]
+        and "metrics.json: 1.9 MiB, over the 1.0 MiB limit; " in rows["big"]["metrics_error"]
     )
     text = daemon.cli("sweep", "status", "g").stdout
     assert "hunter2" not in text

@@ -3,8 +3,10 @@ when just written; and a file that is not JSON says where it stops."""
 
 from __future__ import annotations
 
+import errno
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -57,7 +59,10 @@ def test_a_file_just_written_is_read_each_time(tmp_path: Path) -> None:
 def test_not_json_says_where_and_a_link_is_not_read(tmp_path: Path) -> None:
     path = tmp_path / "metrics.json"
     path.write_text('{"acc": 0.3,\n "loss": ')
-    with pytest.raises(NotJson, match=r"^not valid JSON at line 2, column 10: Expecting value$"):
+    with pytest.raises(NotJson, match=r"^not valid JSON: it stops mid-value at line 2, column 10 "):
+        load_json(str(path))
+    path.write_text('{"acc": 0.3} x')  # not at its end: json's own words of what it expected
+    with pytest.raises(NotJson, match=r"^not valid JSON at line 1, column 14: Extra data$"):
         load_json(str(path))
     assert read_json(path) is None
     link = tmp_path / "link.json"
@@ -69,8 +74,8 @@ def test_not_json_says_where_and_a_link_is_not_read(tmp_path: Path) -> None:
     ("extra", "said"),
     [
         # A byte over the cap read "1.0 MiB, more than the 1.0 MiB read": two equal numbers.
-        (1, "1,048,577 bytes, over the 1,048,576-byte (1.0 MiB) read: not read (keep curves"),
-        (2 * 1024 * 1024, "3.0 MiB, over the 1.0 MiB read: not read (keep curves in a file"),
+        (1, "1,048,577 bytes, over the 1,048,576-byte (1.0 MiB) limit; keep final values in"),
+        (2 * 1024 * 1024, "3.0 MiB, over the 1.0 MiB limit; keep final values in it, curves"),
     ],
 )
 def test_a_metrics_file_too_large_says_its_size_and_the_cap_apart(
@@ -96,6 +101,60 @@ def test_a_metrics_file_that_is_not_utf8_text_says_so(tmp_path: Path, data: byte
     read = sweep_files.read_metrics(str(tmp_path))
     assert read == {
         "metrics": {},
-        "metrics_error": f"{tmp_path}/metrics.json: not UTF-8 text (at byte {at}): write it as"
+        "metrics_error": f"{tmp_path}/metrics.json: not UTF-8 text (at byte {at}); write it as"
         " UTF-8 JSON",
     }
+
+
+WRITE_OBJECT = 'write one JSON object in it, {"name": value, ...}'
+WRITE_WHOLE = "write it whole: to a temporary file, then rename that to metrics.json"
+
+
+@pytest.mark.parametrize(
+    ("make", "said"),
+    [
+        # Each was said without what to do, some with Python's words or the path twice:
+        # "not read (/r/k=dir/metrics.json is not a plain file: not read)"; an empty file
+        # "not valid JSON at line 1, column 1: Expecting value (cut off mid-write?)".
+        (
+            lambda p: p.write_text('{"acc": 0.3, '),
+            "not valid JSON: it stops mid-value at line 1,"
+            f" column 14 (cut off, or still being written?); {WRITE_WHOLE}",
+        ),
+        (lambda p: p.write_text(""), f"empty (cut off, or still being written?); {WRITE_WHOLE}"),
+        (
+            lambda p: p.write_text("acc=0.3\n"),
+            f"not valid JSON at line 1, column 1: Expecting value; {WRITE_OBJECT}",
+        ),
+        (lambda p: p.write_text("[0.3]"), f"valid JSON, but a list, not an object; {WRITE_OBJECT}"),
+        (lambda p: p.mkdir(), f"a folder, not a file; remove it and {WRITE_OBJECT}"),
+        (os.mkfifo, f"not a plain file (a pipe, a device?); remove it and {WRITE_OBJECT}"),
+        (
+            lambda p: p.symlink_to(p.with_name("elsewhere.json")),
+            "a symbolic link, which the daemon does not follow; write a plain metrics.json",
+        ),
+    ],
+)
+def test_each_unreadable_metrics_file_says_what_is_wrong_and_what_to_do(
+    tmp_path: Path, make: Callable[[Path], object], said: str
+) -> None:
+    make(tmp_path / "metrics.json")
+    read = sweep_files.read_metrics(str(tmp_path))
+    assert read == {"metrics": {}, "metrics_error": f"{tmp_path}/metrics.json: {said}"}
+
+
+def test_a_metrics_file_that_cannot_be_opened_says_why_in_its_own_words(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # (The tests run as root, whom no mode keeps out: the open is made to fail as a user's.)
+    (tmp_path / "metrics.json").write_text('{"acc": 1}')
+
+    def refused(path: str) -> None:
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), path)
+
+    monkeypatch.setattr(sweep_files, "open_job_file", refused)
+    read = sweep_files.read_metrics(str(tmp_path))
+    assert read["metrics_error"] == (  # was "not read ([Errno 13] Permission denied: '/...')"
+        f"{tmp_path}/metrics.json: cannot be read (Permission denied); make it readable by the"
+        " daemon's user (chmod a+r)"
+    )
