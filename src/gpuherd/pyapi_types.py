@@ -14,8 +14,9 @@ from gpuherd.errors import DaemonError, HerdError, InvalidValue
 
 
 class WrongType(HerdError, TypeError):
-    """An option of the wrong kind: a TypeError, as Python's own for a wrong argument (and
-    as the API's other checks of a kind, output= or cwd=, raise), and a HerdError (one line)."""
+    """An option of the wrong kind: a TypeError, as Python's own for a wrong argument, and a
+    HerdError (one line). Options checked where they are read (output=, cwd=, env=) raise it
+    too, so that one `except` catches every option of the wrong kind."""
 
 
 class WrongValue(InvalidValue, ValueError):

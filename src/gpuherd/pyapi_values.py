@@ -196,7 +196,7 @@ def _file_names(out: dict[str, Any]) -> dict[str, Any]:
         if isinstance(value, os.PathLike):
             value = out[key] = os.fspath(value)
         if value is not None and not isinstance(value, str):  # (bytes failed in json.dumps)
-            raise TypeError(f"{key} is a file name (text or a Path), got {value!r}")
+            raise WrongType(f"{key} is a file name (text or a Path), got {as_given(value)}")
     return out
 
 
@@ -292,7 +292,7 @@ def env_overrides(env: Any) -> dict[str, str]:
 def job_cwd(cwd: str | Path | None) -> str:
     """The folder a job runs in, absolute (default: this process's working folder)."""
     if cwd is not None and not isinstance(cwd, str | os.PathLike):  # (Path(3) said less)
-        raise TypeError(f"cwd is a folder (text or a Path), got {cwd!r}")
+        raise WrongType(f"cwd is a folder (text or a Path), got {as_given(cwd)}")
     if cwd == "":  # (a script's unset variable: it ran the job wherever Python ran)
         raise HerdError("cwd is empty: give the folder the job runs in, or leave cwd out")
     # (a relative one is taken from this process's folder, which may have been removed)

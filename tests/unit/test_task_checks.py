@@ -119,6 +119,30 @@ def test_fake_gpus_of_the_wrong_kind_is_refused_before_any_daemon(
     assert not home.exists()
 
 
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        ({"output": 5}, "output is a file name (text or a Path), got 5 (int)"),
+        ({"error": b"err.txt"}, "error is a file name (text or a Path), got b'err.txt' (bytes)"),
+        ({"cwd": ["a"]}, "cwd is a folder (text or a Path), got ['a'] (list)"),
+    ],
+)
+def test_output_error_and_cwd_of_the_wrong_kind_are_a_wrong_type(
+    tmp_path: Path, given: dict[str, Any], said: str
+) -> None:
+    # They raised a plain TypeError, not the API's WrongType (a HerdError too) that every
+    # other option of the wrong kind raises. No daemon runs: refused before anything is sent.
+    herd = Herd(Client(tmp_path / "home"))
+    for call in (
+        lambda: herd.submit("true", gpus=0, **given),
+        lambda: herd.sweep("echo {x}", {"x": [1]}, **given),
+        lambda: herd.job(1).edit(**given),
+    ):
+        with pytest.raises(WrongType) as refused:
+            call()
+        assert str(refused.value) == said
+
+
 def test_hold_with_begin_is_refused_in_the_apis_words(tmp_path: Path) -> None:
     # It was sent, and the daemon refused it naming the CLI's --hold and --begin (an
     # InvalidValue, not the API's WrongValue); a task took it, each submit refused.
