@@ -28,6 +28,7 @@ from typing import Any
 from gpuherd import paths
 from gpuherd.client import Client
 from gpuherd.core.sweep import SweepError, SweepSpec, count, size_refusal, spec_to_dict
+from gpuherd.core.sweep_env import worded_for_file
 from gpuherd.core.sweep_names import default_sweep_name, is_bare_command
 from gpuherd.errors import DaemonError, HerdError, NoAnswer
 from gpuherd.following import follow_log
@@ -49,7 +50,14 @@ from gpuherd.pyapi_jobs import JobActions, JobListing
 from gpuherd.pyapi_notebook import JobDisplay, followed_texts, wait_interrupted
 from gpuherd.pyapi_result import returned_value
 from gpuherd.pyapi_start import start_daemon, warn_other_gpus
-from gpuherd.pyapi_sweep import Sweep, SweepWarning, bare_command_refusal, check_keywords, over_file
+from gpuherd.pyapi_sweep import (
+    Sweep,
+    SweepWarning,
+    bare_command_refusal,
+    check_keywords,
+    file_env,
+    over_file,
+)
 from gpuherd.pyapi_types import check_types
 from gpuherd.pyapi_values import (
     edit_options,
@@ -186,6 +194,7 @@ class Herd(JobListing, CompletedJobs):
         own |= {"results_dir": results_dir, "fixed": fixed, "shuffle": shuffle, "force": force}
         own |= {"yes": yes, "task": task, "dry_run": dry_run}
         check_keywords(options, own)
+        file, env_of_file = "", {}  # (a sweep file's name and env: its warnings' words)
         if isinstance(command, SweepSpec):
             if params:
                 raise TypeError("give the parameters in the SweepSpec's grids, or params, not both")
@@ -198,6 +207,7 @@ class Herd(JobListing, CompletedJobs):
             except SweepFileError as exc:
                 raise HerdError(str(exc)) from None
             spec = loaded.spec
+            file, env_of_file = str(command), file_env(loaded.options, options)
             options, file_cwd, file_order = over_file(loaded.options, options)
             cwd = file_cwd if cwd is None else cwd
             order = order or file_order
@@ -242,7 +252,8 @@ class Herd(JobListing, CompletedJobs):
         except (TypeError, ValueError) as exc:
             raise HerdError(f"sweep parameters must be JSON values: {exc}") from None
         answer = Client(self.client.home, timeout=600.0).post("/sweeps", body)
-        sweep_warnings(answer.get("warnings", []), SweepWarning)  # the CLI's `warning:` lines
+        warned = worded_for_file(answer.get("warnings", []), spec.command, file, env_of_file)
+        sweep_warnings(warned, SweepWarning)  # the CLI's `warning:` lines
         return Sweep(self, answer["name"], answer)
 
     def sweeps(self) -> list[dict[str, Any]]:

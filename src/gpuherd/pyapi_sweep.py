@@ -228,3 +228,12 @@ def over_file(
     env = given.get("env") or {}  # (not a dict: left for submit to refuse, in its words)
     env = {**kept["env"], **env} if isinstance(env, Mapping) else env
     return {**kept, **given, "env": env}, cwd, order
+
+
+def file_env(options: SubmitOptions, given: Mapping[str, Any]) -> dict[str, str]:
+    """The sweep file's `env` entries that an `env=` `given` leaves standing: the points get
+    them as the file wrote them, and a warning of one is worded for the file (its `env` and
+    `command` keys: core/sweep_env.worded_for_file), not for a `--env` never given."""
+    env = given.get("env")
+    replaced = env if isinstance(env, Mapping) else {}
+    return {key: value for key, value in options.env.items() if key not in replaced}

@@ -38,7 +38,7 @@ class Plan:
 
 def parsed_spec(request: SweepRequest) -> SweepSpec:
     """The request's spec, checked, and its working directory (InvalidValue: what is wrong)."""
-    if not request.spec.get("name"):
+    if request.spec.get("name") in (None, ""):  # (another kind: spec_from_dict's words)
         # The CLI and the Python API always send one (made from the command when none is
         # given); SweepSpec's own refusal said "leave it out for the default one", which a
         # request leaving it out had just done.

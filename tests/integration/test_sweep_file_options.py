@@ -9,8 +9,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from conftest import Herd
-from gpuherd.pyapi import connect
+from gpuherd.pyapi import SweepWarning, connect
 
 GiB = 2**30
 
@@ -172,3 +174,35 @@ def test_options_that_contradict_are_refused_as_submit_refuses_them(
     for args in mended:
         (job,) = submit(daemon, work, *args)
         daemon.wait_state(job["id"], "succeeded", timeout=30)
+
+
+def test_an_env_entry_naming_a_placeholder_is_warned_of_as_the_files(
+    shared_daemon: Herd, shared_work: Path
+) -> None:
+    # The warning named `--env SEED={y}` and a `gpuherd sweep '...'` line, for a value the
+    # user wrote as the file's `env:` entry: the dry run, the submission and Python alike.
+    daemon, work = shared_daemon, shared_work
+    spec = "name: seeded\ngrid: {y: [1]}\nenv: {SEED: '{y}'}\nhold: true\n"
+    write_sweep(work, "env.yaml", "command: echo {y}\n" + spec)
+    said = (
+        "env: SEED={y} in sweeps/env.yaml: placeholders are filled in the command only, so each"
+        " point gets '{y}' as it is; set the variable in the file's command instead (command:"
+        " SEED={y} echo {y}) and drop SEED from the file's env"
+    )
+    for extra in (["--dry-run"], ["--dry-run", "--json"], []):
+        done = daemon.cli("sweep", "sweeps/env.yaml", *extra, cwd=work)
+        assert f"gpuherd: warning: {said}" in done.stderr.splitlines(), (extra, done.stderr)
+    herd = connect(daemon.home, start=False)
+    with pytest.warns(SweepWarning) as warned:
+        herd.sweep(work / "sweeps" / "env.yaml", dry_run=True)
+    assert said.replace("sweeps/", f"{work}/sweeps/") in [str(w.message) for w in warned]
+    # `--env` over the file's entry is the flag's, said as one; a command that sets it already.
+    flag = daemon.cli("sweep", "sweeps/env.yaml", "--env", "SEED={y}", "--dry-run", cwd=work)
+    assert "gpuherd: warning: --env SEED={y}: placeholders are filled" in flag.stderr
+    write_sweep(work, "sets.yaml", "command: SEED={y} echo {y}\n" + spec)
+    sets = daemon.cli("sweep", "sweeps/sets.yaml", "--name", "sets", cwd=work)
+    assert (
+        "gpuherd: warning: env: SEED={y} in sweeps/sets.yaml: placeholders are filled in the"
+        " command only, so the environment gets '{y}' as it is; the command sets SEED itself"
+        " already, with each point's value: drop SEED from the file's env"
+    ) in sets.stderr.splitlines()

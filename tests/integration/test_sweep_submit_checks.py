@@ -153,3 +153,18 @@ def test_a_request_without_a_name_or_with_a_relative_cwd_says_what_to_send(
     with pytest.raises(InvalidValue) as refused:
         daemon.client.post("/sweeps", {**body, **change})
     assert str(refused.value).startswith(message), str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"), [(5, "a number"), (0, "a number"), (True, "a boolean"), (["a"], "a list")]
+)
+def test_a_sweep_name_that_is_no_text_is_refused_as_a_jobs_is(
+    shared_daemon: Herd, shared_work: Path, name: Any, kind: str
+) -> None:
+    # `"name": 5` was taken as the sweep "5" (True as "True"), where POST /jobs refuses a job's
+    # `"name": 5` (422); 0 was said to be "missing or empty".
+    daemon, work = shared_daemon, shared_work
+    spec = {"name": name, "command": "echo {x}", "grids": [{"x": [1]}]}
+    with pytest.raises(InvalidValue) as refused:
+        daemon.client.post("/sweeps", {"spec": spec, "cwd": str(work), "dry_run": True})
+    assert str(refused.value) == f"invalid sweep: name: must be a string, got {kind}"

@@ -38,6 +38,7 @@ from gpuherd.cli.sweep_path import sweep_path
 from gpuherd.client import Client
 from gpuherd.core.states import POINT_STATES
 from gpuherd.core.sweep import is_bare_command, spec_to_dict
+from gpuherd.core.sweep_env import worded_for_file
 from gpuherd.core.units import plural
 from gpuherd.errors import HerdError, NotRunning
 from gpuherd.wire_requests import options_sent
@@ -159,11 +160,14 @@ def submit_sweep(ctx: click.Context, /, source: str, **opts: Any) -> None:
         spec.command or "", options.gpus, options.only_gpus, "submit the sweep"
     )
     cli_warnings = [*lone_value_warnings(params), *([devices] if devices else [])]
+    env = options.env_overrides or {}
+    flags = dict(opts["env_pairs"])  # (over the file's env, name by name)
+    file_env = {k: v for k, v in env.items() if k not in flags} if is_file(source) else {}
     if opts["dry_run"]:
         # The one-a-line commands are for `| gpuherd run`: what they leave out is said; the
         # JSON (for scripts) carries no option either, and says none.
         lost = None if opts["as_json"] else left_out(options, cwd)
-        said = DryRun(opts["as_json"], lost, cli_warnings, options.env_overrides or {})
+        said = DryRun(opts["as_json"], lost, cli_warnings, env, source, file_env)
         dry_run(spec, cwd, opts["yes"], said)
         return
     check_size(spec, opts["yes"], "pass --yes to submit them all")
@@ -183,7 +187,8 @@ def submit_sweep(ctx: click.Context, /, source: str, **opts: Any) -> None:
     except KeyboardInterrupt:  # (10,000 points take seconds: long enough to think better)
         click.echo(prefixed("interrupted", sweep_render.interrupted(spec.name)), err=True)
         sys.exit(130)
-    answer["warnings"] = [*cli_warnings, *answer["warnings"]]
+    worded = worded_for_file(answer["warnings"], spec.command, source, file_env)
+    answer["warnings"] = [*cli_warnings, *worded]
     # As submit says it: a --begin already past (a typo'd year) starts the points now.
     past = past_begin_hint(options.begin, time.time(), 2) if answer["ids"] else None
     for warning in [*answer["warnings"], *([past] if past else [])]:

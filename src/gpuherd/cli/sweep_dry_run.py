@@ -9,7 +9,7 @@ import json
 import os
 import secrets
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import click
 
@@ -25,7 +25,7 @@ from gpuherd.core.sweep import (
     size_refusal,
     unused_params,
 )
-from gpuherd.core.sweep_env import env_placeholders
+from gpuherd.core.sweep_env import env_placeholders, worded_for_file
 from gpuherd.core.sweep_values import alike_values
 from gpuherd.core.units import plural
 from gpuherd.errors import HerdError
@@ -36,12 +36,15 @@ from gpuherd.script_files import missing_script_hints
 class DryRun:
     """How to say a dry run: `as_json`; `lost`, the options the commands leave out
     (sweep_left_out.py); `cli_warnings`, those of the sweep's values and template; `env`,
-    the --env values every point gets."""
+    the --env values every point gets; `file_env`, those of them a sweep `file`'s `env` gave
+    (their warnings name its keys, as a submission's: core/sweep_env.worded_for_file)."""
 
     as_json: bool
     lost: str | None
     cli_warnings: list[str]
     env: Mapping[str, str]
+    file: str = ""
+    file_env: Mapping[str, str] = field(default_factory=dict)
 
 
 def unused_warning(key: str) -> str:
@@ -77,7 +80,9 @@ def dry_run(spec: SweepSpec, cwd: str, yes: bool, said: DryRun) -> None:
         *(unused_warning(key) for key in unused_params(spec.command or "", spec)),
         *alike_values(spec),
         *missing_script_hints(commands, cwd, {**os.environ, **said.env}, noun="point"),
-        *env_placeholders(spec.command, names, said.env),
+        *worded_for_file(
+            env_placeholders(spec.command, names, said.env), spec.command, said.file, said.file_env
+        ),
     ]
     for warning in warnings:  # on stderr with --json too, as a submission's
         click.echo(prefixed("warning", warning), err=True)

@@ -1,12 +1,13 @@
 """A sweep's --env values that name its placeholders: pure, no I/O. The daemon warns of them
 at a submission (sweep_checks.py) and the CLI's --dry-run, which expands without the daemon,
-in the same words."""
+in the same words; those a sweep file's `env` gave are worded for the file by the submitter
+(the CLI, the Python API: `worded_for_file`)."""
 
 from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 
 from gpuherd.core.sweep_names import RESERVED
 
@@ -22,24 +23,52 @@ def env_placeholders(
     if command is None:
         return []
     known = {*names, *RESERVED}
-    warnings = []
-    for key, value in (env_overrides or {}).items():
-        if not any(name in known for name in re.findall(r"\{(\w+)\}", value)):
-            continue
-        said = f"--env {key}={value}: placeholders are filled in the command only, so "
-        if sets_variable(command, key):
-            # The way out below would set it in the command a second time.
-            warnings.append(
-                f"{said}the environment gets {value!r} as it is; the command sets {key} "
-                f"itself already, with each point's value: drop --env {key}"
-            )
-            continue
-        instead = shlex.quote(f"{key}={value} {command}")
-        warnings.append(
-            f"{said}each point gets {value!r} as it is; set the variable in the command instead: "
-            f"gpuherd sweep {instead} ..."
+    return [
+        _warning(command, key, value, None)
+        for key, value in (env_overrides or {}).items()
+        if any(name in known for name in re.findall(r"\{(\w+)\}", value))
+    ]
+
+
+def worded_for_file(
+    warnings: Iterable[str], command: str | None, file: str, file_env: Mapping[str, str]
+) -> list[str]:
+    """`warnings` with env_placeholders' of an entry of the sweep `file`'s `env` (`file_env`:
+    those no --env or env= replaced) worded for the file: its `env` and `command` keys, not
+    an `--env` and a `gpuherd sweep` command line the user never wrote. The daemon, sent the
+    points' environment only, cannot tell where a value came from; the submitter rewords it,
+    matching the text this module makes (a warning of another daemon's words is kept)."""
+    if command is None:
+        return list(warnings)
+    worded = {
+        _warning(command, key, value, None): _warning(command, key, value, file)
+        for key, value in file_env.items()
+    }
+    return [worded.get(text, text) for text in warnings]
+
+
+def _warning(command: str, key: str, value: str, file: str | None) -> str:
+    """The warning of `key`'s value naming a placeholder: given as `--env`, or (`file`) as
+    an entry of that sweep file's `env`."""
+    given = f"--env {key}={value}" if file is None else f"env: {key}={value} in {file}"
+    said = f"{given}: placeholders are filled in the command only, so "
+    drop = f"--env {key}" if file is None else f"{key} from the file's env"
+    if sets_variable(command, key):
+        # The way out below would set it in the command a second time.
+        return (
+            f"{said}the environment gets {value!r} as it is; the command sets {key} "
+            f"itself already, with each point's value: drop {drop}"
         )
-    return warnings
+    if file is not None:
+        return (
+            f"{said}each point gets {value!r} as it is; set the variable in the file's command "
+            f"instead (command: {key}={value} {command}) and drop {drop}"
+        )
+    instead = shlex.quote(f"{key}={value} {command}")
+    return (
+        f"{said}each point gets {value!r} as it is; set the variable in the command instead: "
+        f"gpuherd sweep {instead} ..."
+    )
 
 
 def sets_variable(command: str, name: str) -> bool:

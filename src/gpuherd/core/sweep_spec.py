@@ -275,7 +275,8 @@ def spec_from_dict(data: Mapping[str, Any]) -> SweepSpec:
     shuffle = data.get("shuffle", False)
     if not isinstance(shuffle, bool):
         raise SweepError(f"shuffle: must be true or false, got {_json_kind(shuffle)}", ("shuffle",))
-    for key in ("command", "exclude_expr", "results_dir"):
+    # (a name too: str() made `"name": 5` the sweep "5", where a job's name refuses a number)
+    for key in ("name", "command", "exclude_expr", "results_dir"):
         if not isinstance(data.get(key), str | None):
             raise SweepError(f"{key}: must be a string, got {_json_kind(data[key])}", (key,))
     try:
