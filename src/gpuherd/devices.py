@@ -300,11 +300,18 @@ class DeviceTable:
 
     def _not_seen(self, index: int) -> str:
         """A GPU the probe does not see, as every verb says it (`add`: "is not present")."""
+        seen = ",".join(str(i) for i in sorted(self._readings)) or "none"
         if index in self._config:  # (`add` alone gets here: a configured GPU gone missing)
-            seen = ",".join(str(i) for i in sorted(self._readings)) or "none"
             return (
                 f"GPU {index} is configured but missing (the probe sees: {seen}): "
                 f"`gpuherd gpus add {index}` again once the probe sees it"
+            )
+        if index in self._removed():
+            # A lost GPU removed (its jobs still listed on its `removed` row) was told "nor
+            # seen by the probe: name a GPU that `gpuherd gpus` lists", which lists it.
+            return (
+                f"GPU {index} was removed (gpuherd gpus remove) and the probe does not see it "
+                f"now (it sees: {seen}): `gpuherd gpus add {index}` once the probe sees it again"
             )
         said = self._not_configured(index)
         return f"{said}, nor seen by the probe: name a GPU that `gpuherd gpus` lists"

@@ -181,9 +181,14 @@ WORDING = [
     # Click's "Invalid value for 'INDEX': 99999999999999999999 is not in the range 0<=x<=4095."
     *[
         (["gpus", verb, given], f"invalid GPU index {given!r}: {NOT_AN_INDEX}", f"gpus {verb}")
-        for verb in ("drain", "add")
-        for given in (BIG, "x")
+        for verb, given in (("drain", BIG), ("add", BIG), ("add", "x"))
     ],
+    # drain takes several GPUs, as remove does: what it takes is said so.
+    (
+        ["gpus", "drain", "x"],
+        "invalid GPU index 'x': use GPU indices like 0, 0-3 or 0,2",
+        "gpus drain",
+    ),
     # Counts: click's "-1 is not in the range x>=0." and "'x' is not a valid integer range."
     (
         ["submit", "--retries", "-1", "true"],

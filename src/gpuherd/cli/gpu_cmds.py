@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -52,10 +53,15 @@ class _GpuIndices(click.ParamType):  # type: ignore[type-arg]
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if not isinstance(value, str):
             return value
+        if value.strip().isascii() and value.strip().isdigit():  # one index, as `add` takes it
+            return [GPU_INDEX.convert(value, param, ctx)]
         try:
             return parse_gpu_indices(value)
         except ValueError as exc:
             raise click.UsageError(str(exc), ctx) from None
+
+
+GPU_INDICES = _GpuIndices()
 
 
 @click.group(invoke_without_command=True)
@@ -132,26 +138,33 @@ def add(index: int, slots: int | None) -> None:
 
 
 @gpus.command(cls=_TakesGpuIndex)
-@click.argument("indices", type=_GpuIndices(), metavar="INDEX")
+@click.argument("indices", type=GPU_INDICES, metavar="INDEX")
 def remove(indices: list[int]) -> None:
     """Stop using GPU INDEX (or several: 0-1, 0,2); jobs running on it go on."""
+    _each(indices, lambda client, index: client.delete(f"/gpus/{index}"))
+
+
+# drain and enable take several GPUs as remove does (a node's GPUs before maintenance:
+# `gpus drain 0-3`): they took one index, and `0-3` was "invalid GPU index '0-3'".
+@gpus.command(cls=_TakesGpuIndex)
+@click.argument("indices", type=GPU_INDICES, metavar="INDEX")
+def drain(indices: list[int]) -> None:
+    """Let jobs on GPU INDEX (or several: 0-3, 0,2) finish and start nothing new there."""
+    _each(indices, lambda client, index: client.post(f"/gpus/{index}/drain"))
+
+
+@gpus.command(cls=_TakesGpuIndex)
+@click.argument("indices", type=GPU_INDICES, metavar="INDEX")
+def enable(indices: list[int]) -> None:
+    """Use a drained GPU (or several: 0-3, 0,2) again."""
+    _each(indices, lambda client, index: client.post(f"/gpus/{index}/enable"))
+
+
+def _each(indices: list[int], verb: Callable[[Client, int], dict[str, Any]]) -> None:
+    """The verb on each GPU in turn, one line each; the first refusal ends it, as it says."""
     client = Client()
     for index in indices:
-        click.echo(client.delete(f"/gpus/{index}")["message"])
-
-
-@gpus.command(cls=_TakesGpuIndex)
-@click.argument("index", type=GPU_INDEX)
-def drain(index: int) -> None:
-    """Let jobs on GPU INDEX finish and start nothing new there."""
-    click.echo(Client().post(f"/gpus/{index}/drain")["message"])
-
-
-@gpus.command(cls=_TakesGpuIndex)
-@click.argument("index", type=GPU_INDEX)
-def enable(index: int) -> None:
-    """Use a drained GPU again."""
-    click.echo(Client().post(f"/gpus/{index}/enable")["message"])
+        click.echo(verb(client, index)["message"])
 
 
 COMMANDS = [gpus]

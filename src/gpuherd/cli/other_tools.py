@@ -22,6 +22,9 @@ from gpuherd.cli.other_tools_options import TOP as TOP
 from gpuherd.typed_name import as_typed, typed_name
 
 _GPU_REMOVE = "gpuherd gpus remove INDEX stops using a GPU; jobs running on it go on"
+_GPU_ENABLE = (
+    "gpuherd gpus enable INDEX uses a drained GPU again (Slurm's scontrol update state=resume)"
+)
 
 THEIR_COMMANDS = {
     TOP: {
@@ -85,7 +88,14 @@ THEIR_COMMANDS = {
         "daemon (Slurm's sinfo)",
     },
     # Not another tool's, but the habit of `gpuherd rm` and of rm(1).
-    "gpus": {"rm": _GPU_REMOVE, "del": _GPU_REMOVE, "delete": _GPU_REMOVE},
+    "gpus": {
+        "rm": _GPU_REMOVE,
+        "del": _GPU_REMOVE,
+        "delete": _GPU_REMOVE,
+        # Slurm's word: click guessed "Did you mean 'drain'?", the opposite of what is asked.
+        "undrain": _GPU_ENABLE,
+        "resume": _GPU_ENABLE,
+    },
 }
 """Another tool's command, by the group typed: what to type here instead, and whose it is."""
 
