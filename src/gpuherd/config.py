@@ -185,6 +185,9 @@ class Setting:
     load: Callable[[str], Any] | None = None
     """How a saved value is read, where an older gpuherd accepted more than `parse` does
     (else `parse`): dropped at the load, a setting would be lost in silence."""
+    off: str | None = None
+    """How it is turned off on purpose, for a setting whose `parse` reads an empty value as
+    off (kept for the values saved so): an empty one is refused when set, saying this."""
 
 
 SETTINGS: dict[str, Setting] = {
@@ -233,6 +236,7 @@ SETTINGS: dict[str, Setting] = {
         "at most N jobs of a project (--project) run at once: PROJECT=N,... (none = no "
         "limits; the whole list is set at once)",
         load=partial(_project_limits, saved=True),
+        off="give PROJECT=N,... (lr-sweep=2,eval=1), or none for no limits",
     ),
     "retries": Setting(
         "retries",
@@ -254,6 +258,7 @@ SETTINGS: dict[str, Setting] = {
         "shell command run when a job that ran ends, told of it by GPUHERD_JOB_* "
         "variables (none = no command)",
         _shell_syntax,
+        off="give a command, or none to turn the hook off",
     ),
     "max-log-size": Setting(
         "max_log_size",
@@ -311,6 +316,10 @@ def change(store: Store, policy: Policy, name: str, value: str, defaults: Policy
     setting = SETTINGS.get(name)
     if setting is None:
         raise unknown_setting(name, SETTINGS)
+    # `config set on-end "$HOOK"` with HOOK unset is not an order to turn the hook off, as
+    # `edit --name ""` is no name (the others' parse already refuses an empty value).
+    if setting.off is not None and not value.strip():
+        raise InvalidValue(f"{name} is empty: {setting.off}")
     try:
         parsed = setting.parse(value)
     except ValueError as exc:

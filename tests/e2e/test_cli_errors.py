@@ -193,6 +193,14 @@ def test_hold_with_begin_is_a_command_line_mistake(
             "project-limits: invalid limit 'p=0': use PROJECT=N with N from 1 to "
             "9223372036854775807, comma-separated (lr-sweep=2,eval=1), or none",
         ),
+        # An empty value (a script's unset `$HOOK`) turned the hook, or the limits, off.
+        ("on-end", "", "on-end is empty: give a command, or none to turn the hook off"),
+        (
+            "project-limits",
+            " ",
+            "project-limits is empty: give PROJECT=N,... (lr-sweep=2,eval=1), or none for "
+            "no limits",
+        ),
         (
             "keep-free",
             "100%",
