@@ -282,9 +282,12 @@ class DeviceTable:
         saved = {i: [d.slots, d.max_jobs] for i, d in sorted(removed.items())}
         self.store.set_setting(REMOVED_GPUS, json.dumps(saved))
 
-    def set_state(self, index: int, state: DeviceState) -> None:
+    def set_state(self, index: int, state: DeviceState) -> DeviceState:
+        """Put GPU `index` in `state`; the state it was in (the same: nothing done)."""
         cfg = self._require(index)
-        self._put(replace(cfg, state=state))
+        if cfg.state is not state:
+            self._put(replace(cfg, state=state))
+        return cfg.state
 
     def _require(self, index: int) -> DeviceConfig:
         """A GPU's configuration; NotFound says what to do: add it, or name another one."""

@@ -173,9 +173,14 @@ class SystemVerbs:
         return f"GPU {index} removed; jobs running on it go on"
 
     def gpu_state(self, index: int, state: DeviceState) -> str:
-        self.engine.devices.set_state(gpu_index(index), state)
+        draining = state is DeviceState.DRAINING
+        if self.engine.devices.set_state(gpu_index(index), state) is state:
+            # Asked twice: said so, exit 0, as `hold` of a held job says `already held` (it
+            # said `GPU 0 draining: ...` again, as though something had changed).
+            already = "draining already" if draining else "enabled already (not drained)"
+            return f"GPU {index} is {already}"
         self._changed("gpus")
-        if state is DeviceState.DRAINING:
+        if draining:
             return f"GPU {index} draining: running jobs finish, nothing new starts there"
         return f"GPU {index} enabled"
 

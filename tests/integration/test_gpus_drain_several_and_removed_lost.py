@@ -1,8 +1,9 @@
 """`gpuherd gpus drain` and `enable` take several GPUs, as `remove` does (`gpus drain 0-2`
 before maintenance was "invalid GPU index '0-2': GPUs are numbered from 0 to 4095"), and
-Slurm's `undrain` is told `enable` (click guessed "Did you mean 'drain'?"). A lost GPU that was
-removed is named as such: `gpus add 1` said "nor seen by the probe: name a GPU that `gpuherd
-gpus` lists", while `gpus` listed it, removed, with its job on it."""
+Slurm's `undrain` is told `enable` (click guessed "Did you mean 'drain'?"); either, asked
+again, says the GPU is so already. A lost GPU that was removed is named as such: `gpus add 1`
+said "nor seen by the probe: name a GPU that `gpuherd gpus` lists", while `gpus` listed it,
+removed, with its job on it."""
 
 from __future__ import annotations
 
@@ -28,6 +29,19 @@ def test_drain_and_enable_take_several_gpus(herd: Herd) -> None:
     enabled = herd.cli("gpus", "enable", "0,3")
     assert enabled.stdout.splitlines() == ["GPU 0 enabled", "GPU 3 enabled"]
     assert states(herd) == {0: "enabled", 1: "draining", 2: "enabled", 3: "enabled"}
+
+    # Asked again, each says so (exit 0), as `hold` of a held job says `already held`: it
+    # said `GPU 1 draining: ...` and `GPU 2 enabled` again, as though it had changed them.
+    # Several words too, as `kill 3 4` takes them (click's "Got unexpected extra argument"),
+    # each GPU once, in order.
+    again = herd.cli("gpus", "drain", "2", "1", "2").stdout.splitlines()
+    assert again == [
+        "GPU 1 is draining already",
+        "GPU 2 draining: running jobs finish, nothing new starts there",
+    ]
+    again = herd.cli("gpus", "enable", "0", "1").stdout.splitlines()
+    assert again == ["GPU 0 is enabled already (not drained)", "GPU 1 enabled"]
+    assert states(herd) == {0: "enabled", 1: "enabled", 2: "draining", 3: "enabled"}
 
     undrain = herd.cli("gpus", "undrain", "1", check=False)
     assert (undrain.returncode, undrain.stdout) == (2, "")

@@ -137,33 +137,38 @@ def add(index: int, slots: int | None) -> None:
     click.echo(Client().post("/gpus", body)["message"])
 
 
+# remove, drain and enable take several GPUs (a node's GPUs before maintenance: `gpus drain
+# 0-3`), also as several words, `gpus remove 0 1`, as the job verbs take ids (`kill 3 4`):
+# that was click's "Got unexpected extra argument (1)".
+_indices = click.argument("indices", type=GPU_INDICES, metavar="INDEX...", nargs=-1, required=True)
+
+
 @gpus.command(cls=_TakesGpuIndex)
-@click.argument("indices", type=GPU_INDICES, metavar="INDEX")
-def remove(indices: list[int]) -> None:
-    """Stop using GPU INDEX (or several: 0-1, 0,2); jobs running on it go on."""
+@_indices
+def remove(indices: tuple[list[int], ...]) -> None:
+    """Stop using GPU INDEX (or several: 0-1, 0,2, 0 2); jobs running on it go on."""
     _each(indices, lambda client, index: client.delete(f"/gpus/{index}"))
 
 
-# drain and enable take several GPUs as remove does (a node's GPUs before maintenance:
-# `gpus drain 0-3`): they took one index, and `0-3` was "invalid GPU index '0-3'".
 @gpus.command(cls=_TakesGpuIndex)
-@click.argument("indices", type=GPU_INDICES, metavar="INDEX")
-def drain(indices: list[int]) -> None:
-    """Let jobs on GPU INDEX (or several: 0-3, 0,2) finish and start nothing new there."""
+@_indices
+def drain(indices: tuple[list[int], ...]) -> None:
+    """Let jobs on GPU INDEX (or several: 0-3, 0,2, 0 2) finish and start nothing new there."""
     _each(indices, lambda client, index: client.post(f"/gpus/{index}/drain"))
 
 
 @gpus.command(cls=_TakesGpuIndex)
-@click.argument("indices", type=GPU_INDICES, metavar="INDEX")
-def enable(indices: list[int]) -> None:
-    """Use a drained GPU (or several: 0-3, 0,2) again."""
+@_indices
+def enable(indices: tuple[list[int], ...]) -> None:
+    """Use a drained GPU (or several: 0-3, 0,2, 0 2) again."""
     _each(indices, lambda client, index: client.post(f"/gpus/{index}/enable"))
 
 
-def _each(indices: list[int], verb: Callable[[Client, int], dict[str, Any]]) -> None:
-    """The verb on each GPU in turn, one line each; the first refusal ends it, as it says."""
+def _each(words: tuple[list[int], ...], verb: Callable[[Client, int], dict[str, Any]]) -> None:
+    """The verb on each GPU the words name in turn (in order, each once), one line each; the
+    first refusal ends it, as it says."""
     client = Client()
-    for index in indices:
+    for index in sorted({index for indices in words for index in indices}):
         click.echo(verb(client, index)["message"])
 
 
