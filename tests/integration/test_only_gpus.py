@@ -23,7 +23,7 @@ def test_a_job_waits_for_its_gpu_while_others_are_free_and_runs_there(
     job = daemon.job(pinned)
     assert (job["state"], job["only_gpus"]) == ("queued", [2])  # GPUs 0, 1 and 3 are free
     assert job["reason"] == "waiting for a free GPU of --only-gpus 2"
-    assert "requested  1 GPU of GPU 2 only" in daemon.cli("show", str(pinned)).stdout
+    assert "requested  1 GPU, GPU 2 only\n" in daemon.cli("show", str(pinned)).stdout
 
     recorder.path("go").touch()
     assert daemon.wait_state(pinned, "succeeded")["gpus"] == [2]
@@ -39,6 +39,8 @@ def test_a_job_for_two_gpus_gets_two_of_those_named(
     assert set(daemon.wait_state(job_id, "succeeded")["gpus"]) <= {1, 2, 3}
     (ran,) = recorder.lines("two")
     assert len(set(ran["gpus"].split(","))) == 2
+    # It said `2 GPUs of GPU 1,2,3 only`: a plural named as one.
+    assert "requested  2 GPUs, of GPUs 1,2,3 only\n" in daemon.cli("show", str(job_id)).stdout
 
 
 def test_a_job_that_could_never_run_on_its_gpus_is_refused(shared_daemon: Herd) -> None:

@@ -288,8 +288,9 @@ SMALL_PEAK = "peak too small to measure"
 
 def _requested(job: dict[str, Any]) -> str:
     text = plural(job["gpus_requested"], "GPU")
-    if job.get("only_gpus"):
-        text += f" of GPU {','.join(map(str, job['only_gpus']))} only"
+    if only := job.get("only_gpus"):  # (`1 GPU of GPU 2,3 only` read as a typo)
+        listed = ",".join(map(str, only))
+        text += f", GPU {listed} only" if len(only) == 1 else f", of GPUs {listed} only"
     if job.get("mem"):
         text += f", {format_size(job['mem'])} each"
     if job.get("exclusive"):
