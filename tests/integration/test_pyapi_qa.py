@@ -13,6 +13,7 @@ from conftest import Herd, api_daemon
 from gpuherd.core.sweep_names import default_sweep_name
 from gpuherd.errors import DaemonError, HerdError, InvalidValue, NotFound
 from gpuherd.pyapi import connect
+from gpuherd.pyapi_types import WrongType
 from gpuherd.tasks import TaskArgumentError
 
 TASKS_MODULE = """
@@ -244,14 +245,16 @@ def test_files_and_folders_of_the_wrong_kind_are_refused_in_one_line(api: gpuher
     # inside, and cwd=3 pathlib's "expected str, bytes or os.PathLike object, not int".
     before = api.client.get("/jobs", all=True)["jobs"]
     for option, value, said in (
-        ("error", b"x.log", r"^error is a file name \(text or a Path\), got b'x.log'$"),
-        ("output", 3, r"^output is a file name \(text or a Path\), got 3$"),
-        ("cwd", 3, r"^cwd is a folder \(text or a Path\), got 3$"),
+        ("error", b"x.log", r"^error is a file name \(text or a Path\), got b'x.log' \(bytes\)$"),
+        ("output", 3, r"^output is a file name \(text or a Path\), got 3 \(int\)$"),
+        ("cwd", 3, r"^cwd is a folder \(text or a Path\), got 3 \(int\)$"),
     ):
-        with pytest.raises(TypeError, match=said):
+        with pytest.raises(WrongType, match=said):
             api.submit("true", gpus=0, **{option: value})
     job = api.submit("true", gpus=0, hold=True)
-    with pytest.raises(TypeError, match=r"^output is a file name \(text or a Path\), got 3$"):
+    with pytest.raises(
+        WrongType, match=r"^output is a file name \(text or a Path\), got 3 \(int\)$"
+    ):
         job.edit(output=3)
     assert len(api.client.get("/jobs", all=True)["jobs"]) == len(before) + 1  # the held one
 
