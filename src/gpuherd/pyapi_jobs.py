@@ -21,7 +21,7 @@ from gpuherd.core.when import parse_since, window_refusal
 from gpuherd.errors import Conflict, HerdError, InvalidValue
 from gpuherd.pyapi_checks import job_number, log_numbers, refuse_unknown
 from gpuherd.pyapi_notebook import jobs_table, jobs_text, pretty_jobs
-from gpuherd.pyapi_types import check_types
+from gpuherd.pyapi_types import WrongType, as_given, check_types
 from gpuherd.pyapi_values import plain
 from gpuherd.pyapi_verbs import act_on, kill_options, retry_action
 
@@ -148,7 +148,9 @@ class JobListing:
         if refusal := window_refusal(window["since"], window["until"], time.time(), _WINDOW):
             raise InvalidValue(refusal)
         if not isinstance(all, bool):
-            raise TypeError(f"all is True (every job, finished ones too) or False, got {all!r}")
+            raise WrongType(
+                f"all is True (every job, finished ones too) or False, got {as_given(all)}"
+            )
         every = all or any(moment is not None for moment in window.values())  # as ls
         query = {**match, **window, "state": _states(state), "all": every or None}
         answer = self.client.get("/jobs", **query, **log_numbers(limit=limit))
@@ -193,7 +195,7 @@ def _states(state: Any) -> list[str]:
             if not names:  # (a filter of nothing would list as ls does: not what was meant)
                 raise InvalidValue(f"state is empty: give {_STATES}")
             return names
-    raise TypeError(f"state is {_STATES}, got {state!r}")
+    raise WrongType(f"state is {_STATES}, got {as_given(state)}")
 
 
 _STATES = "a state's name or a list of them ('failed', ['queued', 'held']; None: as `gpuherd ls`)"
@@ -222,7 +224,7 @@ def _moment(key: str, value: Any) -> float | None:
         if not math.isfinite(value):
             raise InvalidValue(f"{key} {value!r} is no moment: give {wanted}")
         return float(value)
-    raise TypeError(f"{key} is {wanted}, got {value!r}")
+    raise WrongType(f"{key} is {wanted}, got {as_given(value)}")
 
 
 class JobActions:
@@ -282,7 +284,9 @@ class JobActions:
         another waiting job (`before=`, a handle or an id), or into another's place, which
         takes this one's (`swap=`), as `gpuherd move`."""
         if not isinstance(first, bool):
-            raise TypeError(f"first is True (to the front of the queue) or False, got {first!r}")
+            raise WrongType(
+                f"first is True (to the front of the queue) or False, got {as_given(first)}"
+            )
         given = [first, before is not None, swap is not None].count(True)
         if given != 1:
             raise TypeError(
@@ -303,9 +307,9 @@ class JobActions:
         --hold 7` puts it back held, ..."): the words `gpuherd priority` says."""
         priority = plain(priority)
         if not isinstance(priority, int) or isinstance(priority, bool):
-            raise TypeError(
-                f"a priority is a whole number (higher runs first; the default is 0), got "
-                f"{priority!r}"
+            raise WrongType(
+                "priority is a whole number (higher runs first; the default is 0), got "
+                + as_given(priority)
             )
         return self._answer(f"/jobs/{self.id}/priority", {"priority": priority})
 
@@ -334,4 +338,4 @@ def _job_id(key: str, job: Any) -> int:
     try:
         return job_number(job)
     except TypeError:
-        raise TypeError(f"{key} is a job: a handle or its id, got {job!r}") from None
+        raise WrongType(f"{key} is a job: a handle or its id, got {as_given(job)}") from None

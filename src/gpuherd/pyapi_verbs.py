@@ -16,7 +16,7 @@ from gpuherd.body_cap import MAX_BODY_BYTES
 from gpuherd.core.lifecycle import chosen_grace_refused
 from gpuherd.core.units import parse_grace
 from gpuherd.errors import InvalidValue
-from gpuherd.pyapi_types import check_types, read_value
+from gpuherd.pyapi_types import WrongType, as_given, check_types, read_value
 from gpuherd.pyapi_values import in_units, plain
 
 if TYPE_CHECKING:
@@ -53,7 +53,7 @@ def kill_options(grace: float | str | timedelta | None) -> dict[str, Any]:
 def retry_action(hold: bool) -> str:
     """The verb of a retry: `retry-held` with hold=True (as `retry --hold`)."""
     if not isinstance(hold, bool):
-        raise TypeError(f"hold is True (held, to release later) or False, got {hold!r}")
+        raise WrongType(f"hold is True (held, to release later) or False, got {as_given(hold)}")
     return "retry-held" if hold else "retry"
 
 
