@@ -28,7 +28,6 @@ from typing import Any
 from gpuherd import paths
 from gpuherd.client import Client
 from gpuherd.core.sweep import SweepError, SweepSpec, count, size_refusal, spec_to_dict
-from gpuherd.core.sweep_env import worded_for_file
 from gpuherd.core.sweep_names import default_sweep_name, is_bare_command
 from gpuherd.errors import DaemonError, HerdError, NoAnswer
 from gpuherd.following import follow_log
@@ -55,6 +54,7 @@ from gpuherd.pyapi_sweep import (
     SweepWarning,
     bare_command_refusal,
     check_keywords,
+    env_worded,
     file_env,
     over_file,
 )
@@ -194,7 +194,9 @@ class Herd(JobListing, CompletedJobs):
         own |= {"results_dir": results_dir, "fixed": fixed, "shuffle": shuffle, "force": force}
         own |= {"yes": yes, "task": task, "dry_run": dry_run}
         check_keywords(options, own)
-        file, env_of_file = "", {}  # (a sweep file's name and env: its warnings' words)
+        # Where the command came from (a sweep file's name) and the file's env, and env=:
+        # whose words a warning of an env value naming a placeholder is given in.
+        source, env_of_file, env = "spec", {}, options.get("env")
         if isinstance(command, SweepSpec):
             if params:
                 raise TypeError("give the parameters in the SweepSpec's grids, or params, not both")
@@ -207,12 +209,12 @@ class Herd(JobListing, CompletedJobs):
             except SweepFileError as exc:
                 raise HerdError(str(exc)) from None
             spec = loaded.spec
-            file, env_of_file = str(command), file_env(loaded.options, options)
+            source, env_of_file = str(command), file_env(loaded.options, options)
             options, file_cwd, file_order = over_file(loaded.options, options)
             cwd = file_cwd if cwd is None else cwd
             order = order or file_order
         elif isinstance(command, str):
-            sweep_name = name or default_sweep_name(command)
+            source, sweep_name = "template", name or default_sweep_name(command)
             spec = make_spec(sweep_name, command, params or {}, fixed)
             if is_bare_command(command, bool(params)):
                 raise HerdError(bare_command_refusal(self, command))
@@ -252,7 +254,7 @@ class Herd(JobListing, CompletedJobs):
         except (TypeError, ValueError) as exc:
             raise HerdError(f"sweep parameters must be JSON values: {exc}") from None
         answer = Client(self.client.home, timeout=600.0).post("/sweeps", body)
-        warned = worded_for_file(answer.get("warnings", []), spec.command, file, env_of_file)
+        warned = env_worded(answer.get("warnings", []), spec.command, source, env_of_file, env)
         sweep_warnings(warned, SweepWarning)  # the CLI's `warning:` lines
         return Sweep(self, answer["name"], answer)
 

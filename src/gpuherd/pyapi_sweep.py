@@ -9,6 +9,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from gpuherd.core.sweep import is_sweep_name, no_such_sweep
+from gpuherd.core.sweep_env import worded_for_file, worded_for_python
 from gpuherd.errors import HerdError, NotFound
 from gpuherd.pyapi_checks import log_numbers, refuse_unknown
 from gpuherd.pyapi_jobs import JobList
@@ -237,3 +238,20 @@ def file_env(options: SubmitOptions, given: Mapping[str, Any]) -> dict[str, str]
     env = given.get("env")
     replaced = env if isinstance(env, Mapping) else {}
     return {key: value for key, value in options.env.items() if key not in replaced}
+
+
+def env_worded(
+    warnings: Iterable[str],
+    command: str | None,
+    source: str,
+    env_of_file: Mapping[str, str],
+    env: object,
+) -> list[str]:
+    """A sweep's `warnings` with those of an env value naming a placeholder in the words of
+    where it was given: the sweep file's `env` (`env_of_file`, `source` its name) or env=
+    (`env`; `source` also "template" or "spec", where the command is changed)."""
+    if env_of_file:
+        warnings = worded_for_file(warnings, command, source, env_of_file)
+    given = env if isinstance(env, Mapping) else {}
+    texts = {key: value for key, value in given.items() if isinstance(value, str)}
+    return worded_for_python(warnings, command, texts, source)

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from conftest import Herd
-from gpuherd.pyapi import SweepWarning, connect
+from gpuherd.core.sweep import SweepSpec
+from gpuherd.pyapi import SweepWarning, connect, make_spec
 
 GiB = 2**30
 
@@ -206,3 +207,39 @@ def test_an_env_entry_naming_a_placeholder_is_warned_of_as_the_files(
         " command only, so the environment gets '{y}' as it is; the command sets SEED itself"
         " already, with each point's value: drop SEED from the file's env"
     ) in sets.stderr.splitlines()
+
+
+def test_an_env_keyword_naming_a_placeholder_is_warned_of_in_pythons_words(
+    shared_daemon: Herd, shared_work: Path
+) -> None:
+    # Python's env= was warned of as `--env SEED={y}`, with a `gpuherd sweep '...'` line.
+    herd, work = connect(shared_daemon.home, start=False), shared_work
+    said = "env={'SEED': '{y}'}: placeholders are filled in the command only, so "
+    each = said + "each point gets '{y}' as it is; set the variable in the "
+    write_sweep(work, "plain.yaml", "command: echo {y}\ngrid: {y: [1]}\n")
+    cases: list[tuple[str | Path | SweepSpec, str]] = [
+        (
+            "echo {y}",
+            each + "command instead and drop SEED from env=: herd.sweep('SEED={y} echo {y}', ...)",
+        ),
+        (
+            "SEED={y} echo {y}",
+            said + "the environment gets '{y}' as it is; the command sets SEED"
+            " itself already, with each point's value: drop SEED from env=",
+        ),
+        (
+            make_spec("spec", "echo {y}", {"y": [1]}, {}),
+            each + "SweepSpec's command instead "
+            "(command='SEED={y} echo {y}') and drop SEED from env=",
+        ),
+        (
+            work / "sweeps" / "plain.yaml",
+            each + "file's command instead (command: SEED={y} echo {y}) and drop SEED from env=",
+        ),
+    ]
+    for command, warning in cases:
+        params = None if isinstance(command, Path | SweepSpec) else {"y": [1]}
+        with pytest.warns(SweepWarning) as warned:
+            herd.sweep(command, params, env={"SEED": "{y}"}, name="pyenv", dry_run=True)
+        messages = [str(w.message) for w in warned]
+        assert warning in messages and not any("--env" in m for m in messages), command

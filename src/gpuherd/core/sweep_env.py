@@ -1,7 +1,8 @@
 """A sweep's --env values that name its placeholders: pure, no I/O. The daemon warns of them
 at a submission (sweep_checks.py) and the CLI's --dry-run, which expands without the daemon,
 in the same words; those a sweep file's `env` gave are worded for the file by the submitter
-(the CLI, the Python API: `worded_for_file`)."""
+(the CLI, the Python API: `worded_for_file`), and those of Python's `env=` for Python
+(`worded_for_python`)."""
 
 from __future__ import annotations
 
@@ -38,37 +39,60 @@ def worded_for_file(
     an `--env` and a `gpuherd sweep` command line the user never wrote. The daemon, sent the
     points' environment only, cannot tell where a value came from; the submitter rewords it,
     matching the text this module makes (a warning of another daemon's words is kept)."""
+    return _reworded(warnings, command, file_env, ("file", file))
+
+
+def worded_for_python(
+    warnings: Iterable[str], command: str | None, env: Mapping[str, str], source: str
+) -> list[str]:
+    """`warnings` with env_placeholders' of an entry of Herd.sweep's `env=` (`env`) worded for
+    Python: `env=` and the `herd.sweep(...)` that sets the variable in the command, not an
+    `--env` and a `gpuherd sweep` line. `source` is what the command came from: "template"
+    (herd.sweep's string), "spec" (a SweepSpec's `command`) or a sweep file's name (its
+    `command` key), as each is changed in its own place."""
+    return _reworded(warnings, command, env, ("python", source))
+
+
+def _reworded(
+    warnings: Iterable[str], command: str | None, env: Mapping[str, str], where: tuple[str, str]
+) -> list[str]:
+    """`warnings` with the CLI's words of each of `env`'s entries in `where`'s instead."""
     if command is None:
         return list(warnings)
     worded = {
-        _warning(command, key, value, None): _warning(command, key, value, file)
-        for key, value in file_env.items()
+        _warning(command, key, value, None): _warning(command, key, value, where)
+        for key, value in env.items()
     }
     return [worded.get(text, text) for text in warnings]
 
 
-def _warning(command: str, key: str, value: str, file: str | None) -> str:
-    """The warning of `key`'s value naming a placeholder: given as `--env`, or (`file`) as
-    an entry of that sweep file's `env`."""
-    given = f"--env {key}={value}" if file is None else f"env: {key}={value} in {file}"
+def _warning(command: str, key: str, value: str, where: tuple[str, str] | None) -> str:
+    """The warning of `key`'s value naming a placeholder: given as `--env` (`where` None), as
+    an entry of a sweep file's `env` (("file", its name)), or of Python's `env=` (("python",
+    where the command came from: worded_for_python))."""
+    kind, source = where or ("cli", "")
+    if kind == "cli":
+        given, drop = f"--env {key}={value}", f"--env {key}"
+    elif kind == "file":
+        given, drop = f"env: {key}={value} in {source}", f"{key} from the file's env"
+    else:
+        given, drop = f"env={{{key!r}: {value!r}}}", f"{key} from env="
     said = f"{given}: placeholders are filled in the command only, so "
-    drop = f"--env {key}" if file is None else f"{key} from the file's env"
     if sets_variable(command, key):
         # The way out below would set it in the command a second time.
         return (
             f"{said}the environment gets {value!r} as it is; the command sets {key} "
             f"itself already, with each point's value: drop {drop}"
         )
-    if file is not None:
-        return (
-            f"{said}each point gets {value!r} as it is; set the variable in the file's command "
-            f"instead (command: {key}={value} {command}) and drop {drop}"
-        )
-    instead = shlex.quote(f"{key}={value} {command}")
-    return (
-        f"{said}each point gets {value!r} as it is; set the variable in the command instead: "
-        f"gpuherd sweep {instead} ..."
-    )
+    said += f"each point gets {value!r} as it is; set the variable in the "
+    setting = f"{key}={value} {command}"
+    if kind == "cli":
+        return f"{said}command instead: gpuherd sweep {shlex.quote(setting)} ..."
+    if kind == "python" and source == "template":
+        return f"{said}command instead and drop {drop}: herd.sweep({setting!r}, ...)"
+    if kind == "python" and source == "spec":
+        return f"{said}SweepSpec's command instead (command={setting!r}) and drop {drop}"
+    return f"{said}file's command instead (command: {setting}) and drop {drop}"
 
 
 def sets_variable(command: str, name: str) -> bool:
