@@ -440,15 +440,21 @@ def test_a_dry_run_names_the_job_options_its_commands_leave_out(runs: Runs) -> N
         " --only-gpus), --timeout; it has no --output, --project",
         "2 commands of sweep opts (dry run: nothing submitted)",
     ]
-    # A sweep file's keys are left out as the command line's are.
+    # A sweep file's keys are left out as the command line's are, named as its keys (they
+    # were `--retries, --hold`, flags never typed); a flag typed over one is named as a flag.
     (runs.cwd / "held.yaml").write_text(
-        "command: echo {x}\ngrid:\n  x: [1]\nhold: true\nretries: 2\n"
+        "command: echo {x}\ngrid:\n  x: [1]\nhold: true\nretries: 2\nenv: {A: '1'}\n"
     )
     from_file = sweep(runs, "held.yaml", "--dry-run")
     assert from_file.stdout == "echo 1\n"
     assert from_file.stderr.splitlines()[0] == (
-        "gpuherd: warning: the commands printed leave out --retries, --hold: give gpuherd run"
-        " --retries; it has no --hold"
+        "gpuherd: warning: the commands printed leave out held.yaml's retries, env, hold: give"
+        " gpuherd run --retries; it has no --env, --hold"
+    )
+    typed = sweep(runs, "held.yaml", "--dry-run", "--retries", "3", "--env", "B=2")
+    assert typed.stderr.splitlines()[0] == (
+        "gpuherd: warning: the commands printed leave out --retries, --env and held.yaml's env,"
+        " hold: give gpuherd run --retries; it has no --env, --hold"
     )
     # Nothing left out (the defaults, and --retries 0, which gpuherd run does anyway): nothing
     # said; nor with --json, which is for scripts, not for a pipe.

@@ -16,3 +16,20 @@ def test_no_cap_is_not_left_out_and_a_cap_is() -> None:
     assert left_out(SweepOptions(max_log_size=2**21), here) == (
         "the commands printed leave out --max-log-size: give gpuherd run --max-log-size"
     )
+
+
+def test_what_a_sweep_file_gave_is_named_as_its_keys() -> None:
+    # They were named as flags never typed (`--env, --hold`); job ids are the command line's
+    # only, and `--env` typed beside the file's standing entries is named as both.
+    options = SweepOptions(env_overrides={"A": "1"}, hold=True, after=[3], only_gpus=[0, 1])
+    elsewhere = os.path.dirname(os.getcwd())
+    said = left_out(options, elsewhere, "s.yaml", {"after"}, file_env=True)
+    assert said == (
+        "the commands printed leave out --after and s.yaml's only_gpus, env, hold, cwd: give"
+        " gpuherd run --gpus (for only_gpus); it has no --env, --after, --hold, --cwd"
+    )
+    said = left_out(options, os.getcwd(), "s.yaml", {"env", "after", "only_gpus"}, True)
+    assert said == (
+        "the commands printed leave out --only-gpus, --env, --after and s.yaml's env, hold:"
+        " give gpuherd run --gpus (for --only-gpus); it has no --env, --after, --hold"
+    )

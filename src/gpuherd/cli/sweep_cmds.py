@@ -33,7 +33,7 @@ from gpuherd.cli.param_types import SEED, Place, WholeRange, checked_by_daemon, 
 from gpuherd.cli.submit_hints import command_devices_hint, past_begin_hint
 from gpuherd.cli.sweep_args import ParamsCommand, build, is_file, lone_value_warnings
 from gpuherd.cli.sweep_dry_run import DryRun, check_size, dry_run
-from gpuherd.cli.sweep_left_out import left_out
+from gpuherd.cli.sweep_left_out import left_out, typed_keys
 from gpuherd.cli.sweep_path import sweep_path
 from gpuherd.client import Client
 from gpuherd.core.states import POINT_STATES
@@ -166,7 +166,9 @@ def submit_sweep(ctx: click.Context, /, source: str, **opts: Any) -> None:
     if opts["dry_run"]:
         # The one-a-line commands are for `| gpuherd run`: what they leave out is said; the
         # JSON (for scripts) carries no option either, and says none.
-        lost = None if opts["as_json"] else left_out(options, cwd)
+        file = source if is_file(source) else ""
+        typed, some_file_env = typed_keys(ctx), bool(file_env)
+        lost = None if opts["as_json"] else left_out(options, cwd, file, typed, some_file_env)
         said = DryRun(opts["as_json"], lost, cli_warnings, env, source, file_env)
         dry_run(spec, cwd, opts["yes"], said)
         return

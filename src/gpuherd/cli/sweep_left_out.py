@@ -2,13 +2,17 @@
 be piped into `gpuherd run`; the job options the sweep would give its points (`--gpus 2`,
 `--timeout 1h`, `-o FILE`, a sweep file's `gpus: 2`) do not travel with them, so a user
 piping lost them without a word. The dry run says which in one line on stderr (its stdout
-stays the commands), with what `gpuherd run` takes instead where it has it.
+stays the commands), with what `gpuherd run` takes instead where it has it; those a sweep
+file gave, as its keys.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Collection
 from typing import Any
+
+import click
 
 from gpuherd.core.deps import KINDS, option
 from gpuherd.core.model import DEFAULT_GRACE
@@ -47,23 +51,60 @@ RUN_DEFAULTS: dict[str, Any] = {"retries": 0, "grace": DEFAULT_GRACE, "max_log_s
 daemon's `config retries`, `config grace` and `config max-log-size`)."""
 
 
-def left_out(options: SweepOptions, cwd: str) -> str | None:
+def left_out(
+    options: SweepOptions,
+    cwd: str,
+    file: str = "",
+    typed: Collection[str] = (),
+    file_env: bool = False,
+) -> str | None:
     """The line saying which of `options` (and a `--cwd` other than the current folder) the
-    printed commands leave out; None when they leave out nothing."""
+    printed commands leave out; None when they leave out nothing. Those a sweep `file` gave
+    (every option not `typed` on the command line, named as the file's key: typed_keys; and
+    its `env` entries, where some stand, `file_env`) are named as the file's keys (`hold`),
+    not as flags the user never typed (`--hold`)."""
     plain = SweepOptions()
-    lost: list[tuple[str, str | None]] = []
-    for field, flags in RUN_TAKES.items():
+    lost: list[tuple[str, str, str | None]] = []  # (as named, the sweep's flag, run's)
+    for field, (flag, run) in RUN_TAKES.items():
         value, default = getattr(options, field), getattr(plain, field)
         if value not in (default, RUN_DEFAULTS.get(field, default)):
-            lost.append(flags)
+            lost += [(name, flag, run) for name in _given_as(flag, file, typed, file_env)]
     if os.path.realpath(cwd) != os.path.realpath(os.getcwd()):
-        lost.append(("--cwd", None))  # `gpuherd run` runs them where it is started
+        # `gpuherd run` runs them where it is started
+        lost += [(name, "--cwd", None) for name in _given_as("--cwd", file, typed, file_env)]
     if not lost:
         return None
-    said = f"the commands printed leave out {', '.join(sweep for sweep, _ in lost)}"
-    takes = [run if run == sweep else f"{run} (for {sweep})" for sweep, run in lost if run]
-    lacks = [sweep for sweep, run in lost if run is None]
+    flags = [name for name, flag, _ in lost if name == flag]
+    keys = [name for name, flag, _ in lost if name != flag]
+    named = ", ".join(flags) + (" and " if flags and keys else "")
+    named += f"{file}'s {', '.join(keys)}" if keys else ""
+    said = f"the commands printed leave out {named}"
+    takes = [run if run == flag else f"{run} (for {name})" for name, flag, run in lost if run]
+    lacks = list(dict.fromkeys(flag for _, flag, run in lost if run is None))
     if takes:
         said += f": give gpuherd run {', '.join(takes)}"
         return said + (f"; it has no {', '.join(lacks)}" if lacks else "")
     return said + f": gpuherd run has no {', '.join(lacks)}"
+
+
+def _given_as(flag: str, file: str, typed: Collection[str], file_env: bool) -> list[str]:
+    """How a left-out option was given: as its `flag`, or as the sweep `file`'s key (`--hold`:
+    `hold`); `--env` as both, where the file's `env` entries stand beside the flag's."""
+    key = flag.removeprefix("--").replace("-", "_")
+    if not file or key in KINDS:  # (job ids are the command line's only)
+        return [flag]
+    if key != "env":
+        return [flag] if key in typed else [key]
+    both = [flag] * (key in typed) + [key] * file_env
+    return both or [flag]
+
+
+def typed_keys(ctx: click.Context) -> set[str]:
+    """The options typed on `gpuherd sweep`'s command line, as a sweep file's keys (`env` for
+    `--env`): a flag typed wins over the file's key of its name."""
+    typed = {
+        name
+        for name in ctx.params
+        if ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE
+    }
+    return {"env" if name == "env_pairs" else name for name in typed}
