@@ -96,6 +96,8 @@ class Client:
         (SOCKET_BACK_WITHIN): `daemon start` polls the daemon it started on its own clock."""
         self.waits_by_get = False
         """True once the daemon refused `POST /jobs/wait` as an older one does."""
+        self.answered = False
+        """True once a daemon answered (a command's Client: none running now went since)."""
 
     def get(self, path: str, **query: Any) -> Any:
         return self.request("GET", _with_query(path, query))
@@ -117,6 +119,7 @@ class Client:
             try:
                 response = send_and_answer(out, file, method, path, payload)
                 data = response.read()
+                self.answered = True
             except TimeoutError:  # (the socket's own: client_wait waits for it to be ready)
                 raise no_answer(self.home, self.timeout) from None
             except NoAnswer as exc:  # a stopped or hung daemon reads the request once it runs
@@ -190,10 +193,12 @@ class Client:
         ids: Sequence[int],
         deadline: float | None = None,
         on_gone: Callable[[], None] | None = None,
+        answered: bool = False,
     ) -> Waited:
         """Wait until every job of `ids` has finished, or `deadline` (a `time.monotonic()`
         value) has passed: each job's last state seen, whether all have finished, and how
-        those that did not succeed ended.
+        those that did not succeed ended. `answered`: a daemon answered the caller just
+        before (what to wait for): none running at the first ask went away meanwhile.
 
         Asks about WAIT_POST_CHUNK jobs at a time (WAIT_CHUNK of an older daemon), each chunk
         until it is done; at the deadline the chunks not asked about yet are read once, so
@@ -215,8 +220,11 @@ class Client:
             except _OlderDaemon:
                 continue  # asked again, in chunks an older daemon takes
             except DaemonError as exc:
-                if (first and isinstance(exc, NotRunning)) or isinstance(exc, Suspended):
-                    raise  # none ran to begin with; or it is stopped: it answers none meanwhile
+                # None ran to begin with (not so when one `answered`: a restart's), or it is
+                # stopped: it answers none meanwhile.
+                none_ran = first and not answered and isinstance(exc, NotRunning)
+                if none_ran or isinstance(exc, Suspended):
+                    raise
                 if self.comes_back(deadline, on_gone):
                     continue
                 if deadline is not None and time.monotonic() >= deadline:

@@ -8,11 +8,13 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import warnings
 from pathlib import Path
 
 import psutil
+import pytest
 
 from conftest import (
     Herd,
@@ -23,7 +25,8 @@ from conftest import (
     wait_dead,
     wait_for,
 )
-from gpuherd.client import Client
+from gpuherd.client import Client, Waited
+from gpuherd.errors import NotRunning
 
 
 def pids(herd: Herd, ids: list[int]) -> dict[int, int]:
@@ -336,7 +339,7 @@ def test_wait_goes_on_through_a_restart_and_a_crash(daemon: Herd, tmp_path: Path
         daemon.start()
         daemon.kill9()  # then a crash
         daemon.start()
-        assert waiting.poll() is None  # still waiting, for the job
+        assert waiting.poll() is None, waiting.communicate()  # still waiting, for the job
         go.touch()
         out, err = waiting.communicate(timeout=60)
     finally:
@@ -346,6 +349,35 @@ def test_wait_goes_on_through_a_restart_and_a_crash(daemon: Herd, tmp_path: Path
     assert waiting.returncode == 0, err
     assert out == "1 of 1 job succeeded\n"
     assert "the daemon went away; waiting for it to come back" in err
+
+
+def test_a_wait_whose_daemon_went_after_listing_its_jobs_waits_for_the_next(
+    daemon: Herd, tmp_path: Path
+) -> None:
+    # A `gpuherd wait` begun as the daemon restarted: the old one listed its jobs, none ran
+    # at its first long poll, and it gave up as if none had run at all ("no gpuherd daemon is
+    # running", exit 3; the test above, at a load of 12, 1 in 12).
+    go = tmp_path / "go"
+    job = daemon.submit("--", f"while [ ! -e {go} ]; do sleep 0.05; done")
+    daemon.wait_state(job, "running")
+    client = Client(daemon.home)
+    assert client.get(f"/jobs/{job}")["state"] == "running"  # as a wait lists its jobs
+    daemon.cli("daemon", "stop")  # the job goes on
+    with pytest.raises(NotRunning):  # a client no daemon answered: none ran, said at once
+        Client(daemon.home).wait_for([job], time.monotonic() + 30)
+    waited: list[Waited] = []
+    waiting = threading.Thread(
+        target=lambda: waited.append(
+            client.wait_for([job], time.monotonic() + 60, answered=client.answered)
+        )
+    )
+    waiting.start()
+    try:
+        daemon.start()
+        go.touch()
+    finally:
+        waiting.join(60)
+    assert [w.states for w in waited] == [{job: "succeeded"}]
 
 
 def test_a_daemon_never_takes_the_socket_another_homes_daemon_listens_on(

@@ -108,7 +108,8 @@ def wait_and_exit(
                 lambda: print_follow(client, job_id, say_gone=on_gone is not None, printer=printer),
                 sys.stdout,
             )
-        waited = client.wait_for(ids, None, on_gone)  # at once after a follow: it has ended
+        # (at once after a follow: it has ended; the daemon that took the jobs answered)
+        waited = client.wait_for(ids, None, on_gone, answered=client.answered)
     except DaemonError as exc:
         if isinstance(exc, NoAnswer):  # one runs, stopped or stuck: exit 1, as any command's
             raise

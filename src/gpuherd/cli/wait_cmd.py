@@ -66,7 +66,12 @@ def wait(
         if not wanted and sweep is not None:  # misspelt: a script's `&& analyse` went on
             known_sweep(client, sweep)
         say_gone = None if quiet else say_daemon_gone
-        waited = client.wait_for(wanted, deadline, say_gone) if wanted else Waited({}, True, {})
+        # (Listed by a daemon: one not running at the first ask went meanwhile.)
+        waited = (
+            client.wait_for(wanted, deadline, say_gone, answered=client.answered)
+            if wanted
+            else Waited({}, True, {})
+        )
     except DaemonError as exc:
         click.echo(prefixed("error", str(exc)), err=True)
         sys.exit(3)
@@ -118,7 +123,9 @@ def _asked_again(
     try:
         return read()
     except DaemonError as exc:
-        if isinstance(exc, NotRunning | Suspended) or not client.comes_back(deadline, None):
+        # None running: none ran, unless one answered a first ask (a restart's, meanwhile).
+        none_ran = isinstance(exc, NotRunning) and not client.answered
+        if none_ran or isinstance(exc, Suspended) or not client.comes_back(deadline, None):
             raise
     return read()
 
