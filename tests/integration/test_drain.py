@@ -16,7 +16,7 @@ from pathlib import Path
 
 import psutil
 
-from conftest import Herd, read_line, wait_dead, wait_for
+from conftest import Herd, read_line, wait_dead, wait_for, wait_for_long_poll
 
 
 @contextlib.contextmanager
@@ -221,7 +221,7 @@ def test_a_follow_and_a_wait_go_on_through_a_drain_to_the_jobs_end(
         # On a loaded machine the wait could start after the drain ended the daemon: it then
         # rightly says no daemon runs (exit 3). The test is of a wait that was waiting.
         process = psutil.Process(waiting.pid)
-        wait_for(lambda: process.net_connections(kind="unix"), what="the wait's long poll")
+        wait_for_long_poll(process)
         pid = draining(daemon)
         go.touch()  # the job ends during the drain: the follow and the wait see it end
         out, err = follow.communicate(timeout=30)

@@ -24,6 +24,7 @@ from conftest import (
     read_line,
     wait_dead,
     wait_for,
+    wait_for_long_poll,
 )
 from gpuherd.client import Client, Waited
 from gpuherd.errors import NotRunning
@@ -334,7 +335,7 @@ def test_wait_goes_on_through_a_restart_and_a_crash(daemon: Herd, tmp_path: Path
     try:
         # Its long poll is open: it holds a connection to the daemon's socket.
         process = psutil.Process(waiting.pid)
-        wait_for(lambda: process.net_connections(kind="unix"), what="the wait's long poll")
+        wait_for_long_poll(process)
         daemon.cli("daemon", "stop")  # an upgrade's restart: the job goes on
         daemon.start()
         daemon.kill9()  # then a crash

@@ -13,7 +13,7 @@ from pathlib import Path
 import psutil
 from daemon_relay import relayed
 
-from conftest import Herd, read_line, wait_for
+from conftest import Herd, read_line, wait_for_long_poll
 
 
 def waiting_submit(herd: Herd, *args: str) -> tuple[subprocess.Popen[str], int]:
@@ -284,7 +284,7 @@ def test_the_wait_goes_on_through_a_crash_of_the_daemon(daemon: Herd, tmp_path: 
         daemon.wait_state(job_id, "running")
         # Its long poll is open: it holds a connection to the daemon's socket.
         waiter = psutil.Process(proc.pid)
-        wait_for(lambda: waiter.net_connections(kind="unix"), what="the wait's long poll")
+        wait_for_long_poll(waiter)
         daemon.kill9()
         daemon.start()
         assert proc.poll() is None  # still waiting, for the job

@@ -18,7 +18,7 @@ import pytest
 from faults import fill, grow, read_only_bind, tmpfs
 from test_cli_fuzz import half_answering_daemon
 
-from conftest import Herd, gone, group_members, wait_for
+from conftest import Herd, gone, group_members, wait_for, wait_for_long_poll
 
 
 def test_a_database_locked_by_another_program_is_said_so(herd: Herd) -> None:
@@ -94,7 +94,7 @@ def test_a_wait_suspended_over_a_crash_and_a_restart_goes_on(daemon: Herd, tmp_p
     )
     try:
         process = psutil.Process(waiting.pid)
-        wait_for(lambda: process.net_connections(kind="unix"), what="the wait's long poll")
+        wait_for_long_poll(process)
         os.kill(waiting.pid, signal.SIGSTOP)  # Ctrl-Z, a laptop's lid, a loaded machine
         daemon.kill9()
         daemon.start()
