@@ -96,8 +96,7 @@ class Client:
         (SOCKET_BACK_WITHIN): `daemon start` polls the daemon it started on its own clock."""
         self.waits_by_get = False
         """True once the daemon refused `POST /jobs/wait` as an older one does."""
-        self.answered = False
-        """True once a daemon answered (a command's Client: none running now went since)."""
+        self.answered = False  # (once one has: a command's daemon not running went since)
 
     def get(self, path: str, **query: Any) -> Any:
         return self.request("GET", _with_query(path, query))
@@ -197,14 +196,13 @@ class Client:
     ) -> Waited:
         """Wait until every job of `ids` has finished, or `deadline` (a `time.monotonic()`
         value) has passed: each job's last state seen, whether all have finished, and how
-        those that did not succeed ended. `answered`: a daemon answered the caller just
-        before (what to wait for): none running at the first ask went away meanwhile.
+        those that did not succeed ended.
 
         Asks about WAIT_POST_CHUNK jobs at a time (WAIT_CHUNK of an older daemon), each chunk
         until it is done; at the deadline the chunks not asked about yet are read once, so
-        every job has a state. A daemon that goes away midway gets RESTART_GRACE seconds to
-        come back (`on_gone` is called when it went), then the wait goes on with the new one.
-        """
+        every job has a state. A daemon that goes away midway (or before the first ask, where
+        one `answered` the caller) gets RESTART_GRACE seconds to come back (`on_gone` is
+        called when it went), then the wait goes on with the new one."""
         states: dict[int, str] = {}
         endings: dict[int, dict[str, Any]] = {}
         left = list(dict.fromkeys(ids))
@@ -220,11 +218,9 @@ class Client:
             except _OlderDaemon:
                 continue  # asked again, in chunks an older daemon takes
             except DaemonError as exc:
-                # None ran to begin with (not so when one `answered`: a restart's), or it is
-                # stopped: it answers none meanwhile.
                 none_ran = first and not answered and isinstance(exc, NotRunning)
                 if none_ran or isinstance(exc, Suspended):
-                    raise
+                    raise  # (a stopped one answers none meanwhile)
                 if self.comes_back(deadline, on_gone):
                     continue
                 if deadline is not None and time.monotonic() >= deadline:
@@ -403,5 +399,4 @@ def _error(status: int, data: bytes) -> HerdError:
         message = str(json.loads(data)["error"])
     except (ValueError, KeyError, TypeError):
         message = data.decode(errors="replace").strip() or f"HTTP {status}"
-    error = _STATUS_ERRORS.get(status, HerdError)(message)
-    return error
+    return _STATUS_ERRORS.get(status, HerdError)(message)

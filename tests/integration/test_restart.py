@@ -359,8 +359,7 @@ def test_a_wait_whose_daemon_went_after_listing_its_jobs_waits_for_the_next(
     # at its first long poll, and it gave up as if none had run at all ("no gpuherd daemon is
     # running", exit 3; the test above, at a load of 12, 1 in 12).
     go = tmp_path / "go"
-    job = daemon.submit("--", f"while [ ! -e {go} ]; do sleep 0.05; done")
-    daemon.wait_state(job, "running")
+    job = daemon.running_until(go)
     client = Client(daemon.home)
     assert client.get(f"/jobs/{job}")["state"] == "running"  # as a wait lists its jobs
     daemon.cli("daemon", "stop")  # the job goes on
