@@ -217,10 +217,16 @@ def _after_another_stop(ctx: click.Context, client: Client, pid: int | None) -> 
             f"yet: `{name} daemon status` says whether it has, and what started since"
         )
     click.echo("daemon stopped")
+    _next_one(client)
+    _start(ctx, None, "restarted", as_before=True)
+
+
+def _next_one(client: Client) -> None:
+    """Wait up to RESTARTED_WITHIN for the next daemon that the other call starts (a
+    restart) to hold the home."""
     deadline = time.monotonic() + RESTARTED_WITHIN
     while lock_holder(client.home) is None and time.monotonic() < deadline:
         time.sleep(0.05)
-    _start(ctx, None, "restarted", as_before=True)
 
 
 _STOPPED_WITHOUT_KILL = "another call was stopping the daemon already, without --kill"
@@ -232,9 +238,7 @@ def _wait_for_the_next(client: Client, pid: int) -> None:
     from gpuherd.cli import daemon_cmds  # deferred: that module registers this command
 
     if daemon_cmds.wait_for_exit(pid, daemon_cmds.STOPPED_WITHIN):
-        deadline = time.monotonic() + RESTARTED_WITHIN
-        while lock_holder(client.home) is None and time.monotonic() < deadline:
-            time.sleep(0.05)
+        _next_one(client)
 
 
 def _kill_not_done(client: Client, why: str) -> dict[str, Any] | None:
