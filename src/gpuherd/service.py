@@ -71,14 +71,20 @@ class Submitted:
     reruns: Mapping[int, Rerun] = field(default_factory=dict)
     """Of each job cancelled so, what a retry must run again ahead of it: every job it waits
     for that ended badly, and theirs through the ones cancelled so (retry_chain.reruns)."""
+    unknown_gpus: Sequence[str] = ()
+    """Of jobs whose --only-gpus names GPUs gpuherd does not have, a line each (gpu_unknown)."""
 
     @classmethod
     def told(
-        cls, store: Store, ids: list[int], cancelled: Mapping[int, tuple[int, JobState]]
+        cls,
+        store: Store,
+        ids: list[int],
+        cancelled: Mapping[int, tuple[int, JobState]],
+        unknown_gpus: Sequence[str] = (),
     ) -> Submitted:
         """The submission of `ids`, with what a retry of each job in `cancelled` needs ahead
         of it (the submission's answer and the dashboard's banner say the same)."""
-        return cls(ids, cancelled, reruns(store, sorted(cancelled)))
+        return cls(ids, cancelled, reruns(store, sorted(cancelled)), unknown_gpus)
 
     def warnings(self) -> list[str]:
         """One line per dependency (and retry), on the jobs cancelled at once as it already
@@ -86,7 +92,8 @@ class Submitted:
         by_dep: dict[tuple[int, JobState, Rerun | None], list[int]] = {}
         for job_id, dep in sorted(self.cancelled.items()):
             by_dep.setdefault((*dep, self.reruns.get(job_id)), []).append(job_id)
-        return [cancelled_at_once(ids, *told) for told, ids in by_dep.items()]
+        said = [cancelled_at_once(ids, *told) for told, ids in by_dep.items()]
+        return said + list(self.unknown_gpus)
 
 
 @dataclass(frozen=True)
@@ -175,7 +182,8 @@ class Service(SystemVerbs, EditVerbs, MoveVerbs):
         if any(new.release_at for new in new_jobs):
             self.engine.begins.arm()
         self.engine.wake()
-        return Submitted.told(self.store, ids, cancelled)
+        unknown = self.unknown_gpus_named(zip(ids, (new.spec for new in new_jobs), strict=True))
+        return Submitted.told(self.store, ids, cancelled, unknown)
 
     def _check_deps_exist(self, deps: frozenset[int], items: Sequence[SubmitItem]) -> None:
         missing = sorted(deps - set(self.store.get_jobs(sorted(deps)))) if deps else []

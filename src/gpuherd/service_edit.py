@@ -16,6 +16,7 @@ from gpuherd.core.edit import (
     describe_edit,
     edit_spec,
 )
+from gpuherd.core.gpu_unknown import unknown_said
 from gpuherd.core.lifecycle import retry_wait
 from gpuherd.core.model import DEFAULT_GRACE, Job, JobSpec
 from gpuherd.core.output_files import recorded_or_named, shared_file, sharing
@@ -146,7 +147,16 @@ class EditVerbs(JobVerbs):
             self.store.replace_deps(job.id, spec, now)
         state = job.state if moved is None else moved[0]
         self.engine.publish({"id": job.id, "state": state.value, "event": "edit"})
+        if "only_gpus" in fields and (unknown := self._unknown_gpus(spec.only_gpus)):
+            return f"edited ({what}); warning: {unknown}"  # as a submission warns of it
         return f"edited ({what})"
+
+    def _unknown_gpus(self, only: tuple[int, ...]) -> str | None:
+        """What --only-gpus `only` names that gpuherd does not have, beside GPUs it has (None:
+        nothing): core/gpu_unknown.py. Configured GPUs not seen now count, as never_runs's."""
+        engine = self.engine
+        configured = {d.index for d in [*engine.device_listing(), *engine.devices.missing()]}
+        return unknown_said(only, configured) if set(only) - configured else None
 
     def _pin_attempt_files(self, job: Job) -> None:
         """Record the files of the job's attempts that recorded none (begun before attempts

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from gpuherd import __version__, config
+from gpuherd.core.gpu_unknown import unknown_only_gpus
 from gpuherd.core.idspec import MAX_GPU_INDEX, format_ids
 from gpuherd.core.int64 import fits
-from gpuherd.core.model import DeviceState
+from gpuherd.core.model import DeviceState, JobSpec
 from gpuherd.core.placement import Hold
 from gpuherd.core.recovery import runs_unwatched
 from gpuherd.core.states import JobState
@@ -110,22 +112,27 @@ class SystemVerbs:
         for index, on_it in runs_on.items():
             device, why = table.unlisted(index)
             row = {**device_view(device, on_it, table.processes(index)), "state": why}
+            # A lost GPU keeps its drain (it takes nothing new when seen again): said, as
+            # `gpus drain` of it was accepted and then shown nowhere.
+            row["draining"] = why == "lost" and device.state is DeviceState.DRAINING
             if table.reading(index) is None:  # its memory is unknown until it is seen again
                 row["memory_total"] = None
             rows.append(row)
         held = self._held()
         for row in rows:
+            row.setdefault("draining", row["state"] == DeviceState.DRAINING.value)
             row["history"] = [list(sample) for sample in table.history.get(row["index"], ())]
             row["held"] = held.get(row["index"], 0)
             row["reserved"] = reserved.get(row["index"], [])
-        failure = table.failure
+        failure, missing = table.failure, table.missing()
         return {
             "probe": self._probe_line(),
             "probe_error": None if failure is None else failure.reason,
             "probe_failing_since": None if failure is None else failure.since,
             "read_at": table.read_at,
             "gpus": sorted(rows, key=lambda row: int(row["index"])),
-            "missing": [d.index for d in table.missing()],
+            "missing": [d.index for d in missing],
+            "missing_draining": [d.index for d in missing if d.state is DeviceState.DRAINING],
             "unused": table.unused(),
         }
 
@@ -151,6 +158,17 @@ class SystemVerbs:
             read = f"the reading of {local_time(table.read_at)}" if table.read_at else "no reading"
             line += f"; failing since {local_time(failure.since)}: {failure.reason}; showing {read}"
         return line
+
+    def unknown_gpus_named(self, jobs: Iterable[tuple[int, JobSpec]]) -> list[str]:
+        """A warning per --only-gpus of these jobs (id, spec) that names GPUs gpuherd does not
+        have, beside some it has (core/gpu_unknown.py); configured ones not seen now count."""
+        named = [(job_id, spec.only_gpus) for job_id, spec in jobs if spec.only_gpus]
+        return unknown_only_gpus(named, self._configured()) if named else []
+
+    def _configured(self) -> set[int]:
+        """The GPUs gpuherd has, as a submission's refusals count them (never_runs)."""
+        engine = self.engine
+        return {d.index for d in [*engine.device_listing(), *engine.devices.missing()]}
 
     def gpu_add(self, index: int, slots: int | None) -> str:
         """Use GPU `index`, or change its slots; without `slots` it keeps (or gets back)
@@ -203,7 +221,7 @@ class SystemVerbs:
         self.engine.changes.publish({"event": what})
 
     def status(self, pid: int, socket: str) -> dict[str, Any]:
-        listing = self.engine.device_listing()
+        listing, missing = self.engine.device_listing(), self.engine.devices.missing()
         return {
             "pid": pid,
             "socket": socket,
@@ -218,8 +236,13 @@ class SystemVerbs:
             "gpus": [d.index for d in listing],
             # Those of them nothing new starts on, and the configured ones not seen now
             # (lost), as `gpus` has them: `gpus: 0,1` hid both.
-            "draining": [d.index for d in listing if d.state is DeviceState.DRAINING],
-            "missing": [d.index for d in self.engine.devices.missing()],
+            # (a lost GPU drained too: it stays so when seen again)
+            "draining": [
+                d.index
+                for d in sorted([*listing, *missing], key=lambda d: d.index)
+                if d.state is DeviceState.DRAINING
+            ],
+            "missing": [d.index for d in missing],
             "counts": self.store.counts(),
             "last_job": self.store.last_submitted_id(),  # removed since or not: `last`
         }

@@ -14,7 +14,7 @@ from gpuherd.cli.options import json_option
 from gpuherd.cli.param_types import WholeRange
 from gpuherd.client import Client
 from gpuherd.core.gpu_slots import MAX_SLOTS
-from gpuherd.core.idspec import MAX_GPU_INDEX, parse_gpu_indices
+from gpuherd.core.idspec import MAX_GPU_INDEX, format_ids, parse_gpu_indices
 from gpuherd.typed_name import typed_name
 
 
@@ -42,6 +42,30 @@ class _GpuIndex(click.ParamType):  # type: ignore[type-arg]
 
 
 GPU_INDEX = _GpuIndex()
+
+
+class _OneGpu(_GpuIndex):
+    """`gpus add`'s GPU: one. `add 0-1` was told `GPUs are numbered from 0 to 4095`, as
+    though 0 and 1 were not GPU indices (and `add 0 1` click's `unexpected extra argument`)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and not value.strip().isdigit():
+            try:
+                several = parse_gpu_indices(value)
+            except ValueError:
+                several = []
+            if len(several) > 1:
+                _one_at_a_time(several, ctx)
+        return super().convert(value, param, ctx)
+
+
+def _one_at_a_time(indices: list[int], ctx: click.Context | None) -> None:
+    name = typed_name()
+    raise click.UsageError(
+        f"`{name} gpus add` takes one GPU (its --slots are its own): `{name} gpus add "
+        f"{indices[0]}`, then `{name} gpus add {indices[1]}`",
+        ctx,
+    )
 
 
 class _GpuIndices(click.ParamType):  # type: ignore[type-arg]
@@ -123,15 +147,18 @@ class _TakesGpuIndex(click.Command):
 
 
 @gpus.command(cls=_TakesGpuIndex)
-@click.argument("index", type=GPU_INDEX)
+@click.argument("indices", type=_OneGpu(), metavar="INDEX", nargs=-1, required=True)
 @click.option(
     "--slots",
     type=WholeRange(1, MAX_SLOTS),
     help="Jobs that may share this GPU [default: the slots it has, or had when removed; 1 "
     "for a new GPU].",
 )
-def add(index: int, slots: int | None) -> None:
+def add(indices: tuple[int, ...], slots: int | None) -> None:
     """Add GPU INDEX (or change its slots); takes effect at once."""
+    if len(set(indices)) > 1:  # (taken as several, to say so, not click's "extra argument")
+        _one_at_a_time(sorted(set(indices)), click.get_current_context())
+    index = indices[0]
     # Sent only when given: a daemon older than this takes none as 1, as it always did.
     body = {"index": index} if slots is None else {"index": index, "slots": slots}
     click.echo(Client().post("/gpus", body)["message"])
@@ -147,29 +174,53 @@ _indices = click.argument("indices", type=GPU_INDICES, metavar="INDEX...", nargs
 @_indices
 def remove(indices: tuple[list[int], ...]) -> None:
     """Stop using GPU INDEX (or several: 0-1, 0,2, 0 2); jobs running on it go on."""
-    _each(indices, lambda client, index: client.delete(f"/gpus/{index}"))
+    _each(indices, lambda client, index: client.delete(f"/gpus/{index}"), "removed")
 
 
 @gpus.command(cls=_TakesGpuIndex)
 @_indices
 def drain(indices: tuple[list[int], ...]) -> None:
     """Let jobs on GPU INDEX (or several: 0-3, 0,2, 0 2) finish and start nothing new there."""
-    _each(indices, lambda client, index: client.post(f"/gpus/{index}/drain"))
+    _each(indices, lambda client, index: client.post(f"/gpus/{index}/drain"), "drained")
 
 
 @gpus.command(cls=_TakesGpuIndex)
 @_indices
 def enable(indices: tuple[list[int], ...]) -> None:
     """Use a drained GPU (or several: 0-3, 0,2, 0 2) again."""
-    _each(indices, lambda client, index: client.post(f"/gpus/{index}/enable"))
+    _each(indices, lambda client, index: client.post(f"/gpus/{index}/enable"), "enabled")
 
 
-def _each(words: tuple[list[int], ...], verb: Callable[[Client, int], dict[str, Any]]) -> None:
+def _each(
+    words: tuple[list[int], ...], verb: Callable[[Client, int], dict[str, Any]], done: str
+) -> None:
     """The verb on each GPU the words name in turn (in order, each once), one line each; the
-    first refusal ends it, as it says."""
+    first refusal ends it, as it says. Several GPUs are looked for first, all of them: `gpus
+    drain 0-9` on four GPUs drained 0-3, then failed at 4, half done."""
     client = Client()
-    for index in sorted({index for indices in words for index in indices}):
+    indices = sorted({index for indices in words for index in indices})
+    # (one GPU: the daemon's own refusal says more, e.g. that it was removed)
+    if len(indices) > 1 and (absent := _not_configured(client.get("/gpus"), indices, done)):
+        raise click.ClickException(absent)
+    for index in indices:
         click.echo(verb(client, index)["message"])
+
+
+def _not_configured(answer: dict[str, Any], indices: list[int], done: str) -> str | None:
+    """Why GPUs named are not all gpuherd's (None: they are), as `gpuherd gpus` lists them:
+    each row but a removed one's (kept while its jobs run), and the lost ones (`missing`)."""
+    have = {row["index"] for row in answer["gpus"] if row["state"] != "removed"}
+    have |= set(answer.get("missing", ()))
+    absent = [index for index in indices if index not in have]
+    if not absent:
+        return None
+    one = len(absent) == 1
+    said = f"{'GPU' if one else 'GPUs'} {format_ids(absent)} {'is' if one else 'are'} not "
+    # (listed as a single GPU's refusal lists them: devices.py)
+    said += f"configured (configured: {','.join(map(str, sorted(have))) or 'none'}): nothing {done}"
+    if seen := [index for index in absent if index in answer.get("unused", ())]:
+        said += f"; `{typed_name()} gpus add {seen[0]}` adds GPU {seen[0]}"
+    return said
 
 
 COMMANDS = [gpus]

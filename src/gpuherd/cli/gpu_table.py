@@ -58,7 +58,7 @@ def gpu_lines(answer: dict[str, Any], term: plain.Terminal) -> list[str]:
         lines += [plain.cut(line, term.width) for line in _names(gpus)]
     lines += _reserved(gpus, term.width)
     if answer.get("missing"):
-        lines.append(f"configured but not seen by the probe: {format_ids(answer['missing'])}")
+        lines.append(f"configured but not seen by the probe: {_missing(answer)}")
     lines.append(term.style(plain.clean(f"probe: {answer['probe']}"), "dim"))
     return lines
 
@@ -78,7 +78,7 @@ def _cells(gpu: dict[str, Any], bar: bool) -> dict[str, str]:
         "GPU": str(gpu["index"]),
         "NODE": gpu.get("host") or gpu.get("node") or "local",
         "NAME": gpu["name"],
-        "STATE": gpu["state"],
+        "STATE": _state(gpu),
         "SLOTS": slot_use(gpu).text(),
         "MEMORY": memory,
         "HELD": format_size(gpu["held"]) if gpu.get("held") else "",  # (none from an older daemon)
@@ -86,6 +86,26 @@ def _cells(gpu: dict[str, Any], bar: bool) -> dict[str, str]:
         "JOBS": format_ids(gpu["jobs"]),
         "FOREIGN": ", ".join(_foreign(gpu)),
     }
+
+
+def _state(gpu: dict[str, Any]) -> str:
+    """`lost, draining`: a lost GPU drained (it takes nothing new once seen again) showed
+    `lost` alone, and its `gpus drain` seemed to have done nothing."""
+    return (
+        f"{gpu['state']}, draining"
+        if gpu["state"] == "lost" and gpu.get("draining")
+        else gpu["state"]
+    )
+
+
+def _missing(answer: dict[str, Any]) -> str:
+    """The configured GPUs not seen, and of them those drained: `0-1 (1 draining)`."""
+    said = format_ids(answer["missing"])
+    if drained := answer.get("missing_draining"):  # (none from an older daemon)
+        said += (
+            f" ({format_ids(drained)} draining)" if drained != answer["missing"] else " (draining)"
+        )
+    return said
 
 
 def _foreign(gpu: dict[str, Any]) -> list[str]:
