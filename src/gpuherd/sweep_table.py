@@ -247,7 +247,10 @@ def _run_facts(run_dir: str, job: _Run | None, now: float) -> dict[str, Any]:
     }
 
 
-_FIELDS = ("index", "folder", "state", "seconds", "job_id", "started_at", "ended_at")
+_FIELDS = ("index", "folder", "state", "seconds", "job_id", "started_at", "ended_at", "peak_mem")
+# The table's own headers, as a user copies them into --sort (`--sort -TIME`, `--sort job`):
+# the fields they show. A metric or parameter of that name keeps the name (checked first).
+_HEADERS = {"job": "job_id", "time": "seconds", "peak": "peak_mem"}
 
 
 def sort_rows(
@@ -263,8 +266,12 @@ def sort_rows(
     descending = key.startswith("-")
     name = key.lstrip("-+")
     every = [*rows, *others]
-    known = (*metric_keys, *_FIELDS, *varying)
-    if name not in known and not any(name in r["params"] for r in every):
+    if name not in (*metric_keys, *varying) and not any(name in r["params"] for r in every):
+        folded = name.strip().lower().replace("-", "_").replace(" ", "_")
+        name = _HEADERS.get(folded, folded if folded in _FIELDS else name)
+    if name not in (*metric_keys, *_FIELDS, *varying) and not any(
+        name in r["params"] for r in every
+    ):
         params = list(dict.fromkeys([*varying, *(k for r in every for k in r["params"])]))
         # With no metric at all, "use a metric (none yet)" left the user guessing why none.
         metrics = (
@@ -287,7 +294,6 @@ def sort_rows(
 
 
 _NAN = (2, "")
-_NON_FINITE = {"nan", "inf", "-inf", "+inf", "infinity", "-infinity", "+infinity"}
 
 
 def _value(row: dict[str, Any], name: str) -> Any:
@@ -298,12 +304,16 @@ def _value(row: dict[str, Any], name: str) -> Any:
 
 
 def _sort_key(value: Any) -> tuple[int, Any] | None:
-    """(0, number) or (1, text); _NAN for NaN; None for no value. A text that names a
-    non-finite number ("inf", as typed on the command line) sorts as that number."""
+    """(0, number) or (1, text); _NAN for NaN; None for no value. A text that reads as a
+    number sorts as that number: `-p lr $(seq 0.001 0.001 0.1)` keeps `0.010` as typed (text:
+    it does not read back the same), which sorted after 0.099, among the text."""
     if value is None:
         return None
-    if isinstance(value, str) and value.strip().lower() in _NON_FINITE:
-        value = float(value)
+    if isinstance(value, str):
+        try:
+            value = float(value)  # ("inf", "-1e-3", "007" too)
+        except ValueError:
+            pass
     if isinstance(value, int | float) and not isinstance(value, bool):
         try:
             number = float(value)

@@ -287,7 +287,8 @@ BAD_QUERIES = [  # each was 400, while `?limit=x` was 422
         "/sweeps/q?sort=nope",
         # "use a metric (none yet)" said not why none
         "cannot sort by 'nope': no point's metrics.json holds a metric yet; use a parameter (x)"
-        " or one of index, folder, state, seconds, job_id, started_at, ended_at; prefix - for"
+        " or one of index, folder, state, seconds, job_id, started_at, ended_at, peak_mem;"
+        " prefix - for"
         " descending",
     ),
     ("/jobs/{held}/log?stream=err", "unknown stream 'err': use stdout or stderr"),

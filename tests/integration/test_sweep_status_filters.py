@@ -126,3 +126,32 @@ def test_states_no_point_is_in_print_no_empty_table(ended_sweep: Herd) -> None:
     out = ended_sweep.cli("sweep", "status", "f", "--state", "running").stdout
     assert out.splitlines()[0].startswith("sweep f: 10 points (3 failed, 7 succeeded); ")
     assert out.splitlines()[1:] == ["0 of 10 points shown: those in the states asked (--state)"]
+
+
+def test_sort_takes_the_tables_headers_as_printed(ended_sweep: Herd) -> None:
+    """`--sort JOB` / `--sort -TIME`, copied from the table's header, were refused (exit 2:
+    `cannot sort by 'JOB'`): the fields are job_id and seconds."""
+    assert xs(status_json(ended_sweep, "--sort", "-JOB", "--limit", "3")) == [10, 9, 8]
+    by_time = status_json(ended_sweep, "--sort", "-TIME")
+    seconds = [row["seconds"] for row in by_time["rows"]]
+    assert seconds == sorted(seconds, reverse=True)
+    text = ended_sweep.cli("sweep", "status", "f", "--sort", "job", "--limit", "2")
+    assert text.returncode == 0 and text.stdout.splitlines()[0].split()[:2] == ["FOLDER", "x"]
+    assert [line.split()[0] for line in text.stdout.splitlines()[1:3]] == ["x=1", "x=2"]
+
+
+def test_sort_puts_values_kept_as_text_among_the_numbers(module_daemon: Herd) -> None:
+    """`-p lr $(seq 0.001 0.001 0.012)`: 0.010 is kept as typed (text), and sorted after
+    0.012, among the text."""
+    work = module_daemon.home.parent / "seq"
+    work.mkdir()
+    lrs = [f"{n / 1000:.3f}" for n in range(1, 13)]
+    module_daemon.cli(
+        "sweep", "true {lr}", "-p", "lr", *lrs, "--name", "seq", "--gpus", "0", "--hold",
+        cwd=work,
+    )  # fmt: skip
+    for key, order in (("lr", lrs), ("-lr", lrs[::-1])):
+        shown = module_daemon.cli("sweep", "status", "seq", "--sort", key, "--json").stdout
+        table = json.loads(shown)
+        assert [row["folder"] for row in table["rows"]] == [f"lr={lr}" for lr in order]
+    module_daemon.cli("sweep", "rm", "seq")

@@ -47,6 +47,42 @@ def test_non_finite_numbers_given_as_text_sort_as_the_numbers_they_name() -> Non
     ]
 
 
+def test_the_tables_headers_sort_by_the_fields_they_show() -> None:
+    """`--sort -TIME`, `--sort JOB`, `--sort "PEAK MEM"` (the headers as the table prints
+    them) were refused: `cannot sort by 'TIME'`, the field being `seconds`."""
+    rows = [
+        {**row(name), "seconds": s, "job_id": j, "peak_mem": m}
+        for name, s, j, m in (("a", 5.0, 3, 100), ("b", 9.0, 1, None), ("c", 1.0, 2, 300))
+    ]
+    for key in ("-TIME", "-time", "-seconds"):
+        assert [r["folder"] for r in sort_rows(rows, key, [], [])] == ["b", "a", "c"]
+    for key in ("JOB", "job", "job_id", "Job-Id"):
+        assert [r["folder"] for r in sort_rows(rows, key, [], [])] == ["b", "c", "a"]
+    for key in ("-PEAK MEM", "-peak_mem", "-peak"):
+        assert [r["folder"] for r in sort_rows(rows, key, [], [])] == ["c", "a", "b"]
+    assert [r["folder"] for r in sort_rows(rows, "STATE", [], [])] == ["a", "b", "c"]
+
+
+def test_a_metric_or_parameter_named_as_a_header_keeps_its_name() -> None:
+    rows = [{**row(n, {"time": t}, job=j), "seconds": s, "job_id": 1} for n, t, j, s in (
+        ("a", 2, "z", 1.0), ("b", 1, "y", 2.0))]  # fmt: skip
+    assert [r["folder"] for r in sort_rows(rows, "time", ["job"], ["time"])] == ["b", "a"]
+    assert [r["folder"] for r in sort_rows(rows, "job", ["job"], ["time"])] == ["b", "a"]
+    with pytest.raises(Exception, match=r"^cannot sort by 'TIMES': .* peak_mem; prefix -"):
+        sort_rows(rows, "TIMES", [], [])
+
+
+def test_values_kept_as_text_that_read_as_numbers_sort_as_those_numbers() -> None:
+    """`-p lr $(seq 0.001 0.001 0.1)` keeps 0.010 as text (it does not read back the same),
+    and `--sort lr` put 0.010, 0.020, ... after 0.099."""
+    values = ["0.009", "0.010", "0.011", "1e-3", "007", "+5", "abc"]
+    rows = [row(v, lr=float(v) if v in ("0.009", "0.011") else v) for v in values]
+    up = [r["folder"] for r in sort_rows(rows, "lr", ["lr"], [])]
+    down = [r["folder"] for r in sort_rows(rows, "-lr", ["lr"], [])]
+    assert up == ["1e-3", "0.009", "0.010", "0.011", "+5", "007", "abc"]
+    assert down == ["007", "+5", "0.011", "0.010", "0.009", "1e-3", "abc"]
+
+
 def test_numbers_sort_before_text_and_booleans_in_both_directions() -> None:
     values = {"t": True, "b": "beta", "one": 1, "f": False, "a": "alpha", "half": 0.5}
     values |= {"big": 10**400, "list": [1, 2], "none": None}

@@ -223,7 +223,11 @@ def _bare_command(source: str) -> str:
 
 @sweep.command(name="status")
 @click.argument("name", shell_complete=completes("sweeps"))
-@click.option("--sort", "sort_key", help="Sort by a metric or parameter; -KEY = descending.")
+@click.option(
+    "--sort",
+    "sort_key",
+    help="Sort by a metric, a parameter or a column (TIME, JOB, STATE); -KEY = descending.",
+)
 @options.states_option(
     POINT_STATES,
     "Only points in this state (repeatable, or comma-separated): failed, running, done, "
