@@ -530,7 +530,9 @@ def test_head_where_there_is_no_get_is_405(api: Api) -> None:
     assert answer.status == 405
     assert api.herd.client.get("/daemon")["queue_paused"] is True
     get = api.send("GET", "/queue/pause")
-    assert get.error == "GET is not allowed on /api/v1/queue/pause"
+    assert get.error == (
+        "GET is not allowed on /api/v1/queue/pause: use POST (/openapi.json describes it)"
+    )
 
 
 def test_the_cli_sends_what_the_api_takes(api: Api) -> None:

@@ -372,7 +372,12 @@ def test_an_unknown_endpoint_or_method_answers_with_an_error_line(shared: Target
             404,
             "no such endpoint: GET /api/v2/jobs (/openapi.json lists them)",
         ),
-        ("DELETE", "/api/v1/jobs/5", 405, "DELETE is not allowed on /api/v1/jobs/5"),
+        (
+            "DELETE",
+            "/api/v1/jobs/5",
+            405,
+            "DELETE is not allowed on /api/v1/jobs/5: use GET (/openapi.json describes it)",
+        ),
     ]:
         code, body = shared.raw(method, path)
         assert (code, json.loads(body)) == (status, {"error": message})

@@ -11,7 +11,7 @@ import email.message
 import json
 import logging
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -26,6 +26,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from gpuherd import __version__
 from gpuherd.api import dashboard, jobs, listener, sweeps, system
 from gpuherd.api.auth import with_headers
+from gpuherd.api.endpoints import HerdApi, allowed_methods, given_twice, not_allowed, unparsable
 from gpuherd.api.limits import ASGIApp, CapsBody, Receive, Scope, Send
 from gpuherd.core.int64 import LARGEST, TOO_LARGE, OutOfRange, beyond
 from gpuherd.core.states import TransitionError
@@ -88,7 +89,7 @@ class AddsDashboard:
 
 
 def create_app(service: Service, pid: int, socket_path: str) -> FastAPI:
-    app = FastAPI(title="gpuherd", version=__version__, docs_url=None, redoc_url=None)
+    app = HerdApi(title="gpuherd", version=__version__, docs_url=None, redoc_url=None)
     app.state.service = service
     app.state.pid = pid
     app.state.socket_path = socket_path
@@ -112,14 +113,7 @@ def create_app(service: Service, pid: int, socket_path: str) -> FastAPI:
         if not request.url.path.startswith("/api/"):
             page = dashboard.error_page(request, 404) if exc.status_code == 404 else None
             return page or await http_exception_handler(request, exc)
-        method = "HEAD" if request.scope.get(HEAD_SCOPE_KEY) else request.method
-        path = request.url.path
-        messages = {
-            404: f"no such endpoint: {method} {path} (/openapi.json lists them)",
-            405: f"{method} is not allowed on {path}",
-        }
-        message = messages.get(exc.status_code, str(exc.detail))
-        return JSONResponse({"error": message}, status_code=exc.status_code, headers=exc.headers)
+        return _api_http_error(request, exc)
 
     @app.exception_handler(OverflowError)
     async def too_large(request: Request, exc: OverflowError) -> Response:
@@ -134,14 +128,7 @@ def create_app(service: Service, pid: int, socket_path: str) -> FastAPI:
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> Response:
-        if page := dashboard.error_page(request, 404):  # /jobs/abc: no such page
-            return page
-        errors = exc.errors()
-        whole_body = any(tuple(err.get("loc", ())) == ("body",) for err in errors)
-        if whole_body and not _sent_json(request):  # curl -d: a form, not JSON
-            return JSONResponse({"error": NOT_JSON}, status_code=415)
-        problems = "; ".join(_problem(err) for err in errors)
-        return JSONResponse({"error": f"invalid request: {problems}"}, status_code=422)
+        return _invalid(request, exc)
 
     @app.exception_handler(sqlite3.OperationalError)
     async def database_refused(request: Request, exc: sqlite3.OperationalError) -> Response:
@@ -161,6 +148,54 @@ def create_app(service: Service, pid: int, socket_path: str) -> FastAPI:
     return app
 
 
+def _method(request: Request) -> str:
+    return "HEAD" if request.scope.get(HEAD_SCOPE_KEY) else request.method
+
+
+def _invalid(request: Request, exc: RequestValidationError) -> Response:
+    if page := dashboard.error_page(request, 404):  # /jobs/abc: no such page
+        return page
+    errors = exc.errors()
+    # `GET /jobs/kill` is a POST's path, not a job id that is no integer
+    if _only_path(errors) and (answer := _not_allowed(request)):
+        return answer
+    whole_body = any(tuple(err.get("loc", ())) == ("body",) for err in errors)
+    if whole_body and not _sent_json(request):  # curl -d: a form, not JSON
+        return JSONResponse({"error": NOT_JSON}, status_code=415)
+    problems = "; ".join(_problem(err) for err in errors)
+    return JSONResponse({"error": f"invalid request: {problems}"}, status_code=422)
+
+
+def _api_http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+    if exc.status_code == 405:  # or 404: no method takes the path's values (`/jobs/abc`)
+        return _not_allowed(request) or _no_endpoint(request)
+    if exc.status_code == 404:
+        return _no_endpoint(request)
+    if exc.status_code == 400:  # FastAPI's: a body it could not read (not UTF-8, too deep)
+        return JSONResponse({"error": unparsable(getattr(request, "_body", b""))}, 422)
+    line = str(exc.detail)
+    return JSONResponse({"error": line}, status_code=exc.status_code, headers=exc.headers)
+
+
+def _only_path(errors: Sequence[Any]) -> bool:
+    return all(tuple(err.get("loc", ("",)))[:1] == ("path",) for err in errors)
+
+
+def _no_endpoint(request: Request) -> JSONResponse:
+    line = f"no such endpoint: {_method(request)} {request.url.path} (/openapi.json lists them)"
+    return JSONResponse({"error": line}, status_code=404)
+
+
+def _not_allowed(request: Request) -> JSONResponse | None:
+    """The 405 of a path some route takes with another method, naming those (None: none)."""
+    path = request.url.path
+    allowed = allowed_methods(request.app, path)
+    if not allowed or request.method in allowed:
+        return None
+    line = not_allowed(_method(request), path, allowed)
+    return JSONResponse({"error": line}, status_code=405, headers={"Allow": ", ".join(allowed)})
+
+
 def install_api(app: FastAPI) -> None:
     """The JSON API's routes, under /api/v1, each checked for what it does not take."""
     checked = [Depends(refuse_unknown_query), Depends(refuse_body_where_none)]
@@ -174,10 +209,14 @@ QUERY_TAKEN_EVERYWHERE = frozenset({"token"})
 
 async def refuse_unknown_query(request: Request) -> None:
     """A query parameter the endpoint does not take is refused, as a body's unknown field is:
-    `?stat=failed` listed every job, as if no filter had been asked."""
+    `?stat=failed` listed every job, as if no filter had been asked; so is one of a single
+    value given twice (given_twice)."""
     if not request.query_params:  # (most requests: the route's names are not looked up)
         return
-    taken = _query_names(request.scope["route"].dependant) | QUERY_TAKEN_EVERYWHERE
+    params = [
+        param for dep in _tree(request.scope["route"].dependant) for param in dep.query_params
+    ]
+    taken = {param.alias for param in params} | QUERY_TAKEN_EVERYWHERE
     unknown = [name for name in dict.fromkeys(request.query_params) if name not in taken]
     if unknown:
         where = f"{request.method} {request.url.path}"
@@ -187,6 +226,8 @@ async def refuse_unknown_query(request: Request) -> None:
             f"invalid request: query.{unknown[0]}: unknown parameter (misspelt?): "
             f"{where} {takes} (/openapi.json describes it)"
         )
+    if twice := given_twice(params, request.query_params):
+        raise InvalidValue(twice)
 
 
 async def refuse_body_where_none(request: Request) -> None:
@@ -201,7 +242,7 @@ async def refuse_body_where_none(request: Request) -> None:
     sent = await request.body()
     try:
         data = json.loads(sent) if sent.strip() else {}
-    except ValueError:
+    except (ValueError, RecursionError):  # `[[[…]]]` 100,000 deep: a 500 it was
         data = None
     if data == {} or _values_refused(route.dependant, request):  # (its error follows)
         return
@@ -234,10 +275,6 @@ def _tree(dependant: Dependant) -> Iterator[Dependant]:
     yield dependant
     for sub in dependant.dependencies:
         yield from _tree(sub)
-
-
-def _query_names(dependant: Dependant) -> set[str]:
-    return {param.alias for dep in _tree(dependant) for param in dep.query_params}
 
 
 def _database_refusal(service: Service, exc: sqlite3.OperationalError) -> HerdError | None:

@@ -9,12 +9,14 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Annotated, Any, BinaryIO
 
+from fastapi import Path as PathParam
 from fastapi import Query, Request
 from fastapi.responses import PlainTextResponse, Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from gpuherd import keep_alive
 from gpuherd.api import log_follow
+from gpuherd.api.endpoints import EventStream
 from gpuherd.api.job_wait import waited
 from gpuherd.api.routes import RouteTable
 from gpuherd.core.states import LIVE_STATES
@@ -165,7 +167,12 @@ async def priorities(request: Request, body: PrioritiesRequest) -> Response:
 
 
 @routes.post("/jobs/{action}")
-async def act(request: Request, action: str, body: IdsRequest) -> Response:
+async def act(
+    request: Request,
+    # The schema lists the verbs; the route refuses another itself, saying which there are.
+    action: Annotated[str, PathParam(json_schema_extra={"enum": list(VERBS)})],
+    body: IdsRequest,
+) -> Response:
     if action not in VERBS:
         raise NotFound(f"unknown action '{action}': use one of {', '.join(VERBS)}")
     return _results(await _service(request).act(action, body.ids, body.grace))
@@ -250,7 +257,7 @@ def _log_chunks(f: BinaryIO, start: int, end: int) -> Iterator[bytes]:
             yield data
 
 
-@routes.get("/jobs/{job_id}/log/follow")
+@routes.get("/jobs/{job_id}/log/follow", response_class=EventStream)
 async def follow(
     request: Request,
     job_id: int,
@@ -288,7 +295,7 @@ async def follow(
     return StreamingResponse(events, media_type="text/event-stream", headers=kept)
 
 
-@routes.get("/events")
+@routes.get("/events", response_class=EventStream)
 async def events(request: Request) -> StreamingResponse:
     """Server-sent events: one `data` line per state change, as JSON."""
     service = _service(request)

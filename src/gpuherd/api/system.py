@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import Request
+from fastapi import Path, Request
 
 from gpuherd.api.routes import RouteTable
 from gpuherd.attempts import Live
@@ -19,6 +19,7 @@ from gpuherd.service import Service
 from gpuherd.wire_requests import ConfigRequest, GpuAddRequest, StopRequest
 
 routes = RouteTable()
+GPU_ACTIONS: dict[str, Any] = {"enum": ["drain", "enable"]}  # (for the schema; checked below)
 _background: set[asyncio.Task[None]] = set()
 
 
@@ -53,7 +54,9 @@ async def gpu_remove(request: Request, index: int) -> dict[str, Any]:
 
 
 @routes.post("/gpus/{index}/{action}")
-async def gpu_state(request: Request, index: int, action: str) -> dict[str, Any]:
+async def gpu_state(
+    request: Request, index: int, action: Annotated[str, Path(json_schema_extra=GPU_ACTIONS)]
+) -> dict[str, Any]:
     states = {"drain": DeviceState.DRAINING, "enable": DeviceState.ENABLED}
     if action not in states:  # a path that names no endpoint: 404, as any other such path
         raise NotFound(

@@ -1,0 +1,135 @@
+"""What the API's endpoints take, as a client is told: the methods a path takes (405), a
+body that cannot be read (unparsable), a query value given twice (given_twice), and the
+errors and streams /openapi.json describes.
+
+Starlette answered a wrong method with the `Allow` of the first route whose path matched:
+`PUT /api/v1/jobs` said `allow: POST` (GET lists the jobs), and `GET /api/v1/jobs/kill`
+went to `GET /jobs/{job_id}` and was refused as `path.job_id: Input should be a valid
+integer`, not as the POST it is. FastAPI's schema said a refusal is `{"detail": [...]}`,
+which no answer of gpuherd's is: every error is `{"error": "one line"}`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, get_args, get_origin
+
+from fastapi import FastAPI
+from fastapi.dependencies.utils import request_params_to_args
+from fastapi.responses import StreamingResponse
+from fastapi.routing import APIRoute
+from starlette.routing import Match
+
+ERROR_SCHEMA = {
+    "type": "object",
+    "properties": {"error": {"type": "string", "title": "Error"}},
+    "required": ["error"],
+    "additionalProperties": False,
+    "title": "Error",
+    "description": "Every refusal and failure: one line saying what is wrong and what to do.",
+}
+ERROR_REF = {"$ref": "#/components/schemas/Error"}
+REFUSED = "Invalid request: a value the endpoint does not take (the line names it)"
+OTHER = (
+    "Another error: 403 (TCP without the token), 404 (no such job, endpoint), 405, 409 "
+    "(the job's state does not allow it), 413 (body too large), 415 (body not JSON)"
+)
+
+
+class HerdApi(FastAPI):
+    """The app, its schema telling errors as they are (describe_errors)."""
+
+    def openapi(self) -> dict[str, Any]:
+        if self.openapi_schema is None:
+            self.openapi_schema = describe_errors(super().openapi())
+        return self.openapi_schema
+
+
+class EventStream(StreamingResponse):
+    """The response_class of a route answering server-sent events: the schema says
+    `text/event-stream`, not the JSON it said of `/events` (the route builds its answer)."""
+
+    media_type = "text/event-stream"
+
+
+def allowed_methods(app: FastAPI, path: str) -> list[str]:
+    """The methods some API route takes `path` with, its path values valid (`kill` is no
+    job id, `/jobs/explode` no action): sorted, HEAD with GET (app.AnswersHead)."""
+    methods: set[str] = set()
+    for route in app.router.routes:
+        if not isinstance(route, APIRoute):
+            continue
+        match, child = route.matches({"type": "http", "path": path, "method": "GET"})
+        if match is Match.NONE or not _values_taken(route, child.get("path_params", {})):
+            continue
+        methods |= route.methods or set()
+    if "GET" in methods:
+        methods.add("HEAD")
+    return sorted(methods)
+
+
+def _values_taken(route: APIRoute, values: dict[str, Any]) -> bool:
+    params = route.dependant.path_params
+    if request_params_to_args(params, values)[1]:
+        return False
+    # A path value a route checks itself (`action`) is one of those its schema lists.
+    for param in params:
+        extra = param.field_info.json_schema_extra
+        choices = extra.get("enum") if isinstance(extra, dict) else None
+        if isinstance(choices, list) and values.get(param.alias) not in choices:
+            return False
+    return True
+
+
+def unparsable(body: bytes) -> str:
+    """The line for a body FastAPI could not read as JSON though its syntax may be right (a
+    syntax error is `json_invalid`, app._problem's): it said "There was an error parsing the
+    body" (400), and a body nested past Python's recursion limit was a 500 elsewhere."""
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return (
+            f"invalid request: the body is not UTF-8 (byte {error.start} is "
+            f"{body[error.start]:#04x}): send JSON encoded as UTF-8"
+        )
+    return (
+        "invalid request: the body's JSON nests lists or objects too deeply to read: "
+        "send them flat, as /openapi.json describes them"
+    )
+
+
+def given_twice(params: Iterable[Any], query: Any) -> str | None:
+    """The line refusing a query parameter given more than once that takes one value:
+    `?limit=1&limit=50` listed 50 jobs, the first value dropped without a word. (None: none
+    such; `state` and `ids` repeat.)"""
+    for param in params:
+        count = len(query.getlist(param.alias))
+        annotation = param.field_info.annotation
+        repeats = list in {get_origin(kind) for kind in (annotation, *get_args(annotation))}
+        if count > 1 and not repeats:
+            return f"invalid request: query.{param.alias}: given {count} times: give it once"
+    return None
+
+
+def not_allowed(method: str, path: str, allowed: list[str]) -> str:
+    """The one line of a 405: what to send instead."""
+    shown = [m for m in allowed if m != "HEAD"] or allowed
+    use = " or ".join(shown)
+    return f"{method} is not allowed on {path}: use {use} (/openapi.json describes it)"
+
+
+def describe_errors(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema` (FastAPI's) with each operation's errors as they are: `{"error": "..."}`."""
+    schemas = schema.setdefault("components", {}).setdefault("schemas", {})
+    schemas.pop("HTTPValidationError", None)
+    schemas.pop("ValidationError", None)
+    schemas["Error"] = ERROR_SCHEMA
+    content = {"application/json": {"schema": ERROR_REF}}
+    for operations in schema.get("paths", {}).values():
+        for operation in operations.values():
+            responses = operation.setdefault("responses", {})
+            # Every operation refuses a query parameter it does not take, or a body where it
+            # takes none (app.refuse_unknown_query, refuse_body_where_none).
+            responses["422"] = {"description": REFUSED, "content": content}
+            responses["default"] = {"description": OTHER, "content": content}
+    return schema
