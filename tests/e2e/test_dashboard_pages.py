@@ -606,7 +606,7 @@ def test_the_forms_take_only_gpus(shared_daemon: Herd, tmp_path: Path) -> None:
     [job_id] = (int(i) for i in re.findall(r"\d+", answer.headers["location"]))
     assert daemon.job(job_id)["only_gpus"] == [1, 3]
     page = call(daemon, "GET", f"/jobs/{job_id}").body
-    assert "(asked for 1 of GPU 1,3 only)" in page
+    assert "(asked for 1 GPU, of GPUs 1,3 only)" in page
     shown = dict(re.findall(r'name="was\.(\w+)" value="([^"]*)"', page))
     assert shown["only_gpus"] == "1,3"
     was = {f"was.{name}": value for name, value in shown.items()}

@@ -11,18 +11,17 @@ import functools
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
-from markupsafe import Markup, escape
 from starlette.datastructures import QueryParams
 from starlette.responses import HTMLResponse
 
 from gpuherd import __version__
-from gpuherd.api import assets, buttons, views_plot, views_sweeps
+from gpuherd.api import assets, buttons, view_cells, views_plot, views_sweeps
 from gpuherd.cli.plain import show_bidi
+from gpuherd.cli.render import requested_text
 from gpuherd.core.commands import flat_command
 from gpuherd.core.gpu_foreign import foreign_processes, not_listed
 from gpuherd.core.gpu_reserved import reserved
@@ -68,10 +67,6 @@ TITLE_MAX = 1000
 megabytes: each row of a page would carry it twice)."""
 
 
-def _when(ts: float | None) -> str:
-    return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S") if ts else "-"
-
-
 def _runtime(job: dict[str, Any], paused_too: bool = False) -> str:
     return run_time_text(job, time.time(), paused_too)
 
@@ -86,39 +81,6 @@ def _outcome(job: dict[str, Any]) -> str:
     if kind == "signal":
         return f"signal {job.get('signal')}"
     return str(kind)
-
-
-def _breakable(text: str) -> Markup:
-    """`text` allowed to wrap after each underscore, in a table's cell: `dependency_failed`,
-    one word of 145 px, made the jobs table wider than a 1280-px window. The text (what a
-    search or a copy finds) is unchanged: `<wbr>` adds no character. In a span that may wrap
-    (dashboard.css), as its `nowrap` cell may not: `exit 0` stays on one line."""
-    if "_" not in text:
-        return escape(text)
-    parts = Markup("_<wbr>").join(escape(part) for part in text.split("_"))
-    return Markup('<span class="breakable">') + parts + Markup("</span>")
-
-
-SHORT_OUTCOMES = {"dependency_failed": "dep. failed"}
-"""Outcomes the jobs table writes shorter below 1200 px, where its Exit column has a fixed
-budget (dashboard.css): `dependency_` alone was wider than it, and the table than the window."""
-
-
-def _outcome_cell(text: str) -> Markup:
-    """The jobs table's Exit cell: `text` breakable, and for a SHORT_OUTCOMES one its short
-    form in `data-short`, which the stylesheet shows instead below 1200 px. The text (what a
-    search or a copy finds) stays whole, and so does the cell's title."""
-    short = SHORT_OUTCOMES.get(text)
-    if short is None:
-        return _breakable(text)
-    parts = Markup("_<wbr>").join(escape(part) for part in text.split("_"))
-    return Markup('<span class="breakable" data-short="{}">{}</span>').format(short, parts)
-
-
-def _thousands(n: int) -> str:
-    """A count as the pages print it, grouped by thousands: 10504 -> "10,504" (as the CLI's
-    sweep lines do). Ids are not counts: a job's number is written as it is typed."""
-    return f"{n:,}"
 
 
 def _percent(used: int | None, total: int | None) -> int:
@@ -148,24 +110,26 @@ def environment() -> Environment:
     # |tojson without blanks: a big sweep plot's data-dots (plot.js) is 1,500 lists.
     env.policies["json.dumps_kwargs"] = {"separators": (",", ":")}
     env.filters.update(
-        when=_when,
+        when=view_cells.when,
+        when_cell=view_cells.when_cell,
         runtime=_runtime,
         outcome=_outcome,
-        breakable=_breakable,
-        outcome_cell=_outcome_cell,
+        breakable=view_cells.breakable,
+        outcome_cell=view_cells.outcome_cell,
         size=lambda n: format_size(n) if n is not None else "-",
         ids=lambda ids: format_ids(ids) if ids else "-",
         percent=_percent,
-        thousands=_thousands,
+        thousands=view_cells.thousands,
         duration=format_duration,
         flat=flat_command,
         metric=views_sweeps.metric_text,
+        requested=requested_text,  # a job page's "asked for", in `gpuherd show`'s words
     )
     env.globals.update(
         version=__version__,
         static=assets.url,
         nav=NAV,
-        SHORT_OUTCOMES=SHORT_OUTCOMES,
+        SHORT_OUTCOMES=view_cells.SHORT_OUTCOMES,
         state_order=STATE_ORDER,
         jobs_link=views_sweeps.jobs_link,
         job_states=views_sweeps.JOB_STATES,
@@ -221,10 +185,14 @@ class JobFilter:
     text: str = ""
     since: str = ""
     page: int = 1
+    unknown_states: tuple[str, ...] = ()
+    """`?state=` values that name no state: ignored, and the page says so (a mistyped link,
+    `state=runing`, listed every job as if filtered)."""
 
     @classmethod
     def from_query(cls, params: QueryParams) -> JobFilter:
-        states = tuple(s for s in params.getlist("state") if s in STATE_ORDER)
+        asked = dict.fromkeys(s.strip().lower() for s in params.getlist("state") if s.strip())
+        states = tuple(s for s in asked if s in STATE_ORDER)
         try:
             page = max(1, min(int(params.get("page", "1")), MAX_PAGE))
         except ValueError:
@@ -236,7 +204,18 @@ class JobFilter:
             text=params.get("q", "").strip(),
             since=params.get("since", "").strip(),
             page=page,
+            unknown_states=tuple(s for s in asked if s not in STATE_ORDER),
         )
+
+    def state_error(self) -> str | None:
+        """Why some `?state=` values were ignored, in one line (as a time window's)."""
+        if not self.unknown_states:
+            return None
+        words = ", ".join(repr(s) for s in self.unknown_states)
+        plural = "s" if len(self.unknown_states) > 1 else ""
+        shown = f"{', '.join(self.states)} jobs" if self.states else "jobs of any state"
+        known = ", ".join(STATE_ORDER)  # (the HTTP API's words: api/jobs.py)
+        return f"unknown state{plural} {words}: use one of {known}; showing {shown}"
 
     @property
     def active(self) -> bool:

@@ -126,7 +126,7 @@ def job_detail(job: dict[str, Any], term: plain.Terminal | None = None) -> None:
         ("command", job["command"]),
         ("cwd", job["cwd"]),
         ("gpus", _gpus_line(job)),
-        ("requested", _requested(job)),
+        ("requested", requested_text(job)),
         ("priority", str(job["priority"])),
         ("project", job["project"] or "-"),
         ("sweep", job.get("sweep") or "-"),
@@ -286,7 +286,8 @@ SMALL_PEAK = "peak too small to measure"
 """An attempt's host memory peak no larger than what the daemon itself uses (docs/gpus.md)."""
 
 
-def _requested(job: dict[str, Any]) -> str:
+def requested_text(job: dict[str, Any]) -> str:
+    """What a job asks for, as `show` and the dashboard's job page say it."""
     text = plural(job["gpus_requested"], "GPU")
     if only := job.get("only_gpus"):  # (`1 GPU of GPU 2,3 only` read as a typo)
         listed = ",".join(map(str, only))

@@ -1,0 +1,54 @@
+"""The dashboard's table cells as Jinja filters (views.environment): times, and words allowed
+to wrap only where a narrow table can afford it."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from markupsafe import Markup, escape
+
+
+def when(ts: float | None) -> str:
+    return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S") if ts else "-"
+
+
+def when_cell(ts: float | None) -> Markup:
+    """`when` for a narrow table's cell: it may wrap between the date and the time only. At
+    700 px the attempts table broke "2026-12-03" at its hyphens, over three lines."""
+    day, _, hour = when(ts).partition(" ")
+    if not hour:
+        return escape(day)
+    return Markup('<span class="nowrap">{}</span> <span class="nowrap">{}</span>').format(day, hour)
+
+
+def breakable(text: str) -> Markup:
+    """`text` allowed to wrap after each underscore, in a table's cell: `dependency_failed`,
+    one word of 145 px, made the jobs table wider than a 1280-px window. The text (what a
+    search or a copy finds) is unchanged: `<wbr>` adds no character. In a span that may wrap
+    (dashboard.css), as its `nowrap` cell may not: `exit 0` stays on one line."""
+    if "_" not in text:
+        return escape(text)
+    parts = Markup("_<wbr>").join(escape(part) for part in text.split("_"))
+    return Markup('<span class="breakable">') + parts + Markup("</span>")
+
+
+SHORT_OUTCOMES = {"dependency_failed": "dep. failed"}
+"""Outcomes the jobs table writes shorter below 1200 px, where its Exit column has a fixed
+budget (dashboard.css): `dependency_` alone was wider than it, and the table than the window."""
+
+
+def outcome_cell(text: str) -> Markup:
+    """The jobs table's Exit cell: `text` breakable, and for a SHORT_OUTCOMES one its short
+    form in `data-short`, which the stylesheet shows instead below 1200 px. The text (what a
+    search or a copy finds) stays whole, and so does the cell's title."""
+    short = SHORT_OUTCOMES.get(text)
+    if short is None:
+        return breakable(text)
+    parts = Markup("_<wbr>").join(escape(part) for part in text.split("_"))
+    return Markup('<span class="breakable" data-short="{}">{}</span>').format(short, parts)
+
+
+def thousands(n: int) -> str:
+    """A count as the pages print it, grouped by thousands: 10504 -> "10,504" (as the CLI's
+    sweep lines do). Ids are not counts: a job's number is written as it is typed."""
+    return f"{n:,}"
