@@ -58,7 +58,7 @@ from gpuherd.pyapi_sweep import (
     file_env,
     over_file,
 )
-from gpuherd.pyapi_types import check_types
+from gpuherd.pyapi_types import WrongType, as_given, check_types
 from gpuherd.pyapi_values import (
     edit_options,
     env_overrides,
@@ -141,7 +141,7 @@ class Herd(JobListing, CompletedJobs):
         refuse_while_loading("submit")
         check_types({"name": name})  # (the options are checked with the others, below)
         if "max_parallel" in options:  # shared with sweep(), where it means something
-            raise TypeError(
+            raise WrongType(
                 "max_parallel is a sweep's cap (sweep(..., max_parallel=N)); to cap the jobs "
                 "running at once, set max-running (gpuherd config set max-running N)"
             )
@@ -199,7 +199,7 @@ class Herd(JobListing, CompletedJobs):
         source, env_of_file, env = "spec", {}, options.get("env")
         if isinstance(command, SweepSpec):
             if params:
-                raise TypeError("give the parameters in the SweepSpec's grids, or params, not both")
+                raise WrongType("give the parameters in the SweepSpec's grids, or params, not both")
             spec = command
         elif isinstance(command, str | Path) and is_sweep_file(command, params):
             from gpuherd.sweepfile import SweepFileError, load_sweep
@@ -219,7 +219,9 @@ class Herd(JobListing, CompletedJobs):
             if is_bare_command(command, bool(params)):
                 raise HerdError(bare_command_refusal(self, command))
         else:
-            raise TypeError("give a command template, a sweep file, or a SweepSpec")
+            raise WrongType(
+                f"give a command template, a sweep file, or a SweepSpec, got {as_given(command)}"
+            )
         changes: dict[str, Any] = {"name": name, "samples": plain(samples), "seed": plain(seed)}
         changes["results_dir"] = None if results_dir is None else str(results_dir)
         if fixed:  # over a file's (or a spec's) own: it was dropped without a word

@@ -17,8 +17,9 @@ from gpuherd.core.edit import BEGIN, CLEARABLE, EDITABLE
 from gpuherd.core.int64 import LARGEST
 from gpuherd.core.near_names import did_you_mean
 from gpuherd.errors import HerdError, InvalidValue
-from gpuherd.pyapi_types import WrongKindOfNumber, WrongType, WrongValue
+from gpuherd.pyapi_types import WrongKindOfNumber, WrongType, WrongValue, as_given
 from gpuherd.script_files import missing_script_hints
+from gpuherd.task_values import from_numpy, is_numpy
 
 
 def check_connect(home: Any, gpus: Any, fake_gpus: Any = None) -> None:
@@ -48,12 +49,25 @@ def check_connect(home: Any, gpus: Any, fake_gpus: Any = None) -> None:
 
 def job_number(job_id: Any) -> int:
     """A job handle's id: a number, or its digits as text ("7", as `gpuherd submit -q` prints
-    it); kept as given, "7" missed its own state in every wait's answer (a KeyError)."""
-    if isinstance(job_id, str) and job_id.strip().isdigit():
-        return int(job_id)
-    if isinstance(job_id, int) and not isinstance(job_id, bool):
-        return int(job_id)
-    raise TypeError(f"a job id is a number (herd.job(7)), got {job_id!r}")
+    it); kept as given, "7" missed its own state in every wait's answer (a KeyError). Refused
+    in the API's words: WrongType for another kind (1.5, None: a plain TypeError, traceback
+    and all, in a notebook), WrongValue for text not digits ("abc") or an id under 1 (-1 made
+    a handle, which said "no job -1" only when used)."""
+    if is_numpy(job_id):  # (an id out of a DataFrame's column: numpy.int64)
+        job_id = from_numpy(job_id)
+    if isinstance(job_id, str):
+        digits = job_id.strip()  # (ASCII only: "²".isdigit(), and int("²") raised)
+        number = int(digits) if digits.isascii() and digits.isdigit() else 0
+    elif isinstance(job_id, int) and not isinstance(job_id, bool):
+        number = int(job_id)
+    else:
+        raise WrongType(f"a job id is a whole number (herd.job(7)), got {as_given(job_id)}")
+    if not 1 <= number <= LARGEST:
+        raise WrongValue(
+            f"a job id is a whole number from 1 up (herd.job(7)), or its digits as text "
+            f"('7'), got {job_id!r}"
+        )
+    return number
 
 
 def wait_ids(jobs: Any, job_type: type[Any], herd: Any) -> list[int]:
@@ -61,8 +75,9 @@ def wait_ids(jobs: Any, job_type: type[Any], herd: Any) -> list[int]:
     of another daemon than `herd`'s refused, as as_completed() refuses it (its id was waited
     for on `herd`'s daemon, whose job of that number, if any, answered for it)."""
     if isinstance(jobs, str | int | job_type) or not isinstance(jobs, Iterable):
-        raise TypeError(
-            f"wait() takes a list of jobs or ids (herd.wait([7, 8])), or a sweep, got {jobs!r}"
+        raise WrongType(
+            "wait() takes a list of jobs or ids (herd.wait([7, 8])), or a sweep, "
+            f"got {as_given(jobs)}"
         )
     ids = set()
     for job in jobs:
@@ -93,11 +108,11 @@ def deadline_after(timeout: Any) -> float | None:
     if timeout is None:
         return None
     if isinstance(timeout, bool) or not isinstance(timeout, int | float):
-        raise TypeError(
+        raise WrongType(
             f"timeout is a number of seconds (None waits as long as it takes), got {timeout!r}"
         )
     if not timeout >= 0:  # (NaN too) -1 waited not at all, then said "after -1s, ... still"
-        raise ValueError(
+        raise WrongValue(
             f"timeout must be 0 or more seconds (None waits for ever), got {timeout!r}"
         )
     return time.monotonic() + timeout
@@ -129,13 +144,14 @@ def log_stream(stream: Any) -> str:
 def refuse_unknown(
     options: Iterable[str], known: frozenset[str], said: str = "unknown option {!r}; options"
 ) -> None:
-    """TypeError for an option not `known` (`submit`'s, a task's), naming the closest one;
+    """WrongType (a TypeError, as Python's own for an unknown keyword, in one line) for an
+    option not `known` (`submit`'s, a task's), naming the closest one;
     `said` names it and the list (`{!r} cannot be edited; fields` for `Job.edit`)."""
     unknown = sorted(set(options) - known)
     if unknown:
         guess = did_you_mean(unknown[0], known)
         what, _, listed = said.format(unknown[0]).rpartition("; ")
-        raise TypeError(f"{what}{guess}; {listed}: {', '.join(sorted(known))}")
+        raise WrongType(f"{what}{guess}; {listed}: {', '.join(sorted(known))}")
 
 
 EDIT_KEYWORDS = frozenset({*EDITABLE, BEGIN, "env"} - {"env_overrides"})
@@ -146,8 +162,8 @@ CLEAR_NAMES = tuple("env" if name == "env_overrides" else name for name in CLEAR
 """What `Job.edit(clear=...)` unsets, by the names `submit` takes them (`env`)."""
 
 
-def check_edit(changes: Mapping[str, Any], clear: Iterable[str] = ()) -> list[str]:
-    """`Job.edit`'s keywords: TypeError for one it does not take, naming the closest; an empty
+def check_edit(changes: Mapping[str, Any], clear: Any = ()) -> list[str]:
+    """`Job.edit`'s keywords: WrongType for one it does not take, naming the closest; an empty
     name or project refused, as the CLI's `edit --name ''` is: `clear=` unsets them (quietly
     cleared, a script's empty variable lost the job's name without a word). Returns `clear`
     as a list (one name given alone is that name, not its letters), its names checked here in
@@ -156,7 +172,12 @@ def check_edit(changes: Mapping[str, Any], clear: Iterable[str] = ()) -> list[st
     for key in ("name", "project"):
         if changes.get(key) == "":
             raise InvalidValue(f'{key} is empty: give a {key}, or clear=["{key}"] to unset it')
-    cleared = [clear] if isinstance(clear, str) else list(clear)
+    if clear is not None and (isinstance(clear, bytes) or not isinstance(clear, Iterable)):
+        # (clear=5 raised Python's "'int' object is not iterable")
+        raise WrongType(
+            f"clear is the fields to unset, a list of names (clear=['name']), got {as_given(clear)}"
+        )
+    cleared = [] if clear is None else [clear] if isinstance(clear, str) else list(clear)
     # (env_overrides, the HTTP API's name, is taken as it always was; only `env` is listed)
     if wrong := [name for name in cleared if name not in {*CLEAR_NAMES, "env_overrides"}]:
         names = ", ".join(CLEAR_NAMES)
@@ -193,7 +214,7 @@ def command_text(command: Any) -> str:
     if isinstance(command, os.PathLike):  # one word, spaces and all
         return shlex.quote(str(command))
     if not isinstance(command, Iterable) or isinstance(command, bytes | Mapping):
-        raise TypeError(
+        raise WrongType(
             "the command is text ('python train.py --lr 0.1') or a list of words "
             f"(['python', 'train.py', '--lr', '0.1']), got {command!r}"
         )
@@ -201,7 +222,7 @@ def command_text(command: Any) -> str:
     for word in words:
         if not isinstance(word, str | os.PathLike):
             number = isinstance(word, int | float) and not isinstance(word, bool)
-            raise TypeError(
+            raise WrongType(
                 f"the command's words are text (or paths): {word!r} in {words!r} is not"
                 + (f"; give {str(word)!r}" if number else "")
             )

@@ -25,7 +25,7 @@ from gpuherd.pyapi_checks import (
 )
 from gpuherd.pyapi_notebook import ENDED, wait_interrupted
 from gpuherd.pyapi_sweep import Sweep
-from gpuherd.pyapi_types import WrongType
+from gpuherd.pyapi_types import WrongType, WrongValue
 
 if TYPE_CHECKING:
     from gpuherd.client import Client
@@ -105,10 +105,12 @@ def _handles(jobs: Any, herd: Herd | None) -> tuple[dict[int, Job], set[int]]:
         else:
             try:
                 job = herd.job(job_number(job))
-            except TypeError:
+            except (WrongType, WrongValue):
                 kind = type(job).__name__
                 said = f"as_completed() takes {_TAKES}: {job!r} ({kind}) is not one"
-                raise WrongType(said) from None
+                # Text not an id is no job (a name, 'lr'), as it always was; -3 a wrong id.
+                number = isinstance(job, int) and not isinstance(job, bool)
+                raise (WrongValue if number else WrongType)(said) from None
         handles.setdefault(job.id, job)
     return handles, given
 

@@ -21,7 +21,7 @@ from gpuherd.core.when import parse_since, window_refusal
 from gpuherd.errors import Conflict, HerdError, InvalidValue
 from gpuherd.pyapi_checks import job_number, log_numbers, refuse_unknown
 from gpuherd.pyapi_notebook import jobs_table, jobs_text, pretty_jobs
-from gpuherd.pyapi_types import WrongType, as_given, check_types
+from gpuherd.pyapi_types import WrongType, WrongValue, as_given, check_types
 from gpuherd.pyapi_values import plain
 from gpuherd.pyapi_verbs import act_on, kill_options, retry_action
 
@@ -289,7 +289,7 @@ class JobActions:
             )
         given = [first, before is not None, swap is not None].count(True)
         if given != 1:
-            raise TypeError(
+            raise WrongType(
                 "move() takes first=True (to the front of the queue), before=JOB (just before "
                 "that waiting job) or swap=JOB (the two swap places; JOB: a handle or an id), "
                 + ("saying where to" if not given else "only one of them")
@@ -337,5 +337,7 @@ def _job_id(key: str, job: Any) -> int:
         return job.id
     try:
         return job_number(job)
-    except TypeError:
+    except WrongValue:  # (-1, "abc": job_number's words named no keyword)
+        raise WrongValue(f"{key} is a job: a handle or its id (from 1 up), got {job!r}") from None
+    except WrongType:
         raise WrongType(f"{key} is a job: a handle or its id, got {as_given(job)}") from None

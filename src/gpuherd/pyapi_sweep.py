@@ -50,7 +50,7 @@ class Sweep:
         """`Herd.get_sweep(name)`: NotFound at once for a name no sweep has, in the daemon's
         words (a handle on no sweep failed only when used, far from the misspelt name)."""
         if not isinstance(name, str):
-            raise TypeError(f"a sweep's name is text (herd.get_sweep('lr-grid')), got {name!r}")
+            raise WrongType(f"a sweep's name is text (herd.get_sweep('lr-grid')), got {name!r}")
         if not is_sweep_name(name):  # ('a/b', ''): the daemon would not even route it
             raise NotFound(no_such_sweep(name))
         sweep = cls(herd, name, None)

@@ -338,8 +338,8 @@ def make_spec(
 ) -> SweepSpec:
     """A sweep of `command` over the grid of `params` (name -> list of values)."""
     if not isinstance(params, Mapping):
-        raise TypeError(
-            f"params must be a dict of lists ({{'lr': [0.1, 0.01]}}), got {type(params).__name__}"
+        raise WrongType(
+            f"params must be a dict of lists ({{'lr': [0.1, 0.01]}}), got {as_given(params)}"
         )
     grid = {}
     for key, values in params.items():

@@ -33,7 +33,7 @@ from gpuherd.errors import HerdError
 from gpuherd.pyapi import Herd, Job, Sweep, connect
 from gpuherd.pyapi_checks import refuse_unknown
 from gpuherd.pyapi_sweep import SWEEP_OWN
-from gpuherd.pyapi_types import check_types
+from gpuherd.pyapi_types import WrongType, check_types
 from gpuherd.pyapi_values import SUBMIT_OPTIONS, in_units, make_spec, plain
 from gpuherd.tasks_checks import check_options, refuse_unfit
 from gpuherd.tasks_guard import refuse_while_loading
@@ -269,7 +269,7 @@ def task(fn: Callable[..., Any] | None = None, *, gpus: int | None = None, **opt
     on 2 GPUs; the task itself is left as it was."""
     given = options if gpus is None else {"gpus": gpus, **options}
     if fn is not None and not callable(fn):  # `@gpuherd.task(2)`: was "2 cannot run as a task"
-        raise TypeError(f"gpuherd.task() takes its options by name: @gpuherd.task(gpus={fn!r})")
+        raise WrongType(f"gpuherd.task() takes its options by name: @gpuherd.task(gpus={fn!r})")
     refuse_unknown(given, JOB_OPTIONS)  # here, not at the task's first submit
     check_types(in_units({k: plain(v) for k, v in given.items() if v is not None}))  # (so too)
 

@@ -9,6 +9,7 @@ from typing import Any
 from gpuherd import paths
 from gpuherd.errors import HerdError
 from gpuherd.pyapi import Herd, Sweep, SweepWarning, connect
+from gpuherd.pyapi_types import WrongType, as_given
 from gpuherd.pyapi_values import warn_at_caller
 from gpuherd.tasks import task_command
 from gpuherd.tasks_guard import refuse_while_loading
@@ -35,6 +36,7 @@ def sweep_from_config(
     refuse_while_loading("sweep_from_config")
     fn = getattr(task, "__gpuherd_task__", task)
     scheduler = config.get("scheduler_config") or {}
+    check_separators(scheduler)  # (before the task is pickled: a file left behind)
     home = herd.client.home if herd is not None else paths.home_dir()
     command, pickled = task_command(fn, home, sweep=True)
     with removed_unless_queued([pickled], dry_run=bool(options.get("dry_run"))):
@@ -44,7 +46,7 @@ def sweep_from_config(
                 # GTS ran on the GPUs its list names and no others (a colleague's, the display's).
                 options["only_gpus"] = gts_gpu_ids(scheduler["gpu"])
         except SweepFileError as exc:
-            raise HerdError(str(exc)) from None
+            raise HerdError(gts_spelling(str(exc))) from None
         for unused in unused_scheduler_keys(config):
             warn_at_caller(unused, SweepWarning)
         if force is None:
@@ -63,3 +65,30 @@ def sweep_from_config(
         target = herd or connect()
         # (`name` given goes on, as Task.sweep's: herd.sweep refuses an empty one, name="")
         return target.sweep(spec, name=name, force=force, task=True, gpus=gpus, **options)
+
+
+_SEPARATORS = {
+    "item": "test_config_string_separator",
+    "kv": "test_config_string_indicator",
+}
+"""The sweep's separators (`separators.item`, `.kv`), by the names a GTS config gives them."""
+
+
+def check_separators(scheduler: Mapping[str, Any]) -> None:
+    """WrongType for a separator of the config that is not text: made text before its check,
+    `test_config_string_separator: 1` was refused as the character '1' (or None as 'None'),
+    under the name `separators.item`, which the config does not have."""
+    for key in _SEPARATORS.values():
+        if key in scheduler and not isinstance(scheduler[key], str):
+            raise WrongType(
+                f"scheduler_config.{key} is one punctuation character as text (','), "
+                f"got {as_given(scheduler[key])}"
+            )
+
+
+def gts_spelling(text: str) -> str:
+    """A refusal of the config's sweep, its separators named as the config names them."""
+    for which, key in _SEPARATORS.items():
+        text = text.replace(f"separators.{which}:", f"scheduler_config.{key}:")
+    both = ", ".join(f"scheduler_config.{key}" for key in _SEPARATORS.values())
+    return text.replace("separators: item and kv are both", f"{both} are both")
