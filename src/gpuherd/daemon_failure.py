@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 import os
+import shlex
 import traceback
 from pathlib import Path
 
@@ -20,7 +21,56 @@ def os_failure(exc: OSError, home: Path) -> str:
     one (the socket's under XDG_RUNTIME_DIR, a --log-file elsewhere), else the home."""
     if exc.errno == errno.ENOSPC:
         return full_disk(Path(os.fsdecode(exc.filename)).parent if exc.filename else home)
-    return str(exc)
+    return _file_failure(exc, home)
+
+
+AGAIN = "then `gpuherd daemon start` again"
+
+
+def _file_failure(exc: OSError, home: Path) -> str:
+    """Any other failure, said of its file with what to do: Python's own words (`[Errno 21]
+    Is a directory: '…/daemon.lock'`) named neither the fault nor the way out."""
+    named = exc.filename2 if exc.errno == errno.EISDIR and exc.filename2 else exc.filename
+    if not named:
+        return f"cannot start in {home} ({exc.strerror or exc}): check it, {AGAIN}"
+    path = Path(os.fsdecode(named))
+    quoted = shlex.quote(str(path))
+    reason = exc.strerror or str(exc)
+    if exc.errno == errno.EISDIR:
+        return (
+            f"{path} is a folder, where the daemon keeps a file of that name: move it aside "
+            f"(`mv {quoted} {shlex.quote(str(path) + '.aside')}`), {AGAIN}"
+        )
+    if exc.errno == errno.ENOENT and (target := _link_target(path)):
+        return (
+            f"{path} is a link to {target}, which does not exist: remove the link "
+            f"(`rm {quoted}`: the daemon makes its own file), {AGAIN}"
+        )
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return (
+            f"cannot write {path} ({reason}): make it yours and writable (`ls -l {quoted}` "
+            f"shows whose it is; `lsattr` shows an immutable one), or point GPUHERD_HOME at "
+            f"a folder of yours; {AGAIN}"
+        )
+    if exc.errno == errno.EROFS:
+        return (
+            f"cannot write {path}: its disk is read-only: remount it read-write, or point "
+            f"GPUHERD_HOME at a folder on a writable disk; {AGAIN}"
+        )
+    if exc.errno == errno.ENOTDIR:
+        return (
+            f"cannot open {path}: a file stands where a folder should be on its path: move "
+            f"that file aside, {AGAIN}"
+        )
+    return f"cannot use {path} ({reason}): fix it or move it aside, {AGAIN}"
+
+
+def _link_target(path: Path) -> str | None:
+    """Where `path` leads, if it is a link (None: no link, or gone since)."""
+    try:
+        return os.readlink(path)
+    except OSError:
+        return None
 
 
 def full_disk(where: Path) -> str:

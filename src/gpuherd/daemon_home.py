@@ -265,7 +265,11 @@ def note_socket(home: Path, path: Path) -> None:
     clients must not take this daemon, and this queue, for theirs (client._noted_socket)."""
     note, draft = paths.socket_note(home), home / "daemon.socket.tmp"
     draft.write_text(f"{path}\n{home}\n")
-    draft.replace(note)  # whole or not at all: clients read it without a lock
+    try:
+        draft.replace(note)  # whole or not at all: clients read it without a lock
+    except OSError:  # (a folder as daemon.socket): the start fails, leaving no draft behind
+        draft.unlink(missing_ok=True)
+        raise
 
 
 class SocketKeeper:

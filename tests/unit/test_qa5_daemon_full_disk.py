@@ -26,9 +26,11 @@ from gpuherd import daemon
             "the disk holding /run/user/0/gpuherd-1 is full: free some space on it, then "
             "`gpuherd daemon start` again",
         ),
-        (  # another: as Python words it, its file named
+        (  # another: its file named, and what to do (test_daemon_start_blocked_files.py)
             PermissionError(errno.EACCES, os.strerror(errno.EACCES), "/x/daemon.lock"),
-            "[Errno 13] Permission denied: '/x/daemon.lock'",
+            "cannot write /x/daemon.lock (Permission denied): make it yours and writable "
+            "(`ls -l /x/daemon.lock` shows whose it is; `lsattr` shows an immutable one), or "
+            "point GPUHERD_HOME at a folder of yours; then `gpuherd daemon start` again",
         ),
     ],
 )

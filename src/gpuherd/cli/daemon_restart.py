@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import shlex
 import time
+from pathlib import Path
 from typing import Any
 
 import click
@@ -127,7 +128,7 @@ def restart(ctx: click.Context, kill: bool, grace: float | None) -> None:
             listen = client.get("/daemon/listen")["address"]  # None when it does not listen
         except NotRunning:
             click.echo(f"no daemon was running for {client.home}: starting one")
-            _start(ctx, None, "started", as_before=True)
+            _start_as_before(ctx, client.home)
             if kill:
                 _kill_not_done(
                     client, "no daemon answered as it was asked (another call restarting it?)"
@@ -176,6 +177,26 @@ def _start(ctx: click.Context, listen: str | None, done: str, as_before: bool = 
         ctx.invoke(daemon_cmds.start, listen=listen, listen_as_before=as_before)
     except AlreadyUp as exc:
         click.echo(f"daemon {done} by another call at the same time (pid {exc.pid})")
+
+
+def _start_as_before(ctx: click.Context, home: Path) -> None:
+    """The start of a restart that found no daemon. In a home no daemon ran in, there is no
+    start to repeat: a start that needs options (`pass --gpus 0,1 ..., or --fake-gpus 4`, on
+    a machine without a driver) is told they go to `daemon start`, as `restart` takes none
+    (`daemon restart --fake-gpus 4` was refused, and the user was left with nothing to run)."""
+    from gpuherd.start_hint import FIRST_START, start_hint  # (the error path's: sqlite3)
+
+    first = start_hint(home) == FIRST_START  # (before the start remembers its options)
+    try:
+        _start(ctx, None, "started", as_before=True)
+    except HerdError as exc:
+        if not first or not any(option in str(exc) for option in ("--gpus", "--fake-gpus")):
+            raise
+        start = f"`{typed_name()} daemon start`"
+        raise HerdError(
+            f"{exc} (no daemon has run in {home} yet, so `daemon restart`, which takes no "
+            f"options, has no start to repeat: give them to {start})"
+        ) from None
 
 
 def _refuse_a_stopping_daemon(status: dict[str, Any]) -> None:

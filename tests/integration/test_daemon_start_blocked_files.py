@@ -1,0 +1,112 @@
+"""A daemon whose start fails on one of its own files in the home (a folder, or a dangling
+link, where `daemon.lock`, `daemon.socket` or `ui_token` goes: an `mkdir` or `ln -s` gone
+wrong, a restore of a home by hand) said only Python's words, `gpuherd: error: [Errno 21] Is a
+directory: '/home/me/.local/share/gpuherd/daemon.lock'`: not what was wrong, nor what to do
+(daemon_failure.os_failure). It now names the file and the way out, which works as shown."""
+
+from __future__ import annotations
+
+import errno
+import os
+import shlex
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import Herd
+from gpuherd import daemon
+
+
+def refused(herd: Herd) -> str:
+    """`daemon start` refused: exit 1, no daemon, one `gpuherd: error:` line (returned)."""
+    proc = herd.cli("daemon", "start", "--fake-gpus", "2", check=False)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr + (herd.home / "daemon.log").read_text()
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("gpuherd: error: "), proc.stderr
+    assert not herd.is_up()
+    return lines[0].removeprefix("gpuherd: error: ")
+
+
+def run_the_advice(said: str) -> None:
+    """The command the line gives, between its backquotes, run as a user would paste it."""
+    command = said.split("`")[1]
+    subprocess.run(command, shell=True, check=True)
+
+
+@pytest.mark.parametrize("name", ["daemon.lock", "daemon.socket", "ui_token"])
+def test_a_folder_where_a_file_of_the_daemon_goes_is_named_with_the_way_out(
+    herd: Herd, name: str
+) -> None:
+    (herd.home / name).mkdir(parents=True)
+    (herd.home / name / "kept").write_text("yours\n")
+    said = refused(herd)
+    path = herd.home / name
+    aside = shlex.quote(f"{path}.aside")
+    assert said == (
+        f"{path} is a folder, where the daemon keeps a file of that name: move it aside "
+        f"(`mv {shlex.quote(str(path))} {aside}`), then `gpuherd daemon start` again"
+    )
+    assert (path / "kept").read_text() == "yours\n"  # the folder is left as it was
+    assert not (herd.home / "daemon.socket.tmp").exists()  # (was left by a blocked note)
+    run_the_advice(said)
+    herd.start("--fake-gpus", "2")
+    assert (herd.home / f"{name}.aside" / "kept").read_text() == "yours\n"
+
+
+def test_a_dangling_link_as_the_lock_is_named_with_the_way_out(herd: Herd) -> None:
+    herd.home.mkdir()
+    lock = herd.home / "daemon.lock"
+    lock.symlink_to(herd.home.parent / "gone" / "daemon.lock")
+    said = refused(herd)
+    assert said == (
+        f"{lock} is a link to {herd.home.parent}/gone/daemon.lock, which does not exist: "
+        f"remove the link (`rm {lock}`: the daemon makes its own file), then `gpuherd daemon "
+        "start` again"
+    )
+    run_the_advice(said)
+    herd.start("--fake-gpus", "2")
+
+
+@pytest.mark.parametrize(
+    ("failure", "said"),
+    [
+        (  # an immutable daemon.lock (chattr +i), or one of another user's (not as root)
+            PermissionError(errno.EPERM, os.strerror(errno.EPERM), "/x/daemon.lock"),
+            "cannot write /x/daemon.lock (Operation not permitted): make it yours and "
+            "writable (`ls -l /x/daemon.lock` shows whose it is; `lsattr` shows an immutable "
+            "one), or point GPUHERD_HOME at a folder of yours; then `gpuherd daemon start` "
+            "again",
+        ),
+        (
+            OSError(errno.EROFS, os.strerror(errno.EROFS), "/x/daemon.lock"),
+            "cannot write /x/daemon.lock: its disk is read-only: remount it read-write, or "
+            "point GPUHERD_HOME at a folder on a writable disk; then `gpuherd daemon start` "
+            "again",
+        ),
+        (
+            NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), "/x/run/herd.sock"),
+            "cannot open /x/run/herd.sock: a file stands where a folder should be on its path: "
+            "move that file aside, then `gpuherd daemon start` again",
+        ),
+        (
+            OSError(errno.EIO, os.strerror(errno.EIO), "/x/daemon.lock"),
+            "cannot use /x/daemon.lock (Input/output error): fix it or move it aside, then "
+            "`gpuherd daemon start` again",
+        ),
+    ],
+)
+def test_other_failures_on_a_file_say_what_to_do(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    failure: OSError,
+    said: str,
+) -> None:
+    def serve(*args: object) -> None:
+        raise failure
+
+    monkeypatch.setattr(daemon, "serve", serve)
+    assert daemon.main(["--home", str(tmp_path)]) == 1
+    assert capsys.readouterr().err == f"gpuherd daemon: {said}\n"
