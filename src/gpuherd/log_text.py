@@ -46,6 +46,8 @@ def as_a_terminal_shows(text: str) -> str:
 
 def tail_lines(path: Path, lines: int) -> list[str]:
     """The last `lines` lines as a terminal shows them (tqdm's redraws would push the
-    traceback out of the tail); ended by a newline alone (not a form feed, U+0085, U+2028)."""
-    text = as_a_terminal_shows(tail(path)).removesuffix("\n")
+    traceback out of the tail); ended by a newline alone (not a form feed, U+0085, U+2028).
+    Blank lines it ends with are left out: a message followed by them (`print(msg, end="\\n\\n")`,
+    a tool's footer) showed only those, none of why it failed."""
+    text = as_a_terminal_shows(tail(path)).rstrip()
     return text.split("\n")[-lines:] if text else []

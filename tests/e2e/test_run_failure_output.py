@@ -8,6 +8,8 @@ leaves a job's output on the terminal, had shown it.
 
 from __future__ import annotations
 
+import re
+
 from conftest import Runs
 
 FAILS_ON_STDOUT = "echo step 1; echo 'error: no data in /data/train' ; exit 1"
@@ -42,3 +44,26 @@ def test_quiet_shows_it_too_and_stderr_still_comes_first(runs: Runs) -> None:
     assert failed and failed[0].endswith(f"see {out}/job_1/stderr.log"), proc.stdout
     assert "    ValueError: lr" in proc.stdout.splitlines()
     assert "    epoch 1" not in proc.stdout.splitlines()
+
+
+def test_a_failure_tail_leaves_out_the_blank_lines_the_job_ended_with(runs: Runs) -> None:
+    # A message followed by blank lines (`print(msg, end="\n\n\n")`, a tool's footer) showed
+    # five empty indented lines, and nothing of why the job failed.
+    jobs = [
+        "printf 'loading\\nerror: out of memory\\n\\n\\n  \\n\\n\\n\\n' >&2; exit 1",
+        "printf 'done badly\\n\\n\\n\\n\\n\\n'; exit 2",  # (the stdout.log shown instead)
+    ]
+    out = runs.root / "out"
+    proc = runs.run(
+        "--fake-gpus", "1", "-q", "--output-dir", str(out), input="\n".join(jobs) + "\n"
+    )
+    assert proc.returncode == 1, proc.stderr
+    shown = [re.sub(r" after [0-9.]+s:", " after Ts:", line) for line in proc.stdout.splitlines()]
+    assert shown == [
+        f"[0] failed (exit 1) after Ts: see {out}/job_0/stderr.log",
+        "    loading",
+        "    error: out of memory",
+        f"[1] failed (exit 2) after Ts: see {out}/job_1/stdout.log (nothing in stderr.log)",
+        "    done badly",
+        f"0 succeeded, 2 failed; logs in {out}",
+    ]

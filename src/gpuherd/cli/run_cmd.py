@@ -135,11 +135,11 @@ def run(
     Jobs come from FILE, from standard input (read as a stream: a line that arrives while
     jobs run starts at once), or from --yielder. One job a line; '#' comments and blank
     lines are skipped; a line ending in '\\' continues on the next. With --order longest-first
-    the whole input is read first, then the jobs whose commands ran longest in an earlier run
-    start first (commands not seen before go first, in input order). Exit status: 0 when all
-    succeeded, 1 when any failed, could not run (more GPUs than there are: its line says why)
-    or did not run, or the input could not be read, 2 for a mistake in the command line,
-    130 when interrupted, 129 when hung up.
+    (and earlier run times) the whole input is read first, then the jobs whose commands ran
+    longest in an earlier run start first (commands not seen before go first, in input
+    order). Exit status: 0 when all succeeded, 1 when any failed, could not run (more GPUs
+    than there are: its line says why) or did not run, or the input could not be read, 2 for
+    a mistake in the command line, 130 when interrupted, 129 when hung up.
     Ctrl-C once: start nothing new and let running jobs finish; twice: kill them. SIGHUP
     kills them at once.
     """
@@ -199,6 +199,9 @@ def run(
             run_times = (
                 earlier_run_times(times_from, rerun_of) if order == "longest-first" else None
             )
+            # No time known: every command is new, so input order, which a stream gives as its
+            # lines come; held to its end, `tail -f q | gpuherd run` started nothing.
+            run_times = run_times or None
             if not held:
                 make_output_dir(out)  # after --times-from is checked: a refused run makes none
                 hold.enter_context(output_held(out))

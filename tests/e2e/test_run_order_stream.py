@@ -1,0 +1,26 @@
+"""`gpuherd run --order longest-first` with no earlier run times to order by (a new
+--output-dir, a first run): every command is one not seen before, so the order is the input's.
+It held a stream (`tail -f -n 0 gpu.queue | gpuherd run --order longest-first ...`) until it
+was closed, starting nothing, while saying `jobs start in input order`: now such a stream's
+jobs start as their lines come, as without --order."""
+
+from __future__ import annotations
+
+from conftest import Runs
+
+
+def test_longest_first_with_no_earlier_times_starts_a_streams_lines_as_they_come(
+    runs: Runs,
+) -> None:
+    out = runs.root / "new"
+    run = runs.start("--fake-gpus", "1", "--order", "longest-first", "--output-dir", str(out))
+    run.write("echo a\n")  # standard input stays open: a queue file that grows
+    said = run.expect_line("--order longest-first: no earlier run times")
+    assert said.endswith("jobs start in input order"), said
+    run.expect_line("[0] succeeded", timeout=20)  # it waited for the input to close
+    run.write("echo b\n")
+    run.expect_line("[1] succeeded", timeout=20)
+    status, rest, err = run.finish()
+    assert status == 0, rest + err
+    assert rest.splitlines()[-1] == f"2 succeeded, 0 failed; logs in {out}"
+    assert "reading the whole input" not in err, err  # it no longer does
