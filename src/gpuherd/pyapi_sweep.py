@@ -148,7 +148,9 @@ class Sweep:
         from urllib.parse import quote
 
         path = f"/sweeps/{quote(self.name, safe='')}"
-        states = [state] if isinstance(state, str) else list(state)
+        if sort is not None and not isinstance(sort, str):  # (5 was "cannot sort by '5'")
+            raise WrongType(f"sort is {_SORT}, got {as_given(sort)}")
+        states = [state] if isinstance(state, str) else _states(state)
         limit = log_numbers(limit=limit)["limit"]  # (as jobs()': not in pydantic's words)
         query = {"sort": sort, "state": states, "limit": limit, "paths": paths or None}
         try:
@@ -178,6 +180,22 @@ class Sweep:
         now = {r["job_id"]: r["state"] for r in self._table()["rows"]}
         self.herd.wait([i for i in {*self.ids, *now} if now.get(i, "queued") in _ACTIVE], timeout)
         return all(r["state"] in ("succeeded", "done") for r in self._table()["rows"])
+
+
+_SORT = "a column's name as text ('-val_acc': descending; None: the points' order)"
+
+
+def _states(state: Any) -> list[str]:
+    """status()'s `state`: a list of state names (a name alone is taken above); 5 raised
+    Python's bare "'int' object is not iterable", and [5] was "unknown state '5'"."""
+    if isinstance(state, Iterable) and not isinstance(state, bytes | Mapping):
+        names = list(state)
+        if all(isinstance(name, str) for name in names):
+            return names
+    raise WrongType(
+        "state is a state's name or a list of them ('failed', ['failed', 'missing']; "
+        f"(): every point), got {as_given(state)}"
+    )
 
 
 def bare_command_refusal(herd: Herd, command: str) -> str:

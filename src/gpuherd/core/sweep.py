@@ -34,6 +34,7 @@ from gpuherd.core.sweep_expr import keeper
 from gpuherd.core.sweep_names import MAX_FOLDER_BYTES as MAX_FOLDER_BYTES
 from gpuherd.core.sweep_names import RESERVED as RESERVED
 from gpuherd.core.sweep_names import SweepError as SweepError
+from gpuherd.core.sweep_names import SweepTypeError as SweepTypeError
 from gpuherd.core.sweep_names import check_template as check_template
 from gpuherd.core.sweep_names import folder_name as folder_name
 from gpuherd.core.sweep_names import is_bare_command as is_bare_command

@@ -40,6 +40,16 @@ def from_config(
             f"config: scheduler_config.gpu must be a list, an entry per worker (['0', '1'], "
             f"or [['0', '1'], ['2', '3']] for 2 GPUs each), got {type(gpu).__name__} {gpu!r}"
         )
+    # Not made text: `test_config_string_separator: 1` was refused as the character '1'.
+    # (gpuherd.sweep_from_config refuses one as a WrongType first, tasks_gts.py)
+    seps = {key: scheduler.get(key, default) for key, default in _GTS_SEPS.items()}
+    for key, sep in seps.items():
+        if not isinstance(sep, str):
+            raise SweepFileError(
+                f"config: scheduler_config.{key} is one punctuation character as text"
+                f" ({_GTS_SEPS[key]!r}),"
+                f" got {sep!r} ({type(sep).__name__})"
+            )
     fixed = _mapping(config.get("global_config") or {}, "global_config")
     tests = config.get("test_config") or [{}]
     if isinstance(tests, Mapping):
@@ -52,14 +62,17 @@ def from_config(
             results_dir=str(scheduler.get("result_root_folder", "results")),
             fixed=dict(fixed),
             grids=tuple(grids) if any(grids) else (),
-            item_sep=str(scheduler.get("test_config_string_separator", ",")),
-            # GPU Task Scheduler's default: its result folders read key-value,key-value, and
-            # a switching user's finished points are found (and skipped) under those names.
-            kv_sep=str(scheduler.get("test_config_string_indicator", "-")),
+            item_sep=seps["test_config_string_separator"],
+            kv_sep=seps["test_config_string_indicator"],
         )
     except SweepError as exc:
         raise SweepFileError(f"config: {exc}") from None
 
+
+_GTS_SEPS = {"test_config_string_separator": ",", "test_config_string_indicator": "-"}
+"""The folder-name separators a GTS config names, with GTS's defaults: its result folders read
+key-value,key-value, and a switching user's finished points are found (and skipped) under
+those names."""
 
 _PLACES = {
     "log_file": "each point's console output is in its folder's attempt-1/stdout.log and "

@@ -199,8 +199,21 @@ def check_key(key: object, where: str, loc: tuple[str | int, ...]) -> None:
         raise SweepError(f"{where}.{key}: reserved for the placeholder {{{key}}}; rename it", loc)
 
 
+class SweepTypeError(SweepError, TypeError):
+    """A SweepSpec field of the wrong kind (`SweepSpec(item_sep=1)`): a TypeError, as
+    Python's own for a wrong argument and the Python API's WrongType are (the core imports
+    nothing of the project, so not that class), and still a SweepError, so every caller that
+    says a SweepError in one line says this one too."""
+
+
 def check_seps(item_sep: str, kv_sep: str) -> None:
     for which, sep in (("item", item_sep), ("kv", kv_sep)):
+        if not isinstance(sep, str):  # (len() of an int raised a bare TypeError)
+            raise SweepTypeError(
+                f"{which}_sep is one punctuation character as text"
+                f" ({'=' if which == 'kv' else ','!r}), got {sep!r} ({type(sep).__name__})",
+                ("separators", which),
+            )
         if len(sep) != 1 or sep.isalnum() or sep.isspace() or sep in "/\\~_.'\"\0":
             raise SweepError(
                 f"separators.{which}: {sep!r} must be one punctuation character other than"

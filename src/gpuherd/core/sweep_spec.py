@@ -276,7 +276,8 @@ def spec_from_dict(data: Mapping[str, Any]) -> SweepSpec:
     if not isinstance(shuffle, bool):
         raise SweepError(f"shuffle: must be true or false, got {_json_kind(shuffle)}", ("shuffle",))
     # (a name too: str() made `"name": 5` the sweep "5", where a job's name refuses a number)
-    for key in ("name", "command", "exclude_expr", "results_dir"):
+    # (and the separators: str() made `"item_sep": 1` the character '1', refused as such)
+    for key in ("name", "command", "exclude_expr", "results_dir", "item_sep", "kv_sep"):
         if not isinstance(data.get(key), str | None):
             raise SweepError(f"{key}: must be a string, got {_json_kind(data[key])}", (key,))
     try:
@@ -311,9 +312,15 @@ def _built(
             for i, partial in enumerate(_list(data.get("exclude"), "exclude"))
         ),
         exclude_expr=data.get("exclude_expr"),
-        item_sep=str(data.get("item_sep", ",")),
-        kv_sep=str(data.get("kv_sep", "=")),
+        item_sep=_given(data, "item_sep", SweepSpec.item_sep),
+        kv_sep=_given(data, "kv_sep", SweepSpec.kv_sep),
     )
+
+
+def _given(data: Mapping[str, Any], key: str, default: str) -> Any:
+    """`data[key]`, or the default where it is left out or null (as results_dir's)."""
+    value = data.get(key)
+    return default if value is None else value
 
 
 def _list(value: Any, where: str) -> list[Any]:
