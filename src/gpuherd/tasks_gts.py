@@ -78,10 +78,11 @@ def check_separators(scheduler: Mapping[str, Any]) -> None:
     """WrongType for a separator of the config that is not text: made text before its check,
     `test_config_string_separator: 1` was refused as the character '1' (or None as 'None'),
     under the name `separators.item`, which the config does not have."""
-    for key in _SEPARATORS.values():
+    for which, key in _SEPARATORS.items():
         if key in scheduler and not isinstance(scheduler[key], str):
+            default = "','" if which == "item" else "'-'"  # (GTS's: method-GAN,num_packing-1)
             raise WrongType(
-                f"scheduler_config.{key} is one punctuation character as text (','), "
+                f"scheduler_config.{key} is one punctuation character as text ({default}), "
                 f"got {as_given(scheduler[key])}"
             )
 

@@ -117,8 +117,9 @@ def test_a_gts_separator_that_is_not_text_is_refused_as_the_wrong_type(
     config = {"scheduler_config": {"gpu": ["0"], key: bad}, "test_config": {"lr": [1, 2]}}
     with pytest.raises(WrongType) as refused:
         gpuherd.sweep_from_config(config, train, herd=herd, dry_run=True)
+    default = "','" if key.endswith("separator") else "'-'"  # (GTS's defaults)
     assert one_line(refused.value) == (
-        f"scheduler_config.{key} is one punctuation character as text (','), "
+        f"scheduler_config.{key} is one punctuation character as text ({default}), "
         f"got {bad!r} ({type(bad).__name__})"
     )
 
