@@ -211,7 +211,10 @@ def test_a_number_too_large_for_an_integer_says_so(api: Api) -> None:
     """1e30 answered "Unable to parse input string as an integer"."""
     answer = api.post("/jobs", {"jobs": [_job(api, mem=1e30)]})
     assert answer.status == 422
-    assert answer.error == "invalid request: jobs.0.mem: 1e+30 is too large (at most 2**63 - 1)"
+    assert answer.error == (
+        "jobs.0.mem 1e+30 is too large (at most 2**63 - 1): "
+        "give mem in bytes, of each GPU's memory (1 GiB: 1073741824)"
+    )
 
 
 def test_a_number_past_64_bits_in_a_query_is_named(api: Api) -> None:
@@ -221,7 +224,7 @@ def test_a_number_past_64_bits_in_a_query_is_named(api: Api) -> None:
     answer = api.send("GET", f"/jobs/wait?ids={api.held}&ids={huge}&timeout=0")
     assert (answer.status, answer.error) == (422, f"ids {huge} is too large (at most 2**63 - 1)")
     answer = api.send("GET", f"/jobs?limit={huge}")
-    said = f"invalid request: query.limit: {huge} is too large (at most 2**63 - 1)"
+    said = f"limit {huge} is too large (at most 2**63 - 1)"
     assert (answer.status, answer.error) == (422, said)
     answer = api.send("GET", f"/jobs/wait?ids={api.held}&timeout={huge}")  # a bound of its own
     said = f"timeout must be between 0 and 3600 seconds, got {float(huge):g}"

@@ -11,9 +11,8 @@ import email.message
 import json
 import logging
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator
 from typing import Any
-from urllib.parse import parse_qsl
 
 from fastapi import Depends, FastAPI, Request
 from fastapi.dependencies.models import Dependant
@@ -28,7 +27,8 @@ from gpuherd.api import dashboard, jobs, listener, sweeps, system
 from gpuherd.api.auth import with_headers
 from gpuherd.api.endpoints import HerdApi, allowed_methods, given_twice, not_allowed, unparsable
 from gpuherd.api.limits import ASGIApp, CapsBody, Receive, Scope, Send
-from gpuherd.core.int64 import LARGEST, TOO_LARGE, OutOfRange, beyond
+from gpuherd.api.numbers import not_an_object, too_large_problem, which_too_large
+from gpuherd.core.int64 import OutOfRange
 from gpuherd.core.states import TransitionError
 from gpuherd.errors import DaemonError, DiskFull, HerdError, InvalidValue
 from gpuherd.service import Service
@@ -119,7 +119,7 @@ def create_app(service: Service, pid: int, socket_path: str) -> FastAPI:
     async def too_large(request: Request, exc: OverflowError) -> Response:
         # The one answer to a number past 64 bits, wherever it was: a route's check found it
         # (OutOfRange names it) or SQLite refused it (looked for in the request here).
-        line = str(exc) if isinstance(exc, OutOfRange) else _which_too_large(request)
+        line = str(exc) if isinstance(exc, OutOfRange) else which_too_large(request)
         return dashboard.error_page(request, 404) or JSONResponse({"error": line}, status_code=422)
 
     @app.exception_handler(TransitionError)
@@ -156,9 +156,12 @@ def _invalid(request: Request, exc: RequestValidationError) -> Response:
     if page := dashboard.error_page(request, 404):  # /jobs/abc: no such page
         return page
     errors = exc.errors()
-    # `GET /jobs/kill` is a POST's path, not a job id that is no integer
-    if _only_path(errors) and (answer := _not_allowed(request)):
+    # `GET /jobs/kill` is a POST's path, not a job id that is no integer; `POST /jobs/1` a
+    # GET's, whatever its body (a job's path: no route takes it with POST).
+    if answer := _not_allowed(request):
         return answer
+    if said := next(filter(None, map(too_large_problem, errors)), None):
+        return JSONResponse({"error": said}, status_code=422)  # as SQLite's (too_large)
     whole_body = any(tuple(err.get("loc", ())) == ("body",) for err in errors)
     if whole_body and not _sent_json(request):  # curl -d: a form, not JSON
         return JSONResponse({"error": NOT_JSON}, status_code=415)
@@ -175,10 +178,6 @@ def _api_http_error(request: Request, exc: StarletteHTTPException) -> JSONRespon
         return JSONResponse({"error": unparsable(getattr(request, "_body", b""))}, 422)
     line = str(exc.detail)
     return JSONResponse({"error": line}, status_code=exc.status_code, headers=exc.headers)
-
-
-def _only_path(errors: Sequence[Any]) -> bool:
-    return all(tuple(err.get("loc", ("",)))[:1] == ("path",) for err in errors)
 
 
 def _no_endpoint(request: Request) -> JSONResponse:
@@ -321,7 +320,7 @@ def _problem(err: Any) -> str:
     loc = [str(part) for part in err.get("loc", ())]
     if loc[:1] == ["body"]:
         loc = loc[1:]
-    kind, value = err.get("type"), err.get("input")
+    kind = err.get("type")
     if kind == "json_invalid":
         why = err.get("ctx", {}).get("error", "JSON decode error")
         return f"the body is not valid JSON ({why})"
@@ -329,70 +328,11 @@ def _problem(err: Any) -> str:
         return "the body must be a JSON object (/openapi.json describes each endpoint's)"
     if kind in UNKNOWN_FIELD:
         return f"{'.'.join(loc)}: unknown field (misspelt?)"
-    number = isinstance(value, int | float) and not isinstance(value, bool)
-    if str(kind).startswith("int_") and number and abs(value) > LARGEST:
-        # 1e30 for an integer: "not a valid integer" would hide what is wrong with it.
-        return f"{'.'.join(loc)}: {value:g} {beyond(value)}"
-    if kind == "less_than_equal" and err.get("ctx", {}).get("le") == LARGEST:
-        # A query's number past 64 bits (`?limit=`), said as the others are said.
-        return f"{'.'.join(loc)}: {value} {TOO_LARGE}"
+    if kind == "greater_than_equal" and loc == ["query", "attempt"]:  # (0 was the latest)
+        return (
+            f"query.attempt: attempts are numbered from 1, got {err.get('input')}: leave "
+            "attempt out for the latest"
+        )
+    if said := not_an_object(err):  # `{"jobs": [1]}`
+        return f"{'.'.join(loc)}: {said}"
     return f"{'.'.join(loc)}: {err.get('msg')}"
-
-
-def _body(request: Request) -> Any:
-    """The JSON body the route was given, as far as it was read: Starlette keeps what it read
-    on the request. (Never read the stream here: a body read once, waited on again, would
-    hang until the client leaves.)"""
-    try:
-        return json.loads(getattr(request, "_body", b"") or b"null")
-    except ValueError:
-        return None
-
-
-def _too_large(data: Any, name: str = "") -> tuple[str, int] | None:
-    """The first field (its name, its number) holding an integer beyond what SQLite stores:
-    `retries` of a job; `after` for one of a list's numbers."""
-    if isinstance(data, int) and not isinstance(data, bool):
-        return (name or "a number", data) if abs(data) > LARGEST else None
-    if isinstance(data, dict):
-        items = [(str(key), value) for key, value in data.items()]
-    elif isinstance(data, list):
-        items = [(name, value) for value in data]
-    else:
-        return None
-    for key, value in items:
-        if found := _too_large(value, key):
-            return found
-    return None
-
-
-def _which_too_large(request: Request) -> str:
-    """The line for SQLite's OverflowError: the request's first number past 64 bits, by name,
-    in its path (`/jobs/{job_id}`), query (`?ids=`), JSON body or form (the dashboard's)."""
-    found = (
-        _too_large(_text_numbers(request.path_params.items()))
-        or _too_large(_text_numbers(request.query_params.multi_items()))
-        or _too_large(_body(request))
-        or _too_large(_text_numbers(_form(request)))
-    )
-    if found is None:
-        return f"a number in the request {TOO_LARGE}"
-    return f"{found[0]} {found[1]} {beyond(found[1])}"
-
-
-def _text_numbers(fields: Iterable[tuple[str, Any]]) -> dict[str, list[int]]:
-    """The fields written as whole numbers (`ids=5&ids=7`: {"ids": [5, 7]}); a path's number
-    is still text when the route refused it."""
-    numbers: dict[str, list[int]] = {}
-    for name, text in fields:
-        if isinstance(text, str) and text.removeprefix("-").isdecimal() and len(text) < 40:
-            numbers.setdefault(name, []).append(int(text))
-    return numbers
-
-
-def _form(request: Request) -> list[tuple[str, str]]:
-    """The fields of a url-encoded form, as far as the route read it (as _body)."""
-    if not request.headers.get("content-type", "").startswith("application/x-www-form-urlencoded"):
-        return []
-    text = (getattr(request, "_body", b"") or b"").decode(errors="replace")
-    return parse_qsl(text, keep_blank_values=True)

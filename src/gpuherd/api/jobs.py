@@ -12,11 +12,12 @@ from typing import Annotated, Any, BinaryIO
 from fastapi import Path as PathParam
 from fastapi import Query, Request
 from fastapi.responses import PlainTextResponse, Response, StreamingResponse
+from starlette.exceptions import HTTPException
 from starlette.types import Receive, Scope, Send
 
 from gpuherd import keep_alive
 from gpuherd.api import log_follow
-from gpuherd.api.endpoints import EventStream
+from gpuherd.api.endpoints import EventStream, allowed_methods
 from gpuherd.api.job_wait import waited
 from gpuherd.api.routes import RouteTable
 from gpuherd.core.states import LIVE_STATES
@@ -174,6 +175,8 @@ async def act(
     body: IdsRequest,
 ) -> Response:
     if action not in VERBS:
+        if allowed_methods(request.app, request.url.path):  # `POST /jobs/1`: a job's path
+            raise HTTPException(405)  # answered as every 405 is (app._api_http_error)
         raise NotFound(f"unknown action '{action}': use one of {', '.join(VERBS)}")
     return _results(await _service(request).act(action, body.ids, body.grace))
 
@@ -199,7 +202,7 @@ async def log(
     request: Request,
     job_id: int,
     stream: str = "stdout",
-    attempt: Annotated[int | None, Query(ge=0, le=LARGEST)] = None,
+    attempt: Annotated[int | None, Query(ge=1, le=LARGEST)] = None,
     offset: Annotated[int | None, Query(ge=0, le=LARGEST)] = None,
     lines: Annotated[int | None, Query(ge=1, le=LARGEST)] = None,
 ) -> Response:
@@ -262,7 +265,7 @@ async def follow(
     request: Request,
     job_id: int,
     stream: str = "stdout",
-    attempt: Annotated[int | None, Query(ge=0, le=LARGEST)] = None,
+    attempt: Annotated[int | None, Query(ge=1, le=LARGEST)] = None,
     offset: Annotated[int | None, Query(ge=0, le=LARGEST)] = None,
     lines: Annotated[int | None, Query(ge=1, le=LARGEST)] = None,
     from_attempt: Annotated[int | None, Query(ge=1, le=LARGEST)] = None,

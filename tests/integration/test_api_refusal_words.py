@@ -1,0 +1,135 @@
+"""The words of the HTTP API's refusals, over the Unix socket of a real daemon: a job that is
+no object, a number past 64 bits (one shape wherever it is sent, with its unit), a POST to a
+job's path (405), and `attempt=0` on a log. A refused request changes nothing."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from conftest import Herd, UnixConnection
+
+HUGE = "99999999999999999999"
+AT_MOST = "is too large (at most 2**63 - 1)"
+
+
+def send(herd: Herd, method: str, path: str, body: Any = None) -> tuple[int, dict[str, str], str]:
+    """The status, headers and `error` line of a request to /api/v1`path`; `body`, JSON text
+    (a str: sent as written, so that 1e400 and 2**64 reach the daemon as such)."""
+    conn = UnixConnection(herd.client.socket_path, timeout=15)
+    try:
+        sent = body if body is None or isinstance(body, str) else json.dumps(body)
+        headers = {} if sent is None else {"Content-Type": "application/json"}
+        conn.request(method, "/api/v1" + path, body=sent, headers=headers)
+        response = conn.getresponse()
+        answer = json.loads(response.read())
+        heads = {k.lower(): v for k, v in response.headers.items()}
+        return response.status, heads, str(answer.get("error"))
+    finally:
+        conn.close()
+
+
+@pytest.fixture(scope="module")
+def herd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Herd]:
+    herd = Herd(tmp_path_factory.mktemp("words") / "home")
+    try:
+        herd.start("--fake-gpus", "2")
+        herd.cli("pause")
+        herd.submit("--hold", "--", "true")
+        yield herd
+    finally:
+        herd.cleanup()
+
+
+def jobs(herd: Herd) -> Any:
+    return herd.client.get("/jobs", all=True)["jobs"]
+
+
+JOB = '{"command": "true", "cwd": "/tmp"'
+NOT_OBJECTS = [  # each said `Input should be a dictionary or an instance of SubmitItem`
+    ('{"jobs": [1]}', "jobs.0", "1"),
+    (f'{{"jobs": [{JOB}}}, "echo hi"]}}', "jobs.1", '"echo hi"'),
+]
+
+
+@pytest.mark.parametrize(("body", "where", "got"), NOT_OBJECTS)
+def test_a_job_that_is_no_object_is_said_in_the_apis_words(
+    herd: Herd, body: str, where: str, got: str
+) -> None:
+    before = jobs(herd)
+    status, _, error = send(herd, "POST", "/jobs", body)
+    job = 'a job is a JSON object, as {"command": "...", "cwd": "/abs/dir"}'
+    assert (status, error) == (422, f"invalid request: {where}: {job}, got {got}")
+    assert "SubmitItem" not in error
+    assert jobs(herd) == before
+
+
+MEM_UNIT = "give mem in bytes, of each GPU's memory (1 GiB: 1073741824)"
+TOO_LARGE = [
+    # `mem: inf is too large`: no unit, and Python's word for what JSON sent as 1e400
+    (
+        "POST",
+        "/jobs",
+        f'{{"jobs": [{JOB}, "mem": 1e400}}]}}',
+        f"jobs.0.mem Infinity (a number past 1.8e308) {AT_MOST}: {MEM_UNIT}",
+    ),
+    # was `invalid request: jobs.0.mem: 1e+30 is too large (...)`
+    (
+        "POST",
+        "/jobs",
+        f'{{"jobs": [{JOB}, "mem": 1e30}}]}}',
+        f"jobs.0.mem 1e+30 {AT_MOST}: {MEM_UNIT}",
+    ),
+    # was `priority N`, the job it is of unsaid, where a float said `jobs.0.mem`
+    (
+        "POST",
+        "/jobs",
+        f'{{"jobs": [{JOB}, "priority": {HUGE}}}]}}',
+        f"jobs.0.priority {HUGE} {AT_MOST}",
+    ),
+    # was `invalid request: query.limit: N is too large (...)`, where `ids N` and `job_id N`
+    ("GET", f"/jobs?limit={HUGE}", None, f"limit {HUGE} {AT_MOST}"),
+    ("GET", f"/jobs/1/log?attempt={HUGE}", None, f"attempt {HUGE} {AT_MOST}"),
+    ("GET", f"/jobs/{HUGE}", None, f"job_id {HUGE} {AT_MOST}"),
+    ("GET", f"/jobs/wait?ids={HUGE}", None, f"ids {HUGE} {AT_MOST}"),
+    ("POST", "/jobs/kill", f'{{"ids": [1, {HUGE}]}}', f"ids {HUGE} {AT_MOST}"),
+]
+
+
+@pytest.mark.parametrize(("method", "path", "body", "says"), TOO_LARGE)
+def test_a_number_past_64_bits_is_said_in_one_shape(
+    herd: Herd, method: str, path: str, body: str | None, says: str
+) -> None:
+    before = jobs(herd)
+    status, _, error = send(herd, method, path, body)
+    assert (status, error) == (422, says)
+    assert jobs(herd) == before
+
+
+@pytest.mark.parametrize("body", [{"ids": [1]}, None])
+def test_a_post_to_a_jobs_path_is_a_405_naming_get(herd: Herd, body: Any) -> None:
+    """It was a 404 `unknown action '1'`: the path is a job's, which GET takes."""
+    before = jobs(herd)
+    status, headers, error = send(herd, "POST", "/jobs/1", body)
+    assert status == 405
+    assert headers["allow"] == "GET, HEAD"
+    assert error == "POST is not allowed on /api/v1/jobs/1: use GET (/openapi.json describes it)"
+    assert jobs(herd) == before
+    # An action that is none is still told the actions there are.
+    status, _, error = send(herd, "POST", "/jobs/explode", {"ids": [1]})
+    assert (status, error.split(":")[0]) == (404, "unknown action 'explode'")
+
+
+@pytest.mark.parametrize("path", ["/jobs/1/log?attempt=0", "/jobs/1/log/follow?attempt=0"])
+def test_attempt_0_is_refused_not_taken_for_the_latest(herd: Herd, path: str) -> None:
+    """`attempt=0` answered the latest attempt's log, undocumented; no client sends it (the
+    CLI and the Python API refuse it), and attempts are numbered from 1."""
+    status, _, error = send(herd, "GET", path)
+    assert (status, error) == (
+        422,
+        "invalid request: query.attempt: attempts are numbered from 1, got 0: "
+        "leave attempt out for the latest",
+    )
