@@ -12,6 +12,8 @@ import shlex
 import traceback
 from pathlib import Path
 
+from gpuherd.errors import HerdError
+
 
 def os_failure(exc: OSError, home: Path) -> str:
     """A file the start could not write or read, as Python words it (`[Errno 13] Permission
@@ -63,6 +65,28 @@ def _file_failure(exc: OSError, home: Path) -> str:
             f"that file aside, {AGAIN}"
         )
     return f"cannot use {path} ({reason}): fix it or move it aside, {AGAIN}"
+
+
+def refuse_a_database_not_a_file(database: Path) -> None:
+    """herd.db a folder, or a link into a folder that does not exist: SQLite said only "unable
+    to open database file" and to check that it exists. (A link to a file not made yet, in a
+    folder that exists, is a queue to be made there: SQLite makes it.)"""
+    if database.is_dir():
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(database))
+    target = _link_target(database)
+    if target is None or database.exists():
+        return
+    folder = (database.parent / target).parent
+    if folder.is_dir():
+        return
+    # Not "remove the link" first, as for the daemon's other files: the queue may be on a
+    # disk that is not mounted, and a new one in the home would hide it.
+    raise HerdError(
+        f"{database} is a link to {target}, whose folder {folder} does not exist (a disk not "
+        f"mounted?): mount it, or make the folder for a new queue there (`mkdir -p "
+        f"{shlex.quote(str(folder))}`), or remove the link for a new queue in the home "
+        f"(`rm {shlex.quote(str(database))}`); {AGAIN}"
+    )
 
 
 def _link_target(path: Path) -> str | None:

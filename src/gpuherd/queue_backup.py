@@ -29,10 +29,15 @@ from gpuherd.errors import HerdError
 from gpuherd.store_schema import DATABASE_FILES
 
 
-def back_up(home: Path, target: Path, replace: bool) -> str:
+def back_up(home: Path, target: Path, replace: bool, folder: bool = False) -> str:
     """Copy the home's herd.db to `target` (replacing a file there only if `replace`); what
-    was done, in one line. Every refusal is a HerdError saying what to do."""
+    was done, in one line. Every refusal is a HerdError saying what to do. `folder`: FILE was
+    given with a trailing slash, a folder meant (`daemon backup ~/backups/`)."""
     database = paths.database(home)
+    if folder and not target.is_dir():
+        # A path loses its trailing slash: the copy was written as a file of the folder's
+        # name (`<home>/jobs`, in a home without one yet, where the jobs' folders go).
+        raise HerdError(f"no folder {target}/: {_a_file_in(target, home)}")
     _check(home, database, target, replace)
     try:
         handle, part = tempfile.mkstemp(
@@ -59,7 +64,7 @@ def _check(home: Path, database: Path, target: Path, replace: bool) -> None:
             "GPUHERD_HOME to the home to back up"
         )
     if target.is_dir():
-        raise HerdError(f"{target} is a folder: name the file to write, such as {target}/herd.db")
+        raise HerdError(f"{target} is a folder: {_a_file_in(target, home)}")
     if not target.parent.is_dir():
         folder = target.parent
         if folder.exists() or any(p.exists() and not p.is_dir() for p in folder.parents):
@@ -78,6 +83,26 @@ def _check(home: Path, database: Path, target: Path, replace: bool) -> None:
         )
     if target.exists() and not replace:
         raise _exists(target)
+
+
+def _a_file_in(folder: Path, home: Path) -> str:
+    """What to name for a backup named by its folder: not a file in the home (`daemon backup
+    ~/.local/share/gpuherd/jobs/` was told to write jobs/herd.db, beside the jobs' folders),
+    which goes with the home the backup is kept against (a disk lost, an `rm -r`)."""
+    if not _within(folder, home):
+        made = "" if folder.is_dir() else f" (`mkdir -p {shlex.quote(str(folder))}` first)"
+        return f"name the file to write, such as {folder / 'herd.db'}{made}"
+    outside = Path.home() / "herd-backup.db"
+    if _within(outside.parent, home):
+        outside = home.parent / "herd-backup.db"
+    return (
+        f"name the file to write, outside the home {home} (a backup there goes with it), "
+        f"such as {outside}"
+    )
+
+
+def _within(path: Path, home: Path) -> bool:
+    return path.resolve().is_relative_to(home.resolve())
 
 
 NOT_FILES = {

@@ -95,7 +95,8 @@ class Store(JobReads, SweepAndDeviceTables, JobViews, AttemptWrites):
         # start and end): only `transaction(durable=True)` (a submission) pays for one.
         self._db.execute(f"PRAGMA synchronous = {'OFF' if scratch else 'NORMAL'}")
         self._log = None if scratch else path.with_name(path.name + "-wal")  # durable commits sync
-        self._checkpoints = None if scratch else Checkpointer(path)  # off the commits' way
+        # (off the commits' way; it notices a herd.db replaced)
+        self._checkpoints = None if scratch else Checkpointer(path, self.file_id)
         if not scratch:
             self._db.execute(f"PRAGMA wal_autocheckpoint = {BACKSTOP_PAGES}")
         self._db.execute("PRAGMA foreign_keys = ON")
@@ -103,6 +104,10 @@ class Store(JobReads, SweepAndDeviceTables, JobViews, AttemptWrites):
             migrate(self._db, path)
         except sqlite3.DatabaseError as exc:
             raise open_failed(path, exc) from exc
+
+    def replaced(self) -> bool:
+        """Whether herd.db is no longer the file opened (a backup copied over it meanwhile)."""
+        return file_id(self.path) != self.file_id
 
     def close(self) -> None:
         if self._checkpoints is not None:

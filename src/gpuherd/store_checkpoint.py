@@ -29,12 +29,14 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import shlex
 import sqlite3
 import threading
 import time
 from functools import partial
 from pathlib import Path
 
+from gpuherd.store_reader import FileId, file_id
 from gpuherd.store_space import give_back, prepare
 
 log = logging.getLogger("gpuherd.store")
@@ -49,11 +51,30 @@ CLOSE_WAIT = 5.0
 """Seconds a closing store waits for a checkpoint under way."""
 
 
+def replaced_while_running(database: Path, running: bool) -> str:
+    """What to do about a herd.db replaced (or removed) while the daemon ran: the README's
+    restore, done again once the daemon has stopped."""
+    home = database.parent
+    aside = shlex.quote(str(home / "aside"))
+    stop = "stop the daemon (`gpuherd daemon stop`), then " if running else ""
+    return (
+        f"{database} was replaced while the daemon ran (a backup put in its place?): the "
+        f"daemon went on writing the file it had open, whose {database.name}-wal SQLite would "
+        f"apply to the new one; {stop}move {database.name}, {database.name}-wal and "
+        f"{database.name}-shm aside together (`mkdir -p {aside} && mv "
+        f"{shlex.quote(str(database))}* {aside}/`), copy the backup in again as "
+        f"{database.name}, and `gpuherd daemon start`"
+    )
+
+
 class Checkpointer:
     """Runs PASSIVE checkpoints of one database on its own thread, when `due()` says."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, opened: FileId | None = None) -> None:
         self._path = path
+        self._opened = opened
+        """The file the store opened: another one at `path` is a herd.db replaced."""
+        self.replaced = False
         self._changed = threading.Condition()
         self._commits = 0
         """Commits since the last checkpoint began."""
@@ -125,7 +146,18 @@ class Checkpointer:
         `begun`, and the store stays open."""
         return self._commits == 0 and self._begun == begun and not self._stop
 
+    def _noticed_replaced(self) -> None:
+        """Say once in daemon.log that herd.db is another file than the one opened (a backup
+        copied over it while the daemon runs): its writes go on to the file it has open, and
+        the log beside the new herd.db is its own, which SQLite applies to whatever herd.db
+        is there next. A stat per checkpoint, which follows commits: none while idle."""
+        if self.replaced or self._opened is None or file_id(self._path) == self._opened:
+            return
+        self.replaced = True
+        log.warning("%s", replaced_while_running(self._path, running=True))
+
     def _serve(self) -> None:
+        self._noticed_replaced()  # (before this thread opens `path`: another file, then)
         try:
             # timeout 0: the thread never waits for the engine's writes (store_space.py).
             db = sqlite3.connect(self._path, isolation_level=None, timeout=0)
@@ -137,6 +169,7 @@ class Checkpointer:
         failed = False
         with contextlib.closing(db):
             while (quiet := self._time_to_checkpoint()) is not None:
+                self._noticed_replaced()
                 try:
                     # fetchall(): the statement ends, and with it its hold on the log (a held
                     # read would keep the log from starting over).

@@ -110,3 +110,47 @@ def test_other_failures_on_a_file_say_what_to_do(
     monkeypatch.setattr(daemon, "serve", serve)
     assert daemon.main(["--home", str(tmp_path)]) == 1
     assert capsys.readouterr().err == f"gpuherd daemon: {said}\n"
+
+
+def test_a_folder_at_the_database_is_named_with_the_way_out(herd: Herd) -> None:
+    """It said `cannot use the database … (unable to open database file): check that it and
+    its folder exist…`: both did."""
+    database = herd.home / "herd.db"
+    database.mkdir(parents=True)
+    said = refused(herd)
+    assert said == (
+        f"{database} is a folder, where the daemon keeps a file of that name: move it aside "
+        f"(`mv {database} {database}.aside`), then `gpuherd daemon start` again"
+    )
+    run_the_advice(said)
+    herd.start("--fake-gpus", "2")
+    assert (herd.home / "herd.db").is_file()
+
+
+def test_a_link_at_the_database_into_a_missing_folder_is_named_with_the_ways_out(
+    herd: Herd,
+) -> None:
+    """The folder first: the queue may be on a disk not mounted, which a new queue made in
+    the home (`rm` the link, the way out for the daemon's other files) would hide."""
+    herd.home.mkdir()
+    database = herd.home / "herd.db"
+    disk = herd.home.parent / "disk"
+    database.symlink_to(disk / "herd.db")
+    said = refused(herd)
+    assert said == (
+        f"{database} is a link to {disk}/herd.db, whose folder {disk} does not exist (a disk "
+        f"not mounted?): mount it, or make the folder for a new queue there (`mkdir -p {disk}`), "
+        f"or remove the link for a new queue in the home (`rm {database}`); then `gpuherd "
+        "daemon start` again"
+    )
+    assert database.is_symlink()  # left as it was
+    run_the_advice(said)
+    herd.start("--fake-gpus", "2")
+    assert (disk / "herd.db").is_file()  # the queue is where the link leads
+
+
+def test_a_link_at_the_database_to_a_file_not_made_yet_starts_a_queue_there(herd: Herd) -> None:
+    herd.home.mkdir()
+    (herd.home / "herd.db").symlink_to(herd.home.parent / "queue.db")
+    herd.start("--fake-gpus", "2")
+    assert (herd.home.parent / "queue.db").is_file()

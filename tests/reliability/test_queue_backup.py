@@ -170,6 +170,37 @@ def test_every_refusal_is_one_line_and_writes_nothing(herd: Herd, tmp_path: Path
     assert sorted(p.name for p in tmp_path.iterdir()) == ["herd-backup.db", "home"]
 
 
+def test_a_folder_in_the_home_gets_a_file_outside_it_suggested(herd: Herd) -> None:
+    """`daemon backup <home>/jobs/` was told "such as <home>/jobs/herd.db": a backup beside
+    the jobs' folders, which goes with the home; in a home with no jobs/ yet, the copy was
+    written as a file named jobs (the slash dropped), where the jobs' folders go."""
+    home = paths.home_dir(herd.home)
+    env = {**herd.env, "HOME": str(herd.home.parent)}
+    herd.start("--fake-gpus", "1")
+    outside = (
+        f"name the file to write, outside the home {home} (a backup there goes with it), such "
+        f"as {herd.home.parent}/herd-backup.db"
+    )
+    jobs = herd.home / "jobs"
+    for named, said in [
+        (f"{jobs}/", f"no folder {jobs}/: {outside}"),
+        (str(herd.home), f"{home} is a folder: {outside}"),
+        (f"{herd.home}/run", f"{home}/run is a folder: {outside}"),
+    ]:
+        proc = herd.cli("daemon", "backup", named, check=False, env=env)
+        assert (proc.returncode, proc.stderr) == (1, f"gpuherd: error: {said}\n"), proc
+    assert not jobs.exists()  # nothing written
+    missing = herd.home.parent / "backups"
+    assert refused(herd, f"{missing}/") == (
+        f"no folder {missing}/: name the file to write, such as {missing}/herd.db (`mkdir -p "
+        f"{missing}` first)"
+    )
+    assert not missing.exists()
+    herd.wait_state(herd.submit("true"), "succeeded")  # jobs/ made: the folder is there
+    proc = herd.cli("daemon", "backup", f"{jobs}/", check=False, env=env)
+    assert proc.stderr == f"gpuherd: error: {jobs} is a folder: {outside}\n"
+
+
 def test_an_empty_file_is_refused_as_a_usage_error(herd: Herd) -> None:
     herd.start("--fake-gpus", "1")  # a queue to back up: the refusal is FILE's alone
     said = herd.usage_error("daemon", "backup", "")  # `daemon backup "$FILE"`, FILE unset

@@ -112,7 +112,9 @@ async def stop(request: Request, body: StopRequest) -> dict[str, Any]:
         task.add_done_callback(_background.discard)
         verb = "killing" if body.mode == "kill" else "waiting for"
         message = f"stopping after {verb} {plural(running, 'running job')}"
-        if body.mode == "drain":
+        if not running:  # (not "after killing 0 running jobs")
+            message = "no job was running: stopping"
+        elif body.mode == "drain":
             message += paused_in_drain(list(engine.live.values()))
     return {"message": message, "running": running}
 

@@ -6,6 +6,7 @@ place of herd.db, start): like them it is about the home the daemon keeps, not a
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -16,10 +17,10 @@ from gpuherd.cli.param_types import Place
 
 @click.command()
 @click.argument(
-    "file", type=Place(path_type=Path, what="the file to write the copy to, such as herd-backup.db")
+    "file", type=Place(path_type=str, what="the file to write the copy to, such as herd-backup.db")
 )
 @click.option("--force", is_flag=True, help="Replace FILE if it exists.")
-def backup(file: Path, force: bool) -> None:
+def backup(file: str, force: bool) -> None:
     """Copy the queue (herd.db) to FILE, in one consistent state, readable by you alone.
 
     Safe while the daemon runs (jobs go on starting and ending), and with none running. To
@@ -29,4 +30,6 @@ def backup(file: Path, force: bool) -> None:
     # deferred: sqlite3 and tempfile, which every other `daemon` command (status) would load
     from gpuherd.queue_backup import back_up
 
-    click.echo(back_up(paths.home_dir(), file.absolute(), force))
+    # (A str: Path drops the trailing slash of a folder meant, back_up's `folder`.)
+    folder = file.endswith(os.sep)
+    click.echo(back_up(paths.home_dir(), Path(file).absolute(), force, folder))
