@@ -48,11 +48,11 @@ from gpuherd.listing import (
 from gpuherd.retry_chain import reruns
 from gpuherd.service_edit import EditVerbs
 from gpuherd.service_order import MoveVerbs
-from gpuherd.service_reasons import explainer
+from gpuherd.service_reasons import explainer, refusals
 from gpuherd.service_system import SystemVerbs
 from gpuherd.store import NewJob, Store
 from gpuherd.store_rows import JobFilter
-from gpuherd.submission import never_runs_judge, spec_from_item, unknown_jobs
+from gpuherd.submission import spec_from_item, unknown_jobs
 from gpuherd.submission_batch import Batch, shared_options
 from gpuherd.submission_text import printable
 from gpuherd.wire import SubmitItem, attempt_view, outcome_view
@@ -158,7 +158,7 @@ class Service(SystemVerbs, EditVerbs, MoveVerbs):
         deps = frozenset(dep for item in items for kind in KINDS for dep in getattr(item, kind))
         self._check_deps_exist(deps, items)
         engine = self.engine
-        never = never_runs_judge(engine.device_listing(), engine.policy, engine.devices.missing())
+        never = refusals(engine)
         judged = _Judged(batch or Batch(len(items)), engine.policy, never, engine.clock())
         return partial(_checked, items, deps, judged)
 

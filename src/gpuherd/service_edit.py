@@ -26,10 +26,10 @@ from gpuherd.core.when import format_moment
 from gpuherd.errors import Conflict, HerdError, InvalidValue
 from gpuherd.executors.base import NO_USER_FILES
 from gpuherd.service_jobs import JobVerbs
+from gpuherd.service_reasons import refusals
 from gpuherd.submission import (
     check_cwd,
     check_spec,
-    never_runs_judge,
     output_file,
     unknown_jobs,
 )
@@ -54,7 +54,7 @@ class EditVerbs(JobVerbs):
         # its own as it started, where `log --attempt N` reads them)
         if len(ids) > 1 and {"output", "error", "name"} & {*changes, *clear}:
             self._refuse_one_file(ids, changes, clear)
-        never = never_runs_judge(engine.device_listing(), engine.policy, engine.devices.missing())
+        never = refusals(engine)
         results = self._each(ids, lambda job: self._edit_one(job, changes, clear, never))
         if {BEGIN, "retry_delay"} & {*changes, *clear}:
             engine.begins.arm()  # the earliest --begin time (or end of a retry's wait) moved

@@ -17,9 +17,10 @@ from gpuherd.core.states import LIVE_STATES, JobState
 from gpuherd.core.units import format_given
 from gpuherd.core.waiting import Fits, Shape, shape_of, worded
 from gpuherd.core.when import format_moment
+from gpuherd.devices import DeviceTable
 from gpuherd.engine import Engine
 from gpuherd.host_memory import host_memory_available
-from gpuherd.submission import never_runs
+from gpuherd.submission import never_runs, never_runs_judge
 
 
 def explainer(
@@ -49,7 +50,7 @@ def explainer(
             return failing
         said = shapes.of(job.spec)
         if said.never:  # before any other wait: this one never ends
-            return _never_here(job.id, said.never, said.add_back)
+            return _never_here(job.id, said.never)
         if job.spec.after or job.spec.after_any or job.spec.after_fail:
             unmet = store.unmet_deps(job.id)
             if unmet:
@@ -77,8 +78,6 @@ class _Said:
     queued: a GPU it needed was removed since); the shape holds all that never_runs reads."""
     waits: str | Fits | None = None
     """What it waits for, nothing else holding it back (shape_waits), once a job gets there."""
-    add_back: tuple[int, ...] = ()
-    """The GPUs seen but not in use (removed, or never added) with which it could run."""
 
 
 class _ByShape:
@@ -99,25 +98,15 @@ class _ByShape:
         self._host_free, self._missing = host_free, missing
         self._policy, self._hold = engine.policy, engine.hold  # as the listing began
         self._said: dict[Shape, _Said] = {}
+        # Whose `gpus add` a way out may name (a `gpuherd run` lists no reasons).
+        self._unused = seen_unused(engine.devices)
 
     def of(self, spec: JobSpec) -> _Said:
         shape = shape_of(spec)
         if (said := self._said.get(shape)) is None:
-            never = never_runs(spec, self._devices, self._policy, self._missing)
+            never = never_runs(spec, self._devices, self._policy, self._missing, self._unused)
             said = self._said[shape] = _Said(shape, never)
-            if never is not None:
-                said.add_back = self._added_back(spec)
         return said
-
-    def _added_back(self, spec: JobSpec) -> tuple[int, ...]:
-        """The GPUs `gpus add` would give back that let a job that can never run here run:
-        the removed GPU it needed, most often (else its reason said only edit or rm)."""
-        devices = self._engine.devices
-        unused = devices.unused()
-        back = [*self._devices, *(devices.unlisted(index)[0] for index in unused)]
-        if not unused or never_runs(spec, back, self._policy, self._missing) is not None:
-            return ()
-        return tuple(unused)
 
     def waits(self, job: Job, said: _Said) -> str:
         if said.waits is None:
@@ -243,15 +232,33 @@ def _among(stuck: Sequence[int], waited_for: int, state: JobState, verb: str) ->
     return f"{'job' if len(stuck) == 1 else 'jobs'} {ids} {state.value}: gpuherd {verb} {ids}"
 
 
-def _never_here(job_id: int, reason: Refusal, add_back: Sequence[int] = ()) -> str:
+def _never_here(job_id: int, reason: Refusal) -> str:
     """Why a queued job cannot run on the GPUs there are now, and what to do: else it sits in
     the queue until a GPU it needs comes back. First, where GPUs seen but not in use would let
-    it run, their `gpus add`; then the `edit` that asks for what there is, with what it takes
-    where the reason knows it (`--gpus 2`), else its own way out stays in the reason."""
-    add = "; ".join(f"gpuherd gpus add {index}" for index in add_back)
+    it run, their `gpus add` (the fewest that do: each of four unused GPUs was named, where
+    one was enough); then the `edit` that asks for what there is, with what it takes where
+    the reason knows it (`--gpus 2`), else its own way out stays in the reason."""
+    add = "; ".join(f"gpuherd gpus add {index}" for index in reason.add)
     edit = f"gpuherd edit {job_id} {reason.edit}" if reason.edit else f"gpuherd edit {job_id}"
+    what = f"{reason.what}: {reason.way}" if reason.way and not reason.edit else reason.what
     return (
-        f"can never run on these GPUs: {reason.what if reason.edit else reason} "
+        f"can never run on these GPUs: {what} "
         f"({f'{add} lets it run, ' if add else ''}{edit} to ask for what there is, "
         f"or gpuherd rm {job_id})"
     )
+
+
+def refusals(engine: Engine) -> Callable[[JobSpec], str | None]:
+    """Why a job a submission or an edit asks for could never run here (never_runs_judge),
+    on the GPUs gpuherd has and those lost for now, naming the `gpus add` of GPUs seen but
+    not used that would let it run (not in a `gpuherd run`: it has no `gpus add`, its GPUs
+    are those its --gpus gives)."""
+    devices = engine.devices
+    unused = [] if engine.layout.one_shot else seen_unused(devices)
+    return never_runs_judge(engine.device_listing(), engine.policy, devices.missing(), unused)
+
+
+def seen_unused(devices: DeviceTable) -> list[Device]:
+    """The GPUs the probe sees that gpuherd does not use (removed, or never added), as `gpus
+    add` would give them: enabled, with a slot."""
+    return [devices.unlisted(index)[0] for index in devices.unused()]

@@ -332,14 +332,21 @@ def _duration(seconds: float | None) -> bool:
 
 
 def never_runs(
-    spec: JobSpec, devices: Sequence[Device], policy: Policy, missing: Sequence[Device] = ()
+    spec: JobSpec,
+    devices: Sequence[Device],
+    policy: Policy,
+    missing: Sequence[Device] = (),
+    unused: Sequence[Device] = (),
 ) -> Refusal | None:
     """Why a job asking for this could never start here (None: it can), and the way out.
     `missing`: GPUs configured but not seen by the probe now, as last seen: they may come
-    back (a GPU fallen off the bus), so a job only they could run is accepted, and waits."""
+    back (a GPU fallen off the bus), so a job only they could run is accepted, and waits.
+    `unused`: GPUs the probe sees that gpuherd does not use, whose `gpus add` the way out
+    names where they would let the job run."""
     if spec.gpus:
         configured = [*devices, *missing]
-        found = never_fits(spec.gpus, spec.mem, configured, policy, spec.exclusive, spec.only_gpus)
+        asks = spec.gpus, spec.mem, configured, policy, spec.exclusive, spec.only_gpus
+        found = never_fits(*asks, unused)
         if found:
             return found
     if spec.ram and spec.ram > (total := host_memory_total()):
@@ -353,7 +360,10 @@ def never_runs(
 
 
 def never_runs_judge(
-    devices: Sequence[Device], policy: Policy, missing: Sequence[Device] = ()
+    devices: Sequence[Device],
+    policy: Policy,
+    missing: Sequence[Device] = (),
+    unused: Sequence[Device] = (),
 ) -> Callable[[JobSpec], str | None]:
     """never_runs() for many jobs: asked once per request shape (a sweep's points, a queue's
     jobs all ask alike)."""
@@ -362,7 +372,7 @@ def never_runs_judge(
     def judge(spec: JobSpec) -> str | None:
         request = (spec.gpus, spec.mem, spec.exclusive, spec.ram, spec.only_gpus)
         if request not in verdicts:
-            verdicts[request] = never_runs(spec, devices, policy, missing)
+            verdicts[request] = never_runs(spec, devices, policy, missing, unused)
         return verdicts[request]
 
     return judge

@@ -157,7 +157,10 @@ def test_why_a_job_waits_follows_the_gpus_and_the_settings(board: Board, expect:
     expect(reason).to_have_text("Waiting for a free GPU of --only-gpus 3")
     try:
         board.herd.cli("gpus", "drain", "3")  # no job changed: the GPUs did
-        expect(reason).to_have_text("Waiting for a free GPU of --only-gpus 3 (GPU 3 is draining)")
+        expect(reason).to_have_text(
+            "Waiting for a free GPU of --only-gpus 3 (GPU 3 is draining: nothing new starts "
+            "there until `gpuherd gpus enable 3`)"
+        )
         board.herd.cli("gpus", "enable", "3")
         board.herd.cli("config", "set", "project-limits", "slow=1")  # and now the settings
         expect(reason).to_have_text(

@@ -53,7 +53,7 @@ def test_only_gpus_naming_a_gpu_not_there_warns(herd: Herd, tmp_path: Path) -> N
     assert (none.returncode, none.stderr) == (
         1,
         "gpuherd: error: this job can never run: asks for 1 GPU of --only-gpus 5,6, but "
-        "gpuherd has no GPUs 5, 6\n",
+        "gpuherd has no GPUs 5, 6: name GPUs gpuherd has in only_gpus (--only-gpus): 0-3\n",
     )
 
     edited = herd.cli("edit", "2", "--only-gpus", "0,5")

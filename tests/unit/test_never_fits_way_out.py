@@ -30,11 +30,13 @@ def test_never_fits_says_the_most_gpus_that_would_fit_and_the_edit_that_asks_for
         "--mem 80.0GiB",
     )
     assert never_fits(1, parse_size("80.0GiB"), devices) is None
-    none = never_fits(1, None, [])
+    none = never_fits(1, None, [])  # no GPU at all: a CPU-only job is the way out
     assert none is not None and (none.what, none.way, none.edit) == (
         "asks for 1 GPU but gpuherd has none",
-        "",
-        "",
+        "give gpus 0 (--gpus 0) for a CPU-only job",
+        "--gpus 0",
     )
-    assert none == "asks for 1 GPU but gpuherd has none"  # a str, said as it is
+    assert none == (  # a str, said as it is
+        "asks for 1 GPU but gpuherd has none: give gpus 0 (--gpus 0) for a CPU-only job"
+    )
     assert isinstance(wide, str) and wide == f"{wide.what}: {wide.way}"

@@ -44,4 +44,6 @@ def test_one_machine_keeps_its_words() -> None:
     assert never_runs(gpus(2), [Device(0)], Policy()) == (
         "asks for 2 GPUs but gpuherd has only 1: give fewer gpus (--gpus), at most 1"
     )
-    assert never_runs(gpus(1), [], Policy()) == "asks for 1 GPU but gpuherd has none"
+    assert never_runs(gpus(1), [], Policy()) == (
+        "asks for 1 GPU but gpuherd has none: give gpus 0 (--gpus 0) for a CPU-only job"
+    )

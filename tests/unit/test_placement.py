@@ -783,8 +783,9 @@ def test_never_fits_with_only_gpus() -> None:
         "asks for 4 GPUs of --only-gpus 1,2,5,6, but gpuherd has no GPUs 5, 6"
         ": give fewer gpus (--gpus), at most 2, or other only_gpus (--only-gpus)"
     )
-    assert never_fits(1, None, devices, only=(5,)) == (
-        "asks for 1 GPU of --only-gpus 5, but gpuherd has no GPU 5"  # nothing fewer fits
+    assert never_fits(1, None, devices, only=(5,)) == (  # nothing fewer fits: the GPUs there are
+        "asks for 1 GPU of --only-gpus 5, but gpuherd has no GPU 5: name GPUs gpuherd has in "
+        "only_gpus (--only-gpus): 0-2"
     )
     big = [Device(0, memory_total=80 * GIB), Device(1, memory_total=40 * GIB)]
     assert never_fits(1, 60 * GIB, big, only=(1,)) == (
@@ -823,7 +824,9 @@ def test_never_fits() -> None:
         never_fits(3, None, devices)
         == "asks for 3 GPUs but gpuherd has only 2: give fewer gpus (--gpus), at most 2"
     )
-    assert never_fits(1, None, []) == "asks for 1 GPU but gpuherd has none"
+    assert never_fits(1, None, []) == (
+        "asks for 1 GPU but gpuherd has none: give gpus 0 (--gpus 0) for a CPU-only job"
+    )
     assert never_fits(2, None, devices) is None
     assert never_fits(0, 10**15, []) is None
     big = [Device(0, memory_total=80 * GIB), Device(1, memory_total=40 * GIB)]

@@ -27,7 +27,8 @@ def test_a_job_only_a_lost_gpu_could_run_is_accepted() -> None:
         assert never_runs(spec(**asks), SEEN, Policy(), LOST_24) is None, asks
     # Without the lost GPU counted, these are the old refusals.
     assert never_runs(spec(only_gpus=(1,)), SEEN, Policy()) == (
-        "asks for 1 GPU of --only-gpus 1, but gpuherd has no GPU 1"
+        "asks for 1 GPU of --only-gpus 1, but gpuherd has no GPU 1: name GPUs gpuherd has in "
+        "only_gpus (--only-gpus): 0"
     )
     assert (
         never_runs(spec(gpus=2), SEEN, Policy())
@@ -40,7 +41,8 @@ def test_what_could_never_run_even_with_the_lost_gpu_is_refused() -> None:
         "asks for 3 GPUs but gpuherd has only 2: give fewer gpus (--gpus), at most 2"
     )
     assert never_runs(spec(only_gpus=(2,)), SEEN, Policy(), LOST_24) == (
-        "asks for 1 GPU of --only-gpus 2, but gpuherd has no GPU 2"
+        "asks for 1 GPU of --only-gpus 2, but gpuherd has no GPU 2: name GPUs gpuherd has in "
+        "only_gpus (--only-gpus): 0,1"
     )
     # Its size as last seen counts.
     assert never_runs(spec(only_gpus=(1,), mem=30 * GIB), SEEN, Policy(), LOST_24) == (

@@ -37,7 +37,8 @@ def test_only_the_gpus_the_run_keeps_from_the_job_are_named() -> None:
 def test_a_gpu_that_waits_for_another_reason_says_that_one() -> None:
     draining = [Device(0, state=DeviceState.DRAINING)]
     assert why_waiting(job(3), draining, [Reservation(2, (0,), run=RUN)], Policy()) == (
-        "waiting for a free GPU (GPU 0 is draining)"
+        "waiting for a free GPU (GPU 0 is draining: nothing new starts there until `gpuherd "
+        "gpus enable 0`)"
     )
 
 

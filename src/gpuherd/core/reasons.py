@@ -1,4 +1,5 @@
-"""Why a queued job is not running yet, and why a job could never run here (pure: no I/O).
+"""Why a queued job is not running yet (pure: no I/O); why a job could never run here is
+core/reasons_never.py's (its never_fits and Refusal are here too, for those who import them).
 
 The words `ls`, `show` and the dashboard print, and submit's refusals; the GPUs named in a
 reason's parentheses are core/reasons_gpus.py's; what placement itself decides is in
@@ -7,7 +8,6 @@ core/placement.py, what a GPU can take in core/capacity.py.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Sequence
 
 from gpuherd.core.capacity import (
@@ -16,21 +16,17 @@ from gpuherd.core.capacity import (
     Gpu,
     Kind,
     load,
-    margin,
     most_on_a_node,
 )
 from gpuherd.core.model import Device, DeviceState, Job, Policy, Reservation
-from gpuherd.core.naming import gpu_names, gpus_named, only_flag
+from gpuherd.core.naming import gpu_names, gpus_named, listed, only_flag
 from gpuherd.core.placement import Hold, cpu_slots_left, project_room
 from gpuherd.core.reasons_gpus import gpu_details
-from gpuherd.core.units import BARE_LEAST, format_size, format_size_down, plural
+from gpuherd.core.reasons_never import Refusal, cannot_fit, never_fits
+from gpuherd.core.units import format_size, plural
 from gpuherd.core.waiting import Fits, Shape, shape_of, worded
 
 _DEFAULT_POLICY = Policy()
-
-
-def _percent(fraction: float) -> str:
-    return f"{fraction * 100:g}%"
 
 
 def _ram_reason(ram: int | None, host_free: int | None, policy: Policy) -> str | None:
@@ -165,9 +161,15 @@ def shape_waits(
         )
         if ix
     ]
-    details = gpu_details(kind, mem, devices, gpus, policy, reservations, beside=bool(gone))
+    # Only draining GPUs (seen, or lost) could ever take it: said with their `gpus enable`.
+    enabled = [d for d in [*devices, *missing] if d.state is not DeviceState.DRAINING]
+    enable = cannot_fit(n, mem, enabled, policy, kind is EXCLUSIVE, only) is not None
+    details = gpu_details(
+        kind, mem, devices, gpus, policy, reservations, beside=bool(gone), enable=enable
+    )
     if gone:
-        details.append("; ".join(gone) + ": `gpuherd gpus`")
+        drained = _drained([d for d in missing if d.index in absent])
+        details.append("; ".join(gone) + ": `gpuherd gpus`" + drained)
     return head + (f" ({'; '.join(details)})" if details else "")
 
 
@@ -194,157 +196,23 @@ def _waits_for_lost(
     if not lost:
         return None
     judged = shape.gpus, shape.mem, devices, policy, shape.kind is EXCLUSIVE, only
-    if _never_fits(*judged) is None:
+    if cannot_fit(*judged) is None:
         return None  # it can run without them
-    return f"waiting for {gpus_named(lost)}, configured but not seen now: `gpuherd gpus`"
+    drained = _drained([d for d in missing if d.index in lost])
+    return f"waiting for {gpus_named(lost)}, configured but not seen now: `gpuherd gpus`{drained}"
 
 
-class Refusal(str):
-    """Why a job could never run here, as one line (`what`, then `: way` where there is a way
-    out), with its parts: `way` as a submit's refusal says it, `edit` what `gpuherd edit` of a
-    queued job takes to fit (service_reasons.py). A str: callers that only say it need not
-    know it has parts."""
-
-    what: str
-    way: str
-    edit: str
-
-    def __new__(cls, what: str, way: str = "", edit: str = "") -> Refusal:
-        said = super().__new__(cls, f"{what}: {way}" if way else what)
-        said.what, said.way, said.edit = what, way, edit
-        return said
-
-
-def never_fits(
-    job_gpus: int,
-    job_mem: int | None,
-    devices: Sequence[Device],
-    policy: Policy = _DEFAULT_POLICY,
-    exclusive: bool = False,
-    only: tuple[int, ...] = (),
-) -> Refusal | None:
-    """Why no arrangement of `devices` could ever run such a job, or None if one could; with
-    the way out: fewer GPUs (the most that would fit), a smaller --mem.
-
-    Load is ignored; enabled and draining GPUs count (draining is temporary), GPUs with
-    other users' processes count too, with all their memory (those processes may go away);
-    callers add the configured GPUs the probe does not see now (they may come back).
-    The margin `policy.keep_free` is never handed out: a 24 GiB GPU with 10% kept free
-    cannot take a 23 GiB job. A job's GPUs must all be on one node (`Device.node`). An
-    exclusive job needs the same GPUs as another job with that --mem (it is an empty GPU
-    it waits for); `exclusive` only words the reason. `only`: the job may use these GPUs
-    alone (`--only-gpus`; () = any).
-    """
-
-    def fits(gpus: int, mem: int | None) -> bool:
-        return _never_fits(gpus, mem, devices, policy, exclusive, only) is None
-
-    what = _never_fits(job_gpus, job_mem, devices, policy, exclusive, only)
-    if what is None:
-        return None
-    if isinstance(what, Refusal):
-        return what
-    # The most GPUs that would fit, all else as asked: with them the job runs.
-    fewer = next((n for n in range(min(job_gpus - 1, len(devices)), 0, -1) if fits(n, job_mem)), 0)
-    if not fewer:
-        return Refusal(what)
-    way = f"give fewer gpus (--gpus), at most {fewer}"
-    if only:  # or the GPUs it may use: more of them, or others than the absent ones
-        more = "name more in" if job_gpus > len(only) else "other"
-        way += f", or {more} only_gpus (--only-gpus)"
-    elif job_mem is not None and fits(job_gpus, None):
-        way += ", or a smaller mem (--mem)"
-    return Refusal(what, way, f"--gpus {fewer}")
-
-
-def _never_fits(
-    job_gpus: int,
-    job_mem: int | None,
-    devices: Sequence[Device],
-    policy: Policy,
-    exclusive: bool,
-    only: tuple[int, ...],
-) -> str | Refusal | None:
-    """never_fits()'s reason; a Refusal where it has its own way out (a smaller --mem)."""
-    keep = policy.keep_free
-    if job_gpus < 0:
-        return f"asks for {job_gpus} GPUs; the count must be 0 or more"
-    if job_gpus == 0:
-        return None
-    configured = [
-        d
-        for d in devices
-        if d.state in (DeviceState.ENABLED, DeviceState.DRAINING)
-        and d.slots > 0
-        and (d.max_jobs is None or d.max_jobs > 0)
-    ]
-    word = "exclusive GPU" if exclusive else "GPU"
-    if only:
-        if job_gpus > len(only):
-            return f"asks for {plural(job_gpus, word)} but --only-gpus names {len(only)}"
-        named = [d for d in configured if d.index in only]
-        if len(named) < job_gpus:
-            absent = sorted(set(only) - {d.index for d in named})
-            return (
-                f"asks for {plural(job_gpus, word)} of {only_flag(only)}, "
-                f"but gpuherd has no {gpus_named(absent)}"
-            )
-        configured = named
-    # On a cluster a job's GPUs are all on one node: the largest node says what matters, also
-    # when all the GPUs together are too few ("gpuherd has only 2" of nodes of 1 GPU each
-    # suggested a third node would do).
-    cluster = any(d.node is not None for d in configured)
-    if job_gpus > len(configured) and not cluster:
-        count = len(configured)
-        have = "none" if count == 0 else f"only {count}"
-        return f"asks for {plural(job_gpus, word)} but gpuherd has {have}"
-    largest_node = _most_on_a_node(configured)
-    if job_gpus > largest_node:
-        return f"asks for {job_gpus} {word}s on one node: the largest node has {largest_node}"
-    if job_mem is None:
-        return None
-    caps = {
-        d.index: None if d.memory_total is None else d.memory_total - margin(d.memory_total, keep)
-        for d in configured
-    }
-    big = [d for d in configured if (cap := caps[d.index]) is None or cap >= job_mem]
-    most = _most_on_a_node(big)
-    if most >= job_gpus:
-        return None
-    kept = f" once {_percent(keep)} is kept free" if keep > 0 else ""
-    of = f" of {only_flag(only)}" if only else ""  # the GPUs it may use, not all of them
-    if not big:
-        return _no_gpu_big_enough(job_mem, configured, caps, kept, of)
-    asks = f"asks for {job_gpus} {word}s with {format_size(job_mem)} each"
-    if len(big) >= job_gpus:
-        return f"{asks} on one node, but no node has more than {plural(most, 'such GPU')}{kept}"
-    gpus, have = ("GPU", "has") if len(big) == 1 else ("GPUs", "have")
-    return f"{asks} but only {len(big)} {gpus}{of} {have} that much{kept}"
-
-
-def _no_gpu_big_enough(
-    job_mem: int, configured: Sequence[Device], caps: dict[int, int | None], kept: str, of: str
-) -> Refusal:
-    """A --mem larger than any GPU has (`caps`: what each can hand out), and the most it may be."""
-    largest = max(configured, key=lambda d: caps[d.index] or 0)
-    room = caps[largest.index] or 0
-    offer = f" ({format_size(room)}{kept})" if kept else ""
-    what = (
-        f"asks for {format_size(job_mem)} per GPU but the largest GPU{of} has "
-        f"{format_size(largest.memory_total or 0)}{offer}"
-    )
-    # The way out, as --ram's refusal says it (submission.py). `mem (--mem)` as
-    # submission_text.field names a field: the Python API reads its keyword, the dashboard's
-    # form its box's label (api/form_words.py); `gpuherd edit` takes it too. No size below
-    # BARE_LEAST ("at most 0 B").
-    if room < BARE_LEAST:
-        return Refusal(what, "give a smaller mem (--mem)")
-    size = format_size_down(room)
-    return Refusal(
-        what, f"give a smaller mem (--mem), at most {size}", f"--mem {size.replace(' ', '')}"
+def _drained(lost: Sequence[Device]) -> str:
+    """What to do of the lost GPUs a job waits for that are drained too (`gpus drain` of a
+    lost GPU): back, they take nothing new, and the job would wait on for no reason said."""
+    drained = sorted(d.index for d in lost if d.state is DeviceState.DRAINING)
+    if not drained:
+        return ""
+    they = ("it takes", "it comes") if len(drained) == 1 else ("they take", "they come")
+    return (
+        f"; {gpu_names(drained, ('is', 'are'))} draining too: {they[0]} no new job when "
+        f"{they[1]} back, until `gpuherd gpus enable {listed(drained, ',')}`"
     )
 
 
-def _most_on_a_node(devices: Sequence[Device]) -> int:
-    counts = Counter(d.node for d in devices)
-    return max(counts.values(), default=0)
+__all__ = ["Refusal", "never_fits", "shape_waits", "why_waiting"]

@@ -16,7 +16,7 @@ from gpuherd.core.capacity import (
     margin,
 )
 from gpuherd.core.model import Device, DeviceState, Policy, Reservation
-from gpuherd.core.naming import gpu_names, gpus_named, jobs_named
+from gpuherd.core.naming import gpu_names, gpus_named, jobs_named, listed
 from gpuherd.core.units import format_size
 
 NAMED = 6
@@ -70,6 +70,7 @@ def gpu_details(
     policy: Policy,
     reservations: Sequence[Reservation],
     beside: bool = False,
+    enable: bool = False,
 ) -> list[str]:
     """What keeps GPUs that could otherwise take the job from it, GPUs grouped by cause, each
     group named in a few numbers or ranges at most (`NAMED`).
@@ -77,7 +78,10 @@ def gpu_details(
     GPUs full of gpuherd's own jobs are named only beside another cause, this function's or
     the caller's (`beside`: an --only-gpus GPU not there now): with none, `waiting for a free
     GPU` alone says it; beside one, leaving them out said that the GPU with other users'
-    processes (or draining, or gone) was all that kept the job waiting."""
+    processes (or draining, or gone) was all that kept the job waiting.
+
+    `enable`: only the draining GPUs could ever take the job: their `gpuherd gpus enable` is
+    said, else it waits with nothing said to end the wait."""
     by_index = {g.index: g for g in gpus}
     groups: dict[Cause, list[int]] = {}
     foreign: list[str] = []
@@ -115,6 +119,11 @@ def gpu_details(
     if not beside and not others and groups.keys() <= _OWN_JOBS:
         return []
     causes = [f"{gpu_names(ix, verbs, NAMED)} {what}" for (verbs, what), ix in groups.items()]
+    if enable and (drained := groups.get(_DRAINING)):
+        at = list(groups).index(_DRAINING)
+        causes[at] += (
+            f": nothing new starts there until `gpuherd gpus enable {listed(drained, ',')}`"
+        )
     return causes + others
 
 
