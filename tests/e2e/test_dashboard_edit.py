@@ -76,16 +76,16 @@ def test_where_it_runs_what_it_waits_for_and_when_it_begins(
     ("name", "text", "refusal"),
     [
         ("cwd", "/no/such/folder", "working directory /no/such/folder does not exist"),
-        ("cwd", "", "working directory: a job runs in a folder: give the absolute path of one"),
-        ("grace", "soon", "grace: invalid duration 'soon'"),
-        # Emptied, a field every job has: said so, not `grace: invalid duration ''`.
-        ("grace", "", "grace: cannot be emptied: type the time a stop waits before SIGKILL"),
-        ("gpus", "", "GPUs: cannot be emptied: type 0 for a job without GPUs"),
-        ("command", "", "command: a job runs a command: type one"),
-        ("after", "abc", "after: invalid job id 'abc'"),
-        ("after", "99999999999999999999", "after: 99999999999999999999 is too large (at most 2"),
+        ("cwd", "", "'working directory': a job runs in a folder: give the absolute path of one"),
+        ("grace", "soon", "'grace': invalid duration 'soon'"),
+        # Emptied, a field every job has: said so, not `'grace': invalid duration ''`.
+        ("grace", "", "'grace': cannot be emptied: type the time a stop waits before SIGKILL"),
+        ("gpus", "", "'GPUs': cannot be emptied: type 0 for a job without GPUs"),
+        ("command", "", "'command': a job runs a command: type one"),
+        ("after", "abc", "'after': invalid job id 'abc'"),
+        ("after", "99999999999999999999", "'after': 99999999999999999999 is too large (at most 2"),
         ("after_any", "SELF", "cannot wait for itself: name other jobs"),
-        ("begin", "tomorrow", "begin: invalid time 'tomorrow': use now, +DURATION"),
+        ("begin", "tomorrow", "'begin': invalid time 'tomorrow': use now, +DURATION"),
     ],
 )
 def test_a_wrong_field_is_refused_as_the_cli_refuses_it(

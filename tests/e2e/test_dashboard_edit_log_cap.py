@@ -30,7 +30,7 @@ def test_the_edit_form_sets_and_removes_the_cap(shared_daemon: Herd) -> None:
     assert f"job {job}: edited (max_log_size 2 MiB -> 10 GiB)" in edited(herd, job, "10GiB")
     assert herd.job(job)["max_log_size"] == 10 * 2**30
     said = edited(herd, job, "10")
-    assert "max log size: 10 is 10 bytes: give a unit, e.g. 10GiB; or none (no cap)" in said
+    assert "'max log size': 10 is 10 bytes: give a unit, e.g. 10GiB; or none (no cap)" in said
     assert f"job {job}: edited (max_log_size 10 GiB -> none)" in edited(herd, job, "")
     assert herd.job(job)["max_log_size"] is None
     assert f"job {job}: edited (max_log_size none -> 3 MiB)" in edited(herd, job, "3MiB")

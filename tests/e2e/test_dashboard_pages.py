@@ -254,7 +254,8 @@ def test_a_number_past_64_bits_in_a_form_is_refused_by_name_before_anything_is_d
         edit = post(daemon, f"/ui/jobs/{job}/edit", name="x", **{field: huge})
         assert edit.status == 200, edit.body
         said = (
-            f'"flash error" data-field="{field}">{label}: {huge} is too large (at most 2**63 - 1)<'
+            f'"flash error" data-field="{field}">&#39;{label}&#39;: {huge} is too large '
+            "(at most 2**63 - 1)<"
         )
         assert said in edit.body, edit.body
     shown = daemon.job(job)
@@ -286,7 +287,7 @@ def test_the_edit_form_sends_only_what_changed(shared_daemon: Herd) -> None:
     assert (job["gpus_requested"], job["timeout"], job["mem"]) == (2, None, 10_000_000_000)
     assert job["retry_delay"] == 30.0
     bad = post(daemon, path, **{**fields, "mem": "lots"}, **was)
-    assert "memory per GPU: invalid size &#39;lots&#39;" in bad.body  # its box's label
+    assert "&#39;memory per GPU&#39;: invalid size &#39;lots&#39;" in bad.body  # its box's label
     assert "Edit this job" in page
     ended = daemon.submit("--gpus", "0", "--", "true")
     daemon.wait_state(ended, "succeeded")
@@ -329,7 +330,10 @@ def test_the_submit_form(shared_daemon: Herd, tmp_path: Path) -> None:
     bad_mem = post(daemon, "/submit", htmx=False, commands="true", mem="lots", cwd=str(tmp_path))
     assert bad_mem.status == 400 and "memory" in bad_mem.body
     no_cwd = post(daemon, "/submit", htmx=False, commands="true", cwd=" ")
-    assert no_cwd.status == 400 and "working directory &#39;&#39; is not a folder" in no_cwd.body
+    assert (
+        no_cwd.status == 400
+        and "&#39;working directory&#39;: &#39;&#39; is not a folder" in no_cwd.body
+    )
     assert "--cwd" not in no_cwd.body  # a form has no flags
     answer = post(
         daemon,
@@ -360,13 +364,16 @@ def test_the_submit_form_checks_variables_as_the_cli_does(daemon: Herd, tmp_path
         bad = post(daemon, "/submit", htmx=False, env=f"SEED=1\n{line}", **fields)
         [said] = re.findall(r'id="submit-error">(.*?)</div>', bad.body)
         name = repr(line.partition("=")[0]).replace("'", "&#39;")  # as the page escapes it
-        assert bad.status == 400 and said == f"environment changes: {name} {rule} digit (e.g. SEED)"
+        assert (
+            bad.status == 400
+            and said == f"&#39;environment changes&#39;: {name} {rule} digit (e.g. SEED)"
+        )
     big = post(daemon, "/submit", htmx=False, env="BIG=" + "x" * 128 * 1024, **fields)
     [said] = re.findall(r'id="submit-error">(.*?)</div>', big.body)
     assert big.status == 400
     assert said == (
-        "environment changes: &#39;BIG&#39; is 131,076 bytes with its name, over the 128 KiB an "
-        "environment variable may hold: put the value in a file and give its path"
+        "&#39;environment changes&#39;: &#39;BIG&#39; is 131,076 bytes with its name, over the "
+        "128 KiB an environment variable may hold: put the value in a file and give its path"
     )
     assert daemon.ls_all() == []  # none of them submitted
     answer = post(daemon, "/submit", htmx=False, env="_A1=x\nB=" + "y" * 1000, **fields)
@@ -378,7 +385,7 @@ def test_the_submit_form_takes_a_begin_time(shared_daemon: Herd, tmp_path: Path)
     fields = {"commands": "true", "cwd": str(tmp_path), "gpus": "0"}
     bad = post(daemon, "/submit", htmx=False, begin="tomorrow", **fields)
     assert bad.status == 400
-    assert "invalid begin time &#39;tomorrow&#39;: use now, +DURATION" in bad.body
+    assert "&#39;begin&#39;: invalid time &#39;tomorrow&#39;: use now, +DURATION" in bad.body
     assert 'value="tomorrow"' in bad.body  # kept for correcting
     both = post(daemon, "/submit", htmx=False, begin="+1h", hold="1", **fields)
     [said] = re.findall(r'class="flash error"[^>]*>(.*?)</div>', both.body)
@@ -600,7 +607,9 @@ def test_the_forms_take_only_gpus(shared_daemon: Herd, tmp_path: Path) -> None:
     daemon = shared_daemon
     fields = {"commands": "true", "cwd": str(tmp_path), "hold": "1"}
     bad = post(daemon, "/submit", htmx=False, only_gpus="two", **fields)
-    assert bad.status == 400 and "only on GPUs: invalid GPU index &#39;two&#39;" in bad.body
+    assert (
+        bad.status == 400 and "&#39;only on GPUs&#39;: invalid GPU index &#39;two&#39;" in bad.body
+    )
     answer = post(daemon, "/submit", htmx=False, only_gpus="3, 1", **fields)
     assert answer.status == 303
     [job_id] = (int(i) for i in re.findall(r"\d+", answer.headers["location"]))

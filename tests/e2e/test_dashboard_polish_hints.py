@@ -211,7 +211,7 @@ def test_a_refusal_is_about_the_box_edited_or_the_one_it_names() -> None:
     assert refused_field("job 3 would never run: ...", ["gpus"]) == "gpus"
     said = "job 3 would never run: asks for 5 GPUs but gpuherd has only 4: give fewer 'GPUs'"
     assert refused_field(said, ["name", "gpus"]) == "gpus"
-    assert refused_field("after any end of: invalid job id 'x'", ["after", "after_any"]) == (
+    assert refused_field("'after any end of': invalid job id 'x'", ["after", "after_any"]) == (
         "after_any"
     )
     assert refused_field("'GPUs' 2 with 'memory per GPU' 10GiB", ["gpus", "mem"]) is None

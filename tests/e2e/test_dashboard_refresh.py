@@ -41,7 +41,7 @@ def test_what_is_typed_in_the_edit_form_outlives_a_refresh_and_a_refusal(
     expect(form.locator("input[name=timeout]")).to_be_focused()  # typing goes on there
 
     page.click("#edit-button")
-    expect(page.locator("#flash .flash.error")).to_contain_text("timeout: invalid duration")
+    expect(page.locator("#flash .flash.error")).to_contain_text("'timeout': invalid duration")
     expect(form).to_have_attribute("open", "")  # refused: nothing changed, nothing wiped
     expect(form.locator("input[name=name]")).to_have_value("typed")
     form.locator("input[name=timeout]").fill("2h")

@@ -218,9 +218,13 @@ def test_an_attempt_the_job_does_not_have_is_said_so(shared_daemon: Herd) -> Non
         assert page.status == 200 and shown.findall(page.body) == ["2"]
         said = f"job {job_id} has no attempt {asked}: it has attempts 1-2, showing attempt 2"
         assert note.findall(page.body) == [said]
-    for query in ("?attempt=1", "?attempt=2", "", "?attempt=x"):  # one it has, or no number
+    for query in ("?attempt=1", "?attempt=2", ""):  # one it has
         page = call(shared_daemon, "GET", f"/jobs/{job_id}{query}")
         assert page.status == 200 and not note.search(page.body), query
+    # No number: the latest too, said so (it was shown silently, as if asked for).
+    page = call(shared_daemon, "GET", f"/jobs/{job_id}?attempt=x")
+    said = f"job {job_id} has no attempt &#39;x&#39;: it has attempts 1-2, showing attempt 2"
+    assert shown.findall(page.body) == ["2"] and note.findall(page.body) == [said]
     waiting = shared_daemon.submit("--hold", "--", "true")
     page = call(shared_daemon, "GET", f"/jobs/{waiting}?attempt=1").body
     assert note.findall(page) == [f"job {waiting} has no attempt 1: it has not started yet"]
@@ -241,9 +245,9 @@ def test_the_forms_name_the_wrong_field_by_its_label(shared_daemon: Herd, tmp_pa
     typed = {"commands": "true", "cwd": str(tmp_path), "hold": "1"}
     wrong = {
         (("gpus", "99"),): "'GPUs' must be between 0 and 64, got 99",
-        (("gpus", "two"),): "GPUs: 'two' is not a whole number",
-        (("priority", "high"),): "priority: 'high' is not a whole number",
-        (("mem", "lots"),): "memory per GPU: invalid size 'lots'",
+        (("gpus", "two"),): "'GPUs': 'two' is not a whole number",
+        (("priority", "high"),): "'priority': 'high' is not a whole number",
+        (("mem", "lots"),): "'memory per GPU': invalid size 'lots'",
         (("gpus", "0"), ("only_gpus", "1")): "'only on GPUs' with 'GPUs' 0: a CPU-only job",
     }
     for fields, said in wrong.items():
@@ -255,11 +259,11 @@ def test_the_forms_name_the_wrong_field_by_its_label(shared_daemon: Herd, tmp_pa
     wrong = {
         (("gpus", "99"),): "'GPUs' must be between 0 and 64, got 99",
         (("retries", "-1"),): "'retries' must be 0 or more, got -1",
-        (("mem", "10"),): "memory per GPU: 10 is 10 bytes: give a unit",
-        (("ram", "lots"),): "host memory: invalid size 'lots'",
-        (("only_gpus", "a"),): "only on GPUs: invalid GPU index 'a'",
-        (("retry_delay", "soon"),): "retry delay: invalid duration 'soon'",
-        (("after_any", "x"),): "after any end of: invalid job id 'x'",
+        (("mem", "10"),): "'memory per GPU': 10 is 10 bytes: give a unit",
+        (("ram", "lots"),): "'host memory': invalid size 'lots'",
+        (("only_gpus", "a"),): "'only on GPUs': invalid GPU index 'a'",
+        (("retry_delay", "soon"),): "'retry delay': invalid duration 'soon'",
+        (("after_any", "x"),): "'after any end of': invalid job id 'x'",
         (("cwd", "/no/such/folder"),): (
             "working directory /no/such/folder does not exist: give the absolute path of an "
             "existing folder as 'working directory'"

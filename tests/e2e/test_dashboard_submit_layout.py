@@ -43,7 +43,7 @@ def test_more_options_open_on_an_error_in_them_and_fit_the_window(
     page.fill("input[name=timeout]", "forever")
     page.fill("input[name=after]", f"#{failed}")
     page.click("#submit-button")
-    expect(page.locator("#submit-error")).to_contain_text("timeout: invalid duration 'forever'")
+    expect(page.locator("#submit-error")).to_contain_text("'timeout': invalid duration 'forever'")
     expect(more).to_have_attribute("open", "")  # by itself: the page was drawn again
     expect(page.locator("input[name=timeout]")).to_be_visible()
     expect(page.locator("input[name=timeout]")).to_have_value("forever")

@@ -67,17 +67,17 @@ def test_every_job_of_the_form_gets_the_more_options(
 
 
 WRONG = [
-    ("ram", "lots", "host memory: invalid size 'lots'"),
-    ("ram", "0GiB", "host memory: invalid size '0GiB': must be greater than zero"),
-    ("retries", "two", "retries: 'two' is not a whole number"),
+    ("ram", "lots", "'host memory': invalid size 'lots'"),
+    ("ram", "0GiB", "'host memory': invalid size '0GiB': must be greater than zero"),
+    ("retries", "two", "'retries': 'two' is not a whole number"),
     ("retries", "-1", "'retries' must be 0 or more, got -1"),
-    ("retries", "99999999999999999999", "retries: 99999999999999999999 is too large (at most 2"),
-    ("retry_delay", "soon", "retry delay: invalid duration 'soon'"),
-    ("timeout", "forever", "timeout: invalid duration 'forever'"),
-    ("grace", "soon", "grace: invalid duration 'soon'"),
-    ("after", "abc", "after: invalid job id 'abc'"),
-    ("after_any", "x", "after any end of: invalid job id 'x'"),
-    ("after_fail", "99999999999999999999", "after a failure of: 99999999999999999999 is too"),
+    ("retries", "99999999999999999999", "'retries': 99999999999999999999 is too large (at most 2"),
+    ("retry_delay", "soon", "'retry delay': invalid duration 'soon'"),
+    ("timeout", "forever", "'timeout': invalid duration 'forever'"),
+    ("grace", "soon", "'grace': invalid duration 'soon'"),
+    ("after", "abc", "'after': invalid job id 'abc'"),
+    ("after_any", "x", "'after any end of': invalid job id 'x'"),
+    ("after_fail", "99999999999999999999", "'after a failure of': 99999999999999999999 is too"),
 ]
 
 

@@ -22,7 +22,7 @@ def _asked(herd: Herd, job_id: int) -> str:
     page = herd.page(f"/jobs/{job_id}")
     found = re.search(r'<span class="muted" id="job-requested">\(asked for (.*?)\)</span>', page)
     assert found, page[page.index("<dt>GPUs</dt>") :][:300]
-    return html.unescape(found.group(1))
+    return html.unescape(re.sub(r"<[^>]+>", "", found.group(1)))  # (its sizes kept whole)
 
 
 def _shown(herd: Herd, job_id: int) -> str:

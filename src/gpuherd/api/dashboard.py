@@ -115,11 +115,13 @@ async def jobs_list(request: Request) -> HTMLResponse:
     sweeps = views.sweep_names(service)
     draining = views.stopping(service) if ids else None
     cancelled = request.query_params.get("cancelled", "")
+    page = _jobs(request)
     return views.render(
         "jobs.html",
         path="/jobs",
         since=since,
-        page=_jobs(request),
+        page=page,
+        sweep_error=views.sweep_error(page, sweeps),
         submitted=ids,
         warnings=dashboard_submit.cancelled_warnings(service, ids, cancelled),
         missing=dashboard_submit.missing_script_warnings(
@@ -167,15 +169,20 @@ def _job(request: Request, job_id: int, with_logs: bool = True) -> dict[str, Any
         raise no_job(job_id)
     service = _service(request)
     job = service.show(job_id)
-    asked = request.query_params.get("attempt", "")
-    try:  # not a number: ignored, as other bad query values (`?page=x`)
+    asked = request.query_params.get("attempt", "").strip()
+    try:
         wanted = int(asked) if asked.isascii() and asked.isdigit() else None
     except ValueError:  # more digits than Python converts
         wanted = None
     number = wanted if wanted and 1 <= wanted <= job["attempt"] else job["attempt"]
-    # An attempt the job does not have (a link kept from another job, a URL typed): the
-    # latest is shown, as a page past the last points to the last, and the page says so.
-    missing = None if wanted is None or wanted == number else _no_such_attempt(job, wanted)
+    # An attempt the job does not have (a link kept from another job, a URL typed), or no
+    # number at all (`?attempt=x`, shown silently as if asked for): the latest is shown, as
+    # a page past the last points to the last, and the page says so.
+    missing = None
+    if wanted is None and asked:
+        missing = _no_such_attempt(job, asked)
+    elif wanted is not None and wanted != number:
+        missing = _no_such_attempt(job, wanted)
     logs: dict[str, dict[str, Any]] = {}
     for stream in ("stdout", "stderr"):
         note = None
@@ -231,8 +238,11 @@ def _chosen_file(job: dict[str, Any], stream: str, number: int) -> str | None:
     return chosen_file(ran, stream)
 
 
-def _no_such_attempt(job: dict[str, Any], wanted: int) -> str:
-    """`job 3 has no attempt 99: it has attempts 1-2, showing attempt 2`."""
+def _no_such_attempt(job: dict[str, Any], wanted: int | str) -> str:
+    """`job 3 has no attempt 99: it has attempts 1-2, showing attempt 2`; for a `wanted`
+    that is no number, `job 3 has no attempt 'x': ...`."""
+    if isinstance(wanted, str):
+        wanted = repr(wanted[:40])  # (a URL typed: its text, cut; bidi shown: job.html)
     numbers = [int(a["number"]) for a in job["attempts"]]
     if not numbers:
         return f"job {job['id']} has no attempt {wanted}: it has not started yet"

@@ -100,7 +100,7 @@ class SubmitForm:
         try:
             priority = fits("priority", whole(self.priority.strip() or "0"))
         except ValueError as exc:
-            raise HerdError(f"{SUBMIT_LABELS['priority']}: {exc}") from None
+            raise HerdError(f"'{SUBMIT_LABELS['priority']}': {exc}") from None
         given = {
             name: read_field(name, text, SUBMIT_LABELS)
             for name in ("only_gpus", "mem", *MORE_OPTIONS)
@@ -110,7 +110,7 @@ class SubmitForm:
         cwd = self.cwd.strip()
         if not os.path.isabs(cwd) or not os.path.isdir(cwd):  # said for a form, not the CLI
             raise HerdError(
-                f"working directory '{cwd}' is not a folder here: give the absolute path of "
+                f"'working directory': '{cwd}' is not a folder here: give the absolute path of "
                 "an existing folder on the daemon's machine"
             )
         env = {k: v for k, v in os.environ.items() if k != "GPUHERD_TOKEN"}
@@ -140,9 +140,9 @@ class SubmitForm:
                 "jobs held until then"
             )
         try:
-            return parse_begin(self.begin, time.time(), "begin time")
-        except ValueError as exc:
-            raise HerdError(str(exc)) from None
+            return parse_begin(self.begin, time.time(), "time")
+        except ValueError as exc:  # in the edit form's words (form_fields.read_field)
+            raise HerdError(f"'{SUBMIT_LABELS['begin']}': {exc}") from None
 
 
 def _env_pairs(text: str) -> dict[str, str]:
@@ -153,11 +153,11 @@ def _env_pairs(text: str) -> dict[str, str]:
             continue
         key, sep, value = line.strip().partition("=")
         if not sep:
-            raise HerdError(f"environment line '{line.strip()}': use NAME=VALUE")
+            raise HerdError(f"'environment changes': line '{line.strip()}': use NAME=VALUE")
         try:
             check_variable(key, value)
         except ValueError as exc:  # (not the line: a value may be 128 KiB)
-            raise HerdError(f"environment changes: {exc}") from None
+            raise HerdError(f"'environment changes': {exc}") from None
         pairs[key] = value
     return pairs
 

@@ -77,16 +77,16 @@ NOT_EMPTIED = {
 }
 """The fields every job has (`gpuherd edit --clear` takes none of them), said so when the
 edit form's box is emptied: read as text, an empty box said `GPUs: '' is not a whole number`
-or `grace: invalid duration ''`. (The submit page gives its blank GPUs 1 and leaves its blank
+or `'grace': invalid duration ''`. (The submit page gives its blank GPUs 1 and leaves its blank
 More options out.)"""
 
 
 def read_field(name: str, text: str, labels: Mapping[str, str]) -> Any:
     """The value of field `name` typed as `text`, or the error naming it by its box's label
-    in `labels` (`retries: 'x' is not a whole number`)."""
+    in `labels`, quoted as in_form_words quotes it (`'retries': 'x' is not a whole number`)."""
     if not text and name in NOT_EMPTIED:
-        raise HerdError(f"{labels[name]}: {NOT_EMPTIED[name]}")
+        raise HerdError(f"'{labels[name]}': {NOT_EMPTIED[name]}")
     try:
         return FIELD_READERS[name](text)
     except ValueError as exc:
-        raise HerdError(f"{labels[name]}: {exc}") from None
+        raise HerdError(f"'{labels[name]}': {exc}") from None

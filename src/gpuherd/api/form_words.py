@@ -1,7 +1,8 @@
 """The dashboard's forms say what is wrong in their own words: a field by the label its box
-has on the page (`'GPUs' must be ...`, `only on GPUs: ...`), never by the API's name and the
-CLI's option that the daemon's messages give it (`gpus (--gpus)`, submission_text.field),
-which a form's user never typed."""
+has on the page, always quoted (`'GPUs' must be ...`, `'only on GPUs': ...`: form_fields
+quotes the label before a reader's refusal, as the daemon's lines are quoted here), never by
+the API's name and the CLI's option that the daemon's messages give it (`gpus (--gpus)`,
+submission_text.field), which a form's user never typed."""
 
 from __future__ import annotations
 

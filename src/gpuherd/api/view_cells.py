@@ -3,6 +3,7 @@ to wrap only where a narrow table can afford it."""
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 
 from markupsafe import Markup, escape
@@ -52,3 +53,19 @@ def thousands(n: int) -> str:
     """A count as the pages print it, grouped by thousands: 10504 -> "10,504" (as the CLI's
     sweep lines do). Ids are not counts: a job's number is written as it is typed."""
     return f"{n:,}"
+
+
+_SIZE = re.compile(r"\b\d+(?:\.\d+)? (?:B|KiB|MiB|GiB|TiB|PiB|EiB)\b")
+"""A size as format_size writes it: `1.0 GiB`, `512 B`."""
+
+
+def sizes_whole(text: str) -> Markup:
+    """`text` with each size in it kept on one line (a span that does not wrap): on a 390-px
+    job page the "asked for" line broke `1.0 GiB` between number and unit. The text itself
+    (the CLI's, what a copy finds) keeps its plain spaces."""
+    out, last = Markup(), 0
+    for found in _SIZE.finditer(text):
+        out += escape(text[last : found.start()])
+        out += Markup('<span class="nowrap">{}</span>').format(found.group(0))
+        last = found.end()
+    return out + escape(text[last:])

@@ -123,7 +123,8 @@ def environment() -> Environment:
         duration=format_duration,
         flat=flat_command,
         metric=views_sweeps.metric_text,
-        requested=requested_text,  # a job page's "asked for", in `gpuherd show`'s words
+        # a job page's "asked for", in `gpuherd show`'s words, its sizes kept whole
+        requested=lambda job: view_cells.sizes_whole(requested_text(job)),
     )
     env.globals.update(
         version=__version__,
@@ -188,23 +189,29 @@ class JobFilter:
     unknown_states: tuple[str, ...] = ()
     """`?state=` values that name no state: ignored, and the page says so (a mistyped link,
     `state=runing`, listed every job as if filtered)."""
+    bad_page: str = ""
+    """A `?page=` that is no page number (`abc`, `0`): page 1 is shown, and the page says so
+    (it was shown silently, as if asked for)."""
 
     @classmethod
     def from_query(cls, params: QueryParams) -> JobFilter:
         asked = dict.fromkeys(s.strip().lower() for s in params.getlist("state") if s.strip())
         states = tuple(s for s in asked if s in STATE_ORDER)
+        typed = params.get("page", "").strip()
         try:
-            page = max(1, min(int(params.get("page", "1")), MAX_PAGE))
+            page = min(int(typed or "1"), MAX_PAGE)
         except ValueError:
-            page = 1
+            page = 0
+        bad_page = typed if page < 1 else ""  # `page=abc`, `page=0`: page 1, said (page_error)
         return cls(
             states=states,
             project=params.get("project", "").strip(),
             sweep=params.get("sweep", "").strip(),
             text=params.get("q", "").strip(),
             since=params.get("since", "").strip(),
-            page=page,
+            page=max(1, page),
             unknown_states=tuple(s for s in asked if s not in STATE_ORDER),
+            bad_page=bad_page,
         )
 
     def state_error(self) -> str | None:
@@ -216,6 +223,12 @@ class JobFilter:
         shown = f"{', '.join(self.states)} jobs" if self.states else "jobs of any state"
         known = ", ".join(STATE_ORDER)  # (the HTTP API's words: api/jobs.py)
         return f"unknown state{plural} {words}: use one of {known}; showing {shown}"
+
+    def page_error(self) -> str | None:
+        """Why `?page=` was not read, in one line (as an unknown state's)."""
+        if not self.bad_page:
+            return None
+        return f"page {self.bad_page!r} is no page number: use 1 or more; showing page 1"
 
     @property
     def active(self) -> bool:
@@ -312,6 +325,23 @@ def jobs_page(service: Service, f: JobFilter, size: int = PAGE_SIZE) -> JobPage:
 def sweep_names(service: Service) -> list[str]:
     """The sweeps' names for the jobs page's sweep filter (names only: no table is built)."""
     return [row.name for row in service.store.list_sweeps()]
+
+
+SWEEPS_NAMED = 5
+"""The sweeps a `?sweep=` of no sweep names as the ones there are (the rest: /sweeps)."""
+
+
+def sweep_error(page: JobPage, sweeps: Sequence[str]) -> str | None:
+    """Why a `?sweep=` page lists no job when no sweep has that name: it said `No job
+    matches this filter`, as if the sweep were there and empty. (A sweep removed whose jobs
+    are kept still lists them: nothing is said then.)"""
+    name = page.filter.sweep
+    if not name or page.total or name in sweeps:
+        return None
+    if not sweeps:
+        return f"no sweep {name!r}: there are no sweeps yet"
+    listed = ", ".join(sweeps[:SWEEPS_NAMED]) + (", …" if len(sweeps) > SWEEPS_NAMED else "")
+    return f"no sweep {name!r}: the sweeps are {listed}"
 
 
 # ---- the overview --------------------------------------------------------------------------
