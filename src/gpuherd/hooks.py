@@ -33,7 +33,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from gpuherd.broadcast import Change
-from gpuherd.core.model import Job
+from gpuherd.core.model import Attempt, Job
 from gpuherd.core.states import ACTIVE_STATES, FINISHED_STATES
 from gpuherd.core.text import one_line
 from gpuherd.engine import Engine
@@ -83,12 +83,22 @@ eval "$__gpuherd_hook"
 
 
 def hook_env(
-    base: Mapping[str, str], job: Job, attempt_dir: str, job_dir: str, left: int
+    base: Mapping[str, str],
+    job: Job,
+    attempt_dir: str,
+    job_dir: str,
+    left: int,
+    last: Attempt | None = None,
 ) -> dict[str, str]:
-    """The daemon's environment and what the hook is told of the job (docs: Notifications)."""
+    """The daemon's environment and what the hook is told of the job (docs: Notifications).
+    `last`, the job's last attempt, tells the GPUs and time of a job that no longer carries
+    them: one cancelled while it waited to retry (its run was put back) had empty ones."""
     outcome = job.outcome
     env = {k: v for k, v in base.items() if k != "GPUHERD_TOKEN"}
-    seconds = (job.ended_at or 0) - job.started_at if job.started_at and job.ended_at else 0
+    gpus, started, ended = job.gpus, job.started_at, job.ended_at
+    if started is None and last is not None:
+        gpus, started, ended = last.gpus, last.started_at, last.ended_at
+    seconds = ended - started if started and ended else 0
     env.update(
         GPUHERD_JOB_ID=str(job.id),
         GPUHERD_JOB_NAME=job.spec.name or "",
@@ -102,13 +112,27 @@ def hook_env(
         GPUHERD_JOB_PROJECT=job.spec.project or "",
         GPUHERD_JOB_SWEEP=job.spec.sweep or "",
         GPUHERD_JOB_SECONDS=f"{max(0.0, seconds):.1f}",
-        GPUHERD_JOB_GPUS=",".join(str(i) for i in job.gpus),
+        GPUHERD_JOB_GPUS=",".join(str(i) for i in gpus),
         GPUHERD_ATTEMPT=str(job.attempt),
         GPUHERD_JOB_DIR=job_dir,
         GPUHERD_ATTEMPT_DIR=attempt_dir,
         GPUHERD_JOBS_LEFT=str(left),
     )
     return env
+
+
+_FIX_HOOK = "gpuherd config get on-end shows it; gpuherd config set on-end none turns it off"
+_NOT_RUN = {
+    126: f": its shell could not run the command (not executable?); {_FIX_HOOK}",
+    127: f": its shell did not find the command (a script removed or moved?); {_FIX_HOOK}",
+}
+"""What the hook's shell's own exit codes mean, added to daemon.log's line: every job's end
+logged a bare `exited 127` once the hook's script was removed."""
+
+
+def _last_attempt(store: Store, job: Job) -> Attempt | None:
+    """The record of the job's last attempt (its number), if there is one."""
+    return next((a for a in store.attempts(job.id) if a.number == job.attempt), None)
 
 
 class EndHooks:
@@ -220,6 +244,7 @@ class EndHooks:
             str(layout.attempt_dir(job, job.attempt)),
             str(layout.job_dir(job)),
             store.count_jobs(tuple(ACTIVE_STATES)),
+            None if job.started_at else _last_attempt(store, job),
         )
         self._waiting.append((command, job, env))
         self._start_waiting()
@@ -295,10 +320,11 @@ class EndHooks:
             code = 0  # reaped elsewhere: nothing to say of it
         if code != 0 and pid not in self._killed:
             log.warning(
-                "on-end hook for job %d %s (its output is in %s)",
+                "on-end hook for job %d %s (its output is in %s)%s",
                 job_id,
                 f"exited {code}" if code > 0 else f"died of signal {-code}",
                 self.log_path,
+                _NOT_RUN.get(code, ""),
             )
         self._killed.discard(pid)
         self._start_waiting()

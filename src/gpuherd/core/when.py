@@ -44,9 +44,9 @@ def parse_begin(text: str, now: float, name: str = "time") -> float:
         return now + seconds
     moment = _time_of_day(value, now, f"invalid {name} {text!r}", _HELP)
     if moment is not None:
-        if moment.timestamp() <= now:
+        if local_timestamp(moment) <= now:
             moment += timedelta(days=1)
-        return moment.timestamp()
+        return local_timestamp(moment)
     return _date_time(value, f"invalid {name} {text!r}", _HELP)
 
 
@@ -81,10 +81,30 @@ def parse_since(text: str, now: float, name: str = "time") -> float:
             raise ValueError(f"{bad}: {why}") from None
     moment = _time_of_day(value, now, bad, _SINCE_HELP)
     if moment is not None:
-        if moment.timestamp() > now:
+        if local_timestamp(moment) > now:
             moment -= timedelta(days=1)
-        return moment.timestamp()
+        return local_timestamp(moment)
     return _date_time(value, bad, _SINCE_HELP)
+
+
+def local_timestamp(moment: datetime) -> float:
+    """Epoch seconds of `moment` (naive: local time). A local time the clock skips (02:30 of
+    a night it goes from 02:00 to 03:00 for summer time) is the moment of the jump, when the
+    clock shows 03:00, as cron runs what falls in the skipped hour: Python's own reading of
+    it, 03:30, started a `--begin 02:30` job after a `--begin 03:00` one."""
+    at = moment.timestamp()  # (fold 0: in the skipped hour, read as the clock before it)
+    if moment.tzinfo is not None:
+        return at
+    try:
+        before = moment.replace(fold=1).timestamp()  # later than `at` for a time seen twice
+    except (ValueError, OverflowError, OSError):  # next to the year 1 or 9999: no jump there
+        return at
+    if before >= at:  # a time the clock shows once, or twice (the first: fold 0)
+        return at
+    while at - before > 0.01:  # the wall clock is below `moment` up to the jump, past it after
+        middle = (before + at) / 2
+        before, at = (middle, at) if datetime.fromtimestamp(middle) < moment else (before, middle)
+    return float(round(at))
 
 
 def _time_of_day(value: str, now: float, bad: str, help_text: str) -> datetime | None:
@@ -101,11 +121,24 @@ def _time_of_day(value: str, now: float, bad: str, help_text: str) -> datetime |
     )
 
 
+_NO_SUCH = re.compile(
+    r"(month|day|hour|minute|second) (must be in [\d.]+|is out of range for month)"
+)
+"""datetime's words for a part of a date or time that has no such value (2026-02-30)."""
+
+
 def _date_time(value: str, bad: str, help_text: str) -> float:
     """`value` as a date, or a date and time (local time unless it gives an offset)."""
     try:
-        at = datetime.fromisoformat(value).timestamp()  # naive = local time
-    except (ValueError, OverflowError, OSError):
+        at = local_timestamp(datetime.fromisoformat(value))  # naive = local time
+    except ValueError as exc:
+        # Written as a date, but no such day or hour (2026-02-30, 24:00): say which part,
+        # as `25:00` is told `no such time of day`; it was told only the forms, which it had.
+        why = str(exc)
+        if not _NO_SUCH.fullmatch(why):
+            raise ValueError(f"{bad}: {help_text}") from None
+        raise ValueError(f"{bad}: no such date or time ({why}); {help_text}") from None
+    except (OverflowError, OSError):
         raise ValueError(f"{bad}: {help_text}") from None
     if not math.isfinite(at):
         raise ValueError(f"{bad}: {help_text}")
