@@ -29,6 +29,10 @@ from gpuherd.store_rows import LARGEST
 _PREFIX = "config."
 AUTO = "auto"
 """A value that means the setting's default where the daemon runs (`cpu-jobs auto`)."""
+DEFAULT = "default"
+"""The value that puts any setting back to its default, kept as such (`config unset NAME`
+sets it): `reserve-after`, `retries` and others have no `auto`, and their default was only
+to be had by knowing it and setting it."""
 
 
 def _fraction(text: str) -> float:
@@ -275,7 +279,7 @@ def load_policy(store: Store, defaults: Policy) -> Policy:
     policy = defaults
     for name, setting in SETTINGS.items():
         raw = store.get_setting(_PREFIX + name)
-        if raw is not None:
+        if raw is not None and raw.strip().lower() != DEFAULT:
             try:
                 policy = _with(policy, setting, (setting.load or setting.parse)(raw), defaults)
             except ValueError:
@@ -316,6 +320,9 @@ def change(store: Store, policy: Policy, name: str, value: str, defaults: Policy
     setting = SETTINGS.get(name)
     if setting is None:
         raise unknown_setting(name, SETTINGS)
+    if value.strip().lower() == DEFAULT:
+        store.set_setting(_PREFIX + name, DEFAULT)
+        return replace(policy, **{setting.field: getattr(defaults, setting.field)})
     # `config set on-end "$HOOK"` with HOOK unset is not an order to turn the hook off, as
     # `edit --name ""` is no name (the others' parse already refuses an empty value).
     if setting.off is not None and not value.strip():

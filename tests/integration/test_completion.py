@@ -20,7 +20,9 @@ import click
 import pytest
 
 from conftest import Herd
+from gpuherd.cli.config_cmds import VALUE_WORDS
 from gpuherd.cli.main import COMMAND_TABLE
+from gpuherd.config import SETTINGS
 
 BIN = Path(sys.executable).parent
 FINISHED = ["cancelled", "failed", "killed", "lost", "succeeded"]
@@ -215,6 +217,19 @@ def test_sweep_names(shared_daemon: Herd, jobs: dict[str, int]) -> None:
 def test_setting_names(shared_daemon: Herd) -> None:
     assert values(shared_daemon, "gpuherd config get keep-") == ["keep-free", "keep-ram"]
     assert values(shared_daemon, "gpuherd config set max-r") == ["max-running"]
+    assert values(shared_daemon, "gpuherd config unset reserve") == ["reserve-after"]
+
+
+def test_a_settings_words_are_offered_after_its_name(herd: Herd) -> None:
+    """`config set foreign <Tab>` offered nothing: its four modes were to be read in the
+    table's help. The words need no daemon; each is one the setting takes."""
+    assert values(herd, "gpuherd config set foreign ") == [*VALUE_WORDS["foreign"], "default"]
+    assert values(herd, "gpuherd config set cpu-jobs a") == ["auto"]
+    assert values(herd, "gpuherd config set retries ") == ["default"]
+    assert values(herd, "gpuherd config set grace auto ") == []  # (one value)
+    for name, words in VALUE_WORDS.items():
+        for word in words:
+            SETTINGS[name].parse(word)  # (raises on a word it does not take)
 
 
 def test_without_a_daemon_nothing_is_offered_and_nothing_said(herd: Herd) -> None:

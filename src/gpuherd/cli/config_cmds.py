@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import click
 
@@ -20,7 +21,8 @@ from gpuherd.typed_name import typed_name
 @json_option()
 @click.pass_context
 def config(ctx: click.Context, as_json: bool) -> None:
-    """Daemon settings: list them, `get NAME`, or `set NAME VALUE` (kept across restarts)."""
+    """Daemon settings: list them, `get NAME`, `set NAME VALUE` (kept across restarts), or
+    `unset NAME` (back to its default)."""
     if ctx.invoked_subcommand is not None:
         return
     settings = Client().get("/config")["settings"]
@@ -81,11 +83,33 @@ def get(name: str) -> None:
     click.echo(settings[name]["value"])
 
 
+VALUE_WORDS = {
+    "foreign": ("auto", "memory", "exclusive", "ignore"),
+    "max-running": ("none",),
+    "cpu-jobs": ("auto", "none"),
+    "project-limits": ("none",),
+    "grace": ("auto",),
+    "on-end": ("none",),
+    "max-log-size": ("none",),
+}
+"""The words a setting takes beside its numbers, sizes and durations, offered on Tab after
+its name (config.py reads them; its tests check each is taken); `default` goes with all."""
+
+
+def _value_words(ctx: click.Context, _param: click.Parameter, incomplete: str) -> list[Any]:
+    from click.shell_completion import CompletionItem
+
+    if ctx.params.get("words"):  # (a setting takes one value)
+        return []
+    words = (*VALUE_WORDS.get(ctx.params.get("name") or "", ()), "default")
+    return [CompletionItem(word) for word in words if word.startswith(incomplete)]
+
+
 # A value may start with "-" (`set retries -1`, `set keep-free -5%`): read as the value,
 # for the daemon to refuse in its words, not as an unknown option.
 @config.command(name="set", context_settings={"ignore_unknown_options": True})
 @click.argument("name", shell_complete=completes("settings"))
-@click.argument("words", metavar="VALUE", nargs=-1, required=True)
+@click.argument("words", metavar="VALUE", nargs=-1, required=True, shell_complete=_value_words)
 def set_(name: str, words: tuple[str, ...]) -> None:
     """Change a setting; the daemon uses it at once."""
     if len(words) > 1:  # click said `Got unexpected extra argument (h=2)`
@@ -118,6 +142,17 @@ def set_(name: str, words: tuple[str, ...]) -> None:
         for hint in hints:
             if hint is not None:
                 click.echo(prefixed("warning", f"on-end: {hint}"), err=True)
+
+
+@config.command()
+@click.argument("name", shell_complete=completes("settings"))
+def unset(name: str) -> None:
+    """Put a setting back to its default (as set NAME default)."""
+    from gpuherd.config import DEFAULT
+
+    with checked_by_daemon():  # (an unknown NAME is refused in the daemon's words)
+        answer = Client().post("/config", {"name": name, "value": DEFAULT})
+    click.echo(f"{one_line(answer['message'])} (its default)")
 
 
 COMMANDS = [config]

@@ -26,6 +26,10 @@ _GPU_ENABLE = (
     "gpuherd gpus enable INDEX uses a drained GPU again (Slurm's scontrol update state=resume)"
 )
 
+_RM_OR_KILL = (
+    "gpuherd rm IDS removes jobs that are not running, gpuherd kill IDS stops running ones"
+)
+
 THEIR_COMMANDS = {
     TOP: {
         "add": "gpuherd submit -- CMD queues a command (pueue's add; gpulimit's add, where a "
@@ -86,6 +90,11 @@ THEIR_COMMANDS = {
         "and exits with its exit status (Slurm's srun)",
         "sinfo": "gpuherd gpus lists the GPUs and the jobs on them, gpuherd daemon status the "
         "daemon (Slurm's sinfo)",
+        # Words of no one tool, but of habit: click guessed 'release' for `delete`.
+        "delete": _RM_OR_KILL,
+        "del": _RM_OR_KILL,
+        "stop": "gpuherd kill IDS stops jobs, gpuherd pause IDS pauses them (SIGSTOP), "
+        "gpuherd daemon stop stops the daemon",
     },
     # Not another tool's, but the habit of `gpuherd rm` and of rm(1).
     "gpus": {
@@ -181,7 +190,14 @@ def option_hint(command: str | None, option: str) -> str | None:
 def program_hint(words: Sequence[str]) -> str | None:
     """`No such command 'python': gpuherd submit -- python train.py queues it ...` for a
     command typed where gpuherd's go, as task-spooler queues `tsp python train.py` (and gflow
-    `gbatch python train.py`); None when its first word names no program nor file."""
+    `gbatch python train.py`); None when its first word names no program nor file. Another
+    tool's own name first (`pueue add -- CMD`, `tsp -S 4`), installed or not, is answered
+    with what its words are called here (other_tools_names.py)."""
+    from gpuherd.cli.other_tools_names import tool_hint
+
+    theirs = tool_hint(words)
+    if theirs is not None:
+        return theirs
     program, *rest = words
     if shutil.which(program) is None:
         if not os.path.isfile(program):

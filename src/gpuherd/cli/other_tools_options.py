@@ -113,6 +113,11 @@ _SIGNAL = (
 _LOG_JSON = (
     "gpuherd show ID --json gives a job's fields, gpuherd log ID its output (pueue's log {})"
 )
+# Slurm's CPU count: gpuherd hands out GPUs (and --ram), not CPUs.
+_CPUS = (
+    "leave it out: gpuherd neither counts nor limits a job's CPUs; --gpus 0 makes a CPU-only "
+    "job, gpuherd config set cpu-jobs N caps how many of those run (Slurm's {})"
+)
 # gflow (gbatch) waits with --depends-on for a job's success; @ is the job submitted last.
 _GFLOW_AFTER = "--after IDS: once they all succeeded; last for gflow's @ (gflow's {})"
 
@@ -180,6 +185,18 @@ THEIR_OPTIONS = {
         "(Slurm's --nice)",
         "--gres": "--gpus N (Slurm's --gres=gpu:N)",
         "--chdir": "--cwd DIR (Slurm's --chdir)",
+        "--nodelist": "--only-gpus 0,2: the job runs only on those GPUs of this machine "
+        "(Slurm's --nodelist names nodes)",
+        "--partition": "leave it out: a daemon has one queue, of this machine's GPUs; --project "
+        "NAME groups jobs, gpuherd config set project-limits NAME=N caps a group (Slurm's "
+        "--partition)",
+        "--cpus-per-task": _CPUS.format("--cpus-per-task"),
+        "-c": _CPUS.format("-c"),
+        "--gpus-per-node": "--gpus N (Slurm's --gpus-per-node)",
+        "--gpus-per-task": "--gpus N (Slurm's --gpus-per-task)",
+        "--mem-per-gpu": "--mem SIZE, the GPU memory it needs on each GPU (Slurm's --mem-per-gpu)",
+        "--ntasks": "leave it out: a job is one command, which starts its own processes, as "
+        "torchrun --nproc_per_node N does (Slurm's --ntasks)",
         "--array": "gpuherd sweep './job.sh {i}' -p i $(seq 0 99) --max-parallel 4 runs a job "
         "per value, 4 at a time, {i} standing for $SLURM_ARRAY_TASK_ID (Slurm's --array=0-99%4, "
         "gflow's --array 0-99); a script that reads the index from the variable gets it so: "
