@@ -312,6 +312,21 @@ class Herd:
         finally:
             conn.close()
 
+    def request(
+        self, method: str, path: str, body: str | None = None
+    ) -> tuple[int, dict[str, str], bytes]:
+        """A raw HTTP request over the home's socket, `body` sent as written (as JSON): its
+        status, headers (lower-case names) and body, for what the Client would not send."""
+        conn = UnixConnection(self.client.socket_path, timeout=15)
+        try:
+            headers = {} if body is None else {"Content-Type": "application/json"}
+            conn.request(method, path, body=body, headers=headers)
+            response = conn.getresponse()
+            heads = {k.lower(): v for k, v in response.headers.items()}
+            return response.status, heads, response.read()
+        finally:
+            conn.close()
+
     def job(self, job_id: int) -> dict[str, Any]:
         return dict(self.client.get(f"/jobs/{job_id}"))
 
@@ -587,6 +602,16 @@ def started_once(factory: pytest.TempPathFactory, *options: str) -> Iterator[Her
         yield herd
     finally:
         herd.cleanup()
+
+
+@contextmanager
+def paused_with_a_held_job(factory: pytest.TempPathFactory) -> Iterator[Herd]:
+    """A module's daemon (2 fake GPUs) whose queue is paused, job 1 held: for requests that
+    must change nothing, checked against a queue that stays as it is."""
+    with started_once(factory, "--fake-gpus", "2") as herd:
+        herd.cli("pause")
+        herd.submit("--hold", "--", "true")
+        yield herd
 
 
 @pytest.fixture(scope="module")

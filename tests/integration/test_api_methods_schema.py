@@ -10,29 +10,13 @@ from typing import Any
 
 import pytest
 
-from conftest import Herd, UnixConnection
-
-
-def send(herd: Herd, method: str, path: str) -> tuple[int, dict[str, str], bytes]:
-    conn = UnixConnection(herd.client.socket_path, timeout=15)
-    try:
-        conn.request(method, path)
-        response = conn.getresponse()
-        return response.status, {k.lower(): v for k, v in response.headers.items()}, response.read()
-    finally:
-        conn.close()
+from conftest import Herd, UnixConnection, paused_with_a_held_job
 
 
 @pytest.fixture(scope="module")
 def herd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Herd]:
-    herd = Herd(tmp_path_factory.mktemp("methods") / "home")
-    try:
-        herd.start("--fake-gpus", "2")
-        herd.cli("pause")
-        herd.submit("--hold", "--", "true")
+    with paused_with_a_held_job(tmp_path_factory) as herd:
         yield herd
-    finally:
-        herd.cleanup()
 
 
 WRONG_METHODS = [
@@ -56,7 +40,7 @@ def test_a_wrong_method_is_a_405_naming_the_methods_to_use(
     herd: Herd, method: str, path: str, allow: str, use: str
 ) -> None:
     before = herd.client.get("/jobs", all=True)
-    status, headers, body = send(herd, method, path)
+    status, headers, body = herd.request(method, path)
     assert status == 405, body
     assert headers["allow"] == allow
     line = f"{method} is not allowed on {path}: {use} (/openapi.json describes it)"
@@ -66,23 +50,23 @@ def test_a_wrong_method_is_a_405_naming_the_methods_to_use(
 
 def test_a_path_no_route_takes_is_a_404_or_its_own_refusal(herd: Herd) -> None:
     # No method takes `abc` there (no job id, no verb): no such endpoint, not a 405.
-    status, headers, body = send(herd, "DELETE", "/api/v1/jobs/abc")
+    status, headers, body = herd.request("DELETE", "/api/v1/jobs/abc")
     assert (status, json.loads(body)) == (
         404,
         {"error": "no such endpoint: DELETE /api/v1/jobs/abc (/openapi.json lists them)"},
     )
     assert "allow" not in headers
     # The right method with a bad value is still that value's refusal.
-    status, _, body = send(herd, "GET", "/api/v1/jobs/abc")
+    status, _, body = herd.request("GET", "/api/v1/jobs/abc")
     assert status == 422
     assert json.loads(body)["error"].startswith("invalid request: path.job_id: ")
-    status, _, body = send(herd, "HEAD", "/api/v1/jobs/kill")
+    status, _, body = herd.request("HEAD", "/api/v1/jobs/kill")
     assert (status, body) == (405, b"")
 
 
 @pytest.fixture(scope="module")
 def schema(herd: Herd) -> dict[str, Any]:
-    status, _, body = send(herd, "GET", "/openapi.json")
+    status, _, body = herd.request("GET", "/openapi.json")
     assert status == 200
     answer: dict[str, Any] = json.loads(body)
     return answer
@@ -102,7 +86,7 @@ def test_the_schema_describes_errors_as_they_are_answered(
             assert responses["422"]["content"] == error, (method, path)
             assert responses["default"]["content"] == error, (method, path)
     # what a 422 of an endpoint with no parameters looks like: that Error
-    status, _, body = send(herd, "POST", "/api/v1/queue/pause?x=1")
+    status, _, body = herd.request("POST", "/api/v1/queue/pause?x=1")
     assert status == 422 and set(json.loads(body)) == {"error"}
 
 
@@ -121,7 +105,7 @@ def test_the_schema_says_the_streams_are_event_streams(herd: Herd, schema: dict[
     for path in ("/api/v1/events", "/api/v1/jobs/{job_id}/log/follow"):
         content = schema["paths"][path]["get"]["responses"]["200"]["content"]
         assert list(content) == ["text/event-stream"], path
-    status, headers, _ = send(herd, "HEAD", "/api/v1/events")
+    status, headers, _ = herd.request("HEAD", "/api/v1/events")
     assert status == 200 and headers["content-type"].startswith("text/event-stream")
 
 
@@ -182,13 +166,13 @@ def test_a_body_that_cannot_be_read_is_a_422_saying_why(
 def test_a_query_value_given_twice_is_refused_not_dropped(
     herd: Herd, query: str, name: str
 ) -> None:
-    status, _, body = send(herd, "GET", query)
+    status, _, body = herd.request("GET", query)
     line = f"invalid request: query.{name}: given 2 times: give it once"
     assert (status, json.loads(body)) == (422, {"error": line})
 
 
 def test_a_repeatable_query_parameter_still_repeats(herd: Herd) -> None:
-    status, _, body = send(herd, "GET", "/api/v1/jobs?state=held&state=RUNNING&ids_only=true")
+    status, _, body = herd.request("GET", "/api/v1/jobs?state=held&state=RUNNING&ids_only=true")
     assert status == 200 and json.loads(body)["ids"] == [1]
-    status, _, body = send(herd, "GET", "/api/v1/jobs/wait?ids=1&ids=1&timeout=0")
+    status, _, body = herd.request("GET", "/api/v1/jobs/wait?ids=1&ids=1&timeout=0")
     assert status == 200 and json.loads(body)["states"] == {"1": "held"}

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from conftest import Herd, UnixConnection
+from conftest import Herd, paused_with_a_held_job
 
 HUGE = "99999999999999999999"
 AT_MOST = "is too large (at most 2**63 - 1)"
@@ -19,29 +19,15 @@ AT_MOST = "is too large (at most 2**63 - 1)"
 def send(herd: Herd, method: str, path: str, body: Any = None) -> tuple[int, dict[str, str], str]:
     """The status, headers and `error` line of a request to /api/v1`path`; `body`, JSON text
     (a str: sent as written, so that 1e400 and 2**64 reach the daemon as such)."""
-    conn = UnixConnection(herd.client.socket_path, timeout=15)
-    try:
-        sent = body if body is None or isinstance(body, str) else json.dumps(body)
-        headers = {} if sent is None else {"Content-Type": "application/json"}
-        conn.request(method, "/api/v1" + path, body=sent, headers=headers)
-        response = conn.getresponse()
-        answer = json.loads(response.read())
-        heads = {k.lower(): v for k, v in response.headers.items()}
-        return response.status, heads, str(answer.get("error"))
-    finally:
-        conn.close()
+    sent = body if body is None or isinstance(body, str) else json.dumps(body)
+    status, heads, answer = herd.request(method, "/api/v1" + path, sent)
+    return status, heads, str(json.loads(answer).get("error"))
 
 
 @pytest.fixture(scope="module")
 def herd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Herd]:
-    herd = Herd(tmp_path_factory.mktemp("words") / "home")
-    try:
-        herd.start("--fake-gpus", "2")
-        herd.cli("pause")
-        herd.submit("--hold", "--", "true")
+    with paused_with_a_held_job(tmp_path_factory) as herd:
         yield herd
-    finally:
-        herd.cleanup()
 
 
 def jobs(herd: Herd) -> Any:

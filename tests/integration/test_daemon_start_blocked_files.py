@@ -6,16 +6,12 @@ directory: '/home/me/.local/share/gpuherd/daemon.lock'`: not what was wrong, nor
 
 from __future__ import annotations
 
-import errno
-import os
 import shlex
 import subprocess
-from pathlib import Path
 
 import pytest
 
 from conftest import Herd
-from gpuherd import daemon
 
 
 def refused(herd: Herd) -> str:
@@ -67,49 +63,6 @@ def test_a_dangling_link_as_the_lock_is_named_with_the_way_out(herd: Herd) -> No
     )
     run_the_advice(said)
     herd.start("--fake-gpus", "2")
-
-
-@pytest.mark.parametrize(
-    ("failure", "said"),
-    [
-        (  # an immutable daemon.lock (chattr +i), or one of another user's (not as root)
-            PermissionError(errno.EPERM, os.strerror(errno.EPERM), "/x/daemon.lock"),
-            "cannot write /x/daemon.lock (Operation not permitted): make it yours and "
-            "writable (`ls -l /x/daemon.lock` shows whose it is; `lsattr` shows an immutable "
-            "one), or point GPUHERD_HOME at a folder of yours; then `gpuherd daemon start` "
-            "again",
-        ),
-        (
-            OSError(errno.EROFS, os.strerror(errno.EROFS), "/x/daemon.lock"),
-            "cannot write /x/daemon.lock: its disk is read-only: remount it read-write, or "
-            "point GPUHERD_HOME at a folder on a writable disk; then `gpuherd daemon start` "
-            "again",
-        ),
-        (
-            NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), "/x/run/herd.sock"),
-            "cannot open /x/run/herd.sock: a file stands where a folder should be on its path: "
-            "move that file aside, then `gpuherd daemon start` again",
-        ),
-        (
-            OSError(errno.EIO, os.strerror(errno.EIO), "/x/daemon.lock"),
-            "cannot use /x/daemon.lock (Input/output error): fix it or move it aside, then "
-            "`gpuherd daemon start` again",
-        ),
-    ],
-)
-def test_other_failures_on_a_file_say_what_to_do(
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-    failure: OSError,
-    said: str,
-) -> None:
-    def serve(*args: object) -> None:
-        raise failure
-
-    monkeypatch.setattr(daemon, "serve", serve)
-    assert daemon.main(["--home", str(tmp_path)]) == 1
-    assert capsys.readouterr().err == f"gpuherd daemon: {said}\n"
 
 
 def test_a_folder_at_the_database_is_named_with_the_way_out(herd: Herd) -> None:

@@ -32,6 +32,29 @@ from gpuherd import daemon
             "(`ls -l /x/daemon.lock` shows whose it is; `lsattr` shows an immutable one), or "
             "point GPUHERD_HOME at a folder of yours; then `gpuherd daemon start` again",
         ),
+        (  # an immutable daemon.lock (chattr +i), or one of another user's (not as root)
+            PermissionError(errno.EPERM, os.strerror(errno.EPERM), "/x/daemon.lock"),
+            "cannot write /x/daemon.lock (Operation not permitted): make it yours and "
+            "writable (`ls -l /x/daemon.lock` shows whose it is; `lsattr` shows an immutable "
+            "one), or point GPUHERD_HOME at a folder of yours; then `gpuherd daemon start` "
+            "again",
+        ),
+        (
+            OSError(errno.EROFS, os.strerror(errno.EROFS), "/x/daemon.lock"),
+            "cannot write /x/daemon.lock: its disk is read-only: remount it read-write, or "
+            "point GPUHERD_HOME at a folder on a writable disk; then `gpuherd daemon start` "
+            "again",
+        ),
+        (
+            NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), "/x/run/herd.sock"),
+            "cannot open /x/run/herd.sock: a file stands where a folder should be on its path: "
+            "move that file aside, then `gpuherd daemon start` again",
+        ),
+        (
+            OSError(errno.EIO, os.strerror(errno.EIO), "/x/daemon.lock"),
+            "cannot use /x/daemon.lock (Input/output error): fix it or move it aside, then "
+            "`gpuherd daemon start` again",
+        ),
     ],
 )
 def test_a_start_that_fails_on_a_file_says_where_and_what_to_do(
