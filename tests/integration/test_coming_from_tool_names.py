@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -93,3 +95,43 @@ def test_what_the_answers_name_does_the_tools_job(daemon: Herd, tmp_path: Path) 
     job = int(daemon.cli(submit, "-q", *command).stdout.split()[0])
     daemon.wait_state(job, "succeeded")
     assert daemon.cli("log", str(job)).stdout == "queued by pueue's words\n"
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["pueue", "kill", "--all"], "'pueue': gpuherd kill $(gpuherd ls -q) stops every job ("),
+        (["pueue", "kill", "-a"], "'pueue': gpuherd kill $(gpuherd ls -q) stops every job ("),
+        (["gpulimit", "kill", "all"], "'gpulimit': gpuherd kill $(gpuherd ls -q) stops every"),
+        (["gpulimitc", "log", "main"], "'gpulimitc': gpuherd daemon log shows the daemon's own"),
+        (["pueue", "wait", "-g", "x"], "'pueue': leave it out, and for -g use --project NAME ("),
+        (["pueue", "edit", "3", "--label=x"], "leave it out, and for --label use --name NAME ("),
+        # after `--`, the job's own words: nothing of them is answered
+        (["pueue", "add", "--", "kill", "--all"], "'pueue': gpuherd submit -- kill --all queues"),
+    ],
+)
+def test_a_word_after_a_verb_of_ours_is_answered_at_once(
+    herd: Herd, args: list[str], said: str
+) -> None:
+    """`pueue kill --all` was answered "leave it out: gpuherd kill --all", which is refused
+    in turn ("gpuherd kill $(gpuherd ls -q) ..."): two errors for one answer."""
+    line = herd.usage_error(*args)
+    assert said in line and "leave it out: gpuherd" not in line, line
+
+
+def test_the_command_said_for_pueue_kill_all_kills_every_job(daemon: Herd, tmp_path: Path) -> None:
+    jobs = [daemon.submit("sleep 60") for _ in range(2)]
+    for job in jobs:
+        daemon.wait_state(job, "running")
+    said = daemon.usage_error("pueue", "kill", "--all")
+    words = re.search(r"'pueue': (gpuherd kill .*\)) stops every job", said)
+    assert words, said
+    # As a shell runs it: `python -m gpuherd` in the place of `gpuherd`, $(...) and all.
+    gpuherd = f"{shlex.quote(sys.executable)} -m gpuherd"
+    line = words.group(1).replace("gpuherd", gpuherd)
+    ran = subprocess.run(
+        ["bash", "-c", line], env=daemon.env, capture_output=True, text=True, timeout=60
+    )
+    assert ran.returncode == 0, ran
+    for job in jobs:
+        daemon.wait_state(job, "killed")

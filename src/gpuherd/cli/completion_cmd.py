@@ -285,6 +285,20 @@ def settings(ctx: click.Context, param: click.Parameter, incomplete: str) -> lis
     ]
 
 
+def columns(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
+    """`ls --columns`'s names, in the table's order; after a comma, those not given yet
+    (`id,na` -> `id,name`), as the shell passes the whole list typed so far."""
+    from gpuherd.cli.ls_table import COLUMNS  # (the tables' code: only on this Tab)
+
+    given, comma, last = incomplete.rpartition(",")
+    taken = {word.strip().lower() for word in given.split(",")} if comma else set()
+    return [
+        CompletionItem(f"{given}{comma}{name}")
+        for name in COLUMNS
+        if name.startswith(last.lower()) and name not in taken
+    ]
+
+
 def files(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
     """Paths, completed by the shell itself (as click.Path does)."""
     return [CompletionItem(incomplete, type="file")]

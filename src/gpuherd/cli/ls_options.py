@@ -28,6 +28,12 @@ def _columns(ctx: click.Context, param: click.Parameter, value: str | None) -> A
         raise click.UsageError(f"--columns: {exc}", ctx) from None
 
 
+def _column_names(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+    from gpuherd.cli.completion_cmd import columns  # (loaded only when the shell asks)
+
+    return columns(ctx, param, incomplete)
+
+
 def window_options() -> Callable[[F], F]:
     """--since and --until: the jobs in the queue in a time window (JobFilter says which)."""
     return all_of(
@@ -53,6 +59,7 @@ def view_options() -> Callable[[F], F]:
         click.option(
             "--columns",
             callback=_columns,
+            shell_complete=_column_names,
             metavar="LIST",
             help="The columns, in order (e.g. id,state,time): id, state, name, gpus, prio, time,"
             " info, command, project, sweep, exit, pid, submitted, started, ended, folder,"

@@ -61,7 +61,7 @@ def tool_hint(words: Sequence[str]) -> str | None:
     if name == "tsp" and not verb.startswith("-"):  # `tsp CMD` queues CMD (`tsp ls` too)
         return f"{said}{typed_name()} submit -- {shlex.join(rest)} queues it (tsp CMD)"
     if verb in COMMAND_TABLE:  # `pueue kill 3`, `gpulimit show 3`: the same verb here
-        return f"{said}leave it out: {typed_name()} {shlex.join(rest)}"
+        return said + _same_verb(verb, rest)
     if verb == "add" and len(rest) > 1 and (rest[1] == "--" or not rest[1].startswith("-")):
         job = rest[2:] if rest[1] == "--" else rest[1:]  # (an option of add's: said below)
         queue = f"{typed_name()} submit -- {shlex.join(job)}"
@@ -70,3 +70,24 @@ def tool_hint(words: Sequence[str]) -> str | None:
     if hint is None:
         hint = f"gpuherd --help lists the commands that do {name}'s job here"
     return said + as_typed(hint)
+
+
+def _same_verb(verb: str, rest: Sequence[str]) -> str:
+    """What to do for `pueue kill 3` (leave pueue out), or, when a word after the verb is
+    another tool's too (`pueue kill --all`, `gpulimit kill all`), what that is called here:
+    "leave it out: gpuherd kill --all" was answered by a second error, naming the command
+    that does it only then."""
+    from gpuherd.cli.other_tools import THEIR_ARGUMENTS, THEIR_OPTIONS
+
+    for word in rest[1:]:
+        if word == "--":  # the job's own words from here (`pueue add -- CMD`)
+            break
+        name = word.split("=", 1)[0]
+        theirs = THEIR_OPTIONS if word.startswith("-") else THEIR_ARGUMENTS
+        hint = theirs.get(verb, {}).get(name)
+        if hint is None:
+            continue
+        if hint.startswith("--"):  # the option's name here (`pueue wait -g` is --project)
+            return f"leave it out, and for {name} use {as_typed(hint)}"
+        return as_typed(hint)
+    return f"leave it out: {typed_name()} {shlex.join(rest)}"
