@@ -42,9 +42,11 @@ def test_a_job_waiting_to_retry_shows_no_pid_but_its_attempt_does(shared_daemon:
     assert re.search(r"^pid +-$", shown, re.M), shown
     assert f"  1: exit 1 on GPU {attempt['gpus'][0]}, pid {failed_pid}, started" in shown
 
-    # The dashboard's page: no PID for the job, the attempt's in its row of the attempts.
+    # The dashboard's page: no PID for the job (its next attempt has not started: no row of
+    # dashes), the attempt's in its row of the attempts.
     page = herd.page(f"/jobs/{job}")
-    assert "<dt>PID</dt><dd>-</dd>" in page
+    assert "<dt>PID</dt>" not in page
+    assert "attempt 2 not started yet" in page
     assert f"<td>{failed_pid}</td>" in page
 
 
