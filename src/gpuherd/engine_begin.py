@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from gpuherd.core.states import Event, JobState
 
 if TYPE_CHECKING:
+    from gpuherd.core.model import Job
     from gpuherd.engine import Engine
 
 LONGEST_SLEEP = 60.0
@@ -67,3 +68,22 @@ class BeginTimer:
                 engine.publish({"id": job_id, "state": JobState.QUEUED.value, "event": "ready"})
         if due or retries:
             engine.wake()
+
+
+def drop_retry_wait(engine: Engine, job: Job) -> str:
+    """`release` of a queued job waiting out its --retry-delay: it may start now, as the
+    release of a job held until its --begin time does (it said `already queued` and left the
+    wait; only `hold` then `release` ended it). Its wait counts from now (reserve-after)."""
+    now = engine.clock()
+    engine.store.update_job(
+        job.id,
+        now,
+        Event.RELEASE.value,
+        detail="its --retry-delay wait dropped",
+        from_state=job.state,
+        release_at=None,
+        queued_at=now,
+    )
+    engine.publish({"id": job.id, "state": JobState.QUEUED.value, "event": "release"})
+    engine.wake()
+    return "queued, no longer waits to retry (--retry-delay)"

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpuherd import log_text
 from gpuherd.core.deps import KINDS
-from gpuherd.core.lifecycle import Rerun, cancelled_at_once
+from gpuherd.core.lifecycle import Rerun, cancelled_at_once, idle_retry_delay
 from gpuherd.core.log_names import FOLDER_LOGS
 from gpuherd.core.model import Job, JobSpec, Policy
 from gpuherd.core.nearest_now import LeftOut
@@ -71,8 +71,9 @@ class Submitted:
     reruns: Mapping[int, Rerun] = field(default_factory=dict)
     """Of each job cancelled so, what a retry must run again ahead of it: every job it waits
     for that ended badly, and theirs through the ones cancelled so (retry_chain.reruns)."""
-    unknown_gpus: Sequence[str] = ()
-    """Of jobs whose --only-gpus names GPUs gpuherd does not have, a line each (gpu_unknown)."""
+    notes: Sequence[str] = ()
+    """Of jobs whose --only-gpus names GPUs gpuherd does not have, a line each (gpu_unknown);
+    of jobs whose --retry-delay does nothing (never retried), a line (idle_retry_delay)."""
 
     @classmethod
     def told(
@@ -80,11 +81,11 @@ class Submitted:
         store: Store,
         ids: list[int],
         cancelled: Mapping[int, tuple[int, JobState]],
-        unknown_gpus: Sequence[str] = (),
+        notes: Sequence[str] = (),
     ) -> Submitted:
         """The submission of `ids`, with what a retry of each job in `cancelled` needs ahead
         of it (the submission's answer and the dashboard's banner say the same)."""
-        return cls(ids, cancelled, reruns(store, sorted(cancelled)), unknown_gpus)
+        return cls(ids, cancelled, reruns(store, sorted(cancelled)), notes)
 
     def warnings(self) -> list[str]:
         """One line per dependency (and retry), on the jobs cancelled at once as it already
@@ -93,7 +94,7 @@ class Submitted:
         for job_id, dep in sorted(self.cancelled.items()):
             by_dep.setdefault((*dep, self.reruns.get(job_id)), []).append(job_id)
         said = [cancelled_at_once(ids, *told) for told, ids in by_dep.items()]
-        return said + list(self.unknown_gpus)
+        return said + list(self.notes)
 
 
 @dataclass(frozen=True)
@@ -182,8 +183,11 @@ class Service(SystemVerbs, EditVerbs, MoveVerbs):
         if any(new.release_at for new in new_jobs):
             self.engine.begins.arm()
         self.engine.wake()
-        unknown = self.unknown_gpus_named(zip(ids, (new.spec for new in new_jobs), strict=True))
-        return Submitted.told(self.store, ids, cancelled, unknown)
+        specs = list(zip(ids, (new.spec for new in new_jobs), strict=True))
+        notes = self.unknown_gpus_named(specs)
+        if idle := idle_retry_delay(specs):
+            notes.append(idle)
+        return Submitted.told(self.store, ids, cancelled, notes)
 
     def _check_deps_exist(self, deps: frozenset[int], items: Sequence[SubmitItem]) -> None:
         missing = sorted(deps - set(self.store.get_jobs(sorted(deps)))) if deps else []

@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from gpuherd.core.deps import KINDS, never_met
+from gpuherd.core.deps import KINDS, kept_list_contradiction, never_met
 from gpuherd.core.edit import (
     BEGIN,
     begin_edit,
@@ -110,6 +110,8 @@ class EditVerbs(JobVerbs):
             cwd=spec.cwd,
         )
         reject_bad_names("", spec.env_overrides)
+        if said := kept_list_contradiction(job.id, spec.after, spec.after_fail, {*changes, *clear}):
+            raise InvalidValue(said)  # (before check_spec's words, which miss the kept list)
         # A grace of 0 an older gpuherd stored (its APIs took one) stays the job's, as a retry
         # keeps it: an edit of other fields is not refused for a value it did not type.
         check_spec(spec if "grace" in fields else replace(spec, grace=DEFAULT_GRACE))

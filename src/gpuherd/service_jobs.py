@@ -27,6 +27,7 @@ from gpuherd.core.lifecycle import (
     refused_while_stopping,
     retry_refused,
     retry_refused_removed,
+    retry_refused_waiting,
     stop_begun,
 )
 from gpuherd.core.model import Job, Outcome
@@ -43,6 +44,7 @@ from gpuherd.core.states import (
     what_it_is,
 )
 from gpuherd.engine import Engine
+from gpuherd.engine_begin import drop_retry_wait
 from gpuherd.engine_endings import cancel_waiters, waiters_cancelled_at_stop
 from gpuherd.engine_held_runs import removal_refused
 from gpuherd.errors import Conflict, HerdError, InvalidValue, NotFound
@@ -211,12 +213,7 @@ class JobVerbs:
             self.engine.stop_job(job.id, OutcomeKind.KILLED, requeue=True)
             return "stopping, then queued again"
         if job.state not in FINISHED_STATES:
-            raise Conflict(
-                f"job {job.id} {what_it_is(job.state)}: only finished or running jobs can be "
-                "retried (it can: kill, release, rm)"
-                if job.state is JobState.HELD
-                else f"job {job.id} is queued: it runs when its turn comes (it can: hold, kill, rm)"
-            )
+            raise Conflict(retry_refused_waiting(job, self.engine.clock()))
         if dead := self._dead_dependency(job):
             raise Conflict(retry_refused(job.id, *dead))
         if removed := self._removed_dependency(job):
@@ -291,7 +288,12 @@ class JobVerbs:
         return self._simple(job, Event.HOLD, JobState.HELD)
 
     def release(self, ids: Sequence[int]) -> list[ActionResult]:
-        return self._each(ids, lambda job: self._simple(job, Event.RELEASE, JobState.QUEUED))
+        def one(job: Job) -> str:
+            if job.state is JobState.QUEUED and job.release_at is not None:
+                return drop_retry_wait(self.engine, job)  # as a --begin job's release
+            return self._simple(job, Event.RELEASE, JobState.QUEUED)
+
+        return self._each(ids, one)
 
     def _simple(self, job: Job, event: Event, to_state: JobState) -> str:
         if job.state is to_state:  # `hold $(gpuherd ls -q)` on a queue with held jobs
@@ -359,16 +361,18 @@ class JobVerbs:
     def _refuse_ended(self, job: Job, to: str) -> None:
         """Conflict for a verb of waiting jobs (`to`: what it does) of a job that ended, naming
         the way that works (core/lifecycle.ended_refused); where `retry` is refused too (a job
-        it waited for ended badly), what `retry` says, and to submit its command again."""
+        it waited for ended badly, or was removed since), what `retry` says, and to submit
+        its command again (not `retry --hold`: a dead end)."""
         if job.state not in FINISHED_STATES:
             return
         if dead := self._dead_dependency(job):
-            raise Conflict(
-                f"job {job.id} already ended ({job.state.value}): "
-                f"{retry_refused(job.id, *dead)}; to run it without waiting for job "
-                f"{dead[0]}, submit its command again"
-            )
-        raise Conflict(ended_refused(job.id, job.state, to))
+            why = f"{retry_refused(job.id, *dead)}; to run it without waiting for job {dead[0]}"
+            why += ", submit its command again"
+        elif removed := self._removed_dependency(job):  # (retry --hold is refused as well)
+            why = retry_refused_removed(job.id, *removed)
+        else:
+            raise Conflict(ended_refused(job.id, job.state, to))
+        raise Conflict(f"job {job.id} already ended ({job.state.value}): {why}")
 
     def _refuse_unless_waiting(self, job: Job, verb: str, why: str) -> None:
         """Conflict for `verb` of a job that is not queued or held, saying `why`; one being

@@ -68,6 +68,27 @@ def contradiction(after: Sequence[int], after_fail: Sequence[int]) -> str | None
     )
 
 
+def kept_list_contradiction(
+    job_id: int, after: Sequence[int], after_fail: Sequence[int], edited: Set[str]
+) -> str | None:
+    """`contradiction` of a job an edit gives one of the two lists (`edited`: the kinds it
+    gives or clears), the other being the job's own, kept: said so, with how to change that
+    one too. "keep it in one of them" alone sent the user to the command line, where the
+    other list was not (`edit 5 --after-fail 4` of a job `--after 4`)."""
+    said = contradiction(after, after_fail)
+    changed = {"after", "after_fail"} & edited
+    if said is None or len(changed) != 1:
+        return said
+    kept = "after" if "after_fail" in changed else "after_fail"
+    dep = min(set(after) & set(after_fail))
+    then = "its failure" if kept == "after" else "its success"
+    return (
+        f"{said.removesuffix('; keep it in one of them')}; job {job_id} already waits for job "
+        f"{dep} with {option(kept)}, which this edit keeps: give {option(kept)} too, without "
+        f"job {dep} (or --clear {kept}), to wait for {then} instead"
+    )
+
+
 def cancelled_with(said: str, waiters: Sequence[int], named: Set[int], tail: str) -> str:
     """A verb's answer for a job it cancelled (`said`: `cancelled`, `removed`), naming the
     `waiters` cancelled with it as they waited for it (`--after` it, and theirs): else they
