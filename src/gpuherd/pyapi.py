@@ -313,8 +313,8 @@ class Job(JobActions, JobDisplay):
     def logs(
         self, stream: str = "stdout", attempt: int | None = None, lines: int | None = None
     ) -> str:
-        """The job's stdout (or "stderr") so far, or its last `lines` lines; "" before it
-        starts."""
+        """The job's stdout (or "stderr") so far, or its last `lines` lines (0: none); "" before
+        it starts."""
         query = {"stream": log_stream(stream), **log_numbers(attempt=attempt, lines=lines)}
         try:
             data = b"".join(self.herd.client.download(f"/jobs/{self.id}/log", **query))
@@ -325,8 +325,9 @@ class Job(JobActions, JobDisplay):
             raise
 
     def follow(self, stream: str = "stdout", lines: int | None = None) -> Iterator[str]:
-        """The job's output as it comes (from its last `lines` lines, if given), until the
-        job ends; a job not started yet is waited for, and a retry's output follows.
+        """The job's output as it comes (from its last `lines` lines, if given; 0: only what
+        it writes from now on, as `tail -f -n 0`), until the job ends; a job not started yet
+        is waited for, and a retry's output follows.
         `for text in job.follow(): print(text, end="")` is `gpuherd log -f`. NotFound at
         the call for a job that does not exist, and once it is removed before it ran."""
         lines = log_numbers(lines=lines)["lines"]  # checked now, not at the first next()

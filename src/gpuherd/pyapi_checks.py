@@ -193,15 +193,16 @@ def check_edit(changes: Mapping[str, Any], clear: Any = ()) -> list[str]:
 
 def log_numbers(**given: Any) -> dict[str, int | None]:
     """`Job.logs`' and `Job.follow`'s `lines` and `attempt`, and `Herd.jobs`' `limit`, each None
-    or a whole number from 1 up: refused here in the API's words, where the daemon answered in
-    its HTTP form (`invalid request: query.lines: Input should be ...`) or took `attempt=0` for
-    the latest."""
+    or a whole number from 1 up (`lines` from 0): refused here in the API's words, where the
+    daemon answered in its HTTP form (`invalid request: query.lines: Input should be ...`) or
+    took `attempt=0` for the latest."""
     for name, value in given.items():
         number = isinstance(value, int) and not isinstance(value, bool)
-        if value is not None and (not number or not 1 <= value <= LARGEST):
+        least = 0 if name == "lines" else 1  # lines=0: none of the log so far (tail -n 0)
+        if value is not None and (not number or not least <= value <= LARGEST):
             latest = " (None: the latest)" if name == "attempt" else ""
             refusal = InvalidValue if number else WrongKindOfNumber  # ("5": a TypeError too)
-            raise refusal(f"{name} is a whole number from 1 up{latest}, got {value!r}")
+            raise refusal(f"{name} is a whole number from {least} up{latest}, got {value!r}")
     return given
 
 

@@ -12,6 +12,7 @@ from gpuherd.core.idspec import format_ids
 from gpuherd.core.lifecycle import HELD_UNSTARTED, stop_said
 from gpuherd.core.model import Device, Job, JobSpec, Reservation
 from gpuherd.core.reasons import Refusal, shape_waits
+from gpuherd.core.reasons_never import GPUS_FLAG
 from gpuherd.core.recovery import runs_unwatched, unwatched_run
 from gpuherd.core.states import LIVE_STATES, JobState
 from gpuherd.core.units import format_given
@@ -239,11 +240,12 @@ def _never_here(job_id: int, reason: Refusal) -> str:
     one was enough); then the `edit` that asks for what there is, with what it takes where
     the reason knows it (`--gpus 2`), else its own way out stays in the reason."""
     add = "; ".join(f"gpuherd gpus add {index}" for index in reason.add)
+    lets = "lets" if len(reason.add) == 1 else "let"  # (`gpus add 1; gpus add 2 let it run`)
     edit = f"gpuherd edit {job_id} {reason.edit}" if reason.edit else f"gpuherd edit {job_id}"
     what = f"{reason.what}: {reason.way}" if reason.way and not reason.edit else reason.what
     return (
         f"can never run on these GPUs: {what} "
-        f"({f'{add} lets it run, ' if add else ''}{edit} to ask for what there is, "
+        f"({f'{add} {lets} it run, ' if add else ''}{edit} to ask for what there is, "
         f"or gpuherd rm {job_id})"
     )
 
@@ -252,10 +254,13 @@ def refusals(engine: Engine) -> Callable[[JobSpec], str | None]:
     """Why a job a submission or an edit asks for could never run here (never_runs_judge),
     on the GPUs gpuherd has and those lost for now, naming the `gpus add` of GPUs seen but
     not used that would let it run (not in a `gpuherd run`: it has no `gpus add`, its GPUs
-    are those its --gpus gives)."""
+    are those its --gpus gives, and a job's count is its --gpus-per-job)."""
     devices = engine.devices
-    unused = [] if engine.layout.one_shot else seen_unused(devices)
-    return never_runs_judge(engine.device_listing(), engine.policy, devices.missing(), unused)
+    one_shot = engine.layout.one_shot
+    unused = [] if one_shot else seen_unused(devices)
+    flag = "--gpus-per-job" if one_shot else GPUS_FLAG
+    listing = engine.device_listing()
+    return never_runs_judge(listing, engine.policy, devices.missing(), unused, flag)
 
 
 def seen_unused(devices: DeviceTable) -> list[Device]:

@@ -13,7 +13,8 @@ from gpuherd.core.deps import KINDS, contradiction, kept_apart
 from gpuherd.core.idspec import JOBS_THERE_ARE, MAX_GPU_INDEX, said_ids
 from gpuherd.core.model import Device, JobSpec, Policy
 from gpuherd.core.reasons import Refusal, never_fits
-from gpuherd.core.units import LONGEST, format_size
+from gpuherd.core.reasons_never import GPUS_FLAG
+from gpuherd.core.units import LONGEST, format_size, format_size_down
 from gpuherd.core.when import LATEST
 from gpuherd.errors import InvalidValue, NotFound
 from gpuherd.host_memory import host_memory_total
@@ -337,24 +338,30 @@ def never_runs(
     policy: Policy,
     missing: Sequence[Device] = (),
     unused: Sequence[Device] = (),
+    gpus_flag: str = GPUS_FLAG,
 ) -> Refusal | None:
     """Why a job asking for this could never start here (None: it can), and the way out.
     `missing`: GPUs configured but not seen by the probe now, as last seen: they may come
     back (a GPU fallen off the bus), so a job only they could run is accepted, and waits.
     `unused`: GPUs the probe sees that gpuherd does not use, whose `gpus add` the way out
-    names where they would let the job run."""
+    names where they would let the job run. `gpus_flag`: the option of a job's GPU count
+    that the way out names (`gpuherd run`'s --gpus-per-job)."""
     if spec.gpus:
         configured = [*devices, *missing]
         asks = spec.gpus, spec.mem, configured, policy, spec.exclusive, spec.only_gpus
-        found = never_fits(*asks, unused)
+        found = never_fits(*asks, unused, gpus_flag)
         if found:
             return found
     if spec.ram and spec.ram > (total := host_memory_total()):
         # (the field as `field` names it: the dashboard's form says its box, Python its keyword)
+        # At most the machine's total, as --mem's refusal says the largest GPU's (rounded
+        # down: `--ram 23.5GiB` fits where the total is 23.54 GiB).
+        most = format_size_down(total)
         return Refusal(
             f"asks for {format_size(spec.ram)} of host memory, more than this machine has "
             f"({format_size(total)})",
-            f"give a smaller {field('ram')}",
+            f"give a smaller {field('ram')}, at most {most}",
+            f"--ram {most.replace(' ', '')}",
         )
     return None
 
@@ -364,6 +371,7 @@ def never_runs_judge(
     policy: Policy,
     missing: Sequence[Device] = (),
     unused: Sequence[Device] = (),
+    gpus_flag: str = GPUS_FLAG,
 ) -> Callable[[JobSpec], str | None]:
     """never_runs() for many jobs: asked once per request shape (a sweep's points, a queue's
     jobs all ask alike)."""
@@ -372,7 +380,7 @@ def never_runs_judge(
     def judge(spec: JobSpec) -> str | None:
         request = (spec.gpus, spec.mem, spec.exclusive, spec.ram, spec.only_gpus)
         if request not in verdicts:
-            verdicts[request] = never_runs(spec, devices, policy, missing, unused)
+            verdicts[request] = never_runs(spec, devices, policy, missing, unused, gpus_flag)
         return verdicts[request]
 
     return judge

@@ -246,7 +246,7 @@ WORDING = [
     (["log", "2", "--attempt", BIG], f"--attempt: {BIG} is too large (at most 2**63 - 1)", "log"),
     (
         ["log", "2", "-n", "x"],
-        "--lines: 'x' is not a whole number: use a whole number from 1 up",
+        "--lines: 'x' is not a whole number: use a whole number from 0 up",
         "log",
     ),
     (

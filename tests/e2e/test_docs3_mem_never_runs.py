@@ -13,7 +13,9 @@ import pytest
 from test_dashboard_pages import post
 
 from conftest import Herd
+from gpuherd.core.units import format_size_down
 from gpuherd.errors import InvalidValue
+from gpuherd.host_memory import host_memory_total
 from gpuherd.pyapi import connect
 
 NEVER = "asks for 100.0 GiB per GPU but the largest GPU has 24.0 GiB: give a smaller "
@@ -51,8 +53,9 @@ def test_a_ram_larger_than_the_machine_is_said_in_the_forms_words(
     answer = post(shared_daemon, "/submit", htmx=False, **typed)
     [said] = re.findall(r'id="submit-error">(.*?)</div>', answer.body)
     assert answer.status == 422
-    assert html.unescape(said).endswith(": give a smaller 'host memory'"), said  # was --ram
+    most = format_size_down(host_memory_total())
+    assert html.unescape(said).endswith(f": give a smaller 'host memory', at most {most}"), said
     api = connect(shared_daemon.home, start=False)
     with pytest.raises(InvalidValue) as from_python:
         api.submit(["true"], gpus=0, ram="100TiB")
-    assert str(from_python.value).endswith(": give a smaller ram (--ram)")
+    assert str(from_python.value).endswith(f": give a smaller ram (--ram), at most {most}")

@@ -18,7 +18,10 @@ from conftest import Runs
 def test_an_error_quoting_a_newline_is_one_line(runs: Runs) -> None:
     proc = runs.run("--fake-gpus", "1", "no\nfile")
     assert (proc.returncode, proc.stdout) == (1, ""), proc.stderr
-    assert proc.stderr == "gpuherd: error: cannot read no⏎file: No such file or directory\n"
+    assert proc.stderr == (
+        "gpuherd: error: cannot read no⏎file: No such file or directory: check the path, or "
+        "give - to read the jobs from standard input\n"
+    )
 
     nul = runs.cwd / "nul\nfile.txt"
     nul.write_bytes(b"echo a\0b\n")

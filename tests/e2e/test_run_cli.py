@@ -434,7 +434,7 @@ def yielder():
     assert len(refused) == 1 and refused[0].startswith("[0] could not run: "), lines
     assert refused[0].endswith(
         "this job can never run: asks for 3 GPUs but gpuherd has only 2"
-        ": give fewer gpus (--gpus), at most 2"
+        ": give fewer gpus (--gpus-per-job), at most 2"  # (run's --gpus names the GPUs)
     )
     assert lines[-1] == f"1 succeeded, 1 failed, 1 could not run; logs in {out}"
     assert sorted(probe.by_name()) == ["broken", "fine"]

@@ -146,8 +146,8 @@ def test_submit_file_that_cannot_be_opened_is_a_usage_error_exit_2(
     missing = tmp_path / "nosuch.txt"
     said = herd.usage_error("submit", "--file", str(missing))
     assert said == (
-        f"gpuherd: error: cannot read {missing}: No such file or directory "
-        "(see gpuherd submit --help)\n"
+        f"gpuherd: error: cannot read {missing}: No such file or directory: check the path, "
+        "or give - to read the jobs from standard input (see gpuherd submit --help)\n"
     )
     folder = herd.usage_error("submit", "--file", str(tmp_path))
     assert f"cannot read {tmp_path}: Is a directory" in folder

@@ -211,16 +211,16 @@ def test_a_logs_lines_or_attempt_below_one_is_refused_in_the_apis_words(
     job = api.submit("echo one; echo two", gpus=0)
     assert job.wait(timeout=30) == "succeeded"
     refused = {
-        "lines": (0, "lines is a whole number from 1 up, got 0"),
+        "lines": (-1, "lines is a whole number from 0 up, got -1"),  # (0: none, tail -n 0)
         "attempt": (0, "attempt is a whole number from 1 up (None: the latest), got 0"),
     }
     for name, (value, message) in refused.items():
         with pytest.raises(InvalidValue) as caught:
             job.logs(**{name: value})
         assert str(caught.value) == message
-    with pytest.raises(InvalidValue, match=r"^lines is a whole number from 1 up, got -2$"):
+    with pytest.raises(InvalidValue, match=r"^lines is a whole number from 0 up, got -2$"):
         job.follow(lines=-2)  # at the call, not at its first next()
-    with pytest.raises(InvalidValue, match=r"^lines is a whole number from 1 up, got '5'$"):
+    with pytest.raises(InvalidValue, match=r"^lines is a whole number from 0 up, got '5'$"):
         job.logs(lines="5")  # type: ignore[arg-type]
     assert (job.logs(lines=1), job.logs(attempt=1)) == ("two\n", "one\ntwo\n")
     assert "".join(job.follow(lines=1)) == "two\n"

@@ -138,3 +138,28 @@ def test_waiting_only_for_draining_gpus_says_how_to_enable_them() -> None:
         "waiting for 2 free GPUs (GPUs 0-2 are draining: nothing new starts there until "
         "`gpuherd gpus enable 0-2`; GPU 3 is full of gpuherd jobs)"
     )
+
+
+def test_a_queued_job_that_needs_several_gpus_added_says_they_let_it_run() -> None:
+    """`ls` of a queued job that needs two GPUs added said `gpuherd gpus add 1; gpuherd gpus
+    add 2 lets it run`: two commands, one verb in the singular."""
+    reason = never_fits(3, None, FOUR[:1], unused=FOUR[1:])
+    assert reason is not None and reason.add == (1, 2)
+    assert _never_here(7, reason) == (
+        "can never run on these GPUs: asks for 3 GPUs but gpuherd has only 1 (gpuherd gpus add "
+        "1; gpuherd gpus add 2 let it run, gpuherd edit 7 --gpus 1 to ask for what there is, or "
+        "gpuherd rm 7)"
+    )
+
+
+def test_the_way_out_names_the_option_given_for_the_gpu_count() -> None:
+    """`gpuherd run`'s refusals named `--gpus`, which in `run` gives the GPUs to use: its
+    option of a job's GPU count is --gpus-per-job (`edit`'s stays --gpus: ls says it)."""
+    fewer = never_fits(3, None, FOUR[:2], gpus_flag="--gpus-per-job")
+    assert fewer == (
+        "asks for 3 GPUs but gpuherd has only 2: give fewer gpus (--gpus-per-job), at most 2"
+    )
+    assert fewer is not None and fewer.edit == "--gpus 2"
+    assert never_fits(1, None, [], gpus_flag="--gpus-per-job") == (
+        "asks for 1 GPU but gpuherd has none: give gpus 0 (--gpus-per-job 0) for a CPU-only job"
+    )

@@ -23,7 +23,7 @@ from gpuherd.api.routes import RouteTable
 from gpuherd.core.states import LIVE_STATES
 from gpuherd.errors import Conflict, Forbidden, InvalidValue, NotFound
 from gpuherd.gc_pause import collector_paused
-from gpuherd.jobfiles import open_job_file, start_of_last_lines
+from gpuherd.jobfiles import open_job_file
 from gpuherd.listing import ListingQuery, states_named
 from gpuherd.listing_reader import encoded, let_go
 from gpuherd.service import Service
@@ -204,11 +204,12 @@ async def log(
     stream: str = "stdout",
     attempt: Annotated[int | None, Query(ge=1, le=LARGEST)] = None,
     offset: Annotated[int | None, Query(ge=0, le=LARGEST)] = None,
-    lines: Annotated[int | None, Query(ge=1, le=LARGEST)] = None,
+    lines: Annotated[int | None, Query(ge=0, le=LARGEST)] = None,
 ) -> Response:
-    """The log's bytes as they are, from `offset` or from where its last `lines` lines begin,
-    up to its size now. Streamed in chunks read on a worker thread: a log of gigabytes never
-    sits in the daemon's memory, and the engine's loop never waits for the disk."""
+    """The log's bytes as they are, from `offset` or from where its last `lines` lines begin
+    (0: none), up to its size now. Streamed in chunks read on a worker thread: a log of
+    gigabytes never sits in the daemon's memory, and the engine's loop never waits for the
+    disk."""
     offset = log_follow.asked_offset(offset, lines)
     service = _service(request)
     number, path = service.log_target(job_id, stream, attempt)
@@ -221,7 +222,7 @@ async def log(
         _no_log(service, job_id, stream, number)
         raise
     try:
-        start = offset if lines is None else max(offset, start_of_last_lines(f, lines))
+        start = log_follow.lines_start(f, offset, lines)
         end = f.seek(0, os.SEEK_END)
     except OSError:
         f.close()
@@ -267,14 +268,15 @@ async def follow(
     stream: str = "stdout",
     attempt: Annotated[int | None, Query(ge=1, le=LARGEST)] = None,
     offset: Annotated[int | None, Query(ge=0, le=LARGEST)] = None,
-    lines: Annotated[int | None, Query(ge=1, le=LARGEST)] = None,
+    lines: Annotated[int | None, Query(ge=0, le=LARGEST)] = None,
     from_attempt: Annotated[int | None, Query(ge=1, le=LARGEST)] = None,
     raw: bool = False,
 ) -> StreamingResponse:
     """Server-sent events: `data` events carry new log text (with its attempt and the offset
     after it), an `attempt` event says that the job's next attempt began (its log follows), an
     `end` event closes the stream. Without `attempt`, a job that has not started yet is waited
-    for. With `lines`, the text starts with the log's last `lines` lines (as `tail -f -n`).
+    for. With `lines`, the text starts with the log's last `lines` lines (as `tail -f -n`;
+    0: only what is written from now on).
     `from_attempt` with `offset` resumes a follow where it was cut (a daemon restart): from
     that point of that attempt's log, then on through later attempts. With `raw`, bytes that
     are not UTF-8 come as the escapes `\\udcXX` (Python's surrogateescape), not as U+FFFD,

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import BinaryIO
 
 from gpuherd.api.held_log import HeldLog
 from gpuherd.core.states import FINISHED_STATES
@@ -52,14 +54,25 @@ def asked_offset(offset: int | None, lines: int | None) -> int:
     return offset or 0
 
 
+def lines_start(f: BinaryIO, offset: int, lines: int | None) -> int:
+    """Where an open log is read from, for `log` and `log/follow` alike: `offset`, or where
+    its last `lines` lines begin; `lines` 0 is its end now (`tail -f -n 0`: only what comes
+    from now on, and nothing for a log that is not followed)."""
+    if lines is None:
+        return offset
+    if lines == 0:
+        return max(offset, f.seek(0, os.SEEK_END))
+    return max(offset, start_of_last_lines(f, lines))
+
+
 def start_offset(target: Target, offset: int, lines: int | None) -> int:
     """Where a follow begins. Opening the log now answers a link or a pipe in its place with
     an error rather than an empty stream."""
-    if target is None:
+    if target is None:  # not started: all it writes is new (also with `lines` 0)
         return 0
     try:
         with open_job_file(target[1]) as f:
-            return offset if lines is None else max(offset, start_of_last_lines(f, lines))
+            return lines_start(f, offset, lines)
     except FileNotFoundError:  # not written yet: from its first line
         return offset
 

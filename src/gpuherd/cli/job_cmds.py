@@ -347,9 +347,9 @@ def show(job_id: int | str | None, as_json: bool) -> None:
 @click.option(
     "-n",
     "--lines",
-    type=WholeRange(1),
+    type=WholeRange(0),
     help="Only the last N lines (of a progress bar redrawn with \\r, its drawings of the last"
-    " 64 KiB; with -f: then follow).",
+    " 64 KiB; with -f: then follow; -f -n 0: only new output, as tail -f -n 0).",
 )
 def log(
     job_id: int | str | None, follow: bool, stderr: bool, attempt: int | None, lines: int | None
@@ -371,7 +371,7 @@ def log(
             out.write(piece)
             wrote = wrote or bool(piece)
         out.flush()
-        if not wrote and not stderr:
+        if not wrote and not stderr and lines != 0:  # (-n 0 asked for nothing)
             point_at_stderr(client, job_id, attempt, "")
         return
     if attempt is None and (note := not_started_note(client.get(f"/jobs/{job_id}"))):

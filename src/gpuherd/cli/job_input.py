@@ -147,6 +147,11 @@ def _open(file: str | None) -> tuple[BinaryIO, str]:
         raise JobFileUnopened(
             f"cannot read {file}: {exc.strerror}: give a file of commands, one per line"
         ) from None
+    except FileNotFoundError as exc:  # (a typo, or a file meant to come on stdin)
+        raise JobFileUnopened(
+            f"cannot read {file}: {exc.strerror}: check the path, or give - to read the jobs "
+            "from standard input"
+        ) from None
     except OSError as exc:
         raise JobFileUnopened(f"cannot read {file}: {exc.strerror}") from None
 

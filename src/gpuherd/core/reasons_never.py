@@ -13,9 +13,15 @@ from gpuherd.core.naming import gpus_named, listed, only_flag
 from gpuherd.core.units import BARE_LEAST, format_size, format_size_down, plural
 
 _DEFAULT_POLICY = Policy()
-_CPU_ONLY = "give gpus 0 (--gpus 0) for a CPU-only job"
-"""The way out when gpuherd has no GPU at all (every one removed, or none seen): the job
-runs on the CPU, or waits for a GPU `gpuherd gpus add` gives it."""
+GPUS_FLAG = "--gpus"
+"""The option that gives a job's GPU count, as a refusal names it: `submit`'s and `edit`'s
+(`gpuherd run`'s is --gpus-per-job: its --gpus names the GPUs to use)."""
+
+
+def _cpu_only(flag: str) -> str:
+    """The way out when gpuherd has no GPU at all (every one removed, or none seen): the job
+    runs on the CPU, or waits for a GPU `gpuherd gpus add` gives it."""
+    return f"give gpus 0 ({flag} 0) for a CPU-only job"
 
 
 class Refusal(str):
@@ -69,6 +75,7 @@ def never_fits(
     exclusive: bool = False,
     only: tuple[int, ...] = (),
     unused: Sequence[Device] = (),
+    gpus_flag: str = GPUS_FLAG,
 ) -> Refusal | None:
     """Why no arrangement of `devices` could ever run such a job, or None if one could; with
     the way out: the GPUs of `unused` (seen by the probe, not used by gpuherd) whose `gpuherd
@@ -82,7 +89,8 @@ def never_fits(
     cannot take a 23 GiB job. A job's GPUs must all be on one node (`Device.node`). An
     exclusive job needs the same GPUs as another job with that --mem (it is an empty GPU
     it waits for); `exclusive` only words the reason. `only`: the job may use these GPUs
-    alone (`--only-gpus`; () = any).
+    alone (`--only-gpus`; () = any). `gpus_flag`: the option the way out names for the job's
+    GPU count (`gpuherd run`'s --gpus-per-job).
     """
 
     def fits(gpus: int, mem: int | None, more: Sequence[Device] = ()) -> bool:
@@ -102,8 +110,8 @@ def never_fits(
     # The most GPUs that would fit, all else as asked: with them the job runs.
     fewer = next((n for n in range(min(job_gpus - 1, len(devices)), 0, -1) if fits(n, job_mem)), 0)
     if not fewer:
-        return Refusal(what, *_nothing_fits_way(devices, only), *added)
-    way = f"give fewer gpus (--gpus), at most {fewer}"
+        return Refusal(what, *_nothing_fits_way(devices, only, gpus_flag), *added)
+    way = f"give fewer gpus ({gpus_flag}), at most {fewer}"
     if only:  # or the GPUs it may use: more of them, or others than the absent ones
         more = "name more in" if job_gpus > len(only) else "other"
         way += f", or {more} only_gpus (--only-gpus)"
@@ -112,15 +120,18 @@ def never_fits(
     return Refusal(what, way, f"--gpus {fewer}", *added)
 
 
-def _nothing_fits_way(devices: Sequence[Device], only: tuple[int, ...]) -> tuple[str, str]:
+def _nothing_fits_way(
+    devices: Sequence[Device], only: tuple[int, ...], gpus_flag: str
+) -> tuple[str, str]:
     """The way out of a job that no number of the GPUs gpuherd has could run, as asked, and
     its `gpuherd edit`: where it has none, a CPU-only job; where --only-gpus names none of
     them, the ones it has (the user picks: no edit)."""
     have = sorted(d.index for d in _usable(devices))
     if not have:
         if only:  # (--gpus 0 with --only-gpus is refused: a CPU-only job gets no GPU)
-            return f"{_CPU_ONLY}, without only_gpus (--only-gpus)", "--gpus 0 --clear only_gpus"
-        return _CPU_ONLY, "--gpus 0"
+            way = f"{_cpu_only(gpus_flag)}, without only_gpus (--only-gpus)"
+            return way, "--gpus 0 --clear only_gpus"
+        return _cpu_only(gpus_flag), "--gpus 0"
     if only and not set(only) & set(have):
         return f"name GPUs gpuherd has in only_gpus (--only-gpus): {listed(have, ',', 6)}", ""
     return "", ""
