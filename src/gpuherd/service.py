@@ -19,11 +19,12 @@ from typing import TYPE_CHECKING, Any
 
 from gpuherd import log_text
 from gpuherd.core.deps import KINDS
-from gpuherd.core.lifecycle import Rerun, cancelled_at_once, idle_retry_delay
+from gpuherd.core.lifecycle import Rerun, cancelled_at_once
 from gpuherd.core.log_names import FOLDER_LOGS
 from gpuherd.core.model import Job, JobSpec, Policy
 from gpuherd.core.nearest_now import LeftOut
 from gpuherd.core.output_files import Files, recorded_or_named, shared_file, sharing
+from gpuherd.core.retry_budget import idle_retry_delay
 from gpuherd.core.states import (
     FINISHED_STATES,
     LIVE_STATES,

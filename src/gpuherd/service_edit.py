@@ -26,7 +26,7 @@ from gpuherd.core.when import format_moment
 from gpuherd.errors import Conflict, HerdError, InvalidValue
 from gpuherd.executors.base import NO_USER_FILES
 from gpuherd.service_jobs import JobVerbs
-from gpuherd.service_reasons import refusals
+from gpuherd.service_reasons import configured_gpus, refusals
 from gpuherd.submission import (
     check_cwd,
     check_spec,
@@ -156,8 +156,7 @@ class EditVerbs(JobVerbs):
     def _unknown_gpus(self, only: tuple[int, ...]) -> str | None:
         """What --only-gpus `only` names that gpuherd does not have, beside GPUs it has (None:
         nothing): core/gpu_unknown.py. Configured GPUs not seen now count, as never_runs's."""
-        engine = self.engine
-        configured = {d.index for d in [*engine.device_listing(), *engine.devices.missing()]}
+        configured = configured_gpus(self.engine)
         return unknown_said(only, configured) if set(only) - configured else None
 
     def _pin_attempt_files(self, job: Job) -> None:

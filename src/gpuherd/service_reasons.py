@@ -250,6 +250,12 @@ def _never_here(job_id: int, reason: Refusal) -> str:
     )
 
 
+def configured_gpus(engine: Engine) -> set[int]:
+    """The GPUs gpuherd has, as a submission's refusals count them (never_runs): those it
+    uses, and those configured but not seen now (they may come back)."""
+    return {d.index for d in [*engine.device_listing(), *engine.devices.missing()]}
+
+
 def refusals(engine: Engine) -> Callable[[JobSpec], str | None]:
     """Why a job a submission or an edit asks for could never run here (never_runs_judge),
     on the GPUs gpuherd has and those lost for now, naming the `gpus add` of GPUs seen but

@@ -21,6 +21,7 @@ from gpuherd.engine import Engine
 from gpuherd.errors import Conflict, InvalidValue
 from gpuherd.gpu_processes import RunKey
 from gpuherd.hooks import hooks_from_now
+from gpuherd.service_reasons import configured_gpus
 from gpuherd.store import Store
 from gpuherd.wire import device_view
 
@@ -163,12 +164,7 @@ class SystemVerbs:
         """A warning per --only-gpus of these jobs (id, spec) that names GPUs gpuherd does not
         have, beside some it has (core/gpu_unknown.py); configured ones not seen now count."""
         named = [(job_id, spec.only_gpus) for job_id, spec in jobs if spec.only_gpus]
-        return unknown_only_gpus(named, self._configured()) if named else []
-
-    def _configured(self) -> set[int]:
-        """The GPUs gpuherd has, as a submission's refusals count them (never_runs)."""
-        engine = self.engine
-        return {d.index for d in [*engine.device_listing(), *engine.devices.missing()]}
+        return unknown_only_gpus(named, configured_gpus(self.engine)) if named else []
 
     def gpu_add(self, index: int, slots: int | None) -> str:
         """Use GPU `index`, or change its slots; without `slots` it keeps (or gets back)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from gpuherd.core.idspec import format_ids
-from gpuherd.core.model import Job, JobSpec, Outcome
+from gpuherd.core.model import Job, Outcome
 from gpuherd.core.retry_budget import retries_left
 from gpuherd.core.states import GPUHERD_STOPS, Event, JobState, OutcomeKind, what_it_is
 from gpuherd.core.units import LONGEST, format_duration, format_given
@@ -355,27 +355,6 @@ def retry_refused_waiting(job: Job, now: float) -> str:
         f"{format_moment(job.release_at, now)}: `gpuherd release {job.id}` lets it start now "
         "(it can: release, hold, kill, rm)"
     )
-
-
-def idle_retry_delay(jobs: Sequence[tuple[int, JobSpec]]) -> str | None:
-    """What to say of jobs (id, spec) given a --retry-delay yet never retried (--retries 0,
-    no --oom-retry): the delay waits before a retry, so it does nothing, which a submission
-    took without a word. None when no job is so."""
-    idle = [(job_id, spec.retry_delay or 0) for job_id, spec in jobs if _delay_idle(spec)]
-    if not idle:
-        return None
-    ids, delays = format_ids([job_id for job_id, _ in idle]), {delay for _, delay in idle}
-    one = len(idle) == 1
-    delay = f" {format_given(delays.pop())}" if len(delays) == 1 else ""
-    return (
-        f"{'job' if one else 'jobs'} {ids} {'is' if one else 'are'} never retried (--retries 0),"
-        f" so {'its' if one else 'their'} --retry-delay{delay} does nothing: give --retries N "
-        f"with it (while {'it waits' if one else 'they wait'}: gpuherd edit {ids} --retries 2)"
-    )
-
-
-def _delay_idle(spec: JobSpec) -> bool:
-    return bool(spec.retry_delay) and spec.retries == 0 and not spec.oom_retry
 
 
 def _runs_again(rerun: Rerun, job_ids: Sequence[int]) -> str:

@@ -4,10 +4,13 @@ started, which gives them anew (pure)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
+from gpuherd.core.idspec import format_ids
 from gpuherd.core.model import Job, JobSpec, Outcome
 from gpuherd.core.states import FINISHED_STATES, WAITING_STATES, OutcomeKind
+from gpuherd.core.units import format_given
 
 OOM_RETRIES = 2
 
@@ -49,3 +52,24 @@ def retry_over_budget(job: Job, spec: JobSpec) -> str | None:
     if retries_left(replace(job, spec=spec), job.outcome) > 0:
         return None
     return f"the retry it waits for still runs: gpuherd kill {job.id} cancels it"
+
+
+def idle_retry_delay(jobs: Sequence[tuple[int, JobSpec]]) -> str | None:
+    """What to say of jobs (id, spec) given a --retry-delay yet never retried (--retries 0,
+    no --oom-retry): the delay waits before a retry, so it does nothing, which a submission
+    took without a word. None when no job is so."""
+    idle = [(job_id, spec.retry_delay or 0) for job_id, spec in jobs if _delay_idle(spec)]
+    if not idle:
+        return None
+    ids, delays = format_ids([job_id for job_id, _ in idle]), {delay for _, delay in idle}
+    one = len(idle) == 1
+    delay = f" {format_given(delays.pop())}" if len(delays) == 1 else ""
+    return (
+        f"{'job' if one else 'jobs'} {ids} {'is' if one else 'are'} never retried (--retries 0),"
+        f" so {'its' if one else 'their'} --retry-delay{delay} does nothing: give --retries N "
+        f"with it (while {'it waits' if one else 'they wait'}: gpuherd edit {ids} --retries 2)"
+    )
+
+
+def _delay_idle(spec: JobSpec) -> bool:
+    return bool(spec.retry_delay) and spec.retries == 0 and not spec.oom_retry
