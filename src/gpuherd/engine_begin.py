@@ -17,6 +17,7 @@ from gpuherd.core.states import Event, JobState
 if TYPE_CHECKING:
     from gpuherd.core.model import Job
     from gpuherd.engine import Engine
+    from gpuherd.store import Store
 
 LONGEST_SLEEP = 60.0
 """Seconds the timer sleeps at most before it looks again: a wall clock that jumps (a
@@ -87,3 +88,16 @@ def drop_retry_wait(engine: Engine, job: Job) -> str:
     engine.publish({"id": job.id, "state": JobState.QUEUED.value, "event": "release"})
     engine.wake()
     return "queued, no longer waits to retry (--retry-delay)"
+
+
+def drop_begin_time(store: Store, job: Job, now: float) -> str:
+    """`hold` of a job held until its --begin time: held until released instead."""
+    store.update_job(
+        job.id,
+        now,
+        Event.HOLD.value,
+        detail="its --begin time dropped",
+        from_state=job.state,
+        release_at=None,
+    )
+    return "held until released (--begin time dropped)"

@@ -44,7 +44,7 @@ from gpuherd.core.states import (
     what_it_is,
 )
 from gpuherd.engine import Engine
-from gpuherd.engine_begin import drop_retry_wait
+from gpuherd.engine_begin import drop_begin_time, drop_retry_wait
 from gpuherd.engine_endings import cancel_waiters, waiters_cancelled_at_stop
 from gpuherd.engine_held_runs import removal_refused
 from gpuherd.errors import Conflict, HerdError, InvalidValue, NotFound
@@ -276,15 +276,7 @@ class JobVerbs:
 
     def _hold_one(self, job: Job) -> str:
         if job.state is JobState.HELD and job.release_at is not None:
-            self.store.update_job(
-                job.id,
-                self.engine.clock(),
-                Event.HOLD.value,
-                detail="its --begin time dropped",
-                from_state=job.state,
-                release_at=None,
-            )
-            return "held until released (--begin time dropped)"
+            return drop_begin_time(self.store, job, self.engine.clock())
         return self._simple(job, Event.HOLD, JobState.HELD)
 
     def release(self, ids: Sequence[int]) -> list[ActionResult]:
