@@ -470,7 +470,9 @@ def test_config_refuses_a_count_beyond_64_bits_and_submit_goes_on(daemon: Herd) 
     assert low.returncode == 2
     assert low.stderr.startswith(f"gpuherd: error: priority {tiny} is too small (at least -2**63)")
     # ... and the daemon names it by its field, for any other client.
-    with pytest.raises(HerdError, match=rf"^retries {huge} is too large \(at most 2\*\*63 - 1\)$"):
+    with pytest.raises(
+        HerdError, match=rf"^jobs\.0\.retries {huge} is too large \(at most 2\*\*63 - 1\)$"
+    ):
         daemon.client.post(
             "/jobs", {"jobs": [{"command": "true", "cwd": "/", "retries": int(huge)}]}
         )

@@ -99,7 +99,9 @@ def test_a_billion_point_grid_is_refused_with_its_count(tmp_path: Path) -> None:
     assert "--yes" not in line, line
     line = one_error_line(sweep(tmp_path, "huge.yaml", "--dry-run", "--yes"))
     assert "1,000,000,000 points" in line, line  # a cap even with --yes; never expanded
-    assert time.monotonic() - began < 10  # counted, not expanded: no time or memory spent
+    # Counted, not expanded: a billion points expanded take many minutes and gigabytes; two
+    # refusals take ~0.7 s quiet, 16 s was seen at a load of 12 (a guard, not a measure).
+    assert time.monotonic() - began < 60
 
 
 def test_a_billion_point_grid_never_reaches_the_queue(daemon: Herd) -> None:
@@ -124,7 +126,7 @@ def test_the_advice_for_a_huge_grid_works(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     commands = done.stdout.splitlines()
     assert len(set(commands)) == 5 and all(len(c.split()) == 10 for c in commands), commands
-    assert time.monotonic() - began < 10  # drawn, never listed
+    assert time.monotonic() - began < 60  # drawn, never listed (a guard: see above)
     again = sweep(tmp_path, "huge.yaml", "--samples", "5", "--seed", "1", "--dry-run")
     assert again.stdout.splitlines() == commands
 

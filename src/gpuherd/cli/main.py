@@ -40,7 +40,8 @@ COMMAND_TABLE: dict[str, tuple[str, str]] = {
     ),
     "config": (
         "config_cmds",
-        "Daemon settings: list them, `get NAME`, or `set NAME VALUE` (kept across restarts).",
+        "Daemon settings: list them, `get NAME`, `set NAME VALUE` (kept across restarts), or "
+        "`unset NAME` (back to its default).",
     ),
     "daemon": ("daemon_cmds", "Start, stop or inspect the per-user daemon that holds the queue."),
     "edit": (
