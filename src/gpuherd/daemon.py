@@ -65,7 +65,11 @@ from gpuherd.listen_address import parse_address
 from gpuherd.listing_reader import ListingReader
 from gpuherd.service import Service
 from gpuherd.store import Store
-from gpuherd.store_checkpoint import replaced_while_running
+from gpuherd.store_checkpoint import (
+    note_replaced,
+    refuse_the_log_of_a_replaced_database,
+    replaced_while_running,
+)
 from gpuherd.store_schema import open_failed
 from gpuherd.sweep_journal import remove_unsubmitted
 
@@ -208,6 +212,7 @@ def serve(
     make_home_private(home)
     refuse_an_emptied_database(home)
     refuse_a_database_not_a_file(paths.database(home))
+    refuse_the_log_of_a_replaced_database(paths.database(home))
     store = Store(paths.database(home))
     tcp_sock = sock = keeper = None
     try:
@@ -293,9 +298,11 @@ def serve(
 
     try:
         last_word = asyncio.run(main())
-        if store.replaced():  # (the README says not to: said at the stop, and how to mend it)
-            replaced = replaced_while_running(paths.database(home), running=False)
-            last_word = f"{last_word}; {replaced}" if last_word else replaced
+        replaced = store.replaced()
+        note_replaced(paths.database(home), replaced)  # (the next start refuses its -wal)
+        if replaced:  # (the README says not to: said at the stop, and how to mend it)
+            advice = replaced_while_running(paths.database(home), running=False)
+            last_word = f"{last_word}; {advice}" if last_word else advice
     finally:
         sock.close()
         if tcp_sock is not None:

@@ -23,6 +23,7 @@ from gpuherd.gpu_processes import RunKey
 from gpuherd.hooks import hooks_from_now
 from gpuherd.service_reasons import configured_gpus
 from gpuherd.store import Store
+from gpuherd.store_checkpoint import replaced_while_running
 from gpuherd.wire import device_view
 
 
@@ -241,6 +242,13 @@ class SystemVerbs:
             "missing": [d.index for d in missing],
             "counts": self.store.counts(),
             "last_job": self.store.last_submitted_id(),  # removed since or not: `last`
+            # A herd.db replaced under the daemon (a backup copied over it), said with what
+            # to do: daemon.log alone had it. One stat per status, none per listing.
+            "database_replaced": (
+                replaced_while_running(self.store.path, running=True)
+                if self.store.replaced()
+                else None
+            ),
         }
 
 

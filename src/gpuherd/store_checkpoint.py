@@ -36,6 +36,7 @@ import time
 from functools import partial
 from pathlib import Path
 
+from gpuherd.errors import HerdError
 from gpuherd.store_reader import FileId, file_id
 from gpuherd.store_space import give_back, prepare
 
@@ -65,6 +66,36 @@ def replaced_while_running(database: Path, running: bool) -> str:
         f"{shlex.quote(str(database))}* {aside}/`), copy the backup in again as "
         f"{database.name}, and `gpuherd daemon start`"
     )
+
+
+def replaced_note(database: Path) -> Path:
+    """herd.db-replaced: left beside herd.db by a daemon that found it replaced, so that the
+    next start knows the herd.db-wal there is that daemon's, not the new file's (nothing in
+    the two files ties one to the other). Named so that the restore's `mv herd.db* aside/`
+    moves it aside with them."""
+    return database.with_name(f"{database.name}-replaced")
+
+
+def note_replaced(database: Path, replaced: bool) -> None:
+    """Leave (or, for a herd.db found to be the file opened after all, remove) the note."""
+    note = replaced_note(database)
+    with contextlib.suppress(OSError):  # (a note that cannot be written: the log says it)
+        if replaced:
+            note.write_text(f"{replaced_while_running(database, running=False)}\n")
+        else:
+            note.unlink(missing_ok=True)
+
+
+def refuse_the_log_of_a_replaced_database(database: Path) -> None:
+    """A start after a daemon that ran on a replaced herd.db: SQLite would apply that
+    daemon's herd.db-wal to the new herd.db (undoing the restore, and mixing the pages of two
+    databases). Two stats; the note goes once no such log is left (moved aside, removed)."""
+    note = replaced_note(database)
+    if not note.exists():
+        return
+    if database.with_name(f"{database.name}-wal").exists():
+        raise HerdError(replaced_while_running(database, running=False))
+    note_replaced(database, replaced=False)
 
 
 class Checkpointer:
@@ -155,6 +186,7 @@ class Checkpointer:
             return
         self.replaced = True
         log.warning("%s", replaced_while_running(self._path, running=True))
+        note_replaced(self._path, replaced=True)  # (a daemon killed before its stop, too)
 
     def _serve(self) -> None:
         self._noticed_replaced()  # (before this thread opens `path`: another file, then)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from pathlib import Path
 
 from conftest import Herd, wait_for
 
@@ -41,3 +42,67 @@ def test_a_herd_db_replaced_under_the_daemon_is_said_with_the_way_out(herd: Herd
     shutil.copy(backup, database)
     herd.start()
     assert [job["id"] for job in herd.ls_all()] == [kept]  # the backup's queue, whole
+
+
+def _replaced_under_the_daemon(herd: Herd) -> tuple[int, Path]:
+    """A daemon whose herd.db a backup was copied over (one job in the backup, three in the
+    queue it goes on writing), once it has noticed: the job kept, and the backup."""
+    herd.start("--fake-gpus", "1")
+    kept = herd.submit("--hold", "true")
+    backup = herd.home.parent / "herd-backup.db"
+    herd.cli("daemon", "backup", str(backup))
+    herd.submit("--hold", "true")
+    shutil.copy(backup, herd.home.parent / "copy.db")
+    (herd.home.parent / "copy.db").replace(herd.home / "herd.db")
+    herd.submit("--hold", "true")
+    log = herd.home / "daemon.log"
+    wait_for(lambda: "was replaced while the daemon ran" in log.read_text(), what="the note")
+    return kept, backup
+
+
+def test_daemon_status_says_the_herd_db_was_replaced(herd: Herd) -> None:
+    _replaced_under_the_daemon(herd)
+    lines = herd.cli("daemon", "status").stdout.splitlines()
+    warned = [line for line in lines if line.startswith("warning: ")]
+    assert warned == [
+        f"warning: {herd.home / 'herd.db'} was replaced while the daemon ran (a backup put in "
+        "its place?): the daemon went on writing the file it had open, whose herd.db-wal "
+        "SQLite would apply to the new one; stop the daemon (`gpuherd daemon stop`), then "
+        f"move herd.db, herd.db-wal and herd.db-shm aside together (`mkdir -p "
+        f"{herd.home / 'aside'} && mv {herd.home / 'herd.db'}* {herd.home / 'aside'}/`), copy "
+        "the backup in again as herd.db, and `gpuherd daemon start`"
+    ], lines
+    assert herd.json("daemon", "status", "--json")["database_replaced"] == warned[0][9:]
+
+
+def test_a_restart_after_the_replace_does_not_start_on_the_old_log(herd: Herd) -> None:
+    """The restart started the next daemon, which applied the old one's herd.db-wal to the
+    backup: its queue came back with the jobs the backup did not have (and a plain start
+    after the stop did the same)."""
+    kept, backup = _replaced_under_the_daemon(herd)
+    database = herd.home / "herd.db"
+    proc = herd.cli("daemon", "restart", check=False)
+    assert proc.returncode == 1 and not herd.is_up(), proc
+    said = proc.stderr.removeprefix("gpuherd: error: ").rstrip("\n")
+    assert said.startswith(f"the daemon stopped, but was not started again: {database} was ")
+    assert "move herd.db, herd.db-wal and herd.db-shm aside together" in said
+    start = herd.cli("daemon", "start", check=False)
+    assert start.returncode == 1 and not herd.is_up(), start
+    assert f"{database} was replaced while the daemon ran" in start.stderr
+    subprocess.run(said.split("`")[1], shell=True, check=True)  # the way out, as shown
+    shutil.copy(backup, database)
+    herd.start()
+    assert [job["id"] for job in herd.ls_all()] == [kept]  # the backup's queue, whole
+    assert not (herd.home / "herd.db-replaced").exists()
+
+
+def test_the_note_goes_once_the_old_log_is_gone(herd: Herd) -> None:
+    """The log removed by hand (not moved aside with the note): nothing is refused."""
+    kept, backup = _replaced_under_the_daemon(herd)
+    herd.cli("daemon", "stop", check=False)
+    for suffix in ("", "-wal", "-shm"):
+        (herd.home / f"herd.db{suffix}").unlink(missing_ok=True)
+    shutil.copy(backup, herd.home / "herd.db")
+    herd.start()
+    assert [job["id"] for job in herd.ls_all()] == [kept]
+    assert not (herd.home / "herd.db-replaced").exists()

@@ -14,6 +14,7 @@ from gpuherd import paths
 from gpuherd.cli.daemon_backup import backup
 from gpuherd.cli.daemon_log import log_cmd
 from gpuherd.cli.daemon_restart import restart
+from gpuherd.cli.daemon_status_text import status_lines
 from gpuherd.cli.options import fake_gpus_option, gpu_choice, json_option
 from gpuherd.cli.param_types import LISTEN, Choosing, WholeRange
 from gpuherd.cli.stop_grace import GRACE_OPTION, refuse_grace_without_kill
@@ -21,8 +22,6 @@ from gpuherd.cli.ui_cmd import show_dashboard
 from gpuherd.client import Client
 from gpuherd.client_http import replacing
 from gpuherd.core.gpu_slots import MAX_SLOTS
-from gpuherd.core.idspec import format_ids
-from gpuherd.core.units import format_duration, plural
 from gpuherd.daemon_failure import silent_exit
 from gpuherd.daemon_presence import (
     ALREADY_RUNNING,
@@ -352,45 +351,7 @@ def status(as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(answer, indent=1))
     else:
-        click.echo("\n".join(_status_lines(answer)))
-
-
-def _status_lines(status: dict[str, Any]) -> list[str]:
-    counts = ", ".join(f"{n:,} {state}" for state, n in sorted(status["counts"].items())) or "empty"
-    mode, running = status.get("stopping"), status.get("running_jobs") or 0
-    queue = "paused" if status["queue_paused"] else "dispatching"
-    if mode is not None:
-        queue = "draining" if mode == "drain" else "stopping"
-    lines = [
-        f"running: pid {status['pid']}, version {status['version']}",
-        f"up: {format_duration(max(status['uptime'], 0.1))}",
-        f"home: {status['home']}",
-        f"socket: {status['socket']}",
-        f"gpus: {','.join(str(i) for i in status['gpus']) or 'none'} ({status['probe']})"
-        + _gpus_apart(status),
-        f"queue: {queue}; jobs: {counts}",
-    ]
-    if failing := status.get("scheduler_failing"):  # (absent from an older daemon)
-        lines.append(failing)
-    jobs = plural(running, "running job")
-    if mode == "drain":
-        lines.append(
-            f"draining: the daemon stops once {jobs} {'ends' if running == 1 else 'end'}; "
-            f"nothing new starts (queued jobs start after the next `{typed_name()} daemon start`)"
-        )
-    elif mode == "kill":
-        lines.append(f"stopping: killing {jobs}")
-    return lines
-
-
-def _gpus_apart(status: dict[str, Any]) -> str:
-    """`; draining: 1; lost: 2 (...)`: GPUs nothing new starts on, and configured ones the
-    probe does not see now (docs/gpus.md); "" for none, or from an older daemon."""
-    draining, missing = status.get("draining"), status.get("missing")
-    said = f"; draining: {format_ids(draining)}" if draining else ""
-    if missing:
-        said += f"; lost: {format_ids(missing)} (configured but not seen by the probe now)"
-    return said
+        click.echo("\n".join(status_lines(answer)))
 
 
 daemon.add_command(backup)

@@ -22,7 +22,7 @@ from typing import Any
 
 import click
 
-from gpuherd import __version__
+from gpuherd import __version__, paths
 from gpuherd.cli.options import gpu_choice
 from gpuherd.cli.stop_grace import GRACE_OPTION, refuse_grace_without_kill
 from gpuherd.client import Client
@@ -154,6 +154,7 @@ def restart(ctx: click.Context, kill: bool, grace: float | None) -> None:
                 raise
             click.echo(f"daemon restarted by another call at the same time (pid {back['pid']})")
             return
+    _refuse_the_replaced(client.home, left)
     if left is not None:  # jobs a --kill could not reach: the next daemon carries out the kill
         click.echo(prefixed("warning", left), err=True)
     try:
@@ -165,6 +166,19 @@ def restart(ctx: click.Context, kill: bool, grace: float | None) -> None:
     if status.get("version") != __version__:
         ran = f"gpuherd {status['version']}" if status.get("version") else "an older gpuherd"
         click.echo(f"upgraded: the daemon ran {ran}; the new one runs {__version__}")
+
+
+def _refuse_the_replaced(home: Path, left: str | None) -> None:
+    """A daemon that ran on a herd.db replaced under it (a backup copied over it) is not
+    started again: the next one would apply its herd.db-wal to the new file, undoing the
+    restore (it refuses to: store_checkpoint.py). Its stop's last word says what to do."""
+    from gpuherd.store_checkpoint import replaced_note, replaced_while_running
+
+    database = paths.database(home)
+    if not replaced_note(database).exists():
+        return
+    said = left or replaced_while_running(database, running=False)
+    raise HerdError(f"the daemon stopped, but was not started again: {said}")
 
 
 def _start(ctx: click.Context, listen: str | None, done: str, as_before: bool = False) -> None:

@@ -1,0 +1,49 @@
+"""`gpuherd daemon status`' lines, from the daemon's answer (GET /daemon)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpuherd.core.idspec import format_ids
+from gpuherd.core.units import format_duration, plural
+from gpuherd.typed_name import typed_name
+
+
+def status_lines(status: dict[str, Any]) -> list[str]:
+    counts = ", ".join(f"{n:,} {state}" for state, n in sorted(status["counts"].items())) or "empty"
+    mode, running = status.get("stopping"), status.get("running_jobs") or 0
+    queue = "paused" if status["queue_paused"] else "dispatching"
+    if mode is not None:
+        queue = "draining" if mode == "drain" else "stopping"
+    lines = [
+        f"running: pid {status['pid']}, version {status['version']}",
+        f"up: {format_duration(max(status['uptime'], 0.1))}",
+        f"home: {status['home']}",
+        f"socket: {status['socket']}",
+        f"gpus: {','.join(str(i) for i in status['gpus']) or 'none'} ({status['probe']})"
+        + _gpus_apart(status),
+        f"queue: {queue}; jobs: {counts}",
+    ]
+    if failing := status.get("scheduler_failing"):  # (absent from an older daemon)
+        lines.append(failing)
+    if replaced := status.get("database_replaced"):  # (absent from an older daemon)
+        lines.append(f"warning: {replaced}")
+    jobs = plural(running, "running job")
+    if mode == "drain":
+        lines.append(
+            f"draining: the daemon stops once {jobs} {'ends' if running == 1 else 'end'}; "
+            f"nothing new starts (queued jobs start after the next `{typed_name()} daemon start`)"
+        )
+    elif mode == "kill":
+        lines.append(f"stopping: killing {jobs}")
+    return lines
+
+
+def _gpus_apart(status: dict[str, Any]) -> str:
+    """`; draining: 1; lost: 2 (...)`: GPUs nothing new starts on, and configured ones the
+    probe does not see now (docs/gpus.md); "" for none, or from an older daemon."""
+    draining, missing = status.get("draining"), status.get("missing")
+    said = f"; draining: {format_ids(draining)}" if draining else ""
+    if missing:
+        said += f"; lost: {format_ids(missing)} (configured but not seen by the probe now)"
+    return said
