@@ -20,7 +20,7 @@ from gpuherd.core.gpu_unknown import unknown_said
 from gpuherd.core.lifecycle import retry_wait
 from gpuherd.core.model import DEFAULT_GRACE, Job, JobSpec
 from gpuherd.core.output_files import recorded_or_named, shared_file, sharing
-from gpuherd.core.retry_budget import retry_over_budget
+from gpuherd.core.retry_budget import idle_retry_delay, retry_over_budget
 from gpuherd.core.states import JobState
 from gpuherd.core.when import format_moment
 from gpuherd.errors import Conflict, HerdError, InvalidValue
@@ -149,9 +149,21 @@ class EditVerbs(JobVerbs):
             self.store.replace_deps(job.id, spec, now)
         state = job.state if moved is None else moved[0]
         self.engine.publish({"id": job.id, "state": state.value, "event": "edit"})
+        return f"edited ({what})" + "".join(
+            f"; warning: {said}" for said in self._warnings(job, spec, fields)
+        )
+
+    def _warnings(self, job: Job, spec: JobSpec, fields: Sequence[str]) -> list[str]:
+        """What a submission of `spec` warns of, of the fields edited: an edit took both
+        without a word (a --retry-delay on a job never retried; unknown --only-gpus). A job
+        waiting for a retry (its failed run's outcome kept) waits by that delay: not idle."""
+        said = []
         if "only_gpus" in fields and (unknown := self._unknown_gpus(spec.only_gpus)):
-            return f"edited ({what}); warning: {unknown}"  # as a submission warns of it
-        return f"edited ({what})"
+            said.append(unknown)
+        idle = {"retry_delay", "retries"} & set(fields) and job.outcome is None
+        if idle and (delay := idle_retry_delay([(job.id, spec)])):
+            said.append(delay)
+        return said
 
     def _unknown_gpus(self, only: tuple[int, ...]) -> str | None:
         """What --only-gpus `only` names that gpuherd does not have, beside GPUs it has (None:

@@ -100,6 +100,8 @@ def test_options_and_choices_of_one_command(herd: Herd) -> None:
     assert values(herd, "gpuherd clean --state ") == FINISHED
     assert values(herd, "gpuherd completion ") == ["bash", "zsh", "fish"]
     assert values(herd, "gpuherd daemon start --executor ") == ["local", "ray"]
+    assert values(herd, "gpuherd daemon start --address ") == ["auto"]  # (else: type one)
+    assert values(herd, "gpuherd daemon start --address 10.") == []
 
 
 def test_paths_are_left_to_the_shell(herd: Herd) -> None:

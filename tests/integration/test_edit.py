@@ -151,7 +151,8 @@ def test_a_finished_job_retried_held_is_edited_then_released(shared_daemon: Herd
 def test_edited_durations_are_said_as_typed(shared_daemon: Herd) -> None:
     daemon = shared_daemon
     # The event and the answer said `timeout none -> 30.0s`, and `show` `timeout 30.0s`.
-    job = daemon.submit("--hold", "--timeout", "2h", "--", "true")
+    # (--retries 1: a --retry-delay on a job never retried adds a warning, not wanted here)
+    job = daemon.submit("--hold", "--retries", "1", "--timeout", "2h", "--", "true")
     answer = daemon.cli("edit", str(job), "--timeout", "30s", "--retry-delay", "1h30m")
     said = "retry_delay none -> 1h30m, timeout 2h -> 30s"
     assert answer.stdout == f"job {job}: edited ({said})\n"

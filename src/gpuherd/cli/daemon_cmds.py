@@ -63,6 +63,7 @@ def daemon() -> None:
 @click.option(
     "--address",
     metavar="ADDR|auto",
+    shell_complete=lambda ctx, param, typed: [w for w in ("auto",) if w.startswith(typed)],
     help="The Ray cluster to run jobs on (implies --executor ray), e.g. 10.0.0.5:6379.",
 )
 @click.option(

@@ -19,6 +19,7 @@ from gpuherd.core.log_names import chosen_file
 from gpuherd.core.run_time import run_time_text
 from gpuherd.core.text import visible
 from gpuherd.core.units import format_duration, format_given, format_size, plural
+from gpuherd.core.when import format_moment
 
 STATE_STYLE = {
     "running": "green",
@@ -44,7 +45,7 @@ def runtime(job: dict[str, Any], now: float | None = None, paused_too: bool = Fa
 def info(job: dict[str, Any]) -> str:
     """The one phrase that says why a job is where it is."""
     if job["state"] in ("queued", "held") or job.get("reason"):
-        return str(job.get("reason") or "")
+        return _local_moment(job, str(job.get("reason") or ""))
     if job.get("outcome") and job["state"] not in ("running", "paused"):
         outcome = job["outcome"]
         if outcome == "exit":
@@ -53,6 +54,24 @@ def info(job: dict[str, Any]) -> str:
             return f"signal {job['signal']}"
         return str(outcome)
     return ""
+
+
+_MOMENTS = (("held", "held until ", "begin"), ("queued", "retrying at ", "retry_at"))
+"""The reasons that name a moment (state, its words before it, the field that holds it)."""
+
+
+def _local_moment(job: dict[str, Any], reason: str) -> str:
+    """`reason` with the moment it names (`held until 02:00 (--begin)`, `retrying at 14:05
+    (--retry-delay 30m)`) in this shell's time zone: the daemon wrote it in its own (a
+    systemd one: UTC), which said 01:00 of a `--begin 02:00` given in Berlin. The moment
+    itself comes with the job (`begin`, `retry_at`); the rest of the words stay the
+    daemon's."""
+    for state, words, key in _MOMENTS:
+        at = job.get(key)
+        if job["state"] == state and at and reason.startswith(words):
+            _, sep, rest = reason[len(words) :].partition(" (")
+            return f"{words}{format_moment(at, time.time())}{sep}{rest}"
+    return reason
 
 
 def _retries(job: dict[str, Any]) -> str:

@@ -1,0 +1,45 @@
+"""`ls` and `show` say a held job's --begin time and a retry's wait in the CLI's time zone,
+not the daemon's: a daemon started by systemd runs in UTC while its user's shell may not."""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+from tests.conftest import Herd, wait_for
+
+CLI_ZONE = "Asia/Tokyo"  # UTC+9 all year: never the daemon's (UTC) clock
+
+
+def _said(at: float, zone: str) -> str:
+    """`at` as format_moment says it now, read in `zone` (its rules, in another zone)."""
+    moment = datetime.fromtimestamp(at, ZoneInfo(zone))
+    today = datetime.fromtimestamp(time.time(), ZoneInfo(zone))
+    clock = moment.strftime("%H:%M:%S" if moment.second else "%H:%M")
+    if moment.date() == today.date():
+        return clock
+    if moment.year == today.year:
+        return f"{moment.strftime('%b')} {moment.day} {clock}"
+    return f"{moment.strftime('%Y-%m-%d')} {clock}"
+
+
+def test_begin_and_retry_at_are_said_in_the_clis_zone(herd: Herd) -> None:
+    herd.env["TZ"] = "UTC"  # the daemon's (systemd leaves TZ unset: UTC)
+    herd.start("--fake-gpus", "4")
+    there = {**herd.env, "TZ": CLI_ZONE}
+    begin = herd.submit("--begin", "+3h", "true")
+    retried = herd.submit("--retries", "1", "--retry-delay", "3h", "false")
+    waiting = wait_for(lambda: herd.job(retried).get("retry_at"), 30, "the retry's wait")
+    held = herd.job(begin)["begin"]
+    said_begin = f"held until {_said(held, CLI_ZONE)} (--begin)"
+    said_retry = f"retrying at {_said(waiting, CLI_ZONE)} (--retry-delay 3h)"
+    listed = herd.cli("ls", env=there).stdout
+    assert said_begin in listed and said_retry in listed, listed
+    shown = herd.cli("show", str(begin), env=there).stdout
+    assert f"state      held — {said_begin}" in shown, shown
+    shown = herd.cli("show", str(retried), env=there).stdout
+    assert f"queued — {said_retry}" in shown, shown
+    # The daemon's own words are in UTC: the CLI in UTC says them as they are.
+    in_utc = herd.cli("ls", env={**herd.env, "TZ": "UTC"}).stdout
+    assert f"held until {_said(held, 'UTC')} (--begin)" in in_utc, in_utc
