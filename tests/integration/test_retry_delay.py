@@ -82,7 +82,9 @@ def test_a_job_waiting_for_its_retry_has_no_gpus(shared_daemon: Herd) -> None:
     assert (
         '<td class="gpus"><span class="muted">(1)</span></td>' in row
     )  # asked for 1, as `ls` says
-    assert "<dt>GPUs</dt><dd>- " in daemon.page(f"/jobs/{job_id}")
+    # Its ask alone (it read `- (asked for 1 GPU)`): the attempt's GPUs are in its table.
+    page = daemon.page(f"/jobs/{job_id}")
+    assert '<dt>GPUs</dt><dd><span class="muted" id="job-requested">(asked for 1 GPU)' in page
 
 
 def test_waiting_jobs_an_older_daemon_left_with_gpus_have_none(daemon: Herd) -> None:

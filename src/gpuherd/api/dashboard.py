@@ -124,6 +124,9 @@ async def jobs_list(request: Request) -> HTMLResponse:
         sweep_error=views.sweep_error(page, sweeps),
         submitted=ids,
         warnings=dashboard_submit.cancelled_warnings(service, ids, cancelled),
+        notes=dashboard_submit.submission_notes(
+            service, ids, request.query_params.get("noted", "")
+        ),
         missing=dashboard_submit.missing_script_warnings(
             service, ids, request.query_params.get("missing", "")
         ),

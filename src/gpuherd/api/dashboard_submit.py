@@ -23,6 +23,7 @@ from gpuherd.core.env_vars import check_variable
 from gpuherd.core.idspec import format_ids, parse_job_ids
 from gpuherd.core.int64 import TOO_LARGE, OutOfRange, fits
 from gpuherd.core.model import JobSpec
+from gpuherd.core.retry_budget import idle_retry_delay
 from gpuherd.core.states import FINISHED_STATES, JobState, OutcomeKind
 from gpuherd.core.when import parse_begin
 from gpuherd.errors import HerdError
@@ -195,7 +196,16 @@ async def submit(request: Request) -> Response:
         url += f"&cancelled={format_ids(sorted(submitted.cancelled))}"
     if missing := [i for i, item in zip(submitted.ids, items, strict=True) if _runs_missing(item)]:
         url += f"&missing={format_ids(missing)}"  # the jobs page warns (missing_script_warnings)
+    if submitted.notes:  # the jobs page says them (submission_notes), as the CLI prints them
+        noted = [i for i, item in zip(submitted.ids, items, strict=True) if _may_note(item)]
+        url += f"&noted={format_ids(noted)}"
     return RedirectResponse(url, status_code=303)
+
+
+def _may_note(item: SubmitItem) -> bool:
+    """Whether the job gives what a submission's notes are of (Submitted.notes): an
+    --only-gpus, which may name a GPU not there, or a --retry-delay, which may do nothing."""
+    return bool(item.only_gpus) or bool(item.retry_delay)
 
 
 def _runs_missing(item: SubmitItem | JobSpec) -> bool:
@@ -222,12 +232,31 @@ def missing_script_warnings(service: Service, submitted: Sequence[int], named: s
     return missing_script_hints(commands, spec.cwd, {**spec.env, **spec.env_overrides})
 
 
+def submission_notes(service: Service, submitted: Sequence[int], noted: str) -> list[str]:
+    """The notes `gpuherd submit` prints as warnings (Submitted.notes), for the jobs page the
+    form leads to: an --only-gpus that names a GPU not there, a --retry-delay that does
+    nothing (never retried), of the jobs `noted` (its `noted=`) that are of `submitted`. Said
+    again from their specs, as missing_script_warnings is: a link typed by hand warns of
+    nothing not so, and a GPU added since is warned of no more. (The page said none of them:
+    `--only-gpus 0,5` on GPUs 0-3 went unseen, a typo the CLI warns of.)"""
+    try:
+        ids = sorted(set(parse_job_ids(noted)) & set(submitted)) if noted else []
+    except ValueError:  # typed by hand: no warning
+        return []
+    jobs = service.store.get_jobs(ids) if ids else {}
+    specs = [(job_id, jobs[job_id].spec) for job_id in ids if job_id in jobs]
+    notes = service.unknown_gpus_named(specs)
+    if idle := idle_retry_delay(specs):
+        notes.append(idle)
+    return notes
+
+
 def cancelled_warnings(service: Service, submitted: Sequence[int], named: str) -> list[str]:
     """The warnings `gpuherd submit` prints of the jobs it cancelled at once, as a job they
     wait for already ended otherwise than they wait for, for the jobs page the form leads
     to: of the jobs `named` (its `cancelled=`) that are of `submitted` and were cancelled so.
     The job they waited for is read from the queue, not the URL: a link typed by hand makes
-    no warning of a job that was not cancelled so."""
+    no warning of a job that was not cancelled so. (Its notes: submission_notes.)"""
     try:
         ids = sorted(set(parse_job_ids(named)) & set(submitted)) if named else []
     except ValueError:  # typed by hand: no warning, as a bad `submitted=` gives no banner

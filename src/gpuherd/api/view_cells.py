@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
+from typing import Any
 
 from markupsafe import Markup, escape
+
+from gpuherd.core.idspec import format_ids
 
 
 def when(ts: float | None) -> str:
@@ -69,3 +72,14 @@ def sizes_whole(text: str) -> Markup:
         out += Markup('<span class="nowrap">{}</span>').format(found.group(0))
         last = found.end()
     return out + escape(text[last:])
+
+
+def missing_gpus(answer: dict[str, Any]) -> str:
+    """The configured GPUs the probe does not see, of GET /gpus, and of them those drained, in
+    `gpuherd gpus`' words (cli/gpu_table._missing): `1 (draining)`, `1-2 (1 draining)`. The
+    pages said `GPU 1` alone, so nothing showed that `gpus drain 1` of a lost GPU was taken."""
+    said = format_ids(answer["missing"])
+    if drained := answer.get("missing_draining"):
+        some = drained != answer["missing"]
+        said += f" ({format_ids(drained)} draining)" if some else " (draining)"
+    return said

@@ -138,6 +138,7 @@ def environment() -> Environment:
         slot_use=slot_use,
         foreign_processes=foreign_processes,  # who holds a GPU, as `gpuherd gpus` says
         not_listed=not_listed,
+        missing_gpus=view_cells.missing_gpus,  # lost GPUs, drained ones said, as `gpuherd gpus`
         reserved=reserved,  # GPUs kept for a job, one line per job, as `gpuherd gpus` says
         FOREIGN_SHOWN=3,  # a GPU's foreign processes listed; the rest in a tooltip
         # `gpuherd gpus`' HELD: why a GPU that looks half empty takes no more --mem jobs.
