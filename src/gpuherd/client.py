@@ -15,7 +15,6 @@ import os
 import socket
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -23,7 +22,16 @@ from urllib.parse import urlencode
 from gpuherd import paths
 from gpuherd.body_cap import MAX_BODY_BYTES, too_large
 from gpuherd.client_http import BadResponse, Response, send, send_and_answer
-from gpuherd.client_wait import Sent, answers, done_later, lost, no_answer, sender, silent_at_most
+from gpuherd.client_wait import (
+    Sent,
+    Waited,
+    answers,
+    done_later,
+    lost,
+    no_answer,
+    sender,
+    silent_at_most,
+)
 from gpuherd.daemon_presence import SOCKET_BACK_WITHIN, lock_holder, socket_gone
 from gpuherd.errors import (
     Conflict,
@@ -66,19 +74,6 @@ POLL_AT_LEAST = 1.0
 start's own timeout (a daemon that listens but does not serve yet holds a poll until it
 answers): a serving daemon answers in milliseconds, but a poll cut shorter could miss one on
 a busy machine."""
-
-
-@dataclass
-class Waited:
-    """What `Client.wait_for` found."""
-
-    states: dict[int, str]
-    """Each job's last state seen."""
-    done: bool
-    """Whether every job has finished."""
-    endings: dict[int, dict[str, Any]]
-    """How each job that ended but did not succeed ended: its state, outcome, exit_code,
-    signal and message, as `show --json` has them."""
 
 
 class Client:

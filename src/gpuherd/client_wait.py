@@ -18,8 +18,9 @@ import io
 import select
 import socket
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gpuherd.client_http import BadResponse, Sender
 from gpuherd.daemon_presence import ANSWER_WITHIN, is_stopped, lock_holder, not_answering
@@ -143,3 +144,16 @@ class _Sliced(io.RawIOBase):
                 if pid is not None and is_stopped(pid):
                     raise Suspended(not_answering(self._home, pid))
                 look = now + LOOK_EVERY
+
+
+@dataclass
+class Waited:
+    """What `Client.wait_for` found (here, as client.py has room for no more)."""
+
+    states: dict[int, str]
+    """Each job's last state seen."""
+    done: bool
+    """Whether every job has finished."""
+    endings: dict[int, dict[str, Any]]
+    """How each job that ended but did not succeed ended: its state, outcome, exit_code,
+    signal and message, as `show --json` has them."""

@@ -26,7 +26,8 @@ from conftest import (
     wait_for,
     wait_for_long_poll,
 )
-from gpuherd.client import Client, Waited
+from gpuherd.client import Client
+from gpuherd.client_wait import Waited
 from gpuherd.errors import NotRunning
 
 

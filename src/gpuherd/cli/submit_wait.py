@@ -32,7 +32,8 @@ import click
 
 from gpuherd.cli import plain
 from gpuherd.cli.main import drop_output, prefixed
-from gpuherd.client import Client, Waited
+from gpuherd.client import Client
+from gpuherd.client_wait import Waited
 from gpuherd.core.idspec import format_ids, summarize
 from gpuherd.core.when import format_moment
 from gpuherd.errors import DaemonError, NoAnswer, NotRunning

@@ -16,7 +16,8 @@ from gpuherd.cli.options import filter_options, ids_argument
 from gpuherd.cli.param_types import DURATION, TakesJobIds
 from gpuherd.cli.submit_wait import ending, held_note
 from gpuherd.cli.sweep_path import known_sweep
-from gpuherd.client import Client, Waited
+from gpuherd.client import Client
+from gpuherd.client_wait import Waited
 from gpuherd.core.idspec import format_ids, summarize
 from gpuherd.core.units import plural
 from gpuherd.errors import DaemonError, NotRunning, Suspended
