@@ -140,6 +140,23 @@ def missing_script(command: str, cwd: str, env: Mapping[str, str]) -> str | None
     return None if searched and on_job_path(script, cwd, env) else script
 
 
+def unknown_program(command: str, cwd: str, env: Mapping[str, str]) -> str | None:
+    """The program `command` starts with, named without a `/`, when the job's shell will not
+    find it: no builtin, not on the job's PATH (`nvidia-smix`, `pyhton`). A file of that name
+    in `cwd` is not one (cli/submit_hints.not_on_path_hint says what to type instead). None
+    whenever unsure: the shell's `not found` came only as the job started, maybe hours after
+    the typo, and every point of a sweep failed with it."""
+    words = command_words(command, env)
+    if words is None:
+        return None
+    program = words[0]
+    if "/" in program or any(c in program for c in _UNSURE) or any(c.isspace() for c in program):
+        return None  # (a path: missing_script's; a name with a space: spaced_program_hint's)
+    if os.path.lexists(os.path.join(cwd, program)) or on_job_path(program, cwd, env):
+        return None
+    return program
+
+
 def script_file(command: str, cwd: str, env: Mapping[str, str]) -> str | None:
     """The file of `cwd` (the job's folder) that `command` runs, when there: its program
     given as a path (`./job.sh`; not `job.sh`, which the shell looks for on PATH alone), else
@@ -167,12 +184,43 @@ def missing_script_hints(
     if not os.path.isdir(cwd):  # (refused as it is: its error says so)
         return []
     counts: dict[str, int] = {}
+    programs: dict[str, int] = {}
     for command in commands:
         if (script := missing_script(command, cwd, env)) is not None:
             counts[script] = counts.get(script, 0) + 1
+        elif (program := unknown_program(command, cwd, env)) is not None:
+            programs[program] = programs.get(program, 0) + 1
+    said = [_unknown(list(programs), sum(programs.values()), len(commands), noun)] * bool(programs)
     if len(counts) > _SAID_APART:
-        return [_many_missing(list(counts), sum(counts.values()), len(commands), cwd, noun)]
-    return [_missing(script, n, len(commands), cwd, noun) for script, n in counts.items()]
+        return [_many_missing(list(counts), sum(counts.values()), len(commands), cwd, noun), *said]
+    return [*(_missing(script, n, len(commands), cwd, noun) for script, n in counts.items()), *said]
+
+
+def _who(n: int, total: int, noun: str, it: str = "it") -> tuple[str, str]:
+    """Who fails (`the job`, `every point`, `the 2 points that run it`) and when they start."""
+    if total == 1:
+        return f"the {noun}", "it starts"
+    if n == total:
+        return f"every {noun}", "they start"
+    if n == 1:
+        return f"the {noun} that runs {it}", "it starts"
+    return f"the {n:,} {noun}s that run {it}", "they start"
+
+
+def _unknown(programs: list[str], n: int, total: int, noun: str) -> str:
+    """`pyhton is no program on the job's PATH ...`: one line for all the programs not found
+    (a sweep's points all run one; `submit --file` lines may name several)."""
+    shown = " or ".join(programs[:2]) + (
+        f" ({len(programs):,} in all)" if len(programs) > 2 else ""
+    )
+    who, start = _who(n, total, noun, "them" if len(programs) > 1 else "it")
+    what = "is no program" if len(programs) == 1 else "are no programs"
+    builtin = "a shell builtin" if len(programs) == 1 else "shell builtins"
+    whose = f"{noun}'s" if total == 1 else f"{noun}s'"
+    return (
+        f"{shown} {what} on the {whose} PATH nor {builtin}: {who} will fail with 'not"
+        f" found' unless installed before {start}; check the spelling"
+    )
 
 
 _SAID_APART = 3
@@ -194,14 +242,7 @@ def _many_missing(scripts: list[str], n: int, total: int, cwd: str, noun: str) -
 
 
 def _missing(script: str, n: int, total: int, cwd: str, noun: str) -> str:
-    if total == 1:
-        who, start = f"the {noun}", "it starts"
-    elif n == total:
-        who, start = f"every {noun}", "they start"
-    elif n == 1:
-        who, start = f"the {noun} that runs it", "it starts"
-    else:
-        who, start = f"the {n:,} {noun}s that run it", "they start"
+    who, start = _who(n, total, noun)
     if os.path.isabs(script):
         return (
             f"{script} does not exist: {who} will fail unless it is made before {start};"

@@ -42,7 +42,7 @@ def test_only_gpus_naming_a_gpu_not_there_warns(herd: Herd, tmp_path: Path) -> N
     assert herd.cli("submit", "--hold", "--only-gpus", "0-3", "--", "true").stderr == ""
     assert herd.cli("submit", "--hold", "--", "true").stderr == ""
     # Several jobs alike: one line for them.
-    many = herd.cli("submit", "--hold", "--only-gpus", "3,7-8", "--file", "-", input="a\nb\n")
+    many = herd.cli("submit", "--hold", "--only-gpus", "3,7-8", "--file", "-", input="true\ntrue\n")
     assert many.stderr == (
         "gpuherd: warning: jobs 4, 5: --only-gpus 3,7,8 names GPUs 7, 8, which are not "
         "configured (configured: 0,1,2,3): the jobs run only on GPU 3 until GPUs 7, 8 are added "

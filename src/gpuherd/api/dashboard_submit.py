@@ -27,7 +27,7 @@ from gpuherd.core.retry_budget import idle_retry_delay
 from gpuherd.core.states import FINISHED_STATES, JobState, OutcomeKind
 from gpuherd.core.when import parse_begin
 from gpuherd.errors import HerdError
-from gpuherd.script_files import missing_script, missing_script_hints
+from gpuherd.script_files import missing_script, missing_script_hints, unknown_program
 from gpuherd.service import Service, Submitted
 from gpuherd.wire import SubmitItem
 
@@ -209,9 +209,13 @@ def _may_note(item: SubmitItem) -> bool:
 
 
 def _runs_missing(item: SubmitItem | JobSpec) -> bool:
-    """Whether the job runs a script that is not there from its folder (script_files.py)."""
+    """Whether the job runs a script that is not there from its folder, or a program its
+    shell will not find (script_files.py)."""
     env = {**(item.env or {}), **(item.env_overrides or {})}
-    return missing_script(item.command, item.cwd, env) is not None
+    return any(
+        check(item.command, item.cwd, env) is not None
+        for check in (missing_script, unknown_program)
+    )
 
 
 def missing_script_warnings(service: Service, submitted: Sequence[int], named: str) -> list[str]:

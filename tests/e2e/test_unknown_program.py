@@ -1,0 +1,95 @@
+"""A command whose program the job's shell will not find (`pyhton train.py`, `nvidia-smix`)
+was queued without a word: the shell's `eval: pyhton: not found` came only as the job
+started, maybe hours later behind other jobs, and every point of a sweep failed with it.
+`submit`, `sweep`, the Python API and the dashboard's form now warn at once, naming the
+program, and queue the jobs all the same (an earlier job may install it). Real daemon, fake
+GPUs, real jobs."""
+
+from __future__ import annotations
+
+import html
+import re
+import warnings
+from pathlib import Path
+
+from test_dashboard_pages import post
+
+import gpuherd
+from conftest import Herd
+
+
+def warned(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.startswith("gpuherd: warning: ")]
+
+
+ONE = (
+    "pyhton is no program on the job's PATH nor a shell builtin: the job will fail with 'not"
+    " found' unless installed before it starts; check the spelling"
+)
+
+
+def test_submit_warns_of_a_program_not_found_and_the_job_fails_as_said(
+    shared_daemon: Herd, shared_work: Path
+) -> None:
+    herd = shared_daemon
+    proc = herd.cli("submit", "--gpus", "0", "-q", "--", "pyhton", "train.py", cwd=shared_work)
+    assert warned(proc.stderr) == [f"gpuherd: warning: {ONE}"]
+    job = herd.wait_state(int(proc.stdout), "succeeded", "failed")  # queued all the same
+    assert (job["state"], job["exit_code"]) == ("failed", 127)  # as the warning said
+
+
+def test_what_the_shell_finds_is_not_warned_of(shared_daemon: Herd, shared_work: Path) -> None:
+    herd = shared_daemon
+    (shared_work / "bin").mkdir(exist_ok=True)
+    tool = shared_work / "bin" / "mytool"
+    tool.write_text("#!/bin/sh\n")
+    tool.chmod(0o755)
+    for command in (
+        ["true"],  # a builtin
+        ["sh", "-c", "exit 0"],  # on PATH
+        ["if", "true;", "then", "x;", "fi"],  # the shell's own words
+        ["FOO=1", "true"],  # after assignments
+        ["$HOME/x"],  # expanded: unsure, so nothing is said
+        ["mytool"],  # on the PATH the job gets (--env PATH=...)
+    ):
+        proc = herd.cli(
+            "submit", "--gpus", "0", "--hold", "--env", f"PATH={tool.parent}:/usr/bin:/bin",
+            "--", *command, cwd=shared_work,
+        )  # fmt: skip
+        assert warned(proc.stderr) == [], command
+
+
+def test_file_lines_and_sweeps_say_it_once(shared_daemon: Herd, shared_work: Path) -> None:
+    herd = shared_daemon
+    lines = "pyhton a.py\npyhton b.py\necho ok\nnvidia-smix\n"
+    proc = herd.cli("submit", "--gpus", "0", "--hold", "--file", "-", input=lines, cwd=shared_work)
+    assert warned(proc.stderr) == [
+        "gpuherd: warning: pyhton or nvidia-smix are no programs on the jobs' PATH nor shell"
+        " builtins: the 3 jobs that run them will fail with 'not found' unless installed before"
+        " they start; check the spelling"
+    ]
+    swept = herd.cli(
+        "sweep", "pyhton train.py --lr {lr}", "-p", "lr", "0.1", "0.2", "--name", "typo",
+        "--gpus", "0", "--hold", cwd=shared_work,
+    )  # fmt: skip
+    assert warned(swept.stderr) == [
+        "gpuherd: warning: pyhton is no program on the points' PATH nor a shell builtin: every"
+        " point will fail with 'not found' unless installed before they start; check the"
+        " spelling"
+    ]
+
+
+def test_the_python_api_and_the_form_warn_alike(shared_daemon: Herd, shared_work: Path) -> None:
+    herd = shared_daemon
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        gpuherd.connect(herd.home).submit("pyhton train.py", gpus=0, hold=True, cwd=shared_work)
+    assert [str(w.message) for w in caught] == [ONE]
+
+    answer = post(herd, "/submit", htmx=False, gpus="0", cwd=str(shared_work), commands="pyhton")
+    assert answer.status == 303, answer.body
+    (job,) = re.findall(r"submitted=(\d+)", answer.headers["location"])
+    assert answer.headers["location"].endswith(f"&missing={job}")
+    page = herd.page(answer.headers["location"])
+    shown = re.findall(r'class="flash warning missing-script-warning">(.*?)</div>', page)
+    assert [html.unescape(w) for w in shown] == [f"warning: {ONE}"]
