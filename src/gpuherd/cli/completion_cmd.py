@@ -1,6 +1,6 @@
 """`gpuherd completion bash|zsh|fish`: the script that makes the shell complete gpuherd on
 Tab; and what it completes, beyond the command and option names click knows: job ids, sweep
-names, setting names, job states and paths.
+names, setting names, GPU indices, job states and paths.
 
 click does the work (click.shell_completion): the script runs `gpuherd` again with
 _GPUHERD_COMPLETE (_HERD_COMPLETE for `herd`) set and the command line in COMP_WORDS, and
@@ -275,6 +275,60 @@ def _points(sweep: dict[str, Any]) -> str:
     return plural(sweep["points"], "point") + (f": {counts}" if counts else "")
 
 
+def gpus(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
+    """GPU indices, each described by its name and state as `gpuherd gpus` lists them: `gpus
+    drain` offers the GPUs not drained, `gpus enable` the drained ones, `gpus remove` and
+    --only-gpus every configured one (a lost one too: drain, enable and remove take it). In
+    a list the one after the last `,` or `-` is completed (`0,<Tab>` -> `0,1`), among those
+    not named yet, and past a range's start (`1-<Tab>` -> `1-3`)."""
+    cut = max(incomplete.rfind(","), incomplete.rfind("-")) + 1
+    before, typed = incomplete[:cut], incomplete[cut:]
+    if typed and not typed.isdigit():
+        return []
+    answer = _ask("/gpus")
+    if not answer:
+        return []
+    named, start = _gpus_named(ctx, param, before)
+    return [
+        CompletionItem(f"{before}{index}", help=said)
+        for index, said in sorted(_gpus_for(ctx.command.name, answer).items())
+        if str(index).startswith(typed) and index not in named and index > start
+    ]
+
+
+def _gpus_named(ctx: click.Context, param: click.Parameter, before: str) -> tuple[set[int], int]:
+    """The GPUs named already, in the earlier words (`gpus drain 0 <Tab>`) and earlier in
+    this one (`0,<Tab>`); and the start of a range being typed (`1-`; -1: none)."""
+    from gpuherd.core.idspec import parse_gpu_indices
+
+    earlier = ctx.params.get(param.name or "") if param.nargs == -1 else None
+    named = {index for words in earlier or () for index in words}
+    with contextlib.suppress(ValueError):
+        named |= set(parse_gpu_indices(before.rstrip(",-"))) if before else set()
+    start = before[:-1].rpartition(",")[2] if before.endswith("-") else ""
+    return named, int(start) if start.isdigit() else -1
+
+
+def _gpus_for(verb: str | None, answer: dict[str, Any]) -> dict[int, str]:
+    """The GPUs of GET /gpus a command may name, each described: those gpuherd has (as
+    gpu_cmds.configured says), of them the drained ones for `enable`, the others for `drain`."""
+    from gpuherd.cli.gpu_cmds import configured  # (loaded only on this Tab)
+
+    rows = {row["index"]: row for row in answer["gpus"]}
+    drained = set(answer.get("missing_draining", ()))
+    drained |= {index for index, row in rows.items() if row.get("draining")}
+    said = {}
+    for index in configured(answer):
+        row = rows.get(index)
+        state = row["state"] if row else "not seen by the probe"
+        if index in drained and state != "draining":  # `lost, draining`, as `gpuherd gpus`
+            state += ", draining"
+        said[index] = f"{one_line(row['name'])} ({state})" if row else state
+    if verb in ("drain", "enable"):
+        return {i: s for i, s in said.items() if (i in drained) == (verb == "enable")}
+    return said
+
+
 def settings(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
     """The daemon's setting names (`config get NAME`), each with its help."""
     answer = _ask("/config") or {"settings": {}}
@@ -309,6 +363,7 @@ CANDIDATES: dict[Candidates, Callable[[click.Context, click.Parameter, str], lis
     "one_job": one_job,
     "sweeps": sweeps,
     "settings": settings,
+    "gpus": gpus,
     "files": files,
 }
 

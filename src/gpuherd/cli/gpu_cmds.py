@@ -11,7 +11,7 @@ import click
 
 from gpuherd.cli import gpu_table
 from gpuherd.cli.options import json_option
-from gpuherd.cli.param_types import WholeRange
+from gpuherd.cli.param_types import WholeRange, completes
 from gpuherd.client import Client
 from gpuherd.core.gpu_slots import MAX_SLOTS
 from gpuherd.core.idspec import MAX_GPU_INDEX, format_ids, parse_gpu_indices
@@ -167,7 +167,14 @@ def add(indices: tuple[int, ...], slots: int | None) -> None:
 # remove, drain and enable take several GPUs (a node's GPUs before maintenance: `gpus drain
 # 0-3`), also as several words, `gpus remove 0 1`, as the job verbs take ids (`kill 3 4`):
 # that was click's "Got unexpected extra argument (1)".
-_indices = click.argument("indices", type=GPU_INDICES, metavar="INDEX...", nargs=-1, required=True)
+_indices = click.argument(
+    "indices",
+    type=GPU_INDICES,
+    metavar="INDEX...",
+    nargs=-1,
+    required=True,
+    shell_complete=completes("gpus"),  # drain: those not drained; enable: drained ones
+)
 
 
 @gpus.command(cls=_TakesGpuIndex)
@@ -206,11 +213,17 @@ def _each(
         click.echo(verb(client, index)["message"])
 
 
+def configured(answer: dict[str, Any]) -> set[int]:
+    """The GPUs gpuherd has, of GET /gpus: those `gpus remove`, `drain` and `enable` take
+    (and Tab offers, completion_cmd.gpus)."""
+    have = {row["index"] for row in answer["gpus"] if row["state"] != "removed"}
+    return have | set(answer.get("missing", ()))
+
+
 def _not_configured(answer: dict[str, Any], indices: list[int], done: str) -> str | None:
     """Why GPUs named are not all gpuherd's (None: they are), as `gpuherd gpus` lists them:
     each row but a removed one's (kept while its jobs run), and the lost ones (`missing`)."""
-    have = {row["index"] for row in answer["gpus"] if row["state"] != "removed"}
-    have |= set(answer.get("missing", ()))
+    have = configured(answer)
     absent = [index for index in indices if index not in have]
     if not absent:
         return None

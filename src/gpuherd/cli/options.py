@@ -188,6 +188,7 @@ def only_gpus_option(what: str = "the job") -> Callable[[F], F]:
     return click.option(
         "--only-gpus",
         type=GPU_INDICES,
+        shell_complete=completes("gpus"),  # the configured GPUs; after a comma, the rest
         help=f"Place {what} only on these GPUs (indices as `gpuherd gpus` shows: 2, 0-3, 0,2).",
     )
 

@@ -260,13 +260,13 @@ SEED = _Whole("the same seed draws the same points", 7, stored=False)  # any siz
 LAST = "last"
 """Where the CLI takes job ids: the job submitted last (job_refs asks the daemon which)."""
 
-Candidates = Literal["jobs", "one_job", "sweeps", "settings", "files"]
+Candidates = Literal["jobs", "one_job", "sweeps", "settings", "gpus", "files"]
 
 
 def completes(what: Candidates) -> Callable[[click.Context, click.Parameter, str], list[Any]]:
     """A parameter's `shell_complete`: what the shell offers on Tab (completion_cmd.CANDIDATES:
-    job ids, sweep names, ...). That module, and the daemon it asks, are loaded only when the
-    shell asks: a command that runs costs nothing more."""
+    job ids, sweep names, GPU indices, ...). That module, and the daemon it asks, are loaded
+    only when the shell asks: a command that runs costs nothing more."""
 
     def complete(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
         from gpuherd.cli.completion_cmd import CANDIDATES
