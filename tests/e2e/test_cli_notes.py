@@ -62,8 +62,7 @@ def test_the_notes_on_held_jobs_and_a_silent_stdout_say_the_name_typed(
     logged = run(shared, entry, "log", str(quiet))
     assert (logged.returncode, logged.stdout) == (0, "")
     assert logged.stderr == (
-        f"{name}: job {quiet} wrote nothing to stdout so far, but to stderr: "
-        f"{name} log {quiet} --stderr\n"
+        f"{name}: job {quiet} wrote nothing to stdout, but to stderr: {name} log {quiet} --stderr\n"
     )
 
 

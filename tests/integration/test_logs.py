@@ -427,7 +427,7 @@ def test_a_job_that_wrote_only_to_stderr_is_pointed_at_it(
     quiet = shared_daemon.submit("echo 'epoch 1 loss 0.5' >&2")  # as logging and tqdm write
     shared_daemon.wait_state(quiet, "succeeded")
     shown = shared_daemon.cli("log", str(quiet))
-    hint = f"gpuherd: job {quiet} wrote nothing to stdout so far, but to stderr: "
+    hint = f"gpuherd: job {quiet} wrote nothing to stdout, but to stderr: "  # (it ended)
     assert (shown.stdout, shown.stderr) == ("", hint + f"gpuherd log {quiet} --stderr\n")
     followed = shared_daemon.cli("log", "-f", str(quiet))
     assert followed.stderr == hint + f"gpuherd log -f {quiet} --stderr\n"

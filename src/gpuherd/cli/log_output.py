@@ -9,6 +9,7 @@ from typing import Any, TextIO
 
 import click
 
+from gpuherd.cli.job_refs import FINISHED
 from gpuherd.cli.main import prefixed
 from gpuherd.client import Client
 from gpuherd.errors import DaemonError, HerdError, NoAnswer, NotRunning
@@ -50,11 +51,23 @@ def point_at_stderr(client: Client, job_id: int, attempt: int | None, follow: st
     if has_text(client, job_id, "stderr", attempt):  # (None: nothing to point at)
         click.echo(
             prefixed(
-                f"job {job_id} wrote nothing to stdout so far, but to stderr: "
-                f"{typed_name()} log{follow} {job_id} --stderr"
+                f"job {job_id} wrote nothing to stdout{so_far(client, job_id, attempt)}, but to"
+                f" stderr: {typed_name()} log{follow} {job_id} --stderr"
             ),
             err=True,
         )
+
+
+def so_far(client: Client, job_id: int, attempt: int | None) -> str:
+    """` so far` while the attempt shown may still write; of one that ended, nothing (`so
+    far` of a job that had failed read as though it still ran)."""
+    try:
+        job = client.get(f"/jobs/{job_id}")
+    except HerdError:
+        return " so far"  # (gone meanwhile, or no answer: the cautious words)
+    if attempt is not None and attempt < int(job["attempt"]):
+        return ""  # an earlier attempt: a later one began, so it ended
+    return "" if job["state"] in FINISHED else " so far"
 
 
 def ended_badly(client: Client, job: dict[str, Any], followed: str = "stdout") -> str:

@@ -15,6 +15,7 @@ the daemon's are not asked whether they could run them (Python's dry_run asks th
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import sys
 import time
@@ -297,9 +298,17 @@ def remove(names: tuple[str, ...]) -> None:
             failed = True
             continue
         jobs = plural(answer["removed"], "job")
-        click.echo(f"removed sweep {name} ({jobs}); results in {answer['results_dir']} kept")
+        click.echo(f"removed sweep {name} ({jobs}); {kept(answer['results_dir'])}")
     if failed:
         sys.exit(1)
+
+
+def kept(results_dir: str) -> str:
+    """What became of the results folder: `sweep rm` leaves it, but one moved or deleted
+    before the removal is not there to keep (it said `results in ... kept` all the same)."""
+    if os.path.isdir(results_dir):
+        return f"results in {results_dir} kept"
+    return f"its results folder {results_dir} was gone already (moved or deleted?)"
 
 
 COMMANDS = [sweep]
