@@ -1,6 +1,6 @@
 """What the API's endpoints take, as a client is told: the methods a path takes (405), a
 body that cannot be read (unparsable), a query value given twice (given_twice), and the
-errors and streams /openapi.json describes.
+errors, streams and answers /openapi.json describes (answers: answer_schemas.py).
 
 Starlette answered a wrong method with the `Allow` of the first route whose path matched:
 `PUT /api/v1/jobs` said `allow: POST` (GET lists the jobs), and `GET /api/v1/jobs/kill`
@@ -20,6 +20,8 @@ from fastapi.responses import StreamingResponse
 from fastapi.routing import APIRoute
 from starlette.routing import Match
 
+from gpuherd.api.answer_schemas import describe_answers
+
 ERROR_SCHEMA = {
     "type": "object",
     "properties": {"error": {"type": "string", "title": "Error"}},
@@ -37,11 +39,12 @@ OTHER = (
 
 
 class HerdApi(FastAPI):
-    """The app, its schema telling errors as they are (describe_errors)."""
+    """The app, its schema telling errors and answers as they are (describe_errors,
+    answer_schemas.describe_answers)."""
 
     def openapi(self) -> dict[str, Any]:
         if self.openapi_schema is None:
-            self.openapi_schema = describe_errors(super().openapi())
+            self.openapi_schema = describe_answers(describe_errors(super().openapi()))
         return self.openapi_schema
 
 
