@@ -3,9 +3,9 @@ not the daemon's: a daemon started by systemd runs in UTC while its user's shell
 
 from __future__ import annotations
 
-import time
-from datetime import datetime
-from zoneinfo import ZoneInfo
+import os
+import subprocess
+import sys
 
 from tests.conftest import Herd, wait_for
 
@@ -13,15 +13,14 @@ CLI_ZONE = "Asia/Tokyo"  # UTC+9 all year: never the daemon's (UTC) clock
 
 
 def _said(at: float, zone: str) -> str:
-    """`at` as format_moment says it now, read in `zone` (its rules, in another zone)."""
-    moment = datetime.fromtimestamp(at, ZoneInfo(zone))
-    today = datetime.fromtimestamp(time.time(), ZoneInfo(zone))
-    clock = moment.strftime("%H:%M:%S" if moment.second else "%H:%M")
-    if moment.date() == today.date():
-        return clock
-    if moment.year == today.year:
-        return f"{moment.strftime('%b')} {moment.day} {clock}"
-    return f"{moment.strftime('%Y-%m-%d')} {clock}"
+    """`at` as format_moment says it now in `zone`: the CLI's own words, asked of a process
+    in that zone (this one's is the test machine's)."""
+    code = "import time; from gpuherd.core.when import format_moment as f"
+    code += f"; print(f({at!r}, time.time()))"
+    env = {**os.environ, "TZ": zone}
+    return subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    ).stdout.strip()
 
 
 def test_begin_and_retry_at_are_said_in_the_clis_zone(herd: Herd) -> None:
