@@ -123,7 +123,11 @@ def missing_script(command: str, cwd: str, env: Mapping[str, str]) -> str | None
     and the interpreter take a relative path): its program when a path (`./train.sh`,
     `scripts/run.py`), else the script an interpreter runs (`python -u train.py`, `bash
     run.sh`). None when there, when it runs none (`python -m pkg`), and whenever unsure."""
-    words = command_words(command, env)
+    return _missing_in(command_words(command, env), cwd, env)
+
+
+def _missing_in(words: list[str] | None, cwd: str, env: Mapping[str, str]) -> str | None:
+    """missing_script of a command's words (command_words: read once for both checks)."""
     if words is None:
         return None
     program, *args = words
@@ -140,21 +144,30 @@ def missing_script(command: str, cwd: str, env: Mapping[str, str]) -> str | None
     return None if searched and on_job_path(script, cwd, env) else script
 
 
-def unknown_program(command: str, cwd: str, env: Mapping[str, str]) -> str | None:
+def unknown_program(
+    command: str, cwd: str, env: Mapping[str, str], seen: dict[str, bool] | None = None
+) -> str | None:
     """The program `command` starts with, named without a `/`, when the job's shell will not
     find it: no builtin, not on the job's PATH (`nvidia-smix`, `pyhton`). A file of that name
     in `cwd` is not one (cli/submit_hints.not_on_path_hint says what to type instead). None
     whenever unsure: the shell's `not found` came only as the job started, maybe hours after
-    the typo, and every point of a sweep failed with it."""
-    words = command_words(command, env)
+    the typo, and every point of a sweep failed with it. `seen`: the programs looked up
+    already, by the lines of one submission (20,000 lines, one program: one lookup)."""
+    return _unknown_in(command_words(command, env), cwd, env, {} if seen is None else seen)
+
+
+def _unknown_in(
+    words: list[str] | None, cwd: str, env: Mapping[str, str], seen: dict[str, bool]
+) -> str | None:
     if words is None:
         return None
     program = words[0]
     if "/" in program or any(c in program for c in _UNSURE) or any(c.isspace() for c in program):
         return None  # (a path: missing_script's; a name with a space: spaced_program_hint's)
-    if os.path.lexists(os.path.join(cwd, program)) or on_job_path(program, cwd, env):
-        return None
-    return program
+    if program not in seen:
+        there = os.path.lexists(os.path.join(cwd, program)) or on_job_path(program, cwd, env)
+        seen[program] = there
+    return None if seen[program] else program
 
 
 def script_file(command: str, cwd: str, env: Mapping[str, str]) -> str | None:
@@ -185,10 +198,12 @@ def missing_script_hints(
         return []
     counts: dict[str, int] = {}
     programs: dict[str, int] = {}
+    seen: dict[str, bool] = {}
     for command in commands:
-        if (script := missing_script(command, cwd, env)) is not None:
+        words = command_words(command, env)
+        if (script := _missing_in(words, cwd, env)) is not None:
             counts[script] = counts.get(script, 0) + 1
-        elif (program := unknown_program(command, cwd, env)) is not None:
+        elif (program := _unknown_in(words, cwd, env, seen)) is not None:
             programs[program] = programs.get(program, 0) + 1
     said = [_unknown(list(programs), sum(programs.values()), len(commands), noun)] * bool(programs)
     if len(counts) > _SAID_APART:
