@@ -6,6 +6,7 @@ its own `cwd` and `name` as the closest, as `Herd.sweep`'s do."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,8 @@ from gpuherd.client import Client
 from gpuherd.pyapi import Herd
 from gpuherd.script_files import missing_script, missing_script_hints
 
-ENV = {"PATH": "/usr/bin:/bin"}
+ENV = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"}
+"""A PATH where `python` is found (a venv's): not every machine has /usr/bin/python."""
 
 
 @pytest.mark.parametrize(
