@@ -308,7 +308,19 @@ CLICK_WORDING = (
         # An argument left out was click's "Missing argument 'JOB_ID'.".
         (["move"], "no JOB_ID given: gpuherd move [OPTIONS] JOB_ID (see gpuherd move --help)"),
         (["config", "set", "retries"], "no VALUE given: gpuherd config set [OPTIONS] NAME VALUE"),
-        (["sweep", "rm"], "no NAME given: gpuherd sweep rm [OPTIONS] NAME... (see gpuherd sweep"),
+        (
+            ["sweep", "rm"],
+            "no NAME given: gpuherd sweep rm [OPTIONS] NAME...; gpuherd sweep ls lists the "
+            "sweeps (see gpuherd sweep rm --help)",
+        ),
+        (["sweep", "status"], "no NAME given: gpuherd sweep status [OPTIONS] NAME; gpuherd sweep"),
+        # Another verb where a sweep's template goes was click's "Got unexpected extra
+        # argument (lr)", or a refusal to sweep over the one-word command `results`.
+        (
+            ["sweep", "kill", "lr"],
+            "No such command 'kill': gpuherd kill $(gpuherd ls -q --sweep lr) stops a sweep's jobs",
+        ),
+        (["sweep", "results"], "No such command 'results': gpuherd sweep status NAME shows"),
         (
             ["submit", "--mem", "10", "true"],
             "--mem 10 is 10 bytes: give a unit, e.g. --mem 10GiB (a number without one is "
@@ -325,6 +337,14 @@ def test_mistakes_are_said_in_gpuherds_words_with_what_to_do(
     (line,) = proc.stderr.splitlines()
     assert line.startswith(f"gpuherd: error: {said}"), line
     assert not [words for words in CLICK_WORDING if words in line], line
+
+
+def test_a_verbs_word_given_parameters_is_still_a_sweeps_template(shared: Herd) -> None:
+    # `sweep kill lr` is answered with the way to stop a sweep; `sweep list -p x 1 2` sweeps.
+    proc = run(shared, "gpuherd", "sweep", "list {x}", "-p", "x", "1", "2", "--dry-run")
+    assert (proc.returncode, proc.stdout) == (0, "list 1\nlist 2\n"), proc.stderr
+    proc = run(shared, "gpuherd", "sweep", "list", "-p", "x", "1", "--dry-run")
+    assert (proc.returncode, proc.stdout) == (0, "list\n"), proc.stderr
 
 
 @pytest.mark.parametrize(("entry", "name"), [("herd", "herd"), ("gpuherd", "gpuherd")])

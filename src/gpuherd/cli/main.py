@@ -299,7 +299,10 @@ def _missing_value(exc: click.ClickException) -> str | None:
         said, ctx = f"no {exc.param.human_readable_name.rstrip('.')} given", exc.ctx
         if ctx is None:
             return said
-        return f"{said}: {ctx.command_path} {' '.join(ctx.command.collect_usage_pieces(ctx))}"
+        usage = f"{said}: {ctx.command_path} {' '.join(ctx.command.collect_usage_pieces(ctx))}"
+        if ctx.parent and ctx.parent.info_name == "sweep" and exc.param.name in ("name", "names"):
+            usage += f"; {ctx.find_root().info_name} sweep ls lists the sweeps"  # (status, rm)
+        return usage
     return None
 
 
@@ -333,7 +336,7 @@ def _other_tools_word(exc: click.ClickException, ctx: Any, argv: list[str]) -> s
     if isinstance(exc, click.NoSuchCommand):
         name = exc.command_name
         typed = argv[argv.index(name) :] if name in argv else [name]
-        theirs = command_hint(where, name)
+        theirs = command_hint(where, name, typed[1:2])
         return theirs or (program_hint(typed) if where == TOP else None)
     return option_hint(where, exc.option_name)
 

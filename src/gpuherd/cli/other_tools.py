@@ -30,6 +30,20 @@ _RM_OR_KILL = (
     "gpuherd rm IDS removes jobs that are not running, gpuherd kill IDS stops running ones"
 )
 
+_SWEEP_KILL = "gpuherd kill $(gpuherd ls -q --sweep NAME) stops a sweep's jobs"
+_SWEEP_RM = (
+    "gpuherd sweep rm NAME removes a sweep's jobs, its results stay (stop its running ones "
+    "first: gpuherd kill $(gpuherd ls -q --sweep NAME))"
+)
+_SWEEP_STATUS = (
+    "gpuherd sweep status NAME shows each point's parameters, state, run time and metrics "
+    "(gpuherd sweep ls lists the sweeps)"
+)
+_SWEEP_AGAIN = (
+    "submitting the sweep again (the same TEMPLATE -p ... or FILE) reruns the points not done; "
+    "gpuherd retry $(gpuherd ls -q --sweep NAME --state failed) reruns the failed ones"
+)
+
 THEIR_COMMANDS = {
     TOP: {
         "add": "gpuherd submit -- CMD queues a command (pueue's add; gpulimit's add, where a "
@@ -105,6 +119,19 @@ THEIR_COMMANDS = {
         "undrain": _GPU_ENABLE,
         "resume": _GPU_ENABLE,
     },
+    # `gpuherd sweep kill lr`: the word went to the sweep's template (the click error was
+    # "Got unexpected extra argument (lr)"); a sweep is acted on by its points' ids.
+    SWEEP: {
+        **dict.fromkeys(("kill", "cancel", "stop"), _SWEEP_KILL),
+        **dict.fromkeys(("delete", "del", "remove"), _SWEEP_RM),
+        **dict.fromkeys(("show", "results", "info", "summary", "report"), _SWEEP_STATUS),
+        "list": "gpuherd sweep ls lists the sweeps",
+        **dict.fromkeys(("retry", "rerun", "resume", "restart"), _SWEEP_AGAIN),
+        "wait": "gpuherd wait --sweep NAME waits until a sweep's points end",
+        "hold": "gpuherd hold $(gpuherd ls -q --sweep NAME --state queued) keeps a sweep's "
+        "waiting points from starting",
+        "release": "gpuherd release $(gpuherd ls -q --sweep NAME --state held) lets them run",
+    },
 }
 """Another tool's command, by the group typed: what to type here instead, and whose it is."""
 
@@ -166,9 +193,12 @@ def callback_template_hint(command: str) -> str | None:
     )
 
 
-def command_hint(group: str, name: str) -> str | None:
-    """`No such command 'status': gpuherd ls lists the jobs ...`, or None."""
+def command_hint(group: str, name: str, after: Sequence[str] = ()) -> str | None:
+    """`No such command 'status': gpuherd ls lists the jobs ...`, or None. `after`: the word
+    typed after it, the sweep's NAME in the hint of `sweep kill lr`."""
     hint = THEIR_COMMANDS.get(group, {}).get(name)
+    if hint and group == SWEEP and after and not after[0].startswith("-"):
+        hint = hint.replace("NAME", shlex.quote(after[0]))
     return f"No such command {name!r}: {as_typed(hint)}" if hint else None
 
 

@@ -53,6 +53,8 @@ class _SweepGroup(click.Group):
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if args and args[0] not in self.commands and args[0] not in ctx.help_option_names:
+            if _mistaken_verb(args):
+                raise click.NoSuchCommand(args[0], ctx=ctx)  # (main.py says what to type)
             args = [RUN, *args]
         return super().parse_args(ctx, args)
 
@@ -79,6 +81,17 @@ class _SweepGroup(click.Group):
         with formatter.section("Options of a sweep"):
             formatter.write_dl(records)
         super().format_options(ctx, formatter)
+
+
+def _mistaken_verb(args: list[str]) -> bool:
+    """`sweep kill lr`, `sweep results lr`: another verb typed where a template goes (a
+    one-word template, without -p, is refused anyway: it has nothing to sweep over)."""
+    word = args[0]
+    if not word.isalpha() or is_file(word) or {"-p", "--param"} & set(args):
+        return False
+    from gpuherd.cli.other_tools import SWEEP, THEIR_COMMANDS
+
+    return word in THEIR_COMMANDS[SWEEP]
 
 
 @click.group(cls=_SweepGroup)
