@@ -242,14 +242,15 @@ class SystemVerbs:
             "missing": [d.index for d in missing],
             "counts": self.store.counts(),
             "last_job": self.store.last_submitted_id(),  # removed since or not: `last`
-            # A herd.db replaced under the daemon (a backup copied over it), said with what
-            # to do: daemon.log alone had it. One stat per status, none per listing.
-            "database_replaced": (
-                replaced_while_running(self.store.path, running=True)
-                if self.store.replaced()
-                else None
-            ),
+            "database_replaced": self.database_replaced(),
         }
+
+    def database_replaced(self) -> str | None:
+        """A herd.db replaced under the daemon (a backup copied over it), said with what to
+        do, for `daemon status` and `ls` (daemon.log alone had it): one stat."""
+        if not self.store.replaced():
+            return None
+        return replaced_while_running(self.store.path, running=True)
 
 
 def gpu_index(index: int) -> int:

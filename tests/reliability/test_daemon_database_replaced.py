@@ -73,6 +73,18 @@ def test_daemon_status_says_the_herd_db_was_replaced(herd: Herd) -> None:
         "the backup in again as herd.db, and `gpuherd daemon start`"
     ], lines
     assert herd.json("daemon", "status", "--json")["database_replaced"] == warned[0][9:]
+    # `ls` said nothing: it lists the queue the daemon still writes, not the file's.
+    for ls in (["ls"], ["ls", "--all"], ["ls", "--json"], ["ls", "--csv"]):
+        proc = herd.cli(*ls)
+        assert proc.stderr == f"gpuherd: {warned[0]}\n", (ls, proc.stderr)
+    assert herd.cli("ls", "-q", "--all").stderr == ""  # (ids for a script, said elsewhere)
+
+
+def test_ls_says_nothing_of_a_herd_db_never_replaced(herd: Herd) -> None:
+    herd.start("--fake-gpus", "1")
+    herd.submit("--hold", "true")
+    assert herd.cli("ls").stderr == ""
+    assert herd.json("ls", "--json") and herd.cli("ls", "--json").stderr == ""
 
 
 def test_a_restart_after_the_replace_does_not_start_on_the_old_log(herd: Herd) -> None:

@@ -143,10 +143,13 @@ JOB_SCHEMAS: dict[str, Shape] = {
             "more": INT,
             "more_earlier": INT,
             "filtered": STRS,
+            "database_replaced": maybe(STR),
         },
         title="JobList",
         description="`more`: the jobs that match that the limit left out, `more_earlier` "
-        "of them before the first listed; `filtered`: the filters this daemon applies.",
+        "of them before the first listed; `filtered`: the filters this daemon applies; "
+        "`database_replaced`: what to do about a herd.db replaced while the daemon ran, as "
+        "`GET /status` says it (null when it was not).",
     ),
     "JobIds": obj({"ids": INTS, "filtered": STRS}, title="JobIds"),
     "Submitted": obj(

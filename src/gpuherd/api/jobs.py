@@ -95,7 +95,11 @@ async def list_jobs(
     # The collector held off until the views are gone (ListingReader.listing says why).
     with collector_paused():
         jobs, left = await service.ls_off_loop(query)
-        more = {"more": left.total, "more_earlier": left.earlier}
+        more = {
+            "more": left.total,
+            "more_earlier": left.earlier,
+            "database_replaced": service.database_replaced(),  # (`ls` says it too)
+        }
         # Encoded off the loop: 100,000 jobs' JSON is ~0.2 s of it (listing_reader.py); the
         # views let go of there too, before the collector is back.
         body = await asyncio.to_thread(encoded, jobs, {**more, **filtered})

@@ -287,9 +287,10 @@ def list_jobs(
         # The limit counts every job listed with --state or --all (else the waiting ones).
         counted = limit if states or all_jobs else None
         earlier = answer.get("more_earlier")
-        return ls_table.job_lines(
+        lines = ls_table.job_lines(
             jobs, more, narrowed, term, hint, all_jobs, shown, earlier, counted
         )
+        return ls_table.warned(lines, answer, watch)
 
     if watch:
         watching.watch(table)

@@ -177,6 +177,7 @@ def job_document(
     than it counted, the jobs listed (with --all or --state), or `waiting_limit` (of the
     waiting jobs alone, without)."""
     jobs, more = answer["jobs"], answer.get("more", 0)
+    warned([], answer, watched=False)
     if csv_columns is None:
         click.echo(indented(jobs))
     else:
@@ -185,6 +186,19 @@ def job_document(
         counted = len(jobs) if waiting_limit is None else waiting_limit
         said = f"{plural(more, 'more job')} not shown (--limit {counted + more} shows them)"
         click.echo(prefixed(said), err=True)
+
+
+def warned(lines: list[str], answer: dict[str, Any], watched: bool) -> list[str]:
+    """`lines`, and a herd.db replaced under the daemon said as `daemon status` says it (a
+    listing from it is no longer what the file holds): on stderr, or above a watched table,
+    whose redraw would wipe stderr's line."""
+    replaced = answer.get("database_replaced")  # (absent from an older daemon)
+    if not replaced:
+        return lines
+    if watched:
+        return [f"warning: {replaced}", *lines]
+    click.echo(prefixed("warning", replaced), err=True)
+    return lines
 
 
 def job_csv(jobs: list[Job], columns: Sequence[str] = DEFAULT_COLUMNS) -> None:
