@@ -112,7 +112,13 @@ class Herd(JobListing, CompletedJobs):
     """A connection to one daemon: submit jobs and sweeps, list and look at them (`jobs()`),
     wait for them (`wait()`, `as_completed()`), pause and resume the queue."""
 
-    def __init__(self, client: Client) -> None:
+    def __init__(self, client: Client | None = None) -> None:
+        if not isinstance(client, Client):  # `Herd()` raised "missing 1 required argument"
+            raise WrongType(
+                "a Herd is made by gpuherd.connect() (home=..., fake_gpus=...), got Herd("
+                + ("" if client is None else repr(client))
+                + ")"
+            )
         self.client = client
 
     def __repr__(self) -> str:
@@ -155,7 +161,7 @@ class Herd(JobListing, CompletedJobs):
         }
         answer = self.client.post("/jobs", {"jobs": [item]})
         # Cancelled at once (a job it waits for already ended badly), or a script not there.
-        sweep_warnings(submit_warnings(answer, item), UserWarning)
+        sweep_warnings(submit_warnings(answer, item, self.client.home), UserWarning)
         (job_id,) = answer["ids"]
         return Job(self, int(job_id), seen=True)
 

@@ -5,6 +5,7 @@ kind gets one line saying what to give, where it raised Python's own error from 
 
 from __future__ import annotations
 
+import functools
 import os
 import shlex
 import time
@@ -19,6 +20,7 @@ from gpuherd.core.near_names import did_you_mean
 from gpuherd.errors import HerdError, InvalidValue
 from gpuherd.pyapi_types import WrongKindOfNumber, WrongType, WrongValue, as_given
 from gpuherd.script_files import missing_script_hints
+from gpuherd.start_hint import runs_on_ray
 from gpuherd.task_values import from_numpy, is_numpy
 
 
@@ -212,6 +214,14 @@ def command_text(command: Any) -> str:
     raised Python's "expected string or bytes-like object"."""
     if isinstance(command, str):
         return command
+    if callable(command):  # (a function given to run on a GPU: a task's work)
+        name = getattr(command, "__name__", "")
+        name = name if name.isidentifier() else "f"  # (a lambda: `<lambda>.submit` is none)
+        raise WrongType(
+            f"the command is text or a list of words, got the function {name!r}: a function "
+            f"runs as a task, a top-level def with `@gpuherd.task` above it, then "
+            f"{name}.submit(...) with its arguments (docs/python.md)"
+        )
     if isinstance(command, os.PathLike):  # one word, spaces and all
         return shlex.quote(str(command))
     if not isinstance(command, Iterable) or isinstance(command, bytes | Mapping):
@@ -230,10 +240,13 @@ def command_text(command: Any) -> str:
     return command_from_args([str(word) for word in words])
 
 
-def submit_warnings(answer: Mapping[str, Any], item: Mapping[str, Any]) -> list[str]:
+def submit_warnings(
+    answer: Mapping[str, Any], item: Mapping[str, Any], home: Path | None = None
+) -> list[str]:
     """What the submission of one job (`item`, as POST /jobs takes it) warns of, as the CLI
     does: the daemon's `answer` (cancelled at once: a job it waits for already ended badly),
-    and a script it runs that is not there (script_files.py)."""
+    and a script it runs that is not there (script_files.py); `home`: the daemon's."""
     env = {**item["env"], **(item.get("env_overrides") or {})}
-    missing = missing_script_hints([item["command"]], item["cwd"], env)
+    on_ray = functools.partial(runs_on_ray, home)
+    missing = missing_script_hints([item["command"]], item["cwd"], env, on_ray=on_ray)
     return [*answer.get("warnings", []), *missing]

@@ -84,6 +84,20 @@ def test_a_job_id_in_a_wait_and_in_as_completed_is_refused_so(herd: Herd) -> Non
         (lambda h: h.wait([7], timeout=-1), WrongValue, r"^timeout must be 0 or more seconds"),
         (lambda h: h.submit(123), WrongType, r"^the command is text \('python train.py"),
         (lambda h: h.submit(["echo", 0.1]), WrongType, r"^the command's words are text"),
+        # A function, or Herd() as a class is made, raised the plain TypeError of the command
+        # ("got <function train at 0x...>") or of __init__ ("missing 1 required argument").
+        (
+            lambda h: h.submit(train, 0.1),
+            WrongType,
+            r"^the command is text or a list of words, got the function 'train': .* then "
+            r"train\.submit\(\.\.\.\) with its arguments \(docs/python\.md\)$",
+        ),
+        (lambda h: h.submit(lambda: 1), WrongType, r"got the function 'f': .* f\.submit\("),
+        (
+            lambda h: gpuherd.Herd(),
+            WrongType,
+            r"^a Herd is made by gpuherd\.connect\(\) .*Herd\(\)$",
+        ),
         (lambda h: h.submit("echo", priorty=1), WrongType, r"^unknown option 'priorty' \(did"),
         (lambda h: h.submit("echo", max_parallel=2), WrongType, r"^max_parallel is a sweep's"),
         (lambda h: h.sweep(42), WrongType, r"^give a command template, .*got 42 \(int\)$"),
