@@ -5,7 +5,9 @@ of a Content-Length, or up to the end), anything else refused as BadResponse.
 
 from __future__ import annotations
 
+import os
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from io import BufferedReader
@@ -31,10 +33,24 @@ class Sender(Protocol):
 
 def send(sock: Sender, method: str, path: str, payload: bytes | None) -> None:
     head = f"{method} /api/v1{path} HTTP/1.1\r\nHost: gpuherd\r\nConnection: close\r\n"
+    head += f"{ZONE_HEADER}: {zone()}\r\n"
     if payload is not None:
         head += "Content-Type: application/json\r\n"
     body = payload or b""
     sock.sendall(f"{head}Content-Length: {len(body)}\r\n\r\n".encode() + body)
+
+
+ZONE_HEADER = "Gpuherd-Zone"
+"""This process's time zone, in which the daemon says the moments of its answer (`retrying at
+23:30`): `OFFSET [TZ]`, its offset from UTC now in seconds and the TZ variable if set
+(api/askers_zone.py)."""
+
+
+def zone() -> str:
+    """ZONE_HEADER's value, read at each request (a fork of a process whose TZ changed)."""
+    offset = time.localtime().tm_gmtoff
+    name = os.environ.get("TZ", "").lstrip(":")
+    return f"{offset} {name}" if name.isprintable() and name.isascii() and name else str(offset)
 
 
 def send_and_answer(

@@ -42,3 +42,24 @@ def test_begin_and_retry_at_are_said_in_the_clis_zone(herd: Herd) -> None:
     # The daemon's own words are in UTC: the CLI in UTC says them as they are.
     in_utc = herd.cli("ls", env={**herd.env, "TZ": "UTC"}).stdout
     assert f"held until {_said(held, 'UTC')} (--begin)" in in_utc, in_utc
+
+
+def test_the_daemons_answers_say_moments_in_the_clis_zone(herd: Herd) -> None:
+    # `edit --begin 23:30` typed in Tokyo was read back as the UTC daemon's `-> 14:30`.
+    herd.env["TZ"] = "UTC"
+    herd.start("--fake-gpus", "4")
+    there = {**herd.env, "TZ": CLI_ZONE}
+    held = herd.submit("--hold", "true")
+    edited = herd.cli("edit", str(held), "--begin", "23:30", env=there).stdout
+    begin = herd.job(held)["begin"]
+    assert _said(begin, CLI_ZONE).endswith("23:30"), begin
+    assert f"(begin none -> {_said(begin, CLI_ZONE)}: held until then" in edited, edited
+    retried = herd.submit("--retries", "1", "--retry-delay", "3h", "false")
+    waiting = wait_for(lambda: herd.job(retried).get("retry_at"), 30, "the retry's wait")
+    refused = herd.cli("retry", str(retried), env=there, check=False).stderr
+    assert f"waiting out its --retry-delay until {_said(waiting, CLI_ZONE)}:" in refused, refused
+    shorter = herd.cli("edit", str(retried), "--retry-delay", "2h", env=there).stdout
+    assert f"retrying at {_said(waiting - 3600, CLI_ZONE)})" in shorter, shorter
+    # A client that sends no zone (curl, a browser) is answered in the daemon's, as before.
+    refused = herd.cli("retry", str(retried), env={**herd.env, "TZ": "UTC"}, check=False).stderr
+    assert f"--retry-delay until {_said(waiting - 3600, 'UTC')}:" in refused, refused

@@ -24,6 +24,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from gpuherd import __version__
 from gpuherd.api import dashboard, jobs, listener, sweeps, system
+from gpuherd.api.askers_zone import InAskersZone
 from gpuherd.api.auth import with_headers
 from gpuherd.api.endpoints import HerdApi, allowed_methods, given_twice, not_allowed, unparsable
 from gpuherd.api.limits import ASGIApp, CapsBody, Receive, Scope, Send
@@ -96,6 +97,7 @@ def create_app(service: Service, pid: int, socket_path: str) -> FastAPI:
     app.state.stop_mode = "leave"
     app.state.takes_body = {}  # refuse_body_where_none's, per route
     install_api(app)
+    app.add_middleware(InAskersZone)  # (the moments of an answer said in the asker's zone)
     app.add_middleware(AddsDashboard)
     app.add_middleware(CapsBody)  # innermost of the three: its 413 names the version too
     app.add_middleware(SaysItsVersion)

@@ -1,14 +1,16 @@
 """`--begin` times: when a job may start, as a person writes it and reads it back; and the
 past moments `ls --since/--until` take (parse_since), by the same rules where they can be.
 
-Pure: the current time is passed in; times of day are local (the machine's time zone).
+Pure: the current time is passed in; times of day are local (the machine's time zone), and
+a moment is said in the zone of whoever asked (SAID_IN) where that is not this process's.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from datetime import datetime, timedelta
+from contextvars import ContextVar
+from datetime import datetime, timedelta, tzinfo
 
 from gpuherd.core.units import parse_duration
 
@@ -188,11 +190,19 @@ def window_refusal(
     return None
 
 
+SAID_IN: ContextVar[tzinfo | None] = ContextVar("said_in", default=None)
+"""The zone format_moment says moments in; None: this process's. The daemon sets it to the
+CLI's for the request it answers (api/askers_zone.py): the daemon of a systemd unit runs in
+UTC, its user's shell in TZ=Europe/Berlin, who typed `edit 7 --begin 23:30` and read back
+`begin none -> 22:30`."""
+
+
 def format_moment(at: float, now: float) -> str:
     """ "23:30" today, "Nov 26 02:00" on another day, "2027-01-05 02:00" in another year
     (seconds only when there are some)."""
+    zone = SAID_IN.get()
     try:
-        moment, today = datetime.fromtimestamp(at), datetime.fromtimestamp(now)
+        moment, today = datetime.fromtimestamp(at, zone), datetime.fromtimestamp(now, zone)
     except (ValueError, OverflowError, OSError):  # beyond any date (an older gpuherd let it in)
         return f"{at:.0f} (epoch seconds)"
     clock = moment.strftime("%H:%M:%S" if moment.second else "%H:%M")
