@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 # Words the shell runs itself, never looked up on PATH (sh's and bash's): a file of that name
@@ -189,11 +189,17 @@ def script_file(command: str, cwd: str, env: Mapping[str, str]) -> str | None:
 
 
 def missing_script_hints(
-    commands: Sequence[str], cwd: str, env: Mapping[str, str], noun: str = "job"
+    commands: Sequence[str],
+    cwd: str,
+    env: Mapping[str, str],
+    noun: str = "job",
+    on_ray: Callable[[], bool] = lambda: False,
 ) -> list[str]:
     """One warning per file the `commands` (each a `noun`'s: a job's, a sweep's point's) run
     that is not there from `cwd`, said once with how many of them run it; one warning for
-    them all when there are more than a few files (_SAID_APART)."""
+    them all when there are more than a few files (_SAID_APART). `on_ray`: whether the
+    daemon runs its jobs on a Ray cluster, asked only of a program not found here (a
+    cluster's node may have what this machine lacks: the warning says where it looked)."""
     if not os.path.isdir(cwd):  # (refused as it is: its error says so)
         return []
     counts: dict[str, int] = {}
@@ -205,7 +211,10 @@ def missing_script_hints(
             counts[script] = counts.get(script, 0) + 1
         elif (program := _unknown_in(words, cwd, env, seen)) is not None:
             programs[program] = programs.get(program, 0) + 1
-    said = [_unknown(list(programs), sum(programs.values()), len(commands), noun)] * bool(programs)
+    said = [
+        _unknown(list(programs), sum(programs.values()), len(commands), noun, on_ray())
+        for _ in range(bool(programs))
+    ]
     if len(counts) > _SAID_APART:
         return [_many_missing(list(counts), sum(counts.values()), len(commands), cwd, noun), *said]
     return [*(_missing(script, n, len(commands), cwd, noun) for script, n in counts.items()), *said]
@@ -222,9 +231,10 @@ def _who(n: int, total: int, noun: str, it: str = "it") -> tuple[str, str]:
     return f"the {n:,} {noun}s that run {it}", "they start"
 
 
-def _unknown(programs: list[str], n: int, total: int, noun: str) -> str:
+def _unknown(programs: list[str], n: int, total: int, noun: str, on_ray: bool = False) -> str:
     """`pyhton is no program on the job's PATH ...`: one line for all the programs not found
-    (a sweep's points all run one; `submit --file` lines may name several)."""
+    (a sweep's points all run one; `submit --file` lines may name several). `on_ray`: the
+    jobs run on a Ray node, whose PATH was not looked at: said of this machine's."""
     shown = " or ".join(programs[:2]) + (
         f" ({len(programs):,} in all)" if len(programs) > 2 else ""
     )
@@ -232,9 +242,13 @@ def _unknown(programs: list[str], n: int, total: int, noun: str) -> str:
     what = "is no program" if len(programs) == 1 else "are no programs"
     builtin = "a shell builtin" if len(programs) == 1 else "shell builtins"
     whose = f"{noun}'s" if total == 1 else f"{noun}s'"
+    where, when = "", f"before {start}"
+    if on_ray:
+        nodes = "node" if start == "it starts" else "nodes"
+        where, when = " on this machine", f"on the Ray {nodes} where {start}"
     return (
-        f"{shown} {what} on the {whose} PATH nor {builtin}: {who} will fail with 'not"
-        f" found' unless installed before {start}; check the spelling"
+        f"{shown} {what} on the {whose} PATH{where} nor {builtin}: {who} will fail with 'not"
+        f" found' unless installed {when}; check the spelling"
     )
 
 

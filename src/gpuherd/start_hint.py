@@ -6,7 +6,8 @@ without options starts the same way again: so a home set up for a Ray cluster, o
 GPUs, is told just that, never to add --fake-gpus (on a Ray home that start is refused). A home
 no daemon ever ran in gets the general hint. One whose last daemon listened on TCP (the
 dashboard) is told `gpuherd daemon restart`, which listens there again: `daemon start` alone
-would not (daemon_home.bind_tcp). Read on the error path only: sqlite3 is imported there.
+would not (daemon_home.bind_tcp). Read on the error path only (and for a rare warning:
+runs_on_ray): sqlite3 is imported there.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from gpuherd import paths
-from gpuherd.daemon_home import LAST_LISTEN
 from gpuherd.typed_name import as_typed
 
 FIRST_START = "start one with `gpuherd daemon start` (add --fake-gpus 4 on a machine without GPUs)"
@@ -29,6 +29,8 @@ def not_running(home: Path) -> str:
 
 
 def start_hint(home: Path) -> str:
+    from gpuherd.daemon_home import LAST_LISTEN  # deferred: as in _remembered
+
     saved = _remembered(home)
     executor, probe = saved.get("executor"), saved.get("probe")
     if not executor and not probe:
@@ -56,6 +58,9 @@ def _remembered(home: Path) -> dict[str, Any]:
     be read (the hint then is the general one: it must never fail in their place)."""
     import sqlite3
 
+    # deferred: ~50 ms (the store), where `submit` imports this module (runs_on_ray)
+    from gpuherd.daemon_home import LAST_LISTEN
+
     database = paths.database(home)
     if not database.is_file():
         return {}
@@ -80,3 +85,12 @@ def _remembered(home: Path) -> dict[str, Any]:
 def _object(text: object) -> dict[str, Any]:
     value = json.loads(str(text))
     return value if isinstance(value, dict) else {}
+
+
+def runs_on_ray(home: Path | None = None) -> bool:
+    """Whether the daemon of `home` (None: GPUHERD_HOME's) runs its jobs on a Ray cluster,
+    as its last start chose: the running daemon's choice. Read only where a warning depends
+    on it (a program not on this machine's PATH, which a cluster's node may have:
+    script_files.py)."""
+    executor = _remembered(paths.home_dir(home)).get("executor") or {}
+    return bool(executor.get("kind") == "ray")

@@ -214,15 +214,18 @@ def _shown(params: Any, key: str) -> str:
     return value_text(params[key]) if key in params else "(none)"
 
 
-def missing_scripts(to_submit: Sequence[Point], request: SweepRequest) -> list[str]:
+def missing_scripts(
+    to_submit: Sequence[Point], request: SweepRequest, on_ray: bool = False
+) -> list[str]:
     """A warning for each file the points to submit run that is not there from their folder,
     said once with how many run it (each point's command read: a template's `python {script}`
-    runs a file of its own per point). None for a task's sweep: it runs gpuherd's worker."""
+    runs a file of its own per point). None for a task's sweep: it runs gpuherd's worker.
+    `on_ray`: the daemon runs jobs on a Ray cluster (script_files.missing_script_hints)."""
     if request.task:
         return []
     env = {**request.env, **(request.options.env_overrides or {})}
     commands = [point.command or "" for point in to_submit]
-    return missing_script_hints(commands, request.cwd, env, noun="point")
+    return missing_script_hints(commands, request.cwd, env, "point", on_ray=lambda: on_ray)
 
 
 def env_placeholders(spec: SweepSpec, request: SweepRequest) -> list[str]:

@@ -143,15 +143,15 @@ def items_of(
 
 
 def read_from_points(
-    spec: SweepSpec, plan: Plan, request: SweepRequest
+    spec: SweepSpec, plan: Plan, request: SweepRequest, on_ray: bool = False
 ) -> tuple[list[str], list[str], list[str]]:
     """The warnings of a submission that read its points and their files, not the queue (on
     a worker thread: 10,000 points took ~0.3 s): values that read alike, done points that ran
-    other values or another command, scripts missing."""
+    other values or another command, scripts missing (`on_ray`: see missing_scripts)."""
     return (
         alike_values(spec),
         changed_values(plan.skipped_done),
-        missing_scripts(plan.to_submit, request),
+        missing_scripts(plan.to_submit, request, on_ray),
     )
 
 

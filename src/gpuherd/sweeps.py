@@ -201,7 +201,9 @@ class Sweeps:
         never = never_runs(probe, engine.device_listing(), engine.policy, engine.devices.missing())
         if plan.to_submit and never:
             raise InvalidValue(Batch(1, spec.name).never_runs(1, never))
-        alike, changed, missing = await asyncio.to_thread(read_from_points, spec, plan, request)
+        on_ray = not engine.executor.user_files  # (its jobs run on a cluster's nodes)
+        read = await asyncio.to_thread(read_from_points, spec, plan, request, on_ray)
+        alike, changed, missing = read
         waiting = waiting_jobs(self.store, spec.name)
         answer: dict[str, Any] = {
             "name": spec.name,

@@ -233,7 +233,9 @@ def missing_script_warnings(service: Service, submitted: Sequence[int], named: s
         return []
     spec = named_jobs[0]  # one form's jobs share a folder and environment: said of its jobs
     commands = [jobs[i].spec.command for i in sorted(jobs) if jobs[i].spec.cwd == spec.cwd]
-    return missing_script_hints(commands, spec.cwd, {**spec.env, **spec.env_overrides})
+    env = {**spec.env, **spec.env_overrides}
+    on_ray = not service.engine.executor.user_files  # (its jobs run on a cluster's nodes)
+    return missing_script_hints(commands, spec.cwd, env, on_ray=lambda: on_ray)
 
 
 def submission_notes(service: Service, submitted: Sequence[int], noted: str) -> list[str]:

@@ -150,6 +150,13 @@ def past_begin_hint(begin: float | None, now: float, count: int = 1) -> str | No
     return f"--begin {format_moment(begin, now)} is already past: {jobs} may start now"
 
 
+def home_on_ray() -> bool:
+    """Whether this home's daemon runs jobs on a Ray cluster (start_hint.runs_on_ray)."""
+    from gpuherd.start_hint import runs_on_ray  # deferred: read for a program not found alone
+
+    return runs_on_ray()
+
+
 def warn_submitted(commands: Sequence[str], job: Mapping[str, Any]) -> None:
     """Print the hints for a batch of `commands` submitted with the options of `job` (a
     SubmitItem's fields) on stderr, each once (1000 lines `job.sh N` warn once)."""
@@ -160,7 +167,7 @@ def warn_submitted(commands: Sequence[str], job: Mapping[str, Any]) -> None:
         for command in commands
         for hint in (not_on_path_hint, spaced_program_hint)
     ]
-    hints += missing_script_hints(commands, job["cwd"], env)
+    hints += missing_script_hints(commands, job["cwd"], env, on_ray=home_on_ray)
     hints += [sbatch_lines_hint(command, job, env) for command in commands]
     hints.append(visible_devices_hint(os.environ, overrides, job["gpus"], job["only_gpus"]))
     hints += [command_devices_hint(c, job["gpus"], job["only_gpus"]) for c in commands]

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 import click
 
 from gpuherd.cli.main import prefixed
+from gpuherd.cli.submit_hints import home_on_ray
 from gpuherd.cli.sweep_path import recorded_seed
 from gpuherd.core.commands import shell_joined
 from gpuherd.core.sweep import (
@@ -79,7 +80,9 @@ def dry_run(spec: SweepSpec, cwd: str, yes: bool, said: DryRun) -> None:
         *said.cli_warnings,
         *(unused_warning(key) for key in unused_params(spec.command or "", spec)),
         *alike_values(spec),
-        *missing_script_hints(commands, cwd, {**os.environ, **said.env}, noun="point"),
+        *missing_script_hints(
+            commands, cwd, {**os.environ, **said.env}, noun="point", on_ray=home_on_ray
+        ),
         *worded_for_file(
             env_placeholders(spec.command, names, said.env), spec.command, said.file, said.file_env
         ),
