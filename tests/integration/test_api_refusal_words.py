@@ -109,6 +109,27 @@ def test_a_post_to_a_jobs_path_is_a_405_naming_get(herd: Herd, body: Any) -> Non
     assert (status, error.split(":")[0]) == (404, "unknown action 'explode'")
 
 
+UNKNOWN_ACTIONS = [  # a path that names no endpoint, with a body it would refuse anyway
+    ("/jobs/explode", None),  # 415: "the body must be JSON, sent with 'Content-Type: …'"
+    ("/jobs/explode", {"idz": [1]}),  # 422: "ids: Field required; idz: unknown field"
+    ("/gpus/0/explode", {"x": 1}),  # 422: "POST /api/v1/gpus/0/explode takes no body"
+]
+
+
+@pytest.mark.parametrize(("path", "body"), UNKNOWN_ACTIONS)
+def test_an_unknown_action_is_said_before_what_its_body_lacks(
+    herd: Herd, path: str, body: Any
+) -> None:
+    """The body was looked at first: fixing it (or dropping it) only led to the 404. The
+    path's error, whatever the body, as with a body the endpoint would take."""
+    before = jobs(herd)
+    good = {"ids": [1]} if path.startswith("/jobs") else None
+    status, _, error = send(herd, "POST", path, body)
+    assert status == 404, error
+    assert error == send(herd, "POST", path, good)[2]
+    assert jobs(herd) == before
+
+
 @pytest.mark.parametrize("path", ["/jobs/1/log?attempt=0", "/jobs/1/log/follow?attempt=0"])
 def test_attempt_0_is_refused_not_taken_for_the_latest(herd: Herd, path: str) -> None:
     """`attempt=0` answered the latest attempt's log, undocumented; no client sends it (the

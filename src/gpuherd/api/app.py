@@ -11,7 +11,6 @@ import email.message
 import json
 import logging
 import sqlite3
-from collections.abc import Iterator
 from typing import Any
 
 from fastapi import Depends, FastAPI, Request
@@ -26,7 +25,15 @@ from gpuherd import __version__
 from gpuherd.api import dashboard, jobs, listener, sweeps, system
 from gpuherd.api.askers_zone import InAskersZone
 from gpuherd.api.auth import with_headers
-from gpuherd.api.endpoints import HerdApi, allowed_methods, given_twice, not_allowed, unparsable
+from gpuherd.api.endpoints import (
+    HerdApi,
+    allowed_methods,
+    dependants,
+    given_twice,
+    not_allowed,
+    outside_enum,
+    unparsable,
+)
 from gpuherd.api.limits import ASGIApp, CapsBody, Receive, Scope, Send
 from gpuherd.api.numbers import not_an_object, too_large_problem, which_too_large
 from gpuherd.core.int64 import OutOfRange
@@ -215,7 +222,7 @@ async def refuse_unknown_query(request: Request) -> None:
     if not request.query_params:  # (most requests: the route's names are not looked up)
         return
     params = [
-        param for dep in _tree(request.scope["route"].dependant) for param in dep.query_params
+        param for dep in dependants(request.scope["route"].dependant) for param in dep.query_params
     ]
     taken = {param.alias for param in params} | QUERY_TAKEN_EVERYWHERE
     unknown = [name for name in dict.fromkeys(request.query_params) if name not in taken]
@@ -258,24 +265,20 @@ def _takes_body(known: dict[int, bool], route: Any) -> bool:
     """Whether `route` or a dependency of it reads a body: its tree walked once, then `known`
     (the app's, by the route's id: the app keeps its routes; a route is not hashable)."""
     if (takes := known.get(id(route))) is None:
-        takes = known[id(route)] = any(dep.body_params for dep in _tree(route.dependant))
+        takes = known[id(route)] = any(dep.body_params for dep in dependants(route.dependant))
     return takes
 
 
 def _values_refused(dependant: Dependant, request: Request) -> bool:
-    """Whether FastAPI refuses a path or query value of the request (`/gpus/abc/drain`)."""
+    """Whether FastAPI refuses a path or query value of the request (`/gpus/abc/drain`), or
+    the route will: a path value outside the `enum` its schema lists (`/gpus/0/explode`, a 404
+    that names the actions; told "takes no body" when sent one, it was)."""
     return any(
         request_params_to_args(dep.path_params, request.path_params)[1]
         or request_params_to_args(dep.query_params, request.query_params)[1]
-        for dep in _tree(dependant)
+        or outside_enum(dep.path_params, request.path_params)
+        for dep in dependants(dependant)
     )
-
-
-def _tree(dependant: Dependant) -> Iterator[Dependant]:
-    """`dependant` and its dependencies', each in turn."""
-    yield dependant
-    for sub in dependant.dependencies:
-        yield from _tree(sub)
 
 
 def _database_refusal(service: Service, exc: sqlite3.OperationalError) -> HerdError | None:

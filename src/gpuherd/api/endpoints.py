@@ -11,10 +11,11 @@ which no answer of gpuherd's is: every error is `{"error": "one line"}`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any, get_args, get_origin
 
 from fastapi import FastAPI
+from fastapi.dependencies.models import Dependant
 from fastapi.dependencies.utils import request_params_to_args
 from fastapi.responses import StreamingResponse
 from fastapi.routing import APIRoute
@@ -72,16 +73,27 @@ def allowed_methods(app: FastAPI, path: str) -> list[str]:
 
 
 def _values_taken(route: APIRoute, values: dict[str, Any]) -> bool:
-    params = route.dependant.path_params
-    if request_params_to_args(params, values)[1]:
-        return False
-    # A path value a route checks itself (`action`) is one of those its schema lists.
+    # Its dependencies' too: `POST /jobs/{action}` checks the verb in one (jobs._verb).
+    params = [param for dep in dependants(route.dependant) for param in dep.path_params]
+    return not request_params_to_args(params, values)[1] and not outside_enum(params, values)
+
+
+def dependants(dependant: Dependant) -> Iterator[Dependant]:
+    """`dependant` and its dependencies', each in turn."""
+    yield dependant
+    for sub in dependant.dependencies:
+        yield from dependants(sub)
+
+
+def outside_enum(params: Iterable[Any], values: dict[str, Any]) -> bool:
+    """Whether a path value a route checks itself (`action`) is none of those its schema
+    lists (`/jobs/explode`, `/gpus/0/explode`): the route answers it with a 404."""
     for param in params:
         extra = param.field_info.json_schema_extra
         choices = extra.get("enum") if isinstance(extra, dict) else None
         if isinstance(choices, list) and values.get(param.alias) not in choices:
-            return False
-    return True
+            return True
+    return False
 
 
 def unparsable(body: bytes) -> str:

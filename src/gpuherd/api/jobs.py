@@ -9,8 +9,8 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Annotated, Any, BinaryIO
 
+from fastapi import Depends, Query, Request
 from fastapi import Path as PathParam
-from fastapi import Query, Request
 from fastapi.responses import PlainTextResponse, Response, StreamingResponse
 from starlette.exceptions import HTTPException
 from starlette.types import Receive, Scope, Send
@@ -171,17 +171,24 @@ async def priorities(request: Request, body: PrioritiesRequest) -> Response:
     return _results(await _service(request).set_priorities(body.ids, body.priority))
 
 
-@routes.post("/jobs/{action}")
-async def act(
+def _verb(
     request: Request,
     # The schema lists the verbs; the route refuses another itself, saying which there are.
     action: Annotated[str, PathParam(json_schema_extra={"enum": list(VERBS)})],
-    body: IdsRequest,
-) -> Response:
+) -> str:
+    """The verb of `POST /jobs/{action}`, checked as a dependency, so before the body is:
+    `/jobs/explode` sent no body was told to send JSON, and only then that it is no verb."""
     if action not in VERBS:
         if allowed_methods(request.app, request.url.path):  # `POST /jobs/1`: a job's path
             raise HTTPException(405)  # answered as every 405 is (app._api_http_error)
         raise NotFound(f"unknown action '{action}': use one of {', '.join(VERBS)}")
+    return action
+
+
+@routes.post("/jobs/{action}")
+async def act(
+    request: Request, action: Annotated[str, Depends(_verb)], body: IdsRequest
+) -> Response:
     return _results(await _service(request).act(action, body.ids, body.grace))
 
 
