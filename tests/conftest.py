@@ -135,6 +135,19 @@ def wait_for(predicate: Callable[[], Any], timeout: float = 15.0, what: str = "c
         time.sleep(0.02)
 
 
+def busy_port(port: int = 0) -> socket.socket:
+    """A TCP port of 127.0.0.1 taken (listened on) by the test: a --listen there cannot bind
+    (`port` 0: a free one)."""
+    taken = socket.socket()
+    try:
+        taken.bind(("127.0.0.1", port))
+        taken.listen()
+    except OSError:
+        taken.close()
+        raise
+    return taken
+
+
 def wait_for_long_poll(process: psutil.Process, held: float = 2.0) -> None:
     """Until `process` (a `gpuherd wait`, a `submit --wait`) holds its long poll open: a
     connection to the daemon it has held for `held` seconds. Any connection did not do: the

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import os
 import shlex
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
-from conftest import Herd, wait_for
+from conftest import Herd, busy_port, wait_for
 from gpuherd.store import Store
 
 
@@ -32,14 +31,6 @@ def test_the_daemon_runs_in_its_home_not_in_the_folder_it_was_started_in(
     wait_for(lambda: log.exists() and "hooked in" in log.read_text(), what="the hook's output")
     assert "getcwd" not in log.read_text()  # (its shell's "getcwd() failed" before)
     assert f"hooked in {herd.home}\n" in log.read_text()
-
-
-def busy_port() -> socket.socket:
-    """A TCP port taken (listened on) by this test: a --listen there cannot bind."""
-    taken = socket.socket()
-    taken.bind(("127.0.0.1", 0))
-    taken.listen()
-    return taken
 
 
 def _start_at_a_taken_port(herd: Herd, gpus: str) -> tuple[int, subprocess.CompletedProcess[str]]:

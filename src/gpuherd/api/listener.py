@@ -55,7 +55,8 @@ def bind(address: str, next_free: int = 1) -> socket.socket:
         except OSError as exc:
             last = exc
     reason = last.strerror if last is not None and last.strerror else str(last)
-    said = f"cannot listen on {address}: {reason}"
+    tried = f"{address} to {port + next_free - 1}" if port and next_free > 1 else address
+    said = f"cannot listen on {tried}: {reason}"
     if last is not None and last.errno == errno.EADDRNOTAVAIL:
         raise NotHere(said, port)
     taken = last is not None and last.errno == errno.EADDRINUSE
@@ -244,8 +245,15 @@ async def listen(request: Request, body: ListenRequest) -> dict[str, Any] | JSON
             "`gpuherd ui --stop` first"
         )
     address = body.address or DEFAULT_ADDRESS
-    sock = bind(address, 1 if body.address else NEXT_FREE_TRIES)
-    await listener.start(sock, parse_address(address)[0])
+    host = parse_address(address)[0]
+    try:
+        sock = bind(address, 1 if body.address else NEXT_FREE_TRIES)
+    except PortTaken as exc:  # the way out, as `daemon start --listen` says it (daemon_home)
+        free = f"`gpuherd ui --listen {format_address(host, 0)}` takes a free one"
+        if body.address:
+            raise PortTaken(f"{exc}: free that port, or give another address ({free})") from None
+        raise PortTaken(f"{exc}: free one of those ports, or {free}") from None
+    await listener.start(sock, host)
     return listener.describe()
 
 
