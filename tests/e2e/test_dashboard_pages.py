@@ -44,9 +44,15 @@ def call(
         conn.close()
 
 
-def post(herd: Herd, path: str, htmx: bool = True, **fields: str | list[str]) -> Answer:
-    headers = {**FORM, "HX-Request": "true"} if htmx else FORM
-    return call(herd, "POST", path, urlencode(fields, doseq=True), headers)
+def post(
+    herd: Herd,
+    path: str,
+    htmx: bool = True,
+    headers: dict[str, str] | None = None,
+    **fields: str | list[str],
+) -> Answer:
+    sent = {**FORM, **({"HX-Request": "true"} if htmx else {}), **(headers or {})}
+    return call(herd, "POST", path, urlencode(fields, doseq=True), sent)
 
 
 def sse_events(

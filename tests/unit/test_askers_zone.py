@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import time
 from datetime import UTC, datetime, timedelta, timezone
+from zoneinfo import ZoneInfo
 
 import pytest
 
-from gpuherd.api.askers_zone import askers_zone
+from gpuherd.api.askers_zone import _sent, askers_zone
 from gpuherd.client_http import zone
-from gpuherd.core.when import SAID_IN, format_moment
+from gpuherd.core.when import SAID_IN, format_moment, parse_begin, parse_since
 
 
 def test_a_named_zone_is_taken_with_its_summer_time() -> None:
@@ -57,3 +58,38 @@ def test_the_client_sends_its_offset_and_its_tz(monkeypatch: pytest.MonkeyPatch)
     finally:
         monkeypatch.undo()
         time.tzset()
+
+
+def test_begin_and_since_are_read_in_the_zone_set() -> None:
+    # The dashboard's `begin 23:30` typed in Tokyo was 23:30 of the daemon's zone.
+    tokyo = ZoneInfo("Asia/Tokyo")
+    now = datetime(2026, 12, 4, 15, 0, tzinfo=UTC).timestamp()  # 00:00 of Dec 5 in Tokyo
+    token = SAID_IN.set(tokyo)
+    try:
+        at = datetime.fromtimestamp(parse_begin("23:30", now), tokyo)
+        assert (at.day, at.hour, at.minute) == (5, 23, 30)
+        at = datetime.fromtimestamp(parse_begin("2026-12-06T02:00", now), tokyo)
+        assert (at.day, at.hour) == (6, 2)
+        assert (
+            parse_begin("2026-12-06T02:00+00:00", now)
+            == datetime(2026, 12, 6, 2, tzinfo=UTC).timestamp()
+        )  # (an offset written is honoured)
+        assert parse_since("today", now) == datetime(2026, 12, 5, tzinfo=tokyo).timestamp()
+    finally:
+        SAID_IN.reset(token)
+
+
+@pytest.mark.parametrize(
+    ("headers", "sent"),
+    [
+        ([(b"gpuherd-zone", b"32400 Asia/Tokyo")], "32400 Asia/Tokyo"),
+        ([(b"cookie", b"a=1; gpuherd_zone=32400%20Asia%2FTokyo; b=2")], "32400 Asia/Tokyo"),
+        ([(b"cookie", b"gpuherd_zonex=1; x_gpuherd_zone=2")], None),
+        ([(b"cookie", b"x=1")], None),
+        ([], None),
+    ],
+)
+def test_the_zone_is_the_headers_else_the_cookies(
+    headers: list[tuple[bytes, bytes]], sent: str | None
+) -> None:
+    assert _sent(headers) == sent

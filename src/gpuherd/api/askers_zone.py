@@ -5,19 +5,25 @@ unit runs is in UTC while its user's shell is in TZ=Europe/Berlin, who typed `gp
 
 The client sends `Gpuherd-Zone: OFFSET [TZ]` (client_http.zone): its TZ variable when set,
 taken as an IANA name where this machine knows it, else its offset from UTC now. Without TZ,
-a client at the daemon's own offset is in the daemon's zone (the machine's), said as it is;
-and a request without the header (curl, the dashboard's browser) is said in the daemon's zone.
+a client at the daemon's own offset is in the daemon's zone (the machine's), said as it is.
+The dashboard's pages set a cookie of the same value, `gpuherd_zone` (static/zone.js: the
+browser's zone), so that its times and its `begin` box are the browser's. A request with
+neither (curl) is said in the daemon's zone.
 """
 
 from __future__ import annotations
 
-from datetime import UTC, timedelta, timezone, tzinfo
+import time
+from collections.abc import Iterable
+from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from functools import lru_cache
+from urllib.parse import unquote
 
 from gpuherd.api.limits import ASGIApp, Receive, Scope, Send
 from gpuherd.core.when import SAID_IN
 
 HEADER = b"gpuherd-zone"
+COOKIE = "gpuherd_zone"
 _DAY = 86400
 
 
@@ -28,8 +34,8 @@ class InAskersZone:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        value = next((v for k, v in scope.get("headers", ()) if k == HEADER), None)
-        zone = askers_zone(value.decode("latin-1")) if value and scope["type"] == "http" else None
+        value = _sent(scope.get("headers", ())) if scope["type"] == "http" else None
+        zone = askers_zone(value) if value else None
         if zone is None:
             await self.app(scope, receive, send)
             return
@@ -38,6 +44,33 @@ class InAskersZone:
             await self.app(scope, receive, send)
         finally:
             SAID_IN.reset(token)
+
+
+def _sent(headers: Iterable[tuple[bytes, bytes]]) -> str | None:
+    """The zone a request names: its Gpuherd-Zone header, else its gpuherd_zone cookie."""
+    cookies = None
+    for name, value in headers:
+        if name == HEADER:
+            return value.decode("latin-1")
+        if name == b"cookie":
+            cookies = value.decode("latin-1")
+    if cookies is None or COOKIE not in cookies:
+        return None
+    for pair in cookies.split(";"):
+        key, _, text = pair.strip().partition("=")
+        if key == COOKIE:
+            return unquote(text)
+    return None
+
+
+def shown_offset() -> int:
+    """The offset from UTC, now, of the zone a page is rendered in (its meta gpuherd-offset:
+    zone.js reloads a page rendered in another zone than the browser's, once)."""
+    zone = SAID_IN.get()
+    if zone is None:
+        return time.localtime().tm_gmtoff
+    offset = datetime.now(zone).utcoffset()
+    return int(offset.total_seconds()) if offset is not None else 0
 
 
 @lru_cache(maxsize=64)
@@ -70,6 +103,4 @@ def _named(name: str) -> tzinfo | None:
 
 
 def _own_offset() -> int:
-    import time
-
     return time.localtime().tm_gmtoff

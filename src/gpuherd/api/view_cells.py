@@ -10,10 +10,12 @@ from typing import Any
 from markupsafe import Markup, escape
 
 from gpuherd.core.idspec import format_ids
+from gpuherd.core.when import SAID_IN
 
 
 def when(ts: float | None) -> str:
-    return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S") if ts else "-"
+    """A moment in the zone of the browser that asked (api/askers_zone.py), else the daemon's."""
+    return datetime.fromtimestamp(ts, SAID_IN.get()).strftime("%Y-%m-%d %H:%M:%S") if ts else "-"
 
 
 def when_cell(ts: float | None) -> Markup:

@@ -20,6 +20,7 @@ from starlette.responses import HTMLResponse
 
 from gpuherd import __version__
 from gpuherd.api import assets, buttons, view_cells, views_plot, views_sweeps
+from gpuherd.api.askers_zone import shown_offset
 from gpuherd.cli.plain import show_bidi
 from gpuherd.cli.render import requested_text
 from gpuherd.core.commands import flat_command
@@ -129,6 +130,7 @@ def environment() -> Environment:
     env.globals.update(
         version=__version__,
         static=assets.url,
+        shown_offset=shown_offset,  # (zone.js: the page's times in the browser's zone)
         nav=NAV,
         SHORT_OUTCOMES=view_cells.SHORT_OUTCOMES,
         state_order=STATE_ORDER,

@@ -14,6 +14,12 @@ from datetime import datetime, timedelta, tzinfo
 
 from gpuherd.core.units import parse_duration
 
+SAID_IN: ContextVar[tzinfo | None] = ContextVar("said_in", default=None)
+"""The zone moments are said and read in; None: this process's. The daemon sets it to the
+client's for the request it answers (api/askers_zone.py): the daemon of a systemd unit runs
+in UTC, its user's shell in TZ=Europe/Berlin, who typed `edit 7 --begin 23:30` and read back
+`begin none -> 22:30`; the dashboard's `23:30` was the daemon's too."""
+
 _HELP = (
     "use now, +DURATION (+30m, +2h), a time of day (23:30) or a date and time (2026-11-26T02:00)"
 )
@@ -72,7 +78,7 @@ def parse_since(text: str, now: float, name: str = "time") -> float:
     if word == "now":
         return now
     if word in ("today", "yesterday"):
-        midnight = datetime.fromtimestamp(now).replace(hour=0, minute=0, second=0, microsecond=0)
+        midnight = _clock(now).replace(hour=0, minute=0, second=0, microsecond=0)
         return (midnight - timedelta(days=word == "yesterday")).timestamp()
     if _AGO.fullmatch(word):
         try:
@@ -118,9 +124,7 @@ def _time_of_day(value: str, now: float, bad: str, help_text: str) -> datetime |
     hour, minute, second = (int(part or 0) for part in clock.groups())
     if hour > 23 or minute > 59 or second > 59:
         raise ValueError(f"{bad}: no such time of day; {help_text}")
-    return datetime.fromtimestamp(now).replace(
-        hour=hour, minute=minute, second=second, microsecond=0
-    )
+    return _clock(now).replace(hour=hour, minute=minute, second=second, microsecond=0)
 
 
 _NO_SUCH = re.compile(
@@ -132,7 +136,7 @@ _NO_SUCH = re.compile(
 def _date_time(value: str, bad: str, help_text: str) -> float:
     """`value` as a date, or a date and time (local time unless it gives an offset)."""
     try:
-        at = local_timestamp(datetime.fromisoformat(value))  # naive = local time
+        at = local_timestamp(_in_zone(datetime.fromisoformat(value)))  # naive = local time
     except ValueError as exc:
         # Written as a date, but no such day or hour (2026-02-30, 24:00): say which part,
         # as `25:00` is told `no such time of day`; it was told only the forms, which it had.
@@ -190,19 +194,22 @@ def window_refusal(
     return None
 
 
-SAID_IN: ContextVar[tzinfo | None] = ContextVar("said_in", default=None)
-"""The zone format_moment says moments in; None: this process's. The daemon sets it to the
-CLI's for the request it answers (api/askers_zone.py): the daemon of a systemd unit runs in
-UTC, its user's shell in TZ=Europe/Berlin, who typed `edit 7 --begin 23:30` and read back
-`begin none -> 22:30`."""
+def _clock(at: float) -> datetime:
+    """`at` as the clock shows it where it is said (SAID_IN): naive in this process's zone."""
+    return datetime.fromtimestamp(at, SAID_IN.get())
+
+
+def _in_zone(moment: datetime) -> datetime:
+    """A date and time written without an offset, in the zone it is read in (SAID_IN)."""
+    zone = SAID_IN.get()
+    return moment if zone is None or moment.tzinfo is not None else moment.replace(tzinfo=zone)
 
 
 def format_moment(at: float, now: float) -> str:
     """ "23:30" today, "Nov 26 02:00" on another day, "2027-01-05 02:00" in another year
     (seconds only when there are some)."""
-    zone = SAID_IN.get()
     try:
-        moment, today = datetime.fromtimestamp(at, zone), datetime.fromtimestamp(now, zone)
+        moment, today = _clock(at), _clock(now)
     except (ValueError, OverflowError, OSError):  # beyond any date (an older gpuherd let it in)
         return f"{at:.0f} (epoch seconds)"
     clock = moment.strftime("%H:%M:%S" if moment.second else "%H:%M")
