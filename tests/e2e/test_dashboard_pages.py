@@ -323,7 +323,12 @@ def test_gpu_actions(daemon: Herd) -> None:
     assert daemon.client.get("/gpus")["gpus"][3]["slots"] == 2
     # The form's Slots left empty keeps a GPU's slots (it was 1: "GPU 3: 1 slot (was 2)").
     assert "GPU 3: 2 slots</div>" in post(daemon, "/ui/gpus", op="add", index="3", slots="").body
-    assert 'class="flash error"' in post(daemon, "/ui/gpus", op="drain", index="x").body
+    # Each box named, with what was in it: both said "give the GPU index (and slots) as
+    # whole numbers".
+    bad = post(daemon, "/ui/gpus", op="drain", index="x").body
+    assert "&#39;index&#39;: &#39;x&#39; is not a whole number</div>" in bad
+    bad = post(daemon, "/ui/gpus", op="add", index="3", slots="2.5").body
+    assert "&#39;slots&#39;: &#39;2.5&#39; is not a whole number</div>" in bad
     # Named by the form's box, not by `gpuherd gpus add`'s option ("slots (--slots) must").
     many = post(daemon, "/ui/gpus", op="add", index="3", slots="99999").body
     assert "&#39;slots&#39; must be 1 to 1024, got 99999</div>" in many

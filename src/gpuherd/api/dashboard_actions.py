@@ -26,7 +26,7 @@ from gpuherd.core.idspec import JOBS_THERE_ARE, summarize
 from gpuherd.core.int64 import fits
 from gpuherd.core.model import DeviceState
 from gpuherd.core.states import JobState
-from gpuherd.errors import HerdError
+from gpuherd.errors import HerdError, InvalidValue
 from gpuherd.listing import ListingQuery
 from gpuherd.service import Service
 from gpuherd.service_jobs import VERBS
@@ -242,10 +242,10 @@ async def gpus(request: Request) -> Response:
     service = service_of(request)
     op = one(form, "op")
     try:
-        index = int(one(form, "index"))
+        index = _whole(one(form, "index"), "index")
         if op == "add":
             slots = one(form, "slots").strip()  # empty: the slots it has (or had)
-            message = service.gpu_add(index, int(slots) if slots else None)
+            message = service.gpu_add(index, _whole(slots, "slots") if slots else None)
         elif op == "remove":
             message = service.gpu_remove(index)
         elif op in ("drain", "enable"):
@@ -254,8 +254,16 @@ async def gpus(request: Request) -> Response:
         else:
             raise HerdError(f"unknown GPU action '{op}': use add, remove, drain or enable")
         messages = [(True, message)]
-    except ValueError:
-        messages = [(False, "give the GPU index (and slots) as whole numbers")]
     except HerdError as exc:
         messages = [(False, in_form_words(str(exc), GPU_LABELS))]
     return _answer(request, form, messages)
+
+
+def _whole(text: str, label: str) -> int:
+    """A box of the GPU form as a whole number, else refused naming the box and what was in
+    it (`'slots': '2.5' is not a whole number`), as the submit form says it: both were "give
+    the GPU index (and slots) as whole numbers", which said neither."""
+    try:
+        return int(text.strip())
+    except ValueError:
+        raise InvalidValue(f"'{label}': {text.strip()!r} is not a whole number") from None
