@@ -12,7 +12,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlencode
+from urllib.parse import unquote, urlencode
 
 import pytest
 
@@ -119,6 +119,12 @@ def test_every_page_renders_on_first_load(daemon: Herd) -> None:
         answer = call(daemon, "GET", path)
         assert answer.status == 404 and "<html" in answer.body, (path, answer.body[:80])
         assert "no such page: " in answer.body or "No sweep" in answer.body, path
+    # A job's page by another word than its number says what a job's page is.
+    for word in ("abc", "%2312"):  # (`#12` copied whole from a page)
+        answer = call(daemon, "GET", f"/jobs/{word}").body
+        shown = repr(unquote(word)).replace("'", "&#39;")
+        assert f"no such page: /jobs/{word}: {shown} is no job number (job 12" in answer
+    assert "is no job number" not in call(daemon, "GET", "/nope").body
     api = call(daemon, "GET", "/api/v1/jobs/abc")
     assert api.status == 422 and json.loads(api.body)["error"].startswith("invalid request")
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, Response
@@ -340,5 +341,13 @@ def error_page(request: Request, status: int, message: str | None = None) -> HTM
     path = request.url.path
     if path.startswith(("/api/", "/ui/", "/static/")):
         return None
-    message = message or f"no such page: {path}"
+    message = message or f"no such page: {path}" + _not_a_job(path)
     return views.render("error.html", http_status=status, path=path, message=message)
+
+
+def _not_a_job(path: str) -> str:
+    """`/jobs/abc` (a name typed for a number; a `#12` copied whole): what a job's page is."""
+    parts = path.strip("/").split("/")
+    if len(parts) != 2 or parts[0] != "jobs" or parts[1].isdigit():
+        return ""
+    return f": {unquote(parts[1])!r} is no job number (job 12's page is /jobs/12)"
