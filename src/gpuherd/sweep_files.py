@@ -17,7 +17,6 @@ reasoning). Only small files are kept, CACHE_MAX_BYTES of them in all.
 from __future__ import annotations
 
 import errno
-import json
 import os
 import stat
 import time
@@ -27,6 +26,7 @@ from typing import Any
 from gpuherd.core.units import format_size
 from gpuherd.errors import Forbidden
 from gpuherd.jobfiles import open_job_file
+from gpuherd.json_parse import NotJson, NotText, parse_json
 
 PARAMS_FILE = "params.json"
 METRICS_FILE = "metrics.json"
@@ -41,20 +41,6 @@ CACHE_MAX_BYTES = 64 * 1024 * 1024
 _Version = tuple[int, int, int, int, int]
 _kept: dict[str, tuple[_Version, Any]] = {}
 _kept_bytes = 0
-
-
-class NotJson(ValueError):
-    """A file that is not valid JSON: says where the parser stopped; `cut_off` when that is
-    its end (a value begun and not ended: a write cut short, or still going on)."""
-
-    def __init__(self, message: str, cut_off: bool = False) -> None:
-        super().__init__(message)
-        self.cut_off = cut_off
-
-
-class NotText(NotJson):
-    """A file that is not UTF-8 text (nor UTF-16 or 32, which JSON may be in): binary data,
-    or text in another encoding."""
 
 
 def read_json(path: str | Path) -> Any:
@@ -82,14 +68,7 @@ def load_json(path: str, found: os.stat_result | None = None) -> Any:
         data = f.read(JSON_MAX_BYTES + 1)
     if len(data) > JSON_MAX_BYTES:  # (grown since its lstat: read_metrics says the size)
         raise ValueError(f"grown over the {format_size(JSON_MAX_BYTES)} read while read")
-    try:
-        value = json.loads(data)
-    except UnicodeDecodeError as exc:
-        # Python's own words named the codec it guessed ("'utf-16-le' codec can't decode
-        # bytes in position 4-5"), which the file was never meant to be in.
-        raise NotText(f"not UTF-8 text (at byte {exc.start:,}); write it as UTF-8 JSON") from None
-    except ValueError as exc:  # JSONDecodeError
-        raise _not_json(exc) from None
+    value = parse_json(data)
     # The version is the one seen before the read: a change during the read gives the file a
     # newer time, so the next read reads it again.
     changed = max(found.st_mtime_ns, found.st_ctime_ns) / 1e9
@@ -100,21 +79,6 @@ def load_json(path: str, found: os.stat_result | None = None) -> Any:
         _kept[path] = (version, value)
         _kept_bytes += len(data)
     return value
-
-
-def _not_json(exc: ValueError) -> NotJson:
-    """Why a file is not JSON, with the line and column where the parser gave up: at its end,
-    that the file stops mid-value (json's "Expecting ',' delimiter" there named what would
-    have come next, not what is wrong)."""
-    if not isinstance(exc, json.JSONDecodeError):
-        return NotJson(f"not valid JSON: {exc}")
-    if exc.doc[exc.pos :].strip() == "":
-        where = f"line {exc.lineno}, column {exc.colno}"
-        return NotJson(
-            f"not valid JSON: it stops mid-value at {where} (cut off, or still being written?)",
-            True,
-        )
-    return NotJson(f"not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}")
 
 
 def marker(run_dir: str) -> str:

@@ -136,6 +136,12 @@ def test_last_names_the_job_submitted_last_for_the_commands_of_one_job(
         # A group's command by the name of `gpuherd rm` (click said "No such command 'rm'.").
         (["gpus", "rm", "1"], "No such command 'rm': gpuherd gpus remove INDEX stops using"),
         (["gpus", "delete", "1"], "No such command 'delete': gpuherd gpus remove INDEX"),
+        # Words of gpuherd's own listings, typed to a group (click said "No such command
+        # 'list'." and nothing more), and `gpus disable`, told "Did you mean 'enable'?".
+        (["gpus", "disable", "1"], "No such command 'disable': gpuherd gpus drain INDEX lets"),
+        (["gpus", "list"], "No such command 'list': gpuherd gpus alone lists the GPUs"),
+        (["gpus", "set", "0", "--slots", "2"], "gpuherd gpus add INDEX --slots N changes"),
+        (["config", "show"], "No such command 'show': gpuherd config alone lists the settings"),
         # A sweep takes submit's job options by their long names, and submits without waiting
         # (click guessed: `sweep --wait`, "Did you mean '--after', '--quiet'?"; `sweep -f`
         # was told submit's `--follow`, which a sweep lacks).

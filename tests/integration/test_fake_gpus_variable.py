@@ -90,7 +90,8 @@ def test_a_bad_variable_is_named_on_one_line_and_no_daemon_starts(
         "(2x24GiB,1x80GiB) or a .json state file",
         "missing": f"fake GPU state file not found: {path}: create it, or use a count (4), "
         "sizes (2x24GiB,1x80GiB) or a .json state file",
-        "malformed": f"fake GPU state file {path}: Expecting value: line 1 column 11 (char 10)",
+        "malformed": f"fake GPU state file {path}: not valid JSON: it stops "
+        "mid-value at line 1, column 11 (cut off, or still being written?)",
     }[kind]
     herd.env[VARIABLE] = runs.env[VARIABLE] = value
     for said in (

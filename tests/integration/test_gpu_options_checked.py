@@ -35,7 +35,8 @@ def test_a_bad_gpu_option_is_named_on_one_line_and_no_daemon_starts(
         "malformed": (
             "--fake-gpus",
             str(path),
-            f"--fake-gpus: fake GPU state file {path}: Expecting value: line 1 column 11 (char 10)",
+            f"--fake-gpus: fake GPU state file {path}: not valid JSON: it stops "
+            "mid-value at line 1, column 11 (cut off, or still being written?)",
         ),
         "bad --gpus": ("--gpus", "x", "--gpus: invalid GPU index 'x': use GPU indices"),
     }[kind]

@@ -142,9 +142,15 @@ def test_gpus_on_pretend_nodes(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("content", "problem"),
     [
-        ("{not json", "Expecting property name"),
+        # Python's words were the message: "Expecting value: line 1 column 11 (char 10)".
+        ("{not json", "not valid JSON at line 1, column 2: Expecting property name"),
+        ('{"gpus": [', "not valid JSON: it stops mid-value at line 1, column 11 (cut off"),
+        (b"\xff\xfe{", "not UTF-8 text (at byte 2); write it as UTF-8 JSON"),
+        (" \n", 'is empty: write in it {"gpus": [{"memory_total": "24GiB"}]}'),
         ("[]", 'expected an object like {"gpus"'),
-        ('{"gpus": {}}', 'expected an object like {"gpus"'),
+        # An object was told it should be "an object like", a typo that "gpus" was missing.
+        ('{"gpus": {}}', 'gpus: expected a list, like [{"memory_total": "24GiB"}], got {}'),
+        ('{"gpu": []}', "the top level: unknown key 'gpu' (known: gpus)"),
         ('{"gpus": [], "extra": 1}', "the top level: unknown key 'extra'"),
         ('{"gpus": [3]}', "gpus[0]: expected an object"),
         ('{"gpus": [{"memory_usd": "1GiB"}]}', "gpus[0]: unknown key 'memory_usd'"),
@@ -166,10 +172,10 @@ def test_gpus_on_pretend_nodes(tmp_path: Path) -> None:
     ],
 )
 def test_malformed_file_raises_probe_error_naming_file_and_problem(
-    tmp_path: Path, content: str, problem: str
+    tmp_path: Path, content: str | bytes, problem: str
 ) -> None:
     path = tmp_path / "gpus.json"
-    path.write_text(content)
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
     with pytest.raises(ProbeError) as info:
         FakeProbe(path)
     assert str(path) in str(info.value)

@@ -25,6 +25,11 @@ _GPU_REMOVE = "gpuherd gpus remove INDEX stops using a GPU; jobs running on it g
 _GPU_ENABLE = (
     "gpuherd gpus enable INDEX uses a drained GPU again (Slurm's scontrol update state=resume)"
 )
+_GPU_LIST = "gpuherd gpus alone lists the GPUs (--json for scripts, --watch to follow them)"
+_CONFIG_LIST = (
+    "gpuherd config alone lists the settings (--json for scripts); gpuherd config get NAME "
+    "prints one"
+)
 
 _RM_OR_KILL = (
     "gpuherd rm IDS removes jobs that are not running, gpuherd kill IDS stops running ones"
@@ -118,7 +123,13 @@ THEIR_COMMANDS = {
         # Slurm's word: click guessed "Did you mean 'drain'?", the opposite of what is asked.
         "undrain": _GPU_ENABLE,
         "resume": _GPU_ENABLE,
+        # click guessed "Did you mean 'enable'?" of `disable`, the opposite too.
+        "disable": "gpuherd gpus drain INDEX lets jobs on a GPU finish and starts nothing new "
+        "there (Slurm's drain); gpuherd gpus remove INDEX stops using it",
+        **dict.fromkeys(("list", "ls", "show", "status"), _GPU_LIST),
+        "set": "gpuherd gpus add INDEX --slots N changes a GPU's slots",
     },
+    "config": dict.fromkeys(("list", "ls", "show"), _CONFIG_LIST),
     # `gpuherd sweep kill lr`: the word went to the sweep's template (the click error was
     # "Got unexpected extra argument (lr)"); a sweep is acted on by its points' ids.
     SWEEP: {

@@ -25,9 +25,11 @@ from typing import TypeVar
 
 from gpuherd.core.units import format_size, parse_size, plural
 from gpuherd.gpus.base import GpuProcess, GpuReading, JobOnGpus, ProbeError
+from gpuherd.json_parse import parse_json
 
 DEFAULT_FAKE_MEMORY = 24 * 2**30
 DEFAULT_FAKE_NAME = "Fake GPU"
+_EXAMPLE = '{"gpus": [{"memory_total": "24GiB"}]}'
 USAGE_FILE = "fake_gpu_usage.json"
 _NO_LINKS: dict[int, int] = {}
 
@@ -119,9 +121,11 @@ class FakeProbe:
                 raw = f.read()
         except OSError as exc:
             raise ProbeError(f"reading fake GPU state file {path}: {exc.strerror}") from exc
+        if not raw.strip():  # `touch gpus.json`; JSON's words were "stops mid-value at line 1"
+            raise ProbeError(f"fake GPU state file {path} is empty: write in it {_EXAMPLE}")
         try:
-            readings, configured = _parse_state(json.loads(raw))
-        except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+            readings, configured = _parse_state(parse_json(raw))
+        except ValueError as exc:  # NotJson too: where the file stops being JSON, in words
             raise ProbeError(f"fake GPU state file {path}: {exc}") from exc
         self._readings, self._configured, self._stamp = readings, configured, stamp
 
@@ -185,9 +189,15 @@ def _links(value: object) -> dict[int, int]:
 
 
 def _parse_state(data: object) -> tuple[list[GpuReading], int]:
-    if not isinstance(data, dict) or not isinstance(data.get("gpus"), list):
-        raise _Invalid('expected an object like {"gpus": [{"memory_total": "24GiB"}]}')
-    _check_keys(data, frozenset({"gpus"}), "the top level")
+    if isinstance(data, dict):  # a typo ("gpu") is named as such, before "gpus" is missed
+        _check_keys(data, frozenset({"gpus"}), "the top level")
+    if not isinstance(data, dict) or "gpus" not in data:
+        raise _Invalid(f"expected an object like {_EXAMPLE}")
+    if not isinstance(data["gpus"], list):
+        # (It said "expected an object like {"gpus": ...}" of an object that was one.)
+        raise _Invalid(
+            f'gpus: expected a list, like [{{"memory_total": "24GiB"}}], got {data["gpus"]!r}'
+        )
     entries: list[object] = data["gpus"]
     readings = [_parse_gpu(i, entry) for i, entry in enumerate(entries)]
     return [r for r in readings if r is not None], len(entries)
