@@ -237,6 +237,10 @@ def test_make_probe_rejects_both_options() -> None:
 def test_static_probe() -> None:
     probe = StaticProbe([1, 0, 1])
     assert probe.describe() == "static: 0,1"
+    # `--gpus 0-63` was said as its 64 numbers, on the start's line and `daemon status`'s.
+    assert StaticProbe(range(64)).describe() == "static: 0-63"
+    assert StaticProbe([*range(8), 10]).describe() == "static: 0-7,10"
+    assert StaticProbe(range(8)).describe() == "static: 0,1,2,3,4,5,6,7"
     assert probe.read() == [
         GpuReading(0, None, "GPU 0", None, None, None, ()),
         GpuReading(1, None, "GPU 1", None, None, None, ()),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpuherd.core.idspec import format_ids
+from gpuherd.core.idspec import format_ids, listed_ids
 from gpuherd.core.units import format_duration, plural
 from gpuherd.typed_name import typed_name
 
@@ -20,8 +20,7 @@ def status_lines(status: dict[str, Any]) -> list[str]:
         f"up: {format_duration(max(status['uptime'], 0.1))}",
         f"home: {status['home']}",
         f"socket: {status['socket']}",
-        f"gpus: {','.join(str(i) for i in status['gpus']) or 'none'} ({status['probe']})"
-        + _gpus_apart(status),
+        f"gpus: {listed_ids(status['gpus']) or 'none'} ({status['probe']})" + _gpus_apart(status),
         f"queue: {queue}; jobs: {counts}",
     ]
     if failing := status.get("scheduler_failing"):  # (absent from an older daemon)

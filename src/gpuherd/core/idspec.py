@@ -174,6 +174,13 @@ def format_ids(ids: Iterable[int]) -> str:
     return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in number_runs(ids))
 
 
+def listed_ids(ids: Iterable[int]) -> str:
+    """GPU indices as a line lists them: one by one (`0,1,2`), as ranges past eight
+    (`--gpus 0-63` was said as its 64 numbers)."""
+    shown = list(ids)
+    return ",".join(map(str, shown)) if len(shown) <= 8 else format_ids(shown)
+
+
 JOBS_THERE_ARE = "`gpuherd ls --all` lists the jobs there are"
 """The hint after ids that name no job, wherever they are named (log, show, kill, --after)."""
 

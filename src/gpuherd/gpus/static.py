@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from gpuherd.core.idspec import listed_ids
 from gpuherd.gpus.base import GpuReading
 
 
@@ -29,4 +30,4 @@ class StaticProbe:
         return list(self._readings)
 
     def describe(self) -> str:
-        return "static: " + ",".join(str(i) for i in self.indices)
+        return "static: " + listed_ids(self.indices)
