@@ -321,6 +321,9 @@ CLICK_WORDING = (
             "No such command 'kill': gpuherd kill $(gpuherd ls -q --sweep lr) stops a sweep's jobs",
         ),
         (["sweep", "results"], "No such command 'results': gpuherd sweep status NAME shows"),
+        # An array job typed as Slurm or gflow would was told to `submit -- ./job.sh`.
+        (["sbatch", "--array=0-3", "x.sh"], "No such command 'sbatch': gpuherd sweep './job.sh"),
+        (["gbatch", "--array", "0-3", "x"], "No such command 'gbatch': gpuherd sweep './job.sh"),
         (
             ["submit", "--mem", "10", "true"],
             "--mem 10 is 10 bytes: give a unit, e.g. --mem 10GiB (a number without one is "

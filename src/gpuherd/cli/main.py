@@ -336,7 +336,7 @@ def _other_tools_word(exc: click.ClickException, ctx: Any, argv: list[str]) -> s
     if isinstance(exc, click.NoSuchCommand):
         name = exc.command_name
         typed = argv[argv.index(name) :] if name in argv else [name]
-        theirs = command_hint(where, name, typed[1:2])
+        theirs = command_hint(where, name, typed[1:])
         return theirs or (program_hint(typed) if where == TOP else None)
     return option_hint(where, exc.option_name)
 

@@ -205,11 +205,14 @@ def callback_template_hint(command: str) -> str | None:
 
 
 def command_hint(group: str, name: str, after: Sequence[str] = ()) -> str | None:
-    """`No such command 'status': gpuherd ls lists the jobs ...`, or None. `after`: the word
-    typed after it, the sweep's NAME in the hint of `sweep kill lr`."""
+    """`No such command 'status': gpuherd ls lists the jobs ...`, or None. `after`: the words
+    typed after it: the sweep's NAME in the hint of `sweep kill lr`; an array job's option
+    (`sbatch --array 1-3 job.sh` is a sweep, not a submit)."""
     hint = THEIR_COMMANDS.get(group, {}).get(name)
     if hint and group == SWEEP and after and not after[0].startswith("-"):
         hint = hint.replace("NAME", shlex.quote(after[0]))
+    if name in ("sbatch", "gbatch") and any(w.partition("=")[0] == "--array" for w in after):
+        hint = THEIR_OPTIONS["submit"]["--array"]
     return f"No such command {name!r}: {as_typed(hint)}" if hint else None
 
 
