@@ -194,12 +194,14 @@ def missing_script_hints(
     env: Mapping[str, str],
     noun: str = "job",
     on_ray: Callable[[], bool] = lambda: False,
+    moved: bool = True,
 ) -> list[str]:
     """One warning per file the `commands` (each a `noun`'s: a job's, a sweep's point's) run
     that is not there from `cwd`, said once with how many of them run it; one warning for
     them all when there are more than a few files (_SAID_APART). `on_ray`: whether the
     daemon runs its jobs on a Ray cluster, asked only of a program not found here (a
-    cluster's node may have what this machine lacks: the warning says where it looked)."""
+    cluster's node may have what this machine lacks: the warning says where it looked).
+    `moved`: whether --cwd can move them (an on-end hook always runs in the daemon's home)."""
     if not os.path.isdir(cwd):  # (refused as it is: its error says so)
         return []
     counts: dict[str, int] = {}
@@ -216,8 +218,10 @@ def missing_script_hints(
         for _ in range(bool(programs))
     ]
     if len(counts) > _SAID_APART:
-        return [_many_missing(list(counts), sum(counts.values()), len(commands), cwd, noun), *said]
-    return [*(_missing(script, n, len(commands), cwd, noun) for script, n in counts.items()), *said]
+        many = _many_missing(list(counts), sum(counts.values()), len(commands), cwd, noun, moved)
+        return [many, *said]
+    total = len(commands)
+    return [*(_missing(script, n, total, cwd, noun, moved) for script, n in counts.items()), *said]
 
 
 def _who(n: int, total: int, noun: str, it: str = "it") -> tuple[str, str]:
@@ -257,7 +261,7 @@ _SAID_APART = 3
 runs a file of its own per point, and a 5,000-point sweep printed 5,000 warnings."""
 
 
-def _many_missing(scripts: list[str], n: int, total: int, cwd: str, noun: str) -> str:
+def _many_missing(scripts: list[str], n: int, total: int, cwd: str, noun: str, moved: bool) -> str:
     if n == total:
         who = f"every {noun} will fail unless its file is made before it starts"
     else:
@@ -266,11 +270,11 @@ def _many_missing(scripts: list[str], n: int, total: int, cwd: str, noun: str) -
     where = f" in {cwd} (the {noun}s' working directory)" if relative else ""
     return (
         f"{len(scripts):,} files the {noun}s run do not exist{where}, as {scripts[0]} and"
-        f" {scripts[1]}: {who}; check the paths{' or pass --cwd' * relative}"
+        f" {scripts[1]}: {who}; check the paths{' or pass --cwd' * (relative and moved)}"
     )
 
 
-def _missing(script: str, n: int, total: int, cwd: str, noun: str) -> str:
+def _missing(script: str, n: int, total: int, cwd: str, noun: str, moved: bool) -> str:
     who, start = _who(n, total, noun)
     if os.path.isabs(script):
         return (
@@ -280,5 +284,5 @@ def _missing(script: str, n: int, total: int, cwd: str, noun: str) -> str:
     whose = f"{noun}'s" if total == 1 else f"{noun}s'"
     return (
         f"{script} does not exist in {cwd} (the {whose} working directory): {who} will fail"
-        f" unless it is made before {start}; check the path or pass --cwd"
+        f" unless it is made before {start}; check the path{' or pass --cwd' * moved}"
     )

@@ -127,19 +127,24 @@ def set_(name: str, words: tuple[str, ...]) -> None:
     with checked_by_daemon():
         answer = client.post("/config", {"name": name, "value": value})
     click.echo(one_line(answer["message"]))
-    if name == "on-end":  # set as asked, but a hook that can only fail is worth a word
+    # Set as asked, but a hook that can only fail is worth a word (`none`, `default`: none).
+    if name == "on-end" and answer["message"] != "on-end = none":
         import os
 
         from gpuherd.cli.other_tools import callback_template_hint
         from gpuherd.cli.submit_hints import hook_path_hint
         from gpuherd.paths import folder_gone
+        from gpuherd.script_files import missing_script_hints
 
         here = "." if folder_gone() else os.getcwd()  # (removed since: nothing in it to name)
-        hints = (
-            hook_path_hint(value, here, str(client.home), os.environ),
-            callback_template_hint(value),
+        home = str(client.home)
+        # A script or program the hook's shell does not find (a typo, a script not written
+        # yet) failed at every job's end, said only in daemon.log: said now, as submit does.
+        found = hook_path_hint(value, here, home, os.environ)
+        missing = (
+            [] if found else missing_script_hints([value], home, os.environ, "hook", moved=False)
         )
-        for hint in hints:
+        for hint in (found, *missing, callback_template_hint(value)):
             if hint is not None:
                 click.echo(prefixed("warning", f"on-end: {hint}"), err=True)
 

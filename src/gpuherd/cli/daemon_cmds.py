@@ -255,6 +255,7 @@ def stop(drain: bool, kill: bool, grace: float | None) -> None:
         raise click.UsageError("give --drain (let running jobs finish) or --kill, not both")
     refuse_grace_without_kill(grace, kill)
     client = Client()
+    mode = "drain" if drain else "kill" if kill else "leave"
     with replacing():  # (of a daemon an upgrade left running: "restart it" is not the news)
         try:
             pid = int(own_status(client)["pid"])
@@ -265,20 +266,36 @@ def stop(drain: bool, kill: bool, grace: float | None) -> None:
             # `gpuherd daemon stop` under `set -e` must not fail for a daemon already gone.
             click.echo(f"no gpuherd daemon is running for {client.home}: nothing to stop")
             return
-        left = stop_daemon(client, pid, "drain" if drain else "kill" if kill else "leave", grace)
+        except DaemonError as exc:
+            # Its status lost on the daemon's way out: another stop (or a restart) got there
+            # first, as when the stop request itself is lost (it said ConnectionResetError).
+            if isinstance(exc, NoAnswer):
+                raise
+            left = stop_daemon(client, lock_holder(client.home), mode, grace, lost=exc)
+        else:
+            left = stop_daemon(client, pid, mode, grace)
     if left is not None:  # jobs a --kill could not reach
         raise HerdError(left)
 
 
-def stop_daemon(client: Client, pid: int, mode: str, grace: float | None = None) -> str | None:
+def stop_daemon(
+    client: Client,
+    pid: int | None,
+    mode: str,
+    grace: float | None = None,
+    lost: DaemonError | None = None,
+) -> str | None:
     """Ask the daemon (`pid`) to stop (leave, drain or kill its running jobs: with `grace`,
     each SIGKILLed that long after its SIGTERM), say its answer, and return once it has
     stopped: with its last word, if it has one (jobs a --kill could not reach). One that ends
-    before it has stopped (killed, crashed) is a HerdError."""
+    before it has stopped (killed, crashed) is a HerdError. `lost`: the connection to it was
+    lost before it was asked (pid None: it no longer holds the home), and it is not asked."""
     log = paths.daemon_log(client.home)
     logged = log.stat().st_size if log.exists() else 0  # the daemon's last word comes after
     chosen = {} if grace is None else {"grace": grace}
     try:
+        if lost is not None:
+            raise lost
         click.echo(client.post("/daemon/stop", {"mode": mode, **chosen})["message"])
     except DaemonError as exc:
         # Another stop (or restart) got there first: its daemon closed this connection as it
@@ -291,7 +308,7 @@ def stop_daemon(client: Client, pid: int, mode: str, grace: float | None = None)
     wait_for_exit(pid)
     if client.socket_path.exists():  # a daemon that stops (not one that dies) removes it
         raise HerdError(
-            f"the daemon (pid {pid}) ended before it had stopped (killed or crashed): what it "
+            f"{_the_daemon(pid)} ended before it had stopped (killed or crashed): what it "
             f"had begun is carried out by the next `{typed_name()} daemon start`; see "
             f"`{typed_name()} daemon log`"
         )
@@ -308,21 +325,27 @@ class StoppedByAnother(HerdError):
     """A stop's --kill or --drain not carried out: another call was stopping the daemon."""
 
 
-def _stopped_by_another(pid: int, mode: str) -> str:
+def _stopped_by_another(pid: int | None, mode: str) -> str:
     name = typed_name()
     return (
-        f"the daemon (pid {pid}) was stopping already, as another `{name} daemon stop` asked, "
+        f"{_the_daemon(pid)} was stopping already, as another `{name} daemon stop` asked, "
         f"and stopped without this one's --{mode}: running jobs may go on (`{name} ls`); "
         f"`{name} daemon start`, then `{name} daemon stop --{mode}`"
     )
 
 
-def wait_for_exit(pid: int, within: float | None = None) -> bool:
+def _the_daemon(pid: int | None) -> str:
+    return "the daemon" if pid is None else f"the daemon (pid {pid})"
+
+
+def wait_for_exit(pid: int | None, within: float | None = None) -> bool:
     """Return once the daemon has exited: gone, or a zombie its parent has not reaped yet
     (psutil's wait() would wait for the reaping, which an init-less container never does).
-    False if it still runs after `within` seconds."""
+    False if it still runs after `within` seconds. None: one gone before its pid was read."""
     import psutil
 
+    if pid is None:
+        return True
     deadline = None if within is None else time.monotonic() + within
     try:
         process = psutil.Process(pid)
