@@ -116,6 +116,9 @@ async def stop(request: Request, body: StopRequest) -> dict[str, Any]:
             message = "no job was running: stopping"
         elif body.mode == "drain":
             message += paused_in_drain(list(engine.live.values()))
+        elif paused := sum(1 for live in engine.live.values() if live.paused):
+            # (`killing 2 running jobs` of one running and one paused, which `stop` tells apart)
+            message = f"stopping after killing {_running_and_paused(running, paused)}"
     return {"message": message, "running": running}
 
 
@@ -140,6 +143,14 @@ def _stopping_already(asked: str | None, mode: str, running: int) -> str | None:
         "drain": f" once its {jobs} {'ends' if running == 1 else 'end'}",
     }.get(asked, "")
     return f"stopping already{doing}, as another stop asked: waiting for it"
+
+
+def _running_and_paused(live: int, paused: int) -> str:
+    """`1 running job and 1 paused job`, `2 paused jobs`: the jobs a --kill ends."""
+    said = [
+        plural(n, f"{kind} job") for n, kind in ((live - paused, "running"), (paused, "paused"))
+    ]
+    return " and ".join(part for part, n in zip(said, (live - paused, paused), strict=True) if n)
 
 
 def paused_in_drain(lives: Sequence[Live]) -> str:
