@@ -321,6 +321,14 @@ CLICK_WORDING = (
             "No such command 'kill': gpuherd kill $(gpuherd ls -q --sweep lr) stops a sweep's jobs",
         ),
         (["sweep", "results"], "No such command 'results': gpuherd sweep status NAME shows"),
+        # A word too many was click's "Got unexpected extra argument (3)".
+        (["ls", "3"], "'3' is one argument too many: gpuherd ls [OPTIONS]; gpuherd show ID"),
+        (
+            ["daemon", "stop", "3"],
+            "'3' is one argument too many: gpuherd daemon stop [OPTIONS]; "
+            "gpuherd kill IDS stops jobs",
+        ),
+        (["show", "3", "4", "5"], "'4 5' are arguments too many: gpuherd show [OPTIONS] [JOB_ID]"),
         # An array job typed as Slurm or gflow would was told to `submit -- ./job.sh`.
         (["sbatch", "--array=0-3", "x.sh"], "No such command 'sbatch': gpuherd sweep './job.sh"),
         (["gbatch", "--array", "0-3", "x"], "No such command 'gbatch': gpuherd sweep './job.sh"),

@@ -325,20 +325,26 @@ def _other_tools_word(exc: click.ClickException, ctx: Any, argv: list[str]) -> s
     """For a command or option of pueue or task-spooler typed from habit (`status`, `submit
     --label`, `gpus rm`), what it is called here; None for any other error. `ctx` is that of
     the group or command it was typed to; `argv` the words typed, for a command typed as
-    task-spooler queues one (`gpuherd python train.py`)."""
-    if not isinstance(exc, click.NoSuchCommand | click.NoSuchOption) or ctx is None:
+    task-spooler queues one (`gpuherd python train.py`). And click's "Got unexpected extra
+    argument (3)" (`ls 3`, `daemon stop 3`), with the usage and what the word may have meant."""
+    extra = exc.message.startswith("Got unexpected extra argument")
+    if ctx is None or not (extra or isinstance(exc, click.NoSuchCommand | click.NoSuchOption)):
         return None
-    from gpuherd.cli.other_tools import SWEEP, TOP, command_hint, option_hint, program_hint
+    from gpuherd.cli import other_tools as theirs
 
-    where = ctx.info_name if ctx.parent else TOP
-    if ctx.command.hidden and ctx.parent and ctx.parent.info_name == SWEEP:
-        where = SWEEP  # `sweep TEMPLATE ...` runs its hidden `submit`: a sweep's options
+    if extra:
+        return theirs.extra_argument(ctx, exc.message)
+    where = ctx.info_name if ctx.parent else theirs.TOP
+    if ctx.command.hidden and ctx.parent and ctx.parent.info_name == theirs.SWEEP:
+        where = theirs.SWEEP  # `sweep TEMPLATE ...` runs its hidden `submit`: a sweep's options
     if isinstance(exc, click.NoSuchCommand):
         name = exc.command_name
         typed = argv[argv.index(name) :] if name in argv else [name]
-        theirs = command_hint(where, name, typed[1:])
-        return theirs or (program_hint(typed) if where == TOP else None)
-    return option_hint(where, exc.option_name)
+        said = theirs.command_hint(where, name, typed[1:])
+        return said or (theirs.program_hint(typed) if where == theirs.TOP else None)
+    return (
+        theirs.option_hint(where, exc.option_name) if isinstance(exc, click.NoSuchOption) else None
+    )
 
 
 def drop_output(stream: TextIO) -> None:

@@ -14,6 +14,7 @@ import re
 import shlex
 import shutil
 from collections.abc import Sequence
+from typing import Any
 
 # (main.py and the tests take the options' table from here)
 from gpuherd.cli.other_tools_options import SWEEP as SWEEP
@@ -220,6 +221,36 @@ def argument_hint(command: str | None, word: str) -> str | None:
     """`'main' is no job id: gpuherd daemon log shows ...`, or None."""
     hint = THEIR_ARGUMENTS.get(command or "", {}).get(word.strip())
     return f"{word.strip()!r} is no job id: {as_typed(hint)}" if hint else None
+
+
+THEIR_EXTRA = {
+    "ls": "gpuherd show ID tells everything about a job (gpuherd ls --name NAME, --state S, "
+    "--sweep NAME pick jobs)",
+    "daemon stop": "gpuherd kill IDS stops jobs; gpuherd daemon stop stops the daemon alone",
+    "daemon status": "gpuherd show ID tells about a job",
+}
+"""What a word after a command that takes none may have meant (`ls 3`: the job 3)."""
+
+_EXTRA = re.compile(r"Got unexpected extra arguments? \((.*)\)", re.DOTALL)
+
+
+def extra_argument(ctx: Any, message: str) -> str | None:
+    """`'3' is one argument too many: gpuherd ls [OPTIONS]; gpuherd show ID tells ...`, for
+    click's "Got unexpected extra argument (3)"; None for another message."""
+    found = _EXTRA.fullmatch(message)
+    if found is None:
+        return None
+    words = found.group(1)  # (click joins the extra words with spaces)
+    usage = f"{ctx.command_path} {' '.join(ctx.command.collect_usage_pieces(ctx))}"
+    many = (
+        "is one argument"
+        if found.group(0).startswith("Got unexpected extra argument ")
+        else "are arguments"
+    )
+    said = f"{words!r} {many} too many: {usage}"
+    path = ctx.command_path.split(" ", 1)[1] if " " in ctx.command_path else ""
+    hint = THEIR_EXTRA.get(path)
+    return f"{said}; {as_typed(hint)}" if hint else said
 
 
 def option_hint(command: str | None, option: str) -> str | None:
