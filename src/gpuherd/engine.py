@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Iterator
 from functools import partial
 
+from gpuherd import seen_alive
 from gpuherd.attempts import Attempts
 from gpuherd.broadcast import Broadcast
 from gpuherd.config import load_policy
@@ -195,6 +196,8 @@ class Engine(JobStops, Spawns):
         self._stopping = True
         self._record_exits_and_starts(self.clock(), closing=True)  # starts nothing: stopping
         self._do_paperwork()
+        if lives := [(live.job_id, live.attempt) for live in self.live.values()]:
+            seen_alive.leave(self.store, lives, self.clock())  # (a lost one's last sign of life)
         self.log_caps.stop()
         self.attempts.close()
         self.devices.stop()

@@ -18,7 +18,7 @@ import logging
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from gpuherd import jobfiles
+from gpuherd import jobfiles, seen_alive
 from gpuherd.core.lifecycle import Ended
 from gpuherd.core.model import Job
 from gpuherd.core.recovery import (
@@ -52,7 +52,8 @@ log = logging.getLogger("gpuherd.engine")
 def recover(engine: Engine, now: float) -> None:
     """Reconcile what the database says is live with what runs (DESIGN principle 4)."""
     live_jobs = engine.store.list_jobs(states=tuple(LIVE_STATES))
-    observed = {job.id: _observe(engine, job, now) for job in live_jobs}
+    alive = seen_alive.take(engine.store)  # (those the last daemon left running at its stop)
+    observed = {job.id: _observe(engine, job, now, alive) for job in live_jobs}
     later = {job.id: plan for job in live_jobs if (plan := later_runs(engine, job, now))}
     jobs = {job.id: job for job in live_jobs}
     for action in reconcile(live_jobs, observed, now, later):
@@ -90,7 +91,7 @@ def recover(engine: Engine, now: float) -> None:
     engine.executor.end_leftovers(engine.layout.home_id)
 
 
-def _observe(engine: Engine, job: Job, now: float) -> Observed:
+def _observe(engine: Engine, job: Job, now: float, alive: dict[tuple[int, int], float]) -> Observed:
     folder = str(engine.layout.attempt_dir(job, job.attempt))
     key = engine.layout.attempt_key(job.id, job.attempt)
     executor = engine.executor
@@ -104,6 +105,9 @@ def _observe(engine: Engine, job: Job, now: float) -> Observed:
     ended_at, signs = (status.ended_at if status else now), UNKNOWN_SIGNS
     if status is None and pid is not None and not running:  # lost: no shell wrote its end
         signs = executor.signs_of_life(folder)
+        stopped = alive.get((job.id, job.attempt))  # seen running as the last daemon stopped
+        if stopped is not None and (signs.last_seen is None or stopped > signs.last_seen):
+            signs = replace(signs, last_seen=stopped)
         ended_at = lost_end(job.started_at, signs.last_seen, signs.booted, now)
     return Observed(
         pid=pid,

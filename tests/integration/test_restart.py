@@ -128,6 +128,30 @@ def test_job_killed_while_the_daemon_was_down_is_lost(daemon: Herd, recorder: Re
     assert [(r["id"], r["attempt"]) for r in recorder.lines("runs")] == [(again, 2)]
 
 
+def test_a_job_lost_after_a_stop_ran_until_the_stop_at_least(daemon: Herd) -> None:
+    """A job that replaced its shell writes no end, and one that wrote nothing either had no
+    sign of life but its start: lost at the next start, it was recorded as ending then (run
+    time 0.0s), though the daemon that stopped had seen it run until its stop."""
+    job_id = daemon.submit("--", "exec sleep 100")
+    wait_running(daemon, [job_id])
+    started = daemon.job(job_id)["started_at"]
+    wait_for(lambda: time.time() > started + 1.0, what="a second of the job's run")
+    (pgid,) = pids(daemon, [job_id]).values()
+    before_stop = time.time()
+    daemon.cli("daemon", "stop")
+    os.killpg(pgid, signal.SIGKILL)
+    wait_for(lambda: not group_members(pgid), what=f"group {pgid} gone")
+
+    daemon.start()
+    job = daemon.wait_state(job_id, "lost", "failed", "succeeded", "killed", timeout=5)
+    assert job["state"] == "lost"
+    assert before_stop <= job["ended_at"] <= time.time(), (started, before_stop, job)
+    # Only the stop that follows: a later start takes nothing from it.
+    daemon.cli("daemon", "stop")
+    daemon.start()
+    assert daemon.job(job_id)["ended_at"] == job["ended_at"]
+
+
 def test_kill_acknowledged_before_a_crash_still_happens(daemon: Herd) -> None:
     # one string: the job's own shell ignores TERM, so only the SIGKILL after --grace ends it
     job_id = daemon.submit("--grace", "1", "trap '' TERM; sleep 100 & wait")
