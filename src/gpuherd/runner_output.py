@@ -114,6 +114,17 @@ def drop_fresh_run_dir(folder: Path) -> None:
             empty.rmdir()
 
 
+def holds_logs(folder: Path) -> bool:
+    """Whether `folder` holds more than this run's lock (a job folder, herd.db): a new run
+    folder that does not is removed as the run ends (drop_fresh_run_dir), so the summary
+    must not name it for the logs: the user looked there in vain."""
+    try:
+        with os.scandir(folder) as entries:
+            return any(entry.name != LOCK_NAME for entry in entries)
+    except OSError:
+        return False
+
+
 def fresh_run_dir() -> Path:
     """herd_runs/<timestamp>, made now; -2, -3, ... after it when a run started in the same
     second has it: two runs must never write into each other's job folders."""

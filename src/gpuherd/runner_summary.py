@@ -79,6 +79,6 @@ def in_run_words(detail: str, job_id: int) -> str:
 def could_not_run(number: int, command: str, refusal: Exception) -> str:
     """The line of job `number` of the input, refused before it was queued. An empty command
     comes from a yielder (a job file has no empty line to run): submit's advice for it is for a
-    command line."""
-    why = f"{shown_command(command)}: {refusal}" if command else EMPTY_COMMAND
+    command line. One of blanks alone (`yield "  "`) is as empty: the submission strips it."""
+    why = f"{shown_command(command)}: {refusal}" if command.strip() else EMPTY_COMMAND
     return f"[{number}] could not run: {why}"

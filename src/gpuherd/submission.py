@@ -10,7 +10,7 @@ from dataclasses import replace
 
 from gpuherd.core.commands import MAX_COMMAND_BYTES
 from gpuherd.core.deps import KINDS, contradiction, kept_apart
-from gpuherd.core.idspec import JOBS_THERE_ARE, MAX_GPU_INDEX, said_ids
+from gpuherd.core.idspec import JOBS_THERE_ARE, MAX_GPU_INDEX, MOST_GPUS, said_ids
 from gpuherd.core.model import Device, JobSpec, Policy
 from gpuherd.core.reasons import Refusal, never_fits
 from gpuherd.core.reasons_never import GPUS_FLAG
@@ -222,8 +222,8 @@ def _request_problem(spec: JobSpec) -> str | None:
             f"the command is {len(spec.command.encode()):,} bytes, over the 128 KiB a program's "
             "argument may hold: put it in a script file and run that"
         )
-    if not 0 <= spec.gpus <= 64:
-        return f"{field('gpus')} must be between 0 and 64, got {spec.gpus}"
+    if not 0 <= spec.gpus <= MOST_GPUS:
+        return f"{field('gpus')} must be between 0 and {MOST_GPUS}, got {spec.gpus}"
     if any(not 0 <= i <= MAX_GPU_INDEX for i in spec.only_gpus):
         return f"{field('only_gpus')} takes GPU indices from 0 to {MAX_GPU_INDEX}"
     if spec.exclusive and spec.gpus == 0:

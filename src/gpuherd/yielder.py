@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gpuherd.core.idspec import MOST_GPUS
+
 if TYPE_CHECKING:
     from gpuherd.wire import SubmitItem
 
@@ -194,6 +196,13 @@ def _check_fields(n: int, item: dict[Any, Any]) -> None:
     # bool is an int to Python, but `"gpus": True` is surely a mistake
     if "gpus" in item and (not isinstance(item["gpus"], int) or isinstance(item["gpus"], bool)):
         raise wrong("'gpus'", item["gpus"], "a number of GPUs, like 1")
+    # (the submission's limit, said here in the yielder's words: the submission's own named
+    # `--gpus`, which in `gpuherd run` is the list of GPUs to use)
+    if not 0 <= item.get("gpus", 0) <= MOST_GPUS:
+        raise ValueError(
+            f"yielder item {n}: 'gpus' is {item['gpus']}: give a number of GPUs from 0 to "
+            f"{MOST_GPUS}"
+        )
     env = item.get("env")
     if not isinstance(env, dict | None):
         raise wrong("'env'", env, "a dict of variable names to values")

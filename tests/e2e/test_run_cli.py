@@ -395,6 +395,18 @@ def yielder():
             ["yielder item 0: 'env' value of 'A' is NoneType: give a string or a number"],
             id="env-value-none",
         ),
+        # Was a job that could not run, told `gpus (--gpus) must be between 0 and 64`: in
+        # `gpuherd run`, --gpus is the list of GPUs to use.
+        pytest.param(
+            "def yielder():\n    yield {'command': 'true', 'gpus': -1}\n",
+            ["yielder item 0: 'gpus' is -1: give a number of GPUs from 0 to 64"],
+            id="gpus-negative",
+        ),
+        pytest.param(
+            "def yielder():\n    yield {'command': 'true', 'gpus': 65}\n",
+            ["yielder item 0: 'gpus' is 65: give a number of GPUs from 0 to 64"],
+            id="gpus-too-many",
+        ),
     ],
 )
 def test_bad_yielder_gets_one_clear_line(runs: Runs, body: str | None, names: list[str]) -> None:

@@ -16,6 +16,8 @@ import struct
 import termios
 from pathlib import Path
 
+import pytest
+
 from conftest import Runs, wait_for
 
 
@@ -202,23 +204,29 @@ def unread(pipe: int) -> int:
     return int(struct.unpack("i", fcntl.ioctl(pipe, termios.FIONREAD, b"\0\0\0\0"))[0])
 
 
+def ctrl_c_while_read_whole(runs: Runs, *args: str) -> tuple[int, str, str]:
+    """`gpuherd run --order longest-first ARGS` (with earlier run times) on a stream of three
+    lines, Ctrl-C once they are read: before any job starts. Its status, stdout, stderr."""
+    earlier = runs.root / "earlier"
+    first = runs.run("--fake-gpus", "1", "-q", "--output-dir", str(earlier), input=job("x") + "\n")
+    assert first.returncode == 0, first.stdout + first.stderr
+    longest = ["--order", "longest-first", "--times-from", str(earlier)]
+    run = runs.start("--fake-gpus", "2", *longest, *args)
+    run.write("".join(job(tag) + "\n" for tag in "abc"))
+    assert run.proc.stdin is not None
+    wait_for(lambda: unread(run.proc.stdin.fileno()) == 0, what="the lines to be read")
+    run.proc.send_signal(signal.SIGINT)
+    return run.finish()
+
+
 def test_longest_first_on_a_stream_says_it_reads_it_whole_and_counts_its_lines_on_ctrl_c(
     runs: Runs,
 ) -> None:
     # `tail -f -n 0 q | gpuherd run --order longest-first`: it started nothing, said nothing,
     # and its Ctrl-C summary said `0 succeeded, 0 failed`, the lines read left out. (It holds
     # the stream only with earlier run times to order by: test_run_order_stream.py.)
-    earlier = runs.root / "earlier"
-    first = runs.run("--fake-gpus", "1", "-q", "--output-dir", str(earlier), input=job("x") + "\n")
-    assert first.returncode == 0, first.stdout + first.stderr
     out = runs.root / "out"
-    longest = ["--order", "longest-first", "--times-from", str(earlier)]
-    run = runs.start("--fake-gpus", "2", *longest, "--output-dir", str(out))
-    run.write("".join(job(tag) + "\n" for tag in "abc"))
-    assert run.proc.stdin is not None
-    wait_for(lambda: unread(run.proc.stdin.fileno()) == 0, what="the lines to be read")
-    run.proc.send_signal(signal.SIGINT)
-    status, rest, err = run.finish()
+    status, rest, err = ctrl_c_while_read_whole(runs, "--output-dir", str(out))
     assert status == 130, rest + err
     assert rest.splitlines()[-1] == f"0 succeeded, 0 failed, 3 not run; logs in {out}"
     assert err.splitlines() == [
@@ -228,12 +236,24 @@ def test_longest_first_on_a_stream_says_it_reads_it_whole_and_counts_its_lines_o
     assert ran(runs) == ["x"]  # (the earlier run's job alone)
 
 
+def test_a_ctrl_c_before_any_job_names_no_new_folder_it_removes(runs: Runs) -> None:
+    # Without --output-dir, the summary said `logs in .../herd_runs/<timestamp>`, a folder
+    # removed as the run ended (nothing in it): the user looked there in vain.
+    status, rest, err = ctrl_c_while_read_whole(runs)
+    assert status == 130, rest + err
+    assert rest.splitlines()[-1] == "0 succeeded, 0 failed, 3 not run", rest
+    assert not (runs.cwd / "herd_runs").exists()
+
+
 # ---- 3. a yielder's empty command ----------------------------------------------------------
 
 
-def test_a_yielded_empty_command_gets_advice_for_the_yielder(runs: Runs) -> None:
+@pytest.mark.parametrize("empty", ["''", "'  '", "'\\t'"], ids=["empty", "blanks", "tab"])
+def test_a_yielded_empty_command_gets_advice_for_the_yielder(runs: Runs, empty: str) -> None:
+    # One of blanks alone got submit's advice, `[1] could not run:   : the command is empty:
+    # give it after -- or as one string`.
     maker = runs.root / "make_jobs.py"
-    maker.write_text("def yielder():\n    yield 'echo a >> ran.txt'\n    yield ''\n")
+    maker.write_text(f"def yielder():\n    yield 'echo a >> ran.txt'\n    yield {empty}\n")
     out = runs.root / "out"
     proc = runs.run("--fake-gpus", "1", "--output-dir", str(out), "--yielder", str(maker))
     assert proc.returncode == 1

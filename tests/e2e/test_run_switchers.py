@@ -114,3 +114,21 @@ def test_gpus_given_apart_work_wherever_they_stand(
     assert proc.returncode == 0, proc.stderr + proc.stdout
     assert proc.stdout.splitlines()[-1] == f"3 succeeded, 0 failed; logs in {out}"
     assert sorted(record["gpus"] for record in probe.by_name().values()) == ["0", "1", "2"]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--job_file"], ["--job_file", "--gpus", "0", "1"], ["--job_file=", "--gpus", "0"]],
+    ids=["last", "before-an-option", "empty"],
+)
+def test_gpu_hog_job_file_without_its_file_is_one_line_naming_it(
+    runs: Runs, args: list[str]
+) -> None:
+    # gpu-hog's own flag was said not to exist (`No such option '--job_file'. Did you mean
+    # '--gpu-file'?`), took `--gpus` for its file (`got ./--gpus, 0, 1`), or read a file ''.
+    proc = runs.run("--fake-gpus", "2", *args)
+    assert proc.returncode == 2, proc.stdout
+    assert proc.stderr.splitlines() == [
+        "gpuherd: error: --job_file: no value given: give the job file after it"
+        " (see gpuherd run --help)"
+    ]

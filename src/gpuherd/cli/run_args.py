@@ -21,7 +21,10 @@ class RunCommand(click.Command):
     `--gpus 0 1 2` anywhere."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        ours = run_args(args)
+        try:
+            ours = run_args(args)
+        except click.UsageError as exc:  # (raised without the context its help names)
+            raise click.UsageError(exc.message, ctx) from None
         try:
             return super().parse_args(ctx, list(ours))  # (click's parser uses it up)
         except click.NoSuchOption as exc:  # `run -jobs.txt`: "No such option: -j"
@@ -43,12 +46,21 @@ def gpu_hog_args(args: list[str]) -> list[str]:
         name, eq, value = arg.partition("=")
         if arg == "--":
             return [*out, arg, *rest]
-        if name == "--job_file" and (eq or (value := next(rest, ""))):
+        if name == "--job_file":
+            value = value if eq else next(rest, "")
+            if not value or _is_option(value):  # (`--job_file --gpus 0`: read as the file)
+                raise click.UsageError("--job_file: no value given: give the job file after it")
             # Named as the file: `--job_file -jobs.txt` is no option (`-` alone: stdin).
             out.append(f"./{value}" if value.startswith("-") and value != "-" else value)
         else:  # (without '=', name is arg and value empty)
             out.append(GPU_HOG_SPELLINGS.get(name, name) + eq + value)
     return out
+
+
+def _is_option(word: str) -> bool:
+    """`--gpus`, `--gpus=0`, `--`: an option where `--job_file` wants its file; a file of that
+    name there is the file, as gpu-hog would take it."""
+    return word.startswith("--") and not Path(word).exists()
 
 
 def gpu_indices_together(args: list[str]) -> list[str]:

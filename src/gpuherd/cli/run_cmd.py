@@ -227,7 +227,9 @@ def run(
                 click.echo(
                     reading_whole_input(sys.stdin if file in (None, "-") else None), err=True
                 )
-            summary = _run_and_report(options, probe, slots, source, quiet, bar=not typed)
+            summary = _run_and_report(
+                options, probe, slots, source, quiet, bar=not typed, fresh=output_dir is None
+            )
     finally:
         # A new folder this run made nothing in is removed (rmdir: only while empty), for
         # every try: a run of nothing, a refused one, one interrupted (Ctrl-C) before a job.
@@ -243,6 +245,7 @@ def _run_and_report(
     source: JobSource,
     quiet: bool,
     bar: bool,
+    fresh: bool,
 ) -> RunSummary:
     """Run the jobs and print the summary. No progress bar (`bar` False) under commands typed
     at the terminal: its redraws erased each key as it was typed."""
@@ -266,7 +269,7 @@ def _run_and_report(
                 summary = asyncio.run(run_jobs(options, probe, slots, reporter, source))
         finally:
             reporter.close()
-        _summarize(summary, options, out_stream)
+        _summarize(summary, options, out_stream, fresh)
     finally:
         out.drain()
     if out.failure is not None:  # (its own lines may be lost: said where it shows)
@@ -276,7 +279,9 @@ def _run_and_report(
     return summary
 
 
-def _summarize(summary: RunSummary, options: RunOptions, out_stream: TextIO) -> None:
+def _summarize(summary: RunSummary, options: RunOptions, out_stream: TextIO, fresh: bool) -> None:
+    from gpuherd.runner_output import holds_logs  # (loaded by then: run() imported it)
+
     if summary.jobs == 0 and not (summary.interrupted or summary.input_failed):
         click.echo("the input holds no command: nothing to run", file=out_stream)
         return
@@ -287,8 +292,11 @@ def _summarize(summary: RunSummary, options: RunOptions, out_stream: TextIO) -> 
         parts.append(f"{summary.could_not_run:,} could not run")
     if summary.not_run:
         parts.append(f"{summary.not_run:,} not run")
-    # No job read (the input stopped at its first line, a Ctrl-C before it): no logs to name.
-    where = f"; logs in {shell_word(str(options.output_dir))}" if summary.jobs else ""
+    # No job read (the input stopped at its first line, a Ctrl-C before it): no logs to name;
+    # nor a new folder no job started in (a Ctrl-C while the input was read whole), which
+    # goes as the run ends (drop_fresh_run_dir). A folder --output-dir names stays: named.
+    logs = summary.jobs and (not fresh or holds_logs(options.output_dir))
+    where = f"; logs in {shell_word(str(options.output_dir))}" if logs else ""
     click.echo(f"{', '.join(parts)}{where}", file=out_stream)
 
 

@@ -66,6 +66,8 @@ _GPU_HELP = "use GPU indices like 0, 0-3 or 0,2"
 MAX_GPU_INDEX = 4095
 """The highest GPU index the user may name (nvidia-smi's numbering never comes near it): a
 larger one is a typo, and one past SQLite's integers failed with a traceback."""
+MOST_GPUS = 64
+"""The most GPUs one job may ask for (`--gpus`, a yielder's `gpus`)."""
 
 
 def within(item: str, shown: str) -> str:
