@@ -170,6 +170,20 @@ def _unknown_in(
     return None if seen[program] else program
 
 
+def not_executable(command: str, cwd: str, env: Mapping[str, str]) -> str | None:
+    """The program `command` runs by its path (`./train.sh`), there from `cwd` but not
+    executable: a script saved without `chmod +x`, which failed as the job started, `eval:
+    ./train.sh: Permission denied` (exit 126). None for anything else."""
+    return _locked_in(command_words(command, env), cwd)
+
+
+def _locked_in(words: list[str] | None, cwd: str) -> str | None:
+    if words is None or "/" not in words[0] or any(c in words[0] for c in _UNSURE):
+        return None
+    path = os.path.join(cwd, words[0])
+    return words[0] if os.path.isfile(path) and not os.access(path, os.X_OK) else None
+
+
 def script_file(command: str, cwd: str, env: Mapping[str, str]) -> str | None:
     """The file of `cwd` (the job's folder) that `command` runs, when there: its program
     given as a path (`./job.sh`; not `job.sh`, which the shell looks for on PATH alone), else
@@ -206,6 +220,7 @@ def missing_script_hints(
         return []
     counts: dict[str, int] = {}
     programs: dict[str, int] = {}
+    locked: dict[str, int] = {}
     seen: dict[str, bool] = {}
     for command in commands:
         words = command_words(command, env)
@@ -213,15 +228,30 @@ def missing_script_hints(
             counts[script] = counts.get(script, 0) + 1
         elif (program := _unknown_in(words, cwd, env, seen)) is not None:
             programs[program] = programs.get(program, 0) + 1
+        elif (file := _locked_in(words, cwd)) is not None:
+            locked[file] = locked.get(file, 0) + 1
     said = [
         _unknown(list(programs), sum(programs.values()), len(commands), noun, on_ray())
         for _ in range(bool(programs))
     ]
+    said += [_locked(list(locked), sum(locked.values()), len(commands), noun)] * bool(locked)
     if len(counts) > _SAID_APART:
         many = _many_missing(list(counts), sum(counts.values()), len(commands), cwd, noun, moved)
         return [many, *said]
     total = len(commands)
     return [*(_missing(script, n, total, cwd, noun, moved) for script, n in counts.items()), *said]
+
+
+def _locked(files: list[str], n: int, total: int, noun: str) -> str:
+    """`./train.sh is not executable: the job will fail ...`: one line for them all."""
+    who, start = _who(n, total, noun)
+    shown = " and ".join(files[:2]) + (f" ({len(files):,} in all)" if len(files) > 2 else "")
+    what = "is not executable" if len(files) == 1 else "are not executable"
+    them = shlex.join(files[:2]) + (" ..." if len(files) > 2 else "")
+    return (
+        f"{shown} {what}: {who} will fail with 'Permission denied' (exit 126) unless made so "
+        f"before {start}: chmod +x {them}"
+    )
 
 
 def _who(n: int, total: int, noun: str, it: str = "it") -> tuple[str, str]:

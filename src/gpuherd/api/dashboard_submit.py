@@ -27,7 +27,12 @@ from gpuherd.core.retry_budget import idle_retry_delay
 from gpuherd.core.states import FINISHED_STATES, JobState, OutcomeKind
 from gpuherd.core.when import parse_begin
 from gpuherd.errors import HerdError
-from gpuherd.script_files import missing_script, missing_script_hints, unknown_program
+from gpuherd.script_files import (
+    missing_script,
+    missing_script_hints,
+    not_executable,
+    unknown_program,
+)
 from gpuherd.service import Service, Submitted
 from gpuherd.wire import SubmitItem
 
@@ -214,7 +219,7 @@ def _runs_missing(item: SubmitItem | JobSpec) -> bool:
     env = {**(item.env or {}), **(item.env_overrides or {})}
     return any(
         check(item.command, item.cwd, env) is not None
-        for check in (missing_script, unknown_program)
+        for check in (missing_script, unknown_program, not_executable)
     )
 
 
