@@ -5,6 +5,7 @@ Requests go over the daemon's Unix socket, which needs no token (test_auth.py co
 
 from __future__ import annotations
 
+import html
 import http.client
 import json
 import re
@@ -413,6 +414,16 @@ def test_the_submit_form_takes_a_begin_time(shared_daemon: Herd, tmp_path: Path)
     job = daemon.job(job_id)
     assert job["state"] == "held" and job["reason"].startswith("held until ")
     assert job["begin"] == pytest.approx(time.time() + 7200, abs=60)
+    # A begin already past starts the job now, as `submit --begin 2020-01-01` warns: the form
+    # took it without a word.
+    past = post(daemon, "/submit", htmx=False, begin="2020-01-01", **fields)
+    assert past.status == 303 and "&begun=" in past.headers["location"]
+    page = daemon.page(past.headers["location"])
+    [said] = re.findall(r'class="flash warning submit-note">(.*?)</div>', page)
+    assert html.unescape(said) == (
+        "warning: 'begin' 2020-01-01 00:00 is already past: the job may start now"
+    )
+    assert "submit-note" not in daemon.page(answer.headers["location"])  # (+2h: nothing)
 
 
 def test_the_log_stream_resumes_where_it_stopped(shared_daemon: Herd, tmp_path: Path) -> None:

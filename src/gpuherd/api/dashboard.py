@@ -125,9 +125,10 @@ async def jobs_list(request: Request) -> HTMLResponse:
         sweep_error=views.sweep_error(page, sweeps),
         submitted=ids,
         warnings=dashboard_submit.cancelled_warnings(service, ids, cancelled),
-        notes=dashboard_submit.submission_notes(
-            service, ids, request.query_params.get("noted", "")
-        ),
+        notes=[
+            *dashboard_submit.submission_notes(service, ids, request.query_params.get("noted", "")),
+            *dashboard_submit.past_begin_notes(ids, request.query_params.get("begun", "")),
+        ],
         missing=dashboard_submit.missing_script_warnings(
             service, ids, request.query_params.get("missing", "")
         ),

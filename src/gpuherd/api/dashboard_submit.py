@@ -25,7 +25,7 @@ from gpuherd.core.int64 import TOO_LARGE, OutOfRange, fits
 from gpuherd.core.model import JobSpec
 from gpuherd.core.retry_budget import idle_retry_delay
 from gpuherd.core.states import FINISHED_STATES, JobState, OutcomeKind
-from gpuherd.core.when import parse_begin
+from gpuherd.core.when import parse_begin, past_begin_hint
 from gpuherd.errors import HerdError
 from gpuherd.script_files import (
     missing_script,
@@ -201,6 +201,8 @@ async def submit(request: Request) -> Response:
         url += f"&cancelled={format_ids(sorted(submitted.cancelled))}"
     if missing := [i for i, item in zip(submitted.ids, items, strict=True) if _runs_missing(item)]:
         url += f"&missing={format_ids(missing)}"  # the jobs page warns (missing_script_warnings)
+    if items and items[0].begin is not None and items[0].begin < time.time() - 1:
+        url += f"&begun={items[0].begin:.0f}"  # a begin already past: past_begin_notes
     if submitted.notes:  # the jobs page says them (submission_notes), as the CLI prints them
         noted = [i for i, item in zip(submitted.ids, items, strict=True) if _may_note(item)]
         url += f"&noted={format_ids(noted)}"
@@ -241,6 +243,18 @@ def missing_script_warnings(service: Service, submitted: Sequence[int], named: s
     env = {**spec.env, **spec.env_overrides}
     on_ray = not service.engine.executor.user_files  # (its jobs run on a cluster's nodes)
     return missing_script_hints(commands, spec.cwd, env, on_ray=lambda: on_ray)
+
+
+def past_begin_notes(submitted: Sequence[int], begun: str) -> list[str]:
+    """What `gpuherd submit --begin 2020-01-01` warns of, for the jobs page the form leads
+    to: the jobs may start now, which a typo'd year or day did not mean (the form took it
+    without a word). From its `begun=` (epoch seconds), of the jobs submitted."""
+    try:
+        at = float(begun) if begun and submitted else None
+    except ValueError:  # typed by hand: no warning
+        return []
+    said = past_begin_hint(at, time.time(), len(submitted)) if at is not None else None
+    return [said.replace("--begin", f"'{SUBMIT_LABELS['begin']}'")] if said else []
 
 
 def submission_notes(service: Service, submitted: Sequence[int], noted: str) -> list[str]:

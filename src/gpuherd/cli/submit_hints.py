@@ -17,7 +17,7 @@ import click
 
 from gpuherd.cli.main import prefixed
 from gpuherd.cli.param_types import AFTER_IDS, GPU_INDICES
-from gpuherd.core.when import format_moment
+from gpuherd.core.when import past_begin_hint
 from gpuherd.script_files import (
     command_words,
     missing_script_hints,
@@ -139,15 +139,6 @@ def stray_values(
         together = ",".join([value, *stray])
         return f"{said}: {long} takes its {what} comma-separated ({long} {together})"
     return f"{said}: {long} takes one value ({long} {value}); the command goes after --"
-
-
-def past_begin_hint(begin: float | None, now: float, count: int = 1) -> str | None:
-    """What to say of a --begin already past (`--begin 2020-01-01`): the job starts at once,
-    which a typo'd year or day did not mean. A second's slack: `now` and +0s are no mistake."""
-    if begin is None or begin >= now - 1:
-        return None
-    jobs = "the job" if count == 1 else "the jobs"
-    return f"--begin {format_moment(begin, now)} is already past: {jobs} may start now"
 
 
 def home_on_ray() -> bool:

@@ -218,3 +218,12 @@ def format_moment(at: float, now: float) -> str:
     if moment.year == today.year:
         return f"{moment.strftime('%b')} {moment.day} {clock}"
     return f"{moment.strftime('%Y-%m-%d')} {clock}"
+
+
+def past_begin_hint(begin: float | None, now: float, count: int = 1) -> str | None:
+    """What to say of a --begin already past (`--begin 2020-01-01`): the job starts at once,
+    which a typo'd year or day did not mean. A second's slack: `now` and +0s are no mistake."""
+    if begin is None or begin >= now - 1:
+        return None
+    jobs = "the job" if count == 1 else "the jobs"
+    return f"--begin {format_moment(begin, now)} is already past: {jobs} may start now"
