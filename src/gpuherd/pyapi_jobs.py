@@ -158,6 +158,10 @@ class JobListing:
             filtered(answer, {**match, **window})
         except click.ClickException as exc:  # a daemon older than a filter: it listed all
             raise HerdError(exc.message) from None
+        if replaced := answer.get("database_replaced"):  # as `gpuherd ls` says it
+            import warnings
+
+            warnings.warn(replaced, UserWarning, stacklevel=2)
         from gpuherd.pyapi import ListedJob  # (pyapi's Job, which imports this module)
 
         herd = cast("Herd", self)  # (only Herd takes this part)

@@ -11,6 +11,9 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
+
+import gpuherd
 from conftest import Herd, wait_for
 
 
@@ -78,6 +81,9 @@ def test_daemon_status_says_the_herd_db_was_replaced(herd: Herd) -> None:
         proc = herd.cli(*ls)
         assert proc.stderr == f"gpuherd: {warned[0]}\n", (ls, proc.stderr)
     assert herd.cli("ls", "-q", "--all").stderr == ""  # (ids for a script, said elsewhere)
+    with pytest.warns(UserWarning) as caught:  # the Python API's listing says it too
+        gpuherd.connect(herd.home, start=False).jobs(all=True)
+    assert [str(w.message) for w in caught] == [warned[0][9:]]
 
 
 def test_ls_says_nothing_of_a_herd_db_never_replaced(herd: Herd) -> None:
