@@ -187,26 +187,35 @@ class DeviceTable:
         )
 
     def unlisted(self, index: int) -> tuple[Device, str]:
-        """A GPU `listing` leaves out (a job may still run there) and why: "removed" (not
-        configured) or "lost" (configured, not seen now), as seen now or last seen; its
-        memory use and utilisation are unknown while it is not seen."""
+        """A GPU `listing` leaves out (a job may still run there) and why (`_why_unlisted`),
+        as seen now or last seen; its memory use and utilisation are unknown while it is not
+        seen."""
         cfg = self._config.get(index)
         reading = self._readings.get(index)
         if reading is None:
             last = self._seen.get(index) or self._never_seen(index)
             reading = replace(last, memory_used=None, utilization=None, processes=())
         gone = DeviceConfig(index, 1, DeviceState.ENABLED)
-        return self._device(index, cfg or gone, reading), "lost" if cfg else "removed"
+        return self._device(index, cfg or gone, reading), self._why_unlisted(index)
+
+    def _why_unlisted(self, index: int) -> str:
+        """ "lost" (configured, not seen now), "removed" (by `gpus remove`), or "unconfigured":
+        not among the GPUs this daemon was started with (a job ran there under an earlier
+        setup: `--fake-gpus 4`, then `--fake-gpus 2`), which no one removed."""
+        if index in self._config:
+            return "lost"
+        return "removed" if index in self._removed() else "unconfigured"
 
     def _never_seen(self, index: int) -> GpuReading:
-        """A configured GPU this daemon has not seen: nothing known of it."""
-        return GpuReading(index, None, "GPU", None, None, None, ())
+        """A GPU this daemon has not seen: nothing known of it, its name neither ("-", as
+        other unknowns are shown; it was "GPU")."""
+        return GpuReading(index, None, "-", None, None, None, ())
 
     def gone(self, indices: Iterable[int]) -> list[dict[str, Any]]:
         """Of `indices` (a running job's GPUs), each that `listing` leaves out now, and why, as
-        `unlisted` says it: `{"index": 1, "state": "lost"}` (or "removed")."""
+        `unlisted` says it: `{"index": 1, "state": "lost"}` (or "removed", "unconfigured")."""
         return [
-            {"index": i, "state": "lost" if i in self._config else "removed"}
+            {"index": i, "state": self._why_unlisted(i)}
             for i in indices
             if i not in self._config or i not in self._readings
         ]

@@ -169,7 +169,9 @@ class EditVerbs(JobVerbs):
         """What --only-gpus `only` names that gpuherd does not have, beside GPUs it has (None:
         nothing): core/gpu_unknown.py. Configured GPUs not seen now count, as never_runs's."""
         configured = configured_gpus(self.engine)
-        return unknown_said(only, configured) if set(only) - configured else None
+        if not set(only) - configured:
+            return None
+        return unknown_said(only, configured, seen=self.engine.devices.unused())
 
     def _pin_attempt_files(self, job: Job) -> None:
         """Record the files of the job's attempts that recorded none (begun before attempts

@@ -146,8 +146,13 @@ def _other_reason(
     return None
 
 
-_GONE = {"lost": "lost (the probe no longer sees it)", "removed": "removed (gpus remove)"}
-"""What `ls` says of a running job's GPU that went: lost, or removed by `gpus remove`."""
+_GONE = {
+    "lost": "lost (the probe no longer sees it)",
+    "removed": "removed (gpus remove)",
+    "unconfigured": "not configured (not among the GPUs the daemon started with)",
+}
+"""What `ls` says of a running job's GPU that went: lost, removed by `gpus remove`, or left
+out of the GPUs a later `daemon start` gave (it said `removed (gpus remove)`)."""
 
 
 def _held_reason(engine: Engine, job: Job, holds: Mapping[int, str] | None) -> str:

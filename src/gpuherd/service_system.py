@@ -163,9 +163,13 @@ class SystemVerbs:
 
     def unknown_gpus_named(self, jobs: Iterable[tuple[int, JobSpec]]) -> list[str]:
         """A warning per --only-gpus of these jobs (id, spec) that names GPUs gpuherd does not
-        have, beside some it has (core/gpu_unknown.py); configured ones not seen now count."""
+        have, beside some it has (core/gpu_unknown.py); configured ones not seen now count,
+        and those the probe sees get their `gpus add`."""
         named = [(job_id, spec.only_gpus) for job_id, spec in jobs if spec.only_gpus]
-        return unknown_only_gpus(named, configured_gpus(self.engine)) if named else []
+        if not named:
+            return []
+        seen = self.engine.devices.unused()
+        return unknown_only_gpus(named, configured_gpus(self.engine), seen)
 
     def gpu_add(self, index: int, slots: int | None) -> str:
         """Use GPU `index`, or change its slots; without `slots` it keeps (or gets back)

@@ -74,8 +74,8 @@ def test_the_submit_forms_jobs_page_says_the_submissions_warnings(
     # As `gpuherd submit` prints them (`gpuherd: warning: ...`).
     assert notes == [
         f"warning: job {job}: --only-gpus 0,5 names GPU 5, which is not configured "
-        "(configured: 0,1,2,3): the job runs only on GPU 0 until GPU 5 is added "
-        "(gpuherd gpus add 5)"
+        "(configured: 0,1,2,3) and not on this machine (the probe does not see it): the job "
+        "runs only on GPU 0"
     ]
 
     answer = post(

@@ -118,6 +118,41 @@ def test_a_removed_gpu_keeps_its_row_while_its_job_runs(herd: Herd, recorder: Re
     assert answer["unused"] == [2] and "GPU 2 seen but not used" in answer["probe"]
 
 
+def test_a_jobs_gpu_left_out_of_a_later_start_is_not_said_removed(
+    herd: Herd, recorder: Recorder
+) -> None:
+    """A job on GPU 3 under `--fake-gpus 4`, the daemon started again with `--fake-gpus 2`:
+    GPU 3's row, `show` and `ls` said `removed (gpuherd gpus remove)`, named `GPU`, though
+    no one removed it. They say it is not among the GPUs the daemon started with."""
+    herd.start("--fake-gpus", "4")
+    job = herd.submit("--only-gpus", "3", "--", recorder.cmd("on3", wait="go"))
+    wait_for(lambda: recorder.waiting("on3"), what="the job on GPU 3 to start")
+    herd.cli("daemon", "stop")
+    herd.start("--fake-gpus", "2")
+    row = gpu_rows(herd)[3]
+    assert (row["state"], row["name"], row["jobs"]) == ("unconfigured", "-", [job])
+    assert herd.cli("gpus").stdout.splitlines()[3].split()[:3] == ["3", "-", "unconfigured"]
+    said = "not configured (not among the GPUs the daemon started with)"
+    assert herd.json("show", str(job))["gpus_gone"] == [{"index": 3, "state": "unconfigured"}]
+    assert shown_gpus(herd, job) == (
+        f"3 (GPU 3 {said}: the job finishes there, nothing new starts there)"
+    )
+    assert listed_info(herd, job) == f"GPU 3 {said}"
+    conn = UnixConnection(herd.client.socket_path, timeout=15)
+    conn.request("GET", "/ui/gpus")
+    page = conn.getresponse().read().decode()
+    conn.close()
+    rows_html = {m[0]: m[1] for m in re.findall(r'<tr id="gpu-(\d)">(.*?)</tr>', page, re.S)}
+    assert 'value="drain"' not in rows_html["3"]  # nothing to drain or remove there
+    assert "not configured: the row goes when its jobs end" in rows_html["3"]
+    # Not a GPU gpuherd has: `gpus remove 0 3` is refused whole, as for a removed one.
+    refused = herd.cli("gpus", "remove", "0", "3", check=False)
+    assert refused.stderr.startswith("gpuherd: error: GPU 3 is not configured")
+    recorder.go()
+    herd.wait_state(job, "succeeded")
+    assert sorted(gpu_rows(herd)) == [0, 1]  # its job ended: the row goes
+
+
 def test_a_lost_gpu_keeps_its_row_while_its_job_runs(
     herd: Herd, recorder: Recorder, tmp_path: Path
 ) -> None:

@@ -22,8 +22,8 @@ from conftest import Herd, wait_for
 GPU = {"name": "Fake A100", "memory_total": "80GiB"}
 
 WARNED = (
-    "--only-gpus 0,5 names GPU 5, which is not configured (configured: 0,1,2,3): the job runs "
-    "only on GPU 0 until GPU 5 is added (gpuherd gpus add 5)"
+    "--only-gpus 0,5 names GPU 5, which is not configured (configured: 0,1,2,3) and not on this "
+    "machine (the probe does not see it): the job runs only on GPU 0"
 )
 
 
@@ -45,8 +45,8 @@ def test_only_gpus_naming_a_gpu_not_there_warns(herd: Herd, tmp_path: Path) -> N
     many = herd.cli("submit", "--hold", "--only-gpus", "3,7-8", "--file", "-", input="true\ntrue\n")
     assert many.stderr == (
         "gpuherd: warning: jobs 4, 5: --only-gpus 3,7,8 names GPUs 7, 8, which are not "
-        "configured (configured: 0,1,2,3): the jobs run only on GPU 3 until GPUs 7, 8 are added "
-        "(gpuherd gpus add 7)\n"
+        "configured (configured: 0,1,2,3) and not on this machine (the probe does not see "
+        "them): the jobs run only on GPU 3\n"
     )
     # None of them there: refused, as before.
     none = herd.cli("submit", "--only-gpus", "5,6", "--", "true", check=False)
@@ -74,6 +74,33 @@ def test_only_gpus_naming_a_gpu_not_there_warns(herd: Herd, tmp_path: Path) -> N
         warnings.simplefilter("always")
         job = gpuherd.connect(herd.home).submit(["true"], only_gpus=[0, 5], hold=True)
     assert [str(w.message) for w in caught] == [f"job {job.id}: {WARNED}"]
+
+
+def test_only_gpus_names_the_gpus_add_of_each_gpu_the_probe_sees(herd: Herd) -> None:
+    """`--only-gpus 0-1,9-10` on GPUs 0-3 named `gpus add 9` alone, and for GPU 10 too a
+    `gpus add` that fails when the probe does not see it: each GPU the probe sees gets its
+    `gpus add`, the others are said not to be on this machine."""
+    herd.start("--fake-gpus", "10")
+    herd.cli("gpus", "remove", "4-9")  # the probe sees GPUs 0-9; gpuherd uses 0-3
+    have = "which are not configured (configured: 0,1,2,3)"
+    mixed = herd.cli("submit", "--hold", "--only-gpus", "0-1,9-10", "--", "true")
+    assert mixed.stderr == (
+        f"gpuherd: warning: job 1: --only-gpus 0,1,9,10 names GPUs 9, 10, {have}: the job runs "
+        "only on GPUs 0, 1 until GPU 9 is added (gpuherd gpus add 9); GPU 10 is not on this "
+        "machine (the probe does not see it)\n"
+    )
+    seen = herd.cli("submit", "--hold", "--only-gpus", "0,5-9", "--", "true")
+    assert seen.stderr == (
+        f"gpuherd: warning: job 2: --only-gpus 0,5-9 names GPUs 5-9, {have}: the job runs only "
+        "on GPU 0 until GPUs 5-9 are added (gpuherd gpus add 5, then the same for 6-9)\n"
+    )
+    edited = herd.cli("edit", "1", "--only-gpus", "0,8-9").stdout
+    assert edited == (
+        f"job 1: edited (only_gpus 0,1,9,10 -> 0,8,9); warning: --only-gpus 0,8,9 names GPUs "
+        f"8, 9, {have}: the job runs only on GPU 0 until GPUs 8, 9 are added (gpuherd gpus "
+        "add 8, then the same for 9)\n"
+    )
+    assert herd.cli("gpus", "add", "9").stdout.startswith("GPU 9 added")  # as the hint says
 
 
 def test_gpu_verbs_on_several_gpus_look_for_all_first(herd: Herd) -> None:

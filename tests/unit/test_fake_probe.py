@@ -169,6 +169,18 @@ def test_gpus_on_pretend_nodes(tmp_path: Path) -> None:
             "gpus[0].processes[0].pid: expected a process",
         ),
         ('{"gpus": [{"processes": [{"pid": 1, "mem": 1}]}]}', "unknown key 'mem'"),
+        # Taken without a word: a link to itself or to a GPU not listed, a UUID given twice.
+        ('{"gpus": [{}, {"links": {"1": 3}}]}', "gpus[1].links: to GPU 1, itself: links join"),
+        (
+            '{"gpus": [{"links": {"7": 3}}, {}, {}]}',
+            "gpus[0].links: to GPU 7, which the file does not list (it has GPUs 0-2)",
+        ),
+        ('{"gpus": [{"links": {"1": 2}}]}', "to GPU 1, which the file does not list (it has GPU 0"),
+        (
+            '{"gpus": [{"uuid": "GPU-a"}, {"lost": true}, {"uuid": "GPU-a"}]}',
+            "gpus[2].uuid: 'GPU-a' is gpus[0]'s too: give each GPU its own UUID",
+        ),
+        (f'{{"gpus": [{{}}, {{"uuid": "{fake_uuid(0)}"}}]}}', "gpus[1].uuid: 'GPU-fake-00000000"),
     ],
 )
 def test_malformed_file_raises_probe_error_naming_file_and_problem(
@@ -180,6 +192,17 @@ def test_malformed_file_raises_probe_error_naming_file_and_problem(
         FakeProbe(path)
     assert str(path) in str(info.value)
     assert problem in str(info.value)
+
+
+def test_links_to_a_lost_gpu_and_one_per_gpu_uuids_are_taken(tmp_path: Path) -> None:
+    path = tmp_path / "gpus.json"
+    state = {"gpus": [{"links": {"1": 3}, "uuid": "GPU-a"}, {"lost": True}, {"uuid": "GPU-b"}]}
+    write_state(path, state, 1_000)
+    readings = FakeProbe(path).read()
+    assert [(r.index, r.uuid, dict(r.links)) for r in readings] == [
+        (0, "GPU-a", {1: 3}),
+        (2, "GPU-b", {}),
+    ]
 
 
 def test_file_broken_while_running_raises_until_fixed(state_file: Path) -> None:

@@ -35,7 +35,7 @@ GPU = {
     "uuid": maybe(STR),
     "name": STR,
     "slots": INT,
-    "state": {"type": "string", "enum": ["enabled", "draining", "lost", "removed"]},
+    "state": {"type": "string", "enum": ["enabled", "draining", "lost", "removed", "unconfigured"]},
     "memory_total": maybe(INT),
     "memory_used": maybe(INT),
     "foreign_processes": INT,

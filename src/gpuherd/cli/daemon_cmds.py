@@ -22,6 +22,7 @@ from gpuherd.cli.ui_cmd import show_dashboard
 from gpuherd.client import Client
 from gpuherd.client_http import replacing
 from gpuherd.core.gpu_slots import MAX_SLOTS
+from gpuherd.core.idspec import format_ids
 from gpuherd.daemon_failure import silent_exit
 from gpuherd.daemon_presence import (
     ALREADY_RUNNING,
@@ -138,6 +139,14 @@ def start(
     click.echo(
         f"daemon started (pid {status['pid']}, {status['probe']}); socket {status['socket']}"
     )
+    if drained := status.get("draining"):
+        # A drain outlives a start with other GPUs (--fake-gpus 3), which drops the rest of
+        # what `gpuherd gpus` changed: said, so a GPU drained long ago is not a surprise.
+        gpus = f"GPU {drained[0]} is" if len(drained) == 1 else f"GPUs {format_ids(drained)} are"
+        click.echo(
+            f"{gpus} draining, as before this start: `gpuherd gpus enable "
+            f"{format_ids(drained)}` uses {'it' if len(drained) == 1 else 'them'} again"
+        )
     if listen or listen_as_before:
         listening = client.get("/daemon/listen")
         if listening["listening"]:

@@ -17,6 +17,9 @@ from gpuherd.core.gpu_slots import MAX_SLOTS
 from gpuherd.core.idspec import MAX_GPU_INDEX, format_ids, parse_gpu_indices
 from gpuherd.typed_name import typed_name
 
+NOT_CONFIGURED = frozenset({"removed", "unconfigured"})
+"""The states of rows `gpuherd gpus` keeps for jobs on GPUs it does not have."""
+
 
 def _not_an_index(text: str) -> str:
     return (
@@ -216,7 +219,8 @@ def _each(
 def configured(answer: dict[str, Any]) -> set[int]:
     """The GPUs gpuherd has, of GET /gpus: those `gpus remove`, `drain` and `enable` take
     (and Tab offers, completion_cmd.gpus)."""
-    have = {row["index"] for row in answer["gpus"] if row["state"] != "removed"}
+    # (a row kept for a job's GPU that is not configured is no GPU gpuherd has)
+    have = {row["index"] for row in answer["gpus"] if row["state"] not in NOT_CONFIGURED}
     return have | set(answer.get("missing", ()))
 
 

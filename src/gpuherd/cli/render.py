@@ -231,9 +231,13 @@ _GONE = {
     " starts there",
     ("removed", "paused"): "removed (gpuherd gpus remove): the job, paused, finishes there once"
     " resumed; nothing new starts there",
+    ("unconfigured", "running"): "not configured (not among the GPUs the daemon started with):"
+    " the job finishes there, nothing new starts there",
+    ("unconfigured", "paused"): "not configured (not among the GPUs the daemon started with):"
+    " the job, paused, finishes there once resumed; nothing new starts there",
 }
-"""What `show` says of a running (or paused: it does not run on) job's GPU that is lost or
-removed (`gpus_gone`)."""
+"""What `show` says of a running (or paused: it does not run on) job's GPU that is lost,
+removed, or not among the GPUs of a later start (`gpus_gone`)."""
 
 
 def _gpus_line(job: dict[str, Any]) -> str:

@@ -199,8 +199,33 @@ def _parse_state(data: object) -> tuple[list[GpuReading], int]:
             f'gpus: expected a list, like [{{"memory_total": "24GiB"}}], got {data["gpus"]!r}'
         )
     entries: list[object] = data["gpus"]
-    readings = [_parse_gpu(i, entry) for i, entry in enumerate(entries)]
-    return [r for r in readings if r is not None], len(entries)
+    parsed = [_parse_gpu(i, entry) for i, entry in enumerate(entries)]
+    readings = [r for r in parsed if r is not None]
+    _check_across(readings, len(entries))
+    return readings, len(entries)
+
+
+def _check_across(readings: Sequence[GpuReading], count: int) -> None:
+    """What no single GPU's entry shows wrong: a link to itself or to a GPU the file does
+    not list, or a UUID two GPUs share (a copied entry). Taken in silence, they gave a
+    topology no machine has, and jobs on either GPU recorded the same UUID."""
+    owner: dict[str, int] = {}
+    for r in readings:
+        where = f"gpus[{r.index}]"
+        for other in r.links:
+            if other == r.index:
+                raise _Invalid(
+                    f"{where}.links: to GPU {other}, itself: links join it to other GPUs"
+                )
+            if other >= count:
+                have = "GPU 0 alone" if count == 1 else f"GPUs 0-{count - 1}"
+                raise _Invalid(
+                    f"{where}.links: to GPU {other}, which the file does not list (it has {have})"
+                )
+        if r.uuid is not None and (first := owner.setdefault(r.uuid, r.index)) != r.index:
+            raise _Invalid(
+                f"{where}.uuid: {r.uuid!r} is gpus[{first}]'s too: give each GPU its own UUID"
+            )
 
 
 def _parse_gpu(index: int, entry: object) -> GpuReading | None:
