@@ -230,16 +230,29 @@ def test_a_setting_the_daemon_refuses_is_a_command_line_mistake(
     assert run(shared, "gpuherd", "config", "--json").stdout == before
 
 
-@pytest.mark.parametrize("verb", ["get", "set"])
-def test_an_unknown_setting_is_said_alike_by_get_and_set(shared: Herd, verb: str) -> None:
-    """`config get` said click's "Invalid value: unknown setting ...", `set` the daemon's."""
-    proc = run(shared, "gpuherd", "config", verb, "nosuch", *(["1"] if verb == "set" else []))
+@pytest.mark.parametrize(
+    "args", [["get", "nosuch"], ["set", "nosuch", "1"], ["set", "nosuch"]], ids=" ".join
+)
+def test_an_unknown_setting_is_said_alike_by_get_and_set(shared: Herd, args: list[str]) -> None:
+    """`config get` said click's "Invalid value: unknown setting ...", `set` the daemon's;
+    `set nosuch` with no value said `no VALUE given`, of the second mistake."""
+    proc = run(shared, "gpuherd", "config", *args)
     assert (proc.returncode, proc.stdout, proc.stderr) == (
         2,
         "",
         "gpuherd: error: unknown setting 'nosuch': use one of foreign, keep-free, keep-ram, "
         "reserve-after, max-running, cpu-jobs, project-limits, retries, grace, on-end, "
-        f"max-log-size (see gpuherd config {verb} --help)\n",
+        f"max-log-size (see gpuherd config {args[0]} --help)\n",
+    )
+
+
+def test_a_known_setting_without_its_value_is_told_to_give_one(shared: Herd) -> None:
+    proc = run(shared, "gpuherd", "config", "set", "retries")
+    assert (proc.returncode, proc.stdout, proc.stderr) == (
+        2,
+        "",
+        "gpuherd: error: no VALUE given: gpuherd config set [OPTIONS] NAME VALUE"
+        " (see gpuherd config set --help)\n",
     )
 
 

@@ -132,3 +132,33 @@ def test_gpu_hog_job_file_without_its_file_is_one_line_naming_it(
         "gpuherd: error: --job_file: no value given: give the job file after it"
         " (see gpuherd run --help)"
     ]
+
+
+YIELDER = "the yielder's Python file"
+
+
+@pytest.mark.parametrize(
+    ("args", "wanted"),
+    [
+        (["--yielder", "--gpus", "0"], YIELDER),
+        (["--job_yielder", "--gpus=0", "1"], YIELDER),
+        (["--yielder", "--output-dir", "out"], YIELDER),
+        (["--yielder"], YIELDER),
+        (["--output-dir", "--gpus", "0"], "the output folder"),
+        (["--gpu-file", "--gpus", "0"], "the GPU file"),
+    ],
+    ids=["gpus", "gpu-hog-spelling", "output-dir", "last", "output-dir-alone", "gpu-file"],
+)
+def test_file_option_without_its_file_is_one_line_naming_it(
+    runs: Runs, args: list[str], wanted: str
+) -> None:
+    # Click took the next option for the file: `--yielder --gpus 0` said "unexpected argument
+    # 0: did you mean --gpus?", `--yielder --output-dir out` "give a job file or --yielder,
+    # not both": mistakes the user did not make.
+    proc = runs.run("--fake-gpus", "2", *args)
+    assert proc.returncode == 2, proc.stdout
+    assert error_lines(proc.stderr) == [
+        f"gpuherd: error: {args[0]}: no value given: give {wanted} after it"
+        " (see gpuherd run --help)"
+    ]
+    assert not (runs.cwd / "out").exists()

@@ -437,7 +437,8 @@ def test_a_dry_run_names_the_job_options_its_commands_leave_out(runs: Runs) -> N
     assert given.stderr.splitlines() == [
         "gpuherd: warning: the commands printed leave out --gpus, --only-gpus, --timeout,"
         " --output, --project: give gpuherd run --gpus-per-job (for --gpus), --gpus (for"
-        " --only-gpus), --timeout; it has no --output, --project",
+        " --only-gpus), --timeout; it has no --output, --project; its --output-dir DIR keeps"
+        " each job's logs in a folder of its own",
         "2 commands of sweep opts (dry run: nothing submitted)",
     ]
     # A sweep file's keys are left out as the command line's are, named as its keys (they

@@ -33,3 +33,17 @@ def test_what_a_sweep_file_gave_is_named_as_its_keys() -> None:
         "the commands printed leave out --only-gpus, --env, --after and s.yaml's env, hold:"
         " give gpuherd run --gpus (for --only-gpus); it has no --env, --after, --hold"
     )
+
+
+def test_output_and_error_left_out_say_what_run_has_instead() -> None:
+    # `gpuherd run has no --output` left the user without a way to keep the logs.
+    here = os.getcwd()
+    instead = "its --output-dir DIR keeps each job's logs in a folder of its own"
+    assert left_out(SweepOptions(output="logs/%x.log"), here) == (
+        f"the commands printed leave out --output: gpuherd run has no --output; {instead}"
+    )
+    assert left_out(SweepOptions(error="e.log", timeout=60, project="p"), here) == (
+        "the commands printed leave out --timeout, --error, --project: give gpuherd run"
+        f" --timeout; it has no --error, --project; {instead}"
+    )
+    assert "output-dir" not in (left_out(SweepOptions(project="p"), here) or "")

@@ -109,9 +109,17 @@ def _value_words(ctx: click.Context, _param: click.Parameter, incomplete: str) -
 # for the daemon to refuse in its words, not as an unknown option.
 @config.command(name="set", context_settings={"ignore_unknown_options": True})
 @click.argument("name", shell_complete=completes("settings"))
-@click.argument("words", metavar="VALUE", nargs=-1, required=True, shell_complete=_value_words)
-def set_(name: str, words: tuple[str, ...]) -> None:
+@click.argument("words", metavar="VALUE", nargs=-1, shell_complete=_value_words)
+@click.pass_context
+def set_(ctx: click.Context, name: str, words: tuple[str, ...]) -> None:
     """Change a setting; the daemon uses it at once."""
+    if not words:  # (VALUE is checked here, not by click: after NAME, the first mistake)
+        from gpuherd.config import SETTINGS  # deferred: ~60 ms, for this mistake alone
+
+        if name not in SETTINGS:  # said as the daemon says it of `config set foo 1`
+            raise click.UsageError(str(unknown_setting(name, SETTINGS)))
+        wanted = next(param for param in ctx.command.params if param.name == "words")
+        raise click.MissingParameter(ctx=ctx, param=wanted)  # `no VALUE given: USAGE`
     if len(words) > 1:  # click said `Got unexpected extra argument (h=2)`
         import shlex
 

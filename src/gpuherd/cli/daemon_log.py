@@ -12,6 +12,7 @@ import click
 
 from gpuherd import paths
 from gpuherd.cli.param_types import WholeRange
+from gpuherd.core.text import shell_word
 from gpuherd.daemon_presence import lock_holder
 from gpuherd.errors import HerdError
 from gpuherd.typed_name import typed_name
@@ -65,13 +66,48 @@ def log_cmd(lines: int, follow: bool, hooks: bool) -> None:
 
 
 def _removed_while_running(path: Path, pid: int) -> str:
-    """daemon.log removed (to free its space, say) while its daemon runs on: it writes to the
-    removed file, which `daemon log` cannot read. It said no daemon had started there."""
+    """daemon.log removed (to free its space, say) or renamed while its daemon runs on: it
+    writes to that file still, which `daemon log` cannot read. It said no daemon had started
+    there; then that a renamed log (`mv daemon.log old.log`) was removed."""
+    restart = f"`{typed_name()} daemon restart` starts a new log (running jobs go on)"
+    where = _written_to(path, pid)
+    if where == "":
+        return (
+            f"{path} was removed while the daemon (pid {pid}) runs: it writes on to the "
+            f"removed file, whose space comes back only once it stops; {restart}"
+        )
+    if where is not None:
+        return (
+            f"{path} was renamed to {where} while the daemon (pid {pid}) runs: it writes on "
+            f"to {where} (read it there: tail {shell_word(where)}); {restart}"
+        )
     return (
-        f"{path} was removed while the daemon (pid {pid}) runs: it writes on to the removed "
-        f"file, whose space comes back only once it stops; `{typed_name()} daemon restart` "
-        "starts a new log (running jobs go on)"
+        f"{path} was removed or renamed while the daemon (pid {pid}) runs: it writes on to "
+        f"that file (removed, its space comes back only once it stops); {restart}"
     )
+
+
+def _written_to(path: Path, pid: int) -> str | None:
+    """The file the daemon `pid` writes its log to, `path` gone: "" for a removed file (the
+    kernel names it `PATH (deleted)`), its new name for one renamed; None where that cannot
+    be told (no /proc: not Linux; a --foreground daemon, whose stderr is not the log)."""
+    fds = f"/proc/{pid}/fd"
+    try:
+        targets = {fd: os.readlink(f"{fds}/{fd}") for fd in os.listdir(fds)}
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            foreground = b"\0--log-file\0" in f.read()
+    except OSError:
+        return None
+    if f"{path} (deleted)" in targets.values():
+        return ""
+    # `daemon start` gives the daemon the log as its stdout and stderr (renamed, then
+    # removed: `old.log (deleted)`).
+    where = targets.get("2")
+    if foreground or where is None or where != targets.get("1") or not where.startswith("/"):
+        return None
+    if os.path.isfile(where):
+        return where
+    return "" if where.endswith(" (deleted)") else None
 
 
 def _rotated(path: Path, fd: int) -> bool:

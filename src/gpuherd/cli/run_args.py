@@ -15,6 +15,16 @@ from gpuherd.typed_name import typed_name
 GPU_HOG_SPELLINGS = {"--job_yielder": "--yielder", "--output_dir": "--output-dir"}
 """gpu-hog's option names, taken as ours; its `--job_file F` is the FILE argument."""
 
+FILE_VALUES = {
+    "--job_file": "the job file",
+    "--yielder": "the yielder's Python file",
+    "--gpu-file": "the GPU file",
+    "--output-dir": "the output folder",
+    "--times-from": "the earlier run's output folder",
+}
+"""What the options that take a file or folder want after them: one given without it
+(`--yielder --gpus 0`) is said to be so, where click took the next option for the file."""
+
 
 class RunCommand(click.Command):
     """`run`, which also takes a gpu-hog command line as it is (`--job_file foo.txt`), and
@@ -44,21 +54,34 @@ def gpu_hog_args(args: list[str]) -> list[str]:
     rest = iter(args)
     for arg in rest:
         name, eq, value = arg.partition("=")
+        ours = GPU_HOG_SPELLINGS.get(name, name)
         if arg == "--":
             return [*out, arg, *rest]
-        if name == "--job_file":
-            value = value if eq else next(rest, "")
-            if not value or _is_option(value):  # (`--job_file --gpus 0`: read as the file)
-                raise click.UsageError("--job_file: no value given: give the job file after it")
+        if ours == "--job_file":
+            value = _file_value(name, (value if eq else next(rest, "")) or None)
             # Named as the file: `--job_file -jobs.txt` is no option (`-` alone: stdin).
             out.append(f"./{value}" if value.startswith("-") and value != "-" else value)
+        elif ours in FILE_VALUES and not eq:
+            given = next(rest, None)
+            # (A `--` or '' there is said by the option itself: `no value given before --`,
+            # `--output-dir is empty`.)
+            out += [ours, given if given in ("--", "") else _file_value(name, given)]
         else:  # (without '=', name is arg and value empty)
-            out.append(GPU_HOG_SPELLINGS.get(name, name) + eq + value)
+            out.append(ours + eq + value)
     return out
 
 
+def _file_value(option: str, value: str | None) -> str:
+    """`value`, given after `option` as the file it wants; none (`--yielder --gpus 0`, where
+    click would take `--gpus` for the file and then `0` for a stray argument) is an error."""
+    if value is None or _is_option(value):
+        wanted = FILE_VALUES[GPU_HOG_SPELLINGS.get(option, option)]
+        raise click.UsageError(f"{option}: no value given: give {wanted} after it")
+    return value
+
+
 def _is_option(word: str) -> bool:
-    """`--gpus`, `--gpus=0`, `--`: an option where `--job_file` wants its file; a file of that
+    """`--gpus`, `--gpus=0`, `--`: an option where `--yielder` wants its file; a file of that
     name there is the file, as gpu-hog would take it."""
     return word.startswith("--") and not Path(word).exists()
 

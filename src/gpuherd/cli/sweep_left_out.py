@@ -45,6 +45,9 @@ RUN_TAKES: dict[str, tuple[str, str | None]] = {
 }
 """A SweepOptions field -> (the sweep's option, `gpuherd run`'s for it, None where it has
 none), in the order `sweep --help` lists them."""
+LOGS_INSTEAD = "its --output-dir DIR keeps each job's logs in a folder of its own"
+"""What `gpuherd run` has where it lacks --output and --error: a user told only that it has
+none was left without a way to keep the logs."""
 RUN_DEFAULTS: dict[str, Any] = {"retries": 0, "grace": DEFAULT_GRACE, "max_log_size": 0}
 """Values that lose nothing though they are no SweepOptions default: `--retries 0`, `--grace
 10s` and `--max-log-size none` (0) are what `gpuherd run` does anyway (a sweep's None is the
@@ -81,10 +84,11 @@ def left_out(
     said = f"the commands printed leave out {named}"
     takes = [run if run == flag else f"{run} (for {name})" for name, flag, run in lost if run]
     lacks = list(dict.fromkeys(flag for _, flag, run in lost if run is None))
+    instead = f"; {LOGS_INSTEAD}" if {"--output", "--error"} & set(lacks) else ""
     if takes:
         said += f": give gpuherd run {', '.join(takes)}"
-        return said + (f"; it has no {', '.join(lacks)}" if lacks else "")
-    return said + f": gpuherd run has no {', '.join(lacks)}"
+        return said + (f"; it has no {', '.join(lacks)}{instead}" if lacks else "")
+    return said + f": gpuherd run has no {', '.join(lacks)}{instead}"
 
 
 def _given_as(flag: str, file: str, typed: Collection[str], file_env: bool) -> list[str]:
