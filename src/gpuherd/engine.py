@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 import socket
 import sqlite3
@@ -120,7 +121,9 @@ class Engine(JobStops, Spawns):
         if self._tick_scheduled or self._loop is None:
             return
         self._tick_scheduled = True
-        self._loop.call_soon(self._tick)
+        # In a context of its own: woken by a request, it inherited that request's (its
+        # asker's time zone, api/askers_zone.py), and so would the tasks it starts.
+        self._loop.call_soon(self._tick, context=contextvars.Context())
 
     def wake_later(self, seconds: float) -> None:
         """Ask for a tick in `seconds` (to try again after something failed)."""
@@ -197,7 +200,9 @@ class Engine(JobStops, Spawns):
         self._record_exits_and_starts(self.clock(), closing=True)  # starts nothing: stopping
         self._do_paperwork()
         if lives := [(live.job_id, live.attempt) for live in self.live.values()]:
-            seen_alive.leave(self.store, lives, self.clock())  # (a lost one's last sign of life)
+            # (a lost one's last sign of life; a herd.db that refuses it loses only that hint)
+            with contextlib.suppress(sqlite3.Error):
+                seen_alive.leave(self.store, lives, self.clock())
         self.log_caps.stop()
         self.attempts.close()
         self.devices.stop()

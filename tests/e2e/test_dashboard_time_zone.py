@@ -80,3 +80,30 @@ def test_the_submit_forms_begin_is_read_in_the_browsers_zone(
     [job] = (int(i) for i in re.findall(r"\d+", answer.headers["location"]))
     begin = datetime.fromtimestamp(herd.job(job)["begin"], ZoneInfo("UTC"))
     assert (begin.hour, begin.minute) == (23, 30)
+
+
+def test_a_listener_started_from_another_zone_answers_in_the_daemons(
+    browser: Any, tmp_path: Path
+) -> None:
+    # `gpuherd ui` typed in Tokyo started the listener inside its own request, and every
+    # page asked of it without a zone (no script, no cookie) came out in Tokyo's.
+    herd = Herd(tmp_path / "home")
+    herd.env["TZ"] = "UTC"
+    try:
+        herd.start("--fake-gpus", "1")
+        said = herd.cli("ui", env={**herd.env, "TZ": TOKYO}).stdout
+        url = said.split("dashboard: ", 1)[1].strip()
+        job = herd.submit("--hold", "true")
+        created = herd.job(job)["created_at"]
+        context = browser.new_context(java_script_enabled=False)  # (zone.js sets no cookie)
+        try:
+            page = context.new_page()
+            page.set_default_timeout(TIMEOUT_MS)
+            page.goto(url)
+            page.goto(url.split("/?")[0] + f"/jobs/{job}")
+            shown = datetime.fromtimestamp(created, ZoneInfo("UTC")).strftime("%Y-%m-%d %H:%M:%S")
+            assert _created(page) == shown
+        finally:
+            context.close()
+    finally:
+        herd.cleanup()

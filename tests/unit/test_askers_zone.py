@@ -93,3 +93,18 @@ def test_the_zone_is_the_headers_else_the_cookies(
     headers: list[tuple[bytes, bytes]], sent: str | None
 ) -> None:
     assert _sent(headers) == sent
+
+
+def test_a_time_the_clock_skips_there_is_the_jump_as_cron_runs_it() -> None:
+    # With a zone set, the dashboard's `02:30` of the night summer time begins was read as
+    # 03:30, after a `03:00` job (the README's rule held only for the daemon's own zone).
+    berlin = ZoneInfo("Europe/Berlin")
+    token = SAID_IN.set(berlin)
+    try:
+        skipped = parse_begin("2027-03-28T02:30", 0)
+        assert skipped == parse_begin("2027-03-28T03:00", 0)
+        assert datetime.fromtimestamp(skipped, berlin).hour == 3
+        twice = parse_begin("2027-10-31T02:30", 0)  # shown twice: the first
+        assert datetime.fromtimestamp(twice, UTC).hour == 0  # (02:30 CEST is 00:30 UTC)
+    finally:
+        SAID_IN.reset(token)

@@ -35,11 +35,10 @@ class InAskersZone:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         value = _sent(scope.get("headers", ())) if scope["type"] == "http" else None
-        zone = askers_zone(value) if value else None
-        if zone is None:
-            await self.app(scope, receive, send)
-            return
-        token = SAID_IN.set(zone)  # (copied into the threads the request runs work on)
+        # Set for every request, None (the daemon's zone) too: a context this one came from
+        # may hold another's (the TCP listener, started by `gpuherd ui`'s request, ran every
+        # connection in the zone of the shell that typed it).
+        token = SAID_IN.set(askers_zone(value) if value else None)
         try:
             await self.app(scope, receive, send)
         finally:
@@ -73,24 +72,33 @@ def shown_offset() -> int:
     return int(offset.total_seconds()) if offset is not None else 0
 
 
-@lru_cache(maxsize=64)
 def askers_zone(value: str) -> tzinfo | None:
     """The zone a `Gpuherd-Zone` value names; None for the daemon's own (or a value that names
     none: the daemon's zone, as before the header)."""
+    zone, offset = _parsed(value)
+    if zone is None and offset is not None and offset != _own_offset():
+        return UTC if offset == 0 else timezone(timedelta(seconds=offset))
+    # (An offset alone at the daemon's own: the machine's zone, with its summer time. Not
+    # cached: the daemon's own offset changes with its summer time.)
+    return zone
+
+
+@lru_cache(maxsize=64)
+def _parsed(value: str) -> tuple[tzinfo | None, int | None]:
+    """The zone a value names by its TZ, else None and the offset it gives alone (None
+    where it gives none that can be taken)."""
     offset_text, _, name = value.strip().partition(" ")
-    if name:
-        named = _named(name)
-        if named is not None:
-            return named
+    if name and (named := _named(name)) is not None:
+        return named, None
     try:
         offset = int(offset_text)
     except ValueError:
-        return None
+        return None, None
     if not -_DAY < offset < _DAY:
-        return None
-    if not name and offset == _own_offset():
-        return None  # the machine's zone, with its summer time: the daemon's own
-    return UTC if offset == 0 else timezone(timedelta(seconds=offset))
+        return None, None
+    if name:  # a TZ not known here: its offset, as a fixed zone, even at the daemon's own
+        return (UTC if offset == 0 else timezone(timedelta(seconds=offset))), None
+    return None, offset
 
 
 def _named(name: str) -> tzinfo | None:

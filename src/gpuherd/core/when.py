@@ -79,7 +79,7 @@ def parse_since(text: str, now: float, name: str = "time") -> float:
         return now
     if word in ("today", "yesterday"):
         midnight = _clock(now).replace(hour=0, minute=0, second=0, microsecond=0)
-        return (midnight - timedelta(days=word == "yesterday")).timestamp()
+        return local_timestamp(midnight - timedelta(days=word == "yesterday"))
     if _AGO.fullmatch(word):
         try:
             return now - parse_duration(word.lstrip("-"))
@@ -100,18 +100,19 @@ def local_timestamp(moment: datetime) -> float:
     a night it goes from 02:00 to 03:00 for summer time) is the moment of the jump, when the
     clock shows 03:00, as cron runs what falls in the skipped hour: Python's own reading of
     it, 03:30, started a `--begin 02:30` job after a `--begin 03:00` one."""
-    at = moment.timestamp()  # (fold 0: in the skipped hour, read as the clock before it)
     if moment.tzinfo is not None:
-        return at
-    try:
-        before = moment.replace(fold=1).timestamp()  # later than `at` for a time seen twice
+        return moment.timestamp()
+    zone = SAID_IN.get()  # (the naive moment is the wall clock there: local_timestamp's zone)
+    at = moment.replace(tzinfo=zone).timestamp()  # (fold 0: in the skipped hour, read as the
+    try:  # clock before it; fold 1 is later than `at` for a time seen twice)
+        before = moment.replace(tzinfo=zone, fold=1).timestamp()
     except (ValueError, OverflowError, OSError):  # next to the year 1 or 9999: no jump there
         return at
     if before >= at:  # a time the clock shows once, or twice (the first: fold 0)
         return at
     while at - before > 0.01:  # the wall clock is below `moment` up to the jump, past it after
         middle = (before + at) / 2
-        before, at = (middle, at) if datetime.fromtimestamp(middle) < moment else (before, middle)
+        before, at = (middle, at) if _clock(middle) < moment else (before, middle)
     return float(round(at))
 
 
@@ -136,7 +137,7 @@ _NO_SUCH = re.compile(
 def _date_time(value: str, bad: str, help_text: str) -> float:
     """`value` as a date, or a date and time (local time unless it gives an offset)."""
     try:
-        at = local_timestamp(_in_zone(datetime.fromisoformat(value)))  # naive = local time
+        at = local_timestamp(datetime.fromisoformat(value))  # naive = local time (SAID_IN's)
     except ValueError as exc:
         # Written as a date, but no such day or hour (2026-02-30, 24:00): say which part,
         # as `25:00` is told `no such time of day`; it was told only the forms, which it had.
@@ -195,14 +196,14 @@ def window_refusal(
 
 
 def _clock(at: float) -> datetime:
-    """`at` as the clock shows it where it is said (SAID_IN): naive in this process's zone."""
-    return datetime.fromtimestamp(at, SAID_IN.get())
-
-
-def _in_zone(moment: datetime) -> datetime:
-    """A date and time written without an offset, in the zone it is read in (SAID_IN)."""
+    """`at` as the clock shows it where it is said and read (SAID_IN, else this process's
+    zone): naive, as local_timestamp takes it back."""
     zone = SAID_IN.get()
-    return moment if zone is None or moment.tzinfo is not None else moment.replace(tzinfo=zone)
+    return (
+        datetime.fromtimestamp(at)
+        if zone is None
+        else datetime.fromtimestamp(at, zone).replace(tzinfo=None)
+    )
 
 
 def format_moment(at: float, now: float) -> str:
