@@ -234,7 +234,7 @@ def missing_script_hints(
         _unknown(list(programs), sum(programs.values()), len(commands), noun, on_ray())
         for _ in range(bool(programs))
     ]
-    said += [_locked(list(locked), sum(locked.values()), len(commands), noun)] * bool(locked)
+    said += [_locked(list(locked), sum(locked.values()), len(commands), cwd, noun)] * bool(locked)
     if len(counts) > _SAID_APART:
         many = _many_missing(list(counts), sum(counts.values()), len(commands), cwd, noun, moved)
         return [many, *said]
@@ -242,12 +242,15 @@ def missing_script_hints(
     return [*(_missing(script, n, total, cwd, noun, moved) for script, n in counts.items()), *said]
 
 
-def _locked(files: list[str], n: int, total: int, noun: str) -> str:
-    """`./train.sh is not executable: the job will fail ...`: one line for them all."""
+def _locked(files: list[str], n: int, total: int, cwd: str, noun: str) -> str:
+    """`./train.sh is not executable: the job will fail ...`: one line for them all, its
+    chmod by the files' whole paths (one typed elsewhere than the job's folder, `--cwd`, or
+    a hook's, in the daemon's home, found no `./train.sh`)."""
     who, start = _who(n, total, noun)
     shown = " and ".join(files[:2]) + (f" ({len(files):,} in all)" if len(files) > 2 else "")
     what = "is not executable" if len(files) == 1 else "are not executable"
-    them = shlex.join(files[:2]) + (" ..." if len(files) > 2 else "")
+    paths = [os.path.normpath(os.path.join(cwd, file)) for file in files[:2]]
+    them = shlex.join(paths) + (" ..." if len(files) > 2 else "")
     return (
         f"{shown} {what}: {who} will fail with 'Permission denied' (exit 126) unless made so "
         f"before {start}: chmod +x {them}"

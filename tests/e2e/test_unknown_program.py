@@ -97,7 +97,7 @@ def test_the_python_api_and_the_form_warn_alike(shared_daemon: Herd, shared_work
 
 LOCKED = (
     "./train.sh is not executable: the job will fail with 'Permission denied' (exit 126)"
-    " unless made so before it starts: chmod +x ./train.sh"
+    " unless made so before it starts: chmod +x {}/train.sh"
 )
 
 
@@ -109,18 +109,19 @@ def test_a_script_that_is_not_executable_is_warned_of(herd: Herd, tmp_path: Path
     script.write_text("#!/bin/sh\necho trained\n")
     script.chmod(0o644)
     proc = herd.cli("submit", "--gpus", "0", "-q", "--", "./train.sh", cwd=tmp_path)
-    assert warned(proc.stderr) == [f"gpuherd: warning: {LOCKED}"]
+    locked = LOCKED.format(tmp_path)  # (its whole path: typed from elsewhere, `--cwd`)
+    assert warned(proc.stderr) == [f"gpuherd: warning: {locked}"]
     job = herd.wait_state(int(proc.stdout), "succeeded", "failed")
     assert (job["state"], job["exit_code"]) == ("failed", 126)  # as the warning said
     swept = herd.cli("sweep", "./train.sh {x}", "-p", "x", "1", "2", "--hold", cwd=tmp_path)
     assert warned(swept.stderr) == [
         "gpuherd: warning: ./train.sh is not executable: every point will fail with 'Permission"
-        " denied' (exit 126) unless made so before they start: chmod +x ./train.sh"
+        f" denied' (exit 126) unless made so before they start: chmod +x {tmp_path}/train.sh"
     ]
     answer = post(herd, "/submit", htmx=False, gpus="0", cwd=str(tmp_path), commands="./train.sh")
     page = herd.page(answer.headers["location"])
     shown = re.findall(r'class="flash warning missing-script-warning">(.*?)</div>', page)
-    assert [html.unescape(w) for w in shown] == [f"warning: {LOCKED}"]
+    assert [html.unescape(w) for w in shown] == [f"warning: {locked}"]
     script.chmod(0o755)  # made executable: nothing said, and it runs
     proc = herd.cli("submit", "--gpus", "0", "-q", "--", "./train.sh", cwd=tmp_path)
     assert warned(proc.stderr) == []
