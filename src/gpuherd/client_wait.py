@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpuherd.client_http import BadResponse, Sender
 from gpuherd.daemon_presence import ANSWER_WITHIN, is_stopped, lock_holder, not_answering
-from gpuherd.errors import DaemonError, NoAnswer, Suspended
+from gpuherd.errors import DaemonError, LostConnection, NoAnswer, Suspended
 from gpuherd.typed_name import as_typed
 
 if TYPE_CHECKING:
@@ -103,7 +103,7 @@ def lost(exc: OSError | BadResponse, done_maybe: bool = False) -> DaemonError:
             "; it may have been done before the daemon went: `gpuherd ls --all` shows the "
             "queue as it is (after `gpuherd daemon start`)"
         )
-    return DaemonError(f"lost the connection to the daemon: {detail}")
+    return LostConnection(f"lost the connection to the daemon: {detail}")
 
 
 class _Sliced(io.RawIOBase):

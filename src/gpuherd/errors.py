@@ -107,6 +107,10 @@ class NotRunning(DaemonError):
     """No daemon listens on the home's socket."""
 
 
+class LostConnection(DaemonError):
+    """The daemon closed the connection before it answered (it went: stopped, or crashed)."""
+
+
 class NoAnswer(DaemonError):
     """A daemon listens on the home's socket but did not answer in the time given."""
 

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from conftest import Herd
 from gpuherd.cli import daemon_cmds
 from gpuherd.client import Client
-from gpuherd.errors import DaemonError, HerdError
+from gpuherd.errors import HerdError, LostConnection
 
 
 class FirstStopWins(Client):
@@ -24,7 +24,7 @@ class FirstStopWins(Client):
     def post(self, path: str, body: Any = None) -> Any:
         assert path == "/daemon/stop"
         Client(self.home).post(path, {"mode": "leave"})
-        raise DaemonError("lost the connection to the daemon: ConnectionResetError(104, '')")
+        raise LostConnection("lost the connection to the daemon: ConnectionResetError(104, '')")
 
 
 def test_a_stop_that_another_stop_beat_says_the_daemon_stopped(
@@ -64,7 +64,7 @@ class StatusLost(Client):
     def get(self, path: str, **query: Any) -> Any:
         assert path == "/daemon"
         Client(self.home).post("/daemon/stop", {"mode": "leave"})
-        raise DaemonError("lost the connection to the daemon: ConnectionResetError(104, '')")
+        raise LostConnection("lost the connection to the daemon: ConnectionResetError(104, '')")
 
 
 @pytest.mark.parametrize("mode", ["leave", "kill"])

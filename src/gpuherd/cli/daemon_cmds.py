@@ -31,7 +31,7 @@ from gpuherd.daemon_presence import (
     lock_holder,
     not_answering,
 )
-from gpuherd.errors import DaemonError, HerdError, NoAnswer, NotRunning
+from gpuherd.errors import DaemonError, HerdError, LostConnection, NoAnswer, NotRunning
 from gpuherd.typed_name import prefixed, typed_name
 
 if TYPE_CHECKING:
@@ -278,7 +278,8 @@ def stop(drain: bool, kill: bool, grace: float | None) -> None:
         except DaemonError as exc:
             # Its status lost on the daemon's way out: another stop (or a restart) got there
             # first, as when the stop request itself is lost (it said ConnectionResetError).
-            if isinstance(exc, NoAnswer):
+            # Any other failure is said as it is, at once.
+            if not isinstance(exc, LostConnection):
                 raise
             left = stop_daemon(client, lock_holder(client.home), mode, grace, lost=exc)
         else:
