@@ -341,7 +341,10 @@ CLICK_WORDING = (
             "'3' is one argument too many: gpuherd daemon stop [OPTIONS]; "
             "gpuherd kill IDS stops jobs",
         ),
-        (["show", "3", "4", "5"], "'4 5' are arguments too many: gpuherd show [OPTIONS] [JOB_ID]"),
+        (
+            ["show", "3", "4", "5"],
+            "'4', '5' are arguments too many: gpuherd show [OPTIONS] [JOB_ID]",
+        ),
         # An array job typed as Slurm or gflow would was told to `submit -- ./job.sh`.
         (["sbatch", "--array=0-3", "x.sh"], "No such command 'sbatch': gpuherd sweep './job.sh"),
         (["gbatch", "--array", "0-3", "x"], "No such command 'gbatch': gpuherd sweep './job.sh"),

@@ -3,6 +3,7 @@ a submission, shown again with the error when something is wrong."""
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from collections.abc import Sequence
@@ -252,6 +253,8 @@ def past_begin_notes(submitted: Sequence[int], begun: str) -> list[str]:
     try:
         at = float(begun) if begun and submitted else None
     except ValueError:  # typed by hand: no warning
+        return []
+    if at is not None and not math.isfinite(at):  # (`begun=-inf`: no moment)
         return []
     said = past_begin_hint(at, time.time(), len(submitted)) if at is not None else None
     return [said.replace("--begin", f"'{SUBMIT_LABELS['begin']}'")] if said else []

@@ -3,6 +3,7 @@ hook's), read from the home's files, so it works when no daemon runs (after a fa
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
@@ -93,11 +94,15 @@ def _written_to(path: Path, pid: int) -> str | None:
     be told (no /proc: not Linux; a --foreground daemon, whose stderr is not the log)."""
     fds = f"/proc/{pid}/fd"
     try:
-        targets = {fd: os.readlink(f"{fds}/{fd}") for fd in os.listdir(fds)}
+        names = os.listdir(fds)
         with open(f"/proc/{pid}/cmdline", "rb") as f:
             foreground = b"\0--log-file\0" in f.read()
     except OSError:
         return None
+    targets = {}
+    for fd in names:
+        with contextlib.suppress(OSError):  # (closed meanwhile: a busy daemon's sockets)
+            targets[fd] = os.readlink(f"{fds}/{fd}")
     if f"{path} (deleted)" in targets.values():
         return ""
     # `daemon start` gives the daemon the log as its stdout and stderr (renamed, then

@@ -240,14 +240,10 @@ def extra_argument(ctx: Any, message: str) -> str | None:
     found = _EXTRA.fullmatch(message)
     if found is None:
         return None
-    words = found.group(1)  # (click joins the extra words with spaces)
+    words = found.group(1).split(" ")  # (click joins the extra words with spaces)
     usage = f"{ctx.command_path} {' '.join(ctx.command.collect_usage_pieces(ctx))}"
-    many = (
-        "is one argument"
-        if found.group(0).startswith("Got unexpected extra argument ")
-        else "are arguments"
-    )
-    said = f"{words!r} {many} too many: {usage}"
+    many = "is one argument" if len(words) == 1 else "are arguments"
+    said = f"{', '.join(map(repr, words))} {many} too many: {usage}"
     path = ctx.command_path.split(" ", 1)[1] if " " in ctx.command_path else ""
     hint = THEIR_EXTRA.get(path)
     return f"{said}; {as_typed(hint)}" if hint else said
