@@ -244,7 +244,12 @@ def _gpus_line(job: dict[str, Any]) -> str:
     """`1,2`; a GPU lost or removed while the job runs, said: `1 (GPU 1 lost: ...)`."""
     said = ",".join(str(g) for g in job["gpus"]) or "-"
     now = _unended(job)
-    gone = [f"GPU {g['index']} {_GONE[g['state'], now]}" for g in job.get("gpus_gone", [])]
+    # (a state a newer daemon says, unknown here, is said by its name: an older CLI of a
+    # daemon that added `unconfigured` failed with a KeyError)
+    gone = [
+        f"GPU {g['index']} {_GONE.get((g['state'], now), g['state'])}"
+        for g in job.get("gpus_gone", [])
+    ]
     return said + (f" ({'; '.join(gone)})" if gone else "")
 
 
