@@ -3,6 +3,7 @@ for and when they may begin; each keeps its place in the queue. A part of `Servi
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -22,7 +23,7 @@ from gpuherd.core.model import DEFAULT_GRACE, Job, JobSpec
 from gpuherd.core.output_files import recorded_or_named, shared_file, sharing
 from gpuherd.core.retry_budget import idle_retry_delay, retry_over_budget
 from gpuherd.core.states import JobState
-from gpuherd.core.when import format_moment
+from gpuherd.core.when import format_moment, said_in
 from gpuherd.errors import Conflict, HerdError, InvalidValue
 from gpuherd.executors.base import NO_USER_FILES
 from gpuherd.service_jobs import JobVerbs
@@ -122,12 +123,10 @@ class EditVerbs(JobVerbs):
         if reason := never(spec):
             raise Conflict(f"job {job.id} would never run: {reason}")
         over = retry_over_budget(job, spec) if "retries" in fields else None
-        what = ", ".join(
-            ([describe_edit(job.spec, spec, fields)] if fields else [])
-            + ([_describe_begin(job, moved[0], changes.get(BEGIN), now)] if moved else [])
-            + retry_said
-            + ([over] if over else [])
-        )
+        words = functools.partial(_edit_words, job, spec, fields, moved, changes.get(BEGIN), over)
+        what = words(retry_said, now)  # (the answer: in the asker's zone, api/askers_zone.py)
+        with said_in(None):  # the history: in the daemon's, as every reader's was before
+            stored = words(_retry_wait_edited(job, spec, fields, moved, now)[1], now)
         # Held or released by its new time; else its state, and when it was queued (its wait
         # counts towards reserving GPUs), stay as they are.
         edited = {name: getattr(spec, name) for name in fields}
@@ -141,7 +140,7 @@ class EditVerbs(JobVerbs):
             now,
             "edit",
             to_state=None if moved is None else moved[0],
-            detail=what,
+            detail=stored,
             from_state=job.state,
             **edited,
         )
@@ -259,6 +258,25 @@ def _retry_wait_edited(
     if due is None:  # it may start from now on (reserve-after counts its wait from then)
         return {"release_at": None, "queued_at": now}, ["no longer waits to retry"]
     return {"release_at": due}, [f"retrying at {format_moment(due, now)}"]
+
+
+def _edit_words(
+    job: Job,
+    spec: JobSpec,
+    fields: Sequence[str],
+    moved: tuple[JobState, float | None] | None,
+    begin: float | None,
+    over: str | None,
+    retry_said: list[str],
+    now: float,
+) -> str:
+    """What an edit changed: `retries 0 -> 2, retrying at 23:30`."""
+    return ", ".join(
+        ([describe_edit(job.spec, spec, fields)] if fields else [])
+        + ([_describe_begin(job, moved[0], begin, now)] if moved else [])
+        + retry_said
+        + ([over] if over else [])
+    )
 
 
 def _describe_begin(job: Job, state: JobState, asked: float | None, now: float) -> str:

@@ -54,6 +54,9 @@ def test_the_daemons_answers_say_moments_in_the_clis_zone(herd: Herd) -> None:
     begin = herd.job(held)["begin"]
     assert _said(begin, CLI_ZONE).endswith("23:30"), begin
     assert f"(begin none -> {_said(begin, CLI_ZONE)}: held until then" in edited, edited
+    # The job's history keeps the daemon's zone, as before: read by anyone, from anywhere.
+    [event] = [e for e in herd.json("show", str(held))["events"] if e["event"] == "edit"]
+    assert event["detail"].startswith(f"begin none -> {_said(begin, 'UTC')}: held"), event
     retried = herd.submit("--retries", "1", "--retry-delay", "3h", "false")
     waiting = wait_for(lambda: herd.job(retried).get("retry_at"), 30, "the retry's wait")
     refused = herd.cli("retry", str(retried), env=there, check=False).stderr

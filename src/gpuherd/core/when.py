@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import datetime, timedelta, tzinfo
 
@@ -193,6 +195,16 @@ def window_refusal(
             f"{format_moment(until, now)}: give the earlier moment to {names[0]}"
         )
     return None
+
+
+@contextmanager
+def said_in(zone: tzinfo | None) -> Iterator[None]:
+    """SAID_IN set to `zone` meanwhile (None: this process's own)."""
+    token = SAID_IN.set(zone)
+    try:
+        yield
+    finally:
+        SAID_IN.reset(token)
 
 
 def _clock(at: float) -> datetime:
