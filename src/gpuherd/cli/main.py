@@ -323,10 +323,9 @@ def _parsed_context(exc: click.ClickException) -> click.Context | None:
 
 def _other_tools_word(exc: click.ClickException, ctx: Any, argv: list[str]) -> str | None:
     """For a command or option of pueue or task-spooler typed from habit (`status`, `submit
-    --label`, `gpus rm`), what it is called here; None for any other error. `ctx` is that of
-    the group or command it was typed to; `argv` the words typed, for a command typed as
-    task-spooler queues one (`gpuherd python train.py`). And click's "Got unexpected extra
-    argument (3)" (`ls 3`, `daemon stop 3`), with the usage and what the word may have meant."""
+    --label`, `gpus rm`), or a word too many (`ls 3`), what to type here; None for any other
+    error. `ctx` is that of the group or command it was typed to; `argv` the words typed, for
+    a command typed as task-spooler queues one (`gpuherd python train.py`)."""
     extra = exc.message.startswith("Got unexpected extra argument")
     if ctx is None or not (extra or isinstance(exc, click.NoSuchCommand | click.NoSuchOption)):
         return None
