@@ -91,7 +91,8 @@ def test_a_listener_started_from_another_zone_answers_in_the_daemons(
     herd.env["TZ"] = "UTC"
     try:
         herd.start("--fake-gpus", "1")
-        said = herd.cli("ui", env={**herd.env, "TZ": TOKYO}).stdout
+        # (--listen on a free port: 8888-8897, ui's own, are another test's to hold, all ten)
+        said = herd.cli("ui", "--listen", "127.0.0.1:0", env={**herd.env, "TZ": TOKYO}).stdout
         url = said.split("dashboard: ", 1)[1].strip()
         job = herd.submit("--hold", "true")
         created = herd.job(job)["created_at"]
