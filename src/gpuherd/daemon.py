@@ -50,7 +50,7 @@ from gpuherd.daemon_home import (
     refuse_another_users_home,
 )
 from gpuherd.daemon_presence import SOCKET_CHECK
-from gpuherd.devices import DeviceTable
+from gpuherd.devices import DeviceTable, settle_removed
 from gpuherd.engine import Engine
 from gpuherd.errors import HerdError
 from gpuherd.executors.base import Executor
@@ -76,12 +76,13 @@ from gpuherd.sweep_journal import remove_unsubmitted
 log = logging.getLogger("gpuherd.daemon")
 
 
-def choose_probe(store: Store, choice: GpuChoice, slots: int | None) -> GpuProbe:
-    """The probe from the options (or GPUHERD_FAKE_GPUS), or from the last start; the device
-    table follows it. The variable is the user's intent now, so it replaces the last start's
-    GPUs and is remembered as --fake-gpus would be; while it names the GPUs the last start
-    used (a variable exported for good), a start is a restart as without options: what
-    `gpuherd gpus` changed (slots, GPUs added or removed) is kept."""
+def choose_probe(store: Store, choice: GpuChoice, slots: int | None) -> tuple[GpuProbe, list[int]]:
+    """The probe from the options (or GPUHERD_FAKE_GPUS), or from the last start, and the
+    removed GPUs the options use again (settle_removed); the device table follows it. The
+    variable is the user's intent now, so it replaces the last start's GPUs and is
+    remembered as --fake-gpus would be; while it names the GPUs the last start used (a
+    variable exported for good), a start is a restart as without options: what `gpuherd
+    gpus` changed (slots, GPUs added or removed) is kept."""
     if slots is not None and not 1 <= slots <= MAX_SLOTS:
         raise ValueError(f"--slots must be 1 to {MAX_SLOTS}, got {slots}")
     saved = json.loads(store.get_setting("probe") or "{}")
@@ -91,13 +92,15 @@ def choose_probe(store: Store, choice: GpuChoice, slots: int | None) -> GpuProbe
         if slots is not None:
             slot_map = dict.fromkeys((d.index for d in store.devices()), slots)
             store.replace_devices(slot_map, keep_states=True)
-        return probe
+        return probe, []
     probe, slot_map = make_probe(choice.gpus, choice.fake_gpus, choice.origin)
     if slots is not None:
         slot_map = {index: n * slots for index, n in slot_map.items()}
-    store.replace_devices(slot_map, keep_states=True)
-    store.set_setting("probe", json.dumps(asked))
-    return probe
+    with store.transaction():  # (a start cut short here must not use a removed GPU again)
+        store.replace_devices(slot_map, keep_states=True)
+        back = settle_removed(store, slot_map, same_setup=saved == asked)
+        store.set_setting("probe", json.dumps(asked))
+    return probe, back
 
 
 def _ray_parts(
@@ -231,6 +234,7 @@ def serve(
         refuse_a_switch_under_jobs(store, before, kind, abandon_running)
         executor: Executor = LocalExecutor(known=store.attempt_known)
         table: type[DeviceTable] = DeviceTable
+        back: list[int] = []  # (removed GPUs this start's --gpus or --fake-gpus uses again)
         if kind == "ray":
             if choice.from_variable:  # the cluster's GPUs are the jobs': the variable is not asked
                 log.info("%s is set, but jobs run on the Ray cluster: not used", FAKE_GPUS_VARIABLE)
@@ -240,7 +244,7 @@ def serve(
                 store, home, address, switched, remembered, abandon_running
             )
         else:
-            probe = choose_probe(store, choice, slots)
+            probe, back = choose_probe(store, choice, slots)
         remember_executor(store, kind, address)
         store.set_setting(LAST_LISTEN, listen or "")
         note_socket(home, sock_path)
@@ -263,6 +267,7 @@ def serve(
     async def main() -> str | None:
         engine = Engine(store, table(store, probe), executor, Layout.for_home(home))
         service = Service(engine, home, time.time())
+        service.gpus_back = back
         reader = service.reader = ListingReader(store)  # `ls` off the loop
         app = create_app(service, pid=os.getpid(), socket_path=str(sock_path))
         # Open event streams must not hold a stopping daemon for long.

@@ -40,6 +40,9 @@ REMOVED_GPUS = "removed_gpus"
 
 
 class DeviceTable:
+    on_cluster = False
+    """Whether the GPUs are a Ray cluster's (ClusterDeviceTable), not this machine's."""
+
     def __init__(self, store: Store, probe: GpuProbe, interval: float = TELEMETRY_INTERVAL) -> None:
         self.store = store
         self.probe = probe
@@ -279,17 +282,15 @@ class DeviceTable:
         self._on_change()
 
     def _removed(self) -> dict[int, DeviceConfig]:
-        """The GPUs removed, with the slots they had (kept in the database's settings, so
-        across restarts): `gpus add` without --slots gives a GPU back its own."""
-        saved = json.loads(self.store.get_setting(REMOVED_GPUS) or "{}")
-        return {
-            int(i): DeviceConfig(int(i), n, DeviceState.ENABLED, cap)
-            for i, (n, cap) in saved.items()
-        }
+        return removed_gpus(self.store)
 
     def _keep_removed(self, removed: dict[int, DeviceConfig]) -> None:
-        saved = {i: [d.slots, d.max_jobs] for i, d in sorted(removed.items())}
-        self.store.set_setting(REMOVED_GPUS, json.dumps(saved))
+        keep_removed(self.store, removed)
+
+    def removed_seen(self) -> list[int]:
+        """The GPUs removed (`gpuherd gpus remove`) that the probe sees: those a start keeps
+        out, said at start as drains are (daemon_status_text.start_notes)."""
+        return sorted(set(self._removed()) & set(self._readings) - set(self._config))
 
     def set_state(self, index: int, state: DeviceState) -> DeviceState:
         """Put GPU `index` in `state`; the state it was in (the same: nothing done)."""
@@ -326,12 +327,55 @@ class DeviceTable:
                 f"now (it sees: {seen}): `gpuherd gpus add {index}` once the probe sees it again"
             )
         said = self._not_configured(index)
+        if any(index in job.gpus for job in self._jobs()):
+            # Its row (`unconfigured`) is kept for the jobs that run there: it was told to
+            # "name a GPU that `gpuherd gpus` lists", which listed it.
+            if self.on_cluster:
+                return f"{said}: no node of the cluster has it now (its row stays for its jobs)"
+            return (
+                f"{said}: not among the GPUs this daemon started with (its row stays while "
+                f"its jobs run), and the probe does not see it (it sees: {seen}): to use it "
+                "again, `gpuherd daemon stop`, then `gpuherd daemon start` with GPUs that "
+                "include it (--gpus or --fake-gpus; running jobs go on)"
+            )
         return f"{said}, nor seen by the probe: name a GPU that `gpuherd gpus` lists"
 
     def _put(self, cfg: DeviceConfig) -> None:
         self.store.put_device(cfg)
         self._config[cfg.index] = cfg
         self._on_change()
+
+
+def removed_gpus(store: Store) -> dict[int, DeviceConfig]:
+    """The GPUs removed, with the slots they had (kept in the database's settings, so
+    across restarts): `gpus add` without --slots gives a GPU back its own."""
+    saved = json.loads(store.get_setting(REMOVED_GPUS) or "{}")
+    return {
+        int(i): DeviceConfig(int(i), n, DeviceState.ENABLED, cap) for i, (n, cap) in saved.items()
+    }
+
+
+def keep_removed(store: Store, removed: dict[int, DeviceConfig]) -> None:
+    saved = {i: [d.slots, d.max_jobs] for i, d in sorted(removed.items())}
+    store.set_setting(REMOVED_GPUS, json.dumps(saved))
+
+
+def settle_removed(store: Store, named: Iterable[int], same_setup: bool) -> list[int]:
+    """After a start's --gpus or --fake-gpus configured the GPUs `named` (daemon.choose_probe):
+    the GPUs removed (`gpuherd gpus remove`) that it uses again. The last start's setup
+    again (`same_setup`: a restart from a script or a service unit) keeps them out, as a
+    start without options does. Another setup is the user's choice of GPUs now: those of
+    them it names are used again, and the others are forgotten as removed, as a drain goes
+    with a GPU left out (a job's GPU left out is then `unconfigured`, not `removed`). Before,
+    a GPU named again was used, yet still called removed once a later start left it out."""
+    removed = removed_gpus(store)
+    if same_setup:
+        for index in sorted(set(removed) & set(named)):
+            store.remove_device(index)
+        return []
+    if removed:
+        keep_removed(store, {})
+    return sorted(set(removed) & set(named))
 
 
 @dataclass(frozen=True)

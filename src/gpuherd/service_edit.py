@@ -170,7 +170,8 @@ class EditVerbs(JobVerbs):
         configured = configured_gpus(self.engine)
         if not set(only) - configured:
             return None
-        return unknown_said(only, configured, seen=self.engine.devices.unused())
+        devices = self.engine.devices
+        return unknown_said(only, configured, False, devices.unused(), devices.on_cluster)
 
     def _pin_attempt_files(self, job: Job) -> None:
         """Record the files of the job's attempts that recorded none (begun before attempts

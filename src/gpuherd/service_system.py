@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +38,9 @@ class SystemVerbs:
     """How the daemon was asked to stop (`leave`, `drain` or `kill`); None while it serves."""
     last_word: str | None = None
     """What the daemon says as it exits, if anything (`left_running`)."""
+    gpus_back: Sequence[int] = ()
+    """GPUs removed (`gpuherd gpus remove`) that this start's --gpus or --fake-gpus uses
+    again (devices.settle_removed): `daemon start` says so."""
 
     def asked_to_stop(self, mode: str) -> None:
         """The daemon was asked to stop (`gpuherd daemon stop [--drain | --kill]`)."""
@@ -168,8 +171,9 @@ class SystemVerbs:
         named = [(job_id, spec.only_gpus) for job_id, spec in jobs if spec.only_gpus]
         if not named:
             return []
-        seen = self.engine.devices.unused()
-        return unknown_only_gpus(named, configured_gpus(self.engine), seen)
+        devices = self.engine.devices
+        configured = configured_gpus(self.engine)
+        return unknown_only_gpus(named, configured, devices.unused(), devices.on_cluster)
 
     def gpu_add(self, index: int, slots: int | None) -> str:
         """Use GPU `index`, or change its slots; without `slots` it keeps (or gets back)
@@ -244,6 +248,10 @@ class SystemVerbs:
                 if d.state is DeviceState.DRAINING
             ],
             "missing": [d.index for d in missing],
+            # Removed GPUs the probe sees, kept out through this start, and those it used
+            # again: the start says both, as it says drains (daemon_status_text.start_notes).
+            "removed": self.engine.devices.removed_seen(),
+            "gpus_back": list(self.gpus_back),
             "counts": self.store.counts(),
             "last_job": self.store.last_submitted_id(),  # removed since or not: `last`
             "database_replaced": self.database_replaced(),

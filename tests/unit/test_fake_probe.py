@@ -268,3 +268,21 @@ def test_static_probe() -> None:
         GpuReading(0, None, "GPU 0", None, None, None, ()),
         GpuReading(1, None, "GPU 1", None, None, None, ()),
     ]
+
+
+def test_a_link_given_differently_on_the_two_gpus_of_a_pair_is_refused(tmp_path: Path) -> None:
+    """GPU 0 says NVLink to GPU 1, GPU 1 says PCIe to GPU 0: placement took the faster in
+    silence. Refused, naming both GPUs and both qualities; one side alone, or both sides
+    alike, is taken (a pair given on either GPU holds for both: docs/gpus.md)."""
+    path = tmp_path / "gpus.json"
+    write_state(path, {"gpus": [{"links": {"1": 3, "2": 1}}, {"links": {"0": 2}}, {}]}, 1_000)
+    with pytest.raises(ProbeError) as info:
+        FakeProbe(path)
+    assert str(info.value) == (
+        f"fake GPU state file {path}: gpus[0].links and gpus[1].links: GPU 0 gives its link "
+        "to GPU 1 as 3, GPU 1 gives it as 2: give the pair one quality (or give it on one "
+        "GPU alone)"
+    )
+    write_state(path, {"gpus": [{"links": {"1": 3, "2": 1}}, {"links": {"0": 3}}, {}]}, 2_000)
+    readings = FakeProbe(path).read()
+    assert [dict(r.links) for r in readings] == [{1: 3, 2: 1}, {0: 3}, {}]

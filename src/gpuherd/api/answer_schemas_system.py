@@ -117,6 +117,8 @@ SYSTEM_SCHEMAS: dict[str, Shape] = {
             "gpus": INTS,
             "draining": INTS,
             "missing": INTS,
+            "removed": INTS,
+            "gpus_back": INTS,
             "counts": COUNTS,
             "last_job": maybe(INT),
             "database_replaced": maybe(STR),

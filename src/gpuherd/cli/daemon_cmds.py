@@ -14,7 +14,7 @@ from gpuherd import paths
 from gpuherd.cli.daemon_backup import backup
 from gpuherd.cli.daemon_log import log_cmd
 from gpuherd.cli.daemon_restart import restart
-from gpuherd.cli.daemon_status_text import status_lines
+from gpuherd.cli.daemon_status_text import start_notes, status_lines
 from gpuherd.cli.options import fake_gpus_option, gpu_choice, json_option
 from gpuherd.cli.param_types import LISTEN, Choosing, WholeRange
 from gpuherd.cli.stop_grace import GRACE_OPTION, refuse_grace_without_kill
@@ -22,7 +22,6 @@ from gpuherd.cli.ui_cmd import show_dashboard
 from gpuherd.client import Client
 from gpuherd.client_http import replacing
 from gpuherd.core.gpu_slots import MAX_SLOTS
-from gpuherd.core.idspec import format_ids
 from gpuherd.daemon_failure import silent_exit
 from gpuherd.daemon_presence import (
     ALREADY_RUNNING,
@@ -139,14 +138,8 @@ def start(
     click.echo(
         f"daemon started (pid {status['pid']}, {status['probe']}); socket {status['socket']}"
     )
-    if drained := status.get("draining"):
-        # A drain outlives a start with other GPUs (--fake-gpus 3), which drops the rest of
-        # what `gpuherd gpus` changed: said, so a GPU drained long ago is not a surprise.
-        gpus = f"GPU {drained[0]} is" if len(drained) == 1 else f"GPUs {format_ids(drained)} are"
-        click.echo(
-            f"{gpus} draining, as before this start: `gpuherd gpus enable "
-            f"{format_ids(drained)}` uses {'it' if len(drained) == 1 else 'them'} again"
-        )
+    for note in start_notes(status):  # drains kept, GPUs removed kept out or used again
+        click.echo(note)
     if listen or listen_as_before:
         listening = client.get("/daemon/listen")
         if listening["listening"]:

@@ -46,3 +46,39 @@ def _gpus_apart(status: dict[str, Any]) -> str:
     if missing:
         said += f"; lost: {format_ids(missing)} (configured but not seen by the probe now)"
     return said
+
+
+def start_notes(status: dict[str, Any]) -> list[str]:
+    """What `daemon start` says after its first line, of the GPU changes a start keeps or
+    undoes. A drain outlives a start with other GPUs (--fake-gpus 3), which drops the rest
+    of what `gpuherd gpus` changed: said, so a GPU drained long ago is not a surprise. So is
+    a GPU removed (`gpuherd gpus remove`) that the start keeps out (a start as the last one,
+    with its options or none), or that its other --gpus or --fake-gpus use again."""
+    notes = []
+    if back := status.get("gpus_back"):  # (absent from an older daemon)
+        notes.append(
+            f"{_gpus(back, 'was', 'were')} removed (gpuherd gpus remove) before this start, "
+            f"whose GPUs name {_it(back)}: in use again; `gpuherd gpus remove "
+            f"{format_ids(back)}` takes {_it(back)} out again"
+        )
+    if removed := status.get("removed"):
+        notes.append(
+            f"{_gpus(removed, 'is', 'are')} removed, as before this start: `gpuherd gpus add "
+            f"{removed[0]}` uses {'it' if len(removed) == 1 else 'one'} again"
+        )
+    if drained := status.get("draining"):
+        notes.append(
+            f"{_gpus(drained, 'is', 'are')} draining, as before this start: `gpuherd gpus "
+            f"enable {format_ids(drained)}` uses {_it(drained)} again"
+        )
+    return notes
+
+
+def _gpus(indices: list[int], one: str, several: str) -> str:
+    if len(indices) == 1:
+        return f"GPU {indices[0]} {one}"
+    return f"GPUs {format_ids(indices)} {several}"
+
+
+def _it(indices: list[int]) -> str:
+    return "it" if len(indices) == 1 else "them"

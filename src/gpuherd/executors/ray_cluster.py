@@ -48,6 +48,7 @@ class ClusterDeviceTable(DeviceTable):
     (each GPU the first time it is seen; one removed since stays removed)."""
 
     _was_down = False
+    on_cluster = True
 
     def cores(self) -> int | None:
         return None  # CPU-only jobs go to any node: Ray places them, the daemon's cores say nothing

@@ -222,9 +222,25 @@ def _check_across(readings: Sequence[GpuReading], count: int) -> None:
                 raise _Invalid(
                     f"{where}.links: to GPU {other}, which the file does not list (it has {have})"
                 )
+        _check_pairs(r, readings)
         if r.uuid is not None and (first := owner.setdefault(r.uuid, r.index)) != r.index:
             raise _Invalid(
                 f"{where}.uuid: {r.uuid!r} is gpus[{first}]'s too: give each GPU its own UUID"
+            )
+
+
+def _check_pairs(reading: GpuReading, readings: Sequence[GpuReading]) -> None:
+    """A pair's link given on both of its GPUs, as two qualities: placement took the faster
+    in silence, so a typo on one side (NVLink on GPU 0, PCIe on GPU 1) went unseen. Given
+    on one GPU alone, it holds for the pair (docs/gpus.md)."""
+    for r in readings:
+        theirs = r.links.get(reading.index)
+        ours = reading.links.get(r.index)
+        if r.index > reading.index and theirs is not None and ours is not None and ours != theirs:
+            raise _Invalid(
+                f"gpus[{reading.index}].links and gpus[{r.index}].links: GPU {reading.index} "
+                f"gives its link to GPU {r.index} as {ours}, GPU {r.index} gives it as "
+                f"{theirs}: give the pair one quality (or give it on one GPU alone)"
             )
 
 
