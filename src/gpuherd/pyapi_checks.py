@@ -21,6 +21,7 @@ from gpuherd.errors import HerdError, InvalidValue
 from gpuherd.pyapi_types import WrongKindOfNumber, WrongType, WrongValue, as_given
 from gpuherd.script_files import missing_script_hints
 from gpuherd.start_hint import runs_on_ray
+from gpuherd.submission_text import blank
 from gpuherd.task_values import from_numpy, is_numpy
 
 
@@ -171,9 +172,9 @@ def check_edit(changes: Mapping[str, Any], clear: Any = ()) -> list[str]:
     as a list (one name given alone is that name, not its letters), its names checked here in
     the words of this API: the daemon's refusals name the HTTP API's `env_overrides`."""
     refuse_unknown(changes, EDIT_KEYWORDS, "{!r} cannot be edited; fields")
-    for key in ("name", "project"):
-        if changes.get(key) == "":
-            raise InvalidValue(f'{key} is empty: give a {key}, or clear=["{key}"] to unset it')
+    for key in ("name", "project"):  # (only white space too: no name, yet a name)
+        if isinstance(changes.get(key), str) and (said := blank(changes[key])) is not None:
+            raise InvalidValue(f'{key} {said}: give a {key}, or clear=["{key}"] to unset it')
     if clear is not None and (isinstance(clear, bytes) or not isinstance(clear, Iterable)):
         # (clear=5 raised Python's "'int' object is not iterable")
         raise WrongType(

@@ -19,7 +19,7 @@ from gpuherd.core.when import LATEST
 from gpuherd.errors import InvalidValue, NotFound
 from gpuherd.host_memory import host_memory_total
 from gpuherd.output_paths import absolute, output_problem, shown
-from gpuherd.submission_text import field, reject_bad_names, reject_nul
+from gpuherd.submission_text import blank, field, reject_bad_names, reject_nul
 from gpuherd.wire import SubmitItem
 
 DEFAULT_SETTINGS = Policy()
@@ -55,6 +55,8 @@ def spec_from_item(
         error=item.error or "",
     )
     reject_bad_names(where, item.env or {}, item.env_overrides)
+    if (wrong := blank(item.name)) is not None:  # (the dashboard sends a blank box as none)
+        raise InvalidValue(f"{where}{field('name')} {wrong}: give a name, or leave it out")
     if item.begin is not None and not 0 <= item.begin <= LATEST:  # NaN too
         raise InvalidValue(
             f"{where}{field('begin')} must be a time (epoch seconds) before the year 9999"
@@ -76,8 +78,7 @@ def spec_from_item(
         cwd=item.cwd,
         env=dict(item.env or {}),
         env_overrides=dict(item.env_overrides),
-        # '' (`--name "$RUN"`, RUN unset) is no name: a name no `--name` can find.
-        name=item.name or None,
+        name=item.name,
         gpus=item.gpus,
         only_gpus=tuple(sorted(set(item.only_gpus))),
         mem=item.mem,

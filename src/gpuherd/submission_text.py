@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from gpuherd.core.text import shell_word
 from gpuherd.errors import InvalidValue
 
 
@@ -15,6 +16,15 @@ def field(name: str, value: str = "", flag: str = "") -> str:
     three kinds of client, and each must find in them what it typed."""
     option = flag or "--" + name.replace("_", "-")
     return f"{name} {value} ({option} {value})" if value else f"{name} ({option})"
+
+
+def blank(text: str | None) -> str | None:
+    """What is wrong with a name (or project) that names nothing: '' (`--name "$RUN"`, RUN
+    unset) or only white space, shown as no name by `ls` and found by no `--name`; None for
+    one given, or none."""
+    if text is None or text.strip():
+        return None
+    return f"{shell_word(text)} is only white space" if text else "is empty"
 
 
 def reject_bad_names(where: str, *envs: Mapping[str, str]) -> None:

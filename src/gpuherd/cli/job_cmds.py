@@ -31,6 +31,7 @@ from gpuherd.cli.log_output import (
 )
 from gpuherd.cli.ls_options import check_ls_options, view_options, window_options
 from gpuherd.cli.main import prefixed
+from gpuherd.cli.option_values import refuse_option_as_value
 from gpuherd.cli.options import (
     begin_option,
     cwd_option,
@@ -73,12 +74,13 @@ class _KeepsArgs(click.Command):
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         ctx.meta["args"] = list(args)
+        refuse_option_as_value(ctx, args)
         return super().parse_args(ctx, args)
 
 
 @click.command(cls=_KeepsArgs, context_settings={"allow_interspersed_args": False})
 @click.argument("command", nargs=-1, type=click.UNPROCESSED, shell_complete=completes("files"))
-@click.option("-n", "--name", help="A name to find the job by.")
+@click.option("-n", "--name", callback=checks.refuse_blank_name, help="A name to find the job by.")
 @gpus_option(short="-g")
 @only_gpus_option()
 @memory_options()

@@ -8,6 +8,8 @@ from collections.abc import Mapping
 
 import click
 
+from gpuherd.submission_text import blank
+
 Given = Mapping[str, str] | None
 """How values were given where not by their flags: a sweep file's keys (cli/sweep_args.py)."""
 
@@ -59,3 +61,12 @@ def one_output(quiet: bool, as_json: bool) -> None:
     """-q and --json each say what to print: both at once is a mistake, not a choice."""
     if quiet and as_json:
         raise click.UsageError("give -q (the ids only) or --json, not both")
+
+
+def refuse_blank_name(ctx: click.Context, param: click.Parameter, name: str | None) -> str | None:
+    """`submit --name "$RUN"` with RUN unset (or only spaces): a mistake, refused as `edit`
+    refuses it, not a job without a name that no `ls --name` finds (the daemon refuses it
+    too, for its other clients)."""
+    if (wrong := blank(name)) is not None:
+        raise click.UsageError(f"--name {wrong}: give a name, or leave --name out", ctx)
+    return name

@@ -38,6 +38,7 @@ from gpuherd.client import Client
 from gpuherd.core.edit import CLEARABLE
 from gpuherd.core.idspec import summarize
 from gpuherd.core.states import FINISHED_STATES
+from gpuherd.submission_text import blank
 from gpuherd.typed_name import typed_name
 
 
@@ -288,9 +289,9 @@ def edit(
     # (--after given no ids is not given: click has no empty form of a repeatable option.)
     given = {name: value for name, value in changes.items() if value not in (None, [])}
     for text in ("name", "project"):  # `--name "$RUN"`, RUN unset: a mistake, not a clear
-        if given.get(text) == "":
+        if (wrong := blank(given.get(text))) is not None:
             raise click.UsageError(
-                f"--{text} is empty: give a {text}, or --clear {text} to unset it"
+                f"--{text} {wrong}: give a {text}, or --clear {text} to unset it"
             )
     if given.get("command") == "":  # the daemon's "give it after --" was submit's advice
         raise click.UsageError(

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from gpuherd.cli.option_values import refuse_option_as_value
 from gpuherd.core.text import shell_word
 from gpuherd.typed_name import typed_name
 
@@ -35,6 +36,7 @@ class RunCommand(click.Command):
             ours = run_args(args)
         except click.UsageError as exc:  # (raised without the context its help names)
             raise click.UsageError(exc.message, ctx) from None
+        refuse_option_as_value(ctx, ours, {"--gpus": "0,1"})  # (GPU indices here: not a count)
         try:
             return super().parse_args(ctx, list(ours))  # (click's parser uses it up)
         except click.NoSuchOption as exc:  # `run -jobs.txt`: "No such option: -j"
@@ -81,9 +83,10 @@ def _file_value(option: str, value: str | None) -> str:
 
 
 def _is_option(word: str) -> bool:
-    """`--gpus`, `--gpus=0`, `--`: an option where `--yielder` wants its file; a file of that
-    name there is the file, as gpu-hog would take it."""
-    return word.startswith("--") and not Path(word).exists()
+    """`--gpus`, `--gpus=0`, `--`, `-q`: an option where `--yielder` wants its file; a file of
+    that name there is the file, as gpu-hog would take it."""
+    looks = word.startswith("--") or re.fullmatch("-[A-Za-z]", word) is not None
+    return looks and not Path(word).exists()
 
 
 def gpu_indices_together(args: list[str]) -> list[str]:

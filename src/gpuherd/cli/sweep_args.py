@@ -18,6 +18,7 @@ from gpuherd.cli.option_checks import (
     refuse_hold_with_begin,
     refuse_kill_without_timeout,
 )
+from gpuherd.cli.option_values import refuse_option_as_value
 from gpuherd.cli.output_options import check_outputs
 from gpuherd.core.sweep import FILE_SUFFIXES, SweepError, SweepSpec
 from gpuherd.core.sweep_names import default_sweep_name
@@ -45,6 +46,7 @@ class ParamsCommand(click.Command):
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         rest, params = take_params(args)
+        refuse_option_as_value(ctx, rest, {"--name": "lr-grid"})
         ctx.meta["gpuherd.params"] = params
         return super().parse_args(ctx, rest)
 

@@ -84,6 +84,10 @@ def check_edit(changes: Mapping[str, Any], clear: Sequence[str]) -> None:
     begin = changes.get(BEGIN)
     if begin is not None and not 0 <= begin <= LATEST:  # NaN too
         raise ValueError("begin (--begin) must be a time (epoch seconds) before the year 9999")
+    for text in ("name", "project"):  # ('' is none, as edit_spec takes it: a clear)
+        value = changes.get(text)
+        if isinstance(value, str) and value and not value.strip():
+            raise ValueError(f"{text} {value!r} is only white space: give a {text}, or clear it")
     both = sorted(set(changes) & set(clear))
     if both:
         # (by the API's field: the CLI and the Python API refuse it first, in their words)
