@@ -92,6 +92,7 @@ class Engine(JobStops, Spawns):
         self.begins = BeginTimer(self)
         self.scan = Scan(store)
         self.health = TickHealth(self.wake_later)
+        self.seen = seen_alive.Notes(store, self.attempts.live, clock)  # (of running jobs)
         self._hold: Hold | None = None  # what the last pass kept for a starving job
         self._exits: list[Exit] = []
         self._refused: sqlite3.Error | None = None
@@ -146,6 +147,7 @@ class Engine(JobStops, Spawns):
                 self.health.failed(self._refused, logged=True)  # (its warning: below)
         if not self.live:
             self._idle.set()
+        self.seen.arm()  # (a note of the running jobs when due; no timer while none runs)
 
     def _record_exits_and_starts(
         self, now: float, closing: bool = False
@@ -165,7 +167,9 @@ class Engine(JobStops, Spawns):
                 self.store.record_pids(pids)
                 finish_exits(self, [(live, status) for (_, _, status), live in taken], now)
                 record_held_ends(self, now)
-                return self._record_starts(now)
+                started = self._record_starts(now)
+                self.seen.note(now)  # (when due: in a commit made anyway)
+                return started
         except sqlite3.Error as exc:
             self._refused = exc  # (said by `daemon status` and queued jobs' reasons: health)
             # Nothing was recorded (a full disk, say): keep the exits and their jobs' GPUs
@@ -199,6 +203,7 @@ class Engine(JobStops, Spawns):
         self._stopping = True
         self._record_exits_and_starts(self.clock(), closing=True)  # starts nothing: stopping
         self._do_paperwork()
+        self.seen.stop()
         if lives := [(live.job_id, live.attempt) for live in self.live.values()]:
             # (a lost one's last sign of life; a herd.db that refuses it loses only that hint)
             with contextlib.suppress(sqlite3.Error):

@@ -184,6 +184,43 @@ def _locked_in(words: list[str] | None, cwd: str) -> str | None:
     return words[0] if os.path.isfile(path) and not os.access(path, os.X_OK) else None
 
 
+def on_noexec_mount(path: str) -> bool:
+    """Whether `path` is on a file system mounted `noexec`, where no file runs by its path,
+    whatever its mode: `chmod +x` does not help there, running it through its interpreter
+    (`bash ./train.sh`) does."""
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_NOEXEC)
+    except OSError:
+        return False
+
+
+_SYSTEM_BINS = ("/bin", "/usr/bin", "/usr/local/bin")
+
+
+def interpreter_of(path: str) -> str:
+    """The words that run the script `path` as its `#!` line does (`bash`, `python3 -u`,
+    `/opt/conda/bin/python`; a program of /bin or /usr/bin by its name alone, `env`'s by the
+    one it names); `sh` without one (or unread), as the job's shell runs such a file."""
+    try:
+        with open(path, "rb") as file:
+            first = file.readline(256)
+    except OSError:
+        return "sh"
+    try:
+        words = first[2:].decode().split() if first.startswith(b"#!") else []
+    except UnicodeDecodeError:
+        words = []
+    if words and os.path.basename(words[0]) == "env":  # (its options, `-S`, and NAME=value)
+        words = words[1:]
+        while words and (words[0].startswith("-") or re.match(_ASSIGNMENT, words[0])):
+            words.pop(0)
+    if not words or any(c in "".join(words) for c in _UNSURE):
+        return "sh"
+    if os.path.dirname(words[0]) in _SYSTEM_BINS:
+        words[0] = os.path.basename(words[0])
+    return shlex.join(words)
+
+
 def script_file(command: str, cwd: str, env: Mapping[str, str]) -> str | None:
     """The file of `cwd` (the job's folder) that `command` runs, when there: its program
     given as a path (`./job.sh`; not `job.sh`, which the shell looks for on PATH alone), else
@@ -221,6 +258,7 @@ def missing_script_hints(
     counts: dict[str, int] = {}
     programs: dict[str, int] = {}
     locked: dict[str, int] = {}
+    noexec: dict[str, int] = {}  # (locked too, but on a noexec mount: no chmod mends it)
     seen: dict[str, bool] = {}
     for command in commands:
         words = command_words(command, env)
@@ -229,12 +267,15 @@ def missing_script_hints(
         elif (program := _unknown_in(words, cwd, env, seen)) is not None:
             programs[program] = programs.get(program, 0) + 1
         elif (file := _locked_in(words, cwd)) is not None:
-            locked[file] = locked.get(file, 0) + 1
+            held = noexec if on_noexec_mount(os.path.join(cwd, file)) else locked
+            held[file] = held.get(file, 0) + 1
     said = [
         _unknown(list(programs), sum(programs.values()), len(commands), noun, on_ray())
         for _ in range(bool(programs))
     ]
     said += [_locked(list(locked), sum(locked.values()), len(commands), cwd, noun)] * bool(locked)
+    if noexec:
+        said.append(_noexec(list(noexec), sum(noexec.values()), len(commands), cwd, noun))
     if len(counts) > _SAID_APART:
         many = _many_missing(list(counts), sum(counts.values()), len(commands), cwd, noun, moved)
         return [many, *said]
@@ -254,6 +295,22 @@ def _locked(files: list[str], n: int, total: int, cwd: str, noun: str) -> str:
     return (
         f"{shown} {what}: {who} will fail with 'Permission denied' (exit 126) unless made so "
         f"before {start}: chmod +x {them}"
+    )
+
+
+def _noexec(files: list[str], n: int, total: int, cwd: str, noun: str) -> str:
+    """`./train.sh is on a file system mounted noexec ...`: _locked's line for scripts that no
+    `chmod +x` mends, with the interpreter that runs the first (its `#!` line's)."""
+    who = _who(n, total, noun)[0]
+    shown = " and ".join(files[:2]) + (f" ({len(files):,} in all)" if len(files) > 2 else "")
+    what = "is on a file system" if len(files) == 1 else "are on file systems"
+    run = f"{interpreter_of(os.path.join(cwd, files[0]))} {shlex.quote(files[0])}"
+    how = f"it through its interpreter instead: {run}"
+    if len(files) > 1:
+        how = f"each through its interpreter instead ({run}, ...)"
+    return (
+        f"{shown} {what} mounted noexec, where no file runs by its path: {who} will fail with"
+        f" 'Permission denied' (exit 126) and chmod +x will not help; run {how}"
     )
 
 

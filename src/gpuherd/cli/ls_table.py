@@ -103,6 +103,15 @@ COLUMNS = {
 DEFAULT_COLUMNS = ("id", "state", "name", "gpus", "prio", "time", "info", "command")
 _SHRINK = ("command", "name", "info")
 """Too wide for the terminal: the command is cut first, then the free-text NAME and INFO."""
+NARROW = 80
+"""A terminal narrower than this that the default columns do not fit even cut (about 70
+columns) loses its least useful ones (_DROPPED), and cuts NAME and INFO before the command."""
+_DROPPED = ("prio", "name", "gpus", "info", "time")
+"""In the order a narrow terminal drops them (an empty one first): ID, STATE and COMMAND stay."""
+_COMMAND_ROOM = 16
+"""Columns the command keeps on a narrow terminal while there is a column to drop for it."""
+_MIN_WIDTH = 10
+"""plain.table's floor for a column it cuts."""
 
 
 def parse_columns(text: str) -> tuple[str, ...]:
@@ -139,9 +148,13 @@ def job_lines(
     if not jobs:
         return [("no jobs match" if filtered else "no jobs") + (f": {hint}" if hint else "")]
     now = time.time()
+    rows = [[COLUMNS[name].cell(job, now) for name in columns] for job in jobs]
+    order = _SHRINK
+    if term.width < NARROW:  # (80 and more: as it always was)
+        columns, rows = _narrowed(term.width, columns, rows)
+        order = ("name", "info", "command")
     chosen = [COLUMNS[name] for name in columns]
-    rows = [[column.cell(job, now) for column in chosen] for job in jobs]
-    shrink = [i for name in _SHRINK for i, given in enumerate(columns) if given == name]
+    shrink = [i for name in order for i, given in enumerate(columns) if given == name]
     widest = {i: NAME_WIDTH for i, given in enumerate(columns) if given == "name"}
     headers = [column.header for column in chosen]
     lines = plain.table(term, headers, rows, shrink=shrink, widest=widest)
@@ -159,6 +172,44 @@ def job_lines(
     if limit is not None and live > limit:
         lines.append(f"… all {live:,} running or paused jobs shown, past --limit {limit}")
     return lines
+
+
+def _narrowed(
+    width: int, columns: Sequence[str], rows: list[list[plain.Cell]]
+) -> tuple[Sequence[str], list[list[plain.Cell]]]:
+    """The default columns that fit a terminal `width` columns wide, and their rows: those of
+    _DROPPED go, empty ones first, then in that order, until the others fit cut (NAME and INFO
+    to _MIN_WIDTH) with _COMMAND_ROOM for the command. Columns chosen (--columns) all stay."""
+    if tuple(columns) != DEFAULT_COLUMNS:
+        return columns, rows
+    sizes = {
+        name: plain.table_width([COLUMNS[name].header], [[row[i]] for row in rows])
+        for i, name in enumerate(columns)
+    }
+    sizes["name"] = min(sizes["name"], NAME_WIDTH)
+
+    def room(name: str) -> int:  # what it takes at the least
+        if name == "command":
+            return min(sizes[name], _COMMAND_ROOM)
+        if name in ("name", "info"):
+            return min(sizes[name], max(_MIN_WIDTH, len(COLUMNS[name].header)))
+        return sizes[name]
+
+    empty = [name for name in _DROPPED if sizes[name] == len(COLUMNS[name].header)]
+    empty = [name for i, name in enumerate(columns) if name in empty and _blank(rows, i)]
+    kept = list(columns)
+    for name in [*empty, *(name for name in _DROPPED if name not in empty)]:
+        if sum(room(kept_name) for kept_name in kept) + len(plain.GAP) * (len(kept) - 1) <= width:
+            break
+        kept.remove(name)
+    at = [columns.index(name) for name in kept]
+    return tuple(kept), [[row[i] for i in at] for row in rows]
+
+
+def _blank(rows: list[list[plain.Cell]], index: int) -> bool:
+    """Whether no row has text in the column."""
+    cells = (row[index] for row in rows)
+    return not any(cell if isinstance(cell, str) else cell[0] for cell in cells)
 
 
 def _more_at_the_end(count: int, higher_limit: bool, what: str) -> str:

@@ -20,9 +20,11 @@ from gpuherd.cli.param_types import AFTER_IDS, GPU_INDICES
 from gpuherd.core.when import past_begin_hint
 from gpuherd.script_files import (
     command_words,
+    interpreter_of,
     missing_script_hints,
     names_a_file,
     on_job_path,
+    on_noexec_mount,
     script_file,
 )
 from gpuherd.typed_name import typed_name
@@ -52,6 +54,8 @@ def not_on_path_hint(command: str, cwd: str, env: Mapping[str, str]) -> str | No
         if os.access(file, os.X_OK)
         else f"submit sh {word} (or chmod +x {word}, then submit ./{word})"
     )
+    if on_noexec_mount(file):  # (where no file runs by its path, whatever its mode)
+        fix = f"submit {interpreter_of(file)} {word} (mounted noexec, it cannot run as ./{word})"
     return f'{word} is a file in {cwd} but not on PATH: the job will fail with "not found"; {fix}'
 
 
