@@ -27,10 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from gpuherd import paths
-from gpuherd.core.model import MAX_SLOTS
 from gpuherd.daemon_executor import (
     LIVE,
     choose_executor,
+    choose_probe,
     refuse_a_switch_under_jobs,
     refuse_to_leave_running_jobs,
     remember_executor,
@@ -50,15 +50,15 @@ from gpuherd.daemon_home import (
     refuse_another_users_home,
 )
 from gpuherd.daemon_presence import SOCKET_CHECK
-from gpuherd.devices import DeviceTable, settle_removed
+from gpuherd.devices import DeviceTable
 from gpuherd.engine import Engine
 from gpuherd.errors import HerdError
 from gpuherd.executors.base import Executor
 from gpuherd.executors.local import LocalExecutor
 from gpuherd.fd_limit import raise_fd_limit
 from gpuherd.gc_pause import importing
-from gpuherd.gpus import GpuProbe, ProbeError, make_probe
-from gpuherd.gpus.choice import FAKE_GPUS_VARIABLE, GpuChoice, choose_gpus
+from gpuherd.gpus import GpuProbe, ProbeError
+from gpuherd.gpus.choice import FAKE_GPUS_VARIABLE, choose_gpus
 from gpuherd.hooks import EndHooks
 from gpuherd.layout import Layout
 from gpuherd.listen_address import parse_address
@@ -74,33 +74,6 @@ from gpuherd.store_schema import open_failed
 from gpuherd.sweep_journal import remove_unsubmitted
 
 log = logging.getLogger("gpuherd.daemon")
-
-
-def choose_probe(store: Store, choice: GpuChoice, slots: int | None) -> tuple[GpuProbe, list[int]]:
-    """The probe from the options (or GPUHERD_FAKE_GPUS), or from the last start, and the
-    removed GPUs the options use again (settle_removed); the device table follows it. The
-    variable is the user's intent now, so it replaces the last start's GPUs and is
-    remembered as --fake-gpus would be; while it names the GPUs the last start used (a
-    variable exported for good), a start is a restart as without options: what `gpuherd
-    gpus` changed (slots, GPUs added or removed) is kept."""
-    if slots is not None and not 1 <= slots <= MAX_SLOTS:
-        raise ValueError(f"--slots must be 1 to {MAX_SLOTS}, got {slots}")
-    saved = json.loads(store.get_setting("probe") or "{}")
-    asked = {"gpus": choice.gpus, "fake_gpus": choice.fake_gpus}
-    if saved and (not choice.given or (choice.from_variable and saved == asked)):
-        probe, _ = make_probe(saved.get("gpus"), saved.get("fake_gpus"), choice.origin)
-        if slots is not None:
-            slot_map = dict.fromkeys((d.index for d in store.devices()), slots)
-            store.replace_devices(slot_map, keep_states=True)
-        return probe, []
-    probe, slot_map = make_probe(choice.gpus, choice.fake_gpus, choice.origin)
-    if slots is not None:
-        slot_map = {index: n * slots for index, n in slot_map.items()}
-    with store.transaction():  # (a start cut short here must not use a removed GPU again)
-        store.replace_devices(slot_map, keep_states=True)
-        back = settle_removed(store, slot_map, same_setup=saved == asked)
-        store.set_setting("probe", json.dumps(asked))
-    return probe, back
 
 
 def _ray_parts(

@@ -1,14 +1,18 @@
-"""Which executor a daemon start runs jobs on (daemon.py): from its options, or the last
-start's, remembered in herd.db; and a switch of executor refused while jobs run on the other,
-which a daemon on this one could not reach."""
+"""Which executor and which GPUs a daemon start runs jobs on (daemon.py): from its options,
+or the last start's, remembered in herd.db; and a switch of executor refused while jobs run
+on the other, which a daemon on this one could not reach."""
 
 from __future__ import annotations
 
 import json
 
+from gpuherd.core.model import MAX_SLOTS
 from gpuherd.core.states import JobState
 from gpuherd.core.units import plural
+from gpuherd.devices import settle_removed
 from gpuherd.errors import HerdError
+from gpuherd.gpus import GpuProbe, make_probe
+from gpuherd.gpus.choice import GpuChoice
 from gpuherd.store import Store
 
 NAME_THE_CLUSTER = (
@@ -86,3 +90,30 @@ def remember_executor(store: Store, kind: str, address: str | None) -> None:
     """Only an executor that was set up replaces the last start's choice (a mistyped or dead
     address must not take the place of a working one)."""
     store.set_setting("executor", json.dumps({"kind": kind, "address": address}))
+
+
+def choose_probe(store: Store, choice: GpuChoice, slots: int | None) -> tuple[GpuProbe, list[int]]:
+    """The probe from the options (or GPUHERD_FAKE_GPUS), or from the last start, and the
+    removed GPUs the options use again (settle_removed); the device table follows it. The
+    variable is the user's intent now, so it replaces the last start's GPUs and is
+    remembered as --fake-gpus would be; while it names the GPUs the last start used (a
+    variable exported for good), a start is a restart as without options: what `gpuherd
+    gpus` changed (slots, GPUs added or removed) is kept."""
+    if slots is not None and not 1 <= slots <= MAX_SLOTS:
+        raise ValueError(f"--slots must be 1 to {MAX_SLOTS}, got {slots}")
+    saved = json.loads(store.get_setting("probe") or "{}")
+    asked = {"gpus": choice.gpus, "fake_gpus": choice.fake_gpus}
+    if saved and (not choice.given or (choice.from_variable and saved == asked)):
+        probe, _ = make_probe(saved.get("gpus"), saved.get("fake_gpus"), choice.origin)
+        if slots is not None:
+            slot_map = dict.fromkeys((d.index for d in store.devices()), slots)
+            store.replace_devices(slot_map, keep_states=True)
+        return probe, []
+    probe, slot_map = make_probe(choice.gpus, choice.fake_gpus, choice.origin)
+    if slots is not None:
+        slot_map = {index: n * slots for index, n in slot_map.items()}
+    with store.transaction():  # (a start cut short here must not use a removed GPU again)
+        store.replace_devices(slot_map, keep_states=True)
+        back = settle_removed(store, slot_map, same_setup=saved == asked)
+        store.set_setting("probe", json.dumps(asked))
+    return probe, back

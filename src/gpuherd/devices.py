@@ -361,13 +361,14 @@ def keep_removed(store: Store, removed: dict[int, DeviceConfig]) -> None:
 
 
 def settle_removed(store: Store, named: Iterable[int], same_setup: bool) -> list[int]:
-    """After a start's --gpus or --fake-gpus configured the GPUs `named` (daemon.choose_probe):
-    the GPUs removed (`gpuherd gpus remove`) that it uses again. The last start's setup
-    again (`same_setup`: a restart from a script or a service unit) keeps them out, as a
-    start without options does. Another setup is the user's choice of GPUs now: those of
-    them it names are used again, and the others are forgotten as removed, as a drain goes
-    with a GPU left out (a job's GPU left out is then `unconfigured`, not `removed`). Before,
-    a GPU named again was used, yet still called removed once a later start left it out."""
+    """After a start's --gpus or --fake-gpus configured the GPUs `named`
+    (daemon_executor.choose_probe): the GPUs removed (`gpuherd gpus remove`) that it uses
+    again. The last start's setup again (`same_setup`: a restart from a script or a service
+    unit) keeps them out, as a start without options does. Another setup is the user's
+    choice of GPUs now: those of them it names are used again, and the others are forgotten
+    as removed, as a drain goes with a GPU left out (a job's GPU left out is then
+    `unconfigured`, not `removed`). Before, a GPU named again was used, yet still called
+    removed once a later start left it out."""
     removed = removed_gpus(store)
     if same_setup:
         for index in sorted(set(removed) & set(named)):

@@ -1,7 +1,7 @@
 """What to say when no daemon runs for a home: the `gpuherd daemon start` that fits it.
 
 A home a daemon ran in remembers how it was started (herd.db's `executor` and `probe`
-settings: daemon_executor.choose_executor, daemon.choose_probe), and `gpuherd daemon start`
+settings: daemon_executor.choose_executor and choose_probe), and `gpuherd daemon start`
 without options starts the same way again: so a home set up for a Ray cluster, or for fake
 GPUs, is told just that, never to add --fake-gpus (on a Ray home that start is refused). A home
 no daemon ever ran in gets the general hint. One whose last daemon listened on TCP (the

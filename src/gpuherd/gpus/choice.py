@@ -8,7 +8,8 @@ before any daemon starts; a state file's path comes back absolute, as the daemon
 (a restart from another folder finds it). The daemon reads the variable itself (it
 inherits the environment of whatever started it), so that it knows where its fake GPUs came
 from: `daemon status` and `gpus` say so (`fake: 4 GPUs from GPUHERD_FAKE_GPUS`), and a
-restart with the variable unchanged keeps the last configuration (daemon.choose_probe).
+restart with the variable unchanged keeps the last configuration
+(daemon_executor.choose_probe).
 A start that names the Ray executor takes nothing from the variable: it is about this
 machine's GPUs, never about where jobs run.
 """
