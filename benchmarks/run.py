@@ -48,10 +48,12 @@ def make_tools(peers: dict[str, Peer], only: set[str] | None) -> list[Tool]:
 
     tools: list[Tool] = [
         HerdRun(),
+        HerdRun(on_tmpfs=True),
         HerdDaemon(),
         HerdSweepLpt(),
         Python4(),
         Python4Records(),
+        Python4Records(on_tmpfs=True),
         Xargs(),
     ]
     makers = {

@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -102,23 +103,56 @@ class Python4(Tool):
         return self.oneshot([herd_python(), str(script), *GPU_LIST], jobs_file)
 
 
-class Python4Records(Tool):
+class OnTmpfs(Tool):
+    """A tool whose job folders may go to tmpfs (`on_tmpfs`), W1 only: on this machine's ext4
+    each inode made in a new folder costs ~0.2 ms of system CPU (benchmarks/README.md, "The
+    file system's share"), so the same tool with its folders in memory tells the scheduler's
+    own cost from the file system's."""
+
+    def __init__(self, on_tmpfs: bool = False) -> None:
+        self.tmpfs: Path | None = None
+        if on_tmpfs:
+            self.name += "-tmpfs"
+            self.label += ", its folders on tmpfs (/dev/shm)"
+            self.workloads = ("W1",)
+
+    def setup(self) -> None:
+        if self.name.endswith("-tmpfs"):
+            self.tmpfs = Path(tempfile.mkdtemp(prefix="gpuherd-bench-", dir="/dev/shm"))
+
+    def teardown(self) -> None:
+        if self.tmpfs is not None:
+            shutil.rmtree(self.tmpfs, ignore_errors=True)
+            self.tmpfs = None
+
+    def out_dir(self, prefix: str) -> Path:
+        # A new folder per run: deleting the last run's 2,000 job folders just before this one
+        # would make ext4 slower at creating this run's (it scans recently freed inodes).
+        return unused_dir((self.tmpfs or workdir()) / prefix)
+
+
+class Python4Records(OnTmpfs):
     name, label = "python4-records", "4-thread Python scheduler that records each job (floor)"
     workloads = ("W1",)
 
     def run(self, work: Work, jobs_file: Path) -> tuple[float, float]:
         script = Path(__file__).with_name("python4_records.py")
-        # A new folder per run, as for gpuherd run (ext4 is slower in a freshly emptied one).
-        out = unused_dir(workdir() / "records-out")
+        out = self.out_dir("records-out")
         return self.oneshot([herd_python(), str(script), str(out), *GPU_LIST], jobs_file)
 
 
-class HerdRun(Tool):
+class HerdRun(OnTmpfs):
     name, label = "gpuherd-run", "gpuherd run"
 
     def __init__(
-        self, extra: tuple[str, ...] = (), name: str = "", label: str = "", rerun: bool = False
+        self,
+        extra: tuple[str, ...] = (),
+        name: str = "",
+        label: str = "",
+        rerun: bool = False,
+        on_tmpfs: bool = False,
     ) -> None:
+        super().__init__(on_tmpfs)
         self.extra = extra
         self.name, self.label = name or self.name, label or self.label
         self.rerun = rerun
@@ -134,10 +168,7 @@ class HerdRun(Tool):
         return self._once(jobs_file, extra)[:2]
 
     def _once(self, jobs_file: Path, extra: tuple[str, ...]) -> tuple[float, float, Path]:
-        # A new folder per run, all removed with the run's work folder at the end: deleting
-        # the last run's 2,000 job folders just before this one would make the file system
-        # slower at creating this run's (ext4 without a journal scans recently freed inodes).
-        out = unused_dir(workdir() / "herd-run-out")
+        out = self.out_dir("herd-run-out")  # (removed with the run's work folder, or tmpfs)
         gpus = ["--fake-gpus", "4"] if _fake_needed() else ["--gpus", ",".join(GPU_LIST)]
         cmd = [*gpuherd_cmd(), "run", *gpus, *extra, "--output-dir", str(out)]
         return (*self.oneshot([*cmd, str(jobs_file)], None), out)
