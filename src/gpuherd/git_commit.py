@@ -1,4 +1,5 @@
-"""The git commit a sweep is submitted from: recorded in each point's params.json and job."""
+"""The git commit a job is submitted from: recorded in its job (`show`, job.json), and in each
+sweep point's params.json."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ def git_commit(cwd: str, path: str | None = None) -> str | None:
                 env=env,
                 stdin=subprocess.DEVNULL,
             )
-        except (OSError, subprocess.SubprocessError):
+        except (OSError, subprocess.SubprocessError, ValueError):  # (ValueError: a NUL)
             return None
 
     head = git("rev-parse", "--verify", "HEAD")

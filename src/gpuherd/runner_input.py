@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpuherd.core.ordering import longest_first
+from gpuherd.git_commit import git_commit
 from gpuherd.wire import SubmitItem
 
 JobSource = Iterable[SubmitItem]
@@ -51,8 +52,13 @@ class Held:
 def items_from_commands(
     commands: Iterable[str], gpus: int, cwd: str, env: dict[str, str]
 ) -> Iterator[SubmitItem]:
-    for command in commands:
-        yield SubmitItem(command=command, cwd=cwd, env=env, gpus=gpus)
+    """The jobs, each with the git commit of `cwd` (job.json's `git`), looked up once, at the
+    first command, on the input's thread (no command: no git run)."""
+    commit: str | None = None
+    for number, command in enumerate(commands):
+        if number == 0:
+            commit = git_commit(cwd, env.get("PATH"))
+        yield SubmitItem(command=command, cwd=cwd, env=env, gpus=gpus, git=commit)
 
 
 def drain(queue: asyncio.Queue[Any]) -> list[Any]:

@@ -329,6 +329,12 @@ class Store(JobReads, SweepAndDeviceTables, JobViews, AttemptWrites):
                 self._db.executemany(f"DELETE FROM {table} WHERE {column} = ?", [(i,) for i in ids])
             self._db.executemany("DELETE FROM jobs WHERE id = ?", [(i,) for i in ids])
 
+    def fill_git(self, commits: Sequence[tuple[str, int]]) -> None:
+        """Set the git commit of jobs stored without one: (commit, job id) pairs (a
+        submission's, whose `git status` answered after the jobs were stored)."""
+        with self.transaction():
+            self._db.executemany("UPDATE jobs SET git = ? WHERE id = ? AND git IS NULL", commits)
+
     # ---- internals ------------------------------------------------------------------------
 
     def _add_event(

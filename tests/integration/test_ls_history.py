@@ -157,7 +157,7 @@ def test_ls_refuses_outputs_together_and_bad_values_in_one_line(herd: Herd) -> N
         ("--columns", "id", "-q"): "--columns picks the table's or --csv's columns; -q prints "
         "the ids alone",
         ("--columns", "id,bogus"): "--columns: unknown column 'bogus': the columns are id, "
-        "state, name, gpus, prio, time, info, command, project, sweep, exit, pid, submitted, "
+        "state, name, gpus, prio, time, info, command, project, sweep, git, exit, pid, submitted, "
         "started, ended, folder, stdout, stderr (e.g. --columns id,state,time)",
         ("--columns", ""): "--columns: no column in '': the columns are id, state",
         ("--since", "soon"): "--since: invalid time 'soon': use a time ago (2d, 12h, 30m), "

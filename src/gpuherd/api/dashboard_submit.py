@@ -28,6 +28,7 @@ from gpuherd.core.retry_budget import idle_retry_delay
 from gpuherd.core.states import FINISHED_STATES, JobState, OutcomeKind
 from gpuherd.core.when import parse_begin, past_begin_hint
 from gpuherd.errors import HerdError
+from gpuherd.job_commits import note_commits
 from gpuherd.script_files import (
     missing_script,
     missing_script_hints,
@@ -190,7 +191,10 @@ async def submit(request: Request) -> Response:
     form = SubmitForm.parse(await read_form(request))
     try:
         items = form.items()
+        fill = await note_commits(items)  # (its working directory's git commit: job_commits.py)
         submitted = service_of(request).submit_and_tell(items)
+        if fill is not None:
+            fill(service_of(request).store, submitted.ids)
     except HerdError as exc:  # the daemon's checks name the CLI's options: the form's boxes
         return submit_page(request, form, in_form_words(str(exc), SUBMIT_LABELS), exc.status)
     except OverflowError as exc:  # a number SQLite cannot store: the form is shown again

@@ -23,6 +23,7 @@ from gpuherd.api.routes import RouteTable
 from gpuherd.core.states import LIVE_STATES
 from gpuherd.errors import Conflict, Forbidden, InvalidValue, NotFound
 from gpuherd.gc_pause import collector_paused
+from gpuherd.job_commits import note_commits
 from gpuherd.jobfiles import open_job_file
 from gpuherd.listing import ListingQuery, states_named
 from gpuherd.listing_reader import encoded, let_go
@@ -56,9 +57,14 @@ def _service(request: Request) -> Service:
 async def submit(request: Request, body: SubmitRequest) -> dict[str, Any]:
     """`draining`: the daemon is stopping once its running jobs end; these wait for the next.
     `cancelled`: the ids of jobs cancelled at once (dependency_failed), as a job they wait for
-    already ended badly; `warnings` says so, a line for people (the CLI's `warning:`)."""
+    already ended badly; `warnings` says so, a line for people (the CLI's `warning:`).
+    Each job gets the git commit of its working directory, if any (job_commits.py)."""
     service = _service(request)
-    submitted = service.submit_and_tell(body.items())
+    items = body.items()
+    fill = await note_commits(items)  # (off the loop: git status on a thread)
+    submitted = service.submit_and_tell(items)
+    if fill is not None:
+        fill(service.store, submitted.ids)
     return {
         "ids": submitted.ids,
         "draining": service.engine.stopping,

@@ -62,7 +62,7 @@ def view_options() -> Callable[[F], F]:
             shell_complete=_column_names,
             metavar="LIST",
             help="The columns, in order (e.g. id,state,time): id, state, name, gpus, prio, time,"
-            " info, command, project, sweep, exit, pid, submitted, started, ended, folder,"
+            " info, command, project, sweep, git, exit, pid, submitted, started, ended, folder,"
             " stdout, stderr.",
         ),
         click.option("--csv", "as_csv", is_flag=True, help="Print CSV (values as --json's)."),

@@ -25,6 +25,8 @@ from gpuherd.typed_name import prefixed, typed_name
 
 DEFAULT_LS_LIMIT = 100
 NAME_WIDTH = 40
+SHORT_SHA = 12
+"""Hex digits of a commit the table shows (`git log --oneline`'s, in a large repository)."""
 """`ls` cuts longer names: one long name must not push every command off the screen."""
 
 Job = dict[str, Any]
@@ -66,6 +68,14 @@ def _gpus(job: Job, now: float) -> plain.Cell:
     return ",".join(str(g) for g in job["gpus"])
 
 
+def _short_commit(commit: str | None) -> plain.Cell:
+    """The git commit as `git log --oneline` shortens it, its `+dirty` kept (`--csv`: whole)."""
+    if not commit:
+        return ""
+    sha, dirty, rest = commit.partition("+")
+    return sha[:SHORT_SHA] + dirty + rest
+
+
 def _live_pid(job: Job, now: float) -> plain.Cell:
     """A running or paused job's pid (for `kill -9`, or to find it in nvidia-smi); an ended
     job's pid may name another program by now, so it is not shown (`--json` keeps it)."""
@@ -91,6 +101,7 @@ COLUMNS = {
     "command": Column("COMMAND", "command", lambda job, now: flat_command(job["command"])),
     "project": Column("PROJECT", "project", _text("project")),
     "sweep": Column("SWEEP", "sweep", _text("sweep")),
+    "git": Column("GIT", "git", lambda job, now: _short_commit(job.get("git"))),
     "exit": Column("EXIT", "exit_code", _text("exit_code")),
     "pid": Column("PID", "pid", _live_pid),
     "submitted": Column("SUBMITTED", "created_at", _moment("created_at"), _rounded("created_at")),
