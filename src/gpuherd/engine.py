@@ -46,8 +46,7 @@ log = logging.getLogger("gpuherd.engine")
 
 Exit = tuple[int, int, ExitStatus]
 """(job id, attempt number, how its process ended)"""
-RETRY_RECORDING = 1.0
-"""Seconds before recording finished jobs is tried again after the database failed."""
+RETRY_RECORDING = 1.0  # (seconds: recording ends is tried again after herd.db failed)
 TELEMETRY_MAX_AGE = 1.0
 """Seconds a GPU reading may be old when placement uses it (else it is read again)."""
 
@@ -110,6 +109,7 @@ class Engine(JobStops, Spawns):
     def start(self) -> None:
         """Recover what the database says is live, then begin dispatching. Call on the loop."""
         self._loop = asyncio.get_running_loop()
+        self.health.watch(self._loop)  # (a callback of the engine that raises)
         self.devices.start(self._loop, on_change=self.wake, jobs=self.attempts.running_jobs)
         with self.store.transaction():
             recover(self, self.clock())
@@ -138,6 +138,7 @@ class Engine(JobStops, Spawns):
             started = self._record_exits_and_starts(now)
             self._spawn_all(started, now)
             self._do_paperwork()
+            self.seen.arm()  # (a note of the running jobs when due; no timer while none runs)
         except Exception as exc:  # a bug in one tick must not take the queue down
             self.health.failed(exc)
         else:  # herd.db refusing the tick's changes (a full disk) is a failing pass too
@@ -147,7 +148,6 @@ class Engine(JobStops, Spawns):
                 self.health.failed(self._refused, logged=True)  # (its warning: below)
         if not self.live:
             self._idle.set()
-        self.seen.arm()  # (a note of the running jobs when due; no timer while none runs)
 
     def _record_exits_and_starts(
         self, now: float, closing: bool = False
@@ -201,8 +201,11 @@ class Engine(JobStops, Spawns):
         no tick recorded yet (herd.db refused it, or it came after the last) is recorded now:
         pids, ends, held runs' ends (the exit status seen, which the run's folder may lack)."""
         self._stopping = True
-        self._record_exits_and_starts(self.clock(), closing=True)  # starts nothing: stopping
-        self._do_paperwork()
+        try:
+            self._record_exits_and_starts(self.clock(), closing=True)  # starts nothing
+            self._do_paperwork()
+        except Exception as exc:  # the bug that failed the ticks: the rest still closes
+            self.health.failed(exc, retry=False)
         self.seen.stop()
         if lives := [(live.job_id, live.attempt) for live in self.live.values()]:
             # (a lost one's last sign of life; a herd.db that refuses it loses only that hint)
@@ -213,6 +216,7 @@ class Engine(JobStops, Spawns):
         self.devices.stop()
         self.begins.stop()
         self.changes.close()
+        self.health.unwatch()
 
     # ---- step 1: finished attempts --------------------------------------------------------
 

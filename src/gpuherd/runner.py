@@ -26,6 +26,7 @@ from gpuherd.executors.base import RUN_FOLDER_GONE
 from gpuherd.executors.local import LocalExecutor
 from gpuherd.gpus.base import GpuProbe
 from gpuherd.layout import Layout
+from gpuherd.runner_failure import Failure
 from gpuherd.runner_input import (
     Arrival,
     Held,
@@ -114,6 +115,7 @@ class Runner:
         self._held = Held()
         self._interrupts = 0
         self.summary = RunSummary()
+        self._failure = Failure(self.engine, self._stop_dispatch, self._notice, KILL_GRACE)
 
     async def run(self, source: JobSource) -> RunSummary:
         """Run every job the source yields; return once input is over and all jobs ended.
@@ -122,6 +124,10 @@ class Runner:
         with self._closing:
             loop = asyncio.get_running_loop()
             self.options.output_dir.mkdir(parents=True, exist_ok=True)
+            self.engine.health.listeners.append(self._failure)  # (a bug: the run stops)
+            # (not one in what shows the run or watches its --gpu-file: the jobs go on)
+            self.engine.health.bystanders = ("runner_live.py", "runner_gpu_file.py")
+            self._closing.callback(self._failure.close)
             self.engine.start()
             changes = self.engine.changes.subscribe(backlog=0)  # every job's end is reported
             self._closing.callback(self.engine.changes.unsubscribe, changes)
@@ -139,6 +145,7 @@ class Runner:
             read_all = not (self.summary.interrupted or self.summary.input_failed)
             if read_all and (notice := left_over(self._folder_prefix, self.summary.jobs)):
                 self.reporter.notice(notice)
+        self.summary.engine_failed = self._failure.error
         return self.summary
 
     async def _loop(
@@ -318,8 +325,8 @@ class Runner:
         return str(self.engine.layout.attempt_dir(job, job.attempt)) if job else folder
 
     def _all_done(self) -> bool:
-        if self.engine.stopping and not self.engine.live:  # its queued jobs will never start
-            return True
+        if (self.engine.stopping and not self.engine.live) or self._failure.gave_up:
+            return True  # its queued jobs will never start
         return self._input_done and len(self._finished) == len(self._numbers)
 
     def _interrupt(self) -> None:

@@ -46,6 +46,8 @@ class RunSummary:
     """--keep-state could not move the database to the output folder: where it stayed."""
     output_failed: bool = False
     """What the run said could not be written (a full disk: runner_stdout.py)."""
+    engine_failed: str | None = None
+    """The scheduler's unexpected error, which stopped the run (runner_failure.py)."""
 
     @property
     def jobs(self) -> int:
@@ -60,7 +62,8 @@ class RunSummary:
         if self.interrupted:
             return INTERRUPT_STATUS
         bad = self.failed or self.could_not_run or self.not_run or self.input_failed
-        return 1 if bad or self.state_left_in or self.output_failed else 0
+        broken = self.state_left_in or self.output_failed or self.engine_failed
+        return 1 if bad or broken else 0
 
 
 _STARTING_JOB = re.compile(r"starting job (\d+)(?: \(attempt \d+\))?: ")

@@ -237,7 +237,7 @@ class SystemVerbs:
             "stopping": self.stop_mode,
             "running_jobs": len(self.engine.live),
             "probe": self._probe_line(),
-            "scheduler_failing": self.engine.health.reason(),
+            "scheduler_failing": self.engine.health.status(),
             "gpus": [d.index for d in listing],
             # Those of them nothing new starts on, and the configured ones not seen now
             # (lost), as `gpus` has them: `gpus: 0,1` hid both.

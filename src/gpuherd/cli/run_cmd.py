@@ -139,7 +139,8 @@ def run(
     longest in an earlier run start first (commands not seen before go first, in input
     order). Exit status: 0 when all succeeded, 1 when any failed, could not run (more GPUs
     than there are: its line says why) or did not run, or the input could not be read, 2 for
-    a mistake in the command line, 130 when interrupted, 129 when hung up.
+    a mistake in the command line, 130 when interrupted, 129 when hung up; 1 too when the
+    scheduler itself fails (a bug: running jobs are killed, its traceback is on stderr).
     Ctrl-C once: start nothing new and let running jobs finish; twice: kill them. SIGHUP
     kills them at once.
     """
@@ -272,6 +273,10 @@ def _run_and_report(
         _summarize(summary, options, out_stream, fresh)
     finally:
         out.drain()
+    if summary.engine_failed is not None:  # (runner_failure.py)
+        from gpuherd.runner_failure import failed_words
+
+        click.echo(prefixed("error", failed_words(summary.engine_failed)), err=True)
     if out.failure is not None:  # (its own lines may be lost: said where it shows)
         said = out.failure_said(shell_word(str(options.output_dir)) if summary.jobs else None)
         click.echo(prefixed("error", said), err=True)
