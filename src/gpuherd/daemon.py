@@ -26,7 +26,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from gpuherd import paths
+from gpuherd import paths, removal_journal
 from gpuherd.daemon_executor import (
     LIVE,
     choose_executor,
@@ -192,6 +192,7 @@ def serve(
     store = Store(paths.database(home))
     tcp_sock = sock = keeper = None
     try:
+        removal_journal.finish_cut_off(home, store)  # folders of an `rm` cut off by a crash
         number_after_job_folders(store, home)
         remove_unsubmitted(home, store)  # folders of a sweep cut off by a crash (kill -9)
         # Bound before anything of this start is remembered (its GPUs, its executor): one

@@ -9,12 +9,11 @@ reads right for one job and for many (no "it", "its").
 from __future__ import annotations
 
 import asyncio
-import shutil
 from collections.abc import Callable, Sequence, Set
 from dataclasses import replace
 from pathlib import Path
 
-from gpuherd import paths
+from gpuherd import removal_journal
 from gpuherd.core.deps import cancelled_once_ended, cancelled_with
 from gpuherd.core.idspec import no_job_with
 from gpuherd.core.lifecycle import (
@@ -150,12 +149,20 @@ class JobVerbs:
     def remove(self, ids: Sequence[int]) -> list[ActionResult]:
         leftovers: list[Path] = []
         named = frozenset(ids)
+        # Noted before the commit: a crash amid the deletions left them for good (the
+        # daemon's next start deletes those of the jobs gone: removal_journal).
+        journal = removal_journal.note(
+            self.home,
+            [
+                (job.id, path)
+                for job in self.store.get_jobs(list(ids)).values()
+                for path in removal_journal.leftovers(job, self.engine.layout, self.home)
+            ],
+        )
         results = self._each(ids, lambda job: self._remove_one(job, named, leftovers))
         for path in leftovers:  # once the removal is committed
-            if path.is_dir():
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                path.unlink(missing_ok=True)
+            removal_journal.delete(path)
+        removal_journal.forget(journal)
         return results
 
     def _remove_one(self, job: Job, named: Set[int], leftovers: list[Path]) -> str:
@@ -172,14 +179,7 @@ class JobVerbs:
             waiters = self._cancel(job, "removed by the user")
         self.store.delete_jobs([job.id])
         self.engine.publish({"id": job.id, "event": "rm"})  # no state: it has none now
-        if not job.spec.folder:  # a sweep's results folder is the user's, never deleted
-            leftovers.append(self.engine.layout.job_dir(job))
-        if job.attempt == 0:  # a task's large parameters or pickled function, still waiting
-            # for its first run (deferred: the worker's module and argparse, ~1 ms of every
-            # `gpuherd run`'s start)
-            from gpuherd.worker import staged_files
-
-            leftovers += staged_files(job.spec.command, paths.task_params(self.home))
+        leftovers += removal_journal.leftovers(job, self.engine.layout, self.home)
         return cancelled_with("removed", waiters, named, ", cancelled")
 
     def retry(self, ids: Sequence[int], hold: bool = False) -> list[ActionResult]:
