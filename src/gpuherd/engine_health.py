@@ -20,7 +20,6 @@ import logging
 import os
 import time
 from collections.abc import Callable
-from types import TracebackType
 from typing import Any
 
 log = logging.getLogger("gpuherd.engine")
@@ -32,6 +31,26 @@ RETRY_MAX = 30.0
 SAID_MAX = 100
 """Errors remembered as logged in full (each new one beyond: in full each time)."""
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+ENGINE_FILES = (
+    "attempts.py",
+    "devices.py",
+    "engine",  # (engine.py, engine_begin.py, ...)
+    "executors/",
+    "log_cap_watch.py",
+    "seen_alive.py",
+)
+"""The files (under the package) whose loop callbacks are the scheduler's."""
+NOT_ENGINE_FILES = (
+    "api/",
+    "hooks.py",
+    "job_commits.py",
+    "runner_failure.py",
+    "runner_gpu_file.py",
+    "runner_input.py",
+    "runner_live.py",
+    "runner_signals.py",
+)
+"""Those whose callbacks are not: their errors are printed as the loop prints any."""
 
 
 class TickHealth:
@@ -46,9 +65,6 @@ class TickHealth:
         """When a callback of the engine last raised, and its error; None if none did."""
         self.listeners: list[Callable[[str], None]] = []
         """Told the error of each new unexpected failure (`gpuherd run` stops on it)."""
-        self.bystanders: tuple[str, ...] = ()
-        """Files of gpuherd whose callbacks are not the scheduler's (`runner_live.py`: a run's
-        display): their errors go to the loop's handler as before, and stop nothing."""
         self._retry_due = 0.0
         self._backoff = RETRY
         self._said: set[str] = set()  # errors whose traceback is in the log already
@@ -108,12 +124,7 @@ class TickHealth:
 
     def _on_loop_error(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
         exc = context.get("exception")
-        if (
-            isinstance(exc, Exception)
-            and "handle" in context
-            and _ours(exc.__traceback__)
-            and _where(exc).partition(",")[0] not in self.bystanders
-        ):
+        if isinstance(exc, Exception) and "handle" in context and _the_engines(exc):
             self.broken = (time.time(), f"{type(exc).__name__}: {exc}")
             self._log(self.broken[1], exc, "engine callback failed (%s)", _where(exc))
             self._wake_later(0)  # a tick: whatever it can still record, it records
@@ -137,13 +148,13 @@ class TickHealth:
             listener(error)
 
 
-def _ours(tb: TracebackType | None) -> bool:
-    """Whether a traceback runs through gpuherd's code (else: another library's callback)."""
-    while tb is not None:
-        if tb.tb_frame.f_code.co_filename.startswith(_PACKAGE):
-            return True
-        tb = tb.tb_next
-    return False
+def _the_engines(exc: Exception) -> bool:
+    """Whether the callback that raised `exc` is the engine's: the first of gpuherd's frames
+    in its traceback (the callback the loop called) is in one of ENGINE_FILES. Another's (the
+    API's, a hook's, `gpuherd run`'s display) goes to the loop's handler, as before: it is no
+    failure of the scheduler, and must not stop a run (tests/unit/test_engine_health.py
+    checks that every file that sets loop callbacks is in one list or the other)."""
+    return _where(exc).partition(",")[0].startswith(ENGINE_FILES)
 
 
 def _where(exc: Exception) -> str:

@@ -125,8 +125,6 @@ class Runner:
             loop = asyncio.get_running_loop()
             self.options.output_dir.mkdir(parents=True, exist_ok=True)
             self.engine.health.listeners.append(self._failure)  # (a bug: the run stops)
-            # (not one in what shows the run or watches its --gpu-file: the jobs go on)
-            self.engine.health.bystanders = ("runner_live.py", "runner_gpu_file.py")
             self._closing.callback(self._failure.close)
             self.engine.start()
             changes = self.engine.changes.subscribe(backlog=0)  # every job's end is reported

@@ -195,12 +195,15 @@ def on_noexec_mount(path: str) -> bool:
 
 
 _SYSTEM_BINS = ("/bin", "/usr/bin", "/usr/local/bin")
+_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
+"""Interpreters said by their name alone when the `#!` line has a system one's path: any of
+them runs a script alike. Not `python3`: a venv or conda on the job's PATH has its own."""
 
 
 def interpreter_of(path: str) -> str:
-    """The words that run the script `path` as its `#!` line does (`bash`, `python3 -u`,
-    `/opt/conda/bin/python`; a program of /bin or /usr/bin by its name alone, `env`'s by the
-    one it names); `sh` without one (or unread), as the job's shell runs such a file."""
+    """The words that run the script `path` as its `#!` line does (`bash`, `/usr/bin/python3
+    -u`, `/opt/conda/bin/python`; a shell of /bin or /usr/bin by its name alone, `env`'s by
+    the one it names); `sh` without one (or unread), as the job's shell runs such a file."""
     try:
         with open(path, "rb") as file:
             first = file.readline(256)
@@ -216,7 +219,7 @@ def interpreter_of(path: str) -> str:
             words.pop(0)
     if not words or any(c in "".join(words) for c in _UNSURE):
         return "sh"
-    if os.path.dirname(words[0]) in _SYSTEM_BINS:
+    if os.path.dirname(words[0]) in _SYSTEM_BINS and os.path.basename(words[0]) in _SHELLS:
         words[0] = os.path.basename(words[0])
     return shlex.join(words)
 

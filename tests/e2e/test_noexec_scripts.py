@@ -89,7 +89,7 @@ def test_elsewhere_the_warning_is_still_chmod(tmp_path: Path) -> None:
     ("first", "interpreter"),
     [
         ("#!/bin/bash", "bash"),
-        ("#!/usr/bin/python3 -u", "python3 -u"),
+        ("#!/usr/bin/python3 -u", "/usr/bin/python3 -u"),  # not a venv's python3 on PATH
         ("#! /usr/bin/env python3", "python3"),
         ("#!/usr/bin/env -S python3 -u", "python3 -u"),
         ("#!/opt/conda/bin/python", "/opt/conda/bin/python"),  # not a system one: its path

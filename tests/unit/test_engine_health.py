@@ -6,11 +6,21 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
+from pathlib import Path
 
 import pytest
 
+from gpuherd import engine_health
 from gpuherd.core.idspec import format_ids
-from gpuherd.engine_health import RETRY, RETRY_MAX, TickHealth
+from gpuherd.devices import removed_gpus
+from gpuherd.engine_health import (
+    ENGINE_FILES,
+    NOT_ENGINE_FILES,
+    RETRY,
+    RETRY_MAX,
+    TickHealth,
+)
 
 
 def test_retries_back_off_and_start_over_once_a_pass_works(
@@ -53,9 +63,10 @@ def test_a_refused_write_is_not_told_as_a_bug() -> None:
     assert health.status() == health.reason() is not None
 
 
-def test_a_callback_of_a_bystander_goes_to_the_loops_handler_and_stops_nothing() -> None:
+def test_only_the_engines_callbacks_are_the_schedulers_failures() -> None:
     """`gpuherd run --live`: its display's timer raising must not stop the run (nor kill its
-    jobs, which a failure of the scheduler does): the loop's handler says it, as before."""
+    jobs, which a failure of the scheduler does), nor an API callback be said by `daemon
+    status` as the scheduler's: the loop's handler says those, as before."""
     told: list[str] = []
     handled: list[BaseException] = []
 
@@ -65,20 +76,32 @@ def test_a_callback_of_a_bystander_goes_to_the_loops_handler_and_stops_nothing()
         health = TickHealth(lambda _: None)
         health.listeners.append(told.append)
         health.watch(loop)
-        health.bystanders = ("core/idspec.py",)  # (format_ids raises in there)
-        ran = asyncio.Event()
-        loop.call_soon(format_ids, 5)
-        loop.call_soon(ran.set)
-        await ran.wait()
-        assert told == [] and len(handled) == 1 and health.broken is None
-        health.bystanders = ()
-        ran.clear()
-        loop.call_soon(format_ids, 5)
-        loop.call_soon(ran.set)
-        await ran.wait()
+        for callback, arg in ((format_ids, 5), (removed_gpus, None)):  # (core/, devices.py)
+            ran = asyncio.Event()
+            loop.call_soon(callback, arg)
+            loop.call_soon(ran.set)
+            await ran.wait()
+            if callback is format_ids:
+                assert told == [] and len(handled) == 1 and health.broken is None
         health.unwatch()
         return health
 
     health = asyncio.run(main())
-    assert told == ["TypeError: 'int' object is not iterable"] and len(handled) == 1
+    assert len(handled) == 1 and len(told) == 1 and told[0].startswith("AttributeError")
     assert health.broken is not None
+
+
+def test_every_file_that_sets_loop_callbacks_is_classed() -> None:
+    """A new module that schedules callbacks on the loop must be put in ENGINE_FILES (its
+    errors are the scheduler's) or NOT_ENGINE_FILES; and each entry names a file that is."""
+    package = Path(engine_health.__file__).parent
+    calls = "call_later|call_soon|call_soon_threadsafe|call_at|add_reader|add_signal_handler"
+    setting = re.compile(rf"\.({calls}|add_done_callback)\(")
+    found = {
+        path.relative_to(package).as_posix()
+        for path in package.rglob("*.py")
+        if setting.search(path.read_text())
+    }
+    classes = ENGINE_FILES + NOT_ENGINE_FILES
+    assert {f for f in found if not f.startswith(classes)} == set()
+    assert [c for c in classes if not any(f.startswith(c) for f in found)] == []

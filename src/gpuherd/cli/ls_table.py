@@ -25,9 +25,9 @@ from gpuherd.typed_name import prefixed, typed_name
 
 DEFAULT_LS_LIMIT = 100
 NAME_WIDTH = 40
+"""`ls` cuts longer names: one long name must not push every command off the screen."""
 SHORT_SHA = 12
 """Hex digits of a commit the table shows (`git log --oneline`'s, in a large repository)."""
-"""`ls` cuts longer names: one long name must not push every command off the screen."""
 
 Job = dict[str, Any]
 
