@@ -6,13 +6,17 @@ from __future__ import annotations
 import os
 import subprocess
 
-GIT_TIMEOUT = 10.0
+GIT_TIMEOUT = 3.0
+"""Seconds each of the two git calls may take (a large repository's cold `git status`)."""
+UNKNOWN = "+unknown"
+"""After the sha when `git status` failed or ran out of time: clean or changed, nobody knows."""
 
 
-def git_commit(cwd: str, path: str | None = None) -> str | None:
-    """The commit checked out in `cwd`, with "+dirty" when tracked files changed; None
-    outside a git work tree (or without git on `path`). Untracked files do not count: a
-    sweep's own results folder inside the repository would make every resubmission dirty."""
+def git_commit(cwd: str, path: str | None = None, timeout: float = GIT_TIMEOUT) -> str | None:
+    """The commit checked out in `cwd`, with "+dirty" when tracked files changed, "+unknown"
+    when `git status` could not say; None outside a git work tree (or without git on `path`).
+    Untracked files do not count: a sweep's own results folder inside the repository would
+    make every resubmission dirty."""
     env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
     if path is not None:  # the submitter's PATH: their git
         env["PATH"] = path
@@ -23,7 +27,7 @@ def git_commit(cwd: str, path: str | None = None) -> str | None:
                 ["git", "-C", cwd, *args],
                 capture_output=True,
                 text=True,
-                timeout=GIT_TIMEOUT,
+                timeout=timeout,
                 env=env,
                 stdin=subprocess.DEVNULL,
             )
@@ -34,5 +38,6 @@ def git_commit(cwd: str, path: str | None = None) -> str | None:
     if head is None or head.returncode != 0 or not head.stdout.strip():
         return None
     status = git("status", "--porcelain", "--untracked-files=no")
-    dirty = status is not None and status.returncode == 0 and bool(status.stdout.strip())
-    return head.stdout.strip() + ("+dirty" if dirty else "")
+    if status is None or status.returncode != 0:
+        return head.stdout.strip() + UNKNOWN
+    return head.stdout.strip() + ("+dirty" if status.stdout.strip() else "")

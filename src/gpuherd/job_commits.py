@@ -1,12 +1,15 @@
-"""The git commit each submitted job comes from (`<sha>` or `<sha>+dirty`: git_commit.py), as a
-sweep's points record it: looked up once per submission and working directory (a batch of
-10,000 jobs from one folder runs git once), on a thread, with the submitter's PATH.
+"""The git commit each submitted job comes from (`<sha>`, `<sha>+dirty` or `<sha>+unknown`:
+git_commit.py), as a sweep's points record it: looked up once per submission and working
+directory (a batch of 10,000 jobs from one folder runs git once), on a thread of its own, with
+the submitter's PATH; submissions from one folder in flight together, or within a second of
+the last answer, share one lookup (git_lookups.py).
 
 In a small repository git answers in a few milliseconds, before the jobs are stored. In a
 large one `git status` takes longer (~0.1 s for 50,000 tracked files): past GIT_WAIT the
 submission is answered without waiting, and the commit is filled in when git answers (a job
-that started meanwhile has none in its job.json; `show` and `ls` have it). A folder outside a
-work tree, or no git on the PATH: nothing is recorded, and nothing said.
+that started meanwhile has none in its job.json; `show` and `ls` have it; a daemon that stops
+first fills in nothing). A folder outside a work tree, or no git on the PATH: nothing is
+recorded, and nothing said.
 """
 
 from __future__ import annotations
@@ -14,10 +17,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sqlite3
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
-from gpuherd.git_commit import git_commit
+from gpuherd.git_lookups import LOOKUPS, GitLookups, Where
 
 if TYPE_CHECKING:
     from gpuherd.store import Store
@@ -26,8 +30,7 @@ if TYPE_CHECKING:
 GIT_WAIT = 0.1
 """Seconds a submission waits for git before it is answered without the commit."""
 
-Where = tuple[str, str | None]
-"""A working directory and the submitter's PATH: what git is run with."""
+Found = dict[Where, str | None]
 Fill = Callable[["Store", Sequence[int]], None]
 """Given the store and the ids the items were stored as, fill their commits once known."""
 
@@ -36,11 +39,33 @@ def _where(item: SubmitItem) -> Where:
     return item.cwd, (item.env or {}).get("PATH")
 
 
-def _look_up(places: Iterable[Where]) -> dict[Where, str | None]:
-    return {place: git_commit(*place) for place in places}
+def _on_loop(lookups: Mapping[Where, Future[str | None]]) -> asyncio.Future[Found]:
+    """An asyncio future of the running loop, set once every lookup answered. Never set if
+    the loop closed first (a daemon stopping): nothing waits for it then, nothing is raised."""
+    loop = asyncio.get_running_loop()
+    waiter: asyncio.Future[Found] = loop.create_future()
+
+    def settle() -> None:
+        if not waiter.done() and all(f.done() for f in lookups.values()):
+            waiter.set_result({place: f.result() for place, f in lookups.items()})
+
+    def answered(_: Future[str | None]) -> None:  # (on the lookup's thread, or this one)
+        with contextlib.suppress(RuntimeError):  # (the loop closed)
+            loop.call_soon_threadsafe(settle)
+
+    for lookup in lookups.values():
+        lookup.add_done_callback(answered)
+    return waiter
 
 
-async def note_commits(items: Sequence[SubmitItem], wait: float = GIT_WAIT) -> Fill | None:
+async def commit_of(place: Where, lookups: GitLookups = LOOKUPS) -> str | None:
+    """The commit of `place`, waited for (a sweep's: its params.json files need it)."""
+    return (await _on_loop({place: lookups.commit(place)}))[place]
+
+
+async def note_commits(
+    items: Sequence[SubmitItem], wait: float = GIT_WAIT, lookups: GitLookups = LOOKUPS
+) -> Fill | None:
     """Set the `git` of each item that has none (a sweep's points have theirs) to the commit
     of its working directory. None when git answered within `wait` seconds; else a function
     to call with the ids the items were stored as, which fills their commits when git answers
@@ -48,20 +73,27 @@ async def note_commits(items: Sequence[SubmitItem], wait: float = GIT_WAIT) -> F
     asking = [i for i, item in enumerate(items) if item.git is None]
     if not asking:
         return None
-    places = {_where(items[i]) for i in asking}
-    looking = asyncio.ensure_future(asyncio.to_thread(_look_up, places))
-    done, _ = await asyncio.wait({looking}, timeout=wait)
-    if done:
-        found = looking.result()
-        for i in asking:
-            items[i].git = found[_where(items[i])]
-        return None
-    wheres = [_where(items[i]) for i in asking]
+    looking = lookups.commits(_where(items[i]) for i in asking)
+    if all(lookup.done() for lookup in looking.values()):  # (one that came within a second)
+        found = {place: lookup.result() for place, lookup in looking.items()}
+    else:
+        waiter = _on_loop(looking)
+        done, _ = await asyncio.wait({waiter}, timeout=wait)
+        if not done:
+            return _filling(waiter, [_where(items[i]) for i in asking], asking)
+        found = waiter.result()
+    for i in asking:
+        items[i].git = found[_where(items[i])]
+    return None
 
+
+def _filling(waiter: asyncio.Future[Found], wheres: list[Where], asking: list[int]) -> Fill:
     def fill(store: Store, ids: Sequence[int]) -> None:
         stored = [ids[i] for i in asking]
 
-        def answered(task: asyncio.Future[dict[Where, str | None]]) -> None:
+        def answered(task: asyncio.Future[Found]) -> None:
+            if task.cancelled() or task.exception() is not None:
+                return  # (no commit: nothing to fill)
             found = task.result()
             commits = [
                 (git, job_id)
@@ -72,6 +104,6 @@ async def note_commits(items: Sequence[SubmitItem], wait: float = GIT_WAIT) -> F
                 with contextlib.suppress(sqlite3.Error):
                     store.fill_git(commits)
 
-        looking.add_done_callback(answered)
+        waiter.add_done_callback(answered)
 
     return fill

@@ -6,12 +6,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
 from gpuherd.core.ordering import longest_first
-from gpuherd.git_commit import git_commit
+from gpuherd.git_lookups import LOOKUPS
+from gpuherd.job_commits import GIT_WAIT
 from gpuherd.wire import SubmitItem
 
 JobSource = Iterable[SubmitItem]
@@ -52,12 +55,29 @@ class Held:
 def items_from_commands(
     commands: Iterable[str], gpus: int, cwd: str, env: dict[str, str]
 ) -> Iterator[SubmitItem]:
-    """The jobs, each with the git commit of `cwd` (job.json's `git`), looked up once, at the
-    first command, on the input's thread (no command: no git run)."""
-    commit: str | None = None
+    """The jobs, each with the git commit of `cwd` (job.json's `git`), looked up once, on a
+    thread started now, at the run's start: a job read once git answered has it; the first
+    waits for it until GIT_WAIT after the start at most (as a daemon's submission does), so a
+    slow repository's git never holds the run's first job; those read before it answered go
+    without."""
+    lookup = LOOKUPS.commit((cwd, env.get("PATH")))
+    until = time.monotonic() + GIT_WAIT
+    return _with_commit(commands, gpus, cwd, env, lookup, until)
+
+
+def _with_commit(
+    commands: Iterable[str],
+    gpus: int,
+    cwd: str,
+    env: dict[str, str],
+    lookup: Future[str | None],
+    until: float,
+) -> Iterator[SubmitItem]:
     for number, command in enumerate(commands):
         if number == 0:
-            commit = git_commit(cwd, env.get("PATH"))
+            with contextlib.suppress(TimeoutError):
+                lookup.result(timeout=max(0.0, until - time.monotonic()))
+        commit = lookup.result() if lookup.done() else None
         yield SubmitItem(command=command, cwd=cwd, env=env, gpus=gpus, git=commit)
 
 

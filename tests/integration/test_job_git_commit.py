@@ -7,11 +7,14 @@ import json
 import os
 import stat
 import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from conftest import Herd, form_submitted, job_info, wait_for
+from conftest import Herd, form_submitted, job_info, load_stretch, wait_for
 
 GIT_ENV = {
     **os.environ,
@@ -64,7 +67,9 @@ def test_submit_and_submit_file_record_the_commit_and_dirty(
     (repo / "train.py").write_text("print('v2')\n")  # a tracked file changed: +dirty
     (repo / "notes.txt").write_text("untracked: not dirty\n")
     lines = "true\ntrue\n"
-    out = herd.cli("submit", "-q", "--hold", "--file", "-", input=lines, cwd=repo).stdout
+    # (from a sub-folder: the folder's lookup of a second ago is reused, git_lookups.py)
+    (sub := repo / "sub").mkdir()
+    out = herd.cli("submit", "-q", "--hold", "--file", "-", input=lines, cwd=sub).stdout
     batch = [int(word) for word in out.split()]
     assert [herd.job(i)["git"] for i in batch] == [f"{sha}+dirty"] * 2
     listed = herd.cli("ls", "--all", "--columns", "id,state,git").stdout
@@ -105,31 +110,132 @@ def test_the_api_and_the_dashboard_form_record_it(shared_daemon: Herd, repo: Pat
     assert f'<code id="job-git">{sha}</code>' in herd.page(f"/jobs/{from_form}")
 
 
-def test_a_slow_git_does_not_hold_the_answer_and_fills_in_later(
-    shared_daemon: Herd, shared_work: Path
-) -> None:
-    """A `git` that answers only once told to (a large repository's `git status`): the jobs
-    are stored and the submission answered meanwhile; their commit comes once it answers."""
-    herd = shared_daemon
-    go = shared_work / "go"
-    bin_dir = shared_work / "bin"
+@dataclass
+class SlowGit:
+    """A `git` first on `path` that answers only once `go` exists (a large repository's `git
+    status`, a slow disk): `rev-parse` says feedbeef, `status` says clean (or fails, with
+    `status_fails`). Each call appends its arguments to `calls` as it starts."""
+
+    path: str
+    go: Path
+    calls: Path
+
+    def env(self, herd: Herd) -> dict[str, str]:
+        return {**herd.env, "PATH": self.path}
+
+    def item(self, cwd: Path) -> dict[str, object]:
+        """A held job for POST /jobs, submitted with this git first on its PATH."""
+        return {"command": "true", "cwd": str(cwd), "env": {"PATH": self.path}, "hold": True}
+
+    def rev_parses(self) -> int:
+        lines = self.calls.read_text().splitlines() if self.calls.exists() else []
+        return sum("rev-parse" in line for line in lines)
+
+
+def slow_git_in(folder: Path, status_fails: bool = False) -> SlowGit:
+    go, calls, bin_dir = folder / "go", folder / "git-calls", folder / "bin"
     bin_dir.mkdir()
     script = bin_dir / "git"
     script.write_text(
         "#!/bin/sh\n"
-        f"i=0; while [ ! -e {go} ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done\n"
+        f'echo "$*" >> {calls}\n'
+        # (20 s at most: a test that fails before it touches `go` leaves no git for long)
+        f"i=0; while [ ! -e {go} ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done\n"
         'for a in "$@"; do case "$a" in\n'
         "  rev-parse) echo feedbeef; exit 0;;\n"
-        "  status) exit 0;;\n"
+        f"  status) exit {128 if status_fails else 0};;\n"
         "esac; done\nexit 1\n"
     )
     script.chmod(script.stat().st_mode | stat.S_IEXEC)
-    env = {**herd.env, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    return SlowGit(f"{bin_dir}{os.pathsep}{os.environ['PATH']}", go, calls)
+
+
+@pytest.fixture
+def slow_git(shared_work: Path) -> Iterator[SlowGit]:
+    """A slow `git` (SlowGit), told to answer at the end of the test whatever happened."""
+    git = slow_git_in(shared_work)
+    try:
+        yield git
+    finally:
+        git.go.touch()
+
+
+def test_a_slow_git_does_not_hold_the_answer_and_fills_in_later(
+    shared_daemon: Herd, slow_git: SlowGit
+) -> None:
+    """A `git` that answers only once told to (a large repository's `git status`): the jobs
+    are stored and the submission answered meanwhile; their commit comes once it answers."""
+    herd = shared_daemon
+    env = slow_git.env(herd)
     out = herd.cli("submit", "-q", "--hold", "--file", "-", input="true\ntrue\n", env=env)
     jobs = [int(word) for word in out.stdout.split()]
     assert [herd.job(i)["git"] for i in jobs] == [None, None]  # answered before git did
-    go.touch()
+    slow_git.go.touch()
     wait_for(lambda: all(herd.job(i)["git"] == "feedbeef" for i in jobs), what="the commit")
+
+
+def test_ls_answers_while_git_is_slow_and_one_lookup_serves_all(
+    shared_daemon: Herd, slow_git: SlowGit, shared_work: Path
+) -> None:
+    """Submissions from a slow repository take no thread another request needs (they took
+    asyncio's shared pool, which `ls` reads the database on: `ls` waited for git); those
+    from one folder while its git runs share that one lookup."""
+    herd = shared_daemon
+    count = min(32, (os.cpu_count() or 1) + 4) + 1  # (more than the shared pool's threads)
+    jobs = [
+        herd.client.post("/jobs", {"jobs": [slow_git.item(shared_work)]})["ids"][0]
+        for _ in range(count)
+    ]
+    began = time.monotonic()
+    herd.cli("ls", timeout=10)
+    assert time.monotonic() - began < min(8.0, 3 * load_stretch())
+    assert all(herd.job(i)["git"] is None for i in jobs)  # (git has not answered yet)
+    slow_git.go.touch()
+    wait_for(lambda: all(herd.job(i)["git"] == "feedbeef" for i in jobs), what="the commits")
+    assert slow_git.rev_parses() == 1
+
+
+def test_a_failed_git_status_records_the_commit_as_unknown(
+    shared_daemon: Herd, shared_work: Path
+) -> None:
+    """`git status` failed (or ran out of time): the sha, but not as if clean."""
+    herd = shared_daemon
+    git = slow_git_in(shared_work, status_fails=True)
+    git.go.touch()
+    (job,) = herd.client.post("/jobs", {"jobs": [git.item(shared_work)]})["ids"]
+    wait_for(lambda: herd.job(job)["git"] == "feedbeef+unknown", what="the commit")
+
+
+def test_the_daemon_stops_promptly_while_git_is_slow(herd: Herd, tmp_path: Path) -> None:
+    """A daemon stopping waits for no git (asyncio.run waited for the shared pool's threads,
+    git's 10 s and more), and a lookup cut short is no traceback in daemon.log."""
+    herd.start("--fake-gpus", "1")
+    git = slow_git_in(tmp_path)
+    try:
+        (job,) = herd.client.post("/jobs", {"jobs": [git.item(tmp_path)]})["ids"]
+        assert herd.job(job)["git"] is None
+        began = time.monotonic()
+        herd.cli("daemon", "stop", timeout=30)
+        assert time.monotonic() - began < min(8.0, 3 * load_stretch())
+    finally:
+        git.go.touch()
+    assert "Traceback" not in (herd.home / "daemon.log").read_text()
+
+
+def test_gpuherd_run_starts_its_first_job_while_git_is_slow(herd: Herd, tmp_path: Path) -> None:
+    """`gpuherd run` looks git up beside its jobs, not before them: a job read before git
+    answers goes without its commit."""
+    git = slow_git_in(tmp_path)
+    out = tmp_path / "out"
+    try:
+        began = time.monotonic()
+        env = {**herd.env, "PATH": git.path}
+        herd.cli("run", "--fake-gpus", "1", "--output-dir", str(out), "-", input="true\n", env=env)
+        assert time.monotonic() - began < min(8.0, 4 * load_stretch())
+    finally:
+        git.go.touch()
+    (job_json,) = out.rglob("job.json")
+    assert job_info(job_json.parent)["git"] is None
 
 
 def test_gpuherd_run_records_it_in_job_json(herd: Herd, repo: Path, tmp_path: Path) -> None:

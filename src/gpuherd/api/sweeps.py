@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Annotated, Any
 
 from fastapi import Query, Request
 
 from gpuherd.api.routes import RouteTable
 from gpuherd.errors import InvalidValue
-from gpuherd.git_commit import git_commit
+from gpuherd.job_commits import commit_of
 from gpuherd.listing import point_paths
 from gpuherd.service import Service
 from gpuherd.store_rows import LARGEST
@@ -34,7 +33,7 @@ async def submit(request: Request, body: SweepRequest) -> dict[str, Any]:
     if problem := env_problem({**body.env, **body.options.env_overrides}, 0):
         raise InvalidValue(f"sweep: {problem}")  # once, not for each of its points
     path = body.env.get("PATH")
-    git = None if body.dry_run else await asyncio.to_thread(git_commit, body.cwd, path)
+    git = None if body.dry_run else await commit_of((body.cwd, path))  # (job_commits.py)
     return await _sweeps(request).submit(body, git)
 
 

@@ -64,7 +64,8 @@ class JobSpec:
     sweep: str | None = None
     """The sweep this job is a point of."""
     git: str | None = None
-    """The git commit of the working directory at submit time, "+dirty" when changed."""
+    """The git commit of the working directory at submit time, "+dirty" when changed,
+    "+unknown" when `git status` could not say (git_commit.py)."""
     output: str | None = None
     """The file stdout goes to (`--output`, absolute, placeholders kept: core/output_files.py),
     and stderr too unless `error` names another; None: the attempt folder's log."""

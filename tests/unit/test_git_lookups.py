@@ -1,0 +1,71 @@
+"""git_lookups.py: one git lookup in flight per place, its answer reused for a second; and
+git_commit.py's `+unknown` when `git status` cannot say."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from gpuherd.git_commit import git_commit
+from gpuherd.git_lookups import GitLookups
+
+
+def fake_git(folder: Path, status: str = "exit 0") -> tuple[str, Path]:
+    """A `git` first on the returned PATH, logging its calls to the returned file; its
+    `status` does `status` (a shell command)."""
+    calls, bin_dir = folder / "calls", folder / "bin"
+    bin_dir.mkdir()
+    script = bin_dir / "git"
+    script.write_text(
+        "#!/bin/sh\n"
+        f'echo "$*" >> {calls}\n'
+        'for a in "$@"; do case "$a" in\n'
+        "  rev-parse) echo feedbeef; exit 0;;\n"
+        f"  status) {status};;\n"
+        "esac; done\nexit 1\n"
+    )
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    return f"{bin_dir}{os.pathsep}{os.environ['PATH']}", calls
+
+
+def runs(calls: Path) -> int:
+    return sum("rev-parse" in line for line in calls.read_text().splitlines())
+
+
+def test_an_answer_is_reused_for_a_second_then_looked_up_again(tmp_path: Path) -> None:
+    path, calls = fake_git(tmp_path)
+    now = [100.0]
+    lookups = GitLookups(clock=lambda: now[0], reuse=1.0)
+    place = (str(tmp_path), path)
+    assert lookups.commit(place).result(timeout=10) == "feedbeef"
+    now[0] += 0.9
+    assert lookups.commit(place).result(timeout=10) == "feedbeef"
+    assert runs(calls) == 1  # within the second: reused
+    other = (str(tmp_path), path + os.pathsep)  # (another PATH: another place)
+    assert lookups.commit(other).result(timeout=10) == "feedbeef"
+    assert runs(calls) == 2
+    now[0] += 0.2
+    assert lookups.commit(place).result(timeout=10) == "feedbeef"
+    assert runs(calls) == 3  # the second is over: git runs again
+
+
+def test_a_failed_or_timed_out_status_is_unknown_not_clean(tmp_path: Path) -> None:
+    path, _ = fake_git(tmp_path, status="exit 128")
+    assert git_commit(str(tmp_path), path) == "feedbeef+unknown"
+    slow = tmp_path / "slow"
+    slow.mkdir()
+    path, _ = fake_git(slow, status="exec sleep 5")
+    assert git_commit(str(slow), path, timeout=0.5) == "feedbeef+unknown"
+
+
+def test_places_asked_together_are_looked_up_on_one_thread_and_each_once(
+    tmp_path: Path,
+) -> None:
+    path, calls = fake_git(tmp_path)
+    lookups = GitLookups()
+    places = [(str(tmp_path), path), (str(tmp_path), path + os.pathsep)]
+    found = lookups.commits(iter(places * 2))  # (a generator, each place twice)
+    assert sorted(found) == sorted(places)
+    assert [f.result(timeout=10) for f in found.values()] == ["feedbeef"] * 2
+    assert runs(calls) == 2
