@@ -12,6 +12,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 
 from gpuherd import jobfiles
@@ -32,6 +33,8 @@ OnStall = Callable[[int, float], None]
 """Called with a job id and how many seconds it has printed nothing."""
 OnTimeout = Callable[[int], object]
 """Called with a job id whose attempt has run its --timeout: the engine stops it."""
+Send = Callable[[Callable[[], None]], None]
+"""Carries out a stop's signals: at once, or once the stop is stored (Store.after_commit)."""
 SILENCE_CHECKS = 4
 """Looks at a job's logs this many times per --no-output-timeout (at most every 5 s)."""
 START_RECORD_DELAY = 1.0
@@ -256,7 +259,12 @@ class Attempts:
     def _on_deadline(self, job_id: int, number: int) -> None:
         live = self.live.get(job_id)
         if live and live.attempt == number and live.stop_reason is None:
-            self._on_timeout(job_id)  # through the engine, which stores the stop
+            try:
+                self._on_timeout(job_id)  # through the engine, which stores the stop
+            finally:  # not stored (a full disk), so undone (Engine.stop_job): again in 1 s
+                if live.stop_reason is None and self.live.get(job_id) is live:
+                    loop = asyncio.get_running_loop()
+                    live.deadline = loop.call_later(1.0, self._on_deadline, job_id, number)
 
     def ended(self, job_id: int, number: int) -> Live | None:
         """Forget an attempt whose process has ended; None if it was not ours (any more)."""
@@ -276,12 +284,15 @@ class Attempts:
         grace: float | None = None,
         begun: bool = False,
         chosen: float | None = None,
+        send: Send | None = None,
     ) -> Live | None:
         """SIGTERM the job's group, SIGKILL after its grace period (or `grace`, if shorter);
         `begun`: an earlier daemon sent the SIGTERM (Executor.terminate). `chosen`: the grace
         asked for this stop (`kill --grace`, or the rest of one a restarted daemon carries
-        on): the SIGKILL comes that long from now, sooner or later than it was due. Returns
-        the attempt with the stop it is under; None if nothing changed."""
+        on): the SIGKILL comes that long from now, sooner or later than it was due. `send`
+        carries the signals out (None: at once). Returns the attempt with the stop it is
+        under; None if nothing changed."""
+        send = send or (lambda call: call())
         live = self.live.get(job_id)
         if live is None:
             return None
@@ -298,7 +309,7 @@ class Attempts:
             # means "hurry, skip the checkpoint" to some programs).
             under_way = live.kill_at is not None
             live.kill_at = loop.time() + chosen
-            self.executor.terminate(live.pid, chosen, begun or under_way)
+            send(partial(self.executor.terminate, live.pid, chosen, begun or under_way))
             return live
         wait = live.grace if grace is None else min(grace, live.grace)
         # Only a cap (`grace`) brings a stop under way forward: a plain kill again keeps a
@@ -306,7 +317,7 @@ class Attempts:
         sooner = live.kill_at is not None and grace is not None
         if live.kill_at is None or (sooner and loop.time() + wait < live.kill_at):
             live.kill_at = loop.time() + wait
-            self.executor.terminate(live.pid, wait, begun)
+            send(partial(self.executor.terminate, live.pid, wait, begun))
         return live
 
     def pause(self, job_id: int, pause: bool) -> bool:

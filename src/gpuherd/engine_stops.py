@@ -6,7 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import time
 from collections.abc import Callable
+from functools import partial
+from pathlib import Path
 
 from gpuherd.attempts import Attempts, Live
 from gpuherd.core.lifecycle import stop_said
@@ -16,6 +20,11 @@ from gpuherd.store import Store
 
 REACH_CHECK = 1.0
 """Seconds between looks, in a stop with --kill, at whether its jobs are in reach."""
+STOP_HOLD = "GPUHERD_TEST_STOP_HOLD"
+"""A test knob, not for users: a file the daemon creates once it has handled a stop and before
+that stop is committed; it then waits (30 s at most) until the file is gone, so a test can kill
+it in between (tests/reliability/test_kill_crash.py). Read at each stop: a daemon forked from
+the tests' fork server imported this module before the test set it."""
 
 
 class JobStops:
@@ -46,24 +55,36 @@ class JobStops:
         chosen: float | None = None,
     ) -> bool:
         """Stop a running attempt; the request is stored, so a restarted daemon carries it out.
-        `grace` caps the job's own grace; `chosen` replaces it (Attempts.stop)."""
-        live = self.attempts.stop(job_id, reason, requeue, grace, chosen=chosen)
-        if live is None or live.kill_at is None:
-            return False
-        now, reason = self.clock(), live.stop_reason or reason
-        # Stored so that `at + grace` is when the SIGKILL is due, however often it was asked
-        # and whatever grace it chose (`at` is in the future when it chose a longer one).
-        kill_in = live.kill_at - asyncio.get_running_loop().time()
-        self.store.update_job(
-            job_id,
-            now,
-            "stop",
-            detail=stop_said(reason, live.requeue),
-            stop_reason=reason.value,
-            stop_at=now + kill_in - live.grace,
-            stop_requeue=int(live.requeue),
-        )
-        return True
+        `grace` caps the job's own grace; `chosen` replaces it (Attempts.stop).
+
+        The signals go once the stop is committed (a `kill` of many jobs commits once, at its
+        end): a crash before left a job SIGTERMed with no record of its stop, which ended
+        `failed (signal 15)` or ran again. The stop in memory is undone with a rollback (a
+        full disk, the job's savepoint), or the job looked stopping, never signalled."""
+        with self.store.transaction():
+            before = self.live.get(job_id)
+            if before is not None:
+                self.store.on_rollback(partial(_put_back, before, _stop_of(before)))
+            live = self.attempts.stop(
+                job_id, reason, requeue, grace, chosen=chosen, send=self.store.after_commit
+            )
+            if live is None or live.kill_at is None:
+                return False
+            now, reason = self.clock(), live.stop_reason or reason
+            # Stored so that `at + grace` is when the SIGKILL is due, however often it was
+            # asked and whatever grace it chose (`at` is in the future when it chose longer).
+            kill_in = live.kill_at - asyncio.get_running_loop().time()
+            self.store.update_job(
+                job_id,
+                now,
+                "stop",
+                detail=stop_said(reason, live.requeue),
+                stop_reason=reason.value,
+                stop_at=now + kill_in - live.grace,
+                stop_requeue=int(live.requeue),
+            )
+            _hold_for_test()
+            return True
 
     def kill_all(self, grace: float | None = None, chosen: float | None = None) -> None:
         """Stop every running job, each stop stored: a crash in its grace must not undo it.
@@ -91,3 +112,26 @@ class JobStops:
             with contextlib.suppress(TimeoutError):  # nothing tells when one goes out of reach
                 await asyncio.wait_for(self._idle.wait(), REACH_CHECK if kill else None)
         return {}
+
+
+Stop = tuple[OutcomeKind | None, bool, float | None]
+"""What a running attempt's stop is in memory: its reason, requeue and SIGKILL time."""
+
+
+def _stop_of(live: Live) -> Stop:
+    return live.stop_reason, live.requeue, live.kill_at
+
+
+def _put_back(live: Live, stop: Stop) -> None:
+    """The stop `live` was under before one that was rolled back (its signals never went)."""
+    live.stop_reason, live.requeue, live.kill_at = stop
+
+
+def _hold_for_test() -> None:
+    """STOP_HOLD's wait, where a test set it."""
+    if not (mark := os.environ.get(STOP_HOLD)):
+        return
+    Path(mark).touch()
+    until = time.monotonic() + 30
+    while os.path.exists(mark) and time.monotonic() < until:
+        time.sleep(0.01)

@@ -68,6 +68,7 @@ class Store(JobReads, SweepAndDeviceTables, JobViews, AttemptWrites):
         self._sync_owed = False
         """A durable transaction nested in one that is not: sync the log after its commit."""
         self._on_commit: list[Callable[[], None]] = []
+        self._on_rollback: list[Callable[[], None]] = []
         self.touched: set[int] | None = None
         """While a verb on many jobs runs, the ids of the jobs `update_job` changed."""
         self._env_cache, self._ready_jobs = env_cache(self._db), RowJobs()
@@ -166,6 +167,7 @@ class Store(JobReads, SweepAndDeviceTables, JobViews, AttemptWrites):
             self._depth = 0
             self._on_commit.clear()
             self._db.execute("ROLLBACK")
+            _undo(self._on_rollback, 0)
             raise
         self._depth = 0
         try:
@@ -174,7 +176,9 @@ class Store(JobReads, SweepAndDeviceTables, JobViews, AttemptWrites):
             self._on_commit.clear()
             if self._db.in_transaction:  # a COMMIT refused (a full disk) leaves it open
                 self._db.execute("ROLLBACK")
+            _undo(self._on_rollback, 0)
             raise
+        self._on_rollback.clear()
 
     def _sync_log(self) -> None:
         """fdatasync the write-ahead log: the commits in it are on the disk."""
@@ -200,19 +204,27 @@ class Store(JobReads, SweepAndDeviceTables, JobViews, AttemptWrites):
         else:
             callback()
 
+    def on_rollback(self, callback: Callable[[], None]) -> None:
+        """Call `callback` if what is written now is rolled back (the transaction, or the
+        savepoint it is in), latest first; never once committed, nor outside a transaction.
+        What was changed in memory with a write is undone with it (Engine.stop_job)."""
+        if self._depth:
+            self._on_rollback.append(callback)
+
     @contextmanager
     def savepoint(self) -> Iterator[None]:
         """A transaction, or inside one a block whose writes alone are undone when it raises
         (the rest of the transaction stands); the exception goes on."""
         with self.transaction():
             self._db.execute("SAVEPOINT block")
-            pending = len(self._on_commit)
+            pending, undos = len(self._on_commit), len(self._on_rollback)
             try:
                 yield
             except BaseException:
                 del self._on_commit[pending:]
                 self._db.execute("ROLLBACK TO block")
                 self._db.execute("RELEASE block")
+                _undo(self._on_rollback, undos)
                 raise
             self._db.execute("RELEASE block")
 
@@ -361,6 +373,14 @@ class Store(JobReads, SweepAndDeviceTables, JobViews, AttemptWrites):
             return int(row[0])
         cur = self._db.execute("INSERT INTO envs(hash, json) VALUES (?, ?)", (digest, text))
         return int(cur.lastrowid or 0)
+
+
+def _undo(callbacks: list[Callable[[], None]], since: int) -> None:
+    """Call the rollback callbacks from `since` on, latest first, and forget them."""
+    undos = callbacks[since:]
+    del callbacks[since:]
+    for callback in reversed(undos):
+        callback()
 
 
 __all__ = [

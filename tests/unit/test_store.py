@@ -695,6 +695,35 @@ def test_after_commit_runs_on_commit_and_never_after_a_rollback(store: Store) ->
     assert told == ["outside", "outer", "inner", "kept"]
 
 
+def test_on_rollback_undoes_what_a_rolled_back_write_changed_in_memory(store: Store) -> None:
+    [job] = store.add_jobs([NewJob(spec("a"))], now=1.0)
+    undone: list[str] = []
+    store.on_rollback(lambda: undone.append("outside"))  # no transaction: nothing to undo
+    with store.transaction():
+        store.on_rollback(lambda: undone.append("committed"))
+    with pytest.raises(RuntimeError), store.transaction():
+        store.on_rollback(lambda: undone.append("first"))
+        store.on_rollback(lambda: undone.append("second"))
+        raise RuntimeError
+    assert undone == ["second", "first"]  # latest first
+    with store.transaction():
+        store.on_rollback(lambda: undone.append("kept"))
+        with pytest.raises(RuntimeError), store.savepoint():  # only the block is undone
+            store.on_rollback(lambda: undone.append("block"))
+            raise RuntimeError
+    assert undone == ["second", "first", "block"]
+    # A COMMIT refused (here a row that breaks a deferred foreign key; a full disk in life):
+    # rolled back, and undone.
+    with pytest.raises(sqlite3.IntegrityError), store.transaction():
+        store.on_rollback(lambda: undone.append("refused"))
+        store._db.execute("PRAGMA defer_foreign_keys = ON")
+        store._db.execute("UPDATE jobs SET env_id = 999999 WHERE id = ?", (job,))
+    assert undone == ["second", "first", "block", "refused"]
+    with store.transaction():  # nothing left over for the next one
+        pass
+    assert undone == ["second", "first", "block", "refused"]
+
+
 # ---- the queued jobs of one GPU count (placement's streams behind its window) ---------------
 
 
