@@ -41,6 +41,11 @@ if TYPE_CHECKING:
 # set it themselves.
 os.environ.pop("GPUHERD_FAKE_GPUS", None)
 
+NO_SUCH_PIDS = (4_194_401, 4_194_402, 4_194_403)
+"""Pids past Linux's largest (PID_MAX_LIMIT, 2**22), for fake GPUs' foreign processes: no
+process can have one, so their user is never readable (`?`), as another container's are. A
+small made-up pid (4242) names whatever process has it on the machine running the tests."""
+
 
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from test_dashboard import SCREENSHOTS, TIMEOUT_MS, browser
 
-from conftest import Herd, wait_for
+from conftest import NO_SUCH_PIDS, Herd, wait_for
 
 __all__ = ["browser"]  # the fixture, shared with test_dashboard.py
 
@@ -64,7 +64,7 @@ def _telemetry(tick: int, on: dict[int, int]) -> str:
         wave = math.sin(tick / 3 + phase)
         processes = [{"pid": on[index], "memory": f"{31 + 3 * wave:.1f}GiB"}] if index in on else []
         if index == 3:
-            processes.append({"pid": 4242, "memory": "18GiB"})
+            processes.append({"pid": NO_SUCH_PIDS[0], "memory": "18GiB"})
         busy = 85 + 10 * wave if index in on else 35 + 15 * wave if processes else 0
         gpus.append({**A100, "utilization": round(busy), "processes": processes})
     return json.dumps({"gpus": gpus})

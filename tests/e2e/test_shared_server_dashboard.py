@@ -20,13 +20,10 @@ import pytest
 from test_dashboard import browser, expect, open_board
 from test_trial_dash_gpu_sharing import _card, _row
 
-from conftest import Herd, wait_for
+from conftest import NO_SUCH_PIDS, Herd, wait_for
 
 __all__ = ["browser", "expect"]  # the fixtures, shared with test_dashboard.py
 
-NO_SUCH_PIDS = (4_194_401, 4_194_402, 4_194_403)
-"""Past Linux's largest pid (2**22): processes whose user cannot be read, as another
-container's are (`?`)."""
 A100 = {"name": "NVIDIA A100-SXM4-80GB", "memory_total": "80GiB"}
 UNLISTED = "70.0 GiB used by processes not listed (another container?)"
 

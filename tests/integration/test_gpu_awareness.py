@@ -7,7 +7,10 @@ import shlex
 import sys
 from pathlib import Path
 
-from conftest import Herd, Recorder, wait_for
+from conftest import NO_SUCH_PIDS, Herd, Recorder, wait_for
+
+OTHER = NO_SUCH_PIDS[0]
+"""Another user's process on a fake GPU."""
 
 # A job that reports the GPU memory it "uses" (fake probe), records its interval, sleeps.
 USES = r"""
@@ -66,7 +69,7 @@ def test_a_foreign_process_keeps_plain_jobs_off_its_gpu(
         state,
         [
             {"memory_total": "24GiB"},
-            {"memory_total": "24GiB", "processes": [{"pid": 4242, "memory": "20GiB"}]},
+            {"memory_total": "24GiB", "processes": [{"pid": OTHER, "memory": "20GiB"}]},
         ],
     )
     herd.start("--fake-gpus", str(state))
@@ -79,14 +82,14 @@ def test_a_foreign_process_keeps_plain_jobs_off_its_gpu(
     herd.wait_state(small, "succeeded")
     gpus = herd.json("gpus")["gpus"]
     foreign = [p for p in gpus[1]["processes"] if p["job_id"] is None]
-    assert [p["pid"] for p in foreign] == [4242]
+    assert [p["pid"] for p in foreign] == [OTHER]
 
 
 def test_changing_the_state_file_changes_placement_within_a_tick(
     herd: Herd, recorder: Recorder, tmp_path: Path
 ) -> None:
     state = tmp_path / "gpus.json"
-    write_state(state, [{"memory_total": "24GiB", "processes": [{"pid": 4242, "memory": "1GiB"}]}])
+    write_state(state, [{"memory_total": "24GiB", "processes": [{"pid": OTHER, "memory": "1GiB"}]}])
     herd.start("--fake-gpus", str(state))
     job = herd.submit(recorder.cmd("late"))
     assert herd.job(job)["state"] == "queued"
@@ -101,7 +104,9 @@ def test_a_job_with_mem_kept_off_by_foreign_exclusive_is_not_told_it_waits_for_m
     """It said "waiting for 1.0 GiB free on 1 GPU (GPU 0 is busy with other users'
     processes)" with 60 GiB free: the setting, not memory, keeps it waiting."""
     state = tmp_path / "gpus.json"
-    write_state(state, [{"memory_total": "80GiB", "processes": [{"pid": 4242, "memory": "20GiB"}]}])
+    write_state(
+        state, [{"memory_total": "80GiB", "processes": [{"pid": OTHER, "memory": "20GiB"}]}]
+    )
     herd.start("--fake-gpus", str(state))
     herd.cli("config", "set", "foreign", "exclusive")
     job = herd.submit("--mem", "1GiB", "--", "true")

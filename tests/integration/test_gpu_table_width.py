@@ -15,7 +15,7 @@ from pathlib import Path
 
 import psutil
 
-from conftest import Herd, read_line
+from conftest import NO_SUCH_PIDS, Herd, read_line
 from gpuherd.cli.plain import cells
 from reliability.test_restored_database import CHECKPOINT, held_for_its_run
 
@@ -51,9 +51,9 @@ def screen(herd: Herd, args: list[str], last: str) -> list[str]:
 
 
 def test_gpus_fits_80_columns_with_every_header_and_value_whole(herd: Herd, tmp_path: Path) -> None:
-    me = psutil.Process().username()
+    me, nobody = psutil.Process().username(), NO_SUCH_PIDS[0]
     state = tmp_path / "gpus.json"
-    foreign = [{"pid": os.getpid(), "memory": "20GiB"}, {"pid": 4242, "memory": "1.5GiB"}]
+    foreign = [{"pid": os.getpid(), "memory": "20GiB"}, {"pid": nobody, "memory": "1.5GiB"}]
     gpus = [
         {"name": NAME, "memory_total": "80GiB", "utilization": 97, "processes": foreign},
         {"name": NAME, "memory_total": "80GiB", "utilization": 5},
@@ -67,7 +67,7 @@ def test_gpus_fits_80_columns_with_every_header_and_value_whole(herd: Herd, tmp_
     assert plain == [
         "GPU  STATE    SLOTS  MEMORY                          HELD      UTIL  JOBS",
         "0    enabled  0/1    ███░░░░░░░ 21.5 GiB / 80.0 GiB            97%",
-        f"     foreign: {os.getpid()} ({me}, 20.0 GiB), 4242 (?, 1.5 GiB)",
+        f"     foreign: {os.getpid()} ({me}, 20.0 GiB), {nobody} (?, 1.5 GiB)",
         f"1    enabled  1/1    ░░░░░░░░░░ 0 B / 80.0 GiB       10.0 GiB  5%    {job}",
         f"GPUs 0-1: {NAME}",
         f"probe: fake: state file {state}",
@@ -83,7 +83,7 @@ def test_gpus_fits_80_columns_with_every_header_and_value_whole(herd: Herd, tmp_
     assert piped[0].split() == [
         "GPU", "NAME", "STATE", "SLOTS", "MEMORY", "HELD", "UTIL", "JOBS", "FOREIGN"
     ]  # fmt: skip
-    assert piped[1].endswith(f"97%         {os.getpid()} ({me}, 20.0 GiB), 4242 (?, 1.5 GiB)")
+    assert piped[1].endswith(f"97%         {os.getpid()} ({me}, 20.0 GiB), {nobody} (?, 1.5 GiB)")
     herd.cli("kill", str(job))
 
 
@@ -115,12 +115,13 @@ def test_gpus_watch_piped_appends_each_reading_whole(herd: Herd, tmp_path: Path)
     piped, whole at 200 columns. Before, rich's Live wrote nothing until Ctrl-C, then one
     frame cut at 80 columns (FOREIGN was `FORE`)."""
     state = tmp_path / "gpus.json"
-    foreign = [{"pid": 4242, "memory": "20GiB"}, {"pid": 51234, "memory": "1.5GiB"}]
+    first, second = NO_SUCH_PIDS[:2]
+    foreign = [{"pid": first, "memory": "20GiB"}, {"pid": second, "memory": "1.5GiB"}]
     gpus = [{"name": NAME, "memory_total": "80GiB", "processes": foreign}]
     state.write_text(json.dumps({"gpus": gpus}))
     herd.start("--fake-gpus", str(state))
     once = herd.cli("gpus").stdout.splitlines()
-    assert once[1].endswith("4242 (?, 20.0 GiB), 51234 (?, 1.5 GiB)")
+    assert once[1].endswith(f"{first} (?, 20.0 GiB), {second} (?, 1.5 GiB)")
 
     proc = herd.popen("gpus", "--watch")
     assert proc.stdout is not None

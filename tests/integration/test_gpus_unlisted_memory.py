@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import Herd
+from conftest import NO_SUCH_PIDS, Herd
 from gpuherd.cli.plain import cells
 from integration.test_gpu_table_width import NAME, screen
 
@@ -23,7 +23,7 @@ def test_gpus_says_what_memory_no_listed_process_holds(herd: Herd, tmp_path: Pat
             "name": NAME,
             "memory_total": "80GiB",
             "memory_used": "10GiB",
-            "processes": [{"pid": 4242, "memory": "20GiB"}],
+            "processes": [{"pid": NO_SUCH_PIDS[0], "memory": "20GiB"}],
         },
         {"name": NAME, "memory_total": "80GiB"},
     ]
@@ -36,7 +36,7 @@ def test_gpus_says_what_memory_no_listed_process_holds(herd: Herd, tmp_path: Pat
         "0    enabled  0/1    █████████░ 70.0 GiB / 80.0 GiB        0%",
         f"     foreign: 70.0 GiB {UNLISTED}",
         "1    enabled  0/1    ████░░░░░░ 30.0 GiB / 80.0 GiB        0%",
-        "     foreign: 4242 (?, 20.0 GiB),",
+        f"     foreign: {NO_SUCH_PIDS[0]} (?, 20.0 GiB),",
         f"              10.0 GiB {UNLISTED}",
         "2    enabled  0/1    ░░░░░░░░░░ 0 B / 80.0 GiB             0%",
         f"GPUs 0-2: {NAME}",
@@ -46,7 +46,7 @@ def test_gpus_says_what_memory_no_listed_process_holds(herd: Herd, tmp_path: Pat
 
     piped = herd.cli("gpus").stdout.splitlines()
     assert piped[1].endswith(f"0%          70.0 GiB {UNLISTED}")
-    assert piped[2].endswith(f"0%          4242 (?, 20.0 GiB), 10.0 GiB {UNLISTED}")
+    assert piped[2].endswith(f"0%          {NO_SUCH_PIDS[0]} (?, 20.0 GiB), 10.0 GiB {UNLISTED}")
     assert piped[3].endswith("0%")  # (nothing unlisted: nothing said)
     assert [gpu["foreign_memory"] for gpu in herd.json("gpus")["gpus"]] == [
         70 * 2**30,
