@@ -25,6 +25,7 @@ from gpuherd.core.recovery import Ran
 from gpuherd.core.states import JobState, OutcomeKind
 from gpuherd.executors.base import Executor, ExitStatus, LaunchRequest, NotStarted
 from gpuherd.gpu_processes import RunKey, RunningJob
+from gpuherd.held_run import HeldRun
 from gpuherd.layout import Layout
 from gpuherd.log_cap_watch import NamedLogs, start_bases, watch_logs
 
@@ -78,31 +79,6 @@ class Live:
     logs: NamedLogs = ()
     log_bases: LogBases = field(default_factory=dict)
     """What its logs held as it began (a retry adding to its job's --output file)."""
-
-
-@dataclass
-class HeldRun:
-    """An attempt the database did not know, found running by a restart, whose job was held
-    for it (engine_held_runs.py): watched until it ends, its GPUs reserved for it."""
-
-    job_id: int
-    attempt: int
-    pid: int
-    reservation: Reservation | None
-    """What it holds; None where its GPUs are not known (nothing is reserved for it)."""
-    folder: str
-    """The attempt's folder."""
-    job_dir: str
-    gpus: tuple[int, ...] = ()
-    """The GPUs it runs on, as far as known (its attempt is recorded on them)."""
-    started_at: float | None = None
-    peak: int = 0
-    sweep: str | None = None
-    """Its job's sweep, if a point of one: the run counts toward the sweep's --max-parallel."""
-
-    @property
-    def key(self) -> RunKey:
-        return (self.job_id, self.attempt)
 
 
 class Attempts:

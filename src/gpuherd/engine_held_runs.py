@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpuherd import log_text
-from gpuherd.attempts import HeldRun
 from gpuherd.core.lifecycle import PUT_BACK, classify
 from gpuherd.core.model import Job
 from gpuherd.core.recovery import (
@@ -37,6 +36,7 @@ from gpuherd.core.states import Event, JobState
 from gpuherd.engine_taken import attempt_row, ended_run, found_run, on_gpus, take
 from gpuherd.executors.base import ExitStatus
 from gpuherd.gpu_processes import RunKey
+from gpuherd.held_run import HeldRun
 
 if TYPE_CHECKING:
     from gpuherd.engine import Engine
