@@ -4,20 +4,10 @@ work (engine_health.py)."""
 
 from __future__ import annotations
 
-import sqlite3
-
 from conftest import Herd, stays, wait_for
+from scheduler_fault import set_overrides
 
 FAILING = "not starting: the scheduler fails (JSONDecodeError: "
-
-
-def _corrupt(herd: Herd, job_id: int, overrides: str) -> None:
-    db = sqlite3.connect(herd.home / "herd.db")
-    try:
-        with db:
-            db.execute("UPDATE jobs SET env_overrides = ? WHERE id = ?", (overrides, job_id))
-    finally:
-        db.close()
 
 
 def _logged_failures(herd: Herd) -> int:
@@ -29,7 +19,7 @@ def test_a_failing_pass_is_said_logged_once_and_tried_again(herd: Herd) -> None:
     herd.cli("pause")
     unreadable = herd.submit("--priority", "5", "--", "true")
     waiting = herd.submit("--", "true")
-    _corrupt(herd, unreadable, "not json")  # every pass reads it first, and fails
+    set_overrides(herd, unreadable, "not json")  # every pass reads it first, and fails
     herd.cli("resume")
 
     def said() -> str | None:
@@ -44,7 +34,7 @@ def test_a_failing_pass_is_said_logged_once_and_tried_again(herd: Herd) -> None:
         herd.submit("--", "true")
     stays(lambda: _logged_failures(herd) == 1, 2.5, "one log entry for the failure")
 
-    _corrupt(herd, unreadable, "{}")  # repaired: the next retry works, nobody wakes it
+    set_overrides(herd, unreadable, "{}")  # repaired: the next retry works, nobody wakes it
     assert herd.wait_state(waiting, "succeeded", "failed")["state"] == "succeeded"
     assert herd.wait_state(unreadable, "succeeded", "failed")["state"] == "succeeded"
     assert herd.json("daemon", "status")["scheduler_failing"] is None

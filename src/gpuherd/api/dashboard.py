@@ -21,6 +21,7 @@ from gpuherd.api import (
     dashboard_streams,
     dashboard_submit,
     log_cursor,
+    scheduler_banner,
     views,
     views_sweeps,
 )
@@ -49,6 +50,7 @@ def install(app: FastAPI) -> None:
     dashboard_actions.routes.install(app)
     dashboard_submit.routes.install(app)
     dashboard_streams.routes.install(app)
+    scheduler_banner.routes.install(app)
 
 
 @routes.get("/static/{name}")
@@ -80,7 +82,9 @@ def _overview(request: Request) -> dict[str, Any]:
 @routes.get("/", response_class=HTMLResponse)
 async def overview_page(request: Request) -> HTMLResponse:
     since = _mark(request)
-    return views.render("overview.html", path="/", since=since, **_overview(request))
+    return scheduler_banner.page(
+        request, "overview.html", path="/", since=since, **_overview(request)
+    )
 
 
 @routes.get("/ui/ping")
@@ -117,7 +121,8 @@ async def jobs_list(request: Request) -> HTMLResponse:
     draining = views.stopping(service) if ids else None
     cancelled = request.query_params.get("cancelled", "")
     page = _jobs(request)
-    return views.render(
+    return scheduler_banner.page(
+        request,
         "jobs.html",
         path="/jobs",
         since=since,
@@ -260,7 +265,9 @@ def _no_such_attempt(job: dict[str, Any], wanted: int | str) -> str:
 @routes.get("/jobs/{job_id}", response_class=HTMLResponse)
 async def job_page(request: Request, job_id: int) -> HTMLResponse:
     since = _mark(request)
-    return views.render("job.html", path="/jobs", since=since, **_job(request, job_id))
+    return scheduler_banner.page(
+        request, "job.html", path="/jobs", since=since, **_job(request, job_id)
+    )
 
 
 @routes.get("/ui/jobs/{job_id}", response_class=HTMLResponse)
@@ -286,7 +293,7 @@ def _gpus(request: Request) -> dict[str, Any]:
 @routes.get("/gpus", response_class=HTMLResponse)
 async def gpus_page(request: Request) -> HTMLResponse:
     since = _mark(request)
-    return views.render("gpus.html", path="/gpus", since=since, **_gpus(request))
+    return scheduler_banner.page(request, "gpus.html", path="/gpus", since=since, **_gpus(request))
 
 
 @routes.get("/ui/gpus", response_class=HTMLResponse)
@@ -304,7 +311,9 @@ def _sweeps(request: Request) -> dict[str, Any]:
 @routes.get("/sweeps", response_class=HTMLResponse)
 async def sweeps_page(request: Request) -> HTMLResponse:
     since = _mark(request)
-    return views.render("sweeps.html", path="/sweeps", since=since, **_sweeps(request))
+    return scheduler_banner.page(
+        request, "sweeps.html", path="/sweeps", since=since, **_sweeps(request)
+    )
 
 
 @routes.get("/ui/sweeps", response_class=HTMLResponse)
@@ -323,8 +332,12 @@ async def sweep_page(request: Request, name: str) -> HTMLResponse:
     try:
         page = _sweep(request, name)
     except NotFound:
-        return views.render("sweep.html", http_status=404, path="/sweeps", name=name, page=None)
-    return views.render("sweep.html", path="/sweeps", name=name, page=page, since=since)
+        return scheduler_banner.page(
+            request, "sweep.html", http_status=404, path="/sweeps", name=name, page=None
+        )
+    return scheduler_banner.page(
+        request, "sweep.html", path="/sweeps", name=name, page=page, since=since
+    )
 
 
 @routes.get("/ui/sweeps/{name}", response_class=HTMLResponse)
@@ -343,7 +356,11 @@ def error_page(request: Request, status: int, message: str | None = None) -> HTM
     if path.startswith(("/api/", "/ui/", "/static/")):
         return None
     message = message or f"no such page: {path}" + _not_a_job(path)
-    return views.render("error.html", http_status=status, path=path, message=message)
+    # Drawn from nothing of the daemon's (an app made without a service draws it too: tests
+    # of the routes): the scheduler's banner comes with the page's first poll.
+    return views.render(
+        "error.html", http_status=status, path=path, message=message, scheduler=None
+    )
 
 
 def _not_a_job(path: str) -> str:

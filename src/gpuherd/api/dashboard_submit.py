@@ -14,7 +14,7 @@ from typing import Any
 from fastapi import Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from gpuherd.api import views
+from gpuherd.api import scheduler_banner, views
 from gpuherd.api.form_fields import read_field, whole
 from gpuherd.api.form_words import SUBMIT_LABELS, in_form_words
 from gpuherd.api.forms import Form, one, read_form, service_of
@@ -176,7 +176,8 @@ def submit_page(
     """The submit page: the form as typed, the error if any, and, while the daemon drains,
     the warning the CLI gives (jobs submitted now start after the next daemon start)."""
     draining = views.stopping(service_of(request))
-    return views.render(
+    return scheduler_banner.page(
+        request,
         "submit.html",
         http_status=status,
         path="/submit",
