@@ -27,6 +27,7 @@ from gpuherd.client_wait import (
     Waited,
     answers,
     done_later,
+    gone_while_waiting,
     lost,
     no_answer,
     sender,
@@ -46,7 +47,6 @@ from gpuherd.errors import (
 from gpuherd.gc_pause import collector_paused
 from gpuherd.keep_alive import HEADER, silence_limit
 from gpuherd.socket_peer import refuse_another_users
-from gpuherd.typed_name import as_typed
 
 _STATUS_ERRORS: dict[int, type[HerdError]] = {
     404: NotFound,
@@ -119,7 +119,7 @@ class Client:
             except NoAnswer as exc:  # a stopped or hung daemon reads the request once it runs
                 raise (done_later(exc) if changes and out.whole else exc) from None
             except (OSError, BadResponse) as exc:
-                raise lost(exc, done_maybe=changes) from None
+                raise lost(exc, done_maybe=changes) from exc  # (the socket's words: its cause)
         if response.status >= 400:
             raise _error(response.status, data)
         if raw:
@@ -139,7 +139,7 @@ class Client:
             except TimeoutError:
                 raise no_answer(self.home, self.timeout) from None
             except (OSError, BadResponse) as exc:
-                raise lost(exc) from None
+                raise lost(exc) from exc
 
     def stream(self, path: str, **query: Any) -> Iterator[tuple[str, Any]]:
         """Server-sent events from `path` as (event name, decoded JSON data) pairs.
@@ -170,7 +170,7 @@ class Client:
             except TimeoutError:
                 raise no_answer(self.home, self.timeout) from None
             except (OSError, BadResponse) as exc:
-                raise lost(exc) from None
+                raise lost(exc) from exc
 
     def wait(
         self,
@@ -216,20 +216,8 @@ class Client:
                 none_ran = first and not answered and isinstance(exc, NotRunning)
                 if none_ran or isinstance(exc, Suspended):
                     raise  # (a stopped one answers none meanwhile)
-                if self.comes_back(deadline, on_gone):
-                    continue
-                if deadline is not None and time.monotonic() >= deadline:
-                    raise  # the wait's own time ran out meanwhile
-                # What the daemon said last ("the daemon is stopping; wait again once it is
-                # back") is not what to do now that none came back: start one.
-                raise DaemonError(
-                    as_typed(
-                        f"the daemon went away while this waited for jobs, and none came back "
-                        f"for {self.home}: start it again (`gpuherd daemon start`, or "
-                        "gpuherd.connect()): jobs go on meanwhile, and the next daemon "
-                        "re-attaches to them. Then wait again"
-                    )
-                ) from None
+                self.back_or_gone(exc, deadline, on_gone)
+                continue
             finally:
                 first = False
             states.update((int(k), v) for k, v in answer["states"].items())
@@ -272,6 +260,18 @@ class Client:
             if self._serving():
                 return True
         return False
+
+    def back_or_gone(
+        self, exc: DaemonError, deadline: float | None, on_gone: Callable[[], None] | None
+    ) -> None:
+        """Return once a daemon answers again (`comes_back`) after a wait's lost `exc`; else
+        raise `exc` if the wait's own `deadline` passed meanwhile, or the line that says to
+        start one (gone_while_waiting), caused by `exc`."""
+        if self.comes_back(deadline, on_gone):
+            return
+        if deadline is not None and time.monotonic() >= deadline:
+            raise exc
+        raise DaemonError(gone_while_waiting(self.home)) from exc
 
     def _serving(self) -> bool:
         try:

@@ -25,6 +25,11 @@ class BadResponse(Exception):
     """The daemon's answer is not the HTTP we expect: cut off or garbled."""
 
 
+class CutOff(BadResponse):
+    """The answer ended before it was whole: the daemon closed the connection, as one that
+    goes away (a stop, a crash) mid-answer does. A garbled answer is a plain BadResponse."""
+
+
 class Sender(Protocol):
     """What sends a request: the socket, or client_wait's sliced wait on it."""
 
@@ -75,7 +80,7 @@ class Response:
         self._file = file
         status_line = file.readline(_MAX_LINE)
         if not status_line:
-            raise BadResponse("the daemon closed the connection without answering")
+            raise CutOff("the daemon closed the connection without answering")
         parts = _complete(status_line).split(None, 2)  # b"HTTP/1.1", b"200", b"OK"
         if len(parts) < 2 or not parts[0].startswith(b"HTTP/") or not parts[1].isdigit():
             raise BadResponse(f"not an HTTP status line: {status_line[:80]!r}")
@@ -134,7 +139,7 @@ class Response:
         while size > 0:
             data = self._file.read1(min(size, _MAX_LINE))
             if not data:
-                raise BadResponse("the answer stopped in the middle of its body")
+                raise CutOff("the answer stopped in the middle of its body")
             size -= len(data)
             yield data
 
@@ -197,4 +202,4 @@ def _complete(line: bytes) -> bytes:
         return line
     if len(line) >= _MAX_LINE:
         raise BadResponse(f"a line longer than {_MAX_LINE} bytes in the answer")
-    raise BadResponse("the answer stopped in the middle")
+    raise CutOff("the answer stopped in the middle")

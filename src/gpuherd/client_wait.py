@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gpuherd.client_http import BadResponse, Sender
+from gpuherd.client_http import BadResponse, CutOff, Sender
 from gpuherd.daemon_presence import ANSWER_WITHIN, is_stopped, lock_holder, not_answering
-from gpuherd.errors import DaemonError, LostConnection, NoAnswer, Suspended
+from gpuherd.errors import LostConnection, NoAnswer, Suspended
 from gpuherd.typed_name import as_typed
 
 if TYPE_CHECKING:
@@ -93,17 +93,44 @@ def done_later(exc: NoAnswer) -> NoAnswer:
     )
 
 
-def lost(exc: OSError | BadResponse, done_maybe: bool = False) -> DaemonError:
-    """`done_maybe`: a change was asked for, which a daemon that went before answering (a
-    crash, a kill -9) may have committed, or not: submitting again blindly could queue the
-    jobs twice."""
-    detail = str(exc) if isinstance(exc, BadResponse) else repr(exc)
+WENT_AWAY = (
+    "lost the connection to the daemon: it went away before it answered (a stop, a restart "
+    "or a crash)"
+)
+"""What a request whose connection the daemon cut says (lost()), in place of the socket's
+own words: `ConnectionResetError(104, 'Connection reset by peer')` (a daemon killed before it
+read the request), BrokenPipeError, an answer cut off, which named neither the daemon nor
+what to do."""
+
+
+def lost(exc: OSError | BadResponse, done_maybe: bool = False) -> LostConnection:
+    """The line for a request the daemon did not answer whole (`exc`, which the caller raises
+    it from, as its __cause__). `done_maybe`: a change was asked for, which a daemon that
+    went before answering (a crash, a kill -9) may have committed, or not: submitting again
+    blindly could queue the jobs twice."""
+    if isinstance(exc, OSError | CutOff):
+        said = WENT_AWAY
+        then = "; start it again if none runs (`gpuherd daemon start`, or gpuherd.connect()), "
+        then += "then ask again"
+    else:  # garbled, not the daemon's HTTP (another program's socket): what is wrong with it
+        said, then = f"lost the connection to the daemon: {exc}", ""
     if done_maybe:
-        detail += as_typed(
-            "; it may have been done before the daemon went: `gpuherd ls --all` shows the "
-            "queue as it is (after `gpuherd daemon start`)"
+        then = "; it may have been done before the daemon went: `gpuherd ls --all` shows the "
+        then += "queue as it is (after `gpuherd daemon start`)"
+    return LostConnection(said + as_typed(then))
+
+
+def gone_while_waiting(home: Path) -> str:
+    """The line for a wait (`Client.wait_for`, `as_completed`) whose daemon went away and
+    none came back: what the daemon said last ("the daemon is stopping; wait again once it
+    is back"), or the socket's words, is not what to do now."""
+    return (
+        f"the daemon went away while this waited for jobs, and none came back for {home}: "
+        + as_typed(
+            "start it again (`gpuherd daemon start`, or gpuherd.connect()): jobs go on meanwhile, "
+            "and the next daemon re-attaches to them. Then wait again"
         )
-    return LostConnection(f"lost the connection to the daemon: {detail}")
+    )
 
 
 class _Sliced(io.RawIOBase):

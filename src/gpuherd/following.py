@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from gpuherd.client import RESTART_GRACE, Client
+from gpuherd import client as client_module
+from gpuherd.client import Client
 from gpuherd.errors import DaemonError, NoAnswer, NotFound, NotRunning
 from gpuherd.typed_name import as_typed
 
@@ -65,13 +66,22 @@ def follow_log(
             lost = exc
         first = False
         if resume is None:
-            raise lost from None
+            raise lost  # (an older daemon's follow: where to go on is not known)
         query = {**resume, "raw": raw or None}
         if not client.comes_back(None, on_gone):
-            raise DaemonError(
-                f"{lost}; no daemon came back within {RESTART_GRACE:.0f} s: "
-                + as_typed(f"`gpuherd daemon start`, then `gpuherd log -f {job_id}` again")
-            ) from None
+            raise DaemonError(none_came_back(job_id)) from lost
+
+
+def none_came_back(job_id: int) -> str:
+    """The line for a follow whose daemon went away and none came back: the lost
+    connection's own line ("lost the connection to the daemon: ...") is its cause."""
+    within = f"{client_module.RESTART_GRACE:.0f} s"  # (read when said: a test shortens it)
+    how = "start it again (`gpuherd daemon start`, or gpuherd.connect()), then "
+    how += f"`gpuherd log -f {job_id}` follows on"
+    return (
+        f"stopped following job {job_id}'s log: the daemon went away, and no daemon came back "
+        f"within {within}: {as_typed(how)}"
+    )
 
 
 def _ends_follow(exc: DaemonError, first: bool, job_id: int) -> DaemonError | None:

@@ -175,8 +175,7 @@ class _Polls:
                 never_answered = not self.answered and isinstance(exc, NotRunning)
                 if isinstance(exc, Suspended) or never_answered:
                     raise
-                if not self.client.comes_back(deadline, None):
-                    raise
+                self.client.back_or_gone(exc, deadline, None)  # (none back: as a wait says)
 
     def removed(self, refusal: NotFound) -> int | None:
         """The job a wait's NotFound (`no job 7: ...`, the first unknown id it was asked

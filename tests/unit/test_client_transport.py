@@ -190,7 +190,13 @@ def test_a_broken_answer_is_one_daemon_error_line(
     client = daemon.client(answer)
     with pytest.raises(DaemonError) as excinfo:
         client.get("/jobs")
-    assert detail in lost(excinfo)
+    said, cause = lost(excinfo), excinfo.value.__cause__
+    assert isinstance(cause, client_http.BadResponse)
+    assert detail in str(cause)  # (kept as the cause)
+    if isinstance(cause, client_http.CutOff):  # the daemon went away: gpuherd's sentence
+        assert "it went away before it answered" in said and detail not in said
+    else:  # garbled: what is wrong with it
+        assert detail in said
 
 
 def test_a_silent_daemon_times_out(daemon: FakeDaemon) -> None:
@@ -254,7 +260,8 @@ def test_a_stream_error_status_and_a_cut_stream(daemon: FakeDaemon) -> None:
     assert next(events) == ("message", 1)
     with pytest.raises(DaemonError) as excinfo:
         next(events)
-    assert "in the middle" in lost(excinfo)
+    assert "it went away before it answered" in lost(excinfo)
+    assert "in the middle" in str(excinfo.value.__cause__)
 
 
 def test_the_cli_never_imports_http_client() -> None:
