@@ -74,7 +74,7 @@ def test_commands_complete_from_the_table_for_both_names(herd: Herd) -> None:
     show = click.Command("show", help=COMMAND_TABLE["show"][1]).get_short_help_str()
     assert found == [("plain", "show", show)]
     assert values(herd, "gpuherd --v") == ["--version"]
-    assert values(herd, "gpuherd sweep ") == ["", "ls", "rm", "status"]  # "": a sweep file
+    assert values(herd, "gpuherd sweep ") == ["", "ls", "rm", "status", "wait"]  # "": a file
     assert values(herd, "gpuherd daemon st") == ["start", "status", "stop"]
 
 

@@ -109,14 +109,15 @@ def test_gpu_verbs_on_several_gpus_look_for_all_first(herd: Herd) -> None:
         refused = herd.cli("gpus", verb, "0-9", check=False)
         assert (refused.returncode, refused.stdout) == (1, "")
         assert refused.stderr == (
-            f"gpuherd: error: GPUs 4-9 are not configured (configured: 0,1,2,3): nothing {done}\n"
+            f"gpuherd: error: GPUs 4-9 are not configured (configured: 0,1,2,3): nothing {done}; "
+            f"leave them out: `gpuherd gpus {verb} 0-3`\n"
         )
         assert states(herd) == dict.fromkeys(range(4), "enabled")  # none changed
     herd.cli("gpus", "remove", "2")
     refused = herd.cli("gpus", "drain", "0", "2", check=False)
     assert refused.stderr == (
         "gpuherd: error: GPU 2 is not configured (configured: 0,1,3): nothing drained; "
-        "`gpuherd gpus add 2` adds GPU 2\n"
+        "leave it out: `gpuherd gpus drain 0`; `gpuherd gpus add 2` adds GPU 2\n"
     )
     assert herd.cli("gpus", "drain", "0", "1").stdout.count("draining") == 2
 

@@ -49,7 +49,8 @@ GPU_INDEX = _GpuIndex()
 
 class _OneGpu(_GpuIndex):
     """`gpus add`'s GPU: one. `add 0-1` was told `GPUs are numbered from 0 to 4095`, as
-    though 0 and 1 were not GPU indices (and `add 0 1` click's `unexpected extra argument`)."""
+    though 0 and 1 were not GPU indices (and `add 0 1` click's `unexpected extra argument`).
+    Several are returned as a list, for `add` to refuse: it knows the --slots given."""
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if isinstance(value, str) and not value.strip().isdigit():
@@ -58,16 +59,18 @@ class _OneGpu(_GpuIndex):
             except ValueError:
                 several = []
             if len(several) > 1:
-                _one_at_a_time(several, ctx)
+                return several
         return super().convert(value, param, ctx)
 
 
-def _one_at_a_time(indices: list[int], ctx: click.Context | None) -> None:
+def _one_at_a_time(indices: list[int], slots: int | None) -> click.UsageError:
+    """The refusal of `add` of several GPUs, with the commands that add them, --slots kept
+    (it was left out: `add 0 1 --slots 2` was told to type `gpus add 0`, then `gpus add 1`)."""
     name = typed_name()
-    raise click.UsageError(
+    given = "" if slots is None else f" --slots {slots}"
+    return click.UsageError(
         f"`{name} gpus add` takes one GPU (its --slots are its own): `{name} gpus add "
-        f"{indices[0]}`, then `{name} gpus add {indices[1]}`",
-        ctx,
+        f"{indices[0]}{given}`, then `{name} gpus add {indices[1]}{given}`"
     )
 
 
@@ -157,11 +160,14 @@ class _TakesGpuIndex(click.Command):
     help="Jobs that may share this GPU [default: the slots it has, or had when removed; 1 "
     "for a new GPU].",
 )
-def add(indices: tuple[int, ...], slots: int | None) -> None:
+def add(indices: tuple[int | list[int], ...], slots: int | None) -> None:
     """Add GPU INDEX (or change its slots); takes effect at once."""
-    if len(set(indices)) > 1:  # (taken as several, to say so, not click's "extra argument")
-        _one_at_a_time(sorted(set(indices)), click.get_current_context())
-    index = indices[0]
+    named = sorted(
+        {i for given in indices for i in (given if isinstance(given, list) else [given])}
+    )
+    if len(named) > 1:  # (taken as several, to say so, not click's "extra argument")
+        raise _one_at_a_time(named, slots)
+    index = named[0]
     # Sent only when given: a daemon older than this takes none as 1, as it always did.
     body = {"index": index} if slots is None else {"index": index, "slots": slots}
     click.echo(Client().post("/gpus", body)["message"])
@@ -226,7 +232,9 @@ def configured(answer: dict[str, Any]) -> set[int]:
 
 def _not_configured(answer: dict[str, Any], indices: list[int], done: str) -> str | None:
     """Why GPUs named are not all gpuherd's (None: they are), as `gpuherd gpus` lists them:
-    each row but a removed one's (kept while its jobs run), and the lost ones (`missing`)."""
+    each row but a removed one's (kept while its jobs run), and the lost ones (`missing`);
+    and the command of the others (`gpus remove 0 2` with GPU 2 removed already said
+    `nothing removed` alone, and that `gpus add 2` adds GPU 2, the opposite of a removal)."""
     have = configured(answer)
     absent = [index for index in indices if index not in have]
     if not absent:
@@ -235,7 +243,12 @@ def _not_configured(answer: dict[str, Any], indices: list[int], done: str) -> st
     said = f"{'GPU' if one else 'GPUs'} {format_ids(absent)} {'is' if one else 'are'} not "
     # (listed as a single GPU's refusal lists them: devices.py)
     said += f"configured (configured: {','.join(map(str, sorted(have))) or 'none'}): nothing {done}"
-    if seen := [index for index in absent if index in answer.get("unused", ())]:
+    if others := [index for index in indices if index in have]:
+        verb = click.get_current_context().info_name
+        said += f"; leave {'it' if one else 'them'} out: `{typed_name()} gpus {verb} "
+        said += f"{format_ids(others)}`"
+    seen = [index for index in absent if index in answer.get("unused", ())]
+    if seen and done != "removed":  # (one gpuherd does not use needs no removal)
         said += f"; `{typed_name()} gpus add {seen[0]}` adds GPU {seen[0]}"
     return said
 

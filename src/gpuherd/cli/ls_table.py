@@ -112,17 +112,26 @@ COLUMNS = {
     "stderr": Column("STDERR", "stderr", lambda job, now: _stderr(job), _stderr),
 }
 DEFAULT_COLUMNS = ("id", "state", "name", "gpus", "prio", "time", "info", "command")
-_SHRINK = ("command", "name", "info")
-"""Too wide for the terminal: the command is cut first, then the free-text NAME and INFO."""
 NARROW = 80
 """A terminal narrower than this that the default columns do not fit even cut (about 70
-columns) loses its least useful ones (_DROPPED), and cuts NAME and INFO before the command."""
+columns) loses its least useful ones (_DROPPED)."""
 _DROPPED = ("prio", "name", "gpus", "info", "time")
 """In the order a narrow terminal drops them (an empty one first): ID, STATE and COMMAND stay."""
 _COMMAND_ROOM = 16
-"""Columns the command keeps on a narrow terminal while there is a column to drop for it."""
+"""Columns the command keeps on a narrow terminal while there is a column to drop for it,
+and at any width while NAME or INFO can be cut for it."""
 _MIN_WIDTH = 10
 """plain.table's floor for a column it cuts."""
+_CUTS = (
+    ("command", _COMMAND_ROOM),
+    ("name", _MIN_WIDTH),
+    ("info", _MIN_WIDTH),
+    ("command", _MIN_WIDTH),
+)
+"""Too wide for the terminal: the columns cut, in this order, each down to that many columns:
+the command, then the free-text NAME and INFO, then the command again. The same at every
+width, so a wider terminal never cuts the command harder: 80 columns and more cut it first,
+to 10, and narrower ones NAME and INFO first, so `COLUMNS=80` showed less of it than 79."""
 
 
 def parse_columns(text: str) -> tuple[str, ...]:
@@ -160,12 +169,12 @@ def job_lines(
         return [("no jobs match" if filtered else "no jobs") + (f": {hint}" if hint else "")]
     now = time.time()
     rows = [[COLUMNS[name].cell(job, now) for name in columns] for job in jobs]
-    order = _SHRINK
-    if term.width < NARROW:  # (80 and more: as it always was)
+    if term.width < NARROW:  # (80 and more: every column, as it always was)
         columns, rows = _narrowed(term.width, columns, rows)
-        order = ("name", "info", "command")
     chosen = [COLUMNS[name] for name in columns]
-    shrink = [i for name in order for i, given in enumerate(columns) if given == name]
+    shrink = [
+        (i, least) for name, least in _CUTS for i, given in enumerate(columns) if given == name
+    ]
     widest = {i: NAME_WIDTH for i, given in enumerate(columns) if given == "name"}
     headers = [column.header for column in chosen]
     lines = plain.table(term, headers, rows, shrink=shrink, widest=widest)

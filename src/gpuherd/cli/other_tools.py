@@ -139,7 +139,6 @@ THEIR_COMMANDS = {
         **dict.fromkeys(("show", "results", "info", "summary", "report"), _SWEEP_STATUS),
         "list": "gpuherd sweep ls lists the sweeps",
         **dict.fromkeys(("retry", "rerun", "resume", "restart"), _SWEEP_AGAIN),
-        "wait": "gpuherd wait --sweep NAME waits until a sweep's points end",
         "hold": "gpuherd hold $(gpuherd ls -q --sweep NAME --state queued) keeps a sweep's "
         "waiting points from starting",
         "release": "gpuherd release $(gpuherd ls -q --sweep NAME --state held) lets them run",

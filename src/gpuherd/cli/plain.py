@@ -187,7 +187,7 @@ def table(
     term: Terminal,
     headers: Sequence[str],
     rows: Sequence[Sequence[Cell]],
-    shrink: Sequence[int] = (),
+    shrink: Sequence[int | tuple[int, int]] = (),
     min_width: int = 10,
     widest: Mapping[int, int] | None = None,
 ) -> list[str]:
@@ -195,7 +195,9 @@ def table(
 
     The columns in `widest` (index: columns) are never wider than that, with …. A table
     wider than the terminal then cuts the columns in `shrink` (by index, first one first)
-    down to `min_width` each; the other columns are always shown whole.
+    down to `min_width` each, or down to the floor given with the index, `(index, floor)`
+    (a column named twice is cut in two steps: `ls` cuts its command to 16 columns before
+    NAME and INFO, and further after them); the other columns are always shown whole.
     """
     headers = [term.shown(clean(h)) for h in headers]  # a column may be named by data
     texts = [[term.shown(text) for text in row] for row in _texts(rows)]
@@ -203,10 +205,11 @@ def table(
     for index, most in (widest or {}).items():
         widths[index] = min(widths[index], max(most, cells(headers[index])))
     excess = _span(widths) - term.width
-    for index in shrink:
+    for step in shrink:
         if excess <= 0:
             break
-        floor = max(min_width, cells(headers[index]))
+        index, least = step if isinstance(step, tuple) else (step, min_width)
+        floor = max(least, cells(headers[index]))
         cut_by = min(excess, max(0, widths[index] - floor))
         widths[index] -= cut_by
         excess -= cut_by

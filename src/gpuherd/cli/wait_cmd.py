@@ -6,6 +6,7 @@ import shlex
 import sys
 import time
 from collections.abc import Callable
+from typing import Any, TypeVar
 
 import click
 
@@ -23,17 +24,26 @@ from gpuherd.core.units import plural
 from gpuherd.errors import DaemonError, NotRunning, Suspended
 from gpuherd.typed_name import typed_name
 
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def waiting_options(command: _F) -> _F:
+    """--timeout and -q, of `wait` and of `sweep wait NAME`, which is `wait --sweep NAME`."""
+    command = click.option(
+        "-q",
+        "--quiet",
+        is_flag=True,
+        help="Print only how the jobs that did not succeed ended (stderr); the exit status tells.",
+    )(command)
+    return click.option("--timeout", type=DURATION, help="Give up after this long (exit 2).")(
+        command
+    )
+
 
 @click.command(cls=TakesJobIds)
 @ids_argument(required=False)
 @filter_options()
-@click.option("--timeout", type=DURATION, help="Give up after this long (exit 2).")
-@click.option(
-    "-q",
-    "--quiet",
-    is_flag=True,
-    help="Print only how the jobs that did not succeed ended (stderr); the exit status tells.",
-)
+@waiting_options
 def wait(
     ids: tuple[str, ...],
     project: str | None,
