@@ -298,6 +298,14 @@ class Herd:
         process.send_signal(signal.SIGKILL)
         wait_dead(process)
 
+    def kill9_held(self) -> None:
+        """Crash a daemon a test knob holds (SIGKILL), found by its lock file: held, it
+        answers no request for its pid."""
+        process = psutil.Process(int((self.home / "daemon.lock").read_text().split()[0]))
+        assert "gpuherd.daemon" in process.cmdline()
+        process.send_signal(signal.SIGKILL)
+        wait_dead(process)
+
     def submit(self, *args: str) -> int:
         return int(self.cli("submit", "-q", *args).stdout.split()[0])
 

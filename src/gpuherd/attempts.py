@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 
-from gpuherd import jobfiles
+from gpuherd import jobfiles, stop_signals
 from gpuherd.attempt_numbers import next_number
 from gpuherd.core.log_caps import LogBases
 from gpuherd.core.log_names import FOLDER_LOGS
@@ -285,7 +285,7 @@ class Attempts:
             # means "hurry, skip the checkpoint" to some programs).
             under_way = live.kill_at is not None
             live.kill_at = loop.time() + chosen
-            send(partial(self.executor.terminate, live.pid, chosen, begun or under_way))
+            send(partial(self._terminate, live, chosen, begun or under_way))
             return live
         wait = live.grace if grace is None else min(grace, live.grace)
         # Only a cap (`grace`) brings a stop under way forward: a plain kill again keeps a
@@ -293,15 +293,22 @@ class Attempts:
         sooner = live.kill_at is not None and grace is not None
         if live.kill_at is None or (sooner and loop.time() + wait < live.kill_at):
             live.kill_at = loop.time() + wait
-            send(partial(self.executor.terminate, live.pid, wait, begun))
+            send(partial(self._terminate, live, wait, begun))
         return live
 
-    def pause(self, job_id: int, pause: bool) -> bool:
-        """SIGSTOP or SIGCONT to the whole process group; its --timeout stops meanwhile."""
+    def _terminate(self, live: Live, grace: float, begun: bool) -> None:
+        if not self._closed:  # (else the stop is stored: the next daemon carries it out)
+            stop_signals.terminate(self.executor, live.pid, live.attempt_dir, grace, begun)
+
+    def pause(self, job_id: int, pause: bool, signalled: bool = True) -> bool:
+        """SIGSTOP or SIGCONT to the whole process group; its --timeout stops meanwhile.
+        Not `signalled`: only the attempt's state here (the signal goes, or went, otherwise:
+        a stop's SIGCONT, with its SIGTERM; or not at all, a resume for a stop rolled back)."""
         live = self.live.get(job_id)
         if live is None:
             return False
-        self.executor.signal(live.pid, signal.SIGSTOP if pause else signal.SIGCONT)
+        if signalled:
+            self.executor.signal(live.pid, signal.SIGSTOP if pause else signal.SIGCONT)
         loop = asyncio.get_running_loop()
         if pause and not live.paused and live.deadline is not None:
             live.time_left = max(0.0, live.deadline.when() - loop.time())

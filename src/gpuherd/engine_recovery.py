@@ -42,6 +42,7 @@ from gpuherd.engine_held_runs import watch_held_runs
 from gpuherd.engine_restored import later_runs, take_later
 from gpuherd.engine_taken import recorded_stop, recorded_usage, requeue_ended
 from gpuherd.executors.base import UNKNOWN_SIGNS
+from gpuherd.stop_signals import sigterm_sent
 
 if TYPE_CHECKING:
     from gpuherd.engine import Engine
@@ -214,8 +215,14 @@ def _reattach(engine: Engine, job: Job, pid: int) -> None:
     log.info("re-attached to job %d (pid %d)", job.id, pid)
     if job.stop is not None:  # a kill or retry the last daemon had begun
         left = max(0.0, kill_due(job) - now)
-        # The rest of the stop's grace, whatever it chose: longer than the job's own too.
-        engine.attempts.stop(job.id, job.stop.reason, job.stop.requeue, begun=True, chosen=left)
+        # Its SIGTERM now if it never went (the last daemon died between the stop's commit
+        # and the signal), else not again. The SIGKILL stays when the stop had it due: the
+        # rest of its grace, whatever it chose (longer than the job's own too).
+        begun = sigterm_sent(engine.layout.attempt_dir(job, job.attempt))
+        if not begun:
+            said = "the last daemon stopped before its stop's SIGTERM: sent now, SIGKILL in"
+            log.warning("job %d: %s %.1fs", job.id, said, left)
+        engine.attempts.stop(job.id, job.stop.reason, job.stop.requeue, begun=begun, chosen=left)
     elif job.state is JobState.PAUSED:
         # Its SIGSTOP again (a stopped process is not stopped twice): the last daemon may
         # have stopped before it got there (a Ray actor still being created at the pause).

@@ -6,25 +6,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import time
 from collections.abc import Callable
 from functools import partial
-from pathlib import Path
 
 from gpuherd.attempts import Attempts, Live
 from gpuherd.core.lifecycle import stop_said
-from gpuherd.core.states import OutcomeKind
+from gpuherd.core.model import Job
+from gpuherd.core.states import Event, JobState, OutcomeKind
 from gpuherd.executors.base import Executor
+from gpuherd.stop_signals import STOP_HOLD, hold_for_test
 from gpuherd.store import Store
 
 REACH_CHECK = 1.0
 """Seconds between looks, in a stop with --kill, at whether its jobs are in reach."""
-STOP_HOLD = "GPUHERD_TEST_STOP_HOLD"
-"""A test knob, not for users: a file the daemon creates once it has handled a stop and before
-that stop is committed; it then waits (30 s at most) until the file is gone, so a test can kill
-it in between (tests/reliability/test_kill_crash.py). Read at each stop: a daemon forked from
-the tests' fork server imported this module before the test set it."""
 
 
 class JobStops:
@@ -37,6 +31,7 @@ class JobStops:
     _idle: asyncio.Event
     _stopping: bool
     record_spawns: Callable[[], None]
+    move: Callable[..., None]
 
     @property
     def live(self) -> dict[int, Live]:
@@ -83,8 +78,18 @@ class JobStops:
                 stop_at=now + kill_in - live.grace,
                 stop_requeue=int(live.requeue),
             )
-            _hold_for_test()
+            hold_for_test(STOP_HOLD)
             return True
+
+    def resume_for_stop(self, job: Job) -> None:
+        """A paused job about to be stopped runs its grace: recorded as resumed (else it
+        stayed `paused`, which a restarted daemon SIGSTOPs again), with no SIGCONT of its
+        own: the stop's SIGTERM goes with one (Executor.terminate), once committed. One sent
+        at once, a stop whose commit failed (a full disk) or a crash before it left the job
+        running, unasked, where herd.db said paused; the resume is undone with a rollback."""
+        if job.state is JobState.PAUSED and self.attempts.pause(job.id, False, signalled=False):
+            self.store.on_rollback(partial(_paused_again, self.attempts, job.id))
+            self.move(job, Event.RESUME, JobState.RUNNING)
 
     def kill_all(self, grace: float | None = None, chosen: float | None = None) -> None:
         """Stop every running job, each stop stored: a crash in its grace must not undo it.
@@ -127,11 +132,6 @@ def _put_back(live: Live, stop: Stop) -> None:
     live.stop_reason, live.requeue, live.kill_at = stop
 
 
-def _hold_for_test() -> None:
-    """STOP_HOLD's wait, where a test set it."""
-    if not (mark := os.environ.get(STOP_HOLD)):
-        return
-    Path(mark).touch()
-    until = time.monotonic() + 30
-    while os.path.exists(mark) and time.monotonic() < until:
-        time.sleep(0.01)
+def _paused_again(attempts: Attempts, job_id: int) -> None:
+    """A resume for a stop rolled back: the attempt paused as it was (it had no SIGCONT)."""
+    attempts.pause(job_id, True, signalled=False)

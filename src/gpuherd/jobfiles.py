@@ -20,6 +20,7 @@ from gpuherd.errors import Forbidden
 from gpuherd.layout import Layout
 from gpuherd.log_lines import start_of_last_lines as start_of_last_lines
 from gpuherd.own_files import write_whole
+from gpuherd.stop_signals import SIGTERM_NOTE
 
 LOGS = ("stdout.log", "stderr.log")
 MARKERS = ("SUCCESS", "FAILURE")
@@ -49,7 +50,7 @@ def prepare(folder: str | Path) -> None:
             _set_aside_metrics(str(folder))
             return
         ended = False
-        for name in (*MARKERS, "process", "exit_status", "pid"):
+        for name in (*MARKERS, "process", "exit_status", "pid", SIGTERM_NOTE):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(os.path.join(folder, name))
                 ended = ended or name in MARKERS

@@ -130,7 +130,7 @@ class JobVerbs:
             # A stop under way is looked for first: told by the time left after this one, a
             # daemon slow in between called a first kill "already stopping (SIGKILL in 9.9s)".
             stopping = self._stopping(job)
-            self._resume_for_stop(job)
+            self.engine.resume_for_stop(job)
             self.engine.stop_job(job.id, OutcomeKind.KILLED, chosen=grace)
             if stopping is None:
                 said = stop_begun(job.spec.grace if grace is None else grace)
@@ -209,7 +209,7 @@ class JobVerbs:
                 f"(gpuherd kill {job.id}, then retry --hold it)"
             )
         if job.state in LIVE_STATES:
-            self._resume_for_stop(job)
+            self.engine.resume_for_stop(job)
             self.engine.stop_job(job.id, OutcomeKind.KILLED, requeue=True)
             return "stopping, then queued again"
         if job.state not in FINISHED_STATES:
@@ -248,12 +248,6 @@ class JobVerbs:
         unmet = self.store.deps_kept(job.id)  # (one removed once it had met it is not)
         gone = (w for w in sorted(waited) if w[0] not in there and w[0] in unmet)
         return next(gone, None)
-
-    def _resume_for_stop(self, job: Job) -> None:
-        """A paused job being stopped runs its grace (the executor sends SIGCONT with the
-        SIGTERM): recorded, or it stayed `paused`, which a restarted daemon SIGSTOPs again."""
-        if job.state is JobState.PAUSED:
-            self.engine.signal_job(job, Event.RESUME)
 
     def pause(self, ids: Sequence[int]) -> list[ActionResult]:
         return self._each(ids, lambda job: self._signal_one(job, Event.PAUSE))

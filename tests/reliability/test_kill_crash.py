@@ -9,12 +9,9 @@ the SIGTERM had gone), until the test removes the file it names."""
 
 from __future__ import annotations
 
-import signal
 from pathlib import Path
 
-import psutil
-
-from conftest import Herd, wait_dead, wait_for
+from conftest import Herd, wait_for
 
 HOLD = "GPUHERD_TEST_STOP_HOLD"
 
@@ -27,14 +24,6 @@ def job_command(runs: Path, terms: Path, ends: bool) -> str:
         f'echo "$GPUHERD_ATTEMPT" >> {runs}; trap "echo term >> {terms}{exits}" TERM; '
         "while :; do sleep 0.1; done"
     )
-
-
-def crash(herd: Herd) -> None:
-    """kill -9 the daemon, found by its lock file (held, it answers no request for its pid)."""
-    daemon = psutil.Process(int((herd.home / "daemon.lock").read_text().split()[0]))
-    assert "gpuherd.daemon" in daemon.cmdline()
-    daemon.send_signal(signal.SIGKILL)
-    wait_dead(daemon)
 
 
 def lines(path: Path) -> list[str]:
@@ -60,7 +49,7 @@ def start_and_kill(herd: Herd, tmp_path: Path, answered: bool) -> tuple[int, lis
         if answered:
             mark.unlink()
             assert kill.wait(timeout=30) == 0, kill.communicate()
-        crash(herd)
+        herd.kill9_held()
     finally:
         out, err = kill.communicate(timeout=30)
     assert answered or kill.returncode != 0, (out, err)  # (its daemon died under it)
