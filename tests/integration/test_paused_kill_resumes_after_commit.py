@@ -5,10 +5,7 @@ crash of the daemon before it left the job running, unasked, where herd.db said 
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import psutil
 import pytest
@@ -17,18 +14,11 @@ from conftest import Herd, item, one_gpu_engine, serving, wait_for
 from gpuherd.core.states import FINISHED_STATES, JobState
 from gpuherd.executors.local import LocalExecutor
 from gpuherd.store import Store
+from integration.test_stop_after_commit import until
 
 
 def stopped(pid: int) -> bool:
     return psutil.Process(pid).status() == psutil.STATUS_STOPPED
-
-
-async def until(check: Callable[[], Any], what: str, timeout: float = 10.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while not (value := check()):
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        await asyncio.sleep(0.02)
-    return value
 
 
 def test_a_kill_of_a_paused_job_rolled_back_leaves_it_paused(tmp_path: Path) -> None:

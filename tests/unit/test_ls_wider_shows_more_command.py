@@ -14,33 +14,14 @@ import pytest
 
 from gpuherd.cli import plain
 from gpuherd.cli.ls_table import job_lines
+from unit.test_ls_narrow import _job as narrow_job
 
 NOW = time.time()
 COMMAND = "python -c 'import time; time.sleep(600)' --lr 0.1 --epochs 50"
 
 
 def _job(job_id: int, state: str, **fields: Any) -> dict[str, Any]:
-    job = {
-        "id": job_id,
-        "name": None,
-        "state": state,
-        "outcome": None,
-        "exit_code": None,
-        "signal": None,
-        "message": None,
-        "gpus": [],
-        "gpus_requested": 1,
-        "pid": None,
-        "priority": 0,
-        "command": COMMAND,
-        "created_at": NOW - 100,
-        "started_at": None,
-        "ended_at": None,
-        "reason": None,
-        "paused_seconds": 0.0,
-        "seconds": None,
-    }
-    return {**job, **fields}
+    return narrow_job(job_id, state, COMMAND, **fields)
 
 
 # A long name and a long reason to wait: the columns the two rules cut in opposite orders.
