@@ -110,7 +110,7 @@ def lost(exc: OSError | BadResponse, done_maybe: bool = False) -> LostConnection
     blindly could queue the jobs twice."""
     if isinstance(exc, OSError | CutOff):
         said = WENT_AWAY
-        then = "; start it again if none runs (`gpuherd daemon start`, or gpuherd.connect()), "
+        then = "; start it again if none runs (`gpuherd daemon start`), "
         then += "then ask again"
     else:  # garbled, not the daemon's HTTP (another program's socket): what is wrong with it
         said, then = f"lost the connection to the daemon: {exc}", ""

@@ -76,7 +76,7 @@ def none_came_back(job_id: int) -> str:
     """The line for a follow whose daemon went away and none came back: the lost
     connection's own line ("lost the connection to the daemon: ...") is its cause."""
     within = f"{client_module.RESTART_GRACE:.0f} s"  # (read when said: a test shortens it)
-    how = "start it again (`gpuherd daemon start`, or gpuherd.connect()), then "
+    how = "start it again (`gpuherd daemon start`), then "
     how += f"`gpuherd log -f {job_id}` follows on"
     return (
         f"stopped following job {job_id}'s log: the daemon went away, and no daemon came back "

@@ -29,7 +29,7 @@ from gpuherd import paths
 from gpuherd.client import Client
 from gpuherd.core.sweep import SweepError, SweepSpec, count, size_refusal, spec_to_dict
 from gpuherd.core.sweep_names import default_sweep_name, is_bare_command
-from gpuherd.errors import DaemonError, HerdError, NoAnswer
+from gpuherd.errors import DaemonError, HerdError, LostConnection, NoAnswer
 from gpuherd.following import follow_log
 from gpuherd.pyapi_checks import (
     check_connect,
@@ -325,6 +325,8 @@ class Job(JobActions, JobDisplay):
         try:
             data = b"".join(self.herd.client.download(f"/jobs/{self.id}/log", **query))
             return data.decode(errors="replace")
+        except LostConnection:
+            raise  # (asking the state next would only say no daemon runs, not what befell)
         except HerdError:
             if self.state() in ("queued", "held"):
                 return ""
