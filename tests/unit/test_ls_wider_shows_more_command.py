@@ -70,3 +70,21 @@ def test_name_and_info_whole_before_the_command_gets_more_than_16() -> None:
     assert "waiting for 4 free GPUs" in lines[2]
     assert _command_shown(110) == "python -c 'impo…"
     assert _command_shown(111) == "python -c 'impor…"
+
+
+def test_rows_of_wide_cells_at_80_drop_a_column_as_at_79() -> None:
+    """8 GPUs, a 9-digit priority, 4 days: the default columns do not fit 80 with the command
+    at 16, so PRIO goes at 80 as at 79 (it stayed at 80, and the command was cut to 10)."""
+    wide = [
+        _job(1, "running", name="exp", gpus=list(range(8)), priority=123456789,
+             started_at=NOW - 4 * 86400 - 15 * 3600),
+        _job(2, "queued", name="a-rather-long-experiment-name-lr0.1", reason="waiting for job 1"),
+    ]  # fmt: skip
+    shown = {}
+    for width in (79, 80):
+        term = plain.Terminal(io.StringIO())
+        term.width, term.styled = width, False
+        lines = job_lines(wide, term=term)
+        assert "PRIO" not in lines[0], lines
+        shown[width] = lines[1][lines[0].index("COMMAND") :]
+    assert shown[79] == shown[80] == "python -c 'impo…"

@@ -112,11 +112,10 @@ COLUMNS = {
     "stderr": Column("STDERR", "stderr", lambda job, now: _stderr(job), _stderr),
 }
 DEFAULT_COLUMNS = ("id", "state", "name", "gpus", "prio", "time", "info", "command")
-NARROW = 80
-"""A terminal narrower than this that the default columns do not fit even cut (about 70
-columns) loses its least useful ones (_DROPPED)."""
 _DROPPED = ("prio", "name", "gpus", "info", "time")
-"""In the order a narrow terminal drops them (an empty one first): ID, STATE and COMMAND stay."""
+"""A terminal that the default columns do not fit even cut (about 70 columns; wider only for
+rows of very wide cells) loses its least useful ones, in this order (an empty one first):
+ID, STATE and COMMAND stay."""
 _COMMAND_ROOM = 16
 """Columns the command keeps on a narrow terminal while there is a column to drop for it,
 and at any width while NAME or INFO can be cut for it."""
@@ -169,8 +168,9 @@ def job_lines(
         return [("no jobs match" if filtered else "no jobs") + (f": {hint}" if hint else "")]
     now = time.time()
     rows = [[COLUMNS[name].cell(job, now) for name in columns] for job in jobs]
-    if term.width < NARROW:  # (80 and more: every column, as it always was)
-        columns, rows = _narrowed(term.width, columns, rows)
+    # At every width (not only below 80): a row of wide cells (8 GPUs, a priority of 9 digits)
+    # cut the command to 10 at 80 columns where 79 dropped PRIO and kept it 16.
+    columns, rows = _narrowed(term.width, columns, rows)
     chosen = [COLUMNS[name] for name in columns]
     shrink = [
         (i, least) for name, least in _CUTS for i, given in enumerate(columns) if given == name
