@@ -7,8 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import cast
 
-from gpuherd.attempts import Attempts, HeldRun, Live
+from gpuherd.attempts import Attempts, Live
 from gpuherd.executors.base import Executor
+from gpuherd.held_run import HeldRun
 from gpuherd.layout import Layout
 
 
