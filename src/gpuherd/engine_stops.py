@@ -98,6 +98,8 @@ class JobStops:
         self.record_spawns()  # a job started within the last 50 ms: its pid before its stop
         with self.store.transaction():
             for job_id in list(self.attempts.live):
+                if (job := self.store.get_job(job_id)) is not None:
+                    self.resume_for_stop(job)  # (a paused one: as `kill` does)
                 self.stop_job(job_id, OutcomeKind.KILLED, grace=grace, chosen=chosen)
 
     async def drain(self, kill: bool = False, chosen: float | None = None) -> dict[int, str]:

@@ -1,4 +1,5 @@
-"""A `kill` or `retry` of a paused job resumes it for its grace, and says so.
+"""A `kill` or `retry` (or `daemon stop --kill`) of a paused job resumes it for its grace,
+and says so.
 
 The executor sends a paused job SIGCONT with its SIGTERM (it could not act on the SIGTERM
 stopped), but the job stayed `paused` in the queue: `ls` and `show` said `paused` while it
@@ -62,3 +63,20 @@ def test_a_stopped_paused_job_runs_its_grace(
     else:  # queued again, then running anew (no longer paused)
         wait_for(lambda: shared_daemon.job(job)["attempt"] == 2, what="its second attempt")
         assert shared_daemon.wait_state(job, "running")["state"] == "running"
+
+
+def test_daemon_stop_kill_resumes_a_paused_job_for_its_grace(daemon: Herd, tmp_path: Path) -> None:
+    """`daemon stop --kill` stops a paused job as `kill` does: resumed, in the queue's words
+    too (it stayed `paused` there through its grace, and a daemon started again before it
+    ended sent it SIGSTOP again)."""
+    job = _paused_job(daemon, tmp_path)
+    stopping = daemon.popen("daemon", "stop", "--kill", "--grace", "60s")
+    try:
+        wait_for(lambda: (tmp_path / "term").exists(), what="the job's SIGTERM handler")
+        shown = daemon.job(job)
+        assert shown["state"] == "running", shown["state"]
+        assert [e["event"] for e in shown["events"]][-2:] == ["resume", "stop"]
+    finally:  # its handler ends it, whatever failed above
+        (tmp_path / "go").touch()
+        _out, err = stopping.communicate(timeout=30)
+    assert stopping.returncode == 0, err
