@@ -275,6 +275,9 @@ class DeviceTable:
         return before, now
 
     def remove(self, index: int) -> None:
+        if index not in self._config and (index in self._readings or index in self._removed()):
+            # (not `_require`'s "`gpuherd gpus add N` adds it": the opposite of what was asked)
+            raise NotFound(f"{self._not_configured(index)}: nothing to remove")
         cfg = self._require(index)
         self.store.remove_device(index)
         del self._config[index]
