@@ -108,6 +108,8 @@ def finish(
     if "release_at" in changes:
         engine.begins.arm()
     started = live.started_info if live else jobfiles.start_info(job, stored_attempt(engine, job))
+    if started.get("git") is None and job.spec.git is not None:
+        started = {**started, "git": job.spec.git}  # (git answered after it started)
     # (Written after the tick's spawns, or before that of a job that waited for it: a retry
     # of the job may have started meanwhile.)
     engine.add_paperwork(

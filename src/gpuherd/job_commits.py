@@ -7,9 +7,9 @@ the last answer, share one lookup (git_lookups.py).
 In a small repository git answers in a few milliseconds, before the jobs are stored. In a
 large one `git status` takes longer (~0.1 s for 50,000 tracked files): past GIT_WAIT the
 submission is answered without waiting, and the commit is filled in when git answers (a job
-that started meanwhile has none in its job.json; `show` and `ls` have it; a daemon that stops
-first fills in nothing). A folder outside a work tree, or no git on the PATH: nothing is
-recorded, and nothing said.
+that started meanwhile gets it in its job.json as it ends, if git answered by then; `show`
+and `ls` have it; a daemon that stops first fills in nothing). A folder outside a work
+tree, or no git on the PATH: nothing is recorded, and nothing said.
 """
 
 from __future__ import annotations

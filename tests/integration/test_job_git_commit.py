@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import subprocess
 import time
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Herd, form_submitted, job_info, load_stretch, wait_for
+from conftest import Herd, Runs, form_submitted, job_info, load_stretch, wait_for
 
 GIT_ENV = {
     **os.environ,
@@ -58,9 +59,12 @@ def test_submit_and_submit_file_record_the_commit_and_dirty(
 ) -> None:
     herd = shared_daemon
     sha = git(repo, "rev-parse", "HEAD")
-    job = int(herd.cli("submit", "-q", "--", "true", cwd=repo).stdout)
+    job = int(herd.cli("submit", "-q", "--hold", "--", "true", cwd=repo).stdout)
+    # (held till git answered: on a loaded machine it may answer after the 0.1 s a
+    # submission waits, and after `true` ended; the test below has a job it misses)
+    wait_for(lambda: herd.job(job)["git"] == sha, what="the commit")
+    herd.cli("release", str(job))
     herd.wait_state(job, "succeeded")
-    assert herd.job(job)["git"] == sha
     assert shown_git(herd, job) == sha
     assert json.loads((Path(herd.job(job)["job_dir"]) / "job.json").read_text())["git"] == sha
 
@@ -174,6 +178,25 @@ def test_a_slow_git_does_not_hold_the_answer_and_fills_in_later(
     wait_for(lambda: all(herd.job(i)["git"] == "feedbeef" for i in jobs), what="the commit")
 
 
+def test_a_job_that_started_before_git_answered_has_the_commit_in_its_job_json(
+    shared_daemon: Herd, slow_git: SlowGit, shared_work: Path
+) -> None:
+    """Its job.json, written as it ends, has the commit that came while it ran."""
+    herd = shared_daemon
+    ended = shared_work / "end"
+    wait = f"while [ ! -e {ended} ]; do sleep 0.05; done"
+    job = int(herd.cli("submit", "-q", "--", "sh", "-c", wait, env=slow_git.env(herd)).stdout)
+    herd.wait_state(job, "running")
+    assert herd.job(job)["git"] is None
+    slow_git.go.touch()
+    wait_for(lambda: herd.job(job)["git"] == "feedbeef", what="the commit")
+    ended.touch()
+    herd.wait_state(job, "succeeded")
+    assert (
+        json.loads((Path(herd.job(job)["job_dir"]) / "job.json").read_text())["git"] == "feedbeef"
+    )
+
+
 def test_ls_answers_while_git_is_slow_and_one_lookup_serves_all(
     shared_daemon: Herd, slow_git: SlowGit, shared_work: Path
 ) -> None:
@@ -238,9 +261,22 @@ def test_gpuherd_run_starts_its_first_job_while_git_is_slow(herd: Herd, tmp_path
     assert job_info(job_json.parent)["git"] is None
 
 
-def test_gpuherd_run_records_it_in_job_json(herd: Herd, repo: Path, tmp_path: Path) -> None:
+def test_gpuherd_run_records_it_in_job_json(runs: Runs, repo: Path, tmp_path: Path) -> None:
+    """A job read once git answered has the commit. (Its line comes after git's two calls
+    and a first job: a loaded machine's git may answer after the 0.1 s a first job waits.)"""
     sha = git(repo, "rev-parse", "HEAD")
-    out = tmp_path / "out"
-    herd.cli("run", "--fake-gpus", "1", "--output-dir", str(out), "-", input="true\n", cwd=repo)
-    (job_json,) = out.rglob("job.json")
-    assert job_info(job_json.parent)["git"] == sha
+    calls, bin_dir, out = tmp_path / "git-calls", tmp_path / "bin", tmp_path / "out"
+    bin_dir.mkdir()
+    counted = bin_dir / "git"  # (the real git, each call written down as it ends)
+    counted.write_text(
+        f'#!/bin/sh\n{shutil.which("git")} "$@"; rc=$?\necho "$*" >> {calls}\nexit $rc\n'
+    )
+    counted.chmod(0o755)
+    runs.cwd, runs.env["PATH"] = repo, f"{bin_dir}{os.pathsep}{os.environ['PATH']}"
+    run = runs.start("--fake-gpus", "1", "--output-dir", str(out), "-")
+    wait_for(lambda: calls.exists() and len(calls.read_text().splitlines()) == 2, what="git")
+    run.write("true\n")
+    run.expect_line("[0] succeeded")
+    run.write("true\n")
+    assert run.finish()[0] == 0
+    assert job_info(out / "job_1")["git"] == sha  # (job_0's may have none)
