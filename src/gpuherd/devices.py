@@ -275,7 +275,7 @@ class DeviceTable:
         return before, now
 
     def remove(self, index: int) -> None:
-        if index not in self._config and (index in self._readings or index in self._removed()):
+        if index not in self._config and self._heard_of(index):
             # (not `_require`'s "`gpuherd gpus add N` adds it": the opposite of what was asked)
             raise NotFound(f"{self._not_configured(index)}: nothing to remove")
         cfg = self._require(index)
@@ -310,6 +310,14 @@ class DeviceTable:
             raise NotFound(f"{self._not_configured(index)}: `gpuherd gpus add {index}` adds it")
         raise NotFound(self._not_seen(index))
 
+    def _heard_of(self, index: int) -> bool:
+        """Seen, removed, running jobs, or any of a static `--gpus` list: not a typo."""
+        known = index in self._readings or index in self._removed() or self._has_jobs(index)
+        return known or isinstance(self.probe, StaticProbe)
+
+    def _has_jobs(self, index: int) -> bool:
+        return any(index in job.gpus for job in self._jobs())
+
     def _not_configured(self, index: int) -> str:
         known = ",".join(str(i) for i in sorted(self._config)) or "none"
         return f"GPU {index} is not configured (configured: {known})"
@@ -330,7 +338,7 @@ class DeviceTable:
                 f"now (it sees: {seen}): `gpuherd gpus add {index}` once the probe sees it again"
             )
         said = self._not_configured(index)
-        if any(index in job.gpus for job in self._jobs()):
+        if self._has_jobs(index):
             # Its row (`unconfigured`) is kept for the jobs that run there: it was told to
             # "name a GPU that `gpuherd gpus` lists", which listed it.
             if self.on_cluster:

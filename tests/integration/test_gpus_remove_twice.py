@@ -22,3 +22,14 @@ def test_removing_a_gpu_gpuherd_does_not_use_says_nothing_to_remove(herd: Herd) 
     refused = herd.cli("gpus", "drain", "2", check=False)
     assert refused.stderr.endswith("`gpuherd gpus add 2` adds it\n"), refused.stderr
     assert [g["index"] for g in herd.json("gpus")["gpus"] if g["state"] != "removed"] == [0, 1]
+
+
+def test_removing_a_gpu_a_static_gpus_list_lacks_says_nothing_to_remove(herd: Herd) -> None:
+    """`--gpus 0,1` without a driver takes any GPU `gpus add` names: `remove 7` said `` `gpuherd
+    gpus add 7` adds it ``."""
+    herd.start("--gpus", "0,1")
+    refused = herd.cli("gpus", "remove", "7", check=False)
+    assert (refused.returncode, refused.stderr) == (
+        1,
+        "gpuherd: error: GPU 7 is not configured (configured: 0,1): nothing to remove\n",
+    )

@@ -71,11 +71,13 @@ def test_submit_and_submit_file_record_the_commit_and_dirty(
     (repo / "train.py").write_text("print('v2')\n")  # a tracked file changed: +dirty
     (repo / "notes.txt").write_text("untracked: not dirty\n")
     lines = "true\ntrue\n"
-    # (from a sub-folder: the folder's lookup of a second ago is reused, git_lookups.py)
+    # (from a sub-folder: the folder's lookup, clean, is reused for a second: git_lookups.py)
     (sub := repo / "sub").mkdir()
     out = herd.cli("submit", "-q", "--hold", "--file", "-", input=lines, cwd=sub).stdout
     batch = [int(word) for word in out.split()]
-    assert [herd.job(i)["git"] for i in batch] == [f"{sha}+dirty"] * 2
+    # (each wait_for below: git may answer after the 0.1 s a submission waits for it)
+    dirty = [f"{sha}+dirty"] * 2
+    wait_for(lambda: [herd.job(i)["git"] for i in batch] == dirty, what="the commit")
     listed = herd.cli("ls", "--all", "--columns", "id,state,git").stdout
     rows = [line.split() for line in listed.splitlines()]
     assert [str(batch[0]), "held", f"{sha[:12]}+dirty"] in rows  # the table's: shortened
@@ -94,6 +96,7 @@ def test_a_retry_keeps_the_commit_it_was_submitted_from(shared_daemon: Herd, rep
     sha = git(repo, "rev-parse", "HEAD")
     job = int(herd.cli("submit", "-q", "--", "false", cwd=repo).stdout)
     herd.wait_state(job, "failed")
+    wait_for(lambda: herd.job(job)["git"] == sha, what="the commit")  # (before the change)
     (repo / "train.py").write_text("print('v2')\n")
     git(repo, "commit", "-q", "-am", "v2")  # a new commit before the retry
     herd.cli("retry", str(job), cwd=repo)
@@ -106,11 +109,11 @@ def test_the_api_and_the_dashboard_form_record_it(shared_daemon: Herd, repo: Pat
     sha = git(repo, "rev-parse", "HEAD")
     item = {"command": "true", "cwd": str(repo), "env": dict(os.environ), "hold": True}
     (job,) = herd.client.post("/jobs", {"jobs": [item]})["ids"]
-    assert herd.job(job)["git"] == sha
+    wait_for(lambda: herd.job(job)["git"] == sha, what="the commit")
     given = herd.client.post("/jobs", {"jobs": [{**item, "git": "abc123"}]})["ids"][0]
     assert herd.job(given)["git"] == "abc123"  # (a client that says its own is taken at its word)
     from_form = form_submitted(herd, repo)
-    assert herd.job(from_form)["git"] == sha
+    wait_for(lambda: herd.job(from_form)["git"] == sha, what="the commit")
     assert f'<code id="job-git">{sha}</code>' in herd.page(f"/jobs/{from_form}")
 
 

@@ -186,10 +186,22 @@ def test_bursts_of_pauses_and_resumes_leave_each_job_as_gpuherd_shows_it(
     # DELAY for the commands to start, then their signals: 15 s was short once on a machine
     # running the suite at twice its usual length (other work on it), 24 s once with the
     # suite beside three other test runs (it passes in ~20 s alone, ~48 s beside 6 CPU hogs).
-    wait_for(settled, DELAY + 40, "each job's processes stopped exactly when it is shown paused")
+    try:
+        wait_for(settled, DELAY + 40, "each job's processes stopped as shown paused")
+    except AssertionError as timed_out:  # (which job, and its processes: a CI run's one clue)
+        seen = {job: [seen_as(p) for p in rherd.job_processes(job)] for job in jobs}
+        raise AssertionError(f"{timed_out}: shown {shown}, seen {seen}") from None
     rherd.cli("kill", *map(str, jobs))
     for job in jobs:
         rherd.wait_state(job, "killed", timeout=30)
+
+
+def seen_as(process: psutil.Process) -> str:
+    """pid, command and state of a job's process, as a failed test says it."""
+    try:
+        return f"{process.pid} {' '.join(process.cmdline())[:60]!r} {process.status()}"
+    except psutil.Error as gone:
+        return f"{process.pid} {type(gone).__name__}"
 
 
 def test_a_jobs_folder_on_its_node_is_readable_by_its_user_alone(rherd: RayHerd) -> None:
