@@ -6,8 +6,9 @@ the job gets only the SIGKILL at the end of its grace, with no chance to save a 
 A daemon killed later in the grace, once the SIGTERM went, must not send a second one ("hurry,
 skip the checkpoint" to some programs). herd.db cannot tell the two apart; the note can.
 
-The note is written after the signal: a crash in the instant between gives the job a second
-SIGTERM, never none. It is a file of its own (not herd.db): no second commit per stop.
+The note is written once the signal went (a Ray job's: once its actor took it, maybe after a
+while the cluster was away): a crash in the instant between gives the job a second SIGTERM,
+never none. It is a file of its own (not herd.db): no second commit per stop.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
+from functools import partial
 from pathlib import Path
 
 from gpuherd.executors.base import Executor
@@ -38,7 +40,10 @@ def terminate(executor: Executor, pid: int, folder: Path, grace: float, begun: b
         executor.terminate(pid, grace, begun=True)
         return
     hold_for_test(SIGTERM_HOLD)
-    executor.terminate(pid, grace)
+    executor.terminate(pid, grace, sent=partial(_note_sigterm, folder))
+
+
+def _note_sigterm(folder: Path) -> None:
     # Not a file of the job's: a planted link is not followed, a folder gone is no error (a
     # crash then gives the job a second SIGTERM).
     with contextlib.suppress(OSError):

@@ -28,9 +28,11 @@ class NotedTerminations(LocalExecutor):
         self.sent: list[tuple[int, bool]] = []
         """(pid, whether herd.db had a transaction open) for each terminate."""
 
-    def terminate(self, pid: int, grace: float, begun: bool = False) -> None:
+    def terminate(
+        self, pid: int, grace: float, begun: bool = False, sent: Callable[[], object] | None = None
+    ) -> None:
         self.sent.append((pid, self.store._db.in_transaction))
-        super().terminate(pid, grace, begun)
+        super().terminate(pid, grace, begun, sent)
 
 
 async def until(check: Callable[[], Any], what: str, timeout: float = 10.0) -> Any:

@@ -259,9 +259,11 @@ def test_a_second_kill_says_the_sigkill_stays_due_and_a_stopping_job_is_not_paus
 class LateToSignal(LocalExecutor):
     """Sends a stop's signals 0.1 s late, as a daemon descheduled on a busy machine may."""
 
-    def terminate(self, pid: int, grace: float, begun: bool = False) -> None:
+    def terminate(
+        self, pid: int, grace: float, begun: bool = False, sent: Callable[[], object] | None = None
+    ) -> None:
         time.sleep(0.1)
-        super().terminate(pid, grace, begun)
+        super().terminate(pid, grace, begun, sent)
 
 
 async def _until(done: Callable[[], bool], what: str) -> None:

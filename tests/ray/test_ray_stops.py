@@ -125,12 +125,16 @@ def test_a_stop_that_did_not_reach_its_actor_does_once_it_answers_with_the_grace
         watched(ex, tmp_path, 1)
         await cut_off(ex, gcs, actor)
         asked = time.monotonic()
-        ex.terminate(handle_of(1, 1), grace)
+        noted: list[list[float]] = []  # (what the actor had had when told that it went)
+        ex.terminate(handle_of(1, 1), grace, sent=lambda: noted.append(list(actor.terminated)))
         await asyncio.wait_for(_until(lambda: actor.refused), 5)
         assert not actor.terminated
+        assert not noted  # (was: its `sigterm` note written as it was asked: stop_signals.py)
         actor.away = False  # the actor answers again (its pulls): the stop reaches it
         gcs.answer()
         await asyncio.wait_for(_until(lambda: actor.terminated), 5)
+        await asyncio.wait_for(_until(lambda: noted), 5)
+        assert noted == [actor.terminated]
         [left] = actor.terminated
         assert 0 < left <= grace - (time.monotonic() - asked) + 0.1, left  # from the request
         assert not actor.killed  # (its kill is not due yet)

@@ -190,10 +190,14 @@ class Executor(Protocol):
         attempt: its stop is stored, and the next daemon carries it out."""
         ...
 
-    def terminate(self, pid: int, grace: float, begun: bool = False) -> None:
+    def terminate(
+        self, pid: int, grace: float, begun: bool = False, sent: Callable[[], object] | None = None
+    ) -> None:
         """SIGTERM to the group (SIGCONT too, if it was paused), SIGKILL after `grace` s. With
         `begun`, an earlier daemon sent the SIGTERM: only the SIGKILL is left to arm (a second
-        SIGTERM means "hurry, skip the checkpoint" to some programs)."""
+        SIGTERM means "hurry, skip the checkpoint" to some programs). `sent` is called once the
+        SIGTERM went: at once for a job here, once its actor took it for one on Ray (never,
+        if it could not go: stop_signals.py notes it then)."""
         ...
 
     def close(self) -> None:

@@ -358,12 +358,16 @@ class LocalExecutor:
         """None: a job on this machine is always in reach of a signal."""
         return None
 
-    def terminate(self, pid: int, grace: float, begun: bool = False) -> None:
+    def terminate(
+        self, pid: int, grace: float, begun: bool = False, sent: Callable[[], object] | None = None
+    ) -> None:
         if self._closed:
             return
         if not begun:
             # SIGCONT too: a paused (SIGSTOPped) job would not act on SIGTERM until resumed.
             self._signal(pid, SIGCONT, SIGTERM)
+            if sent is not None:
+                sent()
         old = self._kill_timers.pop(pid, None)
         if old is not None:
             old.cancel()

@@ -22,6 +22,7 @@ import logging
 import os
 import time
 import uuid
+from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
@@ -58,6 +59,8 @@ class Stop:
 
     kill_due: float
     sent: Sent = Sent.OWED
+    on_sent: Callable[[], object] | None = None
+    """Called once the actor took the SIGTERM (Executor.terminate's `sent`)."""
 
     def grace_left(self) -> float:
         return max(0.0, self.kill_due - time.monotonic())
@@ -89,7 +92,9 @@ class Stopping:
             else:
                 in_order.remote(signum, SENDER, next(_signal_numbers))
 
-    def terminate(self, pid: int, grace: float, begun: bool = False) -> None:
+    def terminate(
+        self, pid: int, grace: float, begun: bool = False, sent: Callable[[], object] | None = None
+    ) -> None:
         run = self._runs.get(pid)
         if run is None:
             return
@@ -99,7 +104,7 @@ class Stopping:
             run.killed = run.kill_owed = True
             return
         if not begun:  # else the job's supervisor has its own SIGKILL timer already
-            run.stop = Stop(time.monotonic() + grace)
+            run.stop = Stop(time.monotonic() + grace, on_sent=sent)
             self.deliver(run)  # (or once its actor is found: `_attach`)
         if run.kill_timer is not None:
             run.kill_timer.cancel()
@@ -143,6 +148,8 @@ class Stopping:
             stop.sent = Sent.OWED
         else:
             stop.sent = Sent.DONE
+            if stop.on_sent is not None:
+                stop.on_sent()
 
     def _kill(self, actor: Any) -> Future[None] | None:
         """Kill an actor (frees its GPUs), in a thread, not waited for: None when refused at
