@@ -94,8 +94,8 @@ def done_later(exc: NoAnswer) -> NoAnswer:
 
 
 WENT_AWAY = (
-    "lost the connection to the daemon: it went away before it answered (a stop, a restart "
-    "or a crash)"
+    "lost the connection to the daemon: it went away before it answered in full (a stop, "
+    "a restart or a crash)"
 )
 """What a request whose connection the daemon cut says (lost()), in place of the socket's
 own words: `ConnectionResetError(104, 'Connection reset by peer')` (a daemon killed before it

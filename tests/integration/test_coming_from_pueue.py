@@ -49,7 +49,7 @@ def test_wait_for_a_project_waits_for_its_jobs_and_no_others(
     # which waits for every job (the other project's too); the filter waits for none.
     none_left = shared_daemon.cli("wait", "--project", "train", "--name", "a b", timeout=10)
     assert none_left.stdout == (
-        "nothing to wait for: no job of --project train --name 'a b' is queued or running\n"
+        "nothing to wait for: no job of project train, name 'a b' is queued or running\n"
     )
     both = shared_daemon.cli("wait", str(fails), "--sweep", "lr", check=False)
     assert (both.returncode, both.stderr) == (

@@ -29,8 +29,8 @@ from gpuherd import client_http
 from gpuherd.errors import DaemonError, HerdError, LostConnection
 
 WENT = (
-    "lost the connection to the daemon: it went away before it answered (a stop, a restart "
-    "or a crash)"
+    "lost the connection to the daemon: it went away before it answered in full (a stop, "
+    "a restart or a crash)"
 )
 ASK_AGAIN = WENT + "; start it again if none runs (`gpuherd daemon start`), then ask again"
 MAYBE_DONE = (

@@ -53,9 +53,7 @@ def test_sweep_wait_is_wait_with_sweep(daemon: Herd, tmp_path: Path) -> None:
     # Nothing left to wait for: exit 0, said alike.
     verb, flag = _both(daemon, "codes")
     assert (
-        verb
-        == flag
-        == (0, "nothing to wait for: no job of --sweep codes is queued or running\n", "")
+        verb == flag == (0, "nothing to wait for: no job of sweep codes is queued or running\n", "")
     )
 
 

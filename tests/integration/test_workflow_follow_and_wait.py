@@ -153,7 +153,7 @@ def test_wait_for_a_sweep_no_sweep_has_is_refused(shared_daemon: Herd) -> None:
     finished = herd.cli("wait", "--sweep", "lr-sweep")  # exists, has nothing left to run
     assert (finished.returncode, finished.stdout) == (
         0,
-        "nothing to wait for: no job of --sweep lr-sweep is queued or running\n",
+        "nothing to wait for: no job of sweep lr-sweep is queued or running\n",
     )
 
 

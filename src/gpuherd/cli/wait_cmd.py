@@ -88,7 +88,7 @@ def wait(
         sys.exit(3)
     if not wanted:
         if not quiet:
-            of = f" of {narrowed}" if narrowed else ""
+            of = f" of {_filter_words(match, typed=False)}" if narrowed else ""
             click.echo(f"nothing to wait for: no job{of} is queued or running")
         return
     states = waited.states
@@ -141,10 +141,13 @@ def _asked_again(
     return read()
 
 
-def _filter_words(match: dict[str, str | None]) -> str:
-    """The filters given, as typed (`--project g --name 'a*'`); '' when none is."""
-    flags = {"project": "--project", "sweep": "--sweep", "name": "--name"}
-    return " ".join(f"{flags[k]} {shlex.quote(v)}" for k, v in match.items() if v is not None)
+def _filter_words(match: dict[str, str | None], typed: bool = True) -> str:
+    """The filters given, as typed (`--project g --name 'a*'`), else as words (`project g,
+    name 'a*'`: `sweep wait NAME` typed no --sweep); '' when none is."""
+    given = [(k, shlex.quote(v)) for k, v in match.items() if v is not None]
+    if typed:
+        return " ".join(f"--{k} {v}" for k, v in given)
+    return ", ".join(f"{k} {v}" for k, v in given)
 
 
 def _held_notes(client: Client, named: list[int]) -> list[str]:
