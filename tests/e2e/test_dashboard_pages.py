@@ -163,34 +163,60 @@ def run_sweep(herd: Herd, cwd: Path, command: str, options: str) -> None:
 
 
 def timed(herd: Herd, path: str) -> tuple[Answer, float]:
+    """The answer to GET `path`, and the least time it took of REPS asks: the time one ask
+    takes on a loaded machine is mostly how long it waited for a core (or a garbage
+    collection), which the least of a few leaves out."""
+    times = []
+    for _ in range(REPS):
+        started = time.monotonic()
+        answer = call(herd, "GET", path)
+        times.append(time.monotonic() - started)
+        assert answer.status == 200, (path, answer.body[:500])
+    return answer, min(times)
+
+
+REPS = 3
+CHEAPER = 5
+"""How many times cheaper than reading every job a page of them must be: a page (one COUNT,
+one LIMIT/OFFSET query, 50 views) of 10,504 jobs takes ~1/50 of the API's list of them all
+(2 cores, unloaded); a page that read every job (and sliced it) takes about as long as it."""
+
+
+def every_job_read(herd: Herd) -> float:
+    """How long the daemon takes now to read every job (the API's list of them all): what a
+    page of the jobs table must cost much less than, on this machine at this load (speed
+    itself is benchmarks/' to measure)."""
     started = time.monotonic()
-    answer = call(herd, "GET", path)
-    assert answer.status == 200, (path, answer.body[:500])
-    return answer, time.monotonic() - started
+    answer = call(herd, "GET", "/api/v1/jobs?all=true")
+    assert answer.status == 200 and answer.body.count('"id":') >= 10_504, answer.body[:500]
+    return time.monotonic() - started
 
 
-def test_the_jobs_table_pages_10000_jobs_quickly(daemon: Herd, tmp_path: Path) -> None:
+def test_the_jobs_table_pages_10000_jobs_without_reading_them_all(
+    daemon: Herd, tmp_path: Path
+) -> None:
     lines = [f"echo {i}" for i in range(10_500)]
     ids = daemon.submit_lines(lines, "--hold", "--gpus", "0")
     marker = daemon.submit("--hold", "--gpus", "0", "--name", "needle-job", "--", "true")
     run_sweep(daemon, tmp_path, "true {x}", "-p x 1 2 3 --hold --gpus 0 --name paged")
     first, first_time = timed(daemon, "/jobs")
+    everything = every_job_read(daemon)
     assert first.body.count('<tr id="job-') == 50
     assert f'id="job-{marker + 3}"' in first.body  # newest first
     assert "1–50 of 10,504" in first.body  # counts of four digits and more are grouped
-    assert first_time < 2.0, f"the first page took {first_time:.2f}s"
+    assert first_time * CHEAPER < everything, f"first page {first_time:.3f}s, all {everything:.3f}s"
     assert '<option value="paged">paged</option>' in first.body  # the sweep filter
     # The held jobs alone: in the order they start, the last to start on the last page.
     last, deep_time = timed(daemon, "/ui/jobs?state=held&page=211")
     assert last.body.count('<tr id="job-') == 4 and f'id="job-{marker}"' in last.body
     assert "10,501–10,504 of 10,504, in the order they start" in last.body
     assert "later" not in last.body and "earlier" in last.body
-    assert deep_time < 1.0, f"the last page took {deep_time:.2f}s"
+    assert deep_time * CHEAPER < everything, f"last page {deep_time:.3f}s, all {everything:.3f}s"
     oldest = re.search(r'href="/jobs\?([^"]*)">oldest', first.body)
     assert oldest is not None and oldest.group(1) == "page=211"
     found, search_time = timed(daemon, "/ui/jobs?q=needle")
     assert found.body.count('<tr id="job-') == 1 and "needle-job" in found.body
-    assert search_time < 1.0, f"a search took {search_time:.2f}s"
+    assert search_time * CHEAPER < everything, f"a search {search_time:.3f}s, all {everything:.3f}s"
     echo = call(daemon, "GET", "/ui/jobs?q=echo+10499").body
     assert echo.count('<tr id="job-') == 1 and f'id="job-{ids[10_499]}"' in echo
     by_id = call(daemon, "GET", f"/ui/jobs?q=%23{ids[7]}")
@@ -206,7 +232,9 @@ def test_the_jobs_table_pages_10000_jobs_quickly(daemon: Herd, tmp_path: Path) -
     beyond = call(daemon, "GET", "/ui/jobs?page=9999").body
     assert "none on page 9,999" in beyond and "page=211" in beyond
     overview, overview_time = timed(daemon, "/")
-    assert overview_time < 2.0
+    assert overview_time * CHEAPER < everything, (
+        f"overview {overview_time:.3f}s, all {everything:.3f}s"
+    )
     assert '<span class="n">10,504</span> <span class="pill state-held">' in overview.body
     grid = f"-p a {' '.join(map(str, range(40)))} -p b {' '.join(map(str, range(30)))}"
     run_sweep(daemon, tmp_path, "true {a} {b}", f"{grid} --hold --gpus 0 --name big")

@@ -5,6 +5,7 @@ crash of the daemon before it left the job running, unasked, where herd.db said 
 from __future__ import annotations
 
 import asyncio
+import subprocess
 from pathlib import Path
 
 import psutil
@@ -74,7 +75,12 @@ def test_a_kill_of_a_paused_job_cut_off_by_a_crash_leaves_it_paused(
         assert stopped(pid)  # was: running again, SIGCONTed before the commit
         herd.kill9_held()
     finally:
-        kill.communicate(timeout=30)
+        try:
+            kill.communicate(timeout=30)
+        except subprocess.TimeoutExpired:  # not left running past the test
+            kill.kill()
+            kill.communicate()
+            raise
     del herd.env["GPUHERD_TEST_STOP_HOLD"]
     herd.start("--fake-gpus", "1")
     after = herd.job(job)

@@ -17,6 +17,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from test_completion import PATIENT
+
 from conftest import GPUHERD_BIN, Herd, on_a_terminal
 
 
@@ -85,7 +87,7 @@ def test_bash_completes_a_name_that_is_no_plain_word_as_one_word(shared_daemon: 
     path = f"{Path(GPUHERD_BIN).parent}{os.pathsep}{os.environ.get('PATH', '')}"
     proc = subprocess.run(
         ["bash", "--norc", "--noprofile", "-c", script],
-        env={**herd.env, "PATH": path},
+        env={**herd.env, "PATH": path, **PATIENT},  # (10 s to answer)
         cwd=herd.home.parent,
         capture_output=True,
         text=True,
@@ -100,7 +102,7 @@ def test_bash_completes_a_name_that_is_no_plain_word_as_one_word(shared_daemon: 
 def test_a_sweep_of_one_point_is_described_in_the_singular(shared_daemon: Herd) -> None:
     herd = shared_daemon
     herd.cli("sweep", "true {x}", "-p", "x", "1", "--name", "qa10-single", "--hold")
-    env = {**herd.env, "_GPUHERD_COMPLETE": "zsh_complete"}
+    env = {**herd.env, "_GPUHERD_COMPLETE": "zsh_complete", **PATIENT}  # (10 s to answer)
     env |= {"COMP_WORDS": "gpuherd sweep status qa10-si", "COMP_CWORD": "3"}
     answer = subprocess.run(
         [GPUHERD_BIN], env=env, capture_output=True, text=True, timeout=60

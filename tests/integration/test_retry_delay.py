@@ -12,6 +12,7 @@ import sqlite3
 import time
 from itertools import pairwise
 from pathlib import Path
+from typing import Any
 
 from conftest import Herd, wait_for
 
@@ -23,21 +24,34 @@ def attempts(herd: Herd, job_id: int) -> list[dict[str, float]]:
 def test_each_retry_waits_its_delay_and_says_so(shared_daemon: Herd) -> None:
     daemon = shared_daemon
     job_id = daemon.submit("--retries", "2", "--retry-delay", "1s", "--", "exit 3")
-    waiting = wait_for(
-        lambda: (job := daemon.job(job_id))["attempt"] == 1 and job["state"] == "queued" and job,
-        what="the first retry to wait",
-    )
-    assert waiting["reason"].startswith("retrying at ")
-    assert waiting["reason"].endswith(" (--retry-delay 1s)")  # as typed (was 1.0s)
-    assert waiting["retry_at"] is not None and waiting["retry_delay"] == 1.0
+
+    def waiting_or_past() -> dict[str, Any] | None:
+        job = daemon.job(job_id)
+        waits = job["attempt"] == 1 and job["state"] == "queued" and job["retry_at"] is not None
+        return job if waits or job["attempt"] >= 2 else None
+
+    seen = wait_for(waiting_or_past, what="the first retry to wait (or to have started)")
     done = daemon.wait_state(job_id, "failed", timeout=30)
     assert done["attempt"] == 3
     runs = attempts(daemon, job_id)
-    for before, after in pairwise(runs):
+    retries = [e for e in done["events"] if e["event"] == "retry"]
+    assert len(retries) == 2, retries
+    # How long the daemon took to hear each end, by its records (the event's time is taken a
+    # little after the `now` the wording was chosen by): heard within JUST_ENDED (1 s), the
+    # delay as typed; later, on a loaded machine, the delay has passed and it runs at once.
+    heard = [retry["at"] - run["ended_at"] for retry, run in zip(retries, runs, strict=False)]
+    for (before, after), retry, late in zip(pairwise(runs), retries, heard, strict=True):
         # The GPUs were free: only the delay held the retry back.
         assert after["started_at"] - before["ended_at"] >= 1.0
-    retries = [e for e in done["events"] if e["event"] == "retry"]
-    assert [e["detail"] for e in retries] == ["exit 3; runs again in 1s (--retry-delay)"] * 2
+        typed = "exit 3; runs again in 1s (--retry-delay)"
+        passed = "exit 3; its --retry-delay 1s has passed since it ended"
+        assert retry["detail"] in ((typed,) if late < 1.0 else (typed, passed)), (late, retry)
+    if seen["attempt"] == 1:  # the wait, seen while it lasted
+        assert seen["reason"].startswith("retrying at ")
+        assert seen["reason"].endswith(" (--retry-delay 1s)")  # as typed (was 1.0s)
+        assert seen["retry_delay"] == 1.0
+    else:  # missed: only a wait that lasted next to nothing (the end heard late) may be
+        assert heard[0] > 0.5, (heard, seen)
 
 
 def test_the_wait_survives_a_restart_and_hold_release_ends_it(daemon: Herd) -> None:

@@ -9,12 +9,14 @@ GPUHERD_TEST_SIGTERM_HOLD holds the daemon once the stop is committed, before it
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
-from conftest import Herd, wait_for
+from conftest import Herd, load_stretch, wait_for
 
 GRACE = 10.0
-"""Long enough for the crash and the restart to fit in it, with seconds to spare."""
+"""Long enough for the crash and the restart to fit in it, with seconds to spare (longer on a
+loaded machine: load_stretch)."""
 
 
 def sigterms(path: Path) -> list[float]:
@@ -22,22 +24,27 @@ def sigterms(path: Path) -> list[float]:
     return [float(line) for line in path.read_text().split()] if path.exists() else []
 
 
-def killed_across_a_crash(herd: Herd, tmp_path: Path, knob: str) -> tuple[int, Path]:
-    """A running job that notes each SIGTERM and goes on (only the SIGKILL ends it); `kill`
-    of it, the daemon held where `knob` says and killed -9 there; the daemon started again.
-    The job's id and its notes' file."""
+def killed_across_a_crash(herd: Herd, tmp_path: Path, knob: str, grace: float) -> tuple[int, Path]:
+    """A running job with `grace` that notes each SIGTERM and goes on (only the SIGKILL ends
+    it); `kill` of it, the daemon held where `knob` says and killed -9 there; the daemon
+    started again. The job's id and its notes' file."""
     mark, terms = tmp_path / "hold", tmp_path / "terms"
     herd.env[knob] = str(mark)
     herd.start("--fake-gpus", "1")
     command = f'trap "date +%s.%N >> {terms}" TERM; while :; do sleep 0.05; done'
-    job = herd.submit("--grace", f"{GRACE:g}s", "--", command)
+    job = herd.submit("--grace", f"{grace:g}s", "--", command)
     herd.wait_state(job, "running")
     kill = herd.popen("kill", str(job))
     try:
         wait_for(mark.exists, 30, "the daemon to hold at the kill")
         herd.kill9_held()
     finally:
-        kill.communicate(timeout=30)
+        try:
+            kill.communicate(timeout=30)
+        except subprocess.TimeoutExpired:  # not left running past the test
+            kill.kill()
+            kill.communicate()
+            raise
     del herd.env[knob]
     herd.start("--fake-gpus", "1")
     return job, terms
@@ -46,14 +53,18 @@ def killed_across_a_crash(herd: Herd, tmp_path: Path, knob: str) -> tuple[int, P
 def test_a_sigterm_cut_off_by_a_crash_is_sent_by_the_next_daemon(
     herd: Herd, tmp_path: Path
 ) -> None:
-    job, terms = killed_across_a_crash(herd, tmp_path, "GPUHERD_TEST_SIGTERM_HOLD")
+    stretch = load_stretch()
+    grace = round(GRACE * stretch)
+    job, terms = killed_across_a_crash(herd, tmp_path, "GPUHERD_TEST_SIGTERM_HOLD", grace)
     stop = next(e for e in herd.job(job)["events"] if e["event"] == "stop")
-    kill_due = stop["at"] + GRACE  # as the kill said: SIGKILL 10s after it was asked
+    kill_due = stop["at"] + grace  # as the kill said: SIGKILL `grace` after it was asked
     # Was: no SIGTERM at all, the job SIGKILLed at the end of its grace.
     [sigterm] = wait_for(lambda: sigterms(terms), 30, "the job's SIGTERM")
     assert sigterm < kill_due - 1.0, (sigterm, kill_due)  # time left to save its work
-    ended = herd.wait_state(job, "killed", timeout=30)
+    ended = herd.wait_state(job, "killed", timeout=grace + 20)
     assert ended["attempt"] == 1, ended
-    # The SIGKILL came when the stop had it due: the restart did not put it off.
-    assert kill_due - 0.5 < ended["ended_at"] < kill_due + 2.0, (ended["ended_at"], kill_due)
-    assert len(sigterms(terms)) == 1
+    # The SIGKILL came when the stop had it due: not before (0.5 s for the moments' readings),
+    # and the restart did not put it off (its end heard within 2 s, more on a loaded machine).
+    late = 2.0 * max(stretch, load_stretch())
+    assert kill_due - 0.5 < ended["ended_at"] < kill_due + late, (ended["ended_at"], kill_due)
+    assert len(sigterms(terms)) == 1  # one SIGTERM: the next daemon's, not a second

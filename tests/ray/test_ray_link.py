@@ -52,7 +52,9 @@ def refused_at_once(call: Any) -> str:
     began = time.monotonic()
     with pytest.raises(ClusterDown) as caught:
         call()
-    assert time.monotonic() - began < 0.1
+    # Not a wait for the GCS that hangs: that is CALL_TIMEOUT (5 s) or for ever. (An in-process
+    # raise; 2 s leaves a loaded machine's scheduling out of it.)
+    assert time.monotonic() - began < 2
     return str(caught.value)
 
 
@@ -106,7 +108,7 @@ def test_a_call_waits_for_its_deadline_at_most() -> None:
     began = time.monotonic()
     with pytest.raises(ClusterDown, match=r"did not answer within 0\.2s"):
         link.call(gate.wait, timeout=0.2)
-    assert time.monotonic() - began < 1.0
+    assert time.monotonic() - began < 3  # its deadline, not CALL_TIMEOUT's 5 s nor for ever
     gate.set()
 
 

@@ -7,6 +7,7 @@ import os
 import stat
 from pathlib import Path
 
+from conftest import load_stretch
 from gpuherd.git_commit import git_commit
 from gpuherd.git_lookups import GitLookups
 
@@ -55,8 +56,15 @@ def test_a_failed_or_timed_out_status_is_unknown_not_clean(tmp_path: Path) -> No
     assert git_commit(str(tmp_path), path) == "feedbeef+unknown"
     slow = tmp_path / "slow"
     slow.mkdir()
-    path, _ = fake_git(slow, status="exec sleep 5")
-    assert git_commit(str(slow), path, timeout=0.5) == "feedbeef+unknown"
+    gate = tmp_path / "gate"  # (made once the test is done: a status never answers in time)
+    path, calls = fake_git(slow, status=f"while [ ! -e {gate} ]; do sleep 0.05; done")
+    # One timeout for both calls: long enough for the fake rev-parse to start and answer on
+    # a loaded machine (else None, not a commit), while the status waits for ever.
+    try:
+        assert git_commit(str(slow), path, timeout=2 * load_stretch()) == "feedbeef+unknown"
+        assert "status" in calls.read_text()  # (asked, and timed out)
+    finally:
+        gate.touch()
 
 
 def test_places_asked_together_are_looked_up_on_one_thread_and_each_once(
