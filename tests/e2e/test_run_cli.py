@@ -1,7 +1,7 @@
 """`gpuherd run` through the installed console script: what users of simple_gpu_scheduler and
 gpu-hog type, what they see, and every kind of bad input (one error line, no traceback, no job).
 
-Jobs are real processes that record what they saw (see `Probe` in conftest.py).
+Jobs are real processes that record what they saw (see `Probe` in recording_jobs.py).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ gpu_file argument").
 A GPU taken out of the file finishes its running job and starts nothing new; a GPU added gets
 jobs at once; a bad file mid-run keeps the last good set; an empty one makes the run wait.
 Jobs are real processes that record the CUDA_VISIBLE_DEVICES they got and wait for a go file
-(`Probe` in conftest.py); each step waits on the run's own lines or the jobs' files.
+(`Probe` in recording_jobs.py); each step waits on the run's own lines or the jobs' files.
 """
 
 from __future__ import annotations

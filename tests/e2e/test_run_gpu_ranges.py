@@ -4,7 +4,7 @@ written out, so a repeated index is still another slot (`0-1,0`: two on GPU 0).
 
 `gpuherd run --gpus 1-3` was refused: "invalid GPU index '1-3'".
 
-Jobs are real processes that record what they saw (see `Probe` in conftest.py).
+Jobs are real processes that record what they saw (see `Probe` in recording_jobs.py).
 """
 
 from __future__ import annotations

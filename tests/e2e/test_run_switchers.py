@@ -1,7 +1,7 @@
 """`gpuherd run` as gpu-hog and simple_gpu_scheduler users come to it: their yielder files and
 their habits work, and what goes wrong in them is said in one line that shows where.
 
-Jobs are real processes that record what they saw (see `Probe` in conftest.py).
+Jobs are real processes that record what they saw (see `Probe` in recording_jobs.py).
 """
 
 from __future__ import annotations

@@ -10,12 +10,11 @@ freezing it in the time it had to save its work. Real daemon, 4 fake GPUs.
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from conftest import Herd, wait_for
+from conftest import Herd, communicated, wait_for
 
 
 def _paused_job(daemon: Herd, folder: Path) -> int:
@@ -79,10 +78,5 @@ def test_daemon_stop_kill_resumes_a_paused_job_for_its_grace(daemon: Herd, tmp_p
         assert [e["event"] for e in shown["events"]][-2:] == ["resume", "stop"]
     finally:  # its handler ends it, whatever failed above
         (tmp_path / "go").touch()
-        try:
-            _out, err = stopping.communicate(timeout=30)
-        except subprocess.TimeoutExpired:  # not left running past the test
-            stopping.kill()
-            stopping.communicate()
-            raise
+        _out, err = communicated(stopping)
     assert stopping.returncode == 0, err

@@ -5,13 +5,12 @@ crash of the daemon before it left the job running, unasked, where herd.db said 
 from __future__ import annotations
 
 import asyncio
-import subprocess
 from pathlib import Path
 
 import psutil
 import pytest
 
-from conftest import Herd, item, one_gpu_engine, serving, wait_for
+from conftest import Herd, communicated, item, one_gpu_engine, serving, wait_for
 from gpuherd.core.states import FINISHED_STATES, JobState
 from gpuherd.executors.local import LocalExecutor
 from gpuherd.store import Store
@@ -75,12 +74,7 @@ def test_a_kill_of_a_paused_job_cut_off_by_a_crash_leaves_it_paused(
         assert stopped(pid)  # was: running again, SIGCONTed before the commit
         herd.kill9_held()
     finally:
-        try:
-            kill.communicate(timeout=30)
-        except subprocess.TimeoutExpired:  # not left running past the test
-            kill.kill()
-            kill.communicate()
-            raise
+        communicated(kill)
     del herd.env["GPUHERD_TEST_STOP_HOLD"]
     herd.start("--fake-gpus", "1")
     after = herd.job(job)

@@ -1,7 +1,7 @@
 """`gpuherd run` with real processes: slots, markers, reruns, streams, Ctrl-C, retries, limits.
 
 The runs go through the installed console script; the jobs record what they saw (GPUs, times,
-pids; see `Probe` in conftest.py), so every claim is checked from the jobs' side. The last test
+pids; see `Probe` in recording_jobs.py), so every claim is checked from the jobs' side. The last test
 drives `Runner` in-process to count descriptors and zombies after 1,000 jobs.
 """
 

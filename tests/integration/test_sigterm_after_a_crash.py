@@ -9,10 +9,9 @@ GPUHERD_TEST_SIGTERM_HOLD holds the daemon once the stop is committed, before it
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
-from conftest import Herd, load_stretch, wait_for
+from conftest import Herd, communicated, load_stretch, wait_for
 
 GRACE = 10.0
 """Long enough for the crash and the restart to fit in it, with seconds to spare (longer on a
@@ -39,12 +38,7 @@ def killed_across_a_crash(herd: Herd, tmp_path: Path, knob: str, grace: float) -
         wait_for(mark.exists, 30, "the daemon to hold at the kill")
         herd.kill9_held()
     finally:
-        try:
-            kill.communicate(timeout=30)
-        except subprocess.TimeoutExpired:  # not left running past the test
-            kill.kill()
-            kill.communicate()
-            raise
+        communicated(kill)
     del herd.env[knob]
     herd.start("--fake-gpus", "1")
     return job, terms

@@ -1,0 +1,116 @@
+"""`gpuherd run` started as a user starts it, read line by line, and stopped with its jobs
+(conftest.py re-exports these and gives the `runs` fixture)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+from recording_jobs import GPUHERD_BIN
+from waits import kill_jobs_under, read_line
+
+
+class RunProcess:
+    """One `gpuherd run` started with Popen in its own session (signals reach it alone)."""
+
+    def __init__(self, args: list[str], cwd: Path, env: dict[str, str]) -> None:
+        self.proc = subprocess.Popen(
+            [GPUHERD_BIN, "run", *args],
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+        assert self.proc.stdout is not None
+        self._buffer = bytearray()
+        self.lines: list[str] = []
+
+    def write(self, text: str) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(text.encode())
+        self.proc.stdin.flush()
+
+    def close_stdin(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+            self.proc.stdin = None  # so that communicate() does not flush it
+
+    def expect_line(self, start: str, timeout: float = 15.0) -> str:
+        """Read stdout lines until one starts with `start`; fail after `timeout`. (Not "contains":
+        the `[0] started` lines hold the job's command, and its paths the test's name.)"""
+        assert self.proc.stdout is not None
+        deadline = time.monotonic() + timeout
+        while True:
+            left = max(0.01, deadline - time.monotonic())
+            line = read_line(self.proc.stdout.fileno(), self._buffer, left).decode()
+            self.lines.append(line)
+            if line.startswith(start):
+                return line
+
+    def finish(self, timeout: float = 30.0) -> tuple[int, str, str]:
+        """Wait for the exit; (status, the rest of stdout, all of stderr)."""
+        self.close_stdin()
+        try:
+            out, err = self.proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired as exc:  # the whole output says where it stuck
+            out = bytes(self._buffer) + (exc.output or b"")
+            said = "\n".join([*self.lines, out.decode(), "stderr:", (exc.stderr or b"").decode()])
+            raise AssertionError(f"gpuherd run still runs after {timeout:g}s:\n{said}") from None
+        rest = bytes(self._buffer).decode() + out.decode()
+        self._buffer.clear()
+        return self.proc.returncode, rest, err.decode()
+
+    def stop(self) -> None:
+        """Kill it if it still runs (by its handle) and close its pipes."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(timeout=10)
+        for pipe in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            if pipe is not None:
+                try:
+                    pipe.close()
+                except OSError:  # stdin: a pipe whose reader is gone
+                    pass
+
+
+class Runs:
+    """Runs `gpuherd run` in a scratch folder; stops every run and job it started."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.cwd = root / "cwd"
+        self.cwd.mkdir(parents=True, exist_ok=True)
+        self.tmp = root / "tmpdir"  # the run's temporary state goes here: checked to be gone
+        self.tmp.mkdir(exist_ok=True)
+        self.env = {**os.environ, "TMPDIR": str(self.tmp)}
+        self.env.pop("GPUHERD_HOME", None)
+        self._started: list[RunProcess] = []
+
+    def run(
+        self, *args: str, input: str | None = "", timeout: float = 60, cwd: Path | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        """`gpuherd run ARGS` to its end; `input` is its standard input (None: /dev/null)."""
+        return subprocess.run(
+            [GPUHERD_BIN, "run", *args],
+            cwd=cwd or self.cwd,
+            env=self.env,
+            input=input,
+            stdin=subprocess.DEVNULL if input is None else None,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+
+    def start(self, *args: str) -> RunProcess:
+        process = RunProcess(list(args), self.cwd, self.env)
+        self._started.append(process)
+        return process
+
+    def cleanup(self) -> None:
+        for process in self._started:
+            process.stop()
+        kill_jobs_under(self.root)

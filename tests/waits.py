@@ -1,0 +1,161 @@
+"""Waits on conditions, and the processes tests start and end (shared by every test: conftest.py
+re-exports them)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+
+def load_stretch() -> float:
+    """How much longer than a test says a wait for something that will happen may take now:
+    1 up to a load average of twice the cores, then the load over that, at most 3. CI runs
+    beside other suites on 2 cores (load 4-12, and up to 39 seen); a wait is a guard against
+    a hang, not a measure of speed (benchmarks/ measures), so a loaded machine gets longer."""
+    cores = os.cpu_count() or 1
+    return min(3.0, max(1.0, os.getloadavg()[0] / (2 * cores)))
+
+
+def wait_for(predicate: Callable[[], Any], timeout: float = 15.0, what: str = "condition") -> Any:
+    """Poll `predicate` until it returns something truthy; fail the test after `timeout`
+    (stretched on a loaded machine: load_stretch)."""
+    stretch = load_stretch()
+    deadline = time.monotonic() + timeout * stretch
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            waited = (
+                f"{timeout * stretch:.0f}s (load {os.getloadavg()[0]:.1f})"
+                if stretch > 1
+                else f"{timeout}s"
+            )
+            raise AssertionError(f"timed out after {waited} waiting for {what}")
+        time.sleep(0.02)
+
+
+def wait_for_long_poll(process: psutil.Process, held: float = 2.0) -> None:
+    """Until `process` (a `gpuherd wait`, a `submit --wait`) holds its long poll open: a
+    connection to the daemon it has held for `held` seconds. Any connection did not do: the
+    command's asks before its wait (the held jobs' listing, the submission) are connections
+    too, and a daemon stopped during one was gone before the wait began (its "went away" note
+    never came: 2 in 12 of test_restart's, at a load of 12)."""
+    seen: dict[str, float] = {}
+
+    def held_open() -> bool:
+        now, sockets = time.monotonic(), set()
+        for connection in process.net_connections(kind="unix"):
+            with contextlib.suppress(OSError):  # (closed meanwhile)
+                sockets.add(os.readlink(f"/proc/{process.pid}/fd/{connection.fd}"))
+        for closed in set(seen) - sockets:
+            del seen[closed]
+        for socket_ in sockets:
+            seen.setdefault(socket_, now)
+        return any(now - since >= held for since in seen.values())
+
+    wait_for(held_open, what="the wait's long poll")
+
+
+def stays(predicate: Callable[[], Any], seconds: float = 0.5, what: str = "condition") -> None:
+    """Check that `predicate` holds throughout a short window (for "nothing happens" claims).
+
+    Use only where no event can tell that the thing did not happen; prefer a witness job.
+    """
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        assert predicate(), f"{what} stopped holding within {seconds}s"
+        time.sleep(0.05)
+
+
+def exited(process: psutil.Process) -> bool:
+    """Has `process` exited: gone, or a zombie (its files and locks are released)?
+
+    A zombie counts: in a container the reaper (pid 1) may take seconds to reap it. But only
+    once it is its last thread: a SIGKILLed daemon's main thread is shown a zombie while its
+    other threads still exit, its files (its socket, which still took a connection) open
+    until the last one has.
+    """
+    try:
+        return process.status() == psutil.STATUS_ZOMBIE and process.num_threads() <= 1
+    except psutil.NoSuchProcess:
+        return True
+
+
+def communicated(proc: subprocess.Popen[bytes], timeout: float = 30) -> tuple[bytes, bytes]:
+    """`proc.communicate(timeout=timeout)`; a process still running then is killed, never left
+    past the test, and TimeoutExpired raised."""
+    try:
+        return proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise
+
+
+def wait_dead(process: psutil.Process, timeout: float = 10.0) -> None:
+    """Wait until `process` has exited (see `exited`)."""
+    wait_for(lambda: exited(process), timeout, f"process {process.pid} to exit")
+
+
+def gone(pid: int) -> bool:
+    """Has `pid` exited (gone, or a zombie nobody reaped yet: see `exited`)?"""
+    try:
+        return exited(psutil.Process(pid))
+    except psutil.NoSuchProcess:
+        return True
+
+
+def kill_jobs_under(root: Path) -> None:
+    """SIGKILL the process group of every job whose GPUHERD_JOB_DIR lies under `root`, and
+    reap those that are this process's children (an engine run in-process spawned them): a
+    job left to die later would be a zombie child of this pytest process, which a later test
+    counting its children finds."""
+    for proc in psutil.process_iter():
+        try:
+            if proc.environ().get("GPUHERD_JOB_DIR", "").startswith(str(root)):
+                os.killpg(os.getpgid(proc.pid), signal.SIGKILL)
+                if proc.ppid() == os.getpid():
+                    os.waitpid(proc.pid, 0)
+        except (psutil.Error, OSError):
+            continue
+
+
+def group_members(pgid: int) -> list[int]:
+    """Pids of the live (non-zombie) processes of process group `pgid`.
+
+    Zombies are left out: they are dead, and in a container nobody may ever reap them.
+    """
+    found = []
+    for proc in psutil.process_iter(["status"]):
+        try:
+            if proc.info["status"] != psutil.STATUS_ZOMBIE and os.getpgid(proc.pid) == pgid:
+                found.append(proc.pid)
+        except (psutil.Error, OSError):
+            continue
+    return found
+
+
+def read_line(fd: int, buffer: bytearray, timeout: float = 15.0) -> bytes:
+    """One line from a pipe's file descriptor, or fail after `timeout` (no blocking forever)."""
+    deadline = time.monotonic() + timeout
+    while b"\n" not in buffer:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            raise AssertionError(f"no full line within {timeout}s; got {bytes(buffer)!r}")
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            raise AssertionError(f"end of output before a full line; got {bytes(buffer)!r}")
+        buffer += chunk
+    line, _, rest = bytes(buffer).partition(b"\n")
+    buffer[:] = rest
+    return line
