@@ -55,6 +55,7 @@ IMPORTED_ENV = (
     "GPUHERD_TEST_ANSWER_WITHIN",
     "GPUHERD_TEST_KEEP_ALIVE",
     "GPUHERD_TEST_SEEN_ALIVE_EVERY",
+    "GPUHERD_TEST_ASK_BUDGET",
 )
 """The variables gpuherd's modules read when imported (tests/integration/test_fsv_forks.py finds
 them in src/): a child would have the server's values."""

@@ -64,9 +64,13 @@ def test_a_gpu_named_again_is_not_called_removed_once_a_later_start_leaves_it_ou
         "it (it sees: 0,1): to use it again, `gpuherd daemon stop`, then `gpuherd daemon "
         "start` with GPUs that include it (--gpus or --fake-gpus; running jobs go on)\n"
     )
-    for verb in ("drain", "enable", "remove", "add"):
+    for verb in ("drain", "enable", "add"):
         refused = herd.cli("gpus", verb, "2", check=False)
         assert (refused.returncode, refused.stdout, refused.stderr) == (1, "", said), verb
+    # (`remove`: not how to use it again, the opposite of what was asked)
+    refused = herd.cli("gpus", "remove", "2", check=False)
+    nothing = "gpuherd: error: GPU 2 is not configured (configured: 0,1): nothing to remove\n"
+    assert (refused.returncode, refused.stdout, refused.stderr) == (1, "", nothing)
     typo = herd.cli("gpus", "drain", "9", check=False)  # a GPU no row shows: as before
     assert typo.stderr == (
         "gpuherd: error: GPU 9 is not configured (configured: 0,1), nor seen by the probe: "
