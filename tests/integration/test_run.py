@@ -1,8 +1,8 @@
 """`gpuherd run` with real processes: slots, markers, reruns, streams, Ctrl-C, retries, limits.
 
 The runs go through the installed console script; the jobs record what they saw (GPUs, times,
-pids; see `Probe` in recording_jobs.py), so every claim is checked from the jobs' side. The last test
-drives `Runner` in-process to count descriptors and zombies after 1,000 jobs.
+pids; see `Probe` in recording_jobs.py), so every claim is checked from the jobs' side. The
+last test drives `Runner` in-process to count descriptors and zombies after 1,000 jobs.
 """
 
 from __future__ import annotations
