@@ -17,78 +17,32 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+pytest.register_assert_rewrite("waits", "herd_home", "recording_jobs", "run_process", "terminal")
 import forks
-from herd_home import (
-    Herd as Herd,
-)
-from herd_home import (
-    UnixConnection as UnixConnection,
-)
-from herd_home import (
-    homes_on_one_socket as homes_on_one_socket,
-)
+from herd_home import Herd, UnixConnection, homes_on_one_socket
 from recording_jobs import (
-    GPUHERD_BIN as GPUHERD_BIN,
+    GPUHERD_BIN,
+    MTIME_TICK,
+    PROBE_SCRIPT,
+    RECORDER_SCRIPT,
+    Probe,
+    Recorder,
+    max_overlap,
 )
-from recording_jobs import (
-    MTIME_TICK as MTIME_TICK,
-)
-from recording_jobs import (
-    PROBE_SCRIPT as PROBE_SCRIPT,
-)
-from recording_jobs import (
-    RECORDER_SCRIPT as RECORDER_SCRIPT,
-)
-from recording_jobs import (
-    Probe as Probe,
-)
-from recording_jobs import (
-    Recorder as Recorder,
-)
-from recording_jobs import (
-    max_overlap as max_overlap,
-)
-from run_process import (
-    RunProcess as RunProcess,
-)
-from run_process import (
-    Runs as Runs,
-)
-from terminal import (
-    on_a_terminal as on_a_terminal,
-)
+from run_process import RunProcess, Runs
+from terminal import on_a_terminal
 from waits import (
-    communicated as communicated,
-)
-from waits import (
-    exited as exited,
-)
-from waits import (
-    gone as gone,
-)
-from waits import (
-    group_members as group_members,
-)
-from waits import (
-    kill_jobs_under as kill_jobs_under,
-)
-from waits import (
-    load_stretch as load_stretch,
-)
-from waits import (
-    read_line as read_line,
-)
-from waits import (
-    stays as stays,
-)
-from waits import (
-    wait_dead as wait_dead,
-)
-from waits import (
-    wait_for as wait_for,
-)
-from waits import (
-    wait_for_long_poll as wait_for_long_poll,
+    communicated,
+    exited,
+    gone,
+    group_members,
+    kill_jobs_under,
+    load_stretch,
+    read_line,
+    stays,
+    wait_dead,
+    wait_for,
+    wait_for_long_poll,
 )
 
 if TYPE_CHECKING:
@@ -97,6 +51,33 @@ if TYPE_CHECKING:
     from gpuherd.service import Service
     from gpuherd.store import Store
     from gpuherd.wire import SubmitItem
+
+__all__ = [  # (the helpers' modules re-exported: tests import them from here)
+    "GPUHERD_BIN",
+    "MTIME_TICK",
+    "PROBE_SCRIPT",
+    "RECORDER_SCRIPT",
+    "Herd",
+    "Probe",
+    "Recorder",
+    "RunProcess",
+    "Runs",
+    "UnixConnection",
+    "communicated",
+    "exited",
+    "gone",
+    "group_members",
+    "homes_on_one_socket",
+    "kill_jobs_under",
+    "load_stretch",
+    "max_overlap",
+    "on_a_terminal",
+    "read_line",
+    "stays",
+    "wait_dead",
+    "wait_for",
+    "wait_for_long_poll",
+]
 
 # A developer's GPUHERD_FAKE_GPUS (the docs suggest exporting it) would give every daemon a
 # test starts without --fake-gpus (and every `gpuherd run`, every connect()) that developer's

@@ -97,11 +97,12 @@ class JobStops:
         (`daemon stop --kill --grace`)."""
         self.record_spawns()  # a job started within the last 50 ms: its pid before its stop
         with self.store.transaction():
-            for job_id, live in list(self.attempts.live.items()):
-                # (a paused one resumed, as `kill` does; the others' rows not read: a stop
-                # of thousands, or a row that no longer decodes, must not hold the stop)
-                if live.paused and (job := self.store.get_job(job_id)) is not None:
-                    self.resume_for_stop(job)
+            # (the rows, not Live.paused: a resume whose commit failed left the job running,
+            # herd.db saying paused; read in one query: a stop of thousands)
+            jobs = self.store.get_jobs(list(self.attempts.live))
+            for job_id in list(self.attempts.live):
+                if (job := jobs.get(job_id)) is not None:
+                    self.resume_for_stop(job)  # (a paused one: as `kill` does)
                 self.stop_job(job_id, OutcomeKind.KILLED, grace=grace, chosen=chosen)
 
     async def drain(self, kill: bool = False, chosen: float | None = None) -> dict[int, str]:

@@ -57,7 +57,8 @@ def test_a_failed_or_timed_out_status_is_unknown_not_clean(tmp_path: Path) -> No
     slow = tmp_path / "slow"
     slow.mkdir()
     gate = tmp_path / "gate"  # (made once the test is done: a status never answers in time)
-    path, calls = fake_git(slow, status=f"while [ ! -e {gate} ]; do sleep 0.05; done")
+    wait = f"i=0; while [ ! -e {gate} ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done"
+    path, calls = fake_git(slow, status=wait)  # (30 s at most: a test that hangs fails)
     # One timeout for both calls: long enough for the fake rev-parse to start and answer on
     # a loaded machine (else None, not a commit), while the status waits for ever.
     try:

@@ -144,10 +144,12 @@ def _asked_again(
 def _filter_words(match: dict[str, str | None], typed: bool = True) -> str:
     """The filters given, as typed (`--project g --name 'a*'`), else as words (`project g,
     name 'a*'`: `sweep wait NAME` typed no --sweep); '' when none is."""
-    given = [(k, shlex.quote(v)) for k, v in match.items() if v is not None]
+    given = [(k, v) for k, v in match.items() if v is not None]
     if typed:
-        return " ".join(f"--{k} {v}" for k, v in given)
-    return ", ".join(f"{k} {v}" for k, v in given)
+        return " ".join(f"--{k} {shlex.quote(v)}" for k, v in given)
+    return ", ".join(
+        f"{k} {v}" if v and not any(c.isspace() for c in v) else f"{k} '{v}'" for k, v in given
+    )
 
 
 def _held_notes(client: Client, named: list[int]) -> list[str]:
