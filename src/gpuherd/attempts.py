@@ -268,7 +268,7 @@ class Attempts:
         on): the SIGKILL comes that long from now, sooner or later than it was due. `send`
         carries the signals out (None: at once). Returns the attempt with the stop it is
         under; None if nothing changed."""
-        send = send or (lambda call: call())
+        send = send or _at_once
         live = self.live.get(job_id)
         if live is None:
             return None
@@ -300,15 +300,19 @@ class Attempts:
         if not self._closed:  # (else the stop is stored: the next daemon carries it out)
             stop_signals.terminate(self.executor, live.pid, live.attempt_dir, grace, begun)
 
-    def pause(self, job_id: int, pause: bool, signalled: bool = True) -> bool:
+    def pause(
+        self, job_id: int, pause: bool, signalled: bool = True, send: Send | None = None
+    ) -> bool:
         """SIGSTOP or SIGCONT to the whole process group; its --timeout stops meanwhile.
         Not `signalled`: only the attempt's state here (the signal goes, or went, otherwise:
-        a stop's SIGCONT, with its SIGTERM; or not at all, a resume for a stop rolled back)."""
+        a stop's SIGCONT, with its SIGTERM; or not at all, a resume for a stop rolled back).
+        `send` carries the signal out (None: at once)."""
         live = self.live.get(job_id)
         if live is None:
             return False
         if signalled:
-            self.executor.signal(live.pid, signal.SIGSTOP if pause else signal.SIGCONT)
+            sig = signal.SIGSTOP if pause else signal.SIGCONT
+            (send or _at_once)(partial(self.executor.signal, live.pid, sig))
         loop = asyncio.get_running_loop()
         if pause and not live.paused and live.deadline is not None:
             live.time_left = max(0.0, live.deadline.when() - loop.time())
@@ -387,3 +391,7 @@ def _log_state(folder: Path) -> tuple[int, float]:
             continue
         total, written = total + stat.st_size, max(written, stat.st_mtime)
     return total, written
+
+
+def _at_once(call: Callable[[], None]) -> None:
+    call()

@@ -330,13 +330,7 @@ class Engine(JobStops, Spawns):
             for path in recorded_or_named(job.spec, job.id, earlier.number, earlier.files)
         }
 
-    # ---- actions on live jobs (called by the service; stops: engine_stops.py) --------------
-
-    def signal_job(self, job: Job, event: Event) -> None:
-        """Pause (SIGSTOP) or resume (SIGCONT) a live job's whole process group."""
-        if self.attempts.pause(job.id, event is Event.PAUSE):
-            to_state = JobState.PAUSED if event is Event.PAUSE else JobState.RUNNING
-            self.move(job, event, to_state)
+    # ---- actions on live jobs (called by the service; pauses and stops: engine_stops.py) ---
 
     def move_state(
         self,

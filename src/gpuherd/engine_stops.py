@@ -1,6 +1,6 @@
-"""Stopping running jobs, one or all, and waiting for them: a part of the engine (a mixin of
-Engine, which sets the attributes below). Every stop is stored before it is carried out, so a
-daemon that crashes or stops meanwhile leaves it to the next one."""
+"""Pausing, resuming and stopping running jobs, one or all, and waiting for them: a part of
+the engine (a mixin of Engine, which sets the attributes below). Every change is stored before
+its signal goes, so a daemon that crashes or stops meanwhile leaves it to the next one."""
 
 from __future__ import annotations
 
@@ -81,6 +81,17 @@ class JobStops:
             hold_for_test(STOP_HOLD)
             return True
 
+    def signal_job(self, job: Job, event: Event) -> None:
+        """Pause (SIGSTOP) or resume (SIGCONT) a live job's whole process group, once that is
+        committed: sent at once, a commit that failed (a full disk, herd.db locked) left the
+        job stopped or running where herd.db said otherwise. The attempt's state here (its
+        --timeout's clock) is undone with a rollback."""
+        pause = event is Event.PAUSE
+        with self.store.transaction():
+            if self.attempts.pause(job.id, pause, send=self.store.after_commit):
+                self.store.on_rollback(partial(_paused_as, self.attempts, job.id, not pause))
+                self.move(job, event, JobState.PAUSED if pause else JobState.RUNNING)
+
     def resume_for_stop(self, job: Job) -> None:
         """A paused job about to be stopped runs its grace: recorded as resumed (else it
         stayed `paused`, which a restarted daemon SIGSTOPs again), with no SIGCONT of its
@@ -88,7 +99,7 @@ class JobStops:
         at once, a stop whose commit failed (a full disk) or a crash before it left the job
         running, unasked, where herd.db said paused; the resume is undone with a rollback."""
         if job.state is JobState.PAUSED and self.attempts.pause(job.id, False, signalled=False):
-            self.store.on_rollback(partial(_paused_again, self.attempts, job.id))
+            self.store.on_rollback(partial(_paused_as, self.attempts, job.id, True))
             self.move(job, Event.RESUME, JobState.RUNNING)
 
     def kill_all(self, grace: float | None = None, chosen: float | None = None) -> None:
@@ -137,6 +148,6 @@ def _put_back(live: Live, stop: Stop) -> None:
     live.stop_reason, live.requeue, live.kill_at = stop
 
 
-def _paused_again(attempts: Attempts, job_id: int) -> None:
-    """A resume for a stop rolled back: the attempt paused as it was (it had no SIGCONT)."""
-    attempts.pause(job_id, True, signalled=False)
+def _paused_as(attempts: Attempts, job_id: int, paused: bool) -> None:
+    """A pause or resume rolled back: the attempt as it was (its signal never went)."""
+    attempts.pause(job_id, paused, signalled=False)
