@@ -235,6 +235,11 @@ class DeviceTable:
         never seen): they may come back, so a job only they could run is not refused."""
         return [self.unlisted(i)[0] for i in sorted(set(self._config) - set(self._readings))]
 
+    @property
+    def adds_any(self) -> bool:
+        """Whether `gpuherd gpus add N` takes any N (a static `--gpus` list, no driver)."""
+        return isinstance(self.probe, StaticProbe)
+
     def unused(self) -> list[int]:
         """GPUs the probe sees that are not configured (removed, or never added)."""
         return sorted(set(self._readings) - set(self._config))
@@ -306,14 +311,14 @@ class DeviceTable:
         """A GPU's configuration; NotFound says what to do: add it, or name another one."""
         if (cfg := self._config.get(index)) is not None:
             return cfg
-        if index in self._readings or isinstance(self.probe, StaticProbe):  # `add` takes it
+        if index in self._readings or self.adds_any:  # `add` takes it
             raise NotFound(f"{self._not_configured(index)}: `gpuherd gpus add {index}` adds it")
         raise NotFound(self._not_seen(index))
 
     def _heard_of(self, index: int) -> bool:
         """Seen, removed, running jobs, or any of a static `--gpus` list: not a typo."""
         known = index in self._readings or index in self._removed() or self._has_jobs(index)
-        return known or isinstance(self.probe, StaticProbe)
+        return known or self.adds_any
 
     def _has_jobs(self, index: int) -> bool:
         return any(index in job.gpus for job in self._jobs())

@@ -139,6 +139,7 @@ class SystemVerbs:
             "missing": [d.index for d in missing],
             "missing_draining": [d.index for d in missing if d.state is DeviceState.DRAINING],
             "unused": table.unused(),
+            "adds_any": table.adds_any,
         }
 
     def _held(self) -> dict[int, int]:

@@ -93,6 +93,7 @@ SYSTEM_SCHEMAS: dict[str, Shape] = {
             "missing": INTS,
             "missing_draining": INTS,
             "unused": INTS,
+            "adds_any": BOOL,
         },
         title="Gpus",
     ),

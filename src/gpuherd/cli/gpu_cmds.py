@@ -247,7 +247,8 @@ def _not_configured(answer: dict[str, Any], indices: list[int], done: str) -> st
         verb = click.get_current_context().info_name
         said += f"; leave {'it' if one else 'them'} out: `{typed_name()} gpus {verb} "
         said += f"{format_ids(others)}`"
-    seen = [index for index in absent if index in answer.get("unused", ())]
+    # (a static --gpus list takes any GPU: `gpus drain 7` alone says `gpus add 7` adds it)
+    seen = [i for i in absent if answer.get("adds_any") or i in answer.get("unused", ())]
     if seen and done != "removed":  # (one gpuherd does not use needs no removal)
         said += f"; `{typed_name()} gpus add {seen[0]}` adds GPU {seen[0]}"
     return said
