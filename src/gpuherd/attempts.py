@@ -215,6 +215,7 @@ class Attempts:
             nonlocal last
             if self.live.get(live.job_id) is not live or self._closed:
                 return  # the attempt ended, or the daemon stopped (its loop runs a moment on)
+            loop.call_later(every, check)  # first: a look that raises must not end the watch
             size, written = _log_state(live.attempt_dir)
             now = loop.time()
             if last[0] < 0 and written and not live.paused:
@@ -227,8 +228,11 @@ class Attempts:
                 live.stalled = False
             elif not live.stalled and now - last[1] >= limit:
                 live.stalled = True
-                self._on_stall(live.job_id, now - last[1])
-            loop.call_later(every, check)
+                try:
+                    self._on_stall(live.job_id, now - last[1])
+                except BaseException:  # not stored (a full disk): flagged again next look
+                    live.stalled = False
+                    raise
 
         check()
 

@@ -45,10 +45,12 @@ def flag_stalled(engine: Engine, job_id: int, silent_for: float) -> None:
     if job is None or job.state not in LIVE_STATES:
         return  # ended meanwhile: a finished state published again would run its hook twice
     detail = f"no output for {format_duration(silent_for)}"
-    engine.store.update_job(job_id, engine.clock(), "stalled", detail=detail)
-    engine.publish({"id": job_id, "state": job.state.value, "event": "stalled", "detail": detail})
-    if job.spec.kill_on_no_output:
-        engine.stop_job(job_id, OutcomeKind.STALLED)
+    with engine.store.transaction():  # the flag and its stop stored together, or neither
+        engine.store.update_job(job_id, engine.clock(), "stalled", detail=detail)
+        state = job.state.value
+        engine.publish({"id": job_id, "state": state, "event": "stalled", "detail": detail})
+        if job.spec.kill_on_no_output:
+            engine.stop_job(job_id, OutcomeKind.STALLED)
 
 
 def finish(

@@ -115,3 +115,43 @@ def test_a_timeout_whose_stop_herd_db_refused_is_tried_again(
 
     asyncio.run(main())
     store.close()
+
+
+@pytest.mark.parametrize("refused_event", ["stalled", "stop"])
+def test_a_stall_whose_flag_or_stop_herd_db_refused_is_tried_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, refused_event: str
+) -> None:
+    """`--no-output-timeout ... --on-no-output kill`: a refused write (a full disk) ended the
+    job's liveness watch, so the job ran on, silent, for ever. The flag and its stop are now
+    stored together, or neither, and the next look flags the job again."""
+    store = Store(tmp_path / "herd.db")
+    executor = NotedTerminations(store)
+    update_job, refused = store.update_job, []
+
+    def full_once(job_id: int, now: float, event: str, *args: Any, **kw: Any) -> None:
+        if event == refused_event and not refused:
+            refused.append(job_id)
+            raise sqlite3.OperationalError("database or disk is full")
+        update_job(job_id, now, event, *args, **kw)
+
+    monkeypatch.setattr(store, "update_job", full_once)
+
+    async def main() -> None:
+        engine = one_gpu_engine(tmp_path, store, executor)
+        loop = asyncio.get_running_loop()
+        loop.set_exception_handler(lambda loop, context: None)  # (the refusal, raised)
+        async with serving(engine, tmp_path) as service:
+            silent = item(tmp_path, "sleep 60", no_output_timeout=0.3, kill_on_no_output=True)
+            (job_id,) = service.submit([silent])
+            pid = await running(engine, job_id)
+            await until(lambda: ended(store, job_id), f"job {job_id} to be stopped as stalled")
+            assert refused == [job_id] and executor.sent == [(pid, False)]
+
+        job = store.get_job(job_id)
+        assert job is not None and job.outcome is not None, job
+        assert (job.state, job.outcome.kind) == (JobState.FAILED, OutcomeKind.STALLED), job
+        events = [row.event for row in store.events(job_id)]
+        assert events.count("stalled") == 1 and events.count("stop") == 1, events
+
+    asyncio.run(main())
+    store.close()
