@@ -30,13 +30,16 @@ def follow_log(
     lines: int | None = None,
     on_gone: Callable[[], None] | None = None,
     raw: bool = False,
+    again: str | None = None,
 ) -> Iterator[Piece]:
     """The job's log as it comes (its `attempt` only, if given; from the last `lines` lines,
     if given) until the job ends; NotFound when the job is removed before it ran (`gpuherd rm`
     of a held job). A daemon that goes away midway gets RESTART_GRACE seconds to come back
     (`on_gone` is called when it went); none running at the start is an error at once.
     `raw`: bytes that are not UTF-8 come as surrogates (surrogateescape), to be written back
-    as they were; else as U+FFFD."""
+    as they were; else as U+FFFD. `again`: what follows on, as the caller's user types it,
+    in the line that ends a follow (None: `gpuherd log -f ID`; the Python API's differs)."""
+    again = again or f"`gpuherd log -f {job_id}`"
     query: dict[str, Any] = {"stream": stream, "attempt": attempt, "lines": lines}
     query["raw"] = raw or None  # (left out when not asked: as older clients ask)
     resume: dict[str, Any] | None = query  # where to go on if the daemon goes away now
@@ -61,7 +64,7 @@ def follow_log(
                     resume = _resume_at(stream, attempt, data.get("attempt"), data["offset"])
             lost = DaemonError("the daemon stopped")  # its stream ended without an `end`
         except DaemonError as exc:
-            if (ending := _ends_follow(exc, first, job_id)) is not None:
+            if (ending := _ends_follow(exc, first, job_id, again)) is not None:
                 raise ending from None
             lost = exc
         first = False
@@ -69,36 +72,36 @@ def follow_log(
             raise lost  # (an older daemon's follow: where to go on is not known)
         query = {**resume, "raw": raw or None}
         if not client.comes_back(None, on_gone):
-            raise DaemonError(none_came_back(job_id)) from lost
+            raise DaemonError(none_came_back(job_id, again)) from lost
 
 
-def none_came_back(job_id: int) -> str:
+def none_came_back(job_id: int, again: str) -> str:
     """The line for a follow whose daemon went away and none came back: the lost
     connection's own line ("lost the connection to the daemon: ...") is its cause."""
     within = f"{client_module.RESTART_GRACE:.0f} s"  # (read when said: a test shortens it)
     how = "start it again (`gpuherd daemon start`), then "
-    how += f"`gpuherd log -f {job_id}` follows on"
+    how += f"{again} follows on"
     return (
         f"stopped following job {job_id}'s log: the daemon went away, and no daemon came back "
         f"within {within}: {as_typed(how)}"
     )
 
 
-def _ends_follow(exc: DaemonError, first: bool, job_id: int) -> DaemonError | None:
+def _ends_follow(exc: DaemonError, first: bool, job_id: int, again: str) -> DaemonError | None:
     """The error that ends a follow at once, without waiting for a daemon to come back: none
     ran to begin with, or one holds the home but does not answer (stopped or hung)."""
     if isinstance(exc, NoAnswer):
-        return stopped_answering(exc, job_id)
+        return stopped_answering(exc, job_id, again)
     return exc if first and isinstance(exc, NotRunning) else None
 
 
-def stopped_answering(exc: NoAnswer, job_id: int) -> NoAnswer:
+def stopped_answering(exc: NoAnswer, job_id: int, again: str) -> NoAnswer:
     """The line for a follow whose daemon stopped answering (its keep-alives stopped, or it
     is seen stopped): it held `log -f` and `job.follow()` for ever. Waiting for it as for a
     restart would not do: it still holds the home, and no other daemon can take it over."""
     return type(exc)(
         f"stopped following job {job_id}'s log: {exc}; "
-        + as_typed(f"`gpuherd daemon status` looks again, `gpuherd log -f {job_id}` follows on")
+        + as_typed(f"`gpuherd daemon status` looks again, {again} follows on")
     )
 
 

@@ -341,7 +341,9 @@ class Job(JobActions, JobDisplay):
         lines = log_numbers(lines=lines)["lines"]  # checked now, not at the first next()
         stream = log_stream(stream)
         self.info()  # NotFound now (one request), not at the first next(), far from the typo
-        pieces = follow_log(self.herd.client, self.id, stream, lines=lines)
+        # (the line that ends a follow says what follows on: this, not the CLI's `log -f`)
+        again = "`job.follow()`"
+        pieces = follow_log(self.herd.client, self.id, stream, lines=lines, again=again)
         return followed_texts(pieces, self.id)
 
     def result(self, timeout: float | None = None) -> Any:

@@ -230,14 +230,17 @@ def followed_line(follower: subprocess.Popen[bytes]) -> str:
     return read_line(follower.stdout.fileno(), bytearray()).decode()
 
 
-def stopped_following(herd: Herd, job: int, pid: int, within: str) -> str:
-    """The line of a follow whose daemon (`pid`, stopped) did not answer `within` seconds."""
+def stopped_following(
+    herd: Herd, job: int, pid: int, within: str, again: str = "`gpuherd log -f {job}`"
+) -> str:
+    """The line of a follow whose daemon (`pid`, stopped) did not answer `within` seconds;
+    `again` follows on (the CLI's `log -f`, or the Python API's `job.follow()`)."""
     how = f"it is stopped (SIGSTOP, or Ctrl-Z): `kill -CONT {pid}` resumes it; "
     said = not_answering(herd, pid, how).replace(f"within {ANSWER_WITHIN}s", f"within {within}s")
     return (
         f"gpuherd: error: stopped following job {job}'s log: "
         + said.removeprefix("gpuherd: error: ").removesuffix("\n")
-        + f"; `gpuherd daemon status` looks again, `gpuherd log -f {job}` follows on\n"
+        + f"; `gpuherd daemon status` looks again, {again.format(job=job)} follows on\n"
     )
 
 
@@ -345,8 +348,8 @@ def test_job_follow_raises_once_its_daemon_stops_answering(kept_alive: Herd) -> 
         assert time.monotonic() - began < QUICK
     finally:
         os.kill(pid, signal.SIGCONT)
-    said = stopped_following(kept_alive, job.id, pid, "0.9")
-    assert f"gpuherd: error: {refused.value}\n" == said
+    said = stopped_following(kept_alive, job.id, pid, "0.9", "`job.follow()`")
+    assert f"gpuherd: error: {refused.value}\n" == said  # (not the CLI's `log -f`)
     job.kill()
 
 

@@ -203,7 +203,7 @@ def test_a_follow_cut_off_says_to_start_a_daemon(
         caught.value,
         f"stopped following job {job.id}'s log: the daemon went away, and no daemon came back "
         "within 1 s: start it again (`gpuherd daemon start`), then "
-        f"`gpuherd log -f {job.id}` follows on",
+        "`job.follow()` follows on",  # (was the CLI's `gpuherd log -f 7`)
     )
 
 
