@@ -33,6 +33,11 @@ _MAX_SIGNAL = 64
 _MAX_PROCESS_FILE = 4096
 """A `process` file holds two short lines; a job may have made it anything."""
 
+_MOST = {b"pid": 1 << 22, b"exit": 255}
+"""The largest pid (Linux's PID_MAX_LIMIT) and exit status a job's shell can write: a larger
+number is not its (a job wrote `exit 99999999999999999999` there, which SQLite could not store
+and which stopped every daemon start after)."""
+
 
 def read_process_file(attempt_dir: str) -> tuple[int | None, ExitStatus | None]:
     """What the job's shell recorded: its pid (None if it never got that far) and, once
@@ -45,15 +50,13 @@ def read_process_file(attempt_dir: str) -> tuple[int | None, ExitStatus | None]:
         return _read_old_files(attempt_dir)
     except (OSError, Forbidden):  # the job replaced it: its status is lost
         return None, None
-    pid = code = None
+    said: dict[bytes, int] = {}
     for line in text.split(b"\n"):
         key, _, value = line.partition(b" ")
-        if value.isdigit():
-            if key == b"pid":
-                pid = int(value) or None
-            elif key == b"exit":
-                code = int(value)
-    return pid, None if code is None else decode(code, ended_at)
+        if key in _MOST and value.isdigit() and int(value) <= _MOST[key]:
+            said[key] = int(value)
+    code = said.get(b"exit")
+    return said.get(b"pid") or None, None if code is None else decode(code, ended_at)
 
 
 def signs_of_life(attempt_dir: str) -> SignsOfLife:
@@ -87,10 +90,11 @@ def boot_time() -> float | None:
 
 def _read_old_files(attempt_dir: str) -> tuple[int | None, ExitStatus | None]:
     found: list[tuple[int, float] | None] = []
-    for name in OLD_FILES:
+    for name, most in zip(OLD_FILES, _MOST.values(), strict=True):
         try:
             with open_job_file(os.path.join(attempt_dir, name)) as f:
-                found.append((int(f.read(64).strip()), os.fstat(f.fileno()).st_mtime))
+                number, written = int(f.read(64).strip()), os.fstat(f.fileno()).st_mtime
+                found.append((number, written) if 0 <= number <= most else None)
         except (OSError, ValueError, Forbidden):
             found.append(None)
     pid, code = found
