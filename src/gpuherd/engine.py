@@ -170,17 +170,20 @@ class Engine(JobStops, Spawns):
                 started = self._record_starts(now)
                 self.seen.note(now)  # (when due: in a commit made anyway)
                 return started
-        except sqlite3.Error as exc:
-            self._refused = exc  # (said by `daemon status` and queued jobs' reasons: health)
-            # Nothing was recorded (a full disk, say): keep the exits and their jobs' GPUs
-            # (held runs' ends stay kept), and try again soon rather than forget these ends.
-            then = "the next start reads them from the folders" if closing else "retrying"
-            log.warning("recording the queue's changes failed, %s: %s", then, exc)
+        except Exception as exc:
+            # Nothing was recorded: keep the exits and their jobs' GPUs (held runs' ends stay
+            # kept), and try again rather than forget these ends. (Kept for herd.db's errors
+            # alone, a bug's, or a damaged row's, dropped them: jobs `running` for ever.)
             del self._paperwork[paperwork:]
             for (job_id, _, _), live in taken:
                 self.attempts.live[job_id] = live
             self._exits = exits + self._exits
             self._unrecorded_pids = pids + self._unrecorded_pids
+            if not isinstance(exc, sqlite3.Error):
+                raise  # a failing pass: logged, said and tried again (engine_health.py)
+            self._refused = exc  # (said by `daemon status` and queued jobs' reasons: health)
+            then = "the next start reads them from the folders" if closing else "retrying"
+            log.warning("recording the queue's changes failed, %s: %s", then, exc)  # (full disk)
             if not closing:
                 self.wake_later(RETRY_RECORDING)
             return []
