@@ -12,6 +12,7 @@ from gpuherd.core.deps import MEETS
 from gpuherd.core.int64 import LARGEST as LARGEST  # (still read from here by config, api)
 from gpuherd.core.model import Attempt, Job, JobSpec, Outcome, StopRequest
 from gpuherd.core.states import FINISHED_STATES, JobState, OutcomeKind
+from gpuherd.errors import StoreError
 
 JOB_COLUMNS = (
     "id, name, command, cwd, env_id, env_overrides, gpus, mem, after, retries, timeout, grace,"
@@ -130,6 +131,21 @@ def _ids(text: str | None) -> tuple[int, ...]:
 
 
 def job_from_row(r: Sequence[Any], env: Mapping[str, str]) -> Job:
+    """The job a row of `jobs` holds. A value no gpuherd writes there (herd.db changed by
+    another program) is a StoreError naming the job: the parser's own words (`Expecting
+    property name ...`, `'x' is not a valid JobState`) named nothing, at every `ls`, every
+    pass of the scheduler and every daemon start."""
+    try:
+        return _job_from_row(r, env)
+    except (ValueError, TypeError) as exc:
+        raise StoreError(
+            f"job {r[0]}'s row in herd.db holds a value gpuherd never writes ({exc}): herd.db"
+            " was changed by another program; set that value back (sqlite3), or put a backup"
+            " of herd.db in its place (`gpuherd daemon backup` makes them)"
+        ) from None
+
+
+def _job_from_row(r: Sequence[Any], env: Mapping[str, str]) -> Job:
     spec = JobSpec(
         name=r[1],
         command=r[2],
