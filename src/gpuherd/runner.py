@@ -28,6 +28,7 @@ from gpuherd.gpus.base import GpuProbe
 from gpuherd.layout import Layout
 from gpuherd.runner_failure import Failure
 from gpuherd.runner_input import (
+    INPUT_BATCH,
     Arrival,
     Held,
     JobSource,
@@ -130,15 +131,16 @@ class Runner:
             changes = self.engine.changes.subscribe(backlog=0)  # every job's end is reported
             self._closing.callback(self.engine.changes.unsubscribe, changes)
             incoming: asyncio.Queue[Arrival] = asyncio.Queue()
+            put = hand_over(loop, incoming)  # (one for all the input thread hands over: in order)
             numbered: Iterable[Numbered] = enumerate(source)
             if self.options.skip_succeeded:
-                numbered = skipping(numbered, self._folder, hand_over(loop, incoming))
+                numbered = skipping(numbered, self._folder, put)
             if self.options.run_times is not None:
                 numbered = by_longest_first(numbered, self.options.run_times, self._held)
             # (Ctrl-C taken before the input is read: one that came as the reader thread began
             # ended the run with no summary of the lines it had read.)
             with handled(self._interrupt, self._hang_up):
-                feed_in_thread(numbered, loop, incoming)
+                feed_in_thread(numbered, put)
                 await self._loop(incoming, changes)
             read_all = not (self.summary.interrupted or self.summary.input_failed)
             if read_all and (notice := left_over(self._folder_prefix, self.summary.jobs)):
@@ -157,10 +159,12 @@ class Runner:
             while not self._all_done():
                 waits = {get_change} | ({get_item} if not self._input_done else set())
                 done, _ = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-                # Take everything that is there: lines read while jobs ran are submitted in
-                # one batch, and a burst of changes is reported without a wait per change.
+                # Take what is there: lines read while jobs ran are submitted in one batch
+                # (of INPUT_BATCH at most: 100,000 read at once held the first jobs' starts
+                # while they all went in), and a burst of changes is reported without a wait
+                # per change.
                 if get_item in done:
-                    self._take_input([get_item.result(), *drain(incoming)])
+                    self._take_input([get_item.result(), *drain(incoming, INPUT_BATCH)])
                     get_item = asyncio.ensure_future(incoming.get())
                 if get_change in done:
                     self._report([get_change.result(), *drain(changes)])

@@ -21,6 +21,10 @@ JobSource = Iterable[SubmitItem]
 Numbered = tuple[int, SubmitItem]
 """A job and its place in the input (from 0): its folder and its number in the report."""
 
+INPUT_BATCH = 500
+"""The most lines handed over, and submitted, at one wake-up of the run's loop: the engine
+ticks between batches."""
+
 
 @dataclass(frozen=True)
 class Skipped:
@@ -81,9 +85,10 @@ def _with_commit(
         yield SubmitItem(command=command, cwd=cwd, env=env, gpus=gpus, git=commit)
 
 
-def drain(queue: asyncio.Queue[Any]) -> list[Any]:
-    items = []
-    while not queue.empty():
+def drain(queue: asyncio.Queue[Any], most: int | None = None) -> list[Any]:
+    """What the queue holds now (its first `most`, if given)."""
+    items: list[Any] = []
+    while not queue.empty() and (most is None or len(items) < most):
         items.append(queue.get_nowait())
     return items
 
@@ -108,12 +113,9 @@ def by_longest_first(
         yield entry
 
 
-def feed_in_thread(
-    source: Iterable[Numbered], loop: asyncio.AbstractEventLoop, queue: asyncio.Queue[Arrival]
-) -> None:
-    """Read the source on a thread, so a line that arrives while jobs run is scheduled at once."""
-
-    put = hand_over(loop, queue)
+def feed_in_thread(source: Iterable[Numbered], put: Callable[[Arrival], None]) -> None:
+    """Read the source on a thread, so a line that arrives while jobs run is scheduled at once;
+    each arrival handed over by `put` (hand_over)."""
 
     def feed() -> None:
         try:
@@ -130,13 +132,34 @@ def feed_in_thread(
 def hand_over(
     loop: asyncio.AbstractEventLoop, queue: asyncio.Queue[Arrival]
 ) -> Callable[[Arrival], None]:
-    """Put an arrival on the run's queue from the input's thread (in the order put)."""
+    """Put an arrival on the run's queue from the input's thread (in the order put). Those put
+    while the loop is busy go over together, at one wake-up: a wake-up each (100,000 lines
+    read while the loop started jobs) filled the loop's wake-up pipe, which also carries the
+    signals it handles, and a Ctrl-C or SIGTERM then was lost, with a traceback. At most
+    INPUT_BATCH wait: the thread then waits for the loop (which it would otherwise keep from
+    the GIL, reading on: the first jobs started a second late)."""
+    pending: list[Arrival] = []
+    taken = threading.Condition()
+
+    def over() -> None:
+        with taken:
+            arrived = pending.copy()
+            pending.clear()
+            taken.notify()
+        for arrival in arrived:
+            queue.put_nowait(arrival)
 
     def put(arrival: Arrival) -> None:
+        with taken:
+            while len(pending) >= INPUT_BATCH and not loop.is_closed():
+                taken.wait(0.1)
+            pending.append(arrival)
+            if len(pending) > 1:
+                return  # the wake-up asked for the first takes this one too
         # A run stopped (Ctrl-C) with its input still open closes its loop while this thread
         # reads on: what arrives then has nowhere to go. Dropped, not a traceback at exit
         # (`Exception in thread gpuherd-run-input: ... Event loop is closed`).
         with contextlib.suppress(RuntimeError):
-            loop.call_soon_threadsafe(queue.put_nowait, arrival)
+            loop.call_soon_threadsafe(over)
 
     return put

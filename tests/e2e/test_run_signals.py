@@ -200,3 +200,19 @@ def test_a_sigterm_is_told_what_a_second_one_does(runs: Runs) -> None:
     run.proc.send_signal(signal.SIGTERM)
     status, rest, err = run.finish()
     assert status == 130 and "[0] killed" in rest, rest + err
+
+
+def test_a_sigterm_while_a_long_input_is_read_stops_the_run(runs: Runs) -> None:
+    """Each line read woke the run's loop through its wake-up pipe, which asyncio also uses to
+    learn which signal came: with 100,000 lines read while the loop started jobs the pipe was
+    full, the signal's byte was dropped (`Exception ignored when trying to write to the signal
+    wakeup fd: ... BlockingIOError`), and the run went on as if never asked to stop."""
+    out, jobs = runs.root / "out", runs.root / "jobs.txt"
+    jobs.write_text("true\n" * 100_000)
+    words = ("--gpus-per-job", "0", "--max-parallel", "2", "-q", "--output-dir", str(out))
+    run = runs.start(*words, str(jobs))
+    wait_for(lambda: out.is_dir() and len(os.listdir(out)) >= 5, 60, "jobs to be started")
+    run.proc.send_signal(signal.SIGTERM)
+    status, _, err = run.finish(timeout=60)
+    assert status == 130 and "Traceback" not in err and "Exception" not in err, err
+    assert len(os.listdir(out)) < 50_000  # stopped midway, not once every job had run
