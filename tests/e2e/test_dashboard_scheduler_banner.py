@@ -34,7 +34,8 @@ def test_the_banner_comes_and_goes_on_pages_already_open(
             expect(banner).to_contain_text(
                 "Not starting: the scheduler fails since ", timeout=POLLED_MS
             )
-            expect(banner).to_contain_text("(JSONDecodeError: Expecting value")
+            expect(banner).to_contain_text("(StoreError: job ")
+            expect(banner).to_contain_text("never writes (Expecting value")
             expect(banner).to_contain_text(str(herd.home / "daemon.log"))
             assert (
                 banner.evaluate("box => getComputedStyle(box).cursor") == "default"

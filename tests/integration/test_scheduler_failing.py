@@ -7,7 +7,7 @@ from __future__ import annotations
 from conftest import Herd, stays, wait_for
 from scheduler_fault import set_overrides
 
-FAILING = "not starting: the scheduler fails (JSONDecodeError: "
+FAILING = "not starting: the scheduler fails (StoreError: job "
 
 
 def _logged_failures(herd: Herd) -> int:

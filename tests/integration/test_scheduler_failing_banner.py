@@ -33,7 +33,7 @@ def test_every_page_says_the_scheduler_fails_until_passes_work_again(herd: Herd)
     failing = wait_for(
         lambda: herd.json("daemon", "status")["scheduler_failing"], what="the scheduler to fail"
     )
-    error = re.search(r"\((JSONDecodeError: .*)\); see", failing)
+    error = re.search(r"\((StoreError: job .*)\); see", failing)
     assert error is not None, failing
     # The unreadable row fails a page that lists it too: eight jobs after it keep it off the
     # overview's newest (views.overview), the jobs page lists the succeeded ones.
