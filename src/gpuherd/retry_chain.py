@@ -2,7 +2,8 @@
 it waits for: of a chain 18 <- 19 <- 20 whose job 18 failed, `gpuherd retry 19 20` is refused
 for job 19, and `gpuherd retry 18 19 20` runs the chain again; of a job 5 `--after 3,4`
 whose jobs 3 and 4 both failed, `gpuherd retry 3 4 5` (`retry 3 5` is refused: job 4 stays
-failed)."""
+failed). A chain `retry` itself refuses part of (a job of it waits for one removed since, or
+is an older run of a sweep point) is not named to retry (Rerun.blocked)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,13 @@ import heapq
 from collections.abc import Iterable
 
 from gpuherd.core.lifecycle import Rerun
+from gpuherd.core.model import Job
+from gpuherd.core.retry_blocked import Blocked, point_of
 from gpuherd.core.states import FINISHED_STATES, JobState, OutcomeKind
 from gpuherd.store import Store
+
+Newest = dict[str, dict[str, int]]
+"""Per sweep, read once: the newest job of each of its points (Store.newest_runs)."""
 
 
 def reruns(store: Store, job_ids: Iterable[int]) -> dict[int, Rerun]:
@@ -20,6 +26,33 @@ def reruns(store: Store, job_ids: Iterable[int]) -> dict[int, Rerun]:
     in turn (dependency_failed), theirs, each once. Each job's read once, however many jobs
     wait for it (a sweep of 1,000 points `--after` one failed job)."""
     return _Walk(store).reruns(job_ids)
+
+
+def newer_run(store: Store, job: Job, newest: Newest) -> int | None:
+    """Of an older run of a sweep point, the job that ran that point since (its folder is
+    that job's now: a retry would run the point twice in it); None if `job` is the newest."""
+    sweep, folder = job.spec.sweep, job.spec.folder
+    if not (sweep and folder):
+        return None
+    if sweep not in newest:
+        newest[sweep] = store.newest_runs(sweep)
+    newer = newest[sweep].get(folder, job.id)
+    return newer if newer != job.id else None
+
+
+def removed_dependency(store: Store, job: Job) -> tuple[int, str] | None:
+    """Of a job cancelled as one it waited for ended otherwise (dependency_failed), the
+    first job it waits for to succeed or to fail that was removed since, not having ended
+    so, and the option it was named by (one of --after-any met it by any end; one removed
+    once it had met it is known not to hold it back: Store.delete_jobs); None if none was."""
+    if job.outcome is None or job.outcome.kind is not OutcomeKind.DEPENDENCY_FAILED:
+        return None
+    after, after_fail = job.spec.after, job.spec.after_fail
+    waited = [(d, "--after") for d in after] + [(d, "--after-fail") for d in after_fail]
+    there = store.known_ids([dep for dep, _ in waited])
+    unmet = store.deps_kept(job.id)  # (one removed once it had met it is not)
+    gone = (w for w in sorted(waited) if w[0] not in there and w[0] in unmet)
+    return next(gone, None)
 
 
 class _Walk:
@@ -31,6 +64,11 @@ class _Walk:
         """Per dependency: whether it was cancelled as one it waited for ended so."""
         self.behind: dict[int, frozenset[int]] = {}
         """Per dependency: it, and what a retry must run again ahead of it."""
+        self.jobs: dict[int, Job] = {}
+        """Per dependency read: the job."""
+        self.newest: Newest = {}
+        self.refused: dict[int, Blocked | None] = {}
+        """Per dependency: why `retry` refuses it (Blocked, its `again` left empty), if so."""
 
     def reruns(self, job_ids: Iterable[int]) -> dict[int, Rerun]:
         found: dict[int, Rerun] = {}
@@ -43,8 +81,33 @@ class _Walk:
             cause = next(iter(self._ended(first)), None) if self.cascaded[first] else None
             states = {d: s for i in (job_id, *ids) for d, s in self.ended.get(i, ())}
             succeeded = tuple(i for i in ids if states.get(i) is JobState.SUCCEEDED)
-            found[job_id] = Rerun(ids, cause, succeeded)
+            found[job_id] = Rerun(ids, cause, succeeded, self._blocked(ids))
         return found
+
+    def _blocked(self, ids: tuple[int, ...]) -> Blocked | None:
+        """The first of `ids` (a chain, in order) that `retry` refuses, with the ones of them
+        that wait for it through the chain: to be submitted again, as it is if removed."""
+        for i, job_id in enumerate(ids):
+            if job_id not in self.refused:  # (read once, however many chains hold it)
+                self.refused[job_id] = self._refused(job_id)
+            if found := self.refused[job_id]:
+                behind = {job_id}
+                for later in ids[i + 1 :]:  # (ordered: the ones waited for come first)
+                    if self.cascaded[later] and any(d in behind for d, _ in self.ended[later]):
+                        behind.add(later)
+                again = sorted(behind - ({job_id} if found.newer else set()))
+                return Blocked(job_id, found.removed, found.newer, tuple(again))
+        return None
+
+    def _refused(self, job_id: int) -> Blocked | None:
+        """Why `retry` refuses the job (of a chain), if it does."""
+        job = self.jobs.get(job_id)
+        if job is None:
+            return None
+        removed = removed_dependency(self.store, job)
+        newer = newer_run(self.store, job, self.newest)
+        point = (point_of(job), newer) if newer else None
+        return Blocked(job_id, removed, point) if removed or point else None
 
     def _ended(self, job_id: int) -> list[tuple[int, JobState]]:
         if job_id not in self.ended:
@@ -56,6 +119,8 @@ class _Walk:
         if dep_id not in self.behind:
             self.behind[dep_id] = frozenset([dep_id])  # (deps have no cycle: a guard still)
             job = self.store.get_jobs([dep_id]).get(dep_id)
+            if job:
+                self.jobs[dep_id] = job
             self.cascaded[dep_id] = bool(
                 job
                 and job.state is JobState.CANCELLED

@@ -30,6 +30,7 @@ from gpuherd.core.lifecycle import (
     stop_begun,
 )
 from gpuherd.core.model import Job, Outcome
+from gpuherd.core.retry_blocked import older_run
 from gpuherd.core.states import (
     FINISHED_STATES,
     LIVE_STATES,
@@ -47,7 +48,7 @@ from gpuherd.engine_begin import drop_begin_time, drop_retry_wait
 from gpuherd.engine_endings import cancel_waiters, waiters_cancelled_at_stop
 from gpuherd.engine_held_runs import removal_refused
 from gpuherd.errors import Conflict, HerdError, InvalidValue, NotFound
-from gpuherd.retry_chain import reruns
+from gpuherd.retry_chain import Newest, newer_run, removed_dependency, reruns
 from gpuherd.store import Store
 from gpuherd.wire import ActionResult
 
@@ -146,8 +147,11 @@ class JobVerbs:
         # jobs, any of them ending between the `ls` and the kill. Said, so a typo shows.
         return f"already ended ({job.state.value})"
 
-    def remove(self, ids: Sequence[int]) -> list[ActionResult]:
+    def remove(self, ids: Sequence[int], cancelled: list[int] | None = None) -> list[ActionResult]:
+        """Remove the jobs; `cancelled`, given, gets the ids of the jobs cancelled as they
+        waited for them (`sweep rm` names those outside the sweep)."""
         leftovers: list[Path] = []
+        cancelled = [] if cancelled is None else cancelled
         named = frozenset(ids)
         # Noted before the commit: a crash amid the deletions left them for good (the
         # daemon's next start deletes those of the jobs gone: removal_journal).
@@ -159,13 +163,15 @@ class JobVerbs:
                 for path in removal_journal.leftovers(job, self.engine.layout, self.home)
             ],
         )
-        results = self._each(ids, lambda job: self._remove_one(job, named, leftovers))
+        results = self._each(ids, lambda job: self._remove_one(job, named, leftovers, cancelled))
         for path in leftovers:  # once the removal is committed
             removal_journal.delete(path)
         removal_journal.forget(journal)
         return results
 
-    def _remove_one(self, job: Job, named: Set[int], leftovers: list[Path]) -> str:
+    def _remove_one(
+        self, job: Job, named: Set[int], leftovers: list[Path], cancelled: list[int]
+    ) -> str:
         if stopping := self._stopping(job):
             raise Conflict(refused_while_stopping(job.id, "rm", stopping))
         if job.state in LIVE_STATES:
@@ -180,27 +186,18 @@ class JobVerbs:
         self.store.delete_jobs([job.id])
         self.engine.publish({"id": job.id, "event": "rm"})  # no state: it has none now
         leftovers += removal_journal.leftovers(job, self.engine.layout, self.home)
+        cancelled += waiters
         return cancelled_with("removed", waiters, named, ", cancelled")
 
     def retry(self, ids: Sequence[int], hold: bool = False) -> list[ActionResult]:
         """Finished jobs queued again (`hold`: held, to be edited, then released); running
         ones stopped and queued again."""
-        newest: dict[str, dict[str, int]] = {}  # per sweep, read at its first job here
+        newest: Newest = {}  # per sweep, read at its first job here
         return self._each(ids, lambda job: self._retry_one(job, newest, hold))
 
-    def _retry_one(self, job: Job, newest: dict[str, dict[str, int]], hold: bool) -> str:
-        sweep, folder = job.spec.sweep, job.spec.folder
-        newer = job.id
-        if sweep and folder:
-            if sweep not in newest:
-                newest[sweep] = self.store.newest_runs(sweep)
-            newer = newest[sweep].get(folder, job.id)
-        if newer != job.id:
-            # Its folder is the newer job's now: a retry would run the point twice in it.
-            raise Conflict(
-                f"job {job.id} is an older run of {job.spec.name or folder}: job {newer} "
-                f"ran that point since (retry job {newer} if it should run again)"
-            )
+    def _retry_one(self, job: Job, newest: Newest, hold: bool) -> str:
+        if newer := newer_run(self.store, job, newest):
+            raise Conflict(older_run(job, newer))
         if hold and (stopping := self._stopping(job)):
             raise Conflict(refused_while_stopping(job.id, "retry --hold", stopping))
         if job.state in LIVE_STATES and hold:
@@ -214,10 +211,12 @@ class JobVerbs:
             return "stopping, then queued again"
         if job.state not in FINISHED_STATES:
             raise Conflict(retry_refused_waiting(job, self.engine.clock()))
+        # A removed dependency first: "retry both" of a job that also waits for a removed
+        # one was refused in turn for the job itself.
+        if removed := removed_dependency(self.store, job):
+            raise Conflict(retry_refused_removed(job.id, *removed))
         if dead := self._dead_dependency(job):
             raise Conflict(retry_refused(job.id, *dead))
-        if removed := self._removed_dependency(job):
-            raise Conflict(retry_refused_removed(job.id, *removed))
         event, to = (Event.RETRY_HELD, JobState.HELD) if hold else (Event.RETRY, JobState.QUEUED)
         detail = "retry by the user" + (", held" if hold else "")
         self.engine.move_state(
@@ -234,20 +233,19 @@ class JobVerbs:
                 return dep_id, JobState(state), reruns(self.store, [job.id])[job.id]
         return None
 
-    def _removed_dependency(self, job: Job) -> tuple[int, str] | None:
-        """Of a job cancelled as one it waited for ended otherwise (dependency_failed), the
-        first job it waits for to succeed or to fail that was removed since, not having
-        ended so, and the option it was named by (one of --after-any met it by any end; one
-        removed once it had met it is known not to hold it back: Store.delete_jobs); None if
-        none was."""
-        if job.outcome is None or job.outcome.kind is not OutcomeKind.DEPENDENCY_FAILED:
-            return None
-        after, after_fail = job.spec.after, job.spec.after_fail
-        waited = [(d, "--after") for d in after] + [(d, "--after-fail") for d in after_fail]
-        there = self.store.known_ids([dep for dep, _ in waited])
-        unmet = self.store.deps_kept(job.id)  # (one removed once it had met it is not)
-        gone = (w for w in sorted(waited) if w[0] not in there and w[0] in unmet)
-        return next(gone, None)
+    def _unretried(
+        self, job: Job, dead: tuple[int, JobState, Rerun] | None, newest: Newest | None = None
+    ) -> str | None:
+        """Why no `retry` runs the ended `job` again, nor the chain it waits for (`dead`: its
+        _dead_dependency), and what does instead; None if a retry can. `newest`: a verb on
+        many jobs' (a sweep's), read once."""
+        if newer := newer_run(self.store, job, {} if newest is None else newest):
+            return older_run(job, newer)
+        if removed := removed_dependency(self.store, job):
+            return retry_refused_removed(job.id, *removed)
+        if dead and dead[2].blocked:
+            return retry_refused(job.id, *dead)
+        return None
 
     def pause(self, ids: Sequence[int]) -> list[ActionResult]:
         return self._each(ids, lambda job: self._signal_one(job, Event.PAUSE))
@@ -274,9 +272,15 @@ class JobVerbs:
         return self._simple(job, Event.HOLD, JobState.HELD)
 
     def release(self, ids: Sequence[int]) -> list[ActionResult]:
+        newest: Newest = {}
+
         def one(job: Job) -> str:
             if job.state is JobState.QUEUED and job.release_at is not None:
                 return drop_retry_wait(self.engine, job)  # as a --begin job's release
+            # Not "(it can: retry, rm)" where no retry can run it again:
+            ended = job.state in FINISHED_STATES
+            if ended and (why := self._unretried(job, self._dead_dependency(job), newest)):
+                raise Conflict(f"job {job.id} already ended ({job.state.value}): {why}")
             return self._simple(job, Event.RELEASE, JobState.QUEUED)
 
         return self._each(ids, one)
@@ -351,12 +355,12 @@ class JobVerbs:
         its command again (not `retry --hold`: a dead end)."""
         if job.state not in FINISHED_STATES:
             return
-        if dead := self._dead_dependency(job):
+        dead = self._dead_dependency(job)
+        why = self._unretried(job, dead)  # (retry --hold is refused as well)
+        if why is None and dead:
             why = f"{retry_refused(job.id, *dead)}; to run it without waiting for job {dead[0]}"
             why += ", submit its command again"
-        elif removed := self._removed_dependency(job):  # (retry --hold is refused as well)
-            why = retry_refused_removed(job.id, *removed)
-        else:
+        if why is None:
             raise Conflict(ended_refused(job.id, job.state, to))
         raise Conflict(f"job {job.id} already ended ({job.state.value}): {why}")
 

@@ -26,7 +26,9 @@ import asyncio
 import secrets
 import shlex
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass
+from functools import partial
 from typing import Any
 
 from gpuherd import sweep_table
@@ -92,16 +94,17 @@ class Sweeps:
         meanwhile (10,000 points: ~1 s of plan, ~1 s of checks, 3 s of folders written):
         every check that can refuse comes first (a refused sweep leaves no folder behind),
         the jobs are stored after (none starts before its params.json is there)."""
-        if request.dry_run:  # writes nothing: nothing to wait for
-            return (await self._planned(request, git)).answer
         # One submission at a time from its plan to its commit: another planned while these
         # folders are written (the same sweep again, another into the same results folder)
-        # would find the same points not yet queued, and queue them twice.
-        async with self.service.sweep_submitting:
+        # would find the same points not yet queued, and queue them twice. A dry run writes
+        # nothing: nothing to wait for.
+        async with nullcontext() if request.dry_run else self.service.sweep_submitting:
             planned = await self._planned(request, git)
             points = planned.plan.to_submit
+            # A dry run's too, refused as the submission is (it took an --after job not there).
             checked = await self._checked(request, git, planned) if points else None
-            await self._write_and_commit(request, planned, checked, git)
+            if not request.dry_run:
+                await self._write_and_commit(request, planned, checked, git)
             return planned.answer
 
     async def _write_and_commit(
@@ -331,8 +334,10 @@ class Sweeps:
         if name in removing:
             raise Conflict(f"sweep {name!r} is being removed already")
         removing.add(name)  # between pieces other clients are answered: none submits it
+        ids, cancelled = [job.id for job in jobs], list[int]()  # (jobs that waited for them)
         try:
-            results = await self.service.act("rm", [job.id for job in jobs]) if jobs else []
+            remove = partial(self.service.remove, cancelled=cancelled)
+            results = await self.service.in_pieces(remove, ids) if ids else []
         finally:
             removing.discard(name)
         # From here on nothing awaits, so what is checked is what is deleted.
@@ -350,6 +355,7 @@ class Sweeps:
         return {
             "name": name,
             "removed": sum(r.ok for r in results),
+            "cancelled": sorted(set(cancelled) - set(ids)),  # (as `rm` names them; were unsaid)
             "results_dir": row.results_dir,
         }
 

@@ -149,6 +149,7 @@ def test_http_delete_removes_a_held_sweep_in_pieces(shared_daemon: Herd, shared_
     assert removed == {
         "name": "held",
         "removed": len(points),
+        "cancelled": [],
         "results_dir": str(work / "results" / "held"),
     }
     assert ids_of_all(daemon) == before | {kept}
@@ -184,3 +185,26 @@ def test_a_sweep_being_removed_is_not_submitted_meanwhile(tmp_path: Path) -> Non
 
     asyncio.run(main())
     store.close()
+
+
+def test_rm_names_the_jobs_outside_the_sweep_it_cancels(
+    shared_daemon: Herd, tmp_path: Path
+) -> None:
+    """A summary `--after` the sweep's points was cancelled with them, unsaid (`rm` of a job
+    names those it cancels); jobs of the sweep waiting for its other points are not named."""
+    daemon = shared_daemon
+    args = ["sweep", "echo {x}", "-p", "x", "1", "2", "--hold", "--gpus", "0", "-q"]
+    for name in ("names", "answers"):
+        points = daemon.cli(*args, "--name", name, cwd=tmp_path).stdout.split()
+        summary = daemon.submit("--after", ",".join(points), "--", "true")
+        after = daemon.submit("--after", str(summary), "--", "true")
+        if name == "names":
+            done = daemon.cli("sweep", "rm", name).stdout
+            assert done == (
+                f"removed sweep names (2 jobs), and jobs {summary}-{after}, which waited for its "
+                f"jobs, cancelled; results in {tmp_path}/results/names kept\n"
+            )
+        else:
+            answer = daemon.client.delete(f"/sweeps/{name}")
+            assert (answer["removed"], answer["cancelled"]) == (2, [summary, after])
+        assert daemon.job(after)["state"] == "cancelled"

@@ -11,7 +11,7 @@ import pytest
 
 from conftest import Herd
 from gpuherd.core.sweep import SweepSpec
-from gpuherd.errors import HerdError, InvalidValue
+from gpuherd.errors import HerdError, InvalidValue, NotFound
 from gpuherd.pyapi import connect
 
 
@@ -168,3 +168,37 @@ def test_a_sweep_name_that_is_no_text_is_refused_as_a_jobs_is(
     with pytest.raises(InvalidValue) as refused:
         daemon.client.post("/sweeps", {"spec": spec, "cwd": str(work), "dry_run": True})
     assert str(refused.value) == f"invalid sweep: name: must be a string, got {kind}"
+
+
+@pytest.mark.parametrize(
+    ("options", "refusal", "message"),
+    [
+        (
+            {"output": "run.log"},
+            InvalidValue,
+            r"^points x=1 and x=2 of sweep 'dry' would both write .*/run\.log, each emptying it",
+        ),
+        ({"after": [999_999_999]}, NotFound, r"^after \(--after\): no job 999999999 "),
+    ],
+)
+def test_a_dry_run_is_refused_as_its_submission_is(
+    shared_daemon: Herd,
+    shared_work: Path,
+    options: dict[str, Any],
+    refusal: type[HerdError],
+    message: str,
+) -> None:
+    """Its points' jobs were never checked: a dry run took what the submission refuses."""
+    herd = connect(shared_daemon.home, start=False)
+    for dry_run in (True, False):
+        with pytest.raises(refusal, match=message):
+            herd.sweep(
+                "echo {x}",
+                {"x": [1, 2]},
+                name="dry",
+                gpus=0,
+                cwd=shared_work,
+                dry_run=dry_run,
+                **options,
+            )
+    assert "dry" not in sweep_names(shared_daemon)

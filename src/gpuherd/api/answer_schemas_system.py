@@ -201,9 +201,12 @@ SYSTEM_SCHEMAS: dict[str, Shape] = {
         description="`commands` (a dry run's): the commands that would run.",
     ),
     "SweepRemoved": obj(
-        {"name": STR, "removed": INT, "results_dir": STR},
+        {"name": STR, "removed": INT, "cancelled": INTS, "results_dir": STR},
         title="SweepRemoved",
-        description="`removed`: how many of its jobs; its results folder stays.",
+        description=(
+            "`removed`: how many of its jobs; `cancelled`: the jobs outside it cancelled as they"
+            " waited for its jobs; its results folder stays."
+        ),
     ),
 }
 

@@ -39,12 +39,15 @@ from gpuherd.cli.sweep_left_out import left_out, typed_keys
 from gpuherd.cli.sweep_path import sweep_path
 from gpuherd.cli.wait_cmd import wait, waiting_options
 from gpuherd.client import Client
+from gpuherd.core.deps import jobs_said
+from gpuherd.core.near_names import closest
 from gpuherd.core.states import POINT_STATES
 from gpuherd.core.sweep import is_bare_command, spec_to_dict
 from gpuherd.core.sweep_env import worded_for_file
 from gpuherd.core.units import plural
 from gpuherd.core.when import past_begin_hint
 from gpuherd.errors import HerdError, NotRunning
+from gpuherd.typed_name import typed_name
 from gpuherd.wire_requests import options_sent
 
 RUN = "submit"
@@ -58,8 +61,22 @@ class _SweepGroup(click.Group):
         if args and args[0] not in self.commands and args[0] not in ctx.help_option_names:
             if _mistaken_verb(args):
                 raise click.NoSuchCommand(args[0], ctx=ctx)  # (main.py says what to type)
+            if typo := self._mistyped_verb(ctx, args):
+                raise click.UsageError(typo, ctx)
             args = [RUN, *args]
         return super().parse_args(ctx, args)
+
+    def _mistyped_verb(self, ctx: click.Context, args: list[str]) -> str | None:
+        """`sweep stauts s1`: a verb of sweep's mistyped, not a submission (the word is no
+        template a sweep could run: _could_be_verb), said so with the verb meant. It was
+        taken as one: "'s1' is one argument too many: gpuherd sweep [OPTIONS] SOURCE"."""
+        if not _could_be_verb(args):
+            return None
+        verbs = [name for name, command in self.commands.items() if not command.hidden]
+        if (verb := closest(args[0], verbs)) is None:
+            return None
+        meant = shlex.join([typed_name(), "sweep", verb, *args[1:]])
+        return f"no sweep command {args[0]!r}: did you mean {meant}?"
 
     def shell_complete(self, ctx: click.Context, incomplete: str) -> list[Any]:
         """A verb, or a sweep file's path (FILE.yaml: the shell completes it, as for a
@@ -89,14 +106,19 @@ class _SweepGroup(click.Group):
 
 
 def _mistaken_verb(args: list[str]) -> bool:
-    """`sweep kill lr`, `sweep results lr`: another verb typed where a template goes (a
-    one-word template, without -p, is refused anyway: it has nothing to sweep over)."""
-    word = args[0]
-    if not word.isalpha() or is_file(word) or {"-p", "--param"} & set(args):
+    """`sweep kill lr`, `sweep results lr`: another verb typed where a template goes."""
+    if not _could_be_verb(args):
         return False
     from gpuherd.cli.other_tools import SWEEP, THEIR_COMMANDS
 
-    return word in THEIR_COMMANDS[SWEEP]
+    return args[0] in THEIR_COMMANDS[SWEEP]
+
+
+def _could_be_verb(args: list[str]) -> bool:
+    """Whether `sweep WORD ...` may be a verb rather than a submission: a one-word template
+    without -p is refused anyway (it has nothing to sweep over), and a file is a sweep's."""
+    word = args[0]
+    return word.isalpha() and not is_file(word) and not {"-p", "--param"} & set(args)
 
 
 @click.group(cls=_SweepGroup)
@@ -328,8 +350,10 @@ def remove(names: tuple[str, ...]) -> None:
             click.echo(prefixed("error", str(exc)), err=True)
             failed = True
             continue
-        jobs = plural(answer["removed"], "job")
-        click.echo(f"removed sweep {name} ({jobs}); {kept(answer['results_dir'])}")
+        said = f"removed sweep {name} ({plural(answer['removed'], 'job')})"
+        if cancelled := answer.get("cancelled"):  # (absent from an older daemon)
+            said += f", and {jobs_said(cancelled)}, which waited for its jobs, cancelled"
+        click.echo(f"{said}; {kept(answer['results_dir'])}")
     if failed:
         sys.exit(1)
 

@@ -95,7 +95,7 @@ def cancelled_with(said: str, waiters: Sequence[int], named: Set[int], tail: str
     were gone unsaid. Those the verb `named` have lines of their own; `tail` ends the part
     that names them (`, cancelled` after `removed`)."""
     others = sorted(set(waiters) - named) if waiters else []  # (most cancels have none)
-    return f"{said}, and {_jobs_said(others)}, which waited for it{tail}" if others else said
+    return f"{said}, and {jobs_said(others)}, which waited for it{tail}" if others else said
 
 
 def cancelled_once_ended(said: str, waiters: Sequence[int], named: Set[int]) -> str:
@@ -105,10 +105,10 @@ def cancelled_once_ended(said: str, waiters: Sequence[int], named: Set[int]) -> 
     if not others:
         return said
     wait = "waits" if len(others) == 1 else "wait"
-    return f"{said}, and {_jobs_said(others)}, which {wait} for it, will be cancelled once it ends"
+    return f"{said}, and {jobs_said(others)}, which {wait} for it, will be cancelled once it ends"
 
 
-def _jobs_said(ids: Sequence[int]) -> str:
+def jobs_said(ids: Sequence[int]) -> str:
     """`job 5`, `jobs 5-7,9`, `250 jobs (2,4,6,8,…)`: sorted ids, named in a line."""
     runs = format_ids(ids).split(",")
     if len(ids) == 1:

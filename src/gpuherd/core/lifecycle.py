@@ -9,6 +9,7 @@ from functools import cache
 
 from gpuherd.core.idspec import format_ids
 from gpuherd.core.model import Job, Outcome
+from gpuherd.core.retry_blocked import Blocked, blocked_said, submit_again
 from gpuherd.core.retry_budget import retries_left
 from gpuherd.core.states import GPUHERD_STOPS, Event, JobState, OutcomeKind, what_it_is
 from gpuherd.core.units import LONGEST, format_duration, format_given
@@ -274,6 +275,9 @@ class Rerun:
     succeeded: tuple[int, ...] = ()
     """Of `ids`, those that succeeded where a failure was waited for (--after-fail): their
     rerun lets the jobs waiting for them run only if it fails."""
+    blocked: Blocked | None = None
+    """The first of `ids` that `retry` refuses (none named then: the chain is submitted
+    again)."""
 
 
 def cancelled_at_once(
@@ -287,6 +291,8 @@ def cancelled_at_once(
     them = f"job {job_ids[0]} is" if one else f"jobs {format_ids(job_ids)} are"
     if dep_state is JobState.SUCCEEDED:  # (an --after-fail job's: nothing failed to act on)
         then = "--after-fail waits for a failure"
+    elif rerun and rerun.blocked:
+        then = f"{blocked_said(rerun.blocked)}; {submit_again(rerun.blocked, job_ids)}"
     else:
         then = _runs_again(rerun or Rerun((dep_id,)), job_ids)
     return (
@@ -303,28 +309,30 @@ def retry_refused(job_id: int, dep_id: int, dep_state: JobState, rerun: Rerun | 
     said so, not "retry both" alone (both would not run again: a second success cancels it
     again)."""
     rerun = rerun or Rerun((dep_id,), succeeded=(dep_id,) * (dep_state is JobState.SUCCEEDED))
+    ended = f"job {job_id} waits for job {dep_id}, which ended ({dep_state.value}){_why(rerun)}"
+    if rerun.blocked:  # no retry runs the chain: what does instead
+        blocked = rerun.blocked
+        return f"{ended}, and {blocked_said(blocked)}; {submit_again(blocked, [job_id])}"
     if dep_state is JobState.SUCCEEDED:  # (only an --after-fail job is left unmet by it)
         return (
             f"job {job_id} waits for job {dep_id} to fail (--after-fail), and it succeeded: "
             f"nothing failed to act on ({_runs_again(rerun, [job_id])})"
         )
     if len(rerun.ids) == 1:
-        return (
-            f"job {job_id} waits for job {dep_id}, which ended ({dep_state.value}): retry both "
-            f"(gpuherd retry {dep_id} {job_id})"
-        )
-    why = ""
-    if rerun.cause and rerun.cause[1] is JobState.SUCCEEDED:  # nothing failed: said so
-        why = f" as job {rerun.cause[0]}, which it waited for to fail (--after-fail), succeeded"
-    elif rerun.cause:  # `dep_id` was cancelled as one it waited for ended badly
-        why = " as one it waited for did"
+        return f"{ended}: retry both (gpuherd retry {dep_id} {job_id})"
     command = f"gpuherd retry {_retried(rerun.ids, [job_id])}"
     if rerun.succeeded:
         command = _runs_again(rerun, [job_id])
-    return (
-        f"job {job_id} waits for job {dep_id}, which ended ({dep_state.value}){why}: "
-        f"retry them all ({command})"
-    )
+    return f"{ended}: retry them all ({command})"
+
+
+def _why(rerun: Rerun) -> str:
+    """Of a job cancelled as one it waited for ended so (rerun.cause), how that one ended."""
+    if rerun.cause and rerun.cause[1] is JobState.SUCCEEDED:  # nothing failed: said so
+        return f" as job {rerun.cause[0]}, which it waited for to fail (--after-fail), succeeded"
+    if rerun.cause:  # `dep_id` was cancelled as one it waited for ended badly
+        return " as one it waited for did"
+    return ""
 
 
 def retry_refused_removed(job_id: int, dep_id: int, kind: str) -> str:

@@ -8,11 +8,17 @@ from collections.abc import Iterable
 
 
 def did_you_mean(name: str, known: Iterable[str], cutoff: float = 0.6) -> str:
-    """` (did you mean 'gpus'?)` for the known name closest to `name`, or "" if none is as
-    close as `cutoff` (difflib's ratio; 0.6, difflib's own, as the Python API always had).
-    Case aside (`GPUS`), and a known name the typed one begins with, but for a few letters or
-    a unit (`memory`, `mem_gb`: `mem`; `timeout_s`), is the closest: difflib finds those too
-    far. Not for a compound (`random_seed` is no `random`, `env_file` no `env`)."""
+    """` (did you mean 'gpus'?)` for the known name closest to `name`, or "" if none is."""
+    guess = closest(name, known, cutoff)
+    return f" (did you mean {guess!r}?)" if guess and guess != name else ""
+
+
+def closest(name: str, known: Iterable[str], cutoff: float = 0.6) -> str | None:
+    """The known name closest to `name`, or None if none is as close as `cutoff` (difflib's
+    ratio; 0.6, difflib's own, as the Python API always had). Case aside (`GPUS`), and a
+    known name the typed one begins with, but for a few letters or a unit (`memory`,
+    `mem_gb`: `mem`; `timeout_s`), is the closest: difflib finds those too far. Not for a
+    compound (`random_seed` is no `random`, `env_file` no `env`)."""
     import difflib  # (only on error paths: `import gpuherd` stays light)
 
     by_case = {k.lower(): k for k in known}
@@ -24,8 +30,7 @@ def did_you_mean(name: str, known: Iterable[str], cutoff: float = 0.6) -> str:
     ]
     close = difflib.get_close_matches(typed, list(by_case), n=1, cutoff=cutoff)
     guess = by_case.get(typed) or (by_case[max(starts, key=len)] if starts else None)
-    guess = guess or (by_case[close[0]] if close else None)
-    return f" (did you mean {guess!r}?)" if guess and guess != name else ""
+    return guess or (by_case[close[0]] if close else None)
 
 
 def _a_tail(rest: str) -> bool:
