@@ -84,36 +84,51 @@ def test_a_stop_rolled_back_sends_nothing_and_a_kill_after_it_does(tmp_path: Pat
     store.close()
 
 
-def test_a_timeout_whose_stop_herd_db_refused_is_tried_again(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def refused_once_then_ended(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    event: str,
+    job_item: Any,
+    outcome: OutcomeKind,
+) -> tuple[Store, int]:
+    """Run `job_item` on an engine whose first write of `event` herd.db refuses (a full disk):
+    the stop it leads to is tried again, and the job ends `failed` by `outcome`, its SIGTERM
+    sent once, after its commit. The store (the caller closes it) and the job's id."""
     store = Store(tmp_path / "herd.db")
     executor = NotedTerminations(store)
     update_job, refused = store.update_job, []
 
-    def full_once(job_id: int, now: float, event: str, *args: Any, **kw: Any) -> None:
-        if event == "stop" and not refused:
+    def full_once(job_id: int, now: float, said: str, *args: Any, **kw: Any) -> None:
+        if said == event and not refused:
             refused.append(job_id)
             raise sqlite3.OperationalError("database or disk is full")
-        update_job(job_id, now, event, *args, **kw)
+        update_job(job_id, now, said, *args, **kw)
 
     monkeypatch.setattr(store, "update_job", full_once)
 
-    async def main() -> None:
+    async def main() -> int:
         engine = one_gpu_engine(tmp_path, store, executor)
         loop = asyncio.get_running_loop()
         loop.set_exception_handler(lambda loop, context: None)  # (the refusal, raised)
         async with serving(engine, tmp_path) as service:
-            (job_id,) = service.submit([item(tmp_path, "sleep 60", timeout=0.3)])
+            (job_id,) = service.submit([job_item])
             pid = await running(engine, job_id)
-            await until(lambda: ended(store, job_id), f"job {job_id} to time out")
+            await until(lambda: ended(store, job_id), f"job {job_id} to be stopped ({outcome})")
             assert refused == [job_id] and executor.sent == [(pid, False)]
+        return job_id
 
-        job = store.get_job(job_id)
-        assert job is not None and job.outcome is not None, job
-        assert (job.state, job.outcome.kind) == (JobState.FAILED, OutcomeKind.TIMEOUT), job
+    job_id = asyncio.run(main())
+    job = store.get_job(job_id)
+    assert job is not None and job.outcome is not None, job
+    assert (job.state, job.outcome.kind) == (JobState.FAILED, outcome), job
+    return store, job_id
 
-    asyncio.run(main())
+
+def test_a_timeout_whose_stop_herd_db_refused_is_tried_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    job_item = item(tmp_path, "sleep 60", timeout=0.3)
+    store, _ = refused_once_then_ended(tmp_path, monkeypatch, "stop", job_item, OutcomeKind.TIMEOUT)
     store.close()
 
 
@@ -124,34 +139,10 @@ def test_a_stall_whose_flag_or_stop_herd_db_refused_is_tried_again(
     """`--no-output-timeout ... --on-no-output kill`: a refused write (a full disk) ended the
     job's liveness watch, so the job ran on, silent, for ever. The flag and its stop are now
     stored together, or neither, and the next look flags the job again."""
-    store = Store(tmp_path / "herd.db")
-    executor = NotedTerminations(store)
-    update_job, refused = store.update_job, []
-
-    def full_once(job_id: int, now: float, event: str, *args: Any, **kw: Any) -> None:
-        if event == refused_event and not refused:
-            refused.append(job_id)
-            raise sqlite3.OperationalError("database or disk is full")
-        update_job(job_id, now, event, *args, **kw)
-
-    monkeypatch.setattr(store, "update_job", full_once)
-
-    async def main() -> None:
-        engine = one_gpu_engine(tmp_path, store, executor)
-        loop = asyncio.get_running_loop()
-        loop.set_exception_handler(lambda loop, context: None)  # (the refusal, raised)
-        async with serving(engine, tmp_path) as service:
-            silent = item(tmp_path, "sleep 60", no_output_timeout=0.3, kill_on_no_output=True)
-            (job_id,) = service.submit([silent])
-            pid = await running(engine, job_id)
-            await until(lambda: ended(store, job_id), f"job {job_id} to be stopped as stalled")
-            assert refused == [job_id] and executor.sent == [(pid, False)]
-
-        job = store.get_job(job_id)
-        assert job is not None and job.outcome is not None, job
-        assert (job.state, job.outcome.kind) == (JobState.FAILED, OutcomeKind.STALLED), job
-        events = [row.event for row in store.events(job_id)]
-        assert events.count("stalled") == 1 and events.count("stop") == 1, events
-
-    asyncio.run(main())
+    silent = item(tmp_path, "sleep 60", no_output_timeout=0.3, kill_on_no_output=True)
+    store, job_id = refused_once_then_ended(
+        tmp_path, monkeypatch, refused_event, silent, OutcomeKind.STALLED
+    )
+    events = [row.event for row in store.events(job_id)]
+    assert events.count("stalled") == 1 and events.count("stop") == 1, events
     store.close()
