@@ -621,8 +621,13 @@ BAD_OPTIONS = [
     pytest.param(["--fake-gpus", "1", "--order", "shortest"], ["shortest"], id="bad-order"),
     pytest.param(
         ["--fake-gpus", "1", "--prefix", "p" * 201],
-        ["--prefix is too long: give at most 200 characters"],
+        ["--prefix is too long (201 bytes): give at most 200 bytes"],
         id="prefix-too-long",
+    ),
+    pytest.param(  # 126 characters, 252 bytes: it said "at most 200 characters"
+        ["--fake-gpus", "1", "--prefix", "é" * 126],
+        ["--prefix is too long (252 bytes): give at most 200 bytes (a letter outside ASCII"],
+        id="prefix-too-long-in-bytes",
     ),
     # GPU memory for jobs that get no GPU: refused, as `submit -g 0 --mem` is.
     pytest.param(

@@ -351,8 +351,12 @@ def _check_folder_names(prefix: str, output_dir: str | None) -> None:
             f"--prefix {prefix}: give the start of a folder name, with no '/' and not . or .."
             " (e.g. --prefix job_): job folders go in --output-dir"
         )
-    if len(os.fsencode(prefix)) > PREFIX_MAX:
-        raise click.UsageError(f"--prefix is too long: give at most {PREFIX_MAX} characters")
+    if (size := len(os.fsencode(prefix))) > PREFIX_MAX:
+        # (bytes, as a file name counts them: 126 of `é` are 252, which "characters" hid)
+        raise click.UsageError(
+            f"--prefix is too long ({size} bytes): give at most {PREFIX_MAX} bytes (a letter"
+            " outside ASCII takes 2 to 4)"
+        )
 
 
 COMMANDS = [run]
