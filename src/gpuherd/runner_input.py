@@ -103,14 +103,22 @@ def cancelled_get(get: asyncio.Future[Any]) -> list[Any]:
 def by_longest_first(
     numbered: Iterable[Numbered], times: Mapping[str, float], held: Held
 ) -> Iterator[Numbered]:
-    """A generator, so that the whole input is read on the feeding thread."""
+    """A generator, so that the whole input is read on the feeding thread. An input that
+    fails midway (a stream's bad line) still runs the lines read before it, as in input
+    order, then fails: they were held, and ended `not run`."""
     read = []
-    for entry in numbered:
-        read.append(entry)
-        held.count += 1
+    failed: Exception | None = None
+    try:
+        for entry in numbered:
+            read.append(entry)
+            held.count += 1
+    except Exception as exc:  # (as feed_in_thread catches it)
+        failed = exc
     for entry in longest_first(read, lambda entry: times.get(entry[1].command)):
         held.count -= 1
         yield entry
+    if failed is not None:
+        raise failed
 
 
 def feed_in_thread(source: Iterable[Numbered], put: Callable[[Arrival], None]) -> None:

@@ -24,3 +24,23 @@ def test_longest_first_with_no_earlier_times_starts_a_streams_lines_as_they_come
     assert status == 0, rest + err
     assert rest.splitlines()[-1] == f"2 succeeded, 0 failed; logs in {out}"
     assert "reading the whole input" not in err, err  # it no longer does
+
+
+def test_longest_first_runs_the_lines_read_before_a_bad_one(runs: Runs) -> None:
+    """With earlier run times, --order longest-first reads the whole input first: a bad line
+    (a NUL byte) ended it, and the lines read before it were held, never run (`0 succeeded, 0
+    failed, 2 not run`), where without --order they run. They now run, longest first."""
+    first, out = runs.root / "first", runs.root / "again"
+    (runs.cwd / "two.txt").write_text("sleep 0.2\nsleep 0.5\n")
+    done = runs.start("--fake-gpus", "1", "-q", "--output-dir", str(first), "two.txt").finish()
+    assert done[0] == 0, done
+    words = ("--fake-gpus", "1", "--order", "longest-first", "--times-from", str(first))
+    run = runs.start(*words, "--output-dir", str(out))
+    run.write("sleep 0.2\nsleep 0.5\necho x\0y\n")
+    status, rest, err = run.finish()
+    assert status == 1, rest + err
+    lines = rest.splitlines()
+    assert lines[0].startswith("input stopped: standard input: line 3 holds a NUL byte"), rest
+    starts = [line.split(":")[0] for line in lines if " started on " in line]
+    assert starts == ["[1] started on GPU 0", "[0] started on GPU 0"], rest  # longest first
+    assert lines[-1] == f"2 succeeded, 0 failed; logs in {out}", rest
