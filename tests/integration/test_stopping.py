@@ -271,12 +271,13 @@ class LateToSignal(LocalExecutor):
         super().terminate(pid, grace, begun, sent)
 
 
-async def _until(done: Callable[[], bool], what: str) -> None:
-    for _ in range(500):
-        if done():
-            return
+async def _until(done: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
+    # (30 s: 10 s ran out on a loaded CI machine before a trapped SIGTERM's file was written)
+    deadline = time.monotonic() + timeout
+    while not done():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
         await asyncio.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def test_a_first_kill_says_stopping_however_long_its_signals_took(tmp_path: Path) -> None:
