@@ -46,8 +46,9 @@ from gpuherd.runner_options import RUN_WIDE
 from gpuherd.runner_options import RunOptions as RunOptions  # (the CLI's)
 from gpuherd.runner_rerun import left_over, skipping
 from gpuherd.runner_signals import handled
-from gpuherd.runner_state import check_keep_state, keep_database, remove_state
+from gpuherd.runner_state import check_keep_state, put_away
 from gpuherd.runner_summary import Reporter, RunSummary, could_not_run, in_run_words
+from gpuherd.runner_watchdog import Watchdog
 from gpuherd.service import Service
 from gpuherd.store import Store
 
@@ -75,12 +76,16 @@ class Runner:
         """What the run made, undone in reverse order at its end, or at once when making the
         rest fails: no temporary folder, database or watcher outlives a failed start."""
         self._state_dir = Path(tempfile.mkdtemp(prefix="gpuherd-run-"))
+        layout = Layout.for_run(options.output_dir, options.prefix, self._state_dir)
         try:
+            # Closed last: the jobs of a run killed, or ended with some running, are stopped.
+            held = options.output_lock
+            self._watchdog = Watchdog(layout.home_id, self._state_dir, options.keep_state, held)
+            self._closing.callback(self._watchdog.close)
             self._closing.callback(self._remove_state)
             self.store = Store(self._state_dir / "herd.db", scratch=True)
             self._closing.callback(self.store.close)
             self.store.replace_devices(slots)
-            layout = Layout.for_run(options.output_dir, options.prefix, self._state_dir)
             devices = DeviceTable(self.store, probe)
             # CPU-only jobs run one per core, as with GNU parallel, unless --max-parallel says.
             cpu_jobs = devices.cores() if options.max_parallel is None else None
@@ -142,6 +147,7 @@ class Runner:
             with handled(self._interrupt, self._hang_up):
                 feed_in_thread(numbered, put)
                 await self._loop(incoming, changes)
+                self._watchdog.all_ended = not self.engine.live
             read_all = not (self.summary.interrupted or self.summary.input_failed)
             if read_all and (notice := left_over(self._folder_prefix, self.summary.jobs)):
                 self.reporter.notice(notice)
@@ -374,19 +380,10 @@ class Runner:
         self._input_done = True
 
     def _remove_state(self) -> None:
-        """The temporary state folder goes; with --keep-state, once its database has moved to
-        the output folder (a run that never started keeps nothing)."""
-        if self.options.keep_state and self._ran:
-            try:
-                keep_database(self._state_dir, self.options.output_dir)
-            except OSError as exc:  # checked at the start, but the folder may have changed
-                self.summary.state_left_in = self._state_dir
-                self.reporter.notice(
-                    f"--keep-state: cannot move the run's database to {self.options.output_dir}:"
-                    f" {exc.strerror or exc}; it is in {self._state_dir / 'herd.db'}"
-                )
-                return
-        remove_state(self._state_dir)
+        keep = self.options.keep_state and self._ran  # (a run that never started keeps none)
+        if notice := put_away(self._state_dir, self.options.output_dir, keep):
+            self.summary.state_left_in = self._state_dir
+            self.reporter.notice(notice)
 
 
 async def run_jobs(

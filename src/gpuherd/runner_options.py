@@ -34,3 +34,6 @@ class RunOptions:
     """Show the jobs' output as they write it (runner_live.py)."""
     skip_succeeded: bool = False
     """Do not run again a job whose folder says it succeeded before (runner_rerun.py)."""
+    output_lock: int | None = None
+    """The descriptor of the output folder's lock (runner_output.py), which the run's
+    watchdog holds too: a rerun waits until a killed run's jobs are gone."""

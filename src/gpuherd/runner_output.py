@@ -25,17 +25,19 @@ from pathlib import Path
 
 from gpuherd.core.text import shell_word
 from gpuherd.errors import HerdError
+from gpuherd.runner_watchdog import KILL_GRACE, STOPPING
 
 LOCK_NAME = ".gpuherd-run.lock"
 
 
 @contextlib.contextmanager
-def output_held(folder: Path) -> Iterator[None]:
+def output_held(folder: Path) -> Iterator[int | None]:
     """Hold `folder` (which exists) for this run until the block ends; HerdError, one line,
-    when another run holds it."""
+    when another run holds it. Gives the lock's descriptor (None: unguarded), for the run's
+    watchdog to hold too (runner_watchdog.py)."""
     fd = _take(folder / LOCK_NAME, folder)
     try:
-        yield
+        yield fd
     finally:
         if fd is not None:
             with contextlib.suppress(OSError):
@@ -75,14 +77,19 @@ def _take(path: Path, folder: Path) -> int | None:
 
 
 def _holder(fd: int) -> str:
-    """`pid N` (`pid N on HOST` for another host), as the holder wrote it; else unnamed."""
+    """`pid N` (`pid N on HOST` for another host), as the holder wrote it; else unnamed. A
+    killed run's watchdog says it stops the jobs that run left (runner_watchdog.py)."""
     try:
         pid, _, host = os.pread(fd, 300, 0).decode("utf-8", "replace").strip().partition(" ")
     except OSError:
         return "its pid unknown"
     if not pid.isdigit():  # it has not written it yet
         return "its pid unknown"
-    return f"pid {pid}" if host in ("", socket.gethostname()) else f"pid {pid} on {host}"
+    host, _, stopping = host.partition(" ")
+    holder = f"pid {pid}" if host in ("", socket.gethostname()) else f"pid {pid} on {host}"
+    if stopping == STOPPING:
+        holder += f", stopping the jobs of a run that was killed: {KILL_GRACE:g}s at most"
+    return holder
 
 
 def check_writable(folder: Path) -> None:

@@ -38,6 +38,22 @@ def keep_database(state_dir: Path, output_dir: Path) -> None:
             _move_file(src, output_dir / f"herd.db{suffix}")
 
 
+def put_away(state_dir: Path, output_dir: Path, keep: bool) -> str | None:
+    """The run's state folder goes; with `keep` (--keep-state, a run that started), once its
+    database has moved to the output folder. What went wrong, to tell the user: then the
+    folder is left as it is."""
+    if keep:
+        try:
+            keep_database(state_dir, output_dir)
+        except OSError as exc:  # checked at the start, but the folder may have changed
+            return (
+                f"--keep-state: cannot move the run's database to {output_dir}:"
+                f" {exc.strerror or exc}; it is in {state_dir / 'herd.db'}"
+            )
+    remove_state(state_dir)
+    return None
+
+
 def remove_state(state_dir: Path) -> None:
     for path in state_dir.glob("*"):
         path.unlink(missing_ok=True)

@@ -195,7 +195,7 @@ def run(
             held = out.is_dir()
             if held:  # one in use by another run is refused before anything is read from it
                 check_writable(out)
-                hold.enter_context(output_held(out))
+                lock = hold.enter_context(output_held(out))
             rerun_of = out if output_dir is not None else None  # (a new folder holds no times)
             run_times = (
                 earlier_run_times(times_from, rerun_of) if order == "longest-first" else None
@@ -205,7 +205,7 @@ def run(
             run_times = run_times or None
             if not held:
                 make_output_dir(out)  # after --times-from is checked: a refused run makes none
-                hold.enter_context(output_held(out))
+                lock = hold.enter_context(output_held(out))
             options = RunOptions(
                 output_dir=out.absolute(),
                 prefix=prefix,
@@ -223,6 +223,7 @@ def run(
                 gpu_file=gpu_file,
                 live=live,
                 skip_succeeded=skip_succeeded,
+                output_lock=lock,
             )
             if streamed and run_times is not None:  # else it waits for the end, saying nothing
                 click.echo(

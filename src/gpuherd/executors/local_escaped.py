@@ -145,10 +145,16 @@ def home_processes(home_id: str) -> dict[int, str]:
 
 def kill_processes(found: Mapping[int, str]) -> int:
     """SIGKILL these processes if each still carries the key it was found with."""
-    killed = 0
+    return signal_processes(found, (signal.SIGKILL,))
+
+
+def signal_processes(found: Mapping[int, str], signums: Sequence[int]) -> int:
+    """Send `signums` to these processes if each still carries the key it was found with;
+    return how many were signalled."""
+    signalled = 0
     for pid, key in found.items():
-        killed += _signal_pinned(pid, (signal.SIGKILL,), partial(_carries, key))
-    return killed
+        signalled += _signal_pinned(pid, signums, partial(_carries, key))
+    return signalled
 
 
 def _carries(key: str, pid: int) -> bool:

@@ -1,0 +1,53 @@
+"""A `gpuherd run` killed with SIGKILL (no code of its own runs) leaves no job running: its
+watchdog stops them (runner_watchdog.py), holding the output folder until they are gone."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+from conftest import Runs
+from waits import gone, wait_for
+
+# Each job notes its shell's pid, and the pid of what it leaves in the background.
+STUBBORN = 'trap "" TERM; echo $$ > pid_{n}; sleep 300 & echo $! > bg_{n}; wait; wait'
+"""Deaf to SIGTERM: only the SIGKILL after the grace ends it."""
+PLAIN = "echo $$ > pid_{n}; setsid sleep 301 & echo $! > bg_{n}; wait"
+"""What it leaves runs in a session of its own (setsid): found by its attempt key."""
+
+
+def _pids(cwd: Path, count: int) -> list[int]:
+    names = [f"{kind}_{n}" for n in range(count) for kind in ("pid", "bg")]
+    wait_for(lambda: all((cwd / name).is_file() and (cwd / name).read_text() for name in names))
+    return [int((cwd / name).read_text()) for name in names]
+
+
+def test_a_run_killed_with_sigkill_leaves_no_job_running(runs: Runs) -> None:
+    out = runs.root / "out"
+    run = runs.start("--fake-gpus", "2", "--output-dir", str(out), "-")
+    run.write(STUBBORN.format(n=0) + "\n" + PLAIN.format(n=1) + "\n")
+    run.close_stdin()
+    pids = _pids(runs.cwd, 2)
+    try:
+        run.proc.send_signal(signal.SIGKILL)
+        run.proc.wait(10)
+        # The folder stays held while the stubborn job has its grace: a rerun is refused, saying
+        # why, and does not write into the killed run's job folders.
+        lock = out / ".gpuherd-run.lock"
+        wait_for(lambda: lock.read_text().endswith(" stopping\n"), what="the watchdog's word")
+        rerun = runs.run("--fake-gpus", "1", "--output-dir", str(out), input="echo again\n")
+        assert rerun.returncode == 1, rerun
+        assert "stopping the jobs of a run that was killed" in rerun.stderr, rerun.stderr
+        assert not (out / "job_0" / "stdout.log").read_text()
+        wait_for(lambda: all(gone(pid) for pid in pids), timeout=30, what="the jobs to end")
+        # Its temporary state goes with it, as a run that ends by itself leaves none.
+        wait_for(lambda: not list(runs.tmp.iterdir()), what="the run's state folder to go")
+        # Once they are gone, a rerun takes the folder over.
+        again = runs.run("--fake-gpus", "1", "--output-dir", str(out), input="echo again\n")
+        assert again.returncode == 0, again
+        assert (out / "job_0" / "stdout.log").read_text() == "again\n"
+    finally:
+        for pid in pids:
+            if not gone(pid):
+                os.kill(pid, signal.SIGKILL)
