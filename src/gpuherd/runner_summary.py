@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Protocol
 
 from gpuherd.core.commands import shown_command
+from gpuherd.core.text import visible_command
 from gpuherd.runner_signals import HANGUP_STATUS, INTERRUPT_STATUS
 
 
@@ -82,6 +83,9 @@ def in_run_words(detail: str, job_id: int) -> str:
 def could_not_run(number: int, command: str, refusal: Exception) -> str:
     """The line of job `number` of the input, refused before it was queued. An empty command
     comes from a yielder (a job file has no empty line to run): submit's advice for it is for a
-    command line. One of blanks alone (`yield "  "`) is as empty: the submission strips it."""
-    why = f"{shown_command(command)}: {refusal}" if command.strip() else EMPTY_COMMAND
+    command line. One of blanks alone (`yield "  "`) is as empty: the submission strips it.
+    Its control characters are shown as `started` lines show them (a yielded NUL as ^@: as a
+    blank, the line named a command that had none, refused for the NUL it did not show)."""
+    shown = visible_command(shown_command(command))
+    why = f"{shown}: {refusal}" if command.strip() else EMPTY_COMMAND
     return f"[{number}] could not run: {why}"

@@ -36,6 +36,14 @@ def test_live_lines_show_control_bytes_as_the_tail_does(runs: Runs) -> None:
     assert "[0]| x^@y" in proc.stdout.splitlines(), proc.stdout
 
 
+def test_a_yielded_command_refused_for_its_nul_shows_the_nul(runs: Runs) -> None:
+    (runs.cwd / "make_jobs.py").write_text('def yielder():\n    yield "echo a\\0b\\x01c"\n')
+    proc = runs.run("--fake-gpus", "1", "--yielder", "make_jobs.py")
+    assert proc.returncode == 1, proc.stderr
+    refusal = "a NUL byte in command: remove it (no program can receive it)"
+    assert f"[0] could not run: echo a^@b^Ac: {refusal}" in proc.stdout.splitlines(), proc.stdout
+
+
 def test_an_output_dir_with_a_newline_is_named_on_one_line_as_a_shell_reads_it(
     runs: Runs,
 ) -> None:
