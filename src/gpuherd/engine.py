@@ -35,7 +35,7 @@ from gpuherd.engine_held_runs import record_held_ends
 from gpuherd.engine_recovery import recover
 from gpuherd.engine_scan import SCAN_LIMIT as SCAN_LIMIT  # where tests look for it
 from gpuherd.engine_scan import Scan
-from gpuherd.engine_spawns import Spawns
+from gpuherd.engine_spawns import Paperwork, Spawns
 from gpuherd.engine_stops import JobStops
 from gpuherd.executors.base import Executor, ExitStatus, NotStarted
 from gpuherd.layout import Layout
@@ -97,7 +97,7 @@ class Engine(JobStops, Spawns):
         self._refused: sqlite3.Error | None = None
         """Why herd.db refused the last tick's changes (a full disk; None: it took them)."""
         self._unrecorded_pids: list[tuple[int, int, int, float]] = []  # job, attempt, pid, at
-        self._paperwork: list[tuple[int, Callable[[], None]]] = []  # (job id, write)
+        self._paperwork: list[tuple[int, Paperwork]] = []  # (job id, write)
         self._tick_scheduled = False
         self._stopping = False
         self._dispatch_pauses = 0

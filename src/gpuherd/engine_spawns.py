@@ -12,6 +12,9 @@ from gpuherd.attempts import Attempts
 from gpuherd.core.model import Attempt, Job
 from gpuherd.store import Store
 
+Paperwork = Callable[[], OSError | None]
+"""Writes a job's files: the first error, if any."""
+
 PID_RECORD_DELAY = 0.05
 """Seconds a spawned job's pid may wait to be written with the next tick's changes (a busy
 queue ticks sooner); a daemon killed before that takes it from the job's process file."""
@@ -24,13 +27,25 @@ class Spawns:
     clock: Callable[[], float]
     store: Store
     wake_later: Callable[[float], None]
-    _paperwork: list[tuple[int, Callable[[], None]]]
+    _paperwork: list[tuple[int, Paperwork]]
     _unrecorded_pids: list[tuple[int, int, int, float]]
     _spawn: Callable[[Job, Attempt, float], int | None]
 
-    def add_paperwork(self, job_id: int, write: Callable[[], None]) -> None:
+    unwritten: dict[int, OSError] | None = None
+    """Set ({}) by `gpuherd run`, whose record the files are: the jobs whose last files could
+    not be written, and why (a full disk). The daemon's record is herd.db."""
+
+    def add_paperwork(self, job_id: int, write: Paperwork) -> None:
         """Write a job's files at the end of this tick, once the GPUs have their next jobs."""
         self._paperwork.append((job_id, write))
+
+    def _write(self, job_id: int, write: Paperwork) -> None:
+        failed = write()
+        if self.unwritten is not None:
+            if failed is None:
+                self.unwritten.pop(job_id, None)  # (its retry's end, written)
+            else:
+                self.unwritten[job_id] = failed
 
     def _spawn_all(self, started: list[tuple[Job, Attempt]], now: float) -> None:
         spawned = [
@@ -67,15 +82,15 @@ class Spawns:
         """Write the human-readable job files, after the GPUs got their next jobs: copies of
         what the store holds, kept off the path from one job's exit to the next one's start."""
         work, self._paperwork = self._paperwork, []
-        for _, write in work:
-            write()
+        for job_id, write in work:
+            self._write(job_id, write)
 
     def _spawn_after_files(self, job: Job, attempt: Attempt, now: float) -> int | None:
         """_spawn; for a job that waited for others (`--after`), once the files of those that
         ended in this tick are written: it may read their SUCCESS or FAILURE."""
         if waited := {*job.spec.after, *job.spec.after_any, *job.spec.after_fail}:
-            ended = [write for job_id, write in self._paperwork if job_id in waited]
+            ended = [(j, write) for j, write in self._paperwork if j in waited]
             self._paperwork = [(j, write) for j, write in self._paperwork if j not in waited]
-            for write in ended:
-                write()
+            for j, write in ended:
+                self._write(j, write)
         return self._spawn(job, attempt, now)

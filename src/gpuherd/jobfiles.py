@@ -195,10 +195,12 @@ def record_end(
     latest: bool = True,
     usage: HostUsage | None = None,
     requeued: bool = False,
-) -> None:
+) -> OSError | None:
     """Write attempt.json and job.json with the attempt's start (`started`: start_info) and
     end (`usage` null where not measured; `requeued` by a `retry` of it running); mark both
-    folders SUCCESS or FAILURE; not `latest` (its next attempt began), the job's neither."""
+    folders SUCCESS or FAILURE; not `latest` (its next attempt began), the job's neither.
+    The first failure to write them (a full disk, the folder gone): the daemon's record is
+    herd.db, but a `gpuherd run`'s is these files, which `--skip-succeeded` reads."""
     end = {
         "ended_at": ended_at,
         "outcome": outcome.kind.value,
@@ -211,8 +213,9 @@ def record_end(
     }
     folder, job_folder = str(layout.attempt_dir(job, job.attempt)), str(layout.job_dir(job))
     # (job.json last; `gpuherd run`'s attempt 1 runs in the job's folder: not latest, no file)
+    failed = None
     if files := _info_files(folder, job_folder)[: None if latest else -1]:
-        _write_copies(files, {**started, **end})
+        failed = _write_copies(files, {**started, **end})
     marker, other = MARKERS if outcome.success else MARKERS[::-1]
     first = None
     targets = (folder, job_folder) if latest else () if folder == job_folder else (folder,)
@@ -221,12 +224,14 @@ def record_end(
             os.unlink(os.path.join(target, other))  # never both markers in one folder
         except FileNotFoundError:
             pass
-        except OSError:
-            continue  # the folder may be gone or read-only; the database has the outcome
+        except OSError as exc:
+            failed = failed or exc  # the folder may be gone or read-only
+            continue
         path = os.path.join(target, marker)
         if first is None or not _link(first, path):
-            _touch(path)
+            failed = failed or _touch(path)
         first = path
+    return failed
 
 
 def earlier_run_times(folder: Path) -> dict[str, float]:
@@ -305,10 +310,11 @@ _WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NO
 once (ENXIO) instead of holding the daemon until someone reads it."""
 
 
-def _write_copies(paths: list[str], info: Mapping[str, object]) -> None:
+def _write_copies(paths: list[str], info: Mapping[str, object]) -> OSError | None:
     """Write `info` to the first path and make the others hard links to it: the same content
-    without another file to create (creating files is the slow part on some file systems)."""
-    _write_info(paths[0], info)
+    without another file to create (creating files is the slow part on some file systems).
+    The first failure, if any."""
+    failed = _write_info(paths[0], info)
     for path in paths[1:]:
         tmp = path + ".tmp"
         if _link(paths[0], tmp):
@@ -317,7 +323,8 @@ def _write_copies(paths: list[str], info: Mapping[str, object]) -> None:
                 continue
             except OSError:
                 pass
-        _write_info(path, info)
+        failed = failed or _write_info(path, info)
+    return failed
 
 
 def _link(source: str, target: str) -> bool:
@@ -334,21 +341,24 @@ def _link(source: str, target: str) -> bool:
     return True
 
 
-def _touch(path: str) -> None:
-    with contextlib.suppress(OSError):
+def _touch(path: str) -> OSError | None:
+    try:
         os.close(os.open(path, _WRITE_FLAGS, 0o644))
+    except OSError as exc:
+        return exc
+    return None
 
 
-def _write_info(path: str, info: Mapping[str, object]) -> None:
+def _write_info(path: str, info: Mapping[str, object]) -> OSError | None:
     """Write a job.json or attempt.json. One that records --env values is its user's alone
     (0600): they may be secrets (API keys), and the job's folder may be one others can read
     (a sweep's results, `gpuherd run --output-dir`); the others are made as the umask says."""
-    _write_text(path, _json_text(info), 0o600 if info.get("env_overrides") else 0o644)
+    return _write_text(path, _json_text(info), 0o600 if info.get("env_overrides") else 0o644)
 
 
-def _write_text(path: str, text: str, mode: int) -> None:
-    """Replace a file at once (readers never see half of it); errors are ignored: these are
-    informational copies, the database is the source of truth."""
+def _write_text(path: str, text: str, mode: int) -> OSError | None:
+    """Replace a file at once (readers never see half of it); the error, if it could not
+    (the file before stays as it was)."""
     tmp = path + ".tmp"
     try:
         fd = os.open(tmp, _WRITE_FLAGS | os.O_TRUNC, mode)
@@ -359,6 +369,8 @@ def _write_text(path: str, text: str, mode: int) -> None:
         finally:
             os.close(fd)
         os.replace(tmp, path)
-    except OSError:
+    except OSError as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)  # (a full disk's part of it: the file before stays as it was)
+        return exc
+    return None

@@ -70,8 +70,7 @@ class Runner:
         if options.keep_state:
             check_keep_state(options.output_dir)
         self._ran = False
-        self._numbers: dict[int, int] = {}
-        """Job id -> place in the input, for every submitted job."""
+        self._numbers: dict[int, int] = {}  # job id -> place in the input, for every job submitted
         self._closing = contextlib.ExitStack()
         """What the run made, undone in reverse order at its end, or at once when making the
         rest fails: no temporary folder, database or watcher outlives a failed start."""
@@ -92,6 +91,7 @@ class Runner:
             policy = Policy(max_running=options.max_parallel, cpu_jobs=cpu_jobs)
             executor = LocalExecutor(one_shot=True)
             self.engine = Engine(self.store, devices, executor, layout, policy)
+            self.engine.unwritten = {}  # (the job folders are the run's record of its jobs)
             self._closing.callback(self.engine.close)
             self.service = Service(self.engine, self._state_dir)
             if options.gpu_file is not None:  # applied now: before anything is placed
@@ -152,6 +152,8 @@ class Runner:
             if read_all and (notice := left_over(self._folder_prefix, self.summary.jobs)):
                 self.reporter.notice(notice)
         self.summary.engine_failed = self._failure.error
+        for job_id, failed in (self.engine.unwritten or {}).items():  # (job_3: its folder)
+            self.summary.unwritten[f"{self.options.prefix}{self._numbers[job_id]}"] = failed
         return self.summary
 
     async def _loop(

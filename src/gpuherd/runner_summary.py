@@ -49,6 +49,9 @@ class RunSummary:
     """What the run said could not be written (a full disk: runner_stdout.py)."""
     engine_failed: str | None = None
     """The scheduler's unexpected error, which stopped the run (runner_failure.py)."""
+    unwritten: dict[str, OSError] = field(default_factory=dict)
+    """Job folders whose job.json, SUCCESS or FAILURE could not be written as the job ended
+    (a full disk), and why: the run's record of it (unwritten_words)."""
 
     @property
     def jobs(self) -> int:
@@ -63,7 +66,7 @@ class RunSummary:
         if self.interrupted:
             return INTERRUPT_STATUS
         bad = self.failed or self.could_not_run or self.not_run or self.input_failed
-        broken = self.state_left_in or self.output_failed or self.engine_failed
+        broken = self.state_left_in or self.output_failed or self.engine_failed or self.unwritten
         return 1 if bad or broken else 0
 
 
@@ -89,3 +92,25 @@ def could_not_run(number: int, command: str, refusal: Exception) -> str:
     shown = visible_command(shown_command(command))
     why = f"{shown}: {refusal}" if command.strip() else EMPTY_COMMAND
     return f"[{number}] could not run: {why}"
+
+
+def unwritten_words(unwritten: dict[str, OSError], output_dir: str) -> str:
+    """What the run's end says of job folders whose end it could not record (an error)."""
+    folders = sorted(unwritten, key=lambda name: (len(name), name))  # (job_2 before job_10)
+    why = next(iter(unwritten.values()))
+    why_words = why.strerror or str(why)
+    if len(folders) == 1:
+        return (
+            f"the end of {folders[0]} could not be recorded in {output_dir} ({why_words}): it "
+            "has no job.json or SUCCESS/FAILURE, and its logs may be cut short; free some "
+            "space, then run again with --skip-succeeded, which runs it again (as it does the "
+            "jobs that failed)"
+        )
+    more = len(folders) - 5
+    named = ", ".join(folders[:5]) + (f" and {more:,} more" if more > 0 else "")
+    return (
+        f"the ends of {len(folders):,} jobs could not be recorded in {output_dir} ({why_words}):"
+        f" {named} have no job.json or SUCCESS/FAILURE, and their logs may be cut short; free "
+        "some space, then run again with --skip-succeeded, which runs them again (as it does "
+        "the jobs that failed)"
+    )

@@ -282,6 +282,11 @@ def _run_and_report(
         said = out.failure_said(shell_word(str(options.output_dir)) if summary.jobs else None)
         click.echo(prefixed("error", said), err=True)
         summary.output_failed = True
+    if summary.unwritten:  # (a job's folder is the run's record of it: runner_summary.py)
+        from gpuherd.runner_summary import unwritten_words
+
+        said = unwritten_words(summary.unwritten, shell_word(str(options.output_dir)))
+        click.echo(prefixed("error", said), err=True)
     return summary
 
 
