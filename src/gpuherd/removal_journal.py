@@ -9,6 +9,12 @@ lists them, and no later `rm` or `clean` can name them. So the folders are noted
 `removing/<id>.json`, and the note goes once they are deleted. A note found at the daemon's
 start is of a removal cut off: each folder it names whose job the database does not have
 (the commit came) is deleted; one whose job it has (it never came) stays.
+
+A folder that cannot be deleted (a file in it made immutable, a disk gone read-only) stays
+noted, and each start tries again until it is gone (or deleted by hand): the removal said
+"removed" and left it, logs and all, where nothing named it any more. The jobs' rows go all
+the same, committed first as above; the removal says which folders were left and why
+(delete_committed), and is a failure (exit 1), since what the user asked is not all done.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ import contextlib
 import json
 import logging
 import os
+import shlex
 import shutil
 import uuid
 from collections.abc import Sequence
@@ -37,9 +44,10 @@ JOURNAL_DIR = "removing"
 """In the daemon's home: one file per removal whose folders are not all deleted yet."""
 
 
-def leftovers(job: Job, layout: Layout, home: Path) -> list[Path]:
-    """What a removal of `job` deletes once committed: its folder (a sweep's results folder
-    is the user's: kept), and the staged files of a task that never ran."""
+def leftovers(job: Job, layout: Layout, home: Path) -> list[tuple[int, Path]]:
+    """What a removal of `job` deletes once committed, as (its id, path): its folder (a
+    sweep's results folder is the user's: kept), and the staged files of a task that never
+    ran."""
     found = [] if job.spec.folder else [layout.job_dir(job)]
     if job.attempt == 0:  # a task's large parameters or pickled function, still waiting
         # for its first run (deferred: the worker's module and argparse, ~1 ms of every
@@ -47,7 +55,7 @@ def leftovers(job: Job, layout: Layout, home: Path) -> list[Path]:
         from gpuherd.worker import staged_files
 
         found += staged_files(job.spec.command, paths.task_params(home))
-    return found
+    return [(job.id, path) for path in found]
 
 
 def note(home: Path, folders: Sequence[tuple[int, Path]]) -> Path | None:
@@ -73,13 +81,70 @@ def note(home: Path, folders: Sequence[tuple[int, Path]]) -> Path | None:
     return path
 
 
-def delete(path: Path) -> None:
-    """Delete a removed job's folder (or a staged file of a task that never ran)."""
+def delete(path: Path) -> str | None:
+    """Delete a removed job's folder (or a staged file of a task that never ran): why it is
+    still there, or None once it is gone."""
     if path.is_dir() and not path.is_symlink():
+        # Whatever can go goes; only a folder left is asked why, by a second pass that fails
+        # (rmtree's onerror is deprecated from Python 3.12, and its onexc is new there).
         shutil.rmtree(path, ignore_errors=True)
+        if not os.path.lexists(path):
+            return None
+        try:
+            shutil.rmtree(path)
+        except OSError as exc:
+            return exc.strerror or str(exc)
+        return None
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return None
+
+
+def delete_committed(
+    home: Path, journal: Path | None, folders: Sequence[tuple[int, Path]]
+) -> dict[int, str]:
+    """Delete the folders of `(job id, path)` of a removal just committed, and forget its
+    note; what could not be deleted stays noted (the daemon's next start tries again). What
+    was left, by job id, in a line naming the job (_left_behind)."""
+    left = [(job_id, where, why) for job_id, where in folders if (why := delete(where))]
+    noted = note(home, [(job_id, where) for job_id, where, _ in left]) if left else None
+    if left and noted is None:  # (the first note, if any, still names them: it stays)
+        noted = journal
     else:
-        with contextlib.suppress(OSError):
-            path.unlink()
+        forget(journal)
+    if left:  # (one line for a `clean` of thousands)
+        _, where, why = left[0]
+        log.warning(
+            "removing jobs: %s could not be deleted, e.g. %s (%s)",
+            plural(len(left), "folder"),
+            where,
+            why,
+        )
+    by_job: dict[int, list[tuple[Path, str]]] = {}
+    for job_id, where, why in left:
+        by_job.setdefault(job_id, []).append((where, why))
+    return {
+        job_id: _left_behind(job_id, paths, noted is not None) for job_id, paths in by_job.items()
+    }
+
+
+def _left_behind(job_id: int, left: Sequence[tuple[Path, str]], retried: bool) -> str:
+    """What a removal of job `job_id` says of its folders `left` (path, why) that it could
+    not delete: where they are, why, and what to do; `retried`: noted for the next start."""
+    said = " nor ".join(
+        f"its {'folder' if where.is_dir() else 'file'} {where} ({why})" for where, why in left
+    )
+    by_hand = f"fix that and delete {'it' if len(left) == 1 else 'them'}: rm -rf "
+    by_hand += " ".join(shlex.quote(str(where)) for where, _ in left)
+    if retried:
+        then = f"the daemon tries again at its next start, or {by_hand}"
+    else:
+        then = f"{by_hand} (nothing noted them for the daemon to try again)"
+    return f"job {job_id}: removed, but not {said}: {then}"
 
 
 def forget(journal: Path | None) -> None:
@@ -97,20 +162,35 @@ def finish_cut_off(home: Path, store: Store) -> int:
     except OSError:
         return 0
     deleted = 0
-    for journal in journals:
+    for journal in journals:  # (each start tries again, until the folder is gone)
         folders = _read(journal)
         known = store.get_jobs(sorted({job_id for job_id, _ in folders}))
-        gone = [where for job_id, where in folders if job_id not in known and where.exists()]
-        for where in gone:
-            delete(where)
-        if gone:
+        gone = [(job_id, where) for job_id, where in folders if job_id not in known]
+        stuck, done = [], 0
+        for job_id, where in gone:
+            if not os.path.lexists(where):  # (deleted by hand since)
+                continue
+            if why := delete(where):
+                log.warning(
+                    "removed job %d: %s still cannot be deleted (%s): tried again at the next "
+                    "start (or delete it by hand)",
+                    job_id,
+                    where,
+                    why,
+                )
+                stuck.append((job_id, where))
+            else:
+                done += 1
+        deleted += done
+        if done:
             log.info(
-                "a removal of jobs cut off (the daemon stopped meanwhile): %s of removed jobs "
-                "deleted",
-                plural(len(gone), "folder"),
+                "a removal of jobs cut off (the daemon stopped meanwhile, or the folders could "
+                "not be deleted then): %s of removed jobs deleted",
+                plural(done, "folder"),
             )
-        deleted += len(gone)
-        forget(journal)
+        # Still there: noted anew (this note, kept, if that fails), never forgotten undeleted.
+        if not stuck or note(home, stuck) is not None:
+            forget(journal)
     return deleted
 
 

@@ -150,7 +150,7 @@ class JobVerbs:
     def remove(self, ids: Sequence[int], cancelled: list[int] | None = None) -> list[ActionResult]:
         """Remove the jobs; `cancelled`, given, gets the ids of the jobs cancelled as they
         waited for them (`sweep rm` names those outside the sweep)."""
-        leftovers: list[Path] = []
+        leftovers: list[tuple[int, Path]] = []
         cancelled = [] if cancelled is None else cancelled
         named = frozenset(ids)
         # Noted before the commit: a crash amid the deletions left them for good (the
@@ -158,19 +158,18 @@ class JobVerbs:
         journal = removal_journal.note(
             self.home,
             [
-                (job.id, path)
+                leftover
                 for job in self.store.get_jobs(list(ids)).values()
-                for path in removal_journal.leftovers(job, self.engine.layout, self.home)
+                for leftover in removal_journal.leftovers(job, self.engine.layout, self.home)
             ],
         )
         results = self._each(ids, lambda job: self._remove_one(job, named, leftovers, cancelled))
-        for path in leftovers:  # once the removal is committed
-            removal_journal.delete(path)
-        removal_journal.forget(journal)
-        return results
+        # Once the removal is committed; a job whose folder is left fails: it says where.
+        left = removal_journal.delete_committed(self.home, journal, leftovers)
+        return [ActionResult(r.id, False, left[r.id]) if r.id in left else r for r in results]
 
     def _remove_one(
-        self, job: Job, named: Set[int], leftovers: list[Path], cancelled: list[int]
+        self, job: Job, named: Set[int], leftovers: list[tuple[int, Path]], cancelled: list[int]
     ) -> str:
         if stopping := self._stopping(job):
             raise Conflict(refused_while_stopping(job.id, "rm", stopping))

@@ -9,6 +9,7 @@ import signal
 from pathlib import Path
 
 from conftest import Herd, wait_for
+from conftest import gone as exited_pid
 
 
 def test_the_daemon_log_says_what_ended_while_no_daemon_watched(daemon: Herd, work: Path) -> None:
@@ -28,6 +29,8 @@ def test_the_daemon_log_says_what_ended_while_no_daemon_watched(daemon: Herd, wo
     go.touch()
     process_file = daemon.home / "jobs" / str(failed) / "attempt-1" / "process"
     wait_for(lambda: "exit 3" in process_file.read_text(), what="job's exit status")
+    # (and its shell gone: one still between writing its status and its exit is re-attached)
+    wait_for(lambda: exited_pid(pids[failed]), what="the job's shell to exit")
 
     daemon.start()
     assert daemon.wait_state(failed, "failed")["exit_code"] == 3

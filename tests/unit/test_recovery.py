@@ -28,9 +28,12 @@ def test_recorded_signal_finishes_with_that_signal() -> None:
     assert reconcile([live_job(1)], {1: seen}, NOW) == [Finish(1, None, 9, 3.0)]
 
 
-def test_recorded_exit_wins_even_if_the_pid_looks_alive() -> None:
+def test_a_recorded_exit_of_an_attempt_verified_alive_is_no_end_it_is_reattached() -> None:
+    # Before: finished (its processes killed) on an `exit 0` line the job itself wrote in its
+    # attempt's `process` file; its shell between writing its own and exiting is re-attached
+    # too, and the line read once it has ended.
     seen = Observed(pid=100, running=True, exit_code=0, recorded=True, ended_at=1.0)
-    assert reconcile([live_job(1)], {1: seen}, NOW) == [Finish(1, 0, None, 1.0)]
+    assert reconcile([live_job(1)], {1: seen}, NOW) == [Reattach(1, 100)]
 
 
 def test_alive_and_not_recorded_is_reattached() -> None:
@@ -140,11 +143,11 @@ def test_exactly_one_matching_action_per_live_job(ids: list[int], data: st.DataO
         in_grace = job.stop is not None and job.stop.at + job.spec.grace > NOW
         if seen is not None and seen.outlived and seen.pid is not None and in_grace:
             assert action == Drain(job_id, seen.pid)
+        elif seen is not None and seen.running and seen.pid is not None:
+            assert action == Reattach(job_id, seen.pid)
         elif seen is None or (not seen.recorded and seen.pid is None):
             assert action == Unstart(job_id)
         elif seen.recorded:
             assert action == Finish(job_id, seen.exit_code, seen.signal, seen.ended_at)
-        elif seen.running:
-            assert action == Reattach(job_id, seen.pid)  # type: ignore[arg-type]
         else:
             assert action == Finish(job_id, None, None, seen.ended_at)

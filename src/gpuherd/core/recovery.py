@@ -24,7 +24,8 @@ class Observed:
     exit_code: int | None = None
     signal: int | None = None
     recorded: bool = False
-    """An exit status was recorded in the attempt's folder."""
+    """An exit status was recorded in the attempt's folder: its end, unless it is `running`
+    (see _action)."""
     ended_at: float | None = None
     outlived: bool = False
     """`pid` has ended (no process has that number now), but processes of its attempt (its
@@ -233,10 +234,14 @@ def reconcile(
 def _action(job: Job, seen: Observed, now: float) -> Action:
     if seen.outlived and seen.pid is not None and in_grace(job, now):
         return Drain(job.id, seen.pid)
-    if seen.recorded:
-        return Finish(job.id, seen.exit_code, seen.signal, seen.ended_at)
+    # Alive first: an `exit N` line in the attempt's folder is no end while its verified
+    # process runs. The job may have written it (the file is in its own folder), or its shell
+    # wrote it and is about to exit; re-attached, its end is read when it comes: the shell's
+    # own line, written last, is the one read.
     if seen.running and seen.pid is not None:
         return Reattach(job.id, seen.pid)
+    if seen.recorded:
+        return Finish(job.id, seen.exit_code, seen.signal, seen.ended_at)
     if seen.pid is None:
         return Unstart(job.id)
     return Finish(job.id, None, None, seen.ended_at)
