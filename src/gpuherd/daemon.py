@@ -13,7 +13,6 @@ import argparse
 import asyncio
 import atexit
 import contextlib
-import json
 import logging
 import os
 import signal
@@ -31,6 +30,7 @@ from gpuherd.daemon_executor import (
     LIVE,
     choose_executor,
     choose_probe,
+    last_executor,
     refuse_a_switch_under_jobs,
     refuse_to_leave_running_jobs,
     remember_executor,
@@ -64,6 +64,7 @@ from gpuherd.layout import Layout
 from gpuherd.listen_address import parse_address
 from gpuherd.listing_reader import ListingReader
 from gpuherd.service import Service
+from gpuherd.start_mends import mend_settings
 from gpuherd.store import Store
 from gpuherd.store_checkpoint import (
     note_replaced,
@@ -77,16 +78,21 @@ log = logging.getLogger("gpuherd.daemon")
 
 
 def _ray_parts(
-    store: Store, home: Path, address: str, switched: bool, remembered: bool, abandon: bool
+    store: Store,
+    home: Path,
+    address: str,
+    last: str | None,
+    switched: bool,
+    remembered: bool,
+    abandon: bool,
 ) -> tuple[GpuProbe, Executor, type[DeviceTable], str]:
     """The probe, executor and device table on the cluster, and its address as joined (never
-    "auto", which may find another cluster the next time)."""
+    "auto", which may find another cluster the next time); `last`: the last start's."""
     from gpuherd.executors import ray_cluster  # imports ray: only for --executor ray
 
     # The jobs still running on the last start's cluster: were it gone, its refusal names
     # `--executor local` with --abandon-running (alone, it is refused for them).
     stranded = 0 if switched else store.count_jobs(LIVE)
-    last = json.loads(store.get_setting("executor") or "{}").get("address")
     if stranded and last and ray_cluster.another_cluster(last, address):
         if not abandon:  # as for a switch of executor: they would be counted lost, run twice
             there, here = f"the Ray cluster at {last}", f"the Ray cluster at {address}"
@@ -202,10 +208,14 @@ def serve(
         own_folder = not os.environ.get("GPUHERD_SOCKET")
         sock = bind_socket(sock_path, own_folder)
         keeper = SocketKeeper(home, sock_path, own_folder)
-        before = json.loads(store.get_setting("executor") or "{}").get("kind", "local")
+        named = executor_kind is not None or address is not None
+        last = last_executor(store, named, abandon_running)
         local_options = gpus is not None or fake_gpus is not None or slots is not None
-        kind, address, remembered = choose_executor(store, executor_kind, address, local_options)
+        kind, address, remembered = choose_executor(last, executor_kind, address, local_options)
+        # (a damaged row: no job runs, or the start named where they run)
+        before = kind if last is None else last.kind
         refuse_a_switch_under_jobs(store, before, kind, abandon_running)
+        mend_settings(store)
         executor: Executor = LocalExecutor(known=store.attempt_known)
         table: type[DeviceTable] = DeviceTable
         back: list[int] = []  # (removed GPUs this start's --gpus or --fake-gpus uses again)
@@ -214,8 +224,9 @@ def serve(
                 log.info("%s is set, but jobs run on the Ray cluster: not used", FAKE_GPUS_VARIABLE)
             switched = before != "ray"
             assert address is not None  # choose_executor gives the ray executor an address
+            last_address = None if last is None else last.address
             probe, executor, table, address = _ray_parts(
-                store, home, address, switched, remembered, abandon_running
+                store, home, address, last_address, switched, remembered, abandon_running
             )
         else:
             probe, back = choose_probe(store, choice, slots)

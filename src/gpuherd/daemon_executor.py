@@ -5,15 +5,28 @@ on the other, which a daemon on this one could not reach."""
 from __future__ import annotations
 
 import json
+import logging
 
 from gpuherd.core.model import MAX_SLOTS
 from gpuherd.core.states import JobState
 from gpuherd.core.units import plural
-from gpuherd.devices import settle_removed
 from gpuherd.errors import HerdError
 from gpuherd.gpus import GpuProbe, make_probe
 from gpuherd.gpus.choice import GpuChoice
+from gpuherd.removed_gpus import settle_removed
+from gpuherd.saved_settings import (
+    EXECUTOR,
+    NEVER_SAVED,
+    PROBE,
+    DamagedSetting,
+    SavedExecutor,
+    parse_executor,
+    parse_probe,
+    shown,
+)
 from gpuherd.store import Store
+
+log = logging.getLogger("gpuherd.daemon")
 
 NAME_THE_CLUSTER = (
     "give --address HOST:PORT (the head's GCS address, which `ray start --head` printed; port "
@@ -22,17 +35,41 @@ NAME_THE_CLUSTER = (
 )
 
 
+def last_executor(store: Store, named: bool, abandon: bool) -> SavedExecutor | None:
+    """The executor the last start saved; None when its row is damaged and no job is left
+    to lose: this start's choice (the local executor, without options) then replaces it,
+    with a warning in the log. While jobs run (or are paused) where it said, a guess would
+    count them lost and run their retries while they go on (on a Ray cluster, say): refused,
+    unless the start names the executor (`named`: --executor or --address, the user saying
+    where they run) or gives them up (`abandon`: --abandon-running)."""
+    try:
+        return parse_executor(store.get_setting(EXECUTOR))
+    except DamagedSetting as exc:
+        live = store.count_jobs(LIVE)
+        if live and not named and not abandon:
+            runs, it = ("runs", "it") if live == 1 else ("run", "they")
+            raise HerdError(
+                f"{exc}, and {plural(live, 'job')} still {runs} on the executor it named: "
+                f"start on the one {it} {runs} on, `gpuherd daemon start --executor local` "
+                "(this machine) or `gpuherd daemon start --executor ray --address HOST:PORT` "
+                "(a Ray cluster), which saves it again"
+            ) from None
+        log.warning("%s: replaced by this start's executor", exc)
+        return None
+
+
 def choose_executor(
-    store: Store, kind: str | None, address: str | None, local_options: bool
+    saved: SavedExecutor | None, kind: str | None, address: str | None, local_options: bool
 ) -> tuple[str, str | None, bool]:
-    """The executor from the options, or from the last start (a daemon restarted without
-    options must re-attach to the jobs where they run, never count them lost), and whether
-    its address is the last start's. Saved by `remember_executor` once it is set up."""
-    saved = json.loads(store.get_setting("executor") or "{}")
+    """The executor from the options, or from the last start (`saved`: last_executor; a
+    daemon restarted without options must re-attach to the jobs where they run, never count
+    them lost), and whether its address is the last start's. Saved by `remember_executor`
+    once it is set up."""
+    saved = saved or NEVER_SAVED
     remembered = False
     if kind is None:
         local = local_options and address is None
-        kind = "ray" if address is not None else "local" if local else saved.get("kind", "local")
+        kind = "ray" if address is not None else "local" if local else saved.kind
     if kind == "ray":
         if local_options:  # (with --address, `--executor local` was refused next in turn)
             here = "use --executor local" if address is None else "drop --address"
@@ -42,8 +79,8 @@ def choose_executor(
             )
         if address is not None and not address.strip():
             raise ValueError(f"--address is empty: {NAME_THE_CLUSTER}")
-        remembered = address is None and bool(saved.get("address"))
-        address = address or saved.get("address")
+        remembered = address is None and bool(saved.address)
+        address = address or saved.address
         if address is None:  # never "auto" on a guess: it may find another user's cluster
             raise ValueError(f"--executor ray needs the cluster's address: {NAME_THE_CLUSTER}")
     elif address is not None:
@@ -89,7 +126,7 @@ def refuse_to_leave_running_jobs(store: Store, there: str, here: str) -> None:
 def remember_executor(store: Store, kind: str, address: str | None) -> None:
     """Only an executor that was set up replaces the last start's choice (a mistyped or dead
     address must not take the place of a working one)."""
-    store.set_setting("executor", json.dumps({"kind": kind, "address": address}))
+    store.set_setting(EXECUTOR, json.dumps({"kind": kind, "address": address}))
 
 
 def choose_probe(store: Store, choice: GpuChoice, slots: int | None) -> tuple[GpuProbe, list[int]]:
@@ -101,10 +138,17 @@ def choose_probe(store: Store, choice: GpuChoice, slots: int | None) -> tuple[Gp
     gpus` changed (slots, GPUs added or removed) is kept."""
     if slots is not None and not 1 <= slots <= MAX_SLOTS:
         raise ValueError(f"--slots must be 1 to {MAX_SLOTS}, got {slots}")
-    saved = json.loads(store.get_setting("probe") or "{}")
+    saved = _last_gpus(store, choice)
     asked = {"gpus": choice.gpus, "fake_gpus": choice.fake_gpus}
     if saved and (not choice.given or (choice.from_variable and saved == asked)):
-        probe, _ = make_probe(saved.get("gpus"), saved.get("fake_gpus"), choice.origin)
+        try:
+            probe, _ = make_probe(saved["gpus"], saved["fake_gpus"], choice.origin)
+        except ValueError as exc:  # (a --fake-gpus file gone since, or a value edited in)
+            found = shown(json.dumps(saved))
+            raise HerdError(
+                f"the GPUs the last start used (herd.db's `{PROBE}` setting: {found}) cannot "
+                f"be used: {exc}; {_NAME_THE_GPUS}"
+            ) from None
         if slots is not None:
             slot_map = dict.fromkeys((d.index for d in store.devices()), slots)
             store.replace_devices(slot_map, keep_states=True)
@@ -115,5 +159,24 @@ def choose_probe(store: Store, choice: GpuChoice, slots: int | None) -> tuple[Gp
     with store.transaction():  # (a start cut short here must not use a removed GPU again)
         store.replace_devices(slot_map, keep_states=True)
         back = settle_removed(store, slot_map, same_setup=saved == asked)
-        store.set_setting("probe", json.dumps(asked))
+        store.set_setting(PROBE, json.dumps(asked))
     return probe, back
+
+
+_NAME_THE_GPUS = (
+    "start with the GPUs to use, `gpuherd daemon start --gpus 0,1` (or --fake-gpus N without "
+    "GPUs), which saves them again"
+)
+
+
+def _last_gpus(store: Store, choice: GpuChoice) -> dict[str, str | None] | None:
+    """The GPUs the last start saved (None: none saved). A damaged row is refused when the
+    start names no GPUs: a guess (all those NVML finds) could put jobs on a GPU the user had
+    left out, someone else's; a start that names them replaces it (a warning in the log)."""
+    try:
+        return parse_probe(store.get_setting(PROBE))
+    except DamagedSetting as exc:
+        if not choice.given:
+            raise HerdError(f"{exc}: {_NAME_THE_GPUS}") from None
+        log.warning("%s: replaced by this start's GPUs", exc)
+        return None

@@ -4,7 +4,6 @@ the probe's latest reading, refreshed on a telemetry timer."""
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import math
 import os
@@ -28,6 +27,7 @@ from gpuherd.gpus.base import GpuProbe, GpuReading, JobOnGpus, ProbeError
 from gpuherd.gpus.static import StaticProbe
 from gpuherd.host_memory import host_memory_available
 from gpuherd.host_memory import host_memory_total as host_memory_total  # (tests import it here)
+from gpuherd.removed_gpus import keep_removed, removed_gpus
 from gpuherd.store import DeviceConfig, Store
 
 log = logging.getLogger("gpuherd.devices")
@@ -35,8 +35,6 @@ log = logging.getLogger("gpuherd.devices")
 TELEMETRY_INTERVAL = 2.0
 HISTORY_LENGTH = 300
 """Readings kept per GPU: ten minutes at the default interval."""
-REMOVED_GPUS = "removed_gpus"
-"""The setting that keeps the removed GPUs' configurations (DeviceTable._removed)."""
 
 
 class DeviceTable:
@@ -360,39 +358,6 @@ class DeviceTable:
         self.store.put_device(cfg)
         self._config[cfg.index] = cfg
         self._on_change()
-
-
-def removed_gpus(store: Store) -> dict[int, DeviceConfig]:
-    """The GPUs removed, with the slots they had (kept in the database's settings, so
-    across restarts): `gpus add` without --slots gives a GPU back its own."""
-    saved = json.loads(store.get_setting(REMOVED_GPUS) or "{}")
-    return {
-        int(i): DeviceConfig(int(i), n, DeviceState.ENABLED, cap) for i, (n, cap) in saved.items()
-    }
-
-
-def keep_removed(store: Store, removed: dict[int, DeviceConfig]) -> None:
-    saved = {i: [d.slots, d.max_jobs] for i, d in sorted(removed.items())}
-    store.set_setting(REMOVED_GPUS, json.dumps(saved))
-
-
-def settle_removed(store: Store, named: Iterable[int], same_setup: bool) -> list[int]:
-    """After a start's --gpus or --fake-gpus configured the GPUs `named`
-    (daemon_executor.choose_probe): the GPUs removed (`gpuherd gpus remove`) that it uses
-    again. The last start's setup again (`same_setup`: a restart from a script or a service
-    unit) keeps them out, as a start without options does. Another setup is the user's
-    choice of GPUs now: those of them it names are used again, and the others are forgotten
-    as removed, as a drain goes with a GPU left out (a job's GPU left out is then
-    `unconfigured`, not `removed`). Before, a GPU named again was used, yet still called
-    removed once a later start left it out."""
-    removed = removed_gpus(store)
-    if same_setup:
-        for index in sorted(set(removed) & set(named)):
-            store.remove_device(index)
-        return []
-    if removed:
-        keep_removed(store, {})
-    return sorted(set(removed) & set(named))
 
 
 @dataclass(frozen=True)

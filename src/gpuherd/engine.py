@@ -40,6 +40,7 @@ from gpuherd.engine_stops import JobStops
 from gpuherd.executors.base import Executor, ExitStatus, NotStarted
 from gpuherd.layout import Layout
 from gpuherd.log_cap_watch import LogCapWatch
+from gpuherd.saved_settings import QUEUE_PAUSED, parse_paused
 from gpuherd.store import Store
 
 log = logging.getLogger("gpuherd.engine")
@@ -87,7 +88,7 @@ class Engine(JobStops, Spawns):
             if (cap := row.spec.get("submission", {}).get("max_parallel"))
         }
         """Sweeps whose running jobs are capped (`--max-parallel`), by name."""
-        self.queue_paused = store.get_setting("queue_paused") == "1"
+        self.queue_paused = parse_paused(store.get_setting(QUEUE_PAUSED))  # (mended at start)
         self.begins = BeginTimer(self)
         self.scan = Scan(store)
         self.health = TickHealth(self.wake_later)
@@ -347,7 +348,7 @@ class Engine(JobStops, Spawns):
         self.wake()
 
     def set_queue_paused(self, paused: bool) -> None:
-        self.store.set_setting("queue_paused", "1" if paused else "0")
+        self.store.set_setting(QUEUE_PAUSED, "1" if paused else "0")
         self.queue_paused = paused
         self.changes.publish({"queue_paused": paused})
         self.wake()

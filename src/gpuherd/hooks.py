@@ -49,6 +49,7 @@ from gpuherd.hook_files import (
     write_out_ended,
 )
 from gpuherd.paths import HOOK_LOG
+from gpuherd.saved_settings import HOOKS_THROUGH, parse_hooks_through
 from gpuherd.store import Store
 
 log = logging.getLogger("gpuherd.hooks")
@@ -59,7 +60,7 @@ PARALLEL = 4
 """Hooks running at once: a sweep whose points all fail together must not fork hundreds."""
 TIMEOUT = 60.0
 """Seconds a hook may run before its whole process group is killed."""
-THROUGH = "hooks.through"
+THROUGH = HOOKS_THROUGH
 """The setting holding when the on-end command was set: jobs that ended before, never hooked.
 (Before the per-job marks, the end time of the job whose hook started last: the same bound.)"""
 POLL = 0.2
@@ -169,11 +170,11 @@ class EndHooks:
         published once committed: the job is read as it was recorded."""
         self._take_up_left()
         command, store = self.engine.policy.on_end, self.engine.store
-        through = store.get_setting(THROUGH)
+        through = parse_hooks_through(store.get_setting(THROUGH))  # (mended at start)
         if command and through is None:
             hooks_from_now(store)
-        elif command and through:
-            for job in store.hooks_due(float(through)):
+        elif command and through is not None:
+            for job in store.hooks_due(through):
                 self._queue(command, job.id)
         self.engine.changes.listen(self._heard)
 

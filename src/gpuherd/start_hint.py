@@ -12,11 +12,11 @@ runs_on_ray): sqlite3 is imported there.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from gpuherd import paths
+from gpuherd.saved_settings import EXECUTOR, PROBE, DamagedSetting, parse_executor, parse_probe
 from gpuherd.typed_name import as_typed
 
 FIRST_START = "start one with `gpuherd daemon start` (add --fake-gpus 4 on a machine without GPUs)"
@@ -32,18 +32,17 @@ def start_hint(home: Path) -> str:
     from gpuherd.daemon_home import LAST_LISTEN  # deferred: as in _remembered
 
     saved = _remembered(home)
-    executor, probe = saved.get("executor"), saved.get("probe")
-    if not executor and not probe:
+    executor, probe = saved.get(EXECUTOR), saved.get(PROBE)
+    if executor is None and probe is None:
         return FIRST_START
-    executor, probe = executor or {}, probe or {}
-    if executor.get("kind") == "ray":
-        address = executor.get("address") or "auto"
+    if executor is not None and executor.kind == "ray":
+        address = executor.address or "auto"
         how = f"running jobs on the Ray cluster at {address}"
         if address == "auto":
             how = "running jobs on the Ray cluster it finds (--address auto)"
-    elif probe.get("fake_gpus"):
+    elif probe and probe["fake_gpus"]:
         how = f"with --fake-gpus {probe['fake_gpus']}"
-    elif probe.get("gpus"):
+    elif probe and probe["gpus"]:
         how = f"with --gpus {probe['gpus']}"
     else:
         how = "on this machine's GPUs"
@@ -72,19 +71,21 @@ def _remembered(home: Path) -> dict[str, Any]:
         connection = sqlite3.connect(f"{database.as_uri()}?{mode}", uri=True, timeout=1.0)
         try:
             rows = connection.execute(
-                "SELECT key, value FROM meta WHERE key IN ('executor', 'probe', ?)",
-                (LAST_LISTEN,),
+                "SELECT key, value FROM meta WHERE key IN (?, ?, ?)",
+                (EXECUTOR, PROBE, LAST_LISTEN),
             ).fetchall()
         finally:
             connection.close()
-        return {str(k): v if k == LAST_LISTEN else _object(v) for k, v in rows}
-    except (sqlite3.Error, ValueError):
+    except sqlite3.Error:
         return {}
-
-
-def _object(text: object) -> dict[str, Any]:
-    value = json.loads(str(text))
-    return value if isinstance(value, dict) else {}
+    found: dict[str, Any] = {}
+    for key, value in rows:
+        parse = {EXECUTOR: parse_executor, PROBE: parse_probe}.get(key)
+        try:  # (a damaged one is left out: the start says what is wrong with it)
+            found[key] = parse(str(value)) if parse else value
+        except DamagedSetting:
+            continue
+    return found
 
 
 def runs_on_ray(home: Path | None = None) -> bool:
@@ -92,5 +93,5 @@ def runs_on_ray(home: Path | None = None) -> bool:
     as its last start chose: the running daemon's choice. Read only where a warning depends
     on it (a program not on this machine's PATH, which a cluster's node may have:
     script_files.py)."""
-    executor = _remembered(paths.home_dir(home)).get("executor") or {}
-    return bool(executor.get("kind") == "ray")
+    executor = _remembered(paths.home_dir(home)).get(EXECUTOR)
+    return executor is not None and executor.kind == "ray"

@@ -10,8 +10,10 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
-from gpuherd.core.model import DeviceState, Job
+from gpuherd.core.model import MAX_SLOTS, DeviceState, Job
 from gpuherd.core.states import ACTIVE_STATES, FINISHED_STATES
+from gpuherd.errors import HerdError
+from gpuherd.saved_settings import is_count, shown
 from gpuherd.store_rows import JOB_COLUMNS
 
 _LAST_JOB_ID = (
@@ -40,6 +42,44 @@ class DeviceConfig:
     slots: int
     state: DeviceState
     max_jobs: int | None = None
+
+
+class DamagedDeviceRow(HerdError):
+    """A GPU's row of the devices table that gpuherd never writes (a crash, a hand edit): the
+    one line says which GPU and the value found; `mended` is the row with each damaged value
+    replaced by one that loses nothing (start_mends.py)."""
+
+    def __init__(self, index: int, column: str, found: object, mended: DeviceConfig) -> None:
+        super().__init__(
+            f"GPU {index}'s row in herd.db's devices table is damaged ({column} "
+            f"{shown(str(found))})"
+        )
+        self.column, self.mended = column, mended
+
+
+_DEVICES = "SELECT idx, slots, state, max_jobs FROM devices ORDER BY idx"
+
+
+def device_config(index: int, slots: object, state: object, max_jobs: object) -> DeviceConfig:
+    """A devices row as a DeviceConfig; DamagedDeviceRow for the first damaged value. A state
+    not known is taken as draining (running jobs go on, nothing new starts there: a guess of
+    `enabled` would put jobs on a GPU that was kept out), slots not known as 1, and a cap on
+    --mem jobs not known as none."""
+    states = {s.value: s for s in DeviceState}
+    mended = DeviceConfig(
+        index,
+        slots if is_count(slots, MAX_SLOTS) else 1,
+        states.get(state, DeviceState.DRAINING) if isinstance(state, str) else DeviceState.DRAINING,
+        max_jobs if is_count(max_jobs) else None,
+    )
+    for column, found, kept in (
+        ("state", state, mended.state),
+        ("slots", slots, mended.slots),
+        ("max_jobs", max_jobs, mended.max_jobs),
+    ):
+        if found != kept:
+            raise DamagedDeviceRow(index, column, found, mended)
+    return mended
 
 
 class SweepAndDeviceTables:
@@ -203,8 +243,20 @@ class SweepAndDeviceTables:
         return True
 
     def devices(self) -> list[DeviceConfig]:
-        cursor = self._db.execute("SELECT idx, slots, state, max_jobs FROM devices ORDER BY idx")
-        return [DeviceConfig(int(i), int(s), DeviceState(st), m) for i, s, st, m in cursor]
+        return [device_config(*row) for row in self._db.execute(_DEVICES)]
+
+    def mend_devices(self) -> list[DamagedDeviceRow]:
+        """Put right each GPU's row that is damaged (device_config), in one transaction; the
+        damage found, for the daemon's log."""
+        damaged = []
+        with self.transaction():
+            for row in self._db.execute(_DEVICES).fetchall():
+                try:
+                    device_config(*row)
+                except DamagedDeviceRow as exc:
+                    damaged.append(exc)
+                    self.put_device(exc.mended)
+        return damaged
 
     def replace_devices(
         self, slots: Mapping[int, int], explicit: bool = False, keep_states: bool = False

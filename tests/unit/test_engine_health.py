@@ -13,7 +13,7 @@ import pytest
 
 from gpuherd import engine_health
 from gpuherd.core.idspec import format_ids
-from gpuherd.devices import removed_gpus
+from gpuherd.devices import DeviceTable
 from gpuherd.engine_health import (
     ENGINE_FILES,
     NOT_ENGINE_FILES,
@@ -76,7 +76,7 @@ def test_only_the_engines_callbacks_are_the_schedulers_failures() -> None:
         health = TickHealth(lambda _: None)
         health.listeners.append(told.append)
         health.watch(loop)
-        for callback, arg in ((format_ids, 5), (removed_gpus, None)):  # (core/, devices.py)
+        for callback, arg in ((format_ids, 5), (DeviceTable.stop, None)):  # (core/, devices.py)
             ran = asyncio.Event()
             loop.call_soon(callback, arg)
             loop.call_soon(ran.set)

@@ -25,13 +25,14 @@ import ray
 from gpuherd.core.model import DeviceState
 from gpuherd.core.naming import gpus_named
 from gpuherd.core.units import plural
-from gpuherd.devices import REMOVED_GPUS, DeviceTable
+from gpuherd.devices import DeviceTable
 from gpuherd.executors.ray import RayExecutor, home_tag
 from gpuherd.executors.ray_auth import check_token, effective
 from gpuherd.executors.ray_errors import whole_text
 from gpuherd.executors.ray_link import RECONNECT_TIMEOUT, ClusterLink
 from gpuherd.gpus.base import GpuReading, ProbeError
 from gpuherd.gpus.ray import RayNodes, RayProbe
+from gpuherd.removed_gpus import keep_removed
 from gpuherd.store import DeviceConfig, Store
 
 log = logging.getLogger("gpuherd.ray")
@@ -267,7 +268,7 @@ def configure(store: Store, probe: RayProbe) -> None:
     removed on the local executor are other GPUs, whose indices the cluster's may take (kept,
     they would keep a node that joins later out for good)."""
     store.replace_devices(dict.fromkeys((r.index for r in probe.read()), 1))
-    store.set_setting(REMOVED_GPUS, "{}")
+    keep_removed(store, {})
 
 
 def disconnect(executor: object = None) -> None:
