@@ -78,8 +78,8 @@ class Runner:
         layout = Layout.for_run(options.output_dir, options.prefix, self._state_dir)
         try:
             # Closed last: the jobs of a run killed, or ended with some running, are stopped.
-            held = options.output_lock
-            self._watchdog = Watchdog(layout.home_id, self._state_dir, options.keep_state, held)
+            kept_in = options.output_dir if options.keep_state else None
+            self._watchdog = Watchdog(layout.home_id, self._state_dir, kept_in, options.output_lock)
             self._closing.callback(self._watchdog.close)
             self._closing.callback(self._remove_state)
             self.store = Store(self._state_dir / "herd.db", scratch=True)

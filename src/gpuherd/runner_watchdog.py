@@ -11,7 +11,8 @@ to. The kernel closes the run's end when the run ends, however it ends. A run wh
 ended says `done` first, and the watchdog goes. Otherwise it stops every process that carries
 one of the run's attempt keys (executors/local_escaped.py) and its process group: SIGTERM,
 then SIGKILL to what is left KILL_GRACE later, as the run's hangup does; then it removes the
-run's temporary folder (with --keep-state it is left where it is: the database is the point).
+run's temporary folder, as the run does at its end (with --keep-state, once its database has
+moved to OUTPUT/herd.db).
 It holds the output folder's lock too (inherited): a rerun into the folder is refused until
 the killed run's jobs are gone, then takes the lock over.
 
@@ -40,9 +41,10 @@ STOPPING = "stopping"
 class Watchdog:
     """The run's side: started with the run, told `done` once every job has ended."""
 
-    def __init__(self, home_id: str, state_dir: Path, keep_state: bool, lock: int | None) -> None:
-        held = "" if lock is None else str(lock)
-        args = [sys.executable, "-m", __name__, home_id, str(state_dir), str(int(keep_state)), held]
+    def __init__(self, home_id: str, state_dir: Path, kept_in: Path | None, lock: int | None):
+        """`kept_in`: the output folder, with --keep-state (its herd.db goes there)."""
+        kept, held = "" if kept_in is None else str(kept_in), "" if lock is None else str(lock)
+        args = [sys.executable, "-m", __name__, home_id, str(state_dir), kept, held]
         self.all_ended = False
         """Set once no job of the run runs: then `close` tells the watchdog to go."""
         self._process = subprocess.Popen(
@@ -125,16 +127,16 @@ def _signal(found: dict[int, str], signum: int) -> None:
 
 
 def main(argv: list[str]) -> int:
-    home_id, state_dir, keep_state, lock = argv
+    home_id, state_dir, kept_in, lock = argv
     if _wait_for_the_run() == DONE:
         return 0
     if lock:
         _say_stopping(int(lock))
     stop_jobs(home_id, KILL_GRACE)
-    if keep_state != "1":
-        import shutil
+    from gpuherd.runner_state import put_away
 
-        shutil.rmtree(state_dir, ignore_errors=True)
+    with contextlib.suppress(OSError):  # (nobody is left to tell: as it is, then)
+        put_away(Path(state_dir), Path(kept_in), keep=bool(kept_in))
     return 0  # (the lock goes with this process)
 
 

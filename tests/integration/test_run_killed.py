@@ -3,8 +3,10 @@ watchdog stops them (runner_watchdog.py), holding the output folder until they a
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
+import sqlite3
 from pathlib import Path
 
 from conftest import Runs
@@ -47,6 +49,28 @@ def test_a_run_killed_with_sigkill_leaves_no_job_running(runs: Runs) -> None:
         again = runs.run("--fake-gpus", "1", "--output-dir", str(out), input="echo again\n")
         assert again.returncode == 0, again
         assert (out / "job_0" / "stdout.log").read_text() == "again\n"
+    finally:
+        for pid in pids:
+            if not gone(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_a_killed_run_with_keep_state_leaves_its_database_in_the_output_folder(
+    runs: Runs,
+) -> None:
+    out = runs.root / "out"
+    run = runs.start("--fake-gpus", "1", "--keep-state", "--output-dir", str(out), "-")
+    run.write(PLAIN.format(n=0) + "\n")
+    run.close_stdin()
+    pids = _pids(runs.cwd, 1)
+    try:
+        run.proc.send_signal(signal.SIGKILL)
+        run.proc.wait(10)
+        wait_for(lambda: all(gone(pid) for pid in pids), timeout=30, what="the job to end")
+        wait_for(lambda: not list(runs.tmp.iterdir()), what="the run's state folder to go")
+        with contextlib.closing(sqlite3.connect(out / "herd.db")) as db:
+            ((command,),) = db.execute("SELECT command FROM jobs")
+        assert command == PLAIN.format(n=0)
     finally:
         for pid in pids:
             if not gone(pid):
