@@ -2,7 +2,10 @@
 it waits for: of a chain 18 <- 19 <- 20 whose job 18 failed, `gpuherd retry 19 20` is refused
 for job 19, and `gpuherd retry 18 19 20` runs the chain again; of a job 5 `--after 3,4`
 whose jobs 3 and 4 both failed, `gpuherd retry 3 4 5` (`retry 3 5` is refused: job 4 stays
-failed). A chain `retry` itself refuses part of (a job of it waits for one removed since, or
+failed). However a job of the chain was cancelled, what it waits for that ended so is named
+too, as `retry` refuses it alone: of 18 <- 19 <- 20 whose job 19 was cancelled by the user,
+job 18 failing only after, `gpuherd retry 18 19 20` (`retry 19 20` is refused for job 19).
+A chain `retry` itself refuses part of (a job of it waits for one removed since, or
 is an older run of a sweep point) is not named to retry (Rerun.blocked)."""
 
 from __future__ import annotations
@@ -22,8 +25,9 @@ Newest = dict[str, dict[str, int]]
 
 def reruns(store: Store, job_ids: Iterable[int]) -> dict[int, Rerun]:
     """For each of `job_ids`, what a retry must run again ahead of it (core/lifecycle.Rerun):
-    every job it waits for that ended otherwise than it waits for, and of those cancelled so
-    in turn (dependency_failed), theirs, each once. Each job's read once, however many jobs
+    every job it waits for that ended otherwise than it waits for, and of those that wait in
+    turn for one that ended so (cancelled as it did, or by the user before it did: `retry`
+    refuses both), theirs, each once. Each job's read once, however many jobs
     wait for it (a sweep of 1,000 points `--after` one failed job)."""
     return _Walk(store).reruns(job_ids)
 
@@ -93,7 +97,7 @@ class _Walk:
             if found := self.refused[job_id]:
                 behind = {job_id}
                 for later in ids[i + 1 :]:  # (ordered: the ones waited for come first)
-                    if self.cascaded[later] and any(d in behind for d, _ in self.ended[later]):
+                    if any(d in behind for d, _ in self.ended.get(later, ())):
                         behind.add(later)
                 again = sorted(behind - ({job_id} if found.newer else set()))
                 return Blocked(job_id, found.removed, found.newer, tuple(again))
@@ -127,7 +131,9 @@ class _Walk:
                 and job.outcome
                 and job.outcome.kind is OutcomeKind.DEPENDENCY_FAILED
             )
-            if self.cascaded[dep_id]:
+            # Walked into whenever it waits for one that ended so, as `retry` refuses it then
+            # (service_jobs._dead_dependency): also cancelled by the user, or failed, before.
+            if job and self._ended(dep_id):
                 ahead = (self._behind(dep) for dep, _ in self._ended(dep_id))
                 self.behind[dep_id] = frozenset([dep_id]).union(*ahead)
         return self.behind[dep_id]
@@ -135,10 +141,7 @@ class _Walk:
     def _ordered(self, ids: frozenset[int]) -> tuple[int, ...]:
         """`ids`, each after the ones of them it waits for, else by ascending id: ascending,
         as `gpuherd retry` takes them, unless an edit made a job wait for a later one."""
-        waits = {
-            i: {dep for dep, _ in self.ended[i] if dep in ids} if self.cascaded[i] else set()
-            for i in ids
-        }
+        waits = {i: {dep for dep, _ in self.ended.get(i, ()) if dep in ids} for i in ids}
         ready = [i for i in ids if not waits[i]]
         heapq.heapify(ready)
         order: list[int] = []

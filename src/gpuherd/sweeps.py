@@ -15,39 +15,31 @@ pure core's (core/sweep.py); this module adds what needs the file system and the
 - a submission warns of what it cannot tell from its counts: values that read alike (one
   point), done points that ran with other fixed values (skipped all the same), folders named
   with True/False/None by earlier versions (not found under true/false/null);
-- removing a sweep removes its jobs as `rm` does (service_jobs.py), then its record; its
-  results folder is the user's and stays (with the SUCCESS markers that make a resubmission
-  skip the points done).
+- removing a sweep (sweep_removal.py) removes its jobs as `rm` does, then its record; a
+  submission of it meanwhile is refused here.
 """
 
 from __future__ import annotations
 
 import asyncio
 import secrets
-import shlex
 from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass
-from functools import partial
 from typing import Any
 
 from gpuherd import sweep_table
 from gpuherd.core.choices import ORDERS
-from gpuherd.core.idspec import format_ids
 from gpuherd.core.run_time import measured_run_time, pauses
-from gpuherd.core.states import LIVE_STATES
 from gpuherd.core.sweep import (
     SweepSpec,
     count,
-    no_such_sweep,
     size_refusal,
     spec_to_dict,
-    sweep_option,
     unused_params,
 )
 from gpuherd.core.units import not_a_choice, plural
-from gpuherd.engine_held_runs import REMOVED_NOW, held_run_running
-from gpuherd.errors import Conflict, InvalidValue, NotFound
+from gpuherd.errors import Conflict, InvalidValue
 from gpuherd.service import CheckedJobs, Service
 from gpuherd.submission import never_runs, spec_from_item
 from gpuherd.submission_batch import Batch
@@ -302,62 +294,6 @@ class Sweeps:
             return []
         others = [n for n in self.store.sweeps_in(spec.results_dir) if n != spec.name]
         return [_shared_folder(others, spec.results_dir)] if others else []
-
-    # ---- remove ---------------------------------------------------------------------------
-
-    async def remove(self, name: str) -> dict[str, Any]:
-        """Forget the sweep: its jobs as `gpuherd rm` removes them (queued and held ones
-        cancelled, finished ones forgotten; PIECE at a time, so the daemon answers others
-        meanwhile), then its record. Refused as a whole, nothing removed, while one of its
-        jobs runs or is paused, or a run one was held for runs (engine_held_runs). Its
-        results folder is the user's: kept, markers and all."""
-        row = self.store.get_sweep(name)
-        if row is None:
-            raise NotFound(no_such_sweep(name))
-        jobs = self.store.sweep_jobs(name)
-        live = [job.id for job in jobs if job.state in LIVE_STATES]
-        if live:
-            raise Conflict(
-                f"sweep {name!r} has {plural(len(live), 'job')} running or paused "
-                f"({format_ids(live)}): nothing removed. Stop them first: gpuherd kill "
-                f"$(gpuherd ls -q {sweep_option(name)}); once they have ended, "
-                f"gpuherd sweep rm {'-- ' * name.startswith('-')}{shlex.quote(name)}"
-            )
-        if running := [why for job in jobs if (why := held_run_running(self.service.engine, job))]:
-            one = len(running) == 1
-            raise Conflict(
-                f"sweep {name!r}: {'; '.join(running)}: nothing removed. End "
-                f"{'that process' if one else 'those processes'} or wait for "
-                f"{'it' if one else 'them'} to end, then remove the sweep {REMOVED_NOW}"
-            )
-        removing = self.service.sweeps_removing
-        if name in removing:
-            raise Conflict(f"sweep {name!r} is being removed already")
-        removing.add(name)  # between pieces other clients are answered: none submits it
-        ids, cancelled = [job.id for job in jobs], list[int]()  # (jobs that waited for them)
-        try:
-            remove = partial(self.service.remove, cancelled=cancelled)
-            results = await self.service.in_pieces(remove, ids) if ids else []
-        finally:
-            removing.discard(name)
-        # From here on nothing awaits, so what is checked is what is deleted.
-        left = self.store.sweep_jobs(name)
-        if left:
-            raise Conflict(
-                f"sweep {name!r}: {plural(sum(r.ok for r in results), 'job')} removed, but "
-                f"{plural(len(left), 'job')} of it remain ({format_ids(j.id for j in left)}: "
-                "submitted again meanwhile, or refused); its record is kept"
-            )
-        with self.store.transaction():
-            self.store.delete_sweep(name)
-            self.service.engine.publish({"event": "sweep-rm", "sweep": name})
-        self.service.engine.set_sweep_cap(name, None)
-        return {
-            "name": name,
-            "removed": sum(r.ok for r in results),
-            "cancelled": sorted(set(cancelled) - set(ids)),  # (as `rm` names them; were unsaid)
-            "results_dir": row.results_dir,
-        }
 
     # ---- read -----------------------------------------------------------------------------
 

@@ -132,3 +132,31 @@ def test_a_chain_cancelled_by_a_success_says_nothing_failed(shared_daemon: Herd)
         f"(--after-fail), succeeded: retry them all ({runs})",
     )
     retried_as_told(daemon, warned, first)
+
+
+def test_a_job_cancelled_by_hand_before_its_dependency_failed_is_retried_with_it(
+    shared_daemon: Herd,
+) -> None:
+    """Job B `--after A`, cancelled by the user while A waited, and A failing after it: of
+    job C `--after B`, `retry B C` was said (B was not cancelled as A failed, so the chain
+    stopped at it), and refused in turn for job B, which waits for A."""
+    daemon = shared_daemon
+    a = daemon.submit("--hold", "--", "exit 1")
+    b = int(daemon.cli("submit", "-q", "--after", str(a), "--", "true").stdout)
+    c = int(daemon.cli("submit", "-q", "--after", str(b), "--", "true").stdout)
+    daemon.cli("kill", str(b))
+    daemon.wait_state(c, "cancelled")
+    daemon.cli("release", str(a))
+    daemon.wait_state(a, "failed")
+    assert daemon.job(b)["message"] == "cancelled by the user"
+    refused = daemon.cli("retry", str(c), check=False)
+    assert (refused.returncode, refused.stderr) == (
+        1,
+        f"gpuherd: error: job {c} waits for job {b}, which ended (cancelled): retry them all "
+        f"(gpuherd retry {a} {b} {c})\n",
+    )
+    released = daemon.cli("release", str(c), check=False)
+    assert "gpuherd retry" not in released.stderr  # (nothing refused in turn is offered)
+    d, warned = submitted(daemon, "--after", str(c))
+    assert hinted(warned) == ["retry", str(a), str(b), str(c), str(d)]
+    retried_as_told(daemon, warned, a)

@@ -15,6 +15,7 @@ from gpuherd.errors import Conflict, NotFound
 from gpuherd.executors.local import LocalExecutor
 from gpuherd.service_jobs import PIECE
 from gpuherd.store import Store
+from gpuherd.sweep_removal import remove_sweep
 from gpuherd.sweeps import Sweeps
 from gpuherd.wire_requests import SweepOptions, SweepRequest
 
@@ -175,7 +176,7 @@ def test_a_sweep_being_removed_is_not_submitted_meanwhile(tmp_path: Path) -> Non
         async with serving(one_gpu_engine(tmp_path, store, LocalExecutor()), tmp_path) as service:
             sweeps = Sweeps(service)
             await sweeps.submit(request)
-            removal = asyncio.create_task(sweeps.remove("big"))
+            removal = asyncio.create_task(remove_sweep(service, "big"))
             while "big" not in service.sweeps_removing:
                 await asyncio.sleep(0)
             with pytest.raises(Conflict, match="is being removed"):

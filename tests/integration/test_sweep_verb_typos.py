@@ -40,3 +40,25 @@ def test_only_a_word_no_sweep_could_run_is_taken_for_a_verb(herd: Herd, tmp_path
     (tmp_path / "stats.yaml").write_text("command: echo {x}\ngrid: {x: [1, 2]}\n")
     dry = herd.cli("sweep", "stats.yaml", "--dry-run", cwd=tmp_path)
     assert dry.stdout == "echo 1\necho 2\n"
+
+
+def test_a_sweep_named_near_a_verb_is_no_typo(daemon: Herd, tmp_path: Path) -> None:
+    """A sweep really named `lss` (or `stauts`): `gpuherd sweep lss` said "did you mean
+    gpuherd sweep ls?", as though no such sweep were there. It is refused as any sweep's
+    name is, with how to see that sweep; a word near a verb that names no sweep is a typo."""
+    for name in ("lss", "stauts"):
+        daemon.cli("sweep", "echo {x}", "-p", "x", "1", "--name", name, "-q", cwd=tmp_path)
+    needs = (
+        "give a command template with {placeholders} and -p NAME VALUES... "
+        '("python train.py --lr {lr}" -p lr 0.1 0.01), or a sweep file'
+    )
+    for typed in (["lss"], ["lss", "--json"], ["stauts"], ["stauts", "lss"]):
+        name = typed[0]
+        assert daemon.usage_error("sweep", *typed) == (
+            f"gpuherd: error: sweep {name}: {needs}; to see the existing sweep {name}: "
+            f"gpuherd sweep status {name} (see gpuherd sweep --help)\n"
+        )
+    (row,) = daemon.json("sweep", "status", "lss")["rows"]  # (the verb typed right)
+    assert row["folder"] == "x=1"
+    assert "did you mean gpuherd sweep ls?" in daemon.usage_error("sweep", "lsss")
+    assert "did you mean gpuherd sweep status lss?" in daemon.usage_error("sweep", "sttaus", "lss")

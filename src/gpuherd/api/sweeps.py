@@ -14,6 +14,7 @@ from gpuherd.service import Service
 from gpuherd.store_rows import LARGEST
 from gpuherd.submission import env_problem
 from gpuherd.submission_text import reject_not_utf8_in, reject_nul
+from gpuherd.sweep_removal import remove_sweep
 from gpuherd.sweeps import Sweeps
 from gpuherd.wire_requests import SweepRequest
 
@@ -65,4 +66,4 @@ async def table(
 @routes.delete("/sweeps/{name}")
 async def remove(request: Request, name: str) -> dict[str, Any]:
     """Remove the sweep's jobs (as `rm`, in pieces) and its record; its results folder stays."""
-    return await _sweeps(request).remove(name)
+    return await remove_sweep(request.app.state.service, name)

@@ -69,12 +69,16 @@ class _SweepGroup(click.Group):
     def _mistyped_verb(self, ctx: click.Context, args: list[str]) -> str | None:
         """`sweep stauts s1`: a verb of sweep's mistyped, not a submission (the word is no
         template a sweep could run: _could_be_verb), said so with the verb meant. It was
-        taken as one: "'s1' is one argument too many: gpuherd sweep [OPTIONS] SOURCE"."""
+        taken as one: "'s1' is one argument too many: gpuherd sweep [OPTIONS] SOURCE". A
+        sweep's name is no typo (a sweep named `lss`): refused as any sweep's name is, with
+        how to see that sweep (_bare_command), not "did you mean gpuherd sweep ls?"."""
         if not _could_be_verb(args):
             return None
         verbs = [name for name, command in self.commands.items() if not command.hidden]
         if (verb := closest(args[0], verbs)) is None:
             return None
+        if _sweep_exists(args[0]):  # (asked only here: a word near a verb, not one of them)
+            return _bare_command(args[0], known=True)
         meant = shlex.join([typed_name(), "sweep", verb, *args[1:]])
         return f"no sweep command {args[0]!r}: did you mean {meant}?"
 
@@ -246,21 +250,26 @@ def submit_sweep(ctx: click.Context, /, source: str, **opts: Any) -> None:
         click.echo(sweep_render.summary(answer))
 
 
-def _bare_command(source: str) -> str:
+def _bare_command(source: str, known: bool | None = None) -> str:
     """Why `sweep SOURCE` is refused: a command with no placeholder and no -p (core.
     sweep_names.is_bare_command), most often a sweep's name; if a sweep has that name, how to
-    see it (asked of a daemon that runs, only on the way to refusing)."""
+    see it (`known`: whether one has, if asked already; else asked: _sweep_exists)."""
     refusal = (
         f"sweep {shlex.quote(source)}: give a command template with {{placeholders}} and -p "
         'NAME VALUES... ("python train.py --lr {lr}" -p lr 0.1 0.01), or a sweep file'
     )
-    try:
-        known = any(sweep["name"] == source for sweep in Client().get("/sweeps")["sweeps"])
-    except HerdError:
-        known = False  # no daemon runs (a dry run needs none): the refusal stands as it is
-    if known:
+    if _sweep_exists(source) if known is None else known:
         refusal += f"; to see the existing sweep {source}: {sweep_render.status_command(source)}"
     return refusal
+
+
+def _sweep_exists(name: str) -> bool:
+    """Whether a sweep is named `name`, asked of a daemon that runs, only on the way to
+    refusing; False where none runs (a dry run needs none): the refusal stands as it is."""
+    try:
+        return any(sweep["name"] == name for sweep in Client().get("/sweeps")["sweeps"])
+    except HerdError:
+        return False
 
 
 @sweep.command(name="status")

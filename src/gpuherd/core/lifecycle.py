@@ -264,7 +264,8 @@ def dependency_failed(dep_id: int, dep_state: JobState) -> Outcome:
 class Rerun:
     """What a `retry` runs again ahead of a job that waits for jobs that ended otherwise than
     it waits for (never met: core/deps.never_met): for it to be able to run, each of them, and
-    of those cancelled so in turn (dependency_failed), theirs (retry_chain.reruns)."""
+    of those that wait in turn for one that ended so (cancelled as it did, dependency_failed,
+    or by the user before it did), theirs (retry_chain.reruns)."""
 
     ids: tuple[int, ...]
     """Every such job, each once, the ones waited for first: as `gpuherd retry` takes them
