@@ -1,4 +1,5 @@
-"""The running attempts: their runtime handles, process watching, deadlines and stopping.
+"""The running attempts: their runtime handles, process watching, deadlines and stopping
+(their --no-output-timeout: silence_watch.py; their --max-log-size: log_cap_watch.py).
 
 Nothing here is persisted: the store holds the facts, this holds what only a live process
 has (its pid watch, its deadline timer, why gpuherd is stopping it, its measured memory).
@@ -8,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import time
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
@@ -28,16 +28,13 @@ from gpuherd.gpu_processes import RunKey, RunningJob
 from gpuherd.held_run import HeldRun
 from gpuherd.layout import Layout
 from gpuherd.log_cap_watch import NamedLogs, start_bases, watch_logs
+from gpuherd.silence_watch import OnStall, watch_output
 
 OnExit = Callable[[int, int, ExitStatus], None]
-OnStall = Callable[[int, float], None]
-"""Called with a job id and how many seconds it has printed nothing."""
 OnTimeout = Callable[[int], object]
 """Called with a job id whose attempt has run its --timeout: the engine stops it."""
 Send = Callable[[Callable[[], None]], None]
 """Carries out a stop's signals: at once, or once the stop is stored (Store.after_commit)."""
-SILENCE_CHECKS = 4
-"""Looks at a job's logs this many times per --no-output-timeout (at most every 5 s)."""
 START_RECORD_DELAY = 1.0
 """Seconds an attempt runs before its job.json is written. One that ends sooner gets a single
 file, written at its end, instead of two: creating files was most of gpuherd's own work for a
@@ -188,7 +185,8 @@ class Attempts:
             else:
                 live.deadline = loop.call_later(remaining, self._on_deadline, job.id, number)
         if job.spec.no_output_timeout is not None:
-            self._watch_output(live, job.spec.no_output_timeout)
+            limit, watched = job.spec.no_output_timeout, partial(self._watched, live)
+            watch_output(live, limit, watched, self._on_stall)
 
     def reserve_for(self, run: HeldRun, on_end: Callable[[ExitStatus], None]) -> None:
         """Keep `run`'s GPUs reserved (if known), and call `on_end` once its process has ended
@@ -205,36 +203,10 @@ class Attempts:
         if self.live.get(live.job_id) is live:  # else it ended: its end writes the file
             jobfiles.record_start(live.attempt_dir, live.job_dir, live.started_info)
 
-    def _watch_output(self, live: Live, limit: float) -> None:
-        """A liveness check: the job's log sizes, a few times per `limit` seconds."""
-        loop = asyncio.get_running_loop()
-        every = min(max(limit / SILENCE_CHECKS, 0.05), 5.0)
-        last = (-1, loop.time())  # (bytes written so far, when that changed)
-
-        def check() -> None:
-            nonlocal last
-            if self.live.get(live.job_id) is not live or self._closed:
-                return  # the attempt ended, or the daemon stopped (its loop runs a moment on)
-            loop.call_later(every, check)  # first: a look that raises must not end the watch
-            size, written = _log_state(live.attempt_dir)
-            now = loop.time()
-            if last[0] < 0 and written and not live.paused:
-                # First look (also after a restart): silent since the logs' last write, in
-                # this attempt (a log an earlier run left in the folder is older).
-                since = max(written, _number(live.started_info.get("started_at")))
-                last = (size, now - max(0.0, time.time() - since))
-            elif size != last[0] or live.paused:  # a paused job's silence is not its own
-                last = (size, now)
-                live.stalled = False
-            elif not live.stalled and now - last[1] >= limit:
-                live.stalled = True
-                try:
-                    self._on_stall(live.job_id, now - last[1])
-                except BaseException:  # not stored (a full disk): flagged again next look
-                    live.stalled = False
-                    raise
-
-        check()
+    def _watched(self, live: Live) -> bool:
+        """Whether the attempt runs, watched here (the daemon's loop runs a moment on after
+        its stop: the attempt is the next daemon's then)."""
+        return self.live.get(live.job_id) is live and not self._closed
 
     def _on_deadline(self, job_id: int, number: int) -> None:
         live = self.live.get(job_id)
@@ -379,22 +351,6 @@ class Attempts:
             if live.deadline:
                 live.deadline.cancel()
         self.executor.close()
-
-
-def _number(value: object) -> float:
-    return float(value) if isinstance(value, int | float) else 0.0
-
-
-def _log_state(folder: Path) -> tuple[int, float]:
-    """The logs' bytes so far, and when they were last written (0: no log yet)."""
-    total, written = 0, 0.0
-    for name in jobfiles.LOGS:
-        try:
-            stat = (folder / name).stat()
-        except OSError:
-            continue
-        total, written = total + stat.st_size, max(written, stat.st_mtime)
-    return total, written
 
 
 def _at_once(call: Callable[[], None]) -> None:

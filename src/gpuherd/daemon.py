@@ -57,9 +57,11 @@ from gpuherd.executors.base import Executor
 from gpuherd.executors.local import LocalExecutor
 from gpuherd.fd_limit import raise_fd_limit
 from gpuherd.gc_pause import importing
+from gpuherd.git_lookups import LOOKUPS
 from gpuherd.gpus import GpuProbe, ProbeError
 from gpuherd.gpus.choice import FAKE_GPUS_VARIABLE, choose_gpus
 from gpuherd.hooks import EndHooks
+from gpuherd.job_commits import look_again
 from gpuherd.layout import Layout
 from gpuherd.listen_address import parse_address
 from gpuherd.listing_reader import ListingReader
@@ -271,6 +273,7 @@ def serve(
         hooks = EndHooks(engine, home)
         hooks.start()  # before the engine finishes jobs that ended while it was down
         engine.start()
+        look_again(store)  # jobs the last daemon stopped before git gave their commit
         log.info("daemon %d serving %s on %s (%s)", os.getpid(), home, sock_path, probe.describe())
         keeping = asyncio.create_task(_keep_socket(server, keeper, app))
         await server.serve(sockets=[sock])
@@ -284,6 +287,7 @@ def serve(
         hooks.stop()
         reader.close()  # before the store's: no listing read left running
         engine.close()
+        LOOKUPS.stop()  # gits still running killed (their jobs noted for the next start)
         return service.last_word
 
     try:

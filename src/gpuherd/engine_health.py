@@ -38,6 +38,7 @@ ENGINE_FILES = (
     "executors/",
     "log_cap_watch.py",
     "seen_alive.py",
+    "silence_watch.py",
 )
 """The files (under the package) whose loop callbacks are the scheduler's."""
 NOT_ENGINE_FILES = (

@@ -8,24 +8,31 @@ In a small repository git answers in a few milliseconds, before the jobs are sto
 large one `git status` takes longer (~0.1 s for 50,000 tracked files): past GIT_WAIT the
 submission is answered without waiting, and the commit is filled in when git answers (a job
 that started meanwhile gets it in its job.json as it ends, if git answered by then; `show`
-and `ls` have it; a daemon that stops first fills in nothing). A folder outside a work
-tree, or no git on the PATH: nothing is recorded, and nothing said.
+and `ls` have it). A daemon that stops first kills that git (git_lookups.py) and leaves the
+jobs noted in herd.db (pending_commits.py): the next one looks their folder's commit up again
+as it starts (`look_again`), and says so in daemon.log. A folder outside a work tree, or no
+git on the PATH: nothing is recorded, and nothing said.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
+from gpuherd import pending_commits
+from gpuherd.core.idspec import format_ids
 from gpuherd.git_lookups import LOOKUPS, GitLookups, Where
 
 if TYPE_CHECKING:
     from gpuherd.store import Store
     from gpuherd.wire import SubmitItem
+
+log = logging.getLogger("gpuherd.daemon")
 
 GIT_WAIT = 0.1
 """Seconds a submission waits for git before it is answered without the commit."""
@@ -41,7 +48,8 @@ def _where(item: SubmitItem) -> Where:
 
 def _on_loop(lookups: Mapping[Where, Future[str | None]]) -> asyncio.Future[Found]:
     """An asyncio future of the running loop, set once every lookup answered. Never set if
-    the loop closed first (a daemon stopping): nothing waits for it then, nothing is raised."""
+    the loop closed first, or the lookups stopped (a daemon stopping): nothing waits for it
+    then, nothing is raised."""
     loop = asyncio.get_running_loop()
     waiter: asyncio.Future[Found] = loop.create_future()
 
@@ -89,21 +97,44 @@ async def note_commits(
 
 def _filling(waiter: asyncio.Future[Found], wheres: list[Where], asking: list[int]) -> Fill:
     def fill(store: Store, ids: Sequence[int]) -> None:
-        stored = [ids[i] for i in asking]
-
-        def answered(task: asyncio.Future[Found]) -> None:
-            if task.cancelled() or task.exception() is not None:
-                return  # (no commit: nothing to fill)
-            found = task.result()
-            commits = [
-                (git, job_id)
-                for place, job_id in zip(wheres, stored, strict=True)
-                if (git := found[place]) is not None
-            ]
-            if commits:  # (a daemon stopping meanwhile: its store is closed; nothing to fill)
-                with contextlib.suppress(sqlite3.Error):
-                    store.fill_git(commits)
-
-        waiter.add_done_callback(answered)
+        jobs = list(zip(wheres, [ids[i] for i in asking], strict=True))
+        with contextlib.suppress(sqlite3.Error):  # (the jobs are stored: the answer stands)
+            pending_commits.note(store, jobs)  # (until git answers: a stop leaves them noted)
+        _fill_when_answered(waiter, store, jobs)
 
     return fill
+
+
+def look_again(store: Store, lookups: GitLookups = LOOKUPS) -> None:
+    """At a daemon's start, on its loop: look up again the commits the last daemon stopped
+    (or crashed) before git gave, and fill them in when git answers."""
+    noted = [(place, i) for place, ids in pending_commits.pending(store).items() for i in ids]
+    known = store.known_ids([i for _, i in noted])
+    if gone := [i for _, i in noted if i not in known]:  # (removed meanwhile: `rm`)
+        pending_commits.drop(store, gone)
+    jobs = [(place, i) for place, i in noted if i in known]
+    if not jobs:
+        return
+    log.info(
+        "job %s: the last daemon stopped before git gave the commit; looking it up again",
+        format_ids(i for _, i in jobs),
+    )
+    places = {place for place, _ in jobs}
+    _fill_when_answered(_on_loop(lookups.commits(places)), store, jobs)
+
+
+def _fill_when_answered(
+    waiter: asyncio.Future[Found], store: Store, jobs: list[tuple[Where, int]]
+) -> None:
+    def answered(task: asyncio.Future[Found]) -> None:
+        if task.cancelled() or task.exception() is not None:
+            return  # (no commit: nothing to fill)
+        found = task.result()
+        commits = [(git, job_id) for place, job_id in jobs if (git := found[place]) is not None]
+        # (a daemon stopping meanwhile: its store is closed; the next start looks again)
+        with contextlib.suppress(sqlite3.Error), store.transaction():
+            if commits:
+                store.fill_git(commits)
+            pending_commits.drop(store, (job_id for _, job_id in jobs))
+
+    waiter.add_done_callback(answered)

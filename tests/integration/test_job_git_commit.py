@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import psutil
 import pytest
 
 from conftest import Herd, Runs, form_submitted, job_info, load_stretch, wait_for
@@ -121,7 +122,7 @@ def test_the_api_and_the_dashboard_form_record_it(shared_daemon: Herd, repo: Pat
 class SlowGit:
     """A `git` first on `path` that answers only once `go` exists (a large repository's `git
     status`, a slow disk): `rev-parse` says feedbeef, `status` says clean (or fails, with
-    `status_fails`). Each call appends its arguments to `calls` as it starts."""
+    `status_fails`). Each call appends its pid and arguments to `calls` as it starts."""
 
     path: str
     go: Path
@@ -135,8 +136,14 @@ class SlowGit:
         return {"command": "true", "cwd": str(cwd), "env": {"PATH": self.path}, "hold": True}
 
     def rev_parses(self) -> int:
-        lines = self.calls.read_text().splitlines() if self.calls.exists() else []
-        return sum("rev-parse" in line for line in lines)
+        return sum("rev-parse" in line for line in self._lines())
+
+    def left(self) -> list[int]:
+        """The pids of the gits started that are still there (running, or not reaped)."""
+        return [pid for line in self._lines() if psutil.pid_exists(pid := int(line.split()[0]))]
+
+    def _lines(self) -> list[str]:
+        return self.calls.read_text().splitlines() if self.calls.exists() else []
 
 
 def slow_git_in(folder: Path, status_fails: bool = False) -> SlowGit:
@@ -145,7 +152,7 @@ def slow_git_in(folder: Path, status_fails: bool = False) -> SlowGit:
     script = bin_dir / "git"
     script.write_text(
         "#!/bin/sh\n"
-        f'echo "$*" >> {calls}\n'
+        f'echo "$$ $*" >> {calls}\n'
         # (20 s at most: a test that fails before it touches `go` leaves no git for long)
         f"i=0; while [ ! -e {go} ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done\n"
         'for a in "$@"; do case "$a" in\n'
@@ -232,25 +239,50 @@ def test_a_failed_git_status_records_the_commit_as_unknown(
     wait_for(lambda: herd.job(job)["git"] == "feedbeef+unknown", what="the commit")
 
 
-def test_the_daemon_stops_promptly_while_git_is_slow(herd: Herd, tmp_path: Path) -> None:
+def test_the_daemon_stops_promptly_while_git_is_slow_and_the_next_looks_again(
+    herd: Herd, tmp_path: Path
+) -> None:
     """A daemon stopping waits for no git (asyncio.run waited for the shared pool's threads,
-    git's 10 s and more), and a lookup cut short is no traceback in daemon.log."""
+    git's 10 s and more), kills the git it was waiting for (left running, it ran on past its
+    timeout for as long as git took), and a lookup cut short is no traceback in daemon.log.
+    The job's commit is not lost: the next daemon looks it up again (it stayed unknown)."""
     herd.start("--fake-gpus", "1")
     git = slow_git_in(tmp_path)
     try:
         (job,) = herd.client.post("/jobs", {"jobs": [git.item(tmp_path)]})["ids"]
         assert herd.job(job)["git"] is None
+        wait_for(git.left, what="git to start")
         began = time.monotonic()
         herd.cli("daemon", "stop", timeout=30)
         assert time.monotonic() - began < min(8.0, 3 * load_stretch())
+        assert git.left() == []  # killed, and reaped
     finally:
         git.go.touch()
     assert "Traceback" not in (herd.home / "daemon.log").read_text()
+    herd.start()
+    wait_for(lambda: herd.job(job)["git"] == "feedbeef", what="the commit looked up again")
+    said = f"job {job}: the last daemon stopped before git gave the commit; looking it up again"
+    assert said in (herd.home / "daemon.log").read_text()
+
+
+def test_a_daemon_killed_while_git_is_slow_leaves_the_commit_to_the_next(
+    herd: Herd, tmp_path: Path
+) -> None:
+    """A daemon that crashed (SIGKILL) before git answered: the next looks the commit up."""
+    herd.start("--fake-gpus", "1")
+    git = slow_git_in(tmp_path)
+    try:
+        (job,) = herd.client.post("/jobs", {"jobs": [git.item(tmp_path)]})["ids"]
+        herd.kill9()
+    finally:
+        git.go.touch()
+    herd.start()
+    wait_for(lambda: herd.job(job)["git"] == "feedbeef", what="the commit looked up again")
 
 
 def test_gpuherd_run_starts_its_first_job_while_git_is_slow(herd: Herd, tmp_path: Path) -> None:
     """`gpuherd run` looks git up beside its jobs, not before them: a job read before git
-    answers goes without its commit."""
+    answers goes without its commit; the git still running as the run ends is killed."""
     git = slow_git_in(tmp_path)
     out = tmp_path / "out"
     try:
@@ -258,6 +290,7 @@ def test_gpuherd_run_starts_its_first_job_while_git_is_slow(herd: Herd, tmp_path
         env = {**herd.env, "PATH": git.path}
         herd.cli("run", "--fake-gpus", "1", "--output-dir", str(out), "-", input="true\n", env=env)
         assert time.monotonic() - began < min(8.0, 4 * load_stretch())
+        assert git.left() == []  # its end killed it (it ran on, past its timeout)
     finally:
         git.go.touch()
     (job_json,) = out.rglob("job.json")

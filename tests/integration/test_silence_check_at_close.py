@@ -18,7 +18,8 @@ from gpuherd.executors.local import LocalExecutor
 from gpuherd.store import Store
 
 SILENCE = 0.3
-"""The job's --no-output-timeout, in seconds: checked SILENCE_CHECKS times as long."""
+"""The job's --no-output-timeout, in seconds: checked SILENCE_CHECKS times as long
+(silence_watch.py)."""
 
 
 def test_a_check_for_silence_after_the_stop_leaves_the_job_running(tmp_path: Path) -> None:

@@ -1,26 +1,29 @@
-"""git_lookups.py: one git lookup in flight per place, its answer reused for a second; and
-git_commit.py's `+unknown` when `git status` cannot say."""
+"""git_lookups.py: one git lookup in flight per place, its answer reused for a second, and
+a stop that kills the gits running; git_commit.py's `+unknown` when `git status` cannot say."""
 
 from __future__ import annotations
 
 import os
 import stat
+import time
 from pathlib import Path
 
-from conftest import load_stretch
+import psutil
+
+from conftest import load_stretch, wait_for
 from gpuherd.git_commit import git_commit
 from gpuherd.git_lookups import GitLookups
 
 
 def fake_git(folder: Path, status: str = "exit 0") -> tuple[str, Path]:
-    """A `git` first on the returned PATH, logging its calls to the returned file; its
-    `status` does `status` (a shell command)."""
+    """A `git` first on the returned PATH, logging its calls (pid, arguments) to the returned
+    file; its `status` does `status` (a shell command)."""
     calls, bin_dir = folder / "calls", folder / "bin"
     bin_dir.mkdir()
     script = bin_dir / "git"
     script.write_text(
         "#!/bin/sh\n"
-        f'echo "$*" >> {calls}\n'
+        f'echo "$$ $*" >> {calls}\n'
         'for a in "$@"; do case "$a" in\n'
         "  rev-parse) echo feedbeef; exit 0;;\n"
         f"  status) {status};;\n"
@@ -78,3 +81,29 @@ def test_places_asked_together_are_looked_up_on_one_thread_and_each_once(
     assert sorted(found) == sorted(places)
     assert [f.result(timeout=10) for f in found.values()] == ["feedbeef"] * 2
     assert runs(calls) == 2
+
+
+def test_stop_kills_the_gits_running_and_their_lookups_never_answer(tmp_path: Path) -> None:
+    """A process that stops (the daemon, `gpuherd run`) leaves no git behind: left, it ran on
+    past its timeout (its thread enforced it) for as long as git took. Cut short, its status
+    is no answer (not `+unknown`); nothing is looked up after the stop."""
+    gate = tmp_path / "gate"
+    wait = f"i=0; while [ ! -e {gate} ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done"
+    path, calls = fake_git(tmp_path, status=wait)
+    lookups = GitLookups()
+    try:
+        answer = lookups.commit((str(tmp_path), path))
+        wait_for(lambda: calls.exists() and "status" in calls.read_text(), what="git status")
+        (pid,) = [
+            int(line.split()[0]) for line in calls.read_text().splitlines() if "status" in line
+        ]
+        began = time.monotonic()
+        lookups.stop()
+        assert time.monotonic() - began < 1.0 * load_stretch()
+        assert not psutil.pid_exists(pid)  # killed, and reaped
+        assert not answer.done()
+        later = lookups.commit((str(tmp_path), path + os.pathsep))
+        assert not later.done()
+        assert runs(calls) == 1
+    finally:
+        gate.touch()
