@@ -323,7 +323,7 @@ class JobActions:
         client = self.herd.client
         (result,) = client.post(f"/jobs/{action}", {"ids": [self.id], **(more or {})})["results"]
         # Not for a removal that left the job's folder: the job is gone, yet not "no job 7".
-        if not result["ok"] and not str(result["message"]).startswith(f"job {self.id}: removed"):
+        if not result["ok"] and not result.get("left"):
             client.get(f"/jobs/{self.id}")  # raises NotFound for no such job: "no job 7"
         return str(result["message"])
 

@@ -166,7 +166,9 @@ class JobVerbs:
         results = self._each(ids, lambda job: self._remove_one(job, named, leftovers, cancelled))
         # Once the removal is committed; a job whose folder is left fails: it says where.
         left = removal_journal.delete_committed(self.home, journal, leftovers)
-        return [ActionResult(r.id, False, left[r.id]) if r.id in left else r for r in results]
+        return [
+            ActionResult(r.id, False, left[r.id], left=True) if r.id in left else r for r in results
+        ]
 
     def _remove_one(
         self, job: Job, named: Set[int], leftovers: list[tuple[int, Path]], cancelled: list[int]

@@ -105,6 +105,16 @@ class ActionResult:
     id: int
     ok: bool
     message: str
+    left: bool = False
+    """Removed, but not all its files: its message names those left, why, and what to do.
+    (Not ok, since what was asked is not all done; a field, so that no client reads the
+    message's words to tell it from a refusal.)"""
+
+    def to_wire(self) -> dict[str, Any]:
+        """As an answer carries it; `left` only when set, so the 20,000 answers of a
+        sweep's verb carry no field they all lack."""
+        said: dict[str, Any] = {"id": self.id, "ok": self.ok, "message": self.message}
+        return {**said, "left": True} if self.left else said
 
 
 OVER_MEM_FACTOR = 1.2

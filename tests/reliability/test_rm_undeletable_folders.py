@@ -121,3 +121,24 @@ def test_the_python_apis_remove_says_the_folder_left(
     freeze(immutable, folder / "attempt-1")
     assert job.remove() == LEFT.format(id=job.id, folder=folder).removeprefix("gpuherd: error: ")
     assert herd.all_jobs() == []
+
+
+def test_clean_past_ten_folders_left_names_the_rest_as_removed_not_refused(
+    herd: Herd, immutable: list[Path]
+) -> None:
+    # Before: the 11th onward were "2 more jobs refused too", of jobs that were removed.
+    herd.start("--fake-gpus", "1")
+    ids = herd.submit_lines(["true"] * 12, "--gpus", "0")
+    for job in ids:
+        herd.wait_state(job, "succeeded")
+        freeze(immutable, herd.home / "jobs" / str(job) / "attempt-1")
+    cleaned = herd.cli("clean", check=False)
+    assert cleaned.returncode == 1, cleaned
+    errors = cleaned.stderr.splitlines()
+    assert errors[:10] == [
+        LEFT.format(id=job, folder=herd.home / "jobs" / str(job)) for job in ids[:10]
+    ]
+    assert errors[10:] == [
+        f"gpuherd: error: 2 more jobs removed, but not all their files either: {ids[10]}-{ids[11]}"
+    ]
+    assert herd.all_jobs() == []

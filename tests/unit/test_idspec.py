@@ -131,6 +131,18 @@ def test_summarize_shows_the_first_refusals_and_lists_the_rest() -> None:
     assert summarize([]) == []
 
 
+def test_summarize_lists_the_rest_of_the_jobs_removed_with_files_left_as_removed() -> None:
+    # Before: "3 more jobs refused too", of jobs `clean` had removed (their folders left).
+    left = [(i, False, f"job {i}: removed, but not its folder") for i in (1, 2, 5, 6, 7)]
+    refused = [(3, False, "job 3 is running: kill it first"), (4, False, "job 4 is paused")]
+    lines = summarize(left[:2] + refused + left[2:], refusals_shown=2, left={1, 2, 5, 6, 7})
+    assert lines[2:] == [
+        (False, "3 more jobs removed, but not all their files either: 5-7"),
+        (False, "2 more jobs refused too: 3-4"),
+    ]
+    assert summarize(refused, refusals_shown=1)[1:] == [(False, "1 more job refused too: 4")]
+
+
 @given(
     st.lists(
         st.tuples(st.integers(1, 50), st.booleans(), st.sampled_from("ab")),

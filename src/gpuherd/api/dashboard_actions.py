@@ -57,7 +57,8 @@ def _results(results: Sequence[ActionResult]) -> list[tuple[bool, str]]:
     """The lines summarize gives the CLI, ids that name no job without the CLI's hint (its
     `gpuherd ls --all`): "no job 7", the page being the list of the jobs there are."""
     hint = f": {JOBS_THERE_ARE}"
-    lines = summarize((r.id, r.ok, r.message) for r in results)
+    left = {r.id for r in results if r.left}
+    lines = summarize(((r.id, r.ok, r.message) for r in results), left=left)
     return [(ok, line.removesuffix(hint)) for ok, line in lines]
 
 

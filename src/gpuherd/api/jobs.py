@@ -200,7 +200,7 @@ async def act(
 
 def _results(results: list[ActionResult]) -> Response:
     # Encoded here: FastAPI's generic encoder took 0.3 s for the 20,000 answers of a sweep.
-    answers = [{"id": r.id, "ok": r.ok, "message": r.message} for r in results]
+    answers = [r.to_wire() for r in results]
     return Response(json.dumps({"results": answers}), media_type="application/json")
 
 

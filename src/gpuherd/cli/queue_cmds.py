@@ -50,7 +50,9 @@ def _act(action: str, ids: tuple[str, ...], **body: Any) -> None:
 
 def _answered(answer: dict[str, Any]) -> None:
     """A verb's results on many jobs: one line per outcome, errors on stderr and exit 1."""
-    lines = summarize((r["id"], r["ok"], r["message"]) for r in answer["results"])
+    results = answer["results"]
+    left = {r["id"] for r in results if r.get("left")}  # (removed, files left: not refused)
+    lines = summarize(((r["id"], r["ok"], r["message"]) for r in results), left=left)
     for ok, line in lines:
         click.echo(line if ok else prefixed("error", line), err=not ok)
     if not all(ok for ok, _ in lines):

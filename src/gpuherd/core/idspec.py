@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 
 from gpuherd.core.int64 import LARGEST, TOO_LARGE
+from gpuherd.core.units import plural
 
 MAX_IDS = 1_000_000
 """More ids than this in one spec is a typo ("1-10000000"), not a request."""
@@ -199,13 +200,16 @@ def said_ids(ids: Iterable[int]) -> str:
 
 
 def summarize(
-    results: Iterable[tuple[int, bool, str]], refusals_shown: int = 10
+    results: Iterable[tuple[int, bool, str]],
+    refusals_shown: int = 10,
+    left: Collection[int] = (),
 ) -> list[tuple[bool, str]]:
     """What a verb on many jobs did, as (ok, line): jobs that got the same answer share a line
     ("jobs 1-40: cancelled"), as do the ids that name no job (the service answers each
     no_job_with([id]): `kill 99` says what `log 99` says); other refusals (their messages
     name the job) get a line each up to `refusals_shown`, then one line lists the rest. A
-    verb on a whole sweep stays readable."""
+    verb on a whole sweep stays readable. `left`: the jobs removed, but not all their files
+    (not ok, yet no refusal: the rest line names them apart, as removed)."""
     done: dict[str, list[int]] = {}  # answer -> ids, in the order first seen
     missing: list[int] = []
     refused: list[tuple[int, str]] = []
@@ -222,7 +226,12 @@ def summarize(
     ]
     lines += [(False, no_job_with(missing))] if missing else []
     lines += [(False, message) for _, message in refused[:refusals_shown]]
-    if len(refused) > refusals_shown:
-        rest = [job_id for job_id, _ in refused[refusals_shown:]]
-        lines.append((False, f"{len(rest):,} more jobs refused too: {format_ids(rest)}"))
+    rest = [job_id for job_id, _ in refused[refusals_shown:]]
+    if kept := [job_id for job_id in rest if job_id in left]:
+        said = f"{plural(len(kept), 'more job')} removed, but not all their files either"
+        lines.append((False, f"{said}: {format_ids(kept)}"))
+    if others := [job_id for job_id in rest if job_id not in left]:
+        lines.append(
+            (False, f"{plural(len(others), 'more job')} refused too: {format_ids(others)}")
+        )
     return lines
