@@ -130,6 +130,10 @@ class SweepAndDeviceTables:
         )
         return [SweepRow(r[0], r[1], json.loads(r[2]), r[3], r[4]) for r in cursor]
 
+    def sweep_names(self) -> list[str]:
+        """Every sweep's name (what a name no sweep has is compared with, to suggest one)."""
+        return [row[0] for row in self._db.execute("SELECT name FROM sweeps ORDER BY name")]
+
     def sweeps_in(self, results_dir: str) -> list[str]:
         """The names of the sweeps that keep their results in `results_dir`."""
         rows = self._db.execute(

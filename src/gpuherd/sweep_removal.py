@@ -26,7 +26,7 @@ async def remove_sweep(service: Service, name: str) -> dict[str, Any]:
     store = service.store
     row = store.get_sweep(name)
     if row is None:
-        raise NotFound(no_such_sweep(name))
+        raise NotFound(no_such_sweep(name, store.sweep_names()))
     jobs = store.sweep_jobs(name)
     live = [job.id for job in jobs if job.state in LIVE_STATES]
     if live:

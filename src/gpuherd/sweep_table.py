@@ -88,7 +88,7 @@ def table(
     states = [s.lower() for s in states]  # any case, as `sweep status --state` takes it
     row = store.get_sweep(name)
     if row is None:
-        raise NotFound(no_such_sweep(name))
+        raise NotFound(no_such_sweep(name, store.sweep_names()))
     spec = stored_spec(row)  # (once: checking the values of a 10,000-point spec takes ~10 ms)
     rows, outside = _rows(store, row, spec, metrics=True)
     every = rows + outside

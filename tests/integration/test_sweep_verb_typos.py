@@ -62,3 +62,19 @@ def test_a_sweep_named_near_a_verb_is_no_typo(daemon: Herd, tmp_path: Path) -> N
     assert row["folder"] == "x=1"
     assert "did you mean gpuherd sweep ls?" in daemon.usage_error("sweep", "lsss")
     assert "did you mean gpuherd sweep status lss?" in daemon.usage_error("sweep", "sttaus", "lss")
+
+
+def test_a_sweep_name_near_an_existing_one_is_told_the_sweep_meant(
+    daemon: Herd, tmp_path: Path
+) -> None:
+    # Before: `no sweep named 'lsss': gpuherd sweep ls lists the sweeps`, no word of `lss`.
+    daemon.cli("sweep", "echo {x}", "-p", "x", "1", "--name", "lss", "-q", cwd=tmp_path)
+    meant = "no sweep named 'lsss' (did you mean 'lss'?): `gpuherd sweep ls` lists the sweeps\n"
+    for verb in ("status", "rm", "wait"):
+        said = daemon.cli("sweep", verb, "lsss", check=False)
+        assert (said.returncode, said.stderr) == (1, f"gpuherd: error: {meant}"), verb
+    far = daemon.cli("sweep", "status", "other", check=False)
+    assert far.stderr == (
+        "gpuherd: error: no sweep named 'other': `gpuherd sweep ls` lists the sweeps\n"
+    )
+    assert len(daemon.json("sweep", "status", "lss")["rows"]) == 1  # (rm lsss left it)

@@ -7,11 +7,12 @@ spec into points is there.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from random import Random
 from typing import Any, Literal
 
+from gpuherd.core.near_names import did_you_mean
 from gpuherd.core.sweep_expr import compile_expr
 from gpuherd.core.sweep_names import (
     RESERVED,
@@ -136,10 +137,14 @@ def is_sweep_name(name: str) -> bool:
     )
 
 
-def no_such_sweep(name: str) -> str:
+def no_such_sweep(name: str, known: Iterable[str] = ()) -> str:
     """What a sweep's name that names no sweep gets, in one wording wherever it is found:
-    the daemon's status and rm, and the Python API's get_sweep (before asking it)."""
-    return f"no sweep named {name!r}: `gpuherd sweep ls` lists the sweeps"
+    the daemon's status and rm, and the Python API's get_sweep (before asking it); with the
+    `known` sweep's name closest to it, if one is (`sweep status lsss` of a sweep `lss`)."""
+    # (closer than difflib's 0.6: sweep names are the user's own words, and 'nope' was
+    # taken for 'opened')
+    guess = did_you_mean(name, known, cutoff=0.75)
+    return f"no sweep named {name!r}{guess}: `gpuherd sweep ls` lists the sweeps"
 
 
 def _validate(spec: SweepSpec) -> None:
