@@ -13,6 +13,7 @@ import sys
 import time
 from collections.abc import Mapping
 from dataclasses import replace
+from typing import BinaryIO
 
 from gpuherd.core.model import HostUsage
 from gpuherd.errors import Forbidden
@@ -44,19 +45,34 @@ def read_process_file(attempt_dir: str) -> tuple[int | None, ExitStatus | None]:
     the command ended, its exit status."""
     try:
         with open_job_file(os.path.join(attempt_dir, PROCESS_FILE)) as f:
-            text = f.read(_MAX_PROCESS_FILE)
+            lines = _ends_of(f)
             ended_at = os.fstat(f.fileno()).st_mtime
     except FileNotFoundError:
         return _read_old_files(attempt_dir)
     except (OSError, Forbidden):  # the job replaced it: its status is lost
         return None, None
     said: dict[bytes, int] = {}
-    for line in text.split(b"\n"):
+    for line in lines:
         key, _, value = line.partition(b" ")
         if key in _MOST and value.isdigit() and int(value) <= _MOST[key]:
-            said[key] = int(value)
+            # The shell's pid is the first line, before its command ran; its exit the last,
+            # after: what the job wrote in between is neither.
+            said[key] = said.get(key, int(value)) if key == b"pid" else int(value)
     code = said.get(b"exit")
     return said.get(b"pid") or None, None if code is None else decode(code, ended_at)
+
+
+def _ends_of(f: BinaryIO) -> list[bytes]:
+    """The lines at the start and at the end of a `process` file: the shell's two. A job that
+    wrote more than _MAX_PROCESS_FILE there pushed the shell's exit line past what was read,
+    and its end was taken for lost."""
+    head = f.read(2 * _MAX_PROCESS_FILE)
+    if len(head) < 2 * _MAX_PROCESS_FILE:
+        return head.split(b"\n")
+    f.seek(-_MAX_PROCESS_FILE, os.SEEK_END)
+    tail = f.read(_MAX_PROCESS_FILE)
+    # (the lines cut where the two parts end are not the shell's: left out)
+    return head[:_MAX_PROCESS_FILE].split(b"\n")[:-1] + tail.split(b"\n")[1:]
 
 
 def signs_of_life(attempt_dir: str) -> SignsOfLife:
