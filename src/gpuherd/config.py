@@ -5,6 +5,7 @@ Each is kept in the store as text, so it survives restarts, and parsed into the 
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 from collections.abc import Callable
@@ -23,8 +24,11 @@ from gpuherd.core.units import (
 )
 from gpuherd.errors import InvalidValue, unknown_setting
 from gpuherd.host_memory import host_memory_total
+from gpuherd.saved_settings import DamagedSetting
 from gpuherd.store import Store
 from gpuherd.store_rows import LARGEST
+
+log = logging.getLogger("gpuherd.daemon")
 
 _PREFIX = "config."
 AUTO = "auto"
@@ -275,16 +279,46 @@ SETTINGS: dict[str, Setting] = {
 
 
 def load_policy(store: Store, defaults: Policy) -> Policy:
-    """The saved settings over `defaults` (what a setting never set, or set to auto, is)."""
+    """The saved settings over `defaults` (what a setting never set, or set to auto, is). A
+    saved value this gpuherd does not read is not taken, and said (daemon.log): it fell back
+    on the default in silence, the user's `config set retries 3` lost without a word."""
     policy = defaults
     for name, setting in SETTINGS.items():
         raw = store.get_setting(_PREFIX + name)
-        if raw is not None and raw.strip().lower() != DEFAULT:
-            try:
-                policy = _with(policy, setting, (setting.load or setting.parse)(raw), defaults)
-            except ValueError:
-                pass  # a value an older gpuherd wrote that this one reads differently
+        try:
+            value = _saved(setting, raw)
+        except ValueError as exc:
+            default = setting.show(getattr(defaults, setting.field))
+            log.warning("%s", not_taken(name, raw, exc, f"{name} is {default} (its default)"))
+            continue
+        if value is not _UNSET:
+            policy = _with(policy, setting, value, defaults)
     return policy
+
+
+_UNSET = object()
+"""A setting never set, or set back to its default (`config unset`)."""
+
+
+def _saved(setting: Setting, raw: str | None) -> Any:
+    """A saved value as read (ValueError: one this gpuherd does not read), or _UNSET."""
+    if raw is None or raw.strip().lower() == DEFAULT:
+        return _UNSET
+    return (setting.load or setting.parse)(raw)
+
+
+def not_taken(name: str, raw: str | None, why: ValueError, instead: str = "") -> str:
+    """The line that says a setting's saved value is not taken, and the ways out. The row is
+    kept as it is, not replaced by `default` as start_mends.py replaces its rows: this text is
+    what the user set (a value cut short still says which), and may be one another gpuherd
+    reads (a newer one's syntax, after a downgrade); replaced, it were lost for good. Said
+    with what is in effect `instead` (the listing shows that value beside it)."""
+    damaged = DamagedSetting(_PREFIX + name, str(raw), str(why))
+    instead = f", {instead}" if instead else ""
+    return (
+        f"{damaged}: not taken{instead}; `gpuherd config set {name} VALUE` sets it again, "
+        f"`gpuherd config unset {name}` keeps the default"
+    )
 
 
 def _with(policy: Policy, setting: Setting, value: Any, defaults: Policy) -> Policy:
@@ -294,10 +328,18 @@ def _with(policy: Policy, setting: Setting, value: Any, defaults: Policy) -> Pol
 
 
 def describe(policy: Policy, store: Store) -> dict[str, dict[str, str]]:
-    return {
-        name: {"value": _shown(s, policy, store.get_setting(_PREFIX + name)), "help": s.help}
-        for name, s in SETTINGS.items()
-    }
+    """Each setting's value in effect and help; and, where herd.db's row for it is one that
+    is not taken (damaged), `not_taken`: that line (the value shown alone was the default,
+    and the user who set another had no way to tell that theirs was not in effect)."""
+    described = {}
+    for name, setting in SETTINGS.items():
+        raw = store.get_setting(_PREFIX + name)
+        described[name] = {"value": _shown(setting, policy, raw), "help": setting.help}
+        try:
+            _saved(setting, raw)
+        except ValueError as exc:
+            described[name]["not_taken"] = not_taken(name, raw, exc)
+    return described
 
 
 def _shown(setting: Setting, policy: Policy, raw: str | None) -> str:

@@ -17,6 +17,7 @@ from gpuherd import paths
 from gpuherd.core.mounts import mount_of, network_kind
 from gpuherd.core.units import plural
 from gpuherd.errors import HerdError
+from gpuherd.saved_settings import LISTEN, DamagedSetting, parse_listen
 from gpuherd.socket_peer import another_users_socket, peer_uid
 from gpuherd.store import Store
 from gpuherd.store_schema import set_aside
@@ -218,8 +219,10 @@ def bind_socket(path: Path, own_folder: bool) -> socket.socket:
     return sock
 
 
-LAST_LISTEN = "listen"
+LAST_LISTEN = LISTEN
 """The setting that keeps where the last daemon listened on TCP ("": it did not)."""
+_NOT_LISTENING = "`gpuherd daemon start` starts one that does not listen"
+_ELSEWHERE = "`gpuherd daemon start --listen HOST:PORT` one that listens there"
 
 
 def bind_tcp(
@@ -245,17 +248,26 @@ def bind_tcp(
                 f"{exc}: free that port, or start the daemon with another --listen address "
                 "(port 0 takes a free one: --listen 127.0.0.1:0)"
             ) from None
+    # Either start saves its own address over the row (none: "", which a restart leaves).
     try:
-        return bound(store.get_setting(LAST_LISTEN) or None)
+        last = parse_listen(store.get_setting(LAST_LISTEN))
+    except DamagedSetting as exc:  # (it was told to "free that port", which nothing held)
+        raise HerdError(f"{exc}: {_NOT_LISTENING}, or {_ELSEWHERE}") from None
+    try:
+        return bound(last)
     except tcp.NotHere as exc:  # (one of this machine's once: its network changed since?)
         raise HerdError(
             f"{exc.said} (where the last daemon listened; no address of this machine now):"
             f" start one with gpuherd daemon start {exc.choices}"
         ) from None
-    except HerdError as exc:
+    except tcp.PortTaken as exc:
         raise HerdError(
-            f"{exc} (where the last daemon listened): free that port, or `gpuherd daemon "
-            "start` starts one that does not listen (`gpuherd ui` then listens on a free port)"
+            f"{exc} (where the last daemon listened): free that port, or {_NOT_LISTENING} "
+            "(`gpuherd ui` then listens on a free port)"
+        ) from None
+    except HerdError as exc:  # (a host no longer known, a port below 1024: nothing to free)
+        raise HerdError(
+            f"{exc} (where the last daemon listened): {_NOT_LISTENING}, or {_ELSEWHERE}"
         ) from None
 
 

@@ -1,6 +1,7 @@
 """The GPUs removed with `gpuherd gpus remove`, with the slots they had: kept in herd.db's
-`removed_gpus` setting (saved_settings.parse_removed reads it), so across restarts, for
-`gpus add` without --slots to give a GPU back its own, and for a start to keep them out."""
+`removed_gpus` setting (saved_settings.parse_removed reads it; start_mends puts a damaged one
+right), so across restarts, for `gpus add` without --slots to give a GPU back its own, and for
+a start to keep them out."""
 
 from __future__ import annotations
 
@@ -8,13 +9,15 @@ import json
 from collections.abc import Iterable
 
 from gpuherd.core.model import DeviceState
-from gpuherd.saved_settings import REMOVED_GPUS, parse_removed
+from gpuherd.saved_settings import REMOVED_GPUS
+from gpuherd.start_mends import read_mended
 from gpuherd.store import DeviceConfig, Store
 
 
 def removed_gpus(store: Store) -> dict[int, DeviceConfig]:
-    """The GPUs removed, with the slots they had."""
-    saved = parse_removed(store.get_setting(REMOVED_GPUS))
+    """The GPUs removed, with the slots they had (none, said in daemon.log, where the row is
+    damaged: read while the daemon runs, a hand edit may have left it so)."""
+    saved: dict[int, tuple[int, int | None]] = read_mended(store, REMOVED_GPUS)
     return {i: DeviceConfig(i, n, DeviceState.ENABLED, cap) for i, (n, cap) in saved.items()}
 
 

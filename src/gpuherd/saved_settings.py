@@ -15,6 +15,7 @@ from typing import Any, TypeGuard
 
 from gpuherd.errors import HerdError
 from gpuherd.json_parse import NotJson, parse_json
+from gpuherd.listen_address import parse_address
 
 EXECUTOR = "executor"
 """Where the last start ran jobs: {"kind": "local" | "ray", "address": the cluster's}."""
@@ -26,6 +27,9 @@ HOOKS_THROUGH = "hooks.through"
 """When the on-end command was set (epoch seconds): jobs that ended before, never hooked."""
 QUEUE_PAUSED = "queue_paused"
 """"1" while the queue is paused (`gpuherd pause`), "0" once resumed."""
+LISTEN = "listen"
+"""Where the last daemon listened on TCP, HOST:PORT ("": it did not): `daemon restart` with
+no daemon running listens there again (daemon_home.bind_tcp)."""
 
 
 class DamagedSetting(HerdError):
@@ -139,3 +143,14 @@ def parse_paused(text: str | None) -> bool:
     if text not in (None, "0", "1"):
         raise DamagedSetting(QUEUE_PAUSED, str(text), "neither 1 (paused) nor 0")
     return text == "1"
+
+
+def parse_listen(text: str | None) -> str | None:
+    """The `listen` row: an address to listen at again, or None (the last daemon did not)."""
+    if not text:
+        return None
+    try:
+        parse_address(text)
+    except HerdError:
+        raise DamagedSetting(LISTEN, text, "not an address like 127.0.0.1:8888") from None
+    return text

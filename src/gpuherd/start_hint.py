@@ -16,7 +16,15 @@ from pathlib import Path
 from typing import Any
 
 from gpuherd import paths
-from gpuherd.saved_settings import EXECUTOR, PROBE, DamagedSetting, parse_executor, parse_probe
+from gpuherd.saved_settings import (
+    EXECUTOR,
+    LISTEN,
+    PROBE,
+    DamagedSetting,
+    parse_executor,
+    parse_listen,
+    parse_probe,
+)
 from gpuherd.typed_name import as_typed
 
 FIRST_START = "start one with `gpuherd daemon start` (add --fake-gpus 4 on a machine without GPUs)"
@@ -29,8 +37,6 @@ def not_running(home: Path) -> str:
 
 
 def start_hint(home: Path) -> str:
-    from gpuherd.daemon_home import LAST_LISTEN  # deferred: as in _remembered
-
     saved = _remembered(home)
     executor, probe = saved.get(EXECUTOR), saved.get(PROBE)
     if executor is None and probe is None:
@@ -47,7 +53,7 @@ def start_hint(home: Path) -> str:
     else:
         how = "on this machine's GPUs"
     verb = "start"
-    if listen := saved.get(LAST_LISTEN):
+    if listen := saved.get(LISTEN):
         verb, how = "restart", f"{how}, listening on {listen}"
     return f"start it again with `gpuherd daemon {verb}`, which starts as the last one did: {how}"
 
@@ -56,9 +62,6 @@ def _remembered(home: Path) -> dict[str, Any]:
     """The home's remembered start settings, decoded; {} when there are none or they cannot
     be read (the hint then is the general one: it must never fail in their place)."""
     import sqlite3
-
-    # deferred: ~50 ms (the store), where `submit` imports this module (runs_on_ray)
-    from gpuherd.daemon_home import LAST_LISTEN
 
     database = paths.database(home)
     if not database.is_file():
@@ -72,7 +75,7 @@ def _remembered(home: Path) -> dict[str, Any]:
         try:
             rows = connection.execute(
                 "SELECT key, value FROM meta WHERE key IN (?, ?, ?)",
-                (EXECUTOR, PROBE, LAST_LISTEN),
+                (EXECUTOR, PROBE, LISTEN),
             ).fetchall()
         finally:
             connection.close()
@@ -80,9 +83,9 @@ def _remembered(home: Path) -> dict[str, Any]:
         return {}
     found: dict[str, Any] = {}
     for key, value in rows:
-        parse = {EXECUTOR: parse_executor, PROBE: parse_probe}.get(key)
+        parse = {EXECUTOR: parse_executor, PROBE: parse_probe, LISTEN: parse_listen}[key]
         try:  # (a damaged one is left out: the start says what is wrong with it)
-            found[key] = parse(str(value)) if parse else value
+            found[key] = parse(str(value))
         except DamagedSetting:
             continue
     return found

@@ -99,7 +99,16 @@ SYSTEM_SCHEMAS: dict[str, Shape] = {
     ),
     "Gpu": obj(GPU, title="Gpu"),
     "Config": obj(
-        {"settings": of(obj({"value": STR, "help": STR}, title="Setting"))},
+        {
+            "settings": of(
+                obj(
+                    {"value": STR, "help": STR},
+                    title="Setting",
+                    # (herd.db's row for it not taken, as damaged: the line that says so)
+                    optional={"not_taken": STR},
+                )
+            )
+        },
         title="Config",
         description="Every setting by name: its value in effect and what it does.",
     ),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
 import click
@@ -28,8 +29,18 @@ def config(ctx: click.Context, as_json: bool) -> None:
     settings = Client().get("/config")["settings"]
     if as_json:
         click.echo(json.dumps({k: v["value"] for k, v in settings.items()}, indent=1))
-        return
-    click.echo("\n".join(_settings_table(settings)))
+    else:
+        click.echo("\n".join(_settings_table(settings)))
+    _warn_not_taken(settings.values())
+
+
+def _warn_not_taken(settings: Iterable[dict[str, str]]) -> None:
+    """Say of each setting whose saved value the daemon did not take (its row in herd.db is
+    damaged) that it is not in effect: the value listed is, and that alone left the user who
+    set another none the wiser. (An older daemon does not say: nothing then.)"""
+    for setting in settings:
+        if said := setting.get("not_taken"):
+            click.echo(prefixed("warning", one_line(said)), err=True)
 
 
 TABLE_WIDTH = 80
@@ -81,6 +92,7 @@ def get(name: str) -> None:
     if name not in settings:  # the names are the daemon's: said as its `config set` says it
         raise click.UsageError(str(unknown_setting(name, settings)))
     click.echo(settings[name]["value"])
+    _warn_not_taken([settings[name]])
 
 
 VALUE_WORDS = {
