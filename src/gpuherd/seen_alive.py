@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import math
 import os
 import sqlite3
@@ -23,10 +24,13 @@ from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from typing import TYPE_CHECKING
 
+from gpuherd.saved_settings import DamagedSetting
 from gpuherd.store import Store
 
 if TYPE_CHECKING:
     from gpuherd.attempts import Live
+
+log = logging.getLogger("gpuherd.daemon")
 
 SETTING = "seen_alive"
 SEEN_EVERY = float(os.environ.get("GPUHERD_TEST_SEEN_ALIVE_EVERY") or 30.0)
@@ -50,8 +54,14 @@ def take(store: Store) -> dict[tuple[int, int], float]:
     try:
         left = json.loads(text)
         at = float(left["at"])
+        if not math.isfinite(at):
+            raise ValueError("its time is not a finite number")
         return {(int(job), int(attempt)): at for job, attempt in left["attempts"]}
-    except (ValueError, TypeError, KeyError):  # (written by this module: not expected)
+    # (written by this module: a hand edit's, or a crash's; 1e400 failed every start after)
+    except (ValueError, TypeError, KeyError, ArithmeticError) as exc:
+        why = {KeyError: f"no {exc} in it", OverflowError: "a number past any job's"}
+        said = DamagedSetting(SETTING, text, why.get(type(exc), str(exc)))
+        log.warning("%s: forgotten (a job found gone is said lost as of its last log write)", said)
         return {}
 
 

@@ -89,3 +89,17 @@ def test_removed_gpus_damaged_while_the_daemon_runs_are_mended_as_a_start_does(
     herd.cli("gpus", "add", "1")  # given back its own slots, as any removed GPU is
     assert [g["index"] for g in herd.json("gpus")["gpus"]] == [0, 1]
     assert table(herd, "meta").count(("removed_gpus", "{}")) == 1
+
+
+def test_a_damaged_seen_alive_note_is_forgotten_and_the_start_goes_on(herd: Herd) -> None:
+    # The note of when the last daemon saw its attempts alive, damaged by a hand edit: a
+    # number past any int (1e400) failed the start with Python's OverflowError.
+    herd.start("--fake-gpus", "1")
+    herd.cli("daemon", "stop")
+    for damaged in ('{"at": 1, "attempts": [[1e400, 1]]}', '{"at": 1e400, "attempts": [[1, 1]]}'):
+        set_setting(herd, "seen_alive", damaged)
+        herd.start()
+        assert f"herd.db's `seen_alive` setting is damaged (found {damaged!r}" in daemon_log(herd)
+        assert ("seen_alive", "") in table(herd, "meta")  # (dropped once read, as always)
+        herd.wait_state(herd.submit("true"), "succeeded")
+        herd.cli("daemon", "stop")
