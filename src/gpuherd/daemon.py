@@ -273,7 +273,7 @@ def serve(
         hooks = EndHooks(engine, home)
         hooks.start()  # before the engine finishes jobs that ended while it was down
         engine.start()
-        look_again(store)  # jobs the last daemon stopped before git gave their commit
+        look_again(engine)  # jobs the last daemon stopped before git gave their commit
         log.info("daemon %d serving %s on %s (%s)", os.getpid(), home, sock_path, probe.describe())
         keeping = asyncio.create_task(_keep_socket(server, keeper, app))
         await server.serve(sockets=[sock])

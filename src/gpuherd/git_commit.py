@@ -5,14 +5,18 @@ Each git runs in a process group of its own, which a timeout kills whole, and so
 process that stops meanwhile (`Gits.stop`: a daemon's stop, `gpuherd run`'s end): a git
 left running had gone on past its timeout, which only the thread waiting for it enforced, for
 as long as a large repository's `git status` takes. (GIT_OPTIONAL_LOCKS=0: git takes no
-lock of the index that a kill could leave behind.)"""
+lock of the index that a kill could leave behind.) A process killed (`kill -9`, the OOM
+killer) stops nothing: its gits die with it as the kernel sees it end (`dies_with_us`)."""
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
+import shutil
 import signal
 import subprocess
+import sys
 import threading
 from collections.abc import Mapping
 
@@ -22,6 +26,33 @@ UNKNOWN = "+unknown"
 """After the sha when `git status` failed or ran out of time: clean or changed, nobody knows."""
 
 Ran = subprocess.CompletedProcess[str]
+PARENT_DEATH_KILLS = ("--pdeathsig", "KILL", "--")
+"""util-linux's setpriv: the kernel sends the process SIGKILL as the thread that started it
+ends (prctl PR_SET_PDEATHSIG, kept across its exec of git)."""
+
+
+@functools.cache
+def dies_with_us() -> tuple[str, ...]:
+    """What each git runs through so that it dies with the thread that started it, which
+    waits for it to end (GitLookups' thread: it ends before its git only as the process is
+    killed): setpriv, which sets the signal and execs git, so that no Python runs between
+    the fork and the exec (a `preexec_fn` calling prctl may deadlock in a process with
+    threads, and forks the whole process instead of spawning). Nothing where setpriv is
+    missing or has no --pdeathsig (not Linux, busybox): there a killed process's gits run on
+    till they end (their jobs' commits are looked up again all the same: job_commits.py)."""
+    setpriv = shutil.which("setpriv") if sys.platform.startswith("linux") else None
+    if setpriv is None:
+        return ()
+    try:
+        tried = subprocess.run(
+            [setpriv, *PARENT_DEATH_KILLS, "true"],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=GIT_TIMEOUT,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return ()
+    return (setpriv, *PARENT_DEATH_KILLS) if tried.returncode == 0 else ()
 
 
 class Stopped(Exception):
@@ -39,13 +70,15 @@ class Gits:
 
     def run(self, args: list[str], env: Mapping[str, str], timeout: float) -> Ran | None:
         """`args` run and waited for (None: it could not start, or ran out of time: killed);
-        Stopped once `stop` was called, or if it killed this one."""
+        Stopped once `stop` was called, or if it killed this one. On this thread, which
+        waits for it: it dies with the thread (dies_with_us), and so with the process."""
+        through = dies_with_us()  # (found once: a run of setpriv, before the first git)
         with self._lock:  # (started under it: `stop` kills every git started)
             if self.stopped:
                 raise Stopped
             try:
                 process = subprocess.Popen(
-                    args,
+                    [*through, *args],
                     stdin=subprocess.DEVNULL,
                     stdout=subprocess.PIPE,
                     stderr=subprocess.PIPE,

@@ -7,10 +7,11 @@ the last answer, share one lookup (git_lookups.py).
 In a small repository git answers in a few milliseconds, before the jobs are stored. In a
 large one `git status` takes longer (~0.1 s for 50,000 tracked files): past GIT_WAIT the
 submission is answered without waiting, and the commit is filled in when git answers (a job
-that started meanwhile gets it in its job.json as it ends, if git answered by then; `show`
-and `ls` have it). A daemon that stops first kills that git (git_lookups.py) and leaves the
-jobs noted in herd.db (pending_commits.py): the next one looks their folder's commit up again
-as it starts (`look_again`), and says so in daemon.log. A folder outside a work tree, or no
+that started meanwhile gets it in its job.json as it ends, if git answered by then; one that
+had ended gets it in its job.json then; `show` and `ls` have it). Such jobs are noted in
+herd.db (pending_commits.py) in the transaction that stores them: a daemon that stops first
+kills that git (git_lookups.py), or is killed, and the next one looks their folder's commit up
+again as it starts (`look_again`), and says so in daemon.log. A folder outside a work tree, or no
 git on the PATH: nothing is recorded, and nothing said.
 """
 
@@ -22,14 +23,19 @@ import logging
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
+from functools import partial
 from typing import TYPE_CHECKING
 
-from gpuherd import pending_commits
+from gpuherd import jobfiles, pending_commits
 from gpuherd.core.idspec import format_ids
+from gpuherd.core.states import FINISHED_STATES
 from gpuherd.git_lookups import LOOKUPS, GitLookups, Where
 
 if TYPE_CHECKING:
-    from gpuherd.store import Store
+    from gpuherd.core.model import Job
+    from gpuherd.engine import Engine
+    from gpuherd.layout import Layout
+    from gpuherd.service import Service, Submitted
     from gpuherd.wire import SubmitItem
 
 log = logging.getLogger("gpuherd.daemon")
@@ -38,8 +44,9 @@ GIT_WAIT = 0.1
 """Seconds a submission waits for git before it is answered without the commit."""
 
 Found = dict[Where, str | None]
-Fill = Callable[["Store", Sequence[int]], None]
-"""Given the store and the ids the items were stored as, fill their commits once known."""
+Fill = Callable[["Engine", Sequence[int]], None]
+"""Given the engine and the ids the items were stored as, in the transaction that stores them:
+note them, and fill their commits once known (submit)."""
 
 
 def _where(item: SubmitItem) -> Where:
@@ -95,19 +102,32 @@ async def note_commits(
     return None
 
 
+def submit(service: Service, items: Sequence[SubmitItem], fill: Fill | None) -> Submitted:
+    """service.submit_and_tell, and `fill` (note_commits) in the same transaction: the jobs
+    and the note of those whose commit git has yet to give, both stored or neither (noted in
+    a write of its own, a daemon killed between the two left jobs whose commit no daemon
+    looked up again). The jobs' own transaction is durable: this costs no flush more."""
+    with service.store.transaction(durable=True):
+        submitted = service.submit_and_tell(items)
+        if fill is not None:
+            fill(service.engine, submitted.ids)
+    return submitted
+
+
 def _filling(waiter: asyncio.Future[Found], wheres: list[Where], asking: list[int]) -> Fill:
-    def fill(store: Store, ids: Sequence[int]) -> None:
+    def fill(engine: Engine, ids: Sequence[int]) -> None:
         jobs = list(zip(wheres, [ids[i] for i in asking], strict=True))
-        with contextlib.suppress(sqlite3.Error):  # (the jobs are stored: the answer stands)
-            pending_commits.note(store, jobs)  # (until git answers: a stop leaves them noted)
-        _fill_when_answered(waiter, store, jobs)
+        pending_commits.note(engine.store, jobs)  # (until git answers: a stop leaves them noted)
+        # (once committed: ids rolled back would be the next submission's)
+        engine.store.after_commit(partial(_fill_when_answered, waiter, engine, jobs))
 
     return fill
 
 
-def look_again(store: Store, lookups: GitLookups = LOOKUPS) -> None:
+def look_again(engine: Engine, lookups: GitLookups = LOOKUPS) -> None:
     """At a daemon's start, on its loop: look up again the commits the last daemon stopped
     (or crashed) before git gave, and fill them in when git answers."""
+    store = engine.store
     noted = [(place, i) for place, ids in pending_commits.pending(store).items() for i in ids]
     known = store.known_ids([i for _, i in noted])
     if gone := [i for _, i in noted if i not in known]:  # (removed meanwhile: `rm`)
@@ -120,21 +140,57 @@ def look_again(store: Store, lookups: GitLookups = LOOKUPS) -> None:
         format_ids(i for _, i in jobs),
     )
     places = {place for place, _ in jobs}
-    _fill_when_answered(_on_loop(lookups.commits(places)), store, jobs)
+    _fill_when_answered(_on_loop(lookups.commits(places)), engine, jobs)
 
 
 def _fill_when_answered(
-    waiter: asyncio.Future[Found], store: Store, jobs: list[tuple[Where, int]]
+    waiter: asyncio.Future[Found], engine: Engine, jobs: list[tuple[Where, int]]
 ) -> None:
     def answered(task: asyncio.Future[Found]) -> None:
         if task.cancelled() or task.exception() is not None:
             return  # (no commit: nothing to fill)
         found = task.result()
         commits = [(git, job_id) for place, job_id in jobs if (git := found[place]) is not None]
-        # (a daemon stopping meanwhile: its store is closed; the next start looks again)
-        with contextlib.suppress(sqlite3.Error), store.transaction():
-            if commits:
-                store.fill_git(commits)
-            pending_commits.drop(store, (job_id for _, job_id in jobs))
+        store = engine.store
+        try:
+            with store.transaction():
+                if commits:
+                    store.fill_git(commits)
+                pending_commits.drop(store, (job_id for _, job_id in jobs))
+        except sqlite3.Error:  # (a daemon stopping meanwhile: its store is closed)
+            return  # (the jobs stay noted: the next start looks again)
+        _into_ended_jobs_files(engine, dict((job_id, git) for git, job_id in commits))
 
     waiter.add_done_callback(answered)
+
+
+def _into_ended_jobs_files(engine: Engine, commits: dict[int, str]) -> None:
+    """The commits of jobs that had ended when git answered, into the job.json their end
+    wrote without one (a running job's gets it as it ends, a queued one's as it starts):
+    written with the engine's paperwork, after that end's own writes, which may still wait
+    for the tick's. A job removed meanwhile (`rm`) is skipped, as is a folder gone (`clean`)."""
+    try:
+        states = engine.store.states_of(list(commits))
+        ended = engine.store.get_jobs([i for i, s in states.items() if s in FINISHED_STATES])
+    except sqlite3.Error:  # (a disk that failed meanwhile: `show` has the commits)
+        return
+    for job in ended.values():
+        if job.attempt:  # (not one cancelled before it ran: no folder)
+            engine.add_paperwork(
+                job.id, partial(_write_commit, engine.layout, job, commits[job.id])
+            )
+    if ended:
+        engine.wake()
+
+
+def _write_commit(layout: Layout, job: Job, git: str) -> None:
+    """Paperwork: never raises (it would fail the engine's tick); a failure is logged."""
+    attempt_dir, job_dir = layout.attempt_dir(job, job.attempt), layout.job_dir(job)
+    failed = jobfiles.record_commit(str(attempt_dir), str(job_dir), job.id, job.attempt, git)
+    if failed is not None and not isinstance(failed, FileNotFoundError):  # (not its folder gone)
+        log.warning(
+            "job %d: its commit (git answered after it ended) could not be written to %s: %s",
+            job.id,
+            job_dir / "job.json",
+            failed.strerror or failed,
+        )

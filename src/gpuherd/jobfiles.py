@@ -234,6 +234,20 @@ def record_end(
     return failed
 
 
+def record_commit(
+    attempt_dir: str, job_dir: str, job_id: int, attempt: int, git: str
+) -> OSError | None:
+    """Put `git`, a commit that came once the job had ended, in the job.json (and
+    attempt.json) its end wrote without one. Nothing when job.json is not that record (gone
+    with its folder: `clean`; a next attempt's; one with a commit); the error when it could
+    not be written (a full disk: the files stay as they were)."""
+    files = _info_files(attempt_dir, job_dir)
+    info = _read_info(files[-1])
+    if info is None or [info.get(k) for k in ("id", "attempt", "git")] != [job_id, attempt, None]:
+        return None
+    return _write_copies(files, {**info, "git": git})
+
+
 def earlier_run_times(folder: Path) -> dict[str, float]:
     """How long each command ran, from the job.json files of the job folders in `folder` (an
     earlier `gpuherd run`'s output, or the daemon's jobs folder), its longest run if several."""

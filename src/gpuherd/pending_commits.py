@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from gpuherd.core.idspec import number_runs
 from gpuherd.git_lookups import Where
+from gpuherd.saved_settings import DamagedSetting
 
 if TYPE_CHECKING:
     from gpuherd.store import Store
@@ -30,16 +31,24 @@ def pending(store: Store) -> Pending:
     text = store.get_setting(SETTING)
     if not text:
         return {}
+    newest = store.last_job_id()
     try:
         found: Pending = {}
         for entry in json.loads(text):
             place = (str(entry["cwd"]), None if entry["path"] is None else str(entry["path"]))
             ids = found.setdefault(place, set())
             for first, last in entry["ids"]:
-                ids.update(range(int(first), int(last) + 1))
+                first, last = int(first), int(last)
+                # (a run past the ids there are was a hand edit's: [1, 1e9] held the daemon's
+                # loop as it built a billion ids, and 1e999 refused every slow-git submission)
+                if not 1 <= first <= last <= newest:
+                    raise ValueError(f"ids {first}-{last} are not jobs' (the last is {newest})")
+                ids.update(range(first, last + 1))
         return found
-    except (ValueError, TypeError, KeyError) as exc:  # (a hand edit: what it held is lost)
-        log.warning("herd.db's %s setting is damaged (%s): forgotten", SETTING, exc)
+    # (a hand edit: what it held is lost)
+    except (ValueError, TypeError, KeyError, ArithmeticError) as exc:
+        said = DamagedSetting(SETTING, text, str(exc) or type(exc).__name__)
+        log.warning("%s: forgotten (those jobs keep no commit)", said)
         return {}
 
 

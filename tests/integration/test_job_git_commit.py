@@ -142,8 +142,20 @@ class SlowGit:
         """The pids of the gits started that are still there (running, or not reaped)."""
         return [pid for line in self._lines() if psutil.pid_exists(pid := int(line.split()[0]))]
 
+    def running(self) -> list[int]:
+        """Those of `left` that still run: not zombies (a killed gpuherd's gits are reaped by
+        whoever inherits them, if ever: a container's first process may not)."""
+        return [pid for pid in self.left() if _runs(pid)]
+
     def _lines(self) -> list[str]:
         return self.calls.read_text().splitlines() if self.calls.exists() else []
+
+
+def _runs(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
 
 
 def slow_git_in(folder: Path, status_fails: bool = False) -> SlowGit:
@@ -164,8 +176,8 @@ def slow_git_in(folder: Path, status_fails: bool = False) -> SlowGit:
     return SlowGit(f"{bin_dir}{os.pathsep}{os.environ['PATH']}", go, calls)
 
 
-@pytest.fixture
-def slow_git(shared_work: Path) -> Iterator[SlowGit]:
+@pytest.fixture(name="slow_git")
+def slow_git_fixture(shared_work: Path) -> Iterator[SlowGit]:
     """A slow `git` (SlowGit), told to answer at the end of the test whatever happened."""
     git = slow_git_in(shared_work)
     try:
@@ -268,12 +280,16 @@ def test_the_daemon_stops_promptly_while_git_is_slow_and_the_next_looks_again(
 def test_a_daemon_killed_while_git_is_slow_leaves_the_commit_to_the_next(
     herd: Herd, tmp_path: Path
 ) -> None:
-    """A daemon that crashed (SIGKILL) before git answered: the next looks the commit up."""
+    """A daemon that crashed (SIGKILL) before git answered: its git dies with it (it ran on
+    till it ended: a git hung on a network file system, for ever); the next daemon looks the
+    commit up. (The slow git ends by itself after 20 s: the wait is shorter.)"""
     herd.start("--fake-gpus", "1")
     git = slow_git_in(tmp_path)
     try:
         (job,) = herd.client.post("/jobs", {"jobs": [git.item(tmp_path)]})["ids"]
+        wait_for(git.left, what="git to start")
         herd.kill9()
+        wait_for(lambda: not git.running(), timeout=5.0, what="its git to die with it")
     finally:
         git.go.touch()
     herd.start()
@@ -295,6 +311,19 @@ def test_gpuherd_run_starts_its_first_job_while_git_is_slow(herd: Herd, tmp_path
         git.go.touch()
     (job_json,) = out.rglob("job.json")
     assert job_info(job_json.parent)["git"] is None
+
+
+def test_a_killed_gpuherd_run_leaves_no_git_running(runs: Runs, tmp_path: Path) -> None:
+    """`gpuherd run` killed (SIGKILL) while git is slow: its git dies with it."""
+    git = slow_git_in(tmp_path)
+    runs.env["PATH"] = git.path
+    try:
+        run = runs.start("--fake-gpus", "1", "--output-dir", str(tmp_path / "out"), "-")
+        wait_for(git.left, what="git to start")
+        run.stop()  # (SIGKILL)
+        wait_for(lambda: not git.running(), timeout=5.0, what="its git to die with it")
+    finally:
+        git.go.touch()
 
 
 def test_gpuherd_run_records_it_in_job_json(runs: Runs, repo: Path, tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 from fastapi import Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
+from gpuherd import job_commits
 from gpuherd.api import scheduler_banner, views
 from gpuherd.api.form_fields import read_field, whole
 from gpuherd.api.form_words import SUBMIT_LABELS, in_form_words
@@ -28,7 +29,6 @@ from gpuherd.core.retry_budget import idle_retry_delay
 from gpuherd.core.states import FINISHED_STATES, JobState, OutcomeKind
 from gpuherd.core.when import parse_begin, past_begin_hint
 from gpuherd.errors import HerdError
-from gpuherd.job_commits import note_commits
 from gpuherd.script_files import (
     missing_script,
     missing_script_hints,
@@ -192,10 +192,8 @@ async def submit(request: Request) -> Response:
     form = SubmitForm.parse(await read_form(request))
     try:
         items = form.items()
-        fill = await note_commits(items)  # (its working directory's git commit: job_commits.py)
-        submitted = service_of(request).submit_and_tell(items)
-        if fill is not None:
-            fill(service_of(request).store, submitted.ids)
+        fill = await job_commits.note_commits(items)  # (its working directory's git commit)
+        submitted = job_commits.submit(service_of(request), items, fill)
     except HerdError as exc:  # the daemon's checks name the CLI's options: the form's boxes
         return submit_page(request, form, in_form_words(str(exc), SUBMIT_LABELS), exc.status)
     except OverflowError as exc:  # a number SQLite cannot store: the form is shown again

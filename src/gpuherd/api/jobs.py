@@ -15,7 +15,7 @@ from fastapi.responses import PlainTextResponse, Response, StreamingResponse
 from starlette.exceptions import HTTPException
 from starlette.types import Receive, Scope, Send
 
-from gpuherd import keep_alive
+from gpuherd import job_commits, keep_alive
 from gpuherd.api import log_follow
 from gpuherd.api.endpoints import EventStream, allowed_methods
 from gpuherd.api.job_wait import waited
@@ -23,7 +23,6 @@ from gpuherd.api.routes import RouteTable
 from gpuherd.core.states import LIVE_STATES
 from gpuherd.errors import Conflict, Forbidden, InvalidValue, NotFound
 from gpuherd.gc_pause import collector_paused
-from gpuherd.job_commits import note_commits
 from gpuherd.jobfiles import open_job_file
 from gpuherd.listing import ListingQuery, states_named
 from gpuherd.listing_reader import encoded, let_go
@@ -61,10 +60,8 @@ async def submit(request: Request, body: SubmitRequest) -> dict[str, Any]:
     Each job gets the git commit of its working directory, if any (job_commits.py)."""
     service = _service(request)
     items = body.items()
-    fill = await note_commits(items)  # (off the loop: git status on a thread)
-    submitted = service.submit_and_tell(items)
-    if fill is not None:
-        fill(service.store, submitted.ids)
+    fill = await job_commits.note_commits(items)  # (off the loop: git status on a thread)
+    submitted = job_commits.submit(service, items, fill)  # (and those git has yet to answer for)
     return {
         "ids": submitted.ids,
         "draining": service.engine.stopping,
