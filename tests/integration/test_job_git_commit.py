@@ -17,6 +17,7 @@ import psutil
 import pytest
 
 from conftest import Herd, Runs, form_submitted, job_info, load_stretch, wait_for
+from gpuherd.git_commit import dies_with_us
 
 GIT_ENV = {
     **os.environ,
@@ -277,6 +278,12 @@ def test_the_daemon_stops_promptly_while_git_is_slow_and_the_next_looks_again(
     assert said in (herd.home / "daemon.log").read_text()
 
 
+NO_PDEATHSIG = pytest.mark.skipif(
+    not dies_with_us(), reason="no util-linux setpriv with --pdeathsig here"
+)
+
+
+@NO_PDEATHSIG
 def test_a_daemon_killed_while_git_is_slow_leaves_the_commit_to_the_next(
     herd: Herd, tmp_path: Path
 ) -> None:
@@ -313,6 +320,7 @@ def test_gpuherd_run_starts_its_first_job_while_git_is_slow(herd: Herd, tmp_path
     assert job_info(job_json.parent)["git"] is None
 
 
+@NO_PDEATHSIG
 def test_a_killed_gpuherd_run_leaves_no_git_running(runs: Runs, tmp_path: Path) -> None:
     """`gpuherd run` killed (SIGKILL) while git is slow: its git dies with it."""
     git = slow_git_in(tmp_path)
