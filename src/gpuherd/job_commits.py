@@ -34,7 +34,6 @@ from gpuherd.git_lookups import LOOKUPS, GitLookups, Where
 if TYPE_CHECKING:
     from gpuherd.core.model import Job
     from gpuherd.engine import Engine
-    from gpuherd.layout import Layout
     from gpuherd.service import Service, Submitted
     from gpuherd.wire import SubmitItem
 
@@ -159,12 +158,12 @@ def _fill_when_answered(
                 pending_commits.drop(store, (job_id for _, job_id in jobs))
         except sqlite3.Error:  # (a daemon stopping meanwhile: its store is closed)
             return  # (the jobs stay noted: the next start looks again)
-        _into_ended_jobs_files(engine, dict((job_id, git) for git, job_id in commits))
+        into_ended_jobs_files(engine, dict((job_id, git) for git, job_id in commits))
 
     waiter.add_done_callback(answered)
 
 
-def _into_ended_jobs_files(engine: Engine, commits: dict[int, str]) -> None:
+def into_ended_jobs_files(engine: Engine, commits: dict[int, str]) -> None:
     """The commits of jobs that had ended when git answered, into the job.json their end
     wrote without one (a running job's gets it as it ends, a queued one's as it starts):
     written with the engine's paperwork, after that end's own writes, which may still wait
@@ -176,15 +175,19 @@ def _into_ended_jobs_files(engine: Engine, commits: dict[int, str]) -> None:
         return
     for job in ended.values():
         if job.attempt:  # (not one cancelled before it ran: no folder)
-            engine.add_paperwork(
-                job.id, partial(_write_commit, engine.layout, job, commits[job.id])
-            )
+            engine.add_paperwork(job.id, partial(_write_commit, engine, job, commits[job.id]))
     if ended:
         engine.wake()
 
 
-def _write_commit(layout: Layout, job: Job, git: str) -> None:
-    """Paperwork: never raises (it would fail the engine's tick); a failure is logged."""
+def _write_commit(engine: Engine, job: Job, git: str) -> OSError | None:
+    """Paperwork: never raises (it would fail the engine's tick); a failure is logged, not
+    returned: the job's end is recorded, without its commit. A job whose end could not be
+    recorded (`gpuherd run` says so: Engine.unwritten) stays so: its job.json is not that
+    end's, and returning None would say it was written."""
+    if engine.unwritten is not None and (left := engine.unwritten.get(job.id)) is not None:
+        return left
+    layout = engine.layout
     attempt_dir, job_dir = layout.attempt_dir(job, job.attempt), layout.job_dir(job)
     failed = jobfiles.record_commit(str(attempt_dir), str(job_dir), job.id, job.attempt, git)
     if failed is not None and not isinstance(failed, FileNotFoundError):  # (not its folder gone)
@@ -194,3 +197,4 @@ def _write_commit(layout: Layout, job: Job, git: str) -> None:
             job_dir / "job.json",
             failed.strerror or failed,
         )
+    return None

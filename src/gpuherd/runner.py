@@ -26,6 +26,7 @@ from gpuherd.executors.base import RUN_FOLDER_GONE
 from gpuherd.executors.local import LocalExecutor
 from gpuherd.gpus.base import GpuProbe
 from gpuherd.layout import Layout
+from gpuherd.runner_commits import LateCommits
 from gpuherd.runner_failure import Failure
 from gpuherd.runner_input import (
     INPUT_BATCH,
@@ -122,6 +123,7 @@ class Runner:
         self._interrupts = 0
         self.summary = RunSummary()
         self._failure = Failure(self.engine, self._stop_dispatch, self._notice, KILL_GRACE)
+        self._late_commits = LateCommits(self.engine, options.commit_lookup)
 
     async def run(self, source: JobSource) -> RunSummary:
         """Run every job the source yields; return once input is over and all jobs ended.
@@ -253,6 +255,7 @@ class Runner:
         for job_id, (number, item) in zip(ids, batch, strict=True):
             self._numbers[job_id] = number
             self._commands[job_id] = item.command
+        self._late_commits.submitted(ids, [item for _, item in batch])
         self.reporter.submitted(len(self._numbers))
 
     def _folder(self, number: int) -> str:

@@ -56,17 +56,23 @@ class Held:
     count = 0
 
 
-def items_from_commands(
-    commands: Iterable[str], gpus: int, cwd: str, env: dict[str, str]
-) -> Iterator[SubmitItem]:
+class CommandItems:
     """The jobs, each with the git commit of `cwd` (job.json's `git`), looked up once, on a
     thread started now, at the run's start: a job read once git answered has it; the first
     waits for it until GIT_WAIT after the start at most (as a daemon's submission does), so a
     slow repository's git never holds the run's first job; those read before it answered go
-    without."""
-    lookup = LOOKUPS.commit((cwd, env.get("PATH")))
-    until = time.monotonic() + GIT_WAIT
-    return _with_commit(commands, gpus, cwd, env, lookup, until)
+    without, and get it when it comes (`lookup`: runner_commits.py)."""
+
+    def __init__(self, commands: Iterable[str], gpus: int, cwd: str, env: dict[str, str]):
+        self.lookup = LOOKUPS.commit((cwd, env.get("PATH")))
+        until = time.monotonic() + GIT_WAIT
+        self._items = _with_commit(commands, gpus, cwd, env, self.lookup, until)
+
+    def __iter__(self) -> Iterator[SubmitItem]:
+        return self._items
+
+
+items_from_commands = CommandItems
 
 
 def _with_commit(

@@ -4,6 +4,7 @@ those a line of the job file may give for itself."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,3 +38,6 @@ class RunOptions:
     output_lock: int | None = None
     """The descriptor of the output folder's lock (runner_output.py), which the run's
     watchdog holds too: a rerun waits until a killed run's jobs are gone."""
+    commit_lookup: Future[str | None] | None = None
+    """The git commit of the jobs' folder, being looked up (runner_input.CommandItems): the
+    jobs read before it came get it when it does (runner_commits.py)."""

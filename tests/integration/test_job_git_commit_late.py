@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from test_job_git_commit import SlowGit, slow_git_fixture, slow_git_in  # noqa: F401
 
-from conftest import Herd, one_gpu_engine, serving, wait_for
+from conftest import Herd, Runs, job_info, one_gpu_engine, serving, wait_for
 from gpuherd import job_commits, pending_commits
 from gpuherd.executors.local import LocalExecutor
 from gpuherd.git_lookups import GitLookups
@@ -102,3 +102,30 @@ def test_a_job_that_ended_before_git_answered_gets_the_commit_in_its_job_json(
     wait_for(lambda: said in (herd.home / "daemon.log").read_text(), what="the warning")
     assert commit_in(files_of(herd, unwritable)[0]) is None
     assert "Traceback" not in (herd.home / "daemon.log").read_text()
+
+
+def test_gpuherd_runs_jobs_read_before_git_answered_get_the_commit_when_it_comes(
+    runs: Runs, tmp_path: Path
+) -> None:
+    # Before: every job read before git answered (a whole input file, in a repository whose
+    # `git status` takes over 0.1 s) kept `git: null` in its job.json.
+    git, gate, out = slow_git_in(tmp_path), tmp_path / "gate", tmp_path / "out"
+    runs.env["PATH"] = git.path
+    try:
+        run = runs.start("--fake-gpus", "1", "--output-dir", str(out), "-")
+        run.write(f"true\ntrue\nwhile [ ! -e {gate} ]; do sleep 0.05; done\n")
+        run.close_stdin()
+        ended = [out / f"job_{n}" for n in (0, 1)]
+        wait_for(lambda: all((folder / "job.json").exists() for folder in ended), what="2 ends")
+        assert [job_info(folder)["git"] for folder in ended] == [None, None]
+        git.go.touch()  # git answers while the third job runs
+        wait_for(
+            lambda: [job_info(folder)["git"] for folder in ended] == ["feedbeef"] * 2,
+            what="the commit in the ended jobs' job.json",
+        )
+    finally:
+        git.go.touch()
+        gate.touch()
+    status, _, _ = run.finish()
+    assert status == 0
+    assert job_info(out / "job_2")["git"] == "feedbeef"  # (stored: its end wrote it)

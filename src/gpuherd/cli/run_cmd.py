@@ -37,6 +37,8 @@ from gpuherd.no_tls import asyncio_without_tls
 from gpuherd.typed_name import prefixed
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future
+
     from gpuherd.gpus.base import GpuProbe
     from gpuherd.runner import RunOptions
     from gpuherd.runner_input import JobSource
@@ -175,6 +177,7 @@ def run(
     reject_nul("", cwd=cwd)  # a folder whose path is not UTF-8: once, not for every job
     _check_shell(env)
     source: Iterable[SubmitItem]
+    lookup: Future[str | None] | None = None  # (a yielder's jobs have their own folders)
     streamed = typed = False
     if yielder is not None:
         source = _yielded_items(yielder, gpus_per_job, cwd, env)
@@ -188,6 +191,7 @@ def run(
         commands = job_commands(file)
         streamed = not isinstance(commands, list)  # (a file on disk is read whole at once)
         source = items_from_commands(commands, gpus_per_job, cwd, env)
+        lookup = source.lookup  # (for the jobs read before git answered)
     source = devices_warned(source)  # a line that sets CUDA_VISIBLE_DEVICES: as submit warns
     out = Path(output_dir) if output_dir is not None else fresh_run_dir()
     try:
@@ -224,6 +228,7 @@ def run(
                 live=live,
                 skip_succeeded=skip_succeeded,
                 output_lock=lock,
+                commit_lookup=lookup,
             )
             if streamed and run_times is not None:  # else it waits for the end, saying nothing
                 click.echo(
