@@ -45,6 +45,7 @@ NOT_ENGINE_FILES = (
     "api/",
     "hooks.py",
     "job_commits.py",
+    "runner_commits.py",
     "runner_failure.py",
     "runner_gpu_file.py",
     "runner_input.py",
