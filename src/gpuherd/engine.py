@@ -29,6 +29,7 @@ from gpuherd.core.placement import Hold, open_gpus, place, project_room
 from gpuherd.core.states import WAITING_STATES, Event, JobState, OutcomeKind, transition
 from gpuherd.devices import DeviceTable
 from gpuherd.engine_begin import BeginTimer
+from gpuherd.engine_damaged import SetAside
 from gpuherd.engine_endings import fail_unspawned, finish_exits, flag_stalled, requeue_unstarted
 from gpuherd.engine_health import TickHealth
 from gpuherd.engine_held_runs import record_held_ends
@@ -92,6 +93,7 @@ class Engine(JobStops, Spawns):
         self.begins = BeginTimer(self)
         self.scan = Scan(store)
         self.health = TickHealth(self.wake_later)
+        self.set_aside = SetAside(self)  # (the jobs whose rows cannot be read)
         self.seen = seen_alive.Notes(store, self.attempts.live, clock)  # (of running jobs)
         self._hold: Hold | None = None  # what the last pass kept for a starving job
         self._exits: list[Exit] = []
@@ -140,6 +142,7 @@ class Engine(JobStops, Spawns):
             self._spawn_all(started, now)
             self._do_paperwork()
             self.seen.arm()  # (a note of the running jobs when due; no timer while none runs)
+            self.set_aside.arm()
         except Exception as exc:  # a bug in one tick must not take the queue down
             self.health.failed(exc)
         else:  # herd.db refusing the tick's changes (a full disk) is a failing pass too
@@ -353,8 +356,6 @@ class Engine(JobStops, Spawns):
         self.changes.publish({"queue_paused": paused})
         self.wake()
 
-    # ---- helpers --------------------------------------------------------------------------
-
     def move(
         self,
         job: Job,
@@ -391,7 +392,7 @@ class Engine(JobStops, Spawns):
         return self.devices.listing()
 
     def reservations(self) -> list[Reservation]:
-        return self.attempts.reservations(self.devices.usage)
+        return self.attempts.reservations(self.devices.usage) + self.set_aside.reservations()
 
     @property
     def stopping(self) -> bool:

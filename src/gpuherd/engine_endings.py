@@ -138,7 +138,7 @@ def finish(
 def finish_exits(engine: Engine, exits: Sequence[tuple[Live, ExitStatus]], now: float) -> None:
     """Record how these watched attempts ended (their processes have exited), each as it
     ended: by its exit status, and the stop gpuherd had asked of it, if any."""
-    jobs = engine.store.get_jobs([live.job_id for live, _ in exits]) if exits else {}
+    exits, jobs = engine.set_aside.readable_ends(exits)  # (those with rows that read)
     for live, status in exits:
         if status.lost:  # its machine may have gone with it (a Ray node): read the GPUs again
             engine.devices.mark_stale()
@@ -268,11 +268,12 @@ def fail_orphaned_waiters(
     """Cancel queued jobs (these, or all) whose dependency already ended otherwise than they
     wait for (core/deps.never_met): each one cancelled, with the dependency it names (id and
     end)."""
-    jobs = (
-        engine.store.get_jobs(list(ids)).values()
-        if ids is not None
-        else engine.store.list_jobs(states=(JobState.QUEUED, JobState.HELD))
-    )
+    with engine.store.passing_over_damaged():  # (set aside by the scheduler's reads)
+        jobs = (
+            engine.store.get_jobs(list(ids)).values()
+            if ids is not None
+            else engine.store.list_jobs(states=(JobState.QUEUED, JobState.HELD))
+        )
     cancelled: dict[int, tuple[int, JobState]] = {}
     for job in jobs:
         unmet = [(d, JobState(s)) for d, s, _ in engine.store.unmet_deps(job.id)]

@@ -52,7 +52,9 @@ log = logging.getLogger("gpuherd.engine")
 
 def recover(engine: Engine, now: float) -> None:
     """Reconcile what the database says is live with what runs (DESIGN principle 4)."""
-    live_jobs = engine.store.list_jobs(states=tuple(LIVE_STATES))
+    with engine.store.passing_over_damaged() as damaged:  # (each set aside: engine_damaged.py)
+        live_jobs = engine.store.list_jobs(states=tuple(LIVE_STATES))
+    engine.set_aside.found_running(damaged)
     alive = seen_alive.take(engine.store)  # (those the last daemon left running at its stop)
     observed = {job.id: _observe(engine, job, now, alive) for job in live_jobs}
     later = {job.id: plan for job in live_jobs if (plan := later_runs(engine, job, now))}
@@ -89,7 +91,7 @@ def recover(engine: Engine, now: float) -> None:
     fail_orphaned_waiters(engine, now)
     # As when a daemon watched them end: no process of an ended attempt stays, also of one
     # that ended while no daemon ran, or just before the last one was killed.
-    engine.executor.end_leftovers(engine.layout.home_id)
+    engine.executor.end_leftovers(engine.layout.home_id, set(engine.set_aside.held))
 
 
 def _observe(engine: Engine, job: Job, now: float, alive: dict[tuple[int, int], float]) -> Observed:

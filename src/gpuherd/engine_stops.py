@@ -110,7 +110,8 @@ class JobStops:
         with self.store.transaction():
             # (the rows, not Live.paused: a resume whose commit failed left the job running,
             # herd.db saying paused; read in one query: a stop of thousands)
-            jobs = self.store.get_jobs(list(self.attempts.live))
+            with self.store.passing_over_damaged():  # (such a job is stopped all the same)
+                jobs = self.store.get_jobs(list(self.attempts.live))
             for job_id in list(self.attempts.live):
                 if (job := jobs.get(job_id)) is not None:
                     self.resume_for_stop(job)  # (a paused one: as `kill` does)

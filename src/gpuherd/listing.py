@@ -10,7 +10,7 @@ Only the first part touches no engine state: it may run off the event loop.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Generic, TypeVar
 
 from gpuherd.core.model import Job
@@ -76,7 +76,15 @@ def states_named(names: Sequence[str]) -> tuple[JobState, ...]:
 
 def listed(reads: Reads, query: ListingQuery) -> tuple[list[Job], LeftOut]:
     """The jobs `ls` lists and what `query.limit` left out of those that match (Service.ls
-    says which)."""
+    says which), and the jobs whose rows cannot be read, left out too (LeftOut.unreadable)."""
+    with reads.passing_over_damaged() as damaged:
+        jobs, left = _listed(reads, query)
+    if damaged:
+        left = replace(left, unreadable=tuple(sorted(damaged.items())))
+    return jobs, left
+
+
+def _listed(reads: Reads, query: ListingQuery) -> tuple[list[Job], LeftOut]:
     wanted, match, limit = query.states, query.match, query.limit
     if query.newest_first:  # `last`: the job submitted last, whatever its state
         jobs = reads.list_jobs(wanted, match, limit, newest_first=True)

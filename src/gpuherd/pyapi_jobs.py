@@ -158,10 +158,7 @@ class JobListing:
             filtered(answer, {**match, **window})
         except click.ClickException as exc:  # a daemon older than a filter: it listed all
             raise HerdError(exc.message) from None
-        if replaced := answer.get("database_replaced"):  # as `gpuherd ls` says it
-            import warnings
-
-            warnings.warn(replaced, UserWarning, stacklevel=2)
+        _warn_of(answer)
         from gpuherd.pyapi import ListedJob  # (pyapi's Job, which imports this module)
 
         herd = cast("Herd", self)  # (only Herd takes this part)
@@ -346,3 +343,16 @@ def _job_id(key: str, job: Any) -> int:
         raise WrongValue(f"{key} is a job: a handle or its id (from 1 up), got {job!r}") from None
     except WrongType:
         raise WrongType(f"{key} is a job: a handle or its id, got {as_given(job)}") from None
+
+
+def _warn_of(answer: Mapping[str, Any]) -> None:
+    """What `gpuherd ls` says on stderr of a listing, said as warnings (to jobs()' caller): a
+    herd.db replaced under the daemon, jobs left out as their rows cannot be read."""
+    import warnings
+
+    if replaced := answer.get("database_replaced"):
+        warnings.warn(replaced, UserWarning, stacklevel=3)
+    if answer.get("unreadable"):
+        from gpuherd.cli.ls_table import unreadable
+
+        warnings.warn(str(unreadable(dict(answer))), UserWarning, stacklevel=3)

@@ -7,15 +7,18 @@ store_views.py holds the other reads (counts, pages, events, queue positions).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
-from collections.abc import Callable, Generator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
 from gpuherd import store_rows as rows
 from gpuherd.core.model import Job
 from gpuherd.core.states import JobState
+from gpuherd.damaged_rows import DamagedRows
+from gpuherd.errors import StoreError
 from gpuherd.store_rows import ANY_JOB, JobFilter
 from gpuherd.store_views import READY, START_ORDER
 
@@ -29,7 +32,12 @@ def env_cache(db: sqlite3.Connection) -> Callable[[int], Mapping[str, str]]:
 
     def load(env_id: int) -> Mapping[str, str]:
         row = db.execute("SELECT json FROM envs WHERE id = ?", (env_id,)).fetchone()
-        env: dict[str, str] = json.loads(row[0]) if row else {}
+        try:  # (shared by a sweep's jobs: each of them is set aside, named with the row)
+            env = json.loads(row[0]) if row else {}
+            if not isinstance(env, dict):
+                raise ValueError(f"not an object: {row[0]!r:.40}")
+        except (ValueError, TypeError) as exc:
+            raise rows.damaged(f"environment {env_id}'s row (table `envs`)", exc) from None
         return env
 
     return lru_cache(maxsize=64)(load)
@@ -40,7 +48,12 @@ class RowJobs:
     the same queued jobs as the one before (a whole window of 2,000 when none of them fits the
     GPUs free), and building a Job from its row is most of what reading one costs: a job whose
     row has not changed is the Job built before (a row makes its job: the environment it names
-    by id is never changed under that id, as env_cache relies on too)."""
+    by id is never changed under that id, as env_cache relies on too).
+
+    A row that cannot be read (herd.db changed by another program) gives None: its job is set
+    aside, not started, said once in the log (DamagedRows), and the pass goes on with the
+    others. It is not kept: read again by each pass, it is started once its row, or the
+    environment row it names, is set back (a few such rows: a pass's cost is the others)."""
 
     LIMIT = 8000
     """Jobs kept at most (all dropped past it): a pass's window and a few GPU counts' streams
@@ -48,14 +61,22 @@ class RowJobs:
 
     def __init__(self) -> None:
         self._kept: dict[int, tuple[tuple[Any, ...], Job]] = {}
+        self.set_aside = DamagedRows("not started until its row is set back")
+        """The queued jobs whose rows the scheduler could not read, with why."""
 
-    def job(self, row: tuple[Any, ...], build: Callable[[tuple[Any, ...]], Job]) -> Job:
+    def job(self, row: tuple[Any, ...], build: Callable[[tuple[Any, ...]], Job]) -> Job | None:
         kept = self._kept.get(row[0])
         if kept is not None and kept[0] == row:
             return kept[1]
         if len(self._kept) >= self.LIMIT:
             self._kept.clear()
-        job = build(row)
+        try:
+            job = build(row)
+        except StoreError as exc:
+            self.set_aside.note(row[0], str(exc))
+            return None
+        if self.set_aside:  # (a row built anew: only one set aside before may be mended)
+            self.set_aside.mended(row[0])
         self._kept[row[0]] = (row, job)
         return job
 
@@ -69,8 +90,39 @@ class JobReads:
     _ready_jobs: RowJobs
     """What queued_ready built, for the next pass."""
 
+    _passing_over: dict[int, str] | None = None
+    """While passing_over_damaged: the jobs whose rows could not be read, with why."""
+
     def _job(self, row: tuple[Any, ...]) -> Job:
         return rows.job_from_row(row, self._env_cache(row[4]))
+
+    @contextlib.contextmanager
+    def passing_over_damaged(self) -> Iterator[dict[int, str]]:
+        """Meanwhile get_jobs, list_jobs and waiting_in_order leave out a job whose row cannot
+        be read (a StoreError: herd.db changed by another program), noted in the dict given
+        (id: why), instead of failing the whole read: one damaged row costs its job alone."""
+        passed: dict[int, str] = {}
+        self._passing_over = passed
+        try:
+            yield passed
+        finally:
+            self._passing_over = None
+
+    def _jobs_of(self, found: Iterable[tuple[Any, ...]]) -> list[Job]:
+        jobs = []
+        for row in found:
+            try:
+                jobs.append(self._job(row))
+            except StoreError as exc:
+                if self._passing_over is None:
+                    raise
+                self._passing_over[row[0]] = str(exc)
+        return jobs
+
+    @property
+    def set_aside_queued(self) -> DamagedRows:
+        """The queued jobs the scheduler's reads (queued_ready) set aside."""
+        return self._ready_jobs.set_aside
 
     def get_job(self, job_id: int) -> Job | None:
         row = self._db.execute(
@@ -79,11 +131,7 @@ class JobReads:
         return None if row is None else self._job(row)
 
     def get_jobs(self, ids: Sequence[int]) -> dict[int, Job]:
-        found: dict[int, Job] = {}
-        for row in self._rows_of(rows.JOB_COLUMNS, ids):
-            job = self._job(row)
-            found[job.id] = job
-        return found
+        return {job.id: job for job in self._jobs_of(self._rows_of(rows.JOB_COLUMNS, ids))}
 
     def deps_kept(self, job_id: int) -> set[int]:
         """The jobs the job waits for, but those removed once they had met that (delete_jobs)."""
@@ -97,6 +145,24 @@ class JobReads:
         """The state of each of `ids` that some job has, by id: its state alone is read (a
         wait over 100,000 jobs read them whole, 1 s on the loop; their states: 0.04 s)."""
         return {row[0]: JobState(row[1]) for row in self._rows_of("id, state", ids)}
+
+    def queued_among(self, ids: Sequence[int]) -> set[int]:
+        """Those of `ids` that are queued jobs (their state alone is read)."""
+        return {row[0] for row in self._rows_of("id, state", ids) if row[1] == "queued"}
+
+    def gpus_held_by(self, job_id: int) -> tuple[int, ...] | None:
+        """The GPUs a job's row says it runs on, read alone for one whose whole row cannot be
+        read: its `assigned`, else its latest attempt's; None if neither reads."""
+        for sql in (
+            "SELECT assigned FROM jobs WHERE id = ?",
+            "SELECT gpus FROM attempts WHERE job_id = ? ORDER BY number DESC LIMIT 1",
+        ):
+            row = self._db.execute(sql, (job_id,)).fetchone()
+            with contextlib.suppress(ValueError, TypeError):
+                gpus = json.loads(row[0]) if row else None
+                if isinstance(gpus, list) and all(type(gpu) is int and gpu >= 0 for gpu in gpus):
+                    return tuple(gpus)
+        return None
 
     def _rows_of(self, columns: str, ids: Sequence[int]) -> Generator[tuple[Any, ...], None, None]:
         for start in range(0, len(ids), ID_CHUNK):
@@ -112,7 +178,7 @@ class JobReads:
         newest_first: bool = False,
     ) -> list[Job]:
         sql, args = _listing(rows.JOB_COLUMNS, states, match, limit, newest_first)
-        return [self._job(row) for row in self._db.execute(sql, args)]
+        return self._jobs_of(self._db.execute(sql, args))
 
     def list_job_ids(
         self,
@@ -140,7 +206,8 @@ class JobReads:
         cursor = self._db.execute(sql, () if gpus is None else (gpus,))
         try:
             for row in cursor:
-                yield self._ready_jobs.job(row, self._job)
+                if (job := self._ready_jobs.job(row, self._job)) is not None:
+                    yield job
         finally:
             # A half-read statement would hold a read snapshot; the caller closes the
             # generator once placement has seen enough.

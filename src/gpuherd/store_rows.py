@@ -138,11 +138,16 @@ def job_from_row(r: Sequence[Any], env: Mapping[str, str]) -> Job:
     try:
         return _job_from_row(r, env)
     except (ValueError, TypeError) as exc:
-        raise StoreError(
-            f"job {r[0]}'s row in herd.db holds a value gpuherd never writes ({exc}): herd.db"
-            " was changed by another program; set that value back (sqlite3), or put a backup"
-            " of herd.db in its place (`gpuherd daemon backup` makes them)"
-        ) from None
+        raise damaged(f"job {r[0]}'s row", exc) from None
+
+
+def damaged(row: str, exc: Exception) -> StoreError:
+    """A row of herd.db holding what no gpuherd writes (`row`: which), said with the way out."""
+    return StoreError(
+        f"{row} in herd.db holds a value gpuherd never writes ({exc}): herd.db was changed by"
+        " another program; set that value back (sqlite3), or put a backup of herd.db in its"
+        " place (`gpuherd daemon backup` makes them)"
+    )
 
 
 def _job_from_row(r: Sequence[Any], env: Mapping[str, str]) -> Job:

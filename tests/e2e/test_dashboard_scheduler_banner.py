@@ -9,7 +9,7 @@ from typing import Any
 
 from test_dashboard import browser, expect, open_board
 
-from scheduler_fault import break_passes, set_overrides
+from scheduler_fault import break_passes, set_gpus
 
 __all__ = ["browser", "expect"]  # the fixtures, shared with test_dashboard.py
 
@@ -28,19 +28,19 @@ def test_the_banner_comes_and_goes_on_pages_already_open(
         for page in pages:
             expect(page.locator("#scheduler")).to_be_empty()
             page.evaluate("window.notReloaded = true")
-        unreadable = break_passes(herd)
+        unplaceable = break_passes(herd)
         for page in pages:
             banner = page.locator("#scheduler-failing")
             expect(banner).to_contain_text(
                 "Not starting: the scheduler fails since ", timeout=POLLED_MS
             )
-            expect(banner).to_contain_text("(StoreError: job ")
-            expect(banner).to_contain_text("never writes (Expecting value")
+            expect(banner).to_contain_text("(TypeError: ")
+            expect(banner).to_contain_text("not supported between instances of")
             expect(banner).to_contain_text(str(herd.home / "daemon.log"))
             assert (
                 banner.evaluate("box => getComputedStyle(box).cursor") == "default"
             )  # (no .flash pointer: no click puts it away)
-        set_overrides(herd, unreadable, "{}")
+        set_gpus(herd, unplaceable, 1)
         herd.wait_state(board.submit("--", "true"), "succeeded", timeout=POLLED_MS / 1000)
         for page in pages:
             expect(page.locator("#scheduler-failing")).to_have_count(0, timeout=POLLED_MS)

@@ -10,7 +10,7 @@ import time
 from datetime import datetime
 
 from conftest import Herd, wait_for
-from scheduler_fault import break_passes, set_overrides
+from scheduler_fault import break_passes, set_gpus
 
 BANNER = re.compile(r'<div class="flash warning" id="scheduler-failing">(.*?)</div>', re.S)
 
@@ -29,14 +29,14 @@ def test_every_page_says_the_scheduler_fails_until_passes_work_again(herd: Herd)
     waiting = herd.submit("--", "true")
     herd.wait_state(waiting, "succeeded")
     before = int(time.time())
-    unreadable = break_passes(herd)
+    unplaceable = break_passes(herd)
     failing = wait_for(
         lambda: herd.json("daemon", "status")["scheduler_failing"], what="the scheduler to fail"
     )
-    error = re.search(r"\((StoreError: job .*)\); see", failing)
+    error = re.search(r"\((TypeError: .*)\); see", failing)
     assert error is not None, failing
-    # The unreadable row fails a page that lists it too: eight jobs after it keep it off the
-    # overview's newest (views.overview), the jobs page lists the succeeded ones.
+    # Eight jobs after it keep the job whose GPU count is text off the overview's newest
+    # (views.overview), the jobs page lists the succeeded ones: the pages are about the banner.
     herd.submit_lines(["true"] * 8)
 
     pages = ["/", "/jobs?state=succeeded", f"/jobs/{waiting}", "/submit", "/gpus", "/sweeps"]
@@ -55,8 +55,8 @@ def test_every_page_says_the_scheduler_fails_until_passes_work_again(herd: Herd)
         at = datetime.strptime(since[1], "%Y-%m-%d %H:%M:%S").timestamp()
         assert before <= at <= time.time(), said
 
-    set_overrides(herd, unreadable, "{}")  # mended: the next retry works
-    assert herd.wait_state(unreadable, "succeeded", "failed")["state"] == "succeeded"
+    set_gpus(herd, unplaceable, 1)  # mended: the next retry works
+    assert herd.wait_state(unplaceable, "succeeded", "failed")["state"] == "succeeded"
     assert herd.json("daemon", "status")["scheduler_failing"] is None
     for path in [*pages, "/ui/scheduler"]:
         assert banner(herd.page(path)) is None, path

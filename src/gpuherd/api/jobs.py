@@ -88,7 +88,8 @@ async def list_jobs(
     ignores (it lists every job) must not act on that list (`kill $(ls -q --sweep S)`).
     `since` and `until` are epoch seconds (JobFilter says which jobs they pick). `more`:
     how many jobs that match the limit left out, `more_earlier` of them before the first
-    listed (the oldest finished ones: core/nearest_now.py), the rest after the last."""
+    listed (the oldest finished ones: core/nearest_now.py), the rest after the last.
+    `unreadable`: the jobs left out as their rows cannot be read (id, and why: the way out)."""
     match = JobFilter(project, sweep, name, since, until)
     query = ListingQuery(states_named(state or ()), match, all, limit, newest)
     filtered = {"filtered": ["project", "sweep", "name", "since", "until"]}
@@ -102,6 +103,7 @@ async def list_jobs(
             "more": left.total,
             "more_earlier": left.earlier,
             "database_replaced": service.database_replaced(),  # (`ls` says it too)
+            "unreadable": [{"id": job_id, "error": why} for job_id, why in left.unreadable],
         }
         # Encoded off the loop: 100,000 jobs' JSON is ~0.2 s of it (listing_reader.py); the
         # views let go of there too, before the collector is back.

@@ -261,8 +261,7 @@ def list_jobs(
     watch: bool,
 ) -> None:
     """List running and queued jobs and the most recent finished ones."""
-    # deferred: the tables' code, which `submit` does not need
-    from gpuherd.cli import ls_table, plain, watching
+    from gpuherd.cli import ls_table, plain, watching  # (deferred: `submit` needs none)
 
     checks.one_output(quiet, as_json)
     check_ls_options(quiet, as_json, as_csv, watch, columns, since, until)
@@ -276,13 +275,16 @@ def list_jobs(
     if limit is None and not (as_json or quiet or as_csv or all_jobs):
         limit = ls_table.DEFAULT_LS_LIMIT
 
+    unread: set[int] = set()  # (jobs whose rows cannot be read: said, and the exit status 1)
+
     def listing() -> dict[str, Any]:
         query = {"state": list(states), **match, "all": all_jobs or None, "limit": limit}
-        return filtered(client.get("/jobs", **query), match)
+        answer = filtered(client.get("/jobs", **query), match)
+        unread.update(job["id"] for job in answer.get("unreadable") or ())
+        return answer
 
     def table(term: plain.Terminal) -> list[str]:
-        answer = listing()
-        jobs, more = answer["jobs"], answer.get("more", 0)
+        jobs, more = (answer := listing())["jobs"], answer.get("more", 0)
         narrowed = bool(states) or any(value is not None for value in match.values())
         hint = "" if jobs else _prefix_hint(client, states, match, all_jobs)
         shown = columns or ls_table.DEFAULT_COLUMNS
@@ -299,12 +301,14 @@ def list_jobs(
     elif as_json or as_csv:
         shown = None if as_json else columns or ls_table.DEFAULT_COLUMNS
         ls_table.job_document(listing(), shown, None if states or all_jobs else limit)
-    elif quiet:
-        jobs = unless_finished(listing()["jobs"], states, all_jobs)
+    elif quiet:  # (with --limit: what could not be read is said as by `ls`)
+        jobs = unless_finished(ls_table.warned_jobs(listing()), states, all_jobs)
         click.echo("\n".join(str(job["id"]) for job in jobs))
     else:
         term = plain.Terminal()
         term.write(table(term))
+    if unread:  # the others are listed; a script is told that some job was not
+        sys.exit(1)
 
 
 def _prefix_hint(

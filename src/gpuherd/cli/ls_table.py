@@ -263,13 +263,41 @@ def warned(lines: list[str], answer: dict[str, Any], watched: bool) -> list[str]
     """`lines`, and a herd.db replaced under the daemon said as `daemon status` says it (a
     listing from it is no longer what the file holds): on stderr, or above a watched table,
     whose redraw would wipe stderr's line."""
-    replaced = answer.get("database_replaced")  # (absent from an older daemon)
-    if not replaced:
-        return lines
+    said = [
+        (kind, text)
+        for kind, text in (
+            ("warning", answer.get("database_replaced")),  # (absent from an older daemon)
+            ("error", unreadable(answer)),
+        )
+        if text
+    ]
     if watched:
-        return [f"warning: {replaced}", *lines]
-    click.echo(prefixed("warning", replaced), err=True)
+        return [*(f"{kind}: {text}" for kind, text in said), *lines]
+    for kind, text in said:
+        click.echo(prefixed(kind, text), err=True)
     return lines
+
+
+def warned_jobs(answer: dict[str, Any]) -> list[Job]:
+    """The answer's jobs, its warnings said on stderr (`warned`)."""
+    warned([], answer, watched=False)
+    jobs: list[Job] = answer["jobs"]
+    return jobs
+
+
+def unreadable(answer: dict[str, Any]) -> str | None:
+    """The jobs the listing left out as their rows in herd.db cannot be read, in one line
+    with why and the way out (that of the first, for several); None if none was."""
+    found = answer.get("unreadable") or []  # (absent from an older daemon)
+    if not found:
+        return None
+    ids = [str(job["id"]) for job in found]
+    if len(ids) == 1:
+        return f"{found[0]['error']}; job {ids[0]} is not listed"
+    return (
+        f"jobs {', '.join(ids)} are not listed: their rows in herd.db cannot be read"
+        f" (`gpuherd show ID` says why of each); {found[0]['error']}"
+    )
 
 
 def job_csv(jobs: list[Job], columns: Sequence[str] = DEFAULT_COLUMNS) -> None:

@@ -21,6 +21,10 @@ class LeftOut:
 
     earlier: int = 0
     later: int = 0
+    unreadable: tuple[tuple[int, str], ...] = ()
+    """The jobs left out because their rows cannot be read (herd.db changed by another
+    program), each with why and the way out, by id: listed, one such row failed the whole
+    listing, for everyone."""
 
     @property
     def total(self) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -155,10 +155,12 @@ class Executor(Protocol):
         but processes of that attempt (left in its group, or carrying `key`) still run."""
         ...
 
-    def end_leftovers(self, home_id: str) -> None:
+    def end_leftovers(self, home_id: str, spared: Collection[int] = ()) -> None:
         """Kill what this home's attempts that ended left running (processes they started in
         the background), those that ended while no daemon watched too, and from now on what
-        each attempt leaves at its end. Called once, when the engine starts."""
+        each attempt leaves at its end. Called once, when the engine starts. The processes
+        of the jobs `spared` are left alone: running jobs whose rows cannot be read, not
+        watched, yet not ended (engine_damaged.py)."""
         ...
 
     def recorded_exit(self, attempt_dir: str) -> ExitStatus | None:

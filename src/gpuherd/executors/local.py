@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from concurrent.futures import Future
 from dataclasses import dataclass
 from functools import partial
@@ -277,11 +277,11 @@ class LocalExecutor:
         except psutil.Error:
             return None
 
-    def end_leftovers(self, home_id: str) -> None:
+    def end_leftovers(self, home_id: str, spared: Collection[int] = ()) -> None:
         # Found by their environment: a group whose number was taken again once the job's
         # emptied is never touched. Called last in a recovery: its pass of leaders is done.
         self._leaders = None
-        self._sweeper.home_id = home_id
+        self._sweeper.home_id, self._sweeper.spared = home_id, frozenset(spared)
         self._sweeper.due()
 
     def find_leader(self, job_id: int, attempt: int, key: str) -> int | None:

@@ -242,6 +242,14 @@ class ProcScanner:
             self._thread = None
 
 
+def _job_of(key: str) -> int | None:
+    """The job id of an attempt's key (`HOME:JOB:ATTEMPT`); None for a damaged key."""
+    try:
+        return int(key.rsplit(":", 2)[1])
+    except (IndexError, ValueError):
+        return None
+
+
 def _log_failure(future: Future[Any]) -> None:
     if (exc := future.exception()) is not None:
         log.warning("a pass over /proc for a job's processes failed: %s", exc)
@@ -266,6 +274,8 @@ class LeftoverSweeper:
     ) -> None:
         self.home_id = ""
         """Whose leftovers to kill; none until the engine says (LocalExecutor.end_leftovers)."""
+        self.spared: frozenset[int] = frozenset()
+        """Jobs whose processes are never killed here (end_leftovers says which)."""
         self._running = running
         self._scanner = scanner
         self._known = known
@@ -314,6 +324,8 @@ class LeftoverSweeper:
     def _leftovers(self, found: Mapping[int, str]) -> dict[int, str]:
         running = set(self._running())
         ended = {pid: key for pid, key in found.items() if key not in running}
+        if self.spared:  # (a job set aside, whose row cannot be read: it may run on)
+            ended = {pid: key for pid, key in ended.items() if _job_of(key) not in self.spared}
         if self._known is None:
             return ended
         return {pid: key for pid, key in ended.items() if self._ended(key, pid)}

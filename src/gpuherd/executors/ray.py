@@ -41,7 +41,7 @@ import hashlib
 import logging
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from concurrent.futures import wait
 from functools import partial
 from pathlib import Path
@@ -284,7 +284,7 @@ class RayExecutor(Following):
             self._runs[pid] = Run(name, actor)
         return pid in self._runs
 
-    def end_leftovers(self, home_id: str) -> None:
+    def end_leftovers(self, home_id: str, spared: Collection[int] = ()) -> None:
         """Kill this home's actors that no live attempt owns (called once recovery has
         re-attached the live ones). Left by a daemon that ran with `--executor local` in
         between (it counted them lost, maybe ran them again), each would hold its GPUs in
@@ -301,6 +301,9 @@ class RayExecutor(Following):
             log.warning("cannot list this home's job actors: %s", first_line(exc))
             return
         owned = {run.name for run in self._runs.values()}
+        if spared:  # (whose actors are these jobs' is in their rows, which cannot be read)
+            log.warning("jobs %s are set aside: no actor is killed", sorted(spared))
+            return
         for name in named:
             if name not in owned:
                 log.warning("job actor %s belongs to no running attempt: killing it", name)
