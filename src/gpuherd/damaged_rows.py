@@ -11,6 +11,7 @@ another value that cannot be read either.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 
 log = logging.getLogger("gpuherd.engine")
 
@@ -46,3 +47,17 @@ class DamagedRows:
         """Drop these jobs, said no more (removed, or no longer where they were set aside)."""
         for job_id in job_ids:
             self.why.pop(job_id, None)
+
+
+def unlisted(found: Sequence[tuple[int, str]]) -> str | None:
+    """The jobs a listing left out as their rows cannot be read (id, why), in one line with
+    why and the way out (that of the first, for several); None if none was (`ls`, the
+    Python API's jobs(), the dashboard's jobs page)."""
+    if not found:
+        return None
+    if len(found) == 1:
+        return f"{found[0][1]}; job {found[0][0]} is not listed"
+    return (
+        f"jobs {', '.join(str(job_id) for job_id, _ in found)} are not listed: their rows in"
+        f" herd.db cannot be read (`gpuherd show ID` says why of each); {found[0][1]}"
+    )

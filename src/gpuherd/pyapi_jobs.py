@@ -352,7 +352,8 @@ def _warn_of(answer: Mapping[str, Any]) -> None:
 
     if replaced := answer.get("database_replaced"):
         warnings.warn(replaced, UserWarning, stacklevel=3)
-    if answer.get("unreadable"):
-        from gpuherd.cli.ls_table import unreadable
+    if found := answer.get("unreadable"):
+        from gpuherd.damaged_rows import unlisted
 
-        warnings.warn(str(unreadable(dict(answer))), UserWarning, stacklevel=3)
+        said = unlisted([(job["id"], job["error"]) for job in found])
+        warnings.warn(str(said), UserWarning, stacklevel=3)

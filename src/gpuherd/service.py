@@ -253,9 +253,10 @@ class Service(SystemVerbs, EditVerbs, MoveVerbs):
         wanted = states_named(states)
         match = JobFilter(project, sweep, since=since)
         self.engine.record_spawns_for_a_read()
-        total, jobs = self.store.page_jobs(
-            wanted, match, search.strip(), max(0, offset), max(0, limit)
-        )
+        with self.store.passing_over_damaged():  # (the jobs page says which: views.jobs_page)
+            total, jobs = self.store.page_jobs(
+                wanted, match, search.strip(), max(0, offset), max(0, limit)
+            )
         return total, self._views(jobs) if jobs else []
 
     def show(self, job_id: int) -> dict[str, Any]:

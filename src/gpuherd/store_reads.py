@@ -100,7 +100,11 @@ class JobReads:
     def passing_over_damaged(self) -> Iterator[dict[int, str]]:
         """Meanwhile get_jobs, list_jobs and waiting_in_order leave out a job whose row cannot
         be read (a StoreError: herd.db changed by another program), noted in the dict given
-        (id: why), instead of failing the whole read: one damaged row costs its job alone."""
+        (id: why), instead of failing the whole read: one damaged row costs its job alone.
+        Nested: the outer one's dict (a caller that says them, around one that only goes on)."""
+        if self._passing_over is not None:
+            yield self._passing_over
+            return
         passed: dict[int, str] = {}
         self._passing_over = passed
         try:

@@ -121,6 +121,10 @@ def test_ls_lists_the_other_jobs_and_says_which_it_could_not_read(herd: Herd) ->
         + SAID.format(job=first, why=UNREADABLE_LIST)
         + "\n"
     )
+    page = herd.page("/jobs")  # the dashboard's jobs page: the others, and the same line
+    assert f"jobs {first}, {damaged} are not listed: their rows in herd.db cannot" in page
+    assert f'href="/jobs/{last}"' in page and f'href="/jobs/{damaged}"' not in page
+    assert "<h2>Recent jobs" in herd.page("/")  # (its recent jobs: failed with a 500)
     for job in (first, damaged):
         set_column(herd, job, "after", "[]")
     said = herd.cli("ls")

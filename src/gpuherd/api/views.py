@@ -37,6 +37,7 @@ from gpuherd.core.states import (
 )
 from gpuherd.core.units import format_duration, format_size
 from gpuherd.core.when import parse_since
+from gpuherd.damaged_rows import unlisted
 from gpuherd.listing import LIVE_JOBS
 from gpuherd.service import Service
 
@@ -273,6 +274,8 @@ class JobPage:
     size: int = PAGE_SIZE
     window_error: str | None = None
     """Why the filter's `since` was ignored (JobFilter.since_moment)."""
+    unreadable: str | None = None
+    """The jobs of the page left out as their rows cannot be read (damaged_rows.unlisted)."""
 
     @property
     def first(self) -> int:
@@ -319,10 +322,11 @@ def jobs_page(service: Service, f: JobFilter, size: int = PAGE_SIZE) -> JobPage:
     window_error = f"{unread}; showing jobs of any time" if unread else None
     if unread:  # ignored: not shown as a filter in force, nor sent as one (its buttons)
         f = replace(f, since="")
-    total, jobs = service.page_jobs(
-        f.states, f.project or None, f.text, f.sweep or None, (f.page - 1) * size, size, since
-    )
-    return JobPage(jobs, f, total, size, window_error)
+    with service.store.passing_over_damaged() as damaged:
+        total, jobs = service.page_jobs(
+            f.states, f.project or None, f.text, f.sweep or None, (f.page - 1) * size, size, since
+        )
+    return JobPage(jobs, f, total, size, window_error, unlisted(sorted(damaged.items())))
 
 
 def sweep_names(service: Service) -> list[str]:

@@ -21,6 +21,7 @@ from gpuherd.cli.render import STATE_STYLE, info, runtime
 from gpuherd.core.commands import flat_command
 from gpuherd.core.units import plural
 from gpuherd.core.when import format_moment
+from gpuherd.damaged_rows import unlisted
 from gpuherd.typed_name import prefixed, typed_name
 
 DEFAULT_LS_LIMIT = 100
@@ -286,18 +287,9 @@ def warned_jobs(answer: dict[str, Any]) -> list[Job]:
 
 
 def unreadable(answer: dict[str, Any]) -> str | None:
-    """The jobs the listing left out as their rows in herd.db cannot be read, in one line
-    with why and the way out (that of the first, for several); None if none was."""
+    """What the listing left out as the jobs' rows cannot be read (damaged_rows.unlisted)."""
     found = answer.get("unreadable") or []  # (absent from an older daemon)
-    if not found:
-        return None
-    ids = [str(job["id"]) for job in found]
-    if len(ids) == 1:
-        return f"{found[0]['error']}; job {ids[0]} is not listed"
-    return (
-        f"jobs {', '.join(ids)} are not listed: their rows in herd.db cannot be read"
-        f" (`gpuherd show ID` says why of each); {found[0]['error']}"
-    )
+    return unlisted([(job["id"], job["error"]) for job in found])
 
 
 def job_csv(jobs: list[Job], columns: Sequence[str] = DEFAULT_COLUMNS) -> None:
