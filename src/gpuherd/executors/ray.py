@@ -115,7 +115,11 @@ class RayExecutor(Following):
         """Closed: the actors run on for the next daemon, and no run is followed here."""
 
     def actor_name(self, job_id: int, attempt: int) -> str:
-        return f"gpuherd-{self.tag}-{job_id}-{attempt}"
+        return f"{self.actors_of(job_id)}{attempt}"
+
+    def actors_of(self, job_id: int) -> str:
+        """What the names of a job's actors (any attempt's) begin with."""
+        return f"gpuherd-{self.tag}-{job_id}-"
 
     # ---- launch -----------------------------------------------------------------------------
 
@@ -301,11 +305,10 @@ class RayExecutor(Following):
             log.warning("cannot list this home's job actors: %s", first_line(exc))
             return
         owned = {run.name for run in self._runs.values()}
-        if spared:  # (whose actors are these jobs' is in their rows, which cannot be read)
-            log.warning("jobs %s are set aside: no actor is killed", sorted(spared))
-            return
+        # (any attempt's of a job set aside: which one runs is in its row, unreadable)
+        spared_names = tuple(self.actors_of(job_id) for job_id in spared)
         for name in named:
-            if name not in owned:
+            if name not in owned and not name.startswith(spared_names):
                 log.warning("job actor %s belongs to no running attempt: killing it", name)
                 with contextlib.suppress(ClusterDown):  # (not waited for: the next start does)
                     self.link.begin(partial(self._drop_stale, name))
