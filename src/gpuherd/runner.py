@@ -22,7 +22,6 @@ from gpuherd.core.units import plural
 from gpuherd.devices import DeviceTable
 from gpuherd.engine import Engine
 from gpuherd.errors import HerdError
-from gpuherd.executors.base import RUN_FOLDER_GONE
 from gpuherd.executors.local import LocalExecutor
 from gpuherd.gpus.base import GpuProbe
 from gpuherd.layout import Layout
@@ -150,6 +149,8 @@ class Runner:
                 feed_in_thread(numbered, put)
                 await self._loop(incoming, changes)
                 self._watchdog.all_ended = not self.engine.live
+                if not self.summary.interrupted:  # (Ctrl-C: git is not waited for)
+                    await self._late_commits.settled()
             read_all = not (self.summary.interrupted or self.summary.input_failed)
             if read_all and (notice := left_over(self._folder_prefix, self.summary.jobs)):
                 self.reporter.notice(notice)
@@ -245,12 +246,7 @@ class Runner:
                 return
             self.summary.could_not_run += 1
             number, item = batch[0]
-            refusal: Exception = exc
-            if not os.path.isdir(item.cwd):  # removed since: the submission's advice is --cwd
-                refusal = HerdError(
-                    f"working directory {item.cwd} does not exist: {RUN_FOLDER_GONE}"
-                )
-            self.reporter.notice(could_not_run(number, item.command, refusal))
+            self.reporter.notice(could_not_run(number, item.command, exc, item.cwd))
             return
         for job_id, (number, item) in zip(ids, batch, strict=True):
             self._numbers[job_id] = number

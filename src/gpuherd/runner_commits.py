@@ -46,6 +46,16 @@ class LateCommits:
             loop = asyncio.get_running_loop()
             lookup.add_done_callback(lambda _: _on(loop, self._fill))  # (on git's thread)
 
+    async def settled(self) -> None:
+        """At the run's end: git's answer waited for while jobs wait for it (git's own
+        timeouts bound it: git_commit.GIT_TIMEOUT a call), and given them. Killed with the
+        run, git left every job read before it answered `git: null` (a run of quick jobs)."""
+        if self._lookup is None or not self._waiting:
+            return
+        with contextlib.suppress(Exception):  # (a failed lookup: nothing to give)
+            await asyncio.wrap_future(self._lookup)
+        self._fill()  # (now: the callback's call may come after the run's loop is gone)
+
     def _fill(self) -> None:
         lookup, ids, self._waiting = self._lookup, self._waiting, []
         self._watched = False

@@ -3,6 +3,7 @@ what it tells the user as it goes (Reporter)."""
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -10,6 +11,8 @@ from typing import Protocol
 
 from gpuherd.core.commands import shown_command
 from gpuherd.core.text import visible_command
+from gpuherd.errors import HerdError
+from gpuherd.executors.base import RUN_FOLDER_GONE
 from gpuherd.runner_signals import HANGUP_STATUS, INTERRUPT_STATUS
 
 
@@ -83,12 +86,15 @@ def in_run_words(detail: str, job_id: int) -> str:
     return detail[said.end() :] if said and said[1] == str(job_id) else detail
 
 
-def could_not_run(number: int, command: str, refusal: Exception) -> str:
-    """The line of job `number` of the input, refused before it was queued. An empty command
+def could_not_run(number: int, command: str, refusal: Exception, cwd: str) -> str:
+    """The line of job `number` of the input, refused before it was queued (its folder `cwd`
+    removed since: the submission's advice, --cwd, is not the run's). An empty command
     comes from a yielder (a job file has no empty line to run): submit's advice for it is for a
     command line. One of blanks alone (`yield "  "`) is as empty: the submission strips it.
     Its control characters are shown as `started` lines show them (a yielded NUL as ^@: as a
     blank, the line named a command that had none, refused for the NUL it did not show)."""
+    if not os.path.isdir(cwd):
+        refusal = HerdError(f"working directory {cwd} does not exist: {RUN_FOLDER_GONE}")
     shown = visible_command(shown_command(command))
     why = f"{shown}: {refusal}" if command.strip() else EMPTY_COMMAND
     return f"[{number}] could not run: {why}"

@@ -129,3 +129,25 @@ def test_gpuherd_runs_jobs_read_before_git_answered_get_the_commit_when_it_comes
     status, _, _ = run.finish()
     assert status == 0
     assert job_info(out / "job_2")["git"] == "feedbeef"  # (stored: its end wrote it)
+
+
+def test_gpuherd_run_waits_at_its_end_for_a_git_that_has_yet_to_answer(
+    runs: Runs, tmp_path: Path
+) -> None:
+    """Every job ended before git answered: the run ended then, killing git, and every job
+    kept `git: null` (a run of quick jobs in a large repository). It now waits for git's
+    answer (its own timeouts bound the wait) and writes it into their job.json."""
+    git, out = slow_git_in(tmp_path), tmp_path / "out"
+    runs.env["PATH"] = git.path
+    try:
+        run = runs.start("--fake-gpus", "1", "--output-dir", str(out), "-")
+        run.write("true\ntrue\n")
+        run.close_stdin()
+        ended = [out / f"job_{n}" / "job.json" for n in (0, 1)]
+        wait_for(lambda: all(path.exists() for path in ended), what="the 2 jobs' ends")
+        wait_for(lambda: bool(git.running()), what="git still asked")
+    finally:
+        git.go.touch()  # it answers once both jobs have ended
+    status, _, _ = run.finish()
+    assert status == 0
+    assert [job_info(path.parent)["git"] for path in ended] == ["feedbeef"] * 2
