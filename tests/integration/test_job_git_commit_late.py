@@ -151,3 +151,24 @@ def test_gpuherd_run_waits_at_its_end_for_a_git_that_has_yet_to_answer(
     status, _, _ = run.finish()
     assert status == 0
     assert [job_info(path.parent)["git"] for path in ended] == ["feedbeef"] * 2
+
+
+def test_a_run_job_whose_end_could_not_be_recorded_stays_so_when_git_answers_late(
+    runs: Runs, tmp_path: Path
+) -> None:
+    """Its commit, come later, is not written into a job.json that is not its end's, and the
+    run still says at its end that the job's end could not be recorded (it said nothing: the
+    commit's write, finding no job.json, counted as its end written)."""
+    git, out = slow_git_in(tmp_path), tmp_path / "out"
+    runs.env["PATH"] = git.path
+    try:
+        run = runs.start("--fake-gpus", "1", "--output-dir", str(out), "-")
+        run.write(f"mkdir {out}/job_0/job.json.tmp\n")  # (where its job.json is written first)
+        run.close_stdin()
+        run.expect_line("[0] ")  # its start
+        run.expect_line("[0] ")  # and its end, recorded in the run's database, not its folder
+    finally:
+        git.go.touch()
+    status, _, err = run.finish()
+    assert (status, err.count("gpuherd: error: the end of job_0 could not be recorded")) == (1, 1)
+    assert not (out / "job_0" / "job.json").exists()
