@@ -144,12 +144,17 @@ JOB_SCHEMAS: dict[str, Shape] = {
             "more_earlier": INT,
             "filtered": STRS,
             "database_replaced": maybe(STR),
+            "unreadable": {
+                "type": "array",
+                "items": obj({"id": INT, "error": STR}, title="UnreadableJob"),
+            },
         },
         title="JobList",
         description="`more`: the jobs that match that the limit left out, `more_earlier` "
         "of them before the first listed; `filtered`: the filters this daemon applies; "
         "`database_replaced`: what to do about a herd.db replaced while the daemon ran, as "
-        "`GET /status` says it (null when it was not).",
+        "`GET /status` says it (null when it was not); `unreadable`: the jobs left out as "
+        "their rows in herd.db cannot be read, each with why and the way out.",
     ),
     "JobIds": obj({"ids": INTS, "filtered": STRS}, title="JobIds"),
     "Submitted": obj(
