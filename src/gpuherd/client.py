@@ -35,7 +35,6 @@ from gpuherd.client_wait import (
 )
 from gpuherd.daemon_presence import SOCKET_BACK_WITHIN, lock_holder, socket_gone
 from gpuherd.errors import (
-    Conflict,
     DaemonError,
     HerdError,
     InvalidValue,
@@ -43,17 +42,12 @@ from gpuherd.errors import (
     NotFound,
     NotRunning,
     Suspended,
+    refusal,
 )
 from gpuherd.gc_pause import collector_paused
 from gpuherd.keep_alive import HEADER, silence_limit
 from gpuherd.socket_peer import refuse_another_users
 
-_STATUS_ERRORS: dict[int, type[HerdError]] = {
-    404: NotFound,
-    409: Conflict,
-    422: InvalidValue,  # a value of the request refused: a command may name its option
-    503: DaemonError,
-}
 WAIT_CHUNK = 500
 """Job ids per `GET /jobs/wait`, the wait of a daemon older than its POST: they travel in the
 query string, which the daemon's HTTP parser caps (a wait for 30,000 ids in one call lost the
@@ -394,4 +388,4 @@ def _error(status: int, data: bytes) -> HerdError:
         message = str(json.loads(data)["error"])
     except (ValueError, KeyError, TypeError):
         message = data.decode(errors="replace").strip() or f"HTTP {status}"
-    return _STATUS_ERRORS.get(status, HerdError)(message)
+    return refusal(status, message)

@@ -118,3 +118,17 @@ class NoAnswer(DaemonError):
 class Suspended(NoAnswer):
     """The daemon that holds the home is stopped (SIGSTOP, Ctrl-Z): it answers nothing until
     it is resumed (`kill -CONT`), so no wait for it is worth going on."""
+
+
+_STATUS_ERRORS: dict[int, type[HerdError]] = {
+    404: NotFound,
+    409: Conflict,
+    422: InvalidValue,  # a value of the request refused: a command may name its option
+    503: DaemonError,
+}
+
+
+def refusal(status: int | None, message: str) -> HerdError:
+    """The error of an HTTP status: an answer's (client.py), or a verb's refusal of one job
+    (its result's `status`: the Python API's `job.edit` raises what `submit` raises)."""
+    return _STATUS_ERRORS.get(status or 0, HerdError)(message)

@@ -29,7 +29,7 @@ from gpuherd import paths
 from gpuherd.client import Client
 from gpuherd.core.sweep import SweepError, SweepSpec, count, size_refusal, spec_to_dict
 from gpuherd.core.sweep_names import default_sweep_name, is_bare_command
-from gpuherd.errors import DaemonError, HerdError, LostConnection, NoAnswer
+from gpuherd.errors import DaemonError, HerdError, LostConnection, NoAnswer, refusal
 from gpuherd.following import follow_log
 from gpuherd.pyapi_checks import (
     check_connect,
@@ -368,20 +368,18 @@ class Job(JobActions, JobDisplay):
         queued now), output and error (as submit() takes them, from the job's cwd); `clear`
         unsets name, only_gpus, mem, ram, retry_delay, timeout, max_log_size, project, env,
         after, after_any, after_fail, output, error or begin.
-        Answers what changed ("edited (gpus 1 -> 2)"); HerdError if the daemon refused (the
-        job runs or ended, or could never run)."""
+        Answers what changed ("edited (gpus 1 -> 2)"), warning as submit() does; refused, as
+        submit() is: InvalidValue (a value), Conflict (the job runs or ended, or never could)."""
         clear = check_edit(changes, clear)  # (its own words: `env`, not `env_overrides`)
         if "env" in changes:  # as submit() names the job's variables; the others are kept
             changes["env_overrides"] = env_overrides(changes.pop("env"))
         cleared = ["env_overrides" if name == "env" else name for name in clear]
-        body = {
-            "ids": [self.id],
-            **edit_options(changes, Job, self.herd.client),
-            "clear": cleared,
-        }
-        (result,) = self.herd.client.post("/jobs/edit", body)["results"]
-        if not result["ok"]:
-            raise HerdError(str(result["message"]))
+        body = {"ids": [self.id], **edit_options(changes, Job, self.herd.client), "clear": cleared}
+        answer = self.herd.client.post("/jobs/edit", body)
+        (result,) = answer["results"]
+        if not result["ok"]:  # (HerdErrors: `except HerdError` catches them as before)
+            raise refusal(result.get("status"), str(result["message"]))
+        sweep_warnings(answer.get("warnings", []), UserWarning)
         return str(result["message"])
 
 

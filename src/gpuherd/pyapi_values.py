@@ -316,6 +316,11 @@ def in_units(options: dict[str, Any]) -> dict[str, Any]:
     if isinstance(cap, str):  # "none": no cap (0, said so)
         options["max_log_size"] = read_value("max_log_size", sent_log_cap, cap)
     elif isinstance(cap, int) and not isinstance(cap, bool):
+        if cap <= 0:  # as --max-log-size 0 and `config set max-log-size 0` are (it was no cap)
+            raise WrongValue(
+                f"max_log_size={cap} is no size: give one, e.g. max_log_size='10GiB', or "
+                "max_log_size='none' (the text) for no cap"
+            )
         options["max_log_size"] = read_value("max_log_size", memory_amount, cap)  # as mem=10
     for key in ("timeout", "grace", "no_output_timeout", "retry_delay"):
         if isinstance(options.get(key), str):

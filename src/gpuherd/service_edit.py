@@ -17,17 +17,17 @@ from gpuherd.core.edit import (
     describe_edit,
     edit_spec,
 )
-from gpuherd.core.gpu_unknown import unknown_said
 from gpuherd.core.lifecycle import retry_wait
 from gpuherd.core.model import DEFAULT_GRACE, Job, JobSpec
 from gpuherd.core.output_files import recorded_or_named, shared_file, sharing
-from gpuherd.core.retry_budget import idle_retry_delay, retry_over_budget
+from gpuherd.core.retry_budget import retry_over_budget
 from gpuherd.core.states import JobState
 from gpuherd.core.when import format_moment, said_in
+from gpuherd.edit_warnings import EditedJob
 from gpuherd.errors import Conflict, HerdError, InvalidValue
 from gpuherd.executors.base import NO_USER_FILES
 from gpuherd.service_jobs import JobVerbs
-from gpuherd.service_reasons import configured_gpus, refusals
+from gpuherd.service_reasons import refusals
 from gpuherd.submission import (
     check_cwd,
     check_spec,
@@ -40,10 +40,15 @@ from gpuherd.wire import ActionResult
 
 class EditVerbs(JobVerbs):
     def edit(
-        self, ids: Sequence[int], changes: Mapping[str, Any], clear: Sequence[str]
+        self,
+        ids: Sequence[int],
+        changes: Mapping[str, Any],
+        clear: Sequence[str],
+        edited: list[EditedJob] | None = None,
     ) -> list[ActionResult]:
         """Change what waiting jobs ask for (core.edit's EDITABLE fields, and BEGIN); their
-        place in the queue stays."""
+        place in the queue stays. `edited` gets each job changed, for the edit's warnings,
+        said once for all its jobs (edit_warnings.py; an edit in pieces: once for them all)."""
         try:
             check_edit(changes, clear)
         except ValueError as exc:
@@ -56,7 +61,8 @@ class EditVerbs(JobVerbs):
         if len(ids) > 1 and {"output", "error", "name"} & {*changes, *clear}:
             self._refuse_one_file(ids, changes, clear)
         never = refusals(engine)
-        results = self._each(ids, lambda job: self._edit_one(job, changes, clear, never))
+        edited = [] if edited is None else edited
+        results = self._each(ids, lambda job: self._edit_one(job, changes, clear, never, edited))
         if {BEGIN, "retry_delay"} & {*changes, *clear}:
             engine.begins.arm()  # the earliest --begin time (or end of a retry's wait) moved
         engine.wake()  # a job asking for less, or released, may fit now
@@ -91,6 +97,7 @@ class EditVerbs(JobVerbs):
         changes: Mapping[str, Any],
         clear: Sequence[str],
         never: Callable[[JobSpec], str | None],
+        changed: list[EditedJob],
     ) -> str:
         self._refuse_ended(job, "edit it")
         self._refuse_unless_waiting(job, "edit", "only queued or held jobs can be edited")
@@ -102,22 +109,25 @@ class EditVerbs(JobVerbs):
         if not fields and moved is None:
             return "unchanged"
         retry_moved, retry_said = _retry_wait_edited(job, spec, fields, moved, now)
+        # Refusals of a value begin with the job, so that `edit 1-2000 --mem 2GiB` of CPU-only
+        # jobs says one line for them all (idspec.summarize), naming them.
+        where = f"job {job.id}: "
         reject_nul(
-            "",
+            where,
             command=spec.command,
             name=spec.name or "",
             project=spec.project or "",
             env_overrides=spec.env_overrides,
             cwd=spec.cwd,
         )
-        reject_bad_names("", spec.env_overrides)
+        reject_bad_names(where, spec.env_overrides)
         if said := kept_list_contradiction(job.id, spec.after, spec.after_fail, {*changes, *clear}):
             raise InvalidValue(said)  # (before check_spec's words, which miss the kept list)
         # A grace of 0 an older gpuherd stored (its APIs took one) stays the job's, as a retry
         # keeps it: an edit of other fields is not refused for a value it did not type.
-        check_spec(spec if "grace" in fields else replace(spec, grace=DEFAULT_GRACE))
+        check_spec(spec if "grace" in fields else replace(spec, grace=DEFAULT_GRACE), where)
         if "cwd" in fields:
-            check_cwd(spec.cwd)
+            check_cwd(spec.cwd, where)
         if any(kind in fields for kind in KINDS):
             self._check_dependencies(job.id, spec)
         if reason := never(spec):
@@ -148,30 +158,8 @@ class EditVerbs(JobVerbs):
             self.store.replace_deps(job.id, spec, now)
         state = job.state if moved is None else moved[0]
         self.engine.publish({"id": job.id, "state": state.value, "event": "edit"})
-        return f"edited ({what})" + "".join(
-            f"; warning: {said}" for said in self._warnings(job, spec, fields)
-        )
-
-    def _warnings(self, job: Job, spec: JobSpec, fields: Sequence[str]) -> list[str]:
-        """What a submission of `spec` warns of, of the fields edited: an edit took both
-        without a word (a --retry-delay on a job never retried; unknown --only-gpus). A job
-        waiting for a retry (its failed run's outcome kept) waits by that delay: not idle."""
-        said = []
-        if "only_gpus" in fields and (unknown := self._unknown_gpus(spec.only_gpus)):
-            said.append(unknown)
-        idle = {"retry_delay", "retries"} & set(fields) and job.outcome is None
-        if idle and (delay := idle_retry_delay([(job.id, spec)])):
-            said.append(delay)
-        return said
-
-    def _unknown_gpus(self, only: tuple[int, ...]) -> str | None:
-        """What --only-gpus `only` names that gpuherd does not have, beside GPUs it has (None:
-        nothing): core/gpu_unknown.py. Configured GPUs not seen now count, as never_runs's."""
-        configured = configured_gpus(self.engine)
-        if not set(only) - configured:
-            return None
-        devices = self.engine.devices
-        return unknown_said(only, configured, False, devices.unused(), devices.on_cluster)
+        changed.append(EditedJob(job.id, spec, frozenset(fields), job.outcome is not None))
+        return f"edited ({what})"
 
     def _pin_attempt_files(self, job: Job) -> None:
         """Record the files of the job's attempts that recorded none (begun before attempts

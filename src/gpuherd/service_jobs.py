@@ -335,7 +335,8 @@ class JobVerbs:
                         with self.store.savepoint():
                             results.append(ActionResult(job_id, True, action(job)))
                     except (HerdError, TransitionError) as exc:
-                        results.append(ActionResult(job_id, False, str(exc)))
+                        status = exc.status if isinstance(exc, HerdError) else Conflict.status
+                        results.append(ActionResult(job_id, False, str(exc), status=status))
         finally:
             self.store.touched = None
         return results

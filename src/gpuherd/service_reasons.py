@@ -4,10 +4,11 @@ Read by `Service` (service.py) once per listing."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 
+from gpuherd.core.gpu_unknown import unknown_only_gpus
 from gpuherd.core.idspec import format_ids
 from gpuherd.core.lifecycle import HELD_UNSTARTED, stop_said
 from gpuherd.core.model import Device, Job, JobSpec, Reservation
@@ -259,6 +260,18 @@ def configured_gpus(engine: Engine) -> set[int]:
     """The GPUs gpuherd has, as a submission's refusals count them (never_runs): those it
     uses, and those configured but not seen now (they may come back)."""
     return {d.index for d in [*engine.device_listing(), *engine.devices.missing()]}
+
+
+def unknown_gpus_named(engine: Engine, jobs: Iterable[tuple[int, JobSpec]]) -> list[str]:
+    """A warning per --only-gpus of these jobs (id, spec) that names GPUs gpuherd does not
+    have, beside some it has (core/gpu_unknown.py), as a submission and an edit warn of it;
+    configured ones not seen now count, and those the probe sees get their `gpus add`."""
+    named = [(job_id, spec.only_gpus) for job_id, spec in jobs if spec.only_gpus]
+    if not named:
+        return []
+    devices = engine.devices
+    configured = configured_gpus(engine)
+    return unknown_only_gpus(named, configured, devices.unused(), devices.on_cluster)
 
 
 def refusals(engine: Engine) -> Callable[[JobSpec], str | None]:

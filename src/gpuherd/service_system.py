@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 from gpuherd import __version__, config
-from gpuherd.core.gpu_unknown import unknown_only_gpus
 from gpuherd.core.idspec import MAX_GPU_INDEX, format_ids
 from gpuherd.core.int64 import fits
 from gpuherd.core.model import DeviceState, JobSpec
@@ -21,7 +20,7 @@ from gpuherd.engine import Engine
 from gpuherd.errors import Conflict, InvalidValue
 from gpuherd.gpu_processes import RunKey
 from gpuherd.hooks import hooks_from_now
-from gpuherd.service_reasons import configured_gpus
+from gpuherd.service_reasons import unknown_gpus_named
 from gpuherd.store import Store
 from gpuherd.store_checkpoint import replaced_while_running
 from gpuherd.wire import device_view
@@ -167,14 +166,8 @@ class SystemVerbs:
 
     def unknown_gpus_named(self, jobs: Iterable[tuple[int, JobSpec]]) -> list[str]:
         """A warning per --only-gpus of these jobs (id, spec) that names GPUs gpuherd does not
-        have, beside some it has (core/gpu_unknown.py); configured ones not seen now count,
-        and those the probe sees get their `gpus add`."""
-        named = [(job_id, spec.only_gpus) for job_id, spec in jobs if spec.only_gpus]
-        if not named:
-            return []
-        devices = self.engine.devices
-        configured = configured_gpus(self.engine)
-        return unknown_only_gpus(named, configured, devices.unused(), devices.on_cluster)
+        have, beside some it has (service_reasons.unknown_gpus_named)."""
+        return unknown_gpus_named(self.engine, jobs)
 
     def gpu_add(self, index: int, slots: int | None) -> str:
         """Use GPU `index`, or change its slots; without `slots` it keeps (or gets back)

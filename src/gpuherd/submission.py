@@ -247,7 +247,11 @@ def _limit_problem(spec: JobSpec) -> str | None:
     if not _duration(spec.timeout):
         return f"{field('timeout')} {_POSITIVE}"
     if spec.max_log_size is not None and spec.max_log_size <= 0:
-        return f"{field('max_log_size')} must be a size in bytes, or 0 for no cap"
+        # (0 is no cap only as a request carries `none`: --max-log-size 0 is refused)
+        return (
+            f"{field('max_log_size')} must be a positive number of bytes; for no cap give "
+            "none (0 in a JSON request)"
+        )
     if not _duration(spec.retry_delay):
         return f"{field('retry_delay')} {_POSITIVE}"
     if not _duration(spec.no_output_timeout):

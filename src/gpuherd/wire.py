@@ -109,11 +109,17 @@ class ActionResult:
     """Removed, but not all its files: its message names those left, why, and what to do.
     (Not ok, since what was asked is not all done; a field, so that no client reads the
     message's words to tell it from a refusal.)"""
+    status: int | None = None
+    """Of a refusal, the HTTP status of its error (422 InvalidValue, 409 Conflict, 404
+    NotFound): the Python API raises the class a request on the job alone raised (`edit`
+    raised a plain HerdError where `submit` raised InvalidValue for one value)."""
 
     def to_wire(self) -> dict[str, Any]:
-        """As an answer carries it; `left` only when set, so the 20,000 answers of a
-        sweep's verb carry no field they all lack."""
+        """As an answer carries it; `left` and `status` only when set, so the 20,000
+        answers of a sweep's verb carry no field they all lack."""
         said: dict[str, Any] = {"id": self.id, "ok": self.ok, "message": self.message}
+        if self.status is not None:
+            said["status"] = self.status
         return {**said, "left": True} if self.left else said
 
 

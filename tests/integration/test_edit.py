@@ -105,7 +105,7 @@ def test_edit_refuses_running_finished_and_impossible_jobs_and_changes_nothing(
         daemon.client.post("/jobs/edit", {"ids": [queued], "clear": ["command"]})
     # A value no job may have is refused per job: one result, not an error for the request.
     (only,) = daemon.client.post("/jobs/edit", {"ids": [queued], "command": "  "})["results"]
-    assert (only["ok"], only["message"].split(":")[0]) == (False, "the command is empty")
+    assert not only["ok"] and only["message"].startswith(f"job {queued}: the command is empty")
     assert daemon.job(queued)["command"] == "true"
     recorder.go()
     daemon.wait_state(running, "succeeded")
@@ -185,7 +185,8 @@ def test_edit_sets_a_waiting_jobs_variables_and_keeps_its_others(
     ]
     bad = shared_daemon.client.post("/jobs/edit", {"ids": [job], "env_overrides": {"X=Y": "1"}})
     assert bad["results"][0]["message"] == (
-        "'X=Y' is not an environment variable name: give NAME=VALUE, with no '=' in NAME"
+        f"job {job}: 'X=Y' is not an environment variable name: give NAME=VALUE, with no '=' "
+        "in NAME"
     )
     api_job = Job(connect(shared_daemon.home, start=False), job)
     assert api_job.edit(env={"D": 4}) == "edited (env A,B,C -> A,B,C,D)"
@@ -249,14 +250,14 @@ def test_edit_refuses_dependencies_a_submission_would_refuse_and_ones_that_wait_
     )
     relative = daemon.client.post("/jobs/edit", {"ids": [b], "cwd": "work"})["results"]
     assert relative[0]["message"] == (  # (`work` exists where the daemon runs: no matter)
-        "working directory work is relative: give the absolute path of an existing folder "
-        "as cwd (--cwd)"
+        f"job {b}: working directory work is relative: give the absolute path of an existing "
+        "folder as cwd (--cwd)"
     )
     (a_file := tmp_path / "notes.txt").write_text("")
     not_a_folder = daemon.client.post("/jobs/edit", {"ids": [b], "cwd": str(a_file)})["results"]
     assert not_a_folder[0]["message"] == (
-        f"working directory {a_file} is not a folder: give the absolute path of an existing "
-        "folder as cwd (--cwd)"
+        f"job {b}: working directory {a_file} is not a folder: give the absolute path of an "
+        "existing folder as cwd (--cwd)"
     )
     with pytest.raises(HerdError) as never:  # by field and option, as submit's refusal says
         daemon.client.post("/jobs/edit", {"ids": [b], "begin": 1e308})

@@ -75,8 +75,8 @@ def test_the_python_and_json_apis_edit_the_cap(shared_daemon: Herd) -> None:
     assert result["message"] == "edited (max_log_size 4 MiB -> none)"  # 0: none, as at submit
     [result] = herd.client.post("/jobs/edit", {"ids": [job.id], "max_log_size": -1})["results"]
     assert not result["ok"] and "max_log_size (--max-log-size) must be" in result["message"]
-    with pytest.raises(HerdError, match="must be a size in bytes"):
-        job.edit(max_log_size=-1)
+    with pytest.raises(HerdError, match="max_log_size=-1 is no size: give one"):
+        job.edit(max_log_size=-1)  # (refused before it is sent, as max_log_size=0 is)
     assert herd.job(job.id)["max_log_size"] is None
 
 

@@ -56,8 +56,9 @@ def test_only_gpus_naming_a_gpu_not_there_warns(herd: Herd, tmp_path: Path) -> N
         "gpuherd has no GPUs 5, 6: name GPUs gpuherd has in only_gpus (--only-gpus): 0-3\n",
     )
 
-    edited = herd.cli("edit", "2", "--only-gpus", "0,5")
-    assert edited.stdout == f"job 2: edited (only_gpus 0,1,2,3 -> 0,5); warning: {WARNED}\n"
+    edited = herd.cli("edit", "2", "--only-gpus", "0,5")  # (warned of as submit warns)
+    assert edited.stdout == "job 2: edited (only_gpus 0,1,2,3 -> 0,5)\n"
+    assert edited.stderr == f"gpuherd: warning: job 2: {WARNED}\n"
     assert (
         herd.cli("edit", "2", "--only-gpus", "1").stdout == "job 2: edited (only_gpus 0,5 -> 1)\n"
     )
@@ -94,11 +95,11 @@ def test_only_gpus_names_the_gpus_add_of_each_gpu_the_probe_sees(herd: Herd) -> 
         f"gpuherd: warning: job 2: --only-gpus 0,5-9 names GPUs 5-9, {have}: the job runs only "
         "on GPU 0 until GPUs 5-9 are added (gpuherd gpus add 5, then the same for 6-9)\n"
     )
-    edited = herd.cli("edit", "1", "--only-gpus", "0,8-9").stdout
-    assert edited == (
-        f"job 1: edited (only_gpus 0,1,9,10 -> 0,8,9); warning: --only-gpus 0,8,9 names GPUs "
-        f"8, 9, {have}: the job runs only on GPU 0 until GPUs 8, 9 are added (gpuherd gpus "
-        "add 8, then the same for 9)\n"
+    edited = herd.cli("edit", "1", "--only-gpus", "0,8-9")
+    assert edited.stdout == "job 1: edited (only_gpus 0,1,9,10 -> 0,8,9)\n"
+    assert edited.stderr == (
+        f"gpuherd: warning: job 1: --only-gpus 0,8,9 names GPUs 8, 9, {have}: the job runs "
+        "only on GPU 0 until GPUs 8, 9 are added (gpuherd gpus add 8, then the same for 9)\n"
     )
     assert herd.cli("gpus", "add", "9").stdout.startswith("GPU 9 added")  # as the hint says
 

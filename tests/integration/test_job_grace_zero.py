@@ -10,7 +10,7 @@ import sqlite3
 import pytest
 
 from conftest import Herd, UnixConnection
-from gpuherd.errors import HerdError, InvalidValue
+from gpuherd.errors import InvalidValue
 from gpuherd.pyapi import connect
 
 SAID = (
@@ -60,12 +60,13 @@ def test_a_zero_grace_is_refused_to_an_edit_by_every_client(shared_daemon: Herd)
     herd = shared_daemon
     api = connect(herd.home, start=False)
     job = api.submit("true", gpus=0, hold=True, grace="30s")
-    with pytest.raises(HerdError) as from_python:
+    with pytest.raises(InvalidValue) as from_python:  # as submit(grace=0) raises
         job.edit(grace=0)
-    assert str(from_python.value) == SAID
+    assert str(from_python.value) == f"job {job.id}: {SAID}"
     status, body = post_json(herd, "/jobs/edit", {"ids": [job.id], "grace": 0})
     assert status == 200  # an edit answers job by job, each refusal in its result
-    assert json.loads(body)["results"] == [{"id": job.id, "ok": False, "message": SAID}]
+    refused = {"id": job.id, "ok": False, "message": f"job {job.id}: {SAID}", "status": 422}
+    assert json.loads(body)["results"] == [refused]
     assert herd.job(job.id)["grace"] == 30  # unchanged
 
 

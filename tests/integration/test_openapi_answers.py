@@ -138,6 +138,8 @@ def test_every_json_answer_is_as_openapi_describes_it(herd: Herd, tmp_path: Path
     api.check("POST", "/jobs/priority", {"ids": [queued, held], "priority": 2})
     api.check("POST", f"/jobs/{held}/move", {"first": True}, "/jobs/{job_id}/move")
     api.check("POST", "/jobs/edit", {"ids": [held], "gpus": 1, "clear": ["name"]})
+    refused = api.check("POST", "/jobs/edit", {"ids": [ok], "name": "x"})["results"]  # (ended)
+    assert refused[0]["status"] == 409
     for verb in ("hold", "release", "kill"):
         api.check("POST", f"/jobs/{verb}", {"ids": [queued]}, "/jobs/{action}")
     api.check("POST", "/jobs/retry-held", {"ids": [failed]}, "/jobs/{action}")

@@ -85,11 +85,13 @@ def test_an_edit_to_text_that_is_not_utf8_is_refused(shared_daemon: Herd) -> Non
     job = daemon.submit("--hold", "--name", "before", "--", "true")
     said = refusal(daemon.cli("edit", "--name", NOT_UTF8, str(job), check=False))
     assert said == (
-        f"name (--name) holds bytes that are not UTF-8 (\\xff at character 2): {AS_TEXT}; "
-        "give a name in UTF-8"
+        f"job {job}: name (--name) holds bytes that are not UTF-8 (\\xff at character 2): "
+        f"{AS_TEXT}; give a name in UTF-8"
     )
     said = refusal(daemon.cli("edit", "--command", f"echo {NOT_UTF8}", str(job), check=False))
-    assert said.startswith("the command holds bytes that are not UTF-8 (\\xff at character 7)")
+    assert said.startswith(
+        f"job {job}: the command holds bytes that are not UTF-8 (\\xff at character 7)"
+    )
     shown = daemon.json("show", str(job))
     assert (shown["name"], shown["command"]) == ("before", "true")
 

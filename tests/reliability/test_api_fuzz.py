@@ -495,8 +495,9 @@ def test_a_sweep_or_an_edit_over_a_cap_is_refused_and_changes_nothing(shared: Ta
     assert error["error"].startswith("sweep: the environment variable 'BIG' is 52,428,804 bytes")
     held = next(job["id"] for job in before["jobs"] if job["name"] == "held")
     status, edited = answer(shared, "/api/v1/jobs/edit", {"ids": [held], "name": LONG})
-    message = f"the name is 200,000 bytes, {ARGUMENT}"
-    assert (status, edited) == (200, {"results": [{"id": held, "ok": False, "message": message}]})
+    message = f"job {held}: the name is 200,000 bytes, {ARGUMENT}"
+    refused = {"id": held, "ok": False, "message": message, "status": 422}
+    assert (status, edited) == (200, {"results": [refused], "warnings": []})
     assert shared.snapshot() == before
 
 

@@ -118,6 +118,22 @@ def test_summarize_says_the_ids_that_name_no_job_on_one_line_with_the_hint() -> 
     assert summarize([(99, False, no_job_with([99]))]) == [(False, f"no job 99: {hint}")]
 
 
+def test_summarize_says_a_refusal_of_several_jobs_once_naming_them() -> None:
+    """`edit 1-2000 --mem 2GiB` of CPU-only jobs said its refusal once per job, naming none:
+    refusals that begin with their job share a line, as answers alike do."""
+    said = "mem (--mem) with gpus 0 (--gpus 0): a CPU-only job gets no GPU memory"
+    results = [(i, False, f"job {i}: {said}") for i in (1, 2, 3, 7)]
+    results += [(4, False, "job 4 is running: kill it first"), (5, False, "job 5: other")]
+    results += [(6, False, f"job 6: {said}"), (8, True, "edited (name none -> x)")]
+    assert summarize(results) == [
+        (True, "job 8: edited (name none -> x)"),
+        (False, f"jobs 1-3,6-7: {said}"),
+        (False, "job 4 is running: kill it first"),
+        (False, "job 5: other"),
+    ]
+    assert summarize(results, refusals_shown=1)[2:] == [(False, "2 more jobs refused too: 4-5")]
+
+
 def test_summarize_shows_the_first_refusals_and_lists_the_rest() -> None:
     refused = [(i, False, f"no job {i}") for i in range(1, 15)]
     lines = summarize(refused, refusals_shown=3)

@@ -177,7 +177,20 @@ JOB_SCHEMAS: dict[str, Shape] = {
         title="Results",
         description="One result per job named, in the order named.",
     ),
-    "Result": obj({"id": INT, "ok": BOOL, "message": STR}, title="Result"),
+    "Edited": obj(
+        {"results": {"type": "array", "items": ref("Result")}, "warnings": STRS},
+        title="Edited",
+        description="One result per job named, in the order named; `warnings`: what a "
+        "submission of the jobs as edited would warn of, a line each (naming its jobs).",
+    ),
+    "Result": obj(
+        {"id": INT, "ok": BOOL, "message": STR},
+        optional={"status": INT},
+        title="Result",
+        description="`status`, of a refusal: the HTTP status the verb on this job alone "
+        "would have answered (422: a value it cannot have, 409: not in its state, 404: no "
+        "such job).",
+    ),
     "Message": obj({"message": STR}, title="Message", description="What was done, one line."),
 }
 
@@ -190,7 +203,7 @@ JOB_ANSWERS = {
     ("get", "/jobs/wait"): answer_of("Waited", "Whether the jobs have finished, and how"),
     ("post", "/jobs/wait"): answer_of("Waited", "Whether the jobs have finished, and how"),
     ("get", "/jobs/{job_id}"): answer_of("JobDetail", "The job"),
-    ("post", "/jobs/edit"): answer_of("Results", "What was changed of each job"),
+    ("post", "/jobs/edit"): answer_of("Edited", "What was changed of each job"),
     ("post", "/jobs/priority"): answer_of("Results", "Each job's new priority"),
     ("post", "/jobs/{action}"): answer_of("Results", "What the verb did to each job"),
     ("post", "/jobs/{job_id}/priority"): answer_of("Message", "The job's new priority"),

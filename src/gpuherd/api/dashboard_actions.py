@@ -26,6 +26,7 @@ from gpuherd.core.idspec import JOBS_THERE_ARE, summarize
 from gpuherd.core.int64 import fits
 from gpuherd.core.model import DeviceState
 from gpuherd.core.states import JobState
+from gpuherd.edit_warnings import EditedJob, edit_warnings
 from gpuherd.errors import HerdError, InvalidValue
 from gpuherd.listing import ListingQuery
 from gpuherd.service import Service
@@ -176,7 +177,10 @@ async def edit(request: Request, job_id: int) -> Response:
     field = None
     try:
         changes, clear = _edited_fields(form, edited)
-        messages = _results(service_of(request).edit([job_id], changes, clear))
+        service = service_of(request)
+        changed: list[EditedJob] = []  # (what it changed: for the warnings)
+        messages = _results(service.edit([job_id], changes, clear, changed))
+        messages += [(True, f"warning: {said}") for said in edit_warnings(service.engine, changed)]
     except FieldRefused as exc:
         messages, field = [(False, str(exc))], exc.field
     except HerdError as exc:

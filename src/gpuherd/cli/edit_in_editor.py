@@ -21,8 +21,8 @@ from typing import Any, NoReturn
 import click
 
 from gpuherd.cli.job_refs import given_ids
+from gpuherd.cli.queue_cmds import answered  # (loaded already: edit is its command)
 from gpuherd.client import Client
-from gpuherd.core.idspec import summarize
 from gpuherd.errors import HerdError, NotFound
 from gpuherd.typed_name import typed_name
 
@@ -166,10 +166,7 @@ def _apply(client: Client, job_id: int, before: str, edited: str) -> None:
         now = client.get(f"/jobs/{job_id}")
         if now["state"] not in _WAITING:
             _lost(job_id, _what_became_of(now), edited)
-    ((ok, line),) = summarize([(job_id, result["ok"], result["message"])])
-    if not ok:
-        _fail(line)
-    click.echo(line)
+    answered(answer)  # (its warnings too, as `edit --command` says them)
 
 
 def _what_became_of(job: dict[str, Any]) -> str:

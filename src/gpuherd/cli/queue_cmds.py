@@ -45,16 +45,19 @@ from gpuherd.typed_name import typed_name
 def _act(action: str, ids: tuple[str, ...], **body: Any) -> None:
     """POST /jobs/ACTION; one line per outcome, errors on stderr and exit status 1."""
     client = Client()
-    _answered(client.post(f"/jobs/{action}", {"ids": given_ids(client, ids), **body}))
+    answered(client.post(f"/jobs/{action}", {"ids": given_ids(client, ids), **body}))
 
 
-def _answered(answer: dict[str, Any]) -> None:
-    """A verb's results on many jobs: one line per outcome, errors on stderr and exit 1."""
+def answered(answer: dict[str, Any]) -> None:
+    """A verb's results on many jobs: one line per outcome, errors on stderr and exit 1; its
+    `warnings` (an edit's: edit_warnings.py) on stderr, as submit's, each once."""
     results = answer["results"]
     left = {r["id"] for r in results if r.get("left")}  # (removed, files left: not refused)
     lines = summarize(((r["id"], r["ok"], r["message"]) for r in results), left=left)
     for ok, line in lines:
         click.echo(line if ok else prefixed("error", line), err=not ok)
+    for warning in answer.get("warnings", []):
+        click.echo(prefixed("warning", warning), err=True)
     if not all(ok for ok, _ in lines):
         sys.exit(1)
 
@@ -180,7 +183,7 @@ def priority(words: tuple[str, ...]) -> None:
     ctx.params = {"ids": " ".join(ids)}  # what a refused P's example repeats before it
     value = PRIORITY.convert(given, click.Argument(["priority"]), ctx)
     client = Client()
-    _answered(
+    answered(
         client.post("/jobs/priority", {"ids": given_ids(client, tuple(ids)), "priority": value})
     )
 
@@ -242,7 +245,7 @@ class _Field(Choosing):
 
 
 @click.command(cls=TakesJobIds)
-@ids_argument()
+@ids_argument(required=False)  # none: nothing to edit, as kill's (`edit $(gpuherd ls -q ...)`)
 @click.option("--command", help="The new command line (run by sh as written).")
 @click.option("--name", help="A new name.")
 @click.option("--gpus", type=GPU_COUNT, help="GPUs it needs (0 = CPU-only).")
@@ -286,8 +289,11 @@ def edit(
 
     IDS: 3, 3-7, 3,5,9. A running job cannot change: kill it and submit again. At a
     terminal, `edit ID` with no option opens the job's command in $VISUAL or $EDITOR (else
-    vi), as pueue's edit does.
+    vi), as pueue's edit does. No IDS (`edit $(gpuherd ls -q --state queued) ...` of an
+    empty queue): nothing to edit, exit 0, as `xargs -r`.
     """
+    if _none_given("edit", ids):  # (before the options are looked at: none is a mistake)
+        return
     # (--after given no ids is not given: click has no empty form of a repeatable option.)
     given = {name: value for name, value in changes.items() if value not in (None, [])}
     for text in ("name", "project"):  # `--name "$RUN"`, RUN unset: a mistake, not a clear

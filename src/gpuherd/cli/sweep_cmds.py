@@ -32,7 +32,6 @@ from gpuherd.cli.main import prefixed
 from gpuherd.cli.option_checks import one_output
 from gpuherd.cli.output_options import output_options
 from gpuherd.cli.param_types import SEED, Place, WholeRange, checked_by_daemon, completes
-from gpuherd.cli.submit_hints import command_devices_hint
 from gpuherd.cli.sweep_args import ParamsCommand, build, is_file, lone_value_warnings
 from gpuherd.cli.sweep_dry_run import DryRun, check_size, dry_run
 from gpuherd.cli.sweep_left_out import left_out, typed_keys
@@ -46,6 +45,7 @@ from gpuherd.core.sweep import is_bare_command, spec_to_dict
 from gpuherd.core.sweep_env import worded_for_file
 from gpuherd.core.units import plural
 from gpuherd.core.when import past_begin_hint
+from gpuherd.device_hints import command_devices_hint
 from gpuherd.errors import HerdError, NotRunning
 from gpuherd.typed_name import typed_name
 from gpuherd.wire_requests import options_sent

@@ -206,27 +206,35 @@ def summarize(
 ) -> list[tuple[bool, str]]:
     """What a verb on many jobs did, as (ok, line): jobs that got the same answer share a line
     ("jobs 1-40: cancelled"), as do the ids that name no job (the service answers each
-    no_job_with([id]): `kill 99` says what `log 99` says); other refusals (their messages
-    name the job) get a line each up to `refusals_shown`, then one line lists the rest. A
-    verb on a whole sweep stays readable. `left`: the jobs removed, but not all their files
-    (not ok, yet no refusal: the rest line names them apart, as removed)."""
+    no_job_with([id]): `kill 99` says what `log 99` says), and the jobs refused alike in
+    words that begin with the job (`job 3: mem (--mem) with gpus 0 ...`: "jobs 1-3: mem
+    ..."; `edit 1-2000 --mem 2GiB` of CPU-only jobs said one line per job); other refusals
+    (their messages name the job) get a line each. Up to `refusals_shown` lines of
+    refusals, then one line lists the rest. A verb on a whole sweep stays readable. `left`:
+    the jobs removed, but not all their files (not ok, yet no refusal: the rest line names
+    them apart, as removed)."""
     done: dict[str, list[int]] = {}  # answer -> ids, in the order first seen
     missing: list[int] = []
-    refused: list[tuple[int, str]] = []
+    refused: list[tuple[list[int], str]] = []  # (ids, the line's words after them)
+    alike: dict[str, list[int]] = {}  # words after `job N: ` -> the ids of refused
     for job_id, ok, message in results:
         if ok:
             done.setdefault(message, []).append(job_id)
         elif message == no_job_with([job_id]):
             missing.append(job_id)
+        elif (said := message.removeprefix(f"job {job_id}: ")) == message or job_id in left:
+            refused.append(([job_id], message))  # a line of its own, as it is
+        elif said in alike:
+            alike[said].append(job_id)
         else:
-            refused.append((job_id, message))
-    lines = [
-        (True, f"job {ids[0]}: {answer}" if len(ids) == 1 else f"jobs {format_ids(ids)}: {answer}")
-        for answer, ids in done.items()
-    ]
+            refused.append((alike.setdefault(said, [job_id]), said))
+    lines = [(True, f"{_jobs(ids)}: {answer}") for answer, ids in done.items()]
     lines += [(False, no_job_with(missing))] if missing else []
-    lines += [(False, message) for _, message in refused[:refusals_shown]]
-    rest = [job_id for job_id, _ in refused[refusals_shown:]]
+    lines += [
+        (False, f"{_jobs(ids)}: {said}" if ids is alike.get(said) else said)
+        for ids, said in refused[:refusals_shown]
+    ]
+    rest = [job_id for ids, _ in refused[refusals_shown:] for job_id in ids]
     if kept := [job_id for job_id in rest if job_id in left]:
         said = f"{plural(len(kept), 'more job')} removed, but not all their files either"
         lines.append((False, f"{said}: {format_ids(kept)}"))
@@ -235,3 +243,8 @@ def summarize(
             (False, f"{plural(len(others), 'more job')} refused too: {format_ids(others)}")
         )
     return lines
+
+
+def _jobs(ids: Sequence[int]) -> str:
+    """`job 3`, `jobs 1-3,9`: the jobs a line of summarize is about."""
+    return f"job {ids[0]}" if len(ids) == 1 else f"jobs {format_ids(ids)}"
