@@ -17,8 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuherd.errors import HerdError
-from gpuherd.sweep_files import read_json
-from gpuherd.sweep_folders import PREVIOUS_DIR
+from gpuherd.sweep_folders import own_run
 from gpuherd.worker import METRICS_FILE, RESULT_FILE, runs_task
 
 
@@ -46,24 +45,3 @@ def returned_value(job_id: int, info: Mapping[str, Any]) -> Any:
         return None
     except (OSError, ValueError) as exc:
         raise HerdError(f"cannot read job {job_id}'s {path}: {exc}") from None
-
-
-def own_run(folder: Path, job_id: int) -> Path:
-    """Where job `job_id`'s run left its files: its folder, unless a later job's run has it
-    now (its job.json names another job, or none yet), and previous-runs/<n>/ holds one
-    whose job.json names this job; else the folder, as before."""
-    if _named_job(folder) == job_id:
-        return folder
-    try:
-        earlier = [p for p in (folder / PREVIOUS_DIR).iterdir() if p.name.isdigit()]
-    except OSError:
-        return folder
-    for run in sorted(earlier, key=lambda p: int(p.name), reverse=True):
-        if _named_job(run) == job_id:
-            return run
-    return folder
-
-
-def _named_job(run: Path) -> Any:
-    record = read_json(run / "job.json")
-    return record.get("id") if isinstance(record, dict) else None

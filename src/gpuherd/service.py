@@ -56,6 +56,7 @@ from gpuherd.store_rows import JobFilter
 from gpuherd.submission import spec_from_item, unknown_jobs
 from gpuherd.submission_batch import Batch, shared_options
 from gpuherd.submission_text import printable
+from gpuherd.sweep_folders import with_own_run
 from gpuherd.wire import SubmitItem, attempt_view, outcome_view
 
 if TYPE_CHECKING:  # the daemon makes the reader: `gpuherd run` never loads it, nor pydantic-core
@@ -265,9 +266,10 @@ class Service(SystemVerbs, EditVerbs, MoveVerbs):
         (view,) = self._views([job])
         attempts = self.store.attempts(job.id)
         # Each attempt's files, as it recorded them; the job's, of its latest attempt (before
-        # its first start, where the first one's will be).
-        logs = {a.number: self._log_files(job, a.number, a.files) for a in attempts}
-        latest = logs.get(job.attempt) or self._log_files(job, job.attempt or 1, None)
+        # its first start, where the first one's will be); in its own run's folder.
+        ran = with_own_run(job)
+        logs = {a.number: self._log_files(ran, a.number, a.files) for a in attempts}
+        latest = logs.get(job.attempt) or self._log_files(ran, job.attempt or 1, None)
         view.update(
             # Printable: an older gpuherd let undecodable bytes in, and JSON cannot carry them.
             env_overrides={printable(k): printable(v) for k, v in job.spec.env_overrides.items()},
@@ -308,7 +310,7 @@ class Service(SystemVerbs, EditVerbs, MoveVerbs):
             ran = "it has run once" if job.attempt == 1 else f"its attempts are 1-{job.attempt}"
             raise NotFound(f"job {job_id} has no attempt {number}: {ran}")
         files = self.store.attempt_files(job.id, number)
-        return number, self.engine.layout.log_file(job, number, stream, files)
+        return number, self.engine.layout.log_file(with_own_run(job), number, stream, files)
 
     def no_log(self, job_id: int, stream: str, number: int) -> str | None:
         """Why that attempt's log has nothing to show, when the reason is no fault of a
@@ -318,7 +320,7 @@ class Service(SystemVerbs, EditVerbs, MoveVerbs):
         job = self._job(job_id)
         attempt = next((a for a in self.store.attempts(job.id) if a.number == number), None)
         files = recorded_or_named(job.spec, job.id, number, attempt.files if attempt else None)
-        path = self.engine.layout.log_file(job, number, stream, files)
+        path = self.engine.layout.log_file(with_own_run(job), number, stream, files)
         with contextlib.suppress(OSError):  # (its folder or the file gone: below)
             if path.name not in FOLDER_LOGS and not stat.S_ISREG(os.stat(path).st_mode):
                 option = "--error" if stream == "stderr" and files[1] != files[0] else "--output"

@@ -13,15 +13,16 @@ import os
 import shutil
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gpuherd.core.model import Job
 from gpuherd.core.sweep import Point, SweepSpec
 from gpuherd.core.sweep_values import json_safe
 from gpuherd.errors import HerdError
 from gpuherd.own_files import write_whole
-from gpuherd.sweep_files import METRICS_FILE, PARAMS_FILE
+from gpuherd.sweep_files import METRICS_FILE, PARAMS_FILE, read_json
 from gpuherd.worker import RESULT_FILE
 
 if TYPE_CHECKING:
@@ -186,3 +187,36 @@ def _move_previous_run(folder: str) -> None:
         shutil.copyfile(
             os.path.join(folder, PARAMS_FILE), target / PARAMS_FILE, follow_symlinks=False
         )
+
+
+def own_run(folder: Path, job_id: int) -> Path:
+    """Where job `job_id`'s run left its files: its folder, unless a later job's run has it
+    now (its job.json names another job, or none yet), and previous-runs/<n>/ holds one
+    whose job.json names this job; else the folder, as before."""
+    if _named_job(folder) == job_id:
+        return folder
+    try:
+        earlier = [p for p in (folder / PREVIOUS_DIR).iterdir() if p.name.isdigit()]
+    except OSError:
+        return folder
+    for run in sorted(earlier, key=lambda p: int(p.name), reverse=True):
+        if _named_job(run) == job_id:
+            return run
+    return folder
+
+
+def _named_job(run: Path) -> Any:
+    record = read_json(run / "job.json")
+    return record.get("id") if isinstance(record, dict) else None
+
+
+def with_own_run(job: Job) -> Job:
+    """The job, its folder its own run's (own_run) where a later job's run of its sweep point
+    has the point's folder now: its logs are read there. `gpuherd log` of a point's earlier
+    job printed the later job's output (its stderr, of a point resubmitted as it failed, was
+    the new run's, empty: the traceback it failed with in previous-runs/<n>/, read by none)."""
+    folder = job.spec.folder
+    if not folder or not job.attempt:  # (not a sweep point's, or not run: nothing moved)
+        return job
+    own = own_run(Path(folder), job.id)
+    return job if own == Path(folder) else replace(job, spec=replace(job.spec, folder=str(own)))
