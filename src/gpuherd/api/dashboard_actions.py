@@ -185,8 +185,12 @@ async def edit(request: Request, job_id: int) -> Response:
         messages, field = [(False, str(exc))], exc.field
     except HerdError as exc:
         messages = [(False, str(exc))]
-    # The daemon's checks name a field by its option (`gpus (--gpus)`): here, by its box.
-    messages = [(ok, in_form_words(m, EDIT_LABELS)) for ok, m in messages]
+    # The daemon's checks name a field by its option (`gpus (--gpus)`): here, by its box;
+    # and the job, for the CLI's edit of many (`job 10: ...`): here it is the page's.
+    own = f"job {job_id}: "
+    messages = [
+        (ok, in_form_words(m if ok else m.removeprefix(own), EDIT_LABELS)) for ok, m in messages
+    ]
     refused = [m for ok, m in messages if not ok]
     if refused and field is None:
         field = refused_field(refused[0], edited)
