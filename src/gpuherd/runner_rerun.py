@@ -15,6 +15,11 @@ already: the input is read as a stream, and a folder's own job always keeps it.
 
 Anything else (FAILURE, no marker, no readable job.json) runs as without the option.
 
+A job not run because its folder holds another's success may have succeeded in the folder of a
+later place: the input has the earlier run's jobs in other places, as a shuffled sweep's
+--dry-run without --seed gives each time. Its line says so, and names that folder (the folders
+are read once, at the first such job: `Elsewhere`).
+
 And folders of more jobs than this input has (an earlier, longer run's `job_7` after a rerun
 of 5 jobs) are kept, never removed, but named once, so that nobody takes them for this run's.
 """
@@ -51,6 +56,7 @@ def skipping(
     (the skipped are reported in input order)."""
     moved_from: dict[JobKey, list[str]] = {}
     """Folders of earlier places holding another job's success, by that job: not taken yet."""
+    later = Elsewhere(folder_of)
     for number, item in numbered:
         folder = folder_of(number)
         held = succeeded_job(folder)
@@ -64,7 +70,7 @@ def skipping(
         if earlier:
             on_skip(Skipped(number, earlier.pop(0)))
         elif held is not None:
-            on_skip(NotRun(number, held_by_another(folder, held, key)))
+            on_skip(NotRun(number, held_by_another(folder, held, key, later.after(number, key))))
         else:
             yield number, item
 
@@ -89,18 +95,72 @@ def succeeded_job(folder: str) -> JobKey | None:
     return job_key(info["command"], info.get("env_overrides"))
 
 
-def held_by_another(folder: str, held: JobKey, key: JobKey) -> str:
+def held_by_another(folder: str, held: JobKey, key: JobKey, later: str | None) -> str:
     """Why a job is not run in `folder`, where the job `held` succeeded, and what to do (not
-    to remove the folder: a later line may be the job that moved out of it, skipped there)."""
+    to remove the folder: a later line may be the job that moved out of it, skipped there).
+    `later`: the folder of a later place where this job succeeded, which says the input has
+    the earlier run's jobs in other places; most likely a shuffled sweep's --dry-run run again
+    without --seed, which reorders them all."""
     command, env = held
     if command != key[0]:
         what = f"another command that succeeded ({shown_command(command)})"
     else:
         what = f"this command with another env that succeeded ({shown_command(env)})"
-    return (
-        f"{shell_word(folder)} holds a run of {what}, kept: the input's jobs moved or changed "
-        "since that run; add new jobs at the end, or give another --output-dir"
-    )
+    if later is None:
+        why = "the input's jobs moved or changed since that run; add new jobs at the end"
+    else:
+        why = (
+            f"this job succeeded in {shell_word(later)}, of a later place: the input has that "
+            "run's jobs in other places (a gpuherd sweep --shuffle --dry-run draws a new order "
+            "each time: rerun it with the --seed the first one printed); keep each job in its place"
+        )
+    return f"{shell_word(folder)} holds a run of {what}, kept: {why}, or give another --output-dir"
+
+
+class Elsewhere:
+    """Where jobs succeeded in the folders of later places than a job's: read at the first
+    question, once (a rerun of another order asks of most jobs), and of the folders after its
+    place only (later questions are of later places: the input is read in order)."""
+
+    def __init__(self, folder_of: Callable[[int], str]) -> None:
+        self._folder_of = folder_of
+        self._places: dict[JobKey, list[int]] | None = None
+
+    def after(self, number: int, key: JobKey) -> str | None:
+        """The folder of the first place after `number` where the job `key` succeeded."""
+        if self._places is None:
+            self._places = succeeded_after(self._folder_of, number)
+        return next((self._folder_of(n) for n in self._places.get(key, ()) if n > number), None)
+
+
+def succeeded_after(folder_of: Callable[[int], str], number: int) -> dict[JobKey, list[int]]:
+    """The places after `number` whose folder holds a success, by the job that succeeded
+    there, in order: the job folders of the output folder (`folder_of` of a number)."""
+    places: dict[JobKey, list[int]] = {}
+    try:
+        with os.scandir(os.path.dirname(folder_of(number))) as entries:
+            found = sorted(
+                (place, entry.path)
+                for entry in entries
+                if (place := _place(entry.path, folder_of)) is not None and place > number
+            )
+    except OSError:  # (not there, unreadable: the line says what it said before)
+        return places
+    for place, folder in found:
+        if (held := succeeded_job(folder)) is not None:
+            places.setdefault(held, []).append(place)
+    return places
+
+
+def _place(path: str, folder_of: Callable[[int], str]) -> int | None:
+    """The number whose folder `path` is, None for another name (`job_03`, `notes`): the
+    digits it ends in, or their end only where --prefix ends in digits (`r1` makes `r10`).
+    Of 19 digits at most: no input has more jobs, and int() refuses a name of 5,000."""
+    digits = min(len(path) - len(path.rstrip("0123456789")), 19)
+    for start in range(len(path) - digits, len(path)):
+        if folder_of(place := int(path[start:])) == path:
+            return place
+    return None
 
 
 def left_over(folder_prefix: str, count: int) -> str | None:

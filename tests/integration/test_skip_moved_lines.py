@@ -10,11 +10,13 @@ there, not from what the run says.
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from conftest import Runs
+from recording_jobs import GPUHERD_BIN
 
 
 def ran(runs: Runs) -> list[str]:
@@ -114,3 +116,67 @@ def test_a_line_changed_in_place_keeps_the_success_it_replaced(runs: Runs) -> No
     assert proc.stdout.splitlines()[-1] == f"1 succeeded, 0 failed, 1 not run; logs in {out}"
     assert ran(runs) == ["a", "b", "b2"]  # a failure's folder is run again, as before
     assert job("a") in (out / "job_0" / "job.json").read_text()
+
+
+def moved(number: int, folder: Path, command: str, later: Path) -> str:
+    return (
+        f"[{number}] not run: {folder} holds a run of another command that succeeded "
+        f"({command}), kept: this job succeeded in {later}, of a later place: the input has that "
+        "run's jobs in other places (a gpuherd sweep --shuffle --dry-run draws a new order each "
+        "time: rerun it with the --seed the first one printed); keep each job in its place, or "
+        "give another --output-dir"
+    )
+
+
+def test_a_job_that_succeeded_in_a_later_folder_says_so(runs: Runs) -> None:
+    # Its line said "add new jobs at the end", of jobs none of which was new: they had only
+    # changed places. A line whose job succeeded nowhere keeps the words it had.
+    out = runs.root / "out"
+    common = ["--fake-gpus", "2", "--output-dir", str(out), "--prefix", "r1"]  # (r10: job 0)
+    lines = {tag: job(tag) + "\n" for tag in "abcdx"}
+    first = runs.run(*common, input="".join(lines[tag] for tag in "abcd"))
+    assert first.returncode == 0, first.stdout + first.stderr
+    (out / "r103").mkdir()  # not a job's folder (r1 and 03), nor is a file
+    (out / "r1999").write_text("")
+    proc = runs.run(*common, "--skip-succeeded", input="".join(lines[tag] for tag in "baxc"))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert proc.stdout.splitlines() == [
+        moved(0, out / "r10", job("a"), out / "r11"),
+        f"[1] skipped: succeeded before ({out}/r10)",
+        not_run(2, out / "r12", job("c")),
+        f"[3] skipped: succeeded before ({out}/r12)",
+        f"0 succeeded, 0 failed, 2 skipped, 2 not run; logs in {out}",
+    ]
+    assert sorted(ran(runs)) == ["a", "b", "c", "d"]
+
+
+def test_a_shuffled_sweep_piped_again_is_skipped_with_the_seed_it_names(runs: Runs) -> None:
+    # README's `gpuherd sweep ... --shuffle --dry-run | gpuherd run`: each dry run without
+    # --seed drew another order, and a rerun with --skip-succeeded ran none of the jobs that
+    # moved, saying "add new jobs at the end". Its lines now name --seed, which works.
+    def commands(seed: str) -> str:
+        args = ["echo {a} {b} >> ran.txt", "-p", "a", "1", "2", "3", "-p", "b", "x", "y"]
+        done = subprocess.run(
+            [GPUHERD_BIN, "sweep", *args, "--shuffle", "--seed", seed, "--dry-run"],
+            cwd=runs.cwd,
+            env=runs.env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    out = runs.root / "out"
+    common = ["--fake-gpus", "2", "--output-dir", str(out), "-q"]
+    assert commands("1") != commands("2")  # another order
+    assert runs.run(*common, input=commands("1")).returncode == 0
+    other = runs.run(*common, "--skip-succeeded", input=commands("2"))
+    assert other.returncode == 1, other.stdout + other.stderr
+    said = [line for line in other.stdout.splitlines() if " not run: " in line]
+    assert said and all("rerun it with the --seed the first one printed" in s for s in said)
+    again = runs.run(*common, "--skip-succeeded", input=commands("1"))  # as the lines say
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert again.stdout == f"0 succeeded, 0 failed, 6 skipped; logs in {out}\n"
+    points = (runs.cwd / "ran.txt").read_text().splitlines()
+    assert sorted(points) == ["1 x", "1 y", "2 x", "2 y", "3 x", "3 y"]  # each ran once

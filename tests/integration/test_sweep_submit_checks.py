@@ -202,3 +202,36 @@ def test_a_dry_run_is_refused_as_its_submission_is(
                 **options,
             )
     assert "dry" not in sweep_names(shared_daemon)
+
+
+def test_a_shell_variable_in_a_template_is_refused_saying_how_to_write_it(
+    shared_daemon: Herd, shared_work: Path
+) -> None:
+    # `${DATA_DIR}` was refused as "placeholder {DATA_DIR} is not a parameter", with no word of
+    # how to give the shell its variable; the same from Python, the CLI and HTTP.
+    daemon, work = shared_daemon, shared_work
+    before = sweep_names(daemon)
+    template = "python train.py --lr {lr} --data ${DATA_DIR}/cifar"
+    said = (
+        "invalid sweep: command: placeholder {DATA_DIR} is not a parameter; parameters: lr (and"
+        " run_dir, sweep, index); for the shell variable ${DATA_DIR}, write ${{DATA_DIR}} or"
+        " $DATA_DIR"
+    )
+    herd = connect(daemon.home, start=False)
+    for dry_run in (True, False):
+        with pytest.raises(HerdError) as said_by_python:
+            herd.sweep(template, {"lr": [0.1]}, cwd=work, dry_run=dry_run)
+        assert str(said_by_python.value) == said
+    done = daemon.cli("sweep", template, "-p", "lr", "0.1", check=False, cwd=work)
+    assert (done.returncode, done.stderr) == (1, f"gpuherd: error: {said}\n")
+    spec = {"name": "shell", "command": template, "grids": [{"lr": [0.1]}]}
+    with pytest.raises(InvalidValue) as refused:
+        daemon.client.post("/sweeps", {"spec": spec, "cwd": str(work)})
+    assert str(refused.value) == said
+    assert sweep_names(daemon) == before and not (work / "results").exists()
+    # As it says: the shell gets its variable.
+    (work / "train.py").touch()  # (no warning that it is missing)
+    written = template.replace("${DATA_DIR}", "${{DATA_DIR}}")
+    assert herd.sweep(written, {"lr": [0.1]}, cwd=work, dry_run=True).commands == [
+        "python train.py --lr 0.1 --data ${DATA_DIR}/cifar"
+    ]

@@ -112,25 +112,55 @@ def is_bare_command(template: str, has_params: bool) -> bool:
 
 
 def check_template(template: str, names: Collection[str]) -> None:
-    """Raise SweepError for a placeholder that is not a parameter or cannot be rendered."""
-    for _, name, spec, conversion in _parse_template(template):
+    """Raise SweepError for a placeholder that is not a parameter or cannot be rendered; each
+    says how to write the braces as they are (`_literal_hint`): most such fields are shell's or
+    awk's own (`${DATA_DIR}`, `awk '{print $1}'`, `find -exec rm {} +`), not placeholders."""
+    for before, name, spec, conversion in _parse_template(template):
         if name is None:
             continue
+        field = _field_text(name, spec, conversion)
+        hint = _literal_hint(before, field)
         if not name or name.isdigit():
             raise SweepError(
-                f"command: placeholder {{{name}}} needs a parameter name", ("command",)
+                f"command: placeholder {field} needs a parameter name; {hint}", ("command",)
             )
         if name not in names and name not in RESERVED:
             raise SweepError(
-                f"command: placeholder {{{name}}} is not a parameter; parameters: "
-                f"{', '.join(names) or '(none)'} (and {', '.join(RESERVED)})",
+                f"command: placeholder {field} is not a parameter; parameters: "
+                f"{', '.join(names) or '(none)'} (and {', '.join(RESERVED)}); {hint}",
                 ("command",),
             )
         if conversion not in (None, "r", "s", "a") or "{" in (spec or ""):
             raise SweepError(
-                f"command: placeholder {{{name}}}: unsupported conversion or nested placeholder",
+                f"command: placeholder {field}: unsupported conversion or nested placeholder;"
+                f" {hint}",
                 ("command",),
             )
+
+
+_SHELL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]")
+"""What the shell takes as `$NAME` as well as `${NAME}` (a variable, or $0 to $9)."""
+
+
+def _literal_hint(before: str, field: str) -> str:
+    """How to write `field` (a refused placeholder's text, braces included) as it stands, the
+    literal text `before` it in the template ending where it starts: doubled braces, and for
+    a shell variable (`${DATA_DIR}`: a `$` before it) that, or `$DATA_DIR` when it is a plain
+    name (not `${X:-default}`, which needs its braces)."""
+    doubled = field.replace("{", "{{").replace("}", "}}")
+    if before.endswith("$") and field != "{}":  # (`${}` is no shell variable either)
+        name = field[1:-1]
+        plain = f" or ${name}" if _SHELL_NAME.fullmatch(name) else ""
+        return f"for the shell variable ${field}, write ${doubled}{plain}"
+    return f"write {{{{ and }}}} for literal braces: {doubled}"
+
+
+def _field_text(name: str, spec: str | None, conversion: str | None) -> str:
+    """A field as the template wrote it, from what string.Formatter parsed out of it (an
+    empty spec, `{a:}`, shows as none: the same field)."""
+    return (
+        "{" + name + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}"
+    )
 
 
 def render(template: str, params: Mapping[str, Any], run_dir: str, sweep: str, index: int) -> str:
