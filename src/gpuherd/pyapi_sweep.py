@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpuherd.core.sweep import is_sweep_name, no_such_sweep
 from gpuherd.core.sweep_env import worded_for_file, worded_for_python
+from gpuherd.core.sweep_verdict import unsucceeded, waited_for
 from gpuherd.errors import HerdError, NotFound
 from gpuherd.pyapi_checks import log_numbers, refuse_unknown
 from gpuherd.pyapi_jobs import JobList
@@ -23,7 +24,6 @@ if TYPE_CHECKING:
     from gpuherd.pyapi import Herd
     from gpuherd.sweepfile_options import SubmitOptions
 
-_ACTIVE = frozenset({"queued", "running", "paused"})
 SWEEP_OWN = frozenset(
     {"name", "samples", "seed", "shuffle", "fixed", "force", "yes", "dry_run", "cwd", "order"}
 )
@@ -175,11 +175,16 @@ class Sweep:
         return rows
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Wait until no point is queued, running or paused; True if all are done. As `gpuherd
-        wait`, held points are not waited for: they wait for a release (see herd.wait)."""
-        now = {r["job_id"]: r["state"] for r in self._table()["rows"]}
-        self.herd.wait([i for i in {*self.ids, *now} if now.get(i, "queued") in _ACTIVE], timeout)
-        return all(r["state"] in ("succeeded", "done") for r in self._table()["rows"])
+        """Wait until no point is queued, running or paused; True if all are done, as `gpuherd
+        sweep wait` exits 0 (core/sweep_verdict.py). As `gpuherd wait`, held points are not
+        waited for: they wait for a release (see herd.wait); nor are they done."""
+        rows = self._table()["rows"]
+        listed = {row["job_id"] for row in rows}
+        # This submission's jobs that are no point's latest job now (a later submission
+        # narrowed the grid) are waited for too: they still write to the results folder.
+        submitted = [i for i in self.ids if i not in listed]
+        self.herd.wait([*waited_for(rows), *submitted], timeout)
+        return not unsucceeded(self._table()["rows"])  # (read again: the ends waited for)
 
 
 _SORT = "a column's name as text ('-val_acc': descending; None: the points' order)"

@@ -334,6 +334,12 @@ CLICK_WORDING = (
             "No such command 'kill': gpuherd kill $(gpuherd ls -q --sweep lr) stops a sweep's jobs",
         ),
         (["sweep", "results"], "No such command 'results': gpuherd sweep status NAME shows"),
+        # `sweep log t1` was "'t1' is one argument too many: gpuherd sweep [OPTIONS] SOURCE".
+        (
+            ["sweep", "log", "t1"],
+            "No such command 'log': gpuherd log ID prints a point's output, ID being its JOB "
+            "in gpuherd sweep status t1 (whose --json gives each point's log_files)",
+        ),
         # A word too many was click's "Got unexpected extra argument (3)".
         (["ls", "3"], "'3' is one argument too many: gpuherd ls [OPTIONS]; gpuherd show ID"),
         (

@@ -45,6 +45,10 @@ _SWEEP_STATUS = (
     "gpuherd sweep status NAME shows each point's parameters, state, run time and metrics "
     "(gpuherd sweep ls lists the sweeps)"
 )
+_SWEEP_LOG = (
+    "gpuherd log ID prints a point's output, ID being its JOB in gpuherd sweep status NAME "
+    "(whose --json gives each point's log_files)"
+)
 _SWEEP_AGAIN = (
     "submitting the sweep again (the same TEMPLATE -p ... or FILE) reruns the points not done; "
     "gpuherd retry $(gpuherd ls -q --sweep NAME --state failed) reruns the failed ones"
@@ -138,6 +142,7 @@ THEIR_COMMANDS = {
         **dict.fromkeys(("delete", "del", "remove"), _SWEEP_RM),
         **dict.fromkeys(("show", "results", "info", "summary", "report"), _SWEEP_STATUS),
         "list": "gpuherd sweep ls lists the sweeps",
+        **dict.fromkeys(("log", "logs", "output"), _SWEEP_LOG),
         **dict.fromkeys(("retry", "rerun", "resume", "restart"), _SWEEP_AGAIN),
         "hold": "gpuherd hold $(gpuherd ls -q --sweep NAME --state queued) keeps a sweep's "
         "waiting points from starting",

@@ -334,8 +334,9 @@ def list_sweeps(as_json: bool) -> None:
 @click.pass_context
 def wait_for_sweep(ctx: click.Context, name: str, timeout: float | None, quiet: bool) -> None:
     """Wait until a sweep's points finish: `gpuherd wait --sweep NAME`, its output and exit
-    status (0 all succeeded, 1 some did not or no sweep is NAME, 2 --timeout, 3 no daemon). A
-    sweep with no point queued or running has nothing to wait for: exit 0 (see `sweep status`)."""
+    status (0 all succeeded, 1 some did not or no sweep is NAME, 2 --timeout, 3 no daemon).
+    Every point counts, by its latest job: one that failed before the wait began too, and a
+    held one (not waited for: it waits for a release) has not succeeded."""
     # (it was refused with a hint to type that: the words a user tries first, as `sweep status`)
     ctx.invoke(wait, sweep=name, timeout=timeout, quiet=quiet)
 

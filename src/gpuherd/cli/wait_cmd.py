@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import shlex
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
 import click
@@ -16,15 +17,18 @@ from gpuherd.cli.main import prefixed
 from gpuherd.cli.options import filter_options, ids_argument
 from gpuherd.cli.param_types import DURATION, TakesJobIds
 from gpuherd.cli.submit_wait import ending, held_note
-from gpuherd.cli.sweep_path import known_sweep
+from gpuherd.cli.sweep_path import known_sweep, sweep_path
 from gpuherd.client import Client
 from gpuherd.client_wait import Waited
 from gpuherd.core.idspec import format_ids, summarize
+from gpuherd.core.sweep_verdict import WAITED_FOR, asked, unsucceeded
 from gpuherd.core.units import plural
 from gpuherd.errors import DaemonError, NotRunning, Suspended
 from gpuherd.typed_name import typed_name
 
 _F = TypeVar("_F", bound=Callable[..., Any])
+_Found = tuple[list[int], list[int], list[dict[str, Any]]]
+"""What `wait` reads before waiting (_jobs)."""
 
 
 def waiting_options(command: _F) -> _F:
@@ -55,9 +59,10 @@ def wait(
     """Wait until jobs finish (default: every job queued, running or paused now; not the
     held ones, which would wait for a release).
 
-    --project, --sweep and --name wait for those of them that match (pueue's `wait
-    --group`): never for every job, as `gpuherd wait $(gpuherd ls -q --project P)` does
-    once none of P is left.
+    --project and --name wait for those of them that match (pueue's `wait --group`): never
+    for every job, as `gpuherd wait $(gpuherd ls -q --project P)` does once none of P is
+    left. --sweep alone judges every point of the sweep by its latest job, ended already or
+    not (a held point is not waited for, and has not succeeded).
 
     Exit 0 when all succeeded, 1 when any did not (or --sweep names no sweep), 2 on
     --timeout, 3 when no daemon runs, or it went away and none came back within a minute.
@@ -66,16 +71,20 @@ def wait(
     narrowed = _filter_words(match)
     if ids and narrowed:
         raise click.UsageError(f"give job ids or {narrowed}, not both")
+    # A sweep alone is a closed set, its points: each is judged by its latest job, however
+    # long ago it ended. --project and --name (--sweep among them too) name open-ended sets.
+    whole = sweep if project is None and name_glob is None else None
     client = Client()
     deadline = None if timeout is None else time.monotonic() + timeout
     try:  # no daemon, or gone and none came back: no verdict on the jobs (exit 3)
-        wanted, held = _asked_again(client, deadline, lambda: _jobs(client, ids, match, quiet))
+        read = functools.partial(_jobs, client, ids, match, quiet, whole)
+        wanted, held, points = _asked_again(client, deadline, read)
         if held and not ids:
             click.echo(prefixed(_not_waited_for(held)), err=True)
         elif ids and (named := sorted(set(held) & set(wanted))):
             click.echo("\n".join(_held_notes(client, named)), err=True)
-        if not wanted and sweep is not None:  # misspelt: a script's `&& analyse` went on
-            known_sweep(client, sweep)
+        if not wanted and sweep is not None and whole is None:  # misspelt: `&& analyse` ran
+            known_sweep(client, sweep)  # (a whole sweep's points were read: it is known)
         say_gone = None if quiet else say_daemon_gone
         # (Listed by a daemon: one not running at the first ask went meanwhile.)
         waited = (
@@ -86,7 +95,10 @@ def wait(
     except DaemonError as exc:
         click.echo(prefixed("error", str(exc)), err=True)
         sys.exit(3)
-    if not wanted:
+    # Points whose job was not asked about: held ones, and those no job is left of (their
+    # folder's marker says how they ended).
+    unasked = [row for row in points if row["job_id"] not in waited.states]
+    if not wanted and not unasked:
         if not quiet:
             of = f" of {_filter_words(match, typed=False)}" if narrowed else ""
             click.echo(f"nothing to wait for: no job{of} is queued or running")
@@ -98,36 +110,44 @@ def wait(
             click.echo(f"gave up waiting; still unfinished: {waiting}", err=True)
         sys.exit(2)
     bad = {i: s for i, s in states.items() if s != "succeeded"}
+    bad.update((row["job_id"], row["state"]) for row in unsucceeded(unasked) if row["job_id"])
+    jobless = [row for row in unsucceeded(unasked) if not row["job_id"]]
     # `job 16: failed (exit 7)` as `submit --wait` says it; `jobs 3,5-9: killed`: one line
     # per ending (an older daemon tells the state alone). With -q too, as `submit -q --wait`
     # does: a failure is not chatter, and a script's log should say which job failed and how.
     endings = (
         (i, True, ending({**waited.endings.get(i, {}), "state": s})) for i, s in sorted(bad.items())
     )
-    for _, line in summarize(endings):
+    for line in [*(line for _, line in summarize(endings)), *_jobless_lines(jobless)]:
         click.echo(line, err=True)
     if not quiet:
-        click.echo(f"{len(states) - len(bad):,} of {plural(len(states), 'job')} succeeded")
-    sys.exit(1 if bad else 0)
+        judged, failed = len(states) + len(unasked), len(bad) + len(jobless)
+        click.echo(f"{judged - failed:,} of {plural(judged, 'job')} succeeded")
+    sys.exit(1 if bad or jobless else 0)
 
 
 def _jobs(
-    client: Client, ids: tuple[str, ...], match: dict[str, str | None], quiet: bool
-) -> tuple[list[int], list[int]]:
-    """The jobs to wait for, and the held ones among those `match` names (unless `quiet`).
+    client: Client,
+    ids: tuple[str, ...],
+    match: dict[str, str | None],
+    quiet: bool,
+    sweep: str | None,
+) -> _Found:
+    """The jobs to wait for, the held ones among those `match` names (unless `quiet`), and
+    the points of `sweep` (a whole sweep's wait: its `sweep status` rows; else none).
     Held jobs wait for a release (or their --begin time): waited for only when named, which
     `submit --begin +1h ...; gpuherd wait` did not tell. A note, so on stderr, whether or not
     something else is waited for; and when named, that the wait is theirs, as `submit --hold
     --wait` says it: else `gpuherd wait 7`, as the note without ids advises, waited in
     silence, as though hung."""
-    waiting = ("queued", "running", "paused")
-    wanted = given_ids(client, ids) if ids else listed_ids(client, waiting, match)
-    return wanted, [] if quiet else listed_ids(client, ("held",), match)
+    points = client.get(sweep_path(sweep))["rows"] if sweep is not None else []
+    wanted = given_ids(client, ids) if ids else listed_ids(client, WAITED_FOR, match)
+    # The points ended already are asked about too: the daemon answers at once how.
+    wanted = list(dict.fromkeys([*wanted, *asked(points)]))
+    return wanted, [] if quiet else listed_ids(client, ("held",), match), points
 
 
-def _asked_again(
-    client: Client, deadline: float | None, read: Callable[[], tuple[list[int], list[int]]]
-) -> tuple[list[int], list[int]]:
+def _asked_again(client: Client, deadline: float | None, read: Callable[[], _Found]) -> _Found:
     """`read()`, asked again of the next daemon if the one asked went away meanwhile, as the
     wait's own asks are (Client.wait_for): a wait suspended (Ctrl-Z, a loaded machine) while
     it read its jobs, over a daemon's restart, failed with "lost the connection"."""
@@ -172,6 +192,34 @@ def _held_notes(client: Client, named: list[int]) -> list[str]:
             )
         )
     return notes
+
+
+_JOBLESS = {
+    "failed": "no job left; {} FAILURE",
+    "missing": "no job, and {} neither SUCCESS nor FAILURE",
+}
+"""Why a point with no job left (`gpuherd rm`, `clean`) did not succeed: its folder's markers
+(sweep_files.marker; one with SUCCESS is `done`, a success)."""
+_FOLDERS_NAMED = 10
+
+
+def _jobless_lines(rows: Iterable[Mapping[str, Any]]) -> list[str]:
+    """`point lr=0.1: failed (no job left; its folder holds FAILURE)`: a line per state for
+    the points of a whole sweep's wait that have no job and did not succeed, as the jobs'
+    endings share one (the first _FOLDERS_NAMED points named)."""
+    folders: dict[str, list[str]] = {}
+    for row in rows:
+        folders.setdefault(row["state"], []).append(row["folder"])
+    lines = []
+    for state, named in folders.items():
+        one = len(named) == 1
+        more = len(named) - _FOLDERS_NAMED
+        which = ", ".join(named[:_FOLDERS_NAMED]) + (f" and {more:,} more" if more > 0 else "")
+        why = _JOBLESS.get(state, "no job left").format(
+            "its folder holds" if one else "their folders hold"
+        )
+        lines.append(f"{'point' if one else 'points'} {which}: {state} ({why})")
+    return lines
 
 
 def _not_waited_for(held: list[int]) -> str:
