@@ -42,7 +42,8 @@ def test_the_edit_form_sets_and_clears_them(shared_daemon: Herd, shared_work: Pa
     was = {f"was.{name}": value for name, value in shown.items()}
     path = f"/ui/jobs/{job}/edit"
     bad = post(herd, path, **{**shown, "output": "nowhere/x.log"}, **was)
-    assert f"job {job}: &#39;output file&#39; nowhere/x.log: the folder " in bad.body
+    # (the form is the job's own: its refusals start with the box, not the job)
+    assert '">&#39;output file&#39; nowhere/x.log: the folder ' in bad.body
     edited = post(herd, path, **{**shown, "output": "o.log"}, **was)
     assert f"job {job}: edited (output none -&gt; {shared_work}/o.log)" in edited.body
     page = herd.page(f"/jobs/{job}")
