@@ -133,14 +133,17 @@ def choose_probe(store: Store, choice: GpuChoice, slots: int | None) -> tuple[Gp
     """The probe from the options (or GPUHERD_FAKE_GPUS), or from the last start, and the
     removed GPUs the options use again (settle_removed); the device table follows it. The
     variable is the user's intent now, so it replaces the last start's GPUs and is
-    remembered as --fake-gpus would be; while it names the GPUs the last start used (a
-    variable exported for good), a start is a restart as without options: what `gpuherd
-    gpus` changed (slots, GPUs added or removed) is kept."""
+    remembered as --fake-gpus would be. While the options (or the variable, exported for
+    good) name the GPUs the last start used, as a script or a service unit gives them at
+    every start, a start is a restart as without options: what `gpuherd gpus` changed
+    (slots, GPUs added or removed) is kept; before, an option reset the slots (yet kept
+    the drains and removals). Only --slots, the user asking for slots now, sets them all
+    afresh from the options."""
     if slots is not None and not 1 <= slots <= MAX_SLOTS:
         raise ValueError(f"--slots must be 1 to {MAX_SLOTS}, got {slots}")
     saved = _last_gpus(store, choice)
     asked = {"gpus": choice.gpus, "fake_gpus": choice.fake_gpus}
-    if saved and (not choice.given or (choice.from_variable and saved == asked)):
+    if saved and (not choice.given or (saved == asked and slots is None)):
         try:
             probe, _ = make_probe(saved["gpus"], saved["fake_gpus"], choice.origin)
         except ValueError as exc:  # (a --fake-gpus file gone since, or a value edited in)

@@ -141,7 +141,8 @@ class Herd(JobListing, CompletedJobs):
         out: the daemon's `config max-log-size`), on_no_output ("flag" or "kill"), project,
         env (a dict), hold, oom_retry, exclusive (each GPU to itself), begin (a datetime,
         epoch seconds, a timedelta from now, or text as `--begin` takes it: "+2h"),
-        only_gpus ([0, 2], or "0,2").
+        only_gpus ([0, 2], or "0,2"; [] is any GPU, as leaving it out, but "" is refused as
+        `--only-gpus ''` is: text naming no GPU is an unset variable, not a choice).
         A job whose `after` job already ended badly (or `after_fail` job already succeeded)
         is cancelled at once (dependency_failed), with a UserWarning saying so."""
         refuse_while_loading("submit")

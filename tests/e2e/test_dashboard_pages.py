@@ -694,3 +694,21 @@ def test_many_commands_from_the_form_land_on_a_short_url(daemon: Herd, tmp_path:
     page = call(daemon, "GET", location).body
     assert f'Submitted 2,000 jobs: <a href="/jobs/{first}">#{first}</a> … ' in page
     assert "Submitted job" not in call(daemon, "GET", "/jobs?submitted=x").body  # no banner
+
+
+def test_priority_buttons_at_either_end_say_so_in_the_flash(shared_daemon: Herd) -> None:
+    """prio - on a job at the lowest priority (-2**63) was the API's JSON line, 422, "a
+    number in the request is too large", when it is the step that would go too low: it is
+    the page's message, which says the job is there already (prio + at the highest too)."""
+    daemon = shared_daemon
+    job = daemon.submit("--hold", "--gpus", "0", "--", "true")
+    for priority, action, end in (
+        (-(2**63), "prio-down", "lowest"),
+        (2**63 - 1, "prio-up", "highest"),
+    ):
+        daemon.cli("priority", str(job), str(priority))
+        answer = post(daemon, "/ui/jobs/act", action=action, ids=str(job))
+        said = f"job {job}: already at the {end} priority, {priority}"
+        assert answer.status == 200 and 'class="flash error"' in answer.body, answer.body
+        assert html.escape(said) in answer.body
+        assert daemon.job(job)["priority"] == priority

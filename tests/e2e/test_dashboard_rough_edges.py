@@ -278,6 +278,21 @@ def test_the_forms_name_the_wrong_field_by_its_label(shared_daemon: Herd, tmp_pa
         (("priority", "high"),): "'priority': 'high' is not a whole number",
         (("mem", "lots"),): "'memory per GPU': invalid size 'lots'",
         (("gpus", "0"), ("only_gpus", "1")): "'only on GPUs' with 'GPUs' 0: a CPU-only job",
+        # Past 64 bits, and the reasons that name the GPUs it may use: they said `priority
+        # 99… is too large` and `of --only-gpus 7`, the API's field and the CLI's option.
+        (("priority", "9" * 20),): f"'priority': {'9' * 20} is too large (at most 2**63 - 1)",
+        (("only_gpus", "7"),): (
+            "this job can never run: asks for 1 GPU of 'only on GPUs' 7, but gpuherd has no "
+            "GPU 7: name GPUs gpuherd has in 'only on GPUs': 0-3"
+        ),
+        (("gpus", "2"), ("only_gpus", "1")): (
+            "this job can never run: asks for 2 GPUs but 'only on GPUs' names 1: give fewer "
+            "'GPUs', at most 1, or name more in 'only on GPUs'"
+        ),
+        (("only_gpus", "0"), ("mem", "1000GiB")): (
+            "this job can never run: asks for 1000.0 GiB per GPU but the largest GPU of 'only "
+            "on GPUs' 0 has 24.0 GiB"
+        ),
     }
     for fields, said in wrong.items():
         answer = post(shared_daemon, "/submit", htmx=False, **{**typed, **dict(fields)})
@@ -293,6 +308,9 @@ def test_the_forms_name_the_wrong_field_by_its_label(shared_daemon: Herd, tmp_pa
         (("only_gpus", "a"),): "'only on GPUs': invalid GPU index 'a'",
         (("retry_delay", "soon"),): "'retry delay': invalid duration 'soon'",
         (("after_any", "x"),): "'after any end of': invalid job id 'x'",
+        (("gpus", "1"), ("only_gpus", "7")): (
+            f"job {job_id} would never run: asks for 1 GPU of 'only on GPUs' 7, but"
+        ),
         (("cwd", "/no/such/folder"),): (
             "working directory /no/such/folder does not exist: give the absolute path of an "
             "existing folder as 'working directory'"

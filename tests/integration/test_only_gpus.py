@@ -3,6 +3,8 @@ those while others are free, and refused when it could never run there."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from conftest import Herd, Recorder
@@ -115,3 +117,27 @@ def test_python_takes_gpu_indices_and_refuses_what_is_none(shared_daemon: Herd) 
     assert job.edit(only_gpus=[0]) == "edited (only_gpus 1,2 -> 0)"
     listed = [j["only_gpus"] for j in daemon.json("ls", "--all") if j["id"] == job.id]
     assert listed == [[0]]
+
+
+def test_an_empty_list_is_any_gpu_and_empty_text_is_refused(shared_daemon: Herd) -> None:
+    """One rule for an empty only_gpus: a list, `[]`, is the field left out (any GPU; the
+    CLI sends it without --only-gpus, so the API cannot refuse it), and an edit's clears
+    it, as `clear` does; text that names no GPU (`--only-gpus "$GPUS"` with GPUS unset,
+    Python's `only_gpus=""`) is refused rather than taken as any GPU."""
+    daemon = shared_daemon
+    body = json.dumps({"jobs": [{"command": "true", "cwd": "/", "hold": True, "only_gpus": []}]})
+    status, _, answer = daemon.request("POST", "/api/v1/jobs", body)
+    assert status == 200, answer
+    job = json.loads(answer)["ids"][0]
+    assert daemon.job(job)["only_gpus"] == []
+    daemon.cli("edit", str(job), "--only-gpus", "1")
+    edit = json.dumps({"ids": [job], "only_gpus": []})
+    status, _, answer = daemon.request("POST", "/api/v1/jobs/edit", edit)
+    assert json.loads(answer)["results"][0]["message"] == "edited (only_gpus 1 -> any)"
+    said = "no GPU given: use GPU indices like 0, 0-3 or 0,2"
+    refused = daemon.cli("submit", "--hold", "--only-gpus", "", "--", "true", check=False)
+    assert (refused.returncode, said in refused.stderr) == (2, True), refused.stderr
+    herd = connect(daemon.home, start=False)
+    with pytest.raises(HerdError, match=f"only_gpus: {said}"):
+        herd.submit("true", only_gpus="", hold=True)
+    assert daemon.job(herd.submit("true", only_gpus=[], hold=True).id)["only_gpus"] == []

@@ -23,7 +23,7 @@ from gpuherd.api.forms import Form, one, read_form, service_of
 from gpuherd.api.routes import RouteTable
 from gpuherd.core.edit import CLEARABLE
 from gpuherd.core.idspec import JOBS_THERE_ARE, summarize
-from gpuherd.core.int64 import fits
+from gpuherd.core.int64 import fits, holds
 from gpuherd.core.model import DeviceState
 from gpuherd.core.states import JobState
 from gpuherd.edit_warnings import EditedJob, edit_warnings
@@ -88,7 +88,11 @@ def _one_by_one(ids: Sequence[int], do: Callable[[int], str]) -> list[ActionResu
 
 def _priority(service: Service, ids: Sequence[int], step: int) -> list[ActionResult]:
     def bump(job_id: int) -> str:
-        return service.set_priority(job_id, int(service.show(job_id)["priority"]) + step)
+        priority = int(service.show(job_id)["priority"]) + step
+        if not holds(priority):  # (the store's OverflowError was a 422 "too large" in JSON)
+            end = "highest" if step > 0 else "lowest"
+            raise HerdError(f"job {job_id}: already at the {end} priority, {priority - step}")
+        return service.set_priority(job_id, priority)
 
     return _one_by_one(ids, bump)
 

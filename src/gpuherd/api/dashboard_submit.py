@@ -16,14 +16,14 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from gpuherd import job_commits
 from gpuherd.api import scheduler_banner, views
-from gpuherd.api.form_fields import read_field, whole
+from gpuherd.api.form_fields import read_field, stored_whole
 from gpuherd.api.form_words import SUBMIT_LABELS, in_form_words
 from gpuherd.api.forms import Form, one, read_form, service_of
 from gpuherd.api.routes import RouteTable
 from gpuherd.core.commands import command_lines
 from gpuherd.core.env_vars import check_variable
 from gpuherd.core.idspec import format_ids, parse_job_ids
-from gpuherd.core.int64 import TOO_LARGE, OutOfRange, fits
+from gpuherd.core.int64 import TOO_LARGE, OutOfRange
 from gpuherd.core.model import JobSpec
 from gpuherd.core.retry_budget import idle_retry_delay
 from gpuherd.core.states import FINISHED_STATES, JobState, OutcomeKind
@@ -105,8 +105,8 @@ class SubmitForm:
             raise HerdError("no command: write one command per line")
         # The fields the edit form has too are read as it reads them (form_fields.py).
         gpus = read_field("gpus", self.gpus.strip() or "1", SUBMIT_LABELS)
-        try:
-            priority = fits("priority", whole(self.priority.strip() or "0"))
+        try:  # (past 64 bits too: by its label, as the edit form's retries, not the API's line)
+            priority = stored_whole(self.priority.strip() or "0")
         except ValueError as exc:
             raise HerdError(f"'{SUBMIT_LABELS['priority']}': {exc}") from None
         given = {

@@ -33,7 +33,8 @@ def _stored(number: int) -> int:
     return number
 
 
-def _count(text: str) -> int:
+def stored_whole(text: str) -> int:
+    """A whole number the queue can store (retries; the submit page's priority)."""
     return _stored(whole(text))
 
 
@@ -51,7 +52,7 @@ FIELD_READERS: dict[str, Any] = {
     "only_gpus": parse_gpu_indices,
     "mem": parse_memory,  # `10` is refused: bytes are never meant
     "ram": parse_memory,
-    "retries": _count,  # (gpus: the daemon's 0-64 says more than "too large")
+    "retries": stored_whole,  # (gpus: the daemon's 0-64 says more than "too large")
     "retry_delay": parse_duration,
     "timeout": parse_duration,
     "max_log_size": sent_log_cap,

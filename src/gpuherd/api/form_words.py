@@ -68,13 +68,30 @@ _FIELD = re.compile(r"\b([a-z_]+)(?:( [^\s()]+) \(--[a-z-]+\2\)| \(--[a-z-]+(?: 
 value given twice), `kill_on_no_output (--on-no-output kill)`."""
 
 
+_OPTION = re.compile(r"(?<![\w(-])--(only-gpus)(?![\w-])")
+"""An option written alone, not as a field: the reasons a job can never run name the GPUs
+it may use so (`asks for 1 GPU of --only-gpus 7`, `--only-gpus names 1`: core/naming's
+only_flag), as do the warnings of an edit (`--only-gpus 1 keeps the job on those GPUs`).
+Only these: an option in the hint of a line (`check the path or pass --cwd`) is advice to
+the CLI's user, and a label there would not read."""
+
+
 def in_form_words(message: str, labels: Mapping[str, str]) -> str:
     """`message` with each field a form has named by its label, quoted as the label of a box
-    (`mem (--mem) with gpus 0 (--gpus 0)` -> `'memory per GPU' with 'GPUs' 0`). A field the
-    form has no box for keeps its name and option (where else the job can be given it)."""
+    (`mem (--mem) with gpus 0 (--gpus 0)` -> `'memory per GPU' with 'GPUs' 0`), also where
+    the message names it by its option alone (`of --only-gpus 7` -> `of 'only on GPUs' 7`;
+    it named the CLI's option on the form). A field the form has no box for keeps its name
+    and option (where else the job can be given it), and a command to type, in backquotes,
+    is left as typed."""
 
     def label(found: re.Match[str]) -> str:
         name, value = found.group(1), found.group(2) or ""
         return f"'{labels[name]}'{value}" if name in labels else found.group(0)
 
-    return _FIELD.sub(label, message)
+    def option(found: re.Match[str]) -> str:
+        name = found.group(1).replace("-", "_")
+        return f"'{labels[name]}'" if name in labels else found.group(0)
+
+    parts = _FIELD.sub(label, message).split("`")
+    # (the odd parts are quoted commands: `gpuherd edit 7 --gpus 1` stays as it is typed)
+    return "`".join(p if i % 2 else _OPTION.sub(option, p) for i, p in enumerate(parts))
