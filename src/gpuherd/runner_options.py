@@ -8,7 +8,10 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 
-RUN_WIDE = ("retries", "timeout", "max_log_size", "mem", "ram", "oom_retry", "exclusive")
+RUN_WIDE = (
+    *("retries", "retry_delay", "timeout", "grace", "max_log_size"),
+    *("mem", "ram", "oom_retry", "exclusive"),
+)
 """RunOptions a line of the job file may give for itself (its own wins)."""
 
 
@@ -18,7 +21,11 @@ class RunOptions:
     prefix: str = "job_"
     gpus_per_job: int = 1
     retries: int = 0
+    retry_delay: float | None = None
     timeout: float | None = None
+    grace: float | None = None
+    """Seconds from a job's SIGTERM to its SIGKILL when it is stopped (its --timeout or
+    --max-log-size; a second Ctrl-C caps it: runner.KILL_GRACE); None: the default, 10 s."""
     max_log_size: int | None = None  # bytes (0: none, as None: a run has no `config`)
     max_parallel: int | None = None
     keep_state: bool = False

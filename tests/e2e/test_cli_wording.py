@@ -140,7 +140,7 @@ WORDING = [
             f"--fake-gpus: invalid item '2y24GiB': {FAKE_FORMS}",
             verb,
         )
-        for verb, after in (("daemon start", []), ("run", ["true"]))
+        for verb, after in (("daemon start", []), ("run", ["jobs.txt"]))  # (no file: said after)
     ],
     (
         ["daemon", "start", "--fake-gpus", "2x24GiB,,1"],

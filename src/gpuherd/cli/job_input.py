@@ -51,7 +51,10 @@ def job_commands(file: str | None) -> Iterable[str]:
 def submitted_file(file: str) -> list[str]:
     """The jobs of `submit --file FILE`, read whole before anything is sent. A FILE that
     cannot be opened is a mistake of the command line (exit 2, as every other: a typo'd
-    name was exit 1); what it holds is checked as for `run`."""
+    name was exit 1); what it holds is checked as for `run`, a script refused as by `run`."""
+    from gpuherd.cli.not_job_file import refuse_script
+
+    refuse_script(file, "submit", "--file")  # (its lines were queued as jobs of their own)
     try:
         return list(job_commands(file))
     except JobFileUnopened as exc:

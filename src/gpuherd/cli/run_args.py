@@ -37,12 +37,28 @@ class RunCommand(click.Command):
         except click.UsageError as exc:  # (raised without the context its help names)
             raise click.UsageError(exc.message, ctx) from None
         refuse_option_as_value(ctx, ours, {"--gpus": "0,1"})  # (GPU indices here: not a count)
+        ctx.meta["args"] = ours  # the options a refused script's `echo ./job.sh | run` keeps
         try:
-            return super().parse_args(ctx, list(ours))  # (click's parser uses it up)
+            rest = super().parse_args(ctx, list(ours))  # (click's parser uses it up)
         except click.NoSuchOption as exc:  # `run -jobs.txt`: "No such option: -j"
-            if (file := file_read_as_option(ours, exc.option_name)) is None:
-                raise
-            raise click.UsageError(file_not_option(file), ctx) from None
+            if (file := file_read_as_option(ours, exc.option_name)) is not None:
+                raise click.UsageError(file_not_option(file), ctx) from None
+            from gpuherd.cli.not_job_file import command_before
+
+            # `run python3 train.py --lr 0.1`: the command's own option (its words as typed:
+            # its `--gpus 0 1` is no run's to join)
+            if (said := command_before(ctx, args, exc.option_name)) is not None:
+                raise click.UsageError(said, ctx) from None
+            raise
+        words = list(ctx.params.get("args", ()))
+        while words and is_gpu_indices(words[0]):  # (split_gpus_and_file's to say)
+            words.pop(0)
+        if words and (len(words) > 1 or not Path(words[0]).exists()):  # (else a job file)
+            from gpuherd.cli.not_job_file import command_given
+
+            if (said := command_given(ctx, ours, words)) is not None:
+                raise click.UsageError(said, ctx)
+        return rest
 
 
 def run_args(args: list[str]) -> list[str]:

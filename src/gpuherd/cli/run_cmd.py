@@ -17,11 +17,13 @@ from gpuherd.cli.option_checks import refuse_cpu_only_mem
 from gpuherd.cli.options import (
     fake_gpus_option,
     gpus_option,
+    grace_option,
     max_log_size_option,
     max_parallel_option,
     memory_options,
     order_option,
     retries_option,
+    retry_delay_option,
     timeout_option,
 )
 from gpuherd.cli.param_types import Place, completes
@@ -73,7 +75,9 @@ TERMINAL_INPUT = (
 @click.option("--prefix", default="job_", show_default=True, help="Job folder name prefix.")
 @memory_options("each job")
 @retries_option(daemon=False)
+@retry_delay_option()
 @timeout_option("a job")
+@grace_option("a job", default="10s")
 @max_log_size_option("a job", default="none")
 @max_parallel_option()
 @click.option("--keep-state", is_flag=True, help="Keep the run's database as OUTPUT/herd.db.")
@@ -121,7 +125,9 @@ def run(
     oom_retry: bool,
     exclusive: bool,
     retries: int,
+    retry_delay: float | None,
     timeout: float | None,
+    grace: float | None,
     max_log_size: int | None,
     max_parallel: int | None,
     keep_state: bool,
@@ -150,6 +156,7 @@ def run(
     # (no_tls.py: a run opens no connection, and a --yielder runs in a process of its own).
     with importing(), asyncio_without_tls():
         from gpuherd.cli.job_input import job_commands
+        from gpuherd.cli.not_job_file import refuse_script
         from gpuherd.runner import RunOptions, items_from_commands
         from gpuherd.runner_output import (
             check_writable,
@@ -164,6 +171,12 @@ def run(
     spec, file = split_gpus_and_file(gpus, args)
     if file and yielder:
         raise click.UsageError("give a job file or --yielder, not both")
+    refuse_script(file, "run")  # `run job.sh` ran each of its lines as a job of its own
+    if retry_delay is not None and not (retries or oom_retry):
+        raise click.UsageError(
+            "--retry-delay waits before a failed job runs again: give --retries N (or "
+            "--oom-retry) with it"
+        )
     if times_from is not None and order != "longest-first":
         raise click.UsageError("--times-from is for --order longest-first")
     if skip_succeeded and output_dir is None:
@@ -215,7 +228,9 @@ def run(
                 prefix=prefix,
                 gpus_per_job=gpus_per_job,
                 retries=retries,
+                retry_delay=retry_delay,
                 timeout=timeout,
+                grace=grace,
                 max_log_size=max_log_size,
                 max_parallel=max_parallel,
                 keep_state=keep_state,
