@@ -15,6 +15,9 @@ pass of the scheduler, and so every job's start, and every daemon start (damaged
   neither reads, every GPU is held: it may run on any of them, and a job placed beside it
   could make both run out of memory (CPU-only jobs still start); the log says so. Either
   lasts until the row is set back and the daemon restarted (it re-attaches then).
+
+Attempts that run but that herd.db does not know at all (moved aside, deleted, restored) are
+not watched either: the GPUs held for them are counted here too (engine_unwatched.py).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from typing import TYPE_CHECKING
 
 from gpuherd.core.model import Job, Reservation
 from gpuherd.damaged_rows import DamagedRows
+from gpuherd.engine_unwatched import UnwatchedRuns
 
 if TYPE_CHECKING:
     from gpuherd.attempts import Live
@@ -49,6 +53,8 @@ class SetAside:
         """Watched attempts' ends not recorded: their jobs' rows cannot be read."""
         self.held: dict[int, tuple[int, ...]] = {}
         """The GPUs held for each running job found set aside as the daemon started."""
+        self.unwatched = UnwatchedRuns(engine)
+        """Attempts that herd.db does not know, found running as the daemon started."""
         self._armed = False
 
     def arm(self) -> None:
@@ -68,8 +74,10 @@ class SetAside:
         self._engine.wake()
 
     def reservations(self) -> list[Reservation]:
-        """What the running jobs found set aside hold: their GPUs, whole."""
-        return [Reservation(job_id, gpus, exclusive=True) for job_id, gpus in self.held.items()]
+        """What the running jobs found set aside, and attempts herd.db does not know, hold:
+        their GPUs, whole."""
+        held = [Reservation(job_id, gpus, exclusive=True) for job_id, gpus in self.held.items()]
+        return held + self.unwatched.reservations() if self.unwatched.runs else held
 
     def found_running(self, damaged: dict[int, str]) -> None:
         """As the daemon starts: these running or paused jobs' rows cannot be read."""

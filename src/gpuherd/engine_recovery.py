@@ -91,7 +91,12 @@ def recover(engine: Engine, now: float) -> None:
     fail_orphaned_waiters(engine, now)
     # As when a daemon watched them end: no process of an ended attempt stays, also of one
     # that ended while no daemon ran, or just before the last one was killed.
-    engine.executor.end_leftovers(engine.layout.home_id, set(engine.set_aside.held))
+    # (Attempts herd.db does not know are left running: their GPUs are held before any job
+    # is placed, by what the executor tells of them, engine_unwatched.py.)
+    set_aside = engine.set_aside
+    engine.executor.end_leftovers(
+        engine.layout.home_id, set(set_aside.held), set_aside.unwatched.seen
+    )
 
 
 def _observe(engine: Engine, job: Job, now: float, alive: dict[tuple[int, int], float]) -> Observed:

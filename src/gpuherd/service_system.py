@@ -104,6 +104,7 @@ class SystemVerbs:
                 runs_on.setdefault(index, []).append(run.key)
                 entry = {"job": run.job_id, "job_id": run.job_id, "reason": why}  # (as runs')
                 reserved.setdefault(index, []).append(entry)
+        self._unknown_runs(runs_on, reserved)
         if (hold := self.engine.hold) is not None:  # kept for a starving job: placement.py
             entry = {"job": hold.job_id, "job_id": hold.job_id, "reason": self._starving(hold)}
             for index in sorted(hold.gpus):
@@ -140,6 +141,17 @@ class SystemVerbs:
             "unused": table.unused(),
             "adds_any": table.adds_any,
         }
+
+    def _unknown_runs(
+        self, runs_on: dict[int, list[RunKey]], reserved: dict[int, list[dict[str, Any]]]
+    ) -> None:
+        """A run of a job herd.db does not know (moved aside, restored) holds its GPUs too, said
+        as a held job's run is (engine_unwatched.py)."""
+        for key, run in self.engine.set_aside.unwatched.runs.items():
+            entry = {"job": key[0], "job_id": key[0], "reason": run.reason}
+            for index in run.held.gpus:
+                runs_on.setdefault(index, []).append(key)
+                reserved.setdefault(index, []).append(entry)
 
     def _held(self) -> dict[int, int]:
         """Bytes of each GPU gpuherd's jobs hold, as placement counts them: each job the

@@ -152,7 +152,9 @@ def test_a_database_moved_aside_never_kills_the_jobs_that_run(herd: Herd, tmp_pa
         part.rename(aside / part.name)
 
     herd.start("--fake-gpus", "1")
-    witness = herd.submit("--", "true")  # numbered after the job folders: job 2
+    # Numbered after the job folders: job 2; CPU-only, as GPU 0 stays the job's while it runs
+    # (test_restored_unknown_job.py).
+    witness = herd.submit("--gpus", "0", "--", "true")
     assert witness == job + 1
     herd.wait_state(witness, "succeeded")  # its end asks for a pass over /proc too
     log = herd.home / "daemon.log"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -30,6 +30,11 @@ went on): `run` has no --cwd, its jobs run where it was started."""
 class NotStarted(SpawnError):
     """The job could not start there and then, through no fault of its own (a cluster node
     that left between placement and start): it goes back to the queue with its retries."""
+
+
+UnwatchedRuns = Callable[[Mapping[tuple[int, int], Sequence[int]]], None]
+"""Told which attempts of the home that the queue did not know at the daemon's start, left
+running, still run: (job id, attempt) -> the pids of their processes (Executor.end_leftovers)."""
 
 
 def job_shell(env: Mapping[str, str]) -> str:
@@ -155,12 +160,16 @@ class Executor(Protocol):
         but processes of that attempt (left in its group, or carrying `key`) still run."""
         ...
 
-    def end_leftovers(self, home_id: str, spared: Collection[int] = ()) -> None:
+    def end_leftovers(
+        self, home_id: str, spared: Collection[int] = (), unwatched: UnwatchedRuns | None = None
+    ) -> None:
         """Kill what this home's attempts that ended left running (processes they started in
         the background), those that ended while no daemon watched too, and from now on what
         each attempt leaves at its end. Called once, when the engine starts. The processes
         of the jobs `spared` are left alone: running jobs whose rows cannot be read, not
-        watched, yet not ended (engine_damaged.py)."""
+        watched, yet not ended (engine_damaged.py). So are those of attempts the queue does
+        not know (herd.db moved aside, deleted or restored): `unwatched` is told which run,
+        before this returns, then each time that changes (engine_unwatched.py)."""
         ...
 
     def recorded_exit(self, attempt_dir: str) -> ExitStatus | None:

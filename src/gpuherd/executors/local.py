@@ -24,6 +24,7 @@ from gpuherd.executors.base import (
     LaunchRequest,
     SignsOfLife,
     SpawnError,
+    UnwatchedRuns,
     job_shell,
 )
 from gpuherd.executors.local_escaped import (
@@ -89,8 +90,7 @@ class LocalExecutor:
         self._one_shot = one_shot
         self._watches: dict[int, _Watch] = {}
         self._kill_timers: dict[int, asyncio.TimerHandle] = {}
-        # Leaders we SIGKILLed ourselves: if one was not our child we cannot reap its status,
-        # but we still know why it ended.
+        # Leaders we SIGKILLed: one not our child cannot be reaped, but we know why it ended.
         self._killed: set[int] = set()
         # Jobs whose leader ended while being stopped, waiting for the rest of their group.
         self._draining: dict[int, _Watch] = {}
@@ -212,8 +212,7 @@ class LocalExecutor:
         self._sweeper.due()
         w.on_exit(self._exit_status(pid, w.attempt_dir))
 
-    def _poll_group(self, pid: int) -> None:
-        # This polls only while a stopped job's stragglers use their grace period.
+    def _poll_group(self, pid: int) -> None:  # (only while a stopped job's stragglers last)
         w = self._draining.get(pid)
         if w is None:
             return
@@ -277,12 +276,15 @@ class LocalExecutor:
         except psutil.Error:
             return None
 
-    def end_leftovers(self, home_id: str, spared: Collection[int] = ()) -> None:
-        # Found by their environment: a group whose number was taken again once the job's
-        # emptied is never touched. Called last in a recovery: its pass of leaders is done.
+    def end_leftovers(
+        self, home_id: str, spared: Collection[int] = (), unwatched: UnwatchedRuns | None = None
+    ) -> None:
+        # Found by their environment: a group whose number was taken again is never touched.
+        # Called last in a recovery: its pass of leaders is done.
         self._leaders = None
         self._sweeper.home_id, self._sweeper.spared = home_id, frozenset(spared)
-        self._sweeper.due()
+        self._sweeper.unwatched.tell = unwatched
+        self._sweeper.begin()
 
     def find_leader(self, job_id: int, attempt: int, key: str) -> int | None:
         if self._leaders is None:  # nothing is spawned during a recovery: one pass serves it
@@ -375,8 +377,7 @@ class LocalExecutor:
         self._kill_timers[pid] = loop.call_later(grace, self._kill_after_grace, pid)
 
     def _kill_after_grace(self, pid: int) -> None:
-        # Reaching here means the leader is still there, its stragglers still run after it
-        # ended, or the job is not watched.
+        # Here: the leader is still there, its stragglers run on after it, or it is unwatched.
         self._kill_timers.pop(pid, None)
         if pid in self._watches:
             self._killed.add(pid)

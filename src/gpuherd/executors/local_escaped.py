@@ -18,8 +18,9 @@ an attempt being stopped whose shell ended while no daemon ran, but whose other 
 still run (`outlived`), counts as running until they end or its grace runs out. What that
 first pass finds of attempts the database does not know did not end: herd.db was moved aside
 (as the daemon advises for a damaged one), deleted, or restored from an older backup while
-they ran. They run on, untouched, and the log says so. (Later, an attempt the database does
-not know is one of a job removed since it ended: what it left is killed.)
+they ran. They run on, untouched, the log says so, and their GPUs are held while they run
+(local_unwatched.py). (Later, an attempt the database does not know is one of a job removed
+since it ended: what it left is killed.)
 
 On-end hooks carry GPUHERD_JOB_STATE, which a job's environment never does (jobfiles.job_env
 drops it), and are left alone; so are the processes of jobs the Ray executor runs on this
@@ -46,6 +47,7 @@ from functools import partial
 from typing import Any, ParamSpec, TypeVar
 
 from gpuherd.executors import local_proc
+from gpuherd.executors.local_unwatched import Unwatched
 from gpuherd.jobfiles import HOOK_VARIABLE, KEY_VARIABLE, RAY_NODE_VARIABLE
 
 log = logging.getLogger("gpuherd.executor")
@@ -281,7 +283,7 @@ class LeftoverSweeper:
         self._known = known
         self._first = True
         """The pass of the daemon's start is still to come."""
-        self._spared: set[str] = set()
+        self.unwatched = Unwatched()
         """Attempts the queue did not know at the daemon's start: left alone for good."""
         self._timer: asyncio.TimerHandle | None = None
         self._busy = False
@@ -302,6 +304,21 @@ class LeftoverSweeper:
         self._busy = True
         self._timer = asyncio.get_running_loop().call_later(SWEEP_DELAY, self._sweep)
 
+    def begin(self) -> None:
+        """The daemon start's pass, waited for (ASK_WAIT at most) where the queue's attempts
+        are known: those it does not know, found running, hold their GPUs before anything
+        is placed (local_unwatched.py). Not answered in time: it comes later, as any."""
+        if self._known is None or self._busy or not self.home_id or self._closed:
+            self.due()
+            return
+        try:
+            found = self._scanner.submit(home_processes, self.home_id).result(ASK_WAIT)
+        except Exception:  # timed out, or failed (logged)
+            self.due()
+            return
+        self._busy = True
+        self._passed(found)
+
     def _sweep(self) -> None:
         self._timer = None
         loop = asyncio.get_running_loop()
@@ -309,12 +326,17 @@ class LeftoverSweeper:
         found.add_done_callback(lambda f: call_on_loop(loop, self._kill, f))
 
     def _kill(self, found: Future[dict[int, str]]) -> None:
+        self._passed(None if found.exception() is not None else found.result())
+
+    def _passed(self, found: dict[int, str] | None) -> None:
+        """A pass found `found` (None: it failed): kill what ended attempts left."""
         if self._closed:  # a pass under way at the close: every attempt now looks ended
             return
         self._busy = False
         again, self._again = self._again, False
-        leftovers = {} if found.exception() is not None else self._leftovers(found.result())
+        leftovers = {} if found is None else self._leftovers(found)
         self._first = False
+        self.unwatched.seen(found, self.due)
         self._rounds = self._rounds + 1 if leftovers else 0
         if leftovers:
             self._scanner.submit(kill_processes, leftovers)
@@ -334,7 +356,7 @@ class LeftoverSweeper:
         """Whether the attempt keyed `key`, which does not run, ended. One the queue does not
         know at the daemon's start did not (see the module's docstring): said, left alone."""
         assert self._known is not None
-        if key in self._spared:
+        if key in self.unwatched:
             return False
         try:
             _, job_id, attempt = key.rsplit(":", 2)
@@ -343,7 +365,7 @@ class LeftoverSweeper:
         except Exception as exc:  # a damaged key, a database that fails: kill nothing
             log.warning("cannot tell whether %s ended (%s): left running", key, exc)
             return False
-        self._spared.add(key)
+        self.unwatched.spare(key, int(job_id), int(attempt))
         log.warning(
             "job %s attempt %s runs (pid %d), but the database knows no such attempt "
             "(herd.db moved aside, deleted or restored from an older backup): left running, "
@@ -359,6 +381,7 @@ class LeftoverSweeper:
         attempts still running (left for the next daemon) keep their processes. A pass
         under way kills nothing once it is done: the executor forgets what it watched."""
         self._closed = True
+        self.unwatched.close()
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None

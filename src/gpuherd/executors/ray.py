@@ -58,6 +58,7 @@ from gpuherd.executors.base import (
     NotStarted,
     SignsOfLife,
     SpawnError,
+    UnwatchedRuns,
 )
 from gpuherd.executors.ray_actor import JobActor
 from gpuherd.executors.ray_errors import first_line, reason, said_more
@@ -288,12 +289,15 @@ class RayExecutor(Following):
             self._runs[pid] = Run(name, actor)
         return pid in self._runs
 
-    def end_leftovers(self, home_id: str, spared: Collection[int] = ()) -> None:
+    def end_leftovers(
+        self, home_id: str, spared: Collection[int] = (), unwatched: UnwatchedRuns | None = None
+    ) -> None:
         """Kill this home's actors that no live attempt owns (called once recovery has
         re-attached the live ones). Left by a daemon that ran with `--executor local` in
         between (it counted them lost, maybe ran them again), each would hold its GPUs in
         Ray for ever: gpuherd's next job there would wait in Ray, shown as running. What a
-        command leaves when it ends, its supervisor kills (ray_supervisor.py)."""
+        command leaves when it ends, its supervisor kills (ray_supervisor.py): so no attempt
+        is left running unwatched, and `unwatched` is never told of one."""
         recovery, self._lookups = self._lookups, None  # a later question looks again
         try:  # (recovery's listing, if it listed: no second wait on the cluster at a start)
             named = (
