@@ -41,6 +41,7 @@ from gpuherd.errors import (
     NoAnswer,
     NotFound,
     NotRunning,
+    StoppedMeanwhile,
     Suspended,
     refusal,
 )
@@ -306,7 +307,7 @@ class Client:
             pass
         # None listens: a daemon that runs (it holds the home's lock) makes its socket again
         # if a cleaner removed it, or is about to listen (it starts), and is waited for.
-        holder = lock_holder(self.home)
+        holder = seen = lock_holder(self.home)
         give_up = time.monotonic() + (SOCKET_BACK_WITHIN if self.waits_for_socket else 0.0)
         while holder is not None and time.monotonic() < give_up:
             time.sleep(0.1)
@@ -317,7 +318,9 @@ class Client:
             raise DaemonError(socket_gone(self.home, holder, self.socket_path))
         from gpuherd.start_hint import not_running  # (the error path alone reads the home)
 
-        raise NotRunning(not_running(self.home))
+        # (One that held the lock as we looked let go of it since: it stopped meanwhile, which
+        # a restart joins rather than say that none ran.)
+        raise (NotRunning if seen is None else StoppedMeanwhile)(not_running(self.home))
 
     def _reach(self, timeout: float | None) -> socket.socket:
         """A socket connected to the daemon's, where the home's note says it is when it is

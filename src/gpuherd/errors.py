@@ -107,6 +107,12 @@ class NotRunning(DaemonError):
     """No daemon listens on the home's socket."""
 
 
+class StoppedMeanwhile(NotRunning):
+    """No daemon listens, but one held the home's lock as the client looked, and let go of
+    it while the client waited for its socket: it stopped meanwhile (for another call: two
+    restarts at once), or died as it started. Not "no daemon was running" to a restart."""
+
+
 class LostConnection(DaemonError):
     """The daemon closed the connection before it answered (it went: stopped, or crashed)."""
 

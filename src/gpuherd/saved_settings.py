@@ -9,13 +9,20 @@ Light (no store, no sqlite3): start_hint reads the same rows on the CLI's error 
 
 from __future__ import annotations
 
+import logging
 import math
+import sqlite3
 from dataclasses import dataclass
-from typing import Any, TypeGuard
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from gpuherd.errors import HerdError
 from gpuherd.json_parse import NotJson, parse_json
 from gpuherd.listen_address import parse_address
+
+if TYPE_CHECKING:
+    from gpuherd.store import Store
+
+log = logging.getLogger("gpuherd.daemon")
 
 EXECUTOR = "executor"
 """Where the last start ran jobs: {"kind": "local" | "ray", "address": the cluster's}."""
@@ -154,3 +161,17 @@ def parse_listen(text: str | None) -> str | None:
     except HerdError:
         raise DamagedSetting(LISTEN, text, "not an address like 127.0.0.1:8888") from None
     return text
+
+
+def keep_listen(store: Store, address: str | None) -> str | None:
+    """Save where the daemon listens as `gpuherd ui` (or `ui --stop`) changed it: saved at a
+    start and a clean stop only, a restart after a crash undid the change (a listener closed
+    opened again). None once saved; else why not, logged and said: the change stands."""
+    try:
+        store.set_setting(LISTEN, address or "")
+        return None
+    except (sqlite3.Error, HerdError) as exc:  # (locked by another program, a full disk)
+        said = f"where the dashboard listens is not saved in herd.db ({exc}): a clean stop "
+        said += "saves it; after a crash, `gpuherd daemon restart` listens as before this change"
+        log.warning("%s", said)
+        return said

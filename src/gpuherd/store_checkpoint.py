@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import shlex
 import sqlite3
 import threading
 import time
@@ -38,6 +37,7 @@ from pathlib import Path
 
 from gpuherd.errors import HerdError
 from gpuherd.store_reader import FileId, file_id
+from gpuherd.store_schema import aside_command
 from gpuherd.store_space import give_back, prepare
 
 log = logging.getLogger("gpuherd.store")
@@ -55,16 +55,14 @@ CLOSE_WAIT = 5.0
 def replaced_while_running(database: Path, running: bool) -> str:
     """What to do about a herd.db replaced (or removed) while the daemon ran: the README's
     restore, done again once the daemon has stopped."""
-    home = database.parent
-    aside = shlex.quote(str(home / "aside"))
     stop = "stop the daemon (`gpuherd daemon stop`), then " if running else ""
+    name = database.name
     return (
         f"{database} was replaced while the daemon ran (a backup put in its place?): the "
-        f"daemon went on writing the file it had open, whose {database.name}-wal SQLite would "
-        f"apply to the new one; {stop}move {database.name}, {database.name}-wal and "
-        f"{database.name}-shm aside together (`mkdir -p {aside} && mv "
-        f"{shlex.quote(str(database))}* {aside}/`), copy the backup in again as "
-        f"{database.name}, and `gpuherd daemon start`"
+        f"daemon went on writing the file it had open, whose {name}-wal SQLite would apply to "
+        f"the new one; {stop}move {name}, {name}-wal and {name}-shm aside together "
+        f"(`{aside_command(database)}`), copy the backup in again as {name}, and "
+        "`gpuherd daemon start`"
     )
 
 

@@ -178,23 +178,30 @@ DATABASE_FILES = ("", "-wal", "-shm")
 
 def set_aside(path: Path) -> str:
     """The way out of a database that cannot be used as it is (damaged, emptied), with the
-    command that takes it out of the way: the database and its -wal and -shm together.
-    SQLite reads a -wal left beside a database as that file's own, so a backup put in place
-    of the database alone, or the database moved back later, would be read through the log
-    of the one set aside (docs/reliability.md, "A database put back after a start that
-    failed"). The folder is named by the time the line is made: a fixed `aside` was there
-    the second time, and `mkdir` failed, which moved nothing."""
-    folder, name = shlex.quote(str(path.parent)), path.name
-    aside = f"{folder}/aside-{time.strftime(ASIDE_TIME)}"
+    command that takes it out of the way (aside_command)."""
+    name = path.name
     return (
-        f"move {name}, {name}-wal and {name}-shm aside together "
-        f"(`mkdir {aside} && mv {folder}/{shlex.quote(name)}* {aside}/`), "
+        f"move {name}, {name}-wal and {name}-shm aside together (`{aside_command(path)}`), "
         f"then put a backup of {name} in its place, or start again with an empty queue"
     )
 
 
+def aside_command(path: Path) -> str:
+    """The command that moves the database and its -wal and -shm together into a new folder
+    beside it. SQLite reads a -wal left beside a database as that file's own, so a backup put
+    in place of the database alone, or the database moved back later, would be read through
+    the log of the one set aside (docs/reliability.md, "A database put back after a start
+    that failed"). The folder is named by the time the line is made: a fixed `aside` was
+    there the second time, where `mkdir` failed, which moved nothing, and `mkdir -p` let `mv`
+    overwrite the queue set aside the first time. (`mkdir`, not `-p`: a line run twice moves
+    nothing the second time.)"""
+    folder = shlex.quote(str(path.parent))
+    aside = f"{folder}/aside-{time.strftime(ASIDE_TIME)}"
+    return f"mkdir {aside} && mv {folder}/{shlex.quote(path.name)}* {aside}/"
+
+
 ASIDE_TIME = "%Y%m%d-%H%M%S"
-"""The local time in the name of the folder set_aside() moves a database to."""
+"""The local time in the name of the folder aside_command() moves a database to."""
 
 
 def log_files(path: Path) -> list[str]:

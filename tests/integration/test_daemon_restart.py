@@ -5,10 +5,12 @@ listening where the last one did."""
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import os
 import signal
 import socket
+import sqlite3
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
@@ -142,6 +144,45 @@ def test_with_no_daemon_running_it_listens_where_the_last_one_did_as_it_stopped(
     herd.cli("daemon", "stop")
     herd.cli("daemon", "start")
     assert not herd.client.get("/daemon/listen")["listening"]
+
+
+def test_after_a_crash_it_listens_where_gpuherd_ui_left_the_dashboard(herd: Herd) -> None:
+    """`ui` and `ui --stop` were saved at a clean stop only: after a crash (kill -9) a restart
+    listened where the daemon had started listening (a listener the user had closed, open to
+    the network again), and not where `gpuherd ui` had started one."""
+    herd.start("--fake-gpus", "1", "--listen", "127.0.0.1:0")
+    herd.cli("ui", "--stop")
+    herd.kill9()
+    assert restarted(herd)[2:] == []  # (no dashboard line)
+    assert not herd.client.get("/daemon/listen")["listening"]
+    herd.cli("ui", "--listen", "127.0.0.1:0")
+    address = herd.client.get("/daemon/listen")["address"]
+    herd.kill9()
+    lines = restarted(herd)
+    listening = herd.client.get("/daemon/listen")
+    assert (listening["listening"], listening["address"]) == (True, address)
+    assert lines[2:] == [f"dashboard: {listening['url']}"]
+
+
+def test_a_listener_change_herd_db_cannot_save_is_made_and_said(herd: Herd) -> None:
+    """herd.db locked by another program (an open `sqlite3` shell): `ui --stop` stops the
+    listener all the same, and warns that a restart after a crash would not know it."""
+    herd.env["GPUHERD_TEST_BUSY_TIMEOUT"] = "1"  # the daemon's wait for the lock: 1 s, not 5 s
+    herd.start("--fake-gpus", "1", "--listen", "127.0.0.1:0")
+    address = herd.client.get("/daemon/listen")["address"]
+    with contextlib.closing(sqlite3.connect(herd.home / "herd.db")) as other:
+        other.execute("BEGIN IMMEDIATE")  # what an open shell's write transaction holds
+        done = herd.cli("ui", "--stop")
+    assert done.stdout == "dashboard listener stopped\n"
+    assert done.stderr == (
+        "gpuherd: warning: where the dashboard listens is not saved in herd.db (database is "
+        "locked): a clean stop saves it; after a crash, `gpuherd daemon restart` listens as "
+        "before this change\n"
+    )
+    assert not herd.client.get("/daemon/listen")["listening"]
+    herd.kill9()
+    restarted(herd)  # as it said
+    assert herd.client.get("/daemon/listen")["address"] == address
 
 
 def test_a_port_taken_since_the_last_daemon_listened_there_is_one_line_with_the_way_out(

@@ -1,7 +1,7 @@
 """Stops and restarts that meet another one, or a daemon of another version. A plain stop
 during a `stop --kill` ended the daemon at once (the kill's grace cut short, its job left
 running, and both stops said "daemon stopped"); of two restarts at once, one failed (also
-one during the other's `--kill`); and
+one during the other's `--kill`), or said that no daemon was running; and
 `daemon restart` warned that the daemon it replaced ran another version, and to restart it."""
 
 from __future__ import annotations
@@ -103,6 +103,60 @@ def test_two_restarts_at_once_both_succeed(daemon: Herd) -> None:
             assert said.endswith(f"by another call at the same time (pid {new})\n"), said
         daemons = [p for p in daemon._daemons() if p.status() != psutil.STATUS_ZOMBIE]
         assert [p.pid for p in daemons] == [new]
+
+
+STOPPING = """
+import fcntl, os, sys
+home = sys.argv[1]
+lock = open(os.path.join(home, "daemon.lock"), "a+")
+fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+lock.truncate(0)
+lock.write(f"{os.getpid()}\\n")
+lock.flush()
+note = os.path.join(home, "daemon.socket")
+os.mkfifo(note)
+print("held", flush=True)
+for look in range(2):
+    with open(note, "w"):  # returns once a client opens the note to read it
+        os.unlink(note)  # (a new one for the next read: this one's reader has it open yet)
+        if look:
+            lock.close()
+        else:
+            os.mkfifo(note)
+"""
+"""A daemon on its way out for another call, as the second of two restarts finds it: its
+socket gone, its lock held until it exits. Here a process that holds the home's lock, and
+lets go of it once the client has seen it held and waits: a client that finds no socket
+reads the home's socket note, here a FIFO, whose open waits for this process. The first
+read comes before the client's first look at the lock, the second after it."""
+
+
+def test_a_restart_that_finds_the_daemon_stopping_for_another_call_joins_that_stop(
+    herd: Herd,
+) -> None:
+    """Its socket gone, its lock let go while the restart waited for its socket: the restart
+    said "no daemon was running ...: starting one", though one was, stopping for the other
+    of two restarts at once."""
+    herd.start("--fake-gpus", "1")
+    herd.cli("daemon", "stop")
+    (herd.home / "daemon.socket").unlink(missing_ok=True)
+    stopping = subprocess.Popen(
+        [sys.executable, "-c", STOPPING, str(herd.home)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert stopping.stdout is not None and stopping.stdout.readline() == "held\n"
+        done = herd.cli("daemon", "restart", check=False)
+        assert stopping.wait(timeout=10) == 0  # (it let go: the client read the note twice)
+    finally:
+        stopping.kill()
+        stopping.communicate()
+    assert (done.returncode, done.stderr) == (0, ""), done
+    assert done.stdout.splitlines() == [
+        "stopping (another call was stopping it already)",
+        "daemon stopped",
+        # (no next daemon came from the other call: this one starts it, as that one would)
+        f"daemon started (pid {herd.pid}, fake: 1 GPU); socket {herd.client.socket_path}",
+    ]
 
 
 @pytest.mark.parametrize("kill", [False, True])

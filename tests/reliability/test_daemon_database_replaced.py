@@ -7,14 +7,30 @@ its stop says what to do, which works as shown."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
+from test_database import aside_command
 
 import gpuherd
 from conftest import Herd, wait_for
+
+
+def way_out(home: Path, running: bool = False) -> str:
+    """What a herd.db replaced under the daemon is told to do (`running`: while the daemon
+    still runs), as a pattern: the folder it goes aside to is named by the time."""
+    line = (
+        f"{home}/herd.db was replaced while the daemon ran (a backup put in its place?): the "
+        "daemon went on writing the file it had open, whose herd.db-wal SQLite would apply to "
+        "the new one; STOPmove herd.db, herd.db-wal and herd.db-shm aside together "
+        "(`COMMAND`), copy the backup in again as herd.db, and `gpuherd daemon start`"
+    )
+    stop = "stop the daemon (`gpuherd daemon stop`), then " if running else ""
+    return re.escape(line).replace("STOP", re.escape(stop)).replace("COMMAND", aside_command(home))
 
 
 def test_a_herd_db_replaced_under_the_daemon_is_said_with_the_way_out(herd: Herd) -> None:
@@ -33,14 +49,7 @@ def test_a_herd_db_replaced_under_the_daemon_is_said_with_the_way_out(herd: Herd
     proc = herd.cli("daemon", "stop", check=False)
     assert proc.returncode == 1 and not herd.is_up(), proc
     said = proc.stderr.removeprefix("gpuherd: error: ").rstrip("\n")
-    aside = herd.home / "aside"
-    assert said == (
-        f"{database} was replaced while the daemon ran (a backup put in its place?): the daemon "
-        "went on writing the file it had open, whose herd.db-wal SQLite would apply to the new "
-        "one; move herd.db, herd.db-wal and herd.db-shm aside together (`mkdir -p "
-        f"{aside} && mv {database}* {aside}/`), copy the backup in again as herd.db, and "
-        "`gpuherd daemon start`"
-    )
+    assert re.fullmatch(way_out(herd.home), said), said
     subprocess.run(said.split("`")[1], shell=True, check=True)
     shutil.copy(backup, database)
     herd.start()
@@ -63,27 +72,40 @@ def _replaced_under_the_daemon(herd: Herd) -> tuple[int, Path]:
     return kept, backup
 
 
+def test_the_way_out_taken_twice_keeps_both_queues_set_aside(herd: Herd) -> None:
+    """Its folder was a fixed `aside` (`mkdir -p`): the second time, `mv` put the second
+    herd.db over the first one set aside, without a word. It is named by the time now."""
+    asides: dict[Path, bytes] = {}  # each folder set aside, and its herd.db
+    for _ in range(2):
+        if asides:  # (a replacement in the same second would be told the same folder)
+            wait_for(
+                lambda: time.strftime("aside-%Y%m%d-%H%M%S") > max(asides).name, what="a second"
+            )
+        _, backup = _replaced_under_the_daemon(herd)
+        said = herd.cli("daemon", "stop", check=False).stderr
+        subprocess.run(said.split("`")[1], shell=True, check=True)  # the way out, as shown
+        (aside,) = set(herd.home.glob("aside*")) - set(asides)
+        asides[aside] = (aside / "herd.db").read_bytes()
+        shutil.copy(backup, herd.home / "herd.db")
+        backup.unlink()  # (the next round's `daemon backup` writes it again)
+    assert {folder: (folder / "herd.db").read_bytes() for folder in asides} == asides
+
+
 def test_daemon_status_says_the_herd_db_was_replaced(herd: Herd) -> None:
     _replaced_under_the_daemon(herd)
     lines = herd.cli("daemon", "status").stdout.splitlines()
     warned = [line for line in lines if line.startswith("warning: ")]
-    assert warned == [
-        f"warning: {herd.home / 'herd.db'} was replaced while the daemon ran (a backup put in "
-        "its place?): the daemon went on writing the file it had open, whose herd.db-wal "
-        "SQLite would apply to the new one; stop the daemon (`gpuherd daemon stop`), then "
-        f"move herd.db, herd.db-wal and herd.db-shm aside together (`mkdir -p "
-        f"{herd.home / 'aside'} && mv {herd.home / 'herd.db'}* {herd.home / 'aside'}/`), copy "
-        "the backup in again as herd.db, and `gpuherd daemon start`"
-    ], lines
-    assert herd.json("daemon", "status", "--json")["database_replaced"] == warned[0][9:]
+    said = way_out(herd.home, running=True)  # (each line names the time it was made)
+    assert len(warned) == 1 and re.fullmatch(f"warning: {said}", warned[0]), lines
+    assert re.fullmatch(said, herd.json("daemon", "status", "--json")["database_replaced"])
     # `ls` said nothing: it lists the queue the daemon still writes, not the file's.
     for ls in (["ls"], ["ls", "--all"], ["ls", "--json"], ["ls", "--csv"]):
         proc = herd.cli(*ls)
-        assert proc.stderr == f"gpuherd: {warned[0]}\n", (ls, proc.stderr)
+        assert re.fullmatch(f"gpuherd: warning: {said}\n", proc.stderr), (ls, proc.stderr)
     assert herd.cli("ls", "-q", "--all").stderr == ""  # (ids for a script, said elsewhere)
     with pytest.warns(UserWarning) as caught:  # the Python API's listing says it too
         gpuherd.connect(herd.home, start=False).jobs(all=True)
-    assert [str(w.message) for w in caught] == [warned[0][9:]]
+    assert len(caught) == 1 and re.fullmatch(said, str(caught[0].message)), caught
 
 
 def test_ls_says_nothing_of_a_herd_db_never_replaced(herd: Herd) -> None:

@@ -220,16 +220,22 @@ def test_a_bad_database_is_refused_in_one_clear_line_and_left_as_it_was(
     assert "Traceback" not in log, log[-2000:]
 
 
+def aside_command(home: Path) -> str:
+    """The command a way out gives that moves herd.db, its -wal and -shm aside together, as a
+    pattern: its folder is named by the time (a fixed one was there the second time)."""
+    command = f"mkdir {home}/ASIDE && mv {home}/herd.db* {home}/ASIDE/"
+    return re.escape(command).replace("ASIDE", r"aside-\d{8}-\d{6}")
+
+
 def way_out(home: Path) -> str:
-    """What a damaged or emptied herd.db is told to do, as a pattern: its folder is named by
-    the time. It said "move it aside", and SQLite read the herd.db-wal left in the home as the
-    next herd.db's: a backup put in its place, or the file moved back."""
+    """What a damaged or emptied herd.db is told to do, as a pattern. It said "move it
+    aside", and SQLite read the herd.db-wal left in the home as the next herd.db's: a backup
+    put in its place, or the file moved back."""
     line = (
-        f"move herd.db, herd.db-wal and herd.db-shm aside together (`mkdir {home}/ASIDE && "
-        f"mv {home}/herd.db* {home}/ASIDE/`), then put a backup of herd.db in its place, or "
-        "start again with an empty queue"
+        "move herd.db, herd.db-wal and herd.db-shm aside together (`COMMAND`), then put a "
+        "backup of herd.db in its place, or start again with an empty queue"
     )
-    return re.escape(line).replace("ASIDE", r"aside-\d{8}-\d{6}")
+    return re.escape(line).replace("COMMAND", aside_command(home))
 
 
 def damaged_after_a_crash(herd: Herd) -> subprocess.CompletedProcess[str]:

@@ -144,6 +144,8 @@ SYSTEM_SCHEMAS: dict[str, Shape] = {
             "remote_url": maybe(STR),
             "token_file": maybe(STR),
         },
+        # (only where a POST's change could not be saved in herd.db: why, said by `ui`)
+        optional={"not_saved": STR},
         title="Listener",
     ),
     "OneTimeUrl": obj({"url": STR}, title="OneTimeUrl"),

@@ -30,6 +30,7 @@ from gpuherd.api.routes import RouteTable
 from gpuherd.errors import Conflict, HerdError
 from gpuherd.listen_address import every_interface, format_address, parse_address
 from gpuherd.paths import TOKEN_FILE
+from gpuherd.saved_settings import keep_listen
 from gpuherd.wire import REFUSE_UNKNOWN_FIELDS, Bool
 
 log = logging.getLogger("gpuherd.listener")
@@ -236,7 +237,7 @@ async def listen(request: Request, body: ListenRequest) -> dict[str, Any] | JSON
     listener = _listener(request)
     if body.stop:
         await listener.stop()
-        return listener.describe()
+        return _kept(request, listener)
     if listener.listening:
         if body.address is None or _same(body.address, listener.host, listener.port):
             return listener.describe()
@@ -254,7 +255,16 @@ async def listen(request: Request, body: ListenRequest) -> dict[str, Any] | JSON
             raise PortTaken(f"{exc}: free that port, or give another address ({free})") from None
         raise PortTaken(f"{exc}: free one of those ports, or {free}") from None
     await listener.start(sock, host)
-    return listener.describe()
+    return _kept(request, listener)
+
+
+def _kept(request: Request, listener: Listener) -> dict[str, Any]:
+    """The listener as a POST left it, its address saved for a `daemon restart` after a
+    crash (saved_settings.keep_listen); `not_saved`: why it could not be, for `gpuherd ui` to
+    say (the listener is changed all the same)."""
+    answer = listener.describe()
+    not_saved = keep_listen(request.app.state.service.store, answer["address"])
+    return answer if not_saved is None else {**answer, "not_saved": not_saved}
 
 
 @routes.post("/daemon/listen/code", response_model=None)

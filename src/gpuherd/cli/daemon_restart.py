@@ -29,7 +29,14 @@ from gpuherd.client import Client
 from gpuherd.client_http import replacing
 from gpuherd.core.units import plural
 from gpuherd.daemon_presence import AlreadyUp, lock_holder
-from gpuherd.errors import Conflict, DaemonError, HerdError, NoAnswer, NotRunning
+from gpuherd.errors import (
+    Conflict,
+    DaemonError,
+    HerdError,
+    NoAnswer,
+    NotRunning,
+    StoppedMeanwhile,
+)
 from gpuherd.typed_name import prefixed, typed_name
 
 
@@ -126,6 +133,9 @@ def restart(ctx: click.Context, kill: bool, grace: float | None) -> None:
             _refuse_a_stopping_daemon(status)
             pid = int(status["pid"])
             listen = client.get("/daemon/listen")["address"]  # None when it does not listen
+        except StoppedMeanwhile:  # its socket gone, its lock let go as we waited: stopped
+            _after_another_stop(ctx, client, pid, kill)  # (by another restart, most likely)
+            return
         except NotRunning:
             click.echo(f"no daemon was running for {client.home}: starting one")
             _start_as_before(ctx, client.home)
@@ -137,9 +147,7 @@ def restart(ctx: click.Context, kill: bool, grace: float | None) -> None:
         except DaemonError as exc:  # lost on its way out: another call (a restart) stops it
             if isinstance(exc, NoAnswer):
                 raise
-            _after_another_stop(ctx, client, pid or lock_holder(client.home))
-            if kill:
-                _kill_not_done(client, _STOPPED_WITHOUT_KILL)
+            _after_another_stop(ctx, client, pid or lock_holder(client.home), kill)
             return
         try:
             left = daemon_cmds.stop_daemon(client, pid, "kill" if kill else "leave", grace)
@@ -237,11 +245,12 @@ RESTARTED_WITHIN = 5.0
 exited, for that call (a restart too, most likely) to start the next one."""
 
 
-def _after_another_stop(ctx: click.Context, client: Client, pid: int | None) -> None:
+def _after_another_stop(ctx: click.Context, client: Client, pid: int | None, kill: bool) -> None:
     """Join a stop that another call (a restart at the same moment, or a stop) was making of
     the daemon (`pid`), which no longer answers where it listens: wait for its end, then for
-    the next daemon that call starts (said so), or start one if none comes. Of two restarts
-    at once, the one that came second failed: "the daemon (pid N) is stopping"."""
+    the next daemon that call starts (said so), or start one if none comes; a --kill not
+    done is said. Of two restarts at once, the one that came second failed: "the daemon (pid
+    N) is stopping", or said "no daemon was running" where one was (StoppedMeanwhile)."""
     from gpuherd.cli import daemon_cmds  # deferred: that module registers this command
 
     click.echo("stopping (another call was stopping it already)")
@@ -254,6 +263,8 @@ def _after_another_stop(ctx: click.Context, client: Client, pid: int | None) -> 
     click.echo("daemon stopped")
     _next_one(client)
     _start(ctx, None, "restarted", as_before=True)
+    if kill:
+        _kill_not_done(client, _STOPPED_WITHOUT_KILL)
 
 
 def _next_one(client: Client) -> None:

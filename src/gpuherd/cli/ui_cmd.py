@@ -63,7 +63,7 @@ def ui(listen: str | None, url_only: bool, open_browser: bool, stop: bool) -> No
         if not answer["listening"]:  # said so, rather than "stopped" of nothing
             click.echo("the dashboard was not listening on TCP: nothing to stop")
             return
-        client.post("/daemon/listen", {"stop": True})
+        _say_not_saved(client.post("/daemon/listen", {"stop": True}))
         click.echo("dashboard listener stopped")
         return
     if not answer["listening"]:
@@ -71,7 +71,7 @@ def ui(listen: str | None, url_only: bool, open_browser: bool, stop: bool) -> No
             raise HerdError(
                 f"the daemon is not listening on TCP: `{typed_name()} ui` starts the dashboard"
             )
-        answer = client.post("/daemon/listen", {"address": listen})
+        answer = _say_not_saved(client.post("/daemon/listen", {"address": listen}))
     elif listen:
         answer = client.post("/daemon/listen", {"address": listen})  # 409 if elsewhere
     if url_only:
@@ -80,6 +80,14 @@ def ui(listen: str | None, url_only: bool, open_browser: bool, stop: bool) -> No
     show_dashboard(answer)
     if open_browser:
         _open_in_browser(client)
+
+
+def _say_not_saved(answer: dict[str, Any]) -> dict[str, Any]:
+    """Warn of a change the daemon made but could not save in herd.db (locked by another
+    program, say): a `daemon restart` after a crash would undo it. Not an error: it is made."""
+    if answer.get("not_saved"):
+        click.echo(prefixed("warning", answer["not_saved"]), err=True)
+    return answer
 
 
 def _open_in_browser(client: Client) -> None:
