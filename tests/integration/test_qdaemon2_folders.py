@@ -183,9 +183,9 @@ def test_submit_from_a_removed_folder_says_so_in_one_line(herd: Herd, tmp_path: 
 
 
 def test_run_from_a_removed_folder_says_so_in_one_line(herd: Herd, tmp_path: Path) -> None:
-    script = tmp_path / "job.py"
-    script.write_text("print('ran')\n")
-    said = in_removed_folder(herd, tmp_path / "gone", "run", "--fake-gpus", "1", str(script))
+    jobs = tmp_path / "jobs.txt"  # (a job.py is refused as a script first: not_job_file.py)
+    jobs.write_text("echo ran\n")
+    said = in_removed_folder(herd, tmp_path / "gone", "run", "--fake-gpus", "1", str(jobs))
     assert (said.returncode, said.stdout) == (1, "")
     assert said.stderr == (
         "gpuherd: error: the current folder no longer exists (it was removed): cd to an "
