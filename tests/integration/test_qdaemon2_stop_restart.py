@@ -131,12 +131,8 @@ reads the home's socket note, here a FIFO, whose open waits for this process. Th
 read comes before the client's first look at the lock, the second after it."""
 
 
-def test_a_restart_that_finds_the_daemon_stopping_for_another_call_joins_that_stop(
-    herd: Herd,
-) -> None:
-    """Its socket gone, its lock let go while the restart waited for its socket: the restart
-    said "no daemon was running ...: starting one", though one was, stopping for the other
-    of two restarts at once."""
+def while_stopping(herd: Herd, verb: str) -> subprocess.CompletedProcess[str]:
+    """`gpuherd daemon VERB` while the home's daemon is on its way out (STOPPING)."""
     herd.start("--fake-gpus", "1")
     herd.cli("daemon", "stop")
     (herd.home / "daemon.socket").unlink(missing_ok=True)
@@ -145,11 +141,21 @@ def test_a_restart_that_finds_the_daemon_stopping_for_another_call_joins_that_st
     )
     try:
         assert stopping.stdout is not None and stopping.stdout.readline() == "held\n"
-        done = herd.cli("daemon", "restart", check=False)
+        done = herd.cli("daemon", verb, check=False)
         assert stopping.wait(timeout=10) == 0  # (it let go: the client read the note twice)
     finally:
         stopping.kill()
         stopping.communicate()
+    return done
+
+
+def test_a_restart_that_finds_the_daemon_stopping_for_another_call_joins_that_stop(
+    herd: Herd,
+) -> None:
+    """Its socket gone, its lock let go while the restart waited for its socket: the restart
+    said "no daemon was running ...: starting one", though one was, stopping for the other
+    of two restarts at once."""
+    done = while_stopping(herd, "restart")
     assert (done.returncode, done.stderr) == (0, ""), done
     assert done.stdout.splitlines() == [
         "stopping (another call was stopping it already)",
@@ -157,6 +163,14 @@ def test_a_restart_that_finds_the_daemon_stopping_for_another_call_joins_that_st
         # (no next daemon came from the other call: this one starts it, as that one would)
         f"daemon started (pid {herd.pid}, fake: 1 GPU); socket {herd.client.socket_path}",
     ]
+
+
+def test_a_stop_that_finds_the_daemon_stopping_for_another_call_says_so(herd: Herd) -> None:
+    """As the restart above: it said "no gpuherd daemon is running ...: nothing to stop",
+    though one was, stopping for another call."""
+    done = while_stopping(herd, "stop")
+    assert (done.returncode, done.stderr) == (0, ""), done
+    assert done.stdout == "daemon stopped by another call at the same time\n"
 
 
 @pytest.mark.parametrize("kill", [False, True])

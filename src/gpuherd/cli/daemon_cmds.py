@@ -30,7 +30,14 @@ from gpuherd.daemon_presence import (
     lock_holder,
     not_answering,
 )
-from gpuherd.errors import DaemonError, HerdError, LostConnection, NoAnswer, NotRunning
+from gpuherd.errors import (
+    DaemonError,
+    HerdError,
+    LostConnection,
+    NoAnswer,
+    NotRunning,
+    StoppedMeanwhile,
+)
 from gpuherd.typed_name import prefixed, typed_name
 
 if TYPE_CHECKING:
@@ -261,9 +268,12 @@ def stop(drain: bool, kill: bool, grace: float | None) -> None:
     with replacing():  # (of a daemon an upgrade left running: "restart it" is not the news)
         try:
             pid = int(own_status(client)["pid"])
-        except NotRunning:
+        except NotRunning as exc:
             if drain or kill:  # asked of running jobs, which only a daemon can do
                 raise
+            if isinstance(exc, StoppedMeanwhile):  # (its lock let go as we waited for it)
+                click.echo("daemon stopped by another call at the same time")
+                return
             # What was asked holds (as `kill` of a job that ended): a teardown script's
             # `gpuherd daemon stop` under `set -e` must not fail for a daemon already gone.
             click.echo(f"no gpuherd daemon is running for {client.home}: nothing to stop")
