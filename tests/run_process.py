@@ -94,8 +94,15 @@ class Runs:
         self, *args: str, input: str | None = "", timeout: float = 60, cwd: Path | None = None
     ) -> subprocess.CompletedProcess[str]:
         """`gpuherd run ARGS` to its end; `input` is its standard input (None: /dev/null)."""
+        return self.gpuherd("run", *args, input=input, timeout=timeout, cwd=cwd)
+
+    def gpuherd(
+        self, *args: str, input: str | None = "", timeout: float = 60, cwd: Path | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        """`gpuherd ARGS` to its end, in the runs' folder and environment (`sweep --dry-run`
+        making a run's input, say)."""
         return subprocess.run(
-            [GPUHERD_BIN, "run", *args],
+            [GPUHERD_BIN, *args],
             cwd=cwd or self.cwd,
             env=self.env,
             input=input,

@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import re
 import shlex
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from conftest import GPUHERD_BIN, Herd, Runs
+from conftest import Herd, Runs
 
 SCRIPT = '#!/bin/bash\n#SBATCH --gres=gpu:1\nmkdir -p out && cd out\necho "in $(pwd)" > where.txt\n'
 
@@ -193,14 +192,7 @@ def test_retry_delay_waits_before_a_failed_job_runs_again(runs: Runs) -> None:
 def test_a_sweep_dry_run_names_grace_and_retry_delay_as_run_takes_them(runs: Runs) -> None:
     """The dry run's pipe into `run` lost them, and its line said `run` had none."""
     options = ["--retries", "2", "--retry-delay", "1m", "--grace", "30s"]
-    proc = subprocess.run(
-        [GPUHERD_BIN, "sweep", "echo {x}", "-p", "x", "1", *options, "--dry-run"],
-        cwd=runs.cwd,
-        env=runs.env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    proc = runs.gpuherd("sweep", "echo {x}", "-p", "x", "1", *options, "--dry-run")
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr.splitlines()[0] == (
         "gpuherd: warning: the commands printed leave out --retries, --retry-delay, --grace: "

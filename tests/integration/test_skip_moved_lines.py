@@ -10,13 +10,11 @@ there, not from what the run says.
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from conftest import Runs
-from recording_jobs import GPUHERD_BIN
 
 
 def ran(runs: Runs) -> list[str]:
@@ -156,14 +154,7 @@ def test_a_shuffled_sweep_piped_again_is_skipped_with_the_seed_it_names(runs: Ru
     # moved, saying "add new jobs at the end". Its lines now name --seed, which works.
     def commands(seed: str) -> str:
         args = ["echo {a} {b} >> ran.txt", "-p", "a", "1", "2", "3", "-p", "b", "x", "y"]
-        done = subprocess.run(
-            [GPUHERD_BIN, "sweep", *args, "--shuffle", "--seed", seed, "--dry-run"],
-            cwd=runs.cwd,
-            env=runs.env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        done = runs.gpuherd("sweep", *args, "--shuffle", "--seed", seed, "--dry-run")
         assert done.returncode == 0, done.stderr
         return done.stdout
 
