@@ -3,8 +3,11 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
+import struct
 import subprocess
+import termios
 import time
 from pathlib import Path
 
@@ -33,6 +36,12 @@ class RunProcess:
         assert self.proc.stdin is not None
         self.proc.stdin.write(text.encode())
         self.proc.stdin.flush()
+
+    def unread(self) -> int:
+        """Bytes written to its standard input that it has not read yet."""
+        assert self.proc.stdin is not None
+        asked = fcntl.ioctl(self.proc.stdin.fileno(), termios.FIONREAD, b"\0\0\0\0")
+        return int(struct.unpack("i", asked)[0])
 
     def close_stdin(self) -> None:
         if self.proc.stdin is not None:

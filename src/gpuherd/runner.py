@@ -30,6 +30,7 @@ from gpuherd.runner_failure import Failure
 from gpuherd.runner_input import (
     INPUT_BATCH,
     Arrival,
+    HandOver,
     Held,
     JobSource,
     NotRun,
@@ -39,7 +40,6 @@ from gpuherd.runner_input import (
     cancelled_get,
     drain,
     feed_in_thread,
-    hand_over,
 )
 from gpuherd.runner_input import items_from_commands as items_from_commands  # (the CLI's)
 from gpuherd.runner_options import RUN_WIDE
@@ -136,8 +136,7 @@ class Runner:
             self.engine.start()
             changes = self.engine.changes.subscribe(backlog=0)  # every job's end is reported
             self._closing.callback(self.engine.changes.unsubscribe, changes)
-            incoming: asyncio.Queue[Arrival] = asyncio.Queue()
-            put = hand_over(loop, incoming)  # (one for all the input thread hands over: in order)
+            put = HandOver(loop, self._held, self.options.input_watch)  # (one for all: in order)
             numbered: Iterable[Numbered] = enumerate(source)
             if self.options.skip_succeeded:
                 numbered = skipping(numbered, self._folder, put)
@@ -147,7 +146,7 @@ class Runner:
             # ended the run with no summary of the lines it had read.)
             with handled(self._interrupt, self._hang_up):
                 feed_in_thread(numbered, put)
-                await self._loop(incoming, changes)
+                await self._loop(put, changes)
                 self._watchdog.all_ended = not self.engine.live
                 if not self.summary.interrupted:  # (Ctrl-C: git is not waited for)
                     await self._late_commits.settled()
@@ -161,10 +160,10 @@ class Runner:
 
     async def _loop(
         self,
-        incoming: asyncio.Queue[Arrival],
+        put: HandOver,
         changes: asyncio.Queue[dict[str, Any] | None],
     ) -> None:
-        get_item = asyncio.ensure_future(incoming.get())
+        get_item = asyncio.ensure_future(put.queue.get())
         get_change = asyncio.ensure_future(changes.get())
         try:
             while not self._all_done():
@@ -175,16 +174,17 @@ class Runner:
                 # while they all went in), and a burst of changes is reported without a wait
                 # per change.
                 if get_item in done:
-                    self._take_input([get_item.result(), *drain(incoming, INPUT_BATCH)])
-                    get_item = asyncio.ensure_future(incoming.get())
+                    self._take_input([get_item.result(), *drain(put.queue, INPUT_BATCH)])
+                    get_item = asyncio.ensure_future(put.queue.get())
                 if get_change in done:
                     self._report([get_change.result(), *drain(changes)])
                     get_change = asyncio.ensure_future(changes.get())
             # Changes published in the tick that emptied the queue are still waiting: report
             # them too, so every job that ended has its line and is counted.
             self._report([*cancelled_get(get_change), *drain(changes)])
-            # And a line the pending get took after a Ctrl-C (no longer awaited): it was lost.
-            self._count_left([*cancelled_get(get_item), *drain(incoming)])
+            # And a line the pending get took after a Ctrl-C (no longer awaited): it was lost;
+            # and those the input's thread read and had not handed over (HandOver.left).
+            self._count_left([*cancelled_get(get_item), *drain(put.queue), *put.left()])
         finally:
             get_item.cancel()
             get_change.cancel()

@@ -14,6 +14,7 @@ from typing import Any
 
 from gpuherd.core.ordering import longest_first
 from gpuherd.git_lookups import LOOKUPS
+from gpuherd.input_watch import InputWatch
 from gpuherd.job_commits import GIT_WAIT
 from gpuherd.wire import SubmitItem
 
@@ -51,7 +52,8 @@ error that ended the input, or its end."""
 class Held:
     """How many jobs --order longest-first has read and not handed over yet: it reads the whole
     input first, so a run stopped meanwhile (a stream that never ends, then Ctrl-C) counts
-    them as not run. (Written by the input's thread alone.)"""
+    them as not run; and those read once the run was over (HandOver). (Written by the input's
+    thread alone.)"""
 
     count = 0
 
@@ -129,7 +131,7 @@ def by_longest_first(
 
 def feed_in_thread(source: Iterable[Numbered], put: Callable[[Arrival], None]) -> None:
     """Read the source on a thread, so a line that arrives while jobs run is scheduled at once;
-    each arrival handed over by `put` (hand_over)."""
+    each arrival handed over by `put` (HandOver)."""
 
     def feed() -> None:
         try:
@@ -143,37 +145,66 @@ def feed_in_thread(source: Iterable[Numbered], put: Callable[[Arrival], None]) -
     threading.Thread(target=feed, name="gpuherd-run-input", daemon=True).start()
 
 
-def hand_over(
-    loop: asyncio.AbstractEventLoop, queue: asyncio.Queue[Arrival]
-) -> Callable[[Arrival], None]:
-    """Put an arrival on the run's queue from the input's thread (in the order put). Those put
+class HandOver:
+    """Puts an arrival on the run's queue from the input's thread (in the order put). Those put
     while the loop is busy go over together, at one wake-up: a wake-up each (100,000 lines
     read while the loop started jobs) filled the loop's wake-up pipe, which also carries the
     signals it handles, and a Ctrl-C or SIGTERM then was lost, with a traceback. At most
     INPUT_BATCH wait: the thread then waits for the loop (which it would otherwise keep from
-    the GIL, reading on: the first jobs started a second late)."""
-    pending: list[Arrival] = []
-    taken = threading.Condition()
+    the GIL, reading on: the first jobs started a second late). Once the run is over, `left`
+    takes what was not handed over, and what arrives after."""
 
-    def over() -> None:
-        with taken:
-            arrived = pending.copy()
-            pending.clear()
-            taken.notify()
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        held: Held,
+        watch: InputWatch | None = None,
+    ) -> None:
+        self._loop = loop
+        self.queue: asyncio.Queue[Arrival] = asyncio.Queue()
+        self._held = held  # (counts the jobs that arrive once the run is over, as not run)
+        self._watch = watch or InputWatch()
+        self._pending: list[Arrival] = []
+        self._taken = threading.Condition()
+        self._over = False
+
+    def _hand(self) -> None:
+        with self._taken:
+            arrived = self._pending.copy()
+            self._pending.clear()
+            self._taken.notify()
         for arrival in arrived:
-            queue.put_nowait(arrival)
+            self.queue.put_nowait(arrival)
 
-    def put(arrival: Arrival) -> None:
-        with taken:
-            while len(pending) >= INPUT_BATCH and not loop.is_closed():
-                taken.wait(0.1)
-            pending.append(arrival)
-            if len(pending) > 1:
+    def __call__(self, arrival: Arrival) -> None:
+        if arrival is None or isinstance(arrival, BaseException):
+            self._watch.ended()  # (no job: `left` need not find it)
+        with self._taken:
+            full = len(self._pending) >= INPUT_BATCH
+            while full and not (self._over or self._loop.is_closed()):
+                self._taken.wait(0.1)
+                full = len(self._pending) >= INPUT_BATCH
+            if self._over:  # counted as not run if a job, else nothing more to say
+                self._held.count += isinstance(arrival, tuple | NotRun)
+                return
+            self._pending.append(arrival)
+            if len(self._pending) > 1:
                 return  # the wake-up asked for the first takes this one too
         # A run stopped (Ctrl-C) with its input still open closes its loop while this thread
         # reads on: what arrives then has nowhere to go. Dropped, not a traceback at exit
         # (`Exception in thread gpuherd-run-input: ... Event loop is closed`).
         with contextlib.suppress(RuntimeError):
-            loop.call_soon_threadsafe(over)
+            self._loop.call_soon_threadsafe(self._hand)
 
-    return put
+    def left(self) -> list[Arrival]:
+        """Once the run is over (on the loop's thread): the arrivals not handed over yet, once
+        the input's thread has settled (input_watch.py: SETTLE at most); those it hands over
+        from now on are counted in `held`."""
+        with self._taken:
+            self._over = True
+            self._taken.notify()
+        self._watch.settled()
+        with self._taken:
+            left = self._pending.copy()
+            self._pending.clear()
+            return left

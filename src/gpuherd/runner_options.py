@@ -8,6 +8,8 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 
+from gpuherd.input_watch import InputWatch
+
 RUN_WIDE = (
     *("retries", "retry_delay", "timeout", "grace", "max_log_size"),
     *("mem", "ram", "oom_retry", "exclusive"),
@@ -48,3 +50,6 @@ class RunOptions:
     commit_lookup: Future[str | None] | None = None
     """The git commit of the jobs' folder, being looked up (runner_input.CommandItems): the
     jobs read before it came get it when it does (runner_commits.py)."""
+    input_watch: InputWatch | None = None
+    """Whether the input's thread holds lines it read (input_watch.py): a run stopped waits
+    for it, so they are counted as not run."""

@@ -10,18 +10,12 @@ there, not from what the run says.
 
 from __future__ import annotations
 
-import fcntl
-import platform
 import signal
-import struct
-import termios
 from pathlib import Path
 
 import pytest
 
 from conftest import Runs, wait_for
-
-READ_SYSCALL = 0 if platform.machine() == "x86_64" else 63  # (arm64's read)
 
 
 def ran(runs: Runs) -> list[str]:
@@ -117,8 +111,7 @@ def test_a_line_that_comes_after_a_ctrl_c_is_counted_as_not_run(runs: Runs) -> N
     run.proc.send_signal(signal.SIGINT)
     run.expect_line("interrupted: starting nothing new")
     run.write(job("b") + "\n")  # read while job a still runs: not run, and said so
-    assert run.proc.stdin is not None
-    wait_for(lambda: unread(run.proc.stdin.fileno()) == 0, what="the line to be read")
+    wait_for(lambda: run.unread() == 0, what="the line to be read")
     go.touch()  # job a ends, and with it the run
     status, rest, err = run.finish()
     assert status == 130, rest + err
@@ -202,25 +195,6 @@ def test_skip_succeeded_without_an_output_dir_is_refused(runs: Runs) -> None:
 # ---- 2. --order longest-first on a stream --------------------------------------------------
 
 
-def unread(pipe: int) -> int:
-    """Bytes in the pipe that its reader has not read yet."""
-    return int(struct.unpack("i", fcntl.ioctl(pipe, termios.FIONREAD, b"\0\0\0\0"))[0])
-
-
-def reading_stdin(pid: int) -> bool:
-    """Whether a thread of process `pid` waits in read(2) on its standard input (Linux's
-    /proc/PID/task/TID/syscall: the call's number, 0 for read on x86-64, then its first
-    argument, the fd)."""
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        try:
-            words = (task / "syscall").read_text().split()
-        except OSError:  # (a thread gone meanwhile)
-            continue
-        if words[:2] == [str(READ_SYSCALL), "0x0"]:
-            return True
-    return False
-
-
 def ctrl_c_while_read_whole(runs: Runs, *args: str) -> tuple[int, str, str]:
     """`gpuherd run --order longest-first ARGS` (with earlier run times) on a stream of three
     lines, Ctrl-C once they are read: before any job starts. Its status, stdout, stderr."""
@@ -230,11 +204,7 @@ def ctrl_c_while_read_whole(runs: Runs, *args: str) -> tuple[int, str, str]:
     longest = ["--order", "longest-first", "--times-from", str(earlier)]
     run = runs.start("--fake-gpus", "2", *longest, *args)
     run.write("".join(job(tag) + "\n" for tag in "abc"))
-    assert run.proc.stdin is not None
-    wait_for(lambda: unread(run.proc.stdin.fileno()) == 0, what="the lines to be read")
-    # (Read from the pipe is not yet held: a line the input thread had in its buffer, not yet
-    # handed on, was not counted. Blocked reading again, it has handed on all it read.)
-    wait_for(lambda: reading_stdin(run.proc.pid), what="the input thread to read again")
+    wait_for(lambda: run.unread() == 0, what="the lines to be read")
     run.proc.send_signal(signal.SIGINT)
     return run.finish()
 

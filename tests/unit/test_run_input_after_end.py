@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import asyncio
 
-from gpuherd.runner_input import Arrival, hand_over
+from gpuherd.runner_input import HandOver, Held
 
 
 def test_an_arrival_after_the_run_is_over_is_dropped_quietly() -> None:
     loop = asyncio.new_event_loop()
-    queue: asyncio.Queue[Arrival] = asyncio.Queue()
-    put = hand_over(loop, queue)
+    put = HandOver(loop, Held())
+    queue = put.queue
     put(None)  # while the run is on: handed over
     loop.run_until_complete(asyncio.sleep(0))
     assert queue.get_nowait() is None

@@ -11,6 +11,7 @@ input, each get one line naming the file and the line.
 from __future__ import annotations
 
 import codecs
+import io
 import os
 import stat
 import sys
@@ -21,6 +22,7 @@ import click
 
 from gpuherd.core.commands import MAX_COMMAND_BYTES, JobCutShort, JobTooLong, command_lines
 from gpuherd.errors import HerdError
+from gpuherd.input_watch import InputWatch, WatchedStream
 
 STDIN_NAME = "standard input"
 
@@ -36,16 +38,18 @@ class JobFileUnopened(HerdError):
     which it documents for input that could not be read."""
 
 
-def job_commands(file: str | None) -> Iterable[str]:
+def job_commands(file: str | None, watch: InputWatch | None = None) -> Iterable[str]:
     """The jobs of FILE (standard input for None or '-'): a file on disk is read whole, so a
     bad line is refused before any job starts; a pipe, a terminal or a device is read as a
-    stream (a job as soon as its line arrives), and a bad line ends it there."""
+    stream (a job as soon as its line arrives; its reads through `watch`, if given), and a bad
+    line ends it there."""
     stream, name = _open(file)
-    commands = _capped_jobs(text_lines(stream, name), name)
     if not _is_regular_file(stream):
-        return commands
+        if watch is not None:
+            stream = io.BufferedReader(WatchedStream(stream, watch))
+        return _capped_jobs(text_lines(stream, name), name)
     with stream:
-        return list(commands)
+        return list(_capped_jobs(text_lines(stream, name), name))
 
 
 def submitted_file(file: str) -> list[str]:

@@ -157,6 +157,7 @@ def run(
     with importing(), asyncio_without_tls():
         from gpuherd.cli.job_input import job_commands
         from gpuherd.cli.not_job_file import refuse_script
+        from gpuherd.input_watch import InputWatch
         from gpuherd.runner import RunOptions, items_from_commands
         from gpuherd.runner_output import (
             check_writable,
@@ -191,6 +192,7 @@ def run(
     _check_shell(env)
     source: Iterable[SubmitItem]
     lookup: Future[str | None] | None = None  # (a yielder's jobs have their own folders)
+    watch = InputWatch()  # (where the input's thread is, for a run stopped: input_watch.py)
     streamed = typed = False
     if yielder is not None:
         source = _yielded_items(yielder, gpus_per_job, cwd, env)
@@ -201,7 +203,7 @@ def run(
         typed = file in (None, "-") and sys.stdin is not None and sys.stdin.isatty()
         if typed:  # no file given (gpu-hog needed --job_file): else it waits, silently
             click.echo(TERMINAL_INPUT, err=True)
-        commands = job_commands(file)
+        commands = job_commands(file, watch)
         streamed = not isinstance(commands, list)  # (a file on disk is read whole at once)
         source = items_from_commands(commands, gpus_per_job, cwd, env)
         lookup = source.lookup  # (for the jobs read before git answered)
@@ -244,6 +246,7 @@ def run(
                 skip_succeeded=skip_succeeded,
                 output_lock=lock,
                 commit_lookup=lookup,
+                input_watch=watch,
             )
             if streamed and run_times is not None:  # else it waits for the end, saying nothing
                 click.echo(
