@@ -46,6 +46,23 @@ def test_a_name_joined_to_its_values_says_how_to_write_them(
     )
 
 
+def test_a_template_typed_after_a_joined_name_is_not_advised_as_a_value(tmp_path: Path) -> None:
+    # The advice was `-p lr 0.1 0.01 'python train.py --lr {lr}'`: typed, the template was a
+    # third value of lr.
+    done = sweep(tmp_path, "-p", "lr=0.1,0.01", "python train.py --lr {lr}", "--dry-run")
+    assert done.returncode == 2, done.stdout
+    assert done.stderr == (
+        "gpuherd: error: -p lr=0.1,0.01: give the name and its values apart, as separate words:"
+        " -p lr 0.1 0.01 (after the command template: 'python train.py --lr {lr}' -p lr 0.1"
+        " 0.01)\n"
+    )
+    advised = sweep(tmp_path, "python train.py --lr {lr}", "-p", "lr", "0.1", "0.01", "--dry-run")
+    assert advised.stdout.splitlines()[:2] == [
+        "python train.py --lr 0.1",
+        "python train.py --lr 0.01",
+    ], advised.stderr
+
+
 def test_a_bad_samples_count_names_the_flag_typed_in_the_docs(tmp_path: Path) -> None:
     done = sweep(tmp_path, "echo {lr}", "-p", "lr", "1", "2", "--samples", "0", "--dry-run")
     assert done.returncode == 2

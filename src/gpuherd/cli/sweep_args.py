@@ -98,8 +98,15 @@ def _joined_name(name: str, values: list[str]) -> str:
     makes one word of a name and its values, which here was a parameter named `lr=0.1` with
     no value ("give at least one value"), or the wrong name for the values after it."""
     key, _, joined = name.partition("=")
+    # A word with a placeholder is the command template, typed after -p (as the joined form
+    # ends its values, it reads as the end): kept in, the advice made it one more value.
+    template = [value for value in values if "{" in value]
+    values = [value for value in values if "{" not in value]
     meant = shlex.join(["-p", key, *(joined.split(",") if joined else []), *values])
-    return f"-p {name}: give the name and its values apart, as separate words: {meant}"
+    said = f"-p {name}: give the name and its values apart, as separate words: {meant}"
+    if template:
+        said += f" (after the command template: {shlex.join([*template, *meant.split()])})"
+    return said
 
 
 _RANGE = re.compile(r"(\d+)-(\d+)(?::(\d+))?(?:%(\d+))?")
