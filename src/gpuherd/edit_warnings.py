@@ -1,12 +1,14 @@
 """What an edit warns of: what a submission of the jobs as edited would warn of, of the fields
 the edit changed, each warning said once for all the jobs it is about (`jobs 1-3: ...`).
 
-An edit said none of submit's warnings of a CUDA_VISIBLE_DEVICES that gpuherd replaces, or of
-a script that is not there, and said its own (a --retry-delay on a job never retried, an
---only-gpus naming GPUs not there) at the end of each job's answer: 2,000 lines for a sweep,
-and no two jobs' answers alike, so none shared a line. Each concern is one function, shared
-with the submission: device_hints.py (the CLI's submit), script_files.missing_script_hints,
-retry_budget.idle_retry_delay and service_reasons.unknown_gpus_named (the daemon's).
+An edit said none of submit's warnings of a CUDA_VISIBLE_DEVICES that gpuherd replaces, of a
+script that is not there, or of a program the job's shell will not find as written (`job.sh`,
+a file of its folder not on PATH), and said its own (a --retry-delay on a job never retried,
+an --only-gpus naming GPUs not there) at the end of each job's answer: 2,000 lines for a
+sweep, and no two jobs' answers alike, so none shared a line. Each concern is one function,
+shared with the submission: device_hints.py and program_hints.py (the CLI's submit),
+script_files.missing_script_hints, retry_budget.idle_retry_delay and
+service_reasons.unknown_gpus_named (the daemon's).
 """
 
 from __future__ import annotations
@@ -14,11 +16,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from gpuherd.core.idspec import format_ids
 from gpuherd.core.model import JobSpec
 from gpuherd.core.naming import jobs_named
 from gpuherd.core.retry_budget import idle_retry_delay
 from gpuherd.device_hints import command_devices_hint, visible_devices_hint
 from gpuherd.engine import Engine
+from gpuherd.program_hints import JOB_IDS, not_on_path_hint, spaced_program_hint
 from gpuherd.script_files import missing_script_hints
 from gpuherd.service_reasons import unknown_gpus_named
 
@@ -45,7 +49,10 @@ def edit_warnings(engine: Engine, edited: Sequence[EditedJob]) -> list[str]:
     for job in edited:
         for hint in _job_hints(job, lambda: on_ray):
             said.setdefault(hint, []).append(job.id)
-    warnings = [f"{jobs_named(ids)}: {hint}" for hint, ids in said.items()]
+    # (a fix names the jobs it is for: `gpuherd edit 5 --command ./job.sh`)
+    warnings = [
+        f"{jobs_named(ids)}: {hint.replace(JOB_IDS, format_ids(ids))}" for hint, ids in said.items()
+    ]
     warnings += unknown_gpus_named(engine, _of(edited, "only_gpus"))
     idle = [job for job in edited if not job.waits_to_retry]
     if delay := idle_retry_delay(list(_of(idle, "retry_delay", "retries"))):
@@ -68,6 +75,8 @@ def _job_hints(job: EditedJob, on_ray: Callable[[], bool]) -> list[str]:
     if fields & {"command", *_DEVICES}:
         hints.append(command_devices_hint(spec.command, spec.gpus, spec.only_gpus, "edit"))
     if fields & {"command", "cwd", "env_overrides"}:
-        env = {**spec.env, **spec.env_overrides}
+        env = {**spec.env, **spec.env_overrides}  # (as the job gets it: jobfiles.job_env)
         hints += missing_script_hints([spec.command], spec.cwd, env, on_ray=on_ray)
+        hints += [not_on_path_hint(spec.command, spec.cwd, env, "edit")]
+        hints += [spaced_program_hint(spec.command, spec.cwd, env, "edit")]
     return [hint for hint in hints if hint is not None]

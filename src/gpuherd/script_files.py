@@ -41,7 +41,7 @@ def command_words(command: str, env: Mapping[str, str]) -> list[str] | None:
     job.sh`), a program word the shell runs itself or expands to another (`$HOME/x`,
     `~/x`)."""
     try:
-        words = shlex.split(_CONTINUED_LINE.sub(r"\1", command))
+        words = shlex.split(joined_lines(command))
     except ValueError:
         return None
     while words and re.match(_ASSIGNMENT, words[0]):
@@ -53,6 +53,11 @@ def command_words(command: str, env: Mapping[str, str]) -> list[str] | None:
     if word in _SHELL_WORDS or f"BASH_FUNC_{word}%%" in env or any(c in word for c in _EXPANDED):
         return None
     return words
+
+
+def joined_lines(command: str) -> str:
+    """`command` with its lines ended by a backslash joined to the next, as the shell reads it."""
+    return _CONTINUED_LINE.sub(r"\1", command)
 
 
 def names_a_file(word: str, folders: Iterable[str], path: str | None) -> bool:
@@ -149,7 +154,7 @@ def unknown_program(
 ) -> str | None:
     """The program `command` starts with, named without a `/`, when the job's shell will not
     find it: no builtin, not on the job's PATH (`nvidia-smix`, `pyhton`). A file of that name
-    in `cwd` is not one (cli/submit_hints.not_on_path_hint says what to type instead). None
+    in `cwd` is not one (program_hints.not_on_path_hint says what to type instead). None
     whenever unsure: the shell's `not found` came only as the job started, maybe hours after
     the typo, and every point of a sweep failed with it. `seen`: the programs looked up
     already, by the lines of one submission (20,000 lines, one program: one lookup)."""

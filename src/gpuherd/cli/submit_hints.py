@@ -1,5 +1,6 @@
 """Warnings `submit` prints for a command that is queued but will not run as meant (and
-`config set on-end` for a hook command that will not run)."""
+`config set on-end` for a hook command that will not run). Those an edit says too are apart
+from the CLI, for the daemon: device_hints.py, program_hints.py, script_files.py."""
 
 from __future__ import annotations
 
@@ -19,63 +20,12 @@ from gpuherd.cli.main import prefixed
 from gpuherd.cli.param_types import AFTER_IDS, GPU_INDICES
 from gpuherd.core.when import past_begin_hint
 from gpuherd.device_hints import command_devices_hint, visible_devices_hint
-from gpuherd.script_files import (
-    command_words,
-    interpreter_of,
-    missing_script_hints,
-    names_a_file,
-    on_job_path,
-    on_noexec_mount,
-    script_file,
-)
+from gpuherd.program_hints import not_on_path_hint, program_word, spaced_program_hint
+from gpuherd.script_files import missing_script_hints, names_a_file, on_job_path, script_file
 from gpuherd.typed_name import typed_name
 
 if TYPE_CHECKING:
     from gpuherd.wire import SubmitItem
-
-
-def _program(command: str, env: Mapping[str, str]) -> str | None:
-    """The program word `command` starts with (script_files.command_words); None when unsure."""
-    words = command_words(command, env)
-    return words[0] if words else None
-
-
-def not_on_path_hint(command: str, cwd: str, env: Mapping[str, str]) -> str | None:
-    """What to say when `command` starts with a file of `cwd` named without a `/` that the
-    job's shell will not find: it looks on the job's PATH, never in its folder (`eval: job.sh:
-    not found`, exit 127). None for anything else, and whenever unsure."""
-    word = _program(command, env)
-    if word is None or "/" in word:
-        return None
-    file = os.path.join(cwd, word)
-    if not os.path.isfile(file) or on_job_path(word, cwd, env):
-        return None
-    fix = (
-        f"submit ./{word} (or sh {word})"
-        if os.access(file, os.X_OK)
-        else f"submit sh {word} (or chmod +x {word}, then submit ./{word})"
-    )
-    if on_noexec_mount(file):  # (where no file runs by its path, whatever its mode)
-        fix = f"submit {interpreter_of(file)} {word} (mounted noexec, it cannot run as ./{word})"
-    return f'{word} is a file in {cwd} but not on PATH: the job will fail with "not found"; {fix}'
-
-
-def spaced_program_hint(command: str, cwd: str, env: Mapping[str, str]) -> str | None:
-    """What to say when the program `command` starts with is a name with a space in it that
-    names nothing: `gpuherd submit "python train.py" --lr 0.1` quotes each of several
-    arguments, so the shell looks for a program called `python train.py` (`not found`, exit
-    127). None for anything else, and whenever unsure."""
-    word = _program(command, env)
-    if word is None or not any(c.isspace() for c in word):
-        return None
-    if os.path.exists(os.path.join(cwd, word)) or on_job_path(word, cwd, env):
-        return None
-    meant = shlex.join([*word.split(), *shlex.split(command)[1:]])
-    return (
-        f"the command's program is {word!r}, one name with spaces in it, which names no program:"
-        f' the job will fail with "not found"; give its words apart ({typed_name()} submit -- '
-        f"{meant})"
-    )
 
 
 def hook_path_hint(command: str, cwd: str, home: str, env: Mapping[str, str]) -> str | None:
@@ -83,7 +33,7 @@ def hook_path_hint(command: str, cwd: str, home: str, env: Mapping[str, str]) ->
     (`./notify.sh`, `notify.sh`) but will not where the hook runs: in the daemon's home, its
     shell finds nothing (`eval: ./notify.sh: not found` in hooks.log, at every job's end).
     None for anything else, and whenever unsure."""
-    word = _program(command, env)
+    word = program_word(command, env)
     if word is None or os.path.isabs(word):
         return None
     here = os.path.join(cwd, word)
