@@ -21,6 +21,7 @@ from gpuherd.api.system import _stopping_already
 from gpuherd.cli.daemon_restart import restart
 from gpuherd.client import Client
 from gpuherd.errors import Conflict, DaemonError, HerdError
+from waits import read_line
 
 STUBBORN = 'trap "" TERM; while true; do sleep 0.05; done'
 """A job that ignores SIGTERM: only a kill's SIGKILL, after its grace, ends it."""
@@ -276,3 +277,35 @@ def test_a_restart_kill_that_a_plain_restart_beat_says_how_to_kill_the_jobs_now(
         " running,paused)`"
     )
     assert daemon.job(job)["state"] == "running"
+
+
+def test_a_restart_between_another_restarts_stop_and_start_joins_that_restart(
+    herd: Herd,
+) -> None:
+    """No daemon runs between a restart's stop and the next daemon's start: a restart that
+    came then said "no daemon was running ...: starting one", though one had just run and the
+    other restart was starting the next (restart_marker.py). The other restart is played by
+    a process of the test, its note in the home, and its start by the test's."""
+    herd.start("--fake-gpus", "1")
+    herd.cli("daemon", "stop")
+    other = subprocess.Popen(["sleep", "60"])  # (the other restart, alive)
+    (herd.home / f"restarting.{other.pid}").touch()
+    joining = herd.popen("daemon", "restart")
+    try:
+        assert joining.stdout is not None
+        said = bytearray()
+        lines = [read_line(joining.stdout.fileno(), said) for _ in range(2)]
+        assert lines == [b"stopping (another call was stopping it already)", b"daemon stopped"]
+        herd.start("--fake-gpus", "1")  # the other restart's start
+        out, err = joining.communicate(timeout=30)
+    finally:
+        other.kill()
+        other.wait()
+        if joining.poll() is None:
+            joining.kill()
+            joining.communicate()
+    assert (joining.returncode, err) == (0, b""), out
+    assert out.decode().splitlines() == [
+        f"daemon restarted by another call at the same time (pid {herd.pid})"
+    ]
+    assert bytes(said) == b""

@@ -37,6 +37,7 @@ from gpuherd.errors import (
     NotRunning,
     StoppedMeanwhile,
 )
+from gpuherd.restart_marker import other_restart, restart_under_way
 from gpuherd.typed_name import prefixed, typed_name
 
 
@@ -117,13 +118,19 @@ def restart(ctx: click.Context, kill: bool, grace: float | None) -> None:
     Running jobs go on and the new daemon re-attaches to them (--kill stops them first). With
     no daemon running, it starts one, as the last one started.
     """
-    from gpuherd.cli import daemon_cmds  # deferred: that module registers this command
 
     refuse_grace_without_kill(grace, kill)
     # Checked as `start` checks it, before anything stops: a bad GPUHERD_FAKE_GPUS refused
     # only once the daemon had stopped would leave none running.
     gpu_choice(None, None)
     client = Client()
+    with restart_under_way(client.home):  # (another restart finding none running joins this)
+        _stop_and_start(ctx, client, kill, grace)
+
+
+def _stop_and_start(ctx: click.Context, client: Client, kill: bool, grace: float | None) -> None:
+    from gpuherd.cli import daemon_cmds  # deferred: that module registers this command
+
     # The daemon replaced may run another gpuherd (upgraded since it started): what the
     # client says of that, "restart it to run this version", is what this call does.
     with replacing():
@@ -137,12 +144,7 @@ def restart(ctx: click.Context, kill: bool, grace: float | None) -> None:
             _after_another_stop(ctx, client, pid, kill)  # (by another restart, most likely)
             return
         except NotRunning:
-            click.echo(f"no daemon was running for {client.home}: starting one")
-            _start_as_before(ctx, client.home)
-            if kill:
-                _kill_not_done(
-                    client, "no daemon answered as it was asked (another call restarting it?)"
-                )
+            _none_running(ctx, client, kill)
             return
         except DaemonError as exc:  # lost on its way out: another call (a restart) stops it
             if isinstance(exc, NoAnswer):
@@ -174,6 +176,18 @@ def restart(ctx: click.Context, kill: bool, grace: float | None) -> None:
     if status.get("version") != __version__:
         ran = f"gpuherd {status['version']}" if status.get("version") else "an older gpuherd"
         click.echo(f"upgraded: the daemon ran {ran}; the new one runs {__version__}")
+
+
+def _none_running(ctx: click.Context, client: Client, kill: bool) -> None:
+    """Start one, as the last one started; or, between another restart's stop and its start
+    (restart_marker.py), join that restart."""
+    if other_restart(client.home) is not None:
+        _after_another_stop(ctx, client, None, kill)
+        return
+    click.echo(f"no daemon was running for {client.home}: starting one")
+    _start_as_before(ctx, client.home)
+    if kill:
+        _kill_not_done(client, "no daemon answered as it was asked (another call restarting it?)")
 
 
 def _refuse_the_replaced(home: Path, left: str | None) -> None:
