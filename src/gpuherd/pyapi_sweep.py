@@ -8,17 +8,19 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
+from gpuherd.core.states import FINISHED_STATES
 from gpuherd.core.sweep import is_sweep_name, no_such_sweep
 from gpuherd.core.sweep_env import worded_for_file, worded_for_python
-from gpuherd.core.sweep_verdict import unsucceeded, waited_for
+from gpuherd.core.sweep_verdict import WAITED_FOR, unsucceeded, waited_for
 from gpuherd.errors import HerdError, NotFound
-from gpuherd.pyapi_checks import log_numbers, refuse_unknown
+from gpuherd.pyapi_checks import deadline_after, log_numbers, refuse_unknown, still_unfinished
 from gpuherd.pyapi_jobs import JobList
 from gpuherd.pyapi_notebook import SHOWN_ROWS as _SHOWN_POINTS
-from gpuherd.pyapi_notebook import quick, sweep_table
+from gpuherd.pyapi_notebook import quick, sweep_table, wait_interrupted
 from gpuherd.pyapi_types import WrongType, as_given, check_types
 from gpuherd.pyapi_values import SUBMIT_OPTIONS, non_finite, plain
 from gpuherd.pyapi_verbs import kill_options
+from gpuherd.sweep_wait import waited_despite_removals
 
 if TYPE_CHECKING:
     from gpuherd.pyapi import Herd
@@ -177,14 +179,35 @@ class Sweep:
     def wait(self, timeout: float | None = None) -> bool:
         """Wait until no point is queued, running or paused; True if all are done, as `gpuherd
         sweep wait` exits 0 (core/sweep_verdict.py). As `gpuherd wait`, held points are not
-        waited for: they wait for a release (see herd.wait); nor are they done."""
+        waited for: they wait for a release (see herd.wait); nor are they done. A point whose
+        job is removed meanwhile (`gpuherd rm`) is judged by its folder, as one with no job
+        left (it raised NotFound, `no job 7`: sweep_wait.py)."""
+        deadline = deadline_after(timeout)
+        ids = self._waited_ids()
+        try:
+            waited = waited_despite_removals(self.herd.client, ids, self._waited_ids, deadline)
+        except KeyboardInterrupt:  # (as herd.wait says it)
+            raise wait_interrupted(ids) from None
+        if not waited.done:
+            busy = [i for i, state in waited.states.items() if state not in FINISHED_STATES]
+            raise still_unfinished(timeout or 0, busy, len(waited.states))
+        return not unsucceeded(self._table()["rows"])  # (read again: the ends waited for)
+
+    def _waited_ids(self) -> list[int]:
+        """The jobs wait() waits for: its points' queued, running or paused, and this
+        submission's jobs that are no point's latest job now (a later submission narrowed the
+        grid) and have not ended: they still write to the results folder. Not one removed
+        (`gpuherd rm`): the daemon knows it no longer, and a wait for it raised NotFound."""
         rows = self._table()["rows"]
         listed = {row["job_id"] for row in rows}
-        # This submission's jobs that are no point's latest job now (a later submission
-        # narrowed the grid) are waited for too: they still write to the results folder.
-        submitted = [i for i in self.ids if i not in listed]
-        self.herd.wait([*waited_for(rows), *submitted], timeout)
-        return not unsucceeded(self._table()["rows"])  # (read again: the ends waited for)
+        outside = {i for i in self.ids if i not in listed}
+        if outside:
+            states = list(WAITED_FOR)
+            answer = self.herd.client.get("/jobs", sweep=self.name, state=states, ids_only=True)
+            # (A daemon from before ids_only answers with the listing.)
+            found = answer["ids"] if "ids" in answer else [j["id"] for j in answer["jobs"]]
+            outside &= {int(i) for i in found}
+        return sorted({*waited_for(rows), *outside})
 
 
 _SORT = "a column's name as text ('-val_acc': descending; None: the points' order)"

@@ -48,12 +48,12 @@ def test_sweep_wait_is_wait_with_sweep(daemon: Herd, tmp_path: Path) -> None:
     go.touch()
     ended = [(w.wait(timeout=30), *(out.decode() for out in w.communicate())) for w in waiters]
     failed = f"job {second}: failed (exit 3)\n"
-    assert ended[0] == ended[1] == (1, "1 of 2 jobs succeeded\n", failed)
+    assert ended[0] == ended[1] == (1, "1 of 2 points succeeded\n", failed)
     assert ended[2] == ended[3] == (1, "", failed)
 
     # Every point ended: how they ended is said again, exit 1, alike (it said "nothing to wait
     # for", exit 0, as though they had all succeeded).
-    assert _both(daemon, "codes") == ((1, "1 of 2 jobs succeeded\n", failed),) * 2
+    assert _both(daemon, "codes") == ((1, "1 of 2 points succeeded\n", failed),) * 2
 
 
 def test_sweep_wait_of_no_sweep_is_refused_as_wait_refuses_it(daemon: Herd) -> None:
@@ -80,7 +80,7 @@ def test_points_that_failed_before_the_wait_began_make_it_exit_1(
     herd.wait_state(first, "succeeded")
     herd.wait_state(second, "failed")
     failed = f"job {second}: failed (exit 3)\n"
-    assert _both(herd, "early") == ((1, "1 of 2 jobs succeeded\n", failed),) * 2
+    assert _both(herd, "early") == ((1, "1 of 2 points succeeded\n", failed),) * 2
     assert _both(herd, "early", "-q") == ((1, "", failed),) * 2
     assert gpuherd.connect(herd.home, start=False).get_sweep("early").wait() is False
     # --name (with --sweep too) still means the jobs unfinished now: an open-ended set.
@@ -104,12 +104,12 @@ def test_a_point_rerun_after_a_failure_counts_by_its_rerun(
     herd.wait_state(second, "failed")
     assert _both(herd, "again")[0] == (
         1,
-        "1 of 2 jobs succeeded\n",
+        "1 of 2 points succeeded\n",
         f"job {second}: failed (exit 3)\n",
     )
     (rerun,) = (int(i) for i in herd.cli(*sweep, cwd=shared_work).stdout.split())
     herd.wait_state(rerun, "succeeded")
-    assert _both(herd, "again") == ((0, "2 of 2 jobs succeeded\n", ""),) * 2
+    assert _both(herd, "again") == ((0, "2 of 2 points succeeded\n", ""),) * 2
     assert gpuherd.connect(herd.home, start=False).get_sweep("again").wait() is True
 
 
@@ -126,12 +126,12 @@ def test_held_points_are_not_waited_for_and_have_not_succeeded(
         f"gpuherd: {held} are held (until released, or their --begin time), not waited for: "
         f"gpuherd wait {first}-{second} waits for them\n"
     )
-    said = (1, "0 of 2 jobs succeeded\n", f"{note}{held}: held\n")
+    said = (1, "0 of 2 points succeeded\n", f"{note}{held}: held\n")
     assert _both(herd, "kept") == (said, said)
     assert _both(herd, "kept", "-q") == ((1, "", f"{held}: held\n"),) * 2
     assert gpuherd.connect(herd.home, start=False).get_sweep("kept").wait(timeout=10) is False
     herd.cli("release", str(first), str(second))
-    assert _both(herd, "kept") == ((0, "2 of 2 jobs succeeded\n", ""),) * 2
+    assert _both(herd, "kept") == ((0, "2 of 2 points succeeded\n", ""),) * 2
 
 
 def test_points_with_no_job_left_are_judged_by_their_folders(
@@ -147,7 +147,7 @@ def test_points_with_no_job_left_are_judged_by_their_folders(
     herd.cli("rm", *map(str, ids))
     said = (
         1,
-        "1 of 3 jobs succeeded\n",
+        "1 of 3 points succeeded\n",
         "points code=3, code=4: failed (no job left; their folders hold FAILURE)\n",
     )
     assert _both(herd, "gone") == (said, said)

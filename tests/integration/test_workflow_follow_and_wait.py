@@ -151,7 +151,7 @@ def test_wait_for_a_sweep_no_sweep_has_is_refused(shared_daemon: Herd) -> None:
     sweep = herd.cli("sweep", "true {x}", "-p", "x", "1", "--name", "lr-sweep", "--json")
     herd.wait_state(json.loads(sweep.stdout)["ids"][0], "succeeded")
     finished = herd.cli("wait", "--sweep", "lr-sweep")  # exists, has nothing left to run
-    assert (finished.returncode, finished.stdout) == (0, "1 of 1 job succeeded\n")
+    assert (finished.returncode, finished.stdout) == (0, "1 of 1 point succeeded\n")
 
 
 def test_ctrl_c_of_a_waiting_submit_says_the_job_goes_on(shared_daemon: Herd) -> None:

@@ -6,7 +6,7 @@ import functools
 import shlex
 import sys
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
@@ -16,17 +16,19 @@ from gpuherd.cli.log_output import say_daemon_gone
 from gpuherd.cli.main import prefixed
 from gpuherd.cli.options import filter_options, ids_argument
 from gpuherd.cli.param_types import DURATION, TakesJobIds
-from gpuherd.cli.submit_wait import ending, held_note
+from gpuherd.cli.submit_wait import held_note
 from gpuherd.cli.sweep_path import known_sweep, sweep_path
+from gpuherd.cli.wait_verdict import jobs_verdict, points_verdict
 from gpuherd.client import Client
 from gpuherd.client_wait import Waited
-from gpuherd.core.idspec import format_ids, summarize
-from gpuherd.core.sweep_verdict import WAITED_FOR, asked, unsucceeded
-from gpuherd.core.units import plural
+from gpuherd.core.idspec import format_ids
+from gpuherd.core.sweep_verdict import WAITED_FOR, asked
 from gpuherd.errors import DaemonError, NotRunning, Suspended
+from gpuherd.sweep_wait import waited_despite_removals
 from gpuherd.typed_name import typed_name
 
 _F = TypeVar("_F", bound=Callable[..., Any])
+_T = TypeVar("_T")
 _Found = tuple[list[int], list[int], list[dict[str, Any]]]
 """What `wait` reads before waiting (_jobs)."""
 
@@ -85,45 +87,29 @@ def wait(
             click.echo("\n".join(_held_notes(client, named)), err=True)
         if not wanted and sweep is not None and whole is None:  # misspelt: `&& analyse` ran
             known_sweep(client, sweep)  # (a whole sweep's points were read: it is known)
+        if not wanted and not points:
+            if not quiet:
+                of = f" of {_filter_words(match, typed=False)}" if narrowed else ""
+                click.echo(f"nothing to wait for: no job{of} is queued or running")
+            return
         say_gone = None if quiet else say_daemon_gone
-        # (Listed by a daemon: one not running at the first ask went meanwhile.)
-        waited = (
-            client.wait_for(wanted, deadline, say_gone, answered=client.answered)
-            if wanted
-            else Waited({}, True, {})
-        )
+        if whole is None:
+            # (Listed by a daemon: one not running at the first ask went meanwhile.)
+            waited = client.wait_for(wanted, deadline, say_gone, answered=client.answered)
+        else:
+            waited, points = _sweep_waited(client, whole, wanted, deadline, say_gone, read)
     except DaemonError as exc:
         click.echo(prefixed("error", str(exc)), err=True)
         sys.exit(3)
-    # Points whose job was not asked about: held ones, and those no job is left of (their
-    # folder's marker says how they ended).
-    unasked = [row for row in points if row["job_id"] not in waited.states]
-    if not wanted and not unasked:
-        if not quiet:
-            of = f" of {_filter_words(match, typed=False)}" if narrowed else ""
-            click.echo(f"nothing to wait for: no job{of} is queued or running")
-        return
-    states = waited.states
     if not waited.done:
         if not quiet:
+            states = waited.states
             waiting = format_ids(i for i, s in sorted(states.items()) if s not in FINISHED)
             click.echo(f"gave up waiting; still unfinished: {waiting}", err=True)
         sys.exit(2)
-    bad = {i: s for i, s in states.items() if s != "succeeded"}
-    bad.update((row["job_id"], row["state"]) for row in unsucceeded(unasked) if row["job_id"])
-    jobless = [row for row in unsucceeded(unasked) if not row["job_id"]]
-    # `job 16: failed (exit 7)` as `submit --wait` says it; `jobs 3,5-9: killed`: one line
-    # per ending (an older daemon tells the state alone). With -q too, as `submit -q --wait`
-    # does: a failure is not chatter, and a script's log should say which job failed and how.
-    endings = (
-        (i, True, ending({**waited.endings.get(i, {}), "state": s})) for i, s in sorted(bad.items())
+    sys.exit(
+        jobs_verdict(waited, quiet) if whole is None else points_verdict(points, waited, quiet)
     )
-    for line in [*(line for _, line in summarize(endings)), *_jobless_lines(jobless)]:
-        click.echo(line, err=True)
-    if not quiet:
-        judged, failed = len(states) + len(unasked), len(bad) + len(jobless)
-        click.echo(f"{judged - failed:,} of {plural(judged, 'job')} succeeded")
-    sys.exit(1 if bad or jobless else 0)
 
 
 def _jobs(
@@ -140,14 +126,45 @@ def _jobs(
     something else is waited for; and when named, that the wait is theirs, as `submit --hold
     --wait` says it: else `gpuherd wait 7`, as the note without ids advises, waited in
     silence, as though hung."""
-    points = client.get(sweep_path(sweep))["rows"] if sweep is not None else []
+    points = _points(client, sweep) if sweep is not None else []
     wanted = given_ids(client, ids) if ids else listed_ids(client, WAITED_FOR, match)
     # The points ended already are asked about too: the daemon answers at once how.
     wanted = list(dict.fromkeys([*wanted, *asked(points)]))
     return wanted, [] if quiet else listed_ids(client, ("held",), match), points
 
 
-def _asked_again(client: Client, deadline: float | None, read: Callable[[], _Found]) -> _Found:
+def _sweep_waited(
+    client: Client,
+    sweep: str,
+    wanted: list[int],
+    deadline: float | None,
+    say_gone: Callable[[], None] | None,
+    read: Callable[[], _Found],
+) -> tuple[Waited, list[dict[str, Any]]]:
+    """The wait for a whole sweep's jobs (`read()` read them first: `wanted`), and its points
+    once they have ended. A job removed meanwhile (`gpuherd rm`) failed the wait, `no job 7`:
+    the jobs are read again, and its point is judged, as one with no job left, by its folder.
+    The points are read again once the wait is over for that too: a queued job removed while
+    waited for ended `cancelled` (then went), and was said so."""
+    waited = waited_despite_removals(
+        client,
+        wanted,
+        lambda: _asked_again(client, deadline, read)[0],
+        deadline,
+        say_gone,
+        client.answered,
+    )
+    if not waited.done:
+        return waited, []
+    return waited, _asked_again(client, deadline, functools.partial(_points, client, sweep))
+
+
+def _points(client: Client, sweep: str) -> list[dict[str, Any]]:
+    """The sweep's points, its `sweep status` rows."""
+    return list(client.get(sweep_path(sweep))["rows"])
+
+
+def _asked_again(client: Client, deadline: float | None, read: Callable[[], _T]) -> _T:
     """`read()`, asked again of the next daemon if the one asked went away meanwhile, as the
     wait's own asks are (Client.wait_for): a wait suspended (Ctrl-Z, a loaded machine) while
     it read its jobs, over a daemon's restart, failed with "lost the connection"."""
@@ -192,34 +209,6 @@ def _held_notes(client: Client, named: list[int]) -> list[str]:
             )
         )
     return notes
-
-
-_JOBLESS = {
-    "failed": "no job left; {} FAILURE",
-    "missing": "no job, and {} neither SUCCESS nor FAILURE",
-}
-"""Why a point with no job left (`gpuherd rm`, `clean`) did not succeed: its folder's markers
-(sweep_files.marker; one with SUCCESS is `done`, a success)."""
-_FOLDERS_NAMED = 10
-
-
-def _jobless_lines(rows: Iterable[Mapping[str, Any]]) -> list[str]:
-    """`point lr=0.1: failed (no job left; its folder holds FAILURE)`: a line per state for
-    the points of a whole sweep's wait that have no job and did not succeed, as the jobs'
-    endings share one (the first _FOLDERS_NAMED points named)."""
-    folders: dict[str, list[str]] = {}
-    for row in rows:
-        folders.setdefault(row["state"], []).append(row["folder"])
-    lines = []
-    for state, named in folders.items():
-        one = len(named) == 1
-        more = len(named) - _FOLDERS_NAMED
-        which = ", ".join(named[:_FOLDERS_NAMED]) + (f" and {more:,} more" if more > 0 else "")
-        why = _JOBLESS.get(state, "no job left").format(
-            "its folder holds" if one else "their folders hold"
-        )
-        lines.append(f"{'point' if one else 'points'} {which}: {state} ({why})")
-    return lines
 
 
 def _not_waited_for(held: list[int]) -> str:
