@@ -58,6 +58,18 @@ GPU = {
 }
 """A GPU as `gpuherd gpus --json` has it (wire.device_view, ServiceSystem.gpus)."""
 
+UNKNOWN_RUN = obj(
+    {
+        "job_id": INT,
+        "attempt": INT,
+        "pid": INT,
+        "gpus": INTS,
+        "folder": STR,
+        "started_at": maybe(NUM),
+    }
+)
+"""A run herd.db does not know, and the GPUs held for it (engine_unwatched.UnwatchedRun)."""
+
 SWEEP_ROW = {
     "index": maybe(INT),
     "folder": STR,
@@ -132,8 +144,14 @@ SYSTEM_SCHEMAS: dict[str, Shape] = {
             "counts": COUNTS,
             "last_job": maybe(INT),
             "database_replaced": maybe(STR),
+            "unknown_runs": {"type": "array", "items": UNKNOWN_RUN},
         },
         title="Daemon",
+        description=(
+            "`unknown_runs`: runs herd.db does not know (restored from an older backup, moved"
+            " aside) found running as the daemon started, each holding its `gpus` until its"
+            " last process ends; `started_at` null where its folder recorded no start."
+        ),
     ),
     "Stopping": obj({"message": STR, "running": INT}, title="Stopping"),
     "Listener": obj(

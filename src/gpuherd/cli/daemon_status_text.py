@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from gpuherd.core.idspec import format_ids, listed_ids
@@ -27,6 +28,7 @@ def status_lines(status: dict[str, Any]) -> list[str]:
         lines.append(failing)
     if replaced := status.get("database_replaced"):  # (absent from an older daemon)
         lines.append(f"warning: {replaced}")
+    lines += [_unknown_run(run) for run in status.get("unknown_runs") or ()]  # (as above)
     jobs = plural(running, "running job")
     if mode == "drain":
         lines.append(
@@ -36,6 +38,20 @@ def status_lines(status: dict[str, Any]) -> list[str]:
     elif mode == "kill":
         lines.append(f"stopping: killing {jobs}")
     return lines
+
+
+def _unknown_run(run: dict[str, Any]) -> str:
+    """`unknown to herd.db: job 2 attempt 1 (pid 4242) runs unwatched since 2026-12-06
+    03:39:29 in …/jobs/2/attempt-1; GPU 1 is held for it until it ends`: a run a restored (or
+    moved aside) herd.db does not know, whose GPUs no job gets meanwhile."""
+    since = run.get("started_at")
+    when = f" since {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(since))}" if since else ""
+    gpus = run["gpus"]
+    return (
+        f"unknown to herd.db: job {run['job_id']} attempt {run['attempt']} (pid {run['pid']}) "
+        f"runs unwatched{when} in {run['folder']}; "
+        + (f"{_gpus(gpus, 'is', 'are')} held for it until it ends" if gpus else "no GPU held")
+    )
 
 
 def _gpus_apart(status: dict[str, Any]) -> str:

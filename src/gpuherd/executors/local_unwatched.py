@@ -17,6 +17,9 @@ from collections.abc import Callable, Mapping
 
 from gpuherd.executors.base import UnwatchedRuns
 
+FOLDER_VARIABLE = "GPUHERD_ATTEMPT_DIR"
+"""In every job's environment: its attempt's folder (jobfiles.job_env)."""
+
 RECHECK = 2.0
 """Seconds between passes while an attempt the queue did not know runs: how long its GPUs
 stay held after its last process ended."""
@@ -65,3 +68,15 @@ class Unwatched:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+
+
+def given_folder(pid: int) -> str | None:
+    """The attempt folder gpuherd gave this process (its environment's FOLDER_VARIABLE); None
+    where it has none, or is gone. Where herd.db does not know a run, its folder is known
+    thus, a sweep point's too, which its job's row alone names (engine_unwatched.py)."""
+    import psutil  # deferred, as in LocalExecutor.given_gpus: only for such a run
+
+    try:
+        return psutil.Process(pid).environ().get(FOLDER_VARIABLE) or None
+    except psutil.Error:
+        return None
