@@ -131,6 +131,18 @@ def test_ls_lists_the_other_jobs_and_says_which_it_could_not_read(herd: Herd) ->
     assert (said.returncode, said.stderr) == (0, "")
 
 
+def test_the_jobs_pages_pager_counts_a_job_left_out(herd: Herd) -> None:
+    # COUNT counts the damaged row, the table leaves it out: the pager said `1–2 of 3` and
+    # offered an `older →` page, which was empty.
+    herd.start("--fake-gpus", "1")
+    jobs = [herd.submit("--hold", "--", "true") for _ in range(3)]
+    set_column(herd, jobs[1], "after", "[x")
+    page = herd.page("/jobs")
+    assert f"job {jobs[1]} is not listed" in page
+    assert "1–3 of 3, newest first" in page, page
+    assert "older →" not in page
+
+
 def test_a_damaged_running_jobs_end_is_recorded_once_its_row_is_set_back(
     herd: Herd, tmp_path: Path
 ) -> None:

@@ -23,6 +23,7 @@ from gpuherd.api import (
     log_cursor,
     scheduler_banner,
     views,
+    views_jobs,
     views_sweeps,
 )
 from gpuherd.api.routes import RouteTable
@@ -101,8 +102,8 @@ async def overview_fragment(request: Request) -> HTMLResponse:
 # ---- jobs ----------------------------------------------------------------------------------
 
 
-def _jobs(request: Request) -> views.JobPage:
-    return views.jobs_page(_service(request), views.JobFilter.from_query(request.query_params))
+def _jobs(request: Request) -> views_jobs.JobPage:
+    return views_jobs.jobs_page(_service(request), views.JobFilter.from_query(request.query_params))
 
 
 @routes.get("/jobs", response_class=HTMLResponse)

@@ -1,0 +1,86 @@
+"""The dashboard's jobs page: one page of the jobs a filter matches (views.JobFilter), read
+through Service.page_jobs."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+from typing import Any
+
+from gpuherd.api.views import PAGE_SIZE, JobFilter
+from gpuherd.cli.plain import show_bidi
+from gpuherd.damaged_rows import unlisted
+from gpuherd.service import Service
+
+
+@dataclass
+class JobPage:
+    jobs: list[dict[str, Any]]
+    filter: JobFilter
+    total: int
+    """Jobs matching the filter."""
+    size: int = PAGE_SIZE
+    window_error: str | None = None
+    """Why the filter's `since` was ignored (JobFilter.since_moment)."""
+    unreadable: str | None = None
+    """The jobs of the page left out as their rows cannot be read (damaged_rows.unlisted)."""
+    left_out: int = 0
+    """How many: `total` counts them (COUNT reads no row), so the page covers them too."""
+
+    @property
+    def first(self) -> int:
+        return (self.filter.page - 1) * self.size + 1
+
+    @property
+    def covered(self) -> int:
+        """The page's place in the list, its jobs left out included: a page of 10 jobs with
+        one left out said `1–9 of 10` and offered a next page, which was empty."""
+        return min(len(self.jobs) + self.left_out, max(0, self.total - self.first + 1))
+
+    @property
+    def has_next(self) -> bool:
+        return self.first - 1 + self.covered < self.total
+
+    @property
+    def last_page(self) -> int:
+        return max(1, -(-self.total // self.size))
+
+    def shown_name(self, job: dict[str, Any]) -> str:
+        """A job's name as its row shows it: on a page of one sweep, without the sweep's,
+        which they all begin with (`lr=0.1,seed=7`, not `lr-grid/lr=0.1,s…`)."""
+        name: str = job.get("name") or ""
+        sweep = self.filter.sweep
+        return name[len(sweep) + 1 :] if sweep and name.startswith(sweep + "/") else name
+
+    @property
+    def name_budget(self) -> int:
+        """The Name column's room from 1200 px (jobs_columns.css, `names-N`: N characters),
+        the page's longest name rounded up to 4, at most NAME_BUDGET: a sweep's long names
+        take the room that empty columns (GPUs, Info) and short names leave."""
+        longest = max((len(show_bidi(self.shown_name(job))) for job in self.jobs), default=0)
+        return min(NAME_BUDGET, -(-longest // 4) * 4)
+
+    @property
+    def has_info(self) -> bool:
+        """Whether a row has a reason in its Info column (else the column is kept narrow)."""
+        return any(job.get("reason") for job in self.jobs)
+
+
+NAME_BUDGET = 48
+"""The most characters the Name column keeps room for; longer names end in "…"."""
+
+
+def jobs_page(service: Service, f: JobFilter, size: int = PAGE_SIZE) -> JobPage:
+    """One page of jobs, newest first (or in start order: JobFilter.start_order), through
+    Service.page_jobs (COUNT, LIMIT and OFFSET in SQL): only the page's jobs are read and
+    turned into views (with their why-not reason)."""
+    since, unread = f.since_moment(time.time())
+    window_error = f"{unread}; showing jobs of any time" if unread else None
+    if unread:  # ignored: not shown as a filter in force, nor sent as one (its buttons)
+        f = replace(f, since="")
+    with service.store.passing_over_damaged() as damaged:
+        total, jobs = service.page_jobs(
+            f.states, f.project or None, f.text, f.sweep or None, (f.page - 1) * size, size, since
+        )
+    said = unlisted(sorted(damaged.items()))
+    return JobPage(jobs, f, total, size, window_error, said, len(damaged))
