@@ -72,6 +72,7 @@ from gpuherd.pyapi_values import (
     sweep_warnings,
 )
 from gpuherd.tasks_guard import refuse_while_loading
+from gpuherd.tasks_params import check_sweep
 from gpuherd.wire_requests import SweepOptions, options_sent
 
 _YES = "pass yes=True to submit them all"
@@ -240,7 +241,7 @@ class Herd(JobListing, CompletedJobs):
             spec = replace(spec, **changes)
         except SweepError as exc:
             raise HerdError(f"invalid sweep: {exc}") from None
-        points = count(spec)
+        points = count(check_sweep(spec, task))  # (a task's: keys that JSON would make text)
         if refusal := size_refusal(spec.name, points, yes=yes, action=_YES, samples="samples=N"):
             raise HerdError(refusal)
         body = {

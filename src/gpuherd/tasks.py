@@ -7,9 +7,10 @@
     train.sweep(lr=[0.1, 0.01], bs=[32, 64], results_dir="results/train")
 
 The job runs `python -m gpuherd.worker module:function` (worker.py): the function is found by
-its import path (or, defined in a script's `__main__`, by the script's path), not pickled:
-each job imports it fresh. One defined interactively (a notebook, `python -c`), which no job
-could find so, is pickled by value at submit (tasks_pickled.py).
+its import path (or, defined in a script's `__main__`, by the script's path, with the
+arguments the script was run with: tasks_script_args.py), not pickled: each job imports it
+fresh. One defined interactively (a notebook, `python -c`) or in a module made at run time,
+which no job could find so, is pickled by value at submit (tasks_pickled.py).
 A call is checked against the function's signature at submit; its parameters go on the job's
 command line, or, when large, in a file under the home's task-params/ that the job's first
 run moves into its folder.
@@ -38,8 +39,10 @@ from gpuherd.pyapi_values import SUBMIT_OPTIONS, in_units, make_spec, plain
 from gpuherd.tasks_checks import check_options, refuse_unfit
 from gpuherd.tasks_guard import refuse_while_loading
 from gpuherd.tasks_main_block import refuse_main_block
-from gpuherd.tasks_pickled import DefinedInteractively, removed_unless_queued
+from gpuherd.tasks_params import checked
+from gpuherd.tasks_pickled import DefinedInteractively, made_at_run_time, removed_unless_queued
 from gpuherd.tasks_repr import task_repr
+from gpuherd.tasks_script_args import script_args
 
 PARAMS_INLINE_MAX = 16 * 1024
 """Larger parameters (as JSON) go in a file: one argument of a command line holds 128 KiB."""
@@ -173,16 +176,15 @@ class Task(Generic[P, R]):
         refuse_while_loading("submit")
         if args:
             raise self._by_name_error("submit", f"by position {args!r}")
-        params = plain(params)
+        params = checked(params, self.fn.__name__)  # (a key JSON would make text, say)
         self._check_call(params, "submit")
         try:
             text = json.dumps(params)
         except (TypeError, ValueError) as exc:
             raise HerdError(f"task parameters must be JSON values: {exc}") from None
         herd = self._herd()
-        command, pickled = task_command(self.fn, herd.client.home)
-        made = [pickled]  # the files made for the job: removed if it is not queued
-        with removed_unless_queued(made):
+        command, made = task_command(self.fn, herd.client.home)
+        with removed_unless_queued(made):  # (the files made for the job: if it is not queued)
             if len(text.encode()) <= PARAMS_INLINE_MAX:
                 command += " --params " + shlex.quote(text)
             else:
@@ -210,9 +212,9 @@ class Task(Generic[P, R]):
         if results_dir is not None and not isinstance(results_dir, str | os.PathLike):
             # (`train.sweep([0.1, 0.01])`: its one positional argument is the folder)
             raise self._by_name_error("sweep", f"{results_dir!r} as results_dir (a folder)")
-        grid = dict(params or {})
+        grid = checked(dict(params or {}), self.fn.__name__)
         sweep_args: dict[str, Any] = {}
-        for key, value in plain(kwargs).items():  # a numpy array: a list of values
+        for key, value in checked(kwargs, self.fn.__name__).items():  # numpy's: as lists
             if isinstance(value, list | tuple | range):
                 grid[key] = value
             elif (own := self._sweep_option(key, value)) is not None:
@@ -226,8 +228,8 @@ class Task(Generic[P, R]):
         # A name given goes on to herd.sweep, which refuses an empty one (`name=""`, a script's
         # unset variable), as a sweep file's `name: ""`: it was the function's, without a word.
         name = sweep_args.get("name") or options.pop("name", None) or self.fn.__name__
-        command, pickled = task_command(self.fn, self._home(), sweep=True)
-        with removed_unless_queued([pickled], dry_run=bool(sweep_args.get("dry_run"))):
+        command, made = task_command(self.fn, self._home(), sweep=True)
+        with removed_unless_queued(made, dry_run=bool(sweep_args.get("dry_run"))):
             spec = make_spec(name, command, grid, sweep_args.pop("fixed", None))
             return self._herd().sweep(
                 spec, results_dir=results_dir, task=True, **{**options, **sweep_args}
@@ -320,6 +322,8 @@ def worker_target(fn: Any) -> tuple[str, str | None]:
     module = sys.modules.get(module_name)
     if module_name == "__main__" and tasks_pickled.unpickled_in_main(fn, module):
         raise DefinedInteractively(f"{qualname} was unpickled: no file defines it")
+    if made_at_run_time(module_name, module):  # (exec() with a __name__, types.ModuleType)
+        raise DefinedInteractively(f"{qualname}'s module {module_name!r} has no file to import")
     file = getattr(module, "__file__", None)
     spec = getattr(module, "__spec__", None)
     if module_name == "__main__" and spec is not None and spec.name not in ("__main__", None):
@@ -342,20 +346,28 @@ def worker_target(fn: Any) -> tuple[str, str | None]:
 
 
 def worker_command(fn: Any, sweep: bool = False) -> str:
-    """The job's command (a sweep template with {run_dir} when `sweep`)."""
-    target, root = worker_target(fn)
-    return _worker_line([target, *(["--path", root] if root is not None else [])], sweep)
+    """The job's command (a sweep template with {run_dir} when `sweep`), but for the
+    arguments of a script's task's script (task_command adds them)."""
+    return _worker_line(_target_args(fn), sweep)
 
 
-def task_command(fn: Any, home: Path, sweep: bool = False) -> tuple[str, Path | None]:
-    """worker_command, or for a function defined interactively its pickle's under `home`
-    (one file for a sweep's points); and the file made for it, to remove if not submitted."""
+def task_command(fn: Any, home: Path, sweep: bool = False) -> tuple[str, list[Path | None]]:
+    """worker_command with the script's arguments for a script's task (tasks_script_args.py),
+    or for a function defined interactively its pickle's under `home` (one file for a
+    sweep's points); and the files made for it, to remove if not submitted."""
     try:
-        return worker_command(fn, sweep), None
+        args = _target_args(fn)
     except DefinedInteractively:
         fn = getattr(fn, "__gpuherd_task__", fn)
         args, made = tasks_pickled.stage(fn, home, shared=sweep)
-        return _worker_line(args, sweep), made
+        return _worker_line(args, sweep), [made]
+    given, made = script_args(home) if args[0].startswith("/") else ([], None)
+    return _worker_line([*args, *given], sweep), [made]
+
+
+def _target_args(fn: Any) -> list[str]:
+    target, root = worker_target(fn)
+    return [target, *(["--path", root] if root is not None else [])]
 
 
 def _worker_line(args: list[str], sweep: bool) -> str:

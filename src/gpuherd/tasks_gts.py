@@ -38,8 +38,8 @@ def sweep_from_config(
     scheduler = config.get("scheduler_config") or {}
     check_separators(scheduler)  # (before the task is pickled: a file left behind)
     home = herd.client.home if herd is not None else paths.home_dir()
-    command, pickled = task_command(fn, home, sweep=True)
-    with removed_unless_queued([pickled], dry_run=bool(options.get("dry_run"))):
+    command, made = task_command(fn, home, sweep=True)
+    with removed_unless_queued(made, dry_run=bool(options.get("dry_run"))):
         try:
             spec = from_config(config, name=fn.__name__, command=command)
             if "only_gpus" not in options and scheduler.get("gpu"):

@@ -9,12 +9,17 @@ folder at its first run (as large parameters are), so `gpuherd rm` of a job that
 removes it and a retry finds it; a sweep's points share one file named by its content (a
 resubmission of the same function names the same file, so its done points did not run
 "another command"), left in task-params/ for every point and retry.
+
+So is a function of a module made at run time (`exec(code, {"__name__": "cellmod"})`, a
+`types.ModuleType`), which no job could import by its name: it was accepted at submit, and
+its job failed (`cannot import 'cellmod'`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import inspect
+import sys
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -39,11 +44,33 @@ def pickled(fn: Any) -> bytes:
     naming what could not be pickled and what to do, if it cannot be."""
     import cloudpickle  # type: ignore[import-untyped]  # (only for these tasks: ~20 ms)
 
+    # cloudpickle takes a module in sys.modules for one the job imports: one made at run
+    # time is registered to be pickled by value, for this dump alone.
+    module = sys.modules.get(getattr(fn, "__module__", None) or "")
+    name = getattr(module, "__name__", None)
+    by_value = inspect.ismodule(module) and made_at_run_time(name, module)
+    by_value = by_value and name not in cloudpickle.list_registry_pickle_by_value()
+    if by_value:
+        cloudpickle.register_pickle_by_value(module)
     try:
         data: bytes = cloudpickle.dumps(fn)
     except Exception as exc:  # TypeError, PicklingError, RecursionError...: all say "cannot"
         raise UnpicklableTask(_refusal(fn, exc, cloudpickle.dumps)) from None
+    finally:
+        if by_value:
+            cloudpickle.unregister_pickle_by_value(module)
     return header(fn.__qualname__, str(cloudpickle.__version__)) + data
+
+
+def made_at_run_time(name: str | None, module: Any) -> bool:
+    """Whether a function of module `name` (`module`, as sys.modules has it, or None) was
+    defined where no job could import it by that name: a module made at run time, not one
+    of a file (a script's `__main__` is found by its path, or pickled: not this)."""
+    if name in ("__main__", "__gpuherd_main__", "__mp_main__"):
+        return False
+    if module is None:  # exec(code, {"__name__": ...}), or a ModuleType never registered
+        return True
+    return getattr(module, "__spec__", None) is None and not getattr(module, "__file__", None)
 
 
 def stage(fn: Any, home: Path, *, shared: bool) -> tuple[list[str], Path | None]:

@@ -1,20 +1,22 @@
 """`python -m gpuherd.worker TARGET`: run one Python task (a point of a sweep) in a job.
 
-TARGET is `package.module:function` (imported by name), or `/path/to/script.py:function` for
-a task defined in a script run as `__main__`: the script is run as multiprocessing's spawn
-runs it in a child process, as the module `__mp_main__` that is also `sys.modules["__main__"]`,
-so its `if __name__ == "__main__":` block does not run again, and processes the task starts
-with multiprocessing's "spawn" or "forkserver" load it the same way. While the module loads,
-submitting a job raises (tasks_guard.py). The function is called with the point's parameters,
-read from `RUN_DIR/params.json` (or given with `--params JSON`, or `--params-file FILE` for
-large ones), plus `run_dir` when it takes that argument. Its return value is written to
-`RUN_DIR/result.json` as it is, and to `RUN_DIR/metrics.json`: a dict as it is, anything else
-but None as `{"result": value}`; both are removed first, so a run that returns None, exits or
-fails shows none of an earlier run's (clear_return_files). What JSON cannot hold is stored as
-its text, said in one line on stderr (task_values.py): the function succeeded, so its run is
-kept. An exception fails the job with the traceback on stderr. An `async def` task is run
-with asyncio.run; a generator returned, or `sys.exit(N)`, ends the job as worker_endings.py
-says.
+TARGET is `package.module:function` (imported by name), or `/path/to/script.py:function` for a
+task defined in a script run as `__main__`: the script is run as multiprocessing's spawn runs
+it in a child process, as the module `__mp_main__` that is also `sys.modules["__main__"]`, so
+its `if __name__ == "__main__":` block does not run again, and processes the task starts with
+multiprocessing's "spawn" or "forkserver" load it the same way; its sys.argv is the script's
+path and the arguments it was submitted with, as spawn's child sees the parent's
+(worker_script.py). While the module loads, submitting a job raises (tasks_guard.py), and an
+exit at its top level fails the job with one line saying so. The function is called with the
+point's parameters, read from `RUN_DIR/params.json` (or given with `--params JSON`, or
+`--params-file FILE` for large ones), plus `run_dir` when it takes that argument. Its return
+value is written to `RUN_DIR/result.json` as it is, and to `RUN_DIR/metrics.json`: a dict as it
+is, anything else but None as `{"result": value}`; both are removed first, so a run that
+returns None, exits or fails shows none of an earlier run's (clear_return_files). What JSON
+cannot hold is stored as its text, said in one line on stderr (task_values.py): the function
+succeeded, so its run is kept. An exception fails the job with the traceback on stderr. An
+`async def` task is run with asyncio.run; a generator returned, or `sys.exit(N)`, ends the job
+as worker_endings.py says.
 
 A class with a `main()` method (GPU Task Scheduler's `GPUTask`) runs too: it is created,
 given `_config` (the parameters) and `_work_dir` (the run folder), and its `main()` called.
@@ -44,7 +46,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, NoReturn
 
-from gpuherd import own_files, tasks_guard, worker_pickled
+from gpuherd import own_files, tasks_guard, worker_pickled, worker_script
 from gpuherd.task_values import Storable
 from gpuherd.worker_endings import ReturnedGenerator, exit_status, settled
 
@@ -93,14 +95,17 @@ class UnknownParameter(WorkerError):
         )
 
 
-def load_target(target: str) -> Any:
-    """The object TARGET names: `module:qualname` or `path/to/file.py:qualname`."""
+def load_target(target: str, script_args: list[str] | None = None, sweep: bool = False) -> Any:
+    """The object TARGET names: `module:qualname` or `path/to/file.py:qualname`; a script is
+    run with `script_args` as its arguments (sys.argv[1:]). `sweep`: a sweep's point."""
     where, sep, qualname = target.rpartition(":")
     if not sep or not where or not qualname:
         raise WorkerError(f"invalid target {target!r}: use module:function or file.py:function")
+    script = where.endswith(".py") or os.sep in where
     tasks_guard.loading = where
     try:
-        module = _load_path(where) if where.endswith(".py") or os.sep in where else _import(where)
+        with worker_script.exit_said(where, qualname, script):
+            module = _load_path(where, script_args or []) if script else _import(where, sweep)
     finally:
         tasks_guard.loading = None
     obj: Any = module
@@ -112,25 +117,27 @@ def load_target(target: str) -> Any:
     return getattr(obj, "__gpuherd_task__", obj)  # a @gpuherd.task wrapper: its function
 
 
-def _import(name: str) -> ModuleType:
+def _import(name: str, sweep: bool) -> ModuleType:
     if "" not in sys.path and os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
     try:
         return importlib.import_module(name)
     except ModuleNotFoundError as exc:
         if exc.name and name.startswith(exc.name):
+            what = "run the sweep" if sweep else "submit the task"
             raise WorkerError(
-                f"cannot import {name!r} from {os.getcwd()}: {exc}; run the sweep from the "
-                "folder the module is importable from"
+                f"cannot import {name!r} from {os.getcwd()}: {exc}; {what} from the folder the "
+                "module is importable from"
             ) from None
         raise
 
 
-def _load_path(path: str) -> ModuleType:
+def _load_path(path: str, args: list[str]) -> ModuleType:
     """Run the script as multiprocessing's spawn runs the main script in a child: as module
-    `__mp_main__`, with no `__spec__` and its `__file__`, also standing as `__main__`. A
-    process the task starts with "spawn" is then told to load the script by its path, and
-    finds its functions (pickled as `__mp_main__.name`) there."""
+    `__mp_main__`, with no `__spec__` and its `__file__`, also standing as `__main__`, and
+    `args` its arguments (sys.argv, as the parent's). A process the task starts with "spawn"
+    is then told to load the script by its path, and finds its functions (pickled as
+    `__mp_main__.name`) there."""
     file = Path(path)
     if not file.is_file():
         raise WorkerError(f"the task's script {path} does not exist (moved or deleted?)")
@@ -143,6 +150,7 @@ def _load_path(path: str) -> ModuleType:
     module.__file__ = str(file)
     module.__loader__ = SourceFileLoader(MAIN_MODULE, str(file))
     sys.modules["__main__"] = sys.modules[MAIN_MODULE] = module
+    sys.argv = [str(file), *args]  # (the worker's own were parsed: the script's now)
     exec(compile(source, str(file), "exec"), module.__dict__)
     return module
 
@@ -310,8 +318,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--params", help="the parameters as a JSON object (else params.json)")
     parser.add_argument("--params-file", help="a file holding the parameters' JSON object")
     parser.add_argument("--path", help="a folder to import the module from (put on sys.path)")
+    parser.add_argument("--script-args", help="a script's arguments, as a JSON list of strings")
+    parser.add_argument("--script-args-file", help="a file holding them (a long command line)")
     parser.add_argument("--env-applied", action="store_true", help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
+    own = sys.argv[1:] if argv is None else argv  # (the script's are set in sys.argv later)
+    args = parser.parse_args(own)
     if args.path:
         sys.path.insert(0, args.path)
     run_dir = args.run_dir or os.environ.get("GPUHERD_JOB_DIR") or os.getcwd()
@@ -331,11 +342,12 @@ def main(argv: list[str] | None = None) -> int:
         if note := write_metrics(run_dir, result):
             print(f"gpuherd worker: {note}", file=sys.stderr)
     except RestartWithEnv as restart:
-        _restart(restart.env, sys.argv[1:] if argv is None else argv)
+        _restart(restart.env, own)
     except (
         WorkerError,
         tasks_guard.BootstrapError,
         worker_pickled.PickledTaskError,
+        worker_script.ScriptError,
         ReturnedGenerator,
     ) as exc:
         print(f"gpuherd worker: {exc}", file=sys.stderr)
@@ -354,7 +366,8 @@ def _load(args: argparse.Namespace, run_dir: str) -> Any:
     if len(given) != 1:
         raise WorkerError("give one of TARGET, --function-file and --shared-function-file")
     if args.target:
-        return load_target(args.target)
+        given_args = worker_script.script_args(args.script_args, args.script_args_file)
+        return load_target(args.target, given_args, sweep=args.run_dir is not None)
     path = args.function_file or args.shared_function_file
     own_folder = run_dir if args.function_file else None  # a sweep's file serves every point
     data = worker_pickled.read_function_file(path, own_folder)

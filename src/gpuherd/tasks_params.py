@@ -1,0 +1,108 @@
+"""A task's parameters checked at submit for what JSON would change or cannot carry.
+
+Parameters travel as JSON (the job's command line, params.json), whose keys are text:
+`{1: "a", "1": "b"}` reached the function as `{'1': 'b'}`, an int key turned to text and a
+value dropped where two collided, without a word. A key that is not a str is refused, naming
+the parameter and the key. So is a value nested deeper than MAX_DEPTH: numpy's conversion and
+json.dumps recurse, and a value nested 100,000 deep raised a bare RecursionError traceback.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from gpuherd.pyapi_types import WrongType, WrongValue
+from gpuherd.pyapi_values import plain
+
+if TYPE_CHECKING:  # (the type alone: pyapi.py calls check_sweep)
+    from gpuherd.core.sweep import SweepSpec
+
+MAX_DEPTH = 100
+"""Levels of lists and dicts inside each other a parameter may have: a fixed bound, where
+Python's recursion limit gave way at a depth that depends on the caller's stack."""
+_JSON_KEYS = (int, float, bool, type(None))
+"""Keys json.dumps writes as text (a str key stays as it is)."""
+_NESTED = (dict, list, tuple)
+
+
+def checked(params: Mapping[str, Any], function: str) -> dict[str, Any]:
+    """`params` with numpy's values as Python's (pyapi_values.plain), each checked: WrongValue
+    for one nested too deep, WrongType for a dict key (at any depth) that is not a str."""
+    values = {}
+    for name, value in params.items():
+        try:
+            values[name] = plain(value)
+        except RecursionError:  # (deeper than the stack holds: MAX_DEPTH would refuse it)
+            raise _too_deep(str(name)) from None
+        _check(values[name], str(name), function)
+    return values
+
+
+def check_sweep(spec: SweepSpec, task: bool) -> SweepSpec:
+    """`spec`, its fixed values and each grid's values checked so for a task's sweep (`task`:
+    a command's writes its values as text in the command, a key is text there anyway)."""
+    if not task:
+        return spec
+    for name, value in spec.fixed.items():
+        _check(value, f"fixed[{name!r}]", "the task")
+    for grid in spec.grids:
+        for name, values in grid.items():
+            _check(list(values), name, "the task")
+    return spec
+
+
+def _check(value: Any, name: str, function: str) -> None:
+    """Walk `value`'s lists and dicts with a stack, not recursion (a value nested 100,000
+    deep is what it must survive); the path to a key refused is made only then."""
+    stack: list[tuple[Any, int, tuple[Any, ...]]] = [(value, 1, ())]
+    while stack:
+        item, depth, path = stack.pop()
+        if depth > MAX_DEPTH:
+            raise _too_deep(name)
+        if isinstance(item, dict):
+            for key in item:
+                if not isinstance(key, str):
+                    where = name + "".join(f"[{_shown(k)}]" for k in path)
+                    raise _key_refusal(where, key, function)
+            steps: Iterable[tuple[Any, Any]] = item.items()
+        elif isinstance(item, list | tuple):
+            if not any(issubclass(kind, _NESTED) for kind in set(map(type, item))):
+                continue  # (a long list of numbers: its types, looked at in C, say enough)
+            steps = enumerate(item)
+        else:
+            continue
+        stack += [(v, depth + 1, (*path, k)) for k, v in steps if isinstance(v, _NESTED)]
+
+
+def _key_refusal(where: str, key: Any, function: str) -> WrongType:
+    kind = type(key).__name__
+    try:  # (the text json.dumps makes of it: 'true' of True, 'null' of None)
+        text = json.dumps({key: 0})[1:].rpartition(": 0")[0] if isinstance(key, _JSON_KEYS) else ""
+        fate = f"would reach {function} as {json.loads(text)!r}"
+    except ValueError:  # an int too long to write, or a key JSON does not take at all
+        fate = f"cannot reach {function}"
+    return WrongType(
+        f"{where}: key {_shown(key)} ({kind}) {fate} (parameters travel as JSON, whose keys "
+        "are text): use str keys"
+    )
+
+
+def _too_deep(name: str) -> WrongValue:
+    return WrongValue(
+        f"{name}: nested more than {MAX_DEPTH} levels deep (lists and dicts inside each "
+        "other, or one inside itself), more than a task's parameter may be (parameters "
+        "travel as JSON): pass a flatter value, or write it to a file and pass its path"
+    )
+
+
+def _shown(value: Any) -> str:
+    try:
+        text = repr(value)
+    except ValueError:  # an int of more digits than Python writes
+        return f"<an {type(value).__name__} too long to show>"
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+__all__ = ["MAX_DEPTH", "check_sweep", "checked"]
