@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 
 class HerdError(Exception):
@@ -10,12 +11,26 @@ class HerdError(Exception):
 
     status = 400
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as its arguments and attributes, rebuilt without its `__init__`: one that
+        takes more than the message (JobFailed's job and state) or asks the daemon raised
+        TypeError when unpickled, and a ProcessPoolExecutor's worker that raised it was
+        "terminated abruptly" (BrokenProcessPool), the error itself lost."""
+        return rebuilt, (type(self), self.args), self.__dict__ or None
+
     def _render_traceback_(self) -> list[str]:
         """What IPython and Jupyter show of it (their hook): the traceback down to the user's
         line, without gpuherd's own frames under it."""
         from gpuherd.notebook_tracebacks import render
 
         return render(self)
+
+
+def rebuilt(kind: type[HerdError], args: tuple[Any, ...]) -> HerdError:
+    """A HerdError of `kind` with `args`, as it was pickled (its attributes are set after)."""
+    error = kind.__new__(kind)
+    error.args = args
+    return error
 
 
 class NotFound(HerdError):

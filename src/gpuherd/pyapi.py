@@ -58,7 +58,7 @@ from gpuherd.pyapi_sweep import (
     file_env,
     over_file,
 )
-from gpuherd.pyapi_types import WrongType, as_given, check_types
+from gpuherd.pyapi_types import WrongType, WrongValue, as_given, check_types
 from gpuherd.pyapi_values import (
     edit_options,
     env_overrides,
@@ -239,8 +239,8 @@ class Herd(JobListing, CompletedJobs):
             changes["shuffle"] = True
         try:
             spec = replace(spec, **changes)
-        except SweepError as exc:
-            raise HerdError(f"invalid sweep: {exc}") from None
+        except SweepError as exc:  # (as the daemon refuses samples past the grid: InvalidValue)
+            raise WrongValue(f"invalid sweep: {exc}") from None
         points = count(check_sweep(spec, task))  # (a task's: keys that JSON would make text)
         if refusal := size_refusal(spec.name, points, yes=yes, action=_YES, samples="samples=N"):
             raise HerdError(refusal)

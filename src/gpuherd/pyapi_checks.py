@@ -15,7 +15,7 @@ from typing import Any
 
 from gpuherd.core.commands import command_from_args
 from gpuherd.core.edit import BEGIN, CLEARABLE, EDITABLE
-from gpuherd.core.int64 import LARGEST
+from gpuherd.core.int64 import LARGEST, TOO_LARGE
 from gpuherd.core.near_names import did_you_mean
 from gpuherd.errors import HerdError, InvalidValue
 from gpuherd.pyapi_types import WrongKindOfNumber, WrongType, WrongValue, as_given
@@ -93,12 +93,25 @@ def wait_ids(jobs: Any, job_type: type[Any], herd: Any) -> list[int]:
 def refuse_other_daemon(job: Any, herd: Any, call: str) -> None:
     """WrongValue for a job handle (`job.herd`) of another daemon than `herd`'s: a wait
     (`call`) asks one daemon, which knows its own jobs by these ids, not the other's."""
-    if job.herd is herd or one_daemon(job.herd.client.home, herd.client.home):
-        return
-    raise WrongValue(
-        f"job {job.id} is of the daemon of {job.herd.client.home}, not of {herd.client.home}: "
-        f"{call} waits on one daemon; wait for each daemon's jobs through its own connect()"
-    )
+    if job.herd is not herd and (other := _of_another(job, herd.client.home)):
+        raise WrongValue(
+            f"{other}: {call} waits on one daemon; wait for each daemon's jobs through its "
+            "own connect()"
+        )
+
+
+def refuse_other_home(job: Any, home: Path, key: str) -> None:
+    """WrongValue for a job handle of another daemon than `home`'s given as `key` (after=,
+    move's before=): sent as its bare id, it named the job of that number here, if any."""
+    if other := _of_another(job, home):
+        raise WrongValue(f"{other}: {key}= takes only jobs of the job's own daemon")
+
+
+def _of_another(job: Any, home: Path) -> str | None:
+    """What says that `job` (a handle) is of another daemon than `home`'s; None if it is not."""
+    if one_daemon(job.herd.client.home, home):
+        return None
+    return f"job {job.id} is of the daemon of {job.herd.client.home}, not of {home}"
 
 
 def one_daemon(home: Path, other: Path) -> bool:
@@ -202,7 +215,9 @@ def log_numbers(**given: Any) -> dict[str, int | None]:
     for name, value in given.items():
         number = isinstance(value, int) and not isinstance(value, bool)
         least = 0 if name == "lines" else 1  # lines=0: none of the log so far (tail -n 0)
-        if value is not None and (not number or not least <= value <= LARGEST):
+        if number and value > LARGEST:  # (not "from 1 up": 10**30 is that; the daemon's cap)
+            raise InvalidValue(f"{name} {value} {TOO_LARGE}")
+        if value is not None and (not number or not least <= value):
             latest = " (None: the latest)" if name == "attempt" else ""
             refusal = InvalidValue if number else WrongKindOfNumber  # ("5": a TypeError too)
             raise refusal(f"{name} is a whole number from {least} up{latest}, got {value!r}")

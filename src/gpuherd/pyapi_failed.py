@@ -24,19 +24,27 @@ STDERR_LINES_READ = 200
 
 
 class JobFailed(HerdError):
-    """Job.result() of a job that did not succeed: `job`, its `state`, and why in the text."""
+    """Job.result() of a job that did not succeed: `job`, its `state`, and why in the text
+    (`message`; left out, read from the daemon). It pickles (errors.py), job handle and all,
+    so a ProcessPoolExecutor's worker hands it on as it is."""
 
-    def __init__(self, job: Job, state: str) -> None:
+    def __init__(self, job: Job, state: str, message: str | None = None) -> None:
         self.job, self.state = job, state
-        info = job.info()
-        said = {"exit": f"exit {info.get('exit_code')}", "signal": f"signal {info.get('signal')}"}
-        why = said.get(info.get("outcome") or "", info.get("message") or info.get("outcome"))
-        text = f"job {job.id}" + (f" ({info['name']})" if info.get("name") else "") + f" {state}"
-        text += f" ({why})" if why and why != state else ""
-        # (stopped by gpuherd, a kill or --timeout is why: not its stderr's "Terminated")
-        read = 0 if info.get("outcome") in GPUHERD_STOPS else STDERR_LINES_READ
-        try:  # (a traceback's error, which a deep one has many lines above its end)
-            why_line = failure_line(job.logs("stderr", lines=read).splitlines()) if read else None
-        except HerdError:
-            why_line = None
-        super().__init__(text + (f": {why_line}" if why_line else ""))
+        super().__init__(how_it_ended(job, state) if message is None else message)
+
+
+def how_it_ended(job: Job, state: str) -> str:
+    """`job 7 (train) failed (exit 3): ValueError: ...`: how the job ended (`state`), and the
+    line of its stderr that says why, read from the daemon."""
+    info = job.info()
+    said = {"exit": f"exit {info.get('exit_code')}", "signal": f"signal {info.get('signal')}"}
+    why = said.get(info.get("outcome") or "", info.get("message") or info.get("outcome"))
+    text = f"job {job.id}" + (f" ({info['name']})" if info.get("name") else "") + f" {state}"
+    text += f" ({why})" if why and why != state else ""
+    # (stopped by gpuherd, a kill or --timeout is why: not its stderr's "Terminated")
+    read = 0 if info.get("outcome") in GPUHERD_STOPS else STDERR_LINES_READ
+    try:  # (a traceback's error, which a deep one has many lines above its end)
+        why_line = failure_line(job.logs("stderr", lines=read).splitlines()) if read else None
+    except HerdError:
+        why_line = None
+    return text + (f": {why_line}" if why_line else "")

@@ -19,13 +19,15 @@ import click
 from gpuherd.cli.job_refs import filtered
 from gpuherd.core.when import parse_since, window_refusal
 from gpuherd.errors import Conflict, HerdError, InvalidValue
-from gpuherd.pyapi_checks import job_number, log_numbers, refuse_unknown
+from gpuherd.pyapi_checks import job_number, log_numbers, refuse_other_home, refuse_unknown
 from gpuherd.pyapi_notebook import jobs_table, jobs_text, pretty_jobs
 from gpuherd.pyapi_types import WrongType, WrongValue, as_given, check_types
 from gpuherd.pyapi_values import plain
 from gpuherd.pyapi_verbs import act_on, kill_options, retry_action
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from gpuherd.client import Client
     from gpuherd.pyapi import Herd, Job, ListedJob
 
@@ -119,8 +121,8 @@ class JobListing:
         project: str | None = None,
         sweep: str | None = None,
         name: str | None = None,
-        since: datetime | float | str | None = None,
-        until: datetime | float | str | None = None,
+        since: datetime | timedelta | float | str | None = None,
+        until: datetime | timedelta | float | str | None = None,
         all: bool = False,
         limit: int | None = None,
         **misspelt: Never,
@@ -129,13 +131,13 @@ class JobListing:
         `state`, `since` or `until`, the unfinished jobs and the latest finished ones.
         `state` is a state's name or a list of them; `project`, `sweep` and `name` (a name, or
         a pattern like 'resnet-*') as `ls` takes them; `since` and `until` a datetime (naive:
-        local time), epoch seconds, or text as `ls --since` takes it ("2d", "yesterday",
-        "2026-11-20"): the jobs in the queue in that window, finished ones too; `limit` as
-        `ls --limit`: N waiting jobs (besides the running and latest finished ones) in the
-        default listing, N jobs and every running one otherwise. Each handle's `snapshot` is
-        the job's row in the listing (its state then); `info()` asks the daemon again. A
-        list, whose `more` says how many more jobs matched but were left out (by `limit`), as
-        `ls` says "… and N more"."""
+        local time), epoch seconds, a timedelta (that long ago, as "2d"), or text as `ls
+        --since` takes it ("2d", "yesterday", "2026-11-20"): the jobs in the queue in that
+        window, finished ones too; `limit` as `ls --limit`: N waiting jobs (besides the
+        running and latest finished ones) in the default listing, N jobs and every running
+        one otherwise. Each handle's `snapshot` is the job's row in the listing (its state
+        then); `info()` asks the daemon again. A list, whose `more` says how many more jobs
+        matched but were left out (by `limit`), as `ls` says "… and N more"."""
         if misspelt:  # (`Never`: a type checker refuses them too) Python's error named none
             import inspect  # (only on this error path)
 
@@ -204,9 +206,11 @@ _STATES = "a state's name or a list of them ('failed', ['queued', 'held']; None:
 
 def _moment(key: str, value: Any) -> float | None:
     """`since` or `until` in epoch seconds: a datetime (naive: local time), a number of
-    epoch seconds, or text as `ls --since` takes it."""
+    epoch seconds, a timedelta (that long ago), or text as `ls --since` takes it."""
     if value is None:
         return None
+    if isinstance(value, timedelta):  # as "2d" (and "-2d") is: that long ago, its sign aside
+        return time.time() - abs(value.total_seconds())
     if isinstance(value, str):
         try:
             return parse_since(value, time.time(), key)
@@ -296,10 +300,11 @@ class JobActions:
                 + ("saying where to" if not given else "only one of them")
             )
         place: dict[str, Any] = {"first": first, "before": None}
+        home = self.herd.client.home
         if before is not None:
-            place["before"] = _job_id("before", before)
+            place["before"] = _job_id("before", before, home)
         if swap is not None:  # (sent only when given: a daemon older than swap refuses it)
-            place["swap"] = _job_id("swap", swap)
+            place["swap"] = _job_id("swap", swap, home)
         return self._answer(f"/jobs/{self.id}/move", place)
 
     def priority(self, priority: int) -> str:
@@ -333,9 +338,11 @@ class JobActions:
             return str(refused)
 
 
-def _job_id(key: str, job: Any) -> int:
-    """A job given as a handle or an id."""
+def _job_id(key: str, job: Any, home: Path) -> int:
+    """A job given as a handle (of the daemon of `home`: one of another's is refused) or an
+    id."""
     if isinstance(job, JobActions):
+        refuse_other_home(job, home, key)
         return job.id
     try:
         return job_number(job)

@@ -38,7 +38,7 @@ from gpuherd.core.units import memory_amount, not_a_choice, parse_duration
 from gpuherd.errors import HerdError
 from gpuherd.paths import current_folder
 from gpuherd.pyapi_begin import begin_seconds, refuse_hold_with_begin
-from gpuherd.pyapi_checks import refuse_unknown
+from gpuherd.pyapi_checks import refuse_other_home, refuse_unknown
 from gpuherd.pyapi_types import (
     GpusRefused,
     WrongType,
@@ -181,7 +181,7 @@ def submit_options(
     if "begin" in out:
         out["begin"] = begin_seconds(out["begin"])
     for key in KINDS:
-        out[key] = resolve_last(client, job_ids(out.get(key, ()), key, job_type), key)
+        out[key] = resolve_last(client, job_ids(out.get(key, ()), key, job_type, client), key)
     out["env_overrides"] = env_overrides(out.pop("env", {}))
     if "on_no_output" in out:
         out["kill_on_no_output"] = _kill_on_no_output(out)
@@ -211,7 +211,7 @@ def edit_options(changes: Mapping[str, Any], job_type: type[Any], client: Client
         out["begin"] = begin_seconds(out["begin"])
     for key in KINDS:
         if out.get(key) is not None:
-            out[key] = resolve_last(client, job_ids(out[key], key, job_type), key)
+            out[key] = resolve_last(client, job_ids(out[key], key, job_type, client), key)
     return out
 
 
@@ -238,15 +238,17 @@ def sweep_order(order: Any) -> str:
     return str(order)
 
 
-def job_ids(value: Any, key: str, job_type: type[Any]) -> list[int | str]:
-    """`after`, `after_any` or `after_fail` as given: a job handle, an id, text as `--after`
-    takes it ("3-5,7", or "last": the job submitted last, left for `resolve_last`), or a list
-    of these. Text is never read one character at a time ("12" is job 12)."""
+def job_ids(value: Any, key: str, job_type: type[Any], client: Client) -> list[int | str]:
+    """`after`, `after_any` or `after_fail` as given: a job handle (of `client`'s daemon: one
+    of another's is refused), an id, text as `--after` takes it ("3-5,7", or "last": the job
+    submitted last, left for `resolve_last`), or a list of these. Text is never read one
+    character at a time ("12" is job 12)."""
     one = isinstance(value, str | int | job_type | bytes | Mapping)
     items = list(value) if isinstance(value, Iterable) and not one else [value]
     found: list[int | str] = []
     for item in items:
         if isinstance(item, job_type):
+            refuse_other_home(item, client.home, key)
             found.append(item.id)
         elif isinstance(item, int) and not isinstance(item, bool) and item > 0:
             found.append(item)
@@ -360,8 +362,8 @@ def make_spec(
             fixed=plain(dict(fixed or {})),
             grids=(grid,) if grid else (),
         )
-    except SweepError as exc:
-        raise HerdError(f"invalid sweep: {exc}") from None
+    except SweepError as exc:  # (an InvalidValue, as the daemon's refusal of a sweep is)
+        raise WrongValue(f"invalid sweep: {exc}") from None
 
 
 def is_sweep_file(source: object, params: Mapping[str, Any] | None) -> bool:
