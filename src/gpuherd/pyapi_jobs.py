@@ -224,7 +224,7 @@ def _moment(key: str, value: Any) -> float | None:
                 f"{key} {value} is beyond the clock: give a moment from 1970 to the year 9999"
             ) from None
     value = plain(value)
-    wanted = f"a datetime, epoch seconds, or text {_AS_LS.format(key)}"
+    wanted = f"a datetime, epoch seconds, a timedelta (that long ago), or text {_AS_LS.format(key)}"
     if isinstance(value, int | float) and not isinstance(value, bool):
         if not math.isfinite(value):
             raise InvalidValue(f"{key} {value!r} is no moment: give {wanted}")

@@ -237,8 +237,8 @@ def test_bad_listing_arguments_are_refused_in_one_line(api: gpuherd.Herd) -> Non
          {"project": ""}),
         (
             InvalidValue,
-            "since nan is no moment: give a datetime, epoch seconds, or text as `gpuherd ls "
-            "--since` takes it ('2d', 'yesterday', '2026-11-20')",
+            "since nan is no moment: give a datetime, epoch seconds, a timedelta (that long "
+            "ago), or text as `gpuherd ls --since` takes it ('2d', 'yesterday', '2026-11-20')",
             {"since": float("nan")},
         ),
         (
@@ -261,8 +261,8 @@ def test_bad_listing_arguments_are_refused_in_one_line(api: gpuherd.Herd) -> Non
         ),
         (
             WrongType,
-            "until is a datetime, epoch seconds, or text as `gpuherd ls --until` takes it "
-            "('2d', 'yesterday', '2026-11-20'), got [1] (list)",
+            "until is a datetime, epoch seconds, a timedelta (that long ago), or text as "
+            "`gpuherd ls --until` takes it ('2d', 'yesterday', '2026-11-20'), got [1] (list)",
             {"until": [1]},
         ),
         (WrongType, "sweep is text (a str), got 7 (int)", {"sweep": 7}),
