@@ -18,6 +18,7 @@ from gpuherd.core.edit import BEGIN, CLEARABLE, EDITABLE
 from gpuherd.core.int64 import LARGEST, TOO_LARGE
 from gpuherd.core.near_names import did_you_mean
 from gpuherd.errors import HerdError, InvalidValue
+from gpuherd.program_hints import program_hints
 from gpuherd.pyapi_types import WrongKindOfNumber, WrongType, WrongValue, as_given
 from gpuherd.script_files import missing_script_hints
 from gpuherd.start_hint import runs_on_ray
@@ -261,8 +262,11 @@ def submit_warnings(
 ) -> list[str]:
     """What the submission of one job (`item`, as POST /jobs takes it) warns of, as the CLI
     does: the daemon's `answer` (cancelled at once: a job it waits for already ended badly),
-    and a script it runs that is not there (script_files.py); `home`: the daemon's."""
+    a program its shell will not find as written, with the fix as this API's call
+    (`herd.submit('./job.sh ...')`: program_hints.py), and a script it runs that is not
+    there (script_files.py); `home`: the daemon's."""
+    command, cwd = item["command"], item["cwd"]
     env = {**item["env"], **(item.get("env_overrides") or {})}
     on_ray = functools.partial(runs_on_ray, home)
-    missing = missing_script_hints([item["command"]], item["cwd"], env, on_ray=on_ray)
-    return [*answer.get("warnings", []), *missing]
+    missing = missing_script_hints([command], cwd, env, on_ray=on_ray)
+    return [*answer.get("warnings", []), *program_hints(command, cwd, env, "python"), *missing]

@@ -20,6 +20,7 @@ from gpuherd.core.sweep_names import sweep_option
 from gpuherd.core.sweep_spec import SweepSpec
 from gpuherd.core.waiting_options import CONFIG_DEFAULTS, PRIORITY, differences, edit_words
 from gpuherd.errors import HerdError
+from gpuherd.program_hints import sweep_program_hints
 from gpuherd.same_command import same_command
 from gpuherd.script_files import missing_script_hints
 from gpuherd.submission import spec_from_item
@@ -219,13 +220,22 @@ def missing_scripts(
 ) -> list[str]:
     """A warning for each file the points to submit run that is not there from their folder,
     said once with how many run it (each point's command read: a template's `python {script}`
-    runs a file of its own per point). None for a task's sweep: it runs gpuherd's worker.
+    runs a file of its own per point); before them, one for a program the points' shell will
+    not find as written, read once from the template (`job.sh {lr}` of a file of the folder:
+    program_hints.py). None for a task's sweep: it runs gpuherd's worker.
     `on_ray`: the daemon runs jobs on a Ray cluster (script_files.missing_script_hints)."""
     if request.task:
         return []
     env = {**request.env, **(request.options.env_overrides or {})}
+    template = request.spec.get("command")  # (None: a task's; parsed already, sweep_plan)
+    said = sweep_program_hints(
+        template if isinstance(template, str) else None, request.cwd, env, len(to_submit)
+    )
     commands = [point.command or "" for point in to_submit]
-    return missing_script_hints(commands, request.cwd, env, "point", on_ray=lambda: on_ray)
+    return [
+        *said,
+        *missing_script_hints(commands, request.cwd, env, "point", on_ray=lambda: on_ray),
+    ]
 
 
 def env_placeholders(spec: SweepSpec, request: SweepRequest) -> list[str]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,7 @@ from gpuherd.core.retry_budget import idle_retry_delay
 from gpuherd.core.states import FINISHED_STATES, JobState, OutcomeKind
 from gpuherd.core.when import parse_begin, past_begin_hint
 from gpuherd.errors import HerdError
+from gpuherd.program_hints import program_hints, program_word
 from gpuherd.script_files import (
     missing_script,
     missing_script_hints,
@@ -203,7 +204,11 @@ async def submit(request: Request) -> Response:
     url = f"/jobs?submitted={format_ids(submitted.ids)}"
     if submitted.cancelled:  # the jobs page warns of them (cancelled_warnings)
         url += f"&cancelled={format_ids(sorted(submitted.cancelled))}"
-    if missing := [i for i, item in zip(submitted.ids, items, strict=True) if _runs_missing(item)]:
+    found = _ProgramHints()  # (one form: one folder and environment for all its lines)
+    missing = [
+        i for i, item in zip(submitted.ids, items, strict=True) if _runs_missing(item, found)
+    ]
+    if missing:
         url += f"&missing={format_ids(missing)}"  # the jobs page warns (missing_script_warnings)
     if items and items[0].begin is not None and items[0].begin < time.time() - 1:
         url += f"&begun={items[0].begin:.0f}"  # a begin already past: past_begin_notes
@@ -219,18 +224,37 @@ def _may_note(item: SubmitItem) -> bool:
     return bool(item.only_gpus) or bool(item.retry_delay)
 
 
-def _runs_missing(item: SubmitItem | JobSpec) -> bool:
+def _runs_missing(item: SubmitItem | JobSpec, found: _ProgramHints) -> bool:
     """Whether the job runs a script that is not there from its folder, or a program its
-    shell will not find (script_files.py)."""
+    shell will not find (script_files.py), also as written (`job.sh` of its folder:
+    program_hints.py)."""
     env = {**(item.env or {}), **(item.env_overrides or {})}
     return any(
         check(item.command, item.cwd, env) is not None
         for check in (missing_script, unknown_program, not_executable)
-    )
+    ) or bool(found.of(item.command, item.cwd, env))
+
+
+class _ProgramHints:
+    """program_hints.program_hints of a form's lines, in the form's words (`write ./job.sh in
+    'commands'`: the program alone, so lines alike share one warning), judged once per
+    program word, on which alone they depend here: a form's lines share a folder and an
+    environment (20,000 lines of one script: one look for it, not 20,000)."""
+
+    def __init__(self) -> None:
+        self.said: dict[str | None, list[str]] = {}
+        """The hints of each program word met (None: a line too unclear to judge)."""
+
+    def of(self, command: str, cwd: str, env: Mapping[str, str]) -> list[str]:
+        word = program_word(command, env)
+        if word not in self.said:
+            self.said[word] = [] if word is None else program_hints(command, cwd, env, "dashboard")
+        return self.said[word]
 
 
 def missing_script_warnings(service: Service, submitted: Sequence[int], named: str) -> list[str]:
-    """The warnings `gpuherd submit` prints of a script its jobs run that is not there, for
+    """The warnings `gpuherd submit` prints of a script its jobs run that is not there, or a
+    program their shell will not find as written (the fix in the form's words), for
     the jobs page the form leads to: of the jobs `named` (its `missing=`, which the form's
     check found) that are of `submitted`. Said again from the queue, as cancelled_warnings
     is: a link typed by hand shows no text of its own, and a file made since is warned of
@@ -246,7 +270,12 @@ def missing_script_warnings(service: Service, submitted: Sequence[int], named: s
     commands = [jobs[i].spec.command for i in sorted(jobs) if jobs[i].spec.cwd == spec.cwd]
     env = {**spec.env, **spec.env_overrides}
     on_ray = not service.engine.executor.user_files  # (its jobs run on a cluster's nodes)
-    return missing_script_hints(commands, spec.cwd, env, on_ray=lambda: on_ray)
+    found = _ProgramHints()
+    for command in commands:
+        found.of(command, spec.cwd, env)
+    programs = [hint for hints in found.said.values() for hint in hints]
+    # (as `submit` says them: a program not found as written before a script not there)
+    return [*programs, *missing_script_hints(commands, spec.cwd, env, on_ray=lambda: on_ray)]
 
 
 def past_begin_notes(submitted: Sequence[int], begun: str) -> list[str]:

@@ -30,6 +30,7 @@ from gpuherd.core.sweep_env import env_placeholders, worded_for_file
 from gpuherd.core.sweep_values import alike_values
 from gpuherd.core.units import plural
 from gpuherd.errors import HerdError
+from gpuherd.program_hints import sweep_program_hints
 from gpuherd.script_files import missing_script_hints
 
 
@@ -80,6 +81,7 @@ def dry_run(spec: SweepSpec, cwd: str, yes: bool, said: DryRun) -> None:
         *said.cli_warnings,
         *(unused_warning(key) for key in unused_params(spec.command or "", spec)),
         *alike_values(spec),
+        *sweep_program_hints(spec.command, cwd, {**os.environ, **said.env}, len(points)),
         *missing_script_hints(
             commands, cwd, {**os.environ, **said.env}, noun="point", on_ray=home_on_ray
         ),
