@@ -1,10 +1,10 @@
 """gpuherd: a GPU job queue for machine-learning experiments.
 
 The Python API (`connect`, `Herd`, `Job`, `ListedJob`, `Sweep`, `JobFailed`, `SweepWarning`
-from gpuherd.pyapi; `as_completed` from gpuherd.pyapi_completed; `task`, `Task`,
-`TaskArgumentError` from gpuherd.tasks; `sweep_from_config` from gpuherd.tasks_gts;
-`HerdError`, what every error of gpuherd is) is imported on first use, so `import gpuherd`
-(and the CLI) stay fast.
+from gpuherd.pyapi; `JobRemoved` from gpuherd.pyapi_removed; `as_completed` from
+gpuherd.pyapi_completed; `task`, `Task`, `TaskArgumentError` from gpuherd.tasks;
+`sweep_from_config` from gpuherd.tasks_gts; `HerdError`, what every error of gpuherd is) is
+imported on first use, so `import gpuherd` (and the CLI) stay fast.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ _API = {
     "sweep_from_config": "tasks_gts",
     "Task": "tasks",
     "JobFailed": "pyapi",
+    "JobRemoved": "pyapi_removed",
     "TaskArgumentError": "tasks",
     "HerdError": "errors",
 }
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from gpuherd.errors import HerdError
     from gpuherd.pyapi import Herd, Job, JobFailed, ListedJob, Sweep, SweepWarning, connect
     from gpuherd.pyapi_completed import as_completed
+    from gpuherd.pyapi_removed import JobRemoved
     from gpuherd.tasks import Task, TaskArgumentError, task
     from gpuherd.tasks_gts import sweep_from_config
 
@@ -54,6 +56,7 @@ __all__ = [
     "HerdError",
     "Job",
     "JobFailed",
+    "JobRemoved",
     "ListedJob",
     "Sweep",
     "SweepWarning",

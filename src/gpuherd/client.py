@@ -48,6 +48,7 @@ from gpuherd.errors import (
 from gpuherd.gc_pause import collector_paused
 from gpuherd.keep_alive import HEADER, silence_limit
 from gpuherd.socket_peer import refuse_another_users
+from gpuherd.wait_removed import WAIT_OVER
 
 WAIT_CHUNK = 500
 """Job ids per `GET /jobs/wait`, the wait of a daemon older than its POST: they travel in the
@@ -222,6 +223,9 @@ class Client:
                 left = rest
             elif deadline is not None and time.monotonic() >= deadline:
                 done, left = False, rest
+            else:  # asked again: those of the chunk still going (one that ended, then went
+                # in a `clean`, was answered `removed`, its end lost, and failed the wait)
+                left = [i for i in chunk if states.get(i) not in WAIT_OVER] + rest
         return Waited(states, done, endings)
 
     def _waited(self, ids: list[int], seconds: float) -> Any:

@@ -47,6 +47,7 @@ from gpuherd.pyapi_completed import CompletedJobs
 from gpuherd.pyapi_failed import JobFailed
 from gpuherd.pyapi_jobs import JobActions, JobListing
 from gpuherd.pyapi_notebook import JobDisplay, followed_texts, wait_interrupted
+from gpuherd.pyapi_removed import check_succeeded
 from gpuherd.pyapi_result import returned_value
 from gpuherd.pyapi_start import start_daemon, warn_other_gpus
 from gpuherd.pyapi_sweep import (
@@ -73,10 +74,10 @@ from gpuherd.pyapi_values import (
 )
 from gpuherd.tasks_guard import refuse_while_loading
 from gpuherd.tasks_params import check_sweep
+from gpuherd.wait_removed import WAIT_OVER
 from gpuherd.wire_requests import SweepOptions, options_sent
 
 _YES = "pass yes=True to submit them all"
-FINISHED = frozenset({"succeeded", "failed", "killed", "cancelled", "lost"})
 
 
 def connect(
@@ -281,7 +282,7 @@ class Herd(JobListing, CompletedJobs):
         self, ids: Iterable[int | str | Job] | Sweep, timeout: float | None = None
     ) -> dict[int, str]:
         """Wait until the jobs (ids or handles, or a Sweep: its points' jobs, held ones too)
-        finish; their final states by id. TimeoutError after `timeout` s."""
+        finish; their final states by id ('removed': gpuherd rm). TimeoutError after `timeout`."""
         deadline = deadline_after(timeout)
         if isinstance(ids, Sweep):  # (as as_completed(sweep) takes it; it said "takes a list")
             ids = ids.jobs()
@@ -291,7 +292,7 @@ class Herd(JobListing, CompletedJobs):
         except KeyboardInterrupt:  # (not in the socket read it came in: that said nothing)
             raise wait_interrupted(waited) from None
         if not done:
-            busy = [i for i, state in states.items() if state not in FINISHED]
+            busy = [i for i, state in states.items() if state not in WAIT_OVER]
             raise still_unfinished(timeout or 0, busy, len(waited))
         return states
 
@@ -315,7 +316,8 @@ class Job(JobActions, JobDisplay):
         return str(self.info()["state"])
 
     def wait(self, timeout: float | None = None) -> str:
-        """Wait until the job ends; its final state. TimeoutError after `timeout` seconds."""
+        """Wait until the job ends; its final state ('removed': `gpuherd rm`). TimeoutError
+        after `timeout` seconds."""
         return self.herd.wait([self.id], timeout)[self.id]
 
     def logs(
@@ -354,10 +356,8 @@ class Job(JobActions, JobDisplay):
         list; None if it returned None or called sys.exit(0)), or for a command the
         metrics.json it wrote in its folder ($GPUHERD_JOB_DIR), None if none. A job that did
         not succeed (failed, killed, cancelled, lost) raises JobFailed, saying how it ended
-        and its last line of stderr."""
-        state = self.wait(timeout)
-        if state != "succeeded":
-            raise JobFailed(self, state)
+        and its last line of stderr; one removed, JobRemoved (pyapi_removed.py)."""
+        check_succeeded(self, self.wait(timeout))
         return returned_value(self.id, self.info())  # (its own run's: a point may run again)
 
     def edit(self, clear: Iterable[str] = (), **changes: Any) -> str:

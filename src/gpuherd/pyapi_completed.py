@@ -23,9 +23,10 @@ from gpuherd.pyapi_checks import (
     refuse_other_daemon,
     still_unfinished,
 )
-from gpuherd.pyapi_notebook import ENDED, wait_interrupted
+from gpuherd.pyapi_notebook import wait_interrupted
 from gpuherd.pyapi_sweep import Sweep
 from gpuherd.pyapi_types import WrongType, WrongValue
+from gpuherd.wait_removed import WAIT_OVER
 
 if TYPE_CHECKING:
     from gpuherd.client import Client
@@ -134,16 +135,16 @@ def _ended(
         except KeyboardInterrupt:  # (the socket read it came in says nothing of the jobs)
             raise wait_interrupted(sorted(waiting)) from None
         except NotFound as exc:
-            # Removed (`gpuherd rm`) between two polls, or before the first: ended, as one
-            # removed during a poll is (the daemon answers it cancelled), and the others still
-            # come; the refusal ended the whole iteration. (An id that never was is refused
-            # as the handles are looked up.)
+            # A daemon from before `removed` (wait_removed.py) refuses a job removed (`gpuherd
+            # rm`) between two polls, or before the first: ended all the same, and the others
+            # still come; the refusal ended the whole iteration. (An id that never was is
+            # refused as the handles are looked up.)
             removed = polls.removed(exc)
             if removed is None or removed not in waiting:
                 raise
             yield waiting.pop(removed)
             continue
-        ended = [i for i in waiting if states.get(i) in ENDED]
+        ended = [i for i in waiting if states.get(i) in WAIT_OVER]  # (removed: over too)
         # Past the deadline, the poll answered at once: what ended by then is yielded first.
         if not ended and deadline is not None and time.monotonic() >= deadline:
             raise still_unfinished(timeout or 0, waiting, len(handles))

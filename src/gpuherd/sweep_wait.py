@@ -3,11 +3,11 @@
 `Sweep.wait()`.
 
 Both read the sweep's points, then ask the daemon to wait for their jobs. A job removed in
-between, or while the wait goes on (it asks again every 30 s, and after a daemon's restart),
-made the daemon answer `no job 7`, and the wait failed with that line, where a point whose job
-was removed before the wait began is judged by its folder's marker (core/sweep_verdict.py).
-Now the points are read again, and the wait goes on for their jobs: the point of the removed
-job has none (or an earlier one), and is judged so."""
+between, or while the wait goes on, is answered `removed` (wait_removed.py); a daemon from
+before that refuses it (`no job 7`: it is asked again every 30 s, and after a restart). Either
+way, the points are read again, and the wait goes on for their jobs: the point of the removed
+job has none (or an earlier one), and is judged so, by its folder (core/sweep_verdict.py), as a
+point whose job was removed before the wait began."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from gpuherd.errors import NotFound
+from gpuherd.wait_removed import REMOVED
 
 if TYPE_CHECKING:
     from gpuherd.client import Client
@@ -29,15 +30,21 @@ def waited_despite_removals(
     on_gone: Callable[[], None] | None = None,
     answered: bool = False,
 ) -> Waited:
-    """`client.wait_for(ids, deadline, on_gone, answered)`; when the daemon knows a job of
-    `ids` no longer, the jobs `again()` reads afresh are waited for instead. Each pass needs
-    a job of the last read removed since (the fresh read lists none such), so the loop ends;
-    a NotFound while every job of `ids` is read again (not a removal) is raised."""
+    """`client.wait_for(ids, deadline, on_gone, answered)`; when a job of `ids` was removed
+    (answered `removed`, or refused by an older daemon), the jobs `again()` reads afresh are
+    waited for instead, so the answer names no removed job. Each pass needs a job of the last
+    read removed since (a fresh read lists none such), so the loop ends; a NotFound while
+    every job of `ids` is read again (not a removal) is raised."""
     while True:
         try:
-            return client.wait_for(ids, deadline, on_gone, answered=answered)
+            waited = client.wait_for(ids, deadline, on_gone, answered=answered)
         except NotFound:
             fresh = list(again())
             if set(ids) <= set(fresh):
                 raise
-            ids = fresh
+        else:
+            removed = {i for i, state in waited.states.items() if state == REMOVED}
+            if not removed:
+                return waited
+            fresh = [i for i in again() if i not in removed]
+        ids = fresh

@@ -29,8 +29,11 @@ from gpuherd.api.answer_shapes import (
     ref,
 )
 from gpuherd.core.states import JobState, OutcomeKind
+from gpuherd.wait_removed import REMOVED
 
 STATE = {"type": "string", "enum": [s.value for s in JobState]}
+WAITED_STATE = {"type": "string", "enum": [*(s.value for s in JobState), REMOVED]}
+"""A job's state in a wait's answer: `removed` too, for a job removed (wait_removed.py)."""
 OUTCOME = maybe({"type": "string", "enum": [k.value for k in OutcomeKind]})
 ENDING = {
     "outcome": OUTCOME,
@@ -164,14 +167,16 @@ JOB_SCHEMAS: dict[str, Shape] = {
     "Waited": obj(
         {
             "done": BOOL,
-            "states": of(STATE),
+            "states": of(WAITED_STATE),
             "endings": of(ref("Ending")),
         },
         title="Waited",
         description="`states` and `endings` by job id (as text); `endings`: how each job "
-        "that ended but did not succeed ended.",
+        "that ended but did not succeed ended. A job removed (`gpuherd rm`, `clean`) before "
+        "or during the wait is `removed`, its wait over (`done` counts it), with an ending "
+        "whose `message` says so; an id never given to a job is refused (404).",
     ),
-    "Ending": obj({"state": STATE, **ENDING}, title="Ending"),
+    "Ending": obj({"state": WAITED_STATE, **ENDING}, title="Ending"),
     "Results": obj(
         {"results": {"type": "array", "items": ref("Result")}},
         title="Results",

@@ -6,7 +6,8 @@ The exit status of a job, as a shell would report its command:
 - its command exited with code N (outcome `exit`, or `cuda_oom`, which is an exit too): N;
 - a signal N it did not get from gpuherd ended it (outcome `signal`): 128 + N;
 - anything else (killed by gpuherd, timeout, stalled, spawn_error, dependency_failed,
-  cancelled, lost): 1.
+  cancelled, lost), or removed while waited for (`gpuherd rm`: `job 7: removed (gpuherd rm
+  or clean)`, the daemon's ending of it, wait_removed.py): 1.
 Of several jobs (`--file`): 0 when all succeeded, else the status of the first one (in
 submission order) that did not. 3 when the daemon went away and none came back, as `wait`.
 

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 import click
 
-from gpuherd.cli.job_refs import FINISHED, given_ids, listed_ids
+from gpuherd.cli.job_refs import given_ids, listed_ids
 from gpuherd.cli.log_output import say_daemon_gone
 from gpuherd.cli.main import prefixed
 from gpuherd.cli.options import filter_options, ids_argument
@@ -26,6 +26,7 @@ from gpuherd.core.sweep_verdict import WAITED_FOR, asked
 from gpuherd.errors import DaemonError, NotRunning, Suspended
 from gpuherd.sweep_wait import waited_despite_removals
 from gpuherd.typed_name import typed_name
+from gpuherd.wait_removed import WAIT_OVER
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 _T = TypeVar("_T")
@@ -66,6 +67,9 @@ def wait(
     left. --sweep alone judges every point of the sweep by its latest job, ended already or
     not (a held point is not waited for, and has not succeeded).
 
+    A job removed meanwhile (`gpuherd rm`, `clean`) ends its wait, and has not succeeded:
+    `job 7: removed (gpuherd rm or clean)` (--sweep alone judges its point by its folder).
+
     Exit 0 when all succeeded, 1 when any did not (or --sweep names no sweep), 2 on
     --timeout, 3 when no daemon runs, or it went away and none came back within a minute.
     """
@@ -104,7 +108,7 @@ def wait(
     if not waited.done:
         if not quiet:
             states = waited.states
-            waiting = format_ids(i for i, s in sorted(states.items()) if s not in FINISHED)
+            waiting = format_ids(i for i, s in sorted(states.items()) if s not in WAIT_OVER)
             click.echo(f"gave up waiting; still unfinished: {waiting}", err=True)
         sys.exit(2)
     sys.exit(
