@@ -42,7 +42,7 @@ from gpuherd.executors.local_late_forks import LateForks
 from gpuherd.executors.local_outputs import link_outputs
 from gpuherd.executors.local_records import (
     PROCESS_FILE,
-    is_attempt,
+    attempt_says,
     leaders,
     own_peak,
     read_process_file,
@@ -261,8 +261,8 @@ class LocalExecutor:
             spawned = self._unreaped_child(pid)
             if spawned is not None:
                 return spawned == (job_id, attempt)
-            if is_attempt(proc.environ(), key):
-                return True
+            if (said := attempt_says(proc.environ(), key)) is not None:
+                return said
             created = proc.create_time()
         except psutil.Error:
             return False

@@ -191,6 +191,17 @@ def is_attempt(env: Mapping[str, str], key: str) -> bool:
     )
 
 
+def attempt_says(env: Mapping[str, str], key: str) -> bool | None:
+    """Whether a process's environment says it is this attempt's: None when it says nothing
+    (a job's shell that replaced it, `exec env -i prog`: its folder's records tell then). One
+    carrying another attempt's key is not this one's, whatever the folder says: two jobs'
+    runs may share a folder (a sweep point's, run again after herd.db was restored from an
+    older backup), and the other job's live run was taken for this job's, adopted as its."""
+    if is_attempt(env, key):
+        return True
+    return False if KEY_VARIABLE in env else None
+
+
 def visible_gpus(env: Mapping[str, str]) -> tuple[int, ...] | None:
     """The GPU indices a job's environment names (gpuherd sets CUDA_VISIBLE_DEVICES in every
     job's: empty for none); None without it, or with what gpuherd never sets (UUIDs)."""
