@@ -120,7 +120,11 @@ def removal_refused(engine: Engine, job: Job) -> str | None:
     run = held_run_running(engine, job)
     if run is None:
         return None
-    return f"{run}: end that process or wait for it to end, then remove the job {REMOVED_NOW}"
+    pid = engine.attempts.held_runs_of(job.id)[0].pid
+    # (Its process group: the pid is the job's shell, which acts on a SIGTERM only once its
+    # command has ended.)
+    end = f"end it (kill -TERM -{pid}: its whole process group)"
+    return f"{run}: {end} or wait for it to end, then remove the job {REMOVED_NOW}"
 
 
 def held_run_running(engine: Engine, job: Job) -> str | None:

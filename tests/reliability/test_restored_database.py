@@ -302,7 +302,8 @@ def test_a_job_whose_run_runs_unwatched_is_not_removed(herd: Herd, tmp_path: Pat
     job, pid = before["id"], before["pid"]
     refusal = (
         f"gpuherd: error: job {job}: its attempt 1 runs unwatched (pid {pid}), GPU 0 reserved "
-        "for it: end that process or wait for it to end, then remove the job (removed now, a "
+        f"for it: end it (kill -TERM -{pid}: its whole process group) or wait for it to end, "
+        "then remove the job (removed now, a "
         "restart would no longer know the run, and would give its GPUs to other jobs while it "
         "runs)\n"
     )
