@@ -117,9 +117,22 @@ def _value_words(ctx: click.Context, _param: click.Parameter, incomplete: str) -
     return [CompletionItem(word) for word in words if word.startswith(incomplete)]
 
 
+class _WithSettings(click.Command):
+    """`config set --help` lists the settings and what each takes: the errors of `config set`
+    send there (`see gpuherd config set --help`), which said one line and named none."""
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        from gpuherd.config import SETTINGS  # deferred: ~60 ms, for the help alone
+
+        with formatter.section("Settings"):
+            formatter.write_dl([(name, setting.help) for name, setting in SETTINGS.items()])
+        formatter.write_paragraph()
+        formatter.write_text("VALUE default puts a setting back to its default, as unset does.")
+
+
 # A value may start with "-" (`set retries -1`, `set keep-free -5%`): read as the value,
 # for the daemon to refuse in its words, not as an unknown option.
-@config.command(name="set", context_settings={"ignore_unknown_options": True})
+@config.command(name="set", cls=_WithSettings, context_settings={"ignore_unknown_options": True})
 @click.argument("name", shell_complete=completes("settings"))
 @click.argument("words", metavar="VALUE", nargs=-1, shell_complete=_value_words)
 @click.pass_context
