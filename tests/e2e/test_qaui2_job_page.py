@@ -3,6 +3,8 @@ link; the jobs page's *Retry all failed* keeping to its filter (over the Unix so
 
 from __future__ import annotations
 
+import re
+
 from test_dashboard_pages import call, post
 
 from conftest import Herd, wait_for
@@ -46,7 +48,7 @@ def test_retry_all_failed_on_a_filtered_page_retries_that_filters_jobs(daemon: H
     assert daemon.job(other)["attempt"] == 1
     answer = post(daemon, "/ui/jobs/retry-failed", scope="project=none-such")
     assert "no failed job of this filter to retry" in answer.body
-    assert (
-        'data-confirm="Retry every failed job?">Retry all failed<'
-        in call(daemon, "GET", "/jobs?state=failed").body
-    )  # with no filter but the state: every failed job, as before
+    assert re.search(
+        r'data-confirm="Retry (all \d+ failed jobs|the 1 failed job)\?">Retry all failed<',
+        call(daemon, "GET", "/jobs?state=failed").body,
+    )  # with no filter but the state: every failed job, as before (mine may have failed again)

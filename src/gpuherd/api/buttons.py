@@ -72,3 +72,13 @@ BULK_ACTIONS = [
 ]
 """The jobs page's buttons for the jobs ticked: (action, label, question) as job_actions;
 dashboard.js writes how many are ticked for {selected} ("3 selected jobs") as it asks."""
+
+
+def retry_failed_question(failed: int, filtered: bool) -> str:
+    """What *Retry all failed* asks, with how many jobs it retries (`failed`, those of the
+    page's filter on every page where `filtered`): it asked "Retry every failed job?", the
+    same for 1 as for 3,000. Nothing for none: there is nothing to lose."""
+    if not failed:
+        return ""
+    these = "the 1 failed job" if failed == 1 else f"all {failed:,} failed jobs"
+    return f"Retry {these} of this filter, on every page?" if filtered else f"Retry {these}?"

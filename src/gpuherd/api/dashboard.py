@@ -8,7 +8,6 @@ page in dashboard_submit.py.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
@@ -18,9 +17,9 @@ from fastapi.responses import HTMLResponse, Response
 from gpuherd.api import (
     assets,
     dashboard_actions,
+    dashboard_job,
     dashboard_streams,
     dashboard_submit,
-    log_cursor,
     scheduler_banner,
     views,
     views_jobs,
@@ -28,21 +27,11 @@ from gpuherd.api import (
 )
 from gpuherd.api.routes import RouteTable
 from gpuherd.core.idspec import format_ids, parse_job_ids
-from gpuherd.core.int64 import holds
-from gpuherd.core.log_names import chosen_file
-from gpuherd.core.states import OutcomeKind
-from gpuherd.core.text import drop_escapes
-from gpuherd.errors import Forbidden, NotFound
-from gpuherd.jobfiles import open_job_file
+from gpuherd.errors import NotFound
 from gpuherd.listing import LIVE_JOBS
-from gpuherd.log_text import as_a_terminal_shows, utf8_complete
 from gpuherd.service import Service
-from gpuherd.service_jobs import no_job
 
 routes = RouteTable(include_in_schema=False)
-LOG_TAIL_BYTES = 64 * 1024
-FAILURE_LINES, FAILURE_BYTES = 6, 4096
-"""A failed attempt's stderr lines at the top of its page, read from its last 4 KiB."""
 
 
 def install(app: FastAPI) -> None:
@@ -122,6 +111,7 @@ async def jobs_list(request: Request) -> HTMLResponse:
     draining = views.stopping(service) if ids else None
     cancelled = request.query_params.get("cancelled", "")
     page = _jobs(request)
+    removed = _removed(service, request.query_params.get("removed", ""))
     return scheduler_banner.page(
         request,
         "jobs.html",
@@ -141,7 +131,20 @@ async def jobs_list(request: Request) -> HTMLResponse:
         sweeps=sweeps,
         draining=draining,
         paused=service.engine.queue_paused,
+        removed=removed,
     )
+
+
+def _removed(service: Service, text: str) -> str:
+    """`job 7: removed`, for a job removed from its own page (dashboard_actions.py sends it
+    here, `?removed=7`); '' for ids of jobs there are (a URL kept, or typed) or none."""
+    try:
+        ids = parse_job_ids(text)
+    except ValueError:  # none, or a URL typed by hand: no message
+        return ""
+    known = service.store.known_ids(ids)
+    gone = [job_id for job_id in ids if job_id not in known]
+    return f"job{'s' * (len(gone) > 1)} {format_ids(gone)}: removed" if gone else ""
 
 
 @routes.get("/ui/jobs", response_class=HTMLResponse)
@@ -153,114 +156,9 @@ async def jobs_fragment(request: Request) -> HTMLResponse:
 # ---- one job -------------------------------------------------------------------------------
 
 
-def _log_tail(path: Path, most: int = LOG_TAIL_BYTES) -> tuple[str, int, bool]:
-    """The end of a log as (text, size in bytes, cut): the page starts; the stream goes on."""
-    try:
-        with open_job_file(path) as f:
-            size = f.seek(0, 2)
-            start = max(0, size - most)
-            f.seek(start)
-            data = f.read(size - start)
-    except (FileNotFoundError, Forbidden):  # (Forbidden: no plain file, `--output /dev/null`)
-        return "", 0, False
-    if start:
-        data = data[data.find(b"\n") + 1 :]  # begin on a whole line
-    cut = log_cursor.escapes_complete(data[: utf8_complete(data)])
-    if data[:cut].endswith(b"\r"):
-        # Left for the stream to send: a line being redrawn (a progress bar) is overwritten
-        # by what comes next, which the page must know (the text shown has no \r left).
-        cut -= 1
-    text = drop_escapes(data[:cut].decode(errors="replace"))
-    text = as_a_terminal_shows(text)
-    return text, size - (len(data) - cut), start > 0
-
-
 def _job(request: Request, job_id: int, with_logs: bool = True) -> dict[str, Any]:
-    if not holds(job_id):  # SQLite refuses to look it up: the page said "no such page"
-        raise no_job(job_id)
-    service = _service(request)
-    job = service.show(job_id)
-    asked = request.query_params.get("attempt", "").strip()
-    try:
-        wanted = int(asked) if asked.isascii() and asked.isdigit() else None
-    except ValueError:  # more digits than Python converts
-        wanted = None
-    number = wanted if wanted and 1 <= wanted <= job["attempt"] else job["attempt"]
-    # An attempt the job does not have (a link kept from another job, a URL typed), or no
-    # number at all (`?attempt=x`, shown silently as if asked for): the latest is shown, as
-    # a page past the last points to the last, and the page says so.
-    missing = None
-    if wanted is None and asked:
-        missing = _no_such_attempt(job, asked)
-    elif wanted is not None and wanted != number:
-        missing = _no_such_attempt(job, wanted)
-    logs: dict[str, dict[str, Any]] = {}
-    for stream in ("stdout", "stderr"):
-        note = None
-        if number and with_logs:
-            text, offset, cut = _log_tail(service.log_path(job_id, stream, number))
-            if not offset:  # why nothing is there, as `gpuherd log` says it (/dev/null, say)
-                note = service.no_log(job_id, stream, number)
-        else:
-            text, offset, cut = "", 0, False
-        file = _chosen_file(job, stream, number)
-        logs[stream] = {"text": text, "offset": offset, "cut": cut, "note": note, "file": file}
-    return {
-        "job": job,
-        "number": number,
-        "logs": logs,
-        "failure": _failure(service, job, number),
-        "job_dir": job["job_dir"],
-        "missing": missing,
-        "empty_log": _empty_log(job, number),
-    }
-
-
-def _empty_log(job: dict[str, Any], number: int) -> str:
-    """What attempt `number`'s log box says while it is empty (an empty black box said
-    nothing): the job not started, the attempt going on, or over with nothing written."""
-    ran = next((a for a in job["attempts"] if a["number"] == number), None)
-    if ran is None:
-        return "nothing yet: the job has not started"
-    return "(empty)" if ran["ended_at"] else "nothing yet"
-
-
-def _failure(service: Service, job: dict[str, Any], number: int) -> str:
-    """The last lines of attempt `number`'s stderr if it failed ('' if not, or if it wrote
-    none), which its page shows at the top: below the facts, at 700 px, they were two screens
-    down. An attempt stopped on request (kill) is no failure to explain."""
-    ran = next((a for a in job["attempts"] if a["number"] == number), None)
-    if ran is None or not ran["ended_at"] or ran["outcome"] == OutcomeKind.KILLED:
-        return ""
-    if ran["outcome"] == OutcomeKind.EXIT and ran["exit_code"] == 0:
-        return ""
-    text = _log_tail(service.log_path(job["id"], "stderr", number), FAILURE_BYTES)[0]
-    return "\n".join(text.splitlines()[-FAILURE_LINES:])
-
-
-def _chosen_file(job: dict[str, Any], stream: str, number: int) -> str | None:
-    """The file of the user's choosing (--output, --error) that attempt `number`'s `stream`
-    went to, named above its log as `show` names it (the log box alone did not say where the
-    output is); before the first start, where the first one's will go. None: in its folder."""
-    ran = next((a for a in job["attempts"] if a["number"] == number), None)
-    if ran is None:  # (not begun: the job's files as they are now)
-        chosen = job["output"] if stream == "stdout" else job["error"] or job["output"]
-        return job["log_files"][stream] if chosen else None
-    return chosen_file(ran, stream)
-
-
-def _no_such_attempt(job: dict[str, Any], wanted: int | str) -> str:
-    """`job 3 has no attempt 99: it has attempts 1-2, showing attempt 2`; for a `wanted`
-    that is no number, `job 3 has no attempt 'x': ...`."""
-    if isinstance(wanted, str):
-        wanted = repr(wanted[:40])  # (a URL typed: its text, cut; bidi shown: job.html)
-    numbers = [int(a["number"]) for a in job["attempts"]]
-    if not numbers:
-        return f"job {job['id']} has no attempt {wanted}: it has not started yet"
-    has = f"attempt {numbers[0]}" if len(numbers) == 1 else f"attempts {format_ids(numbers)}"
-    return (
-        f"job {job['id']} has no attempt {wanted}: it has {has}, showing attempt {job['attempt']}"
-    )
+    asked = request.query_params.get("attempt", "")
+    return dashboard_job.job_view(_service(request), job_id, asked, with_logs)
 
 
 @routes.get("/jobs/{job_id}", response_class=HTMLResponse)

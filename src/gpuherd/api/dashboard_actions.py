@@ -22,7 +22,7 @@ from gpuherd.api.form_words import EDIT_LABELS, GPU_LABELS, in_form_words
 from gpuherd.api.forms import Form, one, read_form, service_of
 from gpuherd.api.routes import RouteTable
 from gpuherd.core.edit import CLEARABLE
-from gpuherd.core.idspec import JOBS_THERE_ARE, summarize
+from gpuherd.core.idspec import JOBS_THERE_ARE, format_ids, summarize
 from gpuherd.core.int64 import fits, holds
 from gpuherd.core.model import DeviceState
 from gpuherd.core.states import JobState
@@ -39,12 +39,21 @@ EVERY_JOB = 2**62
 
 
 def _answer(
-    request: Request, form: Form, messages: list[tuple[bool, str]], field: str | None = None
+    request: Request,
+    form: Form,
+    messages: list[tuple[bool, str]],
+    field: str | None = None,
+    gone: str | None = None,
 ) -> Response:
     """htmx: the messages as a fragment, and, when something was done, a `refresh` event for
     the page's live parts (nothing changed after a refusal: a refresh would only wipe the
     form the user is correcting). A plain form post: back to the page it came from. `field`:
-    the form's box a refusal is about (an edit's: connection.js says it there too)."""
+    the form's box a refusal is about (an edit's: connection.js says it there too). `gone`:
+    the page to go to instead, the one the form came from being no more (_removed_page)."""
+    if gone is not None:  # (htmx: the browser loads it, as after a plain form's redirect)
+        if request.headers.get("hx-request"):
+            return Response(status_code=204, headers={"hx-redirect": gone})
+        return RedirectResponse(gone, status_code=303)
     if request.headers.get("hx-request"):
         # After-Swap: htmx sends it to the body when the button that asked is gone (a live
         # refresh replaced it meanwhile); a plain HX-Trigger went nowhere then.
@@ -126,6 +135,7 @@ async def act(request: Request) -> Response:
     form = await read_form(request)
     service = service_of(request)
     action = one(form, "action")
+    gone = None
     try:
         ids = views.parse_id_list(form.get("ids", []))
         if action not in VERBS and action not in PRIORITY_STEPS and action not in MOVES:
@@ -139,10 +149,23 @@ async def act(request: Request) -> Response:
             before = _before(form) if action == "before" else None
             messages = _results(_move(service, ids, before))
         else:
-            messages = _results(await service.act(action, ids))
+            results = await service.act(action, ids)
+            messages = _results(results)
+            if action == "rm":
+                gone = _removed_page(form, [r.id for r in results if r.ok])
     except (HerdError, ValueError) as exc:
         messages = [(False, str(exc))]
-    return _answer(request, form, messages)
+    return _answer(request, form, messages, gone=gone)
+
+
+def _removed_page(form: Form, removed: Sequence[int]) -> str | None:
+    """`/jobs?removed=N` for a job removed from its own page (the form's `next`), which says
+    so there: the page went on showing the job, its buttons and its downloads, which answered
+    `no job N`, under a red `no job N` from its head drawn again. None for another page."""
+    own = re.fullmatch(r"/jobs/(\d+)", one(form, "next").partition("?")[0])
+    if own is None or int(own[1]) not in removed:
+        return None
+    return f"/jobs?removed={format_ids(removed)}"
 
 
 @routes.post("/ui/jobs/retry-failed")

@@ -272,7 +272,21 @@ def sweep_names(service: Service) -> list[str]:
 
 
 SWEEPS_NAMED = 5
-"""The sweeps a `?sweep=` of no sweep names as the ones there are (the rest: /sweeps)."""
+"""The sweeps a `?sweep=` of no sweep names as the ones there are (the rest: /sweeps); and
+the projects a `?project=` no job has (views_projects)."""
+
+
+def none_named(kind: str, name: str, names: Sequence[str]) -> str:
+    """What the jobs page says of a filter (`kind`: sweep, project) naming none there is, one
+    wording for both: `no sweep 'nope': the sweeps are lr-grid, seeds`, the first
+    SWEEPS_NAMED of `names` (more: `, …`), `no project 'nope': the only project is vision`,
+    or `no project 'nope': there are no projects yet`."""
+    if not names:
+        return f"no {kind} {name!r}: there are no {kind}s yet"
+    if len(names) == 1:
+        return f"no {kind} {name!r}: the only {kind} is {names[0]}"
+    listed = ", ".join(names[:SWEEPS_NAMED]) + (", …" if len(names) > SWEEPS_NAMED else "")
+    return f"no {kind} {name!r}: the {kind}s are {listed}"
 
 
 def sweep_error(page: JobPage, sweeps: Sequence[str]) -> str | None:
@@ -282,10 +296,7 @@ def sweep_error(page: JobPage, sweeps: Sequence[str]) -> str | None:
     name = page.filter.sweep
     if not name or page.total or name in sweeps:
         return None
-    if not sweeps:
-        return f"no sweep {name!r}: there are no sweeps yet"
-    listed = ", ".join(sweeps[:SWEEPS_NAMED]) + (", …" if len(sweeps) > SWEEPS_NAMED else "")
-    return f"no sweep {name!r}: the sweeps are {listed}"
+    return none_named("sweep", name, sweeps)
 
 
 # ---- the overview --------------------------------------------------------------------------

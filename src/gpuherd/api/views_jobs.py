@@ -7,8 +7,11 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any
 
+from gpuherd.api.buttons import retry_failed_question
 from gpuherd.api.views import PAGE_SIZE, JobFilter
+from gpuherd.api.views_projects import project_error
 from gpuherd.cli.plain import show_bidi
+from gpuherd.core.states import JobState
 from gpuherd.damaged_rows import unlisted
 from gpuherd.service import Service
 
@@ -26,6 +29,11 @@ class JobPage:
     """The jobs of the page left out as their rows cannot be read (damaged_rows.unlisted)."""
     left_out: int = 0
     """How many: `total` counts them (COUNT reads no row), so the page covers them too."""
+    failed: int = 0
+    """The failed jobs *Retry all failed* retries: those of the filter, on every page (its
+    states aside), or every failed job (dashboard_actions.retry_failed)."""
+    project_error: str | None = None
+    """Why a `?project=` no job has lists nothing (views_projects.project_error)."""
 
     @property
     def first(self) -> int:
@@ -61,6 +69,23 @@ class JobPage:
         return min(NAME_BUDGET, -(-longest // 4) * 4)
 
     @property
+    def scoped(self) -> bool:
+        """Whether *Retry all failed* keeps to the page's filter (its states aside)."""
+        return bool(self.filter.query(states=(), page=1))
+
+    @property
+    def retry_question(self) -> str:
+        """What *Retry all failed* asks: `Retry all 26 failed jobs?`."""
+        return retry_failed_question(self.failed, self.scoped)
+
+    @property
+    def has_priority(self) -> bool:
+        """Whether a row has a priority other than 0: then the table has a Prio column, as
+        `gpuherd ls` has PRIO (without one, *prio +* changed nothing a row showed). A page of
+        priorities 0 alone keeps its room for names and reasons."""
+        return any(job.get("priority") for job in self.jobs)
+
+    @property
     def has_info(self) -> bool:
         """Whether a row has a reason in its Info column (else the column is kept narrow)."""
         return any(job.get("reason") for job in self.jobs)
@@ -78,9 +103,12 @@ def jobs_page(service: Service, f: JobFilter, size: int = PAGE_SIZE) -> JobPage:
     window_error = f"{unread}; showing jobs of any time" if unread else None
     if unread:  # ignored: not shown as a filter in force, nor sent as one (its buttons)
         f = replace(f, since="")
+    where = (f.project or None, f.text, f.sweep or None)
     with service.store.passing_over_damaged() as damaged:
-        total, jobs = service.page_jobs(
-            f.states, f.project or None, f.text, f.sweep or None, (f.page - 1) * size, size, since
-        )
+        total, jobs = service.page_jobs(f.states, *where, (f.page - 1) * size, size, since)
     said = unlisted(sorted(damaged.items()))
-    return JobPage(jobs, f, total, size, window_error, said, len(damaged))
+    # Counted as the button finds them (a COUNT): its question says how many it retries,
+    # and the table's live refresh keeps the number current (_jobs.html holds the button).
+    failed = service.page_jobs((JobState.FAILED.value,), *where, 0, 0, since)[0]
+    unknown = project_error(service.store, f.project, total)
+    return JobPage(jobs, f, total, size, window_error, said, len(damaged), failed, unknown)

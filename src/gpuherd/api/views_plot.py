@@ -13,6 +13,7 @@ the markup in templates (`_plot.html`, `_sparkline.html`), the colours in charts
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,6 +47,22 @@ def number(value: Any) -> float | None:
     else:
         return None
     return result if math.isfinite(result) else None
+
+
+def not_plotted(value: Any) -> str | None:
+    """Why a finished point's metric `value` gets no dot, in the caption's words, or None
+    when it is a number (number())."""
+    if value is None:
+        return "missing"
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        return "not a number"  # true, a list, an object: as the table shows them
+    if number(value) is not None:
+        return None
+    try:
+        float(value)
+    except ValueError:
+        return "text"  # "n/a"
+    return "NaN or infinite"  # (float "nan", "inf" and "-Infinity" too)
 
 
 def label(value: float) -> str:
@@ -100,6 +117,11 @@ class Scatter:
     colour_by: str = ""
     legend: list[str] = field(default_factory=list)
     """The colour-by parameter's values, in the order of their colours."""
+    finished: int = 0
+    """The sweep's finished points, those with no dot (`left_out`) too."""
+    left_out: dict[str, int] = field(default_factory=dict)
+    """Finished points without a dot, by why (not_plotted): their metric is text, NaN or
+    missing, or they have no value of the x parameter."""
     left: int = LEFT
     top: int = TOP
     right: int = WIDTH - RIGHT
@@ -108,6 +130,24 @@ class Scatter:
     height: int = HEIGHT
     radius: int = 5
     """Of a dot."""
+
+    @property
+    def counted(self) -> str:
+        """The caption's count: "36 finished points", or of a plot with points left out
+        "27 of 36 finished points have a number for val_acc; 9 not plotted (text)" (it said
+        "27 finished points" of 36 that all succeeded, 9 of them writing "n/a")."""
+        shown, finished = len(self.dots), max(self.finished, len(self.dots))
+        if shown == finished:
+            return f"{shown:,} finished point{'s' * (shown != 1)}"
+        why = ", ".join(
+            reason if len(self.left_out) == 1 else f"{count:,} {reason}"
+            for reason, count in self.left_out.items()
+        )
+        have = "has" if shown == 1 else "have"
+        return (
+            f"{shown:,} of {finished:,} finished points {have} a number for {self.y.name}; "
+            f"{finished - shown:,} not plotted ({why})"
+        )
 
     @property
     def linked(self) -> bool:
@@ -203,15 +243,16 @@ def scatter(
     when there is nothing to draw."""
     rows = sorted(rows, key=lambda r: (r.get("index") is None, r.get("index") or 0))
     xs_all = [r["params"].get(param) for r in rows if param in r["params"]]
-    shown = [
-        r
-        for r in rows
-        if r.get("state") in FINISHED
-        and param in r["params"]
-        and number(r["metrics"].get(metric)) is not None
+    finished = [r for r in rows if r.get("state") in FINISHED]
+    why = [
+        not_plotted(r["metrics"].get(metric)) if param in r["params"] else f"no {param}"
+        for r in finished
     ]
+    shown = [r for r, reason in zip(finished, why, strict=True) if reason is None]
     if not shown:
         return None
+    # Most first: the caption says why the dots are fewer than the finished points.
+    left_out = dict(Counter(reason for reason in why if reason is not None).most_common())
     numeric = all(number(v) is not None for v in xs_all)
     left, right = LEFT, WIDTH - RIGHT
     top, bottom = TOP, HEIGHT - BOTTOM
@@ -247,7 +288,7 @@ def scatter(
         ok = row.get("state") in GOOD
         job = row.get("job_id")
         dots.append(Dot(place(x_value), y_scale(y), job, ok, series, label(y), around))
-    return Scatter(x_axis, y_axis, dots, colour_by, legend)
+    return Scatter(x_axis, y_axis, dots, colour_by, legend, len(finished), left_out)
 
 
 # ---- sparklines ------------------------------------------------------------------------------

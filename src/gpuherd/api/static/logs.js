@@ -1,6 +1,6 @@
 /* gpuherd dashboard: a job page's logs as their text arrives (the stream's events, appended
-   by htmx): redrawn lines, the log's cap, its whole lines folded, and following its end.
-   No build step, no inline scripts. */
+   by htmx): redrawn lines, the log's cap, its whole lines folded, and following its end; and
+   a running job's run time counting on. No build step, no inline scripts. */
 (function () {
   "use strict";
 
@@ -117,5 +117,39 @@
   });
   document.addEventListener("DOMContentLoaded", function () {
     document.querySelectorAll("pre.log").forEach(function (pre) { pre.scrollTop = pre.scrollHeight; });
+  });
+
+  // A running job's run time (#job-runtime) counts on: its head is drawn again only when the
+  // job changes, and the time it was drawn with stood still. The daemon gives the seconds run
+  // as it drew the head (data-ran); the browser's clock only measures what passed since, so a
+  // browser whose clock is set otherwise shows the same time. Written as the daemon writes
+  // durations (core/units.py, format_duration: 41.2s, 3m05s, 2h01m, 3d04h). A paused or
+  // ended job's head has no #job-runtime: its time stands still.
+  var timed = null, timedSince = 0, timedRan = 0;
+  function two(n) { return (n < 10 ? "0" : "") + n; }
+  function duration(seconds) {
+    if (Math.round(seconds * 10) / 10 < 60) { return seconds.toFixed(1) + "s"; }
+    var total = Math.round(seconds);
+    if (total < 3600) { return Math.floor(total / 60) + "m" + two(total % 60) + "s"; }
+    if (total < 86400) {
+      return Math.floor(total / 3600) + "h" + two(Math.floor((total % 3600) / 60)) + "m";
+    }
+    return Math.floor(total / 86400) + "d" + two(Math.floor((total % 86400) / 3600)) + "h";
+  }
+  function tick() {
+    var shown = document.getElementById("job-runtime");
+    if (shown !== timed) {  // the head drawn again: its own seconds, counted from now
+      timed = shown;
+      timedSince = performance.now();
+      timedRan = shown ? parseFloat(shown.getAttribute("data-ran")) || 0 : 0;
+      return;
+    }
+    if (timed) { timed.textContent = duration(timedRan + (performance.now() - timedSince) / 1000); }
+  }
+  document.addEventListener("DOMContentLoaded", function () {
+    if (!document.getElementById("job-head")) { return; }  // (a job's page only)
+    tick();
+    document.addEventListener("htmx:afterSwap", tick);
+    setInterval(tick, 1000);
   });
 })();
