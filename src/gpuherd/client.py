@@ -107,7 +107,7 @@ class Client:
         with self._connect() as sock, answers(sock, self.home, self.timeout) as file:
             out = Sent(sender(sock, file))
             try:
-                response = send_and_answer(out, file, method, path, payload)
+                response = send_and_answer(out, file, method, path, payload, self.home)
                 data = response.read()
                 self.answered = True
             except TimeoutError:  # (the socket's own: client_wait waits for it to be ready)
@@ -127,7 +127,7 @@ class Client:
         """A GET's body in pieces as they arrive: a log of gigabytes never sits in memory."""
         with self._connect() as sock, answers(sock, self.home, self.timeout) as file:
             try:
-                send(sender(sock, file), "GET", _with_query(path, query), None)
+                send(sender(sock, file), "GET", _with_query(path, query), None, self.home)
                 response = Response(file)
                 if response.status >= 400:
                     raise _error(response.status, response.read())
@@ -147,7 +147,7 @@ class Client:
         """
         with self._connect() as sock, answers(sock, self.home, self.timeout) as file:
             try:
-                send(sender(sock, file), "GET", _with_query(path, query), None)
+                send(sender(sock, file), "GET", _with_query(path, query), None, self.home)
                 response = Response(file)
                 if response.status >= 400:
                     raise _error(response.status, response.read())

@@ -11,9 +11,12 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from io import BufferedReader
+from pathlib import Path
 from typing import Protocol
 
 from gpuherd import __version__
+from gpuherd.home_header import HEADER as HOME_HEADER
+from gpuherd.home_header import header_value
 from gpuherd.typed_name import prefixed
 
 _MAX_LINE = 65536  # a status, header or chunk-size line; longer means a broken answer
@@ -36,9 +39,11 @@ class Sender(Protocol):
     def sendall(self, data: bytes, /) -> None: ...
 
 
-def send(sock: Sender, method: str, path: str, payload: bytes | None) -> None:
+def send(sock: Sender, method: str, path: str, payload: bytes | None, home: Path) -> None:
+    """Send a request for the daemon of `home`: the daemon of another home refuses it, and
+    does nothing of it (home_header.py)."""
     head = f"{method} /api/v1{path} HTTP/1.1\r\nHost: gpuherd\r\nConnection: close\r\n"
-    head += f"{ZONE_HEADER}: {zone()}\r\n"
+    head += f"{ZONE_HEADER}: {zone()}\r\n{HOME_HEADER}: {header_value(home)}\r\n"
     if payload is not None:
         head += "Content-Type: application/json\r\n"
     body = payload or b""
@@ -59,12 +64,13 @@ def zone() -> str:
 
 
 def send_and_answer(
-    sock: Sender, file: BufferedReader, method: str, path: str, payload: bytes | None
+    sock: Sender, file: BufferedReader, method: str, path: str, payload: bytes | None, home: Path
 ) -> Response:
-    """Send a request and read its answer's head. A daemon that refuses a body (413) answers
-    and closes before it has read it all: the answer is still there to read."""
+    """Send a request (`send`) and read its answer's head. A daemon that refuses a body (413,
+    or 421 of another home) answers and closes before it has read it all: the answer is still
+    there to read."""
     try:
-        send(sock, method, path, payload)
+        send(sock, method, path, payload, home)
     except (BrokenPipeError, ConnectionResetError) as exc:
         try:
             return Response(file)

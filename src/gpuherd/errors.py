@@ -100,6 +100,14 @@ class Conflict(HerdError):
     status = 409
 
 
+class OtherHomesDaemon(HerdError):
+    """The daemon that answered serves another home than the one asked for (home_header.py:
+    a GPUHERD_SOCKET shared by two homes): nothing was done. Not a DaemonError, which says
+    that none runs: a start would make the home, then find the socket taken."""
+
+    status = 421
+
+
 class StoreError(HerdError):
     """The database cannot be used (damaged, newer schema, unsupported file system)."""
 
@@ -144,6 +152,7 @@ class Suspended(NoAnswer):
 _STATUS_ERRORS: dict[int, type[HerdError]] = {
     404: NotFound,
     409: Conflict,
+    421: OtherHomesDaemon,
     422: InvalidValue,  # a value of the request refused: a command may name its option
     503: DaemonError,
 }

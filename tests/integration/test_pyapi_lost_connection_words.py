@@ -18,6 +18,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import psutil
 import pytest
@@ -55,13 +56,15 @@ def killed_once_sent(
     real_send = client_http.send
     sent, dead = threading.Event(), threading.Event()
 
-    def send(sock: client_http.Sender, method: str, asked: str, payload: bytes | None) -> None:
+    def send(
+        sock: client_http.Sender, method: str, asked: str, payload: bytes | None, home: Path
+    ) -> None:
         if sent.is_set() or asked.split("?")[0] != path:
-            real_send(sock, method, asked, payload)
+            real_send(sock, method, asked, payload, home)
             return
         if not read_first:
             process.send_signal(signal.SIGSTOP)
-        real_send(sock, method, asked, payload)
+        real_send(sock, method, asked, payload, home)
         sent.set()
         if not read_first:
             kill()

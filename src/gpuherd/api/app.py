@@ -36,6 +36,7 @@ from gpuherd.api.endpoints import (
 )
 from gpuherd.api.limits import ASGIApp, CapsBody, Receive, Scope, Send
 from gpuherd.api.numbers import not_an_object, too_large_problem, which_too_large
+from gpuherd.api.own_home import ServesItsHome
 from gpuherd.core.int64 import OutOfRange
 from gpuherd.core.states import TransitionError
 from gpuherd.errors import DaemonError, DiskFull, HerdError, InvalidValue
@@ -107,6 +108,9 @@ def create_app(service: Service, pid: int, socket_path: str) -> FastAPI:
     app.add_middleware(InAskersZone)  # (the moments of an answer said in the asker's zone)
     app.add_middleware(AddsDashboard)
     app.add_middleware(CapsBody)  # innermost of the three: its 413 names the version too
+    # A request for another home (home_header.py) is refused before its body is read, in an
+    # answer that names the version.
+    app.add_middleware(ServesItsHome)
     app.add_middleware(SaysItsVersion)
     app.add_middleware(AnswersHead)
 

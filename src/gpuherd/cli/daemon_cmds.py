@@ -38,6 +38,7 @@ from gpuherd.errors import (
     NotRunning,
     StoppedMeanwhile,
 )
+from gpuherd.home_header import same_home
 from gpuherd.typed_name import prefixed, typed_name
 
 if TYPE_CHECKING:
@@ -223,7 +224,7 @@ def own_status(client: Client) -> dict[str, Any]:
     """status_within, of this home's daemon: one of another home that answers on a
     GPUHERD_SOCKET shared by two is refused (`daemon stop` stopped it as this home's)."""
     status = status_within(client)
-    if status.get("home") not in (None, str(client.home)):
+    if status.get("home") is not None and not same_home(status["home"], client.home):
         raise already_running(client, status)
     return status
 
@@ -242,7 +243,7 @@ def status_or_none(client: Client, until: float = 0.0) -> dict[str, Any] | None:
 
 def already_running(client: Client, status: dict[str, Any]) -> HerdError:
     theirs = status.get("home")
-    if theirs is not None and theirs != str(client.home):  # a GPUHERD_SOCKET shared by two
+    if theirs is not None and not same_home(theirs, client.home):  # a shared GPUHERD_SOCKET
         return HerdError(
             f"another daemon listens on {client.socket_path} (pid {status['pid']}, home "
             f"{theirs}; a GPUHERD_SOCKET shared by two homes?): give each home its own socket"

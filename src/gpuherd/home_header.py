@@ -1,0 +1,85 @@
+"""Which home a request is for (its `Gpuherd-Home` header): a daemon serves its own home alone.
+
+Two homes may share one socket: GPUHERD_SOCKET exported once (~/.bashrc), then
+`GPUHERD_HOME=/other gpuherd kill 16` reached the first home's daemon and killed its job 16
+(`ls` listed its queue, `submit` queued there), exit 0. `daemon start`, `stop` and `restart`
+refused already, having asked the daemon its home; every other command sent its request as
+it was. Now the client names its home in every request, and the daemon refuses one for
+another home (421 Misdirected Request) before anything of it is done. The check is the
+daemon's, not the client's: the client learns the daemon's home only from an answer (one
+request per connection), and an answer comes after the request was carried out; asking
+first would cost every command a second request.
+
+A home is known by its device and inode, so the same folder by two paths (a link to it) is
+one home; by its path where the client cannot look at it (a home not made yet). A request
+without the header (an older client, curl, the dashboard's pages) is served as before, and
+an older daemon ignores it (served as before too). Read by the client at every request:
+standard library only.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from urllib.parse import quote, unquote_to_bytes
+
+HEADER = "Gpuherd-Home"
+MISDIRECTED = 421
+"""The status of a request for another home (RFC 9110: "a request that was directed at a
+server that is unable or unwilling to produce an authoritative response")."""
+_UNSEEN = "-"
+"""The identity of a home the client cannot look at (not made yet, or not its to read)."""
+
+
+Asked = tuple[str | None, str]
+"""The home a request names: its identity (DEV:INO, None if unknown) and its path. (A plain
+tuple: a typing.NamedTuple cost every CLI call ~0.9 ms to define.)"""
+
+
+def identity(home: Path | str) -> str | None:
+    """DEV:INO of the folder `home` names (through links); None if it cannot be looked at."""
+    try:
+        found = os.stat(home)
+    except (OSError, ValueError):  # (ValueError: a path holding a NUL byte)
+        return None
+    return f"{found.st_dev}:{found.st_ino}"
+
+
+def same_home(one: Path | str, other: Path | str) -> bool:
+    """Whether two paths name one home: the same text, or the same folder (through a link)."""
+    found = identity(one)
+    return str(one) == str(other) or (found is not None and found == identity(other))
+
+
+def header_value(home: Path) -> str:
+    """`DEV:INO PATH` (`-` for an identity unknown), the path percent-encoded: any bytes a
+    path holds (a newline, a name in no encoding) travel in an ASCII header."""
+    return f"{identity(home) or _UNSEEN} {quote(os.fsencode(home))}"
+
+
+def asked(value: bytes) -> Asked | None:
+    """The home a header's `value` names; None for one this daemon cannot read (a later
+    client's form, say), served as a request without the header is."""
+    ident, _, path = value.decode("latin-1").partition(" ")
+    dev, colon, ino = ident.partition(":")
+    if not path or not (ident == _UNSEEN or (colon and dev.isdigit() and ino.isdigit())):
+        return None
+    return None if ident == _UNSEEN else ident, os.fsdecode(unquote_to_bytes(path))
+
+
+def is_home(request: Asked, own: str | None, home: Path) -> bool:
+    """Whether `request` is for the daemon's `home`, of identity `own` (its start's: a home
+    renamed since is still it). Its path too: a home removed and made again under the daemon
+    is not the folder it started in, but no other home's either."""
+    ident, path = request
+    return (ident is not None and ident == own) or path == str(home)
+
+
+def another_homes_daemon(socket: str, pid: int, theirs: Path, yours: str) -> str:
+    """The one line for a request of home `yours` that reached the daemon of home `theirs`
+    (pid `pid`, listening on `socket`); its start as `daemon start`'s refusal of that daemon."""
+    return (
+        f"another daemon listens on {socket} (pid {pid}, home {theirs}; a GPUHERD_SOCKET shared "
+        f"by two homes?): nothing was done for {yours}; give each home its own socket, or "
+        "unset GPUHERD_SOCKET"
+    )
