@@ -23,6 +23,8 @@ sweep's. The run's own folder is read from its environment where herd.db cannot 
 from __future__ import annotations
 
 import logging
+import os
+import re
 import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -45,6 +47,8 @@ UNKNOWN = "unknown to herd.db"
 
 RunKey = tuple[int, int]
 
+_ATTEMPT_FOLDER = re.compile(r"attempt-[0-9]+")
+
 
 @dataclass(frozen=True)
 class UnwatchedRun:
@@ -57,6 +61,12 @@ class UnwatchedRun:
     """Its attempt folder, where its logs are."""
     started_at: float | None
     """When it started, as its folder recorded it (None: it recorded nothing)."""
+
+    @property
+    def job_dir(self) -> str:
+        """Its job's folder, that of its attempt folders (a sweep point's: the point's)."""
+        head, tail = os.path.split(self.folder)
+        return head if _ATTEMPT_FOLDER.fullmatch(tail) else self.folder
 
     @property
     def reason(self) -> str:
@@ -87,6 +97,15 @@ class UnwatchedRuns:
     def view(self) -> list[dict[str, Any]]:
         """Those that run, by job and attempt, for `gpuherd daemon status`."""
         return [self.runs[key].view() for key in sorted(self.runs)]
+
+    def by_job_dir(self) -> dict[str, UnwatchedRun]:
+        """Those that run, by their job's folder (the first of a job's two runs): a sweep's
+        submission must not run a point again in a folder one of them writes in
+        (sweep_unwatched.py)."""
+        found: dict[str, UnwatchedRun] = {}
+        for key in sorted(self.runs):
+            found.setdefault(self.runs[key].job_dir, self.runs[key])
+        return found
 
     def seen(self, running: Mapping[RunKey, Sequence[int]]) -> None:
         """Told by the executor which still run (with their processes' pids): hold the GPUs

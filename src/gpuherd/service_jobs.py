@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence, Set
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 from gpuherd import removal_journal
@@ -49,6 +50,7 @@ from gpuherd.engine_endings import cancel_waiters, waiters_cancelled_at_stop
 from gpuherd.engine_held_runs import removal_refused
 from gpuherd.errors import Conflict, HerdError, InvalidValue, NotFound
 from gpuherd.retry_chain import Newest, newer_run, removed_dependency, reruns
+from gpuherd.service_bulk import KILLED, REMOVED, in_bulk, kill_lone, remove_lone
 from gpuherd.store import Store
 from gpuherd.wire import ActionResult
 
@@ -117,15 +119,13 @@ class JobVerbs:
         `grace` (chosen: from now, also for a job already being stopped)."""
         # A waiter cancelled with a job named before it was cancelled by this very command.
         named = frozenset(ids)
-        return self._each(
-            ids,
-            lambda job: self._kill_one(job, named, grace),
-            ended_here=lambda job: job.state.value,
-        )
+        one = partial(self._kill_one, named=named, grace=grace)
+        each = partial(self._each, action=one, ended_here=lambda job: job.state.value)
+        return in_bulk(self.store, ids, kill_lone(self.engine), each)  # (the lone ones: in_bulk)
 
     def _kill_one(self, job: Job, named: Set[int], grace: float | None = None) -> str:
         if job.state in (JobState.QUEUED, JobState.HELD):
-            waiters = self._cancel(job, "cancelled by the user")
+            waiters = self._cancel(job, KILLED)
             return cancelled_with("cancelled", waiters, named, "")
         if job.state in LIVE_STATES:
             # A stop under way is looked for first: told by the time left after this one, a
@@ -153,17 +153,15 @@ class JobVerbs:
         leftovers: list[tuple[int, Path]] = []
         cancelled = [] if cancelled is None else cancelled
         named = frozenset(ids)
+        jobs = self.store.get_jobs(list(ids))
+        layout = self.engine.layout
+        found = {i: removal_journal.leftovers(job, layout, self.home) for i, job in jobs.items()}
         # Noted before the commit: a crash amid the deletions left them for good (the
         # daemon's next start deletes those of the jobs gone: removal_journal).
-        journal = removal_journal.note(
-            self.home,
-            [
-                leftover
-                for job in self.store.get_jobs(list(ids)).values()
-                for leftover in removal_journal.leftovers(job, self.engine.layout, self.home)
-            ],
-        )
-        results = self._each(ids, lambda job: self._remove_one(job, named, leftovers, cancelled))
+        journal = removal_journal.note(self.home, [one for left in found.values() for one in left])
+        each = partial(self._remove_one, named=named, leftovers=leftovers, cancelled=cancelled)
+        bulk = remove_lone(self.engine, jobs, found, leftovers)  # (the lone ones: in_bulk)
+        results = in_bulk(self.store, ids, bulk, partial(self._each, action=each))
         # Once the removal is committed; a job whose folder is left fails: it says where.
         left = removal_journal.delete_committed(self.home, journal, leftovers)
         return [
@@ -183,7 +181,7 @@ class JobVerbs:
             raise Conflict(refused)
         waiters: list[int] = []
         if job.state in (JobState.QUEUED, JobState.HELD):
-            waiters = self._cancel(job, "removed by the user")
+            waiters = self._cancel(job, REMOVED)
         self.store.delete_jobs([job.id])
         self.engine.publish({"id": job.id, "event": "rm"})  # no state: it has none now
         leftovers += removal_journal.leftovers(job, self.engine.layout, self.home)

@@ -23,6 +23,7 @@ from gpuherd.errors import StoreError
 from gpuherd.store_attempts import AttemptWrites
 from gpuherd.store_batch import insert_deps, insert_new_jobs
 from gpuherd.store_checkpoint import BACKSTOP_PAGES, Checkpointer
+from gpuherd.store_lone import LoneJobs
 from gpuherd.store_reader import file_id
 from gpuherd.store_reads import JobReads, RowJobs, env_cache
 from gpuherd.store_ready import dependency_ended, new_deps
@@ -46,7 +47,7 @@ _JOINED = nullcontext()
 """A transaction nested in the one under way (Store.transaction)."""
 
 
-class Store(JobReads, SweepAndDeviceTables, JobViews, AttemptWrites):
+class Store(JobReads, SweepAndDeviceTables, JobViews, AttemptWrites, LoneJobs):
     def __init__(self, path: Path, scratch: bool = False) -> None:
         """Open (or create) the database at `path`.
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from gpuherd.core.model import MAX_SLOTS, DeviceState, Job
 from gpuherd.core.states import ACTIVE_STATES, FINISHED_STATES
+from gpuherd.core.waiting_options import COMPARED, PRIORITY
 from gpuherd.errors import HerdError
 from gpuherd.saved_settings import is_count, shown
 from gpuherd.store_rows import JOB_COLUMNS
@@ -22,6 +23,14 @@ _LAST_JOB_ID = (
 )
 """AUTOINCREMENT's mark (past any job there ever was, or what number_jobs_after set), or
 the highest id there is where that mark is behind (ids given by hand, an old database)."""
+_WAITING_ALIKE = (
+    f"SELECT MIN(id){JOB_COLUMNS.removeprefix('id')}, MAX(folder IS NOT NULL)"
+    " FROM jobs WHERE sweep = ? AND state IN ('queued', 'held')"
+    f" GROUP BY {', '.join((*COMPARED, PRIORITY))} ORDER BY MIN(id)"
+)
+"""The waiting jobs of a sweep with the same job options (the JobSpec fields a submission
+gives every point, each a column of that name), one group each: its first job (SQLite takes
+a bare column from the row of the MIN), and whether one of them has a folder."""
 _RENUMBERED = "jobs_renumbered"
 """meta's `SUBMITTED PAST`: number_jobs_after moved the id mark from SUBMITTED to PAST."""
 
@@ -162,7 +171,17 @@ class SweepAndDeviceTables:
             " WHERE sweep = ? AND folder IS NOT NULL ORDER BY id",
             (name,),
         )
-        return [(r[0], r[1], r[2], r[3], r[4]) for r in cursor]
+        return cursor.fetchall()  # (tuples as they are: 40,000 built again took 0.05 s)
+
+    def waiting_alike(self, name: str) -> list[Job]:
+        """The sweep's waiting (queued, held) jobs, one for each set of job options they
+        have (the first, by id), in id order; [] when none has a folder (a point's). What
+        `sweep status` compares with its latest submission's options without reading 40,000
+        whole jobs (sweep_waiting.py)."""
+        found = self._db.execute(_WAITING_ALIKE, (name,)).fetchall()
+        if not any(row[-1] for row in found):
+            return []
+        return [self._job(row[:-1]) for row in found]
 
     def active_folders(self) -> dict[str, str]:
         """The named folders of jobs queued, held, running or paused, with their sweep's name

@@ -140,15 +140,10 @@ def waiting_with_other_options_now(
     ones it skipped, as they were queued, which its warning named once, or points edited
     since. [] where none differ, or the stored options cannot be read (an older gpuherd's)."""
     waiting = waiting_jobs(store, name)
-    if not waiting or not isinstance(submission.get("cwd"), str):
+    submitted = submitted_options(submission) if waiting else None
+    if submitted is None:
         return []
-    given = {f.name: submission[f.name] for f in fields(SweepOptions) if f.name in submission}
-    try:
-        options = SweepOptions(**given)
-        item = SubmitItem(command="true", cwd=submission["cwd"], **options.job_options())
-        wanted = spec_from_item(item)
-    except (HerdError, TypeError, ValueError):
-        return []
+    options, wanted = submitted
     kept = _options_kept(waiting, name, wanted, options, "the sweep")
     if kept is None:
         return []
@@ -158,6 +153,20 @@ def waiting_with_other_options_now(
         f"{'has' if count == 1 else 'have'} other job options than the sweep's latest "
         f"submission gave ({changes}); {fix}"
     ]
+
+
+def submitted_options(submission: Mapping[str, Any]) -> tuple[SweepOptions, JobSpec] | None:
+    """The options a sweep's stored submission gave, and the job spec they make; None where
+    they cannot be read (an older gpuherd's): no warning is worded from them then."""
+    if not isinstance(submission.get("cwd"), str):
+        return None
+    given = {f.name: submission[f.name] for f in fields(SweepOptions) if f.name in submission}
+    try:
+        options = SweepOptions(**given)
+        item = SubmitItem(command="true", cwd=submission["cwd"], **options.job_options())
+        return options, spec_from_item(item)
+    except (HerdError, TypeError, ValueError):
+        return None
 
 
 def _options_kept(

@@ -10,7 +10,7 @@ what may change until the commit is checked again there (sweeps.py)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -34,6 +34,9 @@ class Plan:
     skipped_done: Sequence[Point] = ()
     shared: list[str] = field(default_factory=list)
     """A warning when points were skipped because another sweep's jobs use their folders."""
+    unwatched: list[Point] = field(default_factory=list)
+    """Points it would have run (--force: done ones too) skipped because a run no job of the
+    queue accounts for is in their folders (`busy`: sweep_unwatched.py)."""
 
 
 def parsed_spec(request: SweepRequest) -> SweepSpec:
@@ -78,11 +81,12 @@ def planned_points(
     force: bool,
     active: Mapping[str, str],
     times: Mapping[str, float] | None = None,
+    busy: Collection[str] = (),
 ) -> tuple[list[Point], Plan]:
     """The spec's points, and the plan of its submission (plan_points); the points to submit
     longest first by `times` (the run times of their latest runs, by folder), if given."""
     points = expand_points(spec)
-    plan = plan_points(spec.name, points, force, active)
+    plan = plan_points(spec.name, points, force, active, busy)
     if times is not None:
         plan = replace(
             plan, to_submit=longest_first(plan.to_submit, lambda p: times.get(p.run_dir))
@@ -90,17 +94,27 @@ def planned_points(
     return points, plan
 
 
-def plan_points(name: str, points: Sequence[Point], force: bool, active: Mapping[str, str]) -> Plan:
+def plan_points(
+    name: str,
+    points: Sequence[Point],
+    force: bool,
+    active: Mapping[str, str],
+    busy: Collection[str] = (),
+) -> Plan:
     """What a submission of the sweep submits: its points neither done (unless `force`) nor
     in `active` (the folders of jobs queued, held, running or paused, with their sweep's
-    name: Store.active_folders), and how many of each kind."""
+    name: Store.active_folders) nor `busy` (folders a run writes in that no job of the
+    queue runs: herd.db restored from an older backup), and how many of each kind. A busy
+    point counts as running, --force or not: run again, the new job would have that run's
+    files moved aside under it, and the run's shell would write its end into the new job's
+    record (its `process` file, by path)."""
     exists = os.path.exists  # (strings: Path objects for 5,000 points took a while)
     done = {p.folder for p in points if exists(os.path.join(p.run_dir, "SUCCESS"))}
     failed = {p.folder for p in points if exists(os.path.join(p.run_dir, "FAILURE"))}
     resume = plan_resume(points, done, failed, force=force)
 
     def idle(group: Sequence[Point]) -> list[Point]:
-        return [p for p in group if p.run_dir not in active]
+        return [p for p in group if p.run_dir not in active and p.run_dir not in busy]
 
     counts = {
         "new": len(idle(resume.new)),
@@ -116,7 +130,10 @@ def plan_points(name: str, points: Sequence[Point], force: bool, active: Mapping
         f" of sweep {', '.join(map(repr, sorted(set(others))))} (the same results folder);"
         " submit again once those ended, or give another --results-dir"
     ]
-    return Plan(idle(resume.to_run), counts, resume.skipped_done, shared if others else [])
+    unwatched = [p for p in resume.to_run if p.run_dir in busy and p.run_dir not in active]
+    return Plan(
+        idle(resume.to_run), counts, resume.skipped_done, shared if others else [], unwatched
+    )
 
 
 def items_of(

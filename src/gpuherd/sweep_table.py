@@ -13,12 +13,11 @@ and leave as the text "nan", "inf" and "-inf": the answer is standard JSON.
 
 from __future__ import annotations
 
-import math
 import os
 import threading
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from gpuherd.core.run_time import paused_until, pauses
@@ -31,7 +30,7 @@ from gpuherd.core.sweep import (
     no_such_sweep,
     spec_from_dict,
 )
-from gpuherd.core.sweep_values import json_safe, metric_text
+from gpuherd.core.sweep_values import json_safe
 from gpuherd.errors import HerdError, InvalidValue, NotFound
 from gpuherd.same_command import same_command
 from gpuherd.store import Store, SweepRow
@@ -42,6 +41,7 @@ from gpuherd.sweep_files import (
     read_json,
     read_metrics,
 )
+from gpuherd.sweep_sort import sort_rows
 
 __all__ = ["METRICS_FILE", "PARAMS_FILE", "listing", "read_json", "sort_rows", "table"]
 
@@ -49,6 +49,7 @@ EXPANSIONS_KEPT = 8
 """Expanded specs kept (status and resubmission of a big sweep expand it each time)."""
 _expansions: dict[str, tuple[Point, ...]] = {}
 _expansions_lock = threading.Lock()
+_specs: dict[str, SweepSpec] = {}
 
 
 def listing(store: Store) -> list[dict[str, Any]]:
@@ -89,15 +90,17 @@ def table(
     row = store.get_sweep(name)
     if row is None:
         raise NotFound(no_such_sweep(name, store.sweep_names()))
-    spec = stored_spec(row)  # (once: checking the values of a 10,000-point spec takes ~10 ms)
+    spec = stored_spec(row)
     rows, outside = _rows(store, row, spec, metrics=True)
     every = rows + outside
+    _read_params(row for row in every if row["metrics"])  # (_echoes compares them)
     metric_keys = [
         k
         for k in dict.fromkeys(k for r in every for k in r["metrics"])
         if k not in spec.varying or not _echoes(every, k)
     ]
     if sort:
+        _read_params(every)  # (a sort may go by a parameter, of any row)
         rows = sort_rows(rows, sort, spec.varying, metric_keys, outside)
         outside = sort_rows(outside, sort, spec.varying, metric_keys, rows)
     counts = Counter(r["state"] for r in rows)
@@ -106,6 +109,7 @@ def table(
         outside = [r for r in outside if r["state"] in states]
     matched, outside_matched = len(rows), len(outside)
     rows, outside = rows[:limit], outside[:limit]
+    _read_params([*rows, *outside])
     return {
         "name": row.name,
         "results_dir": row.results_dir,
@@ -144,13 +148,17 @@ _Rows = list[dict[str, Any]]
 
 def _rows(store: Store, row: SweepRow, spec: SweepSpec, metrics: bool) -> tuple[_Rows, _Rows]:
     """The rows of the spec's points, and those of the sweep's jobs outside it. With
-    `metrics`, the folders' files are read too (metrics.json, params.json)."""
+    `metrics`, each folder's metrics.json is read too, and its params.json is left for
+    _read_params, for the rows that need it: a table of 40,000 points with `--limit 1`
+    read 40,000 of them for one row, a fifth of its time."""
     latest: dict[str, _Run] = {}
     runs, now = store.sweep_runs(row.name), time.time()
     paused = store.pause_events([r[0] for r in runs if r[3] is not None])
     for job_id, folder, state, started, ended in runs:
-        # Its time paused is no time run, as `ls` shows it (core/run_time.py).
-        so_far = pauses(paused.get(job_id, ()), started or 0.0, ended)
+        # Its time paused is no time run, as `ls` shows it (core/run_time.py); none for the
+        # many never paused (0.0, as pauses() of none: a tenth of 40,000 points' table).
+        events = paused.get(job_id)
+        so_far = pauses(events, started or 0.0, ended) if events else (0.0, None)
         latest[folder] = _Run(job_id, state, started, ended, paused_until(ended or now, *so_far))
     points = [_point_row(p, latest.pop(p.run_dir, None), now, metrics) for p in expand_points(spec)]
     outside = [_extra_row(folder, job, now, metrics) for folder, job in latest.items()]
@@ -175,22 +183,42 @@ class _Run(NamedTuple):
 
 
 def _point_row(point: Point, job: _Run | None, now: float, metrics: bool) -> dict[str, Any]:
-    recorded = _recorded(point.run_dir) if metrics else {}
-    ran, command = recorded.get("params"), recorded.get("command")
-    return {
+    row = {
         "index": point.index,
         "folder": point.folder,
         "run_dir": point.run_dir,
-        # The parameters the point's latest submission gave it: a done point skipped by a
-        # resubmission that changed `fixed` ran with these, not with the spec's.
-        "params": dict(point.params) if not isinstance(ran, dict) else ran,
-        # Its results came from another command than the sweep's now (a template changed,
-        # or another sweep or task sharing the results folder): say which.
-        "other_command": command if _other(command, point.command) else None,
+        "params": dict(point.params),  # (its params.json's, once read: _read_params)
+        "other_command": None,
         "in_spec": True,
         **_run_facts(point.run_dir, job, now),
         **(read_metrics(point.run_dir) if metrics else {"metrics": {}}),
     }
+    if metrics:
+        row[_UNREAD] = point
+    return row
+
+
+_UNREAD = "_params_unread"
+"""A row's key while its folder's params.json is not read: its point (None: outside the
+grid). Gone once read, and from every row the table answers."""
+
+
+def _read_params(rows: Iterable[dict[str, Any]]) -> None:
+    """Each row's `params` and `other_command` from its folder's params.json, where not read
+    yet. The parameters the point's latest submission gave it: a done point skipped by a
+    resubmission that changed `fixed` ran with these, not with the spec's. Its results came
+    from another command than the sweep's now (a template changed, or another sweep or task
+    sharing the results folder): `other_command` says which."""
+    for row in rows:
+        if _UNREAD not in row:
+            continue
+        point: Point | None = row.pop(_UNREAD)
+        recorded = _recorded(row["run_dir"])
+        ran, command = recorded.get("params"), recorded.get("command")
+        if isinstance(ran, dict):
+            row["params"] = ran
+        if point is not None:
+            row["other_command"] = command if _other(command, point.command) else None
 
 
 def _recorded(run_dir: str) -> dict[str, Any]:
@@ -205,20 +233,21 @@ def _other(ran: Any, command: str | None) -> bool:
 
 
 def _extra_row(run_dir: str, job: _Run, now: float, metrics: bool) -> dict[str, Any]:
-    recorded = _recorded(run_dir) if metrics else {}
-    params = recorded.get("params")
-    return {
+    row = {
         # No index: the one it had (params.json) is of an earlier grid, where it may now be
         # another point's; a row of the points has each index once.
         "index": None,
         "folder": os.path.basename(run_dir),
         "run_dir": run_dir,
-        "params": params if isinstance(params, dict) else {},
+        "params": {},  # (its params.json's, once read: _read_params)
         "other_command": None,  # outside the grid: no command of the sweep's to differ from
         "in_spec": False,
         **_run_facts(run_dir, job, now),
         **(read_metrics(run_dir) if metrics else {"metrics": {}}),
     }
+    if metrics:
+        row[_UNREAD] = None
+    return row
 
 
 def _run_facts(run_dir: str, job: _Run | None, now: float) -> dict[str, Any]:
@@ -247,91 +276,26 @@ def _run_facts(run_dir: str, job: _Run | None, now: float) -> dict[str, Any]:
     }
 
 
-_FIELDS = ("index", "folder", "state", "seconds", "job_id", "started_at", "ended_at", "peak_mem")
-# The table's own headers, as a user copies them into --sort (`--sort -TIME`, `--sort job`):
-# the fields they show. A metric or parameter of that name keeps the name (checked first).
-_HEADERS = {"job": "job_id", "time": "seconds", "peak": "peak_mem"}
-
-
-def sort_rows(
-    rows: list[dict[str, Any]],
-    key: str,
-    varying: Sequence[str],
-    metric_keys: Sequence[str],
-    others: Sequence[dict[str, Any]] = (),
-) -> list[dict[str, Any]]:
-    """Rows by a metric, a parameter or a field (`-key`: descending): numbers (infinities
-    too) before text; then NaN, then rows without the key, in both directions. `others`:
-    rows whose parameters may be sorted by too (the runs outside the grid)."""
-    descending = key.startswith("-")
-    name = key.lstrip("-+")
-    every = [*rows, *others]
-    if name not in (*metric_keys, *varying) and not any(name in r["params"] for r in every):
-        folded = name.strip().lower().replace("-", "_").replace(" ", "_")
-        name = _HEADERS.get(folded, folded if folded in _FIELDS else name)
-    if name not in (*metric_keys, *_FIELDS, *varying) and not any(
-        name in r["params"] for r in every
-    ):
-        params = list(dict.fromkeys([*varying, *(k for r in every for k in r["params"])]))
-        # With no metric at all, "use a metric (none yet)" left the user guessing why none.
-        metrics = (
-            f"use a metric ({', '.join(metric_keys)}),"
-            if metric_keys
-            else "no point's metrics.json holds a metric yet; use"
-        )
-        raise InvalidValue(
-            f"cannot sort by {name!r}: {metrics} a parameter ({', '.join(params) or 'none'})"
-            f" or one of {', '.join(_FIELDS)}; prefix - for descending"
-        )
-    keyed = [(_sort_key(_value(row, name)), row) for row in rows]
-    present = [(k, row) for k, row in keyed if k is not None and k != _NAN]
-    last = [row for k, row in keyed if k == _NAN] + [row for k, row in keyed if k is None]
-    # Descending reverses the order within numbers and within text, not which comes first:
-    # numbers before text both ways (one sort on the whole key would put text first).
-    present.sort(key=lambda pair: pair[0], reverse=descending)
-    present.sort(key=lambda pair: pair[0][0])  # stable: the order within each class stays
-    return [row for _, row in present] + last
-
-
-_NAN = (2, "")
-
-
-def _value(row: dict[str, Any], name: str) -> Any:
-    for source in (row["metrics"], row["params"], row):
-        if name in source:
-            return source[name]
-    return None
-
-
-def _sort_key(value: Any) -> tuple[int, Any] | None:
-    """(0, number) or (1, text); _NAN for NaN; None for no value. A text that reads as a
-    number sorts as that number: `-p lr $(seq 0.001 0.001 0.1)` keeps `0.010` as typed (text:
-    it does not read back the same), which sorted after 0.099, among the text."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        try:
-            value = float(value)  # ("inf", "-1e-3", "007" too)
-        except ValueError:
-            pass
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        try:
-            number = float(value)
-        except OverflowError:  # an int of 400 digits
-            number = math.inf if value > 0 else -math.inf  # (copysign converts it too)
-        return _NAN if math.isnan(number) else (0, number)
-    return (1, metric_text(value))
-
-
 # ---- helpers --------------------------------------------------------------------------------
 
 
 def stored_spec(row: SweepRow) -> SweepSpec:
+    """The sweep's spec, checked; the last EXPANSIONS_KEPT are kept, as the stored dict's repr
+    says (checking every value of a 40,000-point grid again took `sweep status` 50 ms)."""
     data = {k: v for k, v in row.spec.items() if k != "submission"}
-    try:
-        return spec_from_dict(data)
-    except SweepError as exc:
-        raise HerdError(f"sweep {row.name!r}: its stored spec is invalid: {exc}") from None
+    key = repr(data)
+    with _expansions_lock:
+        spec = _specs.pop(key, None)
+    if spec is None:
+        try:
+            spec = spec_from_dict(data)
+        except SweepError as exc:
+            raise HerdError(f"sweep {row.name!r}: its stored spec is invalid: {exc}") from None
+    with _expansions_lock:
+        if len(_specs) >= EXPANSIONS_KEPT:
+            del _specs[next(iter(_specs))]  # the least recently used
+        _specs[key] = spec
+    return spec
 
 
 def expand_points(spec: SweepSpec) -> list[Point]:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+import time
 from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass
@@ -48,7 +49,6 @@ from gpuherd.sweep_checks import (
     waiting_jobs,
     waiting_with_other_command,
     waiting_with_other_options,
-    waiting_with_other_options_now,
 )
 from gpuherd.sweep_folders import write_points
 from gpuherd.sweep_journal import forget, journal_for
@@ -60,6 +60,8 @@ from gpuherd.sweep_plan import (
     planned_points,
     read_from_points,
 )
+from gpuherd.sweep_unwatched import folder_runs, listing_with_runs, not_rerun, with_runs
+from gpuherd.sweep_waiting import waiting_options_warning
 from gpuherd.wire import SubmitItem
 from gpuherd.wire_requests import SweepRequest
 
@@ -186,9 +188,12 @@ class Sweeps:
         # Any sweep's folders in use: two sweeps into one results folder share their points'
         # folders, and two jobs running in one folder would write one set of logs and files.
         active = self.store.active_folders()
+        runs = folder_runs(self.service.engine)  # (a point whose folder a run writes in runs)
         longest = request.options.order == "longest-first"
         times = self._run_times(spec.name) if longest else None
-        points, plan = await asyncio.to_thread(planned_points, spec, request.force, active, times)
+        points, plan = await asyncio.to_thread(
+            planned_points, spec, request.force, active, times, frozenset(runs)
+        )
         # Whether the GPUs could ever run it, judged here so a dry run is refused as the
         # submission is: each point asks for the options alone (its values change none of
         # them). A sweep with nothing to submit (all done) is refused nothing, as before.
@@ -221,6 +226,7 @@ class Sweeps:
                 *missing,
                 *env_placeholders(spec, request),
                 *(plan.shared or self._moving_in(spec)),  # (the first names the others too)
+                *not_rerun(plan.unwatched, runs, request.force),
             ],
         }
         if request.dry_run:
@@ -299,7 +305,13 @@ class Sweeps:
 
     def listing(self) -> list[dict[str, Any]]:
         """Every sweep with its points counted by state (`sweep ls`)."""
-        return sweep_table.listing(self.store)
+        listing = sweep_table.listing(self.store)
+        if not (runs := folder_runs(self.service.engine)):
+            return listing
+        # Points whose folders a run the queue does not know writes in run (sweep_unwatched).
+        return listing_with_runs(
+            listing, lambda name: sweep_table.table(self.store, name), runs, time.time()
+        )
 
     def table(
         self,
@@ -313,8 +325,15 @@ class Sweeps:
         table = sweep_table.table(self.store, name, sort, states, limit)
         row = self.store.get_sweep(name)
         submission = sweep_table.submission_of(row) if row is not None else {}
-        table["warnings"] = waiting_with_other_options_now(self.store, name, submission)
-        return table
+        table["warnings"] = waiting_options_warning(self.store, name, submission)
+        if not (runs := folder_runs(self.service.engine)):
+            return table
+
+        # A point whose folder a run the queue does not know writes in runs (sweep_unwatched).
+        def again(sort: str | None, states: Sequence[str], limit: int | None) -> dict[str, Any]:
+            return sweep_table.table(self.store, name, sort, states, limit)
+
+        return with_runs(table, again, (sort, states, limit), runs, time.time())
 
 
 def _being_removed(name: str) -> str:
