@@ -42,7 +42,7 @@ from gpuherd.tasks_main_block import refuse_main_block
 from gpuherd.tasks_params import checked
 from gpuherd.tasks_pickled import DefinedInteractively, made_at_run_time, removed_unless_queued
 from gpuherd.tasks_repr import task_repr
-from gpuherd.tasks_script_args import script_args
+from gpuherd.tasks_script_args import script_args, write_task_text
 
 PARAMS_INLINE_MAX = 16 * 1024
 """Larger parameters (as JSON) go in a file: one argument of a command line holds 128 KiB."""
@@ -296,13 +296,7 @@ def _stage_params(herd: Herd, text: str) -> Path:
     read it); the job moves it into its own folder when it first runs (worker.py)."""
     folder = paths.task_params(herd.client.home)
     path = folder / f"{uuid.uuid4().hex}.json"
-    try:
-        paths.write_task_file(path, text.encode())
-    except OSError as exc:
-        raise HerdError(
-            f"cannot write the task's parameters ({len(text)} bytes as JSON, too large for a "
-            f"command line) under {folder}: {exc.strerror or exc}"
-        ) from None
+    write_task_text(path, text, "the task's parameters", "too large for a")
     return path
 
 

@@ -45,14 +45,20 @@ def script_args(home: Path) -> tuple[list[str], Path | None]:
     path = folder / f"script-args-{hashlib.sha256(text.encode()).hexdigest()[:32]}.json"
     if path.is_file():  # the same command line: the same file
         return ["--script-args-file", str(path)], None
+    write_task_text(path, text, "the script's arguments", "too many for each job's")
+    return ["--script-args-file", str(path)], path
+
+
+def write_task_text(path: Path, text: str, what: str, why: str) -> None:
+    """Write `text` to `path` under the home's task-params/ (readable by this user alone);
+    HerdError naming `what`, and `why` it is not on the job's command line, if it cannot."""
     try:
         paths.write_task_file(path, text.encode())
     except OSError as exc:
         raise HerdError(
-            f"cannot write the script's arguments ({len(text)} bytes as JSON, too many for each "
-            f"job's command line) under {folder}: {exc.strerror or exc}"
+            f"cannot write {what} ({len(text)} bytes as JSON, {why} command line) under "
+            f"{path.parent}: {exc.strerror or exc}"
         ) from None
-    return ["--script-args-file", str(path)], path
 
 
 __all__ = ["INLINE_MAX", "script_args"]
