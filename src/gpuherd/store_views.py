@@ -66,6 +66,15 @@ class JobViews:
         where, args = rows.filters(states, match)
         return int(self._db.execute(f"SELECT COUNT(*) FROM jobs {where}", args).fetchone()[0])
 
+    def project_names(self, most: int) -> list[str]:
+        """The first `most` projects jobs have, by name (the jobs page's `?project=` of none)."""
+        rows = self._db.execute(
+            "SELECT DISTINCT project FROM jobs WHERE project IS NOT NULL AND project != ''"
+            " ORDER BY project LIMIT ?",
+            (most,),
+        )
+        return [str(row[0]) for row in rows]
+
     def attempt_known(self, job_id: int, attempt: int) -> bool:
         """Whether the queue knows attempt `attempt` of job `job_id` (has started it): a job's
         process it does not know is no leftover of an ended attempt (LeftoverSweeper). By its

@@ -14,16 +14,4 @@ def project_error(store: Store, project: str, total: int) -> str | None:
     project; None when one has (the page's other filters, a state say, left none)."""
     if not project or total or store.count_jobs(match=JobFilter(project=project)):
         return None
-    return none_named("project", project, project_names(store, SWEEPS_NAMED + 1))
-
-
-def project_names(store: Store, most: int) -> list[str]:
-    """The first `most` projects jobs have, by name. Asked only when a project was not found,
-    so the jobs page does not read them on every refresh. (The one query here and not in
-    store_views.py, which another change held as this was written: it belongs there.)"""
-    rows = store._db.execute(
-        "SELECT DISTINCT project FROM jobs WHERE project IS NOT NULL AND project != ''"
-        " ORDER BY project LIMIT ?",
-        (most,),
-    )
-    return [str(row[0]) for row in rows]
+    return none_named("project", project, store.project_names(SWEEPS_NAMED + 1))
