@@ -6,6 +6,7 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -99,6 +100,17 @@ class Herd:
     def start(self, *options: str) -> None:
         """`gpuherd daemon start OPTIONS`: forked, its daemon forked too (forks_child.py)."""
         self.cli("daemon", "start", *options)
+
+    def restore(self, backup: Path) -> None:
+        """The README's restore: stop the daemon (its jobs run on), move the herd.db* files
+        aside together, copy the backup in as herd.db, start a daemon on 2 fake GPUs."""
+        self.cli("daemon", "stop")
+        aside = self.home / "aside"
+        aside.mkdir()
+        for part in self.home.glob("herd.db*"):
+            part.rename(aside / part.name)
+        shutil.copy(backup, self.home / "herd.db")
+        self.start("--fake-gpus", "2")
 
     @property
     def pid(self) -> int:

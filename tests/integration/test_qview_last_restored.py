@@ -6,8 +6,6 @@ own last job now; one removed from it is refused as before; a new job is `last` 
 
 from __future__ import annotations
 
-import shutil
-
 from conftest import Herd
 
 
@@ -20,13 +18,7 @@ def test_last_after_a_restore_is_the_restored_queues_last_job(herd: Herd) -> Non
     undone = [herd.submit("true"), herd.submit("true")]  # not in the backup
     herd.cli("wait", f"{undone[0]}-{undone[1]}")
 
-    herd.cli("daemon", "stop")
-    aside = herd.home / "aside"
-    aside.mkdir()
-    for part in herd.home.glob("herd.db*"):
-        part.rename(aside / part.name)
-    shutil.copy(backup, herd.home / "herd.db")
-    herd.start("--fake-gpus", "2")
+    herd.restore(backup)
 
     assert herd.json("show", "last")["id"] == second  # (before: refused, "was removed")
     assert herd.json("daemon", "status")["last_job"] == second

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from test_restored_database import CHECKPOINT, as_if_never_paused, backup, restore
-from test_restored_unknown_run_ids import restore_as_documented, unknown_runs
+from test_restored_unknown_run_ids import unknown_runs
 
 from conftest import Herd, gone, wait_for
 
@@ -45,7 +45,7 @@ def test_a_sweep_point_whose_run_herd_db_does_not_know_is_not_run_again(
     run = int(wait_for(lambda: pid_file.exists() and pid_file.read_text().strip()))
     folder = results / "x=1"
     wait_for((folder / "attempt-1" / "attempt.json").exists, what="the run's attempt.json")
-    restore_as_documented(herd, copy)
+    herd.restore(copy)
     assert [r["pid"] for r in unknown_runs(herd)] == [run]
 
     answer = herd.json(*sweep)

@@ -9,7 +9,6 @@ status` names the runs and the GPUs held for them, in text and in --json."""
 from __future__ import annotations
 
 import json
-import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -17,18 +16,6 @@ from typing import Any
 from test_restored_database import CHECKPOINT
 
 from conftest import Herd, gone, wait_for
-
-
-def restore_as_documented(herd: Herd, backup: Path) -> None:
-    """The README's restore: stop the daemon (its jobs run on), move the herd.db* files
-    aside together, copy the backup in as herd.db, start the daemon."""
-    herd.cli("daemon", "stop")
-    aside = herd.home / "aside"
-    aside.mkdir()
-    for part in herd.home.glob("herd.db*"):
-        part.rename(aside / part.name)
-    shutil.copy(backup, herd.home / "herd.db")
-    herd.start("--fake-gpus", "2")
 
 
 def recorded_start(folder: Path) -> float:
@@ -64,7 +51,7 @@ def test_a_new_job_never_takes_the_id_of_a_sweep_point_that_runs_unknown(
     folder = results / "x=1" / "attempt-1"
     started_at = recorded_start(folder)
     run = int(wait_for(lambda: pid_file.exists() and pid_file.read_text().strip()))
-    restore_as_documented(herd, backup)
+    herd.restore(backup)
     assert herd.json("daemon", "status")["last_job"] == 0  # (the restored queue's: none)
 
     new = herd.submit("--", CHECKPOINT.format(go=tmp_path / "go-new"))
@@ -114,7 +101,7 @@ def test_daemon_status_names_a_run_herd_db_does_not_know(herd: Herd, tmp_path: P
     view = herd.wait_state(job, "running")
     folder = herd.home / "jobs" / str(job) / "attempt-1"
     started_at = recorded_start(folder)
-    restore_as_documented(herd, backup)
+    herd.restore(backup)
 
     since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(started_at))
     line = (
