@@ -14,7 +14,7 @@ import importlib
 import io
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable
 from typing import Any, TextIO
 
 import click
@@ -136,7 +136,7 @@ class TypedHelpFormatter(click.HelpFormatter):
         super().write_text(as_typed(text))
 
     def write_dl(
-        self, rows: Sequence[tuple[str, str]], col_max: int = 30, col_spacing: int = 2
+        self, rows: Iterable[tuple[str, str]], col_max: int = 30, col_spacing: int = 2
     ) -> None:
         typed = [(as_typed(term), as_typed(value)) for term, value in rows]
         super().write_dl(typed, col_max, col_spacing)

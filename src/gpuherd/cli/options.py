@@ -179,9 +179,14 @@ def gpu_choice(gpus: str | None, fake_gpus: str | None, ray: bool = False) -> Gp
     except ValueError as exc:
         if gpus is not None or fake_gpus is not None:
             raise click.UsageError(str(exc)) from None
-        refused = click.ClickException(str(exc))
-        refused.exit_code = 2
-        raise refused from None
+        raise _BadGpuVariable(str(exc)) from None
+
+
+class _BadGpuVariable(click.ClickException):
+    """A bad GPUHERD_FAKE_GPUS: a usage error's exit status (2), without a usage error's
+    `--help` hint, as no option given is wrong. (Newer clicks type exit_code a class variable.)"""
+
+    exit_code = 2
 
 
 def only_gpus_option(what: str = "the job") -> Callable[[F], F]:
