@@ -7,9 +7,13 @@ import itertools
 import secrets
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 Change = dict[str, Any]
+Numbered = tuple[int, Change]
+"""A change with its number: the count of changes published up to it, from this daemon's
+start (`subscribe_numbered`: an event stream's `id`)."""
+Item = TypeVar("Item")
 
 BACKLOG = 10_000
 """Changes kept for a subscriber that reads slower than they come (a verb on 20,000 jobs
@@ -21,13 +25,15 @@ follows, it must read again. It stays subscribed and gets the changes after the 
 
 HISTORY = 1000
 """The last changes kept for a subscriber that names a `mark` it saw (a dashboard page's
-stream, which connects after the page was drawn): it gets those after the mark; for a mark
-older than these, GAP."""
+stream, which connects after the page was drawn; an `/events` reader back with its
+Last-Event-ID): it gets those after the mark; for a mark older than these, GAP. (Bounded: a
+verb on 20,000 jobs leaves its last 1000 changes.)"""
 
 
 class Broadcast:
     def __init__(self) -> None:
         self._subscribers: set[asyncio.Queue[Change | None]] = set()
+        self._numbered: set[asyncio.Queue[Numbered | None]] = set()
         self._listeners: list[Callable[[Change], None]] = []
         self._published = 0
         self._history: deque[Change] = deque(maxlen=HISTORY)
@@ -38,19 +44,28 @@ class Broadcast:
     def mark(self) -> str:
         """Where the changes stand now ('EPOCH.COUNT'): what is drawn now shows every change
         up to here, and `subscribe(since=mark)` gives those published after it."""
-        return f"{self._epoch}.{self._published}"
+        return self.mark_of(self._published)
 
     def since(self, mark: str) -> list[Change]:
         """The changes published after `mark`; [GAP] for a mark older than the HISTORY kept,
         another daemon's, or none at all (the subscriber must read everything again)."""
+        return [change for _, change in self._numbered_since(mark)]
+
+    def _numbered_since(self, mark: str) -> list[Numbered]:
+        """since(), each change with its number (a GAP with the last one published)."""
         epoch, _, count = mark.partition(".")
         try:
             missed = self._published - int(count) if epoch == self._epoch else -1
         except ValueError:  # a URL typed by hand
             missed = -1
         if not 0 <= missed <= len(self._history):
-            return [GAP]
-        return list(itertools.islice(self._history, len(self._history) - missed, None))
+            return [(self._published, GAP)]
+        kept = itertools.islice(self._history, len(self._history) - missed, None)
+        return list(enumerate(kept, start=self._published - missed + 1))
+
+    def mark_of(self, number: int) -> str:
+        """The mark just after the change numbered `number` (the SSE `id` it is sent with)."""
+        return f"{self._epoch}.{number}"
 
     def listen(self, listener: Callable[[Change], None]) -> None:
         """Call `listener` with every change as it is published: for an in-process follower
@@ -71,8 +86,21 @@ class Broadcast:
         self._subscribers.add(queue)
         return queue
 
+    def subscribe_numbered(self, since: str | None = None) -> asyncio.Queue[Numbered | None]:
+        """subscribe(since=), each change with its number (mark_of names it): for a stream
+        whose reader may come back after the last one it got (`/events`, `Last-Event-ID`).
+        A GAP comes with the number of the change before those that follow it."""
+        queue: asyncio.Queue[Numbered | None] = asyncio.Queue(BACKLOG)
+        for numbered in self._numbered_since(since) if since is not None else []:
+            queue.put_nowait(numbered)  # HISTORY is less than BACKLOG: they fit
+        self._numbered.add(queue)
+        return queue
+
     def unsubscribe(self, queue: asyncio.Queue[Change | None]) -> None:
         self._subscribers.discard(queue)
+
+    def unsubscribe_numbered(self, queue: asyncio.Queue[Numbered | None]) -> None:
+        self._numbered.discard(queue)
 
     def publish(self, *changes: Change) -> None:
         for change in changes:
@@ -81,20 +109,33 @@ class Broadcast:
             for listener in self._listeners:
                 listener(change)
             for queue in self._subscribers:
-                try:
-                    queue.put_nowait(change)
-                except asyncio.QueueFull:
-                    # Drop the backlog, say so, and go on: before, such a subscriber was
-                    # dropped without a word and waited for ever (a `gpuherd run` of 15,000
-                    # jobs hung).
-                    while not queue.empty():
-                        queue.get_nowait()
-                    queue.put_nowait(GAP)
-                    queue.put_nowait(change)
+                _offer(queue, change, GAP)
+            for numbered in self._numbered:
+                _offer(numbered, (self._published, change), (self._published - 1, GAP))
 
     def close(self) -> None:
         for queue in self._subscribers:
-            while queue.full():  # the end must arrive even behind a full backlog
-                queue.get_nowait()
-            queue.put_nowait(None)
+            _end(queue)
+        for numbered in self._numbered:
+            _end(numbered)
         self._subscribers.clear()
+        self._numbered.clear()
+
+
+def _offer(queue: asyncio.Queue[Item | None], item: Item, gap: Item) -> None:
+    """`item` into a subscriber's queue; a queue full (BACKLOG behind) is emptied and given
+    `gap` first. Before, such a subscriber was dropped without a word and waited for ever (a
+    `gpuherd run` of 15,000 jobs hung)."""
+    try:
+        queue.put_nowait(item)
+    except asyncio.QueueFull:
+        while not queue.empty():
+            queue.get_nowait()
+        queue.put_nowait(gap)
+        queue.put_nowait(item)
+
+
+def _end(queue: asyncio.Queue[Item | None]) -> None:
+    while queue.full():  # the end must arrive even behind a full backlog
+        queue.get_nowait()
+    queue.put_nowait(None)

@@ -26,8 +26,32 @@ class _StrictOnTheServer:
         return {**handler(source), "strict": True}
 
 
+class _FromOneOnTheServer:
+    """Annotated metadata (pydantic's alone, as _StrictOnTheServer) for a job id in a body:
+    from 1 up, refused otherwise as a value no job can have (422). `"after": [-3]` was looked
+    up and answered 404 (`no job -3`), as if the job might have been there; `{"ids": [0]}` to
+    a verb answered one 404 result."""
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:
+        from pydantic_core import PydanticCustomError, core_schema
+
+        def from_one(value: int) -> int:
+            if value < 1:
+                raise PydanticCustomError(
+                    "job_id", "job ids are whole numbers from 1 up, got {value}", {"value": value}
+                )
+            return value
+
+        return core_schema.no_info_after_validator_function(from_one, handler(source))
+
+    def __get_pydantic_json_schema__(self, schema: Any, handler: Any) -> Any:
+        return {**handler(schema), "minimum": 1}
+
+
 _STRICT = _StrictOnTheServer()
 Int = Annotated[int, _STRICT]
+JobId = Annotated[int, _STRICT, _FromOneOnTheServer()]
+"""A job's id in a request's body (`ids`, `after`, a move's `before`)."""
 Float = Annotated[float, _STRICT]
 """A number; an integer is one too (`"timeout": 60`)."""
 Bool = Annotated[bool, _STRICT]
@@ -52,10 +76,10 @@ class JobOptions:
     exclusive: Bool = False
     """Each of the job's GPUs to itself (`--exclusive`): no other gpuherd job shares them."""
     priority: Int = 0
-    after: list[Int] = field(default_factory=list)
-    after_any: list[Int] = field(default_factory=list)
+    after: list[JobId] = field(default_factory=list)
+    after_any: list[JobId] = field(default_factory=list)
     """Jobs to wait for however they end (`--after-any`)."""
-    after_fail: list[Int] = field(default_factory=list)
+    after_fail: list[JobId] = field(default_factory=list)
     """Jobs to wait for the failure of (`--after-fail`): a success of one cancels the job."""
     retries: Int | None = None
     """None: the daemon's `config retries` (0 unless set)."""

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from gpuherd.wire import REFUSE_UNKNOWN_FIELDS, Bool, Float, Int, JobOptions, SubmitItem
+from gpuherd.wire import REFUSE_UNKNOWN_FIELDS, Bool, Float, Int, JobId, JobOptions, SubmitItem
 
 _JOB_OPTIONS = frozenset(f.name for f in fields(JobOptions))
 
@@ -81,7 +81,7 @@ class SweepRequest:
 class IdsRequest:
     __pydantic_config__ = REFUSE_UNKNOWN_FIELDS
 
-    ids: list[Int]
+    ids: list[JobId]
     grace: Float | None = None
     """A kill's only: seconds from SIGTERM to SIGKILL for this stop, instead of each job's
     own grace (0: SIGKILL at once); also moves the SIGKILL of a stop under way."""
@@ -101,7 +101,7 @@ class WaitRequest:
 
     __pydantic_config__ = REFUSE_UNKNOWN_FIELDS
 
-    ids: list[Int]
+    ids: list[JobId]
     timeout: Float = 30.0
     """Seconds, up to WAIT_LONGEST (api/job_wait.py checks it)."""
     any: Bool = False
@@ -117,7 +117,7 @@ class EditRequest:
 
     __pydantic_config__ = REFUSE_UNKNOWN_FIELDS
 
-    ids: list[Int]
+    ids: list[JobId]
     command: str | None = None
     name: str | None = None
     gpus: Int | None = None
@@ -137,11 +137,11 @@ class EditRequest:
     cwd: str | None = None
     """The folder it runs in: the absolute path of an existing one."""
     grace: Float | None = None
-    after: list[Int] | None = None
+    after: list[JobId] | None = None
     """The jobs it waits for the success of, from now on (replacing its own)."""
-    after_any: list[Int] | None = None
+    after_any: list[JobId] | None = None
     """The jobs it waits for any end of, from now on (replacing its own)."""
-    after_fail: list[Int] | None = None
+    after_fail: list[JobId] | None = None
     """The jobs it waits for the failure of, from now on (replacing its own)."""
     begin: Float | None = None
     """Epoch seconds: held until then; a time past queues it now."""
@@ -173,7 +173,7 @@ class PrioritiesRequest:
 
     __pydantic_config__ = REFUSE_UNKNOWN_FIELDS
 
-    ids: list[Int]
+    ids: list[JobId]
     priority: Int
 
 
@@ -182,8 +182,8 @@ class MoveRequest:
     __pydantic_config__ = REFUSE_UNKNOWN_FIELDS
 
     first: Bool = False
-    before: Int | None = None
-    swap: Int | None = None
+    before: JobId | None = None
+    swap: JobId | None = None
     """A waiting job whose place this one takes, and it this one's (gpuherd move --swap)."""
 
 

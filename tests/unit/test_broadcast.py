@@ -84,3 +84,31 @@ def test_a_mark_past_the_history_or_of_another_daemon_gets_a_gap(
     # Another daemon's mark, though at the same count; a count not yet reached; none at all.
     for mark in (restarted.mark, f"{epoch}.4", f"{epoch}.x", f"{epoch}.²", "junk", ""):
         assert drain(changes.subscribe(since=mark)) == [GAP], mark
+
+
+def test_a_numbered_subscriber_gets_each_change_with_its_number_and_its_mark(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`/events` sends each change with the mark after it (its SSE id): a reader back with it
+    resumes with the next."""
+    monkeypatch.setattr(broadcast, "BACKLOG", 3)
+    changes = Broadcast()
+    changes.publish({"id": 0})
+    numbered = changes.subscribe_numbered()
+    changes.publish({"id": 1})
+    ((number, change),) = drain_numbered(numbered)
+    assert (number, change) == (2, {"id": 1}) and changes.mark_of(number) == changes.mark
+    resumed = changes.subscribe_numbered(since=changes.mark_of(1))
+    assert drain_numbered(resumed) == [(2, {"id": 1})]
+    for n in range(2, 7):  # past the backlog of 3: a gap, numbered before those that follow
+        changes.publish({"id": n})
+    assert drain_numbered(numbered) == [(5, GAP), (6, {"id": 5}), (7, {"id": 6})]
+    assert drain_numbered(changes.subscribe_numbered(since="junk")) == [(7, GAP)]
+    changes.close()
+    assert drain_numbered(numbered) == [None]
+
+
+def drain_numbered(
+    queue: asyncio.Queue[broadcast.Numbered | None],
+) -> list[broadcast.Numbered | None]:
+    return [queue.get_nowait() for _ in range(queue.qsize())]

@@ -5,11 +5,11 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any, BinaryIO
 
-from fastapi import Depends, Query, Request
+from fastapi import Depends, Header, Query, Request
 from fastapi import Path as PathParam
 from fastapi.responses import PlainTextResponse, Response, StreamingResponse
 from starlette.exceptions import HTTPException
@@ -17,7 +17,9 @@ from starlette.types import Receive, Scope, Send
 
 from gpuherd import job_commits, keep_alive
 from gpuherd.api import log_follow
+from gpuherd.api.change_events import RESUME_HEADER, change_events
 from gpuherd.api.endpoints import EventStream, allowed_methods
+from gpuherd.api.id_params import AttemptNumber, JobId
 from gpuherd.api.job_wait import waited
 from gpuherd.api.routes import RouteTable
 from gpuherd.core.states import LIVE_STATES
@@ -141,7 +143,7 @@ class _InPieces(Response):
 @routes.get("/jobs/wait")
 async def wait(
     request: Request,
-    ids: Annotated[list[int], Query()],
+    ids: Annotated[list[JobId], Query()],
     timeout: float = 30.0,
 ) -> dict[str, Any]:
     """Answer once every named job has finished, or when `timeout` runs out (long poll).
@@ -159,7 +161,7 @@ async def wait_posted(request: Request, body: WaitRequest) -> dict[str, Any]:
 
 
 @routes.get("/jobs/{job_id}")
-async def show(request: Request, job_id: int) -> dict[str, Any]:
+async def show(request: Request, job_id: JobId) -> dict[str, Any]:
     return _service(request).show(job_id)
 
 
@@ -208,21 +210,21 @@ def _results(results: list[ActionResult], **more: list[str]) -> Response:
 
 
 @routes.post("/jobs/{job_id}/priority")
-async def priority(request: Request, job_id: int, body: PriorityRequest) -> dict[str, Any]:
+async def priority(request: Request, job_id: JobId, body: PriorityRequest) -> dict[str, Any]:
     return {"message": _service(request).set_priority(job_id, body.priority)}
 
 
 @routes.post("/jobs/{job_id}/move")
-async def move(request: Request, job_id: int, body: MoveRequest) -> dict[str, Any]:
+async def move(request: Request, job_id: JobId, body: MoveRequest) -> dict[str, Any]:
     return {"message": _service(request).move(job_id, body.first, body.before, body.swap)}
 
 
 @routes.get("/jobs/{job_id}/log", response_class=PlainTextResponse)
 async def log(
     request: Request,
-    job_id: int,
+    job_id: JobId,
     stream: str = "stdout",
-    attempt: Annotated[int | None, Query(ge=1, le=LARGEST)] = None,
+    attempt: Annotated[AttemptNumber | None, Query(ge=1, le=LARGEST)] = None,
     offset: Annotated[int | None, Query(ge=0, le=LARGEST)] = None,
     lines: Annotated[int | None, Query(ge=0, le=LARGEST)] = None,
 ) -> Response:
@@ -284,12 +286,12 @@ def _log_chunks(f: BinaryIO, start: int, end: int) -> Iterator[bytes]:
 @routes.get("/jobs/{job_id}/log/follow", response_class=EventStream)
 async def follow(
     request: Request,
-    job_id: int,
+    job_id: JobId,
     stream: str = "stdout",
-    attempt: Annotated[int | None, Query(ge=1, le=LARGEST)] = None,
+    attempt: Annotated[AttemptNumber | None, Query(ge=1, le=LARGEST)] = None,
     offset: Annotated[int | None, Query(ge=0, le=LARGEST)] = None,
     lines: Annotated[int | None, Query(ge=0, le=LARGEST)] = None,
-    from_attempt: Annotated[int | None, Query(ge=1, le=LARGEST)] = None,
+    from_attempt: Annotated[AttemptNumber | None, Query(ge=1, le=LARGEST)] = None,
     raw: bool = False,
 ) -> StreamingResponse:
     """Server-sent events: `data` events carry new log text (with its attempt and the offset
@@ -321,20 +323,10 @@ async def follow(
 
 
 @routes.get("/events", response_class=EventStream)
-async def events(request: Request) -> StreamingResponse:
-    """Server-sent events: one `data` line per state change, as JSON."""
-    service = _service(request)
-
-    async def stream() -> AsyncIterator[str]:
-        changes = service.engine.changes.subscribe()
-        try:
-            yield ": connected\n\n"
-            while True:
-                change = await changes.get()
-                if change is None:
-                    return
-                yield f"data: {json.dumps(change)}\n\n"
-        finally:
-            service.engine.changes.unsubscribe(changes)
-
-    return StreamingResponse(stream(), media_type="text/event-stream")
+async def events(
+    request: Request, last_event_id: Annotated[str | None, Header(alias=RESUME_HEADER)] = None
+) -> StreamingResponse:
+    """Server-sent events: one `data` line per state change, as JSON, with its `id`; sent back
+    as `Last-Event-ID`, the changes after it (change_events.py)."""
+    stream = change_events(_service(request).engine.changes, last_event_id)
+    return StreamingResponse(stream, media_type="text/event-stream")

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 
 from fastapi import Path, Request
 
+from gpuherd.api.id_params import GpuIndex
 from gpuherd.api.routes import RouteTable
 from gpuherd.attempts import Live
 from gpuherd.core.idspec import format_ids
@@ -49,13 +50,13 @@ async def gpu_add(request: Request, body: GpuAddRequest) -> dict[str, Any]:
 
 
 @routes.delete("/gpus/{index}")
-async def gpu_remove(request: Request, index: int) -> dict[str, Any]:
+async def gpu_remove(request: Request, index: GpuIndex) -> dict[str, Any]:
     return {"message": _service(request).gpu_remove(index)}
 
 
 @routes.post("/gpus/{index}/{action}")
 async def gpu_state(
-    request: Request, index: int, action: Annotated[str, Path(json_schema_extra=GPU_ACTIONS)]
+    request: Request, index: GpuIndex, action: Annotated[str, Path(json_schema_extra=GPU_ACTIONS)]
 ) -> dict[str, Any]:
     states = {"drain": DeviceState.DRAINING, "enable": DeviceState.ENABLED}
     if action not in states:  # a path that names no endpoint: 404, as any other such path
