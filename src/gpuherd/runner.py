@@ -47,7 +47,7 @@ from gpuherd.runner_options import RunOptions as RunOptions  # (the CLI's)
 from gpuherd.runner_rerun import left_over, skipping
 from gpuherd.runner_signals import handled
 from gpuherd.runner_state import check_keep_state, put_away
-from gpuherd.runner_summary import Reporter, RunSummary, could_not_run, in_run_words
+from gpuherd.runner_summary import Reporter, RunSummary, could_not_run, in_run_words, unretried
 from gpuherd.runner_watchdog import Watchdog
 from gpuherd.service import Service
 from gpuherd.store import Store
@@ -310,8 +310,7 @@ class Runner:
         """A job queued again after a failed attempt, in a run that stopped before the retry
         started: it failed, as its last attempt did (its job.json and FAILURE say so)."""
         change = self._requeued.pop(job_id)
-        detail = "; ".join(filter(None, [change.get("detail"), "not retried: the run stopped"]))
-        self._ended(job_id, JobState.FAILED, {**change, "detail": detail})
+        self._ended(job_id, JobState.FAILED, {**change, "detail": unretried(change.get("detail"))})
 
     def _count_left(self, unread: list[Arrival]) -> None:
         """Once the run is over, every job of the input is counted: the submitted ones that

@@ -205,7 +205,9 @@ def _skip_to_tail(log: _Log) -> int:
             return 0
         log.file.seek(size - FINISH_MOST)
         tail = log.file.read(FINISH_MOST)
-        line_start = tail.find(b"\n") + 1  # (0: one long line: shown from here, in pieces)
+        # The first line that starts in it; not after its last byte, the newline that ends
+        # one long line (which showed nothing of it): that is shown from here, in pieces.
+        line_start = tail.find(b"\n", 0, len(tail) - 1) + 1
         log.file.seek(size - FINISH_MOST + line_start)
         return size - FINISH_MOST + line_start - at
     return 0

@@ -19,6 +19,7 @@ import errno
 import fcntl
 import os
 import socket
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,11 +32,11 @@ LOCK_NAME = ".gpuherd-run.lock"
 
 
 @contextlib.contextmanager
-def output_held(folder: Path) -> Iterator[int | None]:
-    """Hold `folder` (which exists) for this run until the block ends; HerdError, one line,
-    when another run holds it. Gives the lock's descriptor (None: unguarded), for the run's
-    watchdog to hold too (runner_watchdog.py)."""
-    fd = _take(folder / LOCK_NAME, folder)
+def output_held(folder: Path, typed: str | None = None) -> Iterator[int | None]:
+    """Hold `folder` (which exists; `typed` so on the command line) for this run until the
+    block ends; HerdError, one line, when another run holds it. Gives the lock's descriptor
+    (None: unguarded), for the run's watchdog to hold too (runner_watchdog.py)."""
+    fd = _take(folder / LOCK_NAME, typed if typed is not None else str(folder))
     try:
         yield fd
     finally:
@@ -45,7 +46,7 @@ def output_held(folder: Path) -> Iterator[int | None]:
             os.close(fd)
 
 
-def _take(path: Path, folder: Path) -> int | None:
+def _take(path: Path, folder: str) -> int | None:
     while True:
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
@@ -58,7 +59,7 @@ def _take(path: Path, folder: Path) -> int | None:
             os.close(fd)
             if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
                 raise HerdError(
-                    f"--output-dir {shell_word(str(folder))} is in use by another gpuherd run "
+                    f"--output-dir {shell_word(folder)} is in use by another gpuherd run "
                     f"({holder}): give another --output-dir, or wait until that run has ended"
                 ) from None
             return None  # no locks here (ENOLCK, EOPNOTSUPP): run as before
@@ -92,15 +93,26 @@ def _holder(fd: int) -> str:
     return holder
 
 
-def check_writable(folder: Path) -> None:
-    """HerdError, one line, for an existing `folder` this process cannot make job folders in
-    (chmod a-w, a read-only mount): else every job fails in turn, each with the same line.
-    os.access: the kernel's answer for us (root writes past the mode bits, not a ro mount)."""
-    if not os.access(folder, os.W_OK | os.X_OK):
+def check_writable(folder: Path, typed: str | None = None) -> None:
+    """HerdError, one line, for an existing `folder` (`typed` so on the command line) this
+    process cannot make job folders in (chmod a-w, a read-only mount, /proc): else every job
+    fails in turn, each with the same line. Tried, not asked: os.access says yes to root for
+    /proc and /sys, where no folder can be made."""
+    try:
+        tried = tempfile.mkdtemp(prefix=".gpuherd-run-try-", dir=folder)
+    except OSError as exc:
+        name = shell_word(typed if typed is not None else str(folder))
+        if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+            raise HerdError(
+                f"--output-dir {name}: cannot write in it (read-only, or not yours); give a "
+                "folder you can write to, or make it writable (chmod u+w)"
+            ) from None
         raise HerdError(
-            f"--output-dir {shell_word(str(folder))}: cannot write in it (read-only, or not "
-            "yours); give a folder you can write to, or make it writable (chmod u+w)"
-        )
+            f"--output-dir {name}: cannot make a job folder in it ({exc.strerror or exc}); "
+            "give a folder you can write to"
+        ) from None
+    with contextlib.suppress(OSError):
+        os.rmdir(tried)
 
 
 def make_output_dir(folder: Path) -> None:

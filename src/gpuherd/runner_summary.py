@@ -3,6 +3,7 @@ what it tells the user as it goes (Reporter)."""
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 from dataclasses import dataclass, field
@@ -10,7 +11,7 @@ from pathlib import Path
 from typing import Protocol
 
 from gpuherd.core.commands import shown_command
-from gpuherd.core.text import visible_command
+from gpuherd.core.text import shell_word, visible_command
 from gpuherd.errors import HerdError
 from gpuherd.executors.base import RUN_FOLDER_GONE
 from gpuherd.runner_signals import HANGUP_STATUS, INTERRUPT_STATUS
@@ -86,6 +87,17 @@ def in_run_words(detail: str, job_id: int) -> str:
     return detail[said.end() :] if said and said[1] == str(job_id) else detail
 
 
+_RETRY_WAIT = re.compile(r"; (?:runs again in |its --retry-delay )[^;]*\Z")
+"""What a retry's event adds to how its attempt ended: its --retry-delay (lifecycle.retry_wait)."""
+
+
+def unretried(detail: str | None) -> str:
+    """How a job ended whose retry never started (the run stopped first): its last attempt's
+    end, and why no retry came; not the wait for the retry (`runs again in 20s`) that was."""
+    ended = _RETRY_WAIT.sub("", detail or "")
+    return "; ".join(filter(None, [ended, "not retried: the run stopped"]))
+
+
 def could_not_run(number: int, command: str, refusal: Exception, cwd: str) -> str:
     """The line of job `number` of the input, refused before it was queued (its folder `cwd`
     removed since: the submission's advice, --cwd, is not the run's). An empty command
@@ -100,23 +112,41 @@ def could_not_run(number: int, command: str, refusal: Exception, cwd: str) -> st
     return f"[{number}] could not run: {why}"
 
 
-def unwritten_words(unwritten: dict[str, OSError], output_dir: str) -> str:
-    """What the run's end says of job folders whose end it could not record (an error)."""
+_FULL = (errno.ENOSPC, errno.EDQUOT)
+_GONE = (errno.ENOENT, errno.ENOTDIR)
+_BARRED = (errno.EACCES, errno.EPERM, errno.EROFS)
+
+
+def unwritten_words(unwritten: dict[str, OSError], output_dir: Path) -> str:
+    """What the run's end says of job folders whose end it could not record (an error), with
+    the way out that fits the error (the first folder's). Logs cut short only by a full disk,
+    and only where a job ran to write them: one refused its folder never started."""
     folders = sorted(unwritten, key=lambda name: (len(name), name))  # (job_2 before job_10)
-    why = next(iter(unwritten.values()))
-    why_words = why.strerror or str(why)
-    if len(folders) == 1:
-        return (
-            f"the end of {folders[0]} could not be recorded in {output_dir} ({why_words}): it "
-            "has no job.json or SUCCESS/FAILURE, and its logs may be cut short; free some "
-            "space, then run again with --skip-succeeded, which runs it again (as it does the "
-            "jobs that failed)"
-        )
-    more = len(folders) - 5
-    named = ", ".join(folders[:5]) + (f" and {more:,} more" if more > 0 else "")
+    why, where, one = unwritten[folders[0]], shell_word(str(output_dir)), len(folders) == 1
+    if one:
+        what, whose, them = f"the end of {folders[0]}", "it has", "it"
+    else:
+        more = len(folders) - 5
+        named = ", ".join(folders[:5]) + (f" and {more:,} more" if more > 0 else "")
+        what, whose, them = f"the ends of {len(folders):,} jobs", f"{named} have", "them"
+    said = f"{what} could not be recorded in {where} ({why.strerror or why}): {whose} no job.json"
+    said += " or SUCCESS/FAILURE"
+    if why.errno in _FULL and any((output_dir / name / "stdout.log").exists() for name in folders):
+        said += f", and {'its' if one else 'their'} logs may be cut short"
     return (
-        f"the ends of {len(folders):,} jobs could not be recorded in {output_dir} ({why_words}):"
-        f" {named} have no job.json or SUCCESS/FAILURE, and their logs may be cut short; free "
-        "some space, then run again with --skip-succeeded, which runs them again (as it does "
-        "the jobs that failed)"
+        f"{said}; {_way_out(why, where)}, then run again with --skip-succeeded, which runs "
+        f"{them} again (as it does the jobs that failed)"
     )
+
+
+def _way_out(why: OSError, where: str) -> str:
+    """What to do about `why` before running again."""
+    if why.errno == errno.EDQUOT:
+        return "free some space (or have your disk quota raised)"
+    if why.errno in _FULL:
+        return "free some space"
+    if why.errno in _GONE:
+        return f"{where} (or a job folder in it) was removed or moved as the run ran: keep it there"
+    if why.errno in _BARRED:
+        return f"make {where} writable for you (its permissions, or a read-only mount)"
+    return f"see that {where} can be written in"

@@ -39,3 +39,21 @@ def test_a_flood_ends_with_its_last_lines_and_the_count_of_the_bytes_skipped(run
     assert (out / "job_0" / "stdout.log").stat().st_size == sum(
         len(f"{n}\n") for n in range(1, LAST + 1)
     )
+
+
+def test_one_long_last_line_ending_in_a_newline_is_shown_in_pieces(runs: Runs) -> None:
+    # Its newline, the last byte, was taken for the start of a line: nothing of it showed.
+    long = 2_000_000
+    (runs.cwd / "jobs.txt").write_text(f'head -c {long} /dev/zero | tr "\\0" a; echo\n')
+    out = runs.root / "out"
+    proc = runs.run("--fake-gpus", "1", "--live", "--output-dir", str(out), "jobs.txt")
+    assert (proc.returncode, proc.stderr) == (0, ""), proc.stdout[-2000:] + proc.stderr
+    shown = [line[5:] for line in proc.stdout.splitlines() if line.startswith("[0]| ")]
+    skipped = long + 1 - TAIL
+    assert shown[0] == (
+        f"… ({skipped:,} bytes not shown: written faster than --live shows them; whole in "
+        f"{out}/job_0/stdout.log)"
+    )
+    pieces = shown[1:]  # its last TAIL bytes but the newline, in pieces of 16 KiB
+    assert len(pieces) == 64 and set("".join(pieces)) == {"a"}, [len(p) for p in pieces]
+    assert sum(map(len, pieces)) == TAIL - 1

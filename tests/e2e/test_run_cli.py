@@ -454,16 +454,25 @@ def yielder():
 
 
 def test_a_run_whose_every_job_could_not_run_says_so_and_fails(runs: Runs, probe: Probe) -> None:
-    text = probe.cmd("a") + "\n" + probe.cmd("b") + "\n"
+    # Each job's own request (a run-wide --mem that large is refused before any job runs:
+    # test_run_refused_up_front.py).
+    yielder = write_yielder(
+        runs,
+        f"""
+def yielder():
+    yield {{"command": {probe.cmd("a")!r}, "gpus": 3}}
+    yield {{"command": {probe.cmd("b")!r}, "gpus": 3}}
+""",
+    )
     out = runs.root / "out"
-    proc = runs.run("--fake-gpus", "2", "--mem", "900GiB", "--output-dir", str(out), input=text)
+    proc = runs.run("--fake-gpus", "2", "--output-dir", str(out), "--yielder", str(yielder))
     assert proc.returncode == 1, proc.stdout + proc.stderr
     lines = proc.stdout.splitlines()
     assert [line.split(":")[0] for line in lines[:-1]] == [
         "[0] could not run",
         "[1] could not run",
     ], lines
-    assert all("asks for 900.0 GiB per GPU" in line for line in lines[:-1]), lines
+    assert all("asks for 3 GPUs but gpuherd has only 2" in line for line in lines[:-1]), lines
     assert lines[-1] == f"0 succeeded, 0 failed, 2 could not run; logs in {out}"
     assert probe.records() == []
 

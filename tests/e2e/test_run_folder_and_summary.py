@@ -126,6 +126,25 @@ def test_a_job_failing_after_ctrl_c_with_retries_left_is_counted_failed_not_queu
     assert job_info(out / "job_0")["exit_code"] == 1
 
 
+def test_a_job_stopped_while_it_waits_for_its_retry_delay_says_only_why_it_is_not_retried(
+    runs: Runs,
+) -> None:
+    # It said both `runs again in 20s (--retry-delay)` and `not retried: the run stopped`.
+    out = runs.root / "out"
+    jobs = jobs_file(runs, "jobs.txt", "exit 1")
+    options = ["--retries", "1", "--retry-delay", "20s", "--output-dir", str(out), str(jobs)]
+    run = runs.start("--fake-gpus", "1", *options)
+    queued = run.expect_line("[0] failed")
+    assert queued == "[0] failed (exit 1; runs again in 20s (--retry-delay)); queued again"
+    run.proc.send_signal(signal.SIGINT)
+    run.expect_line("interrupted")
+    line = run.expect_line("[0] ")
+    assert line.startswith("[0] failed (exit 1; not retried: the run stopped) after "), line
+    status, rest, err = run.finish()
+    assert status == 130, rest + err
+    assert rest.splitlines()[-1] == f"0 succeeded, 1 failed; logs in {out}"
+
+
 def test_a_single_job_failing_after_ctrl_c_is_in_the_summary(runs: Runs, probe: Probe) -> None:
     out = runs.root / "out"
     jobs = jobs_file(runs, "jobs.txt", probe.cmd("a", wait="a-go", exit=1))

@@ -31,6 +31,18 @@ def test_a_refusal_names_gpus_per_job_not_gpus(runs: Runs) -> None:
     out = runs.root / "out"
     asked = ("--fake-gpus", "2x24GiB,2x80GiB", "--gpus-per-job", "3", "--mem", "40GiB")
     proc = runs.run(*asked, "--output-dir", str(out), "-", input="true\n")
+    # Run-wide: refused before any job (it was once per job).
+    assert (proc.returncode, proc.stdout) == (2, ""), proc.stdout + proc.stderr
+    assert proc.stderr == (
+        "gpuherd: error: no job of this run could ever start: each asks for 3 GPUs with 40.0 "
+        "GiB each but only 2 GPUs have that much: give fewer --gpus-per-job, at most 2, or a "
+        "smaller --mem (see gpuherd run --help)\n"
+    )
+    # A job's own count, beside a run-wide --mem: refused alone, in the run's words.
+    yielder = runs.root / "jobs.py"
+    yielder.write_text('def yielder():\n    yield {"command": "true", "gpus": 3}\n')
+    asked = ("--fake-gpus", "2x24GiB,2x80GiB", "--mem", "40GiB", "--yielder", str(yielder))
+    proc = runs.run(*asked, "--output-dir", str(out))
     assert proc.returncode == 1, proc.stderr
     assert proc.stdout.splitlines()[0] == (
         "[0] could not run: true: this job can never run: asks for 3 GPUs with 40.0 GiB each "
@@ -49,10 +61,10 @@ def test_a_ram_above_the_machines_says_the_most_it_may_be(runs: Runs) -> None:
     proc = runs.run(
         "--fake-gpus", "1", "--ram", "100TiB", "--output-dir", str(out), "-", input="true\n"
     )
-    assert proc.returncode == 1, proc.stderr
+    assert (proc.returncode, proc.stdout) == (2, ""), proc.stdout + proc.stderr
     most = format_size_down(total)
-    assert proc.stdout.splitlines()[0] == (
-        "[0] could not run: true: this job can never run: asks for 100.0 TiB of host memory, "
-        f"more than this machine has ({format_size(total)}): give a smaller ram (--ram), at "
-        f"most {most}"
+    assert proc.stderr == (  # before any job (it was said once per job)
+        "gpuherd: error: no job of this run could ever start: each asks for 100.0 TiB of host "
+        f"memory, more than this machine has ({format_size(total)}): give a smaller --ram, at "
+        f"most {most} (see gpuherd run --help)\n"
     )

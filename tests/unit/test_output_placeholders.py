@@ -27,7 +27,8 @@ def test_placeholders_are_filled_in_and_unknown_ones_named() -> None:
         "unknown placeholder %u: use %j (the job's id), %a (the attempt's number), "
         "%x (the job's name), or %% for a percent sign"
     )
-    assert template_problem("/r/100%").startswith("unknown placeholder a % at its end: ")
+    # (it said "unknown placeholder a % at its end")
+    assert template_problem("/r/100%").startswith("a % at its end: use %j (the job's id), ")
 
 
 def test_a_file_is_emptied_by_the_first_attempt_to_write_it() -> None:

@@ -5,6 +5,7 @@ stands; a job file whose name click read as options (`-jobs.txt`) is said to be 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
@@ -33,7 +34,7 @@ class RunCommand(click.Command):
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         try:
-            ours = run_args(args)
+            ours, index_or_file = run_args(args)
         except click.UsageError as exc:  # (raised without the context its help names)
             raise click.UsageError(exc.message, ctx) from None
         refuse_option_as_value(ctx, ours, {"--gpus": "0,1"})  # (GPU indices here: not a count)
@@ -53,6 +54,9 @@ class RunCommand(click.Command):
         words = list(ctx.params.get("args", ()))
         while words and is_gpu_indices(words[0]):  # (split_gpus_and_file's to say)
             words.pop(0)
+        if index_or_file is not None and not words and ctx.params.get("yielder") is None:
+            # Read as the job file, it would make as valid a command line: say both ways.
+            raise click.UsageError(index_or_file.both_valid(), ctx)
         if words and (len(words) > 1 or not Path(words[0]).exists()):  # (else a job file)
             from gpuherd.cli.not_job_file import command_given
 
@@ -61,8 +65,9 @@ class RunCommand(click.Command):
         return rest
 
 
-def run_args(args: list[str]) -> list[str]:
-    """`args` in our spellings, `--gpus` with all its indices in one value."""
+def run_args(args: list[str]) -> tuple[list[str], IndexOrFile | None]:
+    """`args` in our spellings, `--gpus` with all its indices in one value; and the last of
+    those indices where it also names a file (gpu_indices_together)."""
     return gpu_indices_together(gpu_hog_args(args))
 
 
@@ -77,8 +82,10 @@ def gpu_hog_args(args: list[str]) -> list[str]:
             return [*out, arg, *rest]
         if ours == "--job_file":
             value = _file_value(name, (value if eq else next(rest, "")) or None)
-            # Named as the file: `--job_file -jobs.txt` is no option (`-` alone: stdin).
-            out.append(f"./{value}" if value.startswith("-") and value != "-" else value)
+            # Named as the file: `--job_file -jobs.txt` is no option (`-` alone: stdin), and
+            # `--gpus 0 --job_file 1` no GPU 1.
+            named = (value.startswith("-") and value != "-") or reads_as_gpu_indices(value)
+            out.append(f"./{value}" if named else value)
         elif ours in FILE_VALUES and not eq:
             given = next(rest, None)
             # (A `--` or '' there is said by the option itself: `no value given before --`,
@@ -105,31 +112,57 @@ def _is_option(word: str) -> bool:
     return looks and not Path(word).exists()
 
 
-def gpu_indices_together(args: list[str]) -> list[str]:
+@dataclass(frozen=True)
+class IndexOrFile:
+    """A word typed after `--gpus`'s indices that is a GPU index and a file's name too
+    (`--gpus 0 1` where a file `1` is there): read as an index, and the indices before it."""
+
+    word: str
+    before: str
+    """The indices before it, joined (`0`)."""
+
+    def both_valid(self) -> str:
+        """What to say where reading it as the job file makes as valid a command line (no
+        other job file, no --yielder): a guess ran the file `1` on GPU 0 alone, or standard
+        input on GPUs 0 and 1, whichever was not meant."""
+        word, gpus = self.word, f"GPU {self.word}" if self.word.isdigit() else f"GPUs {self.word}"
+        return (
+            f"--gpus {self.before} {word}: {word} is a GPU index and a file here: write --gpus "
+            f"{self.before},{word} to use {gpus} too (jobs from standard input), or --gpus "
+            f"{self.before} ./{word} to run the job file {word}"
+        )
+
+
+def gpu_indices_together(args: list[str]) -> tuple[list[str], IndexOrFile | None]:
     """`--gpus 0 1 2` as `--gpus 0,1,2`. Click gives an option one value and leaves the other
     indices among the arguments, where those after a job file (`run jobs.txt --gpus 0 1`,
-    `--job_file jobs.txt --gpus 0 1`) were taken for more job files. A number that names a
-    file there is the job file, as before."""
+    `--job_file jobs.txt --gpus 0 1`) were taken for more job files. A word that reads as
+    indices is one, also where a file has its name: it is the job file only when it is the
+    last of them and nothing else is (RunCommand says so), as an index before another one
+    cannot be (what follows it would be a second job file). Also returned: that last word,
+    where it names a file."""
     out: list[str] = []
+    index_or_file = None
     at = 0
     while at < len(args):
         arg = args[at]
         at += 1
         if arg == "--":
-            return [*out, arg, *args[at:]]
-        if arg == "--gpus" and at < len(args) and is_gpu_indices(args[at]):
-            spec = args[at]
+            return [*out, arg, *args[at:]], index_or_file
+        if arg == "--gpus" and at < len(args) and reads_as_gpu_indices(args[at]):
+            spec = args[at]  # (click takes it for the value whatever it names)
             at += 1
-        elif arg.startswith("--gpus=") and is_gpu_indices(arg.removeprefix("--gpus=")):
+        elif arg.startswith("--gpus=") and reads_as_gpu_indices(arg.removeprefix("--gpus=")):
             spec = arg.removeprefix("--gpus=")
         else:
             out.append(arg)
             continue
-        while at < len(args) and is_gpu_indices(args[at]):
+        while at < len(args) and reads_as_gpu_indices(args[at]):
+            index_or_file = IndexOrFile(args[at], spec) if Path(args[at]).is_file() else None
             spec += "," + args[at]
             at += 1
         out += ["--gpus", spec]
-    return out
+    return out, index_or_file
 
 
 _GPU_INDICES = re.compile(r"[0-9][0-9,-]*")
@@ -137,9 +170,15 @@ _GPU_INDICES = re.compile(r"[0-9][0-9,-]*")
 parser then names: not a job file, whose name would be looked for in vain."""
 
 
+def reads_as_gpu_indices(word: str) -> bool:
+    """`0`, `0,1`, `1-3`: GPU indices by their look, whatever file has that name."""
+    return _GPU_INDICES.fullmatch(word) is not None
+
+
 def is_gpu_indices(word: str) -> bool:
-    """`0`, `0,1`, `1-3`: GPU indices, unless a file of that name is there (the job file)."""
-    return _GPU_INDICES.fullmatch(word) is not None and not Path(word).exists()
+    """`0`, `0,1`, `1-3`: GPU indices, unless a file of that name is there (the job file; a
+    folder is none: `cannot read 1: Is a directory` took an index for it)."""
+    return reads_as_gpu_indices(word) and not Path(word).is_file()
 
 
 def file_read_as_option(args: list[str], option: str) -> str | None:

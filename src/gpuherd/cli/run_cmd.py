@@ -29,6 +29,7 @@ from gpuherd.cli.options import (
 from gpuherd.cli.param_types import Place, completes
 from gpuherd.cli.run_args import RunCommand
 from gpuherd.cli.run_gpus import probe_and_slots, split_gpus_and_file
+from gpuherd.cli.run_limits import refuse_impossible_run_wide
 from gpuherd.cli.run_order import earlier_run_times, reading_whole_input
 from gpuherd.cli.run_report import LineReporter
 from gpuherd.cli.submit_hints import devices_warned
@@ -187,6 +188,7 @@ def run(
         )
     _check_folder_names(prefix, output_dir)
     probe, slots = probe_and_slots(spec, fake_gpus, gpus_per_job, gpu_file)
+    refuse_impossible_run_wide(probe, slots, gpus_per_job, mem, ram, exclusive)
     cwd, env = os.getcwd(), dict(os.environ)
     reject_nul("", cwd=cwd)  # a folder whose path is not UTF-8: once, not for every job
     _check_shell(env)
@@ -213,8 +215,8 @@ def run(
         with contextlib.ExitStack() as hold:  # the folder is this run's until it ends
             held = out.is_dir()
             if held:  # one in use by another run is refused before anything is read from it
-                check_writable(out)
-                lock = hold.enter_context(output_held(out))
+                check_writable(out, output_dir)
+                lock = hold.enter_context(output_held(out, output_dir))
             rerun_of = out if output_dir is not None else None  # (a new folder holds no times)
             run_times = (
                 earlier_run_times(times_from, rerun_of) if order == "longest-first" else None
@@ -224,7 +226,7 @@ def run(
             run_times = run_times or None
             if not held:
                 make_output_dir(out)  # after --times-from is checked: a refused run makes none
-                lock = hold.enter_context(output_held(out))
+                lock = hold.enter_context(output_held(out, output_dir))
             options = RunOptions(
                 output_dir=out.absolute(),
                 prefix=prefix,
@@ -308,8 +310,9 @@ def _run_and_report(
     if summary.unwritten:  # (a job's folder is the run's record of it: runner_summary.py)
         from gpuherd.runner_summary import unwritten_words
 
-        said = unwritten_words(summary.unwritten, shell_word(str(options.output_dir)))
-        click.echo(prefixed("error", said), err=True)
+        click.echo(
+            prefixed("error", unwritten_words(summary.unwritten, options.output_dir)), err=True
+        )
     return summary
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from gpuherd.cli.options import gpu_choice
-from gpuherd.cli.run_args import is_gpu_indices
+from gpuherd.cli.run_args import is_gpu_indices, reads_as_gpu_indices
 from gpuherd.core.units import plural
 from gpuherd.errors import HerdError
 
@@ -26,10 +26,14 @@ GPU_FILE_WITHOUT_DRIVER = (
 
 def split_gpus_and_file(gpus: str | None, args: tuple[str, ...]) -> tuple[str | None, str | None]:
     """--gpus and the job file; indices among the arguments (run_args joins those that follow
-    --gpus) are a mistake, or a --gpus value click would not split."""
+    --gpus) are a mistake, or a --gpus value click would not split. One that names a file is
+    the job file, but where another follows it: then only an index makes the line valid."""
     extra = list(args)
     indices = []
-    while extra and is_gpu_indices(extra[0]):
+    while extra and (
+        is_gpu_indices(extra[0])
+        or (gpus is not None and len(extra) > 1 and reads_as_gpu_indices(extra[0]))
+    ):
         indices.append(extra.pop(0))
     if indices and gpus is None:
         raise click.UsageError(f"unexpected argument {indices[0]}: did you mean --gpus?")

@@ -35,9 +35,9 @@ def template_problem(template: str) -> str | None:
         letter = found.group(1)
         if letter != "%" and letter not in PLACEHOLDERS:
             known = ", ".join(f"%{key} ({what})" for key, what in PLACEHOLDERS.items())
-            what = f"%{letter}" if letter else "a % at its end"
             theirs = _SLURMS.get(letter, "")
-            return f"unknown placeholder {what}{theirs}: use {known}, or %% for a percent sign"
+            what = f"unknown placeholder %{letter}{theirs}" if letter else "a % at its end"
+            return f"{what}: use {known}, or %% for a percent sign"
     return None
 
 
