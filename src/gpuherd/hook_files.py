@@ -9,6 +9,8 @@ import contextlib
 import fcntl
 import logging
 import os
+import signal
+from collections.abc import Iterable
 from typing import BinaryIO
 
 from gpuherd.core.text import clean_lines
@@ -121,3 +123,27 @@ def holding_hook(run_file: str) -> int | None:
             if (theirs.st_dev, theirs.st_ino) == (ours.st_dev, ours.st_ino):
                 return int(pid)
     return None
+
+
+def still_running(run_files: Iterable[str]) -> set[str]:
+    """Those of `run_files` whose hook's shell still holds them (holding_hook): hooks a last
+    daemon left running, which still take their places among the hooks run at once."""
+    return {path for path in run_files if holding_hook(path) is not None}
+
+
+def kill_left(path: str, job_id: int, timeout: float) -> bool:
+    """Kill, with its process group, the hook whose output is `path` if it still runs: one
+    the last daemon left running, `timeout` after this one started (this daemon's own were
+    killed at their time, and left no shell holding their file)."""
+    pid = holding_hook(path)
+    if pid is None:
+        return False
+    log.warning(
+        "on-end hook for job %d, left running by the last daemon, still ran %gs after this "
+        "one started: killed",
+        job_id,
+        timeout,
+    )
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+    return True

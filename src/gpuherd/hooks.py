@@ -3,13 +3,14 @@
 
 It listens to the engine's changes (each one, published once committed) and reads the
 ended job from the store. Hooks run apart from the jobs and from the engine's tick: at most
-PARALLEL at once, each in its own session, killed after `timeout`; a hook that fails is
-logged in daemon.log. Each run's output goes to a file of its own in hooks.running/, locked
-while any of its processes holds it (a child left in the background too); once none does
-(the hook and its children ended, or at most `timeout` after the hook started, or after
-the next daemon's start, for one the last left running) it is appended to hooks.log with
-at most HEAD + TAIL of its bytes and its escape sequences dropped, and removed. hooks.log
-is rotated past ROTATE_AT: thousands of jobs with a chatty notifier filled the disk.
+PARALLEL at once (those the last daemon left running counted), each in its own session,
+killed after `timeout`; a hook that fails is logged in daemon.log. Each run's output goes
+to a file of its own in hooks.running/, locked while any of its processes holds it (a child
+left in the background too); once none does (the hook and its children ended, or at most
+`timeout` after the hook started, or after the next daemon's start, for one the last left
+running) it is appended to hooks.log with at most HEAD + TAIL of its bytes and its escape
+sequences dropped, and removed. hooks.log is rotated past ROTATE_AT: thousands of jobs with
+a chatty notifier filled the disk.
 
 When a hook starts, its job is marked (Store.hook_started, with its attempt): hooks still
 waiting when the daemon stops or dies run at its next start (the jobs that ended after
@@ -43,8 +44,9 @@ from gpuherd.fd_limit import restore_in_shell
 from gpuherd.hook_files import (
     free_middle,
     held,
-    holding_hook,
+    kill_left,
     named_by_pid,
+    still_running,
     write_out,
     write_out_ended,
 )
@@ -57,7 +59,8 @@ log = logging.getLogger("gpuherd.hooks")
 RUNNING = "hooks.running"
 """The folder of the output files of hooks that have not been written to hooks.log yet."""
 PARALLEL = 4
-"""Hooks running at once: a sweep whose points all fail together must not fork hundreds."""
+"""Hooks running at once: a sweep whose points all fail together must not fork hundreds (nor
+a daemon restarted in the middle of them twice as many: the last one's still running count)."""
 TIMEOUT = 60.0
 """Seconds a hook may run before its whole process group is killed."""
 THROUGH = HOOKS_THROUGH
@@ -154,6 +157,9 @@ class EndHooks:
         self._held: dict[str, tuple[int, float, bool]] = {}
         """Output files of ended hooks still held by their background processes -> (job id,
         the hook's time's end, on the monotonic clock, whether it was killed at that end)."""
+        self._left: set[str] = set()
+        """Output files (in _held) of hooks the last daemon left running whose shell still
+        runs: each takes one of the `parallel` places until it ends."""
         self._poll: asyncio.TimerHandle | None = None
         self._killed: set[int] = set()
         self._stopped = False
@@ -191,6 +197,7 @@ class EndHooks:
                 if job_id.isdigit():
                     path = os.path.join(self.run_folder, name)
                     self._held[path] = (int(job_id), time_up, False)
+        self._left = still_running(self._held)
         if self._held:
             self._poll = self._loop.call_later(POLL, self._write_out_closed)
 
@@ -205,6 +212,7 @@ class EndHooks:
         if self._poll is not None:  # the files still held: the next start writes them out
             self._poll.cancel()
         self._held.clear()
+        self._left.clear()
         if self._waiting:
             log.warning("%d on-end hooks left for the next daemon start", len(self._waiting))
             self._waiting.clear()
@@ -251,13 +259,20 @@ class EndHooks:
         self._start_waiting()
 
     def _start_waiting(self) -> None:
-        while self._waiting and len(self._running) < self.parallel:
+        free = self.parallel - self._still_left()
+        while self._waiting and len(self._running) < free:
             command, job, env = self._waiting.popleft()
             self.engine.store.hook_started(job.id, job.attempt)
             try:
                 self._spawn(command, job.id, env)
             except (OSError, ValueError, SpawnError) as exc:
                 log.warning("on-end hook for job %d could not start: %s", job.id, exc)
+
+    def _still_left(self) -> int:
+        """How many hooks the last daemon left running still run: places taken."""
+        if self._left:
+            self._left = still_running(path for path in self._left if path in self._held)
+        return len(self._left)
 
     def _spawn(self, command: str, job_id: int, env: dict[str, str]) -> None:
         shell = job_shell(env)
@@ -354,7 +369,7 @@ class EndHooks:
                     free_middle(path)
                     continue
                 if still and not killed:  # one the last daemon left running, at its time
-                    killed = self._kill_left(path, job_id)
+                    killed = kill_left(path, job_id, self.timeout)
                 note = self._killed_note() if killed else self._late_note() if still else ""
                 write_out(path, self.log_path, note)
             except OSError as exc:
@@ -362,23 +377,8 @@ class EndHooks:
             del self._held[path]
         if (self._held or self._running) and not self._stopped:
             self._poll = self._loop.call_later(POLL, self._write_out_closed)
-
-    def _kill_left(self, path: str, job_id: int) -> bool:
-        """Kill, with its process group, the hook whose output is `path` if it still runs:
-        one the last daemon left running, `timeout` after this one started (this daemon's own
-        were killed at their time, and left no shell holding their file)."""
-        pid = holding_hook(path)
-        if pid is None:
-            return False
-        log.warning(
-            "on-end hook for job %d, left running by the last daemon, still ran %gs after "
-            "this one started: killed",
-            job_id,
-            self.timeout,
-        )
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pid, signal.SIGKILL)
-        return True
+        if self._waiting and self._left:  # (one the last daemon left running may have ended)
+            self._start_waiting()
 
     def _killed_note(self) -> str:
         """hooks.log's last line for a hook that ran past its time (daemon.log says it too)."""

@@ -23,7 +23,7 @@ _SHELL_WORDS_TEXT = (
     "unalias unset wait"
 )
 _SHELL_WORDS = frozenset(_SHELL_WORDS_TEXT.split())
-_ASSIGNMENT = r"[A-Za-z_][A-Za-z0-9_]*="
+ASSIGNMENT = r"[A-Za-z_][A-Za-z0-9_]*="
 _EXPANDED = "$`*?[~"
 """Characters of a word the shell expands (or globs) into another."""
 _UNSURE = _EXPANDED + "{};&|<>()"
@@ -44,7 +44,7 @@ def command_words(command: str, env: Mapping[str, str]) -> list[str] | None:
         words = shlex.split(joined_lines(command))
     except ValueError:
         return None
-    while words and re.match(_ASSIGNMENT, words[0]):
+    while words and re.match(ASSIGNMENT, words[0]):
         if words.pop(0).startswith("PATH="):
             return None
     if not words:
@@ -220,7 +220,7 @@ def interpreter_of(path: str) -> str:
         words = []
     if words and os.path.basename(words[0]) == "env":  # (its options, `-S`, and NAME=value)
         words = words[1:]
-        while words and (words[0].startswith("-") or re.match(_ASSIGNMENT, words[0])):
+        while words and (words[0].startswith("-") or re.match(ASSIGNMENT, words[0])):
             words.pop(0)
     if not words or any(c in "".join(words) for c in _UNSURE):
         return "sh"

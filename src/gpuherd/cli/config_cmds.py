@@ -167,16 +167,19 @@ def set_(ctx: click.Context, name: str, words: tuple[str, ...]) -> None:
         from gpuherd.cli.other_tools import callback_template_hint
         from gpuherd.cli.submit_hints import hook_path_hint
         from gpuherd.paths import folder_gone
+        from gpuherd.program_hints import home_expanded, quoted_home_hint
         from gpuherd.script_files import missing_script_hints
 
         here = "." if folder_gone() else os.getcwd()  # (removed since: nothing in it to name)
-        home = str(client.home)
+        home, env = str(client.home), os.environ
         # A script or program the hook's shell does not find (a typo, a script not written
         # yet) failed at every job's end, said only in daemon.log: said now, as submit does.
-        found = hook_path_hint(value, here, home, os.environ)
-        missing = (
-            [] if found else missing_script_hints([value], home, os.environ, "hook", moved=False)
+        # (`~/bin/notify`, as the hook's shell expands it; `'~/bin/notify'`, never expanded.)
+        found = hook_path_hint(value, here, home, env) or quoted_home_hint(
+            value, home, env, "hook", "the hook"
         )
+        run = home_expanded(value, env) or value
+        missing = [] if found else missing_script_hints([run], home, env, "hook", moved=False)
         for hint in (found, *missing, callback_template_hint(value)):
             if hint is not None:
                 click.echo(prefixed("warning", f"on-end: {hint}"), err=True)

@@ -20,7 +20,13 @@ from gpuherd.cli.main import prefixed
 from gpuherd.cli.param_types import AFTER_IDS, GPU_INDICES
 from gpuherd.core.when import past_begin_hint
 from gpuherd.device_hints import command_devices_hint, visible_devices_hint
-from gpuherd.program_hints import not_on_path_hint, program_word, spaced_program_hint
+from gpuherd.program_hints import (
+    home_expanded,
+    not_on_path_hint,
+    program_word,
+    quoted_home_hint,
+    spaced_program_hint,
+)
 from gpuherd.script_files import missing_script_hints, names_a_file, on_job_path, script_file
 from gpuherd.typed_name import typed_name
 
@@ -111,9 +117,10 @@ def warn_submitted(commands: Sequence[str], job: Mapping[str, Any]) -> None:
     hints = [
         hint(command, job["cwd"], env)
         for command in commands
-        for hint in (not_on_path_hint, spaced_program_hint)
+        for hint in (not_on_path_hint, spaced_program_hint, quoted_home_hint)
     ]
-    hints += missing_script_hints(commands, job["cwd"], env, on_ray=home_on_ray)
+    run = [home_expanded(command, env) or command for command in commands]  # (`~/job.sh`)
+    hints += missing_script_hints(run, job["cwd"], env, on_ray=home_on_ray)
     hints += [sbatch_lines_hint(command, job, env) for command in commands]
     hints.append(visible_devices_hint(os.environ, overrides, job["gpus"], job["only_gpus"]))
     hints += [command_devices_hint(c, job["gpus"], job["only_gpus"]) for c in commands]

@@ -1,9 +1,10 @@
 """What a sweep file's values may be, and how much of them: checked as the file is read,
 before anything is expanded, sent to the daemon or written to params.json.
 
-Values are JSON's: strings, numbers, booleans, null, and lists or mappings of them (a date
-or a set cannot be sent; nor NaN or an infinity, which standard JSON cannot hold: written as
-text, "nan" and "inf" reach the command just the same). A file nests at most MAX_DEPTH
+Values are JSON's: strings, numbers, booleans, null, and lists or mappings of them, a
+mapping's keys text (a date or a set cannot be sent; nor NaN or an infinity, which standard
+JSON cannot hold: written as text, "nan" and "inf" reach the command just the same; nor a
+key `1`, which JSON would turn to "1" without a word). A file nests at most MAX_DEPTH
 levels of lists and mappings and holds at most MAX_VALUES values, an alias counting each
 time it is used: nine nested YAML anchors fit in 500 bytes and expand to 387 million strings.
 
@@ -42,7 +43,8 @@ _SCALARS = (str, int, float, bool, type(None))
 
 def check_values(data: Any) -> None:
     """SweepError (message and `loc` naming the key path) for the first value that JSON
-    cannot carry, or where the data nests too deeply, holds itself or grows too large."""
+    cannot carry (or a key it would change: one not text), or where the data nests too
+    deeply, holds itself or grows too large."""
     _check(data, (), set(), [MAX_VALUES])
 
 
@@ -66,16 +68,35 @@ def _check(value: Any, loc: tuple[str | int, ...], above: set[int], left: list[i
     above.add(id(value))
     if isinstance(value, Mapping):
         for key, item in value.items():
-            if not isinstance(key, _SCALARS):
-                raise SweepError(
-                    f"{_where(loc)}key {_shown(key)} is {_kind(key)}: keys must be strings",
-                    loc,
-                )
-            _check(item, (*loc, str(key)), above, left)
+            if not isinstance(key, str):
+                raise _key_refusal(loc, key)
+            _check(item, (*loc, key), above, left)
     else:
         for i, item in enumerate(value):
             _check(item, (*loc, i), above, left)
     above.discard(id(value))
+
+
+_KEY_KINDS = {
+    int: "a number",
+    float: "a number",
+    bool: "a boolean",
+    type(None): "null (YAML reads an unquoted null, ~ or empty key so)",
+}
+"""What a key that is no text is, said (a `true:` key the YAML loader refuses itself)."""
+
+
+def _key_refusal(loc: tuple[str | int, ...], key: Any) -> SweepError:
+    """A mapping's key that is not text, named with the path of its mapping (its own line:
+    `loc` ends with the key as YAML wrote it, when it wrote it so): JSON sent an int or a
+    boolean key on as text (`{1: a}` reached the command and params.json as {"1": "a"},
+    `{1: a, "1": b}` as one of them) without a word, and cannot carry a date or a list."""
+    kind = _KEY_KINDS.get(type(key)) or _kind(key)
+    return SweepError(
+        f"{_where(loc)}key {_shown(key)} is {kind}, not text: a mapping's keys must be text;"
+        " quote it to keep it as text",
+        (*loc, str(key)),
+    )
 
 
 def _where(loc: tuple[str | int, ...]) -> str:
