@@ -52,6 +52,7 @@ from gpuherd.errors import Conflict, HerdError, InvalidValue, NotFound
 from gpuherd.retry_chain import Newest, newer_run, removed_dependency, reruns
 from gpuherd.service_bulk import KILLED, REMOVED, in_bulk, kill_lone, remove_lone
 from gpuherd.store import Store
+from gpuherd.unknown_retry import RetryBeside, retry_beside
 from gpuherd.wire import ActionResult
 
 VERBS = ("kill", "rm", "retry", "retry-held", "pause", "resume", "hold", "release")
@@ -192,11 +193,14 @@ class JobVerbs:
         """Finished jobs queued again (`hold`: held, to be edited, then released); running
         ones stopped and queued again."""
         newest: Newest = {}  # per sweep, read at its first job here
-        return self._each(ids, lambda job: self._retry_one(job, newest, hold))
+        beside = retry_beside(self.engine)  # (runs no job watches, in jobs' folders)
+        return self._each(ids, lambda job: self._retry_one(job, newest, hold, beside))
 
-    def _retry_one(self, job: Job, newest: Newest, hold: bool) -> str:
+    def _retry_one(self, job: Job, newest: Newest, hold: bool, beside: RetryBeside) -> str:
         if newer := newer_run(self.store, job, newest):
             raise Conflict(older_run(job, newer))
+        if refused := beside(job):  # its next attempt would run beside that run
+            raise Conflict(refused)
         if hold and (stopping := self._stopping(job)):
             raise Conflict(refused_while_stopping(job.id, "retry --hold", stopping))
         if job.state in LIVE_STATES and hold:

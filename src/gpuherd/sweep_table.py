@@ -1,11 +1,13 @@
 """A sweep's results table: every point with its state, run time and metrics; the listing.
 
 The points are those of the sweep's latest spec; a point's state is its latest job's, or,
-for a point no job in the database ran, "done" / "failed" from the markers in its folder
-("missing" without either). A point's parameters are those it ran with (its params.json),
-else the spec's. Jobs of the sweep whose folder is no point of the latest spec (an earlier
-grid) are kept apart (`outside`, with `in_spec` false and no `index`): not counted, not in
-`rows`.
+for a point no job in the database ran, "done" / "failed" from the markers in its folder,
+else from the exit a run herd.db does not know recorded there (unknown_ended.py), "missing"
+without any. A point whose folder such a run writes in now (`runs`: sweep_unwatched.py) is
+running, its job that run's, unless its latest job is waiting or running. A point's
+parameters are those it ran with (its params.json), else the spec's. Jobs of the sweep
+whose folder is no point of the latest spec (an earlier grid) are kept apart (`outside`,
+with `in_spec` false and no `index`): not counted, not in `rows`.
 
 NaN and the infinities (a metrics.json may hold them) sort as numbers, NaN last both ways,
 and leave as the text "nan", "inf" and "-inf": the answer is standard JSON.
@@ -21,7 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from gpuherd.core.run_time import paused_until, pauses
-from gpuherd.core.states import POINT_STATES, JobState
+from gpuherd.core.states import ACTIVE_STATES, POINT_STATES, JobState
 from gpuherd.core.sweep import (
     Point,
     SweepError,
@@ -42,6 +44,8 @@ from gpuherd.sweep_files import (
     read_metrics,
 )
 from gpuherd.sweep_sort import sort_rows
+from gpuherd.sweep_unwatched import FolderRun, runs_under, shown_running
+from gpuherd.unknown_ended import ended_run, shown_ended
 
 __all__ = ["METRICS_FILE", "PARAMS_FILE", "listing", "read_json", "sort_rows", "table"]
 
@@ -50,14 +54,20 @@ EXPANSIONS_KEPT = 8
 _expansions: dict[str, tuple[Point, ...]] = {}
 _expansions_lock = threading.Lock()
 _specs: dict[str, SweepSpec] = {}
+_ACTIVE = {state.value for state in ACTIVE_STATES}
+_SAID = "_said"
+"""A row's key, until the table gathers it: the line that says why it is shown running."""
+
+Runs = Mapping[str, FolderRun]
+"""Runs no job of the queue watches, by their job's folder (sweep_unwatched.folder_runs)."""
 
 
-def listing(store: Store) -> list[dict[str, Any]]:
+def listing(store: Store, runs: Runs | None = None) -> list[dict[str, Any]]:
     """Every sweep with its points counted by state (`sweep ls`)."""
     out = []
     for row in store.list_sweeps():
         spec = stored_spec(row)
-        points, outside = _rows(store, row, spec, metrics=False)
+        points, outside = _rows(store, row, spec, metrics=False, unwatched=runs)
         out.append(
             {
                 "name": row.name,
@@ -79,10 +89,12 @@ def table(
     sort: str | None = None,
     states: Sequence[str] = (),
     limit: int | None = None,
+    runs: Runs | None = None,
 ) -> dict[str, Any]:
     """Every point of the sweep: params, state, times and metrics (`sweep status`); with
     `states`, only the points (and runs outside the grid) in one of them, and with `limit`,
-    the first `limit` of each after sorting. The counts are always the whole sweep's."""
+    the first `limit` of each after sorting. The counts are always the whole sweep's.
+    `warnings`: the rows judged by runs no job of the queue watches, whichever are kept."""
     unknown = [s for s in states if s.lower() not in POINT_STATES]
     if unknown:
         raise InvalidValue(f"unknown state '{unknown[0]}': use one of {', '.join(POINT_STATES)}")
@@ -91,8 +103,9 @@ def table(
     if row is None:
         raise NotFound(no_such_sweep(name, store.sweep_names()))
     spec = stored_spec(row)
-    rows, outside = _rows(store, row, spec, metrics=True)
+    rows, outside = _rows(store, row, spec, metrics=True, unwatched=runs)
     every = rows + outside
+    warnings = [r.pop(_SAID) for r in every if _SAID in r] + shown_ended(rows)
     _read_params(row for row in every if row["metrics"])  # (_echoes compares them)
     metric_keys = [
         k
@@ -126,6 +139,7 @@ def table(
         "updated_at": row.updated_at,
         "rows": [_safe(r) for r in rows],
         "outside": [_safe(r) for r in outside],
+        "warnings": warnings,
     }
 
 
@@ -146,11 +160,14 @@ def _echoes(rows: list[dict[str, Any]], key: str) -> bool:
 _Rows = list[dict[str, Any]]
 
 
-def _rows(store: Store, row: SweepRow, spec: SweepSpec, metrics: bool) -> tuple[_Rows, _Rows]:
+def _rows(
+    store: Store, row: SweepRow, spec: SweepSpec, metrics: bool, unwatched: Runs | None = None
+) -> tuple[_Rows, _Rows]:
     """The rows of the spec's points, and those of the sweep's jobs outside it. With
     `metrics`, each folder's metrics.json is read too, and its params.json is left for
     _read_params, for the rows that need it: a table of 40,000 points with `--limit 1`
-    read 40,000 of them for one row, a fifth of its time."""
+    read 40,000 of them for one row, a fifth of its time. `unwatched`: see Runs (only those
+    in the sweep's folders are looked up: none, most often)."""
     latest: dict[str, _Run] = {}
     runs, now = store.sweep_runs(row.name), time.time()
     paused = store.pause_events([r[0] for r in runs if r[3] is not None])
@@ -165,6 +182,11 @@ def _rows(store: Store, row: SweepRow, spec: SweepSpec, metrics: bool) -> tuple[
     peaks = store.sweep_peaks(row.name)
     for point in points + outside:
         point["peak_mem"] = peaks.get(point["job_id"]) if point["job_id"] else None
+    if unwatched and (ours := runs_under(row.results_dir, unwatched)):
+        for point in points + outside:
+            if (run := ours.get(point["run_dir"])) and point["state"] not in _ACTIVE:
+                point.pop("unknown_run", None)  # (an earlier run's end: not the point's now)
+                point.update(_running(run, now), **{_SAID: shown_running(point["folder"], run)})
     return points, outside
 
 
@@ -259,20 +281,47 @@ def _run_facts(run_dir: str, job: _Run | None, now: float) -> dict[str, Any]:
             started = ended = None
     else:
         state = marker(run_dir)
+        if state == "missing" and (ran := ended_run(run_dir)) is not None:
+            facts = _run_facts_of(ran.state, None, ran.started_at, ran.ended_at, 0.0, now)
+            return {**facts, "unknown_run": ran.view()}
         recorded = read_json(os.path.join(run_dir, "job.json")) if state != "missing" else {}
         if not isinstance(recorded, dict):
             recorded = {}
         started, ended = _number(recorded.get("started_at")), _number(recorded.get("ended_at"))
         paused = 0.0  # (a folder's job.json does not say: a job no longer in the queue)
+    return _run_facts_of(state, job.id if job else None, started, ended, paused, now)
+
+
+def _run_facts_of(
+    state: str,
+    job_id: int | None,
+    started: float | None,
+    ended: float | None,
+    paused: float,
+    now: float,
+) -> dict[str, Any]:
     seconds = None
     if started is not None:
         seconds = max(0.0, (ended if ended is not None else now) - started - paused)
     return {
         "state": state,
-        "job_id": job.id if job else None,
+        "job_id": job_id,
         "started_at": started,
         "ended_at": ended,
         "seconds": seconds,
+    }
+
+
+def _running(run: FolderRun, now: float) -> dict[str, Any]:
+    """A point's facts while a run no job of the queue watches writes in its folder."""
+    started = run.started_at
+    return {
+        "state": "running",
+        "job_id": run.job_id,
+        "started_at": started,
+        "ended_at": None,
+        "seconds": None if started is None else max(0.0, now - started),
+        "peak_mem": None,  # (the queue's job of the point ran earlier: its peak is not this)
     }
 
 

@@ -9,19 +9,16 @@ started in the same folder beside it, and when the old run ended its shell appen
 `exit 0` to the new job's `process` file (it writes by path): the new job's record was
 corrupted. Such a point now counts as running: not submitted, --force or not (sweep_plan.py;
 no later word of the user's makes a second run in one folder safe), and said so, with how
-to end the run; `sweep status` shows it running, its job that run's.
+to end the run; `sweep status` shows it running, its job that run's (sweep_table.py).
 """
 
 from __future__ import annotations
 
 import os
-from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from gpuherd import sweep_table
-from gpuherd.core.states import ACTIVE_STATES
 from gpuherd.core.sweep import Point
 from gpuherd.core.units import plural
 
@@ -30,8 +27,6 @@ if TYPE_CHECKING:
 
 SHOWN = 3
 """Points named in one warning; `gpuherd daemon status` lists every unknown run."""
-
-_ACTIVE = {state.value for state in ACTIVE_STATES}
 
 
 @dataclass(frozen=True)
@@ -103,103 +98,24 @@ def not_rerun(points: Sequence[Point], runs: Mapping[str, FolderRun], force: boo
     ]
 
 
-TableOf = Callable[[str | None, Sequence[str], int | None], dict[str, Any]]
-"""sweep_table.table of one sweep, given its sort, states and limit."""
-
-
-def with_runs(
-    table: dict[str, Any],
-    table_of: TableOf,
-    asked: tuple[str | None, Sequence[str], int | None],
-    runs: Mapping[str, FolderRun],
-    now: float,
-) -> dict[str, Any]:
-    """`table` (table_of(*asked): sort, states, limit) with each point whose folder one of
-    `runs` writes in, and whose latest job is not queued or running there, shown as running,
-    its job that run's, and a warning that says so; `table` itself where there is none."""
-    if not (ours := _under(table["results_dir"], runs)):
-        return table
-    sort, states, limit = asked
-    # Every row, before --state and --limit: a point shown running may be one they keep.
-    full = table_of(sort, (), None) if states or limit is not None else table
-    if not (shown := _show_running(full, ours, now)):
-        return table
-    rows, outside = full["rows"], full["outside"]
-    if sort:  # (again: a sort by state, or by time, puts the rows shown running elsewhere)
-        varying, metric_keys = full["varying"], full["metric_keys"]
-        rows, outside = (
-            sweep_table.sort_rows(rows, sort, varying, metric_keys, outside),
-            sweep_table.sort_rows(outside, sort, varying, metric_keys, rows),
-        )
-    counts = Counter(row["state"] for row in rows)
-    # As sweep_table.table keeps them (it checked `states` already).
-    kept = [state.lower() for state in states]
-    if kept:
-        rows = [row for row in rows if row["state"] in kept]
-        outside = [row for row in outside if row["state"] in kept]
-    warnings = [_shown_running(row["folder"], run) for row, run in shown]
-    return {
-        **full,
-        "counts": dict(counts),
-        "matched": len(rows),
-        "outside_matched": len(outside),
-        "rows": rows[:limit],
-        "outside": outside[:limit],
-        "warnings": [*table.get("warnings", []), *warnings],
-    }
-
-
-def listing_with_runs(
-    listing: list[dict[str, Any]],
-    table_of: Callable[[str], dict[str, Any]],
-    runs: Mapping[str, FolderRun],
-    now: float,
-) -> list[dict[str, Any]]:
-    """`sweep ls`'s `listing`, each sweep's points counted as `sweep status` counts them
-    (with_runs): those of a sweep with such a run in its folders from its whole table
-    (`table_of` its name), read only for it."""
-    for item in listing:
-        if ours := _under(item["results_dir"], runs):
-            table = table_of(item["name"])
-            if _show_running(table, ours, now):
-                item["counts"] = dict(Counter(row["state"] for row in table["rows"]))
-                item["outside"] = dict(Counter(row["state"] for row in table["outside"]))
-    return listing
-
-
-def _show_running(
-    table: dict[str, Any], ours: Mapping[str, FolderRun], now: float
-) -> list[tuple[dict[str, Any], FolderRun]]:
-    """Show each row of `table` (all its rows) whose folder one of `ours` writes in, and
-    whose latest job is not queued or running there, as running, its job that run's; those
-    rows, with their runs."""
-    shown = [
-        (row, ours[row["run_dir"]])
-        for row in (*table["rows"], *table["outside"])
-        if row["run_dir"] in ours and row["state"] not in _ACTIVE
-    ]
-    for row, run in shown:
-        started = run.started_at
-        row.update(
-            state="running",
-            job_id=run.job_id,
-            started_at=started,
-            ended_at=None,
-            seconds=None if started is None else max(0.0, now - started),
-            peak_mem=None,  # (the queue's job of the point ran earlier: its peak is not this)
-        )
-    return shown
-
-
-def _under(results_dir: str, runs: Mapping[str, FolderRun]) -> dict[str, FolderRun]:
+def runs_under(results_dir: str, runs: Mapping[str, FolderRun]) -> dict[str, FolderRun]:
     """Those of `runs` in a folder under `results_dir` (a sweep's points' folders)."""
     under = results_dir + os.sep
     return {folder: run for folder, run in runs.items() if folder.startswith(under)}
 
 
-def _shown_running(folder: str, run: FolderRun) -> str:
+def shown_running(folder: str, run: FolderRun) -> str:
+    """`sweep status`'s line on a point it shows running (sweep_table.py): whose run, and
+    what its end will do (a run herd.db does not know: unknown_ended.py)."""
+    if run.state is None:
+        end = (
+            "once it has ended, the exit it writes there judges the point, as a job's would,"
+            " unless herd.db has a job of the point"
+        )
+    else:
+        end = "its end does not decide the point: once it has ended, a submission of the sweep"
+        end += " runs the point again"
     return (
         f"point {folder} is shown running: {run.who} runs in its folder, {run.what()}; no job"
-        " of the queue runs it, and its end does not decide the point: once it has ended, a"
-        " submission of the sweep runs the point again"
+        f" of the queue runs it, and {end}"
     )

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-import time
 from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass
@@ -60,8 +59,9 @@ from gpuherd.sweep_plan import (
     planned_points,
     read_from_points,
 )
-from gpuherd.sweep_unwatched import folder_runs, listing_with_runs, not_rerun, with_runs
+from gpuherd.sweep_unwatched import folder_runs, not_rerun
 from gpuherd.sweep_waiting import waiting_options_warning
+from gpuherd.unknown_ended import ended_runs, judged_by_ended_runs
 from gpuherd.wire import SubmitItem
 from gpuherd.wire_requests import SweepRequest
 
@@ -194,6 +194,8 @@ class Sweeps:
         points, plan = await asyncio.to_thread(
             planned_points, spec, request.force, active, times, frozenset(runs)
         )
+        # Points whose folder holds the end of a run herd.db does not know (unknown_ended.py).
+        plan, ended = await self._judged_by_ended_runs(spec.name, plan, request.force)
         # Whether the GPUs could ever run it, judged here so a dry run is refused as the
         # submission is: each point asks for the options alone (its values change none of
         # them). A sweep with nothing to submit (all done) is refused nothing, as before.
@@ -227,11 +229,26 @@ class Sweeps:
                 *env_placeholders(spec, request),
                 *(plan.shared or self._moving_in(spec)),  # (the first names the others too)
                 *not_rerun(plan.unwatched, runs, request.force),
+                *ended,
             ],
         }
         if request.dry_run:
             answer["commands"] = [p.command for p in plan.to_submit]
         return _Planned(spec, plan, shared, answer)
+
+    async def _judged_by_ended_runs(
+        self, name: str, plan: Plan, force: bool
+    ) -> tuple[Plan, list[str]]:
+        """The plan with its points judged by runs herd.db does not know that ended in their
+        folders, as `sweep status` judges them: not those of a folder a job of the sweep in
+        herd.db ran (read only where such a run is found). Only new points (no marker) may be."""
+        if not plan.counts["new"]:
+            return plan, []
+        ended = await asyncio.to_thread(ended_runs, plan.to_submit)
+        if not ended:
+            return plan, []
+        known = {folder for _, folder, *_ in self.store.sweep_runs(name)}
+        return judged_by_ended_runs(plan, ended, known, force)
 
     def _cap(self, name: str, given: int | None) -> int | None:
         """The sweep's --max-parallel: as given, else the one it was last submitted with. A
@@ -305,13 +322,7 @@ class Sweeps:
 
     def listing(self) -> list[dict[str, Any]]:
         """Every sweep with its points counted by state (`sweep ls`)."""
-        listing = sweep_table.listing(self.store)
-        if not (runs := folder_runs(self.service.engine)):
-            return listing
-        # Points whose folders a run the queue does not know writes in run (sweep_unwatched).
-        return listing_with_runs(
-            listing, lambda name: sweep_table.table(self.store, name), runs, time.time()
-        )
+        return sweep_table.listing(self.store, folder_runs(self.service.engine))
 
     def table(
         self,
@@ -322,18 +333,14 @@ class Sweeps:
     ) -> dict[str, Any]:
         """The sweep's points: params, state, times and metrics (`sweep status`), and
         `warnings`: what its rows cannot say (points waiting with other job options)."""
-        table = sweep_table.table(self.store, name, sort, states, limit)
+        # A point whose folder a run the queue does not know writes in runs (sweep_unwatched).
+        runs = folder_runs(self.service.engine)
+        table = sweep_table.table(self.store, name, sort, states, limit, runs)
         row = self.store.get_sweep(name)
         submission = sweep_table.submission_of(row) if row is not None else {}
-        table["warnings"] = waiting_options_warning(self.store, name, submission)
-        if not (runs := folder_runs(self.service.engine)):
-            return table
-
-        # A point whose folder a run the queue does not know writes in runs (sweep_unwatched).
-        def again(sort: str | None, states: Sequence[str], limit: int | None) -> dict[str, Any]:
-            return sweep_table.table(self.store, name, sort, states, limit)
-
-        return with_runs(table, again, (sort, states, limit), runs, time.time())
+        waiting = waiting_options_warning(self.store, name, submission)
+        table["warnings"] = [*waiting, *table["warnings"]]
+        return table
 
 
 def _being_removed(name: str) -> str:

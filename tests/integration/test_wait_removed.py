@@ -21,9 +21,9 @@ from typing import Any
 
 import psutil
 import pytest
-from test_openapi_answers import Answers
 
 import gpuherd
+from answers_checked import Answers
 from conftest import Herd, wait_for_long_poll
 from gpuherd import client as client_module
 from gpuherd.cli.main import main

@@ -4,7 +4,8 @@ point again. The run's files went to previous-runs/1/ while it wrote them, a new
 in the same folder beside it, and when the old run ended, its shell appended its `exit 0` to
 the new job's `process` file (it writes by path): the new job's record corrupted. Such a
 point now counts as running: not submitted, --force or not, and said so; `sweep status`
-shows it running (sweep_unwatched.py). The same holds of a point whose job the restore
+shows it running (sweep_unwatched.py), and once it has ended, its exit judges the point
+(unknown_ended.py). The same holds of a point whose job the restore
 held for its run, cancelled since while the run goes on (engine_held_runs.py)."""
 
 from __future__ import annotations
@@ -77,8 +78,8 @@ def test_a_sweep_point_whose_run_herd_db_does_not_know_is_not_run_again(
     assert table["warnings"] == [
         f"point x=1 is shown running: job {point} attempt 1 (pid {run}) runs in its folder,"
         " unknown to herd.db (restored from an older backup?); no job of the queue runs it,"
-        " and its end does not decide the point: once it has ended, a submission of the"
-        " sweep runs the point again"
+        " and once it has ended, the exit it writes there judges the point, as a job's would,"
+        " unless herd.db has a job of the point"
     ]
     (listed,) = herd.json("sweep", "ls")
     assert listed["counts"] == {"running": 1, "succeeded": 1}  # before: 1 missing
@@ -86,11 +87,14 @@ def test_a_sweep_point_whose_run_herd_db_does_not_know_is_not_run_again(
     assert [row["folder"] for row in running["rows"]] == ["x=1"]
     assert "running" in herd.cli("sweep", "status", "s").stdout.splitlines()[1]
 
-    # Once the run has ended, a submission runs the point again, each run's record its own.
+    # Once the run has ended, its exit 0 judges the point: done, not submitted again
+    # (test_unknown_runs_ended.py); --force runs it again, each run's record its own.
     go.touch()
     wait_for(lambda: gone(run), what="the run to end")
     wait_for(lambda: not unknown_runs(herd), what="the daemon to see the run end")
-    (again,) = herd.json(*sweep)["ids"]
+    assert row_of(herd.json("sweep", "status", "s"), "x=1")["state"] == "done"
+    assert herd.json(*sweep)["ids"] == []
+    again, _ = herd.json(*sweep, "--force")["ids"]  # (x=1, and x=2 again)
     herd.wait_state(again, "succeeded")
     assert row_of(herd.json("sweep", "status", "s"), "x=1")["job_id"] == again
     ended = (folder / "previous-runs" / "1" / "attempt-1" / "process").read_text()

@@ -5,14 +5,22 @@ tests/reliability/test_restored_sweep_point_runs.py."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+import time
+from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
-from gpuherd.core.sweep import Point, spec_from_dict
+import pytest
+
+from gpuherd import sweep_table
+from gpuherd.core.model import JobSpec
+from gpuherd.core.sweep import Point, spec_from_dict, spec_to_dict
+from gpuherd.store import NewJob, Store
 from gpuherd.sweep_plan import plan_points
-from gpuherd.sweep_table import expand_points, sort_rows
-from gpuherd.sweep_unwatched import FolderRun, not_rerun, with_runs
+from gpuherd.sweep_table import expand_points
+from gpuherd.sweep_unwatched import FolderRun, not_rerun
+from gpuherd.unknown_ended import ended_runs, judged_by_ended_runs
 
 
 def points_in(results: Path, count: int) -> list[Point]:
@@ -58,64 +66,157 @@ def test_many_points_are_said_in_one_line_naming_the_first_three(tmp_path: Path)
     assert not_rerun([], runs, force=True) == []
 
 
-def a_table(rows: list[dict[str, Any]], results: Path) -> dict[str, Any]:
-    return {
-        "results_dir": str(results),
-        "varying": ["x"],
-        "metric_keys": [],
-        "counts": {},
-        "matched": len(rows),
-        "outside_matched": 0,
-        "rows": rows,
-        "outside": [],
-        "warnings": ["as the table said it"],
-    }
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    opened = Store(tmp_path / "home" / "herd.db")
+    yield opened
+    opened.close()
 
 
-def test_status_shows_the_point_running_through_state_limit_and_sort(tmp_path: Path) -> None:
-    points = points_in(tmp_path, 3)
+def swept(store: Store, results: Path, count: int) -> list[Point]:
+    """Sweep `s` of `count` points (x=1..count) in `results`, none of them run."""
+    spec = spec_from_dict(
+        {"name": "s", "command": "echo {x}", "grids": [{"x": list(range(1, count + 1))}]}
+    )
+    spec = replace(spec, results_dir=str(results))
+    store.put_sweep("s", str(results), spec_to_dict(spec), now=1.0)
+    return expand_points(spec)
 
-    def row(point: Point, state: str, job: int | None) -> dict[str, Any]:
-        return {
-            "index": point.index,
-            "folder": point.folder,
-            "run_dir": point.run_dir,
-            "params": dict(point.params),
-            "state": state,
-            "job_id": job,
-            "started_at": None,
-            "ended_at": None,
-            "seconds": None,
-            "peak_mem": None,
-            "metrics": {},
-        }
 
-    def table_of(sort: str | None, states: Sequence[str], limit: int | None) -> dict[str, Any]:
-        rows = [row(points[0], "succeeded", 1), row(points[1], "missing", None)]
-        rows.append(row(points[2], "queued", 3))
-        rows = sort_rows(rows, sort, ["x"], []) if sort else rows
-        rows = [r for r in rows if not states or r["state"] in states]
-        return a_table(rows[:limit], tmp_path)
+def test_status_shows_the_point_running_through_state_limit_and_sort(
+    tmp_path: Path, store: Store
+) -> None:
+    """Shown running as the table is built (sweep_table.py), before --state, --limit and
+    --sort keep and order its rows: before, a table built without it was patched after."""
+    results = tmp_path / "results"
+    x1, x2, x3 = swept(store, results, 3)
+    (Path(x1.run_dir) / "SUCCESS").parent.mkdir(parents=True)
+    (Path(x1.run_dir) / "SUCCESS").touch()  # done, its job gone (`gpuherd clean`)
+    job = JobSpec(command="echo 3", cwd="/tmp", folder=x3.run_dir, sweep="s")
+    (queued,) = store.add_jobs([NewJob(job)], now=2.0)
+    runs = {x2.run_dir: FolderRun(7, 1, 4242, time.time() - 60)}
+    runs[x3.run_dir] = FolderRun(8, 1, 4243, 100.0)  # its queued job says it: kept
+    runs[str(tmp_path) + "/results-other/x=1"] = FolderRun(9, 1, 4244, 100.0)  # not its
 
-    runs = {points[1].run_dir: FolderRun(7, 1, 4242, 100.0)}
-    runs[points[2].run_dir] = FolderRun(8, 1, 4243, 100.0)  # its queued job says it: kept
-    runs[str(tmp_path) + "-other/x=1"] = FolderRun(9, 1, 4244, 100.0)  # not this sweep's
-    asked: tuple[str | None, Sequence[str], int | None] = ("-state", ["RUNNING"], 1)
-    shown = with_runs(table_of(*asked), table_of, asked, runs, now=160.0)
+    shown = sweep_table.table(store, "s", "-state", ["RUNNING"], 1, runs)
     (running,) = shown["rows"]  # before: none (x=2 read missing)
     assert (running["folder"], running["state"], running["job_id"]) == ("x=2", "running", 7)
-    assert (running["started_at"], running["seconds"]) == (100.0, 60.0)
-    assert shown["counts"] == {"succeeded": 1, "running": 1, "queued": 1}
+    assert 60.0 <= running["seconds"] < 70.0 and running["peak_mem"] is None
+    assert shown["counts"] == {"done": 1, "running": 1, "queued": 1}
     assert shown["matched"] == 1
-    assert shown["warnings"][0] == "as the table said it"
-    assert shown["warnings"][1].startswith(
-        "point x=2 is shown running: job 7 attempt 1 (pid 4242) runs in its folder"
+    (said,) = shown["warnings"]
+    assert said.startswith(
+        "point x=2 is shown running: job 7 attempt 1 (pid 4242) runs in its folder, unknown to"
+        " herd.db (restored from an older backup?); no job of the queue runs it, and once it"
+        " has ended, the exit it writes there judges the point"
     )
-    assert len(shown["warnings"]) == 2
-    # Sorted by state again: x=2 sorts as running now.
-    every = with_runs(table_of("state", [], None), table_of, ("state", [], None), runs, 160.0)
-    assert [r["folder"] for r in every["rows"]] == ["x=3", "x=2", "x=1"]
-    # None of the sweep's folders: the table as it was.
-    others = {str(tmp_path) + "-other/x=2": FolderRun(9, 1, 4244, 100.0)}
-    plain = table_of(None, [], None)
-    assert with_runs(plain, table_of, (None, [], None), others, 160.0) is plain
+    # Sorted by state: x=2 sorts as running (its state read missing before).
+    every = sweep_table.table(store, "s", "state", runs=runs)
+    assert [(r["folder"], r["state"]) for r in every["rows"]] == [
+        ("x=1", "done"),
+        ("x=3", "queued"),
+        ("x=2", "running"),
+    ]
+    assert every["rows"][1]["job_id"] == queued
+    (listed,) = sweep_table.listing(store, runs)
+    assert listed["counts"] == {"done": 1, "running": 1, "queued": 1}
+    # No run in the sweep's folders: as without them.
+    plain = sweep_table.table(store, "s")
+    assert plain["counts"] == {"done": 1, "missing": 1, "queued": 1}
+    assert plain["warnings"] == []
+    assert sweep_table.table(store, "s", runs={}) == plain
+
+
+def ended_there(point: Point, job_id: int, code: int) -> None:
+    """What a run herd.db does not know leaves in the point's folder once it has ended: its
+    job.json and attempt.json of its start, and its shell's `process` file; no marker."""
+    attempt = Path(point.run_dir) / "attempt-1"
+    attempt.mkdir(parents=True)
+    started = {"id": job_id, "attempt": 1, "pid": 300 + job_id, "started_at": 50.0}
+    (Path(point.run_dir) / "job.json").write_text(json.dumps(started))
+    (attempt / "attempt.json").write_text(json.dumps(started))
+    (attempt / "process").write_text(f"pid {300 + job_id}\nexit {code}\n")
+
+
+def test_a_point_is_judged_by_the_end_of_a_run_herd_db_does_not_know(
+    tmp_path: Path, store: Store
+) -> None:
+    results = tmp_path / "results"
+    x1, x2, x3, x4 = swept(store, results, 4)
+    ended_there(x1, 7, 0)
+    ended_there(x2, 8, 3)
+    ended_there(x3, 9, 137)  # (the shell's 128 + 9: killed)
+    Path(x4.run_dir).mkdir()
+    (Path(x4.run_dir) / "params.json").write_text("{}")  # written, never run: missing
+
+    table = sweep_table.table(store, "s")
+    by_folder = {row["folder"]: row for row in table["rows"]}
+    assert [by_folder[p.folder]["state"] for p in (x1, x2, x3, x4)] == [
+        "done",  # before: missing
+        "failed",  # before: missing
+        "failed",
+        "missing",
+    ]
+    assert by_folder["x=1"]["unknown_run"] == {
+        "job_id": 7,
+        "attempt": 1,
+        "pid": 307,
+        "exit_code": 0,
+        "signal": None,
+    }
+    assert by_folder["x=3"]["unknown_run"]["signal"] == 9
+    assert by_folder["x=1"]["job_id"] is None  # (no job of herd.db: `sweep wait` asks none)
+    assert by_folder["x=1"]["started_at"] == 50.0 and by_folder["x=1"]["ended_at"] > 50.0
+    assert "unknown_run" not in by_folder["x=4"]
+    assert table["warnings"] == [
+        "3 points judged by runs herd.db does not know (restored from an older backup?) that"
+        " ended in their folders (x=1: job 7 attempt 1, exit 0; x=2: job 8 attempt 1, exit 3;"
+        " x=3: job 9 attempt 1, signal 9): their ends are recorded there alone (no SUCCESS or"
+        " FAILURE marker); a submission of the sweep skips those that exited 0 (--force runs"
+        " them again) and runs the others again"
+    ]
+    (listed,) = sweep_table.listing(store)
+    assert listed["counts"] == {"done": 1, "failed": 2, "missing": 1}
+
+    # A submission judges them so: x=1 skipped as done, x=2 and x=3 run again as failed.
+    points = [x1, x2, x3, x4]
+    plan = plan_points("s", points, False, {})
+    judged, said = judged_by_ended_runs(plan, ended_runs(plan.to_submit), set(), force=False)
+    assert judged.to_submit == [x2, x3, x4]  # before: all four, x=1 run again
+    assert judged.skipped_done == (x1,)
+    assert judged.counts == {
+        "new": 1,
+        "rerun_failed": 2,
+        "rerun_done": 0,
+        "skipped_done": 1,
+        "skipped_active": 0,
+    }
+    assert said == [
+        "point x=1 skipped as done: job 7 attempt 1, a run herd.db does not know (restored from"
+        " an older backup?), ended in its folder with exit 0, which alone records its end;"
+        " --force runs it again"
+    ]
+    forced, said = judged_by_ended_runs(plan, ended_runs(plan.to_submit), set(), force=True)
+    assert forced.to_submit == points and said == []
+    assert (forced.counts["new"], forced.counts["rerun_done"]) == (1, 1)
+    # A point a job of herd.db ran is that job's, here as in the table.
+    known, said = judged_by_ended_runs(plan, ended_runs(points), {x1.run_dir}, force=False)
+    assert (known.to_submit, said) == (points, [])
+    assert (known.counts["new"], known.counts["rerun_failed"]) == (2, 2)
+
+
+def test_many_points_skipped_for_their_ended_runs_are_said_in_one_line(
+    tmp_path: Path, store: Store
+) -> None:
+    points = swept(store, tmp_path / "results", 4)
+    for job_id, point in enumerate(points, start=7):
+        ended_there(point, job_id, 0)
+    plan = plan_points("s", points, False, {})
+    judged, (line,) = judged_by_ended_runs(plan, ended_runs(points), set(), force=False)
+    assert (judged.to_submit, judged.counts["skipped_done"]) == ([], 4)
+    assert line == (
+        "4 points skipped as done: runs herd.db does not know (restored from an older backup?)"
+        " ended in their folders with exit 0, which alone record their ends (x=1: job 7"
+        " attempt 1; x=2: job 8 attempt 1; x=3: job 9 attempt 1; 1 more); --force runs them"
+        " again"
+    )

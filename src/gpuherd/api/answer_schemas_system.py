@@ -91,8 +91,18 @@ SWEEP_ROW_SOMETIMES = {
     "metrics_error": STR,
     "job_dir": maybe(STR),
     "log_files": maybe(ref("LogFiles")),
+    "unknown_run": obj(
+        {
+            "job_id": INT,
+            "attempt": INT,
+            "pid": maybe(INT),
+            "exit_code": maybe(INT),
+            "signal": maybe(INT),
+        }
+    ),
 }
-"""`metrics_error`: why metrics.json was not read; `job_dir` and `log_files` with `paths`."""
+"""`metrics_error`: why metrics.json was not read; `job_dir` and `log_files` with `paths`;
+`unknown_run`: the ended run herd.db does not know that judged the point (unknown_ended)."""
 
 SYSTEM_SCHEMAS: dict[str, Shape] = {
     "Gpus": obj(
