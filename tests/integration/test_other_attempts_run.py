@@ -47,7 +47,9 @@ def run_in(folder: Path, env: dict[str, str], started: list[subprocess.Popen[byt
             ["sleep", "60"], env=env, stdout=out, stderr=err, start_new_session=True
         )
     started.append(process)
-    wait_for(lambda: os.path.exists(f"/proc/{process.pid}/exe"), what="the process")
+    # Until its exec, the child has Popen's environment (no attempt key): it was taken for
+    # a run that replaced its environment, once in 5,000 tests (a fork not yet exec'd).
+    wait_for(lambda: _execed(process.pid), what="the process to exec sleep")
     (folder / "process").write_text(f"pid {process.pid}\n")
     return process.pid
 
@@ -67,3 +69,10 @@ def test_this_attempts_run_is_found_by_its_key_or_by_the_folder_when_it_has_none
     # A job whose shell replaced its environment (`exec env -i prog`): the folder tells.
     cleaned = run_in(folder, {"PATH": os.environ["PATH"]}, started)
     assert LocalExecutor().is_running(cleaned, 3, 1, KEY, str(folder))
+
+
+def _execed(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().startswith(b"sleep\0")
+    except FileNotFoundError:
+        return False
