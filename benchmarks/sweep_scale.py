@@ -12,9 +12,11 @@ paused queue on 4 fake GPUs, then
 
 A Python call is timed inside its own process (`connect()` and `get_sweep()` done before the
 clock starts, as a script that has its handle already); a CLI call from outside (start-up
-included, as a user waits for it). For each source tree given, the trees' runs alternating
-(before and after a change, on a machine whose load comes and goes), each with its own
-daemon and home.
+included, as a user waits for it). Each call's CPU (user and system) is taken too, the
+caller's (the Python call's process, or the CLI's processes) and the daemon's: on a machine
+shared with others, the wall time moves with their load, the CPU much less. For each source
+tree given, the trees' runs alternating (before and after a change, on a machine whose load
+comes and goes), each with its own daemon and home.
 
 Run: python benchmarks/sweep_scale.py [--points 40000] [--reps 1] [--only NAME,...]
      [--tree DIR ...]   (a folder holding src/gpuherd, e.g. HEAD's:
@@ -27,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -57,13 +60,13 @@ _CHILD = """
 import sys, time, gpuherd
 herd = gpuherd.connect(home=sys.argv[1], start=False)
 sweep = herd.get_sweep(sys.argv[2])
-start = time.perf_counter()
+start, cpu = time.perf_counter(), time.process_time()
 try:
     {call}
     said = "ok"
 except Exception as exc:  # (a wait's TimeoutError is the expected end)
     said = type(exc).__name__
-print(time.perf_counter() - start, said, gpuherd.__file__)
+print(time.perf_counter() - start, time.process_time() - cpu, said, gpuherd.__file__)
 """
 
 
@@ -78,19 +81,20 @@ class Tree:
         self.made = 0
         self.daemon = psutil.Process(Client(self.home).get("/daemon")["pid"])
 
-    def timed(self, call: Callable[[], float]) -> tuple[float, float]:
-        """`call`'s seconds (as it measures them), and the daemon's CPU (user and system)
-        meanwhile: on a machine shared with others, the wall time moves with their load."""
+    def timed(self, call: Callable[[], Taken]) -> Figure:
+        """`call`'s seconds and its caller's CPU (as it measures them), and the daemon's CPU
+        (user and system) meanwhile."""
         before = self.daemon.cpu_times()
-        seconds = call()
+        seconds, caller = call()
         after = self.daemon.cpu_times()
-        return seconds, after.user + after.system - before.user - before.system
+        return seconds, caller, after.user + after.system - before.user - before.system
 
-    def cli(self, *words: str, shell: str | None = None) -> float:
-        """Wall seconds of `python -m gpuherd WORDS` (or of a shell line calling `gpuherd`)."""
+    def cli(self, *words: str, shell: str | None = None) -> Taken:
+        """Wall seconds of `python -m gpuherd WORDS` (or of a shell line calling `gpuherd`),
+        and the CPU of the processes it ran."""
         gpuherd = f"{sys.executable} -m gpuherd"
         command = ["sh", "-c", shell.replace("gpuherd", gpuherd)] if shell else None
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), _children_cpu()
         done = subprocess.run(
             command or [sys.executable, "-m", "gpuherd", *words],
             env=self.env,
@@ -98,13 +102,13 @@ class Tree:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
         )
-        seconds = time.perf_counter() - start
+        seconds, cpu = time.perf_counter() - start, _children_cpu() - cpu
         if done.returncode not in (0, 1):  # (1: `sweep status` of points not all done)
             raise RuntimeError(f"gpuherd {shell or ' '.join(words)}: {done.stderr.decode()}")
-        return seconds
+        return seconds, cpu
 
-    def python(self, label: str, name: str) -> float:
-        """Seconds of one Python call (PYTHON_CALLS[label]) on the sweep `name`."""
+    def python(self, label: str, name: str) -> Taken:
+        """Seconds and CPU of one Python call (PYTHON_CALLS[label]) on the sweep `name`."""
         code = _CHILD.format(call=PYTHON_CALLS[label])
         done = subprocess.run(
             [sys.executable, "-c", code, self.home, name],
@@ -114,19 +118,20 @@ class Tree:
         )
         if done.returncode != 0:
             raise RuntimeError(f"{label}: {done.stderr}")
-        seconds, said, module = done.stdout.split()
+        seconds, cpu, said, module = done.stdout.split()
         if not module.startswith(str(self.tree)):  # (the tree asked for, not the installed one)
             raise RuntimeError(f"{label} ran {module}, not {self.tree}'s gpuherd")
         if said not in ("ok", "TimeoutError"):
             raise RuntimeError(f"{label}: {said}")
-        return float(seconds)
+        return float(seconds), float(cpu)
 
-    def get_limit_1(self, name: str) -> float:
-        """Seconds of the daemon's answer to GET /api/v1/sweeps/NAME?limit=1."""
+    def get_limit_1(self, name: str) -> Taken:
+        """Seconds (and this process's CPU) of the daemon's answer to GET
+        /api/v1/sweeps/NAME?limit=1."""
         client = Client(self.home, timeout=600)
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         client.request("GET", f"/sweeps/{name}?limit=1", raw=True)
-        return time.perf_counter() - start
+        return time.perf_counter() - start, time.process_time() - cpu
 
     def new_sweep(self, points: int) -> str:
         """A sweep of `points` new points, every one queued: its name."""
@@ -138,15 +143,24 @@ class Tree:
         return name
 
 
-Figures = dict[str, tuple[float, float]]
-"""(seconds, the daemon's CPU seconds) by label."""
+Taken = tuple[float, float]
+"""A call's seconds, and its caller's CPU seconds."""
+Figure = tuple[float, float, float]
+"""(seconds, the caller's CPU seconds, the daemon's CPU seconds)."""
+Figures = dict[str, Figure]
+
+
+def _children_cpu() -> float:
+    """The CPU (user and system) of this process's children that ended and were waited for."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
 
 
 def measure(tree: Tree, points: int, only: set[str]) -> Figures:
     """Each figure once on `tree`'s daemon (`only`: those labels alone, if any)."""
     out: Figures = {}
 
-    def take(label: str, call: Callable[[], float]) -> None:
+    def take(label: str, call: Callable[[], Taken]) -> None:
         if not only or label in only:
             out[label] = tree.timed(call)
 
@@ -186,23 +200,27 @@ def main() -> None:
     args = parser.parse_args()
     trees = [tree.resolve() for tree in args.tree or [REPO]]
     only = {label.strip() for label in args.only.split(",") if label.strip()}
-    runs: dict[str, dict[int, list[tuple[float, float]]]] = {}
+    runs: dict[str, dict[int, list[Figure]]] = {}
     with ExitStack() as stack:
         daemons = [Tree(tree, stack) for tree in trees]
         for _ in range(args.reps):
             for t, daemon in enumerate(daemons):
-                for label, (wall, cpu) in measure(daemon, args.points, only).items():
-                    runs.setdefault(label, {}).setdefault(t, []).append((wall, cpu))
-                    where = os.path.relpath(trees[t])
-                    print(f"  [{where}] {label}: {wall:.2f} s, daemon CPU {cpu:.2f} s", flush=True)
+                for label, figure in measure(daemon, args.points, only).items():
+                    runs.setdefault(label, {}).setdefault(t, []).append(figure)
+                    wall, caller, cpu = figure
+                    print(
+                        f"  [{os.path.relpath(trees[t])}] {label}: {wall:.2f} s, its CPU"
+                        f" {caller:.2f} s, daemon CPU {cpu:.2f} s",
+                        flush=True,
+                    )
     print(f"a sweep of {args.points:,} points, all queued (the queue paused), 4 fake GPUs:")
     for label, by_tree in runs.items():
         for t, figures in by_tree.items():
-            walls, cpus = [w for w, _ in figures], [c for _, c in figures]
+            walls, callers, cpus = ([f[i] for f in figures] for i in range(3))
             print(
                 f"  {label} [{os.path.relpath(trees[t])}]: median {statistics.median(walls):.2f} s"
-                f" (runs {', '.join(f'{w:.2f}' for w in walls)}), the daemon's CPU"
-                f" {statistics.median(cpus):.2f} s"
+                f" (runs {', '.join(f'{w:.2f}' for w in walls)}), its CPU"
+                f" {statistics.median(callers):.2f} s, the daemon's {statistics.median(cpus):.2f} s"
             )
     if args.json:
         named = {label: {str(trees[t]): f for t, f in by.items()} for label, by in runs.items()}

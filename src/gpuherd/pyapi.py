@@ -284,9 +284,8 @@ class Herd(JobListing, CompletedJobs):
         """Wait until the jobs (ids or handles, or a Sweep: its points' jobs, held ones too)
         finish; their final states by id ('removed': gpuherd rm). TimeoutError after `timeout`."""
         deadline = deadline_after(timeout)
-        if isinstance(ids, Sweep):  # (as as_completed(sweep) takes it; it said "takes a list")
-            ids = ids.jobs()
-        waited = wait_ids(ids, Job, self)
+        # A Sweep as as_completed(sweep) takes it (it said "takes a list"): its jobs' ids alone.
+        waited = ids.waited_on(self) if isinstance(ids, Sweep) else wait_ids(ids, Job, self)
         try:
             states, done = self.client.wait(waited, deadline)
         except KeyboardInterrupt:  # (not in the socket read it came in: that said nothing)

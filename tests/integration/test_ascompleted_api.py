@@ -217,6 +217,12 @@ def test_a_job_of_another_daemon_is_refused_by_every_wait(
         said = rf"^job {theirs.id} is of the daemon of {re.escape(homes)}: "
         with pytest.raises(WrongValue, match=said + r"wait\(\) waits on one daemon"):
             api.wait([mine, theirs], timeout=30)
+        their_sweep = connect(home=other_daemon.home, start=False).sweep(
+            "true {x}", {"x": [1, 2]}, gpus=0, hold=True, cwd=tmp_path, name="theirs"
+        )
+        first_point = rf"^job {their_sweep.ids[0]} is of the daemon of {re.escape(homes)}: "
+        with pytest.raises(WrongValue, match=first_point + r"wait\(\) waits on one daemon"):
+            api.wait(their_sweep, timeout=30)  # (its ids alone are read: the refusal stays)
         for refused in (api.as_completed, gpuherd.as_completed):
             with pytest.raises(WrongValue, match=said + r"as_completed\(\) waits on one daemon"):
                 refused([mine, theirs], timeout=30)
