@@ -110,6 +110,9 @@ class Herd:
         for part in self.home.glob("herd.db*"):
             part.rename(aside / part.name)
         shutil.copy(backup, self.home / "herd.db")
+        # A connection made before refuses an older queue, which gives its ids again
+        # (home_header.QueueKnown): a new one, as a notebook connects again.
+        self.client = Client(self.home)
         self.start("--fake-gpus", "2")
 
     @property

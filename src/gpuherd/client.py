@@ -17,11 +17,17 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
 
 from gpuherd import paths
 from gpuherd.body_cap import MAX_BODY_BYTES, too_large
-from gpuherd.client_http import BadResponse, Response, send, send_and_answer
+from gpuherd.client_http import (
+    BadResponse,
+    Response,
+    error_of,
+    send,
+    send_and_answer,
+    with_query,
+)
 from gpuherd.client_wait import (
     Sent,
     Waited,
@@ -43,9 +49,9 @@ from gpuherd.errors import (
     NotRunning,
     StoppedMeanwhile,
     Suspended,
-    refusal,
 )
 from gpuherd.gc_pause import collector_paused
+from gpuherd.home_header import QueueKnown
 from gpuherd.keep_alive import HEADER, silence_limit
 from gpuherd.socket_peer import refuse_another_users
 from gpuherd.wait_removed import WAIT_OVER
@@ -88,9 +94,10 @@ class Client:
         self.waits_by_get = False
         """True once the daemon refused `POST /jobs/wait` as an older one does."""
         self.answered = False  # (once one has: a command's daemon not running went since)
+        self.queue = QueueKnown()  # (its job ids: a home made again gives them to others)
 
     def get(self, path: str, **query: Any) -> Any:
-        return self.request("GET", _with_query(path, query))
+        return self.request("GET", with_query(path, query))
 
     def post(self, path: str, body: Any = None) -> Any:
         return self.request("POST", path, {} if body is None else body)
@@ -117,20 +124,22 @@ class Client:
             except (OSError, BadResponse) as exc:
                 raise lost(exc, done_maybe=changes) from exc  # (the socket's words: its cause)
         if response.status >= 400:
-            raise _error(response.status, data)
+            raise error_of(response.status, data)
         if raw:
             return data.decode(errors="replace")
         with collector_paused():  # a listing of 100,000 jobs: 0.7 -> 0.5 s (gc_pause.py)
-            return json.loads(data) if data else None
+            answer = json.loads(data) if data else None
+        self.queue.answered(answer)
+        return answer
 
     def download(self, path: str, **query: Any) -> Iterator[bytes]:
         """A GET's body in pieces as they arrive: a log of gigabytes never sits in memory."""
         with self._connect() as sock, answers(sock, self.home, self.timeout) as file:
             try:
-                send(sender(sock, file), "GET", _with_query(path, query), None, self.home)
+                send(sender(sock, file), "GET", with_query(path, query), None, self.home)
                 response = Response(file)
                 if response.status >= 400:
-                    raise _error(response.status, response.read())
+                    raise error_of(response.status, response.read())
                 yield from response.pieces()
             except TimeoutError:
                 raise no_answer(self.home, self.timeout) from None
@@ -147,10 +156,10 @@ class Client:
         """
         with self._connect() as sock, answers(sock, self.home, self.timeout) as file:
             try:
-                send(sender(sock, file), "GET", _with_query(path, query), None, self.home)
+                send(sender(sock, file), "GET", with_query(path, query), None, self.home)
                 response = Response(file)
                 if response.status >= 400:
-                    raise _error(response.status, response.read())
+                    raise error_of(response.status, response.read())
                 limit = silence_limit(response.headers.get(HEADER))
                 silent_at_most(file, None if self.timeout is None else limit)
                 event, data = "message", ""
@@ -356,6 +365,14 @@ class Client:
             sock.close()
             raise
         refuse_another_users(sock, self.socket_path)  # before a byte is sent to it
+        try:
+            if pid := self.queue.another_daemon(sock):  # (asked on a second connection)
+                self.queue.check(self.home, pid, lambda: self.get("/daemon"))
+            if self.queue.gone:
+                raise NotFound(self.queue.gone)
+        except BaseException:
+            sock.close()
+            raise
         return sock
 
     def _noted_socket(self) -> Path | None:
@@ -381,18 +398,3 @@ def _same_folder(noted: str, home: Path) -> bool:
         return os.path.samefile(noted, home)
     except OSError:  # the noted home is gone: renamed, or this is a copy of a deleted one
         return False
-
-
-def _with_query(path: str, query: dict[str, Any]) -> str:
-    pairs = [(k, v) for k, v in query.items() if v is not None]
-    expanded = [(k, x) for k, v in pairs for x in (v if isinstance(v, list | tuple) else [v])]
-    cleaned = [(k, str(v).lower() if isinstance(v, bool) else v) for k, v in expanded]
-    return path + ("?" + urlencode(cleaned) if cleaned else "")
-
-
-def _error(status: int, data: bytes) -> HerdError:
-    try:
-        message = str(json.loads(data)["error"])
-    except (ValueError, KeyError, TypeError):
-        message = data.decode(errors="replace").strip() or f"HTTP {status}"
-    return refusal(status, message)

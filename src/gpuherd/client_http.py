@@ -5,6 +5,7 @@ of a Content-Length, or up to the end), anything else refused as BadResponse.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -12,9 +13,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from io import BufferedReader
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
+from urllib.parse import urlencode
 
 from gpuherd import __version__
+from gpuherd.errors import HerdError, refusal
 from gpuherd.home_header import HEADER as HOME_HEADER
 from gpuherd.home_header import header_value
 from gpuherd.typed_name import prefixed
@@ -209,3 +212,20 @@ def _complete(line: bytes) -> bytes:
     if len(line) >= _MAX_LINE:
         raise BadResponse(f"a line longer than {_MAX_LINE} bytes in the answer")
     raise CutOff("the answer stopped in the middle")
+
+
+def with_query(path: str, query: dict[str, Any]) -> str:
+    """`path` with `query`'s values (None: left out; a list: each one; a flag: true/false)."""
+    pairs = [(k, v) for k, v in query.items() if v is not None]
+    expanded = [(k, x) for k, v in pairs for x in (v if isinstance(v, list | tuple) else [v])]
+    cleaned = [(k, str(v).lower() if isinstance(v, bool) else v) for k, v in expanded]
+    return path + ("?" + urlencode(cleaned) if cleaned else "")
+
+
+def error_of(status: int, data: bytes) -> HerdError:
+    """The HerdError of an answer of `status` >= 400 (body `data`), with the daemon's line."""
+    try:
+        message = str(json.loads(data)["error"])
+    except (ValueError, KeyError, TypeError):
+        message = data.decode(errors="replace").strip() or f"HTTP {status}"
+    return refusal(status, message)

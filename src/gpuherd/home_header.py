@@ -20,7 +20,11 @@ standard library only.
 from __future__ import annotations
 
 import os
+import socket
+import struct
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote, unquote_to_bytes
 
 HEADER = "Gpuherd-Home"
@@ -83,3 +87,69 @@ def another_homes_daemon(socket: str, pid: int, theirs: Path, yours: str) -> str
         f"by two homes?): nothing was done for {yours}; give each home its own socket, or "
         "unset GPUHERD_SOCKET"
     )
+
+
+_PEER = struct.Struct("3i")  # struct ucred (SO_PEERCRED): pid, uid, gid
+
+
+class QueueKnown:
+    """What a client knows of the queue it talks to, to tell when it is no longer that queue:
+    a home removed and made again (or a herd.db put back from an older backup) numbers its
+    jobs from 1 again, so a handle of job 3 (a notebook's, a `wait`'s) went on with the new
+    job 3, and `job.kill()` stopped it. Not by the home's DEV:INO: ext4 gives a folder made
+    again the inode of the one removed (`rm -rf`, then `mkdir`).
+
+    Cheap: each connection reads its daemon's pid (SO_PEERCRED, no request), and answers are
+    looked at for the highest job id they name; only once another daemon answers (a restart,
+    a stop and start) is it asked its highest id ever given, which only a new queue has
+    lower than one this client was answered of. A new queue given as many jobs as the first
+    one before the client looks again is not told apart."""
+
+    def __init__(self) -> None:
+        self.pid: int | None = None
+        self.highest = 0
+        """The highest job id an answer named (a submission's, a job's, a listing's)."""
+        self.gone: str | None = None
+        """Why the queue is not the one known: every request refused so, once found."""
+        self.checking = False
+
+    def another_daemon(self, sock: socket.socket) -> int | None:
+        """The pid of the daemon `sock` is connected to if it is another than the last one,
+        where a job id was answered of: it is then to be asked its highest id (`check`)."""
+        if self.checking:  # (the check's own request)
+            return None
+        pid = _PEER.unpack(sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _PEER.size))[0]
+        if self.pid is not None and pid != self.pid and self.highest > 0:
+            return int(pid)
+        self.pid = pid
+        return None
+
+    def check(self, home: Path, pid: int, status: Callable[[], dict[str, Any]]) -> None:
+        """Note the `status()` (`GET /daemon`'s) of the queue of `home`, served by `pid`: its
+        `last_job` is the highest id it ever gave (None: none yet; not said: a daemon older
+        than that). A status not had is asked again at the next connection."""
+        self.checking = True
+        try:
+            last_job = status().get("last_job", self.highest)
+        finally:
+            self.checking = False
+        self.pid = pid
+        if (last_job or 0) < self.highest:
+            self.gone = (
+                f"the queue of {home} is not the one this connection knew: its job ids go up "
+                f"to {last_job or 0}, and job {self.highest} was one of it (the home removed "
+                "and made again, or a herd.db put back from a backup?): its job handles name "
+                "other jobs now; connect again (gpuherd.connect(), or run the command again)"
+            )
+
+    def answered(self, answer: object) -> None:
+        """Note the highest job id `answer` names: `ids` (a submission's), `id` (a job's), or
+        `jobs` (a listing's)."""
+        if not isinstance(answer, dict):
+            return
+        ids = answer.get("ids")
+        found = [answer.get("id"), *(ids if isinstance(ids, list) else [])]
+        jobs = answer.get("jobs")
+        if isinstance(jobs, list) and jobs and isinstance(jobs[0], dict):
+            found += [job.get("id") for job in jobs]
+        self.highest = max([self.highest, *(i for i in found if isinstance(i, int))])

@@ -9,10 +9,18 @@ _SOCKET_PATH_MAX = 100  # sun_path holds 108 bytes on Linux; keep a margin
 
 
 def home_dir(home: str | Path | None = None) -> Path:
+    """The daemon's home: `home` (from this process's folder), else GPUHERD_HOME, else the
+    XDG data folder's. A relative GPUHERD_HOME is taken from the folder this process was in
+    when it was first read, and set so, absolute, for the rest of the process: read again
+    after an os.chdir (a script's, a notebook's), it named another home, whose new daemon
+    the next connect() (each task's submit) started, with none of the first one's jobs."""
     if home is not None:
         return Path(home).expanduser().absolute()
-    if os.environ.get("GPUHERD_HOME"):
-        return Path(os.environ["GPUHERD_HOME"]).expanduser().absolute()
+    if given := os.environ.get("GPUHERD_HOME"):
+        found = Path(given).expanduser().absolute()
+        if not os.path.isabs(given):  # (`~/h` too: absolute, and read alike from anywhere)
+            os.environ["GPUHERD_HOME"] = str(found)
+        return found
     data = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(data) / "gpuherd"
 

@@ -56,7 +56,7 @@ def job_number(job_id: Any) -> int:
     it); kept as given, "7" missed its own state in every wait's answer (a KeyError). Refused
     in the API's words: WrongType for another kind (1.5, None: a plain TypeError, traceback
     and all, in a notebook), WrongValue for text not digits ("abc") or an id under 1 (-1 made
-    a handle, which said "no job -1" only when used)."""
+    a handle, which said "no job -1" only when used) or one past the queue's 64 bits."""
     if is_numpy(job_id):  # (an id out of a DataFrame's column: numpy.int64)
         job_id = from_numpy(job_id)
     if isinstance(job_id, str):
@@ -66,7 +66,9 @@ def job_number(job_id: Any) -> int:
         number = int(job_id)
     else:
         raise WrongType(f"a job id is a whole number (herd.job(7)), got {as_given(job_id)}")
-    if not 1 <= number <= LARGEST:
+    if number > LARGEST:  # (not "from 1 up": 10**30 is that; the queue's cap, as limit's)
+        raise WrongValue(f"job id {number} {TOO_LARGE}")
+    if number < 1:
         raise WrongValue(
             f"a job id is a whole number from 1 up (herd.job(7)), or its digits as text "
             f"('7'), got {job_id!r}"

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Never, SupportsIndex, cast, overload
 import click
 
 from gpuherd.cli.job_refs import filtered
+from gpuherd.core.int64 import TOO_LARGE
 from gpuherd.core.when import parse_since, window_refusal
 from gpuherd.errors import Conflict, HerdError, InvalidValue
 from gpuherd.pyapi_checks import job_number, log_numbers, refuse_other_home, refuse_unknown
@@ -346,7 +347,9 @@ def _job_id(key: str, job: Any, home: Path) -> int:
         return job.id
     try:
         return job_number(job)
-    except WrongValue:  # (-1, "abc": job_number's words named no keyword)
+    except WrongValue as exc:  # (-1, "abc": job_number's words named no keyword)
+        if TOO_LARGE in str(exc):  # (10**30: from 1 up would not say what is wrong)
+            raise WrongValue(f"{key} {job} {TOO_LARGE}") from None
         raise WrongValue(f"{key} is a job: a handle or its id (from 1 up), got {job!r}") from None
     except WrongType:
         raise WrongType(f"{key} is a job: a handle or its id, got {as_given(job)}") from None

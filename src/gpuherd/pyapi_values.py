@@ -39,6 +39,7 @@ from gpuherd.errors import HerdError
 from gpuherd.paths import current_folder
 from gpuherd.pyapi_begin import begin_seconds, refuse_hold_with_begin
 from gpuherd.pyapi_checks import refuse_other_home, refuse_unknown
+from gpuherd.pyapi_spelling import python_spelling
 from gpuherd.pyapi_types import (
     GpusRefused,
     WrongType,
@@ -74,21 +75,6 @@ def plain(value: Any) -> Any:
 
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
-_CLI_OPTIONS = {
-    "--results-dir": "results_dir=",
-    "--name": "name=",
-    "--force": "force=True",
-    "--cwd": "cwd=",  # (a submission's: a script not there, script_files.py)
-}
-"""The options a sweep's warnings name (sweeps.py, sweep_checks.py), as Python spells them."""
-_CLI_OPTION = re.compile(r"(?<![^\s(])(" + "|".join(_CLI_OPTIONS) + r")(?![\w-])")
-
-
-def python_spelling(text: str) -> str:
-    """A warning of the daemon's, written for the CLI, with its options as keywords."""
-    return _CLI_OPTION.sub(lambda found: _CLI_OPTIONS[found.group(1)], text)
-
-
 _START_OPTION = re.compile(r"(?<![\w-])--(fake-gpus|gpus)(?: ([0-9][\w.,:/-]*))?(?![\w-])")
 """`--gpus` or `--fake-gpus`, with a value if one follows (`4`, `0,1`, `2x24GiB`)."""
 

@@ -16,6 +16,7 @@ from typing import Any
 import psutil
 
 from conftest import Herd, exited, wait_for
+from gpuherd.client import Client
 
 CHECKPOINT = "while [ ! -e {go} ]; do sleep 0.05; done"
 
@@ -37,6 +38,9 @@ def restore(herd: Herd, copy: Path) -> None:
     for part in herd.home.glob("herd.db*"):
         part.unlink()
     (herd.home / "herd.db").write_bytes(copy.read_bytes())
+    # A connection made before refuses an older queue, which gives its ids again
+    # (home_header.QueueKnown): a new one, as a notebook connects again.
+    herd.client = Client(herd.home)
 
 
 def job_command(runs: Path, go: Path) -> str:
