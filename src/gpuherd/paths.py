@@ -67,7 +67,8 @@ def lock_file(home: Path) -> Path:
 HOOK_LOG = "hooks.log"
 """The on-end hooks' output, in the home (hooks.py; `daemon log --hooks`)."""
 TOKEN_FILE = "ui_token"
-"""The dashboard's token, in the home while the daemon listens on TCP (api/listener.py)."""
+"""The dashboard's token, in the home (mode 0600): written when the daemon first listens on
+TCP, kept across restarts, replaced by `ui --new-token` (api/listener.py)."""
 
 
 def daemon_files(home: Path) -> tuple[Path, ...]:

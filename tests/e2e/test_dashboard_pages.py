@@ -125,6 +125,11 @@ def test_every_page_renders_on_first_load(daemon: Herd) -> None:
         answer = call(daemon, "GET", f"/jobs/{word}").body
         shown = repr(unquote(word)).replace("'", "&#39;")
         assert f"no such page: /jobs/{word}: {shown} is no job number (job 12" in answer
+    # Nor is a number the API's paths do not take (api/id_params.py): `1_0` was job 10's page.
+    for word in ("1_0", "1.0", "%2B1", "%D9%A3"):  # (+1, and an Arabic-Indic 3)
+        answer = call(daemon, "GET", f"/jobs/{word}")
+        shown = repr(unquote(word)).replace("'", "&#39;")
+        assert answer.status == 404 and f"{shown} is no job number (job 12" in answer.body, word
     assert "is no job number" not in call(daemon, "GET", "/nope").body
     api = call(daemon, "GET", "/api/v1/jobs/abc")
     assert api.status == 422 and json.loads(api.body)["error"].startswith("invalid request")

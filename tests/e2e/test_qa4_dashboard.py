@@ -99,7 +99,7 @@ def test_a_stopped_daemon_shows_the_banner_until_it_answers(board: Board, expect
     daemon.suspend()
     try:
         page.click("#job-head .act-prio-up")
-        expect(banner).to_have_text("The daemon is not answering; retrying…", timeout=SILENT_MS)
+        expect(banner).to_have_text("Reconnecting to the daemon…", timeout=SILENT_MS)
     finally:
         daemon.resume()
     expect(banner).to_be_hidden(timeout=SILENT_MS)

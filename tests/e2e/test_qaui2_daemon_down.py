@@ -1,6 +1,6 @@
 """A button pressed while the daemon is down says, where it was pressed, that it was not done.
 
-Before, only the banner ("The daemon is not answering; retrying…") showed: nothing said the
+Before, only the banner ("Reconnecting to the daemon…") showed: nothing said the
 click had been lost, and a message of an earlier action ("job 3: held") stayed in view.
 """
 

@@ -108,9 +108,14 @@ class TcpGate:
         self, app: ASGIApp, token: str, hosts: HostCheck, codes: OneTimeCodes | None = None
     ) -> None:
         self.app = app
-        self.token = token
         self.hosts = hosts
         self.codes = codes or OneTimeCodes()
+        self.use_token(token)
+
+    def use_token(self, token: str) -> None:
+        """Take `token` from now on (`gpuherd ui --new-token`): the old one, and the cookie
+        made from it, are refused."""
+        self.token = token
         self.cookie = cookie_name(token)
         self.cookie_value = cookie_value(token)
 
@@ -165,7 +170,7 @@ class TcpGate:
         expected = self.cookie_value if source == "cookie" else self.token
         if not hmac.compare_digest(token.encode(), expected.encode()):
             raise Refused(
-                "wrong token (it changes at every daemon start): "
+                "wrong token (`gpuherd ui --new-token` or `ui --stop` changed it?): "
                 "`gpuherd ui --url` prints the current URL"
             )
         if scope["method"] not in SAFE_METHODS:

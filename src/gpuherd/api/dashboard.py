@@ -25,6 +25,7 @@ from gpuherd.api import (
     views_jobs,
     views_sweeps,
 )
+from gpuherd.api.id_params import JobId
 from gpuherd.api.routes import RouteTable
 from gpuherd.core.idspec import format_ids, parse_job_ids
 from gpuherd.errors import NotFound
@@ -162,7 +163,7 @@ def _job(request: Request, job_id: int, with_logs: bool = True) -> dict[str, Any
 
 
 @routes.get("/jobs/{job_id}", response_class=HTMLResponse)
-async def job_page(request: Request, job_id: int) -> HTMLResponse:
+async def job_page(request: Request, job_id: JobId) -> HTMLResponse:
     since = _mark(request)
     return scheduler_banner.page(
         request, "job.html", path="/jobs", since=since, **_job(request, job_id)
@@ -170,7 +171,7 @@ async def job_page(request: Request, job_id: int) -> HTMLResponse:
 
 
 @routes.get("/ui/jobs/{job_id}", response_class=HTMLResponse)
-async def job_fragment(request: Request, job_id: int) -> HTMLResponse:
+async def job_fragment(request: Request, job_id: JobId) -> HTMLResponse:
     since = _mark(request)  # the head's own: its page's stream resumes from it (dashboard.js)
     return views.render("_job.html", since=since, **_job(request, job_id, with_logs=False))
 
@@ -265,6 +266,6 @@ def error_page(request: Request, status: int, message: str | None = None) -> HTM
 def _not_a_job(path: str) -> str:
     """`/jobs/abc` (a name typed for a number; a `#12` copied whole): what a job's page is."""
     parts = path.strip("/").split("/")
-    if len(parts) != 2 or parts[0] != "jobs" or parts[1].isdigit():
+    if len(parts) != 2 or parts[0] != "jobs" or (parts[1].isascii() and parts[1].isdigit()):
         return ""
     return f": {unquote(parts[1])!r} is no job number (job 12's page is /jobs/12)"

@@ -20,6 +20,7 @@ from gpuherd.api import views
 from gpuherd.api.form_fields import FIELD_READERS, read_field
 from gpuherd.api.form_words import EDIT_LABELS, GPU_LABELS, in_form_words
 from gpuherd.api.forms import Form, one, read_form, service_of
+from gpuherd.api.id_params import JobId
 from gpuherd.api.routes import RouteTable
 from gpuherd.core.edit import CLEARABLE
 from gpuherd.core.idspec import JOBS_THERE_ARE, format_ids, summarize
@@ -195,7 +196,7 @@ async def retry_failed(request: Request) -> Response:
 
 
 @routes.post("/ui/jobs/{job_id}/edit")
-async def edit(request: Request, job_id: int) -> Response:
+async def edit(request: Request, job_id: JobId) -> Response:
     """The job page's edit form: what a field said when the page was drawn comes back as
     `was.NAME`, and only fields whose text changed are sent (the page shows sizes and times
     rounded: "10.0 GiB" must not overwrite 10,000,000,000 bytes)."""

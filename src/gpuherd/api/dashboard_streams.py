@@ -31,6 +31,7 @@ from fastapi import Request
 from fastapi.responses import StreamingResponse
 
 from gpuherd.api import views
+from gpuherd.api.id_params import JobId
 from gpuherd.api.log_cursor import LogCursor
 from gpuherd.api.routes import RouteTable
 from gpuherd.broadcast import GAP, Change
@@ -178,7 +179,7 @@ def _resume(text: str) -> tuple[int, int, int] | None:
 @routes.get("/ui/jobs/{job_id}/stream")
 async def job_events(
     request: Request,
-    job_id: int,
+    job_id: JobId,
     attempt: int = 0,
     out: int = 0,
     err: int = 0,

@@ -2,9 +2,11 @@
 
 Off by default. `gpuherd daemon start --listen ADDR` starts it with the daemon; `gpuherd ui`
 starts it later through `POST /api/v1/daemon/listen` on the Unix socket. Requests over TCP go
-through `TcpGate` (auth.py); the Unix socket serves the bare app. The token is made once per
-daemon process (or taken from GPUHERD_TOKEN in the daemon's environment) and written 0600 to
-GPUHERD_HOME/ui_token while the listener is up.
+through `TcpGate` (auth.py); the Unix socket serves the bare app. The token is written 0600 to
+GPUHERD_HOME/ui_token once the listener is up, and kept there through daemon stops: the next
+daemon takes it again (`kept_token`), so a `daemon restart` leaves the open dashboard tabs
+logged in. GPUHERD_TOKEN in the daemon's environment wins over it; `gpuherd ui --new-token`
+makes a new one, and `gpuherd ui --stop` forgets it (the next listener has a new one).
 """
 
 from __future__ import annotations
@@ -15,8 +17,10 @@ import errno
 import ipaddress
 import logging
 import os
+import re
 import secrets
 import socket
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -103,6 +107,50 @@ def _bind_one(host: str, port: int) -> socket.socket:
     return sock
 
 
+TOKEN_SHAPE = re.compile(r"[A-Za-z0-9_-]{32,256}")
+"""A token worth keeping: of the letters of secrets.token_urlsafe (43 of them), at least 32. A
+GPUHERD_TOKEN of another shape (a short one, for a test) is written, but no daemon keeps it."""
+
+
+def kept_token(home: Path) -> str | None:
+    """The token the last daemon wrote to GPUHERD_HOME/ui_token, to keep a restart from
+    logging every open tab out: only from a regular file of this user's, with no bit for
+    group or others, that holds one token. Another file there is removed (logged), and a new
+    token is made; a folder there fails the start, as it did (daemon_failure names it)."""
+    path = token_path(home)
+    why: str | None
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:  # a link (ELOOP), a file this user may not read
+        why = f"it cannot be read ({exc.strerror})"
+    else:
+        try:  # (checked on what was opened: no other file put there meanwhile)
+            why = _unsafe(os.fstat(fd))
+            text = os.read(fd, 300).decode("ascii", "replace").strip() if why is None else ""
+        finally:
+            os.close(fd)
+        if why is None and TOKEN_SHAPE.fullmatch(text):
+            return text
+        why = why or "it holds no token"
+    log.warning("not keeping the dashboard's token in %s: %s; a new one is made", path, why)
+    path.unlink(missing_ok=True)
+    return None
+
+
+def _unsafe(info: os.stat_result) -> str | None:
+    """Why a token file must not be trusted (None: it may): another user could have put its
+    token there, or may have read it."""
+    if not stat.S_ISREG(info.st_mode):
+        return "it is not a regular file"
+    if info.st_uid != os.geteuid():
+        return f"it belongs to uid {info.st_uid}, not to this user (uid {os.geteuid()})"
+    if info.st_mode & 0o077:
+        return f"its mode is {stat.S_IMODE(info.st_mode):04o}, not 0600: others may read it"
+    return None
+
+
 def write_token(home: Path, token: str) -> None:
     """GPUHERD_HOME/ui_token, mode 0600 from its creation on."""
     path = token_path(home)
@@ -119,14 +167,14 @@ class Listener:
     def __init__(self, app: FastAPI, home: Path) -> None:
         self.app = app
         self.home = home
-        self.token = os.environ.get("GPUHERD_TOKEN") or secrets.token_urlsafe(32)
+        self.token = os.environ.get("GPUHERD_TOKEN") or kept_token(home) or _new_token()
         self.host = ""
         self.port = 0
         self._server: Any = None
         self._task: asyncio.Task[None] | None = None
         self._fqdn: str | None = None
+        self._gate: TcpGate | None = None
         self.codes = OneTimeCodes()
-        token_path(home).unlink(missing_ok=True)  # left by a daemon that was killed
 
     @property
     def listening(self) -> bool:
@@ -158,7 +206,7 @@ class Listener:
         self.host, self.port = host, int(sock.getsockname()[1])
         self._fqdn = _machine_name() if every_interface(host) else None  # once: may ask DNS
         write_token(self.home, self.token)
-        gate = TcpGate(self.app, self.token, HostCheck(host), self.codes)
+        self._gate = gate = TcpGate(self.app, self.token, HostCheck(host), self.codes)
         config = uvicorn.Config(
             gate,
             log_level="warning",
@@ -180,16 +228,41 @@ class Listener:
         try:
             await server.main_loop()
         finally:
-            token_path(self.home).unlink(missing_ok=True)  # first: SIGTERM ends us soon
             await server.shutdown(sockets=[sock])
 
-    async def stop(self) -> None:
+    async def stop(self, forget_token: bool = False) -> None:
+        """Stop the TCP server; `forget_token` (`gpuherd ui --stop`): also remove the token
+        file and make a new token, for the next listener. A daemon that stops keeps both."""
         if self._server is not None:
             self._server.should_exit = True
         if self._task is not None:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
-        self._server, self._task = None, None
+        self._server, self._task, self._gate = None, None, None
+        if forget_token:
+            token_path(self.home).unlink(missing_ok=True)
+            self.token = os.environ.get("GPUHERD_TOKEN") or _new_token()
+
+    def new_token(self) -> None:
+        """`gpuherd ui --new-token`: a new token, in force at once. Every browser and script
+        of the old one is refused from now on, its open event streams too (their connections
+        are closed: a stream checked its token as it opened, and would go on)."""
+        if os.environ.get("GPUHERD_TOKEN"):
+            raise Conflict(
+                "the dashboard's token is GPUHERD_TOKEN, from the daemon's environment: "
+                "change it there, then `gpuherd daemon restart`"
+            )
+        self.token = _new_token()
+        if self._gate is None or self._server is None:
+            return  # (written as the listener starts)
+        write_token(self.home, self.token)
+        self._gate.use_token(self.token)
+        for connection in list(self._server.server_state.connections):
+            connection.transport.close()
+
+
+def _new_token() -> str:
+    return secrets.token_urlsafe(32)
 
 
 def _machine_name() -> str | None:
@@ -207,6 +280,8 @@ class ListenRequest:
     address: str | None = None
     """HOST:PORT to listen on; None = the default, trying the next ports if it is taken."""
     stop: Bool = False
+    new_token: Bool = False
+    """Make a new token first (`gpuherd ui --new-token`): the old one is refused from now on."""
 
 
 def _listener(request: Request) -> Listener:
@@ -236,8 +311,10 @@ async def listen(request: Request, body: ListenRequest) -> dict[str, Any] | JSON
         return refused
     listener = _listener(request)
     if body.stop:
-        await listener.stop()
+        await listener.stop(forget_token=True)
         return _kept(request, listener)
+    if body.new_token:
+        listener.new_token()
     if listener.listening:
         if body.address is None or _same(body.address, listener.host, listener.port):
             return listener.describe()

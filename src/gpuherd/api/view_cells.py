@@ -10,6 +10,7 @@ from typing import Any
 from markupsafe import Markup, escape
 
 from gpuherd.core.idspec import format_ids
+from gpuherd.core.states import LIVE_STATES
 from gpuherd.core.when import SAID_IN
 
 
@@ -52,6 +53,17 @@ def outcome_cell(text: str) -> Markup:
         return breakable(text)
     parts = Markup("_<wbr>").join(escape(part) for part in text.split("_"))
     return Markup('<span class="breakable" data-short="{}">{}</span>').format(short, parts)
+
+
+LIVE_STATE_NAMES = frozenset(state.value for state in LIVE_STATES)
+
+
+def live_pid(job: dict[str, Any]) -> str:
+    """The jobs table's PID: a running or paused job's, as `gpuherd ls` shows it. An ended
+    job's pid names a process gone (or another program by now) and looked alive in the
+    column; its page keeps it, among the attempt's record."""
+    pid = job.get("pid")
+    return str(pid) if pid and job.get("state") in LIVE_STATE_NAMES else ""
 
 
 def thousands(n: int) -> str:

@@ -123,6 +123,7 @@ def environment() -> Environment:
         ids=lambda ids: format_ids(ids) if ids else "-",
         percent=_percent,
         thousands=view_cells.thousands,
+        live_pid=view_cells.live_pid,
         duration=format_duration,
         flat=flat_command,
         metric=views_sweeps.metric_text,

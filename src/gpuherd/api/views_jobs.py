@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any
 
 from gpuherd.api.buttons import retry_failed_question
@@ -95,6 +96,21 @@ NAME_BUDGET = 48
 """The most characters the Name column keeps room for; longer names end in "…"."""
 
 
+FAILED_ONLY = (JobState.FAILED.value,)
+
+
+@lru_cache(maxsize=32)
+def _failed(
+    service: Service, mark: str, where: tuple[str | None, str, str | None], since: float | None
+) -> int:
+    """How many failed jobs *Retry all failed* retries, counted as the button finds them (a
+    COUNT): its question says how many, and the table's live refresh keeps the number current
+    (_jobs.html holds the button). Counted again only once a change is published (`mark`):
+    the refresh every 10 s of a quiet queue ran this COUNT each time, over every job of a
+    search or a sweep. (A relative time window is a new `since` at each look: counted anew.)"""
+    return service.page_jobs(FAILED_ONLY, *where, 0, 0, since)[0]
+
+
 def jobs_page(service: Service, f: JobFilter, size: int = PAGE_SIZE) -> JobPage:
     """One page of jobs, newest first (or in start order: JobFilter.start_order), through
     Service.page_jobs (COUNT, LIMIT and OFFSET in SQL): only the page's jobs are read and
@@ -104,11 +120,10 @@ def jobs_page(service: Service, f: JobFilter, size: int = PAGE_SIZE) -> JobPage:
     if unread:  # ignored: not shown as a filter in force, nor sent as one (its buttons)
         f = replace(f, since="")
     where = (f.project or None, f.text, f.sweep or None)
+    mark = service.engine.changes.mark  # (before the reads: a change meanwhile moves it)
     with service.store.passing_over_damaged() as damaged:
         total, jobs = service.page_jobs(f.states, *where, (f.page - 1) * size, size, since)
     said = unlisted(sorted(damaged.items()))
-    # Counted as the button finds them (a COUNT): its question says how many it retries,
-    # and the table's live refresh keeps the number current (_jobs.html holds the button).
-    failed = service.page_jobs((JobState.FAILED.value,), *where, 0, 0, since)[0]
+    failed = total if f.states == FAILED_ONLY else _failed(service, mark, where, since)
     unknown = project_error(service.store, f.project, total)
     return JobPage(jobs, f, total, size, window_error, said, len(damaged), failed, unknown)

@@ -50,14 +50,26 @@ def show_dashboard(answer: dict[str, Any]) -> None:
     help="Also open it in a web browser (at a one-time link, not the token's URL).",
 )
 @click.option("--stop", is_flag=True, help="Stop the TCP listener (the Unix socket stays).")
-def ui(listen: str | None, url_only: bool, open_browser: bool, stop: bool) -> None:
+@click.option(
+    "--new-token",
+    is_flag=True,
+    help="Make a new token: every browser and script of the old one is refused from now on.",
+)
+def ui(listen: str | None, url_only: bool, open_browser: bool, stop: bool, new_token: bool) -> None:
     """The web dashboard: prints its URL (with the token), starting the listener if needed.
 
     The listener lasts until the daemon stops; `gpuherd daemon start --listen HOST:PORT`
-    starts one with the daemon. Anyone with the URL can run commands as you: keep it secret.
+    starts one with the daemon. The token stays the same through daemon restarts, until
+    --new-token or --stop. Anyone with the URL can run commands as you: keep it secret.
     """
-    _refuse_mixed(listen, url_only, open_browser, stop)
+    _refuse_mixed(listen, url_only, open_browser, stop, new_token)
     client = Client()
+    if new_token:  # (and listening, where it was not: a new token is for a dashboard to use)
+        answer = client.post("/daemon/listen", {"new_token": True, "address": listen})
+        show_dashboard(_say_not_saved(answer))
+        if open_browser:
+            _open_in_browser(client)
+        return
     answer = client.get("/daemon/listen")
     if stop:
         if not answer["listening"]:  # said so, rather than "stopped" of nothing
@@ -108,13 +120,19 @@ def _open_in_browser(client: Client) -> None:
         click.echo(prefixed("warning", note), err=True)
 
 
-def _refuse_mixed(listen: str | None, url_only: bool, open_browser: bool, stop: bool) -> None:
+def _refuse_mixed(
+    listen: str | None, url_only: bool, open_browser: bool, stop: bool, new_token: bool
+) -> None:
     """`--stop` and `--url` each do one thing: given with another option, one of the two was
     silently dropped (`ui --url --stop` stopped the listener; `ui --url --open` opened
     nothing)."""
     others = [
         name
-        for name, given in (("--listen", listen is not None), ("--open", open_browser))
+        for name, given in (
+            ("--listen", listen is not None),
+            ("--open", open_browser),
+            ("--new-token", new_token),
+        )
         if given
     ]
     if stop and (others or url_only):

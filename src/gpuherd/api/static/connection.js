@@ -42,14 +42,18 @@
     if (box) { box.remove(); }
   });
 
-  // A banner when the page can no longer talk to the daemon: a restarted daemon has a new
-  // token (every request gets 403), or the daemon does not answer at all.
-  var NEW_TOKEN = ["The daemon restarted with a new token: open the dashboard again from ",
+  // A banner when the page can no longer talk to the daemon: the token changed (`gpuherd ui
+  // --new-token`: every request gets 403), or the daemon does not answer (restarting, stopped).
+  // A daemon away is said calmly (a restart takes a second); the page reconnects by itself.
+  var NEW_TOKEN = ["The dashboard's token has changed: open the dashboard again from ",
     "gpuherd ui", "."];
-  var DOWN = ["The daemon is not answering; retrying…"];
+  var DOWN = ["Reconnecting to the daemon…"];
+  var LONG_DOWN = ["The daemon has not answered for a minute; still reconnecting… (",
+    "gpuherd daemon status", " says whether it runs)"];
   function banner(parts) {
     var box = document.getElementById("conn-banner");
     if (!box) { return; }
+    box.classList.toggle("calm", parts === DOWN || parts === LONG_DOWN);
     box.replaceChildren();
     (parts || []).forEach(function (part, i) {
       var node = i % 2 ? document.createElement("code") : document.createTextNode(part);
@@ -63,26 +67,61 @@
   // stream fails and no request ends, and the page went stale saying nothing while its
   // buttons did nothing. So the ping must answer within PING_MS, a request that has waited
   // SLOW_MS asks it too, and while the daemon does not answer it is asked again until it
-  // does (a stopped daemon's streams never broke: no stream opens again to take the banner).
-  var PING_MS = 5000, SLOW_MS = 5000, probing = false;
+  // does, at growing intervals (RETRY_MS, each failed ping doubling it up to RETRY_MAX_MS:
+  // each failed ping is an error in the browser's console). Once it answers, the streams
+  // that failed open again (streams.js) and the page's live parts are drawn anew.
+  var PING_MS = 5000, SLOW_MS = 5000, RETRY_MS = 1000, RETRY_MAX_MS = 8000, LONG_MS = 60000;
+  var probing = false, pending = null, offline = false, downSince = 0, wait = RETRY_MS;
   function probe() {
     if (probing) { return; }
+    clearTimeout(pending);
+    pending = null;
     probing = true;
     var late = new AbortController(), down = false;
     var giveUp = setTimeout(function () { late.abort(); }, PING_MS);
     fetch("/ui/ping", { credentials: "same-origin", cache: "no-store", signal: late.signal }).then(
       function (answer) {
         down = answer.status !== 403 && !answer.ok;
-        banner(answer.status === 403 ? NEW_TOKEN : down ? DOWN : null);
+        if (answer.status === 403) {
+          offline = true;  // no request gets through: none is sent, until a new page
+          banner(NEW_TOKEN);
+        } else if (!down) {
+          back();
+        }
       }, function () {
         down = true;
-        banner(DOWN);
       }).then(function () {
       clearTimeout(giveUp);
       probing = false;
-      if (down) { setTimeout(probe, PING_MS); }
+      if (down) { away(); }
     });
   }
+  // The daemon away: said, and asked again after `wait`, which grows.
+  function away() {
+    if (!offline) { downSince = Date.now(); }
+    offline = true;
+    banner(Date.now() - downSince >= LONG_MS ? LONG_DOWN : DOWN);
+    if (!pending) { pending = setTimeout(probe, wait); }
+    wait = Math.min(wait * 2, RETRY_MAX_MS);
+  }
+  function back() {
+    var was = offline;
+    offline = false;
+    wait = RETRY_MS;
+    banner(null);
+    document.dispatchEvent(new CustomEvent("gpuherd:online"));  // (streams.js)
+    if (was) { htmx.trigger(document.body, "refresh"); }  // what changed meanwhile
+  }
+  document.addEventListener("gpuherd:streamdown", function () {
+    if (!probing) { away(); }
+  });
+  // While the daemon is away, a live refresh (every few seconds) is not sent: it would fail,
+  // with an error in the console each time; the page is drawn anew once the daemon is back.
+  // An action pressed is sent all the same: it says it was not done (below).
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    var config = event.detail && event.detail.requestConfig;
+    if (offline && config && config.verb === "get") { event.preventDefault(); }
+  });
   document.addEventListener("htmx:beforeSend", function (event) {
     var xhr = event.detail && event.detail.xhr;
     if (!xhr) { return; }
@@ -199,6 +238,7 @@
       sayRefusal();  // the form drawn again: said again
     }
   });
-  document.addEventListener("htmx:sseError", probe);
-  document.addEventListener("htmx:sseOpen", function () { banner(null); });
+  document.addEventListener("htmx:sseOpen", function () {
+    if (!offline) { banner(null); }
+  });
 })();

@@ -17,7 +17,7 @@
     this.url = url;
     this.listeners = [];
     this.onerror = this.onopen = null;
-    this.closed = this.asleep = false;
+    this.closed = this.asleep = this.waiting = false;
     this.open();
   }
   Stream.prototype.open = function () {
@@ -27,10 +27,33 @@
       if (url.split("?")[0] === path) { self.url = url; }
     });
     var source = this.source = new EventSource(this.url, { withCredentials: true });
-    source.onerror = function (event) { if (self.onerror) { self.onerror(event); } };
+    source.onerror = function () { self.lost(); };
     source.onopen = function (event) { if (self.onopen) { self.onopen(event); } };
     this.listeners.forEach(function (pair) { source.addEventListener(pair[0], pair[1]); });
   };
+  // ---- reconnecting -------------------------------------------------------------------------
+  // A stream that fails (the daemon restarting or stopped; a new token refuses it) is closed
+  // and waits: connection.js asks the daemon, with backoff, until it answers, then says
+  // `gpuherd:online` and the stream opens again (from its sse-connect, as above). Before, the
+  // browser's own retry every 3 s and the extension's each logged errors to the console for as
+  // long as the daemon was away, and the extension's went on against a token refused.
+  Stream.prototype.lost = function () {
+    if (this.closed || this.asleep || this.waiting) { return; }
+    this.waiting = true;
+    this.source.close();
+    document.dispatchEvent(new CustomEvent("gpuherd:streamdown"));
+  };
+  document.addEventListener("gpuherd:online", function () {
+    streams.forEach(function (stream) {
+      if (!stream.waiting || stream.closed) { return; }
+      stream.waiting = false;
+      if (document.visibilityState === "hidden") {
+        stream.asleep = true;  // (opened when the tab is shown)
+      } else {
+        stream.open();
+      }
+    });
+  });
   Stream.prototype.addEventListener = function (type, listener) {
     this.listeners.push([type, listener]);
     this.source.addEventListener(type, listener);
@@ -58,7 +81,8 @@
   document.addEventListener("visibilitychange", function () {
     clearTimeout(closing);
     streams = streams.filter(function (stream) {
-      return !stream.closed && (stream.asleep || stream.readyState !== EventSource.CLOSED);
+      var kept = stream.asleep || stream.waiting || stream.readyState !== EventSource.CLOSED;
+      return !stream.closed && kept;
     });
     if (document.visibilityState === "hidden") {
       closing = setTimeout(function () {
