@@ -20,13 +20,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gpuherd.core.sweep import Point
-from gpuherd.core.units import plural
+from gpuherd.core.units import first_named, plural
 
 if TYPE_CHECKING:
     from gpuherd.engine import Engine
-
-SHOWN = 3
-"""Points named in one warning; `gpuherd daemon status` lists every unknown run."""
 
 
 @dataclass(frozen=True)
@@ -85,14 +82,12 @@ def not_rerun(points: Sequence[Point], runs: Mapping[str, FolderRun], force: boo
             f" {run.what()}; {why}. Submit it again once that run has ended{listed}, or end it"
             f" first: kill -TERM -{run.pid}"
         ]
-    named = "; ".join(
-        f"{p.folder}: {runs[p.run_dir].who}, {runs[p.run_dir].what(short=True)}"
-        for p in points[:SHOWN]
+    named = first_named(
+        points, lambda p: f"{p.folder}: {runs[p.run_dir].who}, {runs[p.run_dir].what(short=True)}"
     )
-    more = f"; {len(points) - SHOWN} more" if len(points) > SHOWN else ""
     return [
         f"{plural(len(points), 'point')} not submitted{forced}: runs gpuherd does not watch"
-        f" write in their folders ({named}{more}); {why}. Submit them again once those runs"
+        f" write in their folders ({named}); {why}. Submit them again once those runs"
         " have ended (gpuherd daemon status lists those herd.db does not know), or end them"
         " first (kill -TERM -PID: the run's process group)"
     ]

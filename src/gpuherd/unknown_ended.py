@@ -23,15 +23,12 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from gpuherd.core.sweep import Point
-from gpuherd.core.units import plural
+from gpuherd.core.units import first_named, plural
 from gpuherd.executors.local_records import read_process_file
 from gpuherd.sweep_files import marker, read_json
 
 if TYPE_CHECKING:
     from gpuherd.sweep_plan import Plan  # (which imports sweep_table, which imports this)
-
-SHOWN = 3
-"""Points named in one line."""
 
 
 @dataclass(frozen=True)
@@ -101,15 +98,16 @@ def shown_ended(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     ended = [row for row in rows if "unknown_run" in row]
     if not ended:
         return []
-    named = "; ".join(
-        f"{row['folder']}: job {row['unknown_run']['job_id']} attempt"
-        f" {row['unknown_run']['attempt']}, {how_it_ended(row['unknown_run'])}"
-        for row in ended[:SHOWN]
+    named = first_named(
+        ended,
+        lambda row: (
+            f"{row['folder']}: job {row['unknown_run']['job_id']} attempt"
+            f" {row['unknown_run']['attempt']}, {how_it_ended(row['unknown_run'])}"
+        ),
     )
-    more = f"; {len(ended) - SHOWN} more" if len(ended) > SHOWN else ""
     return [
         f"{plural(len(ended), 'point')} judged by runs herd.db does not know (restored from an"
-        f" older backup?) that ended in their folders ({named}{more}): their ends are recorded"
+        f" older backup?) that ended in their folders ({named}): their ends are recorded"
         " there alone (no SUCCESS or FAILURE marker); a submission of the sweep skips those"
         " that exited 0 (--force runs them again) and runs the others again"
     ]
@@ -165,15 +163,12 @@ def _skipped_line(skipped: Sequence[Point], judged: Mapping[str, EndedRun]) -> l
             " run herd.db does not know (restored from an older backup?), ended in its folder"
             " with exit 0, which alone records its end; --force runs it again"
         ]
-    named = "; ".join(
-        f"{p.folder}: job {judged[p.run_dir].job_id} attempt {judged[p.run_dir].attempt}"
-        for p in skipped[:SHOWN]
-    )
-    more = f"; {len(skipped) - SHOWN} more" if len(skipped) > SHOWN else ""
+    runs = [(p.folder, judged[p.run_dir]) for p in skipped]
+    named = first_named(runs, lambda ran: f"{ran[0]}: job {ran[1].job_id} attempt {ran[1].attempt}")
     return [
         f"{len(skipped):,} points skipped as done: runs herd.db does not know (restored from"
         f" an older backup?) ended in their folders with exit 0, which alone record their ends"
-        f" ({named}{more}); --force runs them again"
+        f" ({named}); --force runs them again"
     ]
 
 

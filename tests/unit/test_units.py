@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gpuherd.core.units import (
+    first_named,
     format_duration,
     format_given,
     format_size,
@@ -349,3 +350,9 @@ def test_a_whole_number_of_bytes_under_1_mib_is_refused_as_text_is(value: int | 
 def test_a_whole_number_of_a_mib_or_more_is_bytes() -> None:
     assert memory_amount(2**20) == 2**20 and memory_amount(10 * 2**30) == 10 * 2**30
     assert memory_amount("10GiB") == 10 * 2**30
+
+
+def test_first_named_names_three_and_counts_the_rest() -> None:
+    assert first_named([1, 2], str) == "1; 2"
+    assert first_named(list(range(1, 8)), lambda n: f"x={n}") == "x=1; x=2; x=3; 4 more"
+    assert first_named([], str) == ""

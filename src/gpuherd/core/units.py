@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache
+from typing import TypeVar
+
+_T = TypeVar("_T")
 
 _SIZE_UNITS: dict[str, int] = {
     "": 1,
@@ -249,3 +252,10 @@ def not_a_choice(name: str, given: object, choices: Sequence[str]) -> str | None
     if isinstance(given, str) and given in choices:
         return None
     return f"{name} {given!r}: give {' or '.join(map(repr, choices))}"
+
+
+def first_named(items: Sequence[_T], name: Callable[[_T], str], most: int = 3) -> str:
+    """The first `most` of `items`, each as `name` says it, joined by `; `, and how many more
+    there are (`a; b; c; 4 more`): a line that names some of thousands of points."""
+    named = "; ".join(name(item) for item in items[:most])
+    return named + (f"; {len(items) - most} more" if len(items) > most else "")
