@@ -55,8 +55,9 @@ def spec_from_item(
         error=item.error or "",
     )
     reject_bad_names(where, item.env or {}, item.env_overrides)
-    if (wrong := blank(item.name)) is not None:  # (the dashboard sends a blank box as none)
-        raise InvalidValue(f"{where}{field('name')} {wrong}: give a name, or leave it out")
+    for what, text in ("name", item.name), ("project", item.project):
+        if (wrong := blank(text)) is not None:  # (the dashboard sends a blank box as none)
+            raise InvalidValue(f"{where}{field(what)} {wrong}: give a {what}, or leave it out")
     if item.begin is not None and not 0 <= item.begin <= LATEST:  # NaN too
         raise InvalidValue(
             f"{where}{field('begin')} must be a time (epoch seconds) before the year 9999"

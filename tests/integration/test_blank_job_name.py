@@ -87,3 +87,28 @@ def test_python_api_refuses_a_blank_name(shared_daemon: Herd, shared_work: Path)
     with pytest.raises(InvalidValue, match=r"""^name '  ' is only white space: give a name, or"""):
         job.edit(name="  ")
     assert shared_daemon.job(job.id)["name"] == "kept"
+
+
+@pytest.mark.parametrize("verb", ["submit", "sweep"])
+@pytest.mark.parametrize(
+    ("project", "said"), [("", "is empty"), (" ", "' ' is only white space")], ids=["empty", "sp"]
+)
+def test_a_blank_project_is_refused_as_a_blank_name_is(
+    shared_daemon: Herd, shared_work: Path, verb: str, project: str, said: str
+) -> None:
+    # (`submit --project ''` was taken, and `' '` stored: a project no `ls --project` finds.)
+    before = shared_daemon.all_jobs()
+    job = ["--", "true"] if verb == "submit" else ["echo {x}", "-p", "x", "1"]
+    proc = shared_daemon.cli(verb, "--hold", "--project", project, *job, check=False)
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr == (
+        f"gpuherd: error: --project {said}: give a project, or leave --project out (see gpuherd"
+        f" {verb} --help)\n"
+    )
+    item = {"command": "true", "cwd": str(shared_work), "project": project, "hold": True}
+    status, answer = post(shared_daemon, "/jobs", {"jobs": [item]})
+    assert (status, answer) == (
+        422,
+        {"error": f"project (--project) {said}: give a project, or leave it out"},
+    )
+    assert shared_daemon.all_jobs() == before

@@ -80,7 +80,7 @@ class _KeepsArgs(click.Command):
 
 @click.command(cls=_KeepsArgs, context_settings={"allow_interspersed_args": False})
 @click.argument("command", nargs=-1, type=click.UNPROCESSED, shell_complete=completes("files"))
-@click.option("-n", "--name", callback=checks.refuse_blank_name, help="A name to find the job by.")
+@click.option("-n", "--name", callback=checks.refuse_blank, help="A name to find the job by.")
 @gpus_option(short="-g")
 @only_gpus_option()
 @memory_options()

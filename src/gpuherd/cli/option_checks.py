@@ -63,10 +63,11 @@ def one_output(quiet: bool, as_json: bool) -> None:
         raise click.UsageError("give -q (the ids only) or --json, not both")
 
 
-def refuse_blank_name(ctx: click.Context, param: click.Parameter, name: str | None) -> str | None:
-    """`submit --name "$RUN"` with RUN unset (or only spaces): a mistake, refused as `edit`
-    refuses it, not a job without a name that no `ls --name` finds (the daemon refuses it
-    too, for its other clients)."""
-    if (wrong := blank(name)) is not None:
-        raise click.UsageError(f"--name {wrong}: give a name, or leave --name out", ctx)
-    return name
+def refuse_blank(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """`submit --name "$RUN"` (or `--project`) with RUN unset, or only spaces: a mistake,
+    refused as `edit` refuses it, not a job without a name (or a project ' ') that no `ls
+    --name` finds (the daemon refuses it too, for its other clients)."""
+    if (wrong := blank(value)) is not None:
+        flag = max(param.opts, key=len)
+        raise click.UsageError(f"{flag} {wrong}: give a {param.name}, or leave {flag} out", ctx)
+    return value

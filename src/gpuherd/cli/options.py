@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from gpuherd.cli.option_checks import refuse_blank
 from gpuherd.cli.param_types import (
     BEGIN,
     DURATION,
@@ -298,7 +299,9 @@ def begin_option(what: str = "the job") -> Callable[[F], F]:
 
 
 def project_option() -> Callable[[F], F]:
-    return click.option("--project", help="Group jobs by project (ls --project).")
+    return click.option(
+        "--project", callback=refuse_blank, help="Group jobs by project (ls --project)."
+    )
 
 
 def max_parallel_option(what: str = "jobs") -> Callable[[F], F]:
