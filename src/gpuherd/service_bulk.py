@@ -12,8 +12,9 @@ the same either way.
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -122,3 +123,34 @@ def _cancel_told(job_id: int, now: float, message: str) -> dict[str, object]:
         "detail": message,
         "ended_at": now,
     }
+
+
+PieceAction = Callable[[Sequence[int]], list[ActionResult] | Awaitable[list[ActionResult]]]
+"""A verb on a piece of the jobs named (JobVerbs.in_pieces): at once, or awaited (`rm`, whose
+folders are deleted on a worker thread)."""
+
+
+PIECE = 500
+"""Jobs a verb on many handles between two breaths (~50 ms of work; rm's deletions apart)."""
+BREATH = 0.002
+"""Seconds a verb on many jobs lets the event loop run between pieces: a request takes a few
+turns of the loop, and `sleep(0)` gave it one turn per piece (another client then waited
+0.5-1.5 s during a hold of 20,000 jobs; now ~0.1 s)."""
+
+
+async def in_pieces(engine: Engine, action: PieceAction, ids: Sequence[int]) -> list[ActionResult]:
+    """`action` on `ids`, PIECE jobs at a time, dispatch paused, with a breath between."""
+    if len(ids) <= PIECE:
+        return await _answered(action(ids))
+    results: list[ActionResult] = []
+    with engine.dispatch_paused():
+        for start in range(0, len(ids), PIECE):
+            results += await _answered(action(ids[start : start + PIECE]))
+            await asyncio.sleep(BREATH)
+    return results
+
+
+async def _answered(
+    results: list[ActionResult] | Awaitable[list[ActionResult]],
+) -> list[ActionResult]:
+    return results if isinstance(results, list) else await results

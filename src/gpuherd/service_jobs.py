@@ -50,18 +50,20 @@ from gpuherd.engine_endings import cancel_waiters, waiters_cancelled_at_stop
 from gpuherd.engine_held_runs import removal_refused
 from gpuherd.errors import Conflict, HerdError, InvalidValue, NotFound
 from gpuherd.retry_chain import Newest, newer_run, removed_dependency, reruns
-from gpuherd.service_bulk import KILLED, REMOVED, in_bulk, kill_lone, remove_lone
+from gpuherd.service_bulk import (
+    KILLED,
+    REMOVED,
+    PieceAction,
+    in_bulk,
+    in_pieces,
+    kill_lone,
+    remove_lone,
+)
 from gpuherd.store import Store
 from gpuherd.unknown_retry import RetryBeside, retry_beside
 from gpuherd.wire import ActionResult
 
 VERBS = ("kill", "rm", "retry", "retry-held", "pause", "resume", "hold", "release")
-PIECE = 500
-"""Jobs a verb on many handles between two breaths (~50 ms of work)."""
-BREATH = 0.002
-"""Seconds a verb on many jobs lets the event loop run between pieces: a request takes a few
-turns of the loop, and `sleep(0)` gave it one turn per piece (another client then waited
-0.5-1.5 s during a hold of 20,000 jobs; now ~0.1 s)."""
 
 
 def no_job(job_id: int) -> NotFound:
@@ -90,7 +92,7 @@ class JobVerbs:
                 raise InvalidValue(f"grace is a kill's, not a {verb}'s: leave it out")
             if refused := chosen_grace_refused(grace):
                 raise InvalidValue(refused)
-        action: Callable[[Sequence[int]], list[ActionResult]] = {
+        actions: dict[str, PieceAction] = {
             "kill": lambda ids: self.kill(ids, grace),
             "rm": self.remove,
             "retry": self.retry,
@@ -99,21 +101,12 @@ class JobVerbs:
             "resume": self.resume,
             "hold": self.hold,
             "release": self.release,
-        }[verb]
-        return await self.in_pieces(action, ids)
+        }
+        return await self.in_pieces(actions[verb], ids)
 
-    async def in_pieces(
-        self, action: Callable[[Sequence[int]], list[ActionResult]], ids: Sequence[int]
-    ) -> list[ActionResult]:
+    async def in_pieces(self, action: PieceAction, ids: Sequence[int]) -> list[ActionResult]:
         """`action` on `ids`, PIECE jobs at a time with a breath between (see `act`)."""
-        if len(ids) <= PIECE:
-            return action(ids)
-        results: list[ActionResult] = []
-        with self.engine.dispatch_paused():
-            for start in range(0, len(ids), PIECE):
-                results += action(ids[start : start + PIECE])
-                await asyncio.sleep(BREATH)
-        return results
+        return await in_pieces(self.engine, action, ids)
 
     def kill(self, ids: Sequence[int], grace: float | None = None) -> list[ActionResult]:
         """Cancel waiting jobs, stop running ones: SIGKILL after their own grace, or after
@@ -148,7 +141,9 @@ class JobVerbs:
         # jobs, any of them ending between the `ls` and the kill. Said, so a typo shows.
         return f"already ended ({job.state.value})"
 
-    def remove(self, ids: Sequence[int], cancelled: list[int] | None = None) -> list[ActionResult]:
+    async def remove(
+        self, ids: Sequence[int], cancelled: list[int] | None = None
+    ) -> list[ActionResult]:
         """Remove the jobs; `cancelled`, given, gets the ids of the jobs cancelled as they
         waited for them (`sweep rm` names those outside the sweep)."""
         leftovers: list[tuple[int, Path]] = []
@@ -163,8 +158,12 @@ class JobVerbs:
         each = partial(self._remove_one, named=named, leftovers=leftovers, cancelled=cancelled)
         bulk = remove_lone(self.engine, jobs, found, leftovers)  # (the lone ones: in_bulk)
         results = in_bulk(self.store, ids, bulk, partial(self._each, action=each))
-        # Once the removal is committed; a job whose folder is left fails: it says where.
-        left = removal_journal.delete_committed(self.home, journal, leftovers)
+        # Once the removal is committed; a job whose folder is left fails: it says where. On a
+        # worker thread: a `clean` of 40,000 jobs' folders held every other request (and the
+        # dashboard) for seconds. Their ids are no job's any more: nothing else touches them.
+        left = await asyncio.to_thread(
+            removal_journal.delete_committed, self.home, journal, leftovers
+        )
         return [
             ActionResult(r.id, False, left[r.id], left=True) if r.id in left else r for r in results
         ]

@@ -21,7 +21,7 @@ from gpuherd.store import Store
 from integration.test_stop_after_commit import until
 
 LONE = 600
-"""More than a piece (service_jobs.PIECE): two pieces, each in bulk."""
+"""More than a piece (service_bulk.PIECE): two pieces, each in bulk."""
 
 
 class Counted:

@@ -13,7 +13,7 @@ from test_sweeps import finished, shared_work, sweep, work
 from conftest import Herd, one_gpu_engine, serving, wait_for
 from gpuherd.errors import Conflict, NotFound
 from gpuherd.executors.local import LocalExecutor
-from gpuherd.service_jobs import PIECE
+from gpuherd.service_bulk import PIECE
 from gpuherd.store import Store
 from gpuherd.sweep_removal import remove_sweep
 from gpuherd.sweeps import Sweeps
