@@ -189,14 +189,6 @@ def test_ls_picks_jobs_by_sweep_and_by_name_for_the_verbs(daemon: Herd) -> None:
     assert {j["state"] for j in daemon.ls_all() if j["id"] not in swept} == {"queued"}
 
 
-def test_an_empty_project_is_no_project(shared_daemon: Herd) -> None:
-    """`submit --project "$P"` with P unset: the job has no project, as one given no
-    --project (an empty one was stored, shown as none, and no `ls --project` could pick the
-    job). An empty --name is refused (test_blank_job_name.py)."""
-    job_id = shared_daemon.submit("--hold", "--project", "", "--", "true")
-    assert shared_daemon.job(job_id)["project"] is None
-
-
 def test_wait_names_the_jobs_that_did_not_succeed_by_how_they_ended(shared_daemon: Herd) -> None:
     ids = shared_daemon.submit_lines(["true", "false", "exit 3", "false", "sleep 60"])
     shared_daemon.wait_state(ids[4], "running")
