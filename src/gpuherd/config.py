@@ -16,7 +16,6 @@ from typing import Any
 from gpuherd.core.log_caps import parse_log_cap, show_log_cap
 from gpuherd.core.model import ForeignMode, Policy
 from gpuherd.core.units import (
-    format_duration,
     format_given,
     format_size,
     parse_duration,
@@ -151,6 +150,13 @@ def _project_limits(text: str, saved: bool = False) -> tuple[tuple[str, int], ..
                 f"invalid limit '{item.strip()}': use PROJECT=N with N from 1 to {LARGEST}, "
                 "comma-separated (lr-sweep=2,eval=1), or none"
             )
+        words = item.split()
+        if len(words) > 1 and all("=" in word for word in words) and not saved:
+            # (`'g=1 h=2'`: not a project `g=1 h` with an `=` in it, as it was said to be)
+            raise ValueError(
+                f"invalid limit '{item.strip()}': separate limits with commas, not spaces: "
+                f"{','.join(words)}"
+            )
         if "=" in name and not saved:
             raise ValueError(
                 f"invalid limit '{item.strip()}': a project name cannot contain '=': use "
@@ -221,7 +227,7 @@ SETTINGS: dict[str, Setting] = {
     "reserve-after": Setting(
         "reserve_after",
         parse_duration,
-        format_duration,
+        format_given,  # (as given: `2s`, `5m`; format_duration's `2.0s`, `5m00s` are measured)
         "how long a job that does not fit waits before it reserves GPUs against smaller jobs",
     ),
     "max-running": Setting(

@@ -112,12 +112,13 @@ class UnwatchedRuns:
         of those found, free those of the others, and place jobs again."""
         for key in [key for key in self.runs if key not in running]:
             gone = self.runs.pop(key)
+            gpus = gone.held.gpus
             log.info(
-                "job %d attempt %d (pid %d), which herd.db does not know, has ended: %s free",
+                "job %d attempt %d (pid %d), which herd.db does not know, has ended%s",
                 gone.job_id,
                 gone.attempt,
                 gone.pid,
-                on_gpus(gone.held.gpus),
+                f": {on_gpus(gpus)} free" if gpus else " (it used no GPU)",
             )
         found = [key for key, pids in running.items() if key not in self.runs and pids]
         for key in found:
@@ -170,8 +171,10 @@ class UnwatchedRuns:
         if gpus is None:
             gpus = tuple(device.index for device in engine.device_listing())
             kept = "where it runs cannot be read: every GPU is held for it"
-        else:
+        elif gpus:
             kept = f"its {on_gpus(gpus)} held for it until all its processes have ended"
+        else:  # (a CPU-only run: "its no GPU held for it", it said)
+            kept = "it uses no GPU"
         run = f"{running_unwatched(attempt, pid)}, {UNKNOWN}"
         log.warning("job %d: its %s; %s", job_id, run, kept)
         held = Reservation(job_id, gpus, exclusive=True, run=run)

@@ -213,10 +213,11 @@ def stored_views(
     """The jobs' views (wire.job_view) without their reasons, with where their files are
     (layout.listed_paths), and the listed held jobs' latest hold details (what their
     reasons say), from `reads` alone: `now` and the running jobs' peak memory (`peaks`)
-    are read from the engine beforehand."""
+    are read from the engine beforehand; an ended job's is the one its attempt recorded."""
     held = [j.id for j in jobs if j.state is JobState.HELD and j.release_at is None]
     holds = reads.hold_details(held)
     recorded, paths = reads.latest_attempt_files(jobs), listed_paths(layout)
+    peaks = {**reads.latest_peaks([j for j in jobs if j.state in FINISHED_STATES]), **peaks}
     # A waiting job shows no run time: none is counted.
     ran = [j.id for j in jobs if j.started_at is not None and j.state not in WAITING_STATES]
     events = reads.pause_events(ran) if ran else {}

@@ -14,7 +14,7 @@ from gpuherd.core.model import DeviceState, JobSpec
 from gpuherd.core.placement import Hold
 from gpuherd.core.recovery import runs_unwatched
 from gpuherd.core.states import JobState
-from gpuherd.core.units import format_duration, plural
+from gpuherd.core.units import format_given, plural
 from gpuherd.devices import local_time
 from gpuherd.engine import Engine
 from gpuherd.errors import Conflict, InvalidValue
@@ -81,7 +81,7 @@ class SystemVerbs:
         they were free while the jobs behind waited: only `ls` told why)."""
         job = self.store.get_job(hold.job_id)
         asked = plural(job.spec.gpus, "GPU") if job is not None else "its GPUs"
-        waited = format_duration(self.engine.policy.reserve_after)
+        waited = format_given(self.engine.policy.reserve_after)  # (a setting, as given)
         behind = "no job behind it starts there"
         return f"which has waited for {asked} past reserve-after ({waited}): {behind}"
 

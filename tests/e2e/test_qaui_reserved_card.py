@@ -54,7 +54,7 @@ def test_a_gpu_reserved_for_a_starving_job_says_so_on_its_card(
 
     free = page.locator(f'article.card[data-gpu="{1 - on}"]')
     busy = page.locator(f'article.card[data-gpu="{on}"]')
-    words = f"Reserved for job {big}, which has waited for 2 GPUs past reserve-after (1.0s)"
+    words = f"Reserved for job {big}, which has waited for 2 GPUs past reserve-after (1s)"
     expect(free.locator(".reserved")).to_contain_text(words)  # live: no reload
     expect(free.locator("ul.on-gpu")).to_have_text("idle")
     expect(free.locator(f'.reserved a[href="/jobs/{big}"]')).to_be_visible()

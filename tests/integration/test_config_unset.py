@@ -20,10 +20,14 @@ def test_unset_puts_each_setting_back_to_its_default_across_restarts(daemon: Her
     }
     for name, value in changed.items():
         daemon.cli("config", "set", name, value)
+    # Shown as given, as grace is: it said `2.0s`, and its default `5m00s`.
+    for given, shown in (("2s", "2s"), ("2.5s", "2.5s"), ("90s", "1m30s")):
+        said = daemon.cli("config", "set", "reserve-after", given).stdout
+        assert said == f"reserve-after = {shown}\n", given
     assert daemon.cli("config", "unset", "reserve-after").stdout == (
-        "reserve-after = 5m00s (its default)\n"
+        "reserve-after = 5m (its default)\n"
     )
-    assert daemon.cli("config", "get", "reserve-after").stdout == "5m00s\n"
+    assert daemon.cli("config", "get", "reserve-after").stdout == "5m\n"
     for name in ("retries", "grace"):
         daemon.cli("config", "unset", name)
     for name in ("keep-free", "on-end", "project-limits"):  # the word set's VALUE takes too

@@ -45,6 +45,16 @@ def test_limits_are_kept_across_a_restart_and_cleared_with_none(daemon: Herd) ->
     assert daemon.cli("config", "get", "project-limits").stdout.strip() == "none"
 
 
+def test_limits_separated_by_spaces_are_refused_naming_the_commas(daemon: Herd) -> None:
+    """`'g=1 h=2'` was refused as a project name with `=` in it (`g=1 h`)."""
+    said = daemon.usage_error("config", "set", "project-limits", "g=1 h=2")
+    assert said == (
+        "gpuherd: error: project-limits: invalid limit 'g=1 h=2': separate limits with commas,"
+        " not spaces: g=1,h=2 (see gpuherd config set --help)\n"
+    )
+    assert daemon.cli("config", "get", "project-limits").stdout.strip() == "none"
+
+
 def test_a_backlog_past_the_read_window_does_not_stall_the_jobs_behind_it(
     daemon: Herd, recorder: Recorder
 ) -> None:

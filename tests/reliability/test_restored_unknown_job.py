@@ -92,3 +92,26 @@ def test_a_run_of_a_job_the_restored_database_does_not_know_keeps_its_gpu(
     )
     go_first.touch()
     herd.wait_state(first, "succeeded")
+
+
+def test_a_cpu_only_run_the_restored_database_does_not_know_is_logged_in_whole_sentences(
+    herd: Herd, tmp_path: Path
+) -> None:
+    """daemon.log said `its no GPU held for it until all its processes have ended`, then
+    `has ended: no GPU free`, of a run that asked for no GPU."""
+    herd.start("--fake-gpus", "2")
+    copy, go = tmp_path / "backup.db", tmp_path / "go"
+    backup(herd, copy)  # before the job below was submitted
+    job = herd.submit("--gpus", "0", "--", CHECKPOINT.format(go=go))
+    pid = running(herd, job, 1)["pid"]
+    restore(herd, copy)
+    herd.start("--fake-gpus", "2")
+    log = herd.home / "daemon.log"
+    held = f"job {job}: its attempt 1 runs unwatched (pid {pid}), unknown to herd.db; it uses no"
+    wait_for(lambda: held in log.read_text(), what="the unknown run to be logged")
+    go.touch()
+    ended = f"job {job} attempt 1 (pid {pid}), which herd.db does not know, has ended (it used no"
+    wait_for(lambda: ended in log.read_text(), what="the unknown run's end to be logged")
+    text = log.read_text()
+    assert f"{held} GPU\n" in text and f"{ended} GPU)\n" in text
+    assert "no GPU held" not in text and "no GPU free" not in text

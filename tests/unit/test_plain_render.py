@@ -260,6 +260,22 @@ def test_show_says_the_attempt_of_a_paused_job_is_paused() -> None:
     assert "  1: exit 1 on GPU 0" in text and "  2: paused on GPU 0" in text
 
 
+def test_show_says_a_cpu_only_attempt_ran_on_no_gpu_without_a_dash() -> None:
+    """It said `1: exit 0 on GPU -`, as if its GPU were not known."""
+    ran = {"number": 1, "gpus": [], "pid": 7, "started_at": 1e9, "host": "h", "ended_at": 2e9}
+    ended = {**ran, "outcome": "exit", "exit_code": 0, "peak_rss": 2**30, "cpu_time": 1}
+    text = show_text(job(1, "succeeded", gpus_requested=0, attempts=[ended]))
+    assert "  1: exit 0, pid 7, started " in text and "on GPU" not in text
+
+
+def test_show_says_a_job_that_never_ran_has_no_attempt_yet() -> None:
+    """It said `attempt  0 (retries allowed: 2)`, as if a run numbered 0 had been."""
+    waiting = show_text(job(1, "queued", attempt=0, retries=2))
+    assert "\nattempt    not run yet (retries allowed: 2)\n" in waiting
+    cancelled = show_text(job(1, "cancelled", attempt=0, outcome="cancelled"))
+    assert "\nattempt    none: it never ran (retries allowed: 0)\n" in cancelled
+
+
 def test_terminal_titles_and_c1_controls_are_dropped_as_hooks_log_drops_them() -> None:
     # A title (OSC) showed as "]0;title" in ls; a C1 CSI (0x9b) went out raw.
     assert plain.clean("a\x1b]0;title\x07b\x1b]8;;http://x\x1b\\c\x9b31md") == "abc 31md"
@@ -272,7 +288,7 @@ def test_show_gives_host_usage_under_each_attempt_that_ran() -> None:
     ran = {"number": 1, "gpus": [], "pid": 7, "started_at": 1e9, "host": "h", "ended_at": 2e9}
     measured = {**ran, "outcome": "exit", "exit_code": 0, "peak_rss": 3 * 2**30, "cpu_time": 133}
     text = show_text(job(1, "succeeded", outcome="exit", exit_code=0, attempts=[measured]))
-    assert "  1: exit 0 on GPU -, pid 7" in text  # one attempt: listed for its usage line
+    assert "  1: exit 0, pid 7" in text  # one attempt: listed for its usage line
     assert "\n     host memory: peak 3.0 GiB; CPU 2m13s\n" in text
     over = {**measured, "over_ram": True}
     text = show_text(job(1, "succeeded", attempts=[over], ram=2**30))
@@ -282,7 +298,7 @@ def test_show_gives_host_usage_under_each_attempt_that_ran() -> None:
         job(1, "running", attempt=2, attempts=[unmeasured, {**ran, "number": 2, "ended_at": None}])
     )
     assert text.count("host memory") == 1  # the running attempt has none yet
-    assert "  1: exit 1 on GPU -, pid 7, started" in text
+    assert "  1: exit 1, pid 7, started" in text
     assert "\n     host memory, CPU: not measured\n" in text
     small = {**measured, "peak_rss": None, "cpu_time": 0.01}  # no larger than the daemon
     text = show_text(job(1, "succeeded", attempts=[small], ram=2**30))

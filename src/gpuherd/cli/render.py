@@ -90,7 +90,10 @@ def _attempt(job: dict[str, Any]) -> str:
     """`3 (retries allowed: 2)`; of a job waiting to run again (a retry, automatic or by
     hand), the attempt to come, and when a --retry-delay lets it: `2 next, in 45s (...)`."""
     number = job["attempt"]
-    if not number or job["state"] not in ("queued", "held") or job["started_at"]:
+    if not number:  # (it said `attempt  0`, as if a run numbered 0 had been)
+        waiting = job["state"] in ("queued", "held")
+        return f"{'not run yet' if waiting else 'none: it never ran'} ({_retries(job)})"
+    if job["state"] not in ("queued", "held") or job["started_at"]:
         return f"{number} ({_retries(job)})"  # (started_at: a held run's, not a wait)
     left = (job.get("retry_at") or 0) - time.time()
     when = f", in {format_duration(left)}" if left > 0 else ""
@@ -185,10 +188,11 @@ def job_detail(job: dict[str, Any], term: plain.Terminal | None = None) -> None:
         lines.append(term.style("attempts", "bold"))
         for a, used in zip(attempts, usage, strict=True):
             outcome = info({**a, "state": "ended"}) or _unended(job)
-            gpus = ",".join(str(g) for g in a["gpus"]) or "-"
+            # None recorded (a CPU-only job): said by its rows above, not as `on GPU -`.
+            gpus = f" on GPU {','.join(str(g) for g in a['gpus'])}" if a["gpus"] else ""
             mem = _memory(a.get("mem"), a.get("peak_mem"), a.get("over_mem", False))
             lines.append(
-                f"  {a['number']}: {plain.clean(outcome)} on GPU {gpus}, pid {a['pid']}, "
+                f"  {a['number']}: {plain.clean(outcome)}{gpus}, pid {a['pid']}, "
                 f"started {_when(a['started_at'])}{_ended(a)}"
                 + (f", GPU memory: {mem}" if mem else "")
             )
