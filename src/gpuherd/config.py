@@ -45,7 +45,11 @@ def _fraction(text: str) -> float:
     except ValueError:
         value = math.nan
     if not 0 <= value < 1:  # NaN too
-        raise ValueError(f"invalid fraction '{text}': use a percentage like 10% (0-99%)")
+        # (said as taken: 99.9% is, and `1` is all of it, not 1%; it said `(0-99%)`)
+        raise ValueError(
+            f"invalid fraction '{text}': use a percentage like 10% (from 0%, under 100%), "
+            "or a fraction like 0.1"
+        )
     return value
 
 

@@ -6,13 +6,38 @@ as the daemon imports no click."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 
+from gpuherd.core.naming import gpu_names
 from gpuherd.typed_name import typed_name
+
+GpusHad = Callable[[], Collection[int] | None]
+"""The GPUs gpuherd has (configured; lost ones too, as --only-gpus takes them), asked only
+when a hint would name some; None where that is not known (a sweep's --dry-run, no daemon)."""
+
+_INDICES = re.compile(r"\d+(,\d+)*")
+
+
+def _not_had(indices: str, had: GpusHad | None) -> str | None:
+    """What to say in place of `--only-gpus INDICES` where gpuherd lacks GPUs it names (`GPU
+    5 is not configured (configured: 0,1,2,3)`): it advised `--only-gpus 5` on four GPUs,
+    which is refused. None where it has them all, or where that is not known."""
+    have = had() if had is not None else None
+    if have is None:
+        return None
+    absent = sorted({int(index) for index in indices.split(",")} - set(have))
+    if not absent:
+        return None
+    listed = ",".join(map(str, sorted(have))) or "none"  # (as `gpus drain 9` lists them)
+    return f"{gpu_names(absent, ('is', 'are'))} not configured (configured: {listed})"
 
 
 def visible_devices_hint(
-    environ: Mapping[str, str], overrides: Mapping[str, str], gpus: int, only: Sequence[int]
+    environ: Mapping[str, str],
+    overrides: Mapping[str, str],
+    gpus: int,
+    only: Sequence[int],
+    had: GpusHad | None = None,
 ) -> str | None:
     """What to say when the submitter set CUDA_VISIBLE_DEVICES (in the shell, or with
     --env) for a job that gets GPUs: gpuherd replaces it with the GPUs it places the job on,
@@ -24,11 +49,10 @@ def visible_devices_hint(
     if not given or not gpus or only:
         return None
     indices = given.replace(" ", "")
-    keep = (
-        f"--only-gpus {indices} keeps the job on those GPUs"
-        if re.fullmatch(r"\d+(,\d+)*", indices)
-        else f"--only-gpus with their indices (`{typed_name()} gpus`) keeps the job on them"
-    )
+    if not _INDICES.fullmatch(indices):
+        keep = f"--only-gpus with their indices (`{typed_name()} gpus`) keeps the job on them"
+    else:
+        keep = _not_had(indices, had) or f"--only-gpus {indices} keeps the job on those GPUs"
     return f"{where}={given} is replaced: the job sees the GPUs gpuherd places it on; {keep}"
 
 
@@ -40,24 +64,32 @@ word of one: `echo CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES` sets nothing."""
 
 
 def command_devices_hint(
-    command: str, gpus: int, only: Sequence[int], keep_with: str | None = "submit"
+    command: str,
+    gpus: int,
+    only: Sequence[int],
+    keep_with: str | None = "submit",
+    had: GpusHad | None = None,
 ) -> str | None:
     """What to say when the command sets CUDA_VISIBLE_DEVICES itself, as one did by hand
     with simple_gpu_scheduler or pueue (`CUDA_VISIBLE_DEVICES=$PUEUE_WORKER_ID CMD`): it
     takes over from the GPUs gpuherd places the job on and holds for it, so the job ran on
     GPUs another job may hold. None with --only-gpus, for no GPU, and for an empty value
     (`CUDA_VISIBLE_DEVICES= CMD` hides the GPUs: no harm). `keep_with`: the command whose
-    --only-gpus keeps the job on the GPUs it names (None: `run`, which has none)."""
+    --only-gpus keeps the job on the GPUs it names (None: `run`, which has none); not
+    offered for GPUs gpuherd does not have (`had`), which are named so instead."""
     found = _SETS_DEVICES.search(command)
     value = found.group(1) if found else ""
     if not value or not gpus or only:
         return None
     indices = value.strip("'\"")
-    keep = (
-        f", or {keep_with} with --only-gpus {indices} to keep the job on those"
-        if keep_with and re.fullmatch(r"\d+(,\d+)*", indices)
-        else ""
-    )
+    keep = ""
+    if keep_with and _INDICES.fullmatch(indices):
+        not_had = _not_had(indices, had)
+        keep = (
+            f"; {not_had}"
+            if not_had
+            else f", or {keep_with} with --only-gpus {indices} to keep the job on those"
+        )
     return (
         f"the command sets CUDA_VISIBLE_DEVICES={value}, so the job would not run on the GPUs "
         "gpuherd places it on and holds for it, but on ones another job may hold: leave it out "

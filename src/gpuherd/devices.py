@@ -277,7 +277,11 @@ class DeviceTable:
         self._put(now := DeviceConfig(index, slots, state, max_jobs))
         return before, now
 
-    def remove(self, index: int) -> None:
+    def remove(self, index: int) -> bool:
+        """Stop using GPU `index`; False when it was removed already (nothing done): asked
+        again, a removal holds, as a drain asked again does (`set_state`)."""
+        if index not in self._config and index in self._removed():
+            return False
         if index not in self._config and self._heard_of(index):
             # (not `_require`'s "`gpuherd gpus add N` adds it": the opposite of what was asked)
             raise NotFound(f"{self._not_configured(index)}: nothing to remove")
@@ -286,12 +290,17 @@ class DeviceTable:
         del self._config[index]
         self._keep_removed({**self._removed(), index: cfg})
         self._on_change()
+        return True
 
     def _removed(self) -> dict[int, DeviceConfig]:
         return removed_gpus(self.store)
 
     def _keep_removed(self, removed: dict[int, DeviceConfig]) -> None:
         keep_removed(self.store, removed)
+
+    def removed(self) -> list[int]:
+        """The GPUs removed (`gpuherd gpus remove`) and not added since, seen or not."""
+        return sorted(set(self._removed()) - set(self._config))
 
     def removed_seen(self) -> list[int]:
         """The GPUs removed (`gpuherd gpus remove`) that the probe sees: those a start keeps

@@ -13,6 +13,7 @@ service_reasons.unknown_gpus_named (the daemon's).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -20,11 +21,11 @@ from gpuherd.core.idspec import format_ids
 from gpuherd.core.model import JobSpec
 from gpuherd.core.naming import jobs_named
 from gpuherd.core.retry_budget import idle_retry_delay
-from gpuherd.device_hints import command_devices_hint, visible_devices_hint
+from gpuherd.device_hints import GpusHad, command_devices_hint, visible_devices_hint
 from gpuherd.engine import Engine
-from gpuherd.program_hints import JOB_IDS, not_on_path_hint, spaced_program_hint
+from gpuherd.program_hints import JOB_IDS, program_hints
 from gpuherd.script_files import missing_script_hints
-from gpuherd.service_reasons import unknown_gpus_named
+from gpuherd.service_reasons import configured_gpus, unknown_gpus_named
 
 
 @dataclass(frozen=True)
@@ -46,8 +47,9 @@ def edit_warnings(engine: Engine, edited: Sequence[EditedJob]) -> list[str]:
     """The warnings of an edit of the jobs `edited`, each once, naming its jobs."""
     said: dict[str, list[int]] = {}  # warning (of one job, not naming it) -> its jobs
     on_ray = not engine.executor.user_files  # (its jobs run on a cluster's nodes)
+    had = functools.cache(lambda: configured_gpus(engine))  # (asked once, if at all)
     for job in edited:
-        for hint in _job_hints(job, lambda: on_ray):
+        for hint in _job_hints(job, lambda: on_ray, had):
             said.setdefault(hint, []).append(job.id)
     # (a fix names the jobs it is for: `gpuherd edit 5 --command ./job.sh`)
     warnings = [
@@ -65,18 +67,19 @@ def _of(edited: Iterable[EditedJob], *fields: str) -> Iterable[tuple[int, JobSpe
     return ((job.id, job.spec) for job in edited if job.fields.intersection(fields))
 
 
-def _job_hints(job: EditedJob, on_ray: Callable[[], bool]) -> list[str]:
+def _job_hints(job: EditedJob, on_ray: Callable[[], bool], had: GpusHad) -> list[str]:
     """What a submission of one job's edited spec says of its command and environment, of
     the fields edited (a job not edited so was said it when it was submitted)."""
     spec, fields = job.spec, job.fields
+    gpus, only = spec.gpus, spec.only_gpus
     hints: list[str | None] = []
     if fields & {"env_overrides", *_DEVICES}:  # (the submitter's shell is not this edit's)
-        hints.append(visible_devices_hint({}, spec.env_overrides, spec.gpus, spec.only_gpus))
+        hints.append(visible_devices_hint({}, spec.env_overrides, gpus, only, had))
     if fields & {"command", *_DEVICES}:
-        hints.append(command_devices_hint(spec.command, spec.gpus, spec.only_gpus, "edit"))
+        hints.append(command_devices_hint(spec.command, gpus, only, "edit", had))
     if fields & {"command", "cwd", "env_overrides"}:
         env = {**spec.env, **spec.env_overrides}  # (as the job gets it: jobfiles.job_env)
         hints += missing_script_hints([spec.command], spec.cwd, env, on_ray=on_ray)
-        hints += [not_on_path_hint(spec.command, spec.cwd, env, "edit")]
-        hints += [spaced_program_hint(spec.command, spec.cwd, env, "edit")]
+        # (program_hints: all of submit's, a quoted `~` program's too, which an edit missed)
+        hints += program_hints(spec.command, spec.cwd, env, "edit")
     return [hint for hint in hints if hint is not None]

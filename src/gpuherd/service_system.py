@@ -123,11 +123,12 @@ class SystemVerbs:
             if table.reading(index) is None:  # its memory is unknown until it is seen again
                 row["memory_total"] = None
             rows.append(row)
-        held = self._held()
+        held, by_memory = self._held()
         for row in rows:
             row.setdefault("draining", row["state"] == DeviceState.DRAINING.value)
             row["history"] = [list(sample) for sample in table.history.get(row["index"], ())]
             row["held"] = held.get(row["index"], 0)
+            row["mem_runs"] = by_memory.get(row["index"], 0)
             row["reserved"] = reserved.get(row["index"], [])
         failure, missing = table.failure, table.missing()
         return {
@@ -139,6 +140,8 @@ class SystemVerbs:
             "missing": [d.index for d in missing],
             "missing_draining": [d.index for d in missing if d.state is DeviceState.DRAINING],
             "unused": table.unused(),
+            # (`gpus remove 0 1` with GPU 1 removed already: removes 0, says so of 1)
+            "removed": table.removed(),
             "adds_any": table.adds_any,
         }
 
@@ -153,14 +156,19 @@ class SystemVerbs:
                 runs_on.setdefault(index, []).append(key)
                 reserved.setdefault(index, []).append(entry)
 
-    def _held(self) -> dict[int, int]:
+    def _held(self) -> tuple[dict[int, int], dict[int, int]]:
         """Bytes of each GPU gpuherd's jobs hold, as placement counts them: each job the
-        larger of its --mem and its measured use, from its start (before it uses any)."""
+        larger of its --mem and its measured use, from its start (before it uses any); and
+        how many of the runs on each share it by memory (--mem), not by a slot: `gpuherd
+        gpus` tells jobs sharing a GPU from more jobs than its slots (core/gpu_slots.py)."""
         held: dict[int, int] = {}
-        for r in self.engine.reservations():
+        by_memory: dict[int, int] = {}
+        for r in self.engine.reservations():  # (one per run)
             for index in r.gpus:
                 held[index] = held.get(index, 0) + r.mem
-        return held
+                if r.shares and not r.exclusive:
+                    by_memory[index] = by_memory.get(index, 0) + 1
+        return held, by_memory
 
     def _probe_line(self) -> str:
         """The probe, what it sees that gpuherd does not use, and whether it fails now."""
@@ -197,7 +205,10 @@ class SystemVerbs:
         return text
 
     def gpu_remove(self, index: int) -> str:
-        self.engine.devices.remove(gpu_index(index))
+        if not self.engine.devices.remove(gpu_index(index)):
+            # Asked twice: said so, exit 0, as `gpus drain` of a draining GPU (it was
+            # refused, `nothing to remove`, exit 1, so a teardown script's removal failed).
+            return f"GPU {index} is removed already: `gpuherd gpus add {index}` uses it again"
         self._changed("gpus")
         return f"GPU {index} removed; jobs running on it go on"
 

@@ -204,7 +204,8 @@ def test_hold_with_begin_is_a_command_line_mistake(
         (
             "keep-free",
             "100%",
-            "keep-free: invalid fraction '100%': use a percentage like 10% (0-99%)",
+            "keep-free: invalid fraction '100%': use a percentage like 10% (from 0%, under "
+            "100%), or a fraction like 0.1",
         ),
         (
             "nonesuch",

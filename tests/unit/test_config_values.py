@@ -36,13 +36,20 @@ def test_keep_ram_of_all_the_memory_or_more_is_refused(value: str) -> None:
     assert parse("keep-ram", str(host_memory_total() - 1)) == host_memory_total() - 1
 
 
-@pytest.mark.parametrize("value", ["", "10XB", "nan", "%"])
+@pytest.mark.parametrize("value", ["", "10XB", "nan", "%", "100%", "1", "-1%", "5"])
 def test_keep_free_says_what_a_fraction_is(value: str) -> None:
     with pytest.raises(ValueError) as refused:
         parse("keep-free", value)
     assert str(refused.value) == (
-        f"invalid fraction '{value}': use a percentage like 10% (0-99%)"
-    )  # was "could not convert string to float: ''"
+        f"invalid fraction '{value}': use a percentage like 10% (from 0%, under 100%), "
+        "or a fraction like 0.1"
+    )  # was "could not convert string to float: ''", then "... (0-99%)", which 99.9% is not
+
+
+@pytest.mark.parametrize(("value", "taken"), [("0%", 0.0), ("99.9%", 0.999), ("0.999", 0.999)])
+def test_keep_free_takes_every_share_under_all_of_it(value: str, taken: float) -> None:
+    # The refusal said `0-99%`; 99.9% was taken all the same (and may be kept in herd.db).
+    assert parse("keep-free", value) == pytest.approx(taken)
 
 
 LARGEST = 2**63 - 1

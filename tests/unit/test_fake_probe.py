@@ -286,3 +286,28 @@ def test_a_link_given_differently_on_the_two_gpus_of_a_pair_is_refused(tmp_path:
     write_state(path, {"gpus": [{"links": {"1": 3, "2": 1}}, {"links": {"0": 3}}, {}]}, 2_000)
     readings = FakeProbe(path).read()
     assert [dict(r.links) for r in readings] == [{1: 3, 2: 1}, {0: 3}, {}]
+
+
+def test_a_jobs_usage_past_its_gpus_memory_fails_the_probe_naming_the_file(
+    tmp_path: Path,
+) -> None:
+    """As the state file's own `memory_used` past `memory_total` does: it was added without
+    a word (`100.0 GiB / 24.0 GiB`). Within the GPU's memory it is taken."""
+    from gpuherd.gpus.base import JobOnGpus
+
+    probe = FakeProbe([FakeGpu(memory_total=24 * 2**30)] * 2)
+    a, b = tmp_path / "a", tmp_path / "b"
+    for folder in (a, b):
+        folder.mkdir()
+    (a / "fake_gpu_usage.json").write_text('{"memory": "20GiB"}')
+    (b / "fake_gpu_usage.json").write_text('{"memory": "5GiB"}')
+    probe.observe_jobs([JobOnGpus(10, (0,), str(a)), JobOnGpus(11, (1,), str(b))])
+    assert [r.memory_used for r in probe.read()] == [20 * 2**30, 5 * 2**30]
+    probe.observe_jobs([JobOnGpus(10, (0,), str(a)), JobOnGpus(11, (0,), str(b))])
+    with pytest.raises(ProbeError) as refused:
+        probe.read()
+    assert str(refused.value) == (
+        "fake GPU 0: 25.0 GiB in use is more than its memory, 24.0 GiB "
+        f"({a}/fake_gpu_usage.json says 20.0 GiB; {b}/fake_gpu_usage.json says 5.0 GiB): "
+        "write less in them"
+    )

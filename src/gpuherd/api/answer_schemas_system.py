@@ -54,6 +54,7 @@ GPU = {
     "draining": BOOL,
     "history": {"type": "array", "items": SAMPLE},
     "held": INT,
+    "mem_runs": INT,
     "reserved": {"type": "array", "items": obj({**PLACE, "reason": STR})},
 }
 """A GPU as `gpuherd gpus --json` has it (wire.device_view, ServiceSystem.gpus)."""
@@ -115,6 +116,7 @@ SYSTEM_SCHEMAS: dict[str, Shape] = {
             "missing": INTS,
             "missing_draining": INTS,
             "unused": INTS,
+            "removed": INTS,
             "adds_any": BOOL,
         },
         title="Gpus",

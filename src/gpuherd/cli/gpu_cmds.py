@@ -232,11 +232,15 @@ def configured(answer: dict[str, Any]) -> set[int]:
 
 def _not_configured(answer: dict[str, Any], indices: list[int], done: str) -> str | None:
     """Why GPUs named are not all gpuherd's (None: they are), as `gpuherd gpus` lists them:
-    each row but a removed one's (kept while its jobs run), and the lost ones (`missing`);
-    and the command of the others (`gpus remove 0 2` with GPU 2 removed already said
-    `nothing removed` alone, and that `gpus add 2` adds GPU 2, the opposite of a removal)."""
+    each row but a removed one's (kept while its jobs run), and the lost ones (`missing`),
+    and for `remove` those removed already (`removed`); and the command of the others
+    (`gpus remove 0 2` with GPU 2 not configured said `nothing removed` alone, and that
+    `gpus add 2` adds GPU 2, the opposite of a removal)."""
     have = configured(answer)
-    absent = [index for index in indices if index not in have]
+    # A GPU removed already is no refusal of a removal: its own line says so, exit 0, as a
+    # drain of a draining GPU (`gpus remove 0-1` with 1 removed was refused whole).
+    done_already = set(answer.get("removed", ())) if done == "removed" else set()
+    absent = [index for index in indices if index not in have | done_already]
     if not absent:
         return None
     one = len(absent) == 1

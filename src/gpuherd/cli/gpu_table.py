@@ -10,7 +10,8 @@ does:
 3. the memory bar: the numbers stay.
 
 Under the table, whatever the width, GPUs reserved for a run that no job's attempt is, or
-for a job that waited past reserve-after, say for which job and why, wrapped at their words.
+for a job that waited past reserve-after, say for which job and why, and GPUs running more
+jobs than their slots (`3/1 over`) what that means, wrapped at their words.
 
 Narrower still (below about 65 columns) NODE and JOBS are cut, with ….
 """
@@ -57,6 +58,7 @@ def gpu_lines(answer: dict[str, Any], term: plain.Terminal) -> list[str]:
     if "NAME" in given_up:
         lines += [plain.cut(line, term.width) for line in _names(gpus)]
     lines += _reserved(gpus, term.width)
+    lines += _over(gpus, term.width)
     if answer.get("missing"):
         lines.append(f"configured but not seen by the probe: {_missing(answer)}")
     lines.append(term.style(plain.clean(f"probe: {answer['probe']}"), "dim"))
@@ -140,6 +142,18 @@ def _reserved(gpus: list[dict[str, Any]], width: int) -> list[str]:
         said = f"{run.gpus_are} reserved for job {run.job}, {plain.clean(run.reason)}"
         wrapped = plain.wrap(said, width, indent="  ", break_long_words=False)
         lines += [plain.cut(line, width) for line in wrapped]  # (cut: a word over a line)
+    return lines
+
+
+def _over(gpus: list[dict[str, Any]], width: int) -> list[str]:
+    """What SLOTS' `3/1 over` means, a line per such GPU, wrapped at its words: `GPU 0 is
+    over its slots: 3 jobs on 1 slot, so nothing new starts there until they all end` (its
+    slots lowered below the jobs running there; it said `3 sharing`, as of --mem jobs)."""
+    lines = []
+    for gpu in gpus:
+        if (use := slot_use(gpu)).over:
+            said = f"GPU {gpu['index']} is over its slots: {use.over_note()}"
+            lines += plain.wrap(said, width, indent="  ", break_long_words=False)
     return lines
 
 

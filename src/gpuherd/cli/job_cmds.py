@@ -138,7 +138,7 @@ def submit(
     """
     # deferred: only submit parses commands (shlex)
     from gpuherd.cli.job_input import no_command_in, submitted_file
-    from gpuherd.cli.submit_hints import stray_values, warn_submitted
+    from gpuherd.cli.submit_hints import gpus_had, stray_values, warn_submitted
     from gpuherd.core.commands import command_from_args
     from gpuherd.wire_requests import options_sent
 
@@ -180,7 +180,7 @@ def submit(
     jobs = [{**options_sent(base), "command": c} for c in commands]
     answer = client.post("/jobs", {"jobs": jobs, "env": paths.submitter_env()})
     ids = answer["ids"]
-    warn_submitted(commands, base)
+    warn_submitted(commands, base, lambda: gpus_had(client))
     if answer.get("draining"):
         click.echo(
             prefixed(

@@ -19,7 +19,8 @@ import click
 from gpuherd.cli.main import prefixed
 from gpuherd.cli.param_types import AFTER_IDS, GPU_INDICES
 from gpuherd.core.when import past_begin_hint
-from gpuherd.device_hints import command_devices_hint, visible_devices_hint
+from gpuherd.device_hints import GpusHad, command_devices_hint, visible_devices_hint
+from gpuherd.errors import HerdError
 from gpuherd.program_hints import (
     home_expanded,
     not_on_path_hint,
@@ -31,6 +32,7 @@ from gpuherd.script_files import missing_script_hints, names_a_file, on_job_path
 from gpuherd.typed_name import typed_name
 
 if TYPE_CHECKING:
+    from gpuherd.client import Client
     from gpuherd.wire import SubmitItem
 
 
@@ -109,9 +111,25 @@ def home_on_ray() -> bool:
     return runs_on_ray()
 
 
-def warn_submitted(commands: Sequence[str], job: Mapping[str, Any]) -> None:
+def gpus_had(client: Client | None = None) -> set[int] | None:
+    """The GPUs the daemon has, as `gpus remove` takes them (configured, lost ones too), for
+    a hint that would name some (device_hints.GpusHad); None where no daemon answers (a
+    sweep's --dry-run needs none)."""
+    from gpuherd.cli.gpu_cmds import configured  # deferred: asked only for such a hint
+    from gpuherd.client import Client
+
+    try:
+        return configured((client or Client()).get("/gpus"))
+    except HerdError:
+        return None
+
+
+def warn_submitted(
+    commands: Sequence[str], job: Mapping[str, Any], had: GpusHad | None = None
+) -> None:
     """Print the hints for a batch of `commands` submitted with the options of `job` (a
-    SubmitItem's fields) on stderr, each once (1000 lines `job.sh N` warn once)."""
+    SubmitItem's fields) on stderr, each once (1000 lines `job.sh N` warn once). `had`: the
+    GPUs gpuherd has, asked only if a hint would name some."""
     overrides = job["env_overrides"]
     env = {**os.environ, **overrides}
     hints = [
@@ -122,8 +140,10 @@ def warn_submitted(commands: Sequence[str], job: Mapping[str, Any]) -> None:
     run = [home_expanded(command, env) or command for command in commands]  # (`~/job.sh`)
     hints += missing_script_hints(run, job["cwd"], env, on_ray=home_on_ray)
     hints += [sbatch_lines_hint(command, job, env) for command in commands]
-    hints.append(visible_devices_hint(os.environ, overrides, job["gpus"], job["only_gpus"]))
-    hints += [command_devices_hint(c, job["gpus"], job["only_gpus"]) for c in commands]
+    had = functools.cache(had) if had is not None else None  # (asked once, for every hint)
+    gpus, only = job["gpus"], job["only_gpus"]
+    hints.append(visible_devices_hint(os.environ, overrides, gpus, only, had))
+    hints += [command_devices_hint(c, gpus, only, had=had) for c in commands]
     hints.append(past_begin_hint(job.get("begin"), time.time(), len(commands)))
     for hint in dict.fromkeys(hints):
         if hint is not None:

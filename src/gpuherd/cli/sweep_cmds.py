@@ -32,6 +32,7 @@ from gpuherd.cli.main import prefixed
 from gpuherd.cli.option_checks import one_output
 from gpuherd.cli.output_options import output_options
 from gpuherd.cli.param_types import SEED, Place, WholeRange, checked_by_daemon, completes
+from gpuherd.cli.submit_hints import gpus_had
 from gpuherd.cli.sweep_args import ParamsCommand, build, is_file, lone_value_warnings
 from gpuherd.cli.sweep_dry_run import DryRun, check_size, dry_run
 from gpuherd.cli.sweep_left_out import left_out, typed_keys
@@ -203,7 +204,7 @@ def submit_sweep(ctx: click.Context, /, source: str, **opts: Any) -> None:
     # Said as the daemon's warnings: `-p lr 0.1,0.01` (one point), and, once for the sweep as
     # submit says it, a template that sets CUDA_VISIBLE_DEVICES itself.
     devices = command_devices_hint(
-        spec.command or "", options.gpus, options.only_gpus, "submit the sweep"
+        spec.command or "", options.gpus, options.only_gpus, "submit the sweep", gpus_had
     )
     cli_warnings = [*lone_value_warnings(params), *([devices] if devices else [])]
     env = options.env_overrides or {}

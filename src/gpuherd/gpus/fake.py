@@ -97,12 +97,18 @@ class FakeProbe:
         if not self._jobs:
             return list(self._readings)
         usage: dict[int, list[GpuProcess]] = {}
+        reports: dict[int, list[tuple[Path, int]]] = {}  # (each file, said if too much)
         for job in self._jobs:
-            memory = _job_usage(Path(job.job_dir) / USAGE_FILE)
+            path = Path(job.job_dir) / USAGE_FILE
+            memory = _job_usage(path)
             if memory is not None:
                 for index in job.gpus:
                     usage.setdefault(index, []).append(GpuProcess(job.pid, memory))
-        return [_with_usage(r, usage.get(r.index, [])) for r in self._readings]
+                    reports.setdefault(index, []).append((path, memory))
+        readings = [_with_usage(r, usage.get(r.index, [])) for r in self._readings]
+        for reading in readings:
+            _check_usage(reading, reports.get(reading.index, []))
+        return readings
 
     def describe(self) -> str:
         if self._path is not None:
@@ -143,6 +149,23 @@ def _with_usage(reading: GpuReading, jobs: list[GpuProcess]) -> GpuReading:
         return reading
     used = (reading.memory_used or 0) + sum(p.memory or 0 for p in jobs)
     return replace(reading, memory_used=used, processes=(*reading.processes, *jobs))
+
+
+def _check_usage(reading: GpuReading, reports: Sequence[tuple[Path, int]]) -> None:
+    """No GPU uses more memory than it has, as the state file's check says (`_parse_gpu`): a
+    job's fake_gpu_usage.json that makes it so (a typo'd unit, `100GiB` on a 24 GiB GPU) fails
+    the probe until it is fixed or the job ends, naming the file. It was added without a
+    word, `100.0 GiB / 24.0 GiB`, and placement counted memory no GPU has."""
+    used, total = reading.memory_used, reading.memory_total
+    if not reports or used is None or total is None or used <= total:
+        return
+    said = "; ".join(f"{path} says {format_size(memory)}" for path, memory in reports)
+    if besides := used - sum(memory for _, memory in reports):  # (memory_used, processes)
+        said += f"; {format_size(besides)} in use besides"
+    raise ProbeError(
+        f"fake GPU {reading.index}: {format_size(used)} in use is more than its memory, "
+        f"{format_size(total)} ({said}): write less in {'it' if len(reports) == 1 else 'them'}"
+    )
 
 
 def _reading(
