@@ -146,7 +146,8 @@ def quoted_home_hint(
     if os.path.lexists(os.path.join(cwd, word)):
         return None
     unquoted = prefix + slash + _quoted_rest(rest)
-    fixed = text[:start] + unquoted + text[end:]
+    # (the form's: the program alone, as _fix's, so its lines alike share one warning)
+    fixed = unquoted if verb == "dashboard" else text[:start] + unquoted + text[end:]
     return (
         f"the program {written} has its ~ quoted, and the shell does not expand ~ inside "
         f'quotes: {who} will fail with "not found"; write the ~ unquoted: '

@@ -242,7 +242,7 @@ class Herd(JobListing, CompletedJobs):
             spec = replace(spec, **changes)
         except SweepError as exc:  # (as the daemon refuses samples past the grid: InvalidValue)
             raise WrongValue(f"invalid sweep: {exc}") from None
-        points = count(check_sweep(spec, task))  # (a task's: keys that JSON would make text)
+        points = count(check_sweep(spec, task))  # (keys that JSON would make text: any sweep)
         if refusal := size_refusal(spec.name, points, yes=yes, action=_YES, samples="samples=N"):
             raise HerdError(refusal)
         body = {

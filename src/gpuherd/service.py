@@ -57,6 +57,7 @@ from gpuherd.submission import spec_from_item, unknown_jobs
 from gpuherd.submission_batch import Batch, shared_options
 from gpuherd.submission_text import printable
 from gpuherd.sweep_folders import with_own_run
+from gpuherd.unknown_retry import submitted_beside
 from gpuherd.wire import SubmitItem, attempt_view, outcome_view
 
 if TYPE_CHECKING:  # the daemon makes the reader: `gpuherd run` never loads it, nor pydantic-core
@@ -161,6 +162,8 @@ class Service(SystemVerbs, EditVerbs, MoveVerbs):
         deps = frozenset(dep for item in items for kind in KINDS for dep in getattr(item, kind))
         self._check_deps_exist(deps, items)
         engine = self.engine
+        if beside := submitted_beside(engine, (item.folder for item in items)):
+            raise Conflict(beside)  # (a folder a run no job watches writes in)
         never = refusals(engine)
         judged = _Judged(batch or Batch(len(items)), engine.policy, never, engine.clock())
         return partial(_checked, items, deps, judged)

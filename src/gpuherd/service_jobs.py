@@ -60,7 +60,7 @@ from gpuherd.service_bulk import (
     remove_lone,
 )
 from gpuherd.store import Store
-from gpuherd.unknown_retry import RetryBeside, retry_beside
+from gpuherd.unknown_retry import RetryBeside, release_beside, retry_beside
 from gpuherd.wire import ActionResult
 
 VERBS = ("kill", "rm", "retry", "retry-held", "pause", "resume", "hold", "release")
@@ -275,10 +275,13 @@ class JobVerbs:
 
     def release(self, ids: Sequence[int]) -> list[ActionResult]:
         newest: Newest = {}
+        beside = release_beside(self.engine)  # (runs no job watches, in jobs' folders)
 
         def one(job: Job) -> str:
             if job.state is JobState.QUEUED and job.release_at is not None:
                 return drop_retry_wait(self.engine, job)  # as a --begin job's release
+            if refused := beside(job):  # it would start beside that run
+                raise Conflict(refused)
             # Not "(it can: retry, rm)" where no retry can run it again:
             ended = job.state in FINISHED_STATES
             if ended and (why := self._unretried(job, self._dead_dependency(job), newest)):

@@ -18,11 +18,12 @@ from gpuherd.core.ordering import longest_first
 from gpuherd.core.sweep import Point, SweepError, SweepSpec, plan_resume, spec_from_dict
 from gpuherd.core.sweep_fixed import unused_fixed
 from gpuherd.core.sweep_values import alike_values, check_finite
-from gpuherd.core.units import plural
+from gpuherd.core.units import first_named, plural
 from gpuherd.errors import InvalidValue
 from gpuherd.submission import check_cwd
 from gpuherd.sweep_checks import changed_values, missing_scripts
 from gpuherd.sweep_table import expand_points
+from gpuherd.unknown_ended import EndedRun
 from gpuherd.wire import SubmitItem
 from gpuherd.wire_requests import SweepRequest
 
@@ -134,6 +135,54 @@ def plan_points(
     return Plan(
         idle(resume.to_run), counts, resume.skipped_done, shared if others else [], unwatched
     )
+
+
+def judged_by_ended_runs(
+    plan: Plan, ended: Mapping[str, EndedRun], known: Collection[str], force: bool
+) -> tuple[Plan, list[str]]:
+    """`plan` with its points whose folder holds an ended run (`ended`) judged by it, as the
+    table judges them: but those of a folder a job of herd.db ran (`known`), judged by that
+    job. Counted new before (no marker), they are done (skipped; rerun with `force`) or
+    failed (rerun); and the line that says so of those skipped."""
+    judged = {p.run_dir: ended[p.run_dir] for p in plan.to_submit if p.run_dir in ended}
+    judged = {folder: run for folder, run in judged.items() if folder not in known}
+    if not judged:
+        return plan, []
+    counts = dict(plan.counts)
+    skipped = []
+    for run in judged.values():
+        counts["new"] -= 1
+        kind = "rerun_failed" if not run.succeeded else "rerun_done" if force else "skipped_done"
+        counts[kind] += 1
+    if not force:
+        skipped = [p for p in plan.to_submit if p.run_dir in judged and judged[p.run_dir].succeeded]
+    left = {p.run_dir for p in skipped}
+    plan = replace(
+        plan,
+        to_submit=[p for p in plan.to_submit if p.run_dir not in left],
+        counts=counts,
+        skipped_done=(*plan.skipped_done, *skipped),
+    )
+    return plan, _skipped_line(skipped, judged)
+
+
+def _skipped_line(skipped: Sequence[Point], judged: Mapping[str, EndedRun]) -> list[str]:
+    if not skipped:
+        return []
+    if len(skipped) == 1:
+        point, run = skipped[0], judged[skipped[0].run_dir]
+        return [
+            f"point {point.folder} skipped as done: job {run.job_id} attempt {run.attempt}, a"
+            " run herd.db does not know (restored from an older backup?), ended in its folder"
+            " with exit 0, which alone records its end; --force runs it again"
+        ]
+    runs = [(p.folder, judged[p.run_dir]) for p in skipped]
+    named = first_named(runs, lambda ran: f"{ran[0]}: job {ran[1].job_id} attempt {ran[1].attempt}")
+    return [
+        f"{len(skipped):,} points skipped as done: runs herd.db does not know (restored from"
+        f" an older backup?) ended in their folders with exit 0, which alone record their ends"
+        f" ({named}); --force runs them again"
+    ]
 
 
 def items_of(

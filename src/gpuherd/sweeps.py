@@ -54,6 +54,7 @@ from gpuherd.sweep_journal import forget, journal_for
 from gpuherd.sweep_plan import (
     Plan,
     items_of,
+    judged_by_ended_runs,
     parsed_spec,
     placed_spec,
     planned_points,
@@ -61,7 +62,7 @@ from gpuherd.sweep_plan import (
 )
 from gpuherd.sweep_unwatched import folder_runs, not_rerun
 from gpuherd.sweep_waiting import waiting_options_warning
-from gpuherd.unknown_ended import ended_runs, judged_by_ended_runs
+from gpuherd.unknown_ended import ended_runs
 from gpuherd.wire import SubmitItem
 from gpuherd.wire_requests import SweepRequest
 

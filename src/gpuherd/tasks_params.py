@@ -41,15 +41,17 @@ def checked(params: Mapping[str, Any], function: str) -> dict[str, Any]:
 
 
 def check_sweep(spec: SweepSpec, task: bool) -> SweepSpec:
-    """`spec`, its fixed values and each grid's values checked so for a task's sweep (`task`:
-    a command's writes its values as text in the command, a key is text there anyway)."""
-    if not task:
-        return spec
+    """`spec`, its fixed values and each grid's values checked so, for a task's sweep
+    (`task`) and a command's alike: a command's values travel as JSON to the daemon too,
+    which wrote `{1: "a"}` in the command and params.json as {"1": "a"}, and kept one
+    value of `{1: "a", "1": "b"}`, without a word (a sweep file's are checked as read:
+    core/sweep_values.check_values)."""
+    function = "the task" if task else "the command"
     for name, value in spec.fixed.items():
-        _check(value, f"fixed[{name!r}]", "the task")
+        _check(value, f"fixed[{name!r}]", function)
     for grid in spec.grids:
         for name, values in grid.items():
-            _check(list(values), name, "the task")
+            _check(list(values), name, function)
     return spec
 
 

@@ -29,7 +29,7 @@ from gpuherd.core.retry_budget import idle_retry_delay
 from gpuherd.core.states import FINISHED_STATES, JobState, OutcomeKind
 from gpuherd.core.when import parse_begin, past_begin_hint
 from gpuherd.errors import HerdError
-from gpuherd.program_hints import program_hints, program_word
+from gpuherd.program_hints import program_hints, program_word, quoted_home_hint
 from gpuherd.script_files import (
     missing_script,
     missing_script_hints,
@@ -242,14 +242,26 @@ class _ProgramHints:
     environment (20,000 lines of one script: one look for it, not 20,000)."""
 
     def __init__(self) -> None:
-        self.said: dict[str | None, list[str]] = {}
-        """The hints of each program word met (None: a line too unclear to judge)."""
+        self.said: dict[str, list[str]] = {}
+        """The hints of each program word met."""
+        self.unsure: dict[str, None] = {}
+        """Those of lines too unclear to judge by their word: a quoted `~` program's (its fix
+        the program alone, so lines alike share it), each once, in the order met."""
 
     def of(self, command: str, cwd: str, env: Mapping[str, str]) -> list[str]:
         word = program_word(command, env)
+        if word is None:  # (a quoted `~` makes its words unsure, the line's failure not)
+            hint = quoted_home_hint(command, cwd, env, "dashboard")
+            if hint is None:
+                return []
+            self.unsure[hint] = None
+            return [hint]
         if word not in self.said:
-            self.said[word] = [] if word is None else program_hints(command, cwd, env, "dashboard")
+            self.said[word] = program_hints(command, cwd, env, "dashboard")
         return self.said[word]
+
+    def hints(self) -> list[str]:
+        return [*(hint for hints in self.said.values() for hint in hints), *self.unsure]
 
 
 def missing_script_warnings(service: Service, submitted: Sequence[int], named: str) -> list[str]:
@@ -273,7 +285,7 @@ def missing_script_warnings(service: Service, submitted: Sequence[int], named: s
     found = _ProgramHints()
     for command in commands:
         found.of(command, spec.cwd, env)
-    programs = [hint for hints in found.said.values() for hint in hints]
+    programs = found.hints()
     # (as `submit` says them: a program not found as written before a script not there)
     return [*programs, *missing_script_hints(commands, spec.cwd, env, on_ray=lambda: on_ray)]
 

@@ -13,7 +13,7 @@ import click
 from gpuherd.cli.submit_wait import ending
 from gpuherd.client_wait import Waited
 from gpuherd.core.idspec import summarize
-from gpuherd.core.sweep_verdict import unsucceeded
+from gpuherd.core.sweep_verdict import ended_with, unsucceeded
 from gpuherd.core.units import plural
 
 
@@ -71,24 +71,47 @@ _JOBLESS = {
     "missing": "no job, and {} neither SUCCESS nor FAILURE",
 }
 """Why a point with no job left (`gpuherd rm`, `clean`) did not succeed: its folder's markers
-(sweep_files.marker; one with SUCCESS is `done`, a success)."""
+(sweep_files.marker; one with SUCCESS is `done`, a success). Not one judged by the end of a
+run herd.db does not know (its row's `unknown_run`): _unknown_why."""
 _FOLDERS_NAMED = 10
 
 
 def _jobless_lines(rows: Iterable[Mapping[str, Any]]) -> list[str]:
-    """`point lr=0.1: failed (no job left; its folder holds FAILURE)`: a line per state for
-    the points of a whole sweep's wait that have no job and did not succeed, as the jobs'
-    endings share one (the first _FOLDERS_NAMED points named)."""
-    folders: dict[str, list[str]] = {}
+    """`point lr=0.1: failed (no job left; its folder holds FAILURE)`: a line per state (and
+    per exit of runs herd.db does not know) for the points of a whole sweep's wait that have
+    no job and did not succeed, as the jobs' endings share one (the first _FOLDERS_NAMED
+    points named)."""
+    groups: dict[tuple[str, str | None], list[Mapping[str, Any]]] = {}
     for row in rows:
-        folders.setdefault(row["state"], []).append(row["folder"])
+        ran = row.get("unknown_run")
+        groups.setdefault((row["state"], ran and ended_with(ran)), []).append(row)
     lines = []
-    for state, named in folders.items():
-        one = len(named) == 1
-        more = len(named) - _FOLDERS_NAMED
-        which = ", ".join(named[:_FOLDERS_NAMED]) + (f" and {more:,} more" if more > 0 else "")
-        why = _JOBLESS.get(state, "no job left").format(
-            "its folder holds" if one else "their folders hold"
-        )
+    for (state, _), group in groups.items():
+        one = len(group) == 1
+        more = len(group) - _FOLDERS_NAMED
+        named = [row["folder"] for row in group[:_FOLDERS_NAMED]]
+        which = ", ".join(named) + (f" and {more:,} more" if more > 0 else "")
+        if "unknown_run" in group[0]:
+            why = _unknown_why(group)
+        else:
+            holds = "its folder holds" if one else "their folders hold"
+            why = _JOBLESS.get(state, "no job left").format(holds)
         lines.append(f"{'point' if one else 'points'} {which}: {state} ({why})")
     return lines
+
+
+def _unknown_why(group: list[Mapping[str, Any]]) -> str:
+    """`job 4 attempt 1, a run herd.db does not know …, ended in its folder with exit 1`:
+    what judged points that no job of herd.db ran, all ended alike. It said their folders
+    held FAILURE, which they do not (no daemon watched those runs to write a marker)."""
+    ran = group[0]["unknown_run"]
+    how = ended_with(ran)
+    if len(group) == 1:
+        return (
+            f"no job in herd.db; job {ran['job_id']} attempt {ran['attempt']}, a run it does not"
+            f" know (restored from an older backup?), ended in its folder with {how}"
+        )
+    return (
+        "no job in herd.db; runs it does not know (restored from an older backup?) ended in"
+        f" their folders with {how}"
+    )

@@ -36,3 +36,10 @@ def asked(rows: Iterable[Mapping[str, Any]]) -> list[int]:
 def unsucceeded(rows: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """The points that did not succeed (held, missing and unfinished ones included)."""
     return [row for row in rows if row["state"] not in SUCCEEDED]
+
+
+def ended_with(run: Mapping[str, Any]) -> str:
+    """`exit 1`, `signal 9`: how a run herd.db does not know ended in a point's folder, from
+    its `sweep status` row's `unknown_run` (unknown_ended.py), which judged the point."""
+    code = run["exit_code"]
+    return f"exit {code}" if code is not None else f"signal {run['signal']}"
