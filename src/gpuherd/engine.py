@@ -25,7 +25,7 @@ from gpuherd.core.caps import Offering, sweep_room
 from gpuherd.core.log_names import FOLDER_LOGS
 from gpuherd.core.model import Assignment, Attempt, Device, Job, Policy, Reservation
 from gpuherd.core.output_files import recorded_or_named
-from gpuherd.core.placement import Hold, open_gpus, place, project_room
+from gpuherd.core.placement import Hold, cpu_slots_left, open_gpus, place, project_room
 from gpuherd.core.states import WAITING_STATES, Event, JobState, OutcomeKind, transition
 from gpuherd.devices import DeviceTable
 from gpuherd.engine_begin import BeginTimer
@@ -278,7 +278,8 @@ class Engine(JobStops, Spawns):
             now - policy.reserve_after,
         )
         room = sweep_room(self.sweep_caps, running)  # (kept by placement too: caps.py)
-        with self.scan.reading(offer) as (jobs, behind, seen):
+        cpu_jobs = cpu_slots_left(reservations, policy) != 0  # (else none is worth reading)
+        with self.scan.reading(offer, cpu_jobs) as (jobs, behind, seen):
             free = self.devices.host_free(TELEMETRY_MAX_AGE)
             placed = place(
                 jobs,
@@ -289,6 +290,7 @@ class Engine(JobStops, Spawns):
                 host_free=free,
                 behind=behind,
                 sweep_room=room,
+                cpu_full=self.scan.cpu_full,
             )
         self._hold = placed.hold
         return placed.starts, seen

@@ -217,6 +217,12 @@ class JobReads:
             # generator once placement has seen enough.
             cursor.close()
 
+    def most_gpus_queued(self) -> int:
+        """The most GPUs a queued job asks for (0: none, or CPU-only jobs alone): the last
+        entry of jobs_queued_gpus, not a scan of the queue."""
+        sql = "SELECT MAX(gpus) FROM jobs INDEXED BY jobs_queued_gpus WHERE state = 'queued'"
+        return int(self._db.execute(sql).fetchone()[0] or 0)
+
 
 def _listing(
     columns: str,

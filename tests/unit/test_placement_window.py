@@ -26,7 +26,7 @@ from gpuherd.core.model import (
     Reservation,
     queue_order_key,
 )
-from gpuherd.core.placement import plan
+from gpuherd.core.placement import cpu_slots_left, plan
 from gpuherd.core.reasons import why_waiting
 from gpuherd.engine_scan import Scan
 from gpuherd.store import NewJob, Store
@@ -226,3 +226,39 @@ def job_of(store: Store, job_id: int) -> Job:
     found = store.get_job(job_id)
     assert found is not None
     return found
+
+
+def cpu_capped_pass(
+    scan: Scan, cpu_jobs: int, running: list[Reservation]
+) -> tuple[list[Assignment], set[int]]:
+    """A pass as the engine makes it under `cpu-jobs` (the starts, and the ids it read)."""
+    policy = Policy(cpu_jobs=cpu_jobs)
+    with scan.reading(offer(), cpu_slots_left(running, policy) != 0) as (window, behind, seen):
+        starts = plan(window, FOUR, running, policy, NOW, behind=behind, cpu_full=scan.cpu_full)
+        return starts, set(seen)
+
+
+def test_a_pass_with_every_cpu_slot_taken_reads_no_cpu_only_job(store: Store) -> None:
+    # Each was built and passed over, every pass, while a GPU was open: 1,500 queued
+    # `--gpus 0` jobs ran at ~90 jobs/s, a third of the daemon's time in these reads.
+    cpu = store.add_jobs([NewJob(spec(0)) for _ in range(5)], now=NOW)
+    (gpu,) = store.add_jobs([NewJob(spec(1))], now=NOW)
+    scan = Scan(store, limit=3)
+    starts, read = cpu_capped_pass(scan, 1, [Reservation(99, ())])
+    assert (starts, read) == ([Assignment(gpu, (0,))], {gpu})
+    jobs = store.get_jobs(cpu)
+    assert scan.ahead(jobs[cpu[-1]], 100) is None  # (it waits for a CPU slot, not its turn)
+    assert why_waiting(jobs[cpu[-1]], FOUR, [Reservation(99, ())], Policy(cpu_jobs=1)) == (
+        "waiting for a CPU slot (1 running: config cpu-jobs)"
+    )
+
+
+def test_the_window_stops_reading_cpu_only_jobs_once_their_slots_are_given(store: Store) -> None:
+    cpu = store.add_jobs([NewJob(spec(0)) for _ in range(6)], now=NOW)
+    (gpu,) = store.add_jobs([NewJob(spec(1))], now=NOW)
+    starts, read = cpu_capped_pass(Scan(store, limit=10), 2, [])
+    assert starts == [Assignment(cpu[0], ()), Assignment(cpu[1], ()), Assignment(gpu, (0,))]
+    assert read <= {cpu[0], cpu[1], cpu[2], gpu}  # (the next one's read ahead, at most)
+    # Without the cap every job is read, as before, and all of them start.
+    starts, read = cpu_capped_pass(Scan(store, limit=10), 10, [])
+    assert len(starts) == 7 and read == {*cpu, gpu}

@@ -48,6 +48,8 @@ class _Budget:
     """More jobs of each project that has a limit (`project_limits`)."""
     sweeps: dict[str, int]
     """More jobs of each sweep that has a cap (`--max-parallel`)."""
+    cpu_full: Callable[[], None] | None = None
+    """Told once `cpu` reaches 0 (`place`'s `cpu_full`)."""
 
     def allows(self, spec: JobSpec) -> bool:
         """Whether the limits let the job start (whatever the GPUs say)."""
@@ -64,6 +66,8 @@ class _Budget:
             self.ram -= spec.ram or 0
         if spec.gpus == 0 and self.cpu is not None:
             self.cpu -= 1
+            if self.cpu == 0 and self.cpu_full is not None:
+                self.cpu_full()
         if spec.project in self.projects:
             self.projects[spec.project] -= 1
         if spec.sweep in self.sweeps:
@@ -187,6 +191,7 @@ def place(
     host_free: int | None = None,
     behind: Callable[[int], Iterable[Job]] | None = None,
     sweep_room: Mapping[str, int] | None = None,
+    cpu_full: Callable[[], None] | None = None,
 ) -> Placed:
     """The jobs to start now and their GPUs, in the order decided, and the GPUs held.
 
@@ -205,6 +210,8 @@ def place(
     every GPU is taken, the CPU-only stream alone. They never hold GPUs (below): the job
     the window's hold protects is older than all of them, and a pass that reads only some
     shapes behind the window cannot tell which of those jobs is the first in line.
+    `cpu_full` is called once the CPU-only jobs of `policy.cpu_jobs` are all placed: from
+    then on `pending` may leave CPU-only jobs out (none of them can start in this pass).
 
     Host memory: `host_free` is the memory the machine has available now (the caller may
     take off what running jobs declared with --ram but do not use yet); None = unknown, no
@@ -242,6 +249,7 @@ def place(
         cpu_slots_left(reservations, policy),
         project_room(reservations, policy),
         dict(sweep_room or {}),
+        cpu_full,
     )
     state = Pass(devices, reservations, policy)
     _place(iter(pending), state, policy, now, budget, out, cpu_jobs_waiting, behind)
