@@ -11,7 +11,7 @@ import time
 
 import psutil
 
-from conftest import Herd, wait_dead, wait_for
+from conftest import Herd, wait_dead
 
 
 def folders_and_rows(herd: Herd) -> tuple[set[int], set[int]]:
@@ -26,13 +26,10 @@ def test_a_clean_cut_off_by_kill_9_leaves_no_folder_of_a_removed_job(herd: Herd)
     # Before: the folders not deleted yet at the crash stayed for good, with their logs,
     # belonging to no job (nothing listed them, no later `rm` or `clean` could name them).
     herd.start("--fake-gpus", "1")
+    herd.cli("config", "set", "cpu-jobs", "8")  # (2, one per core: 1,500 jobs took ~15 s)
     ids = herd.submit_lines(["true"] * 1500, "--gpus", "0")
     kept = herd.submit("--hold", "true")  # not finished: `clean` leaves it
-    wait_for(
-        lambda: all(j["state"] == "succeeded" for j in herd.all_jobs() if j["id"] != kept),
-        120,
-        "the jobs to end",
-    )
+    herd.cli("wait", "-q", "--timeout", "120s")  # (the held job is not waited for)
     daemon = psutil.Process(herd.pid)
     first = herd.home / "jobs" / str(ids[0])
     assert first.is_dir()
