@@ -110,17 +110,24 @@ class Scan:
     def _queue_streams(
         self, opened: list[Generator[Job, None, None]], cpu_jobs: bool
     ) -> Iterator[Job]:
-        """The ready queue in dispatch order: the streams of each GPU count (one index)
-        merged, that of the CPU-only jobs read only while one may start (`cpu_full`)."""
-        counts = range(0 if cpu_jobs else 1, self._store.most_gpus_queued() + 1)
+        """The ready queue in dispatch order, its CPU-only jobs read only while one may start
+        (`cpu_full`): where some are queued beside GPU jobs, the streams of each GPU count
+        (one index) merged; else the queue's own (one statement: the usual pass, ~0.1 ms
+        less)."""
+        shapes = self._store.gpus_queued()
+        if shapes is None or shapes[0] > 0 or (cpu_jobs and shapes[1] == 0):
+            opened.append(whole := self._store.queued_ready())  # (of one kind, or none)
+            return whole if shapes is None or shapes[0] > 0 else self._while_cpu_open(whole)
+        counts = range(0 if cpu_jobs else 1, shapes[1] + 1)
         read = [self._store.queued_ready(n) for n in counts]
         opened += read
         streams: list[Iterator[Job]] = list(read)
-        if cpu_jobs and streams:
+        if cpu_jobs:
             streams[0] = self._while_cpu_open(streams[0])
         return heapq.merge(*streams, key=queue_order_key)
 
     def _while_cpu_open(self, jobs: Iterator[Job]) -> Iterator[Job]:
+        """CPU-only `jobs` until placement may start no more of them."""
         for job in jobs:
             if not self._cpu_read:
                 return

@@ -217,11 +217,14 @@ class JobReads:
             # generator once placement has seen enough.
             cursor.close()
 
-    def most_gpus_queued(self) -> int:
-        """The most GPUs a queued job asks for (0: none, or CPU-only jobs alone): the last
-        entry of jobs_queued_gpus, not a scan of the queue."""
-        sql = "SELECT MAX(gpus) FROM jobs INDEXED BY jobs_queued_gpus WHERE state = 'queued'"
-        return int(self._db.execute(sql).fetchone()[0] or 0)
+    def gpus_queued(self) -> tuple[int, int] | None:
+        """The fewest and the most GPUs a queued job asks for (None: none is queued): the
+        two ends of jobs_queued_gpus, not a scan of the queue."""
+        sql = "SELECT {}(gpus) FROM jobs INDEXED BY jobs_queued_gpus WHERE state = 'queued'"
+        (fewest,) = self._db.execute(sql.format("MIN")).fetchone()
+        if fewest is None:
+            return None
+        return int(fewest), int(self._db.execute(sql.format("MAX")).fetchone()[0])
 
 
 def _listing(

@@ -262,3 +262,18 @@ def test_the_window_stops_reading_cpu_only_jobs_once_their_slots_are_given(store
     # Without the cap every job is read, as before, and all of them start.
     starts, read = cpu_capped_pass(Scan(store, limit=10), 10, [])
     assert len(starts) == 7 and read == {*cpu, gpu}
+
+
+def test_a_queue_of_cpu_only_jobs_alone_is_read_no_further_than_the_slots_given(
+    store: Store,
+) -> None:
+    cpu = store.add_jobs([NewJob(spec(0)) for _ in range(6)], now=NOW)
+    starts, read = cpu_capped_pass(Scan(store, limit=10), 2, [])
+    assert starts == [Assignment(cpu[0], ()), Assignment(cpu[1], ())]
+    assert read == {cpu[0], cpu[1]}
+    assert cpu_capped_pass(
+        Scan(store, limit=10), 2, [Reservation(98, ()), Reservation(99, ())]
+    ) == (
+        [],
+        set(),
+    )
