@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
+from gpuherd.core.int64 import LARGEST_SAID
 from gpuherd.core.log_caps import parse_log_cap, show_log_cap
 from gpuherd.core.model import ForeignMode, Policy
 from gpuherd.core.units import (
@@ -80,7 +81,9 @@ def _whole(text: str, least: int, or_else: str = "") -> int:
     except ValueError:
         value = least - 1
     if not least <= value <= LARGEST:
-        raise ValueError(f"invalid count '{text}': use a number from {least} to {LARGEST}{or_else}")
+        raise ValueError(
+            f"invalid count '{text}': use a number from {least} to {LARGEST_SAID}{or_else}"
+        )
     return value
 
 
@@ -151,7 +154,7 @@ def _project_limits(text: str, saved: bool = False) -> tuple[tuple[str, int], ..
         number = int(count) if count.isdecimal() and len(count) < 40 else 0
         if not sep or not name or not 1 <= number <= LARGEST:
             raise ValueError(
-                f"invalid limit '{item.strip()}': use PROJECT=N with N from 1 to {LARGEST}, "
+                f"invalid limit '{item.strip()}': use PROJECT=N with N from 1 to {LARGEST_SAID}, "
                 "comma-separated (lr-sweep=2,eval=1), or none"
             )
         words = item.split()

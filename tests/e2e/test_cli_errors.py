@@ -184,14 +184,26 @@ def test_hold_with_begin_is_a_command_line_mistake(
         (
             "max-running",
             "0",
-            "max-running: invalid count '0': use a number from 1 to 9223372036854775807, "
-            "or none (no cap)",
+            "max-running: invalid count '0': use a number from 1 to 2**63 - 1, or none (no cap)",
         ),
         (
             "project-limits",
             "p=0",
-            "project-limits: invalid limit 'p=0': use PROJECT=N with N from 1 to "
-            "9223372036854775807, comma-separated (lr-sweep=2,eval=1), or none",
+            "project-limits: invalid limit 'p=0': use PROJECT=N with N from 1 to 2**63 - 1, "
+            "comma-separated (lr-sweep=2,eval=1), or none",
+        ),
+        # The largest count was said in its 19 digits (9223372036854775807).
+        (
+            "project-limits",
+            "a=99999999999999999999",
+            "project-limits: invalid limit 'a=99999999999999999999': use PROJECT=N with N from"
+            " 1 to 2**63 - 1, comma-separated (lr-sweep=2,eval=1), or none",
+        ),
+        (
+            "max-running",
+            "99999999999999999999",
+            "max-running: invalid count '99999999999999999999': use a number from 1 to"
+            " 2**63 - 1, or none (no cap)",
         ),
         # An empty value (a script's unset `$HOOK`) turned the hook, or the limits, off.
         ("on-end", "", "on-end is empty: give a command, or none to turn the hook off"),
@@ -305,7 +317,7 @@ CLICK_WORDING = (
         ),
         (
             ["config", "set", "retries", "-1"],
-            "retries: invalid count '-1': use a number from 0 to 9223372036854775807",
+            "retries: invalid count '-1': use a number from 0 to 2**63 - 1",
         ),
         # Past 64 bits the daemon's refusal named its field: `job_id N`, `ids N is too large`.
         (["show", BIG], f"job id {BIG} is too large (at most 2**63 - 1) (see gpuherd show"),

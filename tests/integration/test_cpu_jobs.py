@@ -52,7 +52,7 @@ def test_cpu_jobs_default_is_the_cores_and_auto_goes_back_to_it(daemon: Herd) ->
         assert bad.returncode == 2  # a mistake in the command line
         assert bad.stderr.strip().splitlines() == [
             f"gpuherd: error: cpu-jobs: invalid count '{wrong}': use a number from 1 to "
-            f"{2**63 - 1}, auto (one per core of this machine) or none (no cap) (see gpuherd "
+            "2**63 - 1, auto (one per core of this machine) or none (no cap) (see gpuherd "
             "config set --help)"
         ]
     assert daemon.cli("config", "get", "cpu-jobs").stdout.strip() == str(CORES)

@@ -16,7 +16,7 @@ from conftest import Herd
 
 RETRIES_3X = (
     "herd.db's `config.retries` setting is damaged (found '3x': invalid count '3x': use a "
-    "number from 0 to 9223372036854775807): not taken{instead}; `gpuherd config set retries "
+    "number from 0 to 2**63 - 1): not taken{instead}; `gpuherd config set retries "
     "VALUE` sets it again, `gpuherd config unset retries` keeps the default"
 )
 

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 LARGEST = 2**63 - 1
 """The largest number an INTEGER column holds."""
+LARGEST_SAID = "2**63 - 1"
+"""LARGEST as messages say it (its 19 digits, 9223372036854775807, read as noise)."""
 SMALLEST = -(2**63)
-TOO_LARGE = "is too large (at most 2**63 - 1)"
+TOO_LARGE = f"is too large (at most {LARGEST_SAID})"
 TOO_SMALL = "is too small (at least -2**63)"
 
 
