@@ -51,7 +51,8 @@ def ran_there(executor: Executor, folder: str, job_id: int) -> bool:
     after a start, and at the end), or, without one, an exit status is recorded there.
 
     Used again, as before: another job's folder (a sweep point run again by a new job: the
-    old run's files are replaced), and one where nothing ran (a daemon stopped between
+    old run's files are replaced; those of one herd.db does not know that ended there are
+    moved aside first, unknown_ended.set_aside), and one where nothing ran (a daemon stopped between
     recording a start and spawning it; a Ray node that left before the start)."""
     info = jobfiles.attempt_info(folder)
     if info is None or "id" not in info:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 
-from gpuherd import jobfiles, stop_signals
+from gpuherd import jobfiles, stop_signals, unknown_ended
 from gpuherd.attempt_numbers import next_number
 from gpuherd.core.log_caps import LogBases
 from gpuherd.core.log_names import FOLDER_LOGS
@@ -118,6 +118,8 @@ class Attempts:
     def launch(self, job: Job, attempt: Attempt, now: float, written: Collection[str]) -> int:
         """Spawn the attempt and watch it (`written`: the files the job's earlier attempts
         wrote, which it adds to); raises SpawnError or OSError when it cannot start."""
+        if job.spec.folder:  # (a run herd.db does not know may have ended there: kept aside)
+            unknown_ended.set_aside(job.spec.folder, job.id)
         jobfiles.prepare(attempt.dir)
         if attempt.number > 1:  # its marker is the attempt before's end: not this one's
             jobfiles.clear_job_marker(self.layout.job_dir(job))

@@ -122,7 +122,7 @@ def write_params(
             os.mkdir(folder)  # a new point's folder: no previous run to move aside
             made.paths.append(folder)
         except FileExistsError:
-            _move_previous_run(folder)
+            move_previous_run(folder)
         except FileNotFoundError:
             _make_with_parents(folder, made)
         # A new file, never one found there: in a results folder others can write, a link
@@ -164,10 +164,11 @@ def _record_text(record: dict[str, Any]) -> str:
     return "{\n" + ",\n".join(lines) + "\n}\n"
 
 
-def _move_previous_run(folder: str) -> None:
+def move_previous_run(folder: str) -> None:
     """Move the logs, markers and metrics of the point's last run to previous-runs/<n>/, with
     a copy of the params.json it ran with, so the new run starts clean (logs are appended to)
-    and nothing of the old one is lost.
+    and nothing of the old one is lost. (Also as a job starts in a folder where a run herd.db
+    does not know ended: unknown_ended.set_aside.)
     (One listing of the folder: a stat for each file a run may leave, 5,000 times, was most
     of a big sweep's resubmission.)"""
     names = set(os.listdir(folder))

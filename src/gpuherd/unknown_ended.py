@@ -14,6 +14,12 @@ saying so; a resubmission skips it as done (--force runs it again) or reruns it 
 (sweep_plan.judged_by_ended_runs, with the runs found here: ended_runs).
 Where herd.db has a job of the point (an earlier one: the backup's), its row is that job's,
 as for any point: the folder is not read for it, and a resubmission runs it again.
+
+A job that starts in such a folder (herd.db's job of the point released or retried, a
+submission over HTTP into it) moves the run's files to previous-runs/<n>/ first, as a
+resubmission moves a point's last run (set_aside): its attempt 1 in the run's attempt-1/
+deleted the `process` file, the only record of the run's end, and added its output to the
+run's logs.
 """
 
 from __future__ import annotations
@@ -27,7 +33,8 @@ from gpuherd.core.sweep import Point
 from gpuherd.core.sweep_verdict import ended_with
 from gpuherd.core.units import first_named, plural
 from gpuherd.executors.local_records import read_process_file
-from gpuherd.sweep_files import marker, read_json
+from gpuherd.sweep_files import marker, points_there, read_json
+from gpuherd.sweep_folders import move_previous_run
 
 
 @dataclass(frozen=True)
@@ -86,6 +93,15 @@ def ended_run(run_dir: str) -> EndedRun | None:
     )
 
 
+def set_aside(folder: str, job_id: int) -> None:
+    """Before an attempt of job `job_id` starts in `folder`, its own (a sweep point's, an HTTP
+    `folder`): move such a run of another job found ended there to previous-runs/<n>/. One
+    failed open where there is none (job.json: a point's submission moved its last run's)."""
+    run = ended_run(folder)
+    if run is not None and run.job_id != job_id:  # (its own: numbered past, attempt_numbers)
+        move_previous_run(folder)
+
+
 def shown_ended(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     """`sweep status`'s line on its rows judged by such runs (one line, whatever their
     number)."""
@@ -113,32 +129,11 @@ def ended_runs(points: Sequence[Point]) -> dict[str, EndedRun]:
     resubmission's new points have none, and opening job.json in each cost a failed open
     per point (40,000 new points: 0.3 to 0.5 s; one listing of their results folder now)."""
     found = {}
-    for folder in _folders_there(points):
+    for point in points_there(points):
+        folder = point.run_dir
         if (run := ended_run(folder)) and marker(folder) == "missing":
             found[folder] = run
     return found
-
-
-def _folders_there(points: Sequence[Point]) -> list[str]:
-    """The points' folders that may exist, by one listing of each folder they are in (a
-    sweep's results folder, most often the only one): a name listed is kept, link or not,
-    as ended_run reads through it. A folder that cannot be listed (searchable, not
-    readable) keeps all its points: job.json may be opened in them all the same."""
-    by_parent: dict[str, list[tuple[str, str]]] = {}
-    for point in points:
-        # (Not os.path.split: 5 times as long, the most of this for 40,000 points.)
-        parent, sep, name = point.run_dir.rpartition("/")
-        by_parent.setdefault(parent or sep or ".", []).append((name, point.run_dir))
-    there = []
-    for parent, folders in by_parent.items():
-        try:
-            names = set(os.listdir(parent))
-        except (FileNotFoundError, NotADirectoryError):
-            continue  # (none of them there)
-        except OSError:
-            names = None
-        there += [folder for name, folder in folders if names is None or name in names]
-    return there
 
 
 def _whole(value: Any) -> int | None:

@@ -1,0 +1,65 @@
+"""herd.db restored from a backup that has a sweep's points held, while later jobs of those
+points (resubmitted after the backup) ran to their end in the points' folders, unknown to the
+restored queue: their ends are recorded there alone (job.json, the `exit N` in
+attempt-1/process). A release of a held job, or an HTTP submission whose `folder` is such a
+folder, started its attempt 1 in the run's attempt-1/: the `process` file holding the run's
+end was deleted, and the new attempt's output appended to the run's logs. Now that run's files
+are moved to previous-runs/<n>/, as a resubmission moves a point's previous run, and the new
+attempt starts in a clean folder (unknown_ended.set_aside)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from test_restored_database import CHECKPOINT
+from test_restored_unknown_run_ids import unknown_runs
+
+from conftest import Herd, gone, wait_for
+
+
+def test_a_job_started_where_an_unknown_run_ended_keeps_that_run_aside(
+    herd: Herd, tmp_path: Path
+) -> None:
+    herd.start("--fake-gpus", "2")
+    go, results = tmp_path / "go", herd.home / "results"
+    # Each run says which job it is, then runs until `go` (the unknown runs) and exits 4.
+    template = f"echo job $GPUHERD_JOB_ID; {CHECKPOINT.format(go=go)}; exit 4 # {{x}}"
+    sweep = ("sweep", template, "-p", "x", "1", "2", "--name", "s", "--results-dir", str(results))
+    held = herd.json(*sweep, "--hold")["ids"]
+    copy = tmp_path / "herd-backup.db"
+    herd.cli("daemon", "backup", str(copy))  # the points' jobs held
+    herd.cli("rm", *map(str, held))
+    later = herd.json(*sweep)["ids"]  # the points run since
+    pids = [herd.wait_state(i, "running")["pid"] for i in later]
+    for x in (1, 2):
+        wait_for((results / f"x={x}" / "attempt-1" / "attempt.json").exists, what="attempt.json")
+    herd.restore(copy)
+    assert len(unknown_runs(herd)) == 2
+    go.touch()
+    wait_for(lambda: all(map(gone, pids)), what="the runs to end")
+    wait_for(lambda: not unknown_runs(herd), what="the daemon to see them end")
+
+    # The held job of x=1 released: its attempt 1 runs in x=1/attempt-1, where the run was.
+    herd.cli("release", str(held[0]))
+    assert herd.wait_state(held[0], "failed")["attempt"] == 1
+    # Another job submitted over HTTP into x=2.
+    item = {"command": "echo mine", "cwd": str(tmp_path), "env": dict(os.environ), "gpus": 0}
+    item["folder"] = str(results / "x=2")
+    (mine,) = herd.client.post("/jobs", {"jobs": [item]})["ids"]
+    assert herd.wait_state(mine, "succeeded")["attempt"] == 1
+
+    for x, job, output in ((1, later[0], f"job {held[0]}\n"), (2, later[1], "mine\n")):
+        folder = results / f"x={x}"
+        # Before: the run's output, then the new attempt's, in one log.
+        assert (folder / "attempt-1" / "stdout.log").read_text() == output
+        kept = folder / "previous-runs" / "1"
+        # Before: the process file, the only record of the run's end, deleted.
+        process = (kept / "attempt-1" / "process").read_text()
+        assert process.rstrip().endswith("exit 4"), process
+        assert (kept / "attempt-1" / "stdout.log").read_text() == f"job {job}\n"
+        assert f'"id": {job},' in (kept / "job.json").read_text()
+        assert (kept / "params.json").exists()
+        assert f'"id": {job},' not in (folder / "job.json").read_text()
+    # A job's logs are its own run's: the unknown run's in previous-runs/1, read by none.
+    assert herd.cli("log", str(held[0])).stdout == f"job {held[0]}\n"
