@@ -118,7 +118,11 @@ class Attempts:
     def launch(self, job: Job, attempt: Attempt, now: float, written: Collection[str]) -> int:
         """Spawn the attempt and watch it (`written`: the files the job's earlier attempts
         wrote, which it adds to); raises SpawnError or OSError when it cannot start."""
-        if job.spec.folder:  # (a run herd.db does not know may have ended there: kept aside)
+        # A run herd.db does not know may have ended there: kept aside. Not by `gpuherd run`,
+        # whose rerun into an --output-dir clears its job folders (jobfiles.prepare), another
+        # job's id in each (--skip-succeeded numbers them anew); its logs, in the folder
+        # itself, would stay behind to be appended to.
+        if job.spec.folder and not self.layout.one_shot:
             unknown_ended.set_aside(job.spec.folder, job.id)
         jobfiles.prepare(attempt.dir)
         if attempt.number > 1:  # its marker is the attempt before's end: not this one's

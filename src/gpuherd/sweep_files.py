@@ -92,12 +92,13 @@ def marker(run_dir: str) -> str:
 
 def points_there(points: Sequence[Point]) -> list[Point]:
     """Those of `points` whose folder may exist, by one listing of each folder they are in (a
-    sweep's results folder, most often the only one), for a resubmission's look into each
-    point's folder (its markers: sweep_plan; a run herd.db does not know: unknown_ended): a
-    look per point cost a failed lookup for each new one (40,000 new points: 80,000 for the
-    markers alone). A name listed is kept, link or not, as what is read in it is read
-    through it. A folder that cannot be listed (searchable, not readable) keeps all its
-    points: their files may be opened all the same."""
+    sweep's results folder, most often the only one), for a look into each point's folder: a
+    resubmission's (its markers: sweep_plan, which passes the listing on to its look for runs
+    herd.db does not know: unknown_ended.ended_runs) and the table's of the points no job ran
+    (sweep_table): a look per point cost a failed lookup for each new one (40,000 new points:
+    80,000 for the markers alone). A name listed is kept, link or not, as what is read in it
+    is read through it. A folder that cannot be listed (searchable, not readable) keeps all
+    its points: their files may be opened all the same."""
     by_parent: dict[str, list[tuple[str, Point]]] = {}
     for point in points:
         # (Not os.path.split: 5 times as long, the most of this for 40,000 points.)

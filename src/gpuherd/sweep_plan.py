@@ -39,6 +39,9 @@ class Plan:
     unwatched: list[Point] = field(default_factory=list)
     """Points it would have run (--force: done ones too) skipped because a run no job of the
     queue accounts for is in their folders (`busy`: sweep_unwatched.py)."""
+    there: frozenset[str] = frozenset()
+    """The folders of its points that may be there (points_there: one listing of their
+    results folder), for a look into them after the plan's (unknown_ended.ended_runs)."""
 
 
 def parsed_spec(request: SweepRequest) -> SweepSpec:
@@ -112,7 +115,8 @@ def plan_points(
     record (its `process` file, by path)."""
     # Only the folders there are looked into (two lookups a point: 80,000 for a resubmission
     # of 40,000 new points), and FAILURE only where SUCCESS is not (done wins: plan_resume).
-    found = [(p.folder, marker(p.run_dir)) for p in points_there(points)]
+    there = points_there(points)
+    found = [(p.folder, marker(p.run_dir)) for p in there]
     done = {folder for folder, said in found if said == "done"}
     failed = {folder for folder, said in found if said == "failed"}
     resume = plan_resume(points, done, failed, force=force)
@@ -136,7 +140,12 @@ def plan_points(
     ]
     unwatched = [p for p in resume.to_run if p.run_dir in busy and p.run_dir not in active]
     return Plan(
-        idle(resume.to_run), counts, resume.skipped_done, shared if others else [], unwatched
+        idle(resume.to_run),
+        counts,
+        resume.skipped_done,
+        shared if others else [],
+        unwatched,
+        frozenset(p.run_dir for p in there),
     )
 
 

@@ -40,6 +40,7 @@ from gpuherd.sweep_files import (
     METRICS_FILE,
     PARAMS_FILE,
     marker,
+    points_there,
     read_json,
     read_metrics,
 )
@@ -177,7 +178,14 @@ def _rows(
         events = paused.get(job_id)
         so_far = pauses(events, started or 0.0, ended) if events else (0.0, None)
         latest[folder] = _Run(job_id, state, started, ended, paused_until(ended or now, *so_far))
-    points = [_point_row(p, latest.pop(p.run_dir, None), now, metrics) for p in expand_points(spec)]
+    specified = expand_points(spec)
+    # A point no job ran is judged by its folder, looked into only where one may be (one
+    # listing, as sweep_plan's): 40,000 points of which few ran cost ~5 failed lookups each.
+    there = {p.run_dir for p in points_there([p for p in specified if p.run_dir not in latest])}
+    points = [
+        _point_row(p, latest.pop(p.run_dir, None), now, metrics, p.run_dir in there)
+        for p in specified
+    ]
     outside = [_extra_row(folder, job, now, metrics) for folder, job in latest.items()]
     peaks = store.sweep_peaks(row.name)
     for point in points + outside:
@@ -204,7 +212,11 @@ class _Run(NamedTuple):
     """Seconds it has spent paused (its time does not count them)."""
 
 
-def _point_row(point: Point, job: _Run | None, now: float, metrics: bool) -> dict[str, Any]:
+def _point_row(
+    point: Point, job: _Run | None, now: float, metrics: bool, there: bool
+) -> dict[str, Any]:
+    there = there or job is not None  # (else nothing to read: no folder, no job)
+    metrics = metrics and there
     row = {
         "index": point.index,
         "folder": point.folder,
@@ -212,7 +224,7 @@ def _point_row(point: Point, job: _Run | None, now: float, metrics: bool) -> dic
         "params": dict(point.params),  # (its params.json's, once read: _read_params)
         "other_command": None,
         "in_spec": True,
-        **_run_facts(point.run_dir, job, now),
+        **_run_facts(point.run_dir, job, now, there),
         **(read_metrics(point.run_dir) if metrics else {"metrics": {}}),
     }
     if metrics:
@@ -272,16 +284,17 @@ def _extra_row(run_dir: str, job: _Run, now: float, metrics: bool) -> dict[str, 
     return row
 
 
-def _run_facts(run_dir: str, job: _Run | None, now: float) -> dict[str, Any]:
-    """State, job id and times: from the latest job, else from the folder's markers."""
+def _run_facts(run_dir: str, job: _Run | None, now: float, there: bool = True) -> dict[str, Any]:
+    """State, job id and times: from the latest job, else from the folder's markers (`there`:
+    whether the folder may be there; else `missing`, nothing looked up)."""
     if job is not None:
         state = job.state
         started, ended, paused = job.started_at, job.ended_at, job.paused
         if state in (JobState.QUEUED, JobState.HELD):
             started = ended = None
     else:
-        state = marker(run_dir)
-        if state == "missing" and (ran := ended_run(run_dir)) is not None:
+        state = marker(run_dir) if there else "missing"
+        if state == "missing" and there and (ran := ended_run(run_dir)) is not None:
             facts = _run_facts_of(ran.state, None, ran.started_at, ran.ended_at, 0.0, now)
             return {**facts, "unknown_run": ran.view()}
         recorded = read_json(os.path.join(run_dir, "job.json")) if state != "missing" else {}

@@ -245,7 +245,7 @@ class Sweeps:
         herd.db ran (read only where such a run is found). Only new points (no marker) may be."""
         if not plan.counts["new"]:
             return plan, []
-        ended = await asyncio.to_thread(ended_runs, plan.to_submit)
+        ended = await asyncio.to_thread(ended_runs, plan.to_submit, plan.there)
         if not ended:
             return plan, []
         known = {folder for _, folder, *_ in self.store.sweep_runs(name)}

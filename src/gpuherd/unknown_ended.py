@@ -19,13 +19,15 @@ A job that starts in such a folder (herd.db's job of the point released or retri
 submission over HTTP into it) moves the run's files to previous-runs/<n>/ first, as a
 resubmission moves a point's last run (set_aside): its attempt 1 in the run's attempt-1/
 deleted the `process` file, the only record of the run's end, and added its output to the
-run's logs.
+run's logs. So does one that starts where another job's run ended watched by its daemon
+(its end in job.json, a SUCCESS or FAILURE beside it) that herd.db forgot since: its attempt
+1 deleted that run's markers and logs.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,7 +35,7 @@ from gpuherd.core.sweep import Point
 from gpuherd.core.sweep_verdict import ended_with
 from gpuherd.core.units import first_named, plural
 from gpuherd.executors.local_records import read_process_file
-from gpuherd.sweep_files import marker, points_there, read_json
+from gpuherd.sweep_files import marker, read_json
 from gpuherd.sweep_folders import move_previous_run
 
 
@@ -73,7 +75,12 @@ def ended_run(run_dir: str) -> EndedRun | None:
     caller found no marker there); None where there is none. One failed open for a folder
     where nothing ran (a point never submitted)."""
     info = read_json(os.path.join(run_dir, "job.json"))
-    if not isinstance(info, dict) or info.get("ended_at") is not None:
+    return _shell_ended(run_dir, info) if isinstance(info, dict) else None
+
+
+def _shell_ended(run_dir: str, info: Mapping[str, Any]) -> EndedRun | None:
+    """ended_run, of the folder's job.json read (`info`)."""
+    if info.get("ended_at") is not None:
         return None  # (an end in job.json: a daemon recorded it, its marker removed since)
     job_id, attempt = _whole(info.get("id")), _whole(info.get("attempt"))
     if job_id is None or attempt is None:
@@ -95,10 +102,15 @@ def ended_run(run_dir: str) -> EndedRun | None:
 
 def set_aside(folder: str, job_id: int) -> None:
     """Before an attempt of job `job_id` starts in `folder`, its own (a sweep point's, an HTTP
-    `folder`): move such a run of another job found ended there to previous-runs/<n>/. One
-    failed open where there is none (job.json: a point's submission moved its last run's)."""
-    run = ended_run(folder)
-    if run is not None and run.job_id != job_id:  # (its own: numbered past, attempt_numbers)
+    `folder`): move a run of another job found ended there to previous-runs/<n>/, whoever
+    recorded its end: its shell alone (such a run), or its daemon (job.json's end, a marker),
+    herd.db knowing that job no more (restored from an older backup). One failed open where
+    there is none (job.json: a point's submission moved its last run's)."""
+    info = read_json(os.path.join(folder, "job.json"))
+    if not isinstance(info, dict) or _whole(info.get("id")) in (None, job_id):
+        return  # (its own: numbered past, attempt_numbers)
+    watched = info.get("ended_at") is not None or marker(folder) != "missing"
+    if watched or _shell_ended(folder, info) is not None:
         move_previous_run(folder)
 
 
@@ -123,15 +135,16 @@ def shown_ended(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     ]
 
 
-def ended_runs(points: Sequence[Point]) -> dict[str, EndedRun]:
+def ended_runs(points: Sequence[Point], there: Collection[str]) -> dict[str, EndedRun]:
     """Those of `points` (a plan's to submit) whose folder holds such a run and no marker
-    (counted new), by folder (on a worker thread). Only the folders there are read: a
+    (counted new), by folder (on a worker thread). Only the folders `there` are read (the
+    plan's listing of their results folder: Plan.there, from sweep_files.points_there): a
     resubmission's new points have none, and opening job.json in each cost a failed open
-    per point (40,000 new points: 0.3 to 0.5 s; one listing of their results folder now)."""
+    per point (40,000 new points: 0.3 to 0.5 s), listing the folder again ~10 ms more."""
     found = {}
-    for point in points_there(points):
+    for point in points:
         folder = point.run_dir
-        if (run := ended_run(folder)) and marker(folder) == "missing":
+        if folder in there and (run := ended_run(folder)) and marker(folder) == "missing":
             found[folder] = run
     return found
 

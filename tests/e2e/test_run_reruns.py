@@ -67,6 +67,9 @@ def test_a_rerun_runs_only_the_failed_job_and_leaves_the_succeeded_folders_as_th
     assert lines[-1] == f"1 succeeded, 0 failed, 2 skipped; logs in {out}"
     assert {n: snapshot(out / f"job_{n}") for n in (0, 2)} == kept  # not touched
     assert (out / "job_1" / "SUCCESS").exists() and not (out / "job_1" / "FAILURE").exists()
+    # A rerun clears job_1 (its job.json named job 2; b is job 1 now): nothing set aside, as
+    # a daemon's job sets aside another's ended run in its folder (unknown_ended.set_aside).
+    assert not (out / "job_1" / "previous-runs").exists()
 
 
 def test_only_a_success_of_the_same_command_is_skipped(runs: Runs) -> None:

@@ -63,3 +63,43 @@ def test_a_job_started_where_an_unknown_run_ended_keeps_that_run_aside(
         assert f'"id": {job},' not in (folder / "job.json").read_text()
     # A job's logs are its own run's: the unknown run's in previous-runs/1, read by none.
     assert herd.cli("log", str(held[0])).stdout == f"job {held[0]}\n"
+
+
+def test_a_job_started_where_a_run_herd_db_forgot_ended_watched_keeps_that_run_aside(
+    herd: Herd, tmp_path: Path
+) -> None:
+    """The same, with runs whose ends their daemon recorded (job.json's `ended_at`, SUCCESS
+    or FAILURE) before herd.db was restored: a job starting attempt 1 there deleted the
+    markers and logs of the run (jobfiles.prepare), and its own output took their place."""
+    herd.start("--fake-gpus", "2")
+    results = herd.home / "results"
+    template = "echo job $GPUHERD_JOB_ID; exit {x}"
+    sweep = ("sweep", template, "-p", "x", "0", "3", "--name", "s", "--results-dir", str(results))
+    held = herd.json(*sweep, "--hold")["ids"]
+    copy = tmp_path / "herd-backup.db"
+    herd.cli("daemon", "backup", str(copy))  # the points' jobs held
+    herd.cli("rm", *map(str, held))
+    later = herd.json(*sweep)["ids"]  # the points run since, watched to their ends
+    herd.wait_state(later[0], "succeeded")
+    herd.wait_state(later[1], "failed")
+    herd.restore(copy)
+
+    herd.cli("release", str(held[0]))  # x=0's held job: its attempt 1 in x=0/attempt-1
+    assert herd.wait_state(held[0], "succeeded")["attempt"] == 1
+    item = {"command": "echo mine", "cwd": str(tmp_path), "env": dict(os.environ), "gpus": 0}
+    item["folder"] = str(results / "x=3")
+    (mine,) = herd.client.post("/jobs", {"jobs": [item]})["ids"]
+    assert herd.wait_state(mine, "succeeded")["attempt"] == 1
+
+    runs = ((0, later[0], "SUCCESS", f"job {held[0]}\n"), (3, later[1], "FAILURE", "mine\n"))
+    for x, job, ended, output in runs:
+        folder = results / f"x={x}"
+        kept = folder / "previous-runs" / "1"
+        # Before: no previous-runs/, the run's logs and markers deleted.
+        assert (kept / "attempt-1" / "stdout.log").read_text() == f"job {job}\n"
+        assert (kept / ended).exists()
+        assert '"ended_at": null' not in (kept / "job.json").read_text()
+        assert f'"id": {job},' in (kept / "job.json").read_text()
+        assert (folder / "attempt-1" / "stdout.log").read_text() == output
+        assert (folder / "SUCCESS").exists() and not (folder / "FAILURE").exists()
+    assert herd.cli("log", str(held[0])).stdout == f"job {held[0]}\n"
