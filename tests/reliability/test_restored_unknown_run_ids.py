@@ -29,6 +29,20 @@ def unknown_runs(herd: Herd) -> list[dict[str, Any]]:
     return list(herd.json("daemon", "status")["unknown_runs"])
 
 
+def ended_unknown(herd: Herd, ids: list[int], results: Path, copy: Path, go: Path) -> None:
+    """The sweep points x=1, x=2 of `ids` (jobs of `results`) running until `go`: herd.db
+    restored from `copy` meanwhile, which knows neither; then their runs end, seen by the
+    daemon (`daemon status` no longer lists them)."""
+    pids = [herd.wait_state(i, "running")["pid"] for i in ids]
+    for x in (1, 2):
+        wait_for((results / f"x={x}" / "attempt-1" / "attempt.json").exists, what="attempt.json")
+    herd.restore(copy)
+    assert len(unknown_runs(herd)) == 2
+    go.touch()
+    wait_for(lambda: all(map(gone, pids)), what="the runs to end")
+    wait_for(lambda: not unknown_runs(herd), what="the daemon to see them end")
+
+
 def test_a_new_job_never_takes_the_id_of_a_sweep_point_that_runs_unknown(
     herd: Herd, tmp_path: Path
 ) -> None:

@@ -11,10 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from test_restored_database import CHECKPOINT
-from test_restored_unknown_run_ids import unknown_runs
+from test_restored_unknown_run_ids import ended_unknown
 
 from answers_checked import Answers
-from conftest import Herd, gone, wait_for
+from conftest import Herd
 
 
 def test_a_point_is_judged_by_the_exit_of_its_run_herd_db_never_knew(
@@ -30,14 +30,7 @@ def test_a_point_is_judged_by_the_exit_of_its_run_herd_db_never_knew(
     copy = tmp_path / "herd-backup.db"
     herd.cli("daemon", "backup", str(copy))  # the sweep known, none of its points run
     ids = herd.json(*sweep)["ids"]
-    pids = [herd.wait_state(i, "running")["pid"] for i in ids]
-    for x in (1, 2):
-        wait_for((results / f"x={x}" / "attempt-1" / "attempt.json").exists, what="attempt.json")
-    herd.restore(copy)
-    assert len(unknown_runs(herd)) == 2
-    go.touch()
-    wait_for(lambda: all(map(gone, pids)), what="the runs to end")
-    wait_for(lambda: not unknown_runs(herd), what="the daemon to see them end")
+    ended_unknown(herd, ids, results, copy, go)
 
     table = herd.json("sweep", "status", "s")
     rows = {row["folder"]: row for row in table["rows"]}

@@ -13,9 +13,9 @@ import os
 from pathlib import Path
 
 from test_restored_database import CHECKPOINT
-from test_restored_unknown_run_ids import unknown_runs
+from test_restored_unknown_run_ids import ended_unknown
 
-from conftest import Herd, gone, wait_for
+from conftest import Herd
 
 
 def test_a_job_started_where_an_unknown_run_ended_keeps_that_run_aside(
@@ -31,14 +31,7 @@ def test_a_job_started_where_an_unknown_run_ended_keeps_that_run_aside(
     herd.cli("daemon", "backup", str(copy))  # the points' jobs held
     herd.cli("rm", *map(str, held))
     later = herd.json(*sweep)["ids"]  # the points run since
-    pids = [herd.wait_state(i, "running")["pid"] for i in later]
-    for x in (1, 2):
-        wait_for((results / f"x={x}" / "attempt-1" / "attempt.json").exists, what="attempt.json")
-    herd.restore(copy)
-    assert len(unknown_runs(herd)) == 2
-    go.touch()
-    wait_for(lambda: all(map(gone, pids)), what="the runs to end")
-    wait_for(lambda: not unknown_runs(herd), what="the daemon to see them end")
+    ended_unknown(herd, later, results, copy, go)
 
     # The held job of x=1 released: its attempt 1 runs in x=1/attempt-1, where the run was.
     herd.cli("release", str(held[0]))
