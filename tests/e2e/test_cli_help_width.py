@@ -15,6 +15,8 @@ import click
 import pytest
 from test_cli_errors import ENTRY_POINTS
 
+import forks
+import herd_script
 from gpuherd.cli.main import COMMAND_TABLE, load_command
 
 
@@ -40,8 +42,14 @@ def help_of(entry: str, *args: str, columns: int = 80) -> subprocess.CompletedPr
 @functools.cache
 def helps(columns: int) -> list[tuple[list[str], subprocess.CompletedProcess[str]]]:
     """Every command's `herd ... --help` on a terminal of `columns`, each path with what it
-    printed: run once per process (~60 commands), for every test that reads them."""
-    return [(path, help_of("herd", *path, "--help", columns=columns)) for path in command_paths()]
+    printed: run once per process (~60 commands), for every test that reads them. The
+    installed `herd` script, forked by the fork server: a new interpreter importing the CLI
+    for each (help_of's) was most of these tests' time."""
+    env = {**os.environ, "COLUMNS": str(columns)}
+    return [
+        (path, forks.python_m("herd_script", [*path, "--help"], env=env, cwd=herd_script.HERE))
+        for path in command_paths()
+    ]
 
 
 @pytest.mark.parametrize("columns", [60, 80])

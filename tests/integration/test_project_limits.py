@@ -67,8 +67,8 @@ def test_a_backlog_past_the_read_window_does_not_stall_the_jobs_behind_it(
     busy = daemon.submit("--only-gpus", "0", "--", recorder.cmd("busy", wait="go"))
     daemon.wait_state(busy, "running")
     backlog = SCAN_LIMIT + 10
-    daemon.submit_lines([recorder.cmd("lr", wait="go")] * backlog, "--project", "lr")
-    daemon.submit_lines([recorder.cmd("pinned", wait="go")] * backlog, "--only-gpus", "0")
+    daemon.post_lines([recorder.cmd("lr", wait="go")] * backlog, project="lr")
+    daemon.post_lines([recorder.cmd("pinned", wait="go")] * backlog, only_gpus=[0])
     behind = daemon.submit("--", recorder.cmd("behind"))
     assert daemon.wait_state(behind, "succeeded")["gpus"] != [0]
     assert recorder.waiting("lr") == 1  # the project's limit still holds

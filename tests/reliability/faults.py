@@ -21,19 +21,12 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import psutil
 import pytest
 
-T = TypeVar("T")
-
-FULL = os.environ.get("GPUHERD_SOAK", "").lower() == "full"
-
-
-def scaled(ci: T, full: T) -> T:
-    """The CI figure, or the full one under GPUHERD_SOAK=full."""
-    return full if FULL else ci
+from scale import FULL, scaled  # noqa: F401 (the reliability tests import `scaled` from here)
 
 
 def record(name: str, **figures: Any) -> None:

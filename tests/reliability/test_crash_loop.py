@@ -111,7 +111,9 @@ def test_kill_9_loop_loses_and_duplicates_nothing(herd: Herd, tmp_path: Path) ->
     runs = tmp_path / "runs"
     runs.mkdir()
     began = time.monotonic()
-    herd.start("--fake-gpus", "4")
+    # 6 GPUs: the jobs' ~66 s of sleeps last about as long as the kills (4 left a third of
+    # them to run after the last kill, ~9 s of the test, with no crash to live through).
+    herd.start("--fake-gpus", "6")
     durations = [round(rng.uniform(0.1, 1.0), 2) for _ in range(total)]
     # --retries: an attempt lost to a crash is run again, so every job must end succeeded.
     ids = herd.submit_lines([job_line(runs, s) for s in durations], "--retries", "3")

@@ -43,7 +43,7 @@ def test_a_backup_taken_while_the_daemon_commits_is_whole_and_starts_a_daemon(
 ) -> None:
     go = tmp_path / "go"
     # Held jobs, for a database the copy takes a while to read (the daemon commits meanwhile).
-    held = daemon.submit_lines([f"echo {'x' * 500} {n}" for n in range(3000)], "--hold")
+    held = daemon.post_lines([f"echo {'x' * 500} {n}" for n in range(3000)], hold=True)
     running = [daemon.running_until(go) for _ in range(4)]  # the 4 GPUs taken
     queued = [daemon.submit(f"while [ ! -e {go} ]; do sleep 0.02; done") for _ in range(3)]
     stop = threading.Event()
