@@ -149,8 +149,7 @@ class Herd:
 
     def post_lines(self, lines: list[str], **fields: Any) -> list[int]:
         """Jobs as `submit_lines` makes them (`fields`: the API's, e.g. hold=True), posted from
-        this process: for a test not of `submit`, whose hints read each line with shlex, ~1 ms
-        a long line (4,020 lines of 240 characters: 3 s; the daemon's part, 0.2 s)."""
+        this process: for a test not of `submit`, which spares a CLI start and its hints."""
         job = {"cwd": str(self.home.parent), "env": dict(self.env), **fields}
         jobs = [{"command": line, **job} for line in lines]
         return [int(i) for i in self.client.post("/jobs", {"jobs": jobs})["ids"]]
