@@ -218,13 +218,16 @@ class JobReads:
             cursor.close()
 
     def gpus_queued(self) -> tuple[int, int] | None:
-        """The fewest and the most GPUs a queued job asks for (None: none is queued): the
-        two ends of jobs_queued_gpus, not a scan of the queue."""
+        """The fewest and the most GPUs a queued job asks for: the two ends of
+        jobs_queued_gpus, not a scan of the queue. None where none is queued, or a count is
+        no number (a damaged row: the pass reads the queue whole, and placement says what
+        fails, engine_health.py)."""
         sql = "SELECT {}(gpus) FROM jobs INDEXED BY jobs_queued_gpus WHERE state = 'queued'"
         (fewest,) = self._db.execute(sql.format("MIN")).fetchone()
-        if fewest is None:
+        (most,) = self._db.execute(sql.format("MAX")).fetchone()
+        if not (type(fewest) is int and type(most) is int):
             return None
-        return int(fewest), int(self._db.execute(sql.format("MAX")).fetchone()[0])
+        return fewest, most
 
 
 def _listing(
