@@ -217,7 +217,10 @@ def test_show_gives_the_oom_retries_the_grace_and_the_no_output_limit(
         "--no-output-timeout", "1h", "--on-no-output", "kill", "true",
     )  # fmt: skip
     shown = shared_daemon.cli("show", str(job_id)).stdout.splitlines()
-    assert "attempt    0 (retries allowed: 0; after out of memory: 2, with more --mem)" in shown
+    assert (
+        "attempt    not run yet (retries allowed: 0; after out of memory: 2, with more --mem)"
+        in shown
+    )
     assert "no output  1h, then killed" in shown
     assert "grace      45s (SIGTERM, then SIGKILL)" in shown
     view = shared_daemon.job(job_id)
