@@ -41,8 +41,7 @@ def command_words(command: str, env: Mapping[str, str]) -> list[str] | None:
     when unsure: unbalanced quotes (the shell will say), PATH set there (`PATH=.:$PATH
     job.sh`), a program word the shell runs itself or expands to another (`$HOME/x`,
     `~/x`)."""
-    split = shell_words(command)
-    if split is None:
+    if (split := shell_words(command)) is None:
         return None
     words = list(split)
     while words and re.match(ASSIGNMENT, words[0]):
@@ -58,11 +57,9 @@ def command_words(command: str, env: Mapping[str, str]) -> list[str] | None:
 
 @functools.lru_cache(maxsize=4096)
 def shell_words(command: str) -> tuple[str, ...] | None:
-    """shlex's words of `command`, its continued lines joined (None: unbalanced quotes). Kept
-    for the hints that each read a command again, and split at its blanks where nothing
-    in it quotes, escapes or is a blank str.split takes and the shell does not: shlex took
-    ~0.3 ms a line of 500 characters, four times over; 3,000 such lines in a `submit --file`
-    waited 3.4 s for their warnings."""
+    """shlex's words of `command`, its continued lines joined (None: unbalanced quotes), kept
+    for each hint that reads it; at its blanks where shlex would split as str.split does
+    (_PLAIN_WORDS): shlex took ~0.3 ms a line of 500 characters, four times a line."""
     if _PLAIN_WORDS.fullmatch(command):
         return tuple(command.split())
     try:
@@ -71,8 +68,8 @@ def shell_words(command: str) -> tuple[str, ...] | None:
         return None
 
 
+# (None of: a quote, a backslash, a blank that str.split takes and shlex does not.)
 _PLAIN_WORDS = re.compile(r"[^'\"\\\x0b\x0c\x1c-\x1f\x80-\U0010ffff]*")
-"""A command shlex splits as str.split does: no quote or backslash, no blank but ASCII's."""
 
 
 def joined_lines(command: str) -> str:
