@@ -291,6 +291,7 @@ class Engine(JobStops, Spawns):
                 behind=behind,
                 sweep_room=room,
                 cpu_full=self.scan.cpu_full,
+                held=self.scan.held,
             )
         self._hold = placed.hold
         return placed.starts, seen

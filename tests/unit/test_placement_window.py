@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -26,7 +27,7 @@ from gpuherd.core.model import (
     Reservation,
     queue_order_key,
 )
-from gpuherd.core.placement import cpu_slots_left, plan
+from gpuherd.core.placement import Hold, cpu_slots_left, open_gpus, place, plan
 from gpuherd.core.reasons import why_waiting
 from gpuherd.engine_scan import Scan
 from gpuherd.store import NewJob, Store
@@ -165,14 +166,14 @@ def store(tmp_path: Path) -> Iterator[Store]:
     store.close()
 
 
-def offer() -> Offering:
-    return Offering({}, {}, {}, lambda: frozenset(), NOW - 300)
+def offer(reservations: list[Reservation]) -> Offering:
+    return Offering({}, {}, {}, partial(open_gpus, FOUR, reservations, Policy()), NOW - 300)
 
 
 def scan_plan(
     scan: Scan, reservations: list[Reservation], host_free: int | None = None
 ) -> list[Assignment]:
-    with scan.reading(offer()) as (window, behind, _):
+    with scan.reading(offer(reservations)) as (window, behind, _):
         return plan(window, FOUR, reservations, Policy(), NOW, host_free=host_free, behind=behind)
 
 
@@ -192,34 +193,72 @@ def test_scan_finds_cpu_only_jobs_past_its_window(store: Store) -> None:
 
 
 def test_scan_reads_the_jobs_of_each_gpu_count_past_its_window(store: Store) -> None:
-    big = store.add_jobs([NewJob(spec(4)) for _ in range(5)], now=NOW)
+    # 2-GPU jobs that ask for more host memory than there is fill the window.
+    greedy = store.add_jobs([NewJob(spec(2, ram=10**15)) for _ in range(7)], now=NOW)
     (small,) = store.add_jobs([NewJob(spec(1))], now=NOW)
     scan = Scan(store, limit=3)
-    assert scan_plan(scan, BUSY[:1]) == [Assignment(small, (1,))]  # no 4-GPU job fits
-    jobs = store.get_jobs(big)
-    assert scan.ahead(jobs[big[2]], 100) is None  # read (the third, the window's end)
-    # Not read: 3 GPUs are free, so 4-GPU jobs were not looked for behind the window.
-    assert scan.ahead(jobs[big[3]], 100) == 3
+    assert scan_plan(scan, BUSY[:1], host_free=10**12) == [Assignment(small, (1,))]
+    jobs = store.get_jobs(greedy)
+    assert scan.ahead(jobs[greedy[2]], 100) is None  # read (the third, the window's end)
+    assert scan.ahead(jobs[greedy[5]], 100) is None  # read behind it, in its count's stream
+    assert scan.ahead(jobs[greedy[6]], 100) == 6  # past that stream's depth too
 
 
 def test_scan_says_how_many_stand_before_a_job_it_did_not_reach(store: Store) -> None:
-    big = store.add_jobs([NewJob(spec(4)) for _ in range(4)], now=NOW)
-    # 1-GPU jobs that ask for more host memory than there is fill their stream's depth.
+    big = store.add_jobs([NewJob(spec(4)) for _ in range(4)], now=NOW)  # (3 GPUs are free)
+    greedy2 = store.add_jobs([NewJob(spec(2, ram=10**15)) for _ in range(4)], now=NOW)
     greedy = store.add_jobs([NewJob(spec(1, ram=10**15)) for _ in range(4)], now=NOW)
     (small, two) = store.add_jobs([NewJob(spec(1)), NewJob(spec(2))], now=NOW)
     scan = Scan(store, limit=3)
     assert scan_plan(scan, BUSY[:1], host_free=10**12) == [Assignment(two, (1, 2))]
-    jobs = store.get_jobs([*big, *greedy, small])  # as they are now: reasons are read after
-    assert scan.ahead(jobs[small], 100) == 8
+    jobs = store.get_jobs([*big, *greedy2, *greedy, small])  # (reasons are read after)
+    assert scan.ahead(jobs[small], 100) == 12
     assert scan.ahead(jobs[small], 4) == 4  # counted no further than asked
     assert scan.ahead(jobs[greedy[2]], 100) is None  # read (the third of its stream)
-    assert scan.ahead(jobs[greedy[3]], 100) == 7
-    assert scan.ahead(jobs[big[3]], 100) == 3
+    assert scan.ahead(jobs[greedy[3]], 100) == 11
+    assert scan.ahead(jobs[big[3]], 100) is None  # (not read: it waits for GPUs)
     # The next pass reads them all: nobody is passed over any more.
     assert scan_plan(Scan(store, limit=10), BUSY[:1], host_free=10**12) == [
         Assignment(small, (1,)),
         Assignment(two, (2, 3)),
     ]
+
+
+def passed_reading(
+    scan: Scan, reservations: list[Reservation]
+) -> tuple[list[Assignment], set[int]]:
+    """A pass's starts and the ids it read."""
+    with scan.reading(offer(reservations)) as (window, behind, seen):
+        starts = plan(window, FOUR, reservations, Policy(), NOW, behind=behind, held=scan.held)
+        return starts, set(seen)
+
+
+def test_jobs_asking_for_more_gpus_than_are_open_are_read_only_to_hold(store: Store) -> None:
+    # Each was read and passed over, every pass: 2,100 queued 4-GPU jobs with 3 GPUs
+    # free took 12-20 ms a pass.
+    big = store.add_jobs([NewJob(spec(4)) for _ in range(5)], now=NOW)
+    (small,) = store.add_jobs([NewJob(spec(1))], now=NOW)
+    scan = Scan(store, limit=3)
+    assert passed_reading(scan, BUSY[:1]) == ([Assignment(small, (1,))], {small})
+    jobs = store.get_jobs(big)
+    assert scan.ahead(jobs[big[4]], 100) is None  # (it waits for GPUs, not its turn)
+    assert why_waiting(jobs[big[4]], FOUR, BUSY[:1], Policy()) == "waiting for 4 free GPUs"
+
+
+def test_a_starving_job_asking_for_more_gpus_than_are_open_holds_them(store: Store) -> None:
+    pinned = JobSpec("true", "/", gpus=4, only_gpus=(0, 1, 2, 3))
+    big = store.add_jobs([NewJob(pinned) for _ in range(5)], now=NOW - 1000)
+    (small,) = store.add_jobs([NewJob(spec(1))], now=NOW)
+    eight = [Device(i) for i in range(8)]
+    busy = [Reservation(100 + i, (i,)) for i in range(5)]
+    offering = Offering({}, {}, {}, partial(open_gpus, eight, busy, Policy()), NOW - 300)
+    scan = Scan(store, limit=3)
+    with scan.reading(offering) as (window, behind, seen):
+        placed = place(window, eight, busy, Policy(), NOW, behind=behind, held=scan.held)
+    # The first holds GPUs 0-3 (busy: 3 are open, 5-7), no other 4-GPU job is read after
+    # it (they could only have held), and the 1-GPU job behind them starts.
+    assert placed.hold == Hold(big[0], frozenset({0, 1, 2, 3}))
+    assert (placed.starts, set(seen)) == ([Assignment(small, (5,))], {big[0], small})
 
 
 def job_of(store: Store, job_id: int) -> Job:
@@ -233,7 +272,8 @@ def cpu_capped_pass(
 ) -> tuple[list[Assignment], set[int]]:
     """A pass as the engine makes it under `cpu-jobs` (the starts, and the ids it read)."""
     policy = Policy(cpu_jobs=cpu_jobs)
-    with scan.reading(offer(), cpu_slots_left(running, policy) != 0) as (window, behind, seen):
+    cpu_jobs = cpu_slots_left(running, policy) != 0
+    with scan.reading(offer(running), cpu_jobs) as (window, behind, seen):
         starts = plan(window, FOUR, running, policy, NOW, behind=behind, cpu_full=scan.cpu_full)
         return starts, set(seen)
 

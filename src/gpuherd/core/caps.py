@@ -68,7 +68,14 @@ class Offering:
         self._projects = _Room(project_room)
         self._open_gpus = open_gpus
         self._gpus: frozenset[int] | None = None
-        self._hold_after = hold_after
+        self.hold_after = hold_after
+        """A job queued since then or before has starved: it may hold GPUs."""
+
+    def open_now(self) -> frozenset[int]:
+        """The GPUs open to some job as the pass begins (`open_gpus()`, asked once)."""
+        if self._gpus is None:
+            self._gpus = self._open_gpus()
+        return self._gpus
 
     def filter(self, pending: Iterable[Job]) -> Iterator[Job]:
         sweeps, projects = self._sweeps, self._projects
@@ -78,11 +85,12 @@ class Offering:
                 continue
             if projects.full(project := projects.key(spec.project, job)):
                 continue
-            if spec.only_gpus and job.queued_at > self._hold_after:
-                if self._gpus is None:
-                    self._gpus = self._open_gpus()
-                if self._gpus.isdisjoint(spec.only_gpus):
-                    continue
+            if (
+                spec.only_gpus
+                and job.queued_at > self.hold_after
+                and self.open_now().isdisjoint(spec.only_gpus)
+            ):
+                continue
             sweeps.take(sweep)
             projects.take(project)
             yield job

@@ -50,6 +50,8 @@ class _Budget:
     """More jobs of each sweep that has a cap (`--max-parallel`)."""
     cpu_full: Callable[[], None] | None = None
     """Told once `cpu` reaches 0 (`place`'s `cpu_full`)."""
+    held: Callable[[], None] | None = None
+    """Told once a starving job holds GPUs (`place`'s `held`)."""
 
     def allows(self, spec: JobSpec) -> bool:
         """Whether the limits let the job start (whatever the GPUs say)."""
@@ -105,9 +107,11 @@ def _place_gpu_jobs(
                     and state.holder is None
                     and now - job.queued_at >= policy.reserve_after
                     and state.hold(job.id, kind, n, mem, spec.only_gpus)
-                    and not state.open
                 ):
-                    return False
+                    if budget.held is not None:
+                        budget.held()
+                    if not state.open:
+                        return False
                 continue
             state.take(chosen, kind, mem)
             out.append(Assignment(job.id, tuple(sorted(g.index for g in chosen))))
@@ -192,6 +196,7 @@ def place(
     behind: Callable[[int], Iterable[Job]] | None = None,
     sweep_room: Mapping[str, int] | None = None,
     cpu_full: Callable[[], None] | None = None,
+    held: Callable[[], None] | None = None,
 ) -> Placed:
     """The jobs to start now and their GPUs, in the order decided, and the GPUs held.
 
@@ -212,6 +217,9 @@ def place(
     shapes behind the window cannot tell which of those jobs is the first in line.
     `cpu_full` is called once the CPU-only jobs of `policy.cpu_jobs` are all placed: from
     then on `pending` may leave CPU-only jobs out (none of them can start in this pass).
+    `held` is called once a job holds GPUs (below): from then on `pending` may leave out
+    the jobs that ask for more GPUs than were open as the pass began (they could only
+    have held).
 
     Host memory: `host_free` is the memory the machine has available now (the caller may
     take off what running jobs declared with --ram but do not use yet); None = unknown, no
@@ -250,6 +258,7 @@ def place(
         project_room(reservations, policy),
         dict(sweep_room or {}),
         cpu_full,
+        held,
     )
     state = Pass(devices, reservations, policy)
     _place(iter(pending), state, policy, now, budget, out, cpu_jobs_waiting, behind)
