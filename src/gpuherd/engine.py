@@ -21,11 +21,11 @@ from gpuherd import seen_alive
 from gpuherd.attempts import Attempts
 from gpuherd.broadcast import Broadcast
 from gpuherd.config import load_policy
-from gpuherd.core.caps import Offering, sweep_room
+from gpuherd.core.caps import pass_offering, sweep_room
 from gpuherd.core.log_names import FOLDER_LOGS
 from gpuherd.core.model import Assignment, Attempt, Device, Job, Policy, Reservation
 from gpuherd.core.output_files import recorded_or_named
-from gpuherd.core.placement import Hold, cpu_slots_left, open_gpus, place, project_room
+from gpuherd.core.placement import Hold, cpu_slots_left, place
 from gpuherd.core.states import WAITING_STATES, Event, JobState, OutcomeKind, transition
 from gpuherd.devices import DeviceTable
 from gpuherd.engine_begin import BeginTimer
@@ -270,13 +270,7 @@ class Engine(JobStops, Spawns):
         """One placement pass (records nothing): what starts where, and every job it read."""
         reservations, policy = self.reservations(), self.policy
         running = self.attempts.sweeps_running() if self.sweep_caps else {}
-        offer = Offering(
-            self.sweep_caps,
-            running,
-            project_room(reservations, policy),
-            partial(open_gpus, devices, reservations, policy),
-            now - policy.reserve_after,
-        )
+        offer = pass_offering(self.sweep_caps, running, devices, reservations, policy, now)
         room = sweep_room(self.sweep_caps, running)  # (kept by placement too: caps.py)
         cpu_jobs = cpu_slots_left(reservations, policy) != 0  # (else none is worth reading)
         with self.scan.reading(offer, cpu_jobs) as (jobs, behind, seen):

@@ -9,14 +9,13 @@ nothing placement decides may change for it.
 from __future__ import annotations
 
 import tempfile
-from functools import partial
 from pathlib import Path
 
 from hypothesis import given
 from test_placement import NOW, PROPS, Case, cases
 
-from gpuherd.core.caps import Offering
-from gpuherd.core.placement import Placed, cpu_slots_left, open_gpus, place, project_room
+from gpuherd.core.caps import pass_offering
+from gpuherd.core.placement import Placed, cpu_slots_left, place
 from gpuherd.engine_scan import Scan
 from gpuherd.store import NewJob, Store
 
@@ -24,13 +23,7 @@ from gpuherd.store import NewJob, Store
 def scanned(store: Store, case: Case) -> Placed:
     """A pass as the engine makes it (Engine._plan_starts, without sweeps)."""
     devices, reservations, policy = case.devices, case.reservations, case.policy
-    offer = Offering(
-        {},
-        {},
-        project_room(reservations, policy),
-        partial(open_gpus, devices, reservations, policy),
-        NOW - policy.reserve_after,
-    )
+    offer = pass_offering({}, {}, devices, reservations, policy, NOW)
     scan = Scan(store)
     cpu_jobs = cpu_slots_left(reservations, policy) != 0
     with scan.reading(offer, cpu_jobs) as (jobs, behind, _):

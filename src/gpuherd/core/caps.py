@@ -9,9 +9,11 @@ behind them waiting with GPUs idle. They are skipped here, before the window is 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from functools import partial
 
-from gpuherd.core.model import Job
+from gpuherd.core.model import Device, Job, Policy, Reservation
+from gpuherd.core.placement import open_gpus, project_room
 from gpuherd.core.waiting import Shape, shape_of
 
 
@@ -94,6 +96,25 @@ class Offering:
             sweeps.take(sweep)
             projects.take(project)
             yield job
+
+
+def pass_offering(
+    sweep_caps: Mapping[str, int],
+    sweeps_running: Mapping[str, int],
+    devices: Sequence[Device],
+    reservations: Sequence[Reservation],
+    policy: Policy,
+    now: float,
+) -> Offering:
+    """The Offering of the engine's pass at `now`: the caps as they stand, the GPUs open as
+    it begins, a job starving once it has waited `policy.reserve_after`."""
+    return Offering(
+        sweep_caps,
+        sweeps_running,
+        project_room(reservations, policy),
+        partial(open_gpus, devices, reservations, policy),
+        now - policy.reserve_after,
+    )
 
 
 def worth_offering(
