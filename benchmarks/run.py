@@ -251,6 +251,7 @@ def measure(
         finally:
             big.teardown()
         single.w7_plan(res, 10_000 if quick else 100_000, 3 if quick else 20)
+        single.w7_pass(res, 2_000 if quick else 100_000, 3 if quick else 20)
     note_load(res)
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from gpuherd.core.model import Attempt, JobSpec, Policy, Reservation
+from gpuherd.core.model import Attempt, JobSpec, Policy
 from gpuherd.core.states import JobState
 from gpuherd.devices import DeviceTable
 from gpuherd.engine import Engine
@@ -35,6 +35,7 @@ from gpuherd.layout import Layout
 from gpuherd.service import Service
 from gpuherd.store import NewJob, Store
 from gpuherd.wire import SubmitItem
+from harness.engine_pass import pass_times
 
 SLOTS = 4
 QUEUED = 2100
@@ -71,35 +72,8 @@ async def _empty_tick(tmp: Path, ticks: int) -> float:
 
 
 def placement_pass(queued: int, gpus: int, busy: int, per_job: int, passes: int = 50) -> float:
-    """The median time of the engine's placement pass with `queued` jobs of `per_job` GPUs
-    queued and `busy` of `gpus` GPUs taken (by reservations the engine is made to see: no
-    process runs, nothing is recorded)."""
-    with tempfile.TemporaryDirectory(prefix="tick-cost-") as tmp:
-        return _placement_pass(Path(tmp), queued, gpus, busy, per_job, passes)
-
-
-def _placement_pass(
-    tmp: Path, queued: int, gpus: int, busy: int, per_job: int, passes: int
-) -> float:
-    store = Store(tmp / "herd.db")
-    store.replace_devices(dict.fromkeys(range(gpus), 1))
-    probe = FakeProbe([FakeGpu() for _ in range(gpus)])
-    layout = Layout.for_run(tmp / "out", "job_", tmp)
-    engine = Engine(store, DeviceTable(store, probe), LocalExecutor(), layout, Policy())
-    taken = [Reservation(10**9 + i, (i,)) for i in range(busy)]
-    engine.reservations = lambda: taken  # type: ignore[method-assign]
-    spec = JobSpec(command="true", cwd="/tmp", gpus=per_job)
-    store.add_jobs([NewJob(spec) for _ in range(queued)], time.time())  # none starving
-    engine.devices.refresh_if_older(0)
-    devices = engine.device_listing()
-    times = []
-    for _ in range(passes):
-        begin = time.perf_counter()
-        engine._plan_starts(devices, time.time())
-        times.append(time.perf_counter() - begin)
-    engine.close()
-    store.close()
-    return statistics.median(times)
+    """The median time of the engine's placement pass (harness/engine_pass.py)."""
+    return statistics.median(pass_times(queued, gpus, busy, per_job, passes))
 
 
 def end_and_start(per_tick: int, commit_each: bool, scratch: bool, rounds: int = 300) -> float:

@@ -24,6 +24,7 @@ from harness.common import (
     wall,
     workdir,
 )
+from harness.engine_pass import pass_times
 from harness.jobs import check_stamps, handoff_gaps, read_stamps, stamped_lines, w3_lengths
 from harness.tools import HerdDaemon, Ray, TaskSpooler, Tool
 from harness.workloads import Results
@@ -257,6 +258,23 @@ def w7_plan(res: Results, queued: int, reps: int) -> None:
             plan(iter(jobs), devices, reservations, Policy(), now, behind=behind)
             times.append((time.perf_counter() - t) * 1000)
         fig = res.fig("W7-plan", label, label)
+        for v in times:
+            fig.add(v)
+        res.log(f"  W7 {label}: {statistics.median(times):.3f} ms")
+
+
+def w7_pass(res: Results, queued: int, reps: int) -> None:
+    """The engine's placement pass over a herd.db of `queued` jobs and 8 GPUs (what it reads
+    of the queue, and `place`: harness/engine_pass.py)."""
+    cases = (
+        ("engine pass: 1-GPU jobs, 1 of 8 GPUs free", 1, 7, 0.0),
+        ("engine pass: 1-GPU jobs, all 8 busy", 1, 8, 0.0),
+        ("engine pass: 4-GPU jobs, 3 of 8 GPUs free", 4, 5, 0.0),
+        ("engine pass: 4-GPU jobs, 3 of 8 free, past reserve-after", 4, 5, 3600.0),
+    )
+    for label, per_job, busy, waited in cases:
+        times = [t * 1000 for t in pass_times(queued, 8, busy, per_job, reps, waited)]
+        fig = res.fig("W7-pass", label, label)
         for v in times:
             fig.add(v)
         res.log(f"  W7 {label}: {statistics.median(times):.3f} ms")
