@@ -151,6 +151,8 @@ class Scan:
         _SKIP = not at all."""
         if gpus == 0:
             return self._cpu_open if self._cpu_read else _SKIP
+        if gpus == 1:  # (the window is read only while some GPU is open)
+            return None
         if self._blocked_from is None:
             self._blocked_from = len(offer.open_now()) + 1
         if gpus < self._blocked_from:

@@ -96,3 +96,20 @@ def test_a_job_started_where_a_run_herd_db_forgot_ended_watched_keeps_that_run_a
         assert (folder / "attempt-1" / "stdout.log").read_text() == output
         assert (folder / "SUCCESS").exists() and not (folder / "FAILURE").exists()
     assert herd.cli("log", str(held[0])).stdout == f"job {held[0]}\n"
+
+
+def test_a_known_jobs_run_set_aside_is_still_its_log(herd: Herd, tmp_path: Path) -> None:
+    # The set-aside goes by the folder, not herd.db: a job herd.db knows, whose run ended in
+    # a folder another job then starts in, has its run moved too, and `log` follows it.
+    herd.start("--fake-gpus", "1")
+    folder = tmp_path / "point"
+    ids = []
+    for word in ("first", "second"):
+        item = {"command": f"echo {word}", "cwd": str(tmp_path), "env": dict(os.environ)}
+        item["folder"] = str(folder)
+        (job,) = herd.client.post("/jobs", {"jobs": [item]})["ids"]
+        herd.wait_state(job, "succeeded")
+        ids.append(job)
+    assert f'"id": {ids[0]},' in (folder / "previous-runs" / "1" / "job.json").read_text()
+    assert herd.cli("log", str(ids[0])).stdout == "first\n"
+    assert herd.cli("log", str(ids[1])).stdout == "second\n"
