@@ -23,9 +23,9 @@ from gpuherd.store_rows import ANY_JOB, JobFilter
 from gpuherd.store_views import READY, START_ORDER
 
 ID_CHUNK = 500
+"""Ids per query of get_jobs and known_ids (SQLite before 3.32 takes 999 parameters at most)."""
 MANY_COUNTS = 64
 """Past this many GPU counts queued, placement reads the queue as one stream (gpus_queued)."""
-"""Ids per query of get_jobs and known_ids (SQLite before 3.32 takes 999 parameters at most)."""
 
 
 def env_cache(db: sqlite3.Connection) -> Callable[[int], Mapping[str, str]]:
