@@ -232,21 +232,28 @@ class JobReads:
         return self._db.execute(sql, (gpus, within, since)).fetchone() is not None
 
     def gpus_queued(self) -> list[int] | None:
-        """The GPU counts queued jobs ask for, fewest first: one search along
-        jobs_queued_gpus per count, not a scan of the queue. None where one is no number (a
+        """The GPU counts queued jobs ask for, fewest first: the two ends of jobs_queued_gpus
+        in one statement (a queue of one count, the usual one, asks no more), then one search
+        per count between them; not a scan of the queue. None where one is no number (a
         damaged row: the pass reads the queue whole, and placement says what fails,
         engine_health.py), or past MANY_COUNTS of them."""
-        sql = (
-            "SELECT MIN(gpus) FROM jobs INDEXED BY jobs_queued_gpus"
-            " WHERE state = 'queued' AND gpus > ?"
-        )
-        counts: list[int] = []
-        fewest: object = -(2**63)
-        while (fewest := self._db.execute(sql, (fewest,)).fetchone()[0]) is not None:
-            if type(fewest) is not int or len(counts) >= MANY_COUNTS:
+        ends = self._db.execute(_QUEUED_ENDS).fetchone()
+        if ends[0] is None:
+            return []
+        if not all(type(end) is int for end in ends):
+            return None
+        counts = [ends[0]]
+        while counts[-1] != ends[1]:
+            (count,) = self._db.execute(_QUEUED_NEXT, (counts[-1],)).fetchone()
+            if type(count) is not int or len(counts) >= MANY_COUNTS:
                 return None
-            counts.append(fewest)
+            counts.append(count)
         return counts
+
+
+_QUEUED_GPUS = "SELECT {} FROM jobs INDEXED BY jobs_queued_gpus WHERE state = 'queued'"
+_QUEUED_ENDS = f"SELECT ({_QUEUED_GPUS.format('MIN(gpus)')}), ({_QUEUED_GPUS.format('MAX(gpus)')})"
+_QUEUED_NEXT = _QUEUED_GPUS.format("MIN(gpus)") + " AND gpus > ?"
 
 
 def _listing(
