@@ -6,8 +6,10 @@ offering (the backfill depth). A job that fits must not wait because thousands o
 another shape that cannot start stand before it (a CPU-only job behind GPU jobs, a 1-GPU job
 behind 4-GPU ones): once the window is read, placement reads the queued jobs of each GPU
 count it could still place on their own, through one index, each up to the same depth
-(`behind`; placement asks only for the counts that fit the GPUs open then). A job the last
-pass did not reach is told so (`Scan.ahead`), not "starting".
+(`behind`; placement asks only for the counts that fit the GPUs open then). Jobs that
+cannot start in the pass are not read at all where that is known before: CPU-only jobs past
+cpu-jobs, and jobs asking for more GPUs than are open unless one may reserve GPUs
+(`reading`). A job the last pass did not reach is told so (`Scan.ahead`), not "starting".
 """
 
 from __future__ import annotations
