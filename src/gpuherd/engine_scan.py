@@ -159,6 +159,8 @@ class Scan:
             self._blocked_from = len(offer.open_now()) + 1
         if gpus < self._blocked_from:
             return None
+        if offer.enabled is not None and gpus > offer.enabled:
+            return _SKIP  # (no hold either: too few GPUs, some drained or removed)
         if not self._store.starving_queued(gpus, offer.hold_after, self._limit):
             return _SKIP
         return self._may_hold

@@ -17,10 +17,11 @@ import pytest
 from hypothesis import given
 from test_placement import NOW, PROPS, Case, cases, job
 
-from gpuherd.core.caps import Offering
+from gpuherd.core.caps import Offering, pass_offering
 from gpuherd.core.model import (
     Assignment,
     Device,
+    DeviceState,
     Job,
     JobSpec,
     Policy,
@@ -317,3 +318,17 @@ def test_a_queue_of_cpu_only_jobs_alone_is_read_no_further_than_the_slots_given(
         [],
         set(),
     )
+
+
+def test_jobs_asking_for_more_gpus_than_are_enabled_are_not_read(store: Store) -> None:
+    # Starving, but with a GPU drained none of them can reserve GPUs (capacity.Pass.hold):
+    # each was read and passed over, every pass, for as long as the GPU was drained.
+    big = store.add_jobs([NewJob(spec(4)) for _ in range(5)], now=NOW - 1000)
+    (small,) = store.add_jobs([NewJob(spec(1))], now=NOW)
+    drained = [*FOUR[:3], Device(3, state=DeviceState.DRAINING)]
+    offering = pass_offering({}, {}, drained, [], Policy(), NOW)
+    scan = Scan(store, limit=3)
+    with scan.reading(offering) as (window, behind, seen):
+        placed = place(window, drained, [], Policy(), NOW, behind=behind, held=scan.held)
+    assert (placed.starts, placed.hold, set(seen)) == ([Assignment(small, (0,))], None, {small})
+    assert scan.ahead(store.get_jobs(big)[big[4]], 100) is None  # (it waits for GPUs)

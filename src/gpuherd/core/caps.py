@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import partial
 
-from gpuherd.core.model import Device, Job, Policy, Reservation
+from gpuherd.core.model import Device, DeviceState, Job, Policy, Reservation
 from gpuherd.core.placement import open_gpus, project_room
 from gpuherd.core.waiting import Shape, shape_of
 
@@ -65,6 +65,7 @@ class Offering:
         project_room: Mapping[str, int],
         open_gpus: Callable[[], frozenset[int]],
         hold_after: float,
+        enabled: int | None = None,
     ) -> None:
         self._sweeps = _Room(sweep_room(sweep_caps, sweeps_running))
         self._projects = _Room(project_room)
@@ -72,6 +73,9 @@ class Offering:
         self._gpus: frozenset[int] | None = None
         self.hold_after = hold_after
         """A job queued since then or before has starved: it may hold GPUs."""
+        self.enabled = enabled
+        """The GPUs enabled (None: not said): a job asking for more can neither start nor
+        hold any (capacity.Pass.hold)."""
 
     def open_now(self) -> frozenset[int]:
         """The GPUs open to some job as the pass begins (`open_gpus()`, asked once)."""
@@ -114,6 +118,7 @@ def pass_offering(
         project_room(reservations, policy),
         partial(open_gpus, devices, reservations, policy),
         now - policy.reserve_after,
+        sum(1 for d in devices if d.state is DeviceState.ENABLED and d.slots >= 1),
     )
 
 
