@@ -378,7 +378,10 @@ def test_a_slow_recovery_keeps_the_sigkill_when_it_was_due(tmp_path: Path) -> No
         async with serving(engine, tmp_path) as service:
             command = saving_child(terms, ready, saved, None)
             (job_id,) = service.submit([item(tmp_path, command, grace=grace)])
-            await _until(lambda: Path(f"{ready}.pid").exists(), "the child to start")
+            # `ready`, not only its pid file: the child touches it once its trap is set (a
+            # SIGTERM before that ended it unsaid, and `terms` never came: a CI flake).
+            started = Path(f"{ready}.pid")
+            await _until(lambda: ready.exists() and started.exists(), "the child to start")
             service.kill([job_id])
             await _until(lambda: terms.exists(), "the child's SIGTERM")
             job = store.get_job(job_id)
