@@ -12,9 +12,11 @@ left alone.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import subprocess
 import sys
 import threading
 import time
@@ -99,9 +101,33 @@ def start_cluster(system_config: dict[str, Any] | None) -> LocalCluster:
         nodes = [c.add_node(num_cpus=1, num_gpus=GPUS_PER_NODE) for _ in range(NODES)]
         c.wait_for_nodes()
     except BaseException:
-        c.shutdown()
+        shutdown(c)
         raise
     return LocalCluster(c, nodes)
+
+
+def shutdown(cluster: Cluster) -> None:
+    """Stop the cluster by its handle (never `ray stop`), and reap what its shutdown left
+    running: Ray drops the handle of a process it signalled without waiting for it, and its
+    garbage collection, in whatever test runs then, warns `subprocess N is still running`
+    (a ResourceWarning, an error here: a CI run had it in a sweep test after an idle
+    cluster's timer stopped it)."""
+    handles = [
+        info.process
+        for node in [cluster.head_node, *cluster.worker_nodes]
+        if node is not None
+        for infos in node.all_processes.values()
+        for info in infos
+    ]
+    try:
+        cluster.shutdown()
+    finally:
+        for handle in handles:
+            if handle.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    handle.kill()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                handle.wait(timeout=10)
 
 
 def cluster_processes(local: LocalCluster) -> list[psutil.Process]:
@@ -162,7 +188,7 @@ def stop_idle_clusters() -> None:
         stopping = list(IDLE.values())
         IDLE.clear()
     for local in stopping:
-        local.cluster.shutdown()  # by handle: never `ray stop`
+        shutdown(local.cluster)
 
 
 def stop_if_still_idle(key: str, local: LocalCluster) -> None:
@@ -171,7 +197,7 @@ def stop_if_still_idle(key: str, local: LocalCluster) -> None:
             return  # taken over since
         del IDLE[key]
     try:
-        local.cluster.shutdown()
+        shutdown(local.cluster)
     except Exception as e:  # (in a thread: said here, not as another test's failure)
         print(f"stopping an idle Ray cluster: {e!r}", file=sys.stderr)
 
@@ -196,7 +222,7 @@ def cluster_fixture(request: pytest.FixtureRequest) -> Iterator[LocalCluster]:
     with IDLE_LOCK:
         local = IDLE.pop(key, None)
     if local is not None and not running(local):  # (something ended one of its processes)
-        local.cluster.shutdown()
+        shutdown(local.cluster)
         local = None
     how = "taken over"
     if local is None:
@@ -214,7 +240,7 @@ def cluster_fixture(request: pytest.FixtureRequest) -> Iterator[LocalCluster]:
         if keep:
             keep_idle(key, local)
         else:
-            local.cluster.shutdown()
+            shutdown(local.cluster)
 
 
 class RayHerd(Herd):
