@@ -107,6 +107,25 @@ def wait_dead(process: psutil.Process, timeout: float = 10.0) -> None:
     wait_for(lambda: exited(process), timeout, f"process {process.pid} to exit")
 
 
+def shell_stopped(process: psutil.Process, procs: list[psutil.Process] | None = None) -> bool:
+    """A job's shell stopped by a SIGSTOP to its group, or as good as: a shell that vforked
+    (dash does, for each command) waits in the kernel (`disk-sleep`) until its child execs,
+    and takes its own SIGSTOP only then; with that child stopped it runs nothing (about 1
+    pause in 80 of a `while :; do sleep 0.05; done` job: CI failures, a test that asked for
+    `stopped` alone). `procs`: where to look for that child (default: its children now)."""
+    try:
+        status = process.status()
+        if status != psutil.STATUS_DISK_SLEEP:
+            return status == psutil.STATUS_STOPPED
+        children = process.children() if procs is None else procs
+        return any(
+            child.ppid() == process.pid and child.status() == psutil.STATUS_STOPPED
+            for child in children
+        )
+    except psutil.Error:  # (gone meanwhile: looked at again at the next poll)
+        return False
+
+
 def gone(pid: int) -> bool:
     """Has `pid` exited (gone, or a zombie nobody reaped yet: see `exited`)?"""
     try:

@@ -18,6 +18,7 @@ from gpuherd.core.states import JobState
 from gpuherd.executors.local import LocalExecutor
 from gpuherd.store import Store
 from integration.test_stop_after_commit import until
+from waits import shell_stopped
 
 
 class NotedSignals(LocalExecutor):
@@ -33,7 +34,7 @@ class NotedSignals(LocalExecutor):
 
 
 def stopped(pid: int) -> bool:
-    return psutil.Process(pid).status() == psutil.STATUS_STOPPED
+    return shell_stopped(psutil.Process(pid))
 
 
 def test_a_pause_and_a_resume_rolled_back_leave_the_job_as_it_was(tmp_path: Path) -> None:

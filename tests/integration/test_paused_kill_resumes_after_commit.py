@@ -15,10 +15,11 @@ from gpuherd.core.states import FINISHED_STATES, JobState
 from gpuherd.executors.local import LocalExecutor
 from gpuherd.store import Store
 from integration.test_stop_after_commit import until
+from waits import shell_stopped
 
 
 def stopped(pid: int) -> bool:
-    return psutil.Process(pid).status() == psutil.STATUS_STOPPED
+    return shell_stopped(psutil.Process(pid))
 
 
 def test_a_kill_of_a_paused_job_rolled_back_leaves_it_paused(tmp_path: Path) -> None:

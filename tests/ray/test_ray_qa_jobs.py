@@ -15,6 +15,7 @@ import psutil
 import pytest
 
 from conftest import need, wait_for
+from waits import shell_stopped
 
 need("ray.cluster_utils", "ray")
 
@@ -195,20 +196,9 @@ def test_bursts_of_pauses_and_resumes_leave_each_job_as_gpuherd_shows_it(
 
 
 def stopped(process: psutil.Process, procs: list[psutil.Process]) -> bool:
-    """Stopped, or as good as: a shell that vforked (dash does, for a command) waits in the
-    kernel (`disk-sleep`) until its child execs, and takes its own SIGSTOP only then; with
-    that child stopped it runs nothing. (The test's one failure in CI: `'/bin/sh -c sleep 300
-    # 1' disk-sleep` beside its child `'/bin/sh -c sleep 300 # 1' stopped`, for 81 s.)"""
-    try:
-        status = process.status()
-        if status != psutil.STATUS_DISK_SLEEP:
-            return status == psutil.STATUS_STOPPED
-        return any(
-            child.ppid() == process.pid and child.status() == psutil.STATUS_STOPPED
-            for child in procs
-        )
-    except psutil.Error:  # (gone meanwhile: looked at again at the next poll)
-        return False
+    """(The test's one failure in CI: `'/bin/sh -c sleep 300 # 1' disk-sleep` beside its
+    child `'/bin/sh -c sleep 300 # 1' stopped`, for 81 s: waits.shell_stopped.)"""
+    return shell_stopped(process, procs)
 
 
 def seen_as(process: psutil.Process) -> str:
