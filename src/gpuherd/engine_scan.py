@@ -105,6 +105,7 @@ class Scan:
         self._shapes = {}
         self._cpu_read = cpu_jobs
         self._hold_open = True
+        self._blocked_from = None  # (known once the window is read: `_gate`)
 
         def shape(gpus: int) -> Iterator[Job]:
             stream = self._store.queued_ready(gpus)
@@ -131,7 +132,6 @@ class Scan:
         where every count is read alike, the queue's own stream (one statement: the usual
         pass, ~0.1 ms less). Nothing is asked before the first job is (a pass with every
         GPU taken may read none: 0.06 ms with 100,000 queued, not 0.7)."""
-        self._blocked_from = None
         counts = self._store.gpus_queued()
         if counts is None:  # (a damaged count, or very many: read whole, placement says)
             opened.append(whole := self._store.queued_ready())
