@@ -86,6 +86,14 @@ __all__ = [  # (the helpers' modules re-exported: tests import them from here)
 # set it themselves.
 os.environ.pop("GPUHERD_FAKE_GPUS", None)
 
+# pytest keeps the test modules whose asserts it rewrote (~620) in __pycache__ only where
+# bytecode may be written, and these machines set PYTHONDONTWRITEBYTECODE: every pytest
+# process (each of the four xdist workers) rewrote them all at every collection, ~13 of the
+# ~17 CPU-s one took (2026-12-07). With them kept, a later collection takes ~4 CPU-s
+# (.ci/run collects once ahead, beside mypy). This process only: the processes the tests
+# start keep the variable.
+sys.dont_write_bytecode = False
+
 NO_SUCH_PIDS = (4_194_401, 4_194_402, 4_194_403)
 """Pids past Linux's largest (PID_MAX_LIMIT, 2**22), for fake GPUs' foreign processes: no
 process can have one, so their user is never readable (`?`), as another container's are. A
