@@ -5,7 +5,10 @@ root): one record per process that ends, with its CPU (user + system), pid, pare
 time. Python processes are told apart by their command line, which a `sitecustomize` put on
 the suite's PYTHONPATH logs as each starts (with its pid and the time); a process that is
 no Python (a job's `sh`, chromium, Ray's raylet) counts for the kind of its nearest Python
-ancestor. suite_cpu.py splits the suite by file instead; this splits it by kind in one run.
+ancestor. The tests' CLI calls and daemons are forks of a fork server (tests/forks.py) that
+start no interpreter: each logs its start through the same `sitecustomize` as it takes on
+its command line (forks_child.be_started_as). suite_cpu.py splits the suite by file
+instead; this splits it by kind in one run.
 
 The accounting is the machine's: other work on it is recorded too, and left out (it has no
 logged ancestor). Pids are matched with start times, as they are reused within a run. Each
@@ -35,14 +38,18 @@ SLACK = 1.5
 """Seconds between a record's start (whole seconds) and its logged start that still match."""
 
 LOGGER = """import os, sys, time
-try:
-    line = "%.3f %d %s\\n" % (time.time(), os.getpid(), " ".join(
-        a.replace("\\n", " ")[:80] for a in sys.orig_argv[:6]))
-    fd = os.open(LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    os.write(fd, line.encode())
-    os.close(fd)
-except Exception:
-    pass
+def log_start():
+    # (also called by the tests' fork server's children, tests/forks_child.py: a CLI call or
+    # a daemon forked from it starts no interpreter, and would count for the server)
+    try:
+        line = "%.3f %d %s\\n" % (time.time(), os.getpid(), " ".join(
+            a.replace("\\n", " ")[:80] for a in sys.orig_argv[:6]))
+        fd = os.open(LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        os.write(fd, line.encode())
+        os.close(fd)
+    except Exception:
+        pass
+log_start()
 """
 
 
@@ -64,6 +71,8 @@ def kind_of(argv: list[str]) -> str:
     for i, word in enumerate(argv):
         if (word == "gpuherd" and argv[i - 1 : i] == ["-m"]) or word.endswith("bin/gpuherd"):
             return "cli " + (argv[i + 1] if i + 1 < len(argv) else "")
+    if any(w.endswith("forks_server.py") for w in argv):
+        return "fork servers (tests/forks.py)"
     if any("xdist" in w or w.endswith("pytest") for w in argv) or "exec(eval" in " ".join(argv):
         return "pytest"
     if any("ray" in w for w in argv):
@@ -121,8 +130,12 @@ def attribute(records: list[Record], starts: dict[int, list[tuple[float, str]]])
             r.kind = f"{r.command} under {below}"
 
 
+def largest(seconds: dict[str, float]) -> list[tuple[str, float]]:
+    return sorted(seconds.items(), key=lambda item: -item[1])
+
+
 def report(records: list[Record], wall: float) -> None:
-    cpu: collections.Counter[str] = collections.Counter()
+    cpu: dict[str, float] = collections.defaultdict(float)
     count: collections.Counter[str] = collections.Counter()
     for r in records:
         if r.kind is None:
@@ -134,12 +147,20 @@ def report(records: list[Record], wall: float) -> None:
     total = sum(v for k, v in cpu.items() if not k.startswith("cli ") or k == "cli (all commands)")
     print(f"suite: {wall:.0f} s of wall, {total:.0f} CPU-s of its processes\n")
     print("| kind | CPU-s | share | processes | CPU-s each |\n|---|---|---|---|---|")
-    for key, seconds in cpu.most_common():
+    for key, seconds in largest(cpu):
         if seconds < 0.5:
             continue
         share = seconds / total if total else 0.0
         each = seconds / count[key]
         print(f"| {key} | {seconds:.1f} | {share:.1%} | {count[key]} | {each:.3f} |")
+    # What no logged ancestor claims: the machine's other work, and the processes that left
+    # their parent (Ray's gcs_server and raylets are children of init by the time they end).
+    unclaimed: dict[str, float] = collections.defaultdict(float)
+    for r in records:
+        if r.kind is None:
+            unclaimed[r.command] += r.cpu
+    biggest = ", ".join(f"{c} {s:.1f}" for c, s in largest(unclaimed)[:8])
+    print(f"\nunclaimed: {sum(unclaimed.values()):.0f} CPU-s; the biggest: {biggest}")
 
 
 def main() -> None:

@@ -43,6 +43,9 @@ def be_started_as(argv: list[str]) -> None:
     sys.argv = ["-m", *argv[argv.index("-m") + 2 :]]  # runpy puts the module's file in argv[0]
     sys.orig_argv = list(argv)
     retitle(argv)
+    logged = getattr(sys.modules.get("sitecustomize"), "log_start", None)
+    if logged is not None:  # benchmarks/suite_kinds.py tells processes apart by their start
+        logged()
 
 
 def retitle(argv: list[str]) -> None:
