@@ -99,7 +99,7 @@ def test_a_sweep_moving_into_another_sweeps_results_folder_is_told(
     answer, stderr = submit(daemon, work, str(spec), "--name", "second", "--force")
     assert answer["rerun_done"] == 2
     assert stderr == [sharing("first", str(work / "pinned"))]
-    done(daemon, "second", 2)  # (a point still running is no `skipped_done`: a CI-like flake)
+    done(daemon, "second", 2)  # (a point still running is no `skipped_done`: seen under load)
     again, stderr = submit(daemon, work, str(spec), "--name", "second")  # said once
     assert (again["skipped_done"], stderr) == (2, [])
 
