@@ -154,14 +154,19 @@ class ForkServer:
         cwd: Path,
         input: str | None,
         timeout: float | None,
+        no_stdin: bool = False,
     ) -> subprocess.CompletedProcess[str]:
         """subprocess.run(ARGV, env=, cwd=, input=, timeout=, capture_output=True, text=True),
-        ARGV being `python -m MODULE ARGS`, as a child forked by the server."""
+        ARGV being `python -m MODULE ARGS`, as a child forked by the server; `no_stdin` (with
+        input None): stdin=subprocess.DEVNULL."""
         argv = [sys.executable, "-m", module, *args]
         encoding = "utf-8" if sys.flags.utf8_mode else _locale_encoding()
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
-        in_r, in_w = os.pipe() if input is not None else (0, -1)
+        if input is not None:
+            in_r, in_w = os.pipe()
+        else:
+            in_r, in_w = (os.open(os.devnull, os.O_RDONLY) if no_stdin else 0), -1
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             conn.connect(str(self.socket))
@@ -170,7 +175,7 @@ class ForkServer:
             socket.send_fds(conn, [LENGTH.pack(len(payload))], [in_r, out_w, err_w])
             conn.sendall(payload)
         finally:
-            for fd in (out_w, err_w, in_r if input is not None else -1):
+            for fd in (out_w, err_w, in_r or -1):  # (0: the caller's own stdin)
                 if fd >= 0:
                     os.close(fd)
         try:
@@ -288,11 +293,20 @@ def _running_server() -> ForkServer | None:
 
 
 def gpuherd(
-    args: list[str], *, env: dict[str, str], cwd: Path, input: str | None, timeout: float | None
+    args: list[str],
+    *,
+    env: dict[str, str],
+    cwd: Path,
+    input: str | None,
+    timeout: float | None,
+    no_stdin: bool = False,
 ) -> subprocess.CompletedProcess[str]:
     """`python -m gpuherd ARGS` with its output captured as text: forked by this worker's
-    server, or a real process where a fork would not behave as one (fallback_reason)."""
-    return python_m("gpuherd", args, env=env, cwd=cwd, input=input, timeout=timeout)
+    server, or a real process where a fork would not behave as one (fallback_reason).
+    `input` None: the caller's stdin, or none (/dev/null) with `no_stdin`."""
+    return python_m(
+        "gpuherd", args, env=env, cwd=cwd, input=input, timeout=timeout, no_stdin=no_stdin
+    )
 
 
 def python_m(
@@ -303,6 +317,7 @@ def python_m(
     cwd: Path,
     input: str | None = None,
     timeout: float | None = None,
+    no_stdin: bool = False,
 ) -> subprocess.CompletedProcess[str]:
     """`python -m MODULE ARGS`, as gpuherd() runs gpuherd's (tests of the server run their
     own probe module)."""
@@ -314,11 +329,12 @@ def python_m(
             env=env,
             cwd=cwd,
             input=input,
+            stdin=subprocess.DEVNULL if no_stdin and input is None else None,
             timeout=timeout,
             capture_output=True,
             text=True,
         )
-    return server.run(module, args, env, cwd, input, timeout)
+    return server.run(module, args, env, cwd, input, timeout, no_stdin)
 
 
 def server() -> ForkServer | None:

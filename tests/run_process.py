@@ -11,6 +11,7 @@ import termios
 import time
 from pathlib import Path
 
+import forks
 from recording_jobs import GPUHERD_BIN
 from waits import kill_jobs_under, read_line
 
@@ -109,16 +110,17 @@ class Runs:
         self, *args: str, input: str | None = "", timeout: float = 60, cwd: Path | None = None
     ) -> subprocess.CompletedProcess[str]:
         """`gpuherd ARGS` to its end, in the runs' folder and environment (`sweep --dry-run`
-        making a run's input, say)."""
-        return subprocess.run(
-            [GPUHERD_BIN, *args],
-            cwd=cwd or self.cwd,
+        making a run's input, say); `input` None: no stdin (/dev/null). As `python -m gpuherd`
+        forked by the worker's fork server (forks.py), whose imports it shares: started as a
+        real process, each run spent ~70% of its CPU importing. The console script itself
+        is run in tests/e2e/test_run_cli.py, and by RunProcess."""
+        return forks.gpuherd(
+            list(args),
             env=self.env,
+            cwd=cwd or self.cwd,
             input=input,
-            stdin=subprocess.DEVNULL if input is None else None,
-            capture_output=True,
-            text=True,
             timeout=timeout,
+            no_stdin=input is None,
         )
 
     def start(self, *args: str) -> RunProcess:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -23,21 +22,15 @@ from faults import record, run_cli, scaled
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from conftest import GPUHERD_BIN, Herd, wait_for
+import forks
+from conftest import Herd, wait_for
 
 
 def sweep(cwd: Path, *args: str, env: dict[str, str] | None = None) -> Any:
     if env is None:
         env = {k: v for k, v in os.environ.items() if k != "GPUHERD_HOME"}
         env["GPUHERD_HOME"] = str(cwd / "no-daemon-here")
-    return subprocess.run(
-        [GPUHERD_BIN, "sweep", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    return forks.gpuherd(["sweep", *args], env=env, cwd=cwd, input=None, timeout=60)
 
 
 def one_error_line(done: Any) -> str:

@@ -6,24 +6,17 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+import forks
 from gpuherd.sweepfile import SweepFileError, load_sweep
 
 
 def sweep(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "GPUHERD_HOME": str(tmp_path / "home")}
-    return subprocess.run(
-        [sys.executable, "-m", "gpuherd", "sweep", *args],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    return forks.gpuherd(["sweep", *args], env=env, cwd=tmp_path, input=None, timeout=60)
 
 
 @pytest.mark.parametrize(
