@@ -29,7 +29,8 @@ PRELOADED = (
 )
 """What the server imports, with every command's module (main.py imports them on use): the
 CLI's, and the daemon's, with what it imports once it serves (a `daemon start` in a child
-forks it: forks_child.fork_daemons). No Ray: its modules pick ids at import."""
+forks it: forks_child.fork_daemons), whose API routes it has FastAPI analyse too
+(gpuherd.api.app.api_routes). No Ray: its modules pick ids at import."""
 
 LENGTH = struct.Struct("!I")
 PID = struct.Struct("!q")
@@ -65,6 +66,9 @@ def serve(path: str) -> None:
 
     for module, _ in COMMAND_TABLE.values():
         importlib.import_module(f"gpuherd.cli.{module}")
+    from gpuherd.api.app import api_routes
+
+    api_routes()  # FastAPI's analysis of the API's routes, once for every daemon forked
     gc.freeze()  # (as the CLI does after its imports): the children share these pages
     retitle(sys.orig_argv)  # (the children will: fail here, before "ready", if it cannot)
     remember_stdio()

@@ -7,6 +7,7 @@ import asyncio
 import json
 import subprocess
 import sys
+from typing import Any
 
 from gpuherd.api.app import create_app, refuse_body_where_none, refuse_unknown_query
 
@@ -78,9 +79,10 @@ def test_the_dashboard_is_added_at_the_first_request_outside_the_api() -> None:
     assert after["openapi"] == before["openapi"]
 
 
-def _first(method: str, path: str) -> int:
-    """The status of a new app's very first request (no service: /ui/ping reads none)."""
-    app = create_app(None, pid=1, socket_path="/nowhere")
+def _first(method: str, path: str, app: Any = None) -> int:
+    """The status of a new app's (or `app`'s) very first request (no service: /ui/ping reads
+    none)."""
+    app = app or create_app(None, pid=1, socket_path="/nowhere")
     sent: list[dict[str, object]] = []
 
     async def receive() -> dict[str, object]:
@@ -105,3 +107,19 @@ def test_the_first_request_is_routed_among_the_dashboards_routes() -> None:
     assert _first("GET", "/ui/ping") == 204
     assert _first("HEAD", "/ui/ping") == 204
     assert _first("POST", "/ui/ping") == 405
+
+
+def test_the_apps_of_one_process_share_the_api_routes_and_keep_their_own_lists() -> None:
+    """FastAPI analyses the API's routes once per process (app.api_routes); each app still
+    has its own list of routes, and its own state."""
+    first, second = (create_app(None, pid=pid, socket_path="/nowhere") for pid in (1, 2))
+
+    def api(app: Any) -> list[Any]:
+        return [route for route in app.routes if route.path.startswith("/api/v1/")]
+
+    assert len(api(first)) > 20
+    assert all(mine is theirs for mine, theirs in zip(api(first), api(second), strict=True))
+    assert (first.state.pid, second.state.pid) == (1, 2)
+    assert _first("GET", "/ui/ping", first) == 204  # the dashboard, added to the first alone
+    assert "/ui/ping" in [route.path for route in first.routes]
+    assert "/ui/ping" not in [route.path for route in second.routes]

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from fastapi import FastAPI
+from fastapi import APIRouter, FastAPI
 from fastapi.params import Depends
 
 Endpoint = TypeVar("Endpoint", bound=Callable[..., Any])
@@ -45,8 +45,11 @@ class RouteTable:
 
         return record
 
-    def install(self, app: FastAPI, prefix: str = "", dependencies: Sequence[Depends] = ()) -> None:
-        """Add the routes to `app`, as `app.include_router(prefix=, dependencies=)` would."""
+    def install(
+        self, app: FastAPI | APIRouter, prefix: str = "", dependencies: Sequence[Depends] = ()
+    ) -> None:
+        """Add the routes to `app` (or a router), as `app.include_router(prefix=,
+        dependencies=)` would."""
         for path, method, endpoint, options in self.routes:
             app.add_api_route(
                 prefix + path,
