@@ -50,9 +50,6 @@ from forks_child import command_line
 from forks_server import KILL, LENGTH, PID, STATUS, limits, receive
 
 IMPORTED_ENV = (
-    "GPUHERD_TEST_BUSY_TIMEOUT",
-    "GPUHERD_TEST_KILL_MARGIN",
-    "GPUHERD_TEST_ANSWER_WITHIN",
     "GPUHERD_TEST_KEEP_ALIVE",
     "GPUHERD_TEST_SEEN_ALIVE_EVERY",
     "GPUHERD_TEST_ASK_BUDGET",

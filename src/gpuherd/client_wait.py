@@ -4,7 +4,7 @@ is stopped (SIGSTOP, Ctrl-Z) from one that is busy.
 A stopped daemon answers nothing until it is resumed: every command but `daemon start`,
 `status` and `stop` waited the client's whole 60 s for it, then said "the daemon did not
 answer within 60s", naming neither the daemon nor `kill -CONT`. The wait is now cut in
-slices: once the daemon has been silent ANSWER_WITHIN seconds, the holder of the home's lock
+slices: once the daemon has been silent answer_within() seconds, the holder of the home's lock
 is looked at between slices, and a stopped one is said at once (daemon_presence's line).
 A daemon that runs is waited for as before, up to the client's timeout of silence: a big
 listing, a sweep's creation or a wait's long poll may take long, legitimately. The request
@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpuherd.client_http import BadResponse, CutOff, Sender
-from gpuherd.daemon_presence import ANSWER_WITHIN, is_stopped, lock_holder, not_answering
+from gpuherd.daemon_presence import answer_within, is_stopped, lock_holder, not_answering
 from gpuherd.errors import LostConnection, NoAnswer, Suspended
 from gpuherd.typed_name import as_typed
 
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from _typeshed import WriteableBuffer
 
 LOOK_EVERY = 1.0
-"""Seconds between looks at a daemon that is silent past ANSWER_WITHIN. A look is a listing
+"""Seconds between looks at a daemon that is silent past answer_within(). A look is a listing
 of its open files and a read of its state in /proc: nothing next to a second of waiting."""
 
 
@@ -159,9 +159,9 @@ class _Sliced(io.RawIOBase):
 
     def _wait(self, ready: select.poll) -> None:
         """Until `ready` says the socket is: NoAnswer after the timeout's silence, Suspended
-        as soon as the daemon is seen stopped once it has been silent ANSWER_WITHIN."""
+        as soon as the daemon is seen stopped once it has been silent answer_within()."""
         began = time.monotonic()
-        give_up, look = began + self.timeout, began + ANSWER_WITHIN
+        give_up, look = began + self.timeout, began + answer_within()
         while not ready.poll(max(0.0, min(give_up, look) - time.monotonic()) * 1000):
             now = time.monotonic()
             if now >= give_up:

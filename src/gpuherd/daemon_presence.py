@@ -102,18 +102,22 @@ def socket_gone(home: Path, pid: int, socket_path: Path) -> str:
     )
 
 
-ANSWER_WITHIN = float(os.environ.get("GPUHERD_TEST_ANSWER_WITHIN") or 5.0)
-"""Seconds `daemon start`, `stop` and `status` wait for the answer of a daemon that listens:
-one that serves answers in milliseconds, and one that holds its home but is stopped (SIGSTOP,
-Ctrl-Z) or stuck kept them waiting the client's 60 s, then `start` started another. (The
-variable is the tests': each of theirs would wait the whole 5 s.)"""
+def answer_within() -> float:
+    """Seconds `daemon start`, `stop` and `status` wait for the answer of a daemon that listens:
+    5. One that serves answers in milliseconds, and one that holds its home but is stopped
+    (SIGSTOP, Ctrl-Z) or stuck kept them waiting the client's 60 s, then `start` started
+    another. (GPUHERD_TEST_ANSWER_WITHIN is the tests': each of theirs would wait the whole
+    5 s. Read at each use, not at import: their CLI calls are forks of a process that has
+    imported gpuherd, tests/forks.py.)"""
+    return float(os.environ.get("GPUHERD_TEST_ANSWER_WITHIN") or 5.0)
 
 
-def not_answering(home: Path, pid: int | None, within: float = ANSWER_WITHIN) -> str:
-    """The one line for a daemon that listens but did not answer within `within` seconds, and
-    what ends the wait: SIGCONT for a stopped one (SIGTERM would wait for it too), else
-    SIGKILL, which a daemon that does not run its loop cannot put off; jobs outlive the
-    daemon."""
+def not_answering(home: Path, pid: int | None, within: float | None = None) -> str:
+    """The one line for a daemon that listens but did not answer within `within` seconds
+    (answer_within's by default), and what ends the wait: SIGCONT for a stopped one (SIGTERM
+    would wait for it too), else SIGKILL, which a daemon that does not run its loop cannot
+    put off; jobs outlive the daemon."""
+    within = answer_within() if within is None else within
     name = typed_name()
     if pid is None:  # it let go of the home meanwhile (it ended, or its lock file was removed)
         said = f"a daemon listens for {home} but did not answer within {within:g}s"

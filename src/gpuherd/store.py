@@ -29,8 +29,8 @@ from gpuherd.store_reads import JobReads, RowJobs, env_cache
 from gpuherd.store_ready import dependency_ended, new_deps
 from gpuherd.store_rows import NewJob as NewJob  # (imported from here by most)
 from gpuherd.store_schema import (
-    BUSY_TIMEOUT_MS,
     SCHEMA_VERSION,
+    busy_timeout_ms,
     leave_as_found,
     log_files,
     make_private,
@@ -81,7 +81,7 @@ class Store(JobReads, SweepAndDeviceTables, JobViews, AttemptWrites, LoneJobs):
             self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
             self.file_id = file_id(path)
             """The file opened, which a listing's reader must read too (store_reader.py)."""
-            self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            self._db.execute(f"PRAGMA busy_timeout = {busy_timeout_ms()}")
             refuse_foreign(self._db, path)  # (before anything below writes to it)
             if scratch:
                 self._db.execute("PRAGMA locking_mode = EXCLUSIVE")

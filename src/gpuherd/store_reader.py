@@ -24,7 +24,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from gpuherd.store_reads import JobReads, RowJobs, env_cache
-from gpuherd.store_schema import BUSY_TIMEOUT_MS
+from gpuherd.store_schema import busy_timeout_ms
 from gpuherd.store_views import JobViews
 
 FileId = tuple[int, int]
@@ -46,7 +46,7 @@ class ReadOnlyStore(JobReads, JobViews):
     def __init__(self, path: Path, expected: FileId) -> None:
         self._db = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True)
         self._db.isolation_level = None  # BEGIN and COMMIT are snapshot()'s
-        self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        self._db.execute(f"PRAGMA busy_timeout = {busy_timeout_ms()}")
         self._env_cache = env_cache(self._db)
         self._ready_jobs = RowJobs()
         self.expected = expected

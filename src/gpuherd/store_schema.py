@@ -12,10 +12,15 @@ from pathlib import Path
 from gpuherd.errors import StoreError
 from gpuherd.store_schema_fresh import FRESH_SCHEMA, FRESH_VERSION
 
-BUSY_TIMEOUT_MS = round(1000 * float(os.environ.get("GPUHERD_TEST_BUSY_TIMEOUT") or 5.0))
-"""How long a connection to herd.db waits for another program's lock before it is refused
-(SQLite's busy_timeout): 5 s. (GPUHERD_TEST_BUSY_TIMEOUT, seconds, is the tests': each of
-those that hold herd.db's write lock until the daemon gives up would wait the whole 5 s.)"""
+
+def busy_timeout_ms() -> int:
+    """How long a connection to herd.db waits for another program's lock before it is refused
+    (SQLite's busy_timeout): 5 s. (GPUHERD_TEST_BUSY_TIMEOUT, seconds, is the tests': each of
+    those that hold herd.db's write lock until the daemon gives up would wait the whole 5 s.
+    Read at each use, not at import: their CLI calls are forks of a process that has imported
+    gpuherd, tests/forks.py.)"""
+    return round(1000 * float(os.environ.get("GPUHERD_TEST_BUSY_TIMEOUT") or 5.0))
+
 
 # Each entry upgrades the schema from version i to i + 1. Append; never edit a shipped step.
 MIGRATIONS: tuple[str, ...] = (

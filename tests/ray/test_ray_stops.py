@@ -22,12 +22,11 @@ import ray
 from test_ray_link import FakeGcs
 from test_ray_lookup import FakeRay, executor, running, watched
 
-from gpuherd.executors import ray_stops
 from gpuherd.executors.ray import RayExecutor, handle_of
 from gpuherd.executors.ray_link import ClusterLink
 
 MARGIN = 0.2
-"""KILL_MARGIN, made short."""
+"""The kill margin (ray_stops.kill_margin), made short."""
 
 
 class CutOffActor:
@@ -66,7 +65,7 @@ class CutOffActor:
 @pytest.fixture()
 def away(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     """(executor, its fake GCS, the fake Ray, job 1's actor): job 1 running, followed."""
-    monkeypatch.setattr(ray_stops, "KILL_MARGIN", MARGIN)
+    monkeypatch.setenv("GPUHERD_TEST_KILL_MARGIN", str(MARGIN))
     monkeypatch.setenv("GPUHERD_RAY_LOST_AFTER", "60")  # never lost here
     actor, fake, gcs = CutOffActor(), FakeRay([1]), FakeGcs()
     fake.answer({1: actor})  # type: ignore[dict-item]

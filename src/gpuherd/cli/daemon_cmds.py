@@ -25,8 +25,8 @@ from gpuherd.core.gpu_slots import MAX_SLOTS
 from gpuherd.daemon_failure import silent_exit
 from gpuherd.daemon_presence import (
     ALREADY_RUNNING,
-    ANSWER_WITHIN,
     AlreadyUp,
+    answer_within,
     lock_holder,
     not_answering,
 )
@@ -207,10 +207,10 @@ def _still_starting(client: Client, pid: int) -> str:
 
 
 def status_within(client: Client) -> dict[str, Any]:
-    """The running daemon's status, if it answers within ANSWER_WITHIN; one that listens but
+    """The running daemon's status, if it answers within answer_within(); one that listens but
     does not answer is a HerdError saying so and what to do (not a DaemonError: `start` takes
     those for "none runs"), not the client's 60 s wait."""
-    patient, client.timeout = client.timeout, ANSWER_WITHIN
+    patient, client.timeout = client.timeout, answer_within()
     try:
         status: dict[str, Any] = client.get("/daemon")
         return status

@@ -1,7 +1,7 @@
 """Stopping, pausing and resuming a Ray attempt (daemon side): part of RayExecutor (ray.py).
 
 A stop is the actor's `terminate(grace)` (its supervisor sends SIGTERM, then SIGKILL after
-the grace), and, if the actor has not ended within the grace plus KILL_MARGIN, `ray.kill` of
+the grace), and, if the actor has not ended within the grace plus kill_margin(), `ray.kill` of
 the actor (the supervisor, told by the kernel, kills the whole job). While the cluster does
 not answer, either may not get through: `ray.kill` is refused at once (ray_link.py), and a
 `terminate` sent to an actor out of reach may fail. Neither is then forgotten: each stays
@@ -34,10 +34,15 @@ from gpuherd.executors.ray_link import ClusterDown, ClusterLink
 
 log = logging.getLogger("gpuherd.ray")
 
-KILL_MARGIN = float(os.environ.get("GPUHERD_TEST_KILL_MARGIN") or 5.0)
-"""Seconds past the grace period after which an unanswering actor is killed outright: 5 s.
-(GPUHERD_TEST_KILL_MARGIN, seconds, is the tests': one that lets a kill fall due while the
-cluster is away would wait out the whole 5 s.)"""
+
+def kill_margin() -> float:
+    """Seconds past the grace period after which an unanswering actor is killed outright: 5 s.
+    (GPUHERD_TEST_KILL_MARGIN, seconds, is the tests': one that lets a kill fall due while the
+    cluster is away would wait out the whole 5 s. Read at each use, not at import: their
+    daemons are forks of a process that has imported gpuherd, tests/forks.py.)"""
+    return float(os.environ.get("GPUHERD_TEST_KILL_MARGIN") or 5.0)
+
+
 SENDER = uuid.uuid4().hex
 """This daemon, to the actors: with the number each signal gets, the stamp by which an actor
 applies this daemon's signals in the order they were sent (ray_actor.supersedes)."""
@@ -109,7 +114,7 @@ class Stopping:
         if run.kill_timer is not None:
             run.kill_timer.cancel()
         loop = asyncio.get_running_loop()
-        run.kill_timer = loop.call_later(grace + KILL_MARGIN, self._kill_actor, pid)
+        run.kill_timer = loop.call_later(grace + kill_margin(), self._kill_actor, pid)
 
     def _kill_actor(self, pid: int) -> None:
         run = self._runs.get(pid)
