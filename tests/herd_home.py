@@ -3,6 +3,7 @@ its HTTP over the home's socket (conftest.py re-exports these and gives the fixt
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import os
@@ -20,7 +21,7 @@ import psutil
 
 import forks
 from gpuherd.client import Client
-from waits import wait_dead, wait_for
+from waits import jobs_under, wait_dead, wait_for, with_words
 
 
 class UnixConnection(http.client.HTTPConnection):
@@ -209,15 +210,9 @@ class Herd:
         command line names the home. Never asked over HTTP: a daemon that hangs, or is dying,
         would hang or fail the cleanup, and be left running."""
         found = []
-        for proc in psutil.process_iter():
-            try:
-                cmdline = proc.cmdline()
-            # (OSError: psutil let a /proc/PID/cmdline gone mid-read through, as the process
-            # ended between its listing and the read: seen in CI)
-            except (psutil.Error, OSError):
-                continue
-            if "gpuherd.daemon" in cmdline and str(self.home) in cmdline:
-                found.append(proc)
+        for pid in with_words("gpuherd.daemon", str(self.home)):
+            with contextlib.suppress(psutil.Error):
+                found.append(psutil.Process(pid))
         try:
             locked = psutil.Process(int((self.home / "daemon.lock").read_text().split()[0]))
             if "gpuherd.daemon" in locked.cmdline() and locked not in found:
@@ -243,13 +238,12 @@ class Herd:
                 wait_dead(process)
             except psutil.NoSuchProcess:
                 pass
-        for proc in psutil.process_iter():
+        for pid in jobs_under(self.home):
             try:
-                if proc.environ().get("GPUHERD_JOB_DIR", "").startswith(str(self.home)):
-                    os.killpg(proc.pid, signal.SIGKILL) if os.getpgid(
-                        proc.pid
-                    ) == proc.pid else proc.kill()
-            except (psutil.Error, OSError):
+                os.killpg(pid, signal.SIGKILL) if os.getpgid(pid) == pid else os.kill(
+                    pid, signal.SIGKILL
+                )
+            except OSError:
                 continue
 
 
