@@ -45,6 +45,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from forks_child import command_line
 from forks_server import KILL, LENGTH, PID, STATUS, limits, receive
@@ -289,21 +290,11 @@ def _running_server() -> ForkServer | None:
         return _server if _server is not None and _server.owner == os.getpid() else None
 
 
-def gpuherd(
-    args: list[str],
-    *,
-    env: dict[str, str],
-    cwd: Path,
-    input: str | None,
-    timeout: float | None,
-    no_stdin: bool = False,
-) -> subprocess.CompletedProcess[str]:
+def gpuherd(args: list[str], **options: Any) -> subprocess.CompletedProcess[str]:
     """`python -m gpuherd ARGS` with its output captured as text: forked by this worker's
     server, or a real process where a fork would not behave as one (fallback_reason).
-    `input` None: the caller's stdin, or none (/dev/null) with `no_stdin`."""
-    return python_m(
-        "gpuherd", args, env=env, cwd=cwd, input=input, timeout=timeout, no_stdin=no_stdin
-    )
+    `options` as python_m's."""
+    return python_m("gpuherd", args, **options)
 
 
 def python_m(
@@ -317,7 +308,8 @@ def python_m(
     no_stdin: bool = False,
 ) -> subprocess.CompletedProcess[str]:
     """`python -m MODULE ARGS`, as gpuherd() runs gpuherd's (tests of the server run their
-    own probe module)."""
+    own probe module). `input` None: the caller's stdin, or none (/dev/null) with
+    `no_stdin`."""
     server = _running_server()
     argv = [sys.executable, "-m", module, *args]
     if server is None or server.fallback_reason(argv, env, cwd) is not None:
