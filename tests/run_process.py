@@ -11,6 +11,8 @@ import termios
 import time
 from pathlib import Path
 
+import psutil
+
 import forks
 from recording_jobs import GPUHERD_BIN
 from waits import kill_jobs_under, read_line
@@ -32,6 +34,18 @@ class RunProcess:
         assert self.proc.stdout is not None
         self._buffer = bytearray()
         self.lines: list[str] = []
+
+    def watchdog(self) -> psutil.Process:
+        """The run's watchdog (runner_watchdog.py), its child while it runs: once the run is
+        killed, it holds the output folder's lock until it has stopped the run's jobs and put
+        its state away, and ends (a rerun is refused until then). Asked before the kill."""
+        found = [
+            child
+            for child in psutil.Process(self.proc.pid).children()
+            if "gpuherd.runner_watchdog" in child.cmdline()
+        ]
+        assert len(found) == 1, found
+        return found[0]
 
     def write(self, text: str) -> None:
         assert self.proc.stdin is not None

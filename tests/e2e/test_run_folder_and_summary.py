@@ -14,7 +14,6 @@ import signal
 import subprocess
 from pathlib import Path
 
-import psutil
 import pytest
 
 from conftest import Probe, Runs, job_info, wait_for
@@ -88,19 +87,11 @@ def test_a_folder_held_by_a_run_killed_with_sigkill_is_free_again(runs: Runs, pr
         runs.run("--fake-gpus", "1", "--output-dir", str(out), str(second)), out, first.proc.pid
     )
 
-    # The run's watchdog (runner_watchdog.py) holds the lock until the killed run's jobs are
-    # gone: a rerun is refused as one "stopping the jobs of a run that was killed" until then.
-    watchdog = [
-        child
-        for child in psutil.Process(first.proc.pid).children()
-        if "gpuherd.runner_watchdog" in child.cmdline()
-    ]
-    assert len(watchdog) == 1, watchdog
+    watchdog = first.watchdog()  # (it holds the lock until the killed run's jobs are gone)
     first.proc.kill()  # no cleanup: the kernel alone releases the lock
     first.proc.wait(timeout=10)
     os.kill(int((probe.folder / "first.started").read_text()), signal.SIGKILL)  # its orphan
-    _, alive = psutil.wait_procs(watchdog, timeout=30)
-    assert not alive, "the killed run's watchdog still runs after 30 s"
+    watchdog.wait(timeout=30)
     again = runs.run("--fake-gpus", "1", "--output-dir", str(out), str(second))
     assert again.returncode == 0, again.stdout + again.stderr
     assert "second" in probe.by_name()

@@ -31,6 +31,7 @@ def test_a_run_killed_with_sigkill_leaves_no_job_running(runs: Runs) -> None:
     run.write(STUBBORN.format(n=0) + "\n" + PLAIN.format(n=1) + "\n")
     run.close_stdin()
     pids = _pids(runs.cwd, 2)
+    watchdog = run.watchdog()
     try:
         run.proc.send_signal(signal.SIGKILL)
         run.proc.wait(10)
@@ -45,7 +46,8 @@ def test_a_run_killed_with_sigkill_leaves_no_job_running(runs: Runs) -> None:
         wait_for(lambda: all(gone(pid) for pid in pids), timeout=30, what="the jobs to end")
         # Its temporary state goes with it, as a run that ends by itself leaves none.
         wait_for(lambda: not list(runs.tmp.iterdir()), what="the run's state folder to go")
-        # Once they are gone, a rerun takes the folder over.
+        # Once they are gone, and the watchdog with its lock, a rerun takes the folder over.
+        watchdog.wait(timeout=30)
         again = runs.run("--fake-gpus", "1", "--output-dir", str(out), input="echo again\n")
         assert again.returncode == 0, again
         assert (out / "job_0" / "stdout.log").read_text() == "again\n"
