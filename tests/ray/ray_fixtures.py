@@ -107,27 +107,43 @@ def start_cluster(system_config: dict[str, Any] | None) -> LocalCluster:
 
 
 def shutdown(cluster: Cluster) -> None:
-    """Stop the cluster by its handle (never `ray stop`), and reap what its shutdown left
-    running: Ray drops the handle of a process it signalled without waiting for it, and its
-    garbage collection, in whatever test runs then, warns `subprocess N is still running`
-    (a ResourceWarning, an error here: a CI run had it in a sweep test after an idle
-    cluster's timer stopped it)."""
-    handles = [
-        info.process
-        for node in [cluster.head_node, *cluster.worker_nodes]
-        if node is not None
-        for infos in node.all_processes.values()
-        for info in infos
-    ]
-    try:
+    """Stop the cluster by its handle (never `ray stop`), reaping what it gives up on."""
+    with reaping(cluster.head_node, *cluster.worker_nodes):
         cluster.shutdown()
+
+
+@contextlib.contextmanager
+def reaping(*nodes: Any) -> Iterator[None]:
+    """Reap what Ray gives up on meanwhile: a kill of a node's processes (shutdown,
+    remove_node, kill_raylet) drops the handle of one it signalled but saw no end of within
+    its wait (a slow exit under load), and its garbage collection, in whatever test runs
+    then, warns `subprocess N is still running` (a ResourceWarning, an error here: CI runs
+    had it in a sweep test after an idle cluster's timer stopped it, and in an e2e test).
+    Each handle the nodes held that they no longer hold is waited for, SIGKILLed first if
+    its process still runs."""
+    held = _handles(nodes)
+    try:
+        yield
     finally:
-        for handle in handles:
+        kept = {id(handle) for handle in _handles(nodes)}
+        for handle in held:
+            if id(handle) in kept:
+                continue
             if handle.poll() is None:
                 with contextlib.suppress(ProcessLookupError):
                     handle.kill()
             with contextlib.suppress(subprocess.TimeoutExpired):
                 handle.wait(timeout=10)
+
+
+def _handles(nodes: tuple[Any, ...]) -> list[subprocess.Popen[bytes]]:
+    return [
+        info.process
+        for node in nodes
+        if node is not None
+        for infos in node.all_processes.values()
+        for info in infos
+    ]
 
 
 def cluster_processes(local: LocalCluster) -> list[psutil.Process]:

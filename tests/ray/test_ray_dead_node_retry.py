@@ -16,7 +16,13 @@ from conftest import need, wait_for
 
 need("ray.cluster_utils", "ray")
 
-from ray_fixtures import NODE_LOSS_CONFIG, RayHerd, cluster_fixture, rherd_fixture  # noqa: F401
+from ray_fixtures import (  # noqa: F401
+    NODE_LOSS_CONFIG,
+    RayHerd,
+    cluster_fixture,
+    reaping,
+    rherd_fixture,
+)
 
 pytestmark = pytest.mark.timeout(180)  # (with its module's cluster start: ~30 s under load)
 RAY_SYSTEM_CONFIG = NODE_LOSS_CONFIG  # Ray counts a lost node dead within seconds
@@ -28,7 +34,8 @@ def test_a_job_lost_with_its_node_is_retried_on_a_live_node_only(rherd: RayHerd)
     # offers the retry first.
     assert rherd.job(job)["gpus"] == [0], rherd.job(job)
     node = rherd.ray.gpu_nodes()[doomed]
-    node.kill_raylet()  # as a node that dies: Ray counts it dead within seconds
+    with reaping(node):
+        node.kill_raylet()  # as a node that dies: Ray counts it dead within seconds
     rherd.ray.nodes.remove(node)
 
     done = rherd.wait_state(job, "succeeded", timeout=60)

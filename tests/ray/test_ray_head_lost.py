@@ -34,6 +34,7 @@ need("ray.cluster_utils", "ray")
 
 from ray._private import ray_constants
 from ray.cluster_utils import Cluster
+from ray_fixtures import reaping
 
 from gpuherd.executors.ray import home_tag
 from gpuherd.executors.ray_actor import scratch_root
@@ -73,9 +74,10 @@ def start_cluster(port: int = 0) -> Any:
 
 
 def stop_cluster(cluster: Any) -> None:
-    for node in list(cluster.worker_nodes):  # by handle: never `ray stop`
-        cluster.remove_node(node, allow_graceful=False)
-    cluster.shutdown()
+    with reaping(cluster.head_node, *cluster.worker_nodes):
+        for node in list(cluster.worker_nodes):  # by handle: never `ray stop`
+            cluster.remove_node(node, allow_graceful=False)
+        cluster.shutdown()
     for agent in cluster.test_agents:  # (psutil checks that the pid is still that process)
         with contextlib.suppress(psutil.NoSuchProcess):
             agent.kill()
@@ -127,7 +129,8 @@ def test_the_daemon_outlives_its_clusters_head(clusters: list[Any], tmp_path: Pa
         wait_for(lambda: out.exists() and out.read_text() == "up\n", 30, "the job to run")
         daemon = psutil.Process(herd.pid)
 
-        doomed.remove_node(doomed.head_node, allow_graceful=False)  # GCS, raylet, all of it
+        with reaping(doomed.head_node):
+            doomed.remove_node(doomed.head_node, allow_graceful=False)  # GCS, raylet, all of it
         gone = time.monotonic()
         cause = f"the Ray cluster at {address} does not answer (since "
         wait_for(lambda: cause in answered(herd, "daemon", "status"), 20, "status to say so")
@@ -212,7 +215,8 @@ def test_a_job_held_for_its_run_ends_with_it_and_ls_never_waits_on_the_cluster(
         (tmp_path / "go-1").touch()  # its job ends: as its actor tells, the job has succeeded
         assert herd.wait_state(jobs[0], "succeeded", timeout=30)["attempt"] == 1
 
-        doomed.remove_node(doomed.head_node, allow_graceful=False)
+        with reaping(doomed.head_node):
+            doomed.remove_node(doomed.head_node, allow_graceful=False)
         held = f"held: attempt 1 runs unwatched (pid {pids[1]})"
         assert held in answered(herd, "ls")
         assert held in answered(herd, "show", str(jobs[1]))

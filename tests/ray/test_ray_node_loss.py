@@ -20,6 +20,7 @@ from ray_fixtures import (  # noqa: F401
     NODE_LOSS_CONFIG,
     RayHerd,
     cluster_fixture,
+    reaping,
     rherd_fixture,
 )
 
@@ -30,7 +31,8 @@ RAY_SYSTEM_CONFIG = NODE_LOSS_CONFIG  # Ray counts a lost node dead within secon
 def test_node_removed_mid_job_gives_a_new_attempt_on_the_other_node(rherd: RayHerd) -> None:
     job, doomed = rherd.retried_job_running()  # attempt 1 runs until its node goes away
     node = rherd.ray.gpu_nodes()[doomed]
-    rherd.ray.cluster.remove_node(node, allow_graceful=False)
+    with reaping(node):
+        rherd.ray.cluster.remove_node(node, allow_graceful=False)
     rherd.ray.nodes.remove(node)
 
     done = rherd.wait_state(job, "succeeded", timeout=60)
@@ -86,4 +88,5 @@ def test_a_removed_gpu_stays_removed_while_a_node_that_joins_is_used(rherd: RayH
         rherd.cli("gpus", "add", "0")
         assert gpus() == {"used": seen | joining, "unused": set()}
     finally:
-        rherd.ray.cluster.remove_node(node)
+        with reaping(node):
+            rherd.ray.cluster.remove_node(node)

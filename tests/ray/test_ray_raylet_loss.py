@@ -17,6 +17,7 @@ from ray_fixtures import (  # noqa: F401
     NODE_LOSS_CONFIG,
     RayHerd,
     cluster_fixture,
+    reaping,
     rherd_fixture,
 )
 
@@ -31,7 +32,8 @@ def test_a_job_ends_with_its_nodes_raylet(rherd: RayHerd) -> None:
     wait_for(lambda: log.exists() and log.read_text() == "up\n", 30, "the job to run")
     wait_for(lambda: len(rherd.job_processes()) >= 3, 30, "the job's processes")
     node = rherd.ray.gpu_nodes()[rherd.placement(job)["node_id"]]
-    node.kill_raylet()  # SIGKILL to the raylet alone: its workers stay
+    with reaping(node):
+        node.kill_raylet()  # SIGKILL to the raylet alone: its workers stay
     wait_for(lambda: rherd.job_processes() == [], 20, "no process of the job left")
     ended = rherd.wait_state(job, "lost", "failed", timeout=60)  # (retries: run elsewhere)
     assert ended["state"] in ("lost", "failed"), ended
