@@ -20,6 +20,7 @@ from conftest import Herd, need, wait_for
 need("ray.cluster_utils", "ray")
 
 from ray.cluster_utils import Cluster
+from ray_fixtures import shutdown
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -34,7 +35,7 @@ def clusters_fixture() -> Iterator[list[Any]]:
         yield started
     finally:
         for cluster in started:  # by handle: never `ray stop`
-            cluster.shutdown()
+            shutdown(cluster)
 
 
 def test_another_cluster_is_refused_while_jobs_run_on_the_last_one(

@@ -17,6 +17,7 @@ from conftest import Herd, need
 need("ray.cluster_utils", "ray")
 
 from ray.cluster_utils import Cluster
+from ray_fixtures import shutdown
 
 from gpuherd import paths
 from gpuherd.executors import ray_cluster
@@ -54,7 +55,7 @@ def test_auto_is_remembered_as_the_cluster_it_found(herd: Herd) -> None:
         herd.cli("daemon", "stop")
     finally:
         herd.cleanup()
-        cluster.shutdown()
+        shutdown(cluster)
 
 
 NOWHERE = "127.0.0.1:9"  # nothing listens there: what an unchecked guess would dial

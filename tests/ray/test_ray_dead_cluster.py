@@ -19,6 +19,7 @@ need("ray.cluster_utils", "ray")
 
 from ray._private import ray_constants
 from ray.cluster_utils import Cluster
+from ray_fixtures import shutdown
 
 from gpuherd import paths
 from gpuherd.store import Store
@@ -76,7 +77,7 @@ def test_plain_start_refuses_when_the_remembered_cluster_is_gone(herd: Herd) -> 
         job = herd.submit("--hold", "--gpus", "0", "--", "true")
         herd.cli("daemon", "stop")
     finally:
-        cluster.shutdown()
+        shutdown(cluster)
 
     proc = herd.cli("daemon", "start", check=False)
     refused(herd, proc, f"{address} (remembered from the last start)")
@@ -99,7 +100,7 @@ def test_a_gone_cluster_with_jobs_running_there_names_the_whole_way_out(herd: He
         herd.wait_state(job, "running")
         herd.cli("daemon", "stop")  # the job goes on, on the cluster
     finally:
-        cluster.shutdown()
+        shutdown(cluster)
 
     proc = herd.cli("daemon", "start", check=False)
     assert proc.returncode == 1 and len(proc.stderr.splitlines()) == 1, proc.stderr
@@ -129,4 +130,4 @@ def test_start_on_a_hung_gcs_refuses_in_one_line(herd: Herd) -> None:
         assert "no answer from a Ray GCS: Timed out" in proc.stderr
     finally:
         hung.resume()
-        cluster.shutdown()
+        shutdown(cluster)
